@@ -1,0 +1,4093 @@
+/* tensor.h — PyTorch's tensors, in one C header.                    MIT licence
+ *
+ * Strided tensors on CPU (and GPU through tensor_cuda.cu), broadcasting math,
+ * reductions, indexing and linear algebra with PyTorch's names and meanings.
+ *
+ * QUICK START
+ *     #define TENSOR_IMPLEMENTATION      // in exactly ONE .c file (never in a header)
+ *     #include "tensor.h"
+ *
+ *     tn_scope_begin();
+ *     tn_tensor *a = tn_randn(TN_SHAPE(2, 3), TN_F32);
+ *     tn_tensor *b = tn_ones(TN_SHAPE(3), TN_F32);
+ *     tn_tensor *c = tn_relu(tn_add(a, b));          // broadcasting [2,3] + [3]
+ *     tn_print(c);
+ *     tn_scope_end();                                 // releases a, b, c and the temporary
+ *
+ *     cc -O2 main.c -lm            (add -fopenmp for threads, -DTENSOR_CBLAS -lopenblas for BLAS)
+ *
+ * OWNERSHIP
+ *   Inputs are borrowed; every returned tensor is a new reference. While a scope is
+ *   open (tn_scope_begin/tn_scope_end, nestable, per thread) the scope owns it;
+ *   tn_keep(t) hands it to the enclosing scope, or to the caller at top level. With no
+ *   scope open the caller owns it and calls tn_release. Refcounts are atomic.
+ *
+ * ERRORS
+ *   A function given bad input returns NULL (or a nonzero int) and records a message
+ *   in a thread-local buffer: tn_last_error(). A NULL input makes an op return NULL
+ *   without a new message, so a nested expression is checked once at the end.
+ *   tn_set_error_handler() installs a callback; TN_ABORT_ON_ERROR=1 aborts.
+ *
+ * OPTIONS (define before including)
+ *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
+ *   TN_MALLOC/TN_REALLOC/TN_FREE (together)         TN_ASSERT      internal assertions
+ *   TENSOR_CUDA          register the GPU backend of tensor_cuda.cu
+ *
+ * CONTENTS (each section appears twice, same order: declarations, then implementation)
+ *    1. config & allocator hooks        10. nn functional
+ *    2. errors                          11. autograd engine
+ *    3. dtypes & devices                12. modules
+ *    4. storage & tensor, ownership     13. optimizers
+ *    5. creation & RNG                  14. data
+ *    6. views & indexing                15. serialization & printing
+ *    7. elementwise & broadcasting      16. threading
+ *    8. reductions                      17. backend interface (strided iterator, CPU table)
+ *    9. linear algebra
+ */
+#ifndef TENSOR_H
+#define TENSOR_H
+
+/* ======================================================================= */
+/* 1. config & allocator hooks                                              */
+/* ======================================================================= */
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <math.h>
+
+#ifdef TENSOR_STATIC
+#define TNDEF static
+#else
+#define TNDEF extern
+#endif
+
+#ifdef __CUDACC__
+#define TN_HD __host__ __device__   /* scalar math shared by CPU and GPU kernels */
+#else
+#define TN_HD
+#endif
+
+#define TN_MAX_DIMS 8
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Shape and dim-list literals for C callers: tn_zeros(TN_SHAPE(2, 3), TN_F32)
+   expands to tn_zeros((int64_t[]){2, 3}, 2, TN_F32). (C only: compound literals.) */
+#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define TN_DIMS(...) TN_SHAPE(__VA_ARGS__)
+
+/* ======================================================================= */
+/* 2. errors                                                                */
+/* ======================================================================= */
+typedef void (*tn_error_handler)(const char *message, void *user);
+
+TNDEF const char *tn_last_error(void);        /* message of the last error on this thread ("" if none) */
+TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
+/* Calls handler(message, user) on every error (NULL restores the default: record only). */
+TNDEF void tn_set_error_handler(tn_error_handler handler, void *user);
+
+/* ======================================================================= */
+/* 3. dtypes & devices                                                      */
+/* ======================================================================= */
+typedef enum tn_dtype {
+    TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
+    TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
+    TN_F16, TN_BF16,   /* storage types of the GPU unit; CPU kernels refuse them */
+    TN_NUM_DTYPES
+} tn_dtype;
+
+typedef enum tn_device { TN_CPU = 0, TN_CUDA = 1, TN_NUM_DEVICES } tn_device;
+
+TNDEF const char *tn_dtype_name(tn_dtype dtype);  /* "float32", "int64", ... (PyTorch's names) */
+TNDEF size_t tn_dtype_size(tn_dtype dtype);       /* bytes per element */
+TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
+/* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
+TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
+TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
+
+/* ======================================================================= */
+/* 4. storage & tensor, ownership                                           */
+/* ======================================================================= */
+typedef struct tn_tensor tn_tensor;
+typedef struct tn_node tn_node;                 /* autograd graph node (section 11) */
+
+/* Reference-counted memory block; many tensors (views) may share one. */
+typedef struct tn_storage {
+    int64_t refcount;                           /* atomic */
+    void *data;
+    size_t nbytes;
+    tn_device device;
+    int64_t version;                            /* bumped by in-place writes (autograd checks it) */
+    void (*deleter)(void *data, void *ctx);     /* NULL: the backend's free */
+    void *deleter_ctx;
+} tn_storage;
+
+/* A view: dtype, device, shape, strides (in elements), offset into a storage.
+   Read it through the accessors below; the layout may grow. */
+struct tn_tensor {
+    int64_t refcount;                           /* atomic */
+    tn_dtype dtype;
+    tn_device device;
+    int ndim;
+    int64_t shape[TN_MAX_DIMS];
+    int64_t strides[TN_MAX_DIMS];
+    int64_t offset;                             /* in elements */
+    tn_storage *storage;
+    /* autograd (section 11) */
+    bool requires_grad;
+    bool retains_grad;
+    bool is_wrapped_number;                     /* a C/Python scalar: weaker in type promotion */
+    tn_tensor *grad;
+    tn_node *grad_fn;
+    const char *name;
+};
+
+TNDEF tn_tensor *tn_retain(tn_tensor *t);       /* +1 reference; returns t */
+TNDEF void tn_release(tn_tensor *t);            /* -1 reference; frees at 0; NULL is a no-op */
+
+TNDEF void tn_scope_begin(void);                /* open a scope on this thread */
+TNDEF void tn_scope_end(void);                  /* release every tensor the scope owns */
+/* Hand t to the enclosing scope (or to the caller at top level) so it outlives the
+   current scope; returns t. */
+TNDEF tn_tensor *tn_keep(tn_tensor *t);
+TNDEF int tn_scope_depth(void);                 /* number of open scopes on this thread */
+
+typedef struct tn_memory_stats {
+    int64_t live_tensors;    /* tensor objects (views included) not yet freed */
+    int64_t live_storages;
+    int64_t live_bytes;      /* bytes of storage the library allocated and still holds */
+    int64_t peak_bytes;      /* maximum of live_bytes since start or the last reset */
+} tn_memory_stats;
+TNDEF tn_memory_stats tn_memory_stats_get(void);
+TNDEF void tn_memory_stats_reset_peak(void);
+
+/* Accessors (never fail on a valid tensor; NULL gives 0/NULL). */
+TNDEF int tn_ndim(const tn_tensor *t);
+TNDEF const int64_t *tn_shape(const tn_tensor *t);     /* ndim entries, borrowed */
+TNDEF const int64_t *tn_strides(const tn_tensor *t);   /* in elements, borrowed */
+TNDEF int64_t tn_size(const tn_tensor *t, int64_t dim); /* negative dims count from the end; -1 if out of range */
+TNDEF int64_t tn_numel(const tn_tensor *t);
+TNDEF int64_t tn_storage_offset(const tn_tensor *t);
+TNDEF tn_dtype tn_get_dtype(const tn_tensor *t);
+TNDEF tn_device tn_get_device(const tn_tensor *t);
+TNDEF void *tn_data_ptr(const tn_tensor *t);           /* address of element [0,...,0] */
+TNDEF bool tn_is_contiguous(const tn_tensor *t);
+TNDEF int64_t tn_version(const tn_tensor *t);          /* in-place modification counter */
+TNDEF bool tn_same_storage(const tn_tensor *a, const tn_tensor *b);
+
+/* ======================================================================= */
+/* 5. creation & RNG                                                        */
+/* ======================================================================= */
+/* Shapes are (const int64_t *shape, int ndim); TN_SHAPE(2, 3) writes both. */
+TNDEF tn_tensor *tn_empty(const int64_t *shape, int ndim, tn_dtype dtype);   /* uninitialised */
+TNDEF tn_tensor *tn_zeros(const int64_t *shape, int ndim, tn_dtype dtype);
+TNDEF tn_tensor *tn_ones(const int64_t *shape, int ndim, tn_dtype dtype);
+TNDEF tn_tensor *tn_full(const int64_t *shape, int ndim, double value, tn_dtype dtype);
+/* Copy ndim-shaped row-major data (of the given dtype) into a new tensor. */
+TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, tn_dtype dtype);
+/* Wrap caller memory without a copy; strides NULL = contiguous. deleter(data, ctx) is
+   called when the last view dies (NULL: the caller keeps ownership). */
+TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides,
+                              tn_dtype dtype, void (*deleter)(void *data, void *ctx), void *ctx);
+/* 0-d tensors; the tn_scalar* forms are "wrapped numbers" (Python scalars) for type promotion. */
+TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype);
+TNDEF tn_tensor *tn_scalar(double value);       /* a Python float */
+TNDEF tn_tensor *tn_scalar_int(int64_t value);  /* a Python int */
+TNDEF tn_tensor *tn_scalar_bool(bool value);    /* a Python bool */
+/* [start, end) by step. dtype as PyTorch infers it is the caller's choice here. */
+TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
+TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
+TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m < 0 means m = n */
+TNDEF tn_tensor *tn_empty_like(tn_tensor *t);
+TNDEF tn_tensor *tn_zeros_like(tn_tensor *t);
+TNDEF tn_tensor *tn_ones_like(tn_tensor *t);
+TNDEF tn_tensor *tn_full_like(tn_tensor *t, double value);
+TNDEF tn_tensor *tn_rand_like(tn_tensor *t);
+TNDEF tn_tensor *tn_randn_like(tn_tensor *t);
+TNDEF tn_tensor *tn_clone(tn_tensor *t);        /* a contiguous copy */
+TNDEF tn_tensor *tn_contiguous(tn_tensor *t);   /* t itself (new reference) if already contiguous */
+TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype); /* t itself if same dtype */
+TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device);     /* t itself if same device */
+TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise) */
+/* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
+TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
+
+/* Philox-4x32-10: counter-based, so element i of a draw is the same on CPU, GPU and in
+   any thread split. A generator is (seed, offset); each draw advances offset. */
+typedef struct tn_generator { uint64_t seed; uint64_t offset; } tn_generator;
+TNDEF void tn_manual_seed(uint64_t seed);       /* reseed the default generator */
+TNDEF tn_generator *tn_default_generator(void); /* borrowed */
+TNDEF tn_generator *tn_generator_new(uint64_t seed);
+TNDEF void tn_generator_free(tn_generator *g);
+/* gen NULL = default generator. Float dtypes for rand/randn/normal/bernoulli. */
+TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype);   /* U[0, 1) */
+TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype);  /* N(0, 1) */
+TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+TNDEF tn_tensor *tn_normal(double mean, double std, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+TNDEF tn_tensor *tn_uniform(double low, double high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+/* Integers uniform in [low, high). */
+TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+/* 1 with probability p[i] (float tensor in [0, 1]), same shape and dtype as p. */
+TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen);
+TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen);
+TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* int64 as in PyTorch */
+/* Raw Philox block: 4 x uint32 for (key, counter). */
+TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
+    uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
+    uint32_t c2 = (uint32_t)counter_hi, c3 = (uint32_t)(counter_hi >> 32);
+    uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2;
+        k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+    }
+    out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+}
+
+/* ======================================================================= */
+/* 6. views & indexing                                                      */
+/* ======================================================================= */
+/* Views share storage with their input (no copy). Dims may be negative. */
+TNDEF tn_tensor *tn_view(tn_tensor *t, const int64_t *shape, int ndim);    /* one dim may be -1 */
+TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim); /* copies only when strides forbid a view */
+TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim);
+TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n);
+TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim);
+TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1);
+TNDEF tn_tensor *tn_t(tn_tensor *t);                                        /* 0-, 1- or 2-d transpose */
+TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t length);
+/* Python's t[start:stop:step] on one dim: negative start/stop count from the end and
+   are clamped; step > 0. Use TN_END for "to the end". */
+#define TN_END INT64_MAX
+TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
+TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index);      /* removes dim */
+TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim);  /* -1 keeps a size */
+TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other);
+TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim);
+TNDEF tn_tensor *tn_squeeze(tn_tensor *t);                                  /* all size-1 dims */
+TNDEF tn_tensor *tn_squeeze_dim(tn_tensor *t, int64_t dim);
+TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim);
+TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step);
+TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
+TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
+
+/* Gathering and scattering; index tensors are int64 (int32 accepted). Results are new tensors. */
+TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index);
+TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index);
+TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_scatter_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_scatter_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+/* Advanced indexing t[i0, i1, ...] as aten::index: indices[k] indexes dim k (NULL = ":");
+   integer tensors broadcast together, bool tensors select where true. */
+TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n);
+/* t[indices] = values (broadcast), or += with accumulate (duplicates add up). */
+TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
+TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
+TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value);
+TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value);
+TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask);   /* 1-D */
+TNDEF tn_tensor *tn_nonzero(tn_tensor *t);                          /* [n, ndim] int64 */
+TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b);
+
+/* Joining and splitting. split/chunk write up to max_out views into out and return
+   how many there are (or -1 on error). */
+TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim);
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
+TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
+TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
+TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
+TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
+TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
+TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
+TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
+TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
+/* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
+   n even; negative pads crop. */
+TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
+
+/* ======================================================================= */
+/* 7. elementwise & broadcasting                                            */
+/* ======================================================================= */
+/* Binary ops broadcast and promote dtypes as PyTorch. The *_scalar forms take a double:
+   an integral value acts as a Python int, any other as a Python float (so an int tensor
+   plus 2 stays int, plus 2.5 becomes float32). Pass tn_scalar()/tn_scalar_int() tensors
+   to the tensor forms to choose explicitly. Forms ending in _ write into their first
+   argument (whose shape and dtype must hold the result) and return it (a new reference). */
+TNDEF tn_tensor *tn_add(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_add_alpha(tn_tensor *a, tn_tensor *b, double alpha);   /* a + alpha*b */
+TNDEF tn_tensor *tn_sub(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_sub_alpha(tn_tensor *a, tn_tensor *b, double alpha);   /* a - alpha*b */
+TNDEF tn_tensor *tn_mul(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_div(tn_tensor *a, tn_tensor *b);            /* true division: ints give float */
+TNDEF tn_tensor *tn_floor_divide(tn_tensor *a, tn_tensor *b);   /* rounds toward -inf */
+TNDEF tn_tensor *tn_remainder(tn_tensor *a, tn_tensor *b);      /* sign of b, as Python's % */
+TNDEF tn_tensor *tn_fmod(tn_tensor *a, tn_tensor *b);           /* sign of a, as C's fmod */
+TNDEF tn_tensor *tn_pow(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_atan2(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_maximum(tn_tensor *a, tn_tensor *b);        /* NaN propagates */
+TNDEF tn_tensor *tn_minimum(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_eq(tn_tensor *a, tn_tensor *b);             /* comparisons give bool */
+TNDEF tn_tensor *tn_ne(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_lt(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_le(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_gt(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_ge(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logical_and(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logical_or(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b);    /* integer and bool */
+TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b);
+
+TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_rsub_scalar(tn_tensor *a, double b);        /* b - a */
+TNDEF tn_tensor *tn_mul_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_div_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_pow_scalar(tn_tensor *a, double exponent);
+TNDEF tn_tensor *tn_rpow_scalar(double base, tn_tensor *exponent);
+TNDEF tn_tensor *tn_remainder_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_floor_divide_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_eq_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_ne_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_lt_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_le_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_gt_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_ge_scalar(tn_tensor *a, double b);
+
+TNDEF tn_tensor *tn_add_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_add_alpha_(tn_tensor *a, tn_tensor *b, double alpha);
+TNDEF tn_tensor *tn_sub_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_mul_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_div_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_pow_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_add_scalar_(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value);
+TNDEF tn_tensor *tn_zero_(tn_tensor *t);
+
+/* Unary math. Integer inputs of float functions (exp, sin, ...) give float32, as PyTorch. */
+TNDEF tn_tensor *tn_neg(tn_tensor *x);
+TNDEF tn_tensor *tn_abs(tn_tensor *x);
+TNDEF tn_tensor *tn_sign(tn_tensor *x);
+TNDEF tn_tensor *tn_exp(tn_tensor *x);
+TNDEF tn_tensor *tn_exp2(tn_tensor *x);
+TNDEF tn_tensor *tn_log(tn_tensor *x);
+TNDEF tn_tensor *tn_log2(tn_tensor *x);
+TNDEF tn_tensor *tn_log10(tn_tensor *x);
+TNDEF tn_tensor *tn_log1p(tn_tensor *x);
+TNDEF tn_tensor *tn_expm1(tn_tensor *x);
+TNDEF tn_tensor *tn_sqrt(tn_tensor *x);
+TNDEF tn_tensor *tn_rsqrt(tn_tensor *x);
+TNDEF tn_tensor *tn_square(tn_tensor *x);
+TNDEF tn_tensor *tn_reciprocal(tn_tensor *x);
+TNDEF tn_tensor *tn_sin(tn_tensor *x);
+TNDEF tn_tensor *tn_cos(tn_tensor *x);
+TNDEF tn_tensor *tn_tan(tn_tensor *x);
+TNDEF tn_tensor *tn_asin(tn_tensor *x);
+TNDEF tn_tensor *tn_acos(tn_tensor *x);
+TNDEF tn_tensor *tn_atan(tn_tensor *x);
+TNDEF tn_tensor *tn_sinh(tn_tensor *x);
+TNDEF tn_tensor *tn_cosh(tn_tensor *x);
+TNDEF tn_tensor *tn_tanh(tn_tensor *x);
+TNDEF tn_tensor *tn_sigmoid(tn_tensor *x);
+TNDEF tn_tensor *tn_relu(tn_tensor *x);
+TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx);     /* approximate='none' | 'tanh' */
+TNDEF tn_tensor *tn_silu(tn_tensor *x);
+TNDEF tn_tensor *tn_softplus(tn_tensor *x, double beta, double threshold); /* PyTorch: beta 1, threshold 20 */
+TNDEF tn_tensor *tn_erf(tn_tensor *x);
+TNDEF tn_tensor *tn_erfc(tn_tensor *x);
+TNDEF tn_tensor *tn_floor(tn_tensor *x);
+TNDEF tn_tensor *tn_ceil(tn_tensor *x);
+TNDEF tn_tensor *tn_round(tn_tensor *x);                       /* half to even */
+TNDEF tn_tensor *tn_trunc(tn_tensor *x);
+TNDEF tn_tensor *tn_frac(tn_tensor *x);
+TNDEF tn_tensor *tn_logical_not(tn_tensor *x);
+TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x);
+TNDEF tn_tensor *tn_isnan(tn_tensor *x);
+TNDEF tn_tensor *tn_isinf(tn_tensor *x);
+TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
+TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf);
+/* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
+TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
+TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
+TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
+TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
+TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
+TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1/t2 */
+TNDEF tn_tensor *tn_neg_(tn_tensor *x);
+TNDEF tn_tensor *tn_exp_(tn_tensor *x);
+TNDEF tn_tensor *tn_relu_(tn_tensor *x);
+TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
+TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
+TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
+TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
+TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
+TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
+TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight);
+/* Torch's result_type over n operands (0-d and wrapped numbers weigh less). */
+TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
+/* Broadcast shape of a and b into out (TN_MAX_DIMS entries); returns ndim or -1 with an error. */
+TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out);
+/* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
+TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
+
+/* ======================================================================= */
+/* 8. reductions                                                            */
+/* ======================================================================= */
+/* Forms without dims reduce all elements to a 0-d tensor. dims lists may hold negative
+   dims; TN_DIMS(0, 2) writes (dims, n). Sums and products of integers and bools give
+   int64; mean, var, std, norm and logsumexp need floating input. */
+TNDEF tn_tensor *tn_sum(tn_tensor *x);
+TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_mean(tn_tensor *x);
+TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_prod(tn_tensor *x);
+TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
+TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
+TNDEF tn_tensor *tn_min(tn_tensor *x);
+/* Values and (if indices != NULL) int64 indices of the first extreme along dim;
+   *indices follows the same ownership rule as the result. */
+TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_argmax(tn_tensor *x);       /* index into the flattened tensor */
+TNDEF tn_tensor *tn_argmin(tn_tensor *x);
+TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim);
+TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* var/std with Bessel-style correction (PyTorch's default is 1). */
+TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
+TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
+TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
+TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
+TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d */
+TNDEF tn_tensor *tn_any(tn_tensor *x);
+TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
+TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* Sorted values along dim (stable; NaN counts as largest); indices as in tn_max_dim. */
+TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);
+TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
+/* The k largest (or smallest) along dim, sorted. */
+TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
+
+/* ======================================================================= */
+/* 9. linear algebra                                                        */
+/* ======================================================================= */
+/* matmul as torch.matmul: 1-D operands are promoted and the added dim removed; batch
+   dims broadcast. Both operands must share a dtype. Transposed views are used as they
+   are (no copy). */
+TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_mm(tn_tensor *a, tn_tensor *b);       /* [n,k] @ [k,m] */
+TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b);      /* [B,n,k] @ [B,k,m] */
+TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v);       /* [n,k] @ [k] */
+TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b);      /* 1-D . 1-D -> 0-d */
+TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b);    /* [n] x [m] -> [n,m] */
+/* beta*input + alpha*(m1 @ m2); input broadcasts to the result. */
+TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha);
+TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha);
+
+/* ======================================================================= */
+/* 10. nn functional                                                        */
+/* ======================================================================= */
+/* Scalar activations shared by the CPU kernels and tensor_cuda.cu (one formula each). */
+#define TN__DEFINE_ACTIVATIONS(T, S, F) \
+    TN_HD static inline T tn_sigmoid_##S(T x) { \
+        return x >= 0 ? (T)1 / ((T)1 + exp##F(-x)) : exp##F(x) / ((T)1 + exp##F(x)); } \
+    TN_HD static inline T tn_silu_##S(T x) { return x * tn_sigmoid_##S(x); } \
+    TN_HD static inline T tn_gelu_##S(T x) { return (T)0.5 * x * ((T)1 + erf##F(x * (T)0.70710678118654752440)); } \
+    TN_HD static inline T tn_gelu_tanh_##S(T x) { \
+        return (T)0.5 * x * ((T)1 + tanh##F((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))); } \
+    /* softplus = log(1 + exp(beta x)) / beta, linear above threshold as PyTorch */ \
+    TN_HD static inline T tn_softplus_##S(T x, T beta, T threshold) { \
+        return x * beta > threshold ? x : log1p##F(exp##F(x * beta)) / beta; }
+TN__DEFINE_ACTIVATIONS(float, f32, f)
+TN__DEFINE_ACTIVATIONS(double, f64, )
+
+/* Numerically stable (max subtracted). Integer inputs give float32. */
+TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
+
+/* ======================================================================= */
+/* 11. autograd engine (issue: autograd)                                    */
+/* ======================================================================= */
+TNDEF bool tn_requires_grad(const tn_tensor *t);
+/* Accessor: the tensor's .grad, borrowed (NULL if none). */
+TNDEF tn_tensor *tn_grad(const tn_tensor *t);
+
+/* 12. modules · 13. optimizers · 14. data: see their issues. */
+
+/* ======================================================================= */
+/* 15. serialization & printing                                             */
+/* ======================================================================= */
+/* PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)".
+   Summarised with "..." past 1000 elements. The string is the caller's: tn_string_free. */
+TNDEF char *tn_to_string(tn_tensor *t);
+TNDEF void tn_string_free(char *s);
+TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to stdout */
+
+/* ======================================================================= */
+/* 16. threading                                                            */
+/* ======================================================================= */
+TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
+TNDEF int tn_get_num_threads(void);
+
+/* ======================================================================= */
+/* 17. backend interface                                                    */
+/* ======================================================================= */
+/* Ops are data: one X-macro list per kernel family gives the enum and the name table,
+   so a backend (tensor_cuda.cu) switches over the same values. */
+#define TN_UNARY_OPS(X) \
+    X(NEG) X(ABS) X(SIGN) X(SQUARE) X(RELU) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(CLAMP) \
+    X(EXP) X(EXP2) X(LOG) X(LOG2) X(LOG10) X(LOG1P) X(EXPM1) X(SQRT) X(RSQRT) X(RECIPROCAL) \
+    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(SIGMOID) \
+    X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(ERF) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
+    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE)
+#define TN_BINARY_OPS(X) \
+    X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
+    X(MAXIMUM) X(MINIMUM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
+    X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR)
+#define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
+#define TN_REDUCE_OPS(X) X(SUM) X(PROD) X(MAX) X(MIN) X(ALL) X(ANY)
+#define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
+#define TN_RANDOM_OPS(X) X(UNIFORM) X(NORMAL) X(RANDINT)
+#define TN_INDEX_MODES(X) X(GATHER) X(SCATTER) X(SCATTER_ADD)
+
+#define TN__ENUM_ENTRY(name) name,
+typedef enum tn_unary_op { TN_UNARY_OPS(TN__ENUM_ENTRY) TN_NUM_UNARY_OPS } tn_unary_op;
+typedef enum tn_binary_op { TN_BINARY_OPS(TN__ENUM_ENTRY) TN_NUM_BINARY_OPS } tn_binary_op;
+typedef enum tn_ternary_op { TN_TERNARY_OPS(TN__ENUM_ENTRY) TN_NUM_TERNARY_OPS } tn_ternary_op;
+typedef enum tn_reduce_op { TN_REDUCE_OPS(TN__ENUM_ENTRY) TN_NUM_REDUCE_OPS } tn_reduce_op;
+typedef enum tn_lane_op { TN_LANE_OPS(TN__ENUM_ENTRY) TN_NUM_LANE_OPS } tn_lane_op;
+typedef enum tn_random_op { TN_RANDOM_OPS(TN__ENUM_ENTRY) TN_NUM_RANDOM_OPS } tn_random_op;
+typedef enum tn_index_mode { TN_INDEX_MODES(TN__ENUM_ENTRY) TN_NUM_INDEX_MODES } tn_index_mode;
+TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
+TNDEF const char *tn_binary_op_name(tn_binary_op op);
+
+/* A backend: device-independent code validates arguments, computes shapes and allocates
+   outputs, then calls these. Operands already have the kernel's dtypes and broadcast
+   shapes (stride 0 where broadcast); outputs may alias inputs element for element.
+   Every entry returns 0, or -1 after recording an error. */
+typedef struct tn_backend {
+    const char *name;
+    void *(*alloc)(size_t nbytes);                          /* NULL when out of memory */
+    void (*free)(void *ptr, size_t nbytes);
+    /* dst <- src elementwise, any dtypes; src is on this device or (for transfers) the CPU,
+       or dst is on the CPU and src on this device. */
+    int (*copy)(tn_tensor *dst, tn_tensor *src);
+    int (*fill)(tn_tensor *dst, double value);
+    /* params: CLAMP (min, max), SOFTPLUS (beta, threshold), NAN_TO_NUM (nan, posinf, neginf). */
+    int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
+    int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
+    int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);
+    /* out has x's ndim with size 1 on reduced dims. */
+    int (*reduce)(tn_reduce_op op, tn_tensor *out, tn_tensor *x);
+    /* Along one dim: ARGMAX/ARGMIN (out values or NULL, out1 int64 indices, size 1 on dim),
+       CUMSUM/CUMPROD/SOFTMAX/LOG_SOFTMAX (out like x), SORT (out values, out1 indices;
+       flag = descending). */
+    int (*lane)(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag);
+    /* Indexed copy. All of dst, src and the k int64 index tensors have the iteration
+       shape; offsets idx[j] * idx_strides[j] (in elements, bounds already checked) are
+       added to src (GATHER) or dst (SCATTER, SCATTER_ADD). */
+    int (*index)(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
+    tn_tensor *(*nonzero)(tn_tensor *x);                    /* [n, ndim] int64, owned by the caller */
+    /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read). */
+    int (*matmul)(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta);
+    /* Element i of out from Philox(seed, offset + i): UNIFORM a + (b-a)u, NORMAL a + b z,
+       RANDINT a + floor((b-a) u). */
+    int (*random)(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b);
+} tn_backend;
+
+/* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
+TNDEF void tn_register_backend(tn_device device, const tn_backend *backend);
+TNDEF const tn_backend *tn_get_backend(tn_device device);   /* NULL if none */
+TNDEF bool tn_cuda_is_available(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENSOR_H */
+
+/* ####################################################################### */
+/*                           IMPLEMENTATION                                */
+/* ####################################################################### */
+#ifdef TENSOR_IMPLEMENTATION
+#ifndef TENSOR_IMPLEMENTATION_DONE
+#define TENSOR_IMPLEMENTATION_DONE
+
+/* ======================================================================= */
+/* 1. config & allocator hooks                                              */
+/* ======================================================================= */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <float.h>
+#include <limits.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifdef TENSOR_CBLAS
+#include <cblas.h>
+#endif
+
+#if defined(TN_MALLOC) && defined(TN_FREE) && defined(TN_REALLOC)
+#elif !defined(TN_MALLOC) && !defined(TN_FREE) && !defined(TN_REALLOC)
+#define TN_MALLOC(sz) malloc(sz)
+#define TN_REALLOC(p, sz) realloc(p, sz)
+#define TN_FREE(p) free(p)
+#else
+#error "tensor.h: define all of TN_MALLOC, TN_REALLOC and TN_FREE, or none"
+#endif
+#ifndef TN_ASSERT
+#include <assert.h>
+#define TN_ASSERT(x) assert(x)
+#endif
+
+#if defined(__cplusplus)
+#define TN__TLS thread_local
+#elif defined(_MSC_VER)
+#define TN__TLS __declspec(thread)
+#else
+#define TN__TLS _Thread_local
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TN__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#define TN__ATOMIC_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define TN__PRINTF_FMT(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TN__ATOMIC_ADD(p, v) (*(p) += (v)) /* TODO(port): MSVC Interlocked */
+#define TN__ATOMIC_LOAD(p) (*(p))
+#define TN__PRINTF_FMT(a, b)
+#endif
+
+#define TN__MIN(a, b) ((a) < (b) ? (a) : (b))
+#define TN__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* ======================================================================= */
+/* 2. errors                                                                */
+/* ======================================================================= */
+static TN__TLS char tn__errbuf[1024];
+static tn_error_handler tn__error_handler;
+static void *tn__error_user;
+
+TNDEF const char *tn_last_error(void) { return tn__errbuf; }
+TNDEF void tn_clear_error(void) { tn__errbuf[0] = 0; }
+TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {
+    tn__error_handler = handler;
+    tn__error_user = user;
+}
+
+/* Record an error: "tn_fn: what went wrong". Always returns NULL so callers can
+   `return tn__error(...)`. */
+static void *tn__error(const char *fmt, ...) TN__PRINTF_FMT(1, 2);
+static void *tn__error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tn__errbuf, sizeof tn__errbuf, fmt, ap);
+    va_end(ap);
+    const char *ab = getenv("TN_ABORT_ON_ERROR");
+    if (ab && ab[0] == '1') {
+        fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
+        abort();
+    }
+    if (tn__error_handler) tn__error_handler(tn__errbuf, tn__error_user);
+    return NULL;
+}
+#define TN__FAIL_INT(...) (tn__error(__VA_ARGS__), -1)
+
+/* "[2, 3]" in one of a few rotating thread-local buffers, so one message can show
+   several shapes. */
+static const char *tn__shape_str(const int64_t *shape, int ndim) {
+    static TN__TLS char bufs[4][160];
+    static TN__TLS int which;
+    char *b = bufs[which++ & 3];
+    int n = snprintf(b, 160, "[");
+    for (int i = 0; i < ndim && n < 140; i++)
+        n += snprintf(b + n, (size_t)(160 - n), i ? ", %lld" : "%lld", (long long)shape[i]);
+    snprintf(b + n, (size_t)(160 - n), "]");
+    return b;
+}
+#define TN__SHAPE(t) tn__shape_str((t)->shape, (t)->ndim)
+
+/* Wrap a possibly negative dim into [0, ndim); 0-d tensors accept -1 and 0 as PyTorch. */
+static int tn__wrap_dim(const char *fn, int64_t dim, int ndim) {
+    int64_t n = ndim > 0 ? ndim : 1;
+    if (dim < -n || dim >= n) {
+        tn__error("%s: dim %lld out of range for a %d-d tensor (expected in [%lld, %lld])", fn,
+                  (long long)dim, ndim, (long long)-n, (long long)(n - 1));
+        return -1;
+    }
+    return (int)(dim < 0 ? dim + n : dim);
+}
+
+/* ======================================================================= */
+/* 3. dtypes & devices                                                      */
+/* ======================================================================= */
+static const char *const tn__dtype_names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16"};
+static const size_t tn__dtype_sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2};
+
+TNDEF const char *tn_dtype_name(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_names[d] : "invalid"; }
+TNDEF size_t tn_dtype_size(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_sizes[d] : 0; }
+TNDEF bool tn_dtype_is_floating(tn_dtype d) { return d == TN_F32 || d == TN_F64 || d == TN_F16 || d == TN_BF16; }
+TNDEF const char *tn_device_name(tn_device d) { return d == TN_CPU ? "cpu" : d == TN_CUDA ? "cuda" : "invalid"; }
+static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8; }
+static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : 2; }
+
+TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b) {
+    if (a == b) return a;
+    int ca = tn__category(a), cb = tn__category(b);
+    if (ca != cb) return ca > cb ? a : b;
+    if (ca == 1) return a == TN_U8 ? b : b == TN_U8 ? a : (a == TN_I64 || b == TN_I64 ? TN_I64 : TN_I32);
+    if (a == TN_F64 || b == TN_F64) return TN_F64;
+    return TN_F32; /* f16 with bf16 or f32 */
+}
+
+/* c10's combine_categories: a lower-priority class (0-d tensors, then wrapped numbers)
+   only matters when its category is higher. TN_NUM_DTYPES stands for "undefined". */
+static tn_dtype tn__combine_categories(tn_dtype higher, tn_dtype lower) {
+    if (higher != TN_NUM_DTYPES && tn_dtype_is_floating(higher)) return higher;
+    if (higher == TN_BOOL || (lower != TN_NUM_DTYPES && tn_dtype_is_floating(lower))) {
+        if (higher == TN_NUM_DTYPES) return lower;
+        if (lower == TN_NUM_DTYPES) return higher;
+        return tn_promote_types(higher, lower);
+    }
+    return higher != TN_NUM_DTYPES ? higher : lower;
+}
+
+TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
+    tn_dtype dim = TN_NUM_DTYPES, zero = TN_NUM_DTYPES, wrapped = TN_NUM_DTYPES;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *t = ts[i];
+        if (!t) continue;
+        tn_dtype *slot = t->is_wrapped_number ? &wrapped : t->ndim == 0 ? &zero : &dim;
+        tn_dtype d = t->dtype;
+        if (t->is_wrapped_number && tn_dtype_is_floating(d)) d = TN_F32; /* default dtype */
+        *slot = *slot == TN_NUM_DTYPES ? d : tn_promote_types(*slot, d);
+    }
+    tn_dtype r = tn__combine_categories(dim, tn__combine_categories(zero, wrapped));
+    return r == TN_NUM_DTYPES ? TN_F32 : r;
+}
+
+/* ======================================================================= */
+/* 4. storage & tensor, ownership                                           */
+/* ======================================================================= */
+static int64_t tn__live_tensors, tn__live_storages, tn__live_bytes, tn__peak_bytes;
+static const tn_backend *tn__backends[TN_NUM_DEVICES];
+static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
+
+static const tn_backend *tn__backend(tn_device d) {
+    if (d == TN_CPU) return tn__cpu_backend_get();
+    return (unsigned)d < TN_NUM_DEVICES ? tn__backends[d] : NULL;
+}
+
+TNDEF tn_memory_stats tn_memory_stats_get(void) {
+    tn_memory_stats s;
+    s.live_tensors = TN__ATOMIC_LOAD(&tn__live_tensors);
+    s.live_storages = TN__ATOMIC_LOAD(&tn__live_storages);
+    s.live_bytes = TN__ATOMIC_LOAD(&tn__live_bytes);
+    s.peak_bytes = TN__ATOMIC_LOAD(&tn__peak_bytes);
+    return s;
+}
+TNDEF void tn_memory_stats_reset_peak(void) { tn__peak_bytes = TN__ATOMIC_LOAD(&tn__live_bytes); }
+
+static void tn__track_bytes(int64_t delta) {
+    int64_t now = TN__ATOMIC_ADD(&tn__live_bytes, delta);
+    if (delta > 0) {
+        int64_t peak = TN__ATOMIC_LOAD(&tn__peak_bytes);
+        while (now > peak) { /* lock-free max */
+#if defined(__GNUC__) || defined(__clang__)
+            if (__atomic_compare_exchange_n(&tn__peak_bytes, &peak, now, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+#else
+            tn__peak_bytes = now; break;
+#endif
+        }
+    }
+}
+
+static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
+    const tn_backend *be = tn__backend(device);
+    if (!be) return (tn_storage *)tn__error("tensor.h: no backend for device '%s' (%s)", tn_device_name(device),
+                                            device == TN_CUDA ? "built without TENSOR_CUDA, or no GPU" : "invalid device");
+    tn_storage *s = (tn_storage *)TN_MALLOC(sizeof *s);
+    void *data = s ? be->alloc(nbytes ? nbytes : 1) : NULL;
+    if (!data) {
+        TN_FREE(s);
+        return (tn_storage *)tn__error("tensor.h: out of memory allocating %zu bytes on %s", nbytes, tn_device_name(device));
+    }
+    memset(s, 0, sizeof *s);
+    s->refcount = 1;
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = device;
+    TN__ATOMIC_ADD(&tn__live_storages, 1);
+    tn__track_bytes((int64_t)nbytes);
+    return s;
+}
+
+static void tn__storage_release(tn_storage *s) {
+    if (!s || TN__ATOMIC_ADD(&s->refcount, -1) != 0) return;
+    if (s->deleter) s->deleter(s->data, s->deleter_ctx);
+    else if (s->data) {
+        tn__backend(s->device)->free(s->data, s->nbytes);
+        tn__track_bytes(-(int64_t)s->nbytes);
+    }
+    TN__ATOMIC_ADD(&tn__live_storages, -1);
+    TN_FREE(s);
+}
+
+static void tn__contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
+    int64_t st = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = st;
+        st *= shape[i] > 0 ? shape[i] : 1;
+    }
+}
+
+static int64_t tn__numel(const int64_t *shape, int ndim) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return n;
+}
+
+static const int64_t tn__one[1] = {1};
+
+/* Check a user-given shape: ndim in range, sizes >= 0, element count fits. */
+static int tn__check_shape(const char *fn, const int64_t *shape, int ndim) {
+    if (ndim < 0 || ndim > TN_MAX_DIMS) return TN__FAIL_INT("%s: ndim %d out of range [0, %d]", fn, ndim, TN_MAX_DIMS);
+    if (ndim > 0 && !shape) return TN__FAIL_INT("%s: shape is NULL", fn);
+    double total = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return TN__FAIL_INT("%s: negative size %lld in shape %s", fn, (long long)shape[i], tn__shape_str(shape, ndim));
+        total *= (double)shape[i];
+    }
+    if (total > 9e18 / 8) return TN__FAIL_INT("%s: shape %s has too many elements", fn, tn__shape_str(shape, ndim));
+    return 0;
+}
+
+/* A tensor object over a storage (takes a storage reference), untracked by scopes. */
+static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
+    tn_tensor *t = (tn_tensor *)TN_MALLOC(sizeof *t);
+    if (!t) {
+        tn__storage_release(s);
+        return (tn_tensor *)tn__error("tensor.h: out of memory allocating a tensor");
+    }
+    memset(t, 0, sizeof *t);
+    t->refcount = 1;
+    t->dtype = dtype;
+    t->device = s->device;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++) { t->shape[i] = shape[i]; t->strides[i] = strides[i]; }
+    t->offset = offset;
+    t->storage = s;
+    TN__ATOMIC_ADD(&tn__live_tensors, 1);
+    return t;
+}
+
+/* New contiguous tensor (uninitialised), untracked: the caller owns the reference. */
+static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape, int ndim) {
+    int64_t strides[TN_MAX_DIMS];
+    tn__contiguous_strides(shape, ndim, strides);
+    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);
+    return s ? tn__tensor_over(s, dtype, shape, strides, ndim, 0) : NULL;
+}
+
+/* A view of base's storage, untracked. */
+static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
+    TN__ATOMIC_ADD(&base->storage->refcount, 1);
+    tn_tensor *t = tn__tensor_over(base->storage, base->dtype, shape, strides, ndim, offset);
+    if (t) t->is_wrapped_number = false;
+    return t;
+}
+
+TNDEF tn_tensor *tn_retain(tn_tensor *t) {
+    if (t) TN__ATOMIC_ADD(&t->refcount, 1);
+    return t;
+}
+
+TNDEF void tn_release(tn_tensor *t) {
+    if (!t || TN__ATOMIC_ADD(&t->refcount, -1) != 0) return;
+    tn_release(t->grad);
+    tn__storage_release(t->storage);
+    TN__ATOMIC_ADD(&tn__live_tensors, -1);
+    TN_FREE(t);
+}
+
+/* Scopes: a per-thread stack of lists of owned references. */
+typedef struct tn__scope { tn_tensor **items; int64_t n, cap; } tn__scope;
+static TN__TLS tn__scope *tn__scopes;
+static TN__TLS int tn__nscopes, tn__scopes_cap;
+
+static int tn__scope_push(tn__scope *sc, tn_tensor *t) {
+    if (sc->n == sc->cap) {
+        int64_t cap = sc->cap ? sc->cap * 2 : 64;
+        tn_tensor **items = (tn_tensor **)TN_REALLOC(sc->items, (size_t)cap * sizeof *items);
+        if (!items) return -1;
+        sc->items = items;
+        sc->cap = cap;
+    }
+    sc->items[sc->n++] = t;
+    return 0;
+}
+
+TNDEF void tn_scope_begin(void) {
+    if (tn__nscopes == tn__scopes_cap) {
+        int cap = tn__scopes_cap ? tn__scopes_cap * 2 : 16;
+        tn__scope *s = (tn__scope *)TN_REALLOC(tn__scopes, (size_t)cap * sizeof *s);
+        if (!s) { tn__error("tn_scope_begin: out of memory"); return; }
+        memset(s + tn__scopes_cap, 0, (size_t)(cap - tn__scopes_cap) * sizeof *s);
+        tn__scopes = s;
+        tn__scopes_cap = cap;
+    }
+    tn__scopes[tn__nscopes++].n = 0;
+}
+
+TNDEF void tn_scope_end(void) {
+    if (tn__nscopes == 0) { tn__error("tn_scope_end: no scope is open"); return; }
+    tn__scope *sc = &tn__scopes[--tn__nscopes];
+    /* Release newest first: results die before the inputs they were made from. */
+    for (int64_t i = sc->n - 1; i >= 0; i--) tn_release(sc->items[i]);
+    sc->n = 0;
+    if (tn__nscopes == 0) { /* give the lists back when the outermost scope closes */
+        for (int i = 0; i < tn__scopes_cap; i++) TN_FREE(tn__scopes[i].items);
+        TN_FREE(tn__scopes);
+        tn__scopes = NULL;
+        tn__scopes_cap = 0;
+    }
+}
+
+TNDEF int tn_scope_depth(void) { return tn__nscopes; }
+
+TNDEF tn_tensor *tn_keep(tn_tensor *t) {
+    if (!t || tn__nscopes == 0) return t;
+    tn_retain(t);
+    if (tn__nscopes >= 2 && tn__scope_push(&tn__scopes[tn__nscopes - 2], t) != 0) {
+        tn_release(t);
+        return (tn_tensor *)tn__error("tn_keep: out of memory");
+    }
+    return t;
+}
+
+/* Every public op returns through here: the open scope (if any) takes the reference. */
+static tn_tensor *tn__own(tn_tensor *t) {
+    if (t && tn__nscopes > 0 && tn__scope_push(&tn__scopes[tn__nscopes - 1], t) != 0) {
+        tn_release(t);
+        return (tn_tensor *)tn__error("tensor.h: out of memory registering a tensor in its scope");
+    }
+    return t;
+}
+
+TNDEF int tn_ndim(const tn_tensor *t) { return t ? t->ndim : 0; }
+TNDEF const int64_t *tn_shape(const tn_tensor *t) { return t ? t->shape : NULL; }
+TNDEF const int64_t *tn_strides(const tn_tensor *t) { return t ? t->strides : NULL; }
+TNDEF int64_t tn_size(const tn_tensor *t, int64_t dim) {
+    if (!t) return -1;
+    if (dim < -t->ndim || dim >= t->ndim) return -1;
+    return t->shape[dim < 0 ? dim + t->ndim : dim];
+}
+TNDEF int64_t tn_numel(const tn_tensor *t) { return t ? tn__numel(t->shape, t->ndim) : 0; }
+TNDEF int64_t tn_storage_offset(const tn_tensor *t) { return t ? t->offset : 0; }
+TNDEF tn_dtype tn_get_dtype(const tn_tensor *t) { return t ? t->dtype : TN_F32; }
+TNDEF tn_device tn_get_device(const tn_tensor *t) { return t ? t->device : TN_CPU; }
+TNDEF void *tn_data_ptr(const tn_tensor *t) {
+    return t ? (char *)t->storage->data + t->offset * (int64_t)tn_dtype_size(t->dtype) : NULL;
+}
+TNDEF bool tn_is_contiguous(const tn_tensor *t) {
+    if (!t) return false;
+    int64_t st = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] == 0) return true;
+        if (t->shape[i] != 1 && t->strides[i] != st) return false;
+        st *= t->shape[i];
+    }
+    return true;
+}
+TNDEF int64_t tn_version(const tn_tensor *t) { return t ? TN__ATOMIC_LOAD(&t->storage->version) : 0; }
+TNDEF bool tn_same_storage(const tn_tensor *a, const tn_tensor *b) { return a && b && a->storage == b->storage; }
+TNDEF bool tn_requires_grad(const tn_tensor *t) { return t && t->requires_grad; }
+TNDEF tn_tensor *tn_grad(const tn_tensor *t) { return t ? t->grad : NULL; }
+static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version, 1); }
+
+/* Argument checks shared by every op. */
+#define TN__CHECK_NULL(...) do { tn_tensor *tn__args_[] = {__VA_ARGS__}; \
+    for (size_t tn__i_ = 0; tn__i_ < sizeof tn__args_ / sizeof tn__args_[0]; tn__i_++) \
+        if (!tn__args_[tn__i_]) return NULL; } while (0)
+
+static int tn__check_cpu_dtype(const char *fn, tn_tensor *t) {
+    if (t->dtype == TN_F16 || t->dtype == TN_BF16)
+        return TN__FAIL_INT("%s: dtype %s is supported by the GPU unit only", fn, tn_dtype_name(t->dtype));
+    return 0;
+}
+
+static int tn__check_same_device(const char *fn, tn_tensor *a, tn_tensor *b) {
+    if (a->device == b->device || (b->ndim == 0 && b->device == TN_CPU) || (a->ndim == 0 && a->device == TN_CPU)) return 0;
+    return TN__FAIL_INT("%s: expected all tensors on the same device, got %s and %s", fn, tn_device_name(a->device), tn_device_name(b->device));
+}
+
+/* ---- the strided iterator ------------------------------------------------
+   Every CPU kernel walks its operands with this: operands are aligned to one
+   iteration shape (broadcast dims get stride 0), size-1 dims are dropped and
+   neighbouring dims that are contiguous for every operand are merged, so the
+   inner loop is as long as possible. The loop function sees the inner dimension
+   only: n elements with one byte stride per operand, and can take a fast path
+   when the strides equal the element sizes. */
+#define TN__MAX_OPS 12
+typedef void (*tn__loop_fn)(char **data, const int64_t *strides, int64_t n, void *ctx);
+typedef struct tn__iter {
+    int ndim, nops;
+    int64_t shape[TN_MAX_DIMS];                    /* [0] outermost */
+    int64_t strides[TN__MAX_OPS][TN_MAX_DIMS];     /* bytes */
+    char *data[TN__MAX_OPS];
+} tn__iter;
+
+static void tn__iter_init(tn__iter *it, const int64_t *shape, int ndim) {
+    memset(it, 0, sizeof *it);
+    it->ndim = ndim;
+    for (int i = 0; i < ndim; i++) it->shape[i] = shape[i];
+}
+
+/* Add an operand whose shape broadcasts to the iteration shape (aligned right). */
+static void tn__iter_add(tn__iter *it, tn_tensor *t) {
+    int k = it->nops++;
+    int64_t es = (int64_t)tn_dtype_size(t->dtype);
+    TN_ASSERT(k < TN__MAX_OPS && t->ndim <= it->ndim);
+    it->data[k] = (char *)tn_data_ptr(t);
+    for (int i = 0; i < it->ndim; i++) {
+        int j = i - (it->ndim - t->ndim);
+        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : t->strides[j] * es;
+    }
+}
+
+static void tn__iter_coalesce(tn__iter *it) {
+    int nd = 0;
+    for (int i = 0; i < it->ndim; i++) { /* drop size-1 dims */
+        if (it->shape[i] == 1) continue;
+        it->shape[nd] = it->shape[i];
+        for (int k = 0; k < it->nops; k++) it->strides[k][nd] = it->strides[k][i];
+        nd++;
+    }
+    it->ndim = nd;
+    if (nd < 2) return;
+    int out = nd - 1; /* merge from the inside out */
+    for (int i = nd - 2; i >= 0; i--) {
+        bool ok = true;
+        for (int k = 0; k < it->nops && ok; k++) ok = it->strides[k][i] == it->strides[k][out] * it->shape[out];
+        if (ok) {
+            it->shape[out] *= it->shape[i];
+        } else {
+            out--;
+            it->shape[out] = it->shape[i];
+            for (int k = 0; k < it->nops; k++) it->strides[k][out] = it->strides[k][i];
+        }
+    }
+    int shift = out;
+    it->ndim = nd - shift;
+    for (int i = 0; i < it->ndim; i++) {
+        it->shape[i] = it->shape[i + shift];
+        for (int k = 0; k < it->nops; k++) it->strides[k][i] = it->strides[k][i + shift];
+    }
+}
+
+static int64_t tn__iter_numel(const tn__iter *it) { return tn__numel(it->shape, it->ndim); }
+
+/* Run fn over the outer rows [begin, end) (rows = elements of all dims but the last). */
+static void tn__iter_run_rows(const tn__iter *it, tn__loop_fn fn, void *ctx, int64_t begin, int64_t end) {
+    int nd = it->ndim, nops = it->nops;
+    int64_t inner = nd ? it->shape[nd - 1] : 1, s[TN__MAX_OPS], idx[TN_MAX_DIMS];
+    char *p[TN__MAX_OPS];
+    for (int k = 0; k < nops; k++) s[k] = nd ? it->strides[k][nd - 1] : 0;
+    int64_t r = begin; /* unravel begin into outer counters */
+    for (int i = nd - 2; i >= 0; i--) { idx[i] = r % it->shape[i]; r /= it->shape[i]; }
+    for (int64_t row = begin; row < end; row++) {
+        for (int k = 0; k < nops; k++) {
+            char *q = it->data[k];
+            for (int i = 0; i < nd - 1; i++) q += idx[i] * it->strides[k][i];
+            p[k] = q;
+        }
+        fn(p, s, inner, ctx);
+        for (int i = nd - 2; i >= 0; i--) { /* odometer */
+            if (++idx[i] < it->shape[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+static void tn__iter_run(tn__iter *it, tn__loop_fn fn, void *ctx) {
+    if (tn__iter_numel(it) == 0) return;
+    tn__iter_coalesce(it);
+    int64_t rows = it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1;
+    tn__iter_run_rows(it, fn, ctx, 0, rows);
+}
+
+/* Operand t restrided to the iteration shape `shape` (same rank) without copying:
+   used to walk a tensor along another tensor's index space (gather, scatter, reduce). */
+static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
+    tn_tensor v = *t;
+    v.ndim = ndim;
+    for (int i = 0; i < ndim; i++) v.shape[i] = shape[i];
+    return v;
+}
+
+/* ======================================================================= */
+/* 5. creation & RNG                                                        */
+/* ======================================================================= */
+/* The CPU element types. Each entry: dtype, C type, suffix, how values convert
+   (flt: through double; int: through int64_t, so int64 values stay exact). */
+#define TN__TYPES(X) X(TN_F32, float, f32, flt) X(TN_F64, double, f64, flt) X(TN_I32, int32_t, i32, int) \
+                     X(TN_I64, int64_t, i64, int) X(TN_U8, uint8_t, u8, int) X(TN_BOOL, bool, b, int)
+#define TN__TYPES_WITH(X, A, B) X(TN_F32, float, f32, flt, A, B) X(TN_F64, double, f64, flt, A, B) \
+    X(TN_I32, int32_t, i32, int, A, B) X(TN_I64, int64_t, i64, int, A, B) X(TN_U8, uint8_t, u8, int, A, B) X(TN_BOOL, bool, b, int, A, B)
+
+/* Float -> integer conversions are undefined in C out of range; give what x86 (and so
+   PyTorch on CPU) gives: the "integer indefinite" value, and uint8 wraps through int64. */
+static int64_t tn__f2i64(double v) { return (v != v || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v; }
+static float tn__cvt_f32_flt(double v) { return (float)v; }
+static float tn__cvt_f32_int(int64_t v) { return (float)v; }
+static double tn__cvt_f64_flt(double v) { return v; }
+static double tn__cvt_f64_int(int64_t v) { return (double)v; }
+static int32_t tn__cvt_i32_flt(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
+static int32_t tn__cvt_i32_int(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+static int64_t tn__cvt_i64_flt(double v) { return tn__f2i64(v); }
+static int64_t tn__cvt_i64_int(int64_t v) { return v; }
+static uint8_t tn__cvt_u8_flt(double v) { return (uint8_t)(uint64_t)tn__f2i64(v); }
+static uint8_t tn__cvt_u8_int(int64_t v) { return (uint8_t)(uint64_t)v; }
+static bool tn__cvt_b_flt(double v) { return v != 0; }
+static bool tn__cvt_b_int(int64_t v) { return v != 0; }
+
+/* Strided elementwise conversion, one function per destination type. */
+#define TN__CAST_FROM(E, TI, SI, KI, TO, SO) case E: { \
+    if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(TI)) { \
+        TO *o = (TO *)p[0]; const TI *in = (const TI *)p[1]; \
+        for (int64_t i = 0; i < n; i++) o[i] = tn__cvt_##SO##_##KI(in[i]); \
+    } else for (int64_t i = 0; i < n; i++) \
+        *(TO *)(p[0] + i * s[0]) = tn__cvt_##SO##_##KI(*(const TI *)(p[1] + i * s[1])); \
+    break; }
+#define TN__DEFINE_CAST_TO(E, TO, SO, KO) \
+    static void tn__cast_to_##SO(char **p, const int64_t *s, int64_t n, void *ctx) { \
+        switch (*(const tn_dtype *)ctx) { TN__TYPES_WITH(TN__CAST_FROM, TO, SO) default: break; } }
+TN__TYPES(TN__DEFINE_CAST_TO)
+
+static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
+    tn__iter it;
+    tn__iter_init(&it, dst->shape, dst->ndim);
+    tn__iter_add(&it, dst);
+    tn__iter_add(&it, src);
+    tn_dtype from = src->dtype;
+    switch (dst->dtype) {
+#define TN__CAST_CASE(E, T, S, K) case E: tn__iter_run(&it, tn__cast_to_##S, &from); break;
+        TN__TYPES(TN__CAST_CASE)
+#undef TN__CAST_CASE
+        default: return TN__FAIL_INT("copy: dtype %s is not supported on the CPU", tn_dtype_name(dst->dtype));
+    }
+    return 0;
+}
+
+static int tn__cpu_fill(tn_tensor *dst, double value) {
+    tn_tensor v; /* a one-element f64 operand broadcast over dst */
+    memset(&v, 0, sizeof v);
+    tn_storage st;
+    memset(&st, 0, sizeof st);
+    st.data = &value;
+    v.storage = &st;
+    v.dtype = TN_F64;
+    return tn__cpu_copy(dst, &v);
+}
+
+/* Philox draws: element i of a draw uses counter (offset + i). */
+static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b) {
+    int64_t n = tn_numel(out);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t r[4];
+        tn_philox4x32(seed, 0, offset + (uint64_t)i, r);
+        uint64_t hi = ((uint64_t)r[0] << 32) | r[1], lo = ((uint64_t)r[2] << 32) | r[3];
+        double u53 = (double)(hi >> 11) * 0x1.0p-53, v;
+        switch (op) {
+        case UNIFORM:
+            /* float32 gets 24 random bits so a + (b-a)u stays below b after rounding */
+            v = out->dtype == TN_F32 ? a + (b - a) * (double)((float)(r[0] >> 8) * 0x1.0p-24f) : a + (b - a) * u53;
+            if (out->dtype == TN_F32 && (float)v >= (float)b && b > a) v = nextafterf((float)b, (float)a);
+            break;
+        case NORMAL: {
+            double u1 = ((double)(lo >> 11) + 0.5) * 0x1.0p-53; /* in (0, 1): log is finite */
+            v = a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u53);
+            break;
+        }
+        default: { /* RANDINT over [a, b); int64 written exactly */
+            int64_t iv = (int64_t)a + (int64_t)(hi % (uint64_t)((int64_t)b - (int64_t)a));
+            if (out->dtype == TN_I64) { ((int64_t *)tn_data_ptr(out))[i] = iv; continue; }
+            v = (double)iv;
+            break;
+        }
+        }
+        switch (out->dtype) {
+        case TN_F32: ((float *)tn_data_ptr(out))[i] = (float)v; break;
+        case TN_F64: ((double *)tn_data_ptr(out))[i] = v; break;
+        case TN_I32: ((int32_t *)tn_data_ptr(out))[i] = (int32_t)v; break;
+        case TN_I64: ((int64_t *)tn_data_ptr(out))[i] = (int64_t)v; break;
+        case TN_U8: ((uint8_t *)tn_data_ptr(out))[i] = (uint8_t)v; break;
+        default: ((bool *)tn_data_ptr(out))[i] = v != 0; break;
+        }
+    }
+    return 0;
+}
+
+static int tn__check_dtype_arg(const char *fn, tn_dtype dtype) {
+    if ((unsigned)dtype >= TN_NUM_DTYPES) return TN__FAIL_INT("%s: invalid dtype %d", fn, (int)dtype);
+    return 0;
+}
+
+/* New uninitialised tensor after checking a user shape, untracked. */
+static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim, tn_dtype dtype) {
+    if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
+    return tn__new(dtype, TN_CPU, shape, ndim);
+}
+
+static tn_tensor *tn__filled(const char *fn, const int64_t *shape, int ndim, double value, tn_dtype dtype) {
+    tn_tensor *t = tn__new_checked(fn, shape, ndim, dtype);
+    if (t && tn__backend(t->device)->fill(t, value)) { tn_release(t); return NULL; }
+    return t;
+}
+
+TNDEF tn_tensor *tn_empty(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__own(tn__new_checked("tn_empty", shape, ndim, dtype)); }
+TNDEF tn_tensor *tn_zeros(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__own(tn__filled("tn_zeros", shape, ndim, 0, dtype)); }
+TNDEF tn_tensor *tn_ones(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__own(tn__filled("tn_ones", shape, ndim, 1, dtype)); }
+TNDEF tn_tensor *tn_full(const int64_t *shape, int ndim, double value, tn_dtype dtype) { return tn__own(tn__filled("tn_full", shape, ndim, value, dtype)); }
+
+TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, tn_dtype dtype) {
+    tn_tensor *t = tn__new_checked("tn_from_data", shape, ndim, dtype);
+    if (!t) return NULL;
+    size_t nb = (size_t)tn_numel(t) * tn_dtype_size(dtype);
+    if (nb && !data) { tn_release(t); return (tn_tensor *)tn__error("tn_from_data: data is NULL"); }
+    if (nb) memcpy(tn_data_ptr(t), data, nb);
+    return tn__own(t);
+}
+
+static void tn__noop_deleter(void *data, void *ctx) { (void)data; (void)ctx; }
+
+TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
+                              void (*deleter)(void *data, void *ctx), void *ctx) {
+    if (tn__check_shape("tn_from_blob", shape, ndim) || tn__check_dtype_arg("tn_from_blob", dtype)) return NULL;
+    if (!data) return (tn_tensor *)tn__error("tn_from_blob: data is NULL");
+    int64_t st[TN_MAX_DIMS], span = 1;
+    tn__contiguous_strides(shape, ndim, st);
+    for (int i = 0; i < ndim; i++) {
+        if (strides) {
+            if (strides[i] < 0) return (tn_tensor *)tn__error("tn_from_blob: negative stride %lld", (long long)strides[i]);
+            st[i] = strides[i];
+        }
+        if (shape[i] == 0) span = 0;
+    }
+    if (span) for (int i = 0; i < ndim; i++) span += (shape[i] - 1) * st[i];
+    tn_storage *s = (tn_storage *)TN_MALLOC(sizeof *s);
+    if (!s) return (tn_tensor *)tn__error("tn_from_blob: out of memory");
+    memset(s, 0, sizeof *s);
+    s->refcount = 1;
+    s->data = data;
+    s->nbytes = (size_t)span * tn_dtype_size(dtype);
+    s->device = TN_CPU;
+    s->deleter = deleter ? deleter : tn__noop_deleter;
+    s->deleter_ctx = ctx;
+    TN__ATOMIC_ADD(&tn__live_storages, 1);
+    return tn__own(tn__tensor_over(s, dtype, shape, st, ndim, 0));
+}
+
+static tn_tensor *tn__scalar_new(double value, tn_dtype dtype, bool wrapped) {
+    tn_tensor *t = tn__filled("tn_scalar", NULL, 0, value, dtype);
+    if (t) t->is_wrapped_number = wrapped;
+    return t;
+}
+TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return tn__own(tn__scalar_new(value, dtype, false)); }
+TNDEF tn_tensor *tn_scalar(double value) { return tn__own(tn__scalar_new(value, TN_F64, true)); }
+TNDEF tn_tensor *tn_scalar_bool(bool value) { return tn__own(tn__scalar_new(value, TN_BOOL, true)); }
+TNDEF tn_tensor *tn_scalar_int(int64_t value) {
+    tn_tensor *t = tn__scalar_new(0, TN_I64, true);
+    if (t) *(int64_t *)tn_data_ptr(t) = value;
+    return tn__own(t);
+}
+
+TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
+    if (tn__check_dtype_arg("tn_arange", dtype)) return NULL;
+    if (step == 0 || step != step) return (tn_tensor *)tn__error("tn_arange: step must be nonzero");
+    if (!isfinite(start) || !isfinite(end)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
+    if ((step > 0 && end < start) || (step < 0 && end > start))
+        return (tn_tensor *)tn__error("tn_arange: upper bound and larger bound inconsistent with step sign (start %g, end %g, step %g)", start, end, step);
+    double nd = ceil((end - start) / step);
+    if (nd > 9e15) return (tn_tensor *)tn__error("tn_arange: too many elements (%g)", nd);
+    int64_t n = (int64_t)nd;
+    tn_tensor *t = tn__new_checked("tn_arange", &n, 1, dtype);
+    if (!t) return NULL;
+    tn_tensor *tmp = tn__new(TN_F64, TN_CPU, &n, 1);
+    if (!tmp) { tn_release(t); return NULL; }
+    for (int64_t i = 0; i < n; i++) ((double *)tmp->storage->data)[i] = start + (double)i * step;
+    tn__cpu_copy(t, tmp);
+    tn_release(tmp);
+    return tn__own(t);
+}
+
+TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype) {
+    if (steps < 0) return (tn_tensor *)tn__error("tn_linspace: number of steps must be non-negative, got %lld", (long long)steps);
+    tn_tensor *t = tn__new_checked("tn_linspace", &steps, 1, dtype);
+    tn_tensor *tmp = t ? tn__new(TN_F64, TN_CPU, &steps, 1) : NULL;
+    if (!tmp) { tn_release(t); return NULL; }
+    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0, *v = (double *)tmp->storage->data;
+    for (int64_t i = 0; i < steps; i++) /* symmetric, as PyTorch: both ends exact */
+        v[i] = i < steps / 2 ? start + step * (double)i : end - step * (double)(steps - 1 - i);
+    tn__cpu_copy(t, tmp);
+    tn_release(tmp);
+    return tn__own(t);
+}
+
+TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
+    if (m < 0) m = n;
+    int64_t shape[2] = {n, m};
+    tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
+    if (!t) return NULL;
+    tn_tensor diag = *t; /* the diagonal as a strided 1-d view */
+    diag.ndim = 1;
+    diag.shape[0] = TN__MIN(n, m);
+    diag.strides[0] = m + 1;
+    tn__cpu_fill(&diag, 1);
+    return tn__own(t);
+}
+
+TNDEF tn_tensor *tn_empty_like(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    return tn__own(tn__new(t->dtype, t->device, t->shape, t->ndim));
+}
+static tn_tensor *tn__full_like(tn_tensor *t, double v) {
+    tn_tensor *r = tn__new(t->dtype, t->device, t->shape, t->ndim);
+    if (r && tn__backend(r->device)->fill(r, v)) { tn_release(r); return NULL; }
+    return r;
+}
+TNDEF tn_tensor *tn_zeros_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 0)); }
+TNDEF tn_tensor *tn_ones_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
+TNDEF tn_tensor *tn_full_like(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
+
+/* dst <- src (src broadcast to dst), through the backend that owns the non-CPU side. */
+static int tn__copy(tn_tensor *dst, tn_tensor *src) {
+    const tn_backend *be = tn__backend(dst->device != TN_CPU ? dst->device : src->device);
+    if (!be) return TN__FAIL_INT("copy: no backend for device %s", tn_device_name(src->device));
+    if (tn__check_cpu_dtype("copy", src) || (dst->device == TN_CPU && tn__check_cpu_dtype("copy", dst))) return -1;
+    return be->copy(dst, src);
+}
+
+/* A contiguous copy of t with the given dtype on the given device, untracked. */
+static tn_tensor *tn__copy_as(tn_tensor *t, tn_dtype dtype, tn_device device) {
+    tn_tensor *r = tn__new(dtype, device, t->shape, t->ndim);
+    if (r && tn__copy(r, t)) { tn_release(r); return NULL; }
+    return r;
+}
+
+TNDEF tn_tensor *tn_clone(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__copy_as(t, t->dtype, t->device)); }
+TNDEF tn_tensor *tn_contiguous(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    return tn__own(tn_is_contiguous(t) ? tn_retain(t) : tn__copy_as(t, t->dtype, t->device));
+}
+TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype) {
+    TN__CHECK_NULL(t);
+    if (tn__check_dtype_arg("tn_to_dtype", dtype)) return NULL;
+    return tn__own(t->dtype == dtype ? tn_retain(t) : tn__copy_as(t, dtype, t->device));
+}
+TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device) {
+    TN__CHECK_NULL(t);
+    if (t->device == device) return tn__own(tn_retain(t));
+    if (!tn__backend(device)) return (tn_tensor *)tn__error("tn_to: device '%s' is not available%s", tn_device_name(device),
+        device == TN_CUDA ? " (compile with TENSOR_CUDA and link tensor_cuda.cu, on a machine with a GPU)" : "");
+    return tn__own(tn__copy_as(t, t->dtype, device));
+}
+
+/* The value of one element, read back to the host. */
+static double tn__read_double(tn_tensor *t) {
+    double v = 0;
+    tn_tensor *h = tn__copy_as(t, TN_F64, TN_CPU);
+    if (h) { v = *(double *)tn_data_ptr(h); tn_release(h); }
+    return v;
+}
+
+TNDEF double tn_item(tn_tensor *t) {
+    if (!t) return NAN;
+    if (tn_numel(t) != 1) {
+        tn__error("tn_item: a tensor with %lld elements (shape %s) cannot be converted to a scalar", (long long)tn_numel(t), TN__SHAPE(t));
+        return NAN;
+    }
+    if (t->dtype == TN_I64) { /* exact for |v| > 2^53 too, as far as a double allows */
+        tn_tensor *h = tn__copy_as(t, TN_I64, TN_CPU);
+        double v = h ? (double)*(int64_t *)tn_data_ptr(h) : NAN;
+        tn_release(h);
+        return v;
+    }
+    return tn__read_double(t);
+}
+
+/* Copy src into dst, cloning src first when the two overlap in memory but are not the
+   same view (e.g. x.copy_(x.flip(0))), so no element is read after it was written. */
+static int tn__copy_into(const char *fn, tn_tensor *dst, tn_tensor *src) {
+    int64_t bshape[TN_MAX_DIMS];
+    int nd = tn_broadcast_shapes(dst->shape, dst->ndim, src->shape, src->ndim, bshape);
+    if (nd < 0 || nd != dst->ndim || memcmp(bshape, dst->shape, (size_t)nd * sizeof(int64_t)) != 0)
+        return TN__FAIL_INT("%s: source of shape %s cannot be broadcast to destination %s", fn, TN__SHAPE(src), TN__SHAPE(dst));
+    if (tn__check_same_device(fn, dst, src)) return -1;
+    tn_tensor *s = src;
+    bool same_view = src->offset == dst->offset && src->ndim == dst->ndim &&
+                     !memcmp(src->strides, dst->strides, (size_t)dst->ndim * sizeof(int64_t)) && src->dtype == dst->dtype;
+    if (src->storage == dst->storage && !same_view) {
+        s = tn__copy_as(src, src->dtype, src->device);
+        if (!s) return -1;
+    }
+    int rc = tn__copy(dst, s);
+    if (s != src) tn_release(s);
+    if (rc == 0) tn__bump_version(dst);
+    return rc;
+}
+
+TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
+    if (!dst || !src) return -1;
+    return tn__copy_into("tn_copy_", dst, src);
+}
+
+/* ---- RNG ---- */
+static tn_generator tn__default_gen = {0x853c49e6748fea9bULL, 0};
+TNDEF tn_generator *tn_default_generator(void) { return &tn__default_gen; }
+TNDEF void tn_manual_seed(uint64_t seed) { tn__default_gen.seed = seed; tn__default_gen.offset = 0; }
+TNDEF tn_generator *tn_generator_new(uint64_t seed) {
+    tn_generator *g = (tn_generator *)TN_MALLOC(sizeof *g);
+    if (!g) return (tn_generator *)tn__error("tn_generator_new: out of memory");
+    g->seed = seed;
+    g->offset = 0;
+    return g;
+}
+TNDEF void tn_generator_free(tn_generator *g) { TN_FREE(g); }
+
+/* Reserve n counters of a generator (atomically, so threads get disjoint draws). */
+static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
+    if (!g) g = &tn__default_gen;
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_fetch_add(&g->offset, (uint64_t)n, __ATOMIC_ACQ_REL);
+#else
+    uint64_t o = g->offset; g->offset += (uint64_t)n; return o;
+#endif
+}
+
+static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
+                             tn_generator *gen, double a, double b) {
+    if (op != RANDINT && tn__check_dtype_arg(fn, dtype) == 0 && !tn_dtype_is_floating(dtype))
+        return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
+    tn_tensor *t = tn__new_checked(fn, shape, ndim, dtype);
+    if (!t) return NULL;
+    uint64_t off = tn__gen_take(gen, tn_numel(t));
+    if (tn__backend(t->device)->random(op, t, (gen ? gen : &tn__default_gen)->seed, off, a, b)) { tn_release(t); return NULL; }
+    return tn__own(t);
+}
+
+TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1); }
+TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, NULL, 0, 1); }
+TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, g, 0, 1); }
+TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, g, 0, 1); }
+TNDEF tn_tensor *tn_normal(double mean, double std, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
+    if (!(std >= 0)) return (tn_tensor *)tn__error("tn_normal: std must be >= 0, got %g", std);
+    return tn__random("tn_normal", NORMAL, shape, ndim, dtype, g, mean, std);
+}
+TNDEF tn_tensor *tn_uniform(double low, double high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
+    if (!(low <= high)) return (tn_tensor *)tn__error("tn_uniform: expected low <= high, got %g > %g", low, high);
+    return tn__random("tn_uniform", UNIFORM, shape, ndim, dtype, g, low, high);
+}
+TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
+    if (low >= high) return (tn_tensor *)tn__error("tn_randint: expected low < high, got low %lld, high %lld", (long long)low, (long long)high);
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randint: dtype bool is not supported");
+    return tn__random("tn_randint", RANDINT, shape, ndim, dtype, g, (double)low, (double)high);
+}
+TNDEF tn_tensor *tn_rand_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn_rand(t->shape, t->ndim, t->dtype); }
+TNDEF tn_tensor *tn_randn_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn_randn(t->shape, t->ndim, t->dtype); }
+
+TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen) {
+    TN__CHECK_NULL(p);
+    if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("tn_bernoulli: expected a floating probability tensor, got %s", tn_dtype_name(p->dtype));
+    tn_scope_begin();
+    tn_tensor *u = tn_rand_gen(p->shape, p->ndim, TN_F64, gen);
+    tn_tensor *r = tn_keep(tn_to_dtype(tn_lt(u, p), p->dtype));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) {
+    if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("tn_bernoulli_p: p must be in [0, 1], got %g", p);
+    tn_scope_begin();
+    tn_tensor *u = tn_rand_gen(shape, ndim, TN_F64, gen);
+    tn_tensor *r = tn_keep(tn_to_dtype(tn_lt_scalar(u, p), dtype));
+    tn_scope_end();
+    return r;
+}
+/* A permutation as the argsort of uniform keys: the same on every device. */
+TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) {
+    if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
+    tn_scope_begin();
+    tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
+    tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));
+    tn_scope_end();
+    return r;
+}
+
+/* ======================================================================= */
+/* 6. views & indexing                                                      */
+/* ======================================================================= */
+static tn_tensor *tn__view_own(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
+    return tn__own(tn__view_of(t, shape, strides, ndim, offset));
+}
+
+/* Strides for viewing (shape, strides) as newshape without a copy, as ATen's
+   computeStride: each run of dims that is contiguous in memory may be re-split freely.
+   Returns 0, or -1 (no error recorded) when a copy is unavoidable. */
+static int tn__view_strides(const int64_t *shape, const int64_t *strides, int ndim, const int64_t *nshape, int nnd, int64_t *nstrides) {
+    if (tn__numel(shape, ndim) == 0 || ndim == 0) {
+        tn__contiguous_strides(nshape, nnd, nstrides);
+        return 0;
+    }
+    int view_d = nnd - 1;
+    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        tensor_numel *= shape[d];
+        if (d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk)) {
+            while (view_d >= 0 && (view_numel < tensor_numel || nshape[view_d] == 1)) {
+                nstrides[view_d] = view_numel * chunk;
+                view_numel *= nshape[view_d];
+                view_d--;
+            }
+            if (view_numel != tensor_numel) return -1;
+            if (d > 0) { chunk = strides[d - 1]; tensor_numel = 1; view_numel = 1; }
+        }
+    }
+    return view_d == -1 ? 0 : -1;
+}
+
+/* Resolve a requested shape with at most one -1 against numel. */
+static int tn__infer_shape(const char *fn, tn_tensor *t, const int64_t *shape, int ndim, int64_t *out) {
+    if (ndim < 0 || ndim > TN_MAX_DIMS) return TN__FAIL_INT("%s: ndim %d out of range [0, %d]", fn, ndim, TN_MAX_DIMS);
+    if (ndim > 0 && !shape) return TN__FAIL_INT("%s: shape is NULL", fn);
+    int infer = -1;
+    int64_t known = 1, numel = tn_numel(t);
+    for (int i = 0; i < ndim; i++) {
+        out[i] = shape[i];
+        if (shape[i] == -1) {
+            if (infer >= 0) return TN__FAIL_INT("%s: only one dimension can be inferred (shape %s)", fn, tn__shape_str(shape, ndim));
+            infer = i;
+        } else if (shape[i] < 0) {
+            return TN__FAIL_INT("%s: invalid shape dimension %lld in %s", fn, (long long)shape[i], tn__shape_str(shape, ndim));
+        } else known *= shape[i];
+    }
+    if (infer >= 0) {
+        if (known == 0 || numel % known != 0)
+            return TN__FAIL_INT("%s: shape %s is invalid for input of size %lld", fn, tn__shape_str(shape, ndim), (long long)numel);
+        out[infer] = numel / known;
+    } else if (known != numel) {
+        return TN__FAIL_INT("%s: shape %s is invalid for input of size %lld", fn, tn__shape_str(shape, ndim), (long long)numel);
+    }
+    return 0;
+}
+
+TNDEF tn_tensor *tn_view(tn_tensor *t, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(t);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    if (tn__infer_shape("tn_view", t, shape, ndim, ns)) return NULL;
+    if (tn__view_strides(t->shape, t->strides, t->ndim, ns, ndim, st))
+        return (tn_tensor *)tn__error("tn_view: view size %s is not compatible with input tensor's size %s and stride %s "
+            "(at least one dimension spans across two contiguous subspaces); use tn_reshape", tn__shape_str(ns, ndim),
+            TN__SHAPE(t), tn__shape_str(t->strides, t->ndim));
+    return tn__view_own(t, ns, st, ndim, t->offset);
+}
+
+TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(t);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    if (tn__infer_shape("tn_reshape", t, shape, ndim, ns)) return NULL;
+    if (tn__view_strides(t->shape, t->strides, t->ndim, ns, ndim, st) == 0) return tn__view_own(t, ns, st, ndim, t->offset);
+    tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
+    if (!c) return NULL;
+    tn__contiguous_strides(ns, ndim, st);
+    tn_tensor *r = tn__view_own(c, ns, st, ndim, 0);
+    tn_release(c);
+    return r;
+}
+
+TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
+    TN__CHECK_NULL(t);
+    int s = tn__wrap_dim("tn_flatten", start_dim, t->ndim), e = s < 0 ? -1 : tn__wrap_dim("tn_flatten", end_dim, t->ndim);
+    if (s < 0 || e < 0) return NULL;
+    if (s > e) return (tn_tensor *)tn__error("tn_flatten: start_dim %lld cannot come after end_dim %lld", (long long)start_dim, (long long)end_dim);
+    if (t->ndim == 0) { int64_t one = 1; return tn_reshape(t, &one, 1); }
+    int64_t ns[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < s; i++) ns[nd++] = t->shape[i];
+    ns[nd] = 1;
+    for (int i = s; i <= e; i++) ns[nd] *= t->shape[i];
+    nd++;
+    for (int i = e + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
+    return tn_reshape(t, ns, nd);
+}
+
+TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n) {
+    TN__CHECK_NULL(t);
+    int d = tn__wrap_dim("tn_unflatten", dim, t->ndim);
+    if (d < 0) return NULL;
+    if (n < 1 || !sizes || t->ndim - 1 + n > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_unflatten: need 1 to %d sizes, got %d", TN_MAX_DIMS - t->ndim + 1, n);
+    int64_t ns[TN_MAX_DIMS], prod = 1, infer = -1;
+    int nd = 0;
+    for (int i = 0; i < d; i++) ns[nd++] = t->shape[i];
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] == -1) infer = nd; else prod *= sizes[i];
+        ns[nd++] = sizes[i];
+    }
+    for (int i = d + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
+    if (infer >= 0 && prod > 0) ns[infer] = t->shape[d] / prod;
+    if ((infer >= 0 ? ns[infer] * prod : prod) != t->shape[d])
+        return (tn_tensor *)tn__error("tn_unflatten: sizes %s don't multiply up to the size of dim %d (%lld) in %s",
+                                      tn__shape_str(sizes, n), d, (long long)t->shape[d], TN__SHAPE(t));
+    return tn_view(t, ns, nd);
+}
+
+TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim) {
+    TN__CHECK_NULL(t);
+    if (ndim != t->ndim || (ndim && !dims))
+        return (tn_tensor *)tn__error("tn_permute: number of dims (%d) doesn't match the tensor's %d dims (shape %s)", ndim, t->ndim, TN__SHAPE(t));
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    bool seen[TN_MAX_DIMS] = {false};
+    for (int i = 0; i < ndim; i++) {
+        int d = tn__wrap_dim("tn_permute", dims[i], ndim);
+        if (d < 0) return NULL;
+        if (seen[d]) return (tn_tensor *)tn__error("tn_permute: dim %d repeats in %s", d, tn__shape_str(dims, ndim));
+        seen[d] = true;
+        ns[i] = t->shape[d];
+        st[i] = t->strides[d];
+    }
+    return tn__view_own(t, ns, st, ndim, t->offset);
+}
+
+TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1) {
+    TN__CHECK_NULL(t);
+    int a = tn__wrap_dim("tn_transpose", dim0, t->ndim), b = a < 0 ? -1 : tn__wrap_dim("tn_transpose", dim1, t->ndim);
+    if (a < 0 || b < 0) return NULL;
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    memcpy(ns, t->shape, sizeof ns);
+    memcpy(st, t->strides, sizeof st);
+    if (t->ndim) {
+        ns[a] = t->shape[b]; ns[b] = t->shape[a];
+        st[a] = t->strides[b]; st[b] = t->strides[a];
+    }
+    return tn__view_own(t, ns, st, t->ndim, t->offset);
+}
+
+TNDEF tn_tensor *tn_t(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    if (t->ndim > 2) return (tn_tensor *)tn__error("tn_t: expects a tensor with <= 2 dimensions, but got %d (shape %s)", t->ndim, TN__SHAPE(t));
+    return t->ndim < 2 ? tn__view_own(t, t->shape, t->strides, t->ndim, t->offset) : tn_transpose(t, 0, 1);
+}
+
+TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t length) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("tn_narrow: cannot be applied to a 0-dim tensor");
+    int d = tn__wrap_dim("tn_narrow", dim, t->ndim);
+    if (d < 0) return NULL;
+    int64_t size = t->shape[d];
+    if (start < -size || start > size)
+        return (tn_tensor *)tn__error("tn_narrow: start %lld out of range for dimension %d of size %lld", (long long)start, d, (long long)size);
+    if (start < 0) start += size;
+    if (length < 0 || start + length > size)
+        return (tn_tensor *)tn__error("tn_narrow: start (%lld) + length (%lld) exceeds dimension %d of size %lld", (long long)start, (long long)length, d, (long long)size);
+    int64_t ns[TN_MAX_DIMS];
+    memcpy(ns, t->shape, sizeof ns);
+    ns[d] = length;
+    return tn__view_own(t, ns, t->strides, t->ndim, t->offset + start * t->strides[d]);
+}
+
+TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("tn_slice: cannot slice a 0-dim tensor");
+    int d = tn__wrap_dim("tn_slice", dim, t->ndim);
+    if (d < 0) return NULL;
+    if (step <= 0) return (tn_tensor *)tn__error("tn_slice: step must be greater than zero, got %lld", (long long)step);
+    int64_t size = t->shape[d];
+    if (start < 0) start = start < -size ? 0 : start + size; /* Python's clamping */
+    if (stop < 0) stop = stop < -size ? 0 : stop + size;
+    start = TN__MIN(start, size);
+    stop = TN__MAX(TN__MIN(stop, size), start);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    memcpy(ns, t->shape, sizeof ns);
+    memcpy(st, t->strides, sizeof st);
+    ns[d] = (stop - start + step - 1) / step;
+    st[d] *= step;
+    return tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]);
+}
+
+TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("tn_select: cannot be applied to a 0-dim tensor");
+    int d = tn__wrap_dim("tn_select", dim, t->ndim);
+    if (d < 0) return NULL;
+    if (index < -t->shape[d] || index >= t->shape[d])
+        return (tn_tensor *)tn__error("tn_select: index %lld out of range for tensor of size %s at dimension %d", (long long)index, TN__SHAPE(t), d);
+    if (index < 0) index += t->shape[d];
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
+    return tn__view_own(t, ns, st, nd, t->offset + index * t->strides[d]);
+}
+
+/* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
+static int tn__expand_strides(const char *fn, tn_tensor *t, const int64_t *shape, int ndim, int64_t *ns, int64_t *st) {
+    if (ndim < t->ndim || ndim > TN_MAX_DIMS || (ndim && !shape))
+        return TN__FAIL_INT("%s: the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)", fn, ndim, t->ndim);
+    for (int i = ndim - 1; i >= 0; i--) {
+        int j = i - (ndim - t->ndim);
+        int64_t want = shape[i];
+        if (j < 0) {
+            if (want < 0) return TN__FAIL_INT("%s: the expanded size %lld is not allowed in a leading, non-existing dimension", fn, (long long)want);
+            ns[i] = want; st[i] = 0;
+        } else if (want == -1 || want == t->shape[j]) {
+            ns[i] = t->shape[j]; st[i] = t->strides[j];
+        } else if (t->shape[j] == 1 && want >= 0) {
+            ns[i] = want; st[i] = 0;
+        } else {
+            return TN__FAIL_INT("%s: the expanded size of the tensor (%lld) must match the existing size (%lld) at non-singleton dimension %d; target sizes %s, tensor sizes %s",
+                                fn, (long long)want, (long long)t->shape[j], i, tn__shape_str(shape, ndim), TN__SHAPE(t));
+        }
+    }
+    return 0;
+}
+
+TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(t);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    if (tn__expand_strides("tn_expand", t, shape, ndim, ns, st)) return NULL;
+    return tn__view_own(t, ns, st, ndim, t->offset);
+}
+TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other) { TN__CHECK_NULL(t, other); return tn_expand(t, other->shape, other->ndim); }
+TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim) { return tn_expand(t, shape, ndim); }
+
+TNDEF tn_tensor *tn_squeeze(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] != 1) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
+    return tn__view_own(t, ns, st, nd, t->offset);
+}
+
+TNDEF tn_tensor *tn_squeeze_dim(tn_tensor *t, int64_t dim) {
+    TN__CHECK_NULL(t);
+    int d = tn__wrap_dim("tn_squeeze_dim", dim, t->ndim);
+    if (d < 0) return NULL;
+    if (t->ndim == 0 || t->shape[d] != 1) return tn__view_own(t, t->shape, t->strides, t->ndim, t->offset);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
+    return tn__view_own(t, ns, st, nd, t->offset);
+}
+
+TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
+    TN__CHECK_NULL(t);
+    if (t->ndim >= TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_unsqueeze: a %d-d tensor cannot grow past %d dims", t->ndim, TN_MAX_DIMS);
+    int d = tn__wrap_dim("tn_unsqueeze", dim, t->ndim + 1);
+    if (d < 0) return NULL;
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i <= t->ndim; i++) {
+        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? t->shape[d] * t->strides[d] : 1; }
+        if (i < t->ndim) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
+    }
+    return tn__view_own(t, ns, st, nd, t->offset);
+}
+
+TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step) {
+    TN__CHECK_NULL(t);
+    int d = tn__wrap_dim("tn_unfold", dim, t->ndim);
+    if (d < 0) return NULL;
+    int64_t dsize = t->ndim ? t->shape[d] : 1, dstride = t->ndim ? t->strides[d] : 1;
+    if (size < 0 || size > dsize)
+        return (tn_tensor *)tn__error("tn_unfold: maximum size for tensor at dimension %d is %lld but size is %lld", d, (long long)dsize, (long long)size);
+    if (step <= 0) return (tn_tensor *)tn__error("tn_unfold: step is %lld but must be > 0", (long long)step);
+    if (t->ndim >= TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_unfold: a %d-d tensor cannot grow past %d dims", t->ndim, TN_MAX_DIMS);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    memcpy(ns, t->shape, sizeof ns);
+    memcpy(st, t->strides, sizeof st);
+    int nd = t->ndim ? t->ndim : 1;
+    if (t->ndim == 0) { ns[0] = 1; st[0] = 1; }
+    ns[d] = (dsize - size) / step + 1;
+    st[d] = dstride * step;
+    ns[nd] = size;
+    st[nd] = dstride;
+    return tn__view_own(t, ns, st, nd + 1, t->offset);
+}
+
+TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
+    TN__CHECK_NULL(t);
+    if (tn__check_shape("tn_as_strided", shape, ndim)) return NULL;
+    if (ndim && !strides) return (tn_tensor *)tn__error("tn_as_strided: strides is NULL");
+    int64_t last = offset, es = (int64_t)tn_dtype_size(t->dtype);
+    if (offset < 0) return (tn_tensor *)tn__error("tn_as_strided: negative storage offset %lld", (long long)offset);
+    for (int i = 0; i < ndim; i++) {
+        if (strides[i] < 0) return (tn_tensor *)tn__error("tn_as_strided: negative stride %lld", (long long)strides[i]);
+        if (shape[i] == 0) { last = -1; break; }
+        last += (shape[i] - 1) * strides[i];
+    }
+    if (last >= 0 && (last + 1) * es > (int64_t)t->storage->nbytes)
+        return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach element %lld, past the storage's %lld elements",
+            tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)last, (long long)(t->storage->nbytes / (size_t)es));
+    return tn__view_own(t, shape, strides, ndim, offset);
+}
+
+TNDEF tn_tensor *tn_detach(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    return tn__view_own(t, t->shape, t->strides, t->ndim, t->offset);
+}
+
+/* ---- gathering and scattering ----
+   All of them are one backend call, `index`: dst, src and the index tensors are laid
+   over one iteration shape by restriding (stride 0 on the dim an index replaces), and
+   the kernel adds idx * stride to the gathered-from or scattered-to address. */
+
+/* Contiguous int64 copy of an index tensor after checking every value is in
+   [-size, size) (negatives wrapped when allowed, else [0, size)). Untracked. */
+static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size, bool allow_negative, int dim) {
+    if (idx->dtype != TN_I64 && idx->dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: index tensors must be int64 or int32, got %s", fn, tn_dtype_name(idx->dtype));
+    tn_tensor *c = tn__copy_as(idx, TN_I64, TN_CPU);
+    if (!c) return NULL;
+    int64_t *v = (int64_t *)tn_data_ptr(c), n = tn_numel(c);
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] < (allow_negative ? -size : 0) || v[i] >= size) {
+            tn__error("%s: index %lld is out of bounds for dimension %d with size %lld", fn, (long long)v[i], dim, (long long)size);
+            tn_release(c);
+            return NULL;
+        }
+        if (v[i] < 0) v[i] += size;
+    }
+    if (idx->device != TN_CPU) {
+        tn_tensor *d = tn__copy_as(c, TN_I64, idx->device);
+        tn_release(c);
+        c = d;
+    }
+    return c;
+}
+
+/* A borrowed, transient view of t with the given shape and strides (no refcount). */
+static tn_tensor tn__restrided(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim) {
+    tn_tensor v = *t;
+    v.ndim = ndim;
+    for (int i = 0; i < ndim; i++) { v.shape[i] = shape[i]; v.strides[i] = strides[i]; }
+    return v;
+}
+
+static int tn__run_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *idx, const int64_t *idx_strides, int k) {
+    tn_tensor *ptrs[TN_MAX_DIMS];
+    for (int j = 0; j < k; j++) ptrs[j] = &idx[j];
+    return tn__backend(dst->device)->index(mode, dst, src, ptrs, idx_strides, k);
+}
+
+TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
+    TN__CHECK_NULL(t, index);
+    int d = tn__wrap_dim("tn_index_select", dim, t->ndim);
+    if (d < 0) return NULL;
+    if (index->ndim > 1) return (tn_tensor *)tn__error("tn_index_select: index must be 0-d or 1-d, got shape %s", TN__SHAPE(index));
+    if (tn__check_same_device("tn_index_select", t, index)) return NULL;
+    int64_t size = t->ndim ? t->shape[d] : 1;
+    tn_tensor *idx = tn__checked_index("tn_index_select", index, size, false, d);
+    if (!idx) return NULL;
+    int nd = t->ndim ? t->ndim : 1;
+    int64_t os[TN_MAX_DIMS], ss[TN_MAX_DIMS], is[TN_MAX_DIMS], tst = t->ndim ? t->strides[d] : 0;
+    for (int i = 0; i < nd; i++) {
+        os[i] = t->ndim ? t->shape[i] : 1;
+        ss[i] = t->ndim ? t->strides[i] : 0;
+        is[i] = 0;
+    }
+    os[d] = tn_numel(idx);
+    ss[d] = 0;
+    is[d] = 1;
+    tn_tensor *out = tn__new(t->dtype, t->device, os, t->ndim ? nd : index->ndim);
+    if (out && t->ndim == 0) { /* keep PyTorch's shape: a 0-d input gives the index's shape */
+        out->ndim = index->ndim;
+    }
+    tn_tensor src = tn__restrided(t, os, ss, nd), iv = tn__restrided(idx, os, is, nd), dstv;
+    if (out) {
+        dstv = tn__restrided(out, os, out->strides, nd);
+        if (out->ndim == 0) dstv.strides[0] = 1;
+        if (tn__run_index(GATHER, &dstv, &src, &iv, &tst, 1)) { tn_release(out); out = NULL; }
+    }
+    tn_release(idx);
+    return tn__own(out);
+}
+
+/* Shared checks of gather/scatter: index has t's ndim and fits inside `bound` (t, or
+   src for scatter) on every dim but `d`. */
+static int tn__check_gather_shapes(const char *fn, tn_tensor *t, tn_tensor *index, int d, tn_tensor *src) {
+    if (index->ndim != t->ndim && !(index->ndim <= 1 && t->ndim <= 1))
+        return TN__FAIL_INT("%s: index tensor must have the same number of dimensions as input tensor (index %s, input %s)", fn, TN__SHAPE(index), TN__SHAPE(t));
+    for (int i = 0; i < index->ndim && i < t->ndim; i++) {
+        if (i != d && index->shape[i] > t->shape[i])
+            return TN__FAIL_INT("%s: size of index %s exceeds input %s at dimension %d", fn, TN__SHAPE(index), TN__SHAPE(t), i);
+        if (src && (src->ndim != index->ndim || index->shape[i] > src->shape[i]))
+            return TN__FAIL_INT("%s: index %s is larger than src %s at dimension %d", fn, TN__SHAPE(index), TN__SHAPE(src), i);
+    }
+    return 0;
+}
+
+TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index) {
+    TN__CHECK_NULL(t, index);
+    int d = tn__wrap_dim("tn_gather", dim, t->ndim);
+    if (d < 0 || tn__check_gather_shapes("tn_gather", t, index, d, NULL) || tn__check_same_device("tn_gather", t, index)) return NULL;
+    tn_tensor *idx = tn__checked_index("tn_gather", index, t->ndim ? t->shape[d] : 1, false, d);
+    if (!idx) return NULL;
+    tn_tensor *out = tn__new(t->dtype, t->device, idx->shape, idx->ndim);
+    int nd = idx->ndim;
+    int64_t ss[TN_MAX_DIMS], tst = t->ndim ? t->strides[d] : 0;
+    for (int i = 0; i < nd; i++) ss[i] = i < t->ndim ? t->strides[i] : 0;
+    if (nd) ss[d] = 0;
+    tn_tensor src = tn__restrided(t, idx->shape, ss, nd);
+    if (out && tn__run_index(GATHER, out, &src, idx, &tst, 1)) { tn_release(out); out = NULL; }
+    tn_release(idx);
+    return tn__own(out);
+}
+
+/* scatter / scatter_add into `target` (modified in place). */
+static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_mode mode) {
+    int d = tn__wrap_dim(fn, dim, target->ndim);
+    if (d < 0 || tn__check_gather_shapes(fn, target, index, d, src) || tn__check_same_device(fn, target, index)) return -1;
+    if (src->dtype != target->dtype)
+        return TN__FAIL_INT("%s: expected self.dtype to be equal to src.dtype (%s vs %s)", fn, tn_dtype_name(target->dtype), tn_dtype_name(src->dtype));
+    tn_tensor *idx = tn__checked_index(fn, index, target->ndim ? target->shape[d] : 1, false, d);
+    if (!idx) return -1;
+    int nd = idx->ndim;
+    int64_t ds[TN_MAX_DIMS], tst = target->ndim ? target->strides[d] : 0;
+    for (int i = 0; i < nd; i++) ds[i] = i < target->ndim ? target->strides[i] : 0;
+    if (nd) ds[d] = 0;
+    tn_tensor dst = tn__restrided(target, idx->shape, ds, nd);
+    tn_tensor sv = tn__restrided(src, idx->shape, src->strides, nd);
+    int rc = tn__run_index(mode, &dst, &sv, idx, &tst, 1);
+    tn_release(idx);
+    if (rc == 0) tn__bump_version(target);
+    return rc;
+}
+
+static tn_tensor *tn__scatter_op(const char *fn, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_mode mode, bool inplace) {
+    TN__CHECK_NULL(t, index, src);
+    tn_tensor *target = inplace ? tn_retain(t) : tn__copy_as(t, t->dtype, t->device);
+    if (target && tn__scatter_into(fn, target, dim, index, src, mode)) { tn_release(target); target = NULL; }
+    return tn__own(target);
+}
+TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter", t, dim, index, src, SCATTER, false); }
+TNDEF tn_tensor *tn_scatter_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter_add", t, dim, index, src, SCATTER_ADD, false); }
+TNDEF tn_tensor *tn_scatter_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter_", t, dim, index, src, SCATTER, true); }
+TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter_add_", t, dim, index, src, SCATTER_ADD, true); }
+
+/* Advanced indexing plan (aten::index semantics). */
+typedef struct tn__adv {
+    int k;                                /* index tensors after bool masks became int64 ones */
+    tn_tensor *idx[TN_MAX_DIMS];          /* owned, normalised int64 */
+    tn_tensor view[TN_MAX_DIMS];          /* idx[j] laid over the result shape */
+    int64_t idx_strides[TN_MAX_DIMS];     /* t's stride on the dim idx[j] indexes */
+    int ndim;
+    int64_t shape[TN_MAX_DIMS];           /* the result */
+    int64_t tstrides[TN_MAX_DIMS];        /* t in result space: 0 on the broadcast index dims */
+} tn__adv;
+
+static void tn__adv_free(tn__adv *a) {
+    for (int j = 0; j < a->k; j++) tn_release(a->idx[j]);
+    a->k = 0;
+}
+
+static int tn__adv_plan(const char *fn, tn_tensor *t, tn_tensor *const *indices, int n, tn__adv *a) {
+    memset(a, 0, sizeof *a);
+    if (n < 0 || n > t->ndim || (n && !indices))
+        return TN__FAIL_INT("%s: too many indices for tensor of dimension %d (got %d)", fn, t->ndim, n);
+    int dims[TN_MAX_DIMS], k = 0, pos = 0;
+    tn_tensor *raw[TN_MAX_DIMS], *temps[TN_MAX_DIMS];
+    int ntemps = 0, rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        tn_tensor *ix = indices[i];
+        if (!ix) { pos++; continue; }
+        if (ix->dtype == TN_BOOL || ix->dtype == TN_U8) { /* a mask over ix->ndim dims: its nonzero coordinates */
+            if (pos + ix->ndim > t->ndim) { rc = TN__FAIL_INT("%s: too many indices for tensor of dimension %d", fn, t->ndim); break; }
+            for (int j = 0; j < ix->ndim; j++)
+                if (ix->shape[j] != t->shape[pos + j]) {
+                    rc = TN__FAIL_INT("%s: the shape of the mask %s at index %d does not match the shape of the indexed tensor %s at index %d",
+                                      fn, TN__SHAPE(ix), j, TN__SHAPE(t), pos + j);
+                    break;
+                }
+            if (rc) break;
+            tn_tensor *nz = tn__backend(ix->device)->nonzero(ix);
+            if (!nz) { rc = -1; break; }
+            temps[ntemps++] = nz;
+            if (ix->ndim == 0) { /* x[True] adds a dim of size 1 (or 0), indexing nothing */
+                rc = TN__FAIL_INT("%s: 0-d boolean indices are not supported", fn);
+                break;
+            }
+            for (int j = 0; j < ix->ndim; j++) {
+                int64_t shp = nz->shape[0], st = nz->strides[0];
+                tn_tensor col = tn__restrided(nz, &shp, &st, 1);
+                col.offset = nz->offset + j * nz->strides[1];
+                raw[k] = tn__copy_as(&col, TN_I64, nz->device);
+                if (!raw[k]) { rc = -1; break; }
+                temps[ntemps++] = raw[k];
+                dims[k++] = pos++;
+            }
+        } else {
+            raw[k] = ix;
+            dims[k++] = pos++;
+        }
+    }
+    int64_t bshape[TN_MAX_DIMS];
+    int bnd = 0;
+    for (int j = 0; j < k && rc == 0; j++) {
+        int nb = tn_broadcast_shapes(bshape, bnd, raw[j]->shape, raw[j]->ndim, bshape);
+        if (nb < 0) { rc = TN__FAIL_INT("%s: shape mismatch: indexing tensors could not be broadcast together", fn); break; }
+        bnd = nb;
+    }
+    for (int j = 0; j < k && rc == 0; j++) {
+        a->idx[j] = tn__checked_index(fn, raw[j], t->shape[dims[j]], true, dims[j]);
+        if (!a->idx[j]) rc = -1; else a->k = j + 1;
+    }
+    for (int i = 0; i < ntemps; i++) tn_release(temps[i]);
+    if (rc) { tn__adv_free(a); return -1; }
+    if (k == 0) { /* no advanced index: the whole tensor */
+        a->ndim = t->ndim;
+        for (int i = 0; i < t->ndim; i++) { a->shape[i] = t->shape[i]; a->tstrides[i] = t->strides[i]; }
+        return 0;
+    }
+    bool adjacent = true;
+    for (int j = 1; j < k; j++) adjacent = adjacent && dims[j] == dims[j - 1] + 1;
+    int bpos = adjacent ? dims[0] : 0, nd = 0;
+    if (t->ndim - k + bnd > TN_MAX_DIMS) { tn__adv_free(a); return TN__FAIL_INT("%s: result would have more than %d dims", fn, TN_MAX_DIMS); }
+    bool is_adv[TN_MAX_DIMS] = {false};
+    for (int j = 0; j < k; j++) is_adv[dims[j]] = true;
+    for (int i = 0; i <= t->ndim; i++) {
+        if (nd == bpos && (adjacent ? i == dims[0] : i == 0)) {
+            for (int b = 0; b < bnd; b++) { a->shape[nd] = bshape[b]; a->tstrides[nd++] = 0; }
+        }
+        if (i < t->ndim && !is_adv[i]) { a->shape[nd] = t->shape[i]; a->tstrides[nd++] = t->strides[i]; }
+    }
+    a->ndim = nd;
+    for (int j = 0; j < k; j++) {
+        int64_t es[TN_MAX_DIMS], bs[TN_MAX_DIMS], vs[TN_MAX_DIMS] = {0};
+        tn__expand_strides(fn, a->idx[j], bshape, bnd, es, bs);
+        for (int b = 0; b < bnd; b++) vs[bpos + b] = bs[b];
+        a->view[j] = tn__restrided(a->idx[j], a->shape, vs, nd);
+        a->idx_strides[j] = t->strides[dims[j]];
+    }
+    return 0;
+}
+
+TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n) {
+    TN__CHECK_NULL(t);
+    tn__adv a;
+    if (tn__adv_plan("tn_index", t, indices, n, &a)) return NULL;
+    tn_tensor *out = tn__new(t->dtype, t->device, a.shape, a.ndim);
+    tn_tensor src = tn__restrided(t, a.shape, a.tstrides, a.ndim);
+    if (out && tn__run_index(GATHER, out, &src, a.view, a.idx_strides, a.k)) { tn_release(out); out = NULL; }
+    tn__adv_free(&a);
+    return tn__own(out);
+}
+
+static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
+    tn__adv a;
+    if (tn__adv_plan(fn, target, indices, n, &a)) return -1;
+    int64_t es[TN_MAX_DIMS], vs[TN_MAX_DIMS];
+    int rc = -1;
+    tn_tensor *v = values->dtype == target->dtype ? tn_retain(values) : tn__copy_as(values, target->dtype, values->device);
+    if (v && tn__expand_strides(fn, v, a.shape, a.ndim, es, vs) == 0) {
+        tn_tensor src = tn__restrided(v, es, vs, a.ndim);
+        tn_tensor dst = tn__restrided(target, a.shape, a.tstrides, a.ndim);
+        rc = tn__run_index(accumulate ? SCATTER_ADD : SCATTER, &dst, &src, a.view, a.idx_strides, a.k);
+    } else if (v) {
+        tn__error("%s: shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s", fn, TN__SHAPE(values), tn__shape_str(a.shape, a.ndim));
+    }
+    tn_release(v);
+    tn__adv_free(&a);
+    if (rc == 0) tn__bump_version(target);
+    return rc;
+}
+
+TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
+    TN__CHECK_NULL(t, values);
+    return tn__own(tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : tn_retain(t));
+}
+TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
+    TN__CHECK_NULL(t, values);
+    tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
+    if (c && tn__index_put_into("tn_index_put", c, indices, n, values, accumulate)) { tn_release(c); c = NULL; }
+    return tn__own(c);
+}
+
+static int tn__check_mask(const char *fn, tn_tensor *mask) {
+    if (mask->dtype != TN_BOOL) return TN__FAIL_INT("%s: expected a bool mask, got %s", fn, tn_dtype_name(mask->dtype));
+    return 0;
+}
+
+TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) {
+    TN__CHECK_NULL(t, mask);
+    if (tn__check_mask("tn_masked_fill", mask)) return NULL;
+    tn_scope_begin();
+    tn_tensor *v = tn_scalar_tensor(value, t->dtype);
+    tn_tensor *w = tn_where(tn_expand(mask, t->shape, t->ndim), v, t);
+    tn_tensor *r = tn_keep(w ? tn_to_dtype(w, t->dtype) : NULL);
+    tn_scope_end();
+    return r;
+}
+
+TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) {
+    TN__CHECK_NULL(t, mask);
+    tn_scope_begin();
+    tn_tensor *r = tn_masked_fill(t, mask, value);
+    int rc = r ? tn__copy_into("tn_masked_fill_", t, r) : -1;
+    tn_scope_end();
+    return rc ? NULL : tn__own(tn_retain(t));
+}
+
+TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask) {
+    TN__CHECK_NULL(t, mask);
+    if (tn__check_mask("tn_masked_select", mask)) return NULL;
+    int64_t bs[TN_MAX_DIMS];
+    int nd = tn_broadcast_shapes(t->shape, t->ndim, mask->shape, mask->ndim, bs);
+    if (nd < 0) return (tn_tensor *)tn__error("tn_masked_select: mask %s and input %s are not broadcastable", TN__SHAPE(mask), TN__SHAPE(t));
+    tn_scope_begin();
+    tn_tensor *tb = tn_expand(t, bs, nd), *mb = tn_expand(mask, bs, nd), *r;
+    if (nd == 0) { /* a 0-d mask selects all or nothing */
+        tb = tn_reshape(tb, tn__one, 1);
+        mb = tn_reshape(mb, tn__one, 1);
+    }
+    r = tn_keep(tn_index(tb, &mb, 1));
+    tn_scope_end();
+    return r;
+}
+
+static tn_tensor *tn__cpu_nonzero(tn_tensor *x) {
+    tn_tensor *b = tn__copy_as(x, TN_BOOL, TN_CPU);
+    if (!b) return NULL;
+    const bool *v = (const bool *)tn_data_ptr(b);
+    int64_t n = tn_numel(b), count = 0;
+    for (int64_t i = 0; i < n; i++) count += v[i];
+    int64_t shape[2] = {count, x->ndim};
+    tn_tensor *out = tn__new(TN_I64, TN_CPU, shape, 2);
+    if (out) {
+        int64_t *o = (int64_t *)tn_data_ptr(out);
+        for (int64_t i = 0; i < n; i++) {
+            if (!v[i]) continue;
+            int64_t r = i;
+            for (int d = x->ndim - 1; d >= 0; d--) { o[d] = r % x->shape[d]; r /= x->shape[d]; }
+            o += x->ndim;
+        }
+    }
+    tn_release(b);
+    return out;
+}
+
+TNDEF tn_tensor *tn_nonzero(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype("tn_nonzero", t)) return NULL;
+    return tn__own(tn__backend(t->device)->nonzero(t));
+}
+
+/* ---- joining and splitting ---- */
+TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_cat: expected a non-empty list of tensors");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    tn_tensor *ref = NULL; /* first tensor that is not a legacy 1-d empty one */
+    for (int i = 0; i < n && !ref; i++) if (!(ts[i]->ndim == 1 && ts[i]->shape[0] == 0)) ref = ts[i];
+    if (!ref) ref = ts[0];
+    if (ref->ndim == 0) return (tn_tensor *)tn__error("tn_cat: zero-dimensional tensor (at position 0) cannot be concatenated");
+    int d = tn__wrap_dim("tn_cat", dim, ref->ndim);
+    if (d < 0) return NULL;
+    int64_t shape[TN_MAX_DIMS];
+    memcpy(shape, ref->shape, sizeof shape);
+    shape[d] = 0;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *t = ts[i];
+        if (t->ndim == 1 && t->shape[0] == 0 && ref->ndim != 1) continue;
+        if (t->ndim != ref->ndim) return (tn_tensor *)tn__error("tn_cat: tensors must have same number of dimensions: got %d and %d (tensor %d)", ref->ndim, t->ndim, i);
+        if (tn__check_same_device("tn_cat", ref, t)) return NULL;
+        for (int j = 0; j < t->ndim; j++)
+            if (j != d && t->shape[j] != ref->shape[j])
+                return (tn_tensor *)tn__error("tn_cat: sizes of tensors must match except in dimension %d: expected size %lld but got size %lld for tensor number %d in the list (shapes %s and %s)",
+                                              d, (long long)ref->shape[j], (long long)t->shape[j], i, TN__SHAPE(ref), TN__SHAPE(t));
+        shape[d] += t->shape[d];
+    }
+    tn_tensor *out = tn__new(tn_result_type(ts, n), ref->device, shape, ref->ndim);
+    int64_t off = 0;
+    for (int i = 0; i < n && out; i++) {
+        tn_tensor *t = ts[i];
+        if (t->ndim != ref->ndim) continue;
+        tn_tensor part = *out;
+        part.shape[d] = t->shape[d];
+        part.offset = out->offset + off * out->strides[d];
+        off += t->shape[d];
+        if (tn__copy(&part, t)) { tn_release(out); out = NULL; }
+    }
+    return tn__own(out);
+}
+
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_stack: expected a non-empty list of tensors");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    for (int i = 1; i < n; i++)
+        if (ts[i]->ndim != ts[0]->ndim || memcmp(ts[i]->shape, ts[0]->shape, (size_t)ts[0]->ndim * sizeof(int64_t)))
+            return (tn_tensor *)tn__error("tn_stack: stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d", TN__SHAPE(ts[0]), TN__SHAPE(ts[i]), i);
+    int d = tn__wrap_dim("tn_stack", dim, ts[0]->ndim + 1);
+    if (d < 0) return NULL;
+    tn_tensor **us = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *us);
+    if (!us) return (tn_tensor *)tn__error("tn_stack: out of memory");
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) us[i] = tn_unsqueeze(ts[i], d);
+    tn_tensor *r = tn_keep(tn_cat(us, n, d));
+    tn_scope_end();
+    TN_FREE(us);
+    return r;
+}
+
+TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_split_sizes: cannot split a 0-dim tensor");
+    int d = tn__wrap_dim("tn_split_sizes", dim, t->ndim);
+    if (d < 0) return -1;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] < 0) return TN__FAIL_INT("tn_split_sizes: split sizes must be non-negative, got %lld", (long long)sizes[i]);
+        total += sizes[i];
+    }
+    if (total != t->shape[d])
+        return TN__FAIL_INT("tn_split_sizes: split sizes %s sum to %lld, expected the size of dim %d (%lld)", tn__shape_str(sizes, n), (long long)total, d, (long long)t->shape[d]);
+    if (out && max_out < n) return TN__FAIL_INT("tn_split_sizes: %d pieces do not fit in max_out = %d", n, max_out);
+    int64_t start = 0;
+    for (int i = 0; i < n && out; i++) {
+        out[i] = tn_narrow(t, d, start, sizes[i]);
+        start += sizes[i];
+    }
+    return n;
+}
+
+TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_split: cannot split a 0-dim tensor");
+    int d = tn__wrap_dim("tn_split", dim, t->ndim);
+    if (d < 0) return -1;
+    if (split_size < 0 || (split_size == 0 && t->shape[d] != 0))
+        return TN__FAIL_INT("tn_split: split_size must be positive (or 0 for an empty dim), got %lld", (long long)split_size);
+    int64_t size = t->shape[d], n = split_size ? (size + split_size - 1) / split_size : 1;
+    if (n == 0) n = 1;
+    if (n > 4096) return TN__FAIL_INT("tn_split: %lld pieces is too many", (long long)n);
+    int64_t sizes[4096];
+    for (int64_t i = 0; i < n; i++) sizes[i] = TN__MIN(split_size, size - i * split_size);
+    return tn_split_sizes(t, sizes, (int)n, d, out, max_out);
+}
+
+TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (chunks <= 0) return TN__FAIL_INT("tn_chunk: number of chunks must be greater than 0, got %lld", (long long)chunks);
+    if (t->ndim == 0) return TN__FAIL_INT("tn_chunk: cannot chunk a 0-dim tensor");
+    int d = tn__wrap_dim("tn_chunk", dim, t->ndim);
+    if (d < 0) return -1;
+    int64_t size = t->shape[d], split = (size + chunks - 1) / chunks;
+    if (split == 0 && size == 0) { /* PyTorch gives `chunks` empty pieces */
+        if (chunks > 4096) return TN__FAIL_INT("tn_chunk: too many chunks");
+        int64_t zeros[4096] = {0};
+        return tn_split_sizes(t, zeros, (int)chunks, d, out, max_out);
+    }
+    return tn_split(t, split, d, out, max_out);
+}
+
+TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n) {
+    TN__CHECK_NULL(t);
+    tn_tensor v = *t; /* a transient view walking the flipped dims backwards */
+    bool seen[TN_MAX_DIMS] = {false};
+    for (int i = 0; i < n; i++) {
+        int d = tn__wrap_dim("tn_flip", dims[i], t->ndim);
+        if (d < 0) return NULL;
+        if (seen[d]) return (tn_tensor *)tn__error("tn_flip: dim %d appears multiple times in the list of dims", d);
+        seen[d] = true;
+        if (t->ndim == 0 || t->shape[d] == 0) continue;
+        v.offset += (t->shape[d] - 1) * t->strides[d];
+        v.strides[d] = -t->strides[d];
+    }
+    return tn__own(tn__copy_as(&v, t->dtype, t->device));
+}
+
+TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) {
+    TN__CHECK_NULL(t);
+    if (!shifts) return (tn_tensor *)tn__error("tn_roll: shifts is NULL");
+    tn_scope_begin();
+    tn_tensor *r = t;
+    if (n == 0) {
+        int64_t m1 = -1, zero = 0;
+        tn_tensor *f = tn_roll(tn_reshape(t, &m1, 1), shifts, &zero, 1);
+        r = f ? tn_reshape(f, t->shape, t->ndim) : NULL;
+    } else if (!dims) {
+        r = (tn_tensor *)tn__error("tn_roll: dims is NULL");
+    }
+    for (int i = 0; i < n && r; i++) {
+        int d = tn__wrap_dim("tn_roll", dims[i], t->ndim);
+        if (d < 0) { r = NULL; break; }
+        int64_t size = t->ndim ? t->shape[d] : 1;
+        if (size == 0) continue;
+        int64_t s = ((shifts[i] % size) + size) % size;
+        tn_tensor *parts[2] = {tn_narrow(r, d, size - s, s), tn_narrow(r, d, 0, size - s)};
+        r = tn_cat(parts, 2, d);
+    }
+    if (r == t) r = tn_clone(t);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+
+TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n) {
+    TN__CHECK_NULL(t);
+    if (n < t->ndim) return (tn_tensor *)tn__error("tn_repeat: number of repeat dims (%d) can not be smaller than number of dimensions of tensor (%d)", n, t->ndim);
+    if (n > TN_MAX_DIMS || (n && !repeats)) return (tn_tensor *)tn__error("tn_repeat: expected at most %d repeats, got %d", TN_MAX_DIMS, n);
+    for (int i = 0; i < n; i++) if (repeats[i] < 0) return (tn_tensor *)tn__error("tn_repeat: repeats can not be negative, got %lld", (long long)repeats[i]);
+    tn_scope_begin();
+    int lead = n - t->ndim;
+    int64_t shp[TN_MAX_DIMS] = {0}, out[TN_MAX_DIMS] = {0};
+    for (int i = 0; i < n; i++) {
+        shp[i] = i < lead ? 1 : t->shape[i - lead];
+        out[i] = shp[i] * repeats[i];
+    }
+    tn_tensor *x = tn_reshape(t, shp, n), *r = x;
+    /* repeat one dim at a time: [.., s, ..] -> unsqueeze -> expand [.., r, s, ..] -> reshape */
+    for (int i = 0; i < n && r; i++) {
+        if (repeats[i] == 1) continue;
+        tn_tensor *u = tn_unsqueeze(r, i);
+        int64_t es[TN_MAX_DIMS];
+        memcpy(es, u->shape, sizeof es);
+        es[i] = repeats[i];
+        int64_t rs[TN_MAX_DIMS];
+        memcpy(rs, r->shape, sizeof rs);
+        rs[i] *= repeats[i];
+        r = tn_reshape(tn_contiguous(tn_expand(u, es, u->ndim)), rs, n);
+    }
+    if (r == x) r = tn_clone(x);
+    r = tn_keep(r ? tn_reshape(r, out, n) : NULL);
+    tn_scope_end();
+    return r;
+}
+
+/* Keep elements with col - row <= diagonal (tril) or >= diagonal (triu). */
+static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool lower) {
+    TN__CHECK_NULL(t);
+    if (t->ndim < 2) return (tn_tensor *)tn__error("%s: input tensor must have at least 2 dimensions, got shape %s", fn, TN__SHAPE(t));
+    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
+    tn_scope_begin();
+    tn_tensor *rows = tn_unsqueeze(tn_arange(0, (double)r, 1, TN_I64), 1);
+    tn_tensor *cols = tn_arange(0, (double)c, 1, TN_I64);
+    tn_tensor *diff = tn_sub(cols, rows);
+    tn_tensor *mask = lower ? tn_le_scalar(diff, (double)diagonal) : tn_ge_scalar(diff, (double)diagonal);
+    tn_tensor *res = tn_where(mask, t, tn_zeros(NULL, 0, t->dtype));
+    tn_tensor *out = tn_keep(res ? tn_to_dtype(res, t->dtype) : NULL);
+    tn_scope_end();
+    return out;
+}
+TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return tn__tri("tn_tril", t, diagonal, true); }
+TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return tn__tri("tn_triu", t, diagonal, false); }
+
+TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
+    TN__CHECK_NULL(t);
+    if (n % 2 || n / 2 > t->ndim || (n && !pad))
+        return (tn_tensor *)tn__error("tn_pad: padding length %d must be even and at most twice the number of dims (%d)", n, t->ndim);
+    int64_t shape[TN_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    for (int i = 0; i < n / 2; i++) {
+        int d = t->ndim - 1 - i;
+        shape[d] += pad[2 * i] + pad[2 * i + 1];
+        if (shape[d] < 0)
+            return (tn_tensor *)tn__error("tn_pad: the input size %lld, plus negative padding %lld and %lld resulted in a negative output size", (long long)t->shape[d], (long long)pad[2 * i], (long long)pad[2 * i + 1]);
+    }
+    tn_tensor *out = tn__new(t->dtype, t->device, shape, t->ndim);
+    if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
+    tn_tensor src = *t, dst = *out; /* the overlap of input and output */
+    bool empty = false;
+    for (int i = 0; i < n / 2; i++) {
+        int d = t->ndim - 1 - i;
+        int64_t l = pad[2 * i], r = pad[2 * i + 1];
+        int64_t s0 = l < 0 ? -l : 0, d0 = l > 0 ? l : 0;
+        int64_t len = t->shape[d] - s0 - (r < 0 ? -r : 0);
+        if (len <= 0) { empty = true; break; }
+        src.offset += s0 * t->strides[d]; src.shape[d] = len;
+        dst.offset += d0 * out->strides[d]; dst.shape[d] = len;
+    }
+    if (!empty && tn_numel(&src) > 0 && tn__copy(&dst, &src)) { tn_release(out); return NULL; }
+    return tn__own(out);
+}
+
+/* ======================================================================= */
+/* 7. elementwise & broadcasting                                            */
+/* ======================================================================= */
+TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out) {
+    int n = TN__MAX(na, nb);
+    int64_t r[TN_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        int64_t x = i < n - na ? 1 : a[i - (n - na)], y = i < n - nb ? 1 : b[i - (n - nb)];
+        if (x != y && x != 1 && y != 1) return -1;
+        r[i] = x == 1 ? y : x;
+    }
+    memcpy(out, r, (size_t)n * sizeof(int64_t));
+    return n;
+}
+
+/* Kernel loops. Each operand p[k] advances by s[k] bytes; the first branch is the
+   contiguous case, written so the compiler vectorises it. */
+#define TN__MAP1(TO, TI, EXPR) do { \
+    if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(TI)) { \
+        TO *o_ = (TO *)p[0]; const TI *i_ = (const TI *)p[1]; \
+        for (int64_t i = 0; i < n; i++) { TI x = i_[i]; o_[i] = (TO)(EXPR); } \
+    } else for (int64_t i = 0; i < n; i++) { \
+        TI x = *(const TI *)(p[1] + i * s[1]); *(TO *)(p[0] + i * s[0]) = (TO)(EXPR); } \
+} while (0)
+#define TN__MAP2(TO, TI, EXPR) do { \
+    if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(TI) && s[2] == (int64_t)sizeof(TI)) { \
+        TO *o_ = (TO *)p[0]; const TI *a_ = (const TI *)p[1], *b_ = (const TI *)p[2]; \
+        for (int64_t i = 0; i < n; i++) { TI a = a_[i], b = b_[i]; o_[i] = (TO)(EXPR); } \
+    } else if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(TI) && s[2] == 0) { /* tensor op scalar */ \
+        TO *o_ = (TO *)p[0]; const TI *a_ = (const TI *)p[1]; const TI b = *(const TI *)p[2]; \
+        for (int64_t i = 0; i < n; i++) { TI a = a_[i]; o_[i] = (TO)(EXPR); } \
+    } else for (int64_t i = 0; i < n; i++) { \
+        TI a = *(const TI *)(p[1] + i * s[1]), b = *(const TI *)(p[2] + i * s[2]); \
+        *(TO *)(p[0] + i * s[0]) = (TO)(EXPR); } \
+} while (0)
+#define TN__MAP3(TO, T1, TI, EXPR) do { for (int64_t i = 0; i < n; i++) { \
+    T1 c = *(const T1 *)(p[1] + i * s[1]); TI a = *(const TI *)(p[2] + i * s[2]), b = *(const TI *)(p[3] + i * s[3]); \
+    *(TO *)(p[0] + i * s[0]) = (TO)(EXPR); } } while (0)
+
+typedef struct tn__kctx { int op; double alpha, params[3]; int failed; } tn__kctx;
+/* x < 0 that is silent (no "always false" warning) for unsigned types */
+#define TN__ISNEG(x) ((x) < 1 && (x) != 0)
+
+/* ---- unary kernels ---- */
+#define TN__DEFINE_UNARY_FLOAT(T, S, F) \
+static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+    tn__kctx *c = (tn__kctx *)vc; \
+    const T lo = (T)c->params[0], hi = (T)c->params[1], p2 = (T)c->params[2]; \
+    switch ((tn_unary_op)c->op) { \
+    case NEG: TN__MAP1(T, T, -x); break; \
+    case ABS: TN__MAP1(T, T, fabs##F(x)); break; \
+    case SIGN: TN__MAP1(T, T, x != x ? x : (T)((x > 0) - (x < 0))); break; \
+    case SQUARE: TN__MAP1(T, T, x * x); break; \
+    case RELU: TN__MAP1(T, T, x < 0 ? (T)0 : x); break; \
+    case FLOOR: TN__MAP1(T, T, floor##F(x)); break; \
+    case CEIL: TN__MAP1(T, T, ceil##F(x)); break; \
+    case ROUND: TN__MAP1(T, T, nearbyint##F(x)); break; \
+    case TRUNC: TN__MAP1(T, T, trunc##F(x)); break; \
+    case FRAC: TN__MAP1(T, T, x - trunc##F(x)); break; \
+    case CLAMP: TN__MAP1(T, T, (x < lo ? lo : x) > hi ? hi : (x < lo ? lo : x)); break; \
+    case NAN_TO_NUM: TN__MAP1(T, T, x != x ? lo : x == (T)INFINITY ? hi : x == -(T)INFINITY ? p2 : x); break; \
+    case EXP: TN__MAP1(T, T, exp##F(x)); break; \
+    case EXP2: TN__MAP1(T, T, exp2##F(x)); break; \
+    case LOG: TN__MAP1(T, T, log##F(x)); break; \
+    case LOG2: TN__MAP1(T, T, log2##F(x)); break; \
+    case LOG10: TN__MAP1(T, T, log10##F(x)); break; \
+    case LOG1P: TN__MAP1(T, T, log1p##F(x)); break; \
+    case EXPM1: TN__MAP1(T, T, expm1##F(x)); break; \
+    case SQRT: TN__MAP1(T, T, sqrt##F(x)); break; \
+    case RSQRT: TN__MAP1(T, T, (T)1 / sqrt##F(x)); break; \
+    case RECIPROCAL: TN__MAP1(T, T, (T)1 / x); break; \
+    case SIN: TN__MAP1(T, T, sin##F(x)); break; \
+    case COS: TN__MAP1(T, T, cos##F(x)); break; \
+    case TAN: TN__MAP1(T, T, tan##F(x)); break; \
+    case ASIN: TN__MAP1(T, T, asin##F(x)); break; \
+    case ACOS: TN__MAP1(T, T, acos##F(x)); break; \
+    case ATAN: TN__MAP1(T, T, atan##F(x)); break; \
+    case SINH: TN__MAP1(T, T, sinh##F(x)); break; \
+    case COSH: TN__MAP1(T, T, cosh##F(x)); break; \
+    case TANH: TN__MAP1(T, T, tanh##F(x)); break; \
+    case SIGMOID: TN__MAP1(T, T, tn_sigmoid_##S(x)); break; \
+    case GELU: TN__MAP1(T, T, tn_gelu_##S(x)); break; \
+    case GELU_TANH: TN__MAP1(T, T, tn_gelu_tanh_##S(x)); break; \
+    case SILU: TN__MAP1(T, T, tn_silu_##S(x)); break; \
+    case SOFTPLUS: TN__MAP1(T, T, tn_softplus_##S(x, lo, hi)); break; \
+    case ERF: TN__MAP1(T, T, erf##F(x)); break; \
+    case ERFC: TN__MAP1(T, T, erfc##F(x)); break; \
+    case ISNAN: TN__MAP1(bool, T, x != x); break; \
+    case ISINF: TN__MAP1(bool, T, x == (T)INFINITY || x == -(T)INFINITY); break; \
+    case ISFINITE: TN__MAP1(bool, T, x == x && x != (T)INFINITY && x != -(T)INFINITY); break; \
+    case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
+    default: c->failed = 1; break; \
+    } }
+TN__DEFINE_UNARY_FLOAT(float, f32, f)
+TN__DEFINE_UNARY_FLOAT(double, f64, )
+
+/* Integers wrap on overflow as PyTorch does: arithmetic goes through the unsigned type U
+   (signed overflow would be undefined in C). */
+#define TN__DEFINE_UNARY_INT(T, S, U) \
+static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+    tn__kctx *c = (tn__kctx *)vc; \
+    const double lo = c->params[0], hi = c->params[1]; \
+    switch ((tn_unary_op)c->op) { \
+    case NEG: TN__MAP1(T, T, (U)0 - (U)x); break; \
+    case ABS: TN__MAP1(T, T, TN__ISNEG(x) ? (T)((U)0 - (U)x) : x); break; \
+    case SIGN: TN__MAP1(T, T, (x > 0) - TN__ISNEG(x)); break; \
+    case SQUARE: TN__MAP1(T, T, (U)x * (U)x); break; \
+    case RELU: TN__MAP1(T, T, TN__ISNEG(x) ? 0 : x); break; \
+    case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(T, T, x); break; \
+    case CLAMP: TN__MAP1(T, T, (double)x < lo ? (T)lo : (double)x > hi ? (T)hi : x); break; \
+    case BITWISE_NOT: TN__MAP1(T, T, ~x); break; \
+    case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
+    default: c->failed = 1; break; \
+    } }
+TN__DEFINE_UNARY_INT(int32_t, i32, uint32_t)
+TN__DEFINE_UNARY_INT(int64_t, i64, uint64_t)
+TN__DEFINE_UNARY_INT(uint8_t, u8, uint8_t)
+
+static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    switch ((tn_unary_op)c->op) {
+    case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(bool, bool, x); break;
+    case CLAMP: TN__MAP1(bool, bool, (double)x < c->params[0] ? c->params[0] != 0 : (double)x > c->params[1] ? c->params[1] != 0 : x); break;
+    case BITWISE_NOT: case LOGICAL_NOT: TN__MAP1(bool, bool, !x); break;
+    default: c->failed = 1; break;
+    }
+}
+
+static tn__loop_fn tn__pick_loop(tn_dtype d, tn__loop_fn f32, tn__loop_fn f64, tn__loop_fn i32, tn__loop_fn i64, tn__loop_fn u8, tn__loop_fn b) {
+    switch (d) {
+    case TN_F32: return f32; case TN_F64: return f64; case TN_I32: return i32;
+    case TN_I64: return i64; case TN_U8: return u8; case TN_BOOL: return b; default: return NULL;
+    }
+}
+
+static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
+    tn__kctx c;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    if (params) memcpy(c.params, params, sizeof c.params);
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b);
+    if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_unary_op_name(op), tn_dtype_name(x->dtype));
+    tn__iter it;
+    tn__iter_init(&it, out->shape, out->ndim);
+    tn__iter_add(&it, out);
+    tn__iter_add(&it, x);
+    tn__iter_run(&it, fn, &c);
+    if (c.failed) return TN__FAIL_INT("%s: not implemented for dtype %s", tn_unary_op_name(op), tn_dtype_name(x->dtype));
+    return 0;
+}
+
+/* ---- binary kernels ---- */
+/* Python's floor division and modulo for floats (as CPython and PyTorch compute them). */
+#define TN__DEFINE_FLOAT_DIVMOD(T, S, F) \
+    static T tn__floordiv_##S(T a, T b) { \
+        if (b == 0) return a / b; \
+        T mod = fmod##F(a, b), div = (a - mod) / b; \
+        if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1; \
+        if (div == 0) return copysign##F((T)0, a / b); \
+        T fl = floor##F(div); \
+        return div - fl > (T)0.5 ? fl + 1 : fl; } \
+    static T tn__remainder_##S(T a, T b) { \
+        T r = fmod##F(a, b); \
+        return (r != 0 && ((b < 0) != (r < 0))) ? r + b : r; }
+TN__DEFINE_FLOAT_DIVMOD(float, f32, f)
+TN__DEFINE_FLOAT_DIVMOD(double, f64, )
+
+#define TN__DEFINE_BINARY_FLOAT(T, S, F) \
+static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+    tn__kctx *c = (tn__kctx *)vc; \
+    const T alpha = (T)c->alpha; \
+    switch ((tn_binary_op)c->op) { \
+    case ADD: if (alpha == 1) TN__MAP2(T, T, a + b); else TN__MAP2(T, T, a + alpha * b); break; \
+    case SUB: if (alpha == 1) TN__MAP2(T, T, a - b); else TN__MAP2(T, T, a - alpha * b); break; \
+    case MUL: TN__MAP2(T, T, a * b); break; \
+    case DIV: TN__MAP2(T, T, a / b); break; \
+    case FLOOR_DIVIDE: TN__MAP2(T, T, tn__floordiv_##S(a, b)); break; \
+    case REMAINDER: TN__MAP2(T, T, tn__remainder_##S(a, b)); break; \
+    case FMOD: TN__MAP2(T, T, fmod##F(a, b)); break; \
+    case POW: TN__MAP2(T, T, pow##F(a, b)); break; \
+    case ATAN2: TN__MAP2(T, T, atan2##F(a, b)); break; \
+    case MAXIMUM: TN__MAP2(T, T, (a != a || a > b) ? a : b); break; \
+    case MINIMUM: TN__MAP2(T, T, (a != a || a < b) ? a : b); break; \
+    case EQ: TN__MAP2(bool, T, a == b); break; \
+    case NE: TN__MAP2(bool, T, a != b); break; \
+    case LT: TN__MAP2(bool, T, a < b); break; \
+    case LE: TN__MAP2(bool, T, a <= b); break; \
+    case GT: TN__MAP2(bool, T, a > b); break; \
+    case GE: TN__MAP2(bool, T, a >= b); break; \
+    default: c->failed = 1; break; \
+    } }
+TN__DEFINE_BINARY_FLOAT(float, f32, f)
+TN__DEFINE_BINARY_FLOAT(double, f64, )
+
+/* Integer division family: division by zero is an error (PyTorch raises), and
+   MIN / -1 wraps instead of trapping. */
+#define TN__DEFINE_INT_DIVMOD(T, S, U, SIGNED) \
+    static T tn__ifloordiv_##S(T a, T b, int *bad) { \
+        if (b == 0) { *bad = 2; return 0; } \
+        if (SIGNED && b == (T)-1) return (T)((U)0 - (U)a); \
+        T q = (T)(a / b); \
+        return (a % b != 0 && (TN__ISNEG(a) != TN__ISNEG(b))) ? (T)(q - 1) : q; } \
+    static T tn__iremainder_##S(T a, T b, int *bad, bool python) { \
+        if (b == 0) { *bad = 2; return 0; } \
+        if (SIGNED && b == (T)-1) return 0; \
+        T r = (T)(a % b); \
+        return (python && r != 0 && (TN__ISNEG(r) != TN__ISNEG(b))) ? (T)(r + b) : r; } \
+    static T tn__ipow_##S(T a, T b, int *bad) { \
+        if (TN__ISNEG(b)) { if (a == 1) return 1; if (SIGNED && a == (T)-1) return (b & 1) ? a : 1; *bad = 3; return 0; } \
+        U r = 1, base = (U)a; \
+        for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (U)(r * base); base = (U)(base * base); } \
+        return (T)r; }
+TN__DEFINE_INT_DIVMOD(int32_t, i32, uint32_t, 1)
+TN__DEFINE_INT_DIVMOD(int64_t, i64, uint64_t, 1)
+TN__DEFINE_INT_DIVMOD(uint8_t, u8, uint8_t, 0)
+
+#define TN__DEFINE_BINARY_INT(T, S, U) \
+static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+    tn__kctx *c = (tn__kctx *)vc; \
+    const U alpha = (U)(int64_t)c->alpha; \
+    int bad = 0; \
+    switch ((tn_binary_op)c->op) { \
+    case ADD: TN__MAP2(T, T, (U)a + alpha * (U)b); break; \
+    case SUB: TN__MAP2(T, T, (U)a - alpha * (U)b); break; \
+    case MUL: TN__MAP2(T, T, (U)a * (U)b); break; \
+    case FLOOR_DIVIDE: TN__MAP2(T, T, tn__ifloordiv_##S(a, b, &bad)); break; \
+    case REMAINDER: TN__MAP2(T, T, tn__iremainder_##S(a, b, &bad, true)); break; \
+    case FMOD: TN__MAP2(T, T, tn__iremainder_##S(a, b, &bad, false)); break; \
+    case POW: TN__MAP2(T, T, tn__ipow_##S(a, b, &bad)); break; \
+    case MAXIMUM: TN__MAP2(T, T, a > b ? a : b); break; \
+    case MINIMUM: TN__MAP2(T, T, a < b ? a : b); break; \
+    case BITWISE_AND: TN__MAP2(T, T, a & b); break; \
+    case BITWISE_OR: TN__MAP2(T, T, a | b); break; \
+    case BITWISE_XOR: TN__MAP2(T, T, a ^ b); break; \
+    case EQ: TN__MAP2(bool, T, a == b); break; \
+    case NE: TN__MAP2(bool, T, a != b); break; \
+    case LT: TN__MAP2(bool, T, a < b); break; \
+    case LE: TN__MAP2(bool, T, a <= b); break; \
+    case GT: TN__MAP2(bool, T, a > b); break; \
+    case GE: TN__MAP2(bool, T, a >= b); break; \
+    default: bad = 1; break; \
+    } \
+    if (bad) c->failed = bad; }
+TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t)
+TN__DEFINE_BINARY_INT(int64_t, i64, uint64_t)
+TN__DEFINE_BINARY_INT(uint8_t, u8, uint8_t)
+
+static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    switch ((tn_binary_op)c->op) {
+    case ADD: case MAXIMUM: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
+    case MUL: case MINIMUM: case BITWISE_AND: case LOGICAL_AND: TN__MAP2(bool, bool, a && b); break;
+    case BITWISE_XOR: case LOGICAL_XOR: case NE: TN__MAP2(bool, bool, a != b); break;
+    case EQ: TN__MAP2(bool, bool, a == b); break;
+    case LT: TN__MAP2(bool, bool, !a && b); break;
+    case LE: TN__MAP2(bool, bool, !a || b); break;
+    case GT: TN__MAP2(bool, bool, a && !b); break;
+    case GE: TN__MAP2(bool, bool, a || !b); break;
+    default: c->failed = 1; break;
+    }
+}
+
+static int tn__cpu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha) {
+    tn__kctx c;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.alpha = alpha;
+    tn__loop_fn fn = tn__pick_loop(a->dtype, tn__binary_f32, tn__binary_f64, tn__binary_i32, tn__binary_i64, tn__binary_u8, tn__binary_b);
+    if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_binary_op_name(op), tn_dtype_name(a->dtype));
+    tn__iter it;
+    tn__iter_init(&it, out->shape, out->ndim);
+    tn__iter_add(&it, out);
+    tn__iter_add(&it, a);
+    tn__iter_add(&it, b);
+    tn__iter_run(&it, fn, &c);
+    if (c.failed == 2) return TN__FAIL_INT("%s: integer division by zero (ZeroDivisionError)", tn_binary_op_name(op));
+    if (c.failed == 3) return TN__FAIL_INT("pow: integers to negative integer powers are not allowed");
+    if (c.failed) return TN__FAIL_INT("%s: not implemented for dtype %s", tn_binary_op_name(op), tn_dtype_name(a->dtype));
+    return 0;
+}
+
+/* ---- ternary kernels: where, lerp, addcmul, addcdiv ---- */
+#define TN__DEFINE_TERNARY(T, S, ISFLOAT) \
+static void tn__ternary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+    tn__kctx *kc = (tn__kctx *)vc; \
+    const T v = (T)kc->alpha; \
+    switch ((tn_ternary_op)kc->op) { \
+    case WHERE: TN__MAP3(T, bool, T, c ? a : b); break; \
+    case LERP: if (ISFLOAT) TN__MAP3(T, T, T, (double)b < 0.5 ? c + b * (a - c) : a - (a - c) * ((T)1 - b)); else kc->failed = 1; break; \
+    case ADDCMUL: TN__MAP3(T, T, T, c + v * a * b); break; \
+    case ADDCDIV: if (ISFLOAT) TN__MAP3(T, T, T, c + v * a / b); else kc->failed = 1; break; \
+    default: kc->failed = 1; break; \
+    } }
+#define TN__DEFINE_TERNARY_TYPES(E, T, S, K) TN__DEFINE_TERNARY(T, S, E == TN_F32 || E == TN_F64)
+TN__TYPES(TN__DEFINE_TERNARY_TYPES)
+
+static int tn__cpu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
+    tn__kctx c;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.alpha = value;
+    /* operand order for the loop: out, first, second, third; WHERE: cond, a, b;
+       LERP: start, end, weight -> (c, a, b) = (start, end, weight) */
+    tn__loop_fn fn = tn__pick_loop(out->dtype, tn__ternary_f32, tn__ternary_f64, tn__ternary_i32, tn__ternary_i64, tn__ternary_u8, tn__ternary_b);
+    if (!fn) return TN__FAIL_INT("ternary op: dtype %s is not supported on the CPU", tn_dtype_name(out->dtype));
+    tn__iter it;
+    tn__iter_init(&it, out->shape, out->ndim);
+    tn__iter_add(&it, out);
+    tn__iter_add(&it, x);
+    tn__iter_add(&it, y);
+    tn__iter_add(&it, z);
+    tn__iter_run(&it, fn, &c);
+    if (c.failed) return TN__FAIL_INT("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
+    return 0;
+}
+
+/* ---- dispatch: dtype rules, broadcasting, in-place and aliasing ---- */
+#define TN__NAME_ENTRY(name) #name,
+static const char *const tn__unary_names_uc[] = {TN_UNARY_OPS(TN__NAME_ENTRY) ""};
+static const char *const tn__binary_names_uc[] = {TN_BINARY_OPS(TN__NAME_ENTRY) ""};
+static const char *tn__lower(const char *uc) { /* "LOG1P" -> "log1p" (a few rotating buffers) */
+    static TN__TLS char bufs[4][32];
+    static TN__TLS int which;
+    char *b = bufs[which++ & 3];
+    size_t i = 0;
+    for (; uc[i] && i < 31; i++) b[i] = (char)(uc[i] >= 'A' && uc[i] <= 'Z' ? uc[i] - 'A' + 'a' : uc[i]);
+    b[i] = 0;
+    return b;
+}
+TNDEF const char *tn_unary_op_name(tn_unary_op op) { return (unsigned)op < TN_NUM_UNARY_OPS ? tn__lower(tn__unary_names_uc[op]) : "invalid"; }
+TNDEF const char *tn_binary_op_name(tn_binary_op op) { return (unsigned)op < TN_NUM_BINARY_OPS ? tn__lower(tn__binary_names_uc[op]) : "invalid"; }
+
+/* in as it is, or a copy when it shares memory with out without being the same view:
+   writing out element by element must never clobber an element of in not yet read. */
+static tn_tensor *tn__unalias(tn_tensor *out, tn_tensor *in) {
+    if (out->storage != in->storage) return tn_retain(in);
+    bool same = out->offset == in->offset && out->ndim == in->ndim && out->dtype == in->dtype &&
+                !memcmp(out->strides, in->strides, (size_t)out->ndim * sizeof(int64_t)) &&
+                !memcmp(out->shape, in->shape, (size_t)out->ndim * sizeof(int64_t));
+    return same ? tn_retain(in) : tn__copy_as(in, in->dtype, in->device);
+}
+
+/* in converted to dtype (a new reference either way), untracked. */
+static tn_tensor *tn__as_dtype(tn_tensor *in, tn_dtype dtype) {
+    return in->dtype == dtype ? tn_retain(in) : tn__copy_as(in, dtype, in->device);
+}
+
+/* torch.can_cast: no float -> integral, no non-bool -> bool. */
+static bool tn__can_cast(tn_dtype from, tn_dtype to) {
+    if (tn_dtype_is_floating(from) && !tn_dtype_is_floating(to)) return false;
+    if (from != TN_BOOL && to == TN_BOOL) return false;
+    return true;
+}
+
+/* Write result r (a fresh tensor) into the in-place target, converting dtype. */
+static tn_tensor *tn__store_inplace(const char *fn, tn_tensor *target, tn_tensor *r) {
+    if (!r) return NULL;
+    if (!tn__can_cast(r->dtype, target->dtype)) {
+        tn__error("%s: result type %s can't be cast to the desired output type %s", fn, tn_dtype_name(r->dtype), tn_dtype_name(target->dtype));
+        tn_release(r);
+        return NULL;
+    }
+    int rc = tn__copy(target, r);
+    tn_release(r);
+    if (rc) return NULL;
+    tn__bump_version(target);
+    return tn_retain(target); /* untracked: callers pass it through tn__own */
+}
+
+static bool tn__is_float_op(tn_unary_op op) { return op >= EXP && op <= ERFC; }
+static bool tn__is_pred_op(tn_unary_op op) { return op >= LOGICAL_NOT; }
+
+/* Untracked result of a unary op (the engine behind tn_exp and friends). */
+static tn_tensor *tn__unary_raw(tn_unary_op op, tn_tensor *x, const double *params) {
+    const char *fn = tn_unary_op_name(op);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    tn_dtype cd = x->dtype;
+    if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
+    if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn_tensor *)tn__error("frac: not implemented for dtype %s", tn_dtype_name(cd));
+    if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn_tensor *)tn__error("bitwise_not: not implemented for dtype %s (integers and bool only)", tn_dtype_name(cd));
+    if (cd == TN_BOOL && (op == NEG || op == ABS || op == SQUARE || op == RELU))
+        return (tn_tensor *)tn__error("%s: not supported for bool tensors%s", fn, op == NEG ? "; use tn_logical_not" : "");
+    if (!tn_dtype_is_floating(cd) && (op == ISNAN || op == ISINF || op == ISFINITE)) { /* integers are always finite */
+        tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
+        if (r && tn__backend(r->device)->fill(r, op == ISFINITE)) { tn_release(r); r = NULL; }
+        return r;
+    }
+    tn_tensor *xc = tn__as_dtype(x, cd);
+    tn_tensor *out = xc ? tn__new(tn__is_pred_op(op) ? TN_BOOL : cd, x->device, x->shape, x->ndim) : NULL;
+    if (out && tn__backend(x->device)->unary(op, out, xc, params)) { tn_release(out); out = NULL; }
+    tn_release(xc);
+    return out;
+}
+
+static tn_tensor *tn__unary(tn_unary_op op, tn_tensor *x, const double *params) {
+    TN__CHECK_NULL(x);
+    return tn__own(tn__unary_raw(op, x, params));
+}
+
+static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *params) {
+    TN__CHECK_NULL(x);
+    char fn[40];
+    snprintf(fn, sizeof fn, "%s_", tn_unary_op_name(op));
+    if (x->dtype == (tn__is_float_op(op) && !tn_dtype_is_floating(x->dtype) ? TN_F32 : x->dtype) && !tn__is_pred_op(op)) {
+        if (tn__check_cpu_dtype(fn, x)) return NULL;
+        if (tn__backend(x->device)->unary(op, x, x, params)) return NULL;  /* same view: no aliasing hazard */
+        tn__bump_version(x);
+        return tn__own(tn_retain(x));
+    }
+    return tn__own(tn__store_inplace(fn, x, tn__unary_raw(op, x, params)));
+}
+
+static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
+static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND; }
+static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_XOR; }
+
+/* The engine of every binary op: promotion, broadcasting, then one backend call.
+   target != NULL makes it in-place (target is a, shape must equal the broadcast). */
+static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha, tn_tensor *target) {
+    if (tn__check_cpu_dtype(fn, a) || tn__check_cpu_dtype(fn, b) || tn__check_same_device(fn, a, b)) return NULL;
+    int64_t shape[TN_MAX_DIMS];
+    int nd = tn_broadcast_shapes(a->shape, a->ndim, b->shape, b->ndim, shape);
+    if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
+    tn_tensor *ab[2] = {a, b};
+    tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
+    if (op == DIV || op == ATAN2) { if (!tn_dtype_is_floating(rt)) cd = od = TN_F32; }
+    else if (tn__is_cmp(op)) od = TN_BOOL;
+    else if (tn__is_logical(op)) cd = od = TN_BOOL;
+    else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))
+        return (tn_tensor *)tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(rt));
+    if (cd == TN_BOOL && op == SUB) return (tn_tensor *)tn__error("%s: subtraction with two bool tensors is not supported; use tn_logical_xor", fn);
+    if (cd == TN_BOOL && (op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD || op == POW))
+        return (tn_tensor *)tn__error("%s: not implemented for bool tensors", fn);
+    if ((op == ADD || op == SUB) && !tn_dtype_is_floating(cd) && alpha != floor(alpha))
+        return (tn_tensor *)tn__error("%s: for integral input tensors, argument alpha must not be a floating point number (got %g)", fn, alpha);
+    if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))
+        return (tn_tensor *)tn__error("%s: output with shape %s doesn't match the broadcast shape %s", fn, TN__SHAPE(target), tn__shape_str(shape, nd));
+    if (target && !tn__can_cast(od, target->dtype))
+        return (tn_tensor *)tn__error("%s: result type %s can't be cast to the desired output type %s", fn, tn_dtype_name(od), tn_dtype_name(target->dtype));
+    tn_device dev = a->ndim == 0 && a->device == TN_CPU ? b->device : a->device;
+    bool direct = target && target->dtype == od;
+    tn_tensor *out = direct ? tn_retain(target) : tn__new(od, dev, shape, nd);
+    tn_tensor *ac = out ? tn__as_dtype(a, cd) : NULL, *bc = ac ? tn__as_dtype(b, cd) : NULL;
+    tn_tensor *au = bc ? tn__unalias(out, ac) : NULL, *bu = au ? tn__unalias(out, bc) : NULL;
+    int rc = bu ? tn__backend(dev)->binary(op, out, au, bu, alpha) : -1;
+    tn_release(ac); tn_release(bc); tn_release(au); tn_release(bu);
+    if (rc) { tn_release(out); return NULL; }
+    if (target && !direct) return tn__store_inplace(fn, target, out);
+    if (target) tn__bump_version(target);
+    return out;
+}
+
+static tn_tensor *tn__binary(const char *fn, tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha) {
+    TN__CHECK_NULL(a, b);
+    return tn__own(tn__binary_raw(fn, op, a, b, alpha, NULL));
+}
+
+static tn_tensor *tn__binary_inplace(const char *fn, tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha) {
+    TN__CHECK_NULL(a, b);
+    return tn__own(tn__binary_raw(fn, op, a, b, alpha, a));
+}
+
+/* A C double as a Python number: integral values act as ints, others as floats. */
+static tn_tensor *tn__wrap_double(double v) {
+    bool integral = v == floor(v) && fabs(v) < 9.2e18;
+    tn_tensor *t = tn__scalar_new(integral ? 0 : v, integral ? TN_I64 : TN_F64, true);
+    if (t && integral) *(int64_t *)tn_data_ptr(t) = (int64_t)v;
+    return t;
+}
+
+static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *a, double v, bool reversed, tn_tensor *target) {
+    TN__CHECK_NULL(a);
+    tn_tensor *s = tn__wrap_double(v);
+    if (!s) return NULL;
+    tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, 1, target);
+    tn_release(s);
+    return tn__own(r);
+}
+
+TNDEF tn_tensor *tn_add(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_add", ADD, a, b, 1); }
+TNDEF tn_tensor *tn_add_alpha(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary("tn_add", ADD, a, b, alpha); }
+TNDEF tn_tensor *tn_sub(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_sub", SUB, a, b, 1); }
+TNDEF tn_tensor *tn_sub_alpha(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary("tn_sub", SUB, a, b, alpha); }
+TNDEF tn_tensor *tn_mul(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_mul", MUL, a, b, 1); }
+TNDEF tn_tensor *tn_div(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_div", DIV, a, b, 1); }
+TNDEF tn_tensor *tn_floor_divide(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_floor_divide", FLOOR_DIVIDE, a, b, 1); }
+TNDEF tn_tensor *tn_remainder(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_remainder", REMAINDER, a, b, 1); }
+TNDEF tn_tensor *tn_fmod(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmod", FMOD, a, b, 1); }
+TNDEF tn_tensor *tn_pow(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_pow", POW, a, b, 1); }
+TNDEF tn_tensor *tn_atan2(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_atan2", ATAN2, a, b, 1); }
+TNDEF tn_tensor *tn_maximum(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_maximum", MAXIMUM, a, b, 1); }
+TNDEF tn_tensor *tn_minimum(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_minimum", MINIMUM, a, b, 1); }
+TNDEF tn_tensor *tn_eq(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_eq", EQ, a, b, 1); }
+TNDEF tn_tensor *tn_ne(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_ne", NE, a, b, 1); }
+TNDEF tn_tensor *tn_lt(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_lt", LT, a, b, 1); }
+TNDEF tn_tensor *tn_le(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_le", LE, a, b, 1); }
+TNDEF tn_tensor *tn_gt(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_gt", GT, a, b, 1); }
+TNDEF tn_tensor *tn_ge(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_ge", GE, a, b, 1); }
+TNDEF tn_tensor *tn_logical_and(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logical_and", LOGICAL_AND, a, b, 1); }
+TNDEF tn_tensor *tn_logical_or(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logical_or", LOGICAL_OR, a, b, 1); }
+TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logical_xor", LOGICAL_XOR, a, b, 1); }
+TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_and", BITWISE_AND, a, b, 1); }
+TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_or", BITWISE_OR, a, b, 1); }
+TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_xor", BITWISE_XOR, a, b, 1); }
+
+TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_add_scalar", ADD, a, b, false, NULL); }
+TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_sub_scalar", SUB, a, b, false, NULL); }
+TNDEF tn_tensor *tn_rsub_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_rsub_scalar", SUB, a, b, true, NULL); }
+TNDEF tn_tensor *tn_mul_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_mul_scalar", MUL, a, b, false, NULL); }
+TNDEF tn_tensor *tn_div_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_div_scalar", DIV, a, b, false, NULL); }
+TNDEF tn_tensor *tn_pow_scalar(tn_tensor *a, double e) { return tn__binary_scalar("tn_pow_scalar", POW, a, e, false, NULL); }
+TNDEF tn_tensor *tn_rpow_scalar(double base, tn_tensor *e) { return tn__binary_scalar("tn_rpow_scalar", POW, e, base, true, NULL); }
+TNDEF tn_tensor *tn_remainder_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_remainder_scalar", REMAINDER, a, b, false, NULL); }
+TNDEF tn_tensor *tn_floor_divide_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_floor_divide_scalar", FLOOR_DIVIDE, a, b, false, NULL); }
+TNDEF tn_tensor *tn_eq_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_eq_scalar", EQ, a, b, false, NULL); }
+TNDEF tn_tensor *tn_ne_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_ne_scalar", NE, a, b, false, NULL); }
+TNDEF tn_tensor *tn_lt_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_lt_scalar", LT, a, b, false, NULL); }
+TNDEF tn_tensor *tn_le_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_le_scalar", LE, a, b, false, NULL); }
+TNDEF tn_tensor *tn_gt_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_gt_scalar", GT, a, b, false, NULL); }
+TNDEF tn_tensor *tn_ge_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_ge_scalar", GE, a, b, false, NULL); }
+
+TNDEF tn_tensor *tn_add_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_add_", ADD, a, b, 1); }
+TNDEF tn_tensor *tn_add_alpha_(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary_inplace("tn_add_", ADD, a, b, alpha); }
+TNDEF tn_tensor *tn_sub_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_sub_", SUB, a, b, 1); }
+TNDEF tn_tensor *tn_mul_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_mul_", MUL, a, b, 1); }
+TNDEF tn_tensor *tn_div_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_div_", DIV, a, b, 1); }
+TNDEF tn_tensor *tn_pow_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_pow_", POW, a, b, 1); }
+TNDEF tn_tensor *tn_add_scalar_(tn_tensor *a, double b) { return tn__binary_scalar("tn_add_scalar_", ADD, a, b, false, a); }
+TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b) { return tn__binary_scalar("tn_mul_scalar_", MUL, a, b, false, a); }
+
+TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype("tn_fill_", t) || tn__backend(t->device)->fill(t, value)) return NULL;
+    tn__bump_version(t);
+    return tn__own(tn_retain(t));
+}
+TNDEF tn_tensor *tn_zero_(tn_tensor *t) { return tn_fill_(t, 0); }
+
+TNDEF tn_tensor *tn_neg(tn_tensor *x) { return tn__unary(NEG, x, NULL); }
+TNDEF tn_tensor *tn_abs(tn_tensor *x) { return tn__unary(ABS, x, NULL); }
+TNDEF tn_tensor *tn_sign(tn_tensor *x) { return tn__unary(SIGN, x, NULL); }
+TNDEF tn_tensor *tn_exp(tn_tensor *x) { return tn__unary(EXP, x, NULL); }
+TNDEF tn_tensor *tn_exp2(tn_tensor *x) { return tn__unary(EXP2, x, NULL); }
+TNDEF tn_tensor *tn_log(tn_tensor *x) { return tn__unary(LOG, x, NULL); }
+TNDEF tn_tensor *tn_log2(tn_tensor *x) { return tn__unary(LOG2, x, NULL); }
+TNDEF tn_tensor *tn_log10(tn_tensor *x) { return tn__unary(LOG10, x, NULL); }
+TNDEF tn_tensor *tn_log1p(tn_tensor *x) { return tn__unary(LOG1P, x, NULL); }
+TNDEF tn_tensor *tn_expm1(tn_tensor *x) { return tn__unary(EXPM1, x, NULL); }
+TNDEF tn_tensor *tn_sqrt(tn_tensor *x) { return tn__unary(SQRT, x, NULL); }
+TNDEF tn_tensor *tn_rsqrt(tn_tensor *x) { return tn__unary(RSQRT, x, NULL); }
+TNDEF tn_tensor *tn_square(tn_tensor *x) { return tn__unary(SQUARE, x, NULL); }
+TNDEF tn_tensor *tn_reciprocal(tn_tensor *x) { return tn__unary(RECIPROCAL, x, NULL); }
+TNDEF tn_tensor *tn_sin(tn_tensor *x) { return tn__unary(SIN, x, NULL); }
+TNDEF tn_tensor *tn_cos(tn_tensor *x) { return tn__unary(COS, x, NULL); }
+TNDEF tn_tensor *tn_tan(tn_tensor *x) { return tn__unary(TAN, x, NULL); }
+TNDEF tn_tensor *tn_asin(tn_tensor *x) { return tn__unary(ASIN, x, NULL); }
+TNDEF tn_tensor *tn_acos(tn_tensor *x) { return tn__unary(ACOS, x, NULL); }
+TNDEF tn_tensor *tn_atan(tn_tensor *x) { return tn__unary(ATAN, x, NULL); }
+TNDEF tn_tensor *tn_sinh(tn_tensor *x) { return tn__unary(SINH, x, NULL); }
+TNDEF tn_tensor *tn_cosh(tn_tensor *x) { return tn__unary(COSH, x, NULL); }
+TNDEF tn_tensor *tn_tanh(tn_tensor *x) { return tn__unary(TANH, x, NULL); }
+TNDEF tn_tensor *tn_sigmoid(tn_tensor *x) { return tn__unary(SIGMOID, x, NULL); }
+TNDEF tn_tensor *tn_relu(tn_tensor *x) { return tn__unary(RELU, x, NULL); }
+TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx) { return tn__unary(tanh_approx ? GELU_TANH : GELU, x, NULL); }
+TNDEF tn_tensor *tn_silu(tn_tensor *x) { return tn__unary(SILU, x, NULL); }
+TNDEF tn_tensor *tn_softplus(tn_tensor *x, double beta, double threshold) {
+    double p[3] = {beta, threshold, 0};
+    if (beta == 0) return (tn_tensor *)tn__error("tn_softplus: beta must be nonzero");
+    return tn__unary(SOFTPLUS, x, p);
+}
+TNDEF tn_tensor *tn_erf(tn_tensor *x) { return tn__unary(ERF, x, NULL); }
+TNDEF tn_tensor *tn_erfc(tn_tensor *x) { return tn__unary(ERFC, x, NULL); }
+TNDEF tn_tensor *tn_floor(tn_tensor *x) { return tn__unary(FLOOR, x, NULL); }
+TNDEF tn_tensor *tn_ceil(tn_tensor *x) { return tn__unary(CEIL, x, NULL); }
+TNDEF tn_tensor *tn_round(tn_tensor *x) { return tn__unary(ROUND, x, NULL); }
+TNDEF tn_tensor *tn_trunc(tn_tensor *x) { return tn__unary(TRUNC, x, NULL); }
+TNDEF tn_tensor *tn_frac(tn_tensor *x) { return tn__unary(FRAC, x, NULL); }
+TNDEF tn_tensor *tn_logical_not(tn_tensor *x) { return tn__unary(LOGICAL_NOT, x, NULL); }
+TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x) { return tn__unary(BITWISE_NOT, x, NULL); }
+TNDEF tn_tensor *tn_isnan(tn_tensor *x) { return tn__unary(ISNAN, x, NULL); }
+TNDEF tn_tensor *tn_isinf(tn_tensor *x) { return tn__unary(ISINF, x, NULL); }
+TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL); }
+/* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
+TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
+    TN__CHECK_NULL(x);
+    double big = x->dtype == TN_F32 ? FLT_MAX : DBL_MAX;
+    double p[3] = {nan, isinf(posinf) && posinf > 0 ? big : posinf, isinf(neginf) && neginf < 0 ? -big : neginf};
+    return tn__unary(NAN_TO_NUM, x, p);
+}
+
+/* Bounds for clamp on x's dtype; a non-integral bound on an integer tensor promotes
+   to float32 (PyTorch's type promotion for clamp). */
+static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
+    double p[3] = {lo != lo ? NAN : lo, hi != hi ? NAN : hi, 0};
+    if (lo != lo || hi != hi) { /* NaN bound: PyTorch gives NaN */
+        tn_tensor *r = tn__new(tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32, x->device, x->shape, x->ndim);
+        if (r && tn__backend(r->device)->fill(r, NAN)) { tn_release(r); r = NULL; }
+        return r;
+    }
+    if (!tn_dtype_is_floating(x->dtype) && ((isfinite(lo) && lo != floor(lo)) || (isfinite(hi) && hi != floor(hi)))) {
+        tn_tensor *xf = tn__copy_as(x, TN_F32, x->device);
+        tn_tensor *r = xf ? tn__unary_raw(CLAMP, xf, p) : NULL;
+        tn_release(xf);
+        return r;
+    }
+    return tn__unary_raw(CLAMP, x, p);
+}
+TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max) { TN__CHECK_NULL(x); return tn__own(tn__clamp_raw(x, min, max)); }
+TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
+    TN__CHECK_NULL(x);
+    return tn__own(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
+}
+TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
+    TN__CHECK_NULL(x);
+    if (!min && !max) return (tn_tensor *)tn__error("tn_clamp_tensor: at least one of min and max must be given");
+    tn_scope_begin();
+    tn_tensor *r = x;
+    if (min) r = tn_maximum(r, min);
+    if (max && r) r = tn_minimum(r, max);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+
+TNDEF tn_tensor *tn_neg_(tn_tensor *x) { return tn__unary_inplace(NEG, x, NULL); }
+TNDEF tn_tensor *tn_exp_(tn_tensor *x) { return tn__unary_inplace(EXP, x, NULL); }
+TNDEF tn_tensor *tn_relu_(tn_tensor *x) { return tn__unary_inplace(RELU, x, NULL); }
+TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x) { return tn__unary_inplace(SIGMOID, x, NULL); }
+TNDEF tn_tensor *tn_tanh_(tn_tensor *x) { return tn__unary_inplace(TANH, x, NULL); }
+TNDEF tn_tensor *tn_sqrt_(tn_tensor *x) { return tn__unary_inplace(SQRT, x, NULL); }
+
+/* The engine of where/lerp/addcmul/addcdiv: broadcast three operands, promote. */
+static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value, tn_tensor *target) {
+    tn_tensor *ops[3] = {x, y, z};
+    int64_t shape[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < 3; i++) {
+        if (tn__check_cpu_dtype(fn, ops[i]) || tn__check_same_device(fn, ops[0], ops[i])) return NULL;
+        int r = tn_broadcast_shapes(shape, nd, ops[i]->shape, ops[i]->ndim, shape);
+        if (r < 0) return (tn_tensor *)tn__error("%s: shapes %s, %s and %s cannot be broadcast together", fn, TN__SHAPE(x), TN__SHAPE(y), TN__SHAPE(z));
+        nd = r;
+    }
+    tn_dtype dt;
+    if (op == WHERE) {
+        if (x->dtype != TN_BOOL) return (tn_tensor *)tn__error("%s: condition must be a bool tensor, got %s", fn, tn_dtype_name(x->dtype));
+        dt = tn_result_type(ops + 1, 2);
+    } else {
+        dt = tn_result_type(ops, 3);
+        if (op == LERP && !tn_dtype_is_floating(dt)) return (tn_tensor *)tn__error("%s: expected floating tensors, got %s", fn, tn_dtype_name(dt));
+        if (op == ADDCDIV && !tn_dtype_is_floating(dt))
+            return (tn_tensor *)tn__error("%s: integer division with addcdiv is no longer supported; use floating tensors", fn);
+    }
+    if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))
+        return (tn_tensor *)tn__error("%s: output with shape %s doesn't match the broadcast shape %s", fn, TN__SHAPE(target), tn__shape_str(shape, nd));
+    tn_tensor *out = tn__new(dt, x->device, shape, nd), *c[3] = {NULL, NULL, NULL};
+    int rc = out ? 0 : -1;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+        c[i] = tn__as_dtype(ops[i], (op == WHERE && i == 0) ? TN_BOOL : dt);
+        if (!c[i]) rc = -1;
+    }
+    /* kernel operand order: WHERE (cond, a, b); others (self, t1, t2) -> loop's (c, a, b) */
+    if (rc == 0) rc = tn__backend(out->device)->ternary(op, out, c[0], c[1], c[2], value);
+    for (int i = 0; i < 3; i++) tn_release(c[i]);
+    if (rc) { tn_release(out); return NULL; }
+    return target ? tn__store_inplace(fn, target, out) : out;
+}
+
+TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(cond, a, b);
+    return tn__own(tn__ternary_raw("tn_where", WHERE, cond, a, b, 0, NULL));
+}
+TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight) {
+    TN__CHECK_NULL(start, end, weight);
+    return tn__own(tn__ternary_raw("tn_lerp", LERP, start, end, weight, 0, NULL));
+}
+static tn_tensor *tn__lerp_scalar(tn_tensor *start, tn_tensor *end, double weight, tn_tensor *target) {
+    TN__CHECK_NULL(start, end);
+    tn_tensor *w = tn__scalar_new(weight, TN_F64, true);
+    tn_tensor *r = w ? tn__ternary_raw(target ? "tn_lerp_" : "tn_lerp_scalar", LERP, start, end, w, 0, target) : NULL;
+    tn_release(w);
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, NULL); }
+TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, start); }
+TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) {
+    TN__CHECK_NULL(x, t1, t2);
+    return tn__own(tn__ternary_raw("tn_addcmul", ADDCMUL, x, t1, t2, value, NULL));
+}
+TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) {
+    TN__CHECK_NULL(x, t1, t2);
+    return tn__own(tn__ternary_raw("tn_addcdiv", ADDCDIV, x, t1, t2, value, NULL));
+}
+TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) {
+    TN__CHECK_NULL(x, t1, t2);
+    return tn__own(tn__ternary_raw("tn_addcmul_", ADDCMUL, x, t1, t2, value, x));
+}
+TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) {
+    TN__CHECK_NULL(x, t1, t2);
+    return tn__own(tn__ternary_raw("tn_addcdiv_", ADDCDIV, x, t1, t2, value, x));
+}
+
+TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+    if (!a || !b) return false;
+    tn_scope_begin();
+    tn_tensor *af = tn_to_dtype(a, TN_F64), *bf = tn_to_dtype(b, TN_F64);
+    tn_tensor *diff = tn_abs(tn_sub(af, bf));
+    tn_tensor *tol = tn_add_scalar(tn_mul_scalar(tn_abs(bf), rtol), atol);
+    tn_tensor *ok = tn_le(diff, tol);
+    if (ok) ok = tn_logical_or(ok, tn_eq(af, bf)); /* equal infinities */
+    if (ok && equal_nan) ok = tn_logical_or(ok, tn_logical_and(tn_isnan(af), tn_isnan(bf)));
+    bool r = ok && tn_item(tn_all(ok)) != 0;
+    tn_scope_end();
+    return r;
+}
+
+TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b) {
+    if (!a || !b || a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t))) return false;
+    tn_scope_begin();
+    tn_tensor *eq = tn_eq(a, b);
+    bool r = eq && tn_item(tn_all(eq)) != 0;
+    tn_scope_end();
+    return r;
+}
+
+/* ======================================================================= */
+/* 8. reductions                                                            */
+/* ======================================================================= */
+/* Reduce kernel: x walked in full, out restrided with stride 0 on reduced dims, so one
+   loop accumulates whether the reduced dims are inner (register accumulator, double
+   for float32 sums) or outer (elementwise accumulate). out holds the identity first. */
+#define TN__REDUCE_CASES(T, ACC, MAXV, MINV) \
+    switch (op) { \
+    case SUM: TN__RED(T, ACC, acc + x); break; \
+    case PROD: TN__RED(T, ACC, acc * x); break; \
+    case MAX: TN__RED(T, T, (x != x || x > acc) ? x : acc); break; \
+    case MIN: TN__RED(T, T, (x != x || x < acc) ? x : acc); break; \
+    case ALL: TN__RED(T, T, acc && x); break; \
+    case ANY: TN__RED(T, T, acc || x); break; \
+    default: break; }
+#define TN__RED(T, ACC, EXPR) do { \
+    if (s[0] == 0) { ACC acc = (ACC)*(T *)p[0]; \
+        for (int64_t i = 0; i < n; i++) { T x = *(const T *)(p[1] + i * s[1]); acc = (ACC)(EXPR); } \
+        *(T *)p[0] = (T)acc; \
+    } else for (int64_t i = 0; i < n; i++) { T *o = (T *)(p[0] + i * s[0]); ACC acc = (ACC)*o; \
+        T x = *(const T *)(p[1] + i * s[1]); *o = (T)(EXPR); } } while (0)
+/* integer sums and products wrap (through uint64) as PyTorch's do */
+#define TN__DEFINE_REDUCE(T, S, ACC) \
+    static void tn__reduce_##S(char **p, const int64_t *s, int64_t n, void *ctx) { \
+        tn_reduce_op op = *(const tn_reduce_op *)ctx; TN__REDUCE_CASES(T, ACC, 0, 0) }
+TN__DEFINE_REDUCE(float, f32, double)
+TN__DEFINE_REDUCE(double, f64, double)
+TN__DEFINE_REDUCE(int32_t, i32, int32_t)
+TN__DEFINE_REDUCE(uint8_t, u8, uint8_t)
+static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
+    tn_reduce_op op = *(const tn_reduce_op *)ctx;
+    switch (op) {
+    case SUM: TN__RED(int64_t, uint64_t, acc + (uint64_t)x); break;
+    case PROD: TN__RED(int64_t, uint64_t, acc * (uint64_t)x); break;
+    case MAX: TN__RED(int64_t, int64_t, x > acc ? x : acc); break;
+    case MIN: TN__RED(int64_t, int64_t, x < acc ? x : acc); break;
+    case ALL: TN__RED(int64_t, int64_t, acc && x); break;
+    case ANY: TN__RED(int64_t, int64_t, acc || x); break;
+    default: break;
+    }
+}
+
+static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
+    /* bool reduces as uint8: same bytes, and all/any/max/min agree */
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8);
+    if (!fn || out->dtype != x->dtype) return TN__FAIL_INT("reduce: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
+    tn__iter it;
+    tn__iter_init(&it, x->shape, x->ndim);
+    tn__iter_add(&it, out);
+    tn__iter_add(&it, x);
+    tn__iter_run(&it, fn, &op);
+    return 0;
+}
+
+/* Parse a dim list into a mask; n == 0 means every dim. Returns 0 or -1. */
+static int tn__dims_mask(const char *fn, tn_tensor *x, const int64_t *dims, int n, bool *mask) {
+    memset(mask, 0, TN_MAX_DIMS * sizeof(bool));
+    if (n < 0 || n > TN_MAX_DIMS || (n && !dims)) return TN__FAIL_INT("%s: invalid dim list (n = %d)", fn, n);
+    if (n == 0) { for (int i = 0; i < x->ndim; i++) mask[i] = true; return 0; }
+    for (int i = 0; i < n; i++) {
+        int d = tn__wrap_dim(fn, dims[i], x->ndim);
+        if (d < 0) return -1;
+        if (x->ndim == 0) continue;
+        if (mask[d]) return TN__FAIL_INT("%s: dim %d appears multiple times in the list of dims", fn, d);
+        mask[d] = true;
+    }
+    return 0;
+}
+
+/* out shape with reduced dims kept as 1 (keepdim) or dropped. */
+static int tn__reduced_shape(tn_tensor *x, const bool *mask, bool keepdim, int64_t *shape) {
+    int nd = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (!mask[i]) shape[nd++] = x->shape[i];
+        else if (keepdim) shape[nd++] = 1;
+    }
+    return nd;
+}
+
+static double tn__reduce_identity(tn_reduce_op op) { return (op == PROD || op == ALL) ? 1 : 0; }
+
+static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    bool mask[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype(fn, x) || tn__dims_mask(fn, x, dims, n, mask)) return NULL;
+    if (op == MAX || op == MIN) {
+        for (int i = 0; i < x->ndim; i++)
+            if (mask[i] && x->shape[i] == 0)
+                return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, i, TN__SHAPE(x));
+    }
+    tn_dtype od = x->dtype;
+    if ((op == SUM || op == PROD) && !tn_dtype_is_floating(od)) od = TN_I64;
+    if (op == ALL || op == ANY) od = TN_BOOL;
+    int64_t kshape[TN_MAX_DIMS], shape[TN_MAX_DIMS];
+    int knd = tn__reduced_shape(x, mask, true, kshape), nd = tn__reduced_shape(x, mask, keepdim, shape);
+    tn_tensor *xc = tn__as_dtype(x, od);
+    tn_tensor *out = xc ? tn__new(od, x->device, kshape, knd) : NULL;
+    const tn_backend *be = tn__backend(x->device);
+    /* max/min start from the first slice (exact for every dtype), the others from their identity */
+    tn_tensor first = xc ? tn__restrided(xc, kshape, xc->strides, knd) : *x;
+    int rc = !out ? -1 : (op == MAX || op == MIN) ? tn__copy(out, &first) : be->fill(out, tn__reduce_identity(op));
+    if (out && (rc || be->reduce(op, out, xc))) { tn_release(out); out = NULL; }
+    tn_release(xc);
+    if (out && !keepdim) { /* drop the reduced dims: a plain reshape of a contiguous tensor */
+        out->ndim = nd;
+        memcpy(out->shape, shape, sizeof shape);
+        tn__contiguous_strides(shape, nd, out->strides);
+    }
+    return out;
+}
+
+static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    return tn__own(tn__reduce_raw(fn, op, x, dims, n, keepdim));
+}
+
+TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_prod(tn_tensor *x) { return tn__reduce("tn_prod", PROD, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__reduce("tn_max", MAX, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__reduce("tn_min", MIN, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
+TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, keepdim); }
+
+static int64_t tn__reduced_count(tn_tensor *x, const int64_t *dims, int n) {
+    bool mask[TN_MAX_DIMS];
+    if (tn__dims_mask("count", x, dims, n, mask)) return -1;
+    int64_t c = 1;
+    for (int i = 0; i < x->ndim; i++) if (mask[i]) c *= x->shape[i];
+    return c;
+}
+
+static int tn__need_float(const char *fn, tn_tensor *x) {
+    if (!tn_dtype_is_floating(x->dtype))
+        return TN__FAIL_INT("%s: could not infer output dtype; input dtype must be floating point, got %s", fn, tn_dtype_name(x->dtype));
+    return 0;
+}
+
+TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (tn__need_float("tn_mean", x)) return NULL;
+    int64_t count = tn__reduced_count(x, dims, n);
+    tn_tensor *s = count < 0 ? NULL : tn__reduce_raw("tn_mean", SUM, x, dims, n, keepdim);
+    if (!s) return NULL;
+    tn_tensor *inv = tn__scalar_new(count ? 1.0 / (double)count : NAN, TN_F64, true); /* empty: NaN as PyTorch */
+    tn_tensor *r = inv ? tn__binary_raw("tn_mean", MUL, s, inv, 1, s) : NULL;
+    tn_release(inv);
+    tn_release(s);
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_mean(tn_tensor *x) { return tn_mean_dims(x, NULL, 0, false); }
+
+TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (tn__need_float("tn_var", x)) return NULL;
+    int64_t count = tn__reduced_count(x, dims, n);
+    if (count < 0) return NULL;
+    tn_scope_begin();
+    tn_tensor *m = tn_mean_dims(x, dims, n, true);
+    tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, keepdim);
+    tn_tensor *r = tn_keep(tn_div_scalar(ss, (double)TN__MAX(0, count - correction)));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return tn_var_dims(x, NULL, 0, correction, false); }
+TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+    tn_scope_begin();
+    tn_tensor *r = tn_keep(tn_sqrt(tn_var_dims(x, dims, n, correction, keepdim)));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn_std_dims(x, NULL, 0, correction, false); }
+
+TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (tn__need_float("tn_norm", x)) return NULL;
+    tn_scope_begin();
+    tn_tensor *a = tn_abs(x), *r;
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, keepdim);
+    else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
+    else if (p == 0) r = tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype);
+    else if (p == 1) r = tn_sum_dims(a, dims, n, keepdim);
+    else if (p == 2) r = tn_sqrt(tn_sum_dims(tn_square(a), dims, n, keepdim));
+    else r = tn_pow_scalar(tn_sum_dims(tn_pow_scalar(a, p), dims, n, keepdim), 1.0 / p);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn_norm_dims(x, p, NULL, 0, false); }
+
+TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *xf = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, TN_F32), *r;
+    if (tn_numel(xf) == 0) {
+        r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, keepdim));
+    } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
+        tn_tensor *m = tn_amax(xf, dims, n, true);
+        if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
+        tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, true));
+        r = tn_add(s, m);
+        if (r && !keepdim) {
+            int64_t shape[TN_MAX_DIMS];
+            bool mask[TN_MAX_DIMS];
+            tn__dims_mask("tn_logsumexp", xf, dims, n, mask);
+            int nd = tn__reduced_shape(xf, mask, false, shape);
+            r = tn_reshape(r, shape, nd);
+        }
+    }
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+
+/* ---- lane ops: one dim at a time (arg-extremes, scans, softmax, sort) ----
+   The iterator walks every position of the other dims; the lane function then runs
+   along `dim` with the lane stride of each operand. */
+typedef struct tn__lctx {
+    tn_lane_op op;
+    int64_t len, so, so1, sx; /* lane length and byte strides of out, out1, x */
+    int flag;
+    int64_t *ix, *tmp;        /* sort scratch: 2 * len indices */
+    const void *vals;
+} tn__lctx;
+
+/* Stable merge sort of indices ix[0..n) by less(vals, a, b). */
+typedef bool (*tn__less_fn)(const void *vals, int64_t a, int64_t b);
+static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn__less_fn less) {
+    if (n < 2) return;
+    if (n <= 16) { /* insertion sort: stable */
+        for (int64_t i = 1; i < n; i++) {
+            int64_t v = ix[i], j = i;
+            while (j > 0 && less(vals, v, ix[j - 1])) { ix[j] = ix[j - 1]; j--; }
+            ix[j] = v;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    tn__msort(ix, tmp, h, vals, less);
+    tn__msort(ix + h, tmp, n - h, vals, less);
+    int64_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = less(vals, ix[j], ix[i]) ? ix[j++] : ix[i++];
+    while (i < h) tmp[k++] = ix[i++];
+    while (j < n) tmp[k++] = ix[j++];
+    memcpy(ix, tmp, (size_t)n * sizeof *ix);
+}
+
+#define TN__DEFINE_LANE(E, T, S, K) \
+    static bool tn__lt_##S(const void *v, int64_t a, int64_t b) { /* NaN is largest */ \
+        T x = ((const T *)v)[a], y = ((const T *)v)[b]; return x == x && (y != y || x < y); } \
+    static bool tn__gt_##S(const void *v, int64_t a, int64_t b) { \
+        T x = ((const T *)v)[a], y = ((const T *)v)[b]; return (x != x && y == y) || x > y; } \
+    static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+        tn__lctx *c = (tn__lctx *)vc; \
+        int64_t len = c->len; \
+        for (int64_t e = 0; e < n; e++) { \
+            char *o = p[0] + e * s[0], *o1 = p[1] + e * s[1], *xp = p[2] + e * s[2]; \
+            const int64_t so = c->so, so1 = c->so1, sx = c->sx; \
+            (void)so1; \
+            switch (c->op) { \
+            case ARGMAX: case ARGMIN: { \
+                T best = *(const T *)xp; int64_t bi = 0; \
+                for (int64_t i = 1; i < len && best == best; i++) { \
+                    T v = *(const T *)(xp + i * sx); \
+                    if (v != v || (c->op == ARGMAX ? v > best : v < best)) { best = v; bi = i; } } \
+                if (c->flag) *(T *)o = best; \
+                *(int64_t *)o1 = bi; break; } \
+            case CUMSUM: case CUMPROD: { \
+                T acc = c->op == CUMSUM ? (T)0 : (T)1; \
+                for (int64_t i = 0; i < len; i++) { \
+                    T v = *(const T *)(xp + i * sx); \
+                    acc = c->op == CUMSUM ? (T)(acc + v) : (T)(acc * v); \
+                    *(T *)(o + i * so) = acc; } break; } \
+            case SORT: { \
+                T *vals = (T *)(c->tmp + len); \
+                for (int64_t i = 0; i < len; i++) { vals[i] = *(const T *)(xp + i * sx); c->ix[i] = i; } \
+                tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_##S : tn__lt_##S); \
+                for (int64_t i = 0; i < len; i++) { \
+                    *(T *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; } \
+            default: tn__lane_float_##S(c, o, xp); break; \
+            } } }
+
+/* softmax and log_softmax along a lane, float types only (others never reach here) */
+#define TN__DEFINE_LANE_FLOAT(T, S, F) \
+    static void tn__lane_float_##S(tn__lctx *c, char *o, char *xp) { \
+        int64_t len = c->len, so = c->so, sx = c->sx; \
+        T m = -(T)INFINITY; double sum = 0; \
+        for (int64_t i = 0; i < len; i++) { T v = *(const T *)(xp + i * sx); m = (v != v || v > m) ? v : m; } \
+        for (int64_t i = 0; i < len; i++) sum += exp##F(*(const T *)(xp + i * sx) - m); \
+        if (c->op == SOFTMAX) { T inv = (T)(1.0 / sum); \
+            for (int64_t i = 0; i < len; i++) *(T *)(o + i * so) = exp##F(*(const T *)(xp + i * sx) - m) * inv; \
+        } else { T lse = m + (T)log(sum); \
+            for (int64_t i = 0; i < len; i++) *(T *)(o + i * so) = *(const T *)(xp + i * sx) - lse; } }
+TN__DEFINE_LANE_FLOAT(float, f32, f)
+TN__DEFINE_LANE_FLOAT(double, f64, )
+#define TN__DEFINE_LANE_FLOAT_NONE(S) static void tn__lane_float_##S(tn__lctx *c, char *o, char *xp) { (void)c; (void)o; (void)xp; }
+TN__DEFINE_LANE_FLOAT_NONE(i32) TN__DEFINE_LANE_FLOAT_NONE(i64) TN__DEFINE_LANE_FLOAT_NONE(u8)
+TN__DEFINE_LANE(TN_F32, float, f32, flt) TN__DEFINE_LANE(TN_F64, double, f64, flt)
+TN__DEFINE_LANE(TN_I32, int32_t, i32, int) TN__DEFINE_LANE(TN_I64, int64_t, i64, int)
+TN__DEFINE_LANE(TN_U8, uint8_t, u8, int) /* bool lanes (sort, argmax) run as uint8 */
+
+static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
+    tn__lctx c;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.flag = flag;
+    int nd = x->ndim ? x->ndim : 1;
+    int64_t shape[TN_MAX_DIMS];
+    tn_tensor xv = *x, ov, o1v;
+    if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; }
+    c.len = xv.shape[dim];
+    int64_t es = (int64_t)tn_dtype_size(x->dtype);
+    c.sx = xv.strides[dim] * es;
+    memcpy(shape, xv.shape, sizeof shape);
+    shape[dim] = 1;
+    tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
+    ov = *o; o1v = *o1;
+    if (ov.ndim == 0) { ov.ndim = 1; ov.shape[0] = 1; ov.strides[0] = 1; }
+    if (o1v.ndim == 0) { o1v.ndim = 1; o1v.shape[0] = 1; o1v.strides[0] = 1; }
+    c.so = ov.strides[dim] * (int64_t)tn_dtype_size(ov.dtype);
+    c.so1 = o1v.strides[dim] * (int64_t)tn_dtype_size(o1v.dtype);
+    if (op == ARGMAX || op == ARGMIN) c.flag = out != NULL;
+    if (op == SORT) {
+        c.ix = (int64_t *)TN_MALLOC((size_t)(c.len ? c.len : 1) * (2 * sizeof(int64_t) + 8));
+        if (!c.ix) return TN__FAIL_INT("sort: out of memory");
+        c.tmp = c.ix + c.len;
+    }
+    tn_tensor xr = tn__restride(&xv, shape, nd), orr = tn__restride(&ov, shape, nd), o1r = tn__restride(&o1v, shape, nd);
+    tn__iter it;
+    tn__iter_init(&it, shape, nd);
+    tn__iter_add(&it, &orr);
+    tn__iter_add(&it, &o1r);
+    tn__iter_add(&it, &xr);
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8);
+    if (fn && c.len > 0) tn__iter_run(&it, fn, &c);
+    TN_FREE(c.ix);
+    return fn ? 0 : TN__FAIL_INT("lane op: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
+}
+
+/* Values and/or indices of the first max/min along dim. */
+static tn_tensor *tn__arg_extreme(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim, bool keepdim, bool want_values, tn_tensor **indices) {
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    if (x->ndim && x->shape[d] == 0)
+        return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
+    int64_t kshape[TN_MAX_DIMS];
+    memcpy(kshape, x->shape, sizeof kshape);
+    if (x->ndim) kshape[d] = 1;
+    tn_tensor *vals = want_values ? tn__new(x->dtype, x->device, kshape, x->ndim) : NULL;
+    tn_tensor *idx = tn__new(TN_I64, x->device, kshape, x->ndim);
+    if ((want_values && !vals) || !idx || tn__backend(x->device)->lane(op, vals, idx, x, d, 0)) {
+        tn_release(vals); tn_release(idx);
+        return NULL;
+    }
+    tn_tensor *both[2] = {vals, idx};
+    for (int k = 0; k < 2 && !keepdim && x->ndim; k++) {
+        tn_tensor *t = both[k];
+        if (!t) continue;
+        for (int i = d; i < t->ndim - 1; i++) { t->shape[i] = t->shape[i + 1]; t->strides[i] = t->strides[i + 1]; }
+        t->ndim--;
+    }
+    if (indices) *indices = tn__own(idx); else tn_release(idx);
+    return want_values ? tn__own(vals) : NULL;
+}
+
+TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, keepdim, true, indices); }
+TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, keepdim, true, indices); }
+TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim) {
+    tn_tensor *idx = NULL;
+    tn__arg_extreme("tn_argmax_dim", ARGMAX, x, dim, keepdim, false, &idx);
+    return idx;
+}
+TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim) {
+    tn_tensor *idx = NULL;
+    tn__arg_extreme("tn_argmin_dim", ARGMIN, x, dim, keepdim, false, &idx);
+    return idx;
+}
+static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (tn_numel(x) == 0) return (tn_tensor *)tn__error("%s: expected a non-empty tensor (input shape %s)", fn, TN__SHAPE(x));
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *idx = NULL;
+    tn__arg_extreme(fn, op, tn_reshape(x, &m1, 1), 0, false, false, &idx);
+    idx = tn_keep(idx);
+    tn_scope_end();
+    return idx;
+}
+TNDEF tn_tensor *tn_argmax(tn_tensor *x) { return tn__arg_flat("tn_argmax", ARGMAX, x); }
+TNDEF tn_tensor *tn_argmin(tn_tensor *x) { return tn__arg_flat("tn_argmin", ARGMIN, x); }
+
+/* Lane op producing a tensor shaped like x (scans, softmax) in dtype od. */
+static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim, tn_dtype od) {
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    tn_tensor *xc = tn__as_dtype(x, od);
+    tn_tensor *out = xc ? tn__new(od, x->device, x->shape, x->ndim) : NULL;
+    if (out && tn__backend(x->device)->lane(op, out, NULL, xc, d, 0)) { tn_release(out); out = NULL; }
+    tn_release(xc);
+    return tn__own(out);
+}
+static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
+TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
+TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
+
+TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype("tn_sort", x)) return NULL;
+    int d = tn__wrap_dim("tn_sort", dim, x->ndim);
+    if (d < 0) return NULL;
+    tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
+    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, descending)) {
+        tn_release(vals); tn_release(idx);
+        return NULL;
+    }
+    if (indices) *indices = tn__own(idx); else tn_release(idx);
+    return tn__own(vals);
+}
+
+TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending) {
+    tn_tensor *idx = NULL;
+    tn_scope_begin();
+    tn_tensor *v = tn_sort(x, dim, descending, &idx);
+    idx = v ? tn_keep(idx) : NULL;
+    tn_scope_end();
+    return idx;
+}
+
+TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices) {
+    TN__CHECK_NULL(x);
+    int d = tn__wrap_dim("tn_topk", dim, x->ndim);
+    if (d < 0) return NULL;
+    int64_t size = x->ndim ? x->shape[d] : 1;
+    if (k < 0 || k > size) return (tn_tensor *)tn__error("tn_topk: selected index k (%lld) out of range for dimension %d of size %lld", (long long)k, d, (long long)size);
+    tn_scope_begin();
+    tn_tensor *idx = NULL, *v = tn_sort(x, d, largest, &idx), *vk = NULL, *ik = NULL;
+    if (v) {
+        vk = x->ndim ? tn_contiguous(tn_narrow(v, d, 0, k)) : v;
+        ik = x->ndim ? tn_contiguous(tn_narrow(idx, d, 0, k)) : idx;
+    }
+    vk = tn_keep(vk);
+    ik = tn_keep(ik);
+    tn_scope_end();
+    if (indices) *indices = ik;
+    else if (tn__nscopes == 0) tn_release(ik); /* kept for us, not wanted */
+    return vk;
+}
+
+/* ======================================================================= */
+/* 9. linear algebra                                                        */
+/* ======================================================================= */
+/* The packed, cache-blocked GEMM (tn__gemm_f32 / tn__gemm_f64): any strides, run-time
+   AVX-512 / AVX2 micro-kernels. */
+#include "wip/gemm.h"
+
+#ifdef TENSOR_CBLAS
+/* A strided matrix as BLAS sees it: row-major (trans = false) or column-major. */
+static bool tn__blas_layout(int64_t rs, int64_t cs, int64_t rows, int64_t cols, bool *trans, int64_t *ld) {
+    if (cs == 1 && rs >= TN__MAX(1, cols)) { *trans = false; *ld = rs; return true; }
+    if (rs == 1 && cs >= TN__MAX(1, rows)) { *trans = true; *ld = cs; return true; }
+    return false;
+}
+#endif
+
+#define TN__DEFINE_NAIVE_MM(T, S, U) \
+    static void tn__mm_naive_##S(int64_t M, int64_t N, int64_t K, const T *A, int64_t rsa, int64_t csa, \
+                                 const T *B, int64_t rsb, int64_t csb, T *C, int64_t rsc, int64_t csc, double alpha, double beta) { \
+        for (int64_t i = 0; i < M; i++) \
+            for (int64_t j = 0; j < N; j++) { \
+                U acc = 0; \
+                for (int64_t k = 0; k < K; k++) acc += (U)A[i * rsa + k * csa] * (U)B[k * rsb + j * csb]; \
+                T *c = &C[i * rsc + j * csc]; \
+                *c = (T)((U)(int64_t)alpha * acc + (beta == 0 ? (U)0 : (U)(int64_t)beta * (U)*c)); \
+            } }
+TN__DEFINE_NAIVE_MM(int32_t, i32, uint32_t)
+TN__DEFINE_NAIVE_MM(int64_t, i64, uint64_t)
+TN__DEFINE_NAIVE_MM(uint8_t, u8, uint8_t)
+
+static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha, double beta) {
+    int64_t B = c->shape[0], M = c->shape[1], N = c->shape[2], K = a->shape[2];
+    size_t es = tn_dtype_size(c->dtype);
+    char *pa = (char *)tn_data_ptr(a), *pb = (char *)tn_data_ptr(b), *pc = (char *)tn_data_ptr(c);
+    for (int64_t i = 0; i < B; i++) {
+        char *A = pa + (size_t)(i * a->strides[0]) * es, *Bm = pb + (size_t)(i * b->strides[0]) * es, *C = pc + (size_t)(i * c->strides[0]) * es;
+        int rc = 0;
+        switch (c->dtype) {
+        case TN_F32:
+#ifdef TENSOR_CBLAS
+        {
+            bool ta, tb, tc; int64_t lda, ldb, ldc;
+            if (M && N && K && tn__blas_layout(a->strides[1], a->strides[2], M, K, &ta, &lda) && tn__blas_layout(b->strides[1], b->strides[2], K, N, &tb, &ldb) &&
+                tn__blas_layout(c->strides[1], c->strides[2], M, N, &tc, &ldc) && !tc) {
+                cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                            (float)alpha, (const float *)A, (int)lda, (const float *)Bm, (int)ldb, (float)beta, (float *)C, (int)ldc);
+                break;
+            }
+        }
+#endif
+            rc = tn__gemm_f32(M, N, K, (float)alpha, (const float *)A, a->strides[1], a->strides[2], (const float *)Bm, b->strides[1], b->strides[2],
+                              (float)beta, (float *)C, c->strides[1], c->strides[2]);
+            break;
+        case TN_F64:
+#ifdef TENSOR_CBLAS
+        {
+            bool ta, tb, tc; int64_t lda, ldb, ldc;
+            if (M && N && K && tn__blas_layout(a->strides[1], a->strides[2], M, K, &ta, &lda) && tn__blas_layout(b->strides[1], b->strides[2], K, N, &tb, &ldb) &&
+                tn__blas_layout(c->strides[1], c->strides[2], M, N, &tc, &ldc) && !tc) {
+                cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                            alpha, (const double *)A, (int)lda, (const double *)Bm, (int)ldb, beta, (double *)C, (int)ldc);
+                break;
+            }
+        }
+#endif
+            rc = tn__gemm_f64(M, N, K, alpha, (const double *)A, a->strides[1], a->strides[2], (const double *)Bm, b->strides[1], b->strides[2],
+                              beta, (double *)C, c->strides[1], c->strides[2]);
+            break;
+        case TN_I32: tn__mm_naive_i32(M, N, K, (const int32_t *)A, a->strides[1], a->strides[2], (const int32_t *)Bm, b->strides[1], b->strides[2], (int32_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        case TN_I64: tn__mm_naive_i64(M, N, K, (const int64_t *)A, a->strides[1], a->strides[2], (const int64_t *)Bm, b->strides[1], b->strides[2], (int64_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        case TN_U8: tn__mm_naive_u8(M, N, K, (const uint8_t *)A, a->strides[1], a->strides[2], (const uint8_t *)Bm, b->strides[1], b->strides[2], (uint8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        default: return TN__FAIL_INT("matmul: not implemented for dtype %s", tn_dtype_name(c->dtype));
+        }
+        if (rc) return TN__FAIL_INT("matmul: out of memory for the packing buffers");
+    }
+    return 0;
+}
+
+/* A 2-d (or batched 3-d) operand as a transient 3-d view. */
+static tn_tensor tn__as3d(tn_tensor *t) {
+    tn_tensor v = *t;
+    if (t->ndim == 2) {
+        v.ndim = 3;
+        v.shape[0] = 1; v.shape[1] = t->shape[0]; v.shape[2] = t->shape[1];
+        v.strides[0] = 0; v.strides[1] = t->strides[0]; v.strides[2] = t->strides[1];
+    }
+    return v;
+}
+
+/* c = alpha * a @ b + beta * (input broadcast), a/b 2-d or 3-d of one dtype. Untracked. */
+static tn_tensor *tn__gemm_op(const char *fn, tn_tensor *a, tn_tensor *b, tn_tensor *input, double beta, double alpha) {
+    if (tn__check_cpu_dtype(fn, a) || tn__check_same_device(fn, a, b)) return NULL;
+    if (a->dtype != b->dtype)
+        return (tn_tensor *)tn__error("%s: expected both operands to have the same dtype, but got %s and %s", fn, tn_dtype_name(a->dtype), tn_dtype_name(b->dtype));
+    if (a->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: not implemented for bool tensors", fn);
+    bool batched = a->ndim == 3;
+    int64_t k1 = a->shape[a->ndim - 1], k2 = b->shape[b->ndim - 2];
+    if (k1 != k2 || (batched && a->shape[0] != b->shape[0]))
+        return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be multiplied (%lld != %lld%s)", fn, TN__SHAPE(a), TN__SHAPE(b),
+                                      (long long)(k1 != k2 ? k1 : a->shape[0]), (long long)(k1 != k2 ? k2 : b->shape[0]), k1 != k2 ? "" : " in the batch dim");
+    int64_t shape[3];
+    int nd = 0;
+    if (batched) shape[nd++] = a->shape[0];
+    shape[nd++] = a->shape[a->ndim - 2];
+    shape[nd++] = b->shape[b->ndim - 1];
+    tn_tensor *out = tn__new(a->dtype, a->device, shape, nd);
+    if (!out) return NULL;
+    if (input && beta != 0) {
+        if (tn__copy_into(fn, out, input)) { tn_release(out); return NULL; }
+    } else beta = 0;
+    tn_tensor a3 = tn__as3d(a), b3 = tn__as3d(b), c3 = tn__as3d(out);
+    if (tn__backend(out->device)->matmul(&c3, &a3, &b3, alpha, beta)) { tn_release(out); return NULL; }
+    return out;
+}
+
+static int tn__need_ndim(const char *fn, const char *what, tn_tensor *t, int ndim) {
+    if (t->ndim != ndim) return TN__FAIL_INT("%s: %s must be a %d-d tensor, got shape %s", fn, what, ndim, TN__SHAPE(t));
+    return 0;
+}
+
+TNDEF tn_tensor *tn_mm(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    if (tn__need_ndim("tn_mm", "self", a, 2) || tn__need_ndim("tn_mm", "mat2", b, 2)) return NULL;
+    return tn__own(tn__gemm_op("tn_mm", a, b, NULL, 0, 1));
+}
+TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    if (tn__need_ndim("tn_bmm", "batch1", a, 3) || tn__need_ndim("tn_bmm", "batch2", b, 3)) return NULL;
+    return tn__own(tn__gemm_op("tn_bmm", a, b, NULL, 0, 1));
+}
+TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
+    TN__CHECK_NULL(input, m1, m2);
+    if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
+    return tn__own(tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha));
+}
+TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
+    TN__CHECK_NULL(input, b1, b2);
+    if (tn__need_ndim("tn_baddbmm", "batch1", b1, 3) || tn__need_ndim("tn_baddbmm", "batch2", b2, 3)) return NULL;
+    return tn__own(tn__gemm_op("tn_baddbmm", b1, b2, input, beta, alpha));
+}
+
+TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v) {
+    TN__CHECK_NULL(a, v);
+    if (tn__need_ndim("tn_mv", "self", a, 2) || tn__need_ndim("tn_mv", "vec", v, 1)) return NULL;
+    tn_tensor col = *v; /* [k] as a [k, 1] column */
+    col.ndim = 2; col.shape[1] = 1; col.strides[1] = 1;
+    tn_tensor *r = tn__gemm_op("tn_mv", a, &col, NULL, 0, 1);
+    if (r) r->ndim = 1;
+    return tn__own(r);
+}
+
+TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    if (tn__need_ndim("tn_dot", "self", a, 1) || tn__need_ndim("tn_dot", "other", b, 1)) return NULL;
+    if (a->shape[0] != b->shape[0])
+        return (tn_tensor *)tn__error("tn_dot: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements", (long long)a->shape[0], (long long)b->shape[0]);
+    tn_tensor row = *a, col = *b;
+    row.ndim = 2; row.shape[0] = 1; row.shape[1] = a->shape[0]; row.strides[0] = 0; row.strides[1] = a->strides[0];
+    col.ndim = 2; col.shape[1] = 1; col.strides[1] = 0;
+    tn_tensor *r = tn__gemm_op("tn_dot", &row, &col, NULL, 0, 1);
+    if (r) r->ndim = 0;
+    return tn__own(r);
+}
+
+TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    if (tn__need_ndim("tn_outer", "self", a, 1) || tn__need_ndim("tn_outer", "vec2", b, 1)) return NULL;
+    tn_scope_begin();
+    tn_tensor *r = tn_keep(tn_mul(tn_unsqueeze(a, 1), b));
+    tn_scope_end();
+    return r;
+}
+
+TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    if (a->ndim == 0 || b->ndim == 0)
+        return (tn_tensor *)tn__error("tn_matmul: both arguments need at least 1 dimension, got %d-d and %d-d tensors", a->ndim, b->ndim);
+    if (a->ndim == 1 && b->ndim == 1) return tn_dot(a, b);
+    if (a->ndim == 2 && b->ndim == 1) return tn_mv(a, b);
+    if (a->ndim == 2 && b->ndim == 2) return tn_mm(a, b);
+    tn_scope_begin();
+    tn_tensor *x = a->ndim == 1 ? tn_unsqueeze(a, 0) : a, *y = b->ndim == 1 ? tn_unsqueeze(b, 1) : b, *r = NULL;
+    int64_t n = x->shape[x->ndim - 2], k = x->shape[x->ndim - 1], k2 = y->shape[y->ndim - 2], m = y->shape[y->ndim - 1];
+    int64_t bshape[TN_MAX_DIMS], xs[TN_MAX_DIMS], ys[TN_MAX_DIMS], rs[TN_MAX_DIMS];
+    int bnd = tn_broadcast_shapes(x->shape, x->ndim - 2, y->shape, y->ndim - 2, bshape);
+    if (k != k2) tn__error("tn_matmul: shapes %s and %s cannot be multiplied (%lld != %lld)", TN__SHAPE(a), TN__SHAPE(b), (long long)k, (long long)k2);
+    else if (bnd < 0) tn__error("tn_matmul: batch dims of %s and %s cannot be broadcast", TN__SHAPE(a), TN__SHAPE(b));
+    else if (bnd + 2 > TN_MAX_DIMS) tn__error("tn_matmul: too many dims");
+    else {
+        int64_t batch = tn__numel(bshape, bnd), x3[3] = {batch, n, k}, y3[3] = {batch, k, m};
+        memcpy(xs, bshape, (size_t)bnd * sizeof(int64_t)); xs[bnd] = n; xs[bnd + 1] = k;
+        memcpy(ys, bshape, (size_t)bnd * sizeof(int64_t)); ys[bnd] = k; ys[bnd + 1] = m;
+        tn_tensor *p = tn_bmm(tn_reshape(tn_expand(x, xs, bnd + 2), x3, 3), tn_reshape(tn_expand(y, ys, bnd + 2), y3, 3));
+        int nd = 0;
+        for (int i = 0; i < bnd; i++) rs[nd++] = bshape[i];
+        if (a->ndim > 1) rs[nd++] = n;
+        if (b->ndim > 1) rs[nd++] = m;
+        r = p ? tn_reshape(p, rs, nd) : NULL;
+    }
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+
+/* ======================================================================= */
+/* 10. nn functional                                                        */
+/* ======================================================================= */
+static tn_tensor *tn__softmax(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim) {
+    TN__CHECK_NULL(x);
+    return tn__lane_like(fn, op, x, dim, tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32);
+}
+TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_softmax", SOFTMAX, x, dim); }
+TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
+
+/* ======================================================================= */
+/* 11. autograd engine — see the autograd issue; the tensor fields exist.   */
+/* 12. modules · 13. optimizers · 14. data — see their issues.              */
+/* ======================================================================= */
+
+/* ======================================================================= */
+/* 15. serialization & printing                                             */
+/* ======================================================================= */
+/* PyTorch's repr (torch/_tensor_str.py): precision 4, linewidth 80, summarised past
+   1000 elements with 3 edge items; one width for all elements, chosen from the
+   (summarised) nonzero finite values: integers print as "1.", wide ranges in %e. */
+typedef struct tn__sbuf { char *s; size_t n, cap; int failed; } tn__sbuf;
+static void tn__sb_put(tn__sbuf *b, const char *str, size_t len) {
+    if (b->failed) return;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 256) + len;
+        char *s = (char *)TN_REALLOC(b->s, cap);
+        if (!s) { b->failed = 1; return; }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, str, len);
+    b->n += len;
+    b->s[b->n] = 0;
+}
+static void tn__sb_puts(tn__sbuf *b, const char *str) { tn__sb_put(b, str, strlen(str)); }
+static void tn__sb_pad(tn__sbuf *b, int n) { for (int i = 0; i < n; i++) tn__sb_put(b, " ", 1); }
+
+typedef struct tn__fmt {
+    tn_tensor *t;            /* CPU, contiguous: f64, i64 or bool */
+    bool floating, is_bool, int_mode, sci_mode, summarize;
+    int width;
+    double minabs, maxabs;
+    bool any;
+} tn__fmt;
+
+static int tn__fmt_value(const tn__fmt *f, int64_t i, char *out, size_t cap) {
+    if (f->is_bool) return snprintf(out, cap, "%s", ((const bool *)f->t->storage->data)[i] ? "True" : "False");
+    if (!f->floating) return snprintf(out, cap, "%lld", (long long)((const int64_t *)f->t->storage->data)[i]);
+    double v = ((const double *)f->t->storage->data)[i];
+    if (v != v) return snprintf(out, cap, "nan");
+    if (isinf(v)) return snprintf(out, cap, v > 0 ? "inf" : "-inf");
+    if (f->sci_mode) return snprintf(out, cap, "%.4e", v);
+    if (f->int_mode) return snprintf(out, cap, "%.0f.", v);
+    return snprintf(out, cap, "%.4f", v);
+}
+
+/* Visit the elements that will be printed (edge items only when summarising). */
+typedef void (*tn__visit_fn)(tn__fmt *f, int64_t i);
+static void tn__visit(tn__fmt *f, int dim, int64_t base, tn__visit_fn fn) {
+    tn_tensor *t = f->t;
+    if (t->ndim == 0) { fn(f, 0); return; }
+    int64_t n = t->shape[dim], st = t->strides[dim];
+    for (int64_t i = 0; i < n; i++) {
+        if (f->summarize && n > 6 && i == 3) i = n - 3;
+        if (dim == t->ndim - 1) fn(f, base + i * st);
+        else tn__visit(f, dim + 1, base + i * st, fn);
+    }
+}
+static void tn__scan_value(tn__fmt *f, int64_t i) {
+    char buf[64];
+    if (!f->floating) {
+        int w = tn__fmt_value(f, i, buf, sizeof buf);
+        if (w > f->width) f->width = w;
+        return;
+    }
+    double v = ((const double *)f->t->storage->data)[i];
+    if (v != v || isinf(v) || v == 0) return;
+    double a = fabs(v);
+    if (!f->any || a < f->minabs) f->minabs = a;
+    if (!f->any || a > f->maxabs) f->maxabs = a;
+    if (v != ceil(v)) f->int_mode = false;
+    f->any = true;
+}
+static void tn__width_value(tn__fmt *f, int64_t i) {
+    double v = ((const double *)f->t->storage->data)[i];
+    if (v != v || isinf(v) || v == 0) return;
+    char buf[64];
+    int w = tn__fmt_value(f, i, buf, sizeof buf);
+    if (w > f->width) f->width = w;
+}
+
+static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int indent) {
+    tn_tensor *t = f->t;
+    char buf[64];
+    if (t->ndim == 0) { tn__fmt_value(f, 0, buf, sizeof buf); tn__sb_puts(b, buf); return; }
+    int64_t n = t->shape[dim], st = t->strides[dim];
+    tn__sb_puts(b, "[");
+    if (dim == t->ndim - 1) {
+        int per_line = TN__MAX(1, (80 - indent) / (f->width + 2)), col = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (i > 0) {
+                tn__sb_puts(b, ",");
+                if (col == per_line) { tn__sb_puts(b, "\n"); tn__sb_pad(b, indent + 1); col = 0; }
+                else tn__sb_puts(b, " ");
+            }
+            if (f->summarize && n > 6 && i == 3) {
+                tn__sb_puts(b, " ...");
+                i = n - 4;
+            } else {
+                int w = tn__fmt_value(f, base + i * st, buf, sizeof buf);
+                tn__sb_pad(b, f->width - w);
+                tn__sb_puts(b, buf);
+            }
+            col++;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            if (i > 0) {
+                tn__sb_puts(b, ",");
+                for (int k = 0; k < t->ndim - 1 - dim; k++) tn__sb_puts(b, "\n");
+                tn__sb_pad(b, indent + 1);
+            }
+            if (f->summarize && n > 6 && i == 3) {
+                tn__sb_puts(b, "...");
+                i = n - 4;
+            } else tn__print_rec(f, b, dim + 1, base + i * st, indent + 1);
+        }
+    }
+    tn__sb_puts(b, "]");
+}
+
+TNDEF char *tn_to_string(tn_tensor *t) {
+    if (!t) return NULL;
+    if (tn__check_cpu_dtype("tn_to_string", t)) return NULL;
+    tn__fmt f;
+    memset(&f, 0, sizeof f);
+    f.floating = tn_dtype_is_floating(t->dtype);
+    f.is_bool = t->dtype == TN_BOOL;
+    f.t = tn__copy_as(t, f.floating ? TN_F64 : f.is_bool ? TN_BOOL : TN_I64, TN_CPU);
+    if (!f.t) return NULL;
+    f.int_mode = true;
+    f.width = 1;
+    f.summarize = tn_numel(t) > 1000;
+    tn__sbuf b;
+    memset(&b, 0, sizeof b);
+    tn__sb_puts(&b, "tensor(");
+    if (tn_numel(t) == 0) {
+        tn__sb_puts(&b, "[]");
+    } else {
+        tn__visit(&f, 0, 0, tn__scan_value);
+        if (f.floating && f.any) {
+            double ratio = f.maxabs / f.minabs;
+            f.sci_mode = f.int_mode ? (ratio > 1000 || f.maxabs > 1e8) : (ratio > 1000 || f.maxabs > 1e8 || f.minabs < 1e-4);
+            tn__visit(&f, 0, 0, tn__width_value);
+        }
+        tn__print_rec(&f, &b, 0, 0, 7);
+    }
+    /* suffixes, wrapped onto a new line past 80 columns as PyTorch does */
+    char suffixes[4][96];
+    int ns = 0;
+    if (t->device != TN_CPU) snprintf(suffixes[ns++], 96, "device='%s:0'", tn_device_name(t->device));
+    if (tn_numel(t) == 0 && t->ndim != 1) {
+        int w = snprintf(suffixes[ns], 96, "size=(");
+        for (int i = 0; i < t->ndim && w < 80; i++) w += snprintf(suffixes[ns] + w, (size_t)(96 - w), i ? ", %lld" : "%lld", (long long)t->shape[i]);
+        snprintf(suffixes[ns] + w, (size_t)(96 - w), t->ndim == 1 ? ",)" : ")");
+        ns++;
+    }
+    if (t->dtype != TN_F32 && t->dtype != TN_I64 && t->dtype != TN_BOOL) snprintf(suffixes[ns++], 96, "dtype=torch.%s", tn_dtype_name(t->dtype));
+    if (t->requires_grad && !t->grad_fn) snprintf(suffixes[ns++], 96, "requires_grad=True");
+    size_t nl = b.s ? (size_t)(strrchr(b.s, '\n') ? (size_t)(b.s + b.n - strrchr(b.s, '\n')) : b.n + 1) : 0;
+    size_t last = b.s && strrchr(b.s, '\n') ? nl + 1 : b.n + 1;
+    for (int i = 0; i < ns; i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (last + sl + 2 > 80) {
+            tn__sb_puts(&b, ",\n");
+            tn__sb_pad(&b, 7);
+            last = 7 + sl;
+        } else {
+            tn__sb_puts(&b, ", ");
+            last += sl + 2;
+        }
+        tn__sb_puts(&b, suffixes[i]);
+    }
+    tn__sb_puts(&b, ")");
+    tn_release(f.t);
+    if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_to_string: out of memory"); }
+    return b.s;
+}
+
+TNDEF void tn_string_free(char *s) { TN_FREE(s); }
+
+TNDEF int tn_print(tn_tensor *t) {
+    char *s = tn_to_string(t);
+    if (!s) return -1;
+    puts(s);
+    tn_string_free(s);
+    return 0;
+}
+
+/* ======================================================================= */
+/* 16. threading                                                            */
+/* ======================================================================= */
+TNDEF void tn_set_num_threads(int n) {
+#ifdef _OPENMP
+    if (n > 0) omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+TNDEF int tn_get_num_threads(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* ======================================================================= */
+/* 17. backend interface                                                    */
+/* ======================================================================= */
+static void *tn__cpu_alloc(size_t nbytes) { return TN_MALLOC(nbytes); }
+static void tn__cpu_free(void *p, size_t nbytes) { (void)nbytes; TN_FREE(p); }
+
+/* The CPU index kernel: GATHER dst[i] = src[i + sum idx_j[i] * stride_j], SCATTER the
+   reverse, SCATTER_ADD accumulates (sequential, so duplicate indices add up). */
+typedef struct tn__ictx { tn_index_mode mode; int k; int64_t strides[TN_MAX_DIMS]; size_t es; tn_dtype dtype; } tn__ictx;
+static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
+    const tn__ictx *c = (const tn__ictx *)vc;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t off = 0;
+        for (int j = 0; j < c->k; j++) off += *(const int64_t *)(p[2 + j] + i * s[2 + j]) * c->strides[j];
+        char *d = p[0] + i * s[0], *sp = p[1] + i * s[1];
+        off *= (int64_t)c->es;
+        if (c->mode == GATHER) { memcpy(d, sp + off, c->es); continue; }
+        d += off;
+        if (c->mode == SCATTER) { memcpy(d, sp, c->es); continue; }
+        switch (c->dtype) {
+        case TN_F32: *(float *)d += *(const float *)sp; break;
+        case TN_F64: *(double *)d += *(const double *)sp; break;
+        case TN_I32: *(int32_t *)d = (int32_t)((uint32_t)*(int32_t *)d + (uint32_t)*(const int32_t *)sp); break;
+        case TN_I64: *(int64_t *)d = (int64_t)((uint64_t)*(int64_t *)d + (uint64_t)*(const int64_t *)sp); break;
+        case TN_U8: *(uint8_t *)d = (uint8_t)(*(uint8_t *)d + *(const uint8_t *)sp); break;
+        default: *(bool *)d = *(bool *)d || *(const bool *)sp; break;
+        }
+    }
+}
+
+static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
+    tn__ictx c;
+    c.mode = mode;
+    c.k = k;
+    c.es = tn_dtype_size(dst->dtype);
+    c.dtype = dst->dtype;
+    for (int j = 0; j < k; j++) c.strides[j] = idx_strides[j];
+    tn_tensor *shape_of = mode == GATHER ? dst : (k ? idx[0] : src);
+    tn__iter it;
+    tn__iter_init(&it, shape_of->shape, shape_of->ndim);
+    tn__iter_add(&it, dst);
+    tn__iter_add(&it, src);
+    for (int j = 0; j < k; j++) tn__iter_add(&it, idx[j]);
+    /* scatter must not merge dims in a way that reorders writes; it never does: the
+       iterator keeps the row-major order of the iteration shape */
+    tn__iter_run(&it, tn__index_loop, &c);
+    return 0;
+}
+
+static const tn_backend tn__cpu_backend = {
+    "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
+    tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
+};
+static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
+
+TNDEF void tn_register_backend(tn_device device, const tn_backend *backend) {
+    if ((unsigned)device < TN_NUM_DEVICES && device != TN_CPU) tn__backends[device] = backend;
+}
+TNDEF const tn_backend *tn_get_backend(tn_device device) { return tn__backend(device); }
+TNDEF bool tn_cuda_is_available(void) { return tn__backends[TN_CUDA] != NULL; }
+
+#endif /* TENSOR_IMPLEMENTATION_DONE */
+#endif /* TENSOR_IMPLEMENTATION */

@@ -1,0 +1,38 @@
+/* tn_test.h — the tiny test harness of tensor.h's C tests.
+ *
+ *   TEST(name) { CHECK(cond); CHECK_CLOSE(a, b, tol); CHECK_ERR(expr, "substring"); }
+ *   int main(void) { RUN(name); ...; return tn_test_report(); }
+ *
+ * Each failed check prints file:line and what failed; tn_test_report() prints
+ * "N passed, N failed" as the last line and returns nonzero on failure. */
+#ifndef TN_TEST_H
+#define TN_TEST_H
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+
+static int tn_test_passed, tn_test_failed;
+static const char *tn_test_current = "";
+
+#define TN_TEST_FAIL_(...) do { tn_test_failed++; printf("FAIL %s (%s:%d): ", tn_test_current, __FILE__, __LINE__); \
+    printf(__VA_ARGS__); printf("\n"); } while (0)
+
+#define CHECK(cond) do { if (cond) tn_test_passed++; else TN_TEST_FAIL_("%s", #cond); } while (0)
+#define CHECK_MSG(cond, ...) do { if (cond) tn_test_passed++; else TN_TEST_FAIL_(__VA_ARGS__); } while (0)
+/* |a - b| <= tol (NaN equals NaN) */
+#define CHECK_CLOSE(a, b, tol) do { double a_ = (double)(a), b_ = (double)(b); \
+    if ((a_ != a_ && b_ != b_) || fabs(a_ - b_) <= (tol) || a_ == b_) tn_test_passed++; \
+    else TN_TEST_FAIL_("%s = %.17g, expected %s = %.17g (tol %g)", #a, a_, #b, b_, (double)(tol)); } while (0)
+/* expr must fail (NULL / nonzero) and tn_last_error() must contain substr */
+#define CHECK_ERR(expr, substr) do { tn_clear_error(); int ok_ = !(expr); \
+    if (ok_ && strstr(tn_last_error(), substr)) tn_test_passed++; \
+    else TN_TEST_FAIL_("%s should fail with \"%s\", got %s \"%s\"", #expr, substr, ok_ ? "error" : "success,", tn_last_error()); } while (0)
+
+#define TEST(name) static void name(void)
+#define RUN(name) do { tn_test_current = #name; name(); } while (0)
+
+static int tn_test_report(void) {
+    printf("%d passed, %d failed\n", tn_test_passed, tn_test_failed);
+    return tn_test_failed != 0;
+}
+#endif

@@ -1,0 +1,303 @@
+/* Standalone test for wip/gemm.h (tn__gemm_f32 / tn__gemm_f64).
+ *
+ *   gcc -std=c11 -O2 -Wall -Wextra -pedantic wip/test_gemm.c -o test_gemm -lm && ./test_gemm
+ *
+ * Checks every kernel (portable / AVX2 / AVX-512, as far as the CPU has them),
+ * default and deliberately tiny cache blocking (so that multiple KC/MC/NC
+ * blocks and edge tiles are hit by small shapes), the direct small-size path,
+ * all operand layouts (row-/column-major, every-2nd-row/column views, padded
+ * leading dimensions, zero strides, C with non-unit strides on both axes)
+ * and alpha/beta special cases against a naive triple loop in higher
+ * precision.  C is embedded in a sentinel-filled buffer so that writes outside
+ * the view are caught, and beta == 0 runs start from a NaN-filled C.
+ */
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <math.h>
+
+/* malloc hook that can be made to fail, to test the -1 path */
+static int test_fail_malloc = 0;
+static void *test_malloc(size_t sz) { return test_fail_malloc ? NULL : malloc(sz); }
+#define TN_MALLOC(sz) test_malloc(sz)
+#define TN_FREE(p) free(p)
+
+#include "gemm.h"
+
+static int n_pass = 0, n_fail = 0;
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static double rnd_unit(void) { return (double)(rng() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
+
+static const int64_t dims[] = { 0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 129, 257 };
+#define NDIMS ((int)(sizeof(dims) / sizeof(dims[0])))
+static const double alphas[] = { 1.0, -0.5, 2.0, 0.0, 0.375 };
+static const double betas[] = { 0.0, 1.0, -1.5, 0.5, 0.0 };
+
+/* Operand layouts for an R x Cc matrix: row stride / column stride. */
+#define N_IN_LAYOUTS 7
+static void in_layout(int lay, int64_t R, int64_t Cc, int64_t *rs, int64_t *cs)
+{
+    switch (lay) {
+    case 0: *rs = Cc; *cs = 1; break;               /* row-major */
+    case 1: *rs = 1; *cs = R; break;                /* column-major (transposed) */
+    case 2: *rs = 2 * Cc; *cs = 2; break;           /* every 2nd column of a row-major 2R x 2C */
+    case 3: *rs = 2; *cs = 2 * R + 1; break;        /* every 2nd row of a padded column-major */
+    case 4: *rs = Cc + 3; *cs = 1; break;           /* padded leading dimension */
+    case 5: *rs = 3; *cs = 3 * R + 5; break;        /* general, no unit stride */
+    default: *rs = 1; *cs = 0; break;               /* broadcast along columns */
+    }
+}
+#define N_OUT_LAYOUTS 6
+static void out_layout(int lay, int64_t R, int64_t Cc, int64_t *rs, int64_t *cs)
+{
+    switch (lay) {
+    case 0: *rs = Cc; *cs = 1; break;               /* row-major */
+    case 1: *rs = 1; *cs = R; break;                /* column-major */
+    case 2: *rs = 2 * Cc + 1; *cs = 2; break;       /* non-unit strides on both axes */
+    case 3: *rs = Cc + 5; *cs = 1; break;           /* padded row-major */
+    case 4: *rs = 1; *cs = R + 3; break;            /* padded column-major */
+    default: *rs = 2; *cs = 2 * R + 1; break;       /* transposed, both strided */
+    }
+}
+/* number of elements a view spans (strides are non-negative here) */
+static int64_t span(int64_t R, int64_t Cc, int64_t rs, int64_t cs)
+{
+    if (R == 0 || Cc == 0) return 1;
+    return (R - 1) * rs + (Cc - 1) * cs + 1;
+}
+
+typedef struct { int isa; int64_t kc, mc, nc, naive_max; const char *name; } cfg_t;
+static const cfg_t cfgs[] = {
+    { -1, 0, 0, 0, -1, "best kernel, default blocking" },
+    { -1, 0, 0, 0, 0, "best kernel, no direct path" },
+    { -1, 7, 1, 1, 0, "best kernel, tiny blocks" },
+    { -1, 64, 25, 40, 0, "best kernel, small blocks" },
+    { 1, 0, 0, 0, 0, "avx2 kernel" },
+    { 1, 5, 13, 17, 0, "avx2 kernel, tiny blocks" },
+    { 0, 0, 0, 0, 0, "portable kernel" },
+    { 0, 3, 5, 9, 0, "portable kernel, tiny blocks" },
+};
+#define NCFGS ((int)(sizeof(cfgs) / sizeof(cfgs[0])))
+
+static void set_cfg(const cfg_t *c)
+{
+    tn__gemm_tune.isa = c->isa;
+    tn__gemm_tune.kc = c->kc;
+    tn__gemm_tune.mc = c->mc;
+    tn__gemm_tune.nc = c->nc;
+    tn__gemm_tune.naive_max = c->naive_max;
+}
+
+/* One test case, instantiated for float (reference in double) and double
+ * (reference in long double). */
+#define DEFINE_CASE(T, R, SFX, EPS)                                                        \
+static int case_##SFX(int64_t M, int64_t N, int64_t K, double alpha, double beta,          \
+                      int la, int lb, int lc, const char *cfgname)                         \
+{                                                                                          \
+    int64_t rsa, csa, rsb, csb, rsc, csc, i, j, k, na, nb, ncc;                            \
+    T *A, *B, *C, *C0;                                                                     \
+    unsigned char *inview;                                                                 \
+    int ok = 1, rc;                                                                        \
+    double worst = 0;                                                                      \
+    in_layout(la, M, K, &rsa, &csa);                                                       \
+    in_layout(lb, K, N, &rsb, &csb);                                                       \
+    out_layout(lc, M, N, &rsc, &csc);                                                      \
+    na = span(M, K, rsa, csa); nb = span(K, N, rsb, csb); ncc = span(M, N, rsc, csc) + 7;  \
+    A = (T *)malloc((size_t)na * sizeof(T));                                               \
+    B = (T *)malloc((size_t)nb * sizeof(T));                                               \
+    C = (T *)malloc((size_t)ncc * sizeof(T));                                              \
+    C0 = (T *)malloc((size_t)ncc * sizeof(T));                                             \
+    inview = (unsigned char *)calloc((size_t)ncc, 1);                                      \
+    for (i = 0; i < na; i++) A[i] = (T)rnd_unit();                                         \
+    for (i = 0; i < nb; i++) B[i] = (T)rnd_unit();                                         \
+    if (alpha == 0) { /* A and B must not be read */                                      \
+        for (i = 0; i < na; i++) A[i] = (T)NAN;                                            \
+        for (i = 0; i < nb; i++) B[i] = (T)NAN;                                            \
+    }                                                                                      \
+    for (i = 0; i < ncc; i++) C[i] = (T)(1000.0 + (double)i); /* sentinel */               \
+    for (i = 0; i < M; i++)                                                                \
+        for (j = 0; j < N; j++) {                                                          \
+            C[i * rsc + j * csc] = beta == 0 ? (T)NAN : (T)rnd_unit();                     \
+            inview[i * rsc + j * csc] = 1;                                                 \
+        }                                                                                  \
+    memcpy(C0, C, (size_t)ncc * sizeof(T));                                                \
+    rc = tn__gemm_##SFX(M, N, K, (T)alpha, A, rsa, csa, B, rsb, csb, (T)beta, C, rsc, csc);\
+    if (rc != 0) ok = 0;                                                                   \
+    for (i = 0; i < ncc && ok; i++)                                                        \
+        if (!inview[i] && memcmp(&C[i], &C0[i], sizeof(T)) != 0) ok = 0;                   \
+    for (i = 0; i < M && ok; i++)                                                          \
+        for (j = 0; j < N && ok; j++) {                                                    \
+            R s = 0, mag = 0, ref, got = C[i * rsc + j * csc];                             \
+            R c0 = C0[i * rsc + j * csc];                                                  \
+            if (alpha != 0)                                                                \
+                for (k = 0; k < K; k++) {                                                  \
+                    R p = (R)A[i * rsa + k * csa] * (R)B[k * rsb + j * csb];               \
+                    s += p; mag += p < 0 ? -p : p;                                         \
+                }                                                                          \
+            ref = (R)alpha * s;                                                            \
+            mag = (R)fabs(alpha) * mag;                                                    \
+            if (beta != 0) { ref += (R)beta * c0; mag += (R)fabs(beta * (double)c0); }     \
+            if (!(fabs((double)(got - ref)) <= 2.0 * (double)(K + 4) * EPS * (double)mag   \
+                                                 + 1e-30)) {                               \
+                ok = 0; worst = (double)(got - ref);                                       \
+            }                                                                              \
+        }                                                                                  \
+    if (ok) n_pass++;                                                                      \
+    else {                                                                                 \
+        n_fail++;                                                                          \
+        if (n_fail <= 20)                                                                  \
+            printf("FAIL " #SFX " M=%lld N=%lld K=%lld alpha=%g beta=%g layouts A%d B%d C%d"  \
+                   " [%s] rc=%d err=%g\n", (long long)M, (long long)N, (long long)K, alpha, \
+                   beta, la, lb, lc, cfgname, rc, worst);                                  \
+    }                                                                                      \
+    free(A); free(B); free(C); free(C0); free(inview);                                     \
+    return ok;                                                                             \
+}                                                                                          \
+                                                                                           \
+/* Allocation failure: -1 and C untouched, both when the cached packing buffer    */    \
+/* must be (re)allocated and when it is busy (another thread) so the call mallocs. */    \
+static void alloc_fail_##SFX(int busy)                                                     \
+{                                                                                          \
+    int64_t n = 100, i;                                                                    \
+    T *A = (T *)malloc((size_t)(n * n) * sizeof(T)), *B = (T *)malloc((size_t)(n * n) * sizeof(T)); \
+    T *C = (T *)malloc((size_t)(n * n) * sizeof(T)), *C0 = (T *)malloc((size_t)(n * n) * sizeof(T)); \
+    int rc;                                                                                \
+    for (i = 0; i < n * n; i++) { A[i] = (T)rnd_unit(); B[i] = (T)rnd_unit(); C[i] = (T)rnd_unit(); } \
+    memcpy(C0, C, (size_t)(n * n) * sizeof(T));                                            \
+    tn__gemm_free_cache();                                                                 \
+    tn__gemm_cache_busy = busy;                                                            \
+    test_fail_malloc = 1;                                                                  \
+    rc = tn__gemm_##SFX(n, n, n, (T)1, A, n, 1, B, n, 1, (T)0, C, n, 1);                   \
+    test_fail_malloc = 0;                                                                  \
+    tn__gemm_cache_busy = 0;                                                               \
+    if (rc == -1 && memcmp(C, C0, (size_t)(n * n) * sizeof(T)) == 0) n_pass++;             \
+    else { n_fail++; printf("FAIL " #SFX " allocation failure: rc=%d or C modified\n", rc); } \
+    free(A); free(B); free(C); free(C0);                                                   \
+}
+
+DEFINE_CASE(float, double, f32, 5.96e-8)
+DEFINE_CASE(double, long double, f64, 1.12e-16)
+
+static void run_suite(int is64, const char *label)
+{
+    int c, a, b, d, before_fail = n_fail, before_pass = n_pass;
+    set_cfg(&cfgs[0]);
+    /* every (M, N, K) triple, random layouts and alpha/beta, default config */
+    for (a = 0; a < NDIMS; a++)
+        for (b = 0; b < NDIMS; b++)
+            for (d = 0; d < NDIMS; d++) {
+                int la = (int)(rng() % N_IN_LAYOUTS), lb = (int)(rng() % N_IN_LAYOUTS);
+                int lc = (int)(rng() % N_OUT_LAYOUTS);
+                double al = alphas[rng() % 5], be = betas[rng() % 5];
+                if (is64) case_f64(dims[a], dims[b], dims[d], al, be, la, lb, lc, cfgs[0].name);
+                else case_f32(dims[a], dims[b], dims[d], al, be, la, lb, lc, cfgs[0].name);
+            }
+    /* every layout combination at a few awkward shapes, every config */
+    for (c = 0; c < NCFGS; c++) {
+        static const int64_t shapes[][3] = { { 33, 17, 31 }, { 129, 100, 7 }, { 16, 64, 257 }, { 1, 33, 15 } };
+        int s, la, lb, lc;
+        set_cfg(&cfgs[c]);
+        for (s = 0; s < 4; s++)
+            for (la = 0; la < N_IN_LAYOUTS; la++)
+                for (lb = 0; lb < N_IN_LAYOUTS; lb++)
+                    for (lc = 0; lc < N_OUT_LAYOUTS; lc++) {
+                        double al = alphas[rng() % 5], be = betas[rng() % 5];
+                        if (is64) case_f64(shapes[s][0], shapes[s][1], shapes[s][2], al, be, la, lb, lc, cfgs[c].name);
+                        else case_f32(shapes[s][0], shapes[s][1], shapes[s][2], al, be, la, lb, lc, cfgs[c].name);
+                    }
+        /* plus random shapes */
+        for (s = 0; s < 300; s++) {
+            int64_t M = dims[rng() % NDIMS], N = dims[rng() % NDIMS], K = dims[rng() % NDIMS];
+            la = (int)(rng() % N_IN_LAYOUTS); lb = (int)(rng() % N_IN_LAYOUTS);
+            lc = (int)(rng() % N_OUT_LAYOUTS);
+            if (is64) case_f64(M, N, K, alphas[rng() % 5], betas[rng() % 5], la, lb, lc, cfgs[c].name);
+            else case_f32(M, N, K, alphas[rng() % 5], betas[rng() % 5], la, lb, lc, cfgs[c].name);
+        }
+    }
+    /* the per-call allocation path, taken when another thread holds the cache */
+    tn__gemm_cache_busy = 1;
+    for (c = 0; c < 200; c++) {
+        int64_t M = dims[rng() % NDIMS], N = dims[rng() % NDIMS], K = dims[rng() % NDIMS];
+        int la = (int)(rng() % N_IN_LAYOUTS), lb = (int)(rng() % N_IN_LAYOUTS);
+        int lc = (int)(rng() % N_OUT_LAYOUTS);
+        if (is64) case_f64(M, N, K, alphas[rng() % 5], betas[rng() % 5], la, lb, lc, "cache busy");
+        else case_f32(M, N, K, alphas[rng() % 5], betas[rng() % 5], la, lb, lc, "cache busy");
+    }
+    tn__gemm_cache_busy = 0;
+    set_cfg(&cfgs[1]);
+    if (is64) { alloc_fail_f64(0); alloc_fail_f64(1); } else { alloc_fail_f32(0); alloc_fail_f32(1); }
+    set_cfg(&cfgs[0]);
+    printf("%s: %d passed, %d failed\n", label, n_pass - before_pass, n_fail - before_fail);
+}
+
+#if defined(__unix__) && !defined(TEST_NO_THREADS)
+/* Several threads multiplying at once: one gets the cached packing buffer,
+ * the others must fall back to their own allocation without interfering. */
+#include <pthread.h>
+#define N_THREADS 4
+static void *thread_body(void *arg)
+{
+    int t = (int)(intptr_t)arg, it, bad = 0;
+    uint64_t st = 0x1234567ull + (uint64_t)t * 0x9E3779B97F4A7C15ull;
+    for (it = 0; it < 12; it++) {
+        int64_t M = 60 + 37 * ((t + it) % 4), N = 150 + 11 * it, K = 90 + 23 * t, i, j, k;
+        float *A = (float *)malloc((size_t)(M * K) * sizeof(float));
+        float *B = (float *)malloc((size_t)(K * N) * sizeof(float));
+        float *C = (float *)malloc((size_t)(M * N) * sizeof(float));
+        for (i = 0; i < M * K; i++) { st ^= st << 13; st ^= st >> 7; st ^= st << 17; A[i] = (float)(st % 1000) / 500.0f - 1.0f; }
+        for (i = 0; i < K * N; i++) { st ^= st << 13; st ^= st >> 7; st ^= st << 17; B[i] = (float)(st % 1000) / 500.0f - 1.0f; }
+        /* B is read transposed on odd iterations */
+        if (tn__gemm_f32(M, N, K, 1.0f, A, K, 1, B, (it & 1) ? 1 : N, (it & 1) ? K : 1, 0.0f, C, N, 1) != 0) bad++;
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) {
+                double r = 0, mag = 0;
+                for (k = 0; k < K; k++) {
+                    double p = (double)A[i * K + k] * (double)((it & 1) ? B[j * K + k] : B[k * N + j]);
+                    r += p; mag += fabs(p);
+                }
+                if (fabs((double)C[i * N + j] - r) > 2.0 * (double)(K + 4) * 5.96e-8 * mag + 1e-30) bad++;
+            }
+        free(A); free(B); free(C);
+    }
+    return (void *)(intptr_t)bad;
+}
+static void thread_test(void)
+{
+    pthread_t th[N_THREADS];
+    int t, started[N_THREADS];
+    for (t = 0; t < N_THREADS; t++) started[t] = pthread_create(&th[t], NULL, thread_body, (void *)(intptr_t)t) == 0;
+    for (t = 0; t < N_THREADS; t++) {
+        void *ret = NULL;
+        if (!started[t]) { n_fail++; printf("FAIL could not start thread %d\n", t); continue; }
+        pthread_join(th[t], &ret);
+        if (ret == NULL) n_pass++;
+        else { n_fail++; printf("FAIL thread %d: %d wrong elements\n", t, (int)(intptr_t)ret); }
+    }
+    printf("threads: %d threads calling concurrently checked\n", N_THREADS);
+}
+#else
+static void thread_test(void) {}
+#endif
+
+int main(void)
+{
+    static const char *isa_names[] = { "portable", "AVX2+FMA", "AVX-512F" };
+    printf("best kernel on this CPU: %s\n", isa_names[tn__gemm_isa()]);
+    run_suite(0, "f32");
+    run_suite(1, "f64");
+    set_cfg(&cfgs[0]);
+    thread_test();
+    tn__gemm_free_cache(); /* so LeakSanitizer sees nothing outstanding */
+    printf("%d passed, %d failed\n", n_pass, n_fail);
+    return n_fail ? 1 : 0;
+}
