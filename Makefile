@@ -50,9 +50,9 @@ check-header:
 test: check-header $(TESTS)
 	@sh tests/run_all.sh $(TESTS)
 
-demo: $(BUILD)/fashion_linear
+demo: $(BUILD)/fashion_mlp_by_hand
 	@sh tools/fetch_fashion_mnist.sh
-	./$(BUILD)/fashion_linear data/fashion-mnist
+	./$(BUILD)/fashion_mlp_by_hand data/fashion-mnist
 
 bench: $(BUILD)/bench_matmul
 	./$(BUILD)/bench_matmul

@@ -3747,28 +3747,30 @@ TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, doub
     return tn__own(tn__gemm_op("tn_baddbmm", b1, b2, input, beta, alpha));
 }
 
-TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v) {
+static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
     TN__CHECK_NULL(a, v);
-    if (tn__need_ndim("tn_mv", "self", a, 2) || tn__need_ndim("tn_mv", "vec", v, 1)) return NULL;
+    if (tn__need_ndim(fn, "self", a, 2) || tn__need_ndim(fn, "vec", v, 1)) return NULL;
     tn_tensor col = *v; /* [k] as a [k, 1] column */
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 1;
-    tn_tensor *r = tn__gemm_op("tn_mv", a, &col, NULL, 0, 1);
+    tn_tensor *r = tn__gemm_op(fn, a, &col, NULL, 0, 1);
     if (r) r->ndim = 1;
     return tn__own(r);
 }
+TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v) { return tn__mv("tn_mv", a, v); }
 
-TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b) {
+static tn_tensor *tn__dot(const char *fn, tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
-    if (tn__need_ndim("tn_dot", "self", a, 1) || tn__need_ndim("tn_dot", "other", b, 1)) return NULL;
+    if (tn__need_ndim(fn, "self", a, 1) || tn__need_ndim(fn, "other", b, 1)) return NULL;
     if (a->shape[0] != b->shape[0])
-        return (tn_tensor *)tn__error("tn_dot: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements", (long long)a->shape[0], (long long)b->shape[0]);
+        return (tn_tensor *)tn__error("%s: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements", fn, (long long)a->shape[0], (long long)b->shape[0]);
     tn_tensor row = *a, col = *b;
     row.ndim = 2; row.shape[0] = 1; row.shape[1] = a->shape[0]; row.strides[0] = 0; row.strides[1] = a->strides[0];
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 0;
-    tn_tensor *r = tn__gemm_op("tn_dot", &row, &col, NULL, 0, 1);
+    tn_tensor *r = tn__gemm_op(fn, &row, &col, NULL, 0, 1);
     if (r) r->ndim = 0;
     return tn__own(r);
 }
+TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b) { return tn__dot("tn_dot", a, b); }
 
 TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
@@ -3783,9 +3785,9 @@ TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
     if (a->ndim == 0 || b->ndim == 0)
         return (tn_tensor *)tn__error("tn_matmul: both arguments need at least 1 dimension, got %d-d and %d-d tensors", a->ndim, b->ndim);
-    if (a->ndim == 1 && b->ndim == 1) return tn_dot(a, b);
-    if (a->ndim == 2 && b->ndim == 1) return tn_mv(a, b);
-    if (a->ndim == 2 && b->ndim == 2) return tn_mm(a, b);
+    if (a->ndim == 1 && b->ndim == 1) return tn__dot("tn_matmul", a, b);
+    if (a->ndim == 2 && b->ndim == 1) return tn__mv("tn_matmul", a, b);
+    if (a->ndim == 2 && b->ndim == 2) return tn__own(tn__gemm_op("tn_matmul", a, b, NULL, 0, 1));
     tn_scope_begin();
     tn_tensor *x = a->ndim == 1 ? tn_unsqueeze(a, 0) : a, *y = b->ndim == 1 ? tn_unsqueeze(b, 1) : b, *r = NULL;
     int64_t n = x->shape[x->ndim - 2], k = x->shape[x->ndim - 1], k2 = y->shape[y->ndim - 2], m = y->shape[y->ndim - 1];

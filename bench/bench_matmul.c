@@ -4,9 +4,12 @@
  *   ./bench_matmul [--threads N] [--sizes 256,512,...]
  *
  * Square row-major f32 matrices, C = A @ B.  For each size: one warm-up call
- * of each, then several repetitions that alternate between the two
- * implementations (so frequency/thermal drift hits both alike); prints the
- * median GFLOP/s of each and the ratio ours/OpenBLAS as a markdown table.
+ * of each (also checks that the results agree), then several repetitions that
+ * alternate between the two implementations (so frequency/thermal drift hits
+ * both alike); prints the median GFLOP/s of each and the ratio ours/OpenBLAS
+ * as a markdown table.  Single-threaded by default; --threads N sets
+ * OpenBLAS's thread count and, when built with -fopenmp, ours (then each
+ * library is timed in its own block, see settle()).
  *
  * OPENBLAS_CORETYPE (if set in the environment) forces OpenBLAS onto an older
  * kernel set; it is read when the library loads, so we re-exec ourselves
@@ -40,6 +43,29 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* With several threads, each library's idle workers keep spinning for a while
+ * after a call (OpenBLAS ~0.1 s) and would steal cores from the other one, so
+ * multi-threaded runs time each library in its own block, after a pause. */
+static void settle(void)
+{
+    struct timespec ts = { 0, 300000000L };
+    nanosleep(&ts, NULL);
+}
+
+static double time_ours(int n, const float *A, const float *B, float *C)
+{
+    double t0 = now();
+    tn__gemm_f32(n, n, n, 1.0f, A, n, 1, B, n, 1, 0.0f, C, n, 1);
+    return now() - t0;
+}
+
+static double time_blas(int n, const float *A, const float *B, float *C)
+{
+    double t0 = now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
+    return now() - t0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -129,13 +155,18 @@ int main(int argc, char **argv)
             fprintf(stderr, "n=%d: results differ (max |diff| %g, max |C| %g)\n", n, maxdiff, maxref);
             return 1;
         }
-        for (r = 0; r < reps; r++) {
-            double t0 = now();
-            tn__gemm_f32(n, n, n, 1.0f, A, n, 1, B, n, 1, 0.0f, C1, n, 1);
-            t_ours[r] = now() - t0;
-            t0 = now();
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C2, n);
-            t_blas[r] = now() - t0;
+        if (threads == 1) { /* alternate, so drift hits both alike */
+            for (r = 0; r < reps; r++) {
+                t_ours[r] = time_ours(n, A, B, C1);
+                t_blas[r] = time_blas(n, A, B, C2);
+            }
+        } else { /* one library at a time, its threads hot, the other's asleep */
+            settle();
+            time_ours(n, A, B, C1);
+            for (r = 0; r < reps; r++) t_ours[r] = time_ours(n, A, B, C1);
+            settle();
+            time_blas(n, A, B, C2);
+            for (r = 0; r < reps; r++) t_blas[r] = time_blas(n, A, B, C2);
         }
         {
             double go = flops / median(t_ours, reps) * 1e-9, gb = flops / median(t_blas, reps) * 1e-9;

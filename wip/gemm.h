@@ -157,269 +157,155 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
 
 #if TN__GEMM_X86
 /* ---------------------------------------------------------------------------
- * SIMD micro-kernels.  Accumulators are named variables (not arrays) and the
- * row loop is unrolled by macros so that every compiler/optimisation level
- * keeps the tile in registers.  Row r of the tile uses c<r>a (cols 0..V-1)
- * and c<r>b (cols V..2V-1); one k step = 2 vector loads of B, MR broadcasts
- * of A, 2*MR FMAs.
+ * SIMD micro-kernels: one template (TN__GEMM_SIMD_KERNEL) instantiated for
+ * AVX-512 and AVX2 x f32/f64, parameterised by these per-instance macros:
+ *   TN__GEMM_VT vector type, TN__GEMM_ET element type, TN__GEMM_V lanes,
+ *   TN__GEMM_LD / TN__GEMM_ST unaligned load / store, TN__GEMM_SET1 broadcast,
+ *   TN__GEMM_ZERO, TN__GEMM_MUL, TN__GEMM_FMA(a, b, c) = a*b + c.
+ * Tile row r lives in two accumulators, c<r>a (columns 0..V-1) and c<r>b
+ * (columns V..2V-1): named variables, not an array, and rows unrolled by
+ * macros, so the tile stays in registers at any optimisation level.  One k
+ * step = 2 vector loads of B, MR broadcasts of A, 2*MR independent FMAs
+ * (24 for MR = 12: enough to cover FMA latency x throughput).
  * ------------------------------------------------------------------------- */
+#define TN__GEMM_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define TN__GEMM_ROWS12(X) TN__GEMM_ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
 
-/* one k step for one row: broadcast A[r], two FMAs */
-#define TN__GEMM_FMA_ROW(set1, fmadd, r) \
-    { VT a_ = set1(Ap[r]); c##r##a = fmadd(a_, b0, c##r##a); c##r##b = fmadd(a_, b1, c##r##b); }
-/* store one row: C = alpha*acc (+ beta*C) */
-#define TN__GEMM_STORE_ROW(r)                                                 \
-    {                                                                         \
-        ET *cr_ = C + (r) * rsc;                                              \
-        if (beta_zero) {                                                      \
-            STOREU(cr_, MUL(va, c##r##a));                                    \
-            STOREU(cr_ + V, MUL(va, c##r##b));                                \
-        } else {                                                              \
-            STOREU(cr_, FMADD(va, c##r##a, MUL(vb, LOADU(cr_))));             \
-            STOREU(cr_ + V, FMADD(va, c##r##b, MUL(vb, LOADU(cr_ + V))));     \
-        }                                                                     \
-    }
-#define TN__GEMM_PF_ROW(r) \
-    { _mm_prefetch((const char *)(C + (r) * rsc), _MM_HINT_T0); \
-      _mm_prefetch((const char *)(C + (r) * rsc + 2 * V - 1), _MM_HINT_T0); }
-
-/* ---- AVX-512: 12 x 32 (f32), 12 x 16 (f64) ---- */
-#define VT __m512
-#define ET float
-#define V 16
-#define LOADU _mm512_loadu_ps
-#define STOREU _mm512_storeu_ps
-#define MUL _mm512_mul_ps
-#define FMADD _mm512_fmadd_ps
-#define TN__GEMM_K_STEP                                                            \
+#define TN__GEMM_ROW_ZERO(r) TN__GEMM_VT c##r##a = TN__GEMM_ZERO(), c##r##b = c##r##a;
+/* touch both ends of the C row so it is in L1 by the time it is stored */
+#define TN__GEMM_ROW_PREFETCH(r)                                                   \
+    _mm_prefetch((const char *)(C + (r) * rsc), _MM_HINT_T0);                      \
+    _mm_prefetch((const char *)(C + (r) * rsc + 2 * TN__GEMM_V - 1), _MM_HINT_T0);
+#define TN__GEMM_ROW_FMA(r)                                                        \
     {                                                                              \
-        VT b0 = _mm512_loadu_ps(Bp), b1 = _mm512_loadu_ps(Bp + V);                 \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 0)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 1)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 2)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 3)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 4)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 5)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 6)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 7)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 8)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 9)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 10)                      \
-        TN__GEMM_FMA_ROW(_mm512_set1_ps, _mm512_fmadd_ps, 11)                      \
-        Ap += 12; Bp += 2 * V;                                                     \
+        TN__GEMM_VT a_ = TN__GEMM_SET1(Ap[r]);                                     \
+        c##r##a = TN__GEMM_FMA(a_, b0, c##r##a);                                   \
+        c##r##b = TN__GEMM_FMA(a_, b1, c##r##b);                                   \
     }
-__attribute__((target("avx512f")))
-static void tn__gemm_ukr_avx512_f32(int64_t kc, const float *Ap, const float *Bp,
-                                    float *C, int64_t rsc, float alpha, float beta)
-{
-    VT c0a = _mm512_setzero_ps(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a,
-       c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a, c5b = c0a,
-       c6a = c0a, c6b = c0a, c7a = c0a, c7b = c0a, c8a = c0a, c8b = c0a,
-       c9a = c0a, c9b = c0a, c10a = c0a, c10b = c0a, c11a = c0a, c11b = c0a;
-    VT va, vb;
-    int beta_zero = beta == 0.0f;
-    int64_t k;
-    /* pull the C tile towards L1 while the k loop runs */
-    TN__GEMM_PF_ROW(0) TN__GEMM_PF_ROW(1) TN__GEMM_PF_ROW(2) TN__GEMM_PF_ROW(3)
-    TN__GEMM_PF_ROW(4) TN__GEMM_PF_ROW(5) TN__GEMM_PF_ROW(6) TN__GEMM_PF_ROW(7)
-    TN__GEMM_PF_ROW(8) TN__GEMM_PF_ROW(9) TN__GEMM_PF_ROW(10) TN__GEMM_PF_ROW(11)
-    for (k = 0; k + 4 <= kc; k += 4) {
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-    }
-    for (; k < kc; k++) TN__GEMM_K_STEP
-    va = _mm512_set1_ps(alpha);
-    vb = _mm512_set1_ps(beta);
-    TN__GEMM_STORE_ROW(0) TN__GEMM_STORE_ROW(1) TN__GEMM_STORE_ROW(2) TN__GEMM_STORE_ROW(3)
-    TN__GEMM_STORE_ROW(4) TN__GEMM_STORE_ROW(5) TN__GEMM_STORE_ROW(6) TN__GEMM_STORE_ROW(7)
-    TN__GEMM_STORE_ROW(8) TN__GEMM_STORE_ROW(9) TN__GEMM_STORE_ROW(10) TN__GEMM_STORE_ROW(11)
-}
-#undef TN__GEMM_K_STEP
-#undef VT
-#undef ET
-#undef V
-#undef LOADU
-#undef STOREU
-#undef MUL
-#undef FMADD
-
-#define VT __m512d
-#define ET double
-#define V 8
-#define LOADU _mm512_loadu_pd
-#define STOREU _mm512_storeu_pd
-#define MUL _mm512_mul_pd
-#define FMADD _mm512_fmadd_pd
-#define TN__GEMM_K_STEP                                                            \
+#define TN__GEMM_ROW_STORE(r)                                                      \
     {                                                                              \
-        VT b0 = _mm512_loadu_pd(Bp), b1 = _mm512_loadu_pd(Bp + V);                 \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 0)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 1)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 2)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 3)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 4)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 5)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 6)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 7)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 8)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 9)                       \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 10)                      \
-        TN__GEMM_FMA_ROW(_mm512_set1_pd, _mm512_fmadd_pd, 11)                      \
-        Ap += 12; Bp += 2 * V;                                                     \
+        TN__GEMM_ET *c_ = C + (r) * rsc;                                           \
+        if (beta == 0) { /* C must not be read */                                  \
+            TN__GEMM_ST(c_, TN__GEMM_MUL(va, c##r##a));                            \
+            TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_MUL(va, c##r##b));               \
+        } else {                                                                   \
+            TN__GEMM_VT o0_ = TN__GEMM_LD(c_), o1_ = TN__GEMM_LD(c_ + TN__GEMM_V); \
+            TN__GEMM_ST(c_, TN__GEMM_FMA(va, c##r##a, TN__GEMM_MUL(vb, o0_)));     \
+            TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_FMA(va, c##r##b, TN__GEMM_MUL(vb, o1_))); \
+        }                                                                          \
     }
-__attribute__((target("avx512f")))
-static void tn__gemm_ukr_avx512_f64(int64_t kc, const double *Ap, const double *Bp,
-                                    double *C, int64_t rsc, double alpha, double beta)
-{
-    VT c0a = _mm512_setzero_pd(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a,
-       c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a, c5b = c0a,
-       c6a = c0a, c6b = c0a, c7a = c0a, c7b = c0a, c8a = c0a, c8b = c0a,
-       c9a = c0a, c9b = c0a, c10a = c0a, c10b = c0a, c11a = c0a, c11b = c0a;
-    VT va, vb;
-    int beta_zero = beta == 0.0;
-    int64_t k;
-    TN__GEMM_PF_ROW(0) TN__GEMM_PF_ROW(1) TN__GEMM_PF_ROW(2) TN__GEMM_PF_ROW(3)
-    TN__GEMM_PF_ROW(4) TN__GEMM_PF_ROW(5) TN__GEMM_PF_ROW(6) TN__GEMM_PF_ROW(7)
-    TN__GEMM_PF_ROW(8) TN__GEMM_PF_ROW(9) TN__GEMM_PF_ROW(10) TN__GEMM_PF_ROW(11)
-    for (k = 0; k + 4 <= kc; k += 4) {
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-    }
-    for (; k < kc; k++) TN__GEMM_K_STEP
-    va = _mm512_set1_pd(alpha);
-    vb = _mm512_set1_pd(beta);
-    TN__GEMM_STORE_ROW(0) TN__GEMM_STORE_ROW(1) TN__GEMM_STORE_ROW(2) TN__GEMM_STORE_ROW(3)
-    TN__GEMM_STORE_ROW(4) TN__GEMM_STORE_ROW(5) TN__GEMM_STORE_ROW(6) TN__GEMM_STORE_ROW(7)
-    TN__GEMM_STORE_ROW(8) TN__GEMM_STORE_ROW(9) TN__GEMM_STORE_ROW(10) TN__GEMM_STORE_ROW(11)
-}
-#undef TN__GEMM_K_STEP
-#undef VT
-#undef ET
-#undef V
-#undef LOADU
-#undef STOREU
-#undef MUL
-#undef FMADD
 
-/* ---- AVX2 + FMA: 6 x 16 (f32), 6 x 8 (f64) ---- */
-#define VT __m256
-#define ET float
-#define V 8
-#define LOADU _mm256_loadu_ps
-#define STOREU _mm256_storeu_ps
-#define MUL _mm256_mul_ps
-#define FMADD _mm256_fmadd_ps
-#define TN__GEMM_K_STEP                                                            \
+#define TN__GEMM_SIMD_KERNEL(name, isa_str, MR, ROWS)                              \
+    __attribute__((target(isa_str)))                                               \
+    static void name(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,     \
+                     TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,               \
+                     TN__GEMM_ET beta)                                             \
     {                                                                              \
-        VT b0 = _mm256_loadu_ps(Bp), b1 = _mm256_loadu_ps(Bp + V);                 \
-        TN__GEMM_FMA_ROW(_mm256_set1_ps, _mm256_fmadd_ps, 0)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_ps, _mm256_fmadd_ps, 1)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_ps, _mm256_fmadd_ps, 2)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_ps, _mm256_fmadd_ps, 3)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_ps, _mm256_fmadd_ps, 4)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_ps, _mm256_fmadd_ps, 5)                       \
-        Ap += 6; Bp += 2 * V;                                                      \
+        ROWS(TN__GEMM_ROW_ZERO)                                                    \
+        TN__GEMM_VT va, vb;                                                        \
+        int64_t k;                                                                 \
+        ROWS(TN__GEMM_ROW_PREFETCH)                                                \
+        for (k = 0; k < kc; k++) {                                                 \
+            TN__GEMM_VT b0 = TN__GEMM_LD(Bp), b1 = TN__GEMM_LD(Bp + TN__GEMM_V);   \
+            /* B panel a few steps ahead (the hardware prefetcher does the rest) */ \
+            _mm_prefetch((const char *)(Bp + 32 * TN__GEMM_V), _MM_HINT_T0);       \
+            ROWS(TN__GEMM_ROW_FMA)                                                 \
+            Ap += MR;                                                              \
+            Bp += 2 * TN__GEMM_V;                                                  \
+        }                                                                          \
+        va = TN__GEMM_SET1(alpha);                                                 \
+        vb = TN__GEMM_SET1(beta);                                                  \
+        ROWS(TN__GEMM_ROW_STORE)                                                   \
     }
-__attribute__((target("avx2,fma")))
-static void tn__gemm_ukr_avx2_f32(int64_t kc, const float *Ap, const float *Bp,
-                                  float *C, int64_t rsc, float alpha, float beta)
-{
-    VT c0a = _mm256_setzero_ps(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a,
-       c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a, c5b = c0a;
-    VT va, vb;
-    int beta_zero = beta == 0.0f;
-    int64_t k;
-    TN__GEMM_PF_ROW(0) TN__GEMM_PF_ROW(1) TN__GEMM_PF_ROW(2)
-    TN__GEMM_PF_ROW(3) TN__GEMM_PF_ROW(4) TN__GEMM_PF_ROW(5)
-    for (k = 0; k + 4 <= kc; k += 4) {
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        TN__GEMM_K_STEP
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        TN__GEMM_K_STEP
-    }
-    for (; k < kc; k++) TN__GEMM_K_STEP
-    va = _mm256_set1_ps(alpha);
-    vb = _mm256_set1_ps(beta);
-    TN__GEMM_STORE_ROW(0) TN__GEMM_STORE_ROW(1) TN__GEMM_STORE_ROW(2)
-    TN__GEMM_STORE_ROW(3) TN__GEMM_STORE_ROW(4) TN__GEMM_STORE_ROW(5)
-}
-#undef TN__GEMM_K_STEP
-#undef VT
-#undef ET
-#undef V
-#undef LOADU
-#undef STOREU
-#undef MUL
-#undef FMADD
 
-#define VT __m256d
-#define ET double
-#define V 4
-#define LOADU _mm256_loadu_pd
-#define STOREU _mm256_storeu_pd
-#define MUL _mm256_mul_pd
-#define FMADD _mm256_fmadd_pd
-#define TN__GEMM_K_STEP                                                            \
-    {                                                                              \
-        VT b0 = _mm256_loadu_pd(Bp), b1 = _mm256_loadu_pd(Bp + V);                 \
-        TN__GEMM_FMA_ROW(_mm256_set1_pd, _mm256_fmadd_pd, 0)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_pd, _mm256_fmadd_pd, 1)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_pd, _mm256_fmadd_pd, 2)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_pd, _mm256_fmadd_pd, 3)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_pd, _mm256_fmadd_pd, 4)                       \
-        TN__GEMM_FMA_ROW(_mm256_set1_pd, _mm256_fmadd_pd, 5)                       \
-        Ap += 6; Bp += 2 * V;                                                      \
-    }
-__attribute__((target("avx2,fma")))
-static void tn__gemm_ukr_avx2_f64(int64_t kc, const double *Ap, const double *Bp,
-                                  double *C, int64_t rsc, double alpha, double beta)
-{
-    VT c0a = _mm256_setzero_pd(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a,
-       c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a, c5b = c0a;
-    VT va, vb;
-    int beta_zero = beta == 0.0;
-    int64_t k;
-    TN__GEMM_PF_ROW(0) TN__GEMM_PF_ROW(1) TN__GEMM_PF_ROW(2)
-    TN__GEMM_PF_ROW(3) TN__GEMM_PF_ROW(4) TN__GEMM_PF_ROW(5)
-    for (k = 0; k + 4 <= kc; k += 4) {
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        TN__GEMM_K_STEP
-        _mm_prefetch((const char *)(Bp + 16 * 2 * V), _MM_HINT_T0);
-        TN__GEMM_K_STEP
-        TN__GEMM_K_STEP
-    }
-    for (; k < kc; k++) TN__GEMM_K_STEP
-    va = _mm256_set1_pd(alpha);
-    vb = _mm256_set1_pd(beta);
-    TN__GEMM_STORE_ROW(0) TN__GEMM_STORE_ROW(1) TN__GEMM_STORE_ROW(2)
-    TN__GEMM_STORE_ROW(3) TN__GEMM_STORE_ROW(4) TN__GEMM_STORE_ROW(5)
-}
-#undef TN__GEMM_K_STEP
-#undef VT
-#undef ET
-#undef V
-#undef LOADU
-#undef STOREU
-#undef MUL
-#undef FMADD
-#undef TN__GEMM_FMA_ROW
-#undef TN__GEMM_STORE_ROW
-#undef TN__GEMM_PF_ROW
+/* AVX-512F, f32: 12 x 32 */
+#define TN__GEMM_VT __m512
+#define TN__GEMM_ET float
+#define TN__GEMM_V 16
+#define TN__GEMM_LD _mm512_loadu_ps
+#define TN__GEMM_ST _mm512_storeu_ps
+#define TN__GEMM_SET1 _mm512_set1_ps
+#define TN__GEMM_ZERO _mm512_setzero_ps
+#define TN__GEMM_MUL _mm512_mul_ps
+#define TN__GEMM_FMA _mm512_fmadd_ps
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512_f32, "avx512f", 12, TN__GEMM_ROWS12)
+#undef TN__GEMM_VT
+#undef TN__GEMM_ET
+#undef TN__GEMM_V
+#undef TN__GEMM_LD
+#undef TN__GEMM_ST
+#undef TN__GEMM_SET1
+#undef TN__GEMM_ZERO
+#undef TN__GEMM_MUL
+#undef TN__GEMM_FMA
+/* AVX-512F, f64: 12 x 16 */
+#define TN__GEMM_VT __m512d
+#define TN__GEMM_ET double
+#define TN__GEMM_V 8
+#define TN__GEMM_LD _mm512_loadu_pd
+#define TN__GEMM_ST _mm512_storeu_pd
+#define TN__GEMM_SET1 _mm512_set1_pd
+#define TN__GEMM_ZERO _mm512_setzero_pd
+#define TN__GEMM_MUL _mm512_mul_pd
+#define TN__GEMM_FMA _mm512_fmadd_pd
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512_f64, "avx512f", 12, TN__GEMM_ROWS12)
+#undef TN__GEMM_VT
+#undef TN__GEMM_ET
+#undef TN__GEMM_V
+#undef TN__GEMM_LD
+#undef TN__GEMM_ST
+#undef TN__GEMM_SET1
+#undef TN__GEMM_ZERO
+#undef TN__GEMM_MUL
+#undef TN__GEMM_FMA
+/* AVX2 + FMA, f32: 6 x 16 */
+#define TN__GEMM_VT __m256
+#define TN__GEMM_ET float
+#define TN__GEMM_V 8
+#define TN__GEMM_LD _mm256_loadu_ps
+#define TN__GEMM_ST _mm256_storeu_ps
+#define TN__GEMM_SET1 _mm256_set1_ps
+#define TN__GEMM_ZERO _mm256_setzero_ps
+#define TN__GEMM_MUL _mm256_mul_ps
+#define TN__GEMM_FMA _mm256_fmadd_ps
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f32, "avx2,fma", 6, TN__GEMM_ROWS6)
+#undef TN__GEMM_VT
+#undef TN__GEMM_ET
+#undef TN__GEMM_V
+#undef TN__GEMM_LD
+#undef TN__GEMM_ST
+#undef TN__GEMM_SET1
+#undef TN__GEMM_ZERO
+#undef TN__GEMM_MUL
+#undef TN__GEMM_FMA
+/* AVX2 + FMA, f64: 6 x 8 */
+#define TN__GEMM_VT __m256d
+#define TN__GEMM_ET double
+#define TN__GEMM_V 4
+#define TN__GEMM_LD _mm256_loadu_pd
+#define TN__GEMM_ST _mm256_storeu_pd
+#define TN__GEMM_SET1 _mm256_set1_pd
+#define TN__GEMM_ZERO _mm256_setzero_pd
+#define TN__GEMM_MUL _mm256_mul_pd
+#define TN__GEMM_FMA _mm256_fmadd_pd
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f64, "avx2,fma", 6, TN__GEMM_ROWS6)
+#undef TN__GEMM_VT
+#undef TN__GEMM_ET
+#undef TN__GEMM_V
+#undef TN__GEMM_LD
+#undef TN__GEMM_ST
+#undef TN__GEMM_SET1
+#undef TN__GEMM_ZERO
+#undef TN__GEMM_MUL
+#undef TN__GEMM_FMA
+
+#undef TN__GEMM_SIMD_KERNEL
+#undef TN__GEMM_ROW_ZERO
+#undef TN__GEMM_ROW_PREFETCH
+#undef TN__GEMM_ROW_FMA
+#undef TN__GEMM_ROW_STORE
+#undef TN__GEMM_ROWS6
+#undef TN__GEMM_ROWS12
 #endif /* TN__GEMM_X86 */
 
 /* ---------------------------------------------------------------------------
@@ -503,6 +389,8 @@ static void *tn__gemm_buf_get(size_t need, int *cached)
         *cached = 1;
         return tn__gemm_cache_ptr;
     }
+#else
+    (void)tn__gemm_cache_busy;
 #endif
     *cached = 0;
     return TN_MALLOC(need);
@@ -699,7 +587,7 @@ static int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,             
             int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, ic;                            \
             T beta_p = pc == 0 ? beta : (T)1; /* later K slices accumulate */             \
             tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp); \
-            TN__GEMM_OMP_FOR(nthr)                                                        \
+            TN__GEMM_OMP_FOR                                                              \
             for (ic = 0; ic < M; ic += mstep) {                                           \
                 int64_t mcb = M - ic < mstep ? M - ic : mstep;                            \
                 T *Apt = (T *)((char *)Ap + (size_t)TN__GEMM_TID * szA);                  \
@@ -722,14 +610,15 @@ static int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,             
         int64_t npanels_ = ((M) + (mr) - 1) / (mr);                                       \
         nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : omp_get_max_threads(); \
         if (omp_in_parallel() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
-        if (nthr > npanels_) nthr = npanels_;                                              \
+        if (nthr > npanels_) nthr = npanels_;                                             \
         if (nthr < 1) nthr = 1;                                                           \
     }
-#define TN__GEMM_OMP_FOR(nthr) _Pragma("omp parallel for schedule(static) num_threads((int)nthr) if(nthr > 1)")
+/* uses the driver's local nthr */
+#define TN__GEMM_OMP_FOR _Pragma("omp parallel for schedule(static) num_threads((int)nthr) if(nthr > 1)")
 #define TN__GEMM_TID omp_get_thread_num()
 #else
 #define TN__GEMM_NTHREADS(nthr, M, N, K, mr)
-#define TN__GEMM_OMP_FOR(nthr)
+#define TN__GEMM_OMP_FOR
 #define TN__GEMM_TID 0
 #endif
 
