@@ -1032,7 +1032,34 @@ static int tn__check_cpu_dtype(const char *fn, tn_tensor *t) {
     return 0;
 }
 
+/* In-place writes into a tensor whose elements share memory (an expanded view) are
+   refused, as PyTorch does: the result would depend on the write order. */
+static int tn__check_no_internal_overlap(const char *fn, tn_tensor *t) {
+    for (int i = 0; i < t->ndim; i++)
+        if (t->strides[i] == 0 && t->shape[i] > 1)
+            return TN__FAIL_INT("%s: unsupported operation: more than one element of the written-to tensor (shape %s, strides %s) refers to a single memory location; clone() it first",
+                                fn, TN__SHAPE(t), tn__shape_str(t->strides, t->ndim));
+    return 0;
+}
+
+/* PyTorch's assert_no_overlap: an in-place indexed write whose source shares memory
+   with the destination is refused (its result would depend on the write order). */
+static int tn__check_no_overlap(const char *fn, tn_tensor *dst, tn_tensor *src) {
+    if (dst->storage != src->storage || tn_numel(dst) == 0 || tn_numel(src) == 0) return 0;
+    int64_t lo[2], hi[2];
+    tn_tensor *ts[2] = {dst, src};
+    for (int k = 0; k < 2; k++) {
+        lo[k] = hi[k] = ts[k]->offset * (int64_t)tn_dtype_size(ts[k]->dtype);
+        for (int i = 0; i < ts[k]->ndim; i++) hi[k] += (ts[k]->shape[i] - 1) * ts[k]->strides[i] * (int64_t)tn_dtype_size(ts[k]->dtype);
+        hi[k] += (int64_t)tn_dtype_size(ts[k]->dtype);
+    }
+    if (lo[0] < hi[1] && lo[1] < hi[0])
+        return TN__FAIL_INT("%s: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location; clone() the input first", fn);
+    return 0;
+}
+
 static int tn__check_same_device(const char *fn, tn_tensor *a, tn_tensor *b) {
+
     if (a->device == b->device || (b->ndim == 0 && b->device == TN_CPU) || (a->ndim == 0 && a->device == TN_CPU)) return 0;
     return TN__FAIL_INT("%s: expected all tensors on the same device, got %s and %s", fn, tn_device_name(a->device), tn_device_name(b->device));
 }
@@ -1966,16 +1993,21 @@ static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_t
     if (d < 0 || tn__check_gather_shapes(fn, target, index, d, src) || tn__check_same_device(fn, target, index)) return -1;
     if (src->dtype != target->dtype)
         return TN__FAIL_INT("%s: expected self.dtype to be equal to src.dtype (%s vs %s)", fn, tn_dtype_name(target->dtype), tn_dtype_name(src->dtype));
+    if (tn__check_no_internal_overlap(fn, target)) return -1;
+    if (tn__check_no_overlap(fn, target, src) || tn__check_no_overlap(fn, target, index)) return -1;
     tn_tensor *idx = tn__checked_index(fn, index, target->ndim ? target->shape[d] : 1, false, d);
-    if (!idx) return -1;
+    tn_tensor *s = idx ? tn_retain(src) : NULL;
+    if (!s) { tn_release(idx); return -1; }
     int nd = idx->ndim;
     int64_t ds[TN_MAX_DIMS], tst = target->ndim ? target->strides[d] : 0;
     for (int i = 0; i < nd; i++) ds[i] = i < target->ndim ? target->strides[i] : 0;
     if (nd) ds[d] = 0;
     tn_tensor dst = tn__restrided(target, idx->shape, ds, nd);
-    tn_tensor sv = tn__restrided(src, idx->shape, src->strides, nd);
+    tn_tensor sv = tn__restrided(s, idx->shape, s->strides, nd);
     int rc = tn__run_index(mode, &dst, &sv, idx, &tst, 1);
     tn_release(idx);
+    tn_release(s);
+
     if (rc == 0) tn__bump_version(target);
     return rc;
 }
@@ -2012,13 +2044,14 @@ static int tn__adv_plan(const char *fn, tn_tensor *t, tn_tensor *const *indices,
     if (n < 0 || n > t->ndim || (n && !indices))
         return TN__FAIL_INT("%s: too many indices for tensor of dimension %d (got %d)", fn, t->ndim, n);
     int dims[TN_MAX_DIMS], k = 0, pos = 0;
-    tn_tensor *raw[TN_MAX_DIMS], *temps[TN_MAX_DIMS];
+    tn_tensor *raw[TN_MAX_DIMS], *temps[2 * TN_MAX_DIMS];
     int ntemps = 0, rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         tn_tensor *ix = indices[i];
+        int used = ix && (ix->dtype == TN_BOOL || ix->dtype == TN_U8) ? ix->ndim : 1;
+        if (pos + used > t->ndim) { rc = TN__FAIL_INT("%s: too many indices for tensor of dimension %d", fn, t->ndim); break; }
         if (!ix) { pos++; continue; }
         if (ix->dtype == TN_BOOL || ix->dtype == TN_U8) { /* a mask over ix->ndim dims: its nonzero coordinates */
-            if (pos + ix->ndim > t->ndim) { rc = TN__FAIL_INT("%s: too many indices for tensor of dimension %d", fn, t->ndim); break; }
             for (int j = 0; j < ix->ndim; j++)
                 if (ix->shape[j] != t->shape[pos + j]) {
                     rc = TN__FAIL_INT("%s: the shape of the mask %s at index %d does not match the shape of the indexed tensor %s at index %d",
@@ -2029,11 +2062,8 @@ static int tn__adv_plan(const char *fn, tn_tensor *t, tn_tensor *const *indices,
             tn_tensor *nz = tn__backend(ix->device)->nonzero(ix);
             if (!nz) { rc = -1; break; }
             temps[ntemps++] = nz;
-            if (ix->ndim == 0) { /* x[True] adds a dim of size 1 (or 0), indexing nothing */
-                rc = TN__FAIL_INT("%s: 0-d boolean indices are not supported", fn);
-                break;
-            }
-            for (int j = 0; j < ix->ndim; j++) {
+            for
+ (int j = 0; j < ix->ndim; j++) {
                 int64_t shp = nz->shape[0], st = nz->strides[0];
                 tn_tensor col = tn__restrided(nz, &shp, &st, 1);
                 col.offset = nz->offset + j * nz->strides[1];
@@ -2088,23 +2118,74 @@ static int tn__adv_plan(const char *fn, tn_tensor *t, tn_tensor *const *indices,
     return 0;
 }
 
+/* x[True] / x[False]: a 0-d bool index adds a dim of size 1 and keeps (True) or empties
+   (False) it. Rewritten here as an int64 index [0] or [] on a dim of size 1 inserted at
+   its place, so the plan above never sees one. p->t is a view of t (writes reach t). */
+typedef struct tn__prep { tn_tensor *t, *idx[TN_MAX_DIMS], *temps[TN_MAX_DIMS + 1]; int ntemps; } tn__prep;
+static void tn__prep_free(tn__prep *p) { for (int i = 0; i < p->ntemps; i++) tn_release(p->temps[i]); p->ntemps = 0; }
+static int tn__index_prep(const char *fn, tn_tensor *t, tn_tensor *const *indices, int n, tn__prep *p) {
+    memset(p, 0, sizeof *p);
+    p->t = t;
+    if (n < 0 || n > TN_MAX_DIMS || (n && !indices)) return TN__FAIL_INT("%s: too many indices for tensor of dimension %d (got %d)", fn, t->ndim, n);
+    int pos = 0;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *ix = indices[i];
+        p->idx[i] = ix;
+        if (!(ix && ix->dtype == TN_BOOL && ix->ndim == 0)) { pos += ix && ix->dtype == TN_BOOL ? ix->ndim : 1; continue; }
+        tn_tensor *cur = p->t;
+        if (cur->ndim >= TN_MAX_DIMS || pos > cur->ndim) { tn__prep_free(p); return TN__FAIL_INT("%s: too many indices for tensor of dimension %d", fn, t->ndim); }
+        int64_t shape[TN_MAX_DIMS], strides[TN_MAX_DIMS], len = tn__read_double(ix) != 0;
+        for (int d = 0, j = 0; d <= cur->ndim; d++) {
+            if (d == pos) { shape[d] = 1; strides[d] = 1; continue; }
+            shape[d] = cur->shape[j]; strides[d] = cur->strides[j]; j++;
+        }
+        tn_tensor *v = tn__view_of(cur, shape, strides, cur->ndim + 1, cur->offset);
+        tn_tensor *zero = tn__new(TN_I64, t->device, &len, 1);
+        if (v) p->temps[p->ntemps++] = v;
+        if (zero) p->temps[p->ntemps++] = zero;
+        if (!v || !zero || tn__backend(zero->device)->fill(zero, 0)) { tn__prep_free(p); return -1; }
+        p->t = v;
+        p->idx[i] = zero;
+        pos++;
+    }
+    return 0;
+}
+
+static tn_tensor *tn__index_planned(tn_tensor *t, tn_tensor *const *indices, int n);
 TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n) {
     TN__CHECK_NULL(t);
+    tn__prep pr;
+    if (tn__index_prep("tn_index", t, indices, n, &pr)) return NULL;
+    tn_tensor *out = tn__index_planned(pr.t, pr.idx, n);
+    tn__prep_free(&pr);
+    return tn__own(out);
+}
+
+static tn_tensor *tn__index_planned(tn_tensor *t, tn_tensor *const *indices, int n) {
     tn__adv a;
     if (tn__adv_plan("tn_index", t, indices, n, &a)) return NULL;
     tn_tensor *out = tn__new(t->dtype, t->device, a.shape, a.ndim);
     tn_tensor src = tn__restrided(t, a.shape, a.tstrides, a.ndim);
     if (out && tn__run_index(GATHER, out, &src, a.view, a.idx_strides, a.k)) { tn_release(out); out = NULL; }
     tn__adv_free(&a);
-    return tn__own(out);
+    return out;
 }
 
 static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
+    if (values->dtype != target->dtype && !values->is_wrapped_number)
+        return TN__FAIL_INT("%s: index put requires the source and destination dtypes match, got %s for the destination and %s for the source",
+                            fn, tn_dtype_name(target->dtype), tn_dtype_name(values->dtype));
+    if (tn__check_no_internal_overlap(fn, target) || tn__check_no_overlap(fn, target, values)) return -1;
+    tn__prep pr;
+    if (tn__index_prep(fn, target, indices, n, &pr)) return -1;
+    target = pr.t;
+    indices = pr.idx;
     tn__adv a;
-    if (tn__adv_plan(fn, target, indices, n, &a)) return -1;
+    if (tn__adv_plan(fn, target, indices, n, &a)) { tn__prep_free(&pr); return -1; }
     int64_t es[TN_MAX_DIMS], vs[TN_MAX_DIMS];
     int rc = -1;
-    tn_tensor *v = values->dtype == target->dtype ? tn_retain(values) : tn__copy_as(values, target->dtype, values->device);
+    tn_tensor *v = tn__as_dtype(values, target->dtype);
+
     if (v && tn__expand_strides(fn, v, a.shape, a.ndim, es, vs) == 0) {
         tn_tensor src = tn__restrided(v, es, vs, a.ndim);
         tn_tensor dst = tn__restrided(target, a.shape, a.tstrides, a.ndim);
@@ -2114,9 +2195,11 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
     }
     tn_release(v);
     tn__adv_free(&a);
+    tn__prep_free(&pr);
     if (rc == 0) tn__bump_version(target);
     return rc;
 }
+
 
 TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
     TN__CHECK_NULL(t, values);
@@ -2139,7 +2222,8 @@ TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) {
     if (tn__check_mask("tn_masked_fill", mask)) return NULL;
     tn_scope_begin();
     tn_tensor *v = tn_scalar_tensor(value, t->dtype);
-    tn_tensor *w = tn_where(tn_expand(mask, t->shape, t->ndim), v, t);
+    tn_tensor *w = tn_where(mask, v, t); /* broadcasts self and mask, as PyTorch's out-of-place form */
+
     tn_tensor *r = tn_keep(w ? tn_to_dtype(w, t->dtype) : NULL);
     tn_scope_end();
     return r;
@@ -2205,7 +2289,8 @@ TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
     tn_tensor *ref = NULL; /* first tensor that is not a legacy 1-d empty one */
     for (int i = 0; i < n && !ref; i++) if (!(ts[i]->ndim == 1 && ts[i]->shape[0] == 0)) ref = ts[i];
     if (!ref) ref = ts[0];
-    if (ref->ndim == 0) return (tn_tensor *)tn__error("tn_cat: zero-dimensional tensor (at position 0) cannot be concatenated");
+    for (int i = 0; i < n; i++)
+        if (ts[i]->ndim == 0) return (tn_tensor *)tn__error("tn_cat: zero-dimensional tensor (at position %d) cannot be concatenated", i);
     int d = tn__wrap_dim("tn_cat", dim, ref->ndim);
     if (d < 0) return NULL;
     int64_t shape[TN_MAX_DIMS];
@@ -2275,6 +2360,18 @@ TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim,
     return n;
 }
 
+/* Pieces of `size` along dim d: all `step` long but the last (n pieces), or, when
+   step is 0 (an empty dim chunked), n empty pieces. */
+static int tn__split_even(const char *fn, tn_tensor *t, int d, int64_t step, int64_t n, tn_tensor **out, int max_out) {
+    if (n > INT32_MAX) return TN__FAIL_INT("%s: %lld pieces is too many", fn, (long long)n);
+    if (out && max_out < n) return TN__FAIL_INT("%s: %lld pieces do not fit in max_out = %d", fn, (long long)n, max_out);
+    for (int64_t i = 0; i < n && out; i++) {
+        int64_t start = TN__MIN(i * step, t->shape[d]);
+        out[i] = tn_narrow(t, d, start, TN__MIN(step, t->shape[d] - start));
+    }
+    return (int)n;
+}
+
 TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out) {
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_split: cannot split a 0-dim tensor");
@@ -2283,11 +2380,7 @@ TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **ou
     if (split_size < 0 || (split_size == 0 && t->shape[d] != 0))
         return TN__FAIL_INT("tn_split: split_size must be positive (or 0 for an empty dim), got %lld", (long long)split_size);
     int64_t size = t->shape[d], n = split_size ? (size + split_size - 1) / split_size : 1;
-    if (n == 0) n = 1;
-    if (n > 4096) return TN__FAIL_INT("tn_split: %lld pieces is too many", (long long)n);
-    int64_t sizes[4096];
-    for (int64_t i = 0; i < n; i++) sizes[i] = TN__MIN(split_size, size - i * split_size);
-    return tn_split_sizes(t, sizes, (int)n, d, out, max_out);
+    return tn__split_even("tn_split", t, d, split_size, n ? n : 1, out, max_out);
 }
 
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out) {
@@ -2296,13 +2389,9 @@ TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, i
     if (t->ndim == 0) return TN__FAIL_INT("tn_chunk: cannot chunk a 0-dim tensor");
     int d = tn__wrap_dim("tn_chunk", dim, t->ndim);
     if (d < 0) return -1;
-    int64_t size = t->shape[d], split = (size + chunks - 1) / chunks;
-    if (split == 0 && size == 0) { /* PyTorch gives `chunks` empty pieces */
-        if (chunks > 4096) return TN__FAIL_INT("tn_chunk: too many chunks");
-        int64_t zeros[4096] = {0};
-        return tn_split_sizes(t, zeros, (int)chunks, d, out, max_out);
-    }
-    return tn_split(t, split, d, out, max_out);
+    int64_t size = t->shape[d], step = (size + chunks - 1) / chunks;
+    if (size == 0) return tn__split_even("tn_chunk", t, d, 0, chunks, out, max_out); /* PyTorch: `chunks` empty pieces */
+    return tn__split_even("tn_chunk", t, d, step, (size + step - 1) / step, out, max_out);
 }
 
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n) {

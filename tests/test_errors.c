@@ -115,6 +115,7 @@ static void run_isolated(const char *name, void (*fn)(void)) {
         close(fd[0]);
         tn_test_passed = tn_test_failed = 0;
         tn_test_current = name;
+        alarm(60); /* a hang (e.g. in a corrupted heap) becomes SIGALRM */
         fn();
         fflush(stdout);
         int counts[2] = {tn_test_passed, tn_test_failed};

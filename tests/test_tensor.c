@@ -1858,6 +1858,18 @@ TEST(repr_more) {
     CHECK_REPR(neg_nan, "tensor([    nan, -1.2500])");
     tn_tensor *tiny = F32V(1e-20f, 0);
     CHECK_REPR(tiny, "tensor([1.0000e-20, 0.0000e+00])");
+    /* the thresholds of sci mode: ratio > 1000, max > 1e8, min < 1e-4 (on the float32 values) */
+    CHECK_REPR(F32V(0.0001f, 1), "tensor([1.0000e-04, 1.0000e+00])");
+    CHECK_REPR(F32V(0.00011f, 1), "tensor([1.1000e-04, 1.0000e+00])");
+    CHECK_REPR(F32V(1000, 1), "tensor([1000.,    1.])");
+    CHECK_REPR(F32V(1001, 1), "tensor([1.0010e+03, 1.0000e+00])");
+    CHECK_REPR(F32V(1e8f), "tensor([100000000.])");
+    CHECK_REPR(F32V(1.5e8f), "tensor([1.5000e+08])");
+    CHECK_REPR(F32V(0.5f, 500), "tensor([  0.5000, 500.0000])");
+    CHECK_REPR(F32V(0.5f, 500.5f), "tensor([5.0000e-01, 5.0050e+02])");
+    CHECK_REPR(F32V(-0.5f, 0.25f), "tensor([-0.5000,  0.2500])");
+    CHECK_REPR(F64V(1e8), "tensor([100000000.], dtype=torch.float64)");
+    CHECK_REPR(F64V(1e-5, 2e-5), "tensor([1.0000e-05, 2.0000e-05], dtype=torch.float64)");
     CHECK(tn_print(NULL) == -1);
     tn_scope_end();
 }
