@@ -1418,6 +1418,11 @@ static tn_tensor *tn__copy_as(tn_tensor *t, tn_dtype dtype, tn_device device) {
     return r;
 }
 
+/* in converted to dtype (a new reference either way), untracked. */
+static tn_tensor *tn__as_dtype(tn_tensor *in, tn_dtype dtype) {
+    return in->dtype == dtype ? tn_retain(in) : tn__copy_as(in, dtype, in->device);
+}
+
 TNDEF tn_tensor *tn_clone(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__copy_as(t, t->dtype, t->device)); }
 TNDEF tn_tensor *tn_contiguous(tn_tensor *t) {
     TN__CHECK_NULL(t);
@@ -2855,11 +2860,6 @@ static tn_tensor *tn__unalias(tn_tensor *out, tn_tensor *in) {
                 !memcmp(out->strides, in->strides, (size_t)out->ndim * sizeof(int64_t)) &&
                 !memcmp(out->shape, in->shape, (size_t)out->ndim * sizeof(int64_t));
     return same ? tn_retain(in) : tn__copy_as(in, in->dtype, in->device);
-}
-
-/* in converted to dtype (a new reference either way), untracked. */
-static tn_tensor *tn__as_dtype(tn_tensor *in, tn_dtype dtype) {
-    return in->dtype == dtype ? tn_retain(in) : tn__copy_as(in, dtype, in->device);
 }
 
 /* torch.can_cast: no float -> integral, no non-bool -> bool. */
