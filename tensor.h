@@ -1471,7 +1471,7 @@ static int tn__copy_into(const char *fn, tn_tensor *dst, tn_tensor *src) {
     int nd = tn_broadcast_shapes(dst->shape, dst->ndim, src->shape, src->ndim, bshape);
     if (nd < 0 || nd != dst->ndim || memcmp(bshape, dst->shape, (size_t)nd * sizeof(int64_t)) != 0)
         return TN__FAIL_INT("%s: source of shape %s cannot be broadcast to destination %s", fn, TN__SHAPE(src), TN__SHAPE(dst));
-    if (tn__check_same_device(fn, dst, src)) return -1;
+    if (tn__check_same_device(fn, dst, src) || tn__check_no_internal_overlap(fn, dst)) return -1;
     tn_tensor *s = src;
     bool same_view = src->offset == dst->offset && src->ndim == dst->ndim &&
                      !memcmp(src->strides, dst->strides, (size_t)dst->ndim * sizeof(int64_t)) && src->dtype == dst->dtype;
@@ -2872,6 +2872,8 @@ static bool tn__can_cast(tn_dtype from, tn_dtype to) {
 /* Write result r (a fresh tensor) into the in-place target, converting dtype. */
 static tn_tensor *tn__store_inplace(const char *fn, tn_tensor *target, tn_tensor *r) {
     if (!r) return NULL;
+    if (tn__check_no_internal_overlap(fn, target)) { tn_release(r); return NULL; }
+
     if (!tn__can_cast(r->dtype, target->dtype)) {
         tn__error("%s: result type %s can't be cast to the desired output type %s", fn, tn_dtype_name(r->dtype), tn_dtype_name(target->dtype));
         tn_release(r);
@@ -2918,6 +2920,8 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
     TN__CHECK_NULL(x);
     char fn[40];
     snprintf(fn, sizeof fn, "%s_", tn_unary_op_name(op));
+    if (tn__check_no_internal_overlap(fn, x)) return NULL;
+
     if (x->dtype == (tn__is_float_op(op) && !tn_dtype_is_floating(x->dtype) ? TN_F32 : x->dtype) && !tn__is_pred_op(op)) {
         if (tn__check_cpu_dtype(fn, x)) return NULL;
         if (tn__backend(x->device)->unary(op, x, x, params)) return NULL;  /* same view: no aliasing hazard */
@@ -2952,6 +2956,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
         return (tn_tensor *)tn__error("%s: for integral input tensors, argument alpha must not be a floating point number (got %g)", fn, alpha);
     if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: output with shape %s doesn't match the broadcast shape %s", fn, TN__SHAPE(target), tn__shape_str(shape, nd));
+    if (target && tn__check_no_internal_overlap(fn, target)) return NULL;
     if (target && !tn__can_cast(od, target->dtype))
         return (tn_tensor *)tn__error("%s: result type %s can't be cast to the desired output type %s", fn, tn_dtype_name(od), tn_dtype_name(target->dtype));
     tn_device dev = a->ndim == 0 && a->device == TN_CPU ? b->device : a->device;
