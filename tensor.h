@@ -606,8 +606,8 @@ typedef struct tn_backend {
     /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read). */
     int (*matmul)(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta);
     /* Element i of out from Philox(seed, offset + i): UNIFORM a + (b-a)u, NORMAL a + b z,
-       RANDINT a + floor((b-a) u). */
-    int (*random)(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b);
+       RANDINT low + (64 random bits mod range), exact for any int64 bounds. */
+    int (*random)(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range);
 } tn_backend;
 
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
@@ -1234,7 +1234,7 @@ static int tn__cpu_fill(tn_tensor *dst, double value) {
 }
 
 /* Philox draws: element i of a draw uses counter (offset + i). */
-static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b) {
+static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
     int64_t n = tn_numel(out);
     for (int64_t i = 0; i < n; i++) {
         uint32_t r[4];
@@ -1253,7 +1253,7 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
             break;
         }
         default: { /* RANDINT over [a, b); int64 written exactly */
-            int64_t iv = (int64_t)a + (int64_t)(hi % (uint64_t)((int64_t)b - (int64_t)a));
+            int64_t iv = (int64_t)((uint64_t)low + (range ? hi % range : hi)); /* range 0 stands for 2^64 */
             if (out->dtype == TN_I64) { ((int64_t *)tn_data_ptr(out))[i] = iv; continue; }
             v = (double)iv;
             break;
@@ -1371,7 +1371,7 @@ TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype d
     if (!tmp) { tn_release(t); return NULL; }
     double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0, *v = (double *)tmp->storage->data;
     for (int64_t i = 0; i < steps; i++) /* symmetric, as PyTorch: both ends exact */
-        v[i] = i < steps / 2 ? start + step * (double)i : end - step * (double)(steps - 1 - i);
+        v[i] = steps == 1 ? start : i < steps / 2 ? start + step * (double)i : end - step * (double)(steps - 1 - i);
     tn__cpu_copy(t, tmp);
     tn_release(tmp);
     return tn__own(t);
@@ -1514,32 +1514,36 @@ static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
 }
 
 static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
-                             tn_generator *gen, double a, double b) {
+                             tn_generator *gen, double a, double b, int64_t low, uint64_t range) {
     if (op != RANDINT && tn__check_dtype_arg(fn, dtype) == 0 && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
     tn_tensor *t = tn__new_checked(fn, shape, ndim, dtype);
     if (!t) return NULL;
     uint64_t off = tn__gen_take(gen, tn_numel(t));
-    if (tn__backend(t->device)->random(op, t, (gen ? gen : &tn__default_gen)->seed, off, a, b)) { tn_release(t); return NULL; }
+    if (tn__backend(t->device)->random(op, t, (gen ? gen : &tn__default_gen)->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
 }
 
-TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1); }
-TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, NULL, 0, 1); }
-TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, g, 0, 1); }
-TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, g, 0, 1); }
+TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1, 0, 0); }
+TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, NULL, 0, 1, 0, 0); }
+TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, g, 0, 1, 0, 0); }
+TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, g, 0, 1, 0, 0); }
 TNDEF tn_tensor *tn_normal(double mean, double std, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (!(std >= 0)) return (tn_tensor *)tn__error("tn_normal: std must be >= 0, got %g", std);
-    return tn__random("tn_normal", NORMAL, shape, ndim, dtype, g, mean, std);
+    return tn__random("tn_normal", NORMAL, shape, ndim, dtype, g, mean, std, 0, 0);
 }
 TNDEF tn_tensor *tn_uniform(double low, double high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (!(low <= high)) return (tn_tensor *)tn__error("tn_uniform: expected low <= high, got %g > %g", low, high);
-    return tn__random("tn_uniform", UNIFORM, shape, ndim, dtype, g, low, high);
+    return tn__random("tn_uniform", UNIFORM, shape, ndim, dtype, g, low, high, 0, 0);
 }
 TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (low >= high) return (tn_tensor *)tn__error("tn_randint: expected low < high, got low %lld, high %lld", (long long)low, (long long)high);
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randint: dtype bool is not supported");
-    return tn__random("tn_randint", RANDINT, shape, ndim, dtype, g, (double)low, (double)high);
+    double dmin = dtype == TN_U8 ? 0 : dtype == TN_I32 ? INT32_MIN : dtype == TN_F32 ? -16777216.0 : dtype == TN_F64 ? -9007199254740992.0 : -9.3e18;
+    double dmax = dtype == TN_U8 ? 256 : dtype == TN_I32 ? 2147483648.0 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
+    if ((double)low < dmin || (double)high > dmax)
+        return (tn_tensor *)tn__error("tn_randint: range [%lld, %lld) is out of bounds for dtype %s", (long long)low, (long long)high, tn_dtype_name(dtype));
+    return tn__random("tn_randint", RANDINT, shape, ndim, dtype, g, (double)low, (double)high, low, (uint64_t)high - (uint64_t)low);
 }
 TNDEF tn_tensor *tn_rand_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn_rand(t->shape, t->ndim, t->dtype); }
 TNDEF tn_tensor *tn_randn_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn_randn(t->shape, t->ndim, t->dtype); }
@@ -1734,7 +1738,7 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     if (start < -size || start > size)
         return (tn_tensor *)tn__error("tn_narrow: start %lld out of range for dimension %d of size %lld", (long long)start, d, (long long)size);
     if (start < 0) start += size;
-    if (length < 0 || start + length > size)
+    if (length < 0 || length > size - start)
         return (tn_tensor *)tn__error("tn_narrow: start (%lld) + length (%lld) exceeds dimension %d of size %lld", (long long)start, (long long)length, d, (long long)size);
     int64_t ns[TN_MAX_DIMS];
     memcpy(ns, t->shape, sizeof ns);
@@ -1854,8 +1858,12 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     memcpy(ns, t->shape, sizeof ns);
     memcpy(st, t->strides, sizeof st);
-    int nd = t->ndim ? t->ndim : 1;
-    if (t->ndim == 0) { ns[0] = 1; st[0] = 1; }
+    if (t->ndim == 0) { /* PyTorch: a 0-d tensor unfolds to shape [size] */
+        ns[0] = size; st[0] = 1;
+        return tn__view_own(t, ns, st, 1, t->offset);
+    }
+    int nd = t->ndim;
+
     ns[d] = (dsize - size) / step + 1;
     st[d] = dstride * step;
     ns[nd] = size;
@@ -4074,10 +4082,14 @@ TNDEF char *tn_to_string(tn_tensor *t) {
         snprintf(suffixes[ns] + w, (size_t)(96 - w), t->ndim == 1 ? ",)" : ")");
         ns++;
     }
-    if (t->dtype != TN_F32 && t->dtype != TN_I64 && t->dtype != TN_BOOL) snprintf(suffixes[ns++], 96, "dtype=torch.%s", tn_dtype_name(t->dtype));
+    /* an empty tensor names every dtype but the default float32 (nothing to infer it from) */
+    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL)))
+        snprintf(suffixes[ns++], 96, "dtype=torch.%s", tn_dtype_name(t->dtype));
     if (t->requires_grad && !t->grad_fn) snprintf(suffixes[ns++], 96, "requires_grad=True");
-    size_t nl = b.s ? (size_t)(strrchr(b.s, '\n') ? (size_t)(b.s + b.n - strrchr(b.s, '\n')) : b.n + 1) : 0;
-    size_t last = b.s && strrchr(b.s, '\n') ? nl + 1 : b.n + 1;
+    /* PyTorch: last_line_len = len(s) - s.rfind("\n") + 1 (rfind gives -1 when absent) */
+    const char *lastnl = b.s ? strrchr(b.s, '\n') : NULL;
+    size_t last = lastnl ? (size_t)(b.s + b.n - lastnl) + 1 : b.n + 2;
+
     for (int i = 0; i < ns; i++) {
         size_t sl = strlen(suffixes[i]);
         if (last + sl + 2 > 80) {

@@ -1950,7 +1950,7 @@ TEST(misc_edges) {
     /* copy_ into a destination whose elements share memory: torch refuses
        ("more than one element of the written-to tensor refers to a single memory location") */
     tn_tensor *one = tn_zeros(TN_SHAPE(1), TN_F32);
-    CHECK_ERR(tn_copy_(tn_expand(one, TN_SHAPE(3)), F32V(1, 2, 3)) == 0, "");
+    CHECK_ERR(tn_copy_(tn_expand(one, TN_SHAPE(3)), F32V(1, 2, 3)) == 0, "single memory location");
     /* linspace float32 is within an ulp of torch's float32 arithmetic */
     tn_tensor *l = tn_linspace(-1.3, 2.9, 17, TN_F32);
     CHECK_VALS_TOL(l, 2.5e-7, -1.2999999523162842, -1.0374999046325684, -0.7749999761581421, -0.512499988079071, -0.25,
