@@ -5,7 +5,7 @@ CXX      ?= c++
 CFLAGS   ?= -O2 -g
 WARN     := -std=c11 -Wall -Wextra -pedantic
 CPPFLAGS += -I.
-LDLIBS   += -lm
+LDLIBS   += -lm -pthread
 BUILD    := build
 
 ifeq ($(SANITIZE),1)
@@ -18,7 +18,7 @@ ifeq ($(BLAS),openblas)
   LDLIBS   += -lopenblas
 endif
 
-HEADER   := tensor.h wip/gemm.h
+HEADER   := tensor.h
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 
@@ -59,7 +59,7 @@ bench: $(BUILD)/bench_matmul
 
 $(BUILD)/bench_matmul: bench/bench_matmul.c $(HEADER)
 	@mkdir -p $(BUILD)
-	$(CC) -O2 -g $(CPPFLAGS) -DBENCH_USE_TENSOR_H -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas -lm
+	$(CC) -O2 -g $(CPPFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas -lm
 
 clean:
 	rm -rf build lib

@@ -1,6 +1,6 @@
 /* Matrix-multiply benchmark: tn__gemm_f32 vs OpenBLAS cblas_sgemm.
  *
- *   gcc -std=c11 -O2 -march=x86-64 bench/bench_matmul.c -o bench_matmul -lopenblas -lm
+ *   gcc -std=c11 -O2 -I. bench/bench_matmul.c -o bench_matmul -lopenblas -lm -pthread
  *   ./bench_matmul [--threads N] [--sizes 256,512,...]
  *
  * Square row-major f32 matrices, C = A @ B.  For each size: one warm-up call
@@ -15,8 +15,7 @@
  * kernel set; it is read when the library loads, so we re-exec ourselves
  * without it to let the reference use its best kernels.
  *
- * -DBENCH_USE_TENSOR_H benchmarks the copy of the kernel inside ../tensor.h
- * instead of wip/gemm.h.
+ * `make bench` builds and runs it (needs libopenblas-dev).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -29,14 +28,8 @@
 #include <unistd.h>
 #include <cblas.h>
 
-#ifndef BENCH_USE_TENSOR_H
-#define TN_MALLOC(sz) malloc(sz)
-#define TN_FREE(p) free(p)
-#include "../wip/gemm.h"
-#else
 #define TENSOR_IMPLEMENTATION
 #include "../tensor.h"
-#endif
 
 static double now(void)
 {

@@ -1913,10 +1913,25 @@ static bool child_narrow_huge_length(void) {
     return ok;
 }
 
+/* an empty tensor whose first size is huge: the strides never multiply it in, so nothing
+   overflows in torch (strides (1e11, 1e11, 1e7, 1000, 1)); under UBSan this must not trip */
+static bool child_empty_huge_first_dim(void) {
+    tn_scope_begin();
+    tn_tensor *t = tn_empty(TN_SHAPE(1000000000000000000LL, 0, 10000, 10000, 1000), TN_I32);
+    bool ok = strides_match(t, STRIDES(100000000000LL, 100000000000LL, 10000000, 1000, 1), 5) && tn_numel(t) == 0;
+    char *s = ok ? tn_to_string(t) : NULL;
+    ok = ok && s && strcmp(s, "tensor([], size=(1000000000000000000, 0, 10000, 10000, 1000),\n"
+                              "       dtype=torch.int32)") == 0;
+    tn_string_free(s);
+    tn_scope_end();
+    return ok;
+}
+
 TEST(crash_prone_edges) {
     CHECK_IN_CHILD(child_randint_big_bounds);
     CHECK_IN_CHILD(child_randint_full_range);
     CHECK_IN_CHILD(child_narrow_huge_length);
+    CHECK_IN_CHILD(child_empty_huge_first_dim);
 }
 
 TEST(misc_edges) {
@@ -1951,6 +1966,14 @@ TEST(misc_edges) {
        ("more than one element of the written-to tensor refers to a single memory location") */
     tn_tensor *one = tn_zeros(TN_SHAPE(1), TN_F32);
     CHECK_ERR(tn_copy_(tn_expand(one, TN_SHAPE(3)), F32V(1, 2, 3)) == 0, "single memory location");
+    /* ... but fill_ and zero_ of an expanded tensor are allowed (every write stores the same value) */
+    tn_tensor *col2 = tn_zeros(TN_SHAPE(2, 1), TN_F32);
+    CHECK(tn_fill_(tn_expand(col2, TN_SHAPE(2, 3)), 4) != NULL);
+    CHECK_VALS(col2, 4, 4);
+    CHECK(tn_zero_(tn_expand(col2, TN_SHAPE(2, 3))) != NULL);
+    CHECK_VALS(col2, 0, 0);
+    CHECK_ERR(tn_mul_scalar_(tn_expand(one, TN_SHAPE(3)), 2), "single memory location");
+    CHECK_ERR(tn_exp_(tn_expand(one, TN_SHAPE(3))), "single memory location");
     /* linspace float32 is within an ulp of torch's float32 arithmetic */
     tn_tensor *l = tn_linspace(-1.3, 2.9, 17, TN_F32);
     CHECK_VALS_TOL(l, 2.5e-7, -1.2999999523162842, -1.0374999046325684, -0.7749999761581421, -0.512499988079071, -0.25,

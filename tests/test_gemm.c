@@ -1,6 +1,6 @@
-/* Standalone test for wip/gemm.h (tn__gemm_f32 / tn__gemm_f64).
+/* Test of tensor.h's packed GEMM kernels (tn__gemm_f32 / tn__gemm_f64, section 9).
  *
- *   gcc -std=c11 -O2 -Wall -Wextra -pedantic wip/test_gemm.c -o test_gemm -lm && ./test_gemm
+ *   make build/test_gemm && ./build/test_gemm
  *
  * Checks every kernel (portable / AVX2 / AVX-512, as far as the CPU has them),
  * default and deliberately tiny cache blocking (so that multiple KC/MC/NC
@@ -22,9 +22,11 @@
 static int test_fail_malloc = 0;
 static void *test_malloc(size_t sz) { return test_fail_malloc ? NULL : malloc(sz); }
 #define TN_MALLOC(sz) test_malloc(sz)
+#define TN_REALLOC(p, sz) realloc(p, sz)
 #define TN_FREE(p) free(p)
 
-#include "gemm.h"
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
 
 static int n_pass = 0, n_fail = 0;
 
