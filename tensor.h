@@ -853,7 +853,7 @@ static void tn__contiguous_strides(const int64_t *shape, int ndim, int64_t *stri
     int64_t st = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = st;
-        st *= shape[i] > 0 ? shape[i] : 1;
+        if (i > 0 && shape[i] > 1 && st <= INT64_MAX / shape[i]) st *= shape[i]; /* empty tensors may not fit */
     }
 }
 
@@ -1282,7 +1282,17 @@ static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim
     return tn__new(dtype, TN_CPU, shape, ndim);
 }
 
+/* PyTorch refuses a fill value that does not fit an integer dtype (300 into uint8). */
+static int tn__check_fill_value(const char *fn, double v, tn_dtype dtype) {
+    double lo = dtype == TN_U8 ? 0 : dtype == TN_I32 ? INT32_MIN : -9.2233720368547758e18;
+    double hi = dtype == TN_U8 ? 255 : dtype == TN_I32 ? INT32_MAX : 9.2233720368547758e18;
+    if (tn__is_int(dtype) && !(v >= lo && v <= hi))
+        return TN__FAIL_INT("%s: value %g cannot be converted to type %s without overflow", fn, v, tn_dtype_name(dtype));
+    return 0;
+}
+
 static tn_tensor *tn__filled(const char *fn, const int64_t *shape, int ndim, double value, tn_dtype dtype) {
+    if (tn__check_dtype_arg(fn, dtype) || tn__check_fill_value(fn, value, dtype)) return NULL;
     tn_tensor *t = tn__new_checked(fn, shape, ndim, dtype);
     if (t && tn__backend(t->device)->fill(t, value)) { tn_release(t); return NULL; }
     return t;
@@ -1760,7 +1770,7 @@ TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     memcpy(ns, t->shape, sizeof ns);
     memcpy(st, t->strides, sizeof st);
-    ns[d] = (stop - start + step - 1) / step;
+    ns[d] = stop > start ? (stop - start - 1) / step + 1 : 0;
     st[d] *= step;
     return tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]);
 }
@@ -3060,7 +3070,8 @@ TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b) { return tn__binary_scal
 
 TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     TN__CHECK_NULL(t);
-    if (tn__check_cpu_dtype("tn_fill_", t) || tn__backend(t->device)->fill(t, value)) return NULL;
+    if (tn__check_cpu_dtype("tn_fill_", t) || tn__check_fill_value("tn_fill_", value, t->dtype) || tn__backend(t->device)->fill(t, value)) return NULL;
+
     tn__bump_version(t);
     return tn__own(tn_retain(t));
 }

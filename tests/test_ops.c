@@ -77,7 +77,7 @@ static tn_tensor *gen_base(const int64_t *shape, int nd, int gen) {
 
 /* An input of logical shape `shape` and dtype dt laid out as `layout` (scope-owned). */
 static tn_tensor *make_input(const int64_t *shape, int nd, tn_dtype dt, int layout, int gen) {
-    int64_t bs[TN_MAX_DIMS];
+    int64_t bs[TN_MAX_DIMS] = {0};
     int bnd = nd;
     for (int i = 0; i < nd; i++) bs[i] = shape[i];
     int exp_dim = -1;
@@ -651,10 +651,673 @@ TEST(binary_broadcast_errors) {
     end_scope_check_leaks();
 }
 
+/* *_scalar forms: an integral double acts as a Python int, any other as a Python float */
+TEST(binary_scalar_forms) {
+    tn_scope_begin();
+    tn_tensor *i64 = VEC(TN_I64, 1, 2, -3), *i32 = VEC(TN_I32, 1, 2, -3), *f32 = VEC(TN_F32, 1, 2, -3), *f64 = VEC(TN_F64, 1, 2, -3);
+    tn_tensor *u8 = VEC(TN_U8, 3, 200), *b = VEC(TN_BOOL, 1, 0);
+    LABEL("int64 + 2 stays int64");
+    CHECK_DTYPE(tn_add_scalar(i64, 2), TN_I64);
+    CHECK_LIST(tn_add_scalar(i64, 2), 0, 3, 4, -1);
+    LABEL("int64 + 2.5 becomes float32");
+    CHECK_DTYPE(tn_add_scalar(i64, 2.5), TN_F32);
+    CHECK_LIST(tn_add_scalar(i64, 2.5), 0, 3.5, 4.5, -0.5);
+    LABEL("int32 + 2 stays int32");
+    CHECK_DTYPE(tn_add_scalar(i32, 2), TN_I32);
+    CHECK_DTYPE(tn_mul_scalar(i32, -4), TN_I32);
+    CHECK_LIST(tn_mul_scalar(i32, -4), 0, -4, -8, 12);
+    LABEL("uint8 + -5 stays uint8 and wraps (torch: [254, 195])");
+    CHECK_DTYPE(tn_add_scalar(u8, -5), TN_U8);
+    CHECK_LIST(tn_add_scalar(u8, -5), 0, 254, 195);
+    LABEL("bool + 1 is int64, bool + 1.5 is float32");
+    CHECK_DTYPE(tn_add_scalar(b, 1), TN_I64);
+    CHECK_LIST(tn_add_scalar(b, 1), 0, 2, 1);
+    CHECK_DTYPE(tn_add_scalar(b, 1.5), TN_F32);
+    CHECK_LIST(tn_add_scalar(b, 1.5), 0, 2.5, 1.5);
+    LABEL("float32 * 2 and * 2.5 stay float32; float64 stays float64");
+    CHECK_DTYPE(tn_mul_scalar(f32, 2), TN_F32);
+    CHECK_DTYPE(tn_mul_scalar(f32, 2.5), TN_F32);
+    CHECK_DTYPE(tn_mul_scalar(f64, 2.5), TN_F64);
+    CHECK_LIST(tn_mul_scalar(f32, 2.5), 0, 2.5, 5, -7.5);
+    LABEL("sub_scalar / rsub_scalar");
+    CHECK_LIST(tn_sub_scalar(i64, 5), 0, -4, -3, -8);
+    CHECK_DTYPE(tn_rsub_scalar(i64, 5), TN_I64);
+    CHECK_LIST(tn_rsub_scalar(i64, 5), 0, 4, 3, 8);
+    CHECK_LIST(tn_rsub_scalar(f32, 0.5), 0, -0.5, -1.5, 3.5);
+    LABEL("div_scalar: int / int is float32");
+    CHECK_DTYPE(tn_div_scalar(i64, 2), TN_F32);
+    CHECK_LIST(tn_div_scalar(i64, 2), 0, 0.5, 1, -1.5);
+    CHECK_DTYPE(tn_div_scalar(f64, 4), TN_F64);
+    CHECK_LIST(tn_div_scalar(f64, 4), 0, 0.25, 0.5, -0.75);
+    LABEL("pow_scalar");
+    CHECK_DTYPE(tn_pow_scalar(i64, 2), TN_I64);
+    CHECK_LIST(tn_pow_scalar(i64, 2), 0, 1, 4, 9);
+    CHECK_LIST(tn_pow_scalar(i64, 3), 0, 1, 8, -27);
+    CHECK_LIST(tn_pow_scalar(i64, 0), 0, 1, 1, 1);
+    CHECK_DTYPE(tn_pow_scalar(i64, 0.5), TN_F32);
+    CHECK_LIST(tn_pow_scalar(VEC(TN_F32, 2, 4), 0.5), 1e-6, 1.4142135623730951, 2);
+    CHECK_LIST(tn_pow_scalar(VEC(TN_F64, 2, 0, -8), -1), 0, 0.5, INFINITY, -0.125);
+    CHECK_ERR(tn_pow_scalar(i64, -1), "negative");
+    CHECK_ERR(tn_pow_scalar(i32, -2), "negative");
+    LABEL("rpow_scalar: 2 ** int64 stays int64 (torch: 2 ** tensor([1, 2, 5]))");
+    CHECK_DTYPE(tn_rpow_scalar(2, VEC(TN_I64, 1, 2, 5)), TN_I64);
+    CHECK_LIST(tn_rpow_scalar(2, VEC(TN_I64, 1, 2, 5)), 0, 2, 4, 32);
+    LABEL("rpow_scalar: 2.5 ** int64 is float32");
+    CHECK_DTYPE(tn_rpow_scalar(2.5, VEC(TN_I64, 1, 2)), TN_F32);
+    CHECK_LIST(tn_rpow_scalar(2.5, VEC(TN_I64, 1, 2)), 0, 2.5, 6.25);
+    CHECK_LIST(tn_rpow_scalar(2, VEC(TN_F64, 0.5, -1)), 1e-15, 1.4142135623730951, 0.5);
+    LABEL("rpow_scalar: 2 ** int64 with a negative exponent (torch: 2 ** tensor([-1]) = [0])");
+    CHECK_LIST(tn_rpow_scalar(2, VEC(TN_I64, -1, 3)), 0, 0, 8);
+    LABEL("remainder_scalar / floor_divide_scalar (torch)");
+    CHECK_LIST(tn_remainder_scalar(VEC(TN_I64, -7, 7), 2), 0, 1, 1);
+    CHECK_LIST(tn_remainder_scalar(VEC(TN_I64, -7, 7), -2), 0, -1, -1);
+    CHECK_LIST(tn_floor_divide_scalar(VEC(TN_I64, -7, 7), 2), 0, -4, 3);
+    CHECK_LIST(tn_floor_divide_scalar(VEC(TN_I64, -7, 7), -2), 0, 3, -4);
+    CHECK_LIST(tn_remainder_scalar(VEC(TN_F32, -7.5, 7.5), 2), 0, 0.5, 1.5);
+    CHECK_DTYPE(tn_remainder_scalar(VEC(TN_I64, -7, 7), 1.5), TN_F32);
+    CHECK_LIST(tn_remainder_scalar(VEC(TN_I64, -7, 7), 1.5), 0, 0.5, 1);
+    CHECK_ERR(tn_floor_divide_scalar(i64, 0), "division by zero");
+    CHECK_ERR(tn_remainder_scalar(i64, 0), "division by zero");
+    LABEL("comparison scalars give bool");
+    CHECK_DTYPE(tn_lt_scalar(i64, 2.5), TN_BOOL);
+    CHECK_LIST(tn_lt_scalar(i64, 2.5), 0, 1, 1, 1);
+    CHECK_LIST(tn_le_scalar(i64, 2), 0, 1, 1, 1);
+    CHECK_LIST(tn_gt_scalar(i64, 1), 0, 0, 1, 0);
+    CHECK_LIST(tn_ge_scalar(f32, 1), 0, 1, 1, 0);
+    CHECK_LIST(tn_eq_scalar(f32, 2), 0, 0, 1, 0);
+    CHECK_LIST(tn_ne_scalar(f32, 2), 0, 1, 0, 1);
+    CHECK_LIST(tn_eq_scalar(VEC(TN_F32, NAN, 1), NAN), 0, 0, 0);
+    CHECK_LIST(tn_ne_scalar(VEC(TN_F32, NAN, 1), NAN), 0, 1, 1);
+    CHECK_LIST(tn_lt_scalar(u8, 100), 0, 1, 0);
+    LABEL("scalar forms on a transposed view");
+    tn_tensor *m = tn_t(tn_reshape(tn_arange(0, 6, 1, TN_F64), TN_SHAPE(2, 3)));
+    CHECK_LIST(tn_add_scalar(m, 10), 0, 10, 13, 11, 14, 12, 15);
+    CHECK_LIST(tn_rsub_scalar(m, 1), 0, 1, -2, 0, -3, -1, -4);
+    end_scope_check_leaks();
+}
+
+/* result dtypes of mixed pairs (torch.result_type) */
+TEST(binary_promotion) {
+    tn_scope_begin();
+    struct { tn_dtype a; int na; tn_dtype b; int nb; tn_dtype want; } cases[] = {
+        {TN_I32, 1, TN_F64, 1, TN_F64}, {TN_U8, 1, TN_I32, 1, TN_I32}, {TN_BOOL, 1, TN_BOOL, 1, TN_BOOL},
+        {TN_BOOL, 1, TN_U8, 1, TN_U8}, {TN_F32, 1, TN_I64, 1, TN_F32}, {TN_I32, 1, TN_I64, 1, TN_I64},
+        {TN_F32, 1, TN_F64, 1, TN_F64}, {TN_BOOL, 1, TN_F32, 1, TN_F32},
+        /* 0-d tensors weigh less within a category */
+        {TN_F32, 1, TN_F64, 0, TN_F32}, {TN_I32, 1, TN_F64, 0, TN_F64}, {TN_I32, 0, TN_I64, 1, TN_I64},
+        {TN_U8, 1, TN_I64, 0, TN_U8}, {TN_BOOL, 1, TN_I32, 0, TN_I32}, {TN_I64, 1, TN_F32, 0, TN_F32},
+        {TN_I32, 1, TN_I64, 0, TN_I32}, {TN_F64, 0, TN_F32, 0, TN_F64}, {TN_I32, 0, TN_F32, 0, TN_F32},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tn_tensor *a = cases[i].na ? tn_ones(TN_SHAPE(2), cases[i].a) : tn_scalar_tensor(1, cases[i].a);
+        tn_tensor *b = cases[i].nb ? tn_ones(TN_SHAPE(2), cases[i].b) : tn_scalar_tensor(1, cases[i].b);
+        LABEL("%s%s + %s%s", dname(cases[i].a), cases[i].na ? "[2]" : " 0-d", dname(cases[i].b), cases[i].nb ? "[2]" : " 0-d");
+        CHECK_DTYPE(tn_add(a, b), cases[i].want);
+        CHECK_DTYPE(tn_add(b, a), cases[i].want);
+        CHECK_DTYPE(tn_mul(a, b), cases[i].want);
+        tn_tensor *ab[2] = {a, b};
+        CHECK_MSG(tn_result_type(ab, 2) == cases[i].want, "%s: tn_result_type", label);
+        CHECK_DTYPE(tn_lt(a, b), TN_BOOL);
+        tn_dtype dw = tn_dtype_is_floating(cases[i].want) ? cases[i].want : TN_F32;
+        CHECK_DTYPE(tn_div(a, b), dw);
+    }
+    LABEL("uint8 + int64 0-d stays uint8 (torch: tensor([1], uint8) + tensor(300) = [45])");
+    CHECK_LIST(tn_add(VEC(TN_U8, 1), tn_scalar_tensor(300, TN_I64)), 0, 45);
+    LABEL("int32 + float64 values");
+    CHECK_LIST(tn_add(VEC(TN_I32, 1, 2), VEC(TN_F64, 0.25, 0.5)), 0, 1.25, 2.5);
+    LABEL("bool + bool is logical or");
+    CHECK_LIST(tn_add(VEC(TN_BOOL, 1, 0, 0), VEC(TN_BOOL, 1, 1, 0)), 0, 1, 1, 0);
+    LABEL("int / int");
+    CHECK_DTYPE(tn_div(VEC(TN_I64, 3), VEC(TN_I64, 2)), TN_F32);
+    CHECK_LIST(tn_div(VEC(TN_I64, 3, -3, 1, -1, 0), VEC(TN_I64, 2, 2, 0, 0, 0)), 0, 1.5, -1.5, INFINITY, -INFINITY, NAN);
+    LABEL("bool / bool is float32");
+    CHECK_DTYPE(tn_div(VEC(TN_BOOL, 1), VEC(TN_BOOL, 1)), TN_F32);
+    LABEL("wrapped numbers");
+    CHECK_DTYPE(tn_add(VEC(TN_I32, 1), tn_scalar(2.5)), TN_F32);
+    CHECK_DTYPE(tn_add(VEC(TN_F64, 1), tn_scalar(2.5)), TN_F64);
+    CHECK_DTYPE(tn_add(VEC(TN_U8, 1), tn_scalar_int(3)), TN_U8);
+    CHECK_DTYPE(tn_add(VEC(TN_BOOL, 1), tn_scalar_int(3)), TN_I64);
+    CHECK_DTYPE(tn_add(VEC(TN_U8, 1), tn_scalar_bool(true)), TN_U8);
+    CHECK_DTYPE(tn_mul(tn_scalar(2.5), tn_scalar_int(2)), TN_F32); /* torch: 0-d float from Python scalars -> default float */
+    LABEL("add_alpha: float alpha on integer tensors is an error");
+    CHECK_ERR(tn_add_alpha(VEC(TN_I64, 1), VEC(TN_I64, 1), 2.5), "alpha");
+    CHECK_ERR(tn_sub_alpha(VEC(TN_I32, 1), VEC(TN_I32, 1), 0.5), "alpha");
+    CHECK_LIST(tn_add_alpha(VEC(TN_F32, 1), VEC(TN_F32, 1), 2.5), 0, 3.5);
+    CHECK_LIST(tn_add_alpha(VEC(TN_I64, 1), VEC(TN_I64, 4), -2), 0, -7);
+    CHECK_LIST(tn_sub_alpha(VEC(TN_F64, 1), VEC(TN_F64, 4), 0.5), 0, -1);
+    LABEL("bool errors");
+    CHECK_ERR(tn_sub(VEC(TN_BOOL, 1), VEC(TN_BOOL, 1)), "bool");
+    CHECK_ERR(tn_floor_divide(VEC(TN_BOOL, 1), VEC(TN_BOOL, 1)), "bool");
+    CHECK_ERR(tn_bitwise_and(VEC(TN_F32, 1), VEC(TN_F32, 1)), "bitwise_and");
+    CHECK_ERR(tn_bitwise_xor(VEC(TN_I64, 1), VEC(TN_F64, 1)), "bitwise_xor");
+    LABEL("logical ops on floats and ints (torch)");
+    CHECK_LIST(tn_logical_and(VEC(TN_F32, 1, 0, NAN), VEC(TN_F32, 2, 2, 2)), 0, 1, 0, 1);
+    CHECK_LIST(tn_logical_xor(VEC(TN_I64, 0, 2, 3), VEC(TN_I64, 0, 0, 5)), 0, 0, 1, 0);
+    CHECK_LIST(tn_logical_or(VEC(TN_I64, 0, 2, 0), VEC(TN_F64, 0, 0, -0.5)), 0, 0, 1, 1);
+    LABEL("bitwise on bool");
+    CHECK_DTYPE(tn_bitwise_and(VEC(TN_BOOL, 1, 0), VEC(TN_BOOL, 1, 1)), TN_BOOL);
+    CHECK_LIST(tn_bitwise_xor(VEC(TN_BOOL, 1, 0), VEC(TN_BOOL, 1, 1)), 0, 0, 1);
+    CHECK_LIST(tn_bitwise_or(VEC(TN_I64, 12, -1), VEC(TN_I32, 3, 0)), 0, 15, -1);
+    end_scope_check_leaks();
+}
+
+static int64_t i64_at(tn_tensor *t, int64_t i) { return t ? ((const int64_t *)tn_data_ptr(t))[i] : -12345; }
+static int32_t i32_at(tn_tensor *t, int64_t i) { return t ? ((const int32_t *)tn_data_ptr(t))[i] : -12345; }
+
+/* integer semantics: Python floor division / modulo, C fmod, wrapping overflow */
+TEST(integer_semantics) {
+    tn_scope_begin();
+    const tn_dtype its[] = {TN_I32, TN_I64};
+    for (int k = 0; k < 2; k++) {
+        tn_dtype dt = its[k];
+        tn_tensor *a = VEC(dt, -7, 7, -7, 7, 0, 6, -6), *b = VEC(dt, 2, 2, -2, -2, 3, -3, 3);
+        LABEL("floor_divide %s (torch: [-4, 3, 3, -4, 0, -2, -2])", dname(dt));
+        CHECK_DTYPE(tn_floor_divide(a, b), dt);
+        CHECK_LIST(tn_floor_divide(a, b), 0, -4, 3, 3, -4, 0, -2, -2);
+        LABEL("remainder %s (torch: [1, 1, -1, -1, 0, 0, 0])", dname(dt));
+        CHECK_LIST(tn_remainder(a, b), 0, 1, 1, -1, -1, 0, 0, 0);
+        LABEL("fmod %s (sign of the dividend)", dname(dt));
+        CHECK_LIST(tn_fmod(a, b), 0, -1, 1, -1, 1, 0, 0, 0);
+        LABEL("integer division by zero %s", dname(dt));
+        CHECK_ERR(tn_floor_divide(a, tn_zeros(TN_SHAPE(1), dt)), "division by zero");
+        CHECK_ERR(tn_remainder(a, tn_zeros(TN_SHAPE(1), dt)), "division by zero");
+        CHECK_ERR(tn_fmod(a, tn_zeros(TN_SHAPE(1), dt)), "division by zero");
+        CHECK_ERR(tn_floor_divide(VEC(dt, 1, 2, 3), VEC(dt, 1, 0, 1)), "division by zero");
+        LABEL("integer pow %s", dname(dt));
+        CHECK_LIST(tn_pow(VEC(dt, 2, -3, 0, 1, 5), VEC(dt, 10, 3, 0, 7, 1)), 0, 1024, -27, 1, 1, 5);
+        /* torch.pow(tensor([2,1,-1,0,3]), tensor([-1,-1,-1,-1,-2])) = [0, 1, -1, 0, 0]: no error
+           with a tensor exponent; only pow(int tensor, negative int scalar) raises */
+        LABEL("integer pow %s with negative tensor exponents (torch: [0, 1, -1, 0, 0, 1])", dname(dt));
+        CHECK_LIST(tn_pow(VEC(dt, 2, 1, -1, 0, 3, -1), VEC(dt, -1, -1, -1, -1, -2, -2)), 0, 0, 1, -1, 0, 0, 1);
+    }
+    LABEL("uint8 floor_divide / remainder (torch)");
+    CHECK_LIST(tn_floor_divide(VEC(TN_U8, 7, 255, 0), VEC(TN_U8, 2, 7, 3)), 0, 3, 36, 0);
+    CHECK_LIST(tn_remainder(VEC(TN_U8, 7, 255, 0), VEC(TN_U8, 2, 7, 3)), 0, 1, 3, 0);
+    CHECK_LIST(tn_sub(VEC(TN_U8, 3), VEC(TN_U8, 5)), 0, 254);
+    CHECK_ERR(tn_remainder(VEC(TN_U8, 7), VEC(TN_U8, 0)), "division by zero");
+
+    LABEL("int32 overflow wraps");
+    tn_tensor *mx = tn_from_data((const int32_t[]){INT32_MAX, INT32_MIN, 65536}, TN_SHAPE(3), TN_I32);
+    tn_tensor *p1 = tn_add_scalar(mx, 1);
+    CHECK_DTYPE(p1, TN_I32);
+    CHECK(i32_at(p1, 0) == INT32_MIN);
+    CHECK(i32_at(p1, 1) == INT32_MIN + 1);
+    tn_tensor *m1 = tn_sub_scalar(mx, 1);
+    CHECK(i32_at(m1, 1) == INT32_MAX);
+    tn_tensor *sq = tn_mul(mx, mx);
+    CHECK(i32_at(sq, 2) == 0);          /* 65536 * 65536 = 2^32 -> 0 */
+    CHECK(i32_at(sq, 0) == 1);          /* (2^31-1)^2 = 1 mod 2^32 */
+    tn_tensor *fd = tn_floor_divide(mx, tn_full(TN_SHAPE(1), -1, TN_I32));
+    CHECK(i32_at(fd, 1) == INT32_MIN);  /* INT32_MIN // -1 wraps */
+    CHECK(i32_at(fd, 0) == -INT32_MAX);
+    tn_tensor *sc = tn_mul_scalar(mx, 2);
+    CHECK(i32_at(sc, 0) == -2);
+
+    LABEL("int64 overflow wraps");
+    tn_tensor *mx64 = tn_from_data((const int64_t[]){INT64_MAX, INT64_MIN, 7}, TN_SHAPE(3), TN_I64);
+    tn_tensor *q = tn_add_scalar(mx64, 1);
+    CHECK(i64_at(q, 0) == INT64_MIN);
+    q = tn_sub_scalar(mx64, 1);
+    CHECK(i64_at(q, 1) == INT64_MAX);
+    tn_tensor *neg1 = tn_full(TN_SHAPE(1), -1, TN_I64);
+    q = tn_floor_divide(mx64, neg1);
+    CHECK(i64_at(q, 1) == INT64_MIN);   /* INT64_MIN // -1 wraps */
+    CHECK(i64_at(q, 0) == -INT64_MAX);
+    CHECK(i64_at(q, 2) == -7);
+    q = tn_remainder(mx64, neg1);
+    CHECK(i64_at(q, 1) == 0);
+    CHECK(i64_at(q, 0) == 0);
+    q = tn_fmod(mx64, neg1);
+    CHECK(i64_at(q, 1) == 0);
+    q = tn_neg(mx64);
+    CHECK(i64_at(q, 1) == INT64_MIN);
+    q = tn_mul(mx64, tn_full(TN_SHAPE(1), 2, TN_I64));
+    CHECK(i64_at(q, 0) == -2);
+    q = tn_add(mx64, mx64);
+    CHECK(i64_at(q, 0) == -2);
+    q = tn_pow(tn_full(TN_SHAPE(1), 2, TN_I64), tn_full(TN_SHAPE(1), 64, TN_I64));
+    CHECK(i64_at(q, 0) == 0);           /* 2^64 wraps to 0 */
+    q = tn_pow(tn_full(TN_SHAPE(1), 3, TN_I64), tn_full(TN_SHAPE(1), 40, TN_I64));
+    CHECK(i64_at(q, 0) == (int64_t)12157665459056928801ULL);  /* 3^40 exact */
+    /* large int64 values survive arithmetic exactly (no trip through double) */
+    tn_tensor *big = tn_from_data((const int64_t[]){(INT64_C(1) << 53) + 1}, TN_SHAPE(1), TN_I64);
+    CHECK(i64_at(tn_add_scalar(big, 2), 0) == (INT64_C(1) << 53) + 3);
+    CHECK(i64_at(tn_mul_scalar(big, 1), 0) == (INT64_C(1) << 53) + 1);
+    CHECK(i64_at(tn_maximum(big, tn_full(TN_SHAPE(1), 0, TN_I64)), 0) == (INT64_C(1) << 53) + 1);
+    end_scope_check_leaks();
+}
+
+/* float floor_divide / remainder / fmod / pow / atan2 / maximum on special values (torch 1.13) */
+TEST(float_special_values) {
+    tn_scope_begin();
+    const double inf = INFINITY, nan = NAN, pi = 3.14159265358979323846;
+    for (int k = 0; k < 2; k++) {
+        tn_dtype dt = k ? TN_F64 : TN_F32;
+        tn_tensor *a = VEC(dt, 5, -5, 0, 5, -5, inf, 1, -1, 7.5, -7.5);
+        tn_tensor *b = VEC(dt, 0, 0, 0, inf, inf, 2, -0.0, 3, -2, 2);
+        LABEL("floor_divide special %s", dname(dt));
+        CHECK_LIST(tn_floor_divide(a, b), 0, inf, -inf, nan, 0, -1, nan, -inf, -1, -4, -4);
+        LABEL("remainder special %s", dname(dt));
+        CHECK_LIST(tn_remainder(a, b), 0, nan, nan, nan, 5, inf, nan, nan, 2, -0.5, 0.5);
+        LABEL("fmod special %s", dname(dt));
+        CHECK_LIST(tn_fmod(VEC(dt, 5, -5, -1.5, 7.5, -7.5, inf), VEC(dt, 0, 3, 1, -2, 2, 1)), 0, nan, -2, -0.5, 1.5, -1.5, nan);
+        LABEL("div special %s", dname(dt));
+        CHECK_LIST(tn_div(VEC(dt, 1, -1, 0, inf), VEC(dt, 0, 0, 0, inf)), 0, inf, -inf, nan, nan);
+        LABEL("maximum / minimum propagate NaN %s", dname(dt));
+        CHECK_LIST(tn_maximum(VEC(dt, nan, 1, 2), VEC(dt, 0, nan, 1)), 0, nan, nan, 2);
+        CHECK_LIST(tn_minimum(VEC(dt, nan, 1, 2), VEC(dt, 0, nan, 1)), 0, nan, nan, 1);
+        LABEL("comparisons with NaN %s", dname(dt));
+        CHECK_LIST(tn_eq(VEC(dt, nan, 1), VEC(dt, nan, 1)), 0, 0, 1);
+        CHECK_LIST(tn_ne(VEC(dt, nan, 1), VEC(dt, nan, 1)), 0, 1, 0);
+        CHECK_LIST(tn_lt(VEC(dt, nan, 1), VEC(dt, 1, nan)), 0, 0, 0);
+        CHECK_LIST(tn_ge(VEC(dt, nan, -inf), VEC(dt, nan, -inf)), 0, 0, 1);
+        LABEL("atan2 special %s", dname(dt));
+        CHECK_LIST(tn_atan2(VEC(dt, 1, 0, -0.0, 0, -1), VEC(dt, 0, -0.0, -1, 0, -inf)), 1e-6, pi / 2, pi, -pi, 0, -pi);
+        LABEL("pow special %s", dname(dt));
+        CHECK_LIST(tn_pow(VEC(dt, 0, 0, -8, 1, nan, 2), VEC(dt, 0, -1, 1.0 / 3, nan, 0, -inf)), 0, 1, inf, nan, 1, 1, 0);
+    }
+    end_scope_check_leaks();
+}
+
+/* where / lerp / addcmul / addcdiv / clamp_tensor on layouts and broadcasts */
+static void run_ternary(int op, tn_dtype dt, int l0, int l1, int l2, const int64_t *s0, int n0, const int64_t *s1, int n1, const int64_t *s2, int n2) {
+    static const char *const names[] = {"where", "lerp", "addcmul(0.5)", "addcdiv(-2)", "clamp_tensor", "lerp_scalar(0.3)", "clamp_tensor(min only)", "addcmul(3) int"};
+    tn_scope_begin();
+    tn_tensor *x = make_input(s0, n0, op == 0 ? TN_BOOL : dt, l0, op == 0 ? G_BOOL : G_NORMAL);
+    tn_tensor *y = make_input(s1, n1, dt, l1, G_NORMAL);
+    tn_tensor *z = make_input(s2, n2, dt, l2, op == 1 ? G_UNIT : G_NORMAL);
+    if (op == 4 || op == 6) { x = make_input(s0, n0, dt, l0, G_WIDE); y = make_input(s1, n1, dt, l1, G_UNIT); z = tn_add_scalar(make_input(s2, n2, dt, l2, G_POS), -1); }
+    if (op == 7) { x = make_input(s0, n0, dt, l0, G_INT); y = make_input(s1, n1, dt, l1, G_INT); z = make_input(s2, n2, dt, l2, G_INT); }
+    tn_tensor *r = NULL;
+    switch (op) {
+    case 0: r = tn_where(x, y, z); break;
+    case 1: r = tn_lerp(x, y, z); break;
+    case 2: r = tn_addcmul(x, y, z, 0.5); break;
+    case 3: r = tn_addcdiv(x, y, z, -2); break;
+    case 4: r = tn_clamp_tensor(x, y, z); break;
+    case 5: r = tn_lerp_scalar(x, y, 0.3); break;
+    case 6: r = tn_clamp_tensor(x, y, NULL); break;
+    case 7: r = tn_addcmul(x, y, z, 3); break;
+    }
+    int64_t os[TN_MAX_DIMS];
+    int on = tn_broadcast_shapes(s0, n0, s1, n1, os);
+    if (op != 5 && op != 6) on = tn_broadcast_shapes(os, on, s2, n2, os);
+    LABEL("%s on %s/%s/%s %s", names[op], layout_name[l0], layout_name[l1], layout_name[l2], dname(dt));
+    CHECK_DTYPE(r, dt);
+    CHECK_SHAPE_N(r, os, on);
+    const double *xv = dv(x), *yv = dv(y), *zv = dv(z);
+    int64_t n = numel_of(os, on);
+    double *ref = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    for (int64_t i = 0; i < n; i++) {
+        double a = xv[bidx(i, os, on, s0, n0)], b = yv[bidx(i, os, on, s1, n1)], c = (op == 5 || op == 6) ? 0 : zv[bidx(i, os, on, s2, n2)];
+        switch (op) {
+        case 0: ref[i] = a != 0 ? b : c; break;
+        case 1: ref[i] = a + c * (b - a); break;
+        case 2: ref[i] = a + 0.5 * b * c; break;
+        case 3: ref[i] = a - 2 * b / c; break;
+        case 4: ref[i] = fmin(fmax(a, b), c); break;
+        case 5: ref[i] = a + 0.3 * (b - a); break;
+        case 6: ref[i] = fmax(a, b); break;
+        case 7: ref[i] = a + 3 * b * c; break;
+        }
+    }
+    double rt = op == 3 ? 1e-4 : 4 * rtol_of(dt), at = 4 * atol_of(dt) * (op == 3 ? 10 : 1); /* addcdiv: b/c can be large */
+    CHECK_VALS(r, ref, n, rt, at);
+    free(ref);
+    tn_scope_end();
+}
+
+TEST(ternary_ops) {
+    tn_manual_seed(3);
+    const int64_t s345[3] = {3, 4, 5}, s314[3] = {3, 1, 4}, s21[2] = {2, 1}, s4[1] = {4}, s0[1] = {0}, s03[2] = {0, 3}, s13[2] = {1, 3};
+    for (int op = 0; op < 8; op++) {
+        tn_dtype dt = op == 7 ? TN_I64 : TN_F32;
+        run_ternary(op, dt, L_CONTIG, L_CONTIG, L_CONTIG, s345, 3, s345, 3, s345, 3);
+        run_ternary(op, dt, L_TRANS, L_SLICED, L_EXPAND, s345, 3, s345, 3, s345, 3);
+        run_ternary(op, dt, L_EXPAND, L_TRANS, L_SLICED, s345, 3, s345, 3, s345, 3);
+        run_ternary(op, dt, L_SLICED, L_EXPAND, L_TRANS, s345, 3, s345, 3, s345, 3);
+        if (op != 7) run_ternary(op, TN_F64, L_TRANS, L_CONTIG, L_SLICED, s345, 3, s345, 3, s345, 3);
+        run_ternary(op, dt, L_CONTIG, L_TRANS, L_CONTIG, s314, 3, s21, 2, s4, 1);   /* -> [3,2,4] */
+        run_ternary(op, dt, L_SLICED, L_CONTIG, L_TRANS, s21, 2, s4, 1, s314, 3);
+        run_ternary(op, dt, L_CONTIG, L_CONTIG, L_CONTIG, s0, 0, s21, 2, s0, 0);     /* 0-d operands */
+        run_ternary(op, dt, L_CONTIG, L_CONTIG, L_CONTIG, s03, 2, s0, 0, s13, 2);    /* [0,3] */
+    }
+    LABEL("where promotes the two values (torch)");
+    tn_scope_begin();
+    tn_tensor *c = VEC(TN_BOOL, 1, 0);
+    CHECK_DTYPE(tn_where(c, VEC(TN_I64, 1), VEC(TN_F32, 2.5)), TN_F32);
+    CHECK_LIST(tn_where(c, VEC(TN_I64, 1), VEC(TN_F32, 2.5)), 0, 1, 2.5);
+    CHECK_DTYPE(tn_where(c, tn_scalar_tensor(1, TN_F64), VEC(TN_I32, 2)), TN_F64);
+    CHECK_DTYPE(tn_where(c, tn_scalar(1.5), VEC(TN_I32, 2)), TN_F32);
+    CHECK_DTYPE(tn_where(c, tn_scalar_int(1), VEC(TN_U8, 2)), TN_U8);
+    CHECK_ERR(tn_where(VEC(TN_I64, 1, 0), VEC(TN_F32, 1), VEC(TN_F32, 2)), "bool");
+    CHECK_ERR(tn_where(c, tn_zeros(TN_SHAPE(3), TN_F32), VEC(TN_F32, 2)), "broadcast");
+    LABEL("where with NaN values passes them through");
+    CHECK_LIST(tn_where(c, VEC(TN_F32, NAN, NAN), VEC(TN_F32, 1, INFINITY)), 0, NAN, INFINITY);
+    LABEL("lerp (torch: lerp([1,2],[3,10],[0.25,0.75]) = [1.5, 8])");
+    CHECK_LIST(tn_lerp(VEC(TN_F32, 1, 2), VEC(TN_F32, 3, 10), VEC(TN_F32, 0.25, 0.75)), 0, 1.5, 8);
+    CHECK_LIST(tn_lerp_scalar(VEC(TN_F32, 1, 2), VEC(TN_F32, 3, 10), 0.25), 0, 1.5, 4);
+    CHECK_LIST(tn_lerp_scalar(VEC(TN_F64, 1, 2), VEC(TN_F64, 3, 10), 1), 0, 3, 10);   /* weight 1 gives end exactly */
+    CHECK_LIST(tn_lerp_scalar(VEC(TN_F64, 1, 2), VEC(TN_F64, 3, 10), 0), 0, 1, 2);
+    CHECK_LIST(tn_lerp_scalar(VEC(TN_F64, 1, 2), VEC(TN_F64, 3, 10), 2), 0, 5, 18);   /* extrapolates */
+    CHECK_DTYPE(tn_lerp_scalar(VEC(TN_F32, 1), VEC(TN_F32, 3), 0.5), TN_F32);
+    /* torch.lerp(tensor([1]), tensor([3]), 0.5): "lerp_kernel_scalar" not implemented for 'Long' */
+    CHECK_ERR(tn_lerp_scalar(VEC(TN_I64, 1), VEC(TN_I64, 3), 0.5), "lerp");
+    CHECK_ERR(tn_lerp(VEC(TN_I64, 1), VEC(TN_I64, 3), VEC(TN_I64, 0)), "lerp");
+    LABEL("addcmul / addcdiv values and dtypes (torch)");
+    CHECK_LIST(tn_addcmul(VEC(TN_F32, 1), VEC(TN_F32, 2), VEC(TN_F32, 3), 0.5), 0, 4);
+    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 2), TN_I64);
+    CHECK_LIST(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 2), 0, 13);
+    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_F32, 2), VEC(TN_I64, 3), 2), TN_F32);
+    CHECK_LIST(tn_addcdiv(VEC(TN_F64, 1), VEC(TN_F64, 2), VEC(TN_F64, 0), 1), 0, INFINITY);
+    CHECK_ERR(tn_addcdiv(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 1), "addcdiv");
+    LABEL("clamp_tensor (torch: clamp([1,5,nan,3], [2,2,2,nan], [4]) = [2,4,nan,nan])");
+    CHECK_LIST(tn_clamp_tensor(VEC(TN_F32, 1, 5, NAN, 3), VEC(TN_F32, 2, 2, 2, NAN), VEC(TN_F32, 4)), 0, 2, 4, NAN, NAN);
+    CHECK_LIST(tn_clamp_tensor(VEC(TN_F32, 1, 5), VEC(TN_F32, 4), VEC(TN_F32, 2)), 0, 2, 2);  /* min > max: max */
+    CHECK_LIST(tn_clamp_tensor(VEC(TN_F32, 1, 5), NULL, VEC(TN_F32, 2)), 0, 1, 2);
+    CHECK_DTYPE(tn_clamp_tensor(VEC(TN_I64, 1, 5), VEC(TN_F32, 2.5), NULL), TN_F32);
+    CHECK_LIST(tn_clamp_tensor(VEC(TN_I64, 1, 5), VEC(TN_F32, 2.5), NULL), 0, 2.5, 5);
+    CHECK_LIST(tn_clamp_tensor(VEC(TN_I64, 1, 5, 9), VEC(TN_I64, 4), VEC(TN_I64, 2)), 0, 2, 2, 2);
+    CHECK_ERR(tn_clamp_tensor(VEC(TN_F32, 1), NULL, NULL), "min");
+    tn_scope_end();
+    check_leaks();
+}
+
+/* ------------------------------------------------------------------------ */
+/* 2. in-place forms and aliasing                                           */
+/* ------------------------------------------------------------------------ */
+static double *copy_vals(tn_tensor *t) {
+    int64_t n = tn_numel(t);
+    double *v = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    const double *s = dv(t);
+    for (int64_t i = 0; s && i < n; i++) v[i] = s[i];
+    return v;
+}
+
+TEST(inplace_aliasing) {
+    tn_manual_seed(4);
+    tn_scope_begin();
+    for (int k = 0; k < 2; k++) {
+        tn_dtype dt = k ? TN_F64 : TN_F32;
+        int64_t n = k ? 17 : 5;
+        /* x += x doubles */
+        tn_tensor *x = tn_randn(TN_SHAPE(n, n), dt);
+        double *orig = copy_vals(x), *ref = (double *)malloc((size_t)(n * n) * sizeof(double));
+        int64_t v0 = tn_version(x);
+        tn_tensor *r = tn_add_(x, x);
+        LABEL("add_(x, x) %s", dname(dt));
+        CHECK(r != NULL && tn_same_storage(r, x) && tn_data_ptr(r) == tn_data_ptr(x));
+        CHECK(tn_version(x) > v0);
+        for (int64_t i = 0; i < n * n; i++) ref[i] = 2 * orig[i];
+        CHECK_VALS(x, ref, n * n, 0, 0);
+        /* x += x.T equals x + x.T computed out of place */
+        tn_tensor *y = tn_randn(TN_SHAPE(n, n), dt);
+        tn_tensor *want = tn_add(y, tn_t(y));
+        const double *wv = dv(want);
+        for (int64_t i = 0; i < n * n; i++) ref[i] = wv[i];
+        tn_add_(y, tn_t(y));
+        LABEL("add_(x, x.T) %s n=%lld", dname(dt), (long long)n);
+        CHECK_VALS(y, ref, n * n, 0, 0);
+        /* x.T += x */
+        tn_tensor *z = tn_randn(TN_SHAPE(n, n), dt);
+        want = tn_add(tn_t(z), z);
+        wv = dv(tn_t(want)); /* z's own layout: want.T */
+        for (int64_t i = 0; i < n * n; i++) ref[i] = wv[i];
+        tn_add_(tn_t(z), z);
+        LABEL("add_(x.T, x) %s", dname(dt));
+        CHECK_VALS(z, ref, n * n, 0, 0);
+        /* x *= x.T, x -= x.T */
+        tn_tensor *w = tn_randn(TN_SHAPE(n, n), dt);
+        want = tn_mul(w, tn_t(w));
+        wv = dv(want);
+        for (int64_t i = 0; i < n * n; i++) ref[i] = wv[i];
+        tn_mul_(w, tn_t(w));
+        LABEL("mul_(x, x.T) %s", dname(dt));
+        CHECK_VALS(w, ref, n * n, 0, 0);
+        want = tn_sub(w, tn_t(w));
+        wv = dv(want);
+        for (int64_t i = 0; i < n * n; i++) ref[i] = wv[i];
+        tn_sub_(w, tn_t(w));
+        LABEL("sub_(x, x.T) %s (antisymmetric result)", dname(dt));
+        CHECK_VALS(w, ref, n * n, 0, 0);
+        free(orig);
+        free(ref);
+    }
+    /* x[1:] += x[:-1] (shifted overlap): read before written, like out of place */
+    tn_tensor *a = tn_arange(0, 5, 1, TN_F32);
+    tn_add_(tn_slice(a, 0, 1, TN_END, 1), tn_slice(a, 0, 0, 4, 1));
+    LABEL("x[1:] += x[:-1]");
+    CHECK_LIST(a, 0, 0, 1, 3, 5, 7);
+    a = tn_arange(0, 5, 1, TN_F32);
+    tn_add_(tn_slice(a, 0, 0, 4, 1), tn_slice(a, 0, 1, TN_END, 1));
+    LABEL("x[:-1] += x[1:]");
+    CHECK_LIST(a, 0, 1, 3, 5, 7, 4);
+    /* in-place with a 0-d self and a broadcast 0-d other */
+    tn_tensor *s0 = tn_scalar_tensor(3, TN_F32);
+    LABEL("0-d add_");
+    CHECK_SHAPE_N(tn_add_(s0, tn_scalar(2)), NULL, 0);
+    CHECK_CLOSE(item(s0), 5, 0);
+    end_scope_check_leaks();
+}
+
+TEST(inplace_broadcast_dtype_errors) {
+    tn_scope_begin();
+    tn_tensor *x = tn_reshape(tn_arange(0, 4, 1, TN_F32), TN_SHAPE(2, 2));
+    tn_tensor *r = tn_mul_(x, VEC(TN_F32, 2, 3));
+    LABEL("mul_ broadcasting the second operand (torch: [[0,3],[4,9]])");
+    CHECK(r && tn_same_storage(r, x));
+    CHECK_SHAPE(r, 2, 2);
+    CHECK_LIST(x, 0, 0, 3, 4, 9);
+    tn_mul_(x, tn_scalar_tensor(0.5, TN_F64));
+    CHECK_LIST(x, 0, 0, 1.5, 2, 4.5);
+    LABEL("result shape mismatch");
+    CHECK_ERR(tn_mul_(VEC(TN_F32, 1, 2), tn_ones(TN_SHAPE(2, 2), TN_F32)), "doesn't match the broadcast shape");
+    CHECK_ERR(tn_add_(VEC(TN_F32, 1, 2, 3), tn_ones(TN_SHAPE(1, 3), TN_F32)), "doesn't match");
+    CHECK_ERR(tn_addcmul_(tn_zeros(TN_SHAPE(3), TN_F32), VEC(TN_F32, 1, 2, 3), tn_ones(TN_SHAPE(2, 1), TN_F32), 2), "doesn't match");
+    CHECK_ERR(tn_add_(VEC(TN_F32, 1, 2, 3), VEC(TN_F32, 1, 2)), "size");
+    LABEL("in-place result type can't be cast");
+    tn_tensor *xi = VEC(TN_I64, 1, 2);
+    int64_t v0 = tn_version(xi);
+    CHECK_ERR(tn_add_(xi, VEC(TN_F32, 1.5)), "can't be cast");
+    CHECK_ERR(tn_add_scalar_(xi, 1.5), "can't be cast");
+    CHECK_ERR(tn_mul_scalar_(xi, 0.5), "can't be cast");
+    CHECK_ERR(tn_div_(xi, VEC(TN_I64, 2)), "can't be cast");
+    CHECK_ERR(tn_pow_(xi, VEC(TN_F32, 0.5)), "can't be cast");
+    CHECK_ERR(tn_sqrt_(xi), "can't be cast");
+    CHECK_ERR(tn_exp_(xi), "can't be cast");
+    CHECK_ERR(tn_sigmoid_(xi), "can't be cast");
+    CHECK_ERR(tn_clamp_(xi, 1.5, 3), "can't be cast");
+    CHECK_ERR(tn_add_(VEC(TN_BOOL, 1), VEC(TN_I64, 1)), "can't be cast");
+    CHECK_ERR(tn_lerp_(xi, VEC(TN_F32, 1, 2), 0.5), "");
+    CHECK_LIST(xi, 0, 1, 2);   /* untouched by the failed calls */
+    CHECK(tn_version(xi) == v0);
+    LABEL("in-place with a castable result");
+    CHECK_LIST(tn_mul_scalar_(xi, 3), 0, 3, 6);
+    CHECK_LIST(tn_add_(xi, VEC(TN_BOOL, 1, 0)), 0, 4, 6);
+    CHECK_LIST(tn_clamp_(xi, 5, 5.0), 0, 5, 5);
+    CHECK_DTYPE(xi, TN_I64);
+    tn_tensor *xf = VEC(TN_F32, 1, 2);
+    CHECK_LIST(tn_add_(xf, VEC(TN_F64, 1.25)), 0, 2.25, 3.25);
+    CHECK_DTYPE(xf, TN_F32);
+    CHECK_LIST(tn_add_(xf, VEC(TN_I64, 1, 2)), 0, 3.25, 5.25);
+    tn_tensor *x32 = VEC(TN_I32, 1);
+    tn_tensor *big = tn_from_data((const int64_t[]){(INT64_C(1) << 33) + 1}, TN_SHAPE(1), TN_I64);
+    CHECK_LIST(tn_add_(x32, big), 0, 2);   /* torch: int32 result wraps: [2] */
+    CHECK_DTYPE(x32, TN_I32);
+    LABEL("in-place into an expanded tensor");
+    tn_tensor *e = tn_expand(tn_zeros(TN_SHAPE(3, 1), TN_F32), TN_SHAPE(3, 4));
+    CHECK_ERR(tn_add_(e, tn_ones(TN_SHAPE(3, 4), TN_F32)), "single memory location");
+    CHECK_ERR(tn_relu_(e), "single memory location");
+    CHECK_ERR(tn_mul_scalar_(e, 2), "single memory location");
+    CHECK_ERR(tn_addcmul_(e, e, e, 1), "single memory location");
+    /* fill_ of an expanded tensor is allowed by torch (every element gets the value) */
+    tn_tensor *fe = tn_fill_(e, 2);
+    CHECK(fe != NULL);
+    CHECK_LIST(e, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2);
+    end_scope_check_leaks();
+}
+
+TEST(inplace_version_counter) {
+    tn_scope_begin();
+    tn_tensor *x = tn_zeros(TN_SHAPE(2, 3), TN_F32);
+    tn_tensor *v = tn_t(x);
+    int64_t v0 = tn_version(x);
+    tn_add(x, x);
+    tn_relu(x);
+    CHECK(tn_version(x) == v0);          /* out of place: unchanged */
+    tn_add_(x, tn_ones(TN_SHAPE(3), TN_F32));
+    CHECK(tn_version(x) == v0 + 1);
+    CHECK(tn_version(v) == v0 + 1);      /* views share the counter */
+    tn_relu_(v);
+    CHECK(tn_version(x) == v0 + 2);
+    tn_fill_(x, 1);
+    tn_zero_(v);
+    tn_clamp_(x, 0, 1);
+    tn_mul_scalar_(x, 2);
+    tn_add_scalar_(x, 2);
+    tn_lerp_(x, x, 0.5);
+    tn_addcmul_(x, x, x, 1);
+    tn_addcdiv_(x, x, tn_ones_like(x), 1);
+    tn_neg_(x);
+    tn_exp_(x);
+    tn_sigmoid_(x);
+    tn_tanh_(x);
+    tn_sqrt_(x);
+    tn_sub_(x, x);
+    tn_div_(x, tn_ones_like(x));
+    tn_pow_(x, tn_ones_like(x));
+    tn_add_alpha_(x, x, 2);
+    CHECK_MSG(tn_version(x) == v0 + 19, "version %lld, expected %lld", (long long)tn_version(x), (long long)(v0 + 19));
+    tn_tensor *other = tn_zeros(TN_SHAPE(2, 3), TN_F32);
+    int64_t o0 = tn_version(other);
+    tn_add_(x, other);
+    CHECK(tn_version(other) == o0);      /* the operand is not bumped */
+    end_scope_check_leaks();
+}
+
+/* every in-place op on non-contiguous views writes through to the base */
+typedef struct inplace_spec {
+    const char *name;
+    int gen; /* of self */
+    double (*ref)(double x, double a, double b);
+} inplace_spec;
+static double ip_fill(double x, double a, double b) { (void)x; (void)a; (void)b; return 2.5; }
+static double ip_zero(double x, double a, double b) { (void)x; (void)a; (void)b; return 0; }
+static double ip_clamp(double x, double a, double b) { (void)a; (void)b; return x < -0.5 ? -0.5 : x > 0.5 ? 0.5 : x; }
+static double ip_addcmul(double x, double a, double b) { return x + 0.5 * a * b; }
+static double ip_addcdiv(double x, double a, double b) { return x + 0.5 * a / b; }
+static double ip_lerp(double x, double a, double b) { (void)b; return x + 0.25 * (a - x); }
+static double ip_relu(double x, double a, double b) { (void)a; (void)b; return x > 0 ? x : 0; }
+static double ip_neg(double x, double a, double b) { (void)a; (void)b; return -x; }
+static double ip_exp(double x, double a, double b) { (void)a; (void)b; return exp(x); }
+static double ip_sigmoid(double x, double a, double b) { (void)a; (void)b; return 1 / (1 + exp(-x)); }
+static double ip_tanh(double x, double a, double b) { (void)a; (void)b; return tanh(x); }
+static double ip_sqrt(double x, double a, double b) { (void)a; (void)b; return sqrt(x); }
+static double ip_add(double x, double a, double b) { (void)b; return x + a; }
+static double ip_add_alpha(double x, double a, double b) { (void)b; return x - 1.5 * a; }
+static double ip_sub(double x, double a, double b) { (void)b; return x - a; }
+static double ip_mul(double x, double a, double b) { (void)b; return x * a; }
+static double ip_div(double x, double a, double b) { (void)a; return x / b; }
+static double ip_pow(double x, double a, double b) { (void)b; return pow(x, a); }
+static double ip_add_scalar(double x, double a, double b) { (void)a; (void)b; return x + 3; }
+static double ip_mul_scalar(double x, double a, double b) { (void)a; (void)b; return x * -2; }
+static double ip_add_row(double x, double a, double b) { (void)b; return x + a; }
+
+static const inplace_spec inplace_ops[] = {
+    {"fill_", G_NORMAL, ip_fill}, {"zero_", G_NORMAL, ip_zero}, {"clamp_", G_NORMAL, ip_clamp},
+    {"addcmul_", G_NORMAL, ip_addcmul}, {"addcdiv_", G_NORMAL, ip_addcdiv}, {"lerp_", G_NORMAL, ip_lerp},
+    {"relu_", G_NORMAL, ip_relu}, {"neg_", G_NORMAL, ip_neg}, {"exp_", G_NORMAL, ip_exp},
+    {"sigmoid_", G_NORMAL, ip_sigmoid}, {"tanh_", G_NORMAL, ip_tanh}, {"sqrt_", G_POS, ip_sqrt},
+    {"add_", G_NORMAL, ip_add}, {"add_alpha_(-1.5)", G_NORMAL, ip_add_alpha}, {"sub_", G_NORMAL, ip_sub},
+    {"mul_", G_NORMAL, ip_mul}, {"div_", G_NORMAL, ip_div}, {"pow_", G_POS, ip_pow},
+    {"add_scalar_", G_NORMAL, ip_add_scalar}, {"mul_scalar_", G_NORMAL, ip_mul_scalar},
+    {"add_ (broadcast row)", G_NORMAL, ip_add_row},
+};
+#define NUM_INPLACE (int)(sizeof inplace_ops / sizeof inplace_ops[0])
+
+static tn_tensor *apply_inplace(int op, tn_tensor *v, tn_tensor *a, tn_tensor *b) {
+    switch (op) {
+    case 0: return tn_fill_(v, 2.5);
+    case 1: return tn_zero_(v);
+    case 2: return tn_clamp_(v, -0.5, 0.5);
+    case 3: return tn_addcmul_(v, a, b, 0.5);
+    case 4: return tn_addcdiv_(v, a, b, 0.5);
+    case 5: return tn_lerp_(v, a, 0.25);
+    case 6: return tn_relu_(v);
+    case 7: return tn_neg_(v);
+    case 8: return tn_exp_(v);
+    case 9: return tn_sigmoid_(v);
+    case 10: return tn_tanh_(v);
+    case 11: return tn_sqrt_(v);
+    case 12: return tn_add_(v, a);
+    case 13: return tn_add_alpha_(v, a, -1.5);
+    case 14: return tn_sub_(v, a);
+    case 15: return tn_mul_(v, a);
+    case 16: return tn_div_(v, b);
+    case 17: return tn_pow_(v, a);
+    case 18: return tn_add_scalar_(v, 3);
+    case 19: return tn_mul_scalar_(v, -2);
+    case 20: return tn_add_(v, tn_select(a, 0, 0)); /* a row broadcast over the view */
+    }
+    return NULL;
+}
+
+TEST(inplace_views_write_through) {
+    tn_manual_seed(5);
+    for (int op = 0; op < NUM_INPLACE; op++) {
+        for (int vk = 0; vk < 3; vk++) {
+            for (int k = 0; k < 2; k++) {
+                tn_dtype dt = k ? TN_F64 : TN_F32;
+                tn_scope_begin();
+                const int64_t bs[2] = {5, 6};
+                tn_tensor *base = tn_to_dtype(gen_base(bs, 2, inplace_ops[op].gen), dt);
+                double *orig = copy_vals(base);
+                /* vk 0: t(base)[1::2] -> [3, 5] with strides (2, 6); vk 1: base[:, 2] -> [5] stride 6;
+                   vk 2: base[::2, 1::2] -> [3, 3] */
+                tn_tensor *v = vk == 0 ? tn_slice(tn_t(base), 0, 1, TN_END, 2)
+                             : vk == 1 ? tn_select(base, 1, 2)
+                                       : tn_slice(tn_slice(base, 0, 0, TN_END, 2), 1, 1, TN_END, 2);
+                int vn = tn_ndim(v);
+                int64_t vs[2] = {tn_shape(v)[0], vn > 1 ? tn_shape(v)[1] : 1};
+                tn_tensor *a = make_input(tn_shape(v), vn, dt, L_TRANS, op == 17 ? G_UNIT : G_NORMAL);
+                tn_tensor *b = make_input(tn_shape(v), vn, dt, L_SLICED, G_POS);
+                const double *av = dv(a), *bv = dv(b);
+                int64_t v0 = tn_version(base);
+                tn_tensor *r = apply_inplace(op, v, a, b);
+                LABEL("%s on view %d of a %s base", inplace_ops[op].name, vk, dname(dt));
+                CHECK_MSG(r && tn_data_ptr(r) == tn_data_ptr(v) && tn_ndim(r) == vn, "%s: returned tensor is not the view (error: %s)", label, tn_last_error());
+                CHECK_MSG(tn_version(base) == v0 + 1, "%s: version %lld, expected %lld", label, (long long)tn_version(base), (long long)v0 + 1);
+                double ref[30];
+                for (int i = 0; i < 30; i++) ref[i] = orig[i];
+                for (int64_t i = 0; i < vs[0]; i++)
+                    for (int64_t j = 0; j < vs[1]; j++) {
+                        int64_t bi = vk == 0 ? j * 6 + 1 + 2 * i : vk == 1 ? i * 6 + 2 : (2 * i) * 6 + 1 + 2 * j;
+                        int64_t vi = i * vs[1] + j;
+                        double aa = op == 20 ? av[j] : av[vi];
+                        ref[bi] = inplace_ops[op].ref(orig[bi], aa, bv[vi]);
+                    }
+                CHECK_VALS(base, ref, 30, 4 * rtol_of(dt), 4 * atol_of(dt));
+                free(orig);
+                tn_scope_end();
+            }
+        }
+    }
+    check_leaks();
+}
+
 int main(void) {
     RUN(unary_all_layouts);
     RUN(unary_special_values);
     RUN(binary_all_layouts);
     RUN(binary_broadcast_errors);
+    RUN(binary_scalar_forms);
+    RUN(binary_promotion);
+    RUN(integer_semantics);
+    RUN(float_special_values);
+    RUN(ternary_ops);
+    RUN(inplace_aliasing);
+    RUN(inplace_broadcast_dtype_errors);
+    RUN(inplace_version_counter);
+    RUN(inplace_views_write_through);
     return tn_test_report();
 }

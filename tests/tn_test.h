@@ -23,7 +23,8 @@ static const char *tn_test_current = "";
 #define CHECK_CLOSE(a, b, tol) do { double a_ = (double)(a), b_ = (double)(b); \
     if ((a_ != a_ && b_ != b_) || fabs(a_ - b_) <= (tol) || a_ == b_) tn_test_passed++; \
     else TN_TEST_FAIL_("%s = %.17g, expected %s = %.17g (tol %g)", #a, a_, #b, b_, (double)(tol)); } while (0)
-/* expr must fail (NULL / nonzero) and tn_last_error() must contain substr */
+/* expr must be false (a NULL result; write `f(...) == 0` for int-returning functions)
+   and tn_last_error() must contain substr */
 #define CHECK_ERR(expr, substr) do { tn_clear_error(); int ok_ = !(expr); \
     if (ok_ && strstr(tn_last_error(), substr)) tn_test_passed++; \
     else TN_TEST_FAIL_("%s should fail with \"%s\", got %s \"%s\"", #expr, substr, ok_ ? "error" : "success,", tn_last_error()); } while (0)
