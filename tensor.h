@@ -139,8 +139,10 @@ struct tn_tensor {
     bool requires_grad;
     bool retains_grad;
     bool is_wrapped_number;                     /* a C/Python scalar: weaker in type promotion */
+    bool is_view;                               /* made by a view op: shares another tensor's storage */
     tn_tensor *grad;
-    tn_node *grad_fn;
+    tn_node *grad_fn;                           /* NULL for leaves */
+    struct tn__hooks *hooks;                    /* backward hooks of a leaf (a non-leaf's live in its node) */
     const char *name;
 };
 
@@ -521,11 +523,68 @@ TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
 
 /* ======================================================================= */
-/* 11. autograd engine (issue: autograd)                                    */
+/* 11. autograd engine                                                      */
 /* ======================================================================= */
+/* Tape-based reverse mode as PyTorch's: an op on inputs that require grad records a
+   node (op, edges to its inputs' nodes or leaves, saved tensors) in the result's
+   grad_fn; tn_backward walks the nodes in reverse topological order, iteratively, and
+   accumulates into leaves' .grad. Backward formulas use the library's own ops, so
+   create_graph gives higher-order gradients. Only floating tensors require grad. */
 TNDEF bool tn_requires_grad(const tn_tensor *t);
-/* Accessor: the tensor's .grad, borrowed (NULL if none). */
+/* Set requires_grad on a leaf (floating dtypes only); 0 or -1 with an error. */
+TNDEF int tn_requires_grad_(tn_tensor *t, bool requires_grad);
+TNDEF bool tn_is_leaf(const tn_tensor *t);          /* no grad_fn (made by the user, or detached) */
+/* Accessor: the tensor's .grad, borrowed (NULL if none); for a non-leaf that called
+   tn_retain_grad, the gradient kept by its node. */
 TNDEF tn_tensor *tn_grad(const tn_tensor *t);
+TNDEF int tn_set_grad(tn_tensor *t, tn_tensor *grad);   /* .grad = grad (retained); NULL clears */
+TNDEF int tn_retain_grad(tn_tensor *t);             /* keep the gradient of a non-leaf in tn_grad */
+TNDEF const char *tn_grad_fn_name(const tn_tensor *t); /* "MulBackward0", ... or NULL for a leaf */
+TNDEF int tn_detach_(tn_tensor *t);                 /* drop t's history in place: it becomes a leaf */
+
+/* Grad mode is per thread and nests: no_grad_begin/end, enable_grad_begin/end. */
+TNDEF void tn_no_grad_begin(void);
+TNDEF void tn_no_grad_end(void);
+TNDEF void tn_enable_grad_begin(void);
+TNDEF void tn_enable_grad_end(void);
+TNDEF bool tn_is_grad_enabled(void);
+
+typedef struct tn_backward_opts {
+    int _reserved;        /* lets TN_BACKWARD_OPTS() with no options be valid C */
+    bool retain_graph;    /* keep saved tensors for another backward */
+    bool create_graph;    /* record the backward pass itself (higher-order gradients) */
+    bool allow_unused;    /* tn_autograd_grad: an input the outputs do not depend on gives NULL, not an error */
+} tn_backward_opts;
+#ifndef __cplusplus
+#define TN_BACKWARD_OPTS(...) ((tn_backward_opts){._reserved = 0, __VA_ARGS__})
+#endif
+/* Backward from a one-element tensor (gradient 1). Returns 0 or -1 with an error. */
+TNDEF int tn_backward(tn_tensor *t);
+/* Backward from t with the given gradient (t's shape; NULL means ones for one element). */
+TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts);
+/* torch.autograd.grad: results[i] = d(sum outputs . grad_outputs)/d inputs[i] (new
+   references, same ownership rule as op results; NULL for unused inputs with
+   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched. */
+TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts);
+
+/* A hook sees the gradient flowing into t during backward and may replace it: return
+   a tensor (borrowed: the engine retains it, so the result of any op will do) or NULL
+   to keep the gradient. */
+
+typedef tn_tensor *(*tn_hook_fn)(tn_tensor *grad, void *user);
+TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user); /* a handle >= 0, or -1 */
+TNDEF int tn_remove_hook(tn_tensor *t, int handle);
+
+/* Compares analytical gradients (autograd) with central finite differences for every
+   input that requires grad (use float64). fn maps the inputs to one output tensor.
+   Returns true if all agree within atol + rtol*|numerical|; else false with the worst
+   element described in tn_last_error(). */
+typedef tn_tensor *(*tn_gradcheck_fn)(tn_tensor *const *inputs, int n, void *user);
+TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
+/* The same check for the gradients of the gradients (create_graph through every formula). */
+TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
+
 
 /* 12. modules · 13. optimizers · 14. data: see their issues. */
 
@@ -789,6 +848,78 @@ static int64_t tn__live_tensors, tn__live_storages, tn__live_bytes, tn__peak_byt
 static const tn_backend *tn__backends[TN_NUM_DEVICES];
 static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
 
+/* Autograd recording, used by every differentiable op; the engine is section 11. */
+#define TN__GRAD_OPS(X) \
+    X(G_UNARY, "") X(G_BINARY, "") X(G_TERNARY, "") X(G_SUM, "SumBackward0") X(G_MEAN, "MeanBackward0") \
+    X(G_PROD, "ProdBackward0") X(G_AMAX, "AmaxBackward0") X(G_AMIN, "AminBackward0") X(G_MAX_DIM, "MaxBackward0") \
+    X(G_MIN_DIM, "MinBackward0") X(G_CUMSUM, "CumsumBackward0") X(G_CUMPROD, "CumprodBackward0") \
+    X(G_SOFTMAX, "SoftmaxBackward0") X(G_LOG_SOFTMAX, "LogSoftmaxBackward0") X(G_SORT, "SortBackward0") \
+    X(G_RESHAPE, "ViewBackward0") X(G_PERMUTE, "PermuteBackward0") X(G_EXPAND, "ExpandBackward0") \
+    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_UNFOLD, "UnfoldBackward0") \
+    X(G_SLICE_SCATTER, "SliceScatterBackward0") X(G_FLIP, "FlipBackward0") X(G_PAD, "ConstantPadNdBackward0") \
+    X(G_COPY, "CloneBackward0") X(G_TO, "ToCopyBackward0") X(G_INDEX_SELECT, "IndexSelectBackward0") \
+    X(G_GATHER, "GatherBackward0") X(G_SCATTER, "ScatterBackward0") X(G_SCATTER_ADD, "ScatterAddBackward0") \
+    X(G_INDEX, "IndexBackward0") X(G_INDEX_PUT, "IndexPutBackward0") X(G_CAT, "CatBackward0") \
+    X(G_MM, "MmBackward0") X(G_BMM, "BmmBackward0") X(G_ADDMM, "AddmmBackward0") X(G_BADDBMM, "BaddbmmBackward0") \
+    X(G_MV, "MvBackward0") X(G_DOT, "DotBackward0")
+#define TN__GOP_ENUM(e, name) e,
+#define TN__GOP_NAME(e, name) name,
+typedef enum tn__gop { TN__GRAD_OPS(TN__GOP_ENUM) TN__NUM_GOPS } tn__gop;
+static const char *const tn__gop_names[] = {TN__GRAD_OPS(TN__GOP_NAME) ""};
+typedef struct tn__edge { tn_node *fn; tn_tensor *leaf; } tn__edge; /* where an input's gradient goes */
+typedef struct tn__meta { tn_dtype dtype; tn_device device; int ndim; int64_t shape[TN_MAX_DIMS]; } tn__meta;
+typedef struct tn__hook { tn_hook_fn fn; void *user; int handle; } tn__hook;
+typedef struct tn__hooks { tn__hook *items; int n, cap, next_handle; } tn__hooks;
+
+struct tn_node {
+    int64_t refcount;                 /* atomic: held by result tensors and by consumers' edges */
+    tn__gop op;
+    int sub;                          /* the unary/binary/ternary op id */
+    int nin;                          /* inputs: edges and metadata */
+    tn__edge *next;
+    tn__meta *in;
+    int nsaved;                       /* saved tensors with their versions at save time */
+    tn_tensor **saved;
+    int64_t *saved_version;
+    bool released;                    /* saved tensors freed by a backward without retain_graph */
+    double d[4];                      /* op attributes */
+    int64_t i[2 * TN_MAX_DIMS + 4];
+    int ni;
+    tn__meta out;
+    tn__hooks hooks;                  /* hooks of the node's result tensor (non-leaf tensors) */
+    bool retain_grad;
+    tn_tensor *retained;              /* the result's gradient, kept for tn_grad when retain_grad */
+    /* engine scratch, valid during one backward */
+    int64_t deps, epoch;
+    tn_tensor *gsum;
+};
+
+static TN__TLS int tn__grad_mode_stack[64];
+static TN__TLS int tn__grad_mode_depth;
+static TN__TLS bool tn__grad_disabled;   /* zero-initialised: grad mode starts enabled */
+static void tn__node_release(tn_node *n);
+static void tn__hooks_free(struct tn__hooks *h);
+static tn_tensor *tn__node_retained(tn_node *n);
+static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n);
+static void tn__node_save(tn_node *nd, tn_tensor *t);
+static void tn__node_save_result(tn_node *nd, tn_tensor *out);
+static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out);
+static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);
+static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);
+/* Opening of every in-place op: refuse, run plainly, or (autograd) run CALL, an
+   out-of-place expression of x0 (a clone of x), and rebase x on it. */
+#define TN__INPLACE_GRAD(fn, x, others, nothers, CALL) do { \
+    int m_ = tn__inplace_mode(fn, x, others, nothers); \
+    if (m_ < 0) return NULL; \
+    if (m_) { \
+        tn_scope_begin(); \
+        tn_tensor *x0 = tn_clone(x); \
+        int rc_ = tn__inplace_finish(fn, x, x0 ? (CALL) : NULL); \
+        tn_scope_end(); \
+        return rc_ ? NULL : tn__own(tn_retain(x)); \
+    } } while (0)
+
+
 static const tn_backend *tn__backend(tn_device d) {
     if (d == TN_CPU) return tn__cpu_backend_get();
     return (unsigned)d < TN_NUM_DEVICES ? tn__backends[d] : NULL;
@@ -909,7 +1040,7 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
 static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     TN__ATOMIC_ADD(&base->storage->refcount, 1);
     tn_tensor *t = tn__tensor_over(base->storage, base->dtype, shape, strides, ndim, offset);
-    if (t) t->is_wrapped_number = false;
+    if (t) t->is_view = true;
     return t;
 }
 
@@ -921,6 +1052,8 @@ TNDEF tn_tensor *tn_retain(tn_tensor *t) {
 TNDEF void tn_release(tn_tensor *t) {
     if (!t || TN__ATOMIC_ADD(&t->refcount, -1) != 0) return;
     tn_release(t->grad);
+    tn__node_release(t->grad_fn);
+    tn__hooks_free(t->hooks);
     tn__storage_release(t->storage);
     TN__ATOMIC_ADD(&tn__live_tensors, -1);
     TN_FREE(t);
@@ -1018,7 +1151,10 @@ TNDEF bool tn_is_contiguous(const tn_tensor *t) {
 TNDEF int64_t tn_version(const tn_tensor *t) { return t ? TN__ATOMIC_LOAD(&t->storage->version) : 0; }
 TNDEF bool tn_same_storage(const tn_tensor *a, const tn_tensor *b) { return a && b && a->storage == b->storage; }
 TNDEF bool tn_requires_grad(const tn_tensor *t) { return t && t->requires_grad; }
-TNDEF tn_tensor *tn_grad(const tn_tensor *t) { return t ? t->grad : NULL; }
+TNDEF tn_tensor *tn_grad(const tn_tensor *t) {
+    if (t && !t->grad && t->retains_grad && t->grad_fn) return tn__node_retained(t->grad_fn);
+    return t ? t->grad : NULL;
+}
 static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version, 1); }
 
 /* Argument checks shared by every op. */
@@ -1433,22 +1569,28 @@ static tn_tensor *tn__as_dtype(tn_tensor *in, tn_dtype dtype) {
     return in->dtype == dtype ? tn_retain(in) : tn__copy_as(in, dtype, in->device);
 }
 
-TNDEF tn_tensor *tn_clone(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__copy_as(t, t->dtype, t->device)); }
+/* A copy of t (new dtype or device) with its node: the gradient flows back unchanged
+   and is converted to t's dtype and device by the engine. */
+static tn_tensor *tn__copy_record(tn_tensor *t, tn_tensor *out, tn__gop op) {
+    tn_node *node = out ? tn__node_new(op, 0, &t, 1) : NULL;
+    return tn__node_attach(node, out);
+}
+TNDEF tn_tensor *tn_clone(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__copy_record(t, tn__copy_as(t, t->dtype, t->device), G_COPY)); }
 TNDEF tn_tensor *tn_contiguous(tn_tensor *t) {
     TN__CHECK_NULL(t);
-    return tn__own(tn_is_contiguous(t) ? tn_retain(t) : tn__copy_as(t, t->dtype, t->device));
+    return tn__own(tn_is_contiguous(t) ? tn_retain(t) : tn__copy_record(t, tn__copy_as(t, t->dtype, t->device), G_COPY));
 }
 TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype) {
     TN__CHECK_NULL(t);
     if (tn__check_dtype_arg("tn_to_dtype", dtype)) return NULL;
-    return tn__own(t->dtype == dtype ? tn_retain(t) : tn__copy_as(t, dtype, t->device));
+    return tn__own(t->dtype == dtype ? tn_retain(t) : tn__copy_record(t, tn__copy_as(t, dtype, t->device), G_COPY));
 }
 TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device) {
     TN__CHECK_NULL(t);
     if (t->device == device) return tn__own(tn_retain(t));
     if (!tn__backend(device)) return (tn_tensor *)tn__error("tn_to: device '%s' is not available%s", tn_device_name(device),
         device == TN_CUDA ? " (compile with TENSOR_CUDA and link tensor_cuda.cu, on a machine with a GPU)" : "");
-    return tn__own(tn__copy_as(t, t->dtype, device));
+    return tn__own(tn__copy_record(t, tn__copy_as(t, t->dtype, device), G_TO));
 }
 
 /* The value of one element, read back to the host. */
@@ -1497,6 +1639,16 @@ static int tn__copy_into(const char *fn, tn_tensor *dst, tn_tensor *src) {
 
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
     if (!dst || !src) return -1;
+    int m = tn__inplace_mode("tn_copy_", dst, &src, 1);
+    if (m < 0) return -1;
+    if (m) { /* dst takes src's values and history (the old value gets no gradient, as PyTorch) */
+        tn_scope_begin();
+        tn_tensor *r = tn_clone(tn_expand(tn_to_dtype(src, dst->dtype), dst->shape, dst->ndim));
+        int rc = tn__inplace_finish("tn_copy_", dst, r);
+        tn_scope_end();
+        return rc;
+    }
+
     return tn__copy_into("tn_copy_", dst, src);
 }
 
@@ -1592,6 +1744,16 @@ static tn_tensor *tn__view_own(tn_tensor *t, const int64_t *shape, const int64_t
     return tn__own(tn__view_of(t, shape, strides, ndim, offset));
 }
 
+/* A view op's node: v (already made) gets op's backward with attributes attrs. */
+static tn_tensor *tn__view_record(tn_tensor *t, tn_tensor *v, tn__gop op, const int64_t *attrs, int nattrs) {
+    tn_node *node = v ? tn__node_new(op, 0, &t, 1) : NULL;
+    if (node) {
+        for (int k = 0; k < nattrs; k++) node->i[k] = attrs[k];
+        node->ni = nattrs;
+    }
+    return tn__node_attach(node, v);
+}
+
 /* Strides for viewing (shape, strides) as newshape without a copy, as ATen's
    computeStride: each run of dims that is contiguous in memory may be re-split freely.
    Returns 0, or -1 (no error recorded) when a copy is unavoidable. */
@@ -1650,20 +1812,21 @@ TNDEF tn_tensor *tn_view(tn_tensor *t, const int64_t *shape, int ndim) {
         return (tn_tensor *)tn__error("tn_view: view size %s is not compatible with input tensor's size %s and stride %s "
             "(at least one dimension spans across two contiguous subspaces); use tn_reshape", tn__shape_str(ns, ndim),
             TN__SHAPE(t), tn__shape_str(t->strides, t->ndim));
-    return tn__view_own(t, ns, st, ndim, t->offset);
+    return tn__view_record(t, tn__view_own(t, ns, st, ndim, t->offset), G_RESHAPE, NULL, 0);
 }
 
 TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim) {
     TN__CHECK_NULL(t);
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     if (tn__infer_shape("tn_reshape", t, shape, ndim, ns)) return NULL;
-    if (tn__view_strides(t->shape, t->strides, t->ndim, ns, ndim, st) == 0) return tn__view_own(t, ns, st, ndim, t->offset);
+    if (tn__view_strides(t->shape, t->strides, t->ndim, ns, ndim, st) == 0)
+        return tn__view_record(t, tn__view_own(t, ns, st, ndim, t->offset), G_RESHAPE, NULL, 0);
     tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
     if (!c) return NULL;
     tn__contiguous_strides(ns, ndim, st);
     tn_tensor *r = tn__view_own(c, ns, st, ndim, 0);
     tn_release(c);
-    return r;
+    return tn__view_record(t, r, G_RESHAPE, NULL, 0);
 }
 
 TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
@@ -1706,17 +1869,18 @@ TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim) {
     TN__CHECK_NULL(t);
     if (ndim != t->ndim || (ndim && !dims))
         return (tn_tensor *)tn__error("tn_permute: number of dims (%d) doesn't match the tensor's %d dims (shape %s)", ndim, t->ndim, TN__SHAPE(t));
-    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS], perm[TN_MAX_DIMS];
     bool seen[TN_MAX_DIMS] = {false};
     for (int i = 0; i < ndim; i++) {
         int d = tn__wrap_dim("tn_permute", dims[i], ndim);
         if (d < 0) return NULL;
         if (seen[d]) return (tn_tensor *)tn__error("tn_permute: dim %d repeats in %s", d, tn__shape_str(dims, ndim));
         seen[d] = true;
+        perm[i] = d;
         ns[i] = t->shape[d];
         st[i] = t->strides[d];
     }
-    return tn__view_own(t, ns, st, ndim, t->offset);
+    return tn__view_record(t, tn__view_own(t, ns, st, ndim, t->offset), G_PERMUTE, perm, ndim);
 }
 
 TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1) {
@@ -1730,13 +1894,15 @@ TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1) {
         ns[a] = t->shape[b]; ns[b] = t->shape[a];
         st[a] = t->strides[b]; st[b] = t->strides[a];
     }
-    return tn__view_own(t, ns, st, t->ndim, t->offset);
+    int64_t perm[TN_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) perm[i] = i == a ? b : i == b ? a : i;
+    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset), G_PERMUTE, perm, t->ndim);
 }
 
 TNDEF tn_tensor *tn_t(tn_tensor *t) {
     TN__CHECK_NULL(t);
     if (t->ndim > 2) return (tn_tensor *)tn__error("tn_t: expects a tensor with <= 2 dimensions, but got %d (shape %s)", t->ndim, TN__SHAPE(t));
-    return t->ndim < 2 ? tn__view_own(t, t->shape, t->strides, t->ndim, t->offset) : tn_transpose(t, 0, 1);
+    return t->ndim < 2 ? tn__view_record(t, tn__view_own(t, t->shape, t->strides, t->ndim, t->offset), G_RESHAPE, NULL, 0) : tn_transpose(t, 0, 1);
 }
 
 TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t length) {
@@ -1753,7 +1919,8 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     int64_t ns[TN_MAX_DIMS];
     memcpy(ns, t->shape, sizeof ns);
     ns[d] = length;
-    return tn__view_own(t, ns, t->strides, t->ndim, t->offset + start * t->strides[d]);
+    int64_t attrs[3] = {d, start, 1};
+    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
@@ -1772,7 +1939,8 @@ TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop
     memcpy(st, t->strides, sizeof st);
     ns[d] = stop > start ? (stop - start - 1) / step + 1 : 0;
     st[d] *= step;
-    return tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]);
+    int64_t attrs[3] = {d, start, step};
+    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
@@ -1787,7 +1955,8 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     int nd = 0;
     for (int i = 0; i < t->ndim; i++)
         if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
-    return tn__view_own(t, ns, st, nd, t->offset + index * t->strides[d]);
+    int64_t attrs[2] = {d, index};
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset + index * t->strides[d]), G_SELECT, attrs, 2);
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
@@ -1816,7 +1985,7 @@ TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim) {
     TN__CHECK_NULL(t);
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     if (tn__expand_strides("tn_expand", t, shape, ndim, ns, st)) return NULL;
-    return tn__view_own(t, ns, st, ndim, t->offset);
+    return tn__view_record(t, tn__view_own(t, ns, st, ndim, t->offset), G_EXPAND, NULL, 0);
 }
 TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other) { TN__CHECK_NULL(t, other); return tn_expand(t, other->shape, other->ndim); }
 TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim) { return tn_expand(t, shape, ndim); }
@@ -1827,19 +1996,19 @@ TNDEF tn_tensor *tn_squeeze(tn_tensor *t) {
     int nd = 0;
     for (int i = 0; i < t->ndim; i++)
         if (t->shape[i] != 1) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
-    return tn__view_own(t, ns, st, nd, t->offset);
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0);
 }
 
 TNDEF tn_tensor *tn_squeeze_dim(tn_tensor *t, int64_t dim) {
     TN__CHECK_NULL(t);
     int d = tn__wrap_dim("tn_squeeze_dim", dim, t->ndim);
     if (d < 0) return NULL;
-    if (t->ndim == 0 || t->shape[d] != 1) return tn__view_own(t, t->shape, t->strides, t->ndim, t->offset);
+    if (t->ndim == 0 || t->shape[d] != 1) return tn__view_record(t, tn__view_own(t, t->shape, t->strides, t->ndim, t->offset), G_RESHAPE, NULL, 0);
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i < t->ndim; i++)
         if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
-    return tn__view_own(t, ns, st, nd, t->offset);
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0);
 }
 
 TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
@@ -1853,7 +2022,7 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
         if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? t->shape[d] * t->strides[d] : 1; }
         if (i < t->ndim) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     }
-    return tn__view_own(t, ns, st, nd, t->offset);
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0);
 }
 
 TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step) {
@@ -1870,7 +2039,8 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     memcpy(st, t->strides, sizeof st);
     if (t->ndim == 0) { /* PyTorch: a 0-d tensor unfolds to shape [size] */
         ns[0] = size; st[0] = 1;
-        return tn__view_own(t, ns, st, 1, t->offset);
+        int64_t attrs0[3] = {0, size, step};
+        return tn__view_record(t, tn__view_own(t, ns, st, 1, t->offset), G_UNFOLD, attrs0, 3);
     }
     int nd = t->ndim;
 
@@ -1878,11 +2048,14 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     st[d] = dstride * step;
     ns[nd] = size;
     st[nd] = dstride;
-    return tn__view_own(t, ns, st, nd + 1, t->offset);
+    int64_t attrs[3] = {d, size, step};
+    return tn__view_record(t, tn__view_own(t, ns, st, nd + 1, t->offset), G_UNFOLD, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
     TN__CHECK_NULL(t);
+    if (t->requires_grad && tn_is_grad_enabled())
+        return (tn_tensor *)tn__error("tn_as_strided: autograd through as_strided is not supported yet (input requires grad); detach it or use view ops");
     if (tn__check_shape("tn_as_strided", shape, ndim)) return NULL;
     if (ndim && !strides) return (tn_tensor *)tn__error("tn_as_strided: strides is NULL");
     int64_t last = offset, es = (int64_t)tn_dtype_size(t->dtype);
@@ -1976,7 +2149,9 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
         if (tn__run_index(GATHER, &dstv, &src, &iv, &tst, 1)) { tn_release(out); out = NULL; }
     }
     tn_release(idx);
-    return tn__own(out);
+    tn_node *node = out ? tn__node_new(G_INDEX_SELECT, 0, &t, 1) : NULL;
+    if (node) { node->i[0] = d; tn__node_save(node, index); }
+    return tn__own(tn__node_attach(node, out));
 }
 
 /* Shared checks of gather/scatter: index has t's ndim and fits inside `bound` (t, or
@@ -2007,7 +2182,9 @@ TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index) {
     tn_tensor src = tn__restrided(t, idx->shape, ss, nd);
     if (out && tn__run_index(GATHER, out, &src, idx, &tst, 1)) { tn_release(out); out = NULL; }
     tn_release(idx);
-    return tn__own(out);
+    tn_node *node = out ? tn__node_new(G_GATHER, 0, &t, 1) : NULL;
+    if (node) { node->i[0] = d; tn__node_save(node, index); }
+    return tn__own(tn__node_attach(node, out));
 }
 
 /* scatter / scatter_add into `target` (modified in place). */
@@ -2037,8 +2214,15 @@ static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_t
 
 static tn_tensor *tn__scatter_op(const char *fn, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_mode mode, bool inplace) {
     TN__CHECK_NULL(t, index, src);
+    if (inplace) TN__INPLACE_GRAD(fn, t, &src, 1, tn__scatter_op(fn, x0, dim, index, src, mode, false));
     tn_tensor *target = inplace ? tn_retain(t) : tn__copy_as(t, t->dtype, t->device);
     if (target && tn__scatter_into(fn, target, dim, index, src, mode)) { tn_release(target); target = NULL; }
+    if (!inplace && target) {
+        tn_tensor *ins[2] = {t, src};
+        tn_node *nd = tn__node_new(mode == SCATTER ? G_SCATTER : G_SCATTER_ADD, 0, ins, 2);
+        if (nd) { nd->i[0] = tn__wrap_dim(fn, dim, t->ndim); tn__node_save(nd, index); }
+        target = tn__node_attach(nd, target);
+    }
     return tn__own(target);
 }
 TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter", t, dim, index, src, SCATTER, false); }
@@ -2174,6 +2358,16 @@ static int tn__index_prep(const char *fn, tn_tensor *t, tn_tensor *const *indice
     return 0;
 }
 
+/* Save the index list of an advanced-indexing node (i[k] marks which entries exist). */
+static void tn__save_indices(tn_node *nd, tn_tensor *const *indices, int n) {
+    if (!nd) return;
+    nd->ni = n;
+    for (int k = 0; k < n; k++) {
+        nd->i[k] = indices[k] != NULL;
+        if (indices[k]) tn__node_save(nd, indices[k]);
+    }
+}
+
 static tn_tensor *tn__index_planned(tn_tensor *t, tn_tensor *const *indices, int n);
 TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n) {
     TN__CHECK_NULL(t);
@@ -2181,7 +2375,9 @@ TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n) {
     if (tn__index_prep("tn_index", t, indices, n, &pr)) return NULL;
     tn_tensor *out = tn__index_planned(pr.t, pr.idx, n);
     tn__prep_free(&pr);
-    return tn__own(out);
+    tn_node *nd = out ? tn__node_new(G_INDEX, 0, &t, 1) : NULL;
+    tn__save_indices(nd, indices, n);
+    return tn__own(tn__node_attach(nd, out));
 }
 
 static tn_tensor *tn__index_planned(tn_tensor *t, tn_tensor *const *indices, int n) {
@@ -2226,13 +2422,18 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
 
 TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
     TN__CHECK_NULL(t, values);
+    TN__INPLACE_GRAD("tn_index_put_", t, &values, 1, tn_index_put(x0, indices, n, values, accumulate));
     return tn__own(tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : tn_retain(t));
 }
 TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
     TN__CHECK_NULL(t, values);
     tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
     if (c && tn__index_put_into("tn_index_put", c, indices, n, values, accumulate)) { tn_release(c); c = NULL; }
-    return tn__own(c);
+    tn_tensor *ins[2] = {t, values};
+    tn_node *nd = c ? tn__node_new(G_INDEX_PUT, 0, ins, 2) : NULL;
+    if (nd) nd->d[0] = accumulate;
+    tn__save_indices(nd, indices, n);
+    return tn__own(tn__node_attach(nd, c));
 }
 
 static int tn__check_mask(const char *fn, tn_tensor *mask) {
@@ -2254,7 +2455,9 @@ TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) {
 
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) {
     TN__CHECK_NULL(t, mask);
+    TN__INPLACE_GRAD("tn_masked_fill_", t, NULL, 0, tn_masked_fill(x0, mask, value));
     tn_scope_begin();
+
     tn_tensor *r = tn_masked_fill(t, mask, value);
     int rc = r ? tn__copy_into("tn_masked_fill_", t, r) : -1;
     tn_scope_end();
@@ -2341,7 +2544,9 @@ TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
         off += t->shape[d];
         if (tn__copy(&part, t)) { tn_release(out); out = NULL; }
     }
-    return tn__own(out);
+    tn_node *nd = out ? tn__node_new(G_CAT, 0, ts, n) : NULL;
+    if (nd) nd->i[0] = d;
+    return tn__own(tn__node_attach(nd, out));
 }
 
 TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
@@ -2430,7 +2635,10 @@ TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n) {
         v.offset += (t->shape[d] - 1) * t->strides[d];
         v.strides[d] = -t->strides[d];
     }
-    return tn__own(tn__copy_as(&v, t->dtype, t->device));
+    tn_tensor *out = tn__copy_as(&v, t->dtype, t->device);
+    tn_node *nd = out ? tn__node_new(G_FLIP, 0, &t, 1) : NULL;
+    if (nd) { nd->ni = n; for (int i = 0; i < n; i++) nd->i[i] = dims[i]; }
+    return tn__own(tn__node_attach(nd, out));
 }
 
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) {
@@ -2535,7 +2743,9 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
         dst.offset += d0 * out->strides[d]; dst.shape[d] = len;
     }
     if (!empty && tn_numel(&src) > 0 && tn__copy(&dst, &src)) { tn_release(out); return NULL; }
-    return tn__own(out);
+    tn_node *nd = tn__node_new(G_PAD, 0, &t, 1);
+    if (nd) { nd->ni = n; for (int i = 0; i < n; i++) nd->i[i] = pad[i]; }
+    return tn__own(tn__node_attach(nd, out));
 }
 
 /* ======================================================================= */
@@ -2589,7 +2799,7 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     switch ((tn_unary_op)c->op) { \
     case NEG: TN__MAP1(T, T, -x); break; \
     case ABS: TN__MAP1(T, T, fabs##F(x)); break; \
-    case SIGN: TN__MAP1(T, T, x != x ? x : (T)((x > 0) - (x < 0))); break; \
+    case SIGN: TN__MAP1(T, T, (T)((x > 0) - (x < 0))); break; /* sign(NaN) = 0, as PyTorch */ \
     case SQUARE: TN__MAP1(T, T, x * x); break; \
     case RELU: TN__MAP1(T, T, x < 0 ? (T)0 : x); break; \
     case FLOOR: TN__MAP1(T, T, floor##F(x)); break; \
@@ -2647,7 +2857,7 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case SQUARE: TN__MAP1(T, T, (U)x * (U)x); break; \
     case RELU: TN__MAP1(T, T, TN__ISNEG(x) ? 0 : x); break; \
     case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(T, T, x); break; \
-    case CLAMP: TN__MAP1(T, T, (double)x < lo ? (T)lo : (double)x > hi ? (T)hi : x); break; \
+    case CLAMP: TN__MAP1(T, T, (double)x > hi || lo > hi ? (T)hi : (double)x < lo ? (T)lo : x); break; /* min(max(x, lo), hi) */ \
     case BITWISE_NOT: TN__MAP1(T, T, ~x); break; \
     case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
     default: c->failed = 1; break; \
@@ -2746,7 +2956,7 @@ TN__DEFINE_BINARY_FLOAT(double, f64, )
         T r = (T)(a % b); \
         return (python && r != 0 && (TN__ISNEG(r) != TN__ISNEG(b))) ? (T)(r + b) : r; } \
     static T tn__ipow_##S(T a, T b, int *bad) { \
-        if (TN__ISNEG(b)) { if (a == 1) return 1; if (SIGNED && a == (T)-1) return (b & 1) ? a : 1; *bad = 3; return 0; } \
+        if (TN__ISNEG(b)) { (void)bad; if (a == 1) return 1; if (SIGNED && a == (T)-1) return (b & 1) ? a : 1; return 0; } /* 1/a^n truncated */ \
         U r = 1, base = (U)a; \
         for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (U)(r * base); base = (U)(base * base); } \
         return (T)r; }
@@ -2814,7 +3024,6 @@ static int tn__cpu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tens
     tn__iter_add(&it, b);
     tn__iter_run(&it, fn, &c);
     if (c.failed == 2) return TN__FAIL_INT("%s: integer division by zero (ZeroDivisionError)", tn_binary_op_name(op));
-    if (c.failed == 3) return TN__FAIL_INT("pow: integers to negative integer powers are not allowed");
     if (c.failed) return TN__FAIL_INT("%s: not implemented for dtype %s", tn_binary_op_name(op), tn_dtype_name(a->dtype));
     return 0;
 }
@@ -2909,7 +3118,9 @@ static bool tn__is_pred_op(tn_unary_op op) { return op >= LOGICAL_NOT; }
 
 /* Untracked result of a unary op (the engine behind tn_exp and friends). */
 static tn_tensor *tn__unary_raw(tn_unary_op op, tn_tensor *x, const double *params) {
-    const char *fn = tn_unary_op_name(op);
+    char fn[40];
+    snprintf(fn, sizeof fn, "tn_%s", tn_unary_op_name(op));
+
     if (tn__check_cpu_dtype(fn, x)) return NULL;
     tn_dtype cd = x->dtype;
     if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
@@ -2929,16 +3140,63 @@ static tn_tensor *tn__unary_raw(tn_unary_op op, tn_tensor *x, const double *para
     return out;
 }
 
+/* Record a unary op's node: the input is saved, params kept (clamp bounds, softplus). */
+static tn_tensor *tn__unary_record(tn_unary_op op, tn_tensor *x, const double *params, tn_tensor *out) {
+    tn_node *nd = out ? tn__node_new(G_UNARY, op, &x, 1) : NULL;
+    if (nd) {
+        tn__node_save(nd, x);
+        if (params) memcpy(nd->d, params, 3 * sizeof(double));
+    }
+    return tn__node_attach(nd, out);
+}
+
 static tn_tensor *tn__unary(tn_unary_op op, tn_tensor *x, const double *params) {
     TN__CHECK_NULL(x);
-    return tn__own(tn__unary_raw(op, x, params));
+    return tn__own(tn__unary_record(op, x, params, tn__unary_raw(op, x, params)));
+}
+
+/* ---- in-place ops under autograd ----
+   An in-place op on a tensor in a graph is computed as its out-of-place form on a
+   clone of the old value (so a saved old value is never the overwritten one), then the
+   result is copied in and its history moved to the tensor, as PyTorch rebases it.
+   Refused: leaves that require grad (their .grad would be meaningless) and views
+   (the base's history would not see the change; PyTorch's CopySlices is not here yet). */
+static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n) {
+    if (tn__grad_disabled) return 0;
+    bool any = x->requires_grad;
+    for (int i = 0; i < n; i++) any = any || (others[i] && others[i]->requires_grad);
+    if (!any) return 0;
+    if (x->requires_grad && !x->grad_fn)
+        return TN__FAIL_INT("%s: a leaf tensor that requires grad is being used in an in-place operation; use tn_no_grad_begin() or an out-of-place op", fn);
+    if (x->is_view)
+        return TN__FAIL_INT("%s: in-place operations on views are not supported when autograd records them (not yet implemented); use the out-of-place op", fn);
+    return 1;
+}
+
+/* x <- r, history included (r computed out of place from a clone of x). */
+static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r) {
+    if (!r) return -1;
+    if (r->ndim != x->ndim || memcmp(r->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)))
+        return TN__FAIL_INT("%s: output with shape %s doesn't match the broadcast shape %s", fn, TN__SHAPE(x), TN__SHAPE(r));
+    if (!tn__can_cast(r->dtype, x->dtype))
+        return TN__FAIL_INT("%s: result type %s can't be cast to the desired output type %s", fn, tn_dtype_name(r->dtype), tn_dtype_name(x->dtype));
+    if (tn__copy(x, r)) return -1;
+    tn__bump_version(x);
+    if (r->grad_fn) {
+        TN__ATOMIC_ADD(&r->grad_fn->refcount, 1);
+        tn__node_release(x->grad_fn);
+        x->grad_fn = r->grad_fn;
+        x->requires_grad = true;
+    }
+    return 0;
 }
 
 static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *params) {
     TN__CHECK_NULL(x);
     char fn[40];
-    snprintf(fn, sizeof fn, "%s_", tn_unary_op_name(op));
+    snprintf(fn, sizeof fn, "tn_%s_", tn_unary_op_name(op));
     if (tn__check_no_internal_overlap(fn, x)) return NULL;
+    TN__INPLACE_GRAD(fn, x, NULL, 0, tn__unary(op, x0, params));
 
     if (x->dtype == (tn__is_float_op(op) && !tn_dtype_is_floating(x->dtype) ? TN_F32 : x->dtype) && !tn__is_pred_op(op)) {
         if (tn__check_cpu_dtype(fn, x)) return NULL;
@@ -2990,13 +3248,25 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     return out;
 }
 
+static tn_tensor *tn__binary_record(tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha, tn_tensor *out) {
+    tn_tensor *ab[2] = {a, b};
+    tn_node *nd = out ? tn__node_new(G_BINARY, op, ab, 2) : NULL;
+    if (nd) {
+        tn__node_save(nd, a);
+        tn__node_save(nd, b);
+        nd->d[0] = alpha;
+    }
+    return tn__node_attach(nd, out);
+}
+
 static tn_tensor *tn__binary(const char *fn, tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha) {
     TN__CHECK_NULL(a, b);
-    return tn__own(tn__binary_raw(fn, op, a, b, alpha, NULL));
+    return tn__own(tn__binary_record(op, a, b, alpha, tn__binary_raw(fn, op, a, b, alpha, NULL)));
 }
 
 static tn_tensor *tn__binary_inplace(const char *fn, tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha) {
     TN__CHECK_NULL(a, b);
+    TN__INPLACE_GRAD(fn, a, &b, 1, tn__binary(fn, op, x0, b, alpha));
     return tn__own(tn__binary_raw(fn, op, a, b, alpha, a));
 }
 
@@ -3010,12 +3280,15 @@ static tn_tensor *tn__wrap_double(double v) {
 
 static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *a, double v, bool reversed, tn_tensor *target) {
     TN__CHECK_NULL(a);
+    if (target) TN__INPLACE_GRAD(fn, a, NULL, 0, tn__binary_scalar(fn, op, x0, v, reversed, NULL));
     tn_tensor *s = tn__wrap_double(v);
     if (!s) return NULL;
     tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, 1, target);
+    if (!target) r = reversed ? tn__binary_record(op, s, a, 1, r) : tn__binary_record(op, a, s, 1, r);
     tn_release(s);
     return tn__own(r);
 }
+
 
 TNDEF tn_tensor *tn_add(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_add", ADD, a, b, 1); }
 TNDEF tn_tensor *tn_add_alpha(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary("tn_add", ADD, a, b, alpha); }
@@ -3048,7 +3321,12 @@ TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b) { return tn__binary_scala
 TNDEF tn_tensor *tn_rsub_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_rsub_scalar", SUB, a, b, true, NULL); }
 TNDEF tn_tensor *tn_mul_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_mul_scalar", MUL, a, b, false, NULL); }
 TNDEF tn_tensor *tn_div_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_div_scalar", DIV, a, b, false, NULL); }
-TNDEF tn_tensor *tn_pow_scalar(tn_tensor *a, double e) { return tn__binary_scalar("tn_pow_scalar", POW, a, e, false, NULL); }
+TNDEF tn_tensor *tn_pow_scalar(tn_tensor *a, double e) {
+    /* PyTorch refuses an integer tensor to a negative integer Scalar power (a tensor exponent is fine) */
+    if (a && !tn_dtype_is_floating(a->dtype) && e < 0 && e == floor(e))
+        return (tn_tensor *)tn__error("tn_pow_scalar: integers to negative integer powers are not allowed (%s tensor, exponent %g)", tn_dtype_name(a->dtype), e);
+    return tn__binary_scalar("tn_pow_scalar", POW, a, e, false, NULL);
+}
 TNDEF tn_tensor *tn_rpow_scalar(double base, tn_tensor *e) { return tn__binary_scalar("tn_rpow_scalar", POW, e, base, true, NULL); }
 TNDEF tn_tensor *tn_remainder_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_remainder_scalar", REMAINDER, a, b, false, NULL); }
 TNDEF tn_tensor *tn_floor_divide_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_floor_divide_scalar", FLOOR_DIVIDE, a, b, false, NULL); }
@@ -3070,6 +3348,8 @@ TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b) { return tn__binary_scal
 
 TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     TN__CHECK_NULL(t);
+    /* under autograd: where(true, value, old) has the new value and a zero gradient to the old one */
+    TN__INPLACE_GRAD("tn_fill_", t, NULL, 0, tn_where(tn_ones(NULL, 0, TN_BOOL), tn_full(NULL, 0, value, t->dtype), x0));
     if (tn__check_cpu_dtype("tn_fill_", t) || tn__check_fill_value("tn_fill_", value, t->dtype) || tn__backend(t->device)->fill(t, value)) return NULL;
 
     tn__bump_version(t);
@@ -3146,9 +3426,14 @@ static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
     }
     return tn__unary_raw(CLAMP, x, p);
 }
-TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max) { TN__CHECK_NULL(x); return tn__own(tn__clamp_raw(x, min, max)); }
+TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max) {
+    TN__CHECK_NULL(x);
+    double p[3] = {min, max, 0};
+    return tn__own(tn__unary_record(CLAMP, x, p, tn__clamp_raw(x, min, max)));
+}
 TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
     TN__CHECK_NULL(x);
+    TN__INPLACE_GRAD("tn_clamp_", x, NULL, 0, tn_clamp(x0, min, max));
     return tn__own(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
@@ -3187,7 +3472,9 @@ static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x
         dt = tn_result_type(ops + 1, 2);
     } else {
         dt = tn_result_type(ops, 3);
-        if (op == LERP && !tn_dtype_is_floating(dt)) return (tn_tensor *)tn__error("%s: expected floating tensors, got %s", fn, tn_dtype_name(dt));
+        if (op == LERP && (!tn_dtype_is_floating(x->dtype) || !tn_dtype_is_floating(y->dtype)))
+            return (tn_tensor *)tn__error("%s: lerp not implemented for dtypes %s and %s (floating tensors only)", fn, tn_dtype_name(x->dtype), tn_dtype_name(y->dtype));
+
         if (op == ADDCDIV && !tn_dtype_is_floating(dt))
             return (tn_tensor *)tn__error("%s: integer division with addcdiv is no longer supported; use floating tensors", fn);
     }
@@ -3206,39 +3493,40 @@ static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x
     return target ? tn__store_inplace(fn, target, out) : out;
 }
 
-TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b) {
-    TN__CHECK_NULL(cond, a, b);
-    return tn__own(tn__ternary_raw("tn_where", WHERE, cond, a, b, 0, NULL));
+/* Out-of-place ternary op with its node (all three inputs saved). */
+static tn_tensor *tn__ternary(const char *fn, tn_ternary_op op, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
+    TN__CHECK_NULL(x, y, z);
+    tn_tensor *ins[3] = {x, y, z};
+    tn_tensor *out = tn__ternary_raw(fn, op, x, y, z, value, NULL);
+    tn_node *nd = out ? tn__node_new(G_TERNARY, op, ins, 3) : NULL;
+    for (int k = 0; nd && k < 3; k++) tn__node_save(nd, ins[k]);
+    if (nd) nd->d[0] = value;
+    return tn__own(tn__node_attach(nd, out));
 }
-TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight) {
-    TN__CHECK_NULL(start, end, weight);
-    return tn__own(tn__ternary_raw("tn_lerp", LERP, start, end, weight, 0, NULL));
+static tn_tensor *tn__ternary_inplace(const char *fn, tn_ternary_op op, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
+    TN__CHECK_NULL(x, y, z);
+    tn_tensor *others[2] = {y, z};
+    TN__INPLACE_GRAD(fn, x, others, 2, tn__ternary(fn, op, x0, y, z, value));
+    return tn__own(tn__ternary_raw(fn, op, x, y, z, value, x));
 }
+
+TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b) { return tn__ternary("tn_where", WHERE, cond, a, b, 0); }
+TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight) { return tn__ternary("tn_lerp", LERP, start, end, weight, 0); }
 static tn_tensor *tn__lerp_scalar(tn_tensor *start, tn_tensor *end, double weight, tn_tensor *target) {
     TN__CHECK_NULL(start, end);
     tn_tensor *w = tn__scalar_new(weight, TN_F64, true);
-    tn_tensor *r = w ? tn__ternary_raw(target ? "tn_lerp_" : "tn_lerp_scalar", LERP, start, end, w, 0, target) : NULL;
-    tn_release(w);
-    return tn__own(r);
+    tn_tensor *r = !w ? NULL : target ? tn__ternary_inplace("tn_lerp_", LERP, start, end, w, 0) : tn__ternary("tn_lerp_scalar", LERP, start, end, w, 0);
+    tn_release(w); /* a node that saved w holds its own reference */
+    return r;
+
 }
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, NULL); }
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, start); }
-TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) {
-    TN__CHECK_NULL(x, t1, t2);
-    return tn__own(tn__ternary_raw("tn_addcmul", ADDCMUL, x, t1, t2, value, NULL));
-}
-TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) {
-    TN__CHECK_NULL(x, t1, t2);
-    return tn__own(tn__ternary_raw("tn_addcdiv", ADDCDIV, x, t1, t2, value, NULL));
-}
-TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) {
-    TN__CHECK_NULL(x, t1, t2);
-    return tn__own(tn__ternary_raw("tn_addcmul_", ADDCMUL, x, t1, t2, value, x));
-}
-TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) {
-    TN__CHECK_NULL(x, t1, t2);
-    return tn__own(tn__ternary_raw("tn_addcdiv_", ADDCDIV, x, t1, t2, value, x));
-}
+TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcmul", ADDCMUL, x, t1, t2, value); }
+TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcdiv", ADDCDIV, x, t1, t2, value); }
+TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary_inplace("tn_addcmul_", ADDCMUL, x, t1, t2, value); }
+TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary_inplace("tn_addcdiv_", ADDCDIV, x, t1, t2, value); }
+
 
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
     if (!a || !b) return false;
@@ -3246,8 +3534,10 @@ TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, boo
     tn_tensor *af = tn_to_dtype(a, TN_F64), *bf = tn_to_dtype(b, TN_F64);
     tn_tensor *diff = tn_abs(tn_sub(af, bf));
     tn_tensor *tol = tn_add_scalar(tn_mul_scalar(tn_abs(bf), rtol), atol);
-    tn_tensor *ok = tn_le(diff, tol);
-    if (ok) ok = tn_logical_or(ok, tn_eq(af, bf)); /* equal infinities */
+    /* torch.isclose: equal, or both finite and within tolerance */
+    tn_tensor *ok = tn_logical_and(tn_le(diff, tol), tn_logical_and(tn_isfinite(af), tn_isfinite(bf)));
+    if (ok) ok = tn_logical_or(ok, tn_eq(af, bf));
+
     if (ok && equal_nan) ok = tn_logical_or(ok, tn_logical_and(tn_isnan(af), tn_isnan(bf)));
     bool r = ok && tn_item(tn_all(ok)) != 0;
     tn_scope_end();
@@ -3305,17 +3595,43 @@ static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
     }
 }
 
+/* float32 sums and products accumulate in a float64 copy of out, whichever dims are
+   reduced (a float32 accumulator drifts by percents over 2^20 additions). */
+static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) {
+    bool sum = *(const tn_reduce_op *)ctx == SUM;
+    if (s[0] == 0) { /* reducing along this row: keep the accumulator in a register */
+        double a = *(double *)p[0];
+        for (int64_t i = 0; i < n; i++) { double x = *(const float *)(p[1] + i * s[1]); a = sum ? a + x : a * x; }
+        *(double *)p[0] = a;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+
+        double *o = (double *)(p[0] + i * s[0]), x = *(const float *)(p[1] + i * s[1]);
+        *o = sum ? *o + x : *o * x;
+    }
+}
+
 static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     /* bool reduces as uint8: same bytes, and all/any/max/min agree */
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8);
     if (!fn || out->dtype != x->dtype) return TN__FAIL_INT("reduce: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
+    tn_tensor *acc = NULL;
+    if (x->dtype == TN_F32 && (op == SUM || op == PROD)) {
+        acc = tn__copy_as(out, TN_F64, TN_CPU);
+        if (!acc) return -1;
+        fn = tn__reduce_f32acc;
+    }
     tn__iter it;
     tn__iter_init(&it, x->shape, x->ndim);
-    tn__iter_add(&it, out);
+    tn__iter_add(&it, acc ? acc : out);
     tn__iter_add(&it, x);
     tn__iter_run(&it, fn, &op);
-    return 0;
+    int rc = acc ? tn__cpu_copy(out, acc) : 0;
+    tn_release(acc);
+    return rc;
 }
+
 
 /* Parse a dim list into a mask; n == 0 means every dim. Returns 0 or -1. */
 static int tn__dims_mask(const char *fn, tn_tensor *x, const int64_t *dims, int n, bool *mask) {
@@ -3373,9 +3689,24 @@ static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, 
     return out;
 }
 
+/* Record a reduction's node: the reduced dims as a mask in i[] (SUM, MEAN, PROD, AMAX, AMIN). */
+static tn_tensor *tn__reduce_record(const char *fn, tn__gop g, tn_tensor *x, const int64_t *dims, int n, tn_tensor *out) {
+    tn_node *node = out ? tn__node_new(g, 0, &x, 1) : NULL;
+    bool mask[TN_MAX_DIMS];
+    if (node && tn__dims_mask(fn, x, dims, n, mask) == 0) {
+        for (int d = 0; d < x->ndim; d++) node->i[d] = mask[d];
+        if (g == G_PROD || g == G_AMAX || g == G_AMIN) tn__node_save(node, x);
+        if (g == G_AMAX || g == G_AMIN) tn__node_save_result(node, out);
+    }
+    return tn__node_attach(node, out);
+}
+
 static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
-    return tn__own(tn__reduce_raw(fn, op, x, dims, n, keepdim));
+    tn_tensor *out = tn__reduce_raw(fn, op, x, dims, n, keepdim);
+    if (op == SUM || op == PROD || op == MAX || op == MIN)
+        out = tn__reduce_record(fn, op == SUM ? G_SUM : op == PROD ? G_PROD : op == MAX ? G_AMAX : G_AMIN, x, dims, n, out);
+    return tn__own(out);
 }
 
 TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
@@ -3415,6 +3746,8 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_tensor *r = inv ? tn__binary_raw("tn_mean", MUL, s, inv, 1, s) : NULL;
     tn_release(inv);
     tn_release(s);
+    r = tn__reduce_record("tn_mean", G_MEAN, x, dims, n, r);
+    if (r && r->grad_fn) r->grad_fn->d[0] = (double)count;
     return tn__own(r);
 }
 TNDEF tn_tensor *tn_mean(tn_tensor *x) { return tn_mean_dims(x, NULL, 0, false); }
@@ -3514,7 +3847,7 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
     memcpy(ix, tmp, (size_t)n * sizeof *ix);
 }
 
-#define TN__DEFINE_LANE(E, T, S, K) \
+#define TN__DEFINE_LANE(E, T, S, ACC) \
     static bool tn__lt_##S(const void *v, int64_t a, int64_t b) { /* NaN is largest */ \
         T x = ((const T *)v)[a], y = ((const T *)v)[b]; return x == x && (y != y || x < y); } \
     static bool tn__gt_##S(const void *v, int64_t a, int64_t b) { \
@@ -3534,12 +3867,12 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
                     if (v != v || (c->op == ARGMAX ? v > best : v < best)) { best = v; bi = i; } } \
                 if (c->flag) *(T *)o = best; \
                 *(int64_t *)o1 = bi; break; } \
-            case CUMSUM: case CUMPROD: { \
-                T acc = c->op == CUMSUM ? (T)0 : (T)1; \
+            case CUMSUM: case CUMPROD: { /* float scans accumulate in double, integer ones wrap in uint64 */ \
+                ACC acc = c->op == CUMSUM ? (ACC)0 : (ACC)1; \
                 for (int64_t i = 0; i < len; i++) { \
-                    T v = *(const T *)(xp + i * sx); \
-                    acc = c->op == CUMSUM ? (T)(acc + v) : (T)(acc * v); \
-                    *(T *)(o + i * so) = acc; } break; } \
+                    ACC v = (ACC)*(const T *)(xp + i * sx); \
+                    acc = c->op == CUMSUM ? (ACC)(acc + v) : (ACC)(acc * v); \
+                    *(T *)(o + i * so) = (T)acc; } break; } \
             case SORT: { \
                 T *vals = (T *)(c->tmp + len); \
                 for (int64_t i = 0; i < len; i++) { vals[i] = *(const T *)(xp + i * sx); c->ix[i] = i; } \
@@ -3558,15 +3891,15 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
         for (int64_t i = 0; i < len; i++) sum += exp##F(*(const T *)(xp + i * sx) - m); \
         if (c->op == SOFTMAX) { T inv = (T)(1.0 / sum); \
             for (int64_t i = 0; i < len; i++) *(T *)(o + i * so) = exp##F(*(const T *)(xp + i * sx) - m) * inv; \
-        } else { T lse = m + (T)log(sum); \
-            for (int64_t i = 0; i < len; i++) *(T *)(o + i * so) = *(const T *)(xp + i * sx) - lse; } }
+        } else { T ls = (T)log(sum); /* (x - m) - log(sum): never forms the large m + log(sum) */ \
+            for (int64_t i = 0; i < len; i++) *(T *)(o + i * so) = (*(const T *)(xp + i * sx) - m) - ls; } }
 TN__DEFINE_LANE_FLOAT(float, f32, f)
 TN__DEFINE_LANE_FLOAT(double, f64, )
 #define TN__DEFINE_LANE_FLOAT_NONE(S) static void tn__lane_float_##S(tn__lctx *c, char *o, char *xp) { (void)c; (void)o; (void)xp; }
 TN__DEFINE_LANE_FLOAT_NONE(i32) TN__DEFINE_LANE_FLOAT_NONE(i64) TN__DEFINE_LANE_FLOAT_NONE(u8)
-TN__DEFINE_LANE(TN_F32, float, f32, flt) TN__DEFINE_LANE(TN_F64, double, f64, flt)
-TN__DEFINE_LANE(TN_I32, int32_t, i32, int) TN__DEFINE_LANE(TN_I64, int64_t, i64, int)
-TN__DEFINE_LANE(TN_U8, uint8_t, u8, int) /* bool lanes (sort, argmax) run as uint8 */
+TN__DEFINE_LANE(TN_F32, float, f32, double) TN__DEFINE_LANE(TN_F64, double, f64, double)
+TN__DEFINE_LANE(TN_I32, int32_t, i32, uint64_t) TN__DEFINE_LANE(TN_I64, int64_t, i64, uint64_t)
+TN__DEFINE_LANE(TN_U8, uint8_t, u8, uint64_t) /* bool lanes (sort, argmax) run as uint8 */
 
 static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
     tn__lctx c;
@@ -3630,6 +3963,9 @@ static tn_tensor *tn__arg_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
         for (int i = d; i < t->ndim - 1; i++) { t->shape[i] = t->shape[i + 1]; t->strides[i] = t->strides[i + 1]; }
         t->ndim--;
     }
+    tn_node *node = vals ? tn__node_new(op == ARGMAX ? G_MAX_DIM : G_MIN_DIM, 0, &x, 1) : NULL;
+    if (node) { node->i[0] = d; node->i[1] = keepdim; tn__node_save(node, idx); }
+    vals = tn__node_attach(node, vals);
     if (indices) *indices = tn__own(idx); else tn_release(idx);
     return want_values ? tn__own(vals) : NULL;
 }
@@ -3670,7 +4006,13 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     tn_tensor *out = xc ? tn__new(od, x->device, x->shape, x->ndim) : NULL;
     if (out && tn__backend(x->device)->lane(op, out, NULL, xc, d, 0)) { tn_release(out); out = NULL; }
     tn_release(xc);
-    return tn__own(out);
+    tn__gop g = op == CUMSUM ? G_CUMSUM : op == CUMPROD ? G_CUMPROD : op == SOFTMAX ? G_SOFTMAX : G_LOG_SOFTMAX;
+    tn_node *node = out ? tn__node_new(g, 0, &x, 1) : NULL;
+    if (node) {
+        node->i[0] = d;
+        if (g != G_CUMSUM) { tn__node_save(node, x); tn__node_save_result(node, out); }
+    }
+    return tn__own(tn__node_attach(node, out));
 }
 static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
@@ -3686,6 +4028,9 @@ TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor *
         tn_release(vals); tn_release(idx);
         return NULL;
     }
+    tn_node *node = tn__node_new(G_SORT, 0, &x, 1);
+    if (node) { node->i[0] = d; tn__node_save(node, idx); }
+    vals = tn__node_attach(node, vals);
     if (indices) *indices = tn__own(idx); else tn_release(idx);
     return tn__own(vals);
 }
@@ -4476,25 +4821,41 @@ static int tn__need_ndim(const char *fn, const char *what, tn_tensor *t, int ndi
     return 0;
 }
 
+/* A product's node: the two operands saved (inputs: [input,] a, b). */
+static tn_tensor *tn__gemm_record(tn__gop op, tn_tensor *input, tn_tensor *a, tn_tensor *b, double beta, double alpha, tn_tensor *out) {
+    tn_tensor *ins[3] = {input, a, b};
+    tn_node *node = out ? (input ? tn__node_new(op, 0, ins, 3) : tn__node_new(op, 0, ins + 1, 2)) : NULL;
+    if (node) {
+        tn__node_save(node, a);
+        tn__node_save(node, b);
+        node->d[0] = beta;
+        node->d[1] = alpha;
+    }
+    return tn__node_attach(node, out);
+}
+static tn_tensor *tn__mm(const char *fn, tn_tensor *a, tn_tensor *b) {
+    return tn__own(tn__gemm_record(G_MM, NULL, a, b, 0, 1, tn__gemm_op(fn, a, b, NULL, 0, 1)));
+}
+
 TNDEF tn_tensor *tn_mm(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_mm", "self", a, 2) || tn__need_ndim("tn_mm", "mat2", b, 2)) return NULL;
-    return tn__own(tn__gemm_op("tn_mm", a, b, NULL, 0, 1));
+    return tn__mm("tn_mm", a, b);
 }
 TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_bmm", "batch1", a, 3) || tn__need_ndim("tn_bmm", "batch2", b, 3)) return NULL;
-    return tn__own(tn__gemm_op("tn_bmm", a, b, NULL, 0, 1));
+    return tn__own(tn__gemm_record(G_BMM, NULL, a, b, 0, 1, tn__gemm_op("tn_bmm", a, b, NULL, 0, 1)));
 }
 TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
     TN__CHECK_NULL(input, m1, m2);
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
-    return tn__own(tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha));
+    return tn__own(tn__gemm_record(G_ADDMM, input, m1, m2, beta, alpha, tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha)));
 }
 TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
     TN__CHECK_NULL(input, b1, b2);
     if (tn__need_ndim("tn_baddbmm", "batch1", b1, 3) || tn__need_ndim("tn_baddbmm", "batch2", b2, 3)) return NULL;
-    return tn__own(tn__gemm_op("tn_baddbmm", b1, b2, input, beta, alpha));
+    return tn__own(tn__gemm_record(G_BADDBMM, input, b1, b2, beta, alpha, tn__gemm_op("tn_baddbmm", b1, b2, input, beta, alpha)));
 }
 
 static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
@@ -4504,7 +4865,7 @@ static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 1;
     tn_tensor *r = tn__gemm_op(fn, a, &col, NULL, 0, 1);
     if (r) r->ndim = 1;
-    return tn__own(r);
+    return tn__own(tn__gemm_record(G_MV, NULL, a, v, 0, 1, r));
 }
 TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v) { return tn__mv("tn_mv", a, v); }
 
@@ -4518,7 +4879,7 @@ static tn_tensor *tn__dot(const char *fn, tn_tensor *a, tn_tensor *b) {
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 0;
     tn_tensor *r = tn__gemm_op(fn, &row, &col, NULL, 0, 1);
     if (r) r->ndim = 0;
-    return tn__own(r);
+    return tn__own(tn__gemm_record(G_DOT, NULL, a, b, 0, 1, r));
 }
 TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b) { return tn__dot("tn_dot", a, b); }
 
@@ -4537,7 +4898,7 @@ TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
         return (tn_tensor *)tn__error("tn_matmul: both arguments need at least 1 dimension, got %d-d and %d-d tensors", a->ndim, b->ndim);
     if (a->ndim == 1 && b->ndim == 1) return tn__dot("tn_matmul", a, b);
     if (a->ndim == 2 && b->ndim == 1) return tn__mv("tn_matmul", a, b);
-    if (a->ndim == 2 && b->ndim == 2) return tn__own(tn__gemm_op("tn_matmul", a, b, NULL, 0, 1));
+    if (a->ndim == 2 && b->ndim == 2) return tn__mm("tn_matmul", a, b);
     tn_scope_begin();
     tn_tensor *x = a->ndim == 1 ? tn_unsqueeze(a, 0) : a, *y = b->ndim == 1 ? tn_unsqueeze(b, 1) : b, *r = NULL;
     int64_t n = x->shape[x->ndim - 2], k = x->shape[x->ndim - 1], k2 = y->shape[y->ndim - 2], m = y->shape[y->ndim - 1];
@@ -4573,7 +4934,973 @@ TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
 
 /* ======================================================================= */
-/* 11. autograd engine — see the autograd issue; the tensor fields exist.   */
+/* 11. autograd engine                                                      */
+/* ======================================================================= */
+/* The differentiable ops, as data: one enum and one name table, and below one function
+   (tn__node_backward) with every backward formula, next to each other the way
+   PyTorch's derivatives.yaml lists them. Ops record a node through tn__node_new /
+   tn__node_save / tn__node_attach. */
+/* PyTorch's node names for the elementwise families, by op id */
+static const char *tn__unary_grad_name(int op) {
+    static const char *const names[] = {
+        "NegBackward0", "AbsBackward0", "SignBackward0", "PowBackward0", "ReluBackward0", "FloorBackward0", "CeilBackward0",
+        "RoundBackward0", "TruncBackward0", "ClampBackward1", "ExpBackward0", "Exp2Backward0", "LogBackward0", "Log2Backward0",
+        "Log10Backward0", "Log1PBackward0", "Expm1Backward0", "SqrtBackward0", "RsqrtBackward0", "ReciprocalBackward0",
+        "SinBackward0", "CosBackward0", "TanBackward0", "AsinBackward0", "AcosBackward0", "AtanBackward0", "SinhBackward0",
+        "CoshBackward0", "TanhBackward0", "SigmoidBackward0", "GeluBackward0", "GeluBackward0", "SiluBackward0",
+        "SoftplusBackward0", "ErfBackward0", "ErfcBackward0", "FracBackward0", "NanToNumBackward0"};
+    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "UnaryBackward";
+}
+static const char *tn__binary_grad_name(int op) {
+    static const char *const names[] = {"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0", "FloorDivideBackward0",
+        "RemainderBackward0", "FmodBackward0", "PowBackward1", "Atan2Backward0", "MaximumBackward0", "MinimumBackward0"};
+    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "BinaryBackward";
+}
+static const char *const tn__ternary_grad_names[] = {"WhereBackward0", "LerpBackward1", "AddcmulBackward0", "AddcdivBackward0"};
+
+
+TNDEF bool tn_is_grad_enabled(void) { return !tn__grad_disabled; }
+static void tn__grad_mode_push(bool enabled) {
+    if (tn__grad_mode_depth < 64) tn__grad_mode_stack[tn__grad_mode_depth] = tn__grad_disabled;
+    tn__grad_mode_depth++;
+    tn__grad_disabled = !enabled;
+}
+static void tn__grad_mode_pop(const char *fn) {
+    if (tn__grad_mode_depth == 0) { tn__error("%s: no matching begin", fn); return; }
+    tn__grad_mode_depth--;
+    tn__grad_disabled = tn__grad_mode_depth < 64 ? tn__grad_mode_stack[tn__grad_mode_depth] != 0 : tn__grad_disabled;
+}
+TNDEF void tn_no_grad_begin(void) { tn__grad_mode_push(false); }
+TNDEF void tn_no_grad_end(void) { tn__grad_mode_pop("tn_no_grad_end"); }
+TNDEF void tn_enable_grad_begin(void) { tn__grad_mode_push(true); }
+TNDEF void tn_enable_grad_end(void) { tn__grad_mode_pop("tn_enable_grad_end"); }
+
+static void tn__node_release(tn_node *n) {
+    /* iterative: a long chain of nodes must not recurse once per node */
+    tn_node *stack_local[64], **stack = stack_local;
+    int64_t sp = 0, cap = 64;
+    if (n) stack[sp++] = n;
+    while (sp > 0) {
+        tn_node *x = stack[--sp];
+        if (TN__ATOMIC_ADD(&x->refcount, -1) != 0) continue;
+        for (int i = 0; i < x->nin; i++) {
+            tn_release(x->next[i].leaf);
+            if (!x->next[i].fn) continue;
+            if (sp == cap) {
+                tn_node **s = (tn_node **)TN_MALLOC((size_t)cap * 2 * sizeof *s);
+                if (!s) { tn__node_release(x->next[i].fn); continue; } /* out of memory: fall back to recursion */
+                memcpy(s, stack, (size_t)sp * sizeof *s);
+                if (stack != stack_local) TN_FREE(stack);
+                stack = s;
+                cap *= 2;
+            }
+            stack[sp++] = x->next[i].fn;
+        }
+        for (int i = 0; i < x->nsaved; i++) tn_release(x->saved[i]);
+        tn_release(x->retained);
+        tn_release(x->gsum);
+        TN_FREE(x->hooks.items);
+        TN_FREE(x->next);
+        TN_FREE(x->in);
+        TN_FREE(x->saved);
+        TN_FREE(x->saved_version);
+        TN_FREE(x);
+    }
+    if (stack != stack_local) TN_FREE(stack);
+}
+
+static void tn__meta_of(tn__meta *m, tn_tensor *t) {
+    m->dtype = t->dtype;
+    m->device = t->device;
+    m->ndim = t->ndim;
+    memcpy(m->shape, t->shape, sizeof m->shape);
+}
+
+/* A node for op on inputs ins[0..n) when grad mode is on and an input requires grad;
+   NULL otherwise (nothing to record). NULL entries in ins are inputs without gradient. */
+static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) {
+    if (tn__grad_disabled) return NULL;
+    bool any = false;
+    for (int i = 0; i < n; i++) any = any || (ins[i] && ins[i]->requires_grad);
+    if (!any) return NULL;
+    tn_node *nd = (tn_node *)TN_MALLOC(sizeof *nd);
+    if (!nd) return (tn_node *)tn__error("autograd: out of memory recording a node");
+    memset(nd, 0, sizeof *nd);
+    nd->refcount = 1;
+    nd->op = op;
+    nd->sub = sub;
+    nd->nin = n;
+    nd->next = (tn__edge *)TN_MALLOC((size_t)(n ? n : 1) * sizeof *nd->next);
+    nd->in = (tn__meta *)TN_MALLOC((size_t)(n ? n : 1) * sizeof *nd->in);
+    if (!nd->next || !nd->in) { TN_FREE(nd->next); TN_FREE(nd->in); TN_FREE(nd); return (tn_node *)tn__error("autograd: out of memory"); }
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = ins[i];
+        nd->next[i].fn = NULL;
+        nd->next[i].leaf = NULL;
+        memset(&nd->in[i], 0, sizeof nd->in[i]);
+        if (!x) continue;
+        tn__meta_of(&nd->in[i], x);
+        if (!x->requires_grad) continue;
+        if (x->grad_fn) { nd->next[i].fn = x->grad_fn; TN__ATOMIC_ADD(&x->grad_fn->refcount, 1); }
+        else nd->next[i].leaf = tn_retain(x);
+    }
+    return nd;
+}
+
+/* Keep t for backward (its version is checked there). */
+static void tn__node_save(tn_node *nd, tn_tensor *t) {
+    if (!nd || !t) return;
+    tn_tensor **s = (tn_tensor **)TN_REALLOC(nd->saved, (size_t)(nd->nsaved + 1) * sizeof *s);
+    int64_t *v = s ? (int64_t *)TN_REALLOC(nd->saved_version, (size_t)(nd->nsaved + 1) * sizeof *v) : NULL;
+    if (s) nd->saved = s;
+    if (!v) { tn__error("autograd: out of memory saving a tensor"); return; }
+    nd->saved_version = v;
+    nd->saved[nd->nsaved] = tn_retain(t);
+    nd->saved_version[nd->nsaved] = tn_version(t);
+    nd->nsaved++;
+}
+
+/* A result is saved detached: it must not own the node that owns it (no cycle). */
+static void tn__node_save_result(tn_node *nd, tn_tensor *out) {
+    if (!nd || !out) return;
+    tn_tensor *d = tn__view_of(out, out->shape, out->strides, out->ndim, out->offset);
+    if (d) { tn__node_save(nd, d); tn_release(d); }
+}
+
+/* Make nd the grad_fn of out (out takes the node's reference). Returns out. */
+static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
+    if (!nd) return out;
+    if (!out || !tn_dtype_is_floating(out->dtype)) { tn__node_release(nd); return out; }
+    tn__meta_of(&nd->out, out);
+    if (out->grad_fn) tn__node_release(out->grad_fn);
+    out->grad_fn = nd;
+    out->requires_grad = true;
+    return out;
+}
+
+TNDEF int tn_requires_grad_(tn_tensor *t, bool requires_grad) {
+    if (!t) return -1;
+    if (t->grad_fn) return TN__FAIL_INT("tn_requires_grad_: you can only change requires_grad flags of leaf tensors (this one has grad_fn %s)", tn_grad_fn_name(t));
+    if (requires_grad && !tn_dtype_is_floating(t->dtype))
+        return TN__FAIL_INT("tn_requires_grad_: only tensors of floating point dtype can require gradients (got %s)", tn_dtype_name(t->dtype));
+    t->requires_grad = requires_grad;
+    return 0;
+}
+TNDEF bool tn_is_leaf(const tn_tensor *t) { return t && !t->grad_fn; }
+TNDEF int tn_set_grad(tn_tensor *t, tn_tensor *grad) {
+    if (!t) return -1;
+    if (grad && (grad->ndim != t->ndim || memcmp(grad->shape, t->shape, (size_t)t->ndim * sizeof(int64_t)) || grad->dtype != t->dtype))
+        return TN__FAIL_INT("tn_set_grad: assigned grad has shape %s and dtype %s, but the tensor has shape %s and dtype %s",
+                            TN__SHAPE(grad), tn_dtype_name(grad->dtype), TN__SHAPE(t), tn_dtype_name(t->dtype));
+    tn_retain(grad);
+    tn_release(t->grad);
+    t->grad = grad;
+    return 0;
+}
+TNDEF int tn_retain_grad(tn_tensor *t) {
+    if (!t) return -1;
+    if (!t->requires_grad) return TN__FAIL_INT("tn_retain_grad: can't retain_grad on a tensor that has requires_grad=False");
+    if (t->grad_fn) t->grad_fn->retain_grad = true;
+    t->retains_grad = t->grad_fn != NULL;
+    return 0;
+}
+TNDEF const char *tn_grad_fn_name(const tn_tensor *t) {
+    if (!t || !t->grad_fn) return NULL;
+    tn_node *n = t->grad_fn;
+    if (n->op == G_UNARY) return tn__unary_grad_name(n->sub);
+    if (n->op == G_BINARY) return tn__binary_grad_name(n->sub);
+    if (n->op == G_TERNARY) return tn__ternary_grad_names[n->sub];
+    return tn__gop_names[n->op];
+}
+TNDEF int tn_detach_(tn_tensor *t) {
+    if (!t) return -1;
+    tn__node_release(t->grad_fn);
+    t->grad_fn = NULL;
+    t->requires_grad = false;
+    t->retains_grad = false;
+    return 0;
+}
+
+static tn__hooks *tn__hooks_of(tn_tensor *t, bool create) {
+    if (t->grad_fn) return &t->grad_fn->hooks;
+    if (!t->hooks && create) {
+        t->hooks = (tn__hooks *)TN_MALLOC(sizeof *t->hooks);
+        if (t->hooks) memset(t->hooks, 0, sizeof *t->hooks);
+    }
+    return t->hooks;
+}
+TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user) {
+    if (!t || !fn) return TN__FAIL_INT("tn_register_hook: tensor and hook must not be NULL");
+    if (!t->requires_grad) return TN__FAIL_INT("tn_register_hook: cannot register a hook on a tensor that doesn't require gradient");
+    tn__hooks *h = tn__hooks_of(t, true);
+    if (!h) return TN__FAIL_INT("tn_register_hook: out of memory");
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 4;
+        tn__hook *items = (tn__hook *)TN_REALLOC(h->items, (size_t)cap * sizeof *items);
+        if (!items) return TN__FAIL_INT("tn_register_hook: out of memory");
+        h->items = items;
+        h->cap = cap;
+    }
+    h->items[h->n].fn = fn;
+    h->items[h->n].user = user;
+    h->items[h->n].handle = h->next_handle++;
+    return h->items[h->n++].handle;
+}
+TNDEF int tn_remove_hook(tn_tensor *t, int handle) {
+    tn__hooks *h = t ? tn__hooks_of(t, false) : NULL;
+    for (int i = 0; h && i < h->n; i++)
+        if (h->items[i].handle == handle) {
+            memmove(&h->items[i], &h->items[i + 1], (size_t)(h->n - i - 1) * sizeof *h->items);
+            h->n--;
+            return 0;
+        }
+    return TN__FAIL_INT("tn_remove_hook: no hook with handle %d", handle);
+}
+
+/* Run hooks on a gradient. g is the engine's reference; a hook's result is borrowed
+   (the engine retains it), so a hook may return the result of any op. The engine calls
+   this inside a scope, so tensors made by hooks die with it. */
+static tn_tensor *tn__run_hooks(tn__hooks *h, tn_tensor *g) {
+    for (int i = 0; h && i < h->n && g; i++) {
+        tn_tensor *r = h->items[i].fn(g, h->items[i].user);
+        if (r && r != g) { tn_retain(r); tn_release(g); g = r; }
+    }
+    return g;
+}
+
+/* ---- backward formulas ---- */
+static tn_tensor *tn__zeros_meta(const tn__meta *m, tn_dtype dtype) {
+    tn_tensor *z = tn_zeros(m->shape, m->ndim, dtype);
+    return m->device == TN_CPU ? z : tn_to(z, m->device);
+}
+
+/* g summed over the dims it was broadcast along, to the input's shape. */
+static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m) {
+    if (!g) return NULL;
+    int lead = g->ndim - m->ndim, nd = 0;
+    int64_t dims[TN_MAX_DIMS];
+    for (int i = 0; i < g->ndim; i++)
+        if (i < lead || (m->shape[i - lead] == 1 && g->shape[i] != 1)) dims[nd++] = i;
+    if (nd == 0) return g;
+    return tn_reshape(tn_sum_dims(g, dims, nd, true), m->shape, m->ndim);
+}
+
+/* g of a reduction, broadcast back over the reduced dims (mask in n->i). */
+static tn_tensor *tn__unreduce(tn_node *n, tn_tensor *g) {
+    const tn__meta *m = &n->in[0];
+    int64_t k[TN_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) k[d] = n->i[d] ? 1 : m->shape[d];
+    return tn_expand(tn_reshape(g, k, m->ndim), m->shape, m->ndim);
+}
+
+/* Differentiable inverse of a slice: zeros of shape m with g written into the slice
+   (dim, start, step). Its own backward is that slice again. */
+static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim, int64_t start, int64_t step) {
+    if (!g) return NULL;
+    tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
+    if (!out) return NULL;
+    tn_tensor v = *out;
+    v.strides[dim] *= step;
+    v.offset += start * out->strides[dim];
+    for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
+    if (tn__backend(out->device)->fill(out, 0) || tn__copy(&v, g)) { tn_release(out); return NULL; }
+    tn_node *nd = tn__node_new(G_SLICE_SCATTER, 0, &g, 1);
+    if (nd) { nd->i[0] = dim; nd->i[1] = start; nd->i[2] = step; }
+    return tn__own(tn__node_attach(nd, out));
+}
+
+static tn_tensor *tn__mask_as(tn_tensor *mask, tn_tensor *like) { return tn_to_dtype(mask, like->dtype); }
+
+/* gin[k] = gradient for input k given g, the gradient of the node's result; results
+   are tracked by the caller's scope. Formulas use public ops, so they are recorded
+   when create_graph is on. */
+static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
+    tn_tensor **S = n->saved;
+#define TN__NEED(k) (n->next[k].fn || n->next[k].leaf)
+    switch (n->op) {
+    case G_UNARY: {
+        tn_tensor *x = S[0], *d = NULL;
+        const double ln2 = 0.69314718055994530942, ln10 = 2.30258509299404568402;
+        switch ((tn_unary_op)n->sub) {
+        case NEG: gin[0] = tn_neg(g); return 0;
+        case ABS: d = tn_sign(x); break;
+        case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: gin[0] = tn_zeros_like(g); return 0;
+        case SQUARE: d = tn_mul_scalar(x, 2); break;
+        case RELU: d = tn__mask_as(tn_gt_scalar(x, 0), g); break;
+        case CLAMP: d = tn__mask_as(tn_logical_and(tn_ge_scalar(x, n->d[0]), tn_le_scalar(x, n->d[1])), g); break;
+        case EXP: case EXPM1: d = tn_exp(x); break;
+        case EXP2: d = tn_mul_scalar(tn_exp2(x), ln2); break;
+        case LOG: gin[0] = tn_div(g, x); return 0;
+        case LOG2: gin[0] = tn_div(g, tn_mul_scalar(x, ln2)); return 0;
+        case LOG10: gin[0] = tn_div(g, tn_mul_scalar(x, ln10)); return 0;
+        case LOG1P: gin[0] = tn_div(g, tn_add_scalar(x, 1)); return 0;
+        case SQRT: gin[0] = tn_div(g, tn_mul_scalar(tn_sqrt(x), 2)); return 0;
+        case RSQRT: d = tn_mul_scalar(tn_pow_scalar(tn_rsqrt(x), 3), -0.5); break;
+        case RECIPROCAL: d = tn_neg(tn_reciprocal(tn_square(x))); break;
+        case SIN: d = tn_cos(x); break;
+        case COS: d = tn_neg(tn_sin(x)); break;
+        case TAN: d = tn_add_scalar(tn_square(tn_tan(x)), 1); break;
+        case ASIN: d = tn_rsqrt(tn_rsub_scalar(tn_square(x), 1)); break;
+        case ACOS: d = tn_neg(tn_rsqrt(tn_rsub_scalar(tn_square(x), 1))); break;
+        case ATAN: d = tn_reciprocal(tn_add_scalar(tn_square(x), 1)); break;
+        case SINH: d = tn_cosh(x); break;
+        case COSH: d = tn_sinh(x); break;
+        case TANH: d = tn_rsub_scalar(tn_square(tn_tanh(x)), 1); break;
+        case SIGMOID: { tn_tensor *s = tn_sigmoid(x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
+        case GELU: { /* Phi(x) + x phi(x) */
+            tn_tensor *cdf = tn_mul_scalar(tn_add_scalar(tn_erf(tn_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
+            tn_tensor *pdf = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(x), -0.5)), 0.39894228040143267794);
+            d = tn_add(cdf, tn_mul(x, pdf));
+            break;
+        }
+        case GELU_TANH: { /* 0.5(1+t) + 0.5 x (1-t^2) k (1 + 3c x^2), t = tanh(k(x + c x^3)) */
+            const double k = 0.79788456080286535588, c = 0.044715;
+            tn_tensor *x2 = tn_square(x);
+            tn_tensor *t = tn_tanh(tn_mul_scalar(tn_add(x, tn_mul_scalar(tn_mul(x2, x), c)), k));
+            tn_tensor *left = tn_mul_scalar(tn_add_scalar(t, 1), 0.5);
+            tn_tensor *right = tn_mul(tn_mul_scalar(tn_mul(x, tn_rsub_scalar(tn_square(t), 1)), 0.5 * k), tn_add_scalar(tn_mul_scalar(x2, 3 * c), 1));
+            d = tn_add(left, right);
+            break;
+        }
+        case SILU: { tn_tensor *s = tn_sigmoid(x); d = tn_mul(s, tn_add_scalar(tn_mul(x, tn_rsub_scalar(s, 1)), 1)); break; }
+        case SOFTPLUS: { /* sigmoid(beta x) below the threshold, 1 above */
+            tn_tensor *z = tn_mul_scalar(x, n->d[0]);
+            d = tn_where(tn_gt_scalar(z, n->d[1]), tn_ones_like(g), tn_sigmoid(z));
+            break;
+        }
+        case ERF: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), 1.12837916709551257390); break;
+        case ERFC: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), -1.12837916709551257390); break;
+        case FRAC: gin[0] = g; return 0;
+        case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
+        default: return TN__FAIL_INT("autograd: no derivative for %s", tn_unary_op_name((tn_unary_op)n->sub));
+        }
+        gin[0] = tn_mul(g, d);
+        return 0;
+    }
+    case G_BINARY: {
+        tn_tensor *a = S[0], *b = S[1], *ga = NULL, *gb = NULL;
+        double alpha = n->d[0];
+        switch ((tn_binary_op)n->sub) {
+        case ADD: ga = g; gb = alpha == 1 ? g : tn_mul_scalar(g, alpha); break;
+        case SUB: ga = g; gb = tn_mul_scalar(g, -alpha); break;
+        case MUL: ga = TN__NEED(0) ? tn_mul(g, b) : NULL; gb = TN__NEED(1) ? tn_mul(g, a) : NULL; break;
+        case DIV: ga = TN__NEED(0) ? tn_div(g, b) : NULL; gb = TN__NEED(1) ? tn_neg(tn_div(tn_mul(g, a), tn_square(b))) : NULL; break;
+        case FLOOR_DIVIDE: ga = tn_zeros_like(g); gb = ga; break;
+        case REMAINDER: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_floor_divide(a, b))) : NULL; break;
+        case FMOD: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_trunc(tn_div(a, b)))) : NULL; break;
+        case POW: /* PyTorch masks: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0 */
+            if (TN__NEED(0)) ga = tn_where(tn_eq_scalar(b, 0), tn_zeros_like(g), tn_mul(g, tn_mul(b, tn_pow(a, tn_sub_scalar(b, 1)))));
+            if (TN__NEED(1)) gb = tn_where(tn_logical_and(tn_eq_scalar(a, 0), tn_ge_scalar(b, 0)), tn_zeros_like(g),
+                                           tn_mul(g, tn_mul(tn_pow(a, b), tn_log(a))));
+            break;
+        case ATAN2: {
+            tn_tensor *den = tn_add(tn_square(a), tn_square(b));
+            ga = tn_div(tn_mul(g, b), den);
+            gb = tn_neg(tn_div(tn_mul(g, a), den));
+            break;
+        }
+        case MAXIMUM: case MINIMUM: { /* ties split the gradient evenly, as PyTorch */
+            tn_tensor *half = tn_mul_scalar(tn__mask_as(tn_eq(a, b), g), 0.5);
+            tn_tensor *wa = n->sub == MAXIMUM ? tn_gt(a, b) : tn_lt(a, b), *wb = n->sub == MAXIMUM ? tn_gt(b, a) : tn_lt(b, a);
+            ga = tn_mul(g, tn_add(tn__mask_as(wa, g), half));
+            gb = tn_mul(g, tn_add(tn__mask_as(wb, g), half));
+            break;
+        }
+        default: return TN__FAIL_INT("autograd: no derivative for %s", tn_binary_op_name((tn_binary_op)n->sub));
+        }
+        if (TN__NEED(0)) gin[0] = tn__sum_to(ga, &n->in[0]);
+        if (TN__NEED(1)) gin[1] = tn__sum_to(gb, &n->in[1]);
+        return 0;
+    }
+    case G_TERNARY: {
+        tn_tensor *x = S[0], *y = S[1], *z = S[2], *r[3] = {NULL, NULL, NULL};
+        double v = n->d[0];
+        switch ((tn_ternary_op)n->sub) {
+        case WHERE: {
+            tn_tensor *zero = tn_zeros_like(g);
+            r[1] = tn_where(x, g, zero);
+            r[2] = tn_where(x, zero, g);
+            break;
+        }
+        case LERP: /* start, end, weight */
+            r[0] = tn_mul(g, tn_rsub_scalar(z, 1));
+            r[1] = tn_mul(g, z);
+            r[2] = TN__NEED(2) ? tn_mul(g, tn_sub(y, x)) : NULL;
+            break;
+        case ADDCMUL:
+            r[0] = g;
+            r[1] = tn_mul_scalar(tn_mul(g, z), v);
+            r[2] = tn_mul_scalar(tn_mul(g, y), v);
+            break;
+        case ADDCDIV:
+            r[0] = g;
+            r[1] = tn_mul_scalar(tn_div(g, z), v);
+            r[2] = tn_mul_scalar(tn_neg(tn_div(tn_mul(g, y), tn_square(z))), v);
+            break;
+        default: return TN__FAIL_INT("autograd: no derivative for ternary op %d", n->sub);
+        }
+        for (int k = 0; k < 3; k++) if (TN__NEED(k)) gin[k] = tn__sum_to(r[k], &n->in[k]);
+        return 0;
+    }
+    case G_SUM: gin[0] = tn__unreduce(n, g); return 0;
+    case G_MEAN: gin[0] = tn_div_scalar(tn__unreduce(n, g), n->d[0]); return 0;
+    case G_PROD: { /* product of all the other elements: exclusive cumprods from both ends (exact with zeros) */
+        const tn__meta *m = &n->in[0];
+        tn_tensor *x = S[0];
+        int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], flat[TN_MAX_DIMS], L = 1;
+        int np = 0, nk = 0;
+        for (int d = 0; d < m->ndim; d++) if (!n->i[d]) { perm[np++] = d; flat[nk++] = m->shape[d]; }
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L *= m->shape[d]; }
+        if (L == 0) { gin[0] = tn_zeros_like(x); return 0; }
+        flat[nk] = L;
+        tn_tensor *xp = tn_reshape(tn_permute(x, perm, m->ndim), flat, nk + 1);
+        int64_t one_shape[TN_MAX_DIMS];
+        memcpy(one_shape, flat, sizeof one_shape);
+        one_shape[nk] = 1;
+        int64_t last = -1;
+        tn_tensor *ones = tn_ones(one_shape, nk + 1, x->dtype);
+        tn_tensor *lparts[2] = {ones, tn_narrow(tn_cumprod(xp, -1), -1, 0, L - 1)};
+        tn_tensor *left = tn_cat(lparts, 2, -1);
+        tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
+        tn_tensor *right = tn_flip(tn_cat(rparts, 2, -1), &last, 1);
+        tn_tensor *gk = tn_reshape(g, one_shape, nk + 1);
+        tn_tensor *gp = tn_mul(tn_mul(left, right), gk);
+        int64_t pshape[TN_MAX_DIMS];
+        for (int d = 0; d < m->ndim; d++) pshape[d] = m->shape[perm[d]];
+        for (int d = 0; d < m->ndim; d++) inv[perm[d]] = d;
+        gin[0] = tn_permute(tn_reshape(gp, pshape, m->ndim), inv, m->ndim);
+        return 0;
+    }
+    case G_AMAX: case G_AMIN: { /* evenly over the tied extremes */
+        const tn__meta *m = &n->in[0];
+        int64_t k[TN_MAX_DIMS];
+        for (int d = 0; d < m->ndim; d++) k[d] = n->i[d] ? 1 : m->shape[d];
+        tn_tensor *mask = tn__mask_as(tn_eq(S[0], tn_reshape(S[1], k, m->ndim)), g);
+        int64_t dims[TN_MAX_DIMS];
+        int nd = 0;
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) dims[nd++] = d;
+        tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, true) : mask;
+        gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
+        return 0;
+    }
+    case G_MAX_DIM: case G_MIN_DIM: case G_SORT: {
+        const tn__meta *m = &n->in[0];
+        if (m->ndim == 0) { gin[0] = tn_reshape(g, NULL, 0); return 0; }
+        int64_t dim = n->i[0];
+        tn_tensor *gk = g, *ik = S[0];
+        if (n->op != G_SORT && !n->i[1]) { gk = tn_unsqueeze(g, dim); ik = tn_unsqueeze(S[0], dim); }
+        gin[0] = tn_scatter_add(tn__zeros_meta(m, g->dtype), dim, ik, gk);
+        return 0;
+    }
+    case G_CUMSUM: {
+        int64_t dim = n->i[0];
+        if (n->in[0].ndim == 0) { gin[0] = g; return 0; }
+        gin[0] = tn_flip(tn_cumsum(tn_flip(g, &dim, 1), dim), &dim, 1);
+        return 0;
+    }
+    case G_CUMPROD: { /* reverse cumsum of g*out, over x (inputs without zeros) */
+        int64_t dim = n->i[0];
+        if (n->in[0].ndim == 0) { gin[0] = g; return 0; }
+        tn_tensor *out = tn__grad_disabled ? S[1] : tn_cumprod(S[0], dim);
+        tn_tensor *rc = tn_flip(tn_cumsum(tn_flip(tn_mul(g, out), &dim, 1), dim), &dim, 1);
+        gin[0] = tn_div(rc, S[0]);
+        return 0;
+    }
+    case G_SOFTMAX: { /* y (g - sum(g y)); y recomputed from x when recording (create_graph) */
+        int64_t dim = n->i[0];
+        tn_tensor *y = tn__grad_disabled ? S[1] : tn_softmax(S[0], dim);
+        gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, true)));
+        return 0;
+    }
+    case G_LOG_SOFTMAX: { /* g - softmax * sum(g) */
+        int64_t dim = n->i[0];
+        tn_tensor *y = tn__grad_disabled ? S[1] : tn_log_softmax(S[0], dim);
+        gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, true)));
+        return 0;
+    }
+    case G_RESHAPE: gin[0] = tn_reshape(g, n->in[0].shape, n->in[0].ndim); return 0;
+    case G_PERMUTE: {
+        int64_t inv[TN_MAX_DIMS];
+        for (int d = 0; d < n->in[0].ndim; d++) inv[n->i[d]] = d;
+        gin[0] = tn_permute(g, inv, n->in[0].ndim);
+        return 0;
+    }
+    case G_EXPAND: gin[0] = tn__sum_to(g, &n->in[0]); return 0;
+    case G_SLICE: gin[0] = tn__slice_scatter(g, &n->in[0], n->i[0], n->i[1], n->i[2]); return 0;
+    case G_SELECT: gin[0] = tn__slice_scatter(tn_unsqueeze(g, n->i[0]), &n->in[0], n->i[0], n->i[1], 1); return 0;
+    case G_SLICE_SCATTER: {
+        int64_t dim = n->i[0], len = n->in[0].shape[dim];
+        gin[0] = tn_slice(g, dim, n->i[1], n->i[1] + (len ? (len - 1) * n->i[2] + 1 : 0), n->i[2]);
+        return 0;
+    }
+    case G_UNFOLD: { /* windows add back into the positions they came from */
+        const tn__meta *m = &n->in[0];
+        if (m->ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        int64_t dim = n->i[0], size = n->i[1], step = n->i[2], nw = g->shape[dim];
+        int64_t perm[TN_MAX_DIMS + 1], merged[TN_MAX_DIMS];
+        int np = 0, nm = 0;
+        for (int d = 0; d < g->ndim - 1; d++) {
+            perm[np++] = d;
+            if (d == dim) perm[np++] = g->ndim - 1;
+        }
+        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? nw * size : m->shape[d];
+        tn_tensor *gm = tn_reshape(tn_permute(g, perm, g->ndim), merged, nm);
+        int64_t flat = -1;
+        tn_tensor *idx = tn_reshape(tn_add(tn_unsqueeze(tn_mul_scalar(tn_arange(0, (double)nw, 1, TN_I64), (double)step), 1),
+                                           tn_arange(0, (double)size, 1, TN_I64)), &flat, 1);
+        tn_tensor *ix[TN_MAX_DIMS] = {NULL};
+        ix[dim] = idx;
+        gin[0] = tn_index_put(tn__zeros_meta(m, g->dtype), ix, (int)dim + 1, gm, true);
+        return 0;
+    }
+    case G_FLIP: gin[0] = tn_flip(g, n->i, n->ni); return 0;
+    case G_PAD: {
+        int64_t neg[2 * TN_MAX_DIMS];
+        for (int k = 0; k < n->ni; k++) neg[k] = -n->i[k];
+        gin[0] = tn_pad(g, neg, n->ni, 0);
+        return 0;
+    }
+    case G_COPY: case G_TO: gin[0] = g; return 0;
+    case G_INDEX_SELECT: {
+        tn_tensor *ix[TN_MAX_DIMS] = {NULL};
+        if (n->in[0].ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        ix[n->i[0]] = S[0];
+        gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, (int)n->i[0] + 1, g, true);
+        return 0;
+    }
+    case G_GATHER: gin[0] = tn_scatter_add(tn__zeros_meta(&n->in[0], g->dtype), n->i[0], S[0], g); return 0;
+    case G_SCATTER:
+        if (TN__NEED(0)) gin[0] = tn_scatter(g, n->i[0], S[0], tn__zeros_meta(&n->in[1], g->dtype));
+        if (TN__NEED(1)) gin[1] = tn_gather(g, n->i[0], S[0]);
+        return 0;
+    case G_SCATTER_ADD:
+        if (TN__NEED(0)) gin[0] = g;
+        if (TN__NEED(1)) gin[1] = tn_gather(g, n->i[0], S[0]);
+        return 0;
+    case G_INDEX: case G_INDEX_PUT: {
+        tn_tensor *ix[TN_MAX_DIMS] = {NULL};
+        int s = 0; /* saved: the non-NULL index tensors, in order */
+        for (int k = 0; k < n->ni; k++) ix[k] = n->i[k] ? S[s++] : NULL;
+        if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, true); return 0; }
+        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn_zeros(NULL, 0, g->dtype), false);
+        if (TN__NEED(1)) gin[1] = tn__sum_to(tn_index(g, ix, n->ni), &n->in[1]);
+        return 0;
+    }
+    case G_CAT: {
+        int64_t off = 0, dim = n->i[0];
+        for (int k = 0; k < n->nin; k++) {
+            int64_t len = n->in[k].ndim == 1 && n->in[k].shape[0] == 0 && g->ndim != 1 ? -1 : n->in[k].shape[dim];
+            if (len < 0) continue; /* a legacy empty input */
+            if (TN__NEED(k)) gin[k] = tn_narrow(g, dim, off, len);
+            off += len;
+        }
+        return 0;
+    }
+    case G_MM:
+        if (TN__NEED(0)) gin[0] = tn_mm(g, tn_t(S[1]));
+        if (TN__NEED(1)) gin[1] = tn_mm(tn_t(S[0]), g);
+        return 0;
+    case G_BMM:
+        if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_transpose(S[1], 1, 2));
+        if (TN__NEED(1)) gin[1] = tn_bmm(tn_transpose(S[0], 1, 2), g);
+        return 0;
+    case G_ADDMM: case G_BADDBMM: {
+        double beta = n->d[0], alpha = n->d[1];
+        bool b3 = n->op == G_BADDBMM;
+        if (TN__NEED(0)) gin[0] = tn__sum_to(tn_mul_scalar(g, beta), &n->in[0]);
+        if (TN__NEED(1)) gin[1] = tn_mul_scalar(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
+        if (TN__NEED(2)) gin[2] = tn_mul_scalar(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn_mm(tn_t(S[0]), g), alpha);
+        return 0;
+    }
+    case G_MV:
+        if (TN__NEED(0)) gin[0] = tn_outer(g, S[1]);
+        if (TN__NEED(1)) gin[1] = tn_mv(tn_t(S[0]), g);
+        return 0;
+    case G_DOT:
+        if (TN__NEED(0)) gin[0] = tn_mul(g, S[1]);
+        if (TN__NEED(1)) gin[1] = tn_mul(g, S[0]);
+        return 0;
+    default: return TN__FAIL_INT("autograd: no backward for node %s", tn__gop_names[n->op]);
+    }
+#undef TN__NEED
+}
+
+/* ---- the engine ---- */
+static int64_t tn__epoch;
+
+typedef struct tn__nodevec { tn_node **v; int64_t n, cap; } tn__nodevec;
+static int tn__nodevec_push(tn__nodevec *s, tn_node *x) {
+    if (s->n == s->cap) {
+        int64_t cap = s->cap ? 2 * s->cap : 64;
+        tn_node **v = (tn_node **)TN_REALLOC(s->v, (size_t)cap * sizeof *v);
+        if (!v) return TN__FAIL_INT("autograd: out of memory walking the graph");
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+/* acc <- acc + g (references: takes g, returns the sum); under create_graph the sum is recorded. */
+static tn_tensor *tn__accumulate(tn_tensor *acc, tn_tensor *g) {
+    if (!acc) return g;
+    if (!g) return acc;
+    tn_scope_begin();
+    tn_tensor *s = tn_retain(tn_add(acc, g));
+    tn_scope_end();
+    tn_release(acc);
+    tn_release(g);
+    return s;
+}
+
+/* Bring a gradient to the dtype and device of the input it is for (takes and returns a reference). */
+static tn_tensor *tn__grad_as(tn_tensor *g, const tn__meta *m) {
+    if (!g || (g->dtype == m->dtype && g->device == m->device)) return g;
+    tn_scope_begin();
+    tn_tensor *r = tn_to_dtype(g, m->dtype);
+    if (r && r->device != m->device) r = tn_to(r, m->device);
+    tn_retain(r);
+    tn_scope_end();
+    tn_release(g);
+    return r;
+}
+
+/* Deliver g (a reference, taken) to a leaf: hooks, then captured (autograd.grad) or .grad. */
+static int tn__deliver_leaf(tn_tensor *leaf, tn_tensor *g, tn_tensor *const *inputs, int ninputs, tn_tensor **captured, bool create_graph) {
+    tn_scope_begin();
+    g = tn__run_hooks(leaf->hooks, g);
+    tn_scope_end();
+    if (!g) return 0;
+    if (captured) {
+        for (int k = 0; k < ninputs; k++)
+            if (inputs[k] == leaf) captured[k] = tn__accumulate(captured[k], tn_retain(g));
+        tn_release(g);
+        return 0;
+    }
+    if (!create_graph) { /* .grad is a plain tensor: detached, and our own copy so += never aliases */
+        tn_tensor *c = tn__copy_as(g, g->dtype, g->device);
+        tn_release(g);
+        if (!c) return -1;
+        g = c;
+        if (leaf->grad && !leaf->grad->requires_grad) { /* accumulate in place, as PyTorch */
+            tn_no_grad_begin();
+            tn_tensor *r = tn__binary_raw("backward", ADD, leaf->grad, g, 1, leaf->grad);
+            tn_no_grad_end();
+            tn_release(r);
+            tn_release(g);
+            return r ? 0 : -1;
+        }
+    }
+    tn_tensor *sum = leaf->grad ? tn__accumulate(tn_retain(leaf->grad), g) : g;
+    tn_release(leaf->grad);
+    leaf->grad = sum;
+    return 0;
+}
+
+static int tn__check_saved(tn_node *n) {
+    for (int k = 0; k < n->nsaved; k++) {
+        int64_t v = tn_version(n->saved[k]);
+        if (v != n->saved_version[k])
+            return TN__FAIL_INT("backward: one of the variables needed for gradient computation has been modified by an inplace operation: "
+                                "[%s %s] is at version %lld; expected version %lld instead (saved by %s)",
+                                tn_dtype_name(n->saved[k]->dtype), TN__SHAPE(n->saved[k]), (long long)v, (long long)n->saved_version[k],
+                                n->op == G_UNARY ? tn__unary_grad_name(n->sub) : n->op == G_BINARY ? tn__binary_grad_name(n->sub)
+                                : n->op == G_TERNARY ? tn__ternary_grad_names[n->sub] : tn__gop_names[n->op]);
+    }
+    return 0;
+}
+
+/* Reverse-mode sweep from roots (with their gradients) through every reachable node,
+   in reverse topological order (Kahn's algorithm on consumer counts: no recursion, so
+   any graph depth works). captured != NULL: gradients for `inputs` are returned there
+   and .grad is untouched (tn_autograd_grad). */
+static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
+                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_backward_opts o) {
+    tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
+    int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
+    int rc = 0;
+    /* 1. collect the reachable nodes and count each one's consumers */
+    for (int r = 0; r < nroots && rc == 0; r++) {
+        tn_node *x = roots[r]->grad_fn;
+        if (x && x->epoch != epoch) { x->epoch = epoch; x->deps = 0; rc = tn__nodevec_push(&stack, x); }
+    }
+    while (stack.n > 0 && rc == 0) {
+        tn_node *x = stack.v[--stack.n];
+        rc = tn__nodevec_push(&all, x);
+        for (int i = 0; i < x->nin && rc == 0; i++) {
+            tn_node *c = x->next[i].fn;
+            if (!c) continue;
+            if (c->epoch != epoch) { c->epoch = epoch; c->deps = 0; rc = tn__nodevec_push(&stack, c); }
+            c->deps++;
+        }
+    }
+    tn__grad_mode_push(o.create_graph);
+    /* 2. seed the roots */
+    for (int r = 0; r < nroots && rc == 0; r++) {
+        tn_tensor *g = tn_retain(root_grads[r]);
+        if (roots[r]->grad_fn) roots[r]->grad_fn->gsum = tn__accumulate(roots[r]->grad_fn->gsum, g);
+        else rc = tn__deliver_leaf(roots[r], g, inputs, ninputs, captured, o.create_graph);
+    }
+    for (int64_t k = 0; k < all.n && rc == 0; k++)
+        if (all.v[k]->deps == 0) rc = tn__nodevec_push(&ready, all.v[k]);
+    /* 3. run each node once all its consumers have contributed */
+    while (ready.n > 0 && rc == 0) {
+        tn_node *n = ready.v[--ready.n];
+        tn_tensor *g = n->gsum, *gin[2 * TN_MAX_DIMS + 2];
+        tn_tensor **gv = n->nin <= 2 * TN_MAX_DIMS + 2 ? gin : (tn_tensor **)TN_MALLOC((size_t)n->nin * sizeof *gv);
+        n->gsum = NULL;
+        if (!gv) { tn_release(g); rc = TN__FAIL_INT("%s: out of memory", fn); break; }
+        for (int i = 0; i < n->nin; i++) gv[i] = NULL;
+        if (g) {
+            tn_scope_begin();
+            g = tn__run_hooks(&n->hooks, g);
+            tn_scope_end();
+            if (n->retain_grad && g) {
+                tn_tensor *keep = o.create_graph ? tn_retain(g) : tn__view_of(g, g->shape, g->strides, g->ndim, g->offset);
+                n->retained = tn__accumulate(n->retained, keep);
+            }
+            for (int k = 0; captured && k < ninputs; k++)
+                if (inputs[k]->grad_fn == n) captured[k] = tn__accumulate(captured[k], tn_retain(g));
+            if (n->released)
+                rc = TN__FAIL_INT("%s: trying to backward through the graph a second time (or to use saved tensors after they were freed); "
+                                  "pass retain_graph = true to the first backward if you need to do this", fn);
+            if (rc == 0) rc = tn__check_saved(n);
+            if (rc == 0) {
+                tn_scope_begin();
+                rc = tn__node_backward(n, g, gv);
+                for (int i = 0; i < n->nin; i++) {
+                    if (rc == 0 && gv[i] && (n->next[i].fn || n->next[i].leaf)) gv[i] = tn_retain(gv[i]);
+                    else gv[i] = NULL;
+                }
+                tn_scope_end();
+            }
+            tn_release(g);
+        }
+        for (int i = 0; i < n->nin; i++) {
+            tn_tensor *gi = tn__grad_as(gv[i], &n->in[i]);
+            tn__edge *e = &n->next[i];
+            if (e->fn) {
+                if (rc == 0) e->fn->gsum = tn__accumulate(e->fn->gsum, gi); else tn_release(gi);
+                if (--e->fn->deps == 0 && rc == 0) rc = tn__nodevec_push(&ready, e->fn);
+            } else if (e->leaf && gi) {
+                if (rc == 0) rc = tn__deliver_leaf(e->leaf, gi, inputs, ninputs, captured, o.create_graph); else tn_release(gi);
+            } else tn_release(gi);
+        }
+        if (gv != gin) TN_FREE(gv);
+        if (!o.retain_graph && n->nsaved > 0) { /* as PyTorch: saved tensors go, so memory stays flat */
+            for (int k = 0; k < n->nsaved; k++) tn_release(n->saved[k]);
+            n->nsaved = 0;
+            n->released = true;
+        }
+    }
+    tn__grad_mode_pop(fn);
+    for (int64_t k = 0; k < all.n; k++) { tn_release(all.v[k]->gsum); all.v[k]->gsum = NULL; all.v[k]->deps = 0; }
+    TN_FREE(all.v);
+    TN_FREE(stack.v);
+    TN_FREE(ready.v);
+    return rc;
+}
+
+static int tn__check_root(const char *fn, tn_tensor *t, int k) {
+    if (!t->requires_grad) return TN__FAIL_INT("%s: element %d of tensors does not require grad and does not have a grad_fn", fn, k);
+    return 0;
+}
+
+TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) {
+    if (!t) return -1;
+    if (tn__check_root("tn_backward", t, 0)) return -1;
+    tn_tensor *g = gradient;
+    if (g && (g->ndim != t->ndim || memcmp(g->shape, t->shape, (size_t)t->ndim * sizeof(int64_t))))
+        return TN__FAIL_INT("tn_backward: gradient of shape %s does not match the tensor's shape %s", TN__SHAPE(g), TN__SHAPE(t));
+    if (!g && tn_numel(t) != 1)
+        return TN__FAIL_INT("tn_backward: grad can be implicitly created only for scalar outputs (shape %s); pass a gradient", TN__SHAPE(t));
+    tn_tensor *own = g ? tn_retain(g) : tn__full_like(t, 1);
+    if (!own) return -1;
+    int rc = tn__engine("tn_backward", &t, &own, 1, NULL, 0, NULL, opts);
+    tn_release(own);
+    return rc;
+}
+
+TNDEF int tn_backward(tn_tensor *t) {
+    tn_backward_opts o;
+    memset(&o, 0, sizeof o);
+    return tn_backward_with(t, NULL, o);
+}
+
+TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts) {
+    const char *fn = "tn_autograd_grad";
+    if (!outputs || !inputs || !results || n_outputs <= 0 || n_inputs <= 0) return TN__FAIL_INT("%s: need outputs, inputs and a results array", fn);
+    for (int k = 0; k < n_inputs; k++) results[k] = NULL;
+    for (int k = 0; k < n_outputs; k++) if (!outputs[k] || tn__check_root(fn, outputs[k], k)) return -1;
+    for (int k = 0; k < n_inputs; k++) {
+        if (!inputs[k]) return -1;
+        if (!inputs[k]->requires_grad) return TN__FAIL_INT("%s: input %d does not require grad", fn, k);
+    }
+    tn_tensor **gs = (tn_tensor **)TN_MALLOC((size_t)n_outputs * sizeof *gs), **cap = (tn_tensor **)TN_MALLOC((size_t)n_inputs * sizeof *cap);
+    int rc = gs && cap ? 0 : TN__FAIL_INT("%s: out of memory", fn);
+    for (int k = 0; k < n_outputs && rc == 0; k++) {
+        tn_tensor *g = grad_outputs ? grad_outputs[k] : NULL;
+        if (!g && tn_numel(outputs[k]) != 1) { rc = TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (output %d has shape %s)", fn, k, TN__SHAPE(outputs[k])); break; }
+        gs[k] = g ? tn_retain(g) : tn__full_like(outputs[k], 1);
+        if (!gs[k]) rc = -1;
+    }
+    for (int k = 0; k < n_inputs && cap; k++) cap[k] = NULL;
+    if (rc == 0) rc = tn__engine(fn, outputs, gs, n_outputs, inputs, n_inputs, cap, opts);
+    for (int k = 0; k < n_inputs && rc == 0; k++)
+        if (!cap[k] && !opts.allow_unused) rc = TN__FAIL_INT("%s: input %d appears to not have been used in the graph; set allow_unused if this is intended", fn, k);
+    for (int k = 0; k < n_inputs && cap; k++) {
+        if (rc == 0) {
+            tn_tensor *r = cap[k];
+            if (r && !opts.create_graph && r->grad_fn) { /* hand out a plain tensor */
+                tn_tensor *d = tn__view_of(r, r->shape, r->strides, r->ndim, r->offset);
+                tn_release(r);
+                r = d;
+            }
+            results[k] = tn__own(r);
+        } else tn_release(cap[k]);
+    }
+    for (int k = 0; gs && k < n_outputs; k++) tn_release(gs[k]);
+    TN_FREE(gs);
+    TN_FREE(cap);
+    return rc;
+}
+
+/* ---- gradcheck ---- */
+static double tn__flat_get(tn_tensor *t, int64_t i) { /* element i (row-major) of a contiguous f64 CPU tensor */
+    return ((const double *)tn_data_ptr(t))[i];
+}
+
+TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
+    if (!fn || !inputs || n <= 0) { tn__error("tn_gradcheck: need a function and inputs"); return false; }
+    if (eps <= 0) eps = 1e-6;
+    if (atol <= 0) atol = 1e-5;
+    if (rtol <= 0) rtol = 1e-3;
+    for (int k = 0; k < n; k++) {
+        tn_tensor *x = inputs[k];
+        if (!x) return false;
+        if (x->requires_grad && (x->device != TN_CPU || !tn_is_contiguous(x) || !tn_dtype_is_floating(x->dtype))) {
+            tn__error("tn_gradcheck: input %d must be a contiguous floating CPU tensor (float64 recommended)", k);
+            return false;
+        }
+    }
+    bool ok = true;
+    double worst = -1;
+    char msg[512] = "";
+    tn_scope_begin();
+    tn_tensor *out = fn(inputs, n, user);
+    if (!out || !tn_dtype_is_floating(out->dtype)) {
+        if (out) tn__error("tn_gradcheck: the function's output must be floating, got %s", tn_dtype_name(out->dtype));
+        tn_scope_end();
+        return false;
+    }
+    int64_t m = tn_numel(out);
+    for (int k = 0; k < n && ok; k++) {
+        tn_tensor *x = inputs[k];
+        if (!x->requires_grad) continue;
+        int64_t nx = tn_numel(x);
+        /* numerical Jacobian column by column: central differences on x's raw data */
+        double *num = (double *)TN_MALLOC((size_t)(nx * m + 1) * sizeof(double));
+        if (!num) { tn__error("tn_gradcheck: out of memory"); ok = false; break; }
+        char *base = (char *)tn_data_ptr(x);
+        for (int64_t e = 0; e < nx && ok; e++) {
+            tn_tensor *outs[2];
+            for (int s = 0; s < 2; s++) {
+                double v = x->dtype == TN_F64 ? ((double *)base)[e] : ((float *)base)[e];
+                double pv = v + (s ? -eps : eps);
+                if (x->dtype == TN_F64) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
+                tn_no_grad_begin();
+                outs[s] = tn_contiguous(tn_to_dtype(fn(inputs, n, user), TN_F64));
+                tn_no_grad_end();
+                if (x->dtype == TN_F64) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
+            }
+            if (!outs[0] || !outs[1]) { ok = false; break; }
+            for (int64_t j = 0; j < m; j++) num[j * nx + e] = (tn__flat_get(outs[0], j) - tn__flat_get(outs[1], j)) / (2 * eps);
+        }
+        /* analytical Jacobian row by row: one backward per output element */
+        for (int64_t j = 0; j < m && ok; j++) {
+            tn_scope_begin();
+            tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
+            if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
+            tn_backward_opts o;
+            memset(&o, 0, sizeof o);
+            o.retain_graph = true;
+            o.allow_unused = true;
+            if (tn_autograd_grad(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
+            tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
+            for (int64_t e = 0; e < nx; e++) {
+                double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
+                if (!(err <= atol + rtol * fabs(nm))) {
+                    ok = false;
+                    if (err > worst || worst < 0 || err != err) {
+                        worst = err;
+                        snprintf(msg, sizeof msg, "tn_gradcheck: Jacobian mismatch for input %d: d out[%lld] / d in[%lld]: analytical %.10g vs numerical %.10g",
+                                 k, (long long)j, (long long)e, a, nm);
+                    }
+                }
+            }
+            tn_scope_end();
+        }
+        TN_FREE(num);
+    }
+    tn_scope_end();
+    if (!ok && msg[0]) tn__error("%s", msg);
+    return ok;
+}
+
+/* gradgradcheck: gradcheck of (inputs, v) -> the gradients of <out, v> w.r.t. the inputs,
+   computed with create_graph, flattened and concatenated. */
+typedef struct tn__ggctx { tn_gradcheck_fn fn; void *user; int n; } tn__ggctx;
+static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
+    tn__ggctx *c = (tn__ggctx *)u;
+    tn_tensor *out = c->fn(in, c->n, c->user), *v = in[n_all - 1];
+    if (!out) return NULL;
+    tn_tensor *xs[TN_MAX_DIMS * 4], *gs[TN_MAX_DIMS * 4];
+    int nx = 0;
+    for (int k = 0; k < c->n && nx < TN_MAX_DIMS * 4; k++) if (in[k]->requires_grad) xs[nx++] = in[k];
+    if (!tn_is_grad_enabled() || !out->requires_grad) { /* finite-difference evaluations run under no_grad */
+        tn_enable_grad_begin();
+        out = c->fn(in, c->n, c->user);
+        tn_enable_grad_end();
+        if (!out) return NULL;
+    }
+    tn_backward_opts o;
+    memset(&o, 0, sizeof o);
+    o.create_graph = true;
+    o.retain_graph = true;
+    o.allow_unused = true;
+    tn_tensor *vv = tn_reshape(v, out->shape, out->ndim);
+    if (tn_autograd_grad(&out, 1, xs, nx, &vv, gs, o)) return NULL;
+    int64_t m1 = -1;
+    for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
+    return tn_cat(gs, nx, 0);
+}
+TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
+    if (!fn || !inputs || n <= 0 || n >= TN_MAX_DIMS * 4) { tn__error("tn_gradgradcheck: need a function and 1 to %d inputs", TN_MAX_DIMS * 4 - 1); return false; }
+    tn_scope_begin();
+    tn_tensor *out = fn(inputs, n, user), *all[TN_MAX_DIMS * 4];
+    bool ok = out != NULL;
+    if (ok) {
+        int64_t m = tn_numel(out);
+        tn_manual_seed(1234);
+        tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn(&m, 1, TN_F64), out->dtype));
+        ok = v && tn_requires_grad_(v, true) == 0;
+        for (int k = 0; k < n; k++) all[k] = inputs[k];
+        all[n] = v;
+        tn__ggctx c;
+        c.fn = fn;
+        c.user = user;
+        c.n = n;
+        if (ok) ok = tn_gradcheck(tn__gg_fn, all, n + 1, &c, eps, atol, rtol);
+    }
+    tn_scope_end();
+    return ok;
+}
+
+static void tn__hooks_free(tn__hooks *h) { if (h) { TN_FREE(h->items); TN_FREE(h); } }
+static tn_tensor *tn__node_retained(tn_node *n) { return n->retained; }
+
+/* ======================================================================= */
 /* 12. modules · 13. optimizers · 14. data — see their issues.              */
 /* ======================================================================= */
 

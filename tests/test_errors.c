@@ -23,6 +23,33 @@
 #include <sys/wait.h>
 #endif
 
+/* Section 11 (autograd) is declared ahead of its implementation: bind it weakly so this
+   file links either way; autograd_errors skips itself while the engine is missing. */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma weak tn_requires_grad_
+#pragma weak tn_is_leaf
+#pragma weak tn_set_grad
+#pragma weak tn_retain_grad
+#pragma weak tn_grad_fn_name
+#pragma weak tn_detach_
+#pragma weak tn_no_grad_begin
+#pragma weak tn_no_grad_end
+#pragma weak tn_enable_grad_begin
+#pragma weak tn_enable_grad_end
+#pragma weak tn_is_grad_enabled
+#pragma weak tn_backward
+#pragma weak tn_backward_with
+#pragma weak tn_autograd_grad
+#pragma weak tn_register_hook
+#pragma weak tn_remove_hook
+#pragma weak tn_gradcheck
+#pragma weak tn_gradgradcheck
+#define TN_TEST_WEAK_AUTOGRAD 1
+typedef void (*any_fn_)(void);
+static bool linked_(any_fn_ f) { return f != NULL; }
+#define LINKED(f) linked_((any_fn_)(f))
+#endif
+
 /* Under AddressSanitizer a malloc past its maximum size aborts by default; the
    allocation-failure tests need malloc to return NULL as it does without ASan. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -295,6 +322,14 @@ TEST(dtypes_invalid_values) {
     CHECK(tn_binary_op_name(ADD) != NULL);
     CHECK(tn_get_backend((tn_device)7) == NULL);
     CHECK(tn_get_backend(TN_CPU) != NULL);
+    /* promotion never fails, whatever it is given */
+    CHECK(tn_promote_types(TN_I64, TN_F32) == TN_F32 && tn_promote_types(TN_BOOL, TN_U8) == TN_U8);
+    (void)tn_promote_types((tn_dtype)99, TN_F32);
+    (void)tn_promote_types(TN_NUM_DTYPES, (tn_dtype)-1);
+    tn_manual_seed(0);
+    tn_manual_seed(UINT64_MAX);
+    tn_memory_stats_reset_peak();
+    CHECK(tn_memory_stats_get().peak_bytes == tn_memory_stats_get().live_bytes);
     tn_register_backend((tn_device)7, NULL); /* ignored, no crash */
     tn_register_backend(TN_CPU, NULL);       /* the CPU backend cannot be replaced */
     CHECK(tn_get_backend(TN_CPU) != NULL);
@@ -442,6 +477,12 @@ TEST(creation_other) {
     ERR(tn_scalar_tensor(1, (tn_dtype)99), "tn_scalar_tensor:", "dtype");
     ERR(tn_scalar_tensor(1, TN_F16), "tn_scalar_tensor:", "float16");
     OK(tn_scalar_tensor(1, TN_BOOL));
+    OK(tn_scalar(NAN));
+    OK(tn_scalar(INFINITY));
+    OK(tn_scalar_int(INT64_MIN));
+    OK(tn_scalar_bool(true));
+    /* wrapped numbers are ordinary tensors for the error rules */
+    ERR(tn_matmul(tn_scalar(1), F32(2)), "tn_matmul:", "0-d");
     /* arange: step 0 / NaN, wrong sign, non-finite bounds, too long, bad dtype */
     ERR(tn_arange(0, 10, 0, TN_F32), "tn_arange:", "step");
     ERR(tn_arange(0, 10, NAN, TN_F32), "tn_arange:", "step");
@@ -642,9 +683,11 @@ static const unary_case unary_cases[] = {
     {"tn_t:", tn_t, false}, {"tn_squeeze:", u_squeeze, false}, {"tn_detach:", tn_detach, false},
     {"tn_nonzero:", tn_nonzero, true}, {"tn_flip:", u_flip0, true}, {"tn_roll:", u_roll0, true},
     {"tn_repeat:", u_repeat, true}, {"tn_pad:", u_pad, true}, {"tn_masked_fill:", u_masked_fill_self, true},
-    {"tn_cat:", u_cat, true}, {"tn_stack:", u_stack, true}, {"tn_index_select:", u_index_select, true},
-    {"tn_gather:", u_gather, true}, {"tn_scatter:", u_scatter_self, true}, {"tn_index:", u_index, true},
-    {"tn_where:", u_where_self, true}, {"tn_masked_select:", u_masked_select, true},
+    {"tn_cat:", u_cat, true}, {"tn_stack:", u_stack, true}, {"tn_scatter:", u_scatter_self, true},
+    {"tn_where:", u_where_self, true},
+    /* pure element copies: PyTorch's CPU kernels take float16 here, so these may succeed */
+    {"tn_index_select:", u_index_select, false}, {"tn_gather:", u_gather, false}, {"tn_index:", u_index, false},
+    {"tn_masked_select:", u_masked_select, false},
     /* section 7 */
     {"tn_neg:", tn_neg, true}, {"tn_abs:", tn_abs, true}, {"tn_sign:", tn_sign, true}, {"tn_exp:", tn_exp, true},
     {"tn_exp2:", tn_exp2, true}, {"tn_log:", tn_log, true}, {"tn_log2:", tn_log2, true}, {"tn_log10:", tn_log10, true},
@@ -693,7 +736,10 @@ TEST(one_tensor_calls_null_and_float16) {
         bool two_d = c->fn == u_tril || c->fn == u_triu;
         tn_tensor *h = two_d ? h2 : h1;
         if (c->f16_fails) ERR(c->fn(h), c->name, "float16");
-        else OK(c->fn(h));
+        else if (c->fn == tn_empty_like || c->fn == tn_contiguous || c->fn == u_to_cpu || c->fn == u_view || c->fn == u_reshape ||
+                 c->fn == u_flatten || c->fn == tn_t || c->fn == u_squeeze || c->fn == tn_detach) OK(c->fn(h)); /* no kernel runs */
+        else { tn_clear_error(); tn_tensor *r_ = c->fn(h); /* either way, but a failure must say why */
+               CHECK_MSG(r_ || (strstr(tn_last_error(), c->name) && strstr(tn_last_error(), "float16")), "%s(float16): \"%s\"", c->name, tn_last_error()); }
         /* the same call on float32 works, so the failure above is the dtype's */
         tn_dtype okd = c->fn == tn_bitwise_not ? TN_I64 : TN_F32;
         OK(c->fn(two_d ? tn_ones(TN_SHAPE(2, 2), okd) : tn_ones(TN_SHAPE(2), okd)));
@@ -1508,6 +1554,96 @@ TEST(nested_expression_keeps_first_message) {
 }
 
 /* ================================================================================== */
+/* 11. autograd (skipped while the engine is only declared)                            */
+/* ================================================================================== */
+static tn_tensor *keep_grad_hook(tn_tensor *grad, void *user) { (void)grad; (void)user; return NULL; }
+static tn_tensor *gc_square(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_sum(tn_mul(in[0], in[0])); }
+
+TEST(autograd_errors) {
+#ifdef TN_TEST_WEAK_AUTOGRAD
+    /* through a function: `!tn_backward` would warn (-Waddress) once the engine is defined here */
+    if (!LINKED(tn_requires_grad_) || !LINKED(tn_is_leaf) || !LINKED(tn_set_grad) || !LINKED(tn_retain_grad) ||
+        !LINKED(tn_grad_fn_name) || !LINKED(tn_detach_) || !LINKED(tn_no_grad_begin) || !LINKED(tn_no_grad_end) ||
+        !LINKED(tn_enable_grad_begin) || !LINKED(tn_enable_grad_end) || !LINKED(tn_is_grad_enabled) || !LINKED(tn_backward) ||
+        !LINKED(tn_backward_with) || !LINKED(tn_autograd_grad) || !LINKED(tn_register_hook) || !LINKED(tn_remove_hook) ||
+        !LINKED(tn_gradcheck) || !LINKED(tn_gradgradcheck)) {
+        printf("  (autograd_errors skipped: section 11 is declared but not implemented in this tensor.h)\n");
+        return;
+    }
+#endif
+    tn_memory_stats before = tn_memory_stats_get();
+    tn_scope_begin();
+    tn_tensor *x = F64(3), *res[2] = {NULL, NULL};
+    /* accessors on NULL */
+    tn_clear_error();
+    CHECK(!tn_is_leaf(NULL) && tn_grad_fn_name(NULL) == NULL && tn_grad(NULL) == NULL && !tn_requires_grad(NULL));
+    CHECK(tn_last_error()[0] == 0);
+    /* requires_grad_: floating leaves only */
+    QUIET_INT(tn_requires_grad_(NULL, true));
+    ERR_INT(tn_requires_grad_(I64(3), true), "tn_requires_grad_:", "int64");
+    ERR_INT(tn_requires_grad_(BOOLT(3), true), "tn_requires_grad_:", "bool");
+    CHECK(tn_requires_grad_(x, true) == 0);
+    tn_tensor *y = tn_mul_scalar(x, 2); /* a non-leaf [3] */
+    ERR_INT(tn_requires_grad_(y, false), "tn_requires_grad_:");
+    /* set_grad: shape and dtype of the tensor */
+    QUIET_INT(tn_set_grad(NULL, x));
+    ERR_INT(tn_set_grad(x, F64(4)), "tn_set_grad:", "[4]", "[3]");
+    ERR_INT(tn_set_grad(x, F32(3)), "tn_set_grad:", "float32", "float64");
+    CHECK(tn_set_grad(x, NULL) == 0);
+    /* retain_grad / detach_ */
+    QUIET_INT(tn_retain_grad(NULL));
+    ERR_INT(tn_retain_grad(F64(3)), "tn_retain_grad:");
+    QUIET_INT(tn_detach_(NULL));
+    /* backward */
+    QUIET_INT(tn_backward(NULL));
+    ERR_INT(tn_backward(y), "tn_backward:", "[3]");                 /* implicit gradient needs one element */
+    ERR_INT(tn_backward(tn_sum(F64(3))), "tn_backward:");            /* nothing requires grad */
+    QUIET_INT(tn_backward_with(NULL, NULL, TN_BACKWARD_OPTS()));
+    ERR_INT(tn_backward_with(y, F64(4), TN_BACKWARD_OPTS()), "tn_backward_with:", "[4]", "[3]");
+    ERR_INT(tn_backward_with(y, NULL, TN_BACKWARD_OPTS()), "tn_backward_with:", "[3]");
+    tn_tensor *s = tn_sum(tn_mul(x, x));
+    CHECK(tn_backward(s) == 0);
+    ERR_INT(tn_backward(s), "tn_backward:");                         /* the graph was freed */
+    /* autograd_grad */
+    tn_tensor *z = F64(3);
+    CHECK(tn_requires_grad_(z, true) == 0);
+    tn_tensor *o = tn_sum(tn_mul_scalar(x, 3));
+    ERR_INT(tn_autograd_grad(&o, 1, &z, 1, NULL, res, TN_BACKWARD_OPTS(.retain_graph = true)), "tn_autograd_grad:");
+    CHECK(tn_autograd_grad(&o, 1, &z, 1, NULL, res, TN_BACKWARD_OPTS(.retain_graph = true, .allow_unused = true)) == 0 && res[0] == NULL);
+    ERR_INT(tn_autograd_grad(&o, 0, &x, 1, NULL, res, TN_BACKWARD_OPTS()), "tn_autograd_grad:");
+    ERR_INT(tn_autograd_grad(NULL, 1, &x, 1, NULL, res, TN_BACKWARD_OPTS()), "tn_autograd_grad:");
+    ERR_INT(tn_autograd_grad(&o, 1, &x, 1, NULL, NULL, TN_BACKWARD_OPTS()), "tn_autograd_grad:");
+    tn_tensor *nul = NULL;
+    QUIET_INT(tn_autograd_grad(&nul, 1, &x, 1, NULL, res, TN_BACKWARD_OPTS()));
+    QUIET_INT(tn_autograd_grad(&o, 1, &nul, 1, NULL, res, TN_BACKWARD_OPTS()));
+    /* hooks */
+    QUIET_INT(tn_register_hook(NULL, keep_grad_hook, NULL));
+    ERR_INT(tn_register_hook(x, NULL, NULL), "tn_register_hook:");
+    ERR_INT(tn_register_hook(F64(3), keep_grad_hook, NULL), "tn_register_hook:");
+    ERR_INT(tn_remove_hook(x, 12345), "tn_remove_hook:", "12345");
+    ERR_INT(tn_remove_hook(x, -1), "tn_remove_hook:", "-1");
+    QUIET_INT(tn_remove_hook(NULL, 0));
+    /* grad mode: an unbalanced end reports (as tn_scope_end does) and leaves grad enabled */
+    tn_clear_error();
+    tn_no_grad_end();
+    CHECK_MSG(strstr(tn_last_error(), "tn_no_grad_end:") != NULL, "got \"%s\"", tn_last_error());
+    CHECK(tn_is_grad_enabled());
+    tn_clear_error();
+    tn_enable_grad_end();
+    CHECK_MSG(strstr(tn_last_error(), "tn_enable_grad_end:") != NULL, "got \"%s\"", tn_last_error());
+    CHECK(tn_is_grad_enabled());
+    /* gradcheck */
+    ERR_BOOL(tn_gradcheck(NULL, &x, 1, NULL, 1e-6, 1e-5, 1e-3), "tn_gradcheck:");
+    ERR_BOOL(tn_gradcheck(gc_square, NULL, 1, NULL, 1e-6, 1e-5, 1e-3), "tn_gradcheck:");
+    ERR_BOOL(tn_gradgradcheck(NULL, &x, 1, NULL, 1e-6, 1e-5, 1e-3), "tn_gradgradcheck:");
+    QUIET_BOOL(tn_gradcheck(gc_square, &nul, 1, NULL, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradcheck(gc_square, &x, 1, NULL, 1e-6, 1e-5, 1e-3));
+    tn_scope_end();
+    SAME_STATS(before, tn_memory_stats_get());
+    tn_clear_error();
+}
+
+/* ================================================================================== */
 /* leaks: nothing survives a failing call, with or without a scope                     */
 /* ================================================================================== */
 static int g_unexpected_success;
@@ -1797,8 +1933,12 @@ static void hz_narrow_overflow(void) {
 }
 static void hz_slice_huge_step(void) {
     tn_scope_begin();
-    tn_tensor *r = tn_slice(F32(4, 4), 0, 0, 4, INT64_MAX); /* t[0:4:huge] is the first row */
-    CHECK(r && tn_ndim(r) == 2 && tn_shape(r)[0] == 1);
+    /* Python: t[0:4:huge] is the first row (PyTorch 1.13 itself overflows here and errors);
+       either the right answer or a clean error, never an overflowed stride */
+    tn_clear_error();
+    tn_tensor *r = tn_slice(F32(4, 4), 0, 0, 4, INT64_MAX);
+    CHECK_MSG(r ? tn_ndim(r) == 2 && tn_shape(r)[0] == 1 && tn_shape(r)[1] == 4 : strstr(tn_last_error(), "tn_slice:") != NULL,
+              "tn_slice(step INT64_MAX): %s", r ? "wrong shape" : tn_last_error());
     tn_scope_end();
 }
 static void hz_pad_overflow(void) {
@@ -1815,8 +1955,10 @@ static void hz_repeat_overflow(void) {
 static void hz_split_huge(void) {
     tn_scope_begin();
     tn_tensor *out[4];
-    CHECK(tn_split(F32(4), INT64_MAX, 0, out, 4) == 1);
-    CHECK(tn_chunk(F32(4), INT64_MAX, 0, out, 4) == 4);
+    CHECK(tn_split(F32(4), INT64_MAX, 0, out, 4) == 1); /* PyTorch: one piece */
+    tn_clear_error();
+    int n = tn_chunk(F32(4), INT64_MAX, 0, out, 4);      /* 4 pieces, or a clean error (PyTorch 1.13 errors) */
+    CHECK_MSG(n == 4 || (n == -1 && strstr(tn_last_error(), "tn_chunk:")), "tn_chunk(INT64_MAX) gave %d \"%s\"", n, tn_last_error());
     tn_scope_end();
 }
 static void hz_split_sizes_null(void) {
@@ -1831,13 +1973,11 @@ static void hz_flip_null(void) {
     ERR(tn_flip(F32(4), TN_DIMS(0, 0, 0, 0, 0, 0, 0, 0, 0)), "tn_flip:");
     tn_scope_end();
 }
-/* float16 targets on the CPU: the in-place index kernels run on them, and scatter_add /
-   accumulate add float16 bit patterns as bool (UBSan: invalid bool load). */
+/* float16 targets on the CPU: scatter_add / accumulate would add float16 bit patterns
+   as bool (UBSan: invalid bool load). Plain copies (scatter_, index_put_) may work. */
 static void hz_float16_inplace_index(void) {
     tn_scope_begin();
     tn_tensor *h23 = H16(2, 3), *g_ok = tn_zeros(TN_SHAPE(2, 2), TN_I64), *i1 = IVEC(0, 1);
-    ERR(tn_scatter_(h23, 1, g_ok, H16(2, 2)), "tn_scatter_:", "float16");
-    ERR(tn_index_put_(h23, &i1, 1, H16(1), false), "tn_index_put_:", "float16");
     ERR(tn_scatter_add_(h23, 1, g_ok, H16(2, 2)), "tn_scatter_add_:", "float16");
     ERR(tn_index_put_(h23, &i1, 1, H16(1), true), "tn_index_put_:", "float16");
     tn_scope_end();
@@ -1894,6 +2034,7 @@ int main(void) {
     RUN(linalg_errors);
     RUN(printing_errors);
     RUN(nested_expression_keeps_first_message);
+    RUN(autograd_errors);
     RUN(leaks_no_scope_strict);
     RUN(leaks_in_scope);
     RUN_ISOLATED(hz_reshape_overflow);

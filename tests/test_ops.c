@@ -121,11 +121,6 @@ static const double *dv(tn_tensor *t) {
     tn_tensor *c = tn_contiguous(tn_to_dtype(t, TN_F64));
     return c ? (const double *)tn_data_ptr(c) : NULL;
 }
-static const int64_t *iv(tn_tensor *t) {
-    if (!t) return NULL;
-    tn_tensor *c = tn_contiguous(tn_to_dtype(t, TN_I64));
-    return c ? (const int64_t *)tn_data_ptr(c) : NULL;
-}
 
 static char msg[1024];
 
@@ -180,8 +175,6 @@ static tn_tensor *vec(tn_dtype dt, const double *v, int64_t n) {
     return tn_to_dtype(tn_from_data(v, &n, 1, TN_F64), dt);
 }
 #define VEC(dt, ...) vec((dt), (const double[]){__VA_ARGS__}, (int64_t)(sizeof((const double[]){__VA_ARGS__}) / sizeof(double)))
-static tn_tensor *ivec64(const int64_t *v, int64_t n) { return tn_from_data(v, &n, 1, TN_I64); }
-#define IVEC(...) ivec64((const int64_t[]){__VA_ARGS__}, (int64_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
 
 static double item(tn_tensor *t) { return t ? tn_item(t) : NAN; }
 
@@ -473,6 +466,11 @@ TEST(unary_special_values) {
     LABEL("int clamp with fractional bound promotes to float32");
     CHECK_DTYPE(tn_clamp(xi, 1.5, 3), TN_F32);
     CHECK_LIST(tn_clamp(xi, 1.5, 3), 0, 1.5, 1.5, 2, 3, 3);
+    /* torch.clamp(tensor([True, False]), 0, 1) = tensor([1, 0]): int64 (bool with an int scalar promotes) */
+    LABEL("bool clamp with int bounds gives int64");
+    CHECK_DTYPE(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 1), TN_I64);
+    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 1), 0, 1, 0);
+    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 0.5), 0, 0.5, 0);
     LABEL("int clamp infinite bounds");
     CHECK_DTYPE(tn_clamp(xi, -INFINITY, 2), TN_I64);
     CHECK_LIST(tn_clamp(xi, -INFINITY, 2), 0, 0, 1, 2, 2, 2);
@@ -1305,6 +1303,1279 @@ TEST(inplace_views_write_through) {
     check_leaks();
 }
 
+/* ------------------------------------------------------------------------ */
+/* 3. reductions                                                            */
+/* ------------------------------------------------------------------------ */
+enum { R_SUM, R_MEAN, R_PROD, R_AMAX, R_AMIN, R_VAR0, R_VAR1, R_VAR2, R_STD0, R_STD1, R_STD2,
+       R_NORM1, R_NORM2, R_NORM3, R_NORMINF, R_NORMNINF, R_NORM0, R_NORMHALF, R_LSE, R_NUM };
+static const char *const rname[R_NUM] = {"sum", "mean", "prod", "amax", "amin", "var(c=0)", "var(c=1)", "var(c=2)",
+    "std(c=0)", "std(c=1)", "std(c=2)", "norm(1)", "norm(2)", "norm(3)", "norm(inf)", "norm(-inf)", "norm(0)", "norm(0.5)", "logsumexp"};
+
+static tn_tensor *do_reduce(int op, tn_tensor *x, const int64_t *dims, int n, bool keep) {
+    bool all = n == 0 && !keep;
+    switch (op) {
+    case R_SUM: return all ? tn_sum(x) : tn_sum_dims(x, dims, n, keep);
+    case R_MEAN: return all ? tn_mean(x) : tn_mean_dims(x, dims, n, keep);
+    case R_PROD: return all ? tn_prod(x) : tn_prod_dims(x, dims, n, keep);
+    case R_AMAX: return tn_amax(x, dims, n, keep);
+    case R_AMIN: return tn_amin(x, dims, n, keep);
+    case R_VAR0: case R_VAR1: case R_VAR2: return all ? tn_var(x, op - R_VAR0) : tn_var_dims(x, dims, n, op - R_VAR0, keep);
+    case R_STD0: case R_STD1: case R_STD2: return all ? tn_std(x, op - R_STD0) : tn_std_dims(x, dims, n, op - R_STD0, keep);
+    case R_NORM1: return all ? tn_norm(x, 1) : tn_norm_dims(x, 1, dims, n, keep);
+    case R_NORM2: return all ? tn_norm(x, 2) : tn_norm_dims(x, 2, dims, n, keep);
+    case R_NORM3: return tn_norm_dims(x, 3, dims, n, keep);
+    case R_NORMINF: return tn_norm_dims(x, INFINITY, dims, n, keep);
+    case R_NORMNINF: return tn_norm_dims(x, -INFINITY, dims, n, keep);
+    case R_NORM0: return tn_norm_dims(x, 0, dims, n, keep);
+    case R_NORMHALF: return tn_norm_dims(x, 0.5, dims, n, keep);
+    case R_LSE: return tn_logsumexp(x, dims, n, keep);
+    }
+    return NULL;
+}
+
+/* flat index of the output element that input element `flat` reduces into */
+static int64_t red_out_index(int64_t flat, const int64_t *shape, int nd, const bool *mask) {
+    int64_t coord[TN_MAX_DIMS], o = 0;
+    for (int d = nd - 1; d >= 0; d--) { coord[d] = flat % shape[d]; flat /= shape[d]; }
+    for (int d = 0; d < nd; d++) if (!mask[d]) o = o * shape[d] + coord[d];
+    return o;
+}
+
+static void reduce_ref(int op, const double *x, const int64_t *shape, int nd, const bool *mask, double *out, int64_t nout) {
+    int64_t n = numel_of(shape, nd), count = 1;
+    for (int d = 0; d < nd; d++) if (mask[d]) count *= shape[d];
+    double *aux = (double *)calloc((size_t)(nout ? nout : 1), sizeof(double));
+    for (int64_t o = 0; o < nout; o++)
+        out[o] = op == R_PROD ? 1 : (op == R_AMAX || op == R_LSE) ? -INFINITY : (op == R_AMIN || op == R_NORMNINF) ? INFINITY : 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t o = red_out_index(i, shape, nd, mask);
+        double v = x[i], a = fabs(v);
+        switch (op) {
+        case R_SUM: case R_MEAN: case R_VAR0: case R_VAR1: case R_VAR2: case R_STD0: case R_STD1: case R_STD2: out[o] += v; break;
+        case R_PROD: out[o] *= v; break;
+        case R_AMAX: case R_LSE: out[o] = (v != v || out[o] != out[o]) ? NAN : fmax(out[o], v); break;
+        case R_AMIN: out[o] = (v != v || out[o] != out[o]) ? NAN : fmin(out[o], v); break;
+        case R_NORM1: out[o] += a; break;
+        case R_NORM2: out[o] += a * a; break;
+        case R_NORM3: out[o] += a * a * a; break;
+        case R_NORMHALF: out[o] += sqrt(a); break;
+        case R_NORMINF: out[o] = fmax(out[o], a); break;
+        case R_NORMNINF: out[o] = fmin(out[o], a); break;
+        case R_NORM0: out[o] += v != 0; break;
+        }
+    }
+    if (op == R_MEAN) for (int64_t o = 0; o < nout; o++) out[o] /= (double)count;
+    if (op >= R_VAR0 && op <= R_STD2) {
+        for (int64_t o = 0; o < nout; o++) { aux[o] = out[o] / (double)count; out[o] = 0; }
+        for (int64_t i = 0; i < n; i++) { int64_t o = red_out_index(i, shape, nd, mask); out[o] += (x[i] - aux[o]) * (x[i] - aux[o]); }
+        int corr = op >= R_STD0 ? op - R_STD0 : op - R_VAR0;
+        for (int64_t o = 0; o < nout; o++) {
+            out[o] /= (double)(count - corr > 0 ? count - corr : 0);
+            if (op >= R_STD0) out[o] = sqrt(out[o]);
+        }
+    }
+    if (op == R_LSE) {
+        for (int64_t o = 0; o < nout; o++) { aux[o] = isinf(out[o]) ? 0 : out[o]; out[o] = 0; }
+        for (int64_t i = 0; i < n; i++) { int64_t o = red_out_index(i, shape, nd, mask); out[o] += exp(x[i] - aux[o]); }
+        for (int64_t o = 0; o < nout; o++) out[o] = log(out[o]) + aux[o];
+    }
+    if (op == R_NORM2) for (int64_t o = 0; o < nout; o++) out[o] = sqrt(out[o]);
+    if (op == R_NORM3) for (int64_t o = 0; o < nout; o++) out[o] = cbrt(out[o]);
+    if (op == R_NORMHALF) for (int64_t o = 0; o < nout; o++) out[o] = out[o] * out[o];
+    free(aux);
+}
+
+/* expected output shape of a reduction; returns ndim and fills mask */
+static int red_shape(const int64_t *shape, int nd, const int64_t *dims, int n, bool keep, bool *mask, int64_t *os) {
+    for (int d = 0; d < TN_MAX_DIMS; d++) mask[d] = n == 0;
+    for (int i = 0; i < n; i++) mask[dims[i] < 0 ? dims[i] + nd : dims[i]] = true;
+    int on = 0;
+    for (int d = 0; d < nd; d++) {
+        if (!mask[d]) os[on++] = shape[d];
+        else if (keep) os[on++] = 1;
+    }
+    return on;
+}
+
+static void run_reduce(int op, tn_dtype dt, int layout, int gen, const int64_t *shape, int nd, const int64_t *dims, int n, bool keep) {
+    tn_scope_begin();
+    tn_tensor *x = make_input(shape, nd, dt, layout, gen);
+    tn_tensor *r = do_reduce(op, x, dims, n, keep);
+    bool mask[TN_MAX_DIMS];
+    int64_t os[TN_MAX_DIMS];
+    int on = red_shape(shape, nd, dims, n, keep, mask, os);
+    int k = snprintf(label, sizeof label, "%s on %s %s dims {", rname[op], layout_name[layout], dname(dt));
+    for (int i = 0; i < n; i++) k += snprintf(label + k, sizeof label - (size_t)k, i ? ", %lld" : "%lld", (long long)dims[i]);
+    snprintf(label + k, sizeof label - (size_t)k, "} keepdim %d", (int)keep);
+    tn_dtype want = ((op == R_SUM || op == R_PROD) && !is_float(dt)) ? TN_I64 : dt;
+    CHECK_DTYPE(r, want);
+    CHECK_SHAPE_N(r, os, on);
+    int64_t no = numel_of(os, on);
+    double *ref = (double *)malloc((size_t)(no ? no : 1) * sizeof(double));
+    reduce_ref(op, dv(x), shape, nd, mask, ref, no);
+    double rt = dt == TN_F32 ? 1e-4 : dt == TN_F64 ? 1e-10 : 0, at = dt == TN_F32 ? 1e-4 : dt == TN_F64 ? 1e-11 : 0;
+    CHECK_VALS(r, ref, no, rt, at);
+    free(ref);
+    tn_scope_end();
+}
+
+TEST(reductions_all_layouts) {
+    tn_manual_seed(6);
+    const int64_t shape[3] = {3, 4, 5};
+    const int64_t dimsets[7][3] = {{0}, {0}, {-1}, {1}, {0, 2}, {-1, -2}, {0, 1, 2}};
+    const int ndims[7] = {0, 1, 1, 1, 2, 2, 3};
+    for (int op = 0; op < R_NUM; op++) {
+        int gen = op == R_LSE ? G_WIDE : G_NORMAL;
+        for (int ds = 0; ds < 7; ds++)
+            for (int l = 0; l < L_NUM; l++) {
+                tn_dtype dt = (ds + l) % 2 ? TN_F64 : TN_F32;
+                run_reduce(op, dt, l, gen, shape, 3, dimsets[ds], ndims[ds], l % 2 == 1);
+                if (l == L_TRANS) run_reduce(op, dt, l, gen, shape, 3, dimsets[ds], ndims[ds], false);
+            }
+        /* 1-d, a single element, and a [2, 1, 3] with a size-1 dim */
+        const int64_t s7[1] = {7}, s1[1] = {1}, s213[3] = {2, 1, 3}, d0[1] = {0}, d1[1] = {1}, dm1[1] = {-1};
+        run_reduce(op, TN_F64, L_TRANS, gen, s7, 1, d0, 1, false);
+        run_reduce(op, TN_F32, L_SLICED, gen, s7, 1, NULL, 0, true);
+        run_reduce(op, TN_F64, L_CONTIG, gen, s1, 1, d0, 1, false);
+        run_reduce(op, TN_F32, L_EXPAND, gen, s213, 3, d1, 1, false);
+        run_reduce(op, TN_F64, L_TRANS, gen, s213, 3, dm1, 1, true);
+    }
+    /* integer and bool inputs: sum / prod give int64, amax / amin keep the dtype */
+    const int int_ops[4] = {R_SUM, R_PROD, R_AMAX, R_AMIN};
+    for (int i = 0; i < 4; i++)
+        for (int ds = 0; ds < 6; ds++)
+            for (int l = 0; l < L_NUM; l++) {
+                if (int_ops[i] == R_PROD && ds == 0) continue; /* 60 factors would overflow */
+                tn_dtype dt = l % 2 ? TN_I64 : TN_I32;
+                run_reduce(int_ops[i], dt, l, G_INT, shape, 3, dimsets[ds], ndims[ds], ds % 2 == 0);
+                if (l == L_CONTIG) run_reduce(int_ops[i], TN_U8, l, G_POSINT, shape, 3, dimsets[ds], ndims[ds], false);
+                if (l == L_SLICED) run_reduce(int_ops[i], TN_BOOL, l, G_BOOL, shape, 3, dimsets[ds], ndims[ds], true);
+            }
+    check_leaks();
+}
+
+TEST(reductions_special) {
+    tn_scope_begin();
+    const double inf = INFINITY, nan = NAN;
+    LABEL("integer sums promote to int64 (torch: sum(int32 [2^31-1, 2^31-1]) = 4294967294)");
+    tn_tensor *s = tn_sum(tn_from_data((const int32_t[]){INT32_MAX, INT32_MAX}, TN_SHAPE(2), TN_I32));
+    CHECK_DTYPE(s, TN_I64);
+    CHECK(s && *(const int64_t *)tn_data_ptr(s) == INT64_C(4294967294));
+    s = tn_prod(tn_from_data((const int32_t[]){65536, 65536}, TN_SHAPE(2), TN_I32));
+    CHECK(s && tn_get_dtype(s) == TN_I64 && *(const int64_t *)tn_data_ptr(s) == INT64_C(4294967296));
+    LABEL("uint8 sum and prod do not wrap at 256 (torch: 400, 256)");
+    CHECK_LIST(tn_sum(VEC(TN_U8, 200, 200)), 0, 400);
+    CHECK_LIST(tn_prod(VEC(TN_U8, 16, 16)), 0, 256);
+    LABEL("sum of bool counts");
+    CHECK_DTYPE(tn_sum(VEC(TN_BOOL, 1, 1, 0)), TN_I64);
+    CHECK_LIST(tn_sum(VEC(TN_BOOL, 1, 1, 0)), 0, 2);
+    CHECK_LIST(tn_sum_dims(tn_reshape(VEC(TN_BOOL, 1, 1, 0, 1), TN_SHAPE(2, 2)), TN_DIMS(0), false), 0, 1, 2);
+    LABEL("int64 sum is exact beyond 2^53");
+    s = tn_sum(tn_from_data((const int64_t[]){(INT64_C(1) << 60), 1, 1}, TN_SHAPE(3), TN_I64));
+    CHECK(s && *(const int64_t *)tn_data_ptr(s) == (INT64_C(1) << 60) + 2);
+    LABEL("amax keeps dtype");
+    CHECK_DTYPE(tn_amax(VEC(TN_I32, 1, 2), NULL, 0, false), TN_I32);
+    CHECK_DTYPE(tn_max(VEC(TN_U8, 1, 200)), TN_U8);
+    CHECK_LIST(tn_max(VEC(TN_U8, 1, 200)), 0, 200);
+    CHECK_LIST(tn_amax(VEC(TN_BOOL, 0, 1), NULL, 0, false), 0, 1);
+    LABEL("prod with zeros");
+    CHECK_LIST(tn_prod(VEC(TN_F32, 3, 0, -2)), 0, 0);
+    CHECK_LIST(tn_prod_dims(tn_reshape(VEC(TN_F64, 3, 0, -2, 4), TN_SHAPE(2, 2)), TN_DIMS(1), false), 0, 0, -8);
+    CHECK_LIST(tn_prod(VEC(TN_F32, 3, inf, 0)), 0, nan);
+    LABEL("mean / var / std / norm need floating input");
+    CHECK_ERR(tn_mean(VEC(TN_I64, 1, 2)), "dtype");
+    CHECK_ERR(tn_mean_dims(VEC(TN_I32, 1, 2), TN_DIMS(0), false), "dtype");
+    CHECK_ERR(tn_var(VEC(TN_I64, 1, 2), 1), "");
+    CHECK_ERR(tn_std(VEC(TN_BOOL, 1, 0), 1), "");
+    CHECK_ERR(tn_norm(VEC(TN_I64, 1, 2), 2), "");
+    LABEL("logsumexp of int gives float (torch: logsumexp(tensor([1, 2]), 0) = 2.3133)");
+    tn_tensor *li = tn_logsumexp(VEC(TN_I64, 1, 2), TN_DIMS(0), false);
+    CHECK_MSG(li && tn_dtype_is_floating(tn_get_dtype(li)), "%s", label);
+    CHECK_CLOSE(item(li), 2.3132616875182228, 1e-6);
+    LABEL("empty reductions (torch: sum 0, prod 1, mean nan)");
+    tn_tensor *e = tn_zeros(TN_SHAPE(0), TN_F32), *e03 = tn_zeros(TN_SHAPE(0, 3), TN_F32);
+    CHECK_LIST(tn_sum(e), 0, 0);
+    CHECK_LIST(tn_prod(e), 0, 1);
+    CHECK_LIST(tn_mean(e), 0, nan);
+    CHECK_LIST(tn_sum(tn_zeros(TN_SHAPE(0), TN_I64)), 0, 0);
+    CHECK_LIST(tn_sum_dims(e03, TN_DIMS(0), false), 0, 0, 0, 0);
+    CHECK_LIST(tn_prod_dims(e03, TN_DIMS(0), false), 0, 1, 1, 1);
+    CHECK_LIST(tn_mean_dims(e03, TN_DIMS(0), false), 0, nan, nan, nan);
+    CHECK_LIST(tn_logsumexp(e03, TN_DIMS(0), false), 0, -inf, -inf, -inf);
+    CHECK_LIST(tn_norm_dims(tn_zeros(TN_SHAPE(2, 0), TN_F32), 2, TN_DIMS(1), false), 0, 0, 0);
+    CHECK_LIST(tn_var(e, 1), 0, nan);
+    LABEL("sum over the non-empty dim of [0,3] is empty");
+    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), false), 0);
+    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), true), 0, 1);
+    CHECK_SHAPE(tn_amax(e03, TN_DIMS(1), false), 0);
+    LABEL("max of an empty tensor is an error");
+    CHECK_ERR(tn_max(e), "");
+    CHECK_ERR(tn_min(e), "");
+    CHECK_ERR(tn_amax(e03, TN_DIMS(0), false), "non-zero size");
+    CHECK_ERR(tn_amin(e03, NULL, 0, false), "");
+    CHECK_ERR(tn_argmax(e), "");
+    CHECK_ERR(tn_max_dim(e03, 0, false, NULL), "non-zero size");
+    tn_tensor *mi = NULL;
+    tn_tensor *mv = tn_max_dim(e03, 1, false, &mi);
+    LABEL("max_dim over the non-empty dim of [0,3]");
+    CHECK_SHAPE(mv, 0);
+    CHECK_SHAPE(mi, 0);
+    LABEL("NaN propagates through max / min / amax");
+    tn_tensor *xn = VEC(TN_F32, 1, nan, 3);
+    CHECK_LIST(tn_max(xn), 0, nan);
+    CHECK_LIST(tn_min(xn), 0, nan);
+    CHECK_LIST(tn_amax(xn, NULL, 0, false), 0, nan);
+    CHECK_LIST(tn_max(VEC(TN_F64, -inf, -inf)), 0, -inf);
+    CHECK_LIST(tn_min(VEC(TN_F64, 3, inf)), 0, 3);
+    CHECK_LIST(tn_sum(VEC(TN_F32, 1, nan)), 0, nan);
+    CHECK_LIST(tn_sum(VEC(TN_F32, inf, -inf)), 0, nan);
+    CHECK_LIST(tn_norm(VEC(TN_F32, 1, nan), inf), 0, nan);
+    LABEL("var / std corrections (torch: var([1,2], correction=2 or 3) = inf, std([1,2,4], correction=0) = 1.2472)");
+    CHECK_LIST(tn_var(VEC(TN_F32, 1, 2), 2), 0, inf);
+    CHECK_LIST(tn_var(VEC(TN_F32, 1, 2), 3), 0, inf);
+    CHECK_LIST(tn_std(VEC(TN_F32, 1, 2, 4), 0), 1e-6, 1.247219128924647);
+    CHECK_LIST(tn_var(VEC(TN_F64, 1), 1), 0, nan);
+    CHECK_LIST(tn_var(VEC(TN_F64, 7), 0), 0, 0);
+    CHECK_LIST(tn_var_dims(tn_reshape(VEC(TN_F32, 1, 2, 3, 5), TN_SHAPE(2, 2)), TN_DIMS(0, 1), 2, true), 1e-6, 4.375);
+    CHECK_SHAPE(tn_var_dims(tn_reshape(VEC(TN_F32, 1, 2, 3, 5), TN_SHAPE(2, 2)), TN_DIMS(0, 1), 2, true), 1, 1);
+    LABEL("var is shift-invariant (no catastrophic cancellation at 1e8 in float64)");
+    CHECK_LIST(tn_var(VEC(TN_F64, 1e8 + 1, 1e8 + 2, 1e8 + 3), 1), 1e-6, 1);
+    LABEL("norm special p (torch: norm([3,-4], -inf) = 3, norm([3, 0], 0) = 1)");
+    CHECK_LIST(tn_norm(VEC(TN_F32, 3, -4), -inf), 0, 3);
+    CHECK_LIST(tn_norm(VEC(TN_F32, 3, 0), 0), 0, 1);
+    CHECK_LIST(tn_norm(VEC(TN_F32, 3, -4), 2), 1e-6, 5);
+    CHECK_LIST(tn_norm(VEC(TN_F32, 1, 0, 2), -1), 0, 0);
+    CHECK_LIST(tn_norm(VEC(TN_F32, 1, 4, 2), -2), 1e-5, 0.8728715609439696);
+    CHECK_LIST(tn_norm(tn_scalar_tensor(-3, TN_F32), 2), 0, 3);
+    CHECK_LIST(tn_norm(VEC(TN_F64, 1e200, 1e200), 2), 0, INFINITY); /* torch also overflows: inf */
+    LABEL("logsumexp: -inf rows, inf, nan, large values (torch)");
+    tn_tensor *lx = tn_reshape(VEC(TN_F32, -inf, -inf, 1000, 1000, inf, 1, nan, 1, -1000, -1000), TN_SHAPE(5, 2));
+    CHECK_LIST(tn_logsumexp(lx, TN_DIMS(1), false), 1e-3, -inf, 1000.6931471805599, inf, nan, -999.30685281944);
+    CHECK_SHAPE(tn_logsumexp(lx, TN_DIMS(1), true), 5, 1);
+    CHECK_SHAPE_N(tn_logsumexp(lx, TN_DIMS(-1, 0), false), NULL, 0);
+    CHECK_LIST(tn_logsumexp(VEC(TN_F64, 1000, 1000, 1000, 1000), TN_DIMS(0), false), 1e-9, 1000 + log(4));
+    CHECK_LIST(tn_logsumexp(tn_scalar_tensor(2, TN_F32), TN_DIMS(0), false), 0, 2);
+    LABEL("0-d reductions");
+    tn_tensor *z = tn_scalar_tensor(3, TN_F64);
+    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(0), false), NULL, 0);
+    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(-1), true), NULL, 0);
+    CHECK_LIST(tn_sum_dims(z, TN_DIMS(-1), true), 0, 3);
+    CHECK_LIST(tn_prod_dims(z, TN_DIMS(0), false), 0, 3);
+    CHECK_LIST(tn_mean(z), 0, 3);
+    CHECK_LIST(tn_amax(z, TN_DIMS(0), true), 0, 3);
+    CHECK_LIST(tn_max(z), 0, 3);
+    CHECK_ERR(tn_sum_dims(z, TN_DIMS(1), false), "out of range");
+    LABEL("dim errors");
+    tn_tensor *m = tn_zeros(TN_SHAPE(2, 3), TN_F32);
+    CHECK_ERR(tn_sum_dims(m, TN_DIMS(1, -1), false), "multiple times");
+    CHECK_ERR(tn_sum_dims(m, TN_DIMS(2), false), "out of range");
+    CHECK_ERR(tn_mean_dims(m, TN_DIMS(-3), false), "out of range");
+    CHECK_ERR(tn_amax(m, TN_DIMS(0, 0), false), "multiple times");
+    CHECK_ERR(tn_var_dims(m, TN_DIMS(5), 1, false), "out of range");
+    CHECK_ERR(tn_max_dim(m, 2, false, NULL), "out of range");
+    CHECK_ERR(tn_cumsum(m, -3), "out of range");
+    CHECK_ERR(tn_sort(m, 2, false, NULL), "out of range");
+    CHECK_ERR(tn_softmax(m, 2), "out of range");
+    end_scope_check_leaks();
+}
+
+/* lane ops: for each lane along dim (outer o, inner i), element l sits at flat (o*len + l)*inner + i */
+static void lane_geom(const int64_t *shape, int nd, int dim, int64_t *outer, int64_t *len, int64_t *inner) {
+    *outer = 1; *inner = 1; *len = nd ? shape[dim] : 1;
+    for (int d = 0; d < dim; d++) *outer *= shape[d];
+    for (int d = dim + 1; d < nd; d++) *inner *= shape[d];
+}
+
+/* max_dim / min_dim / argmax_dim / argmin_dim */
+static void run_argext(bool is_max, tn_dtype dt, int layout, int gen, const int64_t *shape, int nd, int64_t dim, bool keep) {
+    tn_scope_begin();
+    tn_tensor *x = make_input(shape, nd, dt, layout, gen);
+    tn_tensor *idx = NULL, *val = is_max ? tn_max_dim(x, dim, keep, &idx) : tn_min_dim(x, dim, keep, &idx);
+    tn_tensor *aidx = is_max ? tn_argmax_dim(x, dim, keep) : tn_argmin_dim(x, dim, keep);
+    int d = (int)(dim < 0 ? dim + (nd ? nd : 1) : dim);
+    int64_t outer, len, inner;
+    lane_geom(shape, nd, d, &outer, &len, &inner);
+    double *rv = (double *)malloc((size_t)(outer * inner + 1) * sizeof(double)), *ri = (double *)malloc((size_t)(outer * inner + 1) * sizeof(double));
+    const double *xv = dv(x);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double best = xv[o * len * inner + i];
+            int64_t bi = 0;
+            for (int64_t l = 1; l < len && best == best; l++) {
+                double v = xv[(o * len + l) * inner + i];
+                if (v != v || (is_max ? v > best : v < best)) { best = v; bi = l; }
+            }
+            rv[o * inner + i] = best;
+            ri[o * inner + i] = (double)bi;
+        }
+    int64_t os[TN_MAX_DIMS];
+    int on = 0;
+    for (int k = 0; k < nd; k++) {
+        if (k != d) os[on++] = shape[k];
+        else if (keep) os[on++] = 1;
+    }
+    LABEL("%s on %s %s dim %lld keepdim %d", is_max ? "max_dim" : "min_dim", layout_name[layout], dname(dt), (long long)dim, (int)keep);
+    CHECK_DTYPE(val, dt);
+    CHECK_SHAPE_N(val, os, on);
+    CHECK_VALS(val, rv, outer * inner, 0, 0);
+    CHECK_DTYPE(idx, TN_I64);
+    CHECK_SHAPE_N(idx, os, on);
+    CHECK_VALS(idx, ri, outer * inner, 0, 0);
+    LABEL("%s on %s %s dim %lld keepdim %d", is_max ? "argmax_dim" : "argmin_dim", layout_name[layout], dname(dt), (long long)dim, (int)keep);
+    CHECK_SHAPE_N(aidx, os, on);
+    CHECK_VALS(aidx, ri, outer * inner, 0, 0);
+    free(rv);
+    free(ri);
+    tn_scope_end();
+}
+
+TEST(max_dim_argmax) {
+    tn_manual_seed(7);
+    const int64_t shape[3] = {3, 4, 5};
+    for (int l = 0; l < L_NUM; l++)
+        for (int64_t dim = -3; dim < 3; dim++) {
+            bool keep = (dim + l) % 2 != 0;
+            run_argext(true, TN_F32, l, G_NORMAL, shape, 3, dim, keep);
+            run_argext(false, TN_F64, l, G_NORMAL, shape, 3, dim, !keep);
+            run_argext(true, TN_I32, l, G_INT, shape, 3, dim, keep);   /* many ties: first occurrence */
+            run_argext(false, TN_I64, l, G_INT, shape, 3, dim, keep);
+            if (dim == 1) run_argext(true, TN_U8, l, G_POSINT, shape, 3, dim, keep);
+        }
+    const int64_t s0[1] = {0}, s7[1] = {7};
+    run_argext(true, TN_F32, L_CONTIG, G_NORMAL, s0, 0, 0, false);  /* 0-d */
+    run_argext(false, TN_F32, L_CONTIG, G_NORMAL, s0, 0, -1, true);
+    run_argext(true, TN_F64, L_TRANS, G_INT, s7, 1, 0, true);
+
+    tn_scope_begin();
+    LABEL("ties give the first index, NaN wins with its first index (torch)");
+    tn_tensor *i = NULL;
+    tn_tensor *v = tn_max_dim(tn_reshape(VEC(TN_F32, 1, NAN, 3, NAN), TN_SHAPE(1, 4)), 1, false, &i);
+    CHECK_LIST(v, 0, NAN);
+    CHECK_LIST(i, 0, 1);
+    v = tn_min_dim(tn_reshape(VEC(TN_F32, 1, NAN, 3, NAN), TN_SHAPE(1, 4)), 1, false, &i);
+    CHECK_LIST(v, 0, NAN);
+    CHECK_LIST(i, 0, 1);
+    CHECK_LIST(tn_argmax(VEC(TN_F32, 1, NAN, 3, NAN)), 0, 1);
+    CHECK_LIST(tn_argmax(VEC(TN_F32, 1, 3, 3, 0)), 0, 1);
+    CHECK_LIST(tn_argmin(VEC(TN_F32, 1, 0, 3, 0)), 0, 1);
+    CHECK_LIST(tn_argmax(VEC(TN_F64, -INFINITY, -INFINITY)), 0, 0);
+    CHECK_LIST(tn_argmin(VEC(TN_F64, INFINITY, 5, INFINITY)), 0, 1);
+    LABEL("max_dim without indices");
+    CHECK_LIST(tn_max_dim(VEC(TN_F32, 1, 5, 2), 0, false, NULL), 0, 5);
+    LABEL("flat argmax / argmin over a transposed view");
+    tn_tensor *m = tn_t(tn_reshape(VEC(TN_F32, 0, 9, 2, 3, -4, 5), TN_SHAPE(2, 3)));  /* [[0,3],[9,-4],[2,5]] */
+    CHECK_DTYPE(tn_argmax(m), TN_I64);
+    CHECK_SHAPE_N(tn_argmax(m), NULL, 0);
+    CHECK_LIST(tn_argmax(m), 0, 2);
+    CHECK_LIST(tn_argmin(m), 0, 3);
+    LABEL("0-d max_dim / argmax (torch: values 3, index 0)");
+    CHECK_LIST(tn_max_dim(tn_scalar_tensor(3, TN_F32), 0, false, &i), 0, 3);
+    CHECK_LIST(i, 0, 0);
+    CHECK_LIST(tn_argmax(tn_scalar_tensor(3, TN_F32)), 0, 0);
+    end_scope_check_leaks();
+}
+
+/* cumsum / cumprod / softmax / log_softmax along a dim */
+enum { S_CUMSUM, S_CUMPROD, S_SOFTMAX, S_LOGSOFTMAX };
+static void run_scan(int op, tn_dtype dt, int layout, int gen, const int64_t *shape, int nd, int64_t dim) {
+    static const char *const names[] = {"cumsum", "cumprod", "softmax", "log_softmax"};
+    tn_scope_begin();
+    tn_tensor *x = make_input(shape, nd, dt, layout, gen);
+    tn_tensor *r = op == S_CUMSUM ? tn_cumsum(x, dim) : op == S_CUMPROD ? tn_cumprod(x, dim) : op == S_SOFTMAX ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
+    int d = (int)(dim < 0 ? dim + (nd ? nd : 1) : dim);
+    int64_t outer, len, inner, n = numel_of(shape, nd);
+    lane_geom(shape, nd, d, &outer, &len, &inner);
+    double *ref = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    const double *xv = dv(x);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double acc = op == S_CUMPROD ? 1 : 0, m = -INFINITY, sum = 0;
+            for (int64_t l = 0; l < len; l++) m = fmax(m, xv[(o * len + l) * inner + i]);
+            for (int64_t l = 0; l < len; l++) sum += exp(xv[(o * len + l) * inner + i] - m);
+            for (int64_t l = 0; l < len; l++) {
+                int64_t f = (o * len + l) * inner + i;
+                if (op == S_CUMSUM) ref[f] = acc += xv[f];
+                else if (op == S_CUMPROD) ref[f] = acc *= xv[f];
+                else if (op == S_SOFTMAX) ref[f] = exp(xv[f] - m) / sum;
+                else ref[f] = xv[f] - m - log(sum);
+            }
+        }
+    tn_dtype want = is_float(dt) ? dt : (op <= S_CUMPROD ? TN_I64 : TN_F32);
+    LABEL("%s on %s %s dim %lld", names[op], layout_name[layout], dname(dt), (long long)dim);
+    CHECK_DTYPE(r, want);
+    CHECK_SHAPE_N(r, shape, nd);
+    CHECK_VALS(r, ref, n, want == TN_F32 ? 1e-5 : 1e-12, want == TN_F32 ? 1e-5 : 1e-12);
+    if (op == S_SOFTMAX && r && n) { /* every lane sums to 1 */
+        tn_tensor *sums = tn_sum_dims(r, &dim, 1, false);
+        const double *sv = dv(sums);
+        bool ok = sv != NULL;
+        for (int64_t k = 0; ok && k < outer * inner; k++) ok = fabs(sv[k] - 1) < (want == TN_F32 ? 1e-5 : 1e-12);
+        CHECK_MSG(ok, "%s: lanes do not sum to 1", label);
+    }
+    free(ref);
+    tn_scope_end();
+}
+
+TEST(scans_and_softmax) {
+    tn_manual_seed(8);
+    const int64_t shape[3] = {3, 4, 5};
+    for (int op = 0; op < 4; op++)
+        for (int l = 0; l < L_NUM; l++)
+            for (int64_t dim = -1; dim < 3; dim++) {
+                int gen = op == S_CUMPROD ? G_NORMAL : G_WIDE;
+                run_scan(op, (dim + l) % 2 ? TN_F64 : TN_F32, l, gen, shape, 3, dim);
+                if (op <= S_CUMPROD && dim != 1) run_scan(op, l % 2 ? TN_I32 : TN_I64, l, G_INT, shape, 3, dim);
+            }
+    const int64_t s0[1] = {0}, s7[1] = {7}, s03[2] = {0, 3}, s11[2] = {1, 1};
+    for (int op = 0; op < 4; op++) {
+        run_scan(op, TN_F32, L_CONTIG, G_NORMAL, s0, 0, 0);    /* 0-d */
+        run_scan(op, TN_F64, L_CONTIG, G_NORMAL, s0, 0, -1);
+        run_scan(op, TN_F64, L_TRANS, G_NORMAL, s7, 1, 0);
+        run_scan(op, TN_F32, L_CONTIG, G_NORMAL, s03, 2, 1);   /* empty */
+        run_scan(op, TN_F32, L_CONTIG, G_NORMAL, s03, 2, 0);
+        run_scan(op, TN_F64, L_EXPAND, G_NORMAL, s11, 2, 1);
+    }
+    run_scan(S_CUMSUM, TN_BOOL, L_TRANS, G_BOOL, shape, 3, 1);
+    run_scan(S_CUMPROD, TN_U8, L_SLICED, G_POSINT, s7, 1, 0);  /* torch: uint8 cumprod gives int64 */
+
+    tn_scope_begin();
+    const double inf = INFINITY, nan = NAN;
+    LABEL("cumsum / cumprod special values (torch)");
+    CHECK_LIST(tn_cumsum(VEC(TN_F32, 1, nan, 2), 0), 0, 1, nan, nan);
+    CHECK_LIST(tn_cumprod(VEC(TN_F32, 1, 0, 2), 0), 0, 1, 0, 0);
+    CHECK_LIST(tn_cumsum(VEC(TN_BOOL, 1, 1), 0), 0, 1, 2);
+    CHECK_LIST(tn_cumprod(VEC(TN_U8, 16, 16), 0), 0, 16, 256);
+    CHECK_DTYPE(tn_cumsum(VEC(TN_I32, 1, 2), 0), TN_I64);
+    CHECK_LIST(tn_cumsum(tn_scalar_tensor(3, TN_F32), 0), 0, 3);
+    LABEL("softmax stability (torch: softmax([1000, 1001]) = [0.2689, 0.7311])");
+    CHECK_LIST(tn_softmax(VEC(TN_F32, 1000, 1001), 0), 1e-6, 0.2689414213699951, 0.7310585786300049);
+    /* torch (float32): log_softmax([1000, 1001]) = [-1.3132616, -0.3132617], same at 10000 */
+    CHECK_LIST(tn_log_softmax(VEC(TN_F32, 1000, 1001), 0), 1e-6, -1.3132616875182228, -0.3132616875182228);
+    CHECK_LIST(tn_log_softmax(VEC(TN_F32, 10000, 10001), 0), 1e-6, -1.3132616875182228, -0.3132616875182228);
+    CHECK_LIST(tn_log_softmax(VEC(TN_F64, 1e6, 1e6 + 1), 0), 1e-12, -1.3132616875182228, -0.3132616875182228);
+    CHECK_LIST(tn_softmax(VEC(TN_F64, -1000, -1001), 0), 1e-15, 0.7310585786300049, 0.2689414213699951);
+    CHECK_LIST(tn_softmax(VEC(TN_F32, 1e30, 0), 0), 0, 1, 0);
+    LABEL("softmax with -inf entries (torch: [[nan, nan], [1, 0]], log: [[nan, nan], [0, -inf]])");
+    tn_tensor *mi = tn_reshape(VEC(TN_F32, -inf, -inf, 0, -inf), TN_SHAPE(2, 2));
+    CHECK_LIST(tn_softmax(mi, 1), 0, nan, nan, 1, 0);
+    CHECK_LIST(tn_log_softmax(mi, 1), 0, nan, nan, 0, -inf);
+    CHECK_LIST(tn_softmax(mi, 0), 0, 0, nan, 1, nan);  /* column 0: [-inf, 0] -> [0, 1]; column 1 all -inf */
+    LABEL("softmax with +inf / nan (torch: nan)");
+    CHECK_LIST(tn_softmax(VEC(TN_F32, inf, 1), 0), 0, nan, nan);
+    CHECK_LIST(tn_softmax(VEC(TN_F32, nan, 1), 0), 0, nan, nan);
+    LABEL("softmax of a 0-d tensor is 1");
+    CHECK_LIST(tn_softmax(tn_scalar_tensor(3, TN_F32), 0), 0, 1);
+    CHECK_LIST(tn_log_softmax(tn_scalar_tensor(3, TN_F32), -1), 0, 0);
+    end_scope_check_leaks();
+}
+
+/* sort / argsort / topk */
+static void sort_ref(const double *v, int64_t n, bool desc, int64_t *ix) {
+    for (int64_t i = 0; i < n; i++) ix[i] = i;
+    for (int64_t i = 1; i < n; i++) { /* stable insertion sort; NaN largest */
+        int64_t cur = ix[i], j = i;
+        for (; j > 0; j--) {
+            double a = v[cur], b = v[ix[j - 1]];
+            bool before = desc ? ((a != a && b == b) || a > b) : (a == a && (b != b || a < b));
+            if (!before) break;
+            ix[j] = ix[j - 1];
+        }
+        ix[j] = cur;
+    }
+}
+
+static void run_sort(int mode, tn_dtype dt, int layout, int gen, const int64_t *shape, int nd, int64_t dim, bool desc, int64_t k) {
+    tn_scope_begin();
+    tn_tensor *x = make_input(shape, nd, dt, layout, gen), *idx = NULL, *val = NULL;
+    if (mode == 0) val = tn_sort(x, dim, desc, &idx);
+    else if (mode == 1) idx = tn_argsort(x, dim, desc);
+    else val = tn_topk(x, k, dim, desc, &idx);
+    int d = (int)(dim < 0 ? dim + (nd ? nd : 1) : dim);
+    int64_t outer, len, inner, n = numel_of(shape, nd);
+    lane_geom(shape, nd, d, &outer, &len, &inner);
+    int64_t kk = mode == 2 ? k : len, on = outer * kk * inner;
+    double *rv = (double *)malloc((size_t)(on + 1) * sizeof(double)), *ri = (double *)malloc((size_t)(on + 1) * sizeof(double));
+    double *lane = (double *)malloc((size_t)(len + 1) * sizeof(double));
+    int64_t *ix = (int64_t *)malloc((size_t)(len + 1) * sizeof(int64_t));
+    const double *xv = dv(x);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            for (int64_t l = 0; l < len; l++) lane[l] = xv[(o * len + l) * inner + i];
+            sort_ref(lane, len, desc, ix);
+            for (int64_t l = 0; l < kk; l++) {
+                rv[(o * kk + l) * inner + i] = lane[ix[l]];
+                ri[(o * kk + l) * inner + i] = (double)ix[l];
+            }
+        }
+    int64_t os[TN_MAX_DIMS];
+    for (int q = 0; q < nd; q++) os[q] = q == d ? kk : shape[q];
+    static const char *const names[] = {"sort", "argsort", "topk"};
+    LABEL("%s on %s %s dim %lld %s k %lld", names[mode], layout_name[layout], dname(dt), (long long)dim,
+          mode == 2 ? (desc ? "largest" : "smallest") : (desc ? "descending" : "ascending"), (long long)k);
+    if (mode != 1) {
+        CHECK_DTYPE(val, dt);
+        CHECK_SHAPE_N(val, os, nd);
+        CHECK_VALS(val, rv, on, 0, 0);
+    }
+    CHECK_DTYPE(idx, TN_I64);
+    CHECK_SHAPE_N(idx, os, nd);
+    CHECK_VALS(idx, ri, on, 0, 0);
+    (void)n;
+    free(rv); free(ri); free(lane); free(ix);
+    tn_scope_end();
+}
+
+TEST(sort_argsort_topk) {
+    tn_manual_seed(9);
+    const int64_t shape[3] = {3, 4, 5}, s40[1] = {40}, s0[1] = {0}, s03[2] = {0, 3}, s30[2] = {3, 0};
+    for (int l = 0; l < L_NUM; l++)
+        for (int64_t dim = -1; dim < 3; dim++)
+            for (int desc = 0; desc < 2; desc++) {
+                run_sort(0, (dim + l) % 2 ? TN_F64 : TN_F32, l, G_NORMAL, shape, 3, dim, desc, 0);
+                run_sort(0, l % 2 ? TN_I32 : TN_I64, l, G_INT, shape, 3, dim, desc, 0);  /* ties: stable */
+                run_sort(1, TN_F32, l, G_HALF, shape, 3, dim, desc, 0);
+                int64_t len = shape[dim < 0 ? 2 : dim];
+                run_sort(2, TN_F32, l, G_NORMAL, shape, 3, dim, desc, (dim + 1 + desc) % (len + 1));
+            }
+    for (int desc = 0; desc < 2; desc++) {
+        run_sort(0, TN_F32, L_TRANS, G_INT, s40, 1, 0, desc, 0);     /* long lane (merge sort path), many ties */
+        run_sort(0, TN_F64, L_SLICED, G_NORMAL, s40, 1, -1, desc, 0);
+        run_sort(0, TN_U8, L_CONTIG, G_POSINT, s40, 1, 0, desc, 0);
+        run_sort(0, TN_BOOL, L_CONTIG, G_BOOL, s40, 1, 0, desc, 0);
+        run_sort(0, TN_F32, L_CONTIG, G_NORMAL, s0, 0, 0, desc, 0);   /* 0-d */
+        run_sort(0, TN_F32, L_CONTIG, G_NORMAL, s03, 2, 1, desc, 0);  /* empty */
+        run_sort(0, TN_F32, L_CONTIG, G_NORMAL, s30, 2, 1, desc, 0);
+        for (int64_t k = 0; k <= 5; k++) run_sort(2, TN_F64, L_TRANS, G_NORMAL, shape, 3, -1, desc, k);  /* k = 0 .. size */
+        run_sort(2, TN_F32, L_CONTIG, G_NORMAL, s40, 1, 0, desc, 40);
+        run_sort(2, TN_F32, L_CONTIG, G_NORMAL, s0, 0, 0, desc, 1);    /* 0-d topk */
+        run_sort(2, TN_F32, L_CONTIG, G_NORMAL, s03, 2, 1, desc, 2);
+    }
+
+    tn_scope_begin();
+    const double nan = NAN;
+    tn_tensor *i = NULL, *v;
+    LABEL("sort: NaN last ascending (torch: [1,1,2,3,nan,nan], indices [2,5,4,0,1,3])");
+    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), 0, false, &i);
+    CHECK_LIST(v, 0, 1, 1, 2, 3, nan, nan);
+    CHECK_LIST(i, 0, 2, 5, 4, 0, 1, 3);
+    LABEL("sort: NaN first descending (torch: [nan,nan,3,2,1,1], indices [1,3,0,4,2,5])");
+    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), 0, true, &i);
+    CHECK_LIST(v, 0, nan, nan, 3, 2, 1, 1);
+    CHECK_LIST(i, 0, 1, 3, 0, 4, 2, 5);
+    LABEL("sort: stable descending ties (torch stable=True: indices [1,3,5,0,2,4])");
+    v = tn_sort(VEC(TN_I64, 1, 2, 1, 2, 0, 2), 0, true, &i);
+    CHECK_LIST(v, 0, 2, 2, 2, 1, 1, 0);
+    CHECK_LIST(i, 0, 1, 3, 5, 0, 2, 4);
+    LABEL("sort: -0.0 and 0.0 are ties");
+    v = tn_sort(VEC(TN_F64, 0.0, -0.0, 0.0), 0, false, &i);
+    CHECK_LIST(i, 0, 0, 1, 2);
+    LABEL("topk with NaN (torch: largest [nan, 3] idx [1, 0]; smallest [1, 2] idx [2, 3])");
+    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, 0, true, &i);
+    CHECK_LIST(v, 0, nan, 3);
+    CHECK_LIST(i, 0, 1, 0);
+    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, 0, false, &i);
+    CHECK_LIST(v, 0, 1, 2);
+    CHECK_LIST(i, 0, 2, 3);
+    LABEL("topk k = 0 and k > size");
+    v = tn_topk(VEC(TN_F32, 3, 1), 0, 0, true, &i);
+    CHECK_SHAPE(v, 0);
+    CHECK_SHAPE(i, 0);
+    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), 3, 0, true, NULL), "out of range");
+    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), -1, 0, true, NULL), "out of range");
+    LABEL("topk without indices");
+    CHECK_LIST(tn_topk(VEC(TN_F32, 3, 1, 7), 1, 0, true, NULL), 0, 7);
+    LABEL("argsort of a transposed matrix along dim 0 and 1");
+    tn_tensor *m = tn_t(tn_reshape(VEC(TN_F32, 3, 1, 2, 0, 5, 4), TN_SHAPE(2, 3)));  /* [[3,0],[1,5],[2,4]] */
+    CHECK_LIST(tn_argsort(m, 0, false), 0, 1, 0, 2, 2, 0, 1);
+    CHECK_LIST(tn_argsort(m, 1, true), 0, 0, 1, 1, 0, 1, 0);
+    end_scope_check_leaks();
+}
+
+TEST(all_any) {
+    tn_manual_seed(10);
+    const int64_t shape[3] = {3, 4, 5};
+    for (int l = 0; l < L_NUM; l++) {
+        const tn_dtype dts[3] = {TN_F32, TN_I64, TN_BOOL};
+        for (int k = 0; k < 3; k++) {
+            tn_scope_begin();
+            tn_dtype dt = dts[k];
+            /* G_EXPO: a quarter zeros, so lanes of 3-5 are mixed; G_POSINT: all nonzero */
+            for (int g = 0; g < 2; g++) {
+                tn_tensor *x = make_input(shape, 3, dt, l, dt == TN_BOOL ? (g ? G_POSINT : G_BOOL) : (g ? G_POSINT : G_EXPO));
+                const double *xv = dv(x);
+                double all = 1, any = 0;
+                for (int i = 0; i < 60; i++) { all = all && xv[i] != 0; any = any || xv[i] != 0; }
+                LABEL("all/any on %s %s gen %d", layout_name[l], dname(dt), g);
+                CHECK_DTYPE(tn_all(x), TN_BOOL);
+                CHECK_SHAPE_N(tn_all(x), NULL, 0);
+                CHECK_VALS(tn_all(x), &all, 1, 0, 0);
+                CHECK_VALS(tn_any(x), &any, 1, 0, 0);
+                for (int64_t dim = -1; dim < 3; dim++) {
+                    int d = dim < 0 ? 2 : (int)dim;
+                    int64_t outer, len, inner;
+                    lane_geom(shape, 3, d, &outer, &len, &inner);
+                    double ra[20], ro[20];
+                    for (int64_t o = 0; o < outer; o++)
+                        for (int64_t i = 0; i < inner; i++) {
+                            bool a = true, b = false;
+                            for (int64_t q = 0; q < len; q++) { double v = xv[(o * len + q) * inner + i]; a = a && v != 0; b = b || v != 0; }
+                            ra[o * inner + i] = a;
+                            ro[o * inner + i] = b;
+                        }
+                    bool keep = (dim + l) % 2 != 0;
+                    int64_t os[3];
+                    int on = 0;
+                    for (int q = 0; q < 3; q++) { if (q != d) os[on++] = shape[q]; else if (keep) os[on++] = 1; }
+                    LABEL("all_dim/any_dim on %s %s dim %lld keepdim %d", layout_name[l], dname(dt), (long long)dim, (int)keep);
+                    tn_tensor *ta = tn_all_dim(x, dim, keep), *to = tn_any_dim(x, dim, keep);
+                    CHECK_DTYPE(ta, TN_BOOL);
+                    CHECK_SHAPE_N(ta, os, on);
+                    CHECK_VALS(ta, ra, outer * inner, 0, 0);
+                    CHECK_SHAPE_N(to, os, on);
+                    CHECK_VALS(to, ro, outer * inner, 0, 0);
+                }
+            }
+            tn_scope_end();
+        }
+    }
+    tn_scope_begin();
+    LABEL("all/any special (torch: all(empty) True, any(empty) False, NaN is true)");
+    CHECK_LIST(tn_all(tn_zeros(TN_SHAPE(0), TN_F32)), 0, 1);
+    CHECK_LIST(tn_any(tn_zeros(TN_SHAPE(0), TN_F32)), 0, 0);
+    CHECK_LIST(tn_all_dim(tn_reshape(VEC(TN_F32, 1, 0, 2, NAN), TN_SHAPE(2, 2)), 1, false), 0, 0, 1);
+    CHECK_LIST(tn_any_dim(tn_reshape(VEC(TN_F32, 1, 0, 0, 0), TN_SHAPE(2, 2)), 1, true), 0, 1, 0);
+    CHECK_SHAPE(tn_any_dim(tn_reshape(VEC(TN_F32, 1, 0, 0, 0), TN_SHAPE(2, 2)), 1, true), 2, 1);
+    CHECK_LIST(tn_all_dim(tn_zeros(TN_SHAPE(2, 0), TN_F32), 1, false), 0, 1, 1);
+    CHECK_LIST(tn_any(tn_scalar_tensor(-0.0, TN_F64)), 0, 0);
+    end_scope_check_leaks();
+}
+
+/* ------------------------------------------------------------------------ */
+/* 5. linear algebra                                                        */
+/* ------------------------------------------------------------------------ */
+/* torch.matmul on the values av (shape as, na dims) and bv: returns the result values in
+   *out (malloc'd) and the result shape in os; also sum |a||b| per element in *mag. */
+static int matmul_ref(const double *av, const int64_t *as, int na, const double *bv, const int64_t *bs, int nb,
+                      double **out, double **mag, int64_t *os) {
+    int64_t a2[TN_MAX_DIMS + 1], b2[TN_MAX_DIMS + 1];
+    int n2a = na == 1 ? 2 : na, n2b = nb == 1 ? 2 : nb;
+    if (na == 1) { a2[0] = 1; a2[1] = as[0]; } else memcpy(a2, as, (size_t)na * sizeof(int64_t));
+    if (nb == 1) { b2[0] = bs[0]; b2[1] = 1; } else memcpy(b2, bs, (size_t)nb * sizeof(int64_t));
+    int64_t n = a2[n2a - 2], k = a2[n2a - 1], m = b2[n2b - 1];
+    int64_t bsh[TN_MAX_DIMS];
+    int bnd = tn_broadcast_shapes(a2, n2a - 2, b2, n2b - 2, bsh);
+    int64_t nbatch = numel_of(bsh, bnd), total = nbatch * n * m;
+    *out = (double *)calloc((size_t)(total ? total : 1), sizeof(double));
+    *mag = (double *)calloc((size_t)(total ? total : 1), sizeof(double));
+    for (int64_t bi = 0; bi < nbatch; bi++) {
+        int64_t ao = bidx(bi, bsh, bnd, a2, n2a - 2) * n * k, bo = bidx(bi, bsh, bnd, b2, n2b - 2) * k * m;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < m; j++) {
+                double acc = 0, mg = 0;
+                for (int64_t q = 0; q < k; q++) {
+                    double x = av[ao + i * k + q], y = bv[bo + q * m + j];
+                    acc += x * y;
+                    mg += fabs(x * y);
+                }
+                (*out)[(bi * n + i) * m + j] = acc;
+                (*mag)[(bi * n + i) * m + j] = mg;
+            }
+    }
+    int on = 0;
+    for (int i = 0; i < bnd; i++) os[on++] = bsh[i];
+    if (na > 1) os[on++] = n;
+    if (nb > 1) os[on++] = m;
+    return on;
+}
+
+static bool mm_vals_ok(tn_tensor *r, const double *ref, const double *mag, int64_t n, tn_dtype dt) {
+    if (!r) { snprintf(msg, sizeof msg, "NULL result (error: %.900s)", tn_last_error()); return false; }
+    if (tn_numel(r) != n) { snprintf(msg, sizeof msg, "numel %lld, expected %lld", (long long)tn_numel(r), (long long)n); return false; }
+    const double *g = dv(r);
+    double rel = dt == TN_F32 ? 1e-5 : dt == TN_F64 ? 1e-13 : 0;
+    for (int64_t i = 0; i < n; i++) {
+        double tol = rel * mag[i] + (is_float(dt) ? rel * 1e-3 : 0);
+        if (!(fabs(g[i] - ref[i]) <= tol) && !(g[i] != g[i] && ref[i] != ref[i])) {
+            snprintf(msg, sizeof msg, "element %lld = %.17g, expected %.17g (tol %g)", (long long)i, g[i], ref[i], tol);
+            return false;
+        }
+    }
+    return true;
+}
+
+enum { MM_MATMUL, MM_MM, MM_BMM, MM_MV, MM_DOT };
+static void run_matmul(int fn, tn_dtype dt, int la, int lb, const int64_t *as, int na, const int64_t *bs, int nb) {
+    static const char *const names[] = {"matmul", "mm", "bmm", "mv", "dot"};
+    tn_scope_begin();
+    int gen = is_float(dt) ? G_NORMAL : G_INT;
+    tn_tensor *a = make_input(as, na, dt, la, gen), *b = make_input(bs, nb, dt, lb, gen);
+    tn_tensor *r = fn == MM_MATMUL ? tn_matmul(a, b) : fn == MM_MM ? tn_mm(a, b) : fn == MM_BMM ? tn_bmm(a, b) : fn == MM_MV ? tn_mv(a, b) : tn_dot(a, b);
+    double *ref, *mag;
+    int64_t os[TN_MAX_DIMS];
+    int on = matmul_ref(dv(a), as, na, dv(b), bs, nb, &ref, &mag, os);
+    int k = snprintf(label, sizeof label, "%s %s %s [", names[fn], dname(dt), layout_name[la]);
+    for (int i = 0; i < na; i++) k += snprintf(label + k, sizeof label - (size_t)k, i ? ",%lld" : "%lld", (long long)as[i]);
+    k += snprintf(label + k, sizeof label - (size_t)k, "] @ %s [", layout_name[lb]);
+    for (int i = 0; i < nb; i++) k += snprintf(label + k, sizeof label - (size_t)k, i ? ",%lld" : "%lld", (long long)bs[i]);
+    snprintf(label + k, sizeof label - (size_t)k, "]");
+    CHECK_DTYPE(r, dt);
+    CHECK_SHAPE_N(r, os, on);
+    bool ok = mm_vals_ok(r, ref, mag, numel_of(os, on), dt);
+    CHECK_MSG(ok, "%s: %s", label, msg);
+    free(ref);
+    free(mag);
+    tn_scope_end();
+}
+
+TEST(mm_sizes_layouts) {
+    tn_manual_seed(11);
+    const int64_t sizes[][3] = {{1, 1, 1}, {7, 13, 5}, {65, 33, 129}, {3, 0, 4}, {0, 5, 3}, {4, 5, 0}, {1, 17, 1},
+                                {2, 1, 3}, {16, 16, 16}, {31, 64, 17}, {9, 300, 2}, {1, 40, 70}, {70, 40, 1}};
+    const int pairs[][2] = {{L_CONTIG, L_CONTIG}, {L_TRANS, L_CONTIG}, {L_CONTIG, L_TRANS}, {L_TRANS, L_TRANS},
+                            {L_SLICED, L_SLICED}, {L_EXPAND, L_SLICED}, {L_SLICED, L_EXPAND}};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t as[2] = {sizes[si][0], sizes[si][1]}, bs[2] = {sizes[si][1], sizes[si][2]};
+        bool big = sizes[si][0] * sizes[si][1] * sizes[si][2] > 20000;
+        for (int p = 0; p < 7; p++) {
+            if (big && p > 4) continue;
+            run_matmul(MM_MM, TN_F32, pairs[p][0], pairs[p][1], as, 2, bs, 2);
+            run_matmul(MM_MATMUL, TN_F64, pairs[p][0], pairs[p][1], as, 2, bs, 2);
+            if (!big && p % 2 == 0) run_matmul(MM_MM, TN_I64, pairs[p][0], pairs[p][1], as, 2, bs, 2);
+            if (!big && p % 3 == 0) run_matmul(MM_MM, TN_I32, pairs[p][0], pairs[p][1], as, 2, bs, 2);
+        }
+    }
+    check_leaks();
+}
+
+TEST(bmm_mv_dot_outer) {
+    tn_manual_seed(12);
+    const int pairs[][2] = {{L_CONTIG, L_CONTIG}, {L_TRANS, L_CONTIG}, {L_CONTIG, L_TRANS}, {L_SLICED, L_TRANS}, {L_EXPAND, L_SLICED}, {L_TRANS, L_EXPAND}};
+    const int64_t bsz[][4] = {{3, 7, 13, 5}, {1, 1, 1, 1}, {2, 0, 3, 4}, {2, 3, 0, 4}, {0, 2, 3, 4}, {4, 17, 9, 33}};
+    for (size_t si = 0; si < sizeof bsz / sizeof bsz[0]; si++) {
+        int64_t as[3] = {bsz[si][0], bsz[si][1], bsz[si][2]}, bs[3] = {bsz[si][0], bsz[si][2], bsz[si][3]};
+        for (int p = 0; p < 6; p++) {
+            run_matmul(MM_BMM, p % 2 ? TN_F64 : TN_F32, pairs[p][0], pairs[p][1], as, 3, bs, 3);
+            if (p < 3) run_matmul(MM_BMM, TN_I64, pairs[p][0], pairs[p][1], as, 3, bs, 3);
+        }
+    }
+    const int64_t mv[][2] = {{7, 13}, {1, 1}, {65, 129}, {0, 3}, {4, 0}, {1, 40}};
+    for (size_t si = 0; si < sizeof mv / sizeof mv[0]; si++) {
+        int64_t as[2] = {mv[si][0], mv[si][1]}, bs[1] = {mv[si][1]};
+        for (int p = 0; p < 6; p++) {
+            run_matmul(MM_MV, p % 2 ? TN_F64 : TN_F32, pairs[p][0], pairs[p][1], as, 2, bs, 1);
+            if (p < 2) run_matmul(MM_MV, TN_I64, pairs[p][0], pairs[p][1], as, 2, bs, 1);
+        }
+    }
+    const int64_t dots[] = {1, 7, 129, 0, 1000};
+    for (int si = 0; si < 5; si++)
+        for (int p = 0; p < 6; p++) {
+            run_matmul(MM_DOT, p % 2 ? TN_F64 : TN_F32, pairs[p][0], pairs[p][1], &dots[si], 1, &dots[si], 1);
+            if (p < 3) run_matmul(MM_DOT, p ? TN_I64 : TN_I32, pairs[p][0], pairs[p][1], &dots[si], 1, &dots[si], 1);
+        }
+    /* outer: [n] x [m] = [n, 1] @ [1, m] */
+    const int64_t outs[][2] = {{3, 4}, {1, 1}, {0, 3}, {5, 0}, {17, 9}};
+    for (int si = 0; si < 5; si++)
+        for (int p = 0; p < 6; p++) {
+            tn_scope_begin();
+            tn_dtype dt = p % 3 == 0 ? TN_F32 : p % 3 == 1 ? TN_F64 : TN_I64;
+            int64_t n = outs[si][0], m = outs[si][1];
+            tn_tensor *a = make_input(&n, 1, dt, pairs[p][0], is_float(dt) ? G_NORMAL : G_INT);
+            tn_tensor *b = make_input(&m, 1, dt, pairs[p][1], is_float(dt) ? G_NORMAL : G_INT);
+            tn_tensor *r = tn_outer(a, b);
+            const double *av = dv(a), *bv = dv(b);
+            double *ref = (double *)malloc((size_t)(n * m + 1) * sizeof(double));
+            for (int64_t i = 0; i < n; i++) for (int64_t j = 0; j < m; j++) ref[i * m + j] = av[i] * bv[j];
+            LABEL("outer %s [%lld] x [%lld] %s/%s", dname(dt), (long long)n, (long long)m, layout_name[pairs[p][0]], layout_name[pairs[p][1]]);
+            CHECK_DTYPE(r, dt);
+            CHECK_SHAPE(r, n, m);
+            CHECK_VALS(r, ref, n * m, 2 * rtol_of(dt), 2 * atol_of(dt));
+            free(ref);
+            tn_scope_end();
+        }
+    tn_scope_begin();
+    LABEL("dot of int64 is exact (no trip through double)");
+    tn_tensor *big = tn_from_data((const int64_t[]){(INT64_C(1) << 53) + 1, 1}, TN_SHAPE(2), TN_I64);
+    tn_tensor *d = tn_dot(big, tn_from_data((const int64_t[]){1, 2}, TN_SHAPE(2), TN_I64));
+    CHECK(d && tn_ndim(d) == 0 && *(const int64_t *)tn_data_ptr(d) == (INT64_C(1) << 53) + 3);
+    LABEL("int32 matmul wraps (torch)");
+    tn_tensor *w = tn_from_data((const int32_t[]){65536, 65536}, TN_SHAPE(1, 2), TN_I32);
+    tn_tensor *ww = tn_mm(w, tn_t(w));
+    CHECK(ww && *(const int32_t *)tn_data_ptr(ww) == 0);
+    LABEL("dot of [0] is 0; mm with K = 0 is zeros");
+    CHECK_LIST(tn_dot(tn_zeros(TN_SHAPE(0), TN_F32), tn_zeros(TN_SHAPE(0), TN_F32)), 0, 0);
+    CHECK_LIST(tn_mm(tn_empty(TN_SHAPE(2, 0), TN_F32), tn_empty(TN_SHAPE(0, 2), TN_F32)), 0, 0, 0, 0, 0);
+    CHECK_LIST(tn_bmm(tn_empty(TN_SHAPE(1, 2, 0), TN_F64), tn_empty(TN_SHAPE(1, 0, 1), TN_F64)), 0, 0, 0);
+    LABEL("NaN and inf propagate through mm");
+    CHECK_LIST(tn_mm(tn_reshape(VEC(TN_F32, NAN, 1, 0, 1), TN_SHAPE(2, 2)), tn_reshape(VEC(TN_F32, 1, 0, 0, 1), TN_SHAPE(2, 2))), 0, NAN, NAN, 0, 1);
+    CHECK_LIST(tn_mm(tn_reshape(VEC(TN_F64, INFINITY, 0), TN_SHAPE(1, 2)), tn_reshape(VEC(TN_F64, 1, 0), TN_SHAPE(2, 1))), 0, INFINITY);
+    CHECK_LIST(tn_mm(tn_reshape(VEC(TN_F64, INFINITY, 1), TN_SHAPE(1, 2)), tn_reshape(VEC(TN_F64, 0, 1), TN_SHAPE(2, 1))), 0, NAN);
+    end_scope_check_leaks();
+}
+
+TEST(matmul_forms) {
+    tn_manual_seed(13);
+    struct { int64_t a[4]; int na; int64_t b[4]; int nb; } forms[] = {
+        {{7}, 1, {7}, 1},                    /* 1-D @ 1-D -> 0-d */
+        {{4, 7}, 2, {7}, 1},                 /* 2-D @ 1-D -> [4] */
+        {{7}, 1, {7, 5}, 2},                 /* 1-D @ 2-D -> [5] */
+        {{4, 7}, 2, {7, 5}, 2},
+        {{3, 4, 7}, 3, {7, 5}, 2},           /* batched 3-D @ 2-D */
+        {{4, 7}, 2, {3, 7, 5}, 3},           /* 2-D @ 3-D */
+        {{7}, 1, {3, 7, 5}, 3},              /* 1-D @ 3-D -> [3, 5] */
+        {{3, 4, 7}, 3, {7}, 1},              /* 3-D @ 1-D -> [3, 4] */
+        {{2, 1, 3, 4}, 4, {5, 4, 2}, 3},     /* broadcast batch dims -> [2, 5, 3, 2] */
+        {{5, 4, 2}, 3, {2, 1, 2, 3}, 4},
+        {{2, 3, 4, 5}, 4, {2, 3, 5, 6}, 4},
+        {{1, 3, 4}, 3, {6, 4, 2}, 3},        /* batch 1 broadcasts */
+        {{0, 3, 4}, 3, {4, 2}, 2},           /* empty batch */
+        {{2, 3, 0}, 3, {0, 2}, 2},           /* K = 0 */
+        {{1}, 1, {1}, 1},
+        {{1, 1}, 2, {1, 1}, 2},
+        {{3, 1, 7}, 3, {1, 7, 13}, 3},
+    };
+    const int pairs[][2] = {{L_CONTIG, L_CONTIG}, {L_TRANS, L_SLICED}, {L_SLICED, L_TRANS}, {L_EXPAND, L_CONTIG}, {L_CONTIG, L_EXPAND}};
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
+        for (int p = 0; p < 5; p++) {
+            run_matmul(MM_MATMUL, p % 2 ? TN_F64 : TN_F32, pairs[p][0], pairs[p][1], forms[f].a, forms[f].na, forms[f].b, forms[f].nb);
+            if (p < 2) run_matmul(MM_MATMUL, TN_I64, pairs[p][0], pairs[p][1], forms[f].a, forms[f].na, forms[f].b, forms[f].nb);
+        }
+    tn_scope_begin();
+    LABEL("matmul errors");
+    CHECK_ERR(tn_matmul(tn_zeros(TN_SHAPE(2, 3), TN_F32), tn_zeros(TN_SHAPE(4, 2), TN_F32)), "cannot be multiplied");
+    CHECK_ERR(tn_matmul(tn_zeros(TN_SHAPE(3), TN_F32), tn_zeros(TN_SHAPE(4), TN_F32)), "");
+    CHECK_ERR(tn_matmul(tn_zeros(TN_SHAPE(2, 2, 3), TN_F32), tn_zeros(TN_SHAPE(3, 3, 2), TN_F32)), "broadcast");
+    CHECK_ERR(tn_matmul(tn_scalar_tensor(1, TN_F32), tn_zeros(TN_SHAPE(3), TN_F32)), "dimension");
+    CHECK_ERR(tn_matmul(tn_zeros(TN_SHAPE(2, 3), TN_F32), tn_zeros(TN_SHAPE(3, 2), TN_F64)), "dtype");
+    CHECK_ERR(tn_mm(tn_zeros(TN_SHAPE(2, 3), TN_BOOL), tn_zeros(TN_SHAPE(3, 2), TN_BOOL)), "bool");
+    CHECK_ERR(tn_mm(tn_zeros(TN_SHAPE(2, 2, 3), TN_F32), tn_zeros(TN_SHAPE(3, 2), TN_F32)), "2-d");
+    CHECK_ERR(tn_bmm(tn_zeros(TN_SHAPE(2, 3), TN_F32), tn_zeros(TN_SHAPE(3, 2), TN_F32)), "3-d");
+    CHECK_ERR(tn_bmm(tn_zeros(TN_SHAPE(2, 2, 3), TN_F32), tn_zeros(TN_SHAPE(3, 3, 2), TN_F32)), "");
+    CHECK_ERR(tn_mv(tn_zeros(TN_SHAPE(2, 3), TN_F32), tn_zeros(TN_SHAPE(2), TN_F32)), "");
+    CHECK_ERR(tn_dot(tn_zeros(TN_SHAPE(3), TN_F32), tn_zeros(TN_SHAPE(2), TN_F32)), "");
+    CHECK_ERR(tn_dot(tn_zeros(TN_SHAPE(3, 1), TN_F32), tn_zeros(TN_SHAPE(3), TN_F32)), "1-d");
+    CHECK_ERR(tn_outer(tn_zeros(TN_SHAPE(3, 1), TN_F32), tn_zeros(TN_SHAPE(3), TN_F32)), "1-d");
+    end_scope_check_leaks();
+}
+
+/* addmm / baddbmm: beta * input + alpha * (m1 @ m2) with input broadcast */
+static void run_addmm(bool batched, tn_dtype dt, const int64_t *ins, int inn, int64_t B, int64_t M, int64_t K, int64_t N, double beta, double alpha, int la, int lb, bool nan_input) {
+    tn_scope_begin();
+    int gen = is_float(dt) ? G_NORMAL : G_INT;
+    int64_t as[3] = {B, M, K}, bs[3] = {B, K, N};
+    tn_tensor *a = make_input(batched ? as : as + 1, batched ? 3 : 2, dt, la, gen);
+    tn_tensor *b = make_input(batched ? bs : bs + 1, batched ? 3 : 2, dt, lb, gen);
+    tn_tensor *in = make_input(ins, inn, dt, L_TRANS, gen);
+    if (nan_input) in = tn_full_like(in, NAN);
+    tn_tensor *r = batched ? tn_baddbmm(in, a, b, beta, alpha) : tn_addmm(in, a, b, beta, alpha);
+    double *ref, *mag;
+    int64_t os[TN_MAX_DIMS];
+    int on = matmul_ref(dv(a), tn_shape(a), tn_ndim(a), dv(b), tn_shape(b), tn_ndim(b), &ref, &mag, os);
+    const double *iv_ = dv(in);
+    int64_t n = numel_of(os, on);
+    for (int64_t i = 0; i < n; i++) {
+        ref[i] = alpha * ref[i] + (beta == 0 ? 0 : beta * iv_[bidx(i, os, on, ins, inn)]);
+        mag[i] = fabs(alpha) * mag[i] + (beta == 0 ? 0 : fabs(beta * iv_[bidx(i, os, on, ins, inn)])) + 1;
+    }
+    int k = snprintf(label, sizeof label, "%s %s beta %g alpha %g input [", batched ? "baddbmm" : "addmm", dname(dt), beta, alpha);
+    for (int i = 0; i < inn; i++) k += snprintf(label + k, sizeof label - (size_t)k, i ? ",%lld" : "%lld", (long long)ins[i]);
+    snprintf(label + k, sizeof label - (size_t)k, "]%s, %lldx%lldx%lld %s/%s", nan_input ? " (NaN)" : "", (long long)M, (long long)K, (long long)N, layout_name[la], layout_name[lb]);
+    CHECK_DTYPE(r, dt);
+    CHECK_SHAPE_N(r, os, on);
+    bool ok = mm_vals_ok(r, ref, mag, n, dt);
+    CHECK_MSG(ok, "%s: %s", label, msg);
+    free(ref);
+    free(mag);
+    tn_scope_end();
+}
+
+TEST(addmm_baddbmm) {
+    tn_manual_seed(14);
+    const double ba[][2] = {{1, 1}, {0.5, 2}, {0, 1}, {-1, 0.25}, {2, 0}, {0, 0}};
+    for (int q = 0; q < 6; q++) {
+        double beta = ba[q][0], alpha = ba[q][1];
+        const int64_t full[2] = {7, 5}, row[1] = {5}, col[2] = {7, 1}, one[2] = {1, 1};
+        run_addmm(false, TN_F32, full, 2, 1, 7, 13, 5, beta, alpha, L_CONTIG, L_CONTIG, false);
+        run_addmm(false, TN_F64, row, 1, 1, 7, 13, 5, beta, alpha, L_TRANS, L_SLICED, false);
+        run_addmm(false, TN_F32, col, 2, 1, 7, 13, 5, beta, alpha, L_SLICED, L_TRANS, false);
+        run_addmm(false, TN_F64, one, 2, 1, 7, 13, 5, beta, alpha, L_EXPAND, L_CONTIG, false);
+        run_addmm(false, TN_F32, NULL, 0, 1, 7, 13, 5, beta, alpha, L_CONTIG, L_EXPAND, false);  /* 0-d input */
+        run_addmm(false, TN_F64, full, 2, 1, 7, 0, 5, beta, alpha, L_CONTIG, L_CONTIG, false);   /* K = 0 */
+        const int64_t f3[3] = {3, 7, 5}, f2[2] = {7, 5}, r1[1] = {5}, b11[3] = {3, 1, 1};
+        run_addmm(true, TN_F32, f3, 3, 3, 7, 13, 5, beta, alpha, L_CONTIG, L_CONTIG, false);
+        run_addmm(true, TN_F64, f2, 2, 3, 7, 13, 5, beta, alpha, L_TRANS, L_SLICED, false);
+        run_addmm(true, TN_F32, r1, 1, 3, 7, 13, 5, beta, alpha, L_SLICED, L_TRANS, false);
+        run_addmm(true, TN_F64, b11, 3, 3, 7, 13, 5, beta, alpha, L_EXPAND, L_CONTIG, false);
+        if (alpha == floor(alpha) && beta == floor(beta)) {
+            run_addmm(false, TN_I64, full, 2, 1, 7, 13, 5, beta, alpha, L_TRANS, L_CONTIG, false);
+            const int64_t f45[2] = {4, 5};
+            run_addmm(true, TN_I64, f45, 2, 2, 4, 3, 5, beta, alpha, L_CONTIG, L_TRANS, false);
+        }
+    }
+    /* beta = 0: the input is not read, so NaN in it does not propagate (torch) */
+    const int64_t full[2] = {7, 5}, f3[3] = {3, 7, 5}, bigin[2] = {65, 129};
+    run_addmm(false, TN_F32, full, 2, 1, 7, 13, 5, 0, 1, L_CONTIG, L_CONTIG, true);
+    run_addmm(false, TN_F64, full, 2, 1, 7, 13, 5, 0, 0.5, L_TRANS, L_TRANS, true);
+    run_addmm(true, TN_F32, f3, 3, 3, 7, 13, 5, 0, 1, L_SLICED, L_CONTIG, true);
+    run_addmm(false, TN_F32, full, 2, 1, 7, 13, 5, 1, 1, L_CONTIG, L_CONTIG, true);   /* beta 1: NaN everywhere */
+    run_addmm(false, TN_F32, bigin, 2, 1, 65, 33, 129, 0.5, 2, L_TRANS, L_CONTIG, false);
+    tn_scope_begin();
+    LABEL("addmm values (torch: addmm([[1]], [[2]], [[3]], beta=0.5, alpha=2) = 12.5)");
+    CHECK_LIST(tn_addmm(tn_ones(TN_SHAPE(1, 1), TN_F32), tn_full(TN_SHAPE(1, 1), 2, TN_F32), tn_full(TN_SHAPE(1, 1), 3, TN_F32), 0.5, 2), 0, 12.5);
+    LABEL("addmm errors");
+    CHECK_ERR(tn_addmm(tn_zeros(TN_SHAPE(3, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(2, 5), TN_F32), 1, 1), "");
+    CHECK_ERR(tn_addmm(tn_zeros(TN_SHAPE(7, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(3, 5), TN_F32), 1, 1), "");
+    CHECK_ERR(tn_baddbmm(tn_zeros(TN_SHAPE(7, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(2, 5), TN_F32), 1, 1), "3-d");
+    end_scope_check_leaks();
+}
+
+/* ------------------------------------------------------------------------ */
+/* accumulation precision of float32 reductions and scans                   */
+/* ------------------------------------------------------------------------ */
+TEST(float32_accumulation) {
+    tn_scope_begin();
+    const int64_t n = INT64_C(1) << 20;
+    const double want = 0.1f * (double)n;  /* 104857.6015625: the exact sum of float32(0.1) n times */
+    tn_tensor *x = tn_full(TN_SHAPE(n), 0.1, TN_F32);
+    LABEL("sum of 2^20 float32 0.1 (torch: 104857.6171875)");
+    CHECK_CLOSE(item(tn_sum(x)), want, want * 1e-5);
+    CHECK_CLOSE(item(tn_mean(x)), 0.1, 1e-6);
+    /* reducing an outer dim: torch gives 104857.5390625 per column (error 6e-7 relative) */
+    tn_tensor *y = tn_full(TN_SHAPE(n, 2), 0.1, TN_F32);
+    tn_tensor *s = tn_sum_dims(y, TN_DIMS(0), false);
+    LABEL("sum over dim 0 of a [2^20, 2] float32 tensor of 0.1 (torch: 104857.539)");
+    CHECK_LIST(s, want * 1e-5, want, want);
+    LABEL("mean over dim 0 of a [2^20, 2] float32 tensor of 0.1 (torch: 0.09999994)");
+    CHECK_LIST(tn_mean_dims(y, TN_DIMS(0), false), 1e-6, 0.1, 0.1);
+    LABEL("var over dim 0 of a constant [2^20, 2] float32 tensor (torch: [0, 0])");
+    CHECK_LIST(tn_var_dims(y, TN_DIMS(0), 1, false), 1e-8, 0, 0);
+    LABEL("sum over dim 0 of a transposed [2, 2^20] float32 tensor");
+    CHECK_LIST(tn_sum_dims(tn_t(tn_full(TN_SHAPE(2, n), 0.1, TN_F32)), TN_DIMS(0), false), want * 1e-5, want, want);
+    /* cumsum: torch accumulates float32 scans in double (acc_type): last = 104857.6015625 */
+    LABEL("cumsum of 2^20 float32 0.1 (torch: last element 104857.6015625)");
+    tn_tensor *c = tn_cumsum(x, 0);
+    CHECK_CLOSE(item(tn_select(c, 0, n - 1)), want, want * 1e-5);
+    CHECK_CLOSE(item(tn_select(c, 0, n / 2 - 1)), want / 2, want * 1e-5);
+    LABEL("sum of 2^25 float32 ones is exact (torch: 33554432)");
+    tn_tensor *ones = tn_expand(tn_ones(TN_SHAPE(1), TN_F32), TN_SHAPE(INT64_C(1) << 25));  /* no 128 MB */
+    CHECK_CLOSE(item(tn_sum(ones)), 33554432.0, 0);
+    CHECK_CLOSE(item(tn_mean(ones)), 1.0, 0);
+    CHECK_CLOSE(item(tn_sum(tn_ones(TN_SHAPE((INT64_C(1) << 24) + 8), TN_F32))), 16777224.0, 0);
+    LABEL("cumsum past 2^24 (torch: float32 cumsum of 2^24 + 8 ones ends at 16777224)");
+    tn_tensor *c2 = tn_cumsum(tn_expand(tn_ones(TN_SHAPE(1), TN_F32), TN_SHAPE((INT64_C(1) << 24) + 8)), 0);
+    CHECK_CLOSE(item(tn_select(c2, 0, (INT64_C(1) << 24) + 7)), 16777224.0, 0);
+    end_scope_check_leaks();
+}
+
+/* scalar operands: values outside the tensor's dtype, NaN / inf, exact integers */
+TEST(scalar_edge_cases) {
+    tn_scope_begin();
+    tn_tensor *u8 = VEC(TN_U8, 3, 200);
+    LABEL("uint8 with out-of-range int scalars wraps the scalar (torch: u8 < -1 -> [T, T]; == 259 -> [T, F]; + 256 -> [3, 200])");
+    CHECK_LIST(tn_lt_scalar(u8, -1), 0, 1, 1);
+    CHECK_LIST(tn_eq_scalar(u8, 259), 0, 1, 0);
+    CHECK_LIST(tn_add_scalar(u8, 256), 0, 3, 200);
+    CHECK_DTYPE(tn_add_scalar(u8, 256), TN_U8);
+    LABEL("int tensor with inf / nan scalars gives float32");
+    tn_tensor *i64 = VEC(TN_I64, 1, -2);
+    CHECK_DTYPE(tn_add_scalar(i64, INFINITY), TN_F32);
+    CHECK_LIST(tn_add_scalar(i64, INFINITY), 0, INFINITY, INFINITY);
+    CHECK_LIST(tn_mul_scalar(i64, NAN), 0, NAN, NAN);
+    LABEL("division by a zero scalar");
+    CHECK_LIST(tn_div_scalar(i64, 0), 0, INFINITY, -INFINITY);
+    CHECK_LIST(tn_remainder_scalar(VEC(TN_F32, 1), 0), 0, NAN);
+    CHECK_LIST(tn_floor_divide_scalar(VEC(TN_F32, 1, -1), 0), 0, INFINITY, -INFINITY);
+    LABEL("int64 comparisons with integral scalars are exact (torch: tensor([2**53+1]) == 2**53 is False)");
+    tn_tensor *big = tn_from_data((const int64_t[]){(INT64_C(1) << 53) + 1}, TN_SHAPE(1), TN_I64);
+    CHECK_LIST(tn_eq_scalar(big, 9007199254740992.0), 0, 0);
+    CHECK_LIST(tn_gt_scalar(big, 9007199254740992.0), 0, 1);
+    LABEL("float32 tensor compared with a double scalar in float32 (torch: tensor([0.1]) == 0.1 is True)");
+    CHECK_LIST(tn_eq_scalar(VEC(TN_F32, 0.1, 1.5), 0.1), 0, 1, 0);
+    CHECK_LIST(tn_lt_scalar(VEC(TN_F32, 0.1), 0.1), 0, 0);
+    CHECK_LIST(tn_gt_scalar(VEC(TN_F32, 0.1), 0.1), 0, 0);
+    LABEL("float64 keeps the scalar exact");
+    CHECK_LIST(tn_eq_scalar(VEC(TN_F64, 0.1), 0.1), 0, 1);
+    CHECK_LIST(tn_add_scalar(VEC(TN_F64, 0.1), 0.2), 0, 0.1 + 0.2);
+    LABEL("wrapped numbers do not change a float32 tensor's precision");
+    tn_tensor *f = tn_add_scalar(VEC(TN_F32, 1), 1e-10);
+    CHECK_DTYPE(f, TN_F32);
+    CHECK_LIST(f, 0, 1);
+    end_scope_check_leaks();
+}
+
+/* 0-sized dims, 0-d tensors, single elements, negative dims */
+TEST(edge_shapes) {
+    tn_scope_begin();
+    tn_tensor *e = tn_zeros(TN_SHAPE(2, 0, 3), TN_F32), *z = tn_scalar_tensor(2, TN_F32);
+    LABEL("elementwise on [2,0,3]");
+    CHECK_SHAPE(tn_exp(e), 2, 0, 3);
+    CHECK_SHAPE(tn_add(e, z), 2, 0, 3);
+    CHECK_SHAPE(tn_add(e, tn_zeros(TN_SHAPE(1, 3), TN_F64)), 2, 0, 3);
+    CHECK_DTYPE(tn_add(e, tn_zeros(TN_SHAPE(1, 3), TN_F64)), TN_F64);
+    CHECK_SHAPE(tn_lt(e, z), 2, 0, 3);
+    CHECK_SHAPE(tn_where(tn_lt(e, z), e, z), 2, 0, 3);
+    CHECK_SHAPE(tn_clamp(e, 0, 1), 2, 0, 3);
+    CHECK(tn_add_(e, z) != NULL);
+    CHECK(tn_fill_(e, 3) != NULL);
+    CHECK_SHAPE(tn_add(tn_zeros(TN_SHAPE(0), TN_I64), tn_zeros(TN_SHAPE(1), TN_I64)), 0);
+    LABEL("reductions on [2,0,3]");
+    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(1), false), 2, 3);
+    CHECK_LIST(tn_sum_dims(e, TN_DIMS(1), false), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(-1), true), 2, 0, 1);
+    CHECK_SHAPE(tn_amax(e, TN_DIMS(0, 2), false), 0);
+    CHECK_SHAPE(tn_cumsum(e, 1), 2, 0, 3);
+    CHECK_SHAPE(tn_softmax(e, -1), 2, 0, 3);
+    CHECK_SHAPE(tn_sort(e, 1, false, NULL), 2, 0, 3);
+    CHECK_SHAPE(tn_all_dim(e, 1, false), 2, 3);
+    CHECK_LIST(tn_all_dim(e, 1, false), 0, 1, 1, 1, 1, 1, 1);
+    CHECK_LIST(tn_any_dim(e, 1, false), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_SHAPE(tn_max_dim(e, 0, false, NULL), 0, 3);
+    CHECK_SHAPE(tn_argmax_dim(e, 2, true), 2, 0, 1);
+    CHECK_SHAPE(tn_matmul(e, tn_zeros(TN_SHAPE(3, 4), TN_F32)), 2, 0, 4);
+    CHECK_SHAPE(tn_matmul(tn_zeros(TN_SHAPE(2, 3, 0), TN_F32), tn_zeros(TN_SHAPE(0, 4), TN_F32)), 2, 3, 4);
+    LABEL("0-d tensors stay 0-d");
+    CHECK_SHAPE_N(tn_exp(z), NULL, 0);
+    CHECK_SHAPE_N(tn_add(z, z), NULL, 0);
+    CHECK_SHAPE_N(tn_sum(z), NULL, 0);
+    CHECK_SHAPE_N(tn_cumsum(z, -1), NULL, 0);
+    CHECK_SHAPE_N(tn_softmax(z, 0), NULL, 0);
+    CHECK_SHAPE_N(tn_sort(z, 0, true, NULL), NULL, 0);
+    CHECK_SHAPE_N(tn_topk(z, 1, 0, true, NULL), NULL, 0);
+    CHECK_SHAPE_N(tn_argmax(z), NULL, 0);
+    CHECK_SHAPE_N(tn_where(tn_scalar_tensor(1, TN_BOOL), z, z), NULL, 0);
+    CHECK_SHAPE(tn_add(z, tn_zeros(TN_SHAPE(1), TN_F32)), 1);
+    CHECK_LIST(tn_lerp_scalar(z, tn_scalar_tensor(4, TN_F32), 0.5), 0, 3);
+    CHECK_ERR(tn_cumsum(z, 1), "out of range");
+    CHECK_ERR(tn_softmax(z, -2), "out of range");
+    LABEL("single-element tensors of any rank");
+    tn_tensor *one = tn_full(TN_SHAPE(1, 1, 1), 5, TN_F64);
+    CHECK_LIST(tn_softmax(one, 1), 0, 1);
+    CHECK_LIST(tn_var(one, 0), 0, 0);
+    CHECK_LIST(tn_var(one, 1), 0, NAN);
+    CHECK_LIST(tn_std_dims(one, TN_DIMS(-1), 0, false), 0, 0);
+    CHECK_LIST(tn_norm(one, 3), 1e-12, 5);
+    CHECK_LIST(tn_logsumexp(one, TN_DIMS(0, 1, 2), false), 0, 5);
+    CHECK_SHAPE(tn_matmul(one, one), 1, 1, 1);
+    CHECK_LIST(tn_matmul(one, one), 0, 25);
+    LABEL("negative dims everywhere");
+    tn_tensor *m = tn_reshape(tn_arange(0, 6, 1, TN_F64), TN_SHAPE(2, 3));
+    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-1), false), 0, 3, 12);
+    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-2), false), 0, 3, 5, 7);
+    CHECK_LIST(tn_cumsum(m, -1), 0, 0, 1, 3, 3, 7, 12);
+    CHECK_LIST(tn_cumprod(m, -2), 0, 0, 1, 2, 0, 4, 10);
+    CHECK_LIST(tn_argmax_dim(m, -2, false), 0, 1, 1, 1);
+    CHECK_LIST(tn_amin(m, TN_DIMS(-1, -2), false), 0, 0);
+    CHECK_LIST(tn_all_dim(m, -1, false), 0, 0, 1);
+    CHECK_LIST(tn_any_dim(m, -2, false), 0, 1, 1, 1);
+    CHECK_LIST(tn_sort(m, -2, true, NULL), 0, 3, 4, 5, 0, 1, 2);
+    CHECK_LIST(tn_topk(m, 2, -1, true, NULL), 0, 2, 1, 5, 4);
+    end_scope_check_leaks();
+}
+
+/* larger GEMMs: packing edges, misaligned (offset) rows, big K, long thin shapes */
+static tn_tensor *offset_matrix(int64_t r, int64_t c, tn_dtype dt, int kind) {
+    /* kind 0: rows of a [r, c+3] base starting at column 1 (unit stride, odd offset);
+       kind 1: the transpose of such a [c, r] matrix (column-major, odd offset) */
+    if (kind == 0) return tn_narrow(tn_to_dtype(gen_base(TN_SHAPE(r, c + 3), G_NORMAL), dt), 1, 1, c);
+    return tn_t(tn_narrow(tn_to_dtype(gen_base(TN_SHAPE(c, r + 3), G_NORMAL), dt), 1, 1, r));
+}
+
+TEST(gemm_large_and_misaligned) {
+    tn_manual_seed(15);
+    const int64_t sizes[][3] = {{257, 129, 67}, {128, 128, 128}, {1, 1000, 1}, {3, 1000, 5}, {100, 1, 100}, {33, 17, 250}, {250, 3, 33}};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int k = 0; k < 4; k++) {
+            tn_scope_begin();
+            tn_dtype dt = k % 2 ? TN_F64 : TN_F32;
+            int64_t M = sizes[si][0], K = sizes[si][1], N = sizes[si][2];
+            tn_tensor *a = offset_matrix(M, K, dt, k / 2), *b = offset_matrix(K, N, dt, 1 - k / 2);
+            tn_tensor *r = tn_mm(a, b);
+            double *ref, *mag;
+            int64_t os[2];
+            int on = matmul_ref(dv(a), tn_shape(a), 2, dv(b), tn_shape(b), 2, &ref, &mag, os);
+            LABEL("mm %s %lldx%lldx%lld with offset operands (kind %d)", dname(dt), (long long)M, (long long)K, (long long)N, k / 2);
+            CHECK_SHAPE_N(r, os, on);
+            bool ok = mm_vals_ok(r, ref, mag, M * N, dt);
+            CHECK_MSG(ok, "%s: %s", label, msg);
+            /* the same product through addmm with beta 1 into an offset input, and through a batch */
+            tn_tensor *in = offset_matrix(M, N, dt, 0);
+            const double *inv = dv(in);
+            for (int64_t i = 0; i < M * N; i++) { ref[i] = 2 * ref[i] - inv[i]; mag[i] = 2 * mag[i] + fabs(inv[i]); }
+            LABEL("addmm %s %lldx%lldx%lld beta -1 alpha 2 offset operands", dname(dt), (long long)M, (long long)K, (long long)N);
+            ok = mm_vals_ok(tn_addmm(in, a, b, -1, 2), ref, mag, M * N, dt);
+            CHECK_MSG(ok, "%s: %s", label, msg);
+            free(ref);
+            free(mag);
+            tn_scope_end();
+        }
+    /* bmm with a stride-0 batch operand and a transposed batch */
+    for (int k = 0; k < 2; k++) {
+        tn_scope_begin();
+        tn_dtype dt = k ? TN_F64 : TN_F32;
+        tn_tensor *a = tn_expand(tn_to_dtype(gen_base(TN_SHAPE(1, 37, 45), G_NORMAL), dt), TN_SHAPE(6, 37, 45));
+        tn_tensor *b = tn_permute(tn_to_dtype(gen_base(TN_SHAPE(29, 45, 6), G_NORMAL), dt), TN_DIMS(2, 1, 0));
+        double *ref, *mag;
+        int64_t os[3];
+        int on = matmul_ref(dv(a), tn_shape(a), 3, dv(b), tn_shape(b), 3, &ref, &mag, os);
+        tn_tensor *r = tn_bmm(a, b);
+        LABEL("bmm %s expanded batch @ permuted [6,45,29]", dname(dt));
+        CHECK_SHAPE_N(r, os, on);
+        bool ok = mm_vals_ok(r, ref, mag, 6 * 37 * 29, dt);
+        CHECK_MSG(ok, "%s: %s", label, msg);
+        free(ref);
+        free(mag);
+        tn_scope_end();
+    }
+    check_leaks();
+}
+
+/* multi-output functions and in-place returns at top level (no scope): the caller owns
+   every returned tensor, *indices included */
+TEST(ownership_top_level) {
+    int64_t live0 = tn_memory_stats_get().live_tensors;
+    CHECK(tn_scope_depth() == 0);
+    tn_tensor *x = tn_randn(TN_SHAPE(3, 4), TN_F32);
+    tn_tensor *idx = NULL, *v = tn_max_dim(x, 1, false, &idx);
+    CHECK(v && idx && tn_get_dtype(idx) == TN_I64);
+    tn_release(v);
+    tn_release(idx);
+    v = tn_min_dim(x, 0, true, NULL);
+    tn_release(v);
+    v = tn_sort(x, -1, true, &idx);
+    CHECK(v && idx);
+    tn_release(v);
+    tn_release(idx);
+    v = tn_sort(x, 0, false, NULL);
+    tn_release(v);
+    v = tn_argsort(x, 1, false);
+    tn_release(v);
+    v = tn_topk(x, 2, 1, true, &idx);
+    CHECK(v && idx && tn_shape(idx)[1] == 2);
+    tn_release(v);
+    tn_release(idx);
+    v = tn_topk(x, 2, 1, false, NULL);
+    tn_release(v);
+    v = tn_argmax(x);
+    tn_release(v);
+    v = tn_argmin_dim(x, 0, false);
+    tn_release(v);
+    v = tn_var_dims(x, TN_DIMS(0), 1, false);
+    tn_release(v);
+    v = tn_std(x, 1);
+    tn_release(v);
+    v = tn_norm(x, 3);
+    tn_release(v);
+    v = tn_logsumexp(x, TN_DIMS(1), true);
+    tn_release(v);
+    tn_tensor *z1 = tn_zeros(TN_SHAPE(1), TN_F32), *xt = tn_t(x), *r0 = tn_select(x, 0, 0), *r1 = tn_select(x, 1, 1);
+    v = tn_clamp_tensor(x, z1, NULL);
+    CHECK(v != NULL);
+    tn_release(v);
+    v = tn_matmul(x, xt);
+    tn_release(v);
+    v = tn_outer(r0, r1);
+    tn_release(v);
+    /* in-place ops return a new reference to their target */
+    tn_tensor *r = tn_add_(x, x);
+    CHECK(r == x || (r && tn_data_ptr(r) == tn_data_ptr(x)));
+    tn_release(r);
+    r = tn_relu_(x);
+    tn_release(r);
+    r = tn_fill_(x, 1);
+    tn_release(r);
+    r = tn_clamp_(x, 0, 0.5);
+    tn_release(r);
+    r = tn_lerp_(x, x, 0.5);
+    tn_release(r);
+    /* failed calls leave nothing behind */
+    CHECK(tn_topk(x, 9, 1, true, &idx) == NULL);
+    CHECK(tn_max_dim(x, 5, false, &idx) == NULL);
+    tn_tensor *z22 = tn_zeros(TN_SHAPE(2, 2), TN_F32);
+    CHECK(tn_add_(x, z22) == NULL);
+    tn_release(z22);
+    tn_release(z1);
+    tn_release(xt);
+    tn_release(r0);
+    tn_release(r1);
+    tn_release(x);
+    int64_t leaked = tn_memory_stats_get().live_tensors - live0;
+    CHECK_MSG(leaked == 0, "top level: %lld tensors leaked", (long long)leaked);
+}
+
+TEST(misc_semantics) {
+    tn_scope_begin();
+    LABEL("uint8 neg wraps (torch: -tensor([3], uint8) = [253])");
+    CHECK_LIST(tn_neg(VEC(TN_U8, 3, 0)), 0, 253, 0);
+    LABEL("prod of bool is int64");
+    CHECK_DTYPE(tn_prod(VEC(TN_BOOL, 1, 1)), TN_I64);
+    CHECK_LIST(tn_prod(VEC(TN_BOOL, 1, 0)), 0, 0);
+    LABEL("in-place add_ of a broadcast row of the same tensor (reads the old row)");
+    tn_tensor *x = tn_reshape(tn_arange(0, 6, 1, TN_F32), TN_SHAPE(2, 3));
+    tn_add_(x, tn_select(x, 0, 1));  /* + [3, 4, 5] */
+    CHECK_LIST(x, 0, 3, 5, 7, 6, 8, 10);
+    LABEL("0-d in-place target with a [1] operand is a shape error");
+    CHECK_ERR(tn_add_(tn_scalar_tensor(1, TN_F32), VEC(TN_F32, 1)), "doesn't match");
+    LABEL("sort of int64 extremes");
+    tn_tensor *ex = tn_from_data((const int64_t[]){INT64_MAX, 0, INT64_MIN, -1}, TN_SHAPE(4), TN_I64);
+    tn_tensor *sv = tn_sort(ex, 0, false, NULL);
+    CHECK(sv && ((const int64_t *)tn_data_ptr(sv))[0] == INT64_MIN && ((const int64_t *)tn_data_ptr(sv))[3] == INT64_MAX);
+    tn_tensor *am = tn_amax(ex, NULL, 0, false);
+    CHECK(am && *(const int64_t *)tn_data_ptr(am) == INT64_MAX);
+    tn_tensor *ai = tn_argmin(ex);
+    CHECK(ai && *(const int64_t *)tn_data_ptr(ai) == 2);
+    LABEL("tn_allclose / tn_equal");
+    CHECK(tn_allclose(VEC(TN_F32, 1, 2), VEC(TN_F64, 1 + 1e-9, 2), 1e-5, 1e-8, false));
+    CHECK(!tn_allclose(VEC(TN_F32, 1, NAN), VEC(TN_F32, 1, NAN), 1e-5, 1e-8, false));
+    CHECK(tn_allclose(VEC(TN_F32, 1, NAN), VEC(TN_F32, 1, NAN), 1e-5, 1e-8, true));
+    CHECK(tn_allclose(VEC(TN_F32, INFINITY), VEC(TN_F32, INFINITY), 1e-5, 1e-8, false));
+    /* torch.allclose(tensor([inf]), tensor([-inf])) and allclose(tensor([1.]), tensor([inf])) are False */
+    CHECK(!tn_allclose(VEC(TN_F32, INFINITY), VEC(TN_F32, -INFINITY), 1e-5, 1e-8, false));
+    CHECK(!tn_allclose(VEC(TN_F32, 1), VEC(TN_F32, INFINITY), 1e-5, 1e-8, false));
+    CHECK(!tn_allclose(VEC(TN_F32, INFINITY), VEC(TN_F32, 1), 1e-5, 1e-8, false));
+    CHECK(!tn_allclose(VEC(TN_F32, -INFINITY), VEC(TN_F32, INFINITY), 1e-5, 1e-8, false));
+    CHECK(tn_equal(VEC(TN_I64, 1, 2), VEC(TN_F32, 1, 2)));
+    CHECK(!tn_equal(VEC(TN_I64, 1, 2), VEC(TN_I64, 1, 2, 3)));
+    CHECK(!tn_equal(VEC(TN_F32, NAN), VEC(TN_F32, NAN)));
+    LABEL("broadcast_shapes");
+    int64_t out[TN_MAX_DIMS];
+    int nd = tn_broadcast_shapes(TN_SHAPE(3, 1, 4), TN_SHAPE(2, 1), out);
+    CHECK(nd == 3 && out[0] == 3 && out[1] == 2 && out[2] == 4);
+    nd = tn_broadcast_shapes(TN_SHAPE(0, 1), TN_SHAPE(3), out);
+    CHECK(nd == 2 && out[0] == 0 && out[1] == 3);
+    CHECK(tn_broadcast_shapes(TN_SHAPE(2), TN_SHAPE(3), out) == -1);
+    end_scope_check_leaks();
+}
+
+/* high-rank shapes (up to TN_MAX_DIMS) stress the iterator's dim coalescing */
+TEST(high_rank) {
+    tn_manual_seed(16);
+    const int64_t s5[5] = {2, 3, 1, 4, 5}, s8[8] = {2, 1, 2, 3, 1, 2, 2, 3}, s6[6] = {3, 1, 2, 1, 4, 1}, b3[3] = {4, 1, 1}, b213[3] = {2, 1, 3};
+    for (int l = 0; l < L_NUM; l++) {
+        run_unary(&unary_ops[3], TN_F32, l, s5, 5);   /* exp */
+        run_unary(&unary_ops[0], TN_F64, l, s8, 8);   /* neg */
+        run_unary(&unary_ops[24], TN_I64, l, s6, 6);  /* relu */
+        run_binary(&binary_ops[0], TN_F32, l, (l + 1) % L_NUM, s5, 5, s5, 5);
+        run_binary(&binary_ops[4], TN_F64, l, (l + 2) % L_NUM, s8, 8, s8, 8);
+        run_binary(&binary_ops[6], TN_I64, l, (l + 3) % L_NUM, s6, 6, b3, 3);   /* floor_divide, broadcast */
+        run_binary(&binary_ops[15], TN_F32, (l + 1) % L_NUM, l, b213, 3, s8, 8);  /* lt, broadcast */
+        const int64_t d12[2] = {1, 2}, d03[2] = {0, 3}, dm1[2] = {-1, 1}, d0257[4] = {0, 2, 5, 7}, d3[1] = {3};
+        run_reduce(R_SUM, TN_F32, l, G_NORMAL, s5, 5, d12, 2, l % 2);
+        run_reduce(R_AMAX, TN_F64, l, G_NORMAL, s5, 5, d03, 2, l % 2 == 0);
+        run_reduce(R_VAR1, TN_F64, l, G_NORMAL, s5, 5, dm1, 2, false);
+        run_reduce(R_SUM, TN_I32, l, G_INT, s8, 8, d0257, 4, l % 2);
+        run_reduce(R_MEAN, TN_F32, l, G_NORMAL, s8, 8, NULL, 0, l % 2);
+        run_reduce(R_PROD, TN_F64, l, G_NORMAL, s6, 6, d3, 1, true);
+        run_scan(S_CUMSUM, TN_F64, l, G_NORMAL, s8, 8, 3);
+        run_scan(S_SOFTMAX, TN_F32, l, G_NORMAL, s5, 5, -2);
+        run_argext(true, TN_F32, l, G_INT, s8, 8, 7, l % 2);
+        run_sort(0, TN_F64, l, G_INT, s5, 5, 3, l % 2, 0);
+        run_ternary(0, TN_F32, l, (l + 1) % L_NUM, (l + 2) % L_NUM, s5, 5, s5, 5, s5, 5);
+    }
+    const int64_t m5a[5] = {2, 1, 3, 4, 6}, m5b[4] = {5, 1, 6, 2};
+    run_matmul(MM_MATMUL, TN_F32, L_TRANS, L_SLICED, m5a, 5, m5b, 4);
+    run_matmul(MM_MATMUL, TN_F64, L_EXPAND, L_CONTIG, m5a, 5, m5b, 4);
+    check_leaks();
+}
+
 int main(void) {
     RUN(unary_all_layouts);
     RUN(unary_special_values);
@@ -1319,5 +2590,22 @@ int main(void) {
     RUN(inplace_broadcast_dtype_errors);
     RUN(inplace_version_counter);
     RUN(inplace_views_write_through);
+    RUN(reductions_all_layouts);
+    RUN(reductions_special);
+    RUN(max_dim_argmax);
+    RUN(scans_and_softmax);
+    RUN(sort_argsort_topk);
+    RUN(all_any);
+    RUN(mm_sizes_layouts);
+    RUN(bmm_mv_dot_outer);
+    RUN(matmul_forms);
+    RUN(addmm_baddbmm);
+    RUN(gemm_large_and_misaligned);
+    RUN(float32_accumulation);
+    RUN(scalar_edge_cases);
+    RUN(edge_shapes);
+    RUN(misc_semantics);
+    RUN(high_rank);
+    RUN(ownership_top_level);
     return tn_test_report();
 }

@@ -1,0 +1,289 @@
+"""ctypes declarations of libtensor.so: one table, ops as data.
+
+Every C function the package calls is declared here, once, with its restype and
+argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
+``void *`` handles read through the accessors (tn_ndim, tn_shape, ...). The only
+structs declared are the small public value types ``tn_memory_stats`` and
+``tn_generator`` that the header documents as plain (seed, offset) / counters.
+
+The library is found, in order, at ``$TENSOR_LIB``, next to this file
+(``tensor/libtensor.so``, for a wheel that bundles it), and at ``<repo>/lib/libtensor.so``
+(what ``make lib/libtensor.so`` builds).
+"""
+import ctypes
+import os
+from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t,
+                    c_uint64, c_void_p)
+
+__all__ = ["lib", "path", "has", "tn_memory_stats", "tn_generator", "DELETER", "ERROR_HANDLER"]
+
+
+class tn_memory_stats(ctypes.Structure):
+    _fields_ = [("live_tensors", c_int64), ("live_storages", c_int64),
+                ("live_bytes", c_int64), ("peak_bytes", c_int64)]
+
+
+class tn_generator(ctypes.Structure):
+    _fields_ = [("seed", c_uint64), ("offset", c_uint64)]
+
+
+DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
+ERROR_HANDLER = ctypes.CFUNCTYPE(None, c_char_p, c_void_p)      # tn_error_handler
+
+# One letter per C type.  T = tn_tensor* (an opaque handle; Python int or None).
+_TYPES = {
+    "v": None, "T": c_void_p, "p": c_void_p, "s": c_char_p, "i": c_int, "l": c_int64,
+    "u": c_uint64, "d": c_double, "b": c_bool, "z": c_size_t,
+    "D": c_int,                       # tn_dtype / tn_device / op enums
+    "L": POINTER(c_int64),            # const int64_t *  (shapes, strides, dims)
+    "A": POINTER(c_void_p),           # tn_tensor *const * / tn_tensor ** (arrays, out-params)
+    "G": POINTER(tn_generator),       # tn_generator *
+    "M": tn_memory_stats,             # returned by value
+    "F": DELETER, "H": ERROR_HANDLER,
+}
+
+# "name  restype  argtypes..."  (a leading '?' marks a symbol that may be absent:
+# later issues add them; the wrapper checks has(name) before using one).
+_SIGNATURES = """
+tn_last_error s
+tn_clear_error v
+tn_set_error_handler v H p
+tn_dtype_name s D
+tn_dtype_size z D
+tn_dtype_is_floating b D
+tn_promote_types D D D
+tn_device_name s D
+tn_retain T T
+tn_release v T
+tn_scope_depth i
+tn_memory_stats_get M
+tn_memory_stats_reset_peak v
+tn_ndim i T
+tn_shape L T
+tn_strides L T
+tn_size l T l
+tn_numel l T
+tn_storage_offset l T
+tn_get_dtype D T
+tn_get_device D T
+tn_data_ptr p T
+tn_is_contiguous b T
+tn_version l T
+tn_same_storage b T T
+tn_empty T L i D
+tn_zeros T L i D
+tn_ones T L i D
+tn_full T L i d D
+tn_from_data T p L i D
+tn_from_blob T p L i L D F p
+tn_scalar_tensor T d D
+tn_scalar T d
+tn_scalar_int T l
+tn_scalar_bool T b
+tn_arange T d d d D
+tn_linspace T d d l D
+tn_eye T l l D
+tn_empty_like T T
+tn_zeros_like T T
+tn_ones_like T T
+tn_full_like T T d
+tn_rand_like T T
+tn_randn_like T T
+tn_clone T T
+tn_contiguous T T
+tn_to_dtype T T D
+tn_to T T D
+tn_item d T
+tn_copy_ i T T
+tn_manual_seed v u
+tn_default_generator G
+tn_generator_new G u
+tn_generator_free v G
+tn_rand_gen T L i D G
+tn_randn_gen T L i D G
+tn_normal T d d L i D G
+tn_uniform T d d L i D G
+tn_randint T l l L i D G
+tn_bernoulli T T G
+tn_bernoulli_p T L i d D G
+tn_randperm T l D G
+tn_view T T L i
+tn_reshape T T L i
+tn_flatten T T l l
+tn_unflatten T T l L i
+tn_permute T T L i
+tn_transpose T T l l
+tn_t T T
+tn_narrow T T l l l
+tn_slice T T l l l l
+tn_select T T l l
+tn_expand T T L i
+tn_expand_as T T T
+tn_broadcast_to T T L i
+tn_squeeze T T
+tn_squeeze_dim T T l
+tn_unsqueeze T T l
+tn_unfold T T l l l
+tn_as_strided T T L i L l
+tn_detach T T
+tn_index_select T T l T
+tn_gather T T l T
+tn_scatter T T l T T
+tn_scatter_add T T l T T
+tn_scatter_ T T l T T
+tn_scatter_add_ T T l T T
+tn_index T T A i
+tn_index_put T T A i T b
+tn_index_put_ T T A i T b
+tn_masked_fill T T T d
+tn_masked_fill_ T T T d
+tn_masked_select T T T
+tn_nonzero T T
+tn_where T T T T
+tn_cat T A i l
+tn_stack T A i l
+tn_split i T l l A i
+tn_split_sizes i T L i l A i
+tn_chunk i T l l A i
+tn_flip T T L i
+tn_roll T T L L i
+tn_repeat T T L i
+tn_tril T T l
+tn_triu T T l
+tn_pad T T L i d
+tn_add_alpha T T T d
+tn_sub_alpha T T T d
+tn_add_alpha_ T T T d
+tn_fill_ T T d
+tn_zero_ T T
+tn_gelu T T b
+tn_softplus T T d d
+tn_nan_to_num T T d d d
+tn_clamp T T d d
+tn_clamp_ T T d d
+tn_clamp_tensor T T T T
+tn_lerp T T T T
+tn_lerp_scalar T T T d
+tn_lerp_ T T T d
+tn_addcmul T T T T d
+tn_addcdiv T T T T d
+tn_addcmul_ T T T T d
+tn_addcdiv_ T T T T d
+tn_result_type D A i
+tn_broadcast_shapes i L i L i L
+tn_allclose b T T d d b
+tn_equal b T T
+tn_sum T T
+tn_sum_dims T T L i b
+tn_mean T T
+tn_mean_dims T T L i b
+tn_prod T T
+tn_prod_dims T T L i b
+tn_amax T T L i b
+tn_amin T T L i b
+tn_max T T
+tn_min T T
+tn_max_dim T T l b A
+tn_min_dim T T l b A
+tn_argmax T T
+tn_argmin T T
+tn_argmax_dim T T l b
+tn_argmin_dim T T l b
+tn_var T T l
+tn_var_dims T T L i l b
+tn_std T T l
+tn_std_dims T T L i l b
+tn_norm T T d
+tn_norm_dims T T d L i b
+tn_logsumexp T T L i b
+tn_cumsum T T l
+tn_cumprod T T l
+tn_all T T
+tn_any T T
+tn_all_dim T T l b
+tn_any_dim T T l b
+tn_sort T T l b A
+tn_argsort T T l b
+tn_topk T T l l b A
+tn_addmm T T T T d d
+tn_baddbmm T T T T T d d
+tn_softmax T T l
+tn_log_softmax T T l
+tn_requires_grad b T
+tn_grad T T
+tn_to_string p T
+tn_string_free v p
+tn_set_num_threads v i
+tn_get_num_threads i
+tn_unary_op_name s D
+tn_binary_op_name s D
+tn_cuda_is_available b
+?tn_requires_grad_ T T b
+?tn_no_grad_begin v
+?tn_no_grad_end v
+"""
+
+# Families with one signature each: the names are data, the signature is shared.
+UNARY = ("neg abs sign exp exp2 log log2 log10 log1p expm1 sqrt rsqrt square reciprocal "
+         "sin cos tan asin acos atan sinh cosh tanh sigmoid relu silu erf erfc floor ceil "
+         "round trunc frac logical_not bitwise_not isnan isinf isfinite").split()
+UNARY_INPLACE = "neg exp relu sigmoid tanh sqrt".split()        # tn_<name>_ exists in C
+BINARY = ("add sub mul div floor_divide remainder fmod pow atan2 maximum minimum "
+          "eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor").split()
+BINARY_INPLACE = "add sub mul div pow".split()
+BINARY_SCALAR = ("add sub rsub mul div pow remainder floor_divide eq ne lt le gt ge").split()
+MATMUL = "matmul mm bmm mv dot outer".split()
+
+_FAMILIES = ([f"tn_{n} T T" for n in UNARY] + [f"tn_{n}_ T T" for n in UNARY_INPLACE] +
+             [f"tn_{n} T T T" for n in BINARY] + [f"tn_{n}_ T T T" for n in BINARY_INPLACE] +
+             [f"tn_{n}_scalar T T d" for n in BINARY_SCALAR] + ["tn_rpow_scalar T d T",
+             "tn_add_scalar_ T T d", "tn_mul_scalar_ T T d"] +
+             [f"tn_{n} T T T" for n in MATMUL])
+
+
+def _find_library():
+    env = os.environ.get("TENSOR_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "libtensor.so"),
+                 os.path.join(here, "..", "..", "..", "lib", "libtensor.so")):
+        if os.path.exists(cand):
+            return os.path.normpath(cand)
+    raise ImportError(
+        "tensor: cannot find libtensor.so. Build it with `make lib/libtensor.so` in the "
+        "repository root, or point the TENSOR_LIB environment variable at it.")
+
+
+path = _find_library()
+lib = ctypes.CDLL(path)
+_present = set()
+
+
+def _declare(line):
+    parts = line.split()
+    name, optional = parts[0], parts[0].startswith("?")
+    name = name.lstrip("?")
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        if optional:
+            return
+        raise ImportError(f"tensor: {path} has no symbol {name}; rebuild it with `make lib/libtensor.so`")
+    fn.restype = _TYPES[parts[1]]
+    fn.argtypes = [_TYPES[c] for c in parts[2:]]
+    _present.add(name)
+
+
+for _line in _SIGNATURES.strip().splitlines() + _FAMILIES:
+    _declare(_line)
+
+
+def has(name):
+    """True when the loaded library exports ``name`` (optional, later-issue symbols)."""
+    return name in _present
+
+
+# Enum values of the header (section 3).
+F32, F64, I32, I64, U8, BOOL, F16, BF16 = range(8)
+CPU, CUDA = 0, 1

@@ -1,0 +1,73 @@
+"""tensor: PyTorch's tensor API over tensor.h (libtensor.so, through ctypes).
+
+    import tensor as tn
+    x = tn.tensor([[1., 2.], [3., 4.]])
+    y = (x @ x.T).softmax(dim=1)
+    print(y[:, ::2], y.sum(dim=0), y.dtype)      # tensor(...)  torch.float32
+
+Names, signatures, defaults, dtype promotion and printing follow PyTorch 1.13; dtypes
+print as ``torch.float32`` so output matches PyTorch's. Errors from C become Python
+exceptions (RuntimeError, IndexError, ...) carrying the C message. Needs only the
+standard library; NumPy is used when present (Tensor.numpy, tn.from_numpy).
+"""
+from . import _C
+from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64, uint8, bool_ as bool,
+                    float16, bfloat16, get_default_dtype, set_default_dtype, promote_types, can_cast,
+                    return_types, tensor, empty, zeros, ones, full, where, from_numpy, _operand,
+                    _scalar_kind)
+from ._core import _DTYPES
+from . import _ops
+from ._ops import FUNCTIONS as _FUNCTIONS, METHOD_FUNCTIONS as _METHOD_FUNCTIONS, _SCALAR_FIRST
+from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_like, zeros_like, ones_like,
+                         full_like, rand_like, randn_like, randint_like, as_tensor, asarray, Generator,
+                         default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
+                         rand, randn, randint, randperm, normal, bernoulli, memory_stats,
+                         reset_peak_memory_stats, set_num_threads, get_num_threads)
+from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
+from . import nn, autograd
+
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+__version__ = "0.1.0"
+FloatTensor, DoubleTensor, LongTensor, IntTensor, ByteTensor, BoolTensor = (Tensor,) * 6
+
+
+def _as_function(name, method, scalar_first):
+    def fn(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            if scalar_first and _scalar_kind(input) is not None:
+                input = _operand(input)
+            else:
+                raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return method(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = method.__doc__
+    return fn
+
+
+for _name, _m in _METHOD_FUNCTIONS.items():
+    globals()[_name] = _as_function(_name, _m, _name in _SCALAR_FIRST)
+globals().update(_FUNCTIONS)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def cuda_is_available():
+    return bool(_C.lib.tn_cuda_is_available())
+
+
+class cuda:
+    """torch.cuda's availability check (the GPU unit registers itself in C)."""
+    is_available = staticmethod(cuda_is_available)
+
+
+del _name, _m

@@ -1,0 +1,1422 @@
+"""dtype, device, Size, errors, the Tensor class and the conversions between Python
+data and C tensors.
+
+Ownership: the wrapper never opens a C scope, so every tn_tensor* a C function returns
+is a reference this process owns. ``_wrap`` hands it to exactly one Python ``Tensor``,
+whose ``__del__`` calls ``tn_release``. Temporaries (wrapped Python scalars, index
+lists) are either Tensors too or released in a ``finally``.
+"""
+import atexit
+import collections
+import ctypes
+import itertools
+import math
+import numbers
+import operator
+from ctypes import byref, c_int64, c_void_p
+
+from . import _C
+from ._C import lib
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_alive = [True]          # cleared at exit: Tensor.__del__ stops calling into C then
+atexit.register(lambda: _alive.__setitem__(0, False))
+
+
+# --------------------------------------------------------------------------- errors
+def _exception_for(msg):
+    if "ZeroDivisionError" in msg or "division by zero" in msg:
+        return ZeroDivisionError
+    if ("out of bounds" in msg or "too many indices" in msg or "shape of the mask" in msg
+            or "index tensors must be" in msg or "could not be broadcast together" in msg
+            or ("out of range" in msg and "selected index k" not in msg)):
+        return IndexError
+    return RuntimeError
+
+
+def _raise():
+    """Raise the C library's last error (tn_last_error) as a Python exception."""
+    msg = lib.tn_last_error().decode("utf-8", "replace") or "tensor.h: unknown error"
+    raise _exception_for(msg)(msg)
+
+
+def _check_int(rc):
+    if rc < 0:
+        _raise()
+    return rc
+
+
+# --------------------------------------------------------------------------- dtypes
+class dtype:
+    """A tensor element type. ``repr`` is PyTorch's spelling (``torch.float32``) so that
+    printed tensors (``dtype=torch.int32`` from the C printer), dtypes and scripts read
+    the same as PyTorch's; ``str(tn.float32)`` is the same string."""
+    __slots__ = ("name", "_code", "itemsize", "is_floating_point", "is_signed", "_ctype",
+                 "_typestr", "_legacy")
+
+    def __init__(self, name, code, ctype, typestr, legacy):
+        self.name, self._code, self._ctype, self._typestr, self._legacy = name, code, ctype, typestr, legacy
+        self.itemsize = int(lib.tn_dtype_size(code))
+        self.is_floating_point = bool(lib.tn_dtype_is_floating(code))
+        self.is_signed = name not in ("uint8", "bool")
+
+    @property
+    def is_complex(self):
+        return False
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+
+float32 = dtype("float32", _C.F32, ctypes.c_float, "<f4", "Float")
+float64 = dtype("float64", _C.F64, ctypes.c_double, "<f8", "Double")
+int32 = dtype("int32", _C.I32, ctypes.c_int32, "<i4", "Int")
+int64 = dtype("int64", _C.I64, ctypes.c_int64, "<i8", "Long")
+uint8 = dtype("uint8", _C.U8, ctypes.c_uint8, "|u1", "Byte")
+bool_ = dtype("bool", _C.BOOL, ctypes.c_bool, "|b1", "Bool")
+float16 = dtype("float16", _C.F16, ctypes.c_uint16, "<f2", "Half")
+bfloat16 = dtype("bfloat16", _C.BF16, ctypes.c_uint16, "<V2", "BFloat16")
+_DTYPES = [float32, float64, int32, int64, uint8, bool_, float16, bfloat16]
+_BY_NAME = {d.name: d for d in _DTYPES}
+_default_dtype = [float32]
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+def _category(dt):
+    return 2 if dt.is_floating_point else (0 if dt is bool_ else 1)
+
+
+def _to_dtype(d, allow_none=True):
+    """dtype argument -> dtype object (accepts tn dtypes and the Python types float,
+    int, bool as PyTorch does)."""
+    if d is None:
+        if allow_none:
+            return None
+        raise TypeError("dtype must not be None")
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if isinstance(d, str) and d.replace("torch.", "") in _BY_NAME:
+        return _BY_NAME[d.replace("torch.", "")]
+    name = getattr(d, "name", None) or getattr(d, "__name__", None)   # numpy dtypes / scalar types
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    raise TypeError(f"dtype must be a tensor dtype (e.g. tensor.float32), got {d!r}")
+
+
+def get_default_dtype():
+    return _default_dtype[0]
+
+
+def set_default_dtype(d):
+    d = _to_dtype(d, False)
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_dtype[0] = d
+
+
+def promote_types(type1, type2):
+    return _DTYPES[lib.tn_promote_types(_to_dtype(type1)._code, _to_dtype(type2)._code)]
+
+
+def can_cast(from_, to):
+    return _category(_to_dtype(from_)) <= _category(_to_dtype(to))
+
+
+# --------------------------------------------------------------------------- devices
+class device:
+    """``device('cpu')``, ``device('cuda')``, ``device('cuda:0')``, ``device('cuda', 0)``."""
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, str) and ":" in type:
+            type, idx = type.split(":", 1)
+            index = int(idx)
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        self.type, self.index = type, index
+
+    @property
+    def _code(self):
+        return _C.CPU if self.type == "cpu" else _C.CUDA
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+def _to_device(d):
+    if d is None:
+        return None
+    if isinstance(d, int):
+        return device("cuda", d)
+    return d if isinstance(d, device) else device(d)
+
+
+_CPU = device("cpu")
+_CUDA0 = device("cuda", 0)
+
+
+# --------------------------------------------------------------------------- Size
+class Size(tuple):
+    """Tensor shapes: a tuple of ints (``x.shape == (2, 3)`` holds) printed as
+    ``torch.Size([2, 3])``."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+# --------------------------------------------------------------------------- return types
+class _ReturnType(tuple):
+    """Structured results such as ``max(dim)``: a tuple with named fields, printed as
+    PyTorch's ``torch.return_types.max(values=..., indices=...)``."""
+    __slots__ = ()
+    _fields = ()
+
+    def __new__(cls, *values):
+        return tuple.__new__(cls, values)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"torch.return_types.{type(self).__name__}(\n{body})"
+
+    def __reduce__(self):
+        return (type(self), tuple(self))
+
+
+def _return_type(name, fields):
+    ns = {"__slots__": (), "_fields": tuple(fields)}
+    for i, f in enumerate(fields):
+        ns[f] = property(operator.itemgetter(i))
+    return type(name, (_ReturnType,), ns)
+
+
+class return_types:
+    max = _return_type("max", ("values", "indices"))
+    min = _return_type("min", ("values", "indices"))
+    sort = _return_type("sort", ("values", "indices"))
+    topk = _return_type("topk", ("values", "indices"))
+    kthvalue = _return_type("kthvalue", ("values", "indices"))
+    aminmax = _return_type("aminmax", ("min", "max"))
+
+
+# --------------------------------------------------------------------------- helpers
+def _wrap(ptr, cls=None):
+    """Own a returned tn_tensor* (raising the C error when it is NULL)."""
+    if not ptr:
+        _raise()
+    t = object.__new__(cls or Tensor)
+    t._ptr = ptr
+    return t
+
+
+def _i64(seq):
+    seq = [operator.index(v) for v in seq]
+    return (c_int64 * len(seq))(*seq), len(seq)
+
+
+def _ptrs(tensors):
+    """tn_tensor *const * from a sequence of Tensors (None entries become NULL)."""
+    return (c_void_p * len(tensors))(*[None if t is None else t._ptr for t in tensors])
+
+
+def _shape_args(args, name="size"):
+    """zeros(2, 3) / zeros((2, 3)) / zeros([2, 3]) / zeros(Size) -> list of ints."""
+    if len(args) == 1 and not isinstance(args[0], (numbers.Integral, Tensor)):
+        args = args[0]
+    try:
+        return [operator.index(s) for s in args]
+    except TypeError:
+        raise TypeError(f"{name} must be a tuple of ints, got {args!r}") from None
+
+
+def _dims_list(dim):
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        return [operator.index(d) for d in dim]
+    return [operator.index(dim)]
+
+
+def _scalar_kind(v):
+    """0 bool, 1 int, 2 float for a Python (or NumPy) scalar, None otherwise."""
+    t = type(v)
+    if t is float:
+        return 2
+    if t is int:
+        return 1
+    if t is bool:
+        return 0
+    if isinstance(v, bool) or t.__name__ == "bool_":
+        return 0
+    if isinstance(v, numbers.Integral):
+        return 1
+    if isinstance(v, numbers.Real):
+        return 2
+    return None
+
+
+def _scalar_ptr(v):
+    """A new 0-d "wrapped number" tensor for a Python scalar: Python's int/float/bool
+    semantics in type promotion (an int tensor + 2.0 is float32, + 2 stays int)."""
+    k = _scalar_kind(v)
+    if k == 2:
+        p = lib.tn_scalar(float(v))
+    elif k == 1:
+        v = int(v)
+        if not _INT64_MIN <= v <= _INT64_MAX:
+            raise RuntimeError(f"Overflow when unpacking long: {v} does not fit in int64")
+        p = lib.tn_scalar_int(v)
+    elif k == 0:
+        p = lib.tn_scalar_bool(bool(v))
+    else:
+        raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
+    if not p:
+        _raise()
+    return p
+
+
+def _scalar_tensor(v):
+    return _wrap(_scalar_ptr(v))
+
+
+def _operand(v):
+    """A Tensor for a binary-op operand (Python scalars become wrapped numbers)."""
+    return v if isinstance(v, Tensor) else _scalar_tensor(v)
+
+
+def _is_operand(v):
+    return isinstance(v, Tensor) or _scalar_kind(v) is not None
+
+
+def _as_tensor_arg(v, name="input"):
+    if isinstance(v, Tensor):
+        return v
+    raise TypeError(f"{name} must be a Tensor, not {type(v).__name__}")
+
+
+_np_mod = []
+
+
+def _numpy():
+    """numpy, or None when it is not installed (it is optional)."""
+    if not _np_mod:
+        try:
+            import numpy
+            _np_mod.append(numpy)
+        except ImportError:
+            _np_mod.append(None)
+    return _np_mod[0]
+
+
+# --------------------------------------------------------------------------- Python data -> tensor
+def _is_seq(o):
+    if isinstance(o, (list, tuple, range)):
+        return True
+    np = _numpy()
+    return np is not None and isinstance(o, np.ndarray) and o.ndim > 0
+
+
+def _parse_nested(data):
+    """Nested sequences -> (flat list of scalars, shape), checking they are rectangular."""
+    shape = []
+    o = data
+    while _is_seq(o):
+        shape.append(len(o))
+        if len(o) == 0:
+            break
+        o = o[0]
+    nd = len(shape)
+    if nd == 0:
+        return [data], shape
+    flat = []
+
+    def rec(o, d):
+        if not _is_seq(o):
+            raise ValueError(f"expected sequence of length {shape[d]} at dim {d} (got {type(o).__name__})")
+        if len(o) != shape[d]:
+            raise ValueError(f"expected sequence of length {shape[d]} at dim {d} (got {len(o)})")
+        if d == nd - 1:
+            for e in o:
+                if _is_seq(e):
+                    raise ValueError(f"expected a number at dim {d + 1}, got a sequence")
+            flat.extend(o)
+        else:
+            for e in o:
+                rec(e, d + 1)
+
+    rec(data, 0)
+    return flat, shape
+
+
+def _from_flat(flat, shape, dt):
+    """Pack Python scalars and hand them to tn_from_data; the dtype conversion (float ->
+    int truncation, int -> uint8 wrap, ...) is the C library's, as for any tensor."""
+    import array
+    kinds = set()
+    for i, v in enumerate(flat):
+        if isinstance(v, Tensor):
+            if v.numel() != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            flat[i] = v = v.item()
+        k = _scalar_kind(v)
+        if k is None:
+            raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+        kinds.add(k)
+    kind = max(kinds) if kinds else 2
+    if dt is None:
+        dt = _default_dtype[0] if kind == 2 else (int64 if kind == 1 else bool_)
+    try:
+        if kind == 2:
+            buf, src = array.array("d", [float(v) for v in flat]), float64
+        elif kind == 1:
+            buf, src = array.array("q", [int(v) for v in flat]), int64
+        else:
+            buf, src = array.array("B", [1 if v else 0 for v in flat]), bool_
+    except OverflowError:
+        raise RuntimeError("Overflow when unpacking long: a value does not fit in int64") from None
+    arr, n = _i64(shape)
+    addr = buf.buffer_info()[0] if len(buf) else None
+    if addr is None:
+        t = _wrap(lib.tn_empty(arr, n, dt._code))
+        return t
+    t = _wrap(lib.tn_from_data(addr, arr, n, src._code))
+    return t if src is dt else _wrap(lib.tn_to_dtype(t._ptr, dt._code))
+
+
+_NP_TO_DTYPE = {"float32": float32, "float64": float64, "int32": int32, "int64": int64,
+                "uint8": uint8, "bool": bool_}
+
+
+def _np_dtype(arr):
+    dt = _NP_TO_DTYPE.get(arr.dtype.name)
+    if dt is None or not arr.dtype.isnative:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported "
+                        "types are: float64, float32, int64, int32, uint8, and bool.")
+    return dt
+
+
+def _from_ndarray_copy(arr, dt):
+    np = _numpy()
+    src = _np_dtype(arr)
+    a = np.ascontiguousarray(arr)
+    shp, n = _i64(a.shape)
+    if a.size == 0:
+        t = _wrap(lib.tn_empty(shp, n, src._code))
+    else:
+        t = _wrap(lib.tn_from_data(a.ctypes.data, shp, n, src._code))
+    return t if dt is None or dt is src else _wrap(lib.tn_to_dtype(t._ptr, dt._code))
+
+
+def _tensor_from_data(data, dt=None):
+    np = _numpy()
+    if isinstance(data, Tensor):
+        t = data.detach().clone()
+        return t if dt is None else t.to(dt)
+    if np is not None and isinstance(data, np.ndarray):
+        return _from_ndarray_copy(data, dt)
+    if np is not None and isinstance(data, np.generic) and not isinstance(data, np.bool_):
+        return _from_ndarray_copy(np.asarray(data), dt)
+    flat, shape = _parse_nested(data)
+    return _from_flat(flat, shape, dt)
+
+
+# numpy zero-copy: tn_from_blob with a deleter that drops our reference to the array.
+_keepalive = {}
+_keep_ids = itertools.count(1)
+
+
+@_C.DELETER
+def _numpy_deleter(data, ctx):
+    try:
+        _keepalive.pop(ctx, None)
+    except Exception:  # interpreter shutdown
+        pass
+
+
+# The thunk must outlive every tensor made by from_numpy, including ones freed during
+# interpreter teardown: keep one extra reference forever.
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(_numpy_deleter))
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray`` (writes show on both sides); the array
+    stays alive until the last view of the tensor dies."""
+    np = _numpy()
+    if np is None or not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dt = _np_dtype(ndarray)
+    item = ndarray.itemsize
+    for s in ndarray.strides:
+        if s < 0:
+            raise ValueError("At least one stride in the given numpy array is negative, and tensors with "
+                             "negative strides are not currently supported. (You can probably work around "
+                             "this by making a copy of your array  with array.copy().) ")
+        if s % item:
+            raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                             "Copy the numpy array to reallocate the memory.")
+    shp, n = _i64(ndarray.shape)
+    st, _ = _i64([s // item for s in ndarray.strides])
+    key = next(_keep_ids)
+    _keepalive[key] = ndarray
+    p = lib.tn_from_blob(ndarray.ctypes.data or 1, shp, n, st, dt._code, _numpy_deleter, key)
+    if not p:
+        _keepalive.pop(key, None)
+        _raise()
+    return _wrap(p)
+
+
+class _ArrayView:
+    """Exposes a CPU tensor's memory through the array interface; the ndarray NumPy makes
+    from it keeps this object (and so the tensor) alive as its base."""
+    __slots__ = ("__array_interface__", "_tensor")
+
+    def __init__(self, t):
+        dt = t.dtype
+        self._tensor = t
+        self.__array_interface__ = {
+            "shape": tuple(t.shape), "typestr": dt._typestr, "version": 3,
+            "data": (lib.tn_data_ptr(t._ptr) or 0, False),
+            "strides": tuple(s * dt.itemsize for s in t.stride()),
+        }
+
+
+# --------------------------------------------------------------------------- indexing helpers
+def _seq_as_tuple(index):
+    """PyTorch's treatSequenceAsTuple: a short non-tuple sequence holding a slice,
+    Ellipsis, None, a Tensor or a sequence is read as a tuple of indices."""
+    if isinstance(index, tuple):
+        return True
+    if isinstance(index, Tensor) or not _is_seq(index) or isinstance(index, range):
+        return False
+    if len(index) >= 32:
+        return False
+    for o in index:
+        if isinstance(o, (Tensor, slice)) or o is None or o is Ellipsis or _is_seq(o) or isinstance(o, str):
+            return True
+    return False
+
+
+def _index_tensor(seq):
+    np = _numpy()
+    if np is not None and isinstance(seq, np.ndarray):
+        t = _from_ndarray_copy(seq, None)
+    else:
+        flat, shape = _parse_nested(seq)
+        t = _from_flat(flat, shape, None) if flat else _wrap(lib.tn_empty(*_i64(shape), int64._code))
+    return t
+
+
+def _clamp64(v):
+    v = operator.index(v)
+    return _INT64_MIN if v < _INT64_MIN else (_INT64_MAX if v > _INT64_MAX else v)
+
+
+# --------------------------------------------------------------------------- Tensor
+class Tensor:
+    """A strided tensor held by the C library (one C reference per Python object)."""
+    __array_priority__ = 1000
+    _ptr = None
+
+    # -- construction / destruction
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, *args, dtype=None, device=None):
+        """``Tensor(2, 3)`` (uninitialised float32), ``Tensor([1, 2])`` (data as float32),
+        ``Tensor()`` (empty)."""
+        if self._ptr:
+            return
+        dt = _to_dtype(dtype) or _default_dtype[0]
+        if not args:
+            t = empty(0, dtype=dt)
+        elif len(args) == 1 and not isinstance(args[0], numbers.Integral):
+            t = _tensor_from_data(args[0], dt)
+        else:
+            t = empty(*args, dtype=dt)
+        self._ptr = lib.tn_retain(t._ptr)
+
+    def __del__(self, _release=lib.tn_release, _alive=_alive):
+        p = self._ptr
+        if p and _alive[0]:
+            self._ptr = None
+            _release(p)
+
+    # -- metadata (all through accessors; the C struct is never mirrored)
+    @property
+    def shape(self):
+        p = self._ptr
+        return Size(lib.tn_shape(p)[:lib.tn_ndim(p)])
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        s = lib.tn_size(self._ptr, operator.index(dim))
+        if s < 0:
+            nd = self.ndim
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], but got {dim})")
+        return s
+
+    def stride(self, dim=None):
+        p = self._ptr
+        st = tuple(lib.tn_strides(p)[:lib.tn_ndim(p)])
+        if dim is None:
+            return st
+        nd = len(st)
+        d = operator.index(dim)
+        if not -nd <= d < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], but got {dim})")
+        return st[d]
+
+    def dim(self):
+        return lib.tn_ndim(self._ptr)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return lib.tn_ndim(self._ptr)
+
+    def numel(self):
+        return lib.tn_numel(self._ptr)
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return _DTYPES[lib.tn_get_dtype(self._ptr)]
+
+    @property
+    def device(self):
+        return _CPU if lib.tn_get_device(self._ptr) == _C.CPU else _CUDA0
+
+    @property
+    def is_cuda(self):
+        return lib.tn_get_device(self._ptr) == _C.CUDA
+
+    @property
+    def is_cpu(self):
+        return lib.tn_get_device(self._ptr) == _C.CPU
+
+    def is_contiguous(self, memory_format=None):
+        return bool(lib.tn_is_contiguous(self._ptr))
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.dtype.itemsize
+
+    def storage_offset(self):
+        return lib.tn_storage_offset(self._ptr)
+
+    def data_ptr(self):
+        return lib.tn_data_ptr(self._ptr) or 0
+
+    @property
+    def _version(self):
+        return lib.tn_version(self._ptr)
+
+    def _same_storage(self, other):
+        return bool(lib.tn_same_storage(self._ptr, other._ptr))
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"torch.{self.dtype._legacy}Tensor" if self.is_cpu else f"torch.cuda.{self.dtype._legacy}Tensor"
+        if isinstance(dtype, str):
+            for d in _DTYPES:
+                if dtype.endswith(d._legacy + "Tensor"):
+                    return self.to(d)
+            raise ValueError(f"invalid type: '{dtype}'")
+        return self.to(dtype)
+
+    # -- autograd slots (the engine comes with the autograd issue)
+    @property
+    def requires_grad(self):
+        return bool(lib.tn_requires_grad(self._ptr))
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if _C.has("tn_requires_grad_"):
+            p = lib.tn_requires_grad_(self._ptr, bool(requires_grad))
+            if not p:
+                _raise()
+            lib.tn_release(p)
+        elif requires_grad:
+            raise RuntimeError("requires_grad: this build of tensor.h has no autograd yet (tn_requires_grad_ is missing)")
+        return self
+
+    @property
+    def grad(self):
+        g = lib.tn_grad(self._ptr)      # borrowed: take our own reference
+        return _wrap(lib.tn_retain(g)) if g else None
+
+    @property
+    def grad_fn(self):
+        return None
+
+    @property
+    def is_leaf(self):
+        return True
+
+    @property
+    def data(self):
+        return self.detach()
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        raise RuntimeError("backward: this build of tensor.h has no autograd yet")
+
+    # -- printing and conversion to Python
+    def __repr__(self):
+        s = lib.tn_to_string(self._ptr)
+        if not s:
+            _raise()
+        try:
+            return ctypes.string_at(s).decode("utf-8")
+        finally:
+            lib.tn_string_free(s)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def _host(self):
+        """A CPU view or copy (the same tensor when already on the CPU)."""
+        if lib.tn_get_device(self._ptr) == _C.CPU:
+            return self
+        return _wrap(lib.tn_to(self._ptr, _C.CPU))
+
+    def tolist(self):
+        t = self._host().contiguous()
+        n = t.numel()
+        shape = list(t.shape)
+        if n == 0:
+            def build(shp):
+                return [] if shp[0] == 0 else [build(shp[1:]) for _ in range(shp[0])]
+            return build(shape)
+        flat = (t.dtype._ctype * n).from_address(lib.tn_data_ptr(t._ptr))[:]
+        if not shape:
+            return flat[0]
+        for d in reversed(shape[1:]):
+            flat = [flat[i:i + d] for i in range(0, len(flat), d)]
+        return flat
+
+    def item(self):
+        if lib.tn_numel(self._ptr) != 1:
+            lib.tn_item(self._ptr)        # records the C message
+            raise ValueError(lib.tn_last_error().decode())
+        t = self._host()
+        return t.dtype._ctype.from_address(lib.tn_data_ptr(t._ptr)).value
+
+    def __float__(self):
+        return float(self._scalar_value("float"))
+
+    def __int__(self):
+        return int(self._scalar_value("int"))
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self._scalar_value("complex"))
+
+    def _scalar_value(self, what):
+        if lib.tn_numel(self._ptr) != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    def __bool__(self):
+        n = lib.tn_numel(self._ptr)
+        if n != 1:
+            raise RuntimeError("Boolean value of Tensor with " + ("no values" if n == 0 else "more than one value") + " is ambiguous")
+        return bool(self.item())
+
+    def __len__(self):
+        if lib.tn_ndim(self._ptr) == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return lib.tn_shape(self._ptr)[0]
+
+    def __iter__(self):
+        if lib.tn_ndim(self._ptr) == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        p = self._ptr
+        return iter([_wrap(lib.tn_select(p, 0, i)) for i in range(lib.tn_shape(p)[0])])
+
+    def __contains__(self, element):
+        if isinstance(element, Tensor) or _scalar_kind(element) is not None:
+            return bool((self == element).any())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+    def __hash__(self):
+        return id(self)
+
+    def numpy(self, *, force=False):
+        np = _numpy()
+        if np is None:
+            raise RuntimeError("numpy() needs NumPy, which is not installed")
+        t = self
+        if force:
+            t = t.detach()._host()
+        elif not self.is_cpu:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+        if t.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return np.asarray(_ArrayView(t))
+
+    def __array__(self, dtype=None):
+        a = self.numpy(force=True)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild_tensor, (self.tolist(), self.dtype.name, tuple(self.shape)))
+
+    def __deepcopy__(self, memo):
+        r = self.clone()
+        memo[id(self)] = r
+        return r
+
+    # -- copies, dtype and device
+    def clone(self, *, memory_format=None):
+        return _wrap(lib.tn_clone(self._ptr))
+
+    def contiguous(self, memory_format=None):
+        return self if lib.tn_is_contiguous(self._ptr) else _wrap(lib.tn_contiguous(self._ptr))
+
+    def detach(self):
+        return _wrap(lib.tn_detach(self._ptr))
+
+    def detach_(self):
+        return self
+
+    def to(self, *args, **kwargs):
+        """to(dtype) | to(device, dtype=None) | to(other) | kwargs dtype=, device=, copy=."""
+        dt = _to_dtype(kwargs.pop("dtype", None))
+        dev = _to_device(kwargs.pop("device", None))
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dt, dev = a.dtype, a.device
+            elif isinstance(a, (device, str, int)) and not isinstance(a, bool):
+                dev = _to_device(a)
+            elif a is not None and not isinstance(a, bool):
+                dt = _to_dtype(a)
+        r = self
+        if dev is not None and dev.type != self.device.type:
+            r = _wrap(lib.tn_to(r._ptr, dev._code))
+        if dt is not None and dt is not r.dtype:
+            r = _wrap(lib.tn_to_dtype(r._ptr, dt._code))
+        if copy and r is self:
+            r = self.clone()
+        return r
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to("cuda")
+
+    def float(self):
+        return self.to(float32)
+
+    def double(self):
+        return self.to(float64)
+
+    def long(self):
+        return self.to(int64)
+
+    def int(self):
+        return self.to(int32)
+
+    def byte(self):
+        return self.to(uint8)
+
+    def bool(self):
+        return self.to(bool_)
+
+    def half(self):
+        return self.to(float16)
+
+    def bfloat16(self):
+        return self.to(bfloat16)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def copy_(self, src, non_blocking=False):
+        s = src if isinstance(src, Tensor) else _tensor_from_data(src)
+        _check_int(lib.tn_copy_(self._ptr, s._ptr))
+        return self
+
+    def _store(self, result):
+        """In-place result of an op the C library has no `_` form for: PyTorch's
+        cast rule, then tn_copy_ (which checks the shape)."""
+        if not can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {result.dtype._legacy} can't be cast to the desired output type {self.dtype._legacy}")
+        if tuple(result.shape) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}")
+        _check_int(lib.tn_copy_(self._ptr, result._ptr))
+        return self
+
+    def _inplace(self, ptr):
+        """Result of a C in-place op: a new reference to self's tensor; drop it."""
+        if not ptr:
+            _raise()
+        lib.tn_release(ptr)
+        return self
+
+    def fill_(self, value):
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+            return self.copy_(value)
+        if _scalar_kind(value) == 1 and abs(int(value)) > 2 ** 53:
+            return self.copy_(_scalar_tensor(value))      # exact for large int64
+        return self._inplace(lib.tn_fill_(self._ptr, float(value)))
+
+    def zero_(self):
+        return self._inplace(lib.tn_zero_(self._ptr))
+
+    # -- views
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], dtype):
+            raise NotImplementedError("view(dtype) is not supported")
+        arr, n = _i64(_shape_args(shape))
+        return _wrap(lib.tn_view(self._ptr, arr, n))
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape(self, *shape):
+        arr, n = _i64(_shape_args(shape))
+        return _wrap(lib.tn_reshape(self._ptr, arr, n))
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return _wrap(lib.tn_flatten(self._ptr, start_dim, end_dim))
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    def unflatten(self, dim, sizes):
+        arr, n = _i64(sizes)
+        return _wrap(lib.tn_unflatten(self._ptr, dim, arr, n))
+
+    def permute(self, *dims):
+        arr, n = _i64(_shape_args(dims, "dims"))
+        return _wrap(lib.tn_permute(self._ptr, arr, n))
+
+    def transpose(self, dim0, dim1):
+        return _wrap(lib.tn_transpose(self._ptr, dim0, dim1))
+
+    swapaxes = swapdims = transpose
+
+    def transpose_(self, dim0, dim1):
+        raise NotImplementedError("transpose_: in-place metadata changes are not supported; use transpose")
+
+    def t(self):
+        return _wrap(lib.tn_t(self._ptr))
+
+    @property
+    def T(self):
+        nd = self.ndim
+        return self.t() if nd <= 2 else self.permute(*range(nd - 1, -1, -1))
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    H = T
+    mH = mT
+
+    def adjoint(self):
+        return self.mT
+
+    def movedim(self, source, destination):
+        src, dst = _dims_list(source), _dims_list(destination)
+        nd = self.ndim
+        if len(src) != len(dst):
+            raise RuntimeError("movedim: Invalid source or destination dims: source and destination must have the same number of dims")
+        src = [s % nd if nd else 0 for s in src]
+        dst = [d % nd if nd else 0 for d in dst]
+        order = [None] * nd
+        for s, d in zip(src, dst):
+            order[d] = s
+        rest = iter(i for i in range(nd) if i not in src)
+        order = [o if o is not None else next(rest) for o in order]
+        return self.permute(*order)
+
+    moveaxis = movedim
+
+    def narrow(self, dim, start, length):
+        return _wrap(lib.tn_narrow(self._ptr, dim, operator.index(start), length))
+
+    def select(self, dim, index):
+        return _wrap(lib.tn_select(self._ptr, dim, operator.index(index)))
+
+    def expand(self, *sizes):
+        arr, n = _i64(_shape_args(sizes))
+        return _wrap(lib.tn_expand(self._ptr, arr, n))
+
+    def expand_as(self, other):
+        return _wrap(lib.tn_expand_as(self._ptr, other._ptr))
+
+    def broadcast_to(self, size):
+        arr, n = _i64(_shape_args((size,)))
+        return _wrap(lib.tn_broadcast_to(self._ptr, arr, n))
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return _wrap(lib.tn_squeeze(self._ptr))
+        if isinstance(dim, (tuple, list)):
+            nd, r = self.ndim, self
+            for d in sorted({(d % nd if nd else 0) for d in dim}, reverse=True):
+                r = _wrap(lib.tn_squeeze_dim(r._ptr, d))
+            return r
+        return _wrap(lib.tn_squeeze_dim(self._ptr, dim))
+
+    def unsqueeze(self, dim):
+        return _wrap(lib.tn_unsqueeze(self._ptr, dim))
+
+    def unfold(self, dimension, size, step):
+        return _wrap(lib.tn_unfold(self._ptr, dimension, size, step))
+
+    def as_strided(self, size, stride, storage_offset=None):
+        shp, n = _i64(size)
+        st, m = _i64(stride)
+        if n != m:
+            raise RuntimeError(f"mismatch in length of strides and shape ({m} vs {n})")
+        off = self.storage_offset() if storage_offset is None else storage_offset
+        return _wrap(lib.tn_as_strided(self._ptr, shp, n, st, off))
+
+    def unbind(self, dim=0):
+        n = self.size(dim)
+        return tuple(_wrap(lib.tn_select(self._ptr, dim, i)) for i in range(n))
+
+    def split(self, split_size, dim=0):
+        nd = self.ndim
+        size = self.size(dim) if nd else 0
+        out_cap = 0
+        if isinstance(split_size, numbers.Integral):
+            s = int(split_size)
+            out_cap = max(1, -(-size // s) if s > 0 else 1) + 1
+            out = (c_void_p * out_cap)()
+            k = _check_int(lib.tn_split(self._ptr, s, dim, out, out_cap))
+        else:
+            arr, n = _i64(split_size)
+            out_cap = max(n, 1)
+            out = (c_void_p * out_cap)()
+            k = _check_int(lib.tn_split_sizes(self._ptr, arr, n, dim, out, out_cap))
+        return tuple(_wrap(out[i]) for i in range(k))
+
+    def chunk(self, chunks, dim=0):
+        cap = max(int(chunks), 1)
+        out = (c_void_p * cap)()
+        k = _check_int(lib.tn_chunk(self._ptr, chunks, dim, out, cap))
+        return tuple(_wrap(out[i]) for i in range(k))
+
+    def flip(self, *dims):
+        arr, n = _i64(_shape_args(dims, "dims"))
+        return _wrap(lib.tn_flip(self._ptr, arr, n))
+
+    def fliplr(self):
+        return self.flip(1)
+
+    def flipud(self):
+        return self.flip(0)
+
+    def roll(self, shifts, dims=None):
+        sh = _dims_list(shifts)
+        if dims is None:
+            if len(sh) != 1:
+                raise RuntimeError("roll: shifts must be a single int when dims is not given")
+            a, _ = _i64(sh)
+            return _wrap(lib.tn_roll(self._ptr, a, None, 0))
+        dm = _dims_list(dims)
+        if len(sh) != len(dm):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dm)}")
+        a, n = _i64(sh)
+        b, _ = _i64(dm)
+        return _wrap(lib.tn_roll(self._ptr, a, b, n))
+
+    def repeat(self, *sizes):
+        arr, n = _i64(_shape_args(sizes, "repeats"))
+        return _wrap(lib.tn_repeat(self._ptr, arr, n))
+
+    def tile(self, *dims):
+        d = _shape_args(dims, "dims")
+        d = [1] * (self.ndim - len(d)) + d
+        return self.repeat(*d)
+
+    def tril(self, diagonal=0):
+        return _wrap(lib.tn_tril(self._ptr, diagonal))
+
+    def triu(self, diagonal=0):
+        return _wrap(lib.tn_triu(self._ptr, diagonal))
+
+    def tril_(self, diagonal=0):
+        return self._store(self.tril(diagonal))
+
+    def triu_(self, diagonal=0):
+        return self._store(self.triu(diagonal))
+
+    # -- gathering, scattering, masks
+    def index_select(self, dim, index):
+        i = _index_arg(index)        # a local: the C call must not outlive a temporary
+        return _wrap(lib.tn_index_select(self._ptr, dim, i._ptr))
+
+    def gather(self, dim, index):
+        i = _index_arg(index)
+        return _wrap(lib.tn_gather(self._ptr, dim, i._ptr))
+
+    def _scatter_src(self, index, src, value):
+        if src is None:
+            src = value
+        if not isinstance(src, Tensor):
+            src = full(tuple(index.shape), src, dtype=self.dtype)
+        return src
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        if reduce is not None:
+            raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
+        s = self._scatter_src(index, src, value)
+        return _wrap(lib.tn_scatter(self._ptr, dim, index._ptr, s._ptr))
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        if reduce is not None:
+            raise NotImplementedError("scatter_(reduce=...) is not supported; use scatter_add_")
+        s = self._scatter_src(index, src, value)
+        return self._inplace(lib.tn_scatter_(self._ptr, dim, index._ptr, s._ptr))
+
+    def scatter_add(self, dim, index, src):
+        return _wrap(lib.tn_scatter_add(self._ptr, dim, index._ptr, src._ptr))
+
+    def scatter_add_(self, dim, index, src):
+        return self._inplace(lib.tn_scatter_add_(self._ptr, dim, index._ptr, src._ptr))
+
+    def index_put_(self, indices, values, accumulate=False):
+        idx = [None if i is None else _index_arg(i) for i in indices]
+        v = _setitem_value(self, values)
+        return self._inplace(lib.tn_index_put_(self._ptr, _ptrs(idx), len(idx), v._ptr, bool(accumulate)))
+
+    def index_put(self, indices, values, accumulate=False):
+        idx = [None if i is None else _index_arg(i) for i in indices]
+        v = _setitem_value(self, values)
+        return _wrap(lib.tn_index_put(self._ptr, _ptrs(idx), len(idx), v._ptr, bool(accumulate)))
+
+    def masked_fill(self, mask, value):
+        if isinstance(value, Tensor):
+            value = value.item()
+        return _wrap(lib.tn_masked_fill(self._ptr, mask._ptr, float(value)))
+
+    def masked_fill_(self, mask, value):
+        if isinstance(value, Tensor):
+            value = value.item()
+        return self._inplace(lib.tn_masked_fill_(self._ptr, mask._ptr, float(value)))
+
+    def masked_select(self, mask):
+        return _wrap(lib.tn_masked_select(self._ptr, mask._ptr))
+
+    def nonzero(self, *, as_tuple=False):
+        nz = _wrap(lib.tn_nonzero(self._ptr))
+        if not as_tuple:
+            return nz
+        if self.ndim == 0:   # nz is [n, 0]: n = 1 when the value is nonzero
+            return (_wrap(lib.tn_zeros(*_i64([nz.shape[0]]), int64._code)),)
+        return tuple(nz.select(1, d) for d in range(self.ndim))
+
+    def argwhere(self):
+        return self.nonzero()
+
+    def where(self, condition, y):
+        return where(condition, self, y)
+
+    # -- indexing
+    def __getitem__(self, index):
+        if type(index) is int:
+            return _wrap(lib.tn_select(self._ptr, 0, index))
+        result, out = self._apply_slicing(index)
+        if not out:
+            return result if result is not self else self._alias()
+        return _wrap(lib.tn_index(result._ptr, _ptrs(out), len(out)))
+
+    def _alias(self):
+        arr, n = _i64(self.shape)
+        return _wrap(lib.tn_expand(self._ptr, arr, n))
+
+    def _apply_slicing(self, index):
+        """PyTorch's applySlicing: basic indices become views of self, advanced ones
+        (tensors, sequences, bools) are collected per result dim for tn_index (None = ':')."""
+        if not _seq_as_tuple(index):
+            index = (index,)
+        nd = self.ndim
+        specified = 0
+        for o in index:
+            if isinstance(o, Tensor):
+                specified += o.ndim if o.dtype is bool_ or o.dtype is uint8 else 1
+            elif o is not None and o is not Ellipsis and o is not True and o is not False:
+                specified += 1
+        if specified > nd:
+            raise IndexError(f"too many indices for tensor of dimension {nd}")
+        result, dim, out = self, 0, []
+
+        def record(t):
+            nonlocal dim
+            out.extend([None] * (dim + 1 - len(out)))
+            out[dim] = t
+            dim += 1
+
+        def bool_index(b):
+            return _wrap(lib.tn_zeros(*_i64([1 if b else 0]), int64._code))
+
+        for o in index:
+            if isinstance(o, Tensor):
+                if o.ndim == 0 and not o.dtype.is_floating_point:
+                    if o.dtype is bool_ or o.dtype is uint8:
+                        result = result.unsqueeze(dim)
+                        record(bool_index(bool(o.item())))
+                    else:
+                        result = _wrap(lib.tn_select(result._ptr, dim, o.item()))
+                    continue
+                record(o)
+            elif o is None:
+                result = _wrap(lib.tn_unsqueeze(result._ptr, dim))
+                dim += 1
+            elif o is Ellipsis:
+                dim += nd - specified
+            elif o is True or o is False:
+                result = _wrap(lib.tn_unsqueeze(result._ptr, dim))
+                record(bool_index(o))
+            elif isinstance(o, slice):
+                step = 1 if o.step is None else operator.index(o.step)
+                if step <= 0:
+                    raise ValueError("step must be greater than zero")
+                start = 0 if o.start is None else _clamp64(o.start)
+                stop = _INT64_MAX if o.stop is None else _clamp64(o.stop)
+                result = _wrap(lib.tn_slice(result._ptr, dim, start, stop, step))
+                dim += 1
+            elif _is_seq(o):
+                record(_index_tensor(o))
+            else:
+                try:
+                    i = operator.index(o)
+                except TypeError:
+                    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                                     f"Variables are valid indices (got {type(o).__name__})") from None
+                result = _wrap(lib.tn_select(result._ptr, dim, _clamp64(i)))
+        return result, out
+
+    def __setitem__(self, index, value):
+        v = _setitem_value(self, value)
+        if index is False:
+            return
+        result, out = self._apply_slicing(index)
+        if not out:
+            _copy_to(result, v)
+            return
+        shp = list(v.shape)
+        k = 0
+        while k < len(shp) and shp[k] == 1:
+            k += 1
+        if k:
+            v = v.view(shp[k:])
+        self_ = result
+        p = lib.tn_index_put_(self_._ptr, _ptrs(out), len(out), v._ptr, False)
+        if not p:
+            _raise()
+        lib.tn_release(p)
+
+    def __delitem__(self, index):
+        raise TypeError("Tensor does not support deleting items")
+
+    # -- pointwise / reductions / operators are attached below by _install_ops()
+
+
+def _index_arg(i):
+    if isinstance(i, Tensor):
+        return i
+    return _index_tensor(i) if _is_seq(i) else _tensor_from_data(i)
+
+
+def _setitem_value(self, value):
+    """The value of ``x[i] = value`` as a tensor: a Tensor as is, a Python number as a
+    0-d tensor of x's dtype (PyTorch's valueToTensor), a sequence converted to x's dtype."""
+    if isinstance(value, Tensor):
+        return value
+    if _scalar_kind(value) is not None:
+        s = _scalar_tensor(value)
+        return s if s.dtype is self.dtype else _wrap(lib.tn_to_dtype(s._ptr, self.dtype._code))
+    if _is_seq(value):
+        return _tensor_from_data(value, self.dtype)
+    raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
+
+
+def _copy_to(dst, src):
+    """PyTorch's copy_to of basic-index assignment: src's leading 1-dims are dropped,
+    then it broadcasts into dst."""
+    if src.ndim > dst.ndim or (src.ndim and tuple(src.shape) != tuple(dst.shape)):
+        shp = list(src.shape)
+        k = 0
+        while k < len(shp) and shp[k] == 1:
+            k += 1
+        if k:
+            src = src.view(shp[k:])
+    _check_int(lib.tn_copy_(dst._ptr, src._ptr))
+
+
+def _rebuild_tensor(data, dtype_name, shape):
+    t = _tensor_from_data(data, _BY_NAME[dtype_name])
+    return t.reshape(shape)
+
+
+# --------------------------------------------------------------------------- creation (used by Tensor methods)
+def _finish(t, dev, requires_grad):
+    dev = _to_device(dev)
+    if dev is not None and dev.type != "cpu":
+        t = _wrap(lib.tn_to(t._ptr, dev._code))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor copying ``data`` (nested lists/tuples of numbers, a NumPy array, a
+    scalar or a Tensor). dtype inference as PyTorch: bools -> bool, ints -> int64,
+    floats -> the default dtype (float32); NumPy arrays keep their dtype."""
+    return _finish(_tensor_from_data(data, _to_dtype(dtype)), device, requires_grad)
+
+
+def _shape_kw(size, kw):
+    if "size" in kw:
+        if size:
+            raise TypeError("size given both positionally and as a keyword")
+        size = (kw.pop("size"),)
+    return _i64(_shape_args(size))
+
+
+def _dt(d):
+    return _to_dtype(d) or _default_dtype[0]
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, **kw):
+    arr, n = _shape_kw(size, kw)
+    return _finish(_wrap(lib.tn_empty(arr, n, _dt(dtype)._code)), device, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, **kw):
+    arr, n = _shape_kw(size, kw)
+    return _finish(_wrap(lib.tn_zeros(arr, n, _dt(dtype)._code)), device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, **kw):
+    arr, n = _shape_kw(size, kw)
+    return _finish(_wrap(lib.tn_ones(arr, n, _dt(dtype)._code)), device, requires_grad)
+
+
+def _fill_dtype(value):
+    if isinstance(value, Tensor):
+        return value.dtype
+    k = _scalar_kind(value)
+    if k is None:
+        raise TypeError(f"fill_value must be a number, got {type(value).__name__}")
+    return (bool_, int64, _default_dtype[0])[k]
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    dt = _to_dtype(dtype) or _fill_dtype(fill_value)
+    arr, n = _i64(_shape_args((size,)))
+    if isinstance(fill_value, Tensor) or (_scalar_kind(fill_value) == 1 and abs(int(fill_value)) > 2 ** 53):
+        t = _wrap(lib.tn_empty(arr, n, dt._code)).fill_(fill_value)
+    else:
+        t = _wrap(lib.tn_full(arr, n, float(fill_value), dt._code))
+    return _finish(t, device, requires_grad)
+
+
+def where(condition, input=None, other=None):
+    """where(condition, input, other): elementwise choice; where(condition) is
+    nonzero(as_tuple=True). Python scalars act as wrapped numbers; two scalars give the
+    default dtype (as PyTorch)."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        kinds = (_scalar_kind(input), _scalar_kind(other))
+        dt = (bool_, int64, _default_dtype[0])[max(kinds)]
+        input, other = tensor(input, dtype=dt), tensor(other, dtype=dt)
+    a, b = _operand(input), _operand(other)
+    return _wrap(lib.tn_where(condition._ptr, a._ptr, b._ptr))

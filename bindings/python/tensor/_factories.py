@@ -1,0 +1,282 @@
+"""Creation functions beyond tensor/zeros/ones/empty/full, the RNG and memory statistics."""
+import numbers
+import operator
+import os
+
+from . import _C
+from ._C import lib
+from ._core import (Tensor, _dt, _finish, _i64, _numpy, _raise, _scalar_kind, _shape_kw, _tensor_from_data,
+                    _to_dtype, _wrap, _default_dtype, bool_, empty, float64, from_numpy, full, int64,
+                    tensor, uint8, zeros, ones)
+
+_MASK64 = (1 << 64) - 1
+
+
+# --------------------------------------------------------------------------- ranges
+def _num(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """arange(end) | arange(start, end, step=1): int64 when every argument is an int,
+    the default dtype (float32) when any is a float, as PyTorch."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = _num(start), _num(end), _num(step)
+    dt = _to_dtype(dtype)
+    if dt is None:
+        dt = _default_dtype[0] if any(_scalar_kind(v) == 2 for v in (start, end, step)) else int64
+    return _finish(_wrap(lib.tn_arange(float(start), float(end), float(step), dt._code)), device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    return _finish(_wrap(lib.tn_linspace(float(_num(start)), float(_num(end)), operator.index(steps), _dt(dtype)._code)),
+                   device, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    exps = _wrap(lib.tn_linspace(float(_num(start)), float(_num(end)), operator.index(steps), float64._code))
+    return _finish(exps.__rpow__(float(base)).to(_dt(dtype)), device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    return _finish(_wrap(lib.tn_eye(n, -1 if m is None else m, _dt(dtype)._code)), device, requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return _finish(_wrap(lib.tn_scalar_tensor(float(s), _dt(dtype)._code)), device, requires_grad)
+
+
+# --------------------------------------------------------------------------- *_like
+def _like(input, dtype, make_same, make_new):
+    dt = _to_dtype(dtype)
+    if dt is None or dt is input.dtype:
+        return _wrap(make_same(input._ptr))
+    return make_new(tuple(input.shape), dt)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _finish(_like(input, dtype, lib.tn_empty_like, lambda s, d: empty(s, dtype=d)), device, requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _finish(_like(input, dtype, lib.tn_zeros_like, lambda s, d: zeros(s, dtype=d)), device, requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _finish(_like(input, dtype, lib.tn_ones_like, lambda s, d: ones(s, dtype=d)), device, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dt = _to_dtype(dtype) or input.dtype
+    return _finish(full(tuple(input.shape), fill_value, dtype=dt), device, requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return rand(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return randn(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device,
+                   requires_grad=requires_grad)
+
+
+def _new_factory(fn, with_value=False):
+    def method(self, size, *args, dtype=None, device=None, requires_grad=False):
+        dt = _to_dtype(dtype) or self.dtype
+        if with_value:
+            return fn(size, args[0], dtype=dt, device=device or self.device, requires_grad=requires_grad)
+        return fn(size, dtype=dt, device=device or self.device, requires_grad=requires_grad)
+    return method
+
+
+Tensor.new_zeros = _new_factory(zeros)
+Tensor.new_ones = _new_factory(ones)
+Tensor.new_empty = _new_factory(empty)
+Tensor.new_full = _new_factory(full, with_value=True)
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
+    data, dtype=_to_dtype(dtype) or self.dtype, device=device, requires_grad=requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Shares memory where it can: a Tensor of the right dtype is returned as is, a NumPy
+    array of a supported dtype is wrapped without a copy."""
+    dt = _to_dtype(dtype)
+    if isinstance(data, Tensor):
+        return data.to(dtype=dt, device=device)
+    np = _numpy()
+    if np is not None and isinstance(data, np.ndarray):
+        try:
+            t = from_numpy(data)
+        except (TypeError, ValueError):
+            t = _tensor_from_data(data)
+        return _finish(t if dt is None else t.to(dt), device, False)
+    return tensor(data, dtype=dt, device=device)
+
+
+asarray = as_tensor
+
+
+# --------------------------------------------------------------------------- RNG
+class Generator:
+    """A Philox (seed, offset) generator; pass it as ``generator=`` to random functions."""
+
+    def __init__(self, device="cpu"):
+        self._g = lib.tn_generator_new(67280421310721)
+        if not self._g:
+            _raise()
+        self._owned = True
+
+    @classmethod
+    def _default(cls):
+        g = object.__new__(cls)
+        g._g = lib.tn_default_generator()
+        g._owned = False
+        return g
+
+    @property
+    def device(self):
+        from ._core import _CPU
+        return _CPU
+
+    def manual_seed(self, seed):
+        st = self._g.contents
+        st.seed, st.offset = int(seed) & _MASK64, 0
+        return self
+
+    def initial_seed(self):
+        return self._g.contents.seed
+
+    def seed(self):
+        s = int.from_bytes(os.urandom(8), "little") >> 1
+        self.manual_seed(s)
+        return s
+
+    def get_state(self):
+        st = self._g.contents
+        data = list(st.seed.to_bytes(8, "little") + st.offset.to_bytes(8, "little"))
+        return tensor(data, dtype=uint8)
+
+    def set_state(self, new_state):
+        b = bytes(new_state.tolist())
+        if len(b) != 16:
+            raise RuntimeError("Generator.set_state: expected a uint8 tensor of 16 bytes (seed, offset)")
+        st = self._g.contents
+        st.seed, st.offset = int.from_bytes(b[:8], "little"), int.from_bytes(b[8:], "little")
+        return self
+
+    def __del__(self, _free=lib.tn_generator_free):
+        if getattr(self, "_owned", False) and self._g:
+            _free(self._g)
+            self._g = None
+
+
+default_generator = Generator._default()
+
+
+def manual_seed(seed):
+    lib.tn_manual_seed(int(seed) & _MASK64)
+    return default_generator
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+def _gen(generator):
+    return None if generator is None else generator._g
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw):
+    arr, n = _shape_kw(size, kw)
+    return _finish(_wrap(lib.tn_rand_gen(arr, n, _dt(dtype)._code, _gen(generator))), device, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw):
+    arr, n = _shape_kw(size, kw)
+    return _finish(_wrap(lib.tn_randn_gen(arr, n, _dt(dtype)._code, _gen(generator))), device, requires_grad)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, low=None, high=None):
+    """randint(high, size) | randint(low, high, size): integers uniform in [low, high)."""
+    args = list(args)
+    if size is None and args and not isinstance(args[-1], numbers.Integral):
+        size = args.pop()
+    if high is None:
+        high = args.pop() if args else None
+    if low is None:
+        low = args.pop() if args else 0
+    if high is None or size is None or args:
+        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    arr, n = _i64(list(size))
+    dt = _to_dtype(dtype) or int64
+    return _finish(_wrap(lib.tn_randint(operator.index(low), operator.index(high), arr, n, dt._code, _gen(generator))),
+                   device, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    dt = _to_dtype(dtype) or int64
+    return _finish(_wrap(lib.tn_randperm(operator.index(n), dt._code, _gen(generator))), device, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """normal(mean, std, size) with numbers, or elementwise with tensor mean and/or std."""
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal(): with number mean and std, size is required")
+        arr, n = _i64(list(size))
+        return _finish(_wrap(lib.tn_normal(float(mean), float(std), arr, n, _dt(dtype)._code, _gen(generator))),
+                       device, requires_grad)
+    from ._ops import broadcast_shapes, result_type
+    shape = broadcast_shapes(*[t.shape for t in (mean, std) if isinstance(t, Tensor)])
+    dt = result_type(mean, std)
+    z = randn(shape, generator=generator, dtype=dt)
+    return (z * std + mean).to(dt)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    if p is None:
+        return _wrap(lib.tn_bernoulli(input._ptr, _gen(generator)))
+    arr, n = _i64(input.shape)
+    return _wrap(lib.tn_bernoulli_p(arr, n, float(p), input.dtype._code, _gen(generator)))
+
+
+Tensor.bernoulli = bernoulli
+
+
+# --------------------------------------------------------------------------- library state
+def memory_stats():
+    """The C library's live tensor/storage/byte counts and peak bytes."""
+    s = lib.tn_memory_stats_get()
+    return {"live_tensors": s.live_tensors, "live_storages": s.live_storages,
+            "live_bytes": s.live_bytes, "peak_bytes": s.peak_bytes}
+
+
+def reset_peak_memory_stats():
+    lib.tn_memory_stats_reset_peak()
+
+
+def set_num_threads(n):
+    lib.tn_set_num_threads(int(n))
+
+
+def get_num_threads():
+    return lib.tn_get_num_threads()

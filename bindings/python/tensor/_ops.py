@@ -1,0 +1,740 @@
+"""Math on tensors: pointwise ops, operators, reductions, linear algebra, joining.
+
+Each op is a method of ``Tensor`` and, through ``FUNCTIONS``, a function ``tn.<name>``
+taking the tensor first (PyTorch's ``torch.<name>(input, ...)``). The one-signature
+families (unary, binary) are generated from the name lists in ``_C``; the rest are
+written out because their PyTorch keyword arguments differ.
+"""
+import builtins
+import math
+import numbers
+import operator
+from ctypes import byref, c_void_p
+
+from . import _C
+from ._C import lib
+from ._core import (Tensor, _check_int, _dims_list, _i64, _is_operand, _operand, _ptrs, _raise,
+                    _scalar_kind, _scalar_ptr, _to_dtype, _wrap, _DTYPES, bool_, can_cast, float32,
+                    int64, return_types, tensor, where, full, zeros)
+
+FUNCTIONS = {}          # name -> plain function, exported as tn.<name>
+METHOD_FUNCTIONS = {}   # name -> Tensor method, exported as tn.<name>(input, ...)
+_SCALAR_FIRST = set()   # functions whose first argument may be a Python number
+
+
+def _method(name, *aliases, function=True, scalar_first=False):
+    def deco(f):
+        for n in (name,) + aliases:
+            setattr(Tensor, n, f)
+            if function:
+                METHOD_FUNCTIONS[n] = f
+                if scalar_first:
+                    _SCALAR_FIRST.add(n)
+        return f
+    return deco
+
+
+# --------------------------------------------------------------------------- binary ops
+def _binary(f, a, b):
+    if isinstance(b, Tensor):
+        return _wrap(f(a._ptr, b._ptr))
+    s = _scalar_ptr(b)
+    try:
+        return _wrap(f(a._ptr, s))
+    finally:
+        lib.tn_release(s)
+
+
+def _rbinary(f, a, b):
+    s = _scalar_ptr(b)
+    try:
+        return _wrap(f(s, a._ptr))
+    finally:
+        lib.tn_release(s)
+
+
+def _binary_inplace(f, a, b):
+    if isinstance(b, Tensor):
+        return a._inplace(f(a._ptr, b._ptr))
+    s = _scalar_ptr(b)
+    try:
+        return a._inplace(f(a._ptr, s))
+    finally:
+        lib.tn_release(s)
+
+
+def _make_binary(cname):
+    f = getattr(lib, "tn_" + cname)
+
+    def method(self, other):
+        return _binary(f, self, other)
+    method.__name__ = cname
+    return method
+
+
+def _make_binary_inplace(cname):
+    f = getattr(lib, "tn_" + cname + "_", None) if cname in _C.BINARY_INPLACE else None
+    out = getattr(Tensor, cname)
+
+    def method(self, other):
+        if f is not None:
+            return _binary_inplace(f, self, other)
+        return self._store(out(self, other))
+    method.__name__ = cname + "_"
+    return method
+
+
+_BINARY_ALIASES = {"sub": ("subtract",), "mul": ("multiply",), "div": ("divide", "true_divide"),
+                   "atan2": ("arctan2",), "eq": (), "ne": ("not_equal",), "lt": ("less",),
+                   "le": ("less_equal",), "gt": ("greater",), "ge": ("greater_equal",)}
+
+for _n in _C.BINARY:
+    if _n in ("add", "sub", "div"):
+        continue          # written out below: alpha= / rounding_mode=
+    _m = _make_binary(_n)
+    _method(_n, *_BINARY_ALIASES.get(_n, ()), scalar_first=True)(_m)
+for _n in _C.BINARY:
+    if _n in ("add", "sub", "div"):
+        continue
+    _mi = _make_binary_inplace(_n)
+    for _a in (_n,) + _BINARY_ALIASES.get(_n, ()):
+        setattr(Tensor, _a + "_", _mi)
+
+
+@_method("add", scalar_first=True)
+def add(self, other, *, alpha=1):
+    if alpha == 1:
+        return _binary(lib.tn_add, self, other)
+    o = _operand(other)          # keep the temporary alive across the C call
+    return _wrap(lib.tn_add_alpha(self._ptr, o._ptr, float(alpha)))
+
+
+@_method("sub", "subtract", scalar_first=True)
+def sub(self, other, *, alpha=1):
+    if alpha == 1:
+        return _binary(lib.tn_sub, self, other)
+    o = _operand(other)
+    return _wrap(lib.tn_sub_alpha(self._ptr, o._ptr, float(alpha)))
+
+
+@_method("rsub", scalar_first=True)
+def rsub(self, other, *, alpha=1):
+    return sub(_operand(other), self, alpha=alpha)
+
+
+def result_type(tensor1, tensor2):
+    a, b = _operand(tensor1), _operand(tensor2)
+    return _DTYPES[lib.tn_result_type(_ptrs([a, b]), 2)]
+
+
+@_method("div", "divide", "true_divide", scalar_first=True)
+def div(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _binary(lib.tn_div, self, other)
+    if rounding_mode == "floor":
+        return _binary(lib.tn_floor_divide, self, other)
+    if rounding_mode != "trunc":
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    o = _operand(other)
+    if result_type(self, o).is_floating_point:
+        return self.div(o).trunc()
+    q = self.floor_divide(o)
+    fix = self.remainder(o).ne(0).logical_and(self.lt(0).logical_xor(o.lt(0)))
+    return q.add(fix.to(q.dtype))
+
+
+def _add_(self, other, *, alpha=1):
+    if alpha == 1:
+        return _binary_inplace(lib.tn_add_, self, other)
+    o = _operand(other)
+    return self._inplace(lib.tn_add_alpha_(self._ptr, o._ptr, float(alpha)))
+
+
+def _sub_(self, other, *, alpha=1):
+    if alpha == 1:
+        return _binary_inplace(lib.tn_sub_, self, other)
+    o = _operand(other)
+    return self._inplace(lib.tn_add_alpha_(self._ptr, o._ptr, -float(alpha)))
+
+
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _binary_inplace(lib.tn_div_, self, other)
+    return self._store(div(self, other, rounding_mode=rounding_mode))
+
+
+Tensor.add_ = _add_
+Tensor.sub_ = Tensor.subtract_ = _sub_
+Tensor.div_ = Tensor.divide_ = Tensor.true_divide_ = _div_
+
+
+# operators: NotImplemented for operands we do not know, so Python can try the other side
+def _op(f, reflected=False):
+    if reflected:
+        def op(self, other):
+            if not _is_operand(other):
+                return NotImplemented
+            if isinstance(other, Tensor):
+                return _wrap(f(other._ptr, self._ptr))
+            return _rbinary(f, self, other)
+    else:
+        def op(self, other):
+            if not _is_operand(other):
+                return NotImplemented
+            return _binary(f, self, other)
+    return op
+
+
+def _iop(name):
+    def op(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return getattr(self, name)(other)
+    return op
+
+
+for _dunder, _cname in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"),
+                        ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
+                        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")]:
+    _f = getattr(lib, "tn_" + _cname)
+    setattr(Tensor, f"__{_dunder}__", _op(_f))
+    setattr(Tensor, f"__r{_dunder}__", _op(_f, reflected=True))
+    setattr(Tensor, f"__i{_dunder}__", _iop(_cname + "_"))
+for _dunder, _cname in [("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge")]:
+    setattr(Tensor, f"__{_dunder}__", _op(getattr(lib, "tn_" + _cname)))
+Tensor.__hash__ = lambda self: id(self)
+Tensor.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self) if isinstance(other, Tensor) else NotImplemented
+Tensor.__neg__ = lambda self: _wrap(lib.tn_neg(self._ptr))
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: _wrap(lib.tn_abs(self._ptr))
+Tensor.__invert__ = lambda self: _wrap(lib.tn_bitwise_not(self._ptr))
+
+
+# --------------------------------------------------------------------------- unary ops
+_UNARY_ALIASES = {"abs": ("absolute",), "neg": ("negative",), "asin": ("arcsin",), "acos": ("arccos",),
+                  "atan": ("arctan",), "trunc": ("fix",), "sinh": (), "exp2": (), "sign": ()}
+_NO_INPLACE = {"isnan", "isinf", "isfinite"}
+
+
+def _make_unary(cname):
+    f = getattr(lib, "tn_" + cname)
+
+    def method(self):
+        return _wrap(f(self._ptr))
+    method.__name__ = cname
+    return method
+
+
+def _make_unary_inplace(cname, out):
+    f = getattr(lib, "tn_" + cname + "_") if cname in _C.UNARY_INPLACE else None
+
+    def method(self):
+        if f is not None:
+            return self._inplace(f(self._ptr))
+        return self._store(out(self))
+    method.__name__ = cname + "_"
+    return method
+
+
+for _n in _C.UNARY:
+    _m = _make_unary(_n)
+    names = (_n,) + _UNARY_ALIASES.get(_n, ())
+    if _n == "round":
+        continue
+    _method(*names)(_m)
+    if _n not in _NO_INPLACE:
+        _mi = _make_unary_inplace(_n, _m)
+        for _a in names:
+            setattr(Tensor, _a + "_", _mi)
+
+
+@_method("round")
+def round(self, *, decimals=0):
+    r = _wrap(lib.tn_round(self._ptr))if decimals == 0 else None
+    if r is None:
+        scale = 10.0 ** decimals
+        r = self.mul(scale).round().div(scale)
+    return r
+
+
+Tensor.round_ = lambda self, *, decimals=0: self._store(round(self, decimals=decimals))
+
+
+@_method("clamp", "clip")
+def clamp(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo = None if min is None else _operand(min)
+        hi = None if max is None else _operand(max)
+        return _wrap(lib.tn_clamp_tensor(self._ptr, None if lo is None else lo._ptr, None if hi is None else hi._ptr))
+    return _wrap(lib.tn_clamp(self._ptr, -math.inf if min is None else float(min), math.inf if max is None else float(max)))
+
+
+def _clamp_(self, min=None, max=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor) or min is None and max is None:
+        return self._store(clamp(self, min, max))
+    return self._inplace(lib.tn_clamp_(self._ptr, -math.inf if min is None else float(min),
+                                       math.inf if max is None else float(max)))
+
+
+Tensor.clamp_ = Tensor.clip_ = _clamp_
+
+
+@_method("clamp_min")
+def clamp_min(self, min):
+    return clamp(self, min=min)
+
+
+@_method("clamp_max")
+def clamp_max(self, max):
+    return clamp(self, max=max)
+
+
+Tensor.clamp_min_ = lambda self, min: _clamp_(self, min=min)
+Tensor.clamp_max_ = lambda self, max: _clamp_(self, max=max)
+
+
+@_method("nan_to_num")
+def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    return _wrap(lib.tn_nan_to_num(self._ptr, float(nan), math.inf if posinf is None else float(posinf),
+                                   -math.inf if neginf is None else float(neginf)))
+
+
+Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: self._store(nan_to_num(self, nan, posinf, neginf))
+
+
+@_method("lerp")
+def lerp(self, end, weight):
+    if isinstance(weight, Tensor):
+        return _wrap(lib.tn_lerp(self._ptr, end._ptr, weight._ptr))
+    return _wrap(lib.tn_lerp_scalar(self._ptr, end._ptr, float(weight)))
+
+
+def _lerp_(self, end, weight):
+    if isinstance(weight, Tensor):
+        return self._store(lerp(self, end, weight))
+    return self._inplace(lib.tn_lerp_(self._ptr, end._ptr, float(weight)))
+
+
+Tensor.lerp_ = _lerp_
+
+
+@_method("addcmul")
+def addcmul(self, tensor1, tensor2, *, value=1):
+    return _wrap(lib.tn_addcmul(self._ptr, tensor1._ptr, tensor2._ptr, float(value)))
+
+
+@_method("addcdiv")
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    return _wrap(lib.tn_addcdiv(self._ptr, tensor1._ptr, tensor2._ptr, float(value)))
+
+
+Tensor.addcmul_ = lambda self, tensor1, tensor2, *, value=1: self._inplace(
+    lib.tn_addcmul_(self._ptr, tensor1._ptr, tensor2._ptr, float(value)))
+Tensor.addcdiv_ = lambda self, tensor1, tensor2, *, value=1: self._inplace(
+    lib.tn_addcdiv_(self._ptr, tensor1._ptr, tensor2._ptr, float(value)))
+
+
+@_method("softmax")
+def softmax(self, dim, dtype=None):
+    x = self if dtype is None else self.to(dtype)
+    return _wrap(lib.tn_softmax(x._ptr, dim))
+
+
+@_method("log_softmax")
+def log_softmax(self, dim, dtype=None):
+    x = self if dtype is None else self.to(dtype)
+    return _wrap(lib.tn_log_softmax(x._ptr, dim))
+
+
+@_method("allclose")
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    lib.tn_clear_error()
+    r = bool(lib.tn_allclose(self._ptr, other._ptr, float(rtol), float(atol), bool(equal_nan)))
+    if not r and lib.tn_last_error():
+        _raise()
+    return r
+
+
+@_method("isclose")
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    o = _operand(other)
+    close = self.eq(o)
+    if self.is_floating_point() or o.is_floating_point():
+        diff = self.sub(o).abs()
+        tol = o.abs().mul(rtol).add(atol)
+        close = close.logical_or(diff.le(tol).logical_and(diff.isfinite()))
+        if equal_nan:
+            close = close.logical_or(self.isnan().logical_and(o.isnan()))
+    return close
+
+
+@_method("equal")
+def equal(self, other):
+    lib.tn_clear_error()
+    r = bool(lib.tn_equal(self._ptr, other._ptr))
+    if not r and lib.tn_last_error():
+        _raise()
+    return r
+
+
+# --------------------------------------------------------------------------- reductions
+def _all_dims(x, dim):
+    d = _dims_list(dim)
+    return list(range(x.ndim)) if not d else d
+
+
+def _reduce(x, dim, keepdim, f_all, f_dims):
+    if (dim is None or dim == () or dim == []) and not keepdim:
+        return _wrap(f_all(x._ptr))
+    dims = _all_dims(x, dim)
+    if not dims:            # a 0-d tensor
+        return _wrap(f_all(x._ptr))
+    arr, n = _i64(dims)
+    return _wrap(f_dims(x._ptr, arr, n, bool(keepdim)))
+
+
+def _cast(x, dtype):
+    return x if dtype is None else x.to(dtype)
+
+
+@_method("sum")
+def sum(self, dim=None, keepdim=False, *, dtype=None):
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_sum, lib.tn_sum_dims)
+
+
+@_method("mean")
+def mean(self, dim=None, keepdim=False, *, dtype=None):
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_mean, lib.tn_mean_dims)
+
+
+@_method("prod")
+def prod(self, dim=None, keepdim=False, *, dtype=None):
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_prod, lib.tn_prod_dims)
+
+
+@_method("amax")
+def amax(self, dim=(), keepdim=False):
+    arr, n = _i64(_dims_list(dim) or [])
+    return _wrap(lib.tn_amax(self._ptr, arr, n, bool(keepdim)))
+
+
+@_method("amin")
+def amin(self, dim=(), keepdim=False):
+    arr, n = _i64(_dims_list(dim) or [])
+    return _wrap(lib.tn_amin(self._ptr, arr, n, bool(keepdim)))
+
+
+@_method("aminmax")
+def aminmax(self, *, dim=None, keepdim=False):
+    d = () if dim is None else dim
+    return return_types.aminmax(amin(self, d, keepdim), amax(self, d, keepdim))
+
+
+def _extreme(self, dim, keepdim, f_all, f_dim, f_binary, rtype):
+    if isinstance(dim, Tensor):
+        return _wrap(f_binary(self._ptr, dim._ptr))
+    if dim is None:
+        return _wrap(f_all(self._ptr))
+    idx = c_void_p()
+    v = f_dim(self._ptr, operator.index(dim), bool(keepdim), byref(idx))
+    values = _wrap(v)
+    return rtype(values, _wrap(idx.value))
+
+
+@_method("max")
+def max(self, dim=None, keepdim=False):
+    return _extreme(self, dim, keepdim, lib.tn_max, lib.tn_max_dim, lib.tn_maximum, return_types.max)
+
+
+@_method("min")
+def min(self, dim=None, keepdim=False):
+    return _extreme(self, dim, keepdim, lib.tn_min, lib.tn_min_dim, lib.tn_minimum, return_types.min)
+
+
+def _arg(self, dim, keepdim, f_all, f_dim):
+    if dim is None:
+        r = _wrap(f_all(self._ptr))
+        return r.reshape([1] * self.ndim) if keepdim else r
+    return _wrap(f_dim(self._ptr, operator.index(dim), bool(keepdim)))
+
+
+@_method("argmax")
+def argmax(self, dim=None, keepdim=False):
+    return _arg(self, dim, keepdim, lib.tn_argmax, lib.tn_argmax_dim)
+
+
+@_method("argmin")
+def argmin(self, dim=None, keepdim=False):
+    return _arg(self, dim, keepdim, lib.tn_argmin, lib.tn_argmin_dim)
+
+
+def _correction(dim, unbiased, correction):
+    if isinstance(dim, bool):                 # the old var(unbiased) signature
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    elif unbiased is not None:
+        raise RuntimeError("var/std: cannot specify both unbiased and correction")
+    return dim, operator.index(correction)
+
+
+def _var_std(self, dim, unbiased, keepdim, correction, f_all, f_dims):
+    dim, corr = _correction(dim, unbiased, correction)
+    if (dim is None or dim == ()) and not keepdim or self.ndim == 0:
+        return _wrap(f_all(self._ptr, corr))
+    arr, n = _i64(_all_dims(self, dim))
+    return _wrap(f_dims(self._ptr, arr, n, corr, bool(keepdim)))
+
+
+@_method("var")
+def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_var, lib.tn_var_dims)
+
+
+@_method("std")
+def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_std, lib.tn_std_dims)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    d = None if isinstance(dim, bool) else dim
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, d, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    d = None if isinstance(dim, bool) else dim
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, d, keepdim)
+
+
+FUNCTIONS["var_mean"] = var_mean
+FUNCTIONS["std_mean"] = std_mean
+
+
+@_method("norm")
+def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    x = _cast(self, dtype)
+    if p is None or p == "fro":
+        p = 2.0
+    elif isinstance(p, str):
+        raise NotImplementedError(f"norm: p='{p}' is not supported")
+    if dim is None and not keepdim:
+        return _wrap(lib.tn_norm(x._ptr, float(p)))
+    arr, n = _i64(_all_dims(x, dim))
+    return _wrap(lib.tn_norm_dims(x._ptr, float(p), arr, n, bool(keepdim)))
+
+
+@_method("logsumexp")
+def logsumexp(self, dim, keepdim=False):
+    arr, n = _i64(_dims_list(dim))
+    return _wrap(lib.tn_logsumexp(self._ptr, arr, n, bool(keepdim)))
+
+
+@_method("cumsum")
+def cumsum(self, dim, *, dtype=None):
+    x = _cast(self, dtype)
+    return _wrap(lib.tn_cumsum(x._ptr, dim))
+
+
+@_method("cumprod")
+def cumprod(self, dim, *, dtype=None):
+    x = _cast(self, dtype)
+    return _wrap(lib.tn_cumprod(x._ptr, dim))
+
+
+Tensor.cumsum_ = lambda self, dim, *, dtype=None: self._store(cumsum(self, dim, dtype=dtype))
+Tensor.cumprod_ = lambda self, dim, *, dtype=None: self._store(cumprod(self, dim, dtype=dtype))
+
+
+def _all_any(self, dim, keepdim, f_all, f_dim):
+    if dim is None:
+        r = _wrap(f_all(self._ptr))
+        return r.reshape([1] * self.ndim) if keepdim else r
+    dims = _dims_list(dim)
+    nd = self.ndim
+    r = self
+    for d in sorted({(d % nd if nd else 0) for d in dims}, reverse=True) if len(dims) > 1 else dims:
+        r = _wrap(f_dim(r._ptr, d, bool(keepdim)))
+    return r
+
+
+@_method("all")
+def all(self, dim=None, keepdim=False):
+    return _all_any(self, dim, keepdim, lib.tn_all, lib.tn_all_dim)
+
+
+@_method("any")
+def any(self, dim=None, keepdim=False):
+    return _all_any(self, dim, keepdim, lib.tn_any, lib.tn_any_dim)
+
+
+@_method("count_nonzero")
+def count_nonzero(self, dim=None):
+    return sum(self.ne(0), dim)
+
+
+@_method("sort")
+def sort(self, dim=-1, descending=False, stable=False):
+    if isinstance(dim, bool):
+        raise TypeError("sort(): dim must be an int; use descending=")
+    idx = c_void_p()
+    v = _wrap(lib.tn_sort(self._ptr, dim, bool(descending), byref(idx)))
+    return return_types.sort(v, _wrap(idx.value))
+
+
+@_method("argsort")
+def argsort(self, dim=-1, descending=False, stable=False):
+    return _wrap(lib.tn_argsort(self._ptr, dim, bool(descending)))
+
+
+@_method("msort")
+def msort(self):
+    return sort(self, 0).values
+
+
+@_method("topk")
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    idx = c_void_p()
+    v = _wrap(lib.tn_topk(self._ptr, operator.index(k), dim, bool(largest), byref(idx)))
+    return return_types.topk(v, _wrap(idx.value))
+
+
+@_method("kthvalue")
+def kthvalue(self, k, dim=-1, keepdim=False):
+    s = sort(self, dim)
+    v, i = s.values.narrow(dim, k - 1, 1), s.indices.narrow(dim, k - 1, 1)
+    if not keepdim and self.ndim:
+        v, i = v.squeeze(dim), i.squeeze(dim)
+    return return_types.kthvalue(v.contiguous(), i.contiguous())
+
+
+# --------------------------------------------------------------------------- linear algebra
+def _lin(name, cname=None):
+    f = getattr(lib, "tn_" + (cname or name))
+
+    def method(self, other):
+        return _wrap(f(self._ptr, other._ptr))
+    method.__name__ = name
+    return method
+
+
+matmul = _method("matmul")(_lin("matmul"))
+_method("mm")(_lin("mm"))
+_method("bmm")(_lin("bmm"))
+_method("mv")(_lin("mv"))
+_method("dot", "inner")(_lin("dot"))
+_method("outer", "ger")(_lin("outer"))
+
+
+@_method("addmm")
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    return _wrap(lib.tn_addmm(self._ptr, mat1._ptr, mat2._ptr, float(beta), float(alpha)))
+
+
+@_method("baddbmm")
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    return _wrap(lib.tn_baddbmm(self._ptr, batch1._ptr, batch2._ptr, float(beta), float(alpha)))
+
+
+# --------------------------------------------------------------------------- in-place random fills
+def _gen(generator):
+    return None if generator is None else generator._g
+
+
+def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    from_ = kw.pop("from", from_)
+    arr, n = _i64(self.shape)
+    return self._store(_wrap(lib.tn_uniform(float(from_), float(to), arr, n, self.dtype._code, _gen(generator))))
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    arr, n = _i64(self.shape)
+    return self._store(_wrap(lib.tn_normal(float(mean), float(std), arr, n, self.dtype._code, _gen(generator))))
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        pc = p.expand_as(self).contiguous()
+        r = _wrap(lib.tn_bernoulli(pc._ptr, _gen(generator)))
+    else:
+        arr, n = _i64(self.shape)
+        r = _wrap(lib.tn_bernoulli_p(arr, n, float(p), float32._code, _gen(generator)))
+    return self.copy_(r)
+
+
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
+Tensor.bernoulli_ = _bernoulli_
+
+
+# --------------------------------------------------------------------------- joining and splitting
+def _tensor_list(tensors, fn):
+    ts = list(tensors)
+    for t in ts:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}(): expected a sequence of Tensors, got {type(t).__name__}")
+    return ts
+
+
+def cat(tensors, dim=0):
+    ts = _tensor_list(tensors, "cat")
+    return _wrap(lib.tn_cat(_ptrs(ts), len(ts), dim))
+
+
+def stack(tensors, dim=0):
+    ts = _tensor_list(tensors, "stack")
+    return _wrap(lib.tn_stack(_ptrs(ts), len(ts), dim))
+
+
+def hstack(tensors):
+    ts = [atleast_1d(t) for t in tensors]
+    return cat(ts, 0 if ts and ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+def atleast_1d(t):
+    return t.reshape(1) if t.ndim == 0 else t
+
+
+def atleast_2d(t):
+    return t.reshape(1, -1) if t.ndim < 2 else t
+
+
+def broadcast_shapes(*shapes):
+    out = []
+    for s in shapes:
+        s = [s] if isinstance(s, numbers.Integral) else list(s)
+        a, na = _i64(out)
+        b, nb = _i64(s)
+        res, _ = _i64([0] * 8)          # TN_MAX_DIMS entries
+        nd = _check_int(lib.tn_broadcast_shapes(a, na, b, nb, res))
+        out = list(res[:nd])
+    from ._core import Size
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    return tensor.split(split_size_or_sections, dim)
+
+
+FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstack, vstack=vstack,
+                 atleast_1d=atleast_1d, atleast_2d=atleast_2d, broadcast_shapes=broadcast_shapes,
+                 broadcast_tensors=broadcast_tensors, split=split, result_type=result_type, where=where)
+
+# Methods of _core.Tensor that are also torch.<name>(input, ...) functions.
+for _n in ("clone contiguous detach flatten unflatten permute transpose swapaxes swapdims t narrow select "
+           "squeeze unsqueeze unfold as_strided unbind chunk flip fliplr flipud roll repeat_interleave tile tril triu "
+           "index_select gather scatter scatter_add index_put masked_fill masked_select nonzero argwhere "
+           "movedim moveaxis reshape ravel numel is_floating_point is_complex is_nonzero").split():
+    if hasattr(Tensor, _n):
+        METHOD_FUNCTIONS[_n] = getattr(Tensor, _n)
