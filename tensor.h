@@ -740,6 +740,8 @@ TNDEF bool tn_cuda_is_available(void);
 /* 2. errors                                                                */
 /* ======================================================================= */
 static TN__TLS char tn__errbuf[1024];
+static TN__TLS int tn__quiet; /* > 0: record only (a caller re-words the message with its own name) */
+static TN__TLS unsigned tn__nerrors, tn__err_mark[64];
 static tn_error_handler tn__error_handler;
 static void *tn__error_user;
 
@@ -758,6 +760,8 @@ static void *tn__error(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(tn__errbuf, sizeof tn__errbuf, fmt, ap);
     va_end(ap);
+    tn__nerrors++;
+    if (tn__quiet) return NULL;
     const char *ab = getenv("TN_ABORT_ON_ERROR");
     if (ab && ab[0] == '1') {
         fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
@@ -767,6 +771,37 @@ static void *tn__error(const char *fmt, ...) {
     return NULL;
 }
 #define TN__FAIL_INT(...) (tn__error(__VA_ARGS__), -1)
+
+/* Run a kernel call quietly, then report its failure under fn ("tn_floor_divide: ..."
+   rather than the kernel's "floor_divide: ..."), so the handler sees one message. */
+static int tn__kernel_result(const char *fn, int rc) {
+    tn__quiet--;
+    if (rc == 0) return 0;
+    const char *colon = strstr(tn__errbuf, ": ");
+    char why[1024];
+    snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn__errbuf);
+    return TN__FAIL_INT("%s: %s", fn, why);
+}
+#define TN__KERNEL(fn, call) (tn__quiet++, tn__kernel_result(fn, (call)))
+
+/* A composite public function evaluates its body through TN__AS: an error inside is
+   reported once, under the function the user called ("tn_outer: ..." rather than the
+   "tn_mul: ..." it was built from). A NULL input stays silent. */
+static void tn__as_begin(void) {
+    if (tn__quiet < 64) tn__err_mark[tn__quiet] = tn__nerrors;
+    tn__quiet++;
+}
+static tn_tensor *tn__as_end(const char *fn, tn_tensor *r) {
+    tn__quiet--;
+    unsigned before = tn__quiet < 64 ? tn__err_mark[tn__quiet] : tn__nerrors;
+    if (r || tn__nerrors == before) return r;
+    const char *colon = strncmp(tn__errbuf, "tn_", 3) == 0 || strncmp(tn__errbuf, "tensor.h", 8) == 0 ? strstr(tn__errbuf, ": ") : NULL;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn__errbuf);
+    return (tn_tensor *)tn__error("%s: %s", fn, why);
+}
+#define TN__AS(fn, expr) (tn__as_begin(), tn__as_end(fn, (expr)))
+
 
 /* "[2, 3]" in one of a few rotating thread-local buffers, so one message can show
    several shapes. */
@@ -996,6 +1031,38 @@ static int64_t tn__numel(const int64_t *shape, int ndim) {
 
 static const int64_t tn__one[1] = {1};
 
+/* Size arithmetic that reports overflow instead of running into C's undefined behaviour:
+   the result, or false when it does not fit in int64. */
+static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_mul_overflow(a, b, r);
+#else
+    if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -INT64_MAX / (a < 0 ? -a : a))) return false;
+    *r = a * b;
+    return true;
+#endif
+}
+static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_add_overflow(a, b, r);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
+    *r = a + b;
+    return true;
+#endif
+}
+
+/* Last element offset reached by (shape, strides) from offset, or false on overflow. */
+static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, int64_t offset, int64_t *last) {
+    int64_t l = offset, step;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) { *last = -1; return true; }
+        if (!tn__mul_ok(shape[i] - 1, strides[i], &step) || !tn__add_ok(l, step, &l)) return false;
+    }
+    *last = l;
+    return true;
+}
+
 /* Check a user-given shape: ndim in range, sizes >= 0, element count fits. */
 static int tn__check_shape(const char *fn, const int64_t *shape, int ndim) {
     if (ndim < 0 || ndim > TN_MAX_DIMS) return TN__FAIL_INT("%s: ndim %d out of range [0, %d]", fn, ndim, TN_MAX_DIMS);
@@ -1007,6 +1074,20 @@ static int tn__check_shape(const char *fn, const int64_t *shape, int ndim) {
     }
     if (total > 9e18 / 8) return TN__FAIL_INT("%s: shape %s has too many elements", fn, tn__shape_str(shape, ndim));
     return 0;
+}
+
+/* Broadcast shape of a and b (both of at most TN_MAX_DIMS dims) into out; -1 when they
+   do not broadcast. Silent: callers word the error. */
+static int tn__broadcast(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out) {
+    int n = TN__MAX(na, nb);
+    int64_t r[TN_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        int64_t x = i < n - na ? 1 : a[i - (n - na)], y = i < n - nb ? 1 : b[i - (n - nb)];
+        if (x != y && x != 1 && y != 1) return -1;
+        r[i] = x == 1 ? y : x;
+    }
+    memcpy(out, r, (size_t)n * sizeof(int64_t));
+    return n;
 }
 
 /* A tensor object over a storage (takes a storage reference), untracked by scopes. */
@@ -1411,11 +1492,17 @@ static int tn__check_dtype_arg(const char *fn, tn_dtype dtype) {
     if ((unsigned)dtype >= TN_NUM_DTYPES) return TN__FAIL_INT("%s: invalid dtype %d", fn, (int)dtype);
     return 0;
 }
+/* A dtype the CPU kernels can write (creation functions that fill values). */
+static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) {
+    if (tn__check_dtype_arg(fn, dtype)) return -1;
+    if (dtype == TN_F16 || dtype == TN_BF16) return TN__FAIL_INT("%s: dtype %s is supported by the GPU unit only", fn, tn_dtype_name(dtype));
+    return 0;
+}
 
 /* New uninitialised tensor after checking a user shape, untracked. */
 static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim, tn_dtype dtype) {
     if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
-    return tn__new(dtype, TN_CPU, shape, ndim);
+    return TN__AS(fn, tn__new(dtype, TN_CPU, shape, ndim)); /* out of memory reads "tn_zeros: out of memory ..." */
 }
 
 /* PyTorch refuses a fill value that does not fit an integer dtype (300 into uint8). */
@@ -1428,7 +1515,7 @@ static int tn__check_fill_value(const char *fn, double v, tn_dtype dtype) {
 }
 
 static tn_tensor *tn__filled(const char *fn, const int64_t *shape, int ndim, double value, tn_dtype dtype) {
-    if (tn__check_dtype_arg(fn, dtype) || tn__check_fill_value(fn, value, dtype)) return NULL;
+    if (tn__check_cpu_dtype_arg(fn, dtype) || tn__check_fill_value(fn, value, dtype)) return NULL;
     tn_tensor *t = tn__new_checked(fn, shape, ndim, dtype);
     if (t && tn__backend(t->device)->fill(t, value)) { tn_release(t); return NULL; }
     return t;
@@ -1463,7 +1550,12 @@ TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const 
         }
         if (shape[i] == 0) span = 0;
     }
-    if (span) for (int i = 0; i < ndim; i++) span += (shape[i] - 1) * st[i];
+    if (span) {
+        int64_t last, bytes;
+        if (!tn__span_ok(shape, st, ndim, 0, &last) || !tn__mul_ok(last + 1, (int64_t)tn_dtype_size(dtype), &bytes))
+            return (tn_tensor *)tn__error("tn_from_blob: shape %s with strides %s reaches past any addressable memory", tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
+        span = last + 1;
+    }
     tn_storage *s = (tn_storage *)TN_MALLOC(sizeof *s);
     if (!s) return (tn_tensor *)tn__error("tn_from_blob: out of memory");
     memset(s, 0, sizeof *s);
@@ -1482,7 +1574,7 @@ static tn_tensor *tn__scalar_new(double value, tn_dtype dtype, bool wrapped) {
     if (t) t->is_wrapped_number = wrapped;
     return t;
 }
-TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return tn__own(tn__scalar_new(value, dtype, false)); }
+static tn_tensor *tn__scalar_tensor_impl(double value, tn_dtype dtype) { return tn__own(tn__scalar_new(value, dtype, false)); }
 TNDEF tn_tensor *tn_scalar(double value) { return tn__own(tn__scalar_new(value, TN_F64, true)); }
 TNDEF tn_tensor *tn_scalar_bool(bool value) { return tn__own(tn__scalar_new(value, TN_BOOL, true)); }
 TNDEF tn_tensor *tn_scalar_int(int64_t value) {
@@ -1490,9 +1582,10 @@ TNDEF tn_tensor *tn_scalar_int(int64_t value) {
     if (t) *(int64_t *)tn_data_ptr(t) = value;
     return tn__own(t);
 }
+TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS("tn_scalar_tensor", tn__scalar_tensor_impl(value, dtype)); }
 
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
-    if (tn__check_dtype_arg("tn_arange", dtype)) return NULL;
+    if (tn__check_cpu_dtype_arg("tn_arange", dtype)) return NULL;
     if (step == 0 || step != step) return (tn_tensor *)tn__error("tn_arange: step must be nonzero");
     if (!isfinite(start) || !isfinite(end)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
     if ((step > 0 && end < start) || (step < 0 && end > start))
@@ -1512,6 +1605,7 @@ TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype
 
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype) {
     if (steps < 0) return (tn_tensor *)tn__error("tn_linspace: number of steps must be non-negative, got %lld", (long long)steps);
+    if (tn__check_cpu_dtype_arg("tn_linspace", dtype)) return NULL;
     tn_tensor *t = tn__new_checked("tn_linspace", &steps, 1, dtype);
     tn_tensor *tmp = t ? tn__new(TN_F64, TN_CPU, &steps, 1) : NULL;
     if (!tmp) { tn_release(t); return NULL; }
@@ -1545,9 +1639,9 @@ static tn_tensor *tn__full_like(tn_tensor *t, double v) {
     if (r && tn__backend(r->device)->fill(r, v)) { tn_release(r); return NULL; }
     return r;
 }
-TNDEF tn_tensor *tn_zeros_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 0)); }
-TNDEF tn_tensor *tn_ones_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
-TNDEF tn_tensor *tn_full_like(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
+static tn_tensor *tn__zeros_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 0)); }
+static tn_tensor *tn__ones_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
+static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
 
 /* dst <- src (src broadcast to dst), through the backend that owns the non-CPU side. */
 static int tn__copy(tn_tensor *dst, tn_tensor *src) {
@@ -1556,6 +1650,9 @@ static int tn__copy(tn_tensor *dst, tn_tensor *src) {
     if (tn__check_cpu_dtype("copy", src) || (dst->device == TN_CPU && tn__check_cpu_dtype("copy", dst))) return -1;
     return be->copy(dst, src);
 }
+TNDEF tn_tensor *tn_full_like(tn_tensor *t, double v) { return TN__AS("tn_full_like", tn__full_like_impl(t, v)); }
+TNDEF tn_tensor *tn_ones_like(tn_tensor *t) { return TN__AS("tn_ones_like", tn__ones_like_impl(t)); }
+TNDEF tn_tensor *tn_zeros_like(tn_tensor *t) { return TN__AS("tn_zeros_like", tn__zeros_like_impl(t)); }
 
 /* A contiguous copy of t with the given dtype on the given device, untracked. */
 static tn_tensor *tn__copy_as(tn_tensor *t, tn_dtype dtype, tn_device device) {
@@ -1575,14 +1672,16 @@ static tn_tensor *tn__copy_record(tn_tensor *t, tn_tensor *out, tn__gop op) {
     tn_node *node = out ? tn__node_new(op, 0, &t, 1) : NULL;
     return tn__node_attach(node, out);
 }
-TNDEF tn_tensor *tn_clone(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__copy_record(t, tn__copy_as(t, t->dtype, t->device), G_COPY)); }
-TNDEF tn_tensor *tn_contiguous(tn_tensor *t) {
+TNDEF tn_tensor *tn_clone(tn_tensor *t) { TN__CHECK_NULL(t); if (tn__check_cpu_dtype("tn_clone", t)) return NULL; return tn__own(tn__copy_record(t, tn__copy_as(t, t->dtype, t->device), G_COPY)); }
+static tn_tensor *tn__contiguous_impl(tn_tensor *t) {
     TN__CHECK_NULL(t);
     return tn__own(tn_is_contiguous(t) ? tn_retain(t) : tn__copy_record(t, tn__copy_as(t, t->dtype, t->device), G_COPY));
 }
+TNDEF tn_tensor *tn_contiguous(tn_tensor *t) { return TN__AS("tn_contiguous", tn__contiguous_impl(t)); }
 TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype) {
     TN__CHECK_NULL(t);
     if (tn__check_dtype_arg("tn_to_dtype", dtype)) return NULL;
+    if (t->device == TN_CPU && t->dtype != dtype && (tn__check_cpu_dtype("tn_to_dtype", t) || tn__check_cpu_dtype_arg("tn_to_dtype", dtype))) return NULL;
     return tn__own(t->dtype == dtype ? tn_retain(t) : tn__copy_record(t, tn__copy_as(t, dtype, t->device), G_COPY));
 }
 TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device) {
@@ -1595,7 +1694,7 @@ TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device) {
 
 /* The value of one element, read back to the host. */
 static double tn__read_double(tn_tensor *t) {
-    double v = 0;
+    double v = NAN;
     tn_tensor *h = tn__copy_as(t, TN_F64, TN_CPU);
     if (h) { v = *(double *)tn_data_ptr(h); tn_release(h); }
     return v;
@@ -1603,6 +1702,7 @@ static double tn__read_double(tn_tensor *t) {
 
 TNDEF double tn_item(tn_tensor *t) {
     if (!t) return NAN;
+    if (t->device == TN_CPU && tn__check_cpu_dtype("tn_item", t)) return NAN;
     if (tn_numel(t) != 1) {
         tn__error("tn_item: a tensor with %lld elements (shape %s) cannot be converted to a scalar", (long long)tn_numel(t), TN__SHAPE(t));
         return NAN;
@@ -1620,7 +1720,7 @@ TNDEF double tn_item(tn_tensor *t) {
    same view (e.g. x.copy_(x.flip(0))), so no element is read after it was written. */
 static int tn__copy_into(const char *fn, tn_tensor *dst, tn_tensor *src) {
     int64_t bshape[TN_MAX_DIMS];
-    int nd = tn_broadcast_shapes(dst->shape, dst->ndim, src->shape, src->ndim, bshape);
+    int nd = tn__broadcast(dst->shape, dst->ndim, src->shape, src->ndim, bshape);
     if (nd < 0 || nd != dst->ndim || memcmp(bshape, dst->shape, (size_t)nd * sizeof(int64_t)) != 0)
         return TN__FAIL_INT("%s: source of shape %s cannot be broadcast to destination %s", fn, TN__SHAPE(src), TN__SHAPE(dst));
     if (tn__check_same_device(fn, dst, src) || tn__check_no_internal_overlap(fn, dst)) return -1;
@@ -1639,6 +1739,7 @@ static int tn__copy_into(const char *fn, tn_tensor *dst, tn_tensor *src) {
 
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
     if (!dst || !src) return -1;
+    if ((dst->device == TN_CPU && tn__check_cpu_dtype("tn_copy_", dst)) || (src->device == TN_CPU && tn__check_cpu_dtype("tn_copy_", src))) return -1;
     int m = tn__inplace_mode("tn_copy_", dst, &src, 1);
     if (m < 0) return -1;
     if (m) { /* dst takes src's values and history (the old value gets no gradient, as PyTorch) */
@@ -1677,7 +1778,8 @@ static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
 
 static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                              tn_generator *gen, double a, double b, int64_t low, uint64_t range) {
-    if (op != RANDINT && tn__check_dtype_arg(fn, dtype) == 0 && !tn_dtype_is_floating(dtype))
+    if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
+    if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
     tn_tensor *t = tn__new_checked(fn, shape, ndim, dtype);
     if (!t) return NULL;
@@ -1688,8 +1790,8 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
 
 TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1, 0, 0); }
 TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, NULL, 0, 1, 0, 0); }
-TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, g, 0, 1, 0, 0); }
-TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, g, 0, 1, 0, 0); }
+TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_rand_gen", UNIFORM, shape, ndim, dtype, g, 0, 1, 0, 0); }
+TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_randn_gen", NORMAL, shape, ndim, dtype, g, 0, 1, 0, 0); }
 TNDEF tn_tensor *tn_normal(double mean, double std, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (!(std >= 0)) return (tn_tensor *)tn__error("tn_normal: std must be >= 0, got %g", std);
     return tn__random("tn_normal", NORMAL, shape, ndim, dtype, g, mean, std, 0, 0);
@@ -1707,19 +1809,26 @@ TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int
         return (tn_tensor *)tn__error("tn_randint: range [%lld, %lld) is out of bounds for dtype %s", (long long)low, (long long)high, tn_dtype_name(dtype));
     return tn__random("tn_randint", RANDINT, shape, ndim, dtype, g, (double)low, (double)high, low, (uint64_t)high - (uint64_t)low);
 }
-TNDEF tn_tensor *tn_rand_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn_rand(t->shape, t->ndim, t->dtype); }
-TNDEF tn_tensor *tn_randn_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn_randn(t->shape, t->ndim, t->dtype); }
+TNDEF tn_tensor *tn_rand_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__random("tn_rand_like", UNIFORM, t->shape, t->ndim, t->dtype, NULL, 0, 1, 0, 0); }
+TNDEF tn_tensor *tn_randn_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__random("tn_randn_like", NORMAL, t->shape, t->ndim, t->dtype, NULL, 0, 1, 0, 0); }
 
-TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen) {
+static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
     TN__CHECK_NULL(p);
+    if (tn__check_cpu_dtype("tn_bernoulli", p)) return NULL;
     if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("tn_bernoulli: expected a floating probability tensor, got %s", tn_dtype_name(p->dtype));
     tn_scope_begin();
+    double lo = tn_numel(p) ? tn_item(tn_amin(p, NULL, 0, false)) : 0, hi = tn_numel(p) ? tn_item(tn_amax(p, NULL, 0, false)) : 0;
+    if (!(lo >= 0 && hi <= 1)) {
+        tn_scope_end();
+        return (tn_tensor *)tn__error("tn_bernoulli: expected 0 <= p <= 1 for every element of p (shape %s), got values from %g to %g", TN__SHAPE(p), lo, hi);
+    }
     tn_tensor *u = tn_rand_gen(p->shape, p->ndim, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_lt(u, p), p->dtype));
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) {
+TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen) { return TN__AS("tn_bernoulli", tn__bernoulli_impl(p, gen)); }
+static tn_tensor *tn__bernoulli_p_impl(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) {
     if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("tn_bernoulli_p: p must be in [0, 1], got %g", p);
     tn_scope_begin();
     tn_tensor *u = tn_rand_gen(shape, ndim, TN_F64, gen);
@@ -1727,8 +1836,9 @@ TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dty
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) { return TN__AS("tn_bernoulli_p", tn__bernoulli_p_impl(shape, ndim, p, dtype, gen)); }
 /* A permutation as the argsort of uniform keys: the same on every device. */
-TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) {
+static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
@@ -1736,6 +1846,7 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) {
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { return TN__AS("tn_randperm", tn__randperm_impl(n, dtype, gen)); }
 
 /* ======================================================================= */
 /* 6. views & indexing                                                      */
@@ -1792,7 +1903,9 @@ static int tn__infer_shape(const char *fn, tn_tensor *t, const int64_t *shape, i
             infer = i;
         } else if (shape[i] < 0) {
             return TN__FAIL_INT("%s: invalid shape dimension %lld in %s", fn, (long long)shape[i], tn__shape_str(shape, ndim));
-        } else known *= shape[i];
+        } else if (!tn__mul_ok(known, shape[i], &known)) {
+            return TN__FAIL_INT("%s: shape %s has too many elements", fn, tn__shape_str(shape, ndim));
+        }
     }
     if (infer >= 0) {
         if (known == 0 || numel % known != 0)
@@ -1815,7 +1928,7 @@ TNDEF tn_tensor *tn_view(tn_tensor *t, const int64_t *shape, int ndim) {
     return tn__view_record(t, tn__view_own(t, ns, st, ndim, t->offset), G_RESHAPE, NULL, 0);
 }
 
-TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim) {
+static tn_tensor *tn__reshape_impl(tn_tensor *t, const int64_t *shape, int ndim) {
     TN__CHECK_NULL(t);
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     if (tn__infer_shape("tn_reshape", t, shape, ndim, ns)) return NULL;
@@ -1828,6 +1941,7 @@ TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim) {
     tn_release(c);
     return tn__view_record(t, r, G_RESHAPE, NULL, 0);
 }
+TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim) { return TN__AS("tn_reshape", tn__reshape_impl(t, shape, ndim)); }
 
 TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
     TN__CHECK_NULL(t);
@@ -1854,7 +1968,12 @@ TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, i
     int nd = 0;
     for (int i = 0; i < d; i++) ns[nd++] = t->shape[i];
     for (int i = 0; i < n; i++) {
-        if (sizes[i] == -1) infer = nd; else prod *= sizes[i];
+        if (sizes[i] == -1) {
+            if (infer >= 0) return (tn_tensor *)tn__error("tn_unflatten: only one dimension can be inferred (sizes %s)", tn__shape_str(sizes, n));
+            infer = nd;
+        } else if (sizes[i] < 0 || !tn__mul_ok(prod, sizes[i], &prod)) {
+            return (tn_tensor *)tn__error("tn_unflatten: invalid sizes %s", tn__shape_str(sizes, n));
+        }
         ns[nd++] = sizes[i];
     }
     for (int i = d + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
@@ -1938,7 +2057,7 @@ TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop
     memcpy(ns, t->shape, sizeof ns);
     memcpy(st, t->strides, sizeof st);
     ns[d] = stop > start ? (stop - start - 1) / step + 1 : 0;
-    st[d] *= step;
+    if (ns[d] > 1) st[d] *= step; /* one element or none: the stride never applies (and may not fit) */
     int64_t attrs[3] = {d, start, step};
     return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
 }
@@ -1962,7 +2081,7 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
 static int tn__expand_strides(const char *fn, tn_tensor *t, const int64_t *shape, int ndim, int64_t *ns, int64_t *st) {
     if (ndim < t->ndim || ndim > TN_MAX_DIMS || (ndim && !shape))
-        return TN__FAIL_INT("%s: the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)", fn, ndim, t->ndim);
+        return TN__FAIL_INT("%s: the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d, shape %s)", fn, ndim, t->ndim, TN__SHAPE(t));
     for (int i = ndim - 1; i >= 0; i--) {
         int j = i - (ndim - t->ndim);
         int64_t want = shape[i];
@@ -1978,7 +2097,7 @@ static int tn__expand_strides(const char *fn, tn_tensor *t, const int64_t *shape
                                 fn, (long long)want, (long long)t->shape[j], i, tn__shape_str(shape, ndim), TN__SHAPE(t));
         }
     }
-    return 0;
+    return tn__check_shape(fn, ns, ndim);
 }
 
 TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim) {
@@ -1987,8 +2106,8 @@ TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim) {
     if (tn__expand_strides("tn_expand", t, shape, ndim, ns, st)) return NULL;
     return tn__view_record(t, tn__view_own(t, ns, st, ndim, t->offset), G_EXPAND, NULL, 0);
 }
-TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other) { TN__CHECK_NULL(t, other); return tn_expand(t, other->shape, other->ndim); }
-TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim) { return tn_expand(t, shape, ndim); }
+TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other) { TN__CHECK_NULL(t, other); return TN__AS("tn_expand_as", tn_expand(t, other->shape, other->ndim)); }
+TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim) { return TN__AS("tn_broadcast_to", tn_expand(t, shape, ndim)); }
 
 TNDEF tn_tensor *tn_squeeze(tn_tensor *t) {
     TN__CHECK_NULL(t);
@@ -2058,16 +2177,13 @@ TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, con
         return (tn_tensor *)tn__error("tn_as_strided: autograd through as_strided is not supported yet (input requires grad); detach it or use view ops");
     if (tn__check_shape("tn_as_strided", shape, ndim)) return NULL;
     if (ndim && !strides) return (tn_tensor *)tn__error("tn_as_strided: strides is NULL");
-    int64_t last = offset, es = (int64_t)tn_dtype_size(t->dtype);
+    int64_t last, es = (int64_t)tn_dtype_size(t->dtype), bytes = 0;
     if (offset < 0) return (tn_tensor *)tn__error("tn_as_strided: negative storage offset %lld", (long long)offset);
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (strides[i] < 0) return (tn_tensor *)tn__error("tn_as_strided: negative stride %lld", (long long)strides[i]);
-        if (shape[i] == 0) { last = -1; break; }
-        last += (shape[i] - 1) * strides[i];
-    }
-    if (last >= 0 && (last + 1) * es > (int64_t)t->storage->nbytes)
-        return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach element %lld, past the storage's %lld elements",
-            tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)last, (long long)(t->storage->nbytes / (size_t)es));
+    if (!tn__span_ok(shape, strides, ndim, offset, &last) || (last >= 0 && (!tn__mul_ok(last + 1, es, &bytes) || bytes > (int64_t)t->storage->nbytes)))
+        return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach past the storage's %lld elements",
+            tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)(t->storage->nbytes / (size_t)es));
     return tn__view_own(t, shape, strides, ndim, offset);
 }
 
@@ -2193,7 +2309,7 @@ static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_t
     if (d < 0 || tn__check_gather_shapes(fn, target, index, d, src) || tn__check_same_device(fn, target, index)) return -1;
     if (src->dtype != target->dtype)
         return TN__FAIL_INT("%s: expected self.dtype to be equal to src.dtype (%s vs %s)", fn, tn_dtype_name(target->dtype), tn_dtype_name(src->dtype));
-    if (tn__check_no_internal_overlap(fn, target)) return -1;
+    if (tn__check_no_internal_overlap(fn, target) || tn__check_cpu_dtype(fn, target)) return -1;
     if (tn__check_no_overlap(fn, target, src) || tn__check_no_overlap(fn, target, index)) return -1;
     tn_tensor *idx = tn__checked_index(fn, index, target->ndim ? target->shape[d] : 1, false, d);
     tn_tensor *s = idx ? tn_retain(src) : NULL;
@@ -2214,6 +2330,7 @@ static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_t
 
 static tn_tensor *tn__scatter_op(const char *fn, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_mode mode, bool inplace) {
     TN__CHECK_NULL(t, index, src);
+    if (tn__check_cpu_dtype(fn, t) || tn__check_cpu_dtype(fn, src)) return NULL;
     if (inplace) TN__INPLACE_GRAD(fn, t, &src, 1, tn__scatter_op(fn, x0, dim, index, src, mode, false));
     tn_tensor *target = inplace ? tn_retain(t) : tn__copy_as(t, t->dtype, t->device);
     if (target && tn__scatter_into(fn, target, dim, index, src, mode)) { tn_release(target); target = NULL; }
@@ -2287,8 +2404,8 @@ static int tn__adv_plan(const char *fn, tn_tensor *t, tn_tensor *const *indices,
     int64_t bshape[TN_MAX_DIMS];
     int bnd = 0;
     for (int j = 0; j < k && rc == 0; j++) {
-        int nb = tn_broadcast_shapes(bshape, bnd, raw[j]->shape, raw[j]->ndim, bshape);
-        if (nb < 0) { rc = TN__FAIL_INT("%s: shape mismatch: indexing tensors could not be broadcast together", fn); break; }
+        int nb = tn__broadcast(bshape, bnd, raw[j]->shape, raw[j]->ndim, bshape);
+        if (nb < 0) { rc = TN__FAIL_INT("%s: shape mismatch: indexing tensors could not be broadcast together (shapes %s and %s)", fn, tn__shape_str(bshape, bnd), TN__SHAPE(raw[j])); break; }
         bnd = nb;
     }
     for (int j = 0; j < k && rc == 0; j++) {
@@ -2394,7 +2511,7 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
     if (values->dtype != target->dtype && !values->is_wrapped_number)
         return TN__FAIL_INT("%s: index put requires the source and destination dtypes match, got %s for the destination and %s for the source",
                             fn, tn_dtype_name(target->dtype), tn_dtype_name(values->dtype));
-    if (tn__check_no_internal_overlap(fn, target) || tn__check_no_overlap(fn, target, values)) return -1;
+    if (tn__check_no_internal_overlap(fn, target) || tn__check_no_overlap(fn, target, values) || tn__check_cpu_dtype(fn, target)) return -1;
     tn__prep pr;
     if (tn__index_prep(fn, target, indices, n, &pr)) return -1;
     target = pr.t;
@@ -2441,7 +2558,7 @@ static int tn__check_mask(const char *fn, tn_tensor *mask) {
     return 0;
 }
 
-TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) {
+static tn_tensor *tn__masked_fill_impl(tn_tensor *t, tn_tensor *mask, double value) {
     TN__CHECK_NULL(t, mask);
     if (tn__check_mask("tn_masked_fill", mask)) return NULL;
     tn_scope_begin();
@@ -2452,8 +2569,9 @@ TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) {
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) { return TN__AS("tn_masked_fill", tn__masked_fill_impl(t, mask, value)); }
 
-TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) {
+static tn_tensor *tn__masked_fill__impl(tn_tensor *t, tn_tensor *mask, double value) {
     TN__CHECK_NULL(t, mask);
     TN__INPLACE_GRAD("tn_masked_fill_", t, NULL, 0, tn_masked_fill(x0, mask, value));
     tn_scope_begin();
@@ -2463,12 +2581,13 @@ TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) {
     tn_scope_end();
     return rc ? NULL : tn__own(tn_retain(t));
 }
+TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) { return TN__AS("tn_masked_fill_", tn__masked_fill__impl(t, mask, value)); }
 
 TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask) {
     TN__CHECK_NULL(t, mask);
     if (tn__check_mask("tn_masked_select", mask)) return NULL;
     int64_t bs[TN_MAX_DIMS];
-    int nd = tn_broadcast_shapes(t->shape, t->ndim, mask->shape, mask->ndim, bs);
+    int nd = tn__broadcast(t->shape, t->ndim, mask->shape, mask->ndim, bs);
     if (nd < 0) return (tn_tensor *)tn__error("tn_masked_select: mask %s and input %s are not broadcastable", TN__SHAPE(mask), TN__SHAPE(t));
     tn_scope_begin();
     tn_tensor *tb = tn_expand(t, bs, nd), *mb = tn_expand(mask, bs, nd), *r;
@@ -2509,7 +2628,7 @@ TNDEF tn_tensor *tn_nonzero(tn_tensor *t) {
 }
 
 /* ---- joining and splitting ---- */
-TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
+static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_cat: expected a non-empty list of tensors");
     for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
     tn_tensor *ref = NULL; /* first tensor that is not a legacy 1-d empty one */
@@ -2548,8 +2667,9 @@ TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
     if (nd) nd->i[0] = d;
     return tn__own(tn__node_attach(nd, out));
 }
+TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) { return TN__AS("tn_cat", tn__cat_impl(ts, n, dim)); }
 
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
+static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_stack: expected a non-empty list of tensors");
     for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
     for (int i = 1; i < n; i++)
@@ -2566,16 +2686,18 @@ TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
     TN_FREE(us);
     return r;
 }
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) { return TN__AS("tn_stack", tn__stack_impl(ts, n, dim)); }
 
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_split_sizes: cannot split a 0-dim tensor");
     int d = tn__wrap_dim("tn_split_sizes", dim, t->ndim);
     if (d < 0) return -1;
+    if (n < 0 || (n > 0 && !sizes)) return TN__FAIL_INT("tn_split_sizes: sizes must be a non-NULL array of n >= 0 entries (n = %d)", n);
     int64_t total = 0;
     for (int i = 0; i < n; i++) {
         if (sizes[i] < 0) return TN__FAIL_INT("tn_split_sizes: split sizes must be non-negative, got %lld", (long long)sizes[i]);
-        total += sizes[i];
+        if (!tn__add_ok(total, sizes[i], &total)) return TN__FAIL_INT("tn_split_sizes: split sizes %s overflow", tn__shape_str(sizes, n));
     }
     if (total != t->shape[d])
         return TN__FAIL_INT("tn_split_sizes: split sizes %s sum to %lld, expected the size of dim %d (%lld)", tn__shape_str(sizes, n), (long long)total, d, (long long)t->shape[d]);
@@ -2607,7 +2729,7 @@ TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **ou
     if (d < 0) return -1;
     if (split_size < 0 || (split_size == 0 && t->shape[d] != 0))
         return TN__FAIL_INT("tn_split: split_size must be positive (or 0 for an empty dim), got %lld", (long long)split_size);
-    int64_t size = t->shape[d], n = split_size ? (size + split_size - 1) / split_size : 1;
+    int64_t size = t->shape[d], n = split_size ? size / split_size + (size % split_size != 0) : 1;
     return tn__split_even("tn_split", t, d, split_size, n ? n : 1, out, max_out);
 }
 
@@ -2617,13 +2739,14 @@ TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, i
     if (t->ndim == 0) return TN__FAIL_INT("tn_chunk: cannot chunk a 0-dim tensor");
     int d = tn__wrap_dim("tn_chunk", dim, t->ndim);
     if (d < 0) return -1;
-    int64_t size = t->shape[d], step = (size + chunks - 1) / chunks;
+    int64_t size = t->shape[d], step = size / chunks + (size % chunks != 0);
     if (size == 0) return tn__split_even("tn_chunk", t, d, 0, chunks, out, max_out); /* PyTorch: `chunks` empty pieces */
-    return tn__split_even("tn_chunk", t, d, step, (size + step - 1) / step, out, max_out);
+    return tn__split_even("tn_chunk", t, d, step, size / step + (size % step != 0), out, max_out);
 }
 
-TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n) {
+static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
+    if (n < 0 || (n > 0 && !dims)) return (tn_tensor *)tn__error("tn_flip: dims must be a non-NULL array of n >= 0 entries (n = %d)", n);
     tn_tensor v = *t; /* a transient view walking the flipped dims backwards */
     bool seen[TN_MAX_DIMS] = {false};
     for (int i = 0; i < n; i++) {
@@ -2640,8 +2763,9 @@ TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n) {
     if (nd) { nd->ni = n; for (int i = 0; i < n; i++) nd->i[i] = dims[i]; }
     return tn__own(tn__node_attach(nd, out));
 }
+TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n) { return TN__AS("tn_flip", tn__flip_impl(t, dims, n)); }
 
-TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) {
+static tn_tensor *tn__roll_impl(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
     if (!shifts) return (tn_tensor *)tn__error("tn_roll: shifts is NULL");
     tn_scope_begin();
@@ -2667,8 +2791,9 @@ TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dim
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) { return TN__AS("tn_roll", tn__roll_impl(t, shifts, dims, n)); }
 
-TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n) {
+static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
     TN__CHECK_NULL(t);
     if (n < t->ndim) return (tn_tensor *)tn__error("tn_repeat: number of repeat dims (%d) can not be smaller than number of dimensions of tensor (%d)", n, t->ndim);
     if (n > TN_MAX_DIMS || (n && !repeats)) return (tn_tensor *)tn__error("tn_repeat: expected at most %d repeats, got %d", TN_MAX_DIMS, n);
@@ -2678,8 +2803,9 @@ TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n) {
     int64_t shp[TN_MAX_DIMS] = {0}, out[TN_MAX_DIMS] = {0};
     for (int i = 0; i < n; i++) {
         shp[i] = i < lead ? 1 : t->shape[i - lead];
-        out[i] = shp[i] * repeats[i];
+        if (!tn__mul_ok(shp[i], repeats[i], &out[i])) { tn_scope_end(); return (tn_tensor *)tn__error("tn_repeat: repeats %s of shape %s give too many elements", tn__shape_str(repeats, n), TN__SHAPE(t)); }
     }
+    if (tn__check_shape("tn_repeat", out, n)) { tn_scope_end(); return NULL; }
     tn_tensor *x = tn_reshape(t, shp, n), *r = x;
     /* repeat one dim at a time: [.., s, ..] -> unsqueeze -> expand [.., r, s, ..] -> reshape */
     for (int i = 0; i < n && r; i++) {
@@ -2698,6 +2824,7 @@ TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n) {
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n) { return TN__AS("tn_repeat", tn__repeat_impl(t, repeats, n)); }
 
 /* Keep elements with col - row <= diagonal (tril) or >= diagonal (triu). */
 static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool lower) {
@@ -2714,8 +2841,8 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     tn_scope_end();
     return out;
 }
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return tn__tri("tn_tril", t, diagonal, true); }
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return tn__tri("tn_triu", t, diagonal, false); }
+TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)); }
+TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)); }
 
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
@@ -2725,11 +2852,13 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     memcpy(shape, t->shape, sizeof shape);
     for (int i = 0; i < n / 2; i++) {
         int d = t->ndim - 1 - i;
-        shape[d] += pad[2 * i] + pad[2 * i + 1];
+        if (!tn__add_ok(shape[d], pad[2 * i], &shape[d]) || !tn__add_ok(shape[d], pad[2 * i + 1], &shape[d]))
+            return (tn_tensor *)tn__error("tn_pad: padding %s of shape %s gives too many elements", tn__shape_str(pad, n), TN__SHAPE(t));
         if (shape[d] < 0)
             return (tn_tensor *)tn__error("tn_pad: the input size %lld, plus negative padding %lld and %lld resulted in a negative output size", (long long)t->shape[d], (long long)pad[2 * i], (long long)pad[2 * i + 1]);
     }
-    tn_tensor *out = tn__new(t->dtype, t->device, shape, t->ndim);
+    if (tn__check_shape("tn_pad", shape, t->ndim) || tn__check_cpu_dtype("tn_pad", t)) return NULL;
+    tn_tensor *out = TN__AS("tn_pad", tn__new(t->dtype, t->device, shape, t->ndim));
     if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
     tn_tensor src = *t, dst = *out; /* the overlap of input and output */
     bool empty = false;
@@ -2752,14 +2881,10 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
 /* 7. elementwise & broadcasting                                            */
 /* ======================================================================= */
 TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out) {
-    int n = TN__MAX(na, nb);
-    int64_t r[TN_MAX_DIMS];
-    for (int i = 0; i < n; i++) {
-        int64_t x = i < n - na ? 1 : a[i - (n - na)], y = i < n - nb ? 1 : b[i - (n - nb)];
-        if (x != y && x != 1 && y != 1) return -1;
-        r[i] = x == 1 ? y : x;
-    }
-    memcpy(out, r, (size_t)n * sizeof(int64_t));
+    if (na < 0 || na > TN_MAX_DIMS || nb < 0 || nb > TN_MAX_DIMS || (na && !a) || (nb && !b) || !out)
+        return TN__FAIL_INT("tn_broadcast_shapes: ndim %d and %d must be in [0, %d] with non-NULL shapes", na, nb, TN_MAX_DIMS);
+    int n = tn__broadcast(a, na, b, nb, out);
+    if (n < 0) return TN__FAIL_INT("tn_broadcast_shapes: shapes %s and %s cannot be broadcast", tn__shape_str(a, na), tn__shape_str(b, nb));
     return n;
 }
 
@@ -2998,7 +3123,8 @@ TN__DEFINE_BINARY_INT(uint8_t, u8, uint8_t)
 static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     switch ((tn_binary_op)c->op) {
-    case ADD: case MAXIMUM: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
+    case ADD: if (c->alpha == 0) { TN__MAP2(bool, bool, a && (b || !b)); break; } /* a + 0*b */ /* fall through */
+    case MAXIMUM: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
     case MUL: case MINIMUM: case BITWISE_AND: case LOGICAL_AND: TN__MAP2(bool, bool, a && b); break;
     case BITWISE_XOR: case LOGICAL_XOR: case NE: TN__MAP2(bool, bool, a != b); break;
     case EQ: TN__MAP2(bool, bool, a == b); break;
@@ -3117,17 +3243,23 @@ static bool tn__is_float_op(tn_unary_op op) { return op >= EXP && op <= ERFC; }
 static bool tn__is_pred_op(tn_unary_op op) { return op >= LOGICAL_NOT; }
 
 /* Untracked result of a unary op (the engine behind tn_exp and friends). */
+/* The dtype a unary op computes in for x, or TN_NUM_DTYPES after an error under fn. */
+static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
+    if (tn__check_cpu_dtype(fn, x)) return TN_NUM_DTYPES;
+    tn_dtype cd = x->dtype;
+    if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
+    if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
+    if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
+    if (cd == TN_BOOL && (op == NEG || op == ABS || op == SQUARE || op == RELU))
+        return (tn__error("%s: not supported for dtype bool%s", fn, op == NEG ? "; use tn_logical_not" : ""), TN_NUM_DTYPES);
+    return cd;
+}
+
 static tn_tensor *tn__unary_raw(tn_unary_op op, tn_tensor *x, const double *params) {
     char fn[40];
     snprintf(fn, sizeof fn, "tn_%s", tn_unary_op_name(op));
-
-    if (tn__check_cpu_dtype(fn, x)) return NULL;
-    tn_dtype cd = x->dtype;
-    if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
-    if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn_tensor *)tn__error("frac: not implemented for dtype %s", tn_dtype_name(cd));
-    if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn_tensor *)tn__error("bitwise_not: not implemented for dtype %s (integers and bool only)", tn_dtype_name(cd));
-    if (cd == TN_BOOL && (op == NEG || op == ABS || op == SQUARE || op == RELU))
-        return (tn_tensor *)tn__error("%s: not supported for bool tensors%s", fn, op == NEG ? "; use tn_logical_not" : "");
+    tn_dtype cd = tn__unary_dtype(fn, op, x);
+    if (cd == TN_NUM_DTYPES) return NULL;
     if (!tn_dtype_is_floating(cd) && (op == ISNAN || op == ISINF || op == ISFINITE)) { /* integers are always finite */
         tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
         if (r && tn__backend(r->device)->fill(r, op == ISFINITE)) { tn_release(r); r = NULL; }
@@ -3135,7 +3267,7 @@ static tn_tensor *tn__unary_raw(tn_unary_op op, tn_tensor *x, const double *para
     }
     tn_tensor *xc = tn__as_dtype(x, cd);
     tn_tensor *out = xc ? tn__new(tn__is_pred_op(op) ? TN_BOOL : cd, x->device, x->shape, x->ndim) : NULL;
-    if (out && tn__backend(x->device)->unary(op, out, xc, params)) { tn_release(out); out = NULL; }
+    if (out && TN__KERNEL(fn, tn__backend(x->device)->unary(op, out, xc, params))) { tn_release(out); out = NULL; }
     tn_release(xc);
     return out;
 }
@@ -3196,11 +3328,11 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
     char fn[40];
     snprintf(fn, sizeof fn, "tn_%s_", tn_unary_op_name(op));
     if (tn__check_no_internal_overlap(fn, x)) return NULL;
+    tn_dtype cd = tn__unary_dtype(fn, op, x);
+    if (cd == TN_NUM_DTYPES) return NULL;
     TN__INPLACE_GRAD(fn, x, NULL, 0, tn__unary(op, x0, params));
-
-    if (x->dtype == (tn__is_float_op(op) && !tn_dtype_is_floating(x->dtype) ? TN_F32 : x->dtype) && !tn__is_pred_op(op)) {
-        if (tn__check_cpu_dtype(fn, x)) return NULL;
-        if (tn__backend(x->device)->unary(op, x, x, params)) return NULL;  /* same view: no aliasing hazard */
+    if (x->dtype == cd && !tn__is_pred_op(op)) {
+        if (TN__KERNEL(fn, tn__backend(x->device)->unary(op, x, x, params))) return NULL;  /* same view: no aliasing hazard */
         tn__bump_version(x);
         return tn__own(tn_retain(x));
     }
@@ -3216,7 +3348,7 @@ static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= 
 static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha, tn_tensor *target) {
     if (tn__check_cpu_dtype(fn, a) || tn__check_cpu_dtype(fn, b) || tn__check_same_device(fn, a, b)) return NULL;
     int64_t shape[TN_MAX_DIMS];
-    int nd = tn_broadcast_shapes(a->shape, a->ndim, b->shape, b->ndim, shape);
+    int nd = tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, shape);
     if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
     tn_tensor *ab[2] = {a, b};
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
@@ -3225,7 +3357,10 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     else if (tn__is_logical(op)) cd = od = TN_BOOL;
     else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))
         return (tn_tensor *)tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(rt));
-    if (cd == TN_BOOL && op == SUB) return (tn_tensor *)tn__error("%s: subtraction with two bool tensors is not supported; use tn_logical_xor", fn);
+    if (op == SUB && (a->dtype == TN_BOOL || b->dtype == TN_BOOL))
+        return (tn_tensor *)tn__error("%s: subtraction, the `-` operator, with a bool tensor is not supported; use tn_logical_not or tn_logical_xor", fn);
+    if (op == POW && !tn_dtype_is_floating(rt) && b->is_wrapped_number && !tn_dtype_is_floating(b->dtype) && tn__read_double(b) < 0)
+        return (tn_tensor *)tn__error("%s: integers to negative integer powers are not allowed", fn);
     if (cd == TN_BOOL && (op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD || op == POW))
         return (tn_tensor *)tn__error("%s: not implemented for bool tensors", fn);
     if ((op == ADD || op == SUB) && !tn_dtype_is_floating(cd) && alpha != floor(alpha))
@@ -3240,7 +3375,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     tn_tensor *out = direct ? tn_retain(target) : tn__new(od, dev, shape, nd);
     tn_tensor *ac = out ? tn__as_dtype(a, cd) : NULL, *bc = ac ? tn__as_dtype(b, cd) : NULL;
     tn_tensor *au = bc ? tn__unalias(out, ac) : NULL, *bu = au ? tn__unalias(out, bc) : NULL;
-    int rc = bu ? tn__backend(dev)->binary(op, out, au, bu, alpha) : -1;
+    int rc = bu ? TN__KERNEL(fn, tn__backend(dev)->binary(op, out, au, bu, alpha)) : -1;
     tn_release(ac); tn_release(bc); tn_release(au); tn_release(bu);
     if (rc) { tn_release(out); return NULL; }
     if (target && !direct) return tn__store_inplace(fn, target, out);
@@ -3291,9 +3426,9 @@ static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *
 
 
 TNDEF tn_tensor *tn_add(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_add", ADD, a, b, 1); }
-TNDEF tn_tensor *tn_add_alpha(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary("tn_add", ADD, a, b, alpha); }
+TNDEF tn_tensor *tn_add_alpha(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary("tn_add_alpha", ADD, a, b, alpha); }
 TNDEF tn_tensor *tn_sub(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_sub", SUB, a, b, 1); }
-TNDEF tn_tensor *tn_sub_alpha(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary("tn_sub", SUB, a, b, alpha); }
+TNDEF tn_tensor *tn_sub_alpha(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary("tn_sub_alpha", SUB, a, b, alpha); }
 TNDEF tn_tensor *tn_mul(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_mul", MUL, a, b, 1); }
 TNDEF tn_tensor *tn_div(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_div", DIV, a, b, 1); }
 TNDEF tn_tensor *tn_floor_divide(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_floor_divide", FLOOR_DIVIDE, a, b, 1); }
@@ -3338,7 +3473,7 @@ TNDEF tn_tensor *tn_gt_scalar(tn_tensor *a, double b) { return tn__binary_scalar
 TNDEF tn_tensor *tn_ge_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_ge_scalar", GE, a, b, false, NULL); }
 
 TNDEF tn_tensor *tn_add_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_add_", ADD, a, b, 1); }
-TNDEF tn_tensor *tn_add_alpha_(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary_inplace("tn_add_", ADD, a, b, alpha); }
+TNDEF tn_tensor *tn_add_alpha_(tn_tensor *a, tn_tensor *b, double alpha) { return tn__binary_inplace("tn_add_alpha_", ADD, a, b, alpha); }
 TNDEF tn_tensor *tn_sub_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_sub_", SUB, a, b, 1); }
 TNDEF tn_tensor *tn_mul_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_mul_", MUL, a, b, 1); }
 TNDEF tn_tensor *tn_div_(tn_tensor *a, tn_tensor *b) { return tn__binary_inplace("tn_div_", DIV, a, b, 1); }
@@ -3355,7 +3490,7 @@ TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     tn__bump_version(t);
     return tn__own(tn_retain(t));
 }
-TNDEF tn_tensor *tn_zero_(tn_tensor *t) { return tn_fill_(t, 0); }
+TNDEF tn_tensor *tn_zero_(tn_tensor *t) { return TN__AS("tn_zero_", tn_fill_(t, 0)); }
 
 TNDEF tn_tensor *tn_neg(tn_tensor *x) { return tn__unary(NEG, x, NULL); }
 TNDEF tn_tensor *tn_abs(tn_tensor *x) { return tn__unary(ABS, x, NULL); }
@@ -3382,10 +3517,11 @@ TNDEF tn_tensor *tn_cosh(tn_tensor *x) { return tn__unary(COSH, x, NULL); }
 TNDEF tn_tensor *tn_tanh(tn_tensor *x) { return tn__unary(TANH, x, NULL); }
 TNDEF tn_tensor *tn_sigmoid(tn_tensor *x) { return tn__unary(SIGMOID, x, NULL); }
 TNDEF tn_tensor *tn_relu(tn_tensor *x) { return tn__unary(RELU, x, NULL); }
-TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx) { return tn__unary(tanh_approx ? GELU_TANH : GELU, x, NULL); }
+TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx) { return TN__AS("tn_gelu", tn__unary(tanh_approx ? GELU_TANH : GELU, x, NULL)); }
 TNDEF tn_tensor *tn_silu(tn_tensor *x) { return tn__unary(SILU, x, NULL); }
 TNDEF tn_tensor *tn_softplus(tn_tensor *x, double beta, double threshold) {
     double p[3] = {beta, threshold, 0};
+    TN__CHECK_NULL(x);
     if (beta == 0) return (tn_tensor *)tn__error("tn_softplus: beta must be nonzero");
     return tn__unary(SOFTPLUS, x, p);
 }
@@ -3418,7 +3554,14 @@ static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
         if (r && tn__backend(r->device)->fill(r, NAN)) { tn_release(r); r = NULL; }
         return r;
     }
+    if (x->dtype == TN_BOOL) { /* bool with integer bounds promotes to int64, as PyTorch */
+        tn_tensor *xi = tn__copy_as(x, TN_I64, x->device);
+        tn_tensor *r = xi ? tn__clamp_raw(xi, lo, hi) : NULL;
+        tn_release(xi);
+        return r;
+    }
     if (!tn_dtype_is_floating(x->dtype) && ((isfinite(lo) && lo != floor(lo)) || (isfinite(hi) && hi != floor(hi)))) {
+
         tn_tensor *xf = tn__copy_as(x, TN_F32, x->device);
         tn_tensor *r = xf ? tn__unary_raw(CLAMP, xf, p) : NULL;
         tn_release(xf);
@@ -3433,10 +3576,11 @@ TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max) {
 }
 TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
     TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype("tn_clamp_", x)) return NULL;
     TN__INPLACE_GRAD("tn_clamp_", x, NULL, 0, tn_clamp(x0, min, max));
     return tn__own(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
 }
-TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
+static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
     TN__CHECK_NULL(x);
     if (!min && !max) return (tn_tensor *)tn__error("tn_clamp_tensor: at least one of min and max must be given");
     tn_scope_begin();
@@ -3447,6 +3591,7 @@ TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
 
 TNDEF tn_tensor *tn_neg_(tn_tensor *x) { return tn__unary_inplace(NEG, x, NULL); }
 TNDEF tn_tensor *tn_exp_(tn_tensor *x) { return tn__unary_inplace(EXP, x, NULL); }
@@ -3462,7 +3607,7 @@ static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x
     int nd = 0;
     for (int i = 0; i < 3; i++) {
         if (tn__check_cpu_dtype(fn, ops[i]) || tn__check_same_device(fn, ops[0], ops[i])) return NULL;
-        int r = tn_broadcast_shapes(shape, nd, ops[i]->shape, ops[i]->ndim, shape);
+        int r = tn__broadcast(shape, nd, ops[i]->shape, ops[i]->ndim, shape);
         if (r < 0) return (tn_tensor *)tn__error("%s: shapes %s, %s and %s cannot be broadcast together", fn, TN__SHAPE(x), TN__SHAPE(y), TN__SHAPE(z));
         nd = r;
     }
@@ -3530,6 +3675,12 @@ TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double 
 
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
     if (!a || !b) return false;
+    int64_t bs[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype("tn_allclose", a) || tn__check_cpu_dtype("tn_allclose", b)) return false;
+    if (tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, bs) < 0) {
+        tn__error("tn_allclose: shapes %s and %s cannot be broadcast", TN__SHAPE(a), TN__SHAPE(b));
+        return false;
+    }
     tn_scope_begin();
     tn_tensor *af = tn_to_dtype(a, TN_F64), *bf = tn_to_dtype(b, TN_F64);
     tn_tensor *diff = tn_abs(tn_sub(af, bf));
@@ -3545,6 +3696,7 @@ TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, boo
 }
 
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b) {
+    if (a && b && (tn__check_cpu_dtype("tn_equal", a) || tn__check_cpu_dtype("tn_equal", b))) return false;
     if (!a || !b || a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t))) return false;
     tn_scope_begin();
     tn_tensor *eq = tn_eq(a, b);
@@ -3722,9 +3874,9 @@ TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, keepdim); }
 
-static int64_t tn__reduced_count(tn_tensor *x, const int64_t *dims, int n) {
+static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
-    if (tn__dims_mask("count", x, dims, n, mask)) return -1;
+    if (tn__dims_mask(fn, x, dims, n, mask)) return -1;
     int64_t c = 1;
     for (int i = 0; i < x->ndim; i++) if (mask[i]) c *= x->shape[i];
     return c;
@@ -3738,8 +3890,8 @@ static int tn__need_float(const char *fn, tn_tensor *x) {
 
 TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
-    if (tn__need_float("tn_mean", x)) return NULL;
-    int64_t count = tn__reduced_count(x, dims, n);
+    if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
+    int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
     tn_tensor *s = count < 0 ? NULL : tn__reduce_raw("tn_mean", SUM, x, dims, n, keepdim);
     if (!s) return NULL;
     tn_tensor *inv = tn__scalar_new(count ? 1.0 / (double)count : NAN, TN_F64, true); /* empty: NaN as PyTorch */
@@ -3750,12 +3902,12 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     if (r && r->grad_fn) r->grad_fn->d[0] = (double)count;
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_mean(tn_tensor *x) { return tn_mean_dims(x, NULL, 0, false); }
+TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn_mean_dims(x, NULL, 0, false)); }
 
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
-    if (tn__need_float("tn_var", x)) return NULL;
-    int64_t count = tn__reduced_count(x, dims, n);
+    if (tn__check_cpu_dtype("tn_var_dims", x) || tn__need_float("tn_var_dims", x)) return NULL;
+    int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
     if (count < 0) return NULL;
     tn_scope_begin();
     tn_tensor *m = tn_mean_dims(x, dims, n, true);
@@ -3764,18 +3916,22 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return tn_var_dims(x, NULL, 0, correction, false); }
+TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return TN__AS("tn_var", tn_var_dims(x, NULL, 0, correction, false)); }
 TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+    TN__CHECK_NULL(x);
+    bool mask[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype("tn_std_dims", x) || tn__need_float("tn_std_dims", x) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *r = tn_keep(tn_sqrt(tn_var_dims(x, dims, n, correction, keepdim)));
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn_std_dims(x, NULL, 0, correction, false); }
+TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)); }
 
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
-    if (tn__need_float("tn_norm", x)) return NULL;
+    bool mask[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *a = tn_abs(x), *r;
     if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, keepdim);
@@ -3788,10 +3944,12 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn_norm_dims(x, p, NULL, 0, false); }
+TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)); }
 
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    bool mask[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype("tn_logsumexp", x) || tn__dims_mask("tn_logsumexp", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *xf = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, TN_F32), *r;
     if (tn_numel(xf) == 0) {
@@ -3941,6 +4099,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
 
 /* Values and/or indices of the first max/min along dim. */
 static tn_tensor *tn__arg_extreme(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim, bool keepdim, bool want_values, tn_tensor **indices) {
+    if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype(fn, x)) return NULL;
     int d = tn__wrap_dim(fn, dim, x->ndim);
@@ -4019,6 +4178,7 @@ TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) { return tn__lane_like("tn
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
 
 TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
+    if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_sort", x)) return NULL;
     int d = tn__wrap_dim("tn_sort", dim, x->ndim);
@@ -4037,6 +4197,8 @@ TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor *
 
 TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending) {
     tn_tensor *idx = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
     tn_tensor *v = tn_sort(x, dim, descending, &idx);
     idx = v ? tn_keep(idx) : NULL;
@@ -4045,7 +4207,9 @@ TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending) {
 }
 
 TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices) {
+    if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype("tn_topk", x)) return NULL;
     int d = tn__wrap_dim("tn_topk", dim, x->ndim);
     if (d < 0) return NULL;
     int64_t size = x->ndim ? x->shape[d] : 1;
@@ -4850,24 +5014,28 @@ TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b) {
 TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
     TN__CHECK_NULL(input, m1, m2);
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
+    if (input->dtype != m1->dtype) return (tn_tensor *)tn__error("tn_addmm: self and mat1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(m1->dtype));
     return tn__own(tn__gemm_record(G_ADDMM, input, m1, m2, beta, alpha, tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha)));
 }
 TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
     TN__CHECK_NULL(input, b1, b2);
     if (tn__need_ndim("tn_baddbmm", "batch1", b1, 3) || tn__need_ndim("tn_baddbmm", "batch2", b2, 3)) return NULL;
+    if (input->dtype != b1->dtype) return (tn_tensor *)tn__error("tn_baddbmm: self and batch1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(b1->dtype));
     return tn__own(tn__gemm_record(G_BADDBMM, input, b1, b2, beta, alpha, tn__gemm_op("tn_baddbmm", b1, b2, input, beta, alpha)));
 }
 
 static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
     TN__CHECK_NULL(a, v);
     if (tn__need_ndim(fn, "self", a, 2) || tn__need_ndim(fn, "vec", v, 1)) return NULL;
+    if (a->shape[1] != v->shape[0])
+        return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be multiplied (%lld != %lld)", fn, TN__SHAPE(a), TN__SHAPE(v), (long long)a->shape[1], (long long)v->shape[0]);
     tn_tensor col = *v; /* [k] as a [k, 1] column */
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 1;
     tn_tensor *r = tn__gemm_op(fn, a, &col, NULL, 0, 1);
     if (r) r->ndim = 1;
     return tn__own(tn__gemm_record(G_MV, NULL, a, v, 0, 1, r));
 }
-TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v) { return tn__mv("tn_mv", a, v); }
+TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v) { return TN__AS("tn_mv", tn__mv("tn_mv", a, v)); }
 
 static tn_tensor *tn__dot(const char *fn, tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
@@ -4883,7 +5051,7 @@ static tn_tensor *tn__dot(const char *fn, tn_tensor *a, tn_tensor *b) {
 }
 TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b) { return tn__dot("tn_dot", a, b); }
 
-TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b) {
+static tn_tensor *tn__outer_impl(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_outer", "self", a, 1) || tn__need_ndim("tn_outer", "vec2", b, 1)) return NULL;
     tn_scope_begin();
@@ -4891,8 +5059,9 @@ TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b) {
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_outer", tn__outer_impl(a, b)); }
 
-TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
+static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
     if (a->ndim == 0 || b->ndim == 0)
         return (tn_tensor *)tn__error("tn_matmul: both arguments need at least 1 dimension, got %d-d and %d-d tensors", a->ndim, b->ndim);
@@ -4903,7 +5072,7 @@ TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
     tn_tensor *x = a->ndim == 1 ? tn_unsqueeze(a, 0) : a, *y = b->ndim == 1 ? tn_unsqueeze(b, 1) : b, *r = NULL;
     int64_t n = x->shape[x->ndim - 2], k = x->shape[x->ndim - 1], k2 = y->shape[y->ndim - 2], m = y->shape[y->ndim - 1];
     int64_t bshape[TN_MAX_DIMS], xs[TN_MAX_DIMS], ys[TN_MAX_DIMS], rs[TN_MAX_DIMS];
-    int bnd = tn_broadcast_shapes(x->shape, x->ndim - 2, y->shape, y->ndim - 2, bshape);
+    int bnd = tn__broadcast(x->shape, x->ndim - 2, y->shape, y->ndim - 2, bshape);
     if (k != k2) tn__error("tn_matmul: shapes %s and %s cannot be multiplied (%lld != %lld)", TN__SHAPE(a), TN__SHAPE(b), (long long)k, (long long)k2);
     else if (bnd < 0) tn__error("tn_matmul: batch dims of %s and %s cannot be broadcast", TN__SHAPE(a), TN__SHAPE(b));
     else if (bnd + 2 > TN_MAX_DIMS) tn__error("tn_matmul: too many dims");
@@ -4922,6 +5091,7 @@ TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmul", tn__matmul_impl(a, b)); }
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */
@@ -5130,7 +5300,8 @@ static tn__hooks *tn__hooks_of(tn_tensor *t, bool create) {
     return t->hooks;
 }
 TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user) {
-    if (!t || !fn) return TN__FAIL_INT("tn_register_hook: tensor and hook must not be NULL");
+    if (!t) return -1;
+    if (!fn) return TN__FAIL_INT("tn_register_hook: the hook function is NULL");
     if (!t->requires_grad) return TN__FAIL_INT("tn_register_hook: cannot register a hook on a tensor that doesn't require gradient");
     tn__hooks *h = tn__hooks_of(t, true);
     if (!h) return TN__FAIL_INT("tn_register_hook: out of memory");
@@ -5147,7 +5318,8 @@ TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user) {
     return h->items[h->n++].handle;
 }
 TNDEF int tn_remove_hook(tn_tensor *t, int handle) {
-    tn__hooks *h = t ? tn__hooks_of(t, false) : NULL;
+    if (!t) return -1;
+    tn__hooks *h = tn__hooks_of(t, false);
     for (int i = 0; h && i < h->n; i++)
         if (h->items[i].handle == handle) {
             memmove(&h->items[i], &h->items[i + 1], (size_t)(h->n - i - 1) * sizeof *h->items);
@@ -5706,25 +5878,25 @@ static int tn__check_root(const char *fn, tn_tensor *t, int k) {
     return 0;
 }
 
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) {
+static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) {
     if (!t) return -1;
-    if (tn__check_root("tn_backward", t, 0)) return -1;
+    if (tn__check_root(fn, t, 0)) return -1;
     tn_tensor *g = gradient;
     if (g && (g->ndim != t->ndim || memcmp(g->shape, t->shape, (size_t)t->ndim * sizeof(int64_t))))
-        return TN__FAIL_INT("tn_backward: gradient of shape %s does not match the tensor's shape %s", TN__SHAPE(g), TN__SHAPE(t));
+        return TN__FAIL_INT("%s: gradient of shape %s does not match the tensor's shape %s", fn, TN__SHAPE(g), TN__SHAPE(t));
     if (!g && tn_numel(t) != 1)
-        return TN__FAIL_INT("tn_backward: grad can be implicitly created only for scalar outputs (shape %s); pass a gradient", TN__SHAPE(t));
+        return TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (shape %s); pass a gradient", fn, TN__SHAPE(t));
     tn_tensor *own = g ? tn_retain(g) : tn__full_like(t, 1);
     if (!own) return -1;
-    int rc = tn__engine("tn_backward", &t, &own, 1, NULL, 0, NULL, opts);
+    int rc = tn__engine(fn, &t, &own, 1, NULL, 0, NULL, opts);
     tn_release(own);
     return rc;
 }
-
+TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) { return tn__backward("tn_backward_with", t, gradient, opts); }
 TNDEF int tn_backward(tn_tensor *t) {
     tn_backward_opts o;
     memset(&o, 0, sizeof o);
-    return tn_backward_with(t, NULL, o);
+    return tn__backward("tn_backward", t, NULL, o);
 }
 
 TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
@@ -6086,6 +6258,7 @@ TNDEF char *tn_to_string(tn_tensor *t) {
 TNDEF void tn_string_free(char *s) { TN_FREE(s); }
 
 TNDEF int tn_print(tn_tensor *t) {
+    if (t && tn__check_cpu_dtype("tn_print", t)) return -1;
     char *s = tn_to_string(t);
     if (!s) return -1;
     puts(s);

@@ -3,8 +3,8 @@
 Every C function the package calls is declared here, once, with its restype and
 argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 ``void *`` handles read through the accessors (tn_ndim, tn_shape, ...). The only
-structs declared are the small public value types ``tn_memory_stats`` and
-``tn_generator`` that the header documents as plain (seed, offset) / counters.
+structs declared are the small public value types the header documents field by
+field: ``tn_memory_stats``, ``tn_generator`` (seed, offset) and ``tn_backward_opts``.
 
 The library is found, in order, at ``$TENSOR_LIB``, next to this file
 (``tensor/libtensor.so``, for a wheel that bundles it), and at ``<repo>/lib/libtensor.so``
@@ -15,7 +15,8 @@ import os
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p)
 
-__all__ = ["lib", "path", "has", "tn_memory_stats", "tn_generator", "DELETER", "ERROR_HANDLER"]
+__all__ = ["lib", "path", "has", "tn_memory_stats", "tn_generator", "tn_backward_opts", "DELETER", "HOOK",
+           "ERROR_HANDLER"]
 
 
 class tn_memory_stats(ctypes.Structure):
@@ -27,7 +28,13 @@ class tn_generator(ctypes.Structure):
     _fields_ = [("seed", c_uint64), ("offset", c_uint64)]
 
 
+class tn_backward_opts(ctypes.Structure):
+    _fields_ = [("_reserved", c_int), ("retain_graph", c_bool), ("create_graph", c_bool),
+                ("allow_unused", c_bool)]
+
+
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
+HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
 ERROR_HANDLER = ctypes.CFUNCTYPE(None, c_char_p, c_void_p)      # tn_error_handler
 
 # One letter per C type.  T = tn_tensor* (an opaque handle; Python int or None).
@@ -39,7 +46,8 @@ _TYPES = {
     "A": POINTER(c_void_p),           # tn_tensor *const * / tn_tensor ** (arrays, out-params)
     "G": POINTER(tn_generator),       # tn_generator *
     "M": tn_memory_stats,             # returned by value
-    "F": DELETER, "H": ERROR_HANDLER,
+    "F": DELETER, "H": ERROR_HANDLER, "K": HOOK,
+    "O": tn_backward_opts,            # passed by value
 }
 
 # "name  restype  argtypes..."  (a leading '?' marks a symbol that may be absent:
@@ -210,7 +218,23 @@ tn_baddbmm T T T T T d d
 tn_softmax T T l
 tn_log_softmax T T l
 tn_requires_grad b T
+tn_requires_grad_ i T b
+tn_is_leaf b T
 tn_grad T T
+tn_set_grad i T T
+tn_retain_grad i T
+tn_grad_fn_name s T
+tn_detach_ i T
+tn_no_grad_begin v
+tn_no_grad_end v
+tn_enable_grad_begin v
+tn_enable_grad_end v
+tn_is_grad_enabled b
+tn_backward i T
+tn_backward_with i T T O
+tn_autograd_grad i A i A i A A O
+tn_register_hook i T K p
+tn_remove_hook i T i
 tn_to_string p T
 tn_string_free v p
 tn_set_num_threads v i
@@ -218,9 +242,6 @@ tn_get_num_threads i
 tn_unary_op_name s D
 tn_binary_op_name s D
 tn_cuda_is_available b
-?tn_requires_grad_ T T b
-?tn_no_grad_begin v
-?tn_no_grad_end v
 """
 
 # Families with one signature each: the names are data, the signature is shared.

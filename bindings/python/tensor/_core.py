@@ -2,18 +2,18 @@
 data and C tensors.
 
 Ownership: the wrapper never opens a C scope, so every tn_tensor* a C function returns
-is a reference this process owns. ``_wrap`` hands it to exactly one Python ``Tensor``,
-whose ``__del__`` calls ``tn_release``. Temporaries (wrapped Python scalars, index
-lists) are either Tensors too or released in a ``finally``.
+is a reference this process owns (inside a C callback, where the engine's scope is open,
+``_own`` takes an extra reference instead). ``_wrap`` hands it to exactly one Python
+``Tensor``, whose ``__del__`` calls ``tn_release``. Temporaries (wrapped Python scalars,
+index lists) are either Tensors too or released in a ``finally``. A pointer is only
+passed to C while a Python object holding it is alive (a local, never a temporary).
 """
 import atexit
-import collections
 import ctypes
 import itertools
-import math
 import numbers
 import operator
-from ctypes import byref, c_int64, c_void_p
+from ctypes import c_int64, c_void_p
 
 from . import _C
 from ._C import lib
@@ -248,12 +248,25 @@ class return_types:
 
 
 # --------------------------------------------------------------------------- helpers
-def _wrap(ptr, cls=None):
-    """Own a returned tn_tensor* (raising the C error when it is NULL)."""
+def _own(ptr):
+    """Make a returned tn_tensor* a reference this process owns, raising the C error when
+    it is NULL. At top level (no C scope open) that is the returned reference itself.
+    Inside a C callback (a hook runs inside the engine's scope) the open scope owns the
+    returned reference, so we take one of our own."""
     if not ptr:
         _raise()
+    if _scope_depth():
+        lib.tn_retain(ptr)
+    return ptr
+
+
+_scope_depth = lib.tn_scope_depth
+
+
+def _wrap(ptr, cls=None):
+    """A Python Tensor owning a returned tn_tensor* (see _own)."""
     t = object.__new__(cls or Tensor)
-    t._ptr = ptr
+    t._ptr = _own(ptr)
     return t
 
 
@@ -318,9 +331,7 @@ def _scalar_ptr(v):
         p = lib.tn_scalar_bool(bool(v))
     else:
         raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
-    if not p:
-        _raise()
-    return p
+    return _own(p)
 
 
 def _scalar_tensor(v):
@@ -328,18 +339,21 @@ def _scalar_tensor(v):
 
 
 def _operand(v):
-    """A Tensor for a binary-op operand (Python scalars become wrapped numbers)."""
-    return v if isinstance(v, Tensor) else _scalar_tensor(v)
+    """A Tensor for a binary-op operand (Python scalars become wrapped numbers, NumPy
+    arrays tensors)."""
+    if isinstance(v, Tensor):
+        return v
+    np = _numpy()
+    if np is not None and isinstance(v, np.ndarray):
+        return _from_ndarray_copy(v, None)
+    return _scalar_tensor(v)
 
 
 def _is_operand(v):
-    return isinstance(v, Tensor) or _scalar_kind(v) is not None
-
-
-def _as_tensor_arg(v, name="input"):
-    if isinstance(v, Tensor):
-        return v
-    raise TypeError(f"{name} must be a Tensor, not {type(v).__name__}")
+    if isinstance(v, Tensor) or _scalar_kind(v) is not None:
+        return True
+    np = _numpy()
+    return np is not None and isinstance(v, np.ndarray)
 
 
 _np_mod = []
@@ -384,10 +398,7 @@ def _parse_nested(data):
         if len(o) != shape[d]:
             raise ValueError(f"expected sequence of length {shape[d]} at dim {d} (got {len(o)})")
         if d == nd - 1:
-            for e in o:
-                if _is_seq(e):
-                    raise ValueError(f"expected a number at dim {d + 1}, got a sequence")
-            flat.extend(o)
+            flat.extend(o)          # elements are checked by _from_flat
         else:
             for e in o:
                 rec(e, d + 1)
@@ -396,38 +407,46 @@ def _parse_nested(data):
     return flat, shape
 
 
+_PLAIN_KIND = {float: 2, int: 1, bool: 0}
+
+
 def _from_flat(flat, shape, dt):
     """Pack Python scalars and hand them to tn_from_data; the dtype conversion (float ->
     int truncation, int -> uint8 wrap, ...) is the C library's, as for any tensor."""
     import array
-    kinds = set()
-    for i, v in enumerate(flat):
-        if isinstance(v, Tensor):
-            if v.numel() != 1:
-                raise ValueError("only one element tensors can be converted to Python scalars")
-            flat[i] = v = v.item()
-        k = _scalar_kind(v)
-        if k is None:
-            raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
-        kinds.add(k)
-    kind = max(kinds) if kinds else 2
+    types = set(map(type, flat))
+    if types <= _PLAIN_KIND.keys():                     # the common case: plain Python numbers
+        kind = max((_PLAIN_KIND[t] for t in types), default=2)
+    else:
+        kinds = set()
+        for i, v in enumerate(flat):
+            if isinstance(v, Tensor):
+                if v.numel() != 1:
+                    raise ValueError("only one element tensors can be converted to Python scalars")
+                flat[i] = v = v.item()
+            k = _scalar_kind(v)
+            if k is None:
+                if _is_seq(v):
+                    raise ValueError(f"expected a number, got a sequence ({type(v).__name__}) among numbers")
+                raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+            kinds.add(k)
+        kind = max(kinds) if kinds else 2
+        flat = [float(v) if kind == 2 else (int(v) if kind == 1 else bool(v)) for v in flat]
     if dt is None:
         dt = _default_dtype[0] if kind == 2 else (int64 if kind == 1 else bool_)
     try:
         if kind == 2:
-            buf, src = array.array("d", [float(v) for v in flat]), float64
+            buf, src = array.array("d", flat), float64
         elif kind == 1:
-            buf, src = array.array("q", [int(v) for v in flat]), int64
+            buf, src = array.array("q", flat), int64
         else:
-            buf, src = array.array("B", [1 if v else 0 for v in flat]), bool_
+            buf, src = array.array("B", flat), bool_
     except OverflowError:
         raise RuntimeError("Overflow when unpacking long: a value does not fit in int64") from None
     arr, n = _i64(shape)
-    addr = buf.buffer_info()[0] if len(buf) else None
-    if addr is None:
-        t = _wrap(lib.tn_empty(arr, n, dt._code))
-        return t
-    t = _wrap(lib.tn_from_data(addr, arr, n, src._code))
+    if not len(buf):
+        return _wrap(lib.tn_empty(arr, n, dt._code))
+    t = _wrap(lib.tn_from_data(buf.buffer_info()[0], arr, n, src._code))
     return t if src is dt else _wrap(lib.tn_to_dtype(t._ptr, dt._code))
 
 
@@ -691,44 +710,11 @@ class Tensor:
             raise ValueError(f"invalid type: '{dtype}'")
         return self.to(dtype)
 
-    # -- autograd slots (the engine comes with the autograd issue)
-    @property
-    def requires_grad(self):
-        return bool(lib.tn_requires_grad(self._ptr))
-
-    @requires_grad.setter
-    def requires_grad(self, value):
-        self.requires_grad_(value)
-
-    def requires_grad_(self, requires_grad=True):
-        if _C.has("tn_requires_grad_"):
-            p = lib.tn_requires_grad_(self._ptr, bool(requires_grad))
-            if not p:
-                _raise()
-            lib.tn_release(p)
-        elif requires_grad:
-            raise RuntimeError("requires_grad: this build of tensor.h has no autograd yet (tn_requires_grad_ is missing)")
-        return self
-
-    @property
-    def grad(self):
-        g = lib.tn_grad(self._ptr)      # borrowed: take our own reference
-        return _wrap(lib.tn_retain(g)) if g else None
-
-    @property
-    def grad_fn(self):
-        return None
-
-    @property
-    def is_leaf(self):
-        return True
-
+    # -- autograd: requires_grad, grad, grad_fn, is_leaf, backward, register_hook,
+    #    retain_grad, detach_ are attached by tensor/autograd.py (C section 11)
     @property
     def data(self):
         return self.detach()
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        raise RuntimeError("backward: this build of tensor.h has no autograd yet")
 
     # -- printing and conversion to Python
     def __repr__(self):
@@ -736,9 +722,16 @@ class Tensor:
         if not s:
             _raise()
         try:
-            return ctypes.string_at(s).decode("utf-8")
+            text = ctypes.string_at(s).decode("utf-8")
         finally:
             lib.tn_string_free(s)
+        fn = lib.tn_grad_fn_name(self._ptr)
+        if fn and "grad_fn=" not in text:      # PyTorch's _add_suffixes for the one suffix C leaves out
+            suffix = f"grad_fn=<{fn.decode()}>"
+            last = len(text) - text.rfind("\n") + 1 - 1
+            sep = ",\n       " if last + len(suffix) + 2 > 80 else ", "
+            text = text[:-1] + sep + suffix + ")"
+        return text
 
     __str__ = __repr__
 
@@ -932,9 +925,7 @@ class Tensor:
 
     def _inplace(self, ptr):
         """Result of a C in-place op: a new reference to self's tensor; drop it."""
-        if not ptr:
-            _raise()
-        lib.tn_release(ptr)
+        lib.tn_release(_own(ptr))
         return self
 
     def fill_(self, value):
@@ -1209,8 +1200,13 @@ class Tensor:
 
     # -- indexing
     def __getitem__(self, index):
-        if type(index) is int:
+        ti = type(index)
+        if ti is int:
             return _wrap(lib.tn_select(self._ptr, 0, index))
+        if ti is slice and (index.step is None or type(index.step) is int and index.step > 0) \
+                and type(index.start) in (int, type(None)) and type(index.stop) in (int, type(None)):
+            return _wrap(lib.tn_slice(self._ptr, 0, 0 if index.start is None else _clamp64(index.start),
+                                      _INT64_MAX if index.stop is None else _clamp64(index.stop), index.step or 1))
         result, out = self._apply_slicing(index)
         if not out:
             return result if result is not self else self._alias()
@@ -1297,10 +1293,7 @@ class Tensor:
         if k:
             v = v.view(shp[k:])
         self_ = result
-        p = lib.tn_index_put_(self_._ptr, _ptrs(out), len(out), v._ptr, False)
-        if not p:
-            _raise()
-        lib.tn_release(p)
+        lib.tn_release(_own(lib.tn_index_put_(self_._ptr, _ptrs(out), len(out), v._ptr, False)))
 
     def __delitem__(self, index):
         raise TypeError("Tensor does not support deleting items")

@@ -3,10 +3,9 @@ import numbers
 import operator
 import os
 
-from . import _C
 from ._C import lib
 from ._core import (Tensor, _dt, _finish, _i64, _numpy, _raise, _scalar_kind, _shape_kw, _tensor_from_data,
-                    _to_dtype, _wrap, _default_dtype, bool_, empty, float64, from_numpy, full, int64,
+                    _to_dtype, _wrap, _default_dtype, empty, float64, from_numpy, full, int64,
                     tensor, uint8, zeros, ones)
 
 _MASK64 = (1 << 64) - 1

@@ -5,7 +5,6 @@ taking the tensor first (PyTorch's ``torch.<name>(input, ...)``). The one-signat
 families (unary, binary) are generated from the name lists in ``_C``; the rest are
 written out because their PyTorch keyword arguments differ.
 """
-import builtins
 import math
 import numbers
 import operator
@@ -14,8 +13,7 @@ from ctypes import byref, c_void_p
 from . import _C
 from ._C import lib
 from ._core import (Tensor, _check_int, _dims_list, _i64, _is_operand, _operand, _ptrs, _raise,
-                    _scalar_kind, _scalar_ptr, _to_dtype, _wrap, _DTYPES, bool_, can_cast, float32,
-                    int64, return_types, tensor, where, full, zeros)
+                    _scalar_kind, _scalar_ptr, _wrap, _DTYPES, float32, return_types, where)
 
 FUNCTIONS = {}          # name -> plain function, exported as tn.<name>
 METHOD_FUNCTIONS = {}   # name -> Tensor method, exported as tn.<name>(input, ...)
@@ -38,6 +36,9 @@ def _method(name, *aliases, function=True, scalar_first=False):
 def _binary(f, a, b):
     if isinstance(b, Tensor):
         return _wrap(f(a._ptr, b._ptr))
+    if _scalar_kind(b) is None:
+        b = _operand(b)                 # a NumPy array
+        return _wrap(f(a._ptr, b._ptr))
     s = _scalar_ptr(b)
     try:
         return _wrap(f(a._ptr, s))
@@ -46,6 +47,9 @@ def _binary(f, a, b):
 
 
 def _rbinary(f, a, b):
+    if _scalar_kind(b) is None:
+        b = _operand(b)
+        return _wrap(f(b._ptr, a._ptr))
     s = _scalar_ptr(b)
     try:
         return _wrap(f(s, a._ptr))
@@ -54,7 +58,8 @@ def _rbinary(f, a, b):
 
 
 def _binary_inplace(f, a, b):
-    if isinstance(b, Tensor):
+    if isinstance(b, Tensor) or _scalar_kind(b) is None:
+        b = _operand(b)
         return a._inplace(f(a._ptr, b._ptr))
     s = _scalar_ptr(b)
     try:

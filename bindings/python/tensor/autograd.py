@@ -1,43 +1,55 @@
-"""Autograd entry points. The engine lives in tensor.h (section 11, issue: autograd);
-until it lands these are the PyTorch names with no-op behaviour, and requires_grad=True
-raises. They call tn_no_grad_begin/tn_no_grad_end when the library exports them."""
+"""torch.autograd's Python surface over tensor.h's engine (section 11).
+
+Grad mode lives in C (per thread, nesting): no_grad / enable_grad / set_grad_enabled
+push and pop it with tn_no_grad_begin/end and tn_enable_grad_begin/end. Hooks go
+through one immortal ctypes trampoline; the Python callables sit in a registry keyed
+by the ``user`` pointer the C engine hands back.
+"""
 import functools
+import itertools
+import threading
 
 from . import _C
 from ._C import lib
+from ._core import Tensor, _check_int, _ptrs, _raise, _wrap
 
-_enabled = [True]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
+           "backward"]
+
+
+# --------------------------------------------------------------------------- grad mode
+def is_grad_enabled():
+    return bool(lib.tn_is_grad_enabled())
 
 
 class _GradMode:
+    """Context manager and decorator; enters ``enabled`` for its body."""
+
     def __init__(self, enabled):
-        self._target = enabled
+        self._enabled = bool(enabled)
+        self._depth = 0
 
     def __enter__(self):
-        self._prev = _enabled[0]
-        _set(self._target)
+        (lib.tn_enable_grad_begin if self._enabled else lib.tn_no_grad_begin)()
+        self._depth += 1
         return self
 
     def __exit__(self, *exc):
-        _set(self._prev)
+        self._depth -= 1
+        (lib.tn_enable_grad_end if self._enabled else lib.tn_no_grad_end)()
         return False
 
     def __call__(self, fn):
-        target = self._target
+        enabled = self._enabled
 
         @functools.wraps(fn)
-        def wrapper(*a, **k):
-            with _GradMode(target):
-                return fn(*a, **k)
+        def wrapper(*args, **kwargs):
+            with _GradMode(enabled):
+                return fn(*args, **kwargs)
         return wrapper
 
-
-def _set(enabled):
-    if enabled == _enabled[0]:
-        return
-    if _C.has("tn_no_grad_begin") and _C.has("tn_no_grad_end"):
-        (lib.tn_no_grad_end if enabled else lib.tn_no_grad_begin)()
-    _enabled[0] = enabled
+    def clone(self):
+        return _GradMode(self._enabled)
 
 
 class no_grad(_GradMode):
@@ -50,10 +62,185 @@ class enable_grad(_GradMode):
         super().__init__(True)
 
 
+class inference_mode(_GradMode):
+    def __init__(self, mode=True):
+        super().__init__(not mode)
+
+
 class set_grad_enabled(_GradMode):
+    """``set_grad_enabled(False)`` as a call switches grad mode for this thread until a
+    matching ``set_grad_enabled`` call; as a ``with`` block it restores the mode on exit."""
+
     def __init__(self, mode):
-        super().__init__(bool(mode))
+        super().__init__(mode)
+        self._prev = is_grad_enabled()
+        super().__enter__()          # takes effect immediately, as PyTorch's
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        super().__exit__()           # the decorator form must not leave the mode switched
+        return _GradMode(self._enabled)(fn)
 
 
-def is_grad_enabled():
-    return _enabled[0]
+# --------------------------------------------------------------------------- backward
+def _opts(retain_graph, create_graph, allow_unused=False):
+    rg = create_graph if retain_graph is None else retain_graph
+    return _C.tn_backward_opts(0, bool(rg), bool(create_graph), bool(allow_unused))
+
+
+def _run(call):
+    """Run a C backward call, then re-raise an exception a Python hook raised in it."""
+    _tls.error = None
+    try:
+        rc = call()
+    finally:
+        _tls.keep = None
+    err, _tls.error = _tls.error, None
+    if err is not None:
+        raise err
+    if rc < 0:
+        _raise()
+    return rc
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch.autograd.backward: accumulate d(sum tensors . grad_tensors) into leaves' .grad."""
+    if inputs is not None:
+        raise NotImplementedError("backward(inputs=...) is not supported")
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    if grad_tensors is None or isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors] * len(tensors)
+    opts = _opts(retain_graph, create_graph)
+    for t, g in zip(tensors, grad_tensors):
+        _run(lambda: lib.tn_backward_with(t._ptr, None if g is None else g._ptr, opts))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=False, is_grads_batched=False):
+    """torch.autograd.grad: the gradients of outputs with respect to inputs, as a tuple
+    (None for an unused input with allow_unused=True); .grad is not touched."""
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None:
+        gos = None
+    else:
+        gl = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+        if any(g is None for g in gl):
+            gl = [g if g is not None else o.new_ones(o.shape) for g, o in zip(gl, outs)]
+        gos = _ptrs(gl)
+    results = (_C.ctypes.c_void_p * len(ins))()
+    op, ip = _ptrs(outs), _ptrs(ins)
+    _run(lambda: lib.tn_autograd_grad(op, len(outs), ip, len(ins), gos, results,
+                                      _opts(retain_graph, create_graph, allow_unused)))
+    return tuple(_wrap(results[i]) if results[i] else None for i in range(len(ins)))
+
+
+# --------------------------------------------------------------------------- hooks
+_tls = threading.local()
+_hooks = {}
+_hook_keys = itertools.count(1)
+
+
+@_C.HOOK
+def _hook_trampoline(grad_ptr, user):
+    try:
+        fn = _hooks.get(user)
+        if fn is None or getattr(_tls, "error", None) is not None:
+            return None
+        r = fn(_wrap(lib.tn_retain(grad_ptr)))
+        if r is None:
+            return None
+        if not isinstance(r, Tensor):
+            raise TypeError(f"a tensor hook must return a Tensor or None, got {type(r).__name__}")
+        _tls.keep = r          # the engine retains the result after we return; hold it till then
+        return r._ptr
+    except BaseException as e:  # re-raised by _run once the C call returns
+        _tls.error = e
+        return None
+
+
+_C.ctypes.pythonapi.Py_IncRef(_C.ctypes.py_object(_hook_trampoline))   # immortal: C may call it at any time
+
+
+class RemovableHandle:
+    def __init__(self, tensor, handle, key):
+        self._tensor, self._handle, self._key = tensor, handle, key
+
+    def remove(self):
+        if self._key in _hooks:
+            lib.tn_remove_hook(self._tensor._ptr, self._handle)
+            del _hooks[self._key]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _register_hook(t, fn):
+    key = next(_hook_keys)
+    _hooks[key] = fn
+    h = lib.tn_register_hook(t._ptr, _hook_trampoline, key)
+    if h < 0:
+        del _hooks[key]
+        _raise()
+    return RemovableHandle(t, h, key)
+
+
+class Node:
+    """What ``Tensor.grad_fn`` returns: the C node's PyTorch name (``MulBackward0``)."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def name(self):
+        return self._name
+
+    def __repr__(self):
+        return f"<{self._name} object at {hex(id(self))}>"
+
+
+# --------------------------------------------------------------------------- Tensor methods
+def _requires_grad_(self, requires_grad=True):
+    _check_int(lib.tn_requires_grad_(self._ptr, bool(requires_grad)))
+    return self
+
+
+def _grad_get(self):
+    g = lib.tn_grad(self._ptr)      # borrowed: take our own reference
+    return _wrap(lib.tn_retain(g)) if g else None
+
+
+def _grad_set(self, value):
+    if value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+    _check_int(lib.tn_set_grad(self._ptr, None if value is None else value._ptr))
+
+
+def _grad_fn(self):
+    n = lib.tn_grad_fn_name(self._ptr)
+    return Node(n.decode()) if n else None
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+Tensor.requires_grad_ = _requires_grad_
+Tensor.requires_grad = property(lambda self: bool(lib.tn_requires_grad(self._ptr)),
+                                lambda self, v: _requires_grad_(self, v))
+Tensor.grad = property(_grad_get, _grad_set)
+Tensor.grad_fn = property(_grad_fn)
+Tensor.is_leaf = property(lambda self: bool(lib.tn_is_leaf(self._ptr)))
+Tensor.retain_grad = lambda self: _check_int(lib.tn_retain_grad(self._ptr)) and None
+Tensor.detach_ = lambda self: (_check_int(lib.tn_detach_(self._ptr)), self)[1]
+Tensor.backward = _tensor_backward
+Tensor.register_hook = _register_hook

@@ -4,11 +4,9 @@ Ops the C library has (softmax, log_softmax, relu, gelu, silu, softplus, sigmoid
 pad) call it directly; a few small ones are composed from tensor ops until their C
 versions land with the nn issue.
 """
-import math
-import numbers
 
 from .._C import lib
-from .._core import Tensor, _i64, _wrap, int64, zeros
+from .._core import _i64, _wrap, int64, zeros
 
 
 def _softmax_dim(ndim):
