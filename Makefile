@@ -47,7 +47,7 @@ check-header:
 	@for c in g++ clang++; do if command -v $$c >/dev/null; then \
 	  $$c -std=c++17 -Wall -Wextra -Werror -I. -c $(BUILD)/hdr.cpp -o $(BUILD)/hdr_cpp.o || exit 1; echo "header: C++17 $$c ok"; fi; done
 
-test: check-header $(TESTS)
+test: check-header $(TESTS) lib/libtensor.so
 	@sh tests/run_all.sh $(TESTS)
 
 demo: $(BUILD)/fashion_mlp_by_hand

@@ -539,6 +539,7 @@ TNDEF bool tn_is_leaf(const tn_tensor *t);          /* no grad_fn (made by the u
 TNDEF tn_tensor *tn_grad(const tn_tensor *t);
 TNDEF int tn_set_grad(tn_tensor *t, tn_tensor *grad);   /* .grad = grad (retained); NULL clears */
 TNDEF int tn_retain_grad(tn_tensor *t);             /* keep the gradient of a non-leaf in tn_grad */
+TNDEF bool tn_retains_grad(const tn_tensor *t);     /* whether tn_retain_grad was called on this non-leaf */
 TNDEF const char *tn_grad_fn_name(const tn_tensor *t); /* "MulBackward0", ... or NULL for a leaf */
 TNDEF int tn_detach_(tn_tensor *t);                 /* drop t's history in place: it becomes a leaf */
 
@@ -570,7 +571,8 @@ TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *
 
 /* A hook sees the gradient flowing into t during backward and may replace it: return
    a tensor (borrowed: the engine retains it, so the result of any op will do) or NULL
-   to keep the gradient. */
+   to keep the gradient. The engine calls hooks inside a scope: tensors a hook makes are
+   owned by that scope (a binding that keeps one must retain it). */
 
 typedef tn_tensor *(*tn_hook_fn)(tn_tensor *grad, void *user);
 TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user); /* a handle >= 0, or -1 */
@@ -908,6 +910,7 @@ typedef struct tn__hooks { tn__hook *items; int n, cap, next_handle; } tn__hooks
 
 struct tn_node {
     int64_t refcount;                 /* atomic: held by result tensors and by consumers' edges */
+    const char *name;                 /* PyTorch's name when it differs from the op's (composites) */
     tn__gop op;
     int sub;                          /* the unary/binary/ternary op id */
     int nin;                          /* inputs: edges and metadata */
@@ -939,6 +942,8 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n);
 static void tn__node_save(tn_node *nd, tn_tensor *t);
 static void tn__node_save_result(tn_node *nd, tn_tensor *out);
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out);
+/* Give t's node PyTorch's name for the op the user called (a composite's last node). */
+static tn_tensor *tn__grad_name(tn_tensor *t, const char *name);
 static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);
 static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);
 /* Opening of every in-place op: refuse, run plainly, or (autograd) run CALL, an
@@ -1682,7 +1687,7 @@ TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype) {
     TN__CHECK_NULL(t);
     if (tn__check_dtype_arg("tn_to_dtype", dtype)) return NULL;
     if (t->device == TN_CPU && t->dtype != dtype && (tn__check_cpu_dtype("tn_to_dtype", t) || tn__check_cpu_dtype_arg("tn_to_dtype", dtype))) return NULL;
-    return tn__own(t->dtype == dtype ? tn_retain(t) : tn__copy_record(t, tn__copy_as(t, dtype, t->device), G_COPY));
+    return tn__own(t->dtype == dtype ? tn_retain(t) : tn__grad_name(tn__copy_record(t, tn__copy_as(t, dtype, t->device), G_COPY), "ToCopyBackward0"));
 }
 TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device) {
     TN__CHECK_NULL(t);
@@ -1744,7 +1749,9 @@ TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
     if (m < 0) return -1;
     if (m) { /* dst takes src's values and history (the old value gets no gradient, as PyTorch) */
         tn_scope_begin();
-        tn_tensor *r = tn_clone(tn_expand(tn_to_dtype(src, dst->dtype), dst->shape, dst->ndim));
+        /* where(true, src, old): the value of src, its gradient, and zeros for the old value */
+        tn_tensor *old = tn_clone(dst);
+        tn_tensor *r = tn_where(tn_ones(NULL, 0, TN_BOOL), tn_to_dtype(src, dst->dtype), old);
         int rc = tn__inplace_finish("tn_copy_", dst, r);
         tn_scope_end();
         return rc;
@@ -2015,13 +2022,13 @@ TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1) {
     }
     int64_t perm[TN_MAX_DIMS];
     for (int i = 0; i < t->ndim; i++) perm[i] = i == a ? b : i == b ? a : i;
-    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset), G_PERMUTE, perm, t->ndim);
+    return tn__grad_name(tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset), G_PERMUTE, perm, t->ndim), "TransposeBackward0");
 }
 
 TNDEF tn_tensor *tn_t(tn_tensor *t) {
     TN__CHECK_NULL(t);
     if (t->ndim > 2) return (tn_tensor *)tn__error("tn_t: expects a tensor with <= 2 dimensions, but got %d (shape %s)", t->ndim, TN__SHAPE(t));
-    return t->ndim < 2 ? tn__view_record(t, tn__view_own(t, t->shape, t->strides, t->ndim, t->offset), G_RESHAPE, NULL, 0) : tn_transpose(t, 0, 1);
+    return tn__grad_name(t->ndim < 2 ? tn__view_record(t, tn__view_own(t, t->shape, t->strides, t->ndim, t->offset), G_RESHAPE, NULL, 0) : tn_transpose(t, 0, 1), "TBackward0");
 }
 
 TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t length) {
@@ -2115,19 +2122,19 @@ TNDEF tn_tensor *tn_squeeze(tn_tensor *t) {
     int nd = 0;
     for (int i = 0; i < t->ndim; i++)
         if (t->shape[i] != 1) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
-    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0);
+    return tn__grad_name(tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0), "SqueezeBackward0");
 }
 
 TNDEF tn_tensor *tn_squeeze_dim(tn_tensor *t, int64_t dim) {
     TN__CHECK_NULL(t);
     int d = tn__wrap_dim("tn_squeeze_dim", dim, t->ndim);
     if (d < 0) return NULL;
-    if (t->ndim == 0 || t->shape[d] != 1) return tn__view_record(t, tn__view_own(t, t->shape, t->strides, t->ndim, t->offset), G_RESHAPE, NULL, 0);
+    if (t->ndim == 0 || t->shape[d] != 1) return tn__grad_name(tn__view_record(t, tn__view_own(t, t->shape, t->strides, t->ndim, t->offset), G_RESHAPE, NULL, 0), "SqueezeBackward1");
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i < t->ndim; i++)
         if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
-    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0);
+    return tn__grad_name(tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0), "SqueezeBackward1");
 }
 
 TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
@@ -2141,7 +2148,7 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
         if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? t->shape[d] * t->strides[d] : 1; }
         if (i < t->ndim) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     }
-    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0);
+    return tn__grad_name(tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0), "UnsqueezeBackward0");
 }
 
 TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step) {
@@ -2569,7 +2576,7 @@ static tn_tensor *tn__masked_fill_impl(tn_tensor *t, tn_tensor *mask, double val
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) { return TN__AS("tn_masked_fill", tn__masked_fill_impl(t, mask, value)); }
+TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) { return tn__grad_name(TN__AS("tn_masked_fill", tn__masked_fill_impl(t, mask, value)), "MaskedFillBackward0"); }
 
 static tn_tensor *tn__masked_fill__impl(tn_tensor *t, tn_tensor *mask, double value) {
     TN__CHECK_NULL(t, mask);
@@ -2581,7 +2588,7 @@ static tn_tensor *tn__masked_fill__impl(tn_tensor *t, tn_tensor *mask, double va
     tn_scope_end();
     return rc ? NULL : tn__own(tn_retain(t));
 }
-TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) { return TN__AS("tn_masked_fill_", tn__masked_fill__impl(t, mask, value)); }
+TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) { return tn__grad_name(TN__AS("tn_masked_fill_", tn__masked_fill__impl(t, mask, value)), "MaskedFillBackward0"); }
 
 TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask) {
     TN__CHECK_NULL(t, mask);
@@ -2686,7 +2693,7 @@ static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     TN_FREE(us);
     return r;
 }
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) { return TN__AS("tn_stack", tn__stack_impl(ts, n, dim)); }
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) { return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0"); }
 
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
     if (!t) return -1;
@@ -2791,7 +2798,7 @@ static tn_tensor *tn__roll_impl(tn_tensor *t, const int64_t *shifts, const int64
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) { return TN__AS("tn_roll", tn__roll_impl(t, shifts, dims, n)); }
+TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) { return tn__grad_name(TN__AS("tn_roll", tn__roll_impl(t, shifts, dims, n)), "RollBackward0"); }
 
 static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
     TN__CHECK_NULL(t);
@@ -2824,7 +2831,7 @@ static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n) { return TN__AS("tn_repeat", tn__repeat_impl(t, repeats, n)); }
+TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n) { return tn__grad_name(TN__AS("tn_repeat", tn__repeat_impl(t, repeats, n)), "RepeatBackward0"); }
 
 /* Keep elements with col - row <= diagonal (tril) or >= diagonal (triu). */
 static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool lower) {
@@ -2841,8 +2848,8 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     tn_scope_end();
     return out;
 }
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)); }
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)); }
+TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
+TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
 
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
@@ -3250,7 +3257,10 @@ static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
     if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
-    if (cd == TN_BOOL && (op == NEG || op == ABS || op == SQUARE || op == RELU))
+    if (cd == TN_BOOL && op == SQUARE) cd = TN_I64; /* square is pow(x, 2): bool promotes to int64 */
+    if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || op == SOFTPLUS))
+        return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
+    if (cd == TN_BOOL && (op == NEG || op == ABS || op == RELU))
         return (tn__error("%s: not supported for dtype bool%s", fn, op == NEG ? "; use tn_logical_not" : ""), TN_NUM_DTYPES);
     return cd;
 }
@@ -3272,11 +3282,17 @@ static tn_tensor *tn__unary_raw(tn_unary_op op, tn_tensor *x, const double *para
     return out;
 }
 
-/* Record a unary op's node: the input is saved, params kept (clamp bounds, softplus). */
+/* Ops whose derivative is a function of the result: like PyTorch they save the result,
+   so changing the input afterwards is fine (and changing the result is caught). */
+static bool tn__saves_result(tn_unary_op op) {
+    return op == EXP || op == EXP2 || op == EXPM1 || op == TANH || op == SIGMOID || op == SQRT || op == RSQRT || op == RELU;
+}
+
+/* Record a unary op's node: the input (or the result) is saved, params kept (clamp bounds, softplus). */
 static tn_tensor *tn__unary_record(tn_unary_op op, tn_tensor *x, const double *params, tn_tensor *out) {
     tn_node *nd = out ? tn__node_new(G_UNARY, op, &x, 1) : NULL;
     if (nd) {
-        tn__node_save(nd, x);
+        if (tn__saves_result(op)) tn__node_save_result(nd, out); else tn__node_save(nd, x);
         if (params) memcpy(nd->d, params, 3 * sizeof(double));
     }
     return tn__node_attach(nd, out);
@@ -3386,11 +3402,15 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
 static tn_tensor *tn__binary_record(tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha, tn_tensor *out) {
     tn_tensor *ab[2] = {a, b};
     tn_node *nd = out ? tn__node_new(G_BINARY, op, ab, 2) : NULL;
-    if (nd) {
-        tn__node_save(nd, a);
-        tn__node_save(nd, b);
-        nd->d[0] = alpha;
+    if (nd && op != ADD && op != SUB) { /* add/sub need only shapes, as PyTorch: no saved tensors */
+        /* mul needs each operand only for the other's gradient, div needs a only for b's:
+           a slot that is not needed stays NULL, so changing that operand later is fine */
+        bool need_a = op != MUL || b->requires_grad, need_b = op != MUL || a->requires_grad;
+        if (op == DIV) need_a = b->requires_grad;
+        tn__node_save(nd, need_a ? a : NULL);
+        tn__node_save(nd, need_b ? b : NULL);
     }
+    if (nd) nd->d[0] = alpha;
     return tn__node_attach(nd, out);
 }
 
@@ -3453,14 +3473,14 @@ TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b) { return tn__binary(
 
 TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_add_scalar", ADD, a, b, false, NULL); }
 TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_sub_scalar", SUB, a, b, false, NULL); }
-TNDEF tn_tensor *tn_rsub_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_rsub_scalar", SUB, a, b, true, NULL); }
+TNDEF tn_tensor *tn_rsub_scalar(tn_tensor *a, double b) { return tn__grad_name(tn__binary_scalar("tn_rsub_scalar", SUB, a, b, true, NULL), "RsubBackward1"); }
 TNDEF tn_tensor *tn_mul_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_mul_scalar", MUL, a, b, false, NULL); }
 TNDEF tn_tensor *tn_div_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_div_scalar", DIV, a, b, false, NULL); }
 TNDEF tn_tensor *tn_pow_scalar(tn_tensor *a, double e) {
     /* PyTorch refuses an integer tensor to a negative integer Scalar power (a tensor exponent is fine) */
     if (a && !tn_dtype_is_floating(a->dtype) && e < 0 && e == floor(e))
         return (tn_tensor *)tn__error("tn_pow_scalar: integers to negative integer powers are not allowed (%s tensor, exponent %g)", tn_dtype_name(a->dtype), e);
-    return tn__binary_scalar("tn_pow_scalar", POW, a, e, false, NULL);
+    return tn__grad_name(tn__binary_scalar("tn_pow_scalar", POW, a, e, false, NULL), "PowBackward0");
 }
 TNDEF tn_tensor *tn_rpow_scalar(double base, tn_tensor *e) { return tn__binary_scalar("tn_rpow_scalar", POW, e, base, true, NULL); }
 TNDEF tn_tensor *tn_remainder_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_remainder_scalar", REMAINDER, a, b, false, NULL); }
@@ -3559,6 +3579,10 @@ static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
         tn_tensor *r = xi ? tn__clamp_raw(xi, lo, hi) : NULL;
         tn_release(xi);
         return r;
+    }
+    if (x->dtype == TN_U8) { /* PyTorch casts integral bounds to uint8 first (-1 becomes 255) */
+        if (isfinite(lo) && lo == floor(lo)) p[0] = lo = (double)(uint8_t)(int64_t)lo;
+        if (isfinite(hi) && hi == floor(hi)) p[1] = hi = (double)(uint8_t)(int64_t)hi;
     }
     if (!tn_dtype_is_floating(x->dtype) && ((isfinite(lo) && lo != floor(lo)) || (isfinite(hi) && hi != floor(hi)))) {
 
@@ -3665,7 +3689,7 @@ static tn_tensor *tn__lerp_scalar(tn_tensor *start, tn_tensor *end, double weigh
     return r;
 
 }
-TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, NULL); }
+TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight) { return tn__grad_name(tn__lerp_scalar(start, end, weight, NULL), "LerpBackward0"); }
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, start); }
 TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcmul", ADDCMUL, x, t1, t2, value); }
 TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcdiv", ADDCDIV, x, t1, t2, value); }
@@ -3862,13 +3886,13 @@ static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, cons
 }
 
 TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
 TNDEF tn_tensor *tn_prod(tn_tensor *x) { return tn__reduce("tn_prod", PROD, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
-TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__reduce("tn_max", MAX, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__reduce("tn_min", MIN, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__grad_name(tn__reduce("tn_max", MAX, x, NULL, 0, false), "MaxBackward1"); }
+TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__grad_name(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
 TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
@@ -3899,7 +3923,7 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_release(inv);
     tn_release(s);
     r = tn__reduce_record("tn_mean", G_MEAN, x, dims, n, r);
-    if (r && r->grad_fn) r->grad_fn->d[0] = (double)count;
+    if (r && r->grad_fn) { r->grad_fn->d[0] = (double)count; r->grad_fn->name = n ? "MeanBackward1" : "MeanBackward0"; }
     return tn__own(r);
 }
 TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn_mean_dims(x, NULL, 0, false)); }
@@ -3916,17 +3940,19 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return TN__AS("tn_var", tn_var_dims(x, NULL, 0, correction, false)); }
+TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_var", tn_var_dims(x, NULL, 0, correction, false)), "VarBackward0"); }
 TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_std_dims", x) || tn__need_float("tn_std_dims", x) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
-    tn_tensor *r = tn_keep(tn_sqrt(tn_var_dims(x, dims, n, correction, keepdim)));
+    tn_tensor *v = tn_var_dims(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
+    /* sqrt with a zero gradient at 0 (PyTorch masks it): the double where keeps inf * 0 out */
+    tn_tensor *r = tn_keep(zero ? tn_where(zero, tn_zeros_like(v), tn_sqrt(tn_where(zero, tn_ones_like(v), v))) : NULL);
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)); }
+TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
 
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -3938,13 +3964,17 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
     else if (p == 0) r = tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype);
     else if (p == 1) r = tn_sum_dims(a, dims, n, keepdim);
-    else if (p == 2) r = tn_sqrt(tn_sum_dims(tn_square(a), dims, n, keepdim));
-    else r = tn_pow_scalar(tn_sum_dims(tn_pow_scalar(a, p), dims, n, keepdim), 1.0 / p);
+    else { /* (sum |x|^p)^(1/p), with a zero gradient where the norm is 0 (as PyTorch), not inf * 0 */
+        tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, keepdim);
+        tn_tensor *zero = sp ? tn_eq_scalar(sp, 0) : NULL;
+        tn_tensor *safe = zero ? tn_where(zero, tn_ones_like(sp), sp) : NULL;
+        r = safe ? tn_where(zero, tn_zeros_like(sp), p == 2 ? tn_sqrt(safe) : tn_pow_scalar(safe, 1.0 / p)) : NULL;
+    }
     r = tn_keep(r);
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)); }
+TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
 
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -3967,7 +3997,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
             r = tn_reshape(r, shape, nd);
         }
     }
-    r = tn_keep(r);
+    r = tn_keep(tn__grad_name(r, "LogsumexpBackward0"));
     tn_scope_end();
     return r;
 }
@@ -4169,7 +4199,8 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     tn_node *node = out ? tn__node_new(g, 0, &x, 1) : NULL;
     if (node) {
         node->i[0] = d;
-        if (g != G_CUMSUM) { tn__node_save(node, x); tn__node_save_result(node, out); }
+        if (g == G_CUMPROD) tn__node_save(node, x);
+        if (g != G_CUMSUM) tn__node_save_result(node, out); /* softmax and log_softmax: the result only */
     }
     return tn__own(tn__node_attach(node, out));
 }
@@ -5059,7 +5090,7 @@ static tn_tensor *tn__outer_impl(tn_tensor *a, tn_tensor *b) {
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_outer", tn__outer_impl(a, b)); }
+TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b) { return tn__grad_name(TN__AS("tn_outer", tn__outer_impl(a, b)), "OuterBackward0"); }
 
 static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
@@ -5219,14 +5250,20 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
 
 /* Keep t for backward (its version is checked there). */
 static void tn__node_save(tn_node *nd, tn_tensor *t) {
-    if (!nd || !t) return;
+    if (!nd) return; /* t may be NULL: a slot kept empty on purpose */
+    if (t && t->is_wrapped_number) { /* alone in a formula a Python float would promote like one (to float32): keep a plain 0-d tensor */
+        tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
+        tn__node_save(nd, c);
+        tn_release(c);
+        return;
+    }
     tn_tensor **s = (tn_tensor **)TN_REALLOC(nd->saved, (size_t)(nd->nsaved + 1) * sizeof *s);
     int64_t *v = s ? (int64_t *)TN_REALLOC(nd->saved_version, (size_t)(nd->nsaved + 1) * sizeof *v) : NULL;
     if (s) nd->saved = s;
     if (!v) { tn__error("autograd: out of memory saving a tensor"); return; }
     nd->saved_version = v;
     nd->saved[nd->nsaved] = tn_retain(t);
-    nd->saved_version[nd->nsaved] = tn_version(t);
+    nd->saved_version[nd->nsaved] = t ? tn_version(t) : 0;
     nd->nsaved++;
 }
 
@@ -5274,9 +5311,11 @@ TNDEF int tn_retain_grad(tn_tensor *t) {
     t->retains_grad = t->grad_fn != NULL;
     return 0;
 }
+TNDEF bool tn_retains_grad(const tn_tensor *t) { return t && t->retains_grad; }
 TNDEF const char *tn_grad_fn_name(const tn_tensor *t) {
     if (!t || !t->grad_fn) return NULL;
     tn_node *n = t->grad_fn;
+    if (n->name) return n->name;
     if (n->op == G_UNARY) return tn__unary_grad_name(n->sub);
     if (n->op == G_BINARY) return tn__binary_grad_name(n->sub);
     if (n->op == G_TERNARY) return tn__ternary_grad_names[n->sub];
@@ -5341,6 +5380,19 @@ static tn_tensor *tn__run_hooks(tn__hooks *h, tn_tensor *g) {
 }
 
 /* ---- backward formulas ---- */
+/* A saved result for a formula: the saved data as it is, or, when the backward is being
+   recorded (create_graph), a view of it whose grad_fn is the node itself, so second
+   derivatives flow through the result as through PyTorch's saved outputs. */
+static tn_tensor *tn__saved_output(tn_node *n, tn_tensor *saved) {
+    if (tn__grad_disabled) return saved;
+    tn_tensor *v = tn__view_of(saved, saved->shape, saved->strides, saved->ndim, saved->offset);
+    if (!v) return NULL;
+    TN__ATOMIC_ADD(&n->refcount, 1);
+    v->grad_fn = n;
+    v->requires_grad = true;
+    return tn__own(v);
+}
+
 static tn_tensor *tn__zeros_meta(const tn__meta *m, tn_dtype dtype) {
     tn_tensor *z = tn_zeros(m->shape, m->ndim, dtype);
     return m->device == TN_CPU ? z : tn_to(z, m->device);
@@ -5398,16 +5450,17 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ABS: d = tn_sign(x); break;
         case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: gin[0] = tn_zeros_like(g); return 0;
         case SQUARE: d = tn_mul_scalar(x, 2); break;
-        case RELU: d = tn__mask_as(tn_gt_scalar(x, 0), g); break;
+        case RELU: d = tn__mask_as(tn_gt_scalar(x, 0), g); break; /* x is the saved result here */
         case CLAMP: d = tn__mask_as(tn_logical_and(tn_ge_scalar(x, n->d[0]), tn_le_scalar(x, n->d[1])), g); break;
-        case EXP: case EXPM1: d = tn_exp(x); break;
-        case EXP2: d = tn_mul_scalar(tn_exp2(x), ln2); break;
+        case EXP: d = tn__saved_output(n, x); break;                 /* x is the result y here */
+        case EXPM1: d = tn_add_scalar(tn__saved_output(n, x), 1); break;
+        case EXP2: d = tn_mul_scalar(tn__saved_output(n, x), ln2); break;
         case LOG: gin[0] = tn_div(g, x); return 0;
         case LOG2: gin[0] = tn_div(g, tn_mul_scalar(x, ln2)); return 0;
         case LOG10: gin[0] = tn_div(g, tn_mul_scalar(x, ln10)); return 0;
         case LOG1P: gin[0] = tn_div(g, tn_add_scalar(x, 1)); return 0;
-        case SQRT: gin[0] = tn_div(g, tn_mul_scalar(tn_sqrt(x), 2)); return 0;
-        case RSQRT: d = tn_mul_scalar(tn_pow_scalar(tn_rsqrt(x), 3), -0.5); break;
+        case SQRT: gin[0] = tn_div(g, tn_mul_scalar(tn__saved_output(n, x), 2)); return 0;
+        case RSQRT: d = tn_mul_scalar(tn_pow_scalar(tn__saved_output(n, x), 3), -0.5); break;
         case RECIPROCAL: d = tn_neg(tn_reciprocal(tn_square(x))); break;
         case SIN: d = tn_cos(x); break;
         case COS: d = tn_neg(tn_sin(x)); break;
@@ -5417,8 +5470,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ATAN: d = tn_reciprocal(tn_add_scalar(tn_square(x), 1)); break;
         case SINH: d = tn_cosh(x); break;
         case COSH: d = tn_sinh(x); break;
-        case TANH: d = tn_rsub_scalar(tn_square(tn_tanh(x)), 1); break;
-        case SIGMOID: { tn_tensor *s = tn_sigmoid(x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
+        case TANH: d = tn_rsub_scalar(tn_square(tn__saved_output(n, x)), 1); break;
+        case SIGMOID: { tn_tensor *s = tn__saved_output(n, x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
         case GELU: { /* Phi(x) + x phi(x) */
             tn_tensor *cdf = tn_mul_scalar(tn_add_scalar(tn_erf(tn_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
             tn_tensor *pdf = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(x), -0.5)), 0.39894228040143267794);
@@ -5450,7 +5503,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         return 0;
     }
     case G_BINARY: {
-        tn_tensor *a = S[0], *b = S[1], *ga = NULL, *gb = NULL;
+        tn_tensor *a = n->nsaved > 1 ? S[0] : NULL, *b = n->nsaved > 1 ? S[1] : NULL, *ga = NULL, *gb = NULL; /* add/sub save nothing */
+
         double alpha = n->d[0];
         switch ((tn_binary_op)n->sub) {
         case ADD: ga = g; gb = alpha == 1 ? g : tn_mul_scalar(g, alpha); break;
@@ -5570,23 +5624,37 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         gin[0] = tn_flip(tn_cumsum(tn_flip(g, &dim, 1), dim), &dim, 1);
         return 0;
     }
-    case G_CUMPROD: { /* reverse cumsum of g*out, over x (inputs without zeros) */
+    case G_CUMPROD: {
         int64_t dim = n->i[0];
+        tn_tensor *x = S[0];
         if (n->in[0].ndim == 0) { gin[0] = g; return 0; }
-        tn_tensor *out = tn__grad_disabled ? S[1] : tn_cumprod(S[0], dim);
-        tn_tensor *rc = tn_flip(tn_cumsum(tn_flip(tn_mul(g, out), &dim, 1), dim), &dim, 1);
-        gin[0] = tn_div(rc, S[0]);
+        if (tn_item(tn_any(tn_eq_scalar(x, 0))) == 0) { /* no zeros: reverse cumsum of g*out, over x */
+            tn_tensor *out = tn__saved_output(n, S[1]);
+            gin[0] = tn_div(tn_flip(tn_cumsum(tn_flip(tn_mul(g, out), &dim, 1), dim), &dim, 1), x);
+            return 0;
+        }
+        /* zeros: d out_j / d x_i = prod_{k <= j, k != i} x_k, from the cumprod of x with x_i
+           replaced by 1 (an [.., L, L] product per lane; PyTorch also goes quadratic here) */
+        int64_t L = n->in[0].shape[dim];
+        tn_tensor *xl = tn_transpose(x, dim, -1), *gl = tn_transpose(g, dim, -1);
+        tn_tensor *eye = tn_eye(L, -1, TN_BOOL);
+        tn_tensor *rep = tn_where(eye, tn_ones(NULL, 0, x->dtype), tn_unsqueeze(xl, -2));
+        int64_t LL[2] = {L, L}, last = -1;
+        tn_tensor *upper = tn_triu(tn_ones(LL, 2, TN_BOOL), 0); /* [i][j]: j >= i */
+        tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
+        gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
+
         return 0;
     }
-    case G_SOFTMAX: { /* y (g - sum(g y)); y recomputed from x when recording (create_graph) */
+    case G_SOFTMAX: { /* y (g - sum(g y)), y the saved result */
         int64_t dim = n->i[0];
-        tn_tensor *y = tn__grad_disabled ? S[1] : tn_softmax(S[0], dim);
+        tn_tensor *y = tn__saved_output(n, S[0]);
         gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, true)));
         return 0;
     }
     case G_LOG_SOFTMAX: { /* g - softmax * sum(g) */
         int64_t dim = n->i[0];
-        tn_tensor *y = tn__grad_disabled ? S[1] : tn_log_softmax(S[0], dim);
+        tn_tensor *y = tn__saved_output(n, S[0]);
         gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, true)));
         return 0;
     }
@@ -5771,6 +5839,7 @@ static int tn__deliver_leaf(tn_tensor *leaf, tn_tensor *g, tn_tensor *const *inp
 
 static int tn__check_saved(tn_node *n) {
     for (int k = 0; k < n->nsaved; k++) {
+        if (!n->saved[k]) continue;
         int64_t v = tn_version(n->saved[k]);
         if (v != n->saved_version[k])
             return TN__FAIL_INT("backward: one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -5786,11 +5855,35 @@ static int tn__check_saved(tn_node *n) {
    in reverse topological order (Kahn's algorithm on consumer counts: no recursion, so
    any graph depth works). captured != NULL: gradients for `inputs` are returned there
    and .grad is untouched (tn_autograd_grad). */
+/* A leaf's gradient is summed over all the edges that reach it before its hooks run
+   and .grad is touched, once (PyTorch's AccumulateGrad node). */
+typedef struct tn__leafacc { tn_tensor *leaf, *g; int64_t deps; } tn__leafacc;
+typedef struct tn__leafvec { tn__leafacc *v; int64_t n, cap; } tn__leafvec;
+static tn__leafacc *tn__leaf_entry(tn__leafvec *lv, tn_tensor *leaf, bool add) {
+    for (int64_t k = 0; k < lv->n; k++) if (lv->v[k].leaf == leaf) return &lv->v[k];
+    if (!add) return NULL;
+    if (lv->n == lv->cap) {
+        int64_t cap = lv->cap ? 2 * lv->cap : 16;
+        tn__leafacc *v = (tn__leafacc *)TN_REALLOC(lv->v, (size_t)cap * sizeof *v);
+        if (!v) return (tn__leafacc *)tn__error("autograd: out of memory");
+        lv->v = v;
+        lv->cap = cap;
+    }
+    tn__leafacc *e = &lv->v[lv->n++];
+    e->leaf = leaf;
+    e->g = NULL;
+    e->deps = 0;
+    return e;
+}
+
 static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
                       tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_backward_opts o) {
     tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
+    tn__leafvec leaves = {NULL, 0, 0};
     int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
     int rc = 0;
+    if (o.create_graph) o.retain_graph = true; /* PyTorch: retain_graph defaults to create_graph */
+
     /* 1. collect the reachable nodes and count each one's consumers */
     for (int r = 0; r < nroots && rc == 0; r++) {
         tn_node *x = roots[r]->grad_fn;
@@ -5801,6 +5894,10 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
         rc = tn__nodevec_push(&all, x);
         for (int i = 0; i < x->nin && rc == 0; i++) {
             tn_node *c = x->next[i].fn;
+            if (x->next[i].leaf) {
+                tn__leafacc *e = tn__leaf_entry(&leaves, x->next[i].leaf, true);
+                if (!e) rc = -1; else e->deps++;
+            }
             if (!c) continue;
             if (c->epoch != epoch) { c->epoch = epoch; c->deps = 0; rc = tn__nodevec_push(&stack, c); }
             c->deps++;
@@ -5854,8 +5951,15 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
             if (e->fn) {
                 if (rc == 0) e->fn->gsum = tn__accumulate(e->fn->gsum, gi); else tn_release(gi);
                 if (--e->fn->deps == 0 && rc == 0) rc = tn__nodevec_push(&ready, e->fn);
-            } else if (e->leaf && gi) {
-                if (rc == 0) rc = tn__deliver_leaf(e->leaf, gi, inputs, ninputs, captured, o.create_graph); else tn_release(gi);
+            } else if (e->leaf) {
+                tn__leafacc *la = tn__leaf_entry(&leaves, e->leaf, false);
+                if (la && rc == 0) {
+                    la->g = tn__accumulate(la->g, gi);
+                    if (--la->deps == 0 && la->g) {
+                        rc = tn__deliver_leaf(e->leaf, la->g, inputs, ninputs, captured, o.create_graph);
+                        la->g = NULL;
+                    }
+                } else tn_release(gi);
             } else tn_release(gi);
         }
         if (gv != gin) TN_FREE(gv);
@@ -5867,6 +5971,8 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
     }
     tn__grad_mode_pop(fn);
     for (int64_t k = 0; k < all.n; k++) { tn_release(all.v[k]->gsum); all.v[k]->gsum = NULL; all.v[k]->deps = 0; }
+    for (int64_t k = 0; k < leaves.n; k++) tn_release(leaves.v[k].g);
+    TN_FREE(leaves.v);
     TN_FREE(all.v);
     TN_FREE(stack.v);
     TN_FREE(ready.v);
@@ -5911,6 +6017,8 @@ TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *
     }
     tn_tensor **gs = (tn_tensor **)TN_MALLOC((size_t)n_outputs * sizeof *gs), **cap = (tn_tensor **)TN_MALLOC((size_t)n_inputs * sizeof *cap);
     int rc = gs && cap ? 0 : TN__FAIL_INT("%s: out of memory", fn);
+    for (int k = 0; gs && k < n_outputs; k++) gs[k] = NULL;
+
     for (int k = 0; k < n_outputs && rc == 0; k++) {
         tn_tensor *g = grad_outputs ? grad_outputs[k] : NULL;
         if (!g && tn_numel(outputs[k]) != 1) { rc = TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (output %d has shape %s)", fn, k, TN__SHAPE(outputs[k])); break; }
@@ -5982,7 +6090,9 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
                 double pv = v + (s ? -eps : eps);
                 if (x->dtype == TN_F64) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
                 tn_no_grad_begin();
-                outs[s] = tn_contiguous(tn_to_dtype(fn(inputs, n, user), TN_F64));
+                tn_tensor *o = fn(inputs, n, user);
+                /* a copy: the output may be a view of the input being perturbed */
+                outs[s] = o ? tn__own(tn__copy_as(o, TN_F64, TN_CPU)) : NULL;
                 tn_no_grad_end();
                 if (x->dtype == TN_F64) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
             }
@@ -6070,6 +6180,10 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
 }
 
 static void tn__hooks_free(tn__hooks *h) { if (h) { TN_FREE(h->items); TN_FREE(h); } }
+static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
+    if (t && t->grad_fn) t->grad_fn->name = name;
+    return t;
+}
 static tn_tensor *tn__node_retained(tn_node *n) { return n->retained; }
 
 /* ======================================================================= */
@@ -6232,7 +6346,8 @@ TNDEF char *tn_to_string(tn_tensor *t) {
     /* an empty tensor names every dtype but the default float32 (nothing to infer it from) */
     if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL)))
         snprintf(suffixes[ns++], 96, "dtype=torch.%s", tn_dtype_name(t->dtype));
-    if (t->requires_grad && !t->grad_fn) snprintf(suffixes[ns++], 96, "requires_grad=True");
+    if (t->grad_fn) snprintf(suffixes[ns++], 96, "grad_fn=<%s>", tn_grad_fn_name(t));
+    else if (t->requires_grad) snprintf(suffixes[ns++], 96, "requires_grad=True");
     /* PyTorch: last_line_len = len(s) - s.rfind("\n") + 1 (rfind gives -1 when absent) */
     const char *lastnl = b.s ? strrchr(b.s, '\n') : NULL;
     size_t last = lastnl ? (size_t)(b.s + b.n - lastnl) + 1 : b.n + 2;
