@@ -140,6 +140,7 @@ struct tn_tensor {
     bool retains_grad;
     bool is_wrapped_number;                     /* a C/Python scalar: weaker in type promotion */
     bool is_view;                               /* made by a view op: shares another tensor's storage */
+    tn_tensor *base;                            /* a view op's root tensor (retained), for in-place autograd */
     tn_tensor *grad;
     tn_node *grad_fn;                           /* NULL for leaves */
     struct tn__hooks *hooks;                    /* backward hooks of a leaf (a non-leaf's live in its node) */
@@ -578,7 +579,33 @@ typedef tn_tensor *(*tn_hook_fn)(tn_tensor *grad, void *user);
 TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user); /* a handle >= 0, or -1 */
 TNDEF int tn_remove_hook(tn_tensor *t, int handle);
 
+/* Custom differentiable ops ("extensions without pain"): forward computes the result from
+   the inputs (run under no_grad; it may keep tensors for backward with tn_ctx_save);
+   backward receives the result's gradient and writes grad_inputs[i] for each input that
+   needs one (or leaves NULL), using library ops, so create_graph works through it too.
+   Tensors either callback returns follow the usual rule (they may come from any op);
+   return 0 from backward, or -1 after recording an error. See examples/custom_op.c. */
+typedef struct tn_node tn_ctx;
+typedef tn_tensor *(*tn_custom_forward)(tn_ctx *ctx, tn_tensor *const *inputs, int n, void *user);
+typedef int (*tn_custom_backward)(tn_ctx *ctx, tn_tensor *grad_output, tn_tensor **grad_inputs, int n, void *user);
+TNDEF tn_tensor *tn_custom_op(const char *name, tn_custom_forward forward, tn_custom_backward backward,
+                              tn_tensor *const *inputs, int n, void *user);
+TNDEF int tn_ctx_save(tn_ctx *ctx, tn_tensor *t);          /* keep t for backward (version-checked) */
+TNDEF tn_tensor *tn_ctx_saved(tn_ctx *ctx, int i);         /* the i-th saved tensor, borrowed */
+TNDEF int tn_ctx_nsaved(tn_ctx *ctx);
+TNDEF bool tn_ctx_needs_grad(tn_ctx *ctx, int i);          /* whether input i needs a gradient */
+
+/* Debugging: names shown in graph dumps and messages; a Graphviz DOT dump of the graph
+   behind t (the caller frees it with tn_string_free); anomaly mode makes backward report
+   the first node whose gradient has a NaN, by name. */
+TNDEF int tn_set_name(tn_tensor *t, const char *name);     /* copied */
+TNDEF const char *tn_get_name(const tn_tensor *t);         /* borrowed, NULL if unnamed */
+TNDEF char *tn_graph_dot(tn_tensor *t);
+TNDEF void tn_set_detect_anomaly(bool enabled);
+TNDEF bool tn_is_anomaly_enabled(void);
+
 /* Compares analytical gradients (autograd) with central finite differences for every
+
    input that requires grad (use float64). fn maps the inputs to one output tensor.
    Returns true if all agree within atol + rtol*|numerical|; else false with the worst
    element described in tn_last_error(). */
@@ -819,6 +846,24 @@ static const char *tn__shape_str(const int64_t *shape, int ndim) {
 }
 #define TN__SHAPE(t) tn__shape_str((t)->shape, (t)->ndim)
 
+/* A growing string (printing, graph dumps). */
+typedef struct tn__sbuf { char *s; size_t n, cap; int failed; } tn__sbuf;
+static void tn__sb_put(tn__sbuf *b, const char *str, size_t len) {
+    if (b->failed) return;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 256) + len;
+        char *s = (char *)TN_REALLOC(b->s, cap);
+        if (!s) { b->failed = 1; return; }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, str, len);
+    b->n += len;
+    b->s[b->n] = 0;
+}
+static void tn__sb_puts(tn__sbuf *b, const char *str) { tn__sb_put(b, str, strlen(str)); }
+static void tn__sb_pad(tn__sbuf *b, int n) { for (int i = 0; i < n; i++) tn__sb_put(b, " ", 1); }
+
 /* Wrap a possibly negative dim into [0, ndim); 0-d tensors accept -1 and 0 as PyTorch. */
 static int tn__wrap_dim(const char *fn, int64_t dim, int ndim) {
     int64_t n = ndim > 0 ? ndim : 1;
@@ -898,7 +943,8 @@ static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
     X(G_GATHER, "GatherBackward0") X(G_SCATTER, "ScatterBackward0") X(G_SCATTER_ADD, "ScatterAddBackward0") \
     X(G_INDEX, "IndexBackward0") X(G_INDEX_PUT, "IndexPutBackward0") X(G_CAT, "CatBackward0") \
     X(G_MM, "MmBackward0") X(G_BMM, "BmmBackward0") X(G_ADDMM, "AddmmBackward0") X(G_BADDBMM, "BaddbmmBackward0") \
-    X(G_MV, "MvBackward0") X(G_DOT, "DotBackward0")
+    X(G_MV, "MvBackward0") X(G_DOT, "DotBackward0") X(G_CUSTOM, "CustomBackward") \
+    X(G_COPY_SLICES, "CopySlices") X(G_BASE_VIEW, "AsStridedBackward0")
 #define TN__GOP_ENUM(e, name) e,
 #define TN__GOP_NAME(e, name) name,
 typedef enum tn__gop { TN__GRAD_OPS(TN__GOP_ENUM) TN__NUM_GOPS } tn__gop;
@@ -925,6 +971,8 @@ struct tn_node {
     int ni;
     tn__meta out;
     tn__hooks hooks;                  /* hooks of the node's result tensor (non-leaf tensors) */
+    tn_custom_backward custom_bw;     /* G_CUSTOM: the user's backward and its argument */
+    void *custom_user;
     bool retain_grad;
     tn_tensor *retained;              /* the result's gradient, kept for tn_grad when retain_grad */
     /* engine scratch, valid during one backward */
@@ -1140,6 +1188,8 @@ TNDEF void tn_release(tn_tensor *t) {
     tn_release(t->grad);
     tn__node_release(t->grad_fn);
     tn__hooks_free(t->hooks);
+    TN_FREE((void *)t->name);
+    tn_release(t->base);
     tn__storage_release(t->storage);
     TN__ATOMIC_ADD(&tn__live_tensors, -1);
     TN_FREE(t);
@@ -1859,7 +1909,9 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { ret
 /* 6. views & indexing                                                      */
 /* ======================================================================= */
 static tn_tensor *tn__view_own(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
-    return tn__own(tn__view_of(t, shape, strides, ndim, offset));
+    tn_tensor *v = tn__view_of(t, shape, strides, ndim, offset);
+    if (v) v->base = tn_retain(t->base ? t->base : t); /* user-visible views know their base */
+    return tn__own(v);
 }
 
 /* A view op's node: v (already made) gets op's backward with attributes attrs. */
@@ -3316,8 +3368,14 @@ static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *othe
     if (!any) return 0;
     if (x->requires_grad && !x->grad_fn)
         return TN__FAIL_INT("%s: a leaf tensor that requires grad is being used in an in-place operation; use tn_no_grad_begin() or an out-of-place op", fn);
-    if (x->is_view)
-        return TN__FAIL_INT("%s: in-place operations on views are not supported when autograd records them (not yet implemented); use the out-of-place op", fn);
+    if (x->base) {
+        if (x->base->requires_grad && !x->base->grad_fn)
+            return TN__FAIL_INT("%s: a view of a leaf tensor that requires grad is being used in an in-place operation", fn);
+        if (!tn_is_contiguous(x->base))
+            return TN__FAIL_INT("%s: in-place operations on views of a non-contiguous tensor are not supported under autograd yet; use the out-of-place op", fn);
+    } else if (x->is_view) {
+        return TN__FAIL_INT("%s: in-place operation on a view whose base is unknown under autograd; use the out-of-place op", fn);
+    }
     return 1;
 }
 
@@ -3330,10 +3388,33 @@ static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r) {
         return TN__FAIL_INT("%s: result type %s can't be cast to the desired output type %s", fn, tn_dtype_name(r->dtype), tn_dtype_name(x->dtype));
     if (tn__copy(x, r)) return -1;
     tn__bump_version(x);
+    if (x->base) { /* a view: the base's history becomes "old base with this region replaced by r"
+                      (CopySlices) and the view reads its values from the new base */
+        tn_tensor *b = x->base, *ins[2] = {b, r};
+        tn_node *cs = tn__node_new(G_COPY_SLICES, 0, ins, 2);
+        if (!cs) return 0;
+        cs->i[0] = x->ndim;
+        for (int d = 0; d < x->ndim; d++) { cs->i[1 + d] = x->shape[d]; cs->i[1 + x->ndim + d] = x->strides[d]; }
+        cs->i[1 + 2 * x->ndim] = x->offset - b->offset;
+        tn__node_attach(cs, b);
+        tn_node *vn = tn__node_new(G_BASE_VIEW, 0, &b, 1);
+        if (vn) memcpy(vn->i, cs->i, sizeof vn->i);
+        tn__node_attach(vn, x);
+        return 0;
+    }
     if (r->grad_fn) {
-        TN__ATOMIC_ADD(&r->grad_fn->refcount, 1);
+        tn_node *n = r->grad_fn;
+        /* the node may have saved x itself (y.mul_(y)): keep a plain alias instead, so x does
+           not own a node that owns x (the version check still sees later changes) */
+        for (int k = 0; k < n->nsaved; k++)
+            if (n->saved[k] == x) {
+                n->saved[k] = tn__view_of(x, x->shape, x->strides, x->ndim, x->offset);
+                tn_release(x);
+            }
+        TN__ATOMIC_ADD(&n->refcount, 1);
+        if (x->retains_grad) n->retain_grad = true; /* retain_grad follows the tensor, as PyTorch */
         tn__node_release(x->grad_fn);
-        x->grad_fn = r->grad_fn;
+        x->grad_fn = n;
         x->requires_grad = true;
     }
     return 0;
@@ -5296,6 +5377,10 @@ TNDEF int tn_requires_grad_(tn_tensor *t, bool requires_grad) {
 TNDEF bool tn_is_leaf(const tn_tensor *t) { return t && !t->grad_fn; }
 TNDEF int tn_set_grad(tn_tensor *t, tn_tensor *grad) {
     if (!t) return -1;
+    if (!grad && t->grad_fn) { /* also drops a retained non-leaf gradient (breaks create_graph cycles) */
+        tn_release(t->grad_fn->retained);
+        t->grad_fn->retained = NULL;
+    }
     if (grad && (grad->ndim != t->ndim || memcmp(grad->shape, t->shape, (size_t)t->ndim * sizeof(int64_t)) || grad->dtype != t->dtype))
         return TN__FAIL_INT("tn_set_grad: assigned grad has shape %s and dtype %s, but the tensor has shape %s and dtype %s",
                             TN__SHAPE(grad), tn_dtype_name(grad->dtype), TN__SHAPE(t), tn_dtype_name(t->dtype));
@@ -5312,15 +5397,17 @@ TNDEF int tn_retain_grad(tn_tensor *t) {
     return 0;
 }
 TNDEF bool tn_retains_grad(const tn_tensor *t) { return t && t->retains_grad; }
-TNDEF const char *tn_grad_fn_name(const tn_tensor *t) {
-    if (!t || !t->grad_fn) return NULL;
-    tn_node *n = t->grad_fn;
+static bool tn__anomaly;
+TNDEF void tn_set_detect_anomaly(bool enabled) { tn__anomaly = enabled; }
+TNDEF bool tn_is_anomaly_enabled(void) { return tn__anomaly; }
+static const char *tn__node_name(tn_node *n) {
     if (n->name) return n->name;
     if (n->op == G_UNARY) return tn__unary_grad_name(n->sub);
     if (n->op == G_BINARY) return tn__binary_grad_name(n->sub);
     if (n->op == G_TERNARY) return tn__ternary_grad_names[n->sub];
     return tn__gop_names[n->op];
 }
+TNDEF const char *tn_grad_fn_name(const tn_tensor *t) { return t && t->grad_fn ? tn__node_name(t->grad_fn) : NULL; }
 TNDEF int tn_detach_(tn_tensor *t) {
     if (!t) return -1;
     tn__node_release(t->grad_fn);
@@ -5704,8 +5791,10 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_INDEX_SELECT: {
         tn_tensor *ix[TN_MAX_DIMS] = {NULL};
         if (n->in[0].ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
-        ix[n->i[0]] = S[0];
+        int64_t flat = -1;
+        ix[n->i[0]] = tn_reshape(S[0], &flat, 1); /* a 0-d index kept its dim (size 1) in the result */
         gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, (int)n->i[0] + 1, g, true);
+
         return 0;
     }
     case G_GATHER: gin[0] = tn_scatter_add(tn__zeros_meta(&n->in[0], g->dtype), n->i[0], S[0], g); return 0;
@@ -5760,6 +5849,37 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) gin[0] = tn_mul(g, S[1]);
         if (TN__NEED(1)) gin[1] = tn_mul(g, S[0]);
         return 0;
+    case G_COPY_SLICES: case G_BASE_VIEW: { /* first order only: the region is cut out with raw views */
+        int nd = (int)n->i[0];
+        const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
+        tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_zeros(bm->shape, bm->ndim, g->dtype);
+        if (!gb) return -1;
+        tn_tensor reg = *gb;
+        reg.ndim = nd;
+        for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
+        reg.offset = gb->offset + n->i[1 + 2 * nd];
+        if (n->op == G_BASE_VIEW) { gin[0] = gb; return tn__copy(&reg, g); }
+        if (TN__NEED(1)) gin[1] = tn__own(tn__copy_as(&reg, g->dtype, g->device));
+        if (TN__NEED(0)) {
+            tn_tensor *old = tn__own(tn__copy_as(gb, g->dtype, g->device));
+            if (!old) return -1;
+            reg = *old;
+            reg.ndim = nd;
+            for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
+            reg.offset = old->offset + n->i[1 + 2 * nd];
+            if (tn__backend(old->device)->fill(&reg, 0)) return -1;
+            gin[0] = old;
+        }
+        return 0;
+    }
+    case G_CUSTOM: {
+        int rc = n->custom_bw(n, g, gin, n->nin, n->custom_user);
+        for (int k = 0; k < n->nin; k++) /* a gradient must have its input's shape */
+            if (rc == 0 && gin[k] && TN__NEED(k) && (gin[k]->ndim != n->in[k].ndim || memcmp(gin[k]->shape, n->in[k].shape, (size_t)gin[k]->ndim * sizeof(int64_t))))
+                rc = TN__FAIL_INT("%s: backward returned a gradient of shape %s for input %d of shape %s", n->name ? n->name : "custom op",
+                                  TN__SHAPE(gin[k]), k, tn__shape_str(n->in[k].shape, n->in[k].ndim));
+        return rc;
+    }
     default: return TN__FAIL_INT("autograd: no backward for node %s", tn__gop_names[n->op]);
     }
 #undef TN__NEED
@@ -5807,6 +5927,7 @@ static tn_tensor *tn__grad_as(tn_tensor *g, const tn__meta *m) {
 
 /* Deliver g (a reference, taken) to a leaf: hooks, then captured (autograd.grad) or .grad. */
 static int tn__deliver_leaf(tn_tensor *leaf, tn_tensor *g, tn_tensor *const *inputs, int ninputs, tn_tensor **captured, bool create_graph) {
+    if (!leaf->requires_grad) { tn_release(g); return 0; } /* requires_grad_(false) since: skipped, as PyTorch's AccumulateGrad */
     tn_scope_begin();
     g = tn__run_hooks(leaf->hooks, g);
     tn_scope_end();
@@ -5937,6 +6058,9 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
             if (rc == 0) {
                 tn_scope_begin();
                 rc = tn__node_backward(n, g, gv);
+                for (int i = 0; tn__anomaly && rc == 0 && i < n->nin; i++)
+                    if (gv[i] && tn_dtype_is_floating(gv[i]->dtype) && tn_item(tn_any(tn_isnan(gv[i]))) != 0)
+                        rc = TN__FAIL_INT("%s: anomaly: function '%s' returned nan values in its %dth output", fn, tn__node_name(n), i);
                 for (int i = 0; i < n->nin; i++) {
                     if (rc == 0 && gv[i] && (n->next[i].fn || n->next[i].leaf)) gv[i] = tn_retain(gv[i]);
                     else gv[i] = NULL;
@@ -6044,6 +6168,110 @@ TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *
     TN_FREE(gs);
     TN_FREE(cap);
     return rc;
+}
+
+/* ---- custom ops ---- */
+TNDEF tn_tensor *tn_custom_op(const char *name, tn_custom_forward forward, tn_custom_backward backward,
+                              tn_tensor *const *inputs, int n, void *user) {
+    if (!forward || !backward || n < 0 || (n && !inputs)) return (tn_tensor *)tn__error("tn_custom_op: need forward, backward and inputs");
+    for (int k = 0; k < n; k++) if (!inputs[k]) return NULL;
+    tn_node *nd = tn__node_new(G_CUSTOM, 0, inputs, n), tmp;
+    tn_node *ctx = nd;
+    if (!ctx) { /* no gradient needed: a throwaway context collects what forward saves */
+        memset(&tmp, 0, sizeof tmp);
+        tmp.nin = n;
+        ctx = &tmp;
+    }
+    ctx->name = name;
+    ctx->custom_bw = backward;
+    ctx->custom_user = user;
+    tn_scope_begin();
+    tn_no_grad_begin();
+    tn_tensor *out = forward(ctx, inputs, n, user);
+    tn_no_grad_end();
+    /* the result is a fresh view, so history never lands on a tensor forward merely passed through */
+    tn_tensor *res = out ? tn__view_of(out, out->shape, out->strides, out->ndim, out->offset) : NULL;
+    if (!out && tn_last_error()[0] == 0) tn__error("%s: forward returned NULL", name ? name : "tn_custom_op");
+    tn_scope_end();
+    if (ctx == &tmp) { for (int k = 0; k < tmp.nsaved; k++) tn_release(tmp.saved[k]); TN_FREE(tmp.saved); TN_FREE(tmp.saved_version); }
+    if (!res) { tn__node_release(nd); return NULL; }
+    res->is_view = false;
+    return tn__own(tn__node_attach(nd, res));
+}
+TNDEF int tn_ctx_save(tn_ctx *ctx, tn_tensor *t) {
+    if (!ctx || !t) return -1;
+    int before = ctx->nsaved;
+    tn__node_save(ctx, t);
+    return ctx->nsaved > before ? 0 : -1;
+}
+TNDEF tn_tensor *tn_ctx_saved(tn_ctx *ctx, int i) {
+    if (!ctx || i < 0 || i >= ctx->nsaved) return (tn_tensor *)tn__error("tn_ctx_saved: no saved tensor %d (%d saved)", i, ctx ? ctx->nsaved : 0);
+    return ctx->saved[i];
+}
+TNDEF int tn_ctx_nsaved(tn_ctx *ctx) { return ctx ? ctx->nsaved : 0; }
+TNDEF bool tn_ctx_needs_grad(tn_ctx *ctx, int i) {
+    return ctx && ctx->next && i >= 0 && i < ctx->nin && (ctx->next[i].fn || ctx->next[i].leaf);
+}
+
+/* ---- debugging: names and graph dumps ---- */
+TNDEF int tn_set_name(tn_tensor *t, const char *name) {
+    if (!t) return -1;
+    char *c = NULL;
+    if (name) {
+        size_t len = strlen(name) + 1;
+        c = (char *)TN_MALLOC(len);
+        if (!c) return TN__FAIL_INT("tn_set_name: out of memory");
+        memcpy(c, name, len);
+    }
+    TN_FREE((void *)t->name);
+    t->name = c;
+    return 0;
+}
+TNDEF const char *tn_get_name(const tn_tensor *t) { return t ? t->name : NULL; }
+
+/* digraph of the nodes behind t: each node with its name, each leaf with its name and
+   shape; edges point from an input to the op that consumed it (data flow). */
+TNDEF char *tn_graph_dot(tn_tensor *t) {
+    if (!t) return NULL;
+    tn__sbuf b;
+    memset(&b, 0, sizeof b);
+    char line[256];
+    tn__sb_puts(&b, "digraph autograd {\n  node [shape=box, fontname=\"monospace\"];\n");
+    snprintf(line, sizeof line, "  out [label=\"%s %s\", shape=ellipse];\n", t->name ? t->name : "result", TN__SHAPE(t));
+    tn__sb_puts(&b, line);
+    if (!t->grad_fn) {
+        tn__sb_puts(&b, "}\n");
+        return b.s;
+    }
+    snprintf(line, sizeof line, "  n%p -> out;\n", (void *)t->grad_fn);
+    tn__sb_puts(&b, line);
+    tn__nodevec stack = {NULL, 0, 0}, seen = {NULL, 0, 0};
+    tn__nodevec_push(&stack, t->grad_fn);
+    while (stack.n > 0 && !b.failed) {
+        tn_node *n = stack.v[--stack.n];
+        bool done = false;
+        for (int64_t k = 0; k < seen.n && !done; k++) done = seen.v[k] == n;
+        if (done) continue;
+        tn__nodevec_push(&seen, n);
+        snprintf(line, sizeof line, "  n%p [label=\"%s\"];\n", (void *)n, tn__node_name(n));
+        tn__sb_puts(&b, line);
+        for (int i = 0; i < n->nin; i++) {
+            tn__edge *e = &n->next[i];
+            if (e->fn) {
+                snprintf(line, sizeof line, "  n%p -> n%p;\n", (void *)e->fn, (void *)n);
+                tn__nodevec_push(&stack, e->fn);
+            } else if (e->leaf) {
+                snprintf(line, sizeof line, "  l%p [label=\"%s %s\", shape=ellipse, style=filled, fillcolor=lightblue];\n  l%p -> n%p;\n",
+                         (void *)e->leaf, e->leaf->name ? e->leaf->name : "leaf", TN__SHAPE(e->leaf), (void *)e->leaf, (void *)n);
+            } else continue;
+            tn__sb_puts(&b, line);
+        }
+    }
+    TN_FREE(stack.v);
+    TN_FREE(seen.v);
+    tn__sb_puts(&b, "}\n");
+    if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_graph_dot: out of memory"); }
+    return b.s;
 }
 
 /* ---- gradcheck ---- */
@@ -6196,23 +6424,6 @@ static tn_tensor *tn__node_retained(tn_node *n) { return n->retained; }
 /* PyTorch's repr (torch/_tensor_str.py): precision 4, linewidth 80, summarised past
    1000 elements with 3 edge items; one width for all elements, chosen from the
    (summarised) nonzero finite values: integers print as "1.", wide ranges in %e. */
-typedef struct tn__sbuf { char *s; size_t n, cap; int failed; } tn__sbuf;
-static void tn__sb_put(tn__sbuf *b, const char *str, size_t len) {
-    if (b->failed) return;
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 256) + len;
-        char *s = (char *)TN_REALLOC(b->s, cap);
-        if (!s) { b->failed = 1; return; }
-        b->s = s;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, str, len);
-    b->n += len;
-    b->s[b->n] = 0;
-}
-static void tn__sb_puts(tn__sbuf *b, const char *str) { tn__sb_put(b, str, strlen(str)); }
-static void tn__sb_pad(tn__sbuf *b, int n) { for (int i = 0; i < n; i++) tn__sb_put(b, " ", 1); }
-
 typedef struct tn__fmt {
     tn_tensor *t;            /* CPU, contiguous: f64, i64 or bool */
     bool floating, is_bool, int_mode, sci_mode, summarize;

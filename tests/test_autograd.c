@@ -633,6 +633,43 @@ static tn_tensor *i_split_unused(tn_tensor *const *in_, int n_, void *u_) {
     return tn_square(p[1]);
 }
 
+GF(x_unfold_gaps, tn_square(tn_unfold(IN0, 0, 2, 3)))          /* [7] -> windows [0,1], [3,4]: gaps */
+GF(x_gather_part, tn_gather(IN0, 1, U0))                        /* idx [1,2] on [2,3] */
+GF(x_index_select_0d, tn_index_select(IN0, 0, U0))              /* 0-d index */
+GF(x_clamp_tensor, tn_clamp_tensor(IN0, IN1, IN2))              /* [2,3], min [3], max [2,1] */
+GF(x_expand_as, tn_mul(tn_expand_as(IN0, IN1), IN1))
+GF(x_broadcast_to, tn_square(tn_broadcast_to(IN0, SH(2, 2, 3))))
+GF(x_where_same, tn_where(U0, IN0, tn_mul_scalar(IN0, 3)))
+GF(x_cat_legacy, tn_square(tn_cat(UARGS(IN0, IN1), 2, 0)))     /* [0] and [2,3] */
+
+TEST(gc_indexing_more) {
+    BEGIN;
+    GC(x_unfold_gaps, RN(7));
+    GCU(x_gather_part, UARGS(IDX(I(2, 0), 1, 2)), RN(2, 3));
+    GCU(x_index_select_0d, UARGS(tn_scalar_tensor(1, TN_I64)), RN(3));
+    GC(x_clamp_tensor, LD(D(-1.5, 0.2, 2.5, 0.9, -0.1, 1.7), 2, 3), LD(D(-1, 0.5, -0.3), 3), LD(D(0.8, 1.2), 2, 1));
+    GC(x_expand_as, RN(3), RN(2, 3));
+    GC(x_broadcast_to, RN(2, 1, 3));
+    GCU(x_where_same, UARGS(MASK(B(true, false, true), 3)), RN(2, 3));
+    GC(x_cat_legacy, leaf(tn_zeros(SH(0), TN_F64)), RN(2, 3));
+    /* index_select with a 0-d index: backward gives [0, 1, 0] (and must never report success
+       with no gradient) */
+    tn_tensor *x3 = LD(D(1, 2, 3), 3);
+    tn_tensor *y3 = tn_index_select(x3, 0, tn_scalar_tensor(1, TN_I64));
+    CHECK_SHAPE(y3, 1);
+    tn_clear_error();
+    int rc3 = tn_backward(tn_sum(tn_mul_scalar(y3, 2)));
+    CHECK_MSG(rc3 == 0, "backward failed: %s", tn_last_error());
+    CHECK_MSG(rc3 != 0 || tn_grad(x3) != NULL, "backward returned 0 but x.grad is NULL (error: %s)", tn_last_error());
+    CHECK_VALS(tn_grad(x3), 0, 0, 2, 0);
+    /* as_strided: differentiable, or a clear error; never a silently detached result */
+    tn_tensor *x = RN(2, 3);
+    tn_clear_error();
+    tn_tensor *as = tn_as_strided(x, SH(2, 2), I(3, 1), 1);
+    CHECK(as ? tn_requires_grad(as) : strstr(tn_last_error(), "as_strided") != NULL);
+    END;
+}
+
 TEST(gc_indexing) {
     BEGIN;
     tn_tensor *i3 = IDX(I(2, 0, 2), 3);
@@ -838,6 +875,58 @@ TEST(gc_zero_dim) {
     GC(z_stack, RN0, RN0);
     GCU(z_where, UARGS(MASK(B(true, false, true, false, false, true), 2, 3)), RN0, RN(2, 3));
     GCU(z_index_select, UARGS(IDX(I(0, 0), 2)), RN0);
+    END;
+}
+
+/* ---- higher order: gradgradcheck of a function that is itself a gradient (third derivatives) ---- */
+typedef tn_tensor *(*unary_fn)(tn_tensor *);
+static tn_tensor *ho_grad(tn_tensor *const *in_, int n_, void *u_) {
+    (void)n_;
+    unary_fn f = *(unary_fn *)u_;
+    tn_tensor *x = IN0, *out = tn_sum(f(tn_t(x))), *r = NULL;
+    bool recording = tn_is_grad_enabled();
+    if (!recording) tn_enable_grad_begin();   /* finite differences run under no_grad */
+    if (!out || !out->requires_grad) out = tn_sum(f(tn_t(x)));
+    int rc = tn_autograd_grad(&out, 1, &x, 1, NULL, &r, opts_(true, true, false));
+    if (!recording) tn_enable_grad_end();
+    return rc ? NULL : r;
+}
+static tn_tensor *hf_exp(tn_tensor *x) { return tn_exp(x); }
+static tn_tensor *hf_tanh(tn_tensor *x) { return tn_tanh(x); }
+static tn_tensor *hf_sigmoid(tn_tensor *x) { return tn_sigmoid(x); }
+static tn_tensor *hf_sqrt(tn_tensor *x) { return tn_sqrt(x); }
+static tn_tensor *hf_rsqrt(tn_tensor *x) { return tn_rsqrt(x); }
+static tn_tensor *hf_expm1(tn_tensor *x) { return tn_expm1(x); }
+static tn_tensor *hf_exp2(tn_tensor *x) { return tn_exp2(x); }
+static tn_tensor *hf_log(tn_tensor *x) { return tn_log(x); }
+static tn_tensor *hf_gelu(tn_tensor *x) { return tn_gelu(x, false); }
+static tn_tensor *hf_gelu_tanh(tn_tensor *x) { return tn_gelu(x, true); }
+static tn_tensor *hf_silu(tn_tensor *x) { return tn_silu(x); }
+static tn_tensor *hf_softplus(tn_tensor *x) { return tn_softplus(x, 1, 20); }
+static tn_tensor *hf_softmax(tn_tensor *x) { return tn_mul(tn_softmax(x, 1), tn_cos(x)); }
+static tn_tensor *hf_log_softmax(tn_tensor *x) { return tn_mul(tn_log_softmax(x, 0), tn_sin(x)); }
+static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1), false); }
+static tn_tensor *hf_cumprod(tn_tensor *x) { return tn_cumprod(x, 1); }
+static tn_tensor *hf_var(tn_tensor *x) { return tn_mul(tn_var_dims(x, TN_DIMS(1), 1, true), x); }
+static tn_tensor *hf_norm(tn_tensor *x) { return tn_norm_dims(x, 3, TN_DIMS(0), false); }
+static tn_tensor *hf_lse(tn_tensor *x) { return tn_square(tn_logsumexp(x, TN_DIMS(1), false)); }
+static tn_tensor *hf_pow(tn_tensor *x) { return tn_pow_scalar(x, 3.5); }
+static tn_tensor *hf_mm(tn_tensor *x) { return tn_tanh(tn_mm(x, tn_t(x))); }
+static tn_tensor *hf_atan2(tn_tensor *x) { return tn_atan2(x, tn_flip(x, TN_DIMS(1))); }
+static tn_tensor *hf_div(tn_tensor *x) { return tn_div(tn_sin(x), tn_add_scalar(tn_square(x), 1)); }
+
+TEST(gc_higher_order) {
+    BEGIN;
+    static unary_fn fs[] = {hf_exp, hf_tanh, hf_sigmoid, hf_expm1, hf_exp2, hf_gelu, hf_gelu_tanh, hf_silu, hf_softplus,
+                            hf_softmax, hf_log_softmax, hf_var, hf_lse, hf_mm, hf_atan2, hf_div};
+    static const char *names[] = {"exp", "tanh", "sigmoid", "expm1", "exp2", "gelu", "gelu_tanh", "silu", "softplus",
+                                  "softmax", "log_softmax", "var", "logsumexp", "mm", "atan2", "div"};
+    for (size_t k = 0; k < sizeof fs / sizeof fs[0]; k++)
+        gc_run(names[k], ho_grad, (tn_tensor *[]){RN(3, 2)}, 1, &fs[k], 2, 0, 0, 0, __LINE__);
+    static unary_fn fp[] = {hf_sqrt, hf_rsqrt, hf_log, hf_prod, hf_cumprod, hf_norm, hf_pow};
+    static const char *pnames[] = {"sqrt", "rsqrt", "log", "prod", "cumprod", "norm3", "pow3.5"};
+    for (size_t k = 0; k < sizeof fp / sizeof fp[0]; k++)
+        gc_run(pnames[k], ho_grad, (tn_tensor *[]){POS(3, 2)}, 1, &fp[k], 2, 0, 0, 0, __LINE__);
     END;
 }
 
@@ -1174,6 +1263,24 @@ TEST(sem_hooks) {
     END;
 }
 
+/* PyTorch 1.13: retain_grad follows the tensor through in-place ops (the gradient of the
+   new value); a hook registered before the in-place op stays with the old value. */
+TEST(sem_retain_grad_and_hooks_inplace) {
+    BEGIN;
+    hook_rec rec = {0, 0};
+    tn_tensor *x = LD(D(1, 2), 2);
+    tn_tensor *y = tn_mul_scalar(x, 1);
+    CHECK(tn_retain_grad(y) == 0);
+    CHECK(tn_register_hook(y, hook_read, &rec) >= 0);
+    CHECK(tn_mul_scalar_(y, 3) != NULL);
+    CHECK(tn_backward(tn_sum(tn_mul(y, y))) == 0);
+    CHECK_VALS(tn_grad(x), 0, 18, 36);
+    CHECK_VALS(tn_grad(y), 0, 6, 12);
+    CHECK(rec.calls == 1);
+    CHECK_CLOSE(rec.sum, 54, 1e-12);   /* the hook saw d/d(old y) = [18, 36] */
+    END;
+}
+
 TEST(sem_no_grad) {
     BEGIN;
     tn_tensor *x = LD(D(1, 2, 3), 3);
@@ -1343,6 +1450,88 @@ TEST(sem_grad_fn_names_pytorch) {
     CHECK_NAME(tn_to_dtype(x, TN_F32), "ToCopyBackward0");
     CHECK_NAME(tn_lerp_scalar(x, v, 0.5), "LerpBackward0");
     CHECK_NAME(tn_rsub_scalar(x, 1), "RsubBackward1");
+    END;
+}
+
+TEST(sem_engine_details) {
+    BEGIN;
+    /* .grad is accumulated in place: a reference taken earlier sees the sum (PyTorch: g is x.grad) */
+    tn_tensor *x = LD(D(1, 2), 2);
+    CHECK(tn_backward(tn_sum(tn_mul(x, x))) == 0);
+    tn_tensor *g0 = tn_grad(x);
+    CHECK(tn_backward(tn_sum(tn_mul(x, x))) == 0);
+    CHECK(tn_grad(x) == g0);
+    CHECK_VALS(g0, 0, 4, 8);
+    tn_set_grad(x, NULL);
+    /* a hook on the root and on a leaf root */
+    tn_tensor *s = tn_sum(tn_mul_scalar(x, 2));
+    CHECK(tn_register_hook(s, hook_double, NULL) >= 0);
+    CHECK(tn_backward(s) == 0);
+    CHECK_VALS(tn_grad(x), 0, 4, 4);
+    tn_set_grad(x, NULL);
+    tn_tensor *x2 = LD(D(1, 2), 2);
+    CHECK(tn_register_hook(x2, hook_double, NULL) >= 0);
+    CHECK(tn_backward_with(x2, mk(D(3, 4), SH(2)), NOOPTS) == 0);
+    CHECK_VALS(tn_grad(x2), 0, 6, 8);
+    /* requires_grad_(false) on a leaf after the graph was built: PyTorch's AccumulateGrad skips it */
+    tn_tensor *x3 = LD(D(1, 2), 2);
+    tn_tensor *s3 = tn_sum(tn_mul_scalar(x3, 2));
+    CHECK(tn_requires_grad_(x3, false) == 0);
+    CHECK(tn_backward(s3) == 0);
+    CHECK_MSG(tn_grad(x3) == NULL, "a leaf that no longer requires grad got a .grad");
+    /* autograd_grad of an output w.r.t. itself, and the same input twice */
+    tn_tensor *y = tn_mul_scalar(x, 2), *r[2] = {NULL, NULL}, *ones = tn_ones(SH(2), TN_F64);
+    CHECK(tn_autograd_grad(&y, 1, &y, 1, &ones, r, RETAIN) == 0);
+    CHECK_VALS(r[0], 0, 1, 1);
+    CHECK(tn_autograd_grad(&x, 1, &x, 1, &ones, r, RETAIN) == 0);
+    CHECK_VALS(r[0], 0, 1, 1);
+    tn_tensor *q = tn_sum(tn_mul(x, x)), *xx[2] = {x, x};
+    CHECK(tn_autograd_grad(&q, 1, xx, 2, NULL, r, RETAIN) == 0);
+    CHECK_VALS(r[0], 0, 2, 4);
+    CHECK_VALS(r[1], 0, 2, 4);
+    /* two roots where one depends on the other: d/dx [sum(2x) + sum(4x^2)] = 2 + 8x */
+    tn_tensor *y2 = tn_mul_scalar(x, 2);
+    tn_tensor *outs[2] = {tn_sum(y2), tn_sum(tn_mul(y2, y2))};
+    CHECK(tn_autograd_grad(outs, 2, &x, 1, NULL, r, NOOPTS) == 0);
+    CHECK_VALS(r[0], 0, 10, 18);
+    /* a shared subgraph freed by the first backward: the second one reports it */
+    tn_tensor *e = tn_exp(x), *a = tn_sum(e), *b = tn_sum(tn_mul_scalar(e, 2));
+    CHECK(tn_backward(a) == 0);
+    CHECK_ERR(tn_backward(b) == 0, "second time");
+    tn_set_grad(x, NULL);
+    /* a leaf saved by mul and modified under no_grad: backward reports it */
+    tn_tensor *w = LD(D(3, 4), 2), *x4 = LD(D(1, 2), 2);
+    tn_tensor *z = tn_sum(tn_mul(x4, w));
+    tn_no_grad_begin();
+    tn_add_scalar_(x4, 1);
+    tn_no_grad_end();
+    CHECK_ERR(tn_backward(z) == 0, "modified by an inplace operation");
+    /* non-contiguous explicit gradients */
+    tn_tensor *m = LD(D(1, 2, 3, 4, 5, 6), 2, 3);
+    tn_tensor *gm = tn_t(mk(D(1, 2, 3, 4, 5, 6), SH(3, 2)));   /* [[1,3,5],[2,4,6]] */
+    CHECK(tn_backward_with(tn_mul_scalar(m, 2), gm, NOOPTS) == 0);
+    CHECK_VALS(tn_grad(m), 0, 2, 6, 10, 4, 8, 12);
+    tn_tensor *m2 = tn_exp(m), *rm = NULL;
+    CHECK(tn_autograd_grad(&m2, 1, &m, 1, &gm, &rm, NOOPTS) == 0);
+    CHECK_VALS(rm, 1e-12, exp(1), 3 * exp(2), 5 * exp(3), 2 * exp(4), 4 * exp(5), 6 * exp(6));
+    /* differentiating through grad_outputs: g = 2 x v, d(sum g)/dv = 2x */
+    tn_tensor *v = LD(D(0.5, -1), 2), *gv = NULL, *dv = NULL;
+    tn_tensor *sq = tn_square(x);
+    CHECK(tn_autograd_grad(&sq, 1, &x, 1, &v, &gv, CREATE) == 0);
+    CHECK_VALS(gv, 0, 1, -4);
+    tn_tensor *sgv = tn_sum(gv);
+    CHECK(tn_autograd_grad(&sgv, 1, &v, 1, NULL, &dv, NOOPTS) == 0);
+    CHECK_VALS(dv, 0, 2, 4);
+    /* float64 leaf through float32: the gradient comes back as float64 */
+    tn_tensor *d64 = LD(D(0.5, 1.5), 2);
+    CHECK(tn_backward(tn_sum(tn_square(tn_to_dtype(d64, TN_F32)))) == 0);
+    CHECK(tn_grad(d64) && tn_get_dtype(tn_grad(d64)) == TN_F64);
+    CHECK_VALS(tn_grad(d64), 1e-7, 1, 3);
+    /* tn_retains_grad */
+    tn_tensor *h = tn_mul_scalar(x, 3);
+    CHECK(!tn_retains_grad(h));
+    CHECK(tn_retain_grad(h) == 0 && tn_retains_grad(h));
+    CHECK(tn_retain_grad(x) == 0 && !tn_retains_grad(x));
     END;
 }
 
@@ -1664,6 +1853,61 @@ TEST(mem_training_loop_zero_grad) {
     END;
 }
 
+/* y.mul_(y) on a non-leaf: PyTorch reports the modified operand at backward; dropping the
+   graph without a backward must free it (no y -> node -> saved y cycle). */
+TEST(mem_inplace_self_operand) {
+    BEGIN;
+    tn_tensor *x = LD(D(1, 2, 3), 3);
+    tn_tensor *y = tn_mul_scalar(x, 1.5);
+    CHECK(tn_mul_(y, y) != NULL);
+    CHECK_VALS(y, 0, 2.25, 9, 20.25);
+    tn_tensor *y2 = tn_mul_scalar(x, 1.5);
+    CHECK(tn_mul_(y2, y2) != NULL);
+    CHECK_ERR(tn_backward(tn_sum(y2)) == 0, "modified by an inplace operation");
+    tn_tensor *y3 = tn_mul_scalar(x, 1.5);
+    CHECK(tn_add_(y3, y3) != NULL);     /* add saves nothing: fine, as PyTorch */
+    CHECK(tn_backward(tn_sum(y3)) == 0);
+    CHECK_VALS(tn_grad(x), 0, 3, 3, 3);
+    END;
+}
+
+/* retain_grad + create_graph: the retained gradient's graph must not keep its own node alive */
+TEST(mem_retain_grad_create_graph) {
+    BEGIN;
+    tn_tensor *x = LD(D(1, 2, 3), 3);
+    tn_tensor *y = tn_mul_scalar(x, 2);
+    CHECK(tn_retain_grad(y) == 0);
+    CHECK(tn_backward_with(tn_sum(tn_mul(y, y)), NULL, CREATE) == 0);
+    CHECK_VALS(tn_grad(y), 0, 4, 8, 12);
+    CHECK(tn_grad(y) && tn_requires_grad(tn_grad(y)));
+    tn_set_grad(x, NULL);   /* the leaf's own cycle is broken the PyTorch way */
+    END;
+}
+
+/* create_graph graphs die with their tensors (gradgradcheck-like use in a loop) */
+TEST(mem_create_graph_loop) {
+    BEGIN;
+    tn_tensor *x = RN(4, 3), *w = RN(3, 2);
+    tn_memory_stats s5 = {0, 0, 0, 0}, s50 = {0, 0, 0, 0};
+    for (int i = 1; i <= 50; i++) {
+        tn_scope_begin();
+        tn_tensor *out = tn_sum(tn_tanh(tn_mm(x, w))), *gx = NULL;
+        tn_autograd_grad(&out, 1, &x, 1, NULL, &gx, CREATE);
+        tn_tensor *pen = tn_sum(tn_square(gx));
+        tn_backward(pen);
+        tn_no_grad_begin();
+        tn_sub_(w, tn_mul_scalar(tn_grad(w), 0.01));
+        tn_no_grad_end();
+        tn_set_grad(w, NULL);
+        tn_set_grad(x, NULL);
+        tn_scope_end();
+        if (i == 5) s5 = tn_memory_stats_get();
+        if (i == 50) s50 = tn_memory_stats_get();
+    }
+    CHECK(s5.live_tensors == s50.live_tensors && s5.live_bytes == s50.live_bytes);
+    END;
+}
+
 TEST(mem_long_chain) {
     tn_memory_stats s0 = tn_memory_stats_get();
     const int N = 100000;
@@ -1837,6 +2081,7 @@ static tn_tensor *f_prod(tn_tensor *x) { return tn_prod(x); }
 static tn_tensor *f_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }
 static tn_tensor *f_norm2(tn_tensor *x) { return tn_norm(x, 2); }
 static tn_tensor *f_std(tn_tensor *x) { return tn_std(x, 1); }
+static tn_tensor *f_lse_inf(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
 static tn_tensor *f_pow_base0(tn_tensor *b) { return tn_pow(mk(D(0, 0), SH(2)), b); }
 
 TEST(edge_kinks_and_ties) {
@@ -1858,6 +2103,10 @@ TEST(edge_kinks_and_ties) {
     CHECK_VALS(grad_of_sum(f_pow_base0, D(2, 0), 2), 0, 0, 0);
     CHECK_VALS(grad_of_sum(f_sort_w, D(3, 1, 3), 3), 0, 2, 1, 3);   /* stable: first 3 sorts first */
     CHECK_VALS(grad_of_sum(f_softplus, D(0.2, 0.7, -1), 3), 1e-12, 0.598687660112452, 1, 0.11920292202211755);
+    CHECK_VALS(grad_of_sum(f_lse_inf, D(-INFINITY, 0, 1), 3), 1e-12, 0, 0.2689414213699951, 0.7310585786300049);
+    tn_tensor *a2 = LD(D(3, 1, 3, 2), 2, 2);
+    CHECK(tn_backward(tn_amax(a2, TN_DIMS(0, 1), false)) == 0);
+    CHECK_VALS(tn_grad(a2), 0, 0.5, 0, 0.5, 0);
     /* products with zeros */
     CHECK_VALS(grad_of_sum(f_prod, D(1, 2, 0, 4), 4), 0, 0, 0, 8, 0);
     CHECK_VALS(grad_of_sum(f_prod, D(1, 0, 0, 4), 4), 0, 0, 0, 0, 0);
@@ -1956,10 +2205,12 @@ int main(void) {
     RUN_T(gc_reductions);
     RUN_T(gc_views);
     RUN_T(gc_indexing);
+    RUN_T(gc_indexing_more);
     RUN_T(gc_linalg);
     RUN_T(gc_convert);
     RUN_T(gc_inplace);
     RUN_T(gc_zero_dim);
+    RUN_T(gc_higher_order);
     RUN_T(gradcheck_detects_errors);
     RUN_T(sem_leaf_and_requires_grad);
     RUN_T(sem_grad_accumulates);
@@ -1969,10 +2220,12 @@ int main(void) {
     RUN_T(sem_autograd_grad);
     RUN_T(sem_retain_grad);
     RUN_T(sem_hooks);
+    RUN_T(sem_retain_grad_and_hooks_inplace);
     RUN_T(sem_no_grad);
     RUN_T(sem_detach);
     RUN_T(sem_grad_fn_names);
     RUN_T(sem_grad_fn_names_pytorch);
+    RUN_T(sem_engine_details);
     RUN_T(sem_backward_errors);
     RUN_T(ip_leaf_errors);
     RUN_T(ip_rebase_matches_out_of_place);
@@ -1983,6 +2236,9 @@ int main(void) {
     RUN_T(ip_view_of_nonleaf);
     RUN_T(mem_training_loop_flat);
     RUN_T(mem_training_loop_zero_grad);
+    RUN_T(mem_inplace_self_operand);
+    RUN_T(mem_retain_grad_create_graph);
+    RUN_T(mem_create_graph_loop);
     RUN_T(mem_long_chain);
     RUN_T(edge_zero_dim);
     RUN_T(edge_empty);
