@@ -1607,7 +1607,8 @@ TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const 
     }
     if (span) {
         int64_t last, bytes;
-        if (!tn__span_ok(shape, st, ndim, 0, &last) || !tn__mul_ok(last + 1, (int64_t)tn_dtype_size(dtype), &bytes))
+        if (!tn__span_ok(shape, st, ndim, 0, &last) || last == INT64_MAX || !tn__mul_ok(last + 1, (int64_t)tn_dtype_size(dtype), &bytes))
+
             return (tn_tensor *)tn__error("tn_from_blob: shape %s with strides %s reaches past any addressable memory", tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
         span = last + 1;
     }
@@ -2240,7 +2241,8 @@ TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, con
     if (offset < 0) return (tn_tensor *)tn__error("tn_as_strided: negative storage offset %lld", (long long)offset);
     for (int i = 0; i < ndim; i++)
         if (strides[i] < 0) return (tn_tensor *)tn__error("tn_as_strided: negative stride %lld", (long long)strides[i]);
-    if (!tn__span_ok(shape, strides, ndim, offset, &last) || (last >= 0 && (!tn__mul_ok(last + 1, es, &bytes) || bytes > (int64_t)t->storage->nbytes)))
+    int64_t count = 0;
+    if (!tn__span_ok(shape, strides, ndim, offset, &last) || (last >= 0 && (!tn__add_ok(last, 1, &count) || !tn__mul_ok(count, es, &bytes) || bytes > (int64_t)t->storage->nbytes)))
         return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach past the storage's %lld elements",
             tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)(t->storage->nbytes / (size_t)es));
     return tn__view_own(t, shape, strides, ndim, offset);

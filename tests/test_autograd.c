@@ -702,6 +702,41 @@ TEST(gc_indexing) {
     END;
 }
 
+/* ---- indexing edge forms: 0-d bool and int indices, non-adjacent and 2-d index tensors ---- */
+GF(e_index_true, tn_index(IN0, UARGS(tn_scalar_bool(true)), 1))
+GF(e_index_false, tn_add(tn_sum(tn_index(IN0, UARGS(tn_scalar_bool(false)), 1)), tn_sum(IN0)))
+GF(e_masked_select_0d, tn_masked_select(IN0, tn_scalar_bool(true)))
+GF(e_index_put_true, tn_index_put(IN0, UARGS(tn_scalar_bool(true)), 1, IN1, false))
+GF(e_index_0d, tn_index(IN0, UARGS(tn_scalar_tensor(1, TN_I64)), 1))
+GF(e_gather_0d, tn_gather(IN0, 0, tn_scalar_tensor(1, TN_I64)))
+GF(e_index_put_0d, tn_index_put(IN0, UARGS(tn_scalar_tensor(1, TN_I64)), 1, IN1, true))
+GF(e_index_2d, tn_index(IN0, UARGS(U0), 1))                      /* [2,2] index into [3,2] -> [2,2,2] */
+GF(e_index_nonadj, tn_index(IN0, UARGS(U0, NULL, U0), 3))        /* x[i, :, i]: advanced dims go first */
+GF(e_masked_fill_bcast, tn_masked_fill(IN0, U0, 2))               /* mask [2,1,3] over [2,3] -> [2,2,3] */
+GF(e_roll_wrap, tn_roll(IN0, I(5), I(0), 1))
+GF(e_pad_crop_all, tn_add(tn_sum(tn_pad(IN0, TN_DIMS(-3, 0), 0)), tn_sum(tn_square(IN0))))
+GF(e_unfold_0d, tn_unfold(IN0, 0, 1, 1))
+GF(e_squeeze_0d, tn_squeeze(IN0))
+
+TEST(gc_index_edge) {
+    BEGIN;
+    GC(e_index_true, RN(3));
+    GC(e_index_false, RN(3));
+    GC(e_masked_select_0d, RN(3));
+    GC(e_index_put_true, RN(3), RN(3));
+    GC(e_index_0d, RN(3, 2));
+    GC(e_gather_0d, RN(3));
+    GC(e_index_put_0d, RN(3, 2), RN(2));
+    GCU(e_index_2d, UARGS(IDX(I(0, 2, 1, 0), 2, 2)), RN(3, 2));
+    GCU(e_index_nonadj, UARGS(IDX(I(0, 1), 2)), RN(2, 3, 2));
+    GCU(e_masked_fill_bcast, UARGS(MASK(B(true, false, true, false, false, true), 2, 1, 3)), RN(2, 3));
+    GC(e_roll_wrap, RN(3));
+    GC(e_pad_crop_all, RN(2, 3));
+    GC(e_unfold_0d, RN0);
+    GC(e_squeeze_0d, RN0);
+    END;
+}
+
 /* ---- linear algebra ---- */
 GF(l_mm, tn_mm(tn_t(IN0), IN1))                    /* [3,2]^T @ [3,4] */
 GF(l_mm_t2, tn_mm(IN0, tn_t(IN1)))                 /* [2,3] @ [4,3]^T */
@@ -1281,6 +1316,35 @@ TEST(sem_retain_grad_and_hooks_inplace) {
     END;
 }
 
+static tn_tensor *hook_bad_shape(tn_tensor *g, void *u) { (void)g; (void)u; return tn_ones(SH(2), TN_F64); }
+static tn_tensor *hook_bad_dtype(tn_tensor *g, void *u) { (void)u; return tn_to_dtype(g, TN_F32); }
+/* PyTorch refuses a hook result of another size or type ("hook ... has changed the size of
+   value"); a wrong-shaped gradient must never reach .grad. */
+TEST(sem_hook_changes_shape) {
+    BEGIN;
+    tn_tensor *x = LD(D(1, 2, 3), 3);
+    tn_tensor *y = tn_mul_scalar(x, 2);
+    CHECK(tn_register_hook(y, hook_bad_shape, NULL) >= 0);
+    tn_clear_error();
+    int rc = tn_backward(tn_sum(tn_mul(y, y)));
+    CHECK_MSG(rc != 0 && strstr(tn_last_error(), "hook"), "a hook returning shape [2] for [3]: rc %d, '%s'", rc, tn_last_error());
+    CHECK_MSG(tn_grad(x) == NULL || tn_ndim(tn_grad(x)) == 1, "x.grad has the wrong shape");
+    CHECK_MSG(tn_grad(x) == NULL || tn_shape(tn_grad(x))[0] == 3, "x.grad has the wrong shape [%lld]", (long long)tn_shape(tn_grad(x))[0]);
+    tn_tensor *x2 = LD(D(1, 2, 3), 3);
+    CHECK(tn_register_hook(x2, hook_bad_shape, NULL) >= 0);
+    tn_clear_error();
+    rc = tn_backward(tn_sum(tn_mul(x2, x2)));
+    CHECK_MSG(rc != 0 && strstr(tn_last_error(), "hook"), "a leaf hook returning shape [2] for [3]: rc %d, '%s'", rc, tn_last_error());
+    CHECK_MSG(tn_grad(x2) == NULL, "a wrong-shaped gradient reached .grad");
+    tn_tensor *x3 = LD(D(1, 2, 3), 3);
+    tn_tensor *y3 = tn_mul_scalar(x3, 2);
+    CHECK(tn_register_hook(y3, hook_bad_dtype, NULL) >= 0);
+    tn_clear_error();
+    rc = tn_backward(tn_sum(tn_mul(y3, y3)));
+    CHECK_MSG(rc != 0 && strstr(tn_last_error(), "hook"), "a hook returning float32 for float64: rc %d, '%s'", rc, tn_last_error());
+    END;
+}
+
 TEST(sem_no_grad) {
     BEGIN;
     tn_tensor *x = LD(D(1, 2, 3), 3);
@@ -1779,6 +1843,180 @@ TEST(ip_view_of_nonleaf) {
 }
 
 /* ==================================================================================== */
+/* custom ops, anomaly mode, names and graph dumps, per-thread grad mode                  */
+/* ==================================================================================== */
+typedef struct { int fwd_calls, bwd_calls; bool grad_enabled_in_fwd; bool needs[2]; } cop_rec;
+/* y = x / (1 + |x|) * s (s optional second input), backward by hand */
+static tn_tensor *cop_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    cop_rec *r = (cop_rec *)user;
+    if (r) { r->fwd_calls++; r->grad_enabled_in_fwd = tn_is_grad_enabled(); }
+    tn_ctx_save(ctx, in[0]);
+    tn_tensor *y = tn_div(in[0], tn_add_scalar(tn_abs(in[0]), 1));
+    if (n > 1) { tn_ctx_save(ctx, in[1]); y = tn_mul(y, in[1]); }
+    return y;
+}
+static int cop_bwd(tn_ctx *ctx, tn_tensor *g, tn_tensor **gin, int n, void *user) {
+    cop_rec *r = (cop_rec *)user;
+    tn_tensor *x = tn_ctx_saved(ctx, 0), *sv = n > 1 ? tn_ctx_saved(ctx, 1) : NULL;
+    if (r) { r->bwd_calls++; r->needs[0] = tn_ctx_needs_grad(ctx, 0); r->needs[1] = n > 1 && tn_ctx_needs_grad(ctx, 1); }
+    tn_tensor *d = tn_reciprocal(tn_square(tn_add_scalar(tn_abs(x), 1)));
+    gin[0] = tn_mul(g, sv ? tn_mul(d, sv) : d);
+    if (n > 1) gin[1] = tn_mul(g, tn_div(x, tn_add_scalar(tn_abs(x), 1)));   /* written even if not needed: ignored */
+    return 0;
+}
+static tn_tensor *cop(tn_tensor *x, tn_tensor *s, cop_rec *r) {
+    tn_tensor *in[2] = {x, s};
+    return tn_custom_op("SoftclipBackward", cop_fwd, cop_bwd, in, s ? 2 : 1, r);
+}
+GF(cop_gc, cop(tn_t(IN0), NULL, NULL))
+GF(cop_gc2, tn_sum(tn_square(cop(IN0, IN1, NULL))))
+static tn_tensor *id_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) { (void)ctx; (void)n; (void)user; return in[0]; }
+static int id_bwd(tn_ctx *ctx, tn_tensor *g, tn_tensor **gin, int n, void *user) { (void)ctx; (void)n; (void)user; gin[0] = tn_mul_scalar(g, 3); return 0; }
+static int err_bwd(tn_ctx *ctx, tn_tensor *g, tn_tensor **gin, int n, void *user) {
+    (void)ctx; (void)g; (void)gin; (void)n; (void)user;
+    tn_tensor *bad = tn_add(tn_ones(SH(2), TN_F64), tn_ones(SH(3), TN_F64));   /* records "tn_add: ..." */
+    return bad ? 0 : -1;
+}
+static int shape_bwd(tn_ctx *ctx, tn_tensor *g, tn_tensor **gin, int n, void *user) {
+    (void)ctx; (void)g; (void)n; (void)user;
+    gin[0] = tn_ones(SH(2), TN_F64);
+    return 0;
+}
+static tn_tensor *null_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) { (void)ctx; (void)in; (void)n; (void)user; return NULL; }
+
+TEST(custom_op) {
+    BEGIN;
+    cop_rec r;
+    memset(&r, 0, sizeof r);
+    tn_tensor *x = LD(D(-2, 0.5, 3), 3);
+    tn_tensor *y = cop(x, NULL, &r);
+    CHECK(r.fwd_calls == 1 && !r.grad_enabled_in_fwd);     /* forward runs under no_grad */
+    CHECK_VALS(y, 1e-15, -2.0 / 3, 0.5 / 1.5, 0.75);
+    CHECK(tn_requires_grad(y) && !tn_is_leaf(y));
+    CHECK_NAME(y, "SoftclipBackward");
+    CHECK(tn_backward(tn_sum(y)) == 0);
+    CHECK(r.bwd_calls == 1 && r.needs[0]);
+    CHECK_VALS(tn_grad(x), 1e-15, 1.0 / 9, 1.0 / 2.25, 1.0 / 16);
+    /* gradcheck and gradgradcheck through it */
+    GC(cop_gc, RN(3, 2));
+    GC(cop_gc2, RN(2, 3), RN(3));
+    /* needs_grad per input; a gradient written for an input that needs none is ignored */
+    tn_tensor *s = mk(D(2, 2, 2), SH(3));
+    memset(&r, 0, sizeof r);
+    tn_set_grad(x, NULL);
+    CHECK(tn_backward(tn_sum(cop(x, s, &r))) == 0);
+    CHECK(r.needs[0] && !r.needs[1]);
+    CHECK_VALS(tn_grad(x), 1e-15, 2.0 / 9, 2.0 / 2.25, 2.0 / 16);
+    CHECK(tn_grad(s) == NULL);
+    /* no input requires grad: no node, forward still runs */
+    memset(&r, 0, sizeof r);
+    tn_tensor *yc = cop(s, NULL, &r);
+    CHECK(yc && !tn_requires_grad(yc) && r.fwd_calls == 1);
+    /* under no_grad: no node */
+    tn_no_grad_begin();
+    tn_tensor *yn = cop(x, NULL, NULL);
+    tn_no_grad_end();
+    CHECK(yn && !tn_requires_grad(yn));
+    /* a forward that returns its input unchanged: the result gets the history, not the input */
+    tn_tensor *x2 = LD(D(1, 2, 3), 3);
+    tn_tensor *yi = tn_custom_op("IdBackward", id_fwd, id_bwd, &x2, 1, NULL);
+    CHECK(yi && yi != x2 && tn_is_leaf(x2) && !tn_is_leaf(yi));
+    CHECK(tn_backward(tn_sum(yi)) == 0);
+    CHECK_VALS(tn_grad(x2), 0, 3, 3, 3);
+    /* the saved input is version-checked */
+    tn_tensor *a = tn_mul_scalar(x, 1);
+    tn_tensor *ya = cop(a, NULL, NULL);
+    CHECK(tn_add_scalar_(a, 1) != NULL);
+    CHECK_ERR(tn_backward(tn_sum(ya)) == 0, "modified by an inplace operation");
+    /* saved tensors go with the graph: a second backward without retain_graph fails */
+    tn_tensor *y2 = tn_sum(cop(x, NULL, NULL));
+    CHECK(tn_backward(y2) == 0);
+    CHECK_ERR(tn_backward(y2) == 0, "second time");
+    /* errors from backward and forward propagate */
+    tn_tensor *ye = tn_custom_op("ErrBackward", cop_fwd, err_bwd, &x, 1, NULL);
+    CHECK_ERR(tn_backward(tn_sum(ye)) == 0, "tn_add");
+    CHECK_ERR(tn_custom_op("NullBackward", null_fwd, cop_bwd, &x, 1, NULL), "forward returned NULL");
+    CHECK_ERR(tn_custom_op("X", NULL, cop_bwd, &x, 1, NULL), "tn_custom_op");
+    END;
+}
+
+/* PyTorch: "Function XBackward returned an invalid gradient at index 0 - got [2] but expected
+   shape compatible with [3]" */
+TEST(custom_op_bad_gradient_shape) {
+    BEGIN;
+    tn_tensor *x = LD(D(1, 2, 3), 3);
+    tn_tensor *y = tn_custom_op("BadBackward", cop_fwd, shape_bwd, &x, 1, NULL);
+    tn_clear_error();
+    int rc = tn_backward(tn_sum(y));
+    CHECK_MSG(rc != 0 && strstr(tn_last_error(), "BadBackward"), "a [2] gradient for a [3] input: rc %d, '%s'", rc, tn_last_error());
+    CHECK_MSG(tn_grad(x) == NULL, "a wrong-shaped gradient reached .grad");
+    END;
+}
+
+TEST(anomaly_names_graph_dot) {
+    BEGIN;
+    CHECK(!tn_is_anomaly_enabled());
+    tn_tensor *x = LD(D(0, 4), 2);
+    /* without anomaly mode: NaN flows into .grad */
+    CHECK(tn_backward(tn_sum(tn_mul_scalar(tn_sqrt(x), 0))) == 0);
+    CHECK(tn_grad(x) && isnan(el(tn_grad(x), 0)));
+    tn_set_grad(x, NULL);
+    tn_set_detect_anomaly(true);
+    CHECK(tn_is_anomaly_enabled());
+    CHECK_ERR(tn_backward(tn_sum(tn_mul_scalar(tn_sqrt(x), 0))) == 0, "SqrtBackward0");
+    CHECK(strstr(tn_last_error(), "nan") != NULL);
+    CHECK(tn_backward(tn_sum(tn_mul(x, x))) == 0);                 /* finite: fine */
+    CHECK_VALS(tn_grad(x), 0, 0, 8);
+    tn_set_detect_anomaly(false);
+    CHECK(!tn_is_anomaly_enabled());
+    /* names are copied */
+    char buf[16];
+    strcpy(buf, "weight");
+    CHECK(tn_set_name(x, buf) == 0);
+    strcpy(buf, "changed");
+    CHECK(tn_get_name(x) && strcmp(tn_get_name(x), "weight") == 0);
+    CHECK(tn_get_name(tn_ones(SH(1), TN_F64)) == NULL);
+    /* a DOT dump of the graph: nodes by PyTorch's names, leaves by their names */
+    tn_tensor *loss = tn_sum(tn_exp(tn_mul(x, LD(D(1, 2), 2))));
+    CHECK(tn_set_name(loss, "loss") == 0);
+    char *dot = tn_graph_dot(loss);
+    CHECK(dot && strstr(dot, "digraph") && strstr(dot, "SumBackward0") && strstr(dot, "ExpBackward0") && strstr(dot, "MulBackward0"));
+    CHECK(dot && strstr(dot, "weight") && strstr(dot, "loss"));
+    tn_string_free(dot);
+    char *dot2 = tn_graph_dot(x);   /* a leaf: just the tensor */
+    CHECK(dot2 && strstr(dot2, "digraph"));
+    tn_string_free(dot2);
+    CHECK(tn_set_name(x, NULL) == 0 && tn_get_name(x) == NULL);
+    END;
+}
+
+#ifdef __unix__
+#include <pthread.h>
+static void *thread_grad_mode(void *arg) {
+    bool *out = (bool *)arg;
+    out[0] = tn_is_grad_enabled();               /* a new thread starts with grad mode on */
+    tn_scope_begin();
+    tn_tensor *x = leaf(tn_ones(SH(2), TN_F64));
+    out[1] = tn_requires_grad(tn_mul_scalar(x, 2));
+    out[2] = tn_backward(tn_sum(tn_mul(x, x))) == 0 && el(tn_grad(x), 0) == 2;
+    tn_scope_end();
+    return NULL;
+}
+TEST(grad_mode_per_thread) {
+    BEGIN;
+    bool out[3] = {false, false, false};
+    tn_no_grad_begin();
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, thread_grad_mode, out) == 0);
+    pthread_join(th, NULL);
+    CHECK(!tn_is_grad_enabled());
+    tn_no_grad_end();
+    CHECK(out[0] && out[1] && out[2]);
+    END;
+}
+#endif
+
+/* ==================================================================================== */
 /* 4. memory                                                                              */
 /* ==================================================================================== */
 TEST(mem_training_loop_flat) {
@@ -2206,6 +2444,7 @@ int main(void) {
     RUN_T(gc_views);
     RUN_T(gc_indexing);
     RUN_T(gc_indexing_more);
+    RUN_T(gc_index_edge);
     RUN_T(gc_linalg);
     RUN_T(gc_convert);
     RUN_T(gc_inplace);
@@ -2221,6 +2460,7 @@ int main(void) {
     RUN_T(sem_retain_grad);
     RUN_T(sem_hooks);
     RUN_T(sem_retain_grad_and_hooks_inplace);
+    RUN_T(sem_hook_changes_shape);
     RUN_T(sem_no_grad);
     RUN_T(sem_detach);
     RUN_T(sem_grad_fn_names);
@@ -2234,6 +2474,12 @@ int main(void) {
     RUN_T(ip_copy_index_put_masked_fill);
     RUN_T(ip_copy_const_into_nonleaf);
     RUN_T(ip_view_of_nonleaf);
+    RUN_T(custom_op);
+    RUN_T(custom_op_bad_gradient_shape);
+    RUN_T(anomaly_names_graph_dot);
+#ifdef __unix__
+    RUN_T(grad_mode_per_thread);
+#endif
     RUN_T(mem_training_loop_flat);
     RUN_T(mem_training_loop_zero_grad);
     RUN_T(mem_inplace_self_operand);
