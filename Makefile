@@ -54,8 +54,13 @@ demo: $(BUILD)/fashion_mlp_by_hand
 	@sh tools/fetch_fashion_mnist.sh
 	./$(BUILD)/fashion_mlp_by_hand data/fashion-mnist
 
-bench: $(BUILD)/bench_matmul
-	./$(BUILD)/bench_matmul
+bench: $(BUILD)/bench_matmul $(BUILD)/bench_autograd
+	./$(BUILD)/bench_matmul | tee bench/results.md
+	./$(BUILD)/bench_autograd | tee -a bench/results.md
+
+$(BUILD)/bench_autograd: bench/bench_autograd.c $(HEADER)
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) -O2 -g $(CPPFLAGS) $< -o $@ -lm -pthread
 
 $(BUILD)/bench_matmul: bench/bench_matmul.c $(HEADER)
 	@mkdir -p $(BUILD)

@@ -965,6 +965,7 @@ struct tn_node {
     int nsaved;                       /* saved tensors with their versions at save time */
     tn_tensor **saved;
     int64_t *saved_version;
+    tn_node **saved_fn;               /* for a saved non-leaf: its grad_fn (the tensor itself is kept as a plain alias) */
     bool released;                    /* saved tensors freed by a backward without retain_graph */
     double d[4];                      /* op attributes */
     int64_t i[2 * TN_MAX_DIMS + 4];
@@ -973,8 +974,8 @@ struct tn_node {
     tn__hooks hooks;                  /* hooks of the node's result tensor (non-leaf tensors) */
     tn_custom_backward custom_bw;     /* G_CUSTOM: the user's backward and its argument */
     void *custom_user;
-    bool retain_grad;
-    tn_tensor *retained;              /* the result's gradient, kept for tn_grad when retain_grad */
+    tn_tensor *retain_target;         /* weak: the non-leaf result that called tn_retain_grad (its .grad gets the gradient) */
+    tn_tensor **unpacked;             /* during a custom op's backward: its saved tensors with history */
     /* engine scratch, valid during one backward */
     int64_t deps, epoch;
     tn_tensor *gsum;
@@ -985,7 +986,6 @@ static TN__TLS int tn__grad_mode_depth;
 static TN__TLS bool tn__grad_disabled;   /* zero-initialised: grad mode starts enabled */
 static void tn__node_release(tn_node *n);
 static void tn__hooks_free(struct tn__hooks *h);
-static tn_tensor *tn__node_retained(tn_node *n);
 static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n);
 static void tn__node_save(tn_node *nd, tn_tensor *t);
 static void tn__node_save_result(tn_node *nd, tn_tensor *out);
@@ -1037,12 +1037,16 @@ static void tn__track_bytes(int64_t delta) {
     }
 }
 
+#define TN__INLINE_BYTES 64
+#define TN__INLINE_OFFSET ((sizeof(tn_storage) + 63) / 64 * 64) /* data stays 64-byte aligned within the block */
 static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     const tn_backend *be = tn__backend(device);
     if (!be) return (tn_storage *)tn__error("tensor.h: no backend for device '%s' (%s)", tn_device_name(device),
                                             device == TN_CUDA ? "built without TENSOR_CUDA, or no GPU" : "invalid device");
-    tn_storage *s = (tn_storage *)TN_MALLOC(sizeof *s);
-    void *data = s ? be->alloc(nbytes ? nbytes : 1) : NULL;
+    /* small CPU storages carry their data in the same block: one allocation, not two */
+    bool inline_data = device == TN_CPU && nbytes <= TN__INLINE_BYTES;
+    tn_storage *s = (tn_storage *)TN_MALLOC(inline_data ? TN__INLINE_OFFSET + TN__INLINE_BYTES : sizeof *s);
+    void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : be->alloc(nbytes ? nbytes : 1);
     if (!data) {
         TN_FREE(s);
         return (tn_storage *)tn__error("tensor.h: out of memory allocating %zu bytes on %s", nbytes, tn_device_name(device));
@@ -1061,7 +1065,7 @@ static void tn__storage_release(tn_storage *s) {
     if (!s || TN__ATOMIC_ADD(&s->refcount, -1) != 0) return;
     if (s->deleter) s->deleter(s->data, s->deleter_ctx);
     else if (s->data) {
-        tn__backend(s->device)->free(s->data, s->nbytes);
+        if (s->data != (void *)((char *)s + TN__INLINE_OFFSET)) tn__backend(s->device)->free(s->data, s->nbytes);
         tn__track_bytes(-(int64_t)s->nbytes);
     }
     TN__ATOMIC_ADD(&tn__live_storages, -1);
@@ -1186,6 +1190,7 @@ TNDEF tn_tensor *tn_retain(tn_tensor *t) {
 TNDEF void tn_release(tn_tensor *t) {
     if (!t || TN__ATOMIC_ADD(&t->refcount, -1) != 0) return;
     tn_release(t->grad);
+    if (t->grad_fn && t->grad_fn->retain_target == t) t->grad_fn->retain_target = NULL;
     tn__node_release(t->grad_fn);
     tn__hooks_free(t->hooks);
     TN_FREE((void *)t->name);
@@ -1287,10 +1292,7 @@ TNDEF bool tn_is_contiguous(const tn_tensor *t) {
 TNDEF int64_t tn_version(const tn_tensor *t) { return t ? TN__ATOMIC_LOAD(&t->storage->version) : 0; }
 TNDEF bool tn_same_storage(const tn_tensor *a, const tn_tensor *b) { return a && b && a->storage == b->storage; }
 TNDEF bool tn_requires_grad(const tn_tensor *t) { return t && t->requires_grad; }
-TNDEF tn_tensor *tn_grad(const tn_tensor *t) {
-    if (t && !t->grad && t->retains_grad && t->grad_fn) return tn__node_retained(t->grad_fn);
-    return t ? t->grad : NULL;
-}
+TNDEF tn_tensor *tn_grad(const tn_tensor *t) { return t ? t->grad : NULL; }
 static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version, 1); }
 
 /* Argument checks shared by every op. */
@@ -1425,7 +1427,13 @@ static void tn__iter_run_rows(const tn__iter *it, tn__loop_fn fn, void *ctx, int
 }
 
 static void tn__iter_run(tn__iter *it, tn__loop_fn fn, void *ctx) {
-    if (tn__iter_numel(it) == 0) return;
+    int64_t numel = tn__iter_numel(it);
+    if (numel == 0) return;
+    if (numel == 1) { /* one element (scalars, autograd's seeds): no coalescing, no odometer */
+        int64_t zero[TN__MAX_OPS] = {0};
+        fn(it->data, zero, 1, ctx);
+        return;
+    }
     tn__iter_coalesce(it);
     int64_t rows = it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1;
     tn__iter_run_rows(it, fn, ctx, 0, rows);
@@ -3406,15 +3414,11 @@ static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r) {
     }
     if (r->grad_fn) {
         tn_node *n = r->grad_fn;
-        /* the node may have saved x itself (y.mul_(y)): keep a plain alias instead, so x does
-           not own a node that owns x (the version check still sees later changes) */
-        for (int k = 0; k < n->nsaved; k++)
-            if (n->saved[k] == x) {
-                n->saved[k] = tn__view_of(x, x->shape, x->strides, x->ndim, x->offset);
-                tn_release(x);
-            }
         TN__ATOMIC_ADD(&n->refcount, 1);
-        if (x->retains_grad) n->retain_grad = true; /* retain_grad follows the tensor, as PyTorch */
+        if (x->retains_grad) { /* retain_grad follows the tensor, as PyTorch */
+            if (x->grad_fn && x->grad_fn->retain_target == x) x->grad_fn->retain_target = NULL;
+            n->retain_target = x;
+        }
         tn__node_release(x->grad_fn);
         x->grad_fn = n;
         x->requires_grad = true;
@@ -3508,22 +3512,31 @@ static tn_tensor *tn__binary_inplace(const char *fn, tn_binary_op op, tn_tensor 
     return tn__own(tn__binary_raw(fn, op, a, b, alpha, a));
 }
 
-/* A C double as a Python number: integral values act as ints, others as floats. */
-static tn_tensor *tn__wrap_double(double v) {
+/* A Python number as a 0-d wrapped tensor living on the caller's stack: no allocation.
+   Its one reference belongs to the stack frame, so it must never be stored (a node
+   that saves a wrapped number saves a copy). */
+typedef struct tn__stack_scalar { tn_tensor t; tn_storage st; union { double f; int64_t i; } v; } tn__stack_scalar;
+static tn_tensor *tn__stack_scalar_init(tn__stack_scalar *ss, double v) {
+    memset(ss, 0, sizeof *ss);
     bool integral = v == floor(v) && fabs(v) < 9.2e18;
-    tn_tensor *t = tn__scalar_new(integral ? 0 : v, integral ? TN_I64 : TN_F64, true);
-    if (t && integral) *(int64_t *)tn_data_ptr(t) = (int64_t)v;
-    return t;
+    if (integral) ss->v.i = (int64_t)v; else ss->v.f = v;
+    ss->st.refcount = 1;
+    ss->st.data = &ss->v;
+    ss->st.nbytes = 8;
+    ss->t.refcount = 1;
+    ss->t.dtype = integral ? TN_I64 : TN_F64;
+    ss->t.storage = &ss->st;
+    ss->t.is_wrapped_number = true;
+    return &ss->t;
 }
 
 static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *a, double v, bool reversed, tn_tensor *target) {
     TN__CHECK_NULL(a);
     if (target) TN__INPLACE_GRAD(fn, a, NULL, 0, tn__binary_scalar(fn, op, x0, v, reversed, NULL));
-    tn_tensor *s = tn__wrap_double(v);
-    if (!s) return NULL;
+    tn__stack_scalar ss;
+    tn_tensor *s = tn__stack_scalar_init(&ss, v);
     tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, 1, target);
     if (!target) r = reversed ? tn__binary_record(op, s, a, 1, r) : tn__binary_record(op, a, s, 1, r);
-    tn_release(s);
     return tn__own(r);
 }
 
@@ -5281,11 +5294,11 @@ static void tn__node_release(tn_node *n) {
             stack[sp++] = x->next[i].fn;
         }
         for (int i = 0; i < x->nsaved; i++) tn_release(x->saved[i]);
-        tn_release(x->retained);
+        for (int i = 0; i < x->nsaved; i++) if (x->saved_fn[i]) tn__node_release(x->saved_fn[i]);
+        TN_FREE(x->saved_fn);
+
         tn_release(x->gsum);
         TN_FREE(x->hooks.items);
-        TN_FREE(x->next);
-        TN_FREE(x->in);
         TN_FREE(x->saved);
         TN_FREE(x->saved_version);
         TN_FREE(x);
@@ -5307,16 +5320,16 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
     bool any = false;
     for (int i = 0; i < n; i++) any = any || (ins[i] && ins[i]->requires_grad);
     if (!any) return NULL;
-    tn_node *nd = (tn_node *)TN_MALLOC(sizeof *nd);
+    /* one block: the node, then its n edges, then its n input descriptions */
+    tn_node *nd = (tn_node *)TN_MALLOC(sizeof *nd + (size_t)n * (sizeof(tn__edge) + sizeof(tn__meta)));
     if (!nd) return (tn_node *)tn__error("autograd: out of memory recording a node");
     memset(nd, 0, sizeof *nd);
     nd->refcount = 1;
     nd->op = op;
     nd->sub = sub;
     nd->nin = n;
-    nd->next = (tn__edge *)TN_MALLOC((size_t)(n ? n : 1) * sizeof *nd->next);
-    nd->in = (tn__meta *)TN_MALLOC((size_t)(n ? n : 1) * sizeof *nd->in);
-    if (!nd->next || !nd->in) { TN_FREE(nd->next); TN_FREE(nd->in); TN_FREE(nd); return (tn_node *)tn__error("autograd: out of memory"); }
+    nd->next = (tn__edge *)(nd + 1);
+    nd->in = (tn__meta *)(nd->next + n);
     for (int i = 0; i < n; i++) {
         tn_tensor *x = ins[i];
         nd->next[i].fn = NULL;
@@ -5342,10 +5355,23 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     }
     tn_tensor **s = (tn_tensor **)TN_REALLOC(nd->saved, (size_t)(nd->nsaved + 1) * sizeof *s);
     int64_t *v = s ? (int64_t *)TN_REALLOC(nd->saved_version, (size_t)(nd->nsaved + 1) * sizeof *v) : NULL;
+    tn_node **f = v ? (tn_node **)TN_REALLOC(nd->saved_fn, (size_t)(nd->nsaved + 1) * sizeof *f) : NULL;
     if (s) nd->saved = s;
-    if (!v) { tn__error("autograd: out of memory saving a tensor"); return; }
-    nd->saved_version = v;
-    nd->saved[nd->nsaved] = tn_retain(t);
+    if (v) nd->saved_version = v;
+    if (!f) { tn__error("autograd: out of memory saving a tensor"); return; }
+    nd->saved_fn = f;
+    /* As PyTorch's SavedVariable: a non-leaf is kept as a plain alias of its data plus a
+       reference to its grad_fn, never as the tensor object (whose .grad may own this node:
+       no cycle); the formula gets the history back when the backward is recorded. */
+    if (t && t->grad_fn) {
+        nd->saved[nd->nsaved] = tn__view_of(t, t->shape, t->strides, t->ndim, t->offset);
+        if (nd->saved[nd->nsaved]) nd->saved[nd->nsaved]->is_view = false;
+        nd->saved_fn[nd->nsaved] = t->grad_fn;
+        TN__ATOMIC_ADD(&t->grad_fn->refcount, 1);
+    } else {
+        nd->saved[nd->nsaved] = tn_retain(t);
+        nd->saved_fn[nd->nsaved] = NULL;
+    }
     nd->saved_version[nd->nsaved] = t ? tn_version(t) : 0;
     nd->nsaved++;
 }
@@ -5379,10 +5405,6 @@ TNDEF int tn_requires_grad_(tn_tensor *t, bool requires_grad) {
 TNDEF bool tn_is_leaf(const tn_tensor *t) { return t && !t->grad_fn; }
 TNDEF int tn_set_grad(tn_tensor *t, tn_tensor *grad) {
     if (!t) return -1;
-    if (!grad && t->grad_fn) { /* also drops a retained non-leaf gradient (breaks create_graph cycles) */
-        tn_release(t->grad_fn->retained);
-        t->grad_fn->retained = NULL;
-    }
     if (grad && (grad->ndim != t->ndim || memcmp(grad->shape, t->shape, (size_t)t->ndim * sizeof(int64_t)) || grad->dtype != t->dtype))
         return TN__FAIL_INT("tn_set_grad: assigned grad has shape %s and dtype %s, but the tensor has shape %s and dtype %s",
                             TN__SHAPE(grad), tn_dtype_name(grad->dtype), TN__SHAPE(t), tn_dtype_name(t->dtype));
@@ -5394,7 +5416,7 @@ TNDEF int tn_set_grad(tn_tensor *t, tn_tensor *grad) {
 TNDEF int tn_retain_grad(tn_tensor *t) {
     if (!t) return -1;
     if (!t->requires_grad) return TN__FAIL_INT("tn_retain_grad: can't retain_grad on a tensor that has requires_grad=False");
-    if (t->grad_fn) t->grad_fn->retain_grad = true;
+    if (t->grad_fn) t->grad_fn->retain_target = t;
     t->retains_grad = t->grad_fn != NULL;
     return 0;
 }
@@ -5460,10 +5482,19 @@ TNDEF int tn_remove_hook(tn_tensor *t, int handle) {
 /* Run hooks on a gradient. g is the engine's reference; a hook's result is borrowed
    (the engine retains it), so a hook may return the result of any op. The engine calls
    this inside a scope, so tensors made by hooks die with it. */
-static tn_tensor *tn__run_hooks(tn__hooks *h, tn_tensor *g) {
+static tn_tensor *tn__run_hooks(tn__hooks *h, tn_tensor *g, int *rc) {
     for (int i = 0; h && i < h->n && g; i++) {
         tn_tensor *r = h->items[i].fn(g, h->items[i].user);
-        if (r && r != g) { tn_retain(r); tn_release(g); g = r; }
+        if (!r || r == g) continue;
+        if (r->ndim != g->ndim || memcmp(r->shape, g->shape, (size_t)g->ndim * sizeof(int64_t)) || r->dtype != g->dtype) {
+            *rc = TN__FAIL_INT("backward: a hook changed the gradient from %s %s to %s %s; a hook must keep shape and dtype",
+                               tn_dtype_name(g->dtype), TN__SHAPE(g), tn_dtype_name(r->dtype), TN__SHAPE(r));
+            tn_release(g);
+            return NULL;
+        }
+        tn_retain(r);
+        tn_release(g);
+        g = r;
     }
     return g;
 }
@@ -5528,7 +5559,21 @@ static tn_tensor *tn__mask_as(tn_tensor *mask, tn_tensor *like) { return tn_to_d
    are tracked by the caller's scope. Formulas use public ops, so they are recorded
    when create_graph is on. */
 static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
-    tn_tensor **S = n->saved;
+    tn_tensor **S = n->saved, *unpacked[4 * TN_MAX_DIMS];
+    if (!tn__grad_disabled && n->nsaved <= 4 * TN_MAX_DIMS) { /* recording: saved non-leaves get their history back */
+        for (int k = 0; k < n->nsaved; k++) {
+            unpacked[k] = S[k];
+            if (!S[k] || !n->saved_fn[k]) continue;
+            tn_tensor *v = tn__view_of(S[k], S[k]->shape, S[k]->strides, S[k]->ndim, S[k]->offset);
+            if (!v) return -1;
+            v->is_view = false;
+            TN__ATOMIC_ADD(&n->saved_fn[k]->refcount, 1);
+            v->grad_fn = n->saved_fn[k];
+            v->requires_grad = true;
+            unpacked[k] = tn__own(v);
+        }
+        S = unpacked;
+    }
 #define TN__NEED(k) (n->next[k].fn || n->next[k].leaf)
     switch (n->op) {
     case G_UNARY: {
@@ -5875,11 +5920,17 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         return 0;
     }
     case G_CUSTOM: {
+        n->unpacked = S;
         int rc = n->custom_bw(n, g, gin, n->nin, n->custom_user);
-        for (int k = 0; k < n->nin; k++) /* a gradient must have its input's shape */
-            if (rc == 0 && gin[k] && TN__NEED(k) && (gin[k]->ndim != n->in[k].ndim || memcmp(gin[k]->shape, n->in[k].shape, (size_t)gin[k]->ndim * sizeof(int64_t))))
-                rc = TN__FAIL_INT("%s: backward returned a gradient of shape %s for input %d of shape %s", n->name ? n->name : "custom op",
-                                  TN__SHAPE(gin[k]), k, tn__shape_str(n->in[k].shape, n->in[k].ndim));
+        n->unpacked = NULL;
+        for (int k = 0; k < n->nin && rc == 0; k++) { /* a gradient must have its input's shape, or broadcast from it (then it is summed, as PyTorch) */
+            if (!gin[k] || !TN__NEED(k) || (gin[k]->ndim == n->in[k].ndim && !memcmp(gin[k]->shape, n->in[k].shape, (size_t)gin[k]->ndim * sizeof(int64_t)))) continue;
+            int64_t bs[TN_MAX_DIMS];
+            int nb = tn__broadcast(gin[k]->shape, gin[k]->ndim, n->in[k].shape, n->in[k].ndim, bs);
+            if (nb == gin[k]->ndim && !memcmp(bs, gin[k]->shape, (size_t)nb * sizeof(int64_t))) gin[k] = tn__sum_to(gin[k], &n->in[k]);
+            else rc = TN__FAIL_INT("%s: backward returned an invalid gradient at index %d: got %s but expected shape compatible with %s",
+                                   n->name ? n->name : "custom op", k, TN__SHAPE(gin[k]), tn__shape_str(n->in[k].shape, n->in[k].ndim));
+        }
         return rc;
     }
     default: return TN__FAIL_INT("autograd: no backward for node %s", tn__gop_names[n->op]);
@@ -5930,10 +5981,11 @@ static tn_tensor *tn__grad_as(tn_tensor *g, const tn__meta *m) {
 /* Deliver g (a reference, taken) to a leaf: hooks, then captured (autograd.grad) or .grad. */
 static int tn__deliver_leaf(tn_tensor *leaf, tn_tensor *g, tn_tensor *const *inputs, int ninputs, tn_tensor **captured, bool create_graph) {
     if (!leaf->requires_grad) { tn_release(g); return 0; } /* requires_grad_(false) since: skipped, as PyTorch's AccumulateGrad */
+    int rc = 0;
     tn_scope_begin();
-    g = tn__run_hooks(leaf->hooks, g);
+    g = tn__run_hooks(leaf->hooks, g, &rc);
     tn_scope_end();
-    if (!g) return 0;
+    if (!g) return rc;
     if (captured) {
         for (int k = 0; k < ninputs; k++)
             if (inputs[k] == leaf) captured[k] = tn__accumulate(captured[k], tn_retain(g));
@@ -6045,11 +6097,12 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
         for (int i = 0; i < n->nin; i++) gv[i] = NULL;
         if (g) {
             tn_scope_begin();
-            g = tn__run_hooks(&n->hooks, g);
+            g = tn__run_hooks(&n->hooks, g, &rc);
             tn_scope_end();
-            if (n->retain_grad && g) {
-                tn_tensor *keep = o.create_graph ? tn_retain(g) : tn__view_of(g, g->shape, g->strides, g->ndim, g->offset);
-                n->retained = tn__accumulate(n->retained, keep);
+            if (n->retain_target && g) { /* into the tensor's .grad (not the node's, so no cycle through the node) */
+                tn_tensor *t = n->retain_target;
+                tn_tensor *keep = o.create_graph ? tn_retain(g) : tn__copy_as(g, g->dtype, g->device);
+                t->grad = tn__accumulate(t->grad, keep);
             }
             for (int k = 0; captured && k < ninputs; k++)
                 if (inputs[k]->grad_fn == n) captured[k] = tn__accumulate(captured[k], tn_retain(g));
@@ -6090,7 +6143,10 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
         }
         if (gv != gin) TN_FREE(gv);
         if (!o.retain_graph && n->nsaved > 0) { /* as PyTorch: saved tensors go, so memory stays flat */
-            for (int k = 0; k < n->nsaved; k++) tn_release(n->saved[k]);
+            for (int k = 0; k < n->nsaved; k++) {
+                tn_release(n->saved[k]);
+                if (n->saved_fn[k]) tn__node_release(n->saved_fn[k]);
+            }
             n->nsaved = 0;
             n->released = true;
         }
@@ -6195,7 +6251,10 @@ TNDEF tn_tensor *tn_custom_op(const char *name, tn_custom_forward forward, tn_cu
     tn_tensor *res = out ? tn__view_of(out, out->shape, out->strides, out->ndim, out->offset) : NULL;
     if (!out && tn_last_error()[0] == 0) tn__error("%s: forward returned NULL", name ? name : "tn_custom_op");
     tn_scope_end();
-    if (ctx == &tmp) { for (int k = 0; k < tmp.nsaved; k++) tn_release(tmp.saved[k]); TN_FREE(tmp.saved); TN_FREE(tmp.saved_version); }
+    if (ctx == &tmp) {
+        for (int k = 0; k < tmp.nsaved; k++) { tn_release(tmp.saved[k]); if (tmp.saved_fn[k]) tn__node_release(tmp.saved_fn[k]); }
+        TN_FREE(tmp.saved); TN_FREE(tmp.saved_version); TN_FREE(tmp.saved_fn);
+    }
     if (!res) { tn__node_release(nd); return NULL; }
     res->is_view = false;
     return tn__own(tn__node_attach(nd, res));
@@ -6208,7 +6267,7 @@ TNDEF int tn_ctx_save(tn_ctx *ctx, tn_tensor *t) {
 }
 TNDEF tn_tensor *tn_ctx_saved(tn_ctx *ctx, int i) {
     if (!ctx || i < 0 || i >= ctx->nsaved) return (tn_tensor *)tn__error("tn_ctx_saved: no saved tensor %d (%d saved)", i, ctx ? ctx->nsaved : 0);
-    return ctx->saved[i];
+    return ctx->unpacked ? ctx->unpacked[i] : ctx->saved[i];
 }
 TNDEF int tn_ctx_nsaved(tn_ctx *ctx) { return ctx ? ctx->nsaved : 0; }
 TNDEF bool tn_ctx_needs_grad(tn_ctx *ctx, int i) {
@@ -6414,7 +6473,6 @@ static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
     if (t && t->grad_fn) t->grad_fn->name = name;
     return t;
 }
-static tn_tensor *tn__node_retained(tn_node *n) { return n->retained; }
 
 /* ======================================================================= */
 /* 12. modules · 13. optimizers · 14. data — see their issues.              */

@@ -16,7 +16,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
                     c_uint64, c_void_p)
 
 __all__ = ["lib", "path", "has", "tn_memory_stats", "tn_generator", "tn_backward_opts", "DELETER", "HOOK",
-           "ERROR_HANDLER"]
+           "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
 class tn_memory_stats(ctypes.Structure):
@@ -36,6 +36,12 @@ class tn_backward_opts(ctypes.Structure):
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
 ERROR_HANDLER = ctypes.CFUNCTYPE(None, c_char_p, c_void_p)      # tn_error_handler
+# tn_custom_forward: tn_tensor *(*)(tn_ctx *ctx, tn_tensor *const *inputs, int n, void *user)
+CUSTOM_FORWARD = ctypes.CFUNCTYPE(c_void_p, c_void_p, POINTER(c_void_p), c_int, c_void_p)
+# tn_custom_backward: int (*)(tn_ctx *ctx, tn_tensor *grad_output, tn_tensor **grad_inputs, int n, void *user)
+CUSTOM_BACKWARD = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, POINTER(c_void_p), c_int, c_void_p)
+# tn_gradcheck_fn: tn_tensor *(*)(tn_tensor *const *inputs, int n, void *user)
+GRADCHECK_FN = ctypes.CFUNCTYPE(c_void_p, POINTER(c_void_p), c_int, c_void_p)
 
 # One letter per C type.  T = tn_tensor* (an opaque handle; Python int or None).
 _TYPES = {
@@ -47,6 +53,7 @@ _TYPES = {
     "G": POINTER(tn_generator),       # tn_generator *
     "M": tn_memory_stats,             # returned by value
     "F": DELETER, "H": ERROR_HANDLER, "K": HOOK,
+    "X": CUSTOM_FORWARD, "Y": CUSTOM_BACKWARD, "Z": GRADCHECK_FN,
     "O": tn_backward_opts,            # passed by value
 }
 
@@ -235,6 +242,19 @@ tn_backward_with i T T O
 tn_autograd_grad i A i A i A A O
 tn_register_hook i T K p
 tn_remove_hook i T i
+tn_retains_grad b T
+tn_custom_op T s X Y A i p
+tn_ctx_save i p T
+tn_ctx_saved T p i
+tn_ctx_nsaved i p
+tn_ctx_needs_grad b p i
+tn_set_name i T s
+tn_get_name s T
+tn_graph_dot p T
+tn_set_detect_anomaly v b
+tn_is_anomaly_enabled b
+tn_gradcheck b Z A i p d d d
+tn_gradgradcheck b Z A i p d d d
 tn_to_string p T
 tn_string_free v p
 tn_set_num_threads v i

@@ -263,6 +263,28 @@ def _own(ptr):
 _scope_depth = lib.tn_scope_depth
 
 
+def _borrow(ptr, cls=None):
+    """A Python Tensor for a borrowed tn_tensor* (an accessor's result such as tn_grad,
+    or a tensor a C callback is handed): it takes exactly one reference of its own,
+    whether or not a C scope is open."""
+    t = object.__new__(cls or Tensor)
+    t._ptr = lib.tn_retain(ptr)
+    return t
+
+
+def _unalias(dst, src):
+    """The operand of an in-place op on a graph tensor, as a clone when it shares dst's
+    storage (``x[1] += x[0]``, and the ``x[0] = <view of x[0]>`` that ``x[0] *= 2``
+    ends with). tensor.h records such an op on a view with the operand saved as an alias
+    that the op itself then bumps, so backward failed with a version error where PyTorch
+    succeeds (wip/python_requests.md, Round 2). The clone is differentiable, so the
+    gradients are PyTorch's."""
+    if (isinstance(src, Tensor) and src._ptr != dst._ptr and lib.tn_same_storage(dst._ptr, src._ptr)
+            and lib.tn_requires_grad(dst._ptr) and not lib.tn_is_leaf(dst._ptr) and lib.tn_is_grad_enabled()):
+        return src.clone()
+    return src
+
+
 def _wrap(ptr, cls=None):
     """A Python Tensor owning a returned tn_tensor* (see _own)."""
     t = object.__new__(cls or Tensor)
@@ -725,13 +747,7 @@ class Tensor:
             text = ctypes.string_at(s).decode("utf-8")
         finally:
             lib.tn_string_free(s)
-        fn = lib.tn_grad_fn_name(self._ptr)
-        if fn and "grad_fn=" not in text:      # PyTorch's _add_suffixes for the one suffix C leaves out
-            suffix = f"grad_fn=<{fn.decode()}>"
-            last = len(text) - text.rfind("\n") + 1 - 1
-            sep = ",\n       " if last + len(suffix) + 2 > 80 else ", "
-            text = text[:-1] + sep + suffix + ")"
-        return text
+        return text          # the C printer writes PyTorch's suffixes (dtype, requires_grad, grad_fn)
 
     __str__ = __repr__
 
@@ -909,7 +925,7 @@ class Tensor:
         return self.to(other.dtype)
 
     def copy_(self, src, non_blocking=False):
-        s = src if isinstance(src, Tensor) else _tensor_from_data(src)
+        s = _unalias(self, src) if isinstance(src, Tensor) else _tensor_from_data(src)
         _check_int(lib.tn_copy_(self._ptr, s._ptr))
         return self
 
@@ -1292,6 +1308,7 @@ class Tensor:
             k += 1
         if k:
             v = v.view(shp[k:])
+        v = _unalias(result, v)
         self_ = result
         lib.tn_release(_own(lib.tn_index_put_(self_._ptr, _ptrs(out), len(out), v._ptr, False)))
 
@@ -1330,6 +1347,7 @@ def _copy_to(dst, src):
             k += 1
         if k:
             src = src.view(shp[k:])
+    src = _unalias(dst, src)
     _check_int(lib.tn_copy_(dst._ptr, src._ptr))
 
 

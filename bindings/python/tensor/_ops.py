@@ -13,7 +13,7 @@ from ctypes import byref, c_void_p
 from . import _C
 from ._C import lib
 from ._core import (Tensor, _check_int, _dims_list, _i64, _is_operand, _operand, _ptrs, _raise,
-                    _scalar_kind, _scalar_ptr, _wrap, _DTYPES, float32, return_types, where)
+                    _scalar_kind, _scalar_ptr, _unalias, _wrap, _DTYPES, float32, return_types, where)
 
 FUNCTIONS = {}          # name -> plain function, exported as tn.<name>
 METHOD_FUNCTIONS = {}   # name -> Tensor method, exported as tn.<name>(input, ...)
@@ -59,7 +59,7 @@ def _rbinary(f, a, b):
 
 def _binary_inplace(f, a, b):
     if isinstance(b, Tensor) or _scalar_kind(b) is None:
-        b = _operand(b)
+        b = _unalias(a, _operand(b))
         return a._inplace(f(a._ptr, b._ptr))
     s = _scalar_ptr(b)
     try:
@@ -124,6 +124,8 @@ def sub(self, other, *, alpha=1):
 
 @_method("rsub", scalar_first=True)
 def rsub(self, other, *, alpha=1):
+    if alpha == 1 and not isinstance(other, Tensor) and self.dtype.is_floating_point and _scalar_kind(other) in (1, 2):
+        return _wrap(lib.tn_rsub_scalar(self._ptr, float(other)))
     return sub(_operand(other), self, alpha=alpha)
 
 
@@ -214,6 +216,37 @@ Tensor.__neg__ = lambda self: _wrap(lib.tn_neg(self._ptr))
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: _wrap(lib.tn_abs(self._ptr))
 Tensor.__invert__ = lambda self: _wrap(lib.tn_bitwise_not(self._ptr))
+
+
+# A floating tensor with a Python-number exponent or minuend goes through tn_pow_scalar /
+# tn_rsub_scalar, whose nodes carry PyTorch's names (PowBackward0, RsubBackward1); the
+# values are those of the wrapped-number path, which other dtypes keep (int ** 2 stays int).
+def _scalar_form(self, other):
+    return self.dtype.is_floating_point and _scalar_kind(other) in (1, 2)
+
+
+_pow_tensor = Tensor.pow
+
+
+@_method("pow", scalar_first=True)
+def pow(self, exponent):
+    if _scalar_form(self, exponent):
+        return _wrap(lib.tn_pow_scalar(self._ptr, float(exponent)))
+    return _pow_tensor(self, exponent)
+
+
+def _rsub_op(self, other):
+    if not _is_operand(other):
+        return NotImplemented
+    if isinstance(other, Tensor):
+        return _wrap(lib.tn_sub(other._ptr, self._ptr))
+    if _scalar_form(self, other):
+        return _wrap(lib.tn_rsub_scalar(self._ptr, float(other)))
+    return _rbinary(lib.tn_sub, self, other)
+
+
+Tensor.__pow__ = lambda self, other: pow(self, other) if _is_operand(other) else NotImplemented
+Tensor.__rsub__ = _rsub_op
 
 
 # --------------------------------------------------------------------------- unary ops

@@ -1,20 +1,86 @@
 """torch.autograd's Python surface over tensor.h's engine (section 11).
 
+Laid out as torch.autograd: this module has grad mode, ``backward``, ``grad``, hooks and
+the autograd attributes of ``Tensor``; ``function`` has ``Function`` (over
+``tn_custom_op``), ``gradcheck`` has ``gradcheck``/``gradgradcheck``, ``anomaly_mode``
+has ``detect_anomaly``/``set_detect_anomaly``, and ``graph`` has the debugging helpers
+(``to_dot``, ``set_name``, ``get_name``).
+
 Grad mode lives in C (per thread, nesting): no_grad / enable_grad / set_grad_enabled
-push and pop it with tn_no_grad_begin/end and tn_enable_grad_begin/end. Hooks go
-through one immortal ctypes trampoline; the Python callables sit in a registry keyed
-by the ``user`` pointer the C engine hands back.
+push and pop it with tn_no_grad_begin/end and tn_enable_grad_begin/end.
+
+C calls Python back (tensor hooks, Function.forward/backward, gradcheck's function).
+Every such callback goes through an immortal ctypes trampoline, and every C call that
+can reach one goes through ``_call``, which enforces two rules:
+
+- An exception cannot cross C. The trampoline stores it in the thread-local
+  ``_tls.error`` and returns NULL or -1 to C; ``_call`` re-raises it once the C call
+  has returned. While an error is pending, later callbacks of the same call return at
+  once.
+- The engine runs callbacks inside a C scope. Tensors C hands a callback are borrowed
+  (``_borrow`` takes one reference for the Python object). A tensor a callback hands
+  back must outlive the callback until C has taken its own reference, so the
+  trampoline appends it to the thread's keep list, which ``_call`` trims when the C
+  call returns.
 """
 import functools
 import itertools
 import threading
 
-from . import _C
-from ._C import lib
-from ._core import Tensor, _check_int, _ptrs, _raise, _wrap
+from .. import _C
+from .._C import lib
+from .._core import Tensor, _borrow, _check_int, _ptrs, _raise, _scope_depth, _wrap
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
-           "backward"]
+           "backward", "Function", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
+           "set_detect_anomaly", "is_anomaly_enabled"]
+
+
+# --------------------------------------------------------------------------- C calls that run Python
+_tls = threading.local()
+_graveyard = []     # Function contexts whose C node let go of them, dropped at the next safe point
+
+
+def _keep(t):
+    """Hold t until the current C call returns (a tensor a callback hands back to C)."""
+    k = getattr(_tls, "keep", None)
+    if k is None:
+        k = _tls.keep = []
+    k.append(t)
+
+
+def _pending():
+    """True when a callback of the current C call has already failed."""
+    return getattr(_tls, "error", None) is not None
+
+
+def _fail(exc):
+    """Record an exception raised inside a callback (the first one wins)."""
+    if getattr(_tls, "error", None) is None:
+        _tls.error = exc
+
+
+def _purge():
+    if _graveyard and not _scope_depth():
+        _graveyard.clear()
+
+
+def _call(f, *args):
+    """Call a C function that may run Python callbacks; re-raise what they raised."""
+    keep = getattr(_tls, "keep", None)
+    if keep is None:
+        keep = _tls.keep = []
+    mark = len(keep)
+    outer, _tls.error = getattr(_tls, "error", None), None
+    try:
+        r = f(*args)
+    finally:
+        err, _tls.error = _tls.error, outer
+        del keep[mark:]
+    if err is not None:
+        raise err
+    _purge()
+    return r
 
 
 # --------------------------------------------------------------------------- grad mode
@@ -94,15 +160,8 @@ def _opts(retain_graph, create_graph, allow_unused=False):
 
 
 def _run(call):
-    """Run a C backward call, then re-raise an exception a Python hook raised in it."""
-    _tls.error = None
-    try:
-        rc = call()
-    finally:
-        _tls.keep = None
-    err, _tls.error = _tls.error, None
-    if err is not None:
-        raise err
+    """Run a C backward call (re-raising what a Python callback raised in it)."""
+    rc = _call(call)
     if rc < 0:
         _raise()
     return rc
@@ -142,26 +201,27 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 # --------------------------------------------------------------------------- hooks
-_tls = threading.local()
 _hooks = {}
 _hook_keys = itertools.count(1)
 
 
 @_C.HOOK
 def _hook_trampoline(grad_ptr, user):
+    if _pending():
+        return None
     try:
         fn = _hooks.get(user)
-        if fn is None or getattr(_tls, "error", None) is not None:
+        if fn is None:
             return None
-        r = fn(_wrap(lib.tn_retain(grad_ptr)))
+        r = fn(_borrow(grad_ptr))
         if r is None:
             return None
         if not isinstance(r, Tensor):
             raise TypeError(f"a tensor hook must return a Tensor or None, got {type(r).__name__}")
-        _tls.keep = r          # the engine retains the result after we return; hold it till then
+        _keep(r)               # the engine retains the result after we return; hold it till then
         return r._ptr
-    except BaseException as e:  # re-raised by _run once the C call returns
-        _tls.error = e
+    except BaseException as e:  # re-raised by _call once the C call returns
+        _fail(e)
         return None
 
 
@@ -216,7 +276,7 @@ def _requires_grad_(self, requires_grad=True):
 
 def _grad_get(self):
     g = lib.tn_grad(self._ptr)      # borrowed: take our own reference
-    return _wrap(lib.tn_retain(g)) if g else None
+    return _borrow(g) if g else None
 
 
 def _grad_set(self, value):
@@ -241,6 +301,14 @@ Tensor.grad = property(_grad_get, _grad_set)
 Tensor.grad_fn = property(_grad_fn)
 Tensor.is_leaf = property(lambda self: bool(lib.tn_is_leaf(self._ptr)))
 Tensor.retain_grad = lambda self: _check_int(lib.tn_retain_grad(self._ptr)) and None
+Tensor.retains_grad = property(lambda self: bool(lib.tn_retains_grad(self._ptr)))
 Tensor.detach_ = lambda self: (_check_int(lib.tn_detach_(self._ptr)), self)[1]
 Tensor.backward = _tensor_backward
 Tensor.register_hook = _register_hook
+
+
+# --------------------------------------------------------------------------- the rest of torch.autograd
+from . import anomaly_mode, function, graph  # noqa: E402  (they use the plumbing above)
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: E402
+from .function import Function  # noqa: E402
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402  (the function shadows the module, as in torch)
