@@ -141,6 +141,7 @@ struct tn_tensor {
     bool is_wrapped_number;                     /* a C/Python scalar: weaker in type promotion */
     bool is_view;                               /* made by a view op: shares another tensor's storage */
     tn_tensor *base;                            /* a view op's root tensor (retained), for in-place autograd */
+    int64_t grad_fn_version;                    /* the version when grad_fn was set: a view whose base changed since is rebuilt */
     tn_tensor *grad;
     tn_node *grad_fn;                           /* NULL for leaves */
     struct tn__hooks *hooks;                    /* backward hooks of a leaf (a non-leaf's live in its node) */
@@ -974,6 +975,8 @@ struct tn_node {
     tn__hooks hooks;                  /* hooks of the node's result tensor (non-leaf tensors) */
     tn_custom_backward custom_bw;     /* G_CUSTOM: the user's backward and its argument */
     void *custom_user;
+    char *custom_name;                /* G_CUSTOM: owned copy of the name */
+    uint32_t saved_output_mask;       /* G_CUSTOM: saved slots that are the op's own result */
     tn_tensor *retain_target;         /* weak: the non-leaf result that called tn_retain_grad (its .grad gets the gradient) */
     tn_tensor **unpacked;             /* during a custom op's backward: its saved tensors with history */
     /* engine scratch, valid during one backward */
@@ -2582,6 +2585,7 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
                             fn, tn_dtype_name(target->dtype), tn_dtype_name(values->dtype));
     if (tn__check_no_internal_overlap(fn, target) || tn__check_no_overlap(fn, target, values) || tn__check_cpu_dtype(fn, target)) return -1;
     tn__prep pr;
+    tn_tensor *orig = target; /* pr.t may be a temporary view, freed below */
     if (tn__index_prep(fn, target, indices, n, &pr)) return -1;
     target = pr.t;
     indices = pr.idx;
@@ -2600,8 +2604,8 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
     }
     tn_release(v);
     tn__adv_free(&a);
+    if (rc == 0) tn__bump_version(orig);
     tn__prep_free(&pr);
-    if (rc == 0) tn__bump_version(target);
     return rc;
 }
 
@@ -3415,6 +3419,7 @@ static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r) {
     if (r->grad_fn) {
         tn_node *n = r->grad_fn;
         TN__ATOMIC_ADD(&n->refcount, 1);
+        x->grad_fn_version = tn_version(x);
         if (x->retains_grad) { /* retain_grad follows the tensor, as PyTorch */
             if (x->grad_fn && x->grad_fn->retain_target == x) x->grad_fn->retain_target = NULL;
             n->retain_target = x;
@@ -5296,6 +5301,7 @@ static void tn__node_release(tn_node *n) {
         for (int i = 0; i < x->nsaved; i++) tn_release(x->saved[i]);
         for (int i = 0; i < x->nsaved; i++) if (x->saved_fn[i]) tn__node_release(x->saved_fn[i]);
         TN_FREE(x->saved_fn);
+        TN_FREE(x->custom_name);
 
         tn_release(x->gsum);
         TN_FREE(x->hooks.items);
@@ -5313,10 +5319,28 @@ static void tn__meta_of(tn__meta *m, tn_tensor *t) {
     memcpy(m->shape, t->shape, sizeof m->shape);
 }
 
+/* A view whose base was modified in place after the view got its history reads, as in
+   PyTorch, from the base's current history: its grad_fn is rebuilt as a strided view of
+   the base (contiguous bases; others keep the history they had). */
+static void tn__refresh_view(tn_tensor *x) {
+    tn_tensor *b = x->base;
+    if (!b->requires_grad || !tn_is_contiguous(b) || x->ndim > TN_MAX_DIMS) return;
+    tn_node *vn = tn__node_new(G_BASE_VIEW, 0, &b, 1);
+    if (!vn) return;
+    vn->i[0] = x->ndim;
+    for (int d = 0; d < x->ndim; d++) { vn->i[1 + d] = x->shape[d]; vn->i[1 + x->ndim + d] = x->strides[d]; }
+    vn->i[1 + 2 * x->ndim] = x->offset - b->offset;
+    tn__node_attach(vn, x);
+}
+
 /* A node for op on inputs ins[0..n) when grad mode is on and an input requires grad;
    NULL otherwise (nothing to record). NULL entries in ins are inputs without gradient. */
 static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) {
     if (tn__grad_disabled) return NULL;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = ins[i];
+        if (x && x->base && x->requires_grad && x->grad_fn && tn_version(x) != x->grad_fn_version) tn__refresh_view(x);
+    }
     bool any = false;
     for (int i = 0; i < n; i++) any = any || (ins[i] && ins[i]->requires_grad);
     if (!any) return NULL;
@@ -5391,6 +5415,7 @@ static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
     if (out->grad_fn) tn__node_release(out->grad_fn);
     out->grad_fn = nd;
     out->requires_grad = true;
+    out->grad_fn_version = tn_version(out);
     return out;
 }
 
@@ -5563,6 +5588,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     if (!tn__grad_disabled && n->nsaved <= 4 * TN_MAX_DIMS) { /* recording: saved non-leaves get their history back */
         for (int k = 0; k < n->nsaved; k++) {
             unpacked[k] = S[k];
+            if (S[k] && k < 32 && (n->saved_output_mask >> k & 1)) { unpacked[k] = tn__saved_output(n, S[k]); continue; }
             if (!S[k] || !n->saved_fn[k]) continue;
             tn_tensor *v = tn__view_of(S[k], S[k]->shape, S[k]->strides, S[k]->ndim, S[k]->offset);
             if (!v) return -1;
@@ -6112,10 +6138,12 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
             if (rc == 0) rc = tn__check_saved(n);
             if (rc == 0) {
                 tn_scope_begin();
+                unsigned errors_before = tn__nerrors;
                 rc = tn__node_backward(n, g, gv);
+                if (rc == 0 && tn__nerrors != errors_before) rc = -1; /* an op inside the formula failed */
                 for (int i = 0; tn__anomaly && rc == 0 && i < n->nin; i++)
                     if (gv[i] && tn_dtype_is_floating(gv[i]->dtype) && tn_item(tn_any(tn_isnan(gv[i]))) != 0)
-                        rc = TN__FAIL_INT("%s: anomaly: function '%s' returned nan values in its %dth output", fn, tn__node_name(n), i);
+                        rc = TN__FAIL_INT("%s: anomaly detected: Function '%s' returned nan values in its %dth output", fn, tn__node_name(n), i);
                 for (int i = 0; i < n->nin; i++) {
                     if (rc == 0 && gv[i] && (n->next[i].fn || n->next[i].leaf)) gv[i] = tn_retain(gv[i]);
                     else gv[i] = NULL;
@@ -6240,7 +6268,12 @@ TNDEF tn_tensor *tn_custom_op(const char *name, tn_custom_forward forward, tn_cu
         tmp.nin = n;
         ctx = &tmp;
     }
-    ctx->name = name;
+    if (name && ctx == nd) { /* the node outlives the caller's string */
+        size_t len = strlen(name) + 1;
+        nd->custom_name = (char *)TN_MALLOC(len);
+        if (nd->custom_name) memcpy(nd->custom_name, name, len);
+        ctx->name = nd->custom_name;
+    } else ctx->name = name;
     ctx->custom_bw = backward;
     ctx->custom_user = user;
     tn_scope_begin();
@@ -6257,6 +6290,10 @@ TNDEF tn_tensor *tn_custom_op(const char *name, tn_custom_forward forward, tn_cu
     }
     if (!res) { tn__node_release(nd); return NULL; }
     res->is_view = false;
+    for (int k = 0; nd && k < nd->nsaved && k < 32; k++) /* forward saved its own result: like PyTorch's saved outputs */
+        if (nd->saved[k] && nd->saved[k]->storage == res->storage && nd->saved[k]->offset == res->offset &&
+            nd->saved[k]->ndim == res->ndim && !memcmp(nd->saved[k]->shape, res->shape, (size_t)res->ndim * sizeof(int64_t)))
+            nd->saved_output_mask |= 1u << k;
     return tn__own(tn__node_attach(nd, res));
 }
 TNDEF int tn_ctx_save(tn_ctx *ctx, tn_tensor *t) {
@@ -6453,8 +6490,8 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
     bool ok = out != NULL;
     if (ok) {
         int64_t m = tn_numel(out);
-        tn_manual_seed(1234);
-        tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn(&m, 1, TN_F64), out->dtype));
+        tn_generator gen = {1234, 0}; /* its own generator: the caller's random stream is untouched */
+        tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
         ok = v && tn_requires_grad_(v, true) == 0;
         for (int k = 0; k < n; k++) all[k] = inputs[k];
         all[n] = v;

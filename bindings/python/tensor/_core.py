@@ -1000,8 +1000,7 @@ class Tensor:
 
     @property
     def T(self):
-        nd = self.ndim
-        return self.t() if nd <= 2 else self.permute(*range(nd - 1, -1, -1))
+        return self.permute(*range(self.ndim - 1, -1, -1))     # PyTorch's: PermuteBackward0 even for 2-d
 
     @property
     def mT(self):

@@ -619,8 +619,13 @@ def test_unary_ops_vs_torch(T, dtype, layout):
 
 # Where tensor.h (not this package) still differs from PyTorch 1.13; reported in
 # wip/python_requests.md. Non-strict xfail: each turns into an XPASS when the C side is fixed.
-KNOWN_C_DIFFS = {("square", "bool")}
+KNOWN_C_DIFFS = set()
 C_DIFF_CASES = [
+    ("silu(int) raises", lambda m: (m.nn.functional.silu(m.tensor([1, 2])))),
+    ("gelu(int) raises", lambda m: (m.nn.functional.gelu(m.tensor([1, 2])))),
+]
+# Former entries of C_DIFF_CASES, fixed in tensor.h: now plain tests.
+C_FIXED_CASES = [
     ("mean(dim).grad_fn is MeanBackward1", lambda m: m.ones(2, 2, requires_grad=True).mean(0).grad_fn.name()
      if m is tn else type(m.ones(2, 2, requires_grad=True).mean(0).grad_fn).__name__),
     ("square(bool) is int64", lambda m: m.tensor([True, False]).square()),
@@ -628,8 +633,6 @@ C_DIFF_CASES = [
     ("clamp(bool, -1, 2) is int64", lambda m: m.tensor([True, False]).clamp(-1, 2)),
     ("bool - int tensor raises", lambda m: m.tensor([True]) - m.tensor([1])),
     ("float -= True raises", lambda m: m.tensor([1.0]).sub_(True)),
-    ("silu(int) raises", lambda m: (m.nn.functional.silu(m.tensor([1, 2])))),
-    ("gelu(int) raises", lambda m: (m.nn.functional.gelu(m.tensor([1, 2])))),
 ]
 
 
@@ -637,6 +640,12 @@ C_DIFF_CASES = [
 @pytest.mark.parametrize("case", [c[0] for c in C_DIFF_CASES])
 def test_known_c_differences(T, case):
     fn = dict(C_DIFF_CASES)[case]
+    both(lambda: fn(tn), lambda: fn(T), what=case, strict=True)
+
+
+@pytest.mark.parametrize("case", [c[0] for c in C_FIXED_CASES])
+def test_former_c_differences(T, case):
+    fn = dict(C_FIXED_CASES)[case]
     both(lambda: fn(tn), lambda: fn(T), what=case, strict=True)
 
 
@@ -1035,12 +1044,42 @@ def test_gradients_vs_torch(T):
                 assert_same(a.grad, b.grad, what=f"{e}: d/d{n}", rtol=1e-6, atol=1e-9)
 
 
-def test_grad_fn_names_vs_torch(T):
+GRAD_FN_EXPRS = [
+    "x * 2", "x + x", "x.sum()", "x.mean()", "x.exp()", "x @ x", "x[0]", "x[:, 1:]", "x.view(4)", "x.relu()",
+    "x.softmax(0)", "x.sigmoid()", "x / 3", "x - 1", "x.t()", "x.T", "x.transpose(0, 1)", "x.sum(0)", "x.sum(dim=(0, 1))",
+    "x.mean(1)", "x.unsqueeze(0)", "x[None]", "x[None].squeeze()", "x[None].squeeze(0)", "x ** 2", "x.pow(2.5)",
+    "x ** x", "2 ** x", "x.max()", "x.min()", "x.max(0).values", "x.amax(1)", "1 - x", "M.rsub(x, 2)", "x.to(M.float64)",
+    "x.double()", "x.roll(1, 0)", "x.roll(1)", "x.tril()", "x.triu(1)", "M.stack([x, x])", "M.cat([x, x])",
+    "x.masked_fill(x > 0, 0.)", "x.var()", "x.std()", "x.norm()", "x.logsumexp(0)", "x.repeat(2, 1)",
+    "x.lerp(x * 2, 0.5)", "x.lerp(x * 2, x)", "x.expand(3, 2, 2)", "x.clone()", "x.abs()", "x.clamp(0, 1)",
+    "M.where(x > 0, x, x * 2)", "x.prod()", "x.cumsum(0)", "x.flip(0)", "x[[0, 1]]", "x[x > 0]",
+    "x.gather(0, M.tensor([[0, 1]]))", "x.index_select(0, M.tensor([1]))", "x.log_softmax(0)", "x.sort(0).values",
+    "M.addmm(x, x, x)", "x.sqrt()", "x.unfold(0, 1, 1)", "x.narrow(0, 0, 1)", "x.select(1, 0)", "x.permute(1, 0)",
+    "-x", "x.tanh()", "x.log()", "x.square()", "M.maximum(x, x * 2)", "x.addcmul(x, x)", "x.cumprod(0)",
+    "M.nn.functional.pad(x, (1, 1))", "M.nn.functional.gelu(x)",
+]
+# Names tensor.h still gives differently (wip/python_requests.md). reshape/flatten:
+# ReshapeAliasBackward0 is PyTorch 1.13's name (2.x says ViewBackward0 again).
+GRAD_FN_DIFFS = ["x.var(0)", "x.std(0)", "x.norm(dim=0)", "x.reshape(4)", "x.flatten()", "x.split(1)[0]",
+                 "x.chunk(2)[0]", "x.topk(1).values", "x.unbind()[0]"]
+
+
+def _grad_fn_both(T, e):
     x, tx = tn.ones(2, 2, requires_grad=True), T.ones(2, 2, requires_grad=True)
-    for e in ["x * 2", "x + x", "x.sum()", "x.mean()", "x.exp()", "x @ x", "x[0]", "x[:, 1:]", "x.view(4)", "x.relu()",
-              "x.softmax(0)", "x.sigmoid()", "x / 3", "x - 1"]:
-        assert eval(e, {"x": x}).grad_fn.name() == type(eval(e, {"x": tx}).grad_fn).__name__, e
-        assert repr(eval(e, {"x": x})) == repr(eval(e, {"x": tx})), e
+    a, b = eval(e, {"x": x, "M": tn}), eval(e, {"x": tx, "M": T})
+    assert a.grad_fn.name() == type(b.grad_fn).__name__, e
+    assert repr(a) == repr(b), e
+
+
+def test_grad_fn_names_vs_torch(T):
+    for e in GRAD_FN_EXPRS:
+        _grad_fn_both(T, e)
+
+
+@pytest.mark.xfail(strict=False, reason="tensor.h names this node differently (wip/python_requests.md)")
+@pytest.mark.parametrize("e", GRAD_FN_DIFFS)
+def test_grad_fn_name_differences(T, e):
+    _grad_fn_both(T, e)
 
 
 # =========================================================================== NumPy
