@@ -4484,43 +4484,27 @@ static int tn__gemm_isa(void)
 #define TN__GEMM_SC_NR32 8
 #define TN__GEMM_SC_NR64 4
 
-static void tn__gemm_ukr_scalar_f32(int64_t kc, const float *Ap, const float *Bp,
-                                    float *C, int64_t rsc, float alpha, float beta)
-{
-    float acc[TN__GEMM_SC_MR * TN__GEMM_SC_NR32];
-    int64_t k;
-    int i, j;
-    for (i = 0; i < TN__GEMM_SC_MR * TN__GEMM_SC_NR32; i++) acc[i] = 0.0f;
-    for (k = 0; k < kc; k++, Ap += TN__GEMM_SC_MR, Bp += TN__GEMM_SC_NR32)
-        for (i = 0; i < TN__GEMM_SC_MR; i++)
-            for (j = 0; j < TN__GEMM_SC_NR32; j++)
-                acc[i * TN__GEMM_SC_NR32 + j] += Ap[i] * Bp[j];
-    for (i = 0; i < TN__GEMM_SC_MR; i++)
-        for (j = 0; j < TN__GEMM_SC_NR32; j++) {
-            float *c = C + i * rsc + j;
-            *c = beta == 0.0f ? alpha * acc[i * TN__GEMM_SC_NR32 + j]
-                              : alpha * acc[i * TN__GEMM_SC_NR32 + j] + beta * *c;
-        }
-}
-
-static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *Bp,
-                                    double *C, int64_t rsc, double alpha, double beta)
-{
-    double acc[TN__GEMM_SC_MR * TN__GEMM_SC_NR64];
-    int64_t k;
-    int i, j;
-    for (i = 0; i < TN__GEMM_SC_MR * TN__GEMM_SC_NR64; i++) acc[i] = 0.0;
-    for (k = 0; k < kc; k++, Ap += TN__GEMM_SC_MR, Bp += TN__GEMM_SC_NR64)
-        for (i = 0; i < TN__GEMM_SC_MR; i++)
-            for (j = 0; j < TN__GEMM_SC_NR64; j++)
-                acc[i * TN__GEMM_SC_NR64 + j] += Ap[i] * Bp[j];
-    for (i = 0; i < TN__GEMM_SC_MR; i++)
-        for (j = 0; j < TN__GEMM_SC_NR64; j++) {
-            double *c = C + i * rsc + j;
-            *c = beta == 0.0 ? alpha * acc[i * TN__GEMM_SC_NR64 + j]
-                             : alpha * acc[i * TN__GEMM_SC_NR64 + j] + beta * *c;
-        }
-}
+/* The portable micro-kernel, one definition for both precisions: an MR x NR tile of C
+   accumulated over kc packed columns, then C = alpha * acc + beta * C. */
+#define TN__GEMM_DEFINE_UKR_SCALAR(T, SFX, NR)                                                   \
+    static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, const T *Bp,                \
+                                          T *C, int64_t rsc, T alpha, T beta)                 \
+    {                                                                                          \
+        T acc[TN__GEMM_SC_MR * NR];                                                            \
+        int64_t k;                                                                             \
+        int i, j;                                                                              \
+        for (i = 0; i < TN__GEMM_SC_MR * NR; i++) acc[i] = 0;                                  \
+        for (k = 0; k < kc; k++, Ap += TN__GEMM_SC_MR, Bp += NR)                               \
+            for (i = 0; i < TN__GEMM_SC_MR; i++)                                               \
+                for (j = 0; j < NR; j++) acc[i * NR + j] += Ap[i] * Bp[j];                     \
+        for (i = 0; i < TN__GEMM_SC_MR; i++)                                                   \
+            for (j = 0; j < NR; j++) {                                                         \
+                T *c = C + i * rsc + j;                                                        \
+                *c = beta == 0 ? alpha * acc[i * NR + j] : alpha * acc[i * NR + j] + beta * *c; \
+            }                                                                                  \
+    }
+TN__GEMM_DEFINE_UKR_SCALAR(float, f32, TN__GEMM_SC_NR32)
+TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
 
 #if TN__GEMM_X86
 /* ---------------------------------------------------------------------------
