@@ -3769,7 +3769,8 @@ static tn_tensor *tn__ternary(const char *fn, tn_ternary_op op, tn_tensor *x, tn
     tn_tensor *ins[3] = {x, y, z};
     tn_tensor *out = tn__ternary_raw(fn, op, x, y, z, value, NULL);
     tn_node *nd = out ? tn__node_new(G_TERNARY, op, ins, 3) : NULL;
-    for (int k = 0; nd && k < 3; k++) tn__node_save(nd, ins[k]);
+    for (int k = 0; nd && k < 3; k++) tn__node_save(nd, op == WHERE && k > 0 ? NULL : ins[k]); /* where needs only its condition */
+
     if (nd) nd->d[0] = value;
     return tn__own(tn__node_attach(nd, out));
 }
