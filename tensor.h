@@ -967,6 +967,10 @@ struct tn_node {
     tn_tensor **saved;
     int64_t *saved_version;
     tn_node **saved_fn;               /* for a saved non-leaf: its grad_fn (the tensor itself is kept as a plain alias) */
+    int saved_cap;                    /* the three arrays point into *_inline until more than 4 are saved */
+    tn_tensor *saved_inline[4];
+    int64_t version_inline[4];
+    tn_node *fn_inline[4];
     bool released;                    /* saved tensors freed by a backward without retain_graph */
     double d[4];                      /* op attributes */
     int64_t i[2 * TN_MAX_DIMS + 4];
@@ -988,6 +992,7 @@ static TN__TLS int tn__grad_mode_stack[64];
 static TN__TLS int tn__grad_mode_depth;
 static TN__TLS bool tn__grad_disabled;   /* zero-initialised: grad mode starts enabled */
 static void tn__node_release(tn_node *n);
+static void tn__node_free_saved_arrays(tn_node *nd);
 static void tn__hooks_free(struct tn__hooks *h);
 static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n);
 static void tn__node_save(tn_node *nd, tn_tensor *t);
@@ -5285,13 +5290,10 @@ static void tn__node_release(tn_node *n) {
         }
         for (int i = 0; i < x->nsaved; i++) tn_release(x->saved[i]);
         for (int i = 0; i < x->nsaved; i++) if (x->saved_fn[i]) tn__node_release(x->saved_fn[i]);
-        TN_FREE(x->saved_fn);
+        tn__node_free_saved_arrays(x);
         TN_FREE(x->custom_name);
-
         tn_release(x->gsum);
         TN_FREE(x->hooks.items);
-        TN_FREE(x->saved);
-        TN_FREE(x->saved_version);
         TN_FREE(x);
     }
     if (stack != stack_local) TN_FREE(stack);
@@ -5353,6 +5355,13 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
     return nd;
 }
 
+static void tn__node_free_saved_arrays(tn_node *nd) {
+    if (nd->saved == nd->saved_inline) return;
+    TN_FREE(nd->saved);
+    TN_FREE(nd->saved_version);
+    TN_FREE(nd->saved_fn);
+}
+
 /* Keep t for backward (its version is checked there). */
 static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (!nd) return; /* t may be NULL: a slot kept empty on purpose */
@@ -5362,13 +5371,27 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
         tn_release(c);
         return;
     }
-    tn_tensor **s = (tn_tensor **)TN_REALLOC(nd->saved, (size_t)(nd->nsaved + 1) * sizeof *s);
-    int64_t *v = s ? (int64_t *)TN_REALLOC(nd->saved_version, (size_t)(nd->nsaved + 1) * sizeof *v) : NULL;
-    tn_node **f = v ? (tn_node **)TN_REALLOC(nd->saved_fn, (size_t)(nd->nsaved + 1) * sizeof *f) : NULL;
-    if (s) nd->saved = s;
-    if (v) nd->saved_version = v;
-    if (!f) { tn__error("autograd: out of memory saving a tensor"); return; }
-    nd->saved_fn = f;
+    if (!nd->saved) { /* the first few live inside the node: no allocation */
+        nd->saved = nd->saved_inline;
+        nd->saved_version = nd->version_inline;
+        nd->saved_fn = nd->fn_inline;
+        nd->saved_cap = 4;
+    }
+    if (nd->nsaved == nd->saved_cap) {
+        int cap = 2 * nd->saved_cap;
+        tn_tensor **s = (tn_tensor **)TN_MALLOC((size_t)cap * sizeof *s);
+        int64_t *v = (int64_t *)TN_MALLOC((size_t)cap * sizeof *v);
+        tn_node **f = (tn_node **)TN_MALLOC((size_t)cap * sizeof *f);
+        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); tn__error("autograd: out of memory saving a tensor"); return; }
+        memcpy(s, nd->saved, (size_t)nd->nsaved * sizeof *s);
+        memcpy(v, nd->saved_version, (size_t)nd->nsaved * sizeof *v);
+        memcpy(f, nd->saved_fn, (size_t)nd->nsaved * sizeof *f);
+        tn__node_free_saved_arrays(nd);
+        nd->saved = s;
+        nd->saved_version = v;
+        nd->saved_fn = f;
+        nd->saved_cap = cap;
+    }
     /* As PyTorch's SavedVariable: a non-leaf is kept as a plain alias of its data plus a
        reference to its grad_fn, never as the tensor object (whose .grad may own this node:
        no cycle); the formula gets the history back when the backward is recorded. */
@@ -6271,7 +6294,7 @@ TNDEF tn_tensor *tn_custom_op(const char *name, tn_custom_forward forward, tn_cu
     tn_scope_end();
     if (ctx == &tmp) {
         for (int k = 0; k < tmp.nsaved; k++) { tn_release(tmp.saved[k]); if (tmp.saved_fn[k]) tn__node_release(tmp.saved_fn[k]); }
-        TN_FREE(tmp.saved); TN_FREE(tmp.saved_version); TN_FREE(tmp.saved_fn);
+        tn__node_free_saved_arrays(&tmp);
     }
     if (!res) { tn__node_release(nd); return NULL; }
     res->is_view = false;
