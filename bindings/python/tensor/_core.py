@@ -276,9 +276,9 @@ def _unalias(dst, src):
     """The operand of an in-place op on a graph tensor, as a clone when it shares dst's
     storage (``x[1] += x[0]``, and the ``x[0] = <view of x[0]>`` that ``x[0] *= 2``
     ends with). tensor.h records such an op on a view with the operand saved as an alias
-    that the op itself then bumps, so backward failed with a version error where PyTorch
-    succeeds (wip/python_requests.md, Round 2). The clone is differentiable, so the
-    gradients are PyTorch's."""
+    that the op itself then bumps, so backward could fail with a version error where
+    PyTorch succeeds (where/copy_ no longer save it in C; mul still does). The clone is
+    differentiable, so the gradients are PyTorch's."""
     if (isinstance(src, Tensor) and src._ptr != dst._ptr and lib.tn_same_storage(dst._ptr, src._ptr)
             and lib.tn_requires_grad(dst._ptr) and not lib.tn_is_leaf(dst._ptr) and lib.tn_is_grad_enabled()):
         return src.clone()

@@ -489,10 +489,9 @@ def test_functions_vs_torch(T):
 
 
 # A Function that saves its output: PyTorch's saved output carries the node as grad_fn, so
-# a backward that reads it is differentiable; tn_custom_op saves it detached (first-order
-# only; wip/python_requests.md, Round 2), so gradgradcheck of Exp fails here.
+# a backward that reads it is differentiable; tn_custom_op does the same.
 VERDICT_CASES = [
-    pytest.param(make_exp, {}, marks=pytest.mark.xfail(strict=False, reason="saved outputs are detached")),
+    (make_exp, {}),
     (make_wrong_exp, {}), (make_cube, {}), (make_cube, {"wrong_second_order": True}), (make_half_grad, {}),
 ]
 
@@ -595,9 +594,8 @@ def test_inplace_on_views_of_graph_tensors_vs_torch(T, case):
     _inplace_case(T, case)
 
 
-# tensor.h keeps the grad_fn a view had when it was made, so a view that exists before
-# its base is modified in place (through itself or another view) gives stale gradients
-# silently; PyTorch regenerates it (AsStridedBackward0). wip/python_requests.md, Round 2.
+# A view that exists before its base is modified in place (through itself or another
+# view) must read from the base's new history, as PyTorch regenerates it (AsStridedBackward0).
 STALE_VIEW_CASES = [
     "x = (a * 1).view(12); x[3:7] *= b.view(12)[:4]; out = x",
     "base = a * 1; v = base[1]; base.mul_(2); out = v",
@@ -606,7 +604,6 @@ STALE_VIEW_CASES = [
 ]
 
 
-@pytest.mark.xfail(strict=False, reason="tensor.h: views made before an in-place op keep a stale grad_fn")
 @pytest.mark.parametrize("case", STALE_VIEW_CASES)
 def test_stale_views_vs_torch(T, case):
     _inplace_case(T, case)

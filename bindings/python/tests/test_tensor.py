@@ -618,7 +618,7 @@ def test_unary_ops_vs_torch(T, dtype, layout):
 
 
 # Where tensor.h (not this package) still differs from PyTorch 1.13; reported in
-# wip/python_requests.md. Non-strict xfail: each turns into an XPASS when the C side is fixed.
+# the known-differences list. Non-strict xfail: each turns into an XPASS when the C side is fixed.
 KNOWN_C_DIFFS = set()
 C_DIFF_CASES = [
     ("silu(int) raises", lambda m: (m.nn.functional.silu(m.tensor([1, 2])))),
@@ -636,7 +636,7 @@ C_FIXED_CASES = [
 ]
 
 
-@pytest.mark.xfail(strict=False, reason="tensor.h differs from PyTorch here (wip/python_requests.md)")
+@pytest.mark.xfail(strict=False, reason="tensor.h differs from PyTorch here (known differences, listed in the closing note of the session that added them)")
 @pytest.mark.parametrize("case", [c[0] for c in C_DIFF_CASES])
 def test_known_c_differences(T, case):
     fn = dict(C_DIFF_CASES)[case]
@@ -1058,7 +1058,7 @@ GRAD_FN_EXPRS = [
     "-x", "x.tanh()", "x.log()", "x.square()", "M.maximum(x, x * 2)", "x.addcmul(x, x)", "x.cumprod(0)",
     "M.nn.functional.pad(x, (1, 1))", "M.nn.functional.gelu(x)",
 ]
-# Names tensor.h still gives differently (wip/python_requests.md). reshape/flatten:
+# Names tensor.h still gives differently (known differences, listed in the closing note of the session that added them). reshape/flatten:
 # ReshapeAliasBackward0 is PyTorch 1.13's name (2.x says ViewBackward0 again).
 GRAD_FN_DIFFS = ["x.var(0)", "x.std(0)", "x.norm(dim=0)", "x.reshape(4)", "x.flatten()", "x.split(1)[0]",
                  "x.chunk(2)[0]", "x.topk(1).values", "x.unbind()[0]"]
@@ -1076,7 +1076,7 @@ def test_grad_fn_names_vs_torch(T):
         _grad_fn_both(T, e)
 
 
-@pytest.mark.xfail(strict=False, reason="tensor.h names this node differently (wip/python_requests.md)")
+@pytest.mark.xfail(strict=False, reason="tensor.h names this node differently (known differences, listed in the closing note of the session that added them)")
 @pytest.mark.parametrize("e", GRAD_FN_DIFFS)
 def test_grad_fn_name_differences(T, e):
     _grad_fn_both(T, e)
