@@ -22,8 +22,11 @@ if [ -x "$PY" ] && "$PY" -c "import pytest" 2>/dev/null; then
     out=$("$PY" -m pytest -q -p no:cacheprovider bindings/python/tests 2>&1); rc=$?
     echo "$out" | tail -n 15
     last=$(echo "$out" | tail -n 1)
-    p=$(echo "$last" | grep -oE '[0-9]+ passed' | cut -d' ' -f1); f=$(echo "$last" | grep -oE '[0-9]+ (failed|error)' | cut -d' ' -f1 | paste -sd+ - | bc 2>/dev/null)
-    passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+    p=$(echo "$last" | grep -oE '[0-9]+ passed' | cut -d' ' -f1)
+    f=$(echo "$last" | grep -oE '[0-9]+ failed' | cut -d' ' -f1); e=$(echo "$last" | grep -oE '[0-9]+ errors?' | cut -d' ' -f1)
+    passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0}))
+    # pytest exiting nonzero with no count (a collection error, say) still counts as a failure
+    [ "$rc" -ne 0 ] && [ -z "$f$e" ] && failed=$((failed + 1))
     [ "$rc" -ne 0 ] && status=1
 else
     echo "== python tests skipped: no $PY with pytest (apt-get install python3-pytest)"
