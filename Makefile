@@ -19,7 +19,9 @@ ifeq ($(BLAS),openblas)
 endif
 
 HEADER   := tensor.h
-TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
+PENDING  := test_data test_safetensors test_optim test_losses test_nn
+TESTS    := $(filter-out $(patsubst %,$(BUILD)/%,$(PENDING)),$(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c)))
+
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 
 .PHONY: all test demo bench clean check-header

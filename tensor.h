@@ -69,13 +69,21 @@
 
 #define TN_MAX_DIMS 8
 
+/* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
+   tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
+   alive until the end of the call's full expression. */
+#ifdef __cplusplus
+#include <initializer_list>
+#define TN_SHAPE(...) std::initializer_list<int64_t>{__VA_ARGS__}.begin(), (int)std::initializer_list<int64_t>{__VA_ARGS__}.size()
+#else
+#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Shape and dim-list literals for C callers: tn_zeros(TN_SHAPE(2, 3), TN_F32)
-   expands to tn_zeros((int64_t[]){2, 3}, 2, TN_F32). (C only: compound literals.) */
-#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+
 #define TN_DIMS(...) TN_SHAPE(__VA_ARGS__)
 
 /* ======================================================================= */
@@ -516,13 +524,107 @@ TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, doub
         return (T)0.5 * x * ((T)1 + tanh##F((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))); } \
     /* softplus = log(1 + exp(beta x)) / beta, linear above threshold as PyTorch */ \
     TN_HD static inline T tn_softplus_##S(T x, T beta, T threshold) { \
-        return x * beta > threshold ? x : log1p##F(exp##F(x * beta)) / beta; }
+        return x * beta > threshold ? x : log1p##F(exp##F(x * beta)) / beta; } \
+    TN_HD static inline T tn_leaky_relu_##S(T x, T slope) { return x > 0 ? x : x * slope; } \
+    /* elu, selu and celu: scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1)) */ \
+    TN_HD static inline T tn_elu_##S(T x, T alpha, T scale, T input_scale) { \
+        return x > 0 ? scale * x : scale * alpha * expm1##F(x * input_scale); } \
+    TN_HD static inline T tn_hardtanh_##S(T x, T lo, T hi) { return x < lo ? lo : x > hi ? hi : x; } \
+    TN_HD static inline T tn_mish_##S(T x) { return x * tanh##F(log1p##F(exp##F(x))); } \
+    TN_HD static inline T tn_hardsigmoid_##S(T x) { return tn_hardtanh_##S(x + (T)3, (T)0, (T)6) / (T)6; } \
+    TN_HD static inline T tn_hardswish_##S(T x) { return x * tn_hardsigmoid_##S(x); }
 TN__DEFINE_ACTIVATIONS(float, f32, f)
 TN__DEFINE_ACTIVATIONS(double, f64, )
 
 /* Numerically stable (max subtracted). Integer inputs give float32. */
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
+
+/* Activations beyond section 7's relu, gelu, silu, softplus, sigmoid, tanh (floating
+   inputs; PyTorch's defaults in the comments). */
+TNDEF tn_tensor *tn_relu6(tn_tensor *x);
+TNDEF tn_tensor *tn_leaky_relu(tn_tensor *x, double negative_slope);        /* 0.01 */
+TNDEF tn_tensor *tn_elu(tn_tensor *x, double alpha);                        /* 1.0 */
+TNDEF tn_tensor *tn_selu(tn_tensor *x);
+TNDEF tn_tensor *tn_celu(tn_tensor *x, double alpha);                       /* 1.0 */
+TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -1, 1 */
+TNDEF tn_tensor *tn_mish(tn_tensor *x);
+TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
+TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
+
+/* Linear layers: x [*, in], weight [out, in], bias [out] or NULL. */
+TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
+/* x1 [*, in1], x2 [*, in2], weight [out, in1, in2], bias [out] or NULL: x1^T W x2 + b. */
+TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *weight, tn_tensor *bias);
+
+/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose2d): x [N, C, *] or unbatched [C, *],
+   weight [O, C/groups, k...], bias [O] or NULL. Scalars apply to every spatial dim; the
+   _ex forms take one value per dim. padding TN_PAD_SAME is padding='same' (stride 1). */
+#define TN_PAD_SAME (-1)
+TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
+TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
+TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
+                              const int64_t dilation[2], int64_t groups);
+/* weight [C, O/groups, kh, kw]; output size (H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1. */
+TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
+                                     int64_t output_padding, int64_t groups, int64_t dilation);
+TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
+                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]);
+TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
+                                     int64_t output_padding, int64_t groups, int64_t dilation);
+/* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
+TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
+TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
+                           const int64_t padding[2], const int64_t stride[2]);
+
+/* Pooling over [N, C, *] or unbatched [C, *]. stride 0 means stride = kernel (PyTorch's
+   None). indices: NULL, or receives the int64 argmax positions (flat over each plane),
+   as return_indices=True. */
+TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
+TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
+TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
+                                  const int64_t dilation[2], bool ceil_mode, tn_tensor **indices);
+/* divisor_override 0: none. */
+TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
+TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
+TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
+                                  bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
+TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
+
+/* Normalisation. running_mean/var (NULL: none) are updated in place when training:
+   new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
+TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
+                               bool training, double momentum, double eps);   /* 0.1, 1e-5 */
+/* Normalises over the last n dims, which must equal normalized_shape. */
+TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps);
+TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
+TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
+                                  bool use_input_stats, double momentum, double eps);
+
+/* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
+   the identity when not training. dropout2d zeroes whole channels of [N, C, H, W] / [C, H, W]. */
+TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
+TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
+
+/* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
+   counts from V) gets no gradient. */
+TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight);
+TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx);
+/* int64 [*, num_classes]; num_classes -1: max + 1. */
+TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
+
+/* softmax(q k^T * scale + mask) v. q [*, L, E], k [*, S, E], v [*, S, Ev]; attn_mask NULL,
+   bool (true = may attend) or floating (added), broadcast to [*, L, S]; is_causal masks
+   j > i; scale 0 means 1/sqrt(E); dropout_p applies to the weights. */
+TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask,
+                                                 double dropout_p, bool is_causal, double scale);
+
+/* F.interpolate for [N, C, W] ("nearest", "linear") and [N, C, H, W] ("nearest", "bilinear"):
+   size (NULL: from scale_factor) or scale_factor (one value per spatial dim). */
+TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
+TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 
 /* ======================================================================= */
 /* 11. autograd engine                                                      */
@@ -616,7 +718,146 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
 TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
 
 
-/* 12. modules · 13. optimizers · 14. data: see their issues. */
+/* ======================================================================= */
+/* 12. modules                                                              */
+/* ======================================================================= */
+/* tn_dict: an ordered map from names to tensors (state dicts, optimizer state, the
+   contents of a safetensors file), plus string metadata. Keys are copied; values are
+   retained (a value may be NULL, as in a list of missing keys). Lookups are linear. */
+typedef struct tn_dict tn_dict;
+TNDEF tn_dict *tn_dict_new(void);
+TNDEF void tn_dict_free(tn_dict *d);                               /* releases its tensors */
+TNDEF int tn_dict_set(tn_dict *d, const char *key, tn_tensor *t);  /* retains t; an existing key keeps its place */
+TNDEF tn_tensor *tn_dict_get(const tn_dict *d, const char *key);   /* borrowed; NULL if absent (no error) */
+TNDEF bool tn_dict_contains(const tn_dict *d, const char *key);
+TNDEF int tn_dict_remove(tn_dict *d, const char *key);             /* 0, or -1 if absent (no error) */
+TNDEF int tn_dict_len(const tn_dict *d);
+TNDEF const char *tn_dict_key(const tn_dict *d, int i);            /* borrowed; NULL out of range */
+TNDEF tn_tensor *tn_dict_value(const tn_dict *d, int i);           /* borrowed */
+TNDEF tn_tensor *const *tn_dict_values(const tn_dict *d);          /* all values in order, borrowed */
+TNDEF int tn_dict_set_meta(tn_dict *d, const char *key, const char *value); /* string metadata (copied) */
+TNDEF const char *tn_dict_get_meta(const tn_dict *d, const char *key);      /* NULL if absent */
+TNDEF int tn_dict_meta_len(const tn_dict *d);
+TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i);
+
+/* Modules (nn.Module): a type (name, forward, ...) plus named parameters, buffers and
+   children, with PyTorch's state_dict names ("0.weight", "bn.running_mean"). Layers come
+   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as option
+   text, "stride=2, padding=1"). A module owns its children and retains its tensors;
+   tn_module_free frees the tree. A user module embeds tn_module as its first member,
+   allocates itself with tn_module_new and registers what it holds (examples/custom_module.c). */
+typedef struct tn_module tn_module;
+typedef struct tn_module_type {
+    const char *name;                                          /* PyTorch's class name, "Linear" */
+    tn_tensor *(*forward)(tn_module *m, tn_tensor *x);         /* one input, one output; NULL: none */
+    void (*destroy)(tn_module *m);                             /* frees what the type allocated itself; NULL: nothing */
+    void (*extra_repr)(tn_module *m, char *buf, size_t cap);   /* "in_features=4, out_features=2, bias=True"; NULL: none */
+} tn_module_type;
+typedef struct tn__slot tn__slot;
+struct tn_module {
+    const tn_module_type *type;
+    bool training;
+    int nparams, nbuffers, nchildren, cap[3];
+    tn__slot *params, *buffers, *children;   /* in registration order */
+};
+TNDEF tn_module *tn_module_new(const tn_module_type *type, size_t size);   /* zeroed, size >= sizeof(tn_module), training */
+TNDEF void tn_module_free(tn_module *m);                                    /* children first, then m's tensors and m */
+/* Register t as parameter name (retained; it becomes a leaf that requires grad); returns t, borrowed.
+   An existing name is replaced. */
+TNDEF tn_tensor *tn_module_register_parameter(tn_module *m, const char *name, tn_tensor *t);
+TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_tensor *t, bool persistent);
+TNDEF tn_module *tn_module_add(tn_module *m, const char *name, tn_module *child);  /* takes ownership of child; returns it */
+TNDEF tn_tensor *tn_module_forward(tn_module *m, tn_tensor *x);
+TNDEF tn_tensor *tn_module_get(const tn_module *m, const char *name);       /* parameter or buffer by dotted name, borrowed */
+TNDEF tn_module *tn_module_child(const tn_module *m, const char *name);     /* by dotted name ("encoder.layers.0") */
+TNDEF tn_module *tn_module_child_at(const tn_module *m, int i, const char **name);
+TNDEF int tn_module_num_children(const tn_module *m);
+TNDEF const char *tn_module_name(const tn_module *m);                       /* its type's name */
+/* Recursive, in PyTorch's order, values are the tensors themselves; the caller frees the dict. */
+TNDEF tn_dict *tn_module_named_parameters(const tn_module *m);
+TNDEF tn_dict *tn_module_named_buffers(const tn_module *m);
+TNDEF tn_dict *tn_module_state_dict(const tn_module *m);                    /* parameters and persistent buffers, detached */
+/* Copy sd's tensors into the module's (no autograd). strict: missing or unexpected keys are
+   an error; otherwise their names go into missing/unexpected (either may be NULL). A shape
+   mismatch is always an error. On error nothing is loaded. */
+TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected);
+TNDEF void tn_module_train(tn_module *m, bool mode);                        /* recursive */
+TNDEF void tn_module_eval(tn_module *m);
+TNDEF void tn_module_zero_grad(tn_module *m);                               /* .grad = NULL on every parameter */
+TNDEF int64_t tn_module_num_parameters(const tn_module *m);                 /* elements over all parameters */
+typedef void (*tn_module_fn)(tn_module *m, void *user);
+TNDEF void tn_module_apply(tn_module *m, tn_module_fn fn, void *user);      /* children first, then m, as PyTorch */
+TNDEF char *tn_module_repr(const tn_module *m);                             /* print(model); free with tn_string_free */
+TNDEF int tn_module_to(tn_module *m, tn_device device);                     /* moves every parameter and buffer in place */
+TNDEF int tn_module_to_dtype(tn_module *m, tn_dtype dtype);                 /* floating parameters and buffers */
+
+/* nn.init: in place, no autograd, from the default generator. */
+TNDEF double tn_init_calculate_gain(const char *nonlinearity, double param); /* param: leaky_relu's slope (NAN: 0.01) */
+TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b);
+TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std);
+TNDEF int tn_init_constant_(tn_tensor *t, double value);
+TNDEF int tn_init_zeros_(tn_tensor *t);
+TNDEF int tn_init_ones_(tn_tensor *t);
+TNDEF int tn_init_xavier_uniform_(tn_tensor *t, double gain);
+TNDEF int tn_init_xavier_normal_(tn_tensor *t, double gain);
+/* mode "fan_in" | "fan_out"; nonlinearity as calculate_gain (a: leaky_relu's slope). */
+TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
+TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
+TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
+TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
+
+/* Layers: PyTorch's constructor arguments; options are the keyword arguments as text.
+   Initialisation as PyTorch's reset_parameters. */
+TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
+TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
+TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
+
+/* options: stride, padding (n, (h, w), 'same', 'valid'), dilation, groups, bias, padding_mode ('zeros'), kernel_size=(h, w) */
+TNDEF tn_module *tn_nn_conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* options: stride, padding, output_padding, groups, bias, dilation, kernel_size=(h, w) */
+TNDEF tn_module *tn_nn_conv_transpose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
+TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_max_pool1d(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool1d(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
+/* options: eps, momentum (None: cumulative average), affine, track_running_stats */
+TNDEF tn_module *tn_nn_batch_norm1d(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm2d(int64_t num_features, const char *options);
+/* options: eps, elementwise_affine, bias */
+TNDEF tn_module *tn_nn_layer_norm(const int64_t *normalized_shape, int n, const char *options);
+/* options: eps, affine */
+TNDEF tn_module *tn_nn_group_norm(int64_t num_groups, int64_t num_channels, const char *options);
+TNDEF tn_module *tn_nn_dropout(double p);
+TNDEF tn_module *tn_nn_dropout2d(double p);
+/* options: padding_idx */
+TNDEF tn_module *tn_nn_embedding(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
+TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
+TNDEF tn_module *tn_nn_identity(void);
+/* Activations as modules: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
+   "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax",
+   "LogSoftmax", with their keyword arguments ("negative_slope=0.2", "approximate='tanh'", "dim=1"). */
+TNDEF tn_module *tn_nn_activation(const char *name, const char *options);
+TNDEF tn_module *tn_nn_relu(void);
+TNDEF tn_module *tn_nn_tanh(void);
+TNDEF tn_module *tn_nn_sigmoid(void);
+TNDEF tn_module *tn_nn_gelu(void);
+/* Containers. tn_nn_sequential(a, b, c) (C; C++ and bindings call tn_nn_sequential_n) names
+   its children "0", "1", ...; if any is NULL (a failed constructor) all are freed. */
+TNDEF tn_module *tn_nn_sequential_n(tn_module *const *mods, int n);
+#ifndef __cplusplus
+#define tn_nn_sequential(...) tn_nn_sequential_n((tn_module *const[]){__VA_ARGS__}, (int)(sizeof((tn_module *const[]){__VA_ARGS__}) / sizeof(tn_module *)))
+#endif
+TNDEF tn_module *tn_nn_sequential_append(tn_module *seq, tn_module *m);   /* also for ModuleList; returns m */
+TNDEF tn_module *tn_nn_module_list(void);                                  /* no forward */
+TNDEF tn_module *tn_nn_module_dict(void);                                  /* add with tn_module_add; no forward */
+
+/* 13. optimizers · 14. data: see their issues. */
+
 
 /* ======================================================================= */
 /* 15. serialization & printing                                             */
@@ -642,7 +883,8 @@ TNDEF int tn_get_num_threads(void);
     X(NEG) X(ABS) X(SIGN) X(SQUARE) X(RELU) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(CLAMP) \
     X(EXP) X(EXP2) X(LOG) X(LOG2) X(LOG10) X(LOG1P) X(EXPM1) X(SQRT) X(RSQRT) X(RECIPROCAL) \
     X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(SIGMOID) \
-    X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(ERF) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
+    X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(LEAKY_RELU) X(ELU) X(HARDTANH) X(MISH) X(HARDSWISH) \
+    X(HARDSIGMOID) X(ERF) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
     X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE)
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
@@ -677,7 +919,8 @@ typedef struct tn_backend {
        or dst is on the CPU and src on this device. */
     int (*copy)(tn_tensor *dst, tn_tensor *src);
     int (*fill)(tn_tensor *dst, double value);
-    /* params: CLAMP (min, max), SOFTPLUS (beta, threshold), NAN_TO_NUM (nan, posinf, neginf). */
+    /* params: CLAMP and HARDTANH (min, max), SOFTPLUS (beta, threshold), LEAKY_RELU (slope),
+       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf). */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
     int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
     int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);
@@ -697,6 +940,15 @@ typedef struct tn_backend {
     /* Element i of out from Philox(seed, offset + i): UNIFORM a + (b-a)u, NORMAL a + b z,
        RANDINT low + (64 random bits mod range), exact for any int64 bounds. */
     int (*random)(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range);
+    /* Sliding windows over the last two dims of img [N, C, H, W]; cols is [N, C*kh*kw, oh*ow]
+       with rows ordered (c, ki, kj); both any strides, floating. geom: kh, kw, dh, dw
+       (dilation), ph, pw (padding before), sh, sw (stride), oh, ow (window counts); windows
+       read zeros past either edge. fold 0: cols = im2col(img); fold 1: img += col2im(cols). */
+    int (*im2col)(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom);
+    /* Max pooling's argmax: idx [N, C, OH, OW] (int64, contiguous) gets h*W + w of the largest
+       element (NaN wins) of x [N, C, H, W] over rows hs[oh], hs[oh] + dh, ... < he[oh] (rows
+       below 0 skipped) and columns likewise; every window has an element. */
+    int (*pool_argmax)(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw);
 } tn_backend;
 
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
@@ -3036,6 +3288,12 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case GELU_TANH: TN__MAP1(T, T, tn_gelu_tanh_##S(x)); break; \
     case SILU: TN__MAP1(T, T, tn_silu_##S(x)); break; \
     case SOFTPLUS: TN__MAP1(T, T, tn_softplus_##S(x, lo, hi)); break; \
+    case LEAKY_RELU: TN__MAP1(T, T, tn_leaky_relu_##S(x, lo)); break; \
+    case ELU: TN__MAP1(T, T, tn_elu_##S(x, lo, hi, p2)); break; \
+    case HARDTANH: TN__MAP1(T, T, x != x ? x : tn_hardtanh_##S(x, lo, hi)); break; \
+    case MISH: TN__MAP1(T, T, tn_mish_##S(x)); break; \
+    case HARDSWISH: TN__MAP1(T, T, tn_hardswish_##S(x)); break; \
+    case HARDSIGMOID: TN__MAP1(T, T, tn_hardsigmoid_##S(x)); break; \
     case ERF: TN__MAP1(T, T, erf##F(x)); break; \
     case ERFC: TN__MAP1(T, T, erfc##F(x)); break; \
     case ISNAN: TN__MAP1(bool, T, x != x); break; \
@@ -3329,7 +3587,7 @@ static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (cd == TN_BOOL && op == SQUARE) cd = TN_I64; /* square is pow(x, 2): bool promotes to int64 */
-    if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || op == SOFTPLUS))
+    if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID)))
         return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (cd == TN_BOOL && (op == NEG || op == ABS || op == RELU))
         return (tn__error("%s: not supported for dtype bool%s", fn, op == NEG ? "; use tn_logical_not" : ""), TN_NUM_DTYPES);
@@ -5225,6 +5483,770 @@ static tn_tensor *tn__softmax(const char *fn, tn_lane_op op, tn_tensor *x, int64
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_softmax", SOFTMAX, x, dim); }
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
 
+/* ---- activations ---- */
+static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p0, double p1, double p2) {
+    double p[3] = {p0, p1, p2};
+    return TN__AS(fn, tn__unary(op, x, p));
+}
+TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__act("tn_relu6", HARDTANH, x, 0, 6, 0); }
+TNDEF tn_tensor *tn_leaky_relu(tn_tensor *x, double slope) { return tn__act("tn_leaky_relu", LEAKY_RELU, x, slope, 0, 0); }
+TNDEF tn_tensor *tn_elu(tn_tensor *x, double alpha) { return tn__act("tn_elu", ELU, x, alpha, 1, 1); }
+TNDEF tn_tensor *tn_selu(tn_tensor *x) {
+    return tn__act("tn_selu", ELU, x, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1);
+}
+TNDEF tn_tensor *tn_celu(tn_tensor *x, double alpha) {
+    if (alpha == 0) return (tn_tensor *)tn__error("tn_celu: alpha must be nonzero (ZeroDivisionError in PyTorch)");
+    return tn__act("tn_celu", ELU, x, alpha, 1, 1 / alpha);
+}
+TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val) {
+    if (min_val > max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", min_val, max_val);
+    return tn__act("tn_hardtanh", HARDTANH, x, min_val, max_val, 0);
+}
+TNDEF tn_tensor *tn_mish(tn_tensor *x) { return tn__act("tn_mish", MISH, x, 0, 0, 0); }
+TNDEF tn_tensor *tn_hardswish(tn_tensor *x) { return tn__act("tn_hardswish", HARDSWISH, x, 0, 0, 0); }
+TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x) { return tn__act("tn_hardsigmoid", HARDSIGMOID, x, 0, 0, 0); }
+
+/* ---- nn helpers ---- */
+/* An op whose backward is a function beside its forward, with the custom-op signature:
+   saved tensors through tn_ctx_saved, attributes in n->d and n->i. */
+static tn_node *tn__fn_node(const char *name, tn_custom_backward bw, tn_tensor *const *ins, int n) {
+    tn_node *nd = tn__node_new(G_CUSTOM, 0, ins, n);
+    if (nd) { nd->name = name; nd->custom_bw = bw; }
+    return nd;
+}
+/* Composite nn ops open a scope for their intermediates and hand out only the result. */
+static tn_tensor *tn__scope_return(tn_tensor *r) {
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
+    if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
+        return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    return 0;
+}
+/* The other tensors of a layer (weight, bias, ...) must match the input's dtype and device. */
+static int tn__nn_same(const char *fn, tn_tensor *x, tn_tensor *t, const char *what) {
+    if (!t) return 0;
+    if (t->dtype != x->dtype) return TN__FAIL_INT("%s: input (%s) and %s (%s) must have the same dtype", fn, tn_dtype_name(x->dtype), what, tn_dtype_name(t->dtype));
+    if (t->device != x->device) return TN__FAIL_INT("%s: input (%s) and %s (%s) must be on the same device", fn, tn_device_name(x->device), what, tn_device_name(t->device));
+    return 0;
+}
+/* A [1, C, 1, ...] view of a per-channel vector for an input of ndim dims. */
+static tn_tensor *tn__per_channel(tn_tensor *v, int ndim) {
+    int64_t shape[TN_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) shape[d] = 1;
+    shape[1] = -1;
+    return v ? tn_reshape(v, shape, ndim) : NULL;
+}
+
+/* ---- linear ---- */
+static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
+    TN__CHECK_NULL(x); TN__CHECK_NULL(w);
+    if (w->ndim != 2 || (b && b->ndim > 1)) return (tn_tensor *)tn__error("tn_linear: weight must be 2-d [out, in] (got %s) and bias 1-d or 0-d", TN__SHAPE(w));
+    if (x->ndim == 0 || x->shape[x->ndim - 1] != w->shape[1])
+        return (tn_tensor *)tn__error("tn_linear: input %s and weight %s: the last dim of the input must equal in_features (%lld)", TN__SHAPE(x), TN__SHAPE(w), (long long)w->shape[1]);
+    if (b && b->ndim == 1 && b->shape[0] != w->shape[0]) return (tn_tensor *)tn__error("tn_linear: bias %s must have out_features (%lld) elements", TN__SHAPE(b), (long long)w->shape[0]);
+    if (tn__nn_same("tn_linear", x, w, "weight") || tn__nn_same("tn_linear", x, b, "bias")) return NULL;
+    tn_scope_begin();
+    tn_tensor *wt = tn_t(w), *y;
+    if (x->ndim == 2 && b) y = tn_addmm(b, x, wt, 1, 1);  /* one GEMM with the bias as C, as PyTorch */
+    else {
+        y = tn_matmul(x, wt);
+        if (b) y = tn_add(y, b);
+    }
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_linear", tn__linear_impl(x, w, b)); }
+static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) {
+    TN__CHECK_NULL(x1); TN__CHECK_NULL(x2); TN__CHECK_NULL(w);
+    if (w->ndim != 3 || x1->ndim == 0 || x2->ndim == 0 || x1->shape[x1->ndim - 1] != w->shape[1] || x2->shape[x2->ndim - 1] != w->shape[2] ||
+        x1->ndim != x2->ndim || memcmp(x1->shape, x2->shape, (size_t)(x1->ndim - 1) * sizeof(int64_t)))
+        return (tn_tensor *)tn__error("tn_bilinear: inputs %s and %s do not fit weight %s (expected [*, in1], [*, in2] and [out, in1, in2])", TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(w));
+    if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return (tn_tensor *)tn__error("tn_bilinear: bias %s must be [%lld]", TN__SHAPE(b), (long long)w->shape[0]);
+    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2];
+    tn_scope_begin();
+    /* y[.., o] = sum_j (x1 @ W')[.., o, j] x2[.., j], W' = W as [in1, out * in2] */
+    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, O * I2));
+    tn_tensor *t = tn_matmul(x1, wp);
+    int64_t shape[TN_MAX_DIMS + 1];
+    for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
+    shape[x1->ndim - 1] = O;
+    shape[x1->ndim] = I2;
+    t = tn_reshape(t, shape, x1->ndim + 1);
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_unsqueeze(x2, -2)), TN_SHAPE(-1), false);
+    if (b) y = tn_add(y, b);
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_bilinear", tn__bilinear_impl(x1, x2, w, b)); }
+
+/* ---- sliding windows: im2col / col2im, each the other's backward ---- */
+/* g: kh, kw, dh, dw, ph, pw, sh, sw, oh, ow (the backend's geometry), then H, W of the image. */
+static tn_tensor *tn__col2im(tn_tensor *cols, int64_t H, int64_t W, const int64_t *g);
+static tn_tensor *tn__im2col(tn_tensor *x, const int64_t *g);
+static int tn__im2col_bw(tn_ctx *n, tn_tensor *gout, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    return (gin[0] = tn__col2im(gout, n->i[10], n->i[11], n->i)) ? 0 : -1;
+}
+static int tn__col2im_bw(tn_ctx *n, tn_tensor *gout, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    return (gin[0] = tn__im2col(gout, n->i)) ? 0 : -1;
+}
+/* x [N, C, H, W] -> [N, C*kh*kw, oh*ow], stored as [C*kh*kw, N, oh*ow] so that convolution
+   multiplies all samples in one GEMM. */
+static tn_tensor *tn__im2col(tn_tensor *x, const int64_t *g) {
+    int64_t N = x->shape[0], K = x->shape[1] * g[0] * g[1], L = g[8] * g[9];
+    int64_t shape[3] = {K, N, L};
+    tn_tensor *c = tn__new(x->dtype, x->device, shape, 3);
+    if (!c) return NULL;
+    c->shape[0] = N; c->shape[1] = K;
+    c->strides[0] = L; c->strides[1] = N * L; c->strides[2] = 1;
+    if (tn__backend(x->device)->im2col(0, c, x, g)) { tn_release(c); return NULL; }
+    tn_node *nd = tn__fn_node("Im2ColBackward0", tn__im2col_bw, &x, 1);
+    if (nd) { memcpy(nd->i, g, 10 * sizeof(int64_t)); nd->i[10] = x->shape[2]; nd->i[11] = x->shape[3]; nd->ni = 12; }
+    return tn__own(tn__node_attach(nd, c));
+}
+static tn_tensor *tn__col2im(tn_tensor *cols, int64_t H, int64_t W, const int64_t *g) {
+    int64_t shape[4] = {cols->shape[0], cols->shape[1] / (g[0] * g[1]), H, W};
+    tn_tensor *img = tn__new(cols->dtype, cols->device, shape, 4);
+    if (!img) return NULL;
+    if (tn__backend(img->device)->fill(img, 0) || tn__backend(img->device)->im2col(1, cols, img, g)) { tn_release(img); return NULL; }
+    tn_node *nd = tn__fn_node("Col2ImBackward0", tn__col2im_bw, &cols, 1);
+    if (nd) { memcpy(nd->i, g, 10 * sizeof(int64_t)); nd->i[10] = H; nd->i[11] = W; nd->ni = 12; }
+    return tn__own(tn__node_attach(nd, img));
+}
+/* Window count along one dim, as PyTorch's pooling_output_shape (ceil_mode: a last window
+   may start in the right padding but not past it). */
+static int64_t tn__window_count(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
+    int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+    int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+    if (ceil_mode && (out - 1) * stride >= in + pad) out--;
+    return out;
+}
+static int tn__check_positive(const char *fn, const char *what, const int64_t *v, int n) {
+    for (int i = 0; i < n; i++)
+        if (v[i] <= 0) return TN__FAIL_INT("%s: %s must be greater than zero, got %lld", fn, what, (long long)v[i]);
+    return 0;
+}
+static tn_tensor *tn__im2col_public(const char *fn, tn_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s) {
+    TN__CHECK_NULL(x);
+    if (x->ndim != 4 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 3-d (unbatched) or 4-d (batched) input, got %s", fn, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input") || tn__check_positive(fn, "kernel_size", k, 2) || tn__check_positive(fn, "dilation", d, 2) ||
+        tn__check_positive(fn, "stride", s, 2)) return NULL;
+    if (p[0] < 0 || p[1] < 0) return (tn_tensor *)tn__error("%s: padding must be non-negative", fn);
+    tn_scope_begin();
+    tn_tensor *x4 = x->ndim == 4 ? x : tn_unsqueeze(x, 0);
+    int64_t g[10] = {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], 0, 0};
+    for (int i = 0; i < 2; i++) {
+        g[8 + i] = (x4->shape[2 + i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
+        if (x4->shape[2 + i] + 2 * p[i] - d[i] * (k[i] - 1) - 1 < 0) {
+            tn_scope_end();
+            return (tn_tensor *)tn__error("%s: input %s is smaller than the dilated kernel (%lld x %lld) with padding (%lld, %lld)", fn, TN__SHAPE(x),
+                                          (long long)(d[0] * (k[0] - 1) + 1), (long long)(d[1] * (k[1] - 1) + 1), (long long)p[0], (long long)p[1]);
+        }
+    }
+    tn_tensor *c = tn_contiguous(tn__im2col(x4, g));
+    return tn__scope_return(x->ndim == 4 ? c : tn_squeeze_dim(c, 0));
+}
+TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]) {
+    return TN__AS("tn_im2col", tn__im2col_public("tn_im2col", x, kernel, dilation, padding, stride));
+}
+static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t *os, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s) {
+    TN__CHECK_NULL(c);
+    if (c->ndim != 3 && c->ndim != 2) return (tn_tensor *)tn__error("%s: expected 2-d (unbatched) or 3-d (batched) input, got %s", fn, TN__SHAPE(c));
+    if (tn__nn_check(fn, c, "input") || tn__check_positive(fn, "kernel_size", k, 2) || tn__check_positive(fn, "dilation", d, 2) ||
+        tn__check_positive(fn, "stride", s, 2) || tn__check_positive(fn, "output_size", os, 2)) return NULL;
+    if (p[0] < 0 || p[1] < 0) return (tn_tensor *)tn__error("%s: padding must be non-negative", fn);
+    int64_t g[10] = {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], 0, 0};
+    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
+    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1];
+    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != g[8] * g[9])
+        return (tn_tensor *)tn__error("%s: input %s does not fit output_size (%lld, %lld) and kernel (%lld, %lld): expected [*, C*%lld, %lld]", fn, TN__SHAPE(c),
+                                      (long long)os[0], (long long)os[1], (long long)k[0], (long long)k[1], (long long)(k[0] * k[1]),
+                                      (long long)(g[8] > 0 && g[9] > 0 ? g[8] * g[9] : 0));
+    tn_scope_begin();
+    tn_tensor *c3 = c->ndim == 3 ? c : tn_unsqueeze(c, 0);
+    tn_tensor *img = tn__col2im(c3, os[0], os[1], g);
+    return tn__scope_return(c->ndim == 3 ? img : tn_squeeze_dim(img, 0));
+}
+TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
+                           const int64_t padding[2], const int64_t stride[2]) {
+    return TN__AS("tn_col2im", tn__col2im_public("tn_col2im", cols, output_size, kernel, dilation, padding, stride));
+}
+
+/* ---- convolution: im2col + one GEMM over the whole batch (per group) ---- */
+/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
+static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
+                           const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
+    TN__CHECK_NULL(x); TN__CHECK_NULL(w);
+    if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
+        return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
+    if (w->ndim != nsp + 2)
+        return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
+    bool same = p[0] == TN_PAD_SAME;
+    if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
+    for (int i = 0; i < nsp && !same; i++) if (p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
+    if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
+    for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
+    const bool batched = x->ndim == nsp + 2;
+    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? w->shape[1] * groups : w->shape[0];
+    if (!transposed && (C % groups || O % groups || w->shape[1] * groups != C))
+        return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)(w->shape[1] * groups), (long long)C);
+    if (transposed && (C % groups || w->shape[0] != C))
+        return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
+    if (b && (b->ndim != 1 || b->shape[0] != O)) return (tn_tensor *)tn__error("%s: bias of size %s, expected [%lld]", fn, TN__SHAPE(b), (long long)O);
+    /* the 2-d geometry: a 1-d convolution is a 2-d one of height 1 */
+    int64_t in[2], k[2], g[10];
+    for (int i = 0; i < 2; i++) {
+        int j = i - (2 - nsp);          /* index into the caller's per-dim arrays, -1 for the unit height */
+        in[i] = j < 0 ? 1 : x->shape[x->ndim - nsp + j];
+        k[i] = j < 0 ? 1 : w->shape[2 + j];
+        g[2 + i] = j < 0 ? 1 : d[j];
+        g[6 + i] = j < 0 ? 1 : s[j];
+        g[4 + i] = j < 0 || same ? 0 : p[j];
+        g[i] = k[i];
+        if (same) g[4 + i] = g[2 + i] * (k[i] - 1) / 2;   /* the odd pixel goes to the end, as PyTorch */
+        if (transposed) {
+            int64_t o = j < 0 ? 0 : op[j];
+            if (o < 0 || (o >= g[6 + i] && o >= g[2 + i]))
+                return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
+                                              fn, (long long)o, (long long)g[6 + i], (long long)g[2 + i]);
+            g[8 + i] = in[i];
+            in[i] = (in[i] - 1) * g[6 + i] - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
+            if (in[i] <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output size %lld", fn, TN__SHAPE(x), (long long)in[i]);
+        } else {
+            int64_t span = g[2 + i] * (k[i] - 1) + 1, padded = in[i] + (same ? span - 1 : 2 * g[4 + i]);
+            if (span > padded)
+                return (tn_tensor *)tn__error("%s: calculated padded input size per channel: (%lld). Kernel size: (%lld). Kernel size can't be greater than actual input size (input %s, weight %s)",
+                                              fn, (long long)padded, (long long)span, TN__SHAPE(x), TN__SHAPE(w));
+            g[8 + i] = same ? in[i] : (padded - span) / g[6 + i] + 1;
+        }
+    }
+    tn_scope_begin();
+    tn_tensor *x4 = batched ? x : tn_unsqueeze(x, 0), *w4 = w;
+    if (nsp == 1) { x4 = tn_unsqueeze(x4, 2); w4 = tn_unsqueeze(w, 2); }
+    const int64_t N = x4 ? x4->shape[0] : 0, KK = k[0] * k[1], G = groups;
+    tn_tensor *y;
+    if (!transposed) {
+        int64_t Kg = C / G * KK, L = g[8] * g[9];
+        tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;                        /* [N, K, L] over [K, N, L] */
+        tn_tensor *ct = tn_permute(cols, TN_SHAPE(1, 0, 2));                     /* [K, N, L], contiguous */
+        if (G == 1) y = tn_mm(tn_reshape(w4, TN_SHAPE(O, Kg)), tn_reshape(ct, TN_SHAPE(Kg, N * L)));
+        else y = tn_matmul(tn_reshape(w4, TN_SHAPE(G, O / G, Kg)), tn_reshape(ct, TN_SHAPE(G, Kg, N * L)));
+        y = tn_permute(tn_reshape(y, TN_SHAPE(O, N, g[8], g[9])), TN_SHAPE(1, 0, 2, 3));
+    } else {
+        int64_t Cg = C / G, Og = O / G, HW = g[8] * g[9];
+        tn_tensor *xt = tn_reshape(tn_permute(x4, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, Cg, N * HW));
+        tn_tensor *wt = tn_transpose(tn_reshape(w4, TN_SHAPE(G, Cg, Og * KK)), 1, 2);   /* [G, Og*KK, Cg] */
+        tn_tensor *cols = G == 1 ? tn_mm(tn_squeeze_dim(wt, 0), tn_squeeze_dim(xt, 0)) : tn_matmul(wt, xt);
+        cols = tn_permute(tn_reshape(cols, TN_SHAPE(O * KK, N, HW)), TN_SHAPE(1, 0, 2)); /* [N, O*KK, HW] */
+        y = cols ? tn__col2im(cols, in[0], in[1], g) : NULL;
+    }
+    y = b ? tn_add(y, tn_reshape(b, TN_SHAPE(1, O, 1, 1))) : tn_contiguous(y);
+    if (nsp == 1) y = tn_squeeze_dim(y, 2);
+    y = tn__grad_name(y, transposed ? "ConvolutionBackward0" : "ConvolutionBackward0");
+    return tn__scope_return(batched ? y : tn_squeeze_dim(y, 0));
+}
+TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
+    return TN__AS("tn_conv1d", tn__conv("tn_conv1d", x, w, b, 1, false, &stride, &padding, &dilation, NULL, groups));
+}
+TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
+    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, stride, padding, dilation, NULL, groups));
+}
+TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
+    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
+    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, s, p, d, NULL, groups));
+}
+TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2],
+                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]) {
+    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, stride, padding, dilation, output_padding, groups));
+}
+TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
+    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, o[2] = {output_padding, output_padding}, d[2] = {dilation, dilation};
+    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, s, p, d, o, groups));
+}
+TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
+    return TN__AS("tn_conv_transpose1d", tn__conv("tn_conv_transpose1d", x, w, b, 1, true, &stride, &padding, &dilation, &output_padding, groups));
+}
+
+/* ---- pooling ---- */
+/* x [N, C, *] or [C, *] with nsp spatial dims -> [N, C, H, W] (1-d gains a unit height). */
+static tn_tensor *tn__pool_input(const char *fn, tn_tensor *x, int nsp) {
+    if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
+        return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    for (int d = x->ndim - nsp; d < x->ndim; d++)
+        if (x->shape[d] == 0) return (tn_tensor *)tn__error("%s: expected input %s to have non-zero spatial sizes", fn, TN__SHAPE(x));
+    tn_tensor *x4 = x->ndim == nsp + 2 ? x : tn_unsqueeze(x, 0);
+    return nsp == 1 ? tn_unsqueeze(x4, 2) : x4;
+}
+/* Undo tn__pool_input on a result. */
+static tn_tensor *tn__pool_output(tn_tensor *y, tn_tensor *x, int nsp) {
+    if (nsp == 1) y = tn_squeeze_dim(y, 2);
+    return x->ndim == nsp + 2 ? y : tn_squeeze_dim(y, 0);
+}
+/* Kernel, stride, padding, dilation per dim in 2-d form; stride 0 is the kernel size. */
+static int tn__pool_geometry(const char *fn, int nsp, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d, int64_t *g) {
+    for (int i = 0; i < 2; i++) {
+        int j = i - (2 - nsp);
+        g[i] = j < 0 ? 1 : k[j];
+        g[6 + i] = j < 0 ? 1 : s && s[j] ? s[j] : k[j];
+        g[4 + i] = j < 0 ? 0 : p[j];
+        g[2 + i] = j < 0 || !d ? 1 : d[j];
+        if (g[i] <= 0 || g[6 + i] <= 0 || g[2 + i] <= 0)
+            return TN__FAIL_INT("%s: kernel_size, stride and dilation must be greater than zero (got %lld, %lld, %lld)", fn, (long long)g[i], (long long)g[6 + i], (long long)g[2 + i]);
+        if (g[4 + i] < 0 || g[4 + i] > (g[2 + i] * (g[i] - 1) + 1) / 2)
+            return TN__FAIL_INT("%s: pad should be at most half of effective kernel size, but got pad=%lld, kernel_size=%lld and dilation=%lld", fn,
+                                (long long)g[4 + i], (long long)g[i], (long long)g[2 + i]);
+    }
+    return 0;
+}
+static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_mode) {
+    for (int i = 0; i < 2; i++) {
+        g[8 + i] = tn__window_count(x4->shape[2 + i], g[i], g[4 + i], g[6 + i], g[2 + i], ceil_mode);
+        if (g[8 + i] <= 0)
+            return TN__FAIL_INT("%s: given input size %s, calculated output size (%lldx%lld): output size is too small", fn, TN__SHAPE(x4),
+                                (long long)g[8], (long long)g[9]);
+    }
+    return 0;
+}
+/* Max over windows given by row tables hs/he and column tables ws/we: the argmax from the
+   backend, the values by gather (so the backward is gather's, twice differentiable too). */
+static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const int64_t *tab, int64_t dh, int64_t dw, tn_tensor **idx_out) {
+    int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3];
+    int64_t ishape[4] = {N, C, OH, OW};
+    tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
+    if (!idx || tn__backend(x4->device)->pool_argmax(idx, x4, tab, tab + OH, tab + 2 * OH, tab + 2 * OH + OW, dh, dw)) return NULL;
+    tn_tensor *v = tn_gather(tn_reshape(x4, TN_SHAPE(N, C, H * W)), 2, tn_reshape(idx, TN_SHAPE(N, C, OH * OW)));
+    *idx_out = idx;
+    return tn_reshape(v, ishape, 4);
+}
+static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
+                               bool ceil_mode, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    int64_t g[10];
+    if (tn__pool_geometry(fn, nsp, k, s, p, d, g)) return NULL;
+    tn_scope_begin();
+    tn_tensor *x4 = tn__pool_input(fn, x, nsp), *idx = NULL, *y = NULL;
+    int64_t *tab = NULL;
+    if (x4 && !tn__pool_counts(fn, x4, g, ceil_mode)) {
+        int64_t OH = g[8], OW = g[9];
+        tab = (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t));
+        if (!tab) tn__error("%s: out of memory", fn);
+        for (int64_t o = 0; tab && o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = tab[o] + g[2] * (g[0] - 1) + 1; if (tab[OH + o] > x4->shape[2]) tab[OH + o] = x4->shape[2]; }
+        for (int64_t o = 0; tab && o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = tab[2 * OH + o] + g[3] * (g[1] - 1) + 1; if (tab[2 * OH + OW + o] > x4->shape[3]) tab[2 * OH + OW + o] = x4->shape[3]; }
+        if (tab) y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, g[2], g[3], &idx), nsp == 1 ? "MaxPool2DWithIndicesBackward0" : "MaxPool2DWithIndicesBackward0");
+        TN_FREE(tab);
+    }
+    if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, nsp));
+    return tn__scope_return(y ? tn__pool_output(y, x, nsp) : NULL);
+}
+TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
+    return TN__AS("tn_max_pool1d", tn__max_pool("tn_max_pool1d", x, 1, &kernel, &stride, &padding, &dilation, ceil_mode, indices));
+}
+TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
+                                  bool ceil_mode, tn_tensor **indices) {
+    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, kernel, stride, padding, dilation, ceil_mode, indices));
+}
+TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
+    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
+    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
+}
+/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). */
+static void tn__adaptive_table(int64_t in, int64_t out, int64_t *start, int64_t *end) {
+    for (int64_t i = 0; i < out; i++) { start[i] = i * in / out; end[i] = ((i + 1) * in + out - 1) / out; }
+}
+static tn_tensor *tn__adaptive_max_pool(const char *fn, tn_tensor *x, int64_t OH, int64_t OW, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
+    tn_scope_begin();
+    tn_tensor *x4 = tn__pool_input(fn, x, 2), *idx = NULL, *y = NULL;
+    int64_t *tab = x4 ? (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t)) : NULL;
+    if (x4 && !tab) tn__error("%s: out of memory", fn);
+    if (tab) {
+        tn__adaptive_table(x4->shape[2], OH, tab, tab + OH);
+        tn__adaptive_table(x4->shape[3], OW, tab + 2 * OH, tab + 2 * OH + OW);
+        y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, 1, 1, &idx), "AdaptiveMaxPool2DBackward0");
+        TN_FREE(tab);
+    }
+    if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, 2));
+    return tn__scope_return(y ? tn__pool_output(y, x, 2) : NULL);
+}
+TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices) {
+    return TN__AS("tn_adaptive_max_pool2d", tn__adaptive_max_pool("tn_adaptive_max_pool2d", x, out_h, out_w, indices));
+}
+/* Average pooling: window sums by im2col of each plane, divided per window as PyTorch. */
+static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int64_t *k, const int64_t *s, const int64_t *p,
+                               bool ceil_mode, bool count_include_pad, int64_t divisor_override) {
+    TN__CHECK_NULL(x);
+    int64_t g[10];
+    if (tn__pool_geometry(fn, nsp, k, s, p, NULL, g)) return NULL;
+    for (int i = 0; i < 2; i++)
+        if (g[4 + i] > g[i] / 2) return (tn_tensor *)tn__error("%s: pad should be smaller than or equal to half of kernel size, but got pad=%lld, kernel_size=%lld", fn, (long long)g[4 + i], (long long)g[i]);
+    if (divisor_override < 0) return (tn_tensor *)tn__error("%s: divisor must be not zero", fn);
+    tn_scope_begin();
+    tn_tensor *x4 = tn__pool_input(fn, x, nsp), *y = NULL;
+    if (x4 && !tn__pool_counts(fn, x4, g, ceil_mode)) {
+        int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3], OH = g[8], OW = g[9];
+        double *div = (double *)TN_MALLOC((size_t)(OH * OW) * sizeof(double));
+        if (!div) tn__error("%s: out of memory", fn);
+        for (int64_t a = 0; div && a < OH; a++) for (int64_t b = 0; b < OW; b++) {
+            int64_t h0 = a * g[6] - g[4], w0 = b * g[7] - g[5];
+            int64_t h1 = h0 + g[0] < H + g[4] ? h0 + g[0] : H + g[4], w1 = w0 + g[1] < W + g[5] ? w0 + g[1] : W + g[5];
+            int64_t pool = (h1 - h0) * (w1 - w0);
+            h0 = h0 < 0 ? 0 : h0; w0 = w0 < 0 ? 0 : w0; h1 = h1 > H ? H : h1; w1 = w1 > W ? W : w1;
+            div[a * OW + b] = divisor_override ? (double)divisor_override : count_include_pad ? (double)pool : (double)((h1 - h0) * (w1 - w0));
+        }
+        tn_tensor *dv = div ? tn_to_dtype(tn_from_data(div, TN_SHAPE(OH * OW), TN_F64), x4->dtype) : NULL;
+        TN_FREE(div);
+        tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
+        tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
+        y = tn__grad_name(tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW)), "AvgPool2DBackward0");
+    }
+    return tn__scope_return(y ? tn__pool_output(y, x, nsp) : NULL);
+}
+TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
+    return TN__AS("tn_avg_pool1d", tn__avg_pool("tn_avg_pool1d", x, 1, &kernel, &stride, &padding, ceil_mode, count_include_pad, 0));
+}
+TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], bool ceil_mode,
+                                  bool count_include_pad, int64_t divisor_override) {
+    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override));
+}
+TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
+    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding};
+    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, k, s, p, ceil_mode, count_include_pad, 0));
+}
+/* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
+   along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
+static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, tn_dtype dtype) {
+    double *m = (double *)TN_MALLOC((size_t)(in * out) * sizeof(double));
+    if (!m) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    for (int64_t i = 0; i < out; i++) {
+        if (kind == 0) { /* adaptive average */
+            int64_t a = i * in / out, b = ((i + 1) * in + out - 1) / out;
+            for (int64_t j = a; j < b; j++) m[i * in + j] = 1.0 / (double)(b - a);
+        } else {          /* linear interpolation, PyTorch's source index */
+            double src = align_corners ? (double)i * scale : ((double)i + 0.5) * scale - 0.5;
+            if (src < 0) src = 0;
+            int64_t j0 = (int64_t)src;
+            if (j0 > in - 1) j0 = in - 1;
+            int64_t j1 = j0 + (j0 < in - 1 ? 1 : 0);
+            double l1 = src - (double)j0;
+            m[i * in + j0] += 1 - l1;
+            m[i * in + j1] += l1;
+        }
+    }
+    tn_tensor *t = tn_to_dtype(tn_from_data(m, TN_SHAPE(out, in), TN_F64), dtype);
+    TN_FREE(m);
+    return t;
+}
+static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH, int64_t OW) {
+    TN__CHECK_NULL(x);
+    if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
+    tn_scope_begin();
+    tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
+    if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
+    else if (x4) {
+        tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4->dtype);
+        tn_tensor *mw = x4->shape[3] == OW ? NULL : tn__resize_matrix(fn, 0, x4->shape[3], OW, 0, false, x4->dtype);
+        y = mh ? tn_matmul(mh, x4) : x4;
+        y = mw ? tn_matmul(y, tn_t(mw)) : y == x4 ? tn_clone(y) : y;   /* never the caller's tensor: it gets renamed below */
+    }
+    y = tn__grad_name(y, "AdaptiveAvgPool2DBackward0");
+    return tn__scope_return(y ? tn__pool_output(y, x, 2) : NULL);
+}
+TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w) {
+    return TN__AS("tn_adaptive_avg_pool2d", tn__adaptive_avg_pool("tn_adaptive_avg_pool2d", x, out_h, out_w));
+}
+
+/* ---- normalisation: composites of differentiable reductions (double backward works) ---- */
+/* y = x * scale + shift, scale and shift broadcast from per-channel or per-group stats. */
+static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool training, double momentum, double eps) {
+    const char *fn = "tn_batch_norm";
+    TN__CHECK_NULL(x);
+    if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias") ||
+        tn__nn_same(fn, x, rm, "running_mean") || tn__nn_same(fn, x, rv, "running_var")) return NULL;
+    const int64_t C = x->shape[1];
+    tn_tensor *const vs[4] = {rm, rv, w, b};
+    const char *const names[4] = {"running_mean", "running_var", "weight", "bias"};
+    for (int k = 0; k < 4; k++)
+        if (vs[k] && tn_numel(vs[k]) != C) return (tn_tensor *)tn__error("%s: %s should contain %lld elements not %lld (input %s)", fn, names[k], (long long)C, (long long)tn_numel(vs[k]), TN__SHAPE(x));
+    if (!training && (!rm || !rv)) return (tn_tensor *)tn__error("%s: running_mean and running_var must be given when not training", fn);
+    int64_t dims[TN_MAX_DIMS], nd = 0, count = x->shape[0];
+    dims[nd++] = 0;
+    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count *= x->shape[d]; }
+    if (training && count <= 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
+    tn_scope_begin();
+    tn_tensor *mean, *var;
+    if (training) {
+        mean = tn_mean_dims(x, dims, (int)nd, true);
+        var = tn_var_dims(x, dims, (int)nd, 0, true);
+        if (rm && rv) { /* running statistics: no history, in place */
+            tn_no_grad_begin();
+            tn_tensor *m1 = tn_reshape(mean, TN_SHAPE(C)), *v1 = tn_reshape(var, TN_SHAPE(C));
+            tn_mul_scalar_(rm, 1 - momentum);
+            tn_add_(rm, tn_to_dtype(tn_mul_scalar(m1, momentum), rm->dtype));
+            tn_mul_scalar_(rv, 1 - momentum);
+            tn_add_(rv, tn_to_dtype(tn_mul_scalar(v1, momentum * (double)count / (double)(count - 1)), rv->dtype));
+            tn_no_grad_end();
+        }
+    } else {
+        mean = tn__per_channel(rm, x->ndim);
+        var = tn__per_channel(rv, x->ndim);
+    }
+    tn_tensor *scale = tn_rsqrt(tn_add_scalar(var, eps));
+    if (w) scale = tn_mul(scale, tn__per_channel(w, x->ndim));
+    tn_tensor *shift = tn_neg(tn_mul(mean, scale));
+    if (b) shift = tn_add(shift, tn__per_channel(b, x->ndim));
+    tn_tensor *y = tn_addcmul(shift, x, scale, 1);
+    return tn__scope_return(tn__grad_name(y, "NativeBatchNormBackward0"));
+}
+TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
+                               bool training, double momentum, double eps) {
+    return TN__AS("tn_batch_norm", tn__batch_norm_impl(x, running_mean, running_var, weight, bias, training, momentum, eps));
+}
+static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn_tensor *w, tn_tensor *b, double eps) {
+    const char *fn = "tn_layer_norm";
+    TN__CHECK_NULL(x);
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    bool ok = n >= 1 && n <= x->ndim && ns;
+    for (int k = 0; ok && k < n; k++) ok = x->shape[x->ndim - n + k] == ns[k];
+    if (!ok) return (tn_tensor *)tn__error("%s: given normalized_shape=%s, expected input with shape [*, %s], but got input of size %s", fn,
+                                           ns && n > 0 ? tn__shape_str(ns, n) : "[]", ns && n > 0 ? tn__shape_str(ns, n) + 1 : "]", TN__SHAPE(x));
+    tn_tensor *const vs[2] = {w, b};
+    for (int k = 0; k < 2; k++)
+        if (vs[k] && (vs[k]->ndim != n || memcmp(vs[k]->shape, ns, (size_t)n * sizeof(int64_t))))
+            return (tn_tensor *)tn__error("%s: %s of shape %s must have normalized_shape %s", fn, k ? "bias" : "weight", TN__SHAPE(vs[k]), tn__shape_str(ns, n));
+    int64_t dims[TN_MAX_DIMS];
+    for (int k = 0; k < n; k++) dims[k] = x->ndim - n + k;
+    tn_scope_begin();
+    tn_tensor *mean = tn_mean_dims(x, dims, n, true), *var = tn_var_dims(x, dims, n, 0, true);
+    tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
+    if (w && b) y = tn_addcmul(b, xhat, w, 1);
+    else if (w) y = tn_mul(xhat, w);
+    else if (b) y = tn_add(xhat, b);
+    return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
+}
+TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps) {
+    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, weight, bias, eps));
+}
+static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_tensor *b, double eps) {
+    const char *fn = "tn_group_norm";
+    TN__CHECK_NULL(x);
+    if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    const int64_t N = x->shape[0], C = x->shape[1];
+    if (G <= 0 || C % G) return (tn_tensor *)tn__error("%s: expected number of channels in input to be divisible by num_groups, but got input of shape %s and num_groups=%lld", fn, TN__SHAPE(x), (long long)G);
+    if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
+    tn_scope_begin();
+    tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, -1));
+    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
+    tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
+    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim), 1);
+    else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));
+    else if (b) y = tn_add(y, tn__per_channel(b, x->ndim));
+    return tn__scope_return(tn__grad_name(y, "NativeGroupNormBackward0"));
+}
+TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps) {
+    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, weight, bias, eps));
+}
+/* Instance norm is batch norm of [1, N*C, *] with statistics repeated per sample, as ATen. */
+static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool use_input_stats, double momentum, double eps) {
+    const char *fn = "tn_instance_norm";
+    TN__CHECK_NULL(x);
+    if (x->ndim < 3) return (tn_tensor *)tn__error("%s: expected input with at least 3 dims [N, C, *], got %s", fn, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    const int64_t N = x->shape[0], C = x->shape[1];
+    tn_tensor *const vs[4] = {rm, rv, w, b};
+    for (int k = 0; k < 4; k++)
+        if (vs[k] && tn_numel(vs[k]) != C) return (tn_tensor *)tn__error("%s: running stats, weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
+    tn_scope_begin();
+    int64_t shape[TN_MAX_DIMS];
+    memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
+    shape[0] = 1;
+    shape[1] = N * C;
+    tn_tensor *xr = tn_reshape(x, shape, x->ndim);
+    tn_tensor *rm_r = rm ? tn_repeat(rm, TN_SHAPE(N)) : NULL, *rv_r = rv ? tn_repeat(rv, TN_SHAPE(N)) : NULL;
+    tn_tensor *w_r = w ? tn_repeat(w, TN_SHAPE(N)) : NULL, *b_r = b ? tn_repeat(b, TN_SHAPE(N)) : NULL;
+    tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, w_r, b_r, use_input_stats, momentum, eps);
+    if (y && use_input_stats && rm && rv) { /* fold the per-sample running stats back: their mean over the batch */
+        tn_no_grad_begin();
+        tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
+        tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
+        tn_no_grad_end();
+    }
+    y = tn_reshape(y, x->shape, x->ndim);
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
+                                  bool use_input_stats, double momentum, double eps) {
+    return TN__AS("tn_instance_norm", tn__instance_norm_impl(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps));
+}
+
+/* ---- dropout ---- */
+static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {
+    TN__CHECK_NULL(x);
+    if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
+    if (!training || p == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    int64_t shape[TN_MAX_DIMS];
+    int nd = x->ndim;
+    memcpy(shape, x->shape, (size_t)nd * sizeof(int64_t));
+    if (channels) {
+        if (nd != 3 && nd != 4) return (tn_tensor *)tn__error("%s: expected 3-d [C, H, W] or 4-d [N, C, H, W] input, got %s", fn, TN__SHAPE(x));
+        for (int d = nd - 2; d < nd; d++) shape[d] = 1;
+    }
+    tn_scope_begin();
+    tn_tensor *mask = p == 1 ? tn_zeros(shape, nd, x->dtype) : tn_mul_scalar(tn_bernoulli_p(shape, nd, 1 - p, x->dtype, NULL), 1 / (1 - p));
+    return tn__scope_return(tn__grad_name(tn_mul(x, mask), channels ? "MulBackward0" : "NativeDropoutBackward0"));
+}
+TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, false)); }
+TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, true)); }
+
+/* ---- embedding, one_hot ---- */
+static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
+    const char *fn = "tn_embedding";
+    TN__CHECK_NULL(idx); TN__CHECK_NULL(w);
+    if (idx->dtype != TN_I64 && idx->dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: expected indices of dtype int64 or int32, got %s", fn, tn_dtype_name(idx->dtype));
+    if (w->ndim != 2) return (tn_tensor *)tn__error("%s: weight must be 2-d [num_embeddings, embedding_dim], got %s", fn, TN__SHAPE(w));
+    if (idx->ndim + 1 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: indices %s have too many dims", fn, TN__SHAPE(idx));
+    const int64_t V = w->shape[0], D = w->shape[1];
+    if (padded && (pad < -V || pad >= V)) return (tn_tensor *)tn__error("%s: padding_idx %lld must be within num_embeddings (%lld)", fn, (long long)pad, (long long)V);
+    if (pad < 0) pad += V;
+    tn_scope_begin();
+    tn_tensor *flat = tn_reshape(idx, TN_SHAPE(-1));
+    tn_tensor *rows = tn_index_select(w, 0, flat);
+    if (padded && w->requires_grad) { /* the padding row gets no gradient */
+        tn_tensor *keep = tn_unsqueeze(tn_ne_scalar(flat, (double)pad), 1);
+        rows = tn_where(keep, rows, tn_index_select(tn_detach(w), 0, flat));
+    }
+    int64_t shape[TN_MAX_DIMS];
+    memcpy(shape, idx->shape, (size_t)idx->ndim * sizeof(int64_t));
+    shape[idx->ndim] = D;
+    return tn__scope_return(tn__grad_name(tn_reshape(rows, shape, idx->ndim + 1), "EmbeddingBackward0"));
+}
+TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight) { return TN__AS("tn_embedding", tn__embedding_impl(indices, weight, false, 0)); }
+TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx) {
+    return TN__AS("tn_embedding", tn__embedding_impl(indices, weight, true, padding_idx));
+}
+static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
+    const char *fn = "tn_one_hot";
+    TN__CHECK_NULL(idx);
+    if (idx->dtype != TN_I64) return (tn_tensor *)tn__error("%s: one_hot is only applicable to index tensors (int64), got %s", fn, tn_dtype_name(idx->dtype));
+    if (idx->ndim + 1 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: indices %s have too many dims", fn, TN__SHAPE(idx));
+    tn_scope_begin();
+    int64_t lo = 0, hi = -1;
+    if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
+    if (nc < 0 && tn_numel(idx) == 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: can not infer total number of classes from empty tensor", fn); }
+    if (nc < 0) nc = hi + 1;
+    if (lo < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be non-negative (got %lld)", fn, (long long)lo); }
+    if (hi >= nc) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be smaller than num_classes (got %lld for %lld classes)", fn, (long long)hi, (long long)nc); }
+    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn_arange(0, (double)nc, 1, TN_I64)), TN_I64);
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
+
+/* ---- attention ---- */
+static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p, bool causal, double scale) {
+    const char *fn = "tn_scaled_dot_product_attention";
+    TN__CHECK_NULL(q); TN__CHECK_NULL(k); TN__CHECK_NULL(v);
+    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2 || q->shape[q->ndim - 1] != k->shape[k->ndim - 1] || k->shape[k->ndim - 2] != v->shape[v->ndim - 2])
+        return (tn_tensor *)tn__error("%s: expected q [*, L, E], k [*, S, E], v [*, S, Ev], got %s, %s, %s", fn, TN__SHAPE(q), TN__SHAPE(k), TN__SHAPE(v));
+    if (tn__nn_check(fn, q, "query") || tn__nn_same(fn, q, k, "key") || tn__nn_same(fn, q, v, "value")) return NULL;
+    if (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)
+        return (tn_tensor *)tn__error("%s: attn_mask must be bool or match the query dtype %s, got %s", fn, tn_dtype_name(q->dtype), tn_dtype_name(mask->dtype));
+    if (causal && mask) return (tn_tensor *)tn__error("%s: give attn_mask or is_causal, not both", fn);
+    const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
+    tn_scope_begin();
+    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale > 0 ? scale : 1 / sqrt((double)(E ? E : 1)));
+    if (causal) mask = tn_tril(tn_ones(TN_SHAPE(L, S), TN_BOOL), 0);
+    if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
+    else if (mask) att = tn_add(att, mask);
+    att = tn_softmax(att, -1);
+    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
+    return tn__scope_return(tn_matmul(att, v));
+}
+TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask, double dropout_p, bool is_causal, double scale) {
+    return TN__AS("tn_scaled_dot_product_attention", tn__sdpa_impl(q, k, v, attn_mask, dropout_p, is_causal, scale));
+}
+
+/* ---- resizing ---- */
+static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const double *sf, const char *mode, bool align_corners) {
+    const char *fn = "tn_interpolate";
+    TN__CHECK_NULL(x);
+    int nsp = x->ndim - 2, m = !mode ? -1 : !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") ? 1 : !strcmp(mode, "bilinear") ? 2 : -1;
+    if (m < 0) return (tn_tensor *)tn__error("%s: mode '%s' is not supported (nearest, linear, bilinear)", fn, mode ? mode : "(null)");
+    if (nsp < 1 || nsp > 2 || (m == 1 && nsp != 1) || (m == 2 && nsp != 2))
+        return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, m == 1 ? "3-d [N, C, W]" : m == 2 ? "4-d [N, C, H, W]" : "3-d or 4-d", TN__SHAPE(x));
+    if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
+    if (m == 0 && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear", fn);
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    int64_t out[2];
+    double scale[2];
+    for (int i = 0; i < nsp; i++) {
+        int64_t in = x->shape[2 + i];
+        if (sf && !(sf[i] > 0)) return (tn_tensor *)tn__error("%s: scale_factor must be positive, got %g", fn, sf[i]);
+        out[i] = size ? size[i] : (int64_t)floor((double)in * sf[i]);
+        if (out[i] <= 0 || in <= 0) return (tn_tensor *)tn__error("%s: input %s and output size %lld must be positive", fn, TN__SHAPE(x), (long long)out[i]);
+        /* PyTorch's area_pixel_compute_scale: a given scale_factor is used as is */
+        scale[i] = m && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
+    }
+    tn_scope_begin();
+    tn_tensor *y = x;
+    for (int i = 0; i < nsp; i++) {
+        int64_t in = x->shape[2 + i];
+        if (m == 0) {
+            int64_t *ix = (int64_t *)TN_MALLOC((size_t)out[i] * sizeof(int64_t));
+            if (!ix) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", fn); }
+            for (int64_t o = 0; o < out[i]; o++) { int64_t s = (int64_t)floor((double)o * scale[i]); ix[o] = s < in - 1 ? s : in - 1; }
+            y = tn_index_select(y, 2 + i, tn_from_data(ix, TN_SHAPE(out[i]), TN_I64));
+            TN_FREE(ix);
+        } else {
+            tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x->dtype);
+            y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
+        }
+    }
+    return tn__scope_return(y == x ? tn_clone(x) : y);
+}
+TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
+    return TN__AS("tn_interpolate", tn__interpolate_impl(x, size, scale_factor, mode, align_corners));
+}
+static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, bool inverse) {
+    TN__CHECK_NULL(x);
+    if (x->ndim < 3 || x->ndim + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
+    if (r <= 0) return (tn_tensor *)tn__error("%s: factor must be greater than 0, got %lld", fn, (long long)r);
+    int nd = x->ndim, lead = nd - 3;
+    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1];
+    if (!inverse && C % (r * r)) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)(r * r));
+    if (inverse && (H % r || W % r)) return (tn_tensor *)tn__error("%s: height and width of input %s must be divisible by downscale_factor %lld", fn, TN__SHAPE(x), (long long)r);
+    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS];
+    for (int d = 0; d < lead; d++) { s1[d] = s2[d] = x->shape[d]; perm[d] = d; }
+    if (!inverse) { /* [*, C', r, r, H, W] -> [*, C', H, r, W, r] */
+        int64_t a[5] = {C / (r * r), r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / (r * r), H * r, W * r};
+        for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
+        for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
+    } else {        /* [*, C, H', r, W', r] -> [*, C, r, r, H', W'] */
+        int64_t a[5] = {C, H / r, r, W / r, r}, p[5] = {0, 2, 4, 1, 3}, b[3] = {C * r * r, H / r, W / r};
+        for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
+        for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
+    }
+    tn_scope_begin();
+    tn_tensor *y = tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3);
+    return tn__scope_return(y == x ? tn_clone(x) : y);
+}
+TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t r) { return TN__AS("tn_pixel_shuffle", tn__pixel_shuffle("tn_pixel_shuffle", x, r, false)); }
+TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t r) { return TN__AS("tn_pixel_unshuffle", tn__pixel_shuffle("tn_pixel_unshuffle", x, r, true)); }
+
+
 /* ======================================================================= */
 /* 11. autograd engine                                                      */
 /* ======================================================================= */
@@ -5240,7 +6262,8 @@ static const char *tn__unary_grad_name(int op) {
         "Log10Backward0", "Log1PBackward0", "Expm1Backward0", "SqrtBackward0", "RsqrtBackward0", "ReciprocalBackward0",
         "SinBackward0", "CosBackward0", "TanBackward0", "AsinBackward0", "AcosBackward0", "AtanBackward0", "SinhBackward0",
         "CoshBackward0", "TanhBackward0", "SigmoidBackward0", "GeluBackward0", "GeluBackward0", "SiluBackward0",
-        "SoftplusBackward0", "ErfBackward0", "ErfcBackward0", "FracBackward0", "NanToNumBackward0"};
+        "SoftplusBackward0", "LeakyReluBackward0", "EluBackward0", "HardtanhBackward0", "MishBackward0",
+        "HardswishBackward0", "HardsigmoidBackward0", "ErfBackward0", "ErfcBackward0", "FracBackward0", "NanToNumBackward0"};
     return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "UnaryBackward";
 }
 static const char *tn__binary_grad_name(int op) {
@@ -5661,7 +6684,24 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             d = tn_where(tn_gt_scalar(z, n->d[1]), tn_ones_like(g), tn_sigmoid(z));
             break;
         }
+        case LEAKY_RELU: d = tn_where(tn_gt_scalar(x, 0), tn_ones_like(g), tn_full_like(g, n->d[0])); break;
+        case ELU: { /* scale (x > 0), else scale alpha input_scale exp(x input_scale) */
+            tn_tensor *neg = tn_mul_scalar(tn_exp(tn_mul_scalar(x, n->d[2])), n->d[0] * n->d[1] * n->d[2]);
+            d = tn_where(tn_gt_scalar(x, 0), tn_full_like(g, n->d[1]), neg);
+            break;
+        }
+        case HARDTANH: d = tn__mask_as(tn_logical_and(tn_gt_scalar(x, n->d[0]), tn_lt_scalar(x, n->d[1])), g); break;
+        case MISH: { /* tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), sp = softplus(x) */
+            tn_tensor *t = tn_tanh(tn_softplus(x, 1, 20));
+            d = tn_add(t, tn_mul(tn_mul(x, tn_sigmoid(x)), tn_rsub_scalar(tn_square(t), 1)));
+            break;
+        }
+        case HARDSWISH: /* 0 below -3, x/3 + 1/2 up to 3, 1 above */
+            d = tn_where(tn_lt_scalar(x, -3), tn_zeros_like(g), tn_where(tn_le_scalar(x, 3), tn_add_scalar(tn_div_scalar(x, 3), 0.5), tn_ones_like(g)));
+            break;
+        case HARDSIGMOID: d = tn_mul_scalar(tn__mask_as(tn_logical_and(tn_gt_scalar(x, -3), tn_lt_scalar(x, 3)), g), 1.0 / 6); break;
         case ERF: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), 1.12837916709551257390); break;
+
         case ERFC: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), -1.12837916709551257390); break;
         case FRAC: gin[0] = g; return 0;
         case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
@@ -6520,8 +7560,1153 @@ static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
 }
 
 /* ======================================================================= */
-/* 12. modules · 13. optimizers · 14. data — see their issues.              */
+/* 12. modules                                                              */
 /* ======================================================================= */
+/* ---- tn_dict ---- */
+struct tn_dict {
+    int n, cap, nmeta, metacap;
+    char **keys;
+    tn_tensor **values;
+    char **meta;                      /* key, value, key, value, ... */
+};
+static char *tn__strdup(const char *s) {
+    size_t len = strlen(s) + 1;
+    char *c = (char *)TN_MALLOC(len);
+    if (c) memcpy(c, s, len);
+    return c;
+}
+TNDEF tn_dict *tn_dict_new(void) {
+    tn_dict *d = (tn_dict *)TN_MALLOC(sizeof *d);
+    if (!d) return (tn_dict *)tn__error("tn_dict_new: out of memory");
+    memset(d, 0, sizeof *d);
+    return d;
+}
+TNDEF void tn_dict_free(tn_dict *d) {
+    if (!d) return;
+    for (int i = 0; i < d->n; i++) { TN_FREE(d->keys[i]); tn_release(d->values[i]); }
+    for (int i = 0; i < 2 * d->nmeta; i++) TN_FREE(d->meta[i]);
+    TN_FREE(d->keys);
+    TN_FREE(d->values);
+    TN_FREE(d->meta);
+    TN_FREE(d);
+}
+static int tn__dict_find(const tn_dict *d, const char *key) {
+    for (int i = 0; d && key && i < d->n; i++) if (!strcmp(d->keys[i], key)) return i;
+    return -1;
+}
+TNDEF int tn_dict_set(tn_dict *d, const char *key, tn_tensor *t) {
+    if (!d || !key) return TN__FAIL_INT("tn_dict_set: need a dict and a key");
+    int i = tn__dict_find(d, key);
+    if (i >= 0) {
+        tn_release(d->values[i]);
+        d->values[i] = t ? tn_retain(t) : NULL;
+        return 0;
+    }
+    if (d->n == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 16;
+        char **k = (char **)TN_REALLOC(d->keys, (size_t)cap * sizeof *k);
+        if (k) d->keys = k;
+        tn_tensor **v = k ? (tn_tensor **)TN_REALLOC(d->values, (size_t)cap * sizeof *v) : NULL;
+        if (!v) return TN__FAIL_INT("tn_dict_set: out of memory");
+        d->values = v;
+        d->cap = cap;
+    }
+    char *c = tn__strdup(key);
+    if (!c) return TN__FAIL_INT("tn_dict_set: out of memory");
+    d->keys[d->n] = c;
+    d->values[d->n++] = t ? tn_retain(t) : NULL;
+    return 0;
+}
+TNDEF tn_tensor *tn_dict_get(const tn_dict *d, const char *key) {
+    int i = tn__dict_find(d, key);
+    return i < 0 ? NULL : d->values[i];
+}
+TNDEF bool tn_dict_contains(const tn_dict *d, const char *key) { return tn__dict_find(d, key) >= 0; }
+TNDEF int tn_dict_remove(tn_dict *d, const char *key) {
+    int i = tn__dict_find(d, key);
+    if (i < 0) return -1;
+    TN_FREE(d->keys[i]);
+    tn_release(d->values[i]);
+    memmove(d->keys + i, d->keys + i + 1, (size_t)(d->n - i - 1) * sizeof *d->keys);
+    memmove(d->values + i, d->values + i + 1, (size_t)(d->n - i - 1) * sizeof *d->values);
+    d->n--;
+    return 0;
+}
+TNDEF int tn_dict_len(const tn_dict *d) { return d ? d->n : 0; }
+TNDEF const char *tn_dict_key(const tn_dict *d, int i) { return d && i >= 0 && i < d->n ? d->keys[i] : NULL; }
+TNDEF tn_tensor *tn_dict_value(const tn_dict *d, int i) { return d && i >= 0 && i < d->n ? d->values[i] : NULL; }
+TNDEF tn_tensor *const *tn_dict_values(const tn_dict *d) { return d ? d->values : NULL; }
+TNDEF int tn_dict_set_meta(tn_dict *d, const char *key, const char *value) {
+    if (!d || !key || !value) return TN__FAIL_INT("tn_dict_set_meta: need a dict, a key and a value");
+    char *v = tn__strdup(value);
+    if (!v) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
+    for (int i = 0; i < d->nmeta; i++)
+        if (!strcmp(d->meta[2 * i], key)) { TN_FREE(d->meta[2 * i + 1]); d->meta[2 * i + 1] = v; return 0; }
+    if (d->nmeta == d->metacap) {
+        int cap = d->metacap ? 2 * d->metacap : 8;
+        char **m = (char **)TN_REALLOC(d->meta, (size_t)cap * 2 * sizeof *m);
+        if (!m) { TN_FREE(v); return TN__FAIL_INT("tn_dict_set_meta: out of memory"); }
+        d->meta = m;
+        d->metacap = cap;
+    }
+    char *k = tn__strdup(key);
+    if (!k) { TN_FREE(v); return TN__FAIL_INT("tn_dict_set_meta: out of memory"); }
+    d->meta[2 * d->nmeta] = k;
+    d->meta[2 * d->nmeta++ + 1] = v;
+    return 0;
+}
+TNDEF const char *tn_dict_get_meta(const tn_dict *d, const char *key) {
+    for (int i = 0; d && key && i < d->nmeta; i++) if (!strcmp(d->meta[2 * i], key)) return d->meta[2 * i + 1];
+    return NULL;
+}
+TNDEF int tn_dict_meta_len(const tn_dict *d) { return d ? d->nmeta : 0; }
+TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i) { return d && i >= 0 && i < d->nmeta ? d->meta[2 * i] : NULL; }
+
+/* ---- options text: "lr=0.01, betas=(0.9, 0.999), nesterov=True, padding='same'" ----
+   Modules, optimizers, schedulers and loaders take their keyword arguments as text with
+   PyTorch's names, so C reads like Python and an unknown or misspelt name is an error. */
+#define TN__MAX_OPTS 24
+typedef struct tn__opts {
+    const char *fn;                   /* the public function, for messages */
+    int n;
+    char key[TN__MAX_OPTS][32];
+    char val[TN__MAX_OPTS][96];
+    bool used[TN__MAX_OPTS];
+} tn__opts;
+static int tn__opts_parse(const char *fn, const char *text, tn__opts *o) {
+    memset(o, 0, sizeof *o);
+    o->fn = fn;
+    const char *p = text ? text : "";
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        const char *k = p;
+        while (*p && *p != '=' && *p != ',') p++;
+        if (*p != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
+        size_t kl = (size_t)(p - k);
+        while (kl && k[kl - 1] == ' ') kl--;
+        p++;
+        while (*p == ' ') p++;
+        const char *v = p;
+        int depth = 0;
+        while (*p && (depth || *p != ',')) { if (*p == '(' || *p == '[') depth++; if (*p == ')' || *p == ']') depth--; p++; }
+        size_t vl = (size_t)(p - v);
+        while (vl && v[vl - 1] == ' ') vl--;
+        if (o->n == TN__MAX_OPTS || !kl || kl >= sizeof o->key[0] || vl >= sizeof o->val[0])
+            return TN__FAIL_INT("%s: option text \"%s\" is malformed or too long", fn, text);
+        for (int i = 0; i < o->n; i++)
+            if (strlen(o->key[i]) == kl && !memcmp(o->key[i], k, kl)) return TN__FAIL_INT("%s: option '%s' given twice", fn, o->key[i]);
+        memcpy(o->key[o->n], k, kl);
+        memcpy(o->val[o->n], v, vl);
+        o->n++;
+    }
+    return 0;
+}
+static int tn__opts_find(tn__opts *o, const char *key) {
+    for (int i = 0; i < o->n; i++) if (!strcmp(o->key[i], key)) { o->used[i] = true; return i; }
+    return -1;
+}
+/* Numbers: a value or a tuple "(a, b)" of up to max; a single value fills all max slots.
+   Returns how many were given (0: absent or None, out untouched), or -1 with an error. */
+static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
+    int i = tn__opts_find(o, key);
+    if (i < 0 || !strcmp(o->val[i], "None")) return 0;
+    const char *p = o->val[i];
+    bool tuple = *p == '(' || *p == '[';
+    if (tuple) p++;
+    double tmp[8];
+    int n = 0;
+    for (;;) {
+        while (*p == ' ') p++;
+        if (tuple && (*p == ')' || *p == ']')) break;
+        char *end;
+        double x;
+        if (!strncmp(p, "True", 4) || !strncmp(p, "true", 4)) { x = 1; end = (char *)p + 4; }
+        else if (!strncmp(p, "False", 5) || !strncmp(p, "false", 5)) { x = 0; end = (char *)p + 5; }
+        else if (!strncmp(p, "inf", 3)) { x = HUGE_VAL; end = (char *)p + 3; }
+        else if (!strncmp(p, "-inf", 4)) { x = -HUGE_VAL; end = (char *)p + 4; }
+        else x = strtod(p, &end);
+        if (end == p || n == max || n == 8)
+            return TN__FAIL_INT("%s: option %s=%s: expected %s%d number%s", o->fn, key, o->val[i], max > 1 ? "up to " : "", max, max > 1 ? "s" : "");
+        tmp[n++] = x;
+        p = end;
+        while (*p == ' ') p++;
+        if (*p == ',') { p++; continue; }
+        if (tuple && (*p == ')' || *p == ']')) break;
+        if (!tuple && !*p) break;
+        return TN__FAIL_INT("%s: option %s=%s is not a number", o->fn, key, o->val[i]);
+    }
+    if (n == 0) return TN__FAIL_INT("%s: option %s=%s is empty", o->fn, key, o->val[i]);
+    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n ? k : n - 1];
+    return n;
+}
+static int tn__opts_int(tn__opts *o, const char *key, int64_t *out, int max) {
+    double v[8];
+    int n = tn__opts_num(o, key, v, max);
+    for (int k = 0; k < max && n > 0; k++) {
+        if (v[k] != floor(v[k]) || fabs(v[k]) > 9e15) return TN__FAIL_INT("%s: option %s needs integers", o->fn, key);
+        out[k] = (int64_t)v[k];
+    }
+    return n;
+}
+static int tn__opts_bool(tn__opts *o, const char *key, bool *out) {
+    int i = tn__opts_find(o, key);
+    if (i < 0) return 0;
+    const char *v = o->val[i];
+    if (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")) *out = true;
+    else if (!strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "None")) *out = false;
+    else return TN__FAIL_INT("%s: option %s=%s: expected True or False", o->fn, key, v);
+    return 1;
+}
+/* A word among choices ("zeros|reflect|replicate|circular"), quotes optional; returns its
+   index, or -2 when absent (out untouched), or -1 with an error. */
+static int tn__opts_word(tn__opts *o, const char *key, const char *choices) {
+    int i = tn__opts_find(o, key);
+    if (i < 0) return -2;
+    char w[96];
+    const char *v = o->val[i];
+    size_t l = strlen(v);
+    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
+    memcpy(w, v, l);
+    w[l] = 0;
+    int idx = 0;
+    for (const char *c = choices; *c; idx++) {
+        const char *e = strchr(c, '|');
+        size_t cl = e ? (size_t)(e - c) : strlen(c);
+        if (cl == l && !memcmp(c, w, l)) return idx;
+        if (!e) break;
+        c = e + 1;
+    }
+    return TN__FAIL_INT("%s: option %s='%s': expected one of %s", o->fn, key, w, choices);
+}
+/* Every option given must have been read: names are checked against the valid list. */
+static int tn__opts_done(tn__opts *o, const char *valid) {
+    for (int i = 0; i < o->n; i++)
+        if (!o->used[i]) return TN__FAIL_INT("%s: unknown option '%s' (valid: %s)", o->fn, o->key[i], valid);
+    return 0;
+}
+
+/* ---- modules: the base ---- */
+struct tn__slot { char *name; tn_tensor *t; tn_module *m; bool persistent; };
+static const char *const tn__slot_kinds[3] = {"parameter", "buffer", "child"};
+static tn__slot **tn__slots(tn_module *m, int kind, int **n) {
+    *n = kind == 0 ? &m->nparams : kind == 1 ? &m->nbuffers : &m->nchildren;
+    return kind == 0 ? &m->params : kind == 1 ? &m->buffers : &m->children;
+}
+/* The slot called name (replacing its contents) or a new one; NULL after an error. */
+static tn__slot *tn__slot_put(tn_module *m, int kind, const char *name) {
+    int *n;
+    tn__slot **v = tn__slots(m, kind, &n);
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*v)[i].name, name)) { tn_release((*v)[i].t); tn_module_free((*v)[i].m); (*v)[i].t = NULL; (*v)[i].m = NULL; return &(*v)[i]; }
+    if (*n == m->cap[kind]) {
+        int cap = m->cap[kind] ? 2 * m->cap[kind] : 4;
+        tn__slot *s = (tn__slot *)TN_REALLOC(*v, (size_t)cap * sizeof *s);
+        if (!s) return (tn__slot *)tn__error("tn_module: out of memory");
+        *v = s;
+        m->cap[kind] = cap;
+    }
+    tn__slot *s = &(*v)[*n];
+    memset(s, 0, sizeof *s);
+    if (!(s->name = tn__strdup(name))) return (tn__slot *)tn__error("tn_module: out of memory");
+    (*n)++;
+    return s;
+}
+static int tn__check_name(const char *fn, tn_module *m, const char *name, int kind) {
+    if (!m || !name || !*name || strchr(name, '.'))
+        return TN__FAIL_INT("%s: need a module and a name without '.' (got \"%s\")", fn, name ? name : "(null)");
+    for (int k = 0; k < 3; k++) { /* one name, one kind (PyTorch: "attribute 'x' already exists") */
+        int *n;
+        tn__slot **v = tn__slots(m, k, &n);
+        for (int i = 0; k != kind && i < *n; i++)
+            if (!strcmp((*v)[i].name, name)) return TN__FAIL_INT("%s: \"%s\" is already a %s of %s", fn, name, tn__slot_kinds[k], m->type->name);
+    }
+    return 0;
+}
+TNDEF tn_module *tn_module_new(const tn_module_type *type, size_t size) {
+    if (!type || !type->name || size < sizeof(tn_module)) return (tn_module *)tn__error("tn_module_new: need a type with a name and size >= sizeof(tn_module)");
+    tn_module *m = (tn_module *)TN_MALLOC(size);
+    if (!m) return (tn_module *)tn__error("tn_module_new: out of memory");
+    memset(m, 0, size);
+    m->type = type;
+    m->training = true;
+    return m;
+}
+TNDEF void tn_module_free(tn_module *m) {
+    if (!m) return;
+    if (m->type->destroy) m->type->destroy(m);
+    for (int k = 2; k >= 0; k--) {
+        int *n;
+        tn__slot **v = tn__slots(m, k, &n);
+        for (int i = *n - 1; i >= 0; i--) { tn_module_free((*v)[i].m); tn_release((*v)[i].t); TN_FREE((*v)[i].name); }
+        TN_FREE(*v);
+    }
+    TN_FREE(m);
+}
+TNDEF tn_tensor *tn_module_register_parameter(tn_module *m, const char *name, tn_tensor *t) {
+    if (!t) return NULL;
+    if (tn__check_name("tn_module_register_parameter", m, name, 0)) return NULL;
+    if (t->grad_fn) return (tn_tensor *)tn__error("tn_module_register_parameter: \"%s\" must be a leaf tensor (detach it first)", name);
+    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("tn_module_register_parameter: \"%s\" must be floating, got %s", name, tn_dtype_name(t->dtype));
+    tn__slot *s = tn__slot_put(m, 0, name);
+    if (!s) return NULL;
+    s->t = tn_retain(t);
+    t->requires_grad = true;
+    return t;
+}
+TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_tensor *t, bool persistent) {
+    if (!t) return NULL;
+    if (tn__check_name("tn_module_register_buffer", m, name, 1)) return NULL;
+    tn__slot *s = tn__slot_put(m, 1, name);
+    if (!s) return NULL;
+    s->t = tn_retain(t);
+    s->persistent = persistent;
+    return t;
+}
+TNDEF tn_module *tn_module_add(tn_module *m, const char *name, tn_module *child) {
+    if (!child) return NULL;
+    if (tn__check_name("tn_module_add", m, name, 2) || child == m) { tn_module_free(child); return NULL; }
+    tn__slot *s = tn__slot_put(m, 2, name);
+    if (!s) { tn_module_free(child); return NULL; }
+    s->m = child;
+    return child;
+}
+TNDEF tn_tensor *tn_module_forward(tn_module *m, tn_tensor *x) {
+    if (!m || !x) return NULL;
+    if (!m->type->forward) return (tn_tensor *)tn__error("tn_module_forward: %s has no single-input forward", m->type->name);
+    return m->type->forward(m, x);
+}
+TNDEF const char *tn_module_name(const tn_module *m) { return m ? m->type->name : NULL; }
+TNDEF int tn_module_num_children(const tn_module *m) { return m ? m->nchildren : 0; }
+TNDEF tn_module *tn_module_child_at(const tn_module *m, int i, const char **name) {
+    if (!m || i < 0 || i >= m->nchildren) return NULL;
+    if (name) *name = m->children[i].name;
+    return m->children[i].m;
+}
+/* Follow "a.b.c": the module holding the last part, and where that part starts. */
+static const tn_module *tn__module_walk(const tn_module *m, const char *name, const char **last) {
+    for (const char *dot; m && (dot = strchr(name, '.')); name = dot + 1) {
+        const tn_module *next = NULL;
+        for (int i = 0; i < m->nchildren; i++)
+            if (strlen(m->children[i].name) == (size_t)(dot - name) && !memcmp(m->children[i].name, name, (size_t)(dot - name))) next = m->children[i].m;
+        m = next;
+    }
+    *last = name;
+    return m;
+}
+TNDEF tn_tensor *tn_module_get(const tn_module *m, const char *name) {
+    const char *last;
+    if (!m || !name || !(m = tn__module_walk(m, name, &last))) return NULL;
+    for (int i = 0; i < m->nparams; i++) if (!strcmp(m->params[i].name, last)) return m->params[i].t;
+    for (int i = 0; i < m->nbuffers; i++) if (!strcmp(m->buffers[i].name, last)) return m->buffers[i].t;
+    return NULL;
+}
+TNDEF tn_module *tn_module_child(const tn_module *m, const char *name) {
+    const char *last;
+    if (!m || !name || !(m = tn__module_walk(m, name, &last))) return NULL;
+    for (int i = 0; i < m->nchildren; i++) if (!strcmp(m->children[i].name, last)) return m->children[i].m;
+    return NULL;
+}
+/* Walk the tree in PyTorch's order (own tensors, then children), with dotted names. kind 0
+   parameters, 1 buffers, 2 the state dict (parameters then persistent buffers per module). */
+static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict *out) {
+    char key[512];
+    for (int pass = 0; pass < 2; pass++) {
+        if ((kind == 0 && pass == 1) || (kind == 1 && pass == 0)) continue;
+        const tn__slot *v = pass == 0 ? m->params : m->buffers;
+        int n = pass == 0 ? m->nparams : m->nbuffers;
+        for (int i = 0; i < n; i++) {
+            if (kind == 2 && pass == 1 && !v[i].persistent) continue;
+            snprintf(key, sizeof key, "%s%s", prefix, v[i].name);
+            tn_tensor *t = v[i].t;
+            if (kind == 2) { /* detached, as state_dict(): same storage, no autograd */
+                t = tn__view_of(v[i].t, v[i].t->shape, v[i].t->strides, v[i].t->ndim, v[i].t->offset);
+                if (!t) return -1;
+                t->is_view = false;
+            }
+            int rc = tn_dict_set(out, key, t);
+            if (kind == 2) tn_release(t);
+            if (rc) return -1;
+        }
+    }
+    for (int i = 0; i < m->nchildren; i++) {
+        snprintf(key, sizeof key, "%s%s.", prefix, m->children[i].name);
+        if (tn__collect(m->children[i].m, key, kind, out)) return -1;
+    }
+    return 0;
+}
+static tn_dict *tn__collect_dict(const tn_module *m, int kind) {
+    if (!m) return NULL;
+    tn_dict *d = tn_dict_new();
+    if (d && tn__collect(m, "", kind, d)) { tn_dict_free(d); d = NULL; }
+    return d;
+}
+TNDEF tn_dict *tn_module_named_parameters(const tn_module *m) { return tn__collect_dict(m, 0); }
+TNDEF tn_dict *tn_module_named_buffers(const tn_module *m) { return tn__collect_dict(m, 1); }
+TNDEF tn_dict *tn_module_state_dict(const tn_module *m) { return tn__collect_dict(m, 2); }
+TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
+    const char *fn = "tn_module_load_state_dict";
+    if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
+    tn_dict *own = tn_module_state_dict(m);
+    if (!own) return -1;
+    tn__sbuf miss, unex, size;
+    memset(&miss, 0, sizeof miss); memset(&unex, 0, sizeof unex); memset(&size, 0, sizeof size);
+    int nmiss = 0, nunex = 0, nsize = 0;
+    for (int i = 0; i < own->n; i++) {
+        tn_tensor *src = tn_dict_get(sd, own->keys[i]), *dst = own->values[i];
+        if (!src) {
+            if (missing) tn_dict_set(missing, own->keys[i], NULL);
+            tn__sb_puts(&miss, nmiss++ ? ", \"" : "\""); tn__sb_puts(&miss, own->keys[i]); tn__sb_puts(&miss, "\"");
+        } else if (src->ndim != dst->ndim || memcmp(src->shape, dst->shape, (size_t)src->ndim * sizeof(int64_t))) {
+            char line[400];
+            snprintf(line, sizeof line, "%ssize mismatch for %s: copying a param with shape %s from checkpoint, the shape in current model is %s.",
+                     nsize++ ? " " : "", own->keys[i], TN__SHAPE(src), TN__SHAPE(dst));
+            tn__sb_puts(&size, line);
+        }
+    }
+    for (int i = 0; i < sd->n; i++)
+        if (!tn_dict_contains(own, sd->keys[i])) {
+            if (unexpected) tn_dict_set(unexpected, sd->keys[i], NULL);
+            tn__sb_puts(&unex, nunex++ ? ", \"" : "\""); tn__sb_puts(&unex, sd->keys[i]); tn__sb_puts(&unex, "\"");
+        }
+    int rc = 0;
+    if (nsize || (strict && (nmiss || nunex))) {
+        rc = TN__FAIL_INT("%s: Error(s) in loading state_dict for %s:%s%s%s%s%s%s%s", fn, m->type->name,
+                          strict && nmiss ? " Missing key(s) in state_dict: " : "", strict && nmiss ? miss.s : "", strict && nmiss ? "." : "",
+                          strict && nunex ? " Unexpected key(s) in state_dict: " : "", strict && nunex ? unex.s : "", strict && nunex ? "." : "",
+                          nsize ? " " : "");
+        if (nsize) { /* append the size lines to the message */
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s%s", tn_last_error(), size.s);
+            tn__error("%s", msg);
+        }
+    }
+    tn_no_grad_begin();
+    for (int i = 0; i < own->n && rc == 0; i++) {
+        tn_tensor *src = tn_dict_get(sd, own->keys[i]);
+        if (src && tn_copy_(own->values[i], src)) rc = -1;
+    }
+    tn_no_grad_end();
+    TN_FREE(miss.s); TN_FREE(unex.s); TN_FREE(size.s);
+    tn_dict_free(own);
+    return rc;
+}
+TNDEF void tn_module_train(tn_module *m, bool mode) {
+    if (!m) return;
+    m->training = mode;
+    for (int i = 0; i < m->nchildren; i++) tn_module_train(m->children[i].m, mode);
+}
+TNDEF void tn_module_eval(tn_module *m) { tn_module_train(m, false); }
+TNDEF void tn_module_zero_grad(tn_module *m) {
+    if (!m) return;
+    for (int i = 0; i < m->nparams; i++) tn_set_grad(m->params[i].t, NULL);
+    for (int i = 0; i < m->nchildren; i++) tn_module_zero_grad(m->children[i].m);
+}
+TNDEF int64_t tn_module_num_parameters(const tn_module *m) {
+    int64_t n = 0;
+    for (int i = 0; m && i < m->nparams; i++) n += tn_numel(m->params[i].t);
+    for (int i = 0; m && i < m->nchildren; i++) n += tn_module_num_parameters(m->children[i].m);
+    return n;
+}
+TNDEF void tn_module_apply(tn_module *m, tn_module_fn fn, void *user) {
+    if (!m || !fn) return;
+    for (int i = 0; i < m->nchildren; i++) tn_module_apply(m->children[i].m, fn, user);
+    fn(m, user);
+}
+/* PyTorch's Module.__repr__: extra_repr, then "(name): child" lines indented by two. */
+static void tn__module_repr(const tn_module *m, tn__sbuf *b, int indent) {
+    char extra[512] = "";
+    if (m->type->extra_repr) m->type->extra_repr((tn_module *)m, extra, sizeof extra);
+    tn__sb_puts(b, m->type->name);
+    tn__sb_puts(b, "(");
+    if (m->nchildren == 0) tn__sb_puts(b, extra);
+    else {
+        if (extra[0]) { tn__sb_puts(b, "\n"); tn__sb_pad(b, indent + 2); tn__sb_puts(b, extra); }
+        for (int i = 0; i < m->nchildren; i++) {
+            tn__sb_puts(b, "\n");
+            tn__sb_pad(b, indent + 2);
+            tn__sb_puts(b, "(");
+            tn__sb_puts(b, m->children[i].name);
+            tn__sb_puts(b, "): ");
+            tn__module_repr(m->children[i].m, b, indent + 2);
+        }
+        tn__sb_puts(b, "\n");
+        tn__sb_pad(b, indent);
+    }
+    tn__sb_puts(b, ")");
+}
+TNDEF char *tn_module_repr(const tn_module *m) {
+    if (!m) return NULL;
+    tn__sbuf b;
+    memset(&b, 0, sizeof b);
+    tn__module_repr(m, &b, 0);
+    if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_module_repr: out of memory"); }
+    return b.s;
+}
+/* Give t the data of src (module.to moves parameters in place, so optimizers keep them). */
+static void tn__take_data(tn_tensor *t, tn_tensor *src) {
+    TN__ATOMIC_ADD(&src->storage->refcount, 1);
+    tn__storage_release(t->storage);
+    t->storage = src->storage;
+    t->dtype = src->dtype;
+    t->device = src->device;
+    t->ndim = src->ndim;
+    memcpy(t->shape, src->shape, sizeof t->shape);
+    memcpy(t->strides, src->strides, sizeof t->strides);
+    t->offset = src->offset;
+}
+static int tn__module_convert(tn_module *m, tn_device device, int dtype) {
+    for (int k = 0; k < 2; k++) {
+        int *n;
+        tn__slot **v = tn__slots(m, k, &n);
+        for (int i = 0; i < *n; i++) {
+            tn_tensor *t = (*v)[i].t, *c;
+            if (dtype >= 0 && !tn_dtype_is_floating(t->dtype)) continue;
+            tn_no_grad_begin();
+            c = dtype >= 0 ? tn_to_dtype(t, (tn_dtype)dtype) : tn_to(t, device);
+            if (c && t->grad) {
+                tn_tensor *g = dtype >= 0 ? tn_to_dtype(t->grad, (tn_dtype)dtype) : tn_to(t->grad, device);
+                if (g && g != t->grad) tn__take_data(t->grad, g);   /* g and c belong to the caller's scope */
+            }
+            tn_no_grad_end();
+            if (!c) return -1;
+            if (c != t) tn__take_data(t, c);
+        }
+    }
+    for (int i = 0; i < m->nchildren; i++) if (tn__module_convert(m->children[i].m, device, dtype)) return -1;
+    return 0;
+}
+TNDEF int tn_module_to(tn_module *m, tn_device device) {
+    if (!m) return -1;
+    tn_scope_begin();
+    int rc = tn__module_convert(m, device, -1);
+    tn_scope_end();
+    return rc;
+}
+TNDEF int tn_module_to_dtype(tn_module *m, tn_dtype dtype) {
+    if (!m) return -1;
+    if (!tn_dtype_is_floating(dtype)) return TN__FAIL_INT("tn_module_to_dtype: nn.Module.to only accepts floating dtypes, got %s", tn_dtype_name(dtype));
+    tn_scope_begin();
+    int rc = tn__module_convert(m, TN_CPU, (int)dtype);
+    tn_scope_end();
+    return rc;
+}
+
+/* ---- nn.init ---- */
+/* Copy src into t without autograd (the init functions and load_state_dict write so). */
+static int tn__init_fill(tn_tensor *t, tn_tensor *src) {
+    tn_no_grad_begin();
+    int rc = src ? tn_copy_(t, src) : -1;
+    tn_no_grad_end();
+    return rc;
+}
+static int tn__fans(const char *fn, tn_tensor *t, double *fan_in, double *fan_out) {
+    if (t->ndim < 2) return TN__FAIL_INT("%s: fan in and fan out can not be computed for tensor with fewer than 2 dimensions (got %s)", fn, TN__SHAPE(t));
+    double rf = 1;
+    for (int d = 2; d < t->ndim; d++) rf *= (double)t->shape[d];
+    *fan_in = (double)t->shape[1] * rf;
+    *fan_out = (double)t->shape[0] * rf;
+    return 0;
+}
+TNDEF double tn_init_calculate_gain(const char *nl, double param) {
+    if (!nl) nl = "leaky_relu";
+    if (!strcmp(nl, "linear") || !strcmp(nl, "sigmoid") || !strncmp(nl, "conv", 4)) return 1;
+    if (!strcmp(nl, "tanh")) return 5.0 / 3;
+    if (!strcmp(nl, "relu")) return sqrt(2.0);
+    if (!strcmp(nl, "leaky_relu")) { double s = param != param ? 0.01 : param; return sqrt(2.0 / (1 + s * s)); }
+    if (!strcmp(nl, "selu")) return 3.0 / 4;
+    tn__error("tn_init_calculate_gain: unsupported nonlinearity %s", nl);
+    return NAN;
+}
+#define TN__INIT_BEGIN(fn) if (!t) return -1; if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype)); tn_scope_begin()
+#define TN__INIT_END(src) do { int rc_ = tn__init_fill(t, src); tn_scope_end(); return rc_; } while (0)
+TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) {
+    TN__INIT_BEGIN("tn_init_uniform_");
+    TN__INIT_END(tn_uniform(a, b, t->shape, t->ndim, t->dtype, NULL));
+}
+TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) {
+    TN__INIT_BEGIN("tn_init_normal_");
+    TN__INIT_END(tn_normal(mean, std, t->shape, t->ndim, t->dtype, NULL));
+}
+TNDEF int tn_init_constant_(tn_tensor *t, double value) {
+    TN__INIT_BEGIN("tn_init_constant_");
+    TN__INIT_END(tn_full(t->shape, t->ndim, value, t->dtype));
+}
+TNDEF int tn_init_zeros_(tn_tensor *t) { return tn_init_constant_(t, 0); }
+TNDEF int tn_init_ones_(tn_tensor *t) { return tn_init_constant_(t, 1); }
+TNDEF int tn_init_xavier_uniform_(tn_tensor *t, double gain) {
+    double fi, fo;
+    if (t && tn__fans("tn_init_xavier_uniform_", t, &fi, &fo)) return -1;
+    double a = t ? sqrt(3.0) * gain * sqrt(2.0 / (fi + fo)) : 0;
+    return tn_init_uniform_(t, -a, a);
+}
+TNDEF int tn_init_xavier_normal_(tn_tensor *t, double gain) {
+    double fi, fo;
+    if (t && tn__fans("tn_init_xavier_normal_", t, &fi, &fo)) return -1;
+    return tn_init_normal_(t, 0, t ? gain * sqrt(2.0 / (fi + fo)) : 0);
+}
+static double tn__kaiming_std(const char *fn, tn_tensor *t, double a, const char *mode, const char *nl) {
+    double fi, fo;
+    if (tn__fans(fn, t, &fi, &fo)) return NAN;
+    bool out = mode && !strcmp(mode, "fan_out");
+    if (mode && !out && strcmp(mode, "fan_in")) { tn__error("%s: mode %s not supported, please use one of fan_in, fan_out", fn, mode); return NAN; }
+    double gain = tn_init_calculate_gain(nl ? nl : "leaky_relu", a);
+    double fan = out ? fo : fi;
+    if (fan == 0) { tn__error("%s: initializing zero-element tensors is a no-op", fn); return NAN; }
+    return gain / sqrt(fan);
+}
+TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, const char *nonlinearity) {
+    if (!t) return -1;
+    double std = tn__kaiming_std("tn_init_kaiming_uniform_", t, a, mode, nonlinearity);
+    return std != std ? -1 : tn_init_uniform_(t, -sqrt(3.0) * std, sqrt(3.0) * std);
+}
+TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity) {
+    if (!t) return -1;
+    double std = tn__kaiming_std("tn_init_kaiming_normal_", t, a, mode, nonlinearity);
+    return std != std ? -1 : tn_init_normal_(t, 0, std);
+}
+/* Q of the QR decomposition of a normal [rows, cols] draw (modified Gram-Schmidt on the
+   shorter side, signs fixed by R's diagonal as PyTorch), times gain. */
+TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
+    const char *fn = "tn_init_orthogonal_";
+    if (!t) return -1;
+    if (t->ndim < 2) return TN__FAIL_INT("%s: only tensors with 2 or more dimensions are supported (got %s)", fn, TN__SHAPE(t));
+    int64_t rows = t->shape[0], cols = tn_numel(t) / (rows ? rows : 1);
+    if (rows == 0 || cols == 0) return 0;
+    TN__INIT_BEGIN(fn);
+    bool tr = rows < cols;
+    int64_t m = tr ? cols : rows, n = tr ? rows : cols;        /* orthonormalise the n columns of [m, n] */
+    tn_tensor *a = tn_contiguous(tn_normal(0, 1, TN_SHAPE(m, n), TN_F64, NULL));
+    double *q = a ? (double *)tn_data_ptr(a) : NULL;
+    for (int64_t j = 0; q && j < n; j++) {
+        for (int64_t k = 0; k < j; k++) {
+            double dot = 0;
+            for (int64_t i = 0; i < m; i++) dot += q[i * n + k] * q[i * n + j];
+            for (int64_t i = 0; i < m; i++) q[i * n + j] -= dot * q[i * n + k];
+        }
+        double nrm = 0;
+        for (int64_t i = 0; i < m; i++) nrm += q[i * n + j] * q[i * n + j];
+        nrm = sqrt(nrm);
+        for (int64_t i = 0; i < m; i++) q[i * n + j] = nrm > 0 ? q[i * n + j] / nrm * gain : 0;  /* R's diagonal is the norm, > 0 */
+    }
+    tn_tensor *r = a ? tn_reshape(tr ? tn_t(a) : a, t->shape, t->ndim) : NULL;
+    TN__INIT_END(r);
+}
+/* Inverse error function: Giles' single-precision start polished by two Newton steps. */
+static double tn__erfinv(double y) {
+    if (y <= -1) return -HUGE_VAL;
+    if (y >= 1) return HUGE_VAL;
+    double w = -log((1 - y) * (1 + y)), x;
+    if (w < 5) {
+        w -= 2.5;
+        x = 2.81022636e-08; x = 3.43273939e-07 + x * w; x = -3.5233877e-06 + x * w; x = -4.39150654e-06 + x * w; x = 0.00021858087 + x * w;
+        x = -0.00125372503 + x * w; x = -0.00417768164 + x * w; x = 0.246640727 + x * w; x = 1.50140941 + x * w;
+    } else {
+        w = sqrt(w) - 3;
+        x = -0.000200214257; x = 0.000100950558 + x * w; x = 0.00134934322 + x * w; x = -0.00367342844 + x * w; x = 0.00573950773 + x * w;
+        x = -0.0076224613 + x * w; x = 0.00943887047 + x * w; x = 1.00167406 + x * w; x = 2.83297682 + x * w;
+    }
+    x *= y;
+    for (int i = 0; i < 2; i++) x -= (erf(x) - y) / (1.12837916709551257390 * exp(-x * x));
+    return x;
+}
+/* PyTorch's method: uniform in [cdf(a), cdf(b)], inverse CDF, clamp. */
+TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b) {
+    const char *fn = "tn_init_trunc_normal_";
+    if (!t) return -1;
+    if (!(a < b)) return TN__FAIL_INT("%s: need a < b (got a=%g, b=%g)", fn, a, b);
+    TN__INIT_BEGIN(fn);
+    double l = 0.5 * (1 + erf((a - mean) / std / sqrt(2.0))), u = 0.5 * (1 + erf((b - mean) / std / sqrt(2.0)));
+    tn_tensor *r = tn_contiguous(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, TN_F64, NULL));
+    double *p = r ? (double *)tn_data_ptr(r) : NULL;
+    for (int64_t i = 0; p && i < tn_numel(r); i++) {
+        double v = tn__erfinv(p[i]) * std * sqrt(2.0) + mean;
+        p[i] = v < a ? a : v > b ? b : v;
+    }
+    TN__INIT_END(r);
+}
+
+/* ---- layers ---- */
+/* Python's repr of a float ("0.1", "1.0", "1e-05"), for extra_repr. */
+static const char *tn__pyfloat(double v, char *buf) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (v == v && !strpbrk(buf, ".eni")) strcat(buf, ".0");
+    return buf;
+}
+/* "(3, 3)" or "(3,)" as Python prints a tuple of n ints. */
+static const char *tn__pytuple(const int64_t *v, int n, char *buf) {
+    int k = snprintf(buf, 64, "(");
+    for (int i = 0; i < n; i++) k += snprintf(buf + k, (size_t)(64 - k), i ? ", %lld" : "%lld", (long long)v[i]);
+    snprintf(buf + k, (size_t)(64 - k), n == 1 ? ",)" : ")");
+    return buf;
+}
+static tn_tensor *tn__param(tn_module *m, const char *name, const int64_t *shape, int ndim) {
+    tn_tensor *t = tn__new_checked("tn_nn", shape, ndim, TN_F32);
+    tn_tensor *r = t ? tn_module_register_parameter(m, name, t) : NULL;
+    tn_release(t);
+    return r;
+}
+static tn_tensor *tn__buffer(tn_module *m, const char *name, const int64_t *shape, int ndim, tn_dtype dtype, double value) {
+    tn_tensor *t = tn__filled("tn_nn", shape, ndim, value, dtype);
+    tn_tensor *r = t ? tn_module_register_buffer(m, name, t, true) : NULL;
+    tn_release(t);
+    return r;
+}
+/* A constructor's options parsed, checked, done; on error m is freed and NULL returned. */
+static tn_module *tn__module_or_free(tn_module *m, int failed) {
+    if (failed) { tn_module_free(m); return NULL; }
+    return m;
+}
+
+/* Linear, Bilinear */
+typedef struct tn__linear { tn_module base; int64_t in, in2, out; } tn__linear;
+static tn_tensor *tn__linear_fwd(tn_module *m, tn_tensor *x) { return TN__AS("Linear", tn_linear(x, tn_module_get(m, "weight"), tn_module_get(m, "bias"))); }
+static void tn__linear_repr(tn_module *m, char *b, size_t n) {
+    tn__linear *l = (tn__linear *)m;
+    snprintf(b, n, "in_features=%lld, out_features=%lld, bias=%s", (long long)l->in, (long long)l->out, tn_module_get(m, "bias") ? "True" : "False");
+}
+static const tn_module_type tn__linear_type = {"Linear", tn__linear_fwd, NULL, tn__linear_repr};
+TNDEF tn_module *tn_nn_linear(int64_t in, int64_t out, bool bias) {
+    if (in < 0 || out < 0) return (tn_module *)tn__error("tn_nn_linear: in_features (%lld) and out_features (%lld) must be non-negative", (long long)in, (long long)out);
+    tn__linear *l = (tn__linear *)tn_module_new(&tn__linear_type, sizeof(tn__linear));
+    if (!l) return NULL;
+    l->in = in; l->out = out;
+    tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
+    double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* kaiming_uniform(a=sqrt(5)) and the bias rule: U(-1/sqrt(in), 1/sqrt(in)) */
+    int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    return tn__module_or_free(&l->base, failed);
+}
+static void tn__bilinear_repr(tn_module *m, char *b, size_t n) {
+    tn__linear *l = (tn__linear *)m;
+    snprintf(b, n, "in1_features=%lld, in2_features=%lld, out_features=%lld, bias=%s", (long long)l->in, (long long)l->in2, (long long)l->out, tn_module_get(m, "bias") ? "True" : "False");
+}
+static const tn_module_type tn__bilinear_type = {"Bilinear", NULL, NULL, tn__bilinear_repr};
+TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2) {
+    if (!m || m->type != &tn__bilinear_type) return (tn_tensor *)tn__error("tn_nn_bilinear_forward: need a Bilinear module");
+    return TN__AS("Bilinear", tn_bilinear(x1, x2, tn_module_get(m, "weight"), tn_module_get(m, "bias")));
+}
+TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias) {
+    if (in1 < 0 || in2 < 0 || out < 0) return (tn_module *)tn__error("tn_nn_bilinear: sizes must be non-negative");
+    tn__linear *l = (tn__linear *)tn_module_new(&tn__bilinear_type, sizeof(tn__linear));
+    if (!l) return NULL;
+    l->in = in1; l->in2 = in2; l->out = out;
+    tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in1, in2)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
+    double bound = in1 > 0 ? 1 / sqrt((double)in1) : 0;
+    int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    return tn__module_or_free(&l->base, failed);
+}
+
+/* Conv1d, Conv2d, ConvTranspose2d */
+typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid; int64_t in, out, k[2], s[2], p[2], d[2], op[2], groups; } tn__convm;
+static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
+    tn__convm *c = (tn__convm *)m;
+    tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
+    int64_t p[2] = {c->same ? TN_PAD_SAME : c->p[0], c->p[1]};
+    return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
+}
+static void tn__conv_repr(tn_module *m, char *b, size_t n) {
+    tn__convm *c = (tn__convm *)m;
+    char t[64];
+    int k = snprintf(b, n, "%lld, %lld, kernel_size=%s", (long long)c->in, (long long)c->out, tn__pytuple(c->k, c->nsp, t));
+    k += snprintf(b + k, n - (size_t)k, ", stride=%s", tn__pytuple(c->s, c->nsp, t));
+    if (c->same || c->valid) k += snprintf(b + k, n - (size_t)k, ", padding=%s", c->same ? "same" : "valid");
+    else if (c->p[0] || c->p[c->nsp - 1]) k += snprintf(b + k, n - (size_t)k, ", padding=%s", tn__pytuple(c->p, c->nsp, t));
+    if (c->d[0] != 1 || c->d[c->nsp - 1] != 1) k += snprintf(b + k, n - (size_t)k, ", dilation=%s", tn__pytuple(c->d, c->nsp, t));
+    if (c->transposed && (c->op[0] || c->op[c->nsp - 1])) k += snprintf(b + k, n - (size_t)k, ", output_padding=%s", tn__pytuple(c->op, c->nsp, t));
+    if (c->groups != 1) k += snprintf(b + k, n - (size_t)k, ", groups=%lld", (long long)c->groups);
+    if (!tn_module_get(m, "bias")) snprintf(b + k, n - (size_t)k, ", bias=False");
+}
+static const tn_module_type tn__conv1d_type = {"Conv1d", tn__conv_fwd, NULL, tn__conv_repr};
+static const tn_module_type tn__conv2d_type = {"Conv2d", tn__conv_fwd, NULL, tn__conv_repr};
+static const tn_module_type tn__convt2d_type = {"ConvTranspose2d", tn__conv_fwd, NULL, tn__conv_repr};
+/* A word value ("'same'") rather than numbers. */
+static bool tn__opts_is_word(tn__opts *o, const char *key) {
+    for (int i = 0; i < o->n; i++)
+        if (!strcmp(o->key[i], key)) return o->val[i][0] == '\'' || o->val[i][0] == '"' || ((o->val[i][0] | 32) >= 'a' && (o->val[i][0] | 32) <= 'z');
+    return false;
+}
+static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int nsp, bool transposed, int64_t in, int64_t out, int64_t ksize, const char *options) {
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    tn__convm *c = (tn__convm *)tn_module_new(type, sizeof(tn__convm));
+    if (!c) return NULL;
+    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = 1;
+    for (int i = 0; i < 2; i++) { c->k[i] = ksize; c->s[i] = 1; c->p[i] = 0; c->d[i] = 1; c->op[i] = 0; }
+    bool bias = true;
+    int failed = tn__opts_int(&o, "kernel_size", c->k, nsp) < 0 || tn__opts_int(&o, "stride", c->s, nsp) < 0 ||
+                 tn__opts_int(&o, "dilation", c->d, nsp) < 0 || tn__opts_int(&o, "groups", &c->groups, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0;
+    if (!failed && tn__opts_is_word(&o, "padding")) {
+        int w = tn__opts_word(&o, "padding", "same|valid");
+        failed = w < 0;
+        c->same = w == 0;
+        c->valid = w == 1;
+    } else if (!failed) failed = tn__opts_int(&o, "padding", c->p, nsp) < 0;
+    if (!failed && transposed) failed = tn__opts_int(&o, "output_padding", c->op, nsp) < 0;
+    int pm = failed ? -1 : tn__opts_word(&o, "padding_mode", "zeros|reflect|replicate|circular");
+    if (pm > 0) failed = TN__FAIL_INT("%s: padding_mode '%s' is not supported (zeros only)", fn, pm == 1 ? "reflect" : pm == 2 ? "replicate" : "circular");
+    failed = failed || pm == -1 || tn__opts_done(&o, transposed ? "kernel_size, stride, padding, output_padding, groups, bias, dilation, padding_mode"
+                                                               : "kernel_size, stride, padding, dilation, groups, bias, padding_mode");
+    if (!failed && (in <= 0 || out <= 0 || c->groups <= 0 || in % c->groups || out % c->groups))
+        failed = TN__FAIL_INT("%s: in_channels (%lld) and out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)in, (long long)out, (long long)c->groups);
+    for (int i = 0; !failed && i < nsp; i++)
+        if (c->k[i] <= 0 || c->s[i] <= 0 || c->d[i] <= 0 || c->p[i] < 0)
+            failed = TN__FAIL_INT("%s: kernel_size, stride and dilation must be positive and padding non-negative", fn);
+    if (!failed && c->same && !transposed) for (int i = 0; i < nsp; i++) if (c->s[i] != 1) failed = TN__FAIL_INT("%s: padding='same' is not supported for strided convolutions", fn);
+    if (!failed && c->same && transposed) failed = TN__FAIL_INT("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
+    if (failed) { tn_module_free(&c->base); return NULL; }
+    if (nsp == 1) { c->k[1] = c->k[0]; c->s[1] = c->s[0]; c->p[1] = c->p[0]; c->d[1] = c->d[0]; c->op[1] = c->op[0]; }
+    int64_t shape[4] = {transposed ? in : out, transposed ? out / c->groups : in / c->groups, c->k[0], c->k[1]};
+    tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
+    double fan_in = 0;
+    if (w) fan_in = (double)tn_numel(w) / (double)w->shape[0];   /* size(1) * receptive field, as _calculate_fan_in_and_fan_out */
+    double bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
+    failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    return tn__module_or_free(&c->base, failed);
+}
+TNDEF tn_module *tn_nn_conv1d(int64_t in, int64_t out, int64_t k, const char *options) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, options); }
+TNDEF tn_module *tn_nn_conv2d(int64_t in, int64_t out, int64_t k, const char *options) { return tn__conv_new("tn_nn_conv2d", &tn__conv2d_type, 2, false, in, out, k, options); }
+TNDEF tn_module *tn_nn_conv_transpose2d(int64_t in, int64_t out, int64_t k, const char *options) {
+    return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, options);
+}
+
+/* Pooling modules */
+typedef struct tn__poolm { tn_module base; int nsp, kind; bool ceil_mode, count_include_pad; int64_t k[2], s[2], p[2], d[2], divisor; } tn__poolm;
+static tn_tensor *tn__pool_fwd(tn_module *m, tn_tensor *x) {
+    tn__poolm *q = (tn__poolm *)m;
+    const char *fn = m->type->name, *in = "tn_pool";   /* inner messages get the module's name */
+    if (q->kind == 2) return TN__AS(fn, tn__adaptive_avg_pool(in, x, q->k[0], q->k[1]));
+    if (q->kind == 3) return TN__AS(fn, tn__adaptive_max_pool(in, x, q->k[0], q->k[1], NULL));
+    int64_t k[2] = {q->k[0], q->k[1]}, s[2] = {q->s[0], q->s[1]}, p[2] = {q->p[0], q->p[1]}, d[2] = {q->d[0], q->d[1]};
+    if (q->kind == 0) return TN__AS(fn, tn__max_pool(in, x, q->nsp, k, s, p, d, q->ceil_mode, NULL));
+    return TN__AS(fn, tn__avg_pool(in, x, q->nsp, k, s, p, q->ceil_mode, q->count_include_pad, q->divisor));
+}
+static void tn__pool_repr(tn_module *m, char *b, size_t n) {
+    tn__poolm *q = (tn__poolm *)m;
+    char t1[64], t2[64], t3[64];
+    if (q->kind >= 2) { snprintf(b, n, "output_size=%s", q->k[0] == q->k[1] ? (snprintf(t1, 64, "%lld", (long long)q->k[0]), t1) : tn__pytuple(q->k, 2, t1)); return; }
+    /* ints as PyTorch keeps them when given as ints */
+#define TN__ONE(v, t) ((q->nsp == 1 || v[0] == v[1]) ? (snprintf(t, 64, "%lld", (long long)v[0]), t) : tn__pytuple(v, 2, t))
+    int64_t s[2] = {q->s[0] ? q->s[0] : q->k[0], q->s[1] ? q->s[1] : q->k[1]};
+    int k = snprintf(b, n, "kernel_size=%s, stride=%s, padding=%s", TN__ONE(q->k, t1), TN__ONE(s, t2), TN__ONE(q->p, t3));
+    if (q->kind == 0) snprintf(b + k, n - (size_t)k, ", dilation=%s, ceil_mode=%s", TN__ONE(q->d, t1), q->ceil_mode ? "True" : "False");
+#undef TN__ONE
+}
+static const tn_module_type tn__maxpool1d_type = {"MaxPool1d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__maxpool2d_type = {"MaxPool2d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__avgpool1d_type = {"AvgPool1d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__avgpool2d_type = {"AvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__adaptive_avg_type = {"AdaptiveAvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__adaptive_max_type = {"AdaptiveMaxPool2d", tn__pool_fwd, NULL, tn__pool_repr};
+static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, const char *options) {
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
+    if (!q) return NULL;
+    q->nsp = nsp; q->kind = kind; q->count_include_pad = true;
+    for (int i = 0; i < 2; i++) { q->k[i] = ksize; q->s[i] = 0; q->p[i] = 0; q->d[i] = 1; }
+    int failed = tn__opts_int(&o, "kernel_size", q->k, nsp) < 0 || tn__opts_int(&o, "stride", q->s, nsp) < 0 ||
+                 tn__opts_int(&o, "padding", q->p, nsp) < 0 || tn__opts_bool(&o, "ceil_mode", &q->ceil_mode) < 0;
+    if (!failed && kind == 0) {
+        bool ri = false;
+        failed = tn__opts_int(&o, "dilation", q->d, nsp) < 0 || tn__opts_bool(&o, "return_indices", &ri) < 0 ||
+                 tn__opts_done(&o, "kernel_size, stride, padding, dilation, return_indices, ceil_mode");
+        if (!failed && ri) failed = TN__FAIL_INT("%s: return_indices: call tn_max_pool%dd with an indices pointer instead", fn, nsp);
+    } else if (!failed) {
+        failed = tn__opts_bool(&o, "count_include_pad", &q->count_include_pad) < 0 || tn__opts_int(&o, "divisor_override", &q->divisor, 1) < 0 ||
+                 tn__opts_done(&o, "kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override");
+    }
+    if (!failed && nsp == 1) { q->k[1] = q->k[0]; q->s[1] = q->s[0]; q->p[1] = q->p[0]; q->d[1] = q->d[0]; }
+    int64_t g[10];
+    if (!failed) failed = tn__pool_geometry(fn, nsp, q->k, q->s, q->p, q->d, g);
+    return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_max_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, options); }
+TNDEF tn_module *tn_nn_avg_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, options); }
+TNDEF tn_module *tn_nn_max_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, options); }
+TNDEF tn_module *tn_nn_avg_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, options); }
+static tn_module *tn__adaptive_new(const tn_module_type *type, int kind, int64_t oh, int64_t ow) {
+    if (oh <= 0 || ow <= 0) return (tn_module *)tn__error("tn_nn_%s: output size (%lld, %lld) must be positive", kind == 2 ? "adaptive_avg_pool2d" : "adaptive_max_pool2d", (long long)oh, (long long)ow);
+    tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
+    if (q) { q->kind = kind; q->nsp = 2; q->k[0] = oh; q->k[1] = ow; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t oh, int64_t ow) { return tn__adaptive_new(&tn__adaptive_avg_type, 2, oh, ow); }
+TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t oh, int64_t ow) { return tn__adaptive_new(&tn__adaptive_max_type, 3, oh, ow); }
+
+/* BatchNorm1d/2d, LayerNorm, GroupNorm */
+typedef struct tn__normm { tn_module base; int kind; int64_t nf, groups, shape[TN_MAX_DIMS]; int nshape; double eps, momentum; bool affine, track; } tn__normm;
+static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
+    tn__normm *q = (tn__normm *)m;
+    const char *fn = m->type->name;
+    if (!x) return NULL;
+    tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
+    if (q->kind == 2) return TN__AS(fn, tn_layer_norm(x, q->shape, q->nshape, w, b, q->eps));
+    if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, w, b, q->eps));
+    if (q->kind == 0 && x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 2D or 3D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
+    if (q->kind == 1 && x->ndim != 4) return (tn_tensor *)tn__error("%s: expected 4D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
+    double factor = q->momentum == q->momentum ? q->momentum : 0;
+    tn_tensor *nbt = tn_module_get(m, "num_batches_tracked");
+    if (m->training && q->track && nbt) {
+        tn_no_grad_begin();
+        tn_scope_begin();
+        tn_add_scalar_(nbt, 1);
+        tn_scope_end();
+        tn_no_grad_end();
+        if (q->momentum != q->momentum) factor = 1.0 / (double)*(int64_t *)tn_data_ptr(nbt);   /* cumulative moving average */
+    }
+    tn_tensor *rm = tn_module_get(m, "running_mean"), *rv = tn_module_get(m, "running_var");
+    bool bn_training = m->training || (!rm && !rv);
+    return TN__AS(fn, tn_batch_norm(x, !m->training || q->track ? rm : NULL, !m->training || q->track ? rv : NULL, w, b, bn_training, factor, q->eps));
+}
+static void tn__norm_repr(tn_module *m, char *b, size_t n) {
+    tn__normm *q = (tn__normm *)m;
+    char e[32], mo[32], t[64];
+    if (q->kind == 2) snprintf(b, n, "%s, eps=%s, elementwise_affine=%s", tn__pytuple(q->shape, q->nshape, t), tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
+    else if (q->kind == 3) snprintf(b, n, "%lld, %lld, eps=%s, affine=%s", (long long)q->groups, (long long)q->nf, tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
+    else snprintf(b, n, "%lld, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", (long long)q->nf, tn__pyfloat(q->eps, e),
+                  q->momentum == q->momentum ? tn__pyfloat(q->momentum, mo) : "None", q->affine ? "True" : "False", q->track ? "True" : "False");
+}
+static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
+static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape, const char *options) {
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    tn__normm *q = (tn__normm *)tn_module_new(type, sizeof(tn__normm));
+    if (!q) return NULL;
+    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = 1e-5; q->momentum = 0.1; q->affine = true; q->track = true;
+    bool has_bias = true;
+    int failed = tn__opts_num(&o, "eps", &q->eps, 1) < 0;
+    if (kind <= 1) {
+        for (int i = 0; i < o.n; i++) if (!strcmp(o.key[i], "momentum") && !strcmp(o.val[i], "None")) q->momentum = NAN;
+        failed = failed || tn__opts_num(&o, "momentum", &q->momentum, 1) < 0 || tn__opts_bool(&o, "affine", &q->affine) < 0 ||
+                 tn__opts_bool(&o, "track_running_stats", &q->track) < 0 || tn__opts_done(&o, "eps, momentum, affine, track_running_stats");
+    } else if (kind == 2) {
+        failed = failed || tn__opts_bool(&o, "elementwise_affine", &q->affine) < 0 || tn__opts_bool(&o, "bias", &has_bias) < 0 ||
+                 tn__opts_done(&o, "eps, elementwise_affine, bias");
+        if (!failed && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) failed = TN__FAIL_INT("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
+        for (int i = 0; !failed && i < nshape; i++) q->shape[i] = shape[i];
+        q->nshape = nshape;
+    } else failed = failed || tn__opts_bool(&o, "affine", &q->affine) < 0 || tn__opts_done(&o, "eps, affine");
+    if (!failed && kind == 3 && (groups <= 0 || nf % groups)) failed = TN__FAIL_INT("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
+    if (!failed && kind != 2 && nf <= 0) failed = TN__FAIL_INT("%s: num_features must be positive, got %lld", fn, (long long)nf);
+    const int64_t *ps = kind == 2 ? q->shape : &q->nf;
+    int pn = kind == 2 ? q->nshape : 1;
+    if (!failed && q->affine) {
+        tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
+        failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
+    }
+    if (!failed && kind <= 1 && q->track)
+        failed = !tn__buffer(&q->base, "running_mean", &nf, 1, TN_F32, 0) || !tn__buffer(&q->base, "running_var", &nf, 1, TN_F32, 1) ||
+                 !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
+    return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_batch_norm1d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, options); }
+TNDEF tn_module *tn_nn_batch_norm2d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, options); }
+TNDEF tn_module *tn_nn_layer_norm(const int64_t *shape, int n, const char *options) { return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, options); }
+TNDEF tn_module *tn_nn_group_norm(int64_t groups, int64_t channels, const char *options) {
+    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, options);
+}
+
+/* Dropout, Embedding, Flatten, Unflatten, Identity */
+typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
+static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
+    tn__miscm *q = (tn__miscm *)m;
+    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 2));
+
+}
+static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }
+static const tn_module_type tn__dropout_type = {"Dropout", tn__dropout_fwd, NULL, tn__dropout_repr};
+static const tn_module_type tn__dropout2d_type = {"Dropout2d", tn__dropout_fwd, NULL, tn__dropout_repr};
+static tn_module *tn__dropout_new(const tn_module_type *type, double p, int kind) {
+    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 2 ? "dropout2d" : "dropout", p);
+    tn__miscm *q = (tn__miscm *)tn_module_new(type, sizeof(tn__miscm));
+    if (q) { q->p = p; q->n = kind; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_dropout(double p) { return tn__dropout_new(&tn__dropout_type, p, 1); }
+TNDEF tn_module *tn_nn_dropout2d(double p) { return tn__dropout_new(&tn__dropout2d_type, p, 2); }
+static tn_tensor *tn__embedding_fwd(tn_module *m, tn_tensor *x) {
+    tn__miscm *q = (tn__miscm *)m;
+    tn_tensor *w = tn_module_get(m, "weight");
+    return TN__AS("Embedding", q->padded ? tn_embedding_padded(x, w, q->p > 0 ? (int64_t)q->p : 0) : tn_embedding(x, w));
+}
+static void tn__embedding_repr(tn_module *m, char *b, size_t n) {
+    tn__miscm *q = (tn__miscm *)m;
+    int k = snprintf(b, n, "%lld, %lld", (long long)q->a, (long long)q->b);
+    if (q->padded) snprintf(b + k, n - (size_t)k, ", padding_idx=%lld", (long long)q->p);
+}
+static const tn_module_type tn__embedding_type = {"Embedding", tn__embedding_fwd, NULL, tn__embedding_repr};
+TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) {
+    const char *fn = "tn_nn_embedding";
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    int64_t pad = 0;
+    int given = tn__opts_int(&o, "padding_idx", &pad, 1);
+    if (given < 0 || tn__opts_done(&o, "padding_idx")) return NULL;
+    if (num <= 0 || dim <= 0) return (tn_module *)tn__error("%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive", fn, (long long)num, (long long)dim);
+    if (given && (pad < -num || pad >= num)) return (tn_module *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)num, (long long)pad);
+    tn__miscm *q = (tn__miscm *)tn_module_new(&tn__embedding_type, sizeof(tn__miscm));
+    if (!q) return NULL;
+    q->a = num; q->b = dim; q->padded = given > 0; q->p = (double)(pad < 0 ? pad + num : pad);
+    tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
+    int failed = !w || tn_init_normal_(w, 0, 1);
+    if (!failed && q->padded) {
+        tn_scope_begin();
+        failed = tn__init_fill(tn_select(tn_detach(w), 0, (int64_t)q->p), tn_zeros(TN_SHAPE(dim), TN_F32));
+        tn_scope_end();
+    }
+    return tn__module_or_free(&q->base, failed);
+}
+static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
+    tn__miscm *q = (tn__miscm *)m;
+    if (q->n) return TN__AS("Unflatten", tn_unflatten(x, q->a, q->sizes, q->n));
+    return TN__AS("Flatten", tn_flatten(x, q->a, q->b));
+}
+static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
+    tn__miscm *q = (tn__miscm *)m;
+    char t[64];
+    if (q->n) snprintf(b, n, "dim=%lld, unflattened_size=%s", (long long)q->a, tn__pytuple(q->sizes, q->n, t));
+    else snprintf(b, n, "start_dim=%lld, end_dim=%lld", (long long)q->a, (long long)q->b);
+}
+static const tn_module_type tn__flatten_type = {"Flatten", tn__flatten_fwd, NULL, tn__flatten_repr};
+static const tn_module_type tn__unflatten_type = {"Unflatten", tn__flatten_fwd, NULL, tn__flatten_repr};
+TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim) {
+    tn__miscm *q = (tn__miscm *)tn_module_new(&tn__flatten_type, sizeof(tn__miscm));
+    if (q) { q->a = start_dim; q->b = end_dim; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n) {
+    if (!sizes || n < 1 || n > TN_MAX_DIMS) return (tn_module *)tn__error("tn_nn_unflatten: need 1 to %d sizes", TN_MAX_DIMS);
+    tn__miscm *q = (tn__miscm *)tn_module_new(&tn__unflatten_type, sizeof(tn__miscm));
+    if (q) { q->a = dim; q->n = n; memcpy(q->sizes, sizes, (size_t)n * sizeof(int64_t)); }
+    return q ? &q->base : NULL;
+}
+static tn_tensor *tn__identity_fwd(tn_module *m, tn_tensor *x) { (void)m; return tn__own(tn_retain(x)); }
+static const tn_module_type tn__identity_type = {"Identity", tn__identity_fwd, NULL, NULL};
+TNDEF tn_module *tn_nn_identity(void) { return tn_module_new(&tn__identity_type, sizeof(tn_module)); }
+
+/* Activations: one module type per PyTorch class, one forward over a table. */
+typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[64]; } tn__actm;
+static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
+                                             "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
+#define TN__NUM_ACTS 17
+static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) {
+    tn__actm *a = (tn__actm *)m;
+    tn_tensor *y;
+    switch (a->kind) {
+    case 0: y = tn_relu(x); break;
+    case 1: y = tn_relu6(x); break;
+    case 2: y = tn_leaky_relu(x, a->p[0]); break;
+    case 3: y = tn_elu(x, a->p[0]); break;
+    case 4: y = tn_selu(x); break;
+    case 5: y = tn_celu(x, a->p[0]); break;
+    case 6: y = tn_gelu(x, a->p[0] != 0); break;
+    case 7: y = tn_silu(x); break;
+    case 8: y = tn_mish(x); break;
+    case 9: y = tn_softplus(x, a->p[0], a->p[1]); break;
+    case 10: y = tn_hardtanh(x, a->p[0], a->p[1]); break;
+    case 11: y = tn_hardswish(x); break;
+    case 12: y = tn_hardsigmoid(x); break;
+    case 13: y = tn_tanh(x); break;
+    case 14: y = tn_sigmoid(x); break;
+    case 15: y = tn_softmax(x, a->dim); break;
+    default: y = tn_log_softmax(x, a->dim); break;
+    }
+    return y;
+}
+static void tn__act_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "%s", ((tn__actm *)m)->repr); }
+#define TN__ACT_TYPE(name) {name, tn__act_fwd, NULL, tn__act_repr}
+static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
+    TN__ACT_TYPE("ReLU"), TN__ACT_TYPE("ReLU6"), TN__ACT_TYPE("LeakyReLU"), TN__ACT_TYPE("ELU"),
+    TN__ACT_TYPE("SELU"), TN__ACT_TYPE("CELU"), TN__ACT_TYPE("GELU"), TN__ACT_TYPE("SiLU"),
+    TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
+    TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
+    TN__ACT_TYPE("LogSoftmax")};
+TNDEF tn_module *tn_nn_activation(const char *name, const char *options) {
+    const char *fn = "tn_nn_activation";
+    int kind = -1;
+    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) kind = i;
+    if (kind < 0) return (tn_module *)tn__error("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    double p[2] = {0, 0};
+    int64_t dim = 1;
+    char a[32], c[32];
+    int failed = 0;
+    bool inplace = false;
+    failed = tn__opts_bool(&o, "inplace", &inplace) < 0;
+    tn__actm *m = (tn__actm *)tn_module_new(&tn__act_types[kind], sizeof(tn__actm));
+    if (!m) return NULL;
+    switch (kind) {
+    case 2: p[0] = 0.01; failed = failed || tn__opts_num(&o, "negative_slope", p, 1) < 0 || tn__opts_done(&o, "negative_slope, inplace");
+            snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
+    case 3: case 5: p[0] = 1; failed = failed || tn__opts_num(&o, "alpha", p, 1) < 0 || tn__opts_done(&o, "alpha, inplace");
+            snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
+    case 6: { int w = tn__opts_word(&o, "approximate", "none|tanh"); failed = failed || w == -1 || tn__opts_done(&o, "approximate");
+            p[0] = w == 1; snprintf(m->repr, sizeof m->repr, "approximate='%s'", w == 1 ? "tanh" : "none"); break; }
+    case 9: p[0] = 1; p[1] = 20; failed = failed || tn__opts_num(&o, "beta", p, 1) < 0 || tn__opts_num(&o, "threshold", p + 1, 1) < 0 || tn__opts_done(&o, "beta, threshold");
+            snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
+    case 10: p[0] = -1; p[1] = 1; failed = failed || tn__opts_num(&o, "min_val", p, 1) < 0 || tn__opts_num(&o, "max_val", p + 1, 1) < 0 || tn__opts_done(&o, "min_val, max_val, inplace");
+            snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
+    case 15: case 16: failed = failed || tn__opts_int(&o, "dim", &dim, 1) < 0 || tn__opts_done(&o, "dim");
+            snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)dim); break;
+    default: failed = failed || tn__opts_done(&o, "inplace"); break;
+    }
+    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = dim;
+    return tn__module_or_free(&m->base, failed);
+}
+TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU", NULL); }
+TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh", NULL); }
+TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid", NULL); }
+TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU", NULL); }
+
+/* Sequential, ModuleList, ModuleDict */
+static tn_tensor *tn__sequential_fwd(tn_module *m, tn_tensor *x) {
+    tn_scope_begin();
+    for (int i = 0; x && i < m->nchildren; i++) x = tn_module_forward(m->children[i].m, x);
+    return tn__scope_return(x);
+}
+static const tn_module_type tn__sequential_type = {"Sequential", tn__sequential_fwd, NULL, NULL};
+static const tn_module_type tn__module_list_type = {"ModuleList", NULL, NULL, NULL};
+static const tn_module_type tn__module_dict_type = {"ModuleDict", NULL, NULL, NULL};
+TNDEF tn_module *tn_nn_sequential_n(tn_module *const *mods, int n) {
+    bool bad = n < 0 || (n > 0 && !mods);
+    for (int i = 0; !bad && i < n; i++) bad = !mods[i];
+    tn_module *s = bad ? NULL : tn_module_new(&tn__sequential_type, sizeof(tn_module));
+    if (!s) { /* a layer that failed to build: free the others, keep its message */
+        for (int i = 0; mods && i < n; i++) tn_module_free(mods[i]);
+        if (bad && !tn_last_error()[0]) tn__error("tn_nn_sequential: a module is NULL");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%d", i);
+        if (!tn_module_add(s, name, mods[i])) {
+            for (int j = i + 1; j < n; j++) tn_module_free(mods[j]);
+            tn_module_free(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+TNDEF tn_module *tn_nn_sequential_append(tn_module *seq, tn_module *m) {
+    if (!seq || !m) { tn_module_free(m); return NULL; }
+    char name[16];
+    snprintf(name, sizeof name, "%d", seq->nchildren);
+    return tn_module_add(seq, name, m);
+}
+TNDEF tn_module *tn_nn_module_list(void) { return tn_module_new(&tn__module_list_type, sizeof(tn_module)); }
+TNDEF tn_module *tn_nn_module_dict(void) { return tn_module_new(&tn__module_dict_type, sizeof(tn_module)); }
+
+/* ======================================================================= */
+/* 13. optimizers · 14. data — see their issues.                            */
+/* ======================================================================= */
+
 
 /* ======================================================================= */
 /* 15. serialization & printing                                             */
@@ -6764,10 +8949,72 @@ static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_
     return 0;
 }
 
+/* ---- sliding windows (convolution and pooling) ---- */
+#define TN__DEFINE_IM2COL(T, S) \
+static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) { \
+    const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3]; \
+    const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7], oh = g[8], ow = g[9]; \
+    const int64_t *is = img->strides, *cs = cols->strides; \
+    T *ib = (T *)img->storage->data + img->offset, *cb = (T *)cols->storage->data + cols->offset; \
+    for (int64_t n = 0; n < N; n++) for (int64_t c = 0; c < C; c++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) { \
+        T *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1]; \
+        for (int64_t y = 0; y < oh; y++) { \
+            const int64_t ih = y * sh - ph + ki * dh; \
+            T *cp = row + y * ow * cs[2]; \
+            if (ih < 0 || ih >= H) { if (!fold) for (int64_t x = 0; x < ow; x++) cp[x * cs[2]] = 0; continue; } \
+            T *ip = plane + ih * is[2]; \
+            for (int64_t x = 0; x < ow; x++) { \
+                const int64_t iw = x * sw - pw + kj * dw; \
+                if (iw < 0 || iw >= W) { if (!fold) cp[x * cs[2]] = 0; } \
+                else if (fold) ip[iw * is[3]] += cp[x * cs[2]]; \
+                else cp[x * cs[2]] = ip[iw * is[3]]; \
+            } \
+        } \
+    } \
+} \
+static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) { \
+    const int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3]; \
+    const int64_t *xs = x->strides; \
+    const T *xb = (const T *)x->storage->data + x->offset; \
+    int64_t *ob = (int64_t *)idx->storage->data + idx->offset; \
+    for (int64_t n = 0; n < N; n++) for (int64_t c = 0; c < C; c++) { \
+        const T *plane = xb + n * xs[0] + c * xs[1]; \
+        for (int64_t y = 0; y < OH; y++) for (int64_t z = 0; z < OW; z++) { \
+            int64_t best = -1; \
+            T m = 0; \
+            for (int64_t h = hs[y]; h < he[y]; h += dh) { \
+                if (h < 0) continue; \
+                for (int64_t w = ws[z]; w < we[z]; w += dw) { \
+                    if (w < 0) continue; \
+                    T v = plane[h * xs[2] + w * xs[3]]; \
+                    if (best < 0 || v > m || v != v) { m = v; best = h * W + w; } /* as PyTorch: the last NaN */ \
+                } \
+            } \
+            *ob++ = best; \
+        } \
+    } \
+}
+TN__DEFINE_IM2COL(float, f32)
+TN__DEFINE_IM2COL(double, f64)
+static int tn__cpu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom) {
+    if (img->dtype == TN_F32) tn__im2col_f32(fold, cols, img, geom);
+    else if (img->dtype == TN_F64) tn__im2col_f64(fold, cols, img, geom);
+    else return TN__FAIL_INT("im2col: dtype %s not supported (floating only)", tn_dtype_name(img->dtype));
+    return 0;
+}
+static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    if (x->dtype == TN_F32) tn__pool_argmax_f32(idx, x, hs, he, ws, we, dh, dw);
+    else if (x->dtype == TN_F64) tn__pool_argmax_f64(idx, x, hs, he, ws, we, dh, dw);
+    else return TN__FAIL_INT("max pooling: dtype %s not supported (floating only)", tn_dtype_name(x->dtype));
+    return 0;
+}
+
 static const tn_backend tn__cpu_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
+    tn__cpu_im2col, tn__cpu_pool_argmax,
 };
+
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
 
 TNDEF void tn_register_backend(tn_device device, const tn_backend *backend) {
