@@ -19,7 +19,7 @@ ifeq ($(BLAS),openblas)
 endif
 
 HEADER   := tensor.h
-PENDING  := test_data test_safetensors test_optim test_losses test_nn
+PENDING  := test_data test_safetensors test_optim test_nn test_rnn
 TESTS    := $(filter-out $(patsubst %,$(BUILD)/%,$(PENDING)),$(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c)))
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
