@@ -902,7 +902,201 @@ TNDEF tn_module *tn_nn_sequential_append(tn_module *seq, tn_module *m);   /* als
 TNDEF tn_module *tn_nn_module_list(void);                                  /* no forward */
 TNDEF tn_module *tn_nn_module_dict(void);                                  /* add with tn_module_add; no forward */
 
-/* 13. optimizers · 14. data: see their issues. */
+/* ======================================================================= */
+/* 13. optimizers                                                           */
+/* ======================================================================= */
+/* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
+   float64, CPU) from their .grad. Options are PyTorch's keyword arguments as text, with
+   PyTorch's names and defaults ("lr=0.01, momentum=0.9, nesterov=True"); an unknown name,
+   a wrong kind of value or an invalid value is an error. An optimizer retains its
+   parameters until tn_optim_free. A scheduler borrows its optimizer (which must outlive
+   it) and writes the groups' "lr". Guide: docs/optim.md. */
+typedef struct tn_optim tn_optim;
+/* kind: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+   "RAdam", "LBFGS". params: leaf tensors that require grad (borrowed; the optimizer
+   retains them), one group. NULL with an error on a bad kind, option or parameter. */
+TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options);
+TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay);
+TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr);
+TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay);
+/* A new parameter group: options override the optimizer's defaults (the options it was
+   created with). 0, or -1 with an error (a parameter already in a group; LBFGS). */
+TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+TNDEF int tn_optim_num_groups(const tn_optim *o);
+TNDEF int tn_optim_num_params(const tn_optim *o);             /* across groups, in PyTorch's numbering */
+TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i);     /* the i-th parameter, borrowed */
+/* param_groups[group][name]: "lr", "momentum", "betas[0]", "betas[1]", bools as 0/1,
+   "initial_lr" once a scheduler set it, ... NAN with an error if unknown. */
+TNDEF double tn_optim_get(const tn_optim *o, int group, const char *name);
+/* param_groups[group][name] = value, read by the next step (not validated, as in
+   PyTorch). Names are the group's options and the schedulers' keys (initial_lr, max_lr,
+   min_lr, max_momentum, base_momentum); anything else is an error (catches typos). */
+TNDEF int tn_optim_set(tn_optim *o, int group, const char *name, double value);
+/* One update of every parameter that has a .grad (the others are skipped), without
+   recording autograd; state (exp_avg, ...) is created on a parameter's first update.
+   0, or -1 with an error. LBFGS needs tn_optim_step_closure. */
+TNDEF int tn_optim_step(tn_optim *o);
+/* Re-evaluates the model (zero_grad, forward, backward) and returns the loss, or NAN
+   after recording an error (a NaN from the closure counts as its error). */
+typedef double (*tn_closure)(void *user);
+/* optimizer.step(closure): the closure runs with grad mode on, then the update (LBFGS
+   calls it several times). Returns the first loss; NAN on error (and when the closure
+   returned NaN: nothing is updated then). closure NULL (not for LBFGS) = tn_optim_step,
+   returning 0. */
+TNDEF double tn_optim_step_closure(tn_optim *o, tn_closure closure, void *user);
+TNDEF void tn_optim_zero_grad(tn_optim *o);                   /* .grad = NULL on every parameter (set_to_none=True) */
+TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none); /* false: zero the grads in place (detached) */
+/* optimizer.state[param i][name] ("exp_avg", "step", ...), borrowed; NULL if absent
+   (no error). LBFGS keeps its state as PyTorch does, under parameter 0, but only
+   tn_optim_state_dict shows it. */
+TNDEF tn_tensor *tn_optim_state(const tn_optim *o, int param, const char *name);
+/* optimizer.state_dict() flattened: "state.<i>.<name>" (copies; "step" a 0-d float32)
+   and "param_groups.<g>.<option>" (0-d float64; betas as ".betas.0"/".betas.1", bools
+   0/1, "params" a 1-d int64 of indices; words such as line_search_fn in the metadata).
+   The caller frees it with tn_dict_free. */
+TNDEF tn_dict *tn_optim_state_dict(const tn_optim *o);
+/* Replaces state and group options by copies of sd's (group count and sizes, option
+   names, state names and shapes must match; nothing changes on error). 0 or -1. */
+TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd);
+TNDEF void tn_optim_free(tn_optim *o);                         /* NULL is a no-op */
+
+/* LR schedulers (torch.optim.lr_scheduler). Creating one performs PyTorch's initial
+   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. */
+typedef struct tn_lr_scheduler tn_lr_scheduler;
+/* kind: "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+   "CosineAnnealingWarmRestarts", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR",
+   "ReduceLROnPlateau"; options as PyTorch's ("step_size=30, gamma=0.1",
+   "milestones=(30, 80)", "max_lr=0.1, total_steps=1000", "mode='max', patience=5"). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options);
+/* LambdaLR: lr = initial_lr * lr_lambda(epoch, group, user). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user);
+/* SequentialLR: schedulers[i] runs from milestones[i-1] (n schedulers, n-1 milestones).
+   Takes ownership of the schedulers, also on error (they are freed then). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_sequential(tn_optim *o, tn_lr_scheduler *const *schedulers, int n, const int64_t *milestones);
+TNDEF int tn_lr_scheduler_step(tn_lr_scheduler *s);             /* scheduler.step(); 0 or -1 */
+TNDEF int tn_lr_scheduler_step_metric(tn_lr_scheduler *s, double metric);  /* ReduceLROnPlateau.step(metric) (others: error) */
+TNDEF double tn_lr_scheduler_get_last_lr(const tn_lr_scheduler *s, int group); /* NAN with an error if no such group */
+TNDEF int64_t tn_lr_scheduler_last_epoch(const tn_lr_scheduler *s);
+TNDEF void tn_lr_scheduler_free(tn_lr_scheduler *s);           /* NULL is a no-op */
+
+/* torch.nn.utils.clip_grad_norm_: scales the grads so that their joint norm is at most
+   max_norm (coefficient max_norm / (norm + 1e-6), as PyTorch); returns the total norm
+   before clipping (NAN on error). norm_type INFINITY for the max-norm. Parameters
+   without a grad are skipped (none: returns 0). */
+TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm, double norm_type);
+TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value); /* grads clamped to [-clip_value, clip_value] */
+
+/* Update rules, one element at a time, shared by the CPU step and tensor_cuda.cu. Each
+   follows the tensor ops of PyTorch 2's _single_tensor_<optimizer> in order, with the
+   per-step scalars (bias corrections, step sizes) computed by the caller in double and
+   passed in the element type, as PyTorch's kernels receive them. State arguments are
+   read and written; the new parameter value is returned. */
+#define TN_OPTF_MAXIMIZE 1        /* the gradient is negated first */
+#define TN_OPTF_WEIGHT_DECAY 2    /* weight_decay != 0: grad += weight_decay * param */
+#define TN_OPTF_MOMENTUM 4        /* SGD: momentum != 0; RMSprop: momentum > 0 */
+#define TN_OPTF_NESTEROV 8
+#define TN_OPTF_FIRST 16          /* SGD: no momentum buffer yet (it starts as the gradient) */
+#define TN_OPTF_AMSGRAD 32
+#define TN_OPTF_CENTERED 64
+#define TN_OPTF_DECOUPLED 128     /* AdamW, NAdam/RAdam decoupled_weight_decay: param *= 1 - lr*weight_decay */
+#define TN_OPTF_RECTIFY 256       /* RAdam: rho_t > 5 */
+#define TN__DEFINE_OPTIM_RULES(T, S, F) \
+    /* torch.lerp(a, b, w), exact at both ends */ \
+    TN_HD static inline T tn_optim_lerp_##S(T a, T b, T w) { \
+        return fabs##F(w) < (T)0.5 ? a + w * (b - a) : b - (b - a) * ((T)1 - w); } \
+    /* torch.maximum: NaN propagates */ \
+    TN_HD static inline T tn_optim_max_##S(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; } \
+    TN_HD static inline T tn__optim_grad_##S(T *p, T g, T wd, T decay, int f) { \
+        if (f & TN_OPTF_MAXIMIZE) g = -g; \
+        if (f & TN_OPTF_DECOUPLED) *p = *p * decay; \
+        else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p; \
+        return g; } \
+    TN_HD static inline T tn_sgd_update_##S(T p, T g, T *buf, T lr, T momentum, T one_minus_dampening, T wd, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        if (f & TN_OPTF_MOMENTUM) { \
+            T b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g; \
+            *buf = b; \
+            g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b; \
+        } \
+        return p + (-lr) * g; } \
+    /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */ \
+    TN_HD static inline T tn_adam_update_##S(T p, T g, T *m, T *v, T *vmax, T wd, T decay, T one_minus_beta1, \
+                                             T beta2, T one_minus_beta2, T bias_correction2_sqrt, T eps, T neg_step_size, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
+        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
+        *v = *v * beta2 + one_minus_beta2 * g * g; \
+        T den; \
+        if (f & TN_OPTF_AMSGRAD) { *vmax = tn_optim_max_##S(*vmax, *v); den = sqrt##F(*vmax) / bias_correction2_sqrt + eps; } \
+        else den = sqrt##F(*v) / bias_correction2_sqrt + eps; \
+        return p + neg_step_size * *m / den; } \
+    TN_HD static inline T tn_rmsprop_update_##S(T p, T g, T *square_avg, T *grad_avg, T *buf, T wd, T alpha, \
+                                                T one_minus_alpha, T eps, T momentum, T lr, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        *square_avg = *square_avg * alpha + one_minus_alpha * g * g; \
+        T avg; \
+        if (f & TN_OPTF_CENTERED) { \
+            *grad_avg = tn_optim_lerp_##S(*grad_avg, g, one_minus_alpha); \
+            avg = sqrt##F(*square_avg + (T)-1 * *grad_avg * *grad_avg); \
+        } else avg = sqrt##F(*square_avg); \
+        avg = avg + eps; \
+        if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return p + (-lr) * *buf; } \
+        return p + (-lr) * g / avg; } \
+    /* clr = lr / (1 + (step - 1) * lr_decay) */ \
+    TN_HD static inline T tn_adagrad_update_##S(T p, T g, T *sum, T wd, T eps, T clr, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        *sum = *sum + (T)1 * g * g; \
+        return p + (-clr) * g / (sqrt##F(*sum) + eps); } \
+    TN_HD static inline T tn_adadelta_update_##S(T p, T g, T *square_avg, T *acc_delta, T wd, T rho, \
+                                                 T one_minus_rho, T eps, T lr, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        *square_avg = *square_avg * rho + one_minus_rho * g * g; \
+        T std = sqrt##F(*square_avg + eps); \
+        T delta = sqrt##F(*acc_delta + eps) / std * g; \
+        *acc_delta = *acc_delta * rho + one_minus_rho * delta * delta; \
+        return p + (-lr) * delta; } \
+    /* clr = lr / (1 - beta1^step) */ \
+    TN_HD static inline T tn_adamax_update_##S(T p, T g, T *m, T *exp_inf, T wd, T one_minus_beta1, T beta2, \
+                                               T eps, T clr, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
+        *exp_inf = tn_optim_max_##S(*exp_inf * beta2, fabs##F(g) + eps); \
+        return p + (-clr) * *m / *exp_inf; } \
+    /* c_grad = -lr (1 - mu) / (1 - mu_product), c_avg = -lr mu_next / (1 - mu_product mu_next) */ \
+    TN_HD static inline T tn_nadam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T one_minus_beta1, T beta2, \
+                                              T one_minus_beta2, T bias_correction2, T eps, T c_grad, T c_avg, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
+        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
+        *v = *v * beta2 + one_minus_beta2 * g * g; \
+        T den = sqrt##F(*v / bias_correction2) + eps; \
+        p = p + c_grad * g / den; \
+        return p + c_avg * *m / den; } \
+    /* rect: the variance rectification term, used with TN_OPTF_RECTIFY */ \
+    TN_HD static inline T tn_radam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T one_minus_beta1, T beta2, \
+                                              T one_minus_beta2, T bias_correction1, T lr, T bias_correction2_sqrt, \
+                                              T eps, T rect, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
+        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
+        *v = *v * beta2 + one_minus_beta2 * g * g; \
+        T corrected = *m / bias_correction1; \
+        if (f & TN_OPTF_RECTIFY) return p + (T)-1 * (corrected * lr * (bias_correction2_sqrt / (sqrt##F(*v) + eps)) * rect); \
+        return p + (T)-1 * (corrected * lr); }
+TN__DEFINE_OPTIM_RULES(float, f32, f)
+TN__DEFINE_OPTIM_RULES(double, f64, )
+/* How the step hands one parameter's update to a kernel (the CPU loop; a GPU kernel the
+   same way): the optimizer kind, the flags, and the scalars c[] in the order its
+   tn_<kind>_update function takes them after the state pointers. State buffers s0, s1,
+   s2 (contiguous, the parameter's shape and dtype, NULL if unused): SGD momentum_buffer;
+   Adam/AdamW exp_avg, exp_avg_sq, max_exp_avg_sq; RMSprop square_avg, momentum_buffer,
+   grad_avg; Adagrad sum; Adadelta square_avg, acc_delta; Adamax exp_avg, exp_inf; NAdam
+   and RAdam exp_avg, exp_avg_sq. */
+enum { TN__SGD, TN__ADAM, TN__ADAMW, TN__RMSPROP, TN__ADAGRAD, TN__ADADELTA, TN__ADAMAX, TN__NADAM, TN__RADAM,
+       TN__LBFGS, TN__NUM_OPTIMS };
+typedef struct tn__optk { int kind, flags; double c[12]; } tn__optk;
+
+/* ======================================================================= */
+/* 14. data                                                                 */
+/* ======================================================================= */
+/* see issue 5 */
 
 
 /* ======================================================================= */
@@ -8211,7 +8405,7 @@ static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
     const char *p = o->val[i];
     bool tuple = *p == '(' || *p == '[';
     if (tuple) p++;
-    double tmp[8];
+    double tmp[8] = {0};
     int n = 0;
     for (;;) {
         while (*p == ' ') p++;
@@ -9201,7 +9395,1919 @@ TNDEF tn_module *tn_nn_module_list(void) { return tn_module_new(&tn__module_list
 TNDEF tn_module *tn_nn_module_dict(void) { return tn_module_new(&tn__module_dict_type, sizeof(tn_module)); }
 
 /* ======================================================================= */
-/* 13. optimizers · 14. data — see their issues.                            */
+/* 13. optimizers                                                           */
+/* ======================================================================= */
+/* An optimizer is its parameter groups (each: a range of o->params and a table of named
+   options, PyTorch's param_groups[g] dict) and per-parameter state tensors in the slots
+   its kind names (PyTorch's optimizer.state[p]). The CPU step calls the TN_HD update
+   rules of the declaration half over contiguous float32/float64 data. */
+
+/* An option with its default. type: 'f' number, 'i' integer, 'b' bool, 'p' pair
+   (betas), 'w' line_search_fn (None | 'strong_wolfe'), 'e' max_eval (None: max_iter*5//4). */
+typedef struct tn__optdef { const char *name; char type; double def, def2; } tn__optdef;
+#define TN__OPTDEF_END {NULL, 0, 0, 0}
+static const tn__optdef tn__optdefs[TN__NUM_OPTIMS][9] = {
+    {{"lr", 'f', 1e-3, 0}, {"momentum", 'f', 0, 0}, {"dampening", 'f', 0, 0}, {"weight_decay", 'f', 0, 0},
+     {"nesterov", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"amsgrad", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 1e-2, 0},
+     {"amsgrad", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-2, 0}, {"alpha", 'f', 0.99, 0}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"momentum", 'f', 0, 0}, {"centered", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-2, 0}, {"lr_decay", 'f', 0, 0}, {"weight_decay", 'f', 0, 0}, {"initial_accumulator_value", 'f', 0, 0},
+     {"eps", 'f', 1e-10, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1.0, 0}, {"rho", 'f', 0.9, 0}, {"eps", 'f', 1e-6, 0}, {"weight_decay", 'f', 0, 0},
+     {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 2e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 2e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"momentum_decay", 'f', 4e-3, 0}, {"decoupled_weight_decay", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"decoupled_weight_decay", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1, 0}, {"max_iter", 'i', 20, 0}, {"max_eval", 'e', 0, 0}, {"tolerance_grad", 'f', 1e-7, 0},
+     {"tolerance_change", 'f', 1e-9, 0}, {"history_size", 'i', 100, 0}, {"line_search_fn", 'w', 0, 0}, TN__OPTDEF_END},
+};
+static const char *const tn__optim_names[TN__NUM_OPTIMS] = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                                           "Adamax", "NAdam", "RAdam", "LBFGS"};
+/* Keyword arguments PyTorch 2 has that change nothing here: foreach/fused choose an
+   implementation (one here); capturable/differentiable are accepted when False. */
+static const char *const tn__optim_noops[TN__NUM_OPTIMS] = {"foreach fused", "foreach fused", "foreach fused", "foreach",
+                                                           "foreach fused", "foreach", "foreach", "foreach", "foreach", ""};
+static const char *const tn__optim_false_only[TN__NUM_OPTIMS] = {"differentiable", "capturable differentiable",
+    "capturable differentiable", "capturable differentiable", "differentiable", "capturable differentiable",
+    "capturable differentiable", "capturable differentiable", "capturable differentiable", ""};
+/* State slots, in PyTorch's order of optimizer.state[p]. */
+#define TN__OPT_NSLOT 4
+static const char *const tn__optim_slots[TN__NUM_OPTIMS][TN__OPT_NSLOT] = {
+    {"momentum_buffer", NULL, NULL, NULL}, {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
+    {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}, {"step", "square_avg", "momentum_buffer", "grad_avg"},
+    {"step", "sum", NULL, NULL}, {"step", "square_avg", "acc_delta", NULL}, {"step", "exp_avg", "exp_inf", NULL},
+    {"step", "mu_product", "exp_avg", "exp_avg_sq"}, {"step", "exp_avg", "exp_avg_sq", NULL}, {NULL, NULL, NULL, NULL}};
+/* Keys schedulers add to param groups (tn_optim_set may create them). */
+static const char *const tn__sched_keys[] = {"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum", NULL};
+
+#define TN__OPT_MAXV 24
+typedef struct tn__pgroup {
+    int first, n;                     /* its parameters: o->params[first, first + n) */
+    int nv;                           /* options: the kind's first (table order), then schedulers' keys */
+    char key[TN__OPT_MAXV][32];
+    double val[TN__OPT_MAXV];
+} tn__pgroup;
+
+/* LBFGS keeps everything in float64 (PyTorch: in the parameters' dtype). */
+typedef struct tn__lbfgs {
+    int64_t N;                        /* total number of elements */
+    bool has_counts, has_d, has_t, has_hist, has_H, has_prev, has_prev_loss;
+    int64_t func_evals, n_iter;
+    double *d, t, H_diag, *prev_flat_grad, prev_loss;
+    int nold, cap;                    /* history: old_dirs[i], old_stps[i], ro[i], oldest first */
+    double **old_dirs, **old_stps, *ro;
+} tn__lbfgs;
+
+struct tn_optim {
+    int kind;
+    int ng, gcap;
+    tn__pgroup *groups;
+    tn__pgroup defaults;              /* the options given at creation: add_param_group starts from them */
+    int np, pcap;
+    tn_tensor **params;               /* retained, group after group */
+    tn_tensor **state;                /* np * TN__OPT_NSLOT, owned */
+    unsigned char *fresh;             /* per param: SGD momentum buffer made this step (starts as the grad) */
+    tn__lbfgs *lb;
+};
+
+/* ---- group tables ---- */
+static int tn__pg_find(const tn__pgroup *g, const char *key) {
+    for (int i = 0; i < g->nv; i++) if (!strcmp(g->key[i], key)) return i;
+    return -1;
+}
+static double tn__pg_get(const tn__pgroup *g, const char *key) {
+    int i = tn__pg_find(g, key);
+    return i < 0 ? NAN : g->val[i];
+}
+static int tn__pg_set(const char *fn, tn__pgroup *g, const char *key, double v) {
+    int i = tn__pg_find(g, key);
+    if (i < 0) {
+        if (g->nv == TN__OPT_MAXV || strlen(key) >= sizeof g->key[0])
+            return TN__FAIL_INT("%s: too many options in a parameter group (or name '%s' too long)", fn, key);
+        i = g->nv++;
+        snprintf(g->key[i], sizeof g->key[i], "%s", key);
+    }
+    g->val[i] = v;
+    return 0;
+}
+static const tn__optdef *tn__optim_def(int kind, const char *key) {
+    for (const tn__optdef *d = tn__optdefs[kind]; d->name; d++) {
+        size_t l = strlen(d->name);
+        if (!strncmp(key, d->name, l) && (!key[l] || (d->type == 'p' && (!strcmp(key + l, "[0]") || !strcmp(key + l, "[1]")))))
+            return d;
+    }
+    return NULL;
+}
+static void tn__optim_valid_names(int kind, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (const tn__optdef *d = tn__optdefs[kind]; d->name && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", d->name);
+    const char *extra[2] = {tn__optim_noops[kind], tn__optim_false_only[kind]};
+    for (int e = 0; e < 2; e++)
+        for (const char *p = extra[e]; *p && n < cap;) {
+            size_t l = strcspn(p, " ");
+            n += (size_t)snprintf(buf + n, cap - n, ", %.*s", (int)l, p);
+            p += l + (p[l] == ' ');
+        }
+}
+
+/* PyTorch's constructor checks ("Invalid learning rate: -1"), on any group. */
+static int tn__optim_validate(const char *fn, int kind, const tn__pgroup *g) {
+    static const struct { const char *key, *what; double lo, hi; bool open; } checks[] = {
+        {"lr", "Invalid learning rate", 0, INFINITY, false}, {"eps", "Invalid epsilon value", 0, INFINITY, false},
+        {"betas[0]", "Invalid beta parameter at index 0", 0, 1, true},
+        {"betas[1]", "Invalid beta parameter at index 1", 0, 1, true},
+        {"weight_decay", "Invalid weight_decay value", 0, INFINITY, false},
+        {"momentum", "Invalid momentum value", 0, INFINITY, false}, {"alpha", "Invalid alpha value", 0, INFINITY, false},
+        {"rho", "Invalid rho value", 0, 1, false}, {"lr_decay", "Invalid lr_decay value", 0, INFINITY, false},
+        {"initial_accumulator_value", "Invalid initial_accumulator_value value", 0, INFINITY, false},
+        {"momentum_decay", "Invalid momentum_decay value", 0, INFINITY, false},
+        {"history_size", "Invalid history_size (at least 1)", 1, INFINITY, false},
+        {"max_iter", "Invalid max_iter value", 0, INFINITY, false}, {"max_eval", "Invalid max_eval value", 0, INFINITY, false}};
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        if (tn__pg_find(g, checks[i].key) < 0) continue;
+        double v = tn__pg_get(g, checks[i].key);
+        if (!(v >= checks[i].lo && (checks[i].open ? v < checks[i].hi : v <= checks[i].hi)))
+            return TN__FAIL_INT("%s: %s: %g", fn, checks[i].what, v);
+    }
+    if (kind == TN__SGD && tn__pg_get(g, "nesterov") != 0 && (tn__pg_get(g, "momentum") <= 0 || tn__pg_get(g, "dampening") != 0))
+        return TN__FAIL_INT("%s: Nesterov momentum requires a momentum and zero dampening", fn);
+    return 0;
+}
+
+/* Options text -> a group's table: base's values (or the defaults) overridden by text. */
+static int tn__optim_parse(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
+    tn__opts o;
+    char valid[400], key[40];
+    if (tn__opts_parse(fn, text, &o)) return -1;
+    out->nv = 0;
+    for (const tn__optdef *d = tn__optdefs[kind]; d->name; d++) {
+        double v = base ? tn__pg_get(base, d->name) : d->def, x[2];
+        int r = 0;
+        if (d->type == 'f') {
+            if ((r = tn__opts_num(&o, d->name, x, 1)) > 0) v = x[0];
+        } else if (d->type == 'i' || d->type == 'e') {
+            int64_t iv;
+            if ((r = tn__opts_int(&o, d->name, &iv, 1)) > 0) v = (double)iv;
+            else if (r == 0 && d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);
+        } else if (d->type == 'b') {
+            bool b;
+            if ((r = tn__opts_bool(&o, d->name, &b)) > 0) v = b;
+        } else if (d->type == 'w') {
+            r = tn__opts_word(&o, d->name, "None|strong_wolfe");
+            if (r >= 0) v = r;
+            else r = r == -2 ? 0 : -1;
+        } else { /* pair: "betas[0]", "betas[1]" */
+            char k1[40];
+            snprintf(key, sizeof key, "%s[0]", d->name);
+            snprintf(k1, sizeof k1, "%s[1]", d->name);
+            v = base ? tn__pg_get(base, key) : d->def;
+            double v2 = base ? tn__pg_get(base, k1) : d->def2;
+            if ((r = tn__opts_num(&o, d->name, x, 2)) == 1)
+                return TN__FAIL_INT("%s: option %s needs a pair, e.g. %s=(%g, %g)", fn, d->name, d->name, d->def, d->def2);
+            if (r < 0) return -1;
+            if (r == 2) { v = x[0]; v2 = x[1]; }
+            if (tn__pg_set(fn, out, key, v) || tn__pg_set(fn, out, k1, v2)) return -1;
+            continue;
+        }
+        if (r < 0) return -1;
+        if (tn__pg_set(fn, out, d->name, v)) return -1;
+    }
+    const char *lists[2] = {tn__optim_noops[kind], tn__optim_false_only[kind]};
+    for (int l = 0; l < 2; l++)
+        for (const char *p = lists[l]; *p;) {
+            size_t len = strcspn(p, " ");
+            bool b = false;
+            snprintf(key, sizeof key, "%.*s", (int)len, p);
+            if (tn__opts_bool(&o, key, &b) < 0) return -1;
+            if (l == 1 && b) return TN__FAIL_INT("%s: %s=True is not supported (only %s=False)", fn, key, key);
+            p += len + (p[len] == ' ');
+        }
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    if (tn__opts_done(&o, valid)) return -1;
+    return tn__optim_validate(fn, kind, out);
+}
+
+/* ---- state ---- */
+static bool tn__optim_scalar_slot(const char *name) { return !strcmp(name, "step") || !strcmp(name, "mu_product"); }
+/* A new state tensor for param p: "step" 0-d float32 0, "mu_product" 1, "sum" the
+   initial accumulator, buffers zeros of p's shape and dtype. */
+static tn_tensor *tn__optim_state_new(tn_tensor *p, const char *name, double init) {
+    bool scalar = tn__optim_scalar_slot(name);
+    tn_tensor *t = scalar ? tn__new(TN_F32, TN_CPU, NULL, 0) : tn__new(p->dtype, TN_CPU, p->shape, p->ndim);
+    if (!t) return NULL;
+    int64_t n = tn_numel(t);
+    double v = !strcmp(name, "mu_product") ? 1 : scalar ? 0 : init;
+    if (t->dtype == TN_F32) for (int64_t i = 0; i < n; i++) ((float *)t->storage->data)[i] = (float)v;
+    else for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    return t;
+}
+/* Whether slot k of param group g's kind is in use with the group's options. */
+static bool tn__optim_slot_used(int kind, int k, const tn__pgroup *g) {
+    const char *name = tn__optim_slots[kind][k];
+    if (!name) return false;
+    if (!strcmp(name, "max_exp_avg_sq")) return tn__pg_get(g, "amsgrad") != 0;
+    if (!strcmp(name, "grad_avg")) return tn__pg_get(g, "centered") != 0;
+    if (!strcmp(name, "momentum_buffer")) return kind == TN__SGD ? tn__pg_get(g, "momentum") != 0 : tn__pg_get(g, "momentum") > 0;
+    return true;
+}
+static int tn__optim_slot_index(int kind, const char *name) {
+    for (int k = 0; k < TN__OPT_NSLOT; k++)
+        if (tn__optim_slots[kind][k] && !strcmp(tn__optim_slots[kind][k], name)) return k;
+    return -1;
+}
+/* Create the missing state of param i (in group g). SGD's momentum buffer starts as the
+   gradient: it is allocated here and filled by the update (fresh). */
+static int tn__optim_init_state(const char *fn, tn_optim *o, int i, const tn__pgroup *g) {
+    for (int k = 0; k < TN__OPT_NSLOT; k++) {
+        if (o->state[i * TN__OPT_NSLOT + k] || !tn__optim_slot_used(o->kind, k, g)) continue;
+        const char *name = tn__optim_slots[o->kind][k];
+        tn_tensor *t = tn__optim_state_new(o->params[i], name, !strcmp(name, "sum") ? tn__pg_get(g, "initial_accumulator_value") : 0);
+        if (!t) return TN__FAIL_INT("%s: out of memory creating optimizer state", fn);
+        o->state[i * TN__OPT_NSLOT + k] = t;
+        if (o->kind == TN__SGD) o->fresh[i] = 1;
+    }
+    return 0;
+}
+
+/* ---- creation ---- */
+static int tn__optim_kind(const char *fn, const char *kind) {
+    for (int k = 0; kind && k < TN__NUM_OPTIMS; k++) if (!strcmp(kind, tn__optim_names[k])) return k;
+    return TN__FAIL_INT("%s: unknown optimizer '%s' (known: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, LBFGS)",
+                        fn, kind ? kind : "(null)");
+}
+static int tn__optim_check_params(const char *fn, const tn_optim *o, tn_tensor *const *params, int n) {
+    if (n <= 0 || !params) return TN__FAIL_INT("%s: optimizer got an empty parameter list", fn);
+    for (int i = 0; i < n; i++) {
+        tn_tensor *p = params[i];
+        if (!p) return -1; /* a failed expression upstream: its error stands */
+        if (p->grad_fn) return TN__FAIL_INT("%s: can't optimize a non-leaf Tensor (parameter %d has grad_fn %s)", fn, i, tn_grad_fn_name(p));
+        if (!p->requires_grad)
+            return TN__FAIL_INT("%s: parameter %d does not require grad (call tn_requires_grad_(t, true) first)", fn, i);
+        if (p->dtype != TN_F32 && p->dtype != TN_F64)
+            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+        for (int j = 0; j < i; j++)
+            if (params[j] == p) return TN__FAIL_INT("%s: parameter %d appears twice in the parameter group", fn, i);
+        for (int j = 0; j < o->np; j++)
+            if (o->params[j] == p) return TN__FAIL_INT("%s: some parameters appear in more than one parameter group (parameter %d)", fn, i);
+    }
+    return 0;
+}
+/* Append a group (options already parsed into g). */
+static int tn__optim_append(const char *fn, tn_optim *o, tn_tensor *const *params, int n, const tn__pgroup *g) {
+    if (tn__optim_check_params(fn, o, params, n)) return -1;
+    if (o->ng == o->gcap) {
+        int cap = o->gcap ? 2 * o->gcap : 2;
+        tn__pgroup *gs = (tn__pgroup *)TN_REALLOC(o->groups, (size_t)cap * sizeof *gs);
+        if (!gs) return TN__FAIL_INT("%s: out of memory", fn);
+        o->groups = gs;
+        o->gcap = cap;
+    }
+    if (o->np + n > o->pcap) {
+        int cap = TN__MAX(o->np + n, 2 * o->pcap);
+        tn_tensor **ps = (tn_tensor **)TN_REALLOC(o->params, (size_t)cap * sizeof *ps);
+        if (ps) o->params = ps;
+        tn_tensor **st = ps ? (tn_tensor **)TN_REALLOC(o->state, (size_t)cap * TN__OPT_NSLOT * sizeof *st) : NULL;
+        if (st) o->state = st;
+        unsigned char *fr = st ? (unsigned char *)TN_REALLOC(o->fresh, (size_t)cap) : NULL;
+        if (!fr) return TN__FAIL_INT("%s: out of memory", fn);
+        o->fresh = fr;
+        o->pcap = cap;
+    }
+    tn__pgroup *ng = &o->groups[o->ng];
+    *ng = *g;
+    ng->first = o->np;
+    ng->n = n;
+    for (int i = 0; i < n; i++) {
+        o->params[o->np + i] = tn_retain(params[i]);
+        for (int k = 0; k < TN__OPT_NSLOT; k++) o->state[(o->np + i) * TN__OPT_NSLOT + k] = NULL;
+        o->fresh[o->np + i] = 0;
+    }
+    o->np += n;
+    o->ng++;
+    return 0;
+}
+static tn__lbfgs *tn__lbfgs_new(void) {
+    tn__lbfgs *lb = (tn__lbfgs *)TN_MALLOC(sizeof *lb);
+    if (lb) memset(lb, 0, sizeof *lb);
+    return lb;
+}
+static void tn__lbfgs_free(tn__lbfgs *lb) {
+    if (!lb) return;
+    for (int i = 0; i < lb->nold; i++) { TN_FREE(lb->old_dirs[i]); TN_FREE(lb->old_stps[i]); }
+    TN_FREE(lb->old_dirs);
+    TN_FREE(lb->old_stps);
+    TN_FREE(lb->ro);
+    TN_FREE(lb->d);
+    TN_FREE(lb->prev_flat_grad);
+    TN_FREE(lb);
+}
+static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *const *params, int n, const char *options) {
+    for (int i = 0; params && i < n; i++) if (!params[i]) return NULL;
+    int k = tn__optim_kind(fn, kind);
+    if (k < 0) return NULL;
+    tn_optim *o = (tn_optim *)TN_MALLOC(sizeof *o);
+    if (!o) return (tn_optim *)tn__error("%s: out of memory", fn);
+    memset(o, 0, sizeof *o);
+    o->kind = k;
+    if (tn__optim_parse(fn, k, options, NULL, &o->defaults) || tn__optim_append(fn, o, params, n, &o->defaults) ||
+        (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
+        if (k == TN__LBFGS && o->ng == 1 && !o->lb) tn__error("%s: out of memory", fn);
+        tn_optim_free(o);
+        return NULL;
+    }
+    /* Adagrad makes its state in the constructor (step 0, sum = initial_accumulator_value) */
+    for (int i = 0; k == TN__ADAGRAD && i < o->np; i++)
+        if (tn__optim_init_state(fn, o, i, &o->groups[0])) { tn_optim_free(o); return NULL; }
+    return o;
+}
+TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_create("tn_optim_create", kind, params, n, options);
+}
+TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay) {
+    char opts[128];
+    snprintf(opts, sizeof opts, "lr=%.17g, momentum=%.17g, weight_decay=%.17g", lr, momentum, weight_decay);
+    return tn__optim_create("tn_optim_sgd", "SGD", params, n, opts);
+}
+TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr) {
+    char opts[64];
+    snprintf(opts, sizeof opts, "lr=%.17g", lr);
+    return tn__optim_create("tn_optim_adam", "Adam", params, n, opts);
+}
+TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay) {
+    char opts[96];
+    snprintf(opts, sizeof opts, "lr=%.17g, weight_decay=%.17g", lr, weight_decay);
+    return tn__optim_create("tn_optim_adamw", "AdamW", params, n, opts);
+}
+TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+    const char *fn = "tn_optim_add_param_group";
+    if (!o) return -1;
+    for (int i = 0; params && i < n; i++) if (!params[i]) return -1;
+    if (o->kind == TN__LBFGS) return TN__FAIL_INT("%s: LBFGS doesn't support per-parameter options (parameter groups)", fn);
+    tn__pgroup g;
+    if (tn__optim_parse(fn, o->kind, options, &o->defaults, &g) || tn__optim_append(fn, o, params, n, &g)) return -1;
+    for (int i = o->groups[o->ng - 1].first; o->kind == TN__ADAGRAD && i < o->np; i++)
+        if (tn__optim_init_state(fn, o, i, &o->groups[o->ng - 1])) return -1;
+    return 0;
+}
+TNDEF void tn_optim_free(tn_optim *o) {
+    if (!o) return;
+    for (int i = 0; i < o->np; i++) {
+        tn_release(o->params[i]);
+        for (int k = 0; k < TN__OPT_NSLOT; k++) tn_release(o->state[i * TN__OPT_NSLOT + k]);
+    }
+    TN_FREE(o->params);
+    TN_FREE(o->state);
+    TN_FREE(o->fresh);
+    TN_FREE(o->groups);
+    tn__lbfgs_free(o->lb);
+    TN_FREE(o);
+}
+TNDEF int tn_optim_num_groups(const tn_optim *o) { return o ? o->ng : 0; }
+TNDEF int tn_optim_num_params(const tn_optim *o) { return o ? o->np : 0; }
+TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i) { return o && i >= 0 && i < o->np ? o->params[i] : NULL; }
+TNDEF tn_tensor *tn_optim_state(const tn_optim *o, int param, const char *name) {
+    if (!o || param < 0 || param >= o->np || !name) return NULL;
+    int k = tn__optim_slot_index(o->kind, name);
+    return k < 0 ? NULL : o->state[param * TN__OPT_NSLOT + k];
+}
+
+static int tn__optim_group_arg(const char *fn, const tn_optim *o, int group, const char *name) {
+    if (group < 0 || group >= o->ng)
+        return TN__FAIL_INT("%s: group %d out of range (the %s optimizer has %d)", fn, group, tn__optim_names[o->kind], o->ng);
+    if (!name) return TN__FAIL_INT("%s: name is NULL", fn);
+    if (!strcmp(name, "betas") && tn__optim_def(o->kind, "betas"))
+        return TN__FAIL_INT("%s: betas is a pair: use \"betas[0]\" or \"betas[1]\"", fn);
+    return 0;
+}
+TNDEF double tn_optim_get(const tn_optim *o, int group, const char *name) {
+    const char *fn = "tn_optim_get";
+    if (!o) return NAN;
+    if (tn__optim_group_arg(fn, o, group, name)) return NAN;
+    int i = tn__pg_find(&o->groups[group], name);
+    if (i < 0) return tn__error("%s: param group %d of %s has no option '%s'", fn, group, tn__optim_names[o->kind], name), NAN;
+    return o->groups[group].val[i];
+}
+TNDEF int tn_optim_set(tn_optim *o, int group, const char *name, double value) {
+    const char *fn = "tn_optim_set";
+    if (!o) return -1;
+    if (tn__optim_group_arg(fn, o, group, name)) return -1;
+    tn__pgroup *g = &o->groups[group];
+    const tn__optdef *d = tn__optim_def(o->kind, name);
+    if (d && d->type == 'b') value = value != 0;
+    if (d && d->type == 'w' && value != 0 && value != 1)
+        return TN__FAIL_INT("%s: %s is 0 (None) or 1 ('strong_wolfe'), got %g", fn, name, value);
+    if (!d && tn__pg_find(g, name) < 0) {
+        bool sched = false;
+        for (int i = 0; tn__sched_keys[i]; i++) sched = sched || !strcmp(tn__sched_keys[i], name);
+        if (!sched) {
+            char valid[400];
+            tn__optim_valid_names(o->kind, valid, sizeof valid);
+            return TN__FAIL_INT("%s: %s has no option '%s' (options: %s; initial_lr, max_lr, min_lr, max_momentum, base_momentum)",
+                                fn, tn__optim_names[o->kind], name, valid);
+        }
+    }
+    return tn__pg_set(fn, g, name, value);
+}
+
+/* ---- zero_grad ---- */
+TNDEF void tn_optim_zero_grad(tn_optim *o) { tn_optim_zero_grad_set_to_none(o, true); }
+TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
+    if (!o) return;
+    tn_no_grad_begin();
+    tn_scope_begin();
+    for (int i = 0; i < o->np; i++) {
+        tn_tensor *p = o->params[i], *g = p->grad;
+        if (!g) continue;
+        if (set_to_none) { tn_set_grad(p, NULL); continue; }
+        /* PyTorch: grad.detach_() (or requires_grad_(False)), then zero_() */
+        if (g->grad_fn) tn_detach_(g);
+        else g->requires_grad = false;
+        tn_zero_(g);
+    }
+    tn_scope_end();
+    tn_no_grad_end();
+}
+
+/* ---- the CPU step ---- */
+/* One parameter's update over n contiguous elements: p, g and up to three state buffers
+   (NULL: unused, read as a dummy). */
+#define TN__OPTIM_KERNEL(T, S) \
+static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g, T *s0, T *s1, T *s2) { \
+    T c[12], d0 = 0, d1 = 0, d2 = 0; \
+    for (int j = 0; j < 12; j++) c[j] = (T)k->c[j]; \
+    const int f = k->flags; \
+    const int64_t i0 = s0 ? 1 : 0, i1 = s1 ? 1 : 0, i2 = s2 ? 1 : 0; \
+    T *a = s0 ? s0 : &d0, *b = s1 ? s1 : &d1, *e = s2 ? s2 : &d2; \
+    switch (k->kind) { \
+    case TN__SGD: \
+        for (int64_t i = 0; i < n; i++) p[i] = tn_sgd_update_##S(p[i], g[i], a + i * i0, c[0], c[1], c[2], c[3], f); \
+        break; \
+    case TN__ADAM: case TN__ADAMW: \
+        for (int64_t i = 0; i < n; i++) \
+            p[i] = tn_adam_update_##S(p[i], g[i], a + i * i0, b + i * i1, e + i * i2, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], f); \
+        break; \
+    case TN__RMSPROP: \
+        for (int64_t i = 0; i < n; i++) \
+            p[i] = tn_rmsprop_update_##S(p[i], g[i], a + i * i0, e + i * i2, b + i * i1, c[0], c[1], c[2], c[3], c[4], c[5], f); \
+        break; \
+    case TN__ADAGRAD: \
+        for (int64_t i = 0; i < n; i++) p[i] = tn_adagrad_update_##S(p[i], g[i], a + i * i0, c[0], c[1], c[2], f); \
+        break; \
+    case TN__ADADELTA: \
+        for (int64_t i = 0; i < n; i++) \
+            p[i] = tn_adadelta_update_##S(p[i], g[i], a + i * i0, b + i * i1, c[0], c[1], c[2], c[3], c[4], f); \
+        break; \
+    case TN__ADAMAX: \
+        for (int64_t i = 0; i < n; i++) \
+            p[i] = tn_adamax_update_##S(p[i], g[i], a + i * i0, b + i * i1, c[0], c[1], c[2], c[3], c[4], f); \
+        break; \
+    case TN__NADAM: \
+        for (int64_t i = 0; i < n; i++) \
+            p[i] = tn_nadam_update_##S(p[i], g[i], a + i * i0, b + i * i1, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], f); \
+        break; \
+    case TN__RADAM: \
+        for (int64_t i = 0; i < n; i++) \
+            p[i] = tn_radam_update_##S(p[i], g[i], a + i * i0, b + i * i1, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], f); \
+        break; \
+    default: break; \
+    } \
+}
+TN__OPTIM_KERNEL(float, f32)
+TN__OPTIM_KERNEL(double, f64)
+
+/* step += 1 in the float32 state tensor, as PyTorch's step_t += 1; returns the new value */
+static double tn__optim_bump_step(tn_tensor *step) {
+    float *s = (float *)step->storage->data + step->offset;
+    *s = *s + 1.0f;
+    return (double)*s;
+}
+/* The scalars and flags of param i's update (and its step counters), from group g. */
+static void tn__optim_coefs(tn_optim *o, int i, const tn__pgroup *g, tn__optk *k) {
+    tn_tensor **st = o->state + i * TN__OPT_NSLOT;
+    double lr = tn__pg_get(g, "lr"), wd = tn__pg_get(g, "weight_decay"), *c = k->c;
+    double b1 = tn__pg_get(g, "betas[0]"), b2 = tn__pg_get(g, "betas[1]"), eps = tn__pg_get(g, "eps");
+    int f = (tn__pg_get(g, "maximize") != 0 ? TN_OPTF_MAXIMIZE : 0) | (wd != 0 ? TN_OPTF_WEIGHT_DECAY : 0);
+    double step = o->kind == TN__SGD ? 0 : tn__optim_bump_step(st[0]);
+    memset(c, 0, sizeof k->c);
+    k->kind = o->kind;
+    switch (o->kind) {
+    case TN__SGD: {
+        double m = tn__pg_get(g, "momentum");
+        c[0] = lr; c[1] = m; c[2] = 1 - tn__pg_get(g, "dampening"); c[3] = wd;
+        f |= (m != 0 ? TN_OPTF_MOMENTUM : 0) | (tn__pg_get(g, "nesterov") != 0 ? TN_OPTF_NESTEROV : 0) | (o->fresh[i] ? TN_OPTF_FIRST : 0);
+        o->fresh[i] = 0;
+        break;
+    }
+    case TN__ADAM: case TN__ADAMW: {
+        double bc1 = 1 - pow(b1, step), bc2 = 1 - pow(b2, step);
+        c[0] = wd; c[1] = 1 - lr * wd; c[2] = 1 - b1; c[3] = b2; c[4] = 1 - b2; c[5] = sqrt(bc2); c[6] = eps; c[7] = -(lr / bc1);
+        f |= (tn__pg_get(g, "amsgrad") != 0 ? TN_OPTF_AMSGRAD : 0) | (o->kind == TN__ADAMW ? TN_OPTF_DECOUPLED : 0);
+        break;
+    }
+    case TN__RMSPROP: {
+        double alpha = tn__pg_get(g, "alpha"), m = tn__pg_get(g, "momentum");
+        c[0] = wd; c[1] = alpha; c[2] = 1 - alpha; c[3] = eps; c[4] = m; c[5] = lr;
+        f |= (tn__pg_get(g, "centered") != 0 ? TN_OPTF_CENTERED : 0) | (m > 0 ? TN_OPTF_MOMENTUM : 0);
+        break;
+    }
+    case TN__ADAGRAD:
+        c[0] = wd; c[1] = eps; c[2] = lr / (1 + (step - 1) * tn__pg_get(g, "lr_decay"));
+        break;
+    case TN__ADADELTA: {
+        double rho = tn__pg_get(g, "rho");
+        c[0] = wd; c[1] = rho; c[2] = 1 - rho; c[3] = eps; c[4] = lr;
+        break;
+    }
+    case TN__ADAMAX:
+        c[0] = wd; c[1] = 1 - b1; c[2] = b2; c[3] = eps; c[4] = lr / (1 - pow(b1, step));
+        break;
+    case TN__NADAM: {
+        double md = tn__pg_get(g, "momentum_decay"), bc2 = 1 - pow(b2, step);
+        double mu = b1 * (1. - 0.5 * pow(0.96, step * md)), mu_next = b1 * (1. - 0.5 * pow(0.96, (step + 1) * md));
+        float *mp = (float *)st[1]->storage->data + st[1]->offset;
+        *mp = *mp * (float)mu;        /* mu_product *= mu, in float32 as PyTorch's state tensor */
+        double mu_product = *mp, mu_product_next = mu_product * mu_next;
+        c[0] = wd; c[1] = 1 - lr * wd; c[2] = 1 - b1; c[3] = b2; c[4] = 1 - b2; c[5] = bc2; c[6] = eps;
+        c[7] = -lr * (1. - mu) / (1. - mu_product); c[8] = (-lr * mu_next) / (1. - mu_product_next);
+        if (wd != 0 && tn__pg_get(g, "decoupled_weight_decay") != 0) f |= TN_OPTF_DECOUPLED;
+        break;
+    }
+    case TN__RADAM: {
+        double bc1 = 1 - pow(b1, step), bc2 = 1 - pow(b2, step);
+        double rho_inf = 2 / (1 - b2) - 1, rho_t = rho_inf - 2 * step * pow(b2, step) / bc2;
+        c[0] = wd; c[1] = 1 - lr * wd; c[2] = 1 - b1; c[3] = b2; c[4] = 1 - b2; c[5] = bc1; c[6] = lr; c[7] = sqrt(bc2); c[8] = eps;
+        if (rho_t > 5.) {
+            c[9] = sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+            f |= TN_OPTF_RECTIFY;
+        }
+        if (wd != 0 && tn__pg_get(g, "decoupled_weight_decay") != 0) f |= TN_OPTF_DECOUPLED;
+        break;
+    }
+    default: break;
+    }
+    k->flags = f;
+}
+/* The state buffers the kernel takes, in its order: s0, s1, s2. */
+static void tn__optim_buffers(const tn_optim *o, int i, tn_tensor **s) {
+    tn_tensor *const *st = o->state + i * TN__OPT_NSLOT;
+    s[0] = s[1] = s[2] = NULL;
+    switch (o->kind) {
+    case TN__SGD: s[0] = st[0]; break;
+    case TN__ADAM: case TN__ADAMW: case TN__RMSPROP: s[0] = st[1]; s[1] = st[2]; s[2] = st[3]; break; /* RMSprop: square_avg, momentum_buffer, grad_avg */
+    case TN__ADAGRAD: s[0] = st[1]; break;
+    case TN__ADADELTA: case TN__ADAMAX: case TN__RADAM: s[0] = st[1]; s[1] = st[2]; break;
+    case TN__NADAM: s[0] = st[2]; s[1] = st[3]; break;
+    default: break;
+    }
+}
+/* Checks every parameter that has a grad and makes missing state, before anything is
+   updated: a refused step changes nothing. */
+static int tn__optim_prepare(const char *fn, tn_optim *o) {
+    for (int gi = 0; gi < o->ng; gi++) {
+        const tn__pgroup *g = &o->groups[gi];
+        for (int i = g->first; i < g->first + g->n; i++) {
+            tn_tensor *p = o->params[i], *gr = p->grad;
+            if (!gr) continue;
+            if (p->device != TN_CPU || gr->device != TN_CPU)
+                return TN__FAIL_INT("%s: parameter %d (or its grad) is on %s; the optimizer step runs on CPU tensors only", fn, i,
+                                    tn_device_name(p->device != TN_CPU ? p->device : gr->device));
+            if (p->dtype != TN_F32 && p->dtype != TN_F64)
+                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+            if (gr->dtype != p->dtype || gr->ndim != p->ndim || memcmp(gr->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)))
+                return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
+                                    TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));
+            if (tn__optim_init_state(fn, o, i, g)) return -1;
+        }
+    }
+    return 0;
+}
+static int tn__optim_step(const char *fn, tn_optim *o) {
+    if (tn__optim_prepare(fn, o)) return -1;
+    int rc = 0;
+    tn_no_grad_begin();
+    for (int gi = 0; gi < o->ng && rc == 0; gi++) {
+        const tn__pgroup *g = &o->groups[gi];
+        for (int i = g->first; i < g->first + g->n && rc == 0; i++) {
+            tn_tensor *p = o->params[i], *gr = p->grad, *s[3];
+            if (!gr) continue;
+            tn__optk k;
+            tn__optim_coefs(o, i, g, &k);
+            tn__optim_buffers(o, i, s);
+            /* strided parameters or grads go through contiguous copies (the only allocation) */
+            tn_tensor *pc = tn_is_contiguous(p) ? NULL : tn__copy_as(p, p->dtype, TN_CPU);
+            tn_tensor *gc = tn_is_contiguous(gr) ? NULL : tn__copy_as(gr, gr->dtype, TN_CPU);
+            if ((!pc && !tn_is_contiguous(p)) || (!gc && !tn_is_contiguous(gr))) {
+                rc = TN__FAIL_INT("%s: out of memory copying a non-contiguous parameter", fn);
+            } else {
+                tn_tensor *pp = pc ? pc : p, *gg = gc ? gc : gr;
+                int64_t n = tn_numel(p);
+                if (p->dtype == TN_F32)
+                    tn__optim_kernel_f32(&k, n, (float *)tn_data_ptr(pp), (const float *)tn_data_ptr(gg), (float *)tn_data_ptr(s[0]),
+                                         (float *)tn_data_ptr(s[1]), (float *)tn_data_ptr(s[2]));
+                else
+                    tn__optim_kernel_f64(&k, n, (double *)tn_data_ptr(pp), (const double *)tn_data_ptr(gg), (double *)tn_data_ptr(s[0]),
+                                         (double *)tn_data_ptr(s[1]), (double *)tn_data_ptr(s[2]));
+                if (pc && tn__copy(p, pc)) rc = -1;
+                tn__bump_version(p);   /* as an in-place op on the parameter */
+            }
+            tn_release(pc);
+            tn_release(gc);
+        }
+    }
+    tn_no_grad_end();
+    return rc;
+}
+TNDEF int tn_optim_step(tn_optim *o) {
+    if (!o) return -1;
+    if (o->kind == TN__LBFGS) return TN__FAIL_INT("tn_optim_step: LBFGS needs a closure: use tn_optim_step_closure");
+    return tn__optim_step("tn_optim_step", o);
+}
+
+/* A NaN from the closure is its error: keep its message, say who saw it. */
+static double tn__closure_failed(const char *fn) {
+    char why[900];
+    size_t l = strlen(tn_last_error());
+    if (l >= sizeof why) l = sizeof why - 1;
+    memcpy(why, tn_last_error(), l);
+    why[l] = 0;
+    tn__error("%s: the closure returned NaN%s%s%s", fn, why[0] ? " (" : "", why, why[0] ? ")" : "");
+    return NAN;
+}
+static double tn__closure_call(tn_closure closure, void *user) {
+    tn_enable_grad_begin();
+    double f = closure(user);
+    tn_enable_grad_end();
+    return f;
+}
+
+/* ---- LBFGS: torch/optim/lbfgs.py, in float64 ---- */
+/* Flat views of the parameters, in order: gather (mode 0: buf = param, 1: buf = grad or
+   0), add (2: param += alpha * buf) or set (3: param = buf). */
+static void tn__lbfgs_flat(tn_optim *o, double *buf, int mode, double alpha) {
+    int64_t off = 0;
+    for (int pi = 0; pi < o->np; pi++) {
+        tn_tensor *p = o->params[pi], *t = mode == 1 ? p->grad : p;
+        int64_t n = tn_numel(p), idx[TN_MAX_DIMS] = {0}, e;
+        if (!t) { memset(buf + off, 0, (size_t)n * sizeof *buf); off += n; continue; }
+        e = t->offset;
+        for (int64_t i = 0; i < n; i++) {
+            double *b = buf + off + i;
+            if (t->dtype == TN_F32) {
+                float *x = (float *)t->storage->data + e;
+                if (mode <= 1) *b = *x; else *x = (float)(mode == 2 ? *x + alpha * *b : *b);
+            } else {
+                double *x = (double *)t->storage->data + e;
+                if (mode <= 1) *b = *x; else *x = mode == 2 ? *x + alpha * *b : *b;
+            }
+            for (int d = t->ndim - 1; d >= 0; d--) { /* next index, row-major */
+                e += t->strides[d];
+                if (++idx[d] < t->shape[d]) break;
+                e -= t->strides[d] * t->shape[d];
+                idx[d] = 0;
+            }
+        }
+        if (mode >= 2) tn__bump_version(p);
+        off += n;
+    }
+}
+static double tn__vdot(const double *a, const double *b, int64_t n) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+static double tn__vabsmax(const double *a, int64_t n, double scale) { /* max |a*scale|, NaN propagates */
+    double m = n ? 0 : NAN;
+    for (int64_t i = 0; i < n; i++) {
+        double v = fabs(a[i] * scale);
+        if (v != v) return v;
+        if (v > m) m = v;
+    }
+    return m;
+}
+static double tn__py_max(double a, double b) { return b > a ? b : a; }   /* Python's max(a, b) */
+static double tn__py_min(double a, double b) { return b < a ? b : a; }
+static double tn__cubic_interpolate(double x1, double f1, double g1, double x2, double f2, double g2, const double *bounds) {
+    double xmin_bound = bounds ? bounds[0] : (x1 <= x2 ? x1 : x2), xmax_bound = bounds ? bounds[1] : (x1 <= x2 ? x2 : x1);
+    double d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2);
+    double d2_square = d1 * d1 - g1 * g2;
+    if (d2_square >= 0) {
+        double d2 = sqrt(d2_square), min_pos;
+        if (x1 <= x2) min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2));
+        else min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2));
+        return tn__py_min(tn__py_max(min_pos, xmin_bound), xmax_bound);
+    }
+    return (xmin_bound + xmax_bound) / 2.;
+}
+typedef struct tn__lbfgs_ctx {
+    tn_optim *o;
+    tn_closure closure;
+    void *user;
+    const char *fn;
+    int64_t N;
+} tn__lbfgs_ctx;
+/* _directional_evaluate: loss and flat grad at x + t*d, then the parameters back to x. */
+static int tn__lbfgs_dir_eval(tn__lbfgs_ctx *c, const double *x, double t, const double *d, double *f, double *g) {
+    tn__lbfgs_flat(c->o, (double *)d, 2, t);
+    *f = tn__closure_call(c->closure, c->user);
+    tn__lbfgs_flat(c->o, g, 1, 0);
+    tn__lbfgs_flat(c->o, (double *)x, 3, 0);
+    if (*f != *f) return tn__closure_failed(c->fn), -1;
+    return 0;
+}
+/* _strong_wolfe with its defaults (c1 1e-4, c2 0.9, tolerance_change 1e-9, max_ls 25).
+   Python's tensors are never changed in place there, so its aliases are copies here.
+   buf: 5 vectors of N. Returns 0 (f, g, t, evals set) or -1. */
+static int tn__strong_wolfe(tn__lbfgs_ctx *c, const double *x, double t, const double *d, double f, const double *g0,
+                            double gtd, double *buf, double *f_out, double *g_out, double *t_out, int64_t *evals) {
+    const double c1 = 1e-4, c2 = 0.9, tolerance_change = 1e-9;
+    const int max_ls = 25;
+    const int64_t N = c->N;
+    const size_t vb = (size_t)N * sizeof(double);
+    double *g = buf, *g_new = buf + N, *g_prev = buf + 2 * N, *bg[2] = {buf + 3 * N, buf + 4 * N};
+    double d_norm = tn__vabsmax(d, N, 1), f_new, bracket[2] = {0, 0}, bf[2] = {0, 0}, bgtd[2] = {0, 0};
+    int nb = 0;
+    memcpy(g, g0, vb);
+    if (tn__lbfgs_dir_eval(c, x, t, d, &f_new, g_new)) return -1;
+    int64_t ls_func_evals = 1;
+    double gtd_new = tn__vdot(g_new, d, N);
+    double t_prev = 0, f_prev = f, gtd_prev = gtd;
+    memcpy(g_prev, g, vb);
+    bool done = false;
+    int ls_iter = 0;
+    while (ls_iter < max_ls) {
+        if (f_new > (f + c1 * t * gtd) || (ls_iter > 1 && f_new >= f_prev)) {
+            bracket[0] = t_prev; bracket[1] = t; bf[0] = f_prev; bf[1] = f_new;
+            memcpy(bg[0], g_prev, vb); memcpy(bg[1], g_new, vb);
+            bgtd[0] = gtd_prev; bgtd[1] = gtd_new; nb = 2;
+            break;
+        }
+        if (fabs(gtd_new) <= -c2 * gtd) {
+            bracket[0] = t; bf[0] = f_new; memcpy(bg[0], g_new, vb); nb = 1;
+            done = true;
+            break;
+        }
+        if (gtd_new >= 0) {
+            bracket[0] = t_prev; bracket[1] = t; bf[0] = f_prev; bf[1] = f_new;
+            memcpy(bg[0], g_prev, vb); memcpy(bg[1], g_new, vb);
+            bgtd[0] = gtd_prev; bgtd[1] = gtd_new; nb = 2;
+            break;
+        }
+        /* interpolate */
+        double bounds[2] = {t + 0.01 * (t - t_prev), t * 10}, tmp = t;
+        t = tn__cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds);
+        t_prev = tmp; f_prev = f_new; memcpy(g_prev, g_new, vb); gtd_prev = gtd_new;
+        if (tn__lbfgs_dir_eval(c, x, t, d, &f_new, g_new)) return -1;
+        ls_func_evals++;
+        gtd_new = tn__vdot(g_new, d, N);
+        ls_iter++;
+    }
+    if (ls_iter == max_ls) {
+        bracket[0] = 0; bracket[1] = t; bf[0] = f; bf[1] = f_new;
+        memcpy(bg[0], g, vb); memcpy(bg[1], g_new, vb); nb = 2;
+    }
+    /* zoom */
+    bool insuf_progress = false;
+    int low = bf[0] <= bf[nb - 1] ? 0 : 1, high = 1 - low;
+    while (!done && ls_iter < max_ls) {
+        if (fabs(bracket[1] - bracket[0]) * d_norm < tolerance_change) break;
+        t = tn__cubic_interpolate(bracket[0], bf[0], bgtd[0], bracket[1], bf[1], bgtd[1], NULL);
+        double bmax = tn__py_max(bracket[0], bracket[1]), bmin = tn__py_min(bracket[0], bracket[1]);
+        double eps = 0.1 * (bmax - bmin);
+        if (tn__py_min(bmax - t, t - bmin) < eps) {
+            if (insuf_progress || t >= bmax || t <= bmin) {
+                t = fabs(t - bmax) < fabs(t - bmin) ? bmax - eps : bmin + eps;
+                insuf_progress = false;
+            } else {
+                insuf_progress = true;
+            }
+        } else {
+            insuf_progress = false;
+        }
+        if (tn__lbfgs_dir_eval(c, x, t, d, &f_new, g_new)) return -1;
+        ls_func_evals++;
+        gtd_new = tn__vdot(g_new, d, N);
+        ls_iter++;
+        if (f_new > (f + c1 * t * gtd) || f_new >= bf[low]) {
+            bracket[high] = t; bf[high] = f_new; memcpy(bg[high], g_new, vb); bgtd[high] = gtd_new;
+            low = bf[0] <= bf[1] ? 0 : 1;
+            high = 1 - low;
+        } else {
+            if (fabs(gtd_new) <= -c2 * gtd) {
+                done = true;
+            } else if (gtd_new * (bracket[high] - bracket[low]) >= 0) {
+                bracket[high] = bracket[low]; bf[high] = bf[low]; memcpy(bg[high], bg[low], vb); bgtd[high] = bgtd[low];
+            }
+            bracket[low] = t; bf[low] = f_new; memcpy(bg[low], g_new, vb); bgtd[low] = gtd_new;
+        }
+    }
+    *t_out = bracket[low];
+    *f_out = bf[low];
+    memcpy(g_out, bg[low], vb);
+    *evals = ls_func_evals;
+    return 0;
+}
+/* Drop the oldest history entry (old_dirs.pop(0), ...). */
+static void tn__lbfgs_pop(tn__lbfgs *lb) {
+    TN_FREE(lb->old_dirs[0]);
+    TN_FREE(lb->old_stps[0]);
+    memmove(lb->old_dirs, lb->old_dirs + 1, (size_t)(lb->nold - 1) * sizeof *lb->old_dirs);
+    memmove(lb->old_stps, lb->old_stps + 1, (size_t)(lb->nold - 1) * sizeof *lb->old_stps);
+    memmove(lb->ro, lb->ro + 1, (size_t)(lb->nold - 1) * sizeof *lb->ro);
+    lb->nold--;
+}
+static int tn__lbfgs_reserve(tn__lbfgs *lb, int n) {
+    if (n <= lb->cap) return 0;
+    int cap = TN__MAX(n, 2 * lb->cap);
+    double **a = (double **)TN_REALLOC(lb->old_dirs, (size_t)cap * sizeof *a);
+    if (a) lb->old_dirs = a;
+    double **b = a ? (double **)TN_REALLOC(lb->old_stps, (size_t)cap * sizeof *b) : NULL;
+    if (b) lb->old_stps = b;
+    double *r = b ? (double *)TN_REALLOC(lb->ro, (size_t)cap * sizeof *r) : NULL;
+    if (!r) return -1;
+    lb->ro = r;
+    lb->cap = cap;
+    return 0;
+}
+static double tn__lbfgs_step(const char *fn, tn_optim *o, tn_closure closure, void *user) {
+    const tn__pgroup *g = &o->groups[0];
+    tn__lbfgs *lb = o->lb;
+    const double lr = tn__pg_get(g, "lr"), tolerance_grad = tn__pg_get(g, "tolerance_grad");
+    const double tolerance_change = tn__pg_get(g, "tolerance_change");
+    const int64_t max_iter = (int64_t)tn__pg_get(g, "max_iter"), max_eval = (int64_t)tn__pg_get(g, "max_eval");
+    const int64_t history_size = (int64_t)tn__pg_get(g, "history_size");
+    const bool wolfe = tn__pg_get(g, "line_search_fn") != 0;
+    int64_t N = 0;
+    for (int i = 0; i < o->np; i++) {
+        tn_tensor *p = o->params[i];
+        if (p->device != TN_CPU) return tn__error("%s: parameter %d is on %s; LBFGS runs on CPU tensors only", fn, i, tn_device_name(p->device)), NAN;
+        N += tn_numel(p);
+    }
+    if (lb->has_d && lb->N != N) return tn__error("%s: the parameters changed size since the last step", fn), NAN;
+    lb->N = N;
+    const size_t vb = (size_t)N * sizeof(double);
+    /* flat_grad, q, x_init, and 5 line-search vectors; d and prev_flat_grad live in the state */
+    double *work = (double *)TN_MALLOC(TN__MAX(vb, 1) * 8), *y = NULL, *s = NULL, *al = NULL;
+    if (!lb->d) lb->d = (double *)TN_MALLOC(TN__MAX(vb, 1));
+    if (!lb->prev_flat_grad) lb->prev_flat_grad = (double *)TN_MALLOC(TN__MAX(vb, 1));
+    if (!work || !lb->d || !lb->prev_flat_grad) { TN_FREE(work); return tn__error("%s: out of memory", fn), NAN; }
+    double *flat_grad = work, *q = work + N, *x_init = work + 2 * N, *ls = work + 3 * N;
+    double orig_loss = NAN, result = NAN;
+    int64_t n_iter = 0, current_evals = 0;
+    double loss = NAN, t = 0;
+    bool opt_cond = false;
+
+    tn_no_grad_begin();
+    if (!lb->has_counts) { lb->has_counts = true; lb->func_evals = 0; lb->n_iter = 0; }
+    orig_loss = tn__closure_call(closure, user);
+    if (orig_loss != orig_loss) { tn__closure_failed(fn); goto done; }
+    loss = orig_loss;
+    current_evals = 1;
+    lb->func_evals += 1;
+    tn__lbfgs_flat(o, flat_grad, 1, 0);
+    opt_cond = tn__vabsmax(flat_grad, N, 1) <= tolerance_grad;
+    if (opt_cond) { result = orig_loss; goto done; }
+
+    while (n_iter < max_iter) {
+        n_iter++;
+        lb->n_iter++;
+        /* direction */
+        if (lb->n_iter == 1) {
+            for (int64_t i = 0; i < N; i++) lb->d[i] = -flat_grad[i];
+            while (lb->nold) tn__lbfgs_pop(lb);
+            lb->has_hist = true;
+            lb->H_diag = 1;
+            lb->has_H = true;
+        } else {
+            y = (double *)TN_MALLOC(TN__MAX(vb, 1));
+            s = (double *)TN_MALLOC(TN__MAX(vb, 1));
+            if (!y || !s || tn__lbfgs_reserve(lb, lb->nold + 1)) { tn__error("%s: out of memory", fn); goto done; }
+            for (int64_t i = 0; i < N; i++) { y[i] = flat_grad[i] - lb->prev_flat_grad[i]; s[i] = lb->d[i] * lb->t; }
+            double ys = tn__vdot(y, s, N);
+            if (ys > 1e-10) {
+                if (lb->nold == history_size) tn__lbfgs_pop(lb);
+                lb->old_dirs[lb->nold] = y;
+                lb->old_stps[lb->nold] = s;
+                lb->ro[lb->nold++] = 1. / ys;
+                y = s = NULL;
+                lb->H_diag = ys / tn__vdot(lb->old_dirs[lb->nold - 1], lb->old_dirs[lb->nold - 1], N);
+            } else {
+                TN_FREE(y); TN_FREE(s);
+                y = s = NULL;
+            }
+            int num_old = lb->nold;
+            TN_FREE(al);
+            al = (double *)TN_MALLOC((size_t)TN__MAX(num_old, 1) * sizeof *al);
+            if (!al) { tn__error("%s: out of memory", fn); goto done; }
+            for (int64_t i = 0; i < N; i++) q[i] = -flat_grad[i];
+            for (int i = num_old - 1; i >= 0; i--) {
+                al[i] = tn__vdot(lb->old_stps[i], q, N) * lb->ro[i];
+                for (int64_t j = 0; j < N; j++) q[j] += -al[i] * lb->old_dirs[i][j];
+            }
+            for (int64_t j = 0; j < N; j++) lb->d[j] = q[j] * lb->H_diag;   /* d = r */
+            for (int i = 0; i < num_old; i++) {
+                double be_i = tn__vdot(lb->old_dirs[i], lb->d, N) * lb->ro[i];
+                for (int64_t j = 0; j < N; j++) lb->d[j] += (al[i] - be_i) * lb->old_stps[i][j];
+            }
+        }
+        lb->has_d = true;
+        memcpy(lb->prev_flat_grad, flat_grad, vb);
+        lb->has_prev = true;
+        lb->prev_loss = loss;
+        lb->has_prev_loss = true;
+        /* step length */
+        if (lb->n_iter == 1) {
+            double sum = 0;
+            for (int64_t i = 0; i < N; i++) sum += fabs(flat_grad[i]);
+            double inv = 1. / sum;
+            t = (inv < 1. ? inv : 1.) * lr;
+        } else {
+            t = lr;
+        }
+        lb->t = t;
+        lb->has_t = true;
+        double gtd = tn__vdot(flat_grad, lb->d, N);
+        if (gtd > -tolerance_change) break;
+        int64_t ls_func_evals = 0;
+        if (wolfe) {
+            tn__lbfgs_ctx c;
+            c.o = o; c.closure = closure; c.user = user; c.fn = fn; c.N = N;
+            tn__lbfgs_flat(o, x_init, 0, 0);
+            if (tn__strong_wolfe(&c, x_init, t, lb->d, loss, flat_grad, gtd, ls, &loss, flat_grad, &t, &ls_func_evals)) goto done;
+            lb->t = t;
+            tn__lbfgs_flat(o, lb->d, 2, t);
+            opt_cond = tn__vabsmax(flat_grad, N, 1) <= tolerance_grad;
+        } else {
+            tn__lbfgs_flat(o, lb->d, 2, t);
+            if (n_iter != max_iter) {
+                loss = tn__closure_call(closure, user);
+                if (loss != loss) { tn__closure_failed(fn); goto done; }
+                tn__lbfgs_flat(o, flat_grad, 1, 0);
+                opt_cond = tn__vabsmax(flat_grad, N, 1) <= tolerance_grad;
+                ls_func_evals = 1;
+            }
+        }
+        current_evals += ls_func_evals;
+        lb->func_evals += ls_func_evals;
+        /* stopping conditions */
+        if (n_iter == max_iter) break;
+        if (current_evals >= max_eval) break;
+        if (opt_cond) break;
+        if (tn__vabsmax(lb->d, N, t) <= tolerance_change) break;
+        if (fabs(loss - lb->prev_loss) < tolerance_change) break;
+    }
+    result = orig_loss;
+done:
+    tn_no_grad_end();
+    TN_FREE(y);
+    TN_FREE(s);
+    TN_FREE(al);
+    TN_FREE(work);
+    return result;
+}
+
+TNDEF double tn_optim_step_closure(tn_optim *o, tn_closure closure, void *user) {
+    const char *fn = "tn_optim_step_closure";
+    if (!o) return NAN;
+    if (o->kind == TN__LBFGS) {
+        if (!closure) return tn__error("%s: LBFGS needs a closure (got NULL)", fn), NAN;
+        return tn__lbfgs_step(fn, o, closure, user);
+    }
+    double loss = 0;
+    if (closure) {
+        loss = tn__closure_call(closure, user);
+        if (loss != loss) return tn__closure_failed(fn);
+    }
+    return tn__optim_step(fn, o) ? NAN : loss;
+}
+
+/* ---- state_dict: PyTorch's {"state": {i: {...}}, "param_groups": [...]} flattened ---- */
+static int tn__dict_put(tn_dict *d, const char *key, tn_tensor *t) { /* takes t's reference */
+    if (!t) return -1;
+    int rc = tn_dict_set(d, key, t);
+    tn_release(t);
+    return rc;
+}
+static tn_tensor *tn__optim_scalar(double v, tn_dtype dtype) {
+    tn_tensor *t = tn__new(dtype, TN_CPU, NULL, 0);
+    if (!t) return NULL;
+    if (dtype == TN_F32) *(float *)t->storage->data = (float)v;
+    else if (dtype == TN_I64) *(int64_t *)t->storage->data = (int64_t)v;
+    else *(double *)t->storage->data = v;
+    return t;
+}
+static tn_tensor *tn__optim_f64(const double *v, const int64_t *shape, int ndim) {
+    tn_tensor *t = tn__new(TN_F64, TN_CPU, shape, ndim);
+    if (t && v) memcpy(t->storage->data, v, (size_t)tn_numel(t) * sizeof(double));
+    return t;
+}
+/* The one value of a one-element CPU tensor (any dtype but the GPU-only ones). */
+static double tn__optim_read1(const tn_tensor *t) {
+    const char *p = (const char *)t->storage->data + t->offset * (int64_t)tn_dtype_size(t->dtype);
+    switch (t->dtype) {
+    case TN_F32: return *(const float *)p;
+    case TN_F64: return *(const double *)p;
+    case TN_I32: return *(const int32_t *)p;
+    case TN_I64: return (double)*(const int64_t *)p;
+    case TN_U8: return *(const uint8_t *)p;
+    case TN_BOOL: return *(const bool *)p;
+    default: return NAN;
+    }
+}
+static bool tn__optim_readable(const tn_tensor *t) {
+    return t && t->device == TN_CPU && t->dtype != TN_F16 && t->dtype != TN_BF16;
+}
+/* "betas[0]" -> "<prefix>betas.0" */
+static void tn__optim_dict_key(char *out, size_t cap, const char *prefix, const char *key) {
+    size_t l = strlen(key);
+    if (l > 3 && key[l - 3] == '[' && key[l - 1] == ']') snprintf(out, cap, "%s%.*s.%c", prefix, (int)(l - 3), key, key[l - 2]);
+    else snprintf(out, cap, "%s%s", prefix, key);
+}
+static int tn__lbfgs_save(const tn__lbfgs *lb, tn_dict *d) {
+    int rc = 0;
+    int64_t sh[2] = {lb->nold, lb->N};
+    if (lb->has_counts) {
+        rc |= tn__dict_put(d, "state.0.func_evals", tn__optim_scalar((double)lb->func_evals, TN_I64));
+        rc |= tn__dict_put(d, "state.0.n_iter", tn__optim_scalar((double)lb->n_iter, TN_I64));
+    }
+    if (lb->has_d) rc |= tn__dict_put(d, "state.0.d", tn__optim_f64(lb->d, &lb->N, 1));
+    if (lb->has_t) rc |= tn__dict_put(d, "state.0.t", tn__optim_scalar(lb->t, TN_F64));
+    if (lb->has_hist) {
+        tn_tensor *dirs = tn__optim_f64(NULL, sh, 2), *stps = tn__optim_f64(NULL, sh, 2);
+        for (int i = 0; dirs && stps && i < lb->nold; i++) {
+            memcpy((double *)dirs->storage->data + i * lb->N, lb->old_dirs[i], (size_t)lb->N * sizeof(double));
+            memcpy((double *)stps->storage->data + i * lb->N, lb->old_stps[i], (size_t)lb->N * sizeof(double));
+        }
+        rc |= tn__dict_put(d, "state.0.old_dirs", dirs);
+        rc |= tn__dict_put(d, "state.0.old_stps", stps);
+        rc |= tn__dict_put(d, "state.0.ro", tn__optim_f64(lb->ro, sh, 1));
+    }
+    if (lb->has_H) rc |= tn__dict_put(d, "state.0.H_diag", tn__optim_scalar(lb->H_diag, TN_F64));
+    if (lb->has_prev) rc |= tn__dict_put(d, "state.0.prev_flat_grad", tn__optim_f64(lb->prev_flat_grad, &lb->N, 1));
+    if (lb->has_prev_loss) rc |= tn__dict_put(d, "state.0.prev_loss", tn__optim_scalar(lb->prev_loss, TN_F64));
+    return rc;
+}
+TNDEF tn_dict *tn_optim_state_dict(const tn_optim *o) {
+    const char *fn = "tn_optim_state_dict";
+    if (!o) return NULL;
+    tn_dict *d = tn_dict_new();
+    if (!d) return NULL;
+    char key[128], prefix[48];
+    int rc = 0;
+    for (int i = 0; i < o->np; i++)
+        for (int k = 0; k < TN__OPT_NSLOT; k++) {
+            tn_tensor *st = o->state[i * TN__OPT_NSLOT + k];
+            if (!st) continue;
+            snprintf(key, sizeof key, "state.%d.%s", i, tn__optim_slots[o->kind][k]);
+            rc |= tn__dict_put(d, key, tn__copy_as(st, st->dtype, TN_CPU));
+        }
+    if (o->lb) rc |= tn__lbfgs_save(o->lb, d);
+    for (int gi = 0; gi < o->ng; gi++) {
+        const tn__pgroup *g = &o->groups[gi];
+        snprintf(prefix, sizeof prefix, "param_groups.%d.", gi);
+        for (int j = 0; j < g->nv; j++) {
+            const tn__optdef *def = tn__optim_def(o->kind, g->key[j]);
+            tn__optim_dict_key(key, sizeof key, prefix, g->key[j]);
+            if (def && def->type == 'w') rc |= tn_dict_set_meta(d, key, g->val[j] != 0 ? "strong_wolfe" : "None");
+            else rc |= tn__dict_put(d, key, tn__optim_scalar(g->val[j], TN_F64));
+        }
+        int64_t n = g->n;
+        tn_tensor *ids = tn__new(TN_I64, TN_CPU, &n, 1);
+        for (int j = 0; ids && j < g->n; j++) ((int64_t *)ids->storage->data)[j] = g->first + j;
+        snprintf(key, sizeof key, "%sparams", prefix);
+        rc |= tn__dict_put(d, key, ids);
+    }
+    if (rc) {
+        tn_dict_free(d);
+        return (tn_dict *)tn__error("%s: out of memory", fn);
+    }
+    return d;
+}
+
+/* A floating or integer CPU tensor as float64 values, row-major. */
+static int tn__optim_read_f64(const tn_tensor *t, double *out) {
+    tn_tensor *c = tn__copy_as((tn_tensor *)t, TN_F64, TN_CPU);
+    if (!c) return -1;
+    memcpy(out, c->storage->data, (size_t)tn_numel(c) * sizeof(double));
+    tn_release(c);
+    return 0;
+}
+/* LBFGS state from sd (already known to belong to parameter 0); lb is filled in. */
+static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, const char *prefix, tn__lbfgs *lb) {
+    static const char *const names[] = {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss"};
+    const tn_tensor *v[10];
+    char key[128];
+    int64_t N = 0;
+    for (int i = 0; i < o->np; i++) N += tn_numel(o->params[i]);
+    lb->N = N;
+    for (int i = 0; i < 10; i++) {
+        snprintf(key, sizeof key, "%s%s", prefix, names[i]);
+        v[i] = tn_dict_get(sd, key);
+        if (!v[i]) continue;
+        if (!tn__optim_readable(v[i])) return TN__FAIL_INT("%s: '%s' must be a CPU tensor of a CPU dtype", fn, key);
+        bool scalar = i <= 1 || i == 3 || i == 7 || i == 9;
+        bool ok = scalar ? tn_numel(v[i]) == 1 : (i == 2 || i == 8) ? v[i]->ndim == 1 && v[i]->shape[0] == N
+                : i == 6 ? v[i]->ndim == 1 : v[i]->ndim == 2 && v[i]->shape[1] == N;
+        if (!ok)
+            return TN__FAIL_INT("%s: '%s' has shape %s, which does not fit LBFGS parameters of %lld elements", fn, key,
+                                TN__SHAPE(v[i]), (long long)N);
+    }
+    bool hist = v[4] || v[5] || v[6];
+    if (hist && !(v[4] && v[5] && v[6] && v[4]->shape[0] == v[5]->shape[0] && v[4]->shape[0] == v[6]->shape[0]))
+        return TN__FAIL_INT("%s: LBFGS history needs old_dirs [k, N], old_stps [k, N] and ro [k] of one length k", fn);
+    if (v[0] && v[1]) { lb->has_counts = true; lb->func_evals = (int64_t)tn__optim_read1(v[0]); lb->n_iter = (int64_t)tn__optim_read1(v[1]); }
+    if (v[3]) { lb->has_t = true; lb->t = tn__optim_read1(v[3]); }
+    if (v[7]) { lb->has_H = true; lb->H_diag = tn__optim_read1(v[7]); }
+    if (v[9]) { lb->has_prev_loss = true; lb->prev_loss = tn__optim_read1(v[9]); }
+    size_t vb = (size_t)TN__MAX(N, 1) * sizeof(double);
+    if (v[2]) { lb->has_d = true; if (!(lb->d = (double *)TN_MALLOC(vb)) || tn__optim_read_f64(v[2], lb->d)) return -1; }
+    if (v[8]) { lb->has_prev = true; if (!(lb->prev_flat_grad = (double *)TN_MALLOC(vb)) || tn__optim_read_f64(v[8], lb->prev_flat_grad)) return -1; }
+    if (hist) {
+        int k = (int)v[6]->shape[0];
+        double *all = (double *)TN_MALLOC((size_t)TN__MAX((int64_t)k * N, 1) * sizeof(double));
+        lb->has_hist = true;
+        if (!all || tn__lbfgs_reserve(lb, k) || tn__optim_read_f64(v[6], lb->ro)) { TN_FREE(all); return -1; }
+        for (int w = 0; w < 2; w++) {
+            if (tn__optim_read_f64(v[4 + w], all)) { TN_FREE(all); return -1; }
+            for (int i = 0; i < k; i++) {
+                double *row = (double *)TN_MALLOC(vb);
+                if (!row) { TN_FREE(all); return -1; }
+                memcpy(row, all + (int64_t)i * N, (size_t)N * sizeof(double));
+                (w ? lb->old_stps : lb->old_dirs)[i] = row;
+                if (w) lb->nold = i + 1;
+                else lb->old_stps[i] = NULL;
+            }
+        }
+        TN_FREE(all);
+    }
+    return 0;
+}
+TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
+    const char *fn = "tn_optim_load_state_dict";
+    if (!o || !sd) return -1;
+    char key[128], prefix[48];
+    int G = 0, rc = -1;
+    while (snprintf(key, sizeof key, "param_groups.%d.params", G), tn_dict_contains(sd, key)) G++;
+    if (G != o->ng)
+        return TN__FAIL_INT("%s: loaded state dict has a different number of parameter groups (%d; the optimizer has %d)", fn, G, o->ng);
+    int64_t *ids = (int64_t *)TN_MALLOC((size_t)o->np * sizeof *ids);
+    tn__pgroup *groups = (tn__pgroup *)TN_MALLOC((size_t)o->ng * sizeof *groups);
+    tn_tensor **state = (tn_tensor **)TN_MALLOC((size_t)o->np * TN__OPT_NSLOT * sizeof *state);
+    tn__lbfgs *lb = o->kind == TN__LBFGS ? tn__lbfgs_new() : NULL;
+    if (state) memset(state, 0, (size_t)o->np * TN__OPT_NSLOT * sizeof *state);
+    if (!ids || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto done; }
+    /* saved parameter ids map to ours by position, as PyTorch */
+    for (int gi = 0; gi < G; gi++) {
+        const tn__pgroup *g = &o->groups[gi];
+        snprintf(key, sizeof key, "param_groups.%d.params", gi);
+        tn_tensor *pt = tn_dict_get(sd, key);
+        if (!pt || pt->ndim != 1 || !tn__is_int(pt->dtype) || pt->device != TN_CPU) {
+            tn__error("%s: '%s' must be a 1-d integer tensor of parameter indices", fn, key);
+            goto done;
+        }
+        if (pt->shape[0] != g->n) {
+            tn__error("%s: loaded state dict contains a parameter group that doesn't match the size of optimizer's group "
+                      "(group %d: %lld saved, %d here)", fn, gi, (long long)pt->shape[0], g->n);
+            goto done;
+        }
+        for (int j = 0; j < g->n; j++) {
+            const char *p = (const char *)pt->storage->data + (pt->offset + j * pt->strides[0]) * (int64_t)tn_dtype_size(pt->dtype);
+            ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : *(const uint8_t *)p;
+            for (int q = 0; q < g->first + j; q++)
+                if (ids[q] == ids[g->first + j]) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)ids[q]); goto done; }
+        }
+    }
+    /* group options: every option of the kind, plus the schedulers' keys the dict has */
+    for (int gi = 0; gi < G; gi++) {
+        tn__pgroup *ng = &groups[gi];
+        ng->first = o->groups[gi].first;
+        ng->n = o->groups[gi].n;
+        ng->nv = 0;
+        snprintf(prefix, sizeof prefix, "param_groups.%d.", gi);
+        for (int j = 0; j < o->groups[gi].nv; j++) {
+            const char *name = o->groups[gi].key[j];
+            const tn__optdef *def = tn__optim_def(o->kind, name);
+            if (!def) continue;
+            tn__optim_dict_key(key, sizeof key, prefix, name);
+            double v;
+            if (def->type == 'w') {
+                const char *m = tn_dict_get_meta(sd, key);
+                if (!m) { tn__error("%s: missing key '%s' (metadata: None or strong_wolfe)", fn, key); goto done; }
+                if (!strcmp(m, "None")) v = 0;
+                else if (!strcmp(m, "strong_wolfe") || !strcmp(m, "'strong_wolfe'")) v = 1;
+                else { tn__error("%s: '%s' is '%s' (expected None or strong_wolfe)", fn, key, m); goto done; }
+            } else {
+                tn_tensor *t = tn_dict_get(sd, key);
+                if (!t) { tn__error("%s: missing key '%s'", fn, key); goto done; }
+                if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, key, TN__SHAPE(t)); goto done; }
+                v = tn__optim_read1(t);
+            }
+            if (tn__pg_set(fn, ng, name, v)) goto done;
+        }
+        size_t pl = strlen(prefix);
+        for (int i = 0; i < tn_dict_len(sd); i++) {
+            const char *k = tn_dict_key(sd, i), *name = k + pl;
+            if (strncmp(k, prefix, pl) || !strcmp(name, "params")) continue;
+            char ik[40];
+            size_t l = strlen(name);
+            if (l > 2 && name[l - 2] == '.' && (name[l - 1] == '0' || name[l - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(l - 2), name, name[l - 1]);
+            else snprintf(ik, sizeof ik, "%s", name);
+            if (tn__optim_def(o->kind, ik)) continue;
+            tn_tensor *t = tn_dict_value(sd, i);
+            if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto done; }
+            if (tn__pg_set(fn, ng, ik, tn__optim_read1(t))) goto done;
+        }
+    }
+    /* state */
+    for (int i = 0; i < tn_dict_len(sd); i++) {
+        const char *k = tn_dict_key(sd, i);
+        if (!strncmp(k, "param_groups.", 13)) {
+            char *end;
+            long gi = strtol(k + 13, &end, 10);
+            if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) { tn__error("%s: unexpected key '%s' (the optimizer has %d groups)", fn, k, G); goto done; }
+            continue;
+        }
+        if (strncmp(k, "state.", 6)) { tn__error("%s: unexpected key '%s'", fn, k); goto done; }
+        char *end;
+        long long id = strtoll(k + 6, &end, 10);
+        if (end == k + 6 || *end != '.') { tn__error("%s: unexpected key '%s' (expected state.<index>.<name>)", fn, k); goto done; }
+        const char *name = end + 1;
+        int pi = -1;
+        for (int j = 0; j < o->np && pi < 0; j++) if (ids[j] == id) pi = j;
+        if (pi < 0) { tn__error("%s: '%s' is the state of parameter %lld, which is in no parameter group", fn, k, id); goto done; }
+        if (o->kind == TN__LBFGS) {
+            static const char *const known = " func_evals n_iter d t old_dirs old_stps ro H_diag prev_flat_grad prev_loss ";
+            char w[40];
+            snprintf(w, sizeof w, " %s ", name);
+            if (pi != 0 || !strstr(known, w)) { tn__error("%s: unexpected key '%s' (LBFGS keeps its state under parameter 0)", fn, k); goto done; }
+            continue;
+        }
+        int slot = tn__optim_slot_index(o->kind, name);
+        if (slot < 0) { tn__error("%s: unexpected key '%s' (%s keeps no state '%s')", fn, k, tn__optim_names[o->kind], name); goto done; }
+        tn_tensor *t = tn_dict_value(sd, i), *p = o->params[pi], *c;
+        if (!tn__optim_readable(t)) { tn__error("%s: '%s' must be a CPU tensor of a CPU dtype", fn, k); goto done; }
+        if (tn__optim_scalar_slot(name)) {
+            if (tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, k, TN__SHAPE(t)); goto done; }
+            c = tn__optim_scalar(tn__optim_read1(t), TN_F32);
+        } else {
+            if (t->ndim != p->ndim || memcmp(t->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)) || !tn_dtype_is_floating(t->dtype)) {
+                tn__error("%s: '%s' has shape %s and dtype %s, but parameter %d has shape %s", fn, k, TN__SHAPE(t), tn_dtype_name(t->dtype), pi, TN__SHAPE(p));
+                goto done;
+            }
+            c = tn__copy_as(t, p->dtype, TN_CPU);   /* a copy in the parameter's dtype, as PyTorch casts */
+        }
+        if (!c) { tn__error("%s: out of memory", fn); goto done; }
+        tn_release(state[pi * TN__OPT_NSLOT + slot]);
+        state[pi * TN__OPT_NSLOT + slot] = c;
+    }
+    if (lb) {
+        snprintf(prefix, sizeof prefix, "state.%lld.", (long long)ids[0]);
+        if (tn__lbfgs_load(fn, o, sd, prefix, lb)) { if (!strstr(tn_last_error(), fn)) tn__error("%s: out of memory", fn); goto done; }
+    }
+    /* commit */
+    for (int i = 0; i < o->np * TN__OPT_NSLOT; i++) { tn_release(o->state[i]); o->state[i] = state[i]; state[i] = NULL; }
+    for (int i = 0; i < o->np; i++) o->fresh[i] = 0;
+    memcpy(o->groups, groups, (size_t)o->ng * sizeof *groups);
+    if (lb) { tn__lbfgs_free(o->lb); o->lb = lb; lb = NULL; }
+    rc = 0;
+done:
+    for (int i = 0; state && i < o->np * TN__OPT_NSLOT; i++) tn_release(state[i]);
+    TN_FREE(state);
+    TN_FREE(groups);
+    TN_FREE(ids);
+    tn__lbfgs_free(lb);
+    return rc;
+}
+
+/* ---- LR schedulers: torch/optim/lr_scheduler.py ---- */
+enum { TN__STEPLR, TN__MULTISTEPLR, TN__EXPONENTIALLR, TN__COSINELR, TN__WARMRESTARTS, TN__LINEARLR, TN__CONSTANTLR,
+       TN__POLYNOMIALLR, TN__ONECYCLELR, TN__PLATEAU, TN__LAMBDALR, TN__SEQUENTIALLR };
+static const char *const tn__sched_names[] = {"StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau", "LambdaLR", "SequentialLR"};
+static const char *const tn__sched_valid[] = {"step_size, gamma, last_epoch", "milestones, gamma, last_epoch", "gamma, last_epoch",
+    "T_max, eta_min, last_epoch", "T_0, T_mult, eta_min, last_epoch", "start_factor, end_factor, total_iters, last_epoch",
+    "factor, total_iters, last_epoch", "total_iters, power, last_epoch",
+    ("max_lr, total_steps, epochs, steps_per_epoch, pct_start, anneal_strategy, cycle_momentum, base_momentum, max_momentum, "
+     "div_factor, final_div_factor, three_phase, last_epoch"),
+    "mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps"};
+#define TN__PI 3.14159265358979323846
+#define TN__MAX_MILESTONES 64
+
+typedef struct tn__phase { double end_step; const char *start_lr, *end_lr, *start_m, *end_m; } tn__phase;
+struct tn_lr_scheduler {
+    int kind;
+    tn_optim *o;
+    int ng;                                   /* groups when it was made */
+    int64_t last_epoch, step_count;
+    double *base_lrs, *last_lr, *vals;        /* ng each (one allocation) */
+    double gamma, eta_min, factor, end_factor, power, T_max, T_cur;   /* factor: LinearLR's start_factor too */
+    int64_t step_size, total_iters, T_0, T_mult, T_i;
+    int nmil;
+    int64_t milestones[TN__MAX_MILESTONES];   /* MultiStepLR (sorted), SequentialLR (as given) */
+    int64_t total_steps;                      /* OneCycleLR */
+    int nphases;
+    tn__phase phase[3];
+    bool linear, cycle_momentum, use_beta1;
+    bool mode_max, thr_abs, has_default_min_lr; /* ReduceLROnPlateau */
+    double threshold, best, eps, default_min_lr;
+    int64_t patience, cooldown, cooldown_counter, num_bad_epochs;
+    double *min_lrs;
+    double (*lambda)(int64_t epoch, int group, void *user); /* LambdaLR */
+    void *user;
+    int nchild;                               /* SequentialLR */
+    tn_lr_scheduler **child;
+};
+
+static int64_t tn__bisect_right(const int64_t *a, int n, int64_t x) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (x < a[mid]) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+static double tn__py_fmod(double a, double b) { /* Python's %: the sign of b */
+    double r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static int64_t tn__py_floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+static int tn__sched_ngroups(const tn_lr_scheduler *s) { return TN__MIN(s->ng, s->o->ng); }
+static double tn__sched_anneal(const tn_lr_scheduler *s, double start, double end, double pct) {
+    if (s->linear) return (end - start) * pct + start;
+    double cos_out = cos(TN__PI * pct) + 1;
+    return end + (start - end) / 2.0 * cos_out;
+}
+
+/* get_lr(): the chainable form, from the groups' current lr. */
+static int tn__sched_get_lr(tn_lr_scheduler *s, double *v) {
+    const char *fn = "tn_lr_scheduler_step";
+    const int64_t e = s->last_epoch;
+    for (int gi = 0; gi < tn__sched_ngroups(s); gi++) {
+        tn__pgroup *g = &s->o->groups[gi];
+        double lr = tn__pg_get(g, "lr"), base = s->base_lrs[gi];
+        switch (s->kind) {
+        case TN__STEPLR: v[gi] = (e == 0 || e % s->step_size != 0) ? lr : lr * s->gamma; break;
+        case TN__MULTISTEPLR: {
+            int count = 0;
+            for (int i = 0; i < s->nmil; i++) count += s->milestones[i] == e;
+            v[gi] = count ? lr * pow(s->gamma, count) : lr;
+            break;
+        }
+        case TN__EXPONENTIALLR: v[gi] = e == 0 ? lr : lr * s->gamma; break;
+        case TN__COSINELR: {
+            double T = s->T_max, eta = s->eta_min;
+            if (e == 0) v[gi] = lr;
+            else if (s->step_count == 1 && e > 0) v[gi] = eta + (base - eta) * (1 + cos((double)e * TN__PI / T)) / 2;
+            else if (tn__py_fmod((double)(e - 1) - T, 2 * T) == 0) v[gi] = lr + (base - eta) * (1 - cos(TN__PI / T)) / 2;
+            else v[gi] = (1 + cos(TN__PI * (double)e / T)) / (1 + cos(TN__PI * (double)(e - 1) / T)) * (lr - eta) + eta;
+            break;
+        }
+        case TN__WARMRESTARTS:
+            v[gi] = s->eta_min + (base - s->eta_min) * (1 + cos(TN__PI * s->T_cur / (double)s->T_i)) / 2;
+            break;
+        case TN__LINEARLR: {
+            double sf = s->factor, ef = s->end_factor;
+            if (e == 0) v[gi] = lr * sf;
+            else if (e > s->total_iters) v[gi] = lr;
+            else v[gi] = lr * (1.0 + (ef - sf) / ((double)s->total_iters * sf + (double)(e - 1) * (ef - sf)));
+            break;
+        }
+        case TN__CONSTANTLR:
+            v[gi] = e == 0 ? lr * s->factor : e != s->total_iters ? lr : lr * (1.0 / s->factor);
+            break;
+        case TN__POLYNOMIALLR:
+            if (e == 0 || e > s->total_iters) v[gi] = lr;
+            else v[gi] = lr * pow((1.0 - (double)e / (double)s->total_iters) / (1.0 - (double)(e - 1) / (double)s->total_iters), s->power);
+            break;
+        case TN__LAMBDALR: v[gi] = base * s->lambda(e, gi, s->user); break;
+        case TN__ONECYCLELR: {
+            if (e > s->total_steps)
+                return TN__FAIL_INT("%s: Tried to step %lld times. The specified number of total steps is %lld", fn, (long long)e, (long long)s->total_steps);
+            double start_step = 0, out = 0, m = 0;
+            for (int i = 0; i < s->nphases; i++) {
+                const tn__phase *ph = &s->phase[i];
+                if ((double)e <= ph->end_step || i == s->nphases - 1) {
+                    const char *keys[4] = {ph->start_lr, ph->end_lr, ph->start_m, ph->end_m};
+                    for (int j = 0; j < (s->cycle_momentum ? 4 : 2); j++)
+                        if (tn__pg_find(g, keys[j]) < 0) return TN__FAIL_INT("%s: param group %d has no '%s' (OneCycleLR sets it when last_epoch is -1)", fn, gi, keys[j]);
+                    if (ph->end_step == start_step)
+                        return TN__FAIL_INT("%s: OneCycleLR phase %d has zero length (total_steps %lld): float division by zero", fn, i, (long long)s->total_steps);
+                    double pct = ((double)e - start_step) / (ph->end_step - start_step);
+                    out = tn__sched_anneal(s, tn__pg_get(g, ph->start_lr), tn__pg_get(g, ph->end_lr), pct);
+                    if (s->cycle_momentum) m = tn__sched_anneal(s, tn__pg_get(g, ph->start_m), tn__pg_get(g, ph->end_m), pct);
+                    break;
+                }
+                start_step = ph->end_step;
+            }
+            v[gi] = out;
+            if (s->cycle_momentum && tn__pg_set(fn, g, s->use_beta1 ? "betas[0]" : "momentum", m)) return -1;
+            break;
+        }
+        default: v[gi] = lr; break;
+        }
+    }
+    return 0;
+}
+/* _get_closed_form_lr(), used when stepped to a given epoch; false if the kind has none. */
+static bool tn__sched_closed_form(const tn_lr_scheduler *s, double *v) {
+    const int64_t e = s->last_epoch;
+    for (int gi = 0; gi < tn__sched_ngroups(s); gi++) {
+        double base = s->base_lrs[gi], ti = (double)s->total_iters;
+        switch (s->kind) {
+        case TN__STEPLR: v[gi] = base * pow(s->gamma, (double)tn__py_floordiv(e, s->step_size)); break;
+        case TN__MULTISTEPLR: v[gi] = base * pow(s->gamma, (double)tn__bisect_right(s->milestones, s->nmil, e)); break;
+        case TN__EXPONENTIALLR: v[gi] = base * pow(s->gamma, (double)e); break;
+        case TN__COSINELR: v[gi] = s->eta_min + (base - s->eta_min) * (1 + cos(TN__PI * (double)e / s->T_max)) / 2; break;
+        case TN__LINEARLR:
+            v[gi] = base * (s->factor + (s->end_factor - s->factor) * (double)TN__MIN(s->total_iters, e) / ti);
+            break;
+        case TN__CONSTANTLR: v[gi] = base * (s->factor + (double)(e >= s->total_iters) * (1 - s->factor)); break;
+        case TN__POLYNOMIALLR: v[gi] = base * pow(1.0 - (double)TN__MIN(s->total_iters, e) / ti, s->power); break;
+        default: return false;
+        }
+    }
+    return true;
+}
+/* scheduler.step() (has_epoch false) or the deprecated scheduler.step(epoch). */
+static int tn__sched_step(tn_lr_scheduler *s, bool has_epoch, int64_t epoch) {
+    const char *fn = "tn_lr_scheduler_step";
+    int ng = tn__sched_ngroups(s);
+    if (s->kind == TN__PLATEAU)
+        return TN__FAIL_INT("%s: ReduceLROnPlateau steps on a metric: use tn_lr_scheduler_step_metric", fn);
+    if (s->kind == TN__SEQUENTIALLR) {
+        s->last_epoch++;
+        int idx = (int)tn__bisect_right(s->milestones, s->nchild - 1, s->last_epoch);
+        tn_lr_scheduler *c = s->child[idx];
+        if (tn__sched_step(c, idx > 0 && s->milestones[idx - 1] == s->last_epoch, 0)) return -1;
+        memcpy(s->last_lr, c->last_lr, (size_t)TN__MIN(s->ng, c->ng) * sizeof(double));
+        return 0;
+    }
+    if (s->kind == TN__WARMRESTARTS) {
+        if (!has_epoch && s->last_epoch < 0) { has_epoch = true; epoch = 0; }
+        double ep;
+        if (!has_epoch) {
+            ep = (double)(s->last_epoch + 1);
+            s->T_cur = s->T_cur + 1;
+            if (s->T_cur >= (double)s->T_i) { s->T_cur = s->T_cur - (double)s->T_i; s->T_i = s->T_i * s->T_mult; }
+        } else {
+            if (epoch < 0) return TN__FAIL_INT("%s: Expected non-negative epoch, but got %lld", fn, (long long)epoch);
+            ep = (double)epoch;
+            if (epoch >= s->T_0) {
+                if (s->T_mult == 1) {
+                    s->T_cur = (double)(epoch % s->T_0);
+                } else {
+                    int64_t n = (int64_t)(log(ep / (double)s->T_0 * (double)(s->T_mult - 1) + 1) / log((double)s->T_mult));
+                    s->T_cur = ep - (double)s->T_0 * (pow((double)s->T_mult, (double)n) - 1) / (double)(s->T_mult - 1);
+                    s->T_i = s->T_0 * (int64_t)pow((double)s->T_mult, (double)n);
+                }
+            } else {
+                s->T_i = s->T_0;
+                s->T_cur = ep;
+            }
+        }
+        s->last_epoch = (int64_t)floor(ep);
+        if (tn__sched_get_lr(s, s->vals)) return -1;
+    } else {
+        s->step_count++;
+        if (!has_epoch) {
+            s->last_epoch++;
+            if (tn__sched_get_lr(s, s->vals)) return -1;
+        } else {
+            s->last_epoch = epoch;
+            if (!tn__sched_closed_form(s, s->vals) && tn__sched_get_lr(s, s->vals)) return -1;
+        }
+    }
+    for (int gi = 0; gi < ng; gi++) tn__pg_set(fn, &s->o->groups[gi], "lr", s->vals[gi]);
+    for (int gi = 0; gi < s->ng; gi++) s->last_lr[gi] = gi < ng ? s->vals[gi] : NAN;
+    return 0;
+}
+
+static tn_lr_scheduler *tn__sched_alloc(const char *fn, tn_optim *o, int kind) {
+    tn_lr_scheduler *s = (tn_lr_scheduler *)TN_MALLOC(sizeof *s);
+    double *v = (double *)TN_MALLOC((size_t)(3 * o->ng) * sizeof *v);
+    if (!s || !v) {
+        TN_FREE(s);
+        TN_FREE(v);
+        return (tn_lr_scheduler *)tn__error("%s: out of memory", fn);
+    }
+    memset(s, 0, sizeof *s);
+    memset(v, 0, (size_t)(3 * o->ng) * sizeof *v);
+    s->kind = kind;
+    s->o = o;
+    s->ng = o->ng;
+    s->base_lrs = v;
+    s->last_lr = v + o->ng;
+    s->vals = v + 2 * o->ng;
+    s->last_epoch = -1;
+    return s;
+}
+TNDEF void tn_lr_scheduler_free(tn_lr_scheduler *s) {
+    if (!s) return;
+    for (int i = 0; i < s->nchild; i++) tn_lr_scheduler_free(s->child[i]);
+    TN_FREE(s->child);
+    TN_FREE(s->base_lrs);
+    TN_FREE(s->min_lrs);
+    TN_FREE(s);
+}
+/* LRScheduler.__init__: initial_lr in every group (or required when resuming), base_lrs,
+   then the initial step. */
+static int tn__sched_init(const char *fn, tn_lr_scheduler *s, int64_t last_epoch) {
+    tn_optim *o = s->o;
+    for (int gi = 0; gi < o->ng; gi++) {
+        tn__pgroup *g = &o->groups[gi];
+        if (tn__pg_find(g, "initial_lr") < 0) {
+            if (last_epoch != -1)
+                return TN__FAIL_INT("%s: param 'initial_lr' is not specified in param_groups[%d] when resuming an optimizer", fn, gi);
+            if (tn__pg_set(fn, g, "initial_lr", tn__pg_get(g, "lr"))) return -1;
+        }
+        if (gi < s->ng) s->base_lrs[gi] = tn__pg_get(g, "initial_lr");
+    }
+    s->last_epoch = last_epoch;
+    s->step_count = 0;
+    return tn__sched_step(s, false, 0);
+}
+/* A number option (required, or def when absent). */
+static int tn__sched_num(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, double def, double *out) {
+    int r = tn__opts_num(op, key, out, 1);
+    if (r < 0) return -1;
+    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
+    if (r == 0) *out = def;
+    return 0;
+}
+static int tn__sched_int(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, int64_t def, int64_t *out) {
+    int r = tn__opts_int(op, key, out, 1);
+    if (r < 0) return -1;
+    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
+    if (r == 0) *out = def;
+    return r;
+}
+/* A number or a tuple of them: "0.1" or "(0.1, 0.01)" (raw option text, any length up to
+   max). Returns the count (0 if absent), *tuple whether it was a tuple, or -1. */
+static int tn__sched_list(const char *fn, tn__opts *op, const char *key, double *out, int max, bool *tuple) {
+    int i = tn__opts_find(op, key);
+    if (i < 0 || !strcmp(op->val[i], "None")) return 0;
+    const char *p = op->val[i];
+    *tuple = *p == '(' || *p == '[';
+    if (*tuple) p++;
+    int n = 0;
+    for (;;) {
+        while (*p == ' ') p++;
+        if (*tuple && (*p == ')' || *p == ']')) break;
+        char *end;
+        double x = strtod(p, &end);
+        if (end == p) return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
+        if (n == max) return TN__FAIL_INT("%s: option %s=%s has more than %d values", fn, key, op->val[i], max);
+        out[n++] = x;
+        p = end;
+        while (*p == ' ') p++;
+        if (*p == ',') { p++; continue; }
+        if ((*tuple && (*p == ')' || *p == ']')) || (!*tuple && !*p)) break;
+        return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
+    }
+    return n;
+}
+/* _format_param: one value for every group, or a tuple with one per group. */
+static int tn__sched_per_group(const char *fn, tn__opts *op, const char *key, int ng, bool required, double def, double *out) {
+    double v[TN__MAX_MILESTONES];
+    bool tuple = false;
+    int n = tn__sched_list(fn, op, key, v, TN__MAX_MILESTONES, &tuple);
+    if (n < 0) return -1;
+    if (n == 0 && required) return TN__FAIL_INT("%s: OneCycleLR needs %s", fn, key);
+    if (tuple && n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, n);
+    for (int i = 0; i < ng; i++) out[i] = tuple ? v[i] : n ? v[0] : def;
+    return 0;
+}
+static bool tn__is_integer(double x) { return x == floor(x) && fabs(x) < 9e15; }
+
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options) {
+    const char *fn = "tn_lr_scheduler_create";
+    if (!o) return NULL;
+    int k = -1;
+    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) k = i;
+    if (k < 0)
+        return (tn_lr_scheduler *)tn__error("%s: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
+            "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
+            "SequentialLR have their own functions)", fn, kind ? kind : "(null)");
+    tn__opts op;
+    if (tn__opts_parse(fn, options, &op)) return NULL;
+    tn_lr_scheduler *s = tn__sched_alloc(fn, o, k);
+    if (!s) return NULL;
+    const char *name = tn__sched_names[k];
+    int64_t last_epoch = -1;
+    double x;
+    if (k != TN__PLATEAU && tn__sched_int(fn, &op, name, "last_epoch", false, -1, &last_epoch) < 0) goto fail;
+    switch (k) {
+    case TN__STEPLR:
+        if (tn__sched_int(fn, &op, name, "step_size", true, 0, &s->step_size) < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
+        if (s->step_size < 1) { tn__error("%s: StepLR step_size must be a positive integer, got %lld", fn, (long long)s->step_size); goto fail; }
+        break;
+    case TN__MULTISTEPLR: {
+        double m[TN__MAX_MILESTONES];
+        bool tuple = false;
+        if (tn__opts_find(&op, "milestones") < 0) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
+        int n = tn__sched_list(fn, &op, "milestones", m, TN__MAX_MILESTONES, &tuple);
+        if (n < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
+        for (int i = 0; i < n; i++) {
+            if (!tn__is_integer(m[i])) { tn__error("%s: milestones must be integers, got %g", fn, m[i]); goto fail; }
+            int64_t v = (int64_t)m[i];
+            int j = i;  /* insertion sort: the closed form bisects a sorted list, as PyTorch's */
+            while (j > 0 && s->milestones[j - 1] > v) { s->milestones[j] = s->milestones[j - 1]; j--; }
+            s->milestones[j] = v;
+        }
+        s->nmil = n;
+        break;
+    }
+    case TN__EXPONENTIALLR:
+        if (tn__sched_num(fn, &op, name, "gamma", true, 0, &s->gamma)) goto fail;
+        break;
+    case TN__COSINELR:
+        if (tn__sched_num(fn, &op, name, "T_max", true, 0, &s->T_max) || tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (!(s->T_max > 0)) { tn__error("%s: CosineAnnealingLR T_max must be positive, got %g", fn, s->T_max); goto fail; }
+        break;
+    case TN__WARMRESTARTS:
+        if (tn__sched_num(fn, &op, name, "T_0", true, 0, &x)) goto fail;
+        if (!(x > 0) || !tn__is_integer(x)) { tn__error("%s: Expected positive integer T_0, but got %g", fn, x); goto fail; }
+        s->T_0 = s->T_i = (int64_t)x;
+        if (tn__sched_num(fn, &op, name, "T_mult", false, 1, &x)) goto fail;
+        if (!(x >= 1) || !tn__is_integer(x)) { tn__error("%s: Expected integer T_mult >= 1, but got %g", fn, x); goto fail; }
+        s->T_mult = (int64_t)x;
+        if (tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        s->T_cur = (double)last_epoch;
+        break;
+    case TN__LINEARLR:
+        if (tn__sched_num(fn, &op, name, "start_factor", false, 1.0 / 3, &s->factor) ||
+            tn__sched_num(fn, &op, name, "end_factor", false, 1.0, &s->end_factor) ||
+            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Starting multiplicative factor expected to be greater than 0 and less or equal to 1.", fn); goto fail; }
+        if (s->end_factor > 1.0 || !(s->end_factor >= 0)) { tn__error("%s: Ending multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
+        if (s->total_iters < 1) { tn__error("%s: LinearLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
+        break;
+    case TN__CONSTANTLR:
+        if (tn__sched_num(fn, &op, name, "factor", false, 1.0 / 3, &s->factor) ||
+            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Constant multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
+        break;
+    case TN__POLYNOMIALLR:
+        if (tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0 || tn__sched_num(fn, &op, name, "power", false, 1.0, &s->power)) goto fail;
+        if (s->total_iters < 1) { tn__error("%s: PolynomialLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
+        break;
+    case TN__ONECYCLELR: {
+        double *max_lr = s->vals, *max_m = s->last_lr, *base_m = s->base_lrs; /* scratch until the initial step */
+        double pct, div, final_div, steps, epochs, spe;
+        bool three = false, cyc = true;
+        if (tn__sched_per_group(fn, &op, "max_lr", o->ng, true, 0, max_lr) ||
+            tn__sched_num(fn, &op, name, "total_steps", false, NAN, &steps) || tn__sched_num(fn, &op, name, "epochs", false, NAN, &epochs) ||
+            tn__sched_num(fn, &op, name, "steps_per_epoch", false, NAN, &spe) || tn__sched_num(fn, &op, name, "pct_start", false, 0.3, &pct) ||
+            tn__sched_num(fn, &op, name, "div_factor", false, 25.0, &div) || tn__sched_num(fn, &op, name, "final_div_factor", false, 1e4, &final_div) ||
+            tn__opts_bool(&op, "three_phase", &three) < 0 || tn__opts_bool(&op, "cycle_momentum", &cyc) < 0 ||
+            tn__sched_per_group(fn, &op, "max_momentum", o->ng, false, 0.95, max_m) ||
+            tn__sched_per_group(fn, &op, "base_momentum", o->ng, false, 0.85, base_m)) goto fail;
+        int an = tn__opts_word(&op, "anneal_strategy", "cos|linear");
+        if (an == -1) goto fail;
+        s->linear = an == 1;
+        if (steps == steps) {
+            if (!(steps > 0) || !tn__is_integer(steps)) { tn__error("%s: Expected positive integer total_steps, but got %g", fn, steps); goto fail; }
+            s->total_steps = (int64_t)steps;
+        } else if (epochs == epochs && spe == spe) {
+            if (!(epochs > 0) || !tn__is_integer(epochs)) { tn__error("%s: Expected positive integer epochs, but got %g", fn, epochs); goto fail; }
+            if (!(spe > 0) || !tn__is_integer(spe)) { tn__error("%s: Expected positive integer steps_per_epoch, but got %g", fn, spe); goto fail; }
+            s->total_steps = (int64_t)epochs * (int64_t)spe;
+        } else {
+            tn__error("%s: You must define either total_steps OR (epochs AND steps_per_epoch)", fn);
+            goto fail;
+        }
+        double T = (double)s->total_steps;
+        tn__phase p3[3] = {{pct * T - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"},
+                           {2 * pct * T - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"},
+                           {T - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"}};
+        tn__phase p2[2] = {{pct * T - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"},
+                           {T - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"}};
+        s->nphases = three ? 3 : 2;
+        memcpy(s->phase, three ? p3 : p2, (size_t)s->nphases * sizeof(tn__phase));
+        if (!(pct >= 0 && pct <= 1)) { tn__error("%s: Expected float between 0 and 1 pct_start, but got %g", fn, pct); goto fail; }
+        s->cycle_momentum = cyc;
+        if (cyc) {
+            if (!tn__optim_def(o->kind, "momentum") && !tn__optim_def(o->kind, "betas")) {
+                tn__error("%s: optimizer must support momentum or beta1 with `cycle_momentum` option enabled (%s has neither)", fn, tn__optim_names[o->kind]);
+                goto fail;
+            }
+            s->use_beta1 = tn__optim_def(o->kind, "betas") != NULL;
+        }
+        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
+        if (last_epoch == -1)
+            for (int gi = 0; gi < o->ng; gi++) {
+                tn__pgroup *g = &o->groups[gi];
+                double init = max_lr[gi] / div;
+                if (tn__pg_set(fn, g, "initial_lr", init) || tn__pg_set(fn, g, "max_lr", max_lr[gi]) ||
+                    tn__pg_set(fn, g, "min_lr", init / final_div)) goto fail;
+                if (cyc && (tn__pg_set(fn, g, s->use_beta1 ? "betas[0]" : "momentum", max_m[gi]) ||
+                            tn__pg_set(fn, g, "max_momentum", max_m[gi]) || tn__pg_set(fn, g, "base_momentum", base_m[gi]))) goto fail;
+            }
+        break;
+    }
+    case TN__PLATEAU: {
+        int mode = tn__opts_word(&op, "mode", "min|max"), thr = tn__opts_word(&op, "threshold_mode", "rel|abs");
+        bool tuple = false;
+        s->min_lrs = (double *)TN_MALLOC((size_t)TN__MAX(o->ng, 1) * sizeof(double));
+        if (!s->min_lrs) { tn__error("%s: out of memory", fn); goto fail; }
+        if (mode == -1 || thr == -1 || tn__sched_num(fn, &op, name, "factor", false, 0.1, &s->factor) ||
+            tn__sched_int(fn, &op, name, "patience", false, 10, &s->patience) < 0 ||
+            tn__sched_num(fn, &op, name, "threshold", false, 1e-4, &s->threshold) ||
+            tn__sched_int(fn, &op, name, "cooldown", false, 0, &s->cooldown) < 0 ||
+            tn__sched_num(fn, &op, name, "eps", false, 1e-8, &s->eps)) goto fail;
+        double m[TN__MAX_MILESTONES];
+        int n = tn__sched_list(fn, &op, "min_lr", m, TN__MAX_MILESTONES, &tuple);
+        if (n < 0) goto fail;
+        if (tuple && n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, n); goto fail; }
+        s->has_default_min_lr = !tuple;
+        s->default_min_lr = !tuple && n ? m[0] : 0;
+        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = tuple ? m[gi] : s->default_min_lr;
+        if (!(s->factor < 1.0)) { tn__error("%s: Factor should be < 1.0.", fn); goto fail; }
+        s->mode_max = mode == 1;
+        s->thr_abs = thr == 1;
+        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
+        s->last_epoch = 0;
+        s->best = s->mode_max ? -INFINITY : INFINITY;
+        for (int gi = 0; gi < o->ng; gi++) s->last_lr[gi] = tn__pg_get(&o->groups[gi], "lr");
+        return s;
+    }
+    default: break;
+    }
+    if (tn__opts_done(&op, tn__sched_valid[k]) || tn__sched_init(fn, s, last_epoch)) goto fail;
+    return s;
+fail:
+    tn_lr_scheduler_free(s);
+    return NULL;
+}
+TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user) {
+    const char *fn = "tn_lr_scheduler_lambda";
+    if (!o) return NULL;
+    if (!lr_lambda) return (tn_lr_scheduler *)tn__error("%s: lr_lambda is NULL", fn);
+    tn_lr_scheduler *s = tn__sched_alloc(fn, o, TN__LAMBDALR);
+    if (!s) return NULL;
+    s->lambda = lr_lambda;
+    s->user = user;
+    if (tn__sched_init(fn, s, -1)) { tn_lr_scheduler_free(s); return NULL; }
+    return s;
+}
+TNDEF tn_lr_scheduler *tn_lr_scheduler_sequential(tn_optim *o, tn_lr_scheduler *const *schedulers, int n, const int64_t *milestones) {
+    const char *fn = "tn_lr_scheduler_sequential";
+    tn_lr_scheduler *s = NULL;
+    bool bad = !o || !schedulers || n < 1;
+    if (o && (!schedulers || n < 1)) tn__error("%s: SequentialLR expects at least one scheduler, but got no scheduler.", fn);
+    for (int i = 0; !bad && i < n; i++) {
+        tn_lr_scheduler *c = schedulers[i];
+        if (!c) { bad = true; break; }  /* a failed creation: its error stands */
+        for (int j = 0; j < i && !bad; j++)
+            if (schedulers[j] == c) bad = TN__FAIL_INT("%s: scheduler %d is given twice", fn, i) != 0;
+        if (bad) break;
+        if (c->o != o)
+            bad = TN__FAIL_INT("%s: Sequential Schedulers expects all schedulers to belong to the same optimizer, but got scheduler at "
+                               "index %d to be different than the optimizer passed in.", fn, i) != 0;
+        else if (c->kind == TN__PLATEAU)
+            bad = TN__FAIL_INT("%s: SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be "
+                               "specified when calling `step`, but got one at index %d in the given schedulers sequence.", fn, i) != 0;
+        else if (c->kind == TN__SEQUENTIALLR)
+            bad = TN__FAIL_INT("%s: scheduler %d is a SequentialLR, which cannot be nested", fn, i) != 0;
+    }
+    if (!bad && n > 1 && !milestones) bad = TN__FAIL_INT("%s: %d schedulers need %d milestones (got NULL)", fn, n, n - 1) != 0;
+    if (!bad && n - 1 > TN__MAX_MILESTONES) bad = TN__FAIL_INT("%s: at most %d milestones", fn, TN__MAX_MILESTONES) != 0;
+    if (!bad) {
+        s = tn__sched_alloc(fn, o, TN__SEQUENTIALLR);
+        tn_lr_scheduler **ch = s ? (tn_lr_scheduler **)TN_MALLOC((size_t)n * sizeof *ch) : NULL;
+        if (s && !ch) { tn__error("%s: out of memory", fn); tn_lr_scheduler_free(s); s = NULL; }
+        if (s) {
+            memcpy(ch, schedulers, (size_t)n * sizeof *ch);
+            s->child = ch;
+            s->nchild = n;
+            for (int i = 0; i < n - 1; i++) s->milestones[i] = milestones[i];
+        }
+    }
+    if (!s) { /* ownership was taken: free each distinct scheduler once */
+        for (int i = 0; schedulers && i < n; i++) {
+            bool seen = false;
+            for (int j = 0; j < i; j++) seen = seen || schedulers[j] == schedulers[i];
+            if (!seen) tn_lr_scheduler_free(schedulers[i]);
+        }
+        return NULL;
+    }
+    s->last_epoch = 0;
+    for (int gi = 0; gi < o->ng; gi++) {
+        tn__pgroup *g = &o->groups[gi];
+        if (tn__pg_find(g, "initial_lr") < 0) {
+            tn__error("%s: param group %d has no initial_lr", fn, gi);
+            tn_lr_scheduler_free(s);
+            return NULL;
+        }
+        tn__pg_set(fn, g, "lr", tn__pg_get(g, "initial_lr"));   /* back to the initial values */
+    }
+    for (int i = 0; i < n; i++) s->child[i]->last_epoch -= 1;   /* undo their initial steps */
+    s->child[0]->step_count = 0;
+    if (tn__sched_step(s->child[0], false, 0)) { tn_lr_scheduler_free(s); return NULL; }
+    memcpy(s->last_lr, s->child[0]->last_lr, (size_t)TN__MIN(s->ng, s->child[0]->ng) * sizeof(double));
+    return s;
+}
+TNDEF int tn_lr_scheduler_step(tn_lr_scheduler *s) { return s ? tn__sched_step(s, false, 0) : -1; }
+TNDEF int tn_lr_scheduler_step_metric(tn_lr_scheduler *s, double metric) {
+    const char *fn = "tn_lr_scheduler_step_metric";
+    if (!s) return -1;
+    if (s->kind != TN__PLATEAU) return TN__FAIL_INT("%s: only ReduceLROnPlateau steps on a metric (this is %s: use tn_lr_scheduler_step)", fn, tn__sched_names[s->kind]);
+    tn_optim *o = s->o;
+    s->last_epoch += 1;
+    double a = metric, best = s->best, t = s->threshold;
+    bool better = s->mode_max ? (s->thr_abs ? a > best + t : a > best * (t + 1.0)) : (s->thr_abs ? a < best - t : a < best * (1.0 - t));
+    if (better) { s->best = a; s->num_bad_epochs = 0; }
+    else s->num_bad_epochs += 1;
+    if (s->cooldown_counter > 0) { s->cooldown_counter -= 1; s->num_bad_epochs = 0; }
+    if (s->num_bad_epochs > s->patience) {
+        if (o->ng != s->ng && !s->has_default_min_lr)
+            return TN__FAIL_INT("%s: The number of param groups in the `optimizer` (%d) differs from when `ReduceLROnPlateau` was initialized (%d), "
+                                "usually due to a new param group being added to the optimizer.", fn, o->ng, s->ng);
+        for (int gi = 0; gi < o->ng; gi++) {
+            tn__pgroup *g = &o->groups[gi];
+            double old_lr = tn__pg_get(g, "lr"), min_lr = gi < s->ng ? s->min_lrs[gi] : s->default_min_lr;
+            double new_lr = tn__py_max(old_lr * s->factor, min_lr);
+            if (old_lr - new_lr > s->eps) tn__pg_set(fn, g, "lr", new_lr);
+        }
+        s->cooldown_counter = s->cooldown;
+        s->num_bad_epochs = 0;
+    }
+    for (int gi = 0; gi < s->ng; gi++) s->last_lr[gi] = gi < o->ng ? tn__pg_get(&o->groups[gi], "lr") : NAN;
+    return 0;
+}
+TNDEF double tn_lr_scheduler_get_last_lr(const tn_lr_scheduler *s, int group) {
+    if (!s) return NAN;
+    if (group < 0 || group >= s->ng)
+        return tn__error("tn_lr_scheduler_get_last_lr: group %d out of range (%d groups)", group, s->ng), NAN;
+    return s->last_lr[group];
+}
+TNDEF int64_t tn_lr_scheduler_last_epoch(const tn_lr_scheduler *s) { return s ? s->last_epoch : -1; }
+
+/* ---- gradient clipping: torch.nn.utils ---- */
+static tn_tensor *tn__clip_total_norm(tn_tensor *const *grads, int n, double norm_type) {
+    tn_tensor **norms = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *norms);
+    if (!norms) return (tn_tensor *)tn__error("out of memory");
+    for (int i = 0; i < n; i++) norms[i] = tn_norm(grads[i], norm_type);
+    tn_tensor *total = tn_norm(tn_stack(norms, n, 0), norm_type);
+    TN_FREE(norms);
+    return total;
+}
+TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm, double norm_type) {
+    const char *fn = "tn_clip_grad_norm_";
+    if (n < 0 || (n > 0 && !params)) return tn__error("%s: need an array of %d parameters", fn, n), NAN;
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) return NAN;
+        ng += params[i]->grad != NULL;
+    }
+    if (ng == 0) return 0.0;
+    tn_tensor **grads = (tn_tensor **)TN_MALLOC((size_t)ng * sizeof *grads);
+    if (!grads) return tn__error("%s: out of memory", fn), NAN;
+    ng = 0;
+    for (int i = 0; i < n; i++) if (params[i]->grad) grads[ng++] = params[i]->grad;
+    double result = NAN;
+    tn_no_grad_begin();
+    tn_scope_begin();
+    tn_tensor *total = TN__AS(fn, tn__clip_total_norm(grads, ng, norm_type));
+    if (total) {
+        /* clip_coef = max_norm / (total_norm + 1e-6), clamped to 1, in the norm's dtype */
+        tn_tensor *denom = tn_add_scalar(total, 1e-6);
+        tn_tensor *coef = TN__AS(fn, tn_clamp(tn_div(tn_full_like(denom, max_norm), denom), -INFINITY, 1.0));
+        bool ok = coef != NULL;
+        for (int i = 0; ok && i < ng; i++) ok = TN__AS(fn, tn_mul_(grads[i], coef)) != NULL;
+        if (ok) result = tn_item(total);
+    }
+    tn_scope_end();
+    tn_no_grad_end();
+    TN_FREE(grads);
+    return result;
+}
+TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value) {
+    const char *fn = "tn_clip_grad_value_";
+    if (n < 0 || (n > 0 && !params)) return TN__FAIL_INT("%s: need an array of %d parameters", fn, n);
+    for (int i = 0; i < n; i++) if (!params[i]) return -1;
+    int rc = 0;
+    tn_no_grad_begin();
+    tn_scope_begin();
+    for (int i = 0; i < n && rc == 0; i++)
+        if (params[i]->grad && !TN__AS(fn, tn_clamp_(params[i]->grad, -clip_value, clip_value))) rc = -1;
+    tn_scope_end();
+    tn_no_grad_end();
+    return rc;
+}
+
+/* ======================================================================= */
+/* 14. data                                                                 */
 /* ======================================================================= */
 
 

@@ -1,0 +1,25 @@
+/* fashion_cnn.c — a small CNN (two conv blocks with batch norm, max pooling, dropout, two
+ * linear layers) reaches about 91-92 % on Fashion-MNIST in 3 epochs, a few minutes on 2 cores.
+ *
+ *     ./build/fashion_cnn --epochs 3 --save cnn.safetensors
+ */
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include "train_util.h"
+
+int main(int argc, char **argv) {
+    tn_manual_seed(0);
+    tn_module *model = tn_nn_sequential(
+        tn_nn_conv2d(1, 32, 3, "padding=1"), tn_nn_batch_norm2d(32, NULL), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),   /* 32x14x14 */
+        tn_nn_conv2d(32, 64, 3, "padding=1"), tn_nn_batch_norm2d(64, NULL), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),  /* 64x7x7 */
+        tn_nn_flatten(1, -1), tn_nn_dropout(0.25),
+        tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(),
+        tn_nn_linear(128, 10, true));
+    tn_dict *params = tn_module_named_parameters(model);
+    tn_optim *opt = tn_optim_create("Adam", tn_dict_values(params), tn_dict_len(params), "lr=1e-3");
+    tn_lr_scheduler *sched = tn_lr_scheduler_create(opt, "StepLR", "step_size=2, gamma=0.3");
+    int rc = tu_fit_fashion(argc, argv, model, opt, sched, 3, "fashion_cnn.safetensors");
+    tn_dict_free(params);
+    tn_module_free(model);
+    return rc;
+}
