@@ -603,7 +603,8 @@ TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tens
                                   bool use_input_stats, double momentum, double eps);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
-   the identity when not training. dropout2d zeroes whole channels of [N, C, H, W] / [C, H, W]. */
+   the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
+   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
 TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
 TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
 
@@ -3823,12 +3824,13 @@ static bool tn__is_pred_op(tn_unary_op op) { return op >= LOGICAL_NOT; }
 static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     if (tn__check_cpu_dtype(fn, x)) return TN_NUM_DTYPES;
     tn_dtype cd = x->dtype;
+    /* before the float32 promotion of float functions: torch refuses integer input here */
+    if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID && op != HARDTANH)))
+        return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
     if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (cd == TN_BOOL && op == SQUARE) cd = TN_I64; /* square is pow(x, 2): bool promotes to int64 */
-    if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID)))
-        return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (cd == TN_BOOL && (op == NEG || op == ABS || op == RELU))
         return (tn__error("%s: not supported for dtype bool%s", fn, op == NEG ? "; use tn_logical_not" : ""), TN_NUM_DTYPES);
     return cd;
@@ -5728,7 +5730,12 @@ static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p
     double p[3] = {p0, p1, p2};
     return TN__AS(fn, tn__unary(op, x, p));
 }
-TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__act("tn_relu6", HARDTANH, x, 0, 6, 0); }
+/* hardtanh of an integer tensor stays integral (torch truncates the bounds): a clamp */
+static tn_tensor *tn__hardtanh(const char *fn, tn_tensor *x, double lo, double hi) {
+    if (x && !tn_dtype_is_floating(x->dtype) && x->dtype != TN_BOOL) return TN__AS(fn, tn_clamp(x, trunc(lo), trunc(hi)));
+    return tn__act(fn, HARDTANH, x, lo, hi, 0);
+}
+TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__hardtanh("tn_relu6", x, 0, 6); }
 TNDEF tn_tensor *tn_leaky_relu(tn_tensor *x, double slope) { return tn__act("tn_leaky_relu", LEAKY_RELU, x, slope, 0, 0); }
 TNDEF tn_tensor *tn_elu(tn_tensor *x, double alpha) { return tn__act("tn_elu", ELU, x, alpha, 1, 1); }
 TNDEF tn_tensor *tn_selu(tn_tensor *x) {
@@ -5736,11 +5743,11 @@ TNDEF tn_tensor *tn_selu(tn_tensor *x) {
 }
 TNDEF tn_tensor *tn_celu(tn_tensor *x, double alpha) {
     if (alpha == 0) return (tn_tensor *)tn__error("tn_celu: alpha must be nonzero (ZeroDivisionError in PyTorch)");
-    return tn__act("tn_celu", ELU, x, alpha, 1, 1 / alpha);
+    return tn__grad_name(tn__act("tn_celu", ELU, x, alpha, 1, 1 / alpha), "CeluBackward0");
 }
 TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val) {
     if (min_val > max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", min_val, max_val);
-    return tn__act("tn_hardtanh", HARDTANH, x, min_val, max_val, 0);
+    return tn__hardtanh("tn_hardtanh", x, min_val, max_val);
 }
 TNDEF tn_tensor *tn_mish(tn_tensor *x) { return tn__act("tn_mish", MISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x) { return tn__act("tn_hardswish", HARDSWISH, x, 0, 0, 0); }
@@ -5804,6 +5811,8 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
         x1->ndim != x2->ndim || memcmp(x1->shape, x2->shape, (size_t)(x1->ndim - 1) * sizeof(int64_t)))
         return (tn_tensor *)tn__error("tn_bilinear: inputs %s and %s do not fit weight %s (expected [*, in1], [*, in2] and [out, in1, in2])", TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(w));
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return (tn_tensor *)tn__error("tn_bilinear: bias %s must be [%lld]", TN__SHAPE(b), (long long)w->shape[0]);
+    if (tn__nn_check("tn_bilinear", x1, "input1") || tn__nn_same("tn_bilinear", x1, x2, "input2") || tn__nn_same("tn_bilinear", x1, w, "weight") ||
+        tn__nn_same("tn_bilinear", x1, b, "bias")) return NULL;
     int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2];
     tn_scope_begin();
     /* y[.., o] = sum_j (x1 @ W')[.., o, j] x2[.., j], W' = W as [in1, out * in2] */
@@ -5886,7 +5895,7 @@ static tn_tensor *tn__im2col_public(const char *fn, tn_tensor *x, const int64_t 
         }
     }
     tn_tensor *c = tn_contiguous(tn__im2col(x4, g));
-    return tn__scope_return(x->ndim == 4 ? c : tn_squeeze_dim(c, 0));
+    return tn__scope_return(tn__grad_name(x->ndim == 4 ? c : tn_squeeze_dim(c, 0), "Im2ColBackward0"));
 }
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]) {
     return TN__AS("tn_im2col", tn__im2col_public("tn_im2col", x, kernel, dilation, padding, stride));
@@ -5907,7 +5916,7 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
     tn_scope_begin();
     tn_tensor *c3 = c->ndim == 3 ? c : tn_unsqueeze(c, 0);
     tn_tensor *img = tn__col2im(c3, os[0], os[1], g);
-    return tn__scope_return(c->ndim == 3 ? img : tn_squeeze_dim(img, 0));
+    return tn__scope_return(tn__grad_name(c->ndim == 3 ? img : tn_squeeze_dim(img, 0), "Col2ImBackward0"));
 }
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]) {
@@ -5932,6 +5941,9 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
     const bool batched = x->ndim == nsp + 2;
     const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? w->shape[1] * groups : w->shape[0];
+    if (w->shape[0] % groups)
+        return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
+                                      fn, (long long)groups, (long long)groups, TN__SHAPE(w));
     if (!transposed && (C % groups || O % groups || w->shape[1] * groups != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
                                       fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)(w->shape[1] * groups), (long long)C);
@@ -6046,12 +6058,10 @@ static int tn__pool_geometry(const char *fn, int nsp, const int64_t *k, const in
     return 0;
 }
 static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_mode) {
-    for (int i = 0; i < 2; i++) {
-        g[8 + i] = tn__window_count(x4->shape[2 + i], g[i], g[4 + i], g[6 + i], g[2 + i], ceil_mode);
-        if (g[8 + i] <= 0)
-            return TN__FAIL_INT("%s: given input size %s, calculated output size (%lldx%lld): output size is too small", fn, TN__SHAPE(x4),
-                                (long long)g[8], (long long)g[9]);
-    }
+    for (int i = 0; i < 2; i++) g[8 + i] = tn__window_count(x4->shape[2 + i], g[i], g[4 + i], g[6 + i], g[2 + i], ceil_mode);
+    if (g[8] <= 0 || g[9] <= 0)   /* both counts first: the message shows them */
+        return TN__FAIL_INT("%s: given input size %s, calculated output size (%lldx%lld): output size is too small", fn, TN__SHAPE(x4),
+                            (long long)(g[8] > 0 ? g[8] : 0), (long long)(g[9] > 0 ? g[9] : 0));
     return 0;
 }
 /* Max over windows given by row tables hs/he and column tables ws/we: the argmax from the
@@ -6084,7 +6094,8 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
         TN_FREE(tab);
     }
     if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, nsp));
-    return tn__scope_return(y ? tn__pool_output(y, x, nsp) : NULL);
+    y = y ? tn__pool_output(y, x, nsp) : NULL;
+    return tn__scope_return(nsp == 2 ? tn__grad_name(y, "MaxPool2DWithIndicesBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
 TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
     return TN__AS("tn_max_pool1d", tn__max_pool("tn_max_pool1d", x, 1, &kernel, &stride, &padding, &dilation, ceil_mode, indices));
@@ -6116,7 +6127,7 @@ static tn_tensor *tn__adaptive_max_pool(const char *fn, tn_tensor *x, int64_t OH
         TN_FREE(tab);
     }
     if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, 2));
-    return tn__scope_return(y ? tn__pool_output(y, x, 2) : NULL);
+    return tn__scope_return(y ? tn__grad_name(tn__pool_output(y, x, 2), "AdaptiveMaxPool2DBackward0") : NULL);
 }
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices) {
     return TN__AS("tn_adaptive_max_pool2d", tn__adaptive_max_pool("tn_adaptive_max_pool2d", x, out_h, out_w, indices));
@@ -6147,9 +6158,10 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
         TN_FREE(div);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
         tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
-        y = tn__grad_name(tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW)), "AvgPool2DBackward0");
+        y = tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW));
     }
-    return tn__scope_return(y ? tn__pool_output(y, x, nsp) : NULL);
+    y = y ? tn__pool_output(y, x, nsp) : NULL;
+    return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
 TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
     return TN__AS("tn_avg_pool1d", tn__avg_pool("tn_avg_pool1d", x, 1, &kernel, &stride, &padding, ceil_mode, count_include_pad, 0));
@@ -6199,8 +6211,8 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
         y = mh ? tn_matmul(mh, x4) : x4;
         y = mw ? tn_matmul(y, tn_t(mw)) : y == x4 ? tn_clone(y) : y;   /* never the caller's tensor: it gets renamed below */
     }
-    y = tn__grad_name(y, "AdaptiveAvgPool2DBackward0");
-    return tn__scope_return(y ? tn__pool_output(y, x, 2) : NULL);
+    y = y ? tn__pool_output(y, x, 2) : NULL;
+    return tn__scope_return(OH == 1 && OW == 1 ? y : tn__grad_name(y, "AdaptiveAvgPool2DBackward0"));   /* 1x1: MeanBackward1, as PyTorch */
 }
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w) {
     return TN__AS("tn_adaptive_avg_pool2d", tn__adaptive_avg_pool("tn_adaptive_avg_pool2d", x, out_h, out_w));
@@ -6223,19 +6235,23 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     int64_t dims[TN_MAX_DIMS], nd = 0, count = x->shape[0];
     dims[nd++] = 0;
     for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count *= x->shape[d]; }
-    if (training && count <= 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
+    if (training && count == 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
+    if (tn_numel(x) == 0) return tn_clone(x);   /* an empty batch: nothing to normalise, running stats untouched (as PyTorch) */
     tn_scope_begin();
     tn_tensor *mean, *var;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, true);
         var = tn_var_dims(x, dims, (int)nd, 0, true);
-        if (rm && rv) { /* running statistics: no history, in place */
+        if (rm || rv) { /* running statistics: no history, in place; either may be given alone (as PyTorch) */
             tn_no_grad_begin();
-            tn_tensor *m1 = tn_reshape(mean, TN_SHAPE(C)), *v1 = tn_reshape(var, TN_SHAPE(C));
-            tn_mul_scalar_(rm, 1 - momentum);
-            tn_add_(rm, tn_to_dtype(tn_mul_scalar(m1, momentum), rm->dtype));
-            tn_mul_scalar_(rv, 1 - momentum);
-            tn_add_(rv, tn_to_dtype(tn_mul_scalar(v1, momentum * (double)count / (double)(count - 1)), rv->dtype));
+            if (rm) {
+                tn_mul_scalar_(rm, 1 - momentum);
+                tn_add_(rm, tn_to_dtype(tn_mul_scalar(tn_reshape(mean, TN_SHAPE(C)), momentum), rm->dtype));
+            }
+            if (rv) {
+                tn_mul_scalar_(rv, 1 - momentum);
+                tn_add_(rv, tn_to_dtype(tn_mul_scalar(tn_reshape(var, TN_SHAPE(C)), momentum * (double)count / (double)(count - 1)), rv->dtype));
+            }
             tn_no_grad_end();
         }
     } else {
@@ -6259,7 +6275,7 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
     bool ok = n >= 1 && n <= x->ndim && ns;
     for (int k = 0; ok && k < n; k++) ok = x->shape[x->ndim - n + k] == ns[k];
-    if (!ok) return (tn_tensor *)tn__error("%s: given normalized_shape=%s, expected input with shape [*, %s], but got input of size %s", fn,
+    if (!ok) return (tn_tensor *)tn__error("%s: given normalized_shape=%s, expected input with shape [*, %s, but got input of size %s", fn,
                                            ns && n > 0 ? tn__shape_str(ns, n) : "[]", ns && n > 0 ? tn__shape_str(ns, n) + 1 : "]", TN__SHAPE(x));
     tn_tensor *const vs[2] = {w, b};
     for (int k = 0; k < 2; k++)
@@ -6287,7 +6303,9 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     if (G <= 0 || C % G) return (tn_tensor *)tn__error("%s: expected number of channels in input to be divisible by num_groups, but got input of shape %s and num_groups=%lld", fn, TN__SHAPE(x), (long long)G);
     if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
     tn_scope_begin();
-    tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, -1));
+    int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
+    for (int d = 2; d < x->ndim; d++) M *= x->shape[d];
+    tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
     tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
     if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim), 1);
@@ -6317,10 +6335,10 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     tn_tensor *rm_r = rm ? tn_repeat(rm, TN_SHAPE(N)) : NULL, *rv_r = rv ? tn_repeat(rv, TN_SHAPE(N)) : NULL;
     tn_tensor *w_r = w ? tn_repeat(w, TN_SHAPE(N)) : NULL, *b_r = b ? tn_repeat(b, TN_SHAPE(N)) : NULL;
     tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, w_r, b_r, use_input_stats, momentum, eps);
-    if (y && use_input_stats && rm && rv) { /* fold the per-sample running stats back: their mean over the batch */
+    if (y && use_input_stats && (rm || rv)) { /* fold the per-sample running stats back: their mean over the batch */
         tn_no_grad_begin();
-        tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
-        tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
+        if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
+        if (rv) tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
         tn_no_grad_end();
     }
     y = tn_reshape(y, x->shape, x->ndim);
@@ -6341,12 +6359,12 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
     int nd = x->ndim;
     memcpy(shape, x->shape, (size_t)nd * sizeof(int64_t));
     if (channels) {
-        if (nd != 3 && nd != 4) return (tn_tensor *)tn__error("%s: expected 3-d [C, H, W] or 4-d [N, C, H, W] input, got %s", fn, TN__SHAPE(x));
-        for (int d = nd - 2; d < nd; d++) shape[d] = 1;
+        if (nd != 3 && nd != 4) return (tn_tensor *)tn__error("%s: expected 3-d [N, C, L] or 4-d [N, C, H, W] input, got %s", fn, TN__SHAPE(x));
+        for (int d = 2; d < nd; d++) shape[d] = 1;   /* PyTorch 1.13's feature_dropout: one draw per (dim 0, dim 1) */
     }
     tn_scope_begin();
     tn_tensor *mask = p == 1 ? tn_zeros(shape, nd, x->dtype) : tn_mul_scalar(tn_bernoulli_p(shape, nd, 1 - p, x->dtype, NULL), 1 / (1 - p));
-    return tn__scope_return(tn__grad_name(tn_mul(x, mask), channels ? "MulBackward0" : "NativeDropoutBackward0"));
+    return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
 }
 TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, false)); }
 TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, true)); }
@@ -6450,12 +6468,14 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
             for (int64_t o = 0; o < out[i]; o++) { int64_t s = (int64_t)floor((double)o * scale[i]); ix[o] = s < in - 1 ? s : in - 1; }
             y = tn_index_select(y, 2 + i, tn_from_data(ix, TN_SHAPE(out[i]), TN_I64));
             TN_FREE(ix);
-        } else {
+        } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
             tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x->dtype);
             y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
         }
     }
-    return tn__scope_return(y == x ? tn_clone(x) : y);
+    y = y == x ? tn_clone(x) : y;
+    return tn__scope_return(tn__grad_name(y, m == 0 ? (nsp == 1 ? "UpsampleNearest1DBackward1" : "UpsampleNearest2DBackward1")
+                                             : m == 1 ? "UpsampleLinear1DBackward1" : "UpsampleBilinear2DBackward1"));
 }
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
     return TN__AS("tn_interpolate", tn__interpolate_impl(x, size, scale_factor, mode, align_corners));
@@ -6481,7 +6501,8 @@ static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, boo
     }
     tn_scope_begin();
     tn_tensor *y = tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3);
-    return tn__scope_return(y == x ? tn_clone(x) : y);
+    if (y && tn_same_storage(y, x)) y = tn_clone(y);   /* factor 1: a new tensor, as PyTorch */
+    return tn__scope_return(tn__grad_name(y, inverse ? "PixelUnshuffleBackward0" : "PixelShuffleBackward0"));
 }
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t r) { return TN__AS("tn_pixel_shuffle", tn__pixel_shuffle("tn_pixel_shuffle", x, r, false)); }
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t r) { return TN__AS("tn_pixel_unshuffle", tn__pixel_shuffle("tn_pixel_unshuffle", x, r, true)); }
