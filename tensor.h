@@ -1094,15 +1094,134 @@ enum { TN__SGD, TN__ADAM, TN__ADAMW, TN__RMSPROP, TN__ADAGRAD, TN__ADADELTA, TN_
        TN__LBFGS, TN__NUM_OPTIMS };
 typedef struct tn__optk { int kind, flags; double c[12]; } tn__optk;
 
+
+
 /* ======================================================================= */
 /* 14. data                                                                 */
 /* ======================================================================= */
-/* see issue 5 */
+/* torch.utils.data: a dataset is a length and a way to get sample i as nitems tensors
+   (image, label, ...); a loader batches, shuffles with the seeded Philox generator and
+   prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
 
+       typedef struct { tn_dataset base; tn_tensor *x, *y; } my_ds;
+       static int64_t my_len(tn_dataset *d) { return tn_size(((my_ds *)d)->x, 0); }
+       static int my_get(tn_dataset *d, int64_t i, tn_tensor **items) {
+           my_ds *m = (my_ds *)d;
+           items[0] = tn_select(m->x, 0, i);       // results of library ops
+           items[1] = tn_select(m->y, 0, i);
+           return items[0] && items[1] ? 0 : -1;
+       }
+       my_ds ds = {{my_len, my_get, NULL, 2}, x, y};
+
+   get follows the ownership rule of any library function: it writes tensors that
+   library ops returned (while a scope is open, that scope owns them; the loader calls
+   get inside a scope it closes after collating). To hand out a tensor the dataset
+   holds, write a new reference to it such as tn_detach(t). With num_workers > 0, get
+   runs on several worker threads at once: reading shared tensors and calling library
+   ops is thread-safe; anything else the dataset mutates needs its own lock. On failure
+   get records an error (ops do) and returns -1. */
+typedef struct tn_dataset tn_dataset;
+struct tn_dataset {
+    int64_t (*len)(tn_dataset *ds);
+    int (*get)(tn_dataset *ds, int64_t index, tn_tensor **items);  /* writes nitems new references; 0 or -1 with an error */
+    void (*destroy)(tn_dataset *ds);                              /* frees the dataset (NULL: nothing to free) */
+    int nitems;
+};
+/* Checked calls of the two callbacks: the length (-1 with an error), and sample index
+   in [0, len) into items[0..nitems) (0; or -1 with an error and items all NULL). */
+TNDEF int64_t tn_dataset_len(tn_dataset *ds);
+TNDEF int tn_dataset_get(tn_dataset *ds, int64_t index, tn_tensor **items);
+/* TensorDataset: sample i is (tensors[0][i], ..., tensors[n-1][i]) as views; sizes along
+   dim 0 must agree. Retains the tensors. */
+TNDEF tn_dataset *tn_tensor_dataset(tn_tensor *const *tensors, int n);
+/* Subset: sample i is ds's sample indices[i] (indices copied, each in [0, len(ds))).
+   Borrows ds: free the subset first. */
+TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
+/* random_split: n subsets of ds (written to out[0..n)) over one random permutation.
+   lengths are counts summing to len(ds), or fractions summing to 1 (PyTorch's rule:
+   floor(len * frac) each, the remainder handed out one by one from the first). gen
+   NULL = the default generator. Deterministic for a seed (not PyTorch's permutation).
+   0, or -1 with an error and out untouched. */
+TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
+TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
+
+/* DataLoader. Options (PyTorch's names and defaults): "batch_size=1, shuffle=False,
+   drop_last=False, num_workers=0, prefetch_factor=2, seed=None". batch_size=None
+   yields samples one by one, uncollated. seed picks the loader's own shuffle generator
+   (None: the default generator, so tn_manual_seed decides); each epoch draws a new
+   permutation, the same for a seed whatever num_workers is. num_workers=0 loads in the
+   caller's thread; N > 0 starts N threads that load up to prefetch_factor * N batches
+   ahead (prefetch_factor may be given only with num_workers > 0, as in PyTorch). Batch
+   k is always the same samples, and batches arrive in order. Borrows ds (free the
+   loader first). One thread calls tn_loader_next. NULL on bad options. */
+typedef struct tn_loader tn_loader;
+TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options);
+/* Collate: samples[s * nitems + k] is item k of sample s; write nitems batch tensors
+   (results of library ops, as in get); 0 or -1 with an error. Runs on worker threads. */
+typedef int (*tn_collate_fn)(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
+/* The default: batch[k] = stack of item k of every sample along a new dim 0 (labels
+   that are 0-d tensors become a 1-d batch), as torch's default_collate. */
+TNDEF int tn_default_collate(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
+/* fn NULL restores the default. Refused in the middle of an epoch. 0 or -1. */
+TNDEF int tn_loader_set_collate(tn_loader *l, tn_collate_fn fn, void *user);
+TNDEF int64_t tn_loader_len(const tn_loader *l);                /* batches per epoch (-1 on error) */
+/* 1: a batch in batch[0..nitems) (new references); 0: the epoch is over (the next call
+   starts a new epoch, reshuffled); -1: error, e.g. from the dataset's get in a worker,
+   with that message (the failed batch is skipped: the next call goes on with the next). */
+TNDEF int tn_loader_next(tn_loader *l, tn_tensor **batch);
+TNDEF void tn_loader_free(tn_loader *l);        /* joins the workers, also mid-epoch; NULL is a no-op */
+
+/* IDX files (MNIST's format): magic 00 00 <type> <ndim>, big-endian u32 dims, big-endian
+   data. dtype from the type: uint8 -> U8, int32 -> I32, float32 -> F32, float64 -> F64,
+   int8 and int16 widened to I32. A gzip file (.gz) is read through zlib when built with
+   -DTENSOR_ZLIB (link -lz), refused otherwise. A damaged file is refused, never overread. */
+TNDEF tn_tensor *tn_read_idx(const char *path);
+/* A numeric CSV file as a [rows, cols] matrix. Options: "header=True, delimiter=',',
+   label_column=None, dtype=float32" (delimiter: one character or '\t'; dtype float32
+   or float64; label_column: an index, negative from the end, or a header name). The
+   label column is left out of the matrix; with labels non-NULL it is written there as
+   int64 [rows] (NULL when no label_column). Fields may be double-quoted; blank lines
+   are skipped. A cell that is not a number is an error naming its line and column. */
+TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels);
+/* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
+   plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
+   label int64 0-d. */
+TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train);
 
 /* ======================================================================= */
 /* 15. serialization & printing                                             */
 /* ======================================================================= */
+/* ---- safetensors ---- */
+/* The safetensors format (Hugging Face's; read and written by PyTorch's ecosystem): an
+   8-byte little-endian header size, a JSON header {"name": {"dtype": "F32", "shape":
+   [2, 3], "data_offsets": [begin, end]}, "__metadata__": {"key": "value"}}, then the
+   raw little-endian data. dtypes F32 F64 I32 I64 U8 BOOL F16 BF16; others (I8, U16, ...)
+   are refused with a message. Tensor names are the dict's keys, metadata its string
+   metadata. Writing orders tensors as the Python package does (by dtype alignment, then
+   name). Reading checks the whole header first (sizes, JSON syntax, duplicate names,
+   dtypes, shapes, offsets that must tile the data exactly) and refuses a damaged or
+   hostile file with a message, never reading outside it. */
+/* Write d's tensors (made contiguous, copied to the CPU) and metadata to path (through
+   a temporary file renamed over path, so a failed save leaves an old file intact). */
+TNDEF int tn_safetensors_save(const char *path, const tn_dict *d);
+/* Load a file memory-mapped (copy-on-write: the file is never written). The tensors
+   alias the mapping, which is unmapped when the last of them dies, so the dict may be
+   freed while its tensors live on. (A tensor whose data is not aligned to its element
+   size in the file is copied instead.) NULL with an error on a bad file. */
+TNDEF tn_dict *tn_safetensors_load(const char *path);
+TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size);  /* parse bytes in memory (tensors are copies) */
+/* The bytes tn_safetensors_save would write (size in *size); the caller frees them
+   with tn_string_free. */
+TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
+
+/* ---- checkpoints ---- */
+/* Training checkpoints: the model's state dict under "model.", the optimizer's under
+   "optim." (opt may be NULL) and the step, in one safetensors file written atomically
+   (a temporary file renamed over path). Loading restores all three exactly. */
+TNDEF int tn_checkpoint_save(const char *path, const tn_module *model, const tn_optim *opt, int64_t step);
+TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, int64_t *step);
+
+/* ---- printing ---- */
 /* PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)".
    Summarised with "..." past 1000 elements. The string is the caller's: tn_string_free. */
 TNDEF char *tn_to_string(tn_tensor *t);
@@ -8899,8 +9018,9 @@ TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
         double nrm = 0;
         for (int64_t i = 0; i < m; i++) nrm += q[i * n + j] * q[i * n + j];
         nrm = sqrt(nrm);
-        for (int64_t i = 0; i < m; i++) q[i * n + j] = nrm > 0 ? q[i * n + j] / nrm * gain : 0;  /* R's diagonal is the norm, > 0 */
+        for (int64_t i = 0; i < m; i++) q[i * n + j] = nrm > 0 ? q[i * n + j] / nrm : 0;  /* R's diagonal is the norm, > 0 */
     }
+    for (int64_t i = 0; q && i < m * n; i++) q[i] *= gain;
     tn_tensor *r = a ? tn_reshape(tr ? tn_t(a) : a, t->shape, t->ndim) : NULL;
     TN__INIT_END(r);
 }
@@ -11327,14 +11447,1784 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
     return rc;
 }
 
+
+
 /* ======================================================================= */
 /* 14. data                                                                 */
 /* ======================================================================= */
+#include <errno.h>
+#if defined(__unix__) || defined(__APPLE__)
+#define TN__HAVE_PTHREADS 1
+#include <pthread.h>
+#endif
+#ifdef TENSOR_ZLIB
+#include <zlib.h>
+#endif
+
+TNDEF int64_t tn_dataset_len(tn_dataset *ds) {
+    if (!ds) return -1;
+    if (!ds->len) return TN__FAIL_INT("tn_dataset_len: the dataset has no len function");
+    unsigned before = tn__nerrors;
+    int64_t n = ds->len(ds);
+    if (n < 0 && tn__nerrors == before) return TN__FAIL_INT("tn_dataset_len: the dataset's len returned %lld", (long long)n);
+    return n < 0 ? -1 : n;
+}
+
+/* The body of tn_dataset_get, quiet: the caller words the message. */
+static int tn__dataset_get(tn_dataset *ds, int64_t index, tn_tensor **items) {
+    for (int k = 0; k < ds->nitems; k++) items[k] = NULL;
+    unsigned before = tn__nerrors;
+    int rc = ds->get(ds, index, items);
+    if (rc != 0) {
+        for (int k = 0; k < ds->nitems; k++) items[k] = NULL; /* what get made belongs to a scope, or get freed it */
+        if (tn__nerrors == before) tn__error("the dataset's get returned %d for index %lld without an error message", rc, (long long)index);
+        return -1;
+    }
+    for (int k = 0; k < ds->nitems; k++)
+        if (!items[k]) {
+            tn__error("the dataset's get returned 0 for index %lld but left item %d NULL", (long long)index, k);
+            return -1;
+        }
+    return 0;
+}
+
+TNDEF int tn_dataset_get(tn_dataset *ds, int64_t index, tn_tensor **items) {
+    if (!ds) return -1;
+    if (!items || !ds->get || ds->nitems < 1) return TN__FAIL_INT("tn_dataset_get: need a dataset with a get function, nitems >= 1 and an items array");
+    int64_t n = tn_dataset_len(ds);
+    if (n < 0) return -1;
+    if (index < 0 || index >= n)
+        return TN__FAIL_INT("tn_dataset_get: index %lld out of range for a dataset of length %lld", (long long)index, (long long)n);
+    tn__quiet++;
+    int rc = tn__dataset_get(ds, index, items);
+    tn__quiet--;
+    if (rc == 0) return 0;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tn__errbuf);
+    return TN__FAIL_INT("tn_dataset_get: %s", why);
+}
+
+TNDEF void tn_dataset_free(tn_dataset *ds) {
+    if (ds && ds->destroy) ds->destroy(ds);
+}
+
+/* ---- TensorDataset ---- */
+typedef struct tn__tensor_ds { tn_dataset base; int64_t len; tn_tensor **t; } tn__tensor_ds;
+static int64_t tn__tds_len(tn_dataset *d) { return ((tn__tensor_ds *)d)->len; }
+static int tn__tds_get(tn_dataset *d, int64_t i, tn_tensor **items) {
+    tn__tensor_ds *s = (tn__tensor_ds *)d;
+    tn_scope_begin();  /* all or nothing: on failure the scope takes back what was made */
+    int k = 0;
+    for (; k < d->nitems; k++) if (!(items[k] = tn_select(s->t[k], 0, i))) break;
+    if (k == d->nitems) for (k = 0; k < d->nitems; k++) tn_keep(items[k]);
+    tn_scope_end();
+    return k == d->nitems ? 0 : -1;
+}
+static void tn__tds_destroy(tn_dataset *d) {
+    tn__tensor_ds *s = (tn__tensor_ds *)d;
+    for (int k = 0; k < d->nitems; k++) tn_release(s->t[k]);
+    TN_FREE(s->t);
+    TN_FREE(s);
+}
+TNDEF tn_dataset *tn_tensor_dataset(tn_tensor *const *tensors, int n) {
+    if (n < 1 || !tensors) return (tn_dataset *)tn__error("tn_tensor_dataset: need at least one tensor (got n = %d)", n);
+    for (int k = 0; k < n; k++) if (!tensors[k]) return NULL;
+    for (int k = 0; k < n; k++) {
+        if (tensors[k]->ndim == 0) return (tn_dataset *)tn__error("tn_tensor_dataset: tensor %d is 0-d; every tensor needs a dim 0 to index samples", k);
+        if (tensors[k]->shape[0] != tensors[0]->shape[0])
+            return (tn_dataset *)tn__error("tn_tensor_dataset: size mismatch between tensors: tensor 0 has shape %s, tensor %d has shape %s (dim 0 must agree)",
+                                           TN__SHAPE(tensors[0]), k, TN__SHAPE(tensors[k]));
+    }
+    tn__tensor_ds *s = (tn__tensor_ds *)TN_MALLOC(sizeof *s);
+    tn_tensor **t = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *t);
+    if (!s || !t) { TN_FREE(s); TN_FREE(t); return (tn_dataset *)tn__error("tn_tensor_dataset: out of memory"); }
+    memset(s, 0, sizeof *s);
+    for (int k = 0; k < n; k++) t[k] = tn_retain(tensors[k]);
+    s->base.len = tn__tds_len;
+    s->base.get = tn__tds_get;
+    s->base.destroy = tn__tds_destroy;
+    s->base.nitems = n;
+    s->len = tensors[0]->shape[0];
+    s->t = t;
+    return &s->base;
+}
+
+/* ---- Subset and random_split ---- */
+typedef struct tn__subset_ds { tn_dataset base; tn_dataset *ds; int64_t n; int64_t *idx; } tn__subset_ds;
+static int64_t tn__subset_len(tn_dataset *d) { return ((tn__subset_ds *)d)->n; }
+static int tn__subset_get(tn_dataset *d, int64_t i, tn_tensor **items) {
+    tn__subset_ds *s = (tn__subset_ds *)d;
+    return tn_dataset_get(s->ds, s->idx[i], items);
+}
+static void tn__subset_destroy(tn_dataset *d) {
+    TN_FREE(((tn__subset_ds *)d)->idx);
+    TN_FREE(d);
+}
+TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n) {
+    if (!ds) return NULL;
+    if (n < 0 || (n > 0 && !indices)) return (tn_dataset *)tn__error("tn_subset: need n >= 0 indices (got n = %lld%s)", (long long)n, indices ? "" : ", indices NULL");
+    if (!ds->get || ds->nitems < 1) return (tn_dataset *)tn__error("tn_subset: the dataset has no get function or nitems < 1");
+    int64_t len = tn_dataset_len(ds);
+    if (len < 0) return NULL;
+    for (int64_t i = 0; i < n; i++)
+        if (indices[i] < 0 || indices[i] >= len)
+            return (tn_dataset *)tn__error("tn_subset: indices[%lld] = %lld is out of range for a dataset of length %lld", (long long)i, (long long)indices[i], (long long)len);
+    tn__subset_ds *s = (tn__subset_ds *)TN_MALLOC(sizeof *s);
+    int64_t *idx = (int64_t *)TN_MALLOC((size_t)(n ? n : 1) * sizeof *idx);
+    if (!s || !idx) { TN_FREE(s); TN_FREE(idx); return (tn_dataset *)tn__error("tn_subset: out of memory"); }
+    memset(s, 0, sizeof *s);
+    if (n) memcpy(idx, indices, (size_t)n * sizeof *idx);
+    s->base.len = tn__subset_len;
+    s->base.get = tn__subset_get;
+    s->base.destroy = tn__subset_destroy;
+    s->base.nitems = ds->nitems;
+    s->ds = ds;
+    s->n = n;
+    s->idx = idx;
+    return &s->base;
+}
+
+TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out) {
+    if (!ds) return -1;
+    if (n < 1 || !lengths || !out) return TN__FAIL_INT("tn_random_split: need n >= 1 lengths and an out array (got n = %d)", n);
+    int64_t len = tn_dataset_len(ds);
+    if (len < 0) return -1;
+    int64_t *counts = (int64_t *)TN_MALLOC((size_t)n * sizeof *counts);
+    if (!counts) return TN__FAIL_INT("tn_random_split: out of memory");
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += lengths[i];
+    /* PyTorch: math.isclose(sum, 1) and sum <= 1 means fractions */
+    bool fractions = fabs(sum - 1) <= 1e-9 * TN__MAX(1.0, fabs(sum)) && sum <= 1;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        double v = lengths[i];
+        if (fractions) {
+            if (!(v >= 0 && v <= 1)) { TN_FREE(counts); return TN__FAIL_INT("tn_random_split: fraction at index %d is not between 0 and 1 (got %g)", i, v); }
+            counts[i] = (int64_t)floor((double)len * v);
+        } else {
+            if (!(v >= 0) || v != floor(v) || v > 9e15) { TN_FREE(counts); return TN__FAIL_INT("tn_random_split: lengths[%d] = %g is neither a count (an integer >= 0) nor part of fractions summing to 1", i, v); }
+            counts[i] = (int64_t)v;
+        }
+        total += counts[i];
+    }
+    if (fractions) /* the remainder, one each from the first split on (round-robin) */
+        for (int64_t r = 0; r < len - total; r++) counts[r % n]++;
+    else if (total != len) {
+        TN_FREE(counts);
+        return TN__FAIL_INT("tn_random_split: sum of input lengths (%lld) does not equal the length of the input dataset (%lld)", (long long)total, (long long)len);
+    }
+    tn_scope_begin();
+    tn_tensor *perm = TN__AS("tn_random_split", tn_randperm(len, TN_I64, gen));
+    const int64_t *p = perm ? (const int64_t *)tn_data_ptr(perm) : NULL;
+    int made = 0;
+    tn_dataset **tmp = (tn_dataset **)TN_MALLOC((size_t)n * sizeof *tmp);
+    if (!tmp && perm) tn__error("tn_random_split: out of memory");
+    for (int64_t off = 0; perm && tmp && made < n; made++) {
+        if (!(tmp[made] = tn_subset(ds, p + off, counts[made]))) break;
+        off += counts[made];
+    }
+    tn_scope_end();
+    TN_FREE(counts);
+    if (!tmp || made < n) {
+        for (int i = 0; tmp && i < made; i++) tn_dataset_free(tmp[i]);
+        TN_FREE(tmp);
+        return -1;
+    }
+    memcpy(out, tmp, (size_t)n * sizeof *out);
+    TN_FREE(tmp);
+    return 0;
+}
+
+/* ---- DataLoader ----
+   The caller's thread owns the epoch (the sample order, drawn from the generator at
+   its start); batch k is samples order[k*bs, (k+1)*bs). With workers, slot k % cap holds
+   batch k: a worker claims the lowest unclaimed batch within cap of the one the caller
+   waits for, loads it with no lock held and marks the slot ready. A worker loads inside
+   its own scope and retains the finished batch, so no scope owns it when it crosses
+   threads; the caller registers it with its own scope. A failed load keeps the
+   worker's message in the slot, to be raised by tn_loader_next on the caller's thread. */
+typedef struct tn__loader_slot {
+    int state;                 /* 0 free, 1 loading, 2 ready */
+    int64_t batch;
+    int rc;
+    tn_tensor **items;         /* nitems */
+    char err[1024];
+} tn__loader_slot;
+
+typedef struct tn__worker { tn_loader *l; int id; } tn__worker;
+
+struct tn_loader {
+    tn_dataset *ds;
+    int nitems;
+    int64_t batch_size;        /* 0: batch_size=None */
+    bool shuffle, drop_last;
+    int num_workers, prefetch_factor;
+    tn_generator *gen;         /* owned; NULL: the default generator */
+    tn_collate_fn collate;     /* NULL: the default */
+    void *collate_user;
+    bool in_epoch;
+    int64_t n, nbatches, *order, next, dispatched;
+    int cap;
+    tn__loader_slot *slots;           /* cap of them, or 1 for num_workers=0 */
+    tn__worker *workers;
+    int nthreads;
+    bool stop;
+#ifdef TN__HAVE_PTHREADS
+    pthread_mutex_t mu;
+    pthread_cond_t work, ready;
+    pthread_t *threads;
+#endif
+};
+
+TNDEF int tn_default_collate(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user) {
+    (void)user;
+    if (!samples || !batch || nsamples < 1 || nsamples > INT_MAX || nitems < 1)
+        return TN__FAIL_INT("tn_default_collate: need 1 to %d samples of nitems >= 1 (got %lld, %d)", INT_MAX, (long long)nsamples, nitems);
+    tn_tensor **col = (tn_tensor **)TN_MALLOC((size_t)nsamples * sizeof *col);
+    if (!col) return TN__FAIL_INT("tn_default_collate: out of memory");
+    int k = 0;
+    tn_scope_begin();
+    for (; k < nitems; k++) {
+        for (int64_t s = 0; s < nsamples; s++) col[s] = samples[s * nitems + k];
+        if (!(batch[k] = TN__AS("tn_default_collate", tn_stack(col, (int)nsamples, 0)))) break;
+    }
+    if (k == nitems) for (int j = 0; j < nitems; j++) tn_keep(batch[j]);
+    else for (int j = 0; j < nitems; j++) batch[j] = NULL;
+    tn_scope_end();
+    TN_FREE(col);
+    return k == nitems ? 0 : -1;
+}
+
+/* Load batch k into out (retained, owned by no scope); on failure write the message to
+   err. Quiet: only tn_loader_next reports, on the caller's thread. */
+static int tn__loader_load(tn_loader *l, int64_t k, tn_tensor **out, char *err, size_t errcap, int worker) {
+    int ni = l->nitems;
+    int64_t bs = l->batch_size ? l->batch_size : 1, start = k * bs, m = TN__MIN(bs, l->n - start);
+    char where[64];
+    if (worker >= 0) snprintf(where, sizeof where, "worker %d, batch %lld", worker, (long long)k);
+    else snprintf(where, sizeof where, "batch %lld", (long long)k);
+    tn_tensor **samples = (tn_tensor **)TN_MALLOC((size_t)(m * ni) * sizeof *samples);
+    if (!samples) { snprintf(err, errcap, "%s: out of memory", where); return -1; }
+    memset(samples, 0, (size_t)(m * ni) * sizeof *samples);
+    tn__quiet++;
+    tn_scope_begin();
+    int rc = 0;
+    int64_t s = 0;
+    for (; s < m && rc == 0; s++) rc = tn__dataset_get(l->ds, l->order[start + s], samples + s * ni);
+    if (rc) {
+        snprintf(err, errcap, "%s, sample %lld: %.900s", where, (long long)l->order[start + s - 1], tn__errbuf);
+    } else if (!l->batch_size && !l->collate) {
+        for (int j = 0; j < ni; j++) out[j] = samples[j];
+    } else {
+        unsigned before = tn__nerrors;
+        for (int j = 0; j < ni; j++) out[j] = NULL;
+        tn_collate_fn fn = l->collate ? l->collate : tn_default_collate;
+        rc = fn(samples, m, ni, out, l->collate_user);
+        for (int j = 0; j < ni && rc == 0; j++)
+            if (!out[j]) { rc = -1; tn__error("the collate function returned 0 but left batch item %d NULL", j); }
+        if (rc && tn__nerrors == before) tn__error("the collate function returned %d without an error message", rc);
+        if (rc) snprintf(err, errcap, "%s: %.900s", where, tn__errbuf);
+    }
+    if (rc == 0) for (int j = 0; j < ni; j++) tn_retain(out[j]);
+    tn_scope_end();
+    tn__quiet--;
+    TN_FREE(samples);
+    return rc ? -1 : 0;
+}
+
+#ifdef TN__HAVE_PTHREADS
+static void *tn__loader_worker(void *arg) {
+    tn__worker *w = (tn__worker *)arg;
+    tn_loader *l = w->l;
+    pthread_mutex_lock(&l->mu);
+    while (!l->stop) {
+        if (!(l->in_epoch && l->dispatched < l->nbatches && l->dispatched < l->next + l->cap)) {
+            pthread_cond_wait(&l->work, &l->mu);
+            continue;
+        }
+        int64_t k = l->dispatched++;
+        tn__loader_slot *s = &l->slots[k % l->cap];
+        s->state = 1;
+        s->batch = k;
+        pthread_mutex_unlock(&l->mu);
+        int rc = tn__loader_load(l, k, s->items, s->err, sizeof s->err, w->id);
+        pthread_mutex_lock(&l->mu);
+        s->rc = rc;
+        s->state = 2;
+        pthread_cond_broadcast(&l->ready);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+#endif
+
+static int64_t tn__loader_nbatches(const tn_loader *l, int64_t n) {
+    if (!l->batch_size) return n;
+    return l->drop_last ? n / l->batch_size : n / l->batch_size + (n % l->batch_size != 0);
+}
+
+TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
+    if (!ds) return NULL;
+    if (!ds->get || !ds->len || ds->nitems < 1) return (tn_loader *)tn__error("tn_loader_new: the dataset needs len and get functions and nitems >= 1");
+    tn__opts o;
+    if (tn__opts_parse("tn_loader_new", options, &o)) return NULL;
+    int64_t bs = 1, nw = 0, pf = 2, seed = -1;
+    bool shuffle = false, drop_last = false, has_pf, has_seed;
+    int bi = tn__opts_find(&o, "batch_size");
+    if (bi >= 0 && !strcmp(o.val[bi], "None")) bs = 0;
+    else if (tn__opts_int(&o, "batch_size", &bs, 1) < 0) return NULL;
+    else if (bs < 1 || bs > INT_MAX) return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
+    int pi = tn__opts_find(&o, "prefetch_factor"), si = tn__opts_find(&o, "seed");
+    has_pf = pi >= 0 && strcmp(o.val[pi], "None");
+    has_seed = si >= 0 && strcmp(o.val[si], "None");
+    if (tn__opts_bool(&o, "shuffle", &shuffle) < 0 || tn__opts_bool(&o, "drop_last", &drop_last) < 0 ||
+        tn__opts_int(&o, "num_workers", &nw, 1) < 0 || tn__opts_int(&o, "prefetch_factor", &pf, 1) < 0 ||
+        tn__opts_int(&o, "seed", &seed, 1) < 0 ||
+        tn__opts_done(&o, "batch_size, shuffle, drop_last, num_workers, prefetch_factor, seed")) return NULL;
+    if (nw < 0) return (tn_loader *)tn__error("tn_loader_new: num_workers option should be non-negative; use num_workers=0 to disable worker threads (got %lld)", (long long)nw);
+    if (nw > 1024) return (tn_loader *)tn__error("tn_loader_new: num_workers=%lld is more than the 1024 threads a loader may start", (long long)nw);
+    if (nw == 0 && has_pf) return (tn_loader *)tn__error("tn_loader_new: prefetch_factor option could only be specified with num_workers > 0 (let num_workers > 0 to enable worker threads, otherwise leave prefetch_factor out)");
+    if (pf < 1 || pf > 65536) return (tn_loader *)tn__error("tn_loader_new: prefetch_factor should be a positive integer (at most 65536), but got %lld", (long long)pf);
+    if (!bs && drop_last) return (tn_loader *)tn__error("tn_loader_new: batch_size=None option disables auto-batching and is mutually exclusive with drop_last");
+    if (has_seed && seed < 0) return (tn_loader *)tn__error("tn_loader_new: seed should be a non-negative integer, but got %lld", (long long)seed);
+#ifndef TN__HAVE_PTHREADS
+    if (nw > 0) return (tn_loader *)tn__error("tn_loader_new: num_workers=%lld needs POSIX threads, which this platform lacks; use num_workers=0", (long long)nw);
+#endif
+    tn_loader *l = (tn_loader *)TN_MALLOC(sizeof *l);
+    if (!l) return (tn_loader *)tn__error("tn_loader_new: out of memory");
+    memset(l, 0, sizeof *l);
+    l->ds = ds;
+    l->nitems = ds->nitems;
+    l->batch_size = bs;
+    l->shuffle = shuffle;
+    l->drop_last = drop_last;
+    l->num_workers = (int)nw;
+    l->prefetch_factor = (int)pf;
+    l->cap = nw ? (int)(nw * pf) : 1;
+    bool ok = !has_seed || (l->gen = tn_generator_new((uint64_t)seed)) != NULL;
+    l->slots = ok ? (tn__loader_slot *)TN_MALLOC((size_t)l->cap * sizeof *l->slots) : NULL;
+    tn_tensor **items = l->slots ? (tn_tensor **)TN_MALLOC((size_t)l->cap * (size_t)l->nitems * sizeof *items) : NULL;
+    if (!items) {
+        tn_generator_free(l->gen);
+        TN_FREE(l->slots);
+        TN_FREE(l);
+        return (tn_loader *)tn__error("tn_loader_new: out of memory");
+    }
+    memset(l->slots, 0, (size_t)l->cap * sizeof *l->slots);
+    for (int i = 0; i < l->cap; i++) l->slots[i].items = items + (size_t)i * (size_t)l->nitems;
+#ifdef TN__HAVE_PTHREADS
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->work, NULL);
+    pthread_cond_init(&l->ready, NULL);
+    if (nw > 0) {
+        l->threads = (pthread_t *)TN_MALLOC((size_t)nw * sizeof *l->threads);
+        l->workers = (tn__worker *)TN_MALLOC((size_t)nw * sizeof *l->workers);
+        if (!l->threads || !l->workers) { tn_loader_free(l); return (tn_loader *)tn__error("tn_loader_new: out of memory"); }
+        for (int i = 0; i < nw; i++) {
+            l->workers[i].l = l;
+            l->workers[i].id = i;
+            int rc = pthread_create(&l->threads[i], NULL, tn__loader_worker, &l->workers[i]);
+            if (rc) {
+                tn_loader_free(l);
+                return (tn_loader *)tn__error("tn_loader_new: cannot start worker thread %d of %lld: %s", i, (long long)nw, strerror(rc));
+            }
+            l->nthreads++;
+        }
+    }
+#endif
+    return l;
+}
+
+TNDEF int tn_loader_set_collate(tn_loader *l, tn_collate_fn fn, void *user) {
+    if (!l) return -1;
+    if (l->in_epoch) return TN__FAIL_INT("tn_loader_set_collate: cannot change the collate function in the middle of an epoch (batch %lld of %lld)", (long long)l->next, (long long)l->nbatches);
+    l->collate = fn;
+    l->collate_user = fn ? user : NULL;
+    return 0;
+}
+
+TNDEF int64_t tn_loader_len(const tn_loader *l) {
+    if (!l) return -1;
+    if (l->in_epoch) return l->nbatches;
+    int64_t n = tn_dataset_len(l->ds);
+    return n < 0 ? -1 : tn__loader_nbatches(l, n);
+}
+
+static void tn__loader_lock(tn_loader *l) {
+#ifdef TN__HAVE_PTHREADS
+    if (l->nthreads) pthread_mutex_lock(&l->mu);
+#else
+    (void)l;
+#endif
+}
+static void tn__loader_unlock(tn_loader *l, bool wake_workers) {
+#ifdef TN__HAVE_PTHREADS
+    if (!l->nthreads) return;
+    if (wake_workers) pthread_cond_broadcast(&l->work);
+    pthread_mutex_unlock(&l->mu);
+#else
+    (void)l; (void)wake_workers;
+#endif
+}
+
+/* A new epoch: its length and sample order, drawn on the caller's thread (so the order
+   for a seed does not depend on the workers). No worker reads order between epochs. */
+static int tn__loader_start_epoch(tn_loader *l) {
+    int64_t n = tn_dataset_len(l->ds);
+    if (n < 0) return -1;
+    int64_t *order = (int64_t *)TN_REALLOC(l->order, (size_t)(n ? n : 1) * sizeof *order);
+    if (!order) return TN__FAIL_INT("tn_loader_next: out of memory for an epoch of %lld samples", (long long)n);
+    l->order = order;
+    if (l->shuffle && n > 0) {
+        tn_scope_begin();
+        tn_tensor *perm = TN__AS("tn_loader_next", tn_randperm(n, TN_I64, l->gen));
+        if (perm) memcpy(order, tn_data_ptr(perm), (size_t)n * sizeof *order);
+        tn_scope_end();
+        if (!perm) return -1;
+    } else {
+        for (int64_t i = 0; i < n; i++) order[i] = i;
+    }
+    tn__loader_lock(l);
+    l->n = n;
+    l->nbatches = tn__loader_nbatches(l, n);
+    l->next = l->dispatched = 0;
+    l->in_epoch = true;
+    tn__loader_unlock(l, true);
+    return 0;
+}
+
+TNDEF int tn_loader_next(tn_loader *l, tn_tensor **batch) {
+    if (!l) return -1;
+    if (!batch) return TN__FAIL_INT("tn_loader_next: batch is NULL (expected room for %d tensors)", l->nitems);
+    for (int k = 0; k < l->nitems; k++) batch[k] = NULL;
+    if (!l->in_epoch && tn__loader_start_epoch(l)) return -1;
+    if (l->next >= l->nbatches) {
+        tn__loader_lock(l);
+        l->in_epoch = false;
+        tn__loader_unlock(l, false);
+        return 0;
+    }
+    /* take the batch out of its slot (under the lock: once freed, a worker refills it) */
+    tn__loader_slot *s = &l->slots[l->next % l->cap];
+    char err[sizeof s->err];
+    int rc;
+    if (!l->nthreads) {
+        rc = tn__loader_load(l, l->next, s->items, s->err, sizeof s->err, -1);
+        l->next++;
+    } else {
+#ifdef TN__HAVE_PTHREADS
+        pthread_mutex_lock(&l->mu);
+        while (!(s->state == 2 && s->batch == l->next)) pthread_cond_wait(&l->ready, &l->mu);
+        rc = s->rc;
+        s->state = 0;
+        l->next++;
+#else
+        rc = -1;
+#endif
+    }
+    if (rc) memcpy(err, s->err, sizeof err);
+    for (int k = 0; k < l->nitems; k++) {
+        batch[k] = rc ? NULL : s->items[k];
+        s->items[k] = NULL;
+    }
+    tn__loader_unlock(l, true);  /* a slot is free: wake a worker */
+    if (rc) return TN__FAIL_INT("tn_loader_next: %s", err);
+    for (int k = 0; k < l->nitems; k++)
+        if (!tn__own(batch[k])) { /* out of memory registering it: drop the rest too */
+            for (int j = k + 1; j < l->nitems; j++) tn_release(batch[j]);
+            for (int j = 0; j <= k; j++) batch[j] = NULL;
+            return -1;
+        }
+    return 1;
+}
+
+TNDEF void tn_loader_free(tn_loader *l) {
+    if (!l) return;
+#ifdef TN__HAVE_PTHREADS
+    if (l->nthreads) {
+        pthread_mutex_lock(&l->mu);
+        l->stop = true;
+        pthread_cond_broadcast(&l->work);
+        pthread_mutex_unlock(&l->mu);
+        for (int i = 0; i < l->nthreads; i++) pthread_join(l->threads[i], NULL);
+    }
+    pthread_cond_destroy(&l->ready);
+    pthread_cond_destroy(&l->work);
+    pthread_mutex_destroy(&l->mu);
+    TN_FREE(l->threads);
+#endif
+    for (int i = 0; i < l->cap; i++)  /* batches loaded ahead and never taken */
+        if (l->slots[i].state == 2 && l->slots[i].rc == 0)
+            for (int k = 0; k < l->nitems; k++) tn_release(l->slots[i].items[k]);
+    TN_FREE(l->slots[0].items);
+    TN_FREE(l->slots);
+    TN_FREE(l->workers);
+    TN_FREE(l->order);
+    tn_generator_free(l->gen);
+    TN_FREE(l);
+}
+
+/* ---- files: plain, or gzip through zlib ---- */
+typedef struct tn__file {
+    FILE *f;
+#ifdef TENSOR_ZLIB
+    gzFile gz;
+#endif
+} tn__file;
+
+static int tn__file_open(const char *fn, const char *path, tn__file *r) {
+    memset(r, 0, sizeof *r);
+    FILE *f = fopen(path, "rb");
+    if (!f) return TN__FAIL_INT("%s: cannot open '%s': %s", fn, path, strerror(errno));
+    unsigned char m[2] = {0, 0};
+    size_t got = fread(m, 1, 2, f), pl = strlen(path);
+    bool gz = (got == 2 && m[0] == 0x1f && m[1] == 0x8b) || (pl >= 3 && !strcmp(path + pl - 3, ".gz"));
+    if (!gz) {
+        if (fseek(f, 0, SEEK_SET)) { fclose(f); return TN__FAIL_INT("%s: cannot read '%s': %s", fn, path, strerror(errno)); }
+        r->f = f;
+        return 0;
+    }
+    fclose(f);
+#ifdef TENSOR_ZLIB
+    r->gz = gzopen(path, "rb");
+    if (!r->gz) return TN__FAIL_INT("%s: cannot open '%s' through zlib", fn, path);
+    return 0;
+#else
+    return TN__FAIL_INT("%s: '%s' is gzip-compressed; build with -DTENSOR_ZLIB and link -lz to read it (or gunzip it first)", fn, path);
+#endif
+}
+
+/* Read up to n bytes; returns how many (short at the end of the file), or -1 with an error. */
+static int64_t tn__file_read(const char *fn, const char *path, tn__file *r, void *buf, int64_t n) {
+    int64_t done = 0;
+#ifdef TENSOR_ZLIB
+    if (r->gz) {
+        while (done < n) {
+            unsigned chunk = (unsigned)TN__MIN(n - done, (int64_t)1 << 30);
+            int got = gzread(r->gz, (char *)buf + done, chunk);
+            if (got < 0) {
+                int zerr;
+                const char *msg = gzerror(r->gz, &zerr);
+                return TN__FAIL_INT("%s: '%s': corrupt gzip data (zlib: %s)", fn, path, msg ? msg : "unknown error");
+            }
+            if (got == 0) {
+                int zerr;
+                const char *msg = gzerror(r->gz, &zerr);
+                if (zerr != Z_OK && zerr != Z_STREAM_END && zerr != Z_BUF_ERROR)
+                    return TN__FAIL_INT("%s: '%s': corrupt gzip data (zlib: %s)", fn, path, msg ? msg : "unknown error");
+                break;
+            }
+            done += got;
+        }
+        return done;
+    }
+#endif
+    done = (int64_t)fread(buf, 1, (size_t)n, r->f);
+    if (done < n && ferror(r->f)) return TN__FAIL_INT("%s: cannot read '%s': %s", fn, path, strerror(errno));
+    return done;
+}
+
+/* Bytes from the position to the end of a plain file; -1 for gzip (not known ahead). */
+static int64_t tn__file_left(tn__file *r) {
+    if (!r->f) return -1;
+    long here = ftell(r->f);
+    if (here < 0 || fseek(r->f, 0, SEEK_END)) return -1;
+    long end = ftell(r->f);
+    if (end < 0 || fseek(r->f, here, SEEK_SET)) return -1;
+    return (int64_t)end - (int64_t)here;
+}
+
+static void tn__file_close(tn__file *r) {
+    if (r->f) fclose(r->f);
+#ifdef TENSOR_ZLIB
+    if (r->gz) gzclose(r->gz);
+#endif
+    memset(r, 0, sizeof *r);
+}
+
+/* Exactly n bytes into a new buffer (TN_MALLOC'd), then end of file; grown as data
+   arrives, so a short hostile file never makes a large allocation. */
+static char *tn__file_read_exact(const char *fn, const char *path, tn__file *r, int64_t n) {
+    /* a plain file's size is known (read it at once), unless it lies (a directory) */
+    int64_t cap = TN__MIN(n, r->f ? (int64_t)1 << 28 : (int64_t)1 << 20), have = 0;
+    char *buf = (char *)TN_MALLOC((size_t)(cap ? cap : 1));
+    if (!buf) return (char *)tn__error("%s: out of memory", fn);
+    while (have < n) {
+        if (have == cap) {
+            cap = TN__MIN(n, 2 * cap);
+            char *nb = (char *)TN_REALLOC(buf, (size_t)cap);
+            if (!nb) { TN_FREE(buf); return (char *)tn__error("%s: out of memory reading '%s' (%lld bytes)", fn, path, (long long)n); }
+            buf = nb;
+        }
+        int64_t got = tn__file_read(fn, path, r, buf + have, cap - have);
+        if (got < 0) { TN_FREE(buf); return NULL; }
+        if (got == 0) {
+            TN_FREE(buf);
+            return (char *)tn__error("%s: '%s' is truncated: the header promises %lld bytes of data, the file has %lld", fn, path, (long long)n, (long long)have);
+        }
+        have += got;
+    }
+    char extra[256];
+    int64_t more = tn__file_read(fn, path, r, extra, sizeof extra);
+    if (more != 0) {
+        TN_FREE(buf);
+        if (more < 0) return NULL;
+        int64_t left = r->f ? tn__file_left(r) : -1;
+        return (char *)tn__error("%s: '%s' has %s%lld bytes after the %lld bytes of data the header describes", fn, path,
+                                 left < 0 ? "at least " : "", (long long)(more + (left > 0 ? left : 0)), (long long)n);
+    }
+    return buf;
+}
+
+/* ---- IDX ---- */
+static uint32_t tn__be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+TNDEF tn_tensor *tn_read_idx(const char *path) {
+    if (!path) return (tn_tensor *)tn__error("tn_read_idx: path is NULL");
+    tn__file r;
+    if (tn__file_open("tn_read_idx", path, &r)) return NULL;
+    unsigned char h[4 + 4 * TN_MAX_DIMS];
+    tn_tensor *t = NULL;
+    char *raw = NULL;
+    int64_t got = tn__file_read("tn_read_idx", path, &r, h, 4);
+    int fsize = 0, ndim = 0;
+    tn_dtype dtype = TN_U8;
+    if (got < 0) goto done;
+    if (got < 4) { tn__error("tn_read_idx: '%s' is too short (%lld bytes) for an IDX header", path, (long long)got); goto done; }
+    if (h[0] || h[1]) {
+        tn__error("tn_read_idx: '%s' is not an IDX file: bad magic %02x %02x %02x %02x (expected 00 00 <type> <ndim>)", path, h[0], h[1], h[2], h[3]);
+        goto done;
+    }
+    switch (h[2]) {
+    case 0x08: fsize = 1; dtype = TN_U8; break;
+    case 0x09: fsize = 1; dtype = TN_I32; break;   /* int8: no such dtype here, widened */
+    case 0x0B: fsize = 2; dtype = TN_I32; break;   /* int16: widened */
+    case 0x0C: fsize = 4; dtype = TN_I32; break;
+    case 0x0D: fsize = 4; dtype = TN_F32; break;
+    case 0x0E: fsize = 8; dtype = TN_F64; break;
+    default:
+        tn__error("tn_read_idx: '%s': unknown IDX element type 0x%02x (expected 08 uint8, 09 int8, 0B int16, 0C int32, 0D float32 or 0E float64)", path, h[2]);
+        goto done;
+    }
+    ndim = h[3];
+    if (ndim > TN_MAX_DIMS) { tn__error("tn_read_idx: '%s' has %d dims; tensor.h supports at most %d", path, ndim, TN_MAX_DIMS); goto done; }
+    got = tn__file_read("tn_read_idx", path, &r, h + 4, 4 * ndim);
+    if (got < 0) goto done;
+    if (got < 4 * ndim) { tn__error("tn_read_idx: '%s' is truncated inside its header (%d dims need %d bytes of sizes)", path, ndim, 4 * ndim); goto done; }
+    {
+        int64_t shape[TN_MAX_DIMS], numel = 1, nbytes;
+        bool ok = true;
+        for (int i = 0; i < ndim; i++) {
+            shape[i] = (int64_t)tn__be32(h + 4 + 4 * i);
+            ok = ok && tn__mul_ok(numel, shape[i], &numel);
+        }
+        if (!ok || !tn__mul_ok(numel, fsize, &nbytes) || numel > ((int64_t)1 << 60) / 8) {
+            tn__error("tn_read_idx: '%s': dims %s have too many elements", path, tn__shape_str(shape, ndim));
+            goto done;
+        }
+        int64_t left = tn__file_left(&r);
+        if (left >= 0 && left != nbytes) {
+            if (left < nbytes) tn__error("tn_read_idx: '%s' is truncated: the header (dims %s) promises %lld bytes of data, the file has %lld", path, tn__shape_str(shape, ndim), (long long)nbytes, (long long)left);
+            else tn__error("tn_read_idx: '%s' has %lld bytes after the %lld bytes of data the header (dims %s) describes", path, (long long)(left - nbytes), (long long)nbytes, tn__shape_str(shape, ndim));
+            goto done;
+        }
+        if (!(raw = tn__file_read_exact("tn_read_idx", path, &r, nbytes))) goto done;
+        if (!(t = tn__new(dtype, TN_CPU, shape, ndim))) goto done;
+        const unsigned char *p = (const unsigned char *)raw;
+        void *out = tn_data_ptr(t);
+        switch (h[2]) { /* big-endian, decoded bytewise: the host's byte order does not matter */
+        case 0x08: if (numel) memcpy(out, p, (size_t)numel); break;
+        case 0x09: for (int64_t i = 0; i < numel; i++) ((int32_t *)out)[i] = (int8_t)p[i]; break;
+        case 0x0B: for (int64_t i = 0; i < numel; i++) ((int32_t *)out)[i] = (int16_t)(uint16_t)(p[2 * i] << 8 | p[2 * i + 1]); break;
+        case 0x0C: for (int64_t i = 0; i < numel; i++) ((int32_t *)out)[i] = (int32_t)tn__be32(p + 4 * i); break;
+        case 0x0D: for (int64_t i = 0; i < numel; i++) { uint32_t u = tn__be32(p + 4 * i); memcpy((float *)out + i, &u, 4); } break;
+        default:
+            for (int64_t i = 0; i < numel; i++) {
+                uint64_t u = (uint64_t)tn__be32(p + 8 * i) << 32 | tn__be32(p + 8 * i + 4);
+                memcpy((double *)out + i, &u, 8);
+            }
+        }
+    }
+done:
+    TN_FREE(raw);
+    tn__file_close(&r);
+    return tn__own(t);
+}
+
+/* ---- CSV ---- */
+/* tn__opts_parse splits at every comma, so a quoted comma ("delimiter=','") is hidden
+   as \x01 before parsing and restored when read. */
+static void tn__hide_quoted_commas(const char *in, char *out, size_t cap) {
+    char q = 0;
+    size_t i = 0;
+    for (; in && in[i] && i + 1 < cap; i++) {
+        char c = in[i];
+        if (q) { if (c == q) q = 0; else if (c == ',') c = '\x01'; }
+        else if (c == '\'' || c == '"') q = c;
+        out[i] = c;
+    }
+    out[i] = 0;
+}
+/* An option value without its quotes, commas restored. */
+static void tn__opts_unquote(const char *v, char *out, size_t cap) {
+    size_t l = strlen(v);
+    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
+    if (l >= cap) l = cap - 1;
+    for (size_t i = 0; i < l; i++) out[i] = v[i] == '\x01' ? ',' : v[i];
+    out[l] = 0;
+}
+
+/* One field of a CSV line starting at p (end: the line's end): trimmed, unquoted, in
+   buf. Returns the position after the field's delimiter (or end), NULL on a bad quote. */
+static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, size_t cap, bool *last) {
+    size_t n = 0;
+    while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
+    if (p < end && *p == '"') {
+        p++;
+        for (;;) {
+            if (p >= end) return NULL;
+            if (*p == '"') {
+                if (p + 1 < end && p[1] == '"') { if (n + 1 < cap) buf[n++] = '"'; p += 2; continue; }
+                p++;
+                break;
+            }
+            if (n + 1 < cap) buf[n++] = *p;
+            p++;
+        }
+        while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
+        if (p < end && *p != delim) return NULL;
+    } else {
+        while (p < end && *p != delim) { if (n + 1 < cap) buf[n++] = *p; p++; }
+        while (n && buf[n - 1] != delim && (buf[n - 1] == ' ' || buf[n - 1] == '\t')) n--;
+    }
+    buf[n] = 0;
+    *last = p >= end;
+    return p < end ? p + 1 : end;
+}
+
+static int tn__csv_count_fields(const char *p, const char *end, char delim) {
+    int n = 1;
+    bool q = false;
+    for (; p < end; p++) {
+        if (*p == '"') q = !q;
+        else if (*p == delim && !q) n++;
+    }
+    return n;
+}
+
+TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels) {
+    if (labels) *labels = NULL;
+    if (!path) return (tn_tensor *)tn__error("tn_read_csv: path is NULL");
+    char text[512];
+    tn__hide_quoted_commas(options, text, sizeof text);
+    tn__opts o;
+    if (tn__opts_parse("tn_read_csv", text, &o)) return NULL;
+    bool header = true;
+    char delim = ',', label_name[96] = "";
+    int64_t label_col = INT64_MIN;
+    int di = tn__opts_find(&o, "delimiter"), li = tn__opts_find(&o, "label_column");
+    if (di >= 0) {
+        char d[96];
+        tn__opts_unquote(o.val[di], d, sizeof d);
+        if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
+        else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
+        else return (tn_tensor *)tn__error("tn_read_csv: option delimiter=%s: expected one character (or '\\t')", o.val[di]);
+    }
+    if (li >= 0 && strcmp(o.val[li], "None")) {
+        char *end;
+        long long v = strtoll(o.val[li], &end, 10);
+        if (*o.val[li] && !*end) label_col = v;
+        else tn__opts_unquote(o.val[li], label_name, sizeof label_name);
+    }
+    int dt = tn__opts_word(&o, "dtype", "float32|float64");
+    if (dt == -1 || tn__opts_bool(&o, "header", &header) < 0 || tn__opts_done(&o, "header, delimiter, label_column, dtype")) return NULL;
+    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_column='%s' names a column, which needs header=True", label_name);
+    tn_dtype dtype = dt == 1 ? TN_F64 : TN_F32;
+
+    FILE *f = fopen(path, "rb");
+    if (!f) return (tn_tensor *)tn__error("tn_read_csv: cannot open '%s': %s", path, strerror(errno));
+    tn__file r;
+    memset(&r, 0, sizeof r);
+    r.f = f;
+    int64_t size = tn__file_left(&r);
+    char *buf = size >= 0 ? tn__file_read_exact("tn_read_csv", path, &r, size) : NULL;
+    if (size < 0 && !buf) tn__error("tn_read_csv: cannot read '%s'", path);
+    fclose(f);
+    if (!buf) return NULL;
+
+    double *vals = NULL;
+    int64_t *labs = NULL, rows = 0, cap = 0, line = 0;
+    int ncols = -1, lc = -1;
+    char cell[256];
+    tn_tensor *x = NULL, *y = NULL;
+    bool failed = false;
+    const char *p = buf, *bend = buf + size;
+    while (p < bend && !failed) {
+        const char *e = (const char *)memchr(p, '\n', (size_t)(bend - p));
+        const char *next = e ? e + 1 : bend;
+        if (!e) e = bend;
+        line++;
+        if (e > p && e[-1] == '\r') e--;
+        const char *q = p;
+        while (q < e && (*q == ' ' || *q == '\t')) q++;
+        if (q == e) { p = next; continue; }  /* a blank line */
+        int nf = tn__csv_count_fields(p, e, delim);
+        if (ncols < 0) { /* the first line fixes the columns and the label column */
+            ncols = nf;
+            if (label_name[0]) {
+                const char *fp = p;
+                bool last = false;
+                for (int c = 0; c < nf && fp; c++) {
+                    fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+                    if (fp && !strcmp(cell, label_name)) { lc = c; break; }
+                }
+                if (lc < 0) { tn__error("tn_read_csv: '%s': no column named '%s' in the header", path, label_name); failed = true; break; }
+            } else if (label_col != INT64_MIN) {
+                if (label_col < -ncols || label_col >= ncols) {
+                    tn__error("tn_read_csv: label_column=%lld is out of range for %d columns", (long long)label_col, ncols);
+                    failed = true;
+                    break;
+                }
+                lc = (int)(label_col < 0 ? label_col + ncols : label_col);
+            }
+            if (header) { p = next; continue; }
+        }
+        if (nf != ncols) { tn__error("tn_read_csv: '%s' line %lld has %d columns, expected %d", path, (long long)line, nf, ncols); failed = true; break; }
+        int nfeat = ncols - (lc >= 0);
+        if (rows == cap) {
+            cap = cap ? 2 * cap : 64;
+            double *nv = (double *)TN_REALLOC(vals, (size_t)(cap * (nfeat ? nfeat : 1)) * sizeof *nv);
+            if (nv) vals = nv;
+            int64_t *nl = nv ? (int64_t *)TN_REALLOC(labs, (size_t)cap * sizeof *nl) : NULL;
+            if (nl) labs = nl;
+            if (!nl) { tn__error("tn_read_csv: out of memory at line %lld of '%s'", (long long)line, path); failed = true; break; }
+        }
+        const char *fp = p;
+        int j = 0;
+        for (int c = 0; c < ncols; c++) {
+            bool last = false;
+            fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+            if (!fp) { tn__error("tn_read_csv: '%s' line %lld, column %d: unterminated or misplaced quote", path, (long long)line, c + 1); failed = true; break; }
+            char *end;
+            double v = strtod(cell, &end);
+            if (!cell[0] || *end) {
+                tn__error("tn_read_csv: '%s' line %lld, column %d: cannot parse '%s' as a number", path, (long long)line, c + 1, cell);
+                failed = true;
+                break;
+            }
+            if (c == lc) {
+                if (v != floor(v) || fabs(v) > 9.2e18) {
+                    tn__error("tn_read_csv: '%s' line %lld, column %d: label '%s' is not an integer", path, (long long)line, c + 1, cell);
+                    failed = true;
+                    break;
+                }
+                labs[rows] = (int64_t)v;
+            } else vals[rows * nfeat + j++] = v;
+        }
+        rows++;
+        p = next;
+    }
+    if (!failed && ncols < 0) { tn__error("tn_read_csv: '%s' has no lines", path); failed = true; }
+    if (!failed) {
+        int64_t shape[2] = {rows, ncols - (lc >= 0)};
+        tn_tensor *xd = tn__new(TN_F64, TN_CPU, shape, 2);
+        if (xd && rows * shape[1] > 0) memcpy(tn_data_ptr(xd), vals, (size_t)(rows * shape[1]) * sizeof(double));
+        x = xd ? tn__as_dtype(xd, dtype) : NULL;
+        tn_release(xd);
+        if (x && lc >= 0 && labels) {
+            y = tn__new(TN_I64, TN_CPU, &rows, 1);
+            if (y && rows) memcpy(tn_data_ptr(y), labs, (size_t)rows * sizeof(int64_t));
+            if (!y) { tn_release(x); x = NULL; }
+        }
+        if (!x) tn__error("tn_read_csv: out of memory for %lld rows of '%s'", (long long)rows, path);
+    }
+    TN_FREE(vals);
+    TN_FREE(labs);
+    TN_FREE(buf);
+    if (labels && x) *labels = tn__own(y);
+    return tn__own(x);
+}
+
+/* ---- MNIST ---- */
+typedef struct tn__mnist_ds { tn_dataset base; tn_tensor *images, *labels; } tn__mnist_ds;  /* u8 [N, H, W], i64 [N] */
+static int64_t tn__mnist_len(tn_dataset *d) { return ((tn__mnist_ds *)d)->images->shape[0]; }
+static int tn__mnist_get(tn_dataset *d, int64_t i, tn_tensor **items) {
+    tn__mnist_ds *m = (tn__mnist_ds *)d;
+    int64_t h = m->images->shape[1], w = m->images->shape[2], shape[3] = {1, h, w};
+    tn_scope_begin();
+    tn_tensor *img = tn_empty(shape, 3, TN_F32), *lab = tn_select(m->labels, 0, i);
+    if (img && lab) {
+        const uint8_t *src = (const uint8_t *)tn_data_ptr(m->images) + i * h * w;
+        float *dst = (float *)tn_data_ptr(img);
+        for (int64_t j = 0; j < h * w; j++) dst[j] = (float)src[j] / 255.0f;  /* ToTensor's x / 255 */
+        items[0] = tn_keep(img);
+        items[1] = tn_keep(lab);
+    }
+    tn_scope_end();
+    return img && lab ? 0 : -1;
+}
+static void tn__mnist_destroy(tn_dataset *d) {
+    tn__mnist_ds *m = (tn__mnist_ds *)d;
+    tn_release(m->images);
+    tn_release(m->labels);
+    TN_FREE(m);
+}
+/* dir/name, or dir/name.gz when only that exists. */
+static tn_tensor *tn__mnist_file(const char *dir, const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(path, sizeof path, "%s/%s.gz", dir, name);
+        f = fopen(path, "rb");
+    }
+    if (!f) return (tn_tensor *)tn__error("tn_mnist_dataset: no %s/%s or %s.gz (Fashion-MNIST: sh tools/fetch_fashion_mnist.sh)", dir, name, name);
+    fclose(f);
+    return TN__AS("tn_mnist_dataset", tn_read_idx(path));
+}
+TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
+    if (!dir) return (tn_dataset *)tn__error("tn_mnist_dataset: dir is NULL");
+    const char *split = train ? "train" : "t10k";
+    char name[64];
+    tn_dataset *ds = NULL;
+    tn_scope_begin();
+    snprintf(name, sizeof name, "%s-images-idx3-ubyte", split);
+    tn_tensor *img = tn__mnist_file(dir, name);
+    snprintf(name, sizeof name, "%s-labels-idx1-ubyte", split);
+    tn_tensor *lab = img ? tn__mnist_file(dir, name) : NULL;
+    if (lab) {
+        if (img->dtype != TN_U8 || img->ndim != 3 || lab->dtype != TN_U8 || lab->ndim != 1 || lab->shape[0] != img->shape[0])
+            tn__error("tn_mnist_dataset: %s: expected uint8 images [N, H, W] and uint8 labels [N], got %s images %s and %s labels %s", dir,
+                      tn_dtype_name(img->dtype), TN__SHAPE(img), tn_dtype_name(lab->dtype), TN__SHAPE(lab));
+        else {
+            tn__mnist_ds *m = (tn__mnist_ds *)TN_MALLOC(sizeof *m);
+            tn_tensor *lab64 = TN__AS("tn_mnist_dataset", tn_to_dtype(lab, TN_I64));
+            if (!m) tn__error("tn_mnist_dataset: out of memory");
+            if (m && lab64) {
+                memset(m, 0, sizeof *m);
+                m->base.len = tn__mnist_len;
+                m->base.get = tn__mnist_get;
+                m->base.destroy = tn__mnist_destroy;
+                m->base.nitems = 2;
+                m->images = tn_retain(img);
+                m->labels = tn_retain(lab64);
+                ds = &m->base;
+            } else TN_FREE(m);
+        }
+    }
+    tn_scope_end();
+    return ds;
+}
+
 
 
 /* ======================================================================= */
 /* 15. serialization & printing                                             */
 /* ======================================================================= */
+/* ---- safetensors ----
+   8-byte little-endian header size N, N bytes of JSON padded with spaces to a multiple
+   of 8, then the data; data_offsets count from the data's first byte. Reading checks
+   what the reference (Rust) implementation checks: N <= 100 MB and within the file,
+   UTF-8, JSON into {name: {dtype, shape, data_offsets}} plus an optional
+   "__metadata__" of strings; sorted by offsets, each tensor starts where the previous
+   ended, holds exactly numel * itemsize bytes (no overflow), and the last ends at the
+   end of the file. Also refused here: duplicate names or fields, nesting deeper than
+   64, more than 8 dims, dtypes this library lacks. Nothing outside [data, data+size)
+   is read. */
+#if defined(__unix__) || defined(__APPLE__)
+#define TN__HAVE_MMAP 1
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+#endif
+
+#define TN__ST_MAX_HEADER 100000000ULL
+static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16"};
+/* The reference's Dtype order (increasing alignment): writers sort by it, descending. */
+static const int tn__st_rank[TN_NUM_DTYPES] = {5, 6, 4, 7, 1, 0, 2, 3};
+
+typedef struct tn__st_entry {
+    char *name;
+    tn_dtype dtype;
+    int ndim;
+    int64_t shape[TN_MAX_DIMS];
+    int64_t begin, end;                 /* in the data */
+} tn__st_entry;
+
+typedef struct tn__st_parse {
+    const char *fn;                     /* the public function, for messages */
+    const char *src;                    /* the file name, or NULL for a buffer */
+    const unsigned char *s;             /* the JSON header */
+    size_t n, i;
+    tn__st_entry *e;
+    int64_t ne, ecap;
+    char **meta;                        /* key, value, key, value, ... */
+    int64_t nmeta, metacap;
+    bool has_meta;
+} tn__st_parse;
+
+/* "tn_safetensors_load: 'file': what" */
+static int tn__st_fail(tn__st_parse *p, const char *fmt, ...) TN__PRINTF_FMT(2, 3);
+static int tn__st_fail(tn__st_parse *p, const char *fmt, ...) {
+    char why[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (p->src) tn__error("%s: '%s': %s", p->fn, p->src, why);
+    else tn__error("%s: %s", p->fn, why);
+    return -1;
+}
+/* A JSON syntax error, with its byte position in the file. */
+static int tn__st_syntax(tn__st_parse *p, const char *what) {
+    if (p->i >= p->n) return tn__st_fail(p, "invalid header JSON: unexpected end of the header (%zu bytes): %s", p->n, what);
+    unsigned char c = p->s[p->i];
+    if (c >= 0x20 && c < 0x7f) return tn__st_fail(p, "invalid header JSON at byte %zu ('%c'): %s", 8 + p->i, (char)c, what);
+    return tn__st_fail(p, "invalid header JSON at byte %zu (0x%02x): %s", 8 + p->i, c, what);
+}
+
+static void tn__st_ws(tn__st_parse *p) {
+    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r')) p->i++;
+}
+static bool tn__st_eat(tn__st_parse *p, char c) {
+    tn__st_ws(p);
+    if (p->i < p->n && p->s[p->i] == (unsigned char)c) { p->i++; return true; }
+    return false;
+}
+
+/* Strict UTF-8 (no overlong forms, surrogates or values past U+10FFFF). */
+static bool tn__utf8_ok(const unsigned char *s, size_t n, size_t *bad) {
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        if (!len || i + len > n) { *bad = i; return false; }
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) { *bad = i; return false; }
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            *bad = i;
+            return false;
+        }
+        i += len;
+    }
+    return true;
+}
+
+static int tn__st_hex4(tn__st_parse *p, uint32_t *out) {
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++) {
+        if (p->i >= p->n) return tn__st_syntax(p, "unterminated \\u escape");
+        unsigned char c = p->s[p->i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return tn__st_syntax(p, "invalid \\u escape (expected 4 hex digits)");
+        v = v << 4 | (uint32_t)d;
+        p->i++;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A JSON string into a new NUL-terminated UTF-8 buffer (*out, TN_MALLOC'd; NULL to skip). */
+static int tn__st_string(tn__st_parse *p, char **out) {
+    if (out) *out = NULL;
+    tn__st_ws(p);
+    if (p->i >= p->n || p->s[p->i] != '"') return tn__st_syntax(p, "expected a string");
+    size_t start = ++p->i;
+    char *buf = NULL;
+    size_t len = 0;
+    if (out) { /* the decoded string is never longer than its source */
+        size_t j = start;
+        while (j < p->n && p->s[j] != '"') j += p->s[j] == '\\' ? 2 : 1;
+        buf = (char *)TN_MALLOC((j > p->n ? p->n : j) - start + 1);
+        if (!buf) return tn__st_fail(p, "out of memory");
+    }
+    for (;;) {
+        if (p->i >= p->n) { TN_FREE(buf); p->i = start - 1; return tn__st_syntax(p, "unterminated string"); }
+        unsigned char c = p->s[p->i];
+        if (c == '"') { p->i++; break; }
+        if (c < 0x20) { TN_FREE(buf); return tn__st_syntax(p, "control character in a string (must be escaped)"); }
+        if (c != '\\') { if (buf) buf[len++] = (char)c; p->i++; continue; }
+        if (++p->i >= p->n) { TN_FREE(buf); return tn__st_syntax(p, "unterminated string"); }
+        c = p->s[p->i++];
+        char e = c == '"' ? '"' : c == '\\' ? '\\' : c == '/' ? '/' : c == 'b' ? '\b' : c == 'f' ? '\f' : c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : 0;
+        if (e) { if (buf) buf[len++] = e; continue; }
+        if (c != 'u') { p->i--; TN_FREE(buf); return tn__st_syntax(p, "invalid escape in a string"); }
+        uint32_t cp, lo;
+        if (tn__st_hex4(p, &cp)) { TN_FREE(buf); return -1; }
+        if (cp >= 0xDC00 && cp <= 0xDFFF) { TN_FREE(buf); return tn__st_syntax(p, "lone trailing surrogate in a \\u escape"); }
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (p->i + 1 >= p->n || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u') { TN_FREE(buf); return tn__st_syntax(p, "lone leading surrogate in a \\u escape"); }
+            p->i += 2;
+            if (tn__st_hex4(p, &lo)) { TN_FREE(buf); return -1; }
+            if (lo < 0xDC00 || lo > 0xDFFF) { TN_FREE(buf); return tn__st_syntax(p, "invalid surrogate pair in a \\u escape"); }
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        if (cp == 0) { TN_FREE(buf); return tn__st_syntax(p, "\\u0000 in a string is not supported (names are C strings)"); }
+        if (!buf) continue; /* 6 or 12 source bytes become at most 4 */
+        if (cp < 0x80) buf[len++] = (char)cp;
+        else if (cp < 0x800) { buf[len++] = (char)(0xC0 | cp >> 6); buf[len++] = (char)(0x80 | (cp & 0x3F)); }
+        else if (cp < 0x10000) { buf[len++] = (char)(0xE0 | cp >> 12); buf[len++] = (char)(0x80 | (cp >> 6 & 0x3F)); buf[len++] = (char)(0x80 | (cp & 0x3F)); }
+        else { buf[len++] = (char)(0xF0 | cp >> 18); buf[len++] = (char)(0x80 | (cp >> 12 & 0x3F)); buf[len++] = (char)(0x80 | (cp >> 6 & 0x3F)); buf[len++] = (char)(0x80 | (cp & 0x3F)); }
+    }
+    if (buf) { buf[len] = 0; *out = buf; }
+    return 0;
+}
+
+/* A JSON number; *integer tells whether it was a plain non-negative integer that fits in
+   int64 (then in *v). */
+static int tn__st_number(tn__st_parse *p, bool *integer, int64_t *v) {
+    tn__st_ws(p);
+    size_t i = p->i;
+    bool neg = false, frac = false, big = false;
+    uint64_t acc = 0;
+    if (i < p->n && p->s[i] == '-') { neg = true; i++; }
+    if (i >= p->n || p->s[i] < '0' || p->s[i] > '9') { p->i = i; return tn__st_syntax(p, "expected a number"); }
+    if (p->s[i] == '0' && i + 1 < p->n && p->s[i + 1] >= '0' && p->s[i + 1] <= '9') { p->i = i; return tn__st_syntax(p, "leading zero in a number"); }
+    for (; i < p->n && p->s[i] >= '0' && p->s[i] <= '9'; i++) {
+        if (acc > (uint64_t)INT64_MAX / 10 || (acc == (uint64_t)INT64_MAX / 10 && (uint64_t)(p->s[i] - '0') > (uint64_t)INT64_MAX % 10)) big = true;
+        acc = acc * 10 + (uint64_t)(p->s[i] - '0');
+    }
+    if (i < p->n && p->s[i] == '.') {
+        frac = true;
+        if (++i >= p->n || p->s[i] < '0' || p->s[i] > '9') { p->i = i; return tn__st_syntax(p, "expected digits after '.'"); }
+        while (i < p->n && p->s[i] >= '0' && p->s[i] <= '9') i++;
+    }
+    if (i < p->n && (p->s[i] == 'e' || p->s[i] == 'E')) {
+        frac = true;
+        if (++i < p->n && (p->s[i] == '+' || p->s[i] == '-')) i++;
+        if (i >= p->n || p->s[i] < '0' || p->s[i] > '9') { p->i = i; return tn__st_syntax(p, "expected digits in an exponent"); }
+        while (i < p->n && p->s[i] >= '0' && p->s[i] <= '9') i++;
+    }
+    p->i = i;
+    *integer = !neg && !frac && !big;
+    *v = *integer ? (int64_t)acc : neg ? -1 : INT64_MAX;
+    return 0;
+}
+
+/* Any JSON value, checked and dropped (fields the format does not define). */
+static int tn__st_skip(tn__st_parse *p, int depth) {
+    if (depth > 64) return tn__st_syntax(p, "nesting deeper than 64 levels");
+    tn__st_ws(p);
+    if (p->i >= p->n) return tn__st_syntax(p, "expected a value");
+    unsigned char c = p->s[p->i];
+    if (c == '"') return tn__st_string(p, NULL);
+    if (c == '{' || c == '[') {
+        char close = c == '{' ? '}' : ']';
+        p->i++;
+        if (tn__st_eat(p, close)) return 0;
+        do {
+            if (c == '{' && (tn__st_string(p, NULL) || (!tn__st_eat(p, ':') && tn__st_syntax(p, "expected ':'")))) return -1;
+            if (tn__st_skip(p, depth + 1)) return -1;
+        } while (tn__st_eat(p, ','));
+        return tn__st_eat(p, close) ? 0 : tn__st_syntax(p, c == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+    const char *lit[3] = {"true", "false", "null"};
+    for (int k = 0; k < 3; k++) {
+        size_t l = strlen(lit[k]);
+        if (p->n - p->i >= l && !memcmp(p->s + p->i, lit[k], l)) { p->i += l; return 0; }
+    }
+    bool integer;
+    int64_t v;
+    return tn__st_number(p, &integer, &v);
+}
+
+/* [a, b, ...] of non-negative integers, at most max of them. */
+static int tn__st_int_array(tn__st_parse *p, const char *tname, const char *field, int64_t *out, int max, int *count) {
+    *count = 0;
+    if (!tn__st_eat(p, '[')) return tn__st_syntax(p, "expected '['");
+    if (tn__st_eat(p, ']')) return 0;
+    do {
+        bool integer;
+        int64_t v;
+        size_t at = p->i;
+        if (tn__st_number(p, &integer, &v)) return -1;
+        if (!integer) {
+            char num[40];
+            size_t l = TN__MIN(p->i - at, sizeof num - 1);
+            memcpy(num, p->s + at, l);
+            num[l] = 0;
+            return tn__st_fail(p, "tensor '%s': %s holds %s, expected integers in [0, 2^63)", tname, field, num);
+        }
+        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most 8 dims)" : "");
+        out[(*count)++] = v;
+    } while (tn__st_eat(p, ','));
+    return tn__st_eat(p, ']') ? 0 : tn__st_syntax(p, "expected ',' or ']'");
+}
+
+/* One tensor's {"dtype": ..., "shape": [...], "data_offsets": [b, e]} (name taken). */
+static int tn__st_tensor(tn__st_parse *p, char *name) {
+    if (p->ne == p->ecap) {
+        int64_t cap = p->ecap ? 2 * p->ecap : 16;
+        tn__st_entry *e = (tn__st_entry *)TN_REALLOC(p->e, (size_t)cap * sizeof *e);
+        if (!e) { TN_FREE(name); return tn__st_fail(p, "out of memory"); }
+        p->e = e;
+        p->ecap = cap;
+    }
+    tn__st_entry *t = &p->e[p->ne++];
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    bool seen[3] = {false, false, false};
+    if (!tn__st_eat(p, '{')) return tn__st_syntax(p, "expected '{' (a tensor's dtype, shape and data_offsets)");
+    if (!tn__st_eat(p, '}')) {
+    do {
+        char *key;
+        if (tn__st_string(p, &key)) return -1;
+        int f = !strcmp(key, "dtype") ? 0 : !strcmp(key, "shape") ? 1 : !strcmp(key, "data_offsets") ? 2 : -1;
+        TN_FREE(key);
+        if (!tn__st_eat(p, ':')) return tn__st_syntax(p, "expected ':'");
+        if (f < 0) { if (tn__st_skip(p, 2)) return -1; continue; }
+        if (seen[f]) return tn__st_fail(p, "tensor '%s': field '%s' given twice", name, f == 0 ? "dtype" : f == 1 ? "shape" : "data_offsets");
+        seen[f] = true;
+        if (f == 0) {
+            char *d;
+            tn__st_ws(p);
+            if (p->i >= p->n || p->s[p->i] != '"') return tn__st_fail(p, "tensor '%s': dtype must be a string", name);
+            if (tn__st_string(p, &d)) return -1;
+            int k = 0;
+            while (k < TN_NUM_DTYPES && strcmp(d, tn__st_dtype_names[k])) k++;
+            static const char *const known[] = {"I8", "I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
+            bool other = false;
+            for (size_t j = 0; j < sizeof known / sizeof *known; j++) other = other || !strcmp(d, known[j]);
+            if (k == TN_NUM_DTYPES) {
+                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, U8, BOOL, F16, BF16)", name, d)
+                               : tn__st_fail(p, "tensor '%s' has unknown dtype \"%.40s\"", name, d);
+                TN_FREE(d);
+                return rc;
+            }
+            TN_FREE(d);
+            t->dtype = (tn_dtype)k;
+        } else if (f == 1) {
+            if (tn__st_int_array(p, name, "shape", t->shape, TN_MAX_DIMS, &t->ndim)) return -1;
+        } else {
+            int64_t off[2];
+            int c;
+            if (tn__st_int_array(p, name, "data_offsets", off, 2, &c)) return -1;
+            if (c != 2) return tn__st_fail(p, "tensor '%s': data_offsets must be [begin, end], got %d numbers", name, c);
+            t->begin = off[0];
+            t->end = off[1];
+        }
+    } while (tn__st_eat(p, ','));
+    if (!tn__st_eat(p, '}')) return tn__st_syntax(p, "expected ',' or '}'");
+    }
+    for (int f = 0; f < 3; f++)
+        if (!seen[f]) return tn__st_fail(p, "tensor '%s' has no '%s'", name, f == 0 ? "dtype" : f == 1 ? "shape" : "data_offsets");
+    return 0;
+}
+
+static int tn__st_metadata(tn__st_parse *p) {
+    if (p->has_meta) return tn__st_fail(p, "\"__metadata__\" given twice");
+    p->has_meta = true;
+    tn__st_ws(p);
+    if (p->n - p->i >= 4 && !memcmp(p->s + p->i, "null", 4)) { p->i += 4; return 0; }
+    if (!tn__st_eat(p, '{')) return tn__st_fail(p, "\"__metadata__\" must be an object of strings");
+    if (tn__st_eat(p, '}')) return 0;
+    do {
+        char *k, *v;
+        if (tn__st_string(p, &k)) return -1;
+        if (!tn__st_eat(p, ':')) { TN_FREE(k); return tn__st_syntax(p, "expected ':'"); }
+        tn__st_ws(p);
+        if (p->i >= p->n || p->s[p->i] != '"') {
+            int rc = tn__st_fail(p, "metadata value of '%s' is not a string (safetensors metadata maps strings to strings)", k);
+            TN_FREE(k);
+            return rc;
+        }
+        if (tn__st_string(p, &v)) { TN_FREE(k); return -1; }
+        if (p->nmeta == p->metacap) {
+            int64_t cap = p->metacap ? 2 * p->metacap : 8;
+            char **m = (char **)TN_REALLOC(p->meta, (size_t)cap * 2 * sizeof *m);
+            if (!m) { TN_FREE(k); TN_FREE(v); return tn__st_fail(p, "out of memory"); }
+            p->meta = m;
+            p->metacap = cap;
+        }
+        p->meta[2 * p->nmeta] = k;
+        p->meta[2 * p->nmeta++ + 1] = v;
+    } while (tn__st_eat(p, ','));
+    return tn__st_eat(p, '}') ? 0 : tn__st_syntax(p, "expected ',' or '}'");
+}
+
+static int tn__st_cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int tn__st_cmp_offsets(const void *a, const void *b) {
+    const tn__st_entry *x = *(const tn__st_entry *const *)a, *y = *(const tn__st_entry *const *)b;
+    return x->begin != y->begin ? (x->begin < y->begin ? -1 : 1) : x->end != y->end ? (x->end < y->end ? -1 : 1) : 0;
+}
+
+/* Duplicate strings in a list (names or metadata keys), found by sorting: n log n, not n^2. */
+static const char *tn__st_duplicate(char **names, int64_t n) {
+    qsort(names, (size_t)n, sizeof *names, tn__st_cmp_name);
+    for (int64_t i = 1; i < n; i++) if (!strcmp(names[i - 1], names[i])) return names[i];
+    return NULL;
+}
+
+/* Whole-header checks after the JSON: names unique, offsets tile [0, datalen). */
+static int tn__st_validate(tn__st_parse *p, uint64_t datalen) {
+    int64_t ne = p->ne;
+    void *scratch = TN_MALLOC((size_t)(TN__MAX(ne, p->nmeta) + 1) * sizeof(void *));
+    if (!scratch) return tn__st_fail(p, "out of memory");
+    char **names = (char **)scratch;
+    for (int64_t i = 0; i < ne; i++) names[i] = p->e[i].name;
+    const char *dup = tn__st_duplicate(names, ne);
+    if (dup) { int rc = tn__st_fail(p, "tensor name '%s' appears twice in the header", dup); TN_FREE(scratch); return rc; }
+    for (int64_t i = 0; i < p->nmeta; i++) names[i] = p->meta[2 * i];
+    dup = tn__st_duplicate(names, p->nmeta);
+    if (dup) { int rc = tn__st_fail(p, "metadata key '%s' appears twice", dup); TN_FREE(scratch); return rc; }
+    int rc = 0;
+    for (int64_t i = 0; i < ne && !rc; i++) {
+        tn__st_entry *t = &p->e[i];
+        int64_t numel = 1, nbytes = 0;
+        bool ok = true;
+        for (int d = 0; d < t->ndim; d++) ok = ok && tn__mul_ok(numel, t->shape[d], &numel);
+        ok = ok && tn__mul_ok(numel, (int64_t)tn_dtype_size(t->dtype), &nbytes);
+        if (t->end < t->begin) rc = tn__st_fail(p, "tensor '%s': data_offsets [%lld, %lld] are reversed", t->name, (long long)t->begin, (long long)t->end);
+        else if ((uint64_t)t->end > datalen)
+            rc = tn__st_fail(p, "tensor '%s': data_offsets [%lld, %lld] go past the end of the data (%llu bytes)", t->name, (long long)t->begin, (long long)t->end, (unsigned long long)datalen);
+        else if (!ok) rc = tn__st_fail(p, "tensor '%s': shape %s overflows", t->name, tn__shape_str(t->shape, t->ndim));
+        else if (t->end - t->begin != nbytes)
+            rc = tn__st_fail(p, "tensor '%s': data_offsets [%lld, %lld] hold %lld bytes, but shape %s of %s needs %lld", t->name, (long long)t->begin,
+                             (long long)t->end, (long long)(t->end - t->begin), tn__shape_str(t->shape, t->ndim), tn__st_dtype_names[t->dtype], (long long)nbytes);
+    }
+    tn__st_entry **byoff = (tn__st_entry **)scratch;
+    for (int64_t i = 0; i < ne && !rc; i++) byoff[i] = &p->e[i];
+    if (!rc) qsort(byoff, (size_t)ne, sizeof *byoff, tn__st_cmp_offsets);
+    int64_t at = 0;
+    for (int64_t i = 0; i < ne && !rc; i++) {
+        tn__st_entry *t = byoff[i];
+        if (t->begin < at)
+            rc = tn__st_fail(p, "tensor '%s': data_offsets [%lld, %lld] overlap tensor '%s' (which ends at %lld)", t->name, (long long)t->begin, (long long)t->end, byoff[i - 1]->name, (long long)at);
+        else if (t->begin > at)
+            rc = tn__st_fail(p, "tensor '%s': data_offsets [%lld, %lld] leave a hole: bytes [%lld, %lld) belong to no tensor", t->name, (long long)t->begin, (long long)t->end, (long long)at, (long long)t->begin);
+        at = t->end;
+    }
+    if (!rc && (uint64_t)at != datalen)
+        rc = tn__st_fail(p, "the tensors cover %lld bytes of data, but the file has %llu after the header (incomplete or extra data)", (long long)at, (unsigned long long)datalen);
+    TN_FREE(scratch);
+    return rc;
+}
+
+/* A file mapping (or a malloc'd copy of the file) shared by the tensors that alias it. */
+typedef struct tn__st_map { void *addr; size_t len; int64_t refs; bool mapped; } tn__st_map;
+static void tn__st_map_unref(tn__st_map *m) {
+    if (!m || TN__ATOMIC_ADD(&m->refs, -1) != 0) return;
+#ifdef TN__HAVE_MMAP
+    if (m->mapped) munmap(m->addr, m->len);
+    else
+#endif
+        TN_FREE(m->addr);
+    TN_FREE(m);
+}
+static void tn__st_map_deleter(void *data, void *ctx) { (void)data; tn__st_map_unref((tn__st_map *)ctx); }
+
+/* tn_dict_set and tn_dict_set_meta for names known to be new (checked for duplicates):
+   no lookup, so a dict of n entries is built in linear time, not quadratic (which a
+   hostile header with millions of entries could exploit). The dict takes key (and value). */
+static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
+    if (d->n == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 16;
+        char **k = (char **)TN_REALLOC(d->keys, (size_t)cap * sizeof *k);
+        if (k) d->keys = k;
+        tn_tensor **v = k ? (tn_tensor **)TN_REALLOC(d->values, (size_t)cap * sizeof *v) : NULL;
+        if (!v) return TN__FAIL_INT("tn_dict_set: out of memory");
+        d->values = v;
+        d->cap = cap;
+    }
+    d->keys[d->n] = key;
+    d->values[d->n++] = tn_retain(t);
+    return 0;
+}
+static int tn__dict_append_meta(tn_dict *d, char *key, char *value) {
+    if (d->nmeta == d->metacap) {
+        int cap = d->metacap ? 2 * d->metacap : 8;
+        char **m = (char **)TN_REALLOC(d->meta, (size_t)cap * 2 * sizeof *m);
+        if (!m) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
+        d->meta = m;
+        d->metacap = cap;
+    }
+    d->meta[2 * d->nmeta] = key;
+    d->meta[2 * d->nmeta++ + 1] = value;
+    return 0;
+}
+
+/* Parse and check bytes [0, size); then build the dict. With map, a tensor whose data is
+   aligned to its element size aliases the bytes (taking a reference on map); otherwise
+   tensors are copies. */
+static tn_dict *tn__st_parse_bytes(const char *fn, const char *src, const unsigned char *b, size_t size, tn__st_map *map) {
+    tn__st_parse p;
+    memset(&p, 0, sizeof p);
+    p.fn = fn;
+    p.src = src;
+    if (size < 8) { tn__st_fail(&p, "%zu bytes is too small for a safetensors file (the header size alone takes 8)", size); return NULL; }
+    uint64_t hn = 0;
+    for (int k = 7; k >= 0; k--) hn = hn << 8 | b[k];
+    if (hn > TN__ST_MAX_HEADER) { tn__st_fail(&p, "header size %llu is larger than the limit of %llu bytes", (unsigned long long)hn, TN__ST_MAX_HEADER); return NULL; }
+    if (hn > size - 8) { tn__st_fail(&p, "header size %llu goes past the end of the file (%zu bytes)", (unsigned long long)hn, size); return NULL; }
+    p.s = b + 8;
+    p.n = (size_t)hn;
+    size_t bad;
+    if (!tn__utf8_ok(p.s, p.n, &bad)) { tn__st_fail(&p, "the header is not valid UTF-8 (at byte %zu)", 8 + bad); return NULL; }
+    tn_dict *d = NULL;
+    int rc = 0;
+    tn__st_ws(&p);
+    if (p.i >= p.n || p.s[p.i] != '{') rc = tn__st_fail(&p, "the header is not a JSON object (it must start with '{')");
+    else {
+        p.i++;
+        if (!tn__st_eat(&p, '}')) {
+            do {
+                char *key;
+                if ((rc = tn__st_string(&p, &key)) != 0) break;
+                if (!tn__st_eat(&p, ':')) { TN_FREE(key); rc = tn__st_syntax(&p, "expected ':'"); break; }
+                if (!strcmp(key, "__metadata__")) { TN_FREE(key); rc = tn__st_metadata(&p); }
+                else rc = tn__st_tensor(&p, key);
+            } while (!rc && tn__st_eat(&p, ','));
+            if (!rc && !tn__st_eat(&p, '}')) rc = tn__st_syntax(&p, "expected ',' or '}'");
+        }
+        tn__st_ws(&p);
+        if (!rc && p.i != p.n) rc = tn__st_syntax(&p, "unexpected bytes after the JSON object (only spaces may pad the header)");
+    }
+    if (!rc) rc = tn__st_validate(&p, size - 8 - hn);
+    if (!rc && !(d = tn_dict_new())) rc = -1;
+    /* the tensors, in header order; names and metadata move into the dict as they are */
+    const unsigned char *data = b + 8 + hn;
+    tn_scope_begin();
+    for (int64_t i = 0; i < p.ne && !rc; i++) {
+        tn__st_entry *t = &p.e[i];
+        size_t nb = (size_t)(t->end - t->begin), es = tn_dtype_size(t->dtype);
+        const unsigned char *at = data + t->begin;
+        tn_tensor *x;
+        if (map && nb && (uintptr_t)at % es == 0) {
+            int64_t refs = TN__ATOMIC_ADD(&map->refs, 1);
+            x = tn_from_blob((void *)(uintptr_t)at, t->shape, t->ndim, NULL, t->dtype, tn__st_map_deleter, map);
+            /* a failed tn_from_blob may or may not have run the deleter: settle the count */
+            if (!x && TN__ATOMIC_LOAD(&map->refs) == refs) tn__st_map_unref(map);
+        } else {
+            x = tn_empty(t->shape, t->ndim, t->dtype);
+            if (x && nb) memcpy(tn_data_ptr(x), at, nb);
+        }
+        if (!x) rc = tn__st_fail(&p, "out of memory for tensor '%s'", t->name);
+        else if (p.ne > INT_MAX - 1) rc = tn__st_fail(&p, "%lld tensors are more than a tn_dict holds", (long long)p.ne);
+        else if (tn__dict_append(d, t->name, x)) rc = -1;
+        else t->name = NULL;  /* the dict's now */
+    }
+    for (int64_t i = 0; i < p.nmeta && !rc; i++) {
+        if (p.nmeta > INT_MAX / 2) rc = tn__st_fail(&p, "%lld metadata entries are more than a tn_dict holds", (long long)p.nmeta);
+        else if (tn__dict_append_meta(d, p.meta[2 * i], p.meta[2 * i + 1])) rc = -1;
+        else p.meta[2 * i] = p.meta[2 * i + 1] = NULL;
+    }
+    tn_scope_end();
+    for (int64_t i = 0; i < p.ne; i++) TN_FREE(p.e[i].name);
+    for (int64_t i = 0; i < 2 * p.nmeta; i++) TN_FREE(p.meta[i]);
+    TN_FREE(p.e);
+    TN_FREE(p.meta);
+    if (rc) { tn_dict_free(d); return NULL; }
+    return d;
+}
+
+TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size) {
+    if (!data && size) return (tn_dict *)tn__error("tn_safetensors_load_buffer: data is NULL");
+    return tn__st_parse_bytes("tn_safetensors_load_buffer", NULL, (const unsigned char *)(data ? data : ""), data ? size : 0, NULL);
+}
+
+TNDEF tn_dict *tn_safetensors_load(const char *path) {
+    if (!path) return (tn_dict *)tn__error("tn_safetensors_load: path is NULL");
+    tn__st_map *m = (tn__st_map *)TN_MALLOC(sizeof *m);
+    if (!m) return (tn_dict *)tn__error("tn_safetensors_load: out of memory");
+    memset(m, 0, sizeof *m);
+    m->refs = 1;  /* ours, while parsing */
+#ifdef TN__HAVE_MMAP
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int err = errno;
+        if (fd >= 0) close(fd);
+        TN_FREE(m);
+        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", path, strerror(err));
+    }
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+        close(fd);
+        TN_FREE(m);
+        return (tn_dict *)tn__error("tn_safetensors_load: '%s' is not a regular file of addressable size", path);
+    }
+    m->len = (size_t)st.st_size;
+    if (m->len) {
+        /* private and copy-on-write: writes to a loaded tensor stay in this process */
+        m->addr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (m->addr == MAP_FAILED) {
+            int err = errno;
+            close(fd);
+            TN_FREE(m);
+            return (tn_dict *)tn__error("tn_safetensors_load: cannot map '%s' (%zu bytes): %s", path, (size_t)st.st_size, strerror(err));
+        }
+        m->mapped = true;
+    }
+    close(fd);
+#else
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        TN_FREE(m);
+        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", path, strerror(errno));
+    }
+    tn__file r;
+    memset(&r, 0, sizeof r);
+    r.f = f;
+    int64_t size = tn__file_left(&r);
+    if (size >= 0) m->addr = tn__file_read_exact("tn_safetensors_load", path, &r, size);
+    fclose(f);
+    if (!m->addr) {
+        TN_FREE(m);
+        return size >= 0 ? NULL : (tn_dict *)tn__error("tn_safetensors_load: cannot read '%s'", path);
+    }
+    m->len = (size_t)size;
+#endif
+    tn_dict *d = tn__st_parse_bytes("tn_safetensors_load", path, (const unsigned char *)(m->addr ? m->addr : ""), m->len, m);
+    tn__st_map_unref(m);
+    return d;
+}
+
+/* ---- writing ---- */
+static void tn__st_json_string(tn__sbuf *b, const char *s) {
+    static const char hex[] = "0123456789abcdef";
+    tn__sb_put(b, "\"", 1);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
+        switch (*c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            if (*c >= 0x20) { tn__sb_put(b, (const char *)c, 1); continue; }
+            esc[1] = 'u'; esc[2] = '0'; esc[3] = '0'; esc[4] = hex[*c >> 4]; esc[5] = hex[*c & 15];
+        }
+        tn__sb_puts(b, esc);
+    }
+    tn__sb_put(b, "\"", 1);
+}
+
+typedef struct tn__st_item { const char *name; tn_tensor *t; int64_t nbytes; } tn__st_item;
+static int tn__st_cmp_items(const void *a, const void *b) {
+    const tn__st_item *x = (const tn__st_item *)a, *y = (const tn__st_item *)b;
+    int rx = tn__st_rank[x->t->dtype], ry = tn__st_rank[y->t->dtype];
+    return rx != ry ? ry - rx : strcmp(x->name, y->name);
+}
+
+/* The padded header of d, and d's tensors in file order (*items, TN_MALLOC'd). */
+static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st_item **items_out, int *n_out) {
+    int n = tn_dict_len(d);
+    tn__st_item *items = (tn__st_item *)TN_MALLOC((size_t)(n ? n : 1) * sizeof *items);
+    if (!items) return TN__FAIL_INT("%s: out of memory", fn);
+    size_t bad;
+    for (int i = 0; i < n; i++) {
+        const char *name = tn_dict_key(d, i);
+        tn_tensor *t = tn_dict_value(d, i);
+        const char *why = !t ? "has no tensor (NULL)" : !strcmp(name, "__metadata__") ? "is reserved for the metadata"
+                        : !tn__utf8_ok((const unsigned char *)name, strlen(name), &bad) ? "is not valid UTF-8" : NULL;
+        if (why) { TN_FREE(items); return TN__FAIL_INT("%s: tensor name '%s' %s", fn, name, why); }
+        items[i].name = name;
+        items[i].t = t;
+        items[i].nbytes = tn_numel(t) * (int64_t)tn_dtype_size(t->dtype);
+    }
+    for (int i = 0; i < tn_dict_meta_len(d); i++) {
+        const char *k = tn_dict_meta_key(d, i), *v = tn_dict_get_meta(d, k);
+        if (!tn__utf8_ok((const unsigned char *)k, strlen(k), &bad) || !tn__utf8_ok((const unsigned char *)v, strlen(v), &bad)) {
+            TN_FREE(items);
+            return TN__FAIL_INT("%s: metadata '%s' is not valid UTF-8", fn, k);
+        }
+    }
+    qsort(items, (size_t)n, sizeof *items, tn__st_cmp_items);
+    memset(hdr, 0, sizeof *hdr);
+    tn__sb_puts(hdr, "{");
+    if (tn_dict_meta_len(d)) {
+        tn__sb_puts(hdr, "\"__metadata__\":{");
+        for (int i = 0; i < tn_dict_meta_len(d); i++) {
+            const char *k = tn_dict_meta_key(d, i);
+            if (i) tn__sb_puts(hdr, ",");
+            tn__st_json_string(hdr, k);
+            tn__sb_puts(hdr, ":");
+            tn__st_json_string(hdr, tn_dict_get_meta(d, k));
+        }
+        tn__sb_puts(hdr, n ? "}," : "}");
+    }
+    int64_t off = 0;
+    char num[64];
+    for (int i = 0; i < n; i++) {
+        tn_tensor *t = items[i].t;
+        if (i) tn__sb_puts(hdr, ",");
+        tn__st_json_string(hdr, items[i].name);
+        tn__sb_puts(hdr, ":{\"dtype\":\"");
+        tn__sb_puts(hdr, tn__st_dtype_names[t->dtype]);
+        tn__sb_puts(hdr, "\",\"shape\":[");
+        for (int k = 0; k < t->ndim; k++) { snprintf(num, sizeof num, k ? ",%lld" : "%lld", (long long)t->shape[k]); tn__sb_puts(hdr, num); }
+        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)(off + items[i].nbytes));
+        tn__sb_puts(hdr, num);
+        off += items[i].nbytes;
+    }
+    tn__sb_puts(hdr, "}");
+    while (!hdr->failed && hdr->n % 8) tn__sb_puts(hdr, " ");  /* the data starts 8-byte aligned */
+    if (hdr->failed || hdr->n > TN__ST_MAX_HEADER) {
+        TN_FREE(items);
+        TN_FREE(hdr->s);
+        return TN__FAIL_INT("%s: %s", fn, hdr->failed ? "out of memory" : "the header would be larger than 100 MB");
+    }
+    *items_out = items;
+    *n_out = n;
+    return 0;
+}
+
+/* t's bytes, row-major on the CPU: t's own memory when contiguous, else a copy in
+   *tmp (any dtype, F16/BF16 too: elements are moved as bytes). */
+static void tn__st_copy_loop(char **p, const int64_t *s, int64_t n, void *ctx) {
+    size_t es = *(const size_t *)ctx;
+    for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], es);
+}
+static const void *tn__st_bytes(const char *fn, tn_tensor *t, tn_tensor **tmp) {
+    *tmp = NULL;
+    if (t->device == TN_CPU && tn_is_contiguous(t)) return tn_data_ptr(t);
+    tn_tensor *c = tn__new(t->dtype, TN_CPU, t->shape, t->ndim);
+    if (!c) return NULL;
+    if (t->device == TN_CPU) {
+        size_t es = tn_dtype_size(t->dtype);
+        tn__iter it;
+        tn__iter_init(&it, t->shape, t->ndim);
+        tn__iter_add(&it, c);
+        tn__iter_add(&it, t);
+        tn__iter_run(&it, tn__st_copy_loop, &es);
+    } else if (TN__KERNEL(fn, tn__backend(t->device)->copy(c, t))) {
+        tn_release(c);
+        return NULL;
+    }
+    *tmp = c;
+    return tn_data_ptr(c);
+}
+
+TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size) {
+    if (size) *size = 0;
+    if (!d || !size) return (char *)tn__error("tn_safetensors_serialize: need a dict and a size pointer");
+    tn__sbuf hdr;
+    tn__st_item *items;
+    int n;
+    if (tn__st_header("tn_safetensors_serialize", d, &hdr, &items, &n)) return NULL;
+    uint64_t total = 8 + hdr.n;
+    for (int i = 0; i < n; i++) total += (uint64_t)items[i].nbytes;
+    char *out = total <= (uint64_t)SIZE_MAX ? (char *)TN_MALLOC((size_t)total) : NULL;
+    if (!out) tn__error("tn_safetensors_serialize: out of memory for %llu bytes", (unsigned long long)total);
+    size_t at = 8;
+    for (int k = 0; out && k < 8; k++) out[k] = (char)(hdr.n >> (8 * k) & 0xFF);
+    if (out) memcpy(out + 8, hdr.s, hdr.n);
+    at += hdr.n;
+    for (int i = 0; out && i < n; i++) {
+        tn_tensor *tmp;
+        const void *src = tn__st_bytes("tn_safetensors_serialize", items[i].t, &tmp);
+        if (!src) { TN_FREE(out); out = NULL; break; }
+        if (items[i].nbytes) memcpy(out + at, src, (size_t)items[i].nbytes);
+        at += (size_t)items[i].nbytes;
+        tn_release(tmp);
+    }
+    TN_FREE(hdr.s);
+    TN_FREE(items);
+    if (out) *size = (size_t)total;
+    return out;
+}
+
+TNDEF int tn_safetensors_save(const char *path, const tn_dict *d) {
+    if (!path || !d) return TN__FAIL_INT("tn_safetensors_save: need a path and a dict");
+    tn__sbuf hdr;
+    tn__st_item *items;
+    int n;
+    if (tn__st_header("tn_safetensors_save", d, &hdr, &items, &n)) return -1;
+    size_t pl = strlen(path);
+    char *tmpname = (char *)TN_MALLOC(pl + 16);
+    FILE *f = NULL;
+    int rc = 0;
+    if (!tmpname) rc = TN__FAIL_INT("tn_safetensors_save: out of memory");
+    else {
+        snprintf(tmpname, pl + 16, "%s.tmp", path);
+        f = fopen(tmpname, "wb");
+        if (!f) rc = TN__FAIL_INT("tn_safetensors_save: cannot create '%s': %s", tmpname, strerror(errno));
+    }
+    unsigned char len8[8];
+    for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)hdr.n >> (8 * k) & 0xFF);
+    bool io_ok = f && fwrite(len8, 1, 8, f) == 8 && fwrite(hdr.s, 1, hdr.n, f) == hdr.n;
+    for (int i = 0; f && io_ok && i < n; i++) {
+        tn_tensor *tmp;
+        const void *src = tn__st_bytes("tn_safetensors_save", items[i].t, &tmp);
+        if (!src) { rc = -1; break; }
+        io_ok = !items[i].nbytes || fwrite(src, 1, (size_t)items[i].nbytes, f) == (size_t)items[i].nbytes;
+        tn_release(tmp);
+    }
+    if (f) {
+        int err = errno;
+        if (fclose(f) != 0 && io_ok) { io_ok = false; err = errno; }
+        if (!rc && !io_ok) rc = TN__FAIL_INT("tn_safetensors_save: cannot write '%s': %s", tmpname, strerror(err));
+        if (!rc && rename(tmpname, path) != 0) {
+            remove(path);  /* platforms whose rename does not replace */
+            if (rename(tmpname, path) != 0) rc = TN__FAIL_INT("tn_safetensors_save: cannot rename '%s' to '%s': %s", tmpname, path, strerror(errno));
+        }
+        if (rc) remove(tmpname);
+    }
+    TN_FREE(tmpname);
+    TN_FREE(hdr.s);
+    TN_FREE(items);
+    return rc;
+}
+
+/* ---- checkpoints ---- */
+static int tn__dict_put_prefixed(tn_dict *dst, const char *prefix, const tn_dict *src) {
+    char key[600];
+    for (int i = 0; src && i < tn_dict_len(src); i++) {
+        snprintf(key, sizeof key, "%s%s", prefix, tn_dict_key(src, i));
+        if (tn_dict_set(dst, key, tn_dict_value(src, i))) return -1;
+    }
+    return src ? 0 : -1;
+}
+TNDEF int tn_checkpoint_save(const char *path, const tn_module *model, const tn_optim *opt, int64_t step) {
+    const char *fn = "tn_checkpoint_save";
+    if (!path || !model) return TN__FAIL_INT("%s: need a path and a model", fn);
+    tn_dict *all = tn_dict_new(), *ms = tn_module_state_dict(model), *os = opt ? tn_optim_state_dict(opt) : NULL;
+    char tmp[1100], num[32];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(num, sizeof num, "%lld", (long long)step);
+    tn_scope_begin();
+    int rc = !all || tn__dict_put_prefixed(all, "model.", ms) || (opt && tn__dict_put_prefixed(all, "optim.", os)) ||
+             tn_dict_set(all, "step", tn_scalar_tensor((double)step, TN_I64)) || tn_dict_set_meta(all, "format", "tensor.h checkpoint") ||
+             tn_dict_set_meta(all, "step", num) || tn_safetensors_save(tmp, all) ? -1 : 0;
+    tn_scope_end();
+    if (rc == 0 && rename(tmp, path) != 0) { remove(tmp); rc = TN__FAIL_INT("%s: cannot rename %s to %s", fn, tmp, path); }
+    tn_dict_free(all); tn_dict_free(ms); tn_dict_free(os);
+    return rc;
+}
+/* The entries of src under prefix, with it removed. */
+static tn_dict *tn__dict_strip_prefix(const tn_dict *src, const char *prefix) {
+    tn_dict *d = tn_dict_new();
+    size_t n = strlen(prefix);
+    for (int i = 0; d && i < tn_dict_len(src); i++)
+        if (!strncmp(tn_dict_key(src, i), prefix, n) && tn_dict_set(d, tn_dict_key(src, i) + n, tn_dict_value(src, i))) { tn_dict_free(d); return NULL; }
+    return d;
+}
+TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, int64_t *step) {
+    const char *fn = "tn_checkpoint_load";
+    if (!path || !model) return TN__FAIL_INT("%s: need a path and a model", fn);
+    tn_dict *all = tn_safetensors_load(path);
+    if (!all) return -1;
+    tn_dict *ms = tn__dict_strip_prefix(all, "model."), *os = opt ? tn__dict_strip_prefix(all, "optim.") : NULL;
+    tn_tensor *st = tn_dict_get(all, "step");
+    int rc = 0;
+    if (!ms || (opt && !os)) rc = -1;
+    else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, path);
+    else if (tn_module_load_state_dict(model, ms, true, NULL, NULL) || (opt && tn_optim_load_state_dict(opt, os))) {
+        char why[1024];                  /* the message of the part that failed, with the file's name */
+        snprintf(why, sizeof why, "%s", tn_last_error());
+        rc = TN__FAIL_INT("%s: %s: %s", fn, path, why);
+    }
+    if (rc == 0 && step) *step = (int64_t)tn_item(st);
+    tn_dict_free(ms); tn_dict_free(os); tn_dict_free(all);
+    return rc;
+}
+
+/* ---- printing ---- */
 /* PyTorch's repr (torch/_tensor_str.py): precision 4, linewidth 80, summarised past
    1000 elements with 3 edge items; one width for all elements, chosen from the
    (summarised) nonzero finite values: integers print as "1.", wide ranges in %e. */

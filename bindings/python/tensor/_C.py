@@ -328,3 +328,95 @@ def has(name):
 # Enum values of the header (section 3).
 F32, F64, I32, I64, U8, BOOL, F16, BF16 = range(8)
 CPU, CUDA = 0, 1
+
+
+# ---- nn (section 10 and 12) ----
+# Declarations for tensor.nn (functional ops, losses, nn.init, and the few module calls
+# Module.to() uses to convert parameters in place). Appended by the nn bindings; the
+# letters are the table's, plus "P" for const double * (interpolate's scale_factor).
+_TYPES["P"] = POINTER(c_double)
+
+
+class tn_module_type(ctypes.Structure):
+    """struct tn_module_type (section 12): name and three callbacks (all NULL here), plus
+    zeroed room in case the C struct gains fields."""
+    _fields_ = [("name", c_char_p), ("forward", c_void_p), ("destroy", c_void_p), ("extra_repr", c_void_p),
+                ("_reserved", c_void_p * 8)]
+
+
+_NN_SIGNATURES = """
+tn_relu6 T T
+tn_leaky_relu T T d
+tn_elu T T d
+tn_selu T T
+tn_celu T T d
+tn_hardtanh T T d d
+tn_mish T T
+tn_hardswish T T
+tn_hardsigmoid T T
+tn_linear T T T T
+tn_bilinear T T T T T
+tn_conv1d T T T T l l l l
+tn_conv2d_ex T T T T L L L l
+tn_conv_transpose1d T T T T l l l l l
+tn_conv_transpose2d_ex T T T T L L L l L
+tn_im2col T T L L L L
+tn_col2im T T L L L L L
+tn_max_pool1d T T l l l l b A
+tn_max_pool2d_ex T T L L L L b A
+tn_avg_pool1d T T l l l b b
+tn_avg_pool2d_ex T T L L L b b l
+tn_adaptive_avg_pool2d T T l l
+tn_adaptive_max_pool2d T T l l A
+tn_batch_norm T T T T T T b d d
+tn_layer_norm T T L i T T d
+tn_group_norm T T l T T d
+tn_instance_norm T T T T T T b d d
+tn_dropout T T d b
+tn_dropout2d T T d b
+tn_embedding T T T
+tn_embedding_padded T T T l
+tn_one_hot T T l
+tn_scaled_dot_product_attention T T T T T d b d
+tn_interpolate T T L P s b
+tn_pixel_shuffle T T l
+tn_pixel_unshuffle T T l
+tn_mse_loss T T T D
+tn_l1_loss T T T D
+tn_smooth_l1_loss T T T D d
+tn_huber_loss T T T D d
+tn_nll_loss_ex T T T T l D
+tn_cross_entropy_ex T T T T l D d
+tn_binary_cross_entropy T T T T D
+tn_binary_cross_entropy_with_logits T T T T T D
+tn_kl_div T T T D b
+tn_cosine_similarity T T T l d
+tn_cosine_embedding_loss T T T T d D
+tn_margin_ranking_loss T T T T d D
+tn_init_calculate_gain d s d
+tn_init_uniform_ i T d d
+tn_init_normal_ i T d d
+tn_init_constant_ i T d
+tn_init_zeros_ i T
+tn_init_ones_ i T
+tn_init_xavier_uniform_ i T d
+tn_init_xavier_normal_ i T d
+tn_init_kaiming_uniform_ i T d s s
+tn_init_kaiming_normal_ i T d s s
+tn_init_orthogonal_ i T d
+tn_init_trunc_normal_ i T d d d d
+tn_module_new p p z
+tn_module_free v p
+tn_module_register_buffer T p s T b
+tn_module_to i p D
+tn_module_to_dtype i p D
+tn_module_get T p s
+tn_nn_linear p l l b
+tn_nn_conv2d p l l l s
+tn_nn_embedding p l l s
+tn_nn_bilinear p l l l b
+?tn_clip_grad_norm_ d A i d d
+?tn_clip_grad_value_ i A i d
+"""
+for _line in _NN_SIGNATURES.strip().splitlines():
+    _declare(_line)

@@ -10,6 +10,8 @@ print as ``torch.float32`` so output matches PyTorch's. Errors from C become Pyt
 exceptions (RuntimeError, IndexError, ...) carrying the C message. Needs only the
 standard library; NumPy is used when present (Tensor.numpy, tn.from_numpy).
 """
+import builtins as _builtins
+
 from . import _C
 from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64, uint8, bool_ as bool,
                     float16, bfloat16, get_default_dtype, set_default_dtype, promote_types, can_cast,
@@ -62,7 +64,8 @@ def numel(input):
 
 
 def cuda_is_available():
-    return bool(_C.lib.tn_cuda_is_available())
+    # this module's bool/int/float are torch.bool etc. (dtypes), as in torch: use the builtins
+    return _builtins.bool(_C.lib.tn_cuda_is_available())
 
 
 class cuda:

@@ -1,14 +1,113 @@
-"""torch.nn.functional names over the C library's nn functional section (section 10).
+"""torch.nn.functional over the C library's nn section (tensor.h section 10).
 
-Ops the C library has (softmax, log_softmax, relu, gelu, silu, softplus, sigmoid, tanh,
-pad) call it directly; a few small ones are composed from tensor ops until their C
-versions land with the nn issue.
+Every op calls its C function: names, signatures, defaults and keyword arguments are
+torch 1.13's (``stride=``, ``padding='same'``, ``return_indices=``, ``reduction=``,
+``training=``, ...); int-or-tuple arguments are expanded here and handed to the C
+``_ex`` forms. Argument errors that torch raises in Python (bad reduction strings, bad
+dropout probabilities, mismatched target sizes) are raised here with torch's text and
+exception type; everything else is checked in C and surfaces as the C message.
 """
+import math
+import numbers
+import operator
+import warnings
+from ctypes import c_double, c_int64, c_void_p, byref
 
 from .._C import lib
-from .._core import _i64, _wrap, int64, zeros
+from .._core import _i64, _wrap, int64, tensor
+
+__all__ = [
+    "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
+    "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "dropout", "dropout1d", "dropout2d",
+    "embedding", "one_hot", "scaled_dot_product_attention", "interpolate", "upsample", "upsample_nearest",
+    "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
+    "hardtanh", "hardtanh_", "mish", "hardswish", "hardsigmoid", "gelu", "silu", "softplus", "sigmoid", "tanh",
+    "softmax", "log_softmax", "softmin", "logsigmoid", "softsign", "tanhshrink", "threshold", "glu",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "cosine_embedding_loss",
+    "margin_ranking_loss", "pairwise_distance", "normalize", "pad",
+]
 
 
+# --------------------------------------------------------------------------- argument helpers
+def _ntuple(v, n, name):
+    """An int or a sequence of ints -> a list of n ints (a 1-sequence is repeated)."""
+    if isinstance(v, (list, tuple)):
+        try:
+            vals = [operator.index(x) for x in v]
+        except TypeError:
+            raise TypeError(f"{name} must be an int or a tuple of ints, got {v!r}") from None
+        if len(vals) == 1:
+            vals = vals * n
+        if len(vals) != n:
+            raise RuntimeError(f"{name} must be an int or a tuple of {n} ints, got {tuple(v)}")
+        return vals
+    try:
+        return [operator.index(v)] * n
+    except TypeError:
+        raise TypeError(f"{name} must be an int or a tuple of ints, got {v!r}") from None
+
+
+def _arr(vals):
+    return (c_int64 * len(vals))(*vals)
+
+
+def _opt(t):
+    """A C pointer for an optional tensor argument (None -> NULL)."""
+    return None if t is None else t._ptr
+
+
+_REDUCTIONS = {"mean": 0, "sum": 1, "none": 2, "batchmean": 3}
+
+
+def _legacy_reduction(size_average, reduce, emit_warning=True):
+    """torch's _Reduction.legacy_get_string for the deprecated size_average/reduce."""
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.")
+    return ret
+
+
+def _reduction(reduction, size_average=None, reduce=None, batchmean=False):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    code = _REDUCTIONS.get(reduction)
+    if code is None or (code == 3 and not batchmean):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return code
+
+
+def _inplace(input, result):
+    """The in-place form of an op the C library computes out of place: copy the result
+    into input. Under autograd the op must not have saved input itself (the copy bumps
+    its version), so callers compute it from a clone then (see _src)."""
+    return input.copy_(result)
+
+
+def _act(cfn, input, inplace, *args):
+    """An activation through its C function; inplace=True copies the result into input."""
+    src = _src(input) if inplace else input          # a local: alive across the C call
+    r = _wrap(cfn(src._ptr, *args))
+    return _inplace(input, r) if inplace else r
+
+
+def _src(input):
+    """The operand of an inplace=True activation: a clone when autograd records it, so
+    the values the op saves for backward are not the ones the copy overwrites."""
+    if input.requires_grad and lib.tn_is_grad_enabled():
+        return input.clone()
+    return input
+
+
+# --------------------------------------------------------------------------- activations
 def _softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
@@ -24,15 +123,72 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return softmax(-input, dim, dtype=dtype)
+    x = input if dtype is None else input.to(dtype)
+    return softmax(-x, dim)
 
 
 def relu(input, inplace=False):
     return input.relu_() if inplace else _wrap(lib.tn_relu(input._ptr))
 
 
+def relu_(input):
+    return input.relu_()
+
+
 def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return _act(lib.tn_relu6, input, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return _act(lib.tn_hardtanh, input, inplace, float(min_val), float(max_val))
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _act(lib.tn_leaky_relu, input, inplace, float(negative_slope))
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _act(lib.tn_elu, input, inplace, float(alpha))
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+def selu(input, inplace=False):
+    return _act(lib.tn_selu, input, inplace)
+
+
+def selu_(input):
+    return selu(input, True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _act(lib.tn_celu, input, inplace, float(alpha))
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
+
+
+def mish(input, inplace=False):
+    return _act(lib.tn_mish, input, inplace)
+
+
+def hardswish(input, inplace=False):
+    return _act(lib.tn_hardswish, input, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _act(lib.tn_hardsigmoid, input, inplace)
 
 
 def gelu(input, approximate="none"):
@@ -42,8 +198,7 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    r = _wrap(lib.tn_silu(input._ptr))
-    return input.copy_(r) if inplace else r
+    return _act(lib.tn_silu, input, inplace)
 
 
 def softplus(input, beta=1, threshold=20):
@@ -51,20 +206,433 @@ def softplus(input, beta=1, threshold=20):
 
 
 def sigmoid(input):
+    warnings.warn("nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.")
     return _wrap(lib.tn_sigmoid(input._ptr))
 
 
 def tanh(input):
+    warnings.warn("nn.functional.tanh is deprecated. Use torch.tanh instead.")
     return _wrap(lib.tn_tanh(input._ptr))
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+# Small activations with no C kernel of their own, composed from tensor ops.
+def logsigmoid(input):
+    return -softplus(-input)
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
-    r = input.where(input > 0, input * negative_slope)
-    return input.copy_(r) if inplace else r
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def threshold(input, threshold, value, inplace=False):
+    r = input.where(input > threshold, value)
+    return _inplace(input, r) if inplace else r
+
+
+def glu(input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+# --------------------------------------------------------------------------- linear, convolution
+def linear(input, weight, bias=None):
+    return _wrap(lib.tn_linear(input._ptr, weight._ptr, _opt(bias)))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    return _wrap(lib.tn_bilinear(input1._ptr, input2._ptr, weight._ptr, _opt(bias)))
+
+
+def _conv_padding(padding, n):
+    if isinstance(padding, str):
+        if padding == "same":
+            return [-1] * n          # TN_PAD_SAME
+        if padding == "valid":
+            return [0] * n
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    return _ntuple(padding, n, "padding")
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    (s,), (p,), (d,) = _ntuple(stride, 1, "stride"), _conv_padding(padding, 1), _ntuple(dilation, 1, "dilation")
+    return _wrap(lib.tn_conv1d(input._ptr, weight._ptr, _opt(bias), s, p, d, groups))
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    s, p, d = _ntuple(stride, 2, "stride"), _conv_padding(padding, 2), _ntuple(dilation, 2, "dilation")
+    return _wrap(lib.tn_conv2d_ex(input._ptr, weight._ptr, _opt(bias), _arr(s), _arr(p), _arr(d), groups))
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    (s,), (p,) = _ntuple(stride, 1, "stride"), _ntuple(padding, 1, "padding")
+    (o,), (d,) = _ntuple(output_padding, 1, "output_padding"), _ntuple(dilation, 1, "dilation")
+    return _wrap(lib.tn_conv_transpose1d(input._ptr, weight._ptr, _opt(bias), s, p, o, groups, d))
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    s, p = _ntuple(stride, 2, "stride"), _ntuple(padding, 2, "padding")
+    o, d = _ntuple(output_padding, 2, "output_padding"), _ntuple(dilation, 2, "dilation")
+    return _wrap(lib.tn_conv_transpose2d_ex(input._ptr, weight._ptr, _opt(bias), _arr(s), _arr(p), _arr(o),
+                                            groups, _arr(d)))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    k, d = _ntuple(kernel_size, 2, "kernel_size"), _ntuple(dilation, 2, "dilation")
+    p, s = _ntuple(padding, 2, "padding"), _ntuple(stride, 2, "stride")
+    return _wrap(lib.tn_im2col(input._ptr, _arr(k), _arr(d), _arr(p), _arr(s)))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    o, k = _ntuple(output_size, 2, "output_size"), _ntuple(kernel_size, 2, "kernel_size")
+    d, p, s = _ntuple(dilation, 2, "dilation"), _ntuple(padding, 2, "padding"), _ntuple(stride, 2, "stride")
+    return _wrap(lib.tn_col2im(input._ptr, _arr(o), _arr(k), _arr(d), _arr(p), _arr(s)))
+
+
+# --------------------------------------------------------------------------- pooling
+def _pool_stride(stride, kernel, n):
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        return list(kernel)
+    return _ntuple(stride, n, "stride")
+
+
+def _with_indices(call, want):
+    """Run a C pooling call that takes a tn_tensor ** for the argmax positions."""
+    idx = c_void_p()
+    out = _wrap(call(byref(idx) if want else None))
+    if not want:
+        return out
+    return out, _wrap(idx.value)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    (k,) = _ntuple(kernel_size, 1, "kernel_size")
+    (s,), (p,), (d,) = _pool_stride(stride, [k], 1), _ntuple(padding, 1, "padding"), _ntuple(dilation, 1, "dilation")
+    return _with_indices(lambda ip: lib.tn_max_pool1d(input._ptr, k, s, p, d, bool(ceil_mode), ip), return_indices)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    k = _ntuple(kernel_size, 2, "kernel_size")
+    s, p, d = _pool_stride(stride, k, 2), _ntuple(padding, 2, "padding"), _ntuple(dilation, 2, "dilation")
+    return _with_indices(lambda ip: lib.tn_max_pool2d_ex(input._ptr, _arr(k), _arr(s), _arr(p), _arr(d),
+                                                         bool(ceil_mode), ip), return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    (k,) = _ntuple(kernel_size, 1, "kernel_size")
+    (s,), (p,) = _pool_stride(stride, [k], 1), _ntuple(padding, 1, "padding")
+    return _wrap(lib.tn_avg_pool1d(input._ptr, k, s, p, bool(ceil_mode), bool(count_include_pad)))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    k = _ntuple(kernel_size, 2, "kernel_size")
+    s, p = _pool_stride(stride, k, 2), _ntuple(padding, 2, "padding")
+    if divisor_override is not None and divisor_override <= 0:
+        raise RuntimeError("divisor must be not zero")
+    return _wrap(lib.tn_avg_pool2d_ex(input._ptr, _arr(k), _arr(s), _arr(p), bool(ceil_mode),
+                                      bool(count_include_pad), int(divisor_override or 0)))
+
+
+def _adaptive_size(input, output_size, n):
+    """output_size as n ints; None entries keep the input's size (torch's _list_with_default)."""
+    if isinstance(output_size, (list, tuple)):
+        sizes = list(output_size)
+        if len(sizes) == 1:
+            sizes = sizes * n
+        if len(sizes) != n:
+            raise ValueError(f"Input dimension should be at least {n + 1}")
+    else:
+        sizes = [output_size] * n
+    shape = input.shape
+    return [shape[len(shape) - n + i] if v is None else operator.index(v) for i, v in enumerate(sizes)]
+
+
+def adaptive_avg_pool2d(input, output_size):
+    oh, ow = _adaptive_size(input, output_size, 2)
+    return _wrap(lib.tn_adaptive_avg_pool2d(input._ptr, oh, ow))
+
+
+def adaptive_avg_pool1d(input, output_size):
+    (o,) = _adaptive_size(input, output_size, 1)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
+    x = input.unsqueeze(-2)
+    return _wrap(lib.tn_adaptive_avg_pool2d(x._ptr, 1, o)).squeeze(-2)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    oh, ow = _adaptive_size(input, output_size, 2)
+    return _with_indices(lambda ip: lib.tn_adaptive_max_pool2d(input._ptr, oh, ow, ip), return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return adaptive_max_pool2d_with_indices(input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    (o,) = _adaptive_size(input, output_size, 1)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
+    x = input.unsqueeze(-2)
+    r = _with_indices(lambda ip: lib.tn_adaptive_max_pool2d(x._ptr, 1, o, ip), return_indices)
+    return (r[0].squeeze(-2), r[1].squeeze(-2)) if return_indices else r.squeeze(-2)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return adaptive_max_pool1d_with_indices(input, output_size, return_indices)
+
+
+# --------------------------------------------------------------------------- normalisation
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    return _wrap(lib.tn_batch_norm(input._ptr, _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias),
+                                   bool(training), float(momentum), float(eps)))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    arr, n = _i64(normalized_shape)
+    return _wrap(lib.tn_layer_norm(input._ptr, arr, n, _opt(weight), _opt(bias), float(eps)))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    return _wrap(lib.tn_group_norm(input._ptr, num_groups, _opt(weight), _opt(bias), float(eps)))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    if use_input_stats and input.ndim >= 2:
+        n = 1
+        for s in input.shape[2:]:
+            n *= s
+        if n == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    return _wrap(lib.tn_instance_norm(input._ptr, _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias),
+                                      bool(use_input_stats), float(momentum), float(eps)))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    r = input / denom
+    return r if out is None else out.copy_(r)
+
+
+# --------------------------------------------------------------------------- dropout
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if inplace:
+        if not training or p == 0:
+            return input
+        src = _src(input)
+        return _inplace(input, _wrap(lib.tn_dropout(src._ptr, float(p), True)))
+    return _wrap(lib.tn_dropout(input._ptr, float(p), bool(training)))
+
+
+def _channel_dropout(input, p, training, inplace, batched):
+    """Channel-wise dropout of [N, C, L] ([C, L] when not batched) through dropout2d of
+    [N, C, L, 1]: torch 1.13's dropout1d (and its dropout2d of 3-D input)."""
+    x = input if batched else input.unsqueeze(0)
+    src = (_src(x) if inplace else x).unsqueeze(-1)
+    r = _wrap(lib.tn_dropout2d(src._ptr, float(p), bool(training))).squeeze(-1)
+    if not batched:
+        r = r.squeeze(0)
+    if inplace:
+        return input if not training or p == 0 else _inplace(input, r)
+    return r
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, "
+                           "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channel_dropout(input, p, training, inplace, input.ndim == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).")
+        return dropout(input, p, training, inplace)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a "
+                      "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
+                      "please switch to using dropout1d instead.")
+        return _channel_dropout(input, p, training, inplace, True)
+    src = _src(input) if inplace else input
+    r = _wrap(lib.tn_dropout2d(src._ptr, float(p), bool(training)))
+    if inplace:
+        return input if not training or p == 0 else _inplace(input, r)
+    return r
+
+
+# --------------------------------------------------------------------------- embedding, one_hot
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """torch.embedding_renorm_: rows looked up by input rescaled to norm <= max_norm, in place."""
+    from ..autograd import no_grad
+    rows = sorted(set(input.reshape(-1).tolist()))
+    if not rows:
+        return
+    with no_grad():
+        idx = tensor(rows, dtype=int64)
+        w = weight.detach()
+        sub = w.index_select(0, idx)
+        norms = sub.norm(norm_type, 1, keepdim=True)
+        scale = (max_norm / (norms + 1e-7)).where(norms > max_norm, 1.0)
+        w.index_put_((idx,), sub * scale)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not supported")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    if max_norm is not None:
+        input = input.contiguous()
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    if padding_idx is None:
+        return _wrap(lib.tn_embedding(input._ptr, weight._ptr))
+    return _wrap(lib.tn_embedding_padded(input._ptr, weight._ptr, padding_idx))
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype is not int64:
+        raise RuntimeError("one_hot is only applicable to index tensor.")
+    return _wrap(lib.tn_one_hot(tensor._ptr, num_classes))
+
+
+# --------------------------------------------------------------------------- attention, resizing
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v (torch 2.x's signature; scale None: 1/sqrt(E))."""
+    if scale is not None and not scale > 0:
+        raise RuntimeError(f"scaled_dot_product_attention: scale must be positive, got {scale}")
+    return _wrap(lib.tn_scaled_dot_product_attention(query._ptr, key._ptr, value._ptr, _opt(attn_mask),
+                                                     float(dropout_p), bool(is_causal), float(scale or 0.0)))
+
+
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    elif size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "output size in (o1, o2, ...,oK) format.")
+            output_size = [operator.index(s) for s in size]
+        else:
+            output_size = [operator.index(size)] * dim
+        scale_factors = None
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        output_size = [int(math.floor(float(input.size(i + 2)) * scale_factors[i])) for i in range(dim)]
+        scale_factors = None
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if mode == "area" and dim in (1, 2):
+        return adaptive_avg_pool1d(input, output_size) if dim == 1 else adaptive_avg_pool2d(input, output_size)
+    if mode in ("nearest", "linear", "bilinear") and dim in (1, 2):
+        if mode == "bilinear" and dim == 1:
+            raise NotImplementedError("Got 3D input, but bilinear mode needs 4D input")
+        if mode == "linear" and dim == 2:
+            raise NotImplementedError("Got 4D input, but linear mode needs 3D input")
+        sz = _arr(output_size) if output_size is not None else None
+        sf = (c_double * dim)(*scale_factors) if scale_factors is not None else None
+        return _wrap(lib.tn_interpolate(input._ptr, sz, sf, mode.encode(), bool(align_corners)))
+    if mode in _INTERP_MODES:
+        raise NotImplementedError(f"interpolate: mode '{mode}' for a {input.ndim}-D input is not supported "
+                                  "(supported: nearest, area for 3-D and 4-D input, linear for 3-D, bilinear for 4-D)")
+    raise NotImplementedError(
+        "Input Error: Only 3D, 4D and 5D input Tensors supported"
+        f" (got {input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+        f" (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input, upscale_factor):
+    return _wrap(lib.tn_pixel_shuffle(input._ptr, upscale_factor))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    return _wrap(lib.tn_pixel_unshuffle(input._ptr, downscale_factor))
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -74,26 +642,89 @@ def pad(input, pad, mode="constant", value=None):
     return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else float(value)))
 
 
-def one_hot(tensor, num_classes=-1):
-    if tensor.dtype is not int64:
-        raise RuntimeError("one_hot is only applicable to index tensor.")
-    if num_classes < 0:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
-    out = zeros(tuple(tensor.shape) + (num_classes,), dtype=int64)
-    return out.scatter_(-1, tensor.unsqueeze(-1), 1)
+# --------------------------------------------------------------------------- losses
+def _size_warning(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12):
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _size_warning(input, target)
+    return _wrap(lib.tn_mse_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce)))
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
-    if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return input
-    from .._factories import bernoulli
-    mask = bernoulli(input, 1 - p) if p < 1 else input.new_zeros(input.shape)
-    r = input * mask / (1 - p) if p < 1 else input * mask
-    return input.copy_(r) if inplace else r
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _size_warning(input, target)
+    return _wrap(lib.tn_l1_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce)))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _size_warning(input, target)
+    return _wrap(lib.tn_smooth_l1_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce),
+                                       float(beta)))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    _size_warning(input, target)
+    return _wrap(lib.tn_huber_loss(input._ptr, target._ptr, _reduction(reduction), float(delta)))
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    return _wrap(lib.tn_nll_loss_ex(input._ptr, target._ptr, _opt(weight), ignore_index,
+                                    _reduction(reduction, size_average, reduce)))
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    return _wrap(lib.tn_cross_entropy_ex(input._ptr, target._ptr, _opt(weight), ignore_index,
+                                         _reduction(reduction, size_average, reduce), float(label_smoothing)))
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    red = _reduction(reduction, size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    return _wrap(lib.tn_binary_cross_entropy(input._ptr, target._ptr, _opt(weight), red))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    red = _reduction(reduction, size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return _wrap(lib.tn_binary_cross_entropy_with_logits(input._ptr, target._ptr, _opt(weight), _opt(pos_weight),
+                                                         red))
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+    return _wrap(lib.tn_kl_div(input._ptr, target._ptr, _reduction(reduction, batchmean=True), bool(log_target)))
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    return _wrap(lib.tn_cosine_similarity(x1._ptr, x2._ptr, dim, float(eps)))
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    return _wrap(lib.tn_cosine_embedding_loss(input1._ptr, input2._ptr, target._ptr, float(margin),
+                                              _reduction(reduction, size_average, reduce)))
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    red = _reduction(reduction, size_average, reduce)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return _wrap(lib.tn_margin_ranking_loss(input1._ptr, input2._ptr, target._ptr, float(margin), red))
