@@ -1993,6 +1993,35 @@ TEST(misc_edges) {
     tn_scope_end();
 }
 
+/* The caching allocator: a freed large block is reused, stats stay exact, the cache empties. */
+TEST(caching_allocator) {
+    tn_cpu_empty_cache();
+    CHECK(tn_cpu_cached_bytes() == 0);
+    tn_memory_stats s0 = tn_memory_stats_get();
+    tn_tensor *a = tn_zeros(TN_SHAPE(1000, 1000), TN_F32);        /* 4 MB: cached when freed */
+    void *pa = tn_data_ptr(a);
+    CHECK(tn_memory_stats_get().live_bytes == s0.live_bytes + 4000000);
+    tn_release(a);
+    CHECK(tn_memory_stats_get().live_bytes == s0.live_bytes);       /* counted as freed */
+    CHECK(tn_cpu_cached_bytes() >= 4000000 && tn_cpu_cached_bytes() <= 6000000);
+    tn_tensor *b = tn_ones(TN_SHAPE(999, 1001), TN_F32);            /* same size class: same block */
+    CHECK(tn_data_ptr(b) == pa);
+    CHECK(tn_cpu_cached_bytes() == 0);
+    tn_scope_begin();
+    CHECK_CLOSE(tn_item(tn_sum(tn_narrow(tn_flatten(b, 0, -1), 0, 0, 10))), 10, 0);   /* really filled */
+    tn_scope_end();
+
+    tn_release(b);
+    tn_tensor *small = tn_zeros(TN_SHAPE(100), TN_F32);             /* below 64 KiB: plain malloc */
+    tn_release(small);
+    CHECK(tn_cpu_cached_bytes() >= 3996000 && tn_cpu_cached_bytes() <= 6000000);
+    for (int i = 0; i < 50; i++) tn_release(tn_empty(TN_SHAPE(1 << 16), TN_F64));   /* one block reused 50 times */
+    CHECK(tn_cpu_cached_bytes() <= 6000000 + (1 << 19) * 2);
+    tn_cpu_empty_cache();
+    CHECK(tn_cpu_cached_bytes() == 0);
+    CHECK(tn_memory_stats_get().live_bytes == s0.live_bytes);
+}
+
 /* ======================================================================== */
 int main(void) {
     RUN_CLEAN(dtype_names_sizes);
@@ -2031,6 +2060,8 @@ int main(void) {
     RUN_CLEAN(repr_more);
     RUN_CLEAN(misc_edges);
     RUN_CLEAN(crash_prone_edges);
+    RUN_CLEAN(caching_allocator);
+
     tn_memory_stats end = tn_memory_stats_get();
     CHECK(end.live_tensors == 0 && end.live_storages == 0 && end.live_bytes == 0);
     return tn_test_report();
