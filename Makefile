@@ -24,7 +24,7 @@ ifeq ($(BLAS),openblas)
 endif
 
 HEADER   := tensor.h
-PENDING  := test_rnn
+PENDING  :=
 TESTS    := $(filter-out $(patsubst %,$(BUILD)/%,$(PENDING)),$(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c)))
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))

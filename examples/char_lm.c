@@ -10,7 +10,7 @@
 #include "tensor.h"
 #include "train_util.h"
 
-enum { SEQ = 64, BATCH = 32, EMBED = 64, HIDDEN = 256 };
+enum { SEQ = 64, BATCH = 32, EMBED = 32, HIDDEN = 128 };
 
 typedef struct char_lm {             /* nn.Module with three children, as in PyTorch */
     tn_module base;
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
     const char *path = tu_arg(argc, argv, "--text", "data/fortunes.txt");
     const char *save = tu_arg(argc, argv, "--save", "char_lm.safetensors"), *resume = tu_arg(argc, argv, "--resume", NULL);
     const char *prompt = tu_arg(argc, argv, "--prompt", "Q: ");
-    int64_t steps = atoll(tu_arg(argc, argv, "--steps", "1500")), nsample = atoll(tu_arg(argc, argv, "--sample", "600"));
+    int64_t steps = atoll(tu_arg(argc, argv, "--steps", "1000")), nsample = atoll(tu_arg(argc, argv, "--sample", "600"));
     tn_manual_seed(0);
 
     int64_t n;
@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
     tn_module *model = char_lm_new(vocab);
     tn_dict *params = tn_module_named_parameters(model);
     tn_optim *opt = tn_optim_create("Adam", tn_dict_values(params), tn_dict_len(params), "lr=3e-3");
-    tn_lr_scheduler *sched = tn_lr_scheduler_create(opt, "CosineAnnealingLR", "T_max=1500, eta_min=3e-4");
+    tn_lr_scheduler *sched = tn_lr_scheduler_create(opt, "CosineAnnealingLR", "T_max=1000, eta_min=3e-4");
     if (!model || !opt || !sched) { fprintf(stderr, "setup failed: %s\n", tn_last_error()); return 1; }
     int64_t step = 0;
     if (resume && tn_checkpoint_load(resume, model, opt, &step)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-static double tu_now(void) {
+static inline double tu_now(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -16,11 +16,11 @@ static double tu_now(void) {
 
 /* "epoch 2/10 [########------------]  312/938  loss 0.4123  8123 samples/s  ETA 0:12" */
 typedef struct tu_progress { int epoch, epochs; int64_t total, samples; double t0, loss_sum; int64_t steps; } tu_progress;
-static void tu_progress_start(tu_progress *p, int epoch, int epochs, int64_t total) {
+static inline void tu_progress_start(tu_progress *p, int epoch, int epochs, int64_t total) {
     memset(p, 0, sizeof *p);
     p->epoch = epoch; p->epochs = epochs; p->total = total; p->t0 = tu_now();
 }
-static void tu_progress_step(tu_progress *p, int64_t done, int64_t batch_samples, double loss) {
+static inline void tu_progress_step(tu_progress *p, int64_t done, int64_t batch_samples, double loss) {
     p->samples += batch_samples; p->loss_sum += loss; p->steps++;
     if (done != p->total && done % 20) return;           /* redraw every 20 steps */
     double dt = tu_now() - p->t0, rate = p->samples / (dt > 0 ? dt : 1e-9);
@@ -35,7 +35,7 @@ static void tu_progress_step(tu_progress *p, int64_t done, int64_t batch_samples
 }
 
 /* One epoch: forward, cross-entropy, backward, step over every batch of the loader. */
-static double tu_train_epoch(tn_module *model, tn_optim *opt, tn_loader *loader, int epoch, int epochs) {
+static inline double tu_train_epoch(tn_module *model, tn_optim *opt, tn_loader *loader, int epoch, int epochs) {
     tu_progress p;
     tu_progress_start(&p, epoch, epochs, tn_loader_len(loader));
     tn_module_train(model, true);
@@ -56,7 +56,7 @@ static double tu_train_epoch(tn_module *model, tn_optim *opt, tn_loader *loader,
 }
 
 /* Fraction of the loader's samples whose argmax matches the label (eval mode, no grad). */
-static double tu_accuracy(tn_module *model, tn_loader *loader) {
+static inline double tu_accuracy(tn_module *model, tn_loader *loader) {
     tn_module_eval(model);
     tn_no_grad_begin();
     tn_tensor *batch[2];
@@ -75,7 +75,7 @@ static double tu_accuracy(tn_module *model, tn_loader *loader) {
 }
 
 /* --epochs N, --data DIR, --save PATH, --resume PATH; returns the value of name or def. */
-static const char *tu_arg(int argc, char **argv, const char *name, const char *def) {
+static inline const char *tu_arg(int argc, char **argv, const char *name, const char *def) {
     for (int i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], name)) return argv[i + 1];
     return def;
 }
@@ -83,7 +83,7 @@ static const char *tu_arg(int argc, char **argv, const char *name, const char *d
 /* The whole classification job on Fashion-MNIST: loaders, optional resume, epochs with a
    checkpoint after each (model + optimizer + epoch), the test accuracy. Returns 0 when the
    accuracy reaches --expect (default 0). Frees the optimizer and the scheduler. */
-static int tu_fit_fashion(int argc, char **argv, tn_module *model, tn_optim *opt, tn_lr_scheduler *sched, int default_epochs, const char *default_save) {
+static inline int tu_fit_fashion(int argc, char **argv, tn_module *model, tn_optim *opt, tn_lr_scheduler *sched, int default_epochs, const char *default_save) {
     const char *dir = tu_arg(argc, argv, "--data", "data/fashion-mnist");
     const char *save = tu_arg(argc, argv, "--save", default_save), *resume = tu_arg(argc, argv, "--resume", NULL);
     int epochs = atoi(tu_arg(argc, argv, "--epochs", default_epochs == 1 ? "1" : default_epochs == 3 ? "3" : "10"));
