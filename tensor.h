@@ -14,7 +14,7 @@
  *     tn_print(c);
  *     tn_scope_end();                                 // releases a, b, c and the temporary
  *
- *     cc -O2 main.c -lm            (add -fopenmp for threads, -DTENSOR_CBLAS -lopenblas for BLAS)
+ *     cc -O3 main.c -lm            (-O3 vectorises the kernels; -fopenmp for threads, -DTENSOR_CBLAS -lopenblas for BLAS)
  *
  * OWNERSHIP
  *   Inputs are borrowed; every returned tensor is a new reference. While a scope is
@@ -13364,7 +13364,7 @@ static int tn__st_string(tn__st_parse *p, char **out) {
         char e = c == '"' ? '"' : c == '\\' ? '\\' : c == '/' ? '/' : c == 'b' ? '\b' : c == 'f' ? '\f' : c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : 0;
         if (e) { if (buf) buf[len++] = e; continue; }
         if (c != 'u') { p->i--; TN_FREE(buf); return tn__st_syntax(p, "invalid escape in a string"); }
-        uint32_t cp, lo;
+        uint32_t cp = 0, lo = 0;   /* set by tn__st_hex4; initialised for -O3's flow analysis */
         if (tn__st_hex4(p, &cp)) { TN_FREE(buf); return -1; }
         if (cp >= 0xDC00 && cp <= 0xDFFF) { TN_FREE(buf); return tn__st_syntax(p, "lone trailing surrogate in a \\u escape"); }
         if (cp >= 0xD800 && cp <= 0xDBFF) {
@@ -14349,17 +14349,26 @@ static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int6
     T *ib = (T *)img->storage->data + img->offset, *cb = (T *)cols->storage->data + cols->offset; \
     for (int64_t n = 0; n < N; n++) for (int64_t c = 0; c < C; c++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) { \
         T *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1]; \
+        /* the window columns x in [x0, x1) read inside the image: iw = x*sw - pw + kj*dw in [0, W) */ \
+        const int64_t off = kj * dw - pw; \
+        int64_t x0 = off >= 0 ? 0 : (-off + sw - 1) / sw, x1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw; \
+        if (x1 > ow) x1 = ow; \
+        if (x0 > x1) x0 = x1; \
+        const int64_t c2 = cs[2], i3 = is[3] * sw; \
         for (int64_t y = 0; y < oh; y++) { \
             const int64_t ih = y * sh - ph + ki * dh; \
-            T *cp = row + y * ow * cs[2]; \
-            if (ih < 0 || ih >= H) { if (!fold) for (int64_t x = 0; x < ow; x++) cp[x * cs[2]] = 0; continue; } \
-            T *ip = plane + ih * is[2]; \
-            for (int64_t x = 0; x < ow; x++) { \
-                const int64_t iw = x * sw - pw + kj * dw; \
-                if (iw < 0 || iw >= W) { if (!fold) cp[x * cs[2]] = 0; } \
-                else if (fold) ip[iw * is[3]] += cp[x * cs[2]]; \
-                else cp[x * cs[2]] = ip[iw * is[3]]; \
+            T *cp = row + y * ow * c2; \
+            if (ih < 0 || ih >= H) { if (!fold) for (int64_t x = 0; x < ow; x++) cp[x * c2] = 0; continue; } \
+            const T *ip = plane + ih * is[2] + (x0 * sw + off) * is[3]; \
+            if (fold) { \
+                T *fp = (T *)ip; \
+                for (int64_t x = x0; x < x1; x++, fp += i3) *fp += cp[x * c2]; \
+                continue; \
             } \
+            for (int64_t x = 0; x < x0; x++) cp[x * c2] = 0; \
+            if (c2 == 1 && i3 == 1) memcpy(cp + x0, ip, (size_t)(x1 - x0) * sizeof(T)); \
+            else for (int64_t x = x0; x < x1; x++, ip += i3) cp[x * c2] = *ip; \
+            for (int64_t x = x1; x < ow; x++) cp[x * c2] = 0; \
         } \
     } \
 } \
@@ -14371,14 +14380,18 @@ static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
     for (int64_t n = 0; n < N; n++) for (int64_t c = 0; c < C; c++) { \
         const T *plane = xb + n * xs[0] + c * xs[1]; \
         for (int64_t y = 0; y < OH; y++) for (int64_t z = 0; z < OW; z++) { \
-            int64_t best = -1; \
-            T m = 0; \
-            for (int64_t h = hs[y]; h < he[y]; h += dh) { \
-                if (h < 0) continue; \
-                for (int64_t w = ws[z]; w < we[z]; w += dw) { \
-                    if (w < 0) continue; \
-                    T v = plane[h * xs[2] + w * xs[3]]; \
-                    if (best < 0 || v > m || v != v) { m = v; best = h * W + w; } /* as PyTorch: the last NaN */ \
+            /* first row and column of the window inside the image (rows below 0 are padding) */ \
+            const int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh; \
+            const int64_t w0 = ws[z] >= 0 ? ws[z] : ws[z] + (-ws[z] + dw - 1) / dw * dw; \
+            int64_t best = h0 * W + w0; \
+            T m = plane[h0 * xs[2] + w0 * xs[3]]; \
+            for (int64_t h = h0; h < he[y]; h += dh) { \
+                const T *rp = plane + h * xs[2]; \
+                for (int64_t w = w0; w < we[z]; w += dw) { \
+                    T v = rp[w * xs[3]]; \
+                    const bool take = v > m || v != v;   /* as PyTorch: the last NaN; branch-free (random data) */ \
+                    m = take ? v : m; \
+                    best = take ? h * W + w : best; \
                 } \
             } \
             *ob++ = best; \

@@ -86,7 +86,9 @@ static inline const char *tu_arg(int argc, char **argv, const char *name, const 
 static inline int tu_fit_fashion(int argc, char **argv, tn_module *model, tn_optim *opt, tn_lr_scheduler *sched, int default_epochs, const char *default_save) {
     const char *dir = tu_arg(argc, argv, "--data", "data/fashion-mnist");
     const char *save = tu_arg(argc, argv, "--save", default_save), *resume = tu_arg(argc, argv, "--resume", NULL);
-    int epochs = atoi(tu_arg(argc, argv, "--epochs", default_epochs == 1 ? "1" : default_epochs == 3 ? "3" : "10"));
+    char defs[16];
+    snprintf(defs, sizeof defs, "%d", default_epochs);
+    int epochs = atoi(tu_arg(argc, argv, "--epochs", defs));
     double expect = atof(tu_arg(argc, argv, "--expect", "0"));
     tn_dataset *train = tn_mnist_dataset(dir, true), *test = tn_mnist_dataset(dir, false);
     if (!train || !test || !model || !opt) { fprintf(stderr, "%s\n(`make demo` fetches the data into data/fashion-mnist)\n", tn_last_error()); return 1; }

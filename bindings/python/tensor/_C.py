@@ -420,3 +420,69 @@ tn_nn_bilinear p l l l b
 """
 for _line in _NN_SIGNATURES.strip().splitlines():
     _declare(_line)
+
+
+# ---- optim, data, safetensors (sections 13-15) ----
+# Declarations for tensor.optim (optimizers, LR schedulers), tensor.utils.data and
+# tensor.save/load. Appended by the optim/data bindings. Opaque handles (tn_optim *,
+# tn_lr_scheduler *, tn_dict *, tn_dataset *, tn_loader *) are "p"; "C" is tn_closure,
+# "W" an LR lambda, "S" a size_t out-parameter.
+CLOSURE = ctypes.CFUNCTYPE(c_double, c_void_p)                  # tn_closure: double (*)(void *user)
+LR_LAMBDA = ctypes.CFUNCTYPE(c_double, c_int64, c_int, c_void_p)  # double (*)(int64_t epoch, int group, void *user)
+_TYPES["C"] = CLOSURE
+_TYPES["W"] = LR_LAMBDA
+_TYPES["S"] = POINTER(c_size_t)
+__all__ += ["CLOSURE", "LR_LAMBDA"]
+
+_OPTIM_SIGNATURES = """
+tn_optim_create p s A i s
+tn_optim_add_param_group i p A i s
+tn_optim_num_groups i p
+tn_optim_num_params i p
+tn_optim_param T p i
+tn_optim_get d p i s
+tn_optim_set i p i s d
+tn_optim_step i p
+tn_optim_step_closure d p C p
+tn_optim_zero_grad v p
+tn_optim_zero_grad_set_to_none v p b
+tn_optim_state T p i s
+tn_optim_state_dict p p
+tn_optim_load_state_dict i p p
+tn_optim_free v p
+tn_lr_scheduler_create p p s s
+tn_lr_scheduler_lambda p p W p
+tn_lr_scheduler_sequential p p A i L
+tn_lr_scheduler_step i p
+tn_lr_scheduler_step_metric i p d
+tn_lr_scheduler_get_last_lr d p i
+tn_lr_scheduler_last_epoch l p
+tn_lr_scheduler_free v p
+tn_dict_new p
+tn_dict_free v p
+tn_dict_set i p s T
+tn_dict_get T p s
+tn_dict_len i p
+tn_dict_key s p i
+tn_dict_value T p i
+tn_dict_set_meta i p s s
+tn_dict_get_meta s p s
+tn_dict_meta_len i p
+tn_dict_meta_key s p i
+tn_safetensors_save i s p
+tn_safetensors_load p s
+tn_safetensors_load_buffer p p z
+tn_safetensors_serialize p p S
+?tn_read_idx T s
+?tn_tensor_dataset p A i
+?tn_mnist_dataset p s b
+?tn_dataset_len l p
+?tn_dataset_get i p l A
+?tn_dataset_free v p
+?tn_loader_new p p s
+?tn_loader_len l p
+?tn_loader_next i p A
+?tn_loader_free v p
+"""
+for _line in _OPTIM_SIGNATURES.strip().splitlines():
+    _declare(_line)

@@ -26,7 +26,8 @@ from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_l
                          rand, randn, randint, randperm, normal, bernoulli, memory_stats,
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
-from . import nn, autograd
+from . import nn, autograd, optim, utils
+from .serialization import save, load
 
 float = float32
 double = float64
