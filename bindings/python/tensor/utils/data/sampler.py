@@ -1,0 +1,95 @@
+"""Samplers (torch.utils.data.sampler): which indices, in which order, in which batches."""
+from ..._core import int64
+from ..._factories import randint, randperm
+
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
+
+
+class Sampler:
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random permutation each epoch (``randperm`` from ``generator``, or the default
+    generator), or ``num_samples`` draws with replacement."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source, self.replacement, self._num_samples, self.generator = (
+            data_source, replacement, num_samples, generator)
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n = len(self.data_source)
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from randint(high=n, size=(32,), dtype=int64, generator=self.generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), dtype=int64, generator=self.generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from randperm(n, generator=self.generator).tolist()
+            if self.num_samples % n:
+                yield from randperm(n, generator=self.generator).tolist()[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    def __init__(self, indices, generator=None):
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self):
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class BatchSampler(Sampler):
+    """Groups the sampler's indices into lists of ``batch_size`` (the last one shorter
+    unless ``drop_last``)."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        batch = []
+        for idx in self.sampler:
+            batch.append(idx)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
