@@ -8604,7 +8604,13 @@ static int tn__opts_parse(const char *fn, const char *text, tn__opts *o) {
         while (*p == ' ') p++;
         const char *v = p;
         int depth = 0;
-        while (*p && (depth || *p != ',')) { if (*p == '(' || *p == '[') depth++; if (*p == ')' || *p == ']') depth--; p++; }
+        char quote = 0;          /* commas inside quotes or brackets belong to the value */
+        for (; *p && (depth || quote || *p != ','); p++) {
+            if (quote) { if (*p == quote) quote = 0; }
+            else if (*p == '\'' || *p == '"') quote = *p;
+            else if (*p == '(' || *p == '[') depth++;
+            else if (*p == ')' || *p == ']') depth--;
+        }
         size_t vl = (size_t)(p - v);
         while (vl && v[vl - 1] == ' ') vl--;
         if (o->n == TN__MAX_OPTS || !kl || kl >= sizeof o->key[0] || vl >= sizeof o->val[0])
