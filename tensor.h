@@ -8509,14 +8509,10 @@ static int tn__dict_find(const tn_dict *d, const char *key) {
     for (int i = 0; d && key && i < d->n; i++) if (!strcmp(d->keys[i], key)) return i;
     return -1;
 }
-TNDEF int tn_dict_set(tn_dict *d, const char *key, tn_tensor *t) {
-    if (!d || !key) return TN__FAIL_INT("tn_dict_set: need a dict and a key");
-    int i = tn__dict_find(d, key);
-    if (i >= 0) {
-        tn_release(d->values[i]);
-        d->values[i] = t ? tn_retain(t) : NULL;
-        return 0;
-    }
+/* tn_dict_set and tn_dict_set_meta for names known to be new (checked for duplicates):
+   no lookup, so a dict of n entries is built in linear time, not quadratic (which a
+   hostile header with millions of entries could exploit). The dict takes key (and value). */
+static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
     if (d->n == d->cap) {
         int cap = d->cap ? 2 * d->cap : 16;
         char **k = (char **)TN_REALLOC(d->keys, (size_t)cap * sizeof *k);
@@ -8526,10 +8522,34 @@ TNDEF int tn_dict_set(tn_dict *d, const char *key, tn_tensor *t) {
         d->values = v;
         d->cap = cap;
     }
+    d->keys[d->n] = key;
+    d->values[d->n++] = t ? tn_retain(t) : NULL;
+    return 0;
+}
+static int tn__dict_append_meta(tn_dict *d, char *key, char *value) {
+    if (d->nmeta == d->metacap) {
+        int cap = d->metacap ? 2 * d->metacap : 8;
+        char **m = (char **)TN_REALLOC(d->meta, (size_t)cap * 2 * sizeof *m);
+        if (!m) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
+        d->meta = m;
+        d->metacap = cap;
+    }
+    d->meta[2 * d->nmeta] = key;
+    d->meta[2 * d->nmeta++ + 1] = value;
+    return 0;
+}
+
+TNDEF int tn_dict_set(tn_dict *d, const char *key, tn_tensor *t) {
+    if (!d || !key) return TN__FAIL_INT("tn_dict_set: need a dict and a key");
+    int i = tn__dict_find(d, key);
+    if (i >= 0) {
+        tn_release(d->values[i]);
+        d->values[i] = t ? tn_retain(t) : NULL;
+        return 0;
+    }
     char *c = tn__strdup(key);
     if (!c) return TN__FAIL_INT("tn_dict_set: out of memory");
-    d->keys[d->n] = c;
-    d->values[d->n++] = t ? tn_retain(t) : NULL;
+    if (tn__dict_append(d, c, t)) { TN_FREE(c); return -1; }
     return 0;
 }
 TNDEF tn_tensor *tn_dict_get(const tn_dict *d, const char *key) {
@@ -8557,17 +8577,8 @@ TNDEF int tn_dict_set_meta(tn_dict *d, const char *key, const char *value) {
     if (!v) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
     for (int i = 0; i < d->nmeta; i++)
         if (!strcmp(d->meta[2 * i], key)) { TN_FREE(d->meta[2 * i + 1]); d->meta[2 * i + 1] = v; return 0; }
-    if (d->nmeta == d->metacap) {
-        int cap = d->metacap ? 2 * d->metacap : 8;
-        char **m = (char **)TN_REALLOC(d->meta, (size_t)cap * 2 * sizeof *m);
-        if (!m) { TN_FREE(v); return TN__FAIL_INT("tn_dict_set_meta: out of memory"); }
-        d->meta = m;
-        d->metacap = cap;
-    }
     char *k = tn__strdup(key);
-    if (!k) { TN_FREE(v); return TN__FAIL_INT("tn_dict_set_meta: out of memory"); }
-    d->meta[2 * d->nmeta] = k;
-    d->meta[2 * d->nmeta++ + 1] = v;
+    if (!k || tn__dict_append_meta(d, k, v)) { TN_FREE(k); TN_FREE(v); return k ? -1 : TN__FAIL_INT("tn_dict_set_meta: out of memory"); }
     return 0;
 }
 TNDEF const char *tn_dict_get_meta(const tn_dict *d, const char *key) {
@@ -13633,36 +13644,6 @@ static void tn__st_map_unref(tn__st_map *m) {
     TN_FREE(m);
 }
 static void tn__st_map_deleter(void *data, void *ctx) { (void)data; tn__st_map_unref((tn__st_map *)ctx); }
-
-/* tn_dict_set and tn_dict_set_meta for names known to be new (checked for duplicates):
-   no lookup, so a dict of n entries is built in linear time, not quadratic (which a
-   hostile header with millions of entries could exploit). The dict takes key (and value). */
-static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
-    if (d->n == d->cap) {
-        int cap = d->cap ? 2 * d->cap : 16;
-        char **k = (char **)TN_REALLOC(d->keys, (size_t)cap * sizeof *k);
-        if (k) d->keys = k;
-        tn_tensor **v = k ? (tn_tensor **)TN_REALLOC(d->values, (size_t)cap * sizeof *v) : NULL;
-        if (!v) return TN__FAIL_INT("tn_dict_set: out of memory");
-        d->values = v;
-        d->cap = cap;
-    }
-    d->keys[d->n] = key;
-    d->values[d->n++] = tn_retain(t);
-    return 0;
-}
-static int tn__dict_append_meta(tn_dict *d, char *key, char *value) {
-    if (d->nmeta == d->metacap) {
-        int cap = d->metacap ? 2 * d->metacap : 8;
-        char **m = (char **)TN_REALLOC(d->meta, (size_t)cap * 2 * sizeof *m);
-        if (!m) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
-        d->meta = m;
-        d->metacap = cap;
-    }
-    d->meta[2 * d->nmeta] = key;
-    d->meta[2 * d->nmeta++ + 1] = value;
-    return 0;
-}
 
 /* Parse and check bytes [0, size); then build the dict. With map, a tensor whose data is
    aligned to its element size aliases the bytes (taking a reference on map); otherwise
