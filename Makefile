@@ -83,9 +83,15 @@ demo-check: $(BUILD)/fashion_mlp
 	else echo "demo-check: skipped (Fashion-MNIST could not be fetched)"; fi
 
 
-bench: $(BUILD)/bench_matmul $(BUILD)/bench_autograd
+bench: $(BUILD)/bench_matmul $(BUILD)/bench_autograd $(BUILD)/bench_train
 	./$(BUILD)/bench_matmul | tee bench/results.md
 	./$(BUILD)/bench_autograd | tee -a bench/results.md
+	./$(BUILD)/bench_train | tee -a bench/results.md
+
+$(BUILD)/bench_train: bench/bench_train.c $(HEADER)
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) $< -o $@ $(LDLIBS)
+
 
 $(BUILD)/bench_autograd: bench/bench_autograd.c $(HEADER)
 	@mkdir -p $(BUILD)

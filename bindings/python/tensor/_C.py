@@ -221,7 +221,7 @@ tn_sort T T l b A
 tn_argsort T T l b
 tn_topk T T l l b A
 tn_addmm T T T T d d
-tn_baddbmm T T T T T d d
+tn_baddbmm T T T T d d
 tn_softmax T T l
 tn_log_softmax T T l
 tn_requires_grad b T
@@ -485,4 +485,40 @@ tn_safetensors_serialize p p S
 ?tn_loader_free v p
 """
 for _line in _OPTIM_SIGNATURES.strip().splitlines():
+    _declare(_line)
+
+
+# ---- recurrent and attention (section 12) ----
+# Declarations for tensor.nn's recurrent layers, MultiheadAttention and the Transformer
+# layers (nn/rnn_modules.py): the functional cells, and the C modules whose forwards the
+# Python layers drive with their own Parameters (registered into the C module by name);
+# the cell and Transformer-layer constructors are there for scripts and tests that compare
+# with the C layers.
+# Appended by the rnn/attention bindings; '?' because older builds lack them (the layers
+# then raise when used).
+_RNN_SIGNATURES = """
+?tn_rnn_tanh_cell T T T T T T T
+?tn_rnn_relu_cell T T T T T T T
+?tn_lstm_cell T T T T T T T T A
+?tn_gru_cell T T T T T T T
+tn_module_register_parameter T p s T
+tn_module_train v p b
+tn_module_child p p s
+?tn_nn_rnn p l l s
+?tn_nn_lstm p l l s
+?tn_nn_gru p l l s
+?tn_nn_rnn_forward T p T T A
+?tn_nn_lstm_forward T p T T T A A
+?tn_nn_multihead_attention p l l s
+?tn_nn_mha_forward T p T T T T T b b b A
+?tn_nn_generate_square_subsequent_mask T l D
+?tn_nn_rnn_cell p l l s
+?tn_nn_lstm_cell p l l s
+?tn_nn_gru_cell p l l s
+?tn_nn_transformer_encoder_layer p l l s
+?tn_nn_transformer_decoder_layer p l l s
+?tn_nn_transformer_encoder_layer_forward T p T T T b
+?tn_nn_transformer_decoder_layer_forward T p T T T T T T b
+"""
+for _line in _RNN_SIGNATURES.strip().splitlines():
     _declare(_line)

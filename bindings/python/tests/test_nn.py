@@ -1062,12 +1062,6 @@ def test_deepcopy_and_pickle_module():
     assert r(x).tolist() == m(x).tolist()
 
 
-def test_no_recurrent_or_transformer_half_present():
-    for name in ("MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Transformer", "LSTM", "GRU",
-                 "RNN"):
-        assert not hasattr(nn, name), name
-
-
 def test_module_loop_does_not_leak():
     m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(8, 2))
     x = tn.randn(2, 1, 4, 4)

@@ -620,12 +620,10 @@ def test_unary_ops_vs_torch(T, dtype, layout):
 # Where tensor.h (not this package) still differs from PyTorch 1.13; reported in
 # the known-differences list. Non-strict xfail: each turns into an XPASS when the C side is fixed.
 KNOWN_C_DIFFS = set()
-C_DIFF_CASES = [
+# Differences from PyTorch that tensor.h has since fixed: plain tests now.
+C_FIXED_CASES = [
     ("silu(int) raises", lambda m: (m.nn.functional.silu(m.tensor([1, 2])))),
     ("gelu(int) raises", lambda m: (m.nn.functional.gelu(m.tensor([1, 2])))),
-]
-# Former entries of C_DIFF_CASES, fixed in tensor.h: now plain tests.
-C_FIXED_CASES = [
     ("mean(dim).grad_fn is MeanBackward1", lambda m: m.ones(2, 2, requires_grad=True).mean(0).grad_fn.name()
      if m is tn else type(m.ones(2, 2, requires_grad=True).mean(0).grad_fn).__name__),
     ("square(bool) is int64", lambda m: m.tensor([True, False]).square()),
@@ -634,13 +632,6 @@ C_FIXED_CASES = [
     ("bool - int tensor raises", lambda m: m.tensor([True]) - m.tensor([1])),
     ("float -= True raises", lambda m: m.tensor([1.0]).sub_(True)),
 ]
-
-
-@pytest.mark.xfail(strict=False, reason="tensor.h differs from PyTorch here (known differences, listed in the closing note of the session that added them)")
-@pytest.mark.parametrize("case", [c[0] for c in C_DIFF_CASES])
-def test_known_c_differences(T, case):
-    fn = dict(C_DIFF_CASES)[case]
-    both(lambda: fn(tn), lambda: fn(T), what=case, strict=True)
 
 
 @pytest.mark.parametrize("case", [c[0] for c in C_FIXED_CASES])

@@ -728,3 +728,10 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     return _wrap(lib.tn_margin_ranking_loss(input1._ptr, input2._ptr, target._ptr, float(margin), red))
+
+
+# --------------------------------------------------------------------------- multi-head attention
+# Written with nn.MultiheadAttention (rnn_modules.py), which also uses it; imported last, as
+# that module imports this one.
+from .rnn_modules import multi_head_attention_forward  # noqa: E402,F401
+__all__.append("multi_head_attention_forward")

@@ -1,0 +1,117 @@
+/* Training-step benchmarks of issue 8, this library beside PyTorch in the same run:
+ *
+ *   mlp           MLP 784-256-128-10, batch 128, cross-entropy, SGD momentum 0.9: one step
+ *   cnn           conv(1,32,3)-relu-pool-conv(32,64,3)-relu-pool-linear(3136,128)-relu-linear(128,10),
+ *                 batch 64 of 28x28, Adam: one step
+ *   conv_fwd      conv2d forward, batch 32, 64 -> 64 channels, 56x56, 3x3, padding 1
+ *   conv_fwd_bwd  the same, forward and backward (input and weight gradients)
+ *
+ * For each workload and thread count (1, 2): warm-up, then the median of REPS steps of
+ * ours, then PyTorch's (bench/bench_train.py under /usr/bin/python3 with the same thread
+ * count), and the ratio ours / PyTorch (below 1: we are faster). Also our peak tensor
+ * memory per step. Build with -O3 -fopenmp (make bench).     ./build/bench_train [REPS]
+ */
+#define _POSIX_C_SOURCE 200809L
+#define TENSOR_IMPLEMENTATION
+#include "../tensor.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct workload { tn_module *model; tn_optim *opt; tn_tensor *x, *y, *w; int kind; } workload;
+
+static void setup(workload *w, const char *name) {
+    memset(w, 0, sizeof *w);
+    tn_manual_seed(0);
+    if (!strcmp(name, "mlp") || !strcmp(name, "cnn")) {
+        bool mlp = !strcmp(name, "mlp");
+        w->model = mlp ? tn_nn_sequential(tn_nn_linear(784, 256, true), tn_nn_relu(), tn_nn_linear(256, 128, true), tn_nn_relu(),
+                                          tn_nn_linear(128, 10, true))
+                       : tn_nn_sequential(tn_nn_conv2d(1, 32, 3, "padding=1"), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+                                          tn_nn_conv2d(32, 64, 3, "padding=1"), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+                                          tn_nn_flatten(1, -1), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
+        tn_dict *ps = tn_module_named_parameters(w->model);
+        w->opt = mlp ? tn_optim_sgd(tn_dict_values(ps), tn_dict_len(ps), 0.01, 0.9, 0)
+                     : tn_optim_adam(tn_dict_values(ps), tn_dict_len(ps), 1e-3);
+        tn_dict_free(ps);
+        w->x = mlp ? tn_randn(TN_SHAPE(128, 784), TN_F32) : tn_randn(TN_SHAPE(64, 1, 28, 28), TN_F32);
+        w->y = tn_randint(0, 10, TN_SHAPE(mlp ? 128 : 64), TN_I64, NULL);
+        w->kind = 0;
+    } else {
+        w->x = tn_randn(TN_SHAPE(32, 64, 56, 56), TN_F32);
+        w->w = tn_randn(TN_SHAPE(64, 64, 3, 3), TN_F32);
+        tn_requires_grad_(w->x, true);
+        tn_requires_grad_(w->w, true);
+        w->kind = !strcmp(name, "conv_fwd") ? 1 : 2;
+    }
+}
+static void step(workload *w) {
+    tn_scope_begin();
+    if (w->kind == 0) {
+        tn_optim_zero_grad(w->opt);
+        tn_backward(tn_cross_entropy(tn_module_forward(w->model, w->x), w->y));
+        tn_optim_step(w->opt);
+    } else if (w->kind == 1) {
+        tn_no_grad_begin();
+        tn_conv2d(w->x, w->w, NULL, 1, 1, 1, 1);
+        tn_no_grad_end();
+    } else {
+        tn_set_grad(w->x, NULL);
+        tn_set_grad(w->w, NULL);
+        tn_backward(tn_sum(tn_conv2d(w->x, w->w, NULL, 1, 1, 1, 1)));
+    }
+    tn_scope_end();
+}
+static void teardown(workload *w) {
+    tn_optim_free(w->opt);
+    tn_module_free(w->model);
+    tn_release(w->x); tn_release(w->y); tn_release(w->w);
+}
+
+static double torch_ms(const char *name, int threads, int reps) {
+    char cmd[256], buf[64];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/bench_train.py %s %d %d 2>/dev/null", name, threads, reps);
+    FILE *p = popen(cmd, "r");
+    double v = -1;
+    if (p && fgets(buf, sizeof buf, p)) v = atof(buf);
+    if (p) pclose(p);
+    return v > 0 ? v : -1;
+}
+
+int main(int argc, char **argv) {
+    int reps = argc > 1 ? atoi(argv[1]) : 10;
+    const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd"};
+    printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak MB |\n|---|---|---|---|---|---|\n");
+    for (int t = 1; t <= 2; t++) {
+        tn_set_num_threads(t);
+        for (int k = 0; k < 4; k++) {
+            workload w;
+            setup(&w, names[k]);
+            step(&w); step(&w);                       /* warm-up (allocator cache, state) */
+            tn_memory_stats_reset_peak();
+            int64_t base = tn_memory_stats_get().live_bytes;
+            double *ms = (double *)malloc((size_t)reps * sizeof(double));
+            for (int r = 0; r < reps; r++) { double t0 = now_ms(); step(&w); ms[r] = now_ms() - t0; }
+            qsort(ms, (size_t)reps, sizeof(double), cmp_double);
+            double ours = ms[reps / 2], peak = (double)(tn_memory_stats_get().peak_bytes - base) / 1e6;
+            free(ms);
+            teardown(&w);
+            double theirs = torch_ms(names[k], t, reps);
+            if (theirs > 0) printf("| %s | %d | %.2f | %.2f | %.2f | %.1f |\n", names[k], t, ours, theirs, ours / theirs, peak);
+            else printf("| %s | %d | %.2f | (no torch) | | %.1f |\n", names[k], t, ours, peak);
+            fflush(stdout);
+        }
+    }
+    return 0;
+}

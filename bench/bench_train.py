@@ -1,0 +1,76 @@
+"""PyTorch's side of bench_train.c: the same workloads, one thread count per run.
+
+    /usr/bin/python3 bench/bench_train.py WORKLOAD THREADS REPS   -> prints the median ms
+"""
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def mlp():
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = torch.randn(128, 784), torch.randint(0, 10, (128,))
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    return step
+
+
+def cnn():
+    model = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    return step
+
+
+def conv_setup():
+    x = torch.randn(32, 64, 56, 56, requires_grad=True)
+    w = torch.randn(64, 64, 3, 3, requires_grad=True)
+    return x, w
+
+
+def conv_fwd():
+    x, w = conv_setup()
+
+    def step():
+        with torch.no_grad():
+            F.conv2d(x, w, padding=1)
+    return step
+
+
+def conv_fwd_bwd():
+    x, w = conv_setup()
+
+    def step():
+        x.grad = w.grad = None
+        F.conv2d(x, w, padding=1).sum().backward()
+    return step
+
+
+if __name__ == "__main__":
+    name, threads, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    step = {"mlp": mlp, "cnn": cnn, "conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd}[name]()
+    for _ in range(2):
+        step()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    print(f"{statistics.median(times):.3f}")
