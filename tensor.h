@@ -95,6 +95,10 @@ TNDEF const char *tn_last_error(void);        /* message of the last error on th
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user);
+/* Record an error from your own code (a dataset's get, a collate or custom-op callback) so
+   the library reports it like its own: printf-style; returns -1. */
+TNDEF int tn_error(const char *fmt, ...);
+
 
 /* ======================================================================= */
 /* 3. dtypes & devices                                                      */
@@ -1497,6 +1501,15 @@ static void *tn__error(const char *fmt, ...) {
     return NULL;
 }
 #define TN__FAIL_INT(...) (tn__error(__VA_ARGS__), -1)
+TNDEF int tn_error(const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
+    va_end(ap);
+    return TN__FAIL_INT("%s", msg);
+}
+
 
 /* Run a kernel call quietly, then report its failure under fn ("tn_floor_divide: ..."
    rather than the kernel's "floor_divide: ..."), so the handler sees one message. */

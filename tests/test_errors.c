@@ -2003,8 +2003,25 @@ static void hz_arange_huge_int(void) {
     tn_scope_end();
 }
 
+/* tn_error: user code records an error the library's way (handler called, -1 returned). */
+static int user_err_calls;
+static void user_err_handler(const char *m, void *u) { (void)u; if (strstr(m, "mydataset: bad sample 7")) user_err_calls++; }
+TEST(errors_user_tn_error) {
+    tn_clear_error();
+    CHECK(tn_error("mydataset: bad sample %d", 7) == -1);
+    CHECK(strcmp(tn_last_error(), "mydataset: bad sample 7") == 0);
+    tn_set_error_handler(user_err_handler, NULL);
+    CHECK(tn_error("mydataset: bad sample %d (%s)", 7, "twice") == -1);
+    tn_set_error_handler(NULL, NULL);
+    CHECK(user_err_calls == 1);
+    CHECK(tn_error(NULL) == -1 && strcmp(tn_last_error(), "(no message)") == 0);
+    tn_clear_error();
+}
+
 int main(void) {
+    RUN(errors_user_tn_error);
     RUN(errors_last_error_and_clear);
+
     RUN(errors_handler);
 #ifdef __unix__
     RUN(errors_abort_on_error);
