@@ -5948,7 +5948,8 @@ static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p
 }
 /* hardtanh of an integer tensor stays integral (torch truncates the bounds): a clamp */
 static tn_tensor *tn__hardtanh(const char *fn, tn_tensor *x, double lo, double hi) {
-    if (x && !tn_dtype_is_floating(x->dtype) && x->dtype != TN_BOOL) return TN__AS(fn, tn_clamp(x, trunc(lo), trunc(hi)));
+    if (x && x->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: Bool inputs not supported for hardtanh (input %s)", fn, TN__SHAPE(x));
+    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, trunc(lo), trunc(hi)));
     return tn__act(fn, HARDTANH, x, lo, hi, 0);
 }
 TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__hardtanh("tn_relu6", x, 0, 6); }
@@ -8808,9 +8809,20 @@ TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_te
     s->persistent = persistent;
     return t;
 }
+/* Whether m is root or inside the tree under root. */
+static bool tn__module_in_tree(const tn_module *root, const tn_module *m) {
+    if (root == m) return true;
+    for (int i = 0; root && i < root->nchildren; i++) if (tn__module_in_tree(root->children[i].m, m)) return true;
+    return false;
+}
 TNDEF tn_module *tn_module_add(tn_module *m, const char *name, tn_module *child) {
     if (!child) return NULL;
-    if (tn__check_name("tn_module_add", m, name, 2) || child == m) { tn_module_free(child); return NULL; }
+    /* a module the tree already holds is not taken over (nor freed): it would be owned twice,
+       or would own its own parent */
+    if (m && (tn__module_in_tree(child, m) || tn__module_in_tree(m, child)))
+        return (tn_module *)tn__error("tn_module_add: %s \"%s\" is already in the tree of %s (a module has one parent; adding it again, or under its own descendant, would make a cycle)",
+                                      child->type->name, name ? name : "(null)", m->type->name);
+    if (tn__check_name("tn_module_add", m, name, 2)) { tn_module_free(child); return NULL; }
     tn__slot *s = tn__slot_put(m, 2, name);
     if (!s) { tn_module_free(child); return NULL; }
     s->m = child;
@@ -8864,6 +8876,9 @@ static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict
             if (kind == 2 && pass == 1 && !v[i].persistent) continue;
             snprintf(key, sizeof key, "%s%s", prefix, v[i].name);
             tn_tensor *t = v[i].t;
+            bool seen = false;    /* a tensor shared by two modules (tied weights) is listed once, as PyTorch */
+            for (int j = 0; kind != 2 && j < out->n && !seen; j++) seen = out->values[j] == t;
+            if (seen) continue;
             if (kind == 2) { /* detached, as state_dict(): same storage, no autograd */
                 t = tn__view_of(v[i].t, v[i].t->shape, v[i].t->strides, v[i].t->ndim, v[i].t->offset);
                 if (!t) return -1;
@@ -8948,9 +8963,10 @@ TNDEF void tn_module_zero_grad(tn_module *m) {
     for (int i = 0; i < m->nchildren; i++) tn_module_zero_grad(m->children[i].m);
 }
 TNDEF int64_t tn_module_num_parameters(const tn_module *m) {
+    tn_dict *d = tn_module_named_parameters(m);   /* each tensor once, as sum(p.numel() for p in m.parameters()) */
     int64_t n = 0;
-    for (int i = 0; m && i < m->nparams; i++) n += tn_numel(m->params[i].t);
-    for (int i = 0; m && i < m->nchildren; i++) n += tn_module_num_parameters(m->children[i].m);
+    for (int i = 0; i < tn_dict_len(d); i++) n += tn_numel(d->values[i]);
+    tn_dict_free(d);
     return n;
 }
 TNDEF void tn_module_apply(tn_module *m, tn_module_fn fn, void *user) {
@@ -9333,8 +9349,9 @@ static void tn__pool_repr(tn_module *m, char *b, size_t n) {
     tn__poolm *q = (tn__poolm *)m;
     char t1[64], t2[64], t3[64];
     if (q->kind >= 2) { snprintf(b, n, "output_size=%s", q->k[0] == q->k[1] ? (snprintf(t1, 64, "%lld", (long long)q->k[0]), t1) : tn__pytuple(q->k, 2, t1)); return; }
-    /* ints as PyTorch keeps them when given as ints */
-#define TN__ONE(v, t) ((q->nsp == 1 || v[0] == v[1]) ? (snprintf(t, 64, "%lld", (long long)v[0]), t) : tn__pytuple(v, 2, t))
+    /* ints as PyTorch keeps them when given as ints; AvgPool1d stores _single() tuples */
+    const bool tup1 = q->nsp == 1 && q->kind == 1;
+#define TN__ONE(v, t) (tup1 ? tn__pytuple(v, 1, t) : (q->nsp == 1 || v[0] == v[1]) ? (snprintf(t, 64, "%lld", (long long)v[0]), t) : tn__pytuple(v, 2, t))
     int64_t s[2] = {q->s[0] ? q->s[0] : q->k[0], q->s[1] ? q->s[1] : q->k[1]};
     int k = snprintf(b, n, "kernel_size=%s, stride=%s, padding=%s", TN__ONE(q->k, t1), TN__ONE(s, t2), TN__ONE(q->p, t3));
     if (q->kind == 0) snprintf(b + k, n - (size_t)k, ", dilation=%s, ceil_mode=%s", TN__ONE(q->d, t1), q->ceil_mode ? "True" : "False");
@@ -9541,8 +9558,7 @@ typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; ch
 static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
                                              "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
 #define TN__NUM_ACTS 17
-static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) {
-    tn__actm *a = (tn__actm *)m;
+static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
     tn_tensor *y;
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
@@ -9565,6 +9581,7 @@ static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) {
     }
     return y;
 }
+static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) { return TN__AS(m->type->name, tn__act_apply((tn__actm *)m, x)); }
 static void tn__act_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "%s", ((tn__actm *)m)->repr); }
 #define TN__ACT_TYPE(name) {name, tn__act_fwd, NULL, tn__act_repr}
 static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
@@ -10969,6 +10986,13 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
                 return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
                                     TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));
             if (tn__optim_init_state(fn, o, i, g)) return -1;
+            tn_tensor *s[3];
+            tn__optim_buffers(o, i, s);
+            for (int k = 0; k < 3; k++)
+                if (s[k] && (s[k]->dtype != p->dtype || s[k]->device != p->device || tn_numel(s[k]) != tn_numel(p)))
+                    return TN__FAIL_INT("%s: parameter %d is %s %s but its optimizer state is %s %s: it changed after the first step "
+                                        "(tn_module_to_dtype / tn_module_to); create the optimizer after moving the model",
+                                        fn, i, tn_dtype_name(p->dtype), TN__SHAPE(p), tn_dtype_name(s[k]->dtype), TN__SHAPE(s[k]));
         }
     }
     return 0;
@@ -14026,10 +14050,25 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     int rc = 0;
     if (!ms || (opt && !os)) rc = -1;
     else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, path);
-    else if (tn_module_load_state_dict(model, ms, true, NULL, NULL) || (opt && tn_optim_load_state_dict(opt, os))) {
-        char why[1024];                  /* the message of the part that failed, with the file's name */
-        snprintf(why, sizeof why, "%s", tn_last_error());
-        rc = TN__FAIL_INT("%s: %s: %s", fn, path, why);
+    else {
+        /* each load is all-or-nothing; a copy of the model's values makes the pair so (a refused
+           optimizer state puts the model back) */
+        tn_dict *cur = opt ? tn_module_state_dict(model) : NULL, *backup = cur ? tn_dict_new() : NULL;
+        tn_scope_begin();
+        for (int i = 0; backup && i < tn_dict_len(cur); i++) {
+            tn_tensor *v = tn_clone(tn_dict_value(cur, i));
+            if (!v || tn_dict_set(backup, tn_dict_key(cur, i), v)) { tn_dict_free(backup); backup = NULL; }
+        }
+        tn_scope_end();
+        if (opt && !backup) rc = -1;
+        else if (tn_module_load_state_dict(model, ms, true, NULL, NULL) || (opt && tn_optim_load_state_dict(opt, os))) {
+            char why[1024];                  /* the message of the part that failed, with the file's name */
+            snprintf(why, sizeof why, "%s", tn_last_error());
+            if (backup) tn_module_load_state_dict(model, backup, true, NULL, NULL);
+            rc = TN__FAIL_INT("%s: %s: %s", fn, path, why);
+        }
+        tn_dict_free(backup);
+        tn_dict_free(cur);
     }
     if (rc == 0 && step) *step = (int64_t)tn_item(st);
     tn_dict_free(ms); tn_dict_free(os); tn_dict_free(all);
