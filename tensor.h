@@ -1885,7 +1885,11 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
 
 /* New contiguous tensor (uninitialised), untracked: the caller owns the reference. */
 static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape, int ndim) {
+    /* every result passes here: a shape whose element count overflows (broadcasting two
+       huge expanded views, a transposed convolution's output size) is refused, never wrapped */
+    if (tn__check_shape("tensor.h", shape, ndim)) return NULL;
     int64_t strides[TN_MAX_DIMS];
+
     tn__contiguous_strides(shape, ndim, strides);
     tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);
     return s ? tn__tensor_over(s, dtype, shape, strides, ndim, 0) : NULL;
@@ -6100,6 +6104,9 @@ static tn_tensor *tn__im2col_public(const char *fn, tn_tensor *x, const int64_t 
     if (tn__nn_check(fn, x, "input") || tn__check_positive(fn, "kernel_size", k, 2) || tn__check_positive(fn, "dilation", d, 2) ||
         tn__check_positive(fn, "stride", s, 2)) return NULL;
     if (p[0] < 0 || p[1] < 0) return (tn_tensor *)tn__error("%s: padding must be non-negative", fn);
+    for (int i = 0; i < 2; i++)   /* keeps the size arithmetic below far from int64 overflow */
+        if (k[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX || s[i] > INT32_MAX)
+            return (tn_tensor *)tn__error("%s: kernel_size, dilation, padding and stride must be below 2^31", fn);
     tn_scope_begin();
     tn_tensor *x4 = x->ndim == 4 ? x : tn_unsqueeze(x, 0);
     int64_t g[10] = {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], 0, 0};
@@ -6123,6 +6130,9 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
     if (tn__nn_check(fn, c, "input") || tn__check_positive(fn, "kernel_size", k, 2) || tn__check_positive(fn, "dilation", d, 2) ||
         tn__check_positive(fn, "stride", s, 2) || tn__check_positive(fn, "output_size", os, 2)) return NULL;
     if (p[0] < 0 || p[1] < 0) return (tn_tensor *)tn__error("%s: padding must be non-negative", fn);
+    for (int i = 0; i < 2; i++)   /* keeps the size arithmetic below far from int64 overflow */
+        if (k[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX || s[i] > INT32_MAX)
+            return (tn_tensor *)tn__error("%s: kernel_size, dilation, padding and stride must be below 2^31", fn);
     int64_t g[10] = {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], 0, 0};
     for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
     int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1];
@@ -6154,6 +6164,10 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     bool same = p[0] == TN_PAD_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
     for (int i = 0; i < nsp && !same; i++) if (p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
+    /* geometry within 2^31 keeps every size computed below far from int64 overflow */
+    for (int i = 0; i < nsp; i++)
+        if (s[i] > INT32_MAX || d[i] > INT32_MAX || (!same && p[i] > INT32_MAX) || (op && op[i] > INT32_MAX) || w->shape[2 + i] > INT32_MAX)
+            return (tn_tensor *)tn__error("%s: stride, padding, dilation and kernel size must be below 2^31 (dim %d)", fn, i);
     if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
     for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
     const bool batched = x->ndim == nsp + 2;
@@ -6268,6 +6282,9 @@ static int tn__pool_geometry(const char *fn, int nsp, const int64_t *k, const in
         g[2 + i] = j < 0 || !d ? 1 : d[j];
         if (g[i] <= 0 || g[6 + i] <= 0 || g[2 + i] <= 0)
             return TN__FAIL_INT("%s: kernel_size, stride and dilation must be greater than zero (got %lld, %lld, %lld)", fn, (long long)g[i], (long long)g[6 + i], (long long)g[2 + i]);
+        if (g[i] > INT32_MAX || g[6 + i] > INT32_MAX || g[2 + i] > INT32_MAX || g[4 + i] > INT32_MAX)
+            return TN__FAIL_INT("%s: kernel_size, stride, padding and dilation must be below 2^31", fn);
+
         if (g[4 + i] < 0 || g[4 + i] > (g[2 + i] * (g[i] - 1) + 1) / 2)
             return TN__FAIL_INT("%s: pad should be at most half of effective kernel size, but got pad=%lld, kernel_size=%lld and dilation=%lld", fn,
                                 (long long)g[4 + i], (long long)g[i], (long long)g[2 + i]);

@@ -17,10 +17,12 @@ case is reported as a crash or a hang, with the child's stderr (faulthandler's
 traceback), and a fresh child goes on with the next case. One pytest test per case.
 The child limits its address space (8 GiB) so that a huge allocation fails instead of
 swapping, and checks after each case that grad mode and the default dtype are as they
-were (an exception must not leave a ``no_grad`` block switched on).
+were (an exception must not leave a ``no_grad`` block switched on) and that the case left
+no C tensor alive (``memory_stats()["live_tensors"]`` back where it was: error paths must
+not leak).
 
 A row with ``bug="Bn"`` documents a known deviation from PyTorch (or a known crash)
-described in wip/pyfinish/NOTES.md; its test is a strict xfail, so the fix shows up as an
+described in bindings/python/KNOWN_ISSUES.md; its test is a strict xfail, so the fix shows up as an
 XPASS to remove the marker.
 
 Run:   make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_crash.py
@@ -45,6 +47,7 @@ CASE_TIMEOUT = float(os.environ.get("TN_CRASH_CASE_TIMEOUT", "4"))
 
 RE, TE, VE, IE, KE, NIE = RuntimeError, TypeError, ValueError, IndexError, KeyError, NotImplementedError
 ANY = Exception
+NO_CRASH = None          # any outcome but a crash or a hang (rows for the sanitizers)
 
 torch = nn = F = np = None      # bound in the child (tensor, or torch under --torch)
 
@@ -129,10 +132,11 @@ def load_file(b):
 
 
 def _tmpdir():
-    import tempfile
-    d = getattr(_tmpdir, "d", None)
-    if d is None:
-        d = _tmpdir.d = tempfile.mkdtemp(prefix="tn_crash_")
+    """The run's scratch directory (made and removed by the parent, run_all)."""
+    d = os.environ.get("TN_CRASH_TMP")
+    if not d:
+        import tempfile
+        d = os.environ["TN_CRASH_TMP"] = tempfile.mkdtemp(prefix="tn_crash_")
     return d
 
 
@@ -166,17 +170,6 @@ def need_numpy():
     return None if np is not None else "numpy is not installed"
 
 
-def seq_fixed(n):
-    """A dataset of n items whose __len__ lies about it (3)."""
-    class D(torch.utils.data.Dataset):
-        def __len__(self):
-            return n
-
-        def __getitem__(self, i):
-            return i
-    return D()
-
-
 # =========================================================================== the table
 section("factory")
 c("zeros(-1)", RE, lambda: torch.zeros(-1))
@@ -184,7 +177,7 @@ c("zeros(2, -3)", RE, lambda: torch.zeros(2, -3))
 c("zeros(2**62)", RE, lambda: torch.zeros(2 ** 62))
 c("zeros(2**31, 2**31, 4) overflows", RE, lambda: torch.zeros(2 ** 31, 2 ** 31, 4))
 c("empty(2**40) cannot be allocated", RE, lambda: torch.empty(2 ** 40))
-c("ones(2**64)", RE, lambda: torch.ones(2 ** 64))
+c("ones(2**64)", (RE, TE), lambda: torch.ones(2 ** 64), bug="B6")
 c("zeros(nan)", TE, lambda: torch.zeros(float("nan")))
 c("zeros(inf)", TE, lambda: torch.zeros(float("inf")))
 c("zeros(2.0)", TE, lambda: torch.zeros(2.0))
@@ -203,9 +196,9 @@ c("full((-2,), 1.0)", RE, lambda: torch.full((-2,), 1.0))
 c("tensor([[1, 2], [3]]) ragged", VE, lambda: torch.tensor([[1, 2], [3]]))
 c("tensor([1, 'a'])", TE, lambda: torch.tensor([1, "a"]))
 c("tensor([[1], 2])", ANY, lambda: torch.tensor([[1], 2]))
-c("tensor(['a'])", VE, lambda: torch.tensor(["a"]), bug="B18")
-c("tensor({'a': 1})", RE, lambda: torch.tensor({"a": 1}), bug="B18")
-c("tensor(object())", RE, lambda: torch.tensor(object()), bug="B18")
+c("tensor(['a'])", VE, lambda: torch.tensor(["a"]), bug="B20")
+c("tensor({'a': 1})", RE, lambda: torch.tensor({"a": 1}), bug="B20")
+c("tensor(object())", RE, lambda: torch.tensor(object()), bug="B20")
 c("tensor([None])", ANY, lambda: torch.tensor([None]))
 c("tensor(2**64)", RE, lambda: torch.tensor(2 ** 64))
 c("tensor([1, 2**70])", RE, lambda: torch.tensor([1, 2 ** 70]))
@@ -215,14 +208,14 @@ c("arange(0, nan)", RE, lambda: torch.arange(0, float("nan")))
 c("arange(0, inf)", RE, lambda: torch.arange(0, float("inf")))
 c("arange(10, 0, 1) wrong sign", RE, lambda: torch.arange(10, 0, 1))
 c("arange(0, 1e30, 1e-30) too long", RE, lambda: torch.arange(0, 1e30, 1e-30))
-c("arange('a')", TE, lambda: torch.arange("a"))
+c("arange('a')", TE, lambda: torch.arange("a"), bug="B18")
 c("linspace(0, 1, -1)", RE, lambda: torch.linspace(0, 1, -1))
 c("linspace(0, 1, 2.5)", TE, lambda: torch.linspace(0, 1, 2.5))
 c("logspace(0, 1, -3)", RE, lambda: torch.logspace(0, 1, -3))
 c("eye(-1)", RE, lambda: torch.eye(-1))
 c("eye(2**40, 2**40)", RE, lambda: torch.eye(2 ** 40, 2 ** 40))
 c("rand(-1)", RE, lambda: torch.rand(-1))
-c("randn(2, generator='a')", TE, lambda: torch.randn(2, generator="a"), bug="B5")
+c("randn(2, generator='a')", TE, lambda: torch.randn(2, generator="a"), bug="B15")
 c("randint(5, 2, (3,))", RE, lambda: torch.randint(5, 2, (3,)))
 c("randint(0, 5, 'a')", TE, lambda: torch.randint(0, 5, "a"))
 c("randperm(-1)", RE, lambda: torch.randperm(-1))
@@ -234,13 +227,14 @@ c("set_rng_state('a')", ANY, lambda: torch.set_rng_state("a"))
 c("set_rng_state(ones(3))", ANY, lambda: torch.set_rng_state(ones(3)))
 c("zeros_like(None)", ANY, lambda: torch.zeros_like(None))
 c("ones_like('a')", ANY, lambda: torch.ones_like("a"))
-c("full_like(t, 'a')", TE, lambda: torch.full_like(ones(2), "a"))
+c("full_like(t, 'a')", TE, lambda: torch.full_like(ones(2), "a"), bug="B18")
 c("new_zeros(-1)", RE, lambda: ones(2).new_zeros(-1))
-c("zeros(*[1]*70) too many dims", RE, lambda: torch.zeros(*([1] * 70)), tn_only=True)
+c("zeros(*[1]*70) too many dims", (RE, IE), lambda: torch.zeros(*([1] * 70)), tn_only=True)
 c("ones(2, device='cuda') without a GPU", RE, lambda: torch.ones(2, device="cuda"), needs=no_cuda, tn_only=True)
-c("ones(2, device='cuda:x')", RE, lambda: torch.ones(2, device="cuda:x"), bug="B19")
+c("ones(2, device='cuda:x')", RE, lambda: torch.ones(2, device="cuda:x"), bug="B21")
 c("from_numpy(list)", TE, lambda: torch.from_numpy([1, 2]))
-c("from_numpy(complex array)", TE, lambda: torch.from_numpy(np.zeros(2, dtype=np.complex64)), needs=need_numpy)
+c("from_numpy(complex array)", TE, lambda: torch.from_numpy(np.zeros(2, dtype=np.complex64)), needs=need_numpy,
+  tn_only=True)
 c("from_numpy(object array)", TE, lambda: torch.from_numpy(np.array([object()])), needs=need_numpy)
 c("tensor(np str array)", ANY, lambda: torch.tensor(np.array(["a"])), needs=need_numpy)
 c("from_numpy(big-endian)", ANY, lambda: torch.from_numpy(np.zeros(2, dtype=">f4")), needs=need_numpy, tn_only=True)
@@ -248,7 +242,7 @@ c("from_numpy(negative strides)", VE, lambda: torch.from_numpy(np.zeros(4)[::-1]
 
 section("views")
 c("view(4) of 6 elements", RE, lambda: ones(2, 3).view(4))
-c("view(2**63) wraps", TE, lambda: ones(2).view(2 ** 63), bug="B3")
+c("view(2**63) wraps", TE, lambda: ones(2).view(2 ** 63), bug="B6")
 c("view(-1, -1)", RE, lambda: ones(2).view(-1, -1))
 c("view('a')", TE, lambda: ones(2).view("a"))
 c("view(None)", TE, lambda: ones(2).view(None))
@@ -256,31 +250,31 @@ c("view of a transposed tensor", RE, lambda: ones(2, 3).t().view(6))
 c("reshape(-1, -1)", RE, lambda: ones(2).reshape(-1, -1))
 c("reshape(5)", RE, lambda: ones(2, 3).reshape(5))
 c("reshape(2**62, 2**62)", RE, lambda: ones(2).reshape(2 ** 62, 2 ** 62))
-c("reshape(37 dims)", RE, lambda: ones(2).reshape(*([1] * 36 + [2])), tn_only=True)
+c("reshape(37 dims)", (RE, IE), lambda: ones(2).reshape(*([1] * 36 + [2])), tn_only=True)
 c("permute(0, 0)", RE, lambda: ones(2, 2).permute(0, 0))
 c("permute(0)", RE, lambda: ones(2, 2).permute(0))
 c("permute(0, 5)", IE, lambda: ones(2, 2).permute(0, 5))
 c("permute('a', 'b')", TE, lambda: ones(2, 2).permute("a", "b"))
 c("transpose(0, 5)", IE, lambda: ones(2, 2).transpose(0, 5))
-c("transpose('a', 1)", TE, lambda: ones(2, 2).transpose("a", 1), bug="B4")
-c("transpose(0.5, 1)", TE, lambda: ones(2, 2).transpose(0.5, 1), bug="B4")
-c("transpose(None, 1)", TE, lambda: ones(2, 2).transpose(None, 1), bug="B4")
+c("transpose('a', 1)", TE, lambda: ones(2, 2).transpose("a", 1), bug="B14")
+c("transpose(0.5, 1)", TE, lambda: ones(2, 2).transpose(0.5, 1), bug="B14")
+c("transpose(None, 1)", TE, lambda: ones(2, 2).transpose(None, 1), bug="B14")
 c("t() of 3-d", RE, lambda: ones(2, 2, 2).t())
 c("mT of 1-d", RE, lambda: ones(2).mT)
 c("narrow past the end", RE, lambda: ones(4).narrow(0, 2, 5))
 c("narrow(0, 0, -1)", RE, lambda: ones(4).narrow(0, 0, -1))
-c("narrow(0, 0, 2**64) wraps", RE, lambda: ones(4).narrow(0, 0, 2 ** 64), bug="B3")
+c("narrow(0, 0, 2**64) wraps", RE, lambda: ones(4).narrow(0, 0, 2 ** 64), bug="B6")
 c("narrow(5, 0, 1)", IE, lambda: ones(4).narrow(5, 0, 1))
 c("select(0, 9)", IE, lambda: ones(4).select(0, 9))
 c("select(0, 1.5)", TE, lambda: ones(4).select(0, 1.5))
 c("expand(3) of size 2", RE, lambda: ones(2).expand(3))
 c("expand(-2)", RE, lambda: ones(2).expand(-2))
 c("expand to fewer dims", RE, lambda: ones(2, 2).expand(2))
-c("expand_as(None)", TE, lambda: ones(2).expand_as(None), bug="B5")
+c("expand_as(None)", TE, lambda: ones(2).expand_as(None), bug="B15")
 c("broadcast_to((3,))", RE, lambda: ones(2).broadcast_to((3,)))
 c("squeeze(5)", IE, lambda: ones(2, 2).squeeze(5))
 c("unsqueeze(5)", IE, lambda: ones(2, 2).unsqueeze(5))
-c("unsqueeze('a')", TE, lambda: ones(2).unsqueeze("a"), bug="B4")
+c("unsqueeze('a')", TE, lambda: ones(2).unsqueeze("a"), bug="B14")
 c("unsqueeze past 8 dims", RE, lambda: ones(*([1] * 8)).unsqueeze(0), tn_only=True)
 c("flatten(2, 0)", RE, lambda: ones(2, 2, 2).flatten(2, 0))
 c("flatten(0, 9)", IE, lambda: ones(2, 2).flatten(0, 9))
@@ -307,8 +301,8 @@ c("roll((1, 2), 0) lengths", RE, lambda: ones(2).roll((1, 2), 0))
 c("repeat(-1)", RE, lambda: ones(2).repeat(-1))
 c("repeat(fewer dims)", RE, lambda: ones(2, 2).repeat(2))
 c("repeat(2**62)", RE, lambda: ones(2).repeat(2 ** 62))
-c("tril() of 1-d", IE, lambda: ones(2).tril(), bug="B20")
-c("movedim(0, 5)", IE, lambda: ones(2).movedim(0, 5), bug="B21")
+c("tril() of 1-d", IE, lambda: ones(2).tril(), bug="B22")
+c("movedim(0, 5)", IE, lambda: ones(2).movedim(0, 5), bug="B23")
 
 section("pointwise")
 c("t + 'a'", TE, lambda: ones(2) + "a")
@@ -318,47 +312,51 @@ c("t + {} ", TE, lambda: ones(2) + {})
 c("t * object()", TE, lambda: ones(2) * object())
 c("'a' - t", TE, lambda: "a" - ones(2))
 c("t < 'a'", TE, lambda: ones(2) < "a")
-c("t += 'a'", TE, lambda: ones(2).__iadd__("a") if False else _iadd(ones(2), "a"))
+c("t += 'a'", TE, lambda: _iadd(ones(2), "a"))
 c("add(None)", TE, lambda: ones(2).add(None))
 c("add('a')", TE, lambda: ones(2).add("a"))
 c("add(t, alpha='a')", ANY, lambda: ones(2).add(ones(2), alpha="a"))
 c("mul(object())", TE, lambda: ones(2).mul(object()))
 c("eq('a')", TE, lambda: ones(2).eq("a"))
 c("shape mismatch [2] + [3]", RE, lambda: ones(2) + ones(3))
+c("[1, 2**32] + [2**32, 1] broadcasts to 2**64 elements", RE, lambda: _broadcast_overflow(lambda a, b: a + b),
+  tn_only=True)
+c("where() broadcasting to 2**64 elements", RE,
+  lambda: _broadcast_overflow(lambda a, b: torch.where(torch.tensor([True]).expand(2 ** 32).unsqueeze(0), a, b)), tn_only=True)
 c("pow broadcast mismatch", RE, lambda: ones(2).pow(ones(3)))
 c("in-place result cannot broadcast", RE, lambda: ones(2).add_(ones(2, 2)))
 c("in-place float into int", RE, lambda: torch.ones(2, dtype=torch.int64).add_(1.5))
 c("t + 2**64", RE, lambda: ones(2, dtype=torch.int64) + 2 ** 64)
-c("int // 0", ZeroDivisionError, lambda: torch.ones(2, dtype=torch.int64) // 0)
-c("int % 0", ZeroDivisionError, lambda: torch.ones(2, dtype=torch.int64) % 0)
+c("int // 0", RE, lambda: torch.ones(2, dtype=torch.int64) // 0, bug="B19")
+c("int % 0", RE, lambda: torch.ones(2, dtype=torch.int64) % 0, bug="B19")
 c("bitwise_and of floats", RE, lambda: ones(2).int().bitwise_and(ones(2)))
-c("~ float", RE, lambda: ~ones(2))
+c("~ float", TE, lambda: ~ones(2), bug="B19")
 c("- bool", RE, lambda: -ones(2).bool())
 c("clamp()", RE, lambda: ones(2).clamp())
-c("clamp('a')", TE, lambda: ones(2).clamp("a"), bug="B12")
+c("clamp('a')", TE, lambda: ones(2).clamp("a"), bug="B18")
 c("clamp(min=ones(3))", RE, lambda: ones(2).clamp(min=ones(3)))
 c("lerp mismatched", RE, lambda: ones(2).lerp(ones(3), 0.5))
-c("lerp(None, 0.5)", TE, lambda: ones(2).lerp(None, 0.5), bug="B5")
-c("addcmul(None, None)", TE, lambda: ones(2).addcmul(None, None), bug="B5")
+c("lerp(None, 0.5)", TE, lambda: ones(2).lerp(None, 0.5), bug="B15")
+c("addcmul(None, None)", TE, lambda: ones(2).addcmul(None, None), bug="B15")
 c("addcdiv shape mismatch", RE, lambda: ones(2).addcdiv(ones(3), ones(3)))
 c("where(float cond)", RE, lambda: torch.where(ones(2), ones(2), ones(2)))
 c("where(cond, [3], [2])", RE, lambda: torch.where(ones(2).bool(), ones(3), ones(2)))
 c("where('a', t, t)", ANY, lambda: torch.where("a", ones(2), ones(2)))
 c("masked_fill mask shape", RE, lambda: ones(2).masked_fill(ones(3).bool(), 1))
-c("masked_fill(mask, 'a')", TE, lambda: ones(2).masked_fill(ones(2).bool(), "a"), bug="B12")
-c("fill_('a')", TE, lambda: ones(2).fill_("a"), bug="B12")
+c("masked_fill(mask, 'a')", TE, lambda: ones(2).masked_fill(ones(2).bool(), "a"), bug="B18")
+c("fill_('a')", TE, lambda: ones(2).fill_("a"), bug="B18")
 c("fill_(1-d tensor)", RE, lambda: ones(2).fill_(ones(2)))
 c("fill_(None)", TE, lambda: ones(2).fill_(None))
 c("copy_ shape mismatch", RE, lambda: ones(2).copy_(ones(3)))
 c("copy_('abc')", TE, lambda: ones(2).copy_("abc"))
-c("copy_(None)", TE, lambda: ones(2).copy_(None), bug="B5")
-c("nan_to_num(nan='a')", TE, lambda: ones(2).nan_to_num(nan="a"), bug="B12")
+c("copy_(None)", TE, lambda: ones(2).copy_(None))
+c("nan_to_num(nan='a')", TE, lambda: ones(2).nan_to_num(nan="a"), bug="B18")
 c("round(decimals='a')", TE, lambda: ones(2).round(decimals="a"))
 c("allclose shape mismatch", RE, lambda: ones(2).allclose(ones(3)))
 c("isclose(None)", TE, lambda: ones(2).isclose(None))
 c("softmax(dim=3)", IE, lambda: ones(2).softmax(3))
-c("softmax(dim='a')", TE, lambda: ones(2).softmax("a"), bug="B4")
-c("log_softmax(dim=None)", TE, lambda: ones(2).log_softmax(None), bug="B4")
+c("softmax(dim='a')", (TE, RE), lambda: ones(2).softmax("a"), bug="B14")
+c("log_softmax(dim=None)", (TE, RE), lambda: ones(2).log_softmax(None), bug="B14")
 c("torch.exp('a')", TE, lambda: torch.exp("a"))
 c("torch.add(None, 1)", TE, lambda: torch.add(None, 1))
 c("torch.sin([1.0])", TE, lambda: torch.sin([1.0]))
@@ -366,34 +364,34 @@ c("torch.sin([1.0])", TE, lambda: torch.sin([1.0]))
 section("reduction")
 c("sum(dim=5)", IE, lambda: ones(2).sum(dim=5))
 c("sum(dim=(0, 0))", RE, lambda: ones(2).sum(dim=(0, 0)))
-c("sum(dim=2**70) wraps", RE, lambda: ones(2).sum(dim=2 ** 70), bug="B3")
+c("sum(dim=2**70) wraps", RE, lambda: ones(2).sum(dim=2 ** 70), bug="B6")
 c("sum(dim=1.5)", TE, lambda: ones(2).sum(dim=1.5))
 c("sum(dim=None, keepdim='a')", ANY, lambda: ones(2).sum(dim=(0, "a")))
-c("sum(dtype=3)", TE, lambda: ones(2).sum(dtype=3), bug="B10")
+c("sum(dtype=3)", TE, lambda: ones(2).sum(dtype=3), bug="B16")
 c("mean of int64", RE, lambda: torch.ones(2, dtype=torch.int64).mean())
 c("mean(dim=5)", IE, lambda: ones(2).mean(dim=5))
 c("prod(dim=-3)", IE, lambda: ones(2).prod(dim=-3))
 c("var(correction=0.5)", TE, lambda: ones(2).var(correction=0.5))
 c("std(5)", IE, lambda: ones(2).std(5))
 c("max(5)", IE, lambda: ones(2).max(5))
-c("max('a')", TE, lambda: ones(2).max("a"))
+c("max('a')", (TE, RE), lambda: ones(2).max("a"))
 c("max() of empty", RE, lambda: torch.ones(0).max())
 c("min(dim=-2)", IE, lambda: ones(2).min(dim=-2))
 c("argmax(dim=4)", IE, lambda: ones(2).argmax(dim=4))
-c("argmax() of empty", RE, lambda: torch.ones(0).argmax())
+c("argmax() of empty", (RE, IE), lambda: torch.ones(0).argmax())
 c("amax(dim=(0, 0))", RE, lambda: ones(2).amax(dim=(0, 0)))
-c("norm(p='nuc') of 1-d", RE, lambda: ones(2).norm(p="nuc"), bug="B22")
+c("norm(p='nuc') of 1-d", RE, lambda: ones(2).norm(p="nuc"))
 c("norm(dim=3)", IE, lambda: ones(2).norm(dim=3))
 c("logsumexp(5)", IE, lambda: ones(2).logsumexp(5))
 c("cumsum(3)", IE, lambda: ones(2).cumsum(3))
-c("cumsum(dim=None)", TE, lambda: ones(2).cumsum(None), bug="B4")
-c("cumprod('a')", TE, lambda: ones(2).cumprod("a"), bug="B4")
+c("cumsum(dim=None)", (TE, RE), lambda: ones(2).cumsum(None), bug="B14")
+c("cumprod('a')", (TE, RE), lambda: ones(2).cumprod("a"), bug="B14")
 c("sort(3)", IE, lambda: ones(2).sort(3))
 c("argsort(3)", IE, lambda: ones(2).argsort(3))
 c("topk(5) of 2", RE, lambda: ones(2).topk(5))
 c("topk(-1)", RE, lambda: ones(2).topk(-1))
 c("topk('a')", TE, lambda: ones(2).topk("a"))
-c("kthvalue(5)", RE, lambda: ones(2).kthvalue(5), bug="B23")
+c("kthvalue(5)", RE, lambda: ones(2).kthvalue(5), bug="B24")
 c("all(dim=4)", IE, lambda: ones(2).all(dim=4))
 c("any(dim=4)", IE, lambda: ones(2).any(dim=4))
 c("count_nonzero(dim=7)", IE, lambda: ones(2).count_nonzero(dim=7))
@@ -409,8 +407,8 @@ c("'a' in t", RE, lambda: "a" in ones(2))
 
 section("linalg")
 c("matmul [2,3] @ [2,3]", RE, lambda: ones(2, 3) @ ones(2, 3))
-c("matmul(None)", TE, lambda: ones(2).matmul(None), bug="B5")
-c("matmul(3)", TE, lambda: ones(2).matmul(3), bug="B5")
+c("matmul(None)", TE, lambda: ones(2).matmul(None), bug="B15")
+c("matmul(3)", TE, lambda: ones(2).matmul(3), bug="B15")
 c("t @ 'a'", TE, lambda: ones(2) @ "a")
 c("matmul of 0-d", RE, lambda: torch.tensor(1.0) @ torch.tensor(1.0))
 c("matmul int @ float", RE, lambda: torch.ones(2, 2, dtype=torch.int64) @ ones(2, 2))
@@ -440,14 +438,14 @@ c("broadcast_shapes((2,), (3,))", RE, lambda: torch.broadcast_shapes((2,), (3,))
 c("broadcast_shapes(('a',))", TE, lambda: torch.broadcast_shapes(("a",)))
 
 section("index")
-c("t[2**70] wraps to t[0]", RE, lambda: ones(2)[2 ** 70], bug="B3")
-c("t[-2**70]", RE, lambda: ones(2)[-2 ** 70], bug="B3")
+c("t[2**70] wraps to t[0]", RE, lambda: ones(2)[2 ** 70], bug="B6")
+c("t[-2**70]", RE, lambda: ones(2)[-2 ** 70], bug="B6")
 c("t[5]", IE, lambda: ones(2)[5])
 c("t[-3]", IE, lambda: ones(2)[-3])
 c("t[0, 0] of 1-d", IE, lambda: ones(2)[0, 0])
 c("t[1.5]", IE, lambda: ones(2)[1.5])
 c("t[nan]", IE, lambda: ones(2)[float("nan")])
-c("t[None, 'a']", IE, lambda: ones(2)[None, "a"])
+c("t[None, 'a']", (IE, TE), lambda: ones(2)[None, "a"])
 c("t[{'a': 1}]", IE, lambda: ones(2)[{"a": 1}])
 c("t[object()]", IE, lambda: ones(2)[object()])
 c("t[::0]", VE, lambda: ones(2)[::0])
@@ -461,20 +459,19 @@ c("t[tensor(7)]", IE, lambda: ones(2)[torch.tensor(7)])
 c("t[tensor([1.5])]", IE, lambda: ones(2)[torch.tensor([1.5])])
 c("t[bool mask of 3]", IE, lambda: ones(2)[ones(3).bool()])
 c("t[int index, index] broadcast", IE, lambda: ones(2, 2)[[0, 1], [0, 1, 0]])
-c("t[..., ..., 0]", IE, lambda: ones(2)[..., ..., 0])
 c("index_select(0, [5])", IE, lambda: ones(2).index_select(0, torch.tensor([5])))
 c("index_select(0, [-5])", IE, lambda: ones(2).index_select(0, torch.tensor([-5])))
-c("index_select(0, float index)", RE, lambda: ones(2).index_select(0, torch.tensor([0.5])), bug="B17")
-c("index_select(0, 2-d index)", RE, lambda: ones(2).index_select(0, torch.tensor([[0]])), bug="B17")
+c("index_select(0, float index)", RE, lambda: ones(2).index_select(0, torch.tensor([0.5])), bug="B19")
+c("index_select(0, 2-d index)", (IE, RE), lambda: ones(2).index_select(0, torch.tensor([[0]])))
 c("index_select(3, [0])", IE, lambda: ones(2).index_select(3, torch.tensor([0])))
 c("index_select(0, 'a')", TE, lambda: ones(2).index_select(0, "a"))
-c("gather(0, [5])", RE, lambda: ones(2).gather(0, torch.tensor([5])), bug="B17")
-c("gather(0, float)", RE, lambda: ones(2).gather(0, torch.tensor([0.0])), bug="B17")
+c("gather(0, [5])", RE, lambda: ones(2).gather(0, torch.tensor([5])), bug="B19")
+c("gather(0, float)", RE, lambda: ones(2).gather(0, torch.tensor([0.0])), bug="B19")
 c("gather ndim mismatch", RE, lambda: ones(2, 2).gather(0, torch.tensor([0])))
-c("scatter(0, [5], src)", RE, lambda: ones(2).scatter(0, torch.tensor([5]), ones(1)), bug="B17")
-c("scatter(0, [0], 'a')", TE, lambda: ones(2).scatter(0, torch.tensor([0]), "a"), bug="B12")
-c("scatter(0, None, src)", TE, lambda: ones(2).scatter(0, None, ones(1)))
-c("scatter_add(0, [9], src)", RE, lambda: ones(2).scatter_add(0, torch.tensor([9]), ones(1)), bug="B17")
+c("scatter(0, [5], src)", RE, lambda: ones(2).scatter(0, torch.tensor([5]), ones(1)), bug="B19")
+c("scatter(0, [0], 'a')", TE, lambda: ones(2).scatter(0, torch.tensor([0]), "a"), bug="B18")
+c("scatter(0, None, src)", TE, lambda: ones(2).scatter(0, None, ones(1)), bug="B15")
+c("scatter_add(0, [9], src)", RE, lambda: ones(2).scatter_add(0, torch.tensor([9]), ones(1)), bug="B19")
 c("index_put_ out of range", IE, lambda: ones(2).index_put_((torch.tensor([5]),), torch.tensor(1.0)))
 c("index_put_ too many indices", IE, lambda: ones(2).index_put_((torch.tensor([0]),) * 3, torch.tensor(1.0)))
 c("index_put_(None, v)", TE, lambda: ones(2).index_put_(None, torch.tensor(1.0)))
@@ -484,14 +481,14 @@ c("t[5] = 1", IE, lambda: ones(2).__setitem__(5, 1))
 c("t[0] = 'a'", TE, lambda: ones(2).__setitem__(0, "a"))
 c("t[0] = None", TE, lambda: ones(2).__setitem__(0, None))
 c("t[0] = object()", TE, lambda: ones(2).__setitem__(0, object()))
-c("t[0] = [1, 2] too many", RE, lambda: ones(2).__setitem__(0, [1.0, 2.0]))
+c("t[0] = [1, 2] too many", (TE, RE), lambda: ones(2).__setitem__(0, [1.0, 2.0]))
 c("t[:] = ones(3)", RE, lambda: ones(2).__setitem__(slice(None), ones(3)))
 c("t[[0, 5]] = 1", IE, lambda: ones(2).__setitem__([0, 5], 1.0))
 c("t[mask] = ones(3)", RE, lambda: ones(2).__setitem__(ones(2).bool(), ones(3)))
-c("t['a'] = 1", IE, lambda: ones(2).__setitem__("a", 1.0), bug="B24")
+c("t['a'] = 1", (IE, TE), lambda: ones(2).__setitem__("a", 1.0))
 c("t[1.5] = 1", IE, lambda: ones(2).__setitem__(1.5, 1.0))
 c("t[::0] = 1", VE, lambda: ones(2).__setitem__(slice(None, None, 0), 1.0))
-c("t[2**70] = 1", RE, lambda: ones(2).__setitem__(2 ** 70, 1.0))
+c("t[2**70] = 1", RE, lambda: ones(2).__setitem__(2 ** 70, 1.0), bug="B6")
 c("del t[0]", TE, lambda: ones(2).__delitem__(0))
 
 section("dtype/device")
@@ -502,13 +499,13 @@ c("to(object())", TE, lambda: ones(2).to(object()))
 c("to(dtype='a')", TE, lambda: ones(2).to(dtype="a"))
 c("to(bogus=1)", TE, lambda: ones(2).to(bogus=1))
 c("type('torch.FooTensor')", VE, lambda: ones(2).type("torch.FooTensor"))
-c("device('cuda:x')", RE, lambda: torch.device("cuda:x"), bug="B19")
+c("device('cuda:x')", RE, lambda: torch.device("cuda:x"), bug="B21")
 c("device('tpu')", RE, lambda: torch.device("tpu"))
-c("device(None)", TE, lambda: torch.device(None), bug="B19")
+c("device(None)", TE, lambda: torch.device(None), bug="B21")
 c("promote_types('a', float32)", TE, lambda: torch.promote_types("a", torch.float32))
 c("set_default_dtype(int64)", TE, lambda: torch.set_default_dtype(torch.int64))
 c("set_default_dtype('a')", TE, lambda: torch.set_default_dtype("a"))
-c("set_num_threads('a')", TE, lambda: torch.set_num_threads("a"), bug="B4")
+c("set_num_threads('a')", (TE, RE), lambda: torch.set_num_threads("a"), bug="B18")
 c("numpy() of a grad tensor", RE, lambda: leaf(2).numpy(), needs=need_numpy)
 
 section("freed")
@@ -519,22 +516,21 @@ c("item of a freed tensor", ANY, lambda: freed(torch.tensor(1.0)).item(), tn_onl
 c("backward of a freed tensor", ANY, lambda: freed((leaf(2) * 2).sum()).backward(), tn_only=True)
 c("freed tensor as an operand", ANY, lambda: ones(2) * freed(ones(2)), tn_only=True)
 c("cat with a freed tensor", ANY, lambda: torch.cat([ones(2), freed(ones(2))]), tn_only=True)
-c("freed tensor as an index", ANY, lambda: ones(2)[freed(torch.tensor([0]))], tn_only=True, bug="B15")
-c("freed tensor as a grad", ANY, lambda: setattr(leaf(2), "grad", freed(ones(2))), tn_only=True)
+c("freed tensor as an index", ANY, lambda: ones(2)[freed(torch.tensor([0]))], tn_only=True, bug="B12")
+c("freed tensor as a grad", ANY, lambda: setattr(leaf(2), "grad", freed(ones(2))), tn_only=True, bug="B12")
 c("save a freed tensor", ANY, lambda: torch.save(freed(ones(2)), io.BytesIO()), tn_only=True)
 c("uninitialised Tensor.__new__", ANY, lambda: torch.Tensor.__new__(torch.Tensor) + 1, tn_only=True)
 c("optimizer step after its __del__", ANY, lambda: _freed_optim_step(), tn_only=True)
 c("scheduler step after its __del__", ANY, lambda: _freed_sched_step(), tn_only=True)
-c("scheduler step after its optimizer's __del__", ANY, lambda: _sched_after_optim_del(), tn_only=True, bug="B1")
-c("generator after its __del__", ANY, lambda: _freed_generator(), tn_only=True)
-c("DataLoader over a closed iterator", ANY, lambda: _closed_iter(), tn_only=True)
+c("scheduler step after its optimizer's __del__", ANY, lambda: _sched_after_optim_del(), tn_only=True)
+c("generator after its __del__", ANY, lambda: _freed_generator(), tn_only=True, bug="B12")
+c("next() of an exhausted DataLoader iterator", StopIteration, lambda: _closed_iter())
 
 section("autograd")
 c("backward twice without retain_graph", RE, lambda: _backward_twice())
 c("grad of a non-scalar without gradient", RE, lambda: (leaf(2) * 2).backward())
 c("backward(gradient of [3])", RE, lambda: (leaf(2) * 2).backward(ones(3)))
-c("backward(gradient='a')", TE, lambda: (leaf(2) * 2).backward("a"), bug="B5")
-c("backward(gradient=int tensor)", RE, lambda: (leaf(2) * 2).backward(torch.ones(2, dtype=torch.int64)))
+c("backward(gradient='a')", TE, lambda: (leaf(2) * 2).backward("a"), bug="B15")
 c("backward of a tensor without grad", RE, lambda: ones(2).sum().backward())
 c("backward(inputs=...) ", NIE, lambda: (leaf(2) * 2).sum().backward(inputs=[leaf(2)]), tn_only=True)
 c("hook raising ZeroDivisionError", ZeroDivisionError, lambda: hook_grad(lambda g: 1 / 0))
@@ -544,12 +540,12 @@ c("hook returning a wrong shape", RE, lambda: hook_grad(lambda g: ones(3)))
 c("hook returning a wrong dtype", RE, lambda: hook_grad(lambda g: g.long()))
 c("hook on an intermediate raising", ValueError, lambda: _intermediate_hook_raises())
 c("hook on a tensor without grad", RE, lambda: ones(2).register_hook(lambda g: g))
-c("hook that is not callable", TE, lambda: hook_grad(3), bug="B25")
+c("hook that is not callable", TE, lambda: hook_grad(3))
 c("autograd.grad of a non-scalar", RE, lambda: _grad(lambda x: x * 2))
 c("autograd.grad wrt a tensor without grad", RE, lambda: torch.autograd.grad((leaf(2) * 2).sum(), [ones(2)]))
 c("autograd.grad twice", RE, lambda: _grad_twice())
-c("autograd.grad(inputs='a')", RE, lambda: torch.autograd.grad((leaf(2) * 2).sum(), "a"), bug="B5")
-c("autograd.grad(inputs=[x, None])", RE, lambda: _grad(lambda x: (x * 2).sum(), extra=[None]), bug="B5")
+c("autograd.grad(inputs='a')", RE, lambda: torch.autograd.grad((leaf(2) * 2).sum(), "a"), bug="B15")
+c("autograd.grad(inputs=[x, None])", RE, lambda: _grad(lambda x: (x * 2).sum(), extra=[None]))
 c("autograd.grad(None, ...)", TE, lambda: torch.autograd.grad(None, [leaf(2)]))
 c("autograd.grad(grad_outputs of [5])", RE, lambda: _grad(lambda x: (x * 2).sum(), go=[ones(5)]))
 c("autograd.grad of an unused input", RE, lambda: torch.autograd.grad((leaf(2) * 2).sum(), [leaf(2)]))
@@ -561,10 +557,10 @@ c("grad = 'a'", TE, lambda: setattr(leaf(2), "grad", "a"))
 c("grad = int tensor", RE, lambda: setattr(leaf(2), "grad", torch.ones(2, dtype=torch.int64)))
 c("requires_grad on int64", RE, lambda: torch.ones(2, dtype=torch.int64).requires_grad_())
 c("requires_grad_(False) on a non-leaf", RE, lambda: (leaf(2) * 2).requires_grad_(False))
-c("requires_grad_('yes')", TE, lambda: ones(2).requires_grad_("yes"), bug="B11")
-c("requires_grad = 'no'", RE, lambda: setattr(leaf(2), "requires_grad", "no"), bug="B11")
+c("requires_grad_('yes')", TE, lambda: ones(2).requires_grad_("yes"), bug="B17")
+c("requires_grad = 'no'", RE, lambda: setattr(leaf(2), "requires_grad", "no"), bug="B17")
 c("retain_grad without grad", RE, lambda: ones(2).retain_grad())
-c("set_grad_enabled('a')", TE, lambda: torch.set_grad_enabled("a"), bug="B11")
+c("set_grad_enabled('a')", TE, lambda: torch.set_grad_enabled("a"), bug="B17")
 c("exception inside no_grad", ValueError, lambda: _raise_in(torch.no_grad()))
 c("exception inside enable_grad", ValueError, lambda: _raise_in(torch.enable_grad()))
 c("Function.forward raising", ValueError,
@@ -574,7 +570,7 @@ c("Function.backward raising", ValueError,
 c("Function.backward wrong shape", RE,
   lambda: fn_class(lambda ctx, x: x * 2, lambda ctx, g: ones(7)).apply(leaf(2)).sum().backward())
 c("Function.backward returning 'a'", RE,
-  lambda: fn_class(lambda ctx, x: x * 2, lambda ctx, g: "a").apply(leaf(2)).sum().backward(), bug="B26")
+  lambda: fn_class(lambda ctx, x: x * 2, lambda ctx, g: "a").apply(leaf(2)).sum().backward(), bug="B25")
 c("Function.backward too many grads", RE,
   lambda: fn_class(lambda ctx, x: x * 2, lambda ctx, g: (g, g, g)).apply(leaf(2)).sum().backward())
 c("Function.forward returning 'a'", TE,
@@ -587,23 +583,24 @@ c("gradcheck raising", ZeroDivisionError,
   lambda: torch.autograd.gradcheck(lambda x: 1 / 0, (torch.ones(2, dtype=torch.float64, requires_grad=True),)))
 c("gradcheck returning 'a'", ANY,
   lambda: torch.autograd.gradcheck(lambda x: "a", (torch.ones(2, dtype=torch.float64, requires_grad=True),)))
-c("gradcheck('a', ...)", TE, lambda: torch.autograd.gradcheck("a", (torch.ones(2, dtype=torch.float64, requires_grad=True),)))
+c("gradcheck('a', ...)", TE,
+  lambda: torch.autograd.gradcheck("a", (torch.ones(2, dtype=torch.float64, requires_grad=True),)))
 c("gradcheck(f, 'abc')", VE, lambda: torch.autograd.gradcheck(lambda x: x * 2, "abc"))
-c("gradcheck of a wrong gradient", torch_autograd_GradcheckError := None or ANY,
+c("gradcheck of a wrong gradient", RE,
   lambda: torch.autograd.gradcheck(lambda x: x * 2, (torch.ones(2, requires_grad=True),)))
 c("graph.to_dot('a')", ANY, lambda: torch.autograd.graph.to_dot("a"), tn_only=True)
 
 section("functional")
 c("linear [2,3] x [4,5]", RE, lambda: F.linear(ones(2, 3), ones(4, 5)))
-c("linear(x, None)", TE, lambda: F.linear(ones(2, 3), None), bug="B5")
-c("linear(None, w)", TE, lambda: F.linear(None, ones(4, 3)), bug="B5")
+c("linear(x, None)", TE, lambda: F.linear(ones(2, 3), None), bug="B15")
+c("linear(None, w)", TE, lambda: F.linear(None, ones(4, 3)), bug="B15")
 c("linear bias [7]", RE, lambda: F.linear(ones(2, 3), ones(4, 3), ones(7)))
 c("bilinear shapes", RE, lambda: F.bilinear(ones(2, 3), ones(2, 4), ones(5, 3, 3)))
 c("conv2d channels", RE, lambda: F.conv2d(torch.ones(1, 2, 5, 5), torch.ones(3, 3, 3, 3)))
 c("conv2d 3-d weight", RE, lambda: F.conv2d(torch.ones(2, 5, 5), torch.ones(3, 3, 3)))
 c("conv2d stride=0", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride=0))
 c("conv2d stride=-1", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride=-1))
-c("conv2d padding=-1 (reads as 'same')", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), padding=-1), bug="B6")
+c("conv2d padding=-1 (reads as 'same')", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), padding=-1), bug="B7")
 c("conv2d padding=-2", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), padding=-2))
 c("conv2d dilation=0", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), dilation=0))
 c("conv2d groups=0", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), groups=0))
@@ -613,32 +610,36 @@ c("conv2d padding='bogus'", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), 
 c("conv2d stride=(1, 2, 3)", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride=(1, 2, 3)))
 c("conv2d stride='a'", TE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride="a"))
 c("conv2d stride=1.5", TE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride=1.5))
-c("conv2d stride=2**62", ANY, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride=2 ** 62), bug="B14")
+c("conv2d stride=2**62 (a 1x1 output, as PyTorch)", NO_CRASH,
+  lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride=2 ** 62))
+c("conv2d dilation=2**62", NO_CRASH, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), dilation=2 ** 62))
 c("conv2d padding=2**62", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), padding=2 ** 62))
 c("conv1d padding=2**40", RE, lambda: F.conv1d(torch.ones(1, 3, 5), torch.ones(3, 3, 3), padding=2 ** 40))
 c("conv2d of int64", RE, lambda: F.conv2d(img().long(), torch.ones(3, 3, 3, 3).long()), tn_only=True)
 c("conv2d float64 input, float32 weight", RE, lambda: F.conv2d(img().double(), torch.ones(3, 3, 3, 3)))
-c("conv2d(None, w)", TE, lambda: F.conv2d(None, torch.ones(3, 3, 3, 3)), bug="B5")
+c("conv2d(None, w)", TE, lambda: F.conv2d(None, torch.ones(3, 3, 3, 3)), bug="B15")
 c("conv_transpose2d output_padding=5", RE, lambda: F.conv_transpose2d(img(), torch.ones(3, 3, 3, 3), output_padding=5))
 c("conv_transpose2d stride=2**40", RE, lambda: F.conv_transpose2d(img(), torch.ones(3, 3, 3, 3), stride=2 ** 40))
+c("conv_transpose2d stride=2**61-1: a 2**63-1 sized output over 12 bytes", RE,
+  lambda: F.conv_transpose2d(img(), torch.ones(3, 3, 3, 3), stride=2 ** 61 - 1)[0, 0, 10 ** 6, 5].item())
 c("conv_transpose1d channels", RE, lambda: F.conv_transpose1d(torch.ones(1, 2, 5), torch.ones(3, 3, 3)))
 c("max_pool2d kernel 0", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 0))
 c("max_pool2d kernel 5 > input", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 5))
 c("max_pool2d padding > kernel/2", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 2, padding=2))
-c("max_pool2d stride=0", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 2, stride=0), bug="B9")
+c("max_pool2d stride=0", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 2, stride=0), bug="B10")
 c("max_pool2d kernel 2**62", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 2 ** 62))
 c("max_pool2d of 1-d", RE, lambda: F.max_pool2d(torch.ones(4), 2))
 c("max_pool1d kernel 'a'", TE, lambda: F.max_pool1d(torch.ones(1, 1, 4), "a"))
 c("avg_pool2d divisor_override=0", RE, lambda: F.avg_pool2d(torch.ones(1, 1, 4, 4), 2, divisor_override=0))
 c("avg_pool2d kernel -1", RE, lambda: F.avg_pool2d(torch.ones(1, 1, 4, 4), -1))
-c("avg_pool1d stride=0", RE, lambda: F.avg_pool1d(torch.ones(1, 1, 4), 2, stride=0), bug="B9")
+c("avg_pool1d stride=0", RE, lambda: F.avg_pool1d(torch.ones(1, 1, 4), 2, stride=0), bug="B10")
 c("adaptive_avg_pool2d(-1)", RE, lambda: F.adaptive_avg_pool2d(torch.ones(1, 1, 4, 4), -1))
-c("adaptive_avg_pool1d(2**40)", RE, lambda: F.adaptive_avg_pool1d(torch.ones(1, 1, 4), 2 ** 40), bug="B7")
-c("adaptive_avg_pool2d((2**40, 3))", RE, lambda: F.adaptive_avg_pool2d(torch.ones(1, 1, 4, 4), (2 ** 40, 3)), bug="B7")
+c("adaptive_avg_pool1d(2**40)", RE, lambda: F.adaptive_avg_pool1d(torch.ones(1, 1, 4), 2 ** 40), bug="B8")
+c("adaptive_avg_pool2d((2**40, 3))", RE, lambda: F.adaptive_avg_pool2d(torch.ones(1, 1, 4, 4), (2 ** 40, 3)), bug="B8")
 c("adaptive_max_pool2d(-2)", RE, lambda: F.adaptive_max_pool2d(torch.ones(1, 1, 4, 4), -2))
 c("adaptive_max_pool2d((2, 2, 2))", ANY, lambda: F.adaptive_max_pool2d(torch.ones(1, 1, 4, 4), (2, 2, 2)))
 c("batch_norm stats [4] for 3 channels", RE, lambda: F.batch_norm(ones(2, 3), ones(4), ones(4)))
-c("batch_norm one value per channel", VE, lambda: F.batch_norm(ones(1, 3), None, None, training=True), bug="B27")
+c("batch_norm one value per channel", VE, lambda: F.batch_norm(ones(1, 3), None, None, training=True), bug="B26")
 c("batch_norm eval without stats", ANY, lambda: F.batch_norm(ones(2, 3), None, None, training=False))
 c("layer_norm normalized_shape (4,)", RE, lambda: F.layer_norm(ones(2, 3), (4,)))
 c("layer_norm normalized_shape (-1,)", RE, lambda: F.layer_norm(ones(2, 3), (-1,)))
@@ -647,12 +648,12 @@ c("group_norm 6 channels in 4 groups", RE, lambda: F.group_norm(ones(2, 6), 4))
 c("instance_norm of 2-d", ANY, lambda: F.instance_norm(ones(2, 3)))
 c("dropout p=1.5", VE, lambda: F.dropout(ones(2), p=1.5))
 c("dropout p=-0.1", VE, lambda: F.dropout(ones(2), p=-0.1))
-c("dropout p=nan", VE, lambda: F.dropout(ones(2), p=float("nan")), tn_only=True)
+c("dropout p=nan", (VE, RE), lambda: F.dropout(ones(2), p=float("nan")), tn_only=True)
 c("dropout p='a'", TE, lambda: F.dropout(ones(2), p="a"))
 c("dropout2d of 1-d", RE, lambda: F.dropout2d(ones(2), p=0.5), bug="B13")
 c("embedding index 5 of 3", IE, lambda: F.embedding(torch.tensor([5]), ones(3, 2)))
 c("embedding index -1", IE, lambda: F.embedding(torch.tensor([-1]), ones(3, 2)))
-c("embedding float index", RE, lambda: F.embedding(torch.tensor([0.5]), ones(3, 2)), bug="B17")
+c("embedding float index", RE, lambda: F.embedding(torch.tensor([0.5]), ones(3, 2)))
 c("embedding padding_idx=7", AssertionError, lambda: F.embedding(torch.tensor([0]), ones(3, 2), padding_idx=7))
 c("embedding 1-d weight", RE, lambda: F.embedding(torch.tensor([0]), ones(3)))
 c("one_hot 5 of 3 classes", RE, lambda: F.one_hot(torch.tensor([5]), 3))
@@ -688,14 +689,16 @@ c("mse_loss [2] vs [3]", RE, lambda: F.mse_loss(ones(2), ones(3)))
 c("mse_loss reduction='bogus'", VE, lambda: F.mse_loss(ones(2), ones(2), reduction="bogus"))
 c("mse_loss(x, None)", ANY, lambda: F.mse_loss(ones(2), None))
 c("mse_loss(x, 'a')", ANY, lambda: F.mse_loss(ones(2), "a"))
-c("l1_loss int64", RE, lambda: F.l1_loss(torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64)), tn_only=True)
+c("l1_loss int64", RE, lambda: F.l1_loss(torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64)),
+  tn_only=True)
 c("nll_loss target 5 of 3", IE, lambda: F.nll_loss(ones(2, 3), torch.tensor([0, 5])), tn_only=True)
 c("nll_loss target -5", IE, lambda: F.nll_loss(ones(2, 3), torch.tensor([0, -5])), tn_only=True)
 c("nll_loss float target", RE, lambda: F.nll_loss(ones(2, 3), torch.tensor([0.0, 1.0])))
 c("cross_entropy target 7 of 3", IE, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 7])), tn_only=True)
-c("cross_entropy batch 2 vs 3", VE, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1, 2])), bug="B27")
+c("cross_entropy batch 2 vs 3", VE, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1, 2])), bug="B26")
 c("cross_entropy weight [5]", RE, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1]), weight=ones(5)))
-c("cross_entropy label_smoothing=2", ANY, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1]), label_smoothing=2.0))
+c("cross_entropy label_smoothing=2", ANY,
+  lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1]), label_smoothing=2.0))
 c("cross_entropy prob target [2,5]", RE, lambda: F.cross_entropy(ones(2, 3), ones(2, 5)))
 c("binary_cross_entropy input 2", RE, lambda: F.binary_cross_entropy(ones(2) * 2, ones(2)))
 c("binary_cross_entropy sizes", VE, lambda: F.binary_cross_entropy(ones(2), ones(3)))
@@ -706,11 +709,11 @@ c("cosine_similarity dim=5", IE, lambda: F.cosine_similarity(ones(2, 3), ones(2,
 c("margin_ranking_loss sizes", RE, lambda: F.margin_ranking_loss(ones(2), ones(2), ones(3)))
 c("softmax dim=4", IE, lambda: F.softmax(ones(2), dim=4))
 c("gelu approximate='bogus'", RE, lambda: F.gelu(ones(2), approximate="bogus"))
-c("glu of an odd dim", RE, lambda: F.glu(ones(3)), bug="B8")
-c("relu('a')", TE, lambda: F.relu("a"), bug="B5")
-c("relu(None)", TE, lambda: F.relu(None), bug="B5")
-c("relu([1.0, 2.0])", TE, lambda: F.relu([1.0, 2.0]), bug="B5")
-c("leaky_relu(x, 'a')", TE, lambda: F.leaky_relu(ones(2), "a"), bug="B12")
+c("glu of an odd dim", RE, lambda: F.glu(ones(3)), bug="B9")
+c("relu('a')", TE, lambda: F.relu("a"), bug="B15")
+c("relu(None)", TE, lambda: F.relu(None), bug="B15")
+c("relu([1.0, 2.0])", TE, lambda: F.relu([1.0, 2.0]), bug="B15")
+c("leaky_relu(x, 'a')", TE, lambda: F.leaky_relu(ones(2), "a"), bug="B18")
 c("threshold(x, None, 0)", TE, lambda: F.threshold(ones(2), None, 0))
 c("normalize dim=5", IE, lambda: F.normalize(ones(2), dim=5))
 
@@ -719,31 +722,32 @@ c("Linear(-1, 3)", RE, lambda: nn.Linear(-1, 3))
 c("Linear(2**62, 2**62)", RE, lambda: nn.Linear(2 ** 62, 2 ** 62))
 c("Linear('a', 3)", TE, lambda: nn.Linear("a", 3))
 c("Linear(3, 4) on [2, 5]", RE, lambda: nn.Linear(3, 4)(ones(2, 5)))
-c("Linear(3, 4)(None)", TE, lambda: nn.Linear(3, 4)(None), bug="B5")
-c("Linear(3, 4)('x')", TE, lambda: nn.Linear(3, 4)("x"), bug="B5")
+c("Linear(3, 4)(None)", TE, lambda: nn.Linear(3, 4)(None), bug="B15")
+c("Linear(3, 4)('x')", TE, lambda: nn.Linear(3, 4)("x"), bug="B15")
 c("Linear(3, 4) on int64", RE, lambda: nn.Linear(3, 4)(torch.ones(2, 3, dtype=torch.int64)))
 c("Linear(3, 4) on float64", RE, lambda: nn.Linear(3, 4)(torch.ones(2, 3, dtype=torch.float64)))
 c("Linear(3, 4) on 0-d", RE, lambda: nn.Linear(3, 4)(torch.tensor(1.0)))
 c("Linear forward with 2 args", TE, lambda: nn.Linear(3, 4)(ones(2, 3), ones(2, 3)))
 c("Bilinear wrong input", RE, lambda: nn.Bilinear(2, 3, 4)(ones(1, 3), ones(1, 3)))
 c("Conv2d(3, 8, 3) on 2 channels", RE, lambda: nn.Conv2d(3, 8, 3)(torch.ones(1, 2, 5, 5)))
-c("Conv2d kernel 0", RE, lambda: nn.Conv2d(3, 8, 0))
+c("Conv2d kernel 0 forward", RE, lambda: nn.Conv2d(3, 8, 0)(img()), bug="B11")
+c("conv1d of a 0-wide kernel", RE, lambda: F.conv1d(torch.ones(1, 3, 5), torch.ones(8, 3, 0)), bug="B11")
 c("Conv2d groups=2 of 3", VE, lambda: nn.Conv2d(3, 8, 3, groups=2))
-c("Conv2d(0, 8, 3)", ANY, lambda: nn.Conv2d(0, 8, 3))
+c("Conv2d(0, 8, 3) forward", RE, lambda: nn.Conv2d(0, 8, 3)(img()))
 c("Conv2d padding_mode='bogus'", VE, lambda: nn.Conv2d(3, 8, 3, padding_mode="bogus"))
 c("Conv2d padding='same' stride 2", VE, lambda: nn.Conv2d(3, 8, 3, padding="same", stride=2))
-c("Conv2d padding=-1 (reads as 'same')", RE, lambda: nn.Conv2d(3, 3, 3, padding=-1)(img()), bug="B6")
+c("Conv2d padding=-1 (reads as 'same')", RE, lambda: nn.Conv2d(3, 3, 3, padding=-1)(img()), bug="B7")
 c("Conv1d on 4-d", RE, lambda: nn.Conv1d(3, 8, 3)(torch.ones(3, 5, 5, 5)))
 c("ConvTranspose2d on 2 channels", RE, lambda: nn.ConvTranspose2d(3, 8, 3)(torch.ones(1, 2, 5, 5)))
 c("BatchNorm1d(3) on [2, 4]", RE, lambda: nn.BatchNorm1d(3)(ones(2, 4)))
 c("BatchNorm2d(3) on 2-d", VE, lambda: nn.BatchNorm2d(3)(ones(2, 3)))
-c("BatchNorm1d one value per channel", VE, lambda: nn.BatchNorm1d(3)(ones(1, 3)), bug="B27")
+c("BatchNorm1d one value per channel", VE, lambda: nn.BatchNorm1d(3)(ones(1, 3)), bug="B26")
 c("BatchNorm1d(-1)", RE, lambda: nn.BatchNorm1d(-1))
 c("LayerNorm(4) on [2, 3]", RE, lambda: nn.LayerNorm(4)(ones(2, 3)))
 c("GroupNorm(4, 6)", VE, lambda: nn.GroupNorm(4, 6))
 c("GroupNorm(2, 6) on 4 channels", RE, lambda: nn.GroupNorm(2, 6)(ones(2, 4)))
 c("Embedding(3, 2) index 3", IE, lambda: nn.Embedding(3, 2)(torch.tensor([3])))
-c("Embedding float index", RE, lambda: nn.Embedding(3, 2)(torch.tensor([[0.5]])), bug="B17")
+c("Embedding float index", RE, lambda: nn.Embedding(3, 2)(torch.tensor([[0.5]])))
 c("Embedding(-1, 2)", RE, lambda: nn.Embedding(-1, 2))
 c("Embedding padding_idx=5", AssertionError, lambda: nn.Embedding(3, 2, padding_idx=5))
 c("Dropout(2.0)", VE, lambda: nn.Dropout(2.0))
@@ -755,7 +759,7 @@ c("AdaptiveAvgPool2d(-1)", RE, lambda: nn.AdaptiveAvgPool2d(-1)(torch.ones(1, 1,
 c("Flatten(5)", IE, lambda: nn.Flatten(5)(ones(2, 2)))
 c("Unflatten(1, (3, 3)) of 4", RE, lambda: nn.Unflatten(1, (3, 3))(ones(2, 4)))
 c("PixelShuffle(2) of 3 channels", RE, lambda: nn.PixelShuffle(2)(torch.ones(1, 3, 2, 2)))
-c("Upsample(scale_factor=0)", RE, lambda: nn.Upsample(scale_factor=0)(torch.ones(1, 1, 2, 2)))
+c("Upsample(scale_factor=0)", VE, lambda: nn.Upsample(scale_factor=0)(torch.ones(1, 1, 2, 2)))
 c("Softmax(dim=3)", IE, lambda: nn.Softmax(dim=3)(ones(2)))
 c("Sequential shape chain", RE, lambda: nn.Sequential(nn.Linear(2, 3), nn.Linear(4, 5))(ones(1, 2)))
 c("Sequential[5]", IE, lambda: nn.Sequential(nn.Linear(2, 3))[5])
@@ -789,7 +793,7 @@ c("init.kaiming_uniform_ nonlinearity='bogus'", VE, lambda: nn.init.kaiming_unif
 c("init.kaiming_normal_ mode='bogus'", VE, lambda: nn.init.kaiming_normal_(ones(2, 2), mode="bogus"))
 c("init.orthogonal_ of 1-d", VE, lambda: nn.init.orthogonal_(ones(2)))
 c("init.normal_('a')", ANY, lambda: nn.init.normal_("a"))
-c("init.constant_(t, 'a')", TE, lambda: nn.init.constant_(ones(2), "a"), bug="B12")
+c("init.constant_(t, 'a')", TE, lambda: nn.init.constant_(ones(2), "a"), bug="B18")
 c("init.dirac_ of 2-d", VE, lambda: nn.init.dirac_(ones(2, 2)))
 c("init.eye_ of 3-d", VE, lambda: nn.init.eye_(ones(2, 2, 2)))
 c("init.calculate_gain('bogus')", VE, lambda: nn.init.calculate_gain("bogus"))
@@ -798,6 +802,31 @@ c("clip_grad_norm_(max_norm='a')", ANY, lambda: nn.utils.clip_grad_norm_([leaf(2
 c("clip_grad_norm_(None)", TE, lambda: nn.utils.clip_grad_norm_(None, 1.0))
 c("clip_grad_norm_([3])", AttributeError, lambda: nn.utils.clip_grad_norm_([3], 1.0))
 c("clip_grad_value_(clip_value=None)", TE, lambda: nn.utils.clip_grad_value_([ones(2)], None))
+
+section("recurrent")
+c("LSTM(4, 8) on 5 features", RE, lambda: nn.LSTM(4, 8)(ones(2, 3, 5)))
+c("LSTM(4, 8)(None)", ANY, lambda: nn.LSTM(4, 8)(None))
+c("LSTM hidden of a wrong size", RE, lambda: nn.LSTM(4, 8)(ones(2, 3, 4), (ones(1, 3, 7), ones(1, 3, 8))))
+c("GRU hidden for 2 layers", RE, lambda: nn.GRU(4, 8)(ones(2, 3, 4), ones(2, 3, 8)))
+c("RNN(nonlinearity='bogus')", VE, lambda: nn.RNN(4, 8, nonlinearity="bogus"))
+c("RNN on int64", RE, lambda: nn.RNN(4, 8)(torch.ones(2, 3, 4, dtype=torch.int64)))
+c("LSTM(-1, 8)", RE, lambda: nn.LSTM(-1, 8))
+c("LSTM(num_layers=0)", ANY, lambda: nn.LSTM(4, 8, num_layers=0))
+c("LSTM(dropout=2)", VE, lambda: nn.LSTM(4, 8, dropout=2.0))
+c("LSTMCell on 5 features", RE, lambda: nn.LSTMCell(4, 8)(ones(3, 5)))
+c("GRUCell batch mismatch", RE, lambda: nn.GRUCell(4, 8)(ones(3, 4), ones(2, 8)))
+c("MultiheadAttention(8, 3)", AssertionError, lambda: nn.MultiheadAttention(8, 3))
+c("MultiheadAttention key/value shapes", AssertionError,
+  lambda: nn.MultiheadAttention(8, 2)(ones(2, 3, 8), ones(2, 3, 7), ones(2, 3, 8)))
+c("MultiheadAttention attn_mask [5, 5]", RE,
+  lambda: nn.MultiheadAttention(8, 2)(ones(2, 3, 8), ones(2, 3, 8), ones(2, 3, 8), attn_mask=ones(5, 5).bool()))
+c("TransformerEncoderLayer(8, 3)", AssertionError, lambda: nn.TransformerEncoderLayer(8, 3))
+c("TransformerEncoderLayer on 7 features", AssertionError,
+  lambda: nn.TransformerEncoderLayer(8, 2, dim_feedforward=16)(ones(2, 3, 7)))
+c("TransformerEncoderLayer(activation='bogus')", RE, lambda: nn.TransformerEncoderLayer(8, 2, activation="bogus"))
+c("Transformer src/tgt features", RE,
+  lambda: nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                         dim_feedforward=16)(ones(2, 3, 8), ones(2, 3, 6)))
 
 section("optim")
 c("SGD([])", VE, lambda: torch.optim.SGD([], lr=0.1))
@@ -840,14 +869,14 @@ c("load_state_dict(None)", TE, lambda: sgd().load_state_dict(None))
 c("load_state_dict 0 groups", VE, lambda: sgd().load_state_dict({"state": {}, "param_groups": []}))
 c("load_state_dict group sizes", VE,
   lambda: sgd().load_state_dict({"state": {}, "param_groups": [{"lr": 0.1, "params": [0, 1, 2]}]}))
-c("load_state_dict exp_avg of [7]", RE, lambda: _load_bad_state(lambda sd: sd["state"][0].__setitem__("exp_avg", ones(7))))
+c("load_state_dict exp_avg of [7]", RE,
+  lambda: _load_bad_state(lambda sd: sd["state"][0].__setitem__("exp_avg", ones(7))))
 c("load_state_dict exp_avg 'a'", ANY, lambda: _load_bad_state(lambda sd: sd["state"][0].__setitem__("exp_avg", "a")))
 c("load_state_dict step 'a'", ANY, lambda: _load_bad_state(lambda sd: sd["state"][0].__setitem__("step", "a")))
 c("grad of a wrong shape", RE, lambda: _wrong_grad_step())
 c("StepLR(step_size=0)", ANY, lambda: sched("StepLR", 0), tn_only=True)
 c("StepLR('a')", ANY, lambda: sched("StepLR", "a"), tn_only=True)
 c("StepLR(not an optimizer)", TE, lambda: torch.optim.lr_scheduler.StepLR("a", 1))
-c("MultiStepLR([3, 1])", ANY, lambda: sched("MultiStepLR", [3, 1]), tn_only=True)
 c("ExponentialLR('a')", ANY, lambda: sched("ExponentialLR", "a"), tn_only=True)
 c("CosineAnnealingWarmRestarts(T_0=0)", VE, lambda: sched("CosineAnnealingWarmRestarts", 0))
 c("LinearLR(start_factor=0)", VE, lambda: sched("LinearLR", start_factor=0), tn_only=True)
@@ -864,13 +893,13 @@ c("LambdaLR returning 'a'", ANY, lambda: sched("LambdaLR", lambda e: "a").step()
 c("LambdaLR two lambdas for one group", VE, lambda: sched("LambdaLR", [lambda e: 1, lambda e: 2]))
 c("LambdaLR(3)", TE, lambda: sched("LambdaLR", 3).step())
 c("SequentialLR([], [])", ANY, lambda: torch.optim.lr_scheduler.SequentialLR(sgd(), [], []))
-c("SequentialLR milestones count", VE, lambda: _sequential(milestones=[5]))
+c("SequentialLR milestones count", VE, lambda: _sequential(milestones=[1, 2]))
 c("SequentialLR of another optimizer", VE, lambda: _sequential(other_optimizer=True))
 c("scheduler load_state_dict('a')", ANY, lambda: sched("StepLR", 1).load_state_dict("a"))
 c("scheduler load_state_dict(last_epoch='a')", ANY, lambda: sched("StepLR", 1).load_state_dict({"last_epoch": "a"}),
   tn_only=True)
 c("scheduler load_state_dict(last_epoch=2**62) replays forever", ANY,
-  lambda: sched("StepLR", 1).load_state_dict({"last_epoch": 2 ** 62}), tn_only=True, bug="B2")
+  lambda: sched("StepLR", 1).load_state_dict({"last_epoch": 2 ** 62}), tn_only=True)
 
 section("data")
 c("TensorDataset sizes 3 and 4", AssertionError, lambda: torch.utils.data.TensorDataset(ones(3), ones(4)))
@@ -925,10 +954,9 @@ c("save to a missing directory", ANY, lambda: torch.save(ones(2), "/nonexistent/
 c("save to 3", ANY, lambda: torch.save(ones(2), 3), tn_only=True)
 c("save to None", ANY, lambda: torch.save(ones(2), None), tn_only=True)
 c("save a lambda", ANY, lambda: torch.save(lambda: 1, io.BytesIO()), tn_only=True)
-c("save a read-only file object", ANY, lambda: torch.save(ones(2), io.BytesIO(b"").__class__.__new__(io.BytesIO).getbuffer()),
-  tn_only=True)
-c("load a missing path", FileNotFoundError, lambda: torch.load("/nonexistent/x.safetensors"), bug="B16")
-c("load a directory", IsADirectoryError, lambda: torch.load(_tmpdir()), bug="B16")
+c("save to a file opened read-only", OSError, lambda: _save_readonly(), tn_only=True)
+c("load a missing path", FileNotFoundError, lambda: torch.load("/nonexistent/x.safetensors"), bug="B27")
+c("load a directory", IsADirectoryError, lambda: torch.load(_tmpdir()), bug="B27")
 c("load(None)", ANY, lambda: torch.load(None))
 c("load(3)", ANY, lambda: torch.load(3))
 c("load(weights_only=True) of a pickle", RE, lambda: _load_pickled(weights_only=True), tn_only=True)
@@ -972,8 +1000,24 @@ c("load 400 checkpoints with a random byte changed", RE, lambda: _mutations(400)
 
 
 # --------------------------------------------------------------------------- multi-statement rows
+def _broadcast_overflow(op):
+    """Two valid views whose broadcast shape has 2**64 elements; reading the result must
+    not touch memory that was never allocated."""
+    a = torch.ones(1).expand(2 ** 32).unsqueeze(0)
+    b = torch.ones(1).expand(2 ** 32).unsqueeze(1)
+    r = op(a, b)
+    return r[2 ** 31, 2 ** 31 - 5].item()
+
+
 def _iadd(t, v):
     t += v
+
+
+def _save_readonly():
+    path = os.path.join(_tmpdir(), "readonly.safetensors")
+    open(path, "wb").close()
+    with open(path, "rb") as f:
+        torch.save(ones(2), f)
 
 
 def _freed_optim_step():
@@ -999,9 +1043,7 @@ def _sched_after_optim_del():
 
 def _freed_generator():
     g = torch.Generator()
-    if hasattr(g, "__del__"):
-        g.__del__()
-    g._g = None
+    g.__del__()
     torch.randn(2, generator=g)
 
 
@@ -1185,9 +1227,12 @@ def _verdict(cs, use_torch):
             return "skip", why
     try:
         r = cs.fn()
+        if cs.expect is NO_CRASH:
+            return "ok", f"returned {_short(r)}"
     except BaseException as e:        # noqa: B902  (KeyboardInterrupt from a hook is a case)
         got = f"{type(e).__module__}.{type(e).__qualname__}: {str(e)[:300]}"
-        if isinstance(e, cs.expect) and not (cs.expect is ANY and not isinstance(e, Exception)):
+        if cs.expect is NO_CRASH or (isinstance(e, cs.expect)
+                                     and not (cs.expect is ANY and not isinstance(e, Exception))):
             return "ok", got
         return "wrong", f"expected {_names(cs.expect)}, got {got}"
     return "wrong", f"expected {_names(cs.expect)}, but it returned {_short(r)}"
@@ -1231,10 +1276,20 @@ def child_main(start, use_torch):
     warnings.simplefilter("ignore")
     _limit_memory()
     _bind(use_torch)
+    import gc
     grad0, dtype0 = torch.is_grad_enabled(), torch.get_default_dtype()
+    live = (lambda: torch.memory_stats()["live_tensors"]) if not use_torch else (lambda: 0)
+    gc.collect()
+    gc.freeze()                         # the imports' objects: later collections skip them
+    before = live()
     for i in range(start, len(CASES)):
         proto.write(f"START {i}\n")
         status, detail = _verdict(CASES[i], use_torch)
+        gc.collect()                    # the case's objects are gone: its C tensors must be too
+        after = live()
+        if status == "ok" and after != before:
+            status, detail = "wrong", f"{detail}; and {after - before:+d} C tensors stayed alive after it (a leak)"
+        before = after
         if status != "skip" and (torch.is_grad_enabled() != grad0 or torch.get_default_dtype() != dtype0):
             status, detail = "wrong", f"{detail}; and it left global state changed (grad mode " \
                                       f"{torch.is_grad_enabled()}, default dtype {torch.get_default_dtype()})"
@@ -1247,8 +1302,19 @@ def child_main(start, use_torch):
 # =========================================================================== the parent
 def run_all(use_torch=False, python=None, timeout=CASE_TIMEOUT):
     """{index: (status, detail)} for every case; status ok / wrong / skip / crash / hang."""
+    import shutil
+    import tempfile
     results, start = {}, 0
-    env = dict(os.environ, PYTHONFAULTHANDLER="1", OMP_NUM_THREADS="1")
+    tmp = tempfile.mkdtemp(prefix="tn_crash_")
+    env = dict(os.environ, PYTHONFAULTHANDLER="1", OMP_NUM_THREADS="1", TN_CRASH_TMP=tmp)
+    try:
+        _run_children(results, start, env, use_torch, python, timeout)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
+def _run_children(results, start, env, use_torch, python, timeout):
     while start < len(CASES):
         cmd = [python or sys.executable, os.path.abspath(__file__), "--child", str(start)]
         if use_torch:
@@ -1307,7 +1373,6 @@ def run_all(use_torch=False, python=None, timeout=CASE_TIMEOUT):
                             (f"ran past {timeout:g} s (killed)" if timed_out else
                              f"the interpreter died (exit status {rc}{_signame(rc)})") + f"; stderr:\n{tail}")
         start = current + 1
-    return results
 
 
 def _signame(rc):
@@ -1322,7 +1387,7 @@ def report(results, use_torch=False):
     bad = 0
     for i, cs in enumerate(CASES):
         status, detail = results.get(i, ("missing", ""))
-        if status in ("ok", "skip") and not (use_torch and status == "ok" and False):
+        if status in ("ok", "skip"):
             continue
         bad += 1
         tag = f" [{cs.bug}]" if cs.bug else ""
@@ -1349,7 +1414,7 @@ if pytest is not None:
         return _RESULTS[0]
 
     def _param(i, cs):
-        marks = [pytest.mark.xfail(strict=True, reason=f"{cs.bug}: known, see wip/pyfinish/NOTES.md")] if cs.bug else []
+        marks = [pytest.mark.xfail(strict=True, reason=f"{cs.bug}: known, see bindings/python/KNOWN_ISSUES.md")] if cs.bug else []
         return pytest.param(i, id=cs.name, marks=marks)
 
     @pytest.mark.parametrize("i", [_param(i, cs) for i, cs in enumerate(CASES)])

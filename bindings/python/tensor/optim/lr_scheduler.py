@@ -53,15 +53,23 @@ class LRScheduler:
             _free(s)
 
     @property
+    def _h(self):
+        """The C scheduler, checked: it and its optimizer must still be alive (a freed
+        handle would be a use-after-free in C)."""
+        if not self._s or not getattr(self.optimizer, "_o", None):
+            raise RuntimeError(f"{type(self).__name__}: the scheduler or its optimizer was freed")
+        return self._s
+
+    @property
     def last_epoch(self):
-        return int(lib.tn_lr_scheduler_last_epoch(self._s))
+        return int(lib.tn_lr_scheduler_last_epoch(self._h))
 
     def get_last_lr(self):
         """The learning rates the last step set, one per group."""
         out = []
         for g in range(self._ngroups):
             lib.tn_clear_error()
-            v = lib.tn_lr_scheduler_get_last_lr(self._s, g)
+            v = lib.tn_lr_scheduler_get_last_lr(self._h, g)
             if v != v and lib.tn_last_error():
                 _raise()
             out.append(v)
@@ -76,7 +84,7 @@ class LRScheduler:
         if epoch is not None:
             raise NotImplementedError("scheduler.step(epoch) (deprecated in PyTorch) is not supported: "
                                       "call step() once per epoch")
-        _check_int(lib.tn_lr_scheduler_step(self._s))
+        _check_int(lib.tn_lr_scheduler_step(self._h))
         self._print()
 
     def _print(self):
@@ -94,8 +102,11 @@ class LRScheduler:
         if target < self.last_epoch:
             raise RuntimeError(f"load_state_dict: the scheduler is at epoch {self.last_epoch}, past the saved "
                                f"epoch {target}; load into a newly made scheduler")
+        if target - self.last_epoch > 10 ** 6:
+            raise ValueError(f"load_state_dict: last_epoch {target} is more than 10**6 epochs ahead; the schedule is "
+                             "replayed epoch by epoch here, so load into a scheduler built with last_epoch= instead")
         while self.last_epoch < target:
-            _check_int(lib.tn_lr_scheduler_step(self._s))
+            _check_int(lib.tn_lr_scheduler_step(self._h))
 
 
 _LRScheduler = LRScheduler
@@ -241,7 +252,7 @@ class ReduceLROnPlateau(LRScheduler):
             warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
                           "where possible.", UserWarning, stacklevel=2)
         before = [g["lr"] for g in self.optimizer.param_groups]
-        _check_int(lib.tn_lr_scheduler_step_metric(self._s, float(metrics)))
+        _check_int(lib.tn_lr_scheduler_step_metric(self._h, float(metrics)))
         if self.verbose:
             for g, (old, group) in enumerate(zip(before, self.optimizer.param_groups)):
                 if group["lr"] != old:
@@ -313,7 +324,7 @@ class LambdaLR(LRScheduler):
             raise NotImplementedError("scheduler.step(epoch) (deprecated in PyTorch) is not supported")
         saved = [g["lr"] for g in self.optimizer.param_groups]
         try:
-            _check_int(_call(lib.tn_lr_scheduler_step, self._s))
+            _check_int(_call(lib.tn_lr_scheduler_step, self._h))
         except BaseException:
             self._restore(saved)
             raise
