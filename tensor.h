@@ -6182,6 +6182,9 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
                                       fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
     if (b && (b->ndim != 1 || b->shape[0] != O)) return (tn_tensor *)tn__error("%s: bias of size %s, expected [%lld]", fn, TN__SHAPE(b), (long long)O);
+    for (int i = 2; i < w->ndim; i++)
+        if (w->shape[i] <= 0) return (tn_tensor *)tn__error("%s: kernel size should be greater than zero, but got weight of size %s", fn, TN__SHAPE(w));
+
     /* the 2-d geometry: a 1-d convolution is a 2-d one of height 1 */
     int64_t in[2], k[2], g[10];
     for (int i = 0; i < 2; i++) {
@@ -6411,7 +6414,9 @@ TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
 static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, tn_dtype dtype) {
+    if ((double)in * (double)out > 1e17) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
     double *m = (double *)TN_MALLOC((size_t)(in * out) * sizeof(double));
+
     if (!m) return (tn_tensor *)tn__error("%s: out of memory", fn);
     memset(m, 0, (size_t)(in * out) * sizeof(double));
     for (int64_t i = 0; i < out; i++) {
@@ -6442,8 +6447,11 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4->dtype);
         tn_tensor *mw = x4->shape[3] == OW ? NULL : tn__resize_matrix(fn, 0, x4->shape[3], OW, 0, false, x4->dtype);
-        y = mh ? tn_matmul(mh, x4) : x4;
-        y = mw ? tn_matmul(y, tn_t(mw)) : y == x4 ? tn_clone(y) : y;   /* never the caller's tensor: it gets renamed below */
+        if ((x4->shape[2] != OH && !mh) || (x4->shape[3] != OW && !mw)) y = NULL;   /* a matrix could not be made */
+        else {
+            y = mh ? tn_matmul(mh, x4) : x4;
+            y = mw ? tn_matmul(y, tn_t(mw)) : y == x4 ? tn_clone(y) : y;   /* never the caller's tensor: it gets renamed below */
+        }
     }
     y = y ? tn__pool_output(y, x, 2) : NULL;
     return tn__scope_return(OH == 1 && OW == 1 ? y : tn__grad_name(y, "AdaptiveAvgPool2DBackward0"));   /* 1x1: MeanBackward1, as PyTorch */
