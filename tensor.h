@@ -8708,7 +8708,8 @@ static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
         return TN__FAIL_INT("%s: option %s=%s is not a number", o->fn, key, o->val[i]);
     }
     if (n == 0) return TN__FAIL_INT("%s: option %s=%s is empty", o->fn, key, o->val[i]);
-    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n ? k : n - 1];
+    const int last = n >= 1 && n <= 8 ? n - 1 : 0;   /* n is 1..8 here; spelt out for -Warray-bounds */
+    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n && k < 8 ? k : last];
     return n;
 }
 static int tn__opts_int(tn__opts *o, const char *key, int64_t *out, int max) {

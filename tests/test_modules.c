@@ -1141,7 +1141,8 @@ static int save_with(const char *file, tn_dict *sd, tn_tensor *x, tn_tensor *y) 
     tn_dict *d = tn_dict_new();
     for (int i = 0; i < tn_dict_len(sd); i++) {
         char key[300];
-        snprintf(key, sizeof key, "sd.%s", tn_dict_key(sd, i));
+        const char *k = tn_dict_key(sd, i);
+        snprintf(key, sizeof key, "sd.%s", k ? k : "");
         tn_dict_set(d, key, tn_dict_value(sd, i));
     }
     if (x) tn_dict_set(d, "x", x);
