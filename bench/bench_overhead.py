@@ -9,7 +9,7 @@ Rows:
   a + b            two 1-element float32 tensors, the result dropped
   fwd+bwd          a tiny MLP step: relu(x @ w + b).sum().backward(), x [1, 4],
                    w [4, 4] and b [4] leaves, grads reset to None each step
-  (ours only, for the profile in wip/pyfinish/NOTES.md:)
+  (ours only, for a profile:)
   ctypes floor     lib.tn_add(pa, pb) + lib.tn_release(r): the bare C call through ctypes
                    with the same 1-element tensors, no Python wrapper at all
 

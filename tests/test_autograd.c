@@ -12,7 +12,7 @@
  *  Also: tn_custom_op, anomaly mode, names and DOT dumps, grad mode per thread.
  *
  * Each test runs in a forked child (a crash or a LeakSanitizer report is one failed check)
- * and checks that every tensor it made is freed. Open bugs: wip/bugs_autograd.md.
+ * and checks that every tensor it made is freed.
  *
  * Expected values come from PyTorch 1.13 (hard-coded; PyTorch is not needed to run). */
 #define TENSOR_IMPLEMENTATION
@@ -1504,7 +1504,7 @@ TEST(sem_grad_fn_names) {
     END;
 }
 
-/* Names where tensor.h's node differs from PyTorch 1.13's (see wip/bugs_autograd.md). */
+/* Names where tensor.h's node differs from PyTorch 1.13's. */
 TEST(sem_grad_fn_names_pytorch) {
     BEGIN;
     tn_tensor *x = RN(2, 3), *v = RN(3);
@@ -2363,7 +2363,7 @@ TEST(edge_kinks_and_ties) {
     END;
 }
 
-/* PyTorch gives finite gradients at these points; see wip/bugs_autograd.md. */
+/* PyTorch gives finite gradients at these points. */
 TEST(edge_zeros_pytorch) {
     BEGIN;
     CHECK_VALS(grad_of_sum(f_cumprod, D(2, 0, 3), 3), 0, 1, 8, 0);

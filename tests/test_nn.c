@@ -13,7 +13,7 @@
  *     (op name and shapes), NULL pass-through.
  *
  * Each test runs in a forked child (a crash is one failed check, the rest still runs) and
- * must give back every tensor it made (tn_memory_stats_get). Bugs found: wip/nntest/NOTES.md. */
+ * must give back every tensor it made (tn_memory_stats_get). */
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp, fork */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"

@@ -7,8 +7,7 @@
  * integer semantics are checked against hard-coded values produced with PyTorch 1.13
  * (the test itself does not need PyTorch).
  *
- * Bugs found by this file are listed in wip/bugs_ops.md; their tests assert the
- * PyTorch behaviour. */
+ * Tests of bugs this file found assert the PyTorch behaviour. */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"

@@ -12,7 +12,7 @@
  *     and prints outputs, gradients and its state-dict keys; skipped cleanly without torch.
  *  4. Initialisation statistics, state-dict keys, repr, deep copies in the stacks, bad
  *     input and bad options (messages name the layer), NULL pass-through, no leaks.
- * Build: gcc -std=c11 -Wall -Wextra -pedantic -O1 -g -Iwip/rnn -I. tests/test_rnn.c -lm -pthread */
+ * Build: gcc -std=c11 -Wall -Wextra -pedantic -O2 -g -I. tests/test_rnn.c -lm -pthread */
 #define _POSIX_C_SOURCE 200809L /* popen, mkstemp, fdopen: PyTorch as the oracle */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
