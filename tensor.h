@@ -6234,7 +6234,7 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     }
     y = b ? tn_add(y, tn_reshape(b, TN_SHAPE(1, O, 1, 1))) : tn_contiguous(y);
     if (nsp == 1) y = tn_squeeze_dim(y, 2);
-    y = tn__grad_name(y, transposed ? "ConvolutionBackward0" : "ConvolutionBackward0");
+    y = tn__grad_name(y, "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn_squeeze_dim(y, 0));
 }
 TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
@@ -6327,7 +6327,7 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
         if (!tab) tn__error("%s: out of memory", fn);
         for (int64_t o = 0; tab && o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = tab[o] + g[2] * (g[0] - 1) + 1; if (tab[OH + o] > x4->shape[2]) tab[OH + o] = x4->shape[2]; }
         for (int64_t o = 0; tab && o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = tab[2 * OH + o] + g[3] * (g[1] - 1) + 1; if (tab[2 * OH + OW + o] > x4->shape[3]) tab[2 * OH + OW + o] = x4->shape[3]; }
-        if (tab) y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, g[2], g[3], &idx), nsp == 1 ? "MaxPool2DWithIndicesBackward0" : "MaxPool2DWithIndicesBackward0");
+        if (tab) y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, g[2], g[3], &idx), "MaxPool2DWithIndicesBackward0");
         TN_FREE(tab);
     }
     if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, nsp));

@@ -38,16 +38,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #endif
-#if defined(__SANITIZE_ADDRESS__)
-#define TN_TEST_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TN_TEST_LSAN 1
-#endif
-#endif
-#ifdef TN_TEST_LSAN
-#include <sanitizer/lsan_interface.h>
-#endif
 
 /* ==================================================================================== */
 /* helpers                                                                                */

@@ -26,29 +26,10 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #endif
-#if defined(__SANITIZE_ADDRESS__)
-#define TN_TEST_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TN_TEST_LSAN 1
-#endif
-#endif
-#ifdef TN_TEST_LSAN
-int __lsan_do_recoverable_leak_check(void);
-#endif
 
 /* ------------------------------------------------------------------------------------ */
 /* helpers                                                                                 */
 /* ------------------------------------------------------------------------------------ */
-static void fail_at(int line, const char *fmt, ...) {
-    va_list ap;
-    tn_test_failed++;
-    printf("FAIL %s (%s:%d): ", tn_test_current, __FILE__, line);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
 
 #define SH(...) TN_SHAPE(__VA_ARGS__)
 #define D(...) ((const double[]){__VA_ARGS__})

@@ -26,15 +26,6 @@
 /* ------------------------------------------------------------------------------------ */
 /* helpers                                                                                 */
 /* ------------------------------------------------------------------------------------ */
-static void fail_at(int line, const char *fmt, ...) {
-    va_list ap;
-    tn_test_failed++;
-    printf("FAIL %s (%s:%d): ", tn_test_current, __FILE__, line);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
 #define SH(...) TN_SHAPE(__VA_ARGS__)
 #define NARGS_(...) ((int)(sizeof((tn_tensor *[]){__VA_ARGS__}) / sizeof(tn_tensor *)))
 

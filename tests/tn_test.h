@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <math.h>
+#include <stdarg.h>
 
 static int tn_test_passed, tn_test_failed;
 static const char *tn_test_current = "";
@@ -18,6 +19,30 @@ static const char *tn_test_current = "";
     printf(__VA_ARGS__); printf("\n"); } while (0)
 
 #define CHECK(cond) do { if (cond) tn_test_passed++; else TN_TEST_FAIL_("%s", #cond); } while (0)
+/* fail_at(line, fmt, ...): a failed check reported at the caller's line, for helper
+   functions that check on a test's behalf (they take __LINE__ from it). */
+#define fail_at(line, ...) tn_test_fail_at_(__FILE__, (line), __VA_ARGS__)
+static inline void tn_test_fail_at_(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    tn_test_failed++;
+    printf("FAIL %s (%s:%d): ", tn_test_current, file, line);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+/* TN_TEST_LSAN: built with AddressSanitizer, whose leak checker a forked test can run. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TN_TEST_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TN_TEST_LSAN 1
+#endif
+#endif
+#ifdef TN_TEST_LSAN
+int __lsan_do_recoverable_leak_check(void);
+#endif
 #define CHECK_MSG(cond, ...) do { if (cond) tn_test_passed++; else TN_TEST_FAIL_(__VA_ARGS__); } while (0)
 /* |a - b| <= tol (NaN equals NaN) */
 #define CHECK_CLOSE(a, b, tol) do { double a_ = (double)(a), b_ = (double)(b); \
