@@ -268,6 +268,29 @@ TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64
     }
     out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
+/* One element of a draw from Philox(seed, counter), as both backends compute it (op is a
+   tn_random_op): UNIFORM a + (b-a)u (float32 outputs use 24 random bits, so the value
+   stays below b after rounding), NORMAL a + b z (Box-Muller), RANDINT low + (64 random
+   bits mod range) (range 0 stands for 2^64), exact in *iv. */
+TN_HD static inline double tn_philox_draw(int op, bool f32, uint64_t seed, uint64_t counter, double a, double b,
+                                          int64_t low, uint64_t range, int64_t *iv) {
+    uint32_t r[4];
+    tn_philox4x32(seed, 0, counter, r);
+    uint64_t hi = ((uint64_t)r[0] << 32) | r[1], lo = ((uint64_t)r[2] << 32) | r[3];
+    double u53 = (double)(hi >> 11) * 0x1.0p-53, v;
+    *iv = 0;
+    if (op == 0) {          /* UNIFORM */
+        v = f32 ? a + (b - a) * (double)((float)(r[0] >> 8) * 0x1.0p-24f) : a + (b - a) * u53;
+        if (f32 && (float)v >= (float)b && b > a) v = nextafterf((float)b, (float)a);
+    } else if (op == 1) {   /* NORMAL */
+        double u1 = ((double)(lo >> 11) + 0.5) * 0x1.0p-53; /* in (0, 1): log is finite */
+        v = a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u53);
+    } else {                /* RANDINT */
+        *iv = (int64_t)((uint64_t)low + (range ? hi % range : hi));
+        v = (double)*iv;
+    }
+    return v;
+}
 
 /* ======================================================================= */
 /* 6. views & indexing                                                      */
@@ -1181,6 +1204,23 @@ TN__DEFINE_OPTIM_RULES(double, f64, )
 enum { TN__SGD, TN__ADAM, TN__ADAMW, TN__RMSPROP, TN__ADAGRAD, TN__ADADELTA, TN__ADAMAX, TN__NADAM, TN__RADAM,
        TN__LBFGS, TN__NUM_OPTIMS };
 typedef struct tn__optk { int kind, flags; double c[12]; } tn__optk;
+/* One element's update for any kind: c the scalars (converted to T), a/b/e the element's
+   state s0/s1/s2 (or a scratch value when the slot is unused). */
+#define TN__DEFINE_OPTIM_APPLY(T, S) \
+    TN_HD static inline T tn_optim_apply_##S(int kind, int f, const T *c, T p, T g, T *a, T *b, T *e) { \
+        switch (kind) { \
+        case TN__SGD: return tn_sgd_update_##S(p, g, a, c[0], c[1], c[2], c[3], f); \
+        case TN__ADAM: case TN__ADAMW: return tn_adam_update_##S(p, g, a, b, e, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], f); \
+        case TN__RMSPROP: return tn_rmsprop_update_##S(p, g, a, e, b, c[0], c[1], c[2], c[3], c[4], c[5], f); \
+        case TN__ADAGRAD: return tn_adagrad_update_##S(p, g, a, c[0], c[1], c[2], f); \
+        case TN__ADADELTA: return tn_adadelta_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], f); \
+        case TN__ADAMAX: return tn_adamax_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], f); \
+        case TN__NADAM: return tn_nadam_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], f); \
+        case TN__RADAM: return tn_radam_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], f); \
+        default: return p; \
+        } }
+TN__DEFINE_OPTIM_APPLY(float, f32)
+TN__DEFINE_OPTIM_APPLY(double, f64)
 
 
 
@@ -1397,12 +1437,64 @@ typedef struct tn_backend {
        element (NaN wins) of x [N, C, H, W] over rows hs[oh], hs[oh] + dh, ... < he[oh] (rows
        below 0 skipped) and columns likewise; every window has an element. */
     int (*pool_argmax)(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw);
+    /* One optimizer step on one parameter: p, g and the state buffers s[0..2] (NULL when
+       unused) are contiguous, of one float dtype, on this device (section 13, tn__optk). */
+    int (*optim)(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s);
 } tn_backend;
 
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
 TNDEF void tn_register_backend(tn_device device, const tn_backend *backend);
 TNDEF const tn_backend *tn_get_backend(tn_device device);   /* NULL if none */
+
+/* ---- the GPU unit: tensor_cuda.cu, linked and compiled in with TENSOR_CUDA ----
+   Without the unit, or without a GPU or a recent enough driver, tn_cuda_is_available()
+   is false, tn_cuda_unavailable_reason() says why, and every CUDA call fails with that
+   reason. Moving data: tn_to(t, TN_CUDA) / tn_to(t, TN_CPU). */
 TNDEF bool tn_cuda_is_available(void);
+TNDEF const char *tn_cuda_unavailable_reason(void); /* "" when available */
+TNDEF int tn_cuda_device_count(void);               /* 0 without a usable GPU */
+TNDEF int tn_cuda_set_device(int index);            /* before the first CUDA tensor; 0 or -1 */
+TNDEF int tn_cuda_current_device(void);             /* -1 without a usable GPU */
+TNDEF int tn_cuda_synchronize(void);                /* wait for queued kernels; reports a failed one */
+/* The caching allocator (as PyTorch's): freed blocks are kept for reuse, large ones split. */
+typedef struct tn_cuda_stats {
+    size_t allocated, reserved;                     /* bytes in tensors; bytes held from cudaMalloc */
+    size_t peak_allocated, peak_reserved;
+    int64_t num_allocs, num_cache_hits, num_cuda_mallocs, num_ooms;
+} tn_cuda_stats;
+TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU */
+TNDEF void tn_cuda_reset_peak_memory_stats(void);
+TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
+TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul/conv (default off) */
+TNDEF bool tn_get_tf32(void);
+/* A CPU copy of t in page-locked (pinned) memory, from which tn_to_non_blocking copies
+   asynchronously (on CPU-only builds an ordinary copy). */
+TNDEF tn_tensor *tn_pin_memory(tn_tensor *t);
+TNDEF bool tn_is_pinned(const tn_tensor *t);
+/* tn_to that may return before the copy ends when it can (pinned host memory or GPU to
+   GPU); kernels queued later see the data, the host must tn_cuda_synchronize first. */
+TNDEF tn_tensor *tn_to_non_blocking(tn_tensor *t, tn_device device);
+
+/* What tensor_cuda.cu provides besides its backend table (one struct, so a build without
+   the unit has one place that says why). */
+typedef struct tn_cuda_unit {
+    const tn_backend *backend;                      /* NULL when no usable GPU */
+    const char *reason;                             /* why not, when backend is NULL */
+    int (*device_count)(void);
+    int (*set_device)(int index);
+    int (*current_device)(void);
+    int (*synchronize)(void);
+    tn_cuda_stats (*memory_stats)(void);
+    void (*reset_peak)(void);
+    void (*empty_cache)(void);
+    void *(*host_alloc)(size_t nbytes);             /* pinned memory, NULL on failure */
+    void (*host_free)(void *ptr);
+    int (*copy_async)(tn_tensor *dst, tn_tensor *src); /* like copy; 1 when it fell back to a synchronous copy */
+} tn_cuda_unit;
+#ifdef TENSOR_CUDA
+const tn_cuda_unit *tn_cuda_unit_get(void);         /* defined in tensor_cuda.cu; probes the GPU once */
+#endif
+
 
 #ifdef __cplusplus
 }
@@ -1725,8 +1817,11 @@ static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);
     } } while (0)
 
 
+/* The GPU unit, probed once on first use (section 17). */
+static const tn_cuda_unit *tn__cuda_unit(void);
 static const tn_backend *tn__backend(tn_device d) {
     if (d == TN_CPU) return tn__cpu_backend_get();
+    if (d == TN_CUDA && !tn__backends[d]) tn__cuda_unit();
     return (unsigned)d < TN_NUM_DEVICES ? tn__backends[d] : NULL;
 }
 
@@ -1759,7 +1854,7 @@ static void tn__track_bytes(int64_t delta) {
 static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     const tn_backend *be = tn__backend(device);
     if (!be) return (tn_storage *)tn__error("tensor.h: no backend for device '%s' (%s)", tn_device_name(device),
-                                            device == TN_CUDA ? "built without TENSOR_CUDA, or no GPU" : "invalid device");
+                                            device == TN_CUDA ? tn_cuda_unavailable_reason() : "invalid device");
     /* small CPU storages carry their data in the same block: one allocation, not two */
     bool inline_data = device == TN_CPU && nbytes <= TN__INLINE_BYTES;
     tn_storage *s = (tn_storage *)TN_MALLOC(inline_data ? TN__INLINE_OFFSET + TN__INLINE_BYTES : sizeof *s);
@@ -2238,29 +2333,11 @@ static int tn__cpu_fill(tn_tensor *dst, double value) {
 static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
     int64_t n = tn_numel(out);
     for (int64_t i = 0; i < n; i++) {
-        uint32_t r[4];
-        tn_philox4x32(seed, 0, offset + (uint64_t)i, r);
-        uint64_t hi = ((uint64_t)r[0] << 32) | r[1], lo = ((uint64_t)r[2] << 32) | r[3];
-        double u53 = (double)(hi >> 11) * 0x1.0p-53, v;
-        switch (op) {
-        case UNIFORM:
-            /* float32 gets 24 random bits so a + (b-a)u stays below b after rounding */
-            v = out->dtype == TN_F32 ? a + (b - a) * (double)((float)(r[0] >> 8) * 0x1.0p-24f) : a + (b - a) * u53;
-            if (out->dtype == TN_F32 && (float)v >= (float)b && b > a) v = nextafterf((float)b, (float)a);
-            break;
-        case NORMAL: {
-            double u1 = ((double)(lo >> 11) + 0.5) * 0x1.0p-53; /* in (0, 1): log is finite */
-            v = a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u53);
-            break;
-        }
-        default: { /* RANDINT over [a, b); int64 written exactly */
-            int64_t iv = (int64_t)((uint64_t)low + (range ? hi % range : hi)); /* range 0 stands for 2^64 */
-            if (out->dtype == TN_I64) { ((int64_t *)tn_data_ptr(out))[i] = iv; continue; }
-            v = (double)iv;
-            break;
-        }
-        }
+        int64_t iv;
+        double v = tn_philox_draw((int)op, out->dtype == TN_F32, seed, offset + (uint64_t)i, a, b, low, range, &iv);
+        if (op == RANDINT && out->dtype == TN_I64) { ((int64_t *)tn_data_ptr(out))[i] = iv; continue; } /* exact */
         switch (out->dtype) {
+
         case TN_F32: ((float *)tn_data_ptr(out))[i] = (float)v; break;
         case TN_F64: ((double *)tn_data_ptr(out))[i] = v; break;
         case TN_I32: ((int32_t *)tn_data_ptr(out))[i] = (int32_t)v; break;
@@ -2472,8 +2549,8 @@ TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype) {
 TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device) {
     TN__CHECK_NULL(t);
     if (t->device == device) return tn__own(tn_retain(t));
-    if (!tn__backend(device)) return (tn_tensor *)tn__error("tn_to: device '%s' is not available%s", tn_device_name(device),
-        device == TN_CUDA ? " (compile with TENSOR_CUDA and link tensor_cuda.cu, on a machine with a GPU)" : "");
+    if (!tn__backend(device)) return (tn_tensor *)tn__error("tn_to: device '%s' is not available: %s", tn_device_name(device),
+        device == TN_CUDA ? tn_cuda_unavailable_reason() : "invalid device");
     return tn__own(tn__copy_record(t, tn__copy_as(t, t->dtype, device), G_TO));
 }
 
@@ -10634,6 +10711,11 @@ static tn_tensor *tn__optim_state_new(tn_tensor *p, const char *name, double ini
     double v = !strcmp(name, "mu_product") ? 1 : scalar ? 0 : init;
     if (t->dtype == TN_F32) for (int64_t i = 0; i < n; i++) ((float *)t->storage->data)[i] = (float)v;
     else for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    if (!scalar && p->device != TN_CPU) { /* buffers live beside the parameter; step counters stay on the CPU, as PyTorch's */
+        tn_tensor *d = tn__copy_as(t, t->dtype, p->device);
+        tn_release(t);
+        t = d;
+    }
     return t;
 }
 /* Whether slot k of param group g's kind is in use with the group's options. */
@@ -10873,42 +10955,22 @@ static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g,
     const int f = k->flags; \
     const int64_t i0 = s0 ? 1 : 0, i1 = s1 ? 1 : 0, i2 = s2 ? 1 : 0; \
     T *a = s0 ? s0 : &d0, *b = s1 ? s1 : &d1, *e = s2 ? s2 : &d2; \
-    switch (k->kind) { \
-    case TN__SGD: \
-        for (int64_t i = 0; i < n; i++) p[i] = tn_sgd_update_##S(p[i], g[i], a + i * i0, c[0], c[1], c[2], c[3], f); \
-        break; \
-    case TN__ADAM: case TN__ADAMW: \
-        for (int64_t i = 0; i < n; i++) \
-            p[i] = tn_adam_update_##S(p[i], g[i], a + i * i0, b + i * i1, e + i * i2, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], f); \
-        break; \
-    case TN__RMSPROP: \
-        for (int64_t i = 0; i < n; i++) \
-            p[i] = tn_rmsprop_update_##S(p[i], g[i], a + i * i0, e + i * i2, b + i * i1, c[0], c[1], c[2], c[3], c[4], c[5], f); \
-        break; \
-    case TN__ADAGRAD: \
-        for (int64_t i = 0; i < n; i++) p[i] = tn_adagrad_update_##S(p[i], g[i], a + i * i0, c[0], c[1], c[2], f); \
-        break; \
-    case TN__ADADELTA: \
-        for (int64_t i = 0; i < n; i++) \
-            p[i] = tn_adadelta_update_##S(p[i], g[i], a + i * i0, b + i * i1, c[0], c[1], c[2], c[3], c[4], f); \
-        break; \
-    case TN__ADAMAX: \
-        for (int64_t i = 0; i < n; i++) \
-            p[i] = tn_adamax_update_##S(p[i], g[i], a + i * i0, b + i * i1, c[0], c[1], c[2], c[3], c[4], f); \
-        break; \
-    case TN__NADAM: \
-        for (int64_t i = 0; i < n; i++) \
-            p[i] = tn_nadam_update_##S(p[i], g[i], a + i * i0, b + i * i1, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], f); \
-        break; \
-    case TN__RADAM: \
-        for (int64_t i = 0; i < n; i++) \
-            p[i] = tn_radam_update_##S(p[i], g[i], a + i * i0, b + i * i1, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], f); \
-        break; \
-    default: break; \
-    } \
+    for (int64_t i = 0; i < n; i++) p[i] = tn_optim_apply_##S(k->kind, f, c, p[i], g[i], a + i * i0, b + i * i1, e + i * i2); \
 }
+
 TN__OPTIM_KERNEL(float, f32)
 TN__OPTIM_KERNEL(double, f64)
+/* The CPU backend's optim entry. */
+static int tn__cpu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
+    int64_t n = tn_numel(p);
+    if (p->dtype == TN_F32)
+        tn__optim_kernel_f32(k, n, (float *)tn_data_ptr(p), (const float *)tn_data_ptr(g), (float *)tn_data_ptr(s[0]),
+                             (float *)tn_data_ptr(s[1]), (float *)tn_data_ptr(s[2]));
+    else
+        tn__optim_kernel_f64(k, n, (double *)tn_data_ptr(p), (const double *)tn_data_ptr(g), (double *)tn_data_ptr(s[0]),
+                             (double *)tn_data_ptr(s[1]), (double *)tn_data_ptr(s[2]));
+    return 0;
+}
 
 /* step += 1 in the float32 state tensor, as PyTorch's step_t += 1; returns the new value */
 static double tn__optim_bump_step(tn_tensor *step) {
@@ -11003,9 +11065,8 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
         for (int i = g->first; i < g->first + g->n; i++) {
             tn_tensor *p = o->params[i], *gr = p->grad;
             if (!gr) continue;
-            if (p->device != TN_CPU || gr->device != TN_CPU)
-                return TN__FAIL_INT("%s: parameter %d (or its grad) is on %s; the optimizer step runs on CPU tensors only", fn, i,
-                                    tn_device_name(p->device != TN_CPU ? p->device : gr->device));
+            if (gr->device != p->device)
+                return TN__FAIL_INT("%s: parameter %d is on %s but its grad is on %s", fn, i, tn_device_name(p->device), tn_device_name(gr->device));
             if (p->dtype != TN_F32 && p->dtype != TN_F64)
                 return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
             if (gr->dtype != p->dtype || gr->ndim != p->ndim || memcmp(gr->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)))
@@ -11036,20 +11097,14 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
             tn__optim_coefs(o, i, g, &k);
             tn__optim_buffers(o, i, s);
             /* strided parameters or grads go through contiguous copies (the only allocation) */
-            tn_tensor *pc = tn_is_contiguous(p) ? NULL : tn__copy_as(p, p->dtype, TN_CPU);
-            tn_tensor *gc = tn_is_contiguous(gr) ? NULL : tn__copy_as(gr, gr->dtype, TN_CPU);
+            tn_tensor *pc = tn_is_contiguous(p) ? NULL : tn__copy_as(p, p->dtype, p->device);
+            tn_tensor *gc = tn_is_contiguous(gr) ? NULL : tn__copy_as(gr, gr->dtype, p->device);
             if ((!pc && !tn_is_contiguous(p)) || (!gc && !tn_is_contiguous(gr))) {
                 rc = TN__FAIL_INT("%s: out of memory copying a non-contiguous parameter", fn);
             } else {
-                tn_tensor *pp = pc ? pc : p, *gg = gc ? gc : gr;
-                int64_t n = tn_numel(p);
-                if (p->dtype == TN_F32)
-                    tn__optim_kernel_f32(&k, n, (float *)tn_data_ptr(pp), (const float *)tn_data_ptr(gg), (float *)tn_data_ptr(s[0]),
-                                         (float *)tn_data_ptr(s[1]), (float *)tn_data_ptr(s[2]));
-                else
-                    tn__optim_kernel_f64(&k, n, (double *)tn_data_ptr(pp), (const double *)tn_data_ptr(gg), (double *)tn_data_ptr(s[0]),
-                                         (double *)tn_data_ptr(s[1]), (double *)tn_data_ptr(s[2]));
+                if (tn__backend(p->device)->optim(&k, pc ? pc : p, gc ? gc : gr, s)) rc = -1;
                 if (pc && tn__copy(p, pc)) rc = -1;
+
                 tn__bump_version(p);   /* as an in-place op on the parameter */
             }
             tn_release(pc);
@@ -14481,7 +14536,7 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 static const tn_backend tn__cpu_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim,
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -14490,7 +14545,88 @@ TNDEF void tn_register_backend(tn_device device, const tn_backend *backend) {
     if ((unsigned)device < TN_NUM_DEVICES && device != TN_CPU) tn__backends[device] = backend;
 }
 TNDEF const tn_backend *tn_get_backend(tn_device device) { return tn__backend(device); }
-TNDEF bool tn_cuda_is_available(void) { return tn__backends[TN_CUDA] != NULL; }
+
+/* ---- the GPU unit's entry points: forwarded to tensor_cuda.cu, or why not ---- */
+static const tn_cuda_unit *tn__cuda_unit(void) {
+#ifdef TENSOR_CUDA
+    static const tn_cuda_unit *unit;
+    static int probed;
+    if (!probed) { /* the unit's own probe is thread-safe; this only caches its answer */
+        unit = tn_cuda_unit_get();
+        if (unit && unit->backend) tn__backends[TN_CUDA] = unit->backend;
+        probed = 1;
+    }
+    return unit;
+#else
+    return NULL;
+#endif
+}
+/* The unit when a GPU is usable, else NULL after recording why (fn names the caller). */
+static const tn_cuda_unit *tn__cuda_ready(const char *fn) {
+    const tn_cuda_unit *u = tn__cuda_unit();
+    if (u && u->backend) return u;
+    tn__error("%s: CUDA is not available: %s", fn, tn_cuda_unavailable_reason());
+    return NULL;
+}
+TNDEF bool tn_cuda_is_available(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend; }
+TNDEF const char *tn_cuda_unavailable_reason(void) {
+    const tn_cuda_unit *u = tn__cuda_unit();
+    if (!u) return "tensor.h was built without the GPU unit (define TENSOR_CUDA and link tensor_cuda.cu: make cuda)";
+    return u->backend ? "" : u->reason ? u->reason : "no usable GPU";
+}
+TNDEF int tn_cuda_device_count(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend ? u->device_count() : 0; }
+TNDEF int tn_cuda_set_device(int index) { const tn_cuda_unit *u = tn__cuda_ready("tn_cuda_set_device"); return u ? u->set_device(index) : -1; }
+TNDEF int tn_cuda_current_device(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend ? u->current_device() : -1; }
+TNDEF int tn_cuda_synchronize(void) { const tn_cuda_unit *u = tn__cuda_ready("tn_cuda_synchronize"); return u ? u->synchronize() : -1; }
+TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
+    const tn_cuda_unit *u = tn__cuda_unit();
+    tn_cuda_stats s;
+    if (u && u->backend) return u->memory_stats();
+    memset(&s, 0, sizeof s);
+    return s;
+}
+TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }
+TNDEF void tn_cuda_empty_cache(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->empty_cache(); }
+static bool tn__tf32;
+TNDEF void tn_set_tf32(bool allow) { tn__tf32 = allow; }
+TNDEF bool tn_get_tf32(void) { return tn__tf32; }
+
+static void tn__pinned_free(void *data, void *ctx) { ((const tn_cuda_unit *)ctx)->host_free(data); }
+TNDEF bool tn_is_pinned(const tn_tensor *t) { return t && t->storage && t->storage->deleter == tn__pinned_free; }
+TNDEF tn_tensor *tn_pin_memory(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    if (t->device != TN_CPU) return (tn_tensor *)tn__error("tn_pin_memory: the tensor is on %s; only CPU tensors can be pinned", tn_device_name(t->device));
+    const tn_cuda_unit *u = tn__cuda_ready("tn_pin_memory");
+    if (!u) return NULL;
+    size_t nb = (size_t)tn_numel(t) * tn_dtype_size(t->dtype);
+    void *data = u->host_alloc(nb ? nb : 1);
+    if (!data) return (tn_tensor *)tn__error("tn_pin_memory: cannot allocate %zu bytes of page-locked memory", nb);
+    tn_storage *st = (tn_storage *)TN_MALLOC(sizeof *st);
+    if (!st) { u->host_free(data); return (tn_tensor *)tn__error("tn_pin_memory: out of memory"); }
+    memset(st, 0, sizeof *st);
+    st->refcount = 1;
+    st->data = data;
+    st->nbytes = nb;
+    st->device = TN_CPU;
+    st->deleter = tn__pinned_free;
+    st->deleter_ctx = (void *)u;
+    TN__ATOMIC_ADD(&tn__live_storages, 1);
+    int64_t strides[TN_MAX_DIMS];
+    tn__contiguous_strides(t->shape, t->ndim, strides);
+    tn_tensor *p = tn__tensor_over(st, t->dtype, t->shape, strides, t->ndim, 0);
+    if (p && tn__copy(p, t)) { tn_release(p); return NULL; }
+    return tn__own(p);
+}
+TNDEF tn_tensor *tn_to_non_blocking(tn_tensor *t, tn_device device) {
+    TN__CHECK_NULL(t);
+    const tn_cuda_unit *u = tn__cuda_unit();
+    bool async = u && u->backend && t->device != device && (tn_is_pinned(t) || (t->device == TN_CUDA && device == TN_CUDA));
+    if (!async) return tn_to(t, device);
+    tn_tensor *out = tn__new(t->dtype, device, t->shape, t->ndim);
+    if (!out || u->copy_async(out, t) < 0) { tn_release(out); return NULL; }
+    return tn__own(tn__copy_record(t, out, G_TO));
+}
+
 
 #endif /* TENSOR_IMPLEMENTATION_DONE */
 #endif /* TENSOR_IMPLEMENTATION */

@@ -1,0 +1,1416 @@
+/* tensor_cuda.cu — the GPU unit of tensor.h: the CUDA backend table, a caching
+ * allocator, cuBLAS matmul.
+ *
+ * Build: `make cuda` (nvcc, CUDA_ARCH, CUDA_HOME overridable). Link this object into a
+ * program whose tensor.h implementation is compiled with TENSOR_CUDA; the header then
+ * calls tn_cuda_unit_get() once, which probes the GPU and registers the backend.
+ *
+ * CONTENTS
+ *    1. errors, probing the device
+ *    2. caching allocator
+ *    3. strided geometry (the GPU side of the strided iterator)
+ *    4. conversions and elementwise kernels (copy, fill, unary, binary, ternary)
+ *    5. reductions and lane ops
+ *    6. indexing, nonzero
+ *    7. matmul (cuBLAS)
+ *    8. random, sliding windows, pooling, optimizer steps
+ *    9. the backend table and the unit
+ *
+ * Every kernel runs on the legacy default stream, so work is ordered as issued and a
+ * freed block can be reused at once. Scalar math shared with the CPU (activations,
+ * Philox, optimizer rules) comes from tensor.h's TN_HD functions.
+ */
+#include "tensor.h"
+
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+/* ======================================================================= */
+/* 1. errors, probing the device                                            */
+/* ======================================================================= */
+static int cu_fail(const char *what, cudaError_t e) {
+    (void)cudaGetLastError(); /* clear a sticky launch error so the next call starts clean */
+    return tn_error("%s: CUDA error %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+#define CU_CHECK(what, call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cu_fail(what, e_); } while (0)
+/* after a launch: configuration errors are synchronous; faults inside surface later */
+#define CU_LAUNCHED(what) CU_CHECK(what, cudaGetLastError())
+
+static const int kThreads = 256;
+static unsigned blocks_for(int64_t n) {
+    int64_t b = (n + kThreads - 1) / kThreads;
+    return (unsigned)(b < 1 ? 1 : b > 65535 * 32 ? 65535 * 32 : b); /* grid-stride loops cover the rest */
+}
+#define GRID_LOOP(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+/* ======================================================================= */
+/* 2. caching allocator                                                     */
+/* ======================================================================= */
+/* PyTorch's scheme, simplified: requests round up to 512 bytes; those up to 1 MiB come
+   from 2 MiB segments (small pool), larger ones from segments rounded to 2 MiB (large
+   pool). A free block is found best-fit in its pool and split when the rest is worth
+   keeping; a freed block merges with free neighbours of its segment. cudaFree happens
+   only in empty_cache, or when cudaMalloc fails (then the cache is emptied and the
+   allocation retried once). */
+namespace {
+struct Block {
+    char *ptr;
+    size_t size;
+    bool small, used;
+    Block *prev, *next; /* neighbours within the segment */
+};
+struct BlockLess {
+    bool operator()(const Block *a, const Block *b) const { return a->size != b->size ? a->size < b->size : a->ptr < b->ptr; }
+};
+struct Allocator {
+    std::mutex mu;
+    std::set<Block *, BlockLess> free_small, free_large;
+    std::unordered_map<char *, Block *> live;
+    tn_cuda_stats st;
+    Allocator() { memset(&st, 0, sizeof st); }
+
+    static size_t round(size_t n) { return n < 512 ? 512 : (n + 511) / 512 * 512; }
+    std::set<Block *, BlockLess> &pool(bool small) { return small ? free_small : free_large; }
+
+    Block *find(size_t n, bool small) {
+        Block key;
+        key.ptr = NULL;
+        key.size = n;
+        auto &p = pool(small);
+        auto it = p.lower_bound(&key);
+        if (it == p.end()) return NULL;
+        Block *b = *it;
+        p.erase(it);
+        return b;
+    }
+    /* whole free segments back to the driver */
+    void release_cached() {
+        for (int s = 0; s < 2; s++) {
+            auto &p = pool(s == 0);
+            for (auto it = p.begin(); it != p.end();) {
+                Block *b = *it;
+                if (!b->prev && !b->next) {
+                    cudaFree(b->ptr);
+                    st.reserved -= b->size;
+                    delete b;
+                    it = p.erase(it);
+                } else ++it;
+            }
+        }
+    }
+    void *alloc(size_t nbytes) {
+        std::lock_guard<std::mutex> lock(mu);
+        size_t n = round(nbytes);
+        bool small = n <= ((size_t)1 << 20);
+        st.num_allocs++;
+        Block *b = find(n, small);
+        if (b) st.num_cache_hits++;
+        else {
+            size_t seg = small ? ((size_t)2 << 20) : (n + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20);
+            void *p = NULL;
+            cudaError_t e = cudaMalloc(&p, seg);
+            if (e != cudaSuccess) { /* free the cache, retry once */
+                (void)cudaGetLastError();
+                release_cached();
+                e = cudaMalloc(&p, seg);
+            }
+            if (e != cudaSuccess) {
+                (void)cudaGetLastError();
+                st.num_ooms++;
+                size_t fr = 0, tot = 0;
+                cudaMemGetInfo(&fr, &tot);
+                tn_error("CUDA out of memory: tried to allocate %zu bytes; %zu bytes allocated by tensors, %zu reserved "
+                         "by the cache, %zu of %zu free on the device", n, st.allocated, st.reserved, fr, tot);
+                return NULL;
+            }
+            st.num_cuda_mallocs++;
+            st.reserved += seg;
+            if (st.reserved > st.peak_reserved) st.peak_reserved = st.reserved;
+            b = new Block();
+            b->ptr = (char *)p;
+            b->size = seg;
+            b->small = small;
+            b->prev = b->next = NULL;
+        }
+        size_t rest = b->size - n;
+        if (rest >= (small ? 512 : ((size_t)1 << 20))) { /* split: the tail stays free */
+            Block *t = new Block();
+            t->ptr = b->ptr + n;
+            t->size = rest;
+            t->small = small;
+            t->used = false;
+            t->prev = b;
+            t->next = b->next;
+            if (b->next) b->next->prev = t;
+            b->next = t;
+            b->size = n;
+            pool(small).insert(t);
+        }
+        b->used = true;
+        live[b->ptr] = b;
+        st.allocated += b->size;
+        if (st.allocated > st.peak_allocated) st.peak_allocated = st.allocated;
+        return b->ptr;
+    }
+    void free(void *ptr) {
+        if (!ptr) return;
+        std::lock_guard<std::mutex> lock(mu);
+        auto it = live.find((char *)ptr);
+        if (it == live.end()) return; /* not ours: nothing sane to do */
+        Block *b = it->second;
+        live.erase(it);
+        st.allocated -= b->size;
+        b->used = false;
+        auto &p = pool(b->small);
+        if (b->prev && !b->prev->used) { /* merge with the free block before */
+            Block *a = b->prev;
+            p.erase(a);
+            a->size += b->size;
+            a->next = b->next;
+            if (b->next) b->next->prev = a;
+            delete b;
+            b = a;
+        }
+        if (b->next && !b->next->used) { /* and the one after */
+            Block *c = b->next;
+            p.erase(c);
+            b->size += c->size;
+            b->next = c->next;
+            if (c->next) c->next->prev = b;
+            delete c;
+        }
+        p.insert(b);
+    }
+};
+Allocator &allocator() {
+    static Allocator *a = new Allocator(); /* never destroyed: tensors may die after main */
+    return *a;
+}
+} // namespace
+
+static void *cu_alloc(size_t nbytes) { return allocator().alloc(nbytes); }
+static void cu_free(void *ptr, size_t nbytes) { (void)nbytes; allocator().free(ptr); }
+
+/* Scratch memory for one backend call, freed at scope exit. */
+struct Scratch {
+    std::vector<void *> ptrs;
+    void *get(size_t n) {
+        void *p = cu_alloc(n ? n : 1);
+        if (p) ptrs.push_back(p);
+        return p;
+    }
+    ~Scratch() { for (void *p : ptrs) cu_free(p, 0); }
+};
+
+/* ======================================================================= */
+/* 3. strided geometry                                                      */
+/* ======================================================================= */
+/* N operands walked over one shape: element i (row-major) of the shape sits at
+   base_k + off_k(i) elements. The host merges dims that are contiguous in every operand
+   and drops size-1 dims, so most calls run with nd <= 2. */
+template <int N> struct Geo {
+    int nd;
+    bool contig;                  /* every operand contiguous (or a broadcast scalar): off = i or 0 */
+    bool scalar[N];               /* operand k is one element broadcast everywhere */
+    int64_t shape[TN_MAX_DIMS];
+    int64_t st[N][TN_MAX_DIMS];
+};
+
+template <int N> static Geo<N> make_geo(const int64_t *shape, int ndim, const int64_t *const *strides) {
+    Geo<N> g;
+    memset(&g, 0, sizeof g);
+    int nd = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1) continue;
+        if (nd > 0) { /* merge into the previous dim when contiguous across it in every operand */
+            bool ok = true;
+            for (int k = 0; k < N; k++) ok = ok && g.st[k][nd - 1] == strides[k][d] * shape[d];
+            if (ok) {
+                g.shape[nd - 1] *= shape[d];
+                for (int k = 0; k < N; k++) g.st[k][nd - 1] = strides[k][d];
+                continue;
+            }
+        }
+        g.shape[nd] = shape[d];
+        for (int k = 0; k < N; k++) g.st[k][nd] = strides[k][d];
+        nd++;
+    }
+    g.nd = nd;
+    g.contig = nd <= 1;
+    for (int k = 0; k < N; k++) {
+        g.scalar[k] = true;
+        for (int d = 0; d < nd; d++) g.scalar[k] = g.scalar[k] && g.st[k][d] == 0;
+        if (nd == 1 && g.st[k][0] != 1 && !g.scalar[k]) g.contig = false;
+    }
+    if (nd == 0) g.contig = true;
+    return g;
+}
+
+template <int N> __device__ __forceinline__ void offsets(const Geo<N> &g, int64_t i, int64_t *off) {
+    if (g.contig) {
+        for (int k = 0; k < N; k++) off[k] = g.scalar[k] ? 0 : i;
+        return;
+    }
+    for (int k = 0; k < N; k++) off[k] = 0;
+    for (int d = g.nd - 1; d >= 0; d--) {
+        int64_t s = g.shape[d], q = i / s, r = i - q * s;
+        i = q;
+        for (int k = 0; k < N; k++) off[k] += r * g.st[k][d];
+    }
+}
+
+static char *base_of(const tn_tensor *t) { return (char *)tn_data_ptr(t); }
+
+/* ======================================================================= */
+/* 4. conversions and elementwise kernels                                   */
+/* ======================================================================= */
+/* The CPU's conversion rules: float -> integer gives x86's "integer indefinite" out of
+   range (and uint8 wraps through int64); integers wrap; bool is != 0. */
+__device__ __forceinline__ int64_t f2i64(double v) {
+    return (v != v || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v;
+}
+template <class TO> struct Cvt;
+template <> struct Cvt<float> {
+    __device__ static float f(double v) { return (float)v; }
+    __device__ static float i(int64_t v) { return (float)v; }
+};
+template <> struct Cvt<double> {
+    __device__ static double f(double v) { return v; }
+    __device__ static double i(int64_t v) { return (double)v; }
+};
+template <> struct Cvt<int32_t> {
+    __device__ static int32_t f(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
+    __device__ static int32_t i(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+};
+template <> struct Cvt<int64_t> {
+    __device__ static int64_t f(double v) { return f2i64(v); }
+    __device__ static int64_t i(int64_t v) { return v; }
+};
+template <> struct Cvt<uint8_t> {
+    __device__ static uint8_t f(double v) { return (uint8_t)(uint64_t)f2i64(v); }
+    __device__ static uint8_t i(int64_t v) { return (uint8_t)(uint64_t)v; }
+};
+template <> struct Cvt<bool> {
+    __device__ static bool f(double v) { return v != 0; }
+    __device__ static bool i(int64_t v) { return v != 0; }
+};
+template <class T> struct IsFloat { static const bool v = false; };
+template <> struct IsFloat<float> { static const bool v = true; };
+template <> struct IsFloat<double> { static const bool v = true; };
+template <class TO, class TI> __device__ __forceinline__ TO convert(TI x) {
+    return IsFloat<TI>::v ? Cvt<TO>::f((double)x) : Cvt<TO>::i((int64_t)x);
+}
+
+/* One switch over the dtypes the kernels know; body sees the C type as T. */
+#define CU_DISPATCH(dtype, T, ...) \
+    switch (dtype) { \
+    case TN_F32: { typedef float T; __VA_ARGS__; break; } \
+    case TN_F64: { typedef double T; __VA_ARGS__; break; } \
+    case TN_I32: { typedef int32_t T; __VA_ARGS__; break; } \
+    case TN_I64: { typedef int64_t T; __VA_ARGS__; break; } \
+    case TN_U8: { typedef uint8_t T; __VA_ARGS__; break; } \
+    case TN_BOOL: { typedef bool T; __VA_ARGS__; break; } \
+    default: return tn_error("%s: dtype %s is not supported by the GPU unit", fn, tn_dtype_name(dtype)); \
+    }
+
+template <class TO, class TI> __global__ void k_copy(int64_t n, Geo<2> g, TO *o, const TI *x) {
+    GRID_LOOP(i, n) {
+        int64_t off[2];
+        offsets<2>(g, i, off);
+        o[off[0]] = convert<TO>(x[off[1]]);
+    }
+}
+template <class T> __global__ void k_fill(int64_t n, Geo<1> g, T *o, T v) {
+    GRID_LOOP(i, n) {
+        int64_t off[1];
+        offsets<1>(g, i, off);
+        o[off[0]] = v;
+    }
+}
+template <class T> static __global__ void k_fill_value(T *o, double v) { *o = IsFloat<T>::v ? Cvt<T>::f(v) : Cvt<T>::i((int64_t)v); }
+
+/* dst <- src on the device, any dtypes and strides, src broadcast to dst. */
+static int dev_copy(tn_tensor *dst, tn_tensor *src) {
+    const char *fn = "copy";
+    int64_t n = tn_numel(dst);
+    if (n == 0) return 0;
+    int64_t sst[TN_MAX_DIMS];
+    int off = dst->ndim - src->ndim; /* src's dims align with dst's last ones */
+    for (int d = 0; d < dst->ndim; d++) sst[d] = d < off || src->shape[d - off] == 1 ? 0 : src->strides[d - off];
+    const int64_t *strides[2] = {dst->strides, sst};
+    Geo<2> g = make_geo<2>(dst->shape, dst->ndim, strides);
+    CU_DISPATCH(dst->dtype, TO, {
+        const char *fn2 = fn;
+        tn_dtype sd = src->dtype;
+        {
+            const char *fn = fn2;
+            CU_DISPATCH(sd, TI, k_copy<TO, TI><<<blocks_for(n), kThreads>>>(n, g, (TO *)base_of(dst), (const TI *)base_of(src)))
+        }
+    })
+    CU_LAUNCHED("copy");
+    return 0;
+}
+
+/* A contiguous tensor header over raw device memory (no storage refcount games: the
+   storage struct lives beside it). */
+struct DevTensor {
+    tn_storage s;
+    tn_tensor t;
+    DevTensor(void *data, tn_dtype dtype, const int64_t *shape, int ndim, tn_device dev) {
+        memset(&s, 0, sizeof s);
+        memset(&t, 0, sizeof t);
+        s.data = data;
+        s.device = dev;
+        t.storage = &s;
+        t.dtype = dtype;
+        t.device = dev;
+        t.ndim = ndim;
+        int64_t st = 1;
+        for (int d = ndim - 1; d >= 0; d--) {
+            t.shape[d] = shape[d];
+            t.strides[d] = st;
+            st *= shape[d] > 1 ? shape[d] : 1;
+        }
+    }
+};
+
+static bool plain_contiguous(const tn_tensor *t) { return tn_is_contiguous(t); }
+static bool same_shape(const tn_tensor *a, const tn_tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return false;
+    return true;
+}
+
+/* Host <-> device: one cudaMemcpy of contiguous bytes; conversion, broadcasting and
+   strides are done on the device side (or by the CPU backend for a strided CPU side). */
+static int cu_copy_impl(tn_tensor *dst, tn_tensor *src, bool async) {
+    cudaMemcpyKind kind;
+    if (dst->device == TN_CUDA && src->device == TN_CUDA) return dev_copy(dst, src);
+    int64_t n = tn_numel(dst);
+    if (n == 0) return 0;
+    size_t es = tn_dtype_size(dst->dtype), nb = (size_t)n * es;
+    const tn_backend *cpu = tn_get_backend(TN_CPU);
+    if (dst->device == TN_CUDA) { /* upload */
+        kind = cudaMemcpyHostToDevice;
+        bool direct = plain_contiguous(src) && src->dtype == dst->dtype && same_shape(src, dst);
+        std::vector<char> host;
+        const void *from = base_of(src);
+        if (!direct) { /* src as dst's dtype and shape, contiguous, on the host */
+            host.resize(nb);
+            DevTensor h(host.data(), dst->dtype, dst->shape, dst->ndim, TN_CPU);
+            if (cpu->copy(&h.t, src)) return -1;
+            from = host.data();
+            async = false;
+        }
+        if (plain_contiguous(dst)) {
+            if (async) CU_CHECK("copy to the GPU", cudaMemcpyAsync(base_of(dst), from, nb, kind, 0));
+            else CU_CHECK("copy to the GPU", cudaMemcpy(base_of(dst), from, nb, kind));
+            return 0;
+        }
+        Scratch sc;
+        void *tmp = sc.get(nb);
+        if (!tmp) return -1;
+        CU_CHECK("copy to the GPU", cudaMemcpy(tmp, from, nb, kind));
+        DevTensor d(tmp, dst->dtype, dst->shape, dst->ndim, TN_CUDA);
+        return dev_copy(dst, &d.t);
+    }
+    /* download: src as dst's dtype and shape, contiguous, on the device first */
+    kind = cudaMemcpyDeviceToHost;
+    Scratch sc;
+    const void *from = base_of(src);
+    if (!(plain_contiguous(src) && src->dtype == dst->dtype && same_shape(src, dst))) {
+        void *tmp = sc.get(nb);
+        if (!tmp) return -1;
+        DevTensor d(tmp, dst->dtype, dst->shape, dst->ndim, TN_CUDA);
+        if (dev_copy(&d.t, src)) return -1;
+        from = tmp;
+    }
+    if (plain_contiguous(dst)) {
+        CU_CHECK("copy from the GPU", cudaMemcpy(base_of(dst), from, nb, kind));
+        return 0;
+    }
+    std::vector<char> host(nb);
+    CU_CHECK("copy from the GPU", cudaMemcpy(host.data(), from, nb, kind));
+    DevTensor h(host.data(), dst->dtype, dst->shape, dst->ndim, TN_CPU);
+    return cpu->copy(dst, &h.t);
+}
+static int cu_copy(tn_tensor *dst, tn_tensor *src) { return cu_copy_impl(dst, src, false); }
+static int cu_copy_async(tn_tensor *dst, tn_tensor *src) {
+    bool pinned_up = dst->device == TN_CUDA && src->device == TN_CPU && tn_is_pinned(src);
+    if (cu_copy_impl(dst, src, pinned_up) < 0) return -1;
+    return pinned_up || (dst->device == TN_CUDA && src->device == TN_CUDA) ? 0 : 1;
+}
+
+static int cu_fill(tn_tensor *dst, double value) {
+    const char *fn = "fill";
+    int64_t n = tn_numel(dst);
+    if (n == 0) return 0;
+    const int64_t *strides[1] = {dst->strides};
+    Geo<1> g = make_geo<1>(dst->shape, dst->ndim, strides);
+    /* the value converted on the device by the same rules as a copy */
+    CU_DISPATCH(dst->dtype, T, {
+        Scratch sc;
+        T *v = (T *)sc.get(sizeof(T));
+        if (!v) return -1;
+        k_fill_value<T><<<1, 1>>>(v, value);
+        T hv;
+        CU_CHECK("fill", cudaMemcpy(&hv, v, sizeof(T), cudaMemcpyDeviceToHost));
+        k_fill<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(dst), hv);
+    })
+    CU_LAUNCHED("fill");
+    return 0;
+}
+
+/* ---- unary ---- */
+/* float math by overload, so one template serves float and double */
+#define CU_MATH1(name) \
+    __device__ __forceinline__ float m_##name(float x) { return name##f(x); } \
+    __device__ __forceinline__ double m_##name(double x) { return name(x); }
+CU_MATH1(fabs) CU_MATH1(floor) CU_MATH1(ceil) CU_MATH1(nearbyint) CU_MATH1(trunc) CU_MATH1(exp) CU_MATH1(exp2)
+CU_MATH1(log) CU_MATH1(log2) CU_MATH1(log10) CU_MATH1(log1p) CU_MATH1(expm1) CU_MATH1(sqrt) CU_MATH1(sin)
+CU_MATH1(cos) CU_MATH1(tan) CU_MATH1(asin) CU_MATH1(acos) CU_MATH1(atan) CU_MATH1(sinh) CU_MATH1(cosh)
+CU_MATH1(tanh) CU_MATH1(erf) CU_MATH1(erfc)
+#define CU_MATH2(name) \
+    __device__ __forceinline__ float m_##name(float a, float b) { return name##f(a, b); } \
+    __device__ __forceinline__ double m_##name(double a, double b) { return name(a, b); }
+CU_MATH2(fmod) CU_MATH2(pow) CU_MATH2(atan2) CU_MATH2(copysign)
+/* the shared activations, by overload */
+#define CU_HD1(name) \
+    __device__ __forceinline__ float h_##name(float x) { return tn_##name##_f32(x); } \
+    __device__ __forceinline__ double h_##name(double x) { return tn_##name##_f64(x); }
+CU_HD1(sigmoid) CU_HD1(gelu) CU_HD1(gelu_tanh) CU_HD1(silu) CU_HD1(mish) CU_HD1(hardswish) CU_HD1(hardsigmoid)
+__device__ __forceinline__ float h_softplus(float x, float b, float t) { return tn_softplus_f32(x, b, t); }
+__device__ __forceinline__ double h_softplus(double x, double b, double t) { return tn_softplus_f64(x, b, t); }
+__device__ __forceinline__ float h_leaky_relu(float x, float s) { return tn_leaky_relu_f32(x, s); }
+__device__ __forceinline__ double h_leaky_relu(double x, double s) { return tn_leaky_relu_f64(x, s); }
+__device__ __forceinline__ float h_elu(float x, float a, float s, float i) { return tn_elu_f32(x, a, s, i); }
+__device__ __forceinline__ double h_elu(double x, double a, double s, double i) { return tn_elu_f64(x, a, s, i); }
+__device__ __forceinline__ float h_hardtanh(float x, float l, float h) { return tn_hardtanh_f32(x, l, h); }
+__device__ __forceinline__ double h_hardtanh(double x, double l, double h) { return tn_hardtanh_f64(x, l, h); }
+
+/* x < 0 without an "always false" warning for unsigned types */
+template <class T> __device__ __forceinline__ bool isneg(T x) { return x < 1 && x != 0; }
+
+struct UnaryArgs { int op; double p0, p1, p2; };
+
+/* Unary ops with an output of the input's type (float types); returns false if not one. */
+template <class T> __device__ __forceinline__ T unary_float(const UnaryArgs &u, T x) {
+    const T lo = (T)u.p0, hi = (T)u.p1, p2 = (T)u.p2;
+    switch ((tn_unary_op)u.op) {
+    case NEG: return -x;
+    case ABS: return m_fabs(x);
+    case SIGN: return (T)((x > 0) - (x < 0));
+    case SQUARE: return x * x;
+    case RELU: return x < 0 ? (T)0 : x;
+    case FLOOR: return m_floor(x);
+    case CEIL: return m_ceil(x);
+    case ROUND: return m_nearbyint(x);
+    case TRUNC: return m_trunc(x);
+    case FRAC: return x - m_trunc(x);
+    case CLAMP: return (x < lo ? lo : x) > hi ? hi : (x < lo ? lo : x);
+    case NAN_TO_NUM: return x != x ? lo : x == (T)INFINITY ? hi : x == -(T)INFINITY ? p2 : x;
+    case EXP: return m_exp(x);
+    case EXP2: return m_exp2(x);
+    case LOG: return m_log(x);
+    case LOG2: return m_log2(x);
+    case LOG10: return m_log10(x);
+    case LOG1P: return m_log1p(x);
+    case EXPM1: return m_expm1(x);
+    case SQRT: return m_sqrt(x);
+    case RSQRT: return (T)1 / m_sqrt(x);
+    case RECIPROCAL: return (T)1 / x;
+    case SIN: return m_sin(x);
+    case COS: return m_cos(x);
+    case TAN: return m_tan(x);
+    case ASIN: return m_asin(x);
+    case ACOS: return m_acos(x);
+    case ATAN: return m_atan(x);
+    case SINH: return m_sinh(x);
+    case COSH: return m_cosh(x);
+    case TANH: return m_tanh(x);
+    case SIGMOID: return h_sigmoid(x);
+    case GELU: return h_gelu(x);
+    case GELU_TANH: return h_gelu_tanh(x);
+    case SILU: return h_silu(x);
+    case SOFTPLUS: return h_softplus(x, lo, hi);
+    case LEAKY_RELU: return h_leaky_relu(x, lo);
+    case ELU: return h_elu(x, lo, hi, p2);
+    case HARDTANH: return x != x ? x : h_hardtanh(x, lo, hi);
+    case MISH: return h_mish(x);
+    case HARDSWISH: return h_hardswish(x);
+    case HARDSIGMOID: return h_hardsigmoid(x);
+    case ERF: return m_erf(x);
+    case ERFC: return m_erfc(x);
+    default: return x;
+    }
+}
+template <class T, class U> __device__ __forceinline__ T unary_int(const UnaryArgs &u, T x) {
+    switch ((tn_unary_op)u.op) {
+    case NEG: return (T)((U)0 - (U)x);
+    case ABS: return isneg(x) ? (T)((U)0 - (U)x) : x;
+    case SIGN: return (T)((x > 0) - isneg(x));
+    case SQUARE: return (T)((U)x * (U)x);
+    case RELU: return isneg(x) ? (T)0 : x;
+    case CLAMP: return (double)x > u.p1 || u.p0 > u.p1 ? (T)u.p1 : (double)x < u.p0 ? (T)u.p0 : x;
+    case BITWISE_NOT: return (T)~x;
+    default: return x; /* FLOOR, CEIL, ROUND, TRUNC, NAN_TO_NUM */
+    }
+}
+template <class T> struct UnaryVal;
+template <> struct UnaryVal<float> { __device__ static float f(const UnaryArgs &u, float x) { return unary_float(u, x); } };
+template <> struct UnaryVal<double> { __device__ static double f(const UnaryArgs &u, double x) { return unary_float(u, x); } };
+template <> struct UnaryVal<int32_t> { __device__ static int32_t f(const UnaryArgs &u, int32_t x) { return unary_int<int32_t, uint32_t>(u, x); } };
+template <> struct UnaryVal<int64_t> { __device__ static int64_t f(const UnaryArgs &u, int64_t x) { return unary_int<int64_t, uint64_t>(u, x); } };
+template <> struct UnaryVal<uint8_t> { __device__ static uint8_t f(const UnaryArgs &u, uint8_t x) { return unary_int<uint8_t, uint8_t>(u, x); } };
+template <> struct UnaryVal<bool> {
+    __device__ static bool f(const UnaryArgs &u, bool x) {
+        if (u.op == CLAMP) return (double)x < u.p0 ? u.p0 != 0 : (double)x > u.p1 ? u.p1 != 0 : x;
+        if (u.op == BITWISE_NOT) return !x;
+        return x;
+    }
+};
+template <class T> __device__ __forceinline__ bool is_inf(T) { return false; }
+__device__ __forceinline__ bool is_inf(float x) { return isinf(x); }
+__device__ __forceinline__ bool is_inf(double x) { return isinf(x); }
+template <class T> __device__ __forceinline__ bool unary_pred(int op, T x) {
+    switch ((tn_unary_op)op) {
+    case ISNAN: return x != x;
+    case ISINF: return is_inf(x);
+    case ISFINITE: return x == x && !is_inf(x);
+    default: return x == 0; /* LOGICAL_NOT */
+    }
+}
+template <class T> __global__ void k_unary(int64_t n, Geo<2> g, T *o, const T *x, UnaryArgs u) {
+    GRID_LOOP(i, n) {
+        int64_t off[2];
+        offsets<2>(g, i, off);
+        o[off[0]] = UnaryVal<T>::f(u, x[off[1]]);
+    }
+}
+template <class T> __global__ void k_unary_pred(int64_t n, Geo<2> g, bool *o, const T *x, int op) {
+    GRID_LOOP(i, n) {
+        int64_t off[2];
+        offsets<2>(g, i, off);
+        o[off[0]] = unary_pred(op, x[off[1]]);
+    }
+}
+/* which (op, dtype) pairs exist: the CPU's table */
+static bool unary_supported(tn_unary_op op, tn_dtype d) {
+    bool fl = d == TN_F32 || d == TN_F64;
+    switch (op) {
+    case ISNAN: case ISINF: case ISFINITE: return fl;
+    case LOGICAL_NOT: return true;
+    case BITWISE_NOT: return !fl;
+    case NEG: case ABS: case SQUARE: case RELU: return d != TN_BOOL;
+    case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: case CLAMP: return true;
+    default: return fl;
+    }
+}
+static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
+    const char *fn = tn_unary_op_name(op);
+    if (!unary_supported(op, x->dtype)) return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(x->dtype));
+    int64_t n = tn_numel(out);
+    if (n == 0) return 0;
+    const int64_t *strides[2] = {out->strides, x->strides};
+    Geo<2> g = make_geo<2>(out->shape, out->ndim, strides);
+    UnaryArgs u;
+    u.op = op;
+    u.p0 = params ? params[0] : 0;
+    u.p1 = params ? params[1] : 0;
+    u.p2 = params ? params[2] : 0;
+    bool pred = op == ISNAN || op == ISINF || op == ISFINITE || (op == LOGICAL_NOT && x->dtype != TN_BOOL);
+    if (op == LOGICAL_NOT && x->dtype == TN_BOOL) u.op = BITWISE_NOT;
+    CU_DISPATCH(x->dtype, T, {
+        if (pred) k_unary_pred<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)base_of(x), (int)op);
+        else k_unary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)base_of(x), u);
+    })
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
+/* ---- binary ---- */
+template <class T> __device__ __forceinline__ T floordiv_f(T a, T b) {
+    if (b == 0) return a / b;
+    T mod = m_fmod(a, b), div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+    if (div == 0) return m_copysign((T)0, a / b);
+    T fl = m_floor(div);
+    return div - fl > (T)0.5 ? fl + 1 : fl;
+}
+template <class T> __device__ __forceinline__ T remainder_f(T a, T b) {
+    T r = m_fmod(a, b);
+    return (r != 0 && ((b < 0) != (r < 0))) ? r + b : r;
+}
+template <class T> __device__ __forceinline__ T binary_float(int op, T a, T b, T alpha) {
+    switch ((tn_binary_op)op) {
+    case ADD: return alpha == 1 ? a + b : a + alpha * b;
+    case SUB: return alpha == 1 ? a - b : a - alpha * b;
+    case MUL: return a * b;
+    case DIV: return a / b;
+    case FLOOR_DIVIDE: return floordiv_f(a, b);
+    case REMAINDER: return remainder_f(a, b);
+    case FMOD: return m_fmod(a, b);
+    case POW: return m_pow(a, b);
+    case ATAN2: return m_atan2(a, b);
+    case MAXIMUM: return (a != a || a > b) ? a : b;
+    default: return (a != a || a < b) ? a : b; /* MINIMUM */
+    }
+}
+/* integer ops wrap through the unsigned type U; *bad = 2 on division by zero */
+template <class T, class U, bool SIGNED> __device__ __forceinline__ T binary_int(int op, T a, T b, U alpha, int *bad) {
+    switch ((tn_binary_op)op) {
+    case ADD: return (T)((U)a + alpha * (U)b);
+    case SUB: return (T)((U)a - alpha * (U)b);
+    case MUL: return (T)((U)a * (U)b);
+    case FLOOR_DIVIDE: {
+        if (b == 0) { *bad = 2; return 0; }
+        if (SIGNED && b == (T)-1) return (T)((U)0 - (U)a);
+        T q = (T)(a / b);
+        return (a % b != 0 && (isneg(a) != isneg(b))) ? (T)(q - 1) : q;
+    }
+    case REMAINDER: case FMOD: {
+        if (b == 0) { *bad = 2; return 0; }
+        if (SIGNED && b == (T)-1) return 0;
+        T r = (T)(a % b);
+        return (op == REMAINDER && r != 0 && (isneg(r) != isneg(b))) ? (T)(r + b) : r;
+    }
+    case POW: {
+        if (isneg(b)) { if (a == 1) return 1; if (SIGNED && a == (T)-1) return (b & 1) ? a : 1; return 0; }
+        U r = 1, base = (U)a;
+        for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (U)(r * base); base = (U)(base * base); }
+        return (T)r;
+    }
+    case MAXIMUM: return a > b ? a : b;
+    case MINIMUM: return a < b ? a : b;
+    case BITWISE_AND: return a & b;
+    case BITWISE_OR: return a | b;
+    default: return a ^ b; /* BITWISE_XOR */
+    }
+}
+template <class T> struct BinaryVal;
+template <> struct BinaryVal<float> { __device__ static float f(int op, float a, float b, double al, int *) { return binary_float(op, a, b, (float)al); } };
+template <> struct BinaryVal<double> { __device__ static double f(int op, double a, double b, double al, int *) { return binary_float(op, a, b, al); } };
+template <> struct BinaryVal<int32_t> {
+    __device__ static int32_t f(int op, int32_t a, int32_t b, double al, int *bad) { return binary_int<int32_t, uint32_t, true>(op, a, b, (uint32_t)(int64_t)al, bad); }
+};
+template <> struct BinaryVal<int64_t> {
+    __device__ static int64_t f(int op, int64_t a, int64_t b, double al, int *bad) { return binary_int<int64_t, uint64_t, true>(op, a, b, (uint64_t)(int64_t)al, bad); }
+};
+template <> struct BinaryVal<uint8_t> {
+    __device__ static uint8_t f(int op, uint8_t a, uint8_t b, double al, int *bad) { return binary_int<uint8_t, uint8_t, false>(op, a, b, (uint8_t)(int64_t)al, bad); }
+};
+template <> struct BinaryVal<bool> {
+    __device__ static bool f(int op, bool a, bool b, double al, int *) {
+        switch ((tn_binary_op)op) {
+        case ADD: if (al == 0) return a; return a || b;
+        case MAXIMUM: case BITWISE_OR: case LOGICAL_OR: return a || b;
+        case MUL: case MINIMUM: case BITWISE_AND: case LOGICAL_AND: return a && b;
+        default: return a != b; /* BITWISE_XOR, LOGICAL_XOR */
+        }
+    }
+};
+template <class T> __device__ __forceinline__ bool compare(int op, T a, T b) {
+    switch ((tn_binary_op)op) {
+    case EQ: return a == b;
+    case NE: return a != b;
+    case LT: return a < b;
+    case LE: return a <= b;
+    case GT: return a > b;
+    default: return a >= b;
+    }
+}
+template <class T> __global__ void k_binary(int64_t n, Geo<3> g, T *o, const T *a, const T *b, int op, double alpha, int *bad) {
+    int flag = 0;
+    GRID_LOOP(i, n) {
+        int64_t off[3];
+        offsets<3>(g, i, off);
+        o[off[0]] = BinaryVal<T>::f(op, a[off[1]], b[off[2]], alpha, &flag);
+    }
+    if (flag) *bad = flag;
+}
+template <class T> __global__ void k_compare(int64_t n, Geo<3> g, bool *o, const T *a, const T *b, int op) {
+    GRID_LOOP(i, n) {
+        int64_t off[3];
+        offsets<3>(g, i, off);
+        o[off[0]] = compare(op, a[off[1]], b[off[2]]);
+    }
+}
+static bool binary_supported(tn_binary_op op, tn_dtype d) {
+    bool fl = d == TN_F32 || d == TN_F64;
+    switch (op) {
+    case ADD: case SUB: case MUL: case MAXIMUM: case MINIMUM: case EQ: case NE: case LT: case LE: case GT: case GE: return d != TN_BOOL || op != SUB;
+    case DIV: case ATAN2: return fl;
+    case FLOOR_DIVIDE: case REMAINDER: case FMOD: case POW: return d != TN_BOOL;
+    case BITWISE_AND: case BITWISE_OR: case BITWISE_XOR: return !fl;
+    default: return d == TN_BOOL; /* LOGICAL_* */
+    }
+}
+static int cu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha) {
+    const char *fn = tn_binary_op_name(op);
+    if (!binary_supported(op, a->dtype)) return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(a->dtype));
+    int64_t n = tn_numel(out);
+    if (n == 0) return 0;
+    const int64_t *strides[3] = {out->strides, a->strides, b->strides};
+    Geo<3> g = make_geo<3>(out->shape, out->ndim, strides);
+    bool cmp = op == EQ || op == NE || op == LT || op == LE || op == GT || op == GE;
+    bool divides = !tn_dtype_is_floating(a->dtype) && (op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD);
+    Scratch sc;
+    int *bad = NULL;
+    if (divides) {
+        bad = (int *)sc.get(sizeof(int));
+        if (!bad) return -1;
+        CU_CHECK(fn, cudaMemset(bad, 0, sizeof(int)));
+    }
+    CU_DISPATCH(a->dtype, T, {
+        if (cmp) k_compare<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)base_of(a), (const T *)base_of(b), (int)op);
+        else k_binary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)base_of(a), (const T *)base_of(b), (int)op, alpha, bad);
+    })
+    CU_LAUNCHED(fn);
+    if (divides) { /* PyTorch raises on integer division by zero: read the flag back */
+        int h = 0;
+        CU_CHECK(fn, cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost));
+        if (h) return tn_error("%s: integer division by zero (ZeroDivisionError)", fn);
+    }
+    return 0;
+}
+
+/* ---- ternary: where, lerp, addcmul, addcdiv ---- */
+template <class T, class T1> __global__ void k_ternary(int64_t n, Geo<4> g, T *o, const T1 *x, const T *y, const T *z, int op, double value) {
+    const T v = (T)value;
+    GRID_LOOP(i, n) {
+        int64_t off[4];
+        offsets<4>(g, i, off);
+        T1 c = x[off[1]];
+        T a = y[off[2]], b = z[off[3]];
+        T r;
+        switch ((tn_ternary_op)op) {
+        case WHERE: r = c ? a : b; break;
+        case LERP: r = (double)b < 0.5 ? (T)(c + b * (a - c)) : (T)(a - (a - c) * ((T)1 - b)); break;
+        case ADDCMUL: r = (T)(c + v * a * b); break;
+        default: r = (T)(c + v * a / b); break; /* ADDCDIV */
+        }
+        o[off[0]] = r;
+    }
+}
+static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
+    const char *fn = "ternary op";
+    bool fl = tn_dtype_is_floating(out->dtype);
+    if ((op == LERP || op == ADDCDIV) && !fl) return tn_error("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
+    int64_t n = tn_numel(out);
+    if (n == 0) return 0;
+    const int64_t *strides[4] = {out->strides, x->strides, y->strides, z->strides};
+    Geo<4> g = make_geo<4>(out->shape, out->ndim, strides);
+    CU_DISPATCH(out->dtype, T, {
+        if (op == WHERE)
+            k_ternary<T, bool><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const bool *)base_of(x), (const T *)base_of(y), (const T *)base_of(z), (int)op, value);
+        else
+            k_ternary<T, T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)base_of(x), (const T *)base_of(y), (const T *)base_of(z), (int)op, value);
+    })
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
+/* ======================================================================= */
+/* 5. reductions and lane ops                                               */
+/* ======================================================================= */
+/* Accumulators: double for float types (as the CPU's float32 sums), int64 for the
+   integer and bool types, with sums and products wrapping through uint64. */
+template <class T> struct Acc { typedef int64_t type; };
+template <> struct Acc<float> { typedef double type; };
+template <> struct Acc<double> { typedef double type; };
+template <class A> __device__ __forceinline__ A combine(int op, A acc, A x) {
+    switch ((tn_reduce_op)op) {
+    case SUM: return IsFloat<A>::v ? acc + x : (A)((uint64_t)acc + (uint64_t)x);
+    case PROD: return IsFloat<A>::v ? acc * x : (A)((uint64_t)acc * (uint64_t)x);
+    case MAX: return (x != x || x > acc) ? x : acc;
+    case MIN: return (x != x || x < acc) ? x : acc;
+    case ALL: return (A)(acc != 0 && x != 0);
+    default: return (A)(acc != 0 || x != 0); /* ANY */
+    }
+}
+template <class T, class A> __device__ __forceinline__ T store_acc(A a) {
+    return IsFloat<T>::v ? (T)a : convert<T>((int64_t)a);
+}
+/* one thread per output: few reduced elements per output */
+template <class T> __global__ void k_reduce_thread(int64_t m, int64_t r, Geo<2> go, Geo<1> gr, T *out, const T *x, int op) {
+    typedef typename Acc<T>::type A;
+    GRID_LOOP(j, m) {
+        int64_t o[2];
+        offsets<2>(go, j, o);
+        A acc = (A)out[o[0]];
+        for (int64_t k = 0; k < r; k++) {
+            int64_t q[1];
+            offsets<1>(gr, k, q);
+            acc = combine<A>(op, acc, (A)x[o[1] + q[0]]);
+        }
+        out[o[0]] = store_acc<T, A>(acc);
+    }
+}
+/* one block per output: threads stride over the reduced elements, then a tree */
+template <class T> __global__ void k_reduce_block(int64_t m, int64_t r, Geo<2> go, Geo<1> gr, T *out, const T *x, int op) {
+    typedef typename Acc<T>::type A;
+    __shared__ A part[kThreads];
+    for (int64_t j = blockIdx.x; j < m; j += gridDim.x) {
+        int64_t o[2];
+        offsets<2>(go, j, o);
+        bool have = false;
+        A acc = 0;
+        for (int64_t k = threadIdx.x; k < r; k += blockDim.x) {
+            int64_t q[1];
+            offsets<1>(gr, k, q);
+            A v = (A)x[o[1] + q[0]];
+            acc = have ? combine<A>(op, acc, v) : v;
+            have = true;
+        }
+        part[threadIdx.x] = have ? acc : (A)out[o[0]]; /* a thread with nothing repeats the start value: harmless for */
+        __syncthreads();                                /* max/min/all/any; sum/prod use the identity below */
+        if (!have && (op == SUM || op == PROD)) part[threadIdx.x] = op == SUM ? (A)0 : (A)1;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if ((int)threadIdx.x < s) part[threadIdx.x] = combine<A>(op, part[threadIdx.x], part[threadIdx.x + s]);
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) out[o[0]] = store_acc<T, A>(combine<A>(op, (A)out[o[0]], part[0]));
+        __syncthreads();
+    }
+}
+static int cu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
+    const char *fn = "reduce";
+    if (out->dtype != x->dtype) return tn_error("reduce: dtype %s is not supported by the GPU unit", tn_dtype_name(x->dtype));
+    int64_t m = tn_numel(out), r = 1, kshape[TN_MAX_DIMS], kx[TN_MAX_DIMS], ko[TN_MAX_DIMS], rshape[TN_MAX_DIMS], rx[TN_MAX_DIMS];
+    int nk = 0, nr = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (out->shape[d] == x->shape[d]) { kshape[nk] = x->shape[d]; kx[nk] = x->strides[d]; ko[nk] = out->strides[d]; nk++; }
+        else { rshape[nr] = x->shape[d]; rx[nr] = x->strides[d]; r *= x->shape[d]; nr++; }
+    }
+    if (m == 0 || r == 0) return 0;
+    const int64_t *so[2] = {ko, kx}, *sr[1] = {rx};
+    Geo<2> go = make_geo<2>(kshape, nk, so);
+    Geo<1> gr = make_geo<1>(rshape, nr, sr);
+    CU_DISPATCH(x->dtype, T, {
+        if (r < 64 && m > 1) k_reduce_thread<T><<<blocks_for(m), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
+        else k_reduce_block<T><<<(unsigned)(m < 65535 ? m : 65535), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
+    })
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
+/* ---- lane ops: along one dim ---- */
+struct LaneArgs { int op, flag; int64_t len, so, so1, sx; }; /* strides in elements */
+template <class T> __device__ __forceinline__ bool lane_lt(T x, T y) { return x == x && (y != y || x < y); } /* NaN largest */
+template <class T> __device__ __forceinline__ bool lane_gt(T x, T y) { return (x != x && y == y) || x > y; }
+/* one thread per lane: arg-extremes, scans, sort (a bottom-up stable merge sort in scratch) */
+template <class T> __global__ void k_lane(int64_t lanes, Geo<3> g, T *out, int64_t *out1, const T *x, LaneArgs a, T *vals, int64_t *ix, int64_t *tmp) {
+    GRID_LOOP(l, lanes) {
+        int64_t off[3];
+        offsets<3>(g, l, off);
+        const T *xp = x + off[2];
+        const int64_t len = a.len;
+        if (a.op == ARGMAX || a.op == ARGMIN) {
+            T best = xp[0];
+            int64_t bi = 0;
+            for (int64_t i = 1; i < len && best == best; i++) {
+                T v = xp[i * a.sx];
+                if (v != v || (a.op == ARGMAX ? v > best : v < best)) { best = v; bi = i; }
+            }
+            if (a.flag) out[off[0]] = best;
+            out1[off[1]] = bi;
+        } else if (a.op == CUMSUM || a.op == CUMPROD) {
+            typedef typename Acc<T>::type A;
+            A acc = a.op == CUMSUM ? (A)0 : (A)1;
+            for (int64_t i = 0; i < len; i++) {
+                A v = (A)xp[i * a.sx];
+                acc = combine<A>(a.op == CUMSUM ? SUM : PROD, acc, v);
+                out[off[0] + i * a.so] = store_acc<T, A>(acc);
+            }
+        } else { /* SORT */
+            T *v = vals + l * len;
+            int64_t *p = ix + l * len, *q = tmp + l * len;
+            for (int64_t i = 0; i < len; i++) { v[i] = xp[i * a.sx]; p[i] = i; }
+            for (int64_t w = 1; w < len; w *= 2) {
+                for (int64_t lo = 0; lo < len; lo += 2 * w) {
+                    int64_t mid = lo + w < len ? lo + w : len, hi = lo + 2 * w < len ? lo + 2 * w : len, i = lo, j = mid, k = lo;
+                    while (i < mid && j < hi) {
+                        bool right = a.flag ? lane_gt(v[p[j]], v[p[i]]) : lane_lt(v[p[j]], v[p[i]]);
+                        q[k++] = right ? p[j++] : p[i++];
+                    }
+                    while (i < mid) q[k++] = p[i++];
+                    while (j < hi) q[k++] = p[j++];
+                }
+                int64_t *t = p; p = q; q = t;
+            }
+            for (int64_t i = 0; i < len; i++) { out[off[0] + i * a.so] = v[p[i]]; out1[off[1] + i * a.so1] = p[i]; }
+        }
+    }
+}
+/* one warp per lane: softmax and log_softmax (sum of exponentials in double) */
+template <class T> __global__ void k_softmax(int64_t lanes, Geo<3> g, T *out, const T *x, LaneArgs a) {
+    const int lane = threadIdx.x & 31;
+    for (int64_t l = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; l < lanes; l += (int64_t)gridDim.x * blockDim.x / 32) {
+        int64_t off[3];
+        offsets<3>(g, l, off);
+        const T *xp = x + off[2];
+        T m = -(T)INFINITY;
+        for (int64_t i = lane; i < a.len; i += 32) { T v = xp[i * a.sx]; m = (v != v || v > m) ? v : m; }
+        for (int s = 16; s > 0; s >>= 1) { T v = __shfl_xor_sync(0xffffffffu, m, s); m = (v != v || v > m) ? v : m; }
+        double sum = 0;
+        for (int64_t i = lane; i < a.len; i += 32) sum += (double)m_exp(xp[i * a.sx] - m);
+        for (int s = 16; s > 0; s >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, s);
+        T *op = out + off[0];
+        if (a.op == SOFTMAX) {
+            T inv = (T)(1.0 / sum);
+            for (int64_t i = lane; i < a.len; i += 32) op[i * a.so] = m_exp(xp[i * a.sx] - m) * inv;
+        } else {
+            T ls = (T)log(sum);
+            for (int64_t i = lane; i < a.len; i += 32) op[i * a.so] = (xp[i * a.sx] - m) - ls;
+        }
+    }
+}
+template <class T> struct SoftmaxLaunch { /* integer lanes never get here */
+    static void run(int64_t, const Geo<3> &, T *, const T *, const LaneArgs &) {}
+};
+template <> struct SoftmaxLaunch<float> {
+    static void run(int64_t lanes, const Geo<3> &g, float *o, const float *x, const LaneArgs &a) { k_softmax<float><<<blocks_for(lanes * 32), kThreads>>>(lanes, g, o, x, a); }
+};
+template <> struct SoftmaxLaunch<double> {
+    static void run(int64_t lanes, const Geo<3> &g, double *o, const double *x, const LaneArgs &a) { k_softmax<double><<<blocks_for(lanes * 32), kThreads>>>(lanes, g, o, x, a); }
+};
+static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
+    const char *fn = "lane op";
+    tn_tensor xv = *x;
+    if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; dim = 0; }
+    tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
+    tn_tensor ov = *o, o1v = *o1;
+    if (ov.ndim == 0) { ov.ndim = 1; ov.shape[0] = 1; ov.strides[0] = 1; }
+    if (o1v.ndim == 0) { o1v.ndim = 1; o1v.shape[0] = 1; o1v.strides[0] = 1; }
+    LaneArgs a;
+    a.op = op;
+    a.flag = (op == ARGMAX || op == ARGMIN) ? out != NULL : flag;
+    a.len = xv.shape[dim];
+    a.sx = xv.strides[dim];
+    a.so = ov.strides[dim];
+    a.so1 = o1v.strides[dim];
+    int64_t shape[TN_MAX_DIMS] = {0};
+    for (int d = 0; d < xv.ndim; d++) shape[d] = d == dim ? 1 : xv.shape[d];
+    const int64_t *strides[3] = {ov.strides, o1v.strides, xv.strides};
+    Geo<3> g = make_geo<3>(shape, xv.ndim, strides);
+    int64_t lanes = 1;
+    for (int d = 0; d < xv.ndim; d++) lanes *= shape[d];
+    if (lanes == 0 || a.len == 0) return 0;
+    if ((op == SOFTMAX || op == LOG_SOFTMAX) && !tn_dtype_is_floating(x->dtype)) return tn_error("lane op: dtype %s is not supported", tn_dtype_name(x->dtype));
+    Scratch sc;
+    tn_dtype d = x->dtype == TN_BOOL ? TN_U8 : x->dtype; /* bool lanes run as uint8, as on the CPU */
+    switch (d) {
+    case TN_F32: case TN_F64: case TN_I32: case TN_I64: case TN_U8: break;
+    default: return tn_error("lane op: dtype %s is not supported by the GPU unit", tn_dtype_name(x->dtype));
+    }
+    CU_DISPATCH(d, T, {
+        if (op == SOFTMAX || op == LOG_SOFTMAX) {
+            SoftmaxLaunch<T>::run(lanes, g, (T *)base_of(o), (const T *)base_of(x), a);
+        } else {
+            T *vals = NULL;
+            int64_t *ix = NULL, *tmp = NULL;
+            if (op == SORT) {
+                vals = (T *)sc.get((size_t)(lanes * a.len) * sizeof(T));
+                ix = (int64_t *)sc.get((size_t)(lanes * a.len) * sizeof(int64_t));
+                tmp = (int64_t *)sc.get((size_t)(lanes * a.len) * sizeof(int64_t));
+                if (!vals || !ix || !tmp) return -1;
+            }
+            k_lane<T><<<blocks_for(lanes), kThreads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a, vals, ix, tmp);
+        }
+    })
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
+/* ======================================================================= */
+/* 6. indexing, nonzero                                                     */
+/* ======================================================================= */
+struct IndexGeo {
+    int nd, k;
+    int64_t shape[TN_MAX_DIMS];
+    int64_t st[2 + TN_MAX_DIMS][TN_MAX_DIMS]; /* dst, src, idx_0 .. idx_{k-1} */
+    int64_t idx_strides[TN_MAX_DIMS];
+};
+/* SCATTER_ADD: atomics, so duplicate indices add up; uint8/bool through a 32-bit CAS */
+__device__ __forceinline__ void atomic_add(float *p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(double *p, double v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(int32_t *p, int32_t v) { atomicAdd((int *)p, (int)v); }
+__device__ __forceinline__ void atomic_add(int64_t *p, int64_t v) { atomicAdd((unsigned long long *)p, (unsigned long long)v); }
+__device__ __forceinline__ void atomic_byte(uint8_t *p, uint8_t v, bool is_bool) {
+    unsigned int *w = (unsigned int *)((size_t)p & ~(size_t)3);
+    unsigned shift = (unsigned)((size_t)p & 3) * 8, old = *w, assumed;
+    do {
+        assumed = old;
+        unsigned b = (assumed >> shift) & 0xffu, nb = is_bool ? (b || v) : (unsigned)(uint8_t)(b + v);
+        old = atomicCAS(w, assumed, (assumed & ~(0xffu << shift)) | (nb << shift));
+    } while (old != assumed);
+}
+__device__ __forceinline__ void atomic_add(uint8_t *p, uint8_t v) { atomic_byte(p, v, false); }
+__device__ __forceinline__ void atomic_add(bool *p, bool v) { atomic_byte((uint8_t *)p, (uint8_t)v, true); }
+
+template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *dst, const T *src, const int64_t *const *idx) {
+    GRID_LOOP(i, n) {
+        int64_t off[2 + TN_MAX_DIMS] = {0}, rest = i;
+        for (int d = g.nd - 1; d >= 0; d--) {
+            int64_t s = g.shape[d], q = rest / s, r = rest - q * s;
+            rest = q;
+            for (int j = 0; j < 2 + g.k; j++) off[j] += r * g.st[j][d];
+        }
+        int64_t o = 0;
+        for (int j = 0; j < g.k; j++) o += idx[j][off[2 + j]] * g.idx_strides[j];
+        if (mode == GATHER) dst[off[0]] = src[off[1] + o];
+        else if (mode == SCATTER) dst[off[0] + o] = src[off[1]];
+        else atomic_add(dst + off[0] + o, src[off[1]]);
+    }
+}
+static int cu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
+    const char *fn = "index";
+    tn_tensor *shape_of = mode == GATHER ? dst : (k ? idx[0] : src);
+    int64_t n = tn_numel(shape_of);
+    if (n == 0) return 0;
+    IndexGeo g;
+    memset(&g, 0, sizeof g);
+    g.nd = shape_of->ndim;
+    g.k = k;
+    for (int d = 0; d < g.nd; d++) {
+        g.shape[d] = shape_of->shape[d];
+        g.st[0][d] = dst->strides[d];
+        g.st[1][d] = src->strides[d];
+        for (int j = 0; j < k; j++) g.st[2 + j][d] = idx[j]->strides[d];
+    }
+    const int64_t *hp[TN_MAX_DIMS];
+    for (int j = 0; j < k; j++) { g.idx_strides[j] = idx_strides[j]; hp[j] = (const int64_t *)base_of(idx[j]); }
+    Scratch sc;
+    const int64_t **dp = (const int64_t **)sc.get(sizeof hp);
+    if (!dp) return -1;
+    CU_CHECK(fn, cudaMemcpy(dp, hp, sizeof hp, cudaMemcpyHostToDevice));
+    CU_DISPATCH(dst->dtype, T, k_index<T><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (T *)base_of(dst), (const T *)base_of(src), dp))
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
+/* The count decides the shape, so the host needs it anyway: the flags go to the host
+   and the CPU backend lists them (as PyTorch, nonzero synchronises). */
+static tn_tensor *cu_nonzero(tn_tensor *x) {
+    size_t nb = (size_t)tn_numel(x) * tn_dtype_size(x->dtype);
+    std::vector<char> host(nb ? nb : 1);
+    DevTensor h(host.data(), x->dtype, x->shape, x->ndim, TN_CPU);
+    if (cu_copy(&h.t, x)) return NULL;
+    tn_tensor *r = tn_get_backend(TN_CPU)->nonzero(&h.t);
+    if (!r) return NULL;
+    tn_scope_begin();
+    tn_tensor *d = tn_retain(tn_to(r, TN_CUDA)); /* a plain reference: the caller owns it */
+    tn_scope_end();
+    tn_release(r);
+    return d;
+}
+
+/* ======================================================================= */
+/* 7. matmul (cuBLAS)                                                       */
+/* ======================================================================= */
+static cublasHandle_t cublas_handle(void) {
+    static cublasHandle_t h;
+    static std::once_flag once;
+    static cublasStatus_t status;
+    std::call_once(once, [] { status = cublasCreate(&h); });
+    return status == CUBLAS_STATUS_SUCCESS ? h : NULL;
+}
+static int cublas_fail(const char *what, cublasStatus_t s) {
+    return tn_error("%s: cuBLAS error %s (%s)", what, cublasGetStatusName(s), cublasGetStatusString(s));
+}
+/* How a [rows, cols] operand with strides (s_row, s_col) looks to column-major BLAS:
+   transposed (row-major storage) with ld = s_row, or as is with ld = s_col. */
+static bool blas_view(int64_t rows, int64_t cols, int64_t s_row, int64_t s_col, bool *rowmajor, int64_t *ld) {
+    if (cols == 1 || s_col == 1) { /* row-major: ld = the row stride */
+        *rowmajor = true;
+        *ld = rows == 1 ? (cols > 1 ? cols : 1) : s_row;
+        if (*ld >= (cols > 1 ? cols : 1)) return true;
+    }
+    if (rows == 1 || s_row == 1) { /* column-major: ld = the column stride */
+        *rowmajor = false;
+        *ld = cols == 1 ? (rows > 1 ? rows : 1) : s_col;
+        if (*ld >= (rows > 1 ? rows : 1)) return true;
+    }
+    return false;
+}
+/* naive kernel for the integer dtypes (and as the reference shape of the product) */
+template <class T> __global__ void k_matmul(int64_t B, int64_t M, int64_t N, int64_t K, const T *a, const T *b, T *c,
+                                            int64_t sa0, int64_t sa1, int64_t sa2, int64_t sb0, int64_t sb1, int64_t sb2,
+                                            int64_t sc0, int64_t sc1, int64_t sc2, double alpha, double beta) {
+    GRID_LOOP(i, B * M * N) {
+        int64_t n = i % N, m = (i / N) % M, bi = i / (N * M);
+        typename Acc<T>::type acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += (typename Acc<T>::type)a[bi * sa0 + m * sa1 + k * sa2] * (typename Acc<T>::type)b[bi * sb0 + k * sb1 + n * sb2];
+        T *cp = c + bi * sc0 + m * sc1 + n * sc2;
+        *cp = beta == 0 ? (T)(alpha * (double)acc) : (T)(alpha * (double)acc + beta * (double)*cp);
+    }
+}
+static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta) {
+    const char *fn = "matmul";
+    int64_t B = c->shape[0], M = c->shape[1], N = c->shape[2], K = a->shape[2];
+    if (B == 0 || M == 0 || N == 0) return 0;
+    bool fl = c->dtype == TN_F32 || c->dtype == TN_F64;
+    bool ar, br, cr;
+    int64_t lda, ldb, ldc;
+    bool ok = fl && K > 0 && blas_view(M, K, a->strides[1], a->strides[2], &ar, &lda) && blas_view(K, N, bm->strides[1], bm->strides[2], &br, &ldb) &&
+              blas_view(M, N, c->strides[1], c->strides[2], &cr, &ldc) && (B == 1 || c->strides[0] != 0) &&
+              M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX && ldc <= INT32_MAX;
+    if (!ok) { /* integers, K = 0, or layouts BLAS cannot express */
+        CU_DISPATCH(c->dtype, T, k_matmul<T><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const T *)base_of(a), (const T *)base_of(bm), (T *)base_of(c),
+            a->strides[0], a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2], c->strides[0], c->strides[1], c->strides[2], alpha, beta))
+        CU_LAUNCHED(fn);
+        return 0;
+    }
+    cublasHandle_t h = cublas_handle();
+    if (!h) return tn_error("matmul: cuBLAS could not be initialised (cublasCreate failed)");
+    cublasSetMathMode(h, c->dtype == TN_F32 && tn_get_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    /* Column-major BLAS computes C^T = B^T A^T when C is row-major: then BLAS's first
+       operand is bm and its second a. For a column-major C it computes C = A B. */
+    const void *p1, *p2;
+    cublasOperation_t o1, o2;
+    int64_t m_, n_, ld1, ld2, s1, s2;
+    if (cr) { m_ = N; n_ = M; p1 = base_of(bm); p2 = base_of(a); o1 = br ? CUBLAS_OP_N : CUBLAS_OP_T; o2 = ar ? CUBLAS_OP_N : CUBLAS_OP_T;
+              ld1 = ldb; ld2 = lda; s1 = bm->strides[0]; s2 = a->strides[0]; }
+    else { m_ = M; n_ = N; p1 = base_of(a); p2 = base_of(bm); o1 = ar ? CUBLAS_OP_T : CUBLAS_OP_N; o2 = br ? CUBLAS_OP_T : CUBLAS_OP_N;
+           ld1 = lda; ld2 = ldb; s1 = a->strides[0]; s2 = bm->strides[0]; }
+    cublasStatus_t s;
+    if (c->dtype == TN_F32) {
+        float al = (float)alpha, be = (float)beta;
+        s = cublasSgemmStridedBatched(h, o1, o2, (int)m_, (int)n_, (int)K, &al, (const float *)p1, (int)ld1, s1, (const float *)p2, (int)ld2, s2,
+                                      &be, (float *)base_of(c), (int)ldc, c->strides[0], (int)B);
+    } else {
+        s = cublasDgemmStridedBatched(h, o1, o2, (int)m_, (int)n_, (int)K, &alpha, (const double *)p1, (int)ld1, s1, (const double *)p2, (int)ld2, s2,
+                                      &beta, (double *)base_of(c), (int)ldc, c->strides[0], (int)B);
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) return cublas_fail("matmul", s);
+    return 0;
+}
+
+/* ======================================================================= */
+/* 8. random, sliding windows, pooling, optimizer steps                     */
+/* ======================================================================= */
+/* Element i from Philox(seed, offset + i) through tensor.h's tn_philox_draw: the same
+   numbers as the CPU for the same generator state. */
+template <class T> __device__ __forceinline__ T rand_store(double v) { return (T)v; }
+template <> __device__ __forceinline__ bool rand_store<bool>(double v) { return v != 0; }
+template <class T> __global__ void k_random(int64_t n, T *o, int op, bool f32, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range, bool exact_i64) {
+    GRID_LOOP(i, n) {
+        int64_t iv;
+        double v = tn_philox_draw(op, f32, seed, offset + (uint64_t)i, a, b, low, range, &iv);
+        o[i] = exact_i64 ? (T)iv : rand_store<T>(v);
+    }
+}
+static int cu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
+    const char *fn = "random";
+    int64_t n = tn_numel(out);
+    if (n == 0) return 0;
+    if (!tn_is_contiguous(out)) return tn_error("random: the output must be contiguous");
+    bool exact = op == RANDINT && out->dtype == TN_I64;
+    CU_DISPATCH(out->dtype, T, k_random<T><<<blocks_for(n), kThreads>>>(n, (T *)base_of(out), (int)op, out->dtype == TN_F32, seed, offset, a, b, low, range, exact))
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
+struct WinGeo { int64_t N, C, H, W, kh, kw, dh, dw, ph, pw, sh, sw, oh, ow, is[4], cs[3]; };
+/* cols[n, (c, ki, kj), (y, x)] = img[n, c, y*sh - ph + ki*dh, x*sw - pw + kj*dw] or 0 */
+template <class T> __global__ void k_im2col(int64_t total, WinGeo g, T *cols, const T *img) {
+    GRID_LOOP(i, total) {
+        int64_t x = i % g.ow, y = (i / g.ow) % g.oh, kj = (i / (g.ow * g.oh)) % g.kw, ki = (i / (g.ow * g.oh * g.kw)) % g.kh;
+        int64_t c = (i / (g.ow * g.oh * g.kw * g.kh)) % g.C, n = i / (g.ow * g.oh * g.kw * g.kh * g.C);
+        int64_t ih = y * g.sh - g.ph + ki * g.dh, iw = x * g.sw - g.pw + kj * g.dw;
+        T v = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? img[n * g.is[0] + c * g.is[1] + ih * g.is[2] + iw * g.is[3]] : (T)0;
+        cols[n * g.cs[0] + ((c * g.kh + ki) * g.kw + kj) * g.cs[1] + (y * g.ow + x) * g.cs[2]] = v;
+    }
+}
+/* img[n, c, h, w] += every column entry that read it: a gather, so no atomics */
+template <class T> __global__ void k_col2im(int64_t total, WinGeo g, const T *cols, T *img) {
+    GRID_LOOP(i, total) {
+        int64_t w = i % g.W, h = (i / g.W) % g.H, c = (i / (g.W * g.H)) % g.C, n = i / (g.W * g.H * g.C);
+        T acc = 0;
+        for (int64_t ki = 0; ki < g.kh; ki++) {
+            int64_t ty = h + g.ph - ki * g.dh;
+            if (ty < 0 || ty % g.sh || ty / g.sh >= g.oh) continue;
+            for (int64_t kj = 0; kj < g.kw; kj++) {
+                int64_t tx = w + g.pw - kj * g.dw;
+                if (tx < 0 || tx % g.sw || tx / g.sw >= g.ow) continue;
+                acc += cols[n * g.cs[0] + ((c * g.kh + ki) * g.kw + kj) * g.cs[1] + ((ty / g.sh) * g.ow + tx / g.sw) * g.cs[2]];
+            }
+        }
+        img[n * g.is[0] + c * g.is[1] + h * g.is[2] + w * g.is[3]] += acc;
+    }
+}
+static int cu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom) {
+    const char *fn = "im2col";
+    WinGeo g;
+    g.N = img->shape[0]; g.C = img->shape[1]; g.H = img->shape[2]; g.W = img->shape[3];
+    g.kh = geom[0]; g.kw = geom[1]; g.dh = geom[2]; g.dw = geom[3]; g.ph = geom[4]; g.pw = geom[5];
+    g.sh = geom[6]; g.sw = geom[7]; g.oh = geom[8]; g.ow = geom[9];
+    for (int d = 0; d < 4; d++) g.is[d] = img->strides[d];
+    for (int d = 0; d < 3; d++) g.cs[d] = cols->strides[d];
+    int64_t total = fold ? g.N * g.C * g.H * g.W : g.N * g.C * g.kh * g.kw * g.oh * g.ow;
+    if (total == 0) return 0;
+    if (img->dtype == TN_F32) {
+        if (fold) k_col2im<float><<<blocks_for(total), kThreads>>>(total, g, (const float *)base_of(cols), (float *)base_of(img));
+        else k_im2col<float><<<blocks_for(total), kThreads>>>(total, g, (float *)base_of(cols), (const float *)base_of(img));
+    } else if (img->dtype == TN_F64) {
+        if (fold) k_col2im<double><<<blocks_for(total), kThreads>>>(total, g, (const double *)base_of(cols), (double *)base_of(img));
+        else k_im2col<double><<<blocks_for(total), kThreads>>>(total, g, (double *)base_of(cols), (const double *)base_of(img));
+    } else return tn_error("im2col: dtype %s not supported (floating only)", tn_dtype_name(img->dtype));
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
+/* the index (h*W + w) of each window's largest element, the last NaN winning (as the CPU) */
+template <class T> __global__ void k_pool_argmax(int64_t total, int64_t C, int64_t W, int64_t OH, int64_t OW, const int64_t *xs, const T *x,
+                                                 const int64_t *win, int64_t dh, int64_t dw, int64_t *idx) {
+    GRID_LOOP(i, total) {
+        int64_t z = i % OW, y = (i / OW) % OH, c = (i / (OW * OH)) % C, n = i / (OW * OH * C);
+        const int64_t *hs = win, *he = win + OH, *ws = win + 2 * OH, *we = win + 2 * OH + OW;
+        const T *plane = x + n * xs[0] + c * xs[1];
+        int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh;
+        int64_t w0 = ws[z] >= 0 ? ws[z] : ws[z] + (-ws[z] + dw - 1) / dw * dw;
+        int64_t best = h0 * W + w0;
+        T m = plane[h0 * xs[2] + w0 * xs[3]];
+        for (int64_t h = h0; h < he[y]; h += dh)
+            for (int64_t w = w0; w < we[z]; w += dw) {
+                T v = plane[h * xs[2] + w * xs[3]];
+                if (v > m || v != v) { m = v; best = h * W + w; }
+            }
+        idx[i] = best;
+    }
+}
+static int cu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    const char *fn = "max pooling";
+    int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3], total = N * C * OH * OW;
+    if (total == 0) return 0;
+    if (x->dtype != TN_F32 && x->dtype != TN_F64) return tn_error("max pooling: dtype %s not supported (floating only)", tn_dtype_name(x->dtype));
+    std::vector<int64_t> h(2 * OH + 2 * OW + 4);
+    memcpy(h.data(), hs, (size_t)OH * 8);
+    memcpy(h.data() + OH, he, (size_t)OH * 8);
+    memcpy(h.data() + 2 * OH, ws, (size_t)OW * 8);
+    memcpy(h.data() + 2 * OH + OW, we, (size_t)OW * 8);
+    for (int d = 0; d < 4; d++) h[2 * OH + 2 * OW + d] = x->strides[d];
+    Scratch sc;
+    int64_t *d = (int64_t *)sc.get(h.size() * 8);
+    if (!d) return -1;
+    CU_CHECK(fn, cudaMemcpy(d, h.data(), h.size() * 8, cudaMemcpyHostToDevice));
+    const int64_t *xs = d + 2 * OH + 2 * OW;
+    if (x->dtype == TN_F32) k_pool_argmax<float><<<blocks_for(total), kThreads>>>(total, C, W, OH, OW, xs, (const float *)base_of(x), d, dh, dw, (int64_t *)base_of(idx));
+    else k_pool_argmax<double><<<blocks_for(total), kThreads>>>(total, C, W, OH, OW, xs, (const double *)base_of(x), d, dh, dw, (int64_t *)base_of(idx));
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
+/* the fused optimizer step: tensor.h's update rule per element */
+template <class T> struct OptimArgs { int kind, flags; T c[12]; };
+__device__ __forceinline__ float optim_apply(int kind, int f, const float *c, float p, float g, float *a, float *b, float *e) { return tn_optim_apply_f32(kind, f, c, p, g, a, b, e); }
+__device__ __forceinline__ double optim_apply(int kind, int f, const double *c, double p, double g, double *a, double *b, double *e) { return tn_optim_apply_f64(kind, f, c, p, g, a, b, e); }
+template <class T> __global__ void k_optim(int64_t n, OptimArgs<T> k, T *p, const T *g, T *s0, T *s1, T *s2) {
+    GRID_LOOP(i, n) {
+        T d0 = 0, d1 = 0, d2 = 0;
+        p[i] = optim_apply(k.kind, k.flags, k.c, p[i], g[i], s0 ? s0 + i : &d0, s1 ? s1 + i : &d1, s2 ? s2 + i : &d2);
+    }
+}
+template <class T> static void launch_optim(const tn__optk *k, int64_t n, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
+    OptimArgs<T> a;
+    a.kind = k->kind;
+    a.flags = k->flags;
+    for (int j = 0; j < 12; j++) a.c[j] = (T)k->c[j];
+    T *st[3];
+    for (int j = 0; j < 3; j++) st[j] = s[j] ? (T *)base_of(s[j]) : NULL;
+    k_optim<T><<<blocks_for(n), kThreads>>>(n, a, (T *)base_of(p), (const T *)base_of(g), st[0], st[1], st[2]);
+}
+static int cu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
+    int64_t n = tn_numel(p);
+    if (n == 0) return 0;
+    if (p->dtype == TN_F32) launch_optim<float>(k, n, p, g, s);
+    else launch_optim<double>(k, n, p, g, s);
+    CU_LAUNCHED("optimizer step");
+    return 0;
+}
+
+/* ======================================================================= */
+/* 9. the backend table and the unit                                        */
+/* ======================================================================= */
+static const tn_backend cuda_backend = {
+    "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
+    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim,
+};
+
+static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }
+static int u_set_device(int index) {
+    int n = u_device_count();
+    if (index < 0 || index >= n) return tn_error("tn_cuda_set_device: device %d does not exist (%d device%s)", index, n, n == 1 ? "" : "s");
+    CU_CHECK("tn_cuda_set_device", cudaSetDevice(index));
+    return 0;
+}
+static int u_current_device(void) { int d = -1; return cudaGetDevice(&d) == cudaSuccess ? d : -1; }
+static int u_synchronize(void) {
+    CU_CHECK("tn_cuda_synchronize", cudaDeviceSynchronize());
+    return 0;
+}
+static tn_cuda_stats u_memory_stats(void) {
+    Allocator &a = allocator();
+    std::lock_guard<std::mutex> lock(a.mu);
+    return a.st;
+}
+static void u_reset_peak(void) {
+    Allocator &a = allocator();
+    std::lock_guard<std::mutex> lock(a.mu);
+    a.st.peak_allocated = a.st.allocated;
+    a.st.peak_reserved = a.st.reserved;
+}
+static void u_empty_cache(void) {
+    Allocator &a = allocator();
+    std::lock_guard<std::mutex> lock(a.mu);
+    a.release_cached();
+}
+static void *u_host_alloc(size_t nbytes) {
+    void *p = NULL;
+    if (cudaHostAlloc(&p, nbytes, cudaHostAllocDefault) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
+    return p;
+}
+static void u_host_free(void *p) { cudaFreeHost(p); }
+
+extern "C" const tn_cuda_unit *tn_cuda_unit_get(void) {
+    static tn_cuda_unit unit;
+    static char reason[512];
+    static std::once_flag once;
+    std::call_once(once, [] {
+        memset(&unit, 0, sizeof unit);
+        unit.device_count = u_device_count;
+        unit.set_device = u_set_device;
+        unit.current_device = u_current_device;
+        unit.synchronize = u_synchronize;
+        unit.memory_stats = u_memory_stats;
+        unit.reset_peak = u_reset_peak;
+        unit.empty_cache = u_empty_cache;
+        unit.host_alloc = u_host_alloc;
+        unit.host_free = u_host_free;
+        unit.copy_async = cu_copy_async;
+        int n = 0, drv = 0, rt = 0;
+        cudaError_t e = cudaGetDeviceCount(&n);
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rt);
+        if (drv == 0 && e != cudaSuccess)
+            snprintf(reason, sizeof reason, "no NVIDIA driver was found (%s: %s)", cudaGetErrorName(e), cudaGetErrorString(e));
+        else if (e == cudaErrorInsufficientDriver || drv < rt)
+            snprintf(reason, sizeof reason, "the NVIDIA driver is too old (it supports CUDA %d.%d; this unit was built with CUDA %d.%d)",
+                     drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+        else if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) snprintf(reason, sizeof reason, "no CUDA GPU was found");
+        else if (e != cudaSuccess) snprintf(reason, sizeof reason, "the CUDA runtime failed to start: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+        if (e != cudaSuccess) (void)cudaGetLastError();
+        unit.reason = reason;
+        unit.backend = reason[0] ? NULL : &cuda_backend;
+    });
+    return &unit;
+}
