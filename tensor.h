@@ -9521,7 +9521,8 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
         tn_add_scalar_(nbt, 1);
         tn_scope_end();
         tn_no_grad_end();
-        if (q->momentum != q->momentum) factor = 1.0 / (double)*(int64_t *)tn_data_ptr(nbt);   /* cumulative moving average */
+        if (q->momentum != q->momentum) factor = 1.0 / tn_item(nbt);   /* cumulative moving average */
+
     }
     tn_tensor *rm = tn_module_get(m, "running_mean"), *rv = tn_module_get(m, "running_var");
     bool bn_training = m->training || (!rm && !rv);
@@ -11499,6 +11500,7 @@ static tn_tensor *tn__optim_f64(const double *v, const int64_t *shape, int ndim)
 }
 /* The one value of a one-element CPU tensor (any dtype but the GPU-only ones). */
 static double tn__optim_read1(const tn_tensor *t) {
+    if (t->device != TN_CPU) return tn_item((tn_tensor *)t);
     const char *p = (const char *)t->storage->data + t->offset * (int64_t)tn_dtype_size(t->dtype);
     switch (t->dtype) {
     case TN_F32: return *(const float *)p;
@@ -11511,7 +11513,7 @@ static double tn__optim_read1(const tn_tensor *t) {
     }
 }
 static bool tn__optim_readable(const tn_tensor *t) {
-    return t && t->device == TN_CPU && t->dtype != TN_F16 && t->dtype != TN_BF16;
+    return t && t->dtype != TN_F16 && t->dtype != TN_BF16;
 }
 /* "betas[0]" -> "<prefix>betas.0" */
 static void tn__optim_dict_key(char *out, size_t cap, const char *prefix, const char *key) {
@@ -11600,7 +11602,7 @@ static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, 
         snprintf(key, sizeof key, "%s%s", prefix, names[i]);
         v[i] = tn_dict_get(sd, key);
         if (!v[i]) continue;
-        if (!tn__optim_readable(v[i])) return TN__FAIL_INT("%s: '%s' must be a CPU tensor of a CPU dtype", fn, key);
+        if (!tn__optim_readable(v[i])) return TN__FAIL_INT("%s: '%s' must not be float16 or bfloat16", fn, key);
         bool scalar = i <= 1 || i == 3 || i == 7 || i == 9;
         bool ok = scalar ? tn_numel(v[i]) == 1 : (i == 2 || i == 8) ? v[i]->ndim == 1 && v[i]->shape[0] == N
                 : i == 6 ? v[i]->ndim == 1 : v[i]->ndim == 2 && v[i]->shape[1] == N;
@@ -11741,7 +11743,7 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
         int slot = tn__optim_slot_index(o->kind, name);
         if (slot < 0) { tn__error("%s: unexpected key '%s' (%s keeps no state '%s')", fn, k, tn__optim_names[o->kind], name); goto done; }
         tn_tensor *t = tn_dict_value(sd, i), *p = o->params[pi], *c;
-        if (!tn__optim_readable(t)) { tn__error("%s: '%s' must be a CPU tensor of a CPU dtype", fn, k); goto done; }
+        if (!tn__optim_readable(t)) { tn__error("%s: '%s' must not be float16 or bfloat16", fn, k); goto done; }
         if (tn__optim_scalar_slot(name)) {
             if (tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, k, TN__SHAPE(t)); goto done; }
             c = tn__optim_scalar(tn__optim_read1(t), TN_F32);
@@ -11750,7 +11752,7 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
                 tn__error("%s: '%s' has shape %s and dtype %s, but parameter %d has shape %s", fn, k, TN__SHAPE(t), tn_dtype_name(t->dtype), pi, TN__SHAPE(p));
                 goto done;
             }
-            c = tn__copy_as(t, p->dtype, TN_CPU);   /* a copy in the parameter's dtype, as PyTorch casts */
+            c = tn__copy_as(t, p->dtype, p->device);   /* a copy in the parameter's dtype and on its device, as PyTorch casts */
         }
         if (!c) { tn__error("%s: out of memory", fn); goto done; }
         tn_release(state[pi * TN__OPT_NSLOT + slot]);
