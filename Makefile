@@ -117,7 +117,7 @@ $(CUDA_BUILD)/tensor_cuda.o: tensor_cuda.cu $(HEADER)
 
 lib/libtensor_cuda.so: $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
 	@mkdir -p lib
-	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -DTENSOR_CUDA -fPIC -shared -x c tensor.h -x none $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -DTENSOR_IMPLEMENTATION -DTENSOR_CUDA -fPIC -shared -x c tensor.h -x none $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
 $(CUDA_BUILD)/%: tests/%.c tests/tn_test.h $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTENSOR_CUDA $< $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)

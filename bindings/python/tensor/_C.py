@@ -24,6 +24,12 @@ class tn_memory_stats(ctypes.Structure):
                 ("live_bytes", c_int64), ("peak_bytes", c_int64)]
 
 
+class tn_cuda_stats(ctypes.Structure):
+    _fields_ = [("allocated", c_size_t), ("reserved", c_size_t), ("peak_allocated", c_size_t),
+                ("peak_reserved", c_size_t), ("num_allocs", c_int64), ("num_cache_hits", c_int64),
+                ("num_cuda_mallocs", c_int64), ("num_ooms", c_int64)]
+
+
 class tn_generator(ctypes.Structure):
     _fields_ = [("seed", c_uint64), ("offset", c_uint64)]
 
@@ -52,6 +58,7 @@ _TYPES = {
     "A": POINTER(c_void_p),           # tn_tensor *const * / tn_tensor ** (arrays, out-params)
     "G": POINTER(tn_generator),       # tn_generator *
     "M": tn_memory_stats,             # returned by value
+    "N": tn_cuda_stats,               # returned by value
     "F": DELETER, "H": ERROR_HANDLER, "K": HOOK,
     "X": CUSTOM_FORWARD, "Y": CUSTOM_BACKWARD, "Z": GRADCHECK_FN,
     "O": tn_backward_opts,            # passed by value
@@ -262,6 +269,19 @@ tn_get_num_threads i
 tn_unary_op_name s D
 tn_binary_op_name s D
 tn_cuda_is_available b
+tn_cuda_unavailable_reason s
+tn_cuda_device_count i
+tn_cuda_current_device i
+tn_cuda_set_device i i
+tn_cuda_synchronize i
+tn_cuda_memory_stats N
+tn_cuda_reset_peak_memory_stats v
+tn_cuda_empty_cache v
+tn_set_tf32 v b
+tn_get_tf32 b
+tn_pin_memory T T
+tn_is_pinned b T
+tn_to_non_blocking T T D
 """
 
 # Families with one signature each: the names are data, the signature is shared.
@@ -287,10 +307,13 @@ def _find_library():
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    for cand in (os.path.join(here, "libtensor.so"),
-                 os.path.join(here, "..", "..", "..", "lib", "libtensor.so")):
-        if os.path.exists(cand):
-            return os.path.normpath(cand)
+    for folder in (here, os.path.join(here, "..", "..", "..", "lib")):
+        cpu, gpu = os.path.join(folder, "libtensor.so"), os.path.join(folder, "libtensor_cuda.so")
+        # the GPU build (`make cuda`) when present and not older than the CPU one
+        if os.path.exists(gpu) and (not os.path.exists(cpu) or os.path.getmtime(gpu) >= os.path.getmtime(cpu)):
+            return os.path.normpath(gpu)
+        if os.path.exists(cpu):
+            return os.path.normpath(cpu)
     raise ImportError(
         "tensor: cannot find libtensor.so. Build it with `make lib/libtensor.so` in the "
         "repository root, or point the TENSOR_LIB environment variable at it.")

@@ -11,13 +11,14 @@ exceptions (RuntimeError, IndexError, ...) carrying the C message. Needs only th
 standard library; NumPy is used when present (Tensor.numpy, tn.from_numpy).
 """
 import builtins as _builtins
+import operator
 
 from . import _C
 from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64, uint8, bool_ as bool,
                     float16, bfloat16, get_default_dtype, set_default_dtype, promote_types, can_cast,
                     return_types, tensor, empty, zeros, ones, full, where, from_numpy, _operand,
                     _scalar_kind)
-from ._core import _DTYPES
+from ._core import _DTYPES, _raise
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS, METHOD_FUNCTIONS as _METHOD_FUNCTIONS, _SCALAR_FIRST
 from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_like, zeros_like, ones_like,
@@ -70,8 +71,75 @@ def cuda_is_available():
 
 
 class cuda:
-    """torch.cuda's availability check (the GPU unit registers itself in C)."""
+    """torch.cuda: the GPU unit (lib/libtensor_cuda.so from `make cuda`) registers itself in C;
+    without it, or without a GPU, is_available() is False and unavailable_reason() says why."""
     is_available = staticmethod(cuda_is_available)
+
+    @staticmethod
+    def unavailable_reason():
+        return _C.lib.tn_cuda_unavailable_reason().decode()
+
+    @staticmethod
+    def device_count():
+        return _C.lib.tn_cuda_device_count()
+
+    @staticmethod
+    def current_device():
+        return _C.lib.tn_cuda_current_device()
+
+    @staticmethod
+    def set_device(device):
+        if _C.lib.tn_cuda_set_device(operator.index(device)):
+            _raise()
+
+    @staticmethod
+    def synchronize(device=None):
+        if _C.lib.tn_cuda_synchronize():
+            _raise()
+
+    @staticmethod
+    def empty_cache():
+        _C.lib.tn_cuda_empty_cache()
+
+    @staticmethod
+    def memory_allocated(device=None):
+        return _C.lib.tn_cuda_memory_stats().allocated
+
+    @staticmethod
+    def memory_reserved(device=None):
+        return _C.lib.tn_cuda_memory_stats().reserved
+
+    @staticmethod
+    def max_memory_allocated(device=None):
+        return _C.lib.tn_cuda_memory_stats().peak_allocated
+
+    @staticmethod
+    def max_memory_reserved(device=None):
+        return _C.lib.tn_cuda_memory_stats().peak_reserved
+
+    @staticmethod
+    def reset_peak_memory_stats(device=None):
+        _C.lib.tn_cuda_reset_peak_memory_stats()
+
+    @staticmethod
+    def memory_stats(device=None):
+        s = _C.lib.tn_cuda_memory_stats()
+        return {f: getattr(s, f) for f, _ in s._fields_}
+
+
+class _Matmul:
+    @property
+    def allow_tf32(self):
+        return _builtins.bool(_C.lib.tn_get_tf32())
+
+    @allow_tf32.setter
+    def allow_tf32(self, v):
+        _C.lib.tn_set_tf32(_builtins.bool(v))
+
+
+class backends:
+    class cuda:
+        matmul = _Matmul()
 
 
 del _name, _m

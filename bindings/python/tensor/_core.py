@@ -871,7 +871,7 @@ class Tensor:
         dt = _to_dtype(kwargs.pop("dtype", None))
         dev = _to_device(kwargs.pop("device", None))
         copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
+        non_blocking = kwargs.pop("non_blocking", False)
         kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
@@ -884,7 +884,7 @@ class Tensor:
                 dt = _to_dtype(a)
         r = self
         if dev is not None and dev.type != self.device.type:
-            r = _wrap(lib.tn_to(r._ptr, dev._code))
+            r = _wrap((lib.tn_to_non_blocking if non_blocking else lib.tn_to)(r._ptr, dev._code))
         if dt is not None and dt is not r.dtype:
             r = _wrap(lib.tn_to_dtype(r._ptr, dt._code))
         if copy and r is self:
@@ -895,7 +895,13 @@ class Tensor:
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False):
-        return self.to("cuda")
+        return self.to("cuda", non_blocking=non_blocking)
+
+    def pin_memory(self):
+        return _wrap(lib.tn_pin_memory(self._ptr))
+
+    def is_pinned(self):
+        return bool(lib.tn_is_pinned(self._ptr))
 
     def float(self):
         return self.to(float32)

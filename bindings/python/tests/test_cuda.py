@@ -1,0 +1,83 @@
+"""tensor.cuda: the GPU unit from Python.
+
+Without a GPU (or with lib/libtensor.so, built without the unit) every CUDA call must
+fail with a RuntimeError that says why, and the queries answer "nothing there". With
+a GPU (lib/libtensor_cuda.so from `make cuda`), a small model trains on it and its
+results match the CPU's.
+
+Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_cuda.py
+"""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tensor as tn  # noqa: E402
+
+GPU = tn.cuda.is_available()
+
+
+def test_reason_and_queries():
+    reason = tn.cuda.unavailable_reason()
+    if GPU:
+        assert reason == ""
+        assert tn.cuda.device_count() >= 1 and tn.cuda.current_device() >= 0
+    else:
+        assert len(reason) > 10
+        assert tn.cuda.device_count() == 0
+        assert tn.cuda.current_device() == -1
+        assert tn.cuda.memory_allocated() == 0 and tn.cuda.memory_reserved() == 0
+        assert tn.cuda.max_memory_allocated() == 0
+        assert set(tn.cuda.memory_stats()) >= {"allocated", "reserved", "peak_allocated", "num_ooms"}
+        tn.cuda.empty_cache()
+        tn.cuda.reset_peak_memory_stats()
+
+
+def test_tf32_flag():
+    m = tn.backends.cuda.matmul
+    assert m.allow_tf32 is False
+    m.allow_tf32 = True
+    assert m.allow_tf32 is True
+    m.allow_tf32 = False
+    assert m.allow_tf32 is False
+
+
+@pytest.mark.skipif(GPU, reason="checks the errors of a machine without a GPU")
+def test_errors_without_gpu():
+    x = tn.ones(2, 3)
+    reason = tn.cuda.unavailable_reason()
+    for move in (lambda: x.cuda(), lambda: x.to("cuda"), lambda: x.to("cuda:0"), lambda: x.cuda(non_blocking=True),
+                 lambda: x.pin_memory(), lambda: tn.cuda.synchronize(), lambda: tn.cuda.set_device(0)):
+        with pytest.raises(RuntimeError) as e:
+            move()
+        assert reason in str(e.value)
+    assert x.is_pinned() is False
+    assert x.cpu() is x and x.to("cpu") is x
+
+
+@pytest.mark.skipif(not GPU, reason="no GPU: " + tn.cuda.unavailable_reason())
+def test_gpu_matches_cpu_and_trains():
+    tn.manual_seed(0)
+    x, y = tn.randn(64, 20), tn.randint(0, 5, (64,))
+    cpu = tn.nn.Sequential(tn.nn.Linear(20, 32), tn.nn.ReLU(), tn.nn.Linear(32, 5))
+    gpu = tn.nn.Sequential(tn.nn.Linear(20, 32), tn.nn.ReLU(), tn.nn.Linear(32, 5))
+    gpu.load_state_dict(cpu.state_dict())
+    gpu.to("cuda")
+    assert next(gpu.parameters()).is_cuda
+    oc, og = tn.optim.Adam(cpu.parameters(), lr=1e-2), tn.optim.Adam(gpu.parameters(), lr=1e-2)
+    xg, yg = x.cuda(), y.cuda()
+    for _ in range(5):
+        lc = tn.nn.functional.cross_entropy(cpu(x), y)
+        lg = tn.nn.functional.cross_entropy(gpu(xg), yg)
+        assert lg.device.type == "cuda"
+        assert abs(lc.item() - lg.item()) < 1e-4
+        oc.zero_grad(), og.zero_grad()
+        lc.backward(), lg.backward()
+        oc.step(), og.step()
+    for (k, a), (_, b) in zip(cpu.state_dict().items(), gpu.state_dict().items()):
+        assert (a - b.cpu()).abs().max().item() < 1e-3, k
+    p = x.pin_memory()
+    assert p.is_pinned()
+    assert (p.cuda(non_blocking=True).cpu() - x).abs().max().item() == 0
+    assert tn.cuda.memory_allocated() > 0
