@@ -96,11 +96,11 @@ $(BUILD)/bench_train: bench/bench_train.c $(HEADER)
 
 $(BUILD)/bench_autograd: bench/bench_autograd.c $(HEADER)
 	@mkdir -p $(BUILD)
-	$(CC) $(WARN) -O2 -g $(CPPFLAGS) $< -o $@ -lm -pthread
+	$(CC) $(WARN) -O2 -g $(CPPFLAGS) $< -o $@ $(LDLIBS)
 
 $(BUILD)/bench_matmul: bench/bench_matmul.c $(HEADER)
 	@mkdir -p $(BUILD)
-	$(CC) -O2 -g $(CPPFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas -lm
+	$(CC) -O2 -g $(CPPFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas $(LDLIBS)
 
 # ---- the GPU unit: builds wherever nvcc is (no GPU needed); tests skip without one ----
 CUDA_HOME  ?= /usr/local/cuda

@@ -273,33 +273,33 @@ static char *base_of(const tn_tensor *t) { return (char *)tn_data_ptr(t); }
 /* ======================================================================= */
 /* The CPU's conversion rules: float -> integer gives x86's "integer indefinite" out of
    range (and uint8 wraps through int64); integers wrap; bool is != 0. */
-__device__ __forceinline__ int64_t f2i64(double v) {
+__host__ __device__ __forceinline__ int64_t f2i64(double v) {
     return (v != v || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v;
 }
 template <class TO> struct Cvt;
 template <> struct Cvt<float> {
-    __device__ static float f(double v) { return (float)v; }
-    __device__ static float i(int64_t v) { return (float)v; }
+    __host__ __device__ static float f(double v) { return (float)v; }
+    __host__ __device__ static float i(int64_t v) { return (float)v; }
 };
 template <> struct Cvt<double> {
-    __device__ static double f(double v) { return v; }
-    __device__ static double i(int64_t v) { return (double)v; }
+    __host__ __device__ static double f(double v) { return v; }
+    __host__ __device__ static double i(int64_t v) { return (double)v; }
 };
 template <> struct Cvt<int32_t> {
-    __device__ static int32_t f(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
-    __device__ static int32_t i(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+    __host__ __device__ static int32_t f(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
+    __host__ __device__ static int32_t i(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
 };
 template <> struct Cvt<int64_t> {
-    __device__ static int64_t f(double v) { return f2i64(v); }
-    __device__ static int64_t i(int64_t v) { return v; }
+    __host__ __device__ static int64_t f(double v) { return f2i64(v); }
+    __host__ __device__ static int64_t i(int64_t v) { return v; }
 };
 template <> struct Cvt<uint8_t> {
-    __device__ static uint8_t f(double v) { return (uint8_t)(uint64_t)f2i64(v); }
-    __device__ static uint8_t i(int64_t v) { return (uint8_t)(uint64_t)v; }
+    __host__ __device__ static uint8_t f(double v) { return (uint8_t)(uint64_t)f2i64(v); }
+    __host__ __device__ static uint8_t i(int64_t v) { return (uint8_t)(uint64_t)v; }
 };
 template <> struct Cvt<bool> {
-    __device__ static bool f(double v) { return v != 0; }
-    __device__ static bool i(int64_t v) { return v != 0; }
+    __host__ __device__ static bool f(double v) { return v != 0; }
+    __host__ __device__ static bool i(int64_t v) { return v != 0; }
 };
 template <class T> struct IsFloat { static const bool v = false; };
 template <> struct IsFloat<float> { static const bool v = true; };
@@ -334,7 +334,6 @@ template <class T> __global__ void k_fill(int64_t n, Geo<1> g, T *o, T v) {
         o[off[0]] = v;
     }
 }
-template <class T> static __global__ void k_fill_value(T *o, double v) { *o = IsFloat<T>::v ? Cvt<T>::f(v) : Cvt<T>::i((int64_t)v); }
 
 /* dst <- src on the device, any dtypes and strides, src broadcast to dst. */
 static int dev_copy(tn_tensor *dst, tn_tensor *src) {
@@ -455,16 +454,8 @@ static int cu_fill(tn_tensor *dst, double value) {
     if (n == 0) return 0;
     const int64_t *strides[1] = {dst->strides};
     Geo<1> g = make_geo<1>(dst->shape, dst->ndim, strides);
-    /* the value converted on the device by the same rules as a copy */
-    CU_DISPATCH(dst->dtype, T, {
-        Scratch sc;
-        T *v = (T *)sc.get(sizeof(T));
-        if (!v) return -1;
-        k_fill_value<T><<<1, 1>>>(v, value);
-        T hv;
-        CU_CHECK("fill", cudaMemcpy(&hv, v, sizeof(T), cudaMemcpyDeviceToHost));
-        k_fill<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(dst), hv);
-    })
+    /* the value converted by the same rules as a copy (on the host: no round trip) */
+    CU_DISPATCH(dst->dtype, T, k_fill<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(dst), Cvt<T>::f(value)))
     CU_LAUNCHED("fill");
     return 0;
 }
