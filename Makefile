@@ -32,7 +32,7 @@ TESTS    := $(filter-out $(patsubst %,$(BUILD)/%,$(PENDING)),$(patsubst tests/%.
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 
-.PHONY: all test demo demo-check char-lm bench clean check-header
+.PHONY: all test demo demo-check char-lm bench bench-epoch clean check-header
 all: lib/libtensor.so $(TESTS) $(EXAMPLES)
 
 lib/libtensor.so: $(HEADER)
@@ -84,10 +84,23 @@ demo-check: $(BUILD)/fashion_mlp
 	else echo "demo-check: skipped (Fashion-MNIST could not be fetched)"; fi
 
 
-bench: $(BUILD)/bench_matmul $(BUILD)/bench_autograd $(BUILD)/bench_train
+# Every benchmark beside its reference, one markdown file: bench/results.md
+bench: $(BUILD)/bench_matmul $(BUILD)/bench_autograd $(BUILD)/bench_train $(BUILD)/bench_epoch
 	./$(BUILD)/bench_matmul | tee bench/results.md
+	./$(BUILD)/bench_matmul --threads 2 | tee -a bench/results.md
 	./$(BUILD)/bench_autograd | tee -a bench/results.md
+	PYTHONPATH=bindings/python /usr/bin/python3 bench/bench_overhead.py | tee -a bench/results.md
 	./$(BUILD)/bench_train | tee -a bench/results.md
+	@sh tools/fetch_fashion_mnist.sh && ./$(BUILD)/bench_epoch data/fashion-mnist | tee -a bench/results.md
+
+# one epoch of the CNN example beside PyTorch (about 5 minutes)
+bench-epoch: $(BUILD)/bench_epoch
+	@sh tools/fetch_fashion_mnist.sh
+	./$(BUILD)/bench_epoch data/fashion-mnist
+
+$(BUILD)/bench_epoch: bench/bench_epoch.c $(HEADER)
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) $< -o $@ $(LDLIBS)
 
 $(BUILD)/bench_train: bench/bench_train.c $(HEADER)
 	@mkdir -p $(BUILD)
@@ -106,7 +119,8 @@ $(BUILD)/bench_matmul: bench/bench_matmul.c $(HEADER)
 CUDA_HOME  ?= /usr/local/cuda
 NVCC       ?= $(CUDA_HOME)/bin/nvcc
 CUDA_ARCH  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-NVFLAGS    ?= -O3 -std=c++17
+# -fmad=false: no fused multiply-adds the CPU does not do (the same Philox numbers on both)
+NVFLAGS    ?= -O3 -std=c++17 -fmad=false
 CUDA_WARN  := --Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror,-fPIC
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 CUDA_BUILD := build/cuda

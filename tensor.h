@@ -3066,7 +3066,7 @@ TNDEF tn_tensor *tn_detach(tn_tensor *t) {
 
 /* Contiguous int64 copy of an index tensor after checking every value is in
    [-size, size) (negatives wrapped when allowed, else [0, size)). Untracked. */
-static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size, bool allow_negative, int dim) {
+static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size, bool allow_negative, int dim, tn_device dev) {
     if (idx->dtype != TN_I64 && idx->dtype != TN_I32)
         return (tn_tensor *)tn__error("%s: index tensors must be int64 or int32, got %s", fn, tn_dtype_name(idx->dtype));
     tn_tensor *c = tn__copy_as(idx, TN_I64, TN_CPU);
@@ -3080,8 +3080,8 @@ static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size
         }
         if (v[i] < 0) v[i] += size;
     }
-    if (idx->device != TN_CPU) {
-        tn_tensor *d = tn__copy_as(c, TN_I64, idx->device);
+    if (dev != TN_CPU) { /* the indexed tensor's device, wherever the indices came from */
+        tn_tensor *d = tn__copy_as(c, TN_I64, dev);
         tn_release(c);
         c = d;
     }
@@ -3109,7 +3109,7 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
     if (index->ndim > 1) return (tn_tensor *)tn__error("tn_index_select: index must be 0-d or 1-d, got shape %s", TN__SHAPE(index));
     if (tn__check_same_device("tn_index_select", t, index)) return NULL;
     int64_t size = t->ndim ? t->shape[d] : 1;
-    tn_tensor *idx = tn__checked_index("tn_index_select", index, size, false, d);
+    tn_tensor *idx = tn__checked_index("tn_index_select", index, size, false, d, t->device);
     if (!idx) return NULL;
     int nd = t->ndim ? t->ndim : 1;
     int64_t os[TN_MAX_DIMS], ss[TN_MAX_DIMS], is[TN_MAX_DIMS], tst = t->ndim ? t->strides[d] : 0;
@@ -3155,7 +3155,7 @@ TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index) {
     TN__CHECK_NULL(t, index);
     int d = tn__wrap_dim("tn_gather", dim, t->ndim);
     if (d < 0 || tn__check_gather_shapes("tn_gather", t, index, d, NULL) || tn__check_same_device("tn_gather", t, index)) return NULL;
-    tn_tensor *idx = tn__checked_index("tn_gather", index, t->ndim ? t->shape[d] : 1, false, d);
+    tn_tensor *idx = tn__checked_index("tn_gather", index, t->ndim ? t->shape[d] : 1, false, d, t->device);
     if (!idx) return NULL;
     tn_tensor *out = tn__new(t->dtype, t->device, idx->shape, idx->ndim);
     int nd = idx->ndim;
@@ -3178,7 +3178,7 @@ static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_t
         return TN__FAIL_INT("%s: expected self.dtype to be equal to src.dtype (%s vs %s)", fn, tn_dtype_name(target->dtype), tn_dtype_name(src->dtype));
     if (tn__check_no_internal_overlap(fn, target) || tn__check_cpu_dtype(fn, target)) return -1;
     if (tn__check_no_overlap(fn, target, src) || tn__check_no_overlap(fn, target, index)) return -1;
-    tn_tensor *idx = tn__checked_index(fn, index, target->ndim ? target->shape[d] : 1, false, d);
+    tn_tensor *idx = tn__checked_index(fn, index, target->ndim ? target->shape[d] : 1, false, d, target->device);
     tn_tensor *s = idx ? tn_retain(src) : NULL;
     if (!s) { tn_release(idx); return -1; }
     int nd = idx->ndim;
@@ -3276,7 +3276,7 @@ static int tn__adv_plan(const char *fn, tn_tensor *t, tn_tensor *const *indices,
         bnd = nb;
     }
     for (int j = 0; j < k && rc == 0; j++) {
-        a->idx[j] = tn__checked_index(fn, raw[j], t->shape[dims[j]], true, dims[j]);
+        a->idx[j] = tn__checked_index(fn, raw[j], t->shape[dims[j]], true, dims[j], t->device);
         if (!a->idx[j]) rc = -1; else a->k = j + 1;
     }
     for (int i = 0; i < ntemps; i++) tn_release(temps[i]);
@@ -4531,9 +4531,10 @@ TNDEF tn_tensor *tn_sqrt_(tn_tensor *x) { return tn__unary_inplace(SQRT, x, NULL
 static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value, tn_tensor *target) {
     tn_tensor *ops[3] = {x, y, z};
     int64_t shape[TN_MAX_DIMS];
-    int nd = 0;
+    int nd = 0, first = 0; /* the result's device: the first operand that is not a CPU scalar */
+    while (first < 2 && ops[first]->ndim == 0 && ops[first]->device == TN_CPU) first++;
     for (int i = 0; i < 3; i++) {
-        if (tn__check_cpu_dtype(fn, ops[i]) || tn__check_same_device(fn, ops[0], ops[i])) return NULL;
+        if (tn__check_cpu_dtype(fn, ops[i]) || tn__check_same_device(fn, ops[first], ops[i])) return NULL;
         int r = tn__broadcast(shape, nd, ops[i]->shape, ops[i]->ndim, shape);
         if (r < 0) return (tn_tensor *)tn__error("%s: shapes %s, %s and %s cannot be broadcast together", fn, TN__SHAPE(x), TN__SHAPE(y), TN__SHAPE(z));
         nd = r;
@@ -4552,7 +4553,7 @@ static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x
     }
     if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: output with shape %s doesn't match the broadcast shape %s", fn, TN__SHAPE(target), tn__shape_str(shape, nd));
-    tn_tensor *out = tn__new(dt, x->device, shape, nd), *c[3] = {NULL, NULL, NULL};
+    tn_tensor *out = tn__new(dt, ops[first]->device, shape, nd), *c[3] = {NULL, NULL, NULL};
     int rc = out ? 0 : -1;
     for (int i = 0; i < 3 && rc == 0; i++) {
         c[i] = tn__as_dtype(ops[i], (op == WHERE && i == 0) ? TN_BOOL : dt);

@@ -219,9 +219,41 @@ template <int N> struct Geo {
     int nd;
     bool contig;                  /* every operand contiguous (or a broadcast scalar): off = i or 0 */
     bool scalar[N];               /* operand k is one element broadcast everywhere */
+    bool host[N];                 /* operand k is a 0-d CPU tensor: its bits travel in hbits[k] */
+    uint64_t hbits[N];
     int64_t shape[TN_MAX_DIMS];
     int64_t st[N][TN_MAX_DIMS];
 };
+
+/* Operand t's strides aligned to an output of shape[ndim]: right-aligned, 0 where t
+   broadcasts (the CPU's iterator does the same in tn__iter_add). */
+struct Aligned { int64_t st[TN_MAX_DIMS]; };
+static Aligned align_to(const tn_tensor *t, int ndim) {
+    Aligned a;
+    int off = ndim - t->ndim;
+    for (int d = 0; d < ndim; d++) a.st[d] = d < off || t->shape[d - off] == 1 ? 0 : t->strides[d - off];
+    return a;
+}
+/* Record the 0-d CPU operands (the header lets a CPU scalar join GPU tensors): their value
+   rides in the kernel's parameters. Anything else off the device is refused. */
+template <int N> static int mark_host(Geo<N> &g, tn_tensor *const *ops, const char *fn) {
+    for (int k = 0; k < N; k++) {
+        g.host[k] = false;
+        g.hbits[k] = 0;
+        if (!ops[k] || ops[k]->device == TN_CUDA) continue;
+        if (tn_numel(ops[k]) != 1) return tn_error("%s: expected all tensors on the same device, got a %s tensor of shape with %lld elements", fn,
+                                                   tn_device_name(ops[k]->device), (long long)tn_numel(ops[k]));
+        g.host[k] = true;
+        memcpy(&g.hbits[k], tn_data_ptr(ops[k]), tn_dtype_size(ops[k]->dtype));
+    }
+    return 0;
+}
+/* Operand k's element at off: from memory, or the host scalar's bits. */
+template <class T, int N> __device__ __forceinline__ T ld(const Geo<N> &g, int k, const T *p, int64_t off) {
+    if (g.host[k]) { T v; memcpy(&v, &g.hbits[k], sizeof(T)); return v; }
+    return p[off];
+}
+static const void *dev_ptr(const tn_tensor *t) { return t->device == TN_CUDA ? tn_data_ptr(t) : NULL; }
 
 template <int N> static Geo<N> make_geo(const int64_t *shape, int ndim, const int64_t *const *strides) {
     Geo<N> g;
@@ -340,10 +372,8 @@ static int dev_copy(tn_tensor *dst, tn_tensor *src) {
     const char *fn = "copy";
     int64_t n = tn_numel(dst);
     if (n == 0) return 0;
-    int64_t sst[TN_MAX_DIMS];
-    int off = dst->ndim - src->ndim; /* src's dims align with dst's last ones */
-    for (int d = 0; d < dst->ndim; d++) sst[d] = d < off || src->shape[d - off] == 1 ? 0 : src->strides[d - off];
-    const int64_t *strides[2] = {dst->strides, sst};
+    Aligned as = align_to(src, dst->ndim);
+    const int64_t *strides[2] = {dst->strides, as.st};
     Geo<2> g = make_geo<2>(dst->shape, dst->ndim, strides);
     CU_DISPATCH(dst->dtype, TO, {
         const char *fn2 = fn;
@@ -583,14 +613,14 @@ template <class T> __global__ void k_unary(int64_t n, Geo<2> g, T *o, const T *x
     GRID_LOOP(i, n) {
         int64_t off[2];
         offsets<2>(g, i, off);
-        o[off[0]] = UnaryVal<T>::f(u, x[off[1]]);
+        o[off[0]] = UnaryVal<T>::f(u, ld(g, 1, x, off[1]));
     }
 }
 template <class T> __global__ void k_unary_pred(int64_t n, Geo<2> g, bool *o, const T *x, int op) {
     GRID_LOOP(i, n) {
         int64_t off[2];
         offsets<2>(g, i, off);
-        o[off[0]] = unary_pred(op, x[off[1]]);
+        o[off[0]] = unary_pred(op, ld(g, 1, x, off[1]));
     }
 }
 /* which (op, dtype) pairs exist: the CPU's table */
@@ -610,8 +640,11 @@ static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *
     if (!unary_supported(op, x->dtype)) return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(x->dtype));
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
-    const int64_t *strides[2] = {out->strides, x->strides};
+    Aligned ax = align_to(x, out->ndim);
+    const int64_t *strides[2] = {out->strides, ax.st};
     Geo<2> g = make_geo<2>(out->shape, out->ndim, strides);
+    tn_tensor *ops[2] = {out, x};
+    if (mark_host<2>(g, ops, fn)) return -1;
     UnaryArgs u;
     u.op = op;
     u.p0 = params ? params[0] : 0;
@@ -620,8 +653,8 @@ static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *
     bool pred = op == ISNAN || op == ISINF || op == ISFINITE || (op == LOGICAL_NOT && x->dtype != TN_BOOL);
     if (op == LOGICAL_NOT && x->dtype == TN_BOOL) u.op = BITWISE_NOT;
     CU_DISPATCH(x->dtype, T, {
-        if (pred) k_unary_pred<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)base_of(x), (int)op);
-        else k_unary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)base_of(x), u);
+        if (pred) k_unary_pred<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)dev_ptr(x), (int)op);
+        else k_unary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(x), u);
     })
     CU_LAUNCHED(fn);
     return 0;
@@ -723,7 +756,7 @@ template <class T> __global__ void k_binary(int64_t n, Geo<3> g, T *o, const T *
     GRID_LOOP(i, n) {
         int64_t off[3];
         offsets<3>(g, i, off);
-        o[off[0]] = BinaryVal<T>::f(op, a[off[1]], b[off[2]], alpha, &flag);
+        o[off[0]] = BinaryVal<T>::f(op, ld(g, 1, a, off[1]), ld(g, 2, b, off[2]), alpha, &flag);
     }
     if (flag) *bad = flag;
 }
@@ -731,7 +764,7 @@ template <class T> __global__ void k_compare(int64_t n, Geo<3> g, bool *o, const
     GRID_LOOP(i, n) {
         int64_t off[3];
         offsets<3>(g, i, off);
-        o[off[0]] = compare(op, a[off[1]], b[off[2]]);
+        o[off[0]] = compare(op, ld(g, 1, a, off[1]), ld(g, 2, b, off[2]));
     }
 }
 static bool binary_supported(tn_binary_op op, tn_dtype d) {
@@ -749,8 +782,11 @@ static int cu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b
     if (!binary_supported(op, a->dtype)) return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(a->dtype));
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
-    const int64_t *strides[3] = {out->strides, a->strides, b->strides};
+    Aligned aa = align_to(a, out->ndim), ab = align_to(b, out->ndim);
+    const int64_t *strides[3] = {out->strides, aa.st, ab.st};
     Geo<3> g = make_geo<3>(out->shape, out->ndim, strides);
+    tn_tensor *ops[3] = {out, a, b};
+    if (mark_host<3>(g, ops, fn)) return -1;
     bool cmp = op == EQ || op == NE || op == LT || op == LE || op == GT || op == GE;
     bool divides = !tn_dtype_is_floating(a->dtype) && (op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD);
     Scratch sc;
@@ -761,8 +797,8 @@ static int cu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b
         CU_CHECK(fn, cudaMemset(bad, 0, sizeof(int)));
     }
     CU_DISPATCH(a->dtype, T, {
-        if (cmp) k_compare<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)base_of(a), (const T *)base_of(b), (int)op);
-        else k_binary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)base_of(a), (const T *)base_of(b), (int)op, alpha, bad);
+        if (cmp) k_compare<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op);
+        else k_binary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op, alpha, bad);
     })
     CU_LAUNCHED(fn);
     if (divides) { /* PyTorch raises on integer division by zero: read the flag back */
@@ -779,8 +815,8 @@ template <class T, class T1> __global__ void k_ternary(int64_t n, Geo<4> g, T *o
     GRID_LOOP(i, n) {
         int64_t off[4];
         offsets<4>(g, i, off);
-        T1 c = x[off[1]];
-        T a = y[off[2]], b = z[off[3]];
+        T1 c = ld(g, 1, x, off[1]);
+        T a = ld(g, 2, y, off[2]), b = ld(g, 3, z, off[3]);
         T r;
         switch ((tn_ternary_op)op) {
         case WHERE: r = c ? a : b; break;
@@ -797,13 +833,16 @@ static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor 
     if ((op == LERP || op == ADDCDIV) && !fl) return tn_error("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
-    const int64_t *strides[4] = {out->strides, x->strides, y->strides, z->strides};
+    Aligned ax = align_to(x, out->ndim), ay = align_to(y, out->ndim), az = align_to(z, out->ndim);
+    const int64_t *strides[4] = {out->strides, ax.st, ay.st, az.st};
     Geo<4> g = make_geo<4>(out->shape, out->ndim, strides);
+    tn_tensor *ops[4] = {out, x, y, z};
+    if (mark_host<4>(g, ops, fn)) return -1;
     CU_DISPATCH(out->dtype, T, {
         if (op == WHERE)
-            k_ternary<T, bool><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const bool *)base_of(x), (const T *)base_of(y), (const T *)base_of(z), (int)op, value);
+            k_ternary<T, bool><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const bool *)dev_ptr(x), (const T *)dev_ptr(y), (const T *)dev_ptr(z), (int)op, value);
         else
-            k_ternary<T, T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)base_of(x), (const T *)base_of(y), (const T *)base_of(z), (int)op, value);
+            k_ternary<T, T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(x), (const T *)dev_ptr(y), (const T *)dev_ptr(z), (int)op, value);
     })
     CU_LAUNCHED(fn);
     return 0;
@@ -1133,18 +1172,23 @@ static bool blas_view(int64_t rows, int64_t cols, int64_t s_row, int64_t s_col, 
     }
     return false;
 }
-/* naive kernel for the integer dtypes (and as the reference shape of the product) */
-template <class T> __global__ void k_matmul(int64_t B, int64_t M, int64_t N, int64_t K, const T *a, const T *b, T *c,
-                                            int64_t sa0, int64_t sa1, int64_t sa2, int64_t sb0, int64_t sb1, int64_t sb2,
-                                            int64_t sc0, int64_t sc1, int64_t sc2, double alpha, double beta) {
+/* plain kernel for float layouts BLAS cannot take (e.g. an expanded operand) and, with
+   U the unsigned accumulator, the integer dtypes: they wrap as the CPU's do */
+template <class T, class U> __global__ void k_matmul(int64_t B, int64_t M, int64_t N, int64_t K, const T *a, const T *b, T *c,
+                                                     int64_t sa0, int64_t sa1, int64_t sa2, int64_t sb0, int64_t sb1, int64_t sb2,
+                                                     int64_t sc0, int64_t sc1, int64_t sc2, double alpha, double beta) {
     GRID_LOOP(i, B * M * N) {
         int64_t n = i % N, m = (i / N) % M, bi = i / (N * M);
-        typename Acc<T>::type acc = 0;
-        for (int64_t k = 0; k < K; k++) acc += (typename Acc<T>::type)a[bi * sa0 + m * sa1 + k * sa2] * (typename Acc<T>::type)b[bi * sb0 + k * sb1 + n * sb2];
+        U acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += (U)a[bi * sa0 + m * sa1 + k * sa2] * (U)b[bi * sb0 + k * sb1 + n * sb2];
         T *cp = c + bi * sc0 + m * sc1 + n * sc2;
-        *cp = beta == 0 ? (T)(alpha * (double)acc) : (T)(alpha * (double)acc + beta * (double)*cp);
+        if (IsFloat<T>::v) *cp = beta == 0 ? (T)(alpha * (double)acc) : (T)(alpha * (double)acc + beta * (double)*cp);
+        else *cp = (T)((U)(int64_t)alpha * acc + (beta == 0 ? (U)0 : (U)(int64_t)beta * (U)*cp));
     }
 }
+#define CU_MATMUL_PLAIN(T, U) k_matmul<T, U><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const T *)base_of(a), (const T *)base_of(bm), \
+    (T *)base_of(c), a->strides[0], a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2], \
+    c->strides[0], c->strides[1], c->strides[2], alpha, beta)
 static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta) {
     const char *fn = "matmul";
     int64_t B = c->shape[0], M = c->shape[1], N = c->shape[2], K = a->shape[2];
@@ -1155,9 +1199,15 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     bool ok = fl && K > 0 && blas_view(M, K, a->strides[1], a->strides[2], &ar, &lda) && blas_view(K, N, bm->strides[1], bm->strides[2], &br, &ldb) &&
               blas_view(M, N, c->strides[1], c->strides[2], &cr, &ldc) && (B == 1 || c->strides[0] != 0) &&
               M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX && ldc <= INT32_MAX;
-    if (!ok) { /* integers, K = 0, or layouts BLAS cannot express */
-        CU_DISPATCH(c->dtype, T, k_matmul<T><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const T *)base_of(a), (const T *)base_of(bm), (T *)base_of(c),
-            a->strides[0], a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2], c->strides[0], c->strides[1], c->strides[2], alpha, beta))
+    if (!ok || B > INT32_MAX) { /* integers, K = 0, or layouts (or batch counts) BLAS cannot take */
+        switch (c->dtype) {
+        case TN_F32: CU_MATMUL_PLAIN(float, double); break;
+        case TN_F64: CU_MATMUL_PLAIN(double, double); break;
+        case TN_I32: CU_MATMUL_PLAIN(int32_t, uint32_t); break;
+        case TN_I64: CU_MATMUL_PLAIN(int64_t, uint64_t); break;
+        case TN_U8: CU_MATMUL_PLAIN(uint8_t, uint8_t); break;
+        default: return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(c->dtype));
+        }
         CU_LAUNCHED(fn);
         return 0;
     }
@@ -1394,7 +1444,7 @@ extern "C" const tn_cuda_unit *tn_cuda_unit_get(void) {
         cudaRuntimeGetVersion(&rt);
         if (drv == 0 && e != cudaSuccess)
             snprintf(reason, sizeof reason, "no NVIDIA driver was found (%s: %s)", cudaGetErrorName(e), cudaGetErrorString(e));
-        else if (e == cudaErrorInsufficientDriver || drv < rt)
+        else if (e == cudaErrorInsufficientDriver) /* an older minor version still runs the sm_80/sm_90 code */
             snprintf(reason, sizeof reason, "the NVIDIA driver is too old (it supports CUDA %d.%d; this unit was built with CUDA %d.%d)",
                      drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
         else if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) snprintf(reason, sizeof reason, "no CUDA GPU was found");

@@ -1,0 +1,80 @@
+/* One Fashion-MNIST training epoch of examples/fashion_cnn.c's CNN (two conv blocks with
+ * batch norm, max pooling, dropout, two linear layers; batch 64, Adam lr 1e-3), this
+ * library beside PyTorch (bench/bench_epoch.py, the same model and loop) in one run, at 1
+ * and 2 threads. Only the training loop is timed; the loader prefetches on one worker
+ * thread as the example does, PyTorch indexes tensors already in memory.
+ *
+ *     ./build/bench_epoch [DATA_DIR] [THREADS...]     (make bench-epoch; data: make demo)
+ */
+#define _POSIX_C_SOURCE 200809L
+#define TENSOR_IMPLEMENTATION
+#include "../tensor.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* seconds for one epoch, mean loss in *loss; -1 on failure */
+static double our_epoch(const char *dir, double *loss) {
+    tn_manual_seed(0);
+    tn_module *model = tn_nn_sequential(
+        tn_nn_conv2d(1, 32, 3, "padding=1"), tn_nn_batch_norm2d(32, NULL), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+        tn_nn_conv2d(32, 64, 3, "padding=1"), tn_nn_batch_norm2d(64, NULL), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+        tn_nn_flatten(1, -1), tn_nn_dropout(0.25), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
+    tn_dict *params = tn_module_named_parameters(model);
+    tn_optim *opt = tn_optim_create("Adam", tn_dict_values(params), tn_dict_len(params), "lr=1e-3");
+    tn_dataset *train = tn_mnist_dataset(dir, true);
+    tn_loader *loader = train ? tn_loader_new(train, "batch_size=64, shuffle=True, num_workers=1, seed=0") : NULL;
+    if (!model || !opt || !loader) { fprintf(stderr, "bench_epoch: %s\n", tn_last_error()); return -1; }
+    tn_tensor *batch[2];
+    double total = 0, t0 = now_s();
+    int64_t steps = 0;
+    int rc;
+    for (;;) {
+        tn_scope_begin();
+        if ((rc = tn_loader_next(loader, batch)) != 1) { tn_scope_end(); break; }
+        tn_tensor *l = tn_cross_entropy(tn_module_forward(model, batch[0]), batch[1]);
+        tn_optim_zero_grad(opt);
+        if (!l || tn_backward(l) || tn_optim_step(opt)) { fprintf(stderr, "bench_epoch: %s\n", tn_last_error()); exit(1); }
+        total += tn_item(l);
+        steps++;
+        tn_scope_end();
+    }
+    double s = now_s() - t0;
+    *loss = total / (double)(steps ? steps : 1);
+    tn_loader_free(loader);
+    tn_dataset_free(train);
+    tn_optim_free(opt);
+    tn_dict_free(params);
+    tn_module_free(model);
+    return rc < 0 ? -1 : s;
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "data/fashion-mnist";
+    int threads[8] = {1, 2}, nt = 2;
+    if (argc > 2) for (nt = 0; nt < 8 && nt + 2 < argc; nt++) threads[nt] = atoi(argv[nt + 2]);
+    printf("## One Fashion-MNIST epoch of the CNN example (batch 64, Adam), beside PyTorch\n\n");
+    printf("| threads | tensor.h s | PyTorch s | ratio | tensor.h loss | PyTorch loss |\n|---|---|---|---|---|---|\n");
+    for (int i = 0; i < nt; i++) {
+        tn_set_num_threads(threads[i]);
+        double loss = 0, s = our_epoch(dir, &loss), ps = -1, pl = -1;
+        if (s < 0) return 1;
+        char cmd[1024], line[256];
+        snprintf(cmd, sizeof cmd, "env -u OPENBLAS_CORETYPE /usr/bin/python3 bench/bench_epoch.py '%s' %d 2>/dev/null", dir, threads[i]);
+        FILE *p = popen(cmd, "r");
+        while (p && fgets(line, sizeof line, p))
+            if (sscanf(line, "seconds %lf loss %lf", &ps, &pl) == 2) break;
+        if (p) pclose(p);
+        if (ps > 0) printf("| %d | %.1f | %.1f | %.2f | %.4f | %.4f |\n", threads[i], s, ps, s / ps, loss, pl);
+        else printf("| %d | %.1f | (no PyTorch: /usr/bin/python3 with torch and numpy) | | %.4f | |\n", threads[i], s, loss);
+        fflush(stdout);
+    }
+    return 0;
+}

@@ -1,0 +1,56 @@
+"""PyTorch's side of bench_epoch.c: one training epoch of examples/fashion_cnn.c's CNN.
+
+    /usr/bin/python3 bench/bench_epoch.py DATA_DIR THREADS   -> prints "seconds <s> loss <mean loss>"
+
+Same model, batch 64, shuffled, Adam lr 1e-3; the images are scaled to [0, 1] as
+tn_mnist_dataset does; only the training loop is timed (the data is in memory first).
+"""
+import gzip
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def idx(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        path, opener = path + ".gz", gzip.open
+    with opener(path, "rb") as f:
+        data = f.read()
+    nd = data[3]
+    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(nd)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * nd).reshape(shape)
+
+
+def main():
+    folder, threads = sys.argv[1], int(sys.argv[2])
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    x = torch.from_numpy(idx(os.path.join(folder, "train-images-idx3-ubyte")).astype(np.float32) / 255.0).unsqueeze(1)
+    y = torch.from_numpy(idx(os.path.join(folder, "train-labels-idx1-ubyte")).astype(np.int64))
+    model = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Dropout(0.25), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    t0 = time.perf_counter()
+    perm = torch.randperm(len(x))
+    total, steps = 0.0, 0
+    for i in range(0, len(x), 64):
+        b = perm[i:i + 64]
+        loss = F.cross_entropy(model(x[b]), y[b])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+        steps += 1
+    print(f"seconds {time.perf_counter() - t0:.3f} loss {total / steps:.4f}")
+
+
+if __name__ == "__main__":
+    main()
