@@ -137,13 +137,18 @@ $(CUDA_BUILD)/%: tests/%.c tests/tn_test.h $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTENSOR_CUDA $< $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
 $(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
-	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) -DTENSOR_CUDA $< $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
+	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $< $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 
-.PHONY: cuda test-cuda cuda-check
+.PHONY: cuda test-cuda cuda-check bench-cuda
 cuda: lib/libtensor_cuda.so $(CUDA_BUILD)/test_cuda
 
 test-cuda: cuda
 	./$(CUDA_BUILD)/test_cuda
+
+# the GPU benchmark beside PyTorch on the same GPU (writes bench/results_cuda.md); without
+# a GPU it says why in one line
+bench-cuda: $(CUDA_BUILD)/bench_cuda
+	./$(CUDA_BUILD)/bench_cuda | tee bench/results_cuda.md
 
 # part of `make test`: the unit must compile and link (warnings are errors) wherever nvcc
 # is; its tests run on a GPU and say why they skipped elsewhere
