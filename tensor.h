@@ -5200,7 +5200,12 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
  * Edge tiles (M % MR, N % NR) and C without a unit column stride are computed
  * into a small temporary tile and copied out with alpha/beta.  A C with unit
  * *row* stride (column-major) is handled by computing C^T = B^T A^T instead,
- * so the kernel's vector stores still hit contiguous memory.
+ * so the kernel's vector stores still hit contiguous memory; so is a C narrower than
+ * half a micro-tile but at least NR tall (a linear layer with 10 outputs, a convolution's
+ * weight gradient with C*kh*kw = 9), where the lanes would otherwise idle.  With at most
+ * 3 row panels (small M), a row-major B is read in place ("direct B"): a packed panel
+ * would be reused too few times to pay for its packing.  Transposed B is packed 16 k at
+ * a time, so the panel rows being written stay in L1.
  *
  * Micro-kernels, picked once at run time (the library is built for baseline
  * x86-64, so the fast paths carry their own target attributes):
@@ -5239,10 +5244,12 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
 #endif
 
 /* micro-kernel: C[0:MR, 0:NR] (row stride rsc, column stride 1)
- *   = alpha * (Ap panel @ Bp panel) + beta * C,  C not read when beta == 0 */
-typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, const float *Bp,
+ *   = alpha * (Ap panel @ Bp panel) + beta * C,  C not read when beta == 0.
+ * Row k of the B panel starts at Bp + k*ldb: ldb = NR for a packed panel, B's own row
+ * stride when B is read in place (see "direct B" below). */
+typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
                                  float *C, int64_t rsc, float alpha, float beta);
-typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp,
+typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
                                  double *C, int64_t rsc, double alpha, double beta);
 
 enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
@@ -5291,14 +5298,14 @@ static int tn__gemm_isa(void)
 /* The portable micro-kernel, one definition for both precisions: an MR x NR tile of C
    accumulated over kc packed columns, then C = alpha * acc + beta * C. */
 #define TN__GEMM_DEFINE_UKR_SCALAR(T, SFX, NR)                                                   \
-    static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, const T *Bp,                \
+    static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, const T *Bp, int64_t ldb,   \
                                           T *C, int64_t rsc, T alpha, T beta)                 \
     {                                                                                          \
         T acc[TN__GEMM_SC_MR * NR];                                                            \
         int64_t k;                                                                             \
         int i, j;                                                                              \
         for (i = 0; i < TN__GEMM_SC_MR * NR; i++) acc[i] = 0;                                  \
-        for (k = 0; k < kc; k++, Ap += TN__GEMM_SC_MR, Bp += NR)                               \
+        for (k = 0; k < kc; k++, Ap += TN__GEMM_SC_MR, Bp += ldb)                              \
             for (i = 0; i < TN__GEMM_SC_MR; i++)                                               \
                 for (j = 0; j < NR; j++) acc[i * NR + j] += Ap[i] * Bp[j];                     \
         for (i = 0; i < TN__GEMM_SC_MR; i++)                                                   \
@@ -5353,7 +5360,7 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
 #define TN__GEMM_SIMD_KERNEL(name, isa_str, MR, ROWS)                              \
     __attribute__((target(isa_str)))                                               \
     static void name(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,     \
-                     TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,               \
+                     int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,  \
                      TN__GEMM_ET beta)                                             \
     {                                                                              \
         ROWS(TN__GEMM_ROW_ZERO)                                                    \
@@ -5363,10 +5370,10 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
         for (k = 0; k < kc; k++) {                                                 \
             TN__GEMM_VT b0 = TN__GEMM_LD(Bp), b1 = TN__GEMM_LD(Bp + TN__GEMM_V);   \
             /* B panel a few steps ahead (the hardware prefetcher does the rest) */ \
-            _mm_prefetch((const char *)(Bp + 32 * TN__GEMM_V), _MM_HINT_T0);       \
+            _mm_prefetch((const char *)(Bp + 16 * ldb), _MM_HINT_T0);              \
             ROWS(TN__GEMM_ROW_FMA)                                                 \
             Ap += MR;                                                              \
-            Bp += 2 * TN__GEMM_V;                                                  \
+            Bp += ldb;                                                             \
         }                                                                          \
         va = TN__GEMM_SET1(alpha);                                                 \
         vb = TN__GEMM_SET1(beta);                                                  \
@@ -5578,6 +5585,17 @@ TN__GEMM_MAYBE_UNUSED static void tn__gemm_free_cache(void)
 #endif
 }
 
+/* The driver's loop over the M blocks (its locals by name): pack the A block of
+ * thread TID, multiply it by the current B panel. */
+#define TN__GEMM_IC_LOOP(T, SFX, TID)                                                     \
+    for (ic = 0; ic < M; ic += mstep) {                                                   \
+        int64_t mcb = M - ic < mstep ? M - ic : mstep;                                    \
+        T *Apt = (T *)((char *)Ap + (size_t)(TID) * szA);                                 \
+        tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr, Apt);    \
+        tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, Bd, rsb, beta_p,         \
+                             C + ic * rsc + jc * csc, rsc, csc);                          \
+    }
+
 /* ---------------------------------------------------------------------------
  * Type-generic part (packing, direct loop, driver), instantiated for float
  * and double.
@@ -5618,9 +5636,13 @@ static void tn__gemm_packB_##SFX(int64_t kc, int64_t nc, const T *B, int64_t rsb
                 memcpy(Bp + k * nr, b + k * rsb, (size_t)nb * sizeof(T));                 \
                 for (j = nb; j < nr; j++) Bp[k * nr + j] = (T)0;                          \
             }                                                                             \
-        } else if (rsb == 1) { /* columns contiguous (transposed B) */                    \
-            for (j = 0; j < nb; j++)                                                      \
-                for (k = 0; k < kc; k++) Bp[k * nr + j] = b[j * csb + k];                 \
+        } else if (rsb == 1) { /* columns contiguous (transposed B): in blocks of 16 k, */ \
+            int64_t k0; /* so the panel rows being written stay in L1 */                 \
+            for (k0 = 0; k0 < kc; k0 += 16) {                                             \
+                int64_t k1 = kc - k0 < 16 ? kc : k0 + 16;                                 \
+                for (j = 0; j < nb; j++)                                                  \
+                    for (k = k0; k < k1; k++) Bp[k * nr + j] = b[j * csb + k];            \
+            }                                                                             \
             for (k = 0; k < kc; k++)                                                      \
                 for (j = nb; j < nr; j++) Bp[k * nr + j] = (T)0;                          \
         } else {                                                                          \
@@ -5659,22 +5681,27 @@ static void tn__gemm_naive_##SFX(int64_t M, int64_t N, int64_t K, T alpha, const
         }                                                                                 \
 }                                                                                         \
                                                                                           \
-/* Multiply the packed mc x kc A block by the packed kc x nc B panel into C. */           \
+/* Multiply the packed mc x kc A block by the packed kc x nc B panel into C; with Bd,   \
+   full-width panels are read in place from Bd (row stride ldbd), only a ragged last    \
+   panel comes packed. */                                                                 \
 static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int64_t nc,   \
-                                 int64_t kc, T alpha, const T *Ap, const T *Bp, T beta,   \
+                                 int64_t kc, T alpha, const T *Ap, const T *Bp,           \
+                                 const T *Bd, int64_t ldbd, T beta,                       \
                                  T *C, int64_t rsc, int64_t csc)                          \
 {                                                                                         \
     T tile[TN__GEMM_MAX_TILE];                                                            \
     int64_t ir, jr, i, j, mr = kn->mr, nr = kn->nr;                                       \
     for (jr = 0; jr < nc; jr += nr) {                                                     \
         int64_t nb = nc - jr < nr ? nc - jr : nr;                                         \
+        const T *b = Bd && nb == nr ? Bd + jr : Bp + jr * kc;                             \
+        int64_t ldb = Bd && nb == nr ? ldbd : nr;                                         \
         for (ir = 0; ir < mc; ir += mr) {                                                 \
             int64_t mb = mc - ir < mr ? mc - ir : mr;                                     \
             T *c = C + ir * rsc + jr * csc;                                               \
             if (mb == mr && nb == nr && csc == 1) {                                       \
-                kn->ukr(kc, Ap + ir * kc, Bp + jr * kc, c, rsc, alpha, beta);             \
+                kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta);                   \
             } else { /* edge tile or strided C: via a temporary tile */                   \
-                kn->ukr(kc, Ap + ir * kc, Bp + jr * kc, tile, nr, (T)1, (T)0);            \
+                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (T)1, (T)0);                  \
                 for (i = 0; i < mb; i++)                                                  \
                     for (j = 0; j < nb; j++) {                                            \
                         T *cij = c + i * rsc + j * csc;                                   \
@@ -5693,6 +5720,7 @@ static int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,             
 {                                                                                         \
     tn__gemm_kern_##SFX kn;                                                               \
     int64_t kc, mc, nc, mstep, naive_max, jc, pc, nthr = 1;                               \
+    int direct;                                                                           \
     void *buf;                                                                            \
     int cached;                                                                           \
     T *Ap, *Bp;                                                                           \
@@ -5702,7 +5730,11 @@ static int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,             
         tn__gemm_scale_##SFX(M, N, beta, C, rsc, csc);                                    \
         return 0;                                                                         \
     }                                                                                     \
-    if (csc != 1 && rsc == 1) { /* column-major C: compute C^T = B^T A^T instead */       \
+    kn = tn__gemm_kern_select_##SFX();                                                    \
+    /* column-major C, or a C narrower than half a micro-tile but tall (a linear layer    \
+       with 10 outputs): compute C^T = B^T A^T instead, so the vector lanes run along    \
+       the long side */                                                                   \
+    if ((csc != 1 && rsc == 1) || (N < kn.nr / 2 && M >= kn.nr && csc == 1)) {           \
         const T *tp = A;                                                                  \
         int64_t t = M, ra = rsa, ca = csa;                                                \
         M = N; N = t;                                                                     \
@@ -5716,7 +5748,6 @@ static int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,             
         tn__gemm_naive_##SFX(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);\
         return 0;                                                                         \
     }                                                                                     \
-    kn = tn__gemm_kern_select_##SFX();                                                    \
     if (tn__gemm_tune.kc > 0) kn.kc = tn__gemm_tune.kc;                                   \
     if (tn__gemm_tune.mc > 0) kn.mc = tn__gemm_roundup(tn__gemm_tune.mc, kn.mr);          \
     if (tn__gemm_tune.nc > 0) kn.nc = tn__gemm_roundup(tn__gemm_tune.nc, kn.nr);          \
@@ -5736,20 +5767,24 @@ static int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,             
     if (!buf) return -1;                                                                  \
     Bp = (T *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);                                   \
     Ap = (T *)((char *)Bp + szB);                                                         \
+    /* direct B: with few row panels a packed B panel is reused too little to pay for    \
+       its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs  \
+       1.9x faster; from 4 panels up packing wins) */                                    \
+    direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;                      \
     for (jc = 0; jc < N; jc += kn.nc) {                                                   \
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;                                    \
         for (pc = 0; pc < K; pc += kn.kc) {                                               \
-            int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, ic;                            \
+            int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, ic, full = ncb / kn.nr * kn.nr; \
             T beta_p = pc == 0 ? beta : (T)1; /* later K slices accumulate */             \
-            tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp); \
-            TN__GEMM_OMP_FOR                                                              \
-            for (ic = 0; ic < M; ic += mstep) {                                           \
-                int64_t mcb = M - ic < mstep ? M - ic : mstep;                            \
-                T *Apt = (T *)((char *)Ap + (size_t)TN__GEMM_TID * szA);                  \
-                tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr,  \
-                                     Apt);                                                \
-                tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, beta_p,          \
-                                     C + ic * rsc + jc * csc, rsc, csc);                  \
+            const T *Bd = direct ? B + pc * rsb + jc : NULL;                              \
+            if (!direct) tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp); \
+            else if (full < ncb) /* only the ragged last panel, where the macro looks */ \
+                tn__gemm_packB_##SFX(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb); \
+            if (nthr > 1) { /* a parallel region costs even when it runs on one thread */  \
+                TN__GEMM_OMP_FOR                                                          \
+                TN__GEMM_IC_LOOP(T, SFX, TN__GEMM_TID)                                    \
+            } else {                                                                      \
+                TN__GEMM_IC_LOOP(T, SFX, 0)                                               \
             }                                                                             \
         }                                                                                 \
     }                                                                                     \
@@ -5781,6 +5816,7 @@ TN__GEMM_DEFINE(float, f32)
 TN__GEMM_DEFINE(double, f64)
 
 #undef TN__GEMM_DEFINE
+#undef TN__GEMM_IC_LOOP
 #undef TN__GEMM_NTHREADS
 #undef TN__GEMM_OMP_FOR
 #undef TN__GEMM_TID

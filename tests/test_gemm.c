@@ -206,10 +206,13 @@ static void run_suite(int is64, const char *label)
             }
     /* every layout combination at a few awkward shapes, every config */
     for (c = 0; c < NCFGS; c++) {
-        static const int64_t shapes[][3] = { { 33, 17, 31 }, { 129, 100, 7 }, { 16, 64, 257 }, { 1, 33, 15 } };
+        /* ... including the driver's special cases: few row panels (B read in place, with a
+           ragged last panel), a narrow C computed transposed (N < NR/2, M >= NR) */
+        static const int64_t shapes[][3] = { { 33, 17, 31 }, { 129, 100, 7 }, { 16, 64, 257 }, { 1, 33, 15 },
+                                             { 40, 9, 70 }, { 10, 70, 600 }, { 36, 96, 5 } };
         int s, la, lb, lc;
         set_cfg(&cfgs[c]);
-        for (s = 0; s < 4; s++)
+        for (s = 0; s < 7; s++)
             for (la = 0; la < N_IN_LAYOUTS; la++)
                 for (lb = 0; lb < N_IN_LAYOUTS; lb++)
                     for (lc = 0; lc < N_OUT_LAYOUTS; lc++) {
