@@ -8,6 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+/* Where the model and the batches live (--device cuda moves both there, nothing else). */
+static tn_device tu_device = TN_CPU;
+
 static inline double tu_now(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
@@ -45,7 +48,8 @@ static inline double tu_train_epoch(tn_module *model, tn_optim *opt, tn_loader *
     for (;;) {
         tn_scope_begin();                        /* the batch and everything made from it die at the end */
         if ((rc = tn_loader_next(loader, batch)) != 1) { tn_scope_end(); break; }
-        tn_tensor *loss = tn_cross_entropy(tn_module_forward(model, batch[0]), batch[1]);
+        tn_tensor *x = tn_to(batch[0], tu_device), *y = tn_to(batch[1], tu_device);
+        tn_tensor *loss = tn_cross_entropy(tn_module_forward(model, x), y);
         tn_optim_zero_grad(opt);
         if (!loss || tn_backward(loss) || tn_optim_step(opt)) { fprintf(stderr, "\ntraining failed: %s\n", tn_last_error()); exit(1); }
         tu_progress_step(&p, ++step, tn_size(batch[0], 0), tn_item(loss));
@@ -64,8 +68,8 @@ static inline double tu_accuracy(tn_module *model, tn_loader *loader) {
     for (;;) {
         tn_scope_begin();
         if (tn_loader_next(loader, batch) != 1) { tn_scope_end(); break; }
-        tn_tensor *pred = tn_argmax_dim(tn_module_forward(model, batch[0]), 1, false);
-        right += (int64_t)tn_item(tn_sum(tn_eq(pred, batch[1])));
+        tn_tensor *pred = tn_argmax_dim(tn_module_forward(model, tn_to(batch[0], tu_device)), 1, false);
+        right += (int64_t)tn_item(tn_sum(tn_eq(pred, tn_to(batch[1], tu_device))));
         seen += tn_size(batch[0], 0);
         tn_scope_end();
     }
@@ -74,7 +78,8 @@ static inline double tu_accuracy(tn_module *model, tn_loader *loader) {
     return seen ? (double)right / (double)seen : 0;
 }
 
-/* --epochs N, --data DIR, --save PATH, --resume PATH; returns the value of name or def. */
+/* --epochs N, --data DIR, --save PATH, --resume PATH, --device cpu|cuda; returns the
+   value of name or def. */
 static inline const char *tu_arg(int argc, char **argv, const char *name, const char *def) {
     for (int i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], name)) return argv[i + 1];
     return def;
@@ -90,6 +95,11 @@ static inline int tu_fit_fashion(int argc, char **argv, tn_module *model, tn_opt
     snprintf(defs, sizeof defs, "%d", default_epochs);
     int epochs = atoi(tu_arg(argc, argv, "--epochs", defs));
     double expect = atof(tu_arg(argc, argv, "--expect", "0"));
+    if (!strcmp(tu_arg(argc, argv, "--device", "cpu"), "cuda")) {
+        if (!tn_cuda_is_available()) { fprintf(stderr, "--device cuda: %s\n", tn_cuda_unavailable_reason()); return 1; }
+        tu_device = TN_CUDA;
+        if (tn_module_to(model, TN_CUDA)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }  /* the optimizer's tensors move with it */
+    }
     tn_dataset *train = tn_mnist_dataset(dir, true), *test = tn_mnist_dataset(dir, false);
     if (!train || !test || !model || !opt) { fprintf(stderr, "%s\n(`make demo` fetches the data into data/fashion-mnist)\n", tn_last_error()); return 1; }
     tn_loader *train_loader = tn_loader_new(train, "batch_size=64, shuffle=True, num_workers=1, seed=0");
