@@ -60,7 +60,12 @@ def _need(name):
 
 
 def _opt(t):
-    return None if t is None else t._ptr
+    """An optional tensor argument as a C pointer (a released or non-Tensor one raises)."""
+    if t is None:
+        return None
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a Tensor or None, got {type(t).__name__}")
+    return t._ptr
 
 
 @contextlib.contextmanager
@@ -298,12 +303,14 @@ class RNNBase(Module):
                 if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                     raise TypeError(f"LSTM: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
                 h0, c0 = hx
+                F._check("LSTM", h_0=h0, c_0=c0)
                 want = 3 if is_batched else 2
                 if h0.dim() != want or c0.dim() != want:
                     raise RuntimeError(f"For {'batched 3-D' if is_batched else 'unbatched 2-D'} input, hx and cx "
                                        f"should also be {want}-D but got ({h0.dim()}-D, {c0.dim()}-D) tensors")
             else:
                 h0 = hx
+                F._check(self._name(), hx=h0)
                 if is_batched and h0.dim() != 3:
                     raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {h0.dim()}-D tensor")
                 if not is_batched and h0.dim() != 2:
@@ -410,6 +417,8 @@ class RNNCellBase(Module):
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         for h in (hx if isinstance(hx, (tuple, list)) else (hx,)):
+            if h is not None and not isinstance(h, Tensor):
+                raise TypeError(f"{name}: expected a Tensor hx, got {type(h).__name__}")
             if h is not None and h.dim() not in (1, 2):
                 raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {h.dim()}D instead")
 
@@ -577,6 +586,11 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     unbatched [L, E], ... Masks: bool True = not allowed, floating ones are added (a
     floating key_padding_mask too, as in torch 2.x). ``is_causal=True`` without an
     ``attn_mask`` applies the causal mask (torch 2.x requires the mask as well)."""
+    F._check("multi_head_attention_forward", query=query, key=key, value=value)
+    for name, t in (("key_padding_mask", key_padding_mask), ("attn_mask", attn_mask)):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"multi_head_attention_forward(): argument '{name}' must be Tensor or None, "
+                            f"not {type(t).__name__}")
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -781,6 +795,7 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
+        F._check("MultiheadAttention.forward", query=query, key=key, value=value)
         is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, self.num_heads)
         _check_kpm(key_padding_mask)
         attn_mask = _canonical_attn_mask(attn_mask)

@@ -46,7 +46,7 @@ class _Iter:
         fast = self._collate is default_collate
         for indices in self._loader.batch_sampler:
             src = _tensor_source(self._dataset, list(indices)) if fast else None
-            if src is not None and len(src[1]):
+            if src is not None and len(src[1]) and all(type(i) is int for i in src[1]):
                 tensors, idx = src
                 sel = tensor(idx, dtype=int64)
                 yield [t.index_select(0, sel) for t in tensors]
