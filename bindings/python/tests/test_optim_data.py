@@ -938,8 +938,10 @@ def test_load_errors(tmp_path):
     p.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}......")
     with pytest.raises(RuntimeError, match="tn_safetensors_load"):
         tn.load(str(p))
-    with pytest.raises(RuntimeError, match="tn_safetensors_load"):
+    with pytest.raises(FileNotFoundError):                 # PyTorch's class (an OSError)
         tn.load(str(tmp_path / "missing.safetensors"))
+    with pytest.raises(IsADirectoryError):
+        tn.load(str(tmp_path))
     with pytest.raises(RuntimeError):
         tn.load(io.BytesIO(b"short"))
 

@@ -135,8 +135,14 @@ def test_dtype_objects_and_inference():
 def test_tensor_from_bad_data():
     with pytest.raises(ValueError, match="expected sequence of length 2 at dim 1"):
         tn.tensor([[1, 2], [3]])
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):      # PyTorch's classes
         tn.tensor(["a"])
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        tn.tensor([1, "a"])
+    with pytest.raises(RuntimeError, match="Could not infer dtype of dict"):
+        tn.tensor({"a": 1})
+    with pytest.raises(RuntimeError, match="Could not infer dtype of NoneType"):
+        tn.tensor([1, None])
     with pytest.raises(RuntimeError, match="Overflow"):
         tn.tensor([2 ** 64])
 
