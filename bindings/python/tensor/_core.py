@@ -1011,7 +1011,14 @@ class Tensor:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __reduce_ex__(self, proto):
-        return (_rebuild_tensor, (self.tolist(), self.dtype.name, tuple(self.shape)))
+        """Pickled as raw bytes (shape, dtype, the contiguous data): what crosses a
+        process boundary (DataLoader workers, multiprocessing); requires_grad of a leaf
+        is kept, as in torch."""
+        t = self.detach()._host().contiguous()
+        n = lib.tn_numel(t._ptr) * t.dtype.itemsize
+        data = ctypes.string_at(lib.tn_data_ptr(t._ptr), n) if n else b""
+        return (_rebuild_tensor_bytes, (data, t.dtype.name, tuple(t.shape),
+                                        bool(lib.tn_requires_grad(self._ptr) and lib.tn_is_leaf(self._ptr))))
 
     def __deepcopy__(self, memo):
         r = self.clone()
@@ -1535,7 +1542,24 @@ def _copy_to(dst, src):
     _check_int(lib.tn_copy_(dst._ptr, src._ptr))
 
 
-def _rebuild_tensor(data, dtype_name, shape):
+def _rebuild_tensor_bytes(data, dtype_name, shape, requires_grad=False):
+    dt = _BY_NAME[dtype_name]
+    arr, n = _i64(shape)
+    count = 1
+    for v in shape:
+        count *= v
+    if len(data) != count * dt.itemsize:
+        raise RuntimeError(f"unpickling a tensor: {len(data)} bytes for shape {list(shape)} of {dt}")
+    if not data:
+        t = _wrap(lib.tn_empty(arr, n, dt._code))
+    else:
+        t = _wrap(lib.tn_from_data(bytes(data), arr, n, dt._code))      # ctypes passes the bytes' buffer
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_tensor(data, dtype_name, shape):       # pickles of earlier versions (nested lists)
     t = _tensor_from_data(data, _BY_NAME[dtype_name])
     return t.reshape(shape)
 
