@@ -760,9 +760,22 @@ def _clamp64(v):
 
 
 # --------------------------------------------------------------------------- Tensor
+class _NoHandle:
+    """Tensor._ptr when the instance holds none (after its __del__, or made by __new__
+    alone): reading it raises, so such a tensor never reaches C as NULL, which C reads
+    as "absent". A non-data descriptor: an instance's own _ptr takes precedence (a class
+    __getattr__ would slow every attribute lookup of Tensor)."""
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        raise RuntimeError("this Tensor has no C tensor: it was released (its __del__ ran) or never initialised")
+
+
 class Tensor:
     """A strided tensor held by the C library (one C reference per Python object)."""
     __array_priority__ = 1000
+    _ptr = _NoHandle()
 
     # -- construction / destruction
     def __new__(cls, *args, **kwargs):
@@ -783,17 +796,14 @@ class Tensor:
         self._ptr = lib.tn_retain(t._ptr)
 
     def __del__(self, _release=lib.tn_release, _alive=_alive):
-        p = self.__dict__.pop("_ptr", None)
+        try:
+            p = self._ptr
+        except RuntimeError:             # no handle (released already, or never set)
+            return
+        del self._ptr
         if p and _alive[0]:
             _release(p)
 
-    def __getattr__(self, name):
-        # only reached when normal lookup fails: a Tensor without a C handle (after its
-        # __del__, or made by __new__ alone) must not be passed to C as NULL ("absent")
-        if name == "_ptr":
-            raise RuntimeError("this Tensor has no C tensor: it was released (its __del__ ran) "
-                               "or never initialised")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # -- metadata (all through accessors; the C struct is never mirrored)
     @property
