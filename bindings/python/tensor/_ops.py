@@ -7,7 +7,6 @@ written out because their PyTorch keyword arguments differ.
 """
 import math
 import numbers
-import operator
 from ctypes import byref, c_void_p
 
 from . import _C
