@@ -62,6 +62,8 @@ def is_tensor(obj):
 
 
 def numel(input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return input.numel()
 
 

@@ -9,6 +9,7 @@ index lists) are either Tensors too or released in a ``finally``. A pointer is o
 passed to C while a Python object holding it is alive (a local, never a temporary).
 """
 import atexit
+import builtins
 import ctypes
 import itertools
 import numbers
@@ -19,25 +20,125 @@ from . import _C
 from ._C import lib
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_INT32_MAX = (1 << 31) - 1
 _alive = [True]          # cleared at exit: Tensor.__del__ stops calling into C then
 atexit.register(lambda: _alive.__setitem__(0, False))
 
 
 # --------------------------------------------------------------------------- errors
+def _torch_class(name, bases, doc):
+    """An exception class that is both of ``bases`` and prints as ``name`` (PyTorch's
+    class, first of the bases): ``except RuntimeError`` catches it as in PyTorch, and
+    ``except IndexError`` / ``except ZeroDivisionError`` as this package documented."""
+    cls = type(name, bases, {"__doc__": doc, "__module__": "builtins"})
+    cls.__qualname__ = name
+    return cls
+
+
+# gather/scatter out of bounds and float index tensors: PyTorch raises RuntimeError
+_RuntimeIndexError = _torch_class("RuntimeError", (RuntimeError, IndexError),
+                                  "An index error PyTorch reports as RuntimeError (gather, scatter).")
+# integer division by zero: PyTorch's "RuntimeError: ZeroDivisionError"
+_RuntimeZeroDivisionError = _torch_class("RuntimeError", (RuntimeError, ZeroDivisionError),
+                                         "Integer division by zero (PyTorch: RuntimeError: ZeroDivisionError).")
+_RUNTIME_INDEX_FNS = ("tn_gather", "tn_scatter")
+
+
 def _exception_for(msg):
     if "ZeroDivisionError" in msg or "division by zero" in msg:
-        return ZeroDivisionError
+        return _RuntimeZeroDivisionError
     if ("out of bounds" in msg or "too many indices" in msg or "shape of the mask" in msg
             or "index tensors must be" in msg or "could not be broadcast together" in msg
             or ("out of range" in msg and "selected index k" not in msg)):
+        if msg.startswith(_RUNTIME_INDEX_FNS) or ("index tensors must be" in msg and not msg.startswith("tn_index:")):
+            return _RuntimeIndexError
         return IndexError
     return RuntimeError
 
 
 def _raise():
     """Raise the C library's last error (tn_last_error) as a Python exception."""
-    msg = lib.tn_last_error().decode("utf-8", "replace") or "tensor.h: unknown error"
+    msg = lib.tn_last_error().decode("utf-8", "replace") or "tensor.h: a C call failed without a message"
+    lib.tn_clear_error()          # read once: a later failure must not report this one again
     raise _exception_for(msg)(msg)
+
+
+def _overflow(v, what):
+    return RuntimeError(f"Overflow when unpacking long: {what} {v} does not fit in int64")
+
+
+def _int(v, fn="", arg="dim", _lo=_INT64_MIN, _hi=_INT64_MAX):
+    """A Python int argument that C takes as int64_t: PyTorch's TypeError for a non-int
+    (str, float, None), its RuntimeError for one outside int64 (ctypes would wrap it)."""
+    if type(v) is not int:
+        try:
+            v = operator.index(v)
+        except TypeError:
+            raise TypeError(f"{fn}(): argument '{arg}' must be int, not {type(v).__name__}") from None
+    if _lo <= v <= _hi:
+        return v
+    raise _overflow(v, arg)
+
+
+def _float(v, fn="", arg="value"):
+    """A Python number argument that C takes as double (PyTorch's ``double``): its
+    TypeError for a non-number (ctypes would raise ArgumentError, float() a ValueError
+    for a str)."""
+    t = type(v)
+    if t is float:
+        return v
+    if t is int:
+        try:
+            return float(v)
+        except OverflowError:
+            raise RuntimeError(f"Overflow when unpacking double: {arg} {v}") from None
+    if isinstance(v, Tensor):
+        if v.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(v.item())
+    if _scalar_kind(v) is None:
+        raise TypeError(f"{fn}(): argument '{arg}' must be Number, not {type(v).__name__}")
+    return float(v)
+
+
+def _scalar(v, fn="", arg="value"):
+    """A number argument PyTorch types as ``Scalar``: as _float, but an int outside int64
+    is its RuntimeError (the value is read as an int64 first)."""
+    t = type(v)
+    if t is float:
+        return v
+    if t is int:
+        if _INT64_MIN <= v <= _INT64_MAX:
+            return float(v)
+        raise _overflow(v, arg)
+    return _float(v, fn, arg)
+
+
+def _tp(t, fn="", arg="input"):
+    """The C handle of a Tensor argument; PyTorch's TypeError for anything else."""
+    if isinstance(t, Tensor):
+        return t._ptr
+    raise TypeError(f"{fn}(): argument '{arg}' must be Tensor, not {type(t).__name__}")
+
+
+def _tensor_arg(t, fn="", arg="input"):
+    """t itself when it is a Tensor; PyTorch's TypeError otherwise."""
+    if isinstance(t, Tensor):
+        return t
+    raise TypeError(f"{fn}(): argument '{arg}' must be Tensor, not {type(t).__name__}")
+
+
+def _otp(t, fn="", arg="input"):
+    """The C handle of an optional Tensor argument (None -> NULL)."""
+    return None if t is None else _tp(t, fn, arg)
+
+
+def _bool(v, fn="", arg="value"):
+    if v is True or v is False:
+        return v
+    if _numpy() is not None and type(v).__name__ == "bool_":
+        return bool(v)
+    raise TypeError(f"{fn}(): argument '{arg}' must be bool, not {type(v).__name__}")
 
 
 def _check_int(rc):
@@ -132,11 +233,11 @@ def set_default_dtype(d):
 
 
 def promote_types(type1, type2):
-    return _DTYPES[lib.tn_promote_types(_to_dtype(type1)._code, _to_dtype(type2)._code)]
+    return _DTYPES[lib.tn_promote_types(_to_dtype(type1, False)._code, _to_dtype(type2, False)._code)]
 
 
 def can_cast(from_, to):
-    return _category(_to_dtype(from_)) <= _category(_to_dtype(to))
+    return _category(_to_dtype(from_, False)) <= _category(_to_dtype(to, False))
 
 
 # --------------------------------------------------------------------------- devices
@@ -147,9 +248,23 @@ class device:
     def __init__(self, type, index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
-        elif isinstance(type, str) and ":" in type:
-            type, idx = type.split(":", 1)
-            index = int(idx)
+        elif isinstance(type, numbers.Integral) and not isinstance(type, bool):
+            type, index = "cuda", type               # device(3): a CUDA ordinal, as torch
+        elif not isinstance(type, str):
+            raise TypeError(f"device(): argument 'type' must be str or device, not {builtins.type(type).__name__}")
+        elif ":" in type:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
+            name, idx = type.split(":", 1)
+            if not idx.isdigit() or not idx.isascii():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            type, index = name, int(idx)
+        if index is not None:
+            if not isinstance(index, numbers.Integral) or isinstance(index, bool):
+                raise TypeError(f"device(): argument 'index' (position 2) must be int, not {builtins.type(index).__name__}")
+            index = int(index)
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
         if type not in ("cpu", "cuda"):
             raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
         self.type, self.index = type, index
@@ -292,14 +407,25 @@ def _wrap(ptr, cls=None):
     return t
 
 
-def _i64(seq):
-    seq = [operator.index(v) for v in seq]
-    return (c_int64 * len(seq))(*seq), len(seq)
+def _i64(seq, what="dims"):
+    """A C int64_t array from a sequence of ints (PyTorch's errors for a non-int and for
+    a value outside int64, which ctypes would wrap silently)."""
+    n = len(seq)
+    try:
+        arr = (_I64_ARRAYS[n] if n < 9 else c_int64 * n)(*seq)   # ints and __index__ objects
+    except TypeError:
+        raise TypeError(f"{what} must be a tuple of ints, got {seq!r}") from None
+    if n and (min(seq) < _INT64_MIN or max(seq) > _INT64_MAX):  # ctypes would have wrapped it
+        raise _overflow(min(seq) if min(seq) < _INT64_MIN else max(seq), what)
+    return arr, n
 
 
-def _ptrs(tensors):
+_I64_ARRAYS = [c_int64 * i for i in range(9)]
+
+
+def _ptrs(tensors, fn="", arg="tensors"):
     """tn_tensor *const * from a sequence of Tensors (None entries become NULL)."""
-    return (c_void_p * len(tensors))(*[None if t is None else t._ptr for t in tensors])
+    return (c_void_p * len(tensors))(*[None if t is None else _tp(t, fn, arg) for t in tensors])
 
 
 def _shape_args(args, name="size"):
@@ -307,17 +433,21 @@ def _shape_args(args, name="size"):
     if len(args) == 1 and not isinstance(args[0], (numbers.Integral, Tensor)):
         args = args[0]
     try:
-        return [operator.index(s) for s in args]
+        out = [operator.index(s) for s in args]
     except TypeError:
         raise TypeError(f"{name} must be a tuple of ints, got {args!r}") from None
+    for i, s in enumerate(out):
+        if not _INT64_MIN <= s <= _INT64_MAX:     # PyTorch: TypeError (not an int64 element)
+            raise TypeError(f"{name} must be a tuple of ints, but found element {s} (outside int64) at pos {i + 1}")
+    return out
 
 
-def _dims_list(dim):
+def _dims_list(dim, fn="", arg="dim"):
     if dim is None:
         return None
     if isinstance(dim, (list, tuple)):
-        return [operator.index(d) for d in dim]
-    return [operator.index(dim)]
+        return [_int(d, fn, arg) for d in dim]
+    return [_int(dim, fn, arg)]
 
 
 def _scalar_kind(v):
@@ -412,6 +542,8 @@ def _parse_nested(data):
     nd = len(shape)
     if nd == 0:
         return [data], shape
+    if isinstance(o, (str, bytes)):          # torch reads a str as one more (endless) dimension
+        raise ValueError(f"too many dimensions '{type(o).__name__}'")
     flat = []
 
     def rec(o, d):
@@ -432,6 +564,18 @@ def _parse_nested(data):
 _PLAIN_KIND = {float: 2, int: 1, bool: 0}
 
 
+def _bad_leaf(v, flat):
+    """PyTorch's error for a value tensor() cannot hold: a sequence among numbers is a
+    ValueError; a value whose dtype cannot be inferred (None, dict, object) a
+    RuntimeError, found before a str or bytes (a TypeError)."""
+    if _is_seq(v):
+        raise ValueError(f"expected a number, got a sequence ({type(v).__name__}) among numbers")
+    for w in flat:
+        if _scalar_kind(w) is None and not isinstance(w, (str, bytes, Tensor)) and not _is_seq(w):
+            raise RuntimeError(f"Could not infer dtype of {type(w).__name__}")
+    raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+
+
 def _from_flat(flat, shape, dt):
     """Pack Python scalars and hand them to tn_from_data; the dtype conversion (float ->
     int truncation, int -> uint8 wrap, ...) is the C library's, as for any tensor."""
@@ -448,9 +592,7 @@ def _from_flat(flat, shape, dt):
                 flat[i] = v = v.item()
             k = _scalar_kind(v)
             if k is None:
-                if _is_seq(v):
-                    raise ValueError(f"expected a number, got a sequence ({type(v).__name__}) among numbers")
-                raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+                _bad_leaf(v, flat)
             kinds.add(k)
         kind = max(kinds) if kinds else 2
         flat = [float(v) if kind == 2 else (int(v) if kind == 1 else bool(v)) for v in flat]
@@ -505,6 +647,10 @@ def _tensor_from_data(data, dt=None):
         return _from_ndarray_copy(data, dt)
     if np is not None and isinstance(data, np.generic) and not isinstance(data, np.bool_):
         return _from_ndarray_copy(np.asarray(data), dt)
+    if not _is_seq(data) and _scalar_kind(data) is None:
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
     flat, shape = _parse_nested(data)
     return _from_flat(flat, shape, dt)
 
@@ -590,9 +736,22 @@ def _index_tensor(seq):
     if np is not None and isinstance(seq, np.ndarray):
         t = _from_ndarray_copy(seq, None)
     else:
-        flat, shape = _parse_nested(seq)
+        try:
+            flat, shape = _parse_nested(seq)
+        except ValueError as e:
+            if "too many dimensions" not in str(e):
+                raise
+            raise TypeError(f"new(): invalid data type '{str(e).split(chr(39))[1]}' in an index") from None
         t = _from_flat(flat, shape, None) if flat else _wrap(lib.tn_empty(*_i64(shape), int64._code))
     return t
+
+
+def _wrap_dim(d, nd, fn=""):
+    """A dim in [-nd, nd) as a non-negative index (PyTorch's IndexError otherwise)."""
+    n = max(nd, 1)
+    if not -n <= d < n:
+        raise IndexError(f"{fn + ': ' if fn else ''}Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n if nd else 0
 
 
 def _clamp64(v):
@@ -601,10 +760,22 @@ def _clamp64(v):
 
 
 # --------------------------------------------------------------------------- Tensor
+class _NoHandle:
+    """Tensor._ptr when the instance holds none (after its __del__, or made by __new__
+    alone): reading it raises, so such a tensor never reaches C as NULL, which C reads
+    as "absent". A non-data descriptor: an instance's own _ptr takes precedence (a class
+    __getattr__ would slow every attribute lookup of Tensor)."""
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        raise RuntimeError("this Tensor has no C tensor: it was released (its __del__ ran) or never initialised")
+
+
 class Tensor:
     """A strided tensor held by the C library (one C reference per Python object)."""
     __array_priority__ = 1000
-    _ptr = None
+    _ptr = _NoHandle()
 
     # -- construction / destruction
     def __new__(cls, *args, **kwargs):
@@ -613,7 +784,7 @@ class Tensor:
     def __init__(self, *args, dtype=None, device=None):
         """``Tensor(2, 3)`` (uninitialised float32), ``Tensor([1, 2])`` (data as float32),
         ``Tensor()`` (empty)."""
-        if self._ptr:
+        if "_ptr" in self.__dict__:
             return
         dt = _to_dtype(dtype) or _default_dtype[0]
         if not args:
@@ -625,10 +796,14 @@ class Tensor:
         self._ptr = lib.tn_retain(t._ptr)
 
     def __del__(self, _release=lib.tn_release, _alive=_alive):
-        p = self._ptr
+        try:
+            p = self._ptr
+        except RuntimeError:             # no handle (released already, or never set)
+            return
+        del self._ptr
         if p and _alive[0]:
-            self._ptr = None
             _release(p)
+
 
     # -- metadata (all through accessors; the C struct is never mirrored)
     @property
@@ -639,7 +814,7 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return self.shape
-        s = lib.tn_size(self._ptr, operator.index(dim))
+        s = lib.tn_size(self._ptr, _int(dim, "size"))
         if s < 0:
             nd = self.ndim
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], but got {dim})")
@@ -651,7 +826,7 @@ class Tensor:
         if dim is None:
             return st
         nd = len(st)
-        d = operator.index(dim)
+        d = _int(dim, "stride")
         if not -nd <= d < nd:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], but got {dim})")
         return st[d]
@@ -846,7 +1021,14 @@ class Tensor:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __reduce_ex__(self, proto):
-        return (_rebuild_tensor, (self.tolist(), self.dtype.name, tuple(self.shape)))
+        """Pickled as raw bytes (shape, dtype, the contiguous data): what crosses a
+        process boundary (DataLoader workers, multiprocessing); requires_grad of a leaf
+        is kept, as in torch."""
+        t = self.detach()._host().contiguous()
+        n = lib.tn_numel(t._ptr) * t.dtype.itemsize
+        data = ctypes.string_at(lib.tn_data_ptr(t._ptr), n) if n else b""
+        return (_rebuild_tensor_bytes, (data, t.dtype.name, tuple(t.shape),
+                                        bool(lib.tn_requires_grad(self._ptr) and lib.tn_is_leaf(self._ptr))))
 
     def __deepcopy__(self, memo):
         r = self.clone()
@@ -928,10 +1110,14 @@ class Tensor:
         return self.to(bfloat16)
 
     def type_as(self, other):
-        return self.to(other.dtype)
+        return self.to(_tensor_arg(other, "type_as", "other").dtype)
 
     def copy_(self, src, non_blocking=False):
-        s = _unalias(self, src) if isinstance(src, Tensor) else _tensor_from_data(src)
+        if not isinstance(src, Tensor):
+            if _scalar_kind(src) is None:
+                raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+            src = _scalar_tensor(src)       # PyTorch reads a number as a 0-d tensor
+        s = _unalias(self, src)
         _check_int(lib.tn_copy_(self._ptr, s._ptr))
         return self
 
@@ -956,8 +1142,8 @@ class Tensor:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
             return self.copy_(value)
         if _scalar_kind(value) == 1 and abs(int(value)) > 2 ** 53:
-            return self.copy_(_scalar_tensor(value))      # exact for large int64
-        return self._inplace(lib.tn_fill_(self._ptr, float(value)))
+            return self.copy_(_scalar_tensor(value))      # exact for large int64 (and the overflow check)
+        return self._inplace(lib.tn_fill_(self._ptr, _scalar(value, "fill_", "value")))
 
     def zero_(self):
         return self._inplace(lib.tn_zero_(self._ptr))
@@ -970,31 +1156,31 @@ class Tensor:
         return _wrap(lib.tn_view(self._ptr, arr, n))
 
     def view_as(self, other):
-        return self.view(other.shape)
+        return self.view(_tensor_arg(other, "view_as", "other").shape)
 
     def reshape(self, *shape):
         arr, n = _i64(_shape_args(shape))
         return _wrap(lib.tn_reshape(self._ptr, arr, n))
 
     def reshape_as(self, other):
-        return self.reshape(other.shape)
+        return self.reshape(_tensor_arg(other, "reshape_as", "other").shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
-        return _wrap(lib.tn_flatten(self._ptr, start_dim, end_dim))
+        return _wrap(lib.tn_flatten(self._ptr, _int(start_dim, "flatten", "start_dim"), _int(end_dim, "flatten", "end_dim")))
 
     def ravel(self):
         return self.reshape(-1)
 
     def unflatten(self, dim, sizes):
-        arr, n = _i64(sizes)
-        return _wrap(lib.tn_unflatten(self._ptr, dim, arr, n))
+        arr, n = _i64(_shape_args((sizes,), "sizes"))
+        return _wrap(lib.tn_unflatten(self._ptr, _int(dim, "unflatten"), arr, n))
 
     def permute(self, *dims):
         arr, n = _i64(_shape_args(dims, "dims"))
         return _wrap(lib.tn_permute(self._ptr, arr, n))
 
     def transpose(self, dim0, dim1):
-        return _wrap(lib.tn_transpose(self._ptr, dim0, dim1))
+        return _wrap(lib.tn_transpose(self._ptr, _int(dim0, "transpose", "dim0"), _int(dim1, "transpose", "dim1")))
 
     swapaxes = swapdims = transpose
 
@@ -1021,12 +1207,16 @@ class Tensor:
         return self.mT
 
     def movedim(self, source, destination):
-        src, dst = _dims_list(source), _dims_list(destination)
+        src, dst = _dims_list(source, "movedim", "source"), _dims_list(destination, "movedim", "destination")
         nd = self.ndim
         if len(src) != len(dst):
             raise RuntimeError("movedim: Invalid source or destination dims: source and destination must have the same number of dims")
-        src = [s % nd if nd else 0 for s in src]
-        dst = [d % nd if nd else 0 for d in dst]
+        src = [_wrap_dim(s, nd) for s in src]
+        dst = [_wrap_dim(d, nd) for d in dst]
+        if len(set(src)) != len(src):
+            raise RuntimeError(f"movedim: repeated dim in `source` ({list(source) if isinstance(source, (list, tuple)) else source})")
+        if len(set(dst)) != len(dst):
+            raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination) if isinstance(destination, (list, tuple)) else destination})")
         order = [None] * nd
         for s, d in zip(src, dst):
             order[d] = s
@@ -1037,17 +1227,18 @@ class Tensor:
     moveaxis = movedim
 
     def narrow(self, dim, start, length):
-        return _wrap(lib.tn_narrow(self._ptr, dim, operator.index(start), length))
+        return _wrap(lib.tn_narrow(self._ptr, _int(dim, "narrow"), _int(start, "narrow", "start"),
+                                   _int(length, "narrow", "length")))
 
     def select(self, dim, index):
-        return _wrap(lib.tn_select(self._ptr, dim, operator.index(index)))
+        return _wrap(lib.tn_select(self._ptr, _int(dim, "select"), _int(index, "select", "index")))
 
     def expand(self, *sizes):
         arr, n = _i64(_shape_args(sizes))
         return _wrap(lib.tn_expand(self._ptr, arr, n))
 
     def expand_as(self, other):
-        return _wrap(lib.tn_expand_as(self._ptr, other._ptr))
+        return _wrap(lib.tn_expand_as(self._ptr, _tp(other, "expand_as", "other")))
 
     def broadcast_to(self, size):
         arr, n = _i64(_shape_args((size,)))
@@ -1058,49 +1249,49 @@ class Tensor:
             return _wrap(lib.tn_squeeze(self._ptr))
         if isinstance(dim, (tuple, list)):
             nd, r = self.ndim, self
-            for d in sorted({(d % nd if nd else 0) for d in dim}, reverse=True):
+            for d in sorted({_wrap_dim(d, nd) for d in _dims_list(dim, "squeeze")}, reverse=True):
                 r = _wrap(lib.tn_squeeze_dim(r._ptr, d))
             return r
-        return _wrap(lib.tn_squeeze_dim(self._ptr, dim))
+        return _wrap(lib.tn_squeeze_dim(self._ptr, _int(dim, "squeeze")))
 
     def unsqueeze(self, dim):
-        return _wrap(lib.tn_unsqueeze(self._ptr, dim))
+        return _wrap(lib.tn_unsqueeze(self._ptr, _int(dim, "unsqueeze")))
 
     def unfold(self, dimension, size, step):
-        return _wrap(lib.tn_unfold(self._ptr, dimension, size, step))
+        return _wrap(lib.tn_unfold(self._ptr, _int(dimension, "unfold", "dimension"), _int(size, "unfold", "size"),
+                                   _int(step, "unfold", "step")))
 
     def as_strided(self, size, stride, storage_offset=None):
         shp, n = _i64(size)
         st, m = _i64(stride)
         if n != m:
             raise RuntimeError(f"mismatch in length of strides and shape ({m} vs {n})")
-        off = self.storage_offset() if storage_offset is None else storage_offset
+        off = self.storage_offset() if storage_offset is None else _int(storage_offset, "as_strided", "storage_offset")
         return _wrap(lib.tn_as_strided(self._ptr, shp, n, st, off))
 
     def unbind(self, dim=0):
+        dim = _int(dim, "unbind")
         n = self.size(dim)
         return tuple(_wrap(lib.tn_select(self._ptr, dim, i)) for i in range(n))
 
     def split(self, split_size, dim=0):
-        nd = self.ndim
-        size = self.size(dim) if nd else 0
-        out_cap = 0
-        if isinstance(split_size, numbers.Integral):
-            s = int(split_size)
-            out_cap = max(1, -(-size // s) if s > 0 else 1) + 1
-            out = (c_void_p * out_cap)()
-            k = _check_int(lib.tn_split(self._ptr, s, dim, out, out_cap))
-        else:
-            arr, n = _i64(split_size)
-            out_cap = max(n, 1)
-            out = (c_void_p * out_cap)()
-            k = _check_int(lib.tn_split_sizes(self._ptr, arr, n, dim, out, out_cap))
-        return tuple(_wrap(out[i]) for i in range(k))
+        dim = _int(dim, "split")
+        if isinstance(split_size, (list, tuple)):
+            arr, n = _i64(split_size, "split_sizes")
+            return self._pieces(lambda out, cap: lib.tn_split_sizes(self._ptr, arr, n, dim, out, cap))
+        s = _int(split_size, "split", "split_size")
+        return self._pieces(lambda out, cap: lib.tn_split(self._ptr, s, dim, out, cap))
 
     def chunk(self, chunks, dim=0):
-        cap = max(int(chunks), 1)
-        out = (c_void_p * cap)()
-        k = _check_int(lib.tn_chunk(self._ptr, chunks, dim, out, cap))
+        chunks, dim = _int(chunks, "chunk", "chunks"), _int(dim, "chunk")
+        return self._pieces(lambda out, cap: lib.tn_chunk(self._ptr, chunks, dim, out, cap))
+
+    @staticmethod
+    def _pieces(call):
+        """The views of tn_split/tn_chunk: counted first (out = NULL), then made."""
+        k = _check_int(call(None, 0))
+        out = (c_void_p * max(k, 1))()
+        k = _check_int(call(out, k))
         return tuple(_wrap(out[i]) for i in range(k))
 
     def flip(self, *dims):
@@ -1137,10 +1328,16 @@ class Tensor:
         return self.repeat(*d)
 
     def tril(self, diagonal=0):
-        return _wrap(lib.tn_tril(self._ptr, diagonal))
+        return _wrap(lib.tn_tril(self._matrix("tril")._ptr, _int(diagonal, "tril", "diagonal")))
 
     def triu(self, diagonal=0):
-        return _wrap(lib.tn_triu(self._ptr, diagonal))
+        return _wrap(lib.tn_triu(self._matrix("triu")._ptr, _int(diagonal, "triu", "diagonal")))
+
+    def _matrix(self, fn):
+        if self.ndim < 2:      # PyTorch checks the dim -2 first: IndexError
+            raise IndexError(f"{fn}: Dimension out of range (expected to be in range of "
+                             f"[{-max(self.ndim, 1)}, {max(self.ndim, 1) - 1}], but got -2)")
+        return self
 
     def tril_(self, diagonal=0):
         return self._store(self.tril(diagonal))
@@ -1151,36 +1348,41 @@ class Tensor:
     # -- gathering, scattering, masks
     def index_select(self, dim, index):
         i = _index_arg(index)        # a local: the C call must not outlive a temporary
-        return _wrap(lib.tn_index_select(self._ptr, dim, i._ptr))
+        return _wrap(lib.tn_index_select(self._ptr, _int(dim, "index_select"), i._ptr))
 
     def gather(self, dim, index):
         i = _index_arg(index)
-        return _wrap(lib.tn_gather(self._ptr, dim, i._ptr))
+        return _wrap(lib.tn_gather(self._ptr, _int(dim, "gather"), i._ptr))
 
-    def _scatter_src(self, index, src, value):
+    def _scatter_src(self, index, src, value, fn):
         if src is None:
             src = value
+        _tp(index, fn, "index")
         if not isinstance(src, Tensor):
+            if _scalar_kind(src) is None:
+                raise TypeError(f"{fn}(): argument 'src' must be Tensor or Number, not {type(src).__name__}")
             src = full(tuple(index.shape), src, dtype=self.dtype)
         return src
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         if reduce is not None:
             raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
-        s = self._scatter_src(index, src, value)
-        return _wrap(lib.tn_scatter(self._ptr, dim, index._ptr, s._ptr))
+        s = self._scatter_src(index, src, value, "scatter")
+        return _wrap(lib.tn_scatter(self._ptr, _int(dim, "scatter"), index._ptr, s._ptr))
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         if reduce is not None:
             raise NotImplementedError("scatter_(reduce=...) is not supported; use scatter_add_")
-        s = self._scatter_src(index, src, value)
-        return self._inplace(lib.tn_scatter_(self._ptr, dim, index._ptr, s._ptr))
+        s = self._scatter_src(index, src, value, "scatter_")
+        return self._inplace(lib.tn_scatter_(self._ptr, _int(dim, "scatter_"), index._ptr, s._ptr))
 
     def scatter_add(self, dim, index, src):
-        return _wrap(lib.tn_scatter_add(self._ptr, dim, index._ptr, src._ptr))
+        return _wrap(lib.tn_scatter_add(self._ptr, _int(dim, "scatter_add"), _tp(index, "scatter_add", "index"),
+                                        _tp(src, "scatter_add", "src")))
 
     def scatter_add_(self, dim, index, src):
-        return self._inplace(lib.tn_scatter_add_(self._ptr, dim, index._ptr, src._ptr))
+        return self._inplace(lib.tn_scatter_add_(self._ptr, _int(dim, "scatter_add_"),
+                                                 _tp(index, "scatter_add_", "index"), _tp(src, "scatter_add_", "src")))
 
     def index_put_(self, indices, values, accumulate=False):
         idx = [None if i is None else _index_arg(i) for i in indices]
@@ -1193,17 +1395,15 @@ class Tensor:
         return _wrap(lib.tn_index_put(self._ptr, _ptrs(idx), len(idx), v._ptr, bool(accumulate)))
 
     def masked_fill(self, mask, value):
-        if isinstance(value, Tensor):
-            value = value.item()
-        return _wrap(lib.tn_masked_fill(self._ptr, mask._ptr, float(value)))
+        return _wrap(lib.tn_masked_fill(self._ptr, _tp(mask, "masked_fill", "mask"),
+                                        _scalar(value, "masked_fill", "value")))
 
     def masked_fill_(self, mask, value):
-        if isinstance(value, Tensor):
-            value = value.item()
-        return self._inplace(lib.tn_masked_fill_(self._ptr, mask._ptr, float(value)))
+        return self._inplace(lib.tn_masked_fill_(self._ptr, _tp(mask, "masked_fill_", "mask"),
+                                                 _scalar(value, "masked_fill_", "value")))
 
     def masked_select(self, mask):
-        return _wrap(lib.tn_masked_select(self._ptr, mask._ptr))
+        return _wrap(lib.tn_masked_select(self._ptr, _tp(mask, "masked_select", "mask")))
 
     def nonzero(self, *, as_tuple=False):
         nz = _wrap(lib.tn_nonzero(self._ptr))
@@ -1222,7 +1422,7 @@ class Tensor:
     # -- indexing
     def __getitem__(self, index):
         ti = type(index)
-        if ti is int:
+        if ti is int and _INT64_MIN <= index <= _INT64_MAX:
             return _wrap(lib.tn_select(self._ptr, 0, index))
         if ti is slice and (index.step is None or type(index.step) is int and index.step > 0) \
                 and type(index.start) in (int, type(None)) and type(index.stop) in (int, type(None)):
@@ -1269,7 +1469,7 @@ class Tensor:
                         result = result.unsqueeze(dim)
                         record(bool_index(bool(o.item())))
                     else:
-                        result = _wrap(lib.tn_select(result._ptr, dim, o.item()))
+                        result = _wrap(lib.tn_select(result._ptr, dim, _int(o.item(), "index", "index")))
                     continue
                 record(o)
             elif o is None:
@@ -1291,12 +1491,14 @@ class Tensor:
             elif _is_seq(o):
                 record(_index_tensor(o))
             else:
+                if isinstance(o, (str, bytes)):       # PyTorch: TypeError
+                    raise TypeError(f"new(): invalid data type '{type(o).__name__}' as an index")
                 try:
                     i = operator.index(o)
                 except TypeError:
                     raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                                      f"Variables are valid indices (got {type(o).__name__})") from None
-                result = _wrap(lib.tn_select(result._ptr, dim, _clamp64(i)))
+                result = _wrap(lib.tn_select(result._ptr, dim, _int(i, "index", "index")))
         return result, out
 
     def __setitem__(self, index, value):
@@ -1356,7 +1558,24 @@ def _copy_to(dst, src):
     _check_int(lib.tn_copy_(dst._ptr, src._ptr))
 
 
-def _rebuild_tensor(data, dtype_name, shape):
+def _rebuild_tensor_bytes(data, dtype_name, shape, requires_grad=False):
+    dt = _BY_NAME[dtype_name]
+    arr, n = _i64(shape)
+    count = 1
+    for v in shape:
+        count *= v
+    if len(data) != count * dt.itemsize:
+        raise RuntimeError(f"unpickling a tensor: {len(data)} bytes for shape {list(shape)} of {dt}")
+    if not data:
+        t = _wrap(lib.tn_empty(arr, n, dt._code))
+    else:
+        t = _wrap(lib.tn_from_data(bytes(data), arr, n, dt._code))      # ctypes passes the bytes' buffer
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_tensor(data, dtype_name, shape):       # pickles of earlier versions (nested lists)
     t = _tensor_from_data(data, _BY_NAME[dtype_name])
     return t.reshape(shape)
 
@@ -1420,7 +1639,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if isinstance(fill_value, Tensor) or (_scalar_kind(fill_value) == 1 and abs(int(fill_value)) > 2 ** 53):
         t = _wrap(lib.tn_empty(arr, n, dt._code)).fill_(fill_value)
     else:
-        t = _wrap(lib.tn_full(arr, n, float(fill_value), dt._code))
+        t = _wrap(lib.tn_full(arr, n, _scalar(fill_value, "full", "fill_value"), dt._code))
     return _finish(t, device, requires_grad)
 
 
@@ -1435,4 +1654,4 @@ def where(condition, input=None, other=None):
         dt = (bool_, int64, _default_dtype[0])[max(kinds)]
         input, other = tensor(input, dtype=dt), tensor(other, dtype=dt)
     a, b = _operand(input), _operand(other)
-    return _wrap(lib.tn_where(condition._ptr, a._ptr, b._ptr))
+    return _wrap(lib.tn_where(_tp(condition, "where", "condition"), a._ptr, b._ptr))

@@ -1,12 +1,11 @@
 """Creation functions beyond tensor/zeros/ones/empty/full, the RNG and memory statistics."""
 import numbers
-import operator
 import os
 
 from ._C import lib
-from ._core import (Tensor, _dt, _finish, _i64, _numpy, _raise, _scalar_kind, _shape_kw, _tensor_from_data,
-                    _to_dtype, _wrap, _default_dtype, empty, float64, from_numpy, full, int64,
-                    tensor, uint8, zeros, ones)
+from ._core import (Tensor, _dt, _finish, _float, _i64, _int, _numpy, _overflow, _raise, _scalar, _scalar_kind,
+                    _shape_kw, _shape_args, _tensor_from_data, _to_dtype, _tp, _wrap, _default_dtype, empty, float64,
+                    from_numpy, full, int64, tensor, uint8, zeros, ones)
 
 _MASK64 = (1 << 64) - 1
 
@@ -25,32 +24,35 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     dt = _to_dtype(dtype)
     if dt is None:
         dt = _default_dtype[0] if any(_scalar_kind(v) == 2 for v in (start, end, step)) else int64
-    return _finish(_wrap(lib.tn_arange(float(start), float(end), float(step), dt._code)), device, requires_grad)
+    return _finish(_wrap(lib.tn_arange(_scalar(start, "arange", "start"), _scalar(end, "arange", "end"),
+                                       _scalar(step, "arange", "step"), dt._code)), device, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
-    return _finish(_wrap(lib.tn_linspace(float(_num(start)), float(_num(end)), operator.index(steps), _dt(dtype)._code)),
-                   device, requires_grad)
+    return _finish(_wrap(lib.tn_linspace(_scalar(start, "linspace", "start"), _scalar(end, "linspace", "end"),
+                                         _int(steps, "linspace", "steps"), _dt(dtype)._code)), device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    exps = _wrap(lib.tn_linspace(float(_num(start)), float(_num(end)), operator.index(steps), float64._code))
-    return _finish(exps.__rpow__(float(base)).to(_dt(dtype)), device, requires_grad)
+    exps = _wrap(lib.tn_linspace(_scalar(start, "logspace", "start"), _scalar(end, "logspace", "end"),
+                                 _int(steps, "logspace", "steps"), float64._code))
+    return _finish(exps.__rpow__(_float(base, "logspace", "base")).to(_dt(dtype)), device, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
-    return _finish(_wrap(lib.tn_eye(n, -1 if m is None else m, _dt(dtype)._code)), device, requires_grad)
+    return _finish(_wrap(lib.tn_eye(_int(n, "eye", "n"), -1 if m is None else _int(m, "eye", "m"), _dt(dtype)._code)),
+                   device, requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    return _finish(_wrap(lib.tn_scalar_tensor(float(s), _dt(dtype)._code)), device, requires_grad)
+    return _finish(_wrap(lib.tn_scalar_tensor(_scalar(s, "scalar_tensor", "s"), _dt(dtype)._code)), device, requires_grad)
 
 
 # --------------------------------------------------------------------------- *_like
 def _like(input, dtype, make_same, make_new):
     dt = _to_dtype(dtype)
     if dt is None or dt is input.dtype:
-        return _wrap(make_same(input._ptr))
+        return _wrap(make_same(_tp(input, "like")))
     return make_new(tuple(input.shape), dt)
 
 
@@ -67,19 +69,23 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _tp(input, "full_like")
     dt = _to_dtype(dtype) or input.dtype
     return _finish(full(tuple(input.shape), fill_value, dtype=dt), device, requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _tp(input, "rand_like")
     return rand(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _tp(input, "randn_like")
     return randn(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _tp(input, "randint_like")
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device,
@@ -145,12 +151,18 @@ class Generator:
         return _CPU
 
     def manual_seed(self, seed):
-        st = self._g.contents
-        st.seed, st.offset = int(seed) & _MASK64, 0
+        st = self._handle().contents
+        st.seed, st.offset = _seed(seed), 0
         return self
 
+    def _handle(self):
+        g = getattr(self, "_g", None)
+        if not g:
+            raise RuntimeError("this Generator was released (its __del__ ran) or never initialised")
+        return g
+
     def initial_seed(self):
-        return self._g.contents.seed
+        return self._handle().contents.seed
 
     def seed(self):
         s = int.from_bytes(os.urandom(8), "little") >> 1
@@ -158,7 +170,7 @@ class Generator:
         return s
 
     def get_state(self):
-        st = self._g.contents
+        st = self._handle().contents
         data = list(st.seed.to_bytes(8, "little") + st.offset.to_bytes(8, "little"))
         return tensor(data, dtype=uint8)
 
@@ -166,7 +178,7 @@ class Generator:
         b = bytes(new_state.tolist())
         if len(b) != 16:
             raise RuntimeError("Generator.set_state: expected a uint8 tensor of 16 bytes (seed, offset)")
-        st = self._g.contents
+        st = self._handle().contents
         st.seed, st.offset = int.from_bytes(b[:8], "little"), int.from_bytes(b[8:], "little")
         return self
 
@@ -179,8 +191,17 @@ class Generator:
 default_generator = Generator._default()
 
 
+def _seed(seed):
+    """A seed as torch reads it (int(seed): '3' and 2.5 work, 'a' is a ValueError) in
+    [-2**63, 2**64), negative seeds taken modulo 2**64."""
+    s = int(seed)
+    if not -(1 << 63) <= s <= _MASK64:
+        raise _overflow(s, "seed")
+    return s & _MASK64
+
+
 def manual_seed(seed):
-    lib.tn_manual_seed(int(seed) & _MASK64)
+    lib.tn_manual_seed(_seed(seed))
     return default_generator
 
 
@@ -201,7 +222,12 @@ def set_rng_state(new_state):
 
 
 def _gen(generator):
-    return None if generator is None else generator._g
+    """The tn_generator * of a generator= argument (None: the default generator)."""
+    if generator is None:
+        return None
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a torch.Generator, not {type(generator).__name__}")
+    return generator._handle()
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw):
@@ -225,15 +251,15 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
         low = args.pop() if args else 0
     if high is None or size is None or args:
         raise TypeError("randint() expects (high, size) or (low, high, size)")
-    arr, n = _i64(list(size))
+    arr, n = _i64(_shape_args((size,)))
     dt = _to_dtype(dtype) or int64
-    return _finish(_wrap(lib.tn_randint(operator.index(low), operator.index(high), arr, n, dt._code, _gen(generator))),
-                   device, requires_grad)
+    return _finish(_wrap(lib.tn_randint(_int(low, "randint", "low"), _int(high, "randint", "high"), arr, n, dt._code,
+                                        _gen(generator))), device, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _to_dtype(dtype) or int64
-    return _finish(_wrap(lib.tn_randperm(operator.index(n), dt._code, _gen(generator))), device, requires_grad)
+    return _finish(_wrap(lib.tn_randperm(_int(n, "randperm", "n"), dt._code, _gen(generator))), device, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -241,9 +267,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise TypeError("normal(): with number mean and std, size is required")
-        arr, n = _i64(list(size))
-        return _finish(_wrap(lib.tn_normal(float(mean), float(std), arr, n, _dt(dtype)._code, _gen(generator))),
-                       device, requires_grad)
+        arr, n = _i64(_shape_args((size,)))
+        return _finish(_wrap(lib.tn_normal(_float(mean, "normal", "mean"), _float(std, "normal", "std"), arr, n,
+                                           _dt(dtype)._code, _gen(generator))), device, requires_grad)
     from ._ops import broadcast_shapes, result_type
     shape = broadcast_shapes(*[t.shape for t in (mean, std) if isinstance(t, Tensor)])
     dt = result_type(mean, std)
@@ -253,9 +279,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 def bernoulli(input, p=None, *, generator=None):
     if p is None:
-        return _wrap(lib.tn_bernoulli(input._ptr, _gen(generator)))
+        return _wrap(lib.tn_bernoulli(_tp(input, "bernoulli"), _gen(generator)))
+    _tp(input, "bernoulli")
     arr, n = _i64(input.shape)
-    return _wrap(lib.tn_bernoulli_p(arr, n, float(p), input.dtype._code, _gen(generator)))
+    return _wrap(lib.tn_bernoulli_p(arr, n, _float(p, "bernoulli", "p"), input.dtype._code, _gen(generator)))
 
 
 Tensor.bernoulli = bernoulli
@@ -274,7 +301,12 @@ def reset_peak_memory_stats():
 
 
 def set_num_threads(n):
-    lib.tn_set_num_threads(int(n))
+    if not isinstance(n, numbers.Integral):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    n = int(n)
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    lib.tn_set_num_threads(min(n, (1 << 31) - 1))
 
 
 def get_num_threads():

@@ -7,13 +7,13 @@ written out because their PyTorch keyword arguments differ.
 """
 import math
 import numbers
-import operator
 from ctypes import byref, c_void_p
 
 from . import _C
 from ._C import lib
-from ._core import (Tensor, _check_int, _dims_list, _i64, _is_operand, _operand, _ptrs, _raise,
-                    _scalar_kind, _scalar_ptr, _unalias, _wrap, _DTYPES, float32, return_types, where)
+from ._core import (Tensor, _check_int, _dims_list, _float, _i64, _int, _is_operand, _operand, _ptrs, _raise,
+                    _scalar, _scalar_kind, _scalar_ptr, _tensor_arg, _to_dtype, _tp, _unalias, _wrap, _wrap_dim, _DTYPES,
+                    float32, return_types, where)
 
 FUNCTIONS = {}          # name -> plain function, exported as tn.<name>
 METHOD_FUNCTIONS = {}   # name -> Tensor method, exported as tn.<name>(input, ...)
@@ -111,7 +111,7 @@ def add(self, other, *, alpha=1):
     if alpha == 1:
         return _binary(lib.tn_add, self, other)
     o = _operand(other)          # keep the temporary alive across the C call
-    return _wrap(lib.tn_add_alpha(self._ptr, o._ptr, float(alpha)))
+    return _wrap(lib.tn_add_alpha(self._ptr, o._ptr, _scalar(alpha, "add", "alpha")))
 
 
 @_method("sub", "subtract", scalar_first=True)
@@ -119,13 +119,13 @@ def sub(self, other, *, alpha=1):
     if alpha == 1:
         return _binary(lib.tn_sub, self, other)
     o = _operand(other)
-    return _wrap(lib.tn_sub_alpha(self._ptr, o._ptr, float(alpha)))
+    return _wrap(lib.tn_sub_alpha(self._ptr, o._ptr, _scalar(alpha, "sub", "alpha")))
 
 
 @_method("rsub", scalar_first=True)
 def rsub(self, other, *, alpha=1):
     if alpha == 1 and not isinstance(other, Tensor) and self.dtype.is_floating_point and _scalar_kind(other) in (1, 2):
-        return _wrap(lib.tn_rsub_scalar(self._ptr, float(other)))
+        return _wrap(lib.tn_rsub_scalar(self._ptr, _scalar(other, "rsub", "other")))
     return sub(_operand(other), self, alpha=alpha)
 
 
@@ -154,14 +154,14 @@ def _add_(self, other, *, alpha=1):
     if alpha == 1:
         return _binary_inplace(lib.tn_add_, self, other)
     o = _operand(other)
-    return self._inplace(lib.tn_add_alpha_(self._ptr, o._ptr, float(alpha)))
+    return self._inplace(lib.tn_add_alpha_(self._ptr, o._ptr, _scalar(alpha, "add_", "alpha")))
 
 
 def _sub_(self, other, *, alpha=1):
     if alpha == 1:
         return _binary_inplace(lib.tn_sub_, self, other)
     o = _operand(other)
-    return self._inplace(lib.tn_add_alpha_(self._ptr, o._ptr, -float(alpha)))
+    return self._inplace(lib.tn_add_alpha_(self._ptr, o._ptr, -_scalar(alpha, "sub_", "alpha")))
 
 
 def _div_(self, other, *, rounding_mode=None):
@@ -215,7 +215,13 @@ Tensor.__rmatmul__ = lambda self, other: matmul(other, self) if isinstance(other
 Tensor.__neg__ = lambda self: _wrap(lib.tn_neg(self._ptr))
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: _wrap(lib.tn_abs(self._ptr))
-Tensor.__invert__ = lambda self: _wrap(lib.tn_bitwise_not(self._ptr))
+def _invert(self):
+    if self.dtype.is_floating_point:      # PyTorch's class for this one is TypeError
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return _wrap(lib.tn_bitwise_not(self._ptr))
+
+
+Tensor.__invert__ = _invert
 
 
 # A floating tensor with a Python-number exponent or minuend goes through tn_pow_scalar /
@@ -231,7 +237,7 @@ _pow_tensor = Tensor.pow
 @_method("pow", scalar_first=True)
 def pow(self, exponent):
     if _scalar_form(self, exponent):
-        return _wrap(lib.tn_pow_scalar(self._ptr, float(exponent)))
+        return _wrap(lib.tn_pow_scalar(self._ptr, _scalar(exponent, "pow", "exponent")))
     return _pow_tensor(self, exponent)
 
 
@@ -241,7 +247,7 @@ def _rsub_op(self, other):
     if isinstance(other, Tensor):
         return _wrap(lib.tn_sub(other._ptr, self._ptr))
     if _scalar_form(self, other):
-        return _wrap(lib.tn_rsub_scalar(self._ptr, float(other)))
+        return _wrap(lib.tn_rsub_scalar(self._ptr, _scalar(other, "rsub", "other")))
     return _rbinary(lib.tn_sub, self, other)
 
 
@@ -307,14 +313,15 @@ def clamp(self, min=None, max=None):
         lo = None if min is None else _operand(min)
         hi = None if max is None else _operand(max)
         return _wrap(lib.tn_clamp_tensor(self._ptr, None if lo is None else lo._ptr, None if hi is None else hi._ptr))
-    return _wrap(lib.tn_clamp(self._ptr, -math.inf if min is None else float(min), math.inf if max is None else float(max)))
+    return _wrap(lib.tn_clamp(self._ptr, -math.inf if min is None else _scalar(min, "clamp", "min"),
+                              math.inf if max is None else _scalar(max, "clamp", "max")))
 
 
 def _clamp_(self, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor) or min is None and max is None:
         return self._store(clamp(self, min, max))
-    return self._inplace(lib.tn_clamp_(self._ptr, -math.inf if min is None else float(min),
-                                       math.inf if max is None else float(max)))
+    return self._inplace(lib.tn_clamp_(self._ptr, -math.inf if min is None else _scalar(min, "clamp_", "min"),
+                                       math.inf if max is None else _scalar(max, "clamp_", "max")))
 
 
 Tensor.clamp_ = Tensor.clip_ = _clamp_
@@ -336,8 +343,9 @@ Tensor.clamp_max_ = lambda self, max: _clamp_(self, max=max)
 
 @_method("nan_to_num")
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
-    return _wrap(lib.tn_nan_to_num(self._ptr, float(nan), math.inf if posinf is None else float(posinf),
-                                   -math.inf if neginf is None else float(neginf)))
+    return _wrap(lib.tn_nan_to_num(self._ptr, _float(nan, "nan_to_num", "nan"),
+                                   math.inf if posinf is None else _float(posinf, "nan_to_num", "posinf"),
+                                   -math.inf if neginf is None else _float(neginf, "nan_to_num", "neginf")))
 
 
 Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: self._store(nan_to_num(self, nan, posinf, neginf))
@@ -345,52 +353,58 @@ Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: self._store
 
 @_method("lerp")
 def lerp(self, end, weight):
+    e = _tp(end, "lerp", "end")
     if isinstance(weight, Tensor):
-        return _wrap(lib.tn_lerp(self._ptr, end._ptr, weight._ptr))
-    return _wrap(lib.tn_lerp_scalar(self._ptr, end._ptr, float(weight)))
+        return _wrap(lib.tn_lerp(self._ptr, e, weight._ptr))
+    return _wrap(lib.tn_lerp_scalar(self._ptr, e, _scalar(weight, "lerp", "weight")))
 
 
 def _lerp_(self, end, weight):
     if isinstance(weight, Tensor):
         return self._store(lerp(self, end, weight))
-    return self._inplace(lib.tn_lerp_(self._ptr, end._ptr, float(weight)))
+    return self._inplace(lib.tn_lerp_(self._ptr, _tp(end, "lerp_", "end"), _scalar(weight, "lerp_", "weight")))
 
 
 Tensor.lerp_ = _lerp_
 
 
+def _addc(f, fn, self, tensor1, tensor2, value):
+    return f(self._ptr, _tp(tensor1, fn, "tensor1"), _tp(tensor2, fn, "tensor2"), _scalar(value, fn, "value"))
+
+
 @_method("addcmul")
 def addcmul(self, tensor1, tensor2, *, value=1):
-    return _wrap(lib.tn_addcmul(self._ptr, tensor1._ptr, tensor2._ptr, float(value)))
+    return _wrap(_addc(lib.tn_addcmul, "addcmul", self, tensor1, tensor2, value))
 
 
 @_method("addcdiv")
 def addcdiv(self, tensor1, tensor2, *, value=1):
-    return _wrap(lib.tn_addcdiv(self._ptr, tensor1._ptr, tensor2._ptr, float(value)))
+    return _wrap(_addc(lib.tn_addcdiv, "addcdiv", self, tensor1, tensor2, value))
 
 
 Tensor.addcmul_ = lambda self, tensor1, tensor2, *, value=1: self._inplace(
-    lib.tn_addcmul_(self._ptr, tensor1._ptr, tensor2._ptr, float(value)))
+    _addc(lib.tn_addcmul_, "addcmul_", self, tensor1, tensor2, value))
 Tensor.addcdiv_ = lambda self, tensor1, tensor2, *, value=1: self._inplace(
-    lib.tn_addcdiv_(self._ptr, tensor1._ptr, tensor2._ptr, float(value)))
+    _addc(lib.tn_addcdiv_, "addcdiv_", self, tensor1, tensor2, value))
 
 
 @_method("softmax")
 def softmax(self, dim, dtype=None):
-    x = self if dtype is None else self.to(dtype)
-    return _wrap(lib.tn_softmax(x._ptr, dim))
+    x = _cast(self, dtype)
+    return _wrap(lib.tn_softmax(x._ptr, _int(dim, "softmax")))
 
 
 @_method("log_softmax")
 def log_softmax(self, dim, dtype=None):
-    x = self if dtype is None else self.to(dtype)
-    return _wrap(lib.tn_log_softmax(x._ptr, dim))
+    x = _cast(self, dtype)
+    return _wrap(lib.tn_log_softmax(x._ptr, _int(dim, "log_softmax")))
 
 
 @_method("allclose")
 def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     lib.tn_clear_error()
-    r = bool(lib.tn_allclose(self._ptr, other._ptr, float(rtol), float(atol), bool(equal_nan)))
+    r = bool(lib.tn_allclose(self._ptr, _tp(other, "allclose", "other"), _float(rtol, "allclose", "rtol"),
+                             _float(atol, "allclose", "atol"), bool(equal_nan)))
     if not r and lib.tn_last_error():
         _raise()
     return r
@@ -412,7 +426,7 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 @_method("equal")
 def equal(self, other):
     lib.tn_clear_error()
-    r = bool(lib.tn_equal(self._ptr, other._ptr))
+    r = bool(lib.tn_equal(self._ptr, _tp(other, "equal", "other")))
     if not r and lib.tn_last_error():
         _raise()
     return r
@@ -435,7 +449,7 @@ def _reduce(x, dim, keepdim, f_all, f_dims):
 
 
 def _cast(x, dtype):
-    return x if dtype is None else x.to(dtype)
+    return x if dtype is None else x.to(_to_dtype(dtype, False))
 
 
 @_method("sum")
@@ -477,7 +491,7 @@ def _extreme(self, dim, keepdim, f_all, f_dim, f_binary, rtype):
     if dim is None:
         return _wrap(f_all(self._ptr))
     idx = c_void_p()
-    v = f_dim(self._ptr, operator.index(dim), bool(keepdim), byref(idx))
+    v = f_dim(self._ptr, _int(dim, rtype.__name__), bool(keepdim), byref(idx))
     values = _wrap(v)
     return rtype(values, _wrap(idx.value))
 
@@ -496,7 +510,7 @@ def _arg(self, dim, keepdim, f_all, f_dim):
     if dim is None:
         r = _wrap(f_all(self._ptr))
         return r.reshape([1] * self.ndim) if keepdim else r
-    return _wrap(f_dim(self._ptr, operator.index(dim), bool(keepdim)))
+    return _wrap(f_dim(self._ptr, _int(dim, "argmax"), bool(keepdim)))
 
 
 @_method("argmax")
@@ -516,7 +530,7 @@ def _correction(dim, unbiased, correction):
         correction = 0 if unbiased is False else 1
     elif unbiased is not None:
         raise RuntimeError("var/std: cannot specify both unbiased and correction")
-    return dim, operator.index(correction)
+    return dim, _int(correction, "var", "correction")
 
 
 def _var_std(self, dim, unbiased, keepdim, correction, f_all, f_dims):
@@ -538,11 +552,13 @@ def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _tensor_arg(input, "var_mean")
     d = None if isinstance(dim, bool) else dim
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, d, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _tensor_arg(input, "std_mean")
     d = None if isinstance(dim, bool) else dim
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, d, keepdim)
 
@@ -558,28 +574,29 @@ def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         p = 2.0
     elif isinstance(p, str):
         raise NotImplementedError(f"norm: p='{p}' is not supported")
+    p = _scalar(p, "norm", "p")
     if dim is None and not keepdim:
-        return _wrap(lib.tn_norm(x._ptr, float(p)))
+        return _wrap(lib.tn_norm(x._ptr, p))
     arr, n = _i64(_all_dims(x, dim))
-    return _wrap(lib.tn_norm_dims(x._ptr, float(p), arr, n, bool(keepdim)))
+    return _wrap(lib.tn_norm_dims(x._ptr, p, arr, n, bool(keepdim)))
 
 
 @_method("logsumexp")
 def logsumexp(self, dim, keepdim=False):
-    arr, n = _i64(_dims_list(dim))
+    arr, n = _i64(_dims_list(dim, "logsumexp"))
     return _wrap(lib.tn_logsumexp(self._ptr, arr, n, bool(keepdim)))
 
 
 @_method("cumsum")
 def cumsum(self, dim, *, dtype=None):
     x = _cast(self, dtype)
-    return _wrap(lib.tn_cumsum(x._ptr, dim))
+    return _wrap(lib.tn_cumsum(x._ptr, _int(dim, "cumsum")))
 
 
 @_method("cumprod")
 def cumprod(self, dim, *, dtype=None):
     x = _cast(self, dtype)
-    return _wrap(lib.tn_cumprod(x._ptr, dim))
+    return _wrap(lib.tn_cumprod(x._ptr, _int(dim, "cumprod")))
 
 
 Tensor.cumsum_ = lambda self, dim, *, dtype=None: self._store(cumsum(self, dim, dtype=dtype))
@@ -590,10 +607,10 @@ def _all_any(self, dim, keepdim, f_all, f_dim):
     if dim is None:
         r = _wrap(f_all(self._ptr))
         return r.reshape([1] * self.ndim) if keepdim else r
-    dims = _dims_list(dim)
+    dims = _dims_list(dim, "all")
     nd = self.ndim
     r = self
-    for d in sorted({(d % nd if nd else 0) for d in dims}, reverse=True) if len(dims) > 1 else dims:
+    for d in sorted({_wrap_dim(d, nd) for d in dims}, reverse=True) if len(dims) > 1 else dims:
         r = _wrap(f_dim(r._ptr, d, bool(keepdim)))
     return r
 
@@ -618,13 +635,13 @@ def sort(self, dim=-1, descending=False, stable=False):
     if isinstance(dim, bool):
         raise TypeError("sort(): dim must be an int; use descending=")
     idx = c_void_p()
-    v = _wrap(lib.tn_sort(self._ptr, dim, bool(descending), byref(idx)))
+    v = _wrap(lib.tn_sort(self._ptr, _int(dim, "sort"), bool(descending), byref(idx)))
     return return_types.sort(v, _wrap(idx.value))
 
 
 @_method("argsort")
 def argsort(self, dim=-1, descending=False, stable=False):
-    return _wrap(lib.tn_argsort(self._ptr, dim, bool(descending)))
+    return _wrap(lib.tn_argsort(self._ptr, _int(dim, "argsort"), bool(descending)))
 
 
 @_method("msort")
@@ -635,12 +652,16 @@ def msort(self):
 @_method("topk")
 def topk(self, k, dim=-1, largest=True, sorted=True):
     idx = c_void_p()
-    v = _wrap(lib.tn_topk(self._ptr, operator.index(k), dim, bool(largest), byref(idx)))
+    v = _wrap(lib.tn_topk(self._ptr, _int(k, "topk", "k"), _int(dim, "topk"), bool(largest), byref(idx)))
     return return_types.topk(v, _wrap(idx.value))
 
 
 @_method("kthvalue")
 def kthvalue(self, k, dim=-1, keepdim=False):
+    k, dim = _int(k, "kthvalue", "k"), _int(dim, "kthvalue")
+    size = self.size(dim) if self.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim} (k = {k}, size {size})")
     s = sort(self, dim)
     v, i = s.values.narrow(dim, k - 1, 1), s.indices.narrow(dim, k - 1, 1)
     if not keepdim and self.ndim:
@@ -653,7 +674,7 @@ def _lin(name, cname=None):
     f = getattr(lib, "tn_" + (cname or name))
 
     def method(self, other):
-        return _wrap(f(self._ptr, other._ptr))
+        return _wrap(f(self._ptr, _tp(other, name, "other")))
     method.__name__ = name
     return method
 
@@ -668,28 +689,35 @@ _method("outer", "ger")(_lin("outer"))
 
 @_method("addmm")
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-    return _wrap(lib.tn_addmm(self._ptr, mat1._ptr, mat2._ptr, float(beta), float(alpha)))
+    return _wrap(lib.tn_addmm(self._ptr, _tp(mat1, "addmm", "mat1"), _tp(mat2, "addmm", "mat2"),
+                              _scalar(beta, "addmm", "beta"), _scalar(alpha, "addmm", "alpha")))
 
 
 @_method("baddbmm")
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
-    return _wrap(lib.tn_baddbmm(self._ptr, batch1._ptr, batch2._ptr, float(beta), float(alpha)))
+    return _wrap(lib.tn_baddbmm(self._ptr, _tp(batch1, "baddbmm", "batch1"), _tp(batch2, "baddbmm", "batch2"),
+                                _scalar(beta, "baddbmm", "beta"), _scalar(alpha, "baddbmm", "alpha")))
 
 
 # --------------------------------------------------------------------------- in-place random fills
 def _gen(generator):
-    return None if generator is None else generator._g
+    from ._factories import _gen
+    return _gen(generator)
 
 
 def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
+    if kw:
+        raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
     arr, n = _i64(self.shape)
-    return self._store(_wrap(lib.tn_uniform(float(from_), float(to), arr, n, self.dtype._code, _gen(generator))))
+    return self._store(_wrap(lib.tn_uniform(_float(from_, "uniform_", "from"), _float(to, "uniform_", "to"), arr, n,
+                                            self.dtype._code, _gen(generator))))
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
     arr, n = _i64(self.shape)
-    return self._store(_wrap(lib.tn_normal(float(mean), float(std), arr, n, self.dtype._code, _gen(generator))))
+    return self._store(_wrap(lib.tn_normal(_float(mean, "normal_", "mean"), _float(std, "normal_", "std"), arr, n,
+                                           self.dtype._code, _gen(generator))))
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
@@ -698,7 +726,7 @@ def _bernoulli_(self, p=0.5, *, generator=None):
         r = _wrap(lib.tn_bernoulli(pc._ptr, _gen(generator)))
     else:
         arr, n = _i64(self.shape)
-        r = _wrap(lib.tn_bernoulli_p(arr, n, float(p), float32._code, _gen(generator)))
+        r = _wrap(lib.tn_bernoulli_p(arr, n, _float(p, "bernoulli_", "p"), float32._code, _gen(generator)))
     return self.copy_(r)
 
 
@@ -718,29 +746,29 @@ def _tensor_list(tensors, fn):
 
 def cat(tensors, dim=0):
     ts = _tensor_list(tensors, "cat")
-    return _wrap(lib.tn_cat(_ptrs(ts), len(ts), dim))
+    return _wrap(lib.tn_cat(_ptrs(ts), len(ts), _int(dim, "cat")))
 
 
 def stack(tensors, dim=0):
     ts = _tensor_list(tensors, "stack")
-    return _wrap(lib.tn_stack(_ptrs(ts), len(ts), dim))
+    return _wrap(lib.tn_stack(_ptrs(ts), len(ts), _int(dim, "stack")))
 
 
 def hstack(tensors):
-    ts = [atleast_1d(t) for t in tensors]
+    ts = [atleast_1d(t) for t in _tensor_list(tensors, "hstack")]
     return cat(ts, 0 if ts and ts[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
-    return cat([atleast_2d(t) for t in tensors], 0)
+    return cat([atleast_2d(t) for t in _tensor_list(tensors, "vstack")], 0)
 
 
 def atleast_1d(t):
-    return t.reshape(1) if t.ndim == 0 else t
+    return t.reshape(1) if _tensor_arg(t, "atleast_1d").ndim == 0 else t
 
 
 def atleast_2d(t):
-    return t.reshape(1, -1) if t.ndim < 2 else t
+    return t.reshape(1, -1) if _tensor_arg(t, "atleast_2d").ndim < 2 else t
 
 
 def broadcast_shapes(*shapes):
@@ -757,12 +785,13 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_tensors(*tensors):
+    _tensor_list(tensors, "broadcast_tensors")
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(t.expand(shape) for t in tensors)
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    return tensor.split(split_size_or_sections, dim)
+    return _tensor_arg(tensor, "split", "tensor").split(split_size_or_sections, dim)
 
 
 FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstack, vstack=vstack,

@@ -130,6 +130,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=False, mmap=N
     Tensors from a path alias the file's copy-on-write mapping; map_location is accepted
     and ignored (CPU)."""
     if isinstance(f, (str, bytes, os.PathLike)):
+        with open(f, "rb"):      # PyTorch's OSError (FileNotFoundError, IsADirectoryError, ...) first
+            pass
         d = lib.tn_safetensors_load(os.fsencode(f))
     else:
         data = f.read() if hasattr(f, "read") else bytes(f)

@@ -177,7 +177,7 @@ c("zeros(2, -3)", RE, lambda: torch.zeros(2, -3))
 c("zeros(2**62)", RE, lambda: torch.zeros(2 ** 62))
 c("zeros(2**31, 2**31, 4) overflows", RE, lambda: torch.zeros(2 ** 31, 2 ** 31, 4))
 c("empty(2**40) cannot be allocated", RE, lambda: torch.empty(2 ** 40))
-c("ones(2**64)", (RE, TE), lambda: torch.ones(2 ** 64), bug="B6")
+c("ones(2**64)", (RE, TE), lambda: torch.ones(2 ** 64))
 c("zeros(nan)", TE, lambda: torch.zeros(float("nan")))
 c("zeros(inf)", TE, lambda: torch.zeros(float("inf")))
 c("zeros(2.0)", TE, lambda: torch.zeros(2.0))
@@ -196,9 +196,9 @@ c("full((-2,), 1.0)", RE, lambda: torch.full((-2,), 1.0))
 c("tensor([[1, 2], [3]]) ragged", VE, lambda: torch.tensor([[1, 2], [3]]))
 c("tensor([1, 'a'])", TE, lambda: torch.tensor([1, "a"]))
 c("tensor([[1], 2])", ANY, lambda: torch.tensor([[1], 2]))
-c("tensor(['a'])", VE, lambda: torch.tensor(["a"]), bug="B20")
-c("tensor({'a': 1})", RE, lambda: torch.tensor({"a": 1}), bug="B20")
-c("tensor(object())", RE, lambda: torch.tensor(object()), bug="B20")
+c("tensor(['a'])", VE, lambda: torch.tensor(["a"]))
+c("tensor({'a': 1})", RE, lambda: torch.tensor({"a": 1}))
+c("tensor(object())", RE, lambda: torch.tensor(object()))
 c("tensor([None])", ANY, lambda: torch.tensor([None]))
 c("tensor(2**64)", RE, lambda: torch.tensor(2 ** 64))
 c("tensor([1, 2**70])", RE, lambda: torch.tensor([1, 2 ** 70]))
@@ -208,14 +208,14 @@ c("arange(0, nan)", RE, lambda: torch.arange(0, float("nan")))
 c("arange(0, inf)", RE, lambda: torch.arange(0, float("inf")))
 c("arange(10, 0, 1) wrong sign", RE, lambda: torch.arange(10, 0, 1))
 c("arange(0, 1e30, 1e-30) too long", RE, lambda: torch.arange(0, 1e30, 1e-30))
-c("arange('a')", TE, lambda: torch.arange("a"), bug="B18")
+c("arange('a')", TE, lambda: torch.arange("a"))
 c("linspace(0, 1, -1)", RE, lambda: torch.linspace(0, 1, -1))
 c("linspace(0, 1, 2.5)", TE, lambda: torch.linspace(0, 1, 2.5))
 c("logspace(0, 1, -3)", RE, lambda: torch.logspace(0, 1, -3))
 c("eye(-1)", RE, lambda: torch.eye(-1))
 c("eye(2**40, 2**40)", RE, lambda: torch.eye(2 ** 40, 2 ** 40))
 c("rand(-1)", RE, lambda: torch.rand(-1))
-c("randn(2, generator='a')", TE, lambda: torch.randn(2, generator="a"), bug="B15")
+c("randn(2, generator='a')", TE, lambda: torch.randn(2, generator="a"))
 c("randint(5, 2, (3,))", RE, lambda: torch.randint(5, 2, (3,)))
 c("randint(0, 5, 'a')", TE, lambda: torch.randint(0, 5, "a"))
 c("randperm(-1)", RE, lambda: torch.randperm(-1))
@@ -227,11 +227,11 @@ c("set_rng_state('a')", ANY, lambda: torch.set_rng_state("a"))
 c("set_rng_state(ones(3))", ANY, lambda: torch.set_rng_state(ones(3)))
 c("zeros_like(None)", ANY, lambda: torch.zeros_like(None))
 c("ones_like('a')", ANY, lambda: torch.ones_like("a"))
-c("full_like(t, 'a')", TE, lambda: torch.full_like(ones(2), "a"), bug="B18")
+c("full_like(t, 'a')", TE, lambda: torch.full_like(ones(2), "a"))
 c("new_zeros(-1)", RE, lambda: ones(2).new_zeros(-1))
 c("zeros(*[1]*70) too many dims", (RE, IE), lambda: torch.zeros(*([1] * 70)), tn_only=True)
 c("ones(2, device='cuda') without a GPU", RE, lambda: torch.ones(2, device="cuda"), needs=no_cuda, tn_only=True)
-c("ones(2, device='cuda:x')", RE, lambda: torch.ones(2, device="cuda:x"), bug="B21")
+c("ones(2, device='cuda:x')", RE, lambda: torch.ones(2, device="cuda:x"))
 c("from_numpy(list)", TE, lambda: torch.from_numpy([1, 2]))
 c("from_numpy(complex array)", TE, lambda: torch.from_numpy(np.zeros(2, dtype=np.complex64)), needs=need_numpy,
   tn_only=True)
@@ -242,7 +242,7 @@ c("from_numpy(negative strides)", VE, lambda: torch.from_numpy(np.zeros(4)[::-1]
 
 section("views")
 c("view(4) of 6 elements", RE, lambda: ones(2, 3).view(4))
-c("view(2**63) wraps", TE, lambda: ones(2).view(2 ** 63), bug="B6")
+c("view(2**63)", TE, lambda: ones(2).view(2 ** 63))
 c("view(-1, -1)", RE, lambda: ones(2).view(-1, -1))
 c("view('a')", TE, lambda: ones(2).view("a"))
 c("view(None)", TE, lambda: ones(2).view(None))
@@ -256,25 +256,25 @@ c("permute(0)", RE, lambda: ones(2, 2).permute(0))
 c("permute(0, 5)", IE, lambda: ones(2, 2).permute(0, 5))
 c("permute('a', 'b')", TE, lambda: ones(2, 2).permute("a", "b"))
 c("transpose(0, 5)", IE, lambda: ones(2, 2).transpose(0, 5))
-c("transpose('a', 1)", TE, lambda: ones(2, 2).transpose("a", 1), bug="B14")
-c("transpose(0.5, 1)", TE, lambda: ones(2, 2).transpose(0.5, 1), bug="B14")
-c("transpose(None, 1)", TE, lambda: ones(2, 2).transpose(None, 1), bug="B14")
+c("transpose('a', 1)", TE, lambda: ones(2, 2).transpose("a", 1))
+c("transpose(0.5, 1)", TE, lambda: ones(2, 2).transpose(0.5, 1))
+c("transpose(None, 1)", TE, lambda: ones(2, 2).transpose(None, 1))
 c("t() of 3-d", RE, lambda: ones(2, 2, 2).t())
 c("mT of 1-d", RE, lambda: ones(2).mT)
 c("narrow past the end", RE, lambda: ones(4).narrow(0, 2, 5))
 c("narrow(0, 0, -1)", RE, lambda: ones(4).narrow(0, 0, -1))
-c("narrow(0, 0, 2**64) wraps", RE, lambda: ones(4).narrow(0, 0, 2 ** 64), bug="B6")
+c("narrow(0, 0, 2**64)", RE, lambda: ones(4).narrow(0, 0, 2 ** 64))
 c("narrow(5, 0, 1)", IE, lambda: ones(4).narrow(5, 0, 1))
 c("select(0, 9)", IE, lambda: ones(4).select(0, 9))
 c("select(0, 1.5)", TE, lambda: ones(4).select(0, 1.5))
 c("expand(3) of size 2", RE, lambda: ones(2).expand(3))
 c("expand(-2)", RE, lambda: ones(2).expand(-2))
 c("expand to fewer dims", RE, lambda: ones(2, 2).expand(2))
-c("expand_as(None)", TE, lambda: ones(2).expand_as(None), bug="B15")
+c("expand_as(None)", TE, lambda: ones(2).expand_as(None))
 c("broadcast_to((3,))", RE, lambda: ones(2).broadcast_to((3,)))
 c("squeeze(5)", IE, lambda: ones(2, 2).squeeze(5))
 c("unsqueeze(5)", IE, lambda: ones(2, 2).unsqueeze(5))
-c("unsqueeze('a')", TE, lambda: ones(2).unsqueeze("a"), bug="B14")
+c("unsqueeze('a')", TE, lambda: ones(2).unsqueeze("a"))
 c("unsqueeze past 8 dims", RE, lambda: ones(*([1] * 8)).unsqueeze(0), tn_only=True)
 c("flatten(2, 0)", RE, lambda: ones(2, 2, 2).flatten(2, 0))
 c("flatten(0, 9)", IE, lambda: ones(2, 2).flatten(0, 9))
@@ -301,8 +301,8 @@ c("roll((1, 2), 0) lengths", RE, lambda: ones(2).roll((1, 2), 0))
 c("repeat(-1)", RE, lambda: ones(2).repeat(-1))
 c("repeat(fewer dims)", RE, lambda: ones(2, 2).repeat(2))
 c("repeat(2**62)", RE, lambda: ones(2).repeat(2 ** 62))
-c("tril() of 1-d", IE, lambda: ones(2).tril(), bug="B22")
-c("movedim(0, 5)", IE, lambda: ones(2).movedim(0, 5), bug="B23")
+c("tril() of 1-d", IE, lambda: ones(2).tril())
+c("movedim(0, 5)", IE, lambda: ones(2).movedim(0, 5))
 
 section("pointwise")
 c("t + 'a'", TE, lambda: ones(2) + "a")
@@ -327,36 +327,36 @@ c("pow broadcast mismatch", RE, lambda: ones(2).pow(ones(3)))
 c("in-place result cannot broadcast", RE, lambda: ones(2).add_(ones(2, 2)))
 c("in-place float into int", RE, lambda: torch.ones(2, dtype=torch.int64).add_(1.5))
 c("t + 2**64", RE, lambda: ones(2, dtype=torch.int64) + 2 ** 64)
-c("int // 0", RE, lambda: torch.ones(2, dtype=torch.int64) // 0, bug="B19")
-c("int % 0", RE, lambda: torch.ones(2, dtype=torch.int64) % 0, bug="B19")
+c("int // 0", RE, lambda: torch.ones(2, dtype=torch.int64) // 0)
+c("int % 0", RE, lambda: torch.ones(2, dtype=torch.int64) % 0)
 c("bitwise_and of floats", RE, lambda: ones(2).int().bitwise_and(ones(2)))
-c("~ float", TE, lambda: ~ones(2), bug="B19")
+c("~ float", TE, lambda: ~ones(2))
 c("- bool", RE, lambda: -ones(2).bool())
 c("clamp()", RE, lambda: ones(2).clamp())
-c("clamp('a')", TE, lambda: ones(2).clamp("a"), bug="B18")
+c("clamp('a')", TE, lambda: ones(2).clamp("a"))
 c("clamp(min=ones(3))", RE, lambda: ones(2).clamp(min=ones(3)))
 c("lerp mismatched", RE, lambda: ones(2).lerp(ones(3), 0.5))
-c("lerp(None, 0.5)", TE, lambda: ones(2).lerp(None, 0.5), bug="B15")
-c("addcmul(None, None)", TE, lambda: ones(2).addcmul(None, None), bug="B15")
+c("lerp(None, 0.5)", TE, lambda: ones(2).lerp(None, 0.5))
+c("addcmul(None, None)", TE, lambda: ones(2).addcmul(None, None))
 c("addcdiv shape mismatch", RE, lambda: ones(2).addcdiv(ones(3), ones(3)))
 c("where(float cond)", RE, lambda: torch.where(ones(2), ones(2), ones(2)))
 c("where(cond, [3], [2])", RE, lambda: torch.where(ones(2).bool(), ones(3), ones(2)))
 c("where('a', t, t)", ANY, lambda: torch.where("a", ones(2), ones(2)))
 c("masked_fill mask shape", RE, lambda: ones(2).masked_fill(ones(3).bool(), 1))
-c("masked_fill(mask, 'a')", TE, lambda: ones(2).masked_fill(ones(2).bool(), "a"), bug="B18")
-c("fill_('a')", TE, lambda: ones(2).fill_("a"), bug="B18")
+c("masked_fill(mask, 'a')", TE, lambda: ones(2).masked_fill(ones(2).bool(), "a"))
+c("fill_('a')", TE, lambda: ones(2).fill_("a"))
 c("fill_(1-d tensor)", RE, lambda: ones(2).fill_(ones(2)))
 c("fill_(None)", TE, lambda: ones(2).fill_(None))
 c("copy_ shape mismatch", RE, lambda: ones(2).copy_(ones(3)))
 c("copy_('abc')", TE, lambda: ones(2).copy_("abc"))
 c("copy_(None)", TE, lambda: ones(2).copy_(None))
-c("nan_to_num(nan='a')", TE, lambda: ones(2).nan_to_num(nan="a"), bug="B18")
+c("nan_to_num(nan='a')", TE, lambda: ones(2).nan_to_num(nan="a"))
 c("round(decimals='a')", TE, lambda: ones(2).round(decimals="a"))
 c("allclose shape mismatch", RE, lambda: ones(2).allclose(ones(3)))
 c("isclose(None)", TE, lambda: ones(2).isclose(None))
 c("softmax(dim=3)", IE, lambda: ones(2).softmax(3))
-c("softmax(dim='a')", (TE, RE), lambda: ones(2).softmax("a"), bug="B14")
-c("log_softmax(dim=None)", (TE, RE), lambda: ones(2).log_softmax(None), bug="B14")
+c("softmax(dim='a')", (TE, RE), lambda: ones(2).softmax("a"))
+c("log_softmax(dim=None)", (TE, RE), lambda: ones(2).log_softmax(None))
 c("torch.exp('a')", TE, lambda: torch.exp("a"))
 c("torch.add(None, 1)", TE, lambda: torch.add(None, 1))
 c("torch.sin([1.0])", TE, lambda: torch.sin([1.0]))
@@ -364,10 +364,10 @@ c("torch.sin([1.0])", TE, lambda: torch.sin([1.0]))
 section("reduction")
 c("sum(dim=5)", IE, lambda: ones(2).sum(dim=5))
 c("sum(dim=(0, 0))", RE, lambda: ones(2).sum(dim=(0, 0)))
-c("sum(dim=2**70) wraps", RE, lambda: ones(2).sum(dim=2 ** 70), bug="B6")
+c("sum(dim=2**70)", RE, lambda: ones(2).sum(dim=2 ** 70))
 c("sum(dim=1.5)", TE, lambda: ones(2).sum(dim=1.5))
 c("sum(dim=None, keepdim='a')", ANY, lambda: ones(2).sum(dim=(0, "a")))
-c("sum(dtype=3)", TE, lambda: ones(2).sum(dtype=3), bug="B16")
+c("sum(dtype=3)", TE, lambda: ones(2).sum(dtype=3))
 c("mean of int64", RE, lambda: torch.ones(2, dtype=torch.int64).mean())
 c("mean(dim=5)", IE, lambda: ones(2).mean(dim=5))
 c("prod(dim=-3)", IE, lambda: ones(2).prod(dim=-3))
@@ -384,14 +384,14 @@ c("norm(p='nuc') of 1-d", RE, lambda: ones(2).norm(p="nuc"))
 c("norm(dim=3)", IE, lambda: ones(2).norm(dim=3))
 c("logsumexp(5)", IE, lambda: ones(2).logsumexp(5))
 c("cumsum(3)", IE, lambda: ones(2).cumsum(3))
-c("cumsum(dim=None)", (TE, RE), lambda: ones(2).cumsum(None), bug="B14")
-c("cumprod('a')", (TE, RE), lambda: ones(2).cumprod("a"), bug="B14")
+c("cumsum(dim=None)", (TE, RE), lambda: ones(2).cumsum(None))
+c("cumprod('a')", (TE, RE), lambda: ones(2).cumprod("a"))
 c("sort(3)", IE, lambda: ones(2).sort(3))
 c("argsort(3)", IE, lambda: ones(2).argsort(3))
 c("topk(5) of 2", RE, lambda: ones(2).topk(5))
 c("topk(-1)", RE, lambda: ones(2).topk(-1))
 c("topk('a')", TE, lambda: ones(2).topk("a"))
-c("kthvalue(5)", RE, lambda: ones(2).kthvalue(5), bug="B24")
+c("kthvalue(5)", RE, lambda: ones(2).kthvalue(5))
 c("all(dim=4)", IE, lambda: ones(2).all(dim=4))
 c("any(dim=4)", IE, lambda: ones(2).any(dim=4))
 c("count_nonzero(dim=7)", IE, lambda: ones(2).count_nonzero(dim=7))
@@ -407,8 +407,8 @@ c("'a' in t", RE, lambda: "a" in ones(2))
 
 section("linalg")
 c("matmul [2,3] @ [2,3]", RE, lambda: ones(2, 3) @ ones(2, 3))
-c("matmul(None)", TE, lambda: ones(2).matmul(None), bug="B15")
-c("matmul(3)", TE, lambda: ones(2).matmul(3), bug="B15")
+c("matmul(None)", TE, lambda: ones(2).matmul(None))
+c("matmul(3)", TE, lambda: ones(2).matmul(3))
 c("t @ 'a'", TE, lambda: ones(2) @ "a")
 c("matmul of 0-d", RE, lambda: torch.tensor(1.0) @ torch.tensor(1.0))
 c("matmul int @ float", RE, lambda: torch.ones(2, 2, dtype=torch.int64) @ ones(2, 2))
@@ -438,8 +438,8 @@ c("broadcast_shapes((2,), (3,))", RE, lambda: torch.broadcast_shapes((2,), (3,))
 c("broadcast_shapes(('a',))", TE, lambda: torch.broadcast_shapes(("a",)))
 
 section("index")
-c("t[2**70] wraps to t[0]", RE, lambda: ones(2)[2 ** 70], bug="B6")
-c("t[-2**70]", RE, lambda: ones(2)[-2 ** 70], bug="B6")
+c("t[2**70]", RE, lambda: ones(2)[2 ** 70])
+c("t[-2**70]", RE, lambda: ones(2)[-2 ** 70])
 c("t[5]", IE, lambda: ones(2)[5])
 c("t[-3]", IE, lambda: ones(2)[-3])
 c("t[0, 0] of 1-d", IE, lambda: ones(2)[0, 0])
@@ -461,17 +461,17 @@ c("t[bool mask of 3]", IE, lambda: ones(2)[ones(3).bool()])
 c("t[int index, index] broadcast", IE, lambda: ones(2, 2)[[0, 1], [0, 1, 0]])
 c("index_select(0, [5])", IE, lambda: ones(2).index_select(0, torch.tensor([5])))
 c("index_select(0, [-5])", IE, lambda: ones(2).index_select(0, torch.tensor([-5])))
-c("index_select(0, float index)", RE, lambda: ones(2).index_select(0, torch.tensor([0.5])), bug="B19")
+c("index_select(0, float index)", RE, lambda: ones(2).index_select(0, torch.tensor([0.5])))
 c("index_select(0, 2-d index)", (IE, RE), lambda: ones(2).index_select(0, torch.tensor([[0]])))
 c("index_select(3, [0])", IE, lambda: ones(2).index_select(3, torch.tensor([0])))
 c("index_select(0, 'a')", TE, lambda: ones(2).index_select(0, "a"))
-c("gather(0, [5])", RE, lambda: ones(2).gather(0, torch.tensor([5])), bug="B19")
-c("gather(0, float)", RE, lambda: ones(2).gather(0, torch.tensor([0.0])), bug="B19")
+c("gather(0, [5])", RE, lambda: ones(2).gather(0, torch.tensor([5])))
+c("gather(0, float)", RE, lambda: ones(2).gather(0, torch.tensor([0.0])))
 c("gather ndim mismatch", RE, lambda: ones(2, 2).gather(0, torch.tensor([0])))
-c("scatter(0, [5], src)", RE, lambda: ones(2).scatter(0, torch.tensor([5]), ones(1)), bug="B19")
-c("scatter(0, [0], 'a')", TE, lambda: ones(2).scatter(0, torch.tensor([0]), "a"), bug="B18")
-c("scatter(0, None, src)", TE, lambda: ones(2).scatter(0, None, ones(1)), bug="B15")
-c("scatter_add(0, [9], src)", RE, lambda: ones(2).scatter_add(0, torch.tensor([9]), ones(1)), bug="B19")
+c("scatter(0, [5], src)", RE, lambda: ones(2).scatter(0, torch.tensor([5]), ones(1)))
+c("scatter(0, [0], 'a')", TE, lambda: ones(2).scatter(0, torch.tensor([0]), "a"))
+c("scatter(0, None, src)", TE, lambda: ones(2).scatter(0, None, ones(1)))
+c("scatter_add(0, [9], src)", RE, lambda: ones(2).scatter_add(0, torch.tensor([9]), ones(1)))
 c("index_put_ out of range", IE, lambda: ones(2).index_put_((torch.tensor([5]),), torch.tensor(1.0)))
 c("index_put_ too many indices", IE, lambda: ones(2).index_put_((torch.tensor([0]),) * 3, torch.tensor(1.0)))
 c("index_put_(None, v)", TE, lambda: ones(2).index_put_(None, torch.tensor(1.0)))
@@ -488,7 +488,7 @@ c("t[mask] = ones(3)", RE, lambda: ones(2).__setitem__(ones(2).bool(), ones(3)))
 c("t['a'] = 1", (IE, TE), lambda: ones(2).__setitem__("a", 1.0))
 c("t[1.5] = 1", IE, lambda: ones(2).__setitem__(1.5, 1.0))
 c("t[::0] = 1", VE, lambda: ones(2).__setitem__(slice(None, None, 0), 1.0))
-c("t[2**70] = 1", RE, lambda: ones(2).__setitem__(2 ** 70, 1.0), bug="B6")
+c("t[2**70] = 1", RE, lambda: ones(2).__setitem__(2 ** 70, 1.0))
 c("del t[0]", TE, lambda: ones(2).__delitem__(0))
 
 section("dtype/device")
@@ -499,13 +499,13 @@ c("to(object())", TE, lambda: ones(2).to(object()))
 c("to(dtype='a')", TE, lambda: ones(2).to(dtype="a"))
 c("to(bogus=1)", TE, lambda: ones(2).to(bogus=1))
 c("type('torch.FooTensor')", VE, lambda: ones(2).type("torch.FooTensor"))
-c("device('cuda:x')", RE, lambda: torch.device("cuda:x"), bug="B21")
+c("device('cuda:x')", RE, lambda: torch.device("cuda:x"))
 c("device('tpu')", RE, lambda: torch.device("tpu"))
-c("device(None)", TE, lambda: torch.device(None), bug="B21")
+c("device(None)", TE, lambda: torch.device(None))
 c("promote_types('a', float32)", TE, lambda: torch.promote_types("a", torch.float32))
 c("set_default_dtype(int64)", TE, lambda: torch.set_default_dtype(torch.int64))
 c("set_default_dtype('a')", TE, lambda: torch.set_default_dtype("a"))
-c("set_num_threads('a')", (TE, RE), lambda: torch.set_num_threads("a"), bug="B18")
+c("set_num_threads('a')", (TE, RE), lambda: torch.set_num_threads("a"))
 c("numpy() of a grad tensor", RE, lambda: leaf(2).numpy(), needs=need_numpy)
 
 section("freed")
@@ -516,21 +516,21 @@ c("item of a freed tensor", ANY, lambda: freed(torch.tensor(1.0)).item(), tn_onl
 c("backward of a freed tensor", ANY, lambda: freed((leaf(2) * 2).sum()).backward(), tn_only=True)
 c("freed tensor as an operand", ANY, lambda: ones(2) * freed(ones(2)), tn_only=True)
 c("cat with a freed tensor", ANY, lambda: torch.cat([ones(2), freed(ones(2))]), tn_only=True)
-c("freed tensor as an index", ANY, lambda: ones(2)[freed(torch.tensor([0]))], tn_only=True, bug="B12")
-c("freed tensor as a grad", ANY, lambda: setattr(leaf(2), "grad", freed(ones(2))), tn_only=True, bug="B12")
+c("freed tensor as an index", ANY, lambda: ones(2)[freed(torch.tensor([0]))], tn_only=True)
+c("freed tensor as a grad", ANY, lambda: setattr(leaf(2), "grad", freed(ones(2))), tn_only=True)
 c("save a freed tensor", ANY, lambda: torch.save(freed(ones(2)), io.BytesIO()), tn_only=True)
 c("uninitialised Tensor.__new__", ANY, lambda: torch.Tensor.__new__(torch.Tensor) + 1, tn_only=True)
 c("optimizer step after its __del__", ANY, lambda: _freed_optim_step(), tn_only=True)
 c("scheduler step after its __del__", ANY, lambda: _freed_sched_step(), tn_only=True)
 c("scheduler step after its optimizer's __del__", ANY, lambda: _sched_after_optim_del(), tn_only=True)
-c("generator after its __del__", ANY, lambda: _freed_generator(), tn_only=True, bug="B12")
+c("generator after its __del__", ANY, lambda: _freed_generator(), tn_only=True)
 c("next() of an exhausted DataLoader iterator", StopIteration, lambda: _closed_iter())
 
 section("autograd")
 c("backward twice without retain_graph", RE, lambda: _backward_twice())
 c("grad of a non-scalar without gradient", RE, lambda: (leaf(2) * 2).backward())
 c("backward(gradient of [3])", RE, lambda: (leaf(2) * 2).backward(ones(3)))
-c("backward(gradient='a')", TE, lambda: (leaf(2) * 2).backward("a"), bug="B15")
+c("backward(gradient='a')", TE, lambda: (leaf(2) * 2).backward("a"))
 c("backward of a tensor without grad", RE, lambda: ones(2).sum().backward())
 c("backward(inputs=...) ", NIE, lambda: (leaf(2) * 2).sum().backward(inputs=[leaf(2)]), tn_only=True)
 c("hook raising ZeroDivisionError", ZeroDivisionError, lambda: hook_grad(lambda g: 1 / 0))
@@ -544,7 +544,7 @@ c("hook that is not callable", TE, lambda: hook_grad(3))
 c("autograd.grad of a non-scalar", RE, lambda: _grad(lambda x: x * 2))
 c("autograd.grad wrt a tensor without grad", RE, lambda: torch.autograd.grad((leaf(2) * 2).sum(), [ones(2)]))
 c("autograd.grad twice", RE, lambda: _grad_twice())
-c("autograd.grad(inputs='a')", RE, lambda: torch.autograd.grad((leaf(2) * 2).sum(), "a"), bug="B15")
+c("autograd.grad(inputs='a')", RE, lambda: torch.autograd.grad((leaf(2) * 2).sum(), "a"))
 c("autograd.grad(inputs=[x, None])", RE, lambda: _grad(lambda x: (x * 2).sum(), extra=[None]))
 c("autograd.grad(None, ...)", TE, lambda: torch.autograd.grad(None, [leaf(2)]))
 c("autograd.grad(grad_outputs of [5])", RE, lambda: _grad(lambda x: (x * 2).sum(), go=[ones(5)]))
@@ -557,10 +557,10 @@ c("grad = 'a'", TE, lambda: setattr(leaf(2), "grad", "a"))
 c("grad = int tensor", RE, lambda: setattr(leaf(2), "grad", torch.ones(2, dtype=torch.int64)))
 c("requires_grad on int64", RE, lambda: torch.ones(2, dtype=torch.int64).requires_grad_())
 c("requires_grad_(False) on a non-leaf", RE, lambda: (leaf(2) * 2).requires_grad_(False))
-c("requires_grad_('yes')", TE, lambda: ones(2).requires_grad_("yes"), bug="B17")
-c("requires_grad = 'no'", RE, lambda: setattr(leaf(2), "requires_grad", "no"), bug="B17")
+c("requires_grad_('yes')", TE, lambda: ones(2).requires_grad_("yes"))
+c("requires_grad = 'no'", RE, lambda: setattr(leaf(2), "requires_grad", "no"))
 c("retain_grad without grad", RE, lambda: ones(2).retain_grad())
-c("set_grad_enabled('a')", TE, lambda: torch.set_grad_enabled("a"), bug="B17")
+c("set_grad_enabled('a')", TE, lambda: torch.set_grad_enabled("a"))
 c("exception inside no_grad", ValueError, lambda: _raise_in(torch.no_grad()))
 c("exception inside enable_grad", ValueError, lambda: _raise_in(torch.enable_grad()))
 c("Function.forward raising", ValueError,
@@ -570,7 +570,7 @@ c("Function.backward raising", ValueError,
 c("Function.backward wrong shape", RE,
   lambda: fn_class(lambda ctx, x: x * 2, lambda ctx, g: ones(7)).apply(leaf(2)).sum().backward())
 c("Function.backward returning 'a'", RE,
-  lambda: fn_class(lambda ctx, x: x * 2, lambda ctx, g: "a").apply(leaf(2)).sum().backward(), bug="B25")
+  lambda: fn_class(lambda ctx, x: x * 2, lambda ctx, g: "a").apply(leaf(2)).sum().backward())
 c("Function.backward too many grads", RE,
   lambda: fn_class(lambda ctx, x: x * 2, lambda ctx, g: (g, g, g)).apply(leaf(2)).sum().backward())
 c("Function.forward returning 'a'", TE,
@@ -592,15 +592,15 @@ c("graph.to_dot('a')", ANY, lambda: torch.autograd.graph.to_dot("a"), tn_only=Tr
 
 section("functional")
 c("linear [2,3] x [4,5]", RE, lambda: F.linear(ones(2, 3), ones(4, 5)))
-c("linear(x, None)", TE, lambda: F.linear(ones(2, 3), None), bug="B15")
-c("linear(None, w)", TE, lambda: F.linear(None, ones(4, 3)), bug="B15")
+c("linear(x, None)", TE, lambda: F.linear(ones(2, 3), None))
+c("linear(None, w)", TE, lambda: F.linear(None, ones(4, 3)))
 c("linear bias [7]", RE, lambda: F.linear(ones(2, 3), ones(4, 3), ones(7)))
 c("bilinear shapes", RE, lambda: F.bilinear(ones(2, 3), ones(2, 4), ones(5, 3, 3)))
 c("conv2d channels", RE, lambda: F.conv2d(torch.ones(1, 2, 5, 5), torch.ones(3, 3, 3, 3)))
 c("conv2d 3-d weight", RE, lambda: F.conv2d(torch.ones(2, 5, 5), torch.ones(3, 3, 3)))
 c("conv2d stride=0", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride=0))
 c("conv2d stride=-1", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), stride=-1))
-c("conv2d padding=-1 (reads as 'same')", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), padding=-1), bug="B7")
+c("conv2d padding=-1", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), padding=-1))
 c("conv2d padding=-2", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), padding=-2))
 c("conv2d dilation=0", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), dilation=0))
 c("conv2d groups=0", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), groups=0))
@@ -617,7 +617,7 @@ c("conv2d padding=2**62", RE, lambda: F.conv2d(img(), torch.ones(3, 3, 3, 3), pa
 c("conv1d padding=2**40", RE, lambda: F.conv1d(torch.ones(1, 3, 5), torch.ones(3, 3, 3), padding=2 ** 40))
 c("conv2d of int64", RE, lambda: F.conv2d(img().long(), torch.ones(3, 3, 3, 3).long()), tn_only=True)
 c("conv2d float64 input, float32 weight", RE, lambda: F.conv2d(img().double(), torch.ones(3, 3, 3, 3)))
-c("conv2d(None, w)", TE, lambda: F.conv2d(None, torch.ones(3, 3, 3, 3)), bug="B15")
+c("conv2d(None, w)", TE, lambda: F.conv2d(None, torch.ones(3, 3, 3, 3)))
 c("conv_transpose2d output_padding=5", RE, lambda: F.conv_transpose2d(img(), torch.ones(3, 3, 3, 3), output_padding=5))
 c("conv_transpose2d stride=2**40", RE, lambda: F.conv_transpose2d(img(), torch.ones(3, 3, 3, 3), stride=2 ** 40))
 c("conv_transpose2d stride=2**61-1: a 2**63-1 sized output over 12 bytes", RE,
@@ -626,20 +626,20 @@ c("conv_transpose1d channels", RE, lambda: F.conv_transpose1d(torch.ones(1, 2, 5
 c("max_pool2d kernel 0", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 0))
 c("max_pool2d kernel 5 > input", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 5))
 c("max_pool2d padding > kernel/2", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 2, padding=2))
-c("max_pool2d stride=0", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 2, stride=0), bug="B10")
+c("max_pool2d stride=0", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 2, stride=0))
 c("max_pool2d kernel 2**62", RE, lambda: F.max_pool2d(torch.ones(1, 1, 4, 4), 2 ** 62))
 c("max_pool2d of 1-d", RE, lambda: F.max_pool2d(torch.ones(4), 2))
 c("max_pool1d kernel 'a'", TE, lambda: F.max_pool1d(torch.ones(1, 1, 4), "a"))
 c("avg_pool2d divisor_override=0", RE, lambda: F.avg_pool2d(torch.ones(1, 1, 4, 4), 2, divisor_override=0))
 c("avg_pool2d kernel -1", RE, lambda: F.avg_pool2d(torch.ones(1, 1, 4, 4), -1))
-c("avg_pool1d stride=0", RE, lambda: F.avg_pool1d(torch.ones(1, 1, 4), 2, stride=0), bug="B10")
+c("avg_pool1d stride=0", RE, lambda: F.avg_pool1d(torch.ones(1, 1, 4), 2, stride=0))
 c("adaptive_avg_pool2d(-1)", RE, lambda: F.adaptive_avg_pool2d(torch.ones(1, 1, 4, 4), -1))
 c("adaptive_avg_pool1d(2**40)", RE, lambda: F.adaptive_avg_pool1d(torch.ones(1, 1, 4), 2 ** 40))
 c("adaptive_avg_pool2d((2**40, 3))", RE, lambda: F.adaptive_avg_pool2d(torch.ones(1, 1, 4, 4), (2 ** 40, 3)))
 c("adaptive_max_pool2d(-2)", RE, lambda: F.adaptive_max_pool2d(torch.ones(1, 1, 4, 4), -2))
 c("adaptive_max_pool2d((2, 2, 2))", ANY, lambda: F.adaptive_max_pool2d(torch.ones(1, 1, 4, 4), (2, 2, 2)))
 c("batch_norm stats [4] for 3 channels", RE, lambda: F.batch_norm(ones(2, 3), ones(4), ones(4)))
-c("batch_norm one value per channel", VE, lambda: F.batch_norm(ones(1, 3), None, None, training=True), bug="B26")
+c("batch_norm one value per channel", VE, lambda: F.batch_norm(ones(1, 3), None, None, training=True))
 c("batch_norm eval without stats", ANY, lambda: F.batch_norm(ones(2, 3), None, None, training=False))
 c("layer_norm normalized_shape (4,)", RE, lambda: F.layer_norm(ones(2, 3), (4,)))
 c("layer_norm normalized_shape (-1,)", RE, lambda: F.layer_norm(ones(2, 3), (-1,)))
@@ -650,7 +650,7 @@ c("dropout p=1.5", VE, lambda: F.dropout(ones(2), p=1.5))
 c("dropout p=-0.1", VE, lambda: F.dropout(ones(2), p=-0.1))
 c("dropout p=nan", (VE, RE), lambda: F.dropout(ones(2), p=float("nan")), tn_only=True)
 c("dropout p='a'", TE, lambda: F.dropout(ones(2), p="a"))
-c("dropout2d of 1-d", RE, lambda: F.dropout2d(ones(2), p=0.5), bug="B13")
+c("dropout2d of 1-d", RE, lambda: F.dropout2d(ones(2), p=0.5))
 c("embedding index 5 of 3", IE, lambda: F.embedding(torch.tensor([5]), ones(3, 2)))
 c("embedding index -1", IE, lambda: F.embedding(torch.tensor([-1]), ones(3, 2)))
 c("embedding float index", RE, lambda: F.embedding(torch.tensor([0.5]), ones(3, 2)))
@@ -695,7 +695,7 @@ c("nll_loss target 5 of 3", IE, lambda: F.nll_loss(ones(2, 3), torch.tensor([0, 
 c("nll_loss target -5", IE, lambda: F.nll_loss(ones(2, 3), torch.tensor([0, -5])), tn_only=True)
 c("nll_loss float target", RE, lambda: F.nll_loss(ones(2, 3), torch.tensor([0.0, 1.0])))
 c("cross_entropy target 7 of 3", IE, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 7])), tn_only=True)
-c("cross_entropy batch 2 vs 3", VE, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1, 2])), bug="B26")
+c("cross_entropy batch 2 vs 3", VE, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1, 2])))
 c("cross_entropy weight [5]", RE, lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1]), weight=ones(5)))
 c("cross_entropy label_smoothing=2", ANY,
   lambda: F.cross_entropy(ones(2, 3), torch.tensor([0, 1]), label_smoothing=2.0))
@@ -709,11 +709,11 @@ c("cosine_similarity dim=5", IE, lambda: F.cosine_similarity(ones(2, 3), ones(2,
 c("margin_ranking_loss sizes", RE, lambda: F.margin_ranking_loss(ones(2), ones(2), ones(3)))
 c("softmax dim=4", IE, lambda: F.softmax(ones(2), dim=4))
 c("gelu approximate='bogus'", RE, lambda: F.gelu(ones(2), approximate="bogus"))
-c("glu of an odd dim", RE, lambda: F.glu(ones(3)), bug="B9")
-c("relu('a')", TE, lambda: F.relu("a"), bug="B15")
-c("relu(None)", TE, lambda: F.relu(None), bug="B15")
-c("relu([1.0, 2.0])", TE, lambda: F.relu([1.0, 2.0]), bug="B15")
-c("leaky_relu(x, 'a')", TE, lambda: F.leaky_relu(ones(2), "a"), bug="B18")
+c("glu of an odd dim", RE, lambda: F.glu(ones(3)))
+c("relu('a')", TE, lambda: F.relu("a"))
+c("relu(None)", TE, lambda: F.relu(None))
+c("relu([1.0, 2.0])", TE, lambda: F.relu([1.0, 2.0]))
+c("leaky_relu(x, 'a')", TE, lambda: F.leaky_relu(ones(2), "a"))
 c("threshold(x, None, 0)", TE, lambda: F.threshold(ones(2), None, 0))
 c("normalize dim=5", IE, lambda: F.normalize(ones(2), dim=5))
 
@@ -722,8 +722,8 @@ c("Linear(-1, 3)", RE, lambda: nn.Linear(-1, 3))
 c("Linear(2**62, 2**62)", RE, lambda: nn.Linear(2 ** 62, 2 ** 62))
 c("Linear('a', 3)", TE, lambda: nn.Linear("a", 3))
 c("Linear(3, 4) on [2, 5]", RE, lambda: nn.Linear(3, 4)(ones(2, 5)))
-c("Linear(3, 4)(None)", TE, lambda: nn.Linear(3, 4)(None), bug="B15")
-c("Linear(3, 4)('x')", TE, lambda: nn.Linear(3, 4)("x"), bug="B15")
+c("Linear(3, 4)(None)", TE, lambda: nn.Linear(3, 4)(None))
+c("Linear(3, 4)('x')", TE, lambda: nn.Linear(3, 4)("x"))
 c("Linear(3, 4) on int64", RE, lambda: nn.Linear(3, 4)(torch.ones(2, 3, dtype=torch.int64)))
 c("Linear(3, 4) on float64", RE, lambda: nn.Linear(3, 4)(torch.ones(2, 3, dtype=torch.float64)))
 c("Linear(3, 4) on 0-d", RE, lambda: nn.Linear(3, 4)(torch.tensor(1.0)))
@@ -736,12 +736,12 @@ c("Conv2d groups=2 of 3", VE, lambda: nn.Conv2d(3, 8, 3, groups=2))
 c("Conv2d(0, 8, 3) forward", RE, lambda: nn.Conv2d(0, 8, 3)(img()))
 c("Conv2d padding_mode='bogus'", VE, lambda: nn.Conv2d(3, 8, 3, padding_mode="bogus"))
 c("Conv2d padding='same' stride 2", VE, lambda: nn.Conv2d(3, 8, 3, padding="same", stride=2))
-c("Conv2d padding=-1 (reads as 'same')", RE, lambda: nn.Conv2d(3, 3, 3, padding=-1)(img()), bug="B7")
+c("Conv2d padding=-1", RE, lambda: nn.Conv2d(3, 3, 3, padding=-1)(img()))
 c("Conv1d on 4-d", RE, lambda: nn.Conv1d(3, 8, 3)(torch.ones(3, 5, 5, 5)))
 c("ConvTranspose2d on 2 channels", RE, lambda: nn.ConvTranspose2d(3, 8, 3)(torch.ones(1, 2, 5, 5)))
 c("BatchNorm1d(3) on [2, 4]", RE, lambda: nn.BatchNorm1d(3)(ones(2, 4)))
 c("BatchNorm2d(3) on 2-d", VE, lambda: nn.BatchNorm2d(3)(ones(2, 3)))
-c("BatchNorm1d one value per channel", VE, lambda: nn.BatchNorm1d(3)(ones(1, 3)), bug="B26")
+c("BatchNorm1d one value per channel", VE, lambda: nn.BatchNorm1d(3)(ones(1, 3)))
 c("BatchNorm1d(-1)", RE, lambda: nn.BatchNorm1d(-1))
 c("LayerNorm(4) on [2, 3]", RE, lambda: nn.LayerNorm(4)(ones(2, 3)))
 c("GroupNorm(4, 6)", VE, lambda: nn.GroupNorm(4, 6))
@@ -793,7 +793,7 @@ c("init.kaiming_uniform_ nonlinearity='bogus'", VE, lambda: nn.init.kaiming_unif
 c("init.kaiming_normal_ mode='bogus'", VE, lambda: nn.init.kaiming_normal_(ones(2, 2), mode="bogus"))
 c("init.orthogonal_ of 1-d", VE, lambda: nn.init.orthogonal_(ones(2)))
 c("init.normal_('a')", ANY, lambda: nn.init.normal_("a"))
-c("init.constant_(t, 'a')", TE, lambda: nn.init.constant_(ones(2), "a"), bug="B18")
+c("init.constant_(t, 'a')", TE, lambda: nn.init.constant_(ones(2), "a"))
 c("init.dirac_ of 2-d", VE, lambda: nn.init.dirac_(ones(2, 2)))
 c("init.eye_ of 3-d", VE, lambda: nn.init.eye_(ones(2, 2, 2)))
 c("init.calculate_gain('bogus')", VE, lambda: nn.init.calculate_gain("bogus"))
@@ -955,8 +955,8 @@ c("save to 3", ANY, lambda: torch.save(ones(2), 3), tn_only=True)
 c("save to None", ANY, lambda: torch.save(ones(2), None), tn_only=True)
 c("save a lambda", ANY, lambda: torch.save(lambda: 1, io.BytesIO()), tn_only=True)
 c("save to a file opened read-only", OSError, lambda: _save_readonly(), tn_only=True)
-c("load a missing path", FileNotFoundError, lambda: torch.load("/nonexistent/x.safetensors"), bug="B27")
-c("load a directory", IsADirectoryError, lambda: torch.load(_tmpdir()), bug="B27")
+c("load a missing path", FileNotFoundError, lambda: torch.load("/nonexistent/x.safetensors"))
+c("load a directory", IsADirectoryError, lambda: torch.load(_tmpdir()))
 c("load(None)", ANY, lambda: torch.load(None))
 c("load(3)", ANY, lambda: torch.load(3))
 c("load(weights_only=True) of a pickle", RE, lambda: _load_pickled(weights_only=True), tn_only=True)
@@ -997,6 +997,179 @@ for _name, _b in _DAMAGED:
     c(f"load damaged file: {_name}", _exp, lambda b=_b: load_file(b), tn_only=True)
 c("load every truncation of a checkpoint", RE, lambda: _truncations(), tn_only=True)
 c("load 400 checkpoints with a random byte changed", RE, lambda: _mutations(400), tn_only=True)
+
+
+section("arguments")
+# Every place a Python value reaches a C int64_t, double or tensor argument, fed the values
+# ctypes would mangle: ints outside int64 (ctypes wraps them modulo 2**64: PyTorch raises
+# "RuntimeError: Overflow when unpacking long"), and a str, a float where an int is
+# expected, None where a tensor is (ctypes.ArgumentError / AttributeError must not leak:
+# PyTorch raises TypeError; a str where PyTorch reads dimension names is its RuntimeError).
+_BIG = 2 ** 70
+
+
+def _arg_name(name, value):
+    """The row name: the argument v of a call spelled out."""
+    import re
+    return re.sub(r"\bv\b", value, name, count=1)
+
+
+_INT_ARGS = {               # call with v where PyTorch takes an int (a dim, size, index, count)
+    "sum(dim=v)": lambda v: ones(2, 2).sum(dim=v),
+    "mean(v)": lambda v: ones(2, 2).mean(v),
+    "prod(v)": lambda v: ones(2, 2).prod(v),
+    "amax(v)": lambda v: ones(2, 2).amax(v),
+    "logsumexp(v)": lambda v: ones(2, 2).logsumexp(v),
+    "std(v)": lambda v: ones(2, 2).std(v),
+    "var(0, correction=v)": lambda v: ones(2, 2).var(0, correction=v),
+    "max(v)": lambda v: ones(2, 2).max(v),
+    "argmax(v)": lambda v: ones(2, 2).argmax(v),
+    "all(v)": lambda v: ones(2, 2).all(v),
+    "cumsum(v)": lambda v: ones(2, 2).cumsum(v),
+    "softmax(v)": lambda v: ones(2, 2).softmax(v),
+    "sort(v)": lambda v: ones(2, 2).sort(v),
+    "argsort(v)": lambda v: ones(2, 2).argsort(v),
+    "topk(v)": lambda v: ones(2, 2).topk(v),
+    "topk(1, v)": lambda v: ones(2, 2).topk(1, v),
+    "kthvalue(v)": lambda v: ones(2, 2).kthvalue(v),
+    "transpose(0, v)": lambda v: ones(2, 2).transpose(0, v),
+    "unsqueeze(v)": lambda v: ones(2, 2).unsqueeze(v),
+    "squeeze(v)": lambda v: ones(2, 2).squeeze(v),
+    "flatten(v)": lambda v: ones(2, 2).flatten(v),
+    "unflatten(v, (2, 1))": lambda v: ones(2, 2).unflatten(v, (2, 1)),
+    "narrow(v, 0, 1)": lambda v: ones(2, 2).narrow(v, 0, 1),
+    "narrow(0, v, 1)": lambda v: ones(2, 2).narrow(0, v, 1),
+    "select(0, v)": lambda v: ones(2, 2).select(0, v),
+    "movedim(v, 0)": lambda v: ones(2, 2).movedim(v, 0),
+    "unfold(0, v, 1)": lambda v: ones(2, 2).unfold(0, v, 1),
+    "unfold(0, 1, v)": lambda v: ones(2, 2).unfold(0, 1, v),
+    "split(v)": lambda v: ones(2, 2).split(v),
+    "chunk(v)": lambda v: ones(2, 2).chunk(v),
+    "chunk(2, v)": lambda v: ones(2, 2).chunk(2, v),
+    "tril(v)": lambda v: ones(2, 2).tril(v),
+    "triu(v)": lambda v: ones(2, 2).triu(v),
+    "index_select(v, idx)": lambda v: ones(2, 2).index_select(v, torch.tensor([0])),
+    "gather(v, idx)": lambda v: ones(2, 2).gather(v, torch.tensor([[0]])),
+    "scatter_add(v, idx, src)": lambda v: ones(2, 2).scatter_add(v, torch.tensor([[0]]), ones(1, 1)),
+    "roll(v)": lambda v: ones(2, 2).roll(v),
+    "flip(v)": lambda v: ones(2, 2).flip(v),
+    "repeat(v, 1)": lambda v: ones(2, 2).repeat(v, 1),
+    "expand(v, 2)": lambda v: ones(1, 2).expand(v, 2),
+    "reshape(v)": lambda v: ones(2, 2).reshape(v),
+    "permute(0, v)": lambda v: ones(2, 2).permute(0, v),
+    "size(v)": lambda v: ones(2, 2).size(v),
+    "cat(dim=v)": lambda v: torch.cat([ones(2), ones(2)], v),
+    "stack(dim=v)": lambda v: torch.stack([ones(2), ones(2)], v),
+    "t[:, v]": lambda v: ones(2, 2)[:, v],
+    "t[v] = 1": lambda v: ones(2, 2).__setitem__(v, 1.0),
+    "zeros(2, v)": lambda v: torch.zeros(2, v),
+    "linspace(0, 1, v)": lambda v: torch.linspace(0, 1, v),
+    "eye(v)": lambda v: torch.eye(v),
+    "randint(v, (2,))": lambda v: torch.randint(v, (2,)),
+    "randperm(v)": lambda v: torch.randperm(v),
+    "conv2d stride=v": lambda v: F.conv2d(img(), torch.ones(1, 3, 1, 1), stride=v),
+    "conv2d groups=v": lambda v: F.conv2d(img(), torch.ones(1, 3, 1, 1), groups=v),
+    "conv1d dilation=v": lambda v: F.conv1d(torch.ones(1, 1, 4), torch.ones(1, 1, 1), dilation=v),
+    "max_pool2d(v)": lambda v: F.max_pool2d(img(), v),
+    "avg_pool1d(v)": lambda v: F.avg_pool1d(torch.ones(1, 1, 4), v),
+    "adaptive_avg_pool2d(v)": lambda v: F.adaptive_avg_pool2d(img(), v),
+    "one_hot(num_classes=v)": lambda v: F.one_hot(torch.tensor([0]), v),
+    "embedding padding_idx=v": lambda v: F.embedding(torch.tensor([0]), ones(2, 2), padding_idx=v),
+    "cross_entropy ignore_index=v": lambda v: F.cross_entropy(ones(2, 3), torch.tensor([0, 1]), ignore_index=v),
+    "nll_loss ignore_index=v": lambda v: F.nll_loss(ones(2, 3), torch.tensor([0, 1]), ignore_index=v),
+    "pixel_shuffle(v)": lambda v: F.pixel_shuffle(torch.ones(1, 4, 2, 2), v),
+    "group_norm(v)": lambda v: F.group_norm(torch.ones(2, 4, 3), v),
+    "F.softmax(dim=v)": lambda v: F.softmax(ones(2, 2), v),
+    "glu(dim=v)": lambda v: F.glu(ones(2, 2), v),
+    "cosine_similarity(dim=v)": lambda v: F.cosine_similarity(ones(2, 2), ones(2, 2), v),
+}
+_DIM_NAMES = ("sum(", "mean(", "prod(", "amax(", "logsumexp(", "std(", "max(", "argmax(", "all(", "cumsum(",
+              "softmax(", "sort(", "argsort(", "topk(1", "kthvalue(", "transpose(", "unsqueeze(", "squeeze(",
+              "flatten(", "unflatten(", "narrow(v", "movedim(", "unfold(", "index_select(", "gather(", "scatter_add(",
+              "chunk(2", "size(", "cat(", "stack(", "F.softmax", "glu(", "cosine_similarity", "split(", "flip(",
+              "permute(", "roll(", "select(")
+for _name, _f in _INT_ARGS.items():
+    # int lists (shapes, dims of flip/permute) are PyTorch's TypeError; its padding_idx asserts
+    _big = TE if _name.startswith(("zeros(", "reshape(", "repeat(", "expand(", "permute", "flip(")) else RE
+    _big = (RE, AssertionError) if "padding_idx" in _name else _big
+    c(_arg_name(_name, "2**70"), _big, lambda f=_f: f(_BIG))
+    c(_arg_name(_name, "-2**70"), _big, lambda f=_f: f(-_BIG))
+    c(_arg_name(_name, "'a'"), (TE, RE) if _name.startswith(_DIM_NAMES) else TE, lambda f=_f: f("a"))
+    c(_arg_name(_name, "0.5"), IE if _name.startswith("t[") else TE, lambda f=_f: f(0.5))
+_NUM_ARGS = {               # call with v where PyTorch takes a number: a Scalar (2**70 overflows) ...
+    "clamp(v)": lambda v: ones(2).clamp(v),
+    "clamp_(max=v)": lambda v: ones(2).clamp_(max=v),
+    "fill_(v)": lambda v: ones(2).fill_(v),
+    "add(t, alpha=v)": lambda v: ones(2).add(ones(2), alpha=v),
+    "masked_fill(m, v)": lambda v: ones(2).masked_fill(ones(2).bool(), v),
+    "lerp(t, v)": lambda v: ones(2).lerp(ones(2), v),
+    "addcmul(t, t, value=v)": lambda v: ones(2).addcmul(ones(2), ones(2), value=v),
+    "addmm(beta=v)": lambda v: ones(2, 2).addmm(ones(2, 2), ones(2, 2), beta=v),
+    "pow(v)": lambda v: ones(2).pow(v),
+    "full((2,), v)": lambda v: torch.full((2,), v),
+    "arange(v)": lambda v: torch.arange(v),
+    "leaky_relu(t, v)": lambda v: F.leaky_relu(ones(2), v),
+    "hardtanh(t, v)": lambda v: F.hardtanh(ones(2), v),
+    "softplus(t, beta=v)": lambda v: F.softplus(ones(2), beta=v),
+    "elu(t, v)": lambda v: F.elu(ones(2), v),
+    "threshold(t, v, 0)": lambda v: F.threshold(ones(2), v, 0.0),
+    "init.constant_(t, v)": lambda v: nn.init.constant_(ones(2), v),
+    # ... or a double (2**70 is a valid double)
+    "nan_to_num(posinf=v)": lambda v: ones(2).nan_to_num(posinf=v),
+    "uniform_(0, v)": lambda v: ones(2).uniform_(0, v),
+    "normal(0, v, (2,))": lambda v: torch.normal(0.0, v, (2,)),
+    "layer_norm eps=v": lambda v: F.layer_norm(ones(2, 2), (2,), eps=v),
+    "pad(value=v)": lambda v: F.pad(ones(2), (1, 1), value=v),
+    "init.uniform_(t, 0, v)": lambda v: nn.init.uniform_(ones(2), 0, v),
+    "init.normal_(t, std=v)": lambda v: nn.init.normal_(ones(2), std=v),
+}
+_DOUBLES = ("nan_to_num", "uniform_", "normal(", "layer_norm", "pad(", "init.uniform_", "init.normal_")
+for _name, _f in _NUM_ARGS.items():
+    c(_arg_name(_name, "2**70"), NO_CRASH if _name.startswith(_DOUBLES) else RE, lambda f=_f: f(_BIG))
+    c(_arg_name(_name, "'a'"), TE, lambda f=_f: f("a"))
+    if not _name.startswith(("clamp", "nan_to", "pad(")):          # None: "absent" there
+        c(_arg_name(_name, "None"), TE, lambda f=_f: f(None))
+_TENSOR_ARGS = {            # call with v where PyTorch takes a Tensor
+    "add(v)": lambda v: ones(2).add(v),
+    "matmul(v)": lambda v: ones(2).matmul(v),
+    "mm(v)": lambda v: ones(2, 2).mm(v),
+    "dot(v)": lambda v: ones(2).dot(v),
+    "addcdiv(v, t)": lambda v: ones(2).addcdiv(v, ones(2)),
+    "lerp(v, 0.5)": lambda v: ones(2).lerp(v, 0.5),
+    "expand_as(v)": lambda v: ones(1).expand_as(v),
+    "masked_fill(v, 0)": lambda v: ones(2).masked_fill(v, 0.0),
+    "masked_select(v)": lambda v: ones(2).masked_select(v),
+    "scatter_add(0, v, src)": lambda v: ones(2).scatter_add(0, v, ones(1)),
+    "scatter_add(0, idx, v)": lambda v: ones(2).scatter_add(0, torch.tensor([0]), v),
+    "where(v, t, t)": lambda v: torch.where(v, ones(2), ones(2)),
+    "copy_(v)": lambda v: ones(2).copy_(v),
+    "allclose(v)": lambda v: ones(2).allclose(v),
+    "equal(v)": lambda v: ones(2).equal(v),
+    "zeros_like(v)": lambda v: torch.zeros_like(v),
+    "linear(x, w, bias=v)": lambda v: F.linear(ones(2, 2), ones(2, 2), v),
+    "conv1d(v, w)": lambda v: F.conv1d(v, torch.ones(1, 1, 1)),
+    "batch_norm(v, ...)": lambda v: F.batch_norm(v, None, None),
+    "layer_norm(v, (2,))": lambda v: F.layer_norm(v, (2,)),
+    "embedding(idx, v)": lambda v: F.embedding(torch.tensor([0]), v),
+    "mse_loss(t, v)": lambda v: F.mse_loss(ones(2), v),
+    "cross_entropy(v, target)": lambda v: F.cross_entropy(v, torch.tensor([0])),
+    "softmax(v, 0)": lambda v: F.softmax(v, 0),
+    "dropout(v)": lambda v: F.dropout(v),
+    "max_pool2d(v, 2)": lambda v: F.max_pool2d(v, 2),
+    "init.constant_(v, 1)": lambda v: nn.init.constant_(v, 1.0),
+    "LSTM(x, (v, v))": lambda v: nn.LSTM(2, 2)(ones(1, 1, 2), (v, v)),
+    "GRUCell(x, v)": lambda v: nn.GRUCell(2, 2)(ones(1, 2), v),
+    "MultiheadAttention(v, t, t)": lambda v: nn.MultiheadAttention(2, 1)(v, ones(1, 1, 2), ones(1, 1, 2)),
+}
+# PyTorch's own Python code fails with AttributeError on these (ours: TypeError)
+_TORCH_ATTRIBUTE_ERROR = ("mse_loss(", "softmax(v", "init.constant_(v")
+for _name, _f in _TENSOR_ARGS.items():
+    for _label, _v in (("'a'", "a"), ("3", 3), ("[1.0, 2.0]", [1.0, 2.0]), ("None", None)):
+        if (_label == "None" and _name.startswith(("linear(x, w, bias", "GRUCell("))
+                or _label == "3" and _name.startswith(("add(", "copy_("))):
+            continue                     # valid arguments
+        _exp = ANY if _name.startswith(("add(", "where(", "LSTM(", "GRUCell(", "MultiheadAttention(")) else TE
+        c(_arg_name(_name, _label), _exp, lambda f=_f, v=_v: f(v), tn_only=_name.startswith(_TORCH_ATTRIBUTE_ERROR))
 
 
 # --------------------------------------------------------------------------- multi-statement rows

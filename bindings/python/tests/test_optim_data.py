@@ -802,6 +802,164 @@ def test_dataloader_python_dataset_and_options():
         data.DataLoader(Stream(), shuffle=True)
 
 
+# --------------------------------------------------------------------------- DataLoader worker processes
+class _WorkerError(Exception):
+    pass
+
+
+class _Probe(data.Dataset):
+    """Sample i: (x[i], the worker's id, its seed, what worker_init_fn left, a random draw)."""
+
+    def __init__(self, n=12, fail_at=None, exc=ValueError, die_at=None, sleep=0.0):
+        self.x = tn.arange(float(n * 2)).reshape(n, 2)
+        self.n, self.fail_at, self.exc, self.die_at, self.sleep = n, fail_at, exc, die_at, sleep
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i == self.fail_at:
+            raise self.exc(f"sample {i} is broken")
+        if i == self.die_at:
+            os._exit(3)
+        if self.sleep:
+            import time
+            time.sleep(self.sleep)
+        info = data.get_worker_info()
+        return (self.x[i], -1 if info is None else info.id, -1 if info is None else info.seed,
+                _init_marks.get("id", -1), tn.rand(1).item())
+
+
+_init_marks = {}
+
+
+def _init_fn(worker_id):
+    _init_marks["id"] = worker_id * 10
+
+
+def _batches(dl):
+    return [[t.tolist() if isinstance(t, tn.Tensor) else t for t in b] for b in dl]
+
+
+def test_dataloader_workers_same_batches_as_in_process():
+    x, y = tn.arange(40.0).reshape(20, 2), tn.arange(20)
+    for kw in (dict(batch_size=3), dict(batch_size=4, shuffle=True, drop_last=True), dict(batch_size=None),
+               dict(batch_size=5, sampler=data.SubsetRandomSampler(list(range(0, 20, 3))))):
+        for ds in (data.TensorDataset(x, y), data.Subset(data.TensorDataset(x, y), list(range(19, -1, -1))),
+                   _Probe(20)):
+            got = {}
+            for nw in (0, 1, 3):
+                tn.manual_seed(5)
+                b = _batches(data.DataLoader(ds, num_workers=nw, **kw))
+                got[nw] = [[v for j, v in enumerate(t) if not isinstance(ds, _Probe) or j == 0] for t in b]
+            assert got[0] == got[1] == got[3], (kw, type(ds).__name__)
+    # a second epoch, and a shuffled one, agree too (the workers draw nothing from the sampler's generator)
+    dl0 = data.DataLoader(data.TensorDataset(x), batch_size=6, shuffle=True)
+    dl2 = data.DataLoader(data.TensorDataset(x), batch_size=6, shuffle=True, num_workers=2, prefetch_factor=1)
+    tn.manual_seed(9)
+    a = [_batches(dl0), _batches(dl0)]
+    tn.manual_seed(9)
+    assert [_batches(dl2), _batches(dl2)] == a
+
+
+def test_dataloader_worker_info_init_fn_and_seeds():
+    assert data.get_worker_info() is None
+    tn.manual_seed(0)
+    rows = [r for b in data.DataLoader(_Probe(12), batch_size=2, num_workers=3, worker_init_fn=_init_fn)
+            for r in zip(*[t.tolist() if isinstance(t, tn.Tensor) else t for t in b])]
+    ids = [r[1] for r in rows]
+    assert ids == [0, 0, 1, 1, 2, 2] * 2                      # round-robin, one batch per task
+    seeds = {r[1]: r[2] for r in rows}
+    assert seeds[1] == seeds[0] + 1 and seeds[2] == seeds[0] + 2  # base_seed + id
+    assert [r[3] for r in rows] == [i * 10 for i in ids]         # worker_init_fn ran in each worker
+    draws = [r[4] for r in rows]
+    assert len(set(draws)) == len(draws)                         # the workers' generators differ
+    tn.manual_seed(0)
+    again = [r[4] for b in data.DataLoader(_Probe(12), batch_size=2, num_workers=3)
+             for r in zip(*[t.tolist() if isinstance(t, tn.Tensor) else t for t in b])]
+    assert again == draws                                        # and manual_seed decides them
+    assert "_init_marks" not in globals() or _init_marks.get("id") is None   # set in the workers only
+
+    class Shards(data.IterableDataset):
+        def __iter__(self):
+            info = data.get_worker_info()
+            assert info.dataset is self                    # the worker's (forked) copy
+            with pytest.raises(RuntimeError, match="Cannot assign"):
+                info.id = 5
+            return iter(range(info.id, 11, info.num_workers))
+
+    got = [b.tolist() for b in data.DataLoader(Shards(), batch_size=3, num_workers=2)]
+    assert got == [[0, 2, 4], [1, 3, 5], [6, 8, 10], [7, 9]]     # torch's interleaving of the streams
+    got = list(data.DataLoader(Shards(), batch_size=None, num_workers=3))
+    assert got == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert repr(data.WorkerInfo(id=1, num_workers=2, seed=3, dataset=None)) == \
+        "WorkerInfo(id=1, num_workers=2, seed=3, dataset=None)"
+
+
+def test_dataloader_worker_errors_surface_with_their_traceback():
+    dl = data.DataLoader(_Probe(8, fail_at=5), batch_size=2, num_workers=2)
+    it = iter(dl)
+    assert next(it)[0].tolist() == [[0.0, 1.0], [2.0, 3.0]] and next(it)[0].shape == (2, 2)
+    with pytest.raises(ValueError) as e:
+        next(it)
+    msg = str(e.value)
+    assert msg.startswith("Caught ValueError in DataLoader worker process 0.\nOriginal Traceback (most recent call last):")
+    assert "raise self.exc(f\"sample {i} is broken\")" in msg and msg.rstrip().endswith("ValueError: sample 5 is broken")
+    assert next(it)[0].shape == (2, 2)                           # the loader goes on, as torch's
+    del it
+    with pytest.raises(_WorkerError, match="Caught _WorkerError in DataLoader worker process 1"):
+        list(data.DataLoader(_Probe(8, fail_at=3, exc=_WorkerError), batch_size=1, num_workers=2))
+    with pytest.raises(KeyError) as e:
+        list(data.DataLoader(_Probe(8, fail_at=1, exc=KeyError), batch_size=None, num_workers=2))
+    assert str(e.value).startswith("Caught KeyError")             # printed as text, not a repr
+
+    class Local(Exception):                                      # cannot be pickled back by name
+        pass
+
+    with pytest.raises(RuntimeError, match="Caught Local in DataLoader worker process"):
+        list(data.DataLoader(_Probe(4, fail_at=0, exc=Local), batch_size=1, num_workers=2))
+
+    def bad_init(worker_id):
+        raise ValueError(f"init of {worker_id}")
+
+    with pytest.raises(ValueError, match="init of 0"):
+        list(data.DataLoader(_Probe(4), batch_size=1, num_workers=2, worker_init_fn=bad_init))
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
+        list(data.DataLoader(_Probe(8, die_at=2), batch_size=2, num_workers=2))
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.2 seconds"):
+        list(data.DataLoader(_Probe(4, sleep=1.0), batch_size=1, num_workers=1, timeout=0.2))
+    with pytest.raises(ValueError, match="prefetch_factor option should be positive"):
+        data.DataLoader(_Probe(4), num_workers=1, prefetch_factor=0)
+    with pytest.raises(ValueError, match="multiprocessing_context"):
+        data.DataLoader(_Probe(4), num_workers=1, multiprocessing_context="nope")
+
+
+def test_dataloader_workers_persistent_and_shut_down():
+    import multiprocessing as mp
+    x = tn.arange(30.0)
+    ds = data.TensorDataset(x)
+    dl = data.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
+    first = _batches(dl)
+    pids = [w.pid for w in dl._iterator._workers]
+    it = iter(dl)
+    next(it)                                   # leave an epoch in the middle ...
+    assert _batches(dl) == first               # ... the next one starts clean
+    assert [w.pid for w in dl._iterator._workers] == pids and all(w.is_alive() for w in dl._iterator._workers)
+    del dl, it
+    gc.collect()
+    it = iter(data.DataLoader(ds, batch_size=2, num_workers=3))
+    next(it)
+    workers = it._workers
+    del it                                     # breaking out of a loop stops the workers
+    gc.collect()
+    assert not any(w.is_alive() for w in workers)
+    assert [c for c in mp.active_children() if c in workers] == []
+    assert len(data.DataLoader(ds, batch_size=4, num_workers=2)) == 8
+    # a spawned worker imports the package itself; tensors come back through pickling
+    got = _batches(data.DataLoader(ds, batch_size=8, num_workers=1, multiprocessing_context="spawn"))
+    assert got == [[x[i:i + 8].tolist()] for i in range(0, 30, 8)]
+
+
 def test_shuffle_determinism():
     x = tn.arange(20)
     ds = data.TensorDataset(x)
@@ -938,8 +1096,10 @@ def test_load_errors(tmp_path):
     p.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}......")
     with pytest.raises(RuntimeError, match="tn_safetensors_load"):
         tn.load(str(p))
-    with pytest.raises(RuntimeError, match="tn_safetensors_load"):
+    with pytest.raises(FileNotFoundError):                 # PyTorch's class (an OSError)
         tn.load(str(tmp_path / "missing.safetensors"))
+    with pytest.raises(IsADirectoryError):
+        tn.load(str(tmp_path))
     with pytest.raises(RuntimeError):
         tn.load(io.BytesIO(b"short"))
 

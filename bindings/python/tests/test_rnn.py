@@ -176,6 +176,175 @@ def test_recurrent_long_sequence_and_train_mode_without_dropout(T):
     check(om, tm, lambda m, x: m(x), [randn(5, 2, 3, seed=6)], what="LSTM eval")
 
 
+# =========================================================================== PackedSequence vs torch
+def _rnn_utils(m):
+    return torch.nn.utils.rnn if isinstance(m, torch.nn.Module) else nn.utils.rnn
+
+
+@pytest.mark.parametrize("kind,kw", RNN_CASES, ids=[f"{k}-{'-'.join(f'{a}={b}' for a, b in kw.items())}"
+                                                    for k, kw in RNN_CASES])
+def test_recurrent_layers_take_packed_sequences_like_torch(T, kind, kw):
+    """pack (unsorted lengths with ties) -> layer -> unpack: the packed output, the padded
+    output, the lengths, h_n (and c_n) at each sequence's own last step, and the gradients
+    of the input, h0/c0 and every parameter."""
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, kind)(4, 5, **kw).double()
+    om = getattr(nn, kind)(4, 5, **kw).double()
+    lengths = [4, 6, 2, 4, 1]
+    L, N = 6, len(lengths)
+    D = 2 if kw.get("bidirectional") else 1
+    layers = kw.get("num_layers", 1)
+    hout = kw.get("proj_size", 0) or 5
+    bf = kw.get("batch_first", False)
+    x = randn(N, L, 4, seed=1) if bf else randn(L, N, 4, seed=1)
+    h0, c0 = randn(D * layers, N, hout, seed=2), randn(D * layers, N, 5, seed=3)
+
+    def run(m, x, *state, enforce_sorted=False, lens=lengths):
+        U = _rnn_utils(m)
+        p = U.pack_padded_sequence(x, lens, batch_first=bf, enforce_sorted=enforce_sorted)
+        out, hn = m(p, (tuple(state) if len(state) == 2 else state[0]) if state else None)
+        assert isinstance(out, U.PackedSequence)
+        padded, got_lens = U.pad_packed_sequence(out, batch_first=bf, padding_value=-2.0, total_length=L + 1)
+        return out, padded, got_lens, hn
+
+    check(om, tm, run, [x], what=f"{kind} packed")
+    state = [h0, c0] if kind == "LSTM" else [h0]
+    check(om, tm, run, [x] + state, what=f"{kind} packed with state")
+    srt = sorted(range(N), key=lambda i: -lengths[i])
+    xs = x[srt] if bf else x[:, srt]
+    check(om, tm, lambda m, x: run(m, x, enforce_sorted=True, lens=sorted(lengths, reverse=True)), [xs],
+          what=f"{kind} packed, sorted")
+    check(om, tm, lambda m, x: run(m, x, lens=[L] * N), [x], what=f"{kind} packed, one length")
+    om.float()
+    tm.float()
+    check(om, tm, run, [x.float()], rtol=1e-5, atol=1e-6, what=f"{kind} packed float32")
+
+
+def test_packed_h_n_is_each_sequences_last_step(T):
+    """h_n of a packed batch equals running each sequence on its own."""
+    m = nn.GRU(3, 4, num_layers=2, bidirectional=True)
+    seqs = [tn.randn(n, 3) for n in (2, 5, 3)]
+    packed = nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False)
+    out, hn = m(packed)
+    outs = nn.utils.rnn.unpack_sequence(out)
+    for i, s in enumerate(seqs):
+        o1, h1 = m(s.unsqueeze(1))
+        assert tn.allclose(outs[i], o1.squeeze(1), atol=1e-6)
+        assert tn.allclose(hn[:, i], h1.squeeze(1), atol=1e-6)
+
+
+def test_pad_pack_helpers_match_torch(T):
+    U, TU = nn.utils.rnn, torch.nn.utils.rnn
+    seqs = [randn(n, 2, seed=n) for n in (3, 5, 1, 5)]
+    for bf in (False, True):
+        for pv in (0.0, -1.5):
+            assert_close(U.pad_sequence([ours(s) for s in seqs], batch_first=bf, padding_value=pv),
+                         TU.pad_sequence(seqs, batch_first=bf, padding_value=pv), what=f"pad_sequence {bf} {pv}")
+    ints = [torch.tensor([1, 2, 3]), torch.tensor([4, 5]), torch.tensor([6])]
+    assert_close(U.pad_sequence([ours(s) for s in ints]), TU.pad_sequence(ints), what="int pad_sequence")
+    for es in (True, False):
+        a, b = U.pack_sequence([ours(s) for s in ints], enforce_sorted=es), TU.pack_sequence(ints, enforce_sorted=es)
+        for x, y, f in zip(a, b, a._fields):
+            assert_close(x, y, what=f"pack_sequence {f}")
+        assert repr(a) == repr(b)
+        assert [t.tolist() for t in U.unpack_sequence(a)] == [t.tolist() for t in TU.unpack_sequence(b)]
+    a = U.pack_sequence([ours(s) for s in seqs], enforce_sorted=False)
+    b = TU.pack_sequence(seqs, enforce_sorted=False)
+    for x, y, f in zip(a, b, a._fields):
+        assert_close(x, y, what=f"pack_sequence unsorted {f}")
+    for bf in (False, True):
+        pa, la = U.pad_packed_sequence(a, batch_first=bf, total_length=7)
+        pb, lb = TU.pad_packed_sequence(b, batch_first=bf, total_length=7)
+        assert_close(pa, pb, what="pad_packed_sequence")
+        assert_close(la, lb, what="pad_packed_sequence lengths")
+        ua = U.unpad_sequence(pa, la, batch_first=bf)
+        ub = TU.unpad_sequence(pb.clone(), lb, batch_first=bf)
+        for x, y in zip(ua, ub):
+            assert_close(x, y, what="unpad_sequence")
+    perm = torch.tensor([2, 0, 3, 1])
+    assert_close(U.invert_permutation(ours(perm)), TU.invert_permutation(perm), what="invert_permutation")
+    assert U.invert_permutation(None) is None
+    p = U.pack_sequence([ours(s) for s in seqs], enforce_sorted=False)
+    assert p.double().data.dtype is tn.float64 and p.float().data.dtype is tn.float32 and p.to(tn.float32) is not p
+    assert p.to(tn.float64) is p and not p.is_cuda and not p.is_pinned()
+    data, batch_sizes, sorted_indices, unsorted_indices = p
+    assert U.PackedSequence(data, batch_sizes, sorted_indices).unsorted_indices.tolist() == unsorted_indices.tolist()
+    assert U.PackedSequence((data, batch_sizes)).batch_sizes is batch_sizes
+
+
+def test_pack_and_pad_gradients_match_torch(T):
+    """pack_padded_sequence and pad_packed_sequence are differentiable (index_select)."""
+    lengths = [3, 1, 4]
+
+    def run(m, x):
+        U = torch.nn.utils.rnn if m is None else nn.utils.rnn
+        p = U.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        return U.pad_packed_sequence(U.PackedSequence(p.data * 2, p.batch_sizes, p.sorted_indices,
+                                                      p.unsorted_indices), total_length=5)[0]
+    x = randn(3, 4, 2, seed=4).requires_grad_()
+    y = run(None, x)
+    g = randn(*y.shape, seed=5)
+    (y * g).sum().backward()
+    ox = ours(x).requires_grad_()
+    oy = run(nn, ox)
+    assert_close(oy, y, what="padded")
+    (oy * ours(g)).sum().backward()
+    assert_close(ox.grad, x.grad, what="grad")
+
+
+def test_packed_sequence_errors_match_torch(T):
+    U, TU = nn.utils.rnn, torch.nn.utils.rnn
+    x, tx = tn.ones(4, 3, 2), torch.ones(4, 3, 2)
+    cases = [
+        (lambda R, x: R.pack_padded_sequence(x, [2, 3, 1]), "must be sorted in decreasing order"),
+        (lambda R, x: R.pack_padded_sequence(x, [3, 2, 0]), "has to be greater than 0"),
+        (lambda R, x: R.pack_padded_sequence(x, [3, 2]), "to be equal to batch_size, but got 2"),
+        (lambda R, x: R.pack_padded_sequence(x[:0], []), "Cannot pack empty tensors"),
+        (lambda R, x: R.pad_sequence([]), "empty list of sequences"),
+        (lambda R, x: R.pad_packed_sequence(R.pack_padded_sequence(x, [3, 2, 1]), total_length=2),
+         "Expected total_length to be at least"),
+    ]
+    for f, msg in cases:
+        with pytest.raises(Exception, match=msg) as theirs_:
+            f(TU, tx)
+        with pytest.raises(theirs_.type, match=msg):
+            f(U, x)
+    with pytest.raises(TypeError):
+        U.pad_sequence([1, 2])
+    with pytest.raises(RuntimeError, match="larger than the padded sequence length"):
+        U.pack_padded_sequence(x, [5, 2, 1])          # torch reads past the end here
+    p = U.PackedSequence(tn.ones(6, 1, 2), tn.tensor([3, 2, 1]))
+    tp = TU.PackedSequence(torch.ones(6, 1, 2), torch.tensor([3, 2, 1]))
+    with pytest.raises(RuntimeError, match="input must have 2 dimensions, got 3"):
+        torch.nn.LSTM(2, 3)(tp)
+    with pytest.raises(RuntimeError, match="input must have 2 dimensions, got 3"):
+        nn.LSTM(2, 3)(p)
+    p = U.pack_sequence([tn.ones(2, 2), tn.ones(1, 2)])
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \(1, 2, 3\), got \[1, 3, 3\]"):
+        nn.GRU(2, 3)(p, tn.zeros(1, 3, 3))
+    with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size"):
+        nn.GRU(3, 3)(p)
+
+
+def test_packed_training_step_and_no_leaks():
+    m = nn.LSTM(3, 4, bidirectional=True)
+    opt = tn.optim.SGD(m.parameters(), lr=0.1)
+    counts = []
+    for _ in range(4):
+        seqs = [tn.randn(n, 3) for n in (5, 2, 4, 2)]
+        out, (h, c) = m(nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False))
+        padded, lengths = nn.utils.rnn.pad_packed_sequence(out)
+        assert lengths.tolist() == [5, 2, 4, 2]
+        loss = padded.pow(2).sum() + h.sum() + c.sum()
+        opt.zero_grad()
+        loss.backward()
+        assert all(p.grad is not None and p.grad.abs().sum().item() > 0 for p in m.parameters())
+        opt.step()
+        del seqs, out, h, c, padded, lengths, loss
+        counts.append(_live())
+    assert counts[1:] == counts[:-1], counts          # flat after the first step (the grads)
+
+
 # =========================================================================== cells vs torch
 CELL_CASES = [("RNNCell", {}), ("RNNCell", dict(nonlinearity="relu")), ("RNNCell", dict(bias=False)),
               ("LSTMCell", {}), ("LSTMCell", dict(bias=False)), ("GRUCell", {}), ("GRUCell", dict(bias=False))]

@@ -7,6 +7,7 @@ otherwise shapes, dtypes and values must agree.
 
 Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests
 """
+import array
 import copy
 import gc
 import os
@@ -135,8 +136,14 @@ def test_dtype_objects_and_inference():
 def test_tensor_from_bad_data():
     with pytest.raises(ValueError, match="expected sequence of length 2 at dim 1"):
         tn.tensor([[1, 2], [3]])
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):      # PyTorch's classes
         tn.tensor(["a"])
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        tn.tensor([1, "a"])
+    with pytest.raises(RuntimeError, match="Could not infer dtype of dict"):
+        tn.tensor({"a": 1})
+    with pytest.raises(RuntimeError, match="Could not infer dtype of NoneType"):
+        tn.tensor([1, None])
     with pytest.raises(RuntimeError, match="Overflow"):
         tn.tensor([2 ** 64])
 
@@ -536,6 +543,18 @@ def test_copy_and_pickle():
     e = pickle.loads(pickle.dumps(tn.zeros(2, 0)))
     assert e.shape == (2, 0)
     assert pickle.loads(pickle.dumps(tn.int32)) is tn.int32
+    # pickled as raw bytes: shape, dtype, the contiguous data (what DataLoader workers send)
+    t = tn.arange(12, dtype=tn.int32).reshape(3, 4).t()[1:]
+    reduced = t.__reduce_ex__(4)
+    assert reduced[1][:3] == (bytes(memoryview(array.array("i", t.contiguous().view(-1).tolist()))), "int32", (3, 3))
+    for v in (t, tn.tensor(2.5), tn.tensor([True, False]), tn.arange(6.0).view(2, 3)[:, 1]):
+        w = pickle.loads(pickle.dumps(v))
+        assert w.dtype is v.dtype and w.shape == v.shape and w.tolist() == v.tolist() and w.is_contiguous()
+    leaf = tn.ones(2, requires_grad=True)
+    assert pickle.loads(pickle.dumps(leaf)).requires_grad and not pickle.loads(pickle.dumps(leaf * 2)).requires_grad
+    assert tn._core._rebuild_tensor([[1, 2]], "int64", (1, 2)).tolist() == [[1, 2]]     # earlier pickles
+    with pytest.raises(RuntimeError, match="unpickling a tensor"):
+        tn._core._rebuild_tensor_bytes(b"123", "float32", (2,))
 
 
 def _live():

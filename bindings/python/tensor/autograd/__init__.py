@@ -29,7 +29,7 @@ import threading
 
 from .. import _C
 from .._C import lib
-from .._core import Tensor, _borrow, _check_int, _ptrs, _raise, _scope_depth, _wrap
+from .._core import Tensor, _bool, _borrow, _check_int, _ptrs, _raise, _scope_depth, _wrap
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
            "backward", "Function", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
@@ -138,6 +138,8 @@ class set_grad_enabled(_GradMode):
     matching ``set_grad_enabled`` call; as a ``with`` block it restores the mode on exit."""
 
     def __init__(self, mode):
+        if mode is not True and mode is not False:
+            raise TypeError(f"enabled must be a bool (got {type(mode).__name__})")
         super().__init__(mode)
         self._prev = is_grad_enabled()
         super().__enter__()          # takes effect immediately, as PyTorch's
@@ -154,6 +156,30 @@ class set_grad_enabled(_GradMode):
 
 
 # --------------------------------------------------------------------------- backward
+def _tensor_seq(ts, what):
+    """A Tensor or a sequence of Tensors as a list (PyTorch's RuntimeError otherwise)."""
+    if isinstance(ts, Tensor):
+        return [ts]
+    try:
+        ts = list(ts)
+    except TypeError:
+        raise TypeError(f"{what} must be a Tensor or a sequence of Tensors, got {type(ts).__name__}") from None
+    for t in ts:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"all {what} have to be Tensors, but got {type(t).__name__}")
+    return ts
+
+
+def _grad_seq(gs):
+    if isinstance(gs, (str, bytes)) or not hasattr(gs, "__iter__"):
+        raise TypeError(f"gradients can be either Tensors or None, but got {type(gs).__name__}")
+    gs = list(gs)
+    for g in gs:
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+    return gs
+
+
 def _opts(retain_graph, create_graph, allow_unused=False):
     rg = create_graph if retain_graph is None else retain_graph
     return _C.tn_backward_opts(0, bool(rg), bool(create_graph), bool(allow_unused))
@@ -171,10 +197,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """torch.autograd.backward: accumulate d(sum tensors . grad_tensors) into leaves' .grad."""
     if inputs is not None:
         raise NotImplementedError("backward(inputs=...) is not supported")
-    if isinstance(tensors, Tensor):
-        tensors = [tensors]
+    tensors = _tensor_seq(tensors, "tensors")
     if grad_tensors is None or isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors] * len(tensors)
+    _grad_seq(grad_tensors)
     opts = _opts(retain_graph, create_graph)
     for t, g in zip(tensors, grad_tensors):
         _run(lambda: lib.tn_backward_with(t._ptr, None if g is None else g._ptr, opts))
@@ -184,12 +210,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=False, is_grads_batched=False):
     """torch.autograd.grad: the gradients of outputs with respect to inputs, as a tuple
     (None for an unused input with allow_unused=True); .grad is not touched."""
-    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    outs = _tensor_seq(outputs, "outputs")
+    ins = _tensor_seq(inputs, "inputs")
     if grad_outputs is None:
         gos = None
     else:
-        gl = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+        gl = _grad_seq([grad_outputs] if isinstance(grad_outputs, Tensor) else grad_outputs)
         if any(g is None for g in gl):
             gl = [g if g is not None else o.new_ones(o.shape) for g, o in zip(gl, outs)]
         gos = _ptrs(gl)
@@ -270,8 +296,14 @@ class Node:
 
 # --------------------------------------------------------------------------- Tensor methods
 def _requires_grad_(self, requires_grad=True):
-    _check_int(lib.tn_requires_grad_(self._ptr, bool(requires_grad)))
+    _check_int(lib.tn_requires_grad_(self._ptr, _bool(requires_grad, "requires_grad_", "requires_grad")))
     return self
+
+
+def _requires_grad_set(self, value):
+    if value is not True and value is not False:
+        raise RuntimeError("requires_grad must be a bool")
+    _requires_grad_(self, value)
 
 
 def _grad_get(self):
@@ -296,7 +328,7 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 Tensor.requires_grad_ = _requires_grad_
 Tensor.requires_grad = property(lambda self: bool(lib.tn_requires_grad(self._ptr)),
-                                lambda self, v: _requires_grad_(self, v))
+                                _requires_grad_set)
 Tensor.grad = property(_grad_get, _grad_set)
 Tensor.grad_fn = property(_grad_fn)
 Tensor.is_leaf = property(lambda self: bool(lib.tn_is_leaf(self._ptr)))

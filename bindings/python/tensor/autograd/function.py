@@ -207,8 +207,8 @@ def _backward_trampoline(ctx_ptr, grad_ptr, grad_inputs, n, key):
             if r is None:
                 continue
             if not isinstance(r, Tensor):
-                raise TypeError(f"function {name} returned a {type(r).__name__} as the gradient at position "
-                                f"{i + 1}; expected a Tensor or None")
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__}): function {name} "
+                                   f"returned it as the gradient at position {i + 1}")
             _keep(r)                # the engine retains it after we return
             grad_inputs[k] = r._ptr
         return 0

@@ -14,7 +14,7 @@ import warnings
 from ctypes import c_double, c_int64, c_void_p, byref
 
 from .._C import lib
-from .._core import _i64, _wrap, int64, tensor
+from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, int64, tensor
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
@@ -45,11 +45,14 @@ def _ntuple(v, n, name):
             vals = vals * n
         if len(vals) != n:
             raise RuntimeError(f"{name} must be an int or a tuple of {n} ints, got {tuple(v)}")
-        return vals
-    try:
-        return [operator.index(v)] * n
-    except TypeError:
-        raise TypeError(f"{name} must be an int or a tuple of ints, got {v!r}") from None
+    else:
+        try:
+            vals = [operator.index(v)] * n
+        except TypeError:
+            raise TypeError(f"{name} must be an int or a tuple of ints, got {v!r}") from None
+    for x in vals:
+        _int(x, name, name)       # PyTorch's overflow error (ctypes would wrap the value)
+    return vals
 
 
 def _arr(vals):
@@ -58,7 +61,20 @@ def _arr(vals):
 
 def _opt(t):
     """A C pointer for an optional tensor argument (None -> NULL)."""
-    return None if t is None else t._ptr
+    if t is None:
+        return None
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected an optional Tensor argument, got {type(t).__name__}")
+    return t._ptr
+
+
+def _check(fn, **tensors):
+    """PyTorch's TypeError for an argument that must be a Tensor and is not (C would read
+    an AttributeError, or NULL as an absent tensor). Called after an inline isinstance
+    test failed, which keeps the check off the hot path."""
+    for name, t in tensors.items():
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(t).__name__}")
 
 
 _REDUCTIONS = {"mean": 0, "sum": 1, "none": 2, "batchmean": 3}
@@ -94,6 +110,8 @@ def _inplace(input, result):
 
 def _act(cfn, input, inplace, *args):
     """An activation through its C function; inplace=True copies the result into input."""
+    if not isinstance(input, Tensor):
+        _check(cfn.__name__[3:], input=input)
     src = _src(input) if inplace else input          # a local: alive across the C call
     r = _wrap(cfn(src._ptr, *args))
     return _inplace(input, r) if inplace else r
@@ -113,25 +131,35 @@ def _softmax_dim(ndim):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    x = input if dtype is None else input.to(dtype)
-    return _wrap(lib.tn_softmax(x._ptr, _softmax_dim(x.ndim) if dim is None else dim))
+    if not isinstance(input, Tensor):
+        _check("softmax", input=input)
+    x = input if dtype is None else input.to(_to_dtype(dtype, False))
+    return _wrap(lib.tn_softmax(x._ptr, _softmax_dim(x.ndim) if dim is None else _int(dim, "softmax")))
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    x = input if dtype is None else input.to(dtype)
-    return _wrap(lib.tn_log_softmax(x._ptr, _softmax_dim(x.ndim) if dim is None else dim))
+    if not isinstance(input, Tensor):
+        _check("log_softmax", input=input)
+    x = input if dtype is None else input.to(_to_dtype(dtype, False))
+    return _wrap(lib.tn_log_softmax(x._ptr, _softmax_dim(x.ndim) if dim is None else _int(dim, "log_softmax")))
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    x = input if dtype is None else input.to(dtype)
+    if not isinstance(input, Tensor):
+        _check("softmin", input=input)
+    x = input if dtype is None else input.to(_to_dtype(dtype, False))
     return softmax(-x, dim)
 
 
 def relu(input, inplace=False):
+    if not isinstance(input, Tensor):
+        _check("relu", input=input)
     return input.relu_() if inplace else _wrap(lib.tn_relu(input._ptr))
 
 
 def relu_(input):
+    if not isinstance(input, Tensor):
+        _check("relu_", input=input)
     return input.relu_()
 
 
@@ -140,7 +168,8 @@ def relu6(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _act(lib.tn_hardtanh, input, inplace, float(min_val), float(max_val))
+    lo, hi = _scalar(min_val, "hardtanh", "min_val"), _scalar(max_val, "hardtanh", "max_val")
+    return _act(lib.tn_hardtanh, input, inplace, lo, hi)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -148,7 +177,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _act(lib.tn_leaky_relu, input, inplace, float(negative_slope))
+    return _act(lib.tn_leaky_relu, input, inplace, _scalar(negative_slope, "leaky_relu", "negative_slope"))
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -156,7 +185,7 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _act(lib.tn_elu, input, inplace, float(alpha))
+    return _act(lib.tn_elu, input, inplace, _scalar(alpha, "elu", "alpha"))
 
 
 def elu_(input, alpha=1.0):
@@ -172,7 +201,7 @@ def selu_(input):
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _act(lib.tn_celu, input, inplace, float(alpha))
+    return _act(lib.tn_celu, input, inplace, _scalar(alpha, "celu", "alpha"))
 
 
 def celu_(input, alpha=1.0):
@@ -192,6 +221,8 @@ def hardsigmoid(input, inplace=False):
 
 
 def gelu(input, approximate="none"):
+    if not isinstance(input, Tensor):
+        _check("gelu", input=input)
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate}")
     return _wrap(lib.tn_gelu(input._ptr, approximate == "tanh"))
@@ -202,50 +233,75 @@ def silu(input, inplace=False):
 
 
 def softplus(input, beta=1, threshold=20):
-    return _wrap(lib.tn_softplus(input._ptr, float(beta), float(threshold)))
+    if not isinstance(input, Tensor):
+        _check("softplus", input=input)
+    beta, threshold = _scalar(beta, "softplus", "beta"), _scalar(threshold, "softplus", "threshold")
+    return _wrap(lib.tn_softplus(input._ptr, beta, threshold))
 
 
 def sigmoid(input):
+    if not isinstance(input, Tensor):
+        _check("sigmoid", input=input)
     warnings.warn("nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.")
     return _wrap(lib.tn_sigmoid(input._ptr))
 
 
 def tanh(input):
+    if not isinstance(input, Tensor):
+        _check("tanh", input=input)
     warnings.warn("nn.functional.tanh is deprecated. Use torch.tanh instead.")
     return _wrap(lib.tn_tanh(input._ptr))
 
 
 # Small activations with no C kernel of their own, composed from tensor ops.
 def logsigmoid(input):
+    if not isinstance(input, Tensor):
+        _check("logsigmoid", input=input)
     return -softplus(-input)
 
 
 def softsign(input):
+    if not isinstance(input, Tensor):
+        _check("softsign", input=input)
     return input / (input.abs() + 1)
 
 
 def tanhshrink(input):
+    if not isinstance(input, Tensor):
+        _check("tanhshrink", input=input)
     return input - input.tanh()
 
 
 def threshold(input, threshold, value, inplace=False):
-    r = input.where(input > threshold, value)
+    if not isinstance(input, Tensor):
+        _check("threshold", input=input)
+    r = input.where(input > _scalar(threshold, "threshold", "threshold"), _scalar(value, "threshold", "value"))
     return _inplace(input, r) if inplace else r
 
 
 def glu(input, dim=-1):
+    if not isinstance(input, Tensor):
+        _check("glu", input=input)
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _int(dim, "glu")
+    n = input.size(dim)
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()
 
 
 # --------------------------------------------------------------------------- linear, convolution
 def linear(input, weight, bias=None):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("linear", input=input, weight=weight)
     return _wrap(lib.tn_linear(input._ptr, weight._ptr, _opt(bias)))
 
 
 def bilinear(input1, input2, weight, bias=None):
+    if not (isinstance(input1, Tensor) and isinstance(input2, Tensor) and isinstance(weight, Tensor)):
+        _check("bilinear", input1=input1, input2=input2, weight=weight)
     return _wrap(lib.tn_bilinear(input1._ptr, input2._ptr, weight._ptr, _opt(bias)))
 
 
@@ -256,39 +312,57 @@ def _conv_padding(padding, n):
         if padding == "valid":
             return [0] * n
         raise RuntimeError(f"Invalid padding string: '{padding}'")
-    return _ntuple(padding, n, "padding")
+    vals = _ntuple(padding, n, "padding")
+    if any(v < 0 for v in vals):          # C reads -1 as TN_PAD_SAME
+        raise RuntimeError("negative padding is not supported")
+    return vals
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("conv1d", input=input, weight=weight)
     (s,), (p,), (d,) = _ntuple(stride, 1, "stride"), _conv_padding(padding, 1), _ntuple(dilation, 1, "dilation")
-    return _wrap(lib.tn_conv1d(input._ptr, weight._ptr, _opt(bias), s, p, d, groups))
+    return _wrap(lib.tn_conv1d(input._ptr, weight._ptr, _opt(bias), s, p, d,
+                               _int(groups, "conv1d", "groups")))
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("conv2d", input=input, weight=weight)
     s, p, d = _ntuple(stride, 2, "stride"), _conv_padding(padding, 2), _ntuple(dilation, 2, "dilation")
-    return _wrap(lib.tn_conv2d_ex(input._ptr, weight._ptr, _opt(bias), _arr(s), _arr(p), _arr(d), groups))
+    return _wrap(lib.tn_conv2d_ex(input._ptr, weight._ptr, _opt(bias), _arr(s), _arr(p), _arr(d),
+                                  _int(groups, "conv2d", "groups")))
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("conv_transpose1d", input=input, weight=weight)
     (s,), (p,) = _ntuple(stride, 1, "stride"), _ntuple(padding, 1, "padding")
     (o,), (d,) = _ntuple(output_padding, 1, "output_padding"), _ntuple(dilation, 1, "dilation")
-    return _wrap(lib.tn_conv_transpose1d(input._ptr, weight._ptr, _opt(bias), s, p, o, groups, d))
+    return _wrap(lib.tn_conv_transpose1d(input._ptr, weight._ptr, _opt(bias), s, p, o,
+                                         _int(groups, "conv_transpose1d", "groups"), d))
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("conv_transpose2d", input=input, weight=weight)
     s, p = _ntuple(stride, 2, "stride"), _ntuple(padding, 2, "padding")
     o, d = _ntuple(output_padding, 2, "output_padding"), _ntuple(dilation, 2, "dilation")
     return _wrap(lib.tn_conv_transpose2d_ex(input._ptr, weight._ptr, _opt(bias), _arr(s), _arr(p), _arr(o),
-                                            groups, _arr(d)))
+                                            _int(groups, "conv_transpose2d", "groups"), _arr(d)))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    if not isinstance(input, Tensor):
+        _check("unfold", input=input)
     k, d = _ntuple(kernel_size, 2, "kernel_size"), _ntuple(dilation, 2, "dilation")
     p, s = _ntuple(padding, 2, "padding"), _ntuple(stride, 2, "stride")
     return _wrap(lib.tn_im2col(input._ptr, _arr(k), _arr(d), _arr(p), _arr(s)))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    if not isinstance(input, Tensor):
+        _check("fold", input=input)
     o, k = _ntuple(output_size, 2, "output_size"), _ntuple(kernel_size, 2, "kernel_size")
     d, p, s = _ntuple(dilation, 2, "dilation"), _ntuple(padding, 2, "padding"), _ntuple(stride, 2, "stride")
     return _wrap(lib.tn_col2im(input._ptr, _arr(o), _arr(k), _arr(d), _arr(p), _arr(s)))
@@ -298,7 +372,12 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 def _pool_stride(stride, kernel, n):
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
         return list(kernel)
-    return _ntuple(stride, n, "stride")
+    vals = _ntuple(stride, n, "stride")
+    if any(v == 0 for v in vals):         # C reads 0 as "the kernel size"
+        raise RuntimeError("stride should not be zero")
+    if any(v < 0 for v in vals):
+        raise RuntimeError("stride should be greater than zero")
+    return vals
 
 
 def _with_indices(call, want):
@@ -312,6 +391,8 @@ def _with_indices(call, want):
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=True):
+    if not isinstance(input, Tensor):
+        _check("max_pool1d", input=input)
     (k,) = _ntuple(kernel_size, 1, "kernel_size")
     (s,), (p,), (d,) = _pool_stride(stride, [k], 1), _ntuple(padding, 1, "padding"), _ntuple(dilation, 1, "dilation")
     return _with_indices(lambda ip: lib.tn_max_pool1d(input._ptr, k, s, p, d, bool(ceil_mode), ip), return_indices)
@@ -323,6 +404,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=True):
+    if not isinstance(input, Tensor):
+        _check("max_pool2d", input=input)
     k = _ntuple(kernel_size, 2, "kernel_size")
     s, p, d = _pool_stride(stride, k, 2), _ntuple(padding, 2, "padding"), _ntuple(dilation, 2, "dilation")
     return _with_indices(lambda ip: lib.tn_max_pool2d_ex(input._ptr, _arr(k), _arr(s), _arr(p), _arr(d),
@@ -334,6 +417,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    if not isinstance(input, Tensor):
+        _check("avg_pool1d", input=input)
     (k,) = _ntuple(kernel_size, 1, "kernel_size")
     (s,), (p,) = _pool_stride(stride, [k], 1), _ntuple(padding, 1, "padding")
     return _wrap(lib.tn_avg_pool1d(input._ptr, k, s, p, bool(ceil_mode), bool(count_include_pad)))
@@ -341,9 +426,11 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    if not isinstance(input, Tensor):
+        _check("avg_pool2d", input=input)
     k = _ntuple(kernel_size, 2, "kernel_size")
     s, p = _pool_stride(stride, k, 2), _ntuple(padding, 2, "padding")
-    if divisor_override is not None and divisor_override <= 0:
+    if divisor_override is not None and _int(divisor_override, "avg_pool2d", "divisor_override") <= 0:
         raise RuntimeError("divisor must be not zero")
     return _wrap(lib.tn_avg_pool2d_ex(input._ptr, _arr(k), _arr(s), _arr(p), bool(ceil_mode),
                                       bool(count_include_pad), int(divisor_override or 0)))
@@ -351,6 +438,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def _adaptive_size(input, output_size, n):
     """output_size as n ints; None entries keep the input's size (torch's _list_with_default)."""
+    if not isinstance(input, Tensor):
+        _check("adaptive_pool", input=input)
     if isinstance(output_size, (list, tuple)):
         sizes = list(output_size)
         if len(sizes) == 1:
@@ -360,10 +449,13 @@ def _adaptive_size(input, output_size, n):
     else:
         sizes = [output_size] * n
     shape = input.shape
-    return [shape[len(shape) - n + i] if v is None else operator.index(v) for i, v in enumerate(sizes)]
+    return [shape[len(shape) - n + i] if v is None else _int(v, "adaptive_pool", "output_size")
+            for i, v in enumerate(sizes)]
 
 
 def adaptive_avg_pool2d(input, output_size):
+    if not isinstance(input, Tensor):
+        _check("adaptive_avg_pool2d", input=input)
     oh, ow = _adaptive_size(input, output_size, 2)
     return _wrap(lib.tn_adaptive_avg_pool2d(input._ptr, oh, ow))
 
@@ -377,6 +469,8 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    if not isinstance(input, Tensor):
+        _check("adaptive_max_pool2d", input=input)
     oh, ow = _adaptive_size(input, output_size, 2)
     return _with_indices(lambda ip: lib.tn_adaptive_max_pool2d(input._ptr, oh, ow, ip), return_indices)
 
@@ -386,6 +480,8 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    if not isinstance(input, Tensor):
+        _check("adaptive_max_pool1d", input=input)
     (o,) = _adaptive_size(input, output_size, 1)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
@@ -400,23 +496,40 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 # --------------------------------------------------------------------------- normalisation
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if not isinstance(input, Tensor):
+        _check("batch_norm", input=input)
+    if training:                  # torch's _verify_batch_size, a ValueError raised in Python
+        size = list(input.shape)
+        n = size[0] if size else 1
+        for v in size[2:]:
+            n *= v
+        if n == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     return _wrap(lib.tn_batch_norm(input._ptr, _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias),
-                                   bool(training), float(momentum), float(eps)))
+                                   bool(training), _float(momentum, "batch_norm", "momentum"),
+                                   _float(eps, "batch_norm", "eps")))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if not isinstance(input, Tensor):
+        _check("layer_norm", input=input)
     if isinstance(normalized_shape, numbers.Integral):
         normalized_shape = (normalized_shape,)
     arr, n = _i64(normalized_shape)
-    return _wrap(lib.tn_layer_norm(input._ptr, arr, n, _opt(weight), _opt(bias), float(eps)))
+    return _wrap(lib.tn_layer_norm(input._ptr, arr, n, _opt(weight), _opt(bias), _float(eps, "layer_norm", "eps")))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    return _wrap(lib.tn_group_norm(input._ptr, num_groups, _opt(weight), _opt(bias), float(eps)))
+    if not isinstance(input, Tensor):
+        _check("group_norm", input=input)
+    return _wrap(lib.tn_group_norm(input._ptr, _int(num_groups, "group_norm", "num_groups"), _opt(weight), _opt(bias),
+                                   _float(eps, "group_norm", "eps")))
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
+    if not isinstance(input, Tensor):
+        _check("instance_norm", input=input)
     if use_input_stats and input.ndim >= 2:
         n = 1
         for s in input.shape[2:]:
@@ -424,10 +537,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if n == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     return _wrap(lib.tn_instance_norm(input._ptr, _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias),
-                                      bool(use_input_stats), float(momentum), float(eps)))
+                                      bool(use_input_stats), _float(momentum, "instance_norm", "momentum"),
+                                      _float(eps, "instance_norm", "eps")))
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    if not isinstance(input, Tensor):
+        _check("normalize", input=input)
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     r = input / denom
     return r if out is None else out.copy_(r)
@@ -435,18 +551,21 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 # --------------------------------------------------------------------------- dropout
 def _check_p(p):
+    p = _float(p, "dropout", "p")
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
+    if not isinstance(input, Tensor):
+        _check("dropout", input=input)
     _check_p(p)
     if inplace:
         if not training or p == 0:
             return input
         src = _src(input)
-        return _inplace(input, _wrap(lib.tn_dropout(src._ptr, float(p), True)))
-    return _wrap(lib.tn_dropout(input._ptr, float(p), bool(training)))
+        return _inplace(input, _wrap(lib.tn_dropout(src._ptr, _float(p, "dropout", "p"), True)))
+    return _wrap(lib.tn_dropout(input._ptr, _float(p, "dropout", "p"), bool(training)))
 
 
 def _channel_dropout(input, p, training, inplace, batched):
@@ -454,7 +573,7 @@ def _channel_dropout(input, p, training, inplace, batched):
     [N, C, L, 1]: torch 1.13's dropout1d (and its dropout2d of 3-D input)."""
     x = input if batched else input.unsqueeze(0)
     src = (_src(x) if inplace else x).unsqueeze(-1)
-    r = _wrap(lib.tn_dropout2d(src._ptr, float(p), bool(training))).squeeze(-1)
+    r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout1d", "p"), bool(training))).squeeze(-1)
     if not batched:
         r = r.squeeze(0)
     if inplace:
@@ -463,6 +582,8 @@ def _channel_dropout(input, p, training, inplace, batched):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    if not isinstance(input, Tensor):
+        _check("dropout1d", input=input)
     _check_p(p)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
@@ -472,6 +593,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
+    if not isinstance(input, Tensor):
+        _check("dropout2d", input=input)
     _check_p(p)
     if input.ndim not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will "
@@ -479,7 +602,15 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
                       "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
                       "(i.e. 3D or 4D inputs).")
-        return dropout(input, p, training, inplace)
+        if input.ndim < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        # torch's feature dropout: whole [N, C] feature maps (single elements for 2-D input)
+        shape = list(input.shape)
+        src = (_src(input) if inplace else input).reshape(shape[0], shape[1], -1, 1)
+        r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout2d", "p"), bool(training))).reshape(shape)
+        if inplace:
+            return input if not training or p == 0 else _inplace(input, r)
+        return r
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -488,7 +619,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "please switch to using dropout1d instead.")
         return _channel_dropout(input, p, training, inplace, True)
     src = _src(input) if inplace else input
-    r = _wrap(lib.tn_dropout2d(src._ptr, float(p), bool(training)))
+    r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout2d", "p"), bool(training)))
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
@@ -512,9 +643,12 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("embedding", input=input, weight=weight)
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not supported")
     if padding_idx is not None:
+        padding_idx = _int(padding_idx, "embedding", "padding_idx")
         if padding_idx > 0:
             assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
         elif padding_idx < 0:
@@ -525,22 +659,27 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         _embedding_renorm_(weight, input, max_norm, norm_type)
     if padding_idx is None:
         return _wrap(lib.tn_embedding(input._ptr, weight._ptr))
-    return _wrap(lib.tn_embedding_padded(input._ptr, weight._ptr, padding_idx))
+    return _wrap(lib.tn_embedding_padded(input._ptr, weight._ptr, _int(padding_idx, "embedding", "padding_idx")))
 
 
 def one_hot(tensor, num_classes=-1):
+    if not isinstance(tensor, Tensor):
+        _check("one_hot", tensor=tensor)
     if tensor.dtype is not int64:
         raise RuntimeError("one_hot is only applicable to index tensor.")
-    return _wrap(lib.tn_one_hot(tensor._ptr, num_classes))
+    return _wrap(lib.tn_one_hot(tensor._ptr, _int(num_classes, "one_hot", "num_classes")))
 
 
 # --------------------------------------------------------------------------- attention, resizing
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
     """softmax(q k^T * scale + mask) v (torch 2.x's signature; scale None: 1/sqrt(E))."""
-    if scale is not None and not scale > 0:
+    if not (isinstance(query, Tensor) and isinstance(key, Tensor) and isinstance(value, Tensor)):
+        _check("scaled_dot_product_attention", query=query, key=key, value=value)
+    if scale is not None and not _float(scale, "scaled_dot_product_attention", "scale") > 0:
         raise RuntimeError(f"scaled_dot_product_attention: scale must be positive, got {scale}")
     return _wrap(lib.tn_scaled_dot_product_attention(query._ptr, key._ptr, value._ptr, _opt(attn_mask),
-                                                     float(dropout_p), bool(is_causal), float(scale or 0.0)))
+                                                     _float(dropout_p, "scaled_dot_product_attention", "dropout_p"),
+                                                     bool(is_causal), float(scale or 0.0)))
 
 
 _INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
@@ -548,6 +687,8 @@ _INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area"
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
+    if not isinstance(input, Tensor):
+        _check("interpolate", input=input)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -581,7 +722,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                     "scale_factor in (s1, s2, ...,sK) format.")
             scale_factors = [float(s) for s in scale_factor]
         else:
-            scale_factors = [float(scale_factor)] * dim
+            scale_factors = [_float(scale_factor, "interpolate", "scale_factor")] * dim
     else:
         raise ValueError("either size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:
@@ -628,18 +769,24 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 
 def pixel_shuffle(input, upscale_factor):
-    return _wrap(lib.tn_pixel_shuffle(input._ptr, upscale_factor))
+    if not isinstance(input, Tensor):
+        _check("pixel_shuffle", input=input)
+    return _wrap(lib.tn_pixel_shuffle(input._ptr, _int(upscale_factor, "pixel_shuffle", "upscale_factor")))
 
 
 def pixel_unshuffle(input, downscale_factor):
-    return _wrap(lib.tn_pixel_unshuffle(input._ptr, downscale_factor))
+    if not isinstance(input, Tensor):
+        _check("pixel_unshuffle", input=input)
+    return _wrap(lib.tn_pixel_unshuffle(input._ptr, _int(downscale_factor, "pixel_unshuffle", "downscale_factor")))
 
 
 def pad(input, pad, mode="constant", value=None):
+    if not isinstance(input, Tensor):
+        _check("pad", input=input)
     if mode != "constant":
         raise NotImplementedError(f"pad: mode '{mode}' is not supported yet (only 'constant')")
     arr, n = _i64(pad)
-    return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else float(value)))
+    return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else _float(value, "pad", "value")))
 
 
 # --------------------------------------------------------------------------- losses
@@ -651,38 +798,66 @@ def _size_warning(input, target):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("mse_loss", input=input, target=target)
     _size_warning(input, target)
     return _wrap(lib.tn_mse_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce)))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("l1_loss", input=input, target=target)
     _size_warning(input, target)
     return _wrap(lib.tn_l1_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce)))
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("smooth_l1_loss", input=input, target=target)
     _size_warning(input, target)
     return _wrap(lib.tn_smooth_l1_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce),
-                                       float(beta)))
+                                       _float(beta, "smooth_l1_loss", "beta")))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("huber_loss", input=input, target=target)
     _size_warning(input, target)
-    return _wrap(lib.tn_huber_loss(input._ptr, target._ptr, _reduction(reduction), float(delta)))
+    return _wrap(lib.tn_huber_loss(input._ptr, target._ptr, _reduction(reduction),
+                                   _float(delta, "huber_loss", "delta")))
+
+
+def _check_batch(input, target):
+    """torch's Python-side check of nll_loss/cross_entropy (a ValueError)."""
+    if input.ndim >= 1 and target.ndim >= 1 and input.ndim != target.ndim and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("nll_loss", input=input, target=target)
+    _check_batch(input, target)
+    ignore_index = _int(ignore_index, "nll_loss", "ignore_index")
     return _wrap(lib.tn_nll_loss_ex(input._ptr, target._ptr, _opt(weight), ignore_index,
                                     _reduction(reduction, size_average, reduce)))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
-    return _wrap(lib.tn_cross_entropy_ex(input._ptr, target._ptr, _opt(weight), ignore_index,
-                                         _reduction(reduction, size_average, reduce), float(label_smoothing)))
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("cross_entropy", input=input, target=target)
+    if input.ndim >= 1 and target.ndim >= 1 and not target.dtype.is_floating_point:
+        _check_batch(input, target)           # class-index targets (probabilities: C checks the shape)
+    return _wrap(lib.tn_cross_entropy_ex(input._ptr, target._ptr, _opt(weight),
+                                         _int(ignore_index, "cross_entropy", "ignore_index"),
+                                         _reduction(reduction, size_average, reduce),
+                                         _float(label_smoothing, "cross_entropy", "label_smoothing")))
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("binary_cross_entropy", input=input, target=target)
     red = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
@@ -692,6 +867,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("binary_cross_entropy_with_logits", input=input, target=target)
     red = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
@@ -700,6 +877,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("kl_div", input=input, target=target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     elif reduction == "mean":
@@ -710,24 +889,35 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    return _wrap(lib.tn_cosine_similarity(x1._ptr, x2._ptr, dim, float(eps)))
+    if not (isinstance(x1, Tensor) and isinstance(x2, Tensor)):
+        _check("cosine_similarity", x1=x1, x2=x2)
+    return _wrap(lib.tn_cosine_similarity(x1._ptr, x2._ptr, _int(dim, "cosine_similarity"),
+                                          _float(eps, "cosine_similarity", "eps")))
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    if not (isinstance(x1, Tensor) and isinstance(x2, Tensor)):
+        _check("pairwise_distance", x1=x1, x2=x2)
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
-    return _wrap(lib.tn_cosine_embedding_loss(input1._ptr, input2._ptr, target._ptr, float(margin),
+    if not (isinstance(input1, Tensor) and isinstance(input2, Tensor) and isinstance(target, Tensor)):
+        _check("cosine_embedding_loss", input1=input1, input2=input2, target=target)
+    margin = _float(margin, "cosine_embedding_loss", "margin")
+    return _wrap(lib.tn_cosine_embedding_loss(input1._ptr, input2._ptr, target._ptr, margin,
                                               _reduction(reduction, size_average, reduce)))
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input1, Tensor) and isinstance(input2, Tensor) and isinstance(target, Tensor)):
+        _check("margin_ranking_loss", input1=input1, input2=input2, target=target)
     red = _reduction(reduction, size_average, reduce)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
-    return _wrap(lib.tn_margin_ranking_loss(input1._ptr, input2._ptr, target._ptr, float(margin), red))
+    margin = _float(margin, "margin_ranking_loss", "margin")
+    return _wrap(lib.tn_margin_ranking_loss(input1._ptr, input2._ptr, target._ptr, margin, red))
 
 
 # --------------------------------------------------------------------------- multi-head attention

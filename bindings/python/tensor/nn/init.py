@@ -8,7 +8,7 @@ torch's text.
 import warnings
 
 from .._C import lib
-from .._core import _check_int
+from .._core import _check_int, _float, _scalar, _tp
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_", "dirac_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -35,6 +35,7 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def _fans(tensor):
+    _tp(tensor, "init", "tensor")
     if tensor.ndim < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
     rf = 1
@@ -55,40 +56,50 @@ def _calculate_correct_fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _nums(fn, **values):
+    """The number arguments as floats (PyTorch's TypeError for a non-number)."""
+    return [_float(v, fn, k) for k, v in values.items()]
+
+
 def uniform_(tensor, a=0.0, b=1.0):
-    _check_int(lib.tn_init_uniform_(tensor._ptr, float(a), float(b)))
+    p = _tp(tensor, "uniform_", "tensor")
+    _check_int(lib.tn_init_uniform_(p, *_nums("uniform_", a=a, b=b)))
     return tensor
 
 
 def normal_(tensor, mean=0.0, std=1.0):
-    _check_int(lib.tn_init_normal_(tensor._ptr, float(mean), float(std)))
+    p = _tp(tensor, "normal_", "tensor")
+    _check_int(lib.tn_init_normal_(p, *_nums("normal_", mean=mean, std=std)))
     return tensor
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    p = _tp(tensor, "trunc_normal_", "tensor")
+    mean, std, a, b = _nums("trunc_normal_", mean=mean, std=std, a=a, b=b)
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    _check_int(lib.tn_init_trunc_normal_(tensor._ptr, float(mean), float(std), float(a), float(b)))
+    _check_int(lib.tn_init_trunc_normal_(p, mean, std, a, b))
     return tensor
 
 
 def constant_(tensor, val):
-    _check_int(lib.tn_init_constant_(tensor._ptr, float(val)))
+    _check_int(lib.tn_init_constant_(_tp(tensor, "constant_", "tensor"), _scalar(val, "constant_", "val")))
     return tensor
 
 
 def zeros_(tensor):
-    _check_int(lib.tn_init_zeros_(tensor._ptr))
+    _check_int(lib.tn_init_zeros_(_tp(tensor, "zeros_", "tensor")))
     return tensor
 
 
 def ones_(tensor):
-    _check_int(lib.tn_init_ones_(tensor._ptr))
+    _check_int(lib.tn_init_ones_(_tp(tensor, "ones_", "tensor")))
     return tensor
 
 
 def eye_(tensor):
+    _tp(tensor, "eye_", "tensor")
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     from .._factories import eye
@@ -99,6 +110,7 @@ def eye_(tensor):
 
 
 def dirac_(tensor, groups=1):
+    _tp(tensor, "dirac_", "tensor")
     dims = tensor.ndim
     if dims not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
@@ -119,23 +131,24 @@ def dirac_(tensor, groups=1):
 
 def xavier_uniform_(tensor, gain=1.0):
     _fans(tensor)
-    _check_int(lib.tn_init_xavier_uniform_(tensor._ptr, float(gain)))
+    _check_int(lib.tn_init_xavier_uniform_(tensor._ptr, _float(gain, "xavier_uniform_", "gain")))
     return tensor
 
 
 def xavier_normal_(tensor, gain=1.0):
     _fans(tensor)
-    _check_int(lib.tn_init_xavier_normal_(tensor._ptr, float(gain)))
+    _check_int(lib.tn_init_xavier_normal_(tensor._ptr, _float(gain, "xavier_normal_", "gain")))
     return tensor
 
 
 def _kaiming(cfn, tensor, a, mode, nonlinearity):
+    _tp(tensor, cfn.__name__[8:], "tensor")
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
     _calculate_correct_fan(tensor, mode)
     calculate_gain(nonlinearity, a)
-    _check_int(cfn(tensor._ptr, float(a), mode.lower().encode(), nonlinearity.encode()))
+    _check_int(cfn(tensor._ptr, _float(a, cfn.__name__[8:], "a"), mode.lower().encode(), nonlinearity.encode()))
     return tensor
 
 
@@ -148,6 +161,8 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
 
 
 def orthogonal_(tensor, gain=1):
+    _tp(tensor, "orthogonal_", "tensor")
+    gain = _float(gain, "orthogonal_", "gain")
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -159,7 +174,7 @@ def orthogonal_(tensor, gain=1):
     if gain != 1:
         from ..autograd import no_grad
         with no_grad():
-            tensor.mul_(float(gain))
+            tensor.mul_(gain)
     return tensor
 
 

@@ -37,7 +37,7 @@ from ctypes import byref, c_void_p
 
 from .. import _C
 from .._C import lib
-from .._core import Size, Tensor, _alive, _raise, _wrap, bool_, empty, float32, uint8, zeros
+from .._core import Size, Tensor, _alive, _raise, _wrap, bool_, empty, float32, int64, tensor, uint8, zeros
 from .._ops import cat
 from . import functional as F
 from . import init
@@ -45,6 +45,7 @@ from .container import ModuleList
 from .layers import Dropout, GELU, LayerNorm, Linear, ReLU
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence
 
 __all__ = [
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
@@ -60,7 +61,12 @@ def _need(name):
 
 
 def _opt(t):
-    return None if t is None else t._ptr
+    """An optional tensor argument as a C pointer (a released or non-Tensor one raises)."""
+    if t is None:
+        return None
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a Tensor or None, got {type(t).__name__}")
+    return t._ptr
 
 
 @contextlib.contextmanager
@@ -286,8 +292,10 @@ class RNNBase(Module):
 
     def _run(self, input, hx):
         lstm = self.mode == "LSTM"
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx)
         if not isinstance(input, Tensor):
-            raise TypeError(f"{type(self).__name__}: expected a Tensor input (PackedSequence is not supported), "
+            raise TypeError(f"{type(self).__name__}: expected a Tensor or PackedSequence input, "
                             f"got {type(input).__name__}")
         if input.dim() not in (2, 3):
             raise ValueError(f"{self._name()}: Expected input to be 2-D or 3-D but received {input.dim()}-D tensor")
@@ -298,12 +306,14 @@ class RNNBase(Module):
                 if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                     raise TypeError(f"LSTM: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
                 h0, c0 = hx
+                F._check("LSTM", h_0=h0, c_0=c0)
                 want = 3 if is_batched else 2
                 if h0.dim() != want or c0.dim() != want:
                     raise RuntimeError(f"For {'batched 3-D' if is_batched else 'unbatched 2-D'} input, hx and cx "
                                        f"should also be {want}-D but got ({h0.dim()}-D, {c0.dim()}-D) tensors")
             else:
                 h0 = hx
+                F._check(self._name(), hx=h0)
                 if is_batched and h0.dim() != 3:
                     raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {h0.dim()}-D tensor")
                 if not is_batched and h0.dim() != 2:
@@ -322,14 +332,105 @@ class RNNBase(Module):
             if got != list(expected):
                 msg = f"Expected hidden[{k}] size {{}}, got {{}}" if lstm else "Expected hidden size {}, got {}"
                 raise RuntimeError(msg.format(expected, got))
-        m = self._bound_c_module()
+        return self._c_forward(self._bound_c_module(), input, h0, c0)
+
+    def _c_forward(self, m, input, h0, c0):
+        """One C forward over a whole batch: (output, h_n) or (output, (h_n, c_n))."""
         hn = c_void_p()
-        if lstm:
+        if self.mode == "LSTM":
             cn = c_void_p()
             out = _wrap(lib.tn_nn_lstm_forward(m, input._ptr, _opt(h0), _opt(c0), byref(hn), byref(cn)))
             return out, (_wrap(hn.value), _wrap(cn.value))
         out = _wrap(lib.tn_nn_rnn_forward(m, input._ptr, _opt(h0), byref(hn)))
         return out, _wrap(hn.value)
+
+    def _run_packed(self, packed, hx):
+        """A PackedSequence through the layer, as torch: the sequences of each length run as
+        one batch through the C forward (so each runs exactly its own steps, in both
+        directions, and its h_n is taken at its own last step); the outputs are gathered
+        back into the packed layout and h_n into the caller's batch order."""
+        lstm = self.mode == "LSTM"
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        if not isinstance(data, Tensor) or not isinstance(batch_sizes, Tensor):
+            raise TypeError(f"{type(self).__name__}: a PackedSequence of tensors is expected")
+        if data.dim() != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
+        if self.input_size != data.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {data.size(-1)}")
+        bs = [int(b) for b in batch_sizes.tolist()]
+        if not bs:
+            raise RuntimeError(f"{type(self).__name__}: the PackedSequence is empty")
+        batch = bs[0]
+        if sum(bs) != data.size(0) or any(a < b for a, b in zip(bs, bs[1:])) or (bs and bs[-1] <= 0):
+            raise RuntimeError(f"{type(self).__name__}: batch_sizes {bs} do not describe a packed batch of "
+                               f"{data.size(0)} steps")
+        d = 2 if self.bidirectional else 1
+        real = self.proj_size if self.proj_size > 0 else self.hidden_size
+        h0 = c0 = None
+        if hx is not None:                  # given in the caller's order: sort it as the data
+            if lstm:
+                if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                    raise TypeError(f"LSTM: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
+                h0, c0 = hx
+                F._check("LSTM", h_0=h0, c_0=c0)
+            else:
+                h0 = hx
+                F._check(self._name(), hx=h0)
+            for k, (s, width) in enumerate(((h0, real), (c0, self.hidden_size))):
+                if s is None:
+                    continue
+                expected = [self.num_layers * d, batch, width]
+                if list(s.shape) != expected:
+                    msg = f"Expected hidden[{k}] size {{}}, got {{}}" if lstm else "Expected hidden size {}, got {}"
+                    raise RuntimeError(msg.format(tuple(expected), list(s.shape)))
+            if sorted_indices is not None:
+                h0 = h0.index_select(1, sorted_indices)
+                c0 = c0.index_select(1, sorted_indices) if c0 is not None else None
+        # each sorted sequence's length; sequences of equal length are neighbours
+        lens, t = [], len(bs)
+        for j in range(batch):
+            while t and bs[t - 1] <= j:
+                t -= 1
+            lens.append(t)
+        offsets = [0]
+        for b in bs:
+            offsets.append(offsets[-1] + b)
+        m = self._bound_c_module()
+        outs, hns, cns, perm, base, j0 = [], [], [], [0] * data.size(0), 0, 0
+        while j0 < batch:
+            length = lens[j0]
+            j1 = j0
+            while j1 < batch and lens[j1] == length:
+                j1 += 1
+            n = j1 - j0
+            rows = [offsets[t] + j for t in range(length) for j in range(j0, j1)]     # time-major [length, n]
+            x = data.index_select(0, tensor(rows, dtype=int64)).view(length, n, data.size(1))
+            if self.batch_first:
+                x = x.transpose(0, 1)
+            g0 = None if h0 is None else h0.narrow(1, j0, n).contiguous()
+            gc = None if c0 is None else c0.narrow(1, j0, n).contiguous()
+            out, h = self._c_forward(m, x, g0, gc)
+            if self.batch_first:
+                out = out.transpose(0, 1)
+            outs.append(out.reshape(length * n, out.size(-1)))
+            if lstm:
+                hns.append(h[0])
+                cns.append(h[1])
+            else:
+                hns.append(h)
+            for t in range(length):         # packed row of (t, j) <- row t * n + (j - j0) of this group
+                for j in range(j0, j1):
+                    perm[offsets[t] + j] = base + t * n + (j - j0)
+            base += length * n
+            j0 = j1
+        out_data = (cat(outs, 0) if len(outs) > 1 else outs[0]).index_select(0, tensor(perm, dtype=int64))
+        out = PackedSequence(out_data, batch_sizes, sorted_indices, unsorted_indices)
+
+        def unsort(hs):
+            h = cat(hs, 1) if len(hs) > 1 else hs[0]
+            return h if unsorted_indices is None else h.index_select(1, unsorted_indices)
+        return out, ((unsort(hns), unsort(cns)) if lstm else unsort(hns))
 
 
 class RNN(RNNBase):
@@ -410,6 +511,8 @@ class RNNCellBase(Module):
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         for h in (hx if isinstance(hx, (tuple, list)) else (hx,)):
+            if h is not None and not isinstance(h, Tensor):
+                raise TypeError(f"{name}: expected a Tensor hx, got {type(h).__name__}")
             if h is not None and h.dim() not in (1, 2):
                 raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {h.dim()}D instead")
 
@@ -577,6 +680,11 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     unbatched [L, E], ... Masks: bool True = not allowed, floating ones are added (a
     floating key_padding_mask too, as in torch 2.x). ``is_causal=True`` without an
     ``attn_mask`` applies the causal mask (torch 2.x requires the mask as well)."""
+    F._check("multi_head_attention_forward", query=query, key=key, value=value)
+    for name, t in (("key_padding_mask", key_padding_mask), ("attn_mask", attn_mask)):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"multi_head_attention_forward(): argument '{name}' must be Tensor or None, "
+                            f"not {type(t).__name__}")
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -781,6 +889,7 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
+        F._check("MultiheadAttention.forward", query=query, key=key, value=value)
         is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, self.num_heads)
         _check_kpm(key_padding_mask)
         attn_mask = _canonical_attn_mask(attn_mask)

@@ -115,7 +115,7 @@ class _ParamGroup(MutableMapping):
 
     def _c_get(self, name):
         lib.tn_clear_error()              # NaN is also a value: only a new message means "absent"
-        v = lib.tn_optim_get(self._opt._o, self._index, name.encode())
+        v = lib.tn_optim_get(self._opt._h, self._index, name.encode())
         if v != v and lib.tn_last_error():
             lib.tn_clear_error()
             raise KeyError(name)
@@ -154,7 +154,7 @@ class _ParamGroup(MutableMapping):
         if key == "params":
             raise RuntimeError("param_groups[g]['params'] cannot be replaced: the C optimizer holds its parameters "
                                "(use add_param_group, or make a new optimizer)")
-        o, g = self._opt._o, self._index
+        o, g = self._opt._h, self._index
         if key == "betas" and "betas" in self._opt._C_OPTIONS:
             b0, b1 = (float(_num(x)) for x in value)
             _check_int(lib.tn_optim_set(o, g, b"betas[0]", b0))
@@ -226,7 +226,7 @@ class _State(MutableMapping):
         if i is None:
             return out
         for name in self._opt._STATE_NAMES:
-            ptr = lib.tn_optim_state(self._opt._o, i, name.encode())
+            ptr = lib.tn_optim_state(self._opt._h, i, name.encode())
             if ptr:
                 out[name] = _borrow(ptr)
         return out
@@ -309,6 +309,14 @@ class Optimizer:
         if o and _alive[0]:
             self._o = None
             _free(o)
+
+    @property
+    def _h(self):
+        """The C optimizer, checked (NULL would fail in C without a message of its own)."""
+        if not self._o:
+            raise RuntimeError(f"{type(self).__name__}: this optimizer was released (its __del__ ran) "
+                               "or has no C optimizer")
+        return self._o
 
     # -- groups
     def _all_params(self):
@@ -411,7 +419,7 @@ class Optimizer:
     # -- the update
     def zero_grad(self, set_to_none=True):
         if self._KIND is not None:
-            lib.tn_optim_zero_grad_set_to_none(self._o, bool(set_to_none))
+            lib.tn_optim_zero_grad_set_to_none(self._h, bool(set_to_none))
             return
         for group in self.param_groups:
             for p in group["params"]:
@@ -436,14 +444,14 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        _check_int(lib.tn_optim_step(self._o))
+        _check_int(lib.tn_optim_step(self._h))
         return loss
 
     # -- state dicts
     def state_dict(self):
         if self._KIND is None:
             return self._py_state_dict()
-        d = lib.tn_optim_state_dict(self._o)
+        d = lib.tn_optim_state_dict(self._h)
         if not d:
             _raise()
         state, ids = {}, {}
@@ -525,7 +533,7 @@ class Optimizer:
                 _check_int(lib.tn_dict_set(d, k.encode(), v._ptr))
             for k, v in meta.items():
                 _check_int(lib.tn_dict_set_meta(d, k.encode(), v.encode()))
-            _check_int(lib.tn_optim_load_state_dict(self._o, d))
+            _check_int(lib.tn_optim_load_state_dict(self._h, d))
         finally:
             lib.tn_dict_free(d)
 
@@ -793,7 +801,7 @@ class LBFGS(Optimizer):
         key = next(_closure_ids)
         call = _closures[key] = _ClosureCall(closure)
         try:
-            r = _call(lib.tn_optim_step_closure, self._o, _closure_trampoline, key)
+            r = _call(lib.tn_optim_step_closure, self._h, _closure_trampoline, key)
         finally:
             del _closures[key]
         if r != r:

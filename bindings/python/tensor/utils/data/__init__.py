@@ -1,8 +1,8 @@
 """tensor.utils.data: torch.utils.data over tensor.h.
 
 Datasets, samplers, ``random_split``, ``DataLoader`` and ``default_collate`` with
-PyTorch's behaviour. Python datasets load in the calling thread (``num_workers`` is
-accepted; a worker process would only copy what the C kernels already do in place).
+PyTorch's behaviour. Batches load in the calling thread (``num_workers=0``) or in
+``num_workers`` worker processes, as torch's loader.
 Batches of a ``TensorDataset`` (or a ``Subset`` of one) with the default collate are
 gathered with one ``index_select`` per tensor instead of a stack of samples: the same
 values, one C call. Shuffling draws ``randperm`` from the generator given, or the
@@ -14,6 +14,7 @@ from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSam
                       BatchSampler)
 from ._collate import default_collate, default_convert  # noqa: F401
 from .dataloader import DataLoader, get_worker_info  # noqa: F401
+from ._worker import WorkerInfo  # noqa: F401
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "default_collate",

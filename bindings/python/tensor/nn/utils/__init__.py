@@ -1,4 +1,4 @@
-"""torch.nn.utils: gradient clipping and flat parameter vectors.
+"""torch.nn.utils: gradient clipping, flat parameter vectors, and ``rnn`` (PackedSequence).
 
 clip_grad_norm_ / clip_grad_value_ call tn_clip_grad_norm_ / tn_clip_grad_value_ (C
 section 13) when the library has them, and otherwise run torch 1.13's code over tensor
@@ -6,14 +6,15 @@ ops (also for error_if_nonfinite=True, which must check the norm before clipping
 """
 import math
 
-from .. import _C
-from .._C import lib
-from .._core import Tensor, _check_int, _ptrs, _raise, tensor
-from .._ops import FUNCTIONS as _F
-from ..autograd import no_grad
+from ... import _C
+from ..._C import lib
+from ..._core import Tensor, _check_int, _ptrs, _raise, tensor
+from ..._ops import FUNCTIONS as _F
+from ...autograd import no_grad
+from . import rnn  # noqa: F401
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+           "vector_to_parameters", "rnn"]
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
