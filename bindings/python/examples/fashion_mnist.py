@@ -66,13 +66,14 @@ class Net(nn.Module):
         return self.fc2(F.relu(self.fc1(x)))
 
 
-def train_epoch(model, loader, optimizer, epoch, epochs, max_steps=None):
+def train_epoch(model, loader, optimizer, epoch, epochs, max_steps=None, device="cpu"):
     model.train()
     t0, seen, loss_sum = time.time(), 0, 0.0
     total = min(len(loader), max_steps or len(loader))
     for step, (x, y) in enumerate(loader, 1):
         if step > total:
             break
+        x, y = x.to(device), y.to(device)
         optimizer.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
@@ -88,11 +89,12 @@ def train_epoch(model, loader, optimizer, epoch, epochs, max_steps=None):
     return loss_sum / total
 
 
-def accuracy(model, loader):
+def accuracy(model, loader, device="cpu"):
     model.eval()
     right = total = 0
     with torch.no_grad():
         for x, y in loader:
+            x, y = x.to(device), y.to(device)
             right += (model(x).argmax(dim=1) == y).sum().item()
             total += y.shape[0]
     return right / total
@@ -107,7 +109,10 @@ def main():
     ap.add_argument("--save", default=None, help="write the model's state dict here")
     ap.add_argument("--expect", type=float, default=0.0, help="exit 1 below this test accuracy")
     ap.add_argument("--max-steps", type=int, default=None, help="at most this many batches per epoch (smoke tests)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (needs lib/libtensor_cuda.so from `make cuda` and a GPU)")
     args = ap.parse_args()
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        sys.exit(f"--device {args.device}: {torch.cuda.unavailable_reason()}")
 
     torch.manual_seed(0)
     try:
@@ -117,7 +122,7 @@ def main():
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
     test_loader = DataLoader(test_set, batch_size=1000)
 
-    model = Net()
+    model = Net().to(args.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.3)
     print(model)
@@ -125,9 +130,9 @@ def main():
 
     t0 = time.time()
     for epoch in range(1, args.epochs + 1):
-        train_epoch(model, train_loader, optimizer, epoch, args.epochs, args.max_steps)
+        train_epoch(model, train_loader, optimizer, epoch, args.epochs, args.max_steps, args.device)
         scheduler.step()
-    acc = accuracy(model, test_loader)
+    acc = accuracy(model, test_loader, args.device)
     print(f"test accuracy {100 * acc:.2f} %  ({time.time() - t0:.0f} s)")
     if args.save:
         torch.save(model.state_dict(), args.save)
