@@ -136,11 +136,14 @@ lib/libtensor_cuda.so: $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
 $(CUDA_BUILD)/%: tests/%.c tests/tn_test.h $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTENSOR_CUDA $< $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
+$(CUDA_BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
+	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -DTENSOR_CUDA $< $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
+
 $(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
 	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $< $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 
 .PHONY: cuda test-cuda cuda-check bench-cuda
-cuda: lib/libtensor_cuda.so $(CUDA_BUILD)/test_cuda
+cuda: lib/libtensor_cuda.so $(CUDA_BUILD)/test_cuda $(CUDA_BUILD)/fashion_mlp $(CUDA_BUILD)/fashion_cnn
 
 test-cuda: cuda
 	./$(CUDA_BUILD)/test_cuda
