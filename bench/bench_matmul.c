@@ -73,6 +73,48 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The products a training step is made of: the MLP 784-256-128-10 at batch 128 (forward
+ * x @ W^T, backward gy @ W and gy^T @ x) and the CNN's first convolution (K = 9) and its
+ * weight gradient (a [32, N*L] by [N*L, 9] product). ta/tb: the operand is a transposed
+ * view (column-major), as the layers pass them. */
+static void skinny_table(void)
+{
+    static const int S[][6] = {
+        { 128, 256, 784, 0, 1, 0 }, { 128, 128, 256, 0, 1, 0 }, { 128, 10, 128, 0, 1, 0 },
+        { 256, 784, 128, 1, 0, 0 }, { 128, 256, 128, 0, 0, 0 }, { 10, 128, 128, 1, 0, 0 },
+        { 128, 128, 10, 0, 0, 0 }, { 32, 3136, 9, 0, 0, 0 }, { 32, 9, 50176, 0, 1, 0 },
+    };
+    int s, r, i;
+    printf("\n# the training steps' shapes (C[M,N] = A[M,K] @ B[K,N]), median of 15 x 20 calls\n\n");
+    printf("| M | N | K | A | B | ours GFLOP/s | OpenBLAS GFLOP/s | ours/OpenBLAS |\n|---:|---:|---:|---|---|---:|---:|---:|\n");
+    for (s = 0; s < (int)(sizeof S / sizeof S[0]); s++) {
+        int M = S[s][0], N = S[s][1], K = S[s][2], ta = S[s][3], tb = S[s][4];
+        float *A = (float *)malloc((size_t)M * K * sizeof(float)), *B = (float *)malloc((size_t)K * N * sizeof(float));
+        float *C = (float *)malloc((size_t)M * N * sizeof(float));
+        double to[15], tb_[15], fl = 2.0 * M * N * K;
+        int64_t ar = ta ? 1 : K, ac = ta ? M : 1, br = tb ? 1 : N, bc = tb ? K : 1;
+        if (!A || !B || !C) { fprintf(stderr, "out of memory\n"); exit(1); }
+        for (i = 0; i < M * K; i++) A[i] = (float)(i % 13) * 0.1f - 0.6f;
+        for (i = 0; i < K * N; i++) B[i] = (float)(i % 7) * 0.1f - 0.3f;
+        for (r = 0; r < 15; r++) {
+            double t0 = now();
+            for (i = 0; i < 20; i++) tn__gemm_f32(M, N, K, 1.0f, A, ar, ac, B, br, bc, 0.0f, C, N, 1);
+            to[r] = (now() - t0) / 20;
+            t0 = now();
+            for (i = 0; i < 20; i++)
+                cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A, ta ? M : K,
+                            B, tb ? K : N, 0.0f, C, N);
+            tb_[r] = (now() - t0) / 20;
+        }
+        {
+            double go = fl / median(to, 15) * 1e-9, gb = fl / median(tb_, 15) * 1e-9;
+            printf("| %d | %d | %d | %s | %s | %.1f | %.1f | %.0f%% |\n", M, N, K, ta ? "T" : "N", tb ? "T" : "N", go, gb, 100.0 * go / gb);
+            fflush(stdout);
+        }
+        free(A); free(B); free(C);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const char *isa_names[] = { "portable C", "AVX2+FMA", "AVX-512F" };
@@ -168,5 +210,6 @@ int main(int argc, char **argv)
         }
         free(A); free(B); free(C1); free(C2);
     }
+    if (threads == 1) skinny_table();
     return 0;
 }
