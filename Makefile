@@ -122,7 +122,12 @@ CUDA_ARCH  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=
 # -fmad=false: no fused multiply-adds the CPU does not do (the same Philox numbers on both)
 NVFLAGS    ?= -O3 -std=c++17 -fmad=false
 CUDA_WARN  := --Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror,-fPIC
-CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+# cuDNN 9 where its header is (lib/ or lib64/ of the CUDA tree); without it the unit builds
+# with TN_NO_CUDNN and convolution takes the im2col + cuBLAS path
+CUDNN      ?= $(shell test -f $(CUDA_HOME)/include/cudnn.h && echo 1)
+CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
+              $(if $(CUDNN),-lcudnn) -lcublas -lcudart -lstdc++
+CUDA_WARN  += $(if $(CUDNN),,-DTN_NO_CUDNN)
 CUDA_BUILD := build/cuda
 
 $(CUDA_BUILD)/tensor_cuda.o: tensor_cuda.cu $(HEADER)

@@ -1440,6 +1440,12 @@ typedef struct tn_backend {
     /* One optimizer step on one parameter: p, g and the state buffers s[0..2] (NULL when
        unused) are contiguous, of one float dtype, on this device (section 13, tn__optk). */
     int (*optim)(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s);
+    /* Optional (NULL: im2col + matmul). 2-d convolution (cross-correlation) of x [N, C, H, W]
+       with w [O, C/groups, kh, kw] into y [N, O, OH, OW], all contiguous, one float dtype;
+       geom: sh, sw, ph, pw, dh, dw, groups. mode 0: y = conv(x, w); 1: x = the gradient
+       of the input for output gradient y; 2: w = the gradient of the weight. The result
+       is overwritten. Returns 1 (no error) when it declines the case: the caller falls back. */
+    int (*conv2d)(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *geom);
 } tn_backend;
 
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
@@ -14575,7 +14581,7 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 static const tn_backend tn__cpu_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL,
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

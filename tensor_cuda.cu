@@ -14,7 +14,8 @@
  *    6. indexing, nonzero
  *    7. matmul (cuBLAS)
  *    8. random, sliding windows, pooling, optimizer steps
- *    9. the backend table and the unit
+ *    9. convolution (cuDNN)
+ *   10. the backend table and the unit
  *
  * Every kernel runs on the legacy default stream, so work is ordered as issued and a
  * freed block can be reused at once. Scalar math shared with the CPU (activations,
@@ -24,9 +25,13 @@
 
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
+#ifndef TN_NO_CUDNN
+#include <cudnn.h>
+#endif
 
 #include <stdio.h>
 #include <string.h>
+#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -1380,11 +1385,136 @@ static int cu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *co
 }
 
 /* ======================================================================= */
-/* 9. the backend table and the unit                                        */
+/* 9. convolution (cuDNN)                                                   */
+/* ======================================================================= */
+/* cuDNN's convolution API (forward, backward data, backward filter). The algorithm for a
+   shape comes from cuDNN's heuristics (cudnnGet*Algorithm_v7: the first one that runs
+   without a failure), is cached per (mode, dtype, shapes, geometry, TF32), and its
+   workspace comes from the caching allocator. TF32 follows tn_set_tf32 (off: FMA math).
+   TN_CUDNN=0 in the environment turns cuDNN off (the im2col path then runs); a build
+   with TN_NO_CUDNN (the Makefile's choice where cudnn.h is missing) has none. */
+#ifdef TN_NO_CUDNN
+static int cu_conv2d(int, tn_tensor *, tn_tensor *, tn_tensor *, const int64_t *) { return 1; }
+#else
+static int cudnn_fail(const char *what, cudnnStatus_t s) { return tn_error("%s: cuDNN error %s", what, cudnnGetErrorString(s)); }
+#define DNN_CHECK(what, call) do { cudnnStatus_t s_ = (call); if (s_ != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, s_); } while (0)
+
+static cudnnHandle_t cudnn_handle(void) {
+    static cudnnHandle_t h;
+    static std::once_flag once;
+    static cudnnStatus_t status = CUDNN_STATUS_NOT_INITIALIZED;
+    std::call_once(once, [] {
+        const char *env = getenv("TN_CUDNN");
+        if (!env || strcmp(env, "0")) status = cudnnCreate(&h);
+    });
+    return status == CUDNN_STATUS_SUCCESS ? h : NULL;
+}
+
+struct ConvKey {
+    int64_t v[20];
+    bool operator<(const ConvKey &o) const { return memcmp(v, o.v, sizeof v) < 0; }
+};
+struct ConvAlgo { int algo; size_t workspace; };
+
+/* RAII for the four descriptors of one call */
+struct ConvDescs {
+    cudnnTensorDescriptor_t x = NULL, y = NULL;
+    cudnnFilterDescriptor_t w = NULL;
+    cudnnConvolutionDescriptor_t c = NULL;
+    ~ConvDescs() {
+        if (x) cudnnDestroyTensorDescriptor(x);
+        if (y) cudnnDestroyTensorDescriptor(y);
+        if (w) cudnnDestroyFilterDescriptor(w);
+        if (c) cudnnDestroyConvolutionDescriptor(c);
+    }
+};
+
+static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g) {
+    const char *what = mode == 0 ? "conv2d (cuDNN forward)" : mode == 1 ? "conv2d (cuDNN backward data)" : "conv2d (cuDNN backward filter)";
+    bool f32 = x->dtype == TN_F32;
+    if ((!f32 && x->dtype != TN_F64) || w->dtype != x->dtype || y->dtype != x->dtype) return 1;
+    for (int i = 0; i < 4; i++)
+        if (x->shape[i] > INT32_MAX || w->shape[i] > INT32_MAX || y->shape[i] > INT32_MAX) return 1;
+    for (int i = 0; i < 7; i++)
+        if (g[i] > INT32_MAX || g[i] < 0) return 1;
+    if (tn_numel(x) == 0 || tn_numel(y) == 0 || tn_numel(w) == 0) return 1;
+    cudnnHandle_t h = cudnn_handle();
+    if (!h) return 1;
+    cudnnDataType_t dt = f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+    ConvDescs d;
+    DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.x));
+    DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.y));
+    DNN_CHECK(what, cudnnCreateFilterDescriptor(&d.w));
+    DNN_CHECK(what, cudnnCreateConvolutionDescriptor(&d.c));
+    DNN_CHECK(what, cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, dt, (int)x->shape[0], (int)x->shape[1], (int)x->shape[2], (int)x->shape[3]));
+    DNN_CHECK(what, cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, dt, (int)y->shape[0], (int)y->shape[1], (int)y->shape[2], (int)y->shape[3]));
+    DNN_CHECK(what, cudnnSetFilter4dDescriptor(d.w, dt, CUDNN_TENSOR_NCHW, (int)w->shape[0], (int)w->shape[1], (int)w->shape[2], (int)w->shape[3]));
+    DNN_CHECK(what, cudnnSetConvolution2dDescriptor(d.c, (int)g[2], (int)g[3], (int)g[0], (int)g[1], (int)g[4], (int)g[5], CUDNN_CROSS_CORRELATION, dt));
+    DNN_CHECK(what, cudnnSetConvolutionGroupCount(d.c, (int)g[6]));
+    bool tf32 = f32 && tn_get_tf32();
+    DNN_CHECK(what, cudnnSetConvolutionMathType(d.c, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+
+    /* the algorithm for this case, from the cache or the heuristics */
+    static std::mutex mu;
+    static std::map<ConvKey, ConvAlgo> cache;
+    ConvKey key;
+    memset(&key, 0, sizeof key);
+    key.v[0] = mode; key.v[1] = f32; key.v[2] = tf32;
+    for (int i = 0; i < 4; i++) { key.v[3 + i] = x->shape[i]; key.v[7 + i] = w->shape[i]; }
+    for (int i = 0; i < 7; i++) key.v[11 + i] = g[i];
+    ConvAlgo a;
+    bool found;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        auto it = cache.find(key);
+        found = it != cache.end();
+        if (found) a = it->second;
+    }
+    if (!found) {
+        int n = 0;
+        a.algo = -1;
+        if (mode == 0) {
+            cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+            DNN_CHECK(what, cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.c, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf));
+            for (int i = 0; i < n && a.algo < 0; i++)
+                if (perf[i].status == CUDNN_STATUS_SUCCESS) { a.algo = (int)perf[i].algo; a.workspace = perf[i].memory; }
+        } else if (mode == 1) {
+            cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+            DNN_CHECK(what, cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.c, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf));
+            for (int i = 0; i < n && a.algo < 0; i++)
+                if (perf[i].status == CUDNN_STATUS_SUCCESS) { a.algo = (int)perf[i].algo; a.workspace = perf[i].memory; }
+        } else {
+            cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+            DNN_CHECK(what, cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.c, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf));
+            for (int i = 0; i < n && a.algo < 0; i++)
+                if (perf[i].status == CUDNN_STATUS_SUCCESS) { a.algo = (int)perf[i].algo; a.workspace = perf[i].memory; }
+        }
+        if (a.algo < 0) return 1; /* no algorithm for this case: the im2col path */
+        std::lock_guard<std::mutex> lock(mu);
+        cache[key] = a;
+    }
+    Scratch sc;
+    void *ws = a.workspace ? sc.get(a.workspace) : NULL;
+    if (a.workspace && !ws) return 1; /* no room for its workspace: the im2col path, which needs less */
+    float af = 1, bf = 0;
+    double ad = 1, bd = 0;
+    const void *alpha = f32 ? (const void *)&af : (const void *)&ad, *beta = f32 ? (const void *)&bf : (const void *)&bd;
+    if (mode == 0)
+        DNN_CHECK(what, cudnnConvolutionForward(h, alpha, d.x, base_of(x), d.w, base_of(w), d.c, (cudnnConvolutionFwdAlgo_t)a.algo, ws, a.workspace, beta, d.y, base_of(y)));
+    else if (mode == 1)
+        DNN_CHECK(what, cudnnConvolutionBackwardData(h, alpha, d.w, base_of(w), d.y, base_of(y), d.c, (cudnnConvolutionBwdDataAlgo_t)a.algo, ws, a.workspace, beta, d.x, base_of(x)));
+    else
+        DNN_CHECK(what, cudnnConvolutionBackwardFilter(h, alpha, d.x, base_of(x), d.y, base_of(y), d.c, (cudnnConvolutionBwdFilterAlgo_t)a.algo, ws, a.workspace, beta, d.w, base_of(w)));
+    return 0;
+}
+#endif /* TN_NO_CUDNN */
+
+/* ======================================================================= */
+/* 10. the backend table and the unit                                       */
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
-    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim,
+    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }
