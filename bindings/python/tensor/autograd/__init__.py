@@ -30,6 +30,7 @@ import threading
 from .. import _C
 from .._C import lib
 from .._core import Tensor, _bool, _borrow, _check_int, _ptrs, _raise, _scope_depth, _wrap
+from .._core import _callback as _core_callback
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
            "backward", "Function", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
@@ -232,6 +233,7 @@ _hook_keys = itertools.count(1)
 
 
 @_C.HOOK
+@_core_callback
 def _hook_trampoline(grad_ptr, user):
     if _pending():
         return None

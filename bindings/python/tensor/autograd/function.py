@@ -42,6 +42,7 @@ import itertools
 from .. import _C
 from .._C import lib
 from .._core import Tensor, _borrow, _i64, _ptrs, _raise, _wrap
+from .._core import _callback as _core_callback
 from . import _call, _fail, _graveyard, _keep, _pending, _purge
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -137,6 +138,7 @@ def _tuple_error(name):
 
 
 @_C.CUSTOM_FORWARD
+@_core_callback
 def _forward_trampoline(ctx_ptr, inputs, n, key):
     if _pending():
         return None
@@ -178,6 +180,7 @@ def _forward_trampoline(ctx_ptr, inputs, n, key):
 
 
 @_C.CUSTOM_BACKWARD
+@_core_callback
 def _backward_trampoline(ctx_ptr, grad_ptr, grad_inputs, n, key):
     if _pending():
         return -1

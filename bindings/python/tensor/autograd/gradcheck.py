@@ -23,6 +23,7 @@ import warnings
 from .. import _C
 from .._C import lib
 from .._core import Tensor, _borrow, _ptrs
+from .._core import _callback as _core_callback
 from . import _call, _fail, _keep, _pending, enable_grad, grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -61,6 +62,7 @@ class _Call:
 
 
 @_C.GRADCHECK_FN
+@_core_callback
 def _gradcheck_trampoline(inputs, n, key):
     if _pending():
         return None

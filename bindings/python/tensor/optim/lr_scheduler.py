@@ -14,6 +14,7 @@ import warnings
 from .. import _C
 from .._C import lib
 from .._core import Tensor, _alive, _check_int, _i64, _raise
+from .._core import _callback as _core_callback
 from ..autograd import _call, _fail, _pending, _tls
 from .optimizer import Optimizer, _fmt
 
@@ -270,6 +271,7 @@ _lambda_ids = iter(range(1, 1 << 62))
 
 
 @_C.LR_LAMBDA
+@_core_callback
 def _lambda_trampoline(epoch, group, user):
     if _pending():
         return math.nan

@@ -28,6 +28,7 @@ from collections.abc import MutableMapping
 from .. import _C
 from .._C import lib
 from .._core import Tensor, _borrow, _check_int, _ptrs, _raise, _alive, tensor, float64, int64
+from .._core import _callback as _core_callback
 from ..autograd import _call, _fail, _pending, enable_grad
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
@@ -259,6 +260,7 @@ class _ClosureCall:
 
 
 @_C.CLOSURE
+@_core_callback
 def _closure_trampoline(user):
     if _pending():
         return math.nan
