@@ -917,6 +917,49 @@ template <class T> __global__ void k_reduce_block(int64_t m, int64_t r, Geo<2> g
         __syncthreads();
     }
 }
+/* Few outputs, many elements each (a full sum): blocks take chunks of one output's
+   elements and leave partials; a second kernel folds each output's partials in order,
+   so the result does not depend on timing. */
+template <class T> __global__ void k_reduce_chunks(int64_t chunks, int64_t clen, int64_t r, Geo<2> go, Geo<1> gr, const T *x, int op,
+                                                   typename Acc<T>::type *part) {
+    typedef typename Acc<T>::type A;
+    __shared__ A sh[kThreads];
+    __shared__ bool shv[kThreads];
+    int64_t j = blockIdx.x / chunks, c = blockIdx.x % chunks, k0 = c * clen, k1 = k0 + clen < r ? k0 + clen : r;
+    int64_t o[2];
+    offsets<2>(go, j, o);
+    bool have = false;
+    A acc = 0;
+    for (int64_t k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
+        int64_t q[1];
+        offsets<1>(gr, k, q);
+        A v = (A)x[o[1] + q[0]];
+        acc = have ? combine<A>(op, acc, v) : v;
+        have = true;
+    }
+    sh[threadIdx.x] = acc;
+    shv[threadIdx.x] = have;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s && shv[threadIdx.x + s]) {
+            sh[threadIdx.x] = shv[threadIdx.x] ? combine<A>(op, sh[threadIdx.x], sh[threadIdx.x + s]) : sh[threadIdx.x + s];
+            shv[threadIdx.x] = true;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) part[blockIdx.x] = sh[0]; /* every chunk has at least one element */
+}
+template <class T> __global__ void k_reduce_fold(int64_t m, int64_t chunks, Geo<2> go, T *out, const typename Acc<T>::type *part, int op) {
+    typedef typename Acc<T>::type A;
+    GRID_LOOP(j, m) {
+        int64_t o[2];
+        offsets<2>(go, j, o);
+        A acc = (A)out[o[0]];
+        for (int64_t c = 0; c < chunks; c++) acc = combine<A>(op, acc, part[j * chunks + c]);
+        out[o[0]] = store_acc<T, A>(acc);
+    }
+}
+
 static int cu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     const char *fn = "reduce";
     if (out->dtype != x->dtype) return tn_error("reduce: dtype %s is not supported by the GPU unit", tn_dtype_name(x->dtype));
@@ -930,9 +973,18 @@ static int cu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     const int64_t *so[2] = {ko, kx}, *sr[1] = {rx};
     Geo<2> go = make_geo<2>(kshape, nk, so);
     Geo<1> gr = make_geo<1>(rshape, nr, sr);
+    const int64_t clen = 16384; /* elements per block in the two-pass path */
+    int64_t chunks = (r + clen - 1) / clen;
+    Scratch sc;
     CU_DISPATCH(x->dtype, T, {
         if (r < 64 && m > 1) k_reduce_thread<T><<<blocks_for(m), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
-        else k_reduce_block<T><<<(unsigned)(m < 65535 ? m : 65535), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
+        else if (m < 64 && chunks > 1 && m * chunks <= 65535) {
+            typedef typename Acc<T>::type A;
+            A *part = (A *)sc.get((size_t)(m * chunks) * sizeof(A));
+            if (!part) return -1;
+            k_reduce_chunks<T><<<(unsigned)(m * chunks), kThreads>>>(chunks, clen, r, go, gr, (const T *)base_of(x), (int)op, part);
+            k_reduce_fold<T><<<blocks_for(m), kThreads>>>(m, chunks, go, (T *)base_of(out), part, (int)op);
+        } else k_reduce_block<T><<<(unsigned)(m < 65535 ? m : 65535), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
     })
     CU_LAUNCHED(fn);
     return 0;
@@ -984,6 +1036,46 @@ template <class T> __global__ void k_lane(int64_t lanes, Geo<3> g, T *out, int64
             }
             for (int64_t i = 0; i < len; i++) { out[off[0] + i * a.so] = v[p[i]]; out1[off[1] + i * a.so1] = p[i]; }
         }
+    }
+}
+/* Long lanes (an argmax over a whole tensor): one block per lane. The CPU's answer is the
+   first NaN if there is one, else the first extreme: (value, index) pairs compare so. */
+template <class T> __device__ __forceinline__ bool arg_better(bool is_max, T a, int64_t ia, T b, int64_t ib) {
+    bool an = a != a, bn = b != b;
+    if (an || bn) return an && (!bn || ia < ib);
+    if (a != b) return is_max ? a > b : a < b;
+    return ia < ib;
+}
+template <class T> __global__ void k_argext_block(int64_t lanes, Geo<3> g, T *out, int64_t *out1, const T *x, LaneArgs a) {
+    __shared__ T sv[kThreads];
+    __shared__ int64_t si[kThreads];
+    const bool is_max = a.op == ARGMAX;
+    for (int64_t l = blockIdx.x; l < lanes; l += gridDim.x) {
+        int64_t off[3];
+        offsets<3>(g, l, off);
+        const T *xp = x + off[2];
+        int64_t bi = -1;
+        T bv = 0;
+        for (int64_t i = threadIdx.x; i < a.len; i += blockDim.x) {
+            T v = xp[i * a.sx];
+            if (bi < 0 || arg_better(is_max, v, i, bv, bi)) { bv = v; bi = i; }
+        }
+        sv[threadIdx.x] = bv;
+        si[threadIdx.x] = bi;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if ((int)threadIdx.x < s && si[threadIdx.x + s] >= 0 &&
+                (si[threadIdx.x] < 0 || arg_better(is_max, sv[threadIdx.x + s], si[threadIdx.x + s], sv[threadIdx.x], si[threadIdx.x]))) {
+                sv[threadIdx.x] = sv[threadIdx.x + s];
+                si[threadIdx.x] = si[threadIdx.x + s];
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            if (a.flag) out[off[0]] = sv[0];
+            out1[off[1]] = si[0];
+        }
+        __syncthreads();
     }
 }
 /* one warp per lane: softmax and log_softmax (sum of exponentials in double) */
@@ -1059,7 +1151,10 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
                 tmp = (int64_t *)sc.get((size_t)(lanes * a.len) * sizeof(int64_t));
                 if (!vals || !ix || !tmp) return -1;
             }
-            k_lane<T><<<blocks_for(lanes), kThreads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a, vals, ix, tmp);
+            if ((op == ARGMAX || op == ARGMIN) && a.len >= 2048 && lanes < 4096)
+                k_argext_block<T><<<(unsigned)lanes, kThreads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a);
+            else
+                k_lane<T><<<blocks_for(lanes), kThreads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a, vals, ix, tmp);
         }
     })
     CU_LAUNCHED(fn);

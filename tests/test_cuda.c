@@ -153,6 +153,9 @@ UNARY_FN(f_var, tn_var_dims(x[0], TN_DIMS(1), 1, false))
 UNARY_FN(f_norm, tn_norm(x[0], 2.0))
 UNARY_FN(f_logsumexp, tn_logsumexp(x[0], TN_DIMS(-1), false))
 UNARY_FN(f_argmax, tn_argmax_dim(x[0], 1, false))
+UNARY_FN(f_argmax_flat, tn_argmax(x[0]))
+UNARY_FN(f_argmin_flat, tn_argmin(x[0]))
+UNARY_FN(f_max_flat, tn_amax(x[0], NULL, 0, false))
 UNARY_FN(f_softmax, tn_softmax(x[0], -1))
 UNARY_FN(f_log_softmax, tn_log_softmax(x[0], 1))
 UNARY_FN(f_cumsum, tn_cumsum(x[0], 1))
@@ -213,6 +216,18 @@ TEST(gpu_ops_match_cpu) {
     CHECK_OP("norm", f_norm, 1e-5, true, a);
     CHECK_OP("logsumexp", f_logsumexp, 1e-5, true, a);
     CHECK_OP("argmax", f_argmax, 0, false, a);
+    /* long lanes and few outputs take the block-per-lane and two-pass paths */
+    tn_tensor *big = RANDN(300001);
+    CHECK_OP("sum of 300001", f_sum, 1e-5, true, big);
+    CHECK_OP("amax of 300001", f_max_flat, 0, false, big);
+    CHECK_OP("argmax of 300001", f_argmax_flat, 0, false, big);
+    CHECK_OP("argmin of 300001", f_argmin_flat, 0, false, big);
+    CHECK_OP("sum dims, long rows", f_sum_dim, 1e-5, false, RANDN(3, 70000, 2));
+    tn_tensor *ties = tn_zeros(TN_SHAPE(5000), TN_F32);  /* all equal: the first index */
+    CHECK_OP("argmax of ties", f_argmax_flat, 0, false, ties);
+    tn_tensor *nan = tn_where(tn_gt(big, tn_scalar(3.5)), tn_full(TN_SHAPE(1), NAN, TN_F32), big); /* the first NaN wins */
+    CHECK_OP("argmax with NaN", f_argmax_flat, 0, false, nan);
+    CHECK_OP("argmin with NaN", f_argmin_flat, 0, false, nan);
     CHECK_OP("softmax", f_softmax, 1e-5, true, a);
     CHECK_OP("log_softmax", f_log_softmax, 1e-5, true, at);
     CHECK_OP("cumsum", f_cumsum, 1e-5, true, a);
