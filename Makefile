@@ -39,7 +39,7 @@ lib/libtensor.so: $(HEADER)
 	@mkdir -p lib
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -fPIC -shared -x c -DTENSOR_IMPLEMENTATION tensor.h -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/%: tests/%.c tests/tn_test.h $(HEADER)
+$(BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER)
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
 
@@ -138,7 +138,7 @@ lib/libtensor_cuda.so: $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
 	@mkdir -p lib
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -DTENSOR_IMPLEMENTATION -DTENSOR_CUDA -fPIC -shared -x c tensor.h -x none $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
-$(CUDA_BUILD)/%: tests/%.c tests/tn_test.h $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
+$(CUDA_BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER) $(CUDA_BUILD)/tensor_cuda.o
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTENSOR_CUDA $< $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
 $(CUDA_BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(CUDA_BUILD)/tensor_cuda.o

@@ -106,7 +106,7 @@ TNDEF int tn_error(const char *fmt, ...);
 typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
-    TN_F16, TN_BF16,   /* storage types of the GPU unit; CPU kernels refuse them */
+    TN_F16, TN_BF16,   /* reserved for half precision on the GPU (not implemented yet); kernels refuse them */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -1477,8 +1477,8 @@ TNDEF bool tn_get_tf32(void);
    asynchronously (on CPU-only builds an ordinary copy). */
 TNDEF tn_tensor *tn_pin_memory(tn_tensor *t);
 TNDEF bool tn_is_pinned(const tn_tensor *t);
-/* tn_to that may return before the copy ends when it can (pinned host memory or GPU to
-   GPU); kernels queued later see the data, the host must tn_cuda_synchronize first. */
+/* tn_to that may return before the copy ends when it can (an upload from pinned host
+   memory); kernels queued later see the data. */
 TNDEF tn_tensor *tn_to_non_blocking(tn_tensor *t, tn_device device);
 
 /* What tensor_cuda.cu provides besides its backend table (one struct, so a build without
@@ -2124,7 +2124,7 @@ static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version
 
 static int tn__check_cpu_dtype(const char *fn, tn_tensor *t) {
     if (t->dtype == TN_F16 || t->dtype == TN_BF16)
-        return TN__FAIL_INT("%s: dtype %s is supported by the GPU unit only", fn, tn_dtype_name(t->dtype));
+        return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(t->dtype));
     return 0;
 }
 
@@ -2362,7 +2362,7 @@ static int tn__check_dtype_arg(const char *fn, tn_dtype dtype) {
 /* A dtype the CPU kernels can write (creation functions that fill values). */
 static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) {
     if (tn__check_dtype_arg(fn, dtype)) return -1;
-    if (dtype == TN_F16 || dtype == TN_BF16) return TN__FAIL_INT("%s: dtype %s is supported by the GPU unit only", fn, tn_dtype_name(dtype));
+    if (dtype == TN_F16 || dtype == TN_BF16) return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(dtype));
     return 0;
 }
 
@@ -2647,28 +2647,29 @@ static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
 }
 
 static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
-                             tn_generator *gen, double a, double b, int64_t low, uint64_t range) {
+                             tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
     if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
-    tn_tensor *t = tn__new_checked(fn, shape, ndim, dtype);
+    tn_tensor *t = device == TN_CPU ? tn__new_checked(fn, shape, ndim, dtype)
+                 : tn__check_shape(fn, shape, ndim) ? NULL : TN__AS(fn, tn__new(dtype, device, shape, ndim));
     if (!t) return NULL;
     uint64_t off = tn__gen_take(gen, tn_numel(t));
     if (tn__backend(t->device)->random(op, t, (gen ? gen : &tn__default_gen)->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
 }
 
-TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1, 0, 0); }
-TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, NULL, 0, 1, 0, 0); }
-TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_rand_gen", UNIFORM, shape, ndim, dtype, g, 0, 1, 0, 0); }
-TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_randn_gen", NORMAL, shape, ndim, dtype, g, 0, 1, 0, 0); }
+TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1, 0, 0, TN_CPU); }
+TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_randn", NORMAL, shape, ndim, dtype, NULL, 0, 1, 0, 0, TN_CPU); }
+TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_rand_gen", UNIFORM, shape, ndim, dtype, g, 0, 1, 0, 0, TN_CPU); }
+TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) { return tn__random("tn_randn_gen", NORMAL, shape, ndim, dtype, g, 0, 1, 0, 0, TN_CPU); }
 TNDEF tn_tensor *tn_normal(double mean, double std, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (!(std >= 0)) return (tn_tensor *)tn__error("tn_normal: std must be >= 0, got %g", std);
-    return tn__random("tn_normal", NORMAL, shape, ndim, dtype, g, mean, std, 0, 0);
+    return tn__random("tn_normal", NORMAL, shape, ndim, dtype, g, mean, std, 0, 0, TN_CPU);
 }
 TNDEF tn_tensor *tn_uniform(double low, double high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (!(low <= high)) return (tn_tensor *)tn__error("tn_uniform: expected low <= high, got %g > %g", low, high);
-    return tn__random("tn_uniform", UNIFORM, shape, ndim, dtype, g, low, high, 0, 0);
+    return tn__random("tn_uniform", UNIFORM, shape, ndim, dtype, g, low, high, 0, 0, TN_CPU);
 }
 TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (low >= high) return (tn_tensor *)tn__error("tn_randint: expected low < high, got low %lld, high %lld", (long long)low, (long long)high);
@@ -2677,10 +2678,10 @@ TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int
     double dmax = dtype == TN_U8 ? 256 : dtype == TN_I32 ? 2147483648.0 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
     if ((double)low < dmin || (double)high > dmax)
         return (tn_tensor *)tn__error("tn_randint: range [%lld, %lld) is out of bounds for dtype %s", (long long)low, (long long)high, tn_dtype_name(dtype));
-    return tn__random("tn_randint", RANDINT, shape, ndim, dtype, g, (double)low, (double)high, low, (uint64_t)high - (uint64_t)low);
+    return tn__random("tn_randint", RANDINT, shape, ndim, dtype, g, (double)low, (double)high, low, (uint64_t)high - (uint64_t)low, TN_CPU);
 }
-TNDEF tn_tensor *tn_rand_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__random("tn_rand_like", UNIFORM, t->shape, t->ndim, t->dtype, NULL, 0, 1, 0, 0); }
-TNDEF tn_tensor *tn_randn_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__random("tn_randn_like", NORMAL, t->shape, t->ndim, t->dtype, NULL, 0, 1, 0, 0); }
+TNDEF tn_tensor *tn_rand_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__random("tn_rand_like", UNIFORM, t->shape, t->ndim, t->dtype, NULL, 0, 1, 0, 0, t->device); }
+TNDEF tn_tensor *tn_randn_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__random("tn_randn_like", NORMAL, t->shape, t->ndim, t->dtype, NULL, 0, 1, 0, 0, t->device); }
 
 static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
     TN__CHECK_NULL(p);
@@ -2692,7 +2693,7 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
         tn_scope_end();
         return (tn_tensor *)tn__error("tn_bernoulli: expected 0 <= p <= 1 for every element of p (shape %s), got values from %g to %g", TN__SHAPE(p), lo, hi);
     }
-    tn_tensor *u = tn_rand_gen(p->shape, p->ndim, TN_F64, gen);
+    tn_tensor *u = tn__random("tn_bernoulli", UNIFORM, p->shape, p->ndim, TN_F64, gen, 0, 1, 0, 0, p->device);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_lt(u, p), p->dtype));
     tn_scope_end();
     return r;
@@ -3179,7 +3180,7 @@ TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index) {
 /* scatter / scatter_add into `target` (modified in place). */
 static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_mode mode) {
     int d = tn__wrap_dim(fn, dim, target->ndim);
-    if (d < 0 || tn__check_gather_shapes(fn, target, index, d, src) || tn__check_same_device(fn, target, index)) return -1;
+    if (d < 0 || tn__check_gather_shapes(fn, target, index, d, src) || tn__check_same_device(fn, target, index) || tn__check_same_device(fn, target, src)) return -1;
     if (src->dtype != target->dtype)
         return TN__FAIL_INT("%s: expected self.dtype to be equal to src.dtype (%s vs %s)", fn, tn_dtype_name(target->dtype), tn_dtype_name(src->dtype));
     if (tn__check_no_internal_overlap(fn, target) || tn__check_cpu_dtype(fn, target)) return -1;
@@ -3394,8 +3395,12 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
     if (tn__adv_plan(fn, target, indices, n, &a)) { tn__prep_free(&pr); return -1; }
     int64_t es[TN_MAX_DIMS], vs[TN_MAX_DIMS];
     int rc = -1;
-    tn_tensor *v = tn__as_dtype(values, target->dtype);
-
+    tn_tensor *v = tn__check_same_device(fn, target, values) ? NULL : tn__as_dtype(values, target->dtype);
+    if (v && v->device != target->device) { /* a CPU scalar joins the target's device */
+        tn_tensor *m = tn__copy_as(v, v->dtype, target->device);
+        tn_release(v);
+        v = m;
+    }
     if (v && tn__expand_strides(fn, v, a.shape, a.ndim, es, vs) == 0) {
         tn_tensor src = tn__restrided(v, es, vs, a.ndim);
         tn_tensor dst = tn__restrided(target, a.shape, a.tstrides, a.ndim);
@@ -3708,7 +3713,7 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     tn_scope_begin();
     tn_tensor *rows = tn_unsqueeze(tn_arange(0, (double)r, 1, TN_I64), 1);
     tn_tensor *cols = tn_arange(0, (double)c, 1, TN_I64);
-    tn_tensor *diff = tn_sub(cols, rows);
+    tn_tensor *diff = tn_to(tn_sub(cols, rows), t->device);
     tn_tensor *mask = lower ? tn_le_scalar(diff, (double)diagonal) : tn_ge_scalar(diff, (double)diagonal);
     tn_tensor *res = tn_where(mask, t, tn_zeros(NULL, 0, t->dtype));
     tn_tensor *out = tn_keep(res ? tn_to_dtype(res, t->dtype) : NULL);
@@ -4041,7 +4046,7 @@ static void tn__ternary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     const T v = (T)kc->alpha; \
     switch ((tn_ternary_op)kc->op) { \
     case WHERE: TN__MAP3(T, bool, T, c ? a : b); break; \
-    case LERP: if (ISFLOAT) TN__MAP3(T, T, T, (double)b < 0.5 ? c + b * (a - c) : a - (a - c) * ((T)1 - b)); else kc->failed = 1; break; \
+    case LERP: if (ISFLOAT) TN__MAP3(T, T, T, ((double)b < 0.5 && (double)b > -0.5) ? c + b * (a - c) : a - (a - c) * ((T)1 - b)); else kc->failed = 1; break; /* |w| < 0.5, as PyTorch */ \
     case ADDCMUL: TN__MAP3(T, T, T, c + v * a * b); break; \
     case ADDCDIV: if (ISFLOAT) TN__MAP3(T, T, T, c + v * a / b); else kc->failed = 1; break; \
     default: kc->failed = 1; break; \
@@ -4287,6 +4292,8 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     if (target && !tn__can_cast(od, target->dtype))
         return (tn_tensor *)tn__error("%s: result type %s can't be cast to the desired output type %s", fn, tn_dtype_name(od), tn_dtype_name(target->dtype));
     tn_device dev = a->ndim == 0 && a->device == TN_CPU ? b->device : a->device;
+    if (target && target->device != dev)   /* PyTorch: the CPU scalar rule is for inputs, not for the result */
+        return (tn_tensor *)tn__error("%s: expected all tensors on the same device, got %s (the result) and %s", fn, tn_device_name(target->device), tn_device_name(dev));
     bool direct = target && target->dtype == od;
     tn_tensor *out = direct ? tn_retain(target) : tn__new(od, dev, shape, nd);
     tn_tensor *ac = out ? tn__as_dtype(a, cd) : NULL, *bc = ac ? tn__as_dtype(b, cd) : NULL;
@@ -6511,7 +6518,7 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
             h0 = h0 < 0 ? 0 : h0; w0 = w0 < 0 ? 0 : w0; h1 = h1 > H ? H : h1; w1 = w1 > W ? W : w1;
             div[a * OW + b] = divisor_override ? (double)divisor_override : count_include_pad ? (double)pool : (double)((h1 - h0) * (w1 - w0));
         }
-        tn_tensor *dv = div ? tn_to_dtype(tn_from_data(div, TN_SHAPE(OH * OW), TN_F64), x4->dtype) : NULL;
+        tn_tensor *dv = div ? tn_to(tn_to_dtype(tn_from_data(div, TN_SHAPE(OH * OW), TN_F64), x4->dtype), x4->device) : NULL;
         TN_FREE(div);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
         tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
@@ -6533,7 +6540,7 @@ TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int
 }
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
-static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, tn_dtype dtype) {
+static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
     if ((double)in * (double)out > 1e17) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
     double *m = (double *)TN_MALLOC((size_t)(in * out) * sizeof(double));
 
@@ -6554,7 +6561,7 @@ static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_
             m[i * in + j1] += l1;
         }
     }
-    tn_tensor *t = tn_to_dtype(tn_from_data(m, TN_SHAPE(out, in), TN_F64), dtype);
+    tn_tensor *t = tn_to(tn_to_dtype(tn_from_data(m, TN_SHAPE(out, in), TN_F64), like->dtype), like->device);
     TN_FREE(m);
     return t;
 }
@@ -6565,8 +6572,8 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
     if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
     else if (x4) {
-        tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4->dtype);
-        tn_tensor *mw = x4->shape[3] == OW ? NULL : tn__resize_matrix(fn, 0, x4->shape[3], OW, 0, false, x4->dtype);
+        tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);
+        tn_tensor *mw = x4->shape[3] == OW ? NULL : tn__resize_matrix(fn, 0, x4->shape[3], OW, 0, false, x4);
         if ((x4->shape[2] != OH && !mh) || (x4->shape[3] != OW && !mw)) y = NULL;   /* a matrix could not be made */
         else {
             y = mh ? tn_matmul(mh, x4) : x4;
@@ -6725,7 +6732,10 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
         for (int d = 2; d < nd; d++) shape[d] = 1;   /* PyTorch 1.13's feature_dropout: one draw per (dim 0, dim 1) */
     }
     tn_scope_begin();
-    tn_tensor *mask = p == 1 ? tn_zeros(shape, nd, x->dtype) : tn_mul_scalar(tn_bernoulli_p(shape, nd, 1 - p, x->dtype, NULL), 1 / (1 - p));
+    /* bernoulli_p's draws, made where x lives: the same mask for the same seed on every device */
+    tn_tensor *mask = p == 1 ? tn_to(tn_zeros(shape, nd, x->dtype), x->device)
+                    : tn_mul_scalar(tn_to_dtype(tn_lt_scalar(tn__random("tn_dropout", UNIFORM, shape, nd, TN_F64, NULL, 0, 1, 0, 0, x->device), 1 - p),
+                                                x->dtype), 1 / (1 - p));
     return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
 }
 TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, false)); }
@@ -6770,7 +6780,7 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     if (nc < 0) nc = hi + 1;
     if (lo < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be non-negative (got %lld)", fn, (long long)lo); }
     if (hi >= nc) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be smaller than num_classes (got %lld for %lld classes)", fn, (long long)hi, (long long)nc); }
-    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn_arange(0, (double)nc, 1, TN_I64)), TN_I64);
+    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn_to(tn_arange(0, (double)nc, 1, TN_I64), idx->device)), TN_I64);
     return tn__scope_return(y);
 }
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
@@ -6788,7 +6798,7 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
     tn_scope_begin();
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale > 0 ? scale : 1 / sqrt((double)(E ? E : 1)));
-    if (causal) mask = tn_tril(tn_ones(TN_SHAPE(L, S), TN_BOOL), 0);
+    if (causal) mask = tn_tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);
@@ -6828,10 +6838,10 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
             int64_t *ix = (int64_t *)TN_MALLOC((size_t)out[i] * sizeof(int64_t));
             if (!ix) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", fn); }
             for (int64_t o = 0; o < out[i]; o++) { int64_t s = (int64_t)floor((double)o * scale[i]); ix[o] = s < in - 1 ? s : in - 1; }
-            y = tn_index_select(y, 2 + i, tn_from_data(ix, TN_SHAPE(out[i]), TN_I64));
+            y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
             TN_FREE(ix);
         } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
-            tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x->dtype);
+            tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x);
             y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
         }
     }
@@ -7866,7 +7876,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         memcpy(one_shape, flat, sizeof one_shape);
         one_shape[nk] = 1;
         int64_t last = -1;
-        tn_tensor *ones = tn_ones(one_shape, nk + 1, x->dtype);
+        tn_tensor *ones = tn_to(tn_ones(one_shape, nk + 1, x->dtype), x->device);
         tn_tensor *lparts[2] = {ones, tn_narrow(tn_cumprod(xp, -1), -1, 0, L - 1)};
         tn_tensor *left = tn_cat(lparts, 2, -1);
         tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
@@ -7919,10 +7929,10 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
            replaced by 1 (an [.., L, L] product per lane; PyTorch also goes quadratic here) */
         int64_t L = n->in[0].shape[dim];
         tn_tensor *xl = tn_transpose(x, dim, -1), *gl = tn_transpose(g, dim, -1);
-        tn_tensor *eye = tn_eye(L, -1, TN_BOOL);
+        tn_tensor *eye = tn_to(tn_eye(L, -1, TN_BOOL), x->device);
         tn_tensor *rep = tn_where(eye, tn_ones(NULL, 0, x->dtype), tn_unsqueeze(xl, -2));
         int64_t LL[2] = {L, L}, last = -1;
-        tn_tensor *upper = tn_triu(tn_ones(LL, 2, TN_BOOL), 0); /* [i][j]: j >= i */
+        tn_tensor *upper = tn_triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
         gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
 
@@ -7970,6 +7980,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t flat = -1;
         tn_tensor *idx = tn_reshape(tn_add(tn_unsqueeze(tn_mul_scalar(tn_arange(0, (double)nw, 1, TN_I64), (double)step), 1),
                                            tn_arange(0, (double)size, 1, TN_I64)), &flat, 1);
+        idx = tn_to(idx, g->device);
         tn_tensor *ix[TN_MAX_DIMS] = {NULL};
         ix[dim] = idx;
         gin[0] = tn_index_put(tn__zeros_meta(m, g->dtype), ix, (int)dim + 1, gm, true);
@@ -8006,7 +8017,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int s = 0; /* saved: the non-NULL index tensors, in order */
         for (int k = 0; k < n->ni; k++) ix[k] = n->i[k] ? S[s++] : NULL;
         if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, true); return 0; }
-        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn_zeros(NULL, 0, g->dtype), false);
+        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn_to(tn_zeros(NULL, 0, g->dtype), g->device), false);
         if (TN__NEED(1)) gin[1] = tn__sum_to(tn_index(g, ix, n->ni), &n->in[1]);
         return 0;
     }
@@ -8047,7 +8058,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_COPY_SLICES: case G_BASE_VIEW: { /* first order only: the region is cut out with raw views */
         int nd = (int)n->i[0];
         const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
-        tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_zeros(bm->shape, bm->ndim, g->dtype);
+        tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
         if (!gb) return -1;
         tn_tensor reg = *gb;
         reg.ndim = nd;
@@ -9884,8 +9895,8 @@ static tn_tensor *tn__cell_core(int mode, tn_tensor *x, tn_tensor *h, tn_tensor 
         h = h ? tn_unsqueeze(h, 0) : NULL;
         c = c ? tn_unsqueeze(c, 0) : NULL;
     }
-    if (x && !h) h = tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype);
-    if (x && lstm && !c) c = tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype);
+    if (x && !h) h = tn_to(tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype), x->device);
+    if (x && lstm && !c) c = tn_to(tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype), x->device);
     tn_tensor *hn = x ? tn__rnn_step(mode, tn_linear(x, w_ih, b_ih), h, &c, w_hh, b_hh, NULL) : NULL;
     if (!batched) {
         hn = tn_squeeze_dim(hn, 0);
@@ -10052,8 +10063,8 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
         c0 = c0 ? tn_unsqueeze(c0, 1) : NULL;
     } else if (r->batch_first) x = tn_transpose(x, 0, 1);
     const int64_t L = x ? x->shape[0] : 0, N = x ? x->shape[1] : 0;
-    if (x && !h0) h0 = tn_zeros(TN_SHAPE(D * nl, N, Hout), x->dtype);
-    if (x && lstm && !c0) c0 = tn_zeros(TN_SHAPE(D * nl, N, r->hidden), x->dtype);
+    if (x && !h0) h0 = tn_to(tn_zeros(TN_SHAPE(D * nl, N, Hout), x->dtype), x->device);
+    if (x && lstm && !c0) c0 = tn_to(tn_zeros(TN_SHAPE(D * nl, N, r->hidden), x->dtype), x->device);
     tn_tensor **steps = (tn_tensor **)TN_MALLOC((size_t)(2 * L + 2 * D * nl) * sizeof(tn_tensor *));
     if (!steps) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", m->type->name); }
     tn_tensor **gis = steps + L, **hn = gis + L, **cn = hn + D * nl, *y = NULL, *in = x;
@@ -10215,7 +10226,7 @@ TNDEF tn_module *tn_nn_multihead_attention(int64_t E, int64_t heads, const char 
 /* A bool mask (True = masked out) as an additive float mask: -inf where True, else 0. */
 static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
     if (!mask || mask->dtype != TN_BOOL) return mask;
-    return tn_masked_fill(tn_zeros(mask->shape, mask->ndim, dtype), mask, -INFINITY);
+    return tn_masked_fill(tn_to(tn_zeros(mask->shape, mask->ndim, dtype), mask->device), mask, -INFINITY);
 }
 /* F.multi_head_attention_forward on checked inputs. */
 static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn_tensor *value, tn_tensor *kpm, tn_tensor *mask,
@@ -10240,7 +10251,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *k = tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL);
     tn_tensor *v = tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL);
     /* additive masks: attn_mask [1 or N*H, L, S], key padding [N, S] */
-    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn_triu(tn_full(TN_SHAPE(L, S), -INFINITY, dt), 1) : NULL;
+    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn_triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
     if (am && am->ndim == 2) am = tn_unsqueeze(am, 0);
     tn_tensor *kp = tn__mask_to_float(kpm, dt);
     tn_tensor *bk = tn_module_get(m, "bias_k"), *bv = tn_module_get(m, "bias_v");
@@ -10258,7 +10269,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     k = tn_transpose(tn_reshape(k, TN_SHAPE(Sk, N * H, hd)), 0, 1);
     v = tn_transpose(tn_reshape(v, TN_SHAPE(Sk, N * H, hd)), 0, 1);
     if (a->add_zero_attn) { /* a zero key and value at the end */
-        tn_tensor *z = tn_zeros(TN_SHAPE(N * H, 1, hd), dt), *kk[2] = {k, z}, *vv[2] = {v, z};
+        tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(N * H, 1, hd), dt), k->device), *kk[2] = {k, z}, *vv[2] = {v, z};
         k = tn_cat(kk, 2, 1);
         v = tn_cat(vv, 2, 1);
         am = am ? tn_pad(am, pad, 2, 0) : NULL;
@@ -14594,13 +14605,8 @@ TNDEF const tn_backend *tn_get_backend(tn_device device) { return tn__backend(de
 /* ---- the GPU unit's entry points: forwarded to tensor_cuda.cu, or why not ---- */
 static const tn_cuda_unit *tn__cuda_unit(void) {
 #ifdef TENSOR_CUDA
-    static const tn_cuda_unit *unit;
-    static int probed;
-    if (!probed) { /* the unit's own probe is thread-safe; this only caches its answer */
-        unit = tn_cuda_unit_get();
-        if (unit && unit->backend) tn__backends[TN_CUDA] = unit->backend;
-        probed = 1;
-    }
+    const tn_cuda_unit *unit = tn_cuda_unit_get(); /* probes once, thread-safely; cheap after */
+    if (unit && unit->backend && !tn__backends[TN_CUDA]) tn__backends[TN_CUDA] = unit->backend; /* the same value from any thread */
     return unit;
 #else
     return NULL;
@@ -14665,7 +14671,7 @@ TNDEF tn_tensor *tn_pin_memory(tn_tensor *t) {
 TNDEF tn_tensor *tn_to_non_blocking(tn_tensor *t, tn_device device) {
     TN__CHECK_NULL(t);
     const tn_cuda_unit *u = tn__cuda_unit();
-    bool async = u && u->backend && t->device != device && (tn_is_pinned(t) || (t->device == TN_CUDA && device == TN_CUDA));
+    bool async = u && u->backend && device == TN_CUDA && tn_is_pinned(t);   /* an upload from page-locked memory */
     if (!async) return tn_to(t, device);
     tn_tensor *out = tn__new(t->dtype, device, t->shape, t->ndim);
     if (!out || u->copy_async(out, t) < 0) { tn_release(out); return NULL; }

@@ -246,6 +246,7 @@ template <int N> static int mark_host(Geo<N> &g, tn_tensor *const *ops, const ch
         g.host[k] = false;
         g.hbits[k] = 0;
         if (!ops[k] || ops[k]->device == TN_CUDA) continue;
+        if (k == 0) return tn_error("%s: the result is on %s, not on the GPU", fn, tn_device_name(ops[k]->device));
         if (tn_numel(ops[k]) != 1) return tn_error("%s: expected all tensors on the same device, got a %s tensor of shape with %lld elements", fn,
                                                    tn_device_name(ops[k]->device), (long long)tn_numel(ops[k]));
         g.host[k] = true;
@@ -825,7 +826,7 @@ template <class T, class T1> __global__ void k_ternary(int64_t n, Geo<4> g, T *o
         T r;
         switch ((tn_ternary_op)op) {
         case WHERE: r = c ? a : b; break;
-        case LERP: r = (double)b < 0.5 ? (T)(c + b * (a - c)) : (T)(a - (a - c) * ((T)1 - b)); break;
+        case LERP: r = ((double)b < 0.5 && (double)b > -0.5) ? (T)(c + b * (a - c)) : (T)(a - (a - c) * ((T)1 - b)); break; /* |w| < 0.5 */
         case ADDCMUL: r = (T)(c + v * a * b); break;
         default: r = (T)(c + v * a / b); break; /* ADDCDIV */
         }
@@ -1169,6 +1170,7 @@ struct IndexGeo {
     int64_t shape[TN_MAX_DIMS];
     int64_t st[2 + TN_MAX_DIMS][TN_MAX_DIMS]; /* dst, src, idx_0 .. idx_{k-1} */
     int64_t idx_strides[TN_MAX_DIMS];
+    const int64_t *idx[TN_MAX_DIMS];          /* in the kernel's parameters: no copy to the device */
 };
 /* SCATTER_ADD: atomics, so duplicate indices add up; uint8/bool through a 32-bit CAS */
 __device__ __forceinline__ void atomic_add(float *p, float v) { atomicAdd(p, v); }
@@ -1187,7 +1189,7 @@ __device__ __forceinline__ void atomic_byte(uint8_t *p, uint8_t v, bool is_bool)
 __device__ __forceinline__ void atomic_add(uint8_t *p, uint8_t v) { atomic_byte(p, v, false); }
 __device__ __forceinline__ void atomic_add(bool *p, bool v) { atomic_byte((uint8_t *)p, (uint8_t)v, true); }
 
-template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *dst, const T *src, const int64_t *const *idx) {
+template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *dst, const T *src) {
     GRID_LOOP(i, n) {
         int64_t off[2 + TN_MAX_DIMS] = {0}, rest = i;
         for (int d = g.nd - 1; d >= 0; d--) {
@@ -1196,7 +1198,7 @@ template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *d
             for (int j = 0; j < 2 + g.k; j++) off[j] += r * g.st[j][d];
         }
         int64_t o = 0;
-        for (int j = 0; j < g.k; j++) o += idx[j][off[2 + j]] * g.idx_strides[j];
+        for (int j = 0; j < g.k; j++) o += g.idx[j][off[2 + j]] * g.idx_strides[j];
         if (mode == GATHER) dst[off[0]] = src[off[1] + o];
         else if (mode == SCATTER) dst[off[0] + o] = src[off[1]];
         else atomic_add(dst + off[0] + o, src[off[1]]);
@@ -1217,13 +1219,13 @@ static int cu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tenso
         g.st[1][d] = src->strides[d];
         for (int j = 0; j < k; j++) g.st[2 + j][d] = idx[j]->strides[d];
     }
-    const int64_t *hp[TN_MAX_DIMS];
-    for (int j = 0; j < k; j++) { g.idx_strides[j] = idx_strides[j]; hp[j] = (const int64_t *)base_of(idx[j]); }
-    Scratch sc;
-    const int64_t **dp = (const int64_t **)sc.get(sizeof hp);
-    if (!dp) return -1;
-    CU_CHECK(fn, cudaMemcpy(dp, hp, sizeof hp, cudaMemcpyHostToDevice));
-    CU_DISPATCH(dst->dtype, T, k_index<T><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (T *)base_of(dst), (const T *)base_of(src), dp))
+    if (dst->device != TN_CUDA || src->device != TN_CUDA) return tn_error("%s: an operand is on the CPU, not on the GPU", fn);
+    for (int j = 0; j < k; j++) {
+        if (idx[j]->device != TN_CUDA) return tn_error("%s: index tensor %d is on the CPU, not on the GPU", fn, j);
+        g.idx_strides[j] = idx_strides[j];
+        g.idx[j] = (const int64_t *)base_of(idx[j]);
+    }
+    CU_DISPATCH(dst->dtype, T, k_index<T><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (T *)base_of(dst), (const T *)base_of(src)))
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -1313,6 +1315,8 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     }
     cublasHandle_t h = cublas_handle();
     if (!h) return tn_error("matmul: cuBLAS could not be initialised (cublasCreate failed)");
+    static std::mutex mu; /* one handle for all threads: its math mode and the call go together */
+    std::lock_guard<std::mutex> lock(mu);
     cublasSetMathMode(h, c->dtype == TN_F32 && tn_get_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
     /* Column-major BLAS computes C^T = B^T A^T when C is row-major: then BLAS's first
        operand is bm and its second a. For a column-major C it computes C = A B. */
@@ -1528,13 +1532,15 @@ static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const i
     const char *what = mode == 0 ? "conv2d (cuDNN forward)" : mode == 1 ? "conv2d (cuDNN backward data)" : "conv2d (cuDNN backward filter)";
     bool f32 = x->dtype == TN_F32;
     if ((!f32 && x->dtype != TN_F64) || w->dtype != x->dtype || y->dtype != x->dtype) return 1;
-    for (int i = 0; i < 4; i++)
-        if (x->shape[i] > INT32_MAX || w->shape[i] > INT32_MAX || y->shape[i] > INT32_MAX) return 1;
+    if (!tn_is_contiguous(x) || !tn_is_contiguous(w) || !tn_is_contiguous(y)) return 1;
+    if (tn_numel(x) > INT32_MAX || tn_numel(w) > INT32_MAX || tn_numel(y) > INT32_MAX) return 1;
     for (int i = 0; i < 7; i++)
         if (g[i] > INT32_MAX || g[i] < 0) return 1;
     if (tn_numel(x) == 0 || tn_numel(y) == 0 || tn_numel(w) == 0) return 1;
     cudnnHandle_t h = cudnn_handle();
     if (!h) return 1;
+    static std::mutex call_mu; /* a cuDNN handle serves one thread at a time */
+    std::lock_guard<std::mutex> call_lock(call_mu);
     cudnnDataType_t dt = f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
     ConvDescs d;
     DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.x));
@@ -1590,16 +1596,19 @@ static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const i
     }
     Scratch sc;
     void *ws = a.workspace ? sc.get(a.workspace) : NULL;
-    if (a.workspace && !ws) return 1; /* no room for its workspace: the im2col path, which needs less */
+    if (a.workspace && !ws) { tn_clear_error(); return 1; } /* no room for its workspace: the im2col path, which needs less */
     float af = 1, bf = 0;
     double ad = 1, bd = 0;
     const void *alpha = f32 ? (const void *)&af : (const void *)&ad, *beta = f32 ? (const void *)&bf : (const void *)&bd;
+    cudnnStatus_t st;
     if (mode == 0)
-        DNN_CHECK(what, cudnnConvolutionForward(h, alpha, d.x, base_of(x), d.w, base_of(w), d.c, (cudnnConvolutionFwdAlgo_t)a.algo, ws, a.workspace, beta, d.y, base_of(y)));
+        st = (cudnnConvolutionForward(h, alpha, d.x, base_of(x), d.w, base_of(w), d.c, (cudnnConvolutionFwdAlgo_t)a.algo, ws, a.workspace, beta, d.y, base_of(y)));
     else if (mode == 1)
-        DNN_CHECK(what, cudnnConvolutionBackwardData(h, alpha, d.w, base_of(w), d.y, base_of(y), d.c, (cudnnConvolutionBwdDataAlgo_t)a.algo, ws, a.workspace, beta, d.x, base_of(x)));
+        st = (cudnnConvolutionBackwardData(h, alpha, d.w, base_of(w), d.y, base_of(y), d.c, (cudnnConvolutionBwdDataAlgo_t)a.algo, ws, a.workspace, beta, d.x, base_of(x)));
     else
-        DNN_CHECK(what, cudnnConvolutionBackwardFilter(h, alpha, d.x, base_of(x), d.y, base_of(y), d.c, (cudnnConvolutionBwdFilterAlgo_t)a.algo, ws, a.workspace, beta, d.w, base_of(w)));
+        st = (cudnnConvolutionBackwardFilter(h, alpha, d.x, base_of(x), d.y, base_of(y), d.c, (cudnnConvolutionBwdFilterAlgo_t)a.algo, ws, a.workspace, beta, d.w, base_of(w)));
+    if (st == CUDNN_STATUS_NOT_SUPPORTED) return 1;
+    if (st != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, st);
     return 0;
 }
 #endif /* TN_NO_CUDNN */
@@ -1675,6 +1684,19 @@ extern "C" const tn_cuda_unit *tn_cuda_unit_get(void) {
         else if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) snprintf(reason, sizeof reason, "no CUDA GPU was found");
         else if (e != cudaSuccess) snprintf(reason, sizeof reason, "the CUDA runtime failed to start: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
         if (e != cudaSuccess) (void)cudaGetLastError();
+        if (!reason[0]) { /* a GPU whose architecture the build has no code for fails every launch: say so now */
+            cudaFuncAttributes fa;
+            cudaError_t ke = cudaFuncGetAttributes(&fa, k_fill<float>);
+            if (ke != cudaSuccess) {
+                cudaDeviceProp prop;
+                int dev = 0;
+                cudaGetDevice(&dev);
+                bool named = cudaGetDeviceProperties(&prop, dev) == cudaSuccess;
+                snprintf(reason, sizeof reason, "the GPU (%s, sm_%d%d) is not among the architectures this unit was built for (CUDA_ARCH): %s",
+                         named ? prop.name : "?", named ? prop.major : 0, named ? prop.minor : 0, cudaGetErrorString(ke));
+                (void)cudaGetLastError();
+            }
+        }
         unit.reason = reason;
         unit.backend = reason[0] ? NULL : &cuda_backend;
     });
