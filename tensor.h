@@ -1451,6 +1451,11 @@ typedef struct tn_backend {
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
 TNDEF void tn_register_backend(tn_device device, const tn_backend *backend);
 TNDEF const tn_backend *tn_get_backend(tn_device device);   /* NULL if none */
+/* For tests on machines without a GPU: registers, for TN_CUDA, the CPU kernels over host
+   memory behind a check of every operand as the GPU unit needs it (on the device, or a
+   0-d CPU scalar where the unit takes one); a failed check is an error naming the op and
+   the operand, where a real GPU would fault. tn_cuda_is_available() stays false. */
+TNDEF void tn_debug_cuda_stand_in(void);
 
 /* ---- the GPU unit: tensor_cuda.cu, linked and compiled in with TENSOR_CUDA ----
    Without the unit, or without a GPU or a recent enough driver, tn_cuda_is_available()
@@ -14601,6 +14606,67 @@ TNDEF void tn_register_backend(tn_device device, const tn_backend *backend) {
     if ((unsigned)device < TN_NUM_DEVICES && device != TN_CPU) tn__backends[device] = backend;
 }
 TNDEF const tn_backend *tn_get_backend(tn_device device) { return tn__backend(device); }
+
+/* ---- the checking stand-in for the GPU (tn_debug_cuda_stand_in) ---- */
+static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t) {
+    return TN__FAIL_INT("stand-in GPU: %s got %s on %s (%lld elements): a GPU kernel would read a host pointer", op, what,
+                        tn_device_name(t->device), (long long)tn_numel(t));
+}
+#define TN__SI_DEV(op, t) do { if ((t) && (t)->device != TN_CUDA) return tn__stand_in_bad(op, #t, (t)); } while (0)
+#define TN__SI_DEV_OR_SCALAR(op, t) do { if ((t) && (t)->device != TN_CUDA && (t)->ndim != 0) return tn__stand_in_bad(op, #t, (t)); } while (0)
+static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
+    if (dst->device != TN_CUDA && src->device != TN_CUDA) return tn__stand_in_bad("copy", "two CPU tensors", dst);
+    return tn__cpu_copy(dst, src);
+}
+static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return tn__cpu_fill(t, v); }
+static int tn__si_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *p) {
+    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); return tn__cpu_unary(op, out, x, p);
+}
+static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double al) {
+    TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b); return tn__cpu_binary(op, out, a, b, al);
+}
+static int tn__si_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v) {
+    TN__SI_DEV("ternary", out); TN__SI_DEV_OR_SCALAR("ternary", a); TN__SI_DEV_OR_SCALAR("ternary", b); TN__SI_DEV_OR_SCALAR("ternary", c);
+    return tn__cpu_ternary(op, out, a, b, c, v);
+}
+static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) { TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); return tn__cpu_reduce(op, out, x); }
+static int tn__si_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t d, int f) {
+    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); return tn__cpu_lane(op, out, out1, x, d, f);
+}
+static int tn__si_index(tn_index_mode m, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *is, int k) {
+    TN__SI_DEV("index", dst); TN__SI_DEV("index", src);
+    for (int j = 0; j < k; j++) TN__SI_DEV("index", idx[j]);
+    return tn__cpu_index(m, dst, src, idx, is, k);
+}
+static tn_tensor *tn__si_nonzero(tn_tensor *x) {
+    if (x->device != TN_CUDA) return (tn__stand_in_bad("nonzero", "x", x), (tn_tensor *)NULL);
+    tn_tensor *r = tn__cpu_nonzero(x), *d = r ? tn__copy_as(r, r->dtype, TN_CUDA) : NULL; /* the result lives on the device */
+    tn_release(r);
+    return d;
+}
+static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
+    TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b); return tn__cpu_matmul(c, a, b, al, be);
+}
+static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
+    TN__SI_DEV("random", o); return tn__cpu_random(op, o, s, off, a, b, l, r);
+}
+static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) { TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i); return tn__cpu_im2col(f, c, i, g); }
+static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); return tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw);
+}
+static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
+    TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
+    for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
+    return tn__cpu_optim(k, p, g, st);
+}
+#undef TN__SI_DEV
+#undef TN__SI_DEV_OR_SCALAR
+static const tn_backend tn__stand_in_backend = {
+    "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
+    tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
+    tn__si_im2col, tn__si_pool, tn__si_optim, NULL,
+};
+TNDEF void tn_debug_cuda_stand_in(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }
 
 /* ---- the GPU unit's entry points: forwarded to tensor_cuda.cu, or why not ---- */
 static const tn_cuda_unit *tn__cuda_unit(void) {

@@ -282,6 +282,7 @@ tn_get_tf32 b
 tn_pin_memory T T
 tn_is_pinned b T
 tn_to_non_blocking T T D
+tn_debug_cuda_stand_in v
 """
 
 # Families with one signature each: the names are data, the signature is shared.

@@ -8,7 +8,9 @@ results match the CPU's.
 Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_cuda.py
 """
 import os
+import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -81,3 +83,48 @@ def test_gpu_matches_cpu_and_trains():
     assert p.is_pinned()
     assert (p.cuda(non_blocking=True).cpu() - x).abs().max().item() == 0
     assert tn.cuda.memory_allocated() > 0
+
+
+# The same GPU scenario against the checking stand-in (CPU kernels behind the GPU unit's
+# operand checks, tn_debug_cuda_stand_in): the Python side of devices on every machine.
+# In a child process, so the stand-in stays out of the other tests.
+STAND_IN = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import tensor as tn
+    tn._C.lib.tn_debug_cuda_stand_in()
+    tn.manual_seed(0)
+    x, y = tn.randn(64, 20), tn.randint(0, 5, (64,))
+    cpu = tn.nn.Sequential(tn.nn.Linear(20, 32), tn.nn.ReLU(), tn.nn.Dropout(0.0), tn.nn.Linear(32, 5))
+    gpu = tn.nn.Sequential(tn.nn.Linear(20, 32), tn.nn.ReLU(), tn.nn.Dropout(0.0), tn.nn.Linear(32, 5))
+    gpu.load_state_dict(cpu.state_dict())
+    gpu.to("cuda")
+    assert all(p.is_cuda for p in gpu.parameters())
+    oc, og = tn.optim.Adam(cpu.parameters(), lr=1e-2), tn.optim.Adam(gpu.parameters(), lr=1e-2)
+    xg, yg = x.cuda(), y.to("cuda")
+    for _ in range(3):
+        lc = tn.nn.functional.cross_entropy(cpu(x), y)
+        lg = tn.nn.functional.cross_entropy(gpu(xg), yg)
+        assert lg.device.type == "cuda" and abs(lc.item() - lg.item()) < 1e-5
+        oc.zero_grad(), og.zero_grad()
+        lc.backward(), lg.backward()
+        oc.step(), og.step()
+    for (k, a), (_, b) in zip(cpu.state_dict().items(), gpu.state_dict().items()):
+        assert b.is_cuda and (a - b.cpu()).abs().max().item() < 1e-5, k
+    assert "device='cuda:0'" in repr(xg[:1, :2])
+    z = xg[tn.tensor([0, 3])] * 2 + 1          # CPU indices move to the device; scalars ride along
+    assert z.is_cuda and (z.cpu() - (x[tn.tensor([0, 3])] * 2 + 1)).abs().max().item() == 0
+    try:
+        xg + x
+    except RuntimeError as e:
+        assert "same device" in str(e)
+    else:
+        raise AssertionError("cuda + cpu should fail")
+    print("ok")
+""")
+
+
+def test_devices_with_stand_in():
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    r = subprocess.run([sys.executable, "-c", STAND_IN, here], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
