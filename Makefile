@@ -113,7 +113,7 @@ $(BUILD)/bench_autograd: bench/bench_autograd.c $(HEADER)
 
 $(BUILD)/bench_matmul: bench/bench_matmul.c $(HEADER)
 	@mkdir -p $(BUILD)
-	$(CC) -O2 -g $(CPPFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas $(LDLIBS)
+	$(CC) $(FAST) -g $(CPPFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas $(LDLIBS)
 
 # ---- the GPU unit: builds wherever nvcc is (no GPU needed); tests skip without one ----
 CUDA_HOME  ?= /usr/local/cuda
