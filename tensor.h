@@ -1465,6 +1465,35 @@ TNDEF bool tn_cuda_is_available(void);
 
 #define TN__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TN__MAX(a, b) ((a) > (b) ? (a) : (b))
+#if defined(__GNUC__) || defined(__clang__)
+#define TN__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)  /* flags kernel threads may all set */
+#else
+#define TN__STORE_RELAXED(p, v) (*(p) = (v))
+#endif
+
+/* OpenMP (built with -fopenmp): CPU kernels split work of at least TN_PARALLEL_MIN
+   elements among tn_get_num_threads() threads; below it, waking the team costs more than
+   it saves. Elementwise kernels give the same bits for any thread count (each element is
+   computed alone); reductions too, as they split only over output elements. */
+#ifndef TN_PARALLEL_MIN
+#define TN_PARALLEL_MIN 32768
+#endif
+/* Threads for `work` elements split into at most `parts` independent pieces. */
+static int tn__par_threads(int64_t work, int64_t parts) {
+#ifdef _OPENMP
+    if (work < TN_PARALLEL_MIN || parts < 2 || omp_in_parallel()) return 1;
+    int t = omp_get_max_threads();
+    return (int64_t)t < parts ? t : (int)parts;
+#else
+    (void)work; (void)parts;
+    return 1;
+#endif
+}
+#ifdef _OPENMP
+#define TN__OMP_PARALLEL_FOR(nthr) _Pragma("omp parallel for schedule(static) num_threads(nthr) if(nthr > 1)")
+#else
+#define TN__OMP_PARALLEL_FOR(nthr)
+#endif
 
 /* ======================================================================= */
 /* 2. errors                                                                */
@@ -2160,6 +2189,75 @@ static void tn__iter_run(tn__iter *it, tn__loop_fn fn, void *ctx) {
     tn__iter_run_rows(it, fn, ctx, 0, rows);
 }
 
+/* Run fn over the elements [e0, e1) of a coalesced iterator in row-major order; a range
+   may start and end inside a row. */
+static void tn__iter_run_range(const tn__iter *it, tn__loop_fn fn, void *ctx, int64_t e0, int64_t e1) {
+    int nd = it->ndim, nops = it->nops;
+    int64_t inner = nd ? it->shape[nd - 1] : 1, s[TN__MAX_OPS], idx[TN_MAX_DIMS];
+    char *p[TN__MAX_OPS];
+    for (int k = 0; k < nops; k++) s[k] = nd ? it->strides[k][nd - 1] : 0;
+    int64_t r = e0 / inner, col = e0 % inner;
+    for (int i = nd - 2; i >= 0; i--) { idx[i] = r % it->shape[i]; r /= it->shape[i]; }
+    for (int64_t e = e0; e < e1;) {
+        int64_t n = TN__MIN(inner - col, e1 - e);
+        for (int k = 0; k < nops; k++) {
+            char *q = it->data[k] + col * s[k];
+            for (int i = 0; i < nd - 1; i++) q += idx[i] * it->strides[k][i];
+            p[k] = q;
+        }
+        fn(p, s, n, ctx);
+        e += n;
+        col = 0;
+        for (int i = nd - 2; i >= 0; i--) { /* odometer */
+            if (++idx[i] < it->shape[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+/* tn__iter_run for elementwise kernels (every element written once through operand 0,
+   independent of the others): above TN_PARALLEL_MIN elements of work (work < 0: the
+   iteration size) the threads take contiguous ranges. fn must only read ctx (flags by
+   TN__STORE_RELAXED). */
+static void tn__iter_run_par(tn__iter *it, tn__loop_fn fn, void *ctx, int64_t work) {
+    int64_t numel = tn__iter_numel(it);
+    int nthr = tn__par_threads(work < 0 ? numel : work, numel / 64);
+    if (nthr < 2) { tn__iter_run(it, fn, ctx); return; }
+    tn__iter_coalesce(it);
+    for (int i = 0; i < it->ndim; i++)   /* an output that repeats elements: keep the order */
+        if (it->strides[0][i] == 0) { tn__iter_run_rows(it, fn, ctx, 0, it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1); return; }
+    const tn__iter *cit = it;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) {   /* boundaries on 64-element multiples: no shared cache lines */
+        int64_t e0 = numel / 64 * t / nthr * 64, e1 = t == nthr - 1 ? numel : numel / 64 * (t + 1) / nthr * 64;
+        if (e1 > e0) tn__iter_run_range(cit, fn, ctx, e0, e1);
+    }
+}
+
+/* tn__iter_run for reductions (operand 0 the output, stride 0 on reduced dims): threads
+   split a dim that the output has, so each output element is still accumulated by one
+   thread in the serial order and the result does not depend on the thread count. */
+static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
+    int64_t numel = tn__iter_numel(it);
+    if (numel < TN_PARALLEL_MIN || numel <= 1) { tn__iter_run(it, fn, ctx); return; }
+    tn__iter_coalesce(it);
+    int d = -1;   /* the kept dim that splits best: the largest */
+    for (int i = 0; i < it->ndim; i++)
+        if (it->strides[0][i] != 0 && (d < 0 || it->shape[i] > it->shape[d])) d = i;
+    int nthr = d < 0 ? 1 : tn__par_threads(numel, it->shape[d]);
+    int64_t rows = it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1;
+    if (nthr < 2) { tn__iter_run_rows(it, fn, ctx, 0, rows); return; }
+    const tn__iter *cit = it;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) {
+        tn__iter sub = *cit;
+        int64_t a = cit->shape[d] * t / nthr, b = cit->shape[d] * (t + 1) / nthr;
+        sub.shape[d] = b - a;
+        for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
+        if (b > a) tn__iter_run_rows(&sub, fn, ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
+    }
+}
+
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:
    used to walk a tensor along another tensor's index space (gather, scatter, reduce). */
 static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
@@ -2215,7 +2313,7 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
     tn__iter_add(&it, src);
     tn_dtype from = src->dtype;
     switch (dst->dtype) {
-#define TN__CAST_CASE(E, T, S, K) case E: tn__iter_run(&it, tn__cast_to_##S, &from); break;
+#define TN__CAST_CASE(E, T, S, K) case E: tn__iter_run_par(&it, tn__cast_to_##S, &from, -1); break;
         TN__TYPES(TN__CAST_CASE)
 #undef TN__CAST_CASE
         default: return TN__FAIL_INT("copy: dtype %s is not supported on the CPU", tn_dtype_name(dst->dtype));
@@ -3761,7 +3859,7 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case ISINF: TN__MAP1(bool, T, x == (T)INFINITY || x == -(T)INFINITY); break; \
     case ISFINITE: TN__MAP1(bool, T, x == x && x != (T)INFINITY && x != -(T)INFINITY); break; \
     case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
-    default: c->failed = 1; break; \
+    default: TN__STORE_RELAXED(&c->failed, 1); break; \
     } }
 TN__DEFINE_UNARY_FLOAT(float, f32, f)
 TN__DEFINE_UNARY_FLOAT(double, f64, )
@@ -3782,7 +3880,7 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case CLAMP: TN__MAP1(T, T, (double)x > hi || lo > hi ? (T)hi : (double)x < lo ? (T)lo : x); break; /* min(max(x, lo), hi) */ \
     case BITWISE_NOT: TN__MAP1(T, T, ~x); break; \
     case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
-    default: c->failed = 1; break; \
+    default: TN__STORE_RELAXED(&c->failed, 1); break; \
     } }
 TN__DEFINE_UNARY_INT(int32_t, i32, uint32_t)
 TN__DEFINE_UNARY_INT(int64_t, i64, uint64_t)
@@ -3794,7 +3892,7 @@ static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(bool, bool, x); break;
     case CLAMP: TN__MAP1(bool, bool, (double)x < c->params[0] ? c->params[0] != 0 : (double)x > c->params[1] ? c->params[1] != 0 : x); break;
     case BITWISE_NOT: case LOGICAL_NOT: TN__MAP1(bool, bool, !x); break;
-    default: c->failed = 1; break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
     }
 }
 
@@ -3816,7 +3914,7 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     tn__iter_init(&it, out->shape, out->ndim);
     tn__iter_add(&it, out);
     tn__iter_add(&it, x);
-    tn__iter_run(&it, fn, &c);
+    tn__iter_run_par(&it, fn, &c, -1);
     if (c.failed) return TN__FAIL_INT("%s: not implemented for dtype %s", tn_unary_op_name(op), tn_dtype_name(x->dtype));
     return 0;
 }
@@ -3859,7 +3957,7 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case LE: TN__MAP2(bool, T, a <= b); break; \
     case GT: TN__MAP2(bool, T, a > b); break; \
     case GE: TN__MAP2(bool, T, a >= b); break; \
-    default: c->failed = 1; break; \
+    default: TN__STORE_RELAXED(&c->failed, 1); break; \
     } }
 TN__DEFINE_BINARY_FLOAT(float, f32, f)
 TN__DEFINE_BINARY_FLOAT(double, f64, )
@@ -3912,7 +4010,7 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case GE: TN__MAP2(bool, T, a >= b); break; \
     default: bad = 1; break; \
     } \
-    if (bad) c->failed = bad; }
+    if (bad) TN__STORE_RELAXED(&c->failed, bad); }
 TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t)
 TN__DEFINE_BINARY_INT(int64_t, i64, uint64_t)
 TN__DEFINE_BINARY_INT(uint8_t, u8, uint8_t)
@@ -3929,7 +4027,7 @@ static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     case LE: TN__MAP2(bool, bool, !a || b); break;
     case GT: TN__MAP2(bool, bool, a && !b); break;
     case GE: TN__MAP2(bool, bool, a || !b); break;
-    default: c->failed = 1; break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
     }
 }
 
@@ -3945,7 +4043,7 @@ static int tn__cpu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tens
     tn__iter_add(&it, out);
     tn__iter_add(&it, a);
     tn__iter_add(&it, b);
-    tn__iter_run(&it, fn, &c);
+    tn__iter_run_par(&it, fn, &c, -1);
     if (c.failed == 2) return TN__FAIL_INT("%s: integer division by zero (ZeroDivisionError)", tn_binary_op_name(op));
     if (c.failed) return TN__FAIL_INT("%s: not implemented for dtype %s", tn_binary_op_name(op), tn_dtype_name(a->dtype));
     return 0;
@@ -3958,10 +4056,10 @@ static void tn__ternary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     const T v = (T)kc->alpha; \
     switch ((tn_ternary_op)kc->op) { \
     case WHERE: TN__MAP3(T, bool, T, c ? a : b); break; \
-    case LERP: if (ISFLOAT) TN__MAP3(T, T, T, (double)b < 0.5 ? c + b * (a - c) : a - (a - c) * ((T)1 - b)); else kc->failed = 1; break; \
+    case LERP: if (ISFLOAT) TN__MAP3(T, T, T, (double)b < 0.5 ? c + b * (a - c) : a - (a - c) * ((T)1 - b)); else TN__STORE_RELAXED(&kc->failed, 1); break; \
     case ADDCMUL: TN__MAP3(T, T, T, c + v * a * b); break; \
-    case ADDCDIV: if (ISFLOAT) TN__MAP3(T, T, T, c + v * a / b); else kc->failed = 1; break; \
-    default: kc->failed = 1; break; \
+    case ADDCDIV: if (ISFLOAT) TN__MAP3(T, T, T, c + v * a / b); else TN__STORE_RELAXED(&kc->failed, 1); break; \
+    default: TN__STORE_RELAXED(&kc->failed, 1); break; \
     } }
 #define TN__DEFINE_TERNARY_TYPES(E, T, S, K) TN__DEFINE_TERNARY(T, S, E == TN_F32 || E == TN_F64)
 TN__TYPES(TN__DEFINE_TERNARY_TYPES)
@@ -3981,7 +4079,7 @@ static int tn__cpu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_te
     tn__iter_add(&it, x);
     tn__iter_add(&it, y);
     tn__iter_add(&it, z);
-    tn__iter_run(&it, fn, &c);
+    tn__iter_run_par(&it, fn, &c, -1);
     if (c.failed) return TN__FAIL_INT("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
     return 0;
 }
@@ -4629,7 +4727,7 @@ static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     tn__iter_init(&it, x->shape, x->ndim);
     tn__iter_add(&it, acc ? acc : out);
     tn__iter_add(&it, x);
-    tn__iter_run(&it, fn, &op);
+    tn__iter_run_reduce(&it, fn, &op);
     int rc = acc ? tn__cpu_copy(out, acc) : 0;
     tn_release(acc);
     return rc;
@@ -4949,7 +5047,8 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     tn__iter_add(&it, &o1r);
     tn__iter_add(&it, &xr);
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8);
-    if (fn && c.len > 0) tn__iter_run(&it, fn, &c);
+    if (fn && c.len > 0 && op == SORT) tn__iter_run(&it, fn, &c);   /* one scratch buffer */
+    else if (fn && c.len > 0) tn__iter_run_par(&it, fn, &c, tn_numel(x));
     TN_FREE(c.ix);
     return fn ? 0 : TN__FAIL_INT("lane op: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
 }
@@ -14401,7 +14500,8 @@ static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_
     for (int j = 0; j < k; j++) tn__iter_add(&it, idx[j]);
     /* scatter must not merge dims in a way that reorders writes; it never does: the
        iterator keeps the row-major order of the iteration shape */
-    tn__iter_run(&it, tn__index_loop, &c);
+    if (mode == GATHER) tn__iter_run_par(&it, tn__index_loop, &c, -1);
+    else tn__iter_run(&it, tn__index_loop, &c);
     return 0;
 }
 
