@@ -1492,7 +1492,7 @@ static int tn__par_threads(int64_t work, int64_t parts) {
 #ifdef _OPENMP
 #define TN__OMP_PARALLEL_FOR(nthr) _Pragma("omp parallel for schedule(static) num_threads(nthr) if(nthr > 1)")
 #else
-#define TN__OMP_PARALLEL_FOR(nthr)
+#define TN__OMP_PARALLEL_FOR(nthr) (void)(nthr);
 #endif
 
 /* ======================================================================= */
@@ -14506,13 +14506,32 @@ static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_
 }
 
 /* ---- sliding windows (convolution and pooling) ---- */
+/* c ? a : b through the bits, so the compiler cannot make it a branch */
+static float tn__select_f32(int c, float a, float b) {
+    uint32_t x, y, m = (uint32_t)0 - (uint32_t)c;
+    memcpy(&x, &a, 4); memcpy(&y, &b, 4);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, 4);
+    return a;
+}
+static double tn__select_f64(int c, double a, double b) {
+    uint64_t x, y, m = (uint64_t)0 - (uint64_t)c;
+    memcpy(&x, &a, 8); memcpy(&y, &b, 8);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, 8);
+    return a;
+}
 #define TN__DEFINE_IM2COL(T, S) \
 static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) { \
     const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3]; \
     const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7], oh = g[8], ow = g[9]; \
     const int64_t *is = img->strides, *cs = cols->strides; \
     T *ib = (T *)img->storage->data + img->offset, *cb = (T *)cols->storage->data + cols->offset; \
-    for (int64_t n = 0; n < N; n++) for (int64_t c = 0; c < C; c++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) { \
+    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */ \
+    const int nthr = tn__par_threads(N * C * kh * kw * oh * ow, N * C); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t nc = 0; nc < N * C; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) { \
+        const int64_t n = nc / C, c = nc % C; \
         T *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1]; \
         /* the window columns x in [x0, x1) read inside the image: iw = x*sw - pw + kj*dw in [0, W) */ \
         const int64_t off = kj * dw - pw; \
@@ -14541,9 +14560,32 @@ static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
     const int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3]; \
     const int64_t *xs = x->strides; \
     const T *xb = (const T *)x->storage->data + x->offset; \
-    int64_t *ob = (int64_t *)idx->storage->data + idx->offset; \
-    for (int64_t n = 0; n < N; n++) for (int64_t c = 0; c < C; c++) { \
+    int64_t *obase = (int64_t *)idx->storage->data + idx->offset; \
+    bool k2s2 = dh == 1 && dw == 1;   /* the common 2x2 stride-2 windows, unpadded: unrolled */ \
+    for (int64_t y = 0; y < OH && k2s2; y++) k2s2 = hs[y] == 2 * y && he[y] == 2 * y + 2; \
+    for (int64_t z = 0; z < OW && k2s2; z++) k2s2 = ws[z] == 2 * z && we[z] == 2 * z + 2; \
+    const int nthr = tn__par_threads(N * C * x->shape[2] * W, N * C); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t nc = 0; nc < N * C; nc++) { \
+        const int64_t n = nc / C, c = nc % C; \
         const T *plane = xb + n * xs[0] + c * xs[1]; \
+        int64_t *ob = obase + nc * OH * OW; \
+        if (k2s2) { \
+            const int64_t s3 = xs[3]; \
+            for (int64_t y = 0; y < OH; y++) { \
+                const T *r0 = plane + 2 * y * xs[2], *r1 = r0 + xs[2]; \
+                const int64_t i0 = 2 * y * W; \
+                for (int64_t z = 0; z < OW; z++) { /* the scan order of the general loop: (0,0) (0,1) (1,0) (1,1); */ \
+                    const T a = r0[2 * z * s3], b = r0[(2 * z + 1) * s3], c2 = r1[2 * z * s3], d = r1[(2 * z + 1) * s3]; \
+                    /* | not ||, selects not branches: random data would mispredict */ \
+                    const int tb = (b > a) | (b != b); const T m1 = tn__select_##S(tb, b, a); const int64_t j1 = tb; \
+                    const int tc = (c2 > m1) | (c2 != c2); const T m2 = tn__select_##S(tc, c2, m1); const int64_t j2 = j1 + ((W - j1) & -(int64_t)tc); \
+                    const int td = (d > m2) | (d != d); \
+                    ob[y * OW + z] = i0 + 2 * z + j2 + ((W + 1 - j2) & -(int64_t)td); \
+                } \
+            } \
+            continue; \
+        } \
         for (int64_t y = 0; y < OH; y++) for (int64_t z = 0; z < OW; z++) { \
             /* first row and column of the window inside the image (rows below 0 are padding) */ \
             const int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh; \
@@ -14559,7 +14601,7 @@ static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
                     best = take ? h * W + w : best; \
                 } \
             } \
-            *ob++ = best; \
+            ob[y * OW + z] = best; \
         } \
     } \
 }

@@ -633,6 +633,14 @@ TEST(hand_pool) {
     CHECK_VALS(idx, 0, 10, 11, 14, 13);
     /* NaN propagates, as PyTorch */
     CHECK_VALS(tn_max_pool1d(T64(D(1, NAN, 3, 2), 1, 1, 4), 2, 0, 0, 1, false, NULL), 0, NAN, 3);
+    /* 2x2 stride 2 (an unrolled kernel): ties keep the first, the last NaN wins; float32, and a strided input */
+    tn_tensor *xq = T64(D(1, 1, NAN, 2, 1, 0, 5, NAN), 1, 1, 2, 4);
+    CHECK_VALS(tn_max_pool2d(xq, 2, 2, 0, 1, false, &idx), 0, 1, NAN);
+    CHECK_VALS(idx, 0, 0, 7);
+    CHECK_VALS(tn_max_pool2d(tn_to_dtype(xq, TN_F32), 2, 2, 0, 1, false, &idx), 0, 1, NAN);
+    CHECK_VALS(idx, 0, 0, 7);
+    CHECK_VALS(tn_max_pool2d(tn_transpose(xq, 2, 3), 2, 2, 0, 1, false, &idx), 0, 1, NAN);   /* rows 1 1 | 1 0 | N 5 | 2 N */
+    CHECK_VALS(idx, 0, 0, 7);
     /* average: count_include_pad counts the zeros of the padding */
     tn_tensor *s = T64(D(1, 2, 3, 4), 1, 1, 4);
     CHECK_VALS(tn_avg_pool1d(s, 2, 2, 1, false, true), 1e-12, 0.5, 2.5, 2);
