@@ -1337,7 +1337,8 @@ TNDEF int tn_get_num_threads(void);
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
     X(MAXIMUM) X(MINIMUM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
-    X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR)
+    X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
+    X(THRESHOLD_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
 #define TN_REDUCE_OPS(X) X(SUM) X(PROD) X(MAX) X(MIN) X(ALL) X(ANY)
 #define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
@@ -1370,6 +1371,8 @@ typedef struct tn_backend {
     /* params: CLAMP and HARDTANH (min, max), SOFTPLUS (beta, threshold), LEAKY_RELU (slope),
        ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf). */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
+    /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
+       backward in one pass, floating only; autograd uses it when not recording). */
     int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
     int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);
     /* out has x's ndim with size 1 on reduced dims. */
@@ -3957,6 +3960,7 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case LE: TN__MAP2(bool, T, a <= b); break; \
     case GT: TN__MAP2(bool, T, a > b); break; \
     case GE: TN__MAP2(bool, T, a >= b); break; \
+    case THRESHOLD_BACKWARD: TN__MAP2(T, T, b > alpha ? a : (T)0); break; \
     default: TN__STORE_RELAXED(&c->failed, 1); break; \
     } }
 TN__DEFINE_BINARY_FLOAT(float, f32, f)
@@ -4271,7 +4275,7 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
 }
 
 static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
-static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND; }
+static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND && op <= LOGICAL_XOR; }
 static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_XOR; }
 
 /* The engine of every binary op: promotion, broadcasting, then one backend call.
@@ -7694,7 +7698,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ABS: d = tn_sign(x); break;
         case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: gin[0] = tn_zeros_like(g); return 0;
         case SQUARE: d = tn_mul_scalar(x, 2); break;
-        case RELU: d = tn__mask_as(tn_gt_scalar(x, 0), g); break; /* x is the saved result here */
+        case RELU: /* x is the saved result here */
+            if (tn__grad_disabled && x->device == TN_CPU && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+                gin[0] = tn__binary("relu backward", THRESHOLD_BACKWARD, g, x, 0);   /* one pass, no mask */
+                return 0;
+            }
+            d = tn__mask_as(tn_gt_scalar(x, 0), g);   /* recording (create_graph): differentiable ops */
+            break;
         case CLAMP: d = tn__mask_as(tn_logical_and(tn_ge_scalar(x, n->d[0]), tn_le_scalar(x, n->d[1])), g); break;
         case EXP: d = tn__saved_output(n, x); break;                 /* x is the result y here */
         case EXPM1: d = tn_add_scalar(tn__saved_output(n, x), 1); break;
