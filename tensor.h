@@ -6253,7 +6253,169 @@ TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const 
     return TN__AS("tn_col2im", tn__col2im_public("tn_col2im", cols, output_size, kernel, dilation, padding, stride));
 }
 
-/* ---- convolution: im2col + one GEMM over the whole batch (per group) ---- */
+/* ---- convolution ----
+   On the CPU: one image at a time (the threads take whole images), im2col of that image
+   into a [C*kh*kw, oh*ow] buffer that stays in cache, then one GEMM per group straight
+   into the output (no [K, N*L] buffer for the batch, no permuted copy); 1x1 stride-1
+   unpadded convolutions skip im2col and multiply the image itself. The node's backward
+   does the same per image when autograd is not recording, and otherwise (create_graph)
+   is a composite of differentiable ops (im2col, matmul, col2im), so conv stays
+   differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
+/* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
+static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    tn_tensor v = *t;
+    v.ndim = 3;
+    v.shape[0] = 1; v.shape[1] = rows; v.shape[2] = cols;
+    v.strides[0] = 0; v.strides[1] = rs; v.strides[2] = cs;
+    v.offset = off;
+    return v;
+}
+/* Image n of x [N, C, H, W] as a one-image batch. */
+static tn_tensor tn__image_view(const tn_tensor *x, int64_t n) {
+    tn_tensor v = *x;
+    v.shape[0] = 1;
+    v.offset = x->offset + n * x->strides[0];
+    return v;
+}
+/* 1x1, stride 1, no padding, and H, W mergeable: the image is its own column matrix. */
+static bool tn__conv_direct(const tn_tensor *x, const int64_t *g) {
+    return g[0] == 1 && g[1] == 1 && g[4] == 0 && g[5] == 0 && g[6] == 1 && g[7] == 1 && (x->shape[2] == 1 || x->strides[2] == x->shape[3] * x->strides[3]);
+}
+/* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
+static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const bool direct = tn__conv_direct(x, g);
+    const tn_backend *be = tn__backend(TN_CPU);
+    const int nthr = tn__par_threads(N * K * L, N);
+    tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, L));
+    if (!direct && !buf) return -1;
+    const size_t es = tn_dtype_size(x->dtype);
+    const char *bp = b ? (const char *)tn_data_ptr(b) : NULL;
+    int failed = 0;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) {
+        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+            tn_tensor img = tn__image_view(x, n), cols;
+            if (!direct) {
+                cols = tn__mat_view(buf, buf->offset + t * K * L, K, L, L, 1);
+                if (be->im2col(0, &cols, &img, g)) { TN__STORE_RELAXED(&failed, 1); continue; }
+            }
+            char *yn = (char *)tn_data_ptr(y) + (size_t)(n * O * L) * es;
+            for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMM adds to it */
+                if (es == 4) { float v = ((const float *)bp)[o], *r = (float *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
+                else { double v = ((const double *)bp)[o], *r = (double *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
+            }
+            for (int64_t gi = 0; gi < G; gi++) {
+                tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1);
+                tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
+                                     : tn__mat_view(buf, cols.offset + gi * Kg * L, Kg, L, L, 1);
+                tn_tensor Cm = tn__mat_view(y, y->offset + n * O * L + gi * Og * L, Og, L, L, 1);
+                if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&failed, 1);
+            }
+        }
+    }
+    tn_release(buf);
+    return failed ? TN__FAIL_INT("conv2d: out of memory") : 0;
+}
+/* The gradients of tn__conv_forward_cpu for the inputs that need them (gx, gw new and
+   contiguous, or NULL): per image, with a per-thread weight-gradient sum added up in
+   thread order at the end (deterministic for a given thread count). gy, w contiguous. */
+static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn_tensor *x, tn_tensor *w, const int64_t *g, int64_t G) {
+    const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
+    const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const bool direct = tn__conv_direct(x, g);
+    const tn_backend *be = tn__backend(TN_CPU);
+    const int nthr = tn__par_threads(N * K * L, N);
+    tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, L)) : NULL;
+    tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, L)) : NULL;
+    tn_tensor *wbuf = gw ? (nthr == 1 ? tn_retain(gw) : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, Kg))) : NULL;
+    int failed = (gw && !wbuf) || (gw && !direct && !cbuf) || (gx && !direct && !gbuf) || (wbuf && be->fill(wbuf, 0));
+    const size_t es = tn_dtype_size(x->dtype);
+    if (!failed) {
+        TN__OMP_PARALLEL_FOR(nthr)
+        for (int t = 0; t < nthr; t++) {
+            for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+                tn_tensor img = tn__image_view(x, n), cols, gcols;
+                if (gw && !direct) {
+                    cols = tn__mat_view(cbuf, cbuf->offset + t * K * L, K, L, L, 1);
+                    if (be->im2col(0, &cols, &img, g)) { TN__STORE_RELAXED(&failed, 1); continue; }
+                }
+                for (int64_t gi = 0; gi < G; gi++) {
+                    tn_tensor gyn = tn__mat_view(gy, gy->offset + n * O * L + gi * Og * L, Og, L, L, 1);
+                    if (gw) {   /* gw[g] += gy_n[g] @ cols_n[g]^T */
+                        tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * O + gi * Og) * Kg, Og, Kg, Kg, 1);
+                        tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], L, Cg, x->strides[3], x->strides[1])
+                                             : tn__mat_view(cbuf, cols.offset + gi * Kg * L, L, Kg, 1, L);
+                        if (be->matmul(&Cm, &gyn, &B, 1, 1)) TN__STORE_RELAXED(&failed, 1);
+                    }
+                    if (gx) {   /* cols gradient w[g]^T @ gy_n[g], folded back onto the image */
+                        tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
+                        tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
+                                              : tn__mat_view(gbuf, gbuf->offset + t * K * L + gi * Kg * L, Kg, L, L, 1);
+                        if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&failed, 1);
+                    }
+                }
+                if (gx && !direct) {
+                    tn_tensor gimg = tn__image_view(gx, n);
+                    gcols = tn__mat_view(gbuf, gbuf->offset + t * K * L, K, L, L, 1);
+                    memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(C * H * W) * es);
+                    if (be->im2col(1, &gcols, &gimg, g)) TN__STORE_RELAXED(&failed, 1);
+                }
+            }
+        }
+    }
+    if (!failed && gw && nthr > 1) {   /* the threads' partial sums, in thread order */
+        tn_tensor *sum = tn__reduce("conv2d", SUM, wbuf, TN_SHAPE(0), false);
+        failed = !sum || tn__copy(gw, tn_reshape(sum, gw->shape, gw->ndim));
+    }
+    tn_release(cbuf); tn_release(gbuf); tn_release(wbuf);
+    return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
+}
+static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)user;
+    const int64_t *g = n->i, G = n->i[10];
+    tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
+    const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
+    if (tn__grad_disabled) {   /* plain gradients: per image */
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, TN_CPU, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, TN_CPU, w->shape, 4)) : NULL;
+        if ((nx && !gx) || (nw && !gw)) return -1;
+        if (tn__conv_backward_cpu(gx, gw, tn_contiguous(gy), x, tn_contiguous(w), g, G)) return -1;
+        gin[0] = gx; gin[1] = gw;
+        return 0;
+    }
+    /* recording (create_graph): the same products with differentiable ops over the batch */
+    tn_tensor *gy2 = tn_reshape(tn_permute(gy, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, O / G, N * L));
+    if (nw) {
+        tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(x, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, K / G, N * L));
+        if (!(gin[1] = tn_reshape(tn_matmul(gy2, tn_transpose(ct, 1, 2)), w->shape, 4))) return -1;
+    }
+    if (nx) {
+        tn_tensor *wt = tn_transpose(tn_reshape(w, TN_SHAPE(G, O / G, K / G)), 1, 2);
+        tn_tensor *gc = tn_permute(tn_reshape(tn_matmul(wt, gy2), TN_SHAPE(K, N, L)), TN_SHAPE(1, 0, 2));
+        if (!(gin[0] = gc ? tn__col2im(gc, x->shape[2], x->shape[3], g) : NULL)) return -1;
+    }
+    return 0;
+}
+/* conv2d of x4 [N, C, H, W] by w4 on the CPU, + b, as one node. */
+static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G) {
+    tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
+    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
+    if (!y || tn__conv_forward_cpu(y, x4, wc, bc, g, G)) { tn_release(y); return NULL; }
+    tn_tensor *ins[3] = {x4, w4, b};
+    tn_node *nd = tn__fn_node("ConvolutionBackward0", tn__conv_bw, ins, b ? 3 : 2);
+    if (nd) {
+        memcpy(nd->i, g, 10 * sizeof(int64_t));
+        nd->i[10] = G;
+        nd->ni = 11;
+        tn__node_save(nd, x4);
+        tn__node_save(nd, w4);
+    }
+    return tn__own(tn__node_attach(nd, y));
+}
+
 /* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
@@ -6320,7 +6482,10 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     if (nsp == 1) { x4 = tn_unsqueeze(x4, 2); w4 = tn_unsqueeze(w, 2); }
     const int64_t N = x4 ? x4->shape[0] : 0, KK = k[0] * k[1], G = groups;
     tn_tensor *y;
-    if (!transposed) {
+    if (!transposed && x4 && x4->device == TN_CPU) {
+        y = tn__conv2d_cpu(x4, w4, b, g, G);
+        b = NULL;   /* added */
+    } else if (!transposed) {
         int64_t Kg = C / G * KK, L = g[8] * g[9];
         tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;                        /* [N, K, L] over [K, N, L] */
         tn_tensor *ct = tn_permute(cols, TN_SHAPE(1, 0, 2));                     /* [K, N, L], contiguous */
