@@ -6281,36 +6281,56 @@ static tn_tensor tn__image_view(const tn_tensor *x, int64_t n) {
 static bool tn__conv_direct(const tn_tensor *x, const int64_t *g) {
     return g[0] == 1 && g[1] == 1 && g[4] == 0 && g[5] == 0 && g[6] == 1 && g[7] == 1 && (x->shape[2] == 1 || x->strides[2] == x->shape[3] * x->strides[3]);
 }
+/* Output rows per block of columns: a block [K, rows*ow] within TN_CONV_BLOCK_BYTES stays
+   in L2 while the GEMM packs it. */
+#ifndef TN_CONV_BLOCK_BYTES
+#define TN_CONV_BLOCK_BYTES ((size_t)1 << 19)
+#endif
+static int64_t tn__conv_block_rows(int64_t K, const int64_t *g, size_t es) {
+    int64_t r = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / ((size_t)(K * g[9]) * es));
+    return r < 1 ? 1 : r > g[8] ? g[8] : r;
+}
+/* The geometry of output rows [y0, y0 + rows): the top padding shifts by y0 windows (it may
+   go negative: the CPU kernel only offsets rows by it). */
+static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int64_t *gb) {
+    memcpy(gb, g, 10 * sizeof(int64_t));
+    gb[4] = g[4] - y0 * g[6];
+    gb[8] = rows;
+}
 /* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
 static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
     const bool direct = tn__conv_direct(x, g);
+    const size_t es = tn_dtype_size(x->dtype);
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es), LB = R * g[9];
     const tn_backend *be = tn__backend(TN_CPU);
     const int nthr = tn__par_threads(N * K * L, N);
-    tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, L));
+    tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
     if (!direct && !buf) return -1;
-    const size_t es = tn_dtype_size(x->dtype);
     const char *bp = b ? (const char *)tn_data_ptr(b) : NULL;
     int failed = 0;
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
-            tn_tensor img = tn__image_view(x, n), cols;
-            if (!direct) {
-                cols = tn__mat_view(buf, buf->offset + t * K * L, K, L, L, 1);
-                if (be->im2col(0, &cols, &img, g)) { TN__STORE_RELAXED(&failed, 1); continue; }
-            }
+            tn_tensor img = tn__image_view(x, n);
             char *yn = (char *)tn_data_ptr(y) + (size_t)(n * O * L) * es;
-            for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMM adds to it */
+            for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */
                 if (es == 4) { float v = ((const float *)bp)[o], *r = (float *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
                 else { double v = ((const double *)bp)[o], *r = (double *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
             }
-            for (int64_t gi = 0; gi < G; gi++) {
-                tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1);
-                tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
-                                     : tn__mat_view(buf, cols.offset + gi * Kg * L, Kg, L, L, 1);
-                tn_tensor Cm = tn__mat_view(y, y->offset + n * O * L + gi * Og * L, Og, L, L, 1);
-                if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&failed, 1);
+            for (int64_t y0 = 0; y0 < g[8]; y0 += R) {
+                const int64_t rows = TN__MIN(R, g[8] - y0), Lc = rows * g[9];
+                int64_t gb[10];
+                tn__conv_block_geom(g, y0, rows, gb);
+                tn_tensor cols = direct ? img : tn__mat_view(buf, buf->offset + t * K * LB, K, Lc, Lc, 1);
+                if (!direct && be->im2col(0, &cols, &img, gb)) { TN__STORE_RELAXED(&failed, 1); break; }
+                for (int64_t gi = 0; gi < G; gi++) {
+                    tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1);
+                    tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
+                                         : tn__mat_view(buf, cols.offset + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                    tn_tensor Cm = tn__mat_view(y, y->offset + n * O * L + gi * Og * L + y0 * g[9], Og, Lc, L, 1);
+                    if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&failed, 1);
+                }
             }
         }
     }
@@ -6318,48 +6338,50 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     return failed ? TN__FAIL_INT("conv2d: out of memory") : 0;
 }
 /* The gradients of tn__conv_forward_cpu for the inputs that need them (gx, gw new and
-   contiguous, or NULL): per image, with a per-thread weight-gradient sum added up in
-   thread order at the end (deterministic for a given thread count). gy, w contiguous. */
+   contiguous, or NULL): per image and block of rows, with a per-thread weight-gradient
+   sum added up in thread order at the end (deterministic for a given thread count). gy,
+   w contiguous. */
 static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn_tensor *x, tn_tensor *w, const int64_t *g, int64_t G) {
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
     const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
     const bool direct = tn__conv_direct(x, g);
+    const size_t es = tn_dtype_size(x->dtype);
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es), LB = R * g[9];
     const tn_backend *be = tn__backend(TN_CPU);
     const int nthr = tn__par_threads(N * K * L, N);
-    tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, L)) : NULL;
-    tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, L)) : NULL;
+    tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
+    tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *wbuf = gw ? (nthr == 1 ? tn_retain(gw) : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, Kg))) : NULL;
     int failed = (gw && !wbuf) || (gw && !direct && !cbuf) || (gx && !direct && !gbuf) || (wbuf && be->fill(wbuf, 0));
-    const size_t es = tn_dtype_size(x->dtype);
     if (!failed) {
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++) {
             for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
-                tn_tensor img = tn__image_view(x, n), cols, gcols;
-                if (gw && !direct) {
-                    cols = tn__mat_view(cbuf, cbuf->offset + t * K * L, K, L, L, 1);
-                    if (be->im2col(0, &cols, &img, g)) { TN__STORE_RELAXED(&failed, 1); continue; }
-                }
-                for (int64_t gi = 0; gi < G; gi++) {
-                    tn_tensor gyn = tn__mat_view(gy, gy->offset + n * O * L + gi * Og * L, Og, L, L, 1);
-                    if (gw) {   /* gw[g] += gy_n[g] @ cols_n[g]^T */
-                        tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * O + gi * Og) * Kg, Og, Kg, Kg, 1);
-                        tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], L, Cg, x->strides[3], x->strides[1])
-                                             : tn__mat_view(cbuf, cols.offset + gi * Kg * L, L, Kg, 1, L);
-                        if (be->matmul(&Cm, &gyn, &B, 1, 1)) TN__STORE_RELAXED(&failed, 1);
+                tn_tensor img = tn__image_view(x, n), gimg = gx ? tn__image_view(gx, n) : img;
+                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(C * H * W) * es);
+                for (int64_t y0 = 0; y0 < g[8]; y0 += R) {
+                    const int64_t rows = TN__MIN(R, g[8] - y0), Lc = rows * g[9];
+                    int64_t gb[10];
+                    tn__conv_block_geom(g, y0, rows, gb);
+                    tn_tensor cols = gw && !direct ? tn__mat_view(cbuf, cbuf->offset + t * K * LB, K, Lc, Lc, 1) : img;
+                    tn_tensor gcols = gx && !direct ? tn__mat_view(gbuf, gbuf->offset + t * K * LB, K, Lc, Lc, 1) : img;
+                    if (gw && !direct && be->im2col(0, &cols, &img, gb)) { TN__STORE_RELAXED(&failed, 1); break; }
+                    for (int64_t gi = 0; gi < G; gi++) {
+                        tn_tensor gyn = tn__mat_view(gy, gy->offset + n * O * L + gi * Og * L + y0 * g[9], Og, Lc, L, 1);
+                        if (gw) {   /* gw[g] += gy_n[g] @ cols_n[g]^T */
+                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * O + gi * Og) * Kg, Og, Kg, Kg, 1);
+                            tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], L, Cg, x->strides[3], x->strides[1])
+                                                 : tn__mat_view(cbuf, cols.offset + gi * Kg * Lc, Lc, Kg, 1, Lc);
+                            if (be->matmul(&Cm, &gyn, &B, 1, 1)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                        if (gx) {   /* the columns' gradient w[g]^T @ gy_n[g] (1x1: the image's) */
+                            tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
+                            tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
+                                                  : tn__mat_view(gbuf, gcols.offset + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&failed, 1);
+                        }
                     }
-                    if (gx) {   /* cols gradient w[g]^T @ gy_n[g], folded back onto the image */
-                        tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
-                        tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
-                                              : tn__mat_view(gbuf, gbuf->offset + t * K * L + gi * Kg * L, Kg, L, L, 1);
-                        if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&failed, 1);
-                    }
-                }
-                if (gx && !direct) {
-                    tn_tensor gimg = tn__image_view(gx, n);
-                    gcols = tn__mat_view(gbuf, gbuf->offset + t * K * L, K, L, L, 1);
-                    memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(C * H * W) * es);
-                    if (be->im2col(1, &gcols, &gimg, g)) TN__STORE_RELAXED(&failed, 1);
+                    if (gx && !direct && be->im2col(1, &gcols, &gimg, gb)) TN__STORE_RELAXED(&failed, 1);   /* folded back onto the image */
                 }
             }
         }
