@@ -2301,6 +2301,9 @@ static bool tn__cvt_b_int(int64_t v) { return v != 0; }
     if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(TI)) { \
         TO *o = (TO *)p[0]; const TI *in = (const TI *)p[1]; \
         for (int64_t i = 0; i < n; i++) o[i] = tn__cvt_##SO##_##KI(in[i]); \
+    } else if (s[0] == (int64_t)sizeof(TO) && s[1] == 0) { /* fill: convert once */ \
+        TO *o = (TO *)p[0]; const TO v = tn__cvt_##SO##_##KI(*(const TI *)p[1]); \
+        for (int64_t i = 0; i < n; i++) o[i] = v; \
     } else for (int64_t i = 0; i < n; i++) \
         *(TO *)(p[0] + i * s[0]) = tn__cvt_##SO##_##KI(*(const TI *)(p[1] + i * s[1])); \
     break; }
@@ -4704,6 +4707,18 @@ static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
    reduced (a float32 accumulator drifts by percents over 2^20 additions). */
 static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) {
     bool sum = *(const tn_reduce_op *)ctx == SUM;
+    if (s[0] == 0 && sum && s[1] == (int64_t)sizeof(float) && n >= 64) {
+        /* a contiguous row: 8 partial sums (one add chain would wait on its latency), added
+           pairwise at the end; the order depends only on n, never on the thread count */
+        const float *x = (const float *)p[1];
+        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; j++) a[j] += (double)x[i + j];
+        for (; i < n; i++) a[i & 7] += (double)x[i];
+        *(double *)p[0] += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+        return;
+    }
     if (s[0] == 0) { /* reducing along this row: keep the accumulator in a register */
         double a = *(double *)p[0];
         for (int64_t i = 0; i < n; i++) { double x = *(const float *)(p[1] + i * s[1]); a = sum ? a + x : a * x; }
