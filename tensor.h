@@ -6606,13 +6606,76 @@ static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_
                             (long long)(g[8] > 0 ? g[8] : 0), (long long)(g[9] > 0 ? g[9] : 0));
     return 0;
 }
+/* Max pooling's backward: gy added at the argmax of each window (gather's backward). When
+   autograd records (create_graph), or off the CPU, by scatter_add, which is differentiable. */
+static int tn__max_pool_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *idx = tn_ctx_saved(n, 0);
+    if (!idx) return -1;
+    const int64_t N = n->i[0], C = n->i[1], H = n->i[2], W = n->i[3], P = idx->shape[2] * idx->shape[3];
+    if (!tn__grad_disabled || gy->device != TN_CPU || (gy->dtype != TN_F32 && gy->dtype != TN_F64)) {
+        tn_tensor *z = tn_zeros(TN_SHAPE(N, C, H * W), gy->dtype);
+        if (z && gy->device != TN_CPU) z = tn_to(z, gy->device);
+        gin[0] = tn_reshape(tn_scatter_add(z, 2, tn_reshape(idx, TN_SHAPE(N, C, P)), tn_reshape(gy, TN_SHAPE(N, C, P))), TN_SHAPE(N, C, H, W));
+        return gin[0] ? 0 : -1;
+    }
+    tn_tensor *gx = tn__own(tn__new(gy->dtype, TN_CPU, TN_SHAPE(N, C, H, W))), *g = tn_contiguous(gy), *ic = tn_contiguous(idx);
+    if (!gx || !g || !ic) return -1;
+    const int64_t *ip = (const int64_t *)tn_data_ptr(ic);
+    const bool f32 = gy->dtype == TN_F32;
+    char *gxp = (char *)tn_data_ptr(gx);
+    const char *gp = (const char *)tn_data_ptr(g);
+    const int nthr = tn__par_threads(N * C * (H * W + P), N * C);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t nc = 0; nc < N * C; nc++) {   /* planes in parallel; within one, in order */
+        const int64_t *pi = ip + nc * P;
+        if (f32) {
+            float *o = (float *)gxp + nc * H * W; const float *v = (const float *)gp + nc * P;
+            memset(o, 0, (size_t)(H * W) * sizeof(float));
+            for (int64_t i = 0; i < P; i++) o[pi[i]] += v[i];
+        } else {
+            double *o = (double *)gxp + nc * H * W; const double *v = (const double *)gp + nc * P;
+            memset(o, 0, (size_t)(H * W) * sizeof(double));
+            for (int64_t i = 0; i < P; i++) o[pi[i]] += v[i];
+        }
+    }
+    gin[0] = gx;
+    return 0;
+}
 /* Max over windows given by row tables hs/he and column tables ws/we: the argmax from the
-   backend, the values by gather (so the backward is gather's, twice differentiable too). */
+   backend; on the CPU the values picked by it under one node (tn__max_pool_bw), elsewhere
+   by gather (so the backward is gather's, twice differentiable too). */
 static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const int64_t *tab, int64_t dh, int64_t dw, tn_tensor **idx_out) {
     int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3];
     int64_t ishape[4] = {N, C, OH, OW};
     tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
     if (!idx || tn__backend(x4->device)->pool_argmax(idx, x4, tab, tab + OH, tab + 2 * OH, tab + 2 * OH + OW, dh, dw)) return NULL;
+    if (x4->device == TN_CPU && (x4->dtype == TN_F32 || x4->dtype == TN_F64)) {
+        tn_tensor *v = tn__new(x4->dtype, TN_CPU, ishape, 4);
+        if (!v) return NULL;
+        const int64_t *ip = (const int64_t *)tn_data_ptr(idx), *xs = x4->strides, P = OH * OW;
+        const bool f32 = x4->dtype == TN_F32, flat = H == 1 || xs[2] == W * xs[3];
+        const char *xb = (const char *)tn_data_ptr(x4);
+        char *vb = (char *)tn_data_ptr(v);
+        const int nthr = tn__par_threads(N * C * P, N * C);
+        TN__OMP_PARALLEL_FOR(nthr)
+        for (int64_t nc = 0; nc < N * C; nc++) {
+            const int64_t n = nc / C, c = nc % C, *pi = ip + nc * P, base = n * xs[0] + c * xs[1];
+            for (int64_t i = 0; i < P; i++) {
+                const int64_t off = base + (flat ? pi[i] * xs[3] : pi[i] / W * xs[2] + pi[i] % W * xs[3]);
+                if (f32) ((float *)vb)[nc * P + i] = ((const float *)xb)[off];
+                else ((double *)vb)[nc * P + i] = ((const double *)xb)[off];
+            }
+        }
+        tn_node *nd = tn__fn_node("MaxPool2DWithIndicesBackward0", tn__max_pool_bw, &x4, 1);
+        if (nd) {
+            nd->i[0] = N; nd->i[1] = C; nd->i[2] = H; nd->i[3] = W;
+            nd->ni = 4;
+            tn__node_save(nd, idx);
+        }
+        *idx_out = idx;
+        return tn__own(tn__node_attach(nd, v));
+    }
     tn_tensor *v = tn_gather(tn_reshape(x4, TN_SHAPE(N, C, H * W)), 2, tn_reshape(idx, TN_SHAPE(N, C, OH * OW)));
     *idx_out = idx;
     return tn_reshape(v, ishape, 4);
