@@ -2312,12 +2312,30 @@ static bool tn__cvt_b_int(int64_t v) { return v != 0; }
         switch (*(const tn_dtype *)ctx) { TN__TYPES_WITH(TN__CAST_FROM, TO, SO) default: break; } }
 TN__TYPES(TN__DEFINE_CAST_TO)
 
+/* Same-dtype copies move bytes (ctx: the element size). */
+static void tn__copy_bytes(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const int64_t es = *(const int64_t *)ctx;
+    if (s[0] == es && s[1] == es) { memcpy(p[0], p[1], (size_t)(n * es)); return; }
+    if (s[0] == es && s[1] == 0 && es == 4) { uint32_t v, *o = (uint32_t *)p[0]; memcpy(&v, p[1], 4); for (int64_t i = 0; i < n; i++) o[i] = v; return; }
+    if (s[0] == es && s[1] == 0 && es == 8) { uint64_t v, *o = (uint64_t *)p[0]; memcpy(&v, p[1], 8); for (int64_t i = 0; i < n; i++) o[i] = v; return; }
+    switch (es) {
+    case 1: for (int64_t i = 0; i < n; i++) *(uint8_t *)(p[0] + i * s[0]) = *(const uint8_t *)(p[1] + i * s[1]); break;
+    case 2: for (int64_t i = 0; i < n; i++) *(uint16_t *)(p[0] + i * s[0]) = *(const uint16_t *)(p[1] + i * s[1]); break;
+    case 4: for (int64_t i = 0; i < n; i++) *(uint32_t *)(p[0] + i * s[0]) = *(const uint32_t *)(p[1] + i * s[1]); break;
+    default: for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], (size_t)es); break;
+    }
+}
 static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
     tn__iter it;
     tn__iter_init(&it, dst->shape, dst->ndim);
     tn__iter_add(&it, dst);
     tn__iter_add(&it, src);
     tn_dtype from = src->dtype;
+    if (from == dst->dtype && (from == TN_F32 || from == TN_F64 || from == TN_I32 || from == TN_I64 || from == TN_U8)) {
+        int64_t es = (int64_t)tn_dtype_size(from);
+        tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
+        return 0;
+    }
     switch (dst->dtype) {
 #define TN__CAST_CASE(E, T, S, K) case E: tn__iter_run_par(&it, tn__cast_to_##S, &from, -1); break;
         TN__TYPES(TN__CAST_CASE)
@@ -7932,6 +7950,15 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
 }
 
 static tn_tensor *tn__mask_as(tn_tensor *mask, tn_tensor *like) { return tn_to_dtype(mask, like->dtype); }
+static tn_tensor *tn__scaled(tn_tensor *t, double alpha) { return alpha == 1 ? t : tn_mul_scalar(t, alpha); }
+/* mm's gradient for mat2 (a^T g) in mat2's layout, as PyTorch: a column-major mat2 (a
+   linear layer's transposed weight) gets (g^T a)^T, so the weight's gradient comes out
+   contiguous and the engine can hand it to .grad without a copy. */
+static tn_tensor *tn__mm_mat2_grad(tn_tensor *a, tn_tensor *b, tn_tensor *g) {
+    if (b->ndim == 2 && b->shape[0] > 1 && b->shape[1] > 1 && b->strides[0] == 1 && b->strides[1] == b->shape[0])
+        return tn_t(tn_mm(tn_t(g), a));
+    return tn_mm(tn_t(a), g);
+}
 
 /* gin[k] = gradient for input k given g, the gradient of the node's result; results
    are tracked by the caller's scope. Formulas use public ops, so they are recorded
@@ -8276,7 +8303,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     }
     case G_MM:
         if (TN__NEED(0)) gin[0] = tn_mm(g, tn_t(S[1]));
-        if (TN__NEED(1)) gin[1] = tn_mm(tn_t(S[0]), g);
+        if (TN__NEED(1)) gin[1] = tn__mm_mat2_grad(S[0], S[1], g);
         return 0;
     case G_BMM:
         if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_transpose(S[1], 1, 2));
@@ -8285,9 +8312,9 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_ADDMM: case G_BADDBMM: {
         double beta = n->d[0], alpha = n->d[1];
         bool b3 = n->op == G_BADDBMM;
-        if (TN__NEED(0)) gin[0] = tn__sum_to(tn_mul_scalar(g, beta), &n->in[0]);
-        if (TN__NEED(1)) gin[1] = tn_mul_scalar(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
-        if (TN__NEED(2)) gin[2] = tn_mul_scalar(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn_mm(tn_t(S[0]), g), alpha);
+        if (TN__NEED(0)) gin[0] = tn__sum_to(beta == 1 ? g : tn_mul_scalar(g, beta), &n->in[0]);
+        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
+        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn__mm_mat2_grad(S[0], S[1], g), alpha);
         return 0;
     }
     case G_MV:
@@ -8395,11 +8422,33 @@ static int tn__deliver_leaf(tn_tensor *leaf, tn_tensor *g, tn_tensor *const *inp
         return 0;
     }
     if (!create_graph) { /* .grad is a plain tensor: detached, and our own copy so += never aliases */
-        tn_tensor *c = tn__copy_as(g, g->dtype, g->device);
-        tn_release(g);
-        if (!c) return -1;
-        g = c;
-        if (leaf->grad && !leaf->grad->requires_grad) { /* accumulate in place, as PyTorch */
+        if (leaf->grad && !leaf->grad->requires_grad && !tn_same_storage(leaf->grad, g)) { /* accumulate in place, as PyTorch */
+            tn_no_grad_begin();
+            tn_tensor *r = tn__binary_raw("backward", ADD, leaf->grad, g, 1, leaf->grad);
+            tn_no_grad_end();
+            tn_release(r);
+            tn_release(g);
+            return r ? 0 : -1;
+        }
+        /* a gradient nobody else can see (our only reference to a library-owned, contiguous,
+           unshared storage) is taken as it is, as PyTorch's AccumulateGrad steals it */
+        bool alone = !g->base ? TN__ATOMIC_LOAD(&g->storage->refcount) == 1   /* or a view that alone holds its base */
+                              : !g->base->base && TN__ATOMIC_LOAD(&g->base->refcount) == 1 && TN__ATOMIC_LOAD(&g->storage->refcount) == 2;
+        bool own = alone && !g->is_wrapped_number && TN__ATOMIC_LOAD(&g->refcount) == 1 && !g->storage->deleter &&
+                   !g->grad_fn && !g->requires_grad && tn_is_contiguous(g);
+        if (own && g->base) {   /* a plain tensor over the same storage, without the base */
+            tn_tensor *c = tn__view_of(g, g->shape, g->strides, g->ndim, g->offset);
+            tn_release(g);
+            if (!c) return -1;
+            c->is_view = false;
+            g = c;
+        } else if (!own) {
+            tn_tensor *c = tn__copy_as(g, g->dtype, g->device);
+            tn_release(g);
+            if (!c) return -1;
+            g = c;
+        }
+        if (leaf->grad && !leaf->grad->requires_grad) { /* same storage as g: add the copy */
             tn_no_grad_begin();
             tn_tensor *r = tn__binary_raw("backward", ADD, leaf->grad, g, 1, leaf->grad);
             tn_no_grad_end();
