@@ -32,6 +32,8 @@
  *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
  *   TN_MALLOC/TN_REALLOC/TN_FREE (together)         TN_ASSERT      internal assertions
  *   TENSOR_CUDA          register the GPU backend of tensor_cuda.cu
+ *   TN_PARALLEL_MIN      elements below which a CPU kernel runs on one thread (32768)
+ *   TN_CONV_BLOCK_BYTES  im2col column blocks per thread in conv2d (1 MiB)
  *
  * CONTENTS (each section appears twice, same order: declarations, then implementation)
  *    1. config & allocator hooks        10. nn functional
@@ -1319,6 +1321,13 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
 /* ======================================================================= */
 /* 16. threading                                                            */
 /* ======================================================================= */
+/* Built with -fopenmp, CPU kernels split work of TN_PARALLEL_MIN elements or more among
+   the threads: GEMM (row blocks), the strided iterator's elementwise ops, copies and fills
+   (contiguous ranges), reductions and softmax-style lanes (over output elements only, so
+   every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
+   conv2d (over images). Results are the same bits for any thread count, except conv2d's
+   weight gradient: per-thread partial sums added in thread order, the same bits for a
+   given count. OMP_NUM_THREADS sets the default count. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
 
