@@ -6296,9 +6296,9 @@ TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const 
 }
 
 /* ---- convolution ----
-   On the CPU: one image at a time (the threads take whole images), im2col of that image
-   into a [C*kh*kw, oh*ow] buffer that stays in cache, then one GEMM per group straight
-   into the output (no [K, N*L] buffer for the batch, no permuted copy); 1x1 stride-1
+   On the CPU: one image at a time (the threads take whole images), im2col of a block of
+   output rows into a [C*kh*kw, rows*ow] buffer that stays in cache, then one GEMM per
+   group straight into the output (no [K, N*L] buffer for the batch, no permuted copy); 1x1 stride-1
    unpadded convolutions skip im2col and multiply the image itself. The node's backward
    does the same per image when autograd is not recording, and otherwise (create_graph)
    is a composite of differentiable ops (im2col, matmul, col2im), so conv stays
