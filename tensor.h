@@ -6340,23 +6340,65 @@ static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int6
     gb[4] = g[4] - y0 * g[6];
     gb[8] = rows;
 }
+/* Images per block when whole images fit a block (small images: one GEMM over several
+   images' columns is wider and packs the weight once), else 1. */
+static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int nbuf, int64_t R, bool direct) {
+    if (direct || R < g[8]) return 1;
+    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[8] * g[9]) * es));
+    return ib < 2 ? 1 : ib;
+}
+/* Rows of a product rounded up to the GEMM kernel's tile: its work including edge waste. */
+static double tn__gemm_tiles(tn_dtype dt, int64_t M, int64_t N) {
+    int mr = 8, nr = 8;
+    if (dt == TN_F32) { tn__gemm_kern_f32 k = tn__gemm_kern_select_f32(); mr = k.mr; nr = k.nr; }
+    else { tn__gemm_kern_f64 k = tn__gemm_kern_select_f64(); mr = k.mr; nr = k.nr; }
+    return (double)((M + mr - 1) / mr * mr) * (double)((N + nr - 1) / nr * nr);
+}
 /* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
 static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
-    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), LB = R * g[9];
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), IB = tn__conv_block_images(K, g, es, 1, R, direct);
+    const int64_t LB = IB > 1 ? IB * L : R * g[9];   /* columns of a block */
     const tn_backend *be = tn__backend(TN_CPU);
     const int nthr = tn__par_threads(N * K * L, N);
     tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
-    if (!direct && !buf) return -1;
+    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
+    int failed = (!direct && !buf) || (IB > 1 && !ybuf);
     const char *bp = b ? (const char *)tn_data_ptr(b) : NULL;
-    int failed = 0;
+    char *yp = (char *)tn_data_ptr(y);
+    if (!failed) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        const int64_t n1 = N * (t + 1) / nthr;
+        for (int64_t n = N * t / nthr; n < n1 && IB > 1; n += IB) {   /* several whole images per block */
+            const int64_t ni = TN__MIN(IB, n1 - n), Lc = ni * L;
+            const int64_t cb = buf->offset + t * K * LB, yb = ybuf->offset + t * O * LB;
+            for (int64_t i = 0; i < ni; i++) {
+                tn_tensor img = tn__image_view(x, n + i), cols = tn__mat_view(buf, cb + i * L, K, L, Lc, 1);
+                if (be->im2col(0, &cols, &img, g)) TN__STORE_RELAXED(&failed, 1);
+            }
+            for (int64_t gi = 0; gi < G; gi++) {
+                tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1), B = tn__mat_view(buf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                tn_tensor Cm = tn__mat_view(ybuf, yb + gi * Og * Lc, Og, Lc, Lc, 1);
+                if (be->matmul(&Cm, &A, &B, 1, 0)) TN__STORE_RELAXED(&failed, 1);
+            }
+            for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++) {   /* [O, ni*L] -> y[n + i], + bias */
+                if (es == 4) {
+                    const float *src = (const float *)tn_data_ptr(ybuf) + t * O * LB + o * Lc + i * L, v = bp ? ((const float *)bp)[o] : 0.0f;
+                    float *dst = (float *)yp + ((n + i) * O + o) * L;
+                    for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;
+                } else {
+                    const double *src = (const double *)tn_data_ptr(ybuf) + t * O * LB + o * Lc + i * L, v = bp ? ((const double *)bp)[o] : 0.0;
+                    double *dst = (double *)yp + ((n + i) * O + o) * L;
+                    for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;
+                }
+            }
+        }
+        for (int64_t n = N * t / nthr; n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
             tn_tensor img = tn__image_view(x, n);
-            char *yn = (char *)tn_data_ptr(y) + (size_t)(n * O * L) * es;
+            char *yn = yp + (size_t)(n * O * L) * es;
             for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */
                 if (es == 4) { float v = ((const float *)bp)[o], *r = (float *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
                 else { double v = ((const double *)bp)[o], *r = (double *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
@@ -6377,63 +6419,87 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
             }
         }
     }
-    tn_release(buf);
+    }
+    tn_release(buf); tn_release(ybuf);
     return failed ? TN__FAIL_INT("conv2d: out of memory") : 0;
 }
 /* The gradients of tn__conv_forward_cpu for the inputs that need them (gx, gw new and
-   contiguous, or NULL): per image and block of rows, with a per-thread weight-gradient
-   sum added up in thread order at the end (deterministic for a given thread count). gy,
-   w contiguous. */
+   contiguous, or NULL): per block of images or of rows, with a per-thread weight-gradient
+   sum added up in thread order at the end (deterministic for a given thread count). The
+   weight gradient is computed as gw or as gw^T, whichever the GEMM's tiles fit better.
+   gy, w contiguous. */
 static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn_tensor *x, tn_tensor *w, const int64_t *g, int64_t G) {
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
     const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
-    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, gx && gw ? 2 : 1), LB = R * g[9];
+    const int nbuf = gx && gw ? 2 : 1;
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, nbuf), IB = tn__conv_block_images(K, g, es, nbuf, R, direct);
+    const int64_t LB = IB > 1 ? IB * L : R * g[9];
+    const bool wt = gw && tn__gemm_tiles(x->dtype, Kg, Og) < tn__gemm_tiles(x->dtype, Og, Kg);   /* per group: [Kg, Og] */
     const tn_backend *be = tn__backend(TN_CPU);
     const int nthr = tn__par_threads(N * K * L, N);
     tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
-    tn_tensor *wbuf = gw ? (nthr == 1 ? tn_retain(gw) : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, Kg))) : NULL;
-    int failed = (gw && !wbuf) || (gw && !direct && !cbuf) || (gx && !direct && !gbuf) || (wbuf && be->fill(wbuf, 0));
+    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* gy of a block as [O, images*L] */
+    tn_tensor *wbuf = gw ? (nthr == 1 && !wt ? tn_retain(gw) : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, G, wt ? Kg : Og, wt ? Og : Kg))) : NULL;
+    int failed = (gw && !wbuf) || (gw && !direct && !cbuf) || (gx && !direct && !gbuf) || (IB > 1 && !ybuf) || (wbuf && be->fill(wbuf, 0));
     if (!failed) {
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++) {
-            for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
-                tn_tensor img = tn__image_view(x, n), gimg = gx ? tn__image_view(gx, n) : img;
-                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(C * H * W) * es);
-                for (int64_t y0 = 0; y0 < g[8]; y0 += R) {
-                    const int64_t rows = TN__MIN(R, g[8] - y0), Lc = rows * g[9];
+            const int64_t n1 = N * (t + 1) / nthr;
+            for (int64_t n = N * t / nthr; n < n1; n += IB) {
+                const int64_t ni = TN__MIN(IB, n1 - n);
+                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
+                /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
+                for (int64_t y0 = 0; y0 < g[8]; y0 += IB > 1 ? g[8] : R) {
+                    const int64_t rows = IB > 1 ? g[8] : TN__MIN(R, g[8] - y0), Lc = IB > 1 ? ni * L : rows * g[9];
                     int64_t gb[10];
                     tn__conv_block_geom(g, y0, rows, gb);
-                    tn_tensor cols = gw && !direct ? tn__mat_view(cbuf, cbuf->offset + t * K * LB, K, Lc, Lc, 1) : img;
-                    tn_tensor gcols = gx && !direct ? tn__mat_view(gbuf, gbuf->offset + t * K * LB, K, Lc, Lc, 1) : img;
-                    if (gw && !direct && be->im2col(0, &cols, &img, gb)) { TN__STORE_RELAXED(&failed, 1); break; }
-                    for (int64_t gi = 0; gi < G; gi++) {
-                        tn_tensor gyn = tn__mat_view(gy, gy->offset + n * O * L + gi * Og * L + y0 * g[9], Og, Lc, L, 1);
-                        if (gw) {   /* gw[g] += gy_n[g] @ cols_n[g]^T */
-                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * O + gi * Og) * Kg, Og, Kg, Kg, 1);
-                            tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], L, Cg, x->strides[3], x->strides[1])
-                                                 : tn__mat_view(cbuf, cols.offset + gi * Kg * Lc, Lc, Kg, 1, Lc);
-                            if (be->matmul(&Cm, &gyn, &B, 1, 1)) TN__STORE_RELAXED(&failed, 1);
+                    const int64_t cb = cbuf ? cbuf->offset + t * K * LB : 0, gcb = gbuf ? gbuf->offset + t * K * LB : 0, yb = ybuf ? ybuf->offset + t * O * LB : 0;
+                    tn_tensor img = tn__image_view(x, n);
+                    /* gy of the block as an [O, Lc] matrix (row stride gys) at gyo */
+                    const tn_tensor *gys_t = IB > 1 ? ybuf : gy;
+                    const int64_t gys = IB > 1 ? Lc : L, gyo = IB > 1 ? yb : gy->offset + n * O * L + y0 * g[9];
+                    if (IB > 1) for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++)
+                        memcpy((char *)tn_data_ptr(ybuf) + (size_t)(t * O * LB + o * Lc + i * L) * es, (const char *)tn_data_ptr(gy) + (size_t)(((n + i) * O + o) * L) * es, (size_t)L * es);
+                    if (gw && !direct)
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor im = tn__image_view(x, n + i), cols = tn__mat_view(cbuf, cb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(0, &cols, &im, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
                         }
-                        if (gx) {   /* the columns' gradient w[g]^T @ gy_n[g] (1x1: the image's) */
+                    for (int64_t gi = 0; gi < G; gi++) {
+                        tn_tensor gyn = tn__mat_view(gys_t, gyo + gi * Og * gys, Og, Lc, gys, 1);
+                        if (gw) {   /* gw[g] += gy[g] @ cols[g]^T, or gw[g]^T += cols[g] @ gy[g]^T */
+                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * G + gi) * Og * Kg, wt ? Kg : Og, wt ? Og : Kg, wt ? Og : Kg, 1);
+                            tn_tensor cm = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
+                                                  : tn__mat_view(cbuf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            tn_tensor cmT = tn__mat_view(&cm, cm.offset, Lc, Kg, cm.strides[2], cm.strides[1]);
+                            tn_tensor gynT = tn__mat_view(&gyn, gyn.offset, Lc, Og, 1, gys);
+                            if (wt ? be->matmul(&Cm, &cm, &gynT, 1, 1) : be->matmul(&Cm, &gyn, &cmT, 1, 1)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                        if (gx) {   /* the columns' gradient w[g]^T @ gy[g] (1x1: the image's) */
                             tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
                             tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
-                                                  : tn__mat_view(gbuf, gcols.offset + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                                                  : tn__mat_view(gbuf, gcb + gi * Kg * Lc, Kg, Lc, Lc, 1);
                             if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&failed, 1);
                         }
                     }
-                    if (gx && !direct && be->im2col(1, &gcols, &gimg, gb)) TN__STORE_RELAXED(&failed, 1);   /* folded back onto the image */
+                    if (gx && !direct)   /* folded back onto the images */
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor gimg = tn__image_view(gx, n + i), gcols = tn__mat_view(gbuf, gcb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(1, &gcols, &gimg, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
+                        }
                 }
             }
         }
     }
-    if (!failed && gw && nthr > 1) {   /* the threads' partial sums, in thread order */
+    if (!failed && gw && (nthr > 1 || wt)) {   /* the threads' partial sums, in thread order */
         tn_tensor *sum = tn__reduce("conv2d", SUM, wbuf, TN_SHAPE(0), false);
+        if (sum && wt) sum = tn_transpose(sum, 1, 2);
         failed = !sum || tn__copy(gw, tn_reshape(sum, gw->shape, gw->ndim));
     }
-    tn_release(cbuf); tn_release(gbuf); tn_release(wbuf);
+    tn_release(cbuf); tn_release(gbuf); tn_release(ybuf); tn_release(wbuf);
     return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
 }
 static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
@@ -6441,13 +6507,14 @@ static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void 
     const int64_t *g = n->i, G = n->i[10];
     tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
     const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
+    if (tn__grad_disabled && !(gy = tn_contiguous(gy))) return -1;   /* read by the bias sum and the GEMMs */
     if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
     if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
     if (tn__grad_disabled) {   /* plain gradients: per image */
         tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, TN_CPU, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, TN_CPU, w->shape, 4)) : NULL;
         if ((nx && !gx) || (nw && !gw)) return -1;
-        if (tn__conv_backward_cpu(gx, gw, tn_contiguous(gy), x, tn_contiguous(w), g, G)) return -1;
+        if (tn__conv_backward_cpu(gx, gw, gy, x, tn_contiguous(w), g, G)) return -1;
         gin[0] = gx; gin[1] = gw;
         return 0;
     }
