@@ -43,6 +43,11 @@ $(BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER)
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
 
+# the CPU kernels' OpenMP split: built with -fopenmp (its tensors are above TN_PARALLEL_MIN)
+$(BUILD)/test_threads: tests/test_threads.c tests/tn_test.h $(HEADER)
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -fopenmp $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
+
 $(BUILD)/%: examples/%.c examples/train_util.h $(HEADER)
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)

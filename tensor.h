@@ -32,6 +32,8 @@
  *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
  *   TN_MALLOC/TN_REALLOC/TN_FREE (together)         TN_ASSERT      internal assertions
  *   TENSOR_CUDA          register the GPU backend of tensor_cuda.cu
+ *   TN_PARALLEL_MIN      elements below which a CPU kernel runs on one thread (32768)
+ *   TN_CONV_BLOCK_BYTES  im2col column blocks per thread in conv2d (1 MiB)
  *
  * CONTENTS (each section appears twice, same order: declarations, then implementation)
  *    1. config & allocator hooks        10. nn functional
@@ -1359,6 +1361,13 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
 /* ======================================================================= */
 /* 16. threading                                                            */
 /* ======================================================================= */
+/* Built with -fopenmp, CPU kernels split work of TN_PARALLEL_MIN elements or more among
+   the threads: GEMM (row blocks), the strided iterator's elementwise ops, copies and fills
+   (contiguous ranges), reductions and softmax-style lanes (over output elements only, so
+   every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
+   conv2d (over images). Results are the same bits for any thread count, except conv2d's
+   weight gradient: per-thread partial sums added in thread order, the same bits for a
+   given count. OMP_NUM_THREADS sets the default count. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
 
@@ -1377,7 +1386,8 @@ TNDEF int tn_get_num_threads(void);
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
     X(MAXIMUM) X(MINIMUM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
-    X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR)
+    X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
+    X(THRESHOLD_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
 #define TN_REDUCE_OPS(X) X(SUM) X(PROD) X(MAX) X(MIN) X(ALL) X(ANY)
 #define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
@@ -1410,6 +1420,8 @@ typedef struct tn_backend {
     /* params: CLAMP and HARDTANH (min, max), SOFTPLUS (beta, threshold), LEAKY_RELU (slope),
        ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf). */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
+    /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
+       backward in one pass, floating only; autograd uses it when not recording). */
     int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
     int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);
     /* out has x's ndim with size 1 on reduced dims. */
@@ -1568,6 +1580,35 @@ const tn_cuda_unit *tn_cuda_unit_get(void);         /* defined in tensor_cuda.cu
 
 #define TN__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TN__MAX(a, b) ((a) > (b) ? (a) : (b))
+#if defined(__GNUC__) || defined(__clang__)
+#define TN__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)  /* flags kernel threads may all set */
+#else
+#define TN__STORE_RELAXED(p, v) (*(p) = (v))
+#endif
+
+/* OpenMP (built with -fopenmp): CPU kernels split work of at least TN_PARALLEL_MIN
+   elements among tn_get_num_threads() threads; below it, waking the team costs more than
+   it saves. Elementwise kernels give the same bits for any thread count (each element is
+   computed alone); reductions too, as they split only over output elements. */
+#ifndef TN_PARALLEL_MIN
+#define TN_PARALLEL_MIN 32768
+#endif
+/* Threads for `work` elements split into at most `parts` independent pieces. */
+static int tn__par_threads(int64_t work, int64_t parts) {
+#ifdef _OPENMP
+    if (work < TN_PARALLEL_MIN || parts < 2 || omp_in_parallel()) return 1;
+    int t = omp_get_max_threads();
+    return (int64_t)t < parts ? t : (int)parts;
+#else
+    (void)work; (void)parts;
+    return 1;
+#endif
+}
+#ifdef _OPENMP
+#define TN__OMP_PARALLEL_FOR(nthr) _Pragma("omp parallel for schedule(static) num_threads(nthr) if(nthr > 1)")
+#else
+#define TN__OMP_PARALLEL_FOR(nthr) (void)(nthr);
+#endif
 
 /* ======================================================================= */
 /* 2. errors                                                                */
@@ -2266,6 +2307,75 @@ static void tn__iter_run(tn__iter *it, tn__loop_fn fn, void *ctx) {
     tn__iter_run_rows(it, fn, ctx, 0, rows);
 }
 
+/* Run fn over the elements [e0, e1) of a coalesced iterator in row-major order; a range
+   may start and end inside a row. */
+static void tn__iter_run_range(const tn__iter *it, tn__loop_fn fn, void *ctx, int64_t e0, int64_t e1) {
+    int nd = it->ndim, nops = it->nops;
+    int64_t inner = nd ? it->shape[nd - 1] : 1, s[TN__MAX_OPS], idx[TN_MAX_DIMS];
+    char *p[TN__MAX_OPS];
+    for (int k = 0; k < nops; k++) s[k] = nd ? it->strides[k][nd - 1] : 0;
+    int64_t r = e0 / inner, col = e0 % inner;
+    for (int i = nd - 2; i >= 0; i--) { idx[i] = r % it->shape[i]; r /= it->shape[i]; }
+    for (int64_t e = e0; e < e1;) {
+        int64_t n = TN__MIN(inner - col, e1 - e);
+        for (int k = 0; k < nops; k++) {
+            char *q = it->data[k] + col * s[k];
+            for (int i = 0; i < nd - 1; i++) q += idx[i] * it->strides[k][i];
+            p[k] = q;
+        }
+        fn(p, s, n, ctx);
+        e += n;
+        col = 0;
+        for (int i = nd - 2; i >= 0; i--) { /* odometer */
+            if (++idx[i] < it->shape[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+/* tn__iter_run for elementwise kernels (every element written once through operand 0,
+   independent of the others): above TN_PARALLEL_MIN elements of work (work < 0: the
+   iteration size) the threads take contiguous ranges. fn must only read ctx (flags by
+   TN__STORE_RELAXED). */
+static void tn__iter_run_par(tn__iter *it, tn__loop_fn fn, void *ctx, int64_t work) {
+    int64_t numel = tn__iter_numel(it);
+    int nthr = tn__par_threads(work < 0 ? numel : work, numel / 64);
+    if (nthr < 2) { tn__iter_run(it, fn, ctx); return; }
+    tn__iter_coalesce(it);
+    for (int i = 0; i < it->ndim; i++)   /* an output that repeats elements: keep the order */
+        if (it->strides[0][i] == 0) { tn__iter_run_rows(it, fn, ctx, 0, it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1); return; }
+    const tn__iter *cit = it;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) {   /* boundaries on 64-element multiples: no shared cache lines */
+        int64_t e0 = numel / 64 * t / nthr * 64, e1 = t == nthr - 1 ? numel : numel / 64 * (t + 1) / nthr * 64;
+        if (e1 > e0) tn__iter_run_range(cit, fn, ctx, e0, e1);
+    }
+}
+
+/* tn__iter_run for reductions (operand 0 the output, stride 0 on reduced dims): threads
+   split a dim that the output has, so each output element is still accumulated by one
+   thread in the serial order and the result does not depend on the thread count. */
+static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
+    int64_t numel = tn__iter_numel(it);
+    if (numel < TN_PARALLEL_MIN || numel <= 1) { tn__iter_run(it, fn, ctx); return; }
+    tn__iter_coalesce(it);
+    int d = -1;   /* the kept dim that splits best: the largest */
+    for (int i = 0; i < it->ndim; i++)
+        if (it->strides[0][i] != 0 && (d < 0 || it->shape[i] > it->shape[d])) d = i;
+    int nthr = d < 0 ? 1 : tn__par_threads(numel, it->shape[d]);
+    int64_t rows = it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1;
+    if (nthr < 2) { tn__iter_run_rows(it, fn, ctx, 0, rows); return; }
+    const tn__iter *cit = it;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) {
+        tn__iter sub = *cit;
+        int64_t a = cit->shape[d] * t / nthr, b = cit->shape[d] * (t + 1) / nthr;
+        sub.shape[d] = b - a;
+        for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
+        if (b > a) tn__iter_run_rows(&sub, fn, ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
+    }
+}
+
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:
    used to walk a tensor along another tensor's index space (gather, scatter, reduce). */
 static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
@@ -2306,6 +2416,9 @@ static bool tn__cvt_b_int(int64_t v) { return v != 0; }
     if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(TI)) { \
         TO *o = (TO *)p[0]; const TI *in = (const TI *)p[1]; \
         for (int64_t i = 0; i < n; i++) o[i] = tn__cvt_##SO##_##KI(in[i]); \
+    } else if (s[0] == (int64_t)sizeof(TO) && s[1] == 0) { /* fill: convert once */ \
+        TO *o = (TO *)p[0]; const TO v = tn__cvt_##SO##_##KI(*(const TI *)p[1]); \
+        for (int64_t i = 0; i < n; i++) o[i] = v; \
     } else for (int64_t i = 0; i < n; i++) \
         *(TO *)(p[0] + i * s[0]) = tn__cvt_##SO##_##KI(*(const TI *)(p[1] + i * s[1])); \
     break; }
@@ -2314,14 +2427,32 @@ static bool tn__cvt_b_int(int64_t v) { return v != 0; }
         switch (*(const tn_dtype *)ctx) { TN__TYPES_WITH(TN__CAST_FROM, TO, SO) default: break; } }
 TN__TYPES(TN__DEFINE_CAST_TO)
 
+/* Same-dtype copies move bytes (ctx: the element size). */
+static void tn__copy_bytes(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const int64_t es = *(const int64_t *)ctx;
+    if (s[0] == es && s[1] == es) { memcpy(p[0], p[1], (size_t)(n * es)); return; }
+    if (s[0] == es && s[1] == 0 && es == 4) { uint32_t v, *o = (uint32_t *)p[0]; memcpy(&v, p[1], 4); for (int64_t i = 0; i < n; i++) o[i] = v; return; }
+    if (s[0] == es && s[1] == 0 && es == 8) { uint64_t v, *o = (uint64_t *)p[0]; memcpy(&v, p[1], 8); for (int64_t i = 0; i < n; i++) o[i] = v; return; }
+    switch (es) {
+    case 1: for (int64_t i = 0; i < n; i++) *(uint8_t *)(p[0] + i * s[0]) = *(const uint8_t *)(p[1] + i * s[1]); break;
+    case 2: for (int64_t i = 0; i < n; i++) *(uint16_t *)(p[0] + i * s[0]) = *(const uint16_t *)(p[1] + i * s[1]); break;
+    case 4: for (int64_t i = 0; i < n; i++) *(uint32_t *)(p[0] + i * s[0]) = *(const uint32_t *)(p[1] + i * s[1]); break;
+    default: for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], (size_t)es); break;
+    }
+}
 static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
     tn__iter it;
     tn__iter_init(&it, dst->shape, dst->ndim);
     tn__iter_add(&it, dst);
     tn__iter_add(&it, src);
     tn_dtype from = src->dtype;
+    if (from == dst->dtype && (from == TN_F32 || from == TN_F64 || from == TN_I32 || from == TN_I64 || from == TN_U8)) {
+        int64_t es = (int64_t)tn_dtype_size(from);
+        tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
+        return 0;
+    }
     switch (dst->dtype) {
-#define TN__CAST_CASE(E, T, S, K) case E: tn__iter_run(&it, tn__cast_to_##S, &from); break;
+#define TN__CAST_CASE(E, T, S, K) case E: tn__iter_run_par(&it, tn__cast_to_##S, &from, -1); break;
         TN__TYPES(TN__CAST_CASE)
 #undef TN__CAST_CASE
         default: return TN__FAIL_INT("copy: dtype %s is not supported on the CPU", tn_dtype_name(dst->dtype));
@@ -3854,7 +3985,7 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case ISINF: TN__MAP1(bool, T, x == (T)INFINITY || x == -(T)INFINITY); break; \
     case ISFINITE: TN__MAP1(bool, T, x == x && x != (T)INFINITY && x != -(T)INFINITY); break; \
     case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
-    default: c->failed = 1; break; \
+    default: TN__STORE_RELAXED(&c->failed, 1); break; \
     } }
 TN__DEFINE_UNARY_FLOAT(float, f32, f)
 TN__DEFINE_UNARY_FLOAT(double, f64, )
@@ -3875,7 +4006,7 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case CLAMP: TN__MAP1(T, T, (double)x > hi || lo > hi ? (T)hi : (double)x < lo ? (T)lo : x); break; /* min(max(x, lo), hi) */ \
     case BITWISE_NOT: TN__MAP1(T, T, ~x); break; \
     case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
-    default: c->failed = 1; break; \
+    default: TN__STORE_RELAXED(&c->failed, 1); break; \
     } }
 TN__DEFINE_UNARY_INT(int32_t, i32, uint32_t)
 TN__DEFINE_UNARY_INT(int64_t, i64, uint64_t)
@@ -3887,7 +4018,7 @@ static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(bool, bool, x); break;
     case CLAMP: TN__MAP1(bool, bool, (double)x < c->params[0] ? c->params[0] != 0 : (double)x > c->params[1] ? c->params[1] != 0 : x); break;
     case BITWISE_NOT: case LOGICAL_NOT: TN__MAP1(bool, bool, !x); break;
-    default: c->failed = 1; break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
     }
 }
 
@@ -3909,7 +4040,7 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     tn__iter_init(&it, out->shape, out->ndim);
     tn__iter_add(&it, out);
     tn__iter_add(&it, x);
-    tn__iter_run(&it, fn, &c);
+    tn__iter_run_par(&it, fn, &c, -1);
     if (c.failed) return TN__FAIL_INT("%s: not implemented for dtype %s", tn_unary_op_name(op), tn_dtype_name(x->dtype));
     return 0;
 }
@@ -3952,7 +4083,8 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case LE: TN__MAP2(bool, T, a <= b); break; \
     case GT: TN__MAP2(bool, T, a > b); break; \
     case GE: TN__MAP2(bool, T, a >= b); break; \
-    default: c->failed = 1; break; \
+    case THRESHOLD_BACKWARD: TN__MAP2(T, T, b > alpha ? a : (T)0); break; \
+    default: TN__STORE_RELAXED(&c->failed, 1); break; \
     } }
 TN__DEFINE_BINARY_FLOAT(float, f32, f)
 TN__DEFINE_BINARY_FLOAT(double, f64, )
@@ -4005,7 +4137,7 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     case GE: TN__MAP2(bool, T, a >= b); break; \
     default: bad = 1; break; \
     } \
-    if (bad) c->failed = bad; }
+    if (bad) TN__STORE_RELAXED(&c->failed, bad); }
 TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t)
 TN__DEFINE_BINARY_INT(int64_t, i64, uint64_t)
 TN__DEFINE_BINARY_INT(uint8_t, u8, uint8_t)
@@ -4022,7 +4154,7 @@ static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     case LE: TN__MAP2(bool, bool, !a || b); break;
     case GT: TN__MAP2(bool, bool, a && !b); break;
     case GE: TN__MAP2(bool, bool, a || !b); break;
-    default: c->failed = 1; break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
     }
 }
 
@@ -4038,7 +4170,7 @@ static int tn__cpu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tens
     tn__iter_add(&it, out);
     tn__iter_add(&it, a);
     tn__iter_add(&it, b);
-    tn__iter_run(&it, fn, &c);
+    tn__iter_run_par(&it, fn, &c, -1);
     if (c.failed == 2) return TN__FAIL_INT("%s: integer division by zero (ZeroDivisionError)", tn_binary_op_name(op));
     if (c.failed) return TN__FAIL_INT("%s: not implemented for dtype %s", tn_binary_op_name(op), tn_dtype_name(a->dtype));
     return 0;
@@ -4051,10 +4183,10 @@ static void tn__ternary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
     const T v = (T)kc->alpha; \
     switch ((tn_ternary_op)kc->op) { \
     case WHERE: TN__MAP3(T, bool, T, c ? a : b); break; \
-    case LERP: if (ISFLOAT) TN__MAP3(T, T, T, ((double)b < 0.5 && (double)b > -0.5) ? c + b * (a - c) : a - (a - c) * ((T)1 - b)); else kc->failed = 1; break; /* |w| < 0.5, as PyTorch */ \
+    case LERP: if (ISFLOAT) TN__MAP3(T, T, T, ((double)b < 0.5 && (double)b > -0.5) ? c + b * (a - c) : a - (a - c) * ((T)1 - b)); else TN__STORE_RELAXED(&kc->failed, 1); break; /* |w| < 0.5, as PyTorch */ \
     case ADDCMUL: TN__MAP3(T, T, T, c + v * a * b); break; \
-    case ADDCDIV: if (ISFLOAT) TN__MAP3(T, T, T, c + v * a / b); else kc->failed = 1; break; \
-    default: kc->failed = 1; break; \
+    case ADDCDIV: if (ISFLOAT) TN__MAP3(T, T, T, c + v * a / b); else TN__STORE_RELAXED(&kc->failed, 1); break; \
+    default: TN__STORE_RELAXED(&kc->failed, 1); break; \
     } }
 #define TN__DEFINE_TERNARY_TYPES(E, T, S, K) TN__DEFINE_TERNARY(T, S, E == TN_F32 || E == TN_F64)
 TN__TYPES(TN__DEFINE_TERNARY_TYPES)
@@ -4074,7 +4206,7 @@ static int tn__cpu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_te
     tn__iter_add(&it, x);
     tn__iter_add(&it, y);
     tn__iter_add(&it, z);
-    tn__iter_run(&it, fn, &c);
+    tn__iter_run_par(&it, fn, &c, -1);
     if (c.failed) return TN__FAIL_INT("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
     return 0;
 }
@@ -4266,7 +4398,7 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
 }
 
 static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
-static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND; }
+static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND && op <= LOGICAL_XOR; }
 static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_XOR; }
 
 /* The engine of every binary op: promotion, broadcasting, then one backend call.
@@ -4698,6 +4830,18 @@ static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
    reduced (a float32 accumulator drifts by percents over 2^20 additions). */
 static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) {
     bool sum = *(const tn_reduce_op *)ctx == SUM;
+    if (s[0] == 0 && sum && s[1] == (int64_t)sizeof(float) && n >= 64) {
+        /* a contiguous row: 8 partial sums (one add chain would wait on its latency), added
+           pairwise at the end; the order depends only on n, never on the thread count */
+        const float *x = (const float *)p[1];
+        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; j++) a[j] += (double)x[i + j];
+        for (; i < n; i++) a[i & 7] += (double)x[i];
+        *(double *)p[0] += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+        return;
+    }
     if (s[0] == 0) { /* reducing along this row: keep the accumulator in a register */
         double a = *(double *)p[0];
         for (int64_t i = 0; i < n; i++) { double x = *(const float *)(p[1] + i * s[1]); a = sum ? a + x : a * x; }
@@ -4725,7 +4869,7 @@ static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     tn__iter_init(&it, x->shape, x->ndim);
     tn__iter_add(&it, acc ? acc : out);
     tn__iter_add(&it, x);
-    tn__iter_run(&it, fn, &op);
+    tn__iter_run_reduce(&it, fn, &op);
     int rc = acc ? tn__cpu_copy(out, acc) : 0;
     tn_release(acc);
     return rc;
@@ -5045,7 +5189,8 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     tn__iter_add(&it, &o1r);
     tn__iter_add(&it, &xr);
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8);
-    if (fn && c.len > 0) tn__iter_run(&it, fn, &c);
+    if (fn && c.len > 0 && op == SORT) tn__iter_run(&it, fn, &c);   /* one scratch buffer */
+    else if (fn && c.len > 0) tn__iter_run_par(&it, fn, &c, tn_numel(x));
     TN_FREE(c.ix);
     return fn ? 0 : TN__FAIL_INT("lane op: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
 }
@@ -6282,7 +6427,298 @@ TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const 
     return TN__AS("tn_col2im", tn__col2im_public("tn_col2im", cols, output_size, kernel, dilation, padding, stride));
 }
 
-/* ---- convolution: im2col + one GEMM over the whole batch (per group) ---- */
+/* ---- convolution ----
+   On the CPU: one image at a time (the threads take whole images), im2col of a block of
+   output rows into a [C*kh*kw, rows*ow] buffer that stays in cache, then one GEMM per
+   group straight into the output (no [K, N*L] buffer for the batch, no permuted copy); 1x1 stride-1
+   unpadded convolutions skip im2col and multiply the image itself. The node's backward
+   does the same per image when autograd is not recording, and otherwise (create_graph)
+   is a composite of differentiable ops (im2col, matmul, col2im), so conv stays
+   differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
+/* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
+static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    tn_tensor v = *t;
+    v.ndim = 3;
+    v.shape[0] = 1; v.shape[1] = rows; v.shape[2] = cols;
+    v.strides[0] = 0; v.strides[1] = rs; v.strides[2] = cs;
+    v.offset = off;
+    return v;
+}
+/* Image n of x [N, C, H, W] as a one-image batch. */
+static tn_tensor tn__image_view(const tn_tensor *x, int64_t n) {
+    tn_tensor v = *x;
+    v.shape[0] = 1;
+    v.offset = x->offset + n * x->strides[0];
+    return v;
+}
+/* 1x1, stride 1, no padding, and H, W mergeable: the image is its own column matrix. */
+static bool tn__conv_direct(const tn_tensor *x, const int64_t *g) {
+    return g[0] == 1 && g[1] == 1 && g[4] == 0 && g[5] == 0 && g[6] == 1 && g[7] == 1 && (x->shape[2] == 1 || x->strides[2] == x->shape[3] * x->strides[3]);
+}
+/* Output rows per block of columns: the blocks [K, rows*ow] of a thread (nbuf of them)
+   within TN_CONV_BLOCK_BYTES mostly stay in L2 while the GEMM packs them (1 MiB measured
+   best on a 2 MiB L2: smaller blocks pay more GEMM calls). */
+#ifndef TN_CONV_BLOCK_BYTES
+#define TN_CONV_BLOCK_BYTES ((size_t)1 << 20)
+#endif
+static int64_t tn__conv_block_rows(int64_t K, const int64_t *g, size_t es, int nbuf) {
+    int64_t r = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[9]) * es));
+    return r < 1 ? 1 : r > g[8] ? g[8] : r;
+}
+/* The geometry of output rows [y0, y0 + rows): the top padding shifts by y0 windows (it may
+   go negative: the CPU kernel only offsets rows by it). */
+static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int64_t *gb) {
+    memcpy(gb, g, 10 * sizeof(int64_t));
+    gb[4] = g[4] - y0 * g[6];
+    gb[8] = rows;
+}
+/* Images per block when whole images fit a block (small images: one GEMM over several
+   images' columns is wider and packs the weight once), else 1. */
+static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int nbuf, int64_t R, bool direct) {
+    if (direct || R < g[8]) return 1;
+    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[8] * g[9]) * es));
+    return ib < 2 ? 1 : ib;
+}
+/* Rows of a product rounded up to the GEMM kernel's tile: its work including edge waste. */
+static double tn__gemm_tiles(tn_dtype dt, int64_t M, int64_t N) {
+    int mr = 8, nr = 8;
+    if (dt == TN_F32) { tn__gemm_kern_f32 k = tn__gemm_kern_select_f32(); mr = k.mr; nr = k.nr; }
+    else { tn__gemm_kern_f64 k = tn__gemm_kern_select_f64(); mr = k.mr; nr = k.nr; }
+    return (double)((M + mr - 1) / mr * mr) * (double)((N + nr - 1) / nr * nr);
+}
+/* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
+static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const bool direct = tn__conv_direct(x, g);
+    const size_t es = tn_dtype_size(x->dtype);
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), IB = tn__conv_block_images(K, g, es, 1, R, direct);
+    const int64_t LB = IB > 1 ? IB * L : R * g[9];   /* columns of a block */
+    const tn_backend *be = tn__backend(TN_CPU);
+    const int nthr = tn__par_threads(N * K * L, N);
+    tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
+    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
+    int failed = (!direct && !buf) || (IB > 1 && !ybuf);
+    const char *bp = b ? (const char *)tn_data_ptr(b) : NULL;
+    char *yp = (char *)tn_data_ptr(y);
+    if (!failed) {
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) {
+        const int64_t n1 = N * (t + 1) / nthr;
+        for (int64_t n = N * t / nthr; n < n1 && IB > 1; n += IB) {   /* several whole images per block */
+            const int64_t ni = TN__MIN(IB, n1 - n), Lc = ni * L;
+            const int64_t cb = buf->offset + t * K * LB, yb = ybuf->offset + t * O * LB;
+            for (int64_t i = 0; i < ni; i++) {
+                tn_tensor img = tn__image_view(x, n + i), cols = tn__mat_view(buf, cb + i * L, K, L, Lc, 1);
+                if (be->im2col(0, &cols, &img, g)) TN__STORE_RELAXED(&failed, 1);
+            }
+            for (int64_t gi = 0; gi < G; gi++) {
+                tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1), B = tn__mat_view(buf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                tn_tensor Cm = tn__mat_view(ybuf, yb + gi * Og * Lc, Og, Lc, Lc, 1);
+                if (be->matmul(&Cm, &A, &B, 1, 0)) TN__STORE_RELAXED(&failed, 1);
+            }
+            for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++) {   /* [O, ni*L] -> y[n + i], + bias */
+                if (es == 4) {
+                    const float *src = (const float *)tn_data_ptr(ybuf) + t * O * LB + o * Lc + i * L, v = bp ? ((const float *)bp)[o] : 0.0f;
+                    float *dst = (float *)yp + ((n + i) * O + o) * L;
+                    for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;
+                } else {
+                    const double *src = (const double *)tn_data_ptr(ybuf) + t * O * LB + o * Lc + i * L, v = bp ? ((const double *)bp)[o] : 0.0;
+                    double *dst = (double *)yp + ((n + i) * O + o) * L;
+                    for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;
+                }
+            }
+        }
+        for (int64_t n = N * t / nthr; n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
+            tn_tensor img = tn__image_view(x, n);
+            char *yn = yp + (size_t)(n * O * L) * es;
+            for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */
+                if (es == 4) { float v = ((const float *)bp)[o], *r = (float *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
+                else { double v = ((const double *)bp)[o], *r = (double *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
+            }
+            for (int64_t y0 = 0; y0 < g[8]; y0 += R) {
+                const int64_t rows = TN__MIN(R, g[8] - y0), Lc = rows * g[9];
+                int64_t gb[10];
+                tn__conv_block_geom(g, y0, rows, gb);
+                tn_tensor cols = direct ? img : tn__mat_view(buf, buf->offset + t * K * LB, K, Lc, Lc, 1);
+                if (!direct && be->im2col(0, &cols, &img, gb)) { TN__STORE_RELAXED(&failed, 1); break; }
+                for (int64_t gi = 0; gi < G; gi++) {
+                    tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1);
+                    tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
+                                         : tn__mat_view(buf, cols.offset + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                    tn_tensor Cm = tn__mat_view(y, y->offset + n * O * L + gi * Og * L + y0 * g[9], Og, Lc, L, 1);
+                    if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&failed, 1);
+                }
+            }
+        }
+    }
+    }
+    tn_release(buf); tn_release(ybuf);
+    return failed ? TN__FAIL_INT("conv2d: out of memory") : 0;
+}
+/* The gradients of tn__conv_forward_cpu for the inputs that need them (gx, gw new and
+   contiguous, or NULL): per block of images or of rows, with a per-thread weight-gradient
+   sum added up in thread order at the end (deterministic for a given thread count). The
+   weight gradient is computed as gw or as gw^T, whichever the GEMM's tiles fit better.
+   gy, w contiguous. */
+static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn_tensor *x, tn_tensor *w, const int64_t *g, int64_t G) {
+    const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
+    const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const bool direct = tn__conv_direct(x, g);
+    const size_t es = tn_dtype_size(x->dtype);
+    const int nbuf = gx && gw ? 2 : 1;
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, nbuf), IB = tn__conv_block_images(K, g, es, nbuf, R, direct);
+    const int64_t LB = IB > 1 ? IB * L : R * g[9];
+    const bool wt = gw && tn__gemm_tiles(x->dtype, Kg, Og) < tn__gemm_tiles(x->dtype, Og, Kg);   /* per group: [Kg, Og] */
+    const tn_backend *be = tn__backend(TN_CPU);
+    const int nthr = tn__par_threads(N * K * L, N);
+    tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
+    tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
+    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* gy of a block as [O, images*L] */
+    tn_tensor *wbuf = gw ? (nthr == 1 && !wt ? tn_retain(gw) : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, G, wt ? Kg : Og, wt ? Og : Kg))) : NULL;
+    int failed = (gw && !wbuf) || (gw && !direct && !cbuf) || (gx && !direct && !gbuf) || (IB > 1 && !ybuf) || (wbuf && be->fill(wbuf, 0));
+    if (!failed) {
+        TN__OMP_PARALLEL_FOR(nthr)
+        for (int t = 0; t < nthr; t++) {
+            const int64_t n1 = N * (t + 1) / nthr;
+            for (int64_t n = N * t / nthr; n < n1; n += IB) {
+                const int64_t ni = TN__MIN(IB, n1 - n);
+                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
+                /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
+                for (int64_t y0 = 0; y0 < g[8]; y0 += IB > 1 ? g[8] : R) {
+                    const int64_t rows = IB > 1 ? g[8] : TN__MIN(R, g[8] - y0), Lc = IB > 1 ? ni * L : rows * g[9];
+                    int64_t gb[10];
+                    tn__conv_block_geom(g, y0, rows, gb);
+                    const int64_t cb = cbuf ? cbuf->offset + t * K * LB : 0, gcb = gbuf ? gbuf->offset + t * K * LB : 0, yb = ybuf ? ybuf->offset + t * O * LB : 0;
+                    tn_tensor img = tn__image_view(x, n);
+                    /* gy of the block as an [O, Lc] matrix (row stride gys) at gyo */
+                    const tn_tensor *gys_t = IB > 1 ? ybuf : gy;
+                    const int64_t gys = IB > 1 ? Lc : L, gyo = IB > 1 ? yb : gy->offset + n * O * L + y0 * g[9];
+                    if (IB > 1) for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++)
+                        memcpy((char *)tn_data_ptr(ybuf) + (size_t)(t * O * LB + o * Lc + i * L) * es, (const char *)tn_data_ptr(gy) + (size_t)(((n + i) * O + o) * L) * es, (size_t)L * es);
+                    if (gw && !direct)
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor im = tn__image_view(x, n + i), cols = tn__mat_view(cbuf, cb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(0, &cols, &im, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                    for (int64_t gi = 0; gi < G; gi++) {
+                        tn_tensor gyn = tn__mat_view(gys_t, gyo + gi * Og * gys, Og, Lc, gys, 1);
+                        if (gw) {   /* gw[g] += gy[g] @ cols[g]^T, or gw[g]^T += cols[g] @ gy[g]^T */
+                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * G + gi) * Og * Kg, wt ? Kg : Og, wt ? Og : Kg, wt ? Og : Kg, 1);
+                            tn_tensor cm = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
+                                                  : tn__mat_view(cbuf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            tn_tensor cmT = tn__mat_view(&cm, cm.offset, Lc, Kg, cm.strides[2], cm.strides[1]);
+                            tn_tensor gynT = tn__mat_view(&gyn, gyn.offset, Lc, Og, 1, gys);
+                            if (wt ? be->matmul(&Cm, &cm, &gynT, 1, 1) : be->matmul(&Cm, &gyn, &cmT, 1, 1)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                        if (gx) {   /* the columns' gradient w[g]^T @ gy[g] (1x1: the image's) */
+                            tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
+                            tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
+                                                  : tn__mat_view(gbuf, gcb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                    }
+                    if (gx && !direct)   /* folded back onto the images */
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor gimg = tn__image_view(gx, n + i), gcols = tn__mat_view(gbuf, gcb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(1, &gcols, &gimg, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                }
+            }
+        }
+    }
+    if (!failed && gw && (nthr > 1 || wt)) {   /* the threads' partial sums, in thread order */
+        tn_tensor *sum = tn__reduce("conv2d", SUM, wbuf, TN_SHAPE(0), false);
+        if (sum && wt) sum = tn_transpose(sum, 1, 2);
+        failed = !sum || tn__copy(gw, tn_reshape(sum, gw->shape, gw->ndim));
+    }
+    tn_release(cbuf); tn_release(gbuf); tn_release(ybuf); tn_release(wbuf);
+    return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
+}
+static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)user;
+    const int64_t *g = n->i, G = n->i[10];
+    tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
+    const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
+    if (tn__grad_disabled && !(gy = tn_contiguous(gy))) return -1;   /* read by the bias sum and the GEMMs */
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
+    if (tn__grad_disabled && x->device != TN_CPU) {   /* plain gradients from the backend's library (cuDNN) */
+        const tn_backend *be = tn__backend(x->device);
+        const int64_t geom[7] = {g[6], g[7], g[4], g[5], g[2], g[3], G};
+        tn_tensor *xc = tn_contiguous(x), *wc = tn_contiguous(w);
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, x->device, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, w->device, w->shape, 4)) : NULL;
+        if (!xc || !wc || (nx && !gx) || (nw && !gw)) return -1;
+        int rx = nx ? be->conv2d(1, gx, wc, gy, geom) : 0, rw = rx == 0 && nw ? be->conv2d(2, xc, gw, gy, geom) : 0;
+        if (rx < 0 || rw < 0) return -1;
+        if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
+        /* declined: the composite below */
+    } else if (tn__grad_disabled) {   /* plain gradients: per image */
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, TN_CPU, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, TN_CPU, w->shape, 4)) : NULL;
+        if ((nx && !gx) || (nw && !gw)) return -1;
+        if (tn__conv_backward_cpu(gx, gw, gy, x, tn_contiguous(w), g, G)) return -1;
+        gin[0] = gx; gin[1] = gw;
+        return 0;
+    }
+    /* recording (create_graph), or a case the library declined: the same products with
+       differentiable ops over the batch */
+    tn_tensor *gy2 = tn_reshape(tn_permute(gy, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, O / G, N * L));
+    if (nw) {
+        tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(x, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, K / G, N * L));
+        if (!(gin[1] = tn_reshape(tn_matmul(gy2, tn_transpose(ct, 1, 2)), w->shape, 4))) return -1;
+    }
+    if (nx) {
+        tn_tensor *wt = tn_transpose(tn_reshape(w, TN_SHAPE(G, O / G, K / G)), 1, 2);
+        tn_tensor *gc = tn_permute(tn_reshape(tn_matmul(wt, gy2), TN_SHAPE(K, N, L)), TN_SHAPE(1, 0, 2));
+        if (!(gin[0] = gc ? tn__col2im(gc, x->shape[2], x->shape[3], g) : NULL)) return -1;
+    }
+    return 0;
+}
+/* conv2d of x4 [N, C, H, W] by w4 on the CPU, + b, as one node. */
+static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G) {
+    tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
+    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
+    if (!y || tn__conv_forward_cpu(y, x4, wc, bc, g, G)) { tn_release(y); return NULL; }
+    tn_tensor *ins[3] = {x4, w4, b};
+    tn_node *nd = tn__fn_node("ConvolutionBackward0", tn__conv_bw, ins, b ? 3 : 2);
+    if (nd) {
+        memcpy(nd->i, g, 10 * sizeof(int64_t));
+        nd->i[10] = G;
+        nd->ni = 11;
+        tn__node_save(nd, x4);
+        tn__node_save(nd, w4);
+    }
+    return tn__own(tn__node_attach(nd, y));
+}
+
+/* conv2d of x4 by w4 (+ b) through the backend's library convolution (cuDNN), as the same
+   node as on the CPU; *declined when the library cannot take the case (then nothing is
+   recorded and the caller takes the im2col path). */
+static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, int *declined) {
+    const tn_backend *be = tn__backend(x4->device);
+    const int64_t geom[7] = {g[6], g[7], g[4], g[5], g[2], g[3], G};
+    tn_tensor *xc = tn_contiguous(x4), *wc = tn_contiguous(w4);
+    tn_tensor *y = xc && wc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
+    *declined = 0;
+    int rc = y ? be->conv2d(0, xc, wc, y, geom) : -1;
+    if (rc == 0 && b) {   /* y += bias, broadcast over N, H, W */
+        const int64_t bs[4] = {1, b->shape[0], 1, 1}, bst[4] = {0, b->strides[0], 0, 0};
+        tn_tensor bv = tn__restrided(b, bs, bst, 4);
+        rc = be->binary(ADD, y, y, &bv, 1);
+    }
+    if (rc) { *declined = rc == 1; tn_release(y); return NULL; }
+    tn_tensor *ins[3] = {x4, w4, b};
+    tn_node *nd = tn__fn_node("ConvolutionBackward0", tn__conv_bw, ins, b ? 3 : 2);
+    if (nd) {
+        memcpy(nd->i, g, 10 * sizeof(int64_t));
+        nd->i[10] = G;
+        nd->ni = 11;
+        tn__node_save(nd, x4);
+        tn__node_save(nd, w4);
+    }
+    return tn__own(tn__node_attach(nd, y));
+}
+
 /* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
@@ -6348,15 +6784,24 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     tn_tensor *x4 = batched ? x : tn_unsqueeze(x, 0), *w4 = w;
     if (nsp == 1) { x4 = tn_unsqueeze(x4, 2); w4 = tn_unsqueeze(w, 2); }
     const int64_t N = x4 ? x4->shape[0] : 0, KK = k[0] * k[1], G = groups;
-    tn_tensor *y;
-    if (!transposed) {
+    tn_tensor *y = NULL;
+    int declined = 1;   /* no one-node path took it: the composites below */
+    if (!transposed && x4 && x4->device == TN_CPU) {
+        y = tn__conv2d_cpu(x4, w4, b, g, G);
+        b = NULL;   /* added */
+        declined = 0;
+    } else if (!transposed && x4 && tn__backend(x4->device)->conv2d && (!b || b->dtype == x4->dtype)) {
+        y = tn__conv2d_lib(x4, w4, b, g, G, &declined);
+        if (!declined) b = NULL;   /* added (or y is NULL after an error) */
+    }
+    if (declined && !transposed) {
         int64_t Kg = C / G * KK, L = g[8] * g[9];
         tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;                        /* [N, K, L] over [K, N, L] */
         tn_tensor *ct = tn_permute(cols, TN_SHAPE(1, 0, 2));                     /* [K, N, L], contiguous */
         if (G == 1) y = tn_mm(tn_reshape(w4, TN_SHAPE(O, Kg)), tn_reshape(ct, TN_SHAPE(Kg, N * L)));
         else y = tn_matmul(tn_reshape(w4, TN_SHAPE(G, O / G, Kg)), tn_reshape(ct, TN_SHAPE(G, Kg, N * L)));
         y = tn_permute(tn_reshape(y, TN_SHAPE(O, N, g[8], g[9])), TN_SHAPE(1, 0, 2, 3));
-    } else {
+    } else if (declined) {
         int64_t Cg = C / G, Og = O / G, HW = g[8] * g[9];
         tn_tensor *xt = tn_reshape(tn_permute(x4, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, Cg, N * HW));
         tn_tensor *wt = tn_transpose(tn_reshape(w4, TN_SHAPE(G, Cg, Og * KK)), 1, 2);   /* [G, Og*KK, Cg] */
@@ -6433,13 +6878,76 @@ static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_
                             (long long)(g[8] > 0 ? g[8] : 0), (long long)(g[9] > 0 ? g[9] : 0));
     return 0;
 }
+/* Max pooling's backward: gy added at the argmax of each window (gather's backward). When
+   autograd records (create_graph), or off the CPU, by scatter_add, which is differentiable. */
+static int tn__max_pool_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *idx = tn_ctx_saved(n, 0);
+    if (!idx) return -1;
+    const int64_t N = n->i[0], C = n->i[1], H = n->i[2], W = n->i[3], P = idx->shape[2] * idx->shape[3];
+    if (!tn__grad_disabled || gy->device != TN_CPU || (gy->dtype != TN_F32 && gy->dtype != TN_F64)) {
+        tn_tensor *z = tn_zeros(TN_SHAPE(N, C, H * W), gy->dtype);
+        if (z && gy->device != TN_CPU) z = tn_to(z, gy->device);
+        gin[0] = tn_reshape(tn_scatter_add(z, 2, tn_reshape(idx, TN_SHAPE(N, C, P)), tn_reshape(gy, TN_SHAPE(N, C, P))), TN_SHAPE(N, C, H, W));
+        return gin[0] ? 0 : -1;
+    }
+    tn_tensor *gx = tn__own(tn__new(gy->dtype, TN_CPU, TN_SHAPE(N, C, H, W))), *g = tn_contiguous(gy), *ic = tn_contiguous(idx);
+    if (!gx || !g || !ic) return -1;
+    const int64_t *ip = (const int64_t *)tn_data_ptr(ic);
+    const bool f32 = gy->dtype == TN_F32;
+    char *gxp = (char *)tn_data_ptr(gx);
+    const char *gp = (const char *)tn_data_ptr(g);
+    const int nthr = tn__par_threads(N * C * (H * W + P), N * C);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t nc = 0; nc < N * C; nc++) {   /* planes in parallel; within one, in order */
+        const int64_t *pi = ip + nc * P;
+        if (f32) {
+            float *o = (float *)gxp + nc * H * W; const float *v = (const float *)gp + nc * P;
+            memset(o, 0, (size_t)(H * W) * sizeof(float));
+            for (int64_t i = 0; i < P; i++) o[pi[i]] += v[i];
+        } else {
+            double *o = (double *)gxp + nc * H * W; const double *v = (const double *)gp + nc * P;
+            memset(o, 0, (size_t)(H * W) * sizeof(double));
+            for (int64_t i = 0; i < P; i++) o[pi[i]] += v[i];
+        }
+    }
+    gin[0] = gx;
+    return 0;
+}
 /* Max over windows given by row tables hs/he and column tables ws/we: the argmax from the
-   backend, the values by gather (so the backward is gather's, twice differentiable too). */
+   backend; on the CPU the values picked by it under one node (tn__max_pool_bw), elsewhere
+   by gather (so the backward is gather's, twice differentiable too). */
 static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const int64_t *tab, int64_t dh, int64_t dw, tn_tensor **idx_out) {
     int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3];
     int64_t ishape[4] = {N, C, OH, OW};
     tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
     if (!idx || tn__backend(x4->device)->pool_argmax(idx, x4, tab, tab + OH, tab + 2 * OH, tab + 2 * OH + OW, dh, dw)) return NULL;
+    if (x4->device == TN_CPU && (x4->dtype == TN_F32 || x4->dtype == TN_F64)) {
+        tn_tensor *v = tn__new(x4->dtype, TN_CPU, ishape, 4);
+        if (!v) return NULL;
+        const int64_t *ip = (const int64_t *)tn_data_ptr(idx), *xs = x4->strides, P = OH * OW;
+        const bool f32 = x4->dtype == TN_F32, flat = H == 1 || xs[2] == W * xs[3];
+        const char *xb = (const char *)tn_data_ptr(x4);
+        char *vb = (char *)tn_data_ptr(v);
+        const int nthr = tn__par_threads(N * C * P, N * C);
+        TN__OMP_PARALLEL_FOR(nthr)
+        for (int64_t nc = 0; nc < N * C; nc++) {
+            const int64_t n = nc / C, c = nc % C, *pi = ip + nc * P, base = n * xs[0] + c * xs[1];
+            for (int64_t i = 0; i < P; i++) {
+                const int64_t off = base + (flat ? pi[i] * xs[3] : pi[i] / W * xs[2] + pi[i] % W * xs[3]);
+                if (f32) ((float *)vb)[nc * P + i] = ((const float *)xb)[off];
+                else ((double *)vb)[nc * P + i] = ((const double *)xb)[off];
+            }
+        }
+        tn_node *nd = tn__fn_node("MaxPool2DWithIndicesBackward0", tn__max_pool_bw, &x4, 1);
+        if (nd) {
+            nd->i[0] = N; nd->i[1] = C; nd->i[2] = H; nd->i[3] = W;
+            nd->ni = 4;
+            tn__node_save(nd, idx);
+        }
+        *idx_out = idx;
+        return tn__own(tn__node_attach(nd, v));
+    }
     tn_tensor *v = tn_gather(tn_reshape(x4, TN_SHAPE(N, C, H * W)), 2, tn_reshape(idx, TN_SHAPE(N, C, OH * OW)));
     *idx_out = idx;
     return tn_reshape(v, ishape, 4);
@@ -7699,6 +8207,15 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
 }
 
 static tn_tensor *tn__mask_as(tn_tensor *mask, tn_tensor *like) { return tn_to_dtype(mask, like->dtype); }
+static tn_tensor *tn__scaled(tn_tensor *t, double alpha) { return alpha == 1 ? t : tn_mul_scalar(t, alpha); }
+/* mm's gradient for mat2 (a^T g) in mat2's layout, as PyTorch: a column-major mat2 (a
+   linear layer's transposed weight) gets (g^T a)^T, so the weight's gradient comes out
+   contiguous and the engine can hand it to .grad without a copy. */
+static tn_tensor *tn__mm_mat2_grad(tn_tensor *a, tn_tensor *b, tn_tensor *g) {
+    if (b->ndim == 2 && b->shape[0] > 1 && b->shape[1] > 1 && b->strides[0] == 1 && b->strides[1] == b->shape[0])
+        return tn_t(tn_mm(tn_t(g), a));
+    return tn_mm(tn_t(a), g);
+}
 
 /* gin[k] = gradient for input k given g, the gradient of the node's result; results
    are tracked by the caller's scope. Formulas use public ops, so they are recorded
@@ -7730,7 +8247,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ABS: d = tn_sign(x); break;
         case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: gin[0] = tn_zeros_like(g); return 0;
         case SQUARE: d = tn_mul_scalar(x, 2); break;
-        case RELU: d = tn__mask_as(tn_gt_scalar(x, 0), g); break; /* x is the saved result here */
+        case RELU: /* x is the saved result here */
+            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+                gin[0] = tn__binary("relu backward", THRESHOLD_BACKWARD, g, x, 0);   /* one pass, no mask */
+                return 0;
+            }
+            d = tn__mask_as(tn_gt_scalar(x, 0), g);   /* recording (create_graph): differentiable ops */
+            break;
         case CLAMP: d = tn__mask_as(tn_logical_and(tn_ge_scalar(x, n->d[0]), tn_le_scalar(x, n->d[1])), g); break;
         case EXP: d = tn__saved_output(n, x); break;                 /* x is the result y here */
         case EXPM1: d = tn_add_scalar(tn__saved_output(n, x), 1); break;
@@ -8038,7 +8561,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     }
     case G_MM:
         if (TN__NEED(0)) gin[0] = tn_mm(g, tn_t(S[1]));
-        if (TN__NEED(1)) gin[1] = tn_mm(tn_t(S[0]), g);
+        if (TN__NEED(1)) gin[1] = tn__mm_mat2_grad(S[0], S[1], g);
         return 0;
     case G_BMM:
         if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_transpose(S[1], 1, 2));
@@ -8047,9 +8570,9 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_ADDMM: case G_BADDBMM: {
         double beta = n->d[0], alpha = n->d[1];
         bool b3 = n->op == G_BADDBMM;
-        if (TN__NEED(0)) gin[0] = tn__sum_to(tn_mul_scalar(g, beta), &n->in[0]);
-        if (TN__NEED(1)) gin[1] = tn_mul_scalar(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
-        if (TN__NEED(2)) gin[2] = tn_mul_scalar(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn_mm(tn_t(S[0]), g), alpha);
+        if (TN__NEED(0)) gin[0] = tn__sum_to(beta == 1 ? g : tn_mul_scalar(g, beta), &n->in[0]);
+        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
+        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn__mm_mat2_grad(S[0], S[1], g), alpha);
         return 0;
     }
     case G_MV:
@@ -8157,11 +8680,33 @@ static int tn__deliver_leaf(tn_tensor *leaf, tn_tensor *g, tn_tensor *const *inp
         return 0;
     }
     if (!create_graph) { /* .grad is a plain tensor: detached, and our own copy so += never aliases */
-        tn_tensor *c = tn__copy_as(g, g->dtype, g->device);
-        tn_release(g);
-        if (!c) return -1;
-        g = c;
-        if (leaf->grad && !leaf->grad->requires_grad) { /* accumulate in place, as PyTorch */
+        if (leaf->grad && !leaf->grad->requires_grad && !tn_same_storage(leaf->grad, g)) { /* accumulate in place, as PyTorch */
+            tn_no_grad_begin();
+            tn_tensor *r = tn__binary_raw("backward", ADD, leaf->grad, g, 1, leaf->grad);
+            tn_no_grad_end();
+            tn_release(r);
+            tn_release(g);
+            return r ? 0 : -1;
+        }
+        /* a gradient nobody else can see (our only reference to a library-owned, contiguous,
+           unshared storage) is taken as it is, as PyTorch's AccumulateGrad steals it */
+        bool alone = !g->base ? TN__ATOMIC_LOAD(&g->storage->refcount) == 1   /* or a view that alone holds its base */
+                              : !g->base->base && TN__ATOMIC_LOAD(&g->base->refcount) == 1 && TN__ATOMIC_LOAD(&g->storage->refcount) == 2;
+        bool own = alone && !g->is_wrapped_number && TN__ATOMIC_LOAD(&g->refcount) == 1 && !g->storage->deleter &&
+                   !g->grad_fn && !g->requires_grad && tn_is_contiguous(g);
+        if (own && g->base) {   /* a plain tensor over the same storage, without the base */
+            tn_tensor *c = tn__view_of(g, g->shape, g->strides, g->ndim, g->offset);
+            tn_release(g);
+            if (!c) return -1;
+            c->is_view = false;
+            g = c;
+        } else if (!own) {
+            tn_tensor *c = tn__copy_as(g, g->dtype, g->device);
+            tn_release(g);
+            if (!c) return -1;
+            g = c;
+        }
+        if (leaf->grad && !leaf->grad->requires_grad) { /* same storage as g: add the copy */
             tn_no_grad_begin();
             tn_tensor *r = tn__binary_raw("backward", ADD, leaf->grad, g, 1, leaf->grad);
             tn_no_grad_end();
@@ -14517,18 +15062,38 @@ static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_
     for (int j = 0; j < k; j++) tn__iter_add(&it, idx[j]);
     /* scatter must not merge dims in a way that reorders writes; it never does: the
        iterator keeps the row-major order of the iteration shape */
-    tn__iter_run(&it, tn__index_loop, &c);
+    if (mode == GATHER) tn__iter_run_par(&it, tn__index_loop, &c, -1);
+    else tn__iter_run(&it, tn__index_loop, &c);
     return 0;
 }
 
 /* ---- sliding windows (convolution and pooling) ---- */
+/* c ? a : b through the bits, so the compiler cannot make it a branch */
+static float tn__select_f32(int c, float a, float b) {
+    uint32_t x, y, m = (uint32_t)0 - (uint32_t)c;
+    memcpy(&x, &a, 4); memcpy(&y, &b, 4);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, 4);
+    return a;
+}
+static double tn__select_f64(int c, double a, double b) {
+    uint64_t x, y, m = (uint64_t)0 - (uint64_t)c;
+    memcpy(&x, &a, 8); memcpy(&y, &b, 8);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, 8);
+    return a;
+}
 #define TN__DEFINE_IM2COL(T, S) \
 static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) { \
     const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3]; \
     const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7], oh = g[8], ow = g[9]; \
     const int64_t *is = img->strides, *cs = cols->strides; \
     T *ib = (T *)img->storage->data + img->offset, *cb = (T *)cols->storage->data + cols->offset; \
-    for (int64_t n = 0; n < N; n++) for (int64_t c = 0; c < C; c++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) { \
+    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */ \
+    const int nthr = tn__par_threads(N * C * kh * kw * oh * ow, N * C); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t nc = 0; nc < N * C; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) { \
+        const int64_t n = nc / C, c = nc % C; \
         T *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1]; \
         /* the window columns x in [x0, x1) read inside the image: iw = x*sw - pw + kj*dw in [0, W) */ \
         const int64_t off = kj * dw - pw; \
@@ -14557,9 +15122,32 @@ static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
     const int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3]; \
     const int64_t *xs = x->strides; \
     const T *xb = (const T *)x->storage->data + x->offset; \
-    int64_t *ob = (int64_t *)idx->storage->data + idx->offset; \
-    for (int64_t n = 0; n < N; n++) for (int64_t c = 0; c < C; c++) { \
+    int64_t *obase = (int64_t *)idx->storage->data + idx->offset; \
+    bool k2s2 = dh == 1 && dw == 1;   /* the common 2x2 stride-2 windows, unpadded: unrolled */ \
+    for (int64_t y = 0; y < OH && k2s2; y++) k2s2 = hs[y] == 2 * y && he[y] == 2 * y + 2; \
+    for (int64_t z = 0; z < OW && k2s2; z++) k2s2 = ws[z] == 2 * z && we[z] == 2 * z + 2; \
+    const int nthr = tn__par_threads(N * C * x->shape[2] * W, N * C); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t nc = 0; nc < N * C; nc++) { \
+        const int64_t n = nc / C, c = nc % C; \
         const T *plane = xb + n * xs[0] + c * xs[1]; \
+        int64_t *ob = obase + nc * OH * OW; \
+        if (k2s2) { \
+            const int64_t s3 = xs[3]; \
+            for (int64_t y = 0; y < OH; y++) { \
+                const T *r0 = plane + 2 * y * xs[2], *r1 = r0 + xs[2]; \
+                const int64_t i0 = 2 * y * W; \
+                for (int64_t z = 0; z < OW; z++) { /* the scan order of the general loop: (0,0) (0,1) (1,0) (1,1); */ \
+                    const T a = r0[2 * z * s3], b = r0[(2 * z + 1) * s3], c2 = r1[2 * z * s3], d = r1[(2 * z + 1) * s3]; \
+                    /* | not ||, selects not branches: random data would mispredict */ \
+                    const int tb = (b > a) | (b != b); const T m1 = tn__select_##S(tb, b, a); const int64_t j1 = tb; \
+                    const int tc = (c2 > m1) | (c2 != c2); const T m2 = tn__select_##S(tc, c2, m1); const int64_t j2 = j1 + ((W - j1) & -(int64_t)tc); \
+                    const int td = (d > m2) | (d != d); \
+                    ob[y * OW + z] = i0 + 2 * z + j2 + ((W + 1 - j2) & -(int64_t)td); \
+                } \
+            } \
+            continue; \
+        } \
         for (int64_t y = 0; y < OH; y++) for (int64_t z = 0; z < OW; z++) { \
             /* first row and column of the window inside the image (rows below 0 are padding) */ \
             const int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh; \
@@ -14575,7 +15163,7 @@ static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
                     best = take ? h * W + w : best; \
                 } \
             } \
-            *ob++ = best; \
+            ob[y * OW + z] = best; \
         } \
     } \
 }
@@ -14659,12 +15247,23 @@ static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
     return tn__cpu_optim(k, p, g, st);
 }
+/* the library convolution's contract, served by the CPU's convolution (so the one-node
+   path the GPU takes with cuDNN is exercised too) */
+static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *geom) {
+    TN__SI_DEV("conv2d", x); TN__SI_DEV("conv2d", w); TN__SI_DEV("conv2d", y);
+    if (!tn_is_contiguous(x) || !tn_is_contiguous(w) || !tn_is_contiguous(y)) return TN__FAIL_INT("stand-in GPU: conv2d operands must be contiguous");
+    const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
+    tn_tensor xv = *x, wv = *w, yv = *y;   /* the same host memory, seen as CPU tensors */
+    xv.device = wv.device = yv.device = TN_CPU;
+    if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
+    return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
-    tn__si_im2col, tn__si_pool, tn__si_optim, NULL,
+    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d,
 };
 TNDEF void tn_debug_cuda_stand_in(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }
 

@@ -691,6 +691,7 @@ template <class T> __device__ __forceinline__ T binary_float(int op, T a, T b, T
     case POW: return m_pow(a, b);
     case ATAN2: return m_atan2(a, b);
     case MAXIMUM: return (a != a || a > b) ? a : b;
+    case THRESHOLD_BACKWARD: return b > alpha ? a : (T)0; /* relu's backward: a where b > alpha */
     default: return (a != a || a < b) ? a : b; /* MINIMUM */
     }
 }
@@ -777,7 +778,7 @@ static bool binary_supported(tn_binary_op op, tn_dtype d) {
     bool fl = d == TN_F32 || d == TN_F64;
     switch (op) {
     case ADD: case SUB: case MUL: case MAXIMUM: case MINIMUM: case EQ: case NE: case LT: case LE: case GT: case GE: return d != TN_BOOL || op != SUB;
-    case DIV: case ATAN2: return fl;
+    case DIV: case ATAN2: case THRESHOLD_BACKWARD: return fl;
     case FLOOR_DIVIDE: case REMAINDER: case FMOD: case POW: return d != TN_BOOL;
     case BITWISE_AND: case BITWISE_OR: case BITWISE_XOR: return !fl;
     default: return d == TN_BOOL; /* LOGICAL_* */

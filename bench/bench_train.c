@@ -9,7 +9,8 @@
  * For each workload and thread count (1, 2): warm-up, then the median of REPS steps of
  * ours, then PyTorch's (bench/bench_train.py under /usr/bin/python3 with the same thread
  * count), and the ratio ours / PyTorch (below 1: we are faster). Also our peak tensor
- * memory per step. Build with -O3 -fopenmp (make bench).     ./build/bench_train [REPS]
+ * memory per step. Build with -O3 -fopenmp (make bench).
+ *     ./build/bench_train [REPS [WORKLOAD|all [THREADS [notorch]]]]   (defaults: 10 all, 1 and 2 threads)
  */
 #define _POSIX_C_SOURCE 200809L
 #define TENSOR_IMPLEMENTATION
@@ -91,11 +92,16 @@ static double torch_ms(const char *name, int threads, int reps) {
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 10;
+    const char *only = argc > 2 && strcmp(argv[2], "all") ? argv[2] : NULL;
+    int only_threads = argc > 3 ? atoi(argv[3]) : 0, with_torch = !(argc > 4 && !strcmp(argv[4], "notorch"));
+    if (reps < 1) reps = 1;
     const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd"};
     printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak MB |\n|---|---|---|---|---|---|\n");
     for (int t = 1; t <= 2; t++) {
+        if (only_threads > 0 && t != only_threads) continue;
         tn_set_num_threads(t);
         for (int k = 0; k < 4; k++) {
+            if (only && strcmp(only, names[k])) continue;
             workload w;
             setup(&w, names[k]);
             step(&w); step(&w);                       /* warm-up (allocator cache, state) */
@@ -107,7 +113,7 @@ int main(int argc, char **argv) {
             double ours = ms[reps / 2], peak = (double)(tn_memory_stats_get().peak_bytes - base) / 1e6;
             free(ms);
             teardown(&w);
-            double theirs = torch_ms(names[k], t, reps);
+            double theirs = with_torch ? torch_ms(names[k], t, reps) : -1;
             if (theirs > 0) printf("| %s | %d | %.2f | %.2f | %.2f | %.1f |\n", names[k], t, ours, theirs, ours / theirs, peak);
             else printf("| %s | %d | %.2f | (no torch) | | %.1f |\n", names[k], t, ours, peak);
             fflush(stdout);

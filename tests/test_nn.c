@@ -561,6 +561,16 @@ TEST(hand_conv) {
     /* padding 1: corners see one pixel, edges two */
     CHECK_VALS(tn_conv2d(x, w, NULL, 1, 1, 1, 1), 1e-12, 1, 2, 2, 1, 2, 4, 4, 2, 2, 4, 4, 2, 1, 2, 2, 1);
     CHECK_VALS(tn_conv2d(x, w, NULL, 2, 1, 1, 1), 1e-12, 1, 2, 2, 4);
+    /* 1x1 (the image is its own column matrix): a matmul per image, also channels-last and with groups */
+    tn_tensor *x1 = tn_randn(SH(3, 4, 2, 5), TN_F64), *w1 = tn_randn(SH(6, 4, 1, 1), TN_F64), *b1 = tn_randn(SH(6), TN_F64);
+    tn_tensor *mm1 = tn_add(tn_matmul(tn_reshape(w1, SH(6, 4)), tn_reshape(x1, SH(3, 4, 10))), tn_reshape(b1, SH(6, 1)));
+    CHECK_SAME(tn_conv2d(x1, w1, b1, 1, 0, 1, 1), tn_reshape(mm1, SH(3, 6, 2, 5)), 1e-12);
+    tn_tensor *xcl = tn_permute(tn_contiguous(tn_permute(x1, SH(0, 2, 3, 1))), SH(0, 3, 1, 2));
+    CHECK_SAME(tn_conv2d(xcl, w1, b1, 1, 0, 1, 1), tn_reshape(mm1, SH(3, 6, 2, 5)), 1e-12);
+    tn_tensor *wg = tn_randn(SH(6, 2, 1, 1), TN_F64), *wgf = tn_zeros(SH(6, 4), TN_F64);   /* groups 2 as a block-diagonal weight */
+    tn_copy_(tn_slice(tn_slice(wgf, 0, 0, 3, 1), 1, 0, 2, 1), tn_reshape(tn_slice(wg, 0, 0, 3, 1), SH(3, 2)));
+    tn_copy_(tn_slice(tn_slice(wgf, 0, 3, 6, 1), 1, 2, 4, 1), tn_reshape(tn_slice(wg, 0, 3, 6, 1), SH(3, 2)));
+    CHECK_SAME(tn_conv2d(x1, wg, NULL, 1, 0, 1, 2), tn_reshape(tn_matmul(wgf, tn_reshape(x1, SH(3, 4, 10))), SH(3, 6, 2, 5)), 1e-12);
     /* float32 as well */
     CHECK_VALS(tn_conv2d(tn_ones(SH(1, 1, 3, 3), TN_F32), tn_ones(SH(1, 1, 2, 2), TN_F32), NULL, 1, 0, 1, 1), 0, 4, 4, 4, 4);
     /* conv1d: a difference kernel, with stride, dilation and 'same' */
@@ -633,6 +643,14 @@ TEST(hand_pool) {
     CHECK_VALS(idx, 0, 10, 11, 14, 13);
     /* NaN propagates, as PyTorch */
     CHECK_VALS(tn_max_pool1d(T64(D(1, NAN, 3, 2), 1, 1, 4), 2, 0, 0, 1, false, NULL), 0, NAN, 3);
+    /* 2x2 stride 2 (an unrolled kernel): ties keep the first, the last NaN wins; float32, and a strided input */
+    tn_tensor *xq = T64(D(1, 1, NAN, 2, 1, 0, 5, NAN), 1, 1, 2, 4);
+    CHECK_VALS(tn_max_pool2d(xq, 2, 2, 0, 1, false, &idx), 0, 1, NAN);
+    CHECK_VALS(idx, 0, 0, 7);
+    CHECK_VALS(tn_max_pool2d(tn_to_dtype(xq, TN_F32), 2, 2, 0, 1, false, &idx), 0, 1, NAN);
+    CHECK_VALS(idx, 0, 0, 7);
+    CHECK_VALS(tn_max_pool2d(tn_transpose(xq, 2, 3), 2, 2, 0, 1, false, &idx), 0, 1, NAN);   /* rows 1 1 | 1 0 | N 5 | 2 N */
+    CHECK_VALS(idx, 0, 0, 7);
     /* average: count_include_pad counts the zeros of the padding */
     tn_tensor *s = T64(D(1, 2, 3, 4), 1, 1, 4);
     CHECK_VALS(tn_avg_pool1d(s, 2, 2, 1, false, true), 1e-12, 0.5, 2.5, 2);
@@ -1480,6 +1498,8 @@ GF(g_linear, tn_linear(tn_t(IN0), IN1, IN2))                                    
 GF(g_linear3, tn_linear(IN0, IN1, NULL))
 GF(g_bilinear, tn_bilinear(IN0, IN1, IN2, IN3))
 GF(g_conv2d, tn_conv2d(IN0, IN1, IN2, 1, 1, 1, 1))
+GF(g_conv2d_1x1, tn_conv2d(IN0, IN1, IN2, 1, 0, 1, 2))                         /* 1x1: no im2col, groups */
+GF(g_conv2d_1x1s, tn_conv2d(tn_permute(IN0, TN_SHAPE(0, 3, 1, 2)), IN1, NULL, 1, 0, 1, 1))  /* channels-last image */
 GF(g_conv2d_ex, tn_conv2d_ex(tn_transpose(IN0, 2, 3), IN1, NULL, PAIR(2, 1), PAIR(1, 0), PAIR(1, 2), 2))
 GF(g_conv2d_same, tn_conv2d(IN0, IN1, NULL, 1, TN_PAD_SAME, 2, 1))
 GF(g_conv1d, tn_conv1d(IN0, IN1, IN2, 2, 1, 1, 1))
@@ -1526,6 +1546,9 @@ TEST(gc_layers) {
     GC2(g_bilinear, RN(2, 3), RN(2, 2), RN(2, 3, 2), RN(2));
     GC2(g_conv2d, RN(1, 2, 4, 3), RN(2, 2, 2, 2), RN(2));
     GC1(g_conv2d_ex, RN(1, 4, 4, 5), RN(2, 2, 2, 2));
+    GC2(g_conv2d_1x1, RN(3, 4, 2, 3), RN(2, 2, 1, 1), RN(2));
+    GC2(g_conv2d_1x1s, RN(2, 2, 3, 2), RN(2, 2, 1, 1));
+    GC2(g_conv2d, RN(3, 2, 3, 3), RN(2, 2, 2, 2), RN(2));
     GC1(g_conv2d_same, RN(1, 1, 4, 3), RN(1, 1, 2, 2));
     GC1(g_conv1d, RN(2, 2, 5), RN(2, 2, 3), RN(2));
     GC1(g_conv1d_g, RN(1, 2, 6), RN(4, 1, 2));

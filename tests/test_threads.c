@@ -1,0 +1,114 @@
+/* test_threads.c — the CPU kernels' OpenMP split gives the documented results:
+ *   elementwise ops, reductions, max pooling and convolution forward: the same bits for
+ *   1, 2 and 3 threads; convolution's weight gradient (per-thread partial sums): the same
+ *   bits twice at one thread count, and close across counts.
+ * Built with -fopenmp (Makefile rule); without OpenMP every count is one thread and the
+ * checks hold trivially. Sizes are above TN_PARALLEL_MIN so the threads do split. */
+#define TENSOR_IMPLEMENTATION
+#include "../tensor.h"
+#include "tn_test.h"
+#include <stdlib.h>
+
+/* bitwise equality of two same-shaped tensors (NaN == NaN when the bits agree) */
+static bool same_bits(tn_tensor *a, tn_tensor *b) {
+    if (!a || !b || tn_numel(a) != tn_numel(b) || tn_get_dtype(a) != tn_get_dtype(b)) return false;
+    tn_tensor *ca = tn_contiguous(a), *cb = tn_contiguous(b);
+    bool ok = !memcmp(tn_data_ptr(ca), tn_data_ptr(cb), (size_t)tn_numel(a) * tn_dtype_size(tn_get_dtype(a)));
+    return ok;
+}
+static double max_abs_diff(tn_tensor *a, tn_tensor *b) { return tn_item(tn_max(tn_abs(tn_sub(a, b)))); }
+
+typedef tn_tensor *(*op_fn)(tn_tensor *const *in);
+/* fn's result at 1 thread against 2 and 3 threads: identical bits */
+static void check_invariant(const char *name, op_fn fn, tn_tensor *const *in, int line) {
+    tn_set_num_threads(1);
+    tn_tensor *r1 = fn(in);
+    for (int t = 2; t <= 3; t++) {
+        tn_set_num_threads(t);
+        tn_tensor *rt = fn(in);
+        if (same_bits(r1, rt)) tn_test_passed++;
+        else fail_at(line, "%s: %d threads differ from 1 (max |diff| %g)", name, t, rt && r1 ? max_abs_diff(r1, rt) : -1.0);
+    }
+    tn_set_num_threads(1);
+}
+#define INVARIANT(fn, ...) do { tn_tensor *in_[] = {__VA_ARGS__}; check_invariant(#fn, fn, in_, __LINE__); } while (0)
+
+static tn_tensor *f_add(tn_tensor *const *in) { return tn_add(in[0], in[1]); }
+static tn_tensor *f_bcast(tn_tensor *const *in) { return tn_mul(in[0], tn_slice(in[1], 0, 0, 1, 1)); }   /* [1, n] broadcast */
+static tn_tensor *f_strided(tn_tensor *const *in) { return tn_exp(tn_transpose(in[0], 0, 1)); }
+static tn_tensor *f_where(tn_tensor *const *in) { return tn_where(tn_gt_scalar(in[0], 0), in[0], in[1]); }
+static tn_tensor *f_cast(tn_tensor *const *in) { return tn_to_dtype(in[0], TN_F64); }
+static tn_tensor *f_copy(tn_tensor *const *in) { return tn_contiguous(tn_transpose(in[0], 0, 1)); }
+static tn_tensor *f_sum_all(tn_tensor *const *in) { return tn_sum(in[0]); }
+static tn_tensor *f_sum_rows(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(1), false); }
+static tn_tensor *f_sum_cols(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0), false); }
+static tn_tensor *f_sum_bias(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0, 2, 3), false); }
+static tn_tensor *f_amax(tn_tensor *const *in) { return tn_amax(in[0], TN_SHAPE(1), false); }
+static tn_tensor *f_softmax(tn_tensor *const *in) { return tn_softmax(in[0], 1); }
+static tn_tensor *f_pool(tn_tensor *const *in) { return tn_max_pool2d(in[0], 2, 2, 0, 1, false, NULL); }
+static tn_tensor *f_pool3(tn_tensor *const *in) { return tn_max_pool2d(in[0], 3, 2, 1, 1, false, NULL); }
+static tn_tensor *f_conv(tn_tensor *const *in) { return tn_conv2d(in[0], in[1], in[2], 1, 1, 1, 1); }
+static tn_tensor *f_conv1x1(tn_tensor *const *in) { return tn_conv2d(in[0], tn_slice(in[1], 3, 1, 2, 1), NULL, 1, 0, 1, 1); }
+static tn_tensor *f_relu_bw(tn_tensor *const *in) {   /* the input gradient of relu then max pool */
+    tn_tensor *x = tn_detach(in[0]);
+    tn_requires_grad_(x, true);
+    tn_backward(tn_sum(tn_mul(tn_max_pool2d(tn_relu(x), 2, 2, 0, 1, false, NULL), in[1])));
+    return tn_grad(x);
+}
+
+TEST(elementwise_and_reductions) {
+    tn_scope_begin();
+    tn_manual_seed(1);
+    tn_tensor *a = tn_randn(TN_SHAPE(300, 257), TN_F32), *b = tn_randn(TN_SHAPE(300, 257), TN_F32);
+    INVARIANT(f_add, a, b);
+    INVARIANT(f_bcast, a, b);
+    INVARIANT(f_strided, a);
+    INVARIANT(f_where, a, b);
+    INVARIANT(f_cast, a);
+    INVARIANT(f_copy, a);
+    INVARIANT(f_sum_all, a);
+    INVARIANT(f_sum_rows, a);
+    INVARIANT(f_sum_cols, a);
+    INVARIANT(f_amax, a);
+    INVARIANT(f_softmax, a);
+    INVARIANT(f_sum_bias, tn_randn(TN_SHAPE(8, 16, 30, 30), TN_F32));
+    /* a row sum against a float64 reference */
+    tn_tensor *rows = tn_sum_dims(a, TN_SHAPE(1), false), *ref = tn_sum_dims(tn_to_dtype(a, TN_F64), TN_SHAPE(1), false);
+    CHECK(max_abs_diff(tn_to_dtype(rows, TN_F64), ref) < 1e-4);
+    tn_scope_end();
+}
+
+TEST(pooling_and_convolution) {
+    tn_scope_begin();
+    tn_manual_seed(2);
+    tn_tensor *x = tn_randn(TN_SHAPE(6, 8, 30, 30), TN_F32), *w = tn_randn(TN_SHAPE(16, 8, 3, 3), TN_F32), *b = tn_randn(TN_SHAPE(16), TN_F32);
+    INVARIANT(f_pool, x);
+    INVARIANT(f_pool3, x);
+    INVARIANT(f_conv, x, w, b);
+    INVARIANT(f_conv1x1, x, tn_randn(TN_SHAPE(16, 8, 1, 3), TN_F32));
+    INVARIANT(f_relu_bw, x, tn_randn(TN_SHAPE(6, 8, 15, 15), TN_F32));
+    /* the weight gradient: same bits twice at a thread count, close across counts */
+    tn_tensor *gw[4] = {NULL, NULL, NULL, NULL};
+    for (int t = 1; t <= 3; t++) {
+        tn_set_num_threads(t);
+        for (int rep = 0; rep < (t == 2 ? 2 : 1); rep++) {
+            tn_tensor *wl = tn_detach(w);
+            tn_requires_grad_(wl, true);
+            tn_backward(tn_sum(tn_square(tn_conv2d(x, wl, b, 1, 1, 1, 1))));
+            if (rep == 1) CHECK(same_bits(tn_grad(wl), gw[2]));
+            else gw[t] = tn_grad(wl);
+        }
+    }
+    tn_set_num_threads(1);
+    double scale = tn_item(tn_max(tn_abs(gw[1])));
+    CHECK(max_abs_diff(gw[1], gw[2]) <= 1e-5 * scale);
+    CHECK(max_abs_diff(gw[1], gw[3]) <= 1e-5 * scale);
+    tn_scope_end();
+}
+
+int main(void) {
+    RUN(elementwise_and_reductions);
+    RUN(pooling_and_convolution);
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+    return tn_test_report();
+}
