@@ -80,14 +80,33 @@ static void teardown(workload *w) {
     tn_release(w->x); tn_release(w->y); tn_release(w->w);
 }
 
-static double torch_ms(const char *name, int threads, int reps) {
+/* PyTorch's median ms (and in *mb its peak memory) for the workload, -1 without torch */
+static double torch_ms(const char *name, int threads, int reps, double *mb) {
     char cmd[256], buf[64];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/bench_train.py %s %d %d 2>/dev/null", name, threads, reps);
     FILE *p = popen(cmd, "r");
     double v = -1;
-    if (p && fgets(buf, sizeof buf, p)) v = atof(buf);
+    *mb = -1;
+    if (p && fgets(buf, sizeof buf, p) && sscanf(buf, "%lf %lf", &v, mb) < 1) v = -1;
     if (p) pclose(p);
     return v > 0 ? v : -1;
+}
+/* VmRSS / VmHWM of this process in MB (Linux; 0 elsewhere). Both sides measure the peak a
+   workload adds to the process the same way: VmHWM after its steps minus VmRSS before its
+   setup, with the high-water mark reset first (parameters, caches and all). */
+static double rss_mb(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double v = 0;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n) && line[n] == ':') { v = atof(line + n + 1) / 1024; break; }
+    if (f) fclose(f);
+    return v;
+}
+static void reset_hwm(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) { fputs("5", f); fclose(f); }
 }
 
 int main(int argc, char **argv) {
@@ -96,13 +115,17 @@ int main(int argc, char **argv) {
     int only_threads = argc > 3 ? atoi(argv[3]) : 0, with_torch = !(argc > 4 && !strcmp(argv[4], "notorch"));
     if (reps < 1) reps = 1;
     const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd"};
-    printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak MB |\n|---|---|---|---|---|---|\n");
+    printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak tensor MB | tensor.h peak RSS MB | PyTorch peak RSS MB | RSS ratio |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     for (int t = 1; t <= 2; t++) {
         if (only_threads > 0 && t != only_threads) continue;
         tn_set_num_threads(t);
         for (int k = 0; k < 4; k++) {
             if (only && strcmp(only, names[k])) continue;
             workload w;
+            tn_cpu_empty_cache();   /* the previous workload's cached blocks are not this one's */
+            reset_hwm();
+            double rss0 = rss_mb("VmRSS");
             setup(&w, names[k]);
             step(&w); step(&w);                       /* warm-up (allocator cache, state) */
             tn_memory_stats_reset_peak();
@@ -110,12 +133,14 @@ int main(int argc, char **argv) {
             double *ms = (double *)malloc((size_t)reps * sizeof(double));
             for (int r = 0; r < reps; r++) { double t0 = now_ms(); step(&w); ms[r] = now_ms() - t0; }
             qsort(ms, (size_t)reps, sizeof(double), cmp_double);
-            double ours = ms[reps / 2], peak = (double)(tn_memory_stats_get().peak_bytes - base) / 1e6;
+            double ours = ms[reps / 2], peak = (double)(tn_memory_stats_get().peak_bytes - base) / 1e6, rss = rss_mb("VmHWM") - rss0;
             free(ms);
             teardown(&w);
-            double theirs = with_torch ? torch_ms(names[k], t, reps) : -1;
-            if (theirs > 0) printf("| %s | %d | %.2f | %.2f | %.2f | %.1f |\n", names[k], t, ours, theirs, ours / theirs, peak);
-            else printf("| %s | %d | %.2f | (no torch) | | %.1f |\n", names[k], t, ours, peak);
+            double tmb, theirs = with_torch ? torch_ms(names[k], t, reps, &tmb) : -1;
+            if (theirs > 0)
+                printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.2f |\n", names[k], t, ours, theirs, ours / theirs, peak, rss, tmb,
+                       tmb > 0 ? rss / tmb : 0);
+            else printf("| %s | %d | %.2f | (no torch) | | %.1f | %.1f | | |\n", names[k], t, ours, peak, rss);
             fflush(stdout);
         }
     }

@@ -1,6 +1,7 @@
 """PyTorch's side of bench_train.c: the same workloads, one thread count per run.
 
-    /usr/bin/python3 bench/bench_train.py WORKLOAD THREADS REPS   -> prints the median ms
+    /usr/bin/python3 bench/bench_train.py WORKLOAD THREADS REPS   -> prints the median ms and
+    the peak memory in MB the workload added to the process (VmHWM - VmRSS before its setup)
 """
 import statistics
 import sys
@@ -61,10 +62,28 @@ def conv_fwd_bwd():
     return step
 
 
+def rss_mb(field):
+    """VmRSS / VmHWM of this process in MB (Linux), 0 elsewhere."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 if __name__ == "__main__":
     name, threads, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     torch.set_num_threads(threads)
     torch.manual_seed(0)
+    try:                                    # reset the high-water mark: the peak of this workload only
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    base = rss_mb("VmRSS")
     step = {"mlp": mlp, "cnn": cnn, "conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd}[name]()
     for _ in range(2):
         step()
@@ -73,4 +92,4 @@ if __name__ == "__main__":
         t0 = time.perf_counter()
         step()
         times.append((time.perf_counter() - t0) * 1e3)
-    print(f"{statistics.median(times):.3f}")
+    print(f"{statistics.median(times):.3f} {rss_mb('VmHWM') - base:.1f}")
