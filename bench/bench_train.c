@@ -9,7 +9,9 @@
  * For each workload and thread count (1, 2): warm-up, then the median of REPS steps of
  * ours, then PyTorch's (bench/bench_train.py under /usr/bin/python3 with the same thread
  * count), and the ratio ours / PyTorch (below 1: we are faster). Also our peak tensor
- * memory per step. Build with -O3 -fopenmp (make bench).
+ * memory per step, and both sides' peak memory as the process sees it (VmHWM over the
+ * workload minus VmRSS before its setup; each side runs each workload in a fresh process).
+ * Build with -O3 -fopenmp (make bench).
  *     ./build/bench_train [REPS [WORKLOAD|all [THREADS [notorch]]]]   (defaults: 10 all, 1 and 2 threads)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_ms(void) {
     struct timespec ts;
@@ -109,33 +112,56 @@ static void reset_hwm(void) {
     if (f) { fputs("5", f); fclose(f); }
 }
 
+/* One workload at one thread count, in this process: median ms, peak tensor MB, peak RSS
+   MB (VmHWM over its run minus VmRSS before its setup). */
+static void run_one(const char *name, int threads, int reps, double *ms_out, double *peak, double *rss) {
+    tn_set_num_threads(threads);
+    reset_hwm();
+    double rss0 = rss_mb("VmRSS");
+    workload w;
+    setup(&w, name);
+    step(&w); step(&w);                       /* warm-up (allocator cache, state) */
+    tn_memory_stats_reset_peak();
+    int64_t base = tn_memory_stats_get().live_bytes;
+    double *ms = (double *)malloc((size_t)reps * sizeof(double));
+    for (int r = 0; r < reps; r++) { double t0 = now_ms(); step(&w); ms[r] = now_ms() - t0; }
+    qsort(ms, (size_t)reps, sizeof(double), cmp_double);
+    *ms_out = ms[reps / 2];
+    *peak = (double)(tn_memory_stats_get().peak_bytes - base) / 1e6;
+    *rss = rss_mb("VmHWM") - rss0;
+    free(ms);
+    teardown(&w);
+}
+
 int main(int argc, char **argv) {
+    if (argc == 5 && !strcmp(argv[1], "--one")) {   /* a child: one workload in a fresh process, as PyTorch's side */
+        double ms, peak, rss;
+        run_one(argv[2], atoi(argv[3]), atoi(argv[4]), &ms, &peak, &rss);
+        printf("%.4f %.2f %.2f\n", ms, peak, rss);
+        return 0;
+    }
     int reps = argc > 1 ? atoi(argv[1]) : 10;
     const char *only = argc > 2 && strcmp(argv[2], "all") ? argv[2] : NULL;
     int only_threads = argc > 3 ? atoi(argv[3]) : 0, with_torch = !(argc > 4 && !strcmp(argv[4], "notorch"));
     if (reps < 1) reps = 1;
     const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd"};
+    char self[400] = {0};   /* this program, run again per workload */
+    if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) snprintf(self, sizeof self, "%s", argv[0]);
     printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak tensor MB | tensor.h peak RSS MB | PyTorch peak RSS MB | RSS ratio |\n"
            "|---|---|---|---|---|---|---|---|---|\n");
     for (int t = 1; t <= 2; t++) {
         if (only_threads > 0 && t != only_threads) continue;
-        tn_set_num_threads(t);
         for (int k = 0; k < 4; k++) {
             if (only && strcmp(only, names[k])) continue;
-            workload w;
-            tn_cpu_empty_cache();   /* the previous workload's cached blocks are not this one's */
-            reset_hwm();
-            double rss0 = rss_mb("VmRSS");
-            setup(&w, names[k]);
-            step(&w); step(&w);                       /* warm-up (allocator cache, state) */
-            tn_memory_stats_reset_peak();
-            int64_t base = tn_memory_stats_get().live_bytes;
-            double *ms = (double *)malloc((size_t)reps * sizeof(double));
-            for (int r = 0; r < reps; r++) { double t0 = now_ms(); step(&w); ms[r] = now_ms() - t0; }
-            qsort(ms, (size_t)reps, sizeof(double), cmp_double);
-            double ours = ms[reps / 2], peak = (double)(tn_memory_stats_get().peak_bytes - base) / 1e6, rss = rss_mb("VmHWM") - rss0;
-            free(ms);
-            teardown(&w);
+            /* each side in a fresh process, so neither inherits the other's (or an earlier
+               workload's) heap: the memory columns compare like with like */
+            char cmd[512], buf[128];
+            double ours = -1, peak = 0, rss = 0;
+            snprintf(cmd, sizeof cmd, "'%s' --one %s %d %d", self, names[k], t, reps);
+            FILE *p = popen(cmd, "r");
+            if (!p || !fgets(buf, sizeof buf, p) || sscanf(buf, "%lf %lf %lf", &ours, &peak, &rss) != 3) ours = -1;
+            if (p) pclose(p);
+            if (ours < 0) { printf("| %s | %d | (failed) | | | | | | |\n", names[k], t); continue; }
             double tmb, theirs = with_torch ? torch_ms(names[k], t, reps, &tmb) : -1;
             if (theirs > 0)
                 printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.2f |\n", names[k], t, ours, theirs, ours / theirs, peak, rss, tmb,
