@@ -2471,21 +2471,25 @@ static int tn__cpu_fill(tn_tensor *dst, double value) {
     return tn__cpu_copy(dst, &v);
 }
 
-/* Philox draws: element i of a draw uses counter (offset + i). */
+/* Philox draws: element i of a draw uses counter (offset + i), so threads can take ranges
+   and the numbers do not depend on how many there are. */
 static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
-    int64_t n = tn_numel(out);
+    const int64_t n = tn_numel(out);
+    char *base = (char *)tn_data_ptr(out);
+    const tn_dtype dt = out->dtype;
+    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    TN__OMP_PARALLEL_FOR(nthr)
     for (int64_t i = 0; i < n; i++) {
         int64_t iv;
-        double v = tn_philox_draw((int)op, out->dtype == TN_F32, seed, offset + (uint64_t)i, a, b, low, range, &iv);
-        if (op == RANDINT && out->dtype == TN_I64) { ((int64_t *)tn_data_ptr(out))[i] = iv; continue; } /* exact */
-        switch (out->dtype) {
-
-        case TN_F32: ((float *)tn_data_ptr(out))[i] = (float)v; break;
-        case TN_F64: ((double *)tn_data_ptr(out))[i] = v; break;
-        case TN_I32: ((int32_t *)tn_data_ptr(out))[i] = (int32_t)v; break;
-        case TN_I64: ((int64_t *)tn_data_ptr(out))[i] = (int64_t)v; break;
-        case TN_U8: ((uint8_t *)tn_data_ptr(out))[i] = (uint8_t)v; break;
-        default: ((bool *)tn_data_ptr(out))[i] = v != 0; break;
+        double v = tn_philox_draw((int)op, dt == TN_F32, seed, offset + (uint64_t)i, a, b, low, range, &iv);
+        if (op == RANDINT && dt == TN_I64) { ((int64_t *)base)[i] = iv; continue; } /* exact */
+        switch (dt) {
+        case TN_F32: ((float *)base)[i] = (float)v; break;
+        case TN_F64: ((double *)base)[i] = v; break;
+        case TN_I32: ((int32_t *)base)[i] = (int32_t)v; break;
+        case TN_I64: ((int64_t *)base)[i] = (int64_t)v; break;
+        case TN_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
+        default: ((bool *)base)[i] = v != 0; break;
         }
     }
     return 0;

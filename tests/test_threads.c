@@ -34,6 +34,11 @@ static void check_invariant(const char *name, op_fn fn, tn_tensor *const *in, in
 #define INVARIANT(fn, ...) do { tn_tensor *in_[] = {__VA_ARGS__}; check_invariant(#fn, fn, in_, __LINE__); } while (0)
 
 static tn_tensor *f_add(tn_tensor *const *in) { return tn_add(in[0], in[1]); }
+/* random draws from a fixed generator state: the same numbers for any thread count */
+static tn_tensor *f_rand(tn_tensor *const *in) {
+    tn_generator g = {7, 1000};
+    return tn_add(tn_rand_gen(in[0]->shape, in[0]->ndim, TN_F32, &g), tn_randn_gen(in[0]->shape, in[0]->ndim, TN_F64, &g));
+}
 static tn_tensor *f_bcast(tn_tensor *const *in) { return tn_mul(in[0], tn_slice(in[1], 0, 0, 1, 1)); }   /* [1, n] broadcast */
 static tn_tensor *f_strided(tn_tensor *const *in) { return tn_exp(tn_transpose(in[0], 0, 1)); }
 static tn_tensor *f_where(tn_tensor *const *in) { return tn_where(tn_gt_scalar(in[0], 0), in[0], in[1]); }
@@ -61,6 +66,7 @@ TEST(elementwise_and_reductions) {
     tn_manual_seed(1);
     tn_tensor *a = tn_randn(TN_SHAPE(300, 257), TN_F32), *b = tn_randn(TN_SHAPE(300, 257), TN_F32);
     INVARIANT(f_add, a, b);
+    INVARIANT(f_rand, a);
     INVARIANT(f_bcast, a, b);
     INVARIANT(f_strided, a);
     INVARIANT(f_where, a, b);
