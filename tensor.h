@@ -7105,6 +7105,142 @@ TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out
 }
 
 /* ---- normalisation: composites of differentiable reductions (double backward works) ---- */
+/* Batch norm of a float CPU tensor as one node: per channel (threads take channels, so the
+   result does not depend on their number) the statistics in two passes over the channel
+   and the normalisation in a third; the plain backward in two. x [N, C, L] contiguous; the
+   statistics (double) are mean, invstd and the biased variance per channel. Under create_graph the backward is the
+   closed form written with differentiable ops, so double backward still works. */
+#define TN__BN_KERNELS(T, S) \
+static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mean, double *invstd, double *var, int64_t N, int64_t C, \
+                          int64_t L, bool stats, double eps) { \
+    const int nthr = tn__par_threads(N * C * L, C); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t c = 0; c < C; c++) { \
+        if (stats) { \
+            double s = 0, q = 0; \
+            for (int64_t n = 0; n < N; n++) for (int64_t l = 0; l < L; l++) s += x[(n * C + c) * L + l]; \
+            double m = s / (double)(N * L); \
+            for (int64_t n = 0; n < N; n++) for (int64_t l = 0; l < L; l++) { double d = x[(n * C + c) * L + l] - m; q += d * d; } \
+            mean[c] = m; \
+            var[c] = q / (double)(N * L); \
+            invstd[c] = 1 / sqrt(var[c] + eps); \
+        } \
+        const T scale = (T)invstd[c] * (w ? w[c] : (T)1), shift = (b ? b[c] : (T)0) - (T)mean[c] * scale; \
+        for (int64_t n = 0; n < N; n++) { \
+            const T *xp = x + (n * C + c) * L; T *yp = y + (n * C + c) * L; \
+            for (int64_t l = 0; l < L; l++) yp[l] = shift + xp[l] * scale; \
+        } \
+    } \
+} \
+static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *mean, const double *invstd, T *gx, T *gw, T *gb, \
+                          int64_t N, int64_t C, int64_t L, bool training) { \
+    const int nthr = tn__par_threads(N * C * L, C); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t c = 0; c < C; c++) { \
+        double sg = 0, sgx = 0; \
+        const double m = mean[c], is = invstd[c], M = (double)(N * L); \
+        for (int64_t n = 0; n < N; n++) { \
+            const T *xp = x + (n * C + c) * L, *gp = gy + (n * C + c) * L; \
+            for (int64_t l = 0; l < L; l++) { sg += gp[l]; sgx += gp[l] * (xp[l] - m); } \
+        } \
+        if (gw) gw[c] = (T)(sgx * is); \
+        if (gb) gb[c] = (T)sg; \
+        if (!gx) continue; \
+        const double k = is * (w ? (double)w[c] : 1), a = training ? sg / M : 0, bq = training ? sgx * is * is / M : 0; \
+        for (int64_t n = 0; n < N; n++) { \
+            const T *xp = x + (n * C + c) * L, *gp = gy + (n * C + c) * L; T *op = gx + (n * C + c) * L; \
+            for (int64_t l = 0; l < L; l++) op[l] = (T)(k * ((double)gp[l] - a - ((double)xp[l] - m) * bq)); \
+        } \
+    } \
+}
+TN__BN_KERNELS(float, f32)
+TN__BN_KERNELS(double, f64)
+#undef TN__BN_KERNELS
+
+static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)user;
+    tn_tensor *x = tn_ctx_saved(n, 0), *st = tn_ctx_saved(n, 1), *w = nin > 1 ? tn_ctx_saved(n, 2) : NULL;
+    const bool training = n->i[0] != 0, nx = tn_ctx_needs_grad(n, 0), nw = nin > 1 && tn_ctx_needs_grad(n, 1), nb = nin > 2 && tn_ctx_needs_grad(n, 2);
+    if (!x || !st) return -1;
+    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C);
+    if (tn__grad_disabled) {   /* plain gradients: two passes per channel */
+        tn_tensor *g = tn_contiguous(gy), *wc = w ? tn_contiguous(w) : NULL;
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, TN_CPU, x->shape, x->ndim)) : NULL;
+        tn_tensor *gw = nw ? tn__own(tn__new(x->dtype, TN_CPU, TN_SHAPE(C))) : NULL, *gb = nb ? tn__own(tn__new(x->dtype, TN_CPU, TN_SHAPE(C))) : NULL;
+        if (!g || (w && !wc) || (nx && !gx) || (nw && !gw) || (nb && !gb)) return -1;
+        const double *ms = (const double *)tn_data_ptr(st);
+        if (x->dtype == TN_F32)
+            tn__bn_bwd_f32((const float *)tn_data_ptr(x), (const float *)tn_data_ptr(g), wc ? (const float *)tn_data_ptr(wc) : NULL, ms, ms + C,
+                           gx ? (float *)tn_data_ptr(gx) : NULL, gw ? (float *)tn_data_ptr(gw) : NULL, gb ? (float *)tn_data_ptr(gb) : NULL, N, C, L, training);
+        else
+            tn__bn_bwd_f64((const double *)tn_data_ptr(x), (const double *)tn_data_ptr(g), wc ? (const double *)tn_data_ptr(wc) : NULL, ms, ms + C,
+                           gx ? (double *)tn_data_ptr(gx) : NULL, gw ? (double *)tn_data_ptr(gw) : NULL, gb ? (double *)tn_data_ptr(gb) : NULL, N, C, L, training);
+        gin[0] = gx;
+        if (nin > 1) { gin[1] = gw ? tn_reshape(gw, w->shape, w->ndim) : NULL; gin[2] = gb; }
+        return 0;
+    }
+    /* recording (create_graph): the closed form with differentiable ops; in training the
+       statistics are recomputed from x so that their dependence on x is differentiated */
+    int64_t dims[TN_MAX_DIMS], nd = 0;
+    dims[nd++] = 0;
+    for (int d = 2; d < x->ndim; d++) dims[nd++] = d;
+    tn_tensor *mean, *invstd;
+    if (training) {
+        mean = tn_mean_dims(x, dims, (int)nd, true);
+        invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, 0, true), n->d[0]));
+    } else {
+        tn_tensor *sv = tn_to_dtype(st, x->dtype);
+        mean = tn__per_channel(tn_narrow(sv, 0, 0, C), x->ndim);
+        invstd = tn__per_channel(tn_narrow(sv, 0, C, C), x->ndim);
+    }
+    tn_tensor *xhat = tn_mul(tn_sub(x, mean), invstd), *k = w ? tn_mul(invstd, tn__per_channel(w, x->ndim)) : invstd;
+    if (nx) gin[0] = training ? tn_mul(k, tn_sub(tn_sub(gy, tn_mean_dims(gy, dims, (int)nd, true)), tn_mul(xhat, tn_mean_dims(tn_mul(gy, xhat), dims, (int)nd, true))))
+                              : tn_mul(gy, k);
+    if (nw) gin[1] = tn_reshape(tn_sum_dims(tn_mul(gy, xhat), dims, (int)nd, false), w->shape, w->ndim);
+    if (nb) gin[2] = tn_sum_dims(gy, dims, (int)nd, false);
+    return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
+}
+/* The one-node batch norm (the composite's checks already done). Inside a scope. */
+static tn_tensor *tn__batch_norm_cpu(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool training, double momentum, double eps) {
+    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C), M = N * L;
+    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_contiguous(w) : NULL, *bc = b ? tn_contiguous(b) : NULL;
+    tn_tensor *st = tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(3 * C)));   /* mean, invstd, variance */
+    tn_tensor *y = xc && st ? tn__new(x->dtype, TN_CPU, x->shape, x->ndim) : NULL;
+    if (!y || (w && !wc) || (b && !bc)) { tn_release(y); return NULL; }
+    double *ms = (double *)tn_data_ptr(st);
+    if (!training) {   /* the running statistics, in double */
+        tn_tensor *m = tn_contiguous(tn_to_dtype(rm, TN_F64)), *v = tn_contiguous(tn_to_dtype(rv, TN_F64));
+        if (!m || !v) { tn_release(y); return NULL; }
+        for (int64_t c = 0; c < C; c++) {
+            ms[c] = ((const double *)tn_data_ptr(m))[c];
+            ms[C + c] = 1 / sqrt(((const double *)tn_data_ptr(v))[c] + eps);
+        }
+    }
+    if (x->dtype == TN_F32)
+        tn__bn_fwd_f32((const float *)tn_data_ptr(xc), (float *)tn_data_ptr(y), wc ? (const float *)tn_data_ptr(wc) : NULL,
+                       bc ? (const float *)tn_data_ptr(bc) : NULL, ms, ms + C, ms + 2 * C, N, C, L, training, eps);
+    else
+        tn__bn_fwd_f64((const double *)tn_data_ptr(xc), (double *)tn_data_ptr(y), wc ? (const double *)tn_data_ptr(wc) : NULL,
+                       bc ? (const double *)tn_data_ptr(bc) : NULL, ms, ms + C, ms + 2 * C, N, C, L, training, eps);
+    if (training && (rm || rv)) { /* running statistics: no history, in place (as the composite) */
+        tn_no_grad_begin();
+        tn_tensor *mean = tn_narrow(st, 0, 0, C), *var = tn_narrow(st, 0, 2 * C, C);
+        if (rm) { tn_mul_scalar_(rm, 1 - momentum); tn_add_(rm, tn_to_dtype(tn_mul_scalar(mean, momentum), rm->dtype)); }
+        if (rv) { tn_mul_scalar_(rv, 1 - momentum); tn_add_(rv, tn_to_dtype(tn_mul_scalar(var, momentum * (double)M / (double)(M - 1)), rv->dtype)); }
+        tn_no_grad_end();
+    }
+    tn_tensor *ins[3] = {x, w, b};
+    tn_node *nd = tn__fn_node("NativeBatchNormBackward0", tn__bn_bw, ins, w ? 3 : 1);
+    if (nd) {
+        nd->i[0] = training;
+        nd->ni = 1;
+        nd->d[0] = eps;
+        tn__node_save(nd, xc);
+        tn__node_save(nd, st);
+        if (w) tn__node_save(nd, w);
+    }
+    return tn__own(tn__node_attach(nd, y));
+}
 /* y = x * scale + shift, scale and shift broadcast from per-channel or per-group stats. */
 static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool training, double momentum, double eps) {
     const char *fn = "tn_batch_norm";
@@ -7124,6 +7260,8 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (training && count == 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
     if (tn_numel(x) == 0) return tn_clone(x);   /* an empty batch: nothing to normalise, running stats untouched (as PyTorch) */
     tn_scope_begin();
+    if (x->device == TN_CPU && (x->dtype == TN_F32 || x->dtype == TN_F64) && !w == !b && (!w || (w->dtype == x->dtype && b->dtype == x->dtype)))
+        return tn__scope_return(tn__batch_norm_cpu(x, rm, rv, w, b, training, momentum, eps));
     tn_tensor *mean, *var;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, true);

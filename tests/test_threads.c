@@ -34,6 +34,14 @@ static void check_invariant(const char *name, op_fn fn, tn_tensor *const *in, in
 #define INVARIANT(fn, ...) do { tn_tensor *in_[] = {__VA_ARGS__}; check_invariant(#fn, fn, in_, __LINE__); } while (0)
 
 static tn_tensor *f_add(tn_tensor *const *in) { return tn_add(in[0], in[1]); }
+/* batch norm (training) and its plain backward: threads take channels */
+static tn_tensor *f_bn(tn_tensor *const *in) {
+    tn_tensor *x = tn_detach(in[0]);
+    tn_requires_grad_(x, true);
+    tn_tensor *y = tn_batch_norm(x, NULL, NULL, in[1], in[2], true, 0.1, 1e-5);
+    tn_backward(tn_sum(tn_mul(y, y)));
+    return tn_cat((tn_tensor *[]){tn_flatten(y, 0, -1), tn_flatten(tn_grad(x), 0, -1)}, 2, 0);
+}
 /* random draws from a fixed generator state: the same numbers for any thread count */
 static tn_tensor *f_rand(tn_tensor *const *in) {
     tn_generator g = {7, 1000};
@@ -66,6 +74,7 @@ TEST(elementwise_and_reductions) {
     tn_manual_seed(1);
     tn_tensor *a = tn_randn(TN_SHAPE(300, 257), TN_F32), *b = tn_randn(TN_SHAPE(300, 257), TN_F32);
     INVARIANT(f_add, a, b);
+    INVARIANT(f_bn, tn_randn(TN_SHAPE(8, 16, 20, 20), TN_F32), tn_randn(TN_SHAPE(16), TN_F32), tn_randn(TN_SHAPE(16), TN_F32));
     INVARIANT(f_rand, a);
     INVARIANT(f_bcast, a, b);
     INVARIANT(f_strided, a);
