@@ -7116,11 +7116,21 @@ static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mea
     const int nthr = tn__par_threads(N * C * L, C); \
     TN__OMP_PARALLEL_FOR(nthr) \
     for (int64_t c = 0; c < C; c++) { \
-        if (stats) { \
-            double s = 0, q = 0; \
-            for (int64_t n = 0; n < N; n++) for (int64_t l = 0; l < L; l++) s += x[(n * C + c) * L + l]; \
-            double m = s / (double)(N * L); \
-            for (int64_t n = 0; n < N; n++) for (int64_t l = 0; l < L; l++) { double d = x[(n * C + c) * L + l] - m; q += d * d; } \
+        if (stats) { /* 8 partial sums per pass: they vectorise (a single one would not) */ \
+            double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0; \
+            for (int64_t n = 0; n < N; n++) { \
+                const T *xp = x + (n * C + c) * L; int64_t l = 0; \
+                for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) s8[j] += xp[l + j]; \
+                for (; l < L; l++) s8[l & 7] += xp[l]; \
+            } \
+            for (int j = 0; j < 8; j++) s += s8[j]; \
+            const double m = s / (double)(N * L); \
+            for (int64_t n = 0; n < N; n++) { \
+                const T *xp = x + (n * C + c) * L; int64_t l = 0; \
+                for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { double d = xp[l + j] - m; q8[j] += d * d; } \
+                for (; l < L; l++) { double d = xp[l] - m; q8[l & 7] += d * d; } \
+            } \
+            for (int j = 0; j < 8; j++) q += q8[j]; \
             mean[c] = m; \
             var[c] = q / (double)(N * L); \
             invstd[c] = 1 / sqrt(var[c] + eps); \
@@ -7137,12 +7147,14 @@ static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *me
     const int nthr = tn__par_threads(N * C * L, C); \
     TN__OMP_PARALLEL_FOR(nthr) \
     for (int64_t c = 0; c < C; c++) { \
-        double sg = 0, sgx = 0; \
+        double g8[8] = {0}, x8[8] = {0}, sg = 0, sgx = 0; \
         const double m = mean[c], is = invstd[c], M = (double)(N * L); \
         for (int64_t n = 0; n < N; n++) { \
-            const T *xp = x + (n * C + c) * L, *gp = gy + (n * C + c) * L; \
-            for (int64_t l = 0; l < L; l++) { sg += gp[l]; sgx += gp[l] * (xp[l] - m); } \
+            const T *xp = x + (n * C + c) * L, *gp = gy + (n * C + c) * L; int64_t l = 0; \
+            for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { g8[j] += gp[l + j]; x8[j] += gp[l + j] * (xp[l + j] - m); } \
+            for (; l < L; l++) { g8[l & 7] += gp[l]; x8[l & 7] += gp[l] * (xp[l] - m); } \
         } \
+        for (int j = 0; j < 8; j++) { sg += g8[j]; sgx += x8[j]; } \
         if (gw) gw[c] = (T)(sgx * is); \
         if (gb) gb[c] = (T)sg; \
         if (!gx) continue; \
@@ -11697,12 +11709,15 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
    (NULL: unused, read as a dummy). */
 #define TN__OPTIM_KERNEL(T, S) \
 static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g, T *s0, T *s1, T *s2) { \
-    T c[12], d0 = 0, d1 = 0, d2 = 0; \
+    T c[12]; \
     for (int j = 0; j < 12; j++) c[j] = (T)k->c[j]; \
     const int f = k->flags; \
-    const int64_t i0 = s0 ? 1 : 0, i1 = s1 ? 1 : 0, i2 = s2 ? 1 : 0; \
-    T *a = s0 ? s0 : &d0, *b = s1 ? s1 : &d1, *e = s2 ? s2 : &d2; \
-    for (int64_t i = 0; i < n; i++) p[i] = tn_optim_apply_##S(k->kind, f, c, p[i], g[i], a + i * i0, b + i * i1, e + i * i2); \
+    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */ \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t i = 0; i < n; i++) { \
+        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */ \
+        p[i] = tn_optim_apply_##S(k->kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]); \
+    } \
 }
 
 TN__OPTIM_KERNEL(float, f32)
