@@ -2543,6 +2543,20 @@ TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, 
 }
 
 static void tn__noop_deleter(void *data, void *ctx) { (void)data; (void)ctx; }
+/* A CPU storage over memory someone else allocated, freed by deleter(data, ctx). */
+static tn_storage *tn__foreign_storage(void *data, size_t nbytes, void (*deleter)(void *, void *), void *ctx) {
+    tn_storage *s = (tn_storage *)TN_MALLOC(sizeof *s);
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->refcount = 1;
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = TN_CPU;
+    s->deleter = deleter;
+    s->deleter_ctx = ctx;
+    TN__ATOMIC_ADD(&tn__live_storages, 1);
+    return s;
+}
 
 TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
                               void (*deleter)(void *data, void *ctx), void *ctx) {
@@ -2564,16 +2578,8 @@ TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const 
             return (tn_tensor *)tn__error("tn_from_blob: shape %s with strides %s reaches past any addressable memory", tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
         span = last + 1;
     }
-    tn_storage *s = (tn_storage *)TN_MALLOC(sizeof *s);
+    tn_storage *s = tn__foreign_storage(data, (size_t)span * tn_dtype_size(dtype), deleter ? deleter : tn__noop_deleter, ctx);
     if (!s) return (tn_tensor *)tn__error("tn_from_blob: out of memory");
-    memset(s, 0, sizeof *s);
-    s->refcount = 1;
-    s->data = data;
-    s->nbytes = (size_t)span * tn_dtype_size(dtype);
-    s->device = TN_CPU;
-    s->deleter = deleter ? deleter : tn__noop_deleter;
-    s->deleter_ctx = ctx;
-    TN__ATOMIC_ADD(&tn__live_storages, 1);
     return tn__own(tn__tensor_over(s, dtype, shape, st, ndim, 0));
 }
 
@@ -6638,6 +6644,11 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     tn_release(cbuf); tn_release(gbuf); tn_release(ybuf); tn_release(wbuf);
     return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
 }
+/* The backend conv2d entry's geometry (sh, sw, ph, pw, dh, dw, groups) from ours. */
+static void tn__conv_lib_geom(const int64_t *g, int64_t G, int64_t *geom) {
+    const int64_t v[7] = {g[6], g[7], g[4], g[5], g[2], g[3], G};
+    memcpy(geom, v, sizeof v);
+}
 static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
     (void)user;
     const int64_t *g = n->i, G = n->i[10];
@@ -6649,7 +6660,8 @@ static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void 
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
     if (tn__grad_disabled && x->device != TN_CPU) {   /* plain gradients from the backend's library (cuDNN) */
         const tn_backend *be = tn__backend(x->device);
-        const int64_t geom[7] = {g[6], g[7], g[4], g[5], g[2], g[3], G};
+        int64_t geom[7];
+        tn__conv_lib_geom(g, G, geom);
         tn_tensor *xc = tn_contiguous(x), *wc = tn_contiguous(w);
         tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, x->device, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, w->device, w->shape, 4)) : NULL;
         if (!xc || !wc || (nx && !gx) || (nw && !gw)) return -1;
@@ -6678,11 +6690,8 @@ static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void 
     }
     return 0;
 }
-/* conv2d of x4 [N, C, H, W] by w4 on the CPU, + b, as one node. */
-static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G) {
-    tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
-    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
-    if (!y || tn__conv_forward_cpu(y, x4, wc, bc, g, G)) { tn_release(y); return NULL; }
+/* y = conv2d(x4, w4) + b recorded as one node (its backward: tn__conv_bw). */
+static tn_tensor *tn__conv_record(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, tn_tensor *y) {
     tn_tensor *ins[3] = {x4, w4, b};
     tn_node *nd = tn__fn_node("ConvolutionBackward0", tn__conv_bw, ins, b ? 3 : 2);
     if (nd) {
@@ -6694,13 +6703,21 @@ static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
     }
     return tn__own(tn__node_attach(nd, y));
 }
+/* conv2d of x4 [N, C, H, W] by w4 on the CPU, + b, as one node. */
+static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G) {
+    tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
+    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
+    if (!y || tn__conv_forward_cpu(y, x4, wc, bc, g, G)) { tn_release(y); return NULL; }
+    return tn__conv_record(x4, w4, b, g, G, y);
+}
 
 /* conv2d of x4 by w4 (+ b) through the backend's library convolution (cuDNN), as the same
    node as on the CPU; *declined when the library cannot take the case (then nothing is
    recorded and the caller takes the im2col path). */
 static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, int *declined) {
     const tn_backend *be = tn__backend(x4->device);
-    const int64_t geom[7] = {g[6], g[7], g[4], g[5], g[2], g[3], G};
+    int64_t geom[7];
+    tn__conv_lib_geom(g, G, geom);
     tn_tensor *xc = tn_contiguous(x4), *wc = tn_contiguous(w4);
     tn_tensor *y = xc && wc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
     *declined = 0;
@@ -6711,16 +6728,7 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
         rc = be->binary(ADD, y, y, &bv, 1);
     }
     if (rc) { *declined = rc == 1; tn_release(y); return NULL; }
-    tn_tensor *ins[3] = {x4, w4, b};
-    tn_node *nd = tn__fn_node("ConvolutionBackward0", tn__conv_bw, ins, b ? 3 : 2);
-    if (nd) {
-        memcpy(nd->i, g, 10 * sizeof(int64_t));
-        nd->i[10] = G;
-        nd->ni = 11;
-        tn__node_save(nd, x4);
-        tn__node_save(nd, w4);
-    }
-    return tn__own(tn__node_attach(nd, y));
+    return tn__conv_record(x4, w4, b, g, G, y);
 }
 
 /* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
@@ -15474,16 +15482,8 @@ TNDEF tn_tensor *tn_pin_memory(tn_tensor *t) {
     size_t nb = (size_t)tn_numel(t) * tn_dtype_size(t->dtype);
     void *data = u->host_alloc(nb ? nb : 1);
     if (!data) return (tn_tensor *)tn__error("tn_pin_memory: cannot allocate %zu bytes of page-locked memory", nb);
-    tn_storage *st = (tn_storage *)TN_MALLOC(sizeof *st);
+    tn_storage *st = tn__foreign_storage(data, nb, tn__pinned_free, (void *)u);
     if (!st) { u->host_free(data); return (tn_tensor *)tn__error("tn_pin_memory: out of memory"); }
-    memset(st, 0, sizeof *st);
-    st->refcount = 1;
-    st->data = data;
-    st->nbytes = nb;
-    st->device = TN_CPU;
-    st->deleter = tn__pinned_free;
-    st->deleter_ctx = (void *)u;
-    TN__ATOMIC_ADD(&tn__live_storages, 1);
     int64_t strides[TN_MAX_DIMS];
     tn__contiguous_strides(t->shape, t->ndim, strides);
     tn_tensor *p = tn__tensor_over(st, t->dtype, t->shape, strides, t->ndim, 0);

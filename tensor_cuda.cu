@@ -164,6 +164,13 @@ struct Allocator {
         if (st.allocated > st.peak_allocated) st.peak_allocated = st.allocated;
         return b->ptr;
     }
+    /* a takes over its right neighbour b in the segment */
+    static void absorb(Block *a, Block *b) {
+        a->size += b->size;
+        a->next = b->next;
+        if (b->next) b->next->prev = a;
+        delete b;
+    }
     void free(void *ptr) {
         if (!ptr) return;
         std::lock_guard<std::mutex> lock(mu);
@@ -177,19 +184,12 @@ struct Allocator {
         if (b->prev && !b->prev->used) { /* merge with the free block before */
             Block *a = b->prev;
             p.erase(a);
-            a->size += b->size;
-            a->next = b->next;
-            if (b->next) b->next->prev = a;
-            delete b;
+            absorb(a, b);
             b = a;
         }
         if (b->next && !b->next->used) { /* and the one after */
-            Block *c = b->next;
-            p.erase(c);
-            b->size += c->size;
-            b->next = c->next;
-            if (c->next) c->next->prev = b;
-            delete c;
+            p.erase(b->next);
+            absorb(b, b->next);
         }
         p.insert(b);
     }

@@ -14,14 +14,12 @@ import time
 
 try:
     import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
+    import bench_train                 # the same workloads, built on the GPU
+    bench_train.DEV = DEV = "cuda"
     IMPORT_ERROR = None
 except Exception as e:  # not installed, or a broken install
     torch = None
     IMPORT_ERROR = e
-
-DEV = "cuda"
 
 
 def probe():
@@ -43,56 +41,11 @@ def matmul(n):
     return step
 
 
-def conv_setup():
-    x = torch.randn(32, 64, 56, 56, device=DEV, requires_grad=True)
-    w = torch.randn(64, 64, 3, 3, device=DEV, requires_grad=True)
-    return x, w
-
-
-def conv_fwd():
-    x, w = conv_setup()
-
-    def step():
-        with torch.no_grad():
-            F.conv2d(x, w, padding=1)
-    return step
-
-
-def conv_fwd_bwd():
-    x, w = conv_setup()
-
-    def step():
-        x.grad = w.grad = None
-        F.conv2d(x, w, padding=1).sum().backward()
-    return step
-
-
-def train(model, opt, x, y):
-    def step():
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
-    return step
-
-
-def mlp():
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)).to(DEV)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    return train(model, opt, torch.randn(128, 784, device=DEV), torch.randint(0, 10, (128,), device=DEV))
-
-
-def cnn():
-    model = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10)).to(DEV)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    return train(model, opt, torch.randn(64, 1, 28, 28, device=DEV), torch.randint(0, 10, (64,), device=DEV))
-
-
 def make(name):
     if name.startswith("matmul_"):
         return matmul(int(name[len("matmul_"):]))
-    return {"conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd, "mlp": mlp, "cnn": cnn}[name]()
+    b = bench_train
+    return {"conv_fwd": b.conv_fwd, "conv_fwd_bwd": b.conv_fwd_bwd, "mlp": b.mlp, "cnn": b.cnn}[name]()
 
 
 def run(name, tf32, reps, inner):

@@ -12,35 +12,35 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def mlp():
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = torch.randn(128, 784), torch.randint(0, 10, (128,))
+# The workloads, on DEV (bench_cuda.py sets it to "cuda" and reuses them).
+DEV = "cpu"
 
+
+def train(model, opt, x, y):
     def step():
         opt.zero_grad()
         F.cross_entropy(model(x), y).backward()
         opt.step()
     return step
+
+
+def mlp():
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)).to(DEV)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return train(model, opt, torch.randn(128, 784, device=DEV), torch.randint(0, 10, (128,), device=DEV))
 
 
 def cnn():
     model = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+                          nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10)).to(DEV)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    x, y = torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))
-
-    def step():
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
-    return step
+    return train(model, opt, torch.randn(64, 1, 28, 28, device=DEV), torch.randint(0, 10, (64,), device=DEV))
 
 
 def conv_setup():
-    x = torch.randn(32, 64, 56, 56, requires_grad=True)
-    w = torch.randn(64, 64, 3, 3, requires_grad=True)
+    x = torch.randn(32, 64, 56, 56, device=DEV, requires_grad=True)
+    w = torch.randn(64, 64, 3, 3, device=DEV, requires_grad=True)
     return x, w
 
 
