@@ -598,6 +598,39 @@ TEST(hand_conv) {
     END;
 }
 
+/* Winograd F(2x2, 3x3) (3x3, stride 1, undilated, 8+ channels both sides) against the
+   im2col path: forward, input and weight gradients, float64 and float32; odd and even
+   sizes, padding 0..3 (the input gradient by Winograd up to 2), bias, a non-contiguous
+   input, 1x1 images, and a case of several blocks of tile rows. */
+TEST(winograd_conv) {
+    BEGIN;
+    static const int64_t cs[][7] = {   /* n, c, o, h, w, ph, pw */
+        {2, 8, 8, 5, 5, 1, 1}, {1, 9, 13, 6, 7, 0, 0}, {3, 16, 8, 7, 4, 2, 1}, {2, 64, 64, 20, 56, 1, 1},
+        {1, 8, 9, 3, 3, 0, 2}, {2, 8, 8, 1, 1, 1, 1}, {1, 10, 8, 9, 11, 3, 0}, {2, 12, 20, 14, 14, 1, 1}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int d = 0; d < 2; d++) {
+            const int64_t *c = cs[i], st[2] = {1, 1}, pd[2] = {c[5], c[6]}, dl[2] = {1, 1};
+            tn_dtype dt = d ? TN_F32 : TN_F64;
+            double tol = d ? 1e-4 : 1e-11;
+            tn_tensor *x = i == 2 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), dt), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), dt);
+            tn_tensor *w = leaf(tn_randn(SH(c[2], c[1], 3, 3), dt)), *b = i % 2 ? leaf(tn_randn(SH(c[2]), dt)) : NULL;
+            tn_requires_grad_(x, true);
+            tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
+            for (int k = 0; k < 2; k++) {
+                tn__conv_winograd = 1 - k;
+                y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, 1);
+                if (!gy) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), dt);
+                gx[k] = grad_of(y[k], x, gy);
+                gw[k] = grad_of(y[k], w, gy);
+            }
+            tn__conv_winograd = 1;
+            CHECK_SAME(y[0], y[1], tol);
+            CHECK_SAME(gx[0], gx[1], tol);
+            CHECK_SAME(gw[0], gw[1], tol);
+        }
+    END;
+}
+
 TEST(hand_fold) {
     BEGIN;
     tn_tensor *x = T64(D(1, 2, 3, 4, 5, 6, 7, 8, 9), 1, 1, 3, 3);
@@ -2091,6 +2124,7 @@ static void run_isolated(const char *name, void (*fn)(void)) {
 int main(void) {
     oc_init();
     RUN_T(hand_conv);
+    RUN_T(winograd_conv);
     RUN_T(hand_fold);
     RUN_T(hand_pool);
     RUN_T(hand_norm);

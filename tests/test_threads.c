@@ -1,5 +1,5 @@
 /* test_threads.c — the CPU kernels' OpenMP split gives the documented results:
- *   elementwise ops, reductions, max pooling and convolution forward: the same bits for
+ *   elementwise ops, reductions, max pooling and convolution forward and input gradient: the same bits for
  *   1, 2 and 3 threads; convolution's weight gradient (per-thread partial sums): the same
  *   bits twice at one thread count, and close across counts.
  * Built with -fopenmp (Makefile rule); without OpenMP every count is one thread and the
@@ -61,6 +61,12 @@ static tn_tensor *f_softmax(tn_tensor *const *in) { return tn_softmax(in[0], 1);
 static tn_tensor *f_pool(tn_tensor *const *in) { return tn_max_pool2d(in[0], 2, 2, 0, 1, false, NULL); }
 static tn_tensor *f_pool3(tn_tensor *const *in) { return tn_max_pool2d(in[0], 3, 2, 1, 1, false, NULL); }
 static tn_tensor *f_conv(tn_tensor *const *in) { return tn_conv2d(in[0], in[1], in[2], 1, 1, 1, 1); }
+/* the input gradient (Winograd for these shapes) */
+static tn_tensor *f_conv_gx(tn_tensor *const *in) {
+    tn_tensor *xl = tn_detach(in[0]);
+    tn_requires_grad_(xl, true);
+    return tn_backward(tn_sum(tn_square(tn_conv2d(xl, in[1], NULL, 1, 1, 1, 1)))) ? NULL : tn_grad(xl);
+}
 static tn_tensor *f_conv1x1(tn_tensor *const *in) { return tn_conv2d(in[0], tn_slice(in[1], 3, 1, 2, 1), NULL, 1, 0, 1, 1); }
 static tn_tensor *f_relu_bw(tn_tensor *const *in) {   /* the input gradient of relu then max pool */
     tn_tensor *x = tn_detach(in[0]);
@@ -100,6 +106,7 @@ TEST(pooling_and_convolution) {
     INVARIANT(f_pool, x);
     INVARIANT(f_pool3, x);
     INVARIANT(f_conv, x, w, b);
+    INVARIANT(f_conv_gx, x, w);
     INVARIANT(f_conv1x1, x, tn_randn(TN_SHAPE(16, 8, 1, 3), TN_F32));
     INVARIANT(f_relu_bw, x, tn_randn(TN_SHAPE(6, 8, 15, 15), TN_F32));
     /* the weight gradient: same bits twice at a thread count, close across counts */
