@@ -6552,147 +6552,235 @@ static double tn__gemm_tiles(tn_dtype dt, int64_t M, int64_t N) {
    the turned kernel with padding 2 - p, the input gradient. Rounding differs from
    im2col's by a few ulps. tn__conv_winograd = 0 turns it off (tests compare the paths). */
 static int tn__conv_winograd = 1;
-#define TN__WINO_DEFINE(T, SFX)                                                                                                       \
-/* U [16][P][Q] = G g G^T for each 3x3 kernel g: w[p][q] (flip = 0), or w[q][p] turned by                                             \
-   180 degrees (flip = 1: the input gradient's kernel); w [O, C, 3, 3] contiguous. */                                                 \
-static void tn__wino_weights_##SFX(const T *w, int64_t O, int64_t C, int flip, T *U,                                                  \
-                                   const tn__gemm_kern_##SFX *kn, T *Up)                                                              \
-{                                                                                                                                     \
-    const int64_t P = flip ? C : O, Q = flip ? O : C;                                                                                 \
-    int64_t p, q, r;                                                                                                                  \
-    for (p = 0; p < P; p++)                                                                                                           \
-        for (q = 0; q < Q; q++) {                                                                                                     \
-            const T *k = flip ? w + (q * C + p) * 9 : w + (p * C + q) * 9;                                                            \
-            T g[9], a[12];                                                                                                            \
-            int s;                                                                                                                    \
-            for (r = 0; r < 9; r++) g[r] = flip ? k[8 - r] : k[r];                                                                    \
-            for (s = 0; s < 3; s++) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */                                              \
-                a[s] = g[s];                                                                                                          \
-                a[3 + s] = (T)0.5 * (g[s] + g[3 + s] + g[6 + s]);                                                                     \
-                a[6 + s] = (T)0.5 * (g[s] - g[3 + s] + g[6 + s]);                                                                     \
-                a[9 + s] = g[6 + s];                                                                                                  \
-            }                                                                                                                         \
-            for (r = 0; r < 4; r++) { /* (G g) G^T, row by row */                                                                     \
-                const T *b = a + 3 * r;                                                                                               \
-                T *u = U + (4 * r * P + p) * Q + q;                                                                                   \
-                u[0] = b[0];                                                                                                          \
-                u[P * Q] = (T)0.5 * (b[0] + b[1] + b[2]);                                                                             \
-                u[2 * P * Q] = (T)0.5 * (b[0] - b[1] + b[2]);                                                                         \
-                u[3 * P * Q] = b[2];                                                                                                  \
-            }                                                                                                                         \
-        }                                                                                                                             \
-    for (r = 0; r < 16; r++) /* as the GEMM's packed A: 16 blocks of [P rounded to mr, Q] */                                          \
-        tn__gemm_packA_##SFX(P, Q, U + r * P * Q, Q, 1, kn->mr, Up + r * tn__gemm_roundup(P, kn->mr) * Q);                            \
-}                                                                                                                                     \
-                                                                                                                                      \
-/* The transforms' inner loops, over the tiles of a block (restrict: they vectorise). */                                              \
-static void tn__wino_bt_cols_##SFX(int64_t n, const T *TN__RESTRICT d0, const T *TN__RESTRICT d1,                                     \
-                                   const T *TN__RESTRICT d2, const T *TN__RESTRICT d3, T *TN__RESTRICT e0,                            \
-                                   T *TN__RESTRICT e1, T *TN__RESTRICT e2, T *TN__RESTRICT e3)                                        \
-{                                                                                                                                     \
-    int64_t j;                                                                                                                        \
-    for (j = 0; j < n; j++) {                                                                                                         \
-        const T a0 = d0[j], a1 = d1[j], a2 = d2[j], a3 = d3[j];                                                                       \
-        e0[j] = a0 - a2; e1[j] = a1 + a2; e2[j] = a2 - a1; e3[j] = a1 - a3;                                                           \
-    }                                                                                                                                 \
-}                                                                                                                                     \
-static void tn__wino_bt_rows_##SFX(int64_t nt, int64_t nr, int64_t ps, const T *TN__RESTRICT ek,                                      \
-                                   T *TN__RESTRICT v0, T *TN__RESTRICT v1, T *TN__RESTRICT v2,                                        \
-                                   T *TN__RESTRICT v3)                                                                                \
-{ /* tile i to column i % nr of panel i / nr (panels ps apart): the GEMM's packed B */                                                \
-    int64_t i0, i;                                                                                                                    \
-    for (i0 = 0; i0 < nt; i0 += nr, ek += 2 * nr, v0 += ps, v1 += ps, v2 += ps, v3 += ps) {                                           \
-        const int64_t n = TN__MIN(nr, nt - i0);                                                                                       \
-        for (i = 0; i < n; i++) {                                                                                                     \
-            const T a0 = ek[2 * i], a1 = ek[2 * i + 1], a2 = ek[2 * i + 2], a3 = ek[2 * i + 3];                                       \
-            v0[i] = a0 - a2; v1[i] = a1 + a2; v2[i] = a2 - a1; v3[i] = a1 - a3;                                                       \
-        }                                                                                                                             \
-    }                                                                                                                                 \
-}                                                                                                                                     \
-static void tn__wino_at_##SFX(int64_t nt, int64_t S, const T *TN__RESTRICT m, T bv, T *TN__RESTRICT y00,                              \
-                              T *TN__RESTRICT y01, T *TN__RESTRICT y10, T *TN__RESTRICT y11)                                          \
-{                                                                                                                                     \
-    int64_t i;                                                                                                                        \
-    for (i = 0; i < nt; i++) {                                                                                                        \
-        const T r0 = m[i] + m[4 * S + i] + m[8 * S + i], u0 = m[4 * S + i] - m[8 * S + i] - m[12 * S + i];                            \
-        const T r1 = m[S + i] + m[5 * S + i] + m[9 * S + i], u1 = m[5 * S + i] - m[9 * S + i] - m[13 * S + i];                        \
-        const T r2 = m[2 * S + i] + m[6 * S + i] + m[10 * S + i], u2 = m[6 * S + i] - m[10 * S + i] - m[14 * S + i];                  \
-        const T r3 = m[3 * S + i] + m[7 * S + i] + m[11 * S + i], u3 = m[7 * S + i] - m[11 * S + i] - m[15 * S + i];                  \
-        y00[i] = r0 + r1 + r2 + bv; y01[i] = r1 - r2 - r3 + bv;                                                                       \
-        y10[i] = u0 + u1 + u2 + bv; y11[i] = u1 - u2 - u3 + bv;                                                                       \
-    }                                                                                                                                 \
-}                                                                                                                                     \
-                                                                                                                                      \
-/* y [N, P, oh, ow] (contiguous) = the 3x3 convolution of x [N, Q, H, W] (contiguous)                                                 \
-   padded by ph, pw, + b[p] when b, with Up from tn__wino_weights. Each thread takes a share                                          \
-   of the batch's rows of 2x2 output tiles and goes through it in blocks of br rows: the                                              \
-   input tiles' transforms straight into the GEMM's packed B (V: 16 x [Q, tb] in panels of                                            \
-   nr tiles), the 16 products M[xi] = U[xi] V[xi] [P, tb] by the GEMM's macro kernel, the                                             \
-   output transform into y. A row of tiles is laid out as tw + 1 tiles (the last one                                                  \
-   unused), so that tile i of a block starts at column 2i of the block's rows of B^T d                                                \
-   (2 tw + 2 columns each): the inner loops run over the whole block. Per thread buf holds                                            \
-   16 Q tbp + 16 P tb + 8 tb + 2 elements (tb = br (tw + 1), tbp = tb rounded up to nr),                                              \
-   and zero W zeros. Every tile is computed alike in whichever block it falls: the same                                               \
-   result for any thread count. */                                                                                                    \
-static int tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int64_t W,                                                \
-                               int64_t ph, int64_t pw, const tn__gemm_kern_##SFX *kn,                                                 \
-                               const T *Up, int64_t P, const T *b, T *y, int64_t oh, int64_t ow,                                      \
-                               int64_t br, T *buf, const T *zero, int nthr)                                                           \
-{                                                                                                                                     \
-    const int64_t th = (oh + 1) / 2, tw = (ow + 1) / 2, t1 = tw + 1, wp = 2 * t1, R = N * th;                                         \
-    const int64_t tb = br * t1, tbp = tn__gemm_roundup(tb, kn->nr), nr = kn->nr;                                                      \
-    const int64_t per = 16 * Q * tbp + 16 * P * tb + 8 * tb + 2, ups = tn__gemm_roundup(P, kn->mr) * Q;                               \
-    const int64_t j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));                                                        \
-    TN__OMP_PARALLEL_FOR(nthr)                                                                                                        \
-    for (int t = 0; t < nthr; t++) {                                                                                                  \
-        T *V = buf + t * per, *M = V + 16 * Q * tbp, *E = M + 16 * P * tb, *O4 = E + 4 * tb + 2;                                      \
-        const int64_t r1 = R * (t + 1) / nthr, S = P * tb;                                                                            \
-        int64_t r0, lr, q, p, j, tx, xi;                                                                                              \
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {                                                                                  \
-            const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * t1;                                                                \
-            for (q = 0; q < Q; q++) { /* V[.][q] = B^T d B of the block's tiles of channel q */                                       \
-                int k;                                                                                                                \
-                for (lr = 0; lr < nrow; lr++) { /* B^T d: along the columns, row by row of tiles */                                   \
-                    const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;                                                            \
-                    const T *d[4];                                                                                                    \
-                    T *e0 = E + lr * wp, *e1 = e0 + 2 * tb, *e2 = e1 + 2 * tb, *e3 = e2 + 2 * tb;                                     \
-                    for (k = 0; k < 4; k++) {                                                                                         \
-                        const int64_t iy = 2 * ty - ph + k;                                                                           \
-                        d[k] = (iy >= 0 && iy < H ? x + ((n * Q + q) * H + iy) * W : zero) - pw;                                      \
-                    }                                                                                                                 \
-                    for (j = 0; j < j0; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                    \
-                    tn__wino_bt_cols_##SFX(j1 - j0, d[0] + j0, d[1] + j0, d[2] + j0, d[3] + j0, e0 + j0, e1 + j0, e2 + j0, e3 + j0);  \
-                    for (j = j1; j < wp; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                   \
-                }                                                                                                                     \
-                for (k = 0; k < 4; k++) { /* (B^T d) B: along the rows, tile i at column 2i */                                        \
-                    T *v0 = V + 4 * k * Q * tbp + q * nr;                                                                             \
-                    tn__wino_bt_rows_##SFX(nt, nr, Q * nr, E + k * 2 * tb, v0, v0 + Q * tbp, v0 + 2 * Q * tbp, v0 + 3 * Q * tbp);     \
-                }                                                                                                                     \
-            }                                                                                                                         \
-            for (xi = 0; xi < 16; xi++)                                                                                               \
-                tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, V + xi * Q * tbp, NULL, 0, (T)0, M + xi * P * tb, tb, 1);     \
-            for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */                                               \
-                T *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;                                                  \
-                tn__wino_at_##SFX(nt, S, M + p * tb, b ? b[p] : (T)0, y00, y01, y10, y11);                                            \
-                for (lr = 0; lr < nrow; lr++) {                                                                                       \
-                    const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th, o = lr * t1;                                               \
-                    T *yr = y + ((n * P + p) * oh + 2 * ty) * ow;                                                                     \
-                    for (tx = 0; tx < ow / 2; tx++) { yr[2 * tx] = y00[o + tx]; yr[2 * tx + 1] = y01[o + tx]; }                       \
-                    if (ow & 1) yr[ow - 1] = y00[o + ow / 2];                                                                         \
-                    if (2 * ty + 1 == oh) continue;                                                                                   \
-                    yr += ow;                                                                                                         \
-                    for (tx = 0; tx < ow / 2; tx++) { yr[2 * tx] = y10[o + tx]; yr[2 * tx + 1] = y11[o + tx]; }                       \
-                    if (ow & 1) yr[ow - 1] = y10[o + ow / 2];                                                                         \
-                }                                                                                                                     \
-            }                                                                                                                         \
-        }                                                                                                                             \
-    }                                                                                                                                 \
-    return 0;                                                                                                                         \
+#define TN__WINO_DEFINE(T, SFX)                                                                                                    \
+/* U [16][P][Q] = G g G^T for each 3x3 kernel g: w[p][q] (flip = 0), or w[q][p] turned by                                          \
+   180 degrees (flip = 1: the input gradient's kernel); w [O, C, 3, 3] contiguous. */                                              \
+static void tn__wino_weights_##SFX(const T *w, int64_t O, int64_t C, int flip, T *U,                                               \
+                                   const tn__gemm_kern_##SFX *kn, T *Up)                                                           \
+{                                                                                                                                  \
+    const int64_t P = flip ? C : O, Q = flip ? O : C;                                                                              \
+    int64_t p, q, r;                                                                                                               \
+    for (p = 0; p < P; p++)                                                                                                        \
+        for (q = 0; q < Q; q++) {                                                                                                  \
+            const T *k = flip ? w + (q * C + p) * 9 : w + (p * C + q) * 9;                                                         \
+            T g[9], a[12];                                                                                                         \
+            int s;                                                                                                                 \
+            for (r = 0; r < 9; r++) g[r] = flip ? k[8 - r] : k[r];                                                                 \
+            for (s = 0; s < 3; s++) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */                                           \
+                a[s] = g[s];                                                                                                       \
+                a[3 + s] = (T)0.5 * (g[s] + g[3 + s] + g[6 + s]);                                                                  \
+                a[6 + s] = (T)0.5 * (g[s] - g[3 + s] + g[6 + s]);                                                                  \
+                a[9 + s] = g[6 + s];                                                                                               \
+            }                                                                                                                      \
+            for (r = 0; r < 4; r++) { /* (G g) G^T, row by row */                                                                  \
+                const T *b = a + 3 * r;                                                                                            \
+                T *u = U + (4 * r * P + p) * Q + q;                                                                                \
+                u[0] = b[0];                                                                                                       \
+                u[P * Q] = (T)0.5 * (b[0] + b[1] + b[2]);                                                                          \
+                u[2 * P * Q] = (T)0.5 * (b[0] - b[1] + b[2]);                                                                      \
+                u[3 * P * Q] = b[2];                                                                                               \
+            }                                                                                                                      \
+        }                                                                                                                          \
+    for (r = 0; r < 16; r++) /* as the GEMM's packed A: 16 blocks of [P rounded to mr, Q] */                                       \
+        tn__gemm_packA_##SFX(P, Q, U + r * P * Q, Q, 1, kn->mr, Up + r * tn__gemm_roundup(P, kn->mr) * Q);                         \
+}                                                                                                                                  \
+                                                                                                                                   \
+/* The transforms' inner loops, over the tiles of a block (restrict: they vectorise). */                                           \
+static void tn__wino_bt_cols_##SFX(int64_t n, const T *TN__RESTRICT d0, const T *TN__RESTRICT d1,                                  \
+                                   const T *TN__RESTRICT d2, const T *TN__RESTRICT d3, T *TN__RESTRICT e0,                         \
+                                   T *TN__RESTRICT e1, T *TN__RESTRICT e2, T *TN__RESTRICT e3)                                     \
+{                                                                                                                                  \
+    int64_t j;                                                                                                                     \
+    for (j = 0; j < n; j++) {                                                                                                      \
+        const T a0 = d0[j], a1 = d1[j], a2 = d2[j], a3 = d3[j];                                                                    \
+        e0[j] = a0 - a2; e1[j] = a1 + a2; e2[j] = a2 - a1; e3[j] = a1 - a3;                                                        \
+    }                                                                                                                              \
+}                                                                                                                                  \
+static void tn__wino_bt_rows_##SFX(int64_t nt, int64_t nr, int64_t ps, const T *TN__RESTRICT ek,                                   \
+                                   T *TN__RESTRICT v0, T *TN__RESTRICT v1, T *TN__RESTRICT v2,                                     \
+                                   T *TN__RESTRICT v3)                                                                             \
+{ /* tile i to column i % nr of panel i / nr (panels ps apart): the GEMM's packed B */                                             \
+    int64_t i0, i;                                                                                                                 \
+    for (i0 = 0; i0 < nt; i0 += nr, ek += 2 * nr, v0 += ps, v1 += ps, v2 += ps, v3 += ps) {                                        \
+        const int64_t n = TN__MIN(nr, nt - i0);                                                                                    \
+        for (i = 0; i < n; i++) {                                                                                                  \
+            const T a0 = ek[2 * i], a1 = ek[2 * i + 1], a2 = ek[2 * i + 2], a3 = ek[2 * i + 3];                                    \
+            v0[i] = a0 - a2; v1[i] = a1 + a2; v2[i] = a2 - a1; v3[i] = a1 - a3;                                                    \
+        }                                                                                                                          \
+    }                                                                                                                              \
+}                                                                                                                                  \
+static void tn__wino_at_##SFX(int64_t nt, int64_t S, const T *TN__RESTRICT m, T bv, T *TN__RESTRICT y00,                           \
+                              T *TN__RESTRICT y01, T *TN__RESTRICT y10, T *TN__RESTRICT y11)                                       \
+{                                                                                                                                  \
+    int64_t i;                                                                                                                     \
+    for (i = 0; i < nt; i++) {                                                                                                     \
+        const T r0 = m[i] + m[4 * S + i] + m[8 * S + i], u0 = m[4 * S + i] - m[8 * S + i] - m[12 * S + i];                         \
+        const T r1 = m[S + i] + m[5 * S + i] + m[9 * S + i], u1 = m[5 * S + i] - m[9 * S + i] - m[13 * S + i];                     \
+        const T r2 = m[2 * S + i] + m[6 * S + i] + m[10 * S + i], u2 = m[6 * S + i] - m[10 * S + i] - m[14 * S + i];               \
+        const T r3 = m[3 * S + i] + m[7 * S + i] + m[11 * S + i], u3 = m[7 * S + i] - m[11 * S + i] - m[15 * S + i];               \
+        y00[i] = r0 + r1 + r2 + bv; y01[i] = r1 - r2 - r3 + bv;                                                                    \
+        y10[i] = u0 + u1 + u2 + bv; y11[i] = u1 - u2 - u3 + bv;                                                                    \
+    }                                                                                                                              \
+}                                                                                                                                  \
+                                                                                                                                   \
+/* V = B^T d B of the input tiles of tile rows [r0, r0 + nrow) of x [N, Q, H, W] (contiguous,                                      \
+   padded by ph, pw; th rows of t1 tiles per image, the last tile of a row unused): element                                        \
+   (xi, q, tile i) at V + xi * vx + q * vq + (i / pn) * ps + i % pn (the GEMM's packed panels,                                     \
+   or rows). A row of tiles is laid out as t1 = tw + 1 tiles so that tile i of the block                                           \
+   starts at column 2i of the block's rows of B^T d in E (2 t1 columns each): the inner loops                                      \
+   run over the whole block. */                                                                                                    \
+static void tn__wino_input_##SFX(const T *x, int64_t Q, int64_t H, int64_t W, int64_t ph, int64_t pw,                              \
+                                 int64_t th, int64_t t1, int64_t r0, int64_t nrow, const T *zero,                                  \
+                                 T *E, int64_t es, T *V, int64_t vx, int64_t vq, int64_t pn, int64_t ps)                           \
+{                                                                                                                                  \
+    const int64_t wp = 2 * t1, nt = nrow * t1;                                                                                     \
+    const int64_t j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));                                                     \
+    int64_t q, lr, j;                                                                                                              \
+    for (q = 0; q < Q; q++) {                                                                                                      \
+        int k;                                                                                                                     \
+        for (lr = 0; lr < nrow; lr++) { /* B^T d: along the columns, row by row of tiles */                                        \
+            const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;                                                                 \
+            const T *d[4];                                                                                                         \
+            T *e0 = E + lr * wp, *e1 = e0 + es, *e2 = e1 + es, *e3 = e2 + es;                                                      \
+            for (k = 0; k < 4; k++) {                                                                                              \
+                const int64_t iy = 2 * ty - ph + k;                                                                                \
+                d[k] = (iy >= 0 && iy < H ? x + ((n * Q + q) * H + iy) * W : zero) - pw;                                           \
+            }                                                                                                                      \
+            for (j = 0; j < j0; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                         \
+            tn__wino_bt_cols_##SFX(j1 - j0, d[0] + j0, d[1] + j0, d[2] + j0, d[3] + j0, e0 + j0, e1 + j0, e2 + j0, e3 + j0);       \
+            for (j = j1; j < wp; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                        \
+        }                                                                                                                          \
+        for (k = 0; k < 4; k++) { /* (B^T d) B: along the rows, tile i at column 2i */                                             \
+            T *v0 = V + 4 * k * vx + q * vq;                                                                                       \
+            tn__wino_bt_rows_##SFX(nt, pn, ps, E + k * es, v0, v0 + vx, v0 + 2 * vx, v0 + 3 * vx);                                 \
+        }                                                                                                                          \
+    }                                                                                                                              \
+}                                                                                                                                  \
+                                                                                                                                   \
+/* y [N, P, oh, ow] (contiguous) = the 3x3 convolution of x [N, Q, H, W] (contiguous)                                              \
+   padded by ph, pw, + b[p] when b, with Up from tn__wino_weights. Each thread takes a share                                       \
+   of the batch's rows of 2x2 output tiles and goes through it in blocks of br rows: the                                           \
+   input transform straight into the GEMM's packed B (V: 16 x [Q, tb] in panels of nr                                              \
+   tiles), the 16 products M[xi] = U[xi] V[xi] [P, tb] by the GEMM's macro kernel, the                                             \
+   output transform into y. Per thread buf holds 16 Q tbp + 16 P tb + 8 tb + 2 elements                                            \
+   (tb = br t1, tbp = tb rounded up to nr), and zero W zeros. Every tile is computed alike                                         \
+   in whichever block it falls: the same result for any thread count. */                                                           \
+static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int64_t W,                                            \
+                                int64_t ph, int64_t pw, const tn__gemm_kern_##SFX *kn,                                             \
+                                const T *Up, int64_t P, const T *b, T *y, int64_t oh, int64_t ow,                                  \
+                                int64_t br, T *buf, const T *zero, int nthr)                                                       \
+{                                                                                                                                  \
+    const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th;                                                            \
+    const int64_t tb = br * t1, tbp = tn__gemm_roundup(tb, kn->nr), nr = kn->nr;                                                   \
+    const int64_t per = 16 * Q * tbp + 16 * P * tb + 8 * tb + 2, ups = tn__gemm_roundup(P, kn->mr) * Q;                            \
+    TN__OMP_PARALLEL_FOR(nthr)                                                                                                     \
+    for (int t = 0; t < nthr; t++) {                                                                                               \
+        T *V = buf + t * per, *M = V + 16 * Q * tbp, *E = M + 16 * P * tb, *O4 = E; /* E is done by then */                        \
+        const int64_t r1 = R * (t + 1) / nthr, S = P * tb;                                                                         \
+        int64_t r0, lr, p, tx, xi;                                                                                                 \
+        for (r0 = R * t / nthr; r0 < r1; r0 += br) {                                                                               \
+            const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * t1;                                                             \
+            tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1, r0, nrow, zero, E, 2 * tb, V, Q * tbp, nr, nr, Q * nr);               \
+            for (xi = 0; xi < 16; xi++)                                                                                            \
+                tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, V + xi * Q * tbp, NULL, 0, (T)0, M + xi * P * tb, tb, 1);  \
+            for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */                                            \
+                T *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;                                               \
+                tn__wino_at_##SFX(nt, S, M + p * tb, b ? b[p] : (T)0, y00, y01, y10, y11);                                         \
+                for (lr = 0; lr < nrow; lr++) {                                                                                    \
+                    const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th, o = lr * t1;                                            \
+                    T *yr = y + ((n * P + p) * oh + 2 * ty) * ow;                                                                  \
+                    for (tx = 0; tx < ow / 2; tx++) { yr[2 * tx] = y00[o + tx]; yr[2 * tx + 1] = y01[o + tx]; }                    \
+                    if (ow & 1) yr[ow - 1] = y00[o + ow / 2];                                                                      \
+                    if (2 * ty + 1 == oh) continue;                                                                                \
+                    yr += ow;                                                                                                      \
+                    for (tx = 0; tx < ow / 2; tx++) { yr[2 * tx] = y10[o + tx]; yr[2 * tx + 1] = y11[o + tx]; }                    \
+                    if (ow & 1) yr[ow - 1] = y10[o + ow / 2];                                                                      \
+                }                                                                                                                  \
+            }                                                                                                                      \
+        }                                                                                                                          \
+    }                                                                                                                              \
+}                                                                                                                                  \
+                                                                                                                                   \
+/* The weight gradient gw [P, Q, 3, 3] (contiguous) of y = conv3x3(x, w) padded by ph, pw,                                         \
+   from gy [N, P, oh, ow] and x [N, Q, H, W] (both contiguous): with the forward's tiles,                                          \
+   gw = G^T [sum over tiles of (A gy A^T) . (B^T d B)] G (the forward's bilinear form turned                                       \
+   around), so per block the 16 products Z[xi] += Y[xi] V[xi]^T [P, Q] over the block's                                            \
+   tiles (Y: 16 x [P, tb], V: 16 x [Q, tb], rows). Each thread sums its own Z (buf: per                                            \
+   thread 16 Q tb + 16 P tb + 8 tb + 2 + 16 P Q elements); the threads' sums are added in                                          \
+   thread order: the same bits for a given thread count. */                                                                        \
+static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, int64_t H, int64_t W,                               \
+                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, T *gw,                                  \
+                                int64_t br, T *buf, const T *zero, int nthr)                                                       \
+{                                                                                                                                  \
+    const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, wp = 2 * t1, R = N * th, tb = br * t1;                                 \
+    const int64_t per = 16 * Q * tb + 16 * P * tb + 8 * tb + 2 + 16 * P * Q, j1 = TN__MIN(ow, wp);                                 \
+    int64_t p, q;                                                                                                                  \
+    int failed = 0, t;                                                                                                             \
+    TN__OMP_PARALLEL_FOR(nthr)                                                                                                     \
+    for (t = 0; t < nthr; t++) {                                                                                                   \
+        T *V = buf + t * per, *Y = V + 16 * Q * tb, *E = Y + 16 * P * tb, *Z = E + 8 * tb + 2;                                     \
+        const int64_t r1 = R * (t + 1) / nthr;                                                                                     \
+        int64_t r0, lr, pp, j, xi;                                                                                                 \
+        for (r0 = R * t / nthr; r0 < r1; r0 += br) {                                                                               \
+            const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * t1;                                                             \
+            tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1, r0, nrow, zero, E, 2 * tb, V, Q * tb, tb, tb, 0);                     \
+            for (pp = 0; pp < P; pp++) { /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */                                  \
+                int k;                                                                                                             \
+                for (lr = 0; lr < nrow; lr++) { /* A gy: along the columns, zeros past the edges */                                \
+                    const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;                                                         \
+                    const T *a = gy + ((n * P + pp) * oh + 2 * ty) * ow, *c = 2 * ty + 1 < oh ? a + ow : zero;                     \
+                    T *f0 = E + lr * wp, *f1 = f0 + 2 * tb, *f2 = f1 + 2 * tb, *f3 = f2 + 2 * tb;                                  \
+                    for (j = 0; j < j1; j++) { f0[j] = a[j]; f1[j] = a[j] + c[j]; f2[j] = a[j] - c[j]; f3[j] = -c[j]; }            \
+                    for (j = j1; j < wp; j++) f0[j] = f1[j] = f2[j] = f3[j] = (T)0;                                                \
+                }                                                                                                                  \
+                for (k = 0; k < 4; k++) { /* (A gy) A^T: along the rows, tile i at column 2i */                                    \
+                    const T *fk = E + k * 2 * tb;                                                                                  \
+                    T *y0 = Y + (4 * k * P + pp) * tb, *y1 = y0 + P * tb, *y2 = y1 + P * tb, *y3 = y2 + P * tb;                    \
+                    int64_t i;                                                                                                     \
+                    for (i = 0; i < nt; i++) {                                                                                     \
+                        const T u = fk[2 * i], v = fk[2 * i + 1];                                                                  \
+                        y0[i] = u; y1[i] = u + v; y2[i] = u - v; y3[i] = -v;                                                       \
+                    }                                                                                                              \
+                }                                                                                                                  \
+            }                                                                                                                      \
+            for (xi = 0; xi < 16; xi++)                                                                                            \
+                if (tn__gemm_##SFX(P, Q, nt, (T)1, Y + xi * P * tb, tb, 1, V + xi * Q * tb, 1, tb, (T)1, Z + xi * P * Q, Q, 1))    \
+                    TN__STORE_RELAXED(&failed, 1);                                                                                 \
+        }                                                                                                                          \
+    }                                                                                                                              \
+    for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */                                                          \
+        const T *zt = buf + t * per + 16 * Q * tb + 16 * P * tb + 8 * tb + 2;                                                      \
+        T *z0 = buf + 16 * Q * tb + 16 * P * tb + 8 * tb + 2;                                                                      \
+        for (p = 0; p < 16 * P * Q; p++) z0[p] += zt[p];                                                                           \
+    }                                                                                                                              \
+    for (p = 0; p < P; p++) /* G^T z G: 4x4 -> 3x3 */                                                                              \
+        for (q = 0; q < Q; q++) {                                                                                                  \
+            const T *z = buf + 16 * Q * tb + 16 * P * tb + 8 * tb + 2 + p * Q + q;                                                 \
+            T s[12], *o = gw + (p * Q + q) * 9;                                                                                    \
+            int c;                                                                                                                 \
+            for (c = 0; c < 4; c++) { /* G^T z: along the columns */                                                               \
+                const T z0 = z[c * P * Q], z1 = z[(4 + c) * P * Q], z2 = z[(8 + c) * P * Q], z3 = z[(12 + c) * P * Q];             \
+                s[c] = z0 + (T)0.5 * (z1 + z2); s[4 + c] = (T)0.5 * (z1 - z2); s[8 + c] = (T)0.5 * (z1 + z2) + z3;                 \
+            }                                                                                                                      \
+            for (c = 0; c < 3; c++) { /* (G^T z) G: along the rows */                                                              \
+                const T *r = s + 4 * c;                                                                                            \
+                o[3 * c] = r[0] + (T)0.5 * (r[1] + r[2]);                                                                          \
+                o[3 * c + 1] = (T)0.5 * (r[1] - r[2]);                                                                             \
+                o[3 * c + 2] = (T)0.5 * (r[1] + r[2]) + r[3];                                                                      \
+            }                                                                                                                      \
+        }                                                                                                                          \
+    return failed ? -1 : 0;                                                                                                        \
 }
 
 TN__WINO_DEFINE(float, f32)
 TN__WINO_DEFINE(double, f64)
 #undef TN__WINO_DEFINE
+/* Tile rows per block (of R): a block's transforms (16 (P + Q) values per tile, t1 tiles a
+   row) within TN_CONV_BLOCK_BYTES. */
+static int64_t tn__wino_block_rows(int64_t R, int64_t PQ, int64_t t1, size_t es) {
+    int64_t br = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / ((size_t)(16 * PQ * t1) * es));
+    return br < 1 ? 1 : br > R ? R : br;
+}
 static bool tn__conv_wino_ok(const tn_tensor *x, const tn_tensor *w, const int64_t *g, int64_t G, bool input_grad) {
     return tn__conv_winograd && G == 1 && g[0] == 3 && g[1] == 3 && g[2] == 1 && g[3] == 1 && g[6] == 1 && g[7] == 1 &&
            (x->dtype == TN_F32 || x->dtype == TN_F64) && w->shape[0] >= 8 && w->shape[1] >= 8 && (!input_grad || (g[4] <= 2 && g[5] <= 2));
@@ -6708,10 +6796,8 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     tn__gemm_kern_f64 k64 = tn__gemm_kern_select_f64();
     const int64_t mr = f32 ? k32.mr : k64.mr, nr = f32 ? k32.nr : k64.nr;
     if (tn_numel(y) == 0) return 0;
-    /* blocks of tile rows: V and M of a block within TN_CONV_BLOCK_BYTES */
-    int64_t br = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / ((size_t)(16 * (P + Q) * t1) * es));
-    br = br < 1 ? 1 : br > N * th ? N * th : br;
-    const int64_t tb = br * t1, per = 16 * Q * tn__gemm_roundup(tb, nr) + 16 * P * tb + 8 * tb + 2;
+    const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es), tb = br * t1;
+    const int64_t per = 16 * Q * tn__gemm_roundup(tb, nr) + 16 * P * tb + 8 * tb + 2;
     const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(16 * P * Q + 16 * tn__gemm_roundup(P, mr) * Q));
@@ -6722,16 +6808,40 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
         memset(bp, 0, (size_t)(nthr * per + W) * es);   /* also the packed B's columns past the last tile */
         if (f32) {
             tn__wino_weights_f32((const float *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (float *)up, &k32, (float *)up + 16 * P * Q);
-            failed = tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, (const float *)up + 16 * P * Q, P,
-                                       b ? (const float *)tn_data_ptr(b) : NULL, (float *)tn_data_ptr(y), oh, ow, br, (float *)bp, (const float *)zero, nthr);
+            tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, (const float *)up + 16 * P * Q, P,
+                              b ? (const float *)tn_data_ptr(b) : NULL, (float *)tn_data_ptr(y), oh, ow, br, (float *)bp, (const float *)zero, nthr);
         } else {
             tn__wino_weights_f64((const double *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (double *)up, &k64, (double *)up + 16 * P * Q);
-            failed = tn__wino_conv_f64((const double *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k64, (const double *)up + 16 * P * Q, P,
-                                       b ? (const double *)tn_data_ptr(b) : NULL, (double *)tn_data_ptr(y), oh, ow, br, (double *)bp, (const double *)zero, nthr);
+            tn__wino_conv_f64((const double *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k64, (const double *)up + 16 * P * Q, P,
+                              b ? (const double *)tn_data_ptr(b) : NULL, (double *)tn_data_ptr(y), oh, ow, br, (double *)bp, (const double *)zero, nthr);
         }
     }
     tn_release(xc); tn_release(U); tn_release(buf);
     return failed ? TN__FAIL_INT(flip ? "conv2d backward: out of memory" : "conv2d: out of memory") : 0;
+}
+/* gw [O, C, 3, 3] (new, contiguous) = the weight gradient of y = conv(x, w) from gy, by Winograd. */
+static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, const int64_t *g) {
+    const int64_t N = x->shape[0], Q = x->shape[1], H = x->shape[2], W = x->shape[3], P = gy->shape[1], oh = gy->shape[2], ow = gy->shape[3];
+    const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
+    const size_t es = tn_dtype_size(x->dtype);
+    const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es), tb = br * t1, per = 16 * (Q + P) * tb + 8 * tb + 2 + 16 * P * Q;
+    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    if (tn_numel(gy) == 0 || tn_numel(x) == 0) return tn__backend(TN_CPU)->fill(gw, 0);
+    tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
+    tn_tensor *gyc = tn_is_contiguous(gy) ? tn_retain(gy) : tn__copy_as(gy, gy->dtype, TN_CPU);
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W + ow));
+    int failed = !xc || !gyc || !buf;
+    if (!failed) {
+        char *bp = (char *)tn_data_ptr(buf), *zero = bp + (size_t)(nthr * per) * es;
+        memset(bp, 0, (size_t)(nthr * per + W + ow) * es);
+        failed = x->dtype == TN_F32
+                     ? tn__wino_wgrad_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(gyc), N, Q, H, W, g[4], g[5], P, oh, ow,
+                                          (float *)tn_data_ptr(gw), br, (float *)bp, (const float *)zero, nthr)
+                     : tn__wino_wgrad_f64((const double *)tn_data_ptr(xc), (const double *)tn_data_ptr(gyc), N, Q, H, W, g[4], g[5], P, oh, ow,
+                                          (double *)tn_data_ptr(gw), br, (double *)bp, (const double *)zero, nthr);
+    }
+    tn_release(xc); tn_release(gyc); tn_release(buf);
+    return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
 }
 /* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
 static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
@@ -6809,11 +6919,15 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
    weight gradient is computed as gw or as gw^T, whichever the GEMM's tiles fit better.
    gy, w contiguous. */
 static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn_tensor *x, tn_tensor *w, const int64_t *g, int64_t G) {
-    if (gx && tn__conv_wino_ok(x, w, g, G, true)) {   /* the input gradient by Winograd, then gw alone */
+    if (gx && tn__conv_wino_ok(x, w, g, G, true)) {   /* the gradients by Winograd where it applies */
         if (tn__conv_wino_cpu(gx, gy, w, NULL, g, 1)) return -1;
-        if (!gw) return 0;
         gx = NULL;
     }
+    if (gw && tn__conv_wino_ok(x, w, g, G, false)) {
+        if (tn__conv_wino_wgrad_cpu(gw, x, gy, g)) return -1;
+        gw = NULL;
+    }
+    if (!gx && !gw) return 0;
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
     const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
     const bool direct = tn__conv_direct(x, g);
