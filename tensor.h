@@ -5512,6 +5512,7 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
  * (24 for MR = 12: enough to cover FMA latency x throughput).
  * ------------------------------------------------------------------------- */
 #define TN__GEMM_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define TN__GEMM_ROWS8(X) TN__GEMM_ROWS6(X) X(6) X(7)
 #define TN__GEMM_ROWS12(X) TN__GEMM_ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
 
 #define TN__GEMM_ROW_ZERO(r) TN__GEMM_VT c##r##a = TN__GEMM_ZERO(), c##r##b = c##r##a;
@@ -5572,6 +5573,8 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
 #define TN__GEMM_MUL _mm512_mul_ps
 #define TN__GEMM_FMA _mm512_fmadd_ps
 TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512_f32, "avx512f", 12, TN__GEMM_ROWS12)
+/* 8 x 32 for M a multiple of 8 but not of 12 (64 channels: 8 panels, not 6 with 8 wasted rows) */
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512x8_f32, "avx512f", 8, TN__GEMM_ROWS8)
 #undef TN__GEMM_VT
 #undef TN__GEMM_ET
 #undef TN__GEMM_V
@@ -5648,6 +5651,7 @@ TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f64, "avx2,fma", 6, TN__GEMM_ROWS6)
 #undef TN__GEMM_ROW_FMA
 #undef TN__GEMM_ROW_STORE
 #undef TN__GEMM_ROWS6
+#undef TN__GEMM_ROWS8
 #undef TN__GEMM_ROWS12
 #endif /* TN__GEMM_X86 */
 
@@ -5701,6 +5705,22 @@ static tn__gemm_kern_f64 tn__gemm_kern_select_f64(void)
 
 /* round x up to a multiple of m */
 static int64_t tn__gemm_roundup(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* The kernel for a product of M rows: the 8-row AVX-512 f32 kernel where its panels waste
+   fewer rows than the 12-row one's (M = 64: 64 rows computed instead of 72). */
+static tn__gemm_kern_f32 tn__gemm_kern_for_f32(int64_t M)
+{
+    tn__gemm_kern_f32 k = tn__gemm_kern_select_f32();
+#if TN__GEMM_X86
+    if (k.mr == 12 && k.ukr == tn__gemm_ukr_avx512_f32 && tn__gemm_roundup(M, 8) < tn__gemm_roundup(M, 12)) {
+        k.mr = 8;
+        k.ukr = tn__gemm_ukr_avx512x8_f32;
+    }
+#endif
+    return k;
+}
+static tn__gemm_kern_f64 tn__gemm_kern_for_f64(int64_t M) { (void)M; return tn__gemm_kern_select_f64(); }
+
 
 /* ---------------------------------------------------------------------------
  * Packing buffer.  Allocating it per call makes glibc map/unmap and page-fault
@@ -5964,6 +5984,7 @@ static int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,             
         rsb = ca; csb = ra;   /* B' = A^T: B'[k,m] = A[m,k] */                            \
         t = rsc; rsc = csc; csc = t;                                                      \
     }                                                                                     \
+    kn = tn__gemm_kern_for_##SFX(M); /* by the final M (after the swap) */                \
     naive_max = tn__gemm_tune.naive_max >= 0 ? tn__gemm_tune.naive_max : 4096;            \
     if ((double)M * (double)N * (double)K <= (double)naive_max) {                         \
         tn__gemm_naive_##SFX(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);\
@@ -6540,8 +6561,8 @@ static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int
 /* Rows of a product rounded up to the GEMM kernel's tile: its work including edge waste. */
 static double tn__gemm_tiles(tn_dtype dt, int64_t M, int64_t N) {
     int mr = 8, nr = 8;
-    if (dt == TN_F32) { tn__gemm_kern_f32 k = tn__gemm_kern_select_f32(); mr = k.mr; nr = k.nr; }
-    else { tn__gemm_kern_f64 k = tn__gemm_kern_select_f64(); mr = k.mr; nr = k.nr; }
+    if (dt == TN_F32) { tn__gemm_kern_f32 k = tn__gemm_kern_for_f32(M); mr = k.mr; nr = k.nr; }
+    else { tn__gemm_kern_f64 k = tn__gemm_kern_for_f64(M); mr = k.mr; nr = k.nr; }
     return (double)((M + mr - 1) / mr * mr) * (double)((N + nr - 1) / nr * nr);
 }
 /* Winograd F(2x2, 3x3) (Lavin and Gray, 2016) for 3x3, stride-1, undilated, ungrouped
@@ -6792,8 +6813,8 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     const int64_t ph = flip ? 2 - g[4] : g[4], pw = flip ? 2 - g[5] : g[5], th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
     const bool f32 = x->dtype == TN_F32;
     const size_t es = tn_dtype_size(x->dtype);
-    tn__gemm_kern_f32 k32 = tn__gemm_kern_select_f32();
-    tn__gemm_kern_f64 k64 = tn__gemm_kern_select_f64();
+    tn__gemm_kern_f32 k32 = tn__gemm_kern_for_f32(P);   /* the macro kernel's panels: P rows, tiles as columns */
+    tn__gemm_kern_f64 k64 = tn__gemm_kern_for_f64(P);
     const int64_t mr = f32 ? k32.mr : k64.mr, nr = f32 ? k32.nr : k64.nr;
     if (tn_numel(y) == 0) return 0;
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es), tb = br * t1;
