@@ -279,7 +279,10 @@ TN_HD static inline double tn_philox_draw(int op, bool f32, uint64_t seed, uint6
     uint32_t r[4];
     tn_philox4x32(seed, 0, counter, r);
     uint64_t hi = ((uint64_t)r[0] << 32) | r[1], lo = ((uint64_t)r[2] << 32) | r[3];
-    double u53 = (double)(hi >> 11) * 0x1.0p-53, v;
+    /* (double)(hi >> 11) exactly, from int32 pieces: loops over draws vectorise (no
+       packed uint64 -> double before AVX-512) */
+    double u53 = ((double)(int32_t)(r[0] >> 16) * 0x1.0p37 + (double)(int32_t)(r[0] & 0xFFFFu) * 0x1.0p21 + (double)(int32_t)(r[1] >> 11))
+                 * 0x1.0p-53, v;
     *iv = 0;
     if (op == 0) {          /* UNIFORM */
         v = f32 ? a + (b - a) * (double)((float)(r[0] >> 8) * 0x1.0p-24f) : a + (b - a) * u53;
@@ -2478,6 +2481,26 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
     char *base = (char *)tn_data_ptr(out);
     const tn_dtype dt = out->dtype;
     const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
+       per-element switches fold and the Philox rounds vectorise (the same numbers) */
+    if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
+        if (dt == TN_F32) {
+            float *o = (float *)base;
+            TN__OMP_PARALLEL_FOR(nthr)
+            for (int64_t i = 0; i < n; i++) {
+                int64_t iv;
+                o[i] = (float)tn_philox_draw(UNIFORM, true, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
+            }
+        } else {
+            double *o = (double *)base;
+            TN__OMP_PARALLEL_FOR(nthr)
+            for (int64_t i = 0; i < n; i++) {
+                int64_t iv;
+                o[i] = tn_philox_draw(UNIFORM, false, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
+            }
+        }
+        return 0;
+    }
     TN__OMP_PARALLEL_FOR(nthr)
     for (int64_t i = 0; i < n; i++) {
         int64_t iv;
