@@ -279,7 +279,10 @@ TN_HD static inline double tn_philox_draw(int op, bool f32, uint64_t seed, uint6
     uint32_t r[4];
     tn_philox4x32(seed, 0, counter, r);
     uint64_t hi = ((uint64_t)r[0] << 32) | r[1], lo = ((uint64_t)r[2] << 32) | r[3];
-    double u53 = (double)(hi >> 11) * 0x1.0p-53, v;
+    /* (double)(hi >> 11) exactly, from int32 pieces: loops over draws vectorise (no
+       packed uint64 -> double before AVX-512) */
+    double u53 = ((double)(int32_t)(r[0] >> 16) * 0x1.0p37 + (double)(int32_t)(r[0] & 0xFFFFu) * 0x1.0p21 + (double)(int32_t)(r[1] >> 11))
+                 * 0x1.0p-53, v;
     *iv = 0;
     if (op == 0) {          /* UNIFORM */
         v = f32 ? a + (b - a) * (double)((float)(r[0] >> 8) * 0x1.0p-24f) : a + (b - a) * u53;
@@ -2486,6 +2489,26 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
     char *base = (char *)tn_data_ptr(out);
     const tn_dtype dt = out->dtype;
     const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
+       per-element switches fold and the Philox rounds vectorise (the same numbers) */
+    if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
+        if (dt == TN_F32) {
+            float *o = (float *)base;
+            TN__OMP_PARALLEL_FOR(nthr)
+            for (int64_t i = 0; i < n; i++) {
+                int64_t iv;
+                o[i] = (float)tn_philox_draw(UNIFORM, true, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
+            }
+        } else {
+            double *o = (double *)base;
+            TN__OMP_PARALLEL_FOR(nthr)
+            for (int64_t i = 0; i < n; i++) {
+                int64_t iv;
+                o[i] = tn_philox_draw(UNIFORM, false, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
+            }
+        }
+        return 0;
+    }
     TN__OMP_PARALLEL_FOR(nthr)
     for (int64_t i = 0; i < n; i++) {
         int64_t iv;
@@ -12092,13 +12115,40 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
 
 /* ---- the CPU step ---- */
 /* One parameter's update over n contiguous elements: p, g and up to three state buffers
-   (NULL: unused, read as a dummy). */
+   (NULL: unused, read as a dummy). TN__OPTIM_LOOP expands the loop with the kind and the
+   flags as constants, so tn_optim_apply's switch and flag tests fold away and the loop
+   vectorises (the same operations in the same order per element: the same bits as the
+   general loop); the common rules get such a copy, the rest the general loop. A, B, E: the
+   state pointers of element i (&d: a scratch value for a slot the rule does not touch). */
+#define TN__OPTIM_LOOP(T, S, KIND, F, A, B, E) do { \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int t = 0; t < nthr; t++) { \
+        T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
+        memcpy(cl, c, sizeof cl); \
+        for (int64_t i = n * t / nthr, hi = n * (t + 1) / nthr; i < hi; i++) { \
+            T d = 0; \
+            p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
+        } \
+    } \
+} while (0)
 #define TN__OPTIM_KERNEL(T, S) \
 static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g, T *s0, T *s1, T *s2) { \
     T c[12]; \
     for (int j = 0; j < 12; j++) c[j] = (T)k->c[j]; \
     const int f = k->flags; \
     const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */ \
+    const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM; \
+    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) { \
+        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__ADAM, 0, s0 + i, s1 + i, &d); return; } \
+        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD, s0 + i, s1 + i, &d); return; } \
+        if (f == (WD | DEC)) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD | DEC, s0 + i, s1 + i, &d); return; } \
+        if (f == DEC) { TN__OPTIM_LOOP(T, S, TN__ADAM, DEC, s0 + i, s1 + i, &d); return; } \
+    } else if (k->kind == TN__SGD) { \
+        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__SGD, 0, &d, &d, &d); return; } \
+        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__SGD, WD, &d, &d, &d); return; } \
+        if (s0 && f == MOM) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM, s0 + i, &d, &d); return; } \
+        if (s0 && f == (MOM | WD)) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM | WD, s0 + i, &d, &d); return; } \
+    } \
     TN__OMP_PARALLEL_FOR(nthr) \
     for (int64_t i = 0; i < n; i++) { \
         T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */ \

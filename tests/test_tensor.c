@@ -917,6 +917,29 @@ TEST(philox_known_answers) {
     }
 }
 
+/* uniform draws are Philox(seed, offset + i) words: float64 (hi 64 bits >> 11) * 2^-53,
+   float32 (word 0 >> 8) * 2^-24 (through the loops specialised for uniform draws; odd size) */
+TEST(uniform_draws_from_philox_words) {
+    tn_scope_begin();
+    tn_generator g = {1234, 77};
+    tn_tensor *d = tn_rand_gen(TN_SHAPE(1001), TN_F64, &g), *f = tn_rand_gen(TN_SHAPE(1001), TN_F32, &g);
+    CHECK(d && f && g.offset == 77 + 2 * 1001);
+    const double *dp = d ? (const double *)tn_data_ptr(d) : NULL;
+    const float *fp = f ? (const float *)tn_data_ptr(f) : NULL;
+    int bad = 0;
+    for (int i = 0; i < 1001 && dp && fp; i++) {
+        uint32_t r[4];
+        tn_philox4x32(1234, 0, 77 + (uint64_t)i, r);
+        double want = (double)((((uint64_t)r[0] << 32) | r[1]) >> 11) * 0x1.0p-53;
+        bad += memcmp(&want, &dp[i], sizeof want) != 0;
+        tn_philox4x32(1234, 0, 77 + 1001 + (uint64_t)i, r);
+        float wf = (float)(r[0] >> 8) * 0x1.0p-24f;
+        bad += memcmp(&wf, &fp[i], sizeof wf) != 0;
+    }
+    CHECK_MSG(bad == 0, "%d uniform draws differ from their Philox words", bad);
+    tn_scope_end();
+}
+
 TEST(rng_determinism) {
     tn_scope_begin();
     tn_manual_seed(42);
@@ -2043,6 +2066,7 @@ int main(void) {
     RUN_CLEAN(item);
     RUN_CLEAN(copy_);
     RUN_CLEAN(philox_known_answers);
+    RUN_CLEAN(uniform_draws_from_philox_words);
     RUN_CLEAN(rng_determinism);
     RUN_CLEAN(rng_statistics);
     RUN_CLEAN(view_reshape);

@@ -1,7 +1,8 @@
 /* test_threads.c — the CPU kernels' OpenMP split gives the documented results:
- *   elementwise ops, reductions, max pooling and convolution forward and input gradient: the same bits for
- *   1, 2 and 3 threads; convolution's weight gradient (per-thread partial sums): the same
- *   bits twice at one thread count, and close across counts.
+ *   elementwise ops, optimizer steps, reductions, max pooling, convolution forward and
+ *   input gradient: the same bits for 1, 2 and 3 threads; convolution's weight gradient
+ *   (per-thread partial sums): the same bits twice at one thread count, and close across
+ *   counts.
  * Built with -fopenmp (Makefile rule); without OpenMP every count is one thread and the
  * checks hold trivially. Sizes are above TN_PARALLEL_MIN so the threads do split. */
 #define TENSOR_IMPLEMENTATION
@@ -68,6 +69,22 @@ static tn_tensor *f_conv_gx(tn_tensor *const *in) {
     return tn_backward(tn_sum(tn_square(tn_conv2d(xl, in[1], NULL, 1, 1, 1, 1)))) ? NULL : tn_grad(xl);
 }
 static tn_tensor *f_conv1x1(tn_tensor *const *in) { return tn_conv2d(in[0], tn_slice(in[1], 3, 1, 2, 1), NULL, 1, 0, 1, 1); }
+/* three Adam steps and three SGD-momentum steps (the optimizers' elementwise loops) */
+static tn_tensor *f_optim(tn_tensor *const *in) {
+    tn_tensor *out[2];
+    for (int j = 0; j < 2; j++) {
+        tn_tensor *p = tn_clone(in[0]);
+        tn_requires_grad_(p, true);
+        tn_optim *o = j ? tn_optim_create("SGD", &p, 1, "lr=0.1, momentum=0.9") : tn_optim_create("AdamW", &p, 1, "lr=0.01");
+        for (int k = 0; k < 3; k++) {
+            tn_set_grad(p, tn_mul_scalar(in[1], k + 1));
+            tn_optim_step(o);
+        }
+        tn_optim_free(o);
+        out[j] = tn_detach(p);
+    }
+    return tn_cat(out, 2, 0);
+}
 static tn_tensor *f_relu_bw(tn_tensor *const *in) {   /* the input gradient of relu then max pool */
     tn_tensor *x = tn_detach(in[0]);
     tn_requires_grad_(x, true);
@@ -92,6 +109,7 @@ TEST(elementwise_and_reductions) {
     INVARIANT(f_sum_cols, a);
     INVARIANT(f_amax, a);
     INVARIANT(f_softmax, a);
+    INVARIANT(f_optim, a, b);
     INVARIANT(f_sum_bias, tn_randn(TN_SHAPE(8, 16, 30, 30), TN_F32));
     /* a row sum against a float64 reference */
     tn_tensor *rows = tn_sum_dims(a, TN_SHAPE(1), false), *ref = tn_sum_dims(tn_to_dtype(a, TN_F64), TN_SHAPE(1), false);
