@@ -6667,6 +6667,22 @@ static void tn__wino_at_##SFX(int64_t nt, int64_t S, const T *TN__RESTRICT m, T 
     }                                                                                                                              \
 }                                                                                                                                  \
                                                                                                                                    \
+static void tn__wino_a_cols_##SFX(int64_t n, const T *TN__RESTRICT a, const T *TN__RESTRICT c, T *TN__RESTRICT f0,                 \
+                                  T *TN__RESTRICT f1, T *TN__RESTRICT f2, T *TN__RESTRICT f3)                                      \
+{ /* A g for the rows a, c of 2x2 tiles of g */                                                                                    \
+    int64_t j;                                                                                                                     \
+    for (j = 0; j < n; j++) { f0[j] = a[j]; f1[j] = a[j] + c[j]; f2[j] = a[j] - c[j]; f3[j] = -c[j]; }                             \
+}                                                                                                                                  \
+static void tn__wino_a_rows_##SFX(int64_t nt, const T *TN__RESTRICT fk, T *TN__RESTRICT y0, T *TN__RESTRICT y1,                    \
+                                  T *TN__RESTRICT y2, T *TN__RESTRICT y3)                                                          \
+{ /* (A g) A^T, tile i at column 2i */                                                                                             \
+    int64_t i;                                                                                                                     \
+    for (i = 0; i < nt; i++) {                                                                                                     \
+        const T u = fk[2 * i], v = fk[2 * i + 1];                                                                                  \
+        y0[i] = u; y1[i] = u + v; y2[i] = u - v; y3[i] = -v;                                                                       \
+    }                                                                                                                              \
+}                                                                                                                                  \
+                                                                                                                                   \
 /* V = B^T d B of the input tiles of tile rows [r0, r0 + nrow) of x [N, Q, H, W] (contiguous,                                      \
    padded by ph, pw; th rows of t1 tiles per image, the last tile of a row unused): element                                        \
    (xi, q, tile i) at V + xi * vx + q * vq + (i / pn) * ps + i % pn (the GEMM's packed panels,                                     \
@@ -6774,17 +6790,12 @@ static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, i
                     const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;                                                         \
                     const T *a = gy + ((n * P + pp) * oh + 2 * ty) * ow, *c = 2 * ty + 1 < oh ? a + ow : zero;                     \
                     T *f0 = E + lr * wp, *f1 = f0 + 2 * tb, *f2 = f1 + 2 * tb, *f3 = f2 + 2 * tb;                                  \
-                    for (j = 0; j < j1; j++) { f0[j] = a[j]; f1[j] = a[j] + c[j]; f2[j] = a[j] - c[j]; f3[j] = -c[j]; }            \
+                    tn__wino_a_cols_##SFX(j1, a, c, f0, f1, f2, f3);                                                               \
                     for (j = j1; j < wp; j++) f0[j] = f1[j] = f2[j] = f3[j] = (T)0;                                                \
                 }                                                                                                                  \
                 for (k = 0; k < 4; k++) { /* (A gy) A^T: along the rows, tile i at column 2i */                                    \
-                    const T *fk = E + k * 2 * tb;                                                                                  \
-                    T *y0 = Y + (4 * k * P + pp) * tb, *y1 = y0 + P * tb, *y2 = y1 + P * tb, *y3 = y2 + P * tb;                    \
-                    int64_t i;                                                                                                     \
-                    for (i = 0; i < nt; i++) {                                                                                     \
-                        const T u = fk[2 * i], v = fk[2 * i + 1];                                                                  \
-                        y0[i] = u; y1[i] = u + v; y2[i] = u - v; y3[i] = -v;                                                       \
-                    }                                                                                                              \
+                    T *y0 = Y + (4 * k * P + pp) * tb;                                                                             \
+                    tn__wino_a_rows_##SFX(nt, E + k * 2 * tb, y0, y0 + P * tb, y0 + 2 * P * tb, y0 + 3 * P * tb);                  \
                 }                                                                                                                  \
             }                                                                                                                      \
             for (xi = 0; xi < 16; xi++)                                                                                            \
