@@ -5,6 +5,8 @@
  *                 batch 64 of 28x28, Adam: one step
  *   conv_fwd      conv2d forward, batch 32, 64 -> 64 channels, 56x56, 3x3, padding 1
  *   conv_fwd_bwd  the same, forward and backward (input and weight gradients)
+ *   dwconv_fwd_bwd  depthwise conv2d (groups 64, 64 channels, 56x56, 3x3, padding 1, batch
+ *                 32), forward and backward
  *
  * For each workload and thread count (1, 2): warm-up, then the median of REPS steps of
  * ours, then PyTorch's (bench/bench_train.py under /usr/bin/python3 with the same thread
@@ -54,10 +56,10 @@ static void setup(workload *w, const char *name) {
         w->kind = 0;
     } else {
         w->x = tn_randn(TN_SHAPE(32, 64, 56, 56), TN_F32);
-        w->w = tn_randn(TN_SHAPE(64, 64, 3, 3), TN_F32);
+        w->w = !strcmp(name, "dwconv_fwd_bwd") ? tn_randn(TN_SHAPE(64, 1, 3, 3), TN_F32) : tn_randn(TN_SHAPE(64, 64, 3, 3), TN_F32);
         tn_requires_grad_(w->x, true);
         tn_requires_grad_(w->w, true);
-        w->kind = !strcmp(name, "conv_fwd") ? 1 : 2;
+        w->kind = !strcmp(name, "conv_fwd") ? 1 : !strcmp(name, "conv_fwd_bwd") ? 2 : 3;
     }
 }
 static void step(workload *w) {
@@ -73,7 +75,7 @@ static void step(workload *w) {
     } else {
         tn_set_grad(w->x, NULL);
         tn_set_grad(w->w, NULL);
-        tn_backward(tn_sum(tn_conv2d(w->x, w->w, NULL, 1, 1, 1, 1)));
+        tn_backward(tn_sum(tn_conv2d(w->x, w->w, NULL, 1, 1, 1, w->kind == 3 ? 64 : 1)));
     }
     tn_scope_end();
 }
@@ -144,14 +146,14 @@ int main(int argc, char **argv) {
     const char *only = argc > 2 && strcmp(argv[2], "all") ? argv[2] : NULL;
     int only_threads = argc > 3 ? atoi(argv[3]) : 0, with_torch = !(argc > 4 && !strcmp(argv[4], "notorch"));
     if (reps < 1) reps = 1;
-    const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd"};
+    const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd", "dwconv_fwd_bwd"};
     char self[400] = {0};   /* this program, run again per workload */
     if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) snprintf(self, sizeof self, "%s", argv[0]);
     printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak tensor MB | tensor.h peak RSS MB | PyTorch peak RSS MB | RSS ratio |\n"
            "|---|---|---|---|---|---|---|---|---|\n");
     for (int t = 1; t <= 2; t++) {
         if (only_threads > 0 && t != only_threads) continue;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
             if (only && strcmp(only, names[k])) continue;
             /* each side in a fresh process, so neither inherits the other's (or an earlier
                workload's) heap: the memory columns compare like with like */

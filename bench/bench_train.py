@@ -62,6 +62,16 @@ def conv_fwd_bwd():
     return step
 
 
+def dwconv_fwd_bwd():
+    x = torch.randn(32, 64, 56, 56, device=DEV, requires_grad=True)
+    w = torch.randn(64, 1, 3, 3, device=DEV, requires_grad=True)
+
+    def step():
+        x.grad = w.grad = None
+        F.conv2d(x, w, padding=1, groups=64).sum().backward()
+    return step
+
+
 def rss_mb(field):
     """VmRSS / VmHWM of this process in MB (Linux), 0 elsewhere."""
     try:
@@ -84,7 +94,7 @@ if __name__ == "__main__":
     except OSError:
         pass
     base = rss_mb("VmRSS")
-    step = {"mlp": mlp, "cnn": cnn, "conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd}[name]()
+    step = {"mlp": mlp, "cnn": cnn, "conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd, "dwconv_fwd_bwd": dwconv_fwd_bwd}[name]()
     for _ in range(2):
         step()
     times = []

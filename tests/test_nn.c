@@ -617,13 +617,46 @@ TEST(winograd_conv) {
             tn_requires_grad_(x, true);
             tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
             for (int k = 0; k < 2; k++) {
-                tn__conv_winograd = 1 - k;
+                tn__conv_fast_paths = 1 - k;
                 y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, 1);
                 if (!gy) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), dt);
                 gx[k] = grad_of(y[k], x, gy);
                 gw[k] = grad_of(y[k], w, gy);
             }
-            tn__conv_winograd = 1;
+            tn__conv_fast_paths = 1;
+            CHECK_SAME(y[0], y[1], tol);
+            CHECK_SAME(gx[0], gx[1], tol);
+            CHECK_SAME(gw[0], gw[1], tol);
+        }
+    END;
+}
+
+/* Depthwise convolutions (groups = input channels; the direct loops) against the im2col
+   path: multipliers 1 and 2, strides, dilations, paddings, non-square kernels, bias, a
+   non-contiguous input; forward, input and weight gradients, float64 and float32. */
+TEST(depthwise_conv) {
+    BEGIN;
+    static const int64_t cs[][13] = {   /* n, c, mult, h, w, kh, kw, sh, sw, ph, pw, dh, dw */
+        {2, 3, 1, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1}, {1, 4, 2, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1}, {2, 2, 1, 8, 9, 5, 3, 1, 2, 2, 0, 1, 1},
+        {1, 5, 3, 6, 6, 3, 3, 1, 1, 2, 2, 2, 2}, {3, 8, 1, 5, 4, 1, 3, 1, 1, 0, 1, 1, 1}, {1, 2, 1, 3, 3, 3, 3, 3, 3, 0, 0, 1, 1},
+        {1, 16, 1, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int d = 0; d < 2; d++) {
+            const int64_t *c = cs[i], st[2] = {c[7], c[8]}, pd[2] = {c[9], c[10]}, dl[2] = {c[11], c[12]}, O = c[1] * c[2];
+            tn_dtype dt = d ? TN_F32 : TN_F64;
+            double tol = d ? 1e-5 : 1e-12;
+            tn_tensor *x = i == 2 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), dt), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), dt);
+            tn_tensor *w = leaf(tn_randn(SH(O, 1, c[5], c[6]), dt)), *b = i % 2 ? NULL : leaf(tn_randn(SH(O), dt));
+            tn_requires_grad_(x, true);
+            tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
+            for (int k = 0; k < 2; k++) {
+                tn__conv_fast_paths = 1 - k;
+                y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, c[1]);
+                if (!gy) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), dt);
+                gx[k] = grad_of(y[k], x, gy);
+                gw[k] = grad_of(y[k], w, gy);
+            }
+            tn__conv_fast_paths = 1;
             CHECK_SAME(y[0], y[1], tol);
             CHECK_SAME(gx[0], gx[1], tol);
             CHECK_SAME(gw[0], gw[1], tol);
@@ -2125,6 +2158,7 @@ int main(void) {
     oc_init();
     RUN_T(hand_conv);
     RUN_T(winograd_conv);
+    RUN_T(depthwise_conv);
     RUN_T(hand_fold);
     RUN_T(hand_pool);
     RUN_T(hand_norm);

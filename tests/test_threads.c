@@ -68,6 +68,17 @@ static tn_tensor *f_conv_gx(tn_tensor *const *in) {
     tn_requires_grad_(xl, true);
     return tn_backward(tn_sum(tn_square(tn_conv2d(xl, in[1], NULL, 1, 1, 1, 1)))) ? NULL : tn_grad(xl);
 }
+/* depthwise: the forward and the input gradient by the direct loops */
+static tn_tensor *f_dwconv(tn_tensor *const *in) {
+    tn_tensor *xl = tn_detach(in[0]);
+    tn_requires_grad_(xl, true);
+    tn_tensor *y = tn_conv2d(xl, in[1], NULL, 1, 1, 1, 8);
+    tn_tensor *both[2] = {y, NULL};
+    if (tn_backward(tn_sum(tn_square(y)))) return NULL;
+    both[0] = tn_flatten(y, 0, -1);
+    both[1] = tn_flatten(tn_grad(xl), 0, -1);
+    return tn_cat(both, 2, 0);
+}
 static tn_tensor *f_conv1x1(tn_tensor *const *in) { return tn_conv2d(in[0], tn_slice(in[1], 3, 1, 2, 1), NULL, 1, 0, 1, 1); }
 /* three Adam steps and three SGD-momentum steps (the optimizers' elementwise loops) */
 static tn_tensor *f_optim(tn_tensor *const *in) {
@@ -125,6 +136,7 @@ TEST(pooling_and_convolution) {
     INVARIANT(f_pool3, x);
     INVARIANT(f_conv, x, w, b);
     INVARIANT(f_conv_gx, x, w);
+    INVARIANT(f_dwconv, x, tn_randn(TN_SHAPE(16, 1, 3, 3), TN_F32));
     INVARIANT(f_conv1x1, x, tn_randn(TN_SHAPE(16, 8, 1, 3), TN_F32));
     INVARIANT(f_relu_bw, x, tn_randn(TN_SHAPE(6, 8, 15, 15), TN_F32));
     /* the weight gradient: same bits twice at a thread count, close across counts */
