@@ -1912,6 +1912,54 @@ static void tn__track_bytes(int64_t delta) {
     }
 }
 
+/* A cache of small blocks: tensors, small storages and autograd nodes are allocated and
+   freed once per op, and a graph of a hundred ops frees a hundred of each at once (glibc's
+   per-thread cache keeps 7 per size), so up to 256 of each class are kept for reuse: a
+   fifth off the C per-op overhead. Off under AddressSanitizer, which must see every free. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TN__BLK_CACHE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TN__BLK_CACHE 0
+#endif
+#endif
+#ifndef TN__BLK_CACHE
+#if defined(__GNUC__) || defined(__clang__)
+#define TN__BLK_CACHE 1
+#else
+#define TN__BLK_CACHE 0
+#endif
+#endif
+enum { TN__BLK_TENSOR, TN__BLK_STORAGE, TN__BLK_NODE, TN__BLK_CLASSES, TN__BLK_KEEP = 256 };
+#if TN__BLK_CACHE
+static void *tn__blk_free[TN__BLK_CLASSES][TN__BLK_KEEP];
+static int tn__blk_count[TN__BLK_CLASSES], tn__blk_lock[TN__BLK_CLASSES];
+#endif
+/* A block of class c (always size bytes), from the cache or TN_MALLOC. */
+static void *tn__blk_get(int c, size_t size) {
+#if TN__BLK_CACHE
+    void *p = NULL;
+    while (__atomic_exchange_n(&tn__blk_lock[c], 1, __ATOMIC_ACQUIRE)) {}
+    if (tn__blk_count[c] > 0) p = tn__blk_free[c][--tn__blk_count[c]];
+    __atomic_store_n(&tn__blk_lock[c], 0, __ATOMIC_RELEASE);
+    if (p) return p;
+#else
+    (void)c;
+#endif
+    return TN_MALLOC(size);
+}
+static void tn__blk_put(int c, void *p) {
+#if TN__BLK_CACHE
+    if (!p) return;
+    while (__atomic_exchange_n(&tn__blk_lock[c], 1, __ATOMIC_ACQUIRE)) {}
+    if (tn__blk_count[c] < TN__BLK_KEEP) { tn__blk_free[c][tn__blk_count[c]++] = p; p = NULL; }
+    __atomic_store_n(&tn__blk_lock[c], 0, __ATOMIC_RELEASE);
+#else
+    (void)c;
+#endif
+    TN_FREE(p);
+}
+
 #define TN__INLINE_BYTES 64
 #define TN__INLINE_OFFSET ((sizeof(tn_storage) + 63) / 64 * 64) /* data stays 64-byte aligned within the block */
 static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
@@ -1920,13 +1968,14 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
                                             device == TN_CUDA ? tn_cuda_unavailable_reason() : "invalid device");
     /* small CPU storages carry their data in the same block: one allocation, not two */
     bool inline_data = device == TN_CPU && nbytes <= TN__INLINE_BYTES;
-    tn_storage *s = (tn_storage *)TN_MALLOC(inline_data ? TN__INLINE_OFFSET + TN__INLINE_BYTES : sizeof *s);
+    tn_storage *s = (tn_storage *)(inline_data ? tn__blk_get(TN__BLK_STORAGE, TN__INLINE_OFFSET + TN__INLINE_BYTES) : TN_MALLOC(sizeof *s));
     void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : be->alloc(nbytes ? nbytes : 1);
     if (!data) {
-        TN_FREE(s);
+        if (inline_data) tn__blk_put(TN__BLK_STORAGE, s);
+        else TN_FREE(s);
         return (tn_storage *)tn__error("tensor.h: out of memory allocating %zu bytes on %s", nbytes, tn_device_name(device));
     }
-    memset(s, 0, sizeof *s);
+    { static const tn_storage zero_; *s = zero_; }   /* a struct copy: vector stores, not a memset call */
     s->refcount = 1;
     s->data = data;
     s->nbytes = nbytes;
@@ -1944,7 +1993,8 @@ static void tn__storage_release(tn_storage *s) {
         tn__track_bytes(-(int64_t)s->nbytes);
     }
     TN__ATOMIC_ADD(&tn__live_storages, -1);
-    TN_FREE(s);
+    if (s->data == (void *)((char *)s + TN__INLINE_OFFSET)) tn__blk_put(TN__BLK_STORAGE, s);
+    else TN_FREE(s);
 }
 
 static void tn__contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
@@ -2024,12 +2074,12 @@ static int tn__broadcast(const int64_t *a, int na, const int64_t *b, int nb, int
 
 /* A tensor object over a storage (takes a storage reference), untracked by scopes. */
 static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
-    tn_tensor *t = (tn_tensor *)TN_MALLOC(sizeof *t);
+    tn_tensor *t = (tn_tensor *)tn__blk_get(TN__BLK_TENSOR, sizeof *t);
     if (!t) {
         tn__storage_release(s);
         return (tn_tensor *)tn__error("tensor.h: out of memory allocating a tensor");
     }
-    memset(t, 0, sizeof *t);
+    { static const tn_tensor zero_; *t = zero_; }
     t->refcount = 1;
     t->dtype = dtype;
     t->device = s->device;
@@ -2076,7 +2126,7 @@ TNDEF void tn_release(tn_tensor *t) {
     tn_release(t->base);
     tn__storage_release(t->storage);
     TN__ATOMIC_ADD(&tn__live_tensors, -1);
-    TN_FREE(t);
+    tn__blk_put(TN__BLK_TENSOR, t);
 }
 
 /* Scopes: a per-thread stack of lists of owned references. */
@@ -2234,7 +2284,7 @@ typedef struct tn__iter {
 } tn__iter;
 
 static void tn__iter_init(tn__iter *it, const int64_t *shape, int ndim) {
-    memset(it, 0, sizeof *it);
+    it->nops = 0;   /* no memset: tn__iter_add fills what is read (it is ~1 KB; tiny ops felt it) */
     it->ndim = ndim;
     for (int i = 0; i < ndim; i++) it->shape[i] = shape[i];
 }
@@ -8597,7 +8647,8 @@ static void tn__node_release(tn_node *n) {
         TN_FREE(x->custom_name);
         tn_release(x->gsum);
         TN_FREE(x->hooks.items);
-        TN_FREE(x);
+        if (x->nin <= 3) tn__blk_put(TN__BLK_NODE, x);
+        else TN_FREE(x);
     }
     if (stack != stack_local) TN_FREE(stack);
 }
@@ -8634,10 +8685,12 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
     bool any = false;
     for (int i = 0; i < n; i++) any = any || (ins[i] && ins[i]->requires_grad);
     if (!any) return NULL;
-    /* one block: the node, then its n edges, then its n input descriptions */
-    tn_node *nd = (tn_node *)TN_MALLOC(sizeof *nd + (size_t)n * (sizeof(tn__edge) + sizeof(tn__meta)));
+    /* one block: the node, then its n edges, then its n input descriptions; nodes of up
+       to 3 inputs come from the small-block cache, all of one size */
+    const size_t sz = sizeof(tn_node) + (size_t)(n > 3 ? n : 3) * (sizeof(tn__edge) + sizeof(tn__meta));
+    tn_node *nd = (tn_node *)(n <= 3 ? tn__blk_get(TN__BLK_NODE, sz) : TN_MALLOC(sz));
     if (!nd) return (tn_node *)tn__error("autograd: out of memory recording a node");
-    memset(nd, 0, sizeof *nd);
+    { static const tn_node zero_; *nd = zero_; }
     nd->refcount = 1;
     nd->op = op;
     nd->sub = sub;
