@@ -1975,7 +1975,7 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
         else TN_FREE(s);
         return (tn_storage *)tn__error("tensor.h: out of memory allocating %zu bytes on %s", nbytes, tn_device_name(device));
     }
-    { static const tn_storage zero_; *s = zero_; }   /* a struct copy: vector stores, not a memset call */
+    { static tn_storage zero_; *s = zero_; }   /* a zero struct copied: vector stores, not a memset call (never written) */
     s->refcount = 1;
     s->data = data;
     s->nbytes = nbytes;
@@ -2079,7 +2079,7 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
         tn__storage_release(s);
         return (tn_tensor *)tn__error("tensor.h: out of memory allocating a tensor");
     }
-    { static const tn_tensor zero_; *t = zero_; }
+    { static tn_tensor zero_; *t = zero_; }
     t->refcount = 1;
     t->dtype = dtype;
     t->device = s->device;
@@ -8690,7 +8690,7 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
     const size_t sz = sizeof(tn_node) + (size_t)(n > 3 ? n : 3) * (sizeof(tn__edge) + sizeof(tn__meta));
     tn_node *nd = (tn_node *)(n <= 3 ? tn__blk_get(TN__BLK_NODE, sz) : TN_MALLOC(sz));
     if (!nd) return (tn_node *)tn__error("autograd: out of memory recording a node");
-    { static const tn_node zero_; *nd = zero_; }
+    { static tn_node zero_; *nd = zero_; }
     nd->refcount = 1;
     nd->op = op;
     nd->sub = sub;
