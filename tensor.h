@@ -136,6 +136,7 @@ typedef struct tn_storage {
     int64_t version;                            /* bumped by in-place writes (autograd checks it) */
     void (*deleter)(void *data, void *ctx);     /* NULL: the backend's free */
     void *deleter_ctx;
+    int inline_data;                            /* data lives in this block, after the struct */
 } tn_storage;
 
 /* A view: dtype, device, shape, strides (in elements), offset into a storage.
@@ -1980,6 +1981,7 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     s->data = data;
     s->nbytes = nbytes;
     s->device = device;
+    s->inline_data = inline_data;
     TN__ATOMIC_ADD(&tn__live_storages, 1);
     tn__track_bytes((int64_t)nbytes);
     return s;
@@ -1989,11 +1991,11 @@ static void tn__storage_release(tn_storage *s) {
     if (!s || TN__ATOMIC_ADD(&s->refcount, -1) != 0) return;
     if (s->deleter) s->deleter(s->data, s->deleter_ctx);
     else if (s->data) {
-        if (s->data != (void *)((char *)s + TN__INLINE_OFFSET)) tn__backend(s->device)->free(s->data, s->nbytes);
+        if (!s->inline_data) tn__backend(s->device)->free(s->data, s->nbytes);
         tn__track_bytes(-(int64_t)s->nbytes);
     }
     TN__ATOMIC_ADD(&tn__live_storages, -1);
-    if (s->data == (void *)((char *)s + TN__INLINE_OFFSET)) tn__blk_put(TN__BLK_STORAGE, s);
+    if (s->inline_data) tn__blk_put(TN__BLK_STORAGE, s);   /* a flag, not a pointer test: a separate data block may follow the struct */
     else TN_FREE(s);
 }
 
@@ -4492,6 +4494,41 @@ static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
 static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND && op <= LOGICAL_XOR; }
 static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_XOR; }
 
+/* A Python number as a 0-d wrapped tensor living on the caller's stack: no allocation.
+   Its one reference belongs to the stack frame, so it must never be stored (a node
+   that saves a wrapped number saves a copy). */
+typedef struct tn__stack_scalar { tn_tensor t; tn_storage st; union { double f; int64_t i; unsigned char bytes[16]; } v; } tn__stack_scalar;
+static tn_tensor *tn__stack_scalar_init(tn__stack_scalar *ss, double v) {
+    memset(ss, 0, sizeof *ss);
+    bool integral = v == floor(v) && fabs(v) < 9.2e18;
+    if (integral) ss->v.i = (int64_t)v; else ss->v.f = v;
+    ss->st.refcount = 1;
+    ss->st.data = &ss->v;
+    ss->st.nbytes = 8;
+    ss->t.refcount = 1;
+    ss->t.dtype = integral ? TN_I64 : TN_F64;
+    ss->t.storage = &ss->st;
+    ss->t.is_wrapped_number = true;
+    return &ss->t;
+}
+/* The 0-d CPU tensor b converted to dtype in ss (no allocation): a binary op's operand in
+   its compute dtype, for the common case of a Python-number or 0-d operand. NULL when b
+   does not qualify (the caller then converts by a copy). */
+static tn_tensor *tn__stack_convert(tn__stack_scalar *ss, tn_tensor *b, tn_dtype dtype) {
+    if (b->ndim != 0 || b->device != TN_CPU || b->dtype == dtype || tn_dtype_size(dtype) > sizeof ss->v) return NULL;
+    memset(ss, 0, sizeof *ss);
+    ss->st.refcount = 1;
+    ss->st.data = &ss->v;
+    ss->st.nbytes = tn_dtype_size(dtype);
+    ss->st.device = TN_CPU;
+    ss->t.refcount = 1;
+    ss->t.dtype = dtype;
+    ss->t.device = TN_CPU;
+    ss->t.storage = &ss->st;
+    ss->t.is_wrapped_number = b->is_wrapped_number;
+    return tn__copy(&ss->t, b) ? NULL : &ss->t;
+}
+
 /* The engine of every binary op: promotion, broadcasting, then one backend call.
    target != NULL makes it in-place (target is a, shape must equal the broadcast). */
 static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha, tn_tensor *target) {
@@ -4524,7 +4561,9 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
         return (tn_tensor *)tn__error("%s: expected all tensors on the same device, got %s (the result) and %s", fn, tn_device_name(target->device), tn_device_name(dev));
     bool direct = target && target->dtype == od;
     tn_tensor *out = direct ? tn_retain(target) : tn__new(od, dev, shape, nd);
-    tn_tensor *ac = out ? tn__as_dtype(a, cd) : NULL, *bc = ac ? tn__as_dtype(b, cd) : NULL;
+    tn__stack_scalar sa, sb;   /* 0-d CPU operands converted on the stack */
+    tn_tensor *ca = out ? tn__stack_convert(&sa, a, cd) : NULL, *cb = out ? tn__stack_convert(&sb, b, cd) : NULL;
+    tn_tensor *ac = out ? (ca ? tn_retain(ca) : tn__as_dtype(a, cd)) : NULL, *bc = ac ? (cb ? tn_retain(cb) : tn__as_dtype(b, cd)) : NULL;
     tn_tensor *au = bc ? tn__unalias(out, ac) : NULL, *bu = au ? tn__unalias(out, bc) : NULL;
     int rc = bu ? TN__KERNEL(fn, tn__backend(dev)->binary(op, out, au, bu, alpha)) : -1;
     tn_release(ac); tn_release(bc); tn_release(au); tn_release(bu);
@@ -4558,24 +4597,6 @@ static tn_tensor *tn__binary_inplace(const char *fn, tn_binary_op op, tn_tensor 
     TN__CHECK_NULL(a, b);
     TN__INPLACE_GRAD(fn, a, &b, 1, tn__binary(fn, op, x0, b, alpha));
     return tn__own(tn__binary_raw(fn, op, a, b, alpha, a));
-}
-
-/* A Python number as a 0-d wrapped tensor living on the caller's stack: no allocation.
-   Its one reference belongs to the stack frame, so it must never be stored (a node
-   that saves a wrapped number saves a copy). */
-typedef struct tn__stack_scalar { tn_tensor t; tn_storage st; union { double f; int64_t i; } v; } tn__stack_scalar;
-static tn_tensor *tn__stack_scalar_init(tn__stack_scalar *ss, double v) {
-    memset(ss, 0, sizeof *ss);
-    bool integral = v == floor(v) && fabs(v) < 9.2e18;
-    if (integral) ss->v.i = (int64_t)v; else ss->v.f = v;
-    ss->st.refcount = 1;
-    ss->st.data = &ss->v;
-    ss->st.nbytes = 8;
-    ss->t.refcount = 1;
-    ss->t.dtype = integral ? TN_I64 : TN_F64;
-    ss->t.storage = &ss->st;
-    ss->t.is_wrapped_number = true;
-    return &ss->t;
 }
 
 static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *a, double v, bool reversed, tn_tensor *target) {
