@@ -7525,69 +7525,119 @@ TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out
 }
 
 /* ---- normalisation: composites of differentiable reductions (double backward works) ---- */
-/* Batch norm of a float CPU tensor as one node: per channel (threads take channels, so the
-   result does not depend on their number) the statistics in two passes over the channel
-   and the normalisation in a third; the plain backward in two. x [N, C, L] contiguous; the
-   statistics (double) are mean, invstd and the biased variance per channel. Under create_graph the backward is the
-   closed form written with differentiable ops, so double backward still works. */
+/* Batch norm of a float CPU tensor as one node. x [N, C, L] contiguous; the statistics
+   (double) are mean, invstd and the biased variance per channel. Threads take blocks of
+   channels and walk each block in memory order, n outer: a channel at a time jumps C*L
+   elements every L and the prefetchers stall (3-4x slower at [64, 32, 28, 28]). Per channel
+   the sums run in the same order whatever the number of threads: n ascending, element l into
+   lane l % 8 (8 partial sums vectorise; one would not), the lanes added last. Forward: the
+   mean, then the centred squares, then the normalisation (three passes); the plain backward:
+   both sums in one pass, the input gradient in a second. Under create_graph the backward is
+   the closed form written with differentiable ops, so double backward still works. */
+#define TN__BN_CB 64   /* channels per block: their partial sums stay on the stack */
 #define TN__BN_KERNELS(T, S) \
+static void tn__bn_sum_##S(const T *xp, int64_t L, double *acc) { /* the lanes in locals: registers */ \
+    double s8[8]; int64_t l = 0; \
+    for (int j = 0; j < 8; j++) s8[j] = acc[j]; \
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) s8[j] += xp[l + j]; \
+    for (int j = 0; j < 8; j++) acc[j] = s8[j]; \
+    for (; l < L; l++) acc[l & 7] += xp[l]; \
+} \
+static void tn__bn_sq_##S(const T *xp, int64_t L, double m, double *acc) { \
+    double q8[8]; int64_t l = 0; \
+    for (int j = 0; j < 8; j++) q8[j] = acc[j]; \
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { double d = xp[l + j] - m; q8[j] += d * d; } \
+    for (int j = 0; j < 8; j++) acc[j] = q8[j]; \
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; } \
+} \
+static void tn__bn_dot_##S(const T *xp, const T *gp, int64_t L, double m, double *gacc, double *xacc) { \
+    double g8[8], x8[8]; int64_t l = 0; \
+    for (int j = 0; j < 8; j++) { g8[j] = gacc[j]; x8[j] = xacc[j]; } \
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { g8[j] += gp[l + j]; x8[j] += gp[l + j] * (xp[l + j] - m); } \
+    for (int j = 0; j < 8; j++) { gacc[j] = g8[j]; xacc[j] = x8[j]; } \
+    for (; l < L; l++) { gacc[l & 7] += gp[l]; xacc[l & 7] += gp[l] * (xp[l] - m); } \
+} \
 static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mean, double *invstd, double *var, int64_t N, int64_t C, \
                           int64_t L, bool stats, double eps) { \
     const int nthr = tn__par_threads(N * C * L, C); \
+    const double M = (double)(N * L); \
     TN__OMP_PARALLEL_FOR(nthr) \
-    for (int64_t c = 0; c < C; c++) { \
-        if (stats) { /* 8 partial sums per pass: they vectorise (a single one would not) */ \
-            double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0; \
-            for (int64_t n = 0; n < N; n++) { \
-                const T *xp = x + (n * C + c) * L; int64_t l = 0; \
-                for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) s8[j] += xp[l + j]; \
-                for (; l < L; l++) s8[l & 7] += xp[l]; \
+    for (int t = 0; t < nthr; t++) \
+        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) { \
+            const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB; \
+            if (stats) { \
+                double a8[TN__BN_CB][8]; \
+                memset(a8, 0, sizeof a8); \
+                for (int64_t n = 0; n < N; n++) \
+                    for (int64_t c = 0; c < nc; c++) tn__bn_sum_##S(x + (n * C + c0 + c) * L, L, a8[c]); \
+                for (int64_t c = 0; c < nc; c++) { \
+                    double s = 0; \
+                    for (int j = 0; j < 8; j++) s += a8[c][j]; \
+                    mean[c0 + c] = s / M; \
+                } \
+                memset(a8, 0, sizeof a8); \
+                for (int64_t n = 0; n < N; n++) \
+                    for (int64_t c = 0; c < nc; c++) tn__bn_sq_##S(x + (n * C + c0 + c) * L, L, mean[c0 + c], a8[c]); \
+                for (int64_t c = 0; c < nc; c++) { \
+                    double q = 0; \
+                    for (int j = 0; j < 8; j++) q += a8[c][j]; \
+                    var[c0 + c] = q / M; \
+                    invstd[c0 + c] = 1 / sqrt(var[c0 + c] + eps); \
+                } \
             } \
-            for (int j = 0; j < 8; j++) s += s8[j]; \
-            const double m = s / (double)(N * L); \
-            for (int64_t n = 0; n < N; n++) { \
-                const T *xp = x + (n * C + c) * L; int64_t l = 0; \
-                for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { double d = xp[l + j] - m; q8[j] += d * d; } \
-                for (; l < L; l++) { double d = xp[l] - m; q8[l & 7] += d * d; } \
+            T sc[TN__BN_CB], sh[TN__BN_CB]; \
+            for (int64_t c = 0; c < nc; c++) { \
+                sc[c] = (T)invstd[c0 + c] * (w ? w[c0 + c] : (T)1); \
+                sh[c] = (b ? b[c0 + c] : (T)0) - (T)mean[c0 + c] * sc[c]; \
             } \
-            for (int j = 0; j < 8; j++) q += q8[j]; \
-            mean[c] = m; \
-            var[c] = q / (double)(N * L); \
-            invstd[c] = 1 / sqrt(var[c] + eps); \
+            for (int64_t n = 0; n < N; n++) \
+                for (int64_t c = 0; c < nc; c++) { \
+                    const T *xp = x + (n * C + c0 + c) * L; T *yp = y + (n * C + c0 + c) * L; \
+                    const T scale = sc[c], shift = sh[c]; \
+                    for (int64_t l = 0; l < L; l++) yp[l] = shift + xp[l] * scale; \
+                } \
         } \
-        const T scale = (T)invstd[c] * (w ? w[c] : (T)1), shift = (b ? b[c] : (T)0) - (T)mean[c] * scale; \
-        for (int64_t n = 0; n < N; n++) { \
-            const T *xp = x + (n * C + c) * L; T *yp = y + (n * C + c) * L; \
-            for (int64_t l = 0; l < L; l++) yp[l] = shift + xp[l] * scale; \
-        } \
-    } \
 } \
 static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *mean, const double *invstd, T *gx, T *gw, T *gb, \
                           int64_t N, int64_t C, int64_t L, bool training) { \
     const int nthr = tn__par_threads(N * C * L, C); \
+    const double M = (double)(N * L); \
     TN__OMP_PARALLEL_FOR(nthr) \
-    for (int64_t c = 0; c < C; c++) { \
-        double g8[8] = {0}, x8[8] = {0}, sg = 0, sgx = 0; \
-        const double m = mean[c], is = invstd[c], M = (double)(N * L); \
-        for (int64_t n = 0; n < N; n++) { \
-            const T *xp = x + (n * C + c) * L, *gp = gy + (n * C + c) * L; int64_t l = 0; \
-            for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { g8[j] += gp[l + j]; x8[j] += gp[l + j] * (xp[l + j] - m); } \
-            for (; l < L; l++) { g8[l & 7] += gp[l]; x8[l & 7] += gp[l] * (xp[l] - m); } \
+    for (int t = 0; t < nthr; t++) \
+        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) { \
+            const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB; \
+            double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB]; \
+            memset(g8, 0, sizeof g8); \
+            memset(x8, 0, sizeof x8); \
+            for (int64_t n = 0; n < N; n++) \
+                for (int64_t c = 0; c < nc; c++) { \
+                    const int64_t o = (n * C + c0 + c) * L; \
+                    tn__bn_dot_##S(x + o, gy + o, L, mean[c0 + c], g8[c], x8[c]); \
+                } \
+            for (int64_t c = 0; c < nc; c++) { \
+                double sg = 0, sgx = 0; \
+                const double is = invstd[c0 + c]; \
+                for (int j = 0; j < 8; j++) { sg += g8[c][j]; sgx += x8[c][j]; } \
+                if (gw) gw[c0 + c] = (T)(sgx * is); \
+                if (gb) gb[c0 + c] = (T)sg; \
+                k[c] = is * (w ? (double)w[c0 + c] : 1); \
+                a[c] = training ? sg / M : 0; \
+                bq[c] = training ? sgx * is * is / M : 0; \
+            } \
+            if (!gx) continue; \
+            for (int64_t n = 0; n < N; n++) \
+                for (int64_t c = 0; c < nc; c++) { \
+                    const int64_t o = (n * C + c0 + c) * L; \
+                    const T *xp = x + o, *gp = gy + o; T *op = gx + o; \
+                    const double m = mean[c0 + c], kc = k[c], ac = a[c], bc = bq[c]; \
+                    for (int64_t l = 0; l < L; l++) op[l] = (T)(kc * ((double)gp[l] - ac - ((double)xp[l] - m) * bc)); \
+                } \
         } \
-        for (int j = 0; j < 8; j++) { sg += g8[j]; sgx += x8[j]; } \
-        if (gw) gw[c] = (T)(sgx * is); \
-        if (gb) gb[c] = (T)sg; \
-        if (!gx) continue; \
-        const double k = is * (w ? (double)w[c] : 1), a = training ? sg / M : 0, bq = training ? sgx * is * is / M : 0; \
-        for (int64_t n = 0; n < N; n++) { \
-            const T *xp = x + (n * C + c) * L, *gp = gy + (n * C + c) * L; T *op = gx + (n * C + c) * L; \
-            for (int64_t l = 0; l < L; l++) op[l] = (T)(k * ((double)gp[l] - a - ((double)xp[l] - m) * bq)); \
-        } \
-    } \
 }
 TN__BN_KERNELS(float, f32)
 TN__BN_KERNELS(double, f64)
 #undef TN__BN_KERNELS
+#undef TN__BN_CB
 
 static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
     (void)user;
