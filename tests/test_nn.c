@@ -1687,6 +1687,30 @@ TEST(gc_activations) {
 /* ==================================================================================== */
 /* 4. dropout, grad_fn names, errors, NULL inputs                                         */
 /* ==================================================================================== */
+/* dropout's one-pass CPU mask: the same numbers as tn_rand's float64 draws compared with
+   1 - p, scaled (the composite it replaces), for float32/float64, odd sizes, a view, any p;
+   and it takes as many draws from the generator as they did */
+TEST(dropout_mask_draws) {
+    BEGIN;
+    const double ps[4] = {0.25, 0.5, 0.9, 1e-9};
+    const int64_t sizes[3] = {1, 37, 10007};
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 4; k++)
+            for (int s = 0; s < 3; s++) {
+                const tn_dtype dt = d ? TN_F64 : TN_F32;
+                const double p = ps[k];
+                tn_tensor *x = tn_transpose(tn_randn(SH(sizes[s], 3), dt), 0, 1);   /* [3, n], a view */
+                tn_manual_seed(11 + (uint64_t)k);
+                tn_tensor *y = tn_dropout(x, p, true), *after = tn_rand(SH(5), TN_F64);
+                tn_manual_seed(11 + (uint64_t)k);
+                tn_tensor *u = tn_rand(SH(3, sizes[s]), TN_F64);
+                tn_tensor *mask = tn_mul_scalar(tn_to_dtype(tn_lt_scalar(u, 1 - p), dt), 1 / (1 - p));
+                CHECK_MSG(y && tn_equal(y, tn_mul(x, mask)), "dropout %s p=%g n=%lld: the mask differs from the draws", tn_dtype_name(dt), p, (long long)sizes[s]);
+                CHECK(tn_equal(after, tn_rand(SH(5), TN_F64)));   /* the generator moved on as far */
+            }
+    END;
+}
+
 TEST(dropout_stats) {
     BEGIN;
     const int64_t n = 100000;
@@ -2185,6 +2209,7 @@ int main(void) {
     RUN_T(gc_misc);
     RUN_T(gc_activations);
     RUN_T(dropout_stats);
+    RUN_T(dropout_mask_draws);
     RUN_T(dropout2d_channels);
     RUN_T(grad_fn_names);
     RUN_T(errors);

@@ -48,6 +48,8 @@ static tn_tensor *f_rand(tn_tensor *const *in) {
     tn_generator g = {7, 1000};
     return tn_add(tn_rand_gen(in[0]->shape, in[0]->ndim, TN_F32, &g), tn_randn_gen(in[0]->shape, in[0]->ndim, TN_F64, &g));
 }
+/* dropout's one-pass mask from a fixed seed: threads take ranges of counters */
+static tn_tensor *f_drop(tn_tensor *const *in) { tn_manual_seed(3); return tn_dropout(in[0], 0.3, true); }
 static tn_tensor *f_bcast(tn_tensor *const *in) { return tn_mul(in[0], tn_slice(in[1], 0, 0, 1, 1)); }   /* [1, n] broadcast */
 static tn_tensor *f_strided(tn_tensor *const *in) { return tn_exp(tn_transpose(in[0], 0, 1)); }
 static tn_tensor *f_where(tn_tensor *const *in) { return tn_where(tn_gt_scalar(in[0], 0), in[0], in[1]); }
@@ -109,6 +111,9 @@ TEST(elementwise_and_reductions) {
     tn_tensor *a = tn_randn(TN_SHAPE(300, 257), TN_F32), *b = tn_randn(TN_SHAPE(300, 257), TN_F32);
     INVARIANT(f_add, a, b);
     INVARIANT(f_bn, tn_randn(TN_SHAPE(8, 16, 20, 20), TN_F32), tn_randn(TN_SHAPE(16), TN_F32), tn_randn(TN_SHAPE(16), TN_F32));
+    /* more channels than a block (64) and an odd plane; float64 */
+    INVARIANT(f_bn, tn_randn(TN_SHAPE(9, 131, 5, 7), TN_F64), tn_randn(TN_SHAPE(131), TN_F64), tn_randn(TN_SHAPE(131), TN_F64));
+    INVARIANT(f_drop, tn_randn(TN_SHAPE(301, 257), TN_F32));
     INVARIANT(f_rand, a);
     INVARIANT(f_bcast, a, b);
     INVARIANT(f_strided, a);
