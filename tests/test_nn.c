@@ -598,6 +598,25 @@ TEST(hand_conv) {
     END;
 }
 
+/* conv2d's special paths (tn__conv_fast_paths = 1) against im2col + GEMM (0): the output
+   and the input and weight gradients for a random output gradient agree within tol. */
+static void conv_paths_agree(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
+                             int64_t groups, double tol, int line) {
+    tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
+    tn_requires_grad_(x, true);
+    for (int k = 0; k < 2; k++) {
+        tn__conv_fast_paths = 1 - k;
+        y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, groups);
+        if (!gy && y[0]) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), tn_get_dtype(x));
+        gx[k] = grad_of(y[k], x, gy);
+        gw[k] = grad_of(y[k], w, gy);
+    }
+    tn__conv_fast_paths = 1;
+    check_same_(y[0], y[1], tol, "conv2d output", line);
+    check_same_(gx[0], gx[1], tol, "conv2d input gradient", line);
+    check_same_(gw[0], gw[1], tol, "conv2d weight gradient", line);
+}
+
 /* Winograd F(2x2, 3x3) (3x3, stride 1, undilated, 8+ channels both sides) against the
    im2col path: forward, input and weight gradients, float64 and float32; odd and even
    sizes, padding 0..3 (the input gradient by Winograd up to 2), bias, a non-contiguous
@@ -614,19 +633,7 @@ TEST(winograd_conv) {
             double tol = d ? 1e-4 : 1e-11;
             tn_tensor *x = i == 2 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), dt), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), dt);
             tn_tensor *w = leaf(tn_randn(SH(c[2], c[1], 3, 3), dt)), *b = i % 2 ? leaf(tn_randn(SH(c[2]), dt)) : NULL;
-            tn_requires_grad_(x, true);
-            tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
-            for (int k = 0; k < 2; k++) {
-                tn__conv_fast_paths = 1 - k;
-                y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, 1);
-                if (!gy) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), dt);
-                gx[k] = grad_of(y[k], x, gy);
-                gw[k] = grad_of(y[k], w, gy);
-            }
-            tn__conv_fast_paths = 1;
-            CHECK_SAME(y[0], y[1], tol);
-            CHECK_SAME(gx[0], gx[1], tol);
-            CHECK_SAME(gw[0], gw[1], tol);
+            conv_paths_agree(x, w, b, st, pd, dl, 1, tol, __LINE__);
         }
     END;
 }
@@ -647,19 +654,7 @@ TEST(depthwise_conv) {
             double tol = d ? 1e-5 : 1e-12;
             tn_tensor *x = i == 2 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), dt), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), dt);
             tn_tensor *w = leaf(tn_randn(SH(O, 1, c[5], c[6]), dt)), *b = i % 2 ? NULL : leaf(tn_randn(SH(O), dt));
-            tn_requires_grad_(x, true);
-            tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
-            for (int k = 0; k < 2; k++) {
-                tn__conv_fast_paths = 1 - k;
-                y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, c[1]);
-                if (!gy) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), dt);
-                gx[k] = grad_of(y[k], x, gy);
-                gw[k] = grad_of(y[k], w, gy);
-            }
-            tn__conv_fast_paths = 1;
-            CHECK_SAME(y[0], y[1], tol);
-            CHECK_SAME(gx[0], gx[1], tol);
-            CHECK_SAME(gw[0], gw[1], tol);
+            conv_paths_agree(x, w, b, st, pd, dl, c[1], tol, __LINE__);
         }
     END;
 }
