@@ -1916,7 +1916,9 @@ static void tn__track_bytes(int64_t delta) {
 /* A cache of small blocks: tensors, small storages and autograd nodes are allocated and
    freed once per op, and a graph of a hundred ops frees a hundred of each at once (glibc's
    per-thread cache keeps 7 per size), so up to 256 of each class are kept for reuse: a
-   fifth off the C per-op overhead. Off under AddressSanitizer, which must see every free. */
+   fifth off the C per-op overhead. A thread that finds a class busy uses malloc/free
+   instead of waiting (no deadlock, also in a child forked while another thread held it).
+   Off under AddressSanitizer, which must see every free. */
 #if defined(__SANITIZE_ADDRESS__)
 #define TN__BLK_CACHE 0
 #elif defined(__has_feature)
@@ -1940,9 +1942,10 @@ static int tn__blk_count[TN__BLK_CLASSES], tn__blk_lock[TN__BLK_CLASSES];
 static void *tn__blk_get(int c, size_t size) {
 #if TN__BLK_CACHE
     void *p = NULL;
-    while (__atomic_exchange_n(&tn__blk_lock[c], 1, __ATOMIC_ACQUIRE)) {}
-    if (tn__blk_count[c] > 0) p = tn__blk_free[c][--tn__blk_count[c]];
-    __atomic_store_n(&tn__blk_lock[c], 0, __ATOMIC_RELEASE);
+    if (!__atomic_exchange_n(&tn__blk_lock[c], 1, __ATOMIC_ACQUIRE)) {   /* never waits: busy means malloc */
+        if (tn__blk_count[c] > 0) p = tn__blk_free[c][--tn__blk_count[c]];
+        __atomic_store_n(&tn__blk_lock[c], 0, __ATOMIC_RELEASE);
+    }
     if (p) return p;
 #else
     (void)c;
@@ -1952,9 +1955,10 @@ static void *tn__blk_get(int c, size_t size) {
 static void tn__blk_put(int c, void *p) {
 #if TN__BLK_CACHE
     if (!p) return;
-    while (__atomic_exchange_n(&tn__blk_lock[c], 1, __ATOMIC_ACQUIRE)) {}
-    if (tn__blk_count[c] < TN__BLK_KEEP) { tn__blk_free[c][tn__blk_count[c]++] = p; p = NULL; }
-    __atomic_store_n(&tn__blk_lock[c], 0, __ATOMIC_RELEASE);
+    if (!__atomic_exchange_n(&tn__blk_lock[c], 1, __ATOMIC_ACQUIRE)) {
+        if (tn__blk_count[c] < TN__BLK_KEEP) { tn__blk_free[c][tn__blk_count[c]++] = p; p = NULL; }
+        __atomic_store_n(&tn__blk_lock[c], 0, __ATOMIC_RELEASE);
+    }
 #else
     (void)c;
 #endif
