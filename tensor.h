@@ -4502,24 +4502,8 @@ static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= 
    Its one reference belongs to the stack frame, so it must never be stored (a node
    that saves a wrapped number saves a copy). */
 typedef struct tn__stack_scalar { tn_tensor t; tn_storage st; union { double f; int64_t i; unsigned char bytes[16]; } v; } tn__stack_scalar;
-static tn_tensor *tn__stack_scalar_init(tn__stack_scalar *ss, double v) {
-    memset(ss, 0, sizeof *ss);
-    bool integral = v == floor(v) && fabs(v) < 9.2e18;
-    if (integral) ss->v.i = (int64_t)v; else ss->v.f = v;
-    ss->st.refcount = 1;
-    ss->st.data = &ss->v;
-    ss->st.nbytes = 8;
-    ss->t.refcount = 1;
-    ss->t.dtype = integral ? TN_I64 : TN_F64;
-    ss->t.storage = &ss->st;
-    ss->t.is_wrapped_number = true;
-    return &ss->t;
-}
-/* The 0-d CPU tensor b converted to dtype in ss (no allocation): a binary op's operand in
-   its compute dtype, for the common case of a Python-number or 0-d operand. NULL when b
-   does not qualify (the caller then converts by a copy). */
-static tn_tensor *tn__stack_convert(tn__stack_scalar *ss, tn_tensor *b, tn_dtype dtype) {
-    if (b->ndim != 0 || b->device != TN_CPU || b->dtype == dtype || tn_dtype_size(dtype) > sizeof ss->v) return NULL;
+/* ss as an empty 0-d CPU tensor of dtype over its own value. */
+static tn_tensor *tn__stack_scalar_setup(tn__stack_scalar *ss, tn_dtype dtype, bool wrapped) {
     memset(ss, 0, sizeof *ss);
     ss->st.refcount = 1;
     ss->st.data = &ss->v;
@@ -4529,8 +4513,22 @@ static tn_tensor *tn__stack_convert(tn__stack_scalar *ss, tn_tensor *b, tn_dtype
     ss->t.dtype = dtype;
     ss->t.device = TN_CPU;
     ss->t.storage = &ss->st;
-    ss->t.is_wrapped_number = b->is_wrapped_number;
-    return tn__copy(&ss->t, b) ? NULL : &ss->t;
+    ss->t.is_wrapped_number = wrapped;
+    return &ss->t;
+}
+static tn_tensor *tn__stack_scalar_init(tn__stack_scalar *ss, double v) {
+    bool integral = v == floor(v) && fabs(v) < 9.2e18;
+    tn_tensor *t = tn__stack_scalar_setup(ss, integral ? TN_I64 : TN_F64, true);
+    if (integral) ss->v.i = (int64_t)v; else ss->v.f = v;
+    return t;
+}
+/* The 0-d CPU tensor b converted to dtype in ss (no allocation): a binary op's operand in
+   its compute dtype, for the common case of a Python-number or 0-d operand. NULL when b
+   does not qualify (the caller then converts by a copy). */
+static tn_tensor *tn__stack_convert(tn__stack_scalar *ss, tn_tensor *b, tn_dtype dtype) {
+    if (b->ndim != 0 || b->device != TN_CPU || b->dtype == dtype || tn_dtype_size(dtype) > sizeof ss->v) return NULL;
+    tn_tensor *t = tn__stack_scalar_setup(ss, dtype, b->is_wrapped_number);
+    return tn__copy(t, b) ? NULL : t;
 }
 
 /* The engine of every binary op: promotion, broadcasting, then one backend call.
@@ -6638,9 +6636,13 @@ static bool tn__conv_direct(const tn_tensor *x, const int64_t *g) {
 #ifndef TN_CONV_BLOCK_BYTES
 #define TN_CONV_BLOCK_BYTES ((size_t)1 << 20)
 #endif
+/* How many units of unit_bytes fit TN_CONV_BLOCK_BYTES, within [1, most]. */
+static int64_t tn__block_units(size_t unit_bytes, int64_t most) {
+    int64_t r = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / unit_bytes);
+    return r < 1 ? 1 : r > most ? most : r;
+}
 static int64_t tn__conv_block_rows(int64_t K, const int64_t *g, size_t es, int nbuf) {
-    int64_t r = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[9]) * es));
-    return r < 1 ? 1 : r > g[8] ? g[8] : r;
+    return tn__block_units((size_t)nbuf * (size_t)(K * g[9]) * es, g[8]);
 }
 /* The geometry of output rows [y0, y0 + rows): the top padding shifts by y0 windows (it may
    go negative: the CPU kernel only offsets rows by it). */
@@ -7012,8 +7014,7 @@ TN__WINO_DEFINE(double, f64)
 /* Tile rows per block (of R): a block's transforms (16 (P + Q) values per tile, t1 tiles a
    row) within TN_CONV_BLOCK_BYTES. */
 static int64_t tn__wino_block_rows(int64_t R, int64_t PQ, int64_t t1, size_t es) {
-    int64_t br = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / ((size_t)(16 * PQ * t1) * es));
-    return br < 1 ? 1 : br > R ? R : br;
+    return tn__block_units((size_t)(16 * PQ * t1) * es, R);
 }
 static bool tn__conv_wino_ok(const tn_tensor *x, const tn_tensor *w, const int64_t *g, int64_t G, bool input_grad) {
     return tn__conv_fast_paths && G == 1 && g[0] == 3 && g[1] == 3 && g[2] == 1 && g[3] == 1 && g[6] == 1 && g[7] == 1 &&
@@ -7039,7 +7040,11 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     int failed = !xc || !U || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *up = (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
-        memset(bp, 0, (size_t)(nthr * per + W) * es);   /* also the packed B's columns past the last tile */
+        for (int t = 0; t < nthr; t++) {   /* per thread V (its packed columns past the last tile) and E; M is written first */
+            memset(bp + (size_t)(t * per) * es, 0, (size_t)(16 * Q * tn__gemm_roundup(tb, nr)) * es);
+            memset(bp + (size_t)(t * per + per - (8 * tb + 2)) * es, 0, (size_t)(8 * tb + 2) * es);
+        }
+        memset(zero, 0, (size_t)W * es);
         if (f32) {
             tn__wino_weights_f32((const float *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (float *)up, &k32, (float *)up + 16 * P * Q);
             tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, (const float *)up + 16 * P * Q, P,
@@ -7067,7 +7072,9 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     int failed = !xc || !gyc || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *zero = bp + (size_t)(nthr * per) * es;
-        memset(bp, 0, (size_t)(nthr * per + W + ow) * es);
+        for (int t = 0; t < nthr; t++)   /* per thread E and the sums Z; V and Y are written first */
+            memset(bp + (size_t)(t * per + 16 * (Q + P) * tb) * es, 0, (size_t)(8 * tb + 2 + 16 * P * Q) * es);
+        memset(zero, 0, (size_t)(W + ow) * es);
         failed = x->dtype == TN_F32
                      ? tn__wino_wgrad_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(gyc), N, Q, H, W, g[4], g[5], P, oh, ow,
                                           (float *)tn_data_ptr(gw), br, (float *)bp, (const float *)zero, nthr)
