@@ -7493,78 +7493,249 @@ static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_
                             (long long)(g[8] > 0 ? g[8] : 0), (long long)(g[9] > 0 ? g[9] : 0));
     return 0;
 }
-/* Max pooling's backward: gy added at the argmax of each window (gather's backward). When
-   autograd records (create_graph), or off the CPU, by scatter_add, which is differentiable. */
+/* Max pooling on the CPU (float dtypes): the values and, per window, a 1-byte code of its
+   argmax, (row in the window) * KW + (column in the window), in one pass. KW is the widest
+   window's column count; windows of more than 256 positions go the backend's way (int64
+   indices, gather) instead. The codes are an eighth of int64 indices, which are made from
+   them only when asked for (return_indices, or a backward that records). Rows of 2x2
+   stride-2 windows, the common pooling, have row kernels: branch-free (random data would
+   mispredict), and for float32 with AVX-512 (masked, as rows are short: 14 windows at 28x28)
+   chosen at run time. As PyTorch: row-major scan of the window, a NaN is always taken (the
+   last NaN wins). */
+/* c ? a : b through the bits, so the compiler cannot make it a branch */
+static float tn__select_f32(int c, float a, float b) {
+    uint32_t x, y, m = (uint32_t)0 - (uint32_t)c;
+    memcpy(&x, &a, 4); memcpy(&y, &b, 4);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, 4);
+    return a;
+}
+static double tn__select_f64(int c, double a, double b) {
+    uint64_t x, y, m = (uint64_t)0 - (uint64_t)c;
+    memcpy(&x, &a, 8); memcpy(&y, &b, 8);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, 8);
+    return a;
+}
+#define TN__POOL22_ROWS(T, S) \
+static void tn__pool22_fwd_##S(const T *TN__RESTRICT r0, const T *TN__RESTRICT r1, T *TN__RESTRICT y, uint8_t *TN__RESTRICT code, int64_t OW) { \
+    for (int64_t z = 0; z < OW; z++) { \
+        const T a = r0[2 * z], b = r0[2 * z + 1], c = r1[2 * z], d = r1[2 * z + 1]; \
+        const int tb = (b > a) | (b != b); T m = tn__select_##S(tb, b, a); int k = tb; \
+        const int tc = (c > m) | (c != c); m = tn__select_##S(tc, c, m); k += (2 - k) & -tc; \
+        const int td = (d > m) | (d != d); m = tn__select_##S(td, d, m); k += (3 - k) & -td; \
+        y[z] = m; code[z] = (uint8_t)k; \
+    } \
+} \
+static void tn__pool22_bwd_##S(const T *TN__RESTRICT gy, const uint8_t *TN__RESTRICT code, T *TN__RESTRICT g0, T *TN__RESTRICT g1, int64_t OW) { \
+    for (int64_t z = 0; z < OW; z++) { \
+        const T v = gy[z]; const int k = code[z]; \
+        g0[2 * z] = tn__select_##S(k == 0, v, 0); g0[2 * z + 1] = tn__select_##S(k == 1, v, 0); \
+        g1[2 * z] = tn__select_##S(k == 2, v, 0); g1[2 * z + 1] = tn__select_##S(k == 3, v, 0); \
+    } \
+}
+TN__POOL22_ROWS(float, f32)
+TN__POOL22_ROWS(double, f64)
+#undef TN__POOL22_ROWS
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))   /* immintrin.h: included by section 9's GEMM */
+#define TN__POOL22_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+/* Lanes of 16 windows: the masks of the 2n inputs (two vectors) and the n outputs of a chunk. */
+TN__POOL22_AVX512 static void tn__pool22_masks(int64_t n, __mmask16 *lo, __mmask16 *hi, __mmask16 *out) {
+    *lo = (__mmask16)(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1);
+    *hi = (__mmask16)(n > 8 ? (1u << (2 * n - 16)) - 1 : 0);
+    *out = (__mmask16)((1u << n) - 1);
+}
+TN__POOL22_AVX512 static void tn__pool22_fwd_f32_avx512(const float *r0, const float *r1, float *y, uint8_t *code, int64_t OW) {
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+    for (int64_t z = 0; z < OW; z += 16) {
+        __mmask16 ml, mh, mo;
+        tn__pool22_masks(TN__MIN(16, OW - z), &ml, &mh, &mo);
+        const __m512 l0 = _mm512_maskz_loadu_ps(ml, r0 + 2 * z), h0 = _mm512_maskz_loadu_ps(mh, r0 + 2 * z + 16);
+        const __m512 l1 = _mm512_maskz_loadu_ps(ml, r1 + 2 * z), h1 = _mm512_maskz_loadu_ps(mh, r1 + 2 * z + 16);
+        const __m512 a = _mm512_permutex2var_ps(l0, ev, h0), b = _mm512_permutex2var_ps(l0, od, h0);
+        const __m512 c = _mm512_permutex2var_ps(l1, ev, h1), d = _mm512_permutex2var_ps(l1, od, h1);
+        __mmask16 t = _mm512_cmp_ps_mask(b, a, _CMP_GT_OQ) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
+        __m512 m = _mm512_mask_blend_ps(t, a, b);
+        __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(1));
+        t = _mm512_cmp_ps_mask(c, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q);
+        m = _mm512_mask_blend_ps(t, m, c);
+        k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(2));
+        t = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q);
+        m = _mm512_mask_blend_ps(t, m, d);
+        k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(3));
+        _mm512_mask_storeu_ps(y + z, mo, m);
+        _mm512_mask_cvtepi32_storeu_epi8(code + z, mo, k);
+    }
+}
+TN__POOL22_AVX512 static void tn__pool22_bwd_f32_avx512(const float *gy, const uint8_t *code, float *g0, float *g1, int64_t OW) {
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    for (int64_t z = 0; z < OW; z += 16) {
+        __mmask16 ml, mh, mo;
+        tn__pool22_masks(TN__MIN(16, OW - z), &ml, &mh, &mo);
+        const __m512 v = _mm512_maskz_loadu_ps(mo, gy + z);
+        const __m512i k = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mo, code + z));
+        const __m512 e0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_setzero_si512()), v), e1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(1)), v);
+        const __m512 e2 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(2)), v), e3 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(3)), v);
+        _mm512_mask_storeu_ps(g0 + 2 * z, ml, _mm512_permutex2var_ps(e0, lo, e1));
+        _mm512_mask_storeu_ps(g0 + 2 * z + 16, mh, _mm512_permutex2var_ps(e0, hi, e1));
+        _mm512_mask_storeu_ps(g1 + 2 * z, ml, _mm512_permutex2var_ps(e2, lo, e3));
+        _mm512_mask_storeu_ps(g1 + 2 * z + 16, mh, _mm512_permutex2var_ps(e2, hi, e3));
+    }
+}
+#undef TN__POOL22_AVX512
+static int tn__pool22_avx512 = 1;   /* test knob: 0 runs the portable rows */
+static bool tn__pool22_has_avx512(void) {
+    __builtin_cpu_init();
+    return tn__pool22_avx512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
+#define TN__POOL22_FWD_f32 (tn__pool22_has_avx512() ? tn__pool22_fwd_f32_avx512 : tn__pool22_fwd_f32)
+#define TN__POOL22_BWD_f32 (tn__pool22_has_avx512() ? tn__pool22_bwd_f32_avx512 : tn__pool22_bwd_f32)
+#else
+#define TN__POOL22_FWD_f32 tn__pool22_fwd_f32
+#define TN__POOL22_BWD_f32 tn__pool22_bwd_f32
+#endif
+#define TN__POOL22_FWD_f64 tn__pool22_fwd_f64
+#define TN__POOL22_BWD_f64 tn__pool22_bwd_f64
+/* tab: window rows [hs, he) and columns [ws, we) as tn__max_windows; k22: 2x2 stride-2
+   windows at (2y, 2z). Forward: x any strides (k22 needs unit column stride), y and codes
+   [N*C, OH, OW] contiguous. Backward: gx from gy and codes, all contiguous. */
+#define TN__POOL_CODES_DEFINE(T, S) \
+static void tn__pool_codes_fwd_##S(T *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) { \
+    const int64_t N = x->shape[0], C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW; \
+    const T *xb = (const T *)x->storage->data + x->offset; \
+    void (*row)(const T *, const T *, T *, uint8_t *, int64_t) = TN__POOL22_FWD_##S; \
+    const int nthr = tn__par_threads(N * C * x->shape[2] * x->shape[3], N * C); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t nc = 0; nc < N * C; nc++) { \
+        const T *plane = xb + nc / C * xs[0] + nc % C * xs[1]; \
+        T *yp = yb + nc * OH * OW; \
+        uint8_t *cp = cb + nc * OH * OW; \
+        for (int64_t y = 0; y < OH; y++) { \
+            if (k22) { row(plane + 2 * y * xs[2], plane + (2 * y + 1) * xs[2], yp + y * OW, cp + y * OW, OW); continue; } \
+            /* the first row and column of a window inside the image (those before are padding) */ \
+            const int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh; \
+            for (int64_t z = 0; z < OW; z++) { \
+                const int64_t w0 = ws[z] >= 0 ? ws[z] : ws[z] + (-ws[z] + dw - 1) / dw * dw; \
+                int64_t best = (h0 - hs[y]) / dh * KW + (w0 - ws[z]) / dw; \
+                T m = plane[h0 * xs[2] + w0 * xs[3]]; \
+                for (int64_t h = h0; h < he[y]; h += dh) { \
+                    const T *rp = plane + h * xs[2]; \
+                    int64_t c = (h - hs[y]) / dh * KW + (w0 - ws[z]) / dw; \
+                    for (int64_t w = w0; w < we[z]; w += dw, c++) { \
+                        const T v = rp[w * xs[3]]; \
+                        const bool take = v > m || v != v;   /* branch-free: random data would mispredict */ \
+                        m = take ? v : m; \
+                        best = take ? c : best; \
+                    } \
+                } \
+                yp[y * OW + z] = m; \
+                cp[y * OW + z] = (uint8_t)best; \
+            } \
+        } \
+    } \
+} \
+static void tn__pool_codes_bwd_##S(T *gxb, const T *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW, \
+                                   int64_t dh, int64_t dw, int64_t KW, bool k22) { \
+    void (*row)(const T *, const uint8_t *, T *, T *, int64_t) = TN__POOL22_BWD_##S; \
+    const int nthr = tn__par_threads(NC * (H * W + OH * OW), NC); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t nc = 0; nc < NC; nc++) {   /* planes in parallel; within one, in order */ \
+        T *o = gxb + nc * H * W; \
+        const T *v = gyb + nc * OH * OW; \
+        const uint8_t *cp = cb + nc * OH * OW; \
+        if (k22) {   /* every element written once: no clearing first */ \
+            for (int64_t y = 0; y < OH; y++) { \
+                row(v + y * OW, cp + y * OW, o + 2 * y * W, o + (2 * y + 1) * W, OW); \
+                for (int64_t w = 2 * OW; w < W; w++) o[2 * y * W + w] = o[(2 * y + 1) * W + w] = 0; \
+            } \
+            if (2 * OH < H) memset(o + 2 * OH * W, 0, (size_t)((H - 2 * OH) * W) * sizeof(T)); \
+            continue; \
+        } \
+        memset(o, 0, (size_t)(H * W) * sizeof(T)); \
+        for (int64_t y = 0; y < OH; y++) \
+            for (int64_t z = 0; z < OW; z++) { \
+                const int64_t k = cp[y * OW + z]; \
+                o[(tab[y] + k / KW * dh) * W + tab[2 * OH + z] + k % KW * dw] += v[y * OW + z]; \
+            } \
+    } \
+}
+TN__POOL_CODES_DEFINE(float, f32)
+TN__POOL_CODES_DEFINE(double, f64)
+#undef TN__POOL_CODES_DEFINE
+#undef TN__POOL22_FWD_f32
+#undef TN__POOL22_BWD_f32
+#undef TN__POOL22_FWD_f64
+#undef TN__POOL22_BWD_f64
+/* The int64 indices (into each H*W plane) of codes [N, C, OH, OW]. */
+static tn_tensor *tn__pool_code_index(tn_tensor *codes, const int64_t *tab, int64_t W, int64_t KW, int64_t dh, int64_t dw) {
+    const int64_t OH = codes->shape[2], OW = codes->shape[3], NC = codes->shape[0] * codes->shape[1];
+    tn_tensor *idx = tn__own(tn__new(TN_I64, TN_CPU, codes->shape, 4));
+    if (!idx) return NULL;
+    int64_t *ip = (int64_t *)tn_data_ptr(idx);
+    const uint8_t *cp = (const uint8_t *)tn_data_ptr(codes);
+    for (int64_t nc = 0; nc < NC; nc++)
+        for (int64_t y = 0; y < OH; y++)
+            for (int64_t z = 0; z < OW; z++, ip++, cp++) *ip = (tab[y] + *cp / KW * dh) * W + tab[2 * OH + z] + *cp % KW * dw;
+    return idx;
+}
+/* Max pooling's backward on the CPU: gy to each window's argmax, from the codes (saved 0)
+   and the window table (saved 1). When autograd records (create_graph), by scatter_add of
+   int64 indices, which is differentiable. */
 static int tn__max_pool_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *idx = tn_ctx_saved(n, 0);
-    if (!idx) return -1;
-    const int64_t N = n->i[0], C = n->i[1], H = n->i[2], W = n->i[3], P = idx->shape[2] * idx->shape[3];
-    if (!tn__grad_disabled || gy->device != TN_CPU || (gy->dtype != TN_F32 && gy->dtype != TN_F64)) {
-        tn_tensor *z = tn_zeros(TN_SHAPE(N, C, H * W), gy->dtype);
-        if (z && gy->device != TN_CPU) z = tn_to(z, gy->device);
-        gin[0] = tn_reshape(tn_scatter_add(z, 2, tn_reshape(idx, TN_SHAPE(N, C, P)), tn_reshape(gy, TN_SHAPE(N, C, P))), TN_SHAPE(N, C, H, W));
+    tn_tensor *codes = tn_ctx_saved(n, 0), *tabt = tn_ctx_saved(n, 1);
+    if (!codes || !tabt) return -1;
+    const int64_t N = n->i[0], C = n->i[1], H = n->i[2], W = n->i[3], KW = n->i[4], dh = n->i[5], dw = n->i[6];
+    const int64_t OH = codes->shape[2], OW = codes->shape[3], *tab = (const int64_t *)tn_data_ptr(tabt);
+    if (!tn__grad_disabled) {
+        tn_tensor *idx = tn__pool_code_index(codes, tab, W, KW, dh, dw);
+        tn_tensor *z = idx ? tn_zeros(TN_SHAPE(N, C, H * W), gy->dtype) : NULL;
+        gin[0] = tn_reshape(tn_scatter_add(z, 2, tn_reshape(idx, TN_SHAPE(N, C, OH * OW)), tn_reshape(gy, TN_SHAPE(N, C, OH * OW))), TN_SHAPE(N, C, H, W));
         return gin[0] ? 0 : -1;
     }
-    tn_tensor *gx = tn__own(tn__new(gy->dtype, TN_CPU, TN_SHAPE(N, C, H, W))), *g = tn_contiguous(gy), *ic = tn_contiguous(idx);
-    if (!gx || !g || !ic) return -1;
-    const int64_t *ip = (const int64_t *)tn_data_ptr(ic);
-    const bool f32 = gy->dtype == TN_F32;
-    char *gxp = (char *)tn_data_ptr(gx);
-    const char *gp = (const char *)tn_data_ptr(g);
-    const int nthr = tn__par_threads(N * C * (H * W + P), N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) {   /* planes in parallel; within one, in order */
-        const int64_t *pi = ip + nc * P;
-        if (f32) {
-            float *o = (float *)gxp + nc * H * W; const float *v = (const float *)gp + nc * P;
-            memset(o, 0, (size_t)(H * W) * sizeof(float));
-            for (int64_t i = 0; i < P; i++) o[pi[i]] += v[i];
-        } else {
-            double *o = (double *)gxp + nc * H * W; const double *v = (const double *)gp + nc * P;
-            memset(o, 0, (size_t)(H * W) * sizeof(double));
-            for (int64_t i = 0; i < P; i++) o[pi[i]] += v[i];
-        }
-    }
+    tn_tensor *gx = tn__own(tn__new(gy->dtype, TN_CPU, TN_SHAPE(N, C, H, W))), *g = tn_contiguous(gy);
+    if (!gx || !g) return -1;
+    const bool k22 = n->i[7] != 0;
+    if (gy->dtype == TN_F32) tn__pool_codes_bwd_f32((float *)tn_data_ptr(gx), (const float *)tn_data_ptr(g), (const uint8_t *)tn_data_ptr(codes), N * C, H, W, tab, OH, OW, dh, dw, KW, k22);
+    else tn__pool_codes_bwd_f64((double *)tn_data_ptr(gx), (const double *)tn_data_ptr(g), (const uint8_t *)tn_data_ptr(codes), N * C, H, W, tab, OH, OW, dh, dw, KW, k22);
     gin[0] = gx;
     return 0;
 }
-/* Max over windows given by row tables hs/he and column tables ws/we: the argmax from the
-   backend; on the CPU the values picked by it under one node (tn__max_pool_bw), elsewhere
-   by gather (so the backward is gather's, twice differentiable too). */
+/* Max over windows given by row tables hs/he and column tables ws/we (tab: hs, he, ws, we),
+   dilations dh, dw. On the CPU for float dtypes with windows of up to 256 positions: values
+   and codes as above, under one node (tn__max_pool_bw). Otherwise the argmax from the
+   backend and the values by gather (so the backward is gather's, twice differentiable too).
+   *idx_out (when not NULL): the int64 indices into each H*W plane. */
 static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const int64_t *tab, int64_t dh, int64_t dw, tn_tensor **idx_out) {
-    int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3];
-    int64_t ishape[4] = {N, C, OH, OW};
-    tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
-    if (!idx || tn__backend(x4->device)->pool_argmax(idx, x4, tab, tab + OH, tab + 2 * OH, tab + 2 * OH + OW, dh, dw)) return NULL;
-    if (x4->device == TN_CPU && (x4->dtype == TN_F32 || x4->dtype == TN_F64)) {
-        tn_tensor *v = tn__new(x4->dtype, TN_CPU, ishape, 4);
-        if (!v) return NULL;
-        const int64_t *ip = (const int64_t *)tn_data_ptr(idx), *xs = x4->strides, P = OH * OW;
-        const bool f32 = x4->dtype == TN_F32, flat = H == 1 || xs[2] == W * xs[3];
-        const char *xb = (const char *)tn_data_ptr(x4);
-        char *vb = (char *)tn_data_ptr(v);
-        const int nthr = tn__par_threads(N * C * P, N * C);
-        TN__OMP_PARALLEL_FOR(nthr)
-        for (int64_t nc = 0; nc < N * C; nc++) {
-            const int64_t n = nc / C, c = nc % C, *pi = ip + nc * P, base = n * xs[0] + c * xs[1];
-            for (int64_t i = 0; i < P; i++) {
-                const int64_t off = base + (flat ? pi[i] * xs[3] : pi[i] / W * xs[2] + pi[i] % W * xs[3]);
-                if (f32) ((float *)vb)[nc * P + i] = ((const float *)xb)[off];
-                else ((double *)vb)[nc * P + i] = ((const double *)xb)[off];
-            }
-        }
+    const int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3];
+    int64_t ishape[4] = {N, C, OH, OW}, KH = 0, KW = 0;
+    for (int64_t y = 0; y < OH; y++) KH = TN__MAX(KH, (tab[OH + y] - tab[y] + dh - 1) / dh);
+    for (int64_t z = 0; z < OW; z++) KW = TN__MAX(KW, (tab[2 * OH + OW + z] - tab[2 * OH + z] + dw - 1) / dw);
+    if (x4->device == TN_CPU && (x4->dtype == TN_F32 || x4->dtype == TN_F64) && KH * KW <= 256) {
+        bool k22 = dh == 1 && dw == 1 && x4->strides[3] == 1;
+        for (int64_t y = 0; y < OH && k22; y++) k22 = tab[y] == 2 * y && tab[OH + y] == 2 * y + 2;
+        for (int64_t z = 0; z < OW && k22; z++) k22 = tab[2 * OH + z] == 2 * z && tab[2 * OH + OW + z] == 2 * z + 2;
+        tn_tensor *v = tn__new(x4->dtype, TN_CPU, ishape, 4), *codes = tn__own(tn__new(TN_U8, TN_CPU, ishape, 4));
+        tn_tensor *tabt = tn__own(tn__new(TN_I64, TN_CPU, TN_SHAPE(2 * (OH + OW))));
+        if (!v || !codes || !tabt) { tn_release(v); return NULL; }
+        memcpy(tn_data_ptr(tabt), tab, (size_t)(2 * (OH + OW)) * sizeof(int64_t));
+        if (x4->dtype == TN_F32) tn__pool_codes_fwd_f32((float *)tn_data_ptr(v), (uint8_t *)tn_data_ptr(codes), x4, tab, OH, OW, dh, dw, KW, k22);
+        else tn__pool_codes_fwd_f64((double *)tn_data_ptr(v), (uint8_t *)tn_data_ptr(codes), x4, tab, OH, OW, dh, dw, KW, k22);
         tn_node *nd = tn__fn_node("MaxPool2DWithIndicesBackward0", tn__max_pool_bw, &x4, 1);
         if (nd) {
-            nd->i[0] = N; nd->i[1] = C; nd->i[2] = H; nd->i[3] = W;
-            nd->ni = 4;
-            tn__node_save(nd, idx);
+            const int64_t at[8] = {N, C, H, W, KW, dh, dw, k22};
+            memcpy(nd->i, at, sizeof at);
+            nd->ni = 8;
+            tn__node_save(nd, codes);
+            tn__node_save(nd, tabt);
         }
-        *idx_out = idx;
+        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn_release(v); return NULL; }
         return tn__own(tn__node_attach(nd, v));
     }
+    tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
+    if (!idx || tn__backend(x4->device)->pool_argmax(idx, x4, tab, tab + OH, tab + 2 * OH, tab + 2 * OH + OW, dh, dw)) return NULL;
     tn_tensor *v = tn_gather(tn_reshape(x4, TN_SHAPE(N, C, H * W)), 2, tn_reshape(idx, TN_SHAPE(N, C, OH * OW)));
-    *idx_out = idx;
+    if (idx_out) *idx_out = idx;
     return tn_reshape(v, ishape, 4);
 }
 static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
@@ -7582,7 +7753,7 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
         if (!tab) tn__error("%s: out of memory", fn);
         for (int64_t o = 0; tab && o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = tab[o] + g[2] * (g[0] - 1) + 1; if (tab[OH + o] > x4->shape[2]) tab[OH + o] = x4->shape[2]; }
         for (int64_t o = 0; tab && o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = tab[2 * OH + o] + g[3] * (g[1] - 1) + 1; if (tab[2 * OH + OW + o] > x4->shape[3]) tab[2 * OH + OW + o] = x4->shape[3]; }
-        if (tab) y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, g[2], g[3], &idx), "MaxPool2DWithIndicesBackward0");
+        if (tab) y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, g[2], g[3], indices ? &idx : NULL), "MaxPool2DWithIndicesBackward0");
         TN_FREE(tab);
     }
     if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, nsp));
@@ -7615,7 +7786,7 @@ static tn_tensor *tn__adaptive_max_pool(const char *fn, tn_tensor *x, int64_t OH
     if (tab) {
         tn__adaptive_table(x4->shape[2], OH, tab, tab + OH);
         tn__adaptive_table(x4->shape[3], OW, tab + 2 * OH, tab + 2 * OH + OW);
-        y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, 1, 1, &idx), "AdaptiveMaxPool2DBackward0");
+        y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, 1, 1, indices ? &idx : NULL), "AdaptiveMaxPool2DBackward0");
         TN_FREE(tab);
     }
     if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, 2));
@@ -15972,21 +16143,6 @@ static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_
 }
 
 /* ---- sliding windows (convolution and pooling) ---- */
-/* c ? a : b through the bits, so the compiler cannot make it a branch */
-static float tn__select_f32(int c, float a, float b) {
-    uint32_t x, y, m = (uint32_t)0 - (uint32_t)c;
-    memcpy(&x, &a, 4); memcpy(&y, &b, 4);
-    x = (x & m) | (y & ~m);
-    memcpy(&a, &x, 4);
-    return a;
-}
-static double tn__select_f64(int c, double a, double b) {
-    uint64_t x, y, m = (uint64_t)0 - (uint64_t)c;
-    memcpy(&x, &a, 8); memcpy(&y, &b, 8);
-    x = (x & m) | (y & ~m);
-    memcpy(&a, &x, 8);
-    return a;
-}
 #define TN__DEFINE_IM2COL(T, S) \
 static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) { \
     const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3]; \
@@ -16027,31 +16183,12 @@ static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
     const int64_t *xs = x->strides; \
     const T *xb = (const T *)x->storage->data + x->offset; \
     int64_t *obase = (int64_t *)idx->storage->data + idx->offset; \
-    bool k2s2 = dh == 1 && dw == 1;   /* the common 2x2 stride-2 windows, unpadded: unrolled */ \
-    for (int64_t y = 0; y < OH && k2s2; y++) k2s2 = hs[y] == 2 * y && he[y] == 2 * y + 2; \
-    for (int64_t z = 0; z < OW && k2s2; z++) k2s2 = ws[z] == 2 * z && we[z] == 2 * z + 2; \
     const int nthr = tn__par_threads(N * C * x->shape[2] * W, N * C); \
     TN__OMP_PARALLEL_FOR(nthr) \
     for (int64_t nc = 0; nc < N * C; nc++) { \
         const int64_t n = nc / C, c = nc % C; \
         const T *plane = xb + n * xs[0] + c * xs[1]; \
         int64_t *ob = obase + nc * OH * OW; \
-        if (k2s2) { \
-            const int64_t s3 = xs[3]; \
-            for (int64_t y = 0; y < OH; y++) { \
-                const T *r0 = plane + 2 * y * xs[2], *r1 = r0 + xs[2]; \
-                const int64_t i0 = 2 * y * W; \
-                for (int64_t z = 0; z < OW; z++) { /* the scan order of the general loop: (0,0) (0,1) (1,0) (1,1); */ \
-                    const T a = r0[2 * z * s3], b = r0[(2 * z + 1) * s3], c2 = r1[2 * z * s3], d = r1[(2 * z + 1) * s3]; \
-                    /* | not ||, selects not branches: random data would mispredict */ \
-                    const int tb = (b > a) | (b != b); const T m1 = tn__select_##S(tb, b, a); const int64_t j1 = tb; \
-                    const int tc = (c2 > m1) | (c2 != c2); const T m2 = tn__select_##S(tc, c2, m1); const int64_t j2 = j1 + ((W - j1) & -(int64_t)tc); \
-                    const int td = (d > m2) | (d != d); \
-                    ob[y * OW + z] = i0 + 2 * z + j2 + ((W + 1 - j2) & -(int64_t)td); \
-                } \
-            } \
-            continue; \
-        } \
         for (int64_t y = 0; y < OH; y++) for (int64_t z = 0; z < OW; z++) { \
             /* first row and column of the window inside the image (rows below 0 are padding) */ \
             const int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh; \

@@ -659,6 +659,31 @@ TEST(depthwise_conv) {
     END;
 }
 
+/* 2x2 stride-2 max pooling: the AVX-512 rows (where the CPU has them) against the portable
+   ones, exactly: values, indices, gradients; ties and NaNs, rows of 1 ... 40 windows (the
+   16-lane chunks and their masks), an odd last column, float32 and float64. */
+TEST(pool_rows_agree) {
+    BEGIN;
+    for (int64_t ow = 1; ow <= 40; ow += ow < 18 ? 1 : 11)
+        for (int d = 0; d < 2; d++) {
+            const tn_dtype dt = d ? TN_F32 : TN_F64;
+            const int64_t shape[4] = {2, 3, 5, 2 * ow + 1};
+            tn_tensor *x = tn_floor(tn_mul_scalar(tn_rand(shape, 4, dt), 4));   /* few values: ties */
+            x = leaf(tn_where(tn_lt_scalar(tn_rand(shape, 4, dt), 0.08), tn_full(shape, 4, NAN, dt), x));
+            tn_tensor *y[2], *idx[2], *g[2], *gy = tn_randn(SH(2, 3, 2, ow), dt);
+            for (int k = 0; k < 2; k++) {
+                tn__pool22_avx512 = 1 - k;
+                y[k] = tn_max_pool2d(x, 2, 2, 0, 1, false, &idx[k]);
+                g[k] = grad_of(y[k], x, gy);
+            }
+            tn__pool22_avx512 = 1;
+            check_same_(y[0], y[1], 0, "max_pool2d values", __LINE__);
+            check_same_(idx[0], idx[1], 0, "max_pool2d indices", __LINE__);
+            check_same_(g[0], g[1], 0, "max_pool2d gradient", __LINE__);
+        }
+    END;
+}
+
 TEST(hand_fold) {
     BEGIN;
     tn_tensor *x = T64(D(1, 2, 3, 4, 5, 6, 7, 8, 9), 1, 1, 3, 3);
@@ -1395,6 +1420,23 @@ TEST(oc_sweep_pool) {
                      PY("F.avg_pool2d(x0, (%lld, %lld), (%lld, %lld), (%lld, %lld), %s, %s, %s)", (long long)k[0], (long long)k[1], (long long)st[0],
                         (long long)st[1], (long long)p[0], (long long)p[1], c ? "True" : "False", cip ? "True" : "False", div ? PY("%lld", (long long)div) : "None"), x2);
     }
+    /* 2-d max: random geometries, dilation included (windows coded by their position) */
+    for (int t = 0; t < 30; t++) {
+        int64_t k[2] = {sw_pick(1, 4), sw_pick(1, 4)}, st[2] = {sw_pick(1, 3), sw_pick(1, 3)}, p[2] = {sw_pick(0, k[0] / 2), sw_pick(0, k[1] / 2)};
+        int64_t d[2] = {sw_pick(1, 2), sw_pick(1, 2)};
+        for (int i = 0; i < 2; i++) if ((k[i] - 1) * d[i] + 1 > x2->shape[2 + i] + 2 * p[i]) d[i] = 1;   /* windows that fit */
+        oc_maxpool_case(__LINE__, x2, k, st, p, d, sw_pick(0, 1), TOL64);
+    }
+    /* 2x2 stride 2 (vectorised rows) over odd and even sizes, float32 too; windows of more than
+       256 positions (int64 indices and gather instead of codes) */
+    for (int64_t h = 2; h <= 5; h++) {
+        tn_tensor *xk = RN(2, 3, h, 2 * h + 1);
+        OC_MAXPOOL(xk, PAIR(2, 2), PAIR(2, 2), PAIR(0, 0), PAIR(1, 1), false, TOL64);
+        OC_MAXPOOL(f32(xk), PAIR(2, 2), PAIR(2, 2), PAIR(0, 0), PAIR(1, 1), h % 2 == 1, TOL32);
+    }
+    tn_tensor *xb = RN(1, 2, 18, 17);
+    OC_MAXPOOL(xb, PAIR(17, 16), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1), false, TOL64);
+    OC_MAXPOOL(xb, PAIR(16, 16), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1), false, TOL64);
     /* adaptive: every (in, out) pair up to 8 */
     for (int64_t in = 1; in <= 8; in++) {
         tn_tensor *xa = RN(1, 1, in, 3), *idx = NULL, *y;
@@ -2178,6 +2220,7 @@ int main(void) {
     RUN_T(hand_conv);
     RUN_T(winograd_conv);
     RUN_T(depthwise_conv);
+    RUN_T(pool_rows_agree);
     RUN_T(hand_fold);
     RUN_T(hand_pool);
     RUN_T(hand_norm);
