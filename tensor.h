@@ -6651,10 +6651,11 @@ static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int6
     gb[4] = g[4] - y0 * g[6];
     gb[8] = rows;
 }
-/* Images per block when whole images fit a block (small images: one GEMM over several
-   images' columns is wider and packs the weight once), else 1. */
+/* Images per block when whole images fit a block and are small (under 512 outputs: one
+   GEMM over several images' columns is wider and packs the weight once), else 1 (larger
+   images: the GEMM writes the output in place, no copy through a block buffer). */
 static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int nbuf, int64_t R, bool direct) {
-    if (direct || R < g[8]) return 1;
+    if (direct || R < g[8] || g[8] * g[9] >= 512) return 1;
     int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[8] * g[9]) * es));
     return ib < 2 ? 1 : ib;
 }
@@ -11382,10 +11383,19 @@ TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid", NULL);
 TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU", NULL); }
 
 /* Sequential, ModuleList, ModuleDict */
+/* Each layer in a scope of its own, and each intermediate released as soon as the next layer
+   has run (as Python drops them): what autograd saved stays, the rest goes back to the
+   allocator at once, so the forward's peak is not every layer's output at the same time. */
 static tn_tensor *tn__sequential_fwd(tn_module *m, tn_tensor *x) {
-    tn_scope_begin();
-    for (int i = 0; x && i < m->nchildren; i++) x = tn_module_forward(m->children[i].m, x);
-    return tn__scope_return(x);
+    tn_tensor *h = tn_retain(x);
+    for (int i = 0; h && i < m->nchildren; i++) {
+        tn_scope_begin();
+        tn_tensor *y = tn_retain(tn_module_forward(m->children[i].m, h));
+        tn_scope_end();
+        tn_release(h);
+        h = y;
+    }
+    return tn__own(h);
 }
 static const tn_module_type tn__sequential_type = {"Sequential", tn__sequential_fwd, NULL, NULL};
 static const tn_module_type tn__module_list_type = {"ModuleList", NULL, NULL, NULL};
