@@ -12,7 +12,8 @@
  * ours, then PyTorch's (bench/bench_train.py under /usr/bin/python3 with the same thread
  * count), and the ratio ours / PyTorch (below 1: we are faster). Also our peak tensor
  * memory per step, and both sides' peak memory as the process sees it (VmHWM over the
- * workload minus VmRSS before its setup; each side runs each workload in a fresh process).
+ * workload minus VmRSS before its setup; each side runs each workload in a fresh process),
+ * and each process's own peak (VmHWM: what the program needs to run the workload at all).
  * Build with -O3 -fopenmp (make bench).
  *     ./build/bench_train [REPS [WORKLOAD|all [THREADS [notorch]]]]   (defaults: 10 all, 1 and 2 threads)
  */
@@ -85,14 +86,15 @@ static void teardown(workload *w) {
     tn_release(w->x); tn_release(w->y); tn_release(w->w);
 }
 
-/* PyTorch's median ms (and in *mb its peak memory) for the workload, -1 without torch */
-static double torch_ms(const char *name, int threads, int reps, double *mb) {
-    char cmd[256], buf[64];
+/* PyTorch's median ms (and in *mb the peak memory the workload added, in *proc the process's
+   peak) for the workload, -1 without torch */
+static double torch_ms(const char *name, int threads, int reps, double *mb, double *proc) {
+    char cmd[256], buf[96];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/bench_train.py %s %d %d 2>/dev/null", name, threads, reps);
     FILE *p = popen(cmd, "r");
     double v = -1;
-    *mb = -1;
-    if (p && fgets(buf, sizeof buf, p) && sscanf(buf, "%lf %lf", &v, mb) < 1) v = -1;
+    *mb = *proc = -1;
+    if (p && fgets(buf, sizeof buf, p) && sscanf(buf, "%lf %lf %lf", &v, mb, proc) < 1) v = -1;
     if (p) pclose(p);
     return v > 0 ? v : -1;
 }
@@ -116,7 +118,7 @@ static void reset_hwm(void) {
 
 /* One workload at one thread count, in this process: median ms, peak tensor MB, peak RSS
    MB (VmHWM over its run minus VmRSS before its setup). */
-static void run_one(const char *name, int threads, int reps, double *ms_out, double *peak, double *rss) {
+static void run_one(const char *name, int threads, int reps, double *ms_out, double *peak, double *rss, double *proc) {
     tn_set_num_threads(threads);
     reset_hwm();
     double rss0 = rss_mb("VmRSS");
@@ -131,15 +133,16 @@ static void run_one(const char *name, int threads, int reps, double *ms_out, dou
     *ms_out = ms[reps / 2];
     *peak = (double)(tn_memory_stats_get().peak_bytes - base) / 1e6;
     *rss = rss_mb("VmHWM") - rss0;
+    *proc = rss_mb("VmHWM");
     free(ms);
     teardown(&w);
 }
 
 int main(int argc, char **argv) {
     if (argc == 5 && !strcmp(argv[1], "--one")) {   /* a child: one workload in a fresh process, as PyTorch's side */
-        double ms, peak, rss;
-        run_one(argv[2], atoi(argv[3]), atoi(argv[4]), &ms, &peak, &rss);
-        printf("%.4f %.2f %.2f\n", ms, peak, rss);
+        double ms, peak, rss, proc;
+        run_one(argv[2], atoi(argv[3]), atoi(argv[4]), &ms, &peak, &rss, &proc);
+        printf("%.4f %.2f %.2f %.2f\n", ms, peak, rss, proc);
         return 0;
     }
     int reps = argc > 1 ? atoi(argv[1]) : 10;
@@ -149,8 +152,9 @@ int main(int argc, char **argv) {
     const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd", "dwconv_fwd_bwd"};
     char self[400] = {0};   /* this program, run again per workload */
     if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) snprintf(self, sizeof self, "%s", argv[0]);
-    printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak tensor MB | tensor.h peak RSS MB | PyTorch peak RSS MB | RSS ratio |\n"
-           "|---|---|---|---|---|---|---|---|---|\n");
+    printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak tensor MB | tensor.h peak RSS MB | PyTorch peak RSS MB | RSS ratio "
+           "| tensor.h process MB | PyTorch process MB | process ratio |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int t = 1; t <= 2; t++) {
         if (only_threads > 0 && t != only_threads) continue;
         for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
@@ -158,17 +162,17 @@ int main(int argc, char **argv) {
             /* each side in a fresh process, so neither inherits the other's (or an earlier
                workload's) heap: the memory columns compare like with like */
             char cmd[512], buf[128];
-            double ours = -1, peak = 0, rss = 0;
+            double ours = -1, peak = 0, rss = 0, proc = 0;
             snprintf(cmd, sizeof cmd, "'%s' --one %s %d %d", self, names[k], t, reps);
             FILE *p = popen(cmd, "r");
-            if (!p || !fgets(buf, sizeof buf, p) || sscanf(buf, "%lf %lf %lf", &ours, &peak, &rss) != 3) ours = -1;
+            if (!p || !fgets(buf, sizeof buf, p) || sscanf(buf, "%lf %lf %lf %lf", &ours, &peak, &rss, &proc) != 4) ours = -1;
             if (p) pclose(p);
-            if (ours < 0) { printf("| %s | %d | (failed) | | | | | | |\n", names[k], t); continue; }
-            double tmb, theirs = with_torch ? torch_ms(names[k], t, reps, &tmb) : -1;
+            if (ours < 0) { printf("| %s | %d | (failed) | | | | | | | | | |\n", names[k], t); continue; }
+            double tmb, tproc, theirs = with_torch ? torch_ms(names[k], t, reps, &tmb, &tproc) : -1;
             if (theirs > 0)
-                printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.2f |\n", names[k], t, ours, theirs, ours / theirs, peak, rss, tmb,
-                       tmb > 0 ? rss / tmb : 0);
-            else printf("| %s | %d | %.2f | (no torch) | | %.1f | %.1f | | |\n", names[k], t, ours, peak, rss);
+                printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |\n", names[k], t, ours, theirs, ours / theirs, peak, rss,
+                       tmb, tmb > 0 ? rss / tmb : 0, proc, tproc, tproc > 0 ? proc / tproc : 0);
+            else printf("| %s | %d | %.2f | (no torch) | | %.1f | %.1f | | | %.1f | | |\n", names[k], t, ours, peak, rss, proc);
             fflush(stdout);
         }
     }

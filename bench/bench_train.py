@@ -2,6 +2,7 @@
 
     /usr/bin/python3 bench/bench_train.py WORKLOAD THREADS REPS   -> prints the median ms and
     the peak memory in MB the workload added to the process (VmHWM - VmRSS before its setup)
+    and the process's own peak (VmHWM: interpreter, libraries and all)
 """
 import statistics
 import sys
@@ -102,4 +103,4 @@ if __name__ == "__main__":
         t0 = time.perf_counter()
         step()
         times.append((time.perf_counter() - t0) * 1e3)
-    print(f"{statistics.median(times):.3f} {rss_mb('VmHWM') - base:.1f}")
+    print(f"{statistics.median(times):.3f} {rss_mb('VmHWM') - base:.1f} {rss_mb('VmHWM'):.1f}")
