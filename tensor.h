@@ -7518,6 +7518,29 @@ static double tn__select_f64(int c, double a, double b) {
     memcpy(&a, &x, 8);
     return a;
 }
+/* The max of one window of a plane (row stride s2, column stride s3) and its row *bh and
+   column *bw: rows from hs (below 0: padding) to he by dh, columns likewise. The scan of
+   max pooling's general windows, for the codes here and the backend's int64 argmax. */
+#define TN__WINDOW_MAX(T, S) \
+static T tn__window_max_##S(const T *plane, int64_t s2, int64_t s3, int64_t hs, int64_t he, int64_t ws, int64_t we, int64_t dh, int64_t dw, \
+                            int64_t *bh, int64_t *bw) { \
+    const int64_t h0 = hs >= 0 ? hs : hs + (-hs + dh - 1) / dh * dh, w0 = ws >= 0 ? ws : ws + (-ws + dw - 1) / dw * dw; \
+    int64_t ih = h0, iw = w0; \
+    T m = plane[h0 * s2 + w0 * s3]; \
+    for (int64_t h = h0; h < he; h += dh) \
+        for (int64_t w = w0; w < we; w += dw) { \
+            const T v = plane[h * s2 + w * s3]; \
+            const bool take = v > m || v != v;   /* branch-free: random data would mispredict */ \
+            m = take ? v : m; \
+            ih = take ? h : ih; \
+            iw = take ? w : iw; \
+        } \
+    *bh = ih; *bw = iw; \
+    return m; \
+}
+TN__WINDOW_MAX(float, f32)
+TN__WINDOW_MAX(double, f64)
+#undef TN__WINDOW_MAX
 #define TN__POOL22_ROWS(T, S) \
 static void tn__pool22_fwd_##S(const T *TN__RESTRICT r0, const T *TN__RESTRICT r1, T *TN__RESTRICT y, uint8_t *TN__RESTRICT code, int64_t OW) { \
     for (int64_t z = 0; z < OW; z++) { \
@@ -7613,24 +7636,10 @@ static void tn__pool_codes_fwd_##S(T *yb, uint8_t *cb, const tn_tensor *x, const
         uint8_t *cp = cb + nc * OH * OW; \
         for (int64_t y = 0; y < OH; y++) { \
             if (k22) { row(plane + 2 * y * xs[2], plane + (2 * y + 1) * xs[2], yp + y * OW, cp + y * OW, OW); continue; } \
-            /* the first row and column of a window inside the image (those before are padding) */ \
-            const int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh; \
             for (int64_t z = 0; z < OW; z++) { \
-                const int64_t w0 = ws[z] >= 0 ? ws[z] : ws[z] + (-ws[z] + dw - 1) / dw * dw; \
-                int64_t best = (h0 - hs[y]) / dh * KW + (w0 - ws[z]) / dw; \
-                T m = plane[h0 * xs[2] + w0 * xs[3]]; \
-                for (int64_t h = h0; h < he[y]; h += dh) { \
-                    const T *rp = plane + h * xs[2]; \
-                    int64_t c = (h - hs[y]) / dh * KW + (w0 - ws[z]) / dw; \
-                    for (int64_t w = w0; w < we[z]; w += dw, c++) { \
-                        const T v = rp[w * xs[3]]; \
-                        const bool take = v > m || v != v;   /* branch-free: random data would mispredict */ \
-                        m = take ? v : m; \
-                        best = take ? c : best; \
-                    } \
-                } \
-                yp[y * OW + z] = m; \
-                cp[y * OW + z] = (uint8_t)best; \
+                int64_t bh, bw; \
+                yp[y * OW + z] = tn__window_max_##S(plane, xs[2], xs[3], hs[y], he[y], ws[z], we[z], dh, dw, &bh, &bw); \
+                cp[y * OW + z] = (uint8_t)((bh - hs[y]) / dh * KW + (bw - ws[z]) / dw); \
             } \
         } \
     } \
@@ -16200,21 +16209,9 @@ static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
         const T *plane = xb + n * xs[0] + c * xs[1]; \
         int64_t *ob = obase + nc * OH * OW; \
         for (int64_t y = 0; y < OH; y++) for (int64_t z = 0; z < OW; z++) { \
-            /* first row and column of the window inside the image (rows below 0 are padding) */ \
-            const int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh; \
-            const int64_t w0 = ws[z] >= 0 ? ws[z] : ws[z] + (-ws[z] + dw - 1) / dw * dw; \
-            int64_t best = h0 * W + w0; \
-            T m = plane[h0 * xs[2] + w0 * xs[3]]; \
-            for (int64_t h = h0; h < he[y]; h += dh) { \
-                const T *rp = plane + h * xs[2]; \
-                for (int64_t w = w0; w < we[z]; w += dw) { \
-                    T v = rp[w * xs[3]]; \
-                    const bool take = v > m || v != v;   /* as PyTorch: the last NaN; branch-free (random data) */ \
-                    m = take ? v : m; \
-                    best = take ? h * W + w : best; \
-                } \
-            } \
-            ob[y * OW + z] = best; \
+            int64_t bh, bw; \
+            tn__window_max_##S(plane, xs[2], xs[3], hs[y], he[y], ws[z], we[z], dh, dw, &bh, &bw); \
+            ob[y * OW + z] = bh * W + bw; \
         } \
     } \
 }
