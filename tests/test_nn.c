@@ -638,6 +638,36 @@ TEST(winograd_conv) {
     END;
 }
 
+/* The Winograd transforms' AVX-512 rows (where the CPU has them) against the portable ones,
+   exactly: output, input and weight gradients in float32; widths of 1 ... 37 (one and
+   several 8-tile chunks, tiles split across the GEMM's 32-column panels, odd last columns),
+   paddings 0 ... 2, a non-contiguous input, several blocks of tile rows. */
+TEST(winograd_rows_agree) {
+    BEGIN;
+    static const int64_t cs[][7] = {   /* n, c, o, h, w, ph, pw */
+        {2, 8, 8, 5, 1, 1, 1}, {1, 9, 13, 6, 7, 0, 0}, {3, 16, 8, 7, 14, 2, 1}, {2, 8, 16, 9, 16, 1, 2},
+        {1, 8, 9, 3, 17, 0, 2}, {2, 12, 20, 14, 14, 1, 1}, {1, 8, 8, 11, 37, 1, 0}, {2, 32, 64, 28, 28, 1, 1}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const int64_t *c = cs[i], st[2] = {1, 1}, pd[2] = {c[5], c[6]}, dl[2] = {1, 1};
+        tn_tensor *x = i == 2 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), TN_F32), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), TN_F32);
+        tn_tensor *w = leaf(tn_randn(SH(c[2], c[1], 3, 3), TN_F32)), *b = i % 2 ? leaf(tn_randn(SH(c[2]), TN_F32)) : NULL;
+        tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
+        tn_requires_grad_(x, true);
+        for (int k = 0; k < 2; k++) {
+            tn__wino_avx512 = 1 - k;
+            y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, 1);
+            if (!gy) gy = tn_randn(tn_shape(y[0]), 4, TN_F32);
+            gx[k] = grad_of(y[k], x, gy);
+            gw[k] = grad_of(y[k], w, gy);
+        }
+        tn__wino_avx512 = 1;
+        check_same_(y[0], y[1], 0, "winograd output", __LINE__);
+        check_same_(gx[0], gx[1], 0, "winograd input gradient", __LINE__);
+        check_same_(gw[0], gw[1], 0, "winograd weight gradient", __LINE__);
+    }
+    END;
+}
+
 /* Depthwise convolutions (groups = input channels; the direct loops) against the im2col
    path: multipliers 1 and 2, strides, dilations, paddings, non-square kernels, bias, a
    non-contiguous input; forward, input and weight gradients, float64 and float32. */
@@ -2220,6 +2250,7 @@ int main(void) {
     RUN_T(hand_conv);
     RUN_T(winograd_conv);
     RUN_T(depthwise_conv);
+    RUN_T(winograd_rows_agree);
     RUN_T(pool_rows_agree);
     RUN_T(hand_fold);
     RUN_T(hand_pool);
