@@ -1550,6 +1550,9 @@ const tn_cuda_unit *tn_cuda_unit_get(void);         /* defined in tensor_cuda.cu
 #ifdef TENSOR_CBLAS
 #include <cblas.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>   /* the AVX-512 loops chosen at run time (target attributes) */
+#endif
 
 #if defined(TN_MALLOC) && defined(TN_FREE) && defined(TN_REALLOC)
 #elif !defined(TN_MALLOC) && !defined(TN_FREE) && !defined(TN_REALLOC)
@@ -4940,20 +4943,49 @@ static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
     }
 }
 
+/* The float64 sum of a contiguous float32 row: 32 partial sums (one add chain would wait on
+   its latency; 32 make four independent 8-lane chains), added pairwise at the end. The
+   order depends only on n, never on the thread count; both versions give the same bits. */
+static double tn__sum_row_f32(const float *x, int64_t n) {
+    double a[32] = {0};
+    int64_t i;
+    for (i = 0; i < n; i++) a[i & 31] += (double)x[i];
+    for (int w = 16; w > 0; w /= 2)
+        for (int j = 0; j < w; j++) a[j] += a[j + w];
+    return a[0];
+}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The same sums in four 8-lane registers (lanes j, 8 + j, 16 + j, 24 + j), the tail masked. */
+__attribute__((target("avx512f,avx512vl"))) static double tn__sum_row_f32_avx512(const float *x, int64_t n) {
+    __m512d a[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd()};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) a[k] = _mm512_add_pd(a[k], _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8 * k)));
+    for (int k = 0; k < 4 && i + 8 * k < n; k++) {
+        const int64_t r = TN__MIN(8, n - i - 8 * k);
+        const __mmask8 m = (__mmask8)((1u << r) - 1);
+        a[k] = _mm512_mask_add_pd(a[k], m, a[k], _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i + 8 * k)));
+    }
+    const __m512d s = _mm512_add_pd(_mm512_add_pd(a[0], a[2]), _mm512_add_pd(a[1], a[3]));
+    const __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256(s), _mm512_extractf64x4_pd(s, 1));
+    const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+}
+#endif
+static int tn__sum_row_avx512 = 1;   /* test knob: 0 runs the portable loop */
+static double tn__sum_row(const float *x, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (tn__sum_row_avx512 && __builtin_cpu_supports("avx512f")) return tn__sum_row_f32_avx512(x, n);
+#endif
+    return tn__sum_row_f32(x, n);
+}
 /* float32 sums and products accumulate in a float64 copy of out, whichever dims are
    reduced (a float32 accumulator drifts by percents over 2^20 additions). */
 static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) {
     bool sum = *(const tn_reduce_op *)ctx == SUM;
-    if (s[0] == 0 && sum && s[1] == (int64_t)sizeof(float) && n >= 64) {
-        /* a contiguous row: 8 partial sums (one add chain would wait on its latency), added
-           pairwise at the end; the order depends only on n, never on the thread count */
-        const float *x = (const float *)p[1];
-        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8)
-            for (int j = 0; j < 8; j++) a[j] += (double)x[i + j];
-        for (; i < n; i++) a[i & 7] += (double)x[i];
-        *(double *)p[0] += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+    if (s[0] == 0 && sum && s[1] == (int64_t)sizeof(float) && n >= 64) {   /* a contiguous row */
+        *(double *)p[0] += tn__sum_row((const float *)p[1], n);
         return;
     }
     if (s[0] == 0) { /* reducing along this row: keep the accumulator in a register */
@@ -5505,7 +5537,6 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__GEMM_X86 1
-#include <immintrin.h>
 #else
 #define TN__GEMM_X86 0
 #endif
@@ -6775,7 +6806,7 @@ static bool tn__conv_dw_ok(const tn_tensor *x, int64_t G) {
    portable rows in TN__WINO_DEFINE compute the same operations in the same order, so both
    give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
    auto-vectorised loops: here a row is one masked load per input row and 8 tiles a vector. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))   /* immintrin.h: included by section 9's GEMM */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__WINO_AVX512 __attribute__((target("avx512f,avx512vl")))
 /* Lanes [from, to) of 16, clamped. */
 TN__WINO_AVX512 static __mmask16 tn__wino_lanes(int64_t from, int64_t to) {
@@ -7159,9 +7190,15 @@ TN__WINO_DEFINE(float, f32)
 TN__WINO_DEFINE(double, f64)
 #undef TN__WINO_DEFINE
 /* Tile rows per block (of R): a block's transforms (16 (P + Q) values per tile, t1 tiles a
-   row) within TN_CONV_BLOCK_BYTES. */
-static int64_t tn__wino_block_rows(int64_t R, int64_t PQ, int64_t t1, size_t es) {
-    return tn__block_units((size_t)(16 * PQ * t1) * es, R);
+   row) within TN_CONV_BLOCK_BYTES; where the GEMM takes the block's t1 - 1 tiles a row in
+   panels of nr columns (nr > 1), the count between half and all of that whose last panel
+   is fullest (at 14x14, 18 rows: 126 tiles in 128 columns, not 147 in 160). */
+static int64_t tn__wino_block_rows(int64_t R, int64_t PQ, int64_t t1, size_t es, int64_t nr) {
+    const int64_t most = tn__block_units((size_t)(16 * PQ * t1) * es, R);
+    int64_t best = most;
+    for (int64_t br = (most + 1) / 2; nr > 1 && br < most; br++)   /* padded columns per tile: smaller is better */
+        if (tn__gemm_roundup(br * (t1 - 1), nr) * best < tn__gemm_roundup(best * (t1 - 1), nr) * br) best = br;
+    return best;
 }
 static bool tn__conv_wino_ok(const tn_tensor *x, const tn_tensor *w, const int64_t *g, int64_t G, bool input_grad) {
     return tn__conv_fast_paths && G == 1 && g[0] == 3 && g[1] == 3 && g[2] == 1 && g[3] == 1 && g[6] == 1 && g[7] == 1 &&
@@ -7178,7 +7215,7 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     tn__gemm_kern_f64 k64 = tn__gemm_kern_for_f64(P);
     const int64_t mr = f32 ? k32.mr : k64.mr, nr = f32 ? k32.nr : k64.nr;
     if (tn_numel(y) == 0) return 0;
-    const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es), tb = br * t1;
+    const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, nr), tb = br * t1;
     const int64_t vx = Q * tn__gemm_roundup(tb, nr) + 16, per = 16 * vx + 16 * (P * tb + 16) + 8 * tb + 2;   /* as tn__wino_conv */
     const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
@@ -7210,7 +7247,7 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     const int64_t N = x->shape[0], Q = x->shape[1], H = x->shape[2], W = x->shape[3], P = gy->shape[1], oh = gy->shape[2], ow = gy->shape[3];
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
     const size_t es = tn_dtype_size(x->dtype);
-    const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es), tb = br * t1, zo = 16 * (Q + P) * tb + 512 + 8 * tb + 2, per = zo + 16 * P * Q;   /* as tn__wino_wgrad */
+    const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, 1), tb = br * t1, zo = 16 * (Q + P) * tb + 512 + 8 * tb + 2, per = zo + 16 * P * Q;   /* as tn__wino_wgrad */
     const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
     if (tn_numel(gy) == 0 || tn_numel(x) == 0) return tn__backend(TN_CPU)->fill(gw, 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
@@ -7707,7 +7744,7 @@ static void tn__pool22_bwd_##S(const T *TN__RESTRICT gy, const uint8_t *TN__REST
 TN__POOL22_ROWS(float, f32)
 TN__POOL22_ROWS(double, f64)
 #undef TN__POOL22_ROWS
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))   /* immintrin.h: included by section 9's GEMM */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__POOL22_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 /* Lanes of 16 windows: the masks of the 2n inputs (two vectors) and the n outputs of a chunk. */
 TN__POOL22_AVX512 static void tn__pool22_masks(int64_t n, __mmask16 *lo, __mmask16 *hi, __mmask16 *out) {

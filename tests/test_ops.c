@@ -2639,6 +2639,33 @@ TEST(reductions_larger) {
     check_leaks();
 }
 
+/* The float32 row sum's AVX-512 loop (where the CPU has it) against the portable one, bit
+   for bit: lengths 0 ... 100 and 1000 (the 32-element blocks and the masked tail), values
+   of mixed magnitudes, infinities and NaN; and the sum against a float64 reference. */
+TEST(sum_rows_agree) {
+    tn_manual_seed(21);
+    float x[1000];
+    for (int i = 0; i < 1000; i++) x[i] = (float)((i % 7 - 3) * pow(10.0, i % 9 - 4) + (i % 5) * 0.1);
+    for (int64_t n = 0; n <= 1000; n += n < 100 ? 1 : 900) {
+        double ref = 0;
+        for (int64_t i = 0; i < n; i++) ref += x[i];
+        const double a = tn__sum_row_f32(x, n);
+        tn__sum_row_avx512 = 1;
+        const double b = tn__sum_row(x, n);
+        CHECK_MSG(memcmp(&a, &b, sizeof a) == 0, "row sum of %lld: portable %.17g, AVX-512 %.17g", (long long)n, a, b);
+        CHECK_MSG(fabs(a - ref) <= 1e-12 * (1 + fabs(ref)), "row sum of %lld: %.17g, float64 reference %.17g", (long long)n, a, ref);
+    }
+    float s[40];
+    for (int i = 0; i < 40; i++) s[i] = (float)i;
+    s[33] = INFINITY;
+    CHECK_MSG(tn__sum_row(s, 40) == INFINITY && tn__sum_row_f32(s, 40) == INFINITY, "row sum with an infinity");
+    s[5] = -INFINITY;
+    CHECK_MSG(isnan(tn__sum_row(s, 40)) && isnan(tn__sum_row_f32(s, 40)), "row sum with both infinities");
+    s[5] = NAN; s[33] = 1;
+    CHECK_MSG(isnan(tn__sum_row(s, 39)) && isnan(tn__sum_row_f32(s, 39)), "row sum with a NaN");
+    check_leaks();
+}
+
 int main(void) {
     RUN(unary_all_layouts);
     RUN(unary_special_values);
@@ -2670,6 +2697,7 @@ int main(void) {
     RUN(misc_semantics);
     RUN(high_rank);
     RUN(reductions_larger);
+    RUN(sum_rows_agree);
     RUN(matmul_no_operand_copies);
     RUN(ownership_top_level);
     return tn_test_report();
