@@ -5928,13 +5928,47 @@ TN__GEMM_MAYBE_UNUSED static void tn__gemm_free_cache(void)
  * A along K, or columns of a transposed B). In 4x4 (float) or 2x2 (double) SSE transposes,
  * in blocks of 64 k so the panel rows being written stay in L1; 3x faster than the scalar
  * loop on the training steps' shapes. */
-static void tn__gemm_packT_f32(int64_t rows, int64_t kc, const float *a, int64_t rsa, int64_t ld, float *P)
+#if TN__GEMM_X86
+/* Rows [0, rows rounded down to 8) of tn__gemm_packT_f32 in 8x8 AVX transposes (half the
+   loads, stores and shuffles per element of the 4x4 SSE ones); returns the rows done. */
+__attribute__((target("avx"))) static int64_t tn__gemm_packT8_f32(int64_t rows, int64_t kc, const float *a, int64_t rsa, int64_t ld, float *P)
 {
     int64_t i = 0, k, k0;
+    for (k0 = 0; k0 < kc; k0 += 64) {
+        const int64_t k1 = kc - k0 < 64 ? kc : k0 + 64, k8 = k0 + (k1 - k0) / 8 * 8;
+        for (i = 0; i + 8 <= rows; i += 8) {
+            const float *r = a + i * rsa;
+            for (k = k0; k < k8; k += 8) {
+                __m256 t[8], s[8];
+                for (int j = 0; j < 8; j += 2) {
+                    const __m256 x0 = _mm256_loadu_ps(r + j * rsa + k), x1 = _mm256_loadu_ps(r + (j + 1) * rsa + k);
+                    t[j] = _mm256_unpacklo_ps(x0, x1); t[j + 1] = _mm256_unpackhi_ps(x0, x1);
+                }
+                for (int j = 0; j < 8; j += 4) {
+                    s[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44); s[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xEE);
+                    s[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44); s[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
+                }
+                for (int j = 0; j < 4; j++) {   /* column k + j: rows 0-3 from s[j], 4-7 from s[4 + j] */
+                    _mm256_storeu_ps(P + (k + j) * ld + i, _mm256_permute2f128_ps(s[j], s[4 + j], 0x20));
+                    _mm256_storeu_ps(P + (k + 4 + j) * ld + i, _mm256_permute2f128_ps(s[j], s[4 + j], 0x31));
+                }
+            }
+            for (; k < k1; k++)
+                for (int j = 0; j < 8; j++) P[k * ld + i + j] = r[j * rsa + k];
+        }
+    }
+    return i;
+}
+#endif
+static void tn__gemm_packT_f32(int64_t rows, int64_t kc, const float *a, int64_t rsa, int64_t ld, float *P)
+{
+    int64_t i = 0, i0 = 0, k, k0;
 #if TN__GEMM_X86
+    if (rows >= 8 && tn__gemm_isa() != TN__GEMM_SCALAR) i0 = tn__gemm_packT8_f32(rows, kc, a, rsa, ld, P);
+    i = i0;
     for (k0 = 0; k0 < kc; k0 += 64) {
         const int64_t k1 = kc - k0 < 64 ? kc : k0 + 64, k4 = k0 + (k1 - k0) / 4 * 4;
-        for (i = 0; i + 4 <= rows; i += 4) {
+        for (i = i0; i + 4 <= rows; i += 4) {
             const float *a0 = a + i * rsa, *a1 = a0 + rsa, *a2 = a1 + rsa, *a3 = a2 + rsa;
             for (k = k0; k < k4; k += 4) {
                 __m128 r0 = _mm_loadu_ps(a0 + k), r1 = _mm_loadu_ps(a1 + k), r2 = _mm_loadu_ps(a2 + k), r3 = _mm_loadu_ps(a3 + k);
