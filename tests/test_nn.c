@@ -668,6 +668,29 @@ TEST(winograd_rows_agree) {
     END;
 }
 
+/* Convolutions with few products per output (K = C kh kw <= 27; the direct AVX-512 loops
+   where the CPU has them) against the im2col path: the output and the weight gradient
+   (the input gradient keeps im2col); one and three channels, 1x1 to 5x5 kernels, widths
+   of 1 ... 33 (16-wide vectors and their masked ends), paddings 0 ... 2, odd channel
+   counts (the unpaired last one), K over 9 and not a multiple of it, a non-contiguous
+   input, bias or none, and two threads. */
+TEST(smallk_conv) {
+    BEGIN;
+    static const int64_t cs[][9] = {   /* n, c, o, h, w, kh, kw, ph, pw */
+        {2, 1, 32, 28, 28, 3, 3, 1, 1}, {3, 3, 8, 9, 17, 3, 3, 1, 1}, {1, 1, 5, 12, 16, 5, 5, 2, 2}, {2, 2, 7, 6, 33, 1, 3, 0, 1},
+        {1, 1, 3, 5, 1, 1, 1, 0, 0}, {2, 3, 6, 7, 15, 3, 3, 0, 2}, {1, 1, 4, 4, 4, 3, 3, 2, 0}, {2, 2, 9, 10, 20, 2, 5, 1, 2}};
+    const int nt0 = tn_get_num_threads();
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const int64_t *c = cs[i], st[2] = {1, 1}, pd[2] = {c[7], c[8]}, dl[2] = {1, 1};
+        tn_tensor *x = i == 3 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), TN_F32), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), TN_F32);
+        tn_tensor *w = leaf(tn_randn(SH(c[2], c[1], c[5], c[6]), TN_F32)), *b = i % 2 ? NULL : leaf(tn_randn(SH(c[2]), TN_F32));
+        tn_set_num_threads(i == 5 ? 2 : 1);
+        conv_paths_agree(x, w, b, st, pd, dl, 1, 1e-4, __LINE__);
+    }
+    tn_set_num_threads(nt0);
+    END;
+}
+
 /* Depthwise convolutions (groups = input channels; the direct loops) against the im2col
    path: multipliers 1 and 2, strides, dilations, paddings, non-square kernels, bias, a
    non-contiguous input; forward, input and weight gradients, float64 and float32. */
@@ -2251,6 +2274,7 @@ int main(void) {
     RUN_T(winograd_conv);
     RUN_T(depthwise_conv);
     RUN_T(winograd_rows_agree);
+    RUN_T(smallk_conv);
     RUN_T(pool_rows_agree);
     RUN_T(hand_fold);
     RUN_T(hand_pool);
