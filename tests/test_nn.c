@@ -598,23 +598,28 @@ TEST(hand_conv) {
     END;
 }
 
-/* conv2d's special paths (tn__conv_fast_paths = 1) against im2col + GEMM (0): the output
-   and the input and weight gradients for a random output gradient agree within tol. */
-static void conv_paths_agree(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
-                             int64_t groups, double tol, int line) {
+/* conv2d with a path knob on (1) and off (0): the output and the input and weight
+   gradients for a random output gradient agree within tol. */
+static void conv_knob_agree(int *knob, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
+                            int64_t groups, double tol, int line) {
     tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
     tn_requires_grad_(x, true);
     for (int k = 0; k < 2; k++) {
-        tn__conv_fast_paths = 1 - k;
+        *knob = 1 - k;
         y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, groups);
         if (!gy && y[0]) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), tn_get_dtype(x));
         gx[k] = grad_of(y[k], x, gy);
         gw[k] = grad_of(y[k], w, gy);
     }
-    tn__conv_fast_paths = 1;
+    *knob = 1;
     check_same_(y[0], y[1], tol, "conv2d output", line);
     check_same_(gx[0], gx[1], tol, "conv2d input gradient", line);
     check_same_(gw[0], gw[1], tol, "conv2d weight gradient", line);
+}
+/* conv2d's special paths (tn__conv_fast_paths = 1) against im2col + GEMM (0). */
+static void conv_paths_agree(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
+                             int64_t groups, double tol, int line) {
+    conv_knob_agree(&tn__conv_fast_paths, x, w, b, st, pd, dl, groups, tol, line);
 }
 
 /* Winograd F(2x2, 3x3) (3x3, stride 1, undilated, 8+ channels both sides) against the
@@ -651,19 +656,7 @@ TEST(winograd_rows_agree) {
         const int64_t *c = cs[i], st[2] = {1, 1}, pd[2] = {c[5], c[6]}, dl[2] = {1, 1};
         tn_tensor *x = i == 2 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), TN_F32), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), TN_F32);
         tn_tensor *w = leaf(tn_randn(SH(c[2], c[1], 3, 3), TN_F32)), *b = i % 2 ? leaf(tn_randn(SH(c[2]), TN_F32)) : NULL;
-        tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
-        tn_requires_grad_(x, true);
-        for (int k = 0; k < 2; k++) {
-            tn__wino_avx512 = 1 - k;
-            y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, 1);
-            if (!gy) gy = tn_randn(tn_shape(y[0]), 4, TN_F32);
-            gx[k] = grad_of(y[k], x, gy);
-            gw[k] = grad_of(y[k], w, gy);
-        }
-        tn__wino_avx512 = 1;
-        check_same_(y[0], y[1], 0, "winograd output", __LINE__);
-        check_same_(gx[0], gx[1], 0, "winograd input gradient", __LINE__);
-        check_same_(gw[0], gw[1], 0, "winograd weight gradient", __LINE__);
+        conv_knob_agree(&tn__wino_avx512, x, w, b, st, pd, dl, 1, 0, __LINE__);
     }
     END;
 }
