@@ -1552,6 +1552,16 @@ const tn_cuda_unit *tn_cuda_unit_get(void);         /* defined in tensor_cuda.cu
 #endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>   /* the AVX-512 loops chosen at run time (target attributes) */
+/* Whether this CPU runs the AVX-512 loops (F, VL and BW: every AVX-512 core since Skylake-X),
+   checked once; every thread would compute the same value. */
+static bool tn__cpu_avx512(void) {
+    static int has = -1;
+    if (has < 0) {
+        __builtin_cpu_init();
+        has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+    }
+    return has != 0;
+}
 #endif
 
 #if defined(TN_MALLOC) && defined(TN_FREE) && defined(TN_REALLOC)
@@ -4975,8 +4985,7 @@ __attribute__((target("avx512f,avx512vl"))) static double tn__sum_row_f32_avx512
 static int tn__sum_row_avx512 = 1;   /* test knob: 0 runs the portable loop */
 static double tn__sum_row(const float *x, int64_t n) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    if (tn__sum_row_avx512 && __builtin_cpu_supports("avx512f")) return tn__sum_row_f32_avx512(x, n);
+    if (tn__sum_row_avx512 && tn__cpu_avx512()) return tn__sum_row_f32_avx512(x, n);
 #endif
     return tn__sum_row_f32(x, n);
 }
@@ -6969,8 +6978,7 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *
 static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) {
     if (!tn__conv_fast_paths || G != 1 || x->dtype != TN_F32 || g[2] != 1 || g[3] != 1 || g[6] != 1 || g[7] != 1 || x->shape[1] * g[0] * g[1] > TN__SMALLK_MAX)
         return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
+    return tn__cpu_avx512();
 }
 /* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous). */
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
@@ -7012,13 +7020,12 @@ TN__WINO_AVX512 static __mmask16 tn__wino_lanes(int64_t from, int64_t to) {
 /* Lanes [0, n) of v (n <= 8) to p: 256-bit stores, as Zen 4 stores 512 bits in two halves. */
 TN__WINO_AVX512 static void tn__wino_store8(float *p, int64_t n, __m512 v) { _mm256_mask_storeu_ps(p, (__mmask8)tn__wino_lanes(0, n), _mm512_castps512_ps256(v)); }
 TN__WINO_AVX512 static __m512 tn__wino_neg(__m512 v) { return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32(INT32_MIN))); }
-/* The 16 values of B^T d B of tiles 0 ... tw - 1 of a row of tiles, for each of Q channels
-   (tile j: columns 2j ... 2j + 3 of the input rows d[k] + q dq[k], k < 4, which read as
-   zero outside columns [j0, j1)), to columns c = cp pn + cr ... of V + xi vx + q vq: column c
-   in panel c / pn (panels ps apart) at c % pn. E: scratch of the portable rows. */
-TN__WINO_AVX512 static void tn__wino_in_row_f32_avx512(const float *const *d, const int64_t *dq, int64_t Q, int64_t j0, int64_t j1, int64_t tw,
-                                                       int64_t cp, int64_t cr, int64_t pn, int64_t ps, float *V, int64_t vx, int64_t vq,
-                                                       float *E) {
+/* The 16 values of B^T d B of tiles 0 ... tw - 1 of a row of tiles (tile j: columns
+   2j ... 2j + 3 of the input rows d[0..3], which read as zero outside columns [j0, j1)), to
+   columns c = cp pn + cr ... of V + xi vx: column c in panel c / pn (panels ps apart) at
+   c % pn. E: scratch of the portable rows. */
+TN__WINO_AVX512 static void tn__wino_in_row_f32_avx512(const float *const *d, int64_t j0, int64_t j1, int64_t tw, int64_t cp, int64_t cr,
+                                                       int64_t pn, int64_t ps, float *V, int64_t vx, float *E) {
     const __m512i i0 = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), one = _mm512_set1_epi32(1);
     const __m512i i1 = _mm512_add_epi32(i0, one), i2 = _mm512_add_epi32(i1, one), i3 = _mm512_add_epi32(i2, one);
     (void)E;
@@ -7027,26 +7034,23 @@ TN__WINO_AVX512 static void tn__wino_in_row_f32_avx512(const float *const *d, co
         const int64_t m = TN__MIN(n, pn - cr);   /* lanes [0, m) in this panel, [m, n) at the next one's start */
         const __mmask16 ml = tn__wino_lanes(s, e), mh = tn__wino_lanes(s - 16, e - 16), m2 = tn__wino_lanes(m, n);
         float *p0 = V + cp * ps + cr, *p1 = V + (cp + 1) * ps - m;
+        __m512 lo[4], hi[4], v[16];
         for (cr += 8; cr >= pn; cr -= pn) cp++;
-        for (int64_t q = 0; q < Q; q++, p0 += vq, p1 += vq) {
-            __m512 lo[4], hi[4], v[16];
-            for (int k = 0; k < 4; k++) {
-                const float *r = d[k] + q * dq[k] + b;
-                lo[k] = _mm512_maskz_loadu_ps(ml, r);
-                hi[k] = mh ? _mm512_maskz_loadu_ps(mh, r + 16) : _mm512_setzero_ps();
-            }
-            const __m512 el[4] = {_mm512_sub_ps(lo[0], lo[2]), _mm512_add_ps(lo[1], lo[2]), _mm512_sub_ps(lo[2], lo[1]), _mm512_sub_ps(lo[1], lo[3])};
-            const __m512 eh[4] = {_mm512_sub_ps(hi[0], hi[2]), _mm512_add_ps(hi[1], hi[2]), _mm512_sub_ps(hi[2], hi[1]), _mm512_sub_ps(hi[1], hi[3])};
-            for (int k = 0; k < 4; k++) {
-                const __m512 a0 = _mm512_permutex2var_ps(el[k], i0, eh[k]), a1 = _mm512_permutex2var_ps(el[k], i1, eh[k]);
-                const __m512 a2 = _mm512_permutex2var_ps(el[k], i2, eh[k]), a3 = _mm512_permutex2var_ps(el[k], i3, eh[k]);
-                v[4 * k] = _mm512_sub_ps(a0, a2); v[4 * k + 1] = _mm512_add_ps(a1, a2);
-                v[4 * k + 2] = _mm512_sub_ps(a2, a1); v[4 * k + 3] = _mm512_sub_ps(a1, a3);
-            }
-            for (int xi = 0; xi < 16; xi++) {
-                tn__wino_store8(p0 + xi * vx, m, v[xi]);
-                if (m < n) _mm512_mask_storeu_ps(p1 + xi * vx, m2, v[xi]);
-            }
+        for (int k = 0; k < 4; k++) {
+            lo[k] = _mm512_maskz_loadu_ps(ml, d[k] + b);
+            hi[k] = mh ? _mm512_maskz_loadu_ps(mh, d[k] + b + 16) : _mm512_setzero_ps();
+        }
+        const __m512 el[4] = {_mm512_sub_ps(lo[0], lo[2]), _mm512_add_ps(lo[1], lo[2]), _mm512_sub_ps(lo[2], lo[1]), _mm512_sub_ps(lo[1], lo[3])};
+        const __m512 eh[4] = {_mm512_sub_ps(hi[0], hi[2]), _mm512_add_ps(hi[1], hi[2]), _mm512_sub_ps(hi[2], hi[1]), _mm512_sub_ps(hi[1], hi[3])};
+        for (int k = 0; k < 4; k++) {
+            const __m512 a0 = _mm512_permutex2var_ps(el[k], i0, eh[k]), a1 = _mm512_permutex2var_ps(el[k], i1, eh[k]);
+            const __m512 a2 = _mm512_permutex2var_ps(el[k], i2, eh[k]), a3 = _mm512_permutex2var_ps(el[k], i3, eh[k]);
+            v[4 * k] = _mm512_sub_ps(a0, a2); v[4 * k + 1] = _mm512_add_ps(a1, a2);
+            v[4 * k + 2] = _mm512_sub_ps(a2, a1); v[4 * k + 3] = _mm512_sub_ps(a1, a3);
+        }
+        for (int xi = 0; xi < 16; xi++) {
+            tn__wino_store8(p0 + xi * vx, m, v[xi]);
+            if (m < n) _mm512_mask_storeu_ps(p1 + xi * vx, m2, v[xi]);
         }
     }
 }
@@ -7102,8 +7106,7 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
 #undef TN__WINO_AVX512
 static int tn__wino_avx512 = 1;   /* test knob: 0 runs the portable rows */
 static bool tn__wino_has_avx512(void) {
-    __builtin_cpu_init();
-    return tn__wino_avx512 && __builtin_cpu_supports("avx512f");
+    return tn__wino_avx512 && tn__cpu_avx512();
 }
 /* var = fn's AVX-512 twin where the CPU has it (float32 only). */
 #define TN__WINO_PICK_f32(var, fn) do { if (tn__wino_has_avx512()) var = fn##_avx512; } while (0)
@@ -7209,22 +7212,19 @@ static void tn__wino_a_rows_##SFX(int64_t nt, const T *TN__RESTRICT fk, T *TN__R
                                                                                                                                    \
 /* The rows of tiles, portable (tn__wino_in_row_f32_avx512 and its neighbours say what they                                        \
    compute); E: 4 (2 tw + 2) elements of scratch. */                                                                               \
-static void tn__wino_in_row_##SFX(const T *const *d, const int64_t *dq, int64_t Q, int64_t j0, int64_t j1, int64_t tw, int64_t cp, \
-                                  int64_t cr, int64_t pn, int64_t ps, T *V, int64_t vx, int64_t vq, T *E)                          \
+static void tn__wino_in_row_##SFX(const T *const *d, int64_t j0, int64_t j1, int64_t tw, int64_t cp, int64_t cr, int64_t pn, int64_t ps,\
+                                  T *V, int64_t vx, T *E)                                                                          \
 {                                                                                                                                  \
     const int64_t wp = 2 * tw + 2;                                                                                                 \
     T *e0 = E, *e1 = E + wp, *e2 = E + 2 * wp, *e3 = E + 3 * wp;                                                                   \
-    int64_t j, q;                                                                                                                  \
+    int64_t j;                                                                                                                     \
     int k;                                                                                                                         \
-    for (q = 0; q < Q; q++) {                                                                                                      \
-        const T *r0 = d[0] + q * dq[0], *r1 = d[1] + q * dq[1], *r2 = d[2] + q * dq[2], *r3 = d[3] + q * dq[3];                    \
-        for (j = 0; j < j0; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                             \
-        tn__wino_bt_cols_##SFX(j1 - j0, r0 + j0, r1 + j0, r2 + j0, r3 + j0, e0 + j0, e1 + j0, e2 + j0, e3 + j0);                   \
-        for (j = j1; j < wp; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                            \
-        for (k = 0; k < 4; k++) { /* (B^T d) B: along the row, tile j at column 2j */                                              \
-            T *v0 = V + q * vq + 4 * k * vx;                                                                                       \
-            tn__wino_bt_rows_##SFX(tw, cp, cr, pn, ps, E + k * wp, v0, v0 + vx, v0 + 2 * vx, v0 + 3 * vx);                         \
-        }                                                                                                                          \
+    for (j = 0; j < j0; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                                 \
+    tn__wino_bt_cols_##SFX(j1 - j0, d[0] + j0, d[1] + j0, d[2] + j0, d[3] + j0, e0 + j0, e1 + j0, e2 + j0, e3 + j0);               \
+    for (j = j1; j < wp; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                                \
+    for (k = 0; k < 4; k++) { /* (B^T d) B: along the row, tile j at column 2j */                                                  \
+        T *v0 = V + 4 * k * vx;                                                                                                    \
+        tn__wino_bt_rows_##SFX(tw, cp, cr, pn, ps, E + k * wp, v0, v0 + vx, v0 + 2 * vx, v0 + 3 * vx);                             \
     }                                                                                                                              \
 }                                                                                                                                  \
 static void tn__wino_out_row_##SFX(const T *a, const T *b, int64_t tw, T *yr, int64_t ow)                                          \
@@ -7257,9 +7257,7 @@ static void tn__wino_input_##SFX(const T *x, int64_t Q, int64_t H, int64_t W, in
                                  T *E, T *V, int64_t vx, int64_t vq, int64_t pn, int64_t ps)                                       \
 {                                                                                                                                  \
     const int64_t wp = 2 * tw + 2, j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));                                    \
-    void (*row)(const T *const *, const int64_t *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, T *, int64_t,\
-                int64_t, T *) = tn__wino_in_row_##SFX;                                                                             \
-    const int64_t dq[4] = {0, 0, 0, 0};                                                                                            \
+    void (*row)(const T *const *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, T *, int64_t, T *) = tn__wino_in_row_##SFX;\
     int64_t q, lr;                                                                                                                 \
     TN__WINO_PICK_##SFX(row, tn__wino_in_row_##SFX);                                                                               \
     for (q = 0; q < Q; q++) { /* channel by channel: the rows of V written stay in L1 */                                           \
@@ -7271,7 +7269,7 @@ static void tn__wino_input_##SFX(const T *x, int64_t Q, int64_t H, int64_t W, in
                 const int64_t iy = 2 * ty - ph + k;                                                                                \
                 d[k] = (iy >= 0 && iy < H ? x + ((n * Q + q) * H + iy) * W : zero) - pw;                                           \
             }                                                                                                                      \
-            row(d, dq, 1, j0, j1, tw, cp, cr, pn, ps, V + q * vq, vx, vq, E);                                                      \
+            row(d, j0, j1, tw, cp, cr, pn, ps, V + q * vq, vx, E);                                                                 \
             if (++ty == th) { ty = 0; n++; }                                                                                       \
             for (cr += tw; cr >= pn; cr -= pn) cp++;                                                                               \
         }                                                                                                                          \
@@ -7993,8 +7991,7 @@ TN__POOL22_AVX512 static void tn__pool22_bwd_f32_avx512(const float *gy, const u
 #undef TN__POOL22_AVX512
 static int tn__pool22_avx512 = 1;   /* test knob: 0 runs the portable rows */
 static bool tn__pool22_has_avx512(void) {
-    __builtin_cpu_init();
-    return tn__pool22_avx512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return tn__pool22_avx512 && tn__cpu_avx512();
 }
 #define TN__POOL22_FWD_f32 (tn__pool22_has_avx512() ? tn__pool22_fwd_f32_avx512 : tn__pool22_fwd_f32)
 #define TN__POOL22_BWD_f32 (tn__pool22_has_avx512() ? tn__pool22_bwd_f32_avx512 : tn__pool22_bwd_f32)
