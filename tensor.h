@@ -1462,6 +1462,22 @@ typedef struct tn_backend {
        of the input for output gradient y; 2: w = the gradient of the weight. The result
        is overwritten. Returns 1 (no error) when it declines the case: the caller falls back. */
     int (*conv2d)(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *geom);
+    /* Optional (NULL: the composite). Batch norm as one node: x, y, gx contiguous [N, C, *]
+       of one float dtype; w, b, gw, gb [C] of that dtype or NULL; st [3C] float64 on this
+       device: per channel mean, invstd = 1/sqrt(var + eps) and the biased variance var.
+       mode 0: training forward (y and st written from x's statistics); 1: evaluation
+       forward (st given: the running statistics); 2, 3: the backward of mode 0, 1 for the
+       output gradient passed as y (gx, gw, gb written where not NULL; b is NULL). Returns 1
+       (no error) when it declines the case: the caller falls back. */
+    int (*batch_norm)(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                      tn_tensor *gb, double eps);
+    /* Optional (NULL: the composites). 2-d pooling by the backend's library: x [N, C, H, W]
+       and y [N, C, OH, OW] contiguous, one float dtype, OH and OW as the floor formula
+       counts windows; geom: kh, kw, sh, sw, ph, pw, mode (0 max: padding never wins, NaN
+       does; 1 average counting the padding; 2 average not counting it). gx NULL: y =
+       pool(x); else gx = the input gradient for output gradient gy (y: the forward's
+       output). Returns 1 (no error) when it declines the case. */
+    int (*pool2d)(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom);
 } tn_backend;
 
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
@@ -8129,6 +8145,85 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
     if (idx_out) *idx_out = idx;
     return tn_reshape(v, ishape, 4);
 }
+/* The window tables of a pooling geometry g (after tn__pool_counts) over H x W: hs, he
+   (rows [hs, he) clipped to the image), ws, we; TN_FREE them. NULL when out of memory. */
+static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int64_t W) {
+    const int64_t OH = g[8], OW = g[9];
+    int64_t *tab = (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t));
+    if (!tab) return (int64_t *)tn__error("%s: out of memory", fn);
+    for (int64_t o = 0; o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = TN__MIN(tab[o] + g[2] * (g[0] - 1) + 1, H); }
+    for (int64_t o = 0; o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = TN__MIN(tab[2 * OH + o] + g[3] * (g[1] - 1) + 1, W); }
+    return tab;
+}
+/* Average pooling's divisor per output position, as PyTorch's: [OH * OW] of like's dtype,
+   on its device. */
+static tn_tensor *tn__avg_divisors(const char *fn, const int64_t *g, int64_t H, int64_t W, bool count_include_pad, int64_t divisor_override, tn_tensor *like) {
+    const int64_t OH = g[8], OW = g[9];
+    double *div = (double *)TN_MALLOC((size_t)(OH * OW) * sizeof(double));
+    if (!div) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    for (int64_t a = 0; a < OH; a++) for (int64_t b = 0; b < OW; b++) {
+        int64_t h0 = a * g[6] - g[4], w0 = b * g[7] - g[5];
+        int64_t h1 = h0 + g[0] < H + g[4] ? h0 + g[0] : H + g[4], w1 = w0 + g[1] < W + g[5] ? w0 + g[1] : W + g[5];
+        int64_t pool = (h1 - h0) * (w1 - w0);
+        h0 = h0 < 0 ? 0 : h0; w0 = w0 < 0 ? 0 : w0; h1 = h1 > H ? H : h1; w1 = w1 > W ? W : w1;
+        div[a * OW + b] = divisor_override ? (double)divisor_override : count_include_pad ? (double)pool : (double)((h1 - h0) * (w1 - w0));
+    }
+    tn_tensor *dv = tn_to(tn_to_dtype(tn_from_data(div, TN_SHAPE(OH * OW), TN_F64), like->dtype), like->device);
+    TN_FREE(div);
+    return dv;
+}
+/* The backward of library pooling: the backend's, or (create_graph, or declined) the
+   composites' own backward with differentiable ops: gather's for max, col2im's for average. */
+static int tn__pool_lib_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *x = tn_ctx_saved(n, 0), *y = tn_ctx_saved(n, 1);
+    if (!x || !y) return -1;
+    const int64_t *g = n->i, mode = n->i[10], N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], OH = g[8], OW = g[9];
+    const tn_backend *be = tn__backend(x->device);
+    if (tn__grad_disabled) {
+        const int64_t geom[7] = {g[0], g[1], g[6], g[7], g[4], g[5], mode};
+        tn_tensor *gc = tn_contiguous(gy), *gx = tn__own(tn__new(x->dtype, x->device, x->shape, 4));
+        int r = gc && gx ? be->pool2d(x, y, gc, gx, geom) : -1;
+        if (r <= 0) return r ? -1 : ((gin[0] = gx), 0);
+    }
+    if (mode == 0) {
+        int64_t *tab = tn__pool_table("max_pool2d backward", g, H, W);
+        tn_tensor *idx = tab ? tn__own(tn__new(TN_I64, x->device, TN_SHAPE(N, C, OH, OW))) : NULL;
+        int bad = !idx || be->pool_argmax(idx, x, tab, tab + OH, tab + 2 * OH, tab + 2 * OH + OW, 1, 1);
+        TN_FREE(tab);
+        if (bad) return -1;
+        tn_tensor *z = tn_reshape(tn_zeros_like(x), TN_SHAPE(N, C, H * W));
+        gin[0] = tn_reshape(tn_scatter_add(z, 2, tn_reshape(idx, TN_SHAPE(N, C, OH * OW)), tn_reshape(gy, TN_SHAPE(N, C, OH * OW))), x->shape, 4);
+    } else {
+        tn_tensor *dv = tn__avg_divisors("avg_pool2d backward", g, H, W, mode == 1, 0, x);
+        tn_tensor *gc = tn_expand(tn_reshape(tn_div(tn_reshape(gy, TN_SHAPE(N * C, OH * OW)), dv), TN_SHAPE(N * C, 1, OH * OW)), TN_SHAPE(N * C, g[0] * g[1], OH * OW));
+        gin[0] = gc ? tn_reshape(tn__col2im(gc, H, W, g), x->shape, 4) : NULL;
+    }
+    return gin[0] ? 0 : -1;
+}
+/* Pooling of x4 by the backend's library as one node (mode: tn_backend.pool2d's); NULL
+   with *declined set when there is no library pooling for the case. */
+static tn_tensor *tn__pool_lib(tn_tensor *x4, const int64_t *g, int64_t mode, const char *name, bool *declined) {
+    const tn_backend *be = tn__backend(x4->device);
+    *declined = true;
+    if (!be->pool2d || g[2] != 1 || g[3] != 1) return NULL;   /* no dilation in the libraries */
+    for (int i = 0; i < 2; i++)
+        if (g[8 + i] != (x4->shape[2 + i] + 2 * g[4 + i] - g[i]) / g[6 + i] + 1) return NULL;   /* ceil_mode added a window */
+    const int64_t geom[7] = {g[0], g[1], g[6], g[7], g[4], g[5], mode};
+    tn_tensor *xc = tn_contiguous(x4), *y = xc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], x4->shape[1], g[8], g[9])) : NULL;
+    int r = y ? be->pool2d(xc, y, NULL, NULL, geom) : -1;
+    if (r) { tn_release(y); *declined = r > 0; return NULL; }
+    *declined = false;
+    tn_node *nd = tn__fn_node(name, tn__pool_lib_bw, &x4, 1);
+    if (nd) {
+        memcpy(nd->i, g, 10 * sizeof(int64_t));
+        nd->i[10] = mode;
+        nd->ni = 11;
+        tn__node_save(nd, xc);
+        tn__node_save_result(nd, y);
+    }
+    return tn__own(tn__node_attach(nd, y));
+}
 static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
                                bool ceil_mode, tn_tensor **indices) {
     if (indices) *indices = NULL;
@@ -8138,13 +8233,11 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, nsp), *idx = NULL, *y = NULL;
     int64_t *tab = NULL;
-    if (x4 && !tn__pool_counts(fn, x4, g, ceil_mode)) {
-        int64_t OH = g[8], OW = g[9];
-        tab = (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t));
-        if (!tab) tn__error("%s: out of memory", fn);
-        for (int64_t o = 0; tab && o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = tab[o] + g[2] * (g[0] - 1) + 1; if (tab[OH + o] > x4->shape[2]) tab[OH + o] = x4->shape[2]; }
-        for (int64_t o = 0; tab && o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = tab[2 * OH + o] + g[3] * (g[1] - 1) + 1; if (tab[2 * OH + OW + o] > x4->shape[3]) tab[2 * OH + OW + o] = x4->shape[3]; }
-        if (tab) y = tn__grad_name(tn__max_windows(x4, OH, OW, tab, g[2], g[3], indices ? &idx : NULL), "MaxPool2DWithIndicesBackward0");
+    bool declined = true;
+    if (x4 && tn__pool_counts(fn, x4, g, ceil_mode)) x4 = NULL;
+    if (x4 && !indices) y = tn__pool_lib(x4, g, 0, "MaxPool2DWithIndicesBackward0", &declined);
+    if (x4 && declined && (tab = tn__pool_table(fn, g, x4->shape[2], x4->shape[3]))) {
+        y = tn__grad_name(tn__max_windows(x4, g[8], g[9], tab, g[2], g[3], indices ? &idx : NULL), "MaxPool2DWithIndicesBackward0");
         TN_FREE(tab);
     }
     if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, nsp));
@@ -8197,19 +8290,12 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     if (divisor_override < 0) return (tn_tensor *)tn__error("%s: divisor must be not zero", fn);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, nsp), *y = NULL;
-    if (x4 && !tn__pool_counts(fn, x4, g, ceil_mode)) {
+    bool declined = true;
+    if (x4 && tn__pool_counts(fn, x4, g, ceil_mode)) x4 = NULL;
+    if (x4 && !divisor_override) y = tn__pool_lib(x4, g, count_include_pad ? 1 : 2, "AvgPool2DBackward0", &declined);
+    if (x4 && declined) {
         int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3], OH = g[8], OW = g[9];
-        double *div = (double *)TN_MALLOC((size_t)(OH * OW) * sizeof(double));
-        if (!div) tn__error("%s: out of memory", fn);
-        for (int64_t a = 0; div && a < OH; a++) for (int64_t b = 0; b < OW; b++) {
-            int64_t h0 = a * g[6] - g[4], w0 = b * g[7] - g[5];
-            int64_t h1 = h0 + g[0] < H + g[4] ? h0 + g[0] : H + g[4], w1 = w0 + g[1] < W + g[5] ? w0 + g[1] : W + g[5];
-            int64_t pool = (h1 - h0) * (w1 - w0);
-            h0 = h0 < 0 ? 0 : h0; w0 = w0 < 0 ? 0 : w0; h1 = h1 > H ? H : h1; w1 = w1 > W ? W : w1;
-            div[a * OW + b] = divisor_override ? (double)divisor_override : count_include_pad ? (double)pool : (double)((h1 - h0) * (w1 - w0));
-        }
-        tn_tensor *dv = div ? tn_to(tn_to_dtype(tn_from_data(div, TN_SHAPE(OH * OW), TN_F64), x4->dtype), x4->device) : NULL;
-        TN_FREE(div);
+        tn_tensor *dv = tn__avg_divisors(fn, g, H, W, count_include_pad, divisor_override, x4);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
         tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
         y = tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW));
@@ -8386,33 +8472,51 @@ static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *me
                     for (int64_t l = 0; l < L; l++) op[l] = (T)(kc * ((double)gp[l] - ac - ((double)xp[l] - m) * bc)); \
                 } \
         } \
+} \
+static void tn__bn_run_##S(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, double *ms, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, \
+                          tn_tensor *gb, double eps) { \
+    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C); \
+    const T *wp = w ? (const T *)tn_data_ptr(w) : NULL; \
+    if (mode < 2) \
+        tn__bn_fwd_##S((const T *)tn_data_ptr(x), (T *)tn_data_ptr(y), wp, b ? (const T *)tn_data_ptr(b) : NULL, ms, ms + C, ms + 2 * C, \
+                       N, C, L, mode == 0, eps); \
+    else \
+        tn__bn_bwd_##S((const T *)tn_data_ptr(x), (const T *)tn_data_ptr(y), wp, ms, ms + C, gx ? (T *)tn_data_ptr(gx) : NULL, \
+                       gw ? (T *)tn_data_ptr(gw) : NULL, gb ? (T *)tn_data_ptr(gb) : NULL, N, C, L, mode == 2); \
 }
 TN__BN_KERNELS(float, f32)
 TN__BN_KERNELS(double, f64)
 #undef TN__BN_KERNELS
 #undef TN__BN_CB
+/* The backend entry (tn_backend.batch_norm) over CPU memory. */
+static int tn__cpu_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                              tn_tensor *gb, double eps) {
+    if ((x->dtype != TN_F32 && x->dtype != TN_F64) || tn_numel(x) == 0) return 1;
+    double *ms = (double *)tn_data_ptr(st);
+    if (x->dtype == TN_F32) tn__bn_run_f32(mode, x, w, b, ms, y, gx, gw, gb, eps);
+    else tn__bn_run_f64(mode, x, w, b, ms, y, gx, gw, gb, eps);
+    return 0;
+}
 
 static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
     (void)user;
     tn_tensor *x = tn_ctx_saved(n, 0), *st = tn_ctx_saved(n, 1), *w = nin > 1 ? tn_ctx_saved(n, 2) : NULL;
     const bool training = n->i[0] != 0, nx = tn_ctx_needs_grad(n, 0), nw = nin > 1 && tn_ctx_needs_grad(n, 1), nb = nin > 2 && tn_ctx_needs_grad(n, 2);
     if (!x || !st) return -1;
-    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C);
-    if (tn__grad_disabled) {   /* plain gradients: two passes per channel */
+    const int64_t C = x->shape[1];
+    if (tn__grad_disabled) {   /* plain gradients from the backend (on the CPU: two passes per channel) */
         tn_tensor *g = tn_contiguous(gy), *wc = w ? tn_contiguous(w) : NULL;
-        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, TN_CPU, x->shape, x->ndim)) : NULL;
-        tn_tensor *gw = nw ? tn__own(tn__new(x->dtype, TN_CPU, TN_SHAPE(C))) : NULL, *gb = nb ? tn__own(tn__new(x->dtype, TN_CPU, TN_SHAPE(C))) : NULL;
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, x->device, x->shape, x->ndim)) : NULL;
+        tn_tensor *gw = nw ? tn__own(tn__new(x->dtype, x->device, TN_SHAPE(C))) : NULL, *gb = nb ? tn__own(tn__new(x->dtype, x->device, TN_SHAPE(C))) : NULL;
         if (!g || (w && !wc) || (nx && !gx) || (nw && !gw) || (nb && !gb)) return -1;
-        const double *ms = (const double *)tn_data_ptr(st);
-        if (x->dtype == TN_F32)
-            tn__bn_bwd_f32((const float *)tn_data_ptr(x), (const float *)tn_data_ptr(g), wc ? (const float *)tn_data_ptr(wc) : NULL, ms, ms + C,
-                           gx ? (float *)tn_data_ptr(gx) : NULL, gw ? (float *)tn_data_ptr(gw) : NULL, gb ? (float *)tn_data_ptr(gb) : NULL, N, C, L, training);
-        else
-            tn__bn_bwd_f64((const double *)tn_data_ptr(x), (const double *)tn_data_ptr(g), wc ? (const double *)tn_data_ptr(wc) : NULL, ms, ms + C,
-                           gx ? (double *)tn_data_ptr(gx) : NULL, gw ? (double *)tn_data_ptr(gw) : NULL, gb ? (double *)tn_data_ptr(gb) : NULL, N, C, L, training);
-        gin[0] = gx;
-        if (nin > 1) { gin[1] = gw ? tn_reshape(gw, w->shape, w->ndim) : NULL; gin[2] = gb; }
-        return 0;
+        int r = tn__backend(x->device)->batch_norm(training ? 2 : 3, x, wc, NULL, st, g, gx, gw, gb, n->d[0]);
+        if (r < 0) return -1;
+        if (r == 0) {
+            gin[0] = gx;
+            if (nin > 1) { gin[1] = gw ? tn_reshape(gw, w->shape, w->ndim) : NULL; gin[2] = gb; }
+            return 0;
+        }
+        /* declined: the closed form below */
     }
     /* recording (create_graph): the closed form with differentiable ops; in training the
        statistics are recomputed from x so that their dependence on x is differentiated */
@@ -8435,33 +8539,27 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     if (nb) gin[2] = tn_sum_dims(gy, dims, (int)nd, false);
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
-/* The one-node batch norm (the composite's checks already done). Inside a scope. */
-static tn_tensor *tn__batch_norm_cpu(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool training, double momentum, double eps) {
-    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C), M = N * L;
-    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_contiguous(w) : NULL, *bc = b ? tn_contiguous(b) : NULL;
-    tn_tensor *st = tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(3 * C)));   /* mean, invstd, variance */
-    tn_tensor *y = xc && st ? tn__new(x->dtype, TN_CPU, x->shape, x->ndim) : NULL;
-    if (!y || (w && !wc) || (b && !bc)) { tn_release(y); return NULL; }
-    double *ms = (double *)tn_data_ptr(st);
-    if (!training) {   /* the running statistics, in double */
-        tn_tensor *m = tn_contiguous(tn_to_dtype(rm, TN_F64)), *v = tn_contiguous(tn_to_dtype(rv, TN_F64));
-        if (!m || !v) { tn_release(y); return NULL; }
-        for (int64_t c = 0; c < C; c++) {
-            ms[c] = ((const double *)tn_data_ptr(m))[c];
-            ms[C + c] = 1 / sqrt(((const double *)tn_data_ptr(v))[c] + eps);
-        }
+/* The one-node batch norm through the backend's entry (the composite's checks already
+   done; inside a scope). NULL with *declined set when the backend declines the case. */
+static tn_tensor *tn__batch_norm_node(const tn_backend *be, tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool training,
+                                      double momentum, double eps, bool *declined) {
+    const int64_t C = x->shape[1], M = tn_numel(x) / C;
+    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_contiguous(w) : NULL, *bc = b ? tn_contiguous(b) : NULL, *st;
+    if (training) st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(3 * C)));   /* mean, invstd, variance: the entry's */
+    else {   /* the running statistics, in double */
+        tn_tensor *v = tn_to_dtype(tn_reshape(rv, TN_SHAPE(C)), TN_F64);
+        tn_tensor *parts[3] = {tn_to_dtype(tn_reshape(rm, TN_SHAPE(C)), TN_F64), tn_rsqrt(tn_add_scalar(v, eps)), v};
+        st = tn_contiguous(tn_cat(parts, 3, 0));
     }
-    if (x->dtype == TN_F32)
-        tn__bn_fwd_f32((const float *)tn_data_ptr(xc), (float *)tn_data_ptr(y), wc ? (const float *)tn_data_ptr(wc) : NULL,
-                       bc ? (const float *)tn_data_ptr(bc) : NULL, ms, ms + C, ms + 2 * C, N, C, L, training, eps);
-    else
-        tn__bn_fwd_f64((const double *)tn_data_ptr(xc), (double *)tn_data_ptr(y), wc ? (const double *)tn_data_ptr(wc) : NULL,
-                       bc ? (const double *)tn_data_ptr(bc) : NULL, ms, ms + C, ms + 2 * C, N, C, L, training, eps);
+    tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
+    if (!y) return NULL;
+    int r = be->batch_norm(training ? 0 : 1, xc, wc, bc, st, y, NULL, NULL, NULL, eps);
+    if (r) { tn_release(y); *declined = r > 0; return NULL; }
     if (training && (rm || rv)) { /* running statistics: no history, in place (as the composite) */
         tn_no_grad_begin();
         tn_tensor *mean = tn_narrow(st, 0, 0, C), *var = tn_narrow(st, 0, 2 * C, C);
-        if (rm) { tn_mul_scalar_(rm, 1 - momentum); tn_add_(rm, tn_to_dtype(tn_mul_scalar(mean, momentum), rm->dtype)); }
-        if (rv) { tn_mul_scalar_(rv, 1 - momentum); tn_add_(rv, tn_to_dtype(tn_mul_scalar(var, momentum * (double)M / (double)(M - 1)), rv->dtype)); }
+        if (rm) { tn_mul_scalar_(rm, 1 - momentum); tn_add_(rm, tn_reshape(tn_to_dtype(tn_mul_scalar(mean, momentum), rm->dtype), rm->shape, rm->ndim)); }
+        if (rv) { tn_mul_scalar_(rv, 1 - momentum); tn_add_(rv, tn_reshape(tn_to_dtype(tn_mul_scalar(var, momentum * (double)M / (double)(M - 1)), rv->dtype), rv->shape, rv->ndim)); }
         tn_no_grad_end();
     }
     tn_tensor *ins[3] = {x, w, b};
@@ -8495,8 +8593,12 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (training && count == 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
     if (tn_numel(x) == 0) return tn_clone(x);   /* an empty batch: nothing to normalise, running stats untouched (as PyTorch) */
     tn_scope_begin();
-    if (x->device == TN_CPU && (x->dtype == TN_F32 || x->dtype == TN_F64) && !w == !b && (!w || (w->dtype == x->dtype && b->dtype == x->dtype)))
-        return tn__scope_return(tn__batch_norm_cpu(x, rm, rv, w, b, training, momentum, eps));
+    const tn_backend *be = tn__backend(x->device);
+    if (be->batch_norm && !w == !b && (!w || (w->dtype == x->dtype && b->dtype == x->dtype))) {
+        bool declined = false;
+        tn_tensor *y = tn__batch_norm_node(be, x, rm, rv, w, b, training, momentum, eps, &declined);
+        if (y || !declined) return tn__scope_return(y);
+    }
     tn_tensor *mean, *var;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, true);
@@ -16614,7 +16716,7 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 static const tn_backend tn__cpu_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL,
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -16687,12 +16789,65 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
     return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);
 }
+static int tn__si_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                             tn_tensor *gb, double eps) {
+    tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
+    for (int k = 0; k < 8; k++) {
+        TN__SI_DEV("batch_norm", ts[k]);
+        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: batch_norm operands must be contiguous");
+    }
+    return tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+}
+/* the library pooling's contract, served by direct loops over each window (double sums) */
+static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
+    tn_tensor *const ts[4] = {x, y, gy, gx};
+    for (int k = 0; k < 4; k++) {
+        TN__SI_DEV("pool2d", ts[k]);
+        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: pool2d operands must be contiguous");
+    }
+    if (x->dtype != TN_F32 && x->dtype != TN_F64) return 1;
+    const bool f32 = x->dtype == TN_F32;
+    const int64_t P = x->shape[0] * x->shape[1], H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];
+    const int64_t kh = geom[0], kw = geom[1], sh = geom[2], sw = geom[3], ph = geom[4], pw = geom[5], mode = geom[6];
+#define TN__SI_LD(t, i) (f32 ? (double)((const float *)tn_data_ptr(t))[i] : ((const double *)tn_data_ptr(t))[i])
+    if (gx && tn__cpu_fill(gx, 0)) return -1;
+    for (int64_t pl = 0; pl < P; pl++)
+        for (int64_t a = 0; a < OH; a++)
+            for (int64_t b = 0; b < OW; b++) {
+                const int64_t h0 = a * sh - ph, w0 = b * sw - pw, o = (pl * OH + a) * OW + b;
+                int64_t best = -1, cnt = 0;
+                double acc = 0;
+                for (int64_t h = TN__MAX(h0, 0); h < TN__MIN(h0 + kh, H); h++)
+                    for (int64_t w = TN__MAX(w0, 0); w < TN__MIN(w0 + kw, W); w++) {
+                        const int64_t i = (pl * H + h) * W + w;
+                        const double v = TN__SI_LD(x, i);
+                        if (best < 0 || (v != v && TN__SI_LD(x, best) == TN__SI_LD(x, best)) || v > TN__SI_LD(x, best)) best = i;
+                        acc += v;
+                        cnt++;
+                    }
+                const double div = mode == 1 ? (double)(kh * kw) : (double)cnt;
+                if (!gx) {
+                    const double v = mode == 0 ? TN__SI_LD(x, best) : acc / div;
+                    if (f32) ((float *)tn_data_ptr(y))[o] = (float)v; else ((double *)tn_data_ptr(y))[o] = v;
+                    continue;
+                }
+                const double g = TN__SI_LD(gy, o);
+                for (int64_t h = TN__MAX(h0, 0); h < TN__MIN(h0 + kh, H); h++)
+                    for (int64_t w = TN__MAX(w0, 0); w < TN__MIN(w0 + kw, W); w++) {
+                        const int64_t i = (pl * H + h) * W + w;
+                        const double add = mode == 0 ? (i == best ? g : 0) : g / div;
+                        if (f32) ((float *)tn_data_ptr(gx))[i] += (float)add; else ((double *)tn_data_ptr(gx))[i] += add;
+                    }
+            }
+#undef TN__SI_LD
+    return 0;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
-    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d,
+    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d,
 };
 TNDEF void tn_debug_cuda_stand_in(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }
 

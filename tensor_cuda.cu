@@ -1,5 +1,5 @@
 /* tensor_cuda.cu — the GPU unit of tensor.h: the CUDA backend table, a caching
- * allocator, cuBLAS matmul.
+ * allocator, cuBLAS matmul, cuDNN convolution, batch norm and pooling.
  *
  * Build: `make cuda` (nvcc, CUDA_ARCH, CUDA_HOME overridable). Link this object into a
  * program whose tensor.h implementation is compiled with TENSOR_CUDA; the header then
@@ -14,7 +14,7 @@
  *    6. indexing, nonzero
  *    7. matmul (cuBLAS)
  *    8. random, sliding windows, pooling, optimizer steps
- *    9. convolution (cuDNN)
+ *    9. cuDNN: convolution, batch norm, pooling
  *   10. the backend table and the unit
  *
  * Every kernel runs on the legacy default stream, so work is ordered as issued and a
@@ -1485,7 +1485,7 @@ static int cu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *co
 }
 
 /* ======================================================================= */
-/* 9. convolution (cuDNN)                                                   */
+/* 9. cuDNN: convolution, batch norm, pooling                              */
 /* ======================================================================= */
 /* cuDNN's convolution API (forward, backward data, backward filter). The algorithm for a
    shape comes from cuDNN's heuristics (cudnnGet*Algorithm_v7: the first one that runs
@@ -1495,6 +1495,8 @@ static int cu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *co
    with TN_NO_CUDNN (the Makefile's choice where cudnn.h is missing) has none. */
 #ifdef TN_NO_CUDNN
 static int cu_conv2d(int, tn_tensor *, tn_tensor *, tn_tensor *, const int64_t *) { return 1; }
+static int cu_batch_norm(int, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, double) { return 1; }
+static int cu_pool2d(tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, const int64_t *) { return 1; }
 #else
 static int cudnn_fail(const char *what, cudnnStatus_t s) { return tn_error("%s: cuDNN error %s", what, cudnnGetErrorString(s)); }
 #define DNN_CHECK(what, call) do { cudnnStatus_t s_ = (call); if (s_ != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, s_); } while (0)
@@ -1509,6 +1511,21 @@ static cudnnHandle_t cudnn_handle(void) {
     });
     return status == CUDNN_STATUS_SUCCESS ? h : NULL;
 }
+
+/* a cuDNN handle serves one thread at a time */
+static std::mutex &cudnn_mutex(void) {
+    static std::mutex mu;
+    return mu;
+}
+/* alpha = 1 and beta = 0 in the data type cuDNN wants for them (double for double data) */
+struct Blend {
+    float f1 = 1, f0 = 0;
+    double d1 = 1, d0 = 0;
+    bool f32;
+    explicit Blend(bool is_f32) : f32(is_f32) {}
+    const void *one() const { return f32 ? (const void *)&f1 : (const void *)&d1; }
+    const void *zero() const { return f32 ? (const void *)&f0 : (const void *)&d0; }
+};
 
 struct ConvKey {
     int64_t v[20];
@@ -1540,8 +1557,7 @@ static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const i
     if (tn_numel(x) == 0 || tn_numel(y) == 0 || tn_numel(w) == 0) return 1;
     cudnnHandle_t h = cudnn_handle();
     if (!h) return 1;
-    static std::mutex call_mu; /* a cuDNN handle serves one thread at a time */
-    std::lock_guard<std::mutex> call_lock(call_mu);
+    std::lock_guard<std::mutex> call_lock(cudnn_mutex());
     cudnnDataType_t dt = f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
     ConvDescs d;
     DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.x));
@@ -1598,9 +1614,8 @@ static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const i
     Scratch sc;
     void *ws = a.workspace ? sc.get(a.workspace) : NULL;
     if (a.workspace && !ws) { tn_clear_error(); return 1; } /* no room for its workspace: the im2col path, which needs less */
-    float af = 1, bf = 0;
-    double ad = 1, bd = 0;
-    const void *alpha = f32 ? (const void *)&af : (const void *)&ad, *beta = f32 ? (const void *)&bf : (const void *)&bd;
+    Blend bl(f32);
+    const void *alpha = bl.one(), *beta = bl.zero();
     cudnnStatus_t st;
     if (mode == 0)
         st = (cudnnConvolutionForward(h, alpha, d.x, base_of(x), d.w, base_of(w), d.c, (cudnnConvolutionFwdAlgo_t)a.algo, ws, a.workspace, beta, d.y, base_of(y)));
@@ -1612,6 +1627,120 @@ static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const i
     if (st != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, st);
     return 0;
 }
+
+/* ---- batch norm (cuDNN, spatial mode: statistics per channel over N and H*W) ---- */
+/* x [N, C, L] is described as [N, C, L, 1]. Training: cuDNN's running averages with factor
+   1 into scratch give this batch's mean and unbiased variance, from which st gets the
+   biased one exactly (var * (M-1)/M) rather than from 1/invstd^2; the header updates the
+   real running statistics from st, as on the CPU. Backward of training mode: cuDNN's,
+   from the saved mean and invstd; evaluation-mode backward is declined (the header's two
+   elementwise ops). */
+template <class P> __global__ void k_fill_plain(int64_t n, P *o, P v) { GRID_LOOP(i, n) o[i] = v; }
+template <class P> __global__ void k_bn_st_out(int64_t C, const P *mean, const P *invstd, const P *uvar, double unbias, double *st) {
+    GRID_LOOP(c, C) { st[c] = (double)mean[c]; st[C + c] = (double)invstd[c]; st[2 * C + c] = (double)uvar[c] * unbias; }
+}
+/* a <- st[0:C] (mean), b <- st[k*C : (k+1)*C] (k = 1: invstd, 2: variance), in P */
+template <class P> __global__ void k_bn_st_in(int64_t C, const double *st, int k, P *a, P *b) {
+    GRID_LOOP(c, C) { a[c] = (P)st[c]; b[c] = (P)st[k * C + c]; }
+}
+template <class P> static int bn_run(cudnnHandle_t h, int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx,
+                                     tn_tensor *gw, tn_tensor *gb, double eps, cudnnTensorDescriptor_t xd, cudnnTensorDescriptor_t pd) {
+    const char *what = mode == 2 ? "batch_norm (cuDNN backward)" : "batch_norm (cuDNN forward)";
+    const int64_t C = x->shape[1], M = tn_numel(x) / C;
+    Scratch sc;
+    P *buf = (P *)sc.get((size_t)(7 * C) * sizeof(P));   /* scale, bias, mean, invstd or var, unbiased var, dscale, dbias */
+    void *dx = gx ? base_of(gx) : sc.get((size_t)tn_numel(x) * sizeof(P));
+    if (!buf || !dx) return -1;
+    P *scale = w ? (P *)base_of(w) : buf, *bias = b ? (P *)base_of(b) : buf + C, *s0 = buf + 2 * C, *s1 = buf + 3 * C, *s2 = buf + 4 * C;
+    if (!w) { k_fill_plain<<<blocks_for(C), kThreads>>>(C, buf, (P)1); CU_LAUNCHED(what); }
+    if (!b) { k_fill_plain<<<blocks_for(C), kThreads>>>(C, buf + C, (P)0); CU_LAUNCHED(what); }
+    Blend bl(sizeof(P) == 4);
+    double *stp = (double *)base_of(st);
+    if (mode == 0) {
+        DNN_CHECK(what, cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, bl.one(), bl.zero(), xd, base_of(x), xd, base_of(y), pd,
+                                                               scale, bias, 1.0, s0, s2, eps, s0, s1));
+        k_bn_st_out<P><<<blocks_for(C), kThreads>>>(C, s0, s1, s2, (double)(M - 1) / (double)M, stp);
+        CU_LAUNCHED(what);
+    } else if (mode == 1) {
+        k_bn_st_in<P><<<blocks_for(C), kThreads>>>(C, stp, 2, s0, s1);
+        CU_LAUNCHED(what);
+        DNN_CHECK(what, cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, bl.one(), bl.zero(), xd, base_of(x), xd, base_of(y), pd,
+                                                                scale, bias, s0, s1, eps));
+    } else {
+        k_bn_st_in<P><<<blocks_for(C), kThreads>>>(C, stp, 1, s0, s1);
+        CU_LAUNCHED(what);
+        P *ds = gw ? (P *)base_of(gw) : buf + 5 * C, *db = gb ? (P *)base_of(gb) : buf + 6 * C;
+        DNN_CHECK(what, cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, bl.one(), bl.zero(), bl.one(), bl.zero(), xd, base_of(x), xd, base_of(y),
+                                                        xd, dx, pd, scale, ds, db, eps, s0, s1));
+    }
+    return 0;
+}
+static int cu_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb,
+                         double eps) {
+    const bool f32 = x->dtype == TN_F32;
+    if (mode == 3 || (!f32 && x->dtype != TN_F64) || eps < CUDNN_BN_MIN_EPSILON || st->dtype != TN_F64) return 1;
+    tn_tensor *const ts[7] = {x, w, b, y, gx, gw, gb};
+    for (int k = 0; k < 7; k++)
+        if (ts[k] && (ts[k]->dtype != x->dtype || !tn_is_contiguous(ts[k]))) return 1;
+    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C);
+    if (tn_numel(x) == 0 || tn_numel(x) > INT32_MAX || !tn_is_contiguous(st)) return 1;
+    cudnnHandle_t h = cudnn_handle();
+    if (!h) return 1;
+    std::lock_guard<std::mutex> call_lock(cudnn_mutex());
+    const char *what = "batch_norm (cuDNN)";
+    struct Descs {
+        cudnnTensorDescriptor_t x = NULL, p = NULL;
+        ~Descs() { if (x) cudnnDestroyTensorDescriptor(x); if (p) cudnnDestroyTensorDescriptor(p); }
+    } d;
+    DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.x));
+    DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.p));
+    DNN_CHECK(what, cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE, (int)N, (int)C, (int)L, 1));
+    DNN_CHECK(what, cudnnDeriveBNTensorDescriptor(d.p, d.x, CUDNN_BATCHNORM_SPATIAL));
+    return f32 ? bn_run<float>(h, mode, x, w, b, st, y, gx, gw, gb, eps, d.x, d.p) : bn_run<double>(h, mode, x, w, b, st, y, gx, gw, gb, eps, d.x, d.p);
+}
+
+/* ---- pooling (cuDNN): max (NaN propagates; padding never wins) and both averages ---- */
+static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *g) {
+    const char *what = gx ? "pool2d (cuDNN backward)" : "pool2d (cuDNN forward)";
+    const bool f32 = x->dtype == TN_F32;
+    if ((!f32 && x->dtype != TN_F64) || y->dtype != x->dtype || (gx && (gx->dtype != x->dtype || gy->dtype != x->dtype))) return 1;
+    tn_tensor *const ts[4] = {x, y, gy, gx};
+    for (int k = 0; k < 4; k++)
+        if (ts[k] && (!tn_is_contiguous(ts[k]) || tn_numel(ts[k]) > INT32_MAX)) return 1;
+    for (int i = 0; i < 6; i++)
+        if (g[i] > INT32_MAX) return 1;
+    if (tn_numel(x) == 0 || tn_numel(y) == 0) return 1;
+    cudnnHandle_t h = cudnn_handle();
+    if (!h) return 1;
+    std::lock_guard<std::mutex> call_lock(cudnn_mutex());
+    struct Descs {
+        cudnnTensorDescriptor_t x = NULL, y = NULL;
+        cudnnPoolingDescriptor_t p = NULL;
+        ~Descs() {
+            if (x) cudnnDestroyTensorDescriptor(x);
+            if (y) cudnnDestroyTensorDescriptor(y);
+            if (p) cudnnDestroyPoolingDescriptor(p);
+        }
+    } d;
+    const cudnnDataType_t dt = f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+    const cudnnPoolingMode_t pm = g[6] == 0 ? CUDNN_POOLING_MAX_DETERMINISTIC : g[6] == 1 ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                                                          : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.x));
+    DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.y));
+    DNN_CHECK(what, cudnnCreatePoolingDescriptor(&d.p));
+    DNN_CHECK(what, cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, dt, (int)x->shape[0], (int)x->shape[1], (int)x->shape[2], (int)x->shape[3]));
+    DNN_CHECK(what, cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, dt, (int)y->shape[0], (int)y->shape[1], (int)y->shape[2], (int)y->shape[3]));
+    DNN_CHECK(what, cudnnSetPooling2dDescriptor(d.p, pm, CUDNN_PROPAGATE_NAN, (int)g[0], (int)g[1], (int)g[4], (int)g[5], (int)g[2], (int)g[3]));
+    int on, oc, oh, ow;
+    DNN_CHECK(what, cudnnGetPooling2dForwardOutputDim(d.p, d.x, &on, &oc, &oh, &ow));
+    if (oh != y->shape[2] || ow != y->shape[3]) return 1;   /* windows counted otherwise: the composite */
+    Blend bl(f32);
+    cudnnStatus_t s = gx ? cudnnPoolingBackward(h, d.p, bl.one(), d.y, base_of(y), d.y, base_of(gy), d.x, base_of(x), bl.zero(), d.x, base_of(gx))
+                         : cudnnPoolingForward(h, d.p, bl.one(), d.x, base_of(x), bl.zero(), d.y, base_of(y));
+    if (s == CUDNN_STATUS_NOT_SUPPORTED) return 1;
+    if (s != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, s);
+    return 0;
+}
 #endif /* TN_NO_CUDNN */
 
 /* ======================================================================= */
@@ -1619,7 +1748,7 @@ static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const i
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
-    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d,
+    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

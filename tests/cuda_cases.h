@@ -112,6 +112,15 @@ UNARY_FN(f_avg_pool, tn_avg_pool2d(x[0], 3, 2, 1, false, true))
 UNARY_FN(f_layer_norm, tn_layer_norm(x[0], TN_SHAPE(5), x[1], x[2], 1e-5))
 UNARY_FN(f_batch_norm, tn_batch_norm(x[0], NULL, NULL, x[1], x[2], true, 0.1, 1e-5))
 UNARY_FN(f_transpose_contig, tn_contiguous(tn_transpose(x[0], 0, 2)))
+UNARY_FN(f_max_pool_pad, tn_max_pool2d(x[0], 3, 2, 1, 1, false, NULL))
+UNARY_FN(f_max_pool_ceil, tn_max_pool2d(x[0], 2, 2, 0, 1, true, NULL))        /* an extra window: the composite */
+UNARY_FN(f_max_pool_dil, tn_max_pool2d(x[0], 2, 1, 0, 2, false, NULL))        /* dilation: the composite */
+UNARY_FN(f_max_pool1d, tn_max_pool1d(x[0], 3, 2, 1, 1, false, NULL))
+UNARY_FN(f_avg_pool_excl, tn_avg_pool2d(x[0], 3, 2, 1, false, false))
+UNARY_FN(f_avg_pool_ceil, tn_avg_pool2d(x[0], 2, 2, 0, true, true))
+UNARY_FN(f_avg_pool_div, tn_avg_pool2d_ex(x[0], (int64_t[]){2, 3}, (int64_t[]){1, 2}, (int64_t[]){1, 1}, false, true, 5))
+UNARY_FN(f_batch_norm_plain, tn_batch_norm(x[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-5))
+UNARY_FN(f_batch_norm_eval, tn_batch_norm(x[0], x[1], tn_abs(x[2]), x[3], x[4], false, 0.1, 1e-3))
 
 TEST(gpu_ops_match_cpu) {
     tn_scope_begin();
@@ -189,6 +198,95 @@ TEST(gpu_ops_match_cpu) {
     CHECK_OP("avg_pool2d", f_avg_pool, 1e-5, true, RANDN(2, 3, 9, 7));
     CHECK_OP("layer_norm", f_layer_norm, 1e-4, true, RANDN(3, 4, 5), RANDN(5), RANDN(5));
     CHECK_OP("batch_norm", f_batch_norm, 1e-4, true, RANDN(8, 3, 4, 4), RANDN(3), RANDN(3));
+    /* the library's pooling and batch norm (cuDNN), and the cases it leaves to the composites */
+    CHECK_OP("max_pool2d padded", f_max_pool_pad, 0, true, RANDN(2, 3, 9, 7));
+    CHECK_OP("max_pool2d ceil_mode", f_max_pool_ceil, 0, true, RANDN(2, 3, 9, 7));
+    CHECK_OP("max_pool2d dilated", f_max_pool_dil, 0, true, RANDN(2, 3, 7, 7));
+    CHECK_OP("max_pool1d", f_max_pool1d, 0, true, RANDN(2, 3, 11));
+    CHECK_OP("max_pool2d strided input", f_max_pool_pad, 0, true, tn_transpose(RANDN(2, 3, 7, 9), 2, 3));
+    CHECK_OP("avg_pool2d excluding padding", f_avg_pool_excl, 1e-5, true, RANDN(2, 3, 9, 7));
+    CHECK_OP("avg_pool2d ceil_mode", f_avg_pool_ceil, 1e-5, true, RANDN(2, 3, 9, 7));
+    CHECK_OP("avg_pool2d divisor_override", f_avg_pool_div, 1e-5, true, RANDN(2, 3, 9, 7));
+    CHECK_OP("batch_norm without affine", f_batch_norm_plain, 1e-4, true, RANDN(8, 3, 4, 4));
+    CHECK_OP("batch_norm 1d", f_batch_norm, 1e-4, true, RANDN(16, 3), RANDN(3), RANDN(3));
+    CHECK_OP("batch_norm eval", f_batch_norm_eval, 1e-4, true, RANDN(8, 3, 5), RANDN(3), RANDN(3), RANDN(3), RANDN(3));
+    CHECK_OP("batch_norm f64", f_batch_norm, 1e-10, true, tn_randn(TN_SHAPE(6, 4, 3, 3), TN_F64), tn_randn(TN_SHAPE(4), TN_F64), tn_randn(TN_SHAPE(4), TN_F64));
+    tn_scope_end();
+}
+
+/* Running statistics and second derivatives through the one-node batch norm and the
+   library pooling, both devices side by side. */
+TEST(gpu_norm_pool_state) {
+    tn_scope_begin();
+    tn_manual_seed(11);
+    tn_tensor *x = RANDN(6, 4, 5, 5), *rm = RANDN(4), *rv = tn_add_scalar(tn_rand(TN_SHAPE(4), TN_F32), 0.5);
+    tn_tensor *rmg = tn_to(rm, TN_CUDA), *rvg = tn_to(rv, TN_CUDA), *xg = tn_to(x, TN_CUDA);
+    for (int i = 0; i < 2; i++) {
+        CHECK(tn_batch_norm(x, rm, rv, NULL, NULL, true, 0.1, 1e-5) && tn_batch_norm(xg, rmg, rvg, NULL, NULL, true, 0.1, 1e-5));
+        SAME("running_mean", rmg, rm, 1e-5);
+        SAME("running_var (unbiased)", rvg, rv, 1e-5);
+    }
+    /* d/dx of sum(grad . v) where grad = d sum(f(x) * w)/dx: double backward on each device */
+    for (int k = 0; k < 3; k++) {
+        tn_tensor *xs[2] = {tn_detach(x), tn_detach(xg)}, *r[2];
+        tn_tensor *w = RANDN(6, 4, k == 2 ? 5 : 3, k == 2 ? 5 : 3), *v = RANDN(6, 4, 5, 5);
+        for (int d = 0; d < 2; d++) {
+            tn_requires_grad_(xs[d], true);
+            tn_tensor *in = tn_mul(xs[d], xs[d]);   /* so that the first derivative depends on x */
+            tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, 2, 1, 1, false, NULL) : k == 1 ? tn_avg_pool2d(in, 3, 2, 1, false, false)
+                                  : tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5);
+            tn_tensor *wd = d ? tn_to(w, TN_CUDA) : w, *vd = d ? tn_to(v, TN_CUDA) : v;
+            tn_tensor *gr = NULL;
+            tn_tensor *o1 = y ? tn_sum(tn_mul(y, wd)) : NULL, *o2;
+            CHECK_MSG(o1 && tn_autograd_grad(&o1, 1, &xs[d], 1, NULL, &gr, TN_BACKWARD_OPTS(.create_graph = true)) == 0, "first derivative: %s", tn_last_error());
+            r[d] = NULL;
+            o2 = gr ? tn_sum(tn_mul(gr, vd)) : NULL;
+            CHECK_MSG(o2 && tn_autograd_grad(&o2, 1, &xs[d], 1, NULL, &r[d], TN_BACKWARD_OPTS()) == 0, "second derivative: %s", tn_last_error());
+        }
+        SAME(k == 0 ? "max_pool2d double backward" : k == 1 ? "avg_pool2d double backward" : "batch_norm double backward", r[1], r[0], 1e-3);
+    }
+    tn_scope_end();
+}
+
+/* The optional library entries themselves (cuDNN on the GPU), each against the CPU. */
+TEST(gpu_library_entries) {
+    const tn_backend *be = tn_get_backend(TN_CUDA);
+    tn_scope_begin();
+    if (be->pool2d) {
+        tn_tensor *x = RANDN(2, 3, 9, 8), *gy = RANDN(2, 3, 5, 5);
+        for (int mode = 0; mode < 3; mode++) {
+            const int64_t geom[7] = {3, 2, 2, 2, 1, 1, mode};
+            tn_tensor *xc = tn_detach(x);
+            tn_requires_grad_(xc, true);
+            tn_tensor *yc = mode == 0 ? tn_max_pool2d_ex(xc, (int64_t[]){3, 2}, (int64_t[]){2, 2}, (int64_t[]){1, 1}, (int64_t[]){1, 1}, false, NULL)
+                                      : tn_avg_pool2d_ex(xc, (int64_t[]){3, 2}, (int64_t[]){2, 2}, (int64_t[]){1, 1}, false, mode == 1, 0);
+            CHECK(yc && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
+            tn_tensor *xg = tn_to(x, TN_CUDA), *yg = tn_to(tn_zeros_like(yc), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA);
+            int r = be->pool2d(xg, yg, NULL, NULL, geom);
+            CHECK_MSG(r == 0, "pool2d mode %d forward: %s", mode, tn_last_error());
+            if (r) continue;
+            SAME("pool2d forward", yg, tn_detach(yc), 1e-6);
+            CHECK_MSG(be->pool2d(xg, yg, tn_to(gy, TN_CUDA), gx, geom) == 0, "pool2d mode %d backward: %s", mode, tn_last_error());
+            SAME("pool2d backward", gx, tn_grad(xc), 1e-5);
+        }
+    }
+    if (be->batch_norm) {
+        tn_tensor *x = RANDN(5, 3, 7), *w = RANDN(3), *b = RANDN(3), *gy = RANDN(5, 3, 7);
+        tn_tensor *xc = tn_detach(x), *wc = tn_detach(w), *bc = tn_detach(b);
+        tn_requires_grad_(xc, true); tn_requires_grad_(wc, true); tn_requires_grad_(bc, true);
+        tn_tensor *yc = tn_batch_norm(xc, NULL, NULL, wc, bc, true, 0.1, 1e-5);
+        CHECK(yc && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
+        tn_tensor *xg = tn_to(x, TN_CUDA), *wg = tn_to(w, TN_CUDA), *bg = tn_to(b, TN_CUDA), *st = tn_to(tn_zeros(TN_SHAPE(9), TN_F64), TN_CUDA);
+        tn_tensor *yg = tn_to(tn_zeros_like(x), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA), *gw = tn_to(tn_zeros_like(w), TN_CUDA), *gb = tn_to(tn_zeros_like(b), TN_CUDA);
+        CHECK_MSG(be->batch_norm(0, xg, wg, bg, st, yg, NULL, NULL, NULL, 1e-5) == 0, "batch_norm forward: %s", tn_last_error());
+        SAME("batch_norm forward", yg, tn_detach(yc), 1e-5);
+        SAME("batch_norm mean", tn_narrow(st, 0, 0, 3), tn_mean_dims(x, TN_SHAPE(0, 2), false), 1e-6);
+        SAME("batch_norm biased var", tn_narrow(st, 0, 6, 3), tn_var_dims(x, TN_SHAPE(0, 2), 0, false), 1e-5);
+        CHECK_MSG(be->batch_norm(2, xg, wg, NULL, st, tn_to(gy, TN_CUDA), gx, gw, gb, 1e-5) == 0, "batch_norm backward: %s", tn_last_error());
+        SAME("batch_norm gx", gx, tn_grad(xc), 1e-4);
+        SAME("batch_norm gw", gw, tn_grad(wc), 1e-4);
+        SAME("batch_norm gb", gb, tn_grad(bc), 1e-4);
+    }
     tn_scope_end();
 }
 

@@ -154,6 +154,8 @@ int main(void) {
     tn_set_tf32(false);
     RUN(gpu_ops_match_cpu);
     RUN(gpu_random_matches_cpu);
+    RUN(gpu_norm_pool_state);
+    RUN(gpu_library_entries);
     RUN(gpu_transfers);
     RUN(gpu_allocator);
     RUN(gpu_cudnn_conv);

@@ -67,6 +67,8 @@ int main(void) {
     CHECK(!tn_cuda_is_available());   /* the stand-in is not a GPU */
     RUN(gpu_ops_match_cpu);
     RUN(gpu_random_matches_cpu);
+    RUN(gpu_norm_pool_state);
+    RUN(gpu_library_entries);
     RUN(gpu_cnn_training_step);
     RUN(device_mixing);
     CHECK(tn_memory_stats_get().live_tensors == 0);
