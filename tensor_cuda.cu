@@ -10,7 +10,7 @@
  *    2. caching allocator
  *    3. strided geometry (the GPU side of the strided iterator)
  *    4. conversions and elementwise kernels (copy, fill, unary, binary, ternary)
- *    5. reductions and lane ops
+ *    5. reductions, lane ops, layer norm
  *    6. indexing, nonzero
  *    7. matmul (cuBLAS)
  *    8. random, sliding windows, pooling, optimizer steps
@@ -856,7 +856,7 @@ static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor 
 }
 
 /* ======================================================================= */
-/* 5. reductions and lane ops                                               */
+/* 5. reductions, lane ops, layer norm                                     */
 /* ======================================================================= */
 /* Accumulators: double for float types (as the CPU's float32 sums), int64 for the
    integer and bool types, with sums and products wrapping through uint64. */
@@ -1161,6 +1161,97 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
     })
     CU_LAUNCHED(fn);
     return 0;
+}
+
+/* ---- layer norm: a warp per row, statistics in double as on the CPU; the weight and
+   bias gradients are column sums: chunks of rows into partial sums, then a fold ---- */
+__device__ __forceinline__ double warp_sum(double v) {
+    for (int s = 16; s > 0; s >>= 1) v += __shfl_xor_sync(0xffffffffu, v, s);
+    return v;
+}
+#define ROW_LOOP(r, M) for (int64_t r = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < (M); r += (int64_t)gridDim.x * blockDim.x / 32)
+template <class T> __global__ void k_ln_fwd(int64_t M, int64_t D, const T *x, T *y, const T *w, const T *b, double *st, double eps) {
+    const int lane = threadIdx.x & 31;
+    ROW_LOOP(r, M) {   /* every lane of a warp has the same row: the shuffles see the whole warp */
+        const T *xp = x + r * D;
+        double s = 0, q = 0;
+        for (int64_t i = lane; i < D; i += 32) s += (double)xp[i];
+        const double mean = warp_sum(s) / (double)D;
+        for (int64_t i = lane; i < D; i += 32) { double d = (double)xp[i] - mean; q += d * d; }
+        const double is = 1 / sqrt(warp_sum(q) / (double)D + eps);
+        if (lane == 0) { st[r] = mean; st[M + r] = is; }
+        const T m = (T)mean, sc = (T)is;
+        T *yp = y + r * D;
+        for (int64_t i = lane; i < D; i += 32) yp[i] = w ? (xp[i] - m) * sc * w[i] + b[i] : (xp[i] - m) * sc;
+    }
+}
+template <class T> __global__ void k_ln_bwd_x(int64_t M, int64_t D, const T *x, const T *gy, const T *w, const double *st, T *gx) {
+    const int lane = threadIdx.x & 31;
+    ROW_LOOP(r, M) {
+        const T *xp = x + r * D, *gp = gy + r * D;
+        const double m = st[r], is = st[M + r];
+        double sg = 0, sp = 0;
+        for (int64_t i = lane; i < D; i += 32) { double g = (double)gp[i] * (w ? (double)w[i] : 1.0); sg += g; sp += g * ((double)xp[i] - m); }
+        const double a = warp_sum(sg) / (double)D, c = warp_sum(sp) * is * is / (double)D;
+        T *op = gx + r * D;
+        for (int64_t i = lane; i < D; i += 32) op[i] = (T)(is * ((double)gp[i] * (w ? (double)w[i] : 1.0) - a - ((double)xp[i] - m) * c));
+    }
+}
+#undef ROW_LOOP
+/* part [chunks][2][D]: sums of gy * xhat and of gy over each chunk of rows */
+template <class T> __global__ void k_ln_bwd_w(int64_t M, int64_t D, int64_t chunks, int64_t rows, const T *x, const T *gy, const double *st, double *part) {
+    GRID_LOOP(i, chunks * D) {
+        const int64_t ch = i / D, d = i % D, r1 = (ch + 1) * rows < M ? (ch + 1) * rows : M;
+        double aw = 0, ab = 0;
+        for (int64_t r = ch * rows; r < r1; r++) { double g = (double)gy[r * D + d]; aw += g * (((double)x[r * D + d] - st[r]) * st[M + r]); ab += g; }
+        part[2 * ch * D + d] = aw;
+        part[(2 * ch + 1) * D + d] = ab;
+    }
+}
+template <class T> __global__ void k_ln_fold(int64_t chunks, int64_t D, const double *part, T *gw, T *gb) {
+    GRID_LOOP(d, D) {
+        double aw = 0, ab = 0;
+        for (int64_t ch = 0; ch < chunks; ch++) { aw += part[2 * ch * D + d]; ab += part[(2 * ch + 1) * D + d]; }
+        if (gw) gw[d] = (T)aw;
+        if (gb) gb[d] = (T)ab;
+    }
+}
+template <class T> static int ln_run(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                                     tn_tensor *gb, double eps) {
+    const char *what = mode ? "layer_norm backward" : "layer_norm forward";
+    const int64_t M = x->shape[0], D = x->shape[1];
+    const T *xp = (const T *)base_of(x), *wp = w ? (const T *)base_of(w) : NULL;
+    double *sp = (double *)base_of(st);
+    if (mode == 0) {
+        k_ln_fwd<T><<<blocks_for(M * 32), kThreads>>>(M, D, xp, (T *)base_of(y), wp, b ? (const T *)base_of(b) : NULL, sp, eps);
+        CU_LAUNCHED(what);
+        return 0;
+    }
+    const T *gp = (const T *)base_of(y);   /* the output gradient */
+    if (gx) {
+        k_ln_bwd_x<T><<<blocks_for(M * 32), kThreads>>>(M, D, xp, gp, wp, sp, (T *)base_of(gx));
+        CU_LAUNCHED(what);
+    }
+    if (gw || gb) {
+        const int64_t rows = 64, chunks = (M + rows - 1) / rows;
+        Scratch sc;
+        double *part = (double *)sc.get((size_t)(2 * chunks * D) * sizeof(double));
+        if (!part) return -1;
+        k_ln_bwd_w<T><<<blocks_for(chunks * D), kThreads>>>(M, D, chunks, rows, xp, gp, sp, part);
+        CU_LAUNCHED(what);
+        k_ln_fold<T><<<blocks_for(D), kThreads>>>(chunks, D, part, gw ? (T *)base_of(gw) : NULL, gb ? (T *)base_of(gb) : NULL);
+        CU_LAUNCHED(what);
+    }
+    return 0;
+}
+static int cu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb,
+                         double eps) {
+    const bool f32 = x->dtype == TN_F32;
+    if ((!f32 && x->dtype != TN_F64) || st->dtype != TN_F64 || !tn_is_contiguous(st) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
+    tn_tensor *const ts[7] = {x, w, b, y, gx, gw, gb};
+    for (int k = 0; k < 7; k++)
+        if (ts[k] && (ts[k]->dtype != x->dtype || !tn_is_contiguous(ts[k]))) return 1;
+    return f32 ? ln_run<float>(mode, x, w, b, st, y, gx, gw, gb, eps) : ln_run<double>(mode, x, w, b, st, y, gx, gw, gb, eps);
 }
 
 /* ======================================================================= */
@@ -1748,7 +1839,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
-    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d,
+    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

@@ -119,6 +119,7 @@ UNARY_FN(f_max_pool1d, tn_max_pool1d(x[0], 3, 2, 1, 1, false, NULL))
 UNARY_FN(f_avg_pool_excl, tn_avg_pool2d(x[0], 3, 2, 1, false, false))
 UNARY_FN(f_avg_pool_ceil, tn_avg_pool2d(x[0], 2, 2, 0, true, true))
 UNARY_FN(f_avg_pool_div, tn_avg_pool2d_ex(x[0], (int64_t[]){2, 3}, (int64_t[]){1, 2}, (int64_t[]){1, 1}, false, true, 5))
+UNARY_FN(f_layer_norm_plain, tn_layer_norm(x[0], TN_SHAPE(4, 6), NULL, NULL, 1e-5))
 UNARY_FN(f_batch_norm_plain, tn_batch_norm(x[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-5))
 UNARY_FN(f_batch_norm_eval, tn_batch_norm(x[0], x[1], tn_abs(x[2]), x[3], x[4], false, 0.1, 1e-3))
 
@@ -207,6 +208,8 @@ TEST(gpu_ops_match_cpu) {
     CHECK_OP("avg_pool2d excluding padding", f_avg_pool_excl, 1e-5, true, RANDN(2, 3, 9, 7));
     CHECK_OP("avg_pool2d ceil_mode", f_avg_pool_ceil, 1e-5, true, RANDN(2, 3, 9, 7));
     CHECK_OP("avg_pool2d divisor_override", f_avg_pool_div, 1e-5, true, RANDN(2, 3, 9, 7));
+    CHECK_OP("layer_norm without affine", f_layer_norm_plain, 1e-4, true, tn_transpose(RANDN(6, 4, 3), 0, 2));
+    CHECK_OP("layer_norm, many rows", f_layer_norm, 1e-4, true, RANDN(70, 5), RANDN(5), RANDN(5));
     CHECK_OP("batch_norm without affine", f_batch_norm_plain, 1e-4, true, RANDN(8, 3, 4, 4));
     CHECK_OP("batch_norm 1d", f_batch_norm, 1e-4, true, RANDN(16, 3), RANDN(3), RANDN(3));
     CHECK_OP("batch_norm eval", f_batch_norm_eval, 1e-4, true, RANDN(8, 3, 5), RANDN(3), RANDN(3), RANDN(3), RANDN(3));
@@ -227,14 +230,14 @@ TEST(gpu_norm_pool_state) {
         SAME("running_var (unbiased)", rvg, rv, 1e-5);
     }
     /* d/dx of sum(grad . v) where grad = d sum(f(x) * w)/dx: double backward on each device */
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         tn_tensor *xs[2] = {tn_detach(x), tn_detach(xg)}, *r[2];
-        tn_tensor *w = RANDN(6, 4, k == 2 ? 5 : 3, k == 2 ? 5 : 3), *v = RANDN(6, 4, 5, 5);
+        tn_tensor *w = RANDN(6, 4, k >= 2 ? 5 : 3, k >= 2 ? 5 : 3), *v = RANDN(6, 4, 5, 5);
         for (int d = 0; d < 2; d++) {
             tn_requires_grad_(xs[d], true);
             tn_tensor *in = tn_mul(xs[d], xs[d]);   /* so that the first derivative depends on x */
             tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, 2, 1, 1, false, NULL) : k == 1 ? tn_avg_pool2d(in, 3, 2, 1, false, false)
-                                  : tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5);
+                         : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : tn_layer_norm(in, TN_SHAPE(5), NULL, NULL, 1e-5);
             tn_tensor *wd = d ? tn_to(w, TN_CUDA) : w, *vd = d ? tn_to(v, TN_CUDA) : v;
             tn_tensor *gr = NULL;
             tn_tensor *o1 = y ? tn_sum(tn_mul(y, wd)) : NULL, *o2;
@@ -243,7 +246,8 @@ TEST(gpu_norm_pool_state) {
             o2 = gr ? tn_sum(tn_mul(gr, vd)) : NULL;
             CHECK_MSG(o2 && tn_autograd_grad(&o2, 1, &xs[d], 1, NULL, &r[d], TN_BACKWARD_OPTS()) == 0, "second derivative: %s", tn_last_error());
         }
-        SAME(k == 0 ? "max_pool2d double backward" : k == 1 ? "avg_pool2d double backward" : "batch_norm double backward", r[1], r[0], 1e-3);
+        const char *names[4] = {"max_pool2d double backward", "avg_pool2d double backward", "batch_norm double backward", "layer_norm double backward"};
+        SAME(names[k], r[1], r[0], 1e-3);
     }
     tn_scope_end();
 }
@@ -286,6 +290,23 @@ TEST(gpu_library_entries) {
         SAME("batch_norm gx", gx, tn_grad(xc), 1e-4);
         SAME("batch_norm gw", gw, tn_grad(wc), 1e-4);
         SAME("batch_norm gb", gb, tn_grad(bc), 1e-4);
+    }
+    if (be->layer_norm) {
+        tn_tensor *x = RANDN(9, 37), *w = RANDN(37), *b = RANDN(37), *gy = RANDN(9, 37);
+        tn_tensor *xc = tn_detach(x), *wc = tn_detach(w), *bc = tn_detach(b);
+        tn_requires_grad_(xc, true); tn_requires_grad_(wc, true); tn_requires_grad_(bc, true);
+        tn_tensor *yc = tn_layer_norm(xc, TN_SHAPE(37), wc, bc, 1e-5);
+        CHECK(yc && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
+        tn_tensor *xg = tn_to(x, TN_CUDA), *wg = tn_to(w, TN_CUDA), *bg = tn_to(b, TN_CUDA), *st = tn_to(tn_zeros(TN_SHAPE(18), TN_F64), TN_CUDA);
+        tn_tensor *yg = tn_to(tn_zeros_like(x), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA), *gw = tn_to(tn_zeros_like(w), TN_CUDA), *gb = tn_to(tn_zeros_like(b), TN_CUDA);
+        CHECK_MSG(be->layer_norm(0, xg, wg, bg, st, yg, NULL, NULL, NULL, 1e-5) == 0, "layer_norm forward: %s", tn_last_error());
+        SAME("layer_norm forward", yg, tn_detach(yc), 1e-5);
+        SAME("layer_norm mean", tn_narrow(st, 0, 0, 9), tn_mean_dims(x, TN_SHAPE(1), false), 1e-6);
+        SAME("layer_norm invstd", tn_narrow(st, 0, 9, 9), tn_rsqrt(tn_add_scalar(tn_var_dims(x, TN_SHAPE(1), 0, false), 1e-5)), 1e-5);
+        CHECK_MSG(be->layer_norm(1, xg, wg, NULL, st, tn_to(gy, TN_CUDA), gx, gw, gb, 1e-5) == 0, "layer_norm backward: %s", tn_last_error());
+        SAME("layer_norm gx", gx, tn_grad(xc), 1e-4);
+        SAME("layer_norm gw", gw, tn_grad(wc), 1e-4);
+        SAME("layer_norm gb", gb, tn_grad(bc), 1e-4);
     }
     tn_scope_end();
 }

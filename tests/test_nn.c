@@ -1669,6 +1669,8 @@ GF(g_amax, tn_adaptive_max_pool2d(IN0, 2, 3, NULL))
 GF(g_bn_train, tn_batch_norm(IN0, NULL, NULL, IN1, IN2, true, 0.1, 1e-5))
 GF(g_bn_eval, tn_batch_norm(IN0, IN3, tn_add_scalar(tn_abs(IN3), 0.5), IN1, IN2, false, 0.1, 1e-5))
 GF(g_ln, tn_layer_norm(IN0, I(3, 4), 2, IN1, IN2, 1e-5))
+GF(g_ln_plain, tn_layer_norm(IN0, I(5), 1, NULL, NULL, 1e-5))
+GF(g_ln_whole, tn_layer_norm(IN0, I(2, 3), 2, IN1, IN2, 0.1))
 GF(g_gn, tn_group_norm(IN0, 2, IN1, IN2, 1e-5))
 GF(g_in, tn_instance_norm(IN0, NULL, NULL, IN1, IN2, true, 0.1, 1e-5))
 GF(g_emb, tn_embedding(IDX(I(1, 3, 3, 0), 2, 2), IN0))
@@ -1722,6 +1724,8 @@ TEST(gc_pool_norm) {
     GC2(g_bn_train, RN(3, 2, 2), RN(2), RN(2));
     GC1(g_bn_eval, RN(2, 2, 3), RN(2), RN(2), CONST(2));
     GC2(g_ln, RN(2, 3, 4), RN(3, 4), RN(3, 4));
+    GC2(g_ln_plain, RN(3, 5));
+    GC2(g_ln_whole, RN(2, 3), RN(2, 3), RN(2, 3));   /* no leading dims */
     GC2(g_gn, RN(2, 4, 3), RN(4), RN(4));
     GC1(g_in, RN(2, 2, 4), RN(2), RN(2));
     GC1(g_emb, RN(4, 3));
