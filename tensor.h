@@ -1485,6 +1485,13 @@ typedef struct tn_backend {
        (gx, gw, gb written where not NULL; b is NULL). Returns 1 when it declines. */
     int (*layer_norm)(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                       tn_tensor *gb, double eps);
+    /* Optional (NULL: the composite). Cross-entropy per row: x [N, C] contiguous float
+       logits, t [N] int64 class indices (checked: in [0, C)), wr [N] row weights of x's
+       dtype (0: an ignored row), lse [N] float64, all contiguous. mode 0: out [N] = wr
+       (logsumexp(x) - x[t]) (0 where wr is 0) and lse = logsumexp(x) per row; mode 1: gx
+       = g wr (softmax(x) - onehot(t)) per row for g [N] passed as out, softmax from lse.
+       Returns 1 when it declines. */
+    int (*cross_entropy)(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx);
 } tn_backend;
 
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
@@ -8214,8 +8221,8 @@ static tn_tensor *tn__pool_lib(tn_tensor *x4, const int64_t *g, int64_t mode, co
     const tn_backend *be = tn__backend(x4->device);
     *declined = true;
     if (!be->pool2d || g[2] != 1 || g[3] != 1) return NULL;   /* no dilation in the libraries */
-    for (int i = 0; i < 2; i++)
-        if (g[8 + i] != (x4->shape[2 + i] + 2 * g[4 + i] - g[i]) / g[6 + i] + 1) return NULL;   /* ceil_mode added a window */
+    for (int i = 0; i < 2; i++)   /* windows as the floor formula counts them (ceil_mode may add one) */
+        if (x4->shape[2 + i] + 2 * g[4 + i] < g[i] || g[8 + i] != (x4->shape[2 + i] + 2 * g[4 + i] - g[i]) / g[6 + i] + 1) return NULL;
     const int64_t geom[7] = {g[0], g[1], g[6], g[7], g[4], g[5], mode};
     tn_tensor *xc = tn_contiguous(x4), *y = xc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], x4->shape[1], g[8], g[9])) : NULL;
     int r = y ? be->pool2d(xc, y, NULL, NULL, geom) : -1;
@@ -8576,6 +8583,45 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
     }
 #undef TN__LN_PTR
     TN_FREE(colacc);
+    return 0;
+}
+/* Cross-entropy rows on the CPU: threads take rows; the max, then the sum of exponentials
+   in double, lse = max + log(sum); the backward's softmax from the saved lse. */
+#define TN__CE_KERNELS(T, S, EXP) \
+static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr, double *lse, T *out, T *gx, int64_t N, int64_t C) { \
+    const int nthr = tn__par_threads(N * C, N); \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int th = 0; th < nthr; th++) \
+        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) { \
+            const T *xp = x + i * C; \
+            if (mode == 0) { \
+                T m = xp[0]; \
+                for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m; \
+                double s = 0; \
+                for (int64_t c = 0; c < C; c++) s += (double)EXP(xp[c] - m); \
+                lse[i] = (double)m + log(s); \
+                out[i] = wr[i] == 0 ? (T)0 : (T)((double)wr[i] * (lse[i] - (double)xp[t[i]])); \
+            } else { \
+                const double g = (double)out[i] * (double)wr[i], l = lse[i]; \
+                T *op = gx + i * C; \
+                for (int64_t c = 0; c < C; c++) op[c] = (T)(g * exp((double)xp[c] - l)); \
+                op[t[i]] = (T)(g * (exp((double)xp[t[i]] - l) - 1)); \
+            } \
+        } \
+}
+TN__CE_KERNELS(float, f32, expf)
+TN__CE_KERNELS(double, f64, exp)
+#undef TN__CE_KERNELS
+/* The backend entry (tn_backend.cross_entropy) over CPU memory. */
+static int tn__cpu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
+    if ((x->dtype != TN_F32 && x->dtype != TN_F64) || x->shape[1] == 0) return 1;
+    const int64_t N = x->shape[0], C = x->shape[1];
+    const int64_t *tp = (const int64_t *)tn_data_ptr(t);
+    double *lp = (double *)tn_data_ptr(lse);
+    if (x->dtype == TN_F32)
+        tn__ce_rows_f32(mode, (const float *)tn_data_ptr(x), tp, (const float *)tn_data_ptr(wr), lp, (float *)tn_data_ptr(out), gx ? (float *)tn_data_ptr(gx) : NULL, N, C);
+    else
+        tn__ce_rows_f64(mode, (const double *)tn_data_ptr(x), tp, (const double *)tn_data_ptr(wr), lp, (double *)tn_data_ptr(out), gx ? (double *)tn_data_ptr(gx) : NULL, N, C);
     return 0;
 }
 /* The backend entry (tn_backend.batch_norm) over CPU memory. */
@@ -9321,6 +9367,40 @@ static tn_tensor *tn__ce_prob(const char *fn, tn_tensor *input, tn_tensor *targe
     return numel == 0 ? tn_add_scalar(s, NAN) : tn_div_scalar(s, (double)(numel / c));
 }
 
+/* Cross-entropy with class targets as one node over the rows (tn_backend.cross_entropy):
+   each row's loss wr (logsumexp(x) - x[t]); the reduction is composed on top, so the
+   graph reads as PyTorch's (NllLossBackward0 over LogSoftmaxBackward0). The backward is
+   the entry's, or (create_graph, or declined) the closed form with differentiable ops. */
+static int tn__ce_rows_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *x = tn_ctx_saved(n, 0), *t = tn_ctx_saved(n, 1), *wr = tn_ctx_saved(n, 2), *lse = tn_ctx_saved(n, 3);
+    if (!x || !t || !wr || !lse) return -1;
+    if (tn__grad_disabled) {
+        tn_tensor *g = tn_contiguous(gy), *gx = tn__own(tn__new(x->dtype, x->device, x->shape, 2));
+        int r = g && gx ? tn__backend(x->device)->cross_entropy(1, x, t, wr, lse, g, gx) : -1;
+        if (r <= 0) return r ? -1 : ((gin[0] = gx), 0);
+    }
+    tn_tensor *oh = tn_to_dtype(tn_one_hot(t, x->shape[1]), x->dtype);
+    gin[0] = tn_mul(tn_sub(tn_softmax(x, 1), oh), tn_unsqueeze(tn_mul(gy, wr), 1));
+    return gin[0] ? 0 : -1;
+}
+/* The rows' losses [N] of x [N, C]; NULL with *declined set when the backend declines. */
+static tn_tensor *tn__ce_rows(const tn_backend *be, tn_tensor *x, tn_tensor *t, tn_tensor *wr, bool *declined) {
+    const int64_t N = x->shape[0];
+    tn_tensor *xc = tn_contiguous(x), *tc = tn_contiguous(tn_reshape(t, TN_SHAPE(N))), *wc = tn_contiguous(tn_reshape(wr, TN_SHAPE(N)));
+    tn_tensor *lse = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(N)));
+    tn_tensor *out = xc && tc && wc && lse ? tn__new(x->dtype, x->device, TN_SHAPE(N)) : NULL;
+    int r = out ? be->cross_entropy(0, xc, tc, wc, lse, out, NULL) : -1;
+    if (r) { tn_release(out); *declined = r > 0; return NULL; }
+    tn_node *nd = tn__fn_node("LogSoftmaxBackward0", tn__ce_rows_bw, &x, 1);
+    if (nd) {
+        tn__node_save(nd, xc);
+        tn__node_save(nd, tc);
+        tn__node_save(nd, wc);
+        tn__node_save(nd, lse);
+    }
+    return tn__own(tn__node_attach(nd, out));
+}
 static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction red, double ls) {
     const char *fn = "tn_cross_entropy";
     TN__CHECK_NULL(input, target);
@@ -9342,6 +9422,17 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     tn_tensor *safe = NULL, *keep = NULL;
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
     if (nkeep < 0) return tn__loss_finish(NULL, NULL);
+    const tn_backend *be = tn__backend(input->device);
+    if (be->cross_entropy && input->ndim <= 2 && !(ls > 0) && !(weight && weight->requires_grad)) {   /* one node over the rows, the reduction on top */
+        bool declined = false;
+        tn_tensor *wr = tn__class_weights(input, weight, safe, keep);
+        tn_tensor *rows = wr ? tn__ce_rows(be, input->ndim == 1 ? tn_unsqueeze(input, 0) : input, safe, wr, &declined) : NULL;
+        if (rows || !declined) {
+            rows = tn_reshape(rows, target->shape, target->ndim);
+            tn_tensor *r = red == TN_REDUCTION_NONE ? rows : red == TN_REDUCTION_SUM ? tn_sum(rows) : tn__class_mean(rows, wr, keep, weight, nkeep);
+            return tn__loss_finish(r, tn__nll_name(input->ndim, red));
+        }
+    }
     int64_t cd = input->ndim == 1 ? 0 : 1;
     tn_tensor *logp = tn_log_softmax(input, cd);
     tn_tensor *nll = tn__nll_core(logp, safe, keep, weight, nkeep, red);
@@ -16875,7 +16966,7 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 static const tn_backend tn__cpu_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy,
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -16966,6 +17057,14 @@ static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b,
     }
     return tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
 }
+static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
+    tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
+    for (int k = 0; k < 6; k++) {
+        TN__SI_DEV("cross_entropy", ts[k]);
+        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: cross_entropy operands must be contiguous");
+    }
+    return tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx);
+}
 /* the library pooling's contract, served by direct loops over each window (double sums) */
 static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
     tn_tensor *const ts[4] = {x, y, gy, gx};
@@ -17015,7 +17114,7 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
-    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm,
+    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy,
 };
 TNDEF void tn_debug_cuda_stand_in(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }
 

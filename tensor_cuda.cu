@@ -10,7 +10,7 @@
  *    2. caching allocator
  *    3. strided geometry (the GPU side of the strided iterator)
  *    4. conversions and elementwise kernels (copy, fill, unary, binary, ternary)
- *    5. reductions, lane ops, layer norm
+ *    5. reductions, lane ops, layer norm, cross-entropy
  *    6. indexing, nonzero
  *    7. matmul (cuBLAS)
  *    8. random, sliding windows, pooling, optimizer steps
@@ -622,6 +622,31 @@ template <class T> __global__ void k_unary(int64_t n, Geo<2> g, T *o, const T *x
         o[off[0]] = UnaryVal<T>::f(u, ld(g, 1, x, off[1]));
     }
 }
+/* Contiguous floating operands on 16-byte boundaries: 16 bytes per load and store (four
+   floats, two doubles), the tail element by element. */
+template <class T> struct alignas(16) Pack16 { T v[16 / sizeof(T)]; };
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+template <class T> __global__ void k_unary_vec(int64_t n, T *o, const T *x, UnaryArgs u) {
+    constexpr int W = 16 / sizeof(T);
+    const int64_t nv = n / W;
+    GRID_LOOP(i, nv) {
+        Pack16<T> p = reinterpret_cast<const Pack16<T> *>(x)[i];
+#pragma unroll
+        for (int j = 0; j < W; j++) p.v[j] = UnaryVal<T>::f(u, p.v[j]);
+        reinterpret_cast<Pack16<T> *>(o)[i] = p;
+    }
+    GRID_LOOP(i, n - nv * W) o[nv * W + i] = UnaryVal<T>::f(u, x[nv * W + i]);
+}
+/* the packed paths exist for float and double only: false (not launched) otherwise */
+template <class T> static bool launch_unary_vec(int64_t, T *, const T *, const UnaryArgs &) { return false; }
+static bool launch_unary_vec(int64_t n, float *o, const float *x, const UnaryArgs &u) {
+    k_unary_vec<float><<<blocks_for(n / 4 + 1), kThreads>>>(n, o, x, u);
+    return true;
+}
+static bool launch_unary_vec(int64_t n, double *o, const double *x, const UnaryArgs &u) {
+    k_unary_vec<double><<<blocks_for(n / 2 + 1), kThreads>>>(n, o, x, u);
+    return true;
+}
 template <class T> __global__ void k_unary_pred(int64_t n, Geo<2> g, bool *o, const T *x, int op) {
     GRID_LOOP(i, n) {
         int64_t off[2];
@@ -658,9 +683,11 @@ static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *
     u.p2 = params ? params[2] : 0;
     bool pred = op == ISNAN || op == ISINF || op == ISFINITE || (op == LOGICAL_NOT && x->dtype != TN_BOOL);
     if (op == LOGICAL_NOT && x->dtype == TN_BOOL) u.op = BITWISE_NOT;
+    const bool vec = !pred && g.contig && !g.scalar[0] && !g.scalar[1] && !g.host[1] && aligned16(base_of(out)) && aligned16(dev_ptr(x));
     CU_DISPATCH(x->dtype, T, {
         if (pred) k_unary_pred<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)dev_ptr(x), (int)op);
-        else k_unary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(x), u);
+        else if (!(vec && launch_unary_vec(n, (T *)base_of(out), (const T *)dev_ptr(x), u)))
+            k_unary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(x), u);
     })
     CU_LAUNCHED(fn);
     return 0;
@@ -767,6 +794,35 @@ template <class T> __global__ void k_binary(int64_t n, Geo<3> g, T *o, const T *
     }
     if (flag) *bad = flag;
 }
+/* contiguous floating operands, each in 16-byte packs or one broadcast value */
+template <class T> __global__ void k_binary_vec(int64_t n, Geo<3> g, T *o, const T *a, const T *b, int op, double alpha) {
+    constexpr int W = 16 / sizeof(T);
+    const int64_t nv = n / W;
+    const bool sa = g.scalar[1], sb = g.scalar[2];
+    const T a0 = sa ? ld(g, 1, a, 0) : (T)0, b0 = sb ? ld(g, 2, b, 0) : (T)0;
+    int flag = 0;
+    GRID_LOOP(i, nv) {
+        Pack16<T> pa = {}, pb = {}, po;
+        if (!sa) pa = reinterpret_cast<const Pack16<T> *>(a)[i];
+        if (!sb) pb = reinterpret_cast<const Pack16<T> *>(b)[i];
+#pragma unroll
+        for (int j = 0; j < W; j++) po.v[j] = BinaryVal<T>::f(op, sa ? a0 : pa.v[j], sb ? b0 : pb.v[j], alpha, &flag);
+        reinterpret_cast<Pack16<T> *>(o)[i] = po;
+    }
+    GRID_LOOP(i, n - nv * W) {
+        const int64_t k = nv * W + i;
+        o[k] = BinaryVal<T>::f(op, sa ? a0 : a[k], sb ? b0 : b[k], alpha, &flag);
+    }
+}
+template <class T> static bool launch_binary_vec(int64_t, const Geo<3> &, T *, const T *, const T *, int, double) { return false; }
+static bool launch_binary_vec(int64_t n, const Geo<3> &g, float *o, const float *a, const float *b, int op, double alpha) {
+    k_binary_vec<float><<<blocks_for(n / 4 + 1), kThreads>>>(n, g, o, a, b, op, alpha);
+    return true;
+}
+static bool launch_binary_vec(int64_t n, const Geo<3> &g, double *o, const double *a, const double *b, int op, double alpha) {
+    k_binary_vec<double><<<blocks_for(n / 2 + 1), kThreads>>>(n, g, o, a, b, op, alpha);
+    return true;
+}
 template <class T> __global__ void k_compare(int64_t n, Geo<3> g, bool *o, const T *a, const T *b, int op) {
     GRID_LOOP(i, n) {
         int64_t off[3];
@@ -803,9 +859,12 @@ static int cu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b
         if (!bad) return -1;
         CU_CHECK(fn, cudaMemset(bad, 0, sizeof(int)));
     }
+    const bool vec = !cmp && g.contig && !g.scalar[0] && (g.scalar[1] || aligned16(dev_ptr(a))) && (g.scalar[2] || aligned16(dev_ptr(b))) &&
+                     aligned16(base_of(out));
     CU_DISPATCH(a->dtype, T, {
         if (cmp) k_compare<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op);
-        else k_binary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op, alpha, bad);
+        else if (!(vec && launch_binary_vec(n, g, (T *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op, alpha)))
+            k_binary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op, alpha, bad);
     })
     CU_LAUNCHED(fn);
     if (divides) { /* PyTorch raises on integer division by zero: read the flag back */
@@ -856,7 +915,7 @@ static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor 
 }
 
 /* ======================================================================= */
-/* 5. reductions, lane ops, layer norm                                     */
+/* 5. reductions, lane ops, layer norm, cross-entropy                      */
 /* ======================================================================= */
 /* Accumulators: double for float types (as the CPU's float32 sums), int64 for the
    integer and bool types, with sums and products wrapping through uint64. */
@@ -1040,6 +1099,44 @@ template <class T> __global__ void k_lane(int64_t lanes, Geo<3> g, T *out, int64
         }
     }
 }
+/* Sorting lanes of up to kSortMax: one block per lane, a bitonic sort of (value, index)
+   pairs in shared memory. Equal values order by index, so the result is the stable merge
+   sort's (and the CPU's); NaN sorts as the largest; padding slots (index >= len) go last. */
+constexpr int kSortMax = 2048;
+template <class T> __device__ __forceinline__ bool sort_before(bool desc, T a, int ia, T b, int ib, int len) {
+    if (ia >= len || ib >= len) return ia < ib;
+    if (desc ? lane_gt(a, b) : lane_lt(a, b)) return true;
+    if (desc ? lane_gt(b, a) : lane_lt(b, a)) return false;
+    return ia < ib;
+}
+template <class T> __global__ void k_sort_block(int64_t lanes, Geo<3> g, T *out, int64_t *out1, const T *x, LaneArgs a) {
+    __shared__ T sv[kSortMax];
+    __shared__ int si[kSortMax];
+    const int len = (int)a.len;
+    int P = 1;
+    while (P < len) P <<= 1;
+    for (int64_t l = blockIdx.x; l < lanes; l += gridDim.x) {
+        int64_t off[3];
+        offsets<3>(g, l, off);
+        const T *xp = x + off[2];
+        for (int i = threadIdx.x; i < P; i += blockDim.x) { si[i] = i; sv[i] = i < len ? xp[i * a.sx] : (T)0; }
+        __syncthreads();
+        for (int k = 2; k <= P; k <<= 1)
+            for (int j = k >> 1; j > 0; j >>= 1) {
+                for (int t = threadIdx.x; t < P; t += blockDim.x) {
+                    const int u = t ^ j;
+                    if (u <= t) continue;
+                    const T vt = sv[t], vu = sv[u];
+                    const int it = si[t], iu = si[u];
+                    const bool swap = (t & k) == 0 ? sort_before(a.flag != 0, vu, iu, vt, it, len) : sort_before(a.flag != 0, vt, it, vu, iu, len);
+                    if (swap) { sv[t] = vu; sv[u] = vt; si[t] = iu; si[u] = it; }
+                }
+                __syncthreads();
+            }
+        for (int i = threadIdx.x; i < len; i += blockDim.x) { out[off[0] + i * a.so] = sv[i]; out1[off[1] + i * a.so1] = si[i]; }
+        __syncthreads();   /* before the next lane overwrites the shared arrays */
+    }
+}
 /* Long lanes (an argmax over a whole tensor): one block per lane. The CPU's answer is the
    first NaN if there is one, else the first extreme: (value, index) pairs compare so. */
 template <class T> __device__ __forceinline__ bool arg_better(bool is_max, T a, int64_t ia, T b, int64_t ib) {
@@ -1147,13 +1244,20 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
         } else {
             T *vals = NULL;
             int64_t *ix = NULL, *tmp = NULL;
-            if (op == SORT) {
+            const bool block_sort = op == SORT && a.len <= kSortMax;
+            if (op == SORT && !block_sort) {
                 vals = (T *)sc.get((size_t)(lanes * a.len) * sizeof(T));
                 ix = (int64_t *)sc.get((size_t)(lanes * a.len) * sizeof(int64_t));
                 tmp = (int64_t *)sc.get((size_t)(lanes * a.len) * sizeof(int64_t));
                 if (!vals || !ix || !tmp) return -1;
             }
-            if ((op == ARGMAX || op == ARGMIN) && a.len >= 2048 && lanes < 4096)
+            if (block_sort) {   /* a thread per compared pair, at least a warp */
+                int P = 1;
+                while (P < a.len) P <<= 1;
+                const unsigned threads = P / 2 < 32 ? 32 : P / 2 > kThreads ? kThreads : P / 2;
+                k_sort_block<T><<<(unsigned)(lanes < (1 << 20) ? lanes : (1 << 20)), threads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a);
+            }
+            else if ((op == ARGMAX || op == ARGMIN) && a.len >= 2048 && lanes < 4096)
                 k_argext_block<T><<<(unsigned)lanes, kThreads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a);
             else
                 k_lane<T><<<blocks_for(lanes), kThreads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a, vals, ix, tmp);
@@ -1163,8 +1267,8 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
     return 0;
 }
 
-/* ---- layer norm: a warp per row, statistics in double as on the CPU; the weight and
-   bias gradients are column sums: chunks of rows into partial sums, then a fold ---- */
+/* ---- layer norm and cross-entropy: a warp per row, statistics in double as on the CPU;
+   layer norm's weight and bias gradients are column sums: chunks of rows, then a fold ---- */
 __device__ __forceinline__ double warp_sum(double v) {
     for (int s = 16; s > 0; s >>= 1) v += __shfl_xor_sync(0xffffffffu, v, s);
     return v;
@@ -1195,6 +1299,32 @@ template <class T> __global__ void k_ln_bwd_x(int64_t M, int64_t D, const T *x, 
         const double a = warp_sum(sg) / (double)D, c = warp_sum(sp) * is * is / (double)D;
         T *op = gx + r * D;
         for (int64_t i = lane; i < D; i += 32) op[i] = (T)(is * ((double)gp[i] * (w ? (double)w[i] : 1.0) - a - ((double)xp[i] - m) * c));
+    }
+}
+/* cross-entropy rows (tn_backend.cross_entropy): the max (NaN wins), the sum of
+   exponentials in double, lse = max + log(sum); the backward's softmax from lse */
+template <class T> __global__ void k_ce_rows(int mode, int64_t N, int64_t C, const T *x, const int64_t *t, const T *wr, double *lse, T *out, T *gx) {
+    const int lane = threadIdx.x & 31;
+    ROW_LOOP(i, N) {
+        const T *xp = x + i * C;
+        if (mode == 0) {
+            T m = -(T)INFINITY;
+            for (int64_t c = lane; c < C; c += 32) { T v = xp[c]; m = (v != v || v > m) ? v : m; }
+            for (int s = 16; s > 0; s >>= 1) { T v = __shfl_xor_sync(0xffffffffu, m, s); m = (v != v || v > m) ? v : m; }
+            double s = 0;
+            for (int64_t c = lane; c < C; c += 32) s += (double)m_exp(xp[c] - m);
+            s = warp_sum(s);
+            if (lane == 0) {
+                const double l = (double)m + log(s);
+                lse[i] = l;
+                out[i] = wr[i] == 0 ? (T)0 : (T)((double)wr[i] * (l - (double)xp[t[i]]));
+            }
+        } else {
+            const double g = (double)out[i] * (double)wr[i], l = lse[i];
+            const int64_t ti = t[i];
+            T *op = gx + i * C;
+            for (int64_t c = lane; c < C; c += 32) op[c] = (T)(g * (exp((double)xp[c] - l) - (c == ti ? 1.0 : 0.0)));
+        }
     }
 }
 #undef ROW_LOOP
@@ -1242,6 +1372,22 @@ template <class T> static int ln_run(int mode, tn_tensor *x, tn_tensor *w, tn_te
         k_ln_fold<T><<<blocks_for(D), kThreads>>>(chunks, D, part, gw ? (T *)base_of(gw) : NULL, gb ? (T *)base_of(gb) : NULL);
         CU_LAUNCHED(what);
     }
+    return 0;
+}
+static int cu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
+    const bool f32 = x->dtype == TN_F32;
+    if ((!f32 && x->dtype != TN_F64) || t->dtype != TN_I64 || lse->dtype != TN_F64 || wr->dtype != x->dtype || out->dtype != x->dtype || x->shape[1] == 0) return 1;
+    tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
+    for (int k = 0; k < 6; k++)
+        if (ts[k] && !tn_is_contiguous(ts[k])) return 1;
+    const int64_t N = x->shape[0], C = x->shape[1];
+    const int64_t *tp = (const int64_t *)base_of(t);
+    double *lp = (double *)base_of(lse);
+    if (f32) k_ce_rows<float><<<blocks_for(N * 32), kThreads>>>(mode, N, C, (const float *)base_of(x), tp, (const float *)base_of(wr), lp, (float *)base_of(out),
+                                                                 gx ? (float *)base_of(gx) : NULL);
+    else k_ce_rows<double><<<blocks_for(N * 32), kThreads>>>(mode, N, C, (const double *)base_of(x), tp, (const double *)base_of(wr), lp, (double *)base_of(out),
+                                                             gx ? (double *)base_of(gx) : NULL);
+    CU_LAUNCHED(mode ? "cross_entropy backward" : "cross_entropy forward");
     return 0;
 }
 static int cu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb,
@@ -1739,17 +1885,21 @@ template <class P> static int bn_run(cudnnHandle_t h, int mode, tn_tensor *x, tn
     const char *what = mode == 2 ? "batch_norm (cuDNN backward)" : "batch_norm (cuDNN forward)";
     const int64_t C = x->shape[1], M = tn_numel(x) / C;
     Scratch sc;
-    P *buf = (P *)sc.get((size_t)(7 * C) * sizeof(P));   /* scale, bias, mean, invstd or var, unbiased var, dscale, dbias */
-    void *dx = gx ? base_of(gx) : sc.get((size_t)tn_numel(x) * sizeof(P));
-    if (!buf || !dx) return -1;
+    /* scale, bias, mean, invstd or var, unbiased var, then the running mean (training) or
+       dscale, and dbias */
+    P *buf = (P *)sc.get((size_t)(7 * C) * sizeof(P));
+    void *dx = mode != 2 ? NULL : gx ? base_of(gx) : sc.get((size_t)tn_numel(x) * sizeof(P));   /* cuDNN always writes dx */
+    if (!buf || (mode == 2 && !dx)) return -1;
     P *scale = w ? (P *)base_of(w) : buf, *bias = b ? (P *)base_of(b) : buf + C, *s0 = buf + 2 * C, *s1 = buf + 3 * C, *s2 = buf + 4 * C;
     if (!w) { k_fill_plain<<<blocks_for(C), kThreads>>>(C, buf, (P)1); CU_LAUNCHED(what); }
     if (!b) { k_fill_plain<<<blocks_for(C), kThreads>>>(C, buf + C, (P)0); CU_LAUNCHED(what); }
     Blend bl(sizeof(P) == 4);
     double *stp = (double *)base_of(st);
-    if (mode == 0) {
+    if (mode == 0) {   /* running averages from zero with factor 1: exactly this batch's mean and unbiased variance */
+        k_fill_plain<<<blocks_for(2 * C), kThreads>>>(2 * C, s2, (P)0);
+        CU_LAUNCHED(what);
         DNN_CHECK(what, cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, bl.one(), bl.zero(), xd, base_of(x), xd, base_of(y), pd,
-                                                               scale, bias, 1.0, s0, s2, eps, s0, s1));
+                                                               scale, bias, 1.0, buf + 5 * C, s2, eps, s0, s1));
         k_bn_st_out<P><<<blocks_for(C), kThreads>>>(C, s0, s1, s2, (double)(M - 1) / (double)M, stp);
         CU_LAUNCHED(what);
     } else if (mode == 1) {
@@ -1773,8 +1923,8 @@ static int cu_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_
     tn_tensor *const ts[7] = {x, w, b, y, gx, gw, gb};
     for (int k = 0; k < 7; k++)
         if (ts[k] && (ts[k]->dtype != x->dtype || !tn_is_contiguous(ts[k]))) return 1;
-    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C);
     if (tn_numel(x) == 0 || tn_numel(x) > INT32_MAX || !tn_is_contiguous(st)) return 1;
+    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C);
     cudnnHandle_t h = cudnn_handle();
     if (!h) return 1;
     std::lock_guard<std::mutex> call_lock(cudnn_mutex());
@@ -1790,9 +1940,14 @@ static int cu_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_
     return f32 ? bn_run<float>(h, mode, x, w, b, st, y, gx, gw, gb, eps, d.x, d.p) : bn_run<double>(h, mode, x, w, b, st, y, gx, gw, gb, eps, d.x, d.p);
 }
 
-/* ---- pooling (cuDNN): max (NaN propagates; padding never wins) and both averages ---- */
+/* ---- pooling (cuDNN): average pooling both ways, max pooling's forward ---- */
+/* Max pooling's cases cuDNN does not settle as PyTorch does are declined: its gradient
+   (which of tied maxima gets it, and a NaN's) goes through the argmax kernel, the first
+   index as PyTorch's; padded windows, which cuDNN fills with -FLT_MAX rather than -inf
+   (a window of -inf would not give -inf), run the composite too. */
 static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *g) {
     const char *what = gx ? "pool2d (cuDNN backward)" : "pool2d (cuDNN forward)";
+    if (g[6] == 0 && (gx || g[4] || g[5])) return 1;
     const bool f32 = x->dtype == TN_F32;
     if ((!f32 && x->dtype != TN_F64) || y->dtype != x->dtype || (gx && (gx->dtype != x->dtype || gy->dtype != x->dtype))) return 1;
     tn_tensor *const ts[4] = {x, y, gy, gx};
@@ -1839,7 +1994,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
-    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm,
+    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

@@ -95,6 +95,9 @@ UNARY_FN(f_log_softmax, tn_log_softmax(x[0], 1))
 UNARY_FN(f_cumsum, tn_cumsum(x[0], 1))
 UNARY_FN(f_sort, tn_sort(x[0], -1, true, NULL))
 UNARY_FN(f_argsort, tn_to_dtype(tn_argsort(x[0], 0, false), TN_F64))
+UNARY_FN(f_argsort_last, tn_to_dtype(tn_argsort(x[0], -1, false), TN_F64))
+UNARY_FN(f_argsort_desc, tn_to_dtype(tn_argsort(x[0], -1, true), TN_F64))
+UNARY_FN(f_sort_asc, tn_sort(x[0], -1, false, NULL))
 UNARY_FN(f_matmul, tn_matmul(x[0], x[1]))
 UNARY_FN(f_matmul_tt, tn_matmul(tn_t(x[0]), tn_t(x[1])))
 UNARY_FN(f_bmm, tn_bmm(x[0], x[1]))
@@ -120,6 +123,9 @@ UNARY_FN(f_avg_pool_excl, tn_avg_pool2d(x[0], 3, 2, 1, false, false))
 UNARY_FN(f_avg_pool_ceil, tn_avg_pool2d(x[0], 2, 2, 0, true, true))
 UNARY_FN(f_avg_pool_div, tn_avg_pool2d_ex(x[0], (int64_t[]){2, 3}, (int64_t[]){1, 2}, (int64_t[]){1, 1}, false, true, 5))
 UNARY_FN(f_layer_norm_plain, tn_layer_norm(x[0], TN_SHAPE(4, 6), NULL, NULL, 1e-5))
+UNARY_FN(f_ce_weighted, tn_cross_entropy_ex(x[0], x[1], tn_detach(x[2]), 2, TN_REDUCTION_MEAN, 0))
+UNARY_FN(f_ce_none, tn_cross_entropy_ex(x[0], x[1], NULL, -100, TN_REDUCTION_NONE, 0))
+UNARY_FN(f_ce_smoothing, tn_cross_entropy_ex(x[0], x[1], NULL, -100, TN_REDUCTION_SUM, 0.1))   /* the composite */
 UNARY_FN(f_batch_norm_plain, tn_batch_norm(x[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-5))
 UNARY_FN(f_batch_norm_eval, tn_batch_norm(x[0], x[1], tn_abs(x[2]), x[3], x[4], false, 0.1, 1e-3))
 
@@ -129,6 +135,14 @@ TEST(gpu_ops_match_cpu) {
     tn_tensor *a = RANDN(4, 5, 6), *b = RANDN(4, 5, 6), *row = RANDN(6), *c = RANDN(4, 5, 6);
     tn_tensor *at = tn_transpose(RANDN(6, 5, 4), 0, 2); /* non-contiguous */
     CHECK_OP("exp", f_exp, 1e-5, true, a);
+    /* 16-byte packs and their tails; a view whose data is not on a 16-byte boundary */
+    tn_tensor *odd = RANDN(1001), *odd2 = RANDN(1001);
+    CHECK_OP("exp, 1001 elements", f_exp, 1e-5, true, odd);
+    CHECK_OP("exp, misaligned view", f_exp, 1e-5, true, tn_narrow(odd, 0, 1, 999));
+    CHECK_OP("mul, 1001 elements", f_mul, 1e-6, true, odd, odd2);
+    CHECK_OP("add, misaligned and aligned", f_add, 1e-6, true, tn_narrow(odd, 0, 3, 998), tn_narrow(odd2, 0, 0, 998));
+    CHECK_OP("sub alpha, one broadcast value", f_sub_alpha, 1e-6, true, odd, RANDN(1));
+    CHECK_OP("div f64, 1001 elements", f_div, 1e-12, true, tn_randn(TN_SHAPE(1001), TN_F64), tn_add_scalar(tn_rand(TN_SHAPE(1001), TN_F64), 0.5));
     CHECK_OP("log", f_log, 1e-5, true, a);
     CHECK_OP("tanh", f_tanh, 1e-5, true, at);
     CHECK_OP("sigmoid", f_sigmoid, 1e-5, true, a);
@@ -177,6 +191,18 @@ TEST(gpu_ops_match_cpu) {
     CHECK_OP("cumsum", f_cumsum, 1e-5, true, a);
     CHECK_OP("sort", f_sort, 0, true, a);
     CHECK_OP("argsort", f_argsort, 0, false, a);
+    /* lanes of up to 2048 sort in one block (bitonic), longer ones by the merge sort: ties
+       in index order (stable), NaN largest, both directions, strided lanes, integers */
+    tn_tensor *ties3 = tn_floor(tn_mul_scalar(RANDN(3, 1500), 2)), *nan3 = tn_where(tn_gt(RANDN(3, 700), tn_scalar(1.2)), tn_full(TN_SHAPE(1), NAN, TN_F32), RANDN(3, 700));
+    CHECK_OP("argsort ties, 1500", f_argsort_last, 0, false, ties3);
+    CHECK_OP("argsort ties descending, 1500", f_argsort_desc, 0, false, ties3);
+    CHECK_OP("argsort ties, 2048", f_argsort_last, 0, false, tn_floor(RANDN(2, 2048)));
+    CHECK_OP("argsort ties, 3000 (merge)", f_argsort_desc, 0, false, tn_floor(RANDN(2, 3000)));
+    CHECK_OP("sort with NaN", f_sort_asc, 0, true, nan3);
+    CHECK_OP("argsort with NaN descending", f_argsort_desc, 0, false, nan3);
+    CHECK_OP("argsort strided lanes", f_argsort, 0, false, tn_floor(RANDN(900, 3)));
+    CHECK_OP("argsort int64", f_argsort_desc, 0, false, tn_randint(-20, 20, TN_SHAPE(4, 333), TN_I64, NULL));
+    CHECK_OP("argsort length 1", f_argsort_last, 0, false, RANDN(5, 1));
     CHECK_OP("transpose contiguous", f_transpose_contig, 0, true, a);
     /* matmul: plain, transposed operands (no copies: cuBLAS transposes), batched, addmm */
     CHECK_OP("matmul", f_matmul, 1e-4, true, RANDN(33, 17), RANDN(17, 9));
@@ -208,6 +234,10 @@ TEST(gpu_ops_match_cpu) {
     CHECK_OP("avg_pool2d excluding padding", f_avg_pool_excl, 1e-5, true, RANDN(2, 3, 9, 7));
     CHECK_OP("avg_pool2d ceil_mode", f_avg_pool_ceil, 1e-5, true, RANDN(2, 3, 9, 7));
     CHECK_OP("avg_pool2d divisor_override", f_avg_pool_div, 1e-5, true, RANDN(2, 3, 9, 7));
+    CHECK_OP("cross_entropy weight, ignore_index", f_ce_weighted, 1e-5, true, RANDN(16, 10), tn_randint(0, 10, TN_SHAPE(16), TN_I64, NULL), tn_rand(TN_SHAPE(10), TN_F32));
+    CHECK_OP("cross_entropy unreduced, wide rows", f_ce_none, 1e-5, true, tn_mul_scalar(RANDN(5, 1000), 4), tn_randint(0, 1000, TN_SHAPE(5), TN_I64, NULL));
+    CHECK_OP("cross_entropy unbatched", f_cross_entropy, 1e-5, true, RANDN(7), tn_randint(0, 7, NULL, 0, TN_I64, NULL));
+    CHECK_OP("cross_entropy label smoothing", f_ce_smoothing, 1e-5, true, RANDN(6, 5), tn_randint(0, 5, TN_SHAPE(6), TN_I64, NULL));
     CHECK_OP("layer_norm without affine", f_layer_norm_plain, 1e-4, true, tn_transpose(RANDN(6, 4, 3), 0, 2));
     CHECK_OP("layer_norm, many rows", f_layer_norm, 1e-4, true, RANDN(70, 5), RANDN(5), RANDN(5));
     CHECK_OP("batch_norm without affine", f_batch_norm_plain, 1e-4, true, RANDN(8, 3, 4, 4));
@@ -230,14 +260,15 @@ TEST(gpu_norm_pool_state) {
         SAME("running_var (unbiased)", rvg, rv, 1e-5);
     }
     /* d/dx of sum(grad . v) where grad = d sum(f(x) * w)/dx: double backward on each device */
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         tn_tensor *xs[2] = {tn_detach(x), tn_detach(xg)}, *r[2];
-        tn_tensor *w = RANDN(6, 4, k >= 2 ? 5 : 3, k >= 2 ? 5 : 3), *v = RANDN(6, 4, 5, 5);
+        tn_tensor *w = k == 4 ? RANDN(120) : RANDN(6, 4, k >= 2 ? 5 : 3, k >= 2 ? 5 : 3), *v = RANDN(6, 4, 5, 5);
         for (int d = 0; d < 2; d++) {
             tn_requires_grad_(xs[d], true);
             tn_tensor *in = tn_mul(xs[d], xs[d]);   /* so that the first derivative depends on x */
             tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, 2, 1, 1, false, NULL) : k == 1 ? tn_avg_pool2d(in, 3, 2, 1, false, false)
-                         : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : tn_layer_norm(in, TN_SHAPE(5), NULL, NULL, 1e-5);
+                         : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5), NULL, NULL, 1e-5)
+                                  : tn_cross_entropy_ex(tn_reshape(in, TN_SHAPE(120, 5)), tn_to(tn_remainder_scalar(tn_arange(0, 120, 1, TN_I64), 5), in->device), NULL, -100, TN_REDUCTION_NONE, 0);
             tn_tensor *wd = d ? tn_to(w, TN_CUDA) : w, *vd = d ? tn_to(v, TN_CUDA) : v;
             tn_tensor *gr = NULL;
             tn_tensor *o1 = y ? tn_sum(tn_mul(y, wd)) : NULL, *o2;
@@ -246,7 +277,8 @@ TEST(gpu_norm_pool_state) {
             o2 = gr ? tn_sum(tn_mul(gr, vd)) : NULL;
             CHECK_MSG(o2 && tn_autograd_grad(&o2, 1, &xs[d], 1, NULL, &r[d], TN_BACKWARD_OPTS()) == 0, "second derivative: %s", tn_last_error());
         }
-        const char *names[4] = {"max_pool2d double backward", "avg_pool2d double backward", "batch_norm double backward", "layer_norm double backward"};
+        const char *names[5] = {"max_pool2d double backward", "avg_pool2d double backward", "batch_norm double backward", "layer_norm double backward",
+                                "cross_entropy double backward"};
         SAME(names[k], r[1], r[0], 1e-3);
     }
     tn_scope_end();
@@ -256,22 +288,25 @@ TEST(gpu_norm_pool_state) {
 TEST(gpu_library_entries) {
     const tn_backend *be = tn_get_backend(TN_CUDA);
     tn_scope_begin();
-    if (be->pool2d) {
-        tn_tensor *x = RANDN(2, 3, 9, 8), *gy = RANDN(2, 3, 5, 5);
+    if (be->pool2d) {   /* max pooling unpadded (a window of -inf gives -inf); averages padded */
+        tn_tensor *x = tn_contiguous(RANDN(2, 3, 9, 8));
+        for (int h = 0; h < 3; h++) for (int w = 0; w < 2; w++) ((float *)tn_data_ptr(x))[h * 8 + w] = -INFINITY;
         for (int mode = 0; mode < 3; mode++) {
-            const int64_t geom[7] = {3, 2, 2, 2, 1, 1, mode};
+            const int64_t p = mode ? 1 : 0, geom[7] = {3, 2, 2, 2, p, p, mode};
             tn_tensor *xc = tn_detach(x);
             tn_requires_grad_(xc, true);
-            tn_tensor *yc = mode == 0 ? tn_max_pool2d_ex(xc, (int64_t[]){3, 2}, (int64_t[]){2, 2}, (int64_t[]){1, 1}, (int64_t[]){1, 1}, false, NULL)
+            tn_tensor *yc = mode == 0 ? tn_max_pool2d_ex(xc, (int64_t[]){3, 2}, (int64_t[]){2, 2}, (int64_t[]){0, 0}, (int64_t[]){1, 1}, false, NULL)
                                       : tn_avg_pool2d_ex(xc, (int64_t[]){3, 2}, (int64_t[]){2, 2}, (int64_t[]){1, 1}, false, mode == 1, 0);
-            CHECK(yc && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
+            tn_tensor *gy = yc ? tn_randn_like(yc) : NULL;
+            CHECK(gy && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
             tn_tensor *xg = tn_to(x, TN_CUDA), *yg = tn_to(tn_zeros_like(yc), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA);
             int r = be->pool2d(xg, yg, NULL, NULL, geom);
             CHECK_MSG(r == 0, "pool2d mode %d forward: %s", mode, tn_last_error());
             if (r) continue;
             SAME("pool2d forward", yg, tn_detach(yc), 1e-6);
-            CHECK_MSG(be->pool2d(xg, yg, tn_to(gy, TN_CUDA), gx, geom) == 0, "pool2d mode %d backward: %s", mode, tn_last_error());
-            SAME("pool2d backward", gx, tn_grad(xc), 1e-5);
+            r = be->pool2d(xg, yg, tn_to(gy, TN_CUDA), gx, geom);
+            CHECK_MSG(r == 0 || (r == 1 && mode == 0), "pool2d mode %d backward: %s", mode, tn_last_error());   /* max may leave it to argmax */
+            if (r == 0) SAME("pool2d backward", gx, tn_grad(xc), 1e-5);
         }
     }
     if (be->batch_norm) {
@@ -290,6 +325,20 @@ TEST(gpu_library_entries) {
         SAME("batch_norm gx", gx, tn_grad(xc), 1e-4);
         SAME("batch_norm gw", gw, tn_grad(wc), 1e-4);
         SAME("batch_norm gb", gb, tn_grad(bc), 1e-4);
+    }
+    if (be->cross_entropy) {
+        tn_tensor *x = tn_mul_scalar(RANDN(6, 300), 3), *t = tn_randint(0, 300, TN_SHAPE(6), TN_I64, NULL), *wr = tn_rand(TN_SHAPE(6), TN_F32), *g = RANDN(6);
+        tn_tensor *xc = tn_detach(x);
+        tn_requires_grad_(xc, true);
+        tn_tensor *lossc = tn_mul(tn_cross_entropy_ex(xc, t, NULL, -100, TN_REDUCTION_NONE, 0), wr);
+        CHECK(lossc && tn_backward(tn_sum(tn_mul(lossc, g))) == 0);
+        tn_tensor *lse = tn_to(tn_zeros(TN_SHAPE(6), TN_F64), TN_CUDA), *out = tn_to(tn_zeros(TN_SHAPE(6), TN_F32), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA);
+        tn_tensor *xg = tn_to(x, TN_CUDA), *tg = tn_to(t, TN_CUDA), *wg = tn_to(wr, TN_CUDA);
+        CHECK_MSG(be->cross_entropy(0, xg, tg, wg, lse, out, NULL) == 0, "cross_entropy forward: %s", tn_last_error());
+        SAME("cross_entropy rows", out, tn_detach(lossc), 1e-5);
+        SAME("cross_entropy logsumexp", lse, tn_logsumexp(tn_to_dtype(x, TN_F64), TN_SHAPE(1), false), 1e-6);
+        CHECK_MSG(be->cross_entropy(1, xg, tg, wg, lse, tn_to(g, TN_CUDA), gx) == 0, "cross_entropy backward: %s", tn_last_error());
+        SAME("cross_entropy gx", gx, tn_grad(xc), 1e-5);
     }
     if (be->layer_norm) {
         tn_tensor *x = RANDN(9, 37), *w = RANDN(37), *b = RANDN(37), *gy = RANDN(9, 37);
