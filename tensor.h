@@ -7747,6 +7747,67 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
     return tn__conv_record(x4, w4, b, g, G, y);
 }
 
+/* Transposed convolution through the backend's library as one node. Its forward is the
+   input gradient (mode 1) of the convolution with the same weight that maps the output
+   back to x4 (geometry g, g[8..9]: x4's size); its backward is that convolution's
+   forward (the gradient of x4) and weight gradient with image and output gradient
+   swapped (mode 2). Under create_graph, or declined: the same with differentiable ops. */
+static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)user;
+    const int64_t *g = n->i, G = n->i[10];
+    tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
+    const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
+    if (tn__grad_disabled) {
+        const tn_backend *be = tn__backend(x->device);
+        int64_t geom[7];
+        tn__conv_lib_geom(g, G, geom);
+        tn_tensor *gc = tn_contiguous(gy), *wc = tn_contiguous(w), *xc = tn_contiguous(x);
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, x->device, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, w->device, w->shape, 4)) : NULL;
+        if (!gc || !wc || !xc || (nx && !gx) || (nw && !gw)) return -1;
+        int rx = nx ? be->conv2d(0, gc, wc, gx, geom) : 0, rw = rx == 0 && nw ? be->conv2d(2, gc, gw, xc, geom) : 0;
+        if (rx < 0 || rw < 0) return -1;
+        if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
+    }
+    const int64_t N = x->shape[0], C = x->shape[1], KO = w->shape[1] * G * g[0] * g[1], L = g[8] * g[9];
+    if (nx && !(gin[0] = tn_conv2d_ex(gy, w, NULL, g + 6, g + 4, g + 2, G))) return -1;
+    if (nw) {
+        tn_tensor *xg = tn_reshape(tn_permute(x, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, C / G, N * L));
+        tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(gy, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, KO / G, N * L));
+        if (!(gin[1] = tn_reshape(tn_matmul(xg, tn_transpose(ct, 1, 2)), w->shape, 4))) return -1;
+    }
+    return 0;
+}
+static tn_tensor *tn__convt2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, const int64_t *out, int *declined) {
+    const tn_backend *be = tn__backend(x4->device);
+    int64_t geom[7];
+    tn__conv_lib_geom(g, G, geom);
+    *declined = 1;
+    for (int i = 0; i < 2; i++)   /* the convolution of the output must count x4's windows (output_padding >= stride does not) */
+        if ((out[i] + 2 * g[4 + i] - g[2 + i] * (g[i] - 1) - 1) / g[6 + i] + 1 != g[8 + i]) return NULL;
+    tn_tensor *xc = tn_contiguous(x4), *wc = tn_contiguous(w4);
+    tn_tensor *y = xc && wc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], w4->shape[1] * G, out[0], out[1])) : NULL;
+    *declined = 0;
+    int rc = y ? be->conv2d(1, y, wc, xc, geom) : -1;
+    if (rc == 0 && b) {   /* y += bias, broadcast over N, H, W */
+        const int64_t bs[4] = {1, b->shape[0], 1, 1}, bst[4] = {0, b->strides[0], 0, 0};
+        tn_tensor bv = tn__restrided(b, bs, bst, 4);
+        rc = be->binary(ADD, y, y, &bv, 1);
+    }
+    if (rc) { *declined = rc == 1; tn_release(y); return NULL; }
+    tn_tensor *ins[3] = {x4, w4, b};
+    tn_node *nd = tn__fn_node("ConvolutionBackward0", tn__convt_bw, ins, b ? 3 : 2);
+    if (nd) {
+        memcpy(nd->i, g, 10 * sizeof(int64_t));
+        nd->i[10] = G;
+        nd->ni = 11;
+        tn__node_save(nd, x4);
+        tn__node_save(nd, w4);
+    }
+    return tn__own(tn__node_attach(nd, y));
+}
+
 /* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
@@ -7818,8 +7879,8 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
         y = tn__conv2d_cpu(x4, w4, b, g, G);
         b = NULL;   /* added */
         declined = 0;
-    } else if (!transposed && x4 && tn__backend(x4->device)->conv2d && (!b || b->dtype == x4->dtype)) {
-        y = tn__conv2d_lib(x4, w4, b, g, G, &declined);
+    } else if (x4 && tn__backend(x4->device)->conv2d && (!b || b->dtype == x4->dtype)) {
+        y = transposed ? tn__convt2d_lib(x4, w4, b, g, G, in, &declined) : tn__conv2d_lib(x4, w4, b, g, G, &declined);
         if (!declined) b = NULL;   /* added (or y is NULL after an error) */
     }
     if (declined && !transposed) {

@@ -126,6 +126,9 @@ UNARY_FN(f_layer_norm_plain, tn_layer_norm(x[0], TN_SHAPE(4, 6), NULL, NULL, 1e-
 UNARY_FN(f_ce_weighted, tn_cross_entropy_ex(x[0], x[1], tn_detach(x[2]), 2, TN_REDUCTION_MEAN, 0))
 UNARY_FN(f_ce_none, tn_cross_entropy_ex(x[0], x[1], NULL, -100, TN_REDUCTION_NONE, 0))
 UNARY_FN(f_ce_smoothing, tn_cross_entropy_ex(x[0], x[1], NULL, -100, TN_REDUCTION_SUM, 0.1))   /* the composite */
+UNARY_FN(f_convt2d, tn_conv_transpose2d_ex(x[0], x[1], x[2], (int64_t[]){2, 1}, (int64_t[]){1, 0}, (int64_t[]){1, 0}, 2, (int64_t[]){1, 2}))
+UNARY_FN(f_convt2d_op, tn_conv_transpose2d_ex(x[0], x[1], NULL, (int64_t[]){1, 1}, (int64_t[]){0, 0}, (int64_t[]){1, 0}, 1, (int64_t[]){2, 1}))   /* output_padding >= stride */
+UNARY_FN(f_convt1d, tn_conv_transpose1d(x[0], x[1], x[2], 3, 1, 2, 1, 1))
 UNARY_FN(f_batch_norm_plain, tn_batch_norm(x[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-5))
 UNARY_FN(f_batch_norm_eval, tn_batch_norm(x[0], x[1], tn_abs(x[2]), x[3], x[4], false, 0.1, 1e-3))
 
@@ -238,6 +241,9 @@ TEST(gpu_ops_match_cpu) {
     CHECK_OP("cross_entropy unreduced, wide rows", f_ce_none, 1e-5, true, tn_mul_scalar(RANDN(5, 1000), 4), tn_randint(0, 1000, TN_SHAPE(5), TN_I64, NULL));
     CHECK_OP("cross_entropy unbatched", f_cross_entropy, 1e-5, true, RANDN(7), tn_randint(0, 7, NULL, 0, TN_I64, NULL));
     CHECK_OP("cross_entropy label smoothing", f_ce_smoothing, 1e-5, true, RANDN(6, 5), tn_randint(0, 5, TN_SHAPE(6), TN_I64, NULL));
+    CHECK_OP("conv_transpose2d groups, strides, output_padding", f_convt2d, 1e-4, true, RANDN(2, 4, 5, 6), RANDN(4, 3, 3, 2), RANDN(6));
+    CHECK_OP("conv_transpose2d output_padding >= stride", f_convt2d_op, 1e-4, true, RANDN(2, 3, 4, 5), RANDN(3, 2, 2, 2));
+    CHECK_OP("conv_transpose1d", f_convt1d, 1e-4, true, RANDN(2, 3, 7), RANDN(3, 4, 3), RANDN(4));
     CHECK_OP("layer_norm without affine", f_layer_norm_plain, 1e-4, true, tn_transpose(RANDN(6, 4, 3), 0, 2));
     CHECK_OP("layer_norm, many rows", f_layer_norm, 1e-4, true, RANDN(70, 5), RANDN(5), RANDN(5));
     CHECK_OP("batch_norm without affine", f_batch_norm_plain, 1e-4, true, RANDN(8, 3, 4, 4));
@@ -260,15 +266,17 @@ TEST(gpu_norm_pool_state) {
         SAME("running_var (unbiased)", rvg, rv, 1e-5);
     }
     /* d/dx of sum(grad . v) where grad = d sum(f(x) * w)/dx: double backward on each device */
-    for (int k = 0; k < 5; k++) {
+    tn_tensor *ct_w = RANDN(4, 2, 3, 3);
+    for (int k = 0; k < 6; k++) {
         tn_tensor *xs[2] = {tn_detach(x), tn_detach(xg)}, *r[2];
-        tn_tensor *w = k == 4 ? RANDN(120) : RANDN(6, 4, k >= 2 ? 5 : 3, k >= 2 ? 5 : 3), *v = RANDN(6, 4, 5, 5);
+        tn_tensor *w = k == 5 ? RANDN(6, 2, 10, 10) : k == 4 ? RANDN(120) : RANDN(6, 4, k >= 2 ? 5 : 3, k >= 2 ? 5 : 3), *v = RANDN(6, 4, 5, 5);
         for (int d = 0; d < 2; d++) {
             tn_requires_grad_(xs[d], true);
             tn_tensor *in = tn_mul(xs[d], xs[d]);   /* so that the first derivative depends on x */
             tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, 2, 1, 1, false, NULL) : k == 1 ? tn_avg_pool2d(in, 3, 2, 1, false, false)
                          : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5), NULL, NULL, 1e-5)
-                                  : tn_cross_entropy_ex(tn_reshape(in, TN_SHAPE(120, 5)), tn_to(tn_remainder_scalar(tn_arange(0, 120, 1, TN_I64), 5), in->device), NULL, -100, TN_REDUCTION_NONE, 0);
+                         : k == 4 ? tn_cross_entropy_ex(tn_reshape(in, TN_SHAPE(120, 5)), tn_to(tn_remainder_scalar(tn_arange(0, 120, 1, TN_I64), 5), in->device), NULL, -100, TN_REDUCTION_NONE, 0)
+                                  : tn_conv_transpose2d(in, d ? tn_to(ct_w, TN_CUDA) : ct_w, NULL, 2, 1, 1, 1, 1);
             tn_tensor *wd = d ? tn_to(w, TN_CUDA) : w, *vd = d ? tn_to(v, TN_CUDA) : v;
             tn_tensor *gr = NULL;
             tn_tensor *o1 = y ? tn_sum(tn_mul(y, wd)) : NULL, *o2;
@@ -277,8 +285,8 @@ TEST(gpu_norm_pool_state) {
             o2 = gr ? tn_sum(tn_mul(gr, vd)) : NULL;
             CHECK_MSG(o2 && tn_autograd_grad(&o2, 1, &xs[d], 1, NULL, &r[d], TN_BACKWARD_OPTS()) == 0, "second derivative: %s", tn_last_error());
         }
-        const char *names[5] = {"max_pool2d double backward", "avg_pool2d double backward", "batch_norm double backward", "layer_norm double backward",
-                                "cross_entropy double backward"};
+        const char *names[6] = {"max_pool2d double backward", "avg_pool2d double backward", "batch_norm double backward", "layer_norm double backward",
+                                "cross_entropy double backward", "conv_transpose2d double backward"};
         SAME(names[k], r[1], r[0], 1e-3);
     }
     tn_scope_end();
