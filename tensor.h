@@ -7706,10 +7706,10 @@ static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void 
     }
     return 0;
 }
-/* y = conv2d(x4, w4) + b recorded as one node (its backward: tn__conv_bw). */
-static tn_tensor *tn__conv_record(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, tn_tensor *y) {
+/* y = conv2d(x4, w4) + b (or the transposed one, backward bw) recorded as one node. */
+static tn_tensor *tn__conv_record(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, tn_tensor *y, tn_custom_backward bw) {
     tn_tensor *ins[3] = {x4, w4, b};
-    tn_node *nd = tn__fn_node("ConvolutionBackward0", tn__conv_bw, ins, b ? 3 : 2);
+    tn_node *nd = tn__fn_node("ConvolutionBackward0", bw, ins, b ? 3 : 2);
     if (nd) {
         memcpy(nd->i, g, 10 * sizeof(int64_t));
         nd->i[10] = G;
@@ -7724,34 +7724,13 @@ static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
     tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
     tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
     if (!y || tn__conv_forward_cpu(y, x4, wc, bc, g, G)) { tn_release(y); return NULL; }
-    return tn__conv_record(x4, w4, b, g, G, y);
+    return tn__conv_record(x4, w4, b, g, G, y, tn__conv_bw);
 }
 
-/* conv2d of x4 by w4 (+ b) through the backend's library convolution (cuDNN), as the same
-   node as on the CPU; *declined when the library cannot take the case (then nothing is
-   recorded and the caller takes the im2col path). */
-static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, int *declined) {
-    const tn_backend *be = tn__backend(x4->device);
-    int64_t geom[7];
-    tn__conv_lib_geom(g, G, geom);
-    tn_tensor *xc = tn_contiguous(x4), *wc = tn_contiguous(w4);
-    tn_tensor *y = xc && wc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
-    *declined = 0;
-    int rc = y ? be->conv2d(0, xc, wc, y, geom) : -1;
-    if (rc == 0 && b) {   /* y += bias, broadcast over N, H, W */
-        const int64_t bs[4] = {1, b->shape[0], 1, 1}, bst[4] = {0, b->strides[0], 0, 0};
-        tn_tensor bv = tn__restrided(b, bs, bst, 4);
-        rc = be->binary(ADD, y, y, &bv, 1);
-    }
-    if (rc) { *declined = rc == 1; tn_release(y); return NULL; }
-    return tn__conv_record(x4, w4, b, g, G, y);
-}
-
-/* Transposed convolution through the backend's library as one node. Its forward is the
-   input gradient (mode 1) of the convolution with the same weight that maps the output
-   back to x4 (geometry g, g[8..9]: x4's size); its backward is that convolution's
-   forward (the gradient of x4) and weight gradient with image and output gradient
-   swapped (mode 2). Under create_graph, or declined: the same with differentiable ops. */
+/* The backward of a transposed convolution through the library (tn__conv2d_lib): the
+   forward (the gradient of x4) and weight gradient of the convolution that maps the
+   output back to x4 (geometry g, g[8..9]: x4's size), image and output gradient swapped
+   (mode 2). Under create_graph, or declined: the same with differentiable ops. */
 static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
     (void)user;
     const int64_t *g = n->i, G = n->i[10];
@@ -7779,33 +7758,30 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
     }
     return 0;
 }
-static tn_tensor *tn__convt2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, const int64_t *out, int *declined) {
+/* conv2d (out NULL) or conv_transpose2d (out: its output size) of x4 by w4 (+ b) through
+   the backend's library convolution (cuDNN), as the same node as on the CPU: a transposed
+   convolution is the input gradient (mode 1) of the convolution with the same weight that
+   maps the output back to x4. *declined when the library cannot take the case (then
+   nothing is recorded and the caller takes the im2col path). */
+static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, const int64_t *out, int *declined) {
     const tn_backend *be = tn__backend(x4->device);
     int64_t geom[7];
     tn__conv_lib_geom(g, G, geom);
     *declined = 1;
-    for (int i = 0; i < 2; i++)   /* the convolution of the output must count x4's windows (output_padding >= stride does not) */
+    for (int i = 0; out && i < 2; i++)   /* the convolution of the output must count x4's windows (output_padding >= stride does not) */
         if ((out[i] + 2 * g[4 + i] - g[2 + i] * (g[i] - 1) - 1) / g[6 + i] + 1 != g[8 + i]) return NULL;
     tn_tensor *xc = tn_contiguous(x4), *wc = tn_contiguous(w4);
-    tn_tensor *y = xc && wc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], w4->shape[1] * G, out[0], out[1])) : NULL;
+    tn_tensor *y = xc && wc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], out ? w4->shape[1] * G : w4->shape[0], out ? out[0] : g[8], out ? out[1] : g[9]))
+                            : NULL;
     *declined = 0;
-    int rc = y ? be->conv2d(1, y, wc, xc, geom) : -1;
+    int rc = !y ? -1 : out ? be->conv2d(1, y, wc, xc, geom) : be->conv2d(0, xc, wc, y, geom);
     if (rc == 0 && b) {   /* y += bias, broadcast over N, H, W */
         const int64_t bs[4] = {1, b->shape[0], 1, 1}, bst[4] = {0, b->strides[0], 0, 0};
         tn_tensor bv = tn__restrided(b, bs, bst, 4);
         rc = be->binary(ADD, y, y, &bv, 1);
     }
     if (rc) { *declined = rc == 1; tn_release(y); return NULL; }
-    tn_tensor *ins[3] = {x4, w4, b};
-    tn_node *nd = tn__fn_node("ConvolutionBackward0", tn__convt_bw, ins, b ? 3 : 2);
-    if (nd) {
-        memcpy(nd->i, g, 10 * sizeof(int64_t));
-        nd->i[10] = G;
-        nd->ni = 11;
-        tn__node_save(nd, x4);
-        tn__node_save(nd, w4);
-    }
-    return tn__own(tn__node_attach(nd, y));
+    return tn__conv_record(x4, w4, b, g, G, y, out ? tn__convt_bw : tn__conv_bw);
 }
 
 /* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
@@ -7880,7 +7856,7 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
         b = NULL;   /* added */
         declined = 0;
     } else if (x4 && tn__backend(x4->device)->conv2d && (!b || b->dtype == x4->dtype)) {
-        y = transposed ? tn__convt2d_lib(x4, w4, b, g, G, in, &declined) : tn__conv2d_lib(x4, w4, b, g, G, &declined);
+        y = tn__conv2d_lib(x4, w4, b, g, G, transposed ? in : NULL, &declined);
         if (!declined) b = NULL;   /* added (or y is NULL after an error) */
     }
     if (declined && !transposed) {
