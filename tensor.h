@@ -17065,11 +17065,19 @@ static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
     return tn__cpu_optim(k, p, g, st);
 }
+/* The operands of a library entry (NULL where unused): on the device and contiguous. */
+static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
+    for (int k = 0; k < n; k++) {
+        if (ts[k] && ts[k]->device != TN_CUDA) return tn__stand_in_bad(op, "an operand", ts[k]);
+        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: %s operands must be contiguous", op);
+    }
+    return 0;
+}
 /* the library convolution's contract, served by the CPU's convolution (so the one-node
    path the GPU takes with cuDNN is exercised too) */
 static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *geom) {
-    TN__SI_DEV("conv2d", x); TN__SI_DEV("conv2d", w); TN__SI_DEV("conv2d", y);
-    if (!tn_is_contiguous(x) || !tn_is_contiguous(w) || !tn_is_contiguous(y)) return TN__FAIL_INT("stand-in GPU: conv2d operands must be contiguous");
+    tn_tensor *const ts[3] = {x, w, y};
+    if (tn__si_dense("conv2d", ts, 3)) return -1;
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
     tn_tensor xv = *x, wv = *w, yv = *y;   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
@@ -17079,36 +17087,24 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
 static int tn__si_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                              tn_tensor *gb, double eps) {
     tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
-    for (int k = 0; k < 8; k++) {
-        TN__SI_DEV("batch_norm", ts[k]);
-        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: batch_norm operands must be contiguous");
-    }
+    if (tn__si_dense("batch_norm", ts, 8)) return -1;
     return tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
 }
 static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                              tn_tensor *gb, double eps) {
     tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
-    for (int k = 0; k < 8; k++) {
-        TN__SI_DEV("layer_norm", ts[k]);
-        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: layer_norm operands must be contiguous");
-    }
+    if (tn__si_dense("layer_norm", ts, 8)) return -1;
     return tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
 }
 static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
     tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
-    for (int k = 0; k < 6; k++) {
-        TN__SI_DEV("cross_entropy", ts[k]);
-        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: cross_entropy operands must be contiguous");
-    }
+    if (tn__si_dense("cross_entropy", ts, 6)) return -1;
     return tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx);
 }
 /* the library pooling's contract, served by direct loops over each window (double sums) */
 static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
     tn_tensor *const ts[4] = {x, y, gy, gx};
-    for (int k = 0; k < 4; k++) {
-        TN__SI_DEV("pool2d", ts[k]);
-        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: pool2d operands must be contiguous");
-    }
+    if (tn__si_dense("pool2d", ts, 4)) return -1;
     if (x->dtype != TN_F32 && x->dtype != TN_F64) return 1;
     const bool f32 = x->dtype == TN_F32;
     const int64_t P = x->shape[0] * x->shape[1], H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];

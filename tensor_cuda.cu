@@ -1267,6 +1267,14 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
     return 0;
 }
 
+/* The operands of a library entry (NULL where unused) are contiguous and, with like, of
+   like's dtype: else the entry declines. */
+static bool dense(tn_tensor *const *ts, int n, const tn_tensor *like) {
+    for (int k = 0; k < n; k++)
+        if (ts[k] && (!tn_is_contiguous(ts[k]) || (like && ts[k]->dtype != like->dtype))) return false;
+    return true;
+}
+
 /* ---- layer norm and cross-entropy: a warp per row, statistics in double as on the CPU;
    layer norm's weight and bias gradients are column sums: chunks of rows, then a fold ---- */
 __device__ __forceinline__ double warp_sum(double v) {
@@ -1378,8 +1386,7 @@ static int cu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr,
     const bool f32 = x->dtype == TN_F32;
     if ((!f32 && x->dtype != TN_F64) || t->dtype != TN_I64 || lse->dtype != TN_F64 || wr->dtype != x->dtype || out->dtype != x->dtype || x->shape[1] == 0) return 1;
     tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
-    for (int k = 0; k < 6; k++)
-        if (ts[k] && !tn_is_contiguous(ts[k])) return 1;
+    if (!dense(ts, 6, NULL)) return 1;
     const int64_t N = x->shape[0], C = x->shape[1];
     const int64_t *tp = (const int64_t *)base_of(t);
     double *lp = (double *)base_of(lse);
@@ -1395,8 +1402,7 @@ static int cu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_
     const bool f32 = x->dtype == TN_F32;
     if ((!f32 && x->dtype != TN_F64) || st->dtype != TN_F64 || !tn_is_contiguous(st) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
     tn_tensor *const ts[7] = {x, w, b, y, gx, gw, gb};
-    for (int k = 0; k < 7; k++)
-        if (ts[k] && (ts[k]->dtype != x->dtype || !tn_is_contiguous(ts[k]))) return 1;
+    if (!dense(ts, 7, x)) return 1;
     return f32 ? ln_run<float>(mode, x, w, b, st, y, gx, gw, gb, eps) : ln_run<double>(mode, x, w, b, st, y, gx, gw, gb, eps);
 }
 
@@ -1921,8 +1927,7 @@ static int cu_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_
     const bool f32 = x->dtype == TN_F32;
     if (mode == 3 || (!f32 && x->dtype != TN_F64) || eps < CUDNN_BN_MIN_EPSILON || st->dtype != TN_F64) return 1;
     tn_tensor *const ts[7] = {x, w, b, y, gx, gw, gb};
-    for (int k = 0; k < 7; k++)
-        if (ts[k] && (ts[k]->dtype != x->dtype || !tn_is_contiguous(ts[k]))) return 1;
+    if (!dense(ts, 7, x)) return 1;
     if (tn_numel(x) == 0 || tn_numel(x) > INT32_MAX || !tn_is_contiguous(st)) return 1;
     const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C);
     cudnnHandle_t h = cudnn_handle();
@@ -1951,8 +1956,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
     const bool f32 = x->dtype == TN_F32;
     if ((!f32 && x->dtype != TN_F64) || y->dtype != x->dtype || (gx && (gx->dtype != x->dtype || gy->dtype != x->dtype))) return 1;
     tn_tensor *const ts[4] = {x, y, gy, gx};
-    for (int k = 0; k < 4; k++)
-        if (ts[k] && (!tn_is_contiguous(ts[k]) || tn_numel(ts[k]) > INT32_MAX)) return 1;
+    if (!dense(ts, 4, NULL) || tn_numel(x) > INT32_MAX || tn_numel(y) > INT32_MAX) return 1;
     for (int i = 0; i < 6; i++)
         if (g[i] > INT32_MAX) return 1;
     if (tn_numel(x) == 0 || tn_numel(y) == 0) return 1;
