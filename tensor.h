@@ -5019,6 +5019,26 @@ static double tn__sum_row(const float *x, int64_t n) {
 #endif
     return tn__sum_row_f32(x, n);
 }
+/* o[i] += x[i], float32 into float64 (a row of x added into the accumulator row: the sum
+   over the outer dims of a contiguous tensor). Elementwise, so the AVX-512 loop gives the
+   same bits. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f"))) static void tn__sum_into_f64_avx512(double *o, const float *x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i);
+        _mm512_storeu_pd(o + i, _mm512_add_pd(_mm512_loadu_pd(o + i), _mm512_cvtps_pd(_mm512_castps512_ps256(v))));
+        _mm512_storeu_pd(o + i + 8, _mm512_add_pd(_mm512_loadu_pd(o + i + 8), _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))));
+    }
+    for (; i < n; i++) o[i] += (double)x[i];
+}
+#endif
+static void tn__sum_into_f64(double *TN__RESTRICT o, const float *TN__RESTRICT x, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (tn__sum_row_avx512 && tn__cpu_avx512()) { tn__sum_into_f64_avx512(o, x, n); return; }
+#endif
+    for (int64_t i = 0; i < n; i++) o[i] += (double)x[i];
+}
 /* float32 sums and products accumulate in a float64 copy of out, whichever dims are
    reduced (a float32 accumulator drifts by percents over 2^20 additions). */
 static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) {
@@ -5033,8 +5053,11 @@ static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) 
         *(double *)p[0] = a;
         return;
     }
+    if (sum && s[0] == (int64_t)sizeof(double) && s[1] == (int64_t)sizeof(float)) {   /* rows into a row: bias gradients */
+        tn__sum_into_f64((double *)p[0], (const float *)p[1], n);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
-
         double *o = (double *)(p[0] + i * s[0]), x = *(const float *)(p[1] + i * s[1]);
         *o = sum ? *o + x : *o * x;
     }

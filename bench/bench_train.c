@@ -25,6 +25,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 static double now_ms(void) {
     struct timespec ts;
@@ -86,17 +88,62 @@ static void teardown(workload *w) {
     tn_release(w->x); tn_release(w->y); tn_release(w->w);
 }
 
-/* PyTorch's median ms (and in *mb the peak memory the workload added, in *proc the process's
-   peak) for the workload, -1 without torch */
-static double torch_ms(const char *name, int threads, int reps, double *mb, double *proc) {
-    char cmd[256], buf[96];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/bench_train.py %s %d %d 2>/dev/null", name, threads, reps);
-    FILE *p = popen(cmd, "r");
-    double v = -1;
-    *mb = *proc = -1;
-    if (p && fgets(buf, sizeof buf, p) && sscanf(buf, "%lf %lf %lf", &v, mb, proc) < 1) v = -1;
-    if (p) pclose(p);
-    return v > 0 ? v : -1;
+/* Each side runs as a server in its own fresh process (so neither inherits the other's heap
+   and the memory columns compare like with like): it sets the workload up, warms up, says
+   "ready", then answers "run N" with the N step times in ms on one line and "end" with its
+   memory figures. The parent alternates blocks of steps between the two, so a change in
+   the machine's load hits both sides alike. */
+typedef struct side { pid_t pid; FILE *to, *from; } side;
+static int side_start(side *c, const char *cmd) {
+    int in[2], out[2];
+    c->to = c->from = NULL;
+    if (pipe(in) || pipe(out)) return -1;
+    c->pid = fork();
+    if (c->pid < 0) return -1;
+    if (c->pid == 0) {
+        dup2(in[0], 0); dup2(out[1], 1);
+        close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]); close(out[1]);
+    c->to = fdopen(in[1], "w");
+    c->from = fdopen(out[0], "r");
+    char buf[64];
+    if (!c->to || !c->from || !fgets(buf, sizeof buf, c->from) || strncmp(buf, "ready", 5)) return -1;
+    return 0;
+}
+/* n step times from the side into t; 0 or -1 */
+static int side_run(side *c, int n, double *t) {
+    static char line[1 << 16];
+    fprintf(c->to, "run %d\n", n);
+    fflush(c->to);
+    if (!fgets(line, sizeof line, c->from)) return -1;
+    char *p = line, *e;
+    for (int i = 0; i < n; i++, p = e) {
+        t[i] = strtod(p, &e);
+        if (e == p) return -1;
+    }
+    return 0;
+}
+/* "end": the side's memory line into buf, then wait for it */
+static void side_end(side *c, char *buf, int size) {
+    buf[0] = 0;
+    if (c->to) { fputs("end\n", c->to); fflush(c->to); }
+    if (c->from && !fgets(buf, size, c->from)) buf[0] = 0;
+    if (c->to) fclose(c->to);
+    if (c->from) fclose(c->from);
+    if (c->pid > 0) waitpid(c->pid, NULL, 0);
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+/* Idle OpenMP workers of the side that just ran keep spinning for a while (libgomp, and
+   OpenBLAS's ~0.1 s) and would take a core from the other side: pause between blocks. */
+static void settle(void) {
+    struct timespec ts = {0, 150000000L};
+    nanosleep(&ts, NULL);
 }
 /* VmRSS / VmHWM of this process in MB (Linux; 0 elsewhere). Both sides measure the peak a
    workload adds to the process the same way: VmHWM after its steps minus VmRSS before its
@@ -116,9 +163,10 @@ static void reset_hwm(void) {
     if (f) { fputs("5", f); fclose(f); }
 }
 
-/* One workload at one thread count, in this process: median ms, peak tensor MB, peak RSS
-   MB (VmHWM over its run minus VmRSS before its setup). */
-static void run_one(const char *name, int threads, int reps, double *ms_out, double *peak, double *rss, double *proc) {
+/* One workload at one thread count, in this process, as a server (see side_start): at
+   "end", prints the peak tensor MB, the peak RSS MB the workload added (VmHWM over its run
+   minus VmRSS before its setup) and the process's peak. */
+static void serve(const char *name, int threads) {
     tn_set_num_threads(threads);
     reset_hwm();
     double rss0 = rss_mb("VmRSS");
@@ -127,22 +175,23 @@ static void run_one(const char *name, int threads, int reps, double *ms_out, dou
     step(&w); step(&w);                       /* warm-up (allocator cache, state) */
     tn_memory_stats_reset_peak();
     int64_t base = tn_memory_stats_get().live_bytes;
-    double *ms = (double *)malloc((size_t)reps * sizeof(double));
-    for (int r = 0; r < reps; r++) { double t0 = now_ms(); step(&w); ms[r] = now_ms() - t0; }
-    qsort(ms, (size_t)reps, sizeof(double), cmp_double);
-    *ms_out = ms[reps / 2];
-    *peak = (double)(tn_memory_stats_get().peak_bytes - base) / 1e6;
-    *rss = rss_mb("VmHWM") - rss0;
-    *proc = rss_mb("VmHWM");
-    free(ms);
+    printf("ready\n");
+    fflush(stdout);
+    char cmd[64];
+    int n;
+    while (fgets(cmd, sizeof cmd, stdin) && sscanf(cmd, "run %d", &n) == 1 && n > 0) {
+        for (int r = 0; r < n; r++) { double t0 = now_ms(); step(&w); printf("%s%.4f", r ? " " : "", now_ms() - t0); }
+        printf("\n");
+        fflush(stdout);
+    }
+    printf("%.2f %.2f %.2f\n", (double)(tn_memory_stats_get().peak_bytes - base) / 1e6, rss_mb("VmHWM") - rss0, rss_mb("VmHWM"));
+    fflush(stdout);
     teardown(&w);
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && !strcmp(argv[1], "--one")) {   /* a child: one workload in a fresh process, as PyTorch's side */
-        double ms, peak, rss, proc;
-        run_one(argv[2], atoi(argv[3]), atoi(argv[4]), &ms, &peak, &rss, &proc);
-        printf("%.4f %.2f %.2f %.2f\n", ms, peak, rss, proc);
+    if (argc == 4 && !strcmp(argv[1], "--serve")) {   /* a child: our side of one workload */
+        serve(argv[2], atoi(argv[3]));
         return 0;
     }
     int reps = argc > 1 ? atoi(argv[1]) : 10;
@@ -152,29 +201,59 @@ int main(int argc, char **argv) {
     const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd", "dwconv_fwd_bwd"};
     char self[400] = {0};   /* this program, run again per workload */
     if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) snprintf(self, sizeof self, "%s", argv[0]);
-    printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | tensor.h peak tensor MB | tensor.h peak RSS MB | PyTorch peak RSS MB | RSS ratio "
-           "| tensor.h process MB | PyTorch process MB | process ratio |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | ratio per round | tensor.h peak tensor MB | tensor.h peak RSS MB | PyTorch peak RSS MB "
+           "| RSS ratio | tensor.h process MB | PyTorch process MB | process ratio |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    const int rounds = reps < 5 ? reps : 5;
+    double *mine = (double *)malloc((size_t)reps * sizeof(double)), *theirs = (double *)malloc((size_t)reps * sizeof(double));
     for (int t = 1; t <= 2; t++) {
         if (only_threads > 0 && t != only_threads) continue;
         for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
             if (only && strcmp(only, names[k])) continue;
-            /* each side in a fresh process, so neither inherits the other's (or an earlier
-               workload's) heap: the memory columns compare like with like */
-            char cmd[512], buf[128];
-            double ours = -1, peak = 0, rss = 0, proc = 0;
-            snprintf(cmd, sizeof cmd, "'%s' --one %s %d %d", self, names[k], t, reps);
-            FILE *p = popen(cmd, "r");
-            if (!p || !fgets(buf, sizeof buf, p) || sscanf(buf, "%lf %lf %lf %lf", &ours, &peak, &rss, &proc) != 4) ours = -1;
-            if (p) pclose(p);
-            if (ours < 0) { printf("| %s | %d | (failed) | | | | | | | | | |\n", names[k], t); continue; }
-            double tmb, tproc, theirs = with_torch ? torch_ms(names[k], t, reps, &tmb, &tproc) : -1;
-            if (theirs > 0)
-                printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |\n", names[k], t, ours, theirs, ours / theirs, peak, rss,
+            char cmd[600], mem[2][128], rr[160] = "";
+            side s[2];   /* 0: ours, 1: PyTorch */
+            snprintf(cmd, sizeof cmd, "exec '%s' --serve %s %d", self, names[k], t);
+            int ok0 = side_start(&s[0], cmd) == 0, ok1 = 0;
+            if (ok0 && with_torch) {
+                snprintf(cmd, sizeof cmd, "exec /usr/bin/python3 bench/bench_train.py --serve %s %d 2>/dev/null", names[k], t);
+                ok1 = side_start(&s[1], cmd) == 0;
+            }
+            /* rounds of blocks, the order alternating: ours first in even rounds */
+            for (int r = 0, done = 0; ok0 && r < rounds; r++) {
+                int n = reps * (r + 1) / rounds - done;
+                for (int j = 0; j < 2; j++) {
+                    int who = (r + j) % 2;
+                    if (who == 1 && !ok1) continue;
+                    settle();
+                    if (side_run(&s[who], n, (who ? theirs : mine) + done)) { if (who) ok1 = 0; else ok0 = 0; }
+                }
+                if (ok0 && ok1) {   /* this round's ratio of medians */
+                    double a[4096], b[4096];
+                    int m = n < 4096 ? n : 4096;
+                    memcpy(a, mine + done, (size_t)m * sizeof(double));
+                    memcpy(b, theirs + done, (size_t)m * sizeof(double));
+                    snprintf(rr + strlen(rr), sizeof rr - strlen(rr), "%s%.2f", r ? " " : "", median(a, m) / median(b, m));
+                }
+                done += n;
+            }
+            side_end(&s[0], mem[0], sizeof mem[0]);
+            if (with_torch) side_end(&s[1], mem[1], sizeof mem[1]);
+            double peak = 0, rss = 0, proc = 0, tmb = -1, tproc = -1;
+            if (!ok0 || sscanf(mem[0], "%lf %lf %lf", &peak, &rss, &proc) != 3) {
+                printf("| %s | %d | (failed) | | | | | | | | | | |\n", names[k], t);
+                continue;
+            }
+            double ours = median(mine, reps);
+            if (ok1 && sscanf(mem[1], "%lf %lf", &tmb, &tproc) == 2) {
+                double th = median(theirs, reps);
+                printf("| %s | %d | %.2f | %.2f | %.2f | %s | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |\n", names[k], t, ours, th, ours / th, rr, peak, rss,
                        tmb, tmb > 0 ? rss / tmb : 0, proc, tproc, tproc > 0 ? proc / tproc : 0);
-            else printf("| %s | %d | %.2f | (no torch) | | %.1f | %.1f | | | %.1f | | |\n", names[k], t, ours, peak, rss, proc);
+            } else
+                printf("| %s | %d | %.2f | (no torch) | | | %.1f | %.1f | | | %.1f | | |\n", names[k], t, ours, peak, rss, proc);
             fflush(stdout);
         }
     }
+    free(mine);
+    free(theirs);
     return 0;
 }

@@ -3,6 +3,8 @@
     /usr/bin/python3 bench/bench_train.py WORKLOAD THREADS REPS   -> prints the median ms and
     the peak memory in MB the workload added to the process (VmHWM - VmRSS before its setup)
     and the process's own peak (VmHWM: interpreter, libraries and all)
+    /usr/bin/python3 bench/bench_train.py --serve WORKLOAD THREADS   -> bench_train.c's side
+    process: steps on request, so the two libraries' runs alternate (see serve)
 """
 import statistics
 import sys
@@ -85,8 +87,11 @@ def rss_mb(field):
     return 0.0
 
 
-if __name__ == "__main__":
-    name, threads, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+WORKLOADS = {"mlp": mlp, "cnn": cnn, "conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd, "dwconv_fwd_bwd": dwconv_fwd_bwd}
+
+
+def setup(name, threads):
+    """The workload's step after the warm-up, and the VmRSS before its setup."""
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     try:                                    # reset the high-water mark: the peak of this workload only
@@ -95,12 +100,38 @@ if __name__ == "__main__":
     except OSError:
         pass
     base = rss_mb("VmRSS")
-    step = {"mlp": mlp, "cnn": cnn, "conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd, "dwconv_fwd_bwd": dwconv_fwd_bwd}[name]()
+    step = WORKLOADS[name]()
     for _ in range(2):
         step()
+    return step, base
+
+
+def timed(step, n):
     times = []
-    for _ in range(reps):
+    for _ in range(n):
         t0 = time.perf_counter()
         step()
         times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def serve(name, threads):
+    """bench_train.c's protocol: "ready", then "run N" -> N step times in ms, "end" -> memory."""
+    step, base = setup(name, threads)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] != "run":
+            break
+        print(" ".join(f"{t:.4f}" for t in timed(step, int(parts[1]))), flush=True)
+    print(f"{rss_mb('VmHWM') - base:.1f} {rss_mb('VmHWM'):.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--serve":
+        serve(sys.argv[2], int(sys.argv[3]))
+        sys.exit(0)
+    name, threads, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    step, base = setup(name, threads)
+    times = timed(step, reps)
     print(f"{statistics.median(times):.3f} {rss_mb('VmHWM') - base:.1f} {rss_mb('VmHWM'):.1f}")

@@ -2666,6 +2666,38 @@ TEST(sum_rows_agree) {
     check_leaks();
 }
 
+/* The sum over the outer dim of a contiguous float32 matrix (bias gradients) adds each row
+   into a float64 row: the AVX-512 loop against the portable one bit for bit (widths 0 ...
+   40 cover the 16-lane blocks and the tail), and tn_sum_dims over dim 0 against a float64
+   reference, also on a transposed (non-contiguous) input. */
+TEST(sum_into_rows) {
+    float x[40];
+    for (int i = 0; i < 40; i++) x[i] = (float)((i % 7 - 3) * pow(10.0, i % 9 - 4));
+    for (int64_t n = 0; n <= 40; n++) {
+        double a[40], b[40];
+        for (int i = 0; i < 40; i++) a[i] = b[i] = 0.25 * i;
+        tn__sum_row_avx512 = 0;
+        tn__sum_into_f64(a, x, n);
+        tn__sum_row_avx512 = 1;
+        tn__sum_into_f64(b, x, n);
+        CHECK_MSG(memcmp(a, b, sizeof a) == 0, "row into row, width %lld: AVX-512 and portable differ", (long long)n);
+        for (int i = 0; i < 40; i++) CHECK_MSG(a[i] == 0.25 * i + (i < n ? (double)x[i] : 0), "row into row, width %lld, element %d", (long long)n, i);
+    }
+    tn_manual_seed(22);
+    tn_scope_begin();
+    tn_tensor *m = tn_randn(TN_SHAPE(37, 29), TN_F32), *mt = tn_t(m);
+    tn_tensor *s0 = tn_sum_dims(m, TN_DIMS(0), false), *s1 = tn_sum_dims(mt, TN_DIMS(1), false);
+    const float *pm = (const float *)tn_data_ptr(m);
+    for (int j = 0; j < 29; j++) {
+        double ref = 0;
+        for (int i = 0; i < 37; i++) ref += pm[i * 29 + j];
+        CHECK_MSG(fabs(tn_item(tn_select(s0, 0, j)) - (float)ref) <= 1e-6 * (1 + fabs(ref)), "sum over dim 0, column %d", j);
+        CHECK_MSG(tn_item(tn_select(s1, 0, j)) == tn_item(tn_select(s0, 0, j)), "sum over dim 1 of the transpose, column %d", j);
+    }
+    tn_scope_end();
+    check_leaks();
+}
+
 int main(void) {
     RUN(unary_all_layouts);
     RUN(unary_special_values);
@@ -2698,6 +2730,7 @@ int main(void) {
     RUN(high_rank);
     RUN(reductions_larger);
     RUN(sum_rows_agree);
+    RUN(sum_into_rows);
     RUN(matmul_no_operand_copies);
     RUN(ownership_top_level);
     return tn_test_report();
