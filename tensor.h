@@ -10065,6 +10065,21 @@ static tn_tensor *tn__mm_mat2_grad(tn_tensor *a, tn_tensor *b, tn_tensor *g) {
     return tn_mm(tn_t(a), g);
 }
 
+/* The incoming gradient g can take an elementwise backward's result in place: nothing
+   but the engine holds it or its storage (no hook, retain_grad or .grad kept it), it is
+   dense and has the result's shape and dtype, and no graph is being recorded. One buffer
+   less at the backward's peak (a CNN's first-layer gradients are 6.4 MB each). */
+static bool tn__grad_reusable(tn_tensor *g, tn_tensor *like) {
+    return tn__grad_disabled && g->refcount == 1 && g->storage && g->storage->refcount == 1 && !g->grad_fn && !g->requires_grad &&
+           g->dtype == like->dtype && g->device == like->device && g->ndim == like->ndim &&
+           !memcmp(g->shape, like->shape, (size_t)g->ndim * sizeof(int64_t)) && tn_is_contiguous(g);
+}
+/* g op b for an elementwise backward: into g when it is reusable, else a new tensor */
+static tn_tensor *tn__grad_binary(const char *fn, tn_binary_op op, tn_tensor *g, tn_tensor *b, double alpha) {
+    if (tn__grad_reusable(g, b)) return tn__own(tn__binary_raw(fn, op, g, b, alpha, g));
+    return tn__binary(fn, op, g, b, alpha);
+}
+
 /* gin[k] = gradient for input k given g, the gradient of the node's result; results
    are tracked by the caller's scope. Formulas use public ops, so they are recorded
    when create_graph is on. */
@@ -10097,7 +10112,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case SQUARE: d = tn_mul_scalar(x, 2); break;
         case RELU: /* x is the saved result here */
             if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
-                gin[0] = tn__binary("relu backward", THRESHOLD_BACKWARD, g, x, 0);   /* one pass, no mask */
+                gin[0] = tn__grad_binary("relu backward", THRESHOLD_BACKWARD, g, x, 0);   /* one pass, no mask */
                 return 0;
             }
             d = tn__mask_as(tn_gt_scalar(x, 0), g);   /* recording (create_graph): differentiable ops */
@@ -10167,7 +10182,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_unary_op_name((tn_unary_op)n->sub));
         }
-        gin[0] = tn_mul(g, d);
+        gin[0] = d ? tn__grad_binary("tn_mul", MUL, g, d, 1) : NULL;
         return 0;
     }
     case G_BINARY: {
@@ -15482,12 +15497,15 @@ static void tn__file_close(tn__file *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* Exactly n bytes into a new buffer (TN_MALLOC'd), then end of file; grown as data
-   arrives, so a short hostile file never makes a large allocation. */
-static char *tn__file_read_exact(const char *fn, const char *path, tn__file *r, int64_t n) {
+/* Exactly n bytes, then end of file: into dst (the caller's n bytes: for a plain file whose
+   size was checked, so large data is not held twice), or without dst into a new buffer
+   (TN_MALLOC'd) grown as data arrives, so a short hostile file never makes a large
+   allocation. Returns the bytes' address, NULL on error (dst stays the caller's). */
+static char *tn__file_read_into(const char *fn, const char *path, tn__file *r, int64_t n, char *dst) {
     /* a plain file's size is known (read it at once), unless it lies (a directory) */
-    int64_t cap = TN__MIN(n, r->f ? (int64_t)1 << 28 : (int64_t)1 << 20), have = 0;
-    char *buf = (char *)TN_MALLOC((size_t)(cap ? cap : 1));
+    int64_t cap = dst ? n : TN__MIN(n, r->f ? (int64_t)1 << 28 : (int64_t)1 << 20), have = 0;
+    char *buf = dst ? dst : (char *)TN_MALLOC((size_t)(cap ? cap : 1));
+#define TN__FREE_BUF() do { if (!dst) TN_FREE(buf); } while (0)
     if (!buf) return (char *)tn__error("%s: out of memory", fn);
     while (have < n) {
         if (have == cap) {
@@ -15497,9 +15515,9 @@ static char *tn__file_read_exact(const char *fn, const char *path, tn__file *r, 
             buf = nb;
         }
         int64_t got = tn__file_read(fn, path, r, buf + have, cap - have);
-        if (got < 0) { TN_FREE(buf); return NULL; }
+        if (got < 0) { TN__FREE_BUF(); return NULL; }
         if (got == 0) {
-            TN_FREE(buf);
+            TN__FREE_BUF();
             return (char *)tn__error("%s: '%s' is truncated: the header promises %lld bytes of data, the file has %lld", fn, path, (long long)n, (long long)have);
         }
         have += got;
@@ -15507,14 +15525,16 @@ static char *tn__file_read_exact(const char *fn, const char *path, tn__file *r, 
     char extra[256];
     int64_t more = tn__file_read(fn, path, r, extra, sizeof extra);
     if (more != 0) {
-        TN_FREE(buf);
+        TN__FREE_BUF();
         if (more < 0) return NULL;
         int64_t left = r->f ? tn__file_left(r) : -1;
         return (char *)tn__error("%s: '%s' has %s%lld bytes after the %lld bytes of data the header describes", fn, path,
                                  left < 0 ? "at least " : "", (long long)(more + (left > 0 ? left : 0)), (long long)n);
     }
     return buf;
+#undef TN__FREE_BUF
 }
+static char *tn__file_read_exact(const char *fn, const char *path, tn__file *r, int64_t n) { return tn__file_read_into(fn, path, r, n, NULL); }
 
 /* ---- IDX ---- */
 static uint32_t tn__be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
@@ -15568,12 +15588,21 @@ TNDEF tn_tensor *tn_read_idx(const char *path) {
             else tn__error("tn_read_idx: '%s' has %lld bytes after the %lld bytes of data the header (dims %s) describes", path, (long long)(left - nbytes), (long long)nbytes, tn__shape_str(shape, ndim));
             goto done;
         }
-        if (!(raw = tn__file_read_exact("tn_read_idx", path, &r, nbytes))) goto done;
-        if (!(t = tn__new(dtype, TN_CPU, shape, ndim))) goto done;
-        const unsigned char *p = (const unsigned char *)raw;
+        /* a plain file whose elements keep their size is read straight into the tensor and
+           decoded in place (each element is read before it is written): MNIST's 47 MB of
+           images are not held twice */
+        const bool direct = left >= 0 && fsize == (int)tn_dtype_size(dtype);
+        if (direct) {
+            if (!(t = tn__new(dtype, TN_CPU, shape, ndim))) goto done;
+            if (!tn__file_read_into("tn_read_idx", path, &r, nbytes, (char *)tn_data_ptr(t))) { tn_release(t); t = NULL; goto done; }
+        } else {
+            if (!(raw = tn__file_read_exact("tn_read_idx", path, &r, nbytes))) goto done;
+            if (!(t = tn__new(dtype, TN_CPU, shape, ndim))) goto done;
+        }
         void *out = tn_data_ptr(t);
+        const unsigned char *p = direct ? (const unsigned char *)out : (const unsigned char *)raw;
         switch (h[2]) { /* big-endian, decoded bytewise: the host's byte order does not matter */
-        case 0x08: if (numel) memcpy(out, p, (size_t)numel); break;
+        case 0x08: if (numel && !direct) memcpy(out, p, (size_t)numel); break;
         case 0x09: for (int64_t i = 0; i < numel; i++) ((int32_t *)out)[i] = (int8_t)p[i]; break;
         case 0x0B: for (int64_t i = 0; i < numel; i++) ((int32_t *)out)[i] = (int16_t)(uint16_t)(p[2 * i] << 8 | p[2 * i + 1]); break;
         case 0x0C: for (int64_t i = 0; i < numel; i++) ((int32_t *)out)[i] = (int32_t)tn__be32(p + 4 * i); break;

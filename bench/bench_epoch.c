@@ -2,7 +2,9 @@
  * batch norm, max pooling, dropout, two linear layers; batch 64, Adam lr 1e-3), this
  * library beside PyTorch (bench/bench_epoch.py, the same model and loop) in one run, at 1
  * and 2 threads. Only the training loop is timed; the loader prefetches on one worker
- * thread as the example does, PyTorch indexes tensors already in memory.
+ * thread as the example does, PyTorch indexes tensors already in memory (uint8, as
+ * tn_mnist_dataset and torchvision hold them, scaled per batch). Each side runs in a fresh
+ * process; the table gives each process's peak resident memory (VmHWM) beside the times.
  *
  *     ./build/bench_epoch [DATA_DIR] [THREADS...]     (make bench-epoch; data: make demo)
  */
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
     struct timespec ts;
@@ -56,24 +59,51 @@ static double our_epoch(const char *dir, double *loss) {
     return rc < 0 ? -1 : s;
 }
 
+/* VmHWM of this process in MB (Linux; 0 elsewhere): its peak resident memory */
+static double peak_mb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double v = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) { v = atof(line + 6) / 1024; break; }
+    if (f) fclose(f);
+    return v;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && !strcmp(argv[1], "--one")) {   /* a child: our epoch in a fresh process, as PyTorch's */
+        tn_set_num_threads(atoi(argv[3]));
+        double loss = 0, s = our_epoch(argv[2], &loss);
+        if (s < 0) return 1;
+        printf("seconds %.3f loss %.4f peak %.1f\n", s, loss, peak_mb());
+        return 0;
+    }
     const char *dir = argc > 1 ? argv[1] : "data/fashion-mnist";
     int threads[8] = {1, 2}, nt = 2;
     if (argc > 2) for (nt = 0; nt < 8 && nt + 2 < argc; nt++) threads[nt] = atoi(argv[nt + 2]);
+    char self[400] = {0};   /* this program, run again per thread count */
+    if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) snprintf(self, sizeof self, "%s", argv[0]);
     printf("## One Fashion-MNIST epoch of the CNN example (batch 64, Adam), beside PyTorch\n\n");
-    printf("| threads | tensor.h s | PyTorch s | ratio | tensor.h loss | PyTorch loss |\n|---|---|---|---|---|---|\n");
+    printf("| threads | tensor.h s | PyTorch s | ratio | tensor.h loss | PyTorch loss | tensor.h peak MB | PyTorch peak MB | peak ratio |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < nt; i++) {
-        tn_set_num_threads(threads[i]);
-        double loss = 0, s = our_epoch(dir, &loss), ps = -1, pl = -1;
-        if (s < 0) return 1;
-        char cmd[1024], line[256];
-        snprintf(cmd, sizeof cmd, "env -u OPENBLAS_CORETYPE /usr/bin/python3 bench/bench_epoch.py '%s' %d 2>/dev/null", dir, threads[i]);
-        FILE *p = popen(cmd, "r");
-        while (p && fgets(line, sizeof line, p))
-            if (sscanf(line, "seconds %lf loss %lf", &ps, &pl) == 2) break;
-        if (p) pclose(p);
-        if (ps > 0) printf("| %d | %.1f | %.1f | %.2f | %.4f | %.4f |\n", threads[i], s, ps, s / ps, loss, pl);
-        else printf("| %d | %.1f | (no PyTorch: /usr/bin/python3 with torch and numpy) | | %.4f | |\n", threads[i], s, loss);
+        /* each side in a fresh process; peak = the process's VmHWM (program, libraries, data and all) */
+        double r[2][3] = {{-1, -1, -1}, {-1, -1, -1}};
+        for (int side = 0; side < 2; side++) {
+            char cmd[1024], line[256];
+            if (side == 0) snprintf(cmd, sizeof cmd, "'%s' --one '%s' %d", self, dir, threads[i]);
+            else snprintf(cmd, sizeof cmd, "env -u OPENBLAS_CORETYPE /usr/bin/python3 bench/bench_epoch.py '%s' %d 2>/dev/null", dir, threads[i]);
+            FILE *p = popen(cmd, "r");
+            while (p && fgets(line, sizeof line, p))
+                if (sscanf(line, "seconds %lf loss %lf peak %lf", &r[side][0], &r[side][1], &r[side][2]) == 3) break;
+            if (p) pclose(p);
+        }
+        if (r[0][0] < 0) { fprintf(stderr, "bench_epoch: our epoch failed (data in %s? make demo fetches it)\n", dir); return 1; }
+        if (r[1][0] > 0)
+            printf("| %d | %.1f | %.1f | %.2f | %.4f | %.4f | %.1f | %.1f | %.2f |\n", threads[i], r[0][0], r[1][0], r[0][0] / r[1][0], r[0][1], r[1][1],
+                   r[0][2], r[1][2], r[0][2] / r[1][2]);
+        else
+            printf("| %d | %.1f | (no PyTorch: /usr/bin/python3 with torch and numpy) | | %.4f | | %.1f | | |\n", threads[i], r[0][0], r[0][1], r[0][2]);
         fflush(stdout);
     }
     return 0;

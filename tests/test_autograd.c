@@ -1213,6 +1213,53 @@ TEST(sem_retain_grad) {
     END;
 }
 
+/* An elementwise backward (relu's, a unary op's g * d) writes into the incoming gradient
+   when nothing but the engine holds it: one buffer less at the peak. Where a hook, a
+   retained .grad or a view keeps that gradient, it must stay untouched. */
+static tn_tensor *g_kept;
+static tn_tensor *hook_keep(tn_tensor *g, void *u) { (void)u; tn_release(g_kept); g_kept = tn_retain(g); return NULL; }
+TEST(sem_grad_reuse) {
+    BEGIN;
+    tn_tensor *x = LD(D(-1, 2, -3, 4), 4);
+    /* relu(x) * 3, then exp: the relu node receives 3 from mul's backward */
+    tn_tensor *y = tn_relu(x), *z = tn_mul_scalar(y, 3);
+    CHECK(tn_retain_grad(y) == 0);
+    CHECK(tn_backward(tn_sum(z)) == 0);
+    CHECK_VALS(tn_grad(y), 0, 3, 3, 3, 3);       /* the retained gradient, not relu's masked result */
+    CHECK_VALS(tn_grad(x), 0, 0, 3, 0, 3);
+    tn_set_grad(x, NULL);
+    y = tn_relu(x);
+    z = tn_mul_scalar(y, 2);
+    int h = tn_register_hook(y, hook_keep, NULL);
+    CHECK(h >= 0);
+    CHECK(tn_backward(tn_sum(z)) == 0);
+    CHECK_VALS(g_kept, 0, 2, 2, 2, 2);           /* the hook's reference keeps its values */
+    CHECK_VALS(tn_grad(x), 0, 0, 2, 0, 2);
+    tn_release(g_kept);
+    g_kept = NULL;
+    /* a unary chain: sigmoid(exp(x)) * w, nothing retained (the reuse happens) */
+    tn_set_grad(x, NULL);
+    tn_tensor *w = LD(D(1, 2, 3, 4), 4);
+    CHECK(tn_backward(tn_sum(tn_mul(tn_sigmoid(tn_exp(x)), w))) == 0);
+    const double xv[4] = {-1, 2, -3, 4}, wv[4] = {1, 2, 3, 4};
+    for (int i = 0; i < 4; i++) {
+        const double e = exp(xv[i]), sg = 1 / (1 + exp(-e));
+        CHECK_MSG(fabs(tn_item(tn_select(tn_grad(x), 0, i)) - wv[i] * sg * (1 - sg) * e) < 1e-12, "d/dx sigmoid(exp(x)) * w at %d", i);
+    }
+    /* float32 [256, 1024] relu chain: the first relu backward makes the gradient, the other
+       two write into it and the leaf's .grad takes it; one gradient at a time, not two */
+    tn_tensor *a = tn_randn(SH(256, 1024), TN_F32);
+    tn_requires_grad_(a, true);
+    tn_tensor *l = tn_sum(tn_relu(tn_relu(tn_relu(a))));
+    tn_memory_stats_reset_peak();
+    const int64_t base = tn_memory_stats_get().live_bytes, mb = 256 * 1024 * 4;
+    CHECK(tn_backward(l) == 0);
+    const int64_t peak = tn_memory_stats_get().peak_bytes - base;
+    CHECK_MSG(peak <= mb + 65536, "backward of a relu chain peaked at %lld bytes above the start (one gradient = %lld)", (long long)peak, (long long)mb);
+    CHECK(tn_grad(a) && tn_equal(tn_grad(a), tn__mask_as(tn_gt_scalar(a, 0), a)));
+    END;
+}
+
 typedef struct { int calls; double sum; } hook_rec;
 static tn_tensor *hook_read(tn_tensor *g, void *u) {
     hook_rec *r = (hook_rec *)u;
@@ -2486,5 +2533,6 @@ int main(void) {
     RUN_T(edge_zeros_pytorch);
     RUN_T(edge_prod_double_backward_zeros);
     RUN_T(edge_float32);
+    RUN_T(sem_grad_reuse);
     return tn_test_report();
 }
