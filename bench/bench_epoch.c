@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
         for (int side = 0; side < 2; side++) {
             char cmd[1024], line[256];
             if (side == 0) snprintf(cmd, sizeof cmd, "'%s' --one '%s' %d", self, dir, threads[i]);
-            else snprintf(cmd, sizeof cmd, "env -u OPENBLAS_CORETYPE /usr/bin/python3 bench/bench_epoch.py '%s' %d 2>/dev/null", dir, threads[i]);
+            else snprintf(cmd, sizeof cmd, "env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=%d /usr/bin/python3 bench/bench_epoch.py '%s' %d 2>/dev/null", threads[i], dir, threads[i]);
             FILE *p = popen(cmd, "r");
             while (p && fgets(line, sizeof line, p))
                 if (sscanf(line, "seconds %lf loss %lf peak %lf", &r[side][0], &r[side][1], &r[side][2]) == 3) break;

@@ -8,9 +8,11 @@
  *   dwconv_fwd_bwd  depthwise conv2d (groups 64, 64 channels, 56x56, 3x3, padding 1, batch
  *                 32), forward and backward
  *
- * For each workload and thread count (1, 2): warm-up, then the median of REPS steps of
- * ours, then PyTorch's (bench/bench_train.py under /usr/bin/python3 with the same thread
- * count), and the ratio ours / PyTorch (below 1: we are faster). Also our peak tensor
+ * For each workload and thread count (1, 2): both sides set up and warm up in their own
+ * fresh processes (ours: this program with --serve; PyTorch's: bench/bench_train.py
+ * --serve under /usr/bin/python3 with the same thread count), then run REPS steps each in
+ * 5 alternating rounds; printed: the medians over all steps, the ratio ours / PyTorch
+ * (below 1: we are faster) and each round's ratio (the noise). Also our peak tensor
  * memory per step, and both sides' peak memory as the process sees it (VmHWM over the
  * workload minus VmRSS before its setup; each side runs each workload in a fresh process),
  * and each process's own peak (VmHWM: what the program needs to run the workload at all).
@@ -215,7 +217,7 @@ int main(int argc, char **argv) {
             snprintf(cmd, sizeof cmd, "exec '%s' --serve %s %d", self, names[k], t);
             int ok0 = side_start(&s[0], cmd) == 0, ok1 = 0;
             if (ok0 && with_torch) {
-                snprintf(cmd, sizeof cmd, "exec /usr/bin/python3 bench/bench_train.py --serve %s %d 2>/dev/null", names[k], t);
+                snprintf(cmd, sizeof cmd, "exec env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=%d /usr/bin/python3 bench/bench_train.py --serve %s %d 2>/dev/null", t, names[k], t);
                 ok1 = side_start(&s[1], cmd) == 0;
             }
             /* rounds of blocks, the order alternating: ours first in even rounds */

@@ -2042,6 +2042,26 @@ TEST(caching_allocator) {
     CHECK(tn_cpu_cached_bytes() <= 6000000 + (1 << 19) * 2);
     tn_cpu_empty_cache();
     CHECK(tn_cpu_cached_bytes() == 0);
+    /* an empty class takes a cached block up to two classes larger, which then goes back to
+       its own class: 4 MiB serves 2.5 MB (the 3 MiB class) but not 1.2 MB (1.5 MiB, three
+       classes down) */
+    tn_tensor *c = tn_empty(TN_SHAPE(1 << 20), TN_F32);             /* 4 MiB: the 4 MiB class */
+    void *pc = tn_data_ptr(c);
+    tn_release(c);
+    CHECK(tn_cpu_cached_bytes() == (size_t)4 << 20);
+    tn_tensor *d = tn_full(TN_SHAPE(625000), 2.0, TN_F32);          /* 2.5 MB */
+    CHECK(tn_data_ptr(d) == pc && tn_cpu_cached_bytes() == 0);
+    CHECK(((float *)tn_data_ptr(d))[624999] == 2.0f);
+    tn_release(d);
+    CHECK(tn_cpu_cached_bytes() == (size_t)4 << 20);               /* back as the 4 MiB block it is */
+    tn_tensor *e = tn_empty(TN_SHAPE(300000), TN_F32);              /* 1.2 MB */
+    CHECK(tn_data_ptr(e) != pc && tn_cpu_cached_bytes() == (size_t)4 << 20);
+    tn_tensor *f = tn_empty(TN_SHAPE(1 << 20), TN_F32);
+    CHECK(tn_data_ptr(f) == pc && tn_cpu_cached_bytes() == 0);
+    tn_release(e);
+    tn_release(f);
+    tn_cpu_empty_cache();
+    CHECK(tn_cpu_cached_bytes() == 0);
     CHECK(tn_memory_stats_get().live_bytes == s0.live_bytes);
 }
 
