@@ -34,6 +34,8 @@
  *   TENSOR_CUDA          register the GPU backend of tensor_cuda.cu
  *   TN_PARALLEL_MIN      elements below which a CPU kernel runs on one thread (32768)
  *   TN_CONV_BLOCK_BYTES  im2col column blocks per thread in conv2d (1 MiB)
+ *   TENSOR_NO_IMPLEMENTATION  ignore TENSOR_IMPLEMENTATION: the file links an implementation
+ *                        compiled once elsewhere (cc -DTENSOR_IMPLEMENTATION -x c -c tensor.h)
  *
  * CONTENTS (each section appears twice, same order: declarations, then implementation)
  *    1. config & allocator hooks        10. nn functional
@@ -1552,6 +1554,32 @@ typedef struct tn_cuda_unit {
 const tn_cuda_unit *tn_cuda_unit_get(void);         /* defined in tensor_cuda.cu; probes the GPU once */
 #endif
 
+/* ---- white-box hooks (not an API) ----
+   Built with TN_TESTING (the implementation and the tests alike), the internal path
+   knobs and kernels below are extern instead of static, so tests linked against an
+   implementation compiled once can switch paths and call kernels directly. */
+typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 default), direct-loop cutoff (-1 default), threads (0 OpenMP's) */
+    int isa;
+    int64_t kc, mc, nc, naive_max;
+    int threads;
+} tn__gemm_tune_t;
+#ifdef TN_TESTING
+#define TN__TESTABLE
+extern tn__gemm_tune_t tn__gemm_tune;
+extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
+int tn__gemm_isa(void);
+void tn__gemm_free_cache(void);
+int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t rsa, int64_t csa,
+                 const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc, int64_t csc);
+int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, int64_t csa,
+                 const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc);
+double tn__sum_row_f32(const float *x, int64_t n);
+double tn__sum_row(const float *x, int64_t n);
+void tn__sum_into_f64(double *o, const float *x, int64_t n);
+#else
+#define TN__TESTABLE static
+#endif
+
 
 #ifdef __cplusplus
 }
@@ -1561,7 +1589,7 @@ const tn_cuda_unit *tn_cuda_unit_get(void);         /* defined in tensor_cuda.cu
 /* ####################################################################### */
 /*                           IMPLEMENTATION                                */
 /* ####################################################################### */
-#ifdef TENSOR_IMPLEMENTATION
+#if defined(TENSOR_IMPLEMENTATION) && !defined(TENSOR_NO_IMPLEMENTATION)
 #ifndef TENSOR_IMPLEMENTATION_DONE
 #define TENSOR_IMPLEMENTATION_DONE
 
@@ -4986,7 +5014,7 @@ static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
 /* The float64 sum of a contiguous float32 row: 32 partial sums (one add chain would wait on
    its latency; 32 make four independent 8-lane chains), added pairwise at the end. The
    order depends only on n, never on the thread count; both versions give the same bits. */
-static double tn__sum_row_f32(const float *x, int64_t n) {
+TN__TESTABLE double tn__sum_row_f32(const float *x, int64_t n) {
     double a[32] = {0};
     int64_t i;
     for (i = 0; i < n; i++) a[i & 31] += (double)x[i];
@@ -5012,8 +5040,8 @@ __attribute__((target("avx512f,avx512vl"))) static double tn__sum_row_f32_avx512
     return _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
 }
 #endif
-static int tn__sum_row_avx512 = 1;   /* test knob: 0 runs the portable loop */
-static double tn__sum_row(const float *x, int64_t n) {
+TN__TESTABLE int tn__sum_row_avx512 = 1;   /* test knob: 0 runs the portable loop */
+TN__TESTABLE double tn__sum_row(const float *x, int64_t n) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (tn__sum_row_avx512 && tn__cpu_avx512()) return tn__sum_row_f32_avx512(x, n);
 #endif
@@ -5033,7 +5061,7 @@ __attribute__((target("avx512f"))) static void tn__sum_into_f64_avx512(double *o
     for (; i < n; i++) o[i] += (double)x[i];
 }
 #endif
-static void tn__sum_into_f64(double *TN__RESTRICT o, const float *TN__RESTRICT x, int64_t n) {
+TN__TESTABLE void tn__sum_into_f64(double *TN__RESTRICT o, const float *TN__RESTRICT x, int64_t n) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (tn__sum_row_avx512 && tn__cpu_avx512()) { tn__sum_into_f64_avx512(o, x, n); return; }
 #endif
@@ -5624,15 +5652,8 @@ typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp,
 
 enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
-/* Knobs for tests/benchmarks only: force a lower ISA (-1 = best available),
- * override the cache blocking (0 = default), the direct-loop cutoff (-1 =
- * default) and the OpenMP thread count (0 = omp default). */
-typedef struct tn__gemm_tune_t {
-    int isa;
-    int64_t kc, mc, nc, naive_max;
-    int threads;
-} tn__gemm_tune_t;
-static tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0 };
+/* Knobs for tests/benchmarks only (tn__gemm_tune_t: section 17's white-box hooks). */
+TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0 };
 
 static int tn__gemm_detect_isa(void)
 {
@@ -5644,7 +5665,7 @@ static int tn__gemm_detect_isa(void)
     return TN__GEMM_SCALAR;
 }
 
-static int tn__gemm_isa(void)
+TN__TESTABLE int tn__gemm_isa(void)
 {
     static int cached = -1; /* every thread would compute the same value */
 #if TN__GEMM_GNUC
@@ -5923,7 +5944,7 @@ static tn__gemm_kern_f64 tn__gemm_kern_for_f64(int64_t M) { (void)M; return tn__
  * ------------------------------------------------------------------------- */
 static void *tn__gemm_cache_ptr = NULL;
 static size_t tn__gemm_cache_cap = 0;
-static int tn__gemm_cache_busy = 0;
+TN__TESTABLE int tn__gemm_cache_busy = 0;
 
 static void *tn__gemm_buf_get(size_t need, int *cached)
 {
@@ -5962,7 +5983,7 @@ static void tn__gemm_buf_put(void *p, int cached)
 }
 
 /* Free the cached packing buffer (no-op while another thread is using it). */
-TN__GEMM_MAYBE_UNUSED static void tn__gemm_free_cache(void)
+TN__GEMM_MAYBE_UNUSED TN__TESTABLE void tn__gemm_free_cache(void)
 {
 #if TN__GEMM_GNUC
     if (__atomic_exchange_n(&tn__gemm_cache_busy, 1, __ATOMIC_ACQUIRE) != 0) return;
@@ -6177,7 +6198,7 @@ static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int6
     }                                                                                     \
 }                                                                                         \
                                                                                           \
-static int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,                       \
+TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,                 \
                           const T *A, int64_t rsa, int64_t csa,                           \
                           const T *B, int64_t rsb, int64_t csb,                           \
                           T beta, T *C, int64_t rsc, int64_t csc)                         \
@@ -6803,7 +6824,7 @@ static double tn__gemm_tiles(tn_dtype dt, int64_t M, int64_t N) {
 }
 /* The convolution's special paths (Winograd, depthwise loops); 0: im2col + GEMM for every
    case (tests compare the paths). */
-static int tn__conv_fast_paths = 1;
+TN__TESTABLE int tn__conv_fast_paths = 1;
 
 /* Depthwise convolutions (groups = input channels, any multiplier): direct loops over the
    planes, one multiply-add per kernel tap and output, instead of one tiny GEMM per group. */
@@ -7165,7 +7186,7 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
     }
 }
 #undef TN__WINO_AVX512
-static int tn__wino_avx512 = 1;   /* test knob: 0 runs the portable rows */
+TN__TESTABLE int tn__wino_avx512 = 1;   /* test knob: 0 runs the portable rows */
 static bool tn__wino_has_avx512(void) {
     return tn__wino_avx512 && tn__cpu_avx512();
 }
@@ -8085,7 +8106,7 @@ TN__POOL22_AVX512 static void tn__pool22_bwd_f32_avx512(const float *gy, const u
     }
 }
 #undef TN__POOL22_AVX512
-static int tn__pool22_avx512 = 1;   /* test knob: 0 runs the portable rows */
+TN__TESTABLE int tn__pool22_avx512 = 1;   /* test knob: 0 runs the portable rows */
 static bool tn__pool22_has_avx512(void) {
     return tn__pool22_avx512 && tn__cpu_avx512();
 }
@@ -14096,7 +14117,7 @@ TNDEF tn_dict *tn_optim_state_dict(const tn_optim *o) {
 static int tn__optim_read_f64(const tn_tensor *t, double *out) {
     tn_tensor *c = tn__copy_as((tn_tensor *)t, TN_F64, TN_CPU);
     if (!c) return -1;
-    memcpy(out, c->storage->data, (size_t)tn_numel(c) * sizeof(double));
+    if (tn_numel(c)) memcpy(out, c->storage->data, (size_t)tn_numel(c) * sizeof(double));
     tn_release(c);
     return 0;
 }

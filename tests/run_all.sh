@@ -1,35 +1,70 @@
 #!/bin/sh
-# Runs each C test program, then the Python tests (if python3 with pytest is there),
-# echoes their output, and ends with the summed line "N passed, N failed".
+# Runs each suite, echoes its output, and ends with the summed line "N passed, N failed".
+#   sh tests/run_all.sh build/test_a build/test_b ... [python] [demo-check]
+# A program (a C test, a script) is a suite; "python" is pytest over $PY_TESTS
+# (bindings/python/tests by default, with
+# $PYTHON, against $TENSOR_LIB; with $PY_PRELOAD, the sanitizer runtimes, preloaded and
+# leak checks off for the uninstrumented interpreter, failed allocations returned as NULL); "demo-check" is
+# tests/demo_check.sh (with $DEMO_BIN).
 # Exit status is nonzero if anything failed.
-passed=0; failed=0; status=0
-for t in "$@"; do
-    echo "== $t"
-    out=$("$t" 2>&1); rc=$?
-    echo "$out" | tail -n 40
-    line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-    if [ -z "$line" ]; then
-        echo "$t: crashed or printed no summary (exit $rc)"; failed=$((failed + 1)); status=1; continue
+passed=0; failed=0; status=0; broken=""
+tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
+
+# run CMD...: the suite's output goes to $tmp; sets rc
+run() { "$@" >"$tmp" 2>&1; rc=$?; }
+# count NAME REGEX: the suite's last line matching REGEX gives "N passed", "N failed" and
+# (pytest) "N error(s)", errors counted as failures. With no such line, or a nonzero exit
+# and no failure counted, the suite itself counts as one failure and its last lines are
+# shown. Every failing suite is named in the final summary with the line that says why.
+count() {
+    line=$(grep -E "$2" "$tmp" | tail -n 1)
+    p=$(echo "$line" | grep -oE '[0-9]+ passed' | cut -d' ' -f1)
+    f=$(echo "$line" | grep -oE '[0-9]+ failed' | cut -d' ' -f1)
+    e=$(echo "$line" | grep -oE '[0-9]+ errors?' | cut -d' ' -f1)
+    f=$((${f:-0} + ${e:-0}))
+    if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then
+        echo "-- $1 exited $rc without a failure count; its last lines:"
+        tail -n 20 "$tmp"
+        f=$((f + 1))
     fi
-    p=$(echo "$line" | cut -d' ' -f1); f=$(echo "$line" | cut -d' ' -f3)
-    passed=$((passed + p)); failed=$((failed + f))
-    [ "$rc" -ne 0 ] && status=1
+    passed=$((passed + ${p:-0})); failed=$((failed + f))
+    if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
+        status=1
+        why=$(grep -E '^(FAIL|E )|Error|error:' "$tmp" | tail -n 1)
+        [ -n "$why" ] || why=$(grep -v '^[[:space:]]*$' "$tmp" | tail -n 1)
+        broken="$broken
+  $1 (exit $rc: $(echo "$why" | cut -c1-200))"
+    fi
+}
+
+for t in "$@"; do
+    case $t in
+    python)
+        PY=${PYTHON:-/usr/bin/python3}; PYTESTS=${PY_TESTS:-bindings/python/tests}
+        if ! [ -x "$PY" ] || ! "$PY" -c "import pytest" 2>/dev/null; then
+            echo "== python tests skipped: no $PY with pytest (apt-get install python3-pytest)"; continue
+        fi
+        echo "== python: $PY -m pytest $PYTESTS${PY_PRELOAD:+ (preloading $PY_PRELOAD)}"
+        if [ -n "${PY_PRELOAD:-}" ]; then
+            run env LD_PRELOAD="$PY_PRELOAD" ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+                "$PY" -m pytest -q -p no:cacheprovider "$PYTESTS"
+        else
+            run "$PY" -m pytest -q -p no:cacheprovider "$PYTESTS"
+        fi
+        tail -n 15 "$tmp"
+        count python ' in [0-9.]+s' ;;
+    demo-check)
+        echo "== demo-check"
+        run sh tests/demo_check.sh
+        cat "$tmp"
+        count demo-check '^[0-9]+ passed, [0-9]+ failed$' ;;
+    *)
+        echo "== $t"
+        run "$t"
+        tail -n 40 "$tmp"
+        count "$t" '^[0-9]+ passed, [0-9]+ failed' ;;
+    esac
 done
-# Python package tests: PyTorch (when installed) is their oracle; they skip without it.
-PY=${PYTHON:-/usr/bin/python3}
-if [ -x "$PY" ] && "$PY" -c "import pytest" 2>/dev/null; then
-    echo "== python: $PY -m pytest bindings/python/tests"
-    out=$("$PY" -m pytest -q -p no:cacheprovider bindings/python/tests 2>&1); rc=$?
-    echo "$out" | tail -n 15
-    last=$(echo "$out" | tail -n 1)
-    p=$(echo "$last" | grep -oE '[0-9]+ passed' | cut -d' ' -f1)
-    f=$(echo "$last" | grep -oE '[0-9]+ failed' | cut -d' ' -f1); e=$(echo "$last" | grep -oE '[0-9]+ errors?' | cut -d' ' -f1)
-    passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0}))
-    # pytest exiting nonzero with no count (a collection error, say) still counts as a failure
-    [ "$rc" -ne 0 ] && [ -z "$f$e" ] && failed=$((failed + 1))
-    [ "$rc" -ne 0 ] && status=1
-else
-    echo "== python tests skipped: no $PY with pytest (apt-get install python3-pytest)"
-fi
+if [ -n "$broken" ]; then echo "failing suites:$broken"; fi
 echo "$passed passed, $failed failed"
 exit $status

@@ -42,6 +42,14 @@ static int close_arr(const double *a, const double *b, int64_t n, double atol, d
     CHECK(1);
     return 1;
 }
+/* "[2, 3]": a shape for messages (static buffer: one use per printf) */
+static const char *shape_str(const int64_t *shape, int nd) {
+    static char buf[256];
+    int k = snprintf(buf, sizeof buf, "[");
+    for (int i = 0; i < nd && k < (int)sizeof buf - 24; i++) k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    snprintf(buf + k, sizeof buf - (size_t)k, "]");
+    return buf;
+}
 static bool same_shape(tn_tensor *t, const int64_t *shape, int nd) {
     if (!t || tn_ndim(t) != nd) return false;
     for (int i = 0; i < nd; i++) if (tn_shape(t)[i] != shape[i]) return false;
@@ -61,7 +69,7 @@ static int64_t bidx(int64_t flat, const int64_t *oshape, int ond, const int64_t 
     return idx;
 }
 static int bshape(tn_tensor *a, tn_tensor *b, int64_t *out) {
-    int n = TN__MAX(tn_ndim(a), tn_ndim(b));
+    int n = tn_ndim(a) > tn_ndim(b) ? tn_ndim(a) : tn_ndim(b);
     for (int i = 0; i < n; i++) {
         int ia = i - (n - tn_ndim(a)), ib = i - (n - tn_ndim(b));
         int64_t x = ia >= 0 ? tn_shape(a)[ia] : 1, y = ib >= 0 ? tn_shape(b)[ib] : 1;
@@ -136,7 +144,7 @@ static void check_pw(int k, tn_tensor *x, tn_tensor *y, tn_tensor *w, tn_tensor 
     }
     if (r) {
         if (red == TN_REDUCTION_NONE) {
-            CHECK_MSG(same_shape(r, os, on), "%s: shape %s", msg, tn__shape_str(tn_shape(r), tn_ndim(r)));
+            CHECK_MSG(same_shape(r, os, on), "%s: shape %s", msg, shape_str(tn_shape(r), tn_ndim(r)));
             close_arr(D(r), e, n, 1e-12, 1e-10, msg);
         } else {
             double want = red == TN_REDUCTION_SUM ? acc : red == TN_REDUCTION_MEAN ? acc / (double)n : acc / (double)tn_shape(x)[0];
@@ -211,7 +219,7 @@ static void check_ce(bool ce, tn_tensor *x, tn_tensor *t, tn_tensor *w, int64_t 
                 int64_t ts[TN_MAX_DIMS];
                 int tn = 0;
                 for (int i = 0; i < nd; i++) if (i != (nd == 1 ? 0 : 1)) ts[tn++] = tn_shape(x)[i];
-                CHECK_MSG(same_shape(r, ts, tn), "%s: shape %s", msg, tn__shape_str(tn_shape(r), tn_ndim(r)));
+                CHECK_MSG(same_shape(r, ts, tn), "%s: shape %s", msg, shape_str(tn_shape(r), tn_ndim(r)));
                 close_arr(D(r), out, N * S, 1e-12, 1e-10, msg);
             } else {
                 close_arr(D(r), out, 1, 1e-12, 1e-10, msg);
@@ -496,7 +504,7 @@ TEST(test_cosine_values) {
             }
             want[o] = dot / (fmax(sqrt(na), 1e-8) * fmax(sqrt(nb), 1e-8));
         }
-        CHECK_MSG(tn_numel(r) == n / len && tn_ndim(r) == on - 1, "cosine %zu: shape %s", k, tn__shape_str(tn_shape(r), tn_ndim(r)));
+        CHECK_MSG(tn_numel(r) == n / len && tn_ndim(r) == on - 1, "cosine %zu: shape %s", k, shape_str(tn_shape(r), tn_ndim(r)));
         close_arr(D(r), want, n / len, 1e-12, 1e-10, "cosine_similarity");
         free(want);
     }

@@ -458,7 +458,7 @@ TEST(fuzz) {
         int flips = 1 + (int)((seed >> 20) % 4);
         for (int k = 0; k < flips && len && it % 4 != 1; k++) {
             seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-            size_t at = (size_t)(seed >> 33) % (it % 4 == 2 ? TN__MIN(len, (size_t)8) : len);
+            size_t at = (size_t)(seed >> 33) % (it % 4 == 2 && len > 8 ? (size_t)8 : len);
             static const char json_bytes[] = "{}[]\",:0123456789e-.\\ u";
             b[at] = it % 4 == 3 ? (unsigned char)json_bytes[(seed >> 13) % (sizeof json_bytes - 1)] : (unsigned char)(seed >> 40);
         }
