@@ -42,6 +42,7 @@ ifeq ($(BLAS),openblas)
 endif
 
 HEADER   := tensor.h
+PARTS    := src/parts.txt $(shell sed -n 's|^\([a-z_/]*\.[ch]\) .*|src/\1|p' src/parts.txt 2>/dev/null)
 SELF     := test_smoke test_gemm
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(filter-out tests/test_cuda.c,$(wildcard tests/test_*.c)))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
@@ -51,11 +52,21 @@ LINKED   := -DTENSOR_NO_IMPLEMENTATION
 .PHONY: all test demo demo-check char-lm bench bench-epoch clean check-header
 all: $(LIB) $(TESTS) $(EXAMPLES)
 
+# ---- the header, generated from src/ (tools/amalgamate; never edit tensor.h by hand) ----
+# The objects compile the same amalgamation with #line directives, so compiler errors,
+# sanitizer reports and debuggers point into src/.
+$(HEADER): $(PARTS) tools/amalgamate LICENSE
+	@if command -v python3 >/dev/null; then python3 tools/amalgamate && echo "tensor.h regenerated from src/"; \
+	else echo "python3 not found: tensor.h not regenerated from src/" >&2; touch $@; fi
+build/tensor_lines.h: $(HEADER)
+	@mkdir -p build
+	@if command -v python3 >/dev/null; then python3 tools/amalgamate --lines -o $@; else cp $< $@; fi
+
 # ---- the implementation, once per flag set ----
-$(BUILD)/tensor.o: $(HEADER)
+$(BUILD)/tensor.o: build/tensor_lines.h
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTN_TESTING $(IMPL) -c $< -o $@
-$(BUILD)/tensor_fast.o: $(HEADER)
+$(BUILD)/tensor_fast.o: build/tensor_lines.h
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(FAST) -fPIC $(CPPFLAGS) $(IMPL) -c $< -o $@
 
@@ -79,8 +90,10 @@ $(BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(BUILD)/tensor_fast.o
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) $(LINKED) $< $(BUILD)/tensor_fast.o -o $@ $(LDFLAGS) $(LDLIBS)
 
 
-# The header must compile warning-free as C11 (gcc and clang) and as C++17.
-check-header:
+# The header must be src/'s amalgamation and compile warning-free as C11 (gcc and clang)
+# and as C++17.
+check-header: $(HEADER)
+	@python3 tools/amalgamate --check && echo "header: tensor.h is the amalgamation of src/"
 	@mkdir -p $(BUILD)
 	@printf '#define TENSOR_IMPLEMENTATION\n#include "tensor.h"\nint main(void){return 0;}\n' > $(BUILD)/hdr.c
 	@cp $(BUILD)/hdr.c $(BUILD)/hdr.cpp
@@ -152,10 +165,10 @@ $(CUDA_BUILD)/tensor_cuda.o: tensor_cuda.cu $(HEADER)
 	@mkdir -p $(CUDA_BUILD)
 	$(NVCC) $(NVFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -c $< -o $@
 # the header's side of the unit: the implementation with TENSOR_CUDA, tests' and fast flags
-$(CUDA_BUILD)/tensor.o: $(HEADER)
+$(CUDA_BUILD)/tensor.o: build/tensor_lines.h
 	@mkdir -p $(CUDA_BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTN_TESTING -DTENSOR_CUDA $(IMPL) -c $< -o $@
-$(CUDA_BUILD)/tensor_fast.o: $(HEADER)
+$(CUDA_BUILD)/tensor_fast.o: build/tensor_lines.h
 	@mkdir -p $(CUDA_BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(FAST) -fPIC $(CPPFLAGS) -DTENSOR_CUDA $(IMPL) -c $< -o $@
 

@@ -1,0 +1,1583 @@
+/* tensor.h — PyTorch's tensors, in one C header.                    MIT licence
+ *
+ * Strided tensors on CPU (and GPU through tensor_cuda.cu), broadcasting math,
+ * reductions, indexing and linear algebra with PyTorch's names and meanings.
+ *
+ * QUICK START
+ *     #define TENSOR_IMPLEMENTATION      // in exactly ONE .c file (never in a header)
+ *     #include "tensor.h"
+ *
+ *     tn_scope_begin();
+ *     tn_tensor *a = tn_randn(TN_SHAPE(2, 3), TN_F32);
+ *     tn_tensor *b = tn_ones(TN_SHAPE(3), TN_F32);
+ *     tn_tensor *c = tn_relu(tn_add(a, b));          // broadcasting [2,3] + [3]
+ *     tn_print(c);
+ *     tn_scope_end();                                 // releases a, b, c and the temporary
+ *
+ *     cc -O3 main.c -lm            (-O3 vectorises the kernels; -fopenmp for threads, -DTENSOR_CBLAS -lopenblas for BLAS)
+ *
+ * OWNERSHIP
+ *   Inputs are borrowed; every returned tensor is a new reference. While a scope is
+ *   open (tn_scope_begin/tn_scope_end, nestable, per thread) the scope owns it;
+ *   tn_keep(t) hands it to the enclosing scope, or to the caller at top level. With no
+ *   scope open the caller owns it and calls tn_release. Refcounts are atomic.
+ *
+ * ERRORS
+ *   A function given bad input returns NULL (or a nonzero int) and records a message
+ *   in a thread-local buffer: tn_last_error(). A NULL input makes an op return NULL
+ *   without a new message, so a nested expression is checked once at the end.
+ *   tn_set_error_handler() installs a callback; TN_ABORT_ON_ERROR=1 aborts.
+ *
+ * OPTIONS (define before including)
+ *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
+ *   TN_MALLOC/TN_REALLOC/TN_FREE (together)         TN_ASSERT      internal assertions
+ *   TENSOR_CUDA          register the GPU backend of tensor_cuda.cu
+ *   TN_PARALLEL_MIN      elements below which a CPU kernel runs on one thread (32768)
+ *   TN_CONV_BLOCK_BYTES  im2col column blocks per thread in conv2d (1 MiB)
+ *   TENSOR_NO_IMPLEMENTATION  ignore TENSOR_IMPLEMENTATION: the file links an implementation
+ *                        compiled once elsewhere (cc -DTENSOR_IMPLEMENTATION -x c -c tensor.h)
+ *
+ * CONTENTS
+ *   The declarations come first, by topic (sections 1-17 below). The implementation
+ *   follows under TENSOR_IMPLEMENTATION, in parts developed as files of the project's
+ *   src/ directory and joined into this header by tools/amalgamate; each part begins
+ *   under a banner with its path:
+ * @contents
+ */
+#ifndef TENSOR_H
+#define TENSOR_H
+
+/* ======================================================================= */
+/* 1. config & allocator hooks                                              */
+/* ======================================================================= */
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <math.h>
+
+#ifdef TENSOR_STATIC
+#define TNDEF static
+#else
+#define TNDEF extern
+#endif
+
+#ifdef __CUDACC__
+#define TN_HD __host__ __device__   /* scalar math shared by CPU and GPU kernels */
+#else
+#define TN_HD
+#endif
+
+#define TN_MAX_DIMS 8
+
+/* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
+   tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
+   alive until the end of the call's full expression. */
+#ifdef __cplusplus
+#include <initializer_list>
+#define TN_SHAPE(...) std::initializer_list<int64_t>{__VA_ARGS__}.begin(), (int)std::initializer_list<int64_t>{__VA_ARGS__}.size()
+#else
+#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+#define TN_DIMS(...) TN_SHAPE(__VA_ARGS__)
+
+/* ======================================================================= */
+/* 2. errors                                                                */
+/* ======================================================================= */
+typedef void (*tn_error_handler)(const char *message, void *user);
+
+TNDEF const char *tn_last_error(void);        /* message of the last error on this thread ("" if none) */
+TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
+/* Calls handler(message, user) on every error (NULL restores the default: record only). */
+TNDEF void tn_set_error_handler(tn_error_handler handler, void *user);
+/* Record an error from your own code (a dataset's get, a collate or custom-op callback) so
+   the library reports it like its own: printf-style; returns -1. */
+TNDEF int tn_error(const char *fmt, ...);
+
+
+/* ======================================================================= */
+/* 3. dtypes & devices                                                      */
+/* ======================================================================= */
+typedef enum tn_dtype {
+    TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
+    TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
+    TN_F16, TN_BF16,   /* reserved for half precision on the GPU (not implemented yet); kernels refuse them */
+    TN_NUM_DTYPES
+} tn_dtype;
+
+typedef enum tn_device { TN_CPU = 0, TN_CUDA = 1, TN_NUM_DEVICES } tn_device;
+
+TNDEF const char *tn_dtype_name(tn_dtype dtype);  /* "float32", "int64", ... (PyTorch's names) */
+TNDEF size_t tn_dtype_size(tn_dtype dtype);       /* bytes per element */
+TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
+/* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
+TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
+TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
+
+/* ======================================================================= */
+/* 4. storage & tensor, ownership                                           */
+/* ======================================================================= */
+typedef struct tn_tensor tn_tensor;
+typedef struct tn_node tn_node;                 /* autograd graph node (section 11) */
+
+/* Reference-counted memory block; many tensors (views) may share one. */
+typedef struct tn_storage {
+    int64_t refcount;                           /* atomic */
+    void *data;
+    size_t nbytes;
+    tn_device device;
+    int64_t version;                            /* bumped by in-place writes (autograd checks it) */
+    void (*deleter)(void *data, void *ctx);     /* NULL: the backend's free */
+    void *deleter_ctx;
+    int inline_data;                            /* data lives in this block, after the struct */
+} tn_storage;
+
+/* A view: dtype, device, shape, strides (in elements), offset into a storage.
+   Read it through the accessors below; the layout may grow. */
+struct tn_tensor {
+    int64_t refcount;                           /* atomic */
+    tn_dtype dtype;
+    tn_device device;
+    int ndim;
+    int64_t shape[TN_MAX_DIMS];
+    int64_t strides[TN_MAX_DIMS];
+    int64_t offset;                             /* in elements */
+    tn_storage *storage;
+    /* autograd (section 11) */
+    bool requires_grad;
+    bool retains_grad;
+    bool is_wrapped_number;                     /* a C/Python scalar: weaker in type promotion */
+    bool is_view;                               /* made by a view op: shares another tensor's storage */
+    tn_tensor *base;                            /* a view op's root tensor (retained), for in-place autograd */
+    int64_t grad_fn_version;                    /* the version when grad_fn was set: a view whose base changed since is rebuilt */
+    tn_tensor *grad;
+    tn_node *grad_fn;                           /* NULL for leaves */
+    struct tn__hooks *hooks;                    /* backward hooks of a leaf (a non-leaf's live in its node) */
+    const char *name;
+};
+
+TNDEF tn_tensor *tn_retain(tn_tensor *t);       /* +1 reference; returns t */
+TNDEF void tn_release(tn_tensor *t);            /* -1 reference; frees at 0; NULL is a no-op */
+
+TNDEF void tn_scope_begin(void);                /* open a scope on this thread */
+TNDEF void tn_scope_end(void);                  /* release every tensor the scope owns */
+/* Hand t to the enclosing scope (or to the caller at top level) so it outlives the
+   current scope; returns t. */
+TNDEF tn_tensor *tn_keep(tn_tensor *t);
+TNDEF int tn_scope_depth(void);                 /* number of open scopes on this thread */
+
+typedef struct tn_memory_stats {
+    int64_t live_tensors;    /* tensor objects (views included) not yet freed */
+    int64_t live_storages;
+    int64_t live_bytes;      /* bytes of storage the library allocated and still holds */
+    int64_t peak_bytes;      /* maximum of live_bytes since start or the last reset */
+} tn_memory_stats;
+TNDEF tn_memory_stats tn_memory_stats_get(void);
+TNDEF void tn_memory_stats_reset_peak(void);
+/* The CPU backend keeps freed blocks of 64 KiB or more for reuse (up to TN_CPU_CACHE_LIMIT,
+   1 GiB by default): these give the cache back / tell its size. */
+TNDEF void tn_cpu_empty_cache(void);
+TNDEF size_t tn_cpu_cached_bytes(void);
+
+
+/* Accessors (never fail on a valid tensor; NULL gives 0/NULL). */
+TNDEF int tn_ndim(const tn_tensor *t);
+TNDEF const int64_t *tn_shape(const tn_tensor *t);     /* ndim entries, borrowed */
+TNDEF const int64_t *tn_strides(const tn_tensor *t);   /* in elements, borrowed */
+TNDEF int64_t tn_size(const tn_tensor *t, int64_t dim); /* negative dims count from the end; -1 if out of range */
+TNDEF int64_t tn_numel(const tn_tensor *t);
+TNDEF int64_t tn_storage_offset(const tn_tensor *t);
+TNDEF tn_dtype tn_get_dtype(const tn_tensor *t);
+TNDEF tn_device tn_get_device(const tn_tensor *t);
+TNDEF void *tn_data_ptr(const tn_tensor *t);           /* address of element [0,...,0] */
+TNDEF bool tn_is_contiguous(const tn_tensor *t);
+TNDEF int64_t tn_version(const tn_tensor *t);          /* in-place modification counter */
+TNDEF bool tn_same_storage(const tn_tensor *a, const tn_tensor *b);
+
+/* ======================================================================= */
+/* 5. creation & RNG                                                        */
+/* ======================================================================= */
+/* Shapes are (const int64_t *shape, int ndim); TN_SHAPE(2, 3) writes both. */
+TNDEF tn_tensor *tn_empty(const int64_t *shape, int ndim, tn_dtype dtype);   /* uninitialised */
+TNDEF tn_tensor *tn_zeros(const int64_t *shape, int ndim, tn_dtype dtype);
+TNDEF tn_tensor *tn_ones(const int64_t *shape, int ndim, tn_dtype dtype);
+TNDEF tn_tensor *tn_full(const int64_t *shape, int ndim, double value, tn_dtype dtype);
+/* Copy ndim-shaped row-major data (of the given dtype) into a new tensor. */
+TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, tn_dtype dtype);
+/* Wrap caller memory without a copy; strides NULL = contiguous. deleter(data, ctx) is
+   called when the last view dies (NULL: the caller keeps ownership). */
+TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides,
+                              tn_dtype dtype, void (*deleter)(void *data, void *ctx), void *ctx);
+/* 0-d tensors; the tn_scalar* forms are "wrapped numbers" (Python scalars) for type promotion. */
+TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype);
+TNDEF tn_tensor *tn_scalar(double value);       /* a Python float */
+TNDEF tn_tensor *tn_scalar_int(int64_t value);  /* a Python int */
+TNDEF tn_tensor *tn_scalar_bool(bool value);    /* a Python bool */
+/* [start, end) by step. dtype as PyTorch infers it is the caller's choice here. */
+TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
+TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
+TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m < 0 means m = n */
+TNDEF tn_tensor *tn_empty_like(tn_tensor *t);
+TNDEF tn_tensor *tn_zeros_like(tn_tensor *t);
+TNDEF tn_tensor *tn_ones_like(tn_tensor *t);
+TNDEF tn_tensor *tn_full_like(tn_tensor *t, double value);
+TNDEF tn_tensor *tn_rand_like(tn_tensor *t);
+TNDEF tn_tensor *tn_randn_like(tn_tensor *t);
+TNDEF tn_tensor *tn_clone(tn_tensor *t);        /* a contiguous copy */
+TNDEF tn_tensor *tn_contiguous(tn_tensor *t);   /* t itself (new reference) if already contiguous */
+TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype); /* t itself if same dtype */
+TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device);     /* t itself if same device */
+TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise) */
+/* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
+TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
+
+/* Philox-4x32-10: counter-based, so element i of a draw is the same on CPU, GPU and in
+   any thread split. A generator is (seed, offset); each draw advances offset. */
+typedef struct tn_generator { uint64_t seed; uint64_t offset; } tn_generator;
+TNDEF void tn_manual_seed(uint64_t seed);       /* reseed the default generator */
+TNDEF tn_generator *tn_default_generator(void); /* borrowed */
+TNDEF tn_generator *tn_generator_new(uint64_t seed);
+TNDEF void tn_generator_free(tn_generator *g);
+/* gen NULL = default generator. Float dtypes for rand/randn/normal/bernoulli. */
+TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype);   /* U[0, 1) */
+TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype);  /* N(0, 1) */
+TNDEF tn_tensor *tn_rand_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+TNDEF tn_tensor *tn_randn_gen(const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+TNDEF tn_tensor *tn_normal(double mean, double std, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+TNDEF tn_tensor *tn_uniform(double low, double high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+/* Integers uniform in [low, high). */
+TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *gen);
+/* 1 with probability p[i] (float tensor in [0, 1]), same shape and dtype as p. */
+TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen);
+TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen);
+TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* int64 as in PyTorch */
+/* Raw Philox block: 4 x uint32 for (key, counter). */
+TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
+    uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
+    uint32_t c2 = (uint32_t)counter_hi, c3 = (uint32_t)(counter_hi >> 32);
+    uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2;
+        k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+    }
+    out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+}
+/* One element of a draw from Philox(seed, counter), as both backends compute it (op is a
+   tn_random_op): UNIFORM a + (b-a)u (float32 outputs use 24 random bits, so the value
+   stays below b after rounding), NORMAL a + b z (Box-Muller), RANDINT low + (64 random
+   bits mod range) (range 0 stands for 2^64), exact in *iv. */
+TN_HD static inline double tn_philox_draw(int op, bool f32, uint64_t seed, uint64_t counter, double a, double b,
+                                          int64_t low, uint64_t range, int64_t *iv) {
+    uint32_t r[4];
+    tn_philox4x32(seed, 0, counter, r);
+    uint64_t hi = ((uint64_t)r[0] << 32) | r[1], lo = ((uint64_t)r[2] << 32) | r[3];
+    /* (double)(hi >> 11) exactly, from int32 pieces: loops over draws vectorise (no
+       packed uint64 -> double before AVX-512) */
+    double u53 = ((double)(int32_t)(r[0] >> 16) * 0x1.0p37 + (double)(int32_t)(r[0] & 0xFFFFu) * 0x1.0p21 + (double)(int32_t)(r[1] >> 11))
+                 * 0x1.0p-53, v;
+    *iv = 0;
+    if (op == 0) {          /* UNIFORM */
+        v = f32 ? a + (b - a) * (double)((float)(r[0] >> 8) * 0x1.0p-24f) : a + (b - a) * u53;
+        if (f32 && (float)v >= (float)b && b > a) v = nextafterf((float)b, (float)a);
+    } else if (op == 1) {   /* NORMAL */
+        double u1 = ((double)(lo >> 11) + 0.5) * 0x1.0p-53; /* in (0, 1): log is finite */
+        v = a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u53);
+    } else {                /* RANDINT */
+        *iv = (int64_t)((uint64_t)low + (range ? hi % range : hi));
+        v = (double)*iv;
+    }
+    return v;
+}
+
+/* ======================================================================= */
+/* 6. views & indexing                                                      */
+/* ======================================================================= */
+/* Views share storage with their input (no copy). Dims may be negative. */
+TNDEF tn_tensor *tn_view(tn_tensor *t, const int64_t *shape, int ndim);    /* one dim may be -1 */
+TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim); /* copies only when strides forbid a view */
+TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim);
+TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n);
+TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim);
+TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1);
+TNDEF tn_tensor *tn_t(tn_tensor *t);                                        /* 0-, 1- or 2-d transpose */
+TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t length);
+/* Python's t[start:stop:step] on one dim: negative start/stop count from the end and
+   are clamped; step > 0. Use TN_END for "to the end". */
+#define TN_END INT64_MAX
+TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
+TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index);      /* removes dim */
+TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim);  /* -1 keeps a size */
+TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other);
+TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim);
+TNDEF tn_tensor *tn_squeeze(tn_tensor *t);                                  /* all size-1 dims */
+TNDEF tn_tensor *tn_squeeze_dim(tn_tensor *t, int64_t dim);
+TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim);
+TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step);
+TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
+TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
+
+/* Gathering and scattering; index tensors are int64 (int32 accepted). Results are new tensors. */
+TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index);
+TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index);
+TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_scatter_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_scatter_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+/* Advanced indexing t[i0, i1, ...] as aten::index: indices[k] indexes dim k (NULL = ":");
+   integer tensors broadcast together, bool tensors select where true. */
+TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n);
+/* t[indices] = values (broadcast), or += with accumulate (duplicates add up). */
+TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
+TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
+TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value);
+TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value);
+TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask);   /* 1-D */
+TNDEF tn_tensor *tn_nonzero(tn_tensor *t);                          /* [n, ndim] int64 */
+TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b);
+
+/* Joining and splitting. split/chunk write up to max_out views into out and return
+   how many there are (or -1 on error). */
+TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim);
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
+TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
+TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
+TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
+TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
+TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
+TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
+TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
+TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
+/* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
+   n even; negative pads crop. */
+TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
+
+/* ======================================================================= */
+/* 7. elementwise & broadcasting                                            */
+/* ======================================================================= */
+/* Binary ops broadcast and promote dtypes as PyTorch. The *_scalar forms take a double:
+   an integral value acts as a Python int, any other as a Python float (so an int tensor
+   plus 2 stays int, plus 2.5 becomes float32). Pass tn_scalar()/tn_scalar_int() tensors
+   to the tensor forms to choose explicitly. Forms ending in _ write into their first
+   argument (whose shape and dtype must hold the result) and return it (a new reference). */
+TNDEF tn_tensor *tn_add(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_add_alpha(tn_tensor *a, tn_tensor *b, double alpha);   /* a + alpha*b */
+TNDEF tn_tensor *tn_sub(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_sub_alpha(tn_tensor *a, tn_tensor *b, double alpha);   /* a - alpha*b */
+TNDEF tn_tensor *tn_mul(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_div(tn_tensor *a, tn_tensor *b);            /* true division: ints give float */
+TNDEF tn_tensor *tn_floor_divide(tn_tensor *a, tn_tensor *b);   /* rounds toward -inf */
+TNDEF tn_tensor *tn_remainder(tn_tensor *a, tn_tensor *b);      /* sign of b, as Python's % */
+TNDEF tn_tensor *tn_fmod(tn_tensor *a, tn_tensor *b);           /* sign of a, as C's fmod */
+TNDEF tn_tensor *tn_pow(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_atan2(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_maximum(tn_tensor *a, tn_tensor *b);        /* NaN propagates */
+TNDEF tn_tensor *tn_minimum(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_eq(tn_tensor *a, tn_tensor *b);             /* comparisons give bool */
+TNDEF tn_tensor *tn_ne(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_lt(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_le(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_gt(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_ge(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logical_and(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logical_or(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b);    /* integer and bool */
+TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b);
+
+TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_rsub_scalar(tn_tensor *a, double b);        /* b - a */
+TNDEF tn_tensor *tn_mul_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_div_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_pow_scalar(tn_tensor *a, double exponent);
+TNDEF tn_tensor *tn_rpow_scalar(double base, tn_tensor *exponent);
+TNDEF tn_tensor *tn_remainder_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_floor_divide_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_eq_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_ne_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_lt_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_le_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_gt_scalar(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_ge_scalar(tn_tensor *a, double b);
+
+TNDEF tn_tensor *tn_add_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_add_alpha_(tn_tensor *a, tn_tensor *b, double alpha);
+TNDEF tn_tensor *tn_sub_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_mul_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_div_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_pow_(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_add_scalar_(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b);
+TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value);
+TNDEF tn_tensor *tn_zero_(tn_tensor *t);
+
+/* Unary math. Integer inputs of float functions (exp, sin, ...) give float32, as PyTorch. */
+TNDEF tn_tensor *tn_neg(tn_tensor *x);
+TNDEF tn_tensor *tn_abs(tn_tensor *x);
+TNDEF tn_tensor *tn_sign(tn_tensor *x);
+TNDEF tn_tensor *tn_exp(tn_tensor *x);
+TNDEF tn_tensor *tn_exp2(tn_tensor *x);
+TNDEF tn_tensor *tn_log(tn_tensor *x);
+TNDEF tn_tensor *tn_log2(tn_tensor *x);
+TNDEF tn_tensor *tn_log10(tn_tensor *x);
+TNDEF tn_tensor *tn_log1p(tn_tensor *x);
+TNDEF tn_tensor *tn_expm1(tn_tensor *x);
+TNDEF tn_tensor *tn_sqrt(tn_tensor *x);
+TNDEF tn_tensor *tn_rsqrt(tn_tensor *x);
+TNDEF tn_tensor *tn_square(tn_tensor *x);
+TNDEF tn_tensor *tn_reciprocal(tn_tensor *x);
+TNDEF tn_tensor *tn_sin(tn_tensor *x);
+TNDEF tn_tensor *tn_cos(tn_tensor *x);
+TNDEF tn_tensor *tn_tan(tn_tensor *x);
+TNDEF tn_tensor *tn_asin(tn_tensor *x);
+TNDEF tn_tensor *tn_acos(tn_tensor *x);
+TNDEF tn_tensor *tn_atan(tn_tensor *x);
+TNDEF tn_tensor *tn_sinh(tn_tensor *x);
+TNDEF tn_tensor *tn_cosh(tn_tensor *x);
+TNDEF tn_tensor *tn_tanh(tn_tensor *x);
+TNDEF tn_tensor *tn_sigmoid(tn_tensor *x);
+TNDEF tn_tensor *tn_relu(tn_tensor *x);
+TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx);     /* approximate='none' | 'tanh' */
+TNDEF tn_tensor *tn_silu(tn_tensor *x);
+TNDEF tn_tensor *tn_softplus(tn_tensor *x, double beta, double threshold); /* PyTorch: beta 1, threshold 20 */
+TNDEF tn_tensor *tn_erf(tn_tensor *x);
+TNDEF tn_tensor *tn_erfc(tn_tensor *x);
+TNDEF tn_tensor *tn_floor(tn_tensor *x);
+TNDEF tn_tensor *tn_ceil(tn_tensor *x);
+TNDEF tn_tensor *tn_round(tn_tensor *x);                       /* half to even */
+TNDEF tn_tensor *tn_trunc(tn_tensor *x);
+TNDEF tn_tensor *tn_frac(tn_tensor *x);
+TNDEF tn_tensor *tn_logical_not(tn_tensor *x);
+TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x);
+TNDEF tn_tensor *tn_isnan(tn_tensor *x);
+TNDEF tn_tensor *tn_isinf(tn_tensor *x);
+TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
+TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf);
+/* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
+TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
+TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
+TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
+TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
+TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
+TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1/t2 */
+TNDEF tn_tensor *tn_neg_(tn_tensor *x);
+TNDEF tn_tensor *tn_exp_(tn_tensor *x);
+TNDEF tn_tensor *tn_relu_(tn_tensor *x);
+TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
+TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
+TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
+TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
+TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
+TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
+TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight);
+/* Torch's result_type over n operands (0-d and wrapped numbers weigh less). */
+TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
+/* Broadcast shape of a and b into out (TN_MAX_DIMS entries); returns ndim or -1 with an error. */
+TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out);
+/* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
+TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
+
+/* ======================================================================= */
+/* 8. reductions                                                            */
+/* ======================================================================= */
+/* Forms without dims reduce all elements to a 0-d tensor. dims lists may hold negative
+   dims; TN_DIMS(0, 2) writes (dims, n). Sums and products of integers and bools give
+   int64; mean, var, std, norm and logsumexp need floating input. */
+TNDEF tn_tensor *tn_sum(tn_tensor *x);
+TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_mean(tn_tensor *x);
+TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_prod(tn_tensor *x);
+TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
+TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
+TNDEF tn_tensor *tn_min(tn_tensor *x);
+/* Values and (if indices != NULL) int64 indices of the first extreme along dim;
+   *indices follows the same ownership rule as the result. */
+TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_argmax(tn_tensor *x);       /* index into the flattened tensor */
+TNDEF tn_tensor *tn_argmin(tn_tensor *x);
+TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim);
+TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* var/std with Bessel-style correction (PyTorch's default is 1). */
+TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
+TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
+TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
+TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
+TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d */
+TNDEF tn_tensor *tn_any(tn_tensor *x);
+TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
+TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* Sorted values along dim (stable; NaN counts as largest); indices as in tn_max_dim. */
+TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);
+TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
+/* The k largest (or smallest) along dim, sorted. */
+TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
+
+/* ======================================================================= */
+/* 9. linear algebra                                                        */
+/* ======================================================================= */
+/* matmul as torch.matmul: 1-D operands are promoted and the added dim removed; batch
+   dims broadcast. Both operands must share a dtype. Transposed views are used as they
+   are (no copy). */
+TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_mm(tn_tensor *a, tn_tensor *b);       /* [n,k] @ [k,m] */
+TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b);      /* [B,n,k] @ [B,k,m] */
+TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v);       /* [n,k] @ [k] */
+TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b);      /* 1-D . 1-D -> 0-d */
+TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b);    /* [n] x [m] -> [n,m] */
+/* beta*input + alpha*(m1 @ m2); input broadcasts to the result. */
+TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha);
+TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha);
+
+/* ======================================================================= */
+/* 10. nn functional                                                        */
+/* ======================================================================= */
+/* Scalar activations shared by the CPU kernels and tensor_cuda.cu (one formula each). */
+#define TN__DEFINE_ACTIVATIONS(T, S, F) \
+    TN_HD static inline T tn_sigmoid_##S(T x) { \
+        return x >= 0 ? (T)1 / ((T)1 + exp##F(-x)) : exp##F(x) / ((T)1 + exp##F(x)); } \
+    TN_HD static inline T tn_silu_##S(T x) { return x * tn_sigmoid_##S(x); } \
+    TN_HD static inline T tn_gelu_##S(T x) { return (T)0.5 * x * ((T)1 + erf##F(x * (T)0.70710678118654752440)); } \
+    TN_HD static inline T tn_gelu_tanh_##S(T x) { \
+        return (T)0.5 * x * ((T)1 + tanh##F((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))); } \
+    /* softplus = log(1 + exp(beta x)) / beta, linear above threshold as PyTorch */ \
+    TN_HD static inline T tn_softplus_##S(T x, T beta, T threshold) { \
+        return x * beta > threshold ? x : log1p##F(exp##F(x * beta)) / beta; } \
+    TN_HD static inline T tn_leaky_relu_##S(T x, T slope) { return x > 0 ? x : x * slope; } \
+    /* elu, selu and celu: scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1)) */ \
+    TN_HD static inline T tn_elu_##S(T x, T alpha, T scale, T input_scale) { \
+        return x > 0 ? scale * x : scale * alpha * expm1##F(x * input_scale); } \
+    TN_HD static inline T tn_hardtanh_##S(T x, T lo, T hi) { return x < lo ? lo : x > hi ? hi : x; } \
+    TN_HD static inline T tn_mish_##S(T x) { return x * tanh##F(log1p##F(exp##F(x))); } \
+    TN_HD static inline T tn_hardsigmoid_##S(T x) { return tn_hardtanh_##S(x + (T)3, (T)0, (T)6) / (T)6; } \
+    TN_HD static inline T tn_hardswish_##S(T x) { return x * tn_hardsigmoid_##S(x); }
+TN__DEFINE_ACTIVATIONS(float, f32, f)
+TN__DEFINE_ACTIVATIONS(double, f64, )
+
+/* Numerically stable (max subtracted). Integer inputs give float32. */
+TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
+
+/* Activations beyond section 7's relu, gelu, silu, softplus, sigmoid, tanh (floating
+   inputs; PyTorch's defaults in the comments). */
+TNDEF tn_tensor *tn_relu6(tn_tensor *x);
+TNDEF tn_tensor *tn_leaky_relu(tn_tensor *x, double negative_slope);        /* 0.01 */
+TNDEF tn_tensor *tn_elu(tn_tensor *x, double alpha);                        /* 1.0 */
+TNDEF tn_tensor *tn_selu(tn_tensor *x);
+TNDEF tn_tensor *tn_celu(tn_tensor *x, double alpha);                       /* 1.0 */
+TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -1, 1 */
+TNDEF tn_tensor *tn_mish(tn_tensor *x);
+TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
+TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
+
+/* Linear layers: x [*, in], weight [out, in], bias [out] or NULL. */
+TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
+/* x1 [*, in1], x2 [*, in2], weight [out, in1, in2], bias [out] or NULL: x1^T W x2 + b. */
+TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *weight, tn_tensor *bias);
+
+/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose2d): x [N, C, *] or unbatched [C, *],
+   weight [O, C/groups, k...], bias [O] or NULL. Scalars apply to every spatial dim; the
+   _ex forms take one value per dim. padding TN_PAD_SAME is padding='same' (stride 1). */
+#define TN_PAD_SAME (-1)
+TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
+TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
+TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
+                              const int64_t dilation[2], int64_t groups);
+/* weight [C, O/groups, kh, kw]; output size (H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1. */
+TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
+                                     int64_t output_padding, int64_t groups, int64_t dilation);
+TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
+                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]);
+TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
+                                     int64_t output_padding, int64_t groups, int64_t dilation);
+/* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
+TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
+TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
+                           const int64_t padding[2], const int64_t stride[2]);
+
+/* Pooling over [N, C, *] or unbatched [C, *]. stride 0 means stride = kernel (PyTorch's
+   None). indices: NULL, or receives the int64 argmax positions (flat over each plane),
+   as return_indices=True. */
+TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
+TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
+TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
+                                  const int64_t dilation[2], bool ceil_mode, tn_tensor **indices);
+/* divisor_override 0: none. */
+TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
+TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
+TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
+                                  bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
+TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
+
+/* Normalisation. running_mean/var (NULL: none) are updated in place when training:
+   new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
+TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
+                               bool training, double momentum, double eps);   /* 0.1, 1e-5 */
+/* Normalises over the last n dims, which must equal normalized_shape. */
+TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps);
+TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
+TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
+                                  bool use_input_stats, double momentum, double eps);
+
+/* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
+   the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
+   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
+TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
+TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
+
+/* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
+   counts from V) gets no gradient. */
+TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight);
+TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx);
+/* int64 [*, num_classes]; num_classes -1: max + 1. */
+TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
+
+/* softmax(q k^T * scale + mask) v. q [*, L, E], k [*, S, E], v [*, S, Ev]; attn_mask NULL,
+   bool (true = may attend) or floating (added), broadcast to [*, L, S]; is_causal masks
+   j > i; scale 0 means 1/sqrt(E); dropout_p applies to the weights. */
+TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask,
+                                                 double dropout_p, bool is_causal, double scale);
+
+/* F.interpolate for [N, C, W] ("nearest", "linear") and [N, C, H, W] ("nearest", "bilinear"):
+   size (NULL: from scale_factor) or scale_factor (one value per spatial dim). */
+TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
+TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
+
+/* ---- losses ---- */
+/* torch.nn.functional's losses: same formulas, defaults, broadcasting and errors. Each is
+   a composite of the differentiable ops above, so gradients of any order (create_graph)
+   reach every floating argument, and the result's grad_fn has PyTorch's name
+   ("NllLossBackward0", "MseLossBackward0", ...). PyTorch's defaults are noted as (name=value). */
+typedef enum tn_reduction {
+    TN_REDUCTION_MEAN = 0, TN_REDUCTION_SUM, TN_REDUCTION_NONE,
+    TN_REDUCTION_BATCHMEAN  /* kl_div only: the sum divided by input's first size */
+} tn_reduction;
+/* (input - target)^2; target broadcasts with input. */
+TNDEF tn_tensor *tn_mse_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction);
+/* |input - target|; target broadcasts with input. */
+TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction);
+/* 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target; beta=1, >= 0; 0 gives l1). */
+TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta);
+/* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta (delta=1, > 0). */
+TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta);
+/* Negative log likelihood of log-probabilities input [N, C], [C] or [N, C, d1, ...] at int64
+   class indices target [N], [] or [N, d1, ...]: no weight, ignore_index=-100, mean. */
+TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target);
+/* weight: NULL or [C] (input's dtype). Targets equal to ignore_index count nowhere; the mean
+   divides by the summed weights of the other targets (NaN when there are none). */
+TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction);
+/* nll_loss(log_softmax(input, class dim), target) with F.cross_entropy's defaults. */
+TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target);
+/* target: int64 class indices, or floating class probabilities of input's shape (then
+   ignore_index must be -100). label_smoothing in [0, 1] mixes in the uniform distribution. */
+TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing);
+/* -w (t log(x) + (1 - t) log(1 - x)), logs clamped at -100; input in [0, 1], target of
+   input's shape and dtype; weight NULL or broadcastable to input. */
+TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction);
+/* binary_cross_entropy(sigmoid(input), target) in a numerically stable form; pos_weight
+   (NULL or broadcastable to target, e.g. [C]) weighs the positive term. */
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction reduction);
+/* target (log(target) - input) for log-probabilities input (exp(target) (target - input) with
+   log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL divergence. */
+TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target);
+/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim (torch 1.13's form), x1 and x2
+   broadcast together (dim=1, eps=1e-8). */
+TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim, double eps);
+/* 1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1 (0 elsewhere);
+   x1, x2 [N, D] with target [N], or [D] with a 0-d target (margin=0). */
+TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
+/* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting (margin=0). */
+TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
+
+/* ======================================================================= */
+/* 11. autograd engine                                                      */
+/* ======================================================================= */
+/* Tape-based reverse mode as PyTorch's: an op on inputs that require grad records a
+   node (op, edges to its inputs' nodes or leaves, saved tensors) in the result's
+   grad_fn; tn_backward walks the nodes in reverse topological order, iteratively, and
+   accumulates into leaves' .grad. Backward formulas use the library's own ops, so
+   create_graph gives higher-order gradients. Only floating tensors require grad. */
+TNDEF bool tn_requires_grad(const tn_tensor *t);
+/* Set requires_grad on a leaf (floating dtypes only); 0 or -1 with an error. */
+TNDEF int tn_requires_grad_(tn_tensor *t, bool requires_grad);
+TNDEF bool tn_is_leaf(const tn_tensor *t);          /* no grad_fn (made by the user, or detached) */
+/* Accessor: the tensor's .grad, borrowed (NULL if none); for a non-leaf that called
+   tn_retain_grad, the gradient kept by its node. */
+TNDEF tn_tensor *tn_grad(const tn_tensor *t);
+TNDEF int tn_set_grad(tn_tensor *t, tn_tensor *grad);   /* .grad = grad (retained); NULL clears */
+TNDEF int tn_retain_grad(tn_tensor *t);             /* keep the gradient of a non-leaf in tn_grad */
+TNDEF bool tn_retains_grad(const tn_tensor *t);     /* whether tn_retain_grad was called on this non-leaf */
+TNDEF const char *tn_grad_fn_name(const tn_tensor *t); /* "MulBackward0", ... or NULL for a leaf */
+TNDEF int tn_detach_(tn_tensor *t);                 /* drop t's history in place: it becomes a leaf */
+
+/* Grad mode is per thread and nests: no_grad_begin/end, enable_grad_begin/end. */
+TNDEF void tn_no_grad_begin(void);
+TNDEF void tn_no_grad_end(void);
+TNDEF void tn_enable_grad_begin(void);
+TNDEF void tn_enable_grad_end(void);
+TNDEF bool tn_is_grad_enabled(void);
+
+typedef struct tn_backward_opts {
+    int _reserved;        /* lets TN_BACKWARD_OPTS() with no options be valid C */
+    bool retain_graph;    /* keep saved tensors for another backward */
+    bool create_graph;    /* record the backward pass itself (higher-order gradients) */
+    bool allow_unused;    /* tn_autograd_grad: an input the outputs do not depend on gives NULL, not an error */
+} tn_backward_opts;
+#ifndef __cplusplus
+#define TN_BACKWARD_OPTS(...) ((tn_backward_opts){._reserved = 0, __VA_ARGS__})
+#endif
+/* Backward from a one-element tensor (gradient 1). Returns 0 or -1 with an error. */
+TNDEF int tn_backward(tn_tensor *t);
+/* Backward from t with the given gradient (t's shape; NULL means ones for one element). */
+TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts);
+/* torch.autograd.grad: results[i] = d(sum outputs . grad_outputs)/d inputs[i] (new
+   references, same ownership rule as op results; NULL for unused inputs with
+   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched. */
+TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts);
+
+/* A hook sees the gradient flowing into t during backward and may replace it: return
+   a tensor (borrowed: the engine retains it, so the result of any op will do) or NULL
+   to keep the gradient. The engine calls hooks inside a scope: tensors a hook makes are
+   owned by that scope (a binding that keeps one must retain it). */
+
+typedef tn_tensor *(*tn_hook_fn)(tn_tensor *grad, void *user);
+TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user); /* a handle >= 0, or -1 */
+TNDEF int tn_remove_hook(tn_tensor *t, int handle);
+
+/* Custom differentiable ops ("extensions without pain"): forward computes the result from
+   the inputs (run under no_grad; it may keep tensors for backward with tn_ctx_save);
+   backward receives the result's gradient and writes grad_inputs[i] for each input that
+   needs one (or leaves NULL), using library ops, so create_graph works through it too.
+   Tensors either callback returns follow the usual rule (they may come from any op);
+   return 0 from backward, or -1 after recording an error. See examples/custom_op.c. */
+typedef struct tn_node tn_ctx;
+typedef tn_tensor *(*tn_custom_forward)(tn_ctx *ctx, tn_tensor *const *inputs, int n, void *user);
+typedef int (*tn_custom_backward)(tn_ctx *ctx, tn_tensor *grad_output, tn_tensor **grad_inputs, int n, void *user);
+TNDEF tn_tensor *tn_custom_op(const char *name, tn_custom_forward forward, tn_custom_backward backward,
+                              tn_tensor *const *inputs, int n, void *user);
+TNDEF int tn_ctx_save(tn_ctx *ctx, tn_tensor *t);          /* keep t for backward (version-checked) */
+TNDEF tn_tensor *tn_ctx_saved(tn_ctx *ctx, int i);         /* the i-th saved tensor, borrowed */
+TNDEF int tn_ctx_nsaved(tn_ctx *ctx);
+TNDEF bool tn_ctx_needs_grad(tn_ctx *ctx, int i);          /* whether input i needs a gradient */
+
+/* Debugging: names shown in graph dumps and messages; a Graphviz DOT dump of the graph
+   behind t (the caller frees it with tn_string_free); anomaly mode makes backward report
+   the first node whose gradient has a NaN, by name. */
+TNDEF int tn_set_name(tn_tensor *t, const char *name);     /* copied */
+TNDEF const char *tn_get_name(const tn_tensor *t);         /* borrowed, NULL if unnamed */
+TNDEF char *tn_graph_dot(tn_tensor *t);
+TNDEF void tn_set_detect_anomaly(bool enabled);
+TNDEF bool tn_is_anomaly_enabled(void);
+
+/* Compares analytical gradients (autograd) with central finite differences for every
+
+   input that requires grad (use float64). fn maps the inputs to one output tensor.
+   Returns true if all agree within atol + rtol*|numerical|; else false with the worst
+   element described in tn_last_error(). */
+typedef tn_tensor *(*tn_gradcheck_fn)(tn_tensor *const *inputs, int n, void *user);
+TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
+/* The same check for the gradients of the gradients (create_graph through every formula). */
+TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
+
+
+/* ======================================================================= */
+/* 12. modules                                                              */
+/* ======================================================================= */
+/* tn_dict: an ordered map from names to tensors (state dicts, optimizer state, the
+   contents of a safetensors file), plus string metadata. Keys are copied; values are
+   retained (a value may be NULL, as in a list of missing keys). Lookups are linear. */
+typedef struct tn_dict tn_dict;
+TNDEF tn_dict *tn_dict_new(void);
+TNDEF void tn_dict_free(tn_dict *d);                               /* releases its tensors */
+TNDEF int tn_dict_set(tn_dict *d, const char *key, tn_tensor *t);  /* retains t; an existing key keeps its place */
+TNDEF tn_tensor *tn_dict_get(const tn_dict *d, const char *key);   /* borrowed; NULL if absent (no error) */
+TNDEF bool tn_dict_contains(const tn_dict *d, const char *key);
+TNDEF int tn_dict_remove(tn_dict *d, const char *key);             /* 0, or -1 if absent (no error) */
+TNDEF int tn_dict_len(const tn_dict *d);
+TNDEF const char *tn_dict_key(const tn_dict *d, int i);            /* borrowed; NULL out of range */
+TNDEF tn_tensor *tn_dict_value(const tn_dict *d, int i);           /* borrowed */
+TNDEF tn_tensor *const *tn_dict_values(const tn_dict *d);          /* all values in order, borrowed */
+TNDEF int tn_dict_set_meta(tn_dict *d, const char *key, const char *value); /* string metadata (copied) */
+TNDEF const char *tn_dict_get_meta(const tn_dict *d, const char *key);      /* NULL if absent */
+TNDEF int tn_dict_meta_len(const tn_dict *d);
+TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i);
+
+/* Modules (nn.Module): a type (name, forward, ...) plus named parameters, buffers and
+   children, with PyTorch's state_dict names ("0.weight", "bn.running_mean"). Layers come
+   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as option
+   text, "stride=2, padding=1"). A module owns its children and retains its tensors;
+   tn_module_free frees the tree. A user module embeds tn_module as its first member,
+   allocates itself with tn_module_new and registers what it holds (examples/custom_module.c). */
+typedef struct tn_module tn_module;
+typedef struct tn_module_type {
+    const char *name;                                          /* PyTorch's class name, "Linear" */
+    tn_tensor *(*forward)(tn_module *m, tn_tensor *x);         /* one input, one output; NULL: none */
+    void (*destroy)(tn_module *m);                             /* frees what the type allocated itself; NULL: nothing */
+    void (*extra_repr)(tn_module *m, char *buf, size_t cap);   /* "in_features=4, out_features=2, bias=True"; NULL: none */
+} tn_module_type;
+typedef struct tn__slot tn__slot;
+struct tn_module {
+    const tn_module_type *type;
+    bool training;
+    int nparams, nbuffers, nchildren, cap[3];
+    tn__slot *params, *buffers, *children;   /* in registration order */
+};
+TNDEF tn_module *tn_module_new(const tn_module_type *type, size_t size);   /* zeroed, size >= sizeof(tn_module), training */
+TNDEF void tn_module_free(tn_module *m);                                    /* children first, then m's tensors and m */
+/* Register t as parameter name (retained; it becomes a leaf that requires grad); returns t, borrowed.
+   An existing name is replaced. */
+TNDEF tn_tensor *tn_module_register_parameter(tn_module *m, const char *name, tn_tensor *t);
+TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_tensor *t, bool persistent);
+TNDEF tn_module *tn_module_add(tn_module *m, const char *name, tn_module *child);  /* takes ownership of child; returns it */
+TNDEF tn_tensor *tn_module_forward(tn_module *m, tn_tensor *x);
+TNDEF tn_tensor *tn_module_get(const tn_module *m, const char *name);       /* parameter or buffer by dotted name, borrowed */
+TNDEF tn_module *tn_module_child(const tn_module *m, const char *name);     /* by dotted name ("encoder.layers.0") */
+TNDEF tn_module *tn_module_child_at(const tn_module *m, int i, const char **name);
+TNDEF int tn_module_num_children(const tn_module *m);
+TNDEF const char *tn_module_name(const tn_module *m);                       /* its type's name */
+/* Recursive, in PyTorch's order, values are the tensors themselves; the caller frees the dict. */
+TNDEF tn_dict *tn_module_named_parameters(const tn_module *m);
+TNDEF tn_dict *tn_module_named_buffers(const tn_module *m);
+TNDEF tn_dict *tn_module_state_dict(const tn_module *m);                    /* parameters and persistent buffers, detached */
+/* Copy sd's tensors into the module's (no autograd). strict: missing or unexpected keys are
+   an error; otherwise their names go into missing/unexpected (either may be NULL). A shape
+   mismatch is always an error. On error nothing is loaded. */
+TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected);
+TNDEF void tn_module_train(tn_module *m, bool mode);                        /* recursive */
+TNDEF void tn_module_eval(tn_module *m);
+TNDEF void tn_module_zero_grad(tn_module *m);                               /* .grad = NULL on every parameter */
+TNDEF int64_t tn_module_num_parameters(const tn_module *m);                 /* elements over all parameters */
+typedef void (*tn_module_fn)(tn_module *m, void *user);
+TNDEF void tn_module_apply(tn_module *m, tn_module_fn fn, void *user);      /* children first, then m, as PyTorch */
+TNDEF char *tn_module_repr(const tn_module *m);                             /* print(model); free with tn_string_free */
+TNDEF int tn_module_to(tn_module *m, tn_device device);                     /* moves every parameter and buffer in place */
+TNDEF int tn_module_to_dtype(tn_module *m, tn_dtype dtype);                 /* floating parameters and buffers */
+
+/* nn.init: in place, no autograd, from the default generator. */
+TNDEF double tn_init_calculate_gain(const char *nonlinearity, double param); /* param: leaky_relu's slope (NAN: 0.01) */
+TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b);
+TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std);
+TNDEF int tn_init_constant_(tn_tensor *t, double value);
+TNDEF int tn_init_zeros_(tn_tensor *t);
+TNDEF int tn_init_ones_(tn_tensor *t);
+TNDEF int tn_init_xavier_uniform_(tn_tensor *t, double gain);
+TNDEF int tn_init_xavier_normal_(tn_tensor *t, double gain);
+/* mode "fan_in" | "fan_out"; nonlinearity as calculate_gain (a: leaky_relu's slope). */
+TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
+TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
+TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
+TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
+
+/* Layers: PyTorch's constructor arguments; options are the keyword arguments as text.
+   Initialisation as PyTorch's reset_parameters. */
+TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
+TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
+TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
+
+/* options: stride, padding (n, (h, w), 'same', 'valid'), dilation, groups, bias, padding_mode ('zeros'), kernel_size=(h, w) */
+TNDEF tn_module *tn_nn_conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* options: stride, padding, output_padding, groups, bias, dilation, kernel_size=(h, w) */
+TNDEF tn_module *tn_nn_conv_transpose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
+TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_max_pool1d(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool1d(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
+/* options: eps, momentum (None: cumulative average), affine, track_running_stats */
+TNDEF tn_module *tn_nn_batch_norm1d(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm2d(int64_t num_features, const char *options);
+/* options: eps, elementwise_affine, bias */
+TNDEF tn_module *tn_nn_layer_norm(const int64_t *normalized_shape, int n, const char *options);
+/* options: eps, affine */
+TNDEF tn_module *tn_nn_group_norm(int64_t num_groups, int64_t num_channels, const char *options);
+TNDEF tn_module *tn_nn_dropout(double p);
+TNDEF tn_module *tn_nn_dropout2d(double p);
+/* options: padding_idx */
+TNDEF tn_module *tn_nn_embedding(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
+TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
+TNDEF tn_module *tn_nn_identity(void);
+/* Activations as modules: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
+   "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax",
+   "LogSoftmax", with their keyword arguments ("negative_slope=0.2", "approximate='tanh'", "dim=1"). */
+TNDEF tn_module *tn_nn_activation(const char *name, const char *options);
+TNDEF tn_module *tn_nn_relu(void);
+TNDEF tn_module *tn_nn_tanh(void);
+TNDEF tn_module *tn_nn_sigmoid(void);
+TNDEF tn_module *tn_nn_gelu(void);
+/* Containers. tn_nn_sequential(a, b, c) (C; C++ and bindings call tn_nn_sequential_n) names
+   its children "0", "1", ...; if any is NULL (a failed constructor) all are freed. */
+TNDEF tn_module *tn_nn_sequential_n(tn_module *const *mods, int n);
+#ifndef __cplusplus
+#define tn_nn_sequential(...) tn_nn_sequential_n((tn_module *const[]){__VA_ARGS__}, (int)(sizeof((tn_module *const[]){__VA_ARGS__}) / sizeof(tn_module *)))
+#endif
+TNDEF tn_module *tn_nn_sequential_append(tn_module *seq, tn_module *m);   /* also for ModuleList; returns m */
+TNDEF tn_module *tn_nn_module_list(void);                                  /* no forward */
+TNDEF tn_module *tn_nn_module_dict(void);                                  /* add with tn_module_add; no forward */
+
+/* ---- recurrent and attention modules ---- */
+/* Functional RNN cells (torch.rnn_tanh_cell, torch.lstm_cell, torch.gru_cell): one time step.
+   x [N, in] or unbatched [in]; h and c [N, H] or [H]; w_ih [G*H, in], w_hh [G*H, H], b_ih and
+   b_hh [G*H] or NULL. Gates in PyTorch's order: LSTM (i, f, g, o), G = 4; GRU (r, z, n), G = 3,
+   with n = tanh(W_in x + b_in + r * (W_hn h + b_hn)); plain RNN G = 1. Differentiable. */
+TNDEF tn_tensor *tn_rnn_tanh_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh);
+TNDEF tn_tensor *tn_rnn_relu_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh);
+/* Returns h'; *c_out (may be NULL) receives c', under the same ownership rule. */
+TNDEF tn_tensor *tn_lstm_cell(tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh,
+                              tn_tensor **c_out);
+TNDEF tn_tensor *tn_gru_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh);
+
+/* nn.RNN / nn.LSTM / nn.GRU. options: num_layers=1, bias=True, batch_first=False, dropout=0
+   (between layers, when training), bidirectional=False; nonlinearity='tanh'|'relu' (RNN only);
+   proj_size=0 (LSTM only). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+   (weight_hr_l{k} with proj_size), "_reverse" for the backward direction; all U(-1/sqrt(hidden),
+   1/sqrt(hidden)). The module's single-input forward returns the output only. */
+TNDEF tn_module *tn_nn_rnn(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru(int64_t input_size, int64_t hidden_size, const char *options);
+/* RNN and GRU: x [L, N, H_in] ([N, L, H_in] with batch_first) or unbatched [L, H_in]; h0
+   [D*num_layers, N, H_out] or [D*num_layers, H_out], NULL = zeros. Returns the output
+   [L, N, D*H_out] ([N, L, D*H_out], [L, D*H_out]); *h_n (may be NULL) receives the final
+   states, shaped as h0. D = 2 when bidirectional. */
+TNDEF tn_tensor *tn_nn_rnn_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor **h_n);
+/* LSTM: as tn_nn_rnn_forward with the cell state c0 [D*num_layers, N, hidden] (h0 and c0 both
+   given or both NULL); H_out is proj_size when set. */
+TNDEF tn_tensor *tn_nn_lstm_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n);
+/* nn.RNNCell (options: bias, nonlinearity), nn.LSTMCell, nn.GRUCell (option: bias); parameters
+   weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL states are zeros. */
+TNDEF tn_module *tn_nn_rnn_cell(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_cell(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_cell(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_tensor *tn_nn_rnn_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* RNNCell (or GRUCell) */
+TNDEF tn_tensor *tn_nn_lstm_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor **c_out);
+TNDEF tn_tensor *tn_nn_gru_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* GRUCell (or RNNCell) */
+
+/* nn.MultiheadAttention. options: dropout=0, bias=True, add_bias_kv=False, add_zero_attn=False,
+   kdim=None, vdim=None, batch_first=False. Parameters as PyTorch's state dict: in_proj_weight
+   [3E, E] (xavier_uniform; q_proj_weight, k_proj_weight, v_proj_weight when kdim or vdim differ
+   from E), in_proj_bias [3E] (zeros), bias_k, bias_v [1, 1, E] (add_bias_kv), child out_proj. */
+TNDEF tn_module *tn_nn_multihead_attention(int64_t embed_dim, int64_t num_heads, const char *options);
+/* q [L, N, E], k [S, N, kdim], v [S, N, vdim] ([N, L, E] ... with batch_first) or unbatched
+   [L, E], [S, kdim], [S, vdim]. key_padding_mask [N, S] / [S] and attn_mask [L, S] or
+   [N*num_heads, L, S]: bool masks are True where attention is NOT allowed (the opposite of
+   tn_scaled_dot_product_attention's bool mask); floating masks are added to the scores. is_causal
+   with attn_mask NULL masks keys after the query position (with attn_mask, the mask is used).
+   Returns [L, N, E] (as q); with need_weights, *attn_weights (may be NULL) receives the
+   attention weights [N, L, S] averaged over heads or [N, num_heads, L, S] (unbatched: no N). */
+TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *key_padding_mask,
+                                   tn_tensor *attn_mask, bool need_weights, bool average_attn_weights, bool is_causal,
+                                   tn_tensor **attn_weights);
+/* nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal, 0 elsewhere. */
+TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype);
+
+/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer. options: dim_feedforward=2048,
+   dropout=0.1, activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=False,
+   norm_first=False, bias=True. Children as PyTorch's (self_attn, [multihead_attn,] linear1,
+   dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2[, dropout3]). Masks as
+   tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask. */
+TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options);
+TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask,
+                                                         tn_tensor *src_key_padding_mask, bool is_causal);
+TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options);
+TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
+                                                         tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
+                                                         tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
+/* nn.TransformerEncoder / nn.TransformerDecoder: children "layers" (a ModuleList of num_layers
+   deep copies of layer, all starting with its weights, as PyTorch's _get_clones) and "norm" (if
+   not NULL). Both modules are taken over: layer is freed after copying, norm becomes the child;
+   on error both are freed. */
+TNDEF tn_module *tn_nn_transformer_encoder(tn_module *encoder_layer, int64_t num_layers, tn_module *norm);
+TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask,
+                                                   bool is_causal);
+TNDEF tn_module *tn_nn_transformer_decoder(tn_module *decoder_layer, int64_t num_layers, tn_module *norm);
+TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
+                                                   tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
+                                                   tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
+
+/* ======================================================================= */
+/* 13. optimizers                                                           */
+/* ======================================================================= */
+/* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
+   float64, CPU) from their .grad. Options are PyTorch's keyword arguments as text, with
+   PyTorch's names and defaults ("lr=0.01, momentum=0.9, nesterov=True"); an unknown name,
+   a wrong kind of value or an invalid value is an error. An optimizer retains its
+   parameters until tn_optim_free. A scheduler borrows its optimizer (which must outlive
+   it) and writes the groups' "lr". Guide: docs/optim.md. */
+typedef struct tn_optim tn_optim;
+/* kind: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+   "RAdam", "LBFGS". params: leaf tensors that require grad (borrowed; the optimizer
+   retains them), one group. NULL with an error on a bad kind, option or parameter. */
+TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options);
+TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay);
+TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr);
+TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay);
+/* A new parameter group: options override the optimizer's defaults (the options it was
+   created with). 0, or -1 with an error (a parameter already in a group; LBFGS). */
+TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+TNDEF int tn_optim_num_groups(const tn_optim *o);
+TNDEF int tn_optim_num_params(const tn_optim *o);             /* across groups, in PyTorch's numbering */
+TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i);     /* the i-th parameter, borrowed */
+/* param_groups[group][name]: "lr", "momentum", "betas[0]", "betas[1]", bools as 0/1,
+   "initial_lr" once a scheduler set it, ... NAN with an error if unknown. */
+TNDEF double tn_optim_get(const tn_optim *o, int group, const char *name);
+/* param_groups[group][name] = value, read by the next step (not validated, as in
+   PyTorch). Names are the group's options and the schedulers' keys (initial_lr, max_lr,
+   min_lr, max_momentum, base_momentum); anything else is an error (catches typos). */
+TNDEF int tn_optim_set(tn_optim *o, int group, const char *name, double value);
+/* One update of every parameter that has a .grad (the others are skipped), without
+   recording autograd; state (exp_avg, ...) is created on a parameter's first update.
+   0, or -1 with an error. LBFGS needs tn_optim_step_closure. */
+TNDEF int tn_optim_step(tn_optim *o);
+/* Re-evaluates the model (zero_grad, forward, backward) and returns the loss, or NAN
+   after recording an error (a NaN from the closure counts as its error). */
+typedef double (*tn_closure)(void *user);
+/* optimizer.step(closure): the closure runs with grad mode on, then the update (LBFGS
+   calls it several times). Returns the first loss; NAN on error (and when the closure
+   returned NaN: nothing is updated then). closure NULL (not for LBFGS) = tn_optim_step,
+   returning 0. */
+TNDEF double tn_optim_step_closure(tn_optim *o, tn_closure closure, void *user);
+TNDEF void tn_optim_zero_grad(tn_optim *o);                   /* .grad = NULL on every parameter (set_to_none=True) */
+TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none); /* false: zero the grads in place (detached) */
+/* optimizer.state[param i][name] ("exp_avg", "step", ...), borrowed; NULL if absent
+   (no error). LBFGS keeps its state as PyTorch does, under parameter 0, but only
+   tn_optim_state_dict shows it. */
+TNDEF tn_tensor *tn_optim_state(const tn_optim *o, int param, const char *name);
+/* optimizer.state_dict() flattened: "state.<i>.<name>" (copies; "step" a 0-d float32)
+   and "param_groups.<g>.<option>" (0-d float64; betas as ".betas.0"/".betas.1", bools
+   0/1, "params" a 1-d int64 of indices; words such as line_search_fn in the metadata).
+   The caller frees it with tn_dict_free. */
+TNDEF tn_dict *tn_optim_state_dict(const tn_optim *o);
+/* Replaces state and group options by copies of sd's (group count and sizes, option
+   names, state names and shapes must match; nothing changes on error). 0 or -1. */
+TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd);
+TNDEF void tn_optim_free(tn_optim *o);                         /* NULL is a no-op */
+
+/* LR schedulers (torch.optim.lr_scheduler). Creating one performs PyTorch's initial
+   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. */
+typedef struct tn_lr_scheduler tn_lr_scheduler;
+/* kind: "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+   "CosineAnnealingWarmRestarts", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR",
+   "ReduceLROnPlateau"; options as PyTorch's ("step_size=30, gamma=0.1",
+   "milestones=(30, 80)", "max_lr=0.1, total_steps=1000", "mode='max', patience=5"). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options);
+/* LambdaLR: lr = initial_lr * lr_lambda(epoch, group, user). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user);
+/* SequentialLR: schedulers[i] runs from milestones[i-1] (n schedulers, n-1 milestones).
+   Takes ownership of the schedulers, also on error (they are freed then). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_sequential(tn_optim *o, tn_lr_scheduler *const *schedulers, int n, const int64_t *milestones);
+TNDEF int tn_lr_scheduler_step(tn_lr_scheduler *s);             /* scheduler.step(); 0 or -1 */
+TNDEF int tn_lr_scheduler_step_metric(tn_lr_scheduler *s, double metric);  /* ReduceLROnPlateau.step(metric) (others: error) */
+TNDEF double tn_lr_scheduler_get_last_lr(const tn_lr_scheduler *s, int group); /* NAN with an error if no such group */
+TNDEF int64_t tn_lr_scheduler_last_epoch(const tn_lr_scheduler *s);
+TNDEF void tn_lr_scheduler_free(tn_lr_scheduler *s);           /* NULL is a no-op */
+
+/* torch.nn.utils.clip_grad_norm_: scales the grads so that their joint norm is at most
+   max_norm (coefficient max_norm / (norm + 1e-6), as PyTorch); returns the total norm
+   before clipping (NAN on error). norm_type INFINITY for the max-norm. Parameters
+   without a grad are skipped (none: returns 0). */
+TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm, double norm_type);
+TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value); /* grads clamped to [-clip_value, clip_value] */
+
+/* Update rules, one element at a time, shared by the CPU step and tensor_cuda.cu. Each
+   follows the tensor ops of PyTorch 2's _single_tensor_<optimizer> in order, with the
+   per-step scalars (bias corrections, step sizes) computed by the caller in double and
+   passed in the element type, as PyTorch's kernels receive them. State arguments are
+   read and written; the new parameter value is returned. */
+#define TN_OPTF_MAXIMIZE 1        /* the gradient is negated first */
+#define TN_OPTF_WEIGHT_DECAY 2    /* weight_decay != 0: grad += weight_decay * param */
+#define TN_OPTF_MOMENTUM 4        /* SGD: momentum != 0; RMSprop: momentum > 0 */
+#define TN_OPTF_NESTEROV 8
+#define TN_OPTF_FIRST 16          /* SGD: no momentum buffer yet (it starts as the gradient) */
+#define TN_OPTF_AMSGRAD 32
+#define TN_OPTF_CENTERED 64
+#define TN_OPTF_DECOUPLED 128     /* AdamW, NAdam/RAdam decoupled_weight_decay: param *= 1 - lr*weight_decay */
+#define TN_OPTF_RECTIFY 256       /* RAdam: rho_t > 5 */
+#define TN__DEFINE_OPTIM_RULES(T, S, F) \
+    /* torch.lerp(a, b, w), exact at both ends */ \
+    TN_HD static inline T tn_optim_lerp_##S(T a, T b, T w) { \
+        return fabs##F(w) < (T)0.5 ? a + w * (b - a) : b - (b - a) * ((T)1 - w); } \
+    /* torch.maximum: NaN propagates */ \
+    TN_HD static inline T tn_optim_max_##S(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; } \
+    TN_HD static inline T tn__optim_grad_##S(T *p, T g, T wd, T decay, int f) { \
+        if (f & TN_OPTF_MAXIMIZE) g = -g; \
+        if (f & TN_OPTF_DECOUPLED) *p = *p * decay; \
+        else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p; \
+        return g; } \
+    TN_HD static inline T tn_sgd_update_##S(T p, T g, T *buf, T lr, T momentum, T one_minus_dampening, T wd, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        if (f & TN_OPTF_MOMENTUM) { \
+            T b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g; \
+            *buf = b; \
+            g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b; \
+        } \
+        return p + (-lr) * g; } \
+    /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */ \
+    TN_HD static inline T tn_adam_update_##S(T p, T g, T *m, T *v, T *vmax, T wd, T decay, T one_minus_beta1, \
+                                             T beta2, T one_minus_beta2, T bias_correction2_sqrt, T eps, T neg_step_size, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
+        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
+        *v = *v * beta2 + one_minus_beta2 * g * g; \
+        T den; \
+        if (f & TN_OPTF_AMSGRAD) { *vmax = tn_optim_max_##S(*vmax, *v); den = sqrt##F(*vmax) / bias_correction2_sqrt + eps; } \
+        else den = sqrt##F(*v) / bias_correction2_sqrt + eps; \
+        return p + neg_step_size * *m / den; } \
+    TN_HD static inline T tn_rmsprop_update_##S(T p, T g, T *square_avg, T *grad_avg, T *buf, T wd, T alpha, \
+                                                T one_minus_alpha, T eps, T momentum, T lr, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        *square_avg = *square_avg * alpha + one_minus_alpha * g * g; \
+        T avg; \
+        if (f & TN_OPTF_CENTERED) { \
+            *grad_avg = tn_optim_lerp_##S(*grad_avg, g, one_minus_alpha); \
+            avg = sqrt##F(*square_avg + (T)-1 * *grad_avg * *grad_avg); \
+        } else avg = sqrt##F(*square_avg); \
+        avg = avg + eps; \
+        if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return p + (-lr) * *buf; } \
+        return p + (-lr) * g / avg; } \
+    /* clr = lr / (1 + (step - 1) * lr_decay) */ \
+    TN_HD static inline T tn_adagrad_update_##S(T p, T g, T *sum, T wd, T eps, T clr, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        *sum = *sum + (T)1 * g * g; \
+        return p + (-clr) * g / (sqrt##F(*sum) + eps); } \
+    TN_HD static inline T tn_adadelta_update_##S(T p, T g, T *square_avg, T *acc_delta, T wd, T rho, \
+                                                 T one_minus_rho, T eps, T lr, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        *square_avg = *square_avg * rho + one_minus_rho * g * g; \
+        T std = sqrt##F(*square_avg + eps); \
+        T delta = sqrt##F(*acc_delta + eps) / std * g; \
+        *acc_delta = *acc_delta * rho + one_minus_rho * delta * delta; \
+        return p + (-lr) * delta; } \
+    /* clr = lr / (1 - beta1^step) */ \
+    TN_HD static inline T tn_adamax_update_##S(T p, T g, T *m, T *exp_inf, T wd, T one_minus_beta1, T beta2, \
+                                               T eps, T clr, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
+        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
+        *exp_inf = tn_optim_max_##S(*exp_inf * beta2, fabs##F(g) + eps); \
+        return p + (-clr) * *m / *exp_inf; } \
+    /* c_grad = -lr (1 - mu) / (1 - mu_product), c_avg = -lr mu_next / (1 - mu_product mu_next) */ \
+    TN_HD static inline T tn_nadam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T one_minus_beta1, T beta2, \
+                                              T one_minus_beta2, T bias_correction2, T eps, T c_grad, T c_avg, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
+        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
+        *v = *v * beta2 + one_minus_beta2 * g * g; \
+        T den = sqrt##F(*v / bias_correction2) + eps; \
+        p = p + c_grad * g / den; \
+        return p + c_avg * *m / den; } \
+    /* rect: the variance rectification term, used with TN_OPTF_RECTIFY */ \
+    TN_HD static inline T tn_radam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T one_minus_beta1, T beta2, \
+                                              T one_minus_beta2, T bias_correction1, T lr, T bias_correction2_sqrt, \
+                                              T eps, T rect, int f) { \
+        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
+        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
+        *v = *v * beta2 + one_minus_beta2 * g * g; \
+        T corrected = *m / bias_correction1; \
+        if (f & TN_OPTF_RECTIFY) return p + (T)-1 * (corrected * lr * (bias_correction2_sqrt / (sqrt##F(*v) + eps)) * rect); \
+        return p + (T)-1 * (corrected * lr); }
+TN__DEFINE_OPTIM_RULES(float, f32, f)
+TN__DEFINE_OPTIM_RULES(double, f64, )
+/* How the step hands one parameter's update to a kernel (the CPU loop; a GPU kernel the
+   same way): the optimizer kind, the flags, and the scalars c[] in the order its
+   tn_<kind>_update function takes them after the state pointers. State buffers s0, s1,
+   s2 (contiguous, the parameter's shape and dtype, NULL if unused): SGD momentum_buffer;
+   Adam/AdamW exp_avg, exp_avg_sq, max_exp_avg_sq; RMSprop square_avg, momentum_buffer,
+   grad_avg; Adagrad sum; Adadelta square_avg, acc_delta; Adamax exp_avg, exp_inf; NAdam
+   and RAdam exp_avg, exp_avg_sq. */
+enum { TN__SGD, TN__ADAM, TN__ADAMW, TN__RMSPROP, TN__ADAGRAD, TN__ADADELTA, TN__ADAMAX, TN__NADAM, TN__RADAM,
+       TN__LBFGS, TN__NUM_OPTIMS };
+typedef struct tn__optk { int kind, flags; double c[12]; } tn__optk;
+/* One element's update for any kind: c the scalars (converted to T), a/b/e the element's
+   state s0/s1/s2 (or a scratch value when the slot is unused). */
+#define TN__DEFINE_OPTIM_APPLY(T, S) \
+    TN_HD static inline T tn_optim_apply_##S(int kind, int f, const T *c, T p, T g, T *a, T *b, T *e) { \
+        switch (kind) { \
+        case TN__SGD: return tn_sgd_update_##S(p, g, a, c[0], c[1], c[2], c[3], f); \
+        case TN__ADAM: case TN__ADAMW: return tn_adam_update_##S(p, g, a, b, e, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], f); \
+        case TN__RMSPROP: return tn_rmsprop_update_##S(p, g, a, e, b, c[0], c[1], c[2], c[3], c[4], c[5], f); \
+        case TN__ADAGRAD: return tn_adagrad_update_##S(p, g, a, c[0], c[1], c[2], f); \
+        case TN__ADADELTA: return tn_adadelta_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], f); \
+        case TN__ADAMAX: return tn_adamax_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], f); \
+        case TN__NADAM: return tn_nadam_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], f); \
+        case TN__RADAM: return tn_radam_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], f); \
+        default: return p; \
+        } }
+TN__DEFINE_OPTIM_APPLY(float, f32)
+TN__DEFINE_OPTIM_APPLY(double, f64)
+
+
+
+/* ======================================================================= */
+/* 14. data                                                                 */
+/* ======================================================================= */
+/* torch.utils.data: a dataset is a length and a way to get sample i as nitems tensors
+   (image, label, ...); a loader batches, shuffles with the seeded Philox generator and
+   prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
+
+       typedef struct { tn_dataset base; tn_tensor *x, *y; } my_ds;
+       static int64_t my_len(tn_dataset *d) { return tn_size(((my_ds *)d)->x, 0); }
+       static int my_get(tn_dataset *d, int64_t i, tn_tensor **items) {
+           my_ds *m = (my_ds *)d;
+           items[0] = tn_select(m->x, 0, i);       // results of library ops
+           items[1] = tn_select(m->y, 0, i);
+           return items[0] && items[1] ? 0 : -1;
+       }
+       my_ds ds = {{my_len, my_get, NULL, 2}, x, y};
+
+   get follows the ownership rule of any library function: it writes tensors that
+   library ops returned (while a scope is open, that scope owns them; the loader calls
+   get inside a scope it closes after collating). To hand out a tensor the dataset
+   holds, write a new reference to it such as tn_detach(t). With num_workers > 0, get
+   runs on several worker threads at once: reading shared tensors and calling library
+   ops is thread-safe; anything else the dataset mutates needs its own lock. On failure
+   get records an error (ops do) and returns -1. */
+typedef struct tn_dataset tn_dataset;
+struct tn_dataset {
+    int64_t (*len)(tn_dataset *ds);
+    int (*get)(tn_dataset *ds, int64_t index, tn_tensor **items);  /* writes nitems new references; 0 or -1 with an error */
+    void (*destroy)(tn_dataset *ds);                              /* frees the dataset (NULL: nothing to free) */
+    int nitems;
+};
+/* Checked calls of the two callbacks: the length (-1 with an error), and sample index
+   in [0, len) into items[0..nitems) (0; or -1 with an error and items all NULL). */
+TNDEF int64_t tn_dataset_len(tn_dataset *ds);
+TNDEF int tn_dataset_get(tn_dataset *ds, int64_t index, tn_tensor **items);
+/* TensorDataset: sample i is (tensors[0][i], ..., tensors[n-1][i]) as views; sizes along
+   dim 0 must agree. Retains the tensors. */
+TNDEF tn_dataset *tn_tensor_dataset(tn_tensor *const *tensors, int n);
+/* Subset: sample i is ds's sample indices[i] (indices copied, each in [0, len(ds))).
+   Borrows ds: free the subset first. */
+TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
+/* random_split: n subsets of ds (written to out[0..n)) over one random permutation.
+   lengths are counts summing to len(ds), or fractions summing to 1 (PyTorch's rule:
+   floor(len * frac) each, the remainder handed out one by one from the first). gen
+   NULL = the default generator. Deterministic for a seed (not PyTorch's permutation).
+   0, or -1 with an error and out untouched. */
+TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
+TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
+
+/* DataLoader. Options (PyTorch's names and defaults): "batch_size=1, shuffle=False,
+   drop_last=False, num_workers=0, prefetch_factor=2, seed=None". batch_size=None
+   yields samples one by one, uncollated. seed picks the loader's own shuffle generator
+   (None: the default generator, so tn_manual_seed decides); each epoch draws a new
+   permutation, the same for a seed whatever num_workers is. num_workers=0 loads in the
+   caller's thread; N > 0 starts N threads that load up to prefetch_factor * N batches
+   ahead (prefetch_factor may be given only with num_workers > 0, as in PyTorch). Batch
+   k is always the same samples, and batches arrive in order. Borrows ds (free the
+   loader first). One thread calls tn_loader_next. NULL on bad options. */
+typedef struct tn_loader tn_loader;
+TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options);
+/* Collate: samples[s * nitems + k] is item k of sample s; write nitems batch tensors
+   (results of library ops, as in get); 0 or -1 with an error. Runs on worker threads. */
+typedef int (*tn_collate_fn)(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
+/* The default: batch[k] = stack of item k of every sample along a new dim 0 (labels
+   that are 0-d tensors become a 1-d batch), as torch's default_collate. */
+TNDEF int tn_default_collate(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
+/* fn NULL restores the default. Refused in the middle of an epoch. 0 or -1. */
+TNDEF int tn_loader_set_collate(tn_loader *l, tn_collate_fn fn, void *user);
+TNDEF int64_t tn_loader_len(const tn_loader *l);                /* batches per epoch (-1 on error) */
+/* 1: a batch in batch[0..nitems) (new references); 0: the epoch is over (the next call
+   starts a new epoch, reshuffled); -1: error, e.g. from the dataset's get in a worker,
+   with that message (the failed batch is skipped: the next call goes on with the next). */
+TNDEF int tn_loader_next(tn_loader *l, tn_tensor **batch);
+TNDEF void tn_loader_free(tn_loader *l);        /* joins the workers, also mid-epoch; NULL is a no-op */
+
+/* IDX files (MNIST's format): magic 00 00 <type> <ndim>, big-endian u32 dims, big-endian
+   data. dtype from the type: uint8 -> U8, int32 -> I32, float32 -> F32, float64 -> F64,
+   int8 and int16 widened to I32. A gzip file (.gz) is read through zlib when built with
+   -DTENSOR_ZLIB (link -lz), refused otherwise. A damaged file is refused, never overread. */
+TNDEF tn_tensor *tn_read_idx(const char *path);
+/* A numeric CSV file as a [rows, cols] matrix. Options: "header=True, delimiter=',',
+   label_column=None, dtype=float32" (delimiter: one character or '\t'; dtype float32
+   or float64; label_column: an index, negative from the end, or a header name). The
+   label column is left out of the matrix; with labels non-NULL it is written there as
+   int64 [rows] (NULL when no label_column). Fields may be double-quoted; blank lines
+   are skipped. A cell that is not a number is an error naming its line and column. */
+TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels);
+/* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
+   plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
+   label int64 0-d. */
+TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train);
+
+/* ======================================================================= */
+/* 15. serialization & printing                                             */
+/* ======================================================================= */
+/* ---- safetensors ---- */
+/* The safetensors format (Hugging Face's; read and written by PyTorch's ecosystem): an
+   8-byte little-endian header size, a JSON header {"name": {"dtype": "F32", "shape":
+   [2, 3], "data_offsets": [begin, end]}, "__metadata__": {"key": "value"}}, then the
+   raw little-endian data. dtypes F32 F64 I32 I64 U8 BOOL F16 BF16; others (I8, U16, ...)
+   are refused with a message. Tensor names are the dict's keys, metadata its string
+   metadata. Writing orders tensors as the Python package does (by dtype alignment, then
+   name). Reading checks the whole header first (sizes, JSON syntax, duplicate names,
+   dtypes, shapes, offsets that must tile the data exactly) and refuses a damaged or
+   hostile file with a message, never reading outside it. */
+/* Write d's tensors (made contiguous, copied to the CPU) and metadata to path (through
+   a temporary file renamed over path, so a failed save leaves an old file intact). */
+TNDEF int tn_safetensors_save(const char *path, const tn_dict *d);
+/* Load a file memory-mapped (copy-on-write: the file is never written). The tensors
+   alias the mapping, which is unmapped when the last of them dies, so the dict may be
+   freed while its tensors live on. (A tensor whose data is not aligned to its element
+   size in the file is copied instead.) NULL with an error on a bad file. */
+TNDEF tn_dict *tn_safetensors_load(const char *path);
+TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size);  /* parse bytes in memory (tensors are copies) */
+/* The bytes tn_safetensors_save would write (size in *size); the caller frees them
+   with tn_string_free. */
+TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
+
+/* ---- checkpoints ---- */
+/* Training checkpoints: the model's state dict under "model.", the optimizer's under
+   "optim." (opt may be NULL) and the step, in one safetensors file written atomically
+   (a temporary file renamed over path). Loading restores all three exactly. */
+TNDEF int tn_checkpoint_save(const char *path, const tn_module *model, const tn_optim *opt, int64_t step);
+TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, int64_t *step);
+
+/* ---- printing ---- */
+/* PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)".
+   Summarised with "..." past 1000 elements. The string is the caller's: tn_string_free. */
+TNDEF char *tn_to_string(tn_tensor *t);
+TNDEF void tn_string_free(char *s);
+TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to stdout */
+
+/* ======================================================================= */
+/* 16. threading                                                            */
+/* ======================================================================= */
+/* Built with -fopenmp, CPU kernels split work of TN_PARALLEL_MIN elements or more among
+   the threads: GEMM (row blocks), the strided iterator's elementwise ops, copies and fills
+   (contiguous ranges), reductions and softmax-style lanes (over output elements only, so
+   every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
+   conv2d (over images). Results are the same bits for any thread count, except conv2d's
+   weight gradient: per-thread partial sums added in thread order, the same bits for a
+   given count. OMP_NUM_THREADS sets the default count. */
+TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
+TNDEF int tn_get_num_threads(void);
+
+/* ======================================================================= */
+/* 17. backend interface                                                    */
+/* ======================================================================= */
+/* Ops are data: one X-macro list per kernel family gives the enum and the name table,
+   so a backend (tensor_cuda.cu) switches over the same values. */
+#define TN_UNARY_OPS(X) \
+    X(NEG) X(ABS) X(SIGN) X(SQUARE) X(RELU) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(CLAMP) \
+    X(EXP) X(EXP2) X(LOG) X(LOG2) X(LOG10) X(LOG1P) X(EXPM1) X(SQRT) X(RSQRT) X(RECIPROCAL) \
+    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(SIGMOID) \
+    X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(LEAKY_RELU) X(ELU) X(HARDTANH) X(MISH) X(HARDSWISH) \
+    X(HARDSIGMOID) X(ERF) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
+    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE)
+#define TN_BINARY_OPS(X) \
+    X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
+    X(MAXIMUM) X(MINIMUM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
+    X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
+    X(THRESHOLD_BACKWARD)
+#define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
+#define TN_REDUCE_OPS(X) X(SUM) X(PROD) X(MAX) X(MIN) X(ALL) X(ANY)
+#define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
+#define TN_RANDOM_OPS(X) X(UNIFORM) X(NORMAL) X(RANDINT)
+#define TN_INDEX_MODES(X) X(GATHER) X(SCATTER) X(SCATTER_ADD)
+
+#define TN__ENUM_ENTRY(name) name,
+typedef enum tn_unary_op { TN_UNARY_OPS(TN__ENUM_ENTRY) TN_NUM_UNARY_OPS } tn_unary_op;
+typedef enum tn_binary_op { TN_BINARY_OPS(TN__ENUM_ENTRY) TN_NUM_BINARY_OPS } tn_binary_op;
+typedef enum tn_ternary_op { TN_TERNARY_OPS(TN__ENUM_ENTRY) TN_NUM_TERNARY_OPS } tn_ternary_op;
+typedef enum tn_reduce_op { TN_REDUCE_OPS(TN__ENUM_ENTRY) TN_NUM_REDUCE_OPS } tn_reduce_op;
+typedef enum tn_lane_op { TN_LANE_OPS(TN__ENUM_ENTRY) TN_NUM_LANE_OPS } tn_lane_op;
+typedef enum tn_random_op { TN_RANDOM_OPS(TN__ENUM_ENTRY) TN_NUM_RANDOM_OPS } tn_random_op;
+typedef enum tn_index_mode { TN_INDEX_MODES(TN__ENUM_ENTRY) TN_NUM_INDEX_MODES } tn_index_mode;
+TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
+TNDEF const char *tn_binary_op_name(tn_binary_op op);
+
+/* A backend: device-independent code validates arguments, computes shapes and allocates
+   outputs, then calls these. Operands already have the kernel's dtypes and broadcast
+   shapes (stride 0 where broadcast); outputs may alias inputs element for element.
+   Every entry returns 0, or -1 after recording an error. */
+typedef struct tn_backend {
+    const char *name;
+    void *(*alloc)(size_t nbytes);                          /* NULL when out of memory */
+    void (*free)(void *ptr, size_t nbytes);
+    /* dst <- src elementwise, any dtypes; src is on this device or (for transfers) the CPU,
+       or dst is on the CPU and src on this device. */
+    int (*copy)(tn_tensor *dst, tn_tensor *src);
+    int (*fill)(tn_tensor *dst, double value);
+    /* params: CLAMP and HARDTANH (min, max), SOFTPLUS (beta, threshold), LEAKY_RELU (slope),
+       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf). */
+    int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
+    /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
+       backward in one pass, floating only; autograd uses it when not recording). */
+    int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
+    int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);
+    /* out has x's ndim with size 1 on reduced dims. */
+    int (*reduce)(tn_reduce_op op, tn_tensor *out, tn_tensor *x);
+    /* Along one dim: ARGMAX/ARGMIN (out values or NULL, out1 int64 indices, size 1 on dim),
+       CUMSUM/CUMPROD/SOFTMAX/LOG_SOFTMAX (out like x), SORT (out values, out1 indices;
+       flag = descending). */
+    int (*lane)(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag);
+    /* Indexed copy. All of dst, src and the k int64 index tensors have the iteration
+       shape; offsets idx[j] * idx_strides[j] (in elements, bounds already checked) are
+       added to src (GATHER) or dst (SCATTER, SCATTER_ADD). */
+    int (*index)(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
+    tn_tensor *(*nonzero)(tn_tensor *x);                    /* [n, ndim] int64, owned by the caller */
+    /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read). */
+    int (*matmul)(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta);
+    /* Element i of out from Philox(seed, offset + i): UNIFORM a + (b-a)u, NORMAL a + b z,
+       RANDINT low + (64 random bits mod range), exact for any int64 bounds. */
+    int (*random)(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range);
+    /* Sliding windows over the last two dims of img [N, C, H, W]; cols is [N, C*kh*kw, oh*ow]
+       with rows ordered (c, ki, kj); both any strides, floating. geom: kh, kw, dh, dw
+       (dilation), ph, pw (padding before), sh, sw (stride), oh, ow (window counts); windows
+       read zeros past either edge. fold 0: cols = im2col(img); fold 1: img += col2im(cols). */
+    int (*im2col)(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom);
+    /* Max pooling's argmax: idx [N, C, OH, OW] (int64, contiguous) gets h*W + w of the largest
+       element (NaN wins) of x [N, C, H, W] over rows hs[oh], hs[oh] + dh, ... < he[oh] (rows
+       below 0 skipped) and columns likewise; every window has an element. */
+    int (*pool_argmax)(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw);
+    /* One optimizer step on one parameter: p, g and the state buffers s[0..2] (NULL when
+       unused) are contiguous, of one float dtype, on this device (section 13, tn__optk). */
+    int (*optim)(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s);
+    /* Optional (NULL: im2col + matmul). 2-d convolution (cross-correlation) of x [N, C, H, W]
+       with w [O, C/groups, kh, kw] into y [N, O, OH, OW], all contiguous, one float dtype;
+       geom: sh, sw, ph, pw, dh, dw, groups. mode 0: y = conv(x, w); 1: x = the gradient
+       of the input for output gradient y; 2: w = the gradient of the weight. The result
+       is overwritten. Returns 1 (no error) when it declines the case: the caller falls back. */
+    int (*conv2d)(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *geom);
+    /* Optional (NULL: the composite). Batch norm as one node: x, y, gx contiguous [N, C, *]
+       of one float dtype; w, b, gw, gb [C] of that dtype or NULL; st [3C] float64 on this
+       device: per channel mean, invstd = 1/sqrt(var + eps) and the biased variance var.
+       mode 0: training forward (y and st written from x's statistics); 1: evaluation
+       forward (st given: the running statistics); 2, 3: the backward of mode 0, 1 for the
+       output gradient passed as y (gx, gw, gb written where not NULL; b is NULL). Returns 1
+       (no error) when it declines the case: the caller falls back. */
+    int (*batch_norm)(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                      tn_tensor *gb, double eps);
+    /* Optional (NULL: the composites). 2-d pooling by the backend's library: x [N, C, H, W]
+       and y [N, C, OH, OW] contiguous, one float dtype, OH and OW as the floor formula
+       counts windows; geom: kh, kw, sh, sw, ph, pw, mode (0 max: padding never wins, NaN
+       does; 1 average counting the padding; 2 average not counting it). gx NULL: y =
+       pool(x); else gx = the input gradient for output gradient gy (y: the forward's
+       output). Returns 1 (no error) when it declines the case. */
+    int (*pool2d)(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom);
+    /* Optional (NULL: the composite). Layer norm as one node: x, y, gx contiguous [M, D] of
+       one float dtype, each row normalised; w, b, gw, gb [D] of that dtype or NULL; st [2M]
+       float64 on this device: per row mean and invstd = 1/sqrt(var + eps) (biased var).
+       mode 0: forward (y, st written); 1: the backward for the output gradient passed as y
+       (gx, gw, gb written where not NULL; b is NULL). Returns 1 when it declines. */
+    int (*layer_norm)(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                      tn_tensor *gb, double eps);
+    /* Optional (NULL: the composite). Cross-entropy per row: x [N, C] contiguous float
+       logits, t [N] int64 class indices (checked: in [0, C)), wr [N] row weights of x's
+       dtype (0: an ignored row), lse [N] float64, all contiguous. mode 0: out [N] = wr
+       (logsumexp(x) - x[t]) (0 where wr is 0) and lse = logsumexp(x) per row; mode 1: gx
+       = g wr (softmax(x) - onehot(t)) per row for g [N] passed as out, softmax from lse.
+       Returns 1 when it declines. */
+    int (*cross_entropy)(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx);
+} tn_backend;
+
+/* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
+TNDEF void tn_register_backend(tn_device device, const tn_backend *backend);
+TNDEF const tn_backend *tn_get_backend(tn_device device);   /* NULL if none */
+/* For tests on machines without a GPU: registers, for TN_CUDA, the CPU kernels over host
+   memory behind a check of every operand as the GPU unit needs it (on the device, or a
+   0-d CPU scalar where the unit takes one); a failed check is an error naming the op and
+   the operand, where a real GPU would fault. tn_cuda_is_available() stays false. */
+TNDEF void tn_debug_cuda_stand_in(void);
+
+/* ---- the GPU unit: tensor_cuda.cu, linked and compiled in with TENSOR_CUDA ----
+   Without the unit, or without a GPU or a recent enough driver, tn_cuda_is_available()
+   is false, tn_cuda_unavailable_reason() says why, and every CUDA call fails with that
+   reason. Moving data: tn_to(t, TN_CUDA) / tn_to(t, TN_CPU). */
+TNDEF bool tn_cuda_is_available(void);
+TNDEF const char *tn_cuda_unavailable_reason(void); /* "" when available */
+TNDEF int tn_cuda_device_count(void);               /* 0 without a usable GPU */
+TNDEF int tn_cuda_set_device(int index);            /* before the first CUDA tensor; 0 or -1 */
+TNDEF int tn_cuda_current_device(void);             /* -1 without a usable GPU */
+TNDEF int tn_cuda_synchronize(void);                /* wait for queued kernels; reports a failed one */
+/* The caching allocator (as PyTorch's): freed blocks are kept for reuse, large ones split. */
+typedef struct tn_cuda_stats {
+    size_t allocated, reserved;                     /* bytes in tensors; bytes held from cudaMalloc */
+    size_t peak_allocated, peak_reserved;
+    int64_t num_allocs, num_cache_hits, num_cuda_mallocs, num_ooms;
+} tn_cuda_stats;
+TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU */
+TNDEF void tn_cuda_reset_peak_memory_stats(void);
+TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
+TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul/conv (default off) */
+TNDEF bool tn_get_tf32(void);
+/* A CPU copy of t in page-locked (pinned) memory, from which tn_to_non_blocking copies
+   asynchronously (on CPU-only builds an ordinary copy). */
+TNDEF tn_tensor *tn_pin_memory(tn_tensor *t);
+TNDEF bool tn_is_pinned(const tn_tensor *t);
+/* tn_to that may return before the copy ends when it can (an upload from pinned host
+   memory); kernels queued later see the data. */
+TNDEF tn_tensor *tn_to_non_blocking(tn_tensor *t, tn_device device);
+
+/* What tensor_cuda.cu provides besides its backend table (one struct, so a build without
+   the unit has one place that says why). */
+typedef struct tn_cuda_unit {
+    const tn_backend *backend;                      /* NULL when no usable GPU */
+    const char *reason;                             /* why not, when backend is NULL */
+    int (*device_count)(void);
+    int (*set_device)(int index);
+    int (*current_device)(void);
+    int (*synchronize)(void);
+    tn_cuda_stats (*memory_stats)(void);
+    void (*reset_peak)(void);
+    void (*empty_cache)(void);
+    void *(*host_alloc)(size_t nbytes);             /* pinned memory, NULL on failure */
+    void (*host_free)(void *ptr);
+    int (*copy_async)(tn_tensor *dst, tn_tensor *src); /* like copy; 1 when it fell back to a synchronous copy */
+} tn_cuda_unit;
+#ifdef TENSOR_CUDA
+const tn_cuda_unit *tn_cuda_unit_get(void);         /* defined in tensor_cuda.cu; probes the GPU once */
+#endif
+
+/* ---- white-box hooks (not an API) ----
+   Built with TN_TESTING (the implementation and the tests alike), the internal path
+   knobs and kernels below are extern instead of static, so tests linked against an
+   implementation compiled once can switch paths and call kernels directly. */
+typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 default), direct-loop cutoff (-1 default), threads (0 OpenMP's) */
+    int isa;
+    int64_t kc, mc, nc, naive_max;
+    int threads;
+} tn__gemm_tune_t;
+#ifdef TN_TESTING
+#define TN__TESTABLE
+extern tn__gemm_tune_t tn__gemm_tune;
+extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
+int tn__gemm_isa(void);
+void tn__gemm_free_cache(void);
+int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t rsa, int64_t csa,
+                 const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc, int64_t csc);
+int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, int64_t csa,
+                 const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc);
+double tn__sum_row_f32(const float *x, int64_t n);
+double tn__sum_row(const float *x, int64_t n);
+void tn__sum_into_f64(double *o, const float *x, int64_t n);
+#else
+#define TN__TESTABLE static
+#endif
+
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENSOR_H */

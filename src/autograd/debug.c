@@ -1,0 +1,60 @@
+/* ---- debugging: names and graph dumps ---- */
+TNDEF int tn_set_name(tn_tensor *t, const char *name) {
+    if (!t) return -1;
+    char *c = NULL;
+    if (name) {
+        size_t len = strlen(name) + 1;
+        c = (char *)TN_MALLOC(len);
+        if (!c) return TN__FAIL_INT("tn_set_name: out of memory");
+        memcpy(c, name, len);
+    }
+    TN_FREE((void *)t->name);
+    t->name = c;
+    return 0;
+}
+TNDEF const char *tn_get_name(const tn_tensor *t) { return t ? t->name : NULL; }
+
+/* digraph of the nodes behind t: each node with its name, each leaf with its name and
+   shape; edges point from an input to the op that consumed it (data flow). */
+TNDEF char *tn_graph_dot(tn_tensor *t) {
+    if (!t) return NULL;
+    tn__sbuf b;
+    memset(&b, 0, sizeof b);
+    char line[256];
+    tn__sb_puts(&b, "digraph autograd {\n  node [shape=box, fontname=\"monospace\"];\n");
+    snprintf(line, sizeof line, "  out [label=\"%s %s\", shape=ellipse];\n", t->name ? t->name : "result", TN__SHAPE(t));
+    tn__sb_puts(&b, line);
+    if (!t->grad_fn) {
+        tn__sb_puts(&b, "}\n");
+        return b.s;
+    }
+    snprintf(line, sizeof line, "  n%p -> out;\n", (void *)t->grad_fn);
+    tn__sb_puts(&b, line);
+    tn__nodevec stack = {NULL, 0, 0}, seen = {NULL, 0, 0};
+    tn__nodevec_push(&stack, t->grad_fn);
+    while (stack.n > 0 && !b.failed) {
+        tn_node *n = stack.v[--stack.n];
+        bool done = false;
+        for (int64_t k = 0; k < seen.n && !done; k++) done = seen.v[k] == n;
+        if (done) continue;
+        tn__nodevec_push(&seen, n);
+        snprintf(line, sizeof line, "  n%p [label=\"%s\"];\n", (void *)n, tn__node_name(n));
+        tn__sb_puts(&b, line);
+        for (int i = 0; i < n->nin; i++) {
+            tn__edge *e = &n->next[i];
+            if (e->fn) {
+                snprintf(line, sizeof line, "  n%p -> n%p;\n", (void *)e->fn, (void *)n);
+                tn__nodevec_push(&stack, e->fn);
+            } else if (e->leaf) {
+                snprintf(line, sizeof line, "  l%p [label=\"%s %s\", shape=ellipse, style=filled, fillcolor=lightblue];\n  l%p -> n%p;\n",
+                         (void *)e->leaf, e->leaf->name ? e->leaf->name : "leaf", TN__SHAPE(e->leaf), (void *)e->leaf, (void *)n);
+            } else continue;
+            tn__sb_puts(&b, line);
+        }
+    }
+    TN_FREE(stack.v);
+    TN_FREE(seen.v);
+    tn__sb_puts(&b, "}\n");
+    if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_graph_dot: out of memory"); }
+    return b.s;
+}

@@ -1,0 +1,487 @@
+/* ---- backward formulas ---- */
+/* A saved result for a formula: the saved data as it is, or, when the backward is being
+   recorded (create_graph), a view of it whose grad_fn is the node itself, so second
+   derivatives flow through the result as through PyTorch's saved outputs. */
+static tn_tensor *tn__saved_output(tn_node *n, tn_tensor *saved) {
+    if (tn__grad_disabled) return saved;
+    tn_tensor *v = tn__view_of(saved, saved->shape, saved->strides, saved->ndim, saved->offset);
+    if (!v) return NULL;
+    TN__ATOMIC_ADD(&n->refcount, 1);
+    v->grad_fn = n;
+    v->requires_grad = true;
+    return tn__own(v);
+}
+
+static tn_tensor *tn__zeros_meta(const tn__meta *m, tn_dtype dtype) {
+    tn_tensor *z = tn_zeros(m->shape, m->ndim, dtype);
+    return m->device == TN_CPU ? z : tn_to(z, m->device);
+}
+
+/* g summed over the dims it was broadcast along, to the input's shape. */
+static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m) {
+    if (!g) return NULL;
+    int lead = g->ndim - m->ndim, nd = 0;
+    int64_t dims[TN_MAX_DIMS];
+    for (int i = 0; i < g->ndim; i++)
+        if (i < lead || (m->shape[i - lead] == 1 && g->shape[i] != 1)) dims[nd++] = i;
+    if (nd == 0) return g;
+    return tn_reshape(tn_sum_dims(g, dims, nd, true), m->shape, m->ndim);
+}
+
+/* g of a reduction, broadcast back over the reduced dims (mask in n->i). */
+static tn_tensor *tn__unreduce(tn_node *n, tn_tensor *g) {
+    const tn__meta *m = &n->in[0];
+    int64_t k[TN_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) k[d] = n->i[d] ? 1 : m->shape[d];
+    return tn_expand(tn_reshape(g, k, m->ndim), m->shape, m->ndim);
+}
+
+/* Differentiable inverse of a slice: zeros of shape m with g written into the slice
+   (dim, start, step). Its own backward is that slice again. */
+static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim, int64_t start, int64_t step) {
+    if (!g) return NULL;
+    tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
+    if (!out) return NULL;
+    tn_tensor v = *out;
+    v.strides[dim] *= step;
+    v.offset += start * out->strides[dim];
+    for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
+    if (tn__backend(out->device)->fill(out, 0) || tn__copy(&v, g)) { tn_release(out); return NULL; }
+    tn_node *nd = tn__node_new(G_SLICE_SCATTER, 0, &g, 1);
+    if (nd) { nd->i[0] = dim; nd->i[1] = start; nd->i[2] = step; }
+    return tn__own(tn__node_attach(nd, out));
+}
+
+static tn_tensor *tn__mask_as(tn_tensor *mask, tn_tensor *like) { return tn_to_dtype(mask, like->dtype); }
+static tn_tensor *tn__scaled(tn_tensor *t, double alpha) { return alpha == 1 ? t : tn_mul_scalar(t, alpha); }
+/* mm's gradient for mat2 (a^T g) in mat2's layout, as PyTorch: a column-major mat2 (a
+   linear layer's transposed weight) gets (g^T a)^T, so the weight's gradient comes out
+   contiguous and the engine can hand it to .grad without a copy. */
+static tn_tensor *tn__mm_mat2_grad(tn_tensor *a, tn_tensor *b, tn_tensor *g) {
+    if (b->ndim == 2 && b->shape[0] > 1 && b->shape[1] > 1 && b->strides[0] == 1 && b->strides[1] == b->shape[0])
+        return tn_t(tn_mm(tn_t(g), a));
+    return tn_mm(tn_t(a), g);
+}
+
+/* The incoming gradient g can take an elementwise backward's result in place: nothing
+   but the engine holds it or its storage (no hook, retain_grad or .grad kept it), it is
+   dense and has the result's shape and dtype, and no graph is being recorded. One buffer
+   less at the backward's peak (a CNN's first-layer gradients are 6.4 MB each). */
+static bool tn__grad_reusable(tn_tensor *g, tn_tensor *like) {
+    return tn__grad_disabled && g->refcount == 1 && g->storage && g->storage->refcount == 1 && !g->grad_fn && !g->requires_grad &&
+           g->dtype == like->dtype && g->device == like->device && g->ndim == like->ndim &&
+           !memcmp(g->shape, like->shape, (size_t)g->ndim * sizeof(int64_t)) && tn_is_contiguous(g);
+}
+/* g op b for an elementwise backward: into g when it is reusable, else a new tensor */
+static tn_tensor *tn__grad_binary(const char *fn, tn_binary_op op, tn_tensor *g, tn_tensor *b, double alpha) {
+    if (tn__grad_reusable(g, b)) return tn__own(tn__binary_raw(fn, op, g, b, alpha, g));
+    return tn__binary(fn, op, g, b, alpha);
+}
+
+/* gin[k] = gradient for input k given g, the gradient of the node's result; results
+   are tracked by the caller's scope. Formulas use public ops, so they are recorded
+   when create_graph is on. */
+static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
+    tn_tensor **S = n->saved, *unpacked[4 * TN_MAX_DIMS];
+    if (!tn__grad_disabled && n->nsaved <= 4 * TN_MAX_DIMS) { /* recording: saved non-leaves get their history back */
+        for (int k = 0; k < n->nsaved; k++) {
+            unpacked[k] = S[k];
+            if (S[k] && k < 32 && (n->saved_output_mask >> k & 1)) { unpacked[k] = tn__saved_output(n, S[k]); continue; }
+            if (!S[k] || !n->saved_fn[k]) continue;
+            tn_tensor *v = tn__view_of(S[k], S[k]->shape, S[k]->strides, S[k]->ndim, S[k]->offset);
+            if (!v) return -1;
+            v->is_view = false;
+            TN__ATOMIC_ADD(&n->saved_fn[k]->refcount, 1);
+            v->grad_fn = n->saved_fn[k];
+            v->requires_grad = true;
+            unpacked[k] = tn__own(v);
+        }
+        S = unpacked;
+    }
+#define TN__NEED(k) (n->next[k].fn || n->next[k].leaf)
+    switch (n->op) {
+    case G_UNARY: {
+        tn_tensor *x = S[0], *d = NULL;
+        const double ln2 = 0.69314718055994530942, ln10 = 2.30258509299404568402;
+        switch ((tn_unary_op)n->sub) {
+        case NEG: gin[0] = tn_neg(g); return 0;
+        case ABS: d = tn_sign(x); break;
+        case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: gin[0] = tn_zeros_like(g); return 0;
+        case SQUARE: d = tn_mul_scalar(x, 2); break;
+        case RELU: /* x is the saved result here */
+            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+                gin[0] = tn__grad_binary("relu backward", THRESHOLD_BACKWARD, g, x, 0);   /* one pass, no mask */
+                return 0;
+            }
+            d = tn__mask_as(tn_gt_scalar(x, 0), g);   /* recording (create_graph): differentiable ops */
+            break;
+        case CLAMP: d = tn__mask_as(tn_logical_and(tn_ge_scalar(x, n->d[0]), tn_le_scalar(x, n->d[1])), g); break;
+        case EXP: d = tn__saved_output(n, x); break;                 /* x is the result y here */
+        case EXPM1: d = tn_add_scalar(tn__saved_output(n, x), 1); break;
+        case EXP2: d = tn_mul_scalar(tn__saved_output(n, x), ln2); break;
+        case LOG: gin[0] = tn_div(g, x); return 0;
+        case LOG2: gin[0] = tn_div(g, tn_mul_scalar(x, ln2)); return 0;
+        case LOG10: gin[0] = tn_div(g, tn_mul_scalar(x, ln10)); return 0;
+        case LOG1P: gin[0] = tn_div(g, tn_add_scalar(x, 1)); return 0;
+        case SQRT: gin[0] = tn_div(g, tn_mul_scalar(tn__saved_output(n, x), 2)); return 0;
+        case RSQRT: d = tn_mul_scalar(tn_pow_scalar(tn__saved_output(n, x), 3), -0.5); break;
+        case RECIPROCAL: d = tn_neg(tn_reciprocal(tn_square(x))); break;
+        case SIN: d = tn_cos(x); break;
+        case COS: d = tn_neg(tn_sin(x)); break;
+        case TAN: d = tn_add_scalar(tn_square(tn_tan(x)), 1); break;
+        case ASIN: d = tn_rsqrt(tn_rsub_scalar(tn_square(x), 1)); break;
+        case ACOS: d = tn_neg(tn_rsqrt(tn_rsub_scalar(tn_square(x), 1))); break;
+        case ATAN: d = tn_reciprocal(tn_add_scalar(tn_square(x), 1)); break;
+        case SINH: d = tn_cosh(x); break;
+        case COSH: d = tn_sinh(x); break;
+        case TANH: d = tn_rsub_scalar(tn_square(tn__saved_output(n, x)), 1); break;
+        case SIGMOID: { tn_tensor *s = tn__saved_output(n, x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
+        case GELU: { /* Phi(x) + x phi(x) */
+            tn_tensor *cdf = tn_mul_scalar(tn_add_scalar(tn_erf(tn_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
+            tn_tensor *pdf = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(x), -0.5)), 0.39894228040143267794);
+            d = tn_add(cdf, tn_mul(x, pdf));
+            break;
+        }
+        case GELU_TANH: { /* 0.5(1+t) + 0.5 x (1-t^2) k (1 + 3c x^2), t = tanh(k(x + c x^3)) */
+            const double k = 0.79788456080286535588, c = 0.044715;
+            tn_tensor *x2 = tn_square(x);
+            tn_tensor *t = tn_tanh(tn_mul_scalar(tn_add(x, tn_mul_scalar(tn_mul(x2, x), c)), k));
+            tn_tensor *left = tn_mul_scalar(tn_add_scalar(t, 1), 0.5);
+            tn_tensor *right = tn_mul(tn_mul_scalar(tn_mul(x, tn_rsub_scalar(tn_square(t), 1)), 0.5 * k), tn_add_scalar(tn_mul_scalar(x2, 3 * c), 1));
+            d = tn_add(left, right);
+            break;
+        }
+        case SILU: { tn_tensor *s = tn_sigmoid(x); d = tn_mul(s, tn_add_scalar(tn_mul(x, tn_rsub_scalar(s, 1)), 1)); break; }
+        case SOFTPLUS: { /* sigmoid(beta x) below the threshold, 1 above */
+            tn_tensor *z = tn_mul_scalar(x, n->d[0]);
+            d = tn_where(tn_gt_scalar(z, n->d[1]), tn_ones_like(g), tn_sigmoid(z));
+            break;
+        }
+        case LEAKY_RELU: d = tn_where(tn_gt_scalar(x, 0), tn_ones_like(g), tn_full_like(g, n->d[0])); break;
+        case ELU: { /* scale (x > 0), else scale alpha input_scale exp(x input_scale) */
+            tn_tensor *neg = tn_mul_scalar(tn_exp(tn_mul_scalar(x, n->d[2])), n->d[0] * n->d[1] * n->d[2]);
+            d = tn_where(tn_gt_scalar(x, 0), tn_full_like(g, n->d[1]), neg);
+            break;
+        }
+        case HARDTANH: d = tn__mask_as(tn_logical_and(tn_gt_scalar(x, n->d[0]), tn_lt_scalar(x, n->d[1])), g); break;
+        case MISH: { /* tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), sp = softplus(x) */
+            tn_tensor *t = tn_tanh(tn_softplus(x, 1, 20));
+            d = tn_add(t, tn_mul(tn_mul(x, tn_sigmoid(x)), tn_rsub_scalar(tn_square(t), 1)));
+            break;
+        }
+        case HARDSWISH: /* 0 below -3, x/3 + 1/2 up to 3, 1 above */
+            d = tn_where(tn_lt_scalar(x, -3), tn_zeros_like(g), tn_where(tn_le_scalar(x, 3), tn_add_scalar(tn_div_scalar(x, 3), 0.5), tn_ones_like(g)));
+            break;
+        case HARDSIGMOID: d = tn_mul_scalar(tn__mask_as(tn_logical_and(tn_gt_scalar(x, -3), tn_lt_scalar(x, 3)), g), 1.0 / 6); break;
+        case ERF: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), 1.12837916709551257390); break;
+
+        case ERFC: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), -1.12837916709551257390); break;
+        case FRAC: gin[0] = g; return 0;
+        case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
+        default: return TN__FAIL_INT("autograd: no derivative for %s", tn_unary_op_name((tn_unary_op)n->sub));
+        }
+        gin[0] = d ? tn__grad_binary("tn_mul", MUL, g, d, 1) : NULL;
+        return 0;
+    }
+    case G_BINARY: {
+        tn_tensor *a = n->nsaved > 1 ? S[0] : NULL, *b = n->nsaved > 1 ? S[1] : NULL, *ga = NULL, *gb = NULL; /* add/sub save nothing */
+
+        double alpha = n->d[0];
+        switch ((tn_binary_op)n->sub) {
+        case ADD: ga = g; gb = alpha == 1 ? g : tn_mul_scalar(g, alpha); break;
+        case SUB: ga = g; gb = tn_mul_scalar(g, -alpha); break;
+        case MUL: ga = TN__NEED(0) ? tn_mul(g, b) : NULL; gb = TN__NEED(1) ? tn_mul(g, a) : NULL; break;
+        case DIV: ga = TN__NEED(0) ? tn_div(g, b) : NULL; gb = TN__NEED(1) ? tn_neg(tn_div(tn_mul(g, a), tn_square(b))) : NULL; break;
+        case FLOOR_DIVIDE: ga = tn_zeros_like(g); gb = ga; break;
+        case REMAINDER: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_floor_divide(a, b))) : NULL; break;
+        case FMOD: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_trunc(tn_div(a, b)))) : NULL; break;
+        case POW: /* PyTorch masks: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0 */
+            if (TN__NEED(0)) ga = tn_where(tn_eq_scalar(b, 0), tn_zeros_like(g), tn_mul(g, tn_mul(b, tn_pow(a, tn_sub_scalar(b, 1)))));
+            if (TN__NEED(1)) gb = tn_where(tn_logical_and(tn_eq_scalar(a, 0), tn_ge_scalar(b, 0)), tn_zeros_like(g),
+                                           tn_mul(g, tn_mul(tn_pow(a, b), tn_log(a))));
+            break;
+        case ATAN2: {
+            tn_tensor *den = tn_add(tn_square(a), tn_square(b));
+            ga = tn_div(tn_mul(g, b), den);
+            gb = tn_neg(tn_div(tn_mul(g, a), den));
+            break;
+        }
+        case MAXIMUM: case MINIMUM: { /* ties split the gradient evenly, as PyTorch */
+            tn_tensor *half = tn_mul_scalar(tn__mask_as(tn_eq(a, b), g), 0.5);
+            tn_tensor *wa = n->sub == MAXIMUM ? tn_gt(a, b) : tn_lt(a, b), *wb = n->sub == MAXIMUM ? tn_gt(b, a) : tn_lt(b, a);
+            ga = tn_mul(g, tn_add(tn__mask_as(wa, g), half));
+            gb = tn_mul(g, tn_add(tn__mask_as(wb, g), half));
+            break;
+        }
+        default: return TN__FAIL_INT("autograd: no derivative for %s", tn_binary_op_name((tn_binary_op)n->sub));
+        }
+        if (TN__NEED(0)) gin[0] = tn__sum_to(ga, &n->in[0]);
+        if (TN__NEED(1)) gin[1] = tn__sum_to(gb, &n->in[1]);
+        return 0;
+    }
+    case G_TERNARY: {
+        tn_tensor *x = S[0], *y = S[1], *z = S[2], *r[3] = {NULL, NULL, NULL};
+        double v = n->d[0];
+        switch ((tn_ternary_op)n->sub) {
+        case WHERE: {
+            tn_tensor *zero = tn_zeros_like(g);
+            r[1] = tn_where(x, g, zero);
+            r[2] = tn_where(x, zero, g);
+            break;
+        }
+        case LERP: /* start, end, weight */
+            r[0] = tn_mul(g, tn_rsub_scalar(z, 1));
+            r[1] = tn_mul(g, z);
+            r[2] = TN__NEED(2) ? tn_mul(g, tn_sub(y, x)) : NULL;
+            break;
+        case ADDCMUL:
+            r[0] = g;
+            r[1] = tn_mul_scalar(tn_mul(g, z), v);
+            r[2] = tn_mul_scalar(tn_mul(g, y), v);
+            break;
+        case ADDCDIV:
+            r[0] = g;
+            r[1] = tn_mul_scalar(tn_div(g, z), v);
+            r[2] = tn_mul_scalar(tn_neg(tn_div(tn_mul(g, y), tn_square(z))), v);
+            break;
+        default: return TN__FAIL_INT("autograd: no derivative for ternary op %d", n->sub);
+        }
+        for (int k = 0; k < 3; k++) if (TN__NEED(k)) gin[k] = tn__sum_to(r[k], &n->in[k]);
+        return 0;
+    }
+    case G_SUM: gin[0] = tn__unreduce(n, g); return 0;
+    case G_MEAN: gin[0] = tn_div_scalar(tn__unreduce(n, g), n->d[0]); return 0;
+    case G_PROD: { /* product of all the other elements: exclusive cumprods from both ends (exact with zeros) */
+        const tn__meta *m = &n->in[0];
+        tn_tensor *x = S[0];
+        int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], flat[TN_MAX_DIMS], L = 1;
+        int np = 0, nk = 0;
+        for (int d = 0; d < m->ndim; d++) if (!n->i[d]) { perm[np++] = d; flat[nk++] = m->shape[d]; }
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L *= m->shape[d]; }
+        if (L == 0) { gin[0] = tn_zeros_like(x); return 0; }
+        flat[nk] = L;
+        tn_tensor *xp = tn_reshape(tn_permute(x, perm, m->ndim), flat, nk + 1);
+        int64_t one_shape[TN_MAX_DIMS];
+        memcpy(one_shape, flat, sizeof one_shape);
+        one_shape[nk] = 1;
+        int64_t last = -1;
+        tn_tensor *ones = tn_to(tn_ones(one_shape, nk + 1, x->dtype), x->device);
+        tn_tensor *lparts[2] = {ones, tn_narrow(tn_cumprod(xp, -1), -1, 0, L - 1)};
+        tn_tensor *left = tn_cat(lparts, 2, -1);
+        tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
+        tn_tensor *right = tn_flip(tn_cat(rparts, 2, -1), &last, 1);
+        tn_tensor *gk = tn_reshape(g, one_shape, nk + 1);
+        tn_tensor *gp = tn_mul(tn_mul(left, right), gk);
+        int64_t pshape[TN_MAX_DIMS];
+        for (int d = 0; d < m->ndim; d++) pshape[d] = m->shape[perm[d]];
+        for (int d = 0; d < m->ndim; d++) inv[perm[d]] = d;
+        gin[0] = tn_permute(tn_reshape(gp, pshape, m->ndim), inv, m->ndim);
+        return 0;
+    }
+    case G_AMAX: case G_AMIN: { /* evenly over the tied extremes */
+        const tn__meta *m = &n->in[0];
+        int64_t k[TN_MAX_DIMS];
+        for (int d = 0; d < m->ndim; d++) k[d] = n->i[d] ? 1 : m->shape[d];
+        tn_tensor *mask = tn__mask_as(tn_eq(S[0], tn_reshape(S[1], k, m->ndim)), g);
+        int64_t dims[TN_MAX_DIMS];
+        int nd = 0;
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) dims[nd++] = d;
+        tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, true) : mask;
+        gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
+        return 0;
+    }
+    case G_MAX_DIM: case G_MIN_DIM: case G_SORT: {
+        const tn__meta *m = &n->in[0];
+        if (m->ndim == 0) { gin[0] = tn_reshape(g, NULL, 0); return 0; }
+        int64_t dim = n->i[0];
+        tn_tensor *gk = g, *ik = S[0];
+        if (n->op != G_SORT && !n->i[1]) { gk = tn_unsqueeze(g, dim); ik = tn_unsqueeze(S[0], dim); }
+        gin[0] = tn_scatter_add(tn__zeros_meta(m, g->dtype), dim, ik, gk);
+        return 0;
+    }
+    case G_CUMSUM: {
+        int64_t dim = n->i[0];
+        if (n->in[0].ndim == 0) { gin[0] = g; return 0; }
+        gin[0] = tn_flip(tn_cumsum(tn_flip(g, &dim, 1), dim), &dim, 1);
+        return 0;
+    }
+    case G_CUMPROD: {
+        int64_t dim = n->i[0];
+        tn_tensor *x = S[0];
+        if (n->in[0].ndim == 0) { gin[0] = g; return 0; }
+        if (tn_item(tn_any(tn_eq_scalar(x, 0))) == 0) { /* no zeros: reverse cumsum of g*out, over x */
+            tn_tensor *out = tn__saved_output(n, S[1]);
+            gin[0] = tn_div(tn_flip(tn_cumsum(tn_flip(tn_mul(g, out), &dim, 1), dim), &dim, 1), x);
+            return 0;
+        }
+        /* zeros: d out_j / d x_i = prod_{k <= j, k != i} x_k, from the cumprod of x with x_i
+           replaced by 1 (an [.., L, L] product per lane; PyTorch also goes quadratic here) */
+        int64_t L = n->in[0].shape[dim];
+        tn_tensor *xl = tn_transpose(x, dim, -1), *gl = tn_transpose(g, dim, -1);
+        tn_tensor *eye = tn_to(tn_eye(L, -1, TN_BOOL), x->device);
+        tn_tensor *rep = tn_where(eye, tn_ones(NULL, 0, x->dtype), tn_unsqueeze(xl, -2));
+        int64_t LL[2] = {L, L}, last = -1;
+        tn_tensor *upper = tn_triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
+        tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
+        gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
+
+        return 0;
+    }
+    case G_SOFTMAX: { /* y (g - sum(g y)), y the saved result */
+        int64_t dim = n->i[0];
+        tn_tensor *y = tn__saved_output(n, S[0]);
+        gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, true)));
+        return 0;
+    }
+    case G_LOG_SOFTMAX: { /* g - softmax * sum(g) */
+        int64_t dim = n->i[0];
+        tn_tensor *y = tn__saved_output(n, S[0]);
+        gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, true)));
+        return 0;
+    }
+    case G_RESHAPE: gin[0] = tn_reshape(g, n->in[0].shape, n->in[0].ndim); return 0;
+    case G_PERMUTE: {
+        int64_t inv[TN_MAX_DIMS];
+        for (int d = 0; d < n->in[0].ndim; d++) inv[n->i[d]] = d;
+        gin[0] = tn_permute(g, inv, n->in[0].ndim);
+        return 0;
+    }
+    case G_EXPAND: gin[0] = tn__sum_to(g, &n->in[0]); return 0;
+    case G_SLICE: gin[0] = tn__slice_scatter(g, &n->in[0], n->i[0], n->i[1], n->i[2]); return 0;
+    case G_SELECT: gin[0] = tn__slice_scatter(tn_unsqueeze(g, n->i[0]), &n->in[0], n->i[0], n->i[1], 1); return 0;
+    case G_SLICE_SCATTER: {
+        int64_t dim = n->i[0], len = n->in[0].shape[dim];
+        gin[0] = tn_slice(g, dim, n->i[1], n->i[1] + (len ? (len - 1) * n->i[2] + 1 : 0), n->i[2]);
+        return 0;
+    }
+    case G_UNFOLD: { /* windows add back into the positions they came from */
+        const tn__meta *m = &n->in[0];
+        if (m->ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        int64_t dim = n->i[0], size = n->i[1], step = n->i[2], nw = g->shape[dim];
+        int64_t perm[TN_MAX_DIMS + 1], merged[TN_MAX_DIMS];
+        int np = 0, nm = 0;
+        for (int d = 0; d < g->ndim - 1; d++) {
+            perm[np++] = d;
+            if (d == dim) perm[np++] = g->ndim - 1;
+        }
+        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? nw * size : m->shape[d];
+        tn_tensor *gm = tn_reshape(tn_permute(g, perm, g->ndim), merged, nm);
+        int64_t flat = -1;
+        tn_tensor *idx = tn_reshape(tn_add(tn_unsqueeze(tn_mul_scalar(tn_arange(0, (double)nw, 1, TN_I64), (double)step), 1),
+                                           tn_arange(0, (double)size, 1, TN_I64)), &flat, 1);
+        idx = tn_to(idx, g->device);
+        tn_tensor *ix[TN_MAX_DIMS] = {NULL};
+        ix[dim] = idx;
+        gin[0] = tn_index_put(tn__zeros_meta(m, g->dtype), ix, (int)dim + 1, gm, true);
+        return 0;
+    }
+    case G_FLIP: gin[0] = tn_flip(g, n->i, n->ni); return 0;
+    case G_PAD: {
+        int64_t neg[2 * TN_MAX_DIMS];
+        for (int k = 0; k < n->ni; k++) neg[k] = -n->i[k];
+        gin[0] = tn_pad(g, neg, n->ni, 0);
+        return 0;
+    }
+    case G_COPY: case G_TO: gin[0] = g; return 0;
+    case G_INDEX_SELECT: {
+        tn_tensor *ix[TN_MAX_DIMS] = {NULL};
+        if (n->in[0].ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        int64_t flat = -1;
+        ix[n->i[0]] = tn_reshape(S[0], &flat, 1); /* a 0-d index kept its dim (size 1) in the result */
+        gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, (int)n->i[0] + 1, g, true);
+
+        return 0;
+    }
+    case G_GATHER: gin[0] = tn_scatter_add(tn__zeros_meta(&n->in[0], g->dtype), n->i[0], S[0], g); return 0;
+    case G_SCATTER:
+        if (TN__NEED(0)) gin[0] = tn_scatter(g, n->i[0], S[0], tn__zeros_meta(&n->in[1], g->dtype));
+        if (TN__NEED(1)) gin[1] = tn_gather(g, n->i[0], S[0]);
+        return 0;
+    case G_SCATTER_ADD:
+        if (TN__NEED(0)) gin[0] = g;
+        if (TN__NEED(1)) gin[1] = tn_gather(g, n->i[0], S[0]);
+        return 0;
+    case G_INDEX: case G_INDEX_PUT: {
+        tn_tensor *ix[TN_MAX_DIMS] = {NULL};
+        int s = 0; /* saved: the non-NULL index tensors, in order */
+        for (int k = 0; k < n->ni; k++) ix[k] = n->i[k] ? S[s++] : NULL;
+        if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, true); return 0; }
+        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn_to(tn_zeros(NULL, 0, g->dtype), g->device), false);
+        if (TN__NEED(1)) gin[1] = tn__sum_to(tn_index(g, ix, n->ni), &n->in[1]);
+        return 0;
+    }
+    case G_CAT: {
+        int64_t off = 0, dim = n->i[0];
+        for (int k = 0; k < n->nin; k++) {
+            int64_t len = n->in[k].ndim == 1 && n->in[k].shape[0] == 0 && g->ndim != 1 ? -1 : n->in[k].shape[dim];
+            if (len < 0) continue; /* a legacy empty input */
+            if (TN__NEED(k)) gin[k] = tn_narrow(g, dim, off, len);
+            off += len;
+        }
+        return 0;
+    }
+    case G_MM:
+        if (TN__NEED(0)) gin[0] = tn_mm(g, tn_t(S[1]));
+        if (TN__NEED(1)) gin[1] = tn__mm_mat2_grad(S[0], S[1], g);
+        return 0;
+    case G_BMM:
+        if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_transpose(S[1], 1, 2));
+        if (TN__NEED(1)) gin[1] = tn_bmm(tn_transpose(S[0], 1, 2), g);
+        return 0;
+    case G_ADDMM: case G_BADDBMM: {
+        double beta = n->d[0], alpha = n->d[1];
+        bool b3 = n->op == G_BADDBMM;
+        if (TN__NEED(0)) gin[0] = tn__sum_to(beta == 1 ? g : tn_mul_scalar(g, beta), &n->in[0]);
+        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
+        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn__mm_mat2_grad(S[0], S[1], g), alpha);
+        return 0;
+    }
+    case G_MV:
+        if (TN__NEED(0)) gin[0] = tn_outer(g, S[1]);
+        if (TN__NEED(1)) gin[1] = tn_mv(tn_t(S[0]), g);
+        return 0;
+    case G_DOT:
+        if (TN__NEED(0)) gin[0] = tn_mul(g, S[1]);
+        if (TN__NEED(1)) gin[1] = tn_mul(g, S[0]);
+        return 0;
+    case G_COPY_SLICES: case G_BASE_VIEW: { /* first order only: the region is cut out with raw views */
+        int nd = (int)n->i[0];
+        const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
+        tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
+        if (!gb) return -1;
+        tn_tensor reg = *gb;
+        reg.ndim = nd;
+        for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
+        reg.offset = gb->offset + n->i[1 + 2 * nd];
+        if (n->op == G_BASE_VIEW) { gin[0] = gb; return tn__copy(&reg, g); }
+        if (TN__NEED(1)) gin[1] = tn__own(tn__copy_as(&reg, g->dtype, g->device));
+        if (TN__NEED(0)) {
+            tn_tensor *old = tn__own(tn__copy_as(gb, g->dtype, g->device));
+            if (!old) return -1;
+            reg = *old;
+            reg.ndim = nd;
+            for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
+            reg.offset = old->offset + n->i[1 + 2 * nd];
+            if (tn__backend(old->device)->fill(&reg, 0)) return -1;
+            gin[0] = old;
+        }
+        return 0;
+    }
+    case G_CUSTOM: {
+        n->unpacked = S;
+        int rc = n->custom_bw(n, g, gin, n->nin, n->custom_user);
+        n->unpacked = NULL;
+        for (int k = 0; k < n->nin && rc == 0; k++) { /* a gradient must have its input's shape, or broadcast from it (then it is summed, as PyTorch) */
+            if (!gin[k] || !TN__NEED(k) || (gin[k]->ndim == n->in[k].ndim && !memcmp(gin[k]->shape, n->in[k].shape, (size_t)gin[k]->ndim * sizeof(int64_t)))) continue;
+            int64_t bs[TN_MAX_DIMS];
+            int nb = tn__broadcast(gin[k]->shape, gin[k]->ndim, n->in[k].shape, n->in[k].ndim, bs);
+            if (nb == gin[k]->ndim && !memcmp(bs, gin[k]->shape, (size_t)nb * sizeof(int64_t))) gin[k] = tn__sum_to(gin[k], &n->in[k]);
+            else rc = TN__FAIL_INT("%s: backward returned an invalid gradient at index %d: got %s but expected shape compatible with %s",
+                                   n->name ? n->name : "custom op", k, TN__SHAPE(gin[k]), tn__shape_str(n->in[k].shape, n->in[k].ndim));
+        }
+        return rc;
+    }
+    default: return TN__FAIL_INT("autograd: no backward for node %s", tn__gop_names[n->op]);
+    }
+#undef TN__NEED
+}

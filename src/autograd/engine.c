@@ -1,0 +1,313 @@
+/* ---- the engine ---- */
+static int64_t tn__epoch;
+
+typedef struct tn__nodevec { tn_node **v; int64_t n, cap; } tn__nodevec;
+static int tn__nodevec_push(tn__nodevec *s, tn_node *x) {
+    if (s->n == s->cap) {
+        int64_t cap = s->cap ? 2 * s->cap : 64;
+        tn_node **v = (tn_node **)TN_REALLOC(s->v, (size_t)cap * sizeof *v);
+        if (!v) return TN__FAIL_INT("autograd: out of memory walking the graph");
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+/* acc <- acc + g (references: takes g, returns the sum); under create_graph the sum is recorded. */
+static tn_tensor *tn__accumulate(tn_tensor *acc, tn_tensor *g) {
+    if (!acc) return g;
+    if (!g) return acc;
+    tn_scope_begin();
+    tn_tensor *s = tn_retain(tn_add(acc, g));
+    tn_scope_end();
+    tn_release(acc);
+    tn_release(g);
+    return s;
+}
+
+/* Bring a gradient to the dtype and device of the input it is for (takes and returns a reference). */
+static tn_tensor *tn__grad_as(tn_tensor *g, const tn__meta *m) {
+    if (!g || (g->dtype == m->dtype && g->device == m->device)) return g;
+    tn_scope_begin();
+    tn_tensor *r = tn_to_dtype(g, m->dtype);
+    if (r && r->device != m->device) r = tn_to(r, m->device);
+    tn_retain(r);
+    tn_scope_end();
+    tn_release(g);
+    return r;
+}
+
+/* Deliver g (a reference, taken) to a leaf: hooks, then captured (autograd.grad) or .grad. */
+static int tn__deliver_leaf(tn_tensor *leaf, tn_tensor *g, tn_tensor *const *inputs, int ninputs, tn_tensor **captured, bool create_graph) {
+    if (!leaf->requires_grad) { tn_release(g); return 0; } /* requires_grad_(false) since: skipped, as PyTorch's AccumulateGrad */
+    int rc = 0;
+    tn_scope_begin();
+    g = tn__run_hooks(leaf->hooks, g, &rc);
+    tn_scope_end();
+    if (!g) return rc;
+    if (captured) {
+        for (int k = 0; k < ninputs; k++)
+            if (inputs[k] == leaf) captured[k] = tn__accumulate(captured[k], tn_retain(g));
+        tn_release(g);
+        return 0;
+    }
+    if (!create_graph) { /* .grad is a plain tensor: detached, and our own copy so += never aliases */
+        if (leaf->grad && !leaf->grad->requires_grad && !tn_same_storage(leaf->grad, g)) { /* accumulate in place, as PyTorch */
+            tn_no_grad_begin();
+            tn_tensor *r = tn__binary_raw("backward", ADD, leaf->grad, g, 1, leaf->grad);
+            tn_no_grad_end();
+            tn_release(r);
+            tn_release(g);
+            return r ? 0 : -1;
+        }
+        /* a gradient nobody else can see (our only reference to a library-owned, contiguous,
+           unshared storage) is taken as it is, as PyTorch's AccumulateGrad steals it */
+        bool alone = !g->base ? TN__ATOMIC_LOAD(&g->storage->refcount) == 1   /* or a view that alone holds its base */
+                              : !g->base->base && TN__ATOMIC_LOAD(&g->base->refcount) == 1 && TN__ATOMIC_LOAD(&g->storage->refcount) == 2;
+        bool own = alone && !g->is_wrapped_number && TN__ATOMIC_LOAD(&g->refcount) == 1 && !g->storage->deleter &&
+                   !g->grad_fn && !g->requires_grad && tn_is_contiguous(g);
+        if (own && g->base) {   /* a plain tensor over the same storage, without the base */
+            tn_tensor *c = tn__view_of(g, g->shape, g->strides, g->ndim, g->offset);
+            tn_release(g);
+            if (!c) return -1;
+            c->is_view = false;
+            g = c;
+        } else if (!own) {
+            tn_tensor *c = tn__copy_as(g, g->dtype, g->device);
+            tn_release(g);
+            if (!c) return -1;
+            g = c;
+        }
+        if (leaf->grad && !leaf->grad->requires_grad) { /* same storage as g: add the copy */
+            tn_no_grad_begin();
+            tn_tensor *r = tn__binary_raw("backward", ADD, leaf->grad, g, 1, leaf->grad);
+            tn_no_grad_end();
+            tn_release(r);
+            tn_release(g);
+            return r ? 0 : -1;
+        }
+    }
+    tn_tensor *sum = leaf->grad ? tn__accumulate(tn_retain(leaf->grad), g) : g;
+    tn_release(leaf->grad);
+    leaf->grad = sum;
+    return 0;
+}
+
+static int tn__check_saved(tn_node *n) {
+    for (int k = 0; k < n->nsaved; k++) {
+        if (!n->saved[k]) continue;
+        int64_t v = tn_version(n->saved[k]);
+        if (v != n->saved_version[k])
+            return TN__FAIL_INT("backward: one of the variables needed for gradient computation has been modified by an inplace operation: "
+                                "[%s %s] is at version %lld; expected version %lld instead (saved by %s)",
+                                tn_dtype_name(n->saved[k]->dtype), TN__SHAPE(n->saved[k]), (long long)v, (long long)n->saved_version[k],
+                                n->op == G_UNARY ? tn__unary_grad_name(n->sub) : n->op == G_BINARY ? tn__binary_grad_name(n->sub)
+                                : n->op == G_TERNARY ? tn__ternary_grad_names[n->sub] : tn__gop_names[n->op]);
+    }
+    return 0;
+}
+
+/* Reverse-mode sweep from roots (with their gradients) through every reachable node,
+   in reverse topological order (Kahn's algorithm on consumer counts: no recursion, so
+   any graph depth works). captured != NULL: gradients for `inputs` are returned there
+   and .grad is untouched (tn_autograd_grad). */
+/* A leaf's gradient is summed over all the edges that reach it before its hooks run
+   and .grad is touched, once (PyTorch's AccumulateGrad node). */
+typedef struct tn__leafacc { tn_tensor *leaf, *g; int64_t deps; } tn__leafacc;
+typedef struct tn__leafvec { tn__leafacc *v; int64_t n, cap; } tn__leafvec;
+static tn__leafacc *tn__leaf_entry(tn__leafvec *lv, tn_tensor *leaf, bool add) {
+    for (int64_t k = 0; k < lv->n; k++) if (lv->v[k].leaf == leaf) return &lv->v[k];
+    if (!add) return NULL;
+    if (lv->n == lv->cap) {
+        int64_t cap = lv->cap ? 2 * lv->cap : 16;
+        tn__leafacc *v = (tn__leafacc *)TN_REALLOC(lv->v, (size_t)cap * sizeof *v);
+        if (!v) return (tn__leafacc *)tn__error("autograd: out of memory");
+        lv->v = v;
+        lv->cap = cap;
+    }
+    tn__leafacc *e = &lv->v[lv->n++];
+    e->leaf = leaf;
+    e->g = NULL;
+    e->deps = 0;
+    return e;
+}
+
+static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
+                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_backward_opts o) {
+    tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
+    tn__leafvec leaves = {NULL, 0, 0};
+    int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
+    int rc = 0;
+    if (o.create_graph) o.retain_graph = true; /* PyTorch: retain_graph defaults to create_graph */
+
+    /* 1. collect the reachable nodes and count each one's consumers */
+    for (int r = 0; r < nroots && rc == 0; r++) {
+        tn_node *x = roots[r]->grad_fn;
+        if (x && x->epoch != epoch) { x->epoch = epoch; x->deps = 0; rc = tn__nodevec_push(&stack, x); }
+    }
+    while (stack.n > 0 && rc == 0) {
+        tn_node *x = stack.v[--stack.n];
+        rc = tn__nodevec_push(&all, x);
+        for (int i = 0; i < x->nin && rc == 0; i++) {
+            tn_node *c = x->next[i].fn;
+            if (x->next[i].leaf) {
+                tn__leafacc *e = tn__leaf_entry(&leaves, x->next[i].leaf, true);
+                if (!e) rc = -1; else e->deps++;
+            }
+            if (!c) continue;
+            if (c->epoch != epoch) { c->epoch = epoch; c->deps = 0; rc = tn__nodevec_push(&stack, c); }
+            c->deps++;
+        }
+    }
+    tn__grad_mode_push(o.create_graph);
+    /* 2. seed the roots */
+    for (int r = 0; r < nroots && rc == 0; r++) {
+        tn_tensor *g = tn_retain(root_grads[r]);
+        if (roots[r]->grad_fn) roots[r]->grad_fn->gsum = tn__accumulate(roots[r]->grad_fn->gsum, g);
+        else rc = tn__deliver_leaf(roots[r], g, inputs, ninputs, captured, o.create_graph);
+    }
+    for (int64_t k = 0; k < all.n && rc == 0; k++)
+        if (all.v[k]->deps == 0) rc = tn__nodevec_push(&ready, all.v[k]);
+    /* 3. run each node once all its consumers have contributed */
+    while (ready.n > 0 && rc == 0) {
+        tn_node *n = ready.v[--ready.n];
+        tn_tensor *g = n->gsum, *gin[2 * TN_MAX_DIMS + 2];
+        tn_tensor **gv = n->nin <= 2 * TN_MAX_DIMS + 2 ? gin : (tn_tensor **)TN_MALLOC((size_t)n->nin * sizeof *gv);
+        n->gsum = NULL;
+        if (!gv) { tn_release(g); rc = TN__FAIL_INT("%s: out of memory", fn); break; }
+        for (int i = 0; i < n->nin; i++) gv[i] = NULL;
+        if (g) {
+            tn_scope_begin();
+            g = tn__run_hooks(&n->hooks, g, &rc);
+            tn_scope_end();
+            if (n->retain_target && g) { /* into the tensor's .grad (not the node's, so no cycle through the node) */
+                tn_tensor *t = n->retain_target;
+                tn_tensor *keep = o.create_graph ? tn_retain(g) : tn__copy_as(g, g->dtype, g->device);
+                t->grad = tn__accumulate(t->grad, keep);
+            }
+            for (int k = 0; captured && k < ninputs; k++)
+                if (inputs[k]->grad_fn == n) captured[k] = tn__accumulate(captured[k], tn_retain(g));
+            if (n->released)
+                rc = TN__FAIL_INT("%s: trying to backward through the graph a second time (or to use saved tensors after they were freed); "
+                                  "pass retain_graph = true to the first backward if you need to do this", fn);
+            if (rc == 0) rc = tn__check_saved(n);
+            if (rc == 0) {
+                tn_scope_begin();
+                unsigned errors_before = tn__nerrors;
+                rc = tn__node_backward(n, g, gv);
+                if (rc == 0 && tn__nerrors != errors_before) rc = -1; /* an op inside the formula failed */
+                for (int i = 0; tn__anomaly && rc == 0 && i < n->nin; i++)
+                    if (gv[i] && tn_dtype_is_floating(gv[i]->dtype) && tn_item(tn_any(tn_isnan(gv[i]))) != 0)
+                        rc = TN__FAIL_INT("%s: anomaly detected: Function '%s' returned nan values in its %dth output", fn, tn__node_name(n), i);
+                for (int i = 0; i < n->nin; i++) {
+                    if (rc == 0 && gv[i] && (n->next[i].fn || n->next[i].leaf)) gv[i] = tn_retain(gv[i]);
+                    else gv[i] = NULL;
+                }
+                tn_scope_end();
+            }
+            tn_release(g);
+        }
+        for (int i = 0; i < n->nin; i++) {
+            tn_tensor *gi = tn__grad_as(gv[i], &n->in[i]);
+            tn__edge *e = &n->next[i];
+            if (e->fn) {
+                if (rc == 0) e->fn->gsum = tn__accumulate(e->fn->gsum, gi); else tn_release(gi);
+                if (--e->fn->deps == 0 && rc == 0) rc = tn__nodevec_push(&ready, e->fn);
+            } else if (e->leaf) {
+                tn__leafacc *la = tn__leaf_entry(&leaves, e->leaf, false);
+                if (la && rc == 0) {
+                    la->g = tn__accumulate(la->g, gi);
+                    if (--la->deps == 0 && la->g) {
+                        rc = tn__deliver_leaf(e->leaf, la->g, inputs, ninputs, captured, o.create_graph);
+                        la->g = NULL;
+                    }
+                } else tn_release(gi);
+            } else tn_release(gi);
+        }
+        if (gv != gin) TN_FREE(gv);
+        if (!o.retain_graph && n->nsaved > 0) { /* as PyTorch: saved tensors go, so memory stays flat */
+            for (int k = 0; k < n->nsaved; k++) {
+                tn_release(n->saved[k]);
+                if (n->saved_fn[k]) tn__node_release(n->saved_fn[k]);
+            }
+            n->nsaved = 0;
+            n->released = true;
+        }
+    }
+    tn__grad_mode_pop(fn);
+    for (int64_t k = 0; k < all.n; k++) { tn_release(all.v[k]->gsum); all.v[k]->gsum = NULL; all.v[k]->deps = 0; }
+    for (int64_t k = 0; k < leaves.n; k++) tn_release(leaves.v[k].g);
+    TN_FREE(leaves.v);
+    TN_FREE(all.v);
+    TN_FREE(stack.v);
+    TN_FREE(ready.v);
+    return rc;
+}
+
+static int tn__check_root(const char *fn, tn_tensor *t, int k) {
+    if (!t->requires_grad) return TN__FAIL_INT("%s: element %d of tensors does not require grad and does not have a grad_fn", fn, k);
+    return 0;
+}
+
+static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) {
+    if (!t) return -1;
+    if (tn__check_root(fn, t, 0)) return -1;
+    tn_tensor *g = gradient;
+    if (g && (g->ndim != t->ndim || memcmp(g->shape, t->shape, (size_t)t->ndim * sizeof(int64_t))))
+        return TN__FAIL_INT("%s: gradient of shape %s does not match the tensor's shape %s", fn, TN__SHAPE(g), TN__SHAPE(t));
+    if (!g && tn_numel(t) != 1)
+        return TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (shape %s); pass a gradient", fn, TN__SHAPE(t));
+    tn_tensor *own = g ? tn_retain(g) : tn__full_like(t, 1);
+    if (!own) return -1;
+    int rc = tn__engine(fn, &t, &own, 1, NULL, 0, NULL, opts);
+    tn_release(own);
+    return rc;
+}
+TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) { return tn__backward("tn_backward_with", t, gradient, opts); }
+TNDEF int tn_backward(tn_tensor *t) {
+    tn_backward_opts o;
+    memset(&o, 0, sizeof o);
+    return tn__backward("tn_backward", t, NULL, o);
+}
+
+TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts) {
+    const char *fn = "tn_autograd_grad";
+    if (!outputs || !inputs || !results || n_outputs <= 0 || n_inputs <= 0) return TN__FAIL_INT("%s: need outputs, inputs and a results array", fn);
+    for (int k = 0; k < n_inputs; k++) results[k] = NULL;
+    for (int k = 0; k < n_outputs; k++) if (!outputs[k] || tn__check_root(fn, outputs[k], k)) return -1;
+    for (int k = 0; k < n_inputs; k++) {
+        if (!inputs[k]) return -1;
+        if (!inputs[k]->requires_grad) return TN__FAIL_INT("%s: input %d does not require grad", fn, k);
+    }
+    tn_tensor **gs = (tn_tensor **)TN_MALLOC((size_t)n_outputs * sizeof *gs), **cap = (tn_tensor **)TN_MALLOC((size_t)n_inputs * sizeof *cap);
+    int rc = gs && cap ? 0 : TN__FAIL_INT("%s: out of memory", fn);
+    for (int k = 0; gs && k < n_outputs; k++) gs[k] = NULL;
+
+    for (int k = 0; k < n_outputs && rc == 0; k++) {
+        tn_tensor *g = grad_outputs ? grad_outputs[k] : NULL;
+        if (!g && tn_numel(outputs[k]) != 1) { rc = TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (output %d has shape %s)", fn, k, TN__SHAPE(outputs[k])); break; }
+        gs[k] = g ? tn_retain(g) : tn__full_like(outputs[k], 1);
+        if (!gs[k]) rc = -1;
+    }
+    for (int k = 0; k < n_inputs && cap; k++) cap[k] = NULL;
+    if (rc == 0) rc = tn__engine(fn, outputs, gs, n_outputs, inputs, n_inputs, cap, opts);
+    for (int k = 0; k < n_inputs && rc == 0; k++)
+        if (!cap[k] && !opts.allow_unused) rc = TN__FAIL_INT("%s: input %d appears to not have been used in the graph; set allow_unused if this is intended", fn, k);
+    for (int k = 0; k < n_inputs && cap; k++) {
+        if (rc == 0) {
+            tn_tensor *r = cap[k];
+            if (r && !opts.create_graph && r->grad_fn) { /* hand out a plain tensor */
+                tn_tensor *d = tn__view_of(r, r->shape, r->strides, r->ndim, r->offset);
+                tn_release(r);
+                r = d;
+            }
+            results[k] = tn__own(r);
+        } else tn_release(cap[k]);
+    }
+    for (int k = 0; gs && k < n_outputs; k++) tn_release(gs[k]);
+    TN_FREE(gs);
+    TN_FREE(cap);
+    return rc;
+}

@@ -1,0 +1,138 @@
+/* ---- gradcheck ---- */
+static double tn__flat_get(tn_tensor *t, int64_t i) { /* element i (row-major) of a contiguous f64 CPU tensor */
+    return ((const double *)tn_data_ptr(t))[i];
+}
+
+TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
+    if (!fn || !inputs || n <= 0) { tn__error("tn_gradcheck: need a function and inputs"); return false; }
+    if (eps <= 0) eps = 1e-6;
+    if (atol <= 0) atol = 1e-5;
+    if (rtol <= 0) rtol = 1e-3;
+    for (int k = 0; k < n; k++) {
+        tn_tensor *x = inputs[k];
+        if (!x) return false;
+        if (x->requires_grad && (x->device != TN_CPU || !tn_is_contiguous(x) || !tn_dtype_is_floating(x->dtype))) {
+            tn__error("tn_gradcheck: input %d must be a contiguous floating CPU tensor (float64 recommended)", k);
+            return false;
+        }
+    }
+    bool ok = true;
+    double worst = -1;
+    char msg[512] = "";
+    tn_scope_begin();
+    tn_tensor *out = fn(inputs, n, user);
+    if (!out || !tn_dtype_is_floating(out->dtype)) {
+        if (out) tn__error("tn_gradcheck: the function's output must be floating, got %s", tn_dtype_name(out->dtype));
+        tn_scope_end();
+        return false;
+    }
+    int64_t m = tn_numel(out);
+    for (int k = 0; k < n && ok; k++) {
+        tn_tensor *x = inputs[k];
+        if (!x->requires_grad) continue;
+        int64_t nx = tn_numel(x);
+        /* numerical Jacobian column by column: central differences on x's raw data */
+        double *num = (double *)TN_MALLOC((size_t)(nx * m + 1) * sizeof(double));
+        if (!num) { tn__error("tn_gradcheck: out of memory"); ok = false; break; }
+        char *base = (char *)tn_data_ptr(x);
+        for (int64_t e = 0; e < nx && ok; e++) {
+            tn_tensor *outs[2];
+            for (int s = 0; s < 2; s++) {
+                double v = x->dtype == TN_F64 ? ((double *)base)[e] : ((float *)base)[e];
+                double pv = v + (s ? -eps : eps);
+                if (x->dtype == TN_F64) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
+                tn_no_grad_begin();
+                tn_tensor *o = fn(inputs, n, user);
+                /* a copy: the output may be a view of the input being perturbed */
+                outs[s] = o ? tn__own(tn__copy_as(o, TN_F64, TN_CPU)) : NULL;
+                tn_no_grad_end();
+                if (x->dtype == TN_F64) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
+            }
+            if (!outs[0] || !outs[1]) { ok = false; break; }
+            for (int64_t j = 0; j < m; j++) num[j * nx + e] = (tn__flat_get(outs[0], j) - tn__flat_get(outs[1], j)) / (2 * eps);
+        }
+        /* analytical Jacobian row by row: one backward per output element */
+        for (int64_t j = 0; j < m && ok; j++) {
+            tn_scope_begin();
+            tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
+            if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
+            tn_backward_opts o;
+            memset(&o, 0, sizeof o);
+            o.retain_graph = true;
+            o.allow_unused = true;
+            if (tn_autograd_grad(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
+            tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
+            for (int64_t e = 0; e < nx; e++) {
+                double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
+                if (!(err <= atol + rtol * fabs(nm))) {
+                    ok = false;
+                    if (err > worst || worst < 0 || err != err) {
+                        worst = err;
+                        snprintf(msg, sizeof msg, "tn_gradcheck: Jacobian mismatch for input %d: d out[%lld] / d in[%lld]: analytical %.10g vs numerical %.10g",
+                                 k, (long long)j, (long long)e, a, nm);
+                    }
+                }
+            }
+            tn_scope_end();
+        }
+        TN_FREE(num);
+    }
+    tn_scope_end();
+    if (!ok && msg[0]) tn__error("%s", msg);
+    return ok;
+}
+
+/* gradgradcheck: gradcheck of (inputs, v) -> the gradients of <out, v> w.r.t. the inputs,
+   computed with create_graph, flattened and concatenated. */
+typedef struct tn__ggctx { tn_gradcheck_fn fn; void *user; int n; } tn__ggctx;
+static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
+    tn__ggctx *c = (tn__ggctx *)u;
+    tn_tensor *out = c->fn(in, c->n, c->user), *v = in[n_all - 1];
+    if (!out) return NULL;
+    tn_tensor *xs[TN_MAX_DIMS * 4], *gs[TN_MAX_DIMS * 4];
+    int nx = 0;
+    for (int k = 0; k < c->n && nx < TN_MAX_DIMS * 4; k++) if (in[k]->requires_grad) xs[nx++] = in[k];
+    if (!tn_is_grad_enabled() || !out->requires_grad) { /* finite-difference evaluations run under no_grad */
+        tn_enable_grad_begin();
+        out = c->fn(in, c->n, c->user);
+        tn_enable_grad_end();
+        if (!out) return NULL;
+    }
+    tn_backward_opts o;
+    memset(&o, 0, sizeof o);
+    o.create_graph = true;
+    o.retain_graph = true;
+    o.allow_unused = true;
+    tn_tensor *vv = tn_reshape(v, out->shape, out->ndim);
+    if (tn_autograd_grad(&out, 1, xs, nx, &vv, gs, o)) return NULL;
+    int64_t m1 = -1;
+    for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
+    return tn_cat(gs, nx, 0);
+}
+TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
+    if (!fn || !inputs || n <= 0 || n >= TN_MAX_DIMS * 4) { tn__error("tn_gradgradcheck: need a function and 1 to %d inputs", TN_MAX_DIMS * 4 - 1); return false; }
+    tn_scope_begin();
+    tn_tensor *out = fn(inputs, n, user), *all[TN_MAX_DIMS * 4];
+    bool ok = out != NULL;
+    if (ok) {
+        int64_t m = tn_numel(out);
+        tn_generator gen = {1234, 0}; /* its own generator: the caller's random stream is untouched */
+        tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
+        ok = v && tn_requires_grad_(v, true) == 0;
+        for (int k = 0; k < n; k++) all[k] = inputs[k];
+        all[n] = v;
+        tn__ggctx c;
+        c.fn = fn;
+        c.user = user;
+        c.n = n;
+        if (ok) ok = tn_gradcheck(tn__gg_fn, all, n + 1, &c, eps, atol, rtol);
+    }
+    tn_scope_end();
+    return ok;
+}
+
+static void tn__hooks_free(tn__hooks *h) { if (h) { TN_FREE(h->items); TN_FREE(h); } }
+static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
+    if (t && t->grad_fn) t->grad_fn->name = name;
+    return t;
+}

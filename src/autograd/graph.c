@@ -1,0 +1,307 @@
+/* The differentiable ops, as data: one enum and one name table, and below one function
+   (tn__node_backward) with every backward formula, next to each other the way
+   PyTorch's derivatives.yaml lists them. Ops record a node through tn__node_new /
+   tn__node_save / tn__node_attach. */
+/* PyTorch's node names for the elementwise families, by op id */
+static const char *tn__unary_grad_name(int op) {
+    static const char *const names[] = {
+        "NegBackward0", "AbsBackward0", "SignBackward0", "PowBackward0", "ReluBackward0", "FloorBackward0", "CeilBackward0",
+        "RoundBackward0", "TruncBackward0", "ClampBackward1", "ExpBackward0", "Exp2Backward0", "LogBackward0", "Log2Backward0",
+        "Log10Backward0", "Log1PBackward0", "Expm1Backward0", "SqrtBackward0", "RsqrtBackward0", "ReciprocalBackward0",
+        "SinBackward0", "CosBackward0", "TanBackward0", "AsinBackward0", "AcosBackward0", "AtanBackward0", "SinhBackward0",
+        "CoshBackward0", "TanhBackward0", "SigmoidBackward0", "GeluBackward0", "GeluBackward0", "SiluBackward0",
+        "SoftplusBackward0", "LeakyReluBackward0", "EluBackward0", "HardtanhBackward0", "MishBackward0",
+        "HardswishBackward0", "HardsigmoidBackward0", "ErfBackward0", "ErfcBackward0", "FracBackward0", "NanToNumBackward0"};
+    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "UnaryBackward";
+}
+static const char *tn__binary_grad_name(int op) {
+    static const char *const names[] = {"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0", "FloorDivideBackward0",
+        "RemainderBackward0", "FmodBackward0", "PowBackward1", "Atan2Backward0", "MaximumBackward0", "MinimumBackward0"};
+    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "BinaryBackward";
+}
+static const char *const tn__ternary_grad_names[] = {"WhereBackward0", "LerpBackward1", "AddcmulBackward0", "AddcdivBackward0"};
+
+
+TNDEF bool tn_is_grad_enabled(void) { return !tn__grad_disabled; }
+static void tn__grad_mode_push(bool enabled) {
+    if (tn__grad_mode_depth < 64) tn__grad_mode_stack[tn__grad_mode_depth] = tn__grad_disabled;
+    tn__grad_mode_depth++;
+    tn__grad_disabled = !enabled;
+}
+static void tn__grad_mode_pop(const char *fn) {
+    if (tn__grad_mode_depth == 0) { tn__error("%s: no matching begin", fn); return; }
+    tn__grad_mode_depth--;
+    tn__grad_disabled = tn__grad_mode_depth < 64 ? tn__grad_mode_stack[tn__grad_mode_depth] != 0 : tn__grad_disabled;
+}
+TNDEF void tn_no_grad_begin(void) { tn__grad_mode_push(false); }
+TNDEF void tn_no_grad_end(void) { tn__grad_mode_pop("tn_no_grad_end"); }
+TNDEF void tn_enable_grad_begin(void) { tn__grad_mode_push(true); }
+TNDEF void tn_enable_grad_end(void) { tn__grad_mode_pop("tn_enable_grad_end"); }
+
+static void tn__node_release(tn_node *n) {
+    /* iterative: a long chain of nodes must not recurse once per node */
+    tn_node *stack_local[64], **stack = stack_local;
+    int64_t sp = 0, cap = 64;
+    if (n) stack[sp++] = n;
+    while (sp > 0) {
+        tn_node *x = stack[--sp];
+        if (TN__ATOMIC_ADD(&x->refcount, -1) != 0) continue;
+        for (int i = 0; i < x->nin; i++) {
+            tn_release(x->next[i].leaf);
+            if (!x->next[i].fn) continue;
+            if (sp == cap) {
+                tn_node **s = (tn_node **)TN_MALLOC((size_t)cap * 2 * sizeof *s);
+                if (!s) { tn__node_release(x->next[i].fn); continue; } /* out of memory: fall back to recursion */
+                memcpy(s, stack, (size_t)sp * sizeof *s);
+                if (stack != stack_local) TN_FREE(stack);
+                stack = s;
+                cap *= 2;
+            }
+            stack[sp++] = x->next[i].fn;
+        }
+        for (int i = 0; i < x->nsaved; i++) tn_release(x->saved[i]);
+        for (int i = 0; i < x->nsaved; i++) if (x->saved_fn[i]) tn__node_release(x->saved_fn[i]);
+        tn__node_free_saved_arrays(x);
+        TN_FREE(x->custom_name);
+        tn_release(x->gsum);
+        TN_FREE(x->hooks.items);
+        if (x->nin <= 3) tn__blk_put(TN__BLK_NODE, x);
+        else TN_FREE(x);
+    }
+    if (stack != stack_local) TN_FREE(stack);
+}
+
+static void tn__meta_of(tn__meta *m, tn_tensor *t) {
+    m->dtype = t->dtype;
+    m->device = t->device;
+    m->ndim = t->ndim;
+    memcpy(m->shape, t->shape, sizeof m->shape);
+}
+
+/* A view whose base was modified in place after the view got its history reads, as in
+   PyTorch, from the base's current history: its grad_fn is rebuilt as a strided view of
+   the base (contiguous bases; others keep the history they had). */
+static void tn__refresh_view(tn_tensor *x) {
+    tn_tensor *b = x->base;
+    if (!b->requires_grad || !tn_is_contiguous(b) || x->ndim > TN_MAX_DIMS) return;
+    tn_node *vn = tn__node_new(G_BASE_VIEW, 0, &b, 1);
+    if (!vn) return;
+    vn->i[0] = x->ndim;
+    for (int d = 0; d < x->ndim; d++) { vn->i[1 + d] = x->shape[d]; vn->i[1 + x->ndim + d] = x->strides[d]; }
+    vn->i[1 + 2 * x->ndim] = x->offset - b->offset;
+    tn__node_attach(vn, x);
+}
+
+/* A node for op on inputs ins[0..n) when grad mode is on and an input requires grad;
+   NULL otherwise (nothing to record). NULL entries in ins are inputs without gradient. */
+static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) {
+    if (tn__grad_disabled) return NULL;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = ins[i];
+        if (x && x->base && x->requires_grad && x->grad_fn && tn_version(x) != x->grad_fn_version) tn__refresh_view(x);
+    }
+    bool any = false;
+    for (int i = 0; i < n; i++) any = any || (ins[i] && ins[i]->requires_grad);
+    if (!any) return NULL;
+    /* one block: the node, then its n edges, then its n input descriptions; nodes of up
+       to 3 inputs come from the small-block cache, all of one size */
+    const size_t sz = sizeof(tn_node) + (size_t)(n > 3 ? n : 3) * (sizeof(tn__edge) + sizeof(tn__meta));
+    tn_node *nd = (tn_node *)(n <= 3 ? tn__blk_get(TN__BLK_NODE, sz) : TN_MALLOC(sz));
+    if (!nd) return (tn_node *)tn__error("autograd: out of memory recording a node");
+    { static tn_node zero_; *nd = zero_; }
+    nd->refcount = 1;
+    nd->op = op;
+    nd->sub = sub;
+    nd->nin = n;
+    nd->next = (tn__edge *)(nd + 1);
+    nd->in = (tn__meta *)(nd->next + n);
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = ins[i];
+        nd->next[i].fn = NULL;
+        nd->next[i].leaf = NULL;
+        memset(&nd->in[i], 0, sizeof nd->in[i]);
+        if (!x) continue;
+        tn__meta_of(&nd->in[i], x);
+        if (!x->requires_grad) continue;
+        if (x->grad_fn) { nd->next[i].fn = x->grad_fn; TN__ATOMIC_ADD(&x->grad_fn->refcount, 1); }
+        else nd->next[i].leaf = tn_retain(x);
+    }
+    return nd;
+}
+
+static void tn__node_free_saved_arrays(tn_node *nd) {
+    if (nd->saved == nd->saved_inline) return;
+    TN_FREE(nd->saved);
+    TN_FREE(nd->saved_version);
+    TN_FREE(nd->saved_fn);
+}
+
+/* Keep t for backward (its version is checked there). */
+static void tn__node_save(tn_node *nd, tn_tensor *t) {
+    if (!nd) return; /* t may be NULL: a slot kept empty on purpose */
+    if (t && t->is_wrapped_number) { /* alone in a formula a Python float would promote like one (to float32): keep a plain 0-d tensor */
+        tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
+        tn__node_save(nd, c);
+        tn_release(c);
+        return;
+    }
+    if (!nd->saved) { /* the first few live inside the node: no allocation */
+        nd->saved = nd->saved_inline;
+        nd->saved_version = nd->version_inline;
+        nd->saved_fn = nd->fn_inline;
+        nd->saved_cap = 4;
+    }
+    if (nd->nsaved == nd->saved_cap) {
+        int cap = 2 * nd->saved_cap;
+        tn_tensor **s = (tn_tensor **)TN_MALLOC((size_t)cap * sizeof *s);
+        int64_t *v = (int64_t *)TN_MALLOC((size_t)cap * sizeof *v);
+        tn_node **f = (tn_node **)TN_MALLOC((size_t)cap * sizeof *f);
+        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); tn__error("autograd: out of memory saving a tensor"); return; }
+        memcpy(s, nd->saved, (size_t)nd->nsaved * sizeof *s);
+        memcpy(v, nd->saved_version, (size_t)nd->nsaved * sizeof *v);
+        memcpy(f, nd->saved_fn, (size_t)nd->nsaved * sizeof *f);
+        tn__node_free_saved_arrays(nd);
+        nd->saved = s;
+        nd->saved_version = v;
+        nd->saved_fn = f;
+        nd->saved_cap = cap;
+    }
+    /* As PyTorch's SavedVariable: a non-leaf is kept as a plain alias of its data plus a
+       reference to its grad_fn, never as the tensor object (whose .grad may own this node:
+       no cycle); the formula gets the history back when the backward is recorded. */
+    if (t && t->grad_fn) {
+        nd->saved[nd->nsaved] = tn__view_of(t, t->shape, t->strides, t->ndim, t->offset);
+        if (nd->saved[nd->nsaved]) nd->saved[nd->nsaved]->is_view = false;
+        nd->saved_fn[nd->nsaved] = t->grad_fn;
+        TN__ATOMIC_ADD(&t->grad_fn->refcount, 1);
+    } else {
+        nd->saved[nd->nsaved] = tn_retain(t);
+        nd->saved_fn[nd->nsaved] = NULL;
+    }
+    nd->saved_version[nd->nsaved] = t ? tn_version(t) : 0;
+    nd->nsaved++;
+}
+
+/* A result is saved detached: it must not own the node that owns it (no cycle). */
+static void tn__node_save_result(tn_node *nd, tn_tensor *out) {
+    if (!nd || !out) return;
+    tn_tensor *d = tn__view_of(out, out->shape, out->strides, out->ndim, out->offset);
+    if (d) { tn__node_save(nd, d); tn_release(d); }
+}
+
+/* Make nd the grad_fn of out (out takes the node's reference). Returns out. */
+static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
+    if (!nd) return out;
+    if (!out || !tn_dtype_is_floating(out->dtype)) { tn__node_release(nd); return out; }
+    tn__meta_of(&nd->out, out);
+    if (out->grad_fn) tn__node_release(out->grad_fn);
+    out->grad_fn = nd;
+    out->requires_grad = true;
+    out->grad_fn_version = tn_version(out);
+    return out;
+}
+
+TNDEF int tn_requires_grad_(tn_tensor *t, bool requires_grad) {
+    if (!t) return -1;
+    if (t->grad_fn) return TN__FAIL_INT("tn_requires_grad_: you can only change requires_grad flags of leaf tensors (this one has grad_fn %s)", tn_grad_fn_name(t));
+    if (requires_grad && !tn_dtype_is_floating(t->dtype))
+        return TN__FAIL_INT("tn_requires_grad_: only tensors of floating point dtype can require gradients (got %s)", tn_dtype_name(t->dtype));
+    t->requires_grad = requires_grad;
+    return 0;
+}
+TNDEF bool tn_is_leaf(const tn_tensor *t) { return t && !t->grad_fn; }
+TNDEF int tn_set_grad(tn_tensor *t, tn_tensor *grad) {
+    if (!t) return -1;
+    if (grad && (grad->ndim != t->ndim || memcmp(grad->shape, t->shape, (size_t)t->ndim * sizeof(int64_t)) || grad->dtype != t->dtype))
+        return TN__FAIL_INT("tn_set_grad: assigned grad has shape %s and dtype %s, but the tensor has shape %s and dtype %s",
+                            TN__SHAPE(grad), tn_dtype_name(grad->dtype), TN__SHAPE(t), tn_dtype_name(t->dtype));
+    tn_retain(grad);
+    tn_release(t->grad);
+    t->grad = grad;
+    return 0;
+}
+TNDEF int tn_retain_grad(tn_tensor *t) {
+    if (!t) return -1;
+    if (!t->requires_grad) return TN__FAIL_INT("tn_retain_grad: can't retain_grad on a tensor that has requires_grad=False");
+    if (t->grad_fn) t->grad_fn->retain_target = t;
+    t->retains_grad = t->grad_fn != NULL;
+    return 0;
+}
+TNDEF bool tn_retains_grad(const tn_tensor *t) { return t && t->retains_grad; }
+static bool tn__anomaly;
+TNDEF void tn_set_detect_anomaly(bool enabled) { tn__anomaly = enabled; }
+TNDEF bool tn_is_anomaly_enabled(void) { return tn__anomaly; }
+static const char *tn__node_name(tn_node *n) {
+    if (n->name) return n->name;
+    if (n->op == G_UNARY) return tn__unary_grad_name(n->sub);
+    if (n->op == G_BINARY) return tn__binary_grad_name(n->sub);
+    if (n->op == G_TERNARY) return tn__ternary_grad_names[n->sub];
+    return tn__gop_names[n->op];
+}
+TNDEF const char *tn_grad_fn_name(const tn_tensor *t) { return t && t->grad_fn ? tn__node_name(t->grad_fn) : NULL; }
+TNDEF int tn_detach_(tn_tensor *t) {
+    if (!t) return -1;
+    tn__node_release(t->grad_fn);
+    t->grad_fn = NULL;
+    t->requires_grad = false;
+    t->retains_grad = false;
+    return 0;
+}
+
+static tn__hooks *tn__hooks_of(tn_tensor *t, bool create) {
+    if (t->grad_fn) return &t->grad_fn->hooks;
+    if (!t->hooks && create) {
+        t->hooks = (tn__hooks *)TN_MALLOC(sizeof *t->hooks);
+        if (t->hooks) memset(t->hooks, 0, sizeof *t->hooks);
+    }
+    return t->hooks;
+}
+TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user) {
+    if (!t) return -1;
+    if (!fn) return TN__FAIL_INT("tn_register_hook: the hook function is NULL");
+    if (!t->requires_grad) return TN__FAIL_INT("tn_register_hook: cannot register a hook on a tensor that doesn't require gradient");
+    tn__hooks *h = tn__hooks_of(t, true);
+    if (!h) return TN__FAIL_INT("tn_register_hook: out of memory");
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 4;
+        tn__hook *items = (tn__hook *)TN_REALLOC(h->items, (size_t)cap * sizeof *items);
+        if (!items) return TN__FAIL_INT("tn_register_hook: out of memory");
+        h->items = items;
+        h->cap = cap;
+    }
+    h->items[h->n].fn = fn;
+    h->items[h->n].user = user;
+    h->items[h->n].handle = h->next_handle++;
+    return h->items[h->n++].handle;
+}
+TNDEF int tn_remove_hook(tn_tensor *t, int handle) {
+    if (!t) return -1;
+    tn__hooks *h = tn__hooks_of(t, false);
+    for (int i = 0; h && i < h->n; i++)
+        if (h->items[i].handle == handle) {
+            memmove(&h->items[i], &h->items[i + 1], (size_t)(h->n - i - 1) * sizeof *h->items);
+            h->n--;
+            return 0;
+        }
+    return TN__FAIL_INT("tn_remove_hook: no hook with handle %d", handle);
+}
+
+/* Run hooks on a gradient. g is the engine's reference; a hook's result is borrowed
+   (the engine retains it), so a hook may return the result of any op. The engine calls
+   this inside a scope, so tensors made by hooks die with it. */
+static tn_tensor *tn__run_hooks(tn__hooks *h, tn_tensor *g, int *rc) {
+    for (int i = 0; h && i < h->n && g; i++) {
+        tn_tensor *r = h->items[i].fn(g, h->items[i].user);
+        if (!r || r == g) continue;
+        if (r->ndim != g->ndim || memcmp(r->shape, g->shape, (size_t)g->ndim * sizeof(int64_t)) || r->dtype != g->dtype) {
+            *rc = TN__FAIL_INT("backward: a hook changed the gradient from %s %s to %s %s; a hook must keep shape and dtype",
+                               tn_dtype_name(g->dtype), TN__SHAPE(g), tn_dtype_name(r->dtype), TN__SHAPE(r));
+            tn_release(g);
+            return NULL;
+        }
+        tn_retain(r);
+        tn_release(g);
+        g = r;
+    }
+    return g;
+}

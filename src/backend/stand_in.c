@@ -1,0 +1,137 @@
+/* ---- the checking stand-in for the GPU (tn_debug_cuda_stand_in) ---- */
+static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t) {
+    return TN__FAIL_INT("stand-in GPU: %s got %s on %s (%lld elements): a GPU kernel would read a host pointer", op, what,
+                        tn_device_name(t->device), (long long)tn_numel(t));
+}
+#define TN__SI_DEV(op, t) do { if ((t) && (t)->device != TN_CUDA) return tn__stand_in_bad(op, #t, (t)); } while (0)
+#define TN__SI_DEV_OR_SCALAR(op, t) do { if ((t) && (t)->device != TN_CUDA && (t)->ndim != 0) return tn__stand_in_bad(op, #t, (t)); } while (0)
+static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
+    if (dst->device != TN_CUDA && src->device != TN_CUDA) return tn__stand_in_bad("copy", "two CPU tensors", dst);
+    return tn__cpu_copy(dst, src);
+}
+static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return tn__cpu_fill(t, v); }
+static int tn__si_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *p) {
+    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); return tn__cpu_unary(op, out, x, p);
+}
+static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double al) {
+    TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b); return tn__cpu_binary(op, out, a, b, al);
+}
+static int tn__si_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v) {
+    TN__SI_DEV("ternary", out); TN__SI_DEV_OR_SCALAR("ternary", a); TN__SI_DEV_OR_SCALAR("ternary", b); TN__SI_DEV_OR_SCALAR("ternary", c);
+    return tn__cpu_ternary(op, out, a, b, c, v);
+}
+static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) { TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); return tn__cpu_reduce(op, out, x); }
+static int tn__si_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t d, int f) {
+    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); return tn__cpu_lane(op, out, out1, x, d, f);
+}
+static int tn__si_index(tn_index_mode m, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *is, int k) {
+    TN__SI_DEV("index", dst); TN__SI_DEV("index", src);
+    for (int j = 0; j < k; j++) TN__SI_DEV("index", idx[j]);
+    return tn__cpu_index(m, dst, src, idx, is, k);
+}
+static tn_tensor *tn__si_nonzero(tn_tensor *x) {
+    if (x->device != TN_CUDA) return (tn__stand_in_bad("nonzero", "x", x), (tn_tensor *)NULL);
+    tn_tensor *r = tn__cpu_nonzero(x), *d = r ? tn__copy_as(r, r->dtype, TN_CUDA) : NULL; /* the result lives on the device */
+    tn_release(r);
+    return d;
+}
+static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
+    TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b); return tn__cpu_matmul(c, a, b, al, be);
+}
+static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
+    TN__SI_DEV("random", o); return tn__cpu_random(op, o, s, off, a, b, l, r);
+}
+static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) { TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i); return tn__cpu_im2col(f, c, i, g); }
+static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); return tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw);
+}
+static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
+    TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
+    for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
+    return tn__cpu_optim(k, p, g, st);
+}
+/* The operands of a library entry (NULL where unused): on the device and contiguous. */
+static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
+    for (int k = 0; k < n; k++) {
+        if (ts[k] && ts[k]->device != TN_CUDA) return tn__stand_in_bad(op, "an operand", ts[k]);
+        if (ts[k] && !tn_is_contiguous(ts[k])) return TN__FAIL_INT("stand-in GPU: %s operands must be contiguous", op);
+    }
+    return 0;
+}
+/* the library convolution's contract, served by the CPU's convolution (so the one-node
+   path the GPU takes with cuDNN is exercised too) */
+static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *geom) {
+    tn_tensor *const ts[3] = {x, w, y};
+    if (tn__si_dense("conv2d", ts, 3)) return -1;
+    const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
+    tn_tensor xv = *x, wv = *w, yv = *y;   /* the same host memory, seen as CPU tensors */
+    xv.device = wv.device = yv.device = TN_CPU;
+    if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
+    return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);
+}
+static int tn__si_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                             tn_tensor *gb, double eps) {
+    tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
+    if (tn__si_dense("batch_norm", ts, 8)) return -1;
+    return tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+}
+static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                             tn_tensor *gb, double eps) {
+    tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
+    if (tn__si_dense("layer_norm", ts, 8)) return -1;
+    return tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+}
+static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
+    tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
+    if (tn__si_dense("cross_entropy", ts, 6)) return -1;
+    return tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx);
+}
+/* the library pooling's contract, served by direct loops over each window (double sums) */
+static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
+    tn_tensor *const ts[4] = {x, y, gy, gx};
+    if (tn__si_dense("pool2d", ts, 4)) return -1;
+    if (x->dtype != TN_F32 && x->dtype != TN_F64) return 1;
+    const bool f32 = x->dtype == TN_F32;
+    const int64_t P = x->shape[0] * x->shape[1], H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];
+    const int64_t kh = geom[0], kw = geom[1], sh = geom[2], sw = geom[3], ph = geom[4], pw = geom[5], mode = geom[6];
+#define TN__SI_LD(t, i) (f32 ? (double)((const float *)tn_data_ptr(t))[i] : ((const double *)tn_data_ptr(t))[i])
+    if (gx && tn__cpu_fill(gx, 0)) return -1;
+    for (int64_t pl = 0; pl < P; pl++)
+        for (int64_t a = 0; a < OH; a++)
+            for (int64_t b = 0; b < OW; b++) {
+                const int64_t h0 = a * sh - ph, w0 = b * sw - pw, o = (pl * OH + a) * OW + b;
+                int64_t best = -1, cnt = 0;
+                double acc = 0;
+                for (int64_t h = TN__MAX(h0, 0); h < TN__MIN(h0 + kh, H); h++)
+                    for (int64_t w = TN__MAX(w0, 0); w < TN__MIN(w0 + kw, W); w++) {
+                        const int64_t i = (pl * H + h) * W + w;
+                        const double v = TN__SI_LD(x, i);
+                        if (best < 0 || (v != v && TN__SI_LD(x, best) == TN__SI_LD(x, best)) || v > TN__SI_LD(x, best)) best = i;
+                        acc += v;
+                        cnt++;
+                    }
+                const double div = mode == 1 ? (double)(kh * kw) : (double)cnt;
+                if (!gx) {
+                    const double v = mode == 0 ? TN__SI_LD(x, best) : acc / div;
+                    if (f32) ((float *)tn_data_ptr(y))[o] = (float)v; else ((double *)tn_data_ptr(y))[o] = v;
+                    continue;
+                }
+                const double g = TN__SI_LD(gy, o);
+                for (int64_t h = TN__MAX(h0, 0); h < TN__MIN(h0 + kh, H); h++)
+                    for (int64_t w = TN__MAX(w0, 0); w < TN__MIN(w0 + kw, W); w++) {
+                        const int64_t i = (pl * H + h) * W + w;
+                        const double add = mode == 0 ? (i == best ? g : 0) : g / div;
+                        if (f32) ((float *)tn_data_ptr(gx))[i] += (float)add; else ((double *)tn_data_ptr(gx))[i] += add;
+                    }
+            }
+#undef TN__SI_LD
+    return 0;
+}
+#undef TN__SI_DEV
+#undef TN__SI_DEV_OR_SCALAR
+static const tn_backend tn__stand_in_backend = {
+    "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
+    tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
+    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy,
+};
+TNDEF void tn_debug_cuda_stand_in(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }

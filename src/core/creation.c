@@ -1,0 +1,400 @@
+/* The CPU element types. Each entry: dtype, C type, suffix, how values convert
+   (flt: through double; int: through int64_t, so int64 values stay exact). */
+#define TN__TYPES(X) X(TN_F32, float, f32, flt) X(TN_F64, double, f64, flt) X(TN_I32, int32_t, i32, int) \
+                     X(TN_I64, int64_t, i64, int) X(TN_U8, uint8_t, u8, int) X(TN_BOOL, bool, b, int)
+#define TN__TYPES_WITH(X, A, B) X(TN_F32, float, f32, flt, A, B) X(TN_F64, double, f64, flt, A, B) \
+    X(TN_I32, int32_t, i32, int, A, B) X(TN_I64, int64_t, i64, int, A, B) X(TN_U8, uint8_t, u8, int, A, B) X(TN_BOOL, bool, b, int, A, B)
+
+/* Float -> integer conversions are undefined in C out of range; give what x86 (and so
+   PyTorch on CPU) gives: the "integer indefinite" value, and uint8 wraps through int64. */
+static int64_t tn__f2i64(double v) { return (v != v || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v; }
+static float tn__cvt_f32_flt(double v) { return (float)v; }
+static float tn__cvt_f32_int(int64_t v) { return (float)v; }
+static double tn__cvt_f64_flt(double v) { return v; }
+static double tn__cvt_f64_int(int64_t v) { return (double)v; }
+static int32_t tn__cvt_i32_flt(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
+static int32_t tn__cvt_i32_int(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+static int64_t tn__cvt_i64_flt(double v) { return tn__f2i64(v); }
+static int64_t tn__cvt_i64_int(int64_t v) { return v; }
+static uint8_t tn__cvt_u8_flt(double v) { return (uint8_t)(uint64_t)tn__f2i64(v); }
+static uint8_t tn__cvt_u8_int(int64_t v) { return (uint8_t)(uint64_t)v; }
+static bool tn__cvt_b_flt(double v) { return v != 0; }
+static bool tn__cvt_b_int(int64_t v) { return v != 0; }
+
+/* Strided elementwise conversion, one function per destination type. */
+#define TN__CAST_FROM(E, TI, SI, KI, TO, SO) case E: { \
+    if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(TI)) { \
+        TO *o = (TO *)p[0]; const TI *in = (const TI *)p[1]; \
+        for (int64_t i = 0; i < n; i++) o[i] = tn__cvt_##SO##_##KI(in[i]); \
+    } else if (s[0] == (int64_t)sizeof(TO) && s[1] == 0) { /* fill: convert once */ \
+        TO *o = (TO *)p[0]; const TO v = tn__cvt_##SO##_##KI(*(const TI *)p[1]); \
+        for (int64_t i = 0; i < n; i++) o[i] = v; \
+    } else for (int64_t i = 0; i < n; i++) \
+        *(TO *)(p[0] + i * s[0]) = tn__cvt_##SO##_##KI(*(const TI *)(p[1] + i * s[1])); \
+    break; }
+#define TN__DEFINE_CAST_TO(E, TO, SO, KO) \
+    static void tn__cast_to_##SO(char **p, const int64_t *s, int64_t n, void *ctx) { \
+        switch (*(const tn_dtype *)ctx) { TN__TYPES_WITH(TN__CAST_FROM, TO, SO) default: break; } }
+TN__TYPES(TN__DEFINE_CAST_TO)
+
+/* Same-dtype copies move bytes (ctx: the element size). */
+static void tn__copy_bytes(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const int64_t es = *(const int64_t *)ctx;
+    if (s[0] == es && s[1] == es) { memcpy(p[0], p[1], (size_t)(n * es)); return; }
+    if (s[0] == es && s[1] == 0 && es == 4) { uint32_t v, *o = (uint32_t *)p[0]; memcpy(&v, p[1], 4); for (int64_t i = 0; i < n; i++) o[i] = v; return; }
+    if (s[0] == es && s[1] == 0 && es == 8) { uint64_t v, *o = (uint64_t *)p[0]; memcpy(&v, p[1], 8); for (int64_t i = 0; i < n; i++) o[i] = v; return; }
+    switch (es) {
+    case 1: for (int64_t i = 0; i < n; i++) *(uint8_t *)(p[0] + i * s[0]) = *(const uint8_t *)(p[1] + i * s[1]); break;
+    case 2: for (int64_t i = 0; i < n; i++) *(uint16_t *)(p[0] + i * s[0]) = *(const uint16_t *)(p[1] + i * s[1]); break;
+    case 4: for (int64_t i = 0; i < n; i++) *(uint32_t *)(p[0] + i * s[0]) = *(const uint32_t *)(p[1] + i * s[1]); break;
+    default: for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], (size_t)es); break;
+    }
+}
+static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
+    tn__iter it;
+    tn__iter_init(&it, dst->shape, dst->ndim);
+    tn__iter_add(&it, dst);
+    tn__iter_add(&it, src);
+    tn_dtype from = src->dtype;
+    if (from == dst->dtype && (from == TN_F32 || from == TN_F64 || from == TN_I32 || from == TN_I64 || from == TN_U8)) {
+        int64_t es = (int64_t)tn_dtype_size(from);
+        tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
+        return 0;
+    }
+    switch (dst->dtype) {
+#define TN__CAST_CASE(E, T, S, K) case E: tn__iter_run_par(&it, tn__cast_to_##S, &from, -1); break;
+        TN__TYPES(TN__CAST_CASE)
+#undef TN__CAST_CASE
+        default: return TN__FAIL_INT("copy: dtype %s is not supported on the CPU", tn_dtype_name(dst->dtype));
+    }
+    return 0;
+}
+
+static int tn__cpu_fill(tn_tensor *dst, double value) {
+    tn_tensor v; /* a one-element f64 operand broadcast over dst */
+    memset(&v, 0, sizeof v);
+    tn_storage st;
+    memset(&st, 0, sizeof st);
+    st.data = &value;
+    v.storage = &st;
+    v.dtype = TN_F64;
+    return tn__cpu_copy(dst, &v);
+}
+
+/* Philox draws: element i of a draw uses counter (offset + i), so threads can take ranges
+   and the numbers do not depend on how many there are. */
+static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
+    const int64_t n = tn_numel(out);
+    char *base = (char *)tn_data_ptr(out);
+    const tn_dtype dt = out->dtype;
+    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
+       per-element switches fold and the Philox rounds vectorise (the same numbers) */
+    if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
+        if (dt == TN_F32) {
+            float *o = (float *)base;
+            TN__OMP_PARALLEL_FOR(nthr)
+            for (int64_t i = 0; i < n; i++) {
+                int64_t iv;
+                o[i] = (float)tn_philox_draw(UNIFORM, true, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
+            }
+        } else {
+            double *o = (double *)base;
+            TN__OMP_PARALLEL_FOR(nthr)
+            for (int64_t i = 0; i < n; i++) {
+                int64_t iv;
+                o[i] = tn_philox_draw(UNIFORM, false, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
+            }
+        }
+        return 0;
+    }
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t i = 0; i < n; i++) {
+        int64_t iv;
+        double v = tn_philox_draw((int)op, dt == TN_F32, seed, offset + (uint64_t)i, a, b, low, range, &iv);
+        if (op == RANDINT && dt == TN_I64) { ((int64_t *)base)[i] = iv; continue; } /* exact */
+        switch (dt) {
+        case TN_F32: ((float *)base)[i] = (float)v; break;
+        case TN_F64: ((double *)base)[i] = v; break;
+        case TN_I32: ((int32_t *)base)[i] = (int32_t)v; break;
+        case TN_I64: ((int64_t *)base)[i] = (int64_t)v; break;
+        case TN_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
+        default: ((bool *)base)[i] = v != 0; break;
+        }
+    }
+    return 0;
+}
+
+static int tn__check_dtype_arg(const char *fn, tn_dtype dtype) {
+    if ((unsigned)dtype >= TN_NUM_DTYPES) return TN__FAIL_INT("%s: invalid dtype %d", fn, (int)dtype);
+    return 0;
+}
+/* A dtype the CPU kernels can write (creation functions that fill values). */
+static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) {
+    if (tn__check_dtype_arg(fn, dtype)) return -1;
+    if (dtype == TN_F16 || dtype == TN_BF16) return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(dtype));
+    return 0;
+}
+
+/* New uninitialised tensor after checking a user shape, untracked. */
+static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim, tn_dtype dtype) {
+    if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
+    return TN__AS(fn, tn__new(dtype, TN_CPU, shape, ndim)); /* out of memory reads "tn_zeros: out of memory ..." */
+}
+
+/* PyTorch refuses a fill value that does not fit an integer dtype (300 into uint8). */
+static int tn__check_fill_value(const char *fn, double v, tn_dtype dtype) {
+    double lo = dtype == TN_U8 ? 0 : dtype == TN_I32 ? INT32_MIN : -9.2233720368547758e18;
+    double hi = dtype == TN_U8 ? 255 : dtype == TN_I32 ? INT32_MAX : 9.2233720368547758e18;
+    if (tn__is_int(dtype) && !(v >= lo && v <= hi))
+        return TN__FAIL_INT("%s: value %g cannot be converted to type %s without overflow", fn, v, tn_dtype_name(dtype));
+    return 0;
+}
+
+static tn_tensor *tn__filled(const char *fn, const int64_t *shape, int ndim, double value, tn_dtype dtype) {
+    if (tn__check_cpu_dtype_arg(fn, dtype) || tn__check_fill_value(fn, value, dtype)) return NULL;
+    tn_tensor *t = tn__new_checked(fn, shape, ndim, dtype);
+    if (t && tn__backend(t->device)->fill(t, value)) { tn_release(t); return NULL; }
+    return t;
+}
+
+TNDEF tn_tensor *tn_empty(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__own(tn__new_checked("tn_empty", shape, ndim, dtype)); }
+TNDEF tn_tensor *tn_zeros(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__own(tn__filled("tn_zeros", shape, ndim, 0, dtype)); }
+TNDEF tn_tensor *tn_ones(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__own(tn__filled("tn_ones", shape, ndim, 1, dtype)); }
+TNDEF tn_tensor *tn_full(const int64_t *shape, int ndim, double value, tn_dtype dtype) { return tn__own(tn__filled("tn_full", shape, ndim, value, dtype)); }
+
+TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, tn_dtype dtype) {
+    tn_tensor *t = tn__new_checked("tn_from_data", shape, ndim, dtype);
+    if (!t) return NULL;
+    size_t nb = (size_t)tn_numel(t) * tn_dtype_size(dtype);
+    if (nb && !data) { tn_release(t); return (tn_tensor *)tn__error("tn_from_data: data is NULL"); }
+    if (nb) memcpy(tn_data_ptr(t), data, nb);
+    return tn__own(t);
+}
+
+static void tn__noop_deleter(void *data, void *ctx) { (void)data; (void)ctx; }
+/* A CPU storage over memory someone else allocated, freed by deleter(data, ctx). */
+static tn_storage *tn__foreign_storage(void *data, size_t nbytes, void (*deleter)(void *, void *), void *ctx) {
+    tn_storage *s = (tn_storage *)TN_MALLOC(sizeof *s);
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->refcount = 1;
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = TN_CPU;
+    s->deleter = deleter;
+    s->deleter_ctx = ctx;
+    TN__ATOMIC_ADD(&tn__live_storages, 1);
+    return s;
+}
+
+TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
+                              void (*deleter)(void *data, void *ctx), void *ctx) {
+    if (tn__check_shape("tn_from_blob", shape, ndim) || tn__check_dtype_arg("tn_from_blob", dtype)) return NULL;
+    if (!data) return (tn_tensor *)tn__error("tn_from_blob: data is NULL");
+    int64_t st[TN_MAX_DIMS], span = 1;
+    tn__contiguous_strides(shape, ndim, st);
+    for (int i = 0; i < ndim; i++) {
+        if (strides) {
+            if (strides[i] < 0) return (tn_tensor *)tn__error("tn_from_blob: negative stride %lld", (long long)strides[i]);
+            st[i] = strides[i];
+        }
+        if (shape[i] == 0) span = 0;
+    }
+    if (span) {
+        int64_t last, bytes;
+        if (!tn__span_ok(shape, st, ndim, 0, &last) || last == INT64_MAX || !tn__mul_ok(last + 1, (int64_t)tn_dtype_size(dtype), &bytes))
+
+            return (tn_tensor *)tn__error("tn_from_blob: shape %s with strides %s reaches past any addressable memory", tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
+        span = last + 1;
+    }
+    tn_storage *s = tn__foreign_storage(data, (size_t)span * tn_dtype_size(dtype), deleter ? deleter : tn__noop_deleter, ctx);
+    if (!s) return (tn_tensor *)tn__error("tn_from_blob: out of memory");
+    return tn__own(tn__tensor_over(s, dtype, shape, st, ndim, 0));
+}
+
+static tn_tensor *tn__scalar_new(double value, tn_dtype dtype, bool wrapped) {
+    tn_tensor *t = tn__filled("tn_scalar", NULL, 0, value, dtype);
+    if (t) t->is_wrapped_number = wrapped;
+    return t;
+}
+static tn_tensor *tn__scalar_tensor_impl(double value, tn_dtype dtype) { return tn__own(tn__scalar_new(value, dtype, false)); }
+TNDEF tn_tensor *tn_scalar(double value) { return tn__own(tn__scalar_new(value, TN_F64, true)); }
+TNDEF tn_tensor *tn_scalar_bool(bool value) { return tn__own(tn__scalar_new(value, TN_BOOL, true)); }
+TNDEF tn_tensor *tn_scalar_int(int64_t value) {
+    tn_tensor *t = tn__scalar_new(0, TN_I64, true);
+    if (t) *(int64_t *)tn_data_ptr(t) = value;
+    return tn__own(t);
+}
+TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS("tn_scalar_tensor", tn__scalar_tensor_impl(value, dtype)); }
+
+TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
+    if (tn__check_cpu_dtype_arg("tn_arange", dtype)) return NULL;
+    if (step == 0 || step != step) return (tn_tensor *)tn__error("tn_arange: step must be nonzero");
+    if (!isfinite(start) || !isfinite(end)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
+    if ((step > 0 && end < start) || (step < 0 && end > start))
+        return (tn_tensor *)tn__error("tn_arange: upper bound and larger bound inconsistent with step sign (start %g, end %g, step %g)", start, end, step);
+    double nd = ceil((end - start) / step);
+    if (nd > 9e15) return (tn_tensor *)tn__error("tn_arange: too many elements (%g)", nd);
+    int64_t n = (int64_t)nd;
+    tn_tensor *t = tn__new_checked("tn_arange", &n, 1, dtype);
+    if (!t) return NULL;
+    tn_tensor *tmp = tn__new(TN_F64, TN_CPU, &n, 1);
+    if (!tmp) { tn_release(t); return NULL; }
+    for (int64_t i = 0; i < n; i++) ((double *)tmp->storage->data)[i] = start + (double)i * step;
+    tn__cpu_copy(t, tmp);
+    tn_release(tmp);
+    return tn__own(t);
+}
+
+TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype) {
+    if (steps < 0) return (tn_tensor *)tn__error("tn_linspace: number of steps must be non-negative, got %lld", (long long)steps);
+    if (tn__check_cpu_dtype_arg("tn_linspace", dtype)) return NULL;
+    tn_tensor *t = tn__new_checked("tn_linspace", &steps, 1, dtype);
+    tn_tensor *tmp = t ? tn__new(TN_F64, TN_CPU, &steps, 1) : NULL;
+    if (!tmp) { tn_release(t); return NULL; }
+    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0, *v = (double *)tmp->storage->data;
+    for (int64_t i = 0; i < steps; i++) /* symmetric, as PyTorch: both ends exact */
+        v[i] = steps == 1 ? start : i < steps / 2 ? start + step * (double)i : end - step * (double)(steps - 1 - i);
+    tn__cpu_copy(t, tmp);
+    tn_release(tmp);
+    return tn__own(t);
+}
+
+TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
+    if (m < 0) m = n;
+    int64_t shape[2] = {n, m};
+    tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
+    if (!t) return NULL;
+    tn_tensor diag = *t; /* the diagonal as a strided 1-d view */
+    diag.ndim = 1;
+    diag.shape[0] = TN__MIN(n, m);
+    diag.strides[0] = m + 1;
+    tn__cpu_fill(&diag, 1);
+    return tn__own(t);
+}
+
+TNDEF tn_tensor *tn_empty_like(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    return tn__own(tn__new(t->dtype, t->device, t->shape, t->ndim));
+}
+static tn_tensor *tn__full_like(tn_tensor *t, double v) {
+    tn_tensor *r = tn__new(t->dtype, t->device, t->shape, t->ndim);
+    if (r && tn__backend(r->device)->fill(r, v)) { tn_release(r); return NULL; }
+    return r;
+}
+static tn_tensor *tn__zeros_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 0)); }
+static tn_tensor *tn__ones_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
+static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
+
+/* dst <- src (src broadcast to dst), through the backend that owns the non-CPU side. */
+static int tn__copy(tn_tensor *dst, tn_tensor *src) {
+    const tn_backend *be = tn__backend(dst->device != TN_CPU ? dst->device : src->device);
+    if (!be) return TN__FAIL_INT("copy: no backend for device %s", tn_device_name(src->device));
+    if (tn__check_cpu_dtype("copy", src) || (dst->device == TN_CPU && tn__check_cpu_dtype("copy", dst))) return -1;
+    return be->copy(dst, src);
+}
+TNDEF tn_tensor *tn_full_like(tn_tensor *t, double v) { return TN__AS("tn_full_like", tn__full_like_impl(t, v)); }
+TNDEF tn_tensor *tn_ones_like(tn_tensor *t) { return TN__AS("tn_ones_like", tn__ones_like_impl(t)); }
+TNDEF tn_tensor *tn_zeros_like(tn_tensor *t) { return TN__AS("tn_zeros_like", tn__zeros_like_impl(t)); }
+
+/* A contiguous copy of t with the given dtype on the given device, untracked. */
+static tn_tensor *tn__copy_as(tn_tensor *t, tn_dtype dtype, tn_device device) {
+    tn_tensor *r = tn__new(dtype, device, t->shape, t->ndim);
+    if (r && tn__copy(r, t)) { tn_release(r); return NULL; }
+    return r;
+}
+
+/* in converted to dtype (a new reference either way), untracked. */
+static tn_tensor *tn__as_dtype(tn_tensor *in, tn_dtype dtype) {
+    return in->dtype == dtype ? tn_retain(in) : tn__copy_as(in, dtype, in->device);
+}
+
+/* A copy of t (new dtype or device) with its node: the gradient flows back unchanged
+   and is converted to t's dtype and device by the engine. */
+static tn_tensor *tn__copy_record(tn_tensor *t, tn_tensor *out, tn__gop op) {
+    tn_node *node = out ? tn__node_new(op, 0, &t, 1) : NULL;
+    return tn__node_attach(node, out);
+}
+TNDEF tn_tensor *tn_clone(tn_tensor *t) { TN__CHECK_NULL(t); if (tn__check_cpu_dtype("tn_clone", t)) return NULL; return tn__own(tn__copy_record(t, tn__copy_as(t, t->dtype, t->device), G_COPY)); }
+static tn_tensor *tn__contiguous_impl(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    return tn__own(tn_is_contiguous(t) ? tn_retain(t) : tn__copy_record(t, tn__copy_as(t, t->dtype, t->device), G_COPY));
+}
+TNDEF tn_tensor *tn_contiguous(tn_tensor *t) { return TN__AS("tn_contiguous", tn__contiguous_impl(t)); }
+TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype) {
+    TN__CHECK_NULL(t);
+    if (tn__check_dtype_arg("tn_to_dtype", dtype)) return NULL;
+    if (t->device == TN_CPU && t->dtype != dtype && (tn__check_cpu_dtype("tn_to_dtype", t) || tn__check_cpu_dtype_arg("tn_to_dtype", dtype))) return NULL;
+    return tn__own(t->dtype == dtype ? tn_retain(t) : tn__grad_name(tn__copy_record(t, tn__copy_as(t, dtype, t->device), G_COPY), "ToCopyBackward0"));
+}
+TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device) {
+    TN__CHECK_NULL(t);
+    if (t->device == device) return tn__own(tn_retain(t));
+    if (!tn__backend(device)) return (tn_tensor *)tn__error("tn_to: device '%s' is not available: %s", tn_device_name(device),
+        device == TN_CUDA ? tn_cuda_unavailable_reason() : "invalid device");
+    return tn__own(tn__copy_record(t, tn__copy_as(t, t->dtype, device), G_TO));
+}
+
+/* The value of one element, read back to the host. */
+static double tn__read_double(tn_tensor *t) {
+    double v = NAN;
+    tn_tensor *h = tn__copy_as(t, TN_F64, TN_CPU);
+    if (h) { v = *(double *)tn_data_ptr(h); tn_release(h); }
+    return v;
+}
+
+TNDEF double tn_item(tn_tensor *t) {
+    if (!t) return NAN;
+    if (t->device == TN_CPU && tn__check_cpu_dtype("tn_item", t)) return NAN;
+    if (tn_numel(t) != 1) {
+        tn__error("tn_item: a tensor with %lld elements (shape %s) cannot be converted to a scalar", (long long)tn_numel(t), TN__SHAPE(t));
+        return NAN;
+    }
+    if (t->dtype == TN_I64) { /* exact for |v| > 2^53 too, as far as a double allows */
+        tn_tensor *h = tn__copy_as(t, TN_I64, TN_CPU);
+        double v = h ? (double)*(int64_t *)tn_data_ptr(h) : NAN;
+        tn_release(h);
+        return v;
+    }
+    return tn__read_double(t);
+}
+
+/* Copy src into dst, cloning src first when the two overlap in memory but are not the
+   same view (e.g. x.copy_(x.flip(0))), so no element is read after it was written. */
+static int tn__copy_into(const char *fn, tn_tensor *dst, tn_tensor *src) {
+    int64_t bshape[TN_MAX_DIMS];
+    int nd = tn__broadcast(dst->shape, dst->ndim, src->shape, src->ndim, bshape);
+    if (nd < 0 || nd != dst->ndim || memcmp(bshape, dst->shape, (size_t)nd * sizeof(int64_t)) != 0)
+        return TN__FAIL_INT("%s: source of shape %s cannot be broadcast to destination %s", fn, TN__SHAPE(src), TN__SHAPE(dst));
+    if (tn__check_same_device(fn, dst, src) || tn__check_no_internal_overlap(fn, dst)) return -1;
+    tn_tensor *s = src;
+    bool same_view = src->offset == dst->offset && src->ndim == dst->ndim &&
+                     !memcmp(src->strides, dst->strides, (size_t)dst->ndim * sizeof(int64_t)) && src->dtype == dst->dtype;
+    if (src->storage == dst->storage && !same_view) {
+        s = tn__copy_as(src, src->dtype, src->device);
+        if (!s) return -1;
+    }
+    int rc = tn__copy(dst, s);
+    if (s != src) tn_release(s);
+    if (rc == 0) tn__bump_version(dst);
+    return rc;
+}
+
+TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
+    if (!dst || !src) return -1;
+    if ((dst->device == TN_CPU && tn__check_cpu_dtype("tn_copy_", dst)) || (src->device == TN_CPU && tn__check_cpu_dtype("tn_copy_", src))) return -1;
+    int m = tn__inplace_mode("tn_copy_", dst, &src, 1);
+    if (m < 0) return -1;
+    if (m) { /* dst takes src's values and history (the old value gets no gradient, as PyTorch) */
+        tn_scope_begin();
+        /* where(true, src, old): the value of src, its gradient, and zeros for the old value */
+        tn_tensor *old = tn_clone(dst);
+        tn_tensor *r = tn_where(tn_ones(NULL, 0, TN_BOOL), tn_to_dtype(src, dst->dtype), old);
+        int rc = tn__inplace_finish("tn_copy_", dst, r);
+        tn_scope_end();
+        return rc;
+    }
+
+    return tn__copy_into("tn_copy_", dst, src);
+}

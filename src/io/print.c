@@ -1,0 +1,171 @@
+/* ---- printing ---- */
+/* PyTorch's repr (torch/_tensor_str.py): precision 4, linewidth 80, summarised past
+   1000 elements with 3 edge items; one width for all elements, chosen from the
+   (summarised) nonzero finite values: integers print as "1.", wide ranges in %e. */
+typedef struct tn__fmt {
+    tn_tensor *t;            /* CPU, contiguous: f64, i64 or bool */
+    bool floating, is_bool, int_mode, sci_mode, summarize;
+    int width;
+    double minabs, maxabs;
+    bool any;
+} tn__fmt;
+
+static int tn__fmt_value(const tn__fmt *f, int64_t i, char *out, size_t cap) {
+    if (f->is_bool) return snprintf(out, cap, "%s", ((const bool *)f->t->storage->data)[i] ? "True" : "False");
+    if (!f->floating) return snprintf(out, cap, "%lld", (long long)((const int64_t *)f->t->storage->data)[i]);
+    double v = ((const double *)f->t->storage->data)[i];
+    if (v != v) return snprintf(out, cap, "nan");
+    if (isinf(v)) return snprintf(out, cap, v > 0 ? "inf" : "-inf");
+    if (f->sci_mode) return snprintf(out, cap, "%.4e", v);
+    if (f->int_mode) return snprintf(out, cap, "%.0f.", v);
+    return snprintf(out, cap, "%.4f", v);
+}
+
+/* Visit the elements that will be printed (edge items only when summarising). */
+typedef void (*tn__visit_fn)(tn__fmt *f, int64_t i);
+static void tn__visit(tn__fmt *f, int dim, int64_t base, tn__visit_fn fn) {
+    tn_tensor *t = f->t;
+    if (t->ndim == 0) { fn(f, 0); return; }
+    int64_t n = t->shape[dim], st = t->strides[dim];
+    for (int64_t i = 0; i < n; i++) {
+        if (f->summarize && n > 6 && i == 3) i = n - 3;
+        if (dim == t->ndim - 1) fn(f, base + i * st);
+        else tn__visit(f, dim + 1, base + i * st, fn);
+    }
+}
+static void tn__scan_value(tn__fmt *f, int64_t i) {
+    char buf[64];
+    if (!f->floating) {
+        int w = tn__fmt_value(f, i, buf, sizeof buf);
+        if (w > f->width) f->width = w;
+        return;
+    }
+    double v = ((const double *)f->t->storage->data)[i];
+    if (v != v || isinf(v) || v == 0) return;
+    double a = fabs(v);
+    if (!f->any || a < f->minabs) f->minabs = a;
+    if (!f->any || a > f->maxabs) f->maxabs = a;
+    if (v != ceil(v)) f->int_mode = false;
+    f->any = true;
+}
+static void tn__width_value(tn__fmt *f, int64_t i) {
+    double v = ((const double *)f->t->storage->data)[i];
+    if (v != v || isinf(v) || v == 0) return;
+    char buf[64];
+    int w = tn__fmt_value(f, i, buf, sizeof buf);
+    if (w > f->width) f->width = w;
+}
+
+static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int indent) {
+    tn_tensor *t = f->t;
+    char buf[64];
+    if (t->ndim == 0) { tn__fmt_value(f, 0, buf, sizeof buf); tn__sb_puts(b, buf); return; }
+    int64_t n = t->shape[dim], st = t->strides[dim];
+    tn__sb_puts(b, "[");
+    if (dim == t->ndim - 1) {
+        int per_line = TN__MAX(1, (80 - indent) / (f->width + 2)), col = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (i > 0) {
+                tn__sb_puts(b, ",");
+                if (col == per_line) { tn__sb_puts(b, "\n"); tn__sb_pad(b, indent + 1); col = 0; }
+                else tn__sb_puts(b, " ");
+            }
+            if (f->summarize && n > 6 && i == 3) {
+                tn__sb_puts(b, " ...");
+                i = n - 4;
+            } else {
+                int w = tn__fmt_value(f, base + i * st, buf, sizeof buf);
+                tn__sb_pad(b, f->width - w);
+                tn__sb_puts(b, buf);
+            }
+            col++;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            if (i > 0) {
+                tn__sb_puts(b, ",");
+                for (int k = 0; k < t->ndim - 1 - dim; k++) tn__sb_puts(b, "\n");
+                tn__sb_pad(b, indent + 1);
+            }
+            if (f->summarize && n > 6 && i == 3) {
+                tn__sb_puts(b, "...");
+                i = n - 4;
+            } else tn__print_rec(f, b, dim + 1, base + i * st, indent + 1);
+        }
+    }
+    tn__sb_puts(b, "]");
+}
+
+TNDEF char *tn_to_string(tn_tensor *t) {
+    if (!t) return NULL;
+    if (tn__check_cpu_dtype("tn_to_string", t)) return NULL;
+    tn__fmt f;
+    memset(&f, 0, sizeof f);
+    f.floating = tn_dtype_is_floating(t->dtype);
+    f.is_bool = t->dtype == TN_BOOL;
+    f.t = tn__copy_as(t, f.floating ? TN_F64 : f.is_bool ? TN_BOOL : TN_I64, TN_CPU);
+    if (!f.t) return NULL;
+    f.int_mode = true;
+    f.width = 1;
+    f.summarize = tn_numel(t) > 1000;
+    tn__sbuf b;
+    memset(&b, 0, sizeof b);
+    tn__sb_puts(&b, "tensor(");
+    if (tn_numel(t) == 0) {
+        tn__sb_puts(&b, "[]");
+    } else {
+        tn__visit(&f, 0, 0, tn__scan_value);
+        if (f.floating && f.any) {
+            double ratio = f.maxabs / f.minabs;
+            f.sci_mode = f.int_mode ? (ratio > 1000 || f.maxabs > 1e8) : (ratio > 1000 || f.maxabs > 1e8 || f.minabs < 1e-4);
+            tn__visit(&f, 0, 0, tn__width_value);
+        }
+        tn__print_rec(&f, &b, 0, 0, 7);
+    }
+    /* suffixes, wrapped onto a new line past 80 columns as PyTorch does */
+    char suffixes[4][96];
+    int ns = 0;
+    if (t->device != TN_CPU) snprintf(suffixes[ns++], 96, "device='%s:0'", tn_device_name(t->device));
+    if (tn_numel(t) == 0 && t->ndim != 1) {
+        int w = snprintf(suffixes[ns], 96, "size=(");
+        for (int i = 0; i < t->ndim && w < 80; i++) w += snprintf(suffixes[ns] + w, (size_t)(96 - w), i ? ", %lld" : "%lld", (long long)t->shape[i]);
+        snprintf(suffixes[ns] + w, (size_t)(96 - w), t->ndim == 1 ? ",)" : ")");
+        ns++;
+    }
+    /* an empty tensor names every dtype but the default float32 (nothing to infer it from) */
+    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL)))
+        snprintf(suffixes[ns++], 96, "dtype=torch.%s", tn_dtype_name(t->dtype));
+    if (t->grad_fn) snprintf(suffixes[ns++], 96, "grad_fn=<%s>", tn_grad_fn_name(t));
+    else if (t->requires_grad) snprintf(suffixes[ns++], 96, "requires_grad=True");
+    /* PyTorch: last_line_len = len(s) - s.rfind("\n") + 1 (rfind gives -1 when absent) */
+    const char *lastnl = b.s ? strrchr(b.s, '\n') : NULL;
+    size_t last = lastnl ? (size_t)(b.s + b.n - lastnl) + 1 : b.n + 2;
+
+    for (int i = 0; i < ns; i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (last + sl + 2 > 80) {
+            tn__sb_puts(&b, ",\n");
+            tn__sb_pad(&b, 7);
+            last = 7 + sl;
+        } else {
+            tn__sb_puts(&b, ", ");
+            last += sl + 2;
+        }
+        tn__sb_puts(&b, suffixes[i]);
+    }
+    tn__sb_puts(&b, ")");
+    tn_release(f.t);
+    if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_to_string: out of memory"); }
+    return b.s;
+}
+
+TNDEF void tn_string_free(char *s) { TN_FREE(s); }
+
+TNDEF int tn_print(tn_tensor *t) {
+    if (t && tn__check_cpu_dtype("tn_print", t)) return -1;
+    char *s = tn_to_string(t);
+    if (!s) return -1;
+    puts(s);
+    tn_string_free(s);
+    return 0;
+}

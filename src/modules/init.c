@@ -1,0 +1,134 @@
+/* ---- nn.init ---- */
+/* Copy src into t without autograd (the init functions and load_state_dict write so). */
+static int tn__init_fill(tn_tensor *t, tn_tensor *src) {
+    tn_no_grad_begin();
+    int rc = src ? tn_copy_(t, src) : -1;
+    tn_no_grad_end();
+    return rc;
+}
+static int tn__fans(const char *fn, tn_tensor *t, double *fan_in, double *fan_out) {
+    if (t->ndim < 2) return TN__FAIL_INT("%s: fan in and fan out can not be computed for tensor with fewer than 2 dimensions (got %s)", fn, TN__SHAPE(t));
+    double rf = 1;
+    for (int d = 2; d < t->ndim; d++) rf *= (double)t->shape[d];
+    *fan_in = (double)t->shape[1] * rf;
+    *fan_out = (double)t->shape[0] * rf;
+    return 0;
+}
+TNDEF double tn_init_calculate_gain(const char *nl, double param) {
+    if (!nl) nl = "leaky_relu";
+    if (!strcmp(nl, "linear") || !strcmp(nl, "sigmoid") || !strncmp(nl, "conv", 4)) return 1;
+    if (!strcmp(nl, "tanh")) return 5.0 / 3;
+    if (!strcmp(nl, "relu")) return sqrt(2.0);
+    if (!strcmp(nl, "leaky_relu")) { double s = param != param ? 0.01 : param; return sqrt(2.0 / (1 + s * s)); }
+    if (!strcmp(nl, "selu")) return 3.0 / 4;
+    tn__error("tn_init_calculate_gain: unsupported nonlinearity %s", nl);
+    return NAN;
+}
+#define TN__INIT_BEGIN(fn) if (!t) return -1; if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype)); tn_scope_begin()
+#define TN__INIT_END(src) do { int rc_ = tn__init_fill(t, src); tn_scope_end(); return rc_; } while (0)
+TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) {
+    TN__INIT_BEGIN("tn_init_uniform_");
+    TN__INIT_END(tn_uniform(a, b, t->shape, t->ndim, t->dtype, NULL));
+}
+TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) {
+    TN__INIT_BEGIN("tn_init_normal_");
+    TN__INIT_END(tn_normal(mean, std, t->shape, t->ndim, t->dtype, NULL));
+}
+TNDEF int tn_init_constant_(tn_tensor *t, double value) {
+    TN__INIT_BEGIN("tn_init_constant_");
+    TN__INIT_END(tn_full(t->shape, t->ndim, value, t->dtype));
+}
+TNDEF int tn_init_zeros_(tn_tensor *t) { return tn_init_constant_(t, 0); }
+TNDEF int tn_init_ones_(tn_tensor *t) { return tn_init_constant_(t, 1); }
+TNDEF int tn_init_xavier_uniform_(tn_tensor *t, double gain) {
+    double fi, fo;
+    if (t && tn__fans("tn_init_xavier_uniform_", t, &fi, &fo)) return -1;
+    double a = t ? sqrt(3.0) * gain * sqrt(2.0 / (fi + fo)) : 0;
+    return tn_init_uniform_(t, -a, a);
+}
+TNDEF int tn_init_xavier_normal_(tn_tensor *t, double gain) {
+    double fi, fo;
+    if (t && tn__fans("tn_init_xavier_normal_", t, &fi, &fo)) return -1;
+    return tn_init_normal_(t, 0, t ? gain * sqrt(2.0 / (fi + fo)) : 0);
+}
+static double tn__kaiming_std(const char *fn, tn_tensor *t, double a, const char *mode, const char *nl) {
+    double fi, fo;
+    if (tn__fans(fn, t, &fi, &fo)) return NAN;
+    bool out = mode && !strcmp(mode, "fan_out");
+    if (mode && !out && strcmp(mode, "fan_in")) { tn__error("%s: mode %s not supported, please use one of fan_in, fan_out", fn, mode); return NAN; }
+    double gain = tn_init_calculate_gain(nl ? nl : "leaky_relu", a);
+    double fan = out ? fo : fi;
+    if (fan == 0) { tn__error("%s: initializing zero-element tensors is a no-op", fn); return NAN; }
+    return gain / sqrt(fan);
+}
+TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, const char *nonlinearity) {
+    if (!t) return -1;
+    double std = tn__kaiming_std("tn_init_kaiming_uniform_", t, a, mode, nonlinearity);
+    return std != std ? -1 : tn_init_uniform_(t, -sqrt(3.0) * std, sqrt(3.0) * std);
+}
+TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity) {
+    if (!t) return -1;
+    double std = tn__kaiming_std("tn_init_kaiming_normal_", t, a, mode, nonlinearity);
+    return std != std ? -1 : tn_init_normal_(t, 0, std);
+}
+/* Q of the QR decomposition of a normal [rows, cols] draw (modified Gram-Schmidt on the
+   shorter side, signs fixed by R's diagonal as PyTorch), times gain. */
+TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
+    const char *fn = "tn_init_orthogonal_";
+    if (!t) return -1;
+    if (t->ndim < 2) return TN__FAIL_INT("%s: only tensors with 2 or more dimensions are supported (got %s)", fn, TN__SHAPE(t));
+    int64_t rows = t->shape[0], cols = tn_numel(t) / (rows ? rows : 1);
+    if (rows == 0 || cols == 0) return 0;
+    TN__INIT_BEGIN(fn);
+    bool tr = rows < cols;
+    int64_t m = tr ? cols : rows, n = tr ? rows : cols;        /* orthonormalise the n columns of [m, n] */
+    tn_tensor *a = tn_contiguous(tn_normal(0, 1, TN_SHAPE(m, n), TN_F64, NULL));
+    double *q = a ? (double *)tn_data_ptr(a) : NULL;
+    for (int64_t j = 0; q && j < n; j++) {
+        for (int64_t k = 0; k < j; k++) {
+            double dot = 0;
+            for (int64_t i = 0; i < m; i++) dot += q[i * n + k] * q[i * n + j];
+            for (int64_t i = 0; i < m; i++) q[i * n + j] -= dot * q[i * n + k];
+        }
+        double nrm = 0;
+        for (int64_t i = 0; i < m; i++) nrm += q[i * n + j] * q[i * n + j];
+        nrm = sqrt(nrm);
+        for (int64_t i = 0; i < m; i++) q[i * n + j] = nrm > 0 ? q[i * n + j] / nrm : 0;  /* R's diagonal is the norm, > 0 */
+    }
+    for (int64_t i = 0; q && i < m * n; i++) q[i] *= gain;
+    tn_tensor *r = a ? tn_reshape(tr ? tn_t(a) : a, t->shape, t->ndim) : NULL;
+    TN__INIT_END(r);
+}
+/* Inverse error function: Giles' single-precision start polished by two Newton steps. */
+static double tn__erfinv(double y) {
+    if (y <= -1) return -HUGE_VAL;
+    if (y >= 1) return HUGE_VAL;
+    double w = -log((1 - y) * (1 + y)), x;
+    if (w < 5) {
+        w -= 2.5;
+        x = 2.81022636e-08; x = 3.43273939e-07 + x * w; x = -3.5233877e-06 + x * w; x = -4.39150654e-06 + x * w; x = 0.00021858087 + x * w;
+        x = -0.00125372503 + x * w; x = -0.00417768164 + x * w; x = 0.246640727 + x * w; x = 1.50140941 + x * w;
+    } else {
+        w = sqrt(w) - 3;
+        x = -0.000200214257; x = 0.000100950558 + x * w; x = 0.00134934322 + x * w; x = -0.00367342844 + x * w; x = 0.00573950773 + x * w;
+        x = -0.0076224613 + x * w; x = 0.00943887047 + x * w; x = 1.00167406 + x * w; x = 2.83297682 + x * w;
+    }
+    x *= y;
+    for (int i = 0; i < 2; i++) x -= (erf(x) - y) / (1.12837916709551257390 * exp(-x * x));
+    return x;
+}
+/* PyTorch's method: uniform in [cdf(a), cdf(b)], inverse CDF, clamp. */
+TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b) {
+    const char *fn = "tn_init_trunc_normal_";
+    if (!t) return -1;
+    if (!(a < b)) return TN__FAIL_INT("%s: need a < b (got a=%g, b=%g)", fn, a, b);
+    TN__INIT_BEGIN(fn);
+    double l = 0.5 * (1 + erf((a - mean) / std / sqrt(2.0))), u = 0.5 * (1 + erf((b - mean) / std / sqrt(2.0)));
+    tn_tensor *r = tn_contiguous(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, TN_F64, NULL));
+    double *p = r ? (double *)tn_data_ptr(r) : NULL;
+    for (int64_t i = 0; p && i < tn_numel(r); i++) {
+        double v = tn__erfinv(p[i]) * std * sqrt(2.0) + mean;
+        p[i] = v < a ? a : v > b ? b : v;
+    }
+    TN__INIT_END(r);
+}

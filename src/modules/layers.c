@@ -1,0 +1,487 @@
+/* ---- layers ---- */
+/* Python's repr of a float ("0.1", "1.0", "1e-05"), for extra_repr. */
+static const char *tn__pyfloat(double v, char *buf) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (v == v && !strpbrk(buf, ".eni")) strcat(buf, ".0");
+    return buf;
+}
+/* "(3, 3)" or "(3,)" as Python prints a tuple of n ints. */
+static const char *tn__pytuple(const int64_t *v, int n, char *buf) {
+    int k = snprintf(buf, 64, "(");
+    for (int i = 0; i < n; i++) k += snprintf(buf + k, (size_t)(64 - k), i ? ", %lld" : "%lld", (long long)v[i]);
+    snprintf(buf + k, (size_t)(64 - k), n == 1 ? ",)" : ")");
+    return buf;
+}
+static tn_tensor *tn__param(tn_module *m, const char *name, const int64_t *shape, int ndim) {
+    tn_tensor *t = tn__new_checked("tn_nn", shape, ndim, TN_F32);
+    tn_tensor *r = t ? tn_module_register_parameter(m, name, t) : NULL;
+    tn_release(t);
+    return r;
+}
+static tn_tensor *tn__buffer(tn_module *m, const char *name, const int64_t *shape, int ndim, tn_dtype dtype, double value) {
+    tn_tensor *t = tn__filled("tn_nn", shape, ndim, value, dtype);
+    tn_tensor *r = t ? tn_module_register_buffer(m, name, t, true) : NULL;
+    tn_release(t);
+    return r;
+}
+/* A constructor's options parsed, checked, done; on error m is freed and NULL returned. */
+static tn_module *tn__module_or_free(tn_module *m, int failed) {
+    if (failed) { tn_module_free(m); return NULL; }
+    return m;
+}
+
+/* Linear, Bilinear */
+typedef struct tn__linear { tn_module base; int64_t in, in2, out; } tn__linear;
+static tn_tensor *tn__linear_fwd(tn_module *m, tn_tensor *x) { return TN__AS("Linear", tn_linear(x, tn_module_get(m, "weight"), tn_module_get(m, "bias"))); }
+static void tn__linear_repr(tn_module *m, char *b, size_t n) {
+    tn__linear *l = (tn__linear *)m;
+    snprintf(b, n, "in_features=%lld, out_features=%lld, bias=%s", (long long)l->in, (long long)l->out, tn_module_get(m, "bias") ? "True" : "False");
+}
+static const tn_module_type tn__linear_type = {"Linear", tn__linear_fwd, NULL, tn__linear_repr};
+TNDEF tn_module *tn_nn_linear(int64_t in, int64_t out, bool bias) {
+    if (in < 0 || out < 0) return (tn_module *)tn__error("tn_nn_linear: in_features (%lld) and out_features (%lld) must be non-negative", (long long)in, (long long)out);
+    tn__linear *l = (tn__linear *)tn_module_new(&tn__linear_type, sizeof(tn__linear));
+    if (!l) return NULL;
+    l->in = in; l->out = out;
+    tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
+    double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* kaiming_uniform(a=sqrt(5)) and the bias rule: U(-1/sqrt(in), 1/sqrt(in)) */
+    int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    return tn__module_or_free(&l->base, failed);
+}
+static void tn__bilinear_repr(tn_module *m, char *b, size_t n) {
+    tn__linear *l = (tn__linear *)m;
+    snprintf(b, n, "in1_features=%lld, in2_features=%lld, out_features=%lld, bias=%s", (long long)l->in, (long long)l->in2, (long long)l->out, tn_module_get(m, "bias") ? "True" : "False");
+}
+static const tn_module_type tn__bilinear_type = {"Bilinear", NULL, NULL, tn__bilinear_repr};
+TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2) {
+    if (!m || m->type != &tn__bilinear_type) return (tn_tensor *)tn__error("tn_nn_bilinear_forward: need a Bilinear module");
+    return TN__AS("Bilinear", tn_bilinear(x1, x2, tn_module_get(m, "weight"), tn_module_get(m, "bias")));
+}
+TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias) {
+    if (in1 < 0 || in2 < 0 || out < 0) return (tn_module *)tn__error("tn_nn_bilinear: sizes must be non-negative");
+    tn__linear *l = (tn__linear *)tn_module_new(&tn__bilinear_type, sizeof(tn__linear));
+    if (!l) return NULL;
+    l->in = in1; l->in2 = in2; l->out = out;
+    tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in1, in2)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
+    double bound = in1 > 0 ? 1 / sqrt((double)in1) : 0;
+    int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    return tn__module_or_free(&l->base, failed);
+}
+
+/* Conv1d, Conv2d, ConvTranspose2d */
+typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid; int64_t in, out, k[2], s[2], p[2], d[2], op[2], groups; } tn__convm;
+static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
+    tn__convm *c = (tn__convm *)m;
+    tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
+    int64_t p[2] = {c->same ? TN_PAD_SAME : c->p[0], c->p[1]};
+    return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
+}
+static void tn__conv_repr(tn_module *m, char *b, size_t n) {
+    tn__convm *c = (tn__convm *)m;
+    char t[64];
+    int k = snprintf(b, n, "%lld, %lld, kernel_size=%s", (long long)c->in, (long long)c->out, tn__pytuple(c->k, c->nsp, t));
+    k += snprintf(b + k, n - (size_t)k, ", stride=%s", tn__pytuple(c->s, c->nsp, t));
+    if (c->same || c->valid) k += snprintf(b + k, n - (size_t)k, ", padding=%s", c->same ? "same" : "valid");
+    else if (c->p[0] || c->p[c->nsp - 1]) k += snprintf(b + k, n - (size_t)k, ", padding=%s", tn__pytuple(c->p, c->nsp, t));
+    if (c->d[0] != 1 || c->d[c->nsp - 1] != 1) k += snprintf(b + k, n - (size_t)k, ", dilation=%s", tn__pytuple(c->d, c->nsp, t));
+    if (c->transposed && (c->op[0] || c->op[c->nsp - 1])) k += snprintf(b + k, n - (size_t)k, ", output_padding=%s", tn__pytuple(c->op, c->nsp, t));
+    if (c->groups != 1) k += snprintf(b + k, n - (size_t)k, ", groups=%lld", (long long)c->groups);
+    if (!tn_module_get(m, "bias")) snprintf(b + k, n - (size_t)k, ", bias=False");
+}
+static const tn_module_type tn__conv1d_type = {"Conv1d", tn__conv_fwd, NULL, tn__conv_repr};
+static const tn_module_type tn__conv2d_type = {"Conv2d", tn__conv_fwd, NULL, tn__conv_repr};
+static const tn_module_type tn__convt2d_type = {"ConvTranspose2d", tn__conv_fwd, NULL, tn__conv_repr};
+/* A word value ("'same'") rather than numbers. */
+static bool tn__opts_is_word(tn__opts *o, const char *key) {
+    for (int i = 0; i < o->n; i++)
+        if (!strcmp(o->key[i], key)) return o->val[i][0] == '\'' || o->val[i][0] == '"' || ((o->val[i][0] | 32) >= 'a' && (o->val[i][0] | 32) <= 'z');
+    return false;
+}
+static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int nsp, bool transposed, int64_t in, int64_t out, int64_t ksize, const char *options) {
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    tn__convm *c = (tn__convm *)tn_module_new(type, sizeof(tn__convm));
+    if (!c) return NULL;
+    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = 1;
+    for (int i = 0; i < 2; i++) { c->k[i] = ksize; c->s[i] = 1; c->p[i] = 0; c->d[i] = 1; c->op[i] = 0; }
+    bool bias = true;
+    int failed = tn__opts_int(&o, "kernel_size", c->k, nsp) < 0 || tn__opts_int(&o, "stride", c->s, nsp) < 0 ||
+                 tn__opts_int(&o, "dilation", c->d, nsp) < 0 || tn__opts_int(&o, "groups", &c->groups, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0;
+    if (!failed && tn__opts_is_word(&o, "padding")) {
+        int w = tn__opts_word(&o, "padding", "same|valid");
+        failed = w < 0;
+        c->same = w == 0;
+        c->valid = w == 1;
+    } else if (!failed) failed = tn__opts_int(&o, "padding", c->p, nsp) < 0;
+    if (!failed && transposed) failed = tn__opts_int(&o, "output_padding", c->op, nsp) < 0;
+    int pm = failed ? -1 : tn__opts_word(&o, "padding_mode", "zeros|reflect|replicate|circular");
+    if (pm > 0) failed = TN__FAIL_INT("%s: padding_mode '%s' is not supported (zeros only)", fn, pm == 1 ? "reflect" : pm == 2 ? "replicate" : "circular");
+    failed = failed || pm == -1 || tn__opts_done(&o, transposed ? "kernel_size, stride, padding, output_padding, groups, bias, dilation, padding_mode"
+                                                               : "kernel_size, stride, padding, dilation, groups, bias, padding_mode");
+    if (!failed && (in <= 0 || out <= 0 || c->groups <= 0 || in % c->groups || out % c->groups))
+        failed = TN__FAIL_INT("%s: in_channels (%lld) and out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)in, (long long)out, (long long)c->groups);
+    for (int i = 0; !failed && i < nsp; i++)
+        if (c->k[i] <= 0 || c->s[i] <= 0 || c->d[i] <= 0 || c->p[i] < 0)
+            failed = TN__FAIL_INT("%s: kernel_size, stride and dilation must be positive and padding non-negative", fn);
+    if (!failed && c->same && !transposed) for (int i = 0; i < nsp; i++) if (c->s[i] != 1) failed = TN__FAIL_INT("%s: padding='same' is not supported for strided convolutions", fn);
+    if (!failed && c->same && transposed) failed = TN__FAIL_INT("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
+    if (failed) { tn_module_free(&c->base); return NULL; }
+    if (nsp == 1) { c->k[1] = c->k[0]; c->s[1] = c->s[0]; c->p[1] = c->p[0]; c->d[1] = c->d[0]; c->op[1] = c->op[0]; }
+    int64_t shape[4] = {transposed ? in : out, transposed ? out / c->groups : in / c->groups, c->k[0], c->k[1]};
+    tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
+    double fan_in = 0;
+    if (w) fan_in = (double)tn_numel(w) / (double)w->shape[0];   /* size(1) * receptive field, as _calculate_fan_in_and_fan_out */
+    double bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
+    failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    return tn__module_or_free(&c->base, failed);
+}
+TNDEF tn_module *tn_nn_conv1d(int64_t in, int64_t out, int64_t k, const char *options) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, options); }
+TNDEF tn_module *tn_nn_conv2d(int64_t in, int64_t out, int64_t k, const char *options) { return tn__conv_new("tn_nn_conv2d", &tn__conv2d_type, 2, false, in, out, k, options); }
+TNDEF tn_module *tn_nn_conv_transpose2d(int64_t in, int64_t out, int64_t k, const char *options) {
+    return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, options);
+}
+
+/* Pooling modules */
+typedef struct tn__poolm { tn_module base; int nsp, kind; bool ceil_mode, count_include_pad; int64_t k[2], s[2], p[2], d[2], divisor; } tn__poolm;
+static tn_tensor *tn__pool_fwd(tn_module *m, tn_tensor *x) {
+    tn__poolm *q = (tn__poolm *)m;
+    const char *fn = m->type->name, *in = "tn_pool";   /* inner messages get the module's name */
+    if (q->kind == 2) return TN__AS(fn, tn__adaptive_avg_pool(in, x, q->k[0], q->k[1]));
+    if (q->kind == 3) return TN__AS(fn, tn__adaptive_max_pool(in, x, q->k[0], q->k[1], NULL));
+    int64_t k[2] = {q->k[0], q->k[1]}, s[2] = {q->s[0], q->s[1]}, p[2] = {q->p[0], q->p[1]}, d[2] = {q->d[0], q->d[1]};
+    if (q->kind == 0) return TN__AS(fn, tn__max_pool(in, x, q->nsp, k, s, p, d, q->ceil_mode, NULL));
+    return TN__AS(fn, tn__avg_pool(in, x, q->nsp, k, s, p, q->ceil_mode, q->count_include_pad, q->divisor));
+}
+static void tn__pool_repr(tn_module *m, char *b, size_t n) {
+    tn__poolm *q = (tn__poolm *)m;
+    char t1[64], t2[64], t3[64];
+    if (q->kind >= 2) { snprintf(b, n, "output_size=%s", q->k[0] == q->k[1] ? (snprintf(t1, 64, "%lld", (long long)q->k[0]), t1) : tn__pytuple(q->k, 2, t1)); return; }
+    /* ints as PyTorch keeps them when given as ints; AvgPool1d stores _single() tuples */
+    const bool tup1 = q->nsp == 1 && q->kind == 1;
+#define TN__ONE(v, t) (tup1 ? tn__pytuple(v, 1, t) : (q->nsp == 1 || v[0] == v[1]) ? (snprintf(t, 64, "%lld", (long long)v[0]), t) : tn__pytuple(v, 2, t))
+    int64_t s[2] = {q->s[0] ? q->s[0] : q->k[0], q->s[1] ? q->s[1] : q->k[1]};
+    int k = snprintf(b, n, "kernel_size=%s, stride=%s, padding=%s", TN__ONE(q->k, t1), TN__ONE(s, t2), TN__ONE(q->p, t3));
+    if (q->kind == 0) snprintf(b + k, n - (size_t)k, ", dilation=%s, ceil_mode=%s", TN__ONE(q->d, t1), q->ceil_mode ? "True" : "False");
+#undef TN__ONE
+}
+static const tn_module_type tn__maxpool1d_type = {"MaxPool1d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__maxpool2d_type = {"MaxPool2d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__avgpool1d_type = {"AvgPool1d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__avgpool2d_type = {"AvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__adaptive_avg_type = {"AdaptiveAvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
+static const tn_module_type tn__adaptive_max_type = {"AdaptiveMaxPool2d", tn__pool_fwd, NULL, tn__pool_repr};
+static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, const char *options) {
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
+    if (!q) return NULL;
+    q->nsp = nsp; q->kind = kind; q->count_include_pad = true;
+    for (int i = 0; i < 2; i++) { q->k[i] = ksize; q->s[i] = 0; q->p[i] = 0; q->d[i] = 1; }
+    int failed = tn__opts_int(&o, "kernel_size", q->k, nsp) < 0 || tn__opts_int(&o, "stride", q->s, nsp) < 0 ||
+                 tn__opts_int(&o, "padding", q->p, nsp) < 0 || tn__opts_bool(&o, "ceil_mode", &q->ceil_mode) < 0;
+    if (!failed && kind == 0) {
+        bool ri = false;
+        failed = tn__opts_int(&o, "dilation", q->d, nsp) < 0 || tn__opts_bool(&o, "return_indices", &ri) < 0 ||
+                 tn__opts_done(&o, "kernel_size, stride, padding, dilation, return_indices, ceil_mode");
+        if (!failed && ri) failed = TN__FAIL_INT("%s: return_indices: call tn_max_pool%dd with an indices pointer instead", fn, nsp);
+    } else if (!failed) {
+        failed = tn__opts_bool(&o, "count_include_pad", &q->count_include_pad) < 0 || tn__opts_int(&o, "divisor_override", &q->divisor, 1) < 0 ||
+                 tn__opts_done(&o, "kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override");
+    }
+    if (!failed && nsp == 1) { q->k[1] = q->k[0]; q->s[1] = q->s[0]; q->p[1] = q->p[0]; q->d[1] = q->d[0]; }
+    int64_t g[10];
+    if (!failed) failed = tn__pool_geometry(fn, nsp, q->k, q->s, q->p, q->d, g);
+    return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_max_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, options); }
+TNDEF tn_module *tn_nn_avg_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, options); }
+TNDEF tn_module *tn_nn_max_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, options); }
+TNDEF tn_module *tn_nn_avg_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, options); }
+static tn_module *tn__adaptive_new(const tn_module_type *type, int kind, int64_t oh, int64_t ow) {
+    if (oh <= 0 || ow <= 0) return (tn_module *)tn__error("tn_nn_%s: output size (%lld, %lld) must be positive", kind == 2 ? "adaptive_avg_pool2d" : "adaptive_max_pool2d", (long long)oh, (long long)ow);
+    tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
+    if (q) { q->kind = kind; q->nsp = 2; q->k[0] = oh; q->k[1] = ow; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t oh, int64_t ow) { return tn__adaptive_new(&tn__adaptive_avg_type, 2, oh, ow); }
+TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t oh, int64_t ow) { return tn__adaptive_new(&tn__adaptive_max_type, 3, oh, ow); }
+
+/* BatchNorm1d/2d, LayerNorm, GroupNorm */
+typedef struct tn__normm { tn_module base; int kind; int64_t nf, groups, shape[TN_MAX_DIMS]; int nshape; double eps, momentum; bool affine, track; } tn__normm;
+static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
+    tn__normm *q = (tn__normm *)m;
+    const char *fn = m->type->name;
+    if (!x) return NULL;
+    tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
+    if (q->kind == 2) return TN__AS(fn, tn_layer_norm(x, q->shape, q->nshape, w, b, q->eps));
+    if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, w, b, q->eps));
+    if (q->kind == 0 && x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 2D or 3D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
+    if (q->kind == 1 && x->ndim != 4) return (tn_tensor *)tn__error("%s: expected 4D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
+    double factor = q->momentum == q->momentum ? q->momentum : 0;
+    tn_tensor *nbt = tn_module_get(m, "num_batches_tracked");
+    if (m->training && q->track && nbt) {
+        tn_no_grad_begin();
+        tn_scope_begin();
+        tn_add_scalar_(nbt, 1);
+        tn_scope_end();
+        tn_no_grad_end();
+        if (q->momentum != q->momentum) factor = 1.0 / tn_item(nbt);   /* cumulative moving average */
+
+    }
+    tn_tensor *rm = tn_module_get(m, "running_mean"), *rv = tn_module_get(m, "running_var");
+    bool bn_training = m->training || (!rm && !rv);
+    return TN__AS(fn, tn_batch_norm(x, !m->training || q->track ? rm : NULL, !m->training || q->track ? rv : NULL, w, b, bn_training, factor, q->eps));
+}
+static void tn__norm_repr(tn_module *m, char *b, size_t n) {
+    tn__normm *q = (tn__normm *)m;
+    char e[32], mo[32], t[64];
+    if (q->kind == 2) snprintf(b, n, "%s, eps=%s, elementwise_affine=%s", tn__pytuple(q->shape, q->nshape, t), tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
+    else if (q->kind == 3) snprintf(b, n, "%lld, %lld, eps=%s, affine=%s", (long long)q->groups, (long long)q->nf, tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
+    else snprintf(b, n, "%lld, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", (long long)q->nf, tn__pyfloat(q->eps, e),
+                  q->momentum == q->momentum ? tn__pyfloat(q->momentum, mo) : "None", q->affine ? "True" : "False", q->track ? "True" : "False");
+}
+static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
+static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape, const char *options) {
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    tn__normm *q = (tn__normm *)tn_module_new(type, sizeof(tn__normm));
+    if (!q) return NULL;
+    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = 1e-5; q->momentum = 0.1; q->affine = true; q->track = true;
+    bool has_bias = true;
+    int failed = tn__opts_num(&o, "eps", &q->eps, 1) < 0;
+    if (kind <= 1) {
+        for (int i = 0; i < o.n; i++) if (!strcmp(o.key[i], "momentum") && !strcmp(o.val[i], "None")) q->momentum = NAN;
+        failed = failed || tn__opts_num(&o, "momentum", &q->momentum, 1) < 0 || tn__opts_bool(&o, "affine", &q->affine) < 0 ||
+                 tn__opts_bool(&o, "track_running_stats", &q->track) < 0 || tn__opts_done(&o, "eps, momentum, affine, track_running_stats");
+    } else if (kind == 2) {
+        failed = failed || tn__opts_bool(&o, "elementwise_affine", &q->affine) < 0 || tn__opts_bool(&o, "bias", &has_bias) < 0 ||
+                 tn__opts_done(&o, "eps, elementwise_affine, bias");
+        if (!failed && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) failed = TN__FAIL_INT("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
+        for (int i = 0; !failed && i < nshape; i++) q->shape[i] = shape[i];
+        q->nshape = nshape;
+    } else failed = failed || tn__opts_bool(&o, "affine", &q->affine) < 0 || tn__opts_done(&o, "eps, affine");
+    if (!failed && kind == 3 && (groups <= 0 || nf % groups)) failed = TN__FAIL_INT("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
+    if (!failed && kind != 2 && nf <= 0) failed = TN__FAIL_INT("%s: num_features must be positive, got %lld", fn, (long long)nf);
+    const int64_t *ps = kind == 2 ? q->shape : &q->nf;
+    int pn = kind == 2 ? q->nshape : 1;
+    if (!failed && q->affine) {
+        tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
+        failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
+    }
+    if (!failed && kind <= 1 && q->track)
+        failed = !tn__buffer(&q->base, "running_mean", &nf, 1, TN_F32, 0) || !tn__buffer(&q->base, "running_var", &nf, 1, TN_F32, 1) ||
+                 !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
+    return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_batch_norm1d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, options); }
+TNDEF tn_module *tn_nn_batch_norm2d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, options); }
+TNDEF tn_module *tn_nn_layer_norm(const int64_t *shape, int n, const char *options) { return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, options); }
+TNDEF tn_module *tn_nn_group_norm(int64_t groups, int64_t channels, const char *options) {
+    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, options);
+}
+
+/* Dropout, Embedding, Flatten, Unflatten, Identity */
+typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
+static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
+    tn__miscm *q = (tn__miscm *)m;
+    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 2));
+
+}
+static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }
+static const tn_module_type tn__dropout_type = {"Dropout", tn__dropout_fwd, NULL, tn__dropout_repr};
+static const tn_module_type tn__dropout2d_type = {"Dropout2d", tn__dropout_fwd, NULL, tn__dropout_repr};
+static tn_module *tn__dropout_new(const tn_module_type *type, double p, int kind) {
+    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 2 ? "dropout2d" : "dropout", p);
+    tn__miscm *q = (tn__miscm *)tn_module_new(type, sizeof(tn__miscm));
+    if (q) { q->p = p; q->n = kind; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_dropout(double p) { return tn__dropout_new(&tn__dropout_type, p, 1); }
+TNDEF tn_module *tn_nn_dropout2d(double p) { return tn__dropout_new(&tn__dropout2d_type, p, 2); }
+static tn_tensor *tn__embedding_fwd(tn_module *m, tn_tensor *x) {
+    tn__miscm *q = (tn__miscm *)m;
+    tn_tensor *w = tn_module_get(m, "weight");
+    return TN__AS("Embedding", q->padded ? tn_embedding_padded(x, w, q->p > 0 ? (int64_t)q->p : 0) : tn_embedding(x, w));
+}
+static void tn__embedding_repr(tn_module *m, char *b, size_t n) {
+    tn__miscm *q = (tn__miscm *)m;
+    int k = snprintf(b, n, "%lld, %lld", (long long)q->a, (long long)q->b);
+    if (q->padded) snprintf(b + k, n - (size_t)k, ", padding_idx=%lld", (long long)q->p);
+}
+static const tn_module_type tn__embedding_type = {"Embedding", tn__embedding_fwd, NULL, tn__embedding_repr};
+TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) {
+    const char *fn = "tn_nn_embedding";
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    int64_t pad = 0;
+    int given = tn__opts_int(&o, "padding_idx", &pad, 1);
+    if (given < 0 || tn__opts_done(&o, "padding_idx")) return NULL;
+    if (num <= 0 || dim <= 0) return (tn_module *)tn__error("%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive", fn, (long long)num, (long long)dim);
+    if (given && (pad < -num || pad >= num)) return (tn_module *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)num, (long long)pad);
+    tn__miscm *q = (tn__miscm *)tn_module_new(&tn__embedding_type, sizeof(tn__miscm));
+    if (!q) return NULL;
+    q->a = num; q->b = dim; q->padded = given > 0; q->p = (double)(pad < 0 ? pad + num : pad);
+    tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
+    int failed = !w || tn_init_normal_(w, 0, 1);
+    if (!failed && q->padded) {
+        tn_scope_begin();
+        failed = tn__init_fill(tn_select(tn_detach(w), 0, (int64_t)q->p), tn_zeros(TN_SHAPE(dim), TN_F32));
+        tn_scope_end();
+    }
+    return tn__module_or_free(&q->base, failed);
+}
+static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
+    tn__miscm *q = (tn__miscm *)m;
+    if (q->n) return TN__AS("Unflatten", tn_unflatten(x, q->a, q->sizes, q->n));
+    return TN__AS("Flatten", tn_flatten(x, q->a, q->b));
+}
+static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
+    tn__miscm *q = (tn__miscm *)m;
+    char t[64];
+    if (q->n) snprintf(b, n, "dim=%lld, unflattened_size=%s", (long long)q->a, tn__pytuple(q->sizes, q->n, t));
+    else snprintf(b, n, "start_dim=%lld, end_dim=%lld", (long long)q->a, (long long)q->b);
+}
+static const tn_module_type tn__flatten_type = {"Flatten", tn__flatten_fwd, NULL, tn__flatten_repr};
+static const tn_module_type tn__unflatten_type = {"Unflatten", tn__flatten_fwd, NULL, tn__flatten_repr};
+TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim) {
+    tn__miscm *q = (tn__miscm *)tn_module_new(&tn__flatten_type, sizeof(tn__miscm));
+    if (q) { q->a = start_dim; q->b = end_dim; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n) {
+    if (!sizes || n < 1 || n > TN_MAX_DIMS) return (tn_module *)tn__error("tn_nn_unflatten: need 1 to %d sizes", TN_MAX_DIMS);
+    tn__miscm *q = (tn__miscm *)tn_module_new(&tn__unflatten_type, sizeof(tn__miscm));
+    if (q) { q->a = dim; q->n = n; memcpy(q->sizes, sizes, (size_t)n * sizeof(int64_t)); }
+    return q ? &q->base : NULL;
+}
+static tn_tensor *tn__identity_fwd(tn_module *m, tn_tensor *x) { (void)m; return tn__own(tn_retain(x)); }
+static const tn_module_type tn__identity_type = {"Identity", tn__identity_fwd, NULL, NULL};
+TNDEF tn_module *tn_nn_identity(void) { return tn_module_new(&tn__identity_type, sizeof(tn_module)); }
+
+/* Activations: one module type per PyTorch class, one forward over a table. */
+typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[64]; } tn__actm;
+static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
+                                             "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
+#define TN__NUM_ACTS 17
+static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
+    tn_tensor *y;
+    switch (a->kind) {
+    case 0: y = tn_relu(x); break;
+    case 1: y = tn_relu6(x); break;
+    case 2: y = tn_leaky_relu(x, a->p[0]); break;
+    case 3: y = tn_elu(x, a->p[0]); break;
+    case 4: y = tn_selu(x); break;
+    case 5: y = tn_celu(x, a->p[0]); break;
+    case 6: y = tn_gelu(x, a->p[0] != 0); break;
+    case 7: y = tn_silu(x); break;
+    case 8: y = tn_mish(x); break;
+    case 9: y = tn_softplus(x, a->p[0], a->p[1]); break;
+    case 10: y = tn_hardtanh(x, a->p[0], a->p[1]); break;
+    case 11: y = tn_hardswish(x); break;
+    case 12: y = tn_hardsigmoid(x); break;
+    case 13: y = tn_tanh(x); break;
+    case 14: y = tn_sigmoid(x); break;
+    case 15: y = tn_softmax(x, a->dim); break;
+    default: y = tn_log_softmax(x, a->dim); break;
+    }
+    return y;
+}
+static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) { return TN__AS(m->type->name, tn__act_apply((tn__actm *)m, x)); }
+static void tn__act_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "%s", ((tn__actm *)m)->repr); }
+#define TN__ACT_TYPE(name) {name, tn__act_fwd, NULL, tn__act_repr}
+static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
+    TN__ACT_TYPE("ReLU"), TN__ACT_TYPE("ReLU6"), TN__ACT_TYPE("LeakyReLU"), TN__ACT_TYPE("ELU"),
+    TN__ACT_TYPE("SELU"), TN__ACT_TYPE("CELU"), TN__ACT_TYPE("GELU"), TN__ACT_TYPE("SiLU"),
+    TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
+    TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
+    TN__ACT_TYPE("LogSoftmax")};
+TNDEF tn_module *tn_nn_activation(const char *name, const char *options) {
+    const char *fn = "tn_nn_activation";
+    int kind = -1;
+    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) kind = i;
+    if (kind < 0) return (tn_module *)tn__error("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    double p[2] = {0, 0};
+    int64_t dim = 1;
+    char a[32], c[32];
+    int failed = 0;
+    bool inplace = false;
+    failed = tn__opts_bool(&o, "inplace", &inplace) < 0;
+    tn__actm *m = (tn__actm *)tn_module_new(&tn__act_types[kind], sizeof(tn__actm));
+    if (!m) return NULL;
+    switch (kind) {
+    case 2: p[0] = 0.01; failed = failed || tn__opts_num(&o, "negative_slope", p, 1) < 0 || tn__opts_done(&o, "negative_slope, inplace");
+            snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
+    case 3: case 5: p[0] = 1; failed = failed || tn__opts_num(&o, "alpha", p, 1) < 0 || tn__opts_done(&o, "alpha, inplace");
+            snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
+    case 6: { int w = tn__opts_word(&o, "approximate", "none|tanh"); failed = failed || w == -1 || tn__opts_done(&o, "approximate");
+            p[0] = w == 1; snprintf(m->repr, sizeof m->repr, "approximate='%s'", w == 1 ? "tanh" : "none"); break; }
+    case 9: p[0] = 1; p[1] = 20; failed = failed || tn__opts_num(&o, "beta", p, 1) < 0 || tn__opts_num(&o, "threshold", p + 1, 1) < 0 || tn__opts_done(&o, "beta, threshold");
+            snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
+    case 10: p[0] = -1; p[1] = 1; failed = failed || tn__opts_num(&o, "min_val", p, 1) < 0 || tn__opts_num(&o, "max_val", p + 1, 1) < 0 || tn__opts_done(&o, "min_val, max_val, inplace");
+            snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
+    case 15: case 16: failed = failed || tn__opts_int(&o, "dim", &dim, 1) < 0 || tn__opts_done(&o, "dim");
+            snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)dim); break;
+    default: failed = failed || tn__opts_done(&o, "inplace"); break;
+    }
+    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = dim;
+    return tn__module_or_free(&m->base, failed);
+}
+TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU", NULL); }
+TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh", NULL); }
+TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid", NULL); }
+TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU", NULL); }
+
+/* Sequential, ModuleList, ModuleDict */
+/* Each layer in a scope of its own, and each intermediate released as soon as the next layer
+   has run (as Python drops them): what autograd saved stays, the rest goes back to the
+   allocator at once, so the forward's peak is not every layer's output at the same time. */
+static tn_tensor *tn__sequential_fwd(tn_module *m, tn_tensor *x) {
+    tn_tensor *h = tn_retain(x);
+    for (int i = 0; h && i < m->nchildren; i++) {
+        tn_scope_begin();
+        tn_tensor *y = tn_retain(tn_module_forward(m->children[i].m, h));
+        tn_scope_end();
+        tn_release(h);
+        h = y;
+    }
+    return tn__own(h);
+}
+static const tn_module_type tn__sequential_type = {"Sequential", tn__sequential_fwd, NULL, NULL};
+static const tn_module_type tn__module_list_type = {"ModuleList", NULL, NULL, NULL};
+static const tn_module_type tn__module_dict_type = {"ModuleDict", NULL, NULL, NULL};
+TNDEF tn_module *tn_nn_sequential_n(tn_module *const *mods, int n) {
+    bool bad = n < 0 || (n > 0 && !mods);
+    for (int i = 0; !bad && i < n; i++) bad = !mods[i];
+    tn_module *s = bad ? NULL : tn_module_new(&tn__sequential_type, sizeof(tn_module));
+    if (!s) { /* a layer that failed to build: free the others, keep its message */
+        for (int i = 0; mods && i < n; i++) tn_module_free(mods[i]);
+        if (bad && !tn_last_error()[0]) tn__error("tn_nn_sequential: a module is NULL");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%d", i);
+        if (!tn_module_add(s, name, mods[i])) {
+            for (int j = i + 1; j < n; j++) tn_module_free(mods[j]);
+            tn_module_free(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+TNDEF tn_module *tn_nn_sequential_append(tn_module *seq, tn_module *m) {
+    if (!seq || !m) { tn_module_free(m); return NULL; }
+    char name[16];
+    snprintf(name, sizeof name, "%d", seq->nchildren);
+    return tn_module_add(seq, name, m);
+}
+TNDEF tn_module *tn_nn_module_list(void) { return tn_module_new(&tn__module_list_type, sizeof(tn_module)); }
+TNDEF tn_module *tn_nn_module_dict(void) { return tn_module_new(&tn__module_dict_type, sizeof(tn_module)); }

@@ -1,0 +1,320 @@
+/* ---- modules: the base ---- */
+struct tn__slot { char *name; tn_tensor *t; tn_module *m; bool persistent; };
+static const char *const tn__slot_kinds[3] = {"parameter", "buffer", "child"};
+static tn__slot **tn__slots(tn_module *m, int kind, int **n) {
+    *n = kind == 0 ? &m->nparams : kind == 1 ? &m->nbuffers : &m->nchildren;
+    return kind == 0 ? &m->params : kind == 1 ? &m->buffers : &m->children;
+}
+/* The slot called name (replacing its contents) or a new one; NULL after an error. */
+static tn__slot *tn__slot_put(tn_module *m, int kind, const char *name) {
+    int *n;
+    tn__slot **v = tn__slots(m, kind, &n);
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*v)[i].name, name)) { tn_release((*v)[i].t); tn_module_free((*v)[i].m); (*v)[i].t = NULL; (*v)[i].m = NULL; return &(*v)[i]; }
+    if (*n == m->cap[kind]) {
+        int cap = m->cap[kind] ? 2 * m->cap[kind] : 4;
+        tn__slot *s = (tn__slot *)TN_REALLOC(*v, (size_t)cap * sizeof *s);
+        if (!s) return (tn__slot *)tn__error("tn_module: out of memory");
+        *v = s;
+        m->cap[kind] = cap;
+    }
+    tn__slot *s = &(*v)[*n];
+    memset(s, 0, sizeof *s);
+    if (!(s->name = tn__strdup(name))) return (tn__slot *)tn__error("tn_module: out of memory");
+    (*n)++;
+    return s;
+}
+static int tn__check_name(const char *fn, tn_module *m, const char *name, int kind) {
+    if (!m || !name || !*name || strchr(name, '.'))
+        return TN__FAIL_INT("%s: need a module and a name without '.' (got \"%s\")", fn, name ? name : "(null)");
+    for (int k = 0; k < 3; k++) { /* one name, one kind (PyTorch: "attribute 'x' already exists") */
+        int *n;
+        tn__slot **v = tn__slots(m, k, &n);
+        for (int i = 0; k != kind && i < *n; i++)
+            if (!strcmp((*v)[i].name, name)) return TN__FAIL_INT("%s: \"%s\" is already a %s of %s", fn, name, tn__slot_kinds[k], m->type->name);
+    }
+    return 0;
+}
+TNDEF tn_module *tn_module_new(const tn_module_type *type, size_t size) {
+    if (!type || !type->name || size < sizeof(tn_module)) return (tn_module *)tn__error("tn_module_new: need a type with a name and size >= sizeof(tn_module)");
+    tn_module *m = (tn_module *)TN_MALLOC(size);
+    if (!m) return (tn_module *)tn__error("tn_module_new: out of memory");
+    memset(m, 0, size);
+    m->type = type;
+    m->training = true;
+    return m;
+}
+TNDEF void tn_module_free(tn_module *m) {
+    if (!m) return;
+    if (m->type->destroy) m->type->destroy(m);
+    for (int k = 2; k >= 0; k--) {
+        int *n;
+        tn__slot **v = tn__slots(m, k, &n);
+        for (int i = *n - 1; i >= 0; i--) { tn_module_free((*v)[i].m); tn_release((*v)[i].t); TN_FREE((*v)[i].name); }
+        TN_FREE(*v);
+    }
+    TN_FREE(m);
+}
+TNDEF tn_tensor *tn_module_register_parameter(tn_module *m, const char *name, tn_tensor *t) {
+    if (!t) return NULL;
+    if (tn__check_name("tn_module_register_parameter", m, name, 0)) return NULL;
+    if (t->grad_fn) return (tn_tensor *)tn__error("tn_module_register_parameter: \"%s\" must be a leaf tensor (detach it first)", name);
+    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("tn_module_register_parameter: \"%s\" must be floating, got %s", name, tn_dtype_name(t->dtype));
+    tn__slot *s = tn__slot_put(m, 0, name);
+    if (!s) return NULL;
+    s->t = tn_retain(t);
+    t->requires_grad = true;
+    return t;
+}
+TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_tensor *t, bool persistent) {
+    if (!t) return NULL;
+    if (tn__check_name("tn_module_register_buffer", m, name, 1)) return NULL;
+    tn__slot *s = tn__slot_put(m, 1, name);
+    if (!s) return NULL;
+    s->t = tn_retain(t);
+    s->persistent = persistent;
+    return t;
+}
+/* Whether m is root or inside the tree under root. */
+static bool tn__module_in_tree(const tn_module *root, const tn_module *m) {
+    if (root == m) return true;
+    for (int i = 0; root && i < root->nchildren; i++) if (tn__module_in_tree(root->children[i].m, m)) return true;
+    return false;
+}
+TNDEF tn_module *tn_module_add(tn_module *m, const char *name, tn_module *child) {
+    if (!child) return NULL;
+    /* a module the tree already holds is not taken over (nor freed): it would be owned twice,
+       or would own its own parent */
+    if (m && (tn__module_in_tree(child, m) || tn__module_in_tree(m, child)))
+        return (tn_module *)tn__error("tn_module_add: %s \"%s\" is already in the tree of %s (a module has one parent; adding it again, or under its own descendant, would make a cycle)",
+                                      child->type->name, name ? name : "(null)", m->type->name);
+    if (tn__check_name("tn_module_add", m, name, 2)) { tn_module_free(child); return NULL; }
+    tn__slot *s = tn__slot_put(m, 2, name);
+    if (!s) { tn_module_free(child); return NULL; }
+    s->m = child;
+    return child;
+}
+TNDEF tn_tensor *tn_module_forward(tn_module *m, tn_tensor *x) {
+    if (!m || !x) return NULL;
+    if (!m->type->forward) return (tn_tensor *)tn__error("tn_module_forward: %s has no single-input forward", m->type->name);
+    return m->type->forward(m, x);
+}
+TNDEF const char *tn_module_name(const tn_module *m) { return m ? m->type->name : NULL; }
+TNDEF int tn_module_num_children(const tn_module *m) { return m ? m->nchildren : 0; }
+TNDEF tn_module *tn_module_child_at(const tn_module *m, int i, const char **name) {
+    if (!m || i < 0 || i >= m->nchildren) return NULL;
+    if (name) *name = m->children[i].name;
+    return m->children[i].m;
+}
+/* Follow "a.b.c": the module holding the last part, and where that part starts. */
+static const tn_module *tn__module_walk(const tn_module *m, const char *name, const char **last) {
+    for (const char *dot; m && (dot = strchr(name, '.')); name = dot + 1) {
+        const tn_module *next = NULL;
+        for (int i = 0; i < m->nchildren; i++)
+            if (strlen(m->children[i].name) == (size_t)(dot - name) && !memcmp(m->children[i].name, name, (size_t)(dot - name))) next = m->children[i].m;
+        m = next;
+    }
+    *last = name;
+    return m;
+}
+TNDEF tn_tensor *tn_module_get(const tn_module *m, const char *name) {
+    const char *last;
+    if (!m || !name || !(m = tn__module_walk(m, name, &last))) return NULL;
+    for (int i = 0; i < m->nparams; i++) if (!strcmp(m->params[i].name, last)) return m->params[i].t;
+    for (int i = 0; i < m->nbuffers; i++) if (!strcmp(m->buffers[i].name, last)) return m->buffers[i].t;
+    return NULL;
+}
+TNDEF tn_module *tn_module_child(const tn_module *m, const char *name) {
+    const char *last;
+    if (!m || !name || !(m = tn__module_walk(m, name, &last))) return NULL;
+    for (int i = 0; i < m->nchildren; i++) if (!strcmp(m->children[i].name, last)) return m->children[i].m;
+    return NULL;
+}
+/* Walk the tree in PyTorch's order (own tensors, then children), with dotted names. kind 0
+   parameters, 1 buffers, 2 the state dict (parameters then persistent buffers per module). */
+static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict *out) {
+    char key[512];
+    for (int pass = 0; pass < 2; pass++) {
+        if ((kind == 0 && pass == 1) || (kind == 1 && pass == 0)) continue;
+        const tn__slot *v = pass == 0 ? m->params : m->buffers;
+        int n = pass == 0 ? m->nparams : m->nbuffers;
+        for (int i = 0; i < n; i++) {
+            if (kind == 2 && pass == 1 && !v[i].persistent) continue;
+            snprintf(key, sizeof key, "%s%s", prefix, v[i].name);
+            tn_tensor *t = v[i].t;
+            bool seen = false;    /* a tensor shared by two modules (tied weights) is listed once, as PyTorch */
+            for (int j = 0; kind != 2 && j < out->n && !seen; j++) seen = out->values[j] == t;
+            if (seen) continue;
+            if (kind == 2) { /* detached, as state_dict(): same storage, no autograd */
+                t = tn__view_of(v[i].t, v[i].t->shape, v[i].t->strides, v[i].t->ndim, v[i].t->offset);
+                if (!t) return -1;
+                t->is_view = false;
+            }
+            int rc = tn_dict_set(out, key, t);
+            if (kind == 2) tn_release(t);
+            if (rc) return -1;
+        }
+    }
+    for (int i = 0; i < m->nchildren; i++) {
+        snprintf(key, sizeof key, "%s%s.", prefix, m->children[i].name);
+        if (tn__collect(m->children[i].m, key, kind, out)) return -1;
+    }
+    return 0;
+}
+static tn_dict *tn__collect_dict(const tn_module *m, int kind) {
+    if (!m) return NULL;
+    tn_dict *d = tn_dict_new();
+    if (d && tn__collect(m, "", kind, d)) { tn_dict_free(d); d = NULL; }
+    return d;
+}
+TNDEF tn_dict *tn_module_named_parameters(const tn_module *m) { return tn__collect_dict(m, 0); }
+TNDEF tn_dict *tn_module_named_buffers(const tn_module *m) { return tn__collect_dict(m, 1); }
+TNDEF tn_dict *tn_module_state_dict(const tn_module *m) { return tn__collect_dict(m, 2); }
+TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
+    const char *fn = "tn_module_load_state_dict";
+    if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
+    tn_dict *own = tn_module_state_dict(m);
+    if (!own) return -1;
+    tn__sbuf miss, unex, size;
+    memset(&miss, 0, sizeof miss); memset(&unex, 0, sizeof unex); memset(&size, 0, sizeof size);
+    int nmiss = 0, nunex = 0, nsize = 0;
+    for (int i = 0; i < own->n; i++) {
+        tn_tensor *src = tn_dict_get(sd, own->keys[i]), *dst = own->values[i];
+        if (!src) {
+            if (missing) tn_dict_set(missing, own->keys[i], NULL);
+            tn__sb_puts(&miss, nmiss++ ? ", \"" : "\""); tn__sb_puts(&miss, own->keys[i]); tn__sb_puts(&miss, "\"");
+        } else if (src->ndim != dst->ndim || memcmp(src->shape, dst->shape, (size_t)src->ndim * sizeof(int64_t))) {
+            char line[400];
+            snprintf(line, sizeof line, "%ssize mismatch for %s: copying a param with shape %s from checkpoint, the shape in current model is %s.",
+                     nsize++ ? " " : "", own->keys[i], TN__SHAPE(src), TN__SHAPE(dst));
+            tn__sb_puts(&size, line);
+        }
+    }
+    for (int i = 0; i < sd->n; i++)
+        if (!tn_dict_contains(own, sd->keys[i])) {
+            if (unexpected) tn_dict_set(unexpected, sd->keys[i], NULL);
+            tn__sb_puts(&unex, nunex++ ? ", \"" : "\""); tn__sb_puts(&unex, sd->keys[i]); tn__sb_puts(&unex, "\"");
+        }
+    int rc = 0;
+    if (nsize || (strict && (nmiss || nunex))) {
+        rc = TN__FAIL_INT("%s: Error(s) in loading state_dict for %s:%s%s%s%s%s%s%s", fn, m->type->name,
+                          strict && nmiss ? " Missing key(s) in state_dict: " : "", strict && nmiss ? miss.s : "", strict && nmiss ? "." : "",
+                          strict && nunex ? " Unexpected key(s) in state_dict: " : "", strict && nunex ? unex.s : "", strict && nunex ? "." : "",
+                          nsize ? " " : "");
+        if (nsize) { /* append the size lines to the message */
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s%s", tn_last_error(), size.s);
+            tn__error("%s", msg);
+        }
+    }
+    tn_no_grad_begin();
+    for (int i = 0; i < own->n && rc == 0; i++) {
+        tn_tensor *src = tn_dict_get(sd, own->keys[i]);
+        if (src && tn_copy_(own->values[i], src)) rc = -1;
+    }
+    tn_no_grad_end();
+    TN_FREE(miss.s); TN_FREE(unex.s); TN_FREE(size.s);
+    tn_dict_free(own);
+    return rc;
+}
+TNDEF void tn_module_train(tn_module *m, bool mode) {
+    if (!m) return;
+    m->training = mode;
+    for (int i = 0; i < m->nchildren; i++) tn_module_train(m->children[i].m, mode);
+}
+TNDEF void tn_module_eval(tn_module *m) { tn_module_train(m, false); }
+TNDEF void tn_module_zero_grad(tn_module *m) {
+    if (!m) return;
+    for (int i = 0; i < m->nparams; i++) tn_set_grad(m->params[i].t, NULL);
+    for (int i = 0; i < m->nchildren; i++) tn_module_zero_grad(m->children[i].m);
+}
+TNDEF int64_t tn_module_num_parameters(const tn_module *m) {
+    tn_dict *d = tn_module_named_parameters(m);   /* each tensor once, as sum(p.numel() for p in m.parameters()) */
+    int64_t n = 0;
+    for (int i = 0; i < tn_dict_len(d); i++) n += tn_numel(d->values[i]);
+    tn_dict_free(d);
+    return n;
+}
+TNDEF void tn_module_apply(tn_module *m, tn_module_fn fn, void *user) {
+    if (!m || !fn) return;
+    for (int i = 0; i < m->nchildren; i++) tn_module_apply(m->children[i].m, fn, user);
+    fn(m, user);
+}
+/* PyTorch's Module.__repr__: extra_repr, then "(name): child" lines indented by two. */
+static void tn__module_repr(const tn_module *m, tn__sbuf *b, int indent) {
+    char extra[512] = "";
+    if (m->type->extra_repr) m->type->extra_repr((tn_module *)m, extra, sizeof extra);
+    tn__sb_puts(b, m->type->name);
+    tn__sb_puts(b, "(");
+    if (m->nchildren == 0) tn__sb_puts(b, extra);
+    else {
+        if (extra[0]) { tn__sb_puts(b, "\n"); tn__sb_pad(b, indent + 2); tn__sb_puts(b, extra); }
+        for (int i = 0; i < m->nchildren; i++) {
+            tn__sb_puts(b, "\n");
+            tn__sb_pad(b, indent + 2);
+            tn__sb_puts(b, "(");
+            tn__sb_puts(b, m->children[i].name);
+            tn__sb_puts(b, "): ");
+            tn__module_repr(m->children[i].m, b, indent + 2);
+        }
+        tn__sb_puts(b, "\n");
+        tn__sb_pad(b, indent);
+    }
+    tn__sb_puts(b, ")");
+}
+TNDEF char *tn_module_repr(const tn_module *m) {
+    if (!m) return NULL;
+    tn__sbuf b;
+    memset(&b, 0, sizeof b);
+    tn__module_repr(m, &b, 0);
+    if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_module_repr: out of memory"); }
+    return b.s;
+}
+/* Give t the data of src (module.to moves parameters in place, so optimizers keep them). */
+static void tn__take_data(tn_tensor *t, tn_tensor *src) {
+    TN__ATOMIC_ADD(&src->storage->refcount, 1);
+    tn__storage_release(t->storage);
+    t->storage = src->storage;
+    t->dtype = src->dtype;
+    t->device = src->device;
+    t->ndim = src->ndim;
+    memcpy(t->shape, src->shape, sizeof t->shape);
+    memcpy(t->strides, src->strides, sizeof t->strides);
+    t->offset = src->offset;
+}
+static int tn__module_convert(tn_module *m, tn_device device, int dtype) {
+    for (int k = 0; k < 2; k++) {
+        int *n;
+        tn__slot **v = tn__slots(m, k, &n);
+        for (int i = 0; i < *n; i++) {
+            tn_tensor *t = (*v)[i].t, *c;
+            if (dtype >= 0 && !tn_dtype_is_floating(t->dtype)) continue;
+            tn_no_grad_begin();
+            c = dtype >= 0 ? tn_to_dtype(t, (tn_dtype)dtype) : tn_to(t, device);
+            if (c && t->grad) {
+                tn_tensor *g = dtype >= 0 ? tn_to_dtype(t->grad, (tn_dtype)dtype) : tn_to(t->grad, device);
+                if (g && g != t->grad) tn__take_data(t->grad, g);   /* g and c belong to the caller's scope */
+            }
+            tn_no_grad_end();
+            if (!c) return -1;
+            if (c != t) tn__take_data(t, c);
+        }
+    }
+    for (int i = 0; i < m->nchildren; i++) if (tn__module_convert(m->children[i].m, device, dtype)) return -1;
+    return 0;
+}
+TNDEF int tn_module_to(tn_module *m, tn_device device) {
+    if (!m) return -1;
+    tn_scope_begin();
+    int rc = tn__module_convert(m, device, -1);
+    tn_scope_end();
+    return rc;
+}
+TNDEF int tn_module_to_dtype(tn_module *m, tn_dtype dtype) {
+    if (!m) return -1;
+    if (!tn_dtype_is_floating(dtype)) return TN__FAIL_INT("tn_module_to_dtype: nn.Module.to only accepts floating dtypes, got %s", tn_dtype_name(dtype));
+    tn_scope_begin();
+    int rc = tn__module_convert(m, TN_CPU, (int)dtype);
+    tn_scope_end();
+    return rc;
+}

@@ -1,0 +1,727 @@
+/* ---- recurrent and attention modules ---- */
+/* RNN cells: arguments checked once, then a time step made of library ops, so autograd
+   (and gradients of any order) needs nothing more. */
+enum { TN__RNN_TANH, TN__RNN_RELU, TN__RNN_LSTM, TN__RNN_GRU };
+static const int tn__rnn_gates[4] = {1, 1, 4, 3};
+
+/* One step on batched [N, *] operands. gi = x W_ih^T + b_ih, computed by the caller (for a
+   whole sequence in one GEMM); returns h' and, for the LSTM, replaces *c by c'. w_hr: the
+   LSTM's projection or NULL. */
+static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor **c, tn_tensor *w_hh, tn_tensor *b_hh, tn_tensor *w_hr) {
+    tn_tensor *gh = gi && h ? tn_linear(h, w_hh, b_hh) : NULL;
+    if (!gh) return NULL;
+    if (mode == TN__RNN_TANH) return tn_tanh(tn_add(gi, gh));
+    if (mode == TN__RNN_RELU) return tn_relu(tn_add(gi, gh));
+    const int64_t H = w_hh->shape[0] / tn__rnn_gates[mode];
+    if (mode == TN__RNN_GRU) { /* the n gate's hidden part, bias included, is scaled by r */
+        tn_tensor *r = tn_sigmoid(tn_add(tn_narrow(gi, -1, 0, H), tn_narrow(gh, -1, 0, H)));
+        tn_tensor *z = tn_sigmoid(tn_add(tn_narrow(gi, -1, H, H), tn_narrow(gh, -1, H, H)));
+        tn_tensor *n = tn_tanh(tn_add(tn_narrow(gi, -1, 2 * H, H), tn_mul(r, tn_narrow(gh, -1, 2 * H, H))));
+        return tn_add(n, tn_mul(z, tn_sub(h, n)));   /* (1 - z) n + z h */
+    }
+    tn_tensor *g = tn_add(gi, gh);
+    tn_tensor *i = tn_sigmoid(tn_narrow(g, -1, 0, H)), *f = tn_sigmoid(tn_narrow(g, -1, H, H));
+    tn_tensor *gg = tn_tanh(tn_narrow(g, -1, 2 * H, H)), *o = tn_sigmoid(tn_narrow(g, -1, 3 * H, H));
+    *c = tn_add(tn_mul(f, *c), tn_mul(i, gg));
+    tn_tensor *hn = tn_mul(o, tn_tanh(*c));
+    return w_hr ? tn_linear(hn, w_hr, NULL) : hn;
+}
+
+/* A cell step's arguments, with PyTorch's messages; fn is the function or the layer. h and c
+   may be NULL (zeros). */
+static int tn__cell_check(const char *fn, int mode, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor *w_ih, tn_tensor *w_hh,
+                          tn_tensor *b_ih, tn_tensor *b_hh) {
+    const int G = tn__rnn_gates[mode];
+    if (x->ndim != 1 && x->ndim != 2) return TN__FAIL_INT("%s: expected input to be 1-D or 2-D but received %d-D tensor (input %s)", fn, x->ndim, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input")) return -1;
+    if (w_ih->ndim != 2 || w_hh->ndim != 2 || w_hh->shape[0] != G * w_hh->shape[1] || w_ih->shape[0] != w_hh->shape[0])
+        return TN__FAIL_INT("%s: weight_ih %s and weight_hh %s must be [%d*hidden_size, input_size] and [%d*hidden_size, hidden_size]", fn,
+                            TN__SHAPE(w_ih), TN__SHAPE(w_hh), G, G);
+    const int64_t H = w_hh->shape[1];
+    tn_tensor *const bs[2] = {b_ih, b_hh}, *const hs[2] = {h, c};
+    for (int k = 0; k < 2; k++)
+        if (bs[k] && (bs[k]->ndim != 1 || bs[k]->shape[0] != G * H))
+            return TN__FAIL_INT("%s: %s %s must be [%lld] (%d*hidden_size)", fn, k ? "bias_hh" : "bias_ih", TN__SHAPE(bs[k]), (long long)(G * H), G);
+    if (tn__nn_same(fn, x, w_ih, "weight_ih") || tn__nn_same(fn, x, w_hh, "weight_hh") || tn__nn_same(fn, x, b_ih, "bias_ih") ||
+        tn__nn_same(fn, x, b_hh, "bias_hh") || tn__nn_same(fn, x, h, "hx") || tn__nn_same(fn, x, c, "cx"))
+        return -1;
+    if (x->shape[x->ndim - 1] != w_ih->shape[1])
+        return TN__FAIL_INT("%s: input has inconsistent input_size: got %lld expected %lld (input %s)", fn, (long long)x->shape[x->ndim - 1], (long long)w_ih->shape[1], TN__SHAPE(x));
+    for (int k = 0; k < 2; k++) {
+        tn_tensor *s = hs[k];
+        if (!s) continue;
+        if (s->ndim != x->ndim)
+            return TN__FAIL_INT("%s: for %s %d-D input %s, hidden%d should also be %d-D but got %s", fn, x->ndim == 2 ? "batched" : "unbatched", x->ndim, TN__SHAPE(x), k, x->ndim, TN__SHAPE(s));
+        if (x->ndim == 2 && s->shape[0] != x->shape[0])
+            return TN__FAIL_INT("%s: Input batch size %lld doesn't match hidden%d batch size %lld", fn, (long long)x->shape[0], k, (long long)s->shape[0]);
+        if (s->shape[s->ndim - 1] != H)
+            return TN__FAIL_INT("%s: hidden%d has inconsistent hidden_size: got %lld, expected %lld", fn, k, (long long)s->shape[s->ndim - 1], (long long)H);
+    }
+    return 0;
+}
+static tn_tensor *tn__cell_core(int mode, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih,
+                                tn_tensor *b_hh, tn_tensor **c_out) {
+    const bool batched = x->ndim == 2, lstm = mode == TN__RNN_LSTM;
+    const int64_t H = w_hh->shape[1];
+    tn_scope_begin();
+    if (!batched) { /* [in] -> [1, in], and back at the end */
+        x = tn_unsqueeze(x, 0);
+        h = h ? tn_unsqueeze(h, 0) : NULL;
+        c = c ? tn_unsqueeze(c, 0) : NULL;
+    }
+    if (x && !h) h = tn_to(tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype), x->device);
+    if (x && lstm && !c) c = tn_to(tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype), x->device);
+    tn_tensor *hn = x ? tn__rnn_step(mode, tn_linear(x, w_ih, b_ih), h, &c, w_hh, b_hh, NULL) : NULL;
+    if (!batched) {
+        hn = tn_squeeze_dim(hn, 0);
+        c = lstm ? tn_squeeze_dim(c, 0) : NULL;
+    }
+    if (lstm && !c) hn = NULL;
+    if (hn && lstm && c_out) *c_out = tn_keep(c);
+    return tn__scope_return(hn);
+}
+static tn_tensor *tn__cell(const char *fn, int mode, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor *w_ih, tn_tensor *w_hh,
+                           tn_tensor *b_ih, tn_tensor *b_hh, tn_tensor **c_out) {
+    if (c_out) *c_out = NULL;
+    TN__CHECK_NULL(x, w_ih, w_hh);
+    if (tn__cell_check(fn, mode, x, h, c, w_ih, w_hh, b_ih, b_hh)) return NULL;
+    return TN__AS(fn, tn__cell_core(mode, x, h, c, w_ih, w_hh, b_ih, b_hh, c_out));
+}
+TNDEF tn_tensor *tn_rnn_tanh_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh) {
+    TN__CHECK_NULL(h);
+    return tn__cell("tn_rnn_tanh_cell", TN__RNN_TANH, x, h, NULL, w_ih, w_hh, b_ih, b_hh, NULL);
+}
+TNDEF tn_tensor *tn_rnn_relu_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh) {
+    TN__CHECK_NULL(h);
+    return tn__cell("tn_rnn_relu_cell", TN__RNN_RELU, x, h, NULL, w_ih, w_hh, b_ih, b_hh, NULL);
+}
+TNDEF tn_tensor *tn_lstm_cell(tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh,
+                              tn_tensor **c_out) {
+    if (c_out) *c_out = NULL;
+    TN__CHECK_NULL(h, c);
+    return tn__cell("tn_lstm_cell", TN__RNN_LSTM, x, h, c, w_ih, w_hh, b_ih, b_hh, c_out);
+}
+TNDEF tn_tensor *tn_gru_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh) {
+    TN__CHECK_NULL(h);
+    return tn__cell("tn_gru_cell", TN__RNN_GRU, x, h, NULL, w_ih, w_hh, b_ih, b_hh, NULL);
+}
+
+/* RNN, LSTM, GRU and their cells: one struct, one type per PyTorch class. */
+typedef struct tn__rnnm { tn_module base; int mode; bool cell, bias, batch_first, bidirectional; int64_t in, hidden, proj, layers; double dropout; } tn__rnnm;
+static tn_tensor *tn__rnn_fwd(tn_module *m, tn_tensor *x);
+static void tn__rnn_repr(tn_module *m, char *b, size_t n) {
+    tn__rnnm *r = (tn__rnnm *)m;
+    char t[32];
+    size_t k = (size_t)snprintf(b, n, "%lld, %lld", (long long)r->in, (long long)r->hidden);
+#define TN__PUT(...) do { if (k < n) k += (size_t)snprintf(b + k, n - k, __VA_ARGS__); } while (0)
+    if (r->cell) {
+        if (!r->bias) TN__PUT(", bias=False");
+        if (r->mode == TN__RNN_RELU) TN__PUT(", nonlinearity=relu");
+        return;
+    }
+    if (r->proj) TN__PUT(", proj_size=%lld", (long long)r->proj);
+    if (r->layers != 1) TN__PUT(", num_layers=%lld", (long long)r->layers);
+    if (!r->bias) TN__PUT(", bias=False");
+    if (r->batch_first) TN__PUT(", batch_first=True");
+    if (r->dropout != 0) TN__PUT(", dropout=%s", tn__pyfloat(r->dropout, t));
+    if (r->bidirectional) TN__PUT(", bidirectional=True");
+#undef TN__PUT
+}
+static const tn_module_type tn__rnn_type = {"RNN", tn__rnn_fwd, NULL, tn__rnn_repr};
+static const tn_module_type tn__lstm_type = {"LSTM", tn__rnn_fwd, NULL, tn__rnn_repr};
+static const tn_module_type tn__gru_type = {"GRU", tn__rnn_fwd, NULL, tn__rnn_repr};
+static const tn_module_type tn__rnn_cell_type = {"RNNCell", tn__rnn_fwd, NULL, tn__rnn_repr};
+static const tn_module_type tn__lstm_cell_type = {"LSTMCell", tn__rnn_fwd, NULL, tn__rnn_repr};
+static const tn_module_type tn__gru_cell_type = {"GRUCell", tn__rnn_fwd, NULL, tn__rnn_repr};
+static tn__rnnm *tn__as_rnn(tn_module *m) {
+    if (!m) return NULL;
+    const tn_module_type *t = m->type;
+    bool ok = t == &tn__rnn_type || t == &tn__lstm_type || t == &tn__gru_type || t == &tn__rnn_cell_type || t == &tn__lstm_cell_type || t == &tn__gru_cell_type;
+    return ok ? (tn__rnnm *)m : NULL;
+}
+static tn_tensor *tn__rnn_param(tn_module *m, const char *what, const char *suffix) {
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", what, suffix);
+    return tn_module_get(m, name);
+}
+static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    bool bias = true, batch_first = false, bidirectional = false;
+    int64_t layers = 1, proj = 0;
+    double dropout = 0;
+    int failed = tn__opts_bool(&o, "bias", &bias) < 0, proj_given = 0;
+    if (mode == TN__RNN_TANH) {
+        int w = tn__opts_word(&o, "nonlinearity", "tanh|relu");
+        failed = failed || w == -1;
+        if (w == 1) mode = TN__RNN_RELU;
+    }
+    if (!cell) {
+        failed = failed || tn__opts_int(&o, "num_layers", &layers, 1) < 0 || tn__opts_bool(&o, "batch_first", &batch_first) < 0 ||
+                 tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bidirectional", &bidirectional) < 0 ||
+                 (proj_given = tn__opts_int(&o, "proj_size", &proj, 1)) < 0;
+    }
+    if (!failed)
+        failed = tn__opts_done(&o, cell ? (mode == TN__RNN_LSTM || mode == TN__RNN_GRU ? "bias" : "bias, nonlinearity")
+                                        : mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
+                                        : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
+                                                              : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional");
+    if (failed) return NULL;
+    if (proj_given && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+    if (in < 0) return (tn_module *)tn__error("%s: input_size must be non-negative, got %lld", fn, (long long)in);
+    if (hidden <= 0) return (tn_module *)tn__error("%s: hidden_size must be greater than zero, got %lld", fn, (long long)hidden);
+    if (layers <= 0) return (tn_module *)tn__error("%s: num_layers must be greater than zero, got %lld", fn, (long long)layers);
+    if (!(dropout >= 0 && dropout <= 1))
+        return (tn_module *)tn__error("%s: dropout should be a number in range [0, 1] representing the probability of an element being zeroed, got %g", fn, dropout);
+    if (proj < 0) return (tn_module *)tn__error("%s: proj_size should be a positive integer or zero to disable projections, got %lld", fn, (long long)proj);
+    if (proj >= hidden) return (tn_module *)tn__error("%s: proj_size has to be smaller than hidden_size (got proj_size=%lld, hidden_size=%lld)", fn, (long long)proj, (long long)hidden);
+    tn__rnnm *r = (tn__rnnm *)tn_module_new(type, sizeof(tn__rnnm));
+    if (!r) return NULL;
+    r->mode = mode; r->cell = cell; r->bias = bias; r->batch_first = batch_first; r->bidirectional = bidirectional;
+    r->in = in; r->hidden = hidden; r->proj = proj; r->layers = layers; r->dropout = dropout;
+    const int64_t G = tn__rnn_gates[mode] * hidden, real = proj ? proj : hidden;
+    const int D = bidirectional ? 2 : 1;
+    /* PyTorch's order: per layer, per direction: w_ih, w_hh, b_ih, b_hh, w_hr */
+    for (int64_t l = 0; !failed && l < layers; l++)
+        for (int d = 0; !failed && d < D; d++) {
+            char sfx[40], name[64];
+            if (cell) sfx[0] = 0;
+            else snprintf(sfx, sizeof sfx, "_l%lld%s", (long long)l, d ? "_reverse" : "");
+            const int64_t lin = l == 0 ? in : real * D;
+            snprintf(name, sizeof name, "weight_ih%s", sfx);
+            failed = !tn__param(&r->base, name, TN_SHAPE(G, lin));
+            snprintf(name, sizeof name, "weight_hh%s", sfx);
+            failed = failed || !tn__param(&r->base, name, TN_SHAPE(G, real));
+            if (bias) {
+                snprintf(name, sizeof name, "bias_ih%s", sfx);
+                failed = failed || !tn__param(&r->base, name, TN_SHAPE(G));
+                snprintf(name, sizeof name, "bias_hh%s", sfx);
+                failed = failed || !tn__param(&r->base, name, TN_SHAPE(G));
+            }
+            if (proj) {
+                snprintf(name, sizeof name, "weight_hr%s", sfx);
+                failed = failed || !tn__param(&r->base, name, TN_SHAPE(proj, hidden));
+            }
+        }
+    const double bound = 1 / sqrt((double)hidden);   /* reset_parameters: every parameter U(-1/sqrt(H), 1/sqrt(H)) */
+    for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, -bound, bound);
+    return tn__module_or_free(&r->base, failed);
+}
+TNDEF tn_module *tn_nn_rnn(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
+
+/* The L steps of t [L, ...] as views, halving recursively: each step's backward then writes a
+   slab of its parent only, O(L log L) gradient traffic instead of O(L^2) for L selects of t. */
+static void tn__unbind_steps(tn_tensor *t, int64_t lo, int64_t n, tn_tensor **out) {
+    if (n == 1) { out[lo] = tn_select(t, 0, 0); return; }
+    const int64_t h = n / 2;
+    tn__unbind_steps(tn_narrow(t, 0, 0, h), lo, h, out);
+    tn__unbind_steps(tn_narrow(t, 0, h, n - h), lo + h, n - h, out);
+}
+/* The whole sequence: layer by layer, each direction's input projection for every time step
+   in one GEMM, then the steps; outputs of the two directions side by side; dropout between
+   layers when training. x is [L, N, in] after batch_first / unbatched handling here. */
+static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n) {
+    tn_module *m = &r->base;
+    const int mode = r->mode, D = r->bidirectional ? 2 : 1;
+    const bool batched = x->ndim == 3, lstm = mode == TN__RNN_LSTM;
+    const int64_t nl = r->layers, Hout = r->proj ? r->proj : r->hidden;
+    tn_scope_begin();
+    if (!batched) { /* [L, in] -> [L, 1, in]; states [D*layers, H] -> [D*layers, 1, H] */
+        x = tn_unsqueeze(x, 1);
+        h0 = h0 ? tn_unsqueeze(h0, 1) : NULL;
+        c0 = c0 ? tn_unsqueeze(c0, 1) : NULL;
+    } else if (r->batch_first) x = tn_transpose(x, 0, 1);
+    const int64_t L = x ? x->shape[0] : 0, N = x ? x->shape[1] : 0;
+    if (x && !h0) h0 = tn_to(tn_zeros(TN_SHAPE(D * nl, N, Hout), x->dtype), x->device);
+    if (x && lstm && !c0) c0 = tn_to(tn_zeros(TN_SHAPE(D * nl, N, r->hidden), x->dtype), x->device);
+    tn_tensor **steps = (tn_tensor **)TN_MALLOC((size_t)(2 * L + 2 * D * nl) * sizeof(tn_tensor *));
+    if (!steps) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", m->type->name); }
+    tn_tensor **gis = steps + L, **hn = gis + L, **cn = hn + D * nl, *y = NULL, *in = x;
+    bool ok = x && h0 && (!lstm || c0);
+    for (int64_t l = 0; ok && l < nl; l++) {
+        tn_tensor *dir[2] = {NULL, NULL};
+        for (int d = 0; ok && d < D; d++) {
+            char sfx[40];
+            snprintf(sfx, sizeof sfx, "_l%lld%s", (long long)l, d ? "_reverse" : "");
+            tn_tensor *w_hh = tn__rnn_param(m, "weight_hh", sfx), *b_hh = tn__rnn_param(m, "bias_hh", sfx), *w_hr = tn__rnn_param(m, "weight_hr", sfx);
+            tn_tensor *gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
+            tn_tensor *h = tn_select(h0, 0, l * D + d), *c = lstm ? tn_select(c0, 0, l * D + d) : NULL;
+            tn__unbind_steps(gi, 0, L, gis);
+            for (int64_t s = 0; s < L && h; s++) {
+                const int64_t t = d ? L - 1 - s : s;   /* the reverse direction reads the sequence backwards */
+                h = tn__rnn_step(mode, gis[t], h, &c, w_hh, b_hh, w_hr);
+                steps[t] = h;
+            }
+            hn[l * D + d] = h;
+            cn[l * D + d] = c;
+            ok = h && (!lstm || c) && (dir[d] = tn_stack(steps, (int)L, 0)) != NULL;
+        }
+        y = !ok ? NULL : D == 2 ? tn_cat(dir, 2, 2) : dir[0];
+        if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, r->dropout, true);
+        ok = (in = y) != NULL;
+    }
+    tn_tensor *hN = ok ? tn_stack(hn, (int)(D * nl), 0) : NULL, *cN = ok && lstm ? tn_stack(cn, (int)(D * nl), 0) : NULL;
+    TN_FREE(steps);
+    if (!batched) {
+        y = tn_squeeze_dim(y, 1);
+        hN = tn_squeeze_dim(hN, 1);
+        cN = tn_squeeze_dim(cN, 1);
+    } else if (r->batch_first) y = tn_transpose(y, 0, 1);
+    if (!hN || (lstm && !cN)) y = NULL;
+    if (y && h_n) *h_n = tn_keep(hN);
+    if (y && c_n) *c_n = tn_keep(cN);
+    return tn__scope_return(y);
+}
+/* Checks of the RNN forwards, with PyTorch's messages under the layer's name. */
+static tn_tensor *tn__rnn_forward(const char *api, tn_module *m, bool lstm, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n) {
+    if (h_n) *h_n = NULL;
+    if (c_n) *c_n = NULL;
+    tn__rnnm *r = tn__as_rnn(m);
+    if (!r || r->cell || (r->mode == TN__RNN_LSTM) != lstm)
+        return (tn_tensor *)tn__error("%s: expected %s module, got %s", api, lstm ? "an LSTM" : "an RNN or GRU", m ? m->type->name : "NULL");
+    TN__CHECK_NULL(x);
+    const char *fn = m->type->name;
+    if (lstm && !h0 != !c0) return (tn_tensor *)tn__error("%s: give both h0 and c0, or neither (zeros)", fn);
+    if (x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected input to be 2-D or 3-D but received %d-D tensor (input %s)", fn, x->ndim, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    const bool batched = x->ndim == 3;
+    const int64_t D = r->bidirectional ? 2 : 1, N = batched ? x->shape[r->batch_first ? 0 : 1] : 1;
+    const int64_t L = x->shape[batched && r->batch_first ? 1 : 0];
+    if (x->shape[x->ndim - 1] != r->in)
+        return (tn_tensor *)tn__error("%s: input.size(-1) must be equal to input_size. Expected %lld, got %lld (input %s)", fn, (long long)r->in, (long long)x->shape[x->ndim - 1], TN__SHAPE(x));
+    if (L <= 0 || L > INT32_MAX) return (tn_tensor *)tn__error("%s: the sequence length must be positive, got %lld (input %s)", fn, (long long)L, TN__SHAPE(x));
+    tn_tensor *const st[2] = {h0, c0};
+    for (int k = 0; k < 2; k++) {
+        tn_tensor *s = st[k];
+        if (!s) continue;
+        if (s->ndim != x->ndim) {
+            if (lstm) return (tn_tensor *)tn__error("%s: for %s %d-D input, hx and cx should also be %d-D but got (%d-D, %d-D) tensors", fn, batched ? "batched" : "unbatched", x->ndim, x->ndim, h0->ndim, c0->ndim);
+            return (tn_tensor *)tn__error("%s: for %s %d-D input, hx should also be %d-D but got %d-D tensor", fn, batched ? "batched" : "unbatched", x->ndim, x->ndim, s->ndim);
+        }
+        int64_t want[3] = {D * r->layers, N, k ? r->hidden : (r->proj ? r->proj : r->hidden)};
+        if (!batched) want[1] = want[2];
+        if (memcmp(s->shape, want, (size_t)s->ndim * sizeof(int64_t))) {
+            char w[64];
+            tn__pytuple(want, s->ndim, w);
+            if (lstm) return (tn_tensor *)tn__error("%s: Expected hidden[%d] size %s, got %s", fn, k, w, TN__SHAPE(s));
+            return (tn_tensor *)tn__error("%s: Expected hidden size %s, got %s", fn, w, TN__SHAPE(s));
+        }
+        if (tn__nn_same(fn, x, s, k ? "cx" : "hx")) return NULL;
+    }
+    for (int i = 0; i < m->nparams; i++) if (tn__nn_same(fn, x, m->params[i].t, m->params[i].name)) return NULL;
+    return TN__AS(fn, tn__rnn_core(r, x, h0, c0, h_n, c_n));
+}
+TNDEF tn_tensor *tn_nn_rnn_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor **h_n) {
+    return tn__rnn_forward("tn_nn_rnn_forward", m, false, x, h0, NULL, h_n, NULL);
+}
+TNDEF tn_tensor *tn_nn_lstm_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n) {
+    return tn__rnn_forward("tn_nn_lstm_forward", m, true, x, h0, c0, h_n, c_n);
+}
+static tn_tensor *tn__cell_forward(const char *api, tn_module *m, bool lstm, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor **c_out) {
+    if (c_out) *c_out = NULL;
+    tn__rnnm *r = tn__as_rnn(m);
+    if (!r || !r->cell || (r->mode == TN__RNN_LSTM) != lstm)
+        return (tn_tensor *)tn__error("%s: expected %s module, got %s", api, lstm ? "an LSTMCell" : "an RNNCell or GRUCell", m ? m->type->name : "NULL");
+    TN__CHECK_NULL(x);
+    if (lstm && !h != !c) return (tn_tensor *)tn__error("%s: give both h and c, or neither (zeros)", m->type->name);
+    return tn__cell(m->type->name, r->mode, x, h, c, tn_module_get(m, "weight_ih"), tn_module_get(m, "weight_hh"), tn_module_get(m, "bias_ih"),
+                    tn_module_get(m, "bias_hh"), c_out);
+}
+TNDEF tn_tensor *tn_nn_rnn_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h) { return tn__cell_forward("tn_nn_rnn_cell_forward", m, false, x, h, NULL, NULL); }
+TNDEF tn_tensor *tn_nn_gru_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h) { return tn__cell_forward("tn_nn_gru_cell_forward", m, false, x, h, NULL, NULL); }
+TNDEF tn_tensor *tn_nn_lstm_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor **c_out) {
+    return tn__cell_forward("tn_nn_lstm_cell_forward", m, true, x, h, c, c_out);
+}
+/* tn_module_forward: zero initial states, the output only (so the layer fits in a Sequential). */
+static tn_tensor *tn__rnn_fwd(tn_module *m, tn_tensor *x) {
+    tn__rnnm *r = (tn__rnnm *)m;
+    const bool lstm = r->mode == TN__RNN_LSTM;
+    if (r->cell) return tn__cell_forward(m->type->name, m, lstm, x, NULL, NULL, NULL);
+    return tn__rnn_forward(m->type->name, m, lstm, x, NULL, NULL, NULL, NULL);
+}
+
+/* MultiheadAttention */
+typedef struct tn__mham { tn_module base; int64_t E, heads, kdim, vdim; double dropout; bool batch_first, add_zero_attn; } tn__mham;
+static const tn_module_type tn__mha_type = {"MultiheadAttention", NULL, NULL, NULL};
+/* out_proj is a Linear under the class name PyTorch gives it (its repr shows it). */
+static const tn_module_type tn__ndq_linear_type = {"NonDynamicallyQuantizableLinear", tn__linear_fwd, NULL, tn__linear_repr};
+static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double dropout, bool bias, bool add_bias_kv, bool add_zero_attn,
+                              int64_t kdim, int64_t vdim, bool batch_first) {
+    if (E <= 0 || heads <= 0) return (tn_module *)tn__error("%s: embed_dim (%lld) and num_heads (%lld) must be positive", fn, (long long)E, (long long)heads);
+    if (E % heads) return (tn_module *)tn__error("%s: embed_dim must be divisible by num_heads (got embed_dim=%lld, num_heads=%lld)", fn, (long long)E, (long long)heads);
+    if (kdim <= 0 || vdim <= 0) return (tn_module *)tn__error("%s: kdim (%lld) and vdim (%lld) must be positive", fn, (long long)kdim, (long long)vdim);
+    if (!(dropout >= 0 && dropout <= 1)) return (tn_module *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, dropout);
+    tn__mham *a = (tn__mham *)tn_module_new(&tn__mha_type, sizeof(tn__mham));
+    if (!a) return NULL;
+    a->E = E; a->heads = heads; a->kdim = kdim; a->vdim = vdim; a->dropout = dropout; a->batch_first = batch_first; a->add_zero_attn = add_zero_attn;
+    tn_module *m = &a->base;
+    int failed;
+    if (kdim == E && vdim == E) {
+        tn_tensor *w = tn__param(m, "in_proj_weight", TN_SHAPE(3 * E, E));
+        failed = !w || tn_init_xavier_uniform_(w, 1);
+    } else { /* separate projections, as PyTorch when kdim or vdim differ */
+        tn_tensor *wq = tn__param(m, "q_proj_weight", TN_SHAPE(E, E)), *wk = wq ? tn__param(m, "k_proj_weight", TN_SHAPE(E, kdim)) : NULL;
+        tn_tensor *wv = wk ? tn__param(m, "v_proj_weight", TN_SHAPE(E, vdim)) : NULL;
+        failed = !wv || tn_init_xavier_uniform_(wq, 1) || tn_init_xavier_uniform_(wk, 1) || tn_init_xavier_uniform_(wv, 1);
+    }
+    if (!failed && bias) {
+        tn_tensor *b = tn__param(m, "in_proj_bias", TN_SHAPE(3 * E));
+        failed = !b || tn_init_zeros_(b);
+    }
+    if (!failed && add_bias_kv) {
+        tn_tensor *bk = tn__param(m, "bias_k", TN_SHAPE(1, 1, E)), *bv = bk ? tn__param(m, "bias_v", TN_SHAPE(1, 1, E)) : NULL;
+        failed = !bv || tn_init_xavier_normal_(bk, 1) || tn_init_xavier_normal_(bv, 1);
+    }
+    if (!failed) {
+        tn_module *out = tn_module_add(m, "out_proj", tn_nn_linear(E, E, bias));
+        if (out) out->type = &tn__ndq_linear_type;
+        failed = !out || (bias && tn_init_zeros_(tn_module_get(out, "bias")));
+    }
+    return tn__module_or_free(m, failed);
+}
+TNDEF tn_module *tn_nn_multihead_attention(int64_t E, int64_t heads, const char *options) {
+    const char *fn = "tn_nn_multihead_attention";
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    double dropout = 0;
+    bool bias = true, bkv = false, zero = false, bf = false;
+    int64_t kdim = E, vdim = E;
+    if (tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_bool(&o, "add_bias_kv", &bkv) < 0 ||
+        tn__opts_bool(&o, "add_zero_attn", &zero) < 0 || tn__opts_int(&o, "kdim", &kdim, 1) < 0 || tn__opts_int(&o, "vdim", &vdim, 1) < 0 ||
+        tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_done(&o, "dropout, bias, add_bias_kv, add_zero_attn, kdim, vdim, batch_first"))
+        return NULL;
+    return tn__mha_new(fn, E, heads, dropout, bias, bkv, zero, kdim, vdim, bf);
+}
+/* A bool mask (True = masked out) as an additive float mask: -inf where True, else 0. */
+static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
+    if (!mask || mask->dtype != TN_BOOL) return mask;
+    return tn_masked_fill(tn_to(tn_zeros(mask->shape, mask->ndim, dtype), mask->device), mask, -INFINITY);
+}
+/* F.multi_head_attention_forward on checked inputs. */
+static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn_tensor *value, tn_tensor *kpm, tn_tensor *mask,
+                               bool need_weights, bool average, bool causal, tn_tensor **weights) {
+    tn_module *m = &a->base;
+    const int64_t E = a->E, H = a->heads, hd = E / H;
+    const bool batched = query->ndim == 3;
+    tn_scope_begin();
+    if (!batched) { /* one batch element in the middle dim, squeezed at the end */
+        query = tn_unsqueeze(query, 1); key = tn_unsqueeze(key, 1); value = tn_unsqueeze(value, 1);
+        kpm = kpm ? tn_unsqueeze(kpm, 0) : NULL;
+    } else if (a->batch_first) {
+        query = tn_transpose(query, 0, 1); key = tn_transpose(key, 0, 1); value = tn_transpose(value, 0, 1);
+    }
+    if (!query || !key || !value) { tn_scope_end(); return NULL; }
+    const int64_t L = query->shape[0], N = query->shape[1], S = key->shape[0];
+    const tn_dtype dt = query->dtype;
+    tn_tensor *W = tn_module_get(m, "in_proj_weight"), *b = tn_module_get(m, "in_proj_bias");
+    tn_tensor *wq = W ? tn_narrow(W, 0, 0, E) : tn_module_get(m, "q_proj_weight"), *wk = W ? tn_narrow(W, 0, E, E) : tn_module_get(m, "k_proj_weight");
+    tn_tensor *wv = W ? tn_narrow(W, 0, 2 * E, E) : tn_module_get(m, "v_proj_weight");
+    tn_tensor *q = tn_linear(query, wq, b ? tn_narrow(b, 0, 0, E) : NULL);
+    tn_tensor *k = tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL);
+    tn_tensor *v = tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL);
+    /* additive masks: attn_mask [1 or N*H, L, S], key padding [N, S] */
+    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn_triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
+    if (am && am->ndim == 2) am = tn_unsqueeze(am, 0);
+    tn_tensor *kp = tn__mask_to_float(kpm, dt);
+    tn_tensor *bk = tn_module_get(m, "bias_k"), *bv = tn_module_get(m, "bias_v");
+    const int64_t pad[2] = {0, 1};
+    if (bk && bv) { /* add_bias_kv: one more key and value, never masked */
+        tn_tensor *kk[2] = {k, tn_repeat(bk, TN_SHAPE(1, N, 1))}, *vv[2] = {v, tn_repeat(bv, TN_SHAPE(1, N, 1))};
+        k = tn_cat(kk, 2, 0);
+        v = tn_cat(vv, 2, 0);
+        am = am ? tn_pad(am, pad, 2, 0) : NULL;
+        kp = kp ? tn_pad(kp, pad, 2, 0) : NULL;
+    }
+    /* heads: [L, N, E] -> [N*H, L, hd] */
+    const int64_t Sk = k ? k->shape[0] : 0;
+    q = tn_transpose(tn_reshape(q, TN_SHAPE(L, N * H, hd)), 0, 1);
+    k = tn_transpose(tn_reshape(k, TN_SHAPE(Sk, N * H, hd)), 0, 1);
+    v = tn_transpose(tn_reshape(v, TN_SHAPE(Sk, N * H, hd)), 0, 1);
+    if (a->add_zero_attn) { /* a zero key and value at the end */
+        tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(N * H, 1, hd), dt), k->device), *kk[2] = {k, z}, *vv[2] = {v, z};
+        k = tn_cat(kk, 2, 1);
+        v = tn_cat(vv, 2, 1);
+        am = am ? tn_pad(am, pad, 2, 0) : NULL;
+        kp = kp ? tn_pad(kp, pad, 2, 0) : NULL;
+    }
+    const int64_t S2 = k ? k->shape[1] : 0;
+    if (kp) kp = tn_reshape(tn_expand(tn_reshape(kp, TN_SHAPE(N, 1, 1, S2)), TN_SHAPE(N, H, 1, S2)), TN_SHAPE(N * H, 1, S2));
+    tn_tensor *bias = am && kp ? tn_add(am, kp) : am ? am : kp;
+    tn_tensor *att = tn_matmul(tn_div_scalar(q, sqrt((double)hd)), tn_transpose(k, 1, 2));   /* [N*H, L, S2] */
+    if (bias) att = tn_add(att, bias);
+    att = tn_softmax(att, -1);
+    if (a->dropout > 0 && m->training) att = tn_dropout(att, a->dropout, true);
+    tn_tensor *o = tn_reshape(tn_transpose(tn_matmul(att, v), 0, 1), TN_SHAPE(L * N, E));
+    o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(L, N, E));
+    tn_tensor *w = NULL;
+    if (need_weights) {
+        w = tn_reshape(att, TN_SHAPE(N, H, L, S2));
+        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1), false), (double)H);
+        if (!batched) w = tn_squeeze_dim(w, 0);
+        if (!w) o = NULL;
+    }
+    if (!batched) o = tn_squeeze_dim(o, 1);
+    else if (a->batch_first) o = tn_transpose(o, 0, 1);
+    if (o && w && weights) *weights = tn_keep(w);
+    return tn__scope_return(o);
+}
+static int tn__mha_check(const char *fn, tn__mham *a, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *kpm, tn_tensor *mask) {
+    if (q->ndim != 2 && q->ndim != 3) return TN__FAIL_INT("%s: query should be unbatched 2D or batched 3D tensor but received %d-D query tensor %s", fn, q->ndim, TN__SHAPE(q));
+    const bool batched = q->ndim == 3;
+    if (k->ndim != q->ndim || v->ndim != q->ndim)
+        return TN__FAIL_INT("%s: for %s (%d-D) query, expected key and value to be %d-D but found %d-D and %d-D tensors respectively", fn,
+                            batched ? "batched" : "unbatched", q->ndim, q->ndim, k->ndim, v->ndim);
+    if (tn__nn_check(fn, q, "query") || tn__nn_same(fn, q, k, "key") || tn__nn_same(fn, q, v, "value")) return -1;
+    const int bd = a->batch_first ? 0 : 1, sd = batched ? 1 - bd : 0;
+    const int64_t N = batched ? q->shape[bd] : 1, L = q->shape[sd], S = k->shape[sd];
+    if (q->shape[q->ndim - 1] != a->E) return TN__FAIL_INT("%s: was expecting embedding dimension of %lld, but got %lld (query %s)", fn, (long long)a->E, (long long)q->shape[q->ndim - 1], TN__SHAPE(q));
+    if (k->shape[k->ndim - 1] != a->kdim || v->shape[v->ndim - 1] != a->vdim)
+        return TN__FAIL_INT("%s: key %s and value %s must have kdim=%lld and vdim=%lld features", fn, TN__SHAPE(k), TN__SHAPE(v), (long long)a->kdim, (long long)a->vdim);
+    if (v->shape[sd] != S || (batched && (k->shape[bd] != N || v->shape[bd] != N)))
+        return TN__FAIL_INT("%s: query %s, key %s and value %s must agree in batch size, and key and value in sequence length%s", fn, TN__SHAPE(q), TN__SHAPE(k), TN__SHAPE(v),
+                            a->batch_first ? " (batch_first)" : "");
+    if (kpm) {
+        if (kpm->dtype != TN_BOOL && !tn_dtype_is_floating(kpm->dtype)) return TN__FAIL_INT("%s: only bool and floating types of key_padding_mask are supported, got %s", fn, tn_dtype_name(kpm->dtype));
+        if (kpm->dtype != TN_BOOL && tn__nn_same(fn, q, kpm, "key_padding_mask")) return -1;
+        if (kpm->ndim != (batched ? 2 : 1) || (batched && kpm->shape[0] != N) || kpm->shape[kpm->ndim - 1] != S) {
+            int64_t want[2] = {N, S};
+            return TN__FAIL_INT("%s: expecting key_padding_mask shape of %s, but got %s", fn, batched ? tn__shape_str(want, 2) : tn__shape_str(want + 1, 1), TN__SHAPE(kpm));
+        }
+    }
+    if (mask) {
+        if (mask->dtype != TN_BOOL && !tn_dtype_is_floating(mask->dtype)) return TN__FAIL_INT("%s: only float and bool types are supported for attn_mask, not %s", fn, tn_dtype_name(mask->dtype));
+        if (mask->dtype != TN_BOOL && tn__nn_same(fn, q, mask, "attn_mask")) return -1;
+        int64_t want[3] = {N * a->heads, L, S};
+        if (mask->ndim == 2 && (mask->shape[0] != L || mask->shape[1] != S))
+            return TN__FAIL_INT("%s: The shape of the 2D attn_mask is %s, but should be %s.", fn, TN__SHAPE(mask), tn__shape_str(want + 1, 2));
+        if (mask->ndim == 3 && memcmp(mask->shape, want, sizeof want))
+            return TN__FAIL_INT("%s: The shape of the 3D attn_mask is %s, but should be %s.", fn, TN__SHAPE(mask), tn__shape_str(want, 3));
+        if (mask->ndim != 2 && mask->ndim != 3) return TN__FAIL_INT("%s: attn_mask's dimension %d is not supported (attn_mask %s)", fn, mask->ndim, TN__SHAPE(mask));
+    }
+    tn_module *op = tn_module_child(&a->base, "out_proj");
+    for (int i = 0; i < a->base.nparams; i++) if (tn__nn_same(fn, q, a->base.params[i].t, a->base.params[i].name)) return -1;
+    for (int i = 0; op && i < op->nparams; i++) if (tn__nn_same(fn, q, op->params[i].t, "out_proj's parameters")) return -1;
+    return 0;
+}
+TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *key_padding_mask, tn_tensor *attn_mask,
+                                   bool need_weights, bool average_attn_weights, bool is_causal, tn_tensor **attn_weights) {
+    const char *fn = "MultiheadAttention";
+    if (attn_weights) *attn_weights = NULL;
+    if (!m || m->type != &tn__mha_type) return (tn_tensor *)tn__error("tn_nn_mha_forward: expected a MultiheadAttention module, got %s", m ? m->type->name : "NULL");
+    TN__CHECK_NULL(q, k, v);
+    tn__mham *a = (tn__mham *)m;
+    if (tn__mha_check(fn, a, q, k, v, key_padding_mask, attn_mask)) return NULL;
+    return TN__AS(fn, tn__mha_core(a, q, k, v, key_padding_mask, attn_mask, need_weights, average_attn_weights, is_causal, attn_weights));
+}
+static tn_tensor *tn__square_mask(int64_t sz, tn_dtype dtype) {
+    tn_scope_begin();
+    return tn__scope_return(tn_triu(tn_full(TN_SHAPE(sz, sz), -INFINITY, dtype), 1));
+}
+TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype) {
+    const char *fn = "tn_nn_generate_square_subsequent_mask";
+    if (sz < 0) return (tn_tensor *)tn__error("%s: sz must be non-negative, got %lld", fn, (long long)sz);
+    if (!tn_dtype_is_floating(dtype)) return (tn_tensor *)tn__error("%s: the mask holds -inf: dtype must be floating, got %s", fn, tn_dtype_name(dtype));
+    return TN__AS(fn, tn__square_mask(sz, dtype));
+}
+
+/* TransformerEncoderLayer, TransformerDecoderLayer */
+typedef struct tn__tlayer { tn_module base; bool decoder, norm_first, gelu; } tn__tlayer;
+static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x, NULL, NULL, false); }
+static const tn_module_type tn__enc_layer_type = {"TransformerEncoderLayer", tn__enc_layer_fwd, NULL, NULL};
+static const tn_module_type tn__dec_layer_type = {"TransformerDecoderLayer", NULL, NULL, NULL};
+static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, const char *options) {
+    tn__opts o;
+    if (tn__opts_parse(fn, options, &o)) return NULL;
+    int64_t dff = 2048;
+    double p = 0.1, eps = 1e-5;
+    bool bf = false, nf = false, bias = true;
+    int act = 0;
+    if (tn__opts_int(&o, "dim_feedforward", &dff, 1) < 0 || tn__opts_num(&o, "dropout", &p, 1) < 0 || (act = tn__opts_word(&o, "activation", "relu|gelu")) == -1 ||
+        tn__opts_num(&o, "layer_norm_eps", &eps, 1) < 0 || tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_bool(&o, "norm_first", &nf) < 0 ||
+        tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_done(&o, "dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias"))
+        return NULL;
+    if (dff <= 0) return (tn_module *)tn__error("%s: dim_feedforward must be positive, got %lld", fn, (long long)dff);
+    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
+    tn__tlayer *t = (tn__tlayer *)tn_module_new(decoder ? &tn__dec_layer_type : &tn__enc_layer_type, sizeof(tn__tlayer));
+    if (!t) return NULL;
+    t->decoder = decoder; t->norm_first = nf; t->gelu = act == 1;
+    tn_module *m = &t->base;
+    char lnopts[96];
+    snprintf(lnopts, sizeof lnopts, "eps=%.17g%s", eps, bias ? "" : ", bias=False");
+    const int64_t ds[1] = {d};
+    /* PyTorch's registration order (the state dict follows it) */
+    bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
+              (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
+              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(p)) &&
+              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm(ds, 1, lnopts)) &&
+              tn_module_add(m, "norm2", tn_nn_layer_norm(ds, 1, lnopts)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm(ds, 1, lnopts))) &&
+              tn_module_add(m, "dropout1", tn_nn_dropout(p)) && tn_module_add(m, "dropout2", tn_nn_dropout(p)) &&
+              (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(p)));
+    return tn__module_or_free(m, !ok);
+}
+TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options) {
+    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, options);
+}
+TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options) {
+    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, options);
+}
+static tn_tensor *tn__child_fwd(tn_module *m, const char *child, tn_tensor *x) { return tn_module_forward(tn_module_child(m, child), x); }
+/* dropout(attention(x, mem, mem)); mem NULL: self-attention */
+static tn_tensor *tn__tlayer_attn(tn_module *m, const char *attn, const char *drop, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *kpm, bool causal) {
+    if (!mem) mem = x;
+    return tn__child_fwd(m, drop, tn_nn_mha_forward(tn_module_child(m, attn), x, mem, mem, kpm, mask, false, true, causal, NULL));
+}
+/* dropout_last(linear2(dropout(activation(linear1(x))))) */
+static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
+    tn_module *m = &t->base;
+    tn_tensor *y = tn__child_fwd(m, "linear1", x);
+    y = t->gelu ? tn_gelu(y, false) : tn_relu(y);
+    y = tn__child_fwd(m, "linear2", tn__child_fwd(m, "dropout", y));
+    return tn__child_fwd(m, t->decoder ? "dropout3" : "dropout2", y);
+}
+/* Both layers: x + block(norm(x)) with norm_first, else norm(x + block(x)), per block. */
+static tn_tensor *tn__tlayer_core(tn__tlayer *t, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *mem_mask, tn_tensor *kpm,
+                                  tn_tensor *mem_kpm, bool causal) {
+    tn_module *m = &t->base;
+    const char *ff_norm = t->decoder ? "norm3" : "norm2";
+    tn_scope_begin();
+    if (t->norm_first) {
+        x = tn_add(x, tn__tlayer_attn(m, "self_attn", "dropout1", tn__child_fwd(m, "norm1", x), NULL, mask, kpm, causal));
+        if (t->decoder) x = tn_add(x, tn__tlayer_attn(m, "multihead_attn", "dropout2", tn__child_fwd(m, "norm2", x), mem, mem_mask, mem_kpm, false));
+        x = tn_add(x, tn__tlayer_ff(t, tn__child_fwd(m, ff_norm, x)));
+    } else {
+        x = tn__child_fwd(m, "norm1", tn_add(x, tn__tlayer_attn(m, "self_attn", "dropout1", x, NULL, mask, kpm, causal)));
+        if (t->decoder) x = tn__child_fwd(m, "norm2", tn_add(x, tn__tlayer_attn(m, "multihead_attn", "dropout2", x, mem, mem_mask, mem_kpm, false)));
+        x = tn__child_fwd(m, ff_norm, tn_add(x, tn__tlayer_ff(t, x)));
+    }
+    return tn__scope_return(x);
+}
+TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask, tn_tensor *src_key_padding_mask, bool is_causal) {
+    if (!m || m->type != &tn__enc_layer_type)
+        return (tn_tensor *)tn__error("tn_nn_transformer_encoder_layer_forward: expected a TransformerEncoderLayer, got %s", m ? m->type->name : "NULL");
+    TN__CHECK_NULL(src);
+    return TN__AS("TransformerEncoderLayer", tn__tlayer_core((tn__tlayer *)m, src, NULL, src_mask, NULL, src_key_padding_mask, NULL, is_causal));
+}
+TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask, tn_tensor *memory_mask,
+                                                         tn_tensor *tgt_key_padding_mask, tn_tensor *memory_key_padding_mask, bool tgt_is_causal) {
+    if (!m || m->type != &tn__dec_layer_type)
+        return (tn_tensor *)tn__error("tn_nn_transformer_decoder_layer_forward: expected a TransformerDecoderLayer, got %s", m ? m->type->name : "NULL");
+    TN__CHECK_NULL(tgt, memory);
+    return TN__AS("TransformerDecoderLayer", tn__tlayer_core((tn__tlayer *)m, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                                                             memory_key_padding_mask, tgt_is_causal));
+}
+
+/* TransformerEncoder, TransformerDecoder: deep copies of one layer. copy.deepcopy needs each
+   module's size, which tn_module does not record: the library's layer types are listed here. */
+typedef struct tn__tstack { tn_module base; int64_t num_layers; } tn__tstack;
+static size_t tn__module_size(const tn_module *m) {
+    static const struct { const tn_module_type *type; size_t size; } sizes[] = {
+        {&tn__linear_type, sizeof(tn__linear)}, {&tn__bilinear_type, sizeof(tn__linear)}, {&tn__ndq_linear_type, sizeof(tn__linear)},
+        {&tn__conv1d_type, sizeof(tn__convm)}, {&tn__conv2d_type, sizeof(tn__convm)}, {&tn__convt2d_type, sizeof(tn__convm)},
+        {&tn__maxpool1d_type, sizeof(tn__poolm)}, {&tn__maxpool2d_type, sizeof(tn__poolm)}, {&tn__avgpool1d_type, sizeof(tn__poolm)},
+        {&tn__avgpool2d_type, sizeof(tn__poolm)}, {&tn__adaptive_avg_type, sizeof(tn__poolm)}, {&tn__adaptive_max_type, sizeof(tn__poolm)},
+        {&tn__bn1d_type, sizeof(tn__normm)}, {&tn__bn2d_type, sizeof(tn__normm)}, {&tn__ln_type, sizeof(tn__normm)}, {&tn__gn_type, sizeof(tn__normm)},
+        {&tn__dropout_type, sizeof(tn__miscm)}, {&tn__dropout2d_type, sizeof(tn__miscm)}, {&tn__embedding_type, sizeof(tn__miscm)},
+        {&tn__flatten_type, sizeof(tn__miscm)}, {&tn__unflatten_type, sizeof(tn__miscm)},
+        {&tn__identity_type, sizeof(tn_module)}, {&tn__sequential_type, sizeof(tn_module)}, {&tn__module_list_type, sizeof(tn_module)},
+        {&tn__module_dict_type, sizeof(tn_module)},
+        {&tn__rnn_type, sizeof(tn__rnnm)}, {&tn__lstm_type, sizeof(tn__rnnm)}, {&tn__gru_type, sizeof(tn__rnnm)}, {&tn__rnn_cell_type, sizeof(tn__rnnm)},
+        {&tn__lstm_cell_type, sizeof(tn__rnnm)}, {&tn__gru_cell_type, sizeof(tn__rnnm)}, {&tn__mha_type, sizeof(tn__mham)},
+        {&tn__enc_layer_type, sizeof(tn__tlayer)}, {&tn__dec_layer_type, sizeof(tn__tlayer)}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) if (sizes[i].type == m->type) return sizes[i].size;
+    for (int i = 0; i < TN__NUM_ACTS; i++) if (m->type == &tn__act_types[i]) return sizeof(tn__actm);
+    return 0;
+}
+/* copy.deepcopy: the struct's own fields, cloned parameters (requires_grad kept) and
+   buffers, copied children. */
+static tn_module *tn__module_deepcopy(const char *fn, const tn_module *m) {
+    const size_t size = tn__module_size(m);
+    if (!size) return (tn_module *)tn__error("%s: cannot copy a %s module (deep copies know the library's own layer types only)", fn, m->type->name);
+    tn_module *c = tn_module_new(m->type, size);
+    if (!c) return NULL;
+    memcpy((char *)c + sizeof(tn_module), (const char *)m + sizeof(tn_module), size - sizeof(tn_module));
+    c->training = m->training;
+    int failed = 0;
+    tn_scope_begin();
+    tn_no_grad_begin();
+    for (int i = 0; !failed && i < m->nparams; i++) {
+        tn_tensor *t = tn_clone(m->params[i].t);
+        failed = !t || !tn_module_register_parameter(c, m->params[i].name, t);
+        if (!failed) t->requires_grad = m->params[i].t->requires_grad;
+    }
+    for (int i = 0; !failed && i < m->nbuffers; i++)
+        failed = !tn_module_register_buffer(c, m->buffers[i].name, tn_clone(m->buffers[i].t), m->buffers[i].persistent);
+    tn_no_grad_end();
+    tn_scope_end();
+    for (int i = 0; !failed && i < m->nchildren; i++) failed = !tn_module_add(c, m->children[i].name, tn__module_deepcopy(fn, m->children[i].m));
+    return tn__module_or_free(c, failed);
+}
+static tn_tensor *tn__encoder_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_forward(m, x, NULL, NULL, false); }
+static const tn_module_type tn__encoder_type = {"TransformerEncoder", tn__encoder_fwd, NULL, NULL};
+static const tn_module_type tn__decoder_type = {"TransformerDecoder", NULL, NULL, NULL};
+static tn_module *tn__tstack_new(const char *fn, const tn_module_type *type, const tn_module_type *layer_type, tn_module *layer, int64_t n, tn_module *norm) {
+    if (!layer) { /* a layer constructor failed: keep its message */
+        tn_module_free(norm);
+        if (!tn_last_error()[0]) tn__error("%s: the layer is NULL", fn);
+        return NULL;
+    }
+    if (layer->type != layer_type || n < 0) {
+        if (n < 0) tn__error("%s: num_layers must be non-negative, got %lld", fn, (long long)n);
+        else tn__error("%s: expected a %s, got %s", fn, layer_type->name, layer->type->name);
+        tn_module_free(layer);
+        tn_module_free(norm);
+        return NULL;
+    }
+    tn__tstack *s = (tn__tstack *)tn_module_new(type, sizeof(tn__tstack));
+    tn_module *list = s ? tn_module_add(&s->base, "layers", tn_nn_module_list()) : NULL;
+    bool ok = list != NULL;
+    for (int64_t i = 0; ok && i < n; i++) ok = tn_nn_sequential_append(list, tn__module_deepcopy(fn, layer)) != NULL;
+    tn_module_free(layer);
+    if (!ok) {
+        tn_module_free(norm);
+        tn_module_free(s ? &s->base : NULL);
+        return NULL;
+    }
+    s->num_layers = n;
+    if (norm && !tn_module_add(&s->base, "norm", norm)) { tn_module_free(&s->base); return NULL; }   /* add freed norm */
+    return &s->base;
+}
+TNDEF tn_module *tn_nn_transformer_encoder(tn_module *encoder_layer, int64_t num_layers, tn_module *norm) {
+    return tn__tstack_new("tn_nn_transformer_encoder", &tn__encoder_type, &tn__enc_layer_type, encoder_layer, num_layers, norm);
+}
+TNDEF tn_module *tn_nn_transformer_decoder(tn_module *decoder_layer, int64_t num_layers, tn_module *norm) {
+    return tn__tstack_new("tn_nn_transformer_decoder", &tn__decoder_type, &tn__dec_layer_type, decoder_layer, num_layers, norm);
+}
+static tn_tensor *tn__tstack_core(tn_module *m, bool decoder, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *mem_mask, tn_tensor *kpm,
+                                  tn_tensor *mem_kpm, bool causal) {
+    tn_module *layers = tn_module_child(m, "layers"), *norm = tn_module_child(m, "norm");
+    tn_tensor *src = x;
+    tn_scope_begin();
+    for (int i = 0; x && i < tn_module_num_children(layers); i++) {
+        tn_module *l = tn_module_child_at(layers, i, NULL);
+        x = decoder ? tn_nn_transformer_decoder_layer_forward(l, x, mem, mask, mem_mask, kpm, mem_kpm, causal)
+                    : tn_nn_transformer_encoder_layer_forward(l, x, mask, kpm, causal);
+    }
+    if (norm) x = tn_module_forward(norm, x);
+    if (x == src) x = tn__own(tn_retain(x));   /* no layers and no norm: the input itself, a new reference */
+    return tn__scope_return(x);
+}
+TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask, bool is_causal) {
+    if (!m || m->type != &tn__encoder_type)
+        return (tn_tensor *)tn__error("tn_nn_transformer_encoder_forward: expected a TransformerEncoder, got %s", m ? m->type->name : "NULL");
+    TN__CHECK_NULL(src);
+    return TN__AS("TransformerEncoder", tn__tstack_core(m, false, src, NULL, mask, NULL, src_key_padding_mask, NULL, is_causal));
+}
+TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask, tn_tensor *memory_mask,
+                                                   tn_tensor *tgt_key_padding_mask, tn_tensor *memory_key_padding_mask, bool tgt_is_causal) {
+    if (!m || m->type != &tn__decoder_type)
+        return (tn_tensor *)tn__error("tn_nn_transformer_decoder_forward: expected a TransformerDecoder, got %s", m ? m->type->name : "NULL");
+    TN__CHECK_NULL(tgt, memory);
+    return TN__AS("TransformerDecoder", tn__tstack_core(m, true, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
+                                                        tgt_is_causal));
+}

@@ -1,0 +1,334 @@
+/* The gradients of tn__conv_forward_cpu for the inputs that need them (gx, gw new and
+   contiguous, or NULL): per block of images or of rows, with a per-thread weight-gradient
+   sum added up in thread order at the end (deterministic for a given thread count). The
+   weight gradient is computed as gw or as gw^T, whichever the GEMM's tiles fit better.
+   gy, w contiguous. */
+static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn_tensor *x, tn_tensor *w, const int64_t *g, int64_t G) {
+    if (tn__conv_dw_ok(x, G)) {   /* depthwise, or Winograd where it applies */
+        if ((gx && tn__conv_dw_cpu(1, gx, w, NULL, gy, g)) || (gw && tn__conv_dw_cpu(2, x, gw, NULL, gy, g))) return -1;
+        return 0;
+    }
+    if (gw && tn__conv_smallk_ok(x, g, G)) {
+        if (tn__conv_smallk_cpu(2, x, gw, NULL, gy, g)) return -1;
+        gw = NULL;
+    }
+    if (gx && tn__conv_wino_ok(x, w, g, G, true)) {
+        if (tn__conv_wino_cpu(gx, gy, w, NULL, g, 1)) return -1;
+        gx = NULL;
+    }
+    if (gw && tn__conv_wino_ok(x, w, g, G, false)) {
+        if (tn__conv_wino_wgrad_cpu(gw, x, gy, g)) return -1;
+        gw = NULL;
+    }
+    if (!gx && !gw) return 0;
+    const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
+    const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const bool direct = tn__conv_direct(x, g);
+    const size_t es = tn_dtype_size(x->dtype);
+    const int nbuf = gx && gw ? 2 : 1;
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, nbuf), IB = tn__conv_block_images(K, g, es, nbuf, R, direct);
+    const int64_t LB = IB > 1 ? IB * L : R * g[9];
+    const bool wt = gw && tn__gemm_tiles(x->dtype, Kg, Og) < tn__gemm_tiles(x->dtype, Og, Kg);   /* per group: [Kg, Og] */
+    const tn_backend *be = tn__backend(TN_CPU);
+    const int nthr = tn__par_threads(N * K * L, N);
+    tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
+    tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
+    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* gy of a block as [O, images*L] */
+    tn_tensor *wbuf = gw ? (nthr == 1 && !wt ? tn_retain(gw) : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, G, wt ? Kg : Og, wt ? Og : Kg))) : NULL;
+    int failed = (gw && !wbuf) || (gw && !direct && !cbuf) || (gx && !direct && !gbuf) || (IB > 1 && !ybuf) || (wbuf && be->fill(wbuf, 0));
+    if (!failed) {
+        TN__OMP_PARALLEL_FOR(nthr)
+        for (int t = 0; t < nthr; t++) {
+            const int64_t n1 = N * (t + 1) / nthr;
+            for (int64_t n = N * t / nthr; n < n1; n += IB) {
+                const int64_t ni = TN__MIN(IB, n1 - n);
+                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
+                /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
+                for (int64_t y0 = 0; y0 < g[8]; y0 += IB > 1 ? g[8] : R) {
+                    const int64_t rows = IB > 1 ? g[8] : TN__MIN(R, g[8] - y0), Lc = IB > 1 ? ni * L : rows * g[9];
+                    int64_t gb[10];
+                    tn__conv_block_geom(g, y0, rows, gb);
+                    const int64_t cb = cbuf ? cbuf->offset + t * K * LB : 0, gcb = gbuf ? gbuf->offset + t * K * LB : 0, yb = ybuf ? ybuf->offset + t * O * LB : 0;
+                    tn_tensor img = tn__image_view(x, n);
+                    /* gy of the block as an [O, Lc] matrix (row stride gys) at gyo */
+                    const tn_tensor *gys_t = IB > 1 ? ybuf : gy;
+                    const int64_t gys = IB > 1 ? Lc : L, gyo = IB > 1 ? yb : gy->offset + n * O * L + y0 * g[9];
+                    if (IB > 1) for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++)
+                        memcpy((char *)tn_data_ptr(ybuf) + (size_t)(t * O * LB + o * Lc + i * L) * es, (const char *)tn_data_ptr(gy) + (size_t)(((n + i) * O + o) * L) * es, (size_t)L * es);
+                    if (gw && !direct)
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor im = tn__image_view(x, n + i), cols = tn__mat_view(cbuf, cb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(0, &cols, &im, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                    for (int64_t gi = 0; gi < G; gi++) {
+                        tn_tensor gyn = tn__mat_view(gys_t, gyo + gi * Og * gys, Og, Lc, gys, 1);
+                        if (gw) {   /* gw[g] += gy[g] @ cols[g]^T, or gw[g]^T += cols[g] @ gy[g]^T */
+                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * G + gi) * Og * Kg, wt ? Kg : Og, wt ? Og : Kg, wt ? Og : Kg, 1);
+                            tn_tensor cm = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
+                                                  : tn__mat_view(cbuf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            tn_tensor cmT = tn__mat_view(&cm, cm.offset, Lc, Kg, cm.strides[2], cm.strides[1]);
+                            tn_tensor gynT = tn__mat_view(&gyn, gyn.offset, Lc, Og, 1, gys);
+                            if (wt ? be->matmul(&Cm, &cm, &gynT, 1, 1) : be->matmul(&Cm, &gyn, &cmT, 1, 1)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                        if (gx) {   /* the columns' gradient w[g]^T @ gy[g] (1x1: the image's) */
+                            tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
+                            tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
+                                                  : tn__mat_view(gbuf, gcb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                    }
+                    if (gx && !direct)   /* folded back onto the images */
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor gimg = tn__image_view(gx, n + i), gcols = tn__mat_view(gbuf, gcb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(1, &gcols, &gimg, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
+                        }
+                }
+            }
+        }
+    }
+    if (!failed && gw && (nthr > 1 || wt)) {   /* the threads' partial sums, in thread order */
+        tn_tensor *sum = tn__reduce("conv2d", SUM, wbuf, TN_SHAPE(0), false);
+        if (sum && wt) sum = tn_transpose(sum, 1, 2);
+        failed = !sum || tn__copy(gw, tn_reshape(sum, gw->shape, gw->ndim));
+    }
+    tn_release(cbuf); tn_release(gbuf); tn_release(ybuf); tn_release(wbuf);
+    return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
+}
+/* The backend conv2d entry's geometry (sh, sw, ph, pw, dh, dw, groups) from ours. */
+static void tn__conv_lib_geom(const int64_t *g, int64_t G, int64_t *geom) {
+    const int64_t v[7] = {g[6], g[7], g[4], g[5], g[2], g[3], G};
+    memcpy(geom, v, sizeof v);
+}
+static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)user;
+    const int64_t *g = n->i, G = n->i[10];
+    tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
+    const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
+    if (tn__grad_disabled && !(gy = tn_contiguous(gy))) return -1;   /* read by the bias sum and the GEMMs */
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
+    if (tn__grad_disabled && x->device != TN_CPU) {   /* plain gradients from the backend's library (cuDNN) */
+        const tn_backend *be = tn__backend(x->device);
+        int64_t geom[7];
+        tn__conv_lib_geom(g, G, geom);
+        tn_tensor *xc = tn_contiguous(x), *wc = tn_contiguous(w);
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, x->device, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, w->device, w->shape, 4)) : NULL;
+        if (!xc || !wc || (nx && !gx) || (nw && !gw)) return -1;
+        int rx = nx ? be->conv2d(1, gx, wc, gy, geom) : 0, rw = rx == 0 && nw ? be->conv2d(2, xc, gw, gy, geom) : 0;
+        if (rx < 0 || rw < 0) return -1;
+        if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
+        /* declined: the composite below */
+    } else if (tn__grad_disabled) {   /* plain gradients: per image */
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, TN_CPU, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, TN_CPU, w->shape, 4)) : NULL;
+        if ((nx && !gx) || (nw && !gw)) return -1;
+        if (tn__conv_backward_cpu(gx, gw, gy, x, tn_contiguous(w), g, G)) return -1;
+        gin[0] = gx; gin[1] = gw;
+        return 0;
+    }
+    /* recording (create_graph), or a case the library declined: the same products with
+       differentiable ops over the batch */
+    tn_tensor *gy2 = tn_reshape(tn_permute(gy, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, O / G, N * L));
+    if (nw) {
+        tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(x, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, K / G, N * L));
+        if (!(gin[1] = tn_reshape(tn_matmul(gy2, tn_transpose(ct, 1, 2)), w->shape, 4))) return -1;
+    }
+    if (nx) {
+        tn_tensor *wt = tn_transpose(tn_reshape(w, TN_SHAPE(G, O / G, K / G)), 1, 2);
+        tn_tensor *gc = tn_permute(tn_reshape(tn_matmul(wt, gy2), TN_SHAPE(K, N, L)), TN_SHAPE(1, 0, 2));
+        if (!(gin[0] = gc ? tn__col2im(gc, x->shape[2], x->shape[3], g) : NULL)) return -1;
+    }
+    return 0;
+}
+/* y = conv2d(x4, w4) + b (or the transposed one, backward bw) recorded as one node. */
+static tn_tensor *tn__conv_record(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, tn_tensor *y, tn_custom_backward bw) {
+    tn_tensor *ins[3] = {x4, w4, b};
+    tn_node *nd = tn__fn_node("ConvolutionBackward0", bw, ins, b ? 3 : 2);
+    if (nd) {
+        tn__node_geom(nd, g, 1, G, 0);
+        tn__node_save(nd, x4);
+        tn__node_save(nd, w4);
+    }
+    return tn__own(tn__node_attach(nd, y));
+}
+/* conv2d of x4 [N, C, H, W] by w4 on the CPU, + b, as one node. */
+static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G) {
+    tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
+    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
+    if (!y || tn__conv_forward_cpu(y, x4, wc, bc, g, G)) { tn_release(y); return NULL; }
+    return tn__conv_record(x4, w4, b, g, G, y, tn__conv_bw);
+}
+
+/* The backward of a transposed convolution through the library (tn__conv2d_lib): the
+   forward (the gradient of x4) and weight gradient of the convolution that maps the
+   output back to x4 (geometry g, g[8..9]: x4's size), image and output gradient swapped
+   (mode 2). Under create_graph, or declined: the same with differentiable ops. */
+static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)user;
+    const int64_t *g = n->i, G = n->i[10];
+    tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
+    const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
+    if (tn__grad_disabled) {
+        const tn_backend *be = tn__backend(x->device);
+        int64_t geom[7];
+        tn__conv_lib_geom(g, G, geom);
+        tn_tensor *gc = tn_contiguous(gy), *wc = tn_contiguous(w), *xc = tn_contiguous(x);
+        tn_tensor *gx = nx ? tn__own(tn__new(x->dtype, x->device, x->shape, 4)) : NULL, *gw = nw ? tn__own(tn__new(w->dtype, w->device, w->shape, 4)) : NULL;
+        if (!gc || !wc || !xc || (nx && !gx) || (nw && !gw)) return -1;
+        int rx = nx ? be->conv2d(0, gc, wc, gx, geom) : 0, rw = rx == 0 && nw ? be->conv2d(2, gc, gw, xc, geom) : 0;
+        if (rx < 0 || rw < 0) return -1;
+        if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
+    }
+    const int64_t N = x->shape[0], C = x->shape[1], KO = w->shape[1] * G * g[0] * g[1], L = g[8] * g[9];
+    if (nx && !(gin[0] = tn_conv2d_ex(gy, w, NULL, g + 6, g + 4, g + 2, G))) return -1;
+    if (nw) {
+        tn_tensor *xg = tn_reshape(tn_permute(x, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, C / G, N * L));
+        tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(gy, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, KO / G, N * L));
+        if (!(gin[1] = tn_reshape(tn_matmul(xg, tn_transpose(ct, 1, 2)), w->shape, 4))) return -1;
+    }
+    return 0;
+}
+/* conv2d (out NULL) or conv_transpose2d (out: its output size) of x4 by w4 (+ b) through
+   the backend's library convolution (cuDNN), as the same node as on the CPU: a transposed
+   convolution is the input gradient (mode 1) of the convolution with the same weight that
+   maps the output back to x4. *declined when the library cannot take the case (then
+   nothing is recorded and the caller takes the im2col path). */
+static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G, const int64_t *out, int *declined) {
+    const tn_backend *be = tn__backend(x4->device);
+    int64_t geom[7];
+    tn__conv_lib_geom(g, G, geom);
+    *declined = 1;
+    for (int i = 0; out && i < 2; i++)   /* the convolution of the output must count x4's windows (output_padding >= stride does not) */
+        if ((out[i] + 2 * g[4 + i] - g[2 + i] * (g[i] - 1) - 1) / g[6 + i] + 1 != g[8 + i]) return NULL;
+    tn_tensor *xc = tn_contiguous(x4), *wc = tn_contiguous(w4);
+    tn_tensor *y = xc && wc ? tn__new(x4->dtype, x4->device, TN_SHAPE(x4->shape[0], out ? w4->shape[1] * G : w4->shape[0], out ? out[0] : g[8], out ? out[1] : g[9]))
+                            : NULL;
+    *declined = 0;
+    int rc = !y ? -1 : out ? be->conv2d(1, y, wc, xc, geom) : be->conv2d(0, xc, wc, y, geom);
+    if (rc == 0 && b) {   /* y += bias, broadcast over N, H, W */
+        const int64_t bs[4] = {1, b->shape[0], 1, 1}, bst[4] = {0, b->strides[0], 0, 0};
+        tn_tensor bv = tn__restrided(b, bs, bst, 4);
+        rc = be->binary(ADD, y, y, &bv, 1);
+    }
+    if (rc) { *declined = rc == 1; tn_release(y); return NULL; }
+    return tn__conv_record(x4, w4, b, g, G, y, out ? tn__convt_bw : tn__conv_bw);
+}
+
+/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
+static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
+                           const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
+    TN__CHECK_NULL(x); TN__CHECK_NULL(w);
+    if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
+        return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
+    if (w->ndim != nsp + 2)
+        return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
+    bool same = p[0] == TN_PAD_SAME;
+    if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
+    for (int i = 0; i < nsp && !same; i++) if (p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
+    /* geometry within 2^31 keeps every size computed below far from int64 overflow */
+    for (int i = 0; i < nsp; i++)
+        if (s[i] > INT32_MAX || d[i] > INT32_MAX || (!same && p[i] > INT32_MAX) || (op && op[i] > INT32_MAX) || w->shape[2 + i] > INT32_MAX)
+            return (tn_tensor *)tn__error("%s: stride, padding, dilation and kernel size must be below 2^31 (dim %d)", fn, i);
+    if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
+    for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
+    const bool batched = x->ndim == nsp + 2;
+    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? w->shape[1] * groups : w->shape[0];
+    if (w->shape[0] % groups)
+        return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
+                                      fn, (long long)groups, (long long)groups, TN__SHAPE(w));
+    if (!transposed && (C % groups || O % groups || w->shape[1] * groups != C))
+        return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)(w->shape[1] * groups), (long long)C);
+    if (transposed && (C % groups || w->shape[0] != C))
+        return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
+    if (b && (b->ndim != 1 || b->shape[0] != O)) return (tn_tensor *)tn__error("%s: bias of size %s, expected [%lld]", fn, TN__SHAPE(b), (long long)O);
+    for (int i = 2; i < w->ndim; i++)
+        if (w->shape[i] <= 0) return (tn_tensor *)tn__error("%s: kernel size should be greater than zero, but got weight of size %s", fn, TN__SHAPE(w));
+
+    /* the 2-d geometry: a 1-d convolution is a 2-d one of height 1 */
+    int64_t in[2], k[2], g[10];
+    for (int i = 0; i < 2; i++) {
+        int j = i - (2 - nsp);          /* index into the caller's per-dim arrays, -1 for the unit height */
+        in[i] = j < 0 ? 1 : x->shape[x->ndim - nsp + j];
+        k[i] = j < 0 ? 1 : w->shape[2 + j];
+        g[2 + i] = j < 0 ? 1 : d[j];
+        g[6 + i] = j < 0 ? 1 : s[j];
+        g[4 + i] = j < 0 || same ? 0 : p[j];
+        g[i] = k[i];
+        if (same) g[4 + i] = g[2 + i] * (k[i] - 1) / 2;   /* the odd pixel goes to the end, as PyTorch */
+        if (transposed) {
+            int64_t o = j < 0 ? 0 : op[j];
+            if (o < 0 || (o >= g[6 + i] && o >= g[2 + i]))
+                return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
+                                              fn, (long long)o, (long long)g[6 + i], (long long)g[2 + i]);
+            g[8 + i] = in[i];
+            in[i] = (in[i] - 1) * g[6 + i] - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
+            if (in[i] <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output size %lld", fn, TN__SHAPE(x), (long long)in[i]);
+        } else {
+            int64_t span = g[2 + i] * (k[i] - 1) + 1, padded = in[i] + (same ? span - 1 : 2 * g[4 + i]);
+            if (span > padded)
+                return (tn_tensor *)tn__error("%s: calculated padded input size per channel: (%lld). Kernel size: (%lld). Kernel size can't be greater than actual input size (input %s, weight %s)",
+                                              fn, (long long)padded, (long long)span, TN__SHAPE(x), TN__SHAPE(w));
+            g[8 + i] = same ? in[i] : (padded - span) / g[6 + i] + 1;
+        }
+    }
+    tn_scope_begin();
+    tn_tensor *x4 = batched ? x : tn_unsqueeze(x, 0), *w4 = w;
+    if (nsp == 1) { x4 = tn_unsqueeze(x4, 2); w4 = tn_unsqueeze(w, 2); }
+    const int64_t N = x4 ? x4->shape[0] : 0, KK = k[0] * k[1], G = groups;
+    tn_tensor *y = NULL;
+    int declined = 1;   /* no one-node path took it: the composites below */
+    if (!transposed && x4 && x4->device == TN_CPU) {
+        y = tn__conv2d_cpu(x4, w4, b, g, G);
+        b = NULL;   /* added */
+        declined = 0;
+    } else if (x4 && tn__backend(x4->device)->conv2d && (!b || b->dtype == x4->dtype)) {
+        y = tn__conv2d_lib(x4, w4, b, g, G, transposed ? in : NULL, &declined);
+        if (!declined) b = NULL;   /* added (or y is NULL after an error) */
+    }
+    if (declined && !transposed) {
+        int64_t Kg = C / G * KK, L = g[8] * g[9];
+        tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;                        /* [N, K, L] over [K, N, L] */
+        tn_tensor *ct = tn_permute(cols, TN_SHAPE(1, 0, 2));                     /* [K, N, L], contiguous */
+        if (G == 1) y = tn_mm(tn_reshape(w4, TN_SHAPE(O, Kg)), tn_reshape(ct, TN_SHAPE(Kg, N * L)));
+        else y = tn_matmul(tn_reshape(w4, TN_SHAPE(G, O / G, Kg)), tn_reshape(ct, TN_SHAPE(G, Kg, N * L)));
+        y = tn_permute(tn_reshape(y, TN_SHAPE(O, N, g[8], g[9])), TN_SHAPE(1, 0, 2, 3));
+    } else if (declined) {
+        int64_t Cg = C / G, Og = O / G, HW = g[8] * g[9];
+        tn_tensor *xt = tn_reshape(tn_permute(x4, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, Cg, N * HW));
+        tn_tensor *wt = tn_transpose(tn_reshape(w4, TN_SHAPE(G, Cg, Og * KK)), 1, 2);   /* [G, Og*KK, Cg] */
+        tn_tensor *cols = G == 1 ? tn_mm(tn_squeeze_dim(wt, 0), tn_squeeze_dim(xt, 0)) : tn_matmul(wt, xt);
+        cols = tn_permute(tn_reshape(cols, TN_SHAPE(O * KK, N, HW)), TN_SHAPE(1, 0, 2)); /* [N, O*KK, HW] */
+        y = cols ? tn__col2im(cols, in[0], in[1], g) : NULL;
+    }
+    y = b ? tn_add(y, tn_reshape(b, TN_SHAPE(1, O, 1, 1))) : tn_contiguous(y);
+    if (nsp == 1) y = tn_squeeze_dim(y, 2);
+    y = tn__grad_name(y, "ConvolutionBackward0");
+    return tn__scope_return(batched ? y : tn_squeeze_dim(y, 0));
+}
+TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
+    return TN__AS("tn_conv1d", tn__conv("tn_conv1d", x, w, b, 1, false, &stride, &padding, &dilation, NULL, groups));
+}
+TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
+    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, stride, padding, dilation, NULL, groups));
+}
+TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
+    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
+    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, s, p, d, NULL, groups));
+}
+TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2],
+                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]) {
+    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, stride, padding, dilation, output_padding, groups));
+}
+TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
+    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, o[2] = {output_padding, output_padding}, d[2] = {dilation, dilation};
+    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, s, p, d, o, groups));
+}
+TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
+    return TN__AS("tn_conv_transpose1d", tn__conv("tn_conv_transpose1d", x, w, b, 1, true, &stride, &padding, &dilation, &output_padding, groups));
+}

@@ -1,0 +1,160 @@
+/* Convolutions with few products per output (K = C kh kw <= 27: first layers on 1- or
+   3-channel images), stride 1, undilated, ungrouped, float32, where the CPU has AVX-512:
+   im2col + GEMM spends its time copying for so short a K (conv 1 -> 32 at 28x28 ran at a
+   third of the GEMM's speed). Directly instead, image by image: the image copied into a
+   zero-padded buffer (so every shifted load is a plain load), 16 outputs of a row a
+   vector, the K shifted vectors loaded once and shared by every output channel. The
+   weight gradient sums per thread in 16 lanes and adds up in thread then lane order (the
+   same bits for a given thread count). The input gradient keeps the im2col path. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__SMALLK_MAX 27
+#define TN__SMALLK_AVX512 __attribute__((target("avx512f")))
+/* The padded image: xn [C, H, W] at rows [ph, ph + H), columns [pw, pw + W) of pad
+   [C, H + 2 ph, wp] (zeros around; wp >= ow rounded up to 16, + kw - 1); koff[k] the
+   offset of tap k = (c, i, j) from an output's top-left input. */
+static void tn__smallk_pad(const float *xn, int64_t C, int64_t H, int64_t W, const int64_t *g, int64_t wp, float *pad, int64_t *koff) {
+    const int64_t hp = H + 2 * g[4];
+    memset(pad, 0, (size_t)(C * hp * wp) * sizeof(float));
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t r = 0; r < H; r++) memcpy(pad + (c * hp + r + g[4]) * wp + g[5], xn + (c * H + r) * W, (size_t)W * sizeof(float));
+    for (int64_t c = 0, k = 0; c < C; c++)
+        for (int64_t i = 0; i < g[0]; i++)
+            for (int64_t j = 0; j < g[1]; j++) koff[k++] = (c * hp + i) * wp + j;
+}
+static int64_t tn__smallk_wp(const int64_t *g) { return (g[9] + 15) / 16 * 16 + g[1] - 1; }
+/* y [N, O, oh, ow] = conv(x [N, C, H, W], w [O, K]) + b (NULL: none), all contiguous;
+   buf: nthr C (H + 2 ph) wp floats. */
+TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
+                                                int64_t W, int64_t O, const int64_t *g, int nthr, float *buf) {
+    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp;
+    int t;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (t = 0; t < nthr; t++) {
+        float *pad = buf + t * per;
+        int64_t koff[TN__SMALLK_MAX];
+        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+            tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
+            for (int64_t oy = 0; oy < oh; oy++)
+                for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
+                    __m512 X[TN__SMALLK_MAX];
+                    const __mmask16 m = (__mmask16)((1u << TN__MIN(16, ow - ox0)) - 1);
+                    const float *p = pad + oy * wp + ox0;
+                    float *yp = y + (n * O * oh + oy) * ow + ox0;
+                    int64_t o = 0;
+                    for (int64_t k = 0; k < K; k++) X[k] = _mm512_loadu_ps(p + koff[k]);
+                    for (; o + 4 <= O; o += 4) {   /* four output channels: four independent chains */
+                        __m512 a0 = _mm512_set1_ps(b ? b[o] : 0.0f), a1 = _mm512_set1_ps(b ? b[o + 1] : 0.0f);
+                        __m512 a2 = _mm512_set1_ps(b ? b[o + 2] : 0.0f), a3 = _mm512_set1_ps(b ? b[o + 3] : 0.0f);
+                        const float *w0 = w + o * K;
+                        for (int64_t k = 0; k < K; k++) {
+                            a0 = _mm512_fmadd_ps(_mm512_set1_ps(w0[k]), X[k], a0);
+                            a1 = _mm512_fmadd_ps(_mm512_set1_ps(w0[K + k]), X[k], a1);
+                            a2 = _mm512_fmadd_ps(_mm512_set1_ps(w0[2 * K + k]), X[k], a2);
+                            a3 = _mm512_fmadd_ps(_mm512_set1_ps(w0[3 * K + k]), X[k], a3);
+                        }
+                        _mm512_mask_storeu_ps(yp + o * oh * ow, m, a0);
+                        _mm512_mask_storeu_ps(yp + (o + 1) * oh * ow, m, a1);
+                        _mm512_mask_storeu_ps(yp + (o + 2) * oh * ow, m, a2);
+                        _mm512_mask_storeu_ps(yp + (o + 3) * oh * ow, m, a3);
+                    }
+                    for (; o < O; o++) {
+                        __m512 a = _mm512_set1_ps(b ? b[o] : 0.0f);
+                        for (int64_t k = 0; k < K; k++) a = _mm512_fmadd_ps(_mm512_set1_ps(w[o * K + k]), X[k], a);
+                        _mm512_mask_storeu_ps(yp + o * oh * ow, m, a);
+                    }
+                }
+        }
+    }
+}
+/* gw [O, K] (written) = the weight gradient from gy [N, O, oh, ow] and x; buf: nthr
+   (C (H + 2 ph) wp + O K 16) floats. */
+TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int64_t N, int64_t C, int64_t H, int64_t W,
+                                                  int64_t O, const int64_t *g, int nthr, float *buf) {
+    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp + O * K * 16;
+    int t;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (t = 0; t < nthr; t++) {
+        float *pad = buf + t * per, *A = pad + per - O * K * 16;
+        int64_t koff[TN__SMALLK_MAX];
+        memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
+        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+            tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
+            int64_t o = 0;
+            for (; o < O; o++) {
+                const float *go = gy + (n * O + o) * oh * ow;
+                int64_t k0 = 0;
+                if (o + 1 < O)   /* two output channels with 9 taps each: 18 sums in registers, the 9 inputs loaded once */
+                    for (; k0 + 9 <= K; k0 += 9) {
+                        const int64_t *ko = koff + k0;
+                        float *Ak = A + (o * K + k0) * 16, *Bk = Ak + K * 16;
+#define TN__SMALLK_9(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8)
+#define TN__SMALLK_LD(i) __m512 a##i = _mm512_loadu_ps(Ak + 16 * i), b##i = _mm512_loadu_ps(Bk + 16 * i);
+#define TN__SMALLK_FMA(i) { const __m512 v = _mm512_loadu_ps(p + ko[i]); a##i = _mm512_fmadd_ps(ga, v, a##i); b##i = _mm512_fmadd_ps(gb, v, b##i); }
+#define TN__SMALLK_ST(i) _mm512_storeu_ps(Ak + 16 * i, a##i); _mm512_storeu_ps(Bk + 16 * i, b##i);
+                        TN__SMALLK_9(TN__SMALLK_LD)
+                        for (int64_t oy = 0; oy < oh; oy++)
+                            for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
+                                const __mmask16 m = (__mmask16)((1u << TN__MIN(16, ow - ox0)) - 1);
+                                const __m512 ga = _mm512_maskz_loadu_ps(m, go + oy * ow + ox0), gb = _mm512_maskz_loadu_ps(m, go + (oh + oy) * ow + ox0);
+                                const float *p = pad + oy * wp + ox0;
+                                TN__SMALLK_9(TN__SMALLK_FMA)
+                            }
+                        TN__SMALLK_9(TN__SMALLK_ST)
+#undef TN__SMALLK_9
+#undef TN__SMALLK_LD
+#undef TN__SMALLK_FMA
+#undef TN__SMALLK_ST
+                    }
+                for (int64_t k = k0; k < K; k++)   /* the rest one tap (and channel) at a time */
+                    for (int64_t c = o; c < (k0 > 0 ? o + 2 : o + 1); c++) {
+                        const float *gc = gy + (n * O + c) * oh * ow;
+                        __m512 a = _mm512_loadu_ps(A + (c * K + k) * 16);
+                        for (int64_t oy = 0; oy < oh; oy++)
+                            for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
+                                const __m512 gv = _mm512_maskz_loadu_ps((__mmask16)((1u << TN__MIN(16, ow - ox0)) - 1), gc + oy * ow + ox0);
+                                a = _mm512_fmadd_ps(gv, _mm512_loadu_ps(pad + oy * wp + ox0 + koff[k]), a);
+                            }
+                        _mm512_storeu_ps(A + (c * K + k) * 16, a);
+                    }
+                if (k0 > 0) o++;   /* channel o + 1 done with o */
+            }
+        }
+    }
+    for (int64_t q = 0; q < O * K; q++) {   /* threads, then lanes, in order */
+        float s = 0;
+        for (int u = 0; u < nthr; u++)
+            for (int l = 0; l < 16; l++) s += buf[u * per + per - O * K * 16 + q * 16 + l];
+        gw[q] = s;
+    }
+}
+#undef TN__SMALLK_AVX512
+static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) {
+    if (!tn__conv_fast_paths || G != 1 || x->dtype != TN_F32 || g[2] != 1 || g[3] != 1 || g[6] != 1 || g[7] != 1 || x->shape[1] * g[0] * g[1] > TN__SMALLK_MAX)
+        return false;
+    return tn__cpu_avx512();
+}
+/* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous). */
+static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
+    const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], O = w->shape[0], K = C * g[0] * g[1];
+    const int nthr = tn__par_threads(N * O * g[8] * g[9] * K, N);
+    const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : 0);
+    tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
+    tn_tensor *yc = tn_is_contiguous(y) ? tn_retain(y) : tn__copy_as(y, y->dtype, TN_CPU);
+    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(nthr * per));
+    int failed = !xc || !yc || !buf;
+    if (!failed && mode == 0)
+        tn__smallk_fwd_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(w), b ? (const float *)tn_data_ptr(b) : NULL,
+                           (float *)tn_data_ptr(yc), N, C, H, x->shape[3], O, g, nthr, (float *)tn_data_ptr(buf));
+    else if (!failed)
+        tn__smallk_wgrad_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(yc), (float *)tn_data_ptr(w), N, C, H, x->shape[3], O, g,
+                             nthr, (float *)tn_data_ptr(buf));
+    tn_release(xc); tn_release(yc); tn_release(buf);
+    return failed ? TN__FAIL_INT(mode ? "conv2d backward: out of memory" : "conv2d: out of memory") : 0;
+}
+#else
+static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) { (void)x; (void)g; (void)G; return false; }
+static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
+    (void)mode; (void)x; (void)w; (void)b; (void)y; (void)g;
+    return -1;
+}
+#endif

@@ -1,0 +1,78 @@
+/* ---- dropout ---- */
+/* Dropout's mask in one pass on the CPU: scale where element i's uniform double draw (tn_rand's:
+   Philox counter off + i, u = (64 high bits >> 11) 2^-53) is below q, else 0 -- the values the
+   draw, tn_lt_scalar, tn_to_dtype and tn_mul_scalar made in four passes. u < q is compared as
+   integers: (bits >> 11) < ceil(q 2^53). The Philox rounds dominate: here in 64-bit variables,
+   so that a loop over counters vectorises in 64-bit lanes without shuffles (the multiplies read
+   the low halves; the junk xor leaves in the high halves is masked at the end; the same words
+   as tn_philox4x32), and on x86 compiled for AVX-512 and AVX2 too, chosen at run time. */
+#define TN__DROP_MASK(NAME, ATTR) \
+ATTR static void NAME(float *of, double *od, int64_t i0, int64_t i1, uint64_t seed, uint64_t off, uint64_t thr, double s) { \
+    const uint64_t m32 = 0xFFFFFFFFu; \
+    const float sf = (float)s; \
+    for (int64_t i = i0; i < i1; i++) { \
+        const uint64_t ctr = off + (uint64_t)i; \
+        uint64_t c0 = ctr & m32, c1 = ctr >> 32, c2 = 0, c3 = 0, k0 = seed & m32, k1 = seed >> 32; \
+        for (int r = 0; r < 10; r++) { \
+            const uint64_t p0 = (uint64_t)0xD2511F53u * (uint32_t)c0, p1 = (uint64_t)0xCD9E8D57u * (uint32_t)c2; \
+            const uint64_t n0 = (p1 >> 32) ^ c1 ^ k0, n2 = (p0 >> 32) ^ c3 ^ k1; \
+            c1 = p1; c3 = p0; c0 = n0; c2 = n2; \
+            k0 = (k0 + 0x9E3779B9u) & m32; k1 = (k1 + 0xBB67AE85u) & m32; \
+        } \
+        const bool keep = ((((c0 & m32) << 32) | (c1 & m32)) >> 11) < thr; \
+        if (of) of[i] = keep ? sf : 0.0f; \
+        else od[i] = keep ? s : 0.0; \
+    } \
+}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__DROP_X86 1
+#else
+#define TN__DROP_X86 0
+#endif
+TN__DROP_MASK(tn__drop_mask_base, )
+#if TN__DROP_X86
+TN__DROP_MASK(tn__drop_mask_avx512, __attribute__((target("avx512f"))))
+TN__DROP_MASK(tn__drop_mask_avx2, __attribute__((target("avx2"))))
+#endif
+#undef TN__DROP_MASK
+static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype, double p) {
+    tn_tensor *m = tn__new(dtype, TN_CPU, shape, nd);
+    if (!m) return NULL;
+    const int64_t n = tn_numel(m);
+    const uint64_t off = tn__gen_take(NULL, n), seed = tn__default_gen.seed;
+    float *of = dtype == TN_F32 ? (float *)tn_data_ptr(m) : NULL;
+    double *od = dtype == TN_F32 ? NULL : (double *)tn_data_ptr(m);
+    void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double) = tn__drop_mask_base;
+#if TN__DROP_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
+    else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
+#endif
+    const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
+    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) fn(of, od, n * t / nthr, n * (t + 1) / nthr, seed, off, thr, 1 / (1 - p));
+    return tn__own(m);
+}
+static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {
+    TN__CHECK_NULL(x);
+    if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
+    if (!training || p == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    int64_t shape[TN_MAX_DIMS];
+    int nd = x->ndim;
+    memcpy(shape, x->shape, (size_t)nd * sizeof(int64_t));
+    if (channels) {
+        if (nd != 3 && nd != 4) return (tn_tensor *)tn__error("%s: expected 3-d [N, C, L] or 4-d [N, C, H, W] input, got %s", fn, TN__SHAPE(x));
+        for (int d = 2; d < nd; d++) shape[d] = 1;   /* PyTorch 1.13's feature_dropout: one draw per (dim 0, dim 1) */
+    }
+    tn_scope_begin();
+    /* bernoulli_p's draws, made where x lives: the same mask for the same seed on every device */
+    tn_tensor *mask = p == 1 ? tn_to(tn_zeros(shape, nd, x->dtype), x->device)
+                    : x->device == TN_CPU && (x->dtype == TN_F32 || x->dtype == TN_F64) ? tn__drop_mask_cpu(shape, nd, x->dtype, p)
+                    : tn_mul_scalar(tn_to_dtype(tn_lt_scalar(tn__random("tn_dropout", UNIFORM, shape, nd, TN_F64, NULL, 0, 1, 0, 0, x->device), 1 - p),
+                                                x->dtype), 1 / (1 - p));
+    return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
+}
+TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, false)); }
+TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, true)); }

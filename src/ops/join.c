@@ -1,0 +1,249 @@
+/* ---- joining and splitting ---- */
+static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_cat: expected a non-empty list of tensors");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    tn_tensor *ref = NULL; /* first tensor that is not a legacy 1-d empty one */
+    for (int i = 0; i < n && !ref; i++) if (!(ts[i]->ndim == 1 && ts[i]->shape[0] == 0)) ref = ts[i];
+    if (!ref) ref = ts[0];
+    for (int i = 0; i < n; i++)
+        if (ts[i]->ndim == 0) return (tn_tensor *)tn__error("tn_cat: zero-dimensional tensor (at position %d) cannot be concatenated", i);
+    int d = tn__wrap_dim("tn_cat", dim, ref->ndim);
+    if (d < 0) return NULL;
+    int64_t shape[TN_MAX_DIMS];
+    memcpy(shape, ref->shape, sizeof shape);
+    shape[d] = 0;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *t = ts[i];
+        if (t->ndim == 1 && t->shape[0] == 0 && ref->ndim != 1) continue;
+        if (t->ndim != ref->ndim) return (tn_tensor *)tn__error("tn_cat: tensors must have same number of dimensions: got %d and %d (tensor %d)", ref->ndim, t->ndim, i);
+        if (tn__check_same_device("tn_cat", ref, t)) return NULL;
+        for (int j = 0; j < t->ndim; j++)
+            if (j != d && t->shape[j] != ref->shape[j])
+                return (tn_tensor *)tn__error("tn_cat: sizes of tensors must match except in dimension %d: expected size %lld but got size %lld for tensor number %d in the list (shapes %s and %s)",
+                                              d, (long long)ref->shape[j], (long long)t->shape[j], i, TN__SHAPE(ref), TN__SHAPE(t));
+        shape[d] += t->shape[d];
+    }
+    tn_tensor *out = tn__new(tn_result_type(ts, n), ref->device, shape, ref->ndim);
+    int64_t off = 0;
+    for (int i = 0; i < n && out; i++) {
+        tn_tensor *t = ts[i];
+        if (t->ndim != ref->ndim) continue;
+        tn_tensor part = *out;
+        part.shape[d] = t->shape[d];
+        part.offset = out->offset + off * out->strides[d];
+        off += t->shape[d];
+        if (tn__copy(&part, t)) { tn_release(out); out = NULL; }
+    }
+    tn_node *nd = out ? tn__node_new(G_CAT, 0, ts, n) : NULL;
+    if (nd) nd->i[0] = d;
+    return tn__own(tn__node_attach(nd, out));
+}
+TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) { return TN__AS("tn_cat", tn__cat_impl(ts, n, dim)); }
+
+static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_stack: expected a non-empty list of tensors");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    for (int i = 1; i < n; i++)
+        if (ts[i]->ndim != ts[0]->ndim || memcmp(ts[i]->shape, ts[0]->shape, (size_t)ts[0]->ndim * sizeof(int64_t)))
+            return (tn_tensor *)tn__error("tn_stack: stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d", TN__SHAPE(ts[0]), TN__SHAPE(ts[i]), i);
+    int d = tn__wrap_dim("tn_stack", dim, ts[0]->ndim + 1);
+    if (d < 0) return NULL;
+    tn_tensor **us = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *us);
+    if (!us) return (tn_tensor *)tn__error("tn_stack: out of memory");
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) us[i] = tn_unsqueeze(ts[i], d);
+    tn_tensor *r = tn_keep(tn_cat(us, n, d));
+    tn_scope_end();
+    TN_FREE(us);
+    return r;
+}
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) { return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0"); }
+
+TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_split_sizes: cannot split a 0-dim tensor");
+    int d = tn__wrap_dim("tn_split_sizes", dim, t->ndim);
+    if (d < 0) return -1;
+    if (n < 0 || (n > 0 && !sizes)) return TN__FAIL_INT("tn_split_sizes: sizes must be a non-NULL array of n >= 0 entries (n = %d)", n);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] < 0) return TN__FAIL_INT("tn_split_sizes: split sizes must be non-negative, got %lld", (long long)sizes[i]);
+        if (!tn__add_ok(total, sizes[i], &total)) return TN__FAIL_INT("tn_split_sizes: split sizes %s overflow", tn__shape_str(sizes, n));
+    }
+    if (total != t->shape[d])
+        return TN__FAIL_INT("tn_split_sizes: split sizes %s sum to %lld, expected the size of dim %d (%lld)", tn__shape_str(sizes, n), (long long)total, d, (long long)t->shape[d]);
+    if (out && max_out < n) return TN__FAIL_INT("tn_split_sizes: %d pieces do not fit in max_out = %d", n, max_out);
+    int64_t start = 0;
+    for (int i = 0; i < n && out; i++) {
+        out[i] = tn_narrow(t, d, start, sizes[i]);
+        start += sizes[i];
+    }
+    return n;
+}
+
+/* Pieces of `size` along dim d: all `step` long but the last (n pieces), or, when
+   step is 0 (an empty dim chunked), n empty pieces. */
+static int tn__split_even(const char *fn, tn_tensor *t, int d, int64_t step, int64_t n, tn_tensor **out, int max_out) {
+    if (n > INT32_MAX) return TN__FAIL_INT("%s: %lld pieces is too many", fn, (long long)n);
+    if (out && max_out < n) return TN__FAIL_INT("%s: %lld pieces do not fit in max_out = %d", fn, (long long)n, max_out);
+    for (int64_t i = 0; i < n && out; i++) {
+        int64_t start = TN__MIN(i * step, t->shape[d]);
+        out[i] = tn_narrow(t, d, start, TN__MIN(step, t->shape[d] - start));
+    }
+    return (int)n;
+}
+
+TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_split: cannot split a 0-dim tensor");
+    int d = tn__wrap_dim("tn_split", dim, t->ndim);
+    if (d < 0) return -1;
+    if (split_size < 0 || (split_size == 0 && t->shape[d] != 0))
+        return TN__FAIL_INT("tn_split: split_size must be positive (or 0 for an empty dim), got %lld", (long long)split_size);
+    int64_t size = t->shape[d], n = split_size ? size / split_size + (size % split_size != 0) : 1;
+    return tn__split_even("tn_split", t, d, split_size, n ? n : 1, out, max_out);
+}
+
+TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (chunks <= 0) return TN__FAIL_INT("tn_chunk: number of chunks must be greater than 0, got %lld", (long long)chunks);
+    if (t->ndim == 0) return TN__FAIL_INT("tn_chunk: cannot chunk a 0-dim tensor");
+    int d = tn__wrap_dim("tn_chunk", dim, t->ndim);
+    if (d < 0) return -1;
+    int64_t size = t->shape[d], step = size / chunks + (size % chunks != 0);
+    if (size == 0) return tn__split_even("tn_chunk", t, d, 0, chunks, out, max_out); /* PyTorch: `chunks` empty pieces */
+    return tn__split_even("tn_chunk", t, d, step, size / step + (size % step != 0), out, max_out);
+}
+
+static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
+    TN__CHECK_NULL(t);
+    if (n < 0 || (n > 0 && !dims)) return (tn_tensor *)tn__error("tn_flip: dims must be a non-NULL array of n >= 0 entries (n = %d)", n);
+    tn_tensor v = *t; /* a transient view walking the flipped dims backwards */
+    bool seen[TN_MAX_DIMS] = {false};
+    for (int i = 0; i < n; i++) {
+        int d = tn__wrap_dim("tn_flip", dims[i], t->ndim);
+        if (d < 0) return NULL;
+        if (seen[d]) return (tn_tensor *)tn__error("tn_flip: dim %d appears multiple times in the list of dims", d);
+        seen[d] = true;
+        if (t->ndim == 0 || t->shape[d] == 0) continue;
+        v.offset += (t->shape[d] - 1) * t->strides[d];
+        v.strides[d] = -t->strides[d];
+    }
+    tn_tensor *out = tn__copy_as(&v, t->dtype, t->device);
+    tn_node *nd = out ? tn__node_new(G_FLIP, 0, &t, 1) : NULL;
+    if (nd) { nd->ni = n; for (int i = 0; i < n; i++) nd->i[i] = dims[i]; }
+    return tn__own(tn__node_attach(nd, out));
+}
+TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n) { return TN__AS("tn_flip", tn__flip_impl(t, dims, n)); }
+
+static tn_tensor *tn__roll_impl(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) {
+    TN__CHECK_NULL(t);
+    if (!shifts) return (tn_tensor *)tn__error("tn_roll: shifts is NULL");
+    tn_scope_begin();
+    tn_tensor *r = t;
+    if (n == 0) {
+        int64_t m1 = -1, zero = 0;
+        tn_tensor *f = tn_roll(tn_reshape(t, &m1, 1), shifts, &zero, 1);
+        r = f ? tn_reshape(f, t->shape, t->ndim) : NULL;
+    } else if (!dims) {
+        r = (tn_tensor *)tn__error("tn_roll: dims is NULL");
+    }
+    for (int i = 0; i < n && r; i++) {
+        int d = tn__wrap_dim("tn_roll", dims[i], t->ndim);
+        if (d < 0) { r = NULL; break; }
+        int64_t size = t->ndim ? t->shape[d] : 1;
+        if (size == 0) continue;
+        int64_t s = ((shifts[i] % size) + size) % size;
+        tn_tensor *parts[2] = {tn_narrow(r, d, size - s, s), tn_narrow(r, d, 0, size - s)};
+        r = tn_cat(parts, 2, d);
+    }
+    if (r == t) r = tn_clone(t);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n) { return tn__grad_name(TN__AS("tn_roll", tn__roll_impl(t, shifts, dims, n)), "RollBackward0"); }
+
+static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
+    TN__CHECK_NULL(t);
+    if (n < t->ndim) return (tn_tensor *)tn__error("tn_repeat: number of repeat dims (%d) can not be smaller than number of dimensions of tensor (%d)", n, t->ndim);
+    if (n > TN_MAX_DIMS || (n && !repeats)) return (tn_tensor *)tn__error("tn_repeat: expected at most %d repeats, got %d", TN_MAX_DIMS, n);
+    for (int i = 0; i < n; i++) if (repeats[i] < 0) return (tn_tensor *)tn__error("tn_repeat: repeats can not be negative, got %lld", (long long)repeats[i]);
+    tn_scope_begin();
+    int lead = n - t->ndim;
+    int64_t shp[TN_MAX_DIMS] = {0}, out[TN_MAX_DIMS] = {0};
+    for (int i = 0; i < n; i++) {
+        shp[i] = i < lead ? 1 : t->shape[i - lead];
+        if (!tn__mul_ok(shp[i], repeats[i], &out[i])) { tn_scope_end(); return (tn_tensor *)tn__error("tn_repeat: repeats %s of shape %s give too many elements", tn__shape_str(repeats, n), TN__SHAPE(t)); }
+    }
+    if (tn__check_shape("tn_repeat", out, n)) { tn_scope_end(); return NULL; }
+    tn_tensor *x = tn_reshape(t, shp, n), *r = x;
+    /* repeat one dim at a time: [.., s, ..] -> unsqueeze -> expand [.., r, s, ..] -> reshape */
+    for (int i = 0; i < n && r; i++) {
+        if (repeats[i] == 1) continue;
+        tn_tensor *u = tn_unsqueeze(r, i);
+        int64_t es[TN_MAX_DIMS];
+        memcpy(es, u->shape, sizeof es);
+        es[i] = repeats[i];
+        int64_t rs[TN_MAX_DIMS];
+        memcpy(rs, r->shape, sizeof rs);
+        rs[i] *= repeats[i];
+        r = tn_reshape(tn_contiguous(tn_expand(u, es, u->ndim)), rs, n);
+    }
+    if (r == x) r = tn_clone(x);
+    r = tn_keep(r ? tn_reshape(r, out, n) : NULL);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n) { return tn__grad_name(TN__AS("tn_repeat", tn__repeat_impl(t, repeats, n)), "RepeatBackward0"); }
+
+/* Keep elements with col - row <= diagonal (tril) or >= diagonal (triu). */
+static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool lower) {
+    TN__CHECK_NULL(t);
+    if (t->ndim < 2) return (tn_tensor *)tn__error("%s: input tensor must have at least 2 dimensions, got shape %s", fn, TN__SHAPE(t));
+    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
+    tn_scope_begin();
+    tn_tensor *rows = tn_unsqueeze(tn_arange(0, (double)r, 1, TN_I64), 1);
+    tn_tensor *cols = tn_arange(0, (double)c, 1, TN_I64);
+    tn_tensor *diff = tn_to(tn_sub(cols, rows), t->device);
+    tn_tensor *mask = lower ? tn_le_scalar(diff, (double)diagonal) : tn_ge_scalar(diff, (double)diagonal);
+    tn_tensor *res = tn_where(mask, t, tn_zeros(NULL, 0, t->dtype));
+    tn_tensor *out = tn_keep(res ? tn_to_dtype(res, t->dtype) : NULL);
+    tn_scope_end();
+    return out;
+}
+TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
+TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+
+TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
+    TN__CHECK_NULL(t);
+    if (n % 2 || n / 2 > t->ndim || (n && !pad))
+        return (tn_tensor *)tn__error("tn_pad: padding length %d must be even and at most twice the number of dims (%d)", n, t->ndim);
+    int64_t shape[TN_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    for (int i = 0; i < n / 2; i++) {
+        int d = t->ndim - 1 - i;
+        if (!tn__add_ok(shape[d], pad[2 * i], &shape[d]) || !tn__add_ok(shape[d], pad[2 * i + 1], &shape[d]))
+            return (tn_tensor *)tn__error("tn_pad: padding %s of shape %s gives too many elements", tn__shape_str(pad, n), TN__SHAPE(t));
+        if (shape[d] < 0)
+            return (tn_tensor *)tn__error("tn_pad: the input size %lld, plus negative padding %lld and %lld resulted in a negative output size", (long long)t->shape[d], (long long)pad[2 * i], (long long)pad[2 * i + 1]);
+    }
+    if (tn__check_shape("tn_pad", shape, t->ndim) || tn__check_cpu_dtype("tn_pad", t)) return NULL;
+    tn_tensor *out = TN__AS("tn_pad", tn__new(t->dtype, t->device, shape, t->ndim));
+    if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
+    tn_tensor src = *t, dst = *out; /* the overlap of input and output */
+    bool empty = false;
+    for (int i = 0; i < n / 2; i++) {
+        int d = t->ndim - 1 - i;
+        int64_t l = pad[2 * i], r = pad[2 * i + 1];
+        int64_t s0 = l < 0 ? -l : 0, d0 = l > 0 ? l : 0;
+        int64_t len = t->shape[d] - s0 - (r < 0 ? -r : 0);
+        if (len <= 0) { empty = true; break; }
+        src.offset += s0 * t->strides[d]; src.shape[d] = len;
+        dst.offset += d0 * out->strides[d]; dst.shape[d] = len;
+    }
+    if (!empty && tn_numel(&src) > 0 && tn__copy(&dst, &src)) { tn_release(out); return NULL; }
+    tn_node *nd = tn__node_new(G_PAD, 0, &t, 1);
+    if (nd) { nd->ni = n; for (int i = 0; i < n; i++) nd->i[i] = pad[i]; }
+    return tn__own(tn__node_attach(nd, out));
+}

@@ -1,0 +1,332 @@
+/* Reduce kernel: x walked in full, out restrided with stride 0 on reduced dims, so one
+   loop accumulates whether the reduced dims are inner (register accumulator, double
+   for float32 sums) or outer (elementwise accumulate). out holds the identity first. */
+#define TN__REDUCE_CASES(T, ACC, MAXV, MINV) \
+    switch (op) { \
+    case SUM: TN__RED(T, ACC, acc + x); break; \
+    case PROD: TN__RED(T, ACC, acc * x); break; \
+    case MAX: TN__RED(T, T, (x != x || x > acc) ? x : acc); break; \
+    case MIN: TN__RED(T, T, (x != x || x < acc) ? x : acc); break; \
+    case ALL: TN__RED(T, T, acc && x); break; \
+    case ANY: TN__RED(T, T, acc || x); break; \
+    default: break; }
+#define TN__RED(T, ACC, EXPR) do { \
+    if (s[0] == 0) { ACC acc = (ACC)*(T *)p[0]; \
+        for (int64_t i = 0; i < n; i++) { T x = *(const T *)(p[1] + i * s[1]); acc = (ACC)(EXPR); } \
+        *(T *)p[0] = (T)acc; \
+    } else for (int64_t i = 0; i < n; i++) { T *o = (T *)(p[0] + i * s[0]); ACC acc = (ACC)*o; \
+        T x = *(const T *)(p[1] + i * s[1]); *o = (T)(EXPR); } } while (0)
+/* integer sums and products wrap (through uint64) as PyTorch's do */
+#define TN__DEFINE_REDUCE(T, S, ACC) \
+    static void tn__reduce_##S(char **p, const int64_t *s, int64_t n, void *ctx) { \
+        tn_reduce_op op = *(const tn_reduce_op *)ctx; TN__REDUCE_CASES(T, ACC, 0, 0) }
+TN__DEFINE_REDUCE(float, f32, double)
+TN__DEFINE_REDUCE(double, f64, double)
+TN__DEFINE_REDUCE(int32_t, i32, int32_t)
+TN__DEFINE_REDUCE(uint8_t, u8, uint8_t)
+static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
+    tn_reduce_op op = *(const tn_reduce_op *)ctx;
+    switch (op) {
+    case SUM: TN__RED(int64_t, uint64_t, acc + (uint64_t)x); break;
+    case PROD: TN__RED(int64_t, uint64_t, acc * (uint64_t)x); break;
+    case MAX: TN__RED(int64_t, int64_t, x > acc ? x : acc); break;
+    case MIN: TN__RED(int64_t, int64_t, x < acc ? x : acc); break;
+    case ALL: TN__RED(int64_t, int64_t, acc && x); break;
+    case ANY: TN__RED(int64_t, int64_t, acc || x); break;
+    default: break;
+    }
+}
+
+/* The float64 sum of a contiguous float32 row: 32 partial sums (one add chain would wait on
+   its latency; 32 make four independent 8-lane chains), added pairwise at the end. The
+   order depends only on n, never on the thread count; both versions give the same bits. */
+TN__TESTABLE double tn__sum_row_f32(const float *x, int64_t n) {
+    double a[32] = {0};
+    int64_t i;
+    for (i = 0; i < n; i++) a[i & 31] += (double)x[i];
+    for (int w = 16; w > 0; w /= 2)
+        for (int j = 0; j < w; j++) a[j] += a[j + w];
+    return a[0];
+}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The same sums in four 8-lane registers (lanes j, 8 + j, 16 + j, 24 + j), the tail masked. */
+__attribute__((target("avx512f,avx512vl"))) static double tn__sum_row_f32_avx512(const float *x, int64_t n) {
+    __m512d a[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd()};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) a[k] = _mm512_add_pd(a[k], _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8 * k)));
+    for (int k = 0; k < 4 && i + 8 * k < n; k++) {
+        const int64_t r = TN__MIN(8, n - i - 8 * k);
+        const __mmask8 m = (__mmask8)((1u << r) - 1);
+        a[k] = _mm512_mask_add_pd(a[k], m, a[k], _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i + 8 * k)));
+    }
+    const __m512d s = _mm512_add_pd(_mm512_add_pd(a[0], a[2]), _mm512_add_pd(a[1], a[3]));
+    const __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256(s), _mm512_extractf64x4_pd(s, 1));
+    const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+}
+#endif
+TN__TESTABLE int tn__sum_row_avx512 = 1;   /* test knob: 0 runs the portable loop */
+TN__TESTABLE double tn__sum_row(const float *x, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (tn__sum_row_avx512 && tn__cpu_avx512()) return tn__sum_row_f32_avx512(x, n);
+#endif
+    return tn__sum_row_f32(x, n);
+}
+/* o[i] += x[i], float32 into float64 (a row of x added into the accumulator row: the sum
+   over the outer dims of a contiguous tensor). Elementwise, so the AVX-512 loop gives the
+   same bits. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f"))) static void tn__sum_into_f64_avx512(double *o, const float *x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i);
+        _mm512_storeu_pd(o + i, _mm512_add_pd(_mm512_loadu_pd(o + i), _mm512_cvtps_pd(_mm512_castps512_ps256(v))));
+        _mm512_storeu_pd(o + i + 8, _mm512_add_pd(_mm512_loadu_pd(o + i + 8), _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))));
+    }
+    for (; i < n; i++) o[i] += (double)x[i];
+}
+#endif
+TN__TESTABLE void tn__sum_into_f64(double *TN__RESTRICT o, const float *TN__RESTRICT x, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (tn__sum_row_avx512 && tn__cpu_avx512()) { tn__sum_into_f64_avx512(o, x, n); return; }
+#endif
+    for (int64_t i = 0; i < n; i++) o[i] += (double)x[i];
+}
+/* float32 sums and products accumulate in a float64 copy of out, whichever dims are
+   reduced (a float32 accumulator drifts by percents over 2^20 additions). */
+static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) {
+    bool sum = *(const tn_reduce_op *)ctx == SUM;
+    if (s[0] == 0 && sum && s[1] == (int64_t)sizeof(float) && n >= 64) {   /* a contiguous row */
+        *(double *)p[0] += tn__sum_row((const float *)p[1], n);
+        return;
+    }
+    if (s[0] == 0) { /* reducing along this row: keep the accumulator in a register */
+        double a = *(double *)p[0];
+        for (int64_t i = 0; i < n; i++) { double x = *(const float *)(p[1] + i * s[1]); a = sum ? a + x : a * x; }
+        *(double *)p[0] = a;
+        return;
+    }
+    if (sum && s[0] == (int64_t)sizeof(double) && s[1] == (int64_t)sizeof(float)) {   /* rows into a row: bias gradients */
+        tn__sum_into_f64((double *)p[0], (const float *)p[1], n);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double *o = (double *)(p[0] + i * s[0]), x = *(const float *)(p[1] + i * s[1]);
+        *o = sum ? *o + x : *o * x;
+    }
+}
+
+static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
+    /* bool reduces as uint8: same bytes, and all/any/max/min agree */
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8);
+    if (!fn || out->dtype != x->dtype) return TN__FAIL_INT("reduce: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
+    tn_tensor *acc = NULL;
+    if (x->dtype == TN_F32 && (op == SUM || op == PROD)) {
+        acc = tn__copy_as(out, TN_F64, TN_CPU);
+        if (!acc) return -1;
+        fn = tn__reduce_f32acc;
+    }
+    tn__iter it;
+    tn__iter_init(&it, x->shape, x->ndim);
+    tn__iter_add(&it, acc ? acc : out);
+    tn__iter_add(&it, x);
+    tn__iter_run_reduce(&it, fn, &op);
+    int rc = acc ? tn__cpu_copy(out, acc) : 0;
+    tn_release(acc);
+    return rc;
+}
+
+
+/* Parse a dim list into a mask; n == 0 means every dim. Returns 0 or -1. */
+static int tn__dims_mask(const char *fn, tn_tensor *x, const int64_t *dims, int n, bool *mask) {
+    memset(mask, 0, TN_MAX_DIMS * sizeof(bool));
+    if (n < 0 || n > TN_MAX_DIMS || (n && !dims)) return TN__FAIL_INT("%s: invalid dim list (n = %d)", fn, n);
+    if (n == 0) { for (int i = 0; i < x->ndim; i++) mask[i] = true; return 0; }
+    for (int i = 0; i < n; i++) {
+        int d = tn__wrap_dim(fn, dims[i], x->ndim);
+        if (d < 0) return -1;
+        if (x->ndim == 0) continue;
+        if (mask[d]) return TN__FAIL_INT("%s: dim %d appears multiple times in the list of dims", fn, d);
+        mask[d] = true;
+    }
+    return 0;
+}
+
+/* out shape with reduced dims kept as 1 (keepdim) or dropped. */
+static int tn__reduced_shape(tn_tensor *x, const bool *mask, bool keepdim, int64_t *shape) {
+    int nd = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (!mask[i]) shape[nd++] = x->shape[i];
+        else if (keepdim) shape[nd++] = 1;
+    }
+    return nd;
+}
+
+static double tn__reduce_identity(tn_reduce_op op) { return (op == PROD || op == ALL) ? 1 : 0; }
+
+static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    bool mask[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype(fn, x) || tn__dims_mask(fn, x, dims, n, mask)) return NULL;
+    if (op == MAX || op == MIN) {
+        for (int i = 0; i < x->ndim; i++)
+            if (mask[i] && x->shape[i] == 0)
+                return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, i, TN__SHAPE(x));
+    }
+    tn_dtype od = x->dtype;
+    if ((op == SUM || op == PROD) && !tn_dtype_is_floating(od)) od = TN_I64;
+    if (op == ALL || op == ANY) od = TN_BOOL;
+    int64_t kshape[TN_MAX_DIMS], shape[TN_MAX_DIMS];
+    int knd = tn__reduced_shape(x, mask, true, kshape), nd = tn__reduced_shape(x, mask, keepdim, shape);
+    tn_tensor *xc = tn__as_dtype(x, od);
+    tn_tensor *out = xc ? tn__new(od, x->device, kshape, knd) : NULL;
+    const tn_backend *be = tn__backend(x->device);
+    /* max/min start from the first slice (exact for every dtype), the others from their identity */
+    tn_tensor first = xc ? tn__restrided(xc, kshape, xc->strides, knd) : *x;
+    int rc = !out ? -1 : (op == MAX || op == MIN) ? tn__copy(out, &first) : be->fill(out, tn__reduce_identity(op));
+    if (out && (rc || be->reduce(op, out, xc))) { tn_release(out); out = NULL; }
+    tn_release(xc);
+    if (out && !keepdim) { /* drop the reduced dims: a plain reshape of a contiguous tensor */
+        out->ndim = nd;
+        memcpy(out->shape, shape, sizeof shape);
+        tn__contiguous_strides(shape, nd, out->strides);
+    }
+    return out;
+}
+
+/* Record a reduction's node: the reduced dims as a mask in i[] (SUM, MEAN, PROD, AMAX, AMIN). */
+static tn_tensor *tn__reduce_record(const char *fn, tn__gop g, tn_tensor *x, const int64_t *dims, int n, tn_tensor *out) {
+    tn_node *node = out ? tn__node_new(g, 0, &x, 1) : NULL;
+    bool mask[TN_MAX_DIMS];
+    if (node && tn__dims_mask(fn, x, dims, n, mask) == 0) {
+        for (int d = 0; d < x->ndim; d++) node->i[d] = mask[d];
+        if (g == G_PROD || g == G_AMAX || g == G_AMIN) tn__node_save(node, x);
+        if (g == G_AMAX || g == G_AMIN) tn__node_save_result(node, out);
+    }
+    return tn__node_attach(node, out);
+}
+
+static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    tn_tensor *out = tn__reduce_raw(fn, op, x, dims, n, keepdim);
+    if (op == SUM || op == PROD || op == MAX || op == MIN)
+        out = tn__reduce_record(fn, op == SUM ? G_SUM : op == PROD ? G_PROD : op == MAX ? G_AMAX : G_AMIN, x, dims, n, out);
+    return tn__own(out);
+}
+
+TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
+TNDEF tn_tensor *tn_prod(tn_tensor *x) { return tn__reduce("tn_prod", PROD, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__grad_name(tn__reduce("tn_max", MAX, x, NULL, 0, false), "MaxBackward1"); }
+TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__grad_name(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
+TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
+TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
+TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, keepdim); }
+
+static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
+    bool mask[TN_MAX_DIMS];
+    if (tn__dims_mask(fn, x, dims, n, mask)) return -1;
+    int64_t c = 1;
+    for (int i = 0; i < x->ndim; i++) if (mask[i]) c *= x->shape[i];
+    return c;
+}
+
+static int tn__need_float(const char *fn, tn_tensor *x) {
+    if (!tn_dtype_is_floating(x->dtype))
+        return TN__FAIL_INT("%s: could not infer output dtype; input dtype must be floating point, got %s", fn, tn_dtype_name(x->dtype));
+    return 0;
+}
+
+TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
+    int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
+    tn_tensor *s = count < 0 ? NULL : tn__reduce_raw("tn_mean", SUM, x, dims, n, keepdim);
+    if (!s) return NULL;
+    tn_tensor *inv = tn__scalar_new(count ? 1.0 / (double)count : NAN, TN_F64, true); /* empty: NaN as PyTorch */
+    tn_tensor *r = inv ? tn__binary_raw("tn_mean", MUL, s, inv, 1, s) : NULL;
+    tn_release(inv);
+    tn_release(s);
+    r = tn__reduce_record("tn_mean", G_MEAN, x, dims, n, r);
+    if (r && r->grad_fn) { r->grad_fn->d[0] = (double)count; r->grad_fn->name = n ? "MeanBackward1" : "MeanBackward0"; }
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn_mean_dims(x, NULL, 0, false)); }
+
+TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype("tn_var_dims", x) || tn__need_float("tn_var_dims", x)) return NULL;
+    int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
+    if (count < 0) return NULL;
+    tn_scope_begin();
+    tn_tensor *m = tn_mean_dims(x, dims, n, true);
+    tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, keepdim);
+    tn_tensor *r = tn_keep(tn_div_scalar(ss, (double)TN__MAX(0, count - correction)));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_var", tn_var_dims(x, NULL, 0, correction, false)), "VarBackward0"); }
+TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+    TN__CHECK_NULL(x);
+    bool mask[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype("tn_std_dims", x) || tn__need_float("tn_std_dims", x) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
+    tn_scope_begin();
+    tn_tensor *v = tn_var_dims(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
+    /* sqrt with a zero gradient at 0 (PyTorch masks it): the double where keeps inf * 0 out */
+    tn_tensor *r = tn_keep(zero ? tn_where(zero, tn_zeros_like(v), tn_sqrt(tn_where(zero, tn_ones_like(v), v))) : NULL);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
+
+TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    bool mask[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
+    tn_scope_begin();
+    tn_tensor *a = tn_abs(x), *r;
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, keepdim);
+    else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
+    else if (p == 0) r = tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype);
+    else if (p == 1) r = tn_sum_dims(a, dims, n, keepdim);
+    else { /* (sum |x|^p)^(1/p), with a zero gradient where the norm is 0 (as PyTorch), not inf * 0 */
+        tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, keepdim);
+        tn_tensor *zero = sp ? tn_eq_scalar(sp, 0) : NULL;
+        tn_tensor *safe = zero ? tn_where(zero, tn_ones_like(sp), sp) : NULL;
+        r = safe ? tn_where(zero, tn_zeros_like(sp), p == 2 ? tn_sqrt(safe) : tn_pow_scalar(safe, 1.0 / p)) : NULL;
+    }
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
+
+TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    bool mask[TN_MAX_DIMS];
+    if (tn__check_cpu_dtype("tn_logsumexp", x) || tn__dims_mask("tn_logsumexp", x, dims, n, mask)) return NULL;
+    tn_scope_begin();
+    tn_tensor *xf = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, TN_F32), *r;
+    if (tn_numel(xf) == 0) {
+        r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, keepdim));
+    } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
+        tn_tensor *m = tn_amax(xf, dims, n, true);
+        if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
+        tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, true));
+        r = tn_add(s, m);
+        if (r && !keepdim) {
+            int64_t shape[TN_MAX_DIMS];
+            bool mask[TN_MAX_DIMS];
+            tn__dims_mask("tn_logsumexp", xf, dims, n, mask);
+            int nd = tn__reduced_shape(xf, mask, false, shape);
+            r = tn_reshape(r, shape, nd);
+        }
+    }
+    r = tn_keep(tn__grad_name(r, "LogsumexpBackward0"));
+    tn_scope_end();
+    return r;
+}

@@ -1,0 +1,666 @@
+/* An optimizer is its parameter groups (each: a range of o->params and a table of named
+   options, PyTorch's param_groups[g] dict) and per-parameter state tensors in the slots
+   its kind names (PyTorch's optimizer.state[p]). The CPU step calls the TN_HD update
+   rules of the declaration half over contiguous float32/float64 data. */
+
+/* An option with its default. type: 'f' number, 'i' integer, 'b' bool, 'p' pair
+   (betas), 'w' line_search_fn (None | 'strong_wolfe'), 'e' max_eval (None: max_iter*5//4). */
+typedef struct tn__optdef { const char *name; char type; double def, def2; } tn__optdef;
+#define TN__OPTDEF_END {NULL, 0, 0, 0}
+static const tn__optdef tn__optdefs[TN__NUM_OPTIMS][9] = {
+    {{"lr", 'f', 1e-3, 0}, {"momentum", 'f', 0, 0}, {"dampening", 'f', 0, 0}, {"weight_decay", 'f', 0, 0},
+     {"nesterov", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"amsgrad", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 1e-2, 0},
+     {"amsgrad", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-2, 0}, {"alpha", 'f', 0.99, 0}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"momentum", 'f', 0, 0}, {"centered", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-2, 0}, {"lr_decay", 'f', 0, 0}, {"weight_decay", 'f', 0, 0}, {"initial_accumulator_value", 'f', 0, 0},
+     {"eps", 'f', 1e-10, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1.0, 0}, {"rho", 'f', 0.9, 0}, {"eps", 'f', 1e-6, 0}, {"weight_decay", 'f', 0, 0},
+     {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 2e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 2e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"momentum_decay", 'f', 4e-3, 0}, {"decoupled_weight_decay", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
+     {"decoupled_weight_decay", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+    {{"lr", 'f', 1, 0}, {"max_iter", 'i', 20, 0}, {"max_eval", 'e', 0, 0}, {"tolerance_grad", 'f', 1e-7, 0},
+     {"tolerance_change", 'f', 1e-9, 0}, {"history_size", 'i', 100, 0}, {"line_search_fn", 'w', 0, 0}, TN__OPTDEF_END},
+};
+static const char *const tn__optim_names[TN__NUM_OPTIMS] = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                                           "Adamax", "NAdam", "RAdam", "LBFGS"};
+/* Keyword arguments PyTorch 2 has that change nothing here: foreach/fused choose an
+   implementation (one here); capturable/differentiable are accepted when False. */
+static const char *const tn__optim_noops[TN__NUM_OPTIMS] = {"foreach fused", "foreach fused", "foreach fused", "foreach",
+                                                           "foreach fused", "foreach", "foreach", "foreach", "foreach", ""};
+static const char *const tn__optim_false_only[TN__NUM_OPTIMS] = {"differentiable", "capturable differentiable",
+    "capturable differentiable", "capturable differentiable", "differentiable", "capturable differentiable",
+    "capturable differentiable", "capturable differentiable", "capturable differentiable", ""};
+/* State slots, in PyTorch's order of optimizer.state[p]. */
+#define TN__OPT_NSLOT 4
+static const char *const tn__optim_slots[TN__NUM_OPTIMS][TN__OPT_NSLOT] = {
+    {"momentum_buffer", NULL, NULL, NULL}, {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
+    {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}, {"step", "square_avg", "momentum_buffer", "grad_avg"},
+    {"step", "sum", NULL, NULL}, {"step", "square_avg", "acc_delta", NULL}, {"step", "exp_avg", "exp_inf", NULL},
+    {"step", "mu_product", "exp_avg", "exp_avg_sq"}, {"step", "exp_avg", "exp_avg_sq", NULL}, {NULL, NULL, NULL, NULL}};
+/* Keys schedulers add to param groups (tn_optim_set may create them). */
+static const char *const tn__sched_keys[] = {"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum", NULL};
+
+#define TN__OPT_MAXV 24
+typedef struct tn__pgroup {
+    int first, n;                     /* its parameters: o->params[first, first + n) */
+    int nv;                           /* options: the kind's first (table order), then schedulers' keys */
+    char key[TN__OPT_MAXV][32];
+    double val[TN__OPT_MAXV];
+} tn__pgroup;
+
+/* LBFGS keeps everything in float64 (PyTorch: in the parameters' dtype). */
+typedef struct tn__lbfgs {
+    int64_t N;                        /* total number of elements */
+    bool has_counts, has_d, has_t, has_hist, has_H, has_prev, has_prev_loss;
+    int64_t func_evals, n_iter;
+    double *d, t, H_diag, *prev_flat_grad, prev_loss;
+    int nold, cap;                    /* history: old_dirs[i], old_stps[i], ro[i], oldest first */
+    double **old_dirs, **old_stps, *ro;
+} tn__lbfgs;
+
+struct tn_optim {
+    int kind;
+    int ng, gcap;
+    tn__pgroup *groups;
+    tn__pgroup defaults;              /* the options given at creation: add_param_group starts from them */
+    int np, pcap;
+    tn_tensor **params;               /* retained, group after group */
+    tn_tensor **state;                /* np * TN__OPT_NSLOT, owned */
+    unsigned char *fresh;             /* per param: SGD momentum buffer made this step (starts as the grad) */
+    tn__lbfgs *lb;
+};
+
+/* ---- group tables ---- */
+static int tn__pg_find(const tn__pgroup *g, const char *key) {
+    for (int i = 0; i < g->nv; i++) if (!strcmp(g->key[i], key)) return i;
+    return -1;
+}
+static double tn__pg_get(const tn__pgroup *g, const char *key) {
+    int i = tn__pg_find(g, key);
+    return i < 0 ? NAN : g->val[i];
+}
+static int tn__pg_set(const char *fn, tn__pgroup *g, const char *key, double v) {
+    int i = tn__pg_find(g, key);
+    if (i < 0) {
+        if (g->nv == TN__OPT_MAXV || strlen(key) >= sizeof g->key[0])
+            return TN__FAIL_INT("%s: too many options in a parameter group (or name '%s' too long)", fn, key);
+        i = g->nv++;
+        snprintf(g->key[i], sizeof g->key[i], "%s", key);
+    }
+    g->val[i] = v;
+    return 0;
+}
+static const tn__optdef *tn__optim_def(int kind, const char *key) {
+    for (const tn__optdef *d = tn__optdefs[kind]; d->name; d++) {
+        size_t l = strlen(d->name);
+        if (!strncmp(key, d->name, l) && (!key[l] || (d->type == 'p' && (!strcmp(key + l, "[0]") || !strcmp(key + l, "[1]")))))
+            return d;
+    }
+    return NULL;
+}
+static void tn__optim_valid_names(int kind, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (const tn__optdef *d = tn__optdefs[kind]; d->name && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", d->name);
+    const char *extra[2] = {tn__optim_noops[kind], tn__optim_false_only[kind]};
+    for (int e = 0; e < 2; e++)
+        for (const char *p = extra[e]; *p && n < cap;) {
+            size_t l = strcspn(p, " ");
+            n += (size_t)snprintf(buf + n, cap - n, ", %.*s", (int)l, p);
+            p += l + (p[l] == ' ');
+        }
+}
+
+/* PyTorch's constructor checks ("Invalid learning rate: -1"), on any group. */
+static int tn__optim_validate(const char *fn, int kind, const tn__pgroup *g) {
+    static const struct { const char *key, *what; double lo, hi; bool open; } checks[] = {
+        {"lr", "Invalid learning rate", 0, INFINITY, false}, {"eps", "Invalid epsilon value", 0, INFINITY, false},
+        {"betas[0]", "Invalid beta parameter at index 0", 0, 1, true},
+        {"betas[1]", "Invalid beta parameter at index 1", 0, 1, true},
+        {"weight_decay", "Invalid weight_decay value", 0, INFINITY, false},
+        {"momentum", "Invalid momentum value", 0, INFINITY, false}, {"alpha", "Invalid alpha value", 0, INFINITY, false},
+        {"rho", "Invalid rho value", 0, 1, false}, {"lr_decay", "Invalid lr_decay value", 0, INFINITY, false},
+        {"initial_accumulator_value", "Invalid initial_accumulator_value value", 0, INFINITY, false},
+        {"momentum_decay", "Invalid momentum_decay value", 0, INFINITY, false},
+        {"history_size", "Invalid history_size (at least 1)", 1, INFINITY, false},
+        {"max_iter", "Invalid max_iter value", 0, INFINITY, false}, {"max_eval", "Invalid max_eval value", 0, INFINITY, false}};
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        if (tn__pg_find(g, checks[i].key) < 0) continue;
+        double v = tn__pg_get(g, checks[i].key);
+        if (!(v >= checks[i].lo && (checks[i].open ? v < checks[i].hi : v <= checks[i].hi)))
+            return TN__FAIL_INT("%s: %s: %g", fn, checks[i].what, v);
+    }
+    if (kind == TN__SGD && tn__pg_get(g, "nesterov") != 0 && (tn__pg_get(g, "momentum") <= 0 || tn__pg_get(g, "dampening") != 0))
+        return TN__FAIL_INT("%s: Nesterov momentum requires a momentum and zero dampening", fn);
+    return 0;
+}
+
+/* Options text -> a group's table: base's values (or the defaults) overridden by text. */
+static int tn__optim_parse(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
+    tn__opts o;
+    char valid[400], key[40];
+    if (tn__opts_parse(fn, text, &o)) return -1;
+    out->nv = 0;
+    for (const tn__optdef *d = tn__optdefs[kind]; d->name; d++) {
+        double v = base ? tn__pg_get(base, d->name) : d->def, x[2];
+        int r = 0;
+        if (d->type == 'f') {
+            if ((r = tn__opts_num(&o, d->name, x, 1)) > 0) v = x[0];
+        } else if (d->type == 'i' || d->type == 'e') {
+            int64_t iv;
+            if ((r = tn__opts_int(&o, d->name, &iv, 1)) > 0) v = (double)iv;
+            else if (r == 0 && d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);
+        } else if (d->type == 'b') {
+            bool b;
+            if ((r = tn__opts_bool(&o, d->name, &b)) > 0) v = b;
+        } else if (d->type == 'w') {
+            r = tn__opts_word(&o, d->name, "None|strong_wolfe");
+            if (r >= 0) v = r;
+            else r = r == -2 ? 0 : -1;
+        } else { /* pair: "betas[0]", "betas[1]" */
+            char k1[40];
+            snprintf(key, sizeof key, "%s[0]", d->name);
+            snprintf(k1, sizeof k1, "%s[1]", d->name);
+            v = base ? tn__pg_get(base, key) : d->def;
+            double v2 = base ? tn__pg_get(base, k1) : d->def2;
+            if ((r = tn__opts_num(&o, d->name, x, 2)) == 1)
+                return TN__FAIL_INT("%s: option %s needs a pair, e.g. %s=(%g, %g)", fn, d->name, d->name, d->def, d->def2);
+            if (r < 0) return -1;
+            if (r == 2) { v = x[0]; v2 = x[1]; }
+            if (tn__pg_set(fn, out, key, v) || tn__pg_set(fn, out, k1, v2)) return -1;
+            continue;
+        }
+        if (r < 0) return -1;
+        if (tn__pg_set(fn, out, d->name, v)) return -1;
+    }
+    const char *lists[2] = {tn__optim_noops[kind], tn__optim_false_only[kind]};
+    for (int l = 0; l < 2; l++)
+        for (const char *p = lists[l]; *p;) {
+            size_t len = strcspn(p, " ");
+            bool b = false;
+            snprintf(key, sizeof key, "%.*s", (int)len, p);
+            if (tn__opts_bool(&o, key, &b) < 0) return -1;
+            if (l == 1 && b) return TN__FAIL_INT("%s: %s=True is not supported (only %s=False)", fn, key, key);
+            p += len + (p[len] == ' ');
+        }
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    if (tn__opts_done(&o, valid)) return -1;
+    return tn__optim_validate(fn, kind, out);
+}
+
+/* ---- state ---- */
+static bool tn__optim_scalar_slot(const char *name) { return !strcmp(name, "step") || !strcmp(name, "mu_product"); }
+/* A new state tensor for param p: "step" 0-d float32 0, "mu_product" 1, "sum" the
+   initial accumulator, buffers zeros of p's shape and dtype. */
+static tn_tensor *tn__optim_state_new(tn_tensor *p, const char *name, double init) {
+    bool scalar = tn__optim_scalar_slot(name);
+    tn_tensor *t = scalar ? tn__new(TN_F32, TN_CPU, NULL, 0) : tn__new(p->dtype, TN_CPU, p->shape, p->ndim);
+    if (!t) return NULL;
+    int64_t n = tn_numel(t);
+    double v = !strcmp(name, "mu_product") ? 1 : scalar ? 0 : init;
+    if (t->dtype == TN_F32) for (int64_t i = 0; i < n; i++) ((float *)t->storage->data)[i] = (float)v;
+    else for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    if (!scalar && p->device != TN_CPU) { /* buffers live beside the parameter; step counters stay on the CPU, as PyTorch's */
+        tn_tensor *d = tn__copy_as(t, t->dtype, p->device);
+        tn_release(t);
+        t = d;
+    }
+    return t;
+}
+/* Whether slot k of param group g's kind is in use with the group's options. */
+static bool tn__optim_slot_used(int kind, int k, const tn__pgroup *g) {
+    const char *name = tn__optim_slots[kind][k];
+    if (!name) return false;
+    if (!strcmp(name, "max_exp_avg_sq")) return tn__pg_get(g, "amsgrad") != 0;
+    if (!strcmp(name, "grad_avg")) return tn__pg_get(g, "centered") != 0;
+    if (!strcmp(name, "momentum_buffer")) return kind == TN__SGD ? tn__pg_get(g, "momentum") != 0 : tn__pg_get(g, "momentum") > 0;
+    return true;
+}
+static int tn__optim_slot_index(int kind, const char *name) {
+    for (int k = 0; k < TN__OPT_NSLOT; k++)
+        if (tn__optim_slots[kind][k] && !strcmp(tn__optim_slots[kind][k], name)) return k;
+    return -1;
+}
+/* Create the missing state of param i (in group g). SGD's momentum buffer starts as the
+   gradient: it is allocated here and filled by the update (fresh). */
+static int tn__optim_init_state(const char *fn, tn_optim *o, int i, const tn__pgroup *g) {
+    for (int k = 0; k < TN__OPT_NSLOT; k++) {
+        if (o->state[i * TN__OPT_NSLOT + k] || !tn__optim_slot_used(o->kind, k, g)) continue;
+        const char *name = tn__optim_slots[o->kind][k];
+        tn_tensor *t = tn__optim_state_new(o->params[i], name, !strcmp(name, "sum") ? tn__pg_get(g, "initial_accumulator_value") : 0);
+        if (!t) return TN__FAIL_INT("%s: out of memory creating optimizer state", fn);
+        o->state[i * TN__OPT_NSLOT + k] = t;
+        if (o->kind == TN__SGD) o->fresh[i] = 1;
+    }
+    return 0;
+}
+
+/* ---- creation ---- */
+static int tn__optim_kind(const char *fn, const char *kind) {
+    for (int k = 0; kind && k < TN__NUM_OPTIMS; k++) if (!strcmp(kind, tn__optim_names[k])) return k;
+    return TN__FAIL_INT("%s: unknown optimizer '%s' (known: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, LBFGS)",
+                        fn, kind ? kind : "(null)");
+}
+static int tn__optim_check_params(const char *fn, const tn_optim *o, tn_tensor *const *params, int n) {
+    if (n <= 0 || !params) return TN__FAIL_INT("%s: optimizer got an empty parameter list", fn);
+    for (int i = 0; i < n; i++) {
+        tn_tensor *p = params[i];
+        if (!p) return -1; /* a failed expression upstream: its error stands */
+        if (p->grad_fn) return TN__FAIL_INT("%s: can't optimize a non-leaf Tensor (parameter %d has grad_fn %s)", fn, i, tn_grad_fn_name(p));
+        if (!p->requires_grad)
+            return TN__FAIL_INT("%s: parameter %d does not require grad (call tn_requires_grad_(t, true) first)", fn, i);
+        if (p->dtype != TN_F32 && p->dtype != TN_F64)
+            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+        for (int j = 0; j < i; j++)
+            if (params[j] == p) return TN__FAIL_INT("%s: parameter %d appears twice in the parameter group", fn, i);
+        for (int j = 0; j < o->np; j++)
+            if (o->params[j] == p) return TN__FAIL_INT("%s: some parameters appear in more than one parameter group (parameter %d)", fn, i);
+    }
+    return 0;
+}
+/* Append a group (options already parsed into g). */
+static int tn__optim_append(const char *fn, tn_optim *o, tn_tensor *const *params, int n, const tn__pgroup *g) {
+    if (tn__optim_check_params(fn, o, params, n)) return -1;
+    if (o->ng == o->gcap) {
+        int cap = o->gcap ? 2 * o->gcap : 2;
+        tn__pgroup *gs = (tn__pgroup *)TN_REALLOC(o->groups, (size_t)cap * sizeof *gs);
+        if (!gs) return TN__FAIL_INT("%s: out of memory", fn);
+        o->groups = gs;
+        o->gcap = cap;
+    }
+    if (o->np + n > o->pcap) {
+        int cap = TN__MAX(o->np + n, 2 * o->pcap);
+        tn_tensor **ps = (tn_tensor **)TN_REALLOC(o->params, (size_t)cap * sizeof *ps);
+        if (ps) o->params = ps;
+        tn_tensor **st = ps ? (tn_tensor **)TN_REALLOC(o->state, (size_t)cap * TN__OPT_NSLOT * sizeof *st) : NULL;
+        if (st) o->state = st;
+        unsigned char *fr = st ? (unsigned char *)TN_REALLOC(o->fresh, (size_t)cap) : NULL;
+        if (!fr) return TN__FAIL_INT("%s: out of memory", fn);
+        o->fresh = fr;
+        o->pcap = cap;
+    }
+    tn__pgroup *ng = &o->groups[o->ng];
+    *ng = *g;
+    ng->first = o->np;
+    ng->n = n;
+    for (int i = 0; i < n; i++) {
+        o->params[o->np + i] = tn_retain(params[i]);
+        for (int k = 0; k < TN__OPT_NSLOT; k++) o->state[(o->np + i) * TN__OPT_NSLOT + k] = NULL;
+        o->fresh[o->np + i] = 0;
+    }
+    o->np += n;
+    o->ng++;
+    return 0;
+}
+static tn__lbfgs *tn__lbfgs_new(void) {
+    tn__lbfgs *lb = (tn__lbfgs *)TN_MALLOC(sizeof *lb);
+    if (lb) memset(lb, 0, sizeof *lb);
+    return lb;
+}
+static void tn__lbfgs_free(tn__lbfgs *lb) {
+    if (!lb) return;
+    for (int i = 0; i < lb->nold; i++) { TN_FREE(lb->old_dirs[i]); TN_FREE(lb->old_stps[i]); }
+    TN_FREE(lb->old_dirs);
+    TN_FREE(lb->old_stps);
+    TN_FREE(lb->ro);
+    TN_FREE(lb->d);
+    TN_FREE(lb->prev_flat_grad);
+    TN_FREE(lb);
+}
+static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *const *params, int n, const char *options) {
+    for (int i = 0; params && i < n; i++) if (!params[i]) return NULL;
+    int k = tn__optim_kind(fn, kind);
+    if (k < 0) return NULL;
+    tn_optim *o = (tn_optim *)TN_MALLOC(sizeof *o);
+    if (!o) return (tn_optim *)tn__error("%s: out of memory", fn);
+    memset(o, 0, sizeof *o);
+    o->kind = k;
+    if (tn__optim_parse(fn, k, options, NULL, &o->defaults) || tn__optim_append(fn, o, params, n, &o->defaults) ||
+        (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
+        if (k == TN__LBFGS && o->ng == 1 && !o->lb) tn__error("%s: out of memory", fn);
+        tn_optim_free(o);
+        return NULL;
+    }
+    /* Adagrad makes its state in the constructor (step 0, sum = initial_accumulator_value) */
+    for (int i = 0; k == TN__ADAGRAD && i < o->np; i++)
+        if (tn__optim_init_state(fn, o, i, &o->groups[0])) { tn_optim_free(o); return NULL; }
+    return o;
+}
+TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_create("tn_optim_create", kind, params, n, options);
+}
+TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay) {
+    char opts[128];
+    snprintf(opts, sizeof opts, "lr=%.17g, momentum=%.17g, weight_decay=%.17g", lr, momentum, weight_decay);
+    return tn__optim_create("tn_optim_sgd", "SGD", params, n, opts);
+}
+TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr) {
+    char opts[64];
+    snprintf(opts, sizeof opts, "lr=%.17g", lr);
+    return tn__optim_create("tn_optim_adam", "Adam", params, n, opts);
+}
+TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay) {
+    char opts[96];
+    snprintf(opts, sizeof opts, "lr=%.17g, weight_decay=%.17g", lr, weight_decay);
+    return tn__optim_create("tn_optim_adamw", "AdamW", params, n, opts);
+}
+TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+    const char *fn = "tn_optim_add_param_group";
+    if (!o) return -1;
+    for (int i = 0; params && i < n; i++) if (!params[i]) return -1;
+    if (o->kind == TN__LBFGS) return TN__FAIL_INT("%s: LBFGS doesn't support per-parameter options (parameter groups)", fn);
+    tn__pgroup g;
+    if (tn__optim_parse(fn, o->kind, options, &o->defaults, &g) || tn__optim_append(fn, o, params, n, &g)) return -1;
+    for (int i = o->groups[o->ng - 1].first; o->kind == TN__ADAGRAD && i < o->np; i++)
+        if (tn__optim_init_state(fn, o, i, &o->groups[o->ng - 1])) return -1;
+    return 0;
+}
+TNDEF void tn_optim_free(tn_optim *o) {
+    if (!o) return;
+    for (int i = 0; i < o->np; i++) {
+        tn_release(o->params[i]);
+        for (int k = 0; k < TN__OPT_NSLOT; k++) tn_release(o->state[i * TN__OPT_NSLOT + k]);
+    }
+    TN_FREE(o->params);
+    TN_FREE(o->state);
+    TN_FREE(o->fresh);
+    TN_FREE(o->groups);
+    tn__lbfgs_free(o->lb);
+    TN_FREE(o);
+}
+TNDEF int tn_optim_num_groups(const tn_optim *o) { return o ? o->ng : 0; }
+TNDEF int tn_optim_num_params(const tn_optim *o) { return o ? o->np : 0; }
+TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i) { return o && i >= 0 && i < o->np ? o->params[i] : NULL; }
+TNDEF tn_tensor *tn_optim_state(const tn_optim *o, int param, const char *name) {
+    if (!o || param < 0 || param >= o->np || !name) return NULL;
+    int k = tn__optim_slot_index(o->kind, name);
+    return k < 0 ? NULL : o->state[param * TN__OPT_NSLOT + k];
+}
+
+static int tn__optim_group_arg(const char *fn, const tn_optim *o, int group, const char *name) {
+    if (group < 0 || group >= o->ng)
+        return TN__FAIL_INT("%s: group %d out of range (the %s optimizer has %d)", fn, group, tn__optim_names[o->kind], o->ng);
+    if (!name) return TN__FAIL_INT("%s: name is NULL", fn);
+    if (!strcmp(name, "betas") && tn__optim_def(o->kind, "betas"))
+        return TN__FAIL_INT("%s: betas is a pair: use \"betas[0]\" or \"betas[1]\"", fn);
+    return 0;
+}
+TNDEF double tn_optim_get(const tn_optim *o, int group, const char *name) {
+    const char *fn = "tn_optim_get";
+    if (!o) return NAN;
+    if (tn__optim_group_arg(fn, o, group, name)) return NAN;
+    int i = tn__pg_find(&o->groups[group], name);
+    if (i < 0) return tn__error("%s: param group %d of %s has no option '%s'", fn, group, tn__optim_names[o->kind], name), NAN;
+    return o->groups[group].val[i];
+}
+TNDEF int tn_optim_set(tn_optim *o, int group, const char *name, double value) {
+    const char *fn = "tn_optim_set";
+    if (!o) return -1;
+    if (tn__optim_group_arg(fn, o, group, name)) return -1;
+    tn__pgroup *g = &o->groups[group];
+    const tn__optdef *d = tn__optim_def(o->kind, name);
+    if (d && d->type == 'b') value = value != 0;
+    if (d && d->type == 'w' && value != 0 && value != 1)
+        return TN__FAIL_INT("%s: %s is 0 (None) or 1 ('strong_wolfe'), got %g", fn, name, value);
+    if (!d && tn__pg_find(g, name) < 0) {
+        bool sched = false;
+        for (int i = 0; tn__sched_keys[i]; i++) sched = sched || !strcmp(tn__sched_keys[i], name);
+        if (!sched) {
+            char valid[400];
+            tn__optim_valid_names(o->kind, valid, sizeof valid);
+            return TN__FAIL_INT("%s: %s has no option '%s' (options: %s; initial_lr, max_lr, min_lr, max_momentum, base_momentum)",
+                                fn, tn__optim_names[o->kind], name, valid);
+        }
+    }
+    return tn__pg_set(fn, g, name, value);
+}
+
+/* ---- zero_grad ---- */
+TNDEF void tn_optim_zero_grad(tn_optim *o) { tn_optim_zero_grad_set_to_none(o, true); }
+TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
+    if (!o) return;
+    tn_no_grad_begin();
+    tn_scope_begin();
+    for (int i = 0; i < o->np; i++) {
+        tn_tensor *p = o->params[i], *g = p->grad;
+        if (!g) continue;
+        if (set_to_none) { tn_set_grad(p, NULL); continue; }
+        /* PyTorch: grad.detach_() (or requires_grad_(False)), then zero_() */
+        if (g->grad_fn) tn_detach_(g);
+        else g->requires_grad = false;
+        tn_zero_(g);
+    }
+    tn_scope_end();
+    tn_no_grad_end();
+}
+
+/* ---- the CPU step ---- */
+/* One parameter's update over n contiguous elements: p, g and up to three state buffers
+   (NULL: unused, read as a dummy). TN__OPTIM_LOOP expands the loop with the kind and the
+   flags as constants, so tn_optim_apply's switch and flag tests fold away and the loop
+   vectorises (the same operations in the same order per element: the same bits as the
+   general loop); the common rules get such a copy, the rest the general loop. A, B, E: the
+   state pointers of element i (&d: a scratch value for a slot the rule does not touch). */
+#define TN__OPTIM_LOOP(T, S, KIND, F, A, B, E) do { \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int t = 0; t < nthr; t++) { \
+        T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
+        memcpy(cl, c, sizeof cl); \
+        for (int64_t i = n * t / nthr, hi = n * (t + 1) / nthr; i < hi; i++) { \
+            T d = 0; \
+            p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
+        } \
+    } \
+} while (0)
+#define TN__OPTIM_KERNEL(T, S) \
+static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g, T *s0, T *s1, T *s2) { \
+    T c[12]; \
+    for (int j = 0; j < 12; j++) c[j] = (T)k->c[j]; \
+    const int f = k->flags; \
+    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */ \
+    const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM; \
+    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) { \
+        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__ADAM, 0, s0 + i, s1 + i, &d); return; } \
+        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD, s0 + i, s1 + i, &d); return; } \
+        if (f == (WD | DEC)) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD | DEC, s0 + i, s1 + i, &d); return; } \
+        if (f == DEC) { TN__OPTIM_LOOP(T, S, TN__ADAM, DEC, s0 + i, s1 + i, &d); return; } \
+    } else if (k->kind == TN__SGD) { \
+        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__SGD, 0, &d, &d, &d); return; } \
+        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__SGD, WD, &d, &d, &d); return; } \
+        if (s0 && f == MOM) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM, s0 + i, &d, &d); return; } \
+        if (s0 && f == (MOM | WD)) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM | WD, s0 + i, &d, &d); return; } \
+    } \
+    TN__OMP_PARALLEL_FOR(nthr) \
+    for (int64_t i = 0; i < n; i++) { \
+        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */ \
+        p[i] = tn_optim_apply_##S(k->kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]); \
+    } \
+}
+
+TN__OPTIM_KERNEL(float, f32)
+TN__OPTIM_KERNEL(double, f64)
+/* The CPU backend's optim entry. */
+static int tn__cpu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
+    int64_t n = tn_numel(p);
+    if (p->dtype == TN_F32)
+        tn__optim_kernel_f32(k, n, (float *)tn_data_ptr(p), (const float *)tn_data_ptr(g), (float *)tn_data_ptr(s[0]),
+                             (float *)tn_data_ptr(s[1]), (float *)tn_data_ptr(s[2]));
+    else
+        tn__optim_kernel_f64(k, n, (double *)tn_data_ptr(p), (const double *)tn_data_ptr(g), (double *)tn_data_ptr(s[0]),
+                             (double *)tn_data_ptr(s[1]), (double *)tn_data_ptr(s[2]));
+    return 0;
+}
+
+/* step += 1 in the float32 state tensor, as PyTorch's step_t += 1; returns the new value */
+static double tn__optim_bump_step(tn_tensor *step) {
+    float *s = (float *)step->storage->data + step->offset;
+    *s = *s + 1.0f;
+    return (double)*s;
+}
+/* The scalars and flags of param i's update (and its step counters), from group g. */
+static void tn__optim_coefs(tn_optim *o, int i, const tn__pgroup *g, tn__optk *k) {
+    tn_tensor **st = o->state + i * TN__OPT_NSLOT;
+    double lr = tn__pg_get(g, "lr"), wd = tn__pg_get(g, "weight_decay"), *c = k->c;
+    double b1 = tn__pg_get(g, "betas[0]"), b2 = tn__pg_get(g, "betas[1]"), eps = tn__pg_get(g, "eps");
+    int f = (tn__pg_get(g, "maximize") != 0 ? TN_OPTF_MAXIMIZE : 0) | (wd != 0 ? TN_OPTF_WEIGHT_DECAY : 0);
+    double step = o->kind == TN__SGD ? 0 : tn__optim_bump_step(st[0]);
+    memset(c, 0, sizeof k->c);
+    k->kind = o->kind;
+    switch (o->kind) {
+    case TN__SGD: {
+        double m = tn__pg_get(g, "momentum");
+        c[0] = lr; c[1] = m; c[2] = 1 - tn__pg_get(g, "dampening"); c[3] = wd;
+        f |= (m != 0 ? TN_OPTF_MOMENTUM : 0) | (tn__pg_get(g, "nesterov") != 0 ? TN_OPTF_NESTEROV : 0) | (o->fresh[i] ? TN_OPTF_FIRST : 0);
+        o->fresh[i] = 0;
+        break;
+    }
+    case TN__ADAM: case TN__ADAMW: {
+        double bc1 = 1 - pow(b1, step), bc2 = 1 - pow(b2, step);
+        c[0] = wd; c[1] = 1 - lr * wd; c[2] = 1 - b1; c[3] = b2; c[4] = 1 - b2; c[5] = sqrt(bc2); c[6] = eps; c[7] = -(lr / bc1);
+        f |= (tn__pg_get(g, "amsgrad") != 0 ? TN_OPTF_AMSGRAD : 0) | (o->kind == TN__ADAMW ? TN_OPTF_DECOUPLED : 0);
+        break;
+    }
+    case TN__RMSPROP: {
+        double alpha = tn__pg_get(g, "alpha"), m = tn__pg_get(g, "momentum");
+        c[0] = wd; c[1] = alpha; c[2] = 1 - alpha; c[3] = eps; c[4] = m; c[5] = lr;
+        f |= (tn__pg_get(g, "centered") != 0 ? TN_OPTF_CENTERED : 0) | (m > 0 ? TN_OPTF_MOMENTUM : 0);
+        break;
+    }
+    case TN__ADAGRAD:
+        c[0] = wd; c[1] = eps; c[2] = lr / (1 + (step - 1) * tn__pg_get(g, "lr_decay"));
+        break;
+    case TN__ADADELTA: {
+        double rho = tn__pg_get(g, "rho");
+        c[0] = wd; c[1] = rho; c[2] = 1 - rho; c[3] = eps; c[4] = lr;
+        break;
+    }
+    case TN__ADAMAX:
+        c[0] = wd; c[1] = 1 - b1; c[2] = b2; c[3] = eps; c[4] = lr / (1 - pow(b1, step));
+        break;
+    case TN__NADAM: {
+        double md = tn__pg_get(g, "momentum_decay"), bc2 = 1 - pow(b2, step);
+        double mu = b1 * (1. - 0.5 * pow(0.96, step * md)), mu_next = b1 * (1. - 0.5 * pow(0.96, (step + 1) * md));
+        float *mp = (float *)st[1]->storage->data + st[1]->offset;
+        *mp = *mp * (float)mu;        /* mu_product *= mu, in float32 as PyTorch's state tensor */
+        double mu_product = *mp, mu_product_next = mu_product * mu_next;
+        c[0] = wd; c[1] = 1 - lr * wd; c[2] = 1 - b1; c[3] = b2; c[4] = 1 - b2; c[5] = bc2; c[6] = eps;
+        c[7] = -lr * (1. - mu) / (1. - mu_product); c[8] = (-lr * mu_next) / (1. - mu_product_next);
+        if (wd != 0 && tn__pg_get(g, "decoupled_weight_decay") != 0) f |= TN_OPTF_DECOUPLED;
+        break;
+    }
+    case TN__RADAM: {
+        double bc1 = 1 - pow(b1, step), bc2 = 1 - pow(b2, step);
+        double rho_inf = 2 / (1 - b2) - 1, rho_t = rho_inf - 2 * step * pow(b2, step) / bc2;
+        c[0] = wd; c[1] = 1 - lr * wd; c[2] = 1 - b1; c[3] = b2; c[4] = 1 - b2; c[5] = bc1; c[6] = lr; c[7] = sqrt(bc2); c[8] = eps;
+        if (rho_t > 5.) {
+            c[9] = sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+            f |= TN_OPTF_RECTIFY;
+        }
+        if (wd != 0 && tn__pg_get(g, "decoupled_weight_decay") != 0) f |= TN_OPTF_DECOUPLED;
+        break;
+    }
+    default: break;
+    }
+    k->flags = f;
+}
+/* The state buffers the kernel takes, in its order: s0, s1, s2. */
+static void tn__optim_buffers(const tn_optim *o, int i, tn_tensor **s) {
+    tn_tensor *const *st = o->state + i * TN__OPT_NSLOT;
+    s[0] = s[1] = s[2] = NULL;
+    switch (o->kind) {
+    case TN__SGD: s[0] = st[0]; break;
+    case TN__ADAM: case TN__ADAMW: case TN__RMSPROP: s[0] = st[1]; s[1] = st[2]; s[2] = st[3]; break; /* RMSprop: square_avg, momentum_buffer, grad_avg */
+    case TN__ADAGRAD: s[0] = st[1]; break;
+    case TN__ADADELTA: case TN__ADAMAX: case TN__RADAM: s[0] = st[1]; s[1] = st[2]; break;
+    case TN__NADAM: s[0] = st[2]; s[1] = st[3]; break;
+    default: break;
+    }
+}
+/* Checks every parameter that has a grad and makes missing state, before anything is
+   updated: a refused step changes nothing. */
+static int tn__optim_prepare(const char *fn, tn_optim *o) {
+    for (int gi = 0; gi < o->ng; gi++) {
+        const tn__pgroup *g = &o->groups[gi];
+        for (int i = g->first; i < g->first + g->n; i++) {
+            tn_tensor *p = o->params[i], *gr = p->grad;
+            if (!gr) continue;
+            if (gr->device != p->device)
+                return TN__FAIL_INT("%s: parameter %d is on %s but its grad is on %s", fn, i, tn_device_name(p->device), tn_device_name(gr->device));
+            if (p->dtype != TN_F32 && p->dtype != TN_F64)
+                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+            if (gr->dtype != p->dtype || gr->ndim != p->ndim || memcmp(gr->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)))
+                return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
+                                    TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));
+            if (tn__optim_init_state(fn, o, i, g)) return -1;
+            tn_tensor *s[3];
+            tn__optim_buffers(o, i, s);
+            for (int k = 0; k < 3; k++)
+                if (s[k] && (s[k]->dtype != p->dtype || s[k]->device != p->device || tn_numel(s[k]) != tn_numel(p)))
+                    return TN__FAIL_INT("%s: parameter %d is %s %s but its optimizer state is %s %s: it changed after the first step "
+                                        "(tn_module_to_dtype / tn_module_to); create the optimizer after moving the model",
+                                        fn, i, tn_dtype_name(p->dtype), TN__SHAPE(p), tn_dtype_name(s[k]->dtype), TN__SHAPE(s[k]));
+        }
+    }
+    return 0;
+}
+static int tn__optim_step(const char *fn, tn_optim *o) {
+    if (tn__optim_prepare(fn, o)) return -1;
+    int rc = 0;
+    tn_no_grad_begin();
+    for (int gi = 0; gi < o->ng && rc == 0; gi++) {
+        const tn__pgroup *g = &o->groups[gi];
+        for (int i = g->first; i < g->first + g->n && rc == 0; i++) {
+            tn_tensor *p = o->params[i], *gr = p->grad, *s[3];
+            if (!gr) continue;
+            tn__optk k;
+            tn__optim_coefs(o, i, g, &k);
+            tn__optim_buffers(o, i, s);
+            /* strided parameters or grads go through contiguous copies (the only allocation) */
+            tn_tensor *pc = tn_is_contiguous(p) ? NULL : tn__copy_as(p, p->dtype, p->device);
+            tn_tensor *gc = tn_is_contiguous(gr) ? NULL : tn__copy_as(gr, gr->dtype, p->device);
+            if ((!pc && !tn_is_contiguous(p)) || (!gc && !tn_is_contiguous(gr))) {
+                rc = TN__FAIL_INT("%s: out of memory copying a non-contiguous parameter", fn);
+            } else {
+                if (tn__backend(p->device)->optim(&k, pc ? pc : p, gc ? gc : gr, s)) rc = -1;
+                if (pc && tn__copy(p, pc)) rc = -1;
+
+                tn__bump_version(p);   /* as an in-place op on the parameter */
+            }
+            tn_release(pc);
+            tn_release(gc);
+        }
+    }
+    tn_no_grad_end();
+    return rc;
+}
+TNDEF int tn_optim_step(tn_optim *o) {
+    if (!o) return -1;
+    if (o->kind == TN__LBFGS) return TN__FAIL_INT("tn_optim_step: LBFGS needs a closure: use tn_optim_step_closure");
+    return tn__optim_step("tn_optim_step", o);
+}
+
+/* A NaN from the closure is its error: keep its message, say who saw it. */
+static double tn__closure_failed(const char *fn) {
+    char why[900];
+    size_t l = strlen(tn_last_error());
+    if (l >= sizeof why) l = sizeof why - 1;
+    memcpy(why, tn_last_error(), l);
+    why[l] = 0;
+    tn__error("%s: the closure returned NaN%s%s%s", fn, why[0] ? " (" : "", why, why[0] ? ")" : "");
+    return NAN;
+}
+static double tn__closure_call(tn_closure closure, void *user) {
+    tn_enable_grad_begin();
+    double f = closure(user);
+    tn_enable_grad_end();
+    return f;
+}
