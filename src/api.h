@@ -551,24 +551,25 @@ TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, doub
 /* 10. nn functional                                                        */
 /* ======================================================================= */
 /* Scalar activations shared by the CPU kernels and tensor_cuda.cu (one formula each). */
-#define TN__DEFINE_ACTIVATIONS(T, S, F) \
-    TN_HD static inline T tn_sigmoid_##S(T x) { \
-        return x >= 0 ? (T)1 / ((T)1 + exp##F(-x)) : exp##F(x) / ((T)1 + exp##F(x)); } \
-    TN_HD static inline T tn_silu_##S(T x) { return x * tn_sigmoid_##S(x); } \
-    TN_HD static inline T tn_gelu_##S(T x) { return (T)0.5 * x * ((T)1 + erf##F(x * (T)0.70710678118654752440)); } \
-    TN_HD static inline T tn_gelu_tanh_##S(T x) { \
-        return (T)0.5 * x * ((T)1 + tanh##F((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))); } \
-    /* softplus = log(1 + exp(beta x)) / beta, linear above threshold as PyTorch */ \
-    TN_HD static inline T tn_softplus_##S(T x, T beta, T threshold) { \
-        return x * beta > threshold ? x : log1p##F(exp##F(x * beta)) / beta; } \
-    TN_HD static inline T tn_leaky_relu_##S(T x, T slope) { return x > 0 ? x : x * slope; } \
-    /* elu, selu and celu: scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1)) */ \
-    TN_HD static inline T tn_elu_##S(T x, T alpha, T scale, T input_scale) { \
-        return x > 0 ? scale * x : scale * alpha * expm1##F(x * input_scale); } \
-    TN_HD static inline T tn_hardtanh_##S(T x, T lo, T hi) { return x < lo ? lo : x > hi ? hi : x; } \
-    TN_HD static inline T tn_mish_##S(T x) { return x * tanh##F(log1p##F(exp##F(x))); } \
-    TN_HD static inline T tn_hardsigmoid_##S(T x) { return tn_hardtanh_##S(x + (T)3, (T)0, (T)6) / (T)6; } \
-    TN_HD static inline T tn_hardswish_##S(T x) { return x * tn_hardsigmoid_##S(x); }
+/* @template TN__DEFINE_ACTIVATIONS(T, S, F) */
+TN_HD static inline T tn_sigmoid_##S(T x) {
+    return x >= 0 ? (T)1 / ((T)1 + exp##F(-x)) : exp##F(x) / ((T)1 + exp##F(x)); }
+TN_HD static inline T tn_silu_##S(T x) { return x * tn_sigmoid_##S(x); }
+TN_HD static inline T tn_gelu_##S(T x) { return (T)0.5 * x * ((T)1 + erf##F(x * (T)0.70710678118654752440)); }
+TN_HD static inline T tn_gelu_tanh_##S(T x) {
+    return (T)0.5 * x * ((T)1 + tanh##F((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))); }
+/* softplus = log(1 + exp(beta x)) / beta, linear above threshold as PyTorch */
+TN_HD static inline T tn_softplus_##S(T x, T beta, T threshold) {
+    return x * beta > threshold ? x : log1p##F(exp##F(x * beta)) / beta; }
+TN_HD static inline T tn_leaky_relu_##S(T x, T slope) { return x > 0 ? x : x * slope; }
+/* elu, selu and celu: scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1)) */
+TN_HD static inline T tn_elu_##S(T x, T alpha, T scale, T input_scale) {
+    return x > 0 ? scale * x : scale * alpha * expm1##F(x * input_scale); }
+TN_HD static inline T tn_hardtanh_##S(T x, T lo, T hi) { return x < lo ? lo : x > hi ? hi : x; }
+TN_HD static inline T tn_mish_##S(T x) { return x * tanh##F(log1p##F(exp##F(x))); }
+TN_HD static inline T tn_hardsigmoid_##S(T x) { return tn_hardtanh_##S(x + (T)3, (T)0, (T)6) / (T)6; }
+TN_HD static inline T tn_hardswish_##S(T x) { return x * tn_hardsigmoid_##S(x); }
+/* @end TN__DEFINE_ACTIVATIONS */
 TN__DEFINE_ACTIVATIONS(float, f32, f)
 TN__DEFINE_ACTIVATIONS(double, f64, )
 
@@ -1116,86 +1117,87 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
 #define TN_OPTF_CENTERED 64
 #define TN_OPTF_DECOUPLED 128     /* AdamW, NAdam/RAdam decoupled_weight_decay: param *= 1 - lr*weight_decay */
 #define TN_OPTF_RECTIFY 256       /* RAdam: rho_t > 5 */
-#define TN__DEFINE_OPTIM_RULES(T, S, F) \
-    /* torch.lerp(a, b, w), exact at both ends */ \
-    TN_HD static inline T tn_optim_lerp_##S(T a, T b, T w) { \
-        return fabs##F(w) < (T)0.5 ? a + w * (b - a) : b - (b - a) * ((T)1 - w); } \
-    /* torch.maximum: NaN propagates */ \
-    TN_HD static inline T tn_optim_max_##S(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; } \
-    TN_HD static inline T tn__optim_grad_##S(T *p, T g, T wd, T decay, int f) { \
-        if (f & TN_OPTF_MAXIMIZE) g = -g; \
-        if (f & TN_OPTF_DECOUPLED) *p = *p * decay; \
-        else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p; \
-        return g; } \
-    TN_HD static inline T tn_sgd_update_##S(T p, T g, T *buf, T lr, T momentum, T one_minus_dampening, T wd, int f) { \
-        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
-        if (f & TN_OPTF_MOMENTUM) { \
-            T b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g; \
-            *buf = b; \
-            g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b; \
-        } \
-        return p + (-lr) * g; } \
-    /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */ \
-    TN_HD static inline T tn_adam_update_##S(T p, T g, T *m, T *v, T *vmax, T wd, T decay, T one_minus_beta1, \
-                                             T beta2, T one_minus_beta2, T bias_correction2_sqrt, T eps, T neg_step_size, int f) { \
-        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
-        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
-        *v = *v * beta2 + one_minus_beta2 * g * g; \
-        T den; \
-        if (f & TN_OPTF_AMSGRAD) { *vmax = tn_optim_max_##S(*vmax, *v); den = sqrt##F(*vmax) / bias_correction2_sqrt + eps; } \
-        else den = sqrt##F(*v) / bias_correction2_sqrt + eps; \
-        return p + neg_step_size * *m / den; } \
-    TN_HD static inline T tn_rmsprop_update_##S(T p, T g, T *square_avg, T *grad_avg, T *buf, T wd, T alpha, \
-                                                T one_minus_alpha, T eps, T momentum, T lr, int f) { \
-        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
-        *square_avg = *square_avg * alpha + one_minus_alpha * g * g; \
-        T avg; \
-        if (f & TN_OPTF_CENTERED) { \
-            *grad_avg = tn_optim_lerp_##S(*grad_avg, g, one_minus_alpha); \
-            avg = sqrt##F(*square_avg + (T)-1 * *grad_avg * *grad_avg); \
-        } else avg = sqrt##F(*square_avg); \
-        avg = avg + eps; \
-        if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return p + (-lr) * *buf; } \
-        return p + (-lr) * g / avg; } \
-    /* clr = lr / (1 + (step - 1) * lr_decay) */ \
-    TN_HD static inline T tn_adagrad_update_##S(T p, T g, T *sum, T wd, T eps, T clr, int f) { \
-        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
-        *sum = *sum + (T)1 * g * g; \
-        return p + (-clr) * g / (sqrt##F(*sum) + eps); } \
-    TN_HD static inline T tn_adadelta_update_##S(T p, T g, T *square_avg, T *acc_delta, T wd, T rho, \
-                                                 T one_minus_rho, T eps, T lr, int f) { \
-        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
-        *square_avg = *square_avg * rho + one_minus_rho * g * g; \
-        T std = sqrt##F(*square_avg + eps); \
-        T delta = sqrt##F(*acc_delta + eps) / std * g; \
-        *acc_delta = *acc_delta * rho + one_minus_rho * delta * delta; \
-        return p + (-lr) * delta; } \
-    /* clr = lr / (1 - beta1^step) */ \
-    TN_HD static inline T tn_adamax_update_##S(T p, T g, T *m, T *exp_inf, T wd, T one_minus_beta1, T beta2, \
-                                               T eps, T clr, int f) { \
-        g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED); \
-        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
-        *exp_inf = tn_optim_max_##S(*exp_inf * beta2, fabs##F(g) + eps); \
-        return p + (-clr) * *m / *exp_inf; } \
-    /* c_grad = -lr (1 - mu) / (1 - mu_product), c_avg = -lr mu_next / (1 - mu_product mu_next) */ \
-    TN_HD static inline T tn_nadam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T one_minus_beta1, T beta2, \
-                                              T one_minus_beta2, T bias_correction2, T eps, T c_grad, T c_avg, int f) { \
-        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
-        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
-        *v = *v * beta2 + one_minus_beta2 * g * g; \
-        T den = sqrt##F(*v / bias_correction2) + eps; \
-        p = p + c_grad * g / den; \
-        return p + c_avg * *m / den; } \
-    /* rect: the variance rectification term, used with TN_OPTF_RECTIFY */ \
-    TN_HD static inline T tn_radam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T one_minus_beta1, T beta2, \
-                                              T one_minus_beta2, T bias_correction1, T lr, T bias_correction2_sqrt, \
-                                              T eps, T rect, int f) { \
-        g = tn__optim_grad_##S(&p, g, wd, decay, f); \
-        *m = tn_optim_lerp_##S(*m, g, one_minus_beta1); \
-        *v = *v * beta2 + one_minus_beta2 * g * g; \
-        T corrected = *m / bias_correction1; \
-        if (f & TN_OPTF_RECTIFY) return p + (T)-1 * (corrected * lr * (bias_correction2_sqrt / (sqrt##F(*v) + eps)) * rect); \
-        return p + (T)-1 * (corrected * lr); }
+/* @template TN__DEFINE_OPTIM_RULES(T, S, F) */
+/* torch.lerp(a, b, w), exact at both ends */
+TN_HD static inline T tn_optim_lerp_##S(T a, T b, T w) {
+    return fabs##F(w) < (T)0.5 ? a + w * (b - a) : b - (b - a) * ((T)1 - w); }
+/* torch.maximum: NaN propagates */
+TN_HD static inline T tn_optim_max_##S(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+TN_HD static inline T tn__optim_grad_##S(T *p, T g, T wd, T decay, int f) {
+    if (f & TN_OPTF_MAXIMIZE) g = -g;
+    if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
+    else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
+    return g; }
+TN_HD static inline T tn_sgd_update_##S(T p, T g, T *buf, T lr, T momentum, T one_minus_dampening, T wd, int f) {
+    g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
+    if (f & TN_OPTF_MOMENTUM) {
+        T b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g;
+        *buf = b;
+        g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b;
+    }
+    return p + (-lr) * g; }
+/* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */
+TN_HD static inline T tn_adam_update_##S(T p, T g, T *m, T *v, T *vmax, T wd, T decay, T one_minus_beta1,
+                                         T beta2, T one_minus_beta2, T bias_correction2_sqrt, T eps, T neg_step_size, int f) {
+    g = tn__optim_grad_##S(&p, g, wd, decay, f);
+    *m = tn_optim_lerp_##S(*m, g, one_minus_beta1);
+    *v = *v * beta2 + one_minus_beta2 * g * g;
+    T den;
+    if (f & TN_OPTF_AMSGRAD) { *vmax = tn_optim_max_##S(*vmax, *v); den = sqrt##F(*vmax) / bias_correction2_sqrt + eps; }
+    else den = sqrt##F(*v) / bias_correction2_sqrt + eps;
+    return p + neg_step_size * *m / den; }
+TN_HD static inline T tn_rmsprop_update_##S(T p, T g, T *square_avg, T *grad_avg, T *buf, T wd, T alpha,
+                                            T one_minus_alpha, T eps, T momentum, T lr, int f) {
+    g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
+    *square_avg = *square_avg * alpha + one_minus_alpha * g * g;
+    T avg;
+    if (f & TN_OPTF_CENTERED) {
+        *grad_avg = tn_optim_lerp_##S(*grad_avg, g, one_minus_alpha);
+        avg = sqrt##F(*square_avg + (T)-1 * *grad_avg * *grad_avg);
+    } else avg = sqrt##F(*square_avg);
+    avg = avg + eps;
+    if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return p + (-lr) * *buf; }
+    return p + (-lr) * g / avg; }
+/* clr = lr / (1 + (step - 1) * lr_decay) */
+TN_HD static inline T tn_adagrad_update_##S(T p, T g, T *sum, T wd, T eps, T clr, int f) {
+    g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
+    *sum = *sum + (T)1 * g * g;
+    return p + (-clr) * g / (sqrt##F(*sum) + eps); }
+TN_HD static inline T tn_adadelta_update_##S(T p, T g, T *square_avg, T *acc_delta, T wd, T rho,
+                                             T one_minus_rho, T eps, T lr, int f) {
+    g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
+    *square_avg = *square_avg * rho + one_minus_rho * g * g;
+    T std = sqrt##F(*square_avg + eps);
+    T delta = sqrt##F(*acc_delta + eps) / std * g;
+    *acc_delta = *acc_delta * rho + one_minus_rho * delta * delta;
+    return p + (-lr) * delta; }
+/* clr = lr / (1 - beta1^step) */
+TN_HD static inline T tn_adamax_update_##S(T p, T g, T *m, T *exp_inf, T wd, T one_minus_beta1, T beta2,
+                                           T eps, T clr, int f) {
+    g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
+    *m = tn_optim_lerp_##S(*m, g, one_minus_beta1);
+    *exp_inf = tn_optim_max_##S(*exp_inf * beta2, fabs##F(g) + eps);
+    return p + (-clr) * *m / *exp_inf; }
+/* c_grad = -lr (1 - mu) / (1 - mu_product), c_avg = -lr mu_next / (1 - mu_product mu_next) */
+TN_HD static inline T tn_nadam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T one_minus_beta1, T beta2,
+                                          T one_minus_beta2, T bias_correction2, T eps, T c_grad, T c_avg, int f) {
+    g = tn__optim_grad_##S(&p, g, wd, decay, f);
+    *m = tn_optim_lerp_##S(*m, g, one_minus_beta1);
+    *v = *v * beta2 + one_minus_beta2 * g * g;
+    T den = sqrt##F(*v / bias_correction2) + eps;
+    p = p + c_grad * g / den;
+    return p + c_avg * *m / den; }
+/* rect: the variance rectification term, used with TN_OPTF_RECTIFY */
+TN_HD static inline T tn_radam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T one_minus_beta1, T beta2,
+                                          T one_minus_beta2, T bias_correction1, T lr, T bias_correction2_sqrt,
+                                          T eps, T rect, int f) {
+    g = tn__optim_grad_##S(&p, g, wd, decay, f);
+    *m = tn_optim_lerp_##S(*m, g, one_minus_beta1);
+    *v = *v * beta2 + one_minus_beta2 * g * g;
+    T corrected = *m / bias_correction1;
+    if (f & TN_OPTF_RECTIFY) return p + (T)-1 * (corrected * lr * (bias_correction2_sqrt / (sqrt##F(*v) + eps)) * rect);
+    return p + (T)-1 * (corrected * lr); }
+/* @end TN__DEFINE_OPTIM_RULES */
 TN__DEFINE_OPTIM_RULES(float, f32, f)
 TN__DEFINE_OPTIM_RULES(double, f64, )
 /* How the step hands one parameter's update to a kernel (the CPU loop; a GPU kernel the
@@ -1210,19 +1212,20 @@ enum { TN__SGD, TN__ADAM, TN__ADAMW, TN__RMSPROP, TN__ADAGRAD, TN__ADADELTA, TN_
 typedef struct tn__optk { int kind, flags; double c[12]; } tn__optk;
 /* One element's update for any kind: c the scalars (converted to T), a/b/e the element's
    state s0/s1/s2 (or a scratch value when the slot is unused). */
-#define TN__DEFINE_OPTIM_APPLY(T, S) \
-    TN_HD static inline T tn_optim_apply_##S(int kind, int f, const T *c, T p, T g, T *a, T *b, T *e) { \
-        switch (kind) { \
-        case TN__SGD: return tn_sgd_update_##S(p, g, a, c[0], c[1], c[2], c[3], f); \
-        case TN__ADAM: case TN__ADAMW: return tn_adam_update_##S(p, g, a, b, e, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], f); \
-        case TN__RMSPROP: return tn_rmsprop_update_##S(p, g, a, e, b, c[0], c[1], c[2], c[3], c[4], c[5], f); \
-        case TN__ADAGRAD: return tn_adagrad_update_##S(p, g, a, c[0], c[1], c[2], f); \
-        case TN__ADADELTA: return tn_adadelta_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], f); \
-        case TN__ADAMAX: return tn_adamax_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], f); \
-        case TN__NADAM: return tn_nadam_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], f); \
-        case TN__RADAM: return tn_radam_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], f); \
-        default: return p; \
-        } }
+/* @template TN__DEFINE_OPTIM_APPLY(T, S) */
+TN_HD static inline T tn_optim_apply_##S(int kind, int f, const T *c, T p, T g, T *a, T *b, T *e) {
+    switch (kind) {
+    case TN__SGD: return tn_sgd_update_##S(p, g, a, c[0], c[1], c[2], c[3], f);
+    case TN__ADAM: case TN__ADAMW: return tn_adam_update_##S(p, g, a, b, e, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], f);
+    case TN__RMSPROP: return tn_rmsprop_update_##S(p, g, a, e, b, c[0], c[1], c[2], c[3], c[4], c[5], f);
+    case TN__ADAGRAD: return tn_adagrad_update_##S(p, g, a, c[0], c[1], c[2], f);
+    case TN__ADADELTA: return tn_adadelta_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], f);
+    case TN__ADAMAX: return tn_adamax_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], f);
+    case TN__NADAM: return tn_nadam_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], f);
+    case TN__RADAM: return tn_radam_update_##S(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], f);
+    default: return p;
+    } }
+/* @end TN__DEFINE_OPTIM_APPLY */
 TN__DEFINE_OPTIM_APPLY(float, f32)
 TN__DEFINE_OPTIM_APPLY(double, f64)
 

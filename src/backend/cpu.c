@@ -43,59 +43,60 @@ static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_
 }
 
 /* ---- sliding windows (convolution and pooling) ---- */
-#define TN__DEFINE_IM2COL(T, S) \
-static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) { \
-    const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3]; \
-    const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7], oh = g[8], ow = g[9]; \
-    const int64_t *is = img->strides, *cs = cols->strides; \
-    T *ib = (T *)img->storage->data + img->offset, *cb = (T *)cols->storage->data + cols->offset; \
-    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */ \
-    const int nthr = tn__par_threads(N * C * kh * kw * oh * ow, N * C); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int64_t nc = 0; nc < N * C; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) { \
-        const int64_t n = nc / C, c = nc % C; \
-        T *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1]; \
-        /* the window columns x in [x0, x1) read inside the image: iw = x*sw - pw + kj*dw in [0, W) */ \
-        const int64_t off = kj * dw - pw; \
-        int64_t x0 = off >= 0 ? 0 : (-off + sw - 1) / sw, x1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw; \
-        if (x1 > ow) x1 = ow; \
-        if (x0 > x1) x0 = x1; \
-        const int64_t c2 = cs[2], i3 = is[3] * sw; \
-        for (int64_t y = 0; y < oh; y++) { \
-            const int64_t ih = y * sh - ph + ki * dh; \
-            T *cp = row + y * ow * c2; \
-            if (ih < 0 || ih >= H) { if (!fold) for (int64_t x = 0; x < ow; x++) cp[x * c2] = 0; continue; } \
-            const T *ip = plane + ih * is[2] + (x0 * sw + off) * is[3]; \
-            if (fold) { \
-                T *fp = (T *)ip; \
-                for (int64_t x = x0; x < x1; x++, fp += i3) *fp += cp[x * c2]; \
-                continue; \
-            } \
-            for (int64_t x = 0; x < x0; x++) cp[x * c2] = 0; \
-            if (c2 == 1 && i3 == 1) memcpy(cp + x0, ip, (size_t)(x1 - x0) * sizeof(T)); \
-            else for (int64_t x = x0; x < x1; x++, ip += i3) cp[x * c2] = *ip; \
-            for (int64_t x = x1; x < ow; x++) cp[x * c2] = 0; \
-        } \
-    } \
-} \
-static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) { \
-    const int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3]; \
-    const int64_t *xs = x->strides; \
-    const T *xb = (const T *)x->storage->data + x->offset; \
-    int64_t *obase = (int64_t *)idx->storage->data + idx->offset; \
-    const int nthr = tn__par_threads(N * C * x->shape[2] * W, N * C); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int64_t nc = 0; nc < N * C; nc++) { \
-        const int64_t n = nc / C, c = nc % C; \
-        const T *plane = xb + n * xs[0] + c * xs[1]; \
-        int64_t *ob = obase + nc * OH * OW; \
-        for (int64_t y = 0; y < OH; y++) for (int64_t z = 0; z < OW; z++) { \
-            int64_t bh, bw; \
-            tn__window_max_##S(plane, xs[2], xs[3], hs[y], he[y], ws[z], we[z], dh, dw, &bh, &bw); \
-            ob[y * OW + z] = bh * W + bw; \
-        } \
-    } \
+/* @template TN__DEFINE_IM2COL(T, S) */
+static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) {
+    const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3];
+    const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7], oh = g[8], ow = g[9];
+    const int64_t *is = img->strides, *cs = cols->strides;
+    T *ib = (T *)img->storage->data + img->offset, *cb = (T *)cols->storage->data + cols->offset;
+    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */
+    const int nthr = tn__par_threads(N * C * kh * kw * oh * ow, N * C);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t nc = 0; nc < N * C; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) {
+        const int64_t n = nc / C, c = nc % C;
+        T *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1];
+        /* the window columns x in [x0, x1) read inside the image: iw = x*sw - pw + kj*dw in [0, W) */
+        const int64_t off = kj * dw - pw;
+        int64_t x0 = off >= 0 ? 0 : (-off + sw - 1) / sw, x1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+        if (x1 > ow) x1 = ow;
+        if (x0 > x1) x0 = x1;
+        const int64_t c2 = cs[2], i3 = is[3] * sw;
+        for (int64_t y = 0; y < oh; y++) {
+            const int64_t ih = y * sh - ph + ki * dh;
+            T *cp = row + y * ow * c2;
+            if (ih < 0 || ih >= H) { if (!fold) for (int64_t x = 0; x < ow; x++) cp[x * c2] = 0; continue; }
+            const T *ip = plane + ih * is[2] + (x0 * sw + off) * is[3];
+            if (fold) {
+                T *fp = (T *)ip;
+                for (int64_t x = x0; x < x1; x++, fp += i3) *fp += cp[x * c2];
+                continue;
+            }
+            for (int64_t x = 0; x < x0; x++) cp[x * c2] = 0;
+            if (c2 == 1 && i3 == 1) memcpy(cp + x0, ip, (size_t)(x1 - x0) * sizeof(T));
+            else for (int64_t x = x0; x < x1; x++, ip += i3) cp[x * c2] = *ip;
+            for (int64_t x = x1; x < ow; x++) cp[x * c2] = 0;
+        }
+    }
 }
+static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    const int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3];
+    const int64_t *xs = x->strides;
+    const T *xb = (const T *)x->storage->data + x->offset;
+    int64_t *obase = (int64_t *)idx->storage->data + idx->offset;
+    const int nthr = tn__par_threads(N * C * x->shape[2] * W, N * C);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t nc = 0; nc < N * C; nc++) {
+        const int64_t n = nc / C, c = nc % C;
+        const T *plane = xb + n * xs[0] + c * xs[1];
+        int64_t *ob = obase + nc * OH * OW;
+        for (int64_t y = 0; y < OH; y++) for (int64_t z = 0; z < OW; z++) {
+            int64_t bh, bw;
+            tn__window_max_##S(plane, xs[2], xs[3], hs[y], he[y], ws[z], we[z], dh, dw, &bh, &bw);
+            ob[y * OW + z] = bh * W + bw;
+        }
+    }
+}
+/* @end TN__DEFINE_IM2COL */
 TN__DEFINE_IM2COL(float, f32)
 TN__DEFINE_IM2COL(double, f64)
 static int tn__cpu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom) {

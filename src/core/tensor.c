@@ -71,20 +71,16 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out);
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out);
 /* Give t's node PyTorch's name for the op the user called (a composite's last node). */
 static tn_tensor *tn__grad_name(tn_tensor *t, const char *name);
-static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);
-static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);
-/* Opening of every in-place op: refuse, run plainly, or (autograd) run CALL, an
-   out-of-place expression of x0 (a clone of x), and rebase x on it. */
-#define TN__INPLACE_GRAD(fn, x, others, nothers, CALL) do { \
-    int m_ = tn__inplace_mode(fn, x, others, nothers); \
-    if (m_ < 0) return NULL; \
-    if (m_) { \
-        tn_scope_begin(); \
-        tn_tensor *x0 = tn_clone(x); \
-        int rc_ = tn__inplace_finish(fn, x, x0 ? (CALL) : NULL); \
-        tn_scope_end(); \
-        return rc_ ? NULL : tn__own(tn_retain(x)); \
-    } } while (0)
+/* The opening of every in-place op: tn__inplace_begin gives -1 (refused: an error), 0 (run the
+   plain in-place path) or 1 (autograd must see it: a scope is open and *x0 is a clone of x);
+   then the op returns tn__inplace_end(fn, x, its out-of-place form computed from *x0), which
+   copies the result into x, moves its history to x, closes the scope and returns x:
+       int m = tn__inplace_begin(fn, x, others, n, &x0);
+       if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn_clamp(x0, lo, hi)); */
+static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *others, int n, tn_tensor **x0);
+static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);   /* the begin's check */
+static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);                     /* the end's copy and rebase */
+static tn_tensor *tn__inplace_end(const char *fn, tn_tensor *x, tn_tensor *r);
 
 
 /* The GPU unit, probed once on first use (section 17). */

@@ -6,24 +6,25 @@
    so that a loop over counters vectorises in 64-bit lanes without shuffles (the multiplies read
    the low halves; the junk xor leaves in the high halves is masked at the end; the same words
    as tn_philox4x32), and on x86 compiled for AVX-512 and AVX2 too, chosen at run time. */
-#define TN__DROP_MASK(NAME, ATTR) \
-ATTR static void NAME(float *of, double *od, int64_t i0, int64_t i1, uint64_t seed, uint64_t off, uint64_t thr, double s) { \
-    const uint64_t m32 = 0xFFFFFFFFu; \
-    const float sf = (float)s; \
-    for (int64_t i = i0; i < i1; i++) { \
-        const uint64_t ctr = off + (uint64_t)i; \
-        uint64_t c0 = ctr & m32, c1 = ctr >> 32, c2 = 0, c3 = 0, k0 = seed & m32, k1 = seed >> 32; \
-        for (int r = 0; r < 10; r++) { \
-            const uint64_t p0 = (uint64_t)0xD2511F53u * (uint32_t)c0, p1 = (uint64_t)0xCD9E8D57u * (uint32_t)c2; \
-            const uint64_t n0 = (p1 >> 32) ^ c1 ^ k0, n2 = (p0 >> 32) ^ c3 ^ k1; \
-            c1 = p1; c3 = p0; c0 = n0; c2 = n2; \
-            k0 = (k0 + 0x9E3779B9u) & m32; k1 = (k1 + 0xBB67AE85u) & m32; \
-        } \
-        const bool keep = ((((c0 & m32) << 32) | (c1 & m32)) >> 11) < thr; \
-        if (of) of[i] = keep ? sf : 0.0f; \
-        else od[i] = keep ? s : 0.0; \
-    } \
+/* @template TN__DROP_MASK(NAME, ATTR) */
+ATTR static void NAME(float *of, double *od, int64_t i0, int64_t i1, uint64_t seed, uint64_t off, uint64_t thr, double s) {
+    const uint64_t m32 = 0xFFFFFFFFu;
+    const float sf = (float)s;
+    for (int64_t i = i0; i < i1; i++) {
+        const uint64_t ctr = off + (uint64_t)i;
+        uint64_t c0 = ctr & m32, c1 = ctr >> 32, c2 = 0, c3 = 0, k0 = seed & m32, k1 = seed >> 32;
+        for (int r = 0; r < 10; r++) {
+            const uint64_t p0 = (uint64_t)0xD2511F53u * (uint32_t)c0, p1 = (uint64_t)0xCD9E8D57u * (uint32_t)c2;
+            const uint64_t n0 = (p1 >> 32) ^ c1 ^ k0, n2 = (p0 >> 32) ^ c3 ^ k1;
+            c1 = p1; c3 = p0; c0 = n0; c2 = n2;
+            k0 = (k0 + 0x9E3779B9u) & m32; k1 = (k1 + 0xBB67AE85u) & m32;
+        }
+        const bool keep = ((((c0 & m32) << 32) | (c1 & m32)) >> 11) < thr;
+        if (of) of[i] = keep ? sf : 0.0f;
+        else od[i] = keep ? s : 0.0;
+    }
 }
+/* @end TN__DROP_MASK */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__DROP_X86 1
 #else
@@ -34,7 +35,6 @@ TN__DROP_MASK(tn__drop_mask_base, )
 TN__DROP_MASK(tn__drop_mask_avx512, __attribute__((target("avx512f"))))
 TN__DROP_MASK(tn__drop_mask_avx2, __attribute__((target("avx2"))))
 #endif
-#undef TN__DROP_MASK
 static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype, double p) {
     tn_tensor *m = tn__new(dtype, TN_CPU, shape, nd);
     if (!m) return NULL;

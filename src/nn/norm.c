@@ -9,182 +9,182 @@
    both sums in one pass, the input gradient in a second. Under create_graph the backward is
    the closed form written with differentiable ops, so double backward still works. */
 #define TN__BN_CB 64   /* channels per block: their partial sums stay on the stack */
-#define TN__BN_KERNELS(T, S) \
-static void tn__bn_sum_##S(const T *xp, int64_t L, double *acc) { /* the lanes in locals: registers */ \
-    double s8[8]; int64_t l = 0; \
-    for (int j = 0; j < 8; j++) s8[j] = acc[j]; \
-    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) s8[j] += xp[l + j]; \
-    for (int j = 0; j < 8; j++) acc[j] = s8[j]; \
-    for (; l < L; l++) acc[l & 7] += xp[l]; \
-} \
-static void tn__bn_sq_##S(const T *xp, int64_t L, double m, double *acc) { \
-    double q8[8]; int64_t l = 0; \
-    for (int j = 0; j < 8; j++) q8[j] = acc[j]; \
-    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { double d = xp[l + j] - m; q8[j] += d * d; } \
-    for (int j = 0; j < 8; j++) acc[j] = q8[j]; \
-    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; } \
-} \
-static void tn__bn_dot_##S(const T *xp, const T *gp, int64_t L, double m, double *gacc, double *xacc) { \
-    double g8[8], x8[8]; int64_t l = 0; \
-    for (int j = 0; j < 8; j++) { g8[j] = gacc[j]; x8[j] = xacc[j]; } \
-    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { g8[j] += gp[l + j]; x8[j] += gp[l + j] * (xp[l + j] - m); } \
-    for (int j = 0; j < 8; j++) { gacc[j] = g8[j]; xacc[j] = x8[j]; } \
-    for (; l < L; l++) { gacc[l & 7] += gp[l]; xacc[l & 7] += gp[l] * (xp[l] - m); } \
-} \
-static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mean, double *invstd, double *var, int64_t N, int64_t C, \
-                          int64_t L, bool stats, double eps) { \
-    const int nthr = tn__par_threads(N * C * L, C); \
-    const double M = (double)(N * L); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int t = 0; t < nthr; t++) \
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) { \
-            const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB; \
-            if (stats) { \
-                double a8[TN__BN_CB][8]; \
-                memset(a8, 0, sizeof a8); \
-                for (int64_t n = 0; n < N; n++) \
-                    for (int64_t c = 0; c < nc; c++) tn__bn_sum_##S(x + (n * C + c0 + c) * L, L, a8[c]); \
-                for (int64_t c = 0; c < nc; c++) { \
-                    double s = 0; \
-                    for (int j = 0; j < 8; j++) s += a8[c][j]; \
-                    mean[c0 + c] = s / M; \
-                } \
-                memset(a8, 0, sizeof a8); \
-                for (int64_t n = 0; n < N; n++) \
-                    for (int64_t c = 0; c < nc; c++) tn__bn_sq_##S(x + (n * C + c0 + c) * L, L, mean[c0 + c], a8[c]); \
-                for (int64_t c = 0; c < nc; c++) { \
-                    double q = 0; \
-                    for (int j = 0; j < 8; j++) q += a8[c][j]; \
-                    var[c0 + c] = q / M; \
-                    invstd[c0 + c] = 1 / sqrt(var[c0 + c] + eps); \
-                } \
-            } \
-            T sc[TN__BN_CB], sh[TN__BN_CB]; \
-            for (int64_t c = 0; c < nc; c++) { \
-                sc[c] = (T)invstd[c0 + c] * (w ? w[c0 + c] : (T)1); \
-                sh[c] = (b ? b[c0 + c] : (T)0) - (T)mean[c0 + c] * sc[c]; \
-            } \
-            for (int64_t n = 0; n < N; n++) \
-                for (int64_t c = 0; c < nc; c++) { \
-                    const T *xp = x + (n * C + c0 + c) * L; T *yp = y + (n * C + c0 + c) * L; \
-                    const T scale = sc[c], shift = sh[c]; \
-                    for (int64_t l = 0; l < L; l++) yp[l] = shift + xp[l] * scale; \
-                } \
-        } \
-} \
-static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *mean, const double *invstd, T *gx, T *gw, T *gb, \
-                          int64_t N, int64_t C, int64_t L, bool training) { \
-    const int nthr = tn__par_threads(N * C * L, C); \
-    const double M = (double)(N * L); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int t = 0; t < nthr; t++) \
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) { \
-            const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB; \
-            double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB]; \
-            memset(g8, 0, sizeof g8); \
-            memset(x8, 0, sizeof x8); \
-            for (int64_t n = 0; n < N; n++) \
-                for (int64_t c = 0; c < nc; c++) { \
-                    const int64_t o = (n * C + c0 + c) * L; \
-                    tn__bn_dot_##S(x + o, gy + o, L, mean[c0 + c], g8[c], x8[c]); \
-                } \
-            for (int64_t c = 0; c < nc; c++) { \
-                double sg = 0, sgx = 0; \
-                const double is = invstd[c0 + c]; \
-                for (int j = 0; j < 8; j++) { sg += g8[c][j]; sgx += x8[c][j]; } \
-                if (gw) gw[c0 + c] = (T)(sgx * is); \
-                if (gb) gb[c0 + c] = (T)sg; \
-                k[c] = is * (w ? (double)w[c0 + c] : 1); \
-                a[c] = training ? sg / M : 0; \
-                bq[c] = training ? sgx * is * is / M : 0; \
-            } \
-            if (!gx) continue; \
-            for (int64_t n = 0; n < N; n++) \
-                for (int64_t c = 0; c < nc; c++) { \
-                    const int64_t o = (n * C + c0 + c) * L; \
-                    const T *xp = x + o, *gp = gy + o; T *op = gx + o; \
-                    const double m = mean[c0 + c], kc = k[c], ac = a[c], bc = bq[c]; \
-                    for (int64_t l = 0; l < L; l++) op[l] = (T)(kc * ((double)gp[l] - ac - ((double)xp[l] - m) * bc)); \
-                } \
-        } \
-} \
-static void tn__bn_run_##S(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, double *ms, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, \
-                          tn_tensor *gb, double eps) { \
-    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C); \
-    const T *wp = w ? (const T *)tn_data_ptr(w) : NULL; \
-    if (mode < 2) \
-        tn__bn_fwd_##S((const T *)tn_data_ptr(x), (T *)tn_data_ptr(y), wp, b ? (const T *)tn_data_ptr(b) : NULL, ms, ms + C, ms + 2 * C, \
-                       N, C, L, mode == 0, eps); \
-    else \
-        tn__bn_bwd_##S((const T *)tn_data_ptr(x), (const T *)tn_data_ptr(y), wp, ms, ms + C, gx ? (T *)tn_data_ptr(gx) : NULL, \
-                       gw ? (T *)tn_data_ptr(gw) : NULL, gb ? (T *)tn_data_ptr(gb) : NULL, N, C, L, mode == 2); \
+/* @template TN__BN_KERNELS(T, S) */
+static void tn__bn_sum_##S(const T *xp, int64_t L, double *acc) { /* the lanes in locals: registers */
+    double s8[8]; int64_t l = 0;
+    for (int j = 0; j < 8; j++) s8[j] = acc[j];
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) s8[j] += xp[l + j];
+    for (int j = 0; j < 8; j++) acc[j] = s8[j];
+    for (; l < L; l++) acc[l & 7] += xp[l];
 }
+static void tn__bn_sq_##S(const T *xp, int64_t L, double m, double *acc) {
+    double q8[8]; int64_t l = 0;
+    for (int j = 0; j < 8; j++) q8[j] = acc[j];
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { double d = xp[l + j] - m; q8[j] += d * d; }
+    for (int j = 0; j < 8; j++) acc[j] = q8[j];
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+static void tn__bn_dot_##S(const T *xp, const T *gp, int64_t L, double m, double *gacc, double *xacc) {
+    double g8[8], x8[8]; int64_t l = 0;
+    for (int j = 0; j < 8; j++) { g8[j] = gacc[j]; x8[j] = xacc[j]; }
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) { g8[j] += gp[l + j]; x8[j] += gp[l + j] * (xp[l + j] - m); }
+    for (int j = 0; j < 8; j++) { gacc[j] = g8[j]; xacc[j] = x8[j]; }
+    for (; l < L; l++) { gacc[l & 7] += gp[l]; xacc[l & 7] += gp[l] * (xp[l] - m); }
+}
+static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mean, double *invstd, double *var, int64_t N, int64_t C,
+                          int64_t L, bool stats, double eps) {
+    const int nthr = tn__par_threads(N * C * L, C);
+    const double M = (double)(N * L);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++)
+        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+            const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
+            if (stats) {
+                double a8[TN__BN_CB][8];
+                memset(a8, 0, sizeof a8);
+                for (int64_t n = 0; n < N; n++)
+                    for (int64_t c = 0; c < nc; c++) tn__bn_sum_##S(x + (n * C + c0 + c) * L, L, a8[c]);
+                for (int64_t c = 0; c < nc; c++) {
+                    double s = 0;
+                    for (int j = 0; j < 8; j++) s += a8[c][j];
+                    mean[c0 + c] = s / M;
+                }
+                memset(a8, 0, sizeof a8);
+                for (int64_t n = 0; n < N; n++)
+                    for (int64_t c = 0; c < nc; c++) tn__bn_sq_##S(x + (n * C + c0 + c) * L, L, mean[c0 + c], a8[c]);
+                for (int64_t c = 0; c < nc; c++) {
+                    double q = 0;
+                    for (int j = 0; j < 8; j++) q += a8[c][j];
+                    var[c0 + c] = q / M;
+                    invstd[c0 + c] = 1 / sqrt(var[c0 + c] + eps);
+                }
+            }
+            T sc[TN__BN_CB], sh[TN__BN_CB];
+            for (int64_t c = 0; c < nc; c++) {
+                sc[c] = (T)invstd[c0 + c] * (w ? w[c0 + c] : (T)1);
+                sh[c] = (b ? b[c0 + c] : (T)0) - (T)mean[c0 + c] * sc[c];
+            }
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t c = 0; c < nc; c++) {
+                    const T *xp = x + (n * C + c0 + c) * L; T *yp = y + (n * C + c0 + c) * L;
+                    const T scale = sc[c], shift = sh[c];
+                    for (int64_t l = 0; l < L; l++) yp[l] = shift + xp[l] * scale;
+                }
+        }
+}
+static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *mean, const double *invstd, T *gx, T *gw, T *gb,
+                          int64_t N, int64_t C, int64_t L, bool training) {
+    const int nthr = tn__par_threads(N * C * L, C);
+    const double M = (double)(N * L);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++)
+        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+            const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
+            double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
+            memset(g8, 0, sizeof g8);
+            memset(x8, 0, sizeof x8);
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t c = 0; c < nc; c++) {
+                    const int64_t o = (n * C + c0 + c) * L;
+                    tn__bn_dot_##S(x + o, gy + o, L, mean[c0 + c], g8[c], x8[c]);
+                }
+            for (int64_t c = 0; c < nc; c++) {
+                double sg = 0, sgx = 0;
+                const double is = invstd[c0 + c];
+                for (int j = 0; j < 8; j++) { sg += g8[c][j]; sgx += x8[c][j]; }
+                if (gw) gw[c0 + c] = (T)(sgx * is);
+                if (gb) gb[c0 + c] = (T)sg;
+                k[c] = is * (w ? (double)w[c0 + c] : 1);
+                a[c] = training ? sg / M : 0;
+                bq[c] = training ? sgx * is * is / M : 0;
+            }
+            if (!gx) continue;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t c = 0; c < nc; c++) {
+                    const int64_t o = (n * C + c0 + c) * L;
+                    const T *xp = x + o, *gp = gy + o; T *op = gx + o;
+                    const double m = mean[c0 + c], kc = k[c], ac = a[c], bc = bq[c];
+                    for (int64_t l = 0; l < L; l++) op[l] = (T)(kc * ((double)gp[l] - ac - ((double)xp[l] - m) * bc));
+                }
+        }
+}
+static void tn__bn_run_##S(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, double *ms, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                          tn_tensor *gb, double eps) {
+    const int64_t N = x->shape[0], C = x->shape[1], L = tn_numel(x) / (N * C);
+    const T *wp = w ? (const T *)tn_data_ptr(w) : NULL;
+    if (mode < 2)
+        tn__bn_fwd_##S((const T *)tn_data_ptr(x), (T *)tn_data_ptr(y), wp, b ? (const T *)tn_data_ptr(b) : NULL, ms, ms + C, ms + 2 * C,
+                       N, C, L, mode == 0, eps);
+    else
+        tn__bn_bwd_##S((const T *)tn_data_ptr(x), (const T *)tn_data_ptr(y), wp, ms, ms + C, gx ? (T *)tn_data_ptr(gx) : NULL,
+                       gw ? (T *)tn_data_ptr(gw) : NULL, gb ? (T *)tn_data_ptr(gb) : NULL, N, C, L, mode == 2);
+}
+/* @end TN__BN_KERNELS */
 TN__BN_KERNELS(float, f32)
 TN__BN_KERNELS(double, f64)
-#undef TN__BN_KERNELS
 #undef TN__BN_CB
 /* Layer norm of x [M, D] on the CPU: threads take rows; per row the mean and the centred
    squares in double (8 lanes, as batch norm's), the normalisation in T. The backward's
    weight and bias gradients are column sums, taken by threads over column blocks with
    rows in order, so the bits do not depend on the number of threads. */
-#define TN__LN_KERNELS(T, S) \
-static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st, int64_t M, int64_t D, double eps) { \
-    const int nthr = tn__par_threads(M * D, M); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int t = 0; t < nthr; t++) \
-        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) { \
-            const T *xp = x + r * D; T *yp = y + r * D; \
-            double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0; \
-            tn__bn_sum_##S(xp, D, a8); \
-            for (int j = 0; j < 8; j++) s += a8[j]; \
-            const double mean = s / (double)D; \
-            tn__bn_sq_##S(xp, D, mean, q8); \
-            for (int j = 0; j < 8; j++) q += q8[j]; \
-            const double is = 1 / sqrt(q / (double)D + eps); \
-            st[r] = mean; st[M + r] = is; \
-            const T m = (T)mean, sc = (T)is; \
-            if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l]; \
-            else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc; \
-        } \
-} \
-static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st, T *gx, T *gw, T *gb, int64_t M, int64_t D, double *colacc) { \
-    if (gx) { \
-        const int nthr = tn__par_threads(M * D, M); \
-        TN__OMP_PARALLEL_FOR(nthr) \
-        for (int t = 0; t < nthr; t++) \
-            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) { \
-                const T *xp = x + r * D, *gp = gy + r * D; T *op = gx + r * D; \
-                const double m = st[r], is = st[M + r]; \
-                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0; \
-                int64_t l = 0; \
-                for (; l + 8 <= D; l += 8) for (int j = 0; j < 8; j++) { \
-                    const double g = (double)gp[l + j] * (w ? (double)w[l + j] : 1); \
-                    g8[j] += g; p8[j] += g * ((double)xp[l + j] - m); \
-                } \
-                for (; l < D; l++) { const double g = (double)gp[l] * (w ? (double)w[l] : 1); g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); } \
-                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; } \
-                const double a = sg / (double)D, c = sp * is * is / (double)D; \
-                for (l = 0; l < D; l++) op[l] = (T)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c)); \
-            } \
-    } \
-    if (!gw && !gb) return; \
-    const int nthr = tn__par_threads(M * D, (D + 63) / 64); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int t = 0; t < nthr; t++) { \
-        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr; \
-        double *aw = colacc + d0, *ab = colacc + D + d0; \
-        for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0; \
-        for (int64_t r = 0; r < M; r++) { \
-            const T *xp = x + r * D + d0, *gp = gy + r * D + d0; \
-            const double m = st[r], is = st[M + r]; \
-            for (int64_t d = 0; d < d1 - d0; d++) { aw[d] += (double)gp[d] * (((double)xp[d] - m) * is); ab[d] += (double)gp[d]; } \
-        } \
-        for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (T)aw[d]; if (gb) gb[d0 + d] = (T)ab[d]; } \
-    } \
+/* @template TN__LN_KERNELS(T, S) */
+static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st, int64_t M, int64_t D, double eps) {
+    const int nthr = tn__par_threads(M * D, M);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++)
+        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+            const T *xp = x + r * D; T *yp = y + r * D;
+            double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+            tn__bn_sum_##S(xp, D, a8);
+            for (int j = 0; j < 8; j++) s += a8[j];
+            const double mean = s / (double)D;
+            tn__bn_sq_##S(xp, D, mean, q8);
+            for (int j = 0; j < 8; j++) q += q8[j];
+            const double is = 1 / sqrt(q / (double)D + eps);
+            st[r] = mean; st[M + r] = is;
+            const T m = (T)mean, sc = (T)is;
+            if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+            else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+        }
 }
+static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st, T *gx, T *gw, T *gb, int64_t M, int64_t D, double *colacc) {
+    if (gx) {
+        const int nthr = tn__par_threads(M * D, M);
+        TN__OMP_PARALLEL_FOR(nthr)
+        for (int t = 0; t < nthr; t++)
+            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+                const T *xp = x + r * D, *gp = gy + r * D; T *op = gx + r * D;
+                const double m = st[r], is = st[M + r];
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                int64_t l = 0;
+                for (; l + 8 <= D; l += 8) for (int j = 0; j < 8; j++) {
+                    const double g = (double)gp[l + j] * (w ? (double)w[l + j] : 1);
+                    g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
+                }
+                for (; l < D; l++) { const double g = (double)gp[l] * (w ? (double)w[l] : 1); g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, c = sp * is * is / (double)D;
+                for (l = 0; l < D; l++) op[l] = (T)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
+            }
+    }
+    if (!gw && !gb) return;
+    const int nthr = tn__par_threads(M * D, (D + 63) / 64);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) {
+        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr;
+        double *aw = colacc + d0, *ab = colacc + D + d0;
+        for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
+        for (int64_t r = 0; r < M; r++) {
+            const T *xp = x + r * D + d0, *gp = gy + r * D + d0;
+            const double m = st[r], is = st[M + r];
+            for (int64_t d = 0; d < d1 - d0; d++) { aw[d] += (double)gp[d] * (((double)xp[d] - m) * is); ab[d] += (double)gp[d]; }
+        }
+        for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (T)aw[d]; if (gb) gb[d0 + d] = (T)ab[d]; }
+    }
+}
+/* @end TN__LN_KERNELS */
 TN__LN_KERNELS(float, f32)
 TN__LN_KERNELS(double, f64)
-#undef TN__LN_KERNELS
 /* The backend entry (tn_backend.layer_norm) over CPU memory. */
 static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                               tn_tensor *gb, double eps) {
@@ -208,31 +208,31 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
 }
 /* Cross-entropy rows on the CPU: threads take rows; the max, then the sum of exponentials
    in double, lse = max + log(sum); the backward's softmax from the saved lse. */
-#define TN__CE_KERNELS(T, S, EXP) \
-static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr, double *lse, T *out, T *gx, int64_t N, int64_t C) { \
-    const int nthr = tn__par_threads(N * C, N); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int th = 0; th < nthr; th++) \
-        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) { \
-            const T *xp = x + i * C; \
-            if (mode == 0) { \
-                T m = xp[0]; \
-                for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m; \
-                double s = 0; \
-                for (int64_t c = 0; c < C; c++) s += (double)EXP(xp[c] - m); \
-                lse[i] = (double)m + log(s); \
-                out[i] = wr[i] == 0 ? (T)0 : (T)((double)wr[i] * (lse[i] - (double)xp[t[i]])); \
-            } else { \
-                const double g = (double)out[i] * (double)wr[i], l = lse[i]; \
-                T *op = gx + i * C; \
-                for (int64_t c = 0; c < C; c++) op[c] = (T)(g * exp((double)xp[c] - l)); \
-                op[t[i]] = (T)(g * (exp((double)xp[t[i]] - l) - 1)); \
-            } \
-        } \
+/* @template TN__CE_KERNELS(T, S, EXP) */
+static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr, double *lse, T *out, T *gx, int64_t N, int64_t C) {
+    const int nthr = tn__par_threads(N * C, N);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int th = 0; th < nthr; th++)
+        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) {
+            const T *xp = x + i * C;
+            if (mode == 0) {
+                T m = xp[0];
+                for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+                double s = 0;
+                for (int64_t c = 0; c < C; c++) s += (double)EXP(xp[c] - m);
+                lse[i] = (double)m + log(s);
+                out[i] = wr[i] == 0 ? (T)0 : (T)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
+            } else {
+                const double g = (double)out[i] * (double)wr[i], l = lse[i];
+                T *op = gx + i * C;
+                for (int64_t c = 0; c < C; c++) op[c] = (T)(g * exp((double)xp[c] - l));
+                op[t[i]] = (T)(g * (exp((double)xp[t[i]] - l) - 1));
+            }
+        }
 }
+/* @end TN__CE_KERNELS */
 TN__CE_KERNELS(float, f32, expf)
 TN__CE_KERNELS(double, f64, exp)
-#undef TN__CE_KERNELS
 /* The backend entry (tn_backend.cross_entropy) over CPU memory. */
 static int tn__cpu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || x->shape[1] == 0) return 1;

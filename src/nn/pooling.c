@@ -67,46 +67,46 @@ static double tn__select_f64(int c, double a, double b) {
 /* The max of one window of a plane (row stride s2, column stride s3) and its row *bh and
    column *bw: rows from hs (below 0: padding) to he by dh, columns likewise. The scan of
    max pooling's general windows, for the codes here and the backend's int64 argmax. */
-#define TN__WINDOW_MAX(T, S) \
-static T tn__window_max_##S(const T *plane, int64_t s2, int64_t s3, int64_t hs, int64_t he, int64_t ws, int64_t we, int64_t dh, int64_t dw, \
-                            int64_t *bh, int64_t *bw) { \
-    const int64_t h0 = hs >= 0 ? hs : hs + (-hs + dh - 1) / dh * dh, w0 = ws >= 0 ? ws : ws + (-ws + dw - 1) / dw * dw; \
-    int64_t ih = h0, iw = w0; \
-    T m = plane[h0 * s2 + w0 * s3]; \
-    for (int64_t h = h0; h < he; h += dh) \
-        for (int64_t w = w0; w < we; w += dw) { \
-            const T v = plane[h * s2 + w * s3]; \
-            const bool take = v > m || v != v;   /* branch-free: random data would mispredict */ \
-            m = take ? v : m; \
-            ih = take ? h : ih; \
-            iw = take ? w : iw; \
-        } \
-    *bh = ih; *bw = iw; \
-    return m; \
+/* @template TN__WINDOW_MAX(T, S) */
+static T tn__window_max_##S(const T *plane, int64_t s2, int64_t s3, int64_t hs, int64_t he, int64_t ws, int64_t we, int64_t dh, int64_t dw,
+                            int64_t *bh, int64_t *bw) {
+    const int64_t h0 = hs >= 0 ? hs : hs + (-hs + dh - 1) / dh * dh, w0 = ws >= 0 ? ws : ws + (-ws + dw - 1) / dw * dw;
+    int64_t ih = h0, iw = w0;
+    T m = plane[h0 * s2 + w0 * s3];
+    for (int64_t h = h0; h < he; h += dh)
+        for (int64_t w = w0; w < we; w += dw) {
+            const T v = plane[h * s2 + w * s3];
+            const bool take = v > m || v != v;   /* branch-free: random data would mispredict */
+            m = take ? v : m;
+            ih = take ? h : ih;
+            iw = take ? w : iw;
+        }
+    *bh = ih; *bw = iw;
+    return m;
 }
+/* @end TN__WINDOW_MAX */
 TN__WINDOW_MAX(float, f32)
 TN__WINDOW_MAX(double, f64)
-#undef TN__WINDOW_MAX
-#define TN__POOL22_ROWS(T, S) \
-static void tn__pool22_fwd_##S(const T *TN__RESTRICT r0, const T *TN__RESTRICT r1, T *TN__RESTRICT y, uint8_t *TN__RESTRICT code, int64_t OW) { \
-    for (int64_t z = 0; z < OW; z++) { \
-        const T a = r0[2 * z], b = r0[2 * z + 1], c = r1[2 * z], d = r1[2 * z + 1]; \
-        const int tb = (b > a) | (b != b); T m = tn__select_##S(tb, b, a); int k = tb; \
-        const int tc = (c > m) | (c != c); m = tn__select_##S(tc, c, m); k += (2 - k) & -tc; \
-        const int td = (d > m) | (d != d); m = tn__select_##S(td, d, m); k += (3 - k) & -td; \
-        y[z] = m; code[z] = (uint8_t)k; \
-    } \
-} \
-static void tn__pool22_bwd_##S(const T *TN__RESTRICT gy, const uint8_t *TN__RESTRICT code, T *TN__RESTRICT g0, T *TN__RESTRICT g1, int64_t OW) { \
-    for (int64_t z = 0; z < OW; z++) { \
-        const T v = gy[z]; const int k = code[z]; \
-        g0[2 * z] = tn__select_##S(k == 0, v, 0); g0[2 * z + 1] = tn__select_##S(k == 1, v, 0); \
-        g1[2 * z] = tn__select_##S(k == 2, v, 0); g1[2 * z + 1] = tn__select_##S(k == 3, v, 0); \
-    } \
+/* @template TN__POOL22_ROWS(T, S) */
+static void tn__pool22_fwd_##S(const T *TN__RESTRICT r0, const T *TN__RESTRICT r1, T *TN__RESTRICT y, uint8_t *TN__RESTRICT code, int64_t OW) {
+    for (int64_t z = 0; z < OW; z++) {
+        const T a = r0[2 * z], b = r0[2 * z + 1], c = r1[2 * z], d = r1[2 * z + 1];
+        const int tb = (b > a) | (b != b); T m = tn__select_##S(tb, b, a); int k = tb;
+        const int tc = (c > m) | (c != c); m = tn__select_##S(tc, c, m); k += (2 - k) & -tc;
+        const int td = (d > m) | (d != d); m = tn__select_##S(td, d, m); k += (3 - k) & -td;
+        y[z] = m; code[z] = (uint8_t)k;
+    }
 }
+static void tn__pool22_bwd_##S(const T *TN__RESTRICT gy, const uint8_t *TN__RESTRICT code, T *TN__RESTRICT g0, T *TN__RESTRICT g1, int64_t OW) {
+    for (int64_t z = 0; z < OW; z++) {
+        const T v = gy[z]; const int k = code[z];
+        g0[2 * z] = tn__select_##S(k == 0, v, 0); g0[2 * z + 1] = tn__select_##S(k == 1, v, 0);
+        g1[2 * z] = tn__select_##S(k == 2, v, 0); g1[2 * z + 1] = tn__select_##S(k == 3, v, 0);
+    }
+}
+/* @end TN__POOL22_ROWS */
 TN__POOL22_ROWS(float, f32)
 TN__POOL22_ROWS(double, f64)
-#undef TN__POOL22_ROWS
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__POOL22_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 /* Lanes of 16 windows: the masks of the 2n inputs (two vectors) and the n outputs of a chunk. */
@@ -168,55 +168,55 @@ static bool tn__pool22_has_avx512(void) {
 /* tab: window rows [hs, he) and columns [ws, we) as tn__max_windows; k22: 2x2 stride-2
    windows at (2y, 2z). Forward: x any strides (k22 needs unit column stride), y and codes
    [N*C, OH, OW] contiguous. Backward: gx from gy and codes, all contiguous. */
-#define TN__POOL_CODES_DEFINE(T, S) \
-static void tn__pool_codes_fwd_##S(T *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) { \
-    const int64_t N = x->shape[0], C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW; \
-    const T *xb = (const T *)x->storage->data + x->offset; \
-    void (*row)(const T *, const T *, T *, uint8_t *, int64_t) = TN__POOL22_FWD_##S; \
-    const int nthr = tn__par_threads(N * C * x->shape[2] * x->shape[3], N * C); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int64_t nc = 0; nc < N * C; nc++) { \
-        const T *plane = xb + nc / C * xs[0] + nc % C * xs[1]; \
-        T *yp = yb + nc * OH * OW; \
-        uint8_t *cp = cb + nc * OH * OW; \
-        for (int64_t y = 0; y < OH; y++) { \
-            if (k22) { row(plane + 2 * y * xs[2], plane + (2 * y + 1) * xs[2], yp + y * OW, cp + y * OW, OW); continue; } \
-            for (int64_t z = 0; z < OW; z++) { \
-                int64_t bh, bw; \
-                yp[y * OW + z] = tn__window_max_##S(plane, xs[2], xs[3], hs[y], he[y], ws[z], we[z], dh, dw, &bh, &bw); \
-                cp[y * OW + z] = (uint8_t)((bh - hs[y]) / dh * KW + (bw - ws[z]) / dw); \
-            } \
-        } \
-    } \
-} \
-static void tn__pool_codes_bwd_##S(T *gxb, const T *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW, \
-                                   int64_t dh, int64_t dw, int64_t KW, bool k22) { \
-    void (*row)(const T *, const uint8_t *, T *, T *, int64_t) = TN__POOL22_BWD_##S; \
-    const int nthr = tn__par_threads(NC * (H * W + OH * OW), NC); \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int64_t nc = 0; nc < NC; nc++) {   /* planes in parallel; within one, in order */ \
-        T *o = gxb + nc * H * W; \
-        const T *v = gyb + nc * OH * OW; \
-        const uint8_t *cp = cb + nc * OH * OW; \
-        if (k22) {   /* every element written once: no clearing first */ \
-            for (int64_t y = 0; y < OH; y++) { \
-                row(v + y * OW, cp + y * OW, o + 2 * y * W, o + (2 * y + 1) * W, OW); \
-                for (int64_t w = 2 * OW; w < W; w++) o[2 * y * W + w] = o[(2 * y + 1) * W + w] = 0; \
-            } \
-            if (2 * OH < H) memset(o + 2 * OH * W, 0, (size_t)((H - 2 * OH) * W) * sizeof(T)); \
-            continue; \
-        } \
-        memset(o, 0, (size_t)(H * W) * sizeof(T)); \
-        for (int64_t y = 0; y < OH; y++) \
-            for (int64_t z = 0; z < OW; z++) { \
-                const int64_t k = cp[y * OW + z]; \
-                o[(tab[y] + k / KW * dh) * W + tab[2 * OH + z] + k % KW * dw] += v[y * OW + z]; \
-            } \
-    } \
+/* @template TN__POOL_CODES_DEFINE(T, S) */
+static void tn__pool_codes_fwd_##S(T *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) {
+    const int64_t N = x->shape[0], C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW;
+    const T *xb = (const T *)x->storage->data + x->offset;
+    void (*row)(const T *, const T *, T *, uint8_t *, int64_t) = TN__POOL22_FWD_##S;
+    const int nthr = tn__par_threads(N * C * x->shape[2] * x->shape[3], N * C);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t nc = 0; nc < N * C; nc++) {
+        const T *plane = xb + nc / C * xs[0] + nc % C * xs[1];
+        T *yp = yb + nc * OH * OW;
+        uint8_t *cp = cb + nc * OH * OW;
+        for (int64_t y = 0; y < OH; y++) {
+            if (k22) { row(plane + 2 * y * xs[2], plane + (2 * y + 1) * xs[2], yp + y * OW, cp + y * OW, OW); continue; }
+            for (int64_t z = 0; z < OW; z++) {
+                int64_t bh, bw;
+                yp[y * OW + z] = tn__window_max_##S(plane, xs[2], xs[3], hs[y], he[y], ws[z], we[z], dh, dw, &bh, &bw);
+                cp[y * OW + z] = (uint8_t)((bh - hs[y]) / dh * KW + (bw - ws[z]) / dw);
+            }
+        }
+    }
 }
+static void tn__pool_codes_bwd_##S(T *gxb, const T *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW,
+                                   int64_t dh, int64_t dw, int64_t KW, bool k22) {
+    void (*row)(const T *, const uint8_t *, T *, T *, int64_t) = TN__POOL22_BWD_##S;
+    const int nthr = tn__par_threads(NC * (H * W + OH * OW), NC);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t nc = 0; nc < NC; nc++) {   /* planes in parallel; within one, in order */
+        T *o = gxb + nc * H * W;
+        const T *v = gyb + nc * OH * OW;
+        const uint8_t *cp = cb + nc * OH * OW;
+        if (k22) {   /* every element written once: no clearing first */
+            for (int64_t y = 0; y < OH; y++) {
+                row(v + y * OW, cp + y * OW, o + 2 * y * W, o + (2 * y + 1) * W, OW);
+                for (int64_t w = 2 * OW; w < W; w++) o[2 * y * W + w] = o[(2 * y + 1) * W + w] = 0;
+            }
+            if (2 * OH < H) memset(o + 2 * OH * W, 0, (size_t)((H - 2 * OH) * W) * sizeof(T));
+            continue;
+        }
+        memset(o, 0, (size_t)(H * W) * sizeof(T));
+        for (int64_t y = 0; y < OH; y++)
+            for (int64_t z = 0; z < OW; z++) {
+                const int64_t k = cp[y * OW + z];
+                o[(tab[y] + k / KW * dh) * W + tab[2 * OH + z] + k % KW * dw] += v[y * OW + z];
+            }
+    }
+}
+/* @end TN__POOL_CODES_DEFINE */
 TN__POOL_CODES_DEFINE(float, f32)
 TN__POOL_CODES_DEFINE(double, f64)
-#undef TN__POOL_CODES_DEFINE
 #undef TN__POOL22_FWD_f32
 #undef TN__POOL22_BWD_f32
 #undef TN__POOL22_FWD_f64

@@ -114,267 +114,267 @@ static bool tn__wino_has_avx512(void) {
    additions (and halvings in G). It computes the forward and, as the convolution of gy by
    the turned kernel with padding 2 - p, the input gradient. Rounding differs from
    im2col's by a few ulps. */
-#define TN__WINO_DEFINE(T, SFX)                                                                                                    \
-/* U [16][P][Q] = G g G^T for each 3x3 kernel g: w[p][q] (flip = 0), or w[q][p] turned by                                          \
-   180 degrees (flip = 1: the input gradient's kernel); w [O, C, 3, 3] contiguous. */                                              \
-static void tn__wino_weights_##SFX(const T *w, int64_t O, int64_t C, int flip, T *U,                                               \
-                                   const tn__gemm_kern_##SFX *kn, T *Up)                                                           \
-{                                                                                                                                  \
-    const int64_t P = flip ? C : O, Q = flip ? O : C;                                                                              \
-    int64_t p, q, r;                                                                                                               \
-    for (p = 0; p < P; p++)                                                                                                        \
-        for (q = 0; q < Q; q++) {                                                                                                  \
-            const T *k = flip ? w + (q * C + p) * 9 : w + (p * C + q) * 9;                                                         \
-            T g[9], a[12];                                                                                                         \
-            int s;                                                                                                                 \
-            for (r = 0; r < 9; r++) g[r] = flip ? k[8 - r] : k[r];                                                                 \
-            for (s = 0; s < 3; s++) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */                                           \
-                a[s] = g[s];                                                                                                       \
-                a[3 + s] = (T)0.5 * (g[s] + g[3 + s] + g[6 + s]);                                                                  \
-                a[6 + s] = (T)0.5 * (g[s] - g[3 + s] + g[6 + s]);                                                                  \
-                a[9 + s] = g[6 + s];                                                                                               \
-            }                                                                                                                      \
-            for (r = 0; r < 4; r++) { /* (G g) G^T, row by row */                                                                  \
-                const T *b = a + 3 * r;                                                                                            \
-                T *u = U + (4 * r * P + p) * Q + q;                                                                                \
-                u[0] = b[0];                                                                                                       \
-                u[P * Q] = (T)0.5 * (b[0] + b[1] + b[2]);                                                                          \
-                u[2 * P * Q] = (T)0.5 * (b[0] - b[1] + b[2]);                                                                      \
-                u[3 * P * Q] = b[2];                                                                                               \
-            }                                                                                                                      \
-        }                                                                                                                          \
-    for (r = 0; r < 16; r++) /* as the GEMM's packed A: 16 blocks of [P rounded to mr, Q] */                                       \
-        tn__gemm_packA_##SFX(P, Q, U + r * P * Q, Q, 1, kn->mr, Up + r * tn__gemm_roundup(P, kn->mr) * Q);                         \
-}                                                                                                                                  \
-                                                                                                                                   \
-/* The transforms' inner loops, over the tiles of a block (restrict: they vectorise). */                                           \
-static void tn__wino_bt_cols_##SFX(int64_t n, const T *TN__RESTRICT d0, const T *TN__RESTRICT d1,                                  \
-                                   const T *TN__RESTRICT d2, const T *TN__RESTRICT d3, T *TN__RESTRICT e0,                         \
-                                   T *TN__RESTRICT e1, T *TN__RESTRICT e2, T *TN__RESTRICT e3)                                     \
-{                                                                                                                                  \
-    int64_t j;                                                                                                                     \
-    for (j = 0; j < n; j++) {                                                                                                      \
-        const T a0 = d0[j], a1 = d1[j], a2 = d2[j], a3 = d3[j];                                                                    \
-        e0[j] = a0 - a2; e1[j] = a1 + a2; e2[j] = a2 - a1; e3[j] = a1 - a3;                                                        \
-    }                                                                                                                              \
-}                                                                                                                                  \
-static void tn__wino_bt_rows_##SFX(int64_t nt, int64_t cp, int64_t cr, int64_t pn, int64_t ps, const T *TN__RESTRICT ek,           \
-                                   T *TN__RESTRICT v0, T *TN__RESTRICT v1, T *TN__RESTRICT v2, T *TN__RESTRICT v3)                 \
-{ /* tiles i < nt (at column 2i of ek) to columns c + i of the GEMM's packed B, c = cp pn + cr:                                    \
-     column c in panel c / pn (panels ps apart) at c % pn */                                                                       \
-    int64_t i, j;                                                                                                                  \
-    for (i = 0; i < nt; i += j, cp++, cr = 0) {                                                                                    \
-        const int64_t o = cp * ps + cr, n = TN__MIN(pn - cr, nt - i);                                                              \
-        const T *e = ek + 2 * i;                                                                                                   \
-        for (j = 0; j < n; j++) {                                                                                                  \
-            const T a0 = e[2 * j], a1 = e[2 * j + 1], a2 = e[2 * j + 2], a3 = e[2 * j + 3];                                        \
-            v0[o + j] = a0 - a2; v1[o + j] = a1 + a2; v2[o + j] = a2 - a1; v3[o + j] = a1 - a3;                                    \
-        }                                                                                                                          \
-    }                                                                                                                              \
-}                                                                                                                                  \
-static void tn__wino_at_##SFX(int64_t nt, int64_t S, const T *TN__RESTRICT m, T bv, T *TN__RESTRICT y00,                           \
-                              T *TN__RESTRICT y01, T *TN__RESTRICT y10, T *TN__RESTRICT y11)                                       \
-{                                                                                                                                  \
-    int64_t i;                                                                                                                     \
-    for (i = 0; i < nt; i++) {                                                                                                     \
-        const T r0 = m[i] + m[4 * S + i] + m[8 * S + i], u0 = m[4 * S + i] - m[8 * S + i] - m[12 * S + i];                         \
-        const T r1 = m[S + i] + m[5 * S + i] + m[9 * S + i], u1 = m[5 * S + i] - m[9 * S + i] - m[13 * S + i];                     \
-        const T r2 = m[2 * S + i] + m[6 * S + i] + m[10 * S + i], u2 = m[6 * S + i] - m[10 * S + i] - m[14 * S + i];               \
-        const T r3 = m[3 * S + i] + m[7 * S + i] + m[11 * S + i], u3 = m[7 * S + i] - m[11 * S + i] - m[15 * S + i];               \
-        y00[i] = r0 + r1 + r2 + bv; y01[i] = r1 - r2 - r3 + bv;                                                                    \
-        y10[i] = u0 + u1 + u2 + bv; y11[i] = u1 - u2 - u3 + bv;                                                                    \
-    }                                                                                                                              \
-}                                                                                                                                  \
-                                                                                                                                   \
-static void tn__wino_a_cols_##SFX(int64_t n, const T *TN__RESTRICT a, const T *TN__RESTRICT c, T *TN__RESTRICT f0,                 \
-                                  T *TN__RESTRICT f1, T *TN__RESTRICT f2, T *TN__RESTRICT f3)                                      \
-{ /* A g for the rows a, c of 2x2 tiles of g */                                                                                    \
-    int64_t j;                                                                                                                     \
-    for (j = 0; j < n; j++) { f0[j] = a[j]; f1[j] = a[j] + c[j]; f2[j] = a[j] - c[j]; f3[j] = -c[j]; }                             \
-}                                                                                                                                  \
-static void tn__wino_a_rows_##SFX(int64_t nt, const T *TN__RESTRICT fk, T *TN__RESTRICT y0, T *TN__RESTRICT y1,                    \
-                                  T *TN__RESTRICT y2, T *TN__RESTRICT y3)                                                          \
-{ /* (A g) A^T, tile i at column 2i */                                                                                             \
-    int64_t i;                                                                                                                     \
-    for (i = 0; i < nt; i++) {                                                                                                     \
-        const T u = fk[2 * i], v = fk[2 * i + 1];                                                                                  \
-        y0[i] = u; y1[i] = u + v; y2[i] = u - v; y3[i] = -v;                                                                       \
-    }                                                                                                                              \
-}                                                                                                                                  \
-                                                                                                                                   \
-/* The rows of tiles, portable (tn__wino_in_row_f32_avx512 and its neighbours say what they                                        \
-   compute); E: 4 (2 tw + 2) elements of scratch. */                                                                               \
-static void tn__wino_in_row_##SFX(const T *const *d, int64_t j0, int64_t j1, int64_t tw, int64_t cp, int64_t cr, int64_t pn, int64_t ps,\
-                                  T *V, int64_t vx, T *E)                                                                          \
-{                                                                                                                                  \
-    const int64_t wp = 2 * tw + 2;                                                                                                 \
-    T *e0 = E, *e1 = E + wp, *e2 = E + 2 * wp, *e3 = E + 3 * wp;                                                                   \
-    int64_t j;                                                                                                                     \
-    int k;                                                                                                                         \
-    for (j = 0; j < j0; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                                 \
-    tn__wino_bt_cols_##SFX(j1 - j0, d[0] + j0, d[1] + j0, d[2] + j0, d[3] + j0, e0 + j0, e1 + j0, e2 + j0, e3 + j0);               \
-    for (j = j1; j < wp; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;                                                                \
-    for (k = 0; k < 4; k++) { /* (B^T d) B: along the row, tile j at column 2j */                                                  \
-        T *v0 = V + 4 * k * vx;                                                                                                    \
-        tn__wino_bt_rows_##SFX(tw, cp, cr, pn, ps, E + k * wp, v0, v0 + vx, v0 + 2 * vx, v0 + 3 * vx);                             \
-    }                                                                                                                              \
-}                                                                                                                                  \
-static void tn__wino_out_row_##SFX(const T *a, const T *b, int64_t tw, T *yr, int64_t ow)                                          \
-{                                                                                                                                  \
-    int64_t j;                                                                                                                     \
-    (void)tw;                                                                                                                      \
-    for (j = 0; j < ow / 2; j++) { yr[2 * j] = a[j]; yr[2 * j + 1] = b[j]; }                                                       \
-    if (ow & 1) yr[ow - 1] = a[ow / 2];                                                                                            \
-}                                                                                                                                  \
-static void tn__wino_gy_row_##SFX(const T *a, const T *b, int64_t j1, int64_t tw, T *Y, int64_t ys, T *E)                          \
-{                                                                                                                                  \
-    const int64_t wp = 2 * tw + 2;                                                                                                 \
-    T *f0 = E, *f1 = E + wp, *f2 = E + 2 * wp, *f3 = E + 3 * wp;                                                                   \
-    int64_t j;                                                                                                                     \
-    int k;                                                                                                                         \
-    tn__wino_a_cols_##SFX(j1, a, b, f0, f1, f2, f3);                                                                               \
-    for (j = j1; j < 2 * tw; j++) f0[j] = f1[j] = f2[j] = f3[j] = (T)0;                                                            \
-    for (k = 0; k < 4; k++) { /* (A gy) A^T: along the row, tile j at column 2j */                                                 \
-        T *y0 = Y + 4 * k * ys;                                                                                                    \
-        tn__wino_a_rows_##SFX(tw, E + k * wp, y0, y0 + ys, y0 + 2 * ys, y0 + 3 * ys);                                              \
-    }                                                                                                                              \
-}                                                                                                                                  \
-                                                                                                                                   \
-/* V = B^T d B of the input tiles of tile rows [r0, r0 + nrow) of x [N, Q, H, W] (contiguous,                                      \
-   padded by ph, pw; th rows of tw tiles per image): element (xi, q, tile i) at                                                    \
-   V + xi * vx + q * vq + (i / pn) * ps + i % pn (the GEMM's packed panels, or rows), tile i                                       \
-   of the block being tile i % tw of its row i / tw. E: scratch for a row. */                                                      \
-static void tn__wino_input_##SFX(const T *x, int64_t Q, int64_t H, int64_t W, int64_t ph, int64_t pw,                              \
-                                 int64_t th, int64_t tw, int64_t r0, int64_t nrow, const T *zero,                                  \
-                                 T *E, T *V, int64_t vx, int64_t vq, int64_t pn, int64_t ps)                                       \
-{                                                                                                                                  \
-    const int64_t wp = 2 * tw + 2, j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));                                    \
-    void (*row)(const T *const *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, T *, int64_t, T *) = tn__wino_in_row_##SFX;\
-    int64_t q, lr;                                                                                                                 \
-    TN__WINO_PICK_##SFX(row, tn__wino_in_row_##SFX);                                                                               \
-    for (q = 0; q < Q; q++) { /* channel by channel: the rows of V written stay in L1 */                                           \
-        int64_t n = r0 / th, ty = r0 % th, cp = 0, cr = 0; /* tile row r0 + lr: row ty of image n; its tiles from column cp pn + cr */\
-        for (lr = 0; lr < nrow; lr++) {                                                                                            \
-            const T *d[4];                                                                                                         \
-            int k;                                                                                                                 \
-            for (k = 0; k < 4; k++) {                                                                                              \
-                const int64_t iy = 2 * ty - ph + k;                                                                                \
-                d[k] = (iy >= 0 && iy < H ? x + ((n * Q + q) * H + iy) * W : zero) - pw;                                           \
-            }                                                                                                                      \
-            row(d, j0, j1, tw, cp, cr, pn, ps, V + q * vq, vx, E);                                                                 \
-            if (++ty == th) { ty = 0; n++; }                                                                                       \
-            for (cr += tw; cr >= pn; cr -= pn) cp++;                                                                               \
-        }                                                                                                                          \
-    }                                                                                                                              \
-}                                                                                                                                  \
-/* y [N, P, oh, ow] (contiguous) = the 3x3 convolution of x [N, Q, H, W] (contiguous)                                              \
-   padded by ph, pw, + b[p] when b, with Up from tn__wino_weights. Each thread takes a share                                       \
-   of the batch's rows of 2x2 output tiles and goes through it in blocks of br rows: the                                           \
-   input transform straight into the GEMM's packed B (V: 16 x [Q, tb] in panels of nr                                              \
-   tiles), the 16 products M[xi] = U[xi] V[xi] [P, tb] by the GEMM's macro kernel, the                                             \
-   output transform into y. Per thread buf holds 16 Q tbp + 16 P tb + 8 tb + 2 elements                                            \
-   (tb = br t1 >= the br tw tiles of a block, tbp = tb rounded up to nr), and zero W zeros. Every tile is computed alike                                         \
-   in whichever block it falls: the same result for any thread count. */                                                           \
-static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int64_t W,                                            \
-                                int64_t ph, int64_t pw, const tn__gemm_kern_##SFX *kn,                                             \
-                                const T *Up, int64_t P, const T *b, T *y, int64_t oh, int64_t ow,                                  \
-                                int64_t br, T *buf, const T *zero, int nthr)                                                       \
-{                                                                                                                                  \
-    const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th;                                                            \
-    const int64_t tb = br * t1, tbp = tn__gemm_roundup(tb, kn->nr), nr = kn->nr;                                                   \
-    const int64_t vx = Q * tbp + 16, S = P * tb + 16; /* the 16 V and M a line off 4 KiB multiples: no set conflicts */            \
-    const int64_t per = 16 * vx + 16 * S + 8 * tb + 2, ups = tn__gemm_roundup(P, kn->mr) * Q;                                      \
-    TN__OMP_PARALLEL_FOR(nthr)                                                                                                     \
-    for (int t = 0; t < nthr; t++) {                                                                                               \
-        T *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */                                  \
-        const int64_t r1 = R * (t + 1) / nthr;                                                                                     \
-        int64_t r0, lr, p, xi;                                                                                                     \
-        void (*out_row)(const T *, const T *, int64_t, T *, int64_t) = tn__wino_out_row_##SFX;                                     \
-        void (*at)(int64_t, int64_t, const T *, T, T *, T *, T *, T *) = tn__wino_at_##SFX;                                        \
-        TN__WINO_PICK_##SFX(out_row, tn__wino_out_row_##SFX);                                                                      \
-        TN__WINO_PICK_##SFX(at, tn__wino_at_##SFX);                                                                                \
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {                                                                               \
-            const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);                                                       \
-            tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);                        \
-            for (xi = 0; xi < 16; xi++)                                                                                            \
-                tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, V + xi * vx, NULL, 0, (T)0, M + xi * S, tb, 1);            \
-            for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */                                            \
-                T *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;                                               \
-                at(nt, S, M + p * tb, b ? b[p] : (T)0, y00, y01, y10, y11);                                                        \
-                for (lr = 0; lr < nrow; lr++) {                                                                                    \
-                    const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th, o = lr * (t1 - 1);                                      \
-                    T *yr = y + ((n * P + p) * oh + 2 * ty) * ow;                                                                  \
-                    out_row(y00 + o, y01 + o, t1 - 1, yr, ow);                                                                     \
-                    if (2 * ty + 1 < oh) out_row(y10 + o, y11 + o, t1 - 1, yr + ow, ow);                                           \
-                }                                                                                                                  \
-            }                                                                                                                      \
-        }                                                                                                                          \
-    }                                                                                                                              \
-}                                                                                                                                  \
-                                                                                                                                   \
-/* The weight gradient gw [P, Q, 3, 3] (contiguous) of y = conv3x3(x, w) padded by ph, pw,                                         \
-   from gy [N, P, oh, ow] and x [N, Q, H, W] (both contiguous): with the forward's tiles,                                          \
-   gw = G^T [sum over tiles of (A gy A^T) . (B^T d B)] G (the forward's bilinear form turned                                       \
-   around), so per block the 16 products Z[xi] += Y[xi] V[xi]^T [P, Q] over the block's                                            \
-   tiles (Y: 16 x [P, tb], V: 16 x [Q, tb], rows). Each thread sums its own Z (buf: per                                            \
-   thread 16 Q tb + 16 P tb + 8 tb + 2 + 16 P Q elements); the threads' sums are added in                                          \
-   thread order: the same bits for a given thread count. */                                                                        \
-static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, int64_t H, int64_t W,                               \
-                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, T *gw,                                  \
-                                int64_t br, T *buf, const T *zero, int nthr)                                                       \
-{                                                                                                                                  \
-    const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th, tb = br * t1;                                               \
-    const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */    \
-    int64_t p, q;                                                                                                                  \
-    int failed = 0, t;                                                                                                             \
-    TN__OMP_PARALLEL_FOR(nthr)                                                                                                     \
-    for (t = 0; t < nthr; t++) {                                                                                                   \
-        T *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;                                         \
-        const int64_t r1 = R * (t + 1) / nthr;                                                                                     \
-        int64_t r0, lr, pp, xi;                                                                                                    \
-        void (*gy_row)(const T *, const T *, int64_t, int64_t, T *, int64_t, T *) = tn__wino_gy_row_##SFX;                         \
-        TN__WINO_PICK_##SFX(gy_row, tn__wino_gy_row_##SFX);                                                                        \
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {                                                                               \
-            const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);                                                       \
-            tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);                             \
-            for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */                                    \
-                for (lr = 0; lr < nrow; lr++) {                                                                                    \
-                    const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;                                                         \
-                    const T *a = gy + ((n * P + pp) * oh + 2 * ty) * ow, *c = 2 * ty + 1 < oh ? a + ow : zero;                     \
-                    gy_row(a, c, ow, t1 - 1, Y + pp * tb + lr * (t1 - 1), ys, E);                                                  \
-                }                                                                                                                  \
-            for (xi = 0; xi < 16; xi++)                                                                                            \
-                if (tn__gemm_##SFX(P, Q, nt, (T)1, Y + xi * ys, tb, 1, V + xi * vx, 1, tb, (T)1, Z + xi * P * Q, Q, 1))            \
-                    TN__STORE_RELAXED(&failed, 1);                                                                                 \
-        }                                                                                                                          \
-    }                                                                                                                              \
-    for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */                                                          \
-        const T *zt = buf + t * per + zo;                                                                                          \
-        T *z0 = buf + zo;                                                                                                          \
-        for (p = 0; p < 16 * P * Q; p++) z0[p] += zt[p];                                                                           \
-    }                                                                                                                              \
-    for (p = 0; p < P; p++) /* G^T z G: 4x4 -> 3x3 */                                                                              \
-        for (q = 0; q < Q; q++) {                                                                                                  \
-            const T *z = buf + zo + p * Q + q;                                                                                     \
-            T s[12], *o = gw + (p * Q + q) * 9;                                                                                    \
-            int c;                                                                                                                 \
-            for (c = 0; c < 4; c++) { /* G^T z: along the columns */                                                               \
-                const T z0 = z[c * P * Q], z1 = z[(4 + c) * P * Q], z2 = z[(8 + c) * P * Q], z3 = z[(12 + c) * P * Q];             \
-                s[c] = z0 + (T)0.5 * (z1 + z2); s[4 + c] = (T)0.5 * (z1 - z2); s[8 + c] = (T)0.5 * (z1 + z2) + z3;                 \
-            }                                                                                                                      \
-            for (c = 0; c < 3; c++) { /* (G^T z) G: along the rows */                                                              \
-                const T *r = s + 4 * c;                                                                                            \
-                o[3 * c] = r[0] + (T)0.5 * (r[1] + r[2]);                                                                          \
-                o[3 * c + 1] = (T)0.5 * (r[1] - r[2]);                                                                             \
-                o[3 * c + 2] = (T)0.5 * (r[1] + r[2]) + r[3];                                                                      \
-            }                                                                                                                      \
-        }                                                                                                                          \
-    return failed ? -1 : 0;                                                                                                        \
+/* @template TN__WINO_DEFINE(T, SFX) */
+/* U [16][P][Q] = G g G^T for each 3x3 kernel g: w[p][q] (flip = 0), or w[q][p] turned by
+   180 degrees (flip = 1: the input gradient's kernel); w [O, C, 3, 3] contiguous. */
+static void tn__wino_weights_##SFX(const T *w, int64_t O, int64_t C, int flip, T *U,
+                                   const tn__gemm_kern_##SFX *kn, T *Up)
+{
+    const int64_t P = flip ? C : O, Q = flip ? O : C;
+    int64_t p, q, r;
+    for (p = 0; p < P; p++)
+        for (q = 0; q < Q; q++) {
+            const T *k = flip ? w + (q * C + p) * 9 : w + (p * C + q) * 9;
+            T g[9], a[12];
+            int s;
+            for (r = 0; r < 9; r++) g[r] = flip ? k[8 - r] : k[r];
+            for (s = 0; s < 3; s++) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
+                a[s] = g[s];
+                a[3 + s] = (T)0.5 * (g[s] + g[3 + s] + g[6 + s]);
+                a[6 + s] = (T)0.5 * (g[s] - g[3 + s] + g[6 + s]);
+                a[9 + s] = g[6 + s];
+            }
+            for (r = 0; r < 4; r++) { /* (G g) G^T, row by row */
+                const T *b = a + 3 * r;
+                T *u = U + (4 * r * P + p) * Q + q;
+                u[0] = b[0];
+                u[P * Q] = (T)0.5 * (b[0] + b[1] + b[2]);
+                u[2 * P * Q] = (T)0.5 * (b[0] - b[1] + b[2]);
+                u[3 * P * Q] = b[2];
+            }
+        }
+    for (r = 0; r < 16; r++) /* as the GEMM's packed A: 16 blocks of [P rounded to mr, Q] */
+        tn__gemm_packA_##SFX(P, Q, U + r * P * Q, Q, 1, kn->mr, Up + r * tn__gemm_roundup(P, kn->mr) * Q);
 }
+
+/* The transforms' inner loops, over the tiles of a block (restrict: they vectorise). */
+static void tn__wino_bt_cols_##SFX(int64_t n, const T *TN__RESTRICT d0, const T *TN__RESTRICT d1,
+                                   const T *TN__RESTRICT d2, const T *TN__RESTRICT d3, T *TN__RESTRICT e0,
+                                   T *TN__RESTRICT e1, T *TN__RESTRICT e2, T *TN__RESTRICT e3)
+{
+    int64_t j;
+    for (j = 0; j < n; j++) {
+        const T a0 = d0[j], a1 = d1[j], a2 = d2[j], a3 = d3[j];
+        e0[j] = a0 - a2; e1[j] = a1 + a2; e2[j] = a2 - a1; e3[j] = a1 - a3;
+    }
+}
+static void tn__wino_bt_rows_##SFX(int64_t nt, int64_t cp, int64_t cr, int64_t pn, int64_t ps, const T *TN__RESTRICT ek,
+                                   T *TN__RESTRICT v0, T *TN__RESTRICT v1, T *TN__RESTRICT v2, T *TN__RESTRICT v3)
+{ /* tiles i < nt (at column 2i of ek) to columns c + i of the GEMM's packed B, c = cp pn + cr:
+     column c in panel c / pn (panels ps apart) at c % pn */
+    int64_t i, j;
+    for (i = 0; i < nt; i += j, cp++, cr = 0) {
+        const int64_t o = cp * ps + cr, n = TN__MIN(pn - cr, nt - i);
+        const T *e = ek + 2 * i;
+        for (j = 0; j < n; j++) {
+            const T a0 = e[2 * j], a1 = e[2 * j + 1], a2 = e[2 * j + 2], a3 = e[2 * j + 3];
+            v0[o + j] = a0 - a2; v1[o + j] = a1 + a2; v2[o + j] = a2 - a1; v3[o + j] = a1 - a3;
+        }
+    }
+}
+static void tn__wino_at_##SFX(int64_t nt, int64_t S, const T *TN__RESTRICT m, T bv, T *TN__RESTRICT y00,
+                              T *TN__RESTRICT y01, T *TN__RESTRICT y10, T *TN__RESTRICT y11)
+{
+    int64_t i;
+    for (i = 0; i < nt; i++) {
+        const T r0 = m[i] + m[4 * S + i] + m[8 * S + i], u0 = m[4 * S + i] - m[8 * S + i] - m[12 * S + i];
+        const T r1 = m[S + i] + m[5 * S + i] + m[9 * S + i], u1 = m[5 * S + i] - m[9 * S + i] - m[13 * S + i];
+        const T r2 = m[2 * S + i] + m[6 * S + i] + m[10 * S + i], u2 = m[6 * S + i] - m[10 * S + i] - m[14 * S + i];
+        const T r3 = m[3 * S + i] + m[7 * S + i] + m[11 * S + i], u3 = m[7 * S + i] - m[11 * S + i] - m[15 * S + i];
+        y00[i] = r0 + r1 + r2 + bv; y01[i] = r1 - r2 - r3 + bv;
+        y10[i] = u0 + u1 + u2 + bv; y11[i] = u1 - u2 - u3 + bv;
+    }
+}
+
+static void tn__wino_a_cols_##SFX(int64_t n, const T *TN__RESTRICT a, const T *TN__RESTRICT c, T *TN__RESTRICT f0,
+                                  T *TN__RESTRICT f1, T *TN__RESTRICT f2, T *TN__RESTRICT f3)
+{ /* A g for the rows a, c of 2x2 tiles of g */
+    int64_t j;
+    for (j = 0; j < n; j++) { f0[j] = a[j]; f1[j] = a[j] + c[j]; f2[j] = a[j] - c[j]; f3[j] = -c[j]; }
+}
+static void tn__wino_a_rows_##SFX(int64_t nt, const T *TN__RESTRICT fk, T *TN__RESTRICT y0, T *TN__RESTRICT y1,
+                                  T *TN__RESTRICT y2, T *TN__RESTRICT y3)
+{ /* (A g) A^T, tile i at column 2i */
+    int64_t i;
+    for (i = 0; i < nt; i++) {
+        const T u = fk[2 * i], v = fk[2 * i + 1];
+        y0[i] = u; y1[i] = u + v; y2[i] = u - v; y3[i] = -v;
+    }
+}
+
+/* The rows of tiles, portable (tn__wino_in_row_f32_avx512 and its neighbours say what they
+   compute); E: 4 (2 tw + 2) elements of scratch. */
+static void tn__wino_in_row_##SFX(const T *const *d, int64_t j0, int64_t j1, int64_t tw, int64_t cp, int64_t cr, int64_t pn, int64_t ps,
+                                  T *V, int64_t vx, T *E)
+{
+    const int64_t wp = 2 * tw + 2;
+    T *e0 = E, *e1 = E + wp, *e2 = E + 2 * wp, *e3 = E + 3 * wp;
+    int64_t j;
+    int k;
+    for (j = 0; j < j0; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;
+    tn__wino_bt_cols_##SFX(j1 - j0, d[0] + j0, d[1] + j0, d[2] + j0, d[3] + j0, e0 + j0, e1 + j0, e2 + j0, e3 + j0);
+    for (j = j1; j < wp; j++) e0[j] = e1[j] = e2[j] = e3[j] = (T)0;
+    for (k = 0; k < 4; k++) { /* (B^T d) B: along the row, tile j at column 2j */
+        T *v0 = V + 4 * k * vx;
+        tn__wino_bt_rows_##SFX(tw, cp, cr, pn, ps, E + k * wp, v0, v0 + vx, v0 + 2 * vx, v0 + 3 * vx);
+    }
+}
+static void tn__wino_out_row_##SFX(const T *a, const T *b, int64_t tw, T *yr, int64_t ow)
+{
+    int64_t j;
+    (void)tw;
+    for (j = 0; j < ow / 2; j++) { yr[2 * j] = a[j]; yr[2 * j + 1] = b[j]; }
+    if (ow & 1) yr[ow - 1] = a[ow / 2];
+}
+static void tn__wino_gy_row_##SFX(const T *a, const T *b, int64_t j1, int64_t tw, T *Y, int64_t ys, T *E)
+{
+    const int64_t wp = 2 * tw + 2;
+    T *f0 = E, *f1 = E + wp, *f2 = E + 2 * wp, *f3 = E + 3 * wp;
+    int64_t j;
+    int k;
+    tn__wino_a_cols_##SFX(j1, a, b, f0, f1, f2, f3);
+    for (j = j1; j < 2 * tw; j++) f0[j] = f1[j] = f2[j] = f3[j] = (T)0;
+    for (k = 0; k < 4; k++) { /* (A gy) A^T: along the row, tile j at column 2j */
+        T *y0 = Y + 4 * k * ys;
+        tn__wino_a_rows_##SFX(tw, E + k * wp, y0, y0 + ys, y0 + 2 * ys, y0 + 3 * ys);
+    }
+}
+
+/* V = B^T d B of the input tiles of tile rows [r0, r0 + nrow) of x [N, Q, H, W] (contiguous,
+   padded by ph, pw; th rows of tw tiles per image): element (xi, q, tile i) at
+   V + xi * vx + q * vq + (i / pn) * ps + i % pn (the GEMM's packed panels, or rows), tile i
+   of the block being tile i % tw of its row i / tw. E: scratch for a row. */
+static void tn__wino_input_##SFX(const T *x, int64_t Q, int64_t H, int64_t W, int64_t ph, int64_t pw,
+                                 int64_t th, int64_t tw, int64_t r0, int64_t nrow, const T *zero,
+                                 T *E, T *V, int64_t vx, int64_t vq, int64_t pn, int64_t ps)
+{
+    const int64_t wp = 2 * tw + 2, j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));
+    void (*row)(const T *const *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, T *, int64_t, T *) = tn__wino_in_row_##SFX;
+    int64_t q, lr;
+    TN__WINO_PICK_##SFX(row, tn__wino_in_row_##SFX);
+    for (q = 0; q < Q; q++) { /* channel by channel: the rows of V written stay in L1 */
+        int64_t n = r0 / th, ty = r0 % th, cp = 0, cr = 0; /* tile row r0 + lr: row ty of image n; its tiles from column cp pn + cr */
+        for (lr = 0; lr < nrow; lr++) {
+            const T *d[4];
+            int k;
+            for (k = 0; k < 4; k++) {
+                const int64_t iy = 2 * ty - ph + k;
+                d[k] = (iy >= 0 && iy < H ? x + ((n * Q + q) * H + iy) * W : zero) - pw;
+            }
+            row(d, j0, j1, tw, cp, cr, pn, ps, V + q * vq, vx, E);
+            if (++ty == th) { ty = 0; n++; }
+            for (cr += tw; cr >= pn; cr -= pn) cp++;
+        }
+    }
+}
+/* y [N, P, oh, ow] (contiguous) = the 3x3 convolution of x [N, Q, H, W] (contiguous)
+   padded by ph, pw, + b[p] when b, with Up from tn__wino_weights. Each thread takes a share
+   of the batch's rows of 2x2 output tiles and goes through it in blocks of br rows: the
+   input transform straight into the GEMM's packed B (V: 16 x [Q, tb] in panels of nr
+   tiles), the 16 products M[xi] = U[xi] V[xi] [P, tb] by the GEMM's macro kernel, the
+   output transform into y. Per thread buf holds 16 Q tbp + 16 P tb + 8 tb + 2 elements
+   (tb = br t1 >= the br tw tiles of a block, tbp = tb rounded up to nr), and zero W zeros. Every tile is computed alike
+   in whichever block it falls: the same result for any thread count. */
+static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int64_t W,
+                                int64_t ph, int64_t pw, const tn__gemm_kern_##SFX *kn,
+                                const T *Up, int64_t P, const T *b, T *y, int64_t oh, int64_t ow,
+                                int64_t br, T *buf, const T *zero, int nthr)
+{
+    const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th;
+    const int64_t tb = br * t1, tbp = tn__gemm_roundup(tb, kn->nr), nr = kn->nr;
+    const int64_t vx = Q * tbp + 16, S = P * tb + 16; /* the 16 V and M a line off 4 KiB multiples: no set conflicts */
+    const int64_t per = 16 * vx + 16 * S + 8 * tb + 2, ups = tn__gemm_roundup(P, kn->mr) * Q;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int t = 0; t < nthr; t++) {
+        T *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
+        const int64_t r1 = R * (t + 1) / nthr;
+        int64_t r0, lr, p, xi;
+        void (*out_row)(const T *, const T *, int64_t, T *, int64_t) = tn__wino_out_row_##SFX;
+        void (*at)(int64_t, int64_t, const T *, T, T *, T *, T *, T *) = tn__wino_at_##SFX;
+        TN__WINO_PICK_##SFX(out_row, tn__wino_out_row_##SFX);
+        TN__WINO_PICK_##SFX(at, tn__wino_at_##SFX);
+        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+            const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
+            tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
+            for (xi = 0; xi < 16; xi++)
+                tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, V + xi * vx, NULL, 0, (T)0, M + xi * S, tb, 1);
+            for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
+                T *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
+                at(nt, S, M + p * tb, b ? b[p] : (T)0, y00, y01, y10, y11);
+                for (lr = 0; lr < nrow; lr++) {
+                    const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th, o = lr * (t1 - 1);
+                    T *yr = y + ((n * P + p) * oh + 2 * ty) * ow;
+                    out_row(y00 + o, y01 + o, t1 - 1, yr, ow);
+                    if (2 * ty + 1 < oh) out_row(y10 + o, y11 + o, t1 - 1, yr + ow, ow);
+                }
+            }
+        }
+    }
+}
+
+/* The weight gradient gw [P, Q, 3, 3] (contiguous) of y = conv3x3(x, w) padded by ph, pw,
+   from gy [N, P, oh, ow] and x [N, Q, H, W] (both contiguous): with the forward's tiles,
+   gw = G^T [sum over tiles of (A gy A^T) . (B^T d B)] G (the forward's bilinear form turned
+   around), so per block the 16 products Z[xi] += Y[xi] V[xi]^T [P, Q] over the block's
+   tiles (Y: 16 x [P, tb], V: 16 x [Q, tb], rows). Each thread sums its own Z (buf: per
+   thread 16 Q tb + 16 P tb + 8 tb + 2 + 16 P Q elements); the threads' sums are added in
+   thread order: the same bits for a given thread count. */
+static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, int64_t H, int64_t W,
+                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, T *gw,
+                                int64_t br, T *buf, const T *zero, int nthr)
+{
+    const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th, tb = br * t1;
+    const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
+    int64_t p, q;
+    int failed = 0, t;
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (t = 0; t < nthr; t++) {
+        T *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
+        const int64_t r1 = R * (t + 1) / nthr;
+        int64_t r0, lr, pp, xi;
+        void (*gy_row)(const T *, const T *, int64_t, int64_t, T *, int64_t, T *) = tn__wino_gy_row_##SFX;
+        TN__WINO_PICK_##SFX(gy_row, tn__wino_gy_row_##SFX);
+        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+            const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
+            tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
+            for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */
+                for (lr = 0; lr < nrow; lr++) {
+                    const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;
+                    const T *a = gy + ((n * P + pp) * oh + 2 * ty) * ow, *c = 2 * ty + 1 < oh ? a + ow : zero;
+                    gy_row(a, c, ow, t1 - 1, Y + pp * tb + lr * (t1 - 1), ys, E);
+                }
+            for (xi = 0; xi < 16; xi++)
+                if (tn__gemm_##SFX(P, Q, nt, (T)1, Y + xi * ys, tb, 1, V + xi * vx, 1, tb, (T)1, Z + xi * P * Q, Q, 1))
+                    TN__STORE_RELAXED(&failed, 1);
+        }
+    }
+    for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */
+        const T *zt = buf + t * per + zo;
+        T *z0 = buf + zo;
+        for (p = 0; p < 16 * P * Q; p++) z0[p] += zt[p];
+    }
+    for (p = 0; p < P; p++) /* G^T z G: 4x4 -> 3x3 */
+        for (q = 0; q < Q; q++) {
+            const T *z = buf + zo + p * Q + q;
+            T s[12], *o = gw + (p * Q + q) * 9;
+            int c;
+            for (c = 0; c < 4; c++) { /* G^T z: along the columns */
+                const T z0 = z[c * P * Q], z1 = z[(4 + c) * P * Q], z2 = z[(8 + c) * P * Q], z3 = z[(12 + c) * P * Q];
+                s[c] = z0 + (T)0.5 * (z1 + z2); s[4 + c] = (T)0.5 * (z1 - z2); s[8 + c] = (T)0.5 * (z1 + z2) + z3;
+            }
+            for (c = 0; c < 3; c++) { /* (G^T z) G: along the rows */
+                const T *r = s + 4 * c;
+                o[3 * c] = r[0] + (T)0.5 * (r[1] + r[2]);
+                o[3 * c + 1] = (T)0.5 * (r[1] - r[2]);
+                o[3 * c + 2] = (T)0.5 * (r[1] + r[2]) + r[3];
+            }
+        }
+    return failed ? -1 : 0;
+}
+/* @end TN__WINO_DEFINE */
 
 TN__WINO_DEFINE(float, f32)
 TN__WINO_DEFINE(double, f64)
-#undef TN__WINO_DEFINE
 /* Tile rows per block (of R): a block's transforms (16 (P + Q) values per tile, t1 tiles a
    row) within TN_CONV_BLOCK_BYTES; where the GEMM takes the block's t1 - 1 tiles a row in
    panels of nr columns (nr > 1), the count between half and all of that whose last panel

@@ -167,6 +167,19 @@ static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r) {
     }
     return 0;
 }
+static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *others, int n, tn_tensor **x0) {
+    *x0 = NULL;
+    const int m = tn__inplace_mode(fn, x, others, n);
+    if (m <= 0) return m;
+    tn_scope_begin();
+    *x0 = tn_clone(x);
+    return 1;
+}
+static tn_tensor *tn__inplace_end(const char *fn, tn_tensor *x, tn_tensor *r) {
+    const int rc = tn__inplace_finish(fn, x, r);
+    tn_scope_end();
+    return rc ? NULL : tn__own(tn_retain(x));
+}
 
 static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *params) {
     TN__CHECK_NULL(x);
@@ -175,7 +188,9 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
     if (tn__check_no_internal_overlap(fn, x)) return NULL;
     tn_dtype cd = tn__unary_dtype(fn, op, x);
     if (cd == TN_NUM_DTYPES) return NULL;
-    TN__INPLACE_GRAD(fn, x, NULL, 0, tn__unary(op, x0, params));
+    tn_tensor *x0;
+    int m = tn__inplace_begin(fn, x, NULL, 0, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn__unary(op, x0, params));
     if (x->dtype == cd && !tn__is_pred_op(op)) {
         if (TN__KERNEL(fn, tn__backend(x->device)->unary(op, x, x, params))) return NULL;  /* same view: no aliasing hazard */
         tn__bump_version(x);
@@ -287,13 +302,19 @@ static tn_tensor *tn__binary(const char *fn, tn_binary_op op, tn_tensor *a, tn_t
 
 static tn_tensor *tn__binary_inplace(const char *fn, tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha) {
     TN__CHECK_NULL(a, b);
-    TN__INPLACE_GRAD(fn, a, &b, 1, tn__binary(fn, op, x0, b, alpha));
+    tn_tensor *x0;
+    int m = tn__inplace_begin(fn, a, &b, 1, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end(fn, a, tn__binary(fn, op, x0, b, alpha));
     return tn__own(tn__binary_raw(fn, op, a, b, alpha, a));
 }
 
 static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *a, double v, bool reversed, tn_tensor *target) {
     TN__CHECK_NULL(a);
-    if (target) TN__INPLACE_GRAD(fn, a, NULL, 0, tn__binary_scalar(fn, op, x0, v, reversed, NULL));
+    if (target) {
+        tn_tensor *x0;
+        int m = tn__inplace_begin(fn, a, NULL, 0, &x0);
+        if (m) return m < 0 ? NULL : tn__inplace_end(fn, a, tn__binary_scalar(fn, op, x0, v, reversed, NULL));
+    }
     tn__stack_scalar ss;
     tn_tensor *s = tn__stack_scalar_init(&ss, v);
     tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, 1, target);
@@ -361,7 +382,9 @@ TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b) { return tn__binary_scal
 TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     TN__CHECK_NULL(t);
     /* under autograd: where(true, value, old) has the new value and a zero gradient to the old one */
-    TN__INPLACE_GRAD("tn_fill_", t, NULL, 0, tn_where(tn_ones(NULL, 0, TN_BOOL), tn_full(NULL, 0, value, t->dtype), x0));
+    tn_tensor *x0;
+    int m = tn__inplace_begin("tn_fill_", t, NULL, 0, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_fill_", t, tn_where(tn_ones(NULL, 0, TN_BOOL), tn_full(NULL, 0, value, t->dtype), x0));
     if (tn__check_cpu_dtype("tn_fill_", t) || tn__check_fill_value("tn_fill_", value, t->dtype) || tn__backend(t->device)->fill(t, value)) return NULL;
 
     tn__bump_version(t);
@@ -458,7 +481,9 @@ TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max) {
 TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_clamp_", x)) return NULL;
-    TN__INPLACE_GRAD("tn_clamp_", x, NULL, 0, tn_clamp(x0, min, max));
+    tn_tensor *x0;
+    int m = tn__inplace_begin("tn_clamp_", x, NULL, 0, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn_clamp(x0, min, max));
     return tn__own(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
 }
 static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
@@ -534,7 +559,9 @@ static tn_tensor *tn__ternary(const char *fn, tn_ternary_op op, tn_tensor *x, tn
 static tn_tensor *tn__ternary_inplace(const char *fn, tn_ternary_op op, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
     TN__CHECK_NULL(x, y, z);
     tn_tensor *others[2] = {y, z};
-    TN__INPLACE_GRAD(fn, x, others, 2, tn__ternary(fn, op, x0, y, z, value));
+    tn_tensor *x0;
+    int m = tn__inplace_begin(fn, x, others, 2, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn__ternary(fn, op, x0, y, z, value));
     return tn__own(tn__ternary_raw(fn, op, x, y, z, value, x));
 }
 

@@ -137,7 +137,11 @@ static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_t
 static tn_tensor *tn__scatter_op(const char *fn, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_mode mode, bool inplace) {
     TN__CHECK_NULL(t, index, src);
     if (tn__check_cpu_dtype(fn, t) || tn__check_cpu_dtype(fn, src)) return NULL;
-    if (inplace) TN__INPLACE_GRAD(fn, t, &src, 1, tn__scatter_op(fn, x0, dim, index, src, mode, false));
+    if (inplace) {
+        tn_tensor *x0;
+        int m = tn__inplace_begin(fn, t, &src, 1, &x0);
+        if (m) return m < 0 ? NULL : tn__inplace_end(fn, t, tn__scatter_op(fn, x0, dim, index, src, mode, false));
+    }
     tn_tensor *target = inplace ? tn_retain(t) : tn__copy_as(t, t->dtype, t->device);
     if (target && tn__scatter_into(fn, target, dim, index, src, mode)) { tn_release(target); target = NULL; }
     if (!inplace && target) {
@@ -350,7 +354,9 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
 
 TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
     TN__CHECK_NULL(t, values);
-    TN__INPLACE_GRAD("tn_index_put_", t, &values, 1, tn_index_put(x0, indices, n, values, accumulate));
+    tn_tensor *x0;
+    int m = tn__inplace_begin("tn_index_put_", t, &values, 1, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_index_put_", t, tn_index_put(x0, indices, n, values, accumulate));
     return tn__own(tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : tn_retain(t));
 }
 TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
@@ -384,7 +390,9 @@ TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value) { r
 
 static tn_tensor *tn__masked_fill__impl(tn_tensor *t, tn_tensor *mask, double value) {
     TN__CHECK_NULL(t, mask);
-    TN__INPLACE_GRAD("tn_masked_fill_", t, NULL, 0, tn_masked_fill(x0, mask, value));
+    tn_tensor *x0;
+    int m = tn__inplace_begin("tn_masked_fill_", t, NULL, 0, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_masked_fill_", t, tn_masked_fill(x0, mask, value));
     tn_scope_begin();
 
     tn_tensor *r = tn_masked_fill(t, mask, value);

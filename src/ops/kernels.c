@@ -35,82 +35,84 @@ typedef struct tn__kctx { int op; double alpha, params[3]; int failed; } tn__kct
 #define TN__ISNEG(x) ((x) < 1 && (x) != 0)
 
 /* ---- unary kernels ---- */
-#define TN__DEFINE_UNARY_FLOAT(T, S, F) \
-static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
-    tn__kctx *c = (tn__kctx *)vc; \
-    const T lo = (T)c->params[0], hi = (T)c->params[1], p2 = (T)c->params[2]; \
-    switch ((tn_unary_op)c->op) { \
-    case NEG: TN__MAP1(T, T, -x); break; \
-    case ABS: TN__MAP1(T, T, fabs##F(x)); break; \
-    case SIGN: TN__MAP1(T, T, (T)((x > 0) - (x < 0))); break; /* sign(NaN) = 0, as PyTorch */ \
-    case SQUARE: TN__MAP1(T, T, x * x); break; \
-    case RELU: TN__MAP1(T, T, x < 0 ? (T)0 : x); break; \
-    case FLOOR: TN__MAP1(T, T, floor##F(x)); break; \
-    case CEIL: TN__MAP1(T, T, ceil##F(x)); break; \
-    case ROUND: TN__MAP1(T, T, nearbyint##F(x)); break; \
-    case TRUNC: TN__MAP1(T, T, trunc##F(x)); break; \
-    case FRAC: TN__MAP1(T, T, x - trunc##F(x)); break; \
-    case CLAMP: TN__MAP1(T, T, (x < lo ? lo : x) > hi ? hi : (x < lo ? lo : x)); break; \
-    case NAN_TO_NUM: TN__MAP1(T, T, x != x ? lo : x == (T)INFINITY ? hi : x == -(T)INFINITY ? p2 : x); break; \
-    case EXP: TN__MAP1(T, T, exp##F(x)); break; \
-    case EXP2: TN__MAP1(T, T, exp2##F(x)); break; \
-    case LOG: TN__MAP1(T, T, log##F(x)); break; \
-    case LOG2: TN__MAP1(T, T, log2##F(x)); break; \
-    case LOG10: TN__MAP1(T, T, log10##F(x)); break; \
-    case LOG1P: TN__MAP1(T, T, log1p##F(x)); break; \
-    case EXPM1: TN__MAP1(T, T, expm1##F(x)); break; \
-    case SQRT: TN__MAP1(T, T, sqrt##F(x)); break; \
-    case RSQRT: TN__MAP1(T, T, (T)1 / sqrt##F(x)); break; \
-    case RECIPROCAL: TN__MAP1(T, T, (T)1 / x); break; \
-    case SIN: TN__MAP1(T, T, sin##F(x)); break; \
-    case COS: TN__MAP1(T, T, cos##F(x)); break; \
-    case TAN: TN__MAP1(T, T, tan##F(x)); break; \
-    case ASIN: TN__MAP1(T, T, asin##F(x)); break; \
-    case ACOS: TN__MAP1(T, T, acos##F(x)); break; \
-    case ATAN: TN__MAP1(T, T, atan##F(x)); break; \
-    case SINH: TN__MAP1(T, T, sinh##F(x)); break; \
-    case COSH: TN__MAP1(T, T, cosh##F(x)); break; \
-    case TANH: TN__MAP1(T, T, tanh##F(x)); break; \
-    case SIGMOID: TN__MAP1(T, T, tn_sigmoid_##S(x)); break; \
-    case GELU: TN__MAP1(T, T, tn_gelu_##S(x)); break; \
-    case GELU_TANH: TN__MAP1(T, T, tn_gelu_tanh_##S(x)); break; \
-    case SILU: TN__MAP1(T, T, tn_silu_##S(x)); break; \
-    case SOFTPLUS: TN__MAP1(T, T, tn_softplus_##S(x, lo, hi)); break; \
-    case LEAKY_RELU: TN__MAP1(T, T, tn_leaky_relu_##S(x, lo)); break; \
-    case ELU: TN__MAP1(T, T, tn_elu_##S(x, lo, hi, p2)); break; \
-    case HARDTANH: TN__MAP1(T, T, x != x ? x : tn_hardtanh_##S(x, lo, hi)); break; \
-    case MISH: TN__MAP1(T, T, tn_mish_##S(x)); break; \
-    case HARDSWISH: TN__MAP1(T, T, tn_hardswish_##S(x)); break; \
-    case HARDSIGMOID: TN__MAP1(T, T, tn_hardsigmoid_##S(x)); break; \
-    case ERF: TN__MAP1(T, T, erf##F(x)); break; \
-    case ERFC: TN__MAP1(T, T, erfc##F(x)); break; \
-    case ISNAN: TN__MAP1(bool, T, x != x); break; \
-    case ISINF: TN__MAP1(bool, T, x == (T)INFINITY || x == -(T)INFINITY); break; \
-    case ISFINITE: TN__MAP1(bool, T, x == x && x != (T)INFINITY && x != -(T)INFINITY); break; \
-    case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
-    default: TN__STORE_RELAXED(&c->failed, 1); break; \
+/* @template TN__DEFINE_UNARY_FLOAT(T, S, F) */
+static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    const T lo = (T)c->params[0], hi = (T)c->params[1], p2 = (T)c->params[2];
+    switch ((tn_unary_op)c->op) {
+    case NEG: TN__MAP1(T, T, -x); break;
+    case ABS: TN__MAP1(T, T, fabs##F(x)); break;
+    case SIGN: TN__MAP1(T, T, (T)((x > 0) - (x < 0))); break; /* sign(NaN) = 0, as PyTorch */
+    case SQUARE: TN__MAP1(T, T, x * x); break;
+    case RELU: TN__MAP1(T, T, x < 0 ? (T)0 : x); break;
+    case FLOOR: TN__MAP1(T, T, floor##F(x)); break;
+    case CEIL: TN__MAP1(T, T, ceil##F(x)); break;
+    case ROUND: TN__MAP1(T, T, nearbyint##F(x)); break;
+    case TRUNC: TN__MAP1(T, T, trunc##F(x)); break;
+    case FRAC: TN__MAP1(T, T, x - trunc##F(x)); break;
+    case CLAMP: TN__MAP1(T, T, (x < lo ? lo : x) > hi ? hi : (x < lo ? lo : x)); break;
+    case NAN_TO_NUM: TN__MAP1(T, T, x != x ? lo : x == (T)INFINITY ? hi : x == -(T)INFINITY ? p2 : x); break;
+    case EXP: TN__MAP1(T, T, exp##F(x)); break;
+    case EXP2: TN__MAP1(T, T, exp2##F(x)); break;
+    case LOG: TN__MAP1(T, T, log##F(x)); break;
+    case LOG2: TN__MAP1(T, T, log2##F(x)); break;
+    case LOG10: TN__MAP1(T, T, log10##F(x)); break;
+    case LOG1P: TN__MAP1(T, T, log1p##F(x)); break;
+    case EXPM1: TN__MAP1(T, T, expm1##F(x)); break;
+    case SQRT: TN__MAP1(T, T, sqrt##F(x)); break;
+    case RSQRT: TN__MAP1(T, T, (T)1 / sqrt##F(x)); break;
+    case RECIPROCAL: TN__MAP1(T, T, (T)1 / x); break;
+    case SIN: TN__MAP1(T, T, sin##F(x)); break;
+    case COS: TN__MAP1(T, T, cos##F(x)); break;
+    case TAN: TN__MAP1(T, T, tan##F(x)); break;
+    case ASIN: TN__MAP1(T, T, asin##F(x)); break;
+    case ACOS: TN__MAP1(T, T, acos##F(x)); break;
+    case ATAN: TN__MAP1(T, T, atan##F(x)); break;
+    case SINH: TN__MAP1(T, T, sinh##F(x)); break;
+    case COSH: TN__MAP1(T, T, cosh##F(x)); break;
+    case TANH: TN__MAP1(T, T, tanh##F(x)); break;
+    case SIGMOID: TN__MAP1(T, T, tn_sigmoid_##S(x)); break;
+    case GELU: TN__MAP1(T, T, tn_gelu_##S(x)); break;
+    case GELU_TANH: TN__MAP1(T, T, tn_gelu_tanh_##S(x)); break;
+    case SILU: TN__MAP1(T, T, tn_silu_##S(x)); break;
+    case SOFTPLUS: TN__MAP1(T, T, tn_softplus_##S(x, lo, hi)); break;
+    case LEAKY_RELU: TN__MAP1(T, T, tn_leaky_relu_##S(x, lo)); break;
+    case ELU: TN__MAP1(T, T, tn_elu_##S(x, lo, hi, p2)); break;
+    case HARDTANH: TN__MAP1(T, T, x != x ? x : tn_hardtanh_##S(x, lo, hi)); break;
+    case MISH: TN__MAP1(T, T, tn_mish_##S(x)); break;
+    case HARDSWISH: TN__MAP1(T, T, tn_hardswish_##S(x)); break;
+    case HARDSIGMOID: TN__MAP1(T, T, tn_hardsigmoid_##S(x)); break;
+    case ERF: TN__MAP1(T, T, erf##F(x)); break;
+    case ERFC: TN__MAP1(T, T, erfc##F(x)); break;
+    case ISNAN: TN__MAP1(bool, T, x != x); break;
+    case ISINF: TN__MAP1(bool, T, x == (T)INFINITY || x == -(T)INFINITY); break;
+    case ISFINITE: TN__MAP1(bool, T, x == x && x != (T)INFINITY && x != -(T)INFINITY); break;
+    case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
+/* @end TN__DEFINE_UNARY_FLOAT */
 TN__DEFINE_UNARY_FLOAT(float, f32, f)
 TN__DEFINE_UNARY_FLOAT(double, f64, )
 
 /* Integers wrap on overflow as PyTorch does: arithmetic goes through the unsigned type U
    (signed overflow would be undefined in C). */
-#define TN__DEFINE_UNARY_INT(T, S, U) \
-static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
-    tn__kctx *c = (tn__kctx *)vc; \
-    const double lo = c->params[0], hi = c->params[1]; \
-    switch ((tn_unary_op)c->op) { \
-    case NEG: TN__MAP1(T, T, (U)0 - (U)x); break; \
-    case ABS: TN__MAP1(T, T, TN__ISNEG(x) ? (T)((U)0 - (U)x) : x); break; \
-    case SIGN: TN__MAP1(T, T, (x > 0) - TN__ISNEG(x)); break; \
-    case SQUARE: TN__MAP1(T, T, (U)x * (U)x); break; \
-    case RELU: TN__MAP1(T, T, TN__ISNEG(x) ? 0 : x); break; \
-    case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(T, T, x); break; \
-    case CLAMP: TN__MAP1(T, T, (double)x > hi || lo > hi ? (T)hi : (double)x < lo ? (T)lo : x); break; /* min(max(x, lo), hi) */ \
-    case BITWISE_NOT: TN__MAP1(T, T, ~x); break; \
-    case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break; \
-    default: TN__STORE_RELAXED(&c->failed, 1); break; \
+/* @template TN__DEFINE_UNARY_INT(T, S, U) */
+static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    const double lo = c->params[0], hi = c->params[1];
+    switch ((tn_unary_op)c->op) {
+    case NEG: TN__MAP1(T, T, (U)0 - (U)x); break;
+    case ABS: TN__MAP1(T, T, TN__ISNEG(x) ? (T)((U)0 - (U)x) : x); break;
+    case SIGN: TN__MAP1(T, T, (x > 0) - TN__ISNEG(x)); break;
+    case SQUARE: TN__MAP1(T, T, (U)x * (U)x); break;
+    case RELU: TN__MAP1(T, T, TN__ISNEG(x) ? 0 : x); break;
+    case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(T, T, x); break;
+    case CLAMP: TN__MAP1(T, T, (double)x > hi || lo > hi ? (T)hi : (double)x < lo ? (T)lo : x); break; /* min(max(x, lo), hi) */
+    case BITWISE_NOT: TN__MAP1(T, T, ~x); break;
+    case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
+/* @end TN__DEFINE_UNARY_INT */
 TN__DEFINE_UNARY_INT(int32_t, i32, uint32_t)
 TN__DEFINE_UNARY_INT(int64_t, i64, uint64_t)
 TN__DEFINE_UNARY_INT(uint8_t, u8, uint8_t)
@@ -164,83 +166,86 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
 TN__DEFINE_FLOAT_DIVMOD(float, f32, f)
 TN__DEFINE_FLOAT_DIVMOD(double, f64, )
 
-#define TN__DEFINE_BINARY_FLOAT(T, S, F) \
-static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
-    tn__kctx *c = (tn__kctx *)vc; \
-    const T alpha = (T)c->alpha; \
-    switch ((tn_binary_op)c->op) { \
-    case ADD: if (alpha == 1) TN__MAP2(T, T, a + b); else TN__MAP2(T, T, a + alpha * b); break; \
-    case SUB: if (alpha == 1) TN__MAP2(T, T, a - b); else TN__MAP2(T, T, a - alpha * b); break; \
-    case MUL: TN__MAP2(T, T, a * b); break; \
-    case DIV: TN__MAP2(T, T, a / b); break; \
-    case FLOOR_DIVIDE: TN__MAP2(T, T, tn__floordiv_##S(a, b)); break; \
-    case REMAINDER: TN__MAP2(T, T, tn__remainder_##S(a, b)); break; \
-    case FMOD: TN__MAP2(T, T, fmod##F(a, b)); break; \
-    case POW: TN__MAP2(T, T, pow##F(a, b)); break; \
-    case ATAN2: TN__MAP2(T, T, atan2##F(a, b)); break; \
-    case MAXIMUM: TN__MAP2(T, T, (a != a || a > b) ? a : b); break; \
-    case MINIMUM: TN__MAP2(T, T, (a != a || a < b) ? a : b); break; \
-    case EQ: TN__MAP2(bool, T, a == b); break; \
-    case NE: TN__MAP2(bool, T, a != b); break; \
-    case LT: TN__MAP2(bool, T, a < b); break; \
-    case LE: TN__MAP2(bool, T, a <= b); break; \
-    case GT: TN__MAP2(bool, T, a > b); break; \
-    case GE: TN__MAP2(bool, T, a >= b); break; \
-    case THRESHOLD_BACKWARD: TN__MAP2(T, T, b > alpha ? a : (T)0); break; \
-    default: TN__STORE_RELAXED(&c->failed, 1); break; \
+/* @template TN__DEFINE_BINARY_FLOAT(T, S, F) */
+static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    const T alpha = (T)c->alpha;
+    switch ((tn_binary_op)c->op) {
+    case ADD: if (alpha == 1) TN__MAP2(T, T, a + b); else TN__MAP2(T, T, a + alpha * b); break;
+    case SUB: if (alpha == 1) TN__MAP2(T, T, a - b); else TN__MAP2(T, T, a - alpha * b); break;
+    case MUL: TN__MAP2(T, T, a * b); break;
+    case DIV: TN__MAP2(T, T, a / b); break;
+    case FLOOR_DIVIDE: TN__MAP2(T, T, tn__floordiv_##S(a, b)); break;
+    case REMAINDER: TN__MAP2(T, T, tn__remainder_##S(a, b)); break;
+    case FMOD: TN__MAP2(T, T, fmod##F(a, b)); break;
+    case POW: TN__MAP2(T, T, pow##F(a, b)); break;
+    case ATAN2: TN__MAP2(T, T, atan2##F(a, b)); break;
+    case MAXIMUM: TN__MAP2(T, T, (a != a || a > b) ? a : b); break;
+    case MINIMUM: TN__MAP2(T, T, (a != a || a < b) ? a : b); break;
+    case EQ: TN__MAP2(bool, T, a == b); break;
+    case NE: TN__MAP2(bool, T, a != b); break;
+    case LT: TN__MAP2(bool, T, a < b); break;
+    case LE: TN__MAP2(bool, T, a <= b); break;
+    case GT: TN__MAP2(bool, T, a > b); break;
+    case GE: TN__MAP2(bool, T, a >= b); break;
+    case THRESHOLD_BACKWARD: TN__MAP2(T, T, b > alpha ? a : (T)0); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
+/* @end TN__DEFINE_BINARY_FLOAT */
 TN__DEFINE_BINARY_FLOAT(float, f32, f)
 TN__DEFINE_BINARY_FLOAT(double, f64, )
 
 /* Integer division family: division by zero is an error (PyTorch raises), and
    MIN / -1 wraps instead of trapping. */
-#define TN__DEFINE_INT_DIVMOD(T, S, U, SIGNED) \
-    static T tn__ifloordiv_##S(T a, T b, int *bad) { \
-        if (b == 0) { *bad = 2; return 0; } \
-        if (SIGNED && b == (T)-1) return (T)((U)0 - (U)a); \
-        T q = (T)(a / b); \
-        return (a % b != 0 && (TN__ISNEG(a) != TN__ISNEG(b))) ? (T)(q - 1) : q; } \
-    static T tn__iremainder_##S(T a, T b, int *bad, bool python) { \
-        if (b == 0) { *bad = 2; return 0; } \
-        if (SIGNED && b == (T)-1) return 0; \
-        T r = (T)(a % b); \
-        return (python && r != 0 && (TN__ISNEG(r) != TN__ISNEG(b))) ? (T)(r + b) : r; } \
-    static T tn__ipow_##S(T a, T b, int *bad) { \
-        if (TN__ISNEG(b)) { (void)bad; if (a == 1) return 1; if (SIGNED && a == (T)-1) return (b & 1) ? a : 1; return 0; } /* 1/a^n truncated */ \
-        U r = 1, base = (U)a; \
-        for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (U)(r * base); base = (U)(base * base); } \
-        return (T)r; }
+/* @template TN__DEFINE_INT_DIVMOD(T, S, U, SIGNED) */
+static T tn__ifloordiv_##S(T a, T b, int *bad) {
+    if (b == 0) { *bad = 2; return 0; }
+    if (SIGNED && b == (T)-1) return (T)((U)0 - (U)a);
+    T q = (T)(a / b);
+    return (a % b != 0 && (TN__ISNEG(a) != TN__ISNEG(b))) ? (T)(q - 1) : q; }
+static T tn__iremainder_##S(T a, T b, int *bad, bool python) {
+    if (b == 0) { *bad = 2; return 0; }
+    if (SIGNED && b == (T)-1) return 0;
+    T r = (T)(a % b);
+    return (python && r != 0 && (TN__ISNEG(r) != TN__ISNEG(b))) ? (T)(r + b) : r; }
+static T tn__ipow_##S(T a, T b, int *bad) {
+    if (TN__ISNEG(b)) { (void)bad; if (a == 1) return 1; if (SIGNED && a == (T)-1) return (b & 1) ? a : 1; return 0; } /* 1/a^n truncated */
+    U r = 1, base = (U)a;
+    for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (U)(r * base); base = (U)(base * base); }
+    return (T)r; }
+/* @end TN__DEFINE_INT_DIVMOD */
 TN__DEFINE_INT_DIVMOD(int32_t, i32, uint32_t, 1)
 TN__DEFINE_INT_DIVMOD(int64_t, i64, uint64_t, 1)
 TN__DEFINE_INT_DIVMOD(uint8_t, u8, uint8_t, 0)
 
-#define TN__DEFINE_BINARY_INT(T, S, U) \
-static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
-    tn__kctx *c = (tn__kctx *)vc; \
-    const U alpha = (U)(int64_t)c->alpha; \
-    int bad = 0; \
-    switch ((tn_binary_op)c->op) { \
-    case ADD: TN__MAP2(T, T, (U)a + alpha * (U)b); break; \
-    case SUB: TN__MAP2(T, T, (U)a - alpha * (U)b); break; \
-    case MUL: TN__MAP2(T, T, (U)a * (U)b); break; \
-    case FLOOR_DIVIDE: TN__MAP2(T, T, tn__ifloordiv_##S(a, b, &bad)); break; \
-    case REMAINDER: TN__MAP2(T, T, tn__iremainder_##S(a, b, &bad, true)); break; \
-    case FMOD: TN__MAP2(T, T, tn__iremainder_##S(a, b, &bad, false)); break; \
-    case POW: TN__MAP2(T, T, tn__ipow_##S(a, b, &bad)); break; \
-    case MAXIMUM: TN__MAP2(T, T, a > b ? a : b); break; \
-    case MINIMUM: TN__MAP2(T, T, a < b ? a : b); break; \
-    case BITWISE_AND: TN__MAP2(T, T, a & b); break; \
-    case BITWISE_OR: TN__MAP2(T, T, a | b); break; \
-    case BITWISE_XOR: TN__MAP2(T, T, a ^ b); break; \
-    case EQ: TN__MAP2(bool, T, a == b); break; \
-    case NE: TN__MAP2(bool, T, a != b); break; \
-    case LT: TN__MAP2(bool, T, a < b); break; \
-    case LE: TN__MAP2(bool, T, a <= b); break; \
-    case GT: TN__MAP2(bool, T, a > b); break; \
-    case GE: TN__MAP2(bool, T, a >= b); break; \
-    default: bad = 1; break; \
-    } \
+/* @template TN__DEFINE_BINARY_INT(T, S, U) */
+static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    const U alpha = (U)(int64_t)c->alpha;
+    int bad = 0;
+    switch ((tn_binary_op)c->op) {
+    case ADD: TN__MAP2(T, T, (U)a + alpha * (U)b); break;
+    case SUB: TN__MAP2(T, T, (U)a - alpha * (U)b); break;
+    case MUL: TN__MAP2(T, T, (U)a * (U)b); break;
+    case FLOOR_DIVIDE: TN__MAP2(T, T, tn__ifloordiv_##S(a, b, &bad)); break;
+    case REMAINDER: TN__MAP2(T, T, tn__iremainder_##S(a, b, &bad, true)); break;
+    case FMOD: TN__MAP2(T, T, tn__iremainder_##S(a, b, &bad, false)); break;
+    case POW: TN__MAP2(T, T, tn__ipow_##S(a, b, &bad)); break;
+    case MAXIMUM: TN__MAP2(T, T, a > b ? a : b); break;
+    case MINIMUM: TN__MAP2(T, T, a < b ? a : b); break;
+    case BITWISE_AND: TN__MAP2(T, T, a & b); break;
+    case BITWISE_OR: TN__MAP2(T, T, a | b); break;
+    case BITWISE_XOR: TN__MAP2(T, T, a ^ b); break;
+    case EQ: TN__MAP2(bool, T, a == b); break;
+    case NE: TN__MAP2(bool, T, a != b); break;
+    case LT: TN__MAP2(bool, T, a < b); break;
+    case LE: TN__MAP2(bool, T, a <= b); break;
+    case GT: TN__MAP2(bool, T, a > b); break;
+    case GE: TN__MAP2(bool, T, a >= b); break;
+    default: bad = 1; break;
+    }
     if (bad) TN__STORE_RELAXED(&c->failed, bad); }
+/* @end TN__DEFINE_BINARY_INT */
 TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t)
 TN__DEFINE_BINARY_INT(int64_t, i64, uint64_t)
 TN__DEFINE_BINARY_INT(uint8_t, u8, uint8_t)

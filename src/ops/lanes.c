@@ -31,40 +31,43 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
     memcpy(ix, tmp, (size_t)n * sizeof *ix);
 }
 
-#define TN__DEFINE_LANE(E, T, S, ACC) \
-    static bool tn__lt_##S(const void *v, int64_t a, int64_t b) { /* NaN is largest */ \
-        T x = ((const T *)v)[a], y = ((const T *)v)[b]; return x == x && (y != y || x < y); } \
-    static bool tn__gt_##S(const void *v, int64_t a, int64_t b) { \
-        T x = ((const T *)v)[a], y = ((const T *)v)[b]; return (x != x && y == y) || x > y; } \
-    static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
-        tn__lctx *c = (tn__lctx *)vc; \
-        int64_t len = c->len; \
-        for (int64_t e = 0; e < n; e++) { \
-            char *o = p[0] + e * s[0], *o1 = p[1] + e * s[1], *xp = p[2] + e * s[2]; \
-            const int64_t so = c->so, so1 = c->so1, sx = c->sx; \
-            (void)so1; \
-            switch (c->op) { \
-            case ARGMAX: case ARGMIN: { \
-                T best = *(const T *)xp; int64_t bi = 0; \
-                for (int64_t i = 1; i < len && best == best; i++) { \
-                    T v = *(const T *)(xp + i * sx); \
-                    if (v != v || (c->op == ARGMAX ? v > best : v < best)) { best = v; bi = i; } } \
-                if (c->flag) *(T *)o = best; \
-                *(int64_t *)o1 = bi; break; } \
-            case CUMSUM: case CUMPROD: { /* float scans accumulate in double, integer ones wrap in uint64 */ \
-                ACC acc = c->op == CUMSUM ? (ACC)0 : (ACC)1; \
-                for (int64_t i = 0; i < len; i++) { \
-                    ACC v = (ACC)*(const T *)(xp + i * sx); \
-                    acc = c->op == CUMSUM ? (ACC)(acc + v) : (ACC)(acc * v); \
-                    *(T *)(o + i * so) = (T)acc; } break; } \
-            case SORT: { \
-                T *vals = (T *)(c->tmp + len); \
-                for (int64_t i = 0; i < len; i++) { vals[i] = *(const T *)(xp + i * sx); c->ix[i] = i; } \
-                tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_##S : tn__lt_##S); \
-                for (int64_t i = 0; i < len; i++) { \
-                    *(T *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; } \
-            default: tn__lane_float_##S(c, o, xp); break; \
-            } } }
+/* x != x: NaN for any T (a macro: for integer T the compiler sees no self-comparison to warn of) */
+#define TN__NAN(x) ((x) != (x))
+/* @template TN__DEFINE_LANE(E, T, S, ACC) */
+static bool tn__lt_##S(const void *v, int64_t a, int64_t b) { /* NaN is largest */
+    T x = ((const T *)v)[a], y = ((const T *)v)[b]; return !TN__NAN(x) && (TN__NAN(y) || x < y); }
+static bool tn__gt_##S(const void *v, int64_t a, int64_t b) {
+    T x = ((const T *)v)[a], y = ((const T *)v)[b]; return (TN__NAN(x) && !TN__NAN(y)) || x > y; }
+static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__lctx *c = (tn__lctx *)vc;
+    int64_t len = c->len;
+    for (int64_t e = 0; e < n; e++) {
+        char *o = p[0] + e * s[0], *o1 = p[1] + e * s[1], *xp = p[2] + e * s[2];
+        const int64_t so = c->so, so1 = c->so1, sx = c->sx;
+        (void)so1;
+        switch (c->op) {
+        case ARGMAX: case ARGMIN: {
+            T best = *(const T *)xp; int64_t bi = 0;
+            for (int64_t i = 1; i < len && !TN__NAN(best); i++) {
+                T v = *(const T *)(xp + i * sx);
+                if (TN__NAN(v) || (c->op == ARGMAX ? v > best : v < best)) { best = v; bi = i; } }
+            if (c->flag) *(T *)o = best;
+            *(int64_t *)o1 = bi; break; }
+        case CUMSUM: case CUMPROD: { /* float scans accumulate in double, integer ones wrap in uint64 */
+            ACC acc = c->op == CUMSUM ? (ACC)0 : (ACC)1;
+            for (int64_t i = 0; i < len; i++) {
+                ACC v = (ACC)*(const T *)(xp + i * sx);
+                acc = c->op == CUMSUM ? (ACC)(acc + v) : (ACC)(acc * v);
+                *(T *)(o + i * so) = (T)acc; } break; }
+        case SORT: {
+            T *vals = (T *)(c->tmp + len);
+            for (int64_t i = 0; i < len; i++) { vals[i] = *(const T *)(xp + i * sx); c->ix[i] = i; }
+            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_##S : tn__lt_##S);
+            for (int64_t i = 0; i < len; i++) {
+                *(T *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
+        default: tn__lane_float_##S(c, o, xp); break;
+        } } }
+/* @end TN__DEFINE_LANE */
 
 /* softmax and log_softmax along a lane, float types only (others never reach here) */
 #define TN__DEFINE_LANE_FLOAT(T, S, F) \
@@ -81,8 +84,10 @@ TN__DEFINE_LANE_FLOAT(float, f32, f)
 TN__DEFINE_LANE_FLOAT(double, f64, )
 #define TN__DEFINE_LANE_FLOAT_NONE(S) static void tn__lane_float_##S(tn__lctx *c, char *o, char *xp) { (void)c; (void)o; (void)xp; }
 TN__DEFINE_LANE_FLOAT_NONE(i32) TN__DEFINE_LANE_FLOAT_NONE(i64) TN__DEFINE_LANE_FLOAT_NONE(u8)
-TN__DEFINE_LANE(TN_F32, float, f32, double) TN__DEFINE_LANE(TN_F64, double, f64, double)
-TN__DEFINE_LANE(TN_I32, int32_t, i32, uint64_t) TN__DEFINE_LANE(TN_I64, int64_t, i64, uint64_t)
+TN__DEFINE_LANE(TN_F32, float, f32, double)
+TN__DEFINE_LANE(TN_F64, double, f64, double)
+TN__DEFINE_LANE(TN_I32, int32_t, i32, uint64_t)
+TN__DEFINE_LANE(TN_I64, int64_t, i64, uint64_t)
 TN__DEFINE_LANE(TN_U8, uint8_t, u8, uint64_t) /* bool lanes (sort, argmax) run as uint8 */
 
 static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {

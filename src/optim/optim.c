@@ -461,30 +461,31 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
         } \
     } \
 } while (0)
-#define TN__OPTIM_KERNEL(T, S) \
-static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g, T *s0, T *s1, T *s2) { \
-    T c[12]; \
-    for (int j = 0; j < 12; j++) c[j] = (T)k->c[j]; \
-    const int f = k->flags; \
-    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */ \
-    const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM; \
-    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) { \
-        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__ADAM, 0, s0 + i, s1 + i, &d); return; } \
-        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD, s0 + i, s1 + i, &d); return; } \
-        if (f == (WD | DEC)) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD | DEC, s0 + i, s1 + i, &d); return; } \
-        if (f == DEC) { TN__OPTIM_LOOP(T, S, TN__ADAM, DEC, s0 + i, s1 + i, &d); return; } \
-    } else if (k->kind == TN__SGD) { \
-        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__SGD, 0, &d, &d, &d); return; } \
-        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__SGD, WD, &d, &d, &d); return; } \
-        if (s0 && f == MOM) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM, s0 + i, &d, &d); return; } \
-        if (s0 && f == (MOM | WD)) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM | WD, s0 + i, &d, &d); return; } \
-    } \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int64_t i = 0; i < n; i++) { \
-        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */ \
-        p[i] = tn_optim_apply_##S(k->kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]); \
-    } \
+/* @template TN__OPTIM_KERNEL(T, S) */
+static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g, T *s0, T *s1, T *s2) {
+    T c[12];
+    for (int j = 0; j < 12; j++) c[j] = (T)k->c[j];
+    const int f = k->flags;
+    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */
+    const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
+    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
+        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }
+        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD, s0 + i, s1 + i, &d); return; }
+        if (f == (WD | DEC)) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD | DEC, s0 + i, s1 + i, &d); return; }
+        if (f == DEC) { TN__OPTIM_LOOP(T, S, TN__ADAM, DEC, s0 + i, s1 + i, &d); return; }
+    } else if (k->kind == TN__SGD) {
+        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__SGD, 0, &d, &d, &d); return; }
+        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__SGD, WD, &d, &d, &d); return; }
+        if (s0 && f == MOM) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM, s0 + i, &d, &d); return; }
+        if (s0 && f == (MOM | WD)) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM | WD, s0 + i, &d, &d); return; }
+    }
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t i = 0; i < n; i++) {
+        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
+        p[i] = tn_optim_apply_##S(k->kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
+    }
 }
+/* @end TN__OPTIM_KERNEL */
 
 TN__OPTIM_KERNEL(float, f32)
 TN__OPTIM_KERNEL(double, f64)
