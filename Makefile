@@ -204,3 +204,6 @@ cuda-check:
 
 clean:
 	rm -rf build lib
+
+# ---- targets kept beside their sources: fuzzing (tests/fuzz/), ThreadSanitizer ----
+-include tests/fuzz/fuzz.mk tests/tsan.mk
