@@ -95,6 +95,59 @@ extern "C" {
 
 #define TN_DIMS(...) TN_SHAPE(__VA_ARGS__)
 
+/* ---- keyword arguments ----
+   A function with PyTorch keyword arguments takes them as one struct of PyTorch's names, and
+   a macro named as the PyTorch function fills in PyTorch's defaults, then the fields you name:
+       tn_module *conv = tn_nn_conv2d(1, 32, 3, .padding = 1, .bias = false);
+   A misspelt name is a compile error; a name you leave out keeps PyTorch's default. Behind the
+   macro are two functions: tn_nn_conv2d_opts(1, 32, 3, o) takes the struct (start from
+   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and tn_nn_conv2d_str(1, 32, 3, "padding=1,
+   bias=False") parses PyTorch's keyword syntax, for bindings and configuration files.
+   Each struct is written once, as a list TN_FIELDS_<struct>(X) of X(type, name, default,
+   words) rows: the struct's members, its defaults and the option text's names and types all
+   come from that list. Types: I int64_t, D double, B bool, E an enum (words: its names in
+   the option text), P padding (an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID), I2 a pair
+   {h, w} of int64_t that, when not {0, 0}, replaces the int of the same name without _hw
+   (the option text's "stride=(2, 1)"). In C++ the members carry the defaults and the macro
+   builds T{...}: C++20 designated initialisers, in the order of the members. */
+#define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
+#define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
+
+#define TN__KW_C_I(n) int64_t n
+#define TN__KW_C_D(n) double n
+#define TN__KW_C_B(n) bool n
+#define TN__KW_C_E(n) int n
+#define TN__KW_C_P(n) int64_t n
+#define TN__KW_C_I2(n) int64_t n[2]
+#ifdef __cplusplus
+#define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name) = def;
+#define TN__KW_INIT_(T) T{}
+#define TN__KW(T, ...) T{__VA_ARGS__}
+#else
+#define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name);
+#define TN__KW_DEF(type, name, def, words) .name = def,
+#define TN__KW_INIT_(T) {TN_FIELDS_##T(TN__KW_DEF)}
+/* The defaults, then the caller's fields: later designators override earlier ones (C11
+   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal. */
+#if defined(__clang__)
+#define TN__KW(T, ...) (__extension__({ _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Winitializer-overrides\"") \
+    T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("clang diagnostic pop") tn__kw_; }))
+#elif defined(__GNUC__)
+#define TN__KW(T, ...) (__extension__({ _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Woverride-init\"") \
+    T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("GCC diagnostic pop") tn__kw_; }))
+#else
+#define TN__KW(T, ...) ((T){TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__})
+#endif
+#endif
+#define TN__KW_STRUCT(T) typedef struct T { TN_FIELDS_##T(TN__KW_MEMBER) } T
+/* The last positional argument and the keyword arguments after it, from one __VA_ARGS__ (C11
+   wants at least one argument for a macro's "...": the last positional one is it). */
+#define TN__HEAD(...) TN__HEAD_(__VA_ARGS__, )
+#define TN__HEAD_(a, ...) a
+#define TN__TAIL(...) TN__TAIL_(__VA_ARGS__, )
+#define TN__TAIL_(a, ...) __VA_ARGS__
+#define TN__POS_KW(T, ...) TN__HEAD(__VA_ARGS__), TN__KW(T, TN__TAIL(__VA_ARGS__))
+
 /* ======================================================================= */
 /* 2. errors                                                                */
 /* ======================================================================= */
@@ -920,11 +973,34 @@ TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bi
 TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
 
-/* options: stride, padding (n, (h, w), 'same', 'valid'), dilation, groups, bias, padding_mode ('zeros'), kernel_size=(h, w) */
-TNDEF tn_module *tn_nn_conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* options: stride, padding, output_padding, groups, bias, dilation, kernel_size=(h, w) */
-TNDEF tn_module *tn_nn_conv_transpose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* nn.Conv1d, nn.Conv2d and nn.ConvTranspose2d's keyword arguments (the pairs: Conv2d's
+   tuples, e.g. .stride_hw = {2, 1}; output_padding: ConvTranspose2d only). */
+#define TN_PADDING_SAME (INT64_MIN + 1)    /* padding='same' (stride 1) */
+#define TN_PADDING_VALID (INT64_MIN + 2)   /* padding='valid': no padding */
+enum { TN_PADDING_ZEROS = 0, TN_PADDING_REFLECT, TN_PADDING_REPLICATE, TN_PADDING_CIRCULAR };
+#define TN_FIELDS_tn_conv_opts(X) \
+    X(I,  stride,            1,     "") \
+    X(P,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(I,  groups,            1,     "") \
+    X(B,  bias,              true,  "") \
+    X(E,  padding_mode,      TN_PADDING_ZEROS, "zeros|reflect|replicate|circular") \
+    X(I,  output_padding,    0,     "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "") \
+    X(I2, output_padding_hw, {0},   "")
+TN__KW_STRUCT(tn_conv_opts);
+TNDEF tn_module *tn_nn_conv1d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_conv2d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+#define tn_nn_conv1d(in_channels, out_channels, ...) tn_nn_conv1d_opts(in_channels, out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_conv2d(in_channels, out_channels, ...) tn_nn_conv2d_opts(in_channels, out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_conv_transpose2d(in_channels, out_channels, ...) tn_nn_conv_transpose2d_opts(in_channels, out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 /* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
 TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);
@@ -12714,6 +12790,192 @@ TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i) { return d && i >= 0
 /* ===================================================================================== */
 /* src/modules/options.c: option strings ("padding=1, bias=False"): parsing and checking */
 /* ===================================================================================== */
+/* ---- keyword arguments as text: "padding=1, bias=False, padding_mode='zeros'" ----
+   The _str functions fill their options struct from PyTorch's keyword syntax through the
+   struct's key table, made from the same TN_FIELDS_<struct> list as the struct itself:
+       #define TN__KW_T tn_conv_opts
+       static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+       #undef TN__KW_T
+   Values: numbers (inf, -inf, nan), True/False, None, words (quotes optional), tuples
+   "(a, b)". Nothing is copied into fixed buffers: any length parses or is refused. */
+typedef struct tn__kwkey { const char *name; char type; size_t off; const char *words; } tn__kwkey;
+#define TN__KW_TYPE_I 'I'
+#define TN__KW_TYPE_D 'D'
+#define TN__KW_TYPE_B 'B'
+#define TN__KW_TYPE_E 'E'
+#define TN__KW_TYPE_P 'P'
+#define TN__KW_TYPE_I2 'J'
+#define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
+#define TN__KW_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
+
+/* a slice of the option text */
+typedef struct tn__kwspan { const char *p; size_t n; } tn__kwspan;
+static bool tn__kw_is(tn__kwspan v, const char *word) { return strlen(word) == v.n && !memcmp(v.p, word, v.n); }
+static tn__kwspan tn__kw_unquote(tn__kwspan v) {
+    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0]) { v.p++; v.n -= 2; }
+    return v;
+}
+/* One number of v at *pos (advanced past it and a following comma); 1, 0 at the end of v,
+   -1 when there is text that is not a number. */
+static int tn__kw_number(tn__kwspan v, size_t *pos, double *x) {
+    size_t i = *pos;
+    while (i < v.n && v.p[i] == ' ') i++;
+    if (i == v.n) { *pos = i; return 0; }
+    tn__kwspan w = {v.p + i, 0};
+    while (i + w.n < v.n && v.p[i + w.n] != ',' && v.p[i + w.n] != ' ') w.n++;
+    if (tn__kw_is(w, "True") || tn__kw_is(w, "true")) *x = 1;
+    else if (tn__kw_is(w, "False") || tn__kw_is(w, "false")) *x = 0;
+    else if (tn__kw_is(w, "inf")) *x = HUGE_VAL;
+    else if (tn__kw_is(w, "-inf")) *x = -HUGE_VAL;
+    else if (tn__kw_is(w, "nan")) *x = NAN;
+    else {
+        char *end;
+        *x = strtod(w.p, &end);   /* stops at the comma, bracket or space after the number */
+        if (end != w.p + w.n) return -1;
+    }
+    i += w.n;
+    while (i < v.n && v.p[i] == ' ') i++;
+    if (i < v.n && v.p[i] == ',') i++;
+    *pos = i;
+    return 1;
+}
+/* A value's numbers: a number, or a tuple "(a, b, ...)" / "[a, b]" of up to max. How many. */
+static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double *out, int max, bool *tuple) {
+    *tuple = v.n >= 2 && ((v.p[0] == '(' && v.p[v.n - 1] == ')') || (v.p[0] == '[' && v.p[v.n - 1] == ']'));
+    tn__kwspan in = *tuple ? (tn__kwspan){v.p + 1, v.n - 2} : v;
+    size_t pos = 0;
+    int n = 0, r;
+    double x;
+    while ((r = tn__kw_number(in, &pos, &x)) == 1) {
+        if (n == max) return TN__FAIL_INT("%s: option %s=%.*s: expected at most %d value%s", fn, key, (int)v.n, v.p, max, max > 1 ? "s" : "");
+        out[n++] = x;
+    }
+    if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
+    return n;
+}
+/* A double as an int64_t option: integral and in range (never an undefined conversion). */
+static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
+    if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
+    *out = (int64_t)x;
+    return 0;
+}
+static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const char *suffix) {
+    size_t sl = strlen(suffix);
+    for (int i = 0; i < nkeys; i++)
+        if (strlen(keys[i].name) == k.n + sl && !memcmp(keys[i].name, k.p, k.n) && !strcmp(keys[i].name + k.n, suffix)) return i;
+    return -1;
+}
+/* The valid names of a table, for messages: "stride, padding, ..." (owned by the caller). */
+static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
+    size_t len = 1;
+    for (int i = 0; i < nkeys; i++) len += strlen(keys[i].name) + 2;
+    char *s = (char *)TN_MALLOC(len), *q = s;
+    if (!s) return NULL;
+    for (int i = 0; i < nkeys; i++) {
+        size_t l = strlen(keys[i].name);
+        if (keys[i].type == 'J' && l > 3 && !strcmp(keys[i].name + l - 3, "_hw")) {   /* the pair: under its int's name */
+            if (tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l - 3}, "") >= 0) continue;
+            l -= 3;
+        }
+        if (q != s) { memcpy(q, ", ", 2); q += 2; }
+        memcpy(q, keys[i].name, l);
+        q += l;
+    }
+    *q = 0;
+    return s;
+}
+static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kwspan v, void *out) {
+    char *f = (char *)out + key->off;
+    char name[64];   /* the name as typed, for messages (cut, never overflowed) */
+    snprintf(name, sizeof name, "%.*s", (int)(k.n < 63 ? k.n : 63), k.p);
+    double x[2];
+    bool tuple;
+    int n;
+    switch (key->type) {
+    case 'B':
+        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) *(bool *)f = true;
+        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) *(bool *)f = false;
+        else return TN__FAIL_INT("%s: option %s=%.*s: expected True or False", fn, name, (int)v.n, v.p);
+        return 0;
+    case 'E': case 'P': {
+        tn__kwspan w = tn__kw_unquote(v);
+        if (key->type == 'P' && (tn__kw_is(w, "same") || tn__kw_is(w, "valid"))) {
+            *(int64_t *)f = tn__kw_is(w, "same") ? TN_PADDING_SAME : TN_PADDING_VALID;
+            return 0;
+        }
+        if (key->type == 'P' && (w.n != v.n || (w.n && ((w.p[0] | 32) >= 'a' && (w.p[0] | 32) <= 'z'))))
+            return TN__FAIL_INT("%s: option %s=%.*s: expected an int, a tuple, 'same' or 'valid'", fn, name, (int)v.n, v.p);
+        if (key->type == 'P') break;
+        int idx = 0;
+        for (const char *c = key->words; *c; idx++) {
+            const char *e = strchr(c, '|');
+            size_t cl = e ? (size_t)(e - c) : strlen(c);
+            if (cl == w.n && !memcmp(c, w.p, cl)) { *(int *)f = idx; return 0; }
+            if (!e) break;
+            c = e + 1;
+        }
+        return TN__FAIL_INT("%s: option %s='%.*s': expected one of %s", fn, name, (int)w.n, w.p, key->words);
+    }
+    case 'D':
+        if (tn__kw_is(v, "None")) { *(double *)f = NAN; return 0; }
+        if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0) return -1;
+        *(double *)f = x[0];
+        return 0;
+    case 'J':
+        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
+        if (n == 1) x[1] = x[0];
+        return tn__kw_int(fn, name, x[0], (int64_t *)f) || tn__kw_int(fn, name, x[1], (int64_t *)f + 1) ? -1 : 0;
+    default: break;
+    }
+    /* I, and P given a number */
+    if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
+    if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
+    if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
+    return 0;
+}
+/* Fills *out (holding the defaults) from text, through keys. 0, or -1 with an error. */
+static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out) {
+    uint64_t seen = 0;   /* tables have at most 64 rows */
+    const char *p = text ? text : "";
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        tn__kwspan k = {p, 0};
+        while (p[k.n] && p[k.n] != '=' && p[k.n] != ',') k.n++;
+        if (p[k.n] != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
+        p += k.n + 1;
+        while (k.n && k.p[k.n - 1] == ' ') k.n--;
+        while (*p == ' ') p++;
+        tn__kwspan v = {p, 0};
+        int depth = 0;
+        char quote = 0;              /* commas inside quotes or brackets belong to the value */
+        for (; p[v.n] && (depth || quote || p[v.n] != ','); v.n++) {
+            const char c = p[v.n];
+            if (quote) { if (c == quote) quote = 0; }
+            else if (c == '\'' || c == '"') quote = c;
+            else if (c == '(' || c == '[') depth++;
+            else if (c == ')' || c == ']') depth--;
+        }
+        p += v.n;
+        while (v.n && v.p[v.n - 1] == ' ') v.n--;
+        if (!k.n || !v.n) return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
+        /* "stride=(2, 1)" sets stride_hw; a name only the _hw form has takes ints too */
+        const bool tuple = v.p[0] == '(' || v.p[0] == '[';
+        int i = tn__kw_find(keys, nkeys, k, "");
+        if ((i < 0 || (tuple && keys[i].type != 'J')) && tn__kw_find(keys, nkeys, k, "_hw") >= 0) i = tn__kw_find(keys, nkeys, k, "_hw");
+        if (i < 0) {
+            char *names = tn__kw_names(keys, nkeys);
+            int r = TN__FAIL_INT("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, names ? names : "?");
+            TN_FREE(names);
+            return r;
+        }
+        if (seen >> i & 1) return TN__FAIL_INT("%s: option '%.*s' given twice", fn, (int)k.n, k.p);
+        seen |= (uint64_t)1 << i;
+        if (tn__kw_set(fn, &keys[i], k, v, out)) return -1;
+    }
+    return 0;
+}
+
 /* ---- options text: "lr=0.01, betas=(0.9, 0.999), nesterov=True, padding='same'" ----
    Modules, optimizers, schedulers and loaders take their keyword arguments as text with
    PyTorch's names, so C reads like Python and an unknown or misspelt name is an error. */
@@ -13406,54 +13668,70 @@ static void tn__conv_repr(tn_module *m, char *b, size_t n) {
 static const tn_module_type tn__conv1d_type = {"Conv1d", tn__conv_fwd, NULL, tn__conv_repr};
 static const tn_module_type tn__conv2d_type = {"Conv2d", tn__conv_fwd, NULL, tn__conv_repr};
 static const tn_module_type tn__convt2d_type = {"ConvTranspose2d", tn__conv_fwd, NULL, tn__conv_repr};
-/* A word value ("'same'") rather than numbers. */
-static bool tn__opts_is_word(tn__opts *o, const char *key) {
-    for (int i = 0; i < o->n; i++)
-        if (!strcmp(o->key[i], key)) return o->val[i][0] == '\'' || o->val[i][0] == '"' || ((o->val[i][0] | 32) >= 'a' && (o->val[i][0] | 32) <= 'z');
-    return false;
+/* A pair option: the _hw pair when given, else the int for both dims. */
+static void tn__kw_pair(int64_t *out, int64_t v, const int64_t hw[2]) {
+    const bool pair = hw[0] || hw[1];
+    out[0] = pair ? hw[0] : v;
+    out[1] = pair ? hw[1] : v;
 }
-static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int nsp, bool transposed, int64_t in, int64_t out, int64_t ksize, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int nsp, bool transposed, int64_t in, int64_t out, int64_t ksize, tn_conv_opts o) {
+    int64_t k[2], st[2], pd[2], dl[2], op[2];
+    tn__kw_pair(k, ksize, o.kernel_size_hw);
+    tn__kw_pair(st, o.stride, o.stride_hw);
+    tn__kw_pair(pd, o.padding, o.padding_hw);
+    tn__kw_pair(dl, o.dilation, o.dilation_hw);
+    tn__kw_pair(op, o.output_padding, o.output_padding_hw);
+    const bool pairs = o.kernel_size_hw[0] || o.kernel_size_hw[1] || o.stride_hw[0] || o.stride_hw[1] || o.padding_hw[0] || o.padding_hw[1] ||
+                       o.dilation_hw[0] || o.dilation_hw[1] || o.output_padding_hw[0] || o.output_padding_hw[1];
+    if (nsp == 1 && pairs) return (tn_module *)tn__error("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
+    if (!transposed && (op[0] || op[1])) return (tn_module *)tn__error("%s: output_padding is an option of the transposed convolution only", fn);
+    if (o.padding_mode < 0 || o.padding_mode > TN_PADDING_CIRCULAR) return (tn_module *)tn__error("%s: padding_mode %d is not one of TN_PADDING_ZEROS ... TN_PADDING_CIRCULAR", fn, o.padding_mode);
+    if (o.padding_mode != TN_PADDING_ZEROS)
+        return (tn_module *)tn__error("%s: padding_mode '%s' is not supported (zeros only)", fn, o.padding_mode == 1 ? "reflect" : o.padding_mode == 2 ? "replicate" : "circular");
+    const bool same = o.padding == TN_PADDING_SAME, valid = o.padding == TN_PADDING_VALID;
+    if (same || valid) pd[0] = pd[1] = 0;
+    if (in <= 0 || out <= 0 || o.groups <= 0 || in % o.groups || out % o.groups)
+        return (tn_module *)tn__error("%s: in_channels (%lld) and out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)in, (long long)out, (long long)o.groups);
+    for (int i = 0; i < nsp; i++)
+        if (k[i] <= 0 || st[i] <= 0 || dl[i] <= 0 || pd[i] < 0 || op[i] < 0)
+            return (tn_module *)tn__error("%s: kernel_size, stride and dilation must be positive and padding non-negative", fn);
+    if (same && !transposed && (st[0] != 1 || st[1] != 1)) return (tn_module *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
+    if ((same || valid) && transposed) return (tn_module *)tn__error("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
     tn__convm *c = (tn__convm *)tn_module_new(type, sizeof(tn__convm));
     if (!c) return NULL;
-    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = 1;
-    for (int i = 0; i < 2; i++) { c->k[i] = ksize; c->s[i] = 1; c->p[i] = 0; c->d[i] = 1; c->op[i] = 0; }
-    bool bias = true;
-    int failed = tn__opts_int(&o, "kernel_size", c->k, nsp) < 0 || tn__opts_int(&o, "stride", c->s, nsp) < 0 ||
-                 tn__opts_int(&o, "dilation", c->d, nsp) < 0 || tn__opts_int(&o, "groups", &c->groups, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0;
-    if (!failed && tn__opts_is_word(&o, "padding")) {
-        int w = tn__opts_word(&o, "padding", "same|valid");
-        failed = w < 0;
-        c->same = w == 0;
-        c->valid = w == 1;
-    } else if (!failed) failed = tn__opts_int(&o, "padding", c->p, nsp) < 0;
-    if (!failed && transposed) failed = tn__opts_int(&o, "output_padding", c->op, nsp) < 0;
-    int pm = failed ? -1 : tn__opts_word(&o, "padding_mode", "zeros|reflect|replicate|circular");
-    if (pm > 0) failed = TN__FAIL_INT("%s: padding_mode '%s' is not supported (zeros only)", fn, pm == 1 ? "reflect" : pm == 2 ? "replicate" : "circular");
-    failed = failed || pm == -1 || tn__opts_done(&o, transposed ? "kernel_size, stride, padding, output_padding, groups, bias, dilation, padding_mode"
-                                                               : "kernel_size, stride, padding, dilation, groups, bias, padding_mode");
-    if (!failed && (in <= 0 || out <= 0 || c->groups <= 0 || in % c->groups || out % c->groups))
-        failed = TN__FAIL_INT("%s: in_channels (%lld) and out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)in, (long long)out, (long long)c->groups);
-    for (int i = 0; !failed && i < nsp; i++)
-        if (c->k[i] <= 0 || c->s[i] <= 0 || c->d[i] <= 0 || c->p[i] < 0)
-            failed = TN__FAIL_INT("%s: kernel_size, stride and dilation must be positive and padding non-negative", fn);
-    if (!failed && c->same && !transposed) for (int i = 0; i < nsp; i++) if (c->s[i] != 1) failed = TN__FAIL_INT("%s: padding='same' is not supported for strided convolutions", fn);
-    if (!failed && c->same && transposed) failed = TN__FAIL_INT("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
-    if (failed) { tn_module_free(&c->base); return NULL; }
-    if (nsp == 1) { c->k[1] = c->k[0]; c->s[1] = c->s[0]; c->p[1] = c->p[0]; c->d[1] = c->d[0]; c->op[1] = c->op[0]; }
+    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = o.groups; c->same = same; c->valid = valid;
+    for (int i = 0; i < 2; i++) { c->k[i] = k[i]; c->s[i] = st[i]; c->p[i] = pd[i]; c->d[i] = dl[i]; c->op[i] = op[i]; }
     int64_t shape[4] = {transposed ? in : out, transposed ? out / c->groups : in / c->groups, c->k[0], c->k[1]};
-    tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
+    tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
     double fan_in = 0;
     if (w) fan_in = (double)tn_numel(w) / (double)w->shape[0];   /* size(1) * receptive field, as _calculate_fan_in_and_fan_out */
     double bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&c->base, failed);
 }
-TNDEF tn_module *tn_nn_conv1d(int64_t in, int64_t out, int64_t k, const char *options) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, options); }
-TNDEF tn_module *tn_nn_conv2d(int64_t in, int64_t out, int64_t k, const char *options) { return tn__conv_new("tn_nn_conv2d", &tn__conv2d_type, 2, false, in, out, k, options); }
-TNDEF tn_module *tn_nn_conv_transpose2d(int64_t in, int64_t out, int64_t k, const char *options) {
-    return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, options);
+TNDEF tn_module *tn_nn_conv1d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, o); }
+TNDEF tn_module *tn_nn_conv2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) { return tn__conv_new("tn_nn_conv2d", &tn__conv2d_type, 2, false, in, out, k, o); }
+TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) {
+    return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, o);
+}
+#define TN__KW_T tn_conv_opts
+static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+static bool tn__kw_conv_parse(const char *fn, const char *text, tn_conv_opts *o) {
+    *o = (tn_conv_opts)TN_DEFAULTS(tn_conv_opts);
+    return tn__kw_parse(fn, text, tn__kw_conv, TN__KW_N(tn__kw_conv), o) == 0;
+}
+TNDEF tn_module *tn_nn_conv1d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    tn_conv_opts o;
+    return tn__kw_conv_parse("tn_nn_conv1d", options, &o) ? tn_nn_conv1d_opts(in, out, k, o) : NULL;
+}
+TNDEF tn_module *tn_nn_conv2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    tn_conv_opts o;
+    return tn__kw_conv_parse("tn_nn_conv2d", options, &o) ? tn_nn_conv2d_opts(in, out, k, o) : NULL;
+}
+TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    tn_conv_opts o;
+    return tn__kw_conv_parse("tn_nn_conv_transpose2d", options, &o) ? tn_nn_conv_transpose2d_opts(in, out, k, o) : NULL;
 }
 
 /* Pooling modules */

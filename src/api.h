@@ -86,6 +86,59 @@ extern "C" {
 
 #define TN_DIMS(...) TN_SHAPE(__VA_ARGS__)
 
+/* ---- keyword arguments ----
+   A function with PyTorch keyword arguments takes them as one struct of PyTorch's names, and
+   a macro named as the PyTorch function fills in PyTorch's defaults, then the fields you name:
+       tn_module *conv = tn_nn_conv2d(1, 32, 3, .padding = 1, .bias = false);
+   A misspelt name is a compile error; a name you leave out keeps PyTorch's default. Behind the
+   macro are two functions: tn_nn_conv2d_opts(1, 32, 3, o) takes the struct (start from
+   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and tn_nn_conv2d_str(1, 32, 3, "padding=1,
+   bias=False") parses PyTorch's keyword syntax, for bindings and configuration files.
+   Each struct is written once, as a list TN_FIELDS_<struct>(X) of X(type, name, default,
+   words) rows: the struct's members, its defaults and the option text's names and types all
+   come from that list. Types: I int64_t, D double, B bool, E an enum (words: its names in
+   the option text), P padding (an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID), I2 a pair
+   {h, w} of int64_t that, when not {0, 0}, replaces the int of the same name without _hw
+   (the option text's "stride=(2, 1)"). In C++ the members carry the defaults and the macro
+   builds T{...}: C++20 designated initialisers, in the order of the members. */
+#define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
+#define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
+
+#define TN__KW_C_I(n) int64_t n
+#define TN__KW_C_D(n) double n
+#define TN__KW_C_B(n) bool n
+#define TN__KW_C_E(n) int n
+#define TN__KW_C_P(n) int64_t n
+#define TN__KW_C_I2(n) int64_t n[2]
+#ifdef __cplusplus
+#define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name) = def;
+#define TN__KW_INIT_(T) T{}
+#define TN__KW(T, ...) T{__VA_ARGS__}
+#else
+#define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name);
+#define TN__KW_DEF(type, name, def, words) .name = def,
+#define TN__KW_INIT_(T) {TN_FIELDS_##T(TN__KW_DEF)}
+/* The defaults, then the caller's fields: later designators override earlier ones (C11
+   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal. */
+#if defined(__clang__)
+#define TN__KW(T, ...) (__extension__({ _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Winitializer-overrides\"") \
+    T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("clang diagnostic pop") tn__kw_; }))
+#elif defined(__GNUC__)
+#define TN__KW(T, ...) (__extension__({ _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Woverride-init\"") \
+    T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("GCC diagnostic pop") tn__kw_; }))
+#else
+#define TN__KW(T, ...) ((T){TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__})
+#endif
+#endif
+#define TN__KW_STRUCT(T) typedef struct T { TN_FIELDS_##T(TN__KW_MEMBER) } T
+/* The last positional argument and the keyword arguments after it, from one __VA_ARGS__ (C11
+   wants at least one argument for a macro's "...": the last positional one is it). */
+#define TN__HEAD(...) TN__HEAD_(__VA_ARGS__, )
+#define TN__HEAD_(a, ...) a
+#define TN__TAIL(...) TN__TAIL_(__VA_ARGS__, )
+#define TN__TAIL_(a, ...) __VA_ARGS__
+#define TN__POS_KW(T, ...) TN__HEAD(__VA_ARGS__), TN__KW(T, TN__TAIL(__VA_ARGS__))
+
 /* ======================================================================= */
 /* 2. errors                                                                */
 /* ======================================================================= */
@@ -896,11 +949,34 @@ TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bi
 TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
 
-/* options: stride, padding (n, (h, w), 'same', 'valid'), dilation, groups, bias, padding_mode ('zeros'), kernel_size=(h, w) */
-TNDEF tn_module *tn_nn_conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* options: stride, padding, output_padding, groups, bias, dilation, kernel_size=(h, w) */
-TNDEF tn_module *tn_nn_conv_transpose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* nn.Conv1d, nn.Conv2d and nn.ConvTranspose2d's keyword arguments (the pairs: Conv2d's
+   tuples, e.g. .stride_hw = {2, 1}; output_padding: ConvTranspose2d only). */
+#define TN_PADDING_SAME (INT64_MIN + 1)    /* padding='same' (stride 1) */
+#define TN_PADDING_VALID (INT64_MIN + 2)   /* padding='valid': no padding */
+enum { TN_PADDING_ZEROS = 0, TN_PADDING_REFLECT, TN_PADDING_REPLICATE, TN_PADDING_CIRCULAR };
+#define TN_FIELDS_tn_conv_opts(X) \
+    X(I,  stride,            1,     "") \
+    X(P,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(I,  groups,            1,     "") \
+    X(B,  bias,              true,  "") \
+    X(E,  padding_mode,      TN_PADDING_ZEROS, "zeros|reflect|replicate|circular") \
+    X(I,  output_padding,    0,     "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "") \
+    X(I2, output_padding_hw, {0},   "")
+TN__KW_STRUCT(tn_conv_opts);
+TNDEF tn_module *tn_nn_conv1d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_conv2d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+#define tn_nn_conv1d(in_channels, out_channels, ...) tn_nn_conv1d_opts(in_channels, out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_conv2d(in_channels, out_channels, ...) tn_nn_conv2d_opts(in_channels, out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_conv_transpose2d(in_channels, out_channels, ...) tn_nn_conv_transpose2d_opts(in_channels, out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 /* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
 TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);

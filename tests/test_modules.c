@@ -203,7 +203,7 @@ static tn_module *nested_new(void) {
     tn_module_add(md, "bn_nt", tn_nn_batch_norm1d(2, "track_running_stats=False"));
     tn_module_add(md, "custom", custom_new(3));
     return tn_nn_sequential(
-        tn_nn_conv2d(1, 2, 3, NULL), tn_nn_batch_norm2d(2, NULL), tn_nn_relu(),
+        tn_nn_conv2d(1, 2, 3), tn_nn_batch_norm2d(2, NULL), tn_nn_relu(),
         tn_nn_sequential(tn_nn_linear(4, 4, true), tn_nn_layer_norm(SH(4), NULL),
                          tn_nn_sequential(tn_nn_linear(4, 2, true), tn_nn_batch_norm1d(2, NULL))),
         ml, md,
@@ -212,7 +212,7 @@ static tn_module *nested_new(void) {
         tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16"), 2, tn_nn_layer_norm(SH(8), NULL)),
         tn_nn_transformer_decoder_layer(8, 2, "dim_feedforward=16"),
         tn_nn_bilinear(2, 3, 4, true),
-        tn_nn_conv_transpose2d(2, 3, 3, "bias=False"));
+        tn_nn_conv_transpose2d_str(2, 3, 3, "bias=False"));
 }
 
 /* The models whose torch state dicts we load (Python: MK[name]()); built in registration
@@ -223,8 +223,8 @@ static tn_module *mlp_new(void) {
     return tn_nn_sequential(a, b, c, d, e, f, g);
 }
 static tn_module *cnn_new(void) {
-    tn_module *a = tn_nn_conv2d(1, 4, 3, "padding=1"), *b = tn_nn_batch_norm2d(4, NULL), *c = tn_nn_relu(), *d = tn_nn_max_pool2d(2, NULL);
-    tn_module *e = tn_nn_conv2d(4, 6, 3, "stride=2, groups=2, bias=False"), *f = tn_nn_batch_norm2d(6, "momentum=None"), *g = tn_nn_gelu();
+    tn_module *a = tn_nn_conv2d_str(1, 4, 3, "padding=1"), *b = tn_nn_batch_norm2d(4, NULL), *c = tn_nn_relu(), *d = tn_nn_max_pool2d(2, NULL);
+    tn_module *e = tn_nn_conv2d_str(4, 6, 3, "stride=2, groups=2, bias=False"), *f = tn_nn_batch_norm2d(6, "momentum=None"), *g = tn_nn_gelu();
     tn_module *h = tn_nn_avg_pool2d(2, "ceil_mode=True"), *i = tn_nn_flatten(1, -1), *j = tn_nn_linear(6, 3, true);
     return tn_nn_sequential(a, b, c, d, e, f, g, h, i, j);
 }
@@ -244,14 +244,14 @@ static tn_module *zoo_new(const char *name) {
 #define RCASE(n, py, expr) case n: if (out) *out = (expr); return py;
 static const char *repr_case(int i, tn_module **out) {
     switch (i) {
-    RCASE(0, "nn.Conv1d(2, 4, 3, padding='same', bias=False)", tn_nn_conv1d(2, 4, 3, "padding='same', bias=False"))
-    RCASE(1, "nn.Conv1d(2, 4, 3, stride=2, padding=1, dilation=2)", tn_nn_conv1d(2, 4, 3, "stride=2, padding=1, dilation=2"))
-    RCASE(2, "nn.Conv2d(2, 4, (3, 5), stride=2, padding=(1, 2), dilation=2, groups=2)", tn_nn_conv2d(2, 4, 3, "kernel_size=(3, 5), stride=2, padding=(1, 2), dilation=2, groups=2"))
-    RCASE(3, "nn.Conv2d(2, 4, 3, padding='valid')", tn_nn_conv2d(2, 4, 3, "padding='valid'"))
-    RCASE(4, "nn.Conv2d(1, 32, 3, padding=1)", tn_nn_conv2d(1, 32, 3, "padding=1"))
-    RCASE(5, "nn.Conv2d(3, 8, 3, padding='same', dilation=2)", tn_nn_conv2d(3, 8, 3, "padding='same', dilation=2"))
-    RCASE(6, "nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1)", tn_nn_conv_transpose2d(4, 2, 3, "stride=2, padding=1, output_padding=1"))
-    RCASE(7, "nn.ConvTranspose2d(4, 2, 3, groups=2, bias=False, dilation=2)", tn_nn_conv_transpose2d(4, 2, 3, "groups=2, bias=False, dilation=2"))
+    RCASE(0, "nn.Conv1d(2, 4, 3, padding='same', bias=False)", tn_nn_conv1d_str(2, 4, 3, "padding='same', bias=False"))
+    RCASE(1, "nn.Conv1d(2, 4, 3, stride=2, padding=1, dilation=2)", tn_nn_conv1d_str(2, 4, 3, "stride=2, padding=1, dilation=2"))
+    RCASE(2, "nn.Conv2d(2, 4, (3, 5), stride=2, padding=(1, 2), dilation=2, groups=2)", tn_nn_conv2d_str(2, 4, 3, "kernel_size=(3, 5), stride=2, padding=(1, 2), dilation=2, groups=2"))
+    RCASE(3, "nn.Conv2d(2, 4, 3, padding='valid')", tn_nn_conv2d_str(2, 4, 3, "padding='valid'"))
+    RCASE(4, "nn.Conv2d(1, 32, 3, padding=1)", tn_nn_conv2d_str(1, 32, 3, "padding=1"))
+    RCASE(5, "nn.Conv2d(3, 8, 3, padding='same', dilation=2)", tn_nn_conv2d_str(3, 8, 3, "padding='same', dilation=2"))
+    RCASE(6, "nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1)", tn_nn_conv_transpose2d_str(4, 2, 3, "stride=2, padding=1, output_padding=1"))
+    RCASE(7, "nn.ConvTranspose2d(4, 2, 3, groups=2, bias=False, dilation=2)", tn_nn_conv_transpose2d_str(4, 2, 3, "groups=2, bias=False, dilation=2"))
     RCASE(8, "nn.MaxPool2d(3, stride=2, padding=1, dilation=2, ceil_mode=True)", tn_nn_max_pool2d(3, "stride=2, padding=1, dilation=2, ceil_mode=True"))
     RCASE(9, "nn.MaxPool2d(2)", tn_nn_max_pool2d(2, NULL))
     RCASE(10, "nn.MaxPool1d(3)", tn_nn_max_pool1d(3, NULL))
@@ -355,11 +355,11 @@ static tn_module *repr_build(int i) {
 /* A representative model (Python: rep()), printed whole. */
 static tn_module *representative_new(void) {
     return tn_nn_sequential(
-        tn_nn_sequential(tn_nn_conv2d(1, 8, 3, "padding=1"), tn_nn_batch_norm2d(8, "momentum=None"), tn_nn_relu(), tn_nn_max_pool2d(2, NULL)),
-        tn_nn_sequential(tn_nn_conv2d(8, 16, 3, "stride=2, groups=2, bias=False"), tn_nn_group_norm(4, 16, NULL), tn_nn_activation("LeakyReLU", "negative_slope=0.2"),
+        tn_nn_sequential(tn_nn_conv2d_str(1, 8, 3, "padding=1"), tn_nn_batch_norm2d(8, "momentum=None"), tn_nn_relu(), tn_nn_max_pool2d(2, NULL)),
+        tn_nn_sequential(tn_nn_conv2d_str(8, 16, 3, "stride=2, groups=2, bias=False"), tn_nn_group_norm(4, 16, NULL), tn_nn_activation("LeakyReLU", "negative_slope=0.2"),
                          tn_nn_dropout2d(0.1), tn_nn_adaptive_avg_pool2d(1, 1)),
         tn_nn_flatten(1, -1), tn_nn_linear(16, 32, true), tn_nn_layer_norm(SH(32), NULL), tn_nn_gelu(), tn_nn_dropout(0.5),
-        tn_nn_unflatten(1, SH(4, 8)), tn_nn_conv1d(4, 4, 3, "padding='same'"), tn_nn_flatten(1, -1), custom_new(32),
+        tn_nn_unflatten(1, SH(4, 8)), tn_nn_conv1d_str(4, 4, 3, "padding='same'"), tn_nn_flatten(1, -1), custom_new(32),
         tn_nn_linear(32, 10, false), tn_nn_activation("LogSoftmax", "dim=1"));
 }
 
@@ -1287,21 +1287,21 @@ TEST(layers_forward) {
         tn_module_free(M);
     }
     x = input(SH(2, 4, 11));
-    LAYER("Conv1d", tn_nn_conv1d(4, 6, 3, "stride=2, padding=1, dilation=2, groups=2"), x, tn_conv1d(x, P("weight"), P("bias"), 2, 1, 2, 2));
-    LAYER("Conv1d(padding='same')", tn_nn_conv1d(4, 3, 4, "padding='same', bias=False"), x, tn_conv1d(x, P("weight"), NULL, 1, TN_PAD_SAME, 1, 1));
-    LAYER("Conv1d defaults", tn_nn_conv1d(4, 3, 2, NULL), x, tn_conv1d(x, P("weight"), P("bias"), 1, 0, 1, 1));
+    LAYER("Conv1d", tn_nn_conv1d_str(4, 6, 3, "stride=2, padding=1, dilation=2, groups=2"), x, tn_conv1d(x, P("weight"), P("bias"), 2, 1, 2, 2));
+    LAYER("Conv1d(padding='same')", tn_nn_conv1d_str(4, 3, 4, "padding='same', bias=False"), x, tn_conv1d(x, P("weight"), NULL, 1, TN_PAD_SAME, 1, 1));
+    LAYER("Conv1d defaults", tn_nn_conv1d(4, 3, 2), x, tn_conv1d(x, P("weight"), P("bias"), 1, 0, 1, 1));
     x = input(SH(2, 4, 9, 8));
-    LAYER("Conv2d", tn_nn_conv2d(4, 6, 3, "kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2"), x,
+    LAYER("Conv2d", tn_nn_conv2d_str(4, 6, 3, "kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2"), x,
           tn_conv2d_ex(x, P("weight"), P("bias"), I2[0], (int64_t[]){1, 0}, (int64_t[]){1, 2}, 2));
-    LAYER("Conv2d(padding='same')", tn_nn_conv2d(4, 2, 3, "padding='same', dilation=2"), x, tn_conv2d(x, P("weight"), P("bias"), 1, TN_PAD_SAME, 2, 1));
-    LAYER("Conv2d(padding='valid')", tn_nn_conv2d(4, 2, 3, "padding='valid'"), x, tn_conv2d(x, P("weight"), P("bias"), 1, 0, 1, 1));
-    LAYER("Conv2d defaults", tn_nn_conv2d(4, 5, 2, NULL), x, tn_conv2d(x, P("weight"), P("bias"), 1, 0, 1, 1));
+    LAYER("Conv2d(padding='same')", tn_nn_conv2d_str(4, 2, 3, "padding='same', dilation=2"), x, tn_conv2d(x, P("weight"), P("bias"), 1, TN_PAD_SAME, 2, 1));
+    LAYER("Conv2d(padding='valid')", tn_nn_conv2d_str(4, 2, 3, "padding='valid'"), x, tn_conv2d(x, P("weight"), P("bias"), 1, 0, 1, 1));
+    LAYER("Conv2d defaults", tn_nn_conv2d(4, 5, 2), x, tn_conv2d(x, P("weight"), P("bias"), 1, 0, 1, 1));
     x = input(SH(4, 9, 8));
-    LAYER("Conv2d unbatched", tn_nn_conv2d(4, 5, 2, "stride=2"), x, tn_conv2d(x, P("weight"), P("bias"), 2, 0, 1, 1));
+    LAYER("Conv2d unbatched", tn_nn_conv2d_str(4, 5, 2, "stride=2"), x, tn_conv2d(x, P("weight"), P("bias"), 2, 0, 1, 1));
     x = input(SH(2, 4, 5, 5));
-    LAYER("ConvTranspose2d", tn_nn_conv_transpose2d(4, 6, 3, "stride=2, padding=1, output_padding=1, groups=2"), x,
+    LAYER("ConvTranspose2d", tn_nn_conv_transpose2d_str(4, 6, 3, "stride=2, padding=1, output_padding=1, groups=2"), x,
           tn_conv_transpose2d(x, P("weight"), P("bias"), 2, 1, 1, 2, 1));
-    LAYER("ConvTranspose2d(dilation)", tn_nn_conv_transpose2d(4, 3, 2, "kernel_size=(2, 3), dilation=2, bias=False"), x,
+    LAYER("ConvTranspose2d(dilation)", tn_nn_conv_transpose2d_str(4, 3, 2, "kernel_size=(2, 3), dilation=2, bias=False"), x,
           tn_conv_transpose2d_ex(x, P("weight"), NULL, (int64_t[]){1, 1}, (int64_t[]){0, 0}, (int64_t[]){0, 0}, 1, (int64_t[]){2, 2}));
     x = input(SH(2, 3, 9, 10));
     LAYER("MaxPool2d", tn_nn_max_pool2d(3, "stride=2, padding=1, dilation=2, ceil_mode=True"), x, tn_max_pool2d(x, 3, 2, 1, 2, true, NULL));
@@ -1434,42 +1434,44 @@ TEST(layers_forward) {
 /* Bad constructor arguments and options: NULL and a message naming the constructor. */
 TEST(layer_errors) {
     /* the option text itself */
-    CHECK_ERR(tn_nn_conv2d(1, 2, 3, "pading=1"), "tn_nn_conv2d: unknown option 'pading' (valid: kernel_size, stride, padding, dilation, groups, bias, padding_mode)");
-    CHECK_ERR(tn_nn_conv2d(1, 2, 3, "stride"), "tn_nn_conv2d: option text \"stride\": expected name=value");
-    CHECK_ERR(tn_nn_conv2d(1, 2, 3, "stride=1, stride=2"), "tn_nn_conv2d: option 'stride' given twice");
-    CHECK_ERR(tn_nn_conv2d(1, 2, 3, "stride=abc"), "tn_nn_conv2d: option stride=abc");
-    CHECK_ERR(tn_nn_conv2d(1, 2, 3, "stride=1.5"), "tn_nn_conv2d: option stride needs integers");
-    CHECK_ERR(tn_nn_conv2d(1, 2, 3, "kernel_size=(3, 3, 3)"), "tn_nn_conv2d: option kernel_size=(3, 3, 3): expected up to 2 numbers");
-    CHECK_ERR(tn_nn_conv2d(1, 2, 3, "bias=maybe"), "tn_nn_conv2d: option bias=maybe: expected True or False");
-    CHECK_ERR(tn_nn_conv2d(1, 2, 3, "padding='full'"), "tn_nn_conv2d: option padding='full': expected one of same|valid");
-    CHECK_ERR(tn_nn_conv_transpose2d(1, 2, 3, "padding='same'"), "tn_nn_conv_transpose2d:");
-    CHECK_ERR(tn_nn_conv1d(1, 2, 3, "output_padding=1"), "tn_nn_conv1d: unknown option 'output_padding'");
+    CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "pading=1"), "tn_nn_conv2d: unknown option 'pading' (valid: stride, padding, dilation, groups, bias, padding_mode, output_padding, kernel_size)");
+    CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "stride"), "tn_nn_conv2d: option text \"stride\": expected name=value");
+    CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "stride=1, stride=2"), "tn_nn_conv2d: option 'stride' given twice");
+    CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "stride=abc"), "tn_nn_conv2d: option stride=abc");
+    CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "stride=1.5"), "tn_nn_conv2d: option stride=1.5: expected an integer");
+    CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "kernel_size=(3, 3, 3)"), "tn_nn_conv2d: option kernel_size=(3, 3, 3): expected at most 2 values");
+    CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "bias=maybe"), "tn_nn_conv2d: option bias=maybe: expected True or False");
+    CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "padding='full'"), "tn_nn_conv2d: option padding='full': expected an int, a tuple, 'same' or 'valid'");
+    CHECK_ERR(tn_nn_conv_transpose2d_str(1, 2, 3, "padding='same'"), "tn_nn_conv_transpose2d:");
+    CHECK_ERR(tn_nn_conv1d_str(1, 2, 3, "output_padding=1"), "tn_nn_conv1d: output_padding is an option of the transposed convolution only");
     /* spacing, tuples and True/False are read as Python would */
-    tn_module *m = tn_nn_conv2d(2, 4, 3, "  stride = (2, 1) ,padding=1,bias=False, groups = 2 ");
+    tn_module *m = tn_nn_conv2d_str(2, 4, 3, "  stride = (2, 1) ,padding=1,bias=False, groups = 2 ");
     char *s = tn_module_repr(m);
     CHECK_MSG(s && !strcmp(s, "Conv2d(2, 4, kernel_size=(3, 3), stride=(2, 1), padding=(1, 1), groups=2, bias=False)"), "%s", s ? s : tn_last_error());
     tn_string_free(s);
     tn_module_free(m);
     /* conv arguments */
-    CHECK_ERR(tn_nn_conv2d(3, 4, 3, "groups=2"), "tn_nn_conv2d: in_channels (3) and out_channels (4) must be positive and divisible by groups (2)");
-    CHECK_ERR(tn_nn_conv2d(4, 6, 3, "groups=4"), "divisible by groups (4)");
-    CHECK_ERR(tn_nn_conv2d(4, 4, 3, "groups=0"), "tn_nn_conv2d:");
-    CHECK_ERR(tn_nn_conv2d(0, 4, 3, NULL), "tn_nn_conv2d: in_channels (0)");
-    CHECK_ERR(tn_nn_conv2d(1, 4, 3, "padding='same', stride=2"), "tn_nn_conv2d: padding='same' is not supported for strided convolutions");
-    CHECK_ERR(tn_nn_conv1d(1, 4, 3, "padding='same', stride=2"), "tn_nn_conv1d: padding='same' is not supported for strided convolutions");
-    CHECK_ERR(tn_nn_conv2d(1, 4, 3, "padding_mode='reflect'"), "tn_nn_conv2d: padding_mode 'reflect' is not supported (zeros only)");
-    CHECK_ERR(tn_nn_conv2d(1, 4, 3, "padding_mode='circular'"), "padding_mode 'circular' is not supported");
-    CHECK_ERR(tn_nn_conv2d(1, 4, 3, "padding_mode='mirror'"), "tn_nn_conv2d: option padding_mode='mirror': expected one of zeros|reflect|replicate|circular");
-    m = tn_nn_conv2d(1, 4, 3, "padding_mode='zeros'");
+    CHECK_ERR(tn_nn_conv2d_str(3, 4, 3, "groups=2"), "tn_nn_conv2d: in_channels (3) and out_channels (4) must be positive and divisible by groups (2)");
+    CHECK_ERR(tn_nn_conv2d_str(4, 6, 3, "groups=4"), "divisible by groups (4)");
+    CHECK_ERR(tn_nn_conv2d_str(4, 4, 3, "groups=0"), "tn_nn_conv2d:");
+    CHECK_ERR(tn_nn_conv2d(0, 4, 3), "tn_nn_conv2d: in_channels (0)");
+    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding='same', stride=2"), "tn_nn_conv2d: padding='same' is not supported for strided convolutions");
+    CHECK_ERR(tn_nn_conv1d_str(1, 4, 3, "padding='same', stride=2"), "tn_nn_conv1d: padding='same' is not supported for strided convolutions");
+    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding_mode='reflect'"), "tn_nn_conv2d: padding_mode 'reflect' is not supported (zeros only)");
+    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding_mode='circular'"), "padding_mode 'circular' is not supported");
+    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding_mode='mirror'"), "tn_nn_conv2d: option padding_mode='mirror': expected one of zeros|reflect|replicate|circular");
+    m = tn_nn_conv2d_str(1, 4, 3, "padding_mode='zeros'");
     CHECK(m != NULL);
     tn_module_free(m);
-    CHECK_ERR(tn_nn_conv2d(1, 4, 0, NULL), "tn_nn_conv2d: kernel_size, stride and dilation must be positive and padding non-negative");
-    CHECK_ERR(tn_nn_conv2d(1, 4, -1, NULL), "tn_nn_conv2d: kernel_size");
-    CHECK_ERR(tn_nn_conv1d(1, 4, 3, "stride=0"), "tn_nn_conv1d: kernel_size, stride and dilation must be positive");
-    CHECK_ERR(tn_nn_conv2d(1, 4, 3, "kernel_size=(3, 0)"), "tn_nn_conv2d: kernel_size");
-    CHECK_ERR(tn_nn_conv2d(1, 4, 3, "padding=-1"), "padding non-negative");
-    CHECK_ERR(tn_nn_conv_transpose2d(1, 4, 0, NULL), "tn_nn_conv_transpose2d: kernel_size");
-    CHECK_ERR(tn_nn_conv_transpose2d(3, 4, 3, "groups=2"), "tn_nn_conv_transpose2d: in_channels (3) and out_channels (4)");
+    CHECK_ERR(tn_nn_conv2d(1, 4, 0), "tn_nn_conv2d: kernel_size, stride and dilation must be positive and padding non-negative");
+    CHECK_ERR(tn_nn_conv2d(1, 4, -1), "tn_nn_conv2d: kernel_size");
+    CHECK_ERR(tn_nn_conv1d_str(1, 4, 3, "stride=0"), "tn_nn_conv1d: kernel_size, stride and dilation must be positive");
+    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "kernel_size=(3, 0)"), "tn_nn_conv2d: kernel_size");
+    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding=-1"), "tn_nn_conv2d: option padding=-1: padding must be non-negative");
+    CHECK_ERR(tn_nn_conv2d(1, 4, 3, .padding = -1), "tn_nn_conv2d: kernel_size, stride and dilation must be positive and padding non-negative");
+    CHECK_ERR(tn_nn_conv1d(1, 4, 3, .stride_hw = {2, 1}), "tn_nn_conv1d: a 1-d convolution takes ints, not (h, w) pairs");
+    CHECK_ERR(tn_nn_conv_transpose2d(1, 4, 0), "tn_nn_conv_transpose2d: kernel_size");
+    CHECK_ERR(tn_nn_conv_transpose2d_str(3, 4, 3, "groups=2"), "tn_nn_conv_transpose2d: in_channels (3) and out_channels (4)");
     /* pooling */
     CHECK_ERR(tn_nn_max_pool2d(0, NULL), "tn_nn_max_pool2d: kernel_size, stride and dilation must be greater than zero");
     CHECK_ERR(tn_nn_avg_pool1d(-2, NULL), "tn_nn_avg_pool1d: kernel_size");
@@ -1513,7 +1515,7 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_activation("Softmax", "dim=0.5"), "tn_nn_activation: option dim needs integers");
     CHECK_ERR(tn_nn_activation("Tanh", "inplace=2"), "tn_nn_activation: option inplace=2: expected True or False");
     /* a failed constructor inside tn_nn_sequential: NULL, its message, the others freed */
-    CHECK_ERR(tn_nn_sequential(tn_nn_linear(2, 2, true), tn_nn_conv2d(1, 1, 0, NULL), tn_nn_relu()), "tn_nn_conv2d: kernel_size");
+    CHECK_ERR(tn_nn_sequential(tn_nn_linear(2, 2, true), tn_nn_conv2d(1, 1, 0), tn_nn_relu()), "tn_nn_conv2d: kernel_size");
     CHECK_ERR(tn_nn_sequential_n(NULL, 2), "tn_nn_sequential: a module is NULL");
     CHECK_ERR(tn_nn_sequential_n(NULL, -1), "tn_nn_sequential");
 }
@@ -1522,9 +1524,9 @@ TEST(layer_errors) {
 TEST(forward_errors) {
     tn_tensor *x = tn_randn(SH(2, 3, 8, 8), TN_F32);
     struct { tn_module *m; tn_tensor *x; const char *want; } cases[] = {
-        {tn_nn_conv2d(4, 2, 3, NULL), x, "Conv2d: given groups=1, weight of size [2, 4, 3, 3], expected input [2, 3, 8, 8] to have 4 channels, but got 3 channels instead"},
-        {tn_nn_conv1d(4, 2, 3, NULL), x, "Conv1d:"},
-        {tn_nn_conv_transpose2d(4, 2, 3, NULL), x, "ConvTranspose2d:"},
+        {tn_nn_conv2d(4, 2, 3), x, "Conv2d: given groups=1, weight of size [2, 4, 3, 3], expected input [2, 3, 8, 8] to have 4 channels, but got 3 channels instead"},
+        {tn_nn_conv1d(4, 2, 3), x, "Conv1d:"},
+        {tn_nn_conv_transpose2d(4, 2, 3), x, "ConvTranspose2d:"},
         {tn_nn_linear(5, 2, true), x, "Linear:"},
         {tn_nn_batch_norm2d(4, NULL), x, "BatchNorm2d:"},
         {tn_nn_batch_norm2d(3, NULL), tn_randn(SH(2, 3, 8), TN_F32), "BatchNorm2d: expected 4D input (got 3D input [2, 3, 8])"},
@@ -1596,17 +1598,17 @@ TEST(init_layers) {
     check_uniform("Linear(1000, 400).weight", tn_module_get(m, "weight"), -b, b);
     check_uniform("Linear(1000, 400).bias", tn_module_get(m, "bias"), -b, b);
     tn_module_free(m);
-    m = tn_nn_conv2d(16, 64, 5, NULL);   /* fan_in 16 * 25 */
+    m = tn_nn_conv2d(16, 64, 5);   /* fan_in 16 * 25 */
     check_uniform("Conv2d(16, 64, 5).weight", tn_module_get(m, "weight"), -1 / sqrt(400.0), 1 / sqrt(400.0));
     check_uniform("Conv2d(16, 64, 5).bias", tn_module_get(m, "bias"), -1 / sqrt(400.0), 1 / sqrt(400.0));
     tn_module_free(m);
-    m = tn_nn_conv2d(16, 64, 5, "groups=4, kernel_size=(5, 3)");   /* fan_in 4 * 15 */
+    m = tn_nn_conv2d_str(16, 64, 5, "groups=4, kernel_size=(5, 3)");   /* fan_in 4 * 15 */
     check_uniform("Conv2d(16, 64, (5, 3), groups=4).weight", tn_module_get(m, "weight"), -1 / sqrt(60.0), 1 / sqrt(60.0));
     tn_module_free(m);
-    m = tn_nn_conv1d(8, 128, 7, NULL);
+    m = tn_nn_conv1d(8, 128, 7);
     check_uniform("Conv1d(8, 128, 7).weight", tn_module_get(m, "weight"), -1 / sqrt(56.0), 1 / sqrt(56.0));
     tn_module_free(m);
-    m = tn_nn_conv_transpose2d(64, 24, 4, NULL);   /* weight [64, 24, 4, 4]: fan_in = size(1) * 16 */
+    m = tn_nn_conv_transpose2d(64, 24, 4);   /* weight [64, 24, 4, 4]: fan_in = size(1) * 16 */
     check_uniform("ConvTranspose2d(64, 24, 4).weight", tn_module_get(m, "weight"), -1 / sqrt(384.0), 1 / sqrt(384.0));
     check_uniform("ConvTranspose2d(64, 24, 4).bias", tn_module_get(m, "bias"), -1 / sqrt(384.0), 1 / sqrt(384.0));
     tn_module_free(m);

@@ -94,54 +94,70 @@ static void tn__conv_repr(tn_module *m, char *b, size_t n) {
 static const tn_module_type tn__conv1d_type = {"Conv1d", tn__conv_fwd, NULL, tn__conv_repr};
 static const tn_module_type tn__conv2d_type = {"Conv2d", tn__conv_fwd, NULL, tn__conv_repr};
 static const tn_module_type tn__convt2d_type = {"ConvTranspose2d", tn__conv_fwd, NULL, tn__conv_repr};
-/* A word value ("'same'") rather than numbers. */
-static bool tn__opts_is_word(tn__opts *o, const char *key) {
-    for (int i = 0; i < o->n; i++)
-        if (!strcmp(o->key[i], key)) return o->val[i][0] == '\'' || o->val[i][0] == '"' || ((o->val[i][0] | 32) >= 'a' && (o->val[i][0] | 32) <= 'z');
-    return false;
+/* A pair option: the _hw pair when given, else the int for both dims. */
+static void tn__kw_pair(int64_t *out, int64_t v, const int64_t hw[2]) {
+    const bool pair = hw[0] || hw[1];
+    out[0] = pair ? hw[0] : v;
+    out[1] = pair ? hw[1] : v;
 }
-static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int nsp, bool transposed, int64_t in, int64_t out, int64_t ksize, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int nsp, bool transposed, int64_t in, int64_t out, int64_t ksize, tn_conv_opts o) {
+    int64_t k[2], st[2], pd[2], dl[2], op[2];
+    tn__kw_pair(k, ksize, o.kernel_size_hw);
+    tn__kw_pair(st, o.stride, o.stride_hw);
+    tn__kw_pair(pd, o.padding, o.padding_hw);
+    tn__kw_pair(dl, o.dilation, o.dilation_hw);
+    tn__kw_pair(op, o.output_padding, o.output_padding_hw);
+    const bool pairs = o.kernel_size_hw[0] || o.kernel_size_hw[1] || o.stride_hw[0] || o.stride_hw[1] || o.padding_hw[0] || o.padding_hw[1] ||
+                       o.dilation_hw[0] || o.dilation_hw[1] || o.output_padding_hw[0] || o.output_padding_hw[1];
+    if (nsp == 1 && pairs) return (tn_module *)tn__error("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
+    if (!transposed && (op[0] || op[1])) return (tn_module *)tn__error("%s: output_padding is an option of the transposed convolution only", fn);
+    if (o.padding_mode < 0 || o.padding_mode > TN_PADDING_CIRCULAR) return (tn_module *)tn__error("%s: padding_mode %d is not one of TN_PADDING_ZEROS ... TN_PADDING_CIRCULAR", fn, o.padding_mode);
+    if (o.padding_mode != TN_PADDING_ZEROS)
+        return (tn_module *)tn__error("%s: padding_mode '%s' is not supported (zeros only)", fn, o.padding_mode == 1 ? "reflect" : o.padding_mode == 2 ? "replicate" : "circular");
+    const bool same = o.padding == TN_PADDING_SAME, valid = o.padding == TN_PADDING_VALID;
+    if (same || valid) pd[0] = pd[1] = 0;
+    if (in <= 0 || out <= 0 || o.groups <= 0 || in % o.groups || out % o.groups)
+        return (tn_module *)tn__error("%s: in_channels (%lld) and out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)in, (long long)out, (long long)o.groups);
+    for (int i = 0; i < nsp; i++)
+        if (k[i] <= 0 || st[i] <= 0 || dl[i] <= 0 || pd[i] < 0 || op[i] < 0)
+            return (tn_module *)tn__error("%s: kernel_size, stride and dilation must be positive and padding non-negative", fn);
+    if (same && !transposed && (st[0] != 1 || st[1] != 1)) return (tn_module *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
+    if ((same || valid) && transposed) return (tn_module *)tn__error("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
     tn__convm *c = (tn__convm *)tn_module_new(type, sizeof(tn__convm));
     if (!c) return NULL;
-    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = 1;
-    for (int i = 0; i < 2; i++) { c->k[i] = ksize; c->s[i] = 1; c->p[i] = 0; c->d[i] = 1; c->op[i] = 0; }
-    bool bias = true;
-    int failed = tn__opts_int(&o, "kernel_size", c->k, nsp) < 0 || tn__opts_int(&o, "stride", c->s, nsp) < 0 ||
-                 tn__opts_int(&o, "dilation", c->d, nsp) < 0 || tn__opts_int(&o, "groups", &c->groups, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0;
-    if (!failed && tn__opts_is_word(&o, "padding")) {
-        int w = tn__opts_word(&o, "padding", "same|valid");
-        failed = w < 0;
-        c->same = w == 0;
-        c->valid = w == 1;
-    } else if (!failed) failed = tn__opts_int(&o, "padding", c->p, nsp) < 0;
-    if (!failed && transposed) failed = tn__opts_int(&o, "output_padding", c->op, nsp) < 0;
-    int pm = failed ? -1 : tn__opts_word(&o, "padding_mode", "zeros|reflect|replicate|circular");
-    if (pm > 0) failed = TN__FAIL_INT("%s: padding_mode '%s' is not supported (zeros only)", fn, pm == 1 ? "reflect" : pm == 2 ? "replicate" : "circular");
-    failed = failed || pm == -1 || tn__opts_done(&o, transposed ? "kernel_size, stride, padding, output_padding, groups, bias, dilation, padding_mode"
-                                                               : "kernel_size, stride, padding, dilation, groups, bias, padding_mode");
-    if (!failed && (in <= 0 || out <= 0 || c->groups <= 0 || in % c->groups || out % c->groups))
-        failed = TN__FAIL_INT("%s: in_channels (%lld) and out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)in, (long long)out, (long long)c->groups);
-    for (int i = 0; !failed && i < nsp; i++)
-        if (c->k[i] <= 0 || c->s[i] <= 0 || c->d[i] <= 0 || c->p[i] < 0)
-            failed = TN__FAIL_INT("%s: kernel_size, stride and dilation must be positive and padding non-negative", fn);
-    if (!failed && c->same && !transposed) for (int i = 0; i < nsp; i++) if (c->s[i] != 1) failed = TN__FAIL_INT("%s: padding='same' is not supported for strided convolutions", fn);
-    if (!failed && c->same && transposed) failed = TN__FAIL_INT("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
-    if (failed) { tn_module_free(&c->base); return NULL; }
-    if (nsp == 1) { c->k[1] = c->k[0]; c->s[1] = c->s[0]; c->p[1] = c->p[0]; c->d[1] = c->d[0]; c->op[1] = c->op[0]; }
+    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = o.groups; c->same = same; c->valid = valid;
+    for (int i = 0; i < 2; i++) { c->k[i] = k[i]; c->s[i] = st[i]; c->p[i] = pd[i]; c->d[i] = dl[i]; c->op[i] = op[i]; }
     int64_t shape[4] = {transposed ? in : out, transposed ? out / c->groups : in / c->groups, c->k[0], c->k[1]};
-    tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
+    tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
     double fan_in = 0;
     if (w) fan_in = (double)tn_numel(w) / (double)w->shape[0];   /* size(1) * receptive field, as _calculate_fan_in_and_fan_out */
     double bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&c->base, failed);
 }
-TNDEF tn_module *tn_nn_conv1d(int64_t in, int64_t out, int64_t k, const char *options) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, options); }
-TNDEF tn_module *tn_nn_conv2d(int64_t in, int64_t out, int64_t k, const char *options) { return tn__conv_new("tn_nn_conv2d", &tn__conv2d_type, 2, false, in, out, k, options); }
-TNDEF tn_module *tn_nn_conv_transpose2d(int64_t in, int64_t out, int64_t k, const char *options) {
-    return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, options);
+TNDEF tn_module *tn_nn_conv1d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, o); }
+TNDEF tn_module *tn_nn_conv2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) { return tn__conv_new("tn_nn_conv2d", &tn__conv2d_type, 2, false, in, out, k, o); }
+TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) {
+    return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, o);
+}
+#define TN__KW_T tn_conv_opts
+static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+static bool tn__kw_conv_parse(const char *fn, const char *text, tn_conv_opts *o) {
+    *o = (tn_conv_opts)TN_DEFAULTS(tn_conv_opts);
+    return tn__kw_parse(fn, text, tn__kw_conv, TN__KW_N(tn__kw_conv), o) == 0;
+}
+TNDEF tn_module *tn_nn_conv1d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    tn_conv_opts o;
+    return tn__kw_conv_parse("tn_nn_conv1d", options, &o) ? tn_nn_conv1d_opts(in, out, k, o) : NULL;
+}
+TNDEF tn_module *tn_nn_conv2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    tn_conv_opts o;
+    return tn__kw_conv_parse("tn_nn_conv2d", options, &o) ? tn_nn_conv2d_opts(in, out, k, o) : NULL;
+}
+TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    tn_conv_opts o;
+    return tn__kw_conv_parse("tn_nn_conv_transpose2d", options, &o) ? tn_nn_conv_transpose2d_opts(in, out, k, o) : NULL;
 }
 
 /* Pooling modules */

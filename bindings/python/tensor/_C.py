@@ -436,7 +436,7 @@ tn_module_to i p D
 tn_module_to_dtype i p D
 tn_module_get T p s
 tn_nn_linear p l l b
-tn_nn_conv2d p l l l s
+tn_nn_conv2d_str p l l l s
 tn_nn_embedding p l l s
 tn_nn_bilinear p l l l b
 ?tn_clip_grad_norm_ d A i d d

@@ -1153,7 +1153,7 @@ def test_layers_draw_the_same_values_as_the_c_layers():
     lib = _C.lib
     for seed in (0, 7):
         cases = [(lambda: nn.Linear(7, 5), lambda: lib.tn_nn_linear(7, 5, True), ["weight", "bias"]),
-                 (lambda: nn.Conv2d(3, 4, 3, stride=2), lambda: lib.tn_nn_conv2d(3, 4, 3, b"stride=2"),
+                 (lambda: nn.Conv2d(3, 4, 3, stride=2), lambda: lib.tn_nn_conv2d_str(3, 4, 3, b"stride=2"),
                   ["weight", "bias"]),
                  (lambda: nn.Embedding(10, 4, padding_idx=2), lambda: lib.tn_nn_embedding(10, 4, b"padding_idx=2"),
                   ["weight"]),
