@@ -17,10 +17,13 @@
  *     cc -O3 main.c -lm            (-O3 vectorises the kernels; -fopenmp for threads, -DTENSOR_CBLAS -lopenblas for BLAS)
  *
  * OWNERSHIP
- *   Inputs are borrowed; every returned tensor is a new reference. While a scope is
- *   open (tn_scope_begin/tn_scope_end, nestable, per thread) the scope owns it;
- *   tn_keep(t) hands it to the enclosing scope, or to the caller at top level. With no
- *   scope open the caller owns it and calls tn_release. Refcounts are atomic.
+ *   Inputs are borrowed; every returned tensor is a new reference, except that an in-place
+ *   op (its name ends in _: tn_add_, tn_relu_, tn_fill_, ...) returns its first argument,
+ *   borrowed, or NULL on error. While a scope is open (tn_scope_begin/tn_scope_end,
+ *   nestable, per thread) the scope owns each new reference; tn_keep(t) hands it to the
+ *   enclosing scope, or to the caller at top level. With no scope open the caller owns it
+ *   and calls tn_release. Refcounts are atomic. A function returning something else says
+ *   who owns it in its comment (tn_to_string: free with tn_string_free, ...).
  *
  * ERRORS
  *   A function given bad input returns NULL (or a nonzero int) and records a message
@@ -427,7 +430,7 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
    an integral value acts as a Python int, any other as a Python float (so an int tensor
    plus 2 stays int, plus 2.5 becomes float32). Pass tn_scalar()/tn_scalar_int() tensors
    to the tensor forms to choose explicitly. Forms ending in _ write into their first
-   argument (whose shape and dtype must hold the result) and return it (a new reference). */
+   argument (whose shape and dtype must hold the result) and return it, borrowed. */
 TNDEF tn_tensor *tn_add(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_add_alpha(tn_tensor *a, tn_tensor *b, double alpha);   /* a + alpha*b */
 TNDEF tn_tensor *tn_sub(tn_tensor *a, tn_tensor *b);
@@ -470,6 +473,7 @@ TNDEF tn_tensor *tn_le_scalar(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_gt_scalar(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_ge_scalar(tn_tensor *a, double b);
 
+/* In place: a op= b, broadcasting b; return a (borrowed), NULL with an error. */
 TNDEF tn_tensor *tn_add_(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_add_alpha_(tn_tensor *a, tn_tensor *b, double alpha);
 TNDEF tn_tensor *tn_sub_(tn_tensor *a, tn_tensor *b);
@@ -530,6 +534,7 @@ TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
 TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
 TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1/t2 */
+/* In place: x = op(x); return x (borrowed), NULL with an error. */
 TNDEF tn_tensor *tn_neg_(tn_tensor *x);
 TNDEF tn_tensor *tn_exp_(tn_tensor *x);
 TNDEF tn_tensor *tn_relu_(tn_tensor *x);
@@ -2233,6 +2238,7 @@ static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *oth
 static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);   /* the begin's check */
 static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);                     /* the end's copy and rebase */
 static tn_tensor *tn__inplace_end(const char *fn, tn_tensor *x, tn_tensor *r);
+static tn_tensor *tn__borrowed(tn_tensor *r);   /* an in-place result: the borrowed first argument */
 
 
 /* The GPU unit, probed once on first use (section 17). */
@@ -3814,7 +3820,7 @@ static tn_tensor *tn__scatter_op(const char *fn, tn_tensor *t, int64_t dim, tn_t
         if (nd) { nd->i[0] = tn__wrap_dim(fn, dim, t->ndim); tn__node_save(nd, index); }
         target = tn__node_attach(nd, target);
     }
-    return tn__own(target);
+    return inplace ? tn__borrowed(target) : tn__own(target);
 }
 TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter", t, dim, index, src, SCATTER, false); }
 TNDEF tn_tensor *tn_scatter_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter_add", t, dim, index, src, SCATTER_ADD, false); }
@@ -4021,7 +4027,7 @@ TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, t
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_index_put_", t, &values, 1, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end("tn_index_put_", t, tn_index_put(x0, indices, n, values, accumulate));
-    return tn__own(tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : tn_retain(t));
+    return tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : t;
 }
 TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
     TN__CHECK_NULL(t, values);
@@ -4062,7 +4068,7 @@ static tn_tensor *tn__masked_fill__impl(tn_tensor *t, tn_tensor *mask, double va
     tn_tensor *r = tn_masked_fill(t, mask, value);
     int rc = r ? tn__copy_into("tn_masked_fill_", t, r) : -1;
     tn_scope_end();
-    return rc ? NULL : tn__own(tn_retain(t));
+    return rc ? NULL : t;
 }
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) { return tn__grad_name(TN__AS("tn_masked_fill_", tn__masked_fill__impl(t, mask, value)), "MaskedFillBackward0"); }
 
@@ -5050,7 +5056,13 @@ static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *oth
 static tn_tensor *tn__inplace_end(const char *fn, tn_tensor *x, tn_tensor *r) {
     const int rc = tn__inplace_finish(fn, x, r);
     tn_scope_end();
-    return rc ? NULL : tn__own(tn_retain(x));
+    return rc ? NULL : x;
+}
+/* An in-place op returns its first argument, borrowed (never a new reference: tn_add_(t, t)
+   outside a scope leaks nothing); r is the raw path's untracked new reference to it. */
+static tn_tensor *tn__borrowed(tn_tensor *r) {
+    if (r) tn_release(r);   /* the caller's own reference keeps it alive */
+    return r;
 }
 
 static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *params) {
@@ -5066,9 +5078,9 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
     if (x->dtype == cd && !tn__is_pred_op(op)) {
         if (TN__KERNEL(fn, tn__backend(x->device)->unary(op, x, x, params))) return NULL;  /* same view: no aliasing hazard */
         tn__bump_version(x);
-        return tn__own(tn_retain(x));
+        return x;
     }
-    return tn__own(tn__store_inplace(fn, x, tn__unary_raw(op, x, params)));
+    return tn__borrowed(tn__store_inplace(fn, x, tn__unary_raw(op, x, params)));
 }
 
 static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
@@ -5177,7 +5189,7 @@ static tn_tensor *tn__binary_inplace(const char *fn, tn_binary_op op, tn_tensor 
     tn_tensor *x0;
     int m = tn__inplace_begin(fn, a, &b, 1, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end(fn, a, tn__binary(fn, op, x0, b, alpha));
-    return tn__own(tn__binary_raw(fn, op, a, b, alpha, a));
+    return tn__borrowed(tn__binary_raw(fn, op, a, b, alpha, a));
 }
 
 static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *a, double v, bool reversed, tn_tensor *target) {
@@ -5190,7 +5202,8 @@ static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *
     tn__stack_scalar ss;
     tn_tensor *s = tn__stack_scalar_init(&ss, v);
     tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, 1, target);
-    if (!target) r = reversed ? tn__binary_record(op, s, a, 1, r) : tn__binary_record(op, a, s, 1, r);
+    if (target) return tn__borrowed(r);
+    r = reversed ? tn__binary_record(op, s, a, 1, r) : tn__binary_record(op, a, s, 1, r);
     return tn__own(r);
 }
 
@@ -5260,7 +5273,7 @@ TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     if (tn__check_cpu_dtype("tn_fill_", t) || tn__check_fill_value("tn_fill_", value, t->dtype) || tn__backend(t->device)->fill(t, value)) return NULL;
 
     tn__bump_version(t);
-    return tn__own(tn_retain(t));
+    return t;
 }
 TNDEF tn_tensor *tn_zero_(tn_tensor *t) { return TN__AS("tn_zero_", tn_fill_(t, 0)); }
 
@@ -5356,7 +5369,7 @@ TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_clamp_", x, NULL, 0, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn_clamp(x0, min, max));
-    return tn__own(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
+    return tn__borrowed(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
 }
 static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
     TN__CHECK_NULL(x);
@@ -5434,7 +5447,7 @@ static tn_tensor *tn__ternary_inplace(const char *fn, tn_ternary_op op, tn_tenso
     tn_tensor *x0;
     int m = tn__inplace_begin(fn, x, others, 2, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn__ternary(fn, op, x0, y, z, value));
-    return tn__own(tn__ternary_raw(fn, op, x, y, z, value, x));
+    return tn__borrowed(tn__ternary_raw(fn, op, x, y, z, value, x));
 }
 
 TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b) { return tn__ternary("tn_where", WHERE, cond, a, b, 0); }

@@ -17,10 +17,13 @@
  *     cc -O3 main.c -lm            (-O3 vectorises the kernels; -fopenmp for threads, -DTENSOR_CBLAS -lopenblas for BLAS)
  *
  * OWNERSHIP
- *   Inputs are borrowed; every returned tensor is a new reference. While a scope is
- *   open (tn_scope_begin/tn_scope_end, nestable, per thread) the scope owns it;
- *   tn_keep(t) hands it to the enclosing scope, or to the caller at top level. With no
- *   scope open the caller owns it and calls tn_release. Refcounts are atomic.
+ *   Inputs are borrowed; every returned tensor is a new reference, except that an in-place
+ *   op (its name ends in _: tn_add_, tn_relu_, tn_fill_, ...) returns its first argument,
+ *   borrowed, or NULL on error. While a scope is open (tn_scope_begin/tn_scope_end,
+ *   nestable, per thread) the scope owns each new reference; tn_keep(t) hands it to the
+ *   enclosing scope, or to the caller at top level. With no scope open the caller owns it
+ *   and calls tn_release. Refcounts are atomic. A function returning something else says
+ *   who owns it in its comment (tn_to_string: free with tn_string_free, ...).
  *
  * ERRORS
  *   A function given bad input returns NULL (or a nonzero int) and records a message
@@ -418,7 +421,7 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
    an integral value acts as a Python int, any other as a Python float (so an int tensor
    plus 2 stays int, plus 2.5 becomes float32). Pass tn_scalar()/tn_scalar_int() tensors
    to the tensor forms to choose explicitly. Forms ending in _ write into their first
-   argument (whose shape and dtype must hold the result) and return it (a new reference). */
+   argument (whose shape and dtype must hold the result) and return it, borrowed. */
 TNDEF tn_tensor *tn_add(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_add_alpha(tn_tensor *a, tn_tensor *b, double alpha);   /* a + alpha*b */
 TNDEF tn_tensor *tn_sub(tn_tensor *a, tn_tensor *b);
@@ -461,6 +464,7 @@ TNDEF tn_tensor *tn_le_scalar(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_gt_scalar(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_ge_scalar(tn_tensor *a, double b);
 
+/* In place: a op= b, broadcasting b; return a (borrowed), NULL with an error. */
 TNDEF tn_tensor *tn_add_(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_add_alpha_(tn_tensor *a, tn_tensor *b, double alpha);
 TNDEF tn_tensor *tn_sub_(tn_tensor *a, tn_tensor *b);
@@ -521,6 +525,7 @@ TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
 TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
 TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1/t2 */
+/* In place: x = op(x); return x (borrowed), NULL with an error. */
 TNDEF tn_tensor *tn_neg_(tn_tensor *x);
 TNDEF tn_tensor *tn_exp_(tn_tensor *x);
 TNDEF tn_tensor *tn_relu_(tn_tensor *x);

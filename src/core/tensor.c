@@ -81,6 +81,7 @@ static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *oth
 static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);   /* the begin's check */
 static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);                     /* the end's copy and rebase */
 static tn_tensor *tn__inplace_end(const char *fn, tn_tensor *x, tn_tensor *r);
+static tn_tensor *tn__borrowed(tn_tensor *r);   /* an in-place result: the borrowed first argument */
 
 
 /* The GPU unit, probed once on first use (section 17). */

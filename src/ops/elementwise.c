@@ -178,7 +178,13 @@ static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *oth
 static tn_tensor *tn__inplace_end(const char *fn, tn_tensor *x, tn_tensor *r) {
     const int rc = tn__inplace_finish(fn, x, r);
     tn_scope_end();
-    return rc ? NULL : tn__own(tn_retain(x));
+    return rc ? NULL : x;
+}
+/* An in-place op returns its first argument, borrowed (never a new reference: tn_add_(t, t)
+   outside a scope leaks nothing); r is the raw path's untracked new reference to it. */
+static tn_tensor *tn__borrowed(tn_tensor *r) {
+    if (r) tn_release(r);   /* the caller's own reference keeps it alive */
+    return r;
 }
 
 static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *params) {
@@ -194,9 +200,9 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
     if (x->dtype == cd && !tn__is_pred_op(op)) {
         if (TN__KERNEL(fn, tn__backend(x->device)->unary(op, x, x, params))) return NULL;  /* same view: no aliasing hazard */
         tn__bump_version(x);
-        return tn__own(tn_retain(x));
+        return x;
     }
-    return tn__own(tn__store_inplace(fn, x, tn__unary_raw(op, x, params)));
+    return tn__borrowed(tn__store_inplace(fn, x, tn__unary_raw(op, x, params)));
 }
 
 static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
@@ -305,7 +311,7 @@ static tn_tensor *tn__binary_inplace(const char *fn, tn_binary_op op, tn_tensor 
     tn_tensor *x0;
     int m = tn__inplace_begin(fn, a, &b, 1, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end(fn, a, tn__binary(fn, op, x0, b, alpha));
-    return tn__own(tn__binary_raw(fn, op, a, b, alpha, a));
+    return tn__borrowed(tn__binary_raw(fn, op, a, b, alpha, a));
 }
 
 static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *a, double v, bool reversed, tn_tensor *target) {
@@ -318,7 +324,8 @@ static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *
     tn__stack_scalar ss;
     tn_tensor *s = tn__stack_scalar_init(&ss, v);
     tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, 1, target);
-    if (!target) r = reversed ? tn__binary_record(op, s, a, 1, r) : tn__binary_record(op, a, s, 1, r);
+    if (target) return tn__borrowed(r);
+    r = reversed ? tn__binary_record(op, s, a, 1, r) : tn__binary_record(op, a, s, 1, r);
     return tn__own(r);
 }
 
@@ -388,7 +395,7 @@ TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     if (tn__check_cpu_dtype("tn_fill_", t) || tn__check_fill_value("tn_fill_", value, t->dtype) || tn__backend(t->device)->fill(t, value)) return NULL;
 
     tn__bump_version(t);
-    return tn__own(tn_retain(t));
+    return t;
 }
 TNDEF tn_tensor *tn_zero_(tn_tensor *t) { return TN__AS("tn_zero_", tn_fill_(t, 0)); }
 
@@ -484,7 +491,7 @@ TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_clamp_", x, NULL, 0, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn_clamp(x0, min, max));
-    return tn__own(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
+    return tn__borrowed(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
 }
 static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
     TN__CHECK_NULL(x);
@@ -562,7 +569,7 @@ static tn_tensor *tn__ternary_inplace(const char *fn, tn_ternary_op op, tn_tenso
     tn_tensor *x0;
     int m = tn__inplace_begin(fn, x, others, 2, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn__ternary(fn, op, x0, y, z, value));
-    return tn__own(tn__ternary_raw(fn, op, x, y, z, value, x));
+    return tn__borrowed(tn__ternary_raw(fn, op, x, y, z, value, x));
 }
 
 TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b) { return tn__ternary("tn_where", WHERE, cond, a, b, 0); }

@@ -150,7 +150,7 @@ static tn_tensor *tn__scatter_op(const char *fn, tn_tensor *t, int64_t dim, tn_t
         if (nd) { nd->i[0] = tn__wrap_dim(fn, dim, t->ndim); tn__node_save(nd, index); }
         target = tn__node_attach(nd, target);
     }
-    return tn__own(target);
+    return inplace ? tn__borrowed(target) : tn__own(target);
 }
 TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter", t, dim, index, src, SCATTER, false); }
 TNDEF tn_tensor *tn_scatter_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__scatter_op("tn_scatter_add", t, dim, index, src, SCATTER_ADD, false); }
@@ -357,7 +357,7 @@ TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, t
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_index_put_", t, &values, 1, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end("tn_index_put_", t, tn_index_put(x0, indices, n, values, accumulate));
-    return tn__own(tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : tn_retain(t));
+    return tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : t;
 }
 TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
     TN__CHECK_NULL(t, values);
@@ -398,7 +398,7 @@ static tn_tensor *tn__masked_fill__impl(tn_tensor *t, tn_tensor *mask, double va
     tn_tensor *r = tn_masked_fill(t, mask, value);
     int rc = r ? tn__copy_into("tn_masked_fill_", t, r) : -1;
     tn_scope_end();
-    return rc ? NULL : tn__own(tn_retain(t));
+    return rc ? NULL : t;
 }
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) { return tn__grad_name(TN__AS("tn_masked_fill_", tn__masked_fill__impl(t, mask, value)), "MaskedFillBackward0"); }
 

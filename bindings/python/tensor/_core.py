@@ -1145,8 +1145,9 @@ class Tensor:
         return self
 
     def _inplace(self, ptr):
-        """Result of a C in-place op: a new reference to self's tensor; drop it."""
-        lib.tn_release(_own(ptr))
+        """Result of a C in-place op: self's tensor, borrowed (NULL: raise the C error)."""
+        if not ptr:
+            _raise()
         return self
 
     def fill_(self, value):
@@ -1530,7 +1531,7 @@ class Tensor:
             v = v.view(shp[k:])
         v = _unalias(result, v)
         self_ = result
-        lib.tn_release(_own(lib.tn_index_put_(self_._ptr, _ptrs(out), len(out), v._ptr, False)))
+        self_._inplace(lib.tn_index_put_(self_._ptr, _ptrs(out), len(out), v._ptr, False))
 
     def __delitem__(self, index):
         raise TypeError("Tensor does not support deleting items")
