@@ -15,7 +15,7 @@ import os
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p)
 
-__all__ = ["lib", "path", "has", "tn_memory_stats", "tn_generator", "tn_backward_opts", "DELETER", "HOOK",
+__all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_backward_opts", "DELETER", "HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -64,8 +64,10 @@ _TYPES = {
     "O": tn_backward_opts,            # passed by value
 }
 
-# "name  restype  argtypes..."  (a leading '?' marks a symbol that may be absent:
-# later issues add them; the wrapper checks has(name) before using one).
+# "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
+# together, and importing fails on a library that lacks a symbol.
+# tests/test_bindings_match_header.py checks every row, the letters above, the enum values
+# and the Structures below against src/api.h (names, argument counts and types, results).
 _SIGNATURES = """
 tn_last_error s
 tn_clear_error v
@@ -322,36 +324,31 @@ def _find_library():
 
 path = _find_library()
 lib = ctypes.CDLL(path)
-_present = set()
+signatures = {}   # name -> "restype argtypes..." letters, every declared function
 
 
 def _declare(line):
     parts = line.split()
-    name, optional = parts[0], parts[0].startswith("?")
-    name = name.lstrip("?")
+    name, letters = parts[0], " ".join(parts[1:])
+    if signatures.get(name, letters) != letters:
+        raise ValueError(f"tensor._C: {name} declared twice, as {signatures[name]!r} and {letters!r}")
     try:
         fn = getattr(lib, name)
     except AttributeError:
-        if optional:
-            return
-        raise ImportError(f"tensor: {path} has no symbol {name}; rebuild it with `make lib/libtensor.so`")
+        raise ImportError(f"tensor: {path} has no symbol {name}; rebuild it with `make lib/libtensor.so`") from None
     fn.restype = _TYPES[parts[1]]
     fn.argtypes = [_TYPES[c] for c in parts[2:]]
-    _present.add(name)
+    signatures[name] = letters
 
 
 for _line in _SIGNATURES.strip().splitlines() + _FAMILIES:
     _declare(_line)
 
 
-def has(name):
-    """True when the loaded library exports ``name`` (optional, later-issue symbols)."""
-    return name in _present
-
-
-# Enum values of the header (section 3).
+# Enum values and constants of the header (section 1 and 3).
 F32, F64, I32, I64, U8, BOOL, F16, BF16 = range(8)
 CPU, CUDA = 0, 1
+MAX_DIMS = 8                      # TN_MAX_DIMS: the size of shape and stride buffers the C side fills
 
 
 # ---- nn (section 10 and 12) ----
@@ -439,8 +436,8 @@ tn_nn_linear p l l b
 tn_nn_conv2d_str p l l l s
 tn_nn_embedding p l l s
 tn_nn_bilinear p l l l b
-?tn_clip_grad_norm_ d A i d d
-?tn_clip_grad_value_ i A i d
+tn_clip_grad_norm_ d A i d d
+tn_clip_grad_value_ i A i d
 """
 for _line in _NN_SIGNATURES.strip().splitlines():
     _declare(_line)
@@ -497,16 +494,16 @@ tn_safetensors_save i s p
 tn_safetensors_load p s
 tn_safetensors_load_buffer p p z
 tn_safetensors_serialize p p S
-?tn_read_idx T s
-?tn_tensor_dataset p A i
-?tn_mnist_dataset p s b
-?tn_dataset_len l p
-?tn_dataset_get i p l A
-?tn_dataset_free v p
-?tn_loader_new p p s
-?tn_loader_len l p
-?tn_loader_next i p A
-?tn_loader_free v p
+tn_read_idx T s
+tn_tensor_dataset p A i
+tn_mnist_dataset p s b
+tn_dataset_len l p
+tn_dataset_get i p l A
+tn_dataset_free v p
+tn_loader_new p p s
+tn_loader_len l p
+tn_loader_next i p A
+tn_loader_free v p
 """
 for _line in _OPTIM_SIGNATURES.strip().splitlines():
     _declare(_line)
@@ -518,31 +515,30 @@ for _line in _OPTIM_SIGNATURES.strip().splitlines():
 # Python layers drive with their own Parameters (registered into the C module by name);
 # the cell and Transformer-layer constructors are there for scripts and tests that compare
 # with the C layers.
-# Appended by the rnn/attention bindings; '?' because older builds lack them (the layers
-# then raise when used).
+# Appended by the rnn/attention bindings.
 _RNN_SIGNATURES = """
-?tn_rnn_tanh_cell T T T T T T T
-?tn_rnn_relu_cell T T T T T T T
-?tn_lstm_cell T T T T T T T T A
-?tn_gru_cell T T T T T T T
+tn_rnn_tanh_cell T T T T T T T
+tn_rnn_relu_cell T T T T T T T
+tn_lstm_cell T T T T T T T T A
+tn_gru_cell T T T T T T T
 tn_module_register_parameter T p s T
 tn_module_train v p b
 tn_module_child p p s
-?tn_nn_rnn p l l s
-?tn_nn_lstm p l l s
-?tn_nn_gru p l l s
-?tn_nn_rnn_forward T p T T A
-?tn_nn_lstm_forward T p T T T A A
-?tn_nn_multihead_attention p l l s
-?tn_nn_mha_forward T p T T T T T b b b A
-?tn_nn_generate_square_subsequent_mask T l D
-?tn_nn_rnn_cell p l l s
-?tn_nn_lstm_cell p l l s
-?tn_nn_gru_cell p l l s
-?tn_nn_transformer_encoder_layer p l l s
-?tn_nn_transformer_decoder_layer p l l s
-?tn_nn_transformer_encoder_layer_forward T p T T T b
-?tn_nn_transformer_decoder_layer_forward T p T T T T T T b
+tn_nn_rnn p l l s
+tn_nn_lstm p l l s
+tn_nn_gru p l l s
+tn_nn_rnn_forward T p T T A
+tn_nn_lstm_forward T p T T T A A
+tn_nn_multihead_attention p l l s
+tn_nn_mha_forward T p T T T T T b b b A
+tn_nn_generate_square_subsequent_mask T l D
+tn_nn_rnn_cell p l l s
+tn_nn_lstm_cell p l l s
+tn_nn_gru_cell p l l s
+tn_nn_transformer_encoder_layer p l l s
+tn_nn_transformer_decoder_layer p l l s
+tn_nn_transformer_encoder_layer_forward T p T T T b
+tn_nn_transformer_decoder_layer_forward T p T T T T T T b
 """
 for _line in _RNN_SIGNATURES.strip().splitlines():
     _declare(_line)

@@ -777,7 +777,7 @@ def broadcast_shapes(*shapes):
         s = [s] if isinstance(s, numbers.Integral) else list(s)
         a, na = _i64(out)
         b, nb = _i64(s)
-        res, _ = _i64([0] * 8)          # TN_MAX_DIMS entries
+        res, _ = _i64([0] * _C.MAX_DIMS)   # TN_MAX_DIMS entries: what the C side may write
         nd = _check_int(lib.tn_broadcast_shapes(a, na, b, nb, res))
         out = list(res[:nd])
     from ._core import Size

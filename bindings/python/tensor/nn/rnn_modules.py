@@ -35,7 +35,6 @@ import numbers
 import warnings
 from ctypes import byref, c_void_p
 
-from .. import _C
 from .._C import lib
 from .._core import Size, Tensor, _alive, _raise, _wrap, bool_, empty, float32, int64, tensor, uint8, zeros
 from .._ops import cat
@@ -54,12 +53,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- C module binding
-def _need(name):
-    if not _C.has(name):
-        raise RuntimeError(f"tensor: {_C.path} has no symbol {name}; rebuild it with `make lib/libtensor.so`")
-    return getattr(lib, name)
-
-
 def _opt(t):
     """An optional tensor argument as a C pointer (a released or non-Tensor one raises)."""
     if t is None:
@@ -274,12 +267,12 @@ class RNNBase(Module):
                 f"bidirectional={_pybool(self.bidirectional)}")
         if lstm:
             opts += f", proj_size={int(self.proj_size)}"
-            make = lambda: _need("tn_nn_lstm")(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
+            make = lambda: lib.tn_nn_lstm(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
         elif self.mode == "GRU":
-            make = lambda: _need("tn_nn_gru")(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
+            make = lambda: lib.tn_nn_gru(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
         else:
             opts += ", nonlinearity=" + ("relu" if self.mode == "RNN_RELU" else "tanh")
-            make = lambda: _need("tn_nn_rnn")(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
+            make = lambda: lib.tn_nn_rnn(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
         named = []
         for n in self._flat_weights_names:
             t = getattr(self, n, None)
@@ -536,9 +529,9 @@ class RNNCell(RNNCellBase):
         if hx is None:
             hx = self._zeros(input)
         if self.nonlinearity == "tanh":
-            fn = _need("tn_rnn_tanh_cell")
+            fn = lib.tn_rnn_tanh_cell
         elif self.nonlinearity == "relu":
-            fn = _need("tn_rnn_relu_cell")
+            fn = lib.tn_rnn_relu_cell
         else:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         return _wrap(fn(input._ptr, hx._ptr, *self._weights()))
@@ -556,7 +549,7 @@ class LSTMCell(RNNCellBase):
             z = self._zeros(input)
             hx = (z, z)
         c = c_void_p()
-        h = _wrap(_need("tn_lstm_cell")(input._ptr, hx[0]._ptr, hx[1]._ptr, *self._weights(), byref(c)))
+        h = _wrap(lib.tn_lstm_cell(input._ptr, hx[0]._ptr, hx[1]._ptr, *self._weights(), byref(c)))
         return h, _wrap(c.value)
 
 
@@ -568,7 +561,7 @@ class GRUCell(RNNCellBase):
         self._check(input, hx)
         if hx is None:
             hx = self._zeros(input)
-        return _wrap(_need("tn_gru_cell")(input._ptr, hx._ptr, *self._weights()))
+        return _wrap(lib.tn_gru_cell(input._ptr, hx._ptr, *self._weights()))
 
 
 # --------------------------------------------------------------------------- multi-head attention
@@ -719,7 +712,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if attn_mask.dim() == 2:
             attn_mask = attn_mask.unsqueeze(0)
     elif is_causal:
-        attn_mask = _wrap(_need("tn_nn_generate_square_subsequent_mask")(max(tgt_len, src_len), q.dtype._code))
+        attn_mask = _wrap(lib.tn_nn_generate_square_subsequent_mask(max(tgt_len, src_len), q.dtype._code))
         attn_mask = attn_mask[:tgt_len, :src_len].unsqueeze(0)
     key_padding_mask = _float_mask(key_padding_mask, q.dtype)
 
@@ -893,7 +886,7 @@ class MultiheadAttention(Module):
         is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, self.num_heads)
         _check_kpm(key_padding_mask)
         attn_mask = _canonical_attn_mask(attn_mask)
-        named = self._c_named() if _C.has("tn_nn_mha_forward") else None
+        named = self._c_named()
         if named is None:
             return self._forward_python(query, key, value, key_padding_mask, need_weights, attn_mask,
                                         average_attn_weights, is_causal, is_batched)
@@ -1156,7 +1149,7 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """[sz, sz]: -inf above the diagonal, 0 elsewhere (tn_nn_generate_square_subsequent_mask)."""
-        m = _wrap(_need("tn_nn_generate_square_subsequent_mask")(int(sz), (dtype or float32)._code))
+        m = _wrap(lib.tn_nn_generate_square_subsequent_mask(int(sz), (dtype or float32)._code))
         return m if device is None else m.to(device)
 
     def _reset_parameters(self):

@@ -1,12 +1,11 @@
 """torch.nn.utils: gradient clipping, flat parameter vectors, and ``rnn`` (PackedSequence).
 
 clip_grad_norm_ / clip_grad_value_ call tn_clip_grad_norm_ / tn_clip_grad_value_ (C
-section 13) when the library has them, and otherwise run torch 1.13's code over tensor
-ops (also for error_if_nonfinite=True, which must check the norm before clipping).
+section 13); clip_grad_norm_ with error_if_nonfinite=True, which must check the norm
+before clipping, runs torch 1.13's code over tensor ops.
 """
 import math
 
-from ... import _C
 from ..._C import lib
 from ..._core import Tensor, _check_int, _ptrs, _raise, tensor
 from ..._ops import FUNCTIONS as _F
@@ -26,7 +25,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     norm_type = float(norm_type)
     if len(grads) == 0:
         return tensor(0.0)
-    if _C.has("tn_clip_grad_norm_") and not error_if_nonfinite:
+    if not error_if_nonfinite:
         lib.tn_clear_error()
         total = lib.tn_clip_grad_norm_(_ptrs(params), len(params), max_norm, norm_type)
         if total != total and lib.tn_last_error():
@@ -61,13 +60,8 @@ def clip_grad_value_(parameters, clip_value):
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     clip_value = float(clip_value)
-    if _C.has("tn_clip_grad_value_"):
-        params = list(parameters)
-        _check_int(lib.tn_clip_grad_value_(_ptrs(params), len(params), clip_value))
-        return
-    with no_grad():
-        for p in filter(lambda p: p.grad is not None, parameters):
-            p.grad.clamp_(min=-clip_value, max=clip_value)
+    params = list(parameters)
+    _check_int(lib.tn_clip_grad_value_(_ptrs(params), len(params), clip_value))
 
 
 def parameters_to_vector(parameters):
