@@ -50,7 +50,7 @@ IMPL     := -DTENSOR_IMPLEMENTATION -x c
 LINKED   := -DTENSOR_NO_IMPLEMENTATION
 
 .PHONY: all test demo demo-check char-lm bench bench-epoch clean check-header
-all: $(LIB) $(TESTS) $(EXAMPLES)
+all: $(LIB) $(TESTS) $(EXAMPLES) docs/ops.md
 
 # ---- the header, generated from src/ (tools/amalgamate; never edit tensor.h by hand) ----
 # The objects compile the same amalgamation with #line directives, so compiler errors,
@@ -58,6 +58,10 @@ all: $(LIB) $(TESTS) $(EXAMPLES)
 $(HEADER): $(PARTS) tools/amalgamate LICENSE
 	@if command -v python3 >/dev/null; then python3 tools/amalgamate && echo "tensor.h regenerated from src/"; \
 	else echo "python3 not found: tensor.h not regenerated from src/" >&2; touch $@; fi
+# the op index: for each public op its declaration, definition, derivative, backend entry
+# and GPU kernel, as links into src/ (tools/opsindex)
+docs/ops.md: $(PARTS) tensor_cuda.cu tools/opsindex
+	@if command -v python3 >/dev/null; then python3 tools/opsindex && echo "docs/ops.md regenerated"; else touch $@; fi
 build/tensor_lines.h: $(HEADER)
 	@mkdir -p build
 	@if command -v python3 >/dev/null; then python3 tools/amalgamate --lines -o $@; else cp $< $@; fi
@@ -90,10 +94,11 @@ $(BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(BUILD)/tensor_fast.o
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) $(LINKED) $< $(BUILD)/tensor_fast.o -o $@ $(LDFLAGS) $(LDLIBS)
 
 
-# The header must be src/'s amalgamation and compile warning-free as C11 (gcc and clang)
-# and as C++17.
-check-header: $(HEADER)
+# The header must be src/'s amalgamation (and docs/ops.md its op index) and compile
+# warning-free as C11 (gcc and clang) and as C++17.
+check-header: $(HEADER) docs/ops.md
 	@python3 tools/amalgamate --check && echo "header: tensor.h is the amalgamation of src/"
+	@python3 tools/opsindex --check && echo "header: docs/ops.md is the op index of src/"
 	@mkdir -p $(BUILD)
 	@printf '#define TENSOR_IMPLEMENTATION\n#include "tensor.h"\nint main(void){return 0;}\n' > $(BUILD)/hdr.c
 	@cp $(BUILD)/hdr.c $(BUILD)/hdr.cpp

@@ -104,8 +104,11 @@ class Header:
         with open(path) as f:
             self.text = f.read()
         self.code = _strip_comments(self.text)
+        # declarations are read with the macro definitions taken out (TN__KW_STRUCT's template
+        # and the keyword macros look like declarations to these patterns)
+        no_macros = re.sub(r"^#define(?:[^\n]*\\\n)*[^\n]*", "", self.code, flags=re.M)
         self.functions = {}     # name -> (CType result, [CType params], variadic)
-        for m in re.finditer(r"^TNDEF\s+(.*?);", self.code, re.M | re.S):
+        for m in re.finditer(r"^TNDEF\s+(.*?);", no_macros, re.M | re.S):
             decl = " ".join(m.group(1).split())
             name = re.search(r"(\w+)\s*\(", decl)
             open_ = name.end() - 1
@@ -118,13 +121,13 @@ class Header:
                 params = []
             self.functions[name.group(1)] = (CType(decl[:name.start()]), [_param(p)[1] for p in params], variadic)
         self.fn_typedefs = {}   # tn_hook_fn -> (ret, params)
-        for m in re.finditer(r"typedef\s+([^;]*?\(\s*\*\s*(\w+)\s*\)\s*\([^;]*\))\s*;", self.code):
+        for m in re.finditer(r"typedef\s+([^;]*?\(\s*\*\s*(\w+)\s*\)\s*\([^;]*\))\s*;", no_macros):
             self.fn_typedefs[m.group(2)] = _param(m.group(1))[1].fn
         self.enums = {}         # enum type -> {constant: value}
         for m in re.finditer(r"typedef\s+enum\s+(\w+)\s*\{(.*?)\}\s*(\w+)\s*;", self.code, re.S):
             self.enums[m.group(3)] = self._enum_values(m.group(2))
         self.structs = {}       # struct type -> [(field, CType)]
-        for m in re.finditer(r"typedef\s+struct\s+(\w+)\s*\{(.*?)\}\s*(\w+)\s*;", self.code, re.S):
+        for m in re.finditer(r"typedef\s+struct\s+(\w+)\s*\{(.*?)\}\s*(\w+)\s*;", no_macros, re.S):
             fields = []
             for decl in m.group(2).split(";"):
                 decl = " ".join(decl.split())
