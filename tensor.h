@@ -67,8 +67,21 @@
 #include <stdbool.h>
 #include <math.h>
 
+/* The library's version (tn_library_version() returns the version the implementation was
+   compiled from, so a program can tell a mismatched header and library apart). */
+#define TENSOR_VERSION_MAJOR 0
+#define TENSOR_VERSION_MINOR 2
+#define TENSOR_VERSION_PATCH 0
+#define TENSOR_VERSION_STRING "0.2.0"
+
 #ifdef TENSOR_STATIC
+/* every function static to the one file that includes the implementation; unused ones
+   are not warned of */
+#if defined(__GNUC__) || defined(__clang__)
+#define TNDEF static __attribute__((unused))
+#else
 #define TNDEF static
+#endif
 #else
 #define TNDEF extern
 #endif
@@ -156,6 +169,7 @@ extern "C" {
 /* ======================================================================= */
 typedef void (*tn_error_handler)(const char *message, void *user);
 
+TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
 TNDEF const char *tn_last_error(void);        /* message of the last error on this thread ("" if none) */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
@@ -1893,6 +1907,7 @@ static TN__TLS unsigned tn__nerrors, tn__err_mark[64];
 static tn_error_handler tn__error_handler;
 static void *tn__error_user;
 
+TNDEF const char *tn_library_version(void) { return TENSOR_VERSION_STRING; }
 TNDEF const char *tn_last_error(void) { return tn__errbuf; }
 TNDEF void tn_clear_error(void) { tn__errbuf[0] = 0; }
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {

@@ -58,8 +58,21 @@
 #include <stdbool.h>
 #include <math.h>
 
+/* The library's version (tn_library_version() returns the version the implementation was
+   compiled from, so a program can tell a mismatched header and library apart). */
+#define TENSOR_VERSION_MAJOR 0
+#define TENSOR_VERSION_MINOR 2
+#define TENSOR_VERSION_PATCH 0
+#define TENSOR_VERSION_STRING "0.2.0"
+
 #ifdef TENSOR_STATIC
+/* every function static to the one file that includes the implementation; unused ones
+   are not warned of */
+#if defined(__GNUC__) || defined(__clang__)
+#define TNDEF static __attribute__((unused))
+#else
 #define TNDEF static
+#endif
 #else
 #define TNDEF extern
 #endif
@@ -147,6 +160,7 @@ extern "C" {
 /* ======================================================================= */
 typedef void (*tn_error_handler)(const char *message, void *user);
 
+TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
 TNDEF const char *tn_last_error(void);        /* message of the last error on this thread ("" if none) */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
