@@ -69,6 +69,7 @@ _TYPES = {
 # tests/test_bindings_match_header.py checks every row, the letters above, the enum values
 # and the Structures below against src/api.h (names, argument counts and types, results).
 _SIGNATURES = """
+tn_library_version s
 tn_last_error s
 tn_clear_error v
 tn_set_error_handler v H p

@@ -35,7 +35,7 @@ double = float64
 half = float16
 long = int64
 int = int32
-__version__ = "0.1.0"
+__version__ = _C.lib.tn_library_version().decode()   # TENSOR_VERSION_STRING of the library loaded
 FloatTensor, DoubleTensor, LongTensor, IntTensor, ByteTensor, BoolTensor = (Tensor,) * 6
 
 
