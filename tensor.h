@@ -53,7 +53,7 @@
  *   modules/   dict options module init layers rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
- *   io/        safetensors safetensors_write checkpoint print
+ *   io/        safetensors safetensors_write checkpoint print dlpack
  *   backend/   cpu stand_in cuda
  */
 #ifndef TENSOR_H
@@ -289,7 +289,8 @@ TNDEF tn_tensor *tn_full(const int64_t *shape, int ndim, double value, tn_dtype 
 /* Copy ndim-shaped row-major data (of the given dtype) into a new tensor. */
 TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, tn_dtype dtype);
 /* Wrap caller memory without a copy; strides NULL = contiguous. deleter(data, ctx) is
-   called when the last view dies (NULL: the caller keeps ownership). */
+   called when the last view dies (NULL: the caller keeps ownership; on error, too, the
+   memory stays the caller's). */
 TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides,
                               tn_dtype dtype, void (*deleter)(void *data, void *ctx), void *ctx);
 /* 0-d tensors; the tn_scalar* forms are "wrapped numbers" (Python scalars) for type promotion. */
@@ -1554,6 +1555,31 @@ TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size);  /* pa
 /* The bytes tn_safetensors_save would write (size in *size); the caller frees them
    with tn_string_free. */
 TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
+
+/* ---- DLPack ----
+   Zero-copy exchange with NumPy, PyTorch, JAX, CuPy, ... through DLPack's C structs (the
+   dmlc/dlpack ABI, version 0.8; declared here unless dlpack.h came first). Both directions
+   share the memory: nothing is copied. */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLVulkan = 7, kDLMetal = 8, kDLVPI = 9,
+               kDLROCM = 10, kDLROCMHost = 11, kDLExtDev = 12, kDLCUDAManaged = 13, kDLOneAPI = 14 } DLDeviceType;
+typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
+typedef enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLOpaqueHandle = 3, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 } DLDataTypeCode;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct { void *data; DLDevice device; int32_t ndim; DLDataType dtype; int64_t *shape; int64_t *strides; uint64_t byte_offset; } DLTensor;
+typedef struct DLManagedTensor { DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self); } DLManagedTensor;
+#endif
+/* t as a DLManagedTensor (t's memory; t stays alive until the consumer calls its
+   deleter). NULL with an error for a dtype DLPack cannot express. */
+TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t);
+/* A tensor over m's memory (CPU, or CUDA with the GPU unit); it calls m->deleter(m) when
+   its storage dies, and on error. Strides in elements, non-negative; NULL strides mean
+   contiguous. */
+TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
+/* The deleter of a DLManagedTensor made by tn_to_dlpack, for consumers that drop one
+   unused (m->deleter(m) is the same call). NULL is a no-op. */
+TNDEF void tn_dlpack_delete(DLManagedTensor *m);
 
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under
@@ -3023,15 +3049,17 @@ static tn_storage *tn__foreign_storage(void *data, size_t nbytes, void (*deleter
     return s;
 }
 
-TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
-                              void (*deleter)(void *data, void *ctx), void *ctx) {
-    if (tn__check_shape("tn_from_blob", shape, ndim) || tn__check_dtype_arg("tn_from_blob", dtype)) return NULL;
-    if (!data) return (tn_tensor *)tn__error("tn_from_blob: data is NULL");
+/* A tensor over memory someone else allocated on device (tn_from_blob, tn_from_dlpack),
+   freed by deleter(data, ctx) with its storage. */
+static tn_tensor *tn__from_memory(const char *fn, void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
+                                  tn_device device, void (*deleter)(void *data, void *ctx), void *ctx) {
+    if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
+    if (!data) return (tn_tensor *)tn__error("%s: data is NULL", fn);
     int64_t st[TN_MAX_DIMS], span = 1;
     tn__contiguous_strides(shape, ndim, st);
     for (int i = 0; i < ndim; i++) {
         if (strides) {
-            if (strides[i] < 0) return (tn_tensor *)tn__error("tn_from_blob: negative stride %lld", (long long)strides[i]);
+            if (strides[i] < 0) return (tn_tensor *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
             st[i] = strides[i];
         }
         if (shape[i] == 0) span = 0;
@@ -3040,12 +3068,20 @@ TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const 
         int64_t last, bytes;
         if (!tn__span_ok(shape, st, ndim, 0, &last) || last == INT64_MAX || !tn__mul_ok(last + 1, (int64_t)tn_dtype_size(dtype), &bytes))
 
-            return (tn_tensor *)tn__error("tn_from_blob: shape %s with strides %s reaches past any addressable memory", tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
+            return (tn_tensor *)tn__error("%s: shape %s with strides %s reaches past any addressable memory", fn, tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
         span = last + 1;
     }
-    tn_storage *s = tn__foreign_storage(data, (size_t)span * tn_dtype_size(dtype), deleter ? deleter : tn__noop_deleter, ctx);
-    if (!s) return (tn_tensor *)tn__error("tn_from_blob: out of memory");
-    return tn__own(tn__tensor_over(s, dtype, shape, st, ndim, 0));
+    /* the deleter is attached once nothing can fail: on error the memory stays the caller's */
+    tn_storage *s = tn__foreign_storage(data, (size_t)span * tn_dtype_size(dtype), tn__noop_deleter, NULL);
+    if (!s) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    s->device = device;
+    tn_tensor *t = tn__tensor_over(s, dtype, shape, st, ndim, 0);
+    if (t && deleter) { s->deleter = deleter; s->deleter_ctx = ctx; }
+    return t;
+}
+TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
+                              void (*deleter)(void *data, void *ctx), void *ctx) {
+    return tn__own(tn__from_memory("tn_from_blob", data, shape, ndim, strides, dtype, TN_CPU, deleter, ctx));
 }
 
 static tn_tensor *tn__scalar_new(double value, tn_dtype dtype, bool wrapped) {
@@ -18763,6 +18799,82 @@ TNDEF int tn_print(tn_tensor *t) {
     puts(s);
     tn_string_free(s);
     return 0;
+}
+
+/* ========================================================================== */
+/* src/io/dlpack.c: DLPack: zero-copy exchange with NumPy, PyTorch and others */
+/* ========================================================================== */
+/* A DLManagedTensor made here carries the tensor it exports (retained) and its shape and
+   strides, in one block freed by its deleter. */
+typedef struct tn__dlpack { DLManagedTensor m; tn_tensor *t; int64_t shape[TN_MAX_DIMS], strides[TN_MAX_DIMS]; } tn__dlpack;
+
+static void tn__dlpack_deleter(DLManagedTensor *m) {
+    tn__dlpack *d = (tn__dlpack *)m->manager_ctx;
+    tn_release(d->t);
+    TN_FREE(d);
+}
+TNDEF void tn_dlpack_delete(DLManagedTensor *m) { if (m && m->deleter) m->deleter(m); }
+
+TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    if (t->requires_grad)
+        return (DLManagedTensor *)tn__error("tn_to_dlpack: can't export a tensor that requires grad; export tn_detach(t)");
+    DLDataType dt = {0, (uint8_t)(8 * tn_dtype_size(t->dtype)), 1};
+    switch (t->dtype) {
+    case TN_F32: case TN_F64: case TN_F16: dt.code = kDLFloat; break;
+    case TN_BF16: dt.code = kDLBfloat; break;
+    case TN_I32: case TN_I64: dt.code = kDLInt; break;
+    case TN_U8: dt.code = kDLUInt; break;
+    case TN_BOOL: dt.code = kDLBool; break;
+    default: return (DLManagedTensor *)tn__error("tn_to_dlpack: dtype %s has no DLPack code", tn_dtype_name(t->dtype));
+    }
+    tn__dlpack *d = (tn__dlpack *)TN_MALLOC(sizeof *d);
+    if (!d) return (DLManagedTensor *)tn__error("tn_to_dlpack: out of memory");
+    memset(d, 0, sizeof *d);
+    d->t = tn_retain(t);
+    for (int i = 0; i < t->ndim; i++) { d->shape[i] = t->shape[i]; d->strides[i] = t->strides[i]; }
+    DLTensor *x = &d->m.dl_tensor;
+    x->data = tn_data_ptr(t);   /* the first element; byte_offset 0, as PyTorch exports */
+    x->device.device_type = t->device == TN_CUDA ? kDLCUDA : kDLCPU;
+    x->device.device_id = t->device == TN_CUDA ? tn_cuda_current_device() : 0;
+    x->ndim = t->ndim;
+    x->dtype = dt;
+    x->shape = d->shape;
+    x->strides = d->strides;
+    d->m.manager_ctx = d;
+    d->m.deleter = tn__dlpack_deleter;
+    return &d->m;
+}
+
+static void tn__dlpack_release(void *data, void *ctx) {
+    (void)data;
+    tn_dlpack_delete((DLManagedTensor *)ctx);
+}
+TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
+    const char *fn = "tn_from_dlpack";
+    if (!m) return (tn_tensor *)tn__error("%s: the DLManagedTensor is NULL", fn);
+    const DLTensor *x = &m->dl_tensor;
+    const DLDataType dt = x->dtype;
+    tn_dtype dtype = TN_NUM_DTYPES;
+    if (dt.lanes == 1) {
+        if (dt.code == kDLFloat) dtype = dt.bits == 32 ? TN_F32 : dt.bits == 64 ? TN_F64 : dt.bits == 16 ? TN_F16 : TN_NUM_DTYPES;
+        else if (dt.code == kDLBfloat && dt.bits == 16) dtype = TN_BF16;
+        else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : TN_NUM_DTYPES;
+        else if (dt.code == kDLUInt && dt.bits == 8) dtype = TN_U8;
+        else if (dt.code == kDLBool && dt.bits == 8) dtype = TN_BOOL;
+    }
+    tn_device device = TN_NUM_DEVICES;
+    if (x->device.device_type == kDLCPU || x->device.device_type == kDLCUDAHost) device = TN_CPU;
+    else if (x->device.device_type == kDLCUDA && tn_cuda_is_available() && x->device.device_id == tn_cuda_current_device()) device = TN_CUDA;
+    const char *why = dtype == TN_NUM_DTYPES ? "a dtype this library does not have" : device == TN_NUM_DEVICES ? "memory on a device this library cannot reach"
+                    : x->ndim < 0 || x->ndim > TN_MAX_DIMS ? "more dims than TN_MAX_DIMS" : NULL;
+    tn_tensor *t = NULL;
+    if (!why) t = tn__from_memory(fn, (char *)x->data + x->byte_offset, x->shape, x->ndim, x->strides, dtype, device, tn__dlpack_release, m);
+    if (t) return tn__own(t);
+    if (why) tn__error("%s: DLPack tensor (type code %d, %d bits, %d lanes, device type %d:%d, %d dims) has %s", fn, dt.code, dt.bits, dt.lanes,
+                       (int)x->device.device_type, (int)x->device.device_id, (int)x->ndim, why);
+    tn_dlpack_delete(m);   /* the producer's memory is given back on every path */
+    return NULL;
 }
 
 /* ========================================================================= */

@@ -280,7 +280,8 @@ TNDEF tn_tensor *tn_full(const int64_t *shape, int ndim, double value, tn_dtype 
 /* Copy ndim-shaped row-major data (of the given dtype) into a new tensor. */
 TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, tn_dtype dtype);
 /* Wrap caller memory without a copy; strides NULL = contiguous. deleter(data, ctx) is
-   called when the last view dies (NULL: the caller keeps ownership). */
+   called when the last view dies (NULL: the caller keeps ownership; on error, too, the
+   memory stays the caller's). */
 TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides,
                               tn_dtype dtype, void (*deleter)(void *data, void *ctx), void *ctx);
 /* 0-d tensors; the tn_scalar* forms are "wrapped numbers" (Python scalars) for type promotion. */
@@ -1443,6 +1444,31 @@ TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size);  /* pa
 /* The bytes tn_safetensors_save would write (size in *size); the caller frees them
    with tn_string_free. */
 TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
+
+/* ---- DLPack ----
+   Zero-copy exchange with NumPy, PyTorch, JAX, CuPy, ... through DLPack's C structs (the
+   dmlc/dlpack ABI, version 0.8; declared here unless dlpack.h came first). Both directions
+   share the memory: nothing is copied. */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLVulkan = 7, kDLMetal = 8, kDLVPI = 9,
+               kDLROCM = 10, kDLROCMHost = 11, kDLExtDev = 12, kDLCUDAManaged = 13, kDLOneAPI = 14 } DLDeviceType;
+typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
+typedef enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLOpaqueHandle = 3, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 } DLDataTypeCode;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct { void *data; DLDevice device; int32_t ndim; DLDataType dtype; int64_t *shape; int64_t *strides; uint64_t byte_offset; } DLTensor;
+typedef struct DLManagedTensor { DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self); } DLManagedTensor;
+#endif
+/* t as a DLManagedTensor (t's memory; t stays alive until the consumer calls its
+   deleter). NULL with an error for a dtype DLPack cannot express. */
+TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t);
+/* A tensor over m's memory (CPU, or CUDA with the GPU unit); it calls m->deleter(m) when
+   its storage dies, and on error. Strides in elements, non-negative; NULL strides mean
+   contiguous. */
+TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
+/* The deleter of a DLManagedTensor made by tn_to_dlpack, for consumers that drop one
+   unused (m->deleter(m) is the same call). NULL is a no-op. */
+TNDEF void tn_dlpack_delete(DLManagedTensor *m);
 
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under

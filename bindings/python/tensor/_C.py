@@ -101,6 +101,9 @@ tn_ones T L i D
 tn_full T L i d D
 tn_from_data T p L i D
 tn_from_blob T p L i L D F p
+tn_to_dlpack p T
+tn_from_dlpack T p
+tn_dlpack_delete v p
 tn_scalar_tensor T d D
 tn_scalar T d
 tn_scalar_int T l
