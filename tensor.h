@@ -1483,7 +1483,8 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
    every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
    conv2d (over images). Results are the same bits for any thread count, except conv2d's
    weight gradient: per-thread partial sums added in thread order, the same bits for a
-   given count. OMP_NUM_THREADS sets the default count. */
+   given count. OMP_NUM_THREADS sets the default count. A process forked after kernels ran
+   threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
 
@@ -1686,6 +1687,7 @@ int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A,
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
+bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
 #else
 #define TN__TESTABLE static
 #endif
@@ -1765,6 +1767,62 @@ static bool tn__cpu_avx512(void) {
 
 #define TN__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TN__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Size arithmetic. Every product of sizes, strides and byte counts goes through tn__mul_ok,
+   which reports overflow instead of running into C's undefined behaviour (a byte count that
+   wraps to 0 allocates a short buffer that the op then writes past): the product in *r, or
+   false (and *r unspecified) when it does not fit in int64. The builtin where the compiler
+   has it; the division test (CERT INT32-C) elsewhere. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_mul_overflow) && __has_builtin(__builtin_add_overflow)
+#define TN__HAVE_OVERFLOW_BUILTINS 1
+#endif
+#elif defined(__GNUC__) && __GNUC__ >= 5
+#define TN__HAVE_OVERFLOW_BUILTINS 1
+#endif
+#if defined(TN_TESTING) || !defined(TN__HAVE_OVERFLOW_BUILTINS)
+TN__TESTABLE bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r) {
+    bool over = a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                      : (b > 0 ? a < INT64_MIN / b : a != 0 && b < INT64_MAX / a);
+    if (over) return false;
+    *r = a * b;
+    return true;
+}
+#endif
+static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
+#ifdef TN__HAVE_OVERFLOW_BUILTINS
+    return !__builtin_mul_overflow(a, b, r);
+#else
+    return tn__mul_ok_portable(a, b, r);
+#endif
+}
+static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
+#ifdef TN__HAVE_OVERFLOW_BUILTINS
+    return !__builtin_add_overflow(a, b, r);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
+    *r = a + b;
+    return true;
+#endif
+}
+/* The element count of shape in *n: 0 when a size is 0, whatever the others (PyTorch
+   allows torch.zeros(0, 2**62, 2**62)); false when it does not fit in int64. */
+static bool tn__numel_ok(const int64_t *shape, int ndim, int64_t *n) {
+    int64_t p = 1;
+    bool fits = true;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) { *n = 0; return true; }
+        if (fits) fits = tn__mul_ok(p, shape[i], &p);
+    }
+    *n = fits ? p : INT64_MAX;
+    return fits;
+}
+/* a * b where a wrong value does no harm but undefined behaviour would (the stride of a
+   size-1 dim, strides and offsets of an empty tensor): the product, or `otherwise`. */
+static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : otherwise;
+}
 /* restrict in C and C++ (kernels' inner loops: no aliasing, so they vectorise) */
 #if defined(__cplusplus) && defined(_MSC_VER)
 #define TN__RESTRICT __restrict
@@ -1786,11 +1844,42 @@ static bool tn__cpu_avx512(void) {
 #ifndef TN_PARALLEL_MIN
 #define TN_PARALLEL_MIN 32768
 #endif
+/* A child forked after the parent ran an OpenMP region must not start one: libgomp's
+   thread pool does not survive fork, and the child's first parallel region would wait for
+   it forever (a multiprocessing.Pool with fork hangs). As PyTorch, a forked child drops to
+   one thread: a pthread_atfork handler, registered before the first parallel region (every
+   thread count comes from tn__omp_max_threads), sets the flag. */
+#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
+#include <pthread.h>
+#define TN__FORK_GUARD 1
+static volatile int tn__forked_child;
+static void tn__atfork_child(void) { tn__forked_child = 1; }
+static void tn__fork_guard_register(void) { pthread_atfork(NULL, NULL, tn__atfork_child); }
+static pthread_once_t tn__fork_guard_once = PTHREAD_ONCE_INIT;
+#endif
+/* Whether this process was forked after the guard was set up: no parallel region then. */
+static bool tn__in_forked_child(void) {
+#ifdef TN__FORK_GUARD
+    pthread_once(&tn__fork_guard_once, tn__fork_guard_register);
+    return tn__forked_child != 0;
+#else
+    return false;
+#endif
+}
+/* The threads a parallel region may use now: OpenMP's count, 1 in a forked child. */
+static int tn__omp_max_threads(void) {
+#ifdef _OPENMP
+    return tn__in_forked_child() ? 1 : omp_get_max_threads();
+#else
+    (void)tn__in_forked_child;
+    return 1;
+#endif
+}
 /* Threads for `work` elements split into at most `parts` independent pieces. */
 static int tn__par_threads(int64_t work, int64_t parts) {
 #ifdef _OPENMP
     if (work < TN_PARALLEL_MIN || parts < 2 || omp_in_parallel()) return 1;
-    int t = omp_get_max_threads();
+    int t = tn__omp_max_threads();
     return (int64_t)t < parts ? t : (int)parts;
 #else
     (void)work; (void)parts;
@@ -1838,6 +1927,28 @@ static void *tn__error(const char *fmt, ...) {
     return NULL;
 }
 #define TN__FAIL_INT(...) (tn__error(__VA_ARGS__), -1)
+
+/* An array of n items of size bytes (a table, a workspace), its byte count checked
+   (tn__mul_ok); NULL and an error under fn's name when it overflows or malloc fails. */
+static void *tn__malloc_n(const char *fn, int64_t n, size_t size) {
+    int64_t bytes;
+    if (n < 0 || size > (size_t)INT64_MAX || !tn__mul_ok(n, (int64_t)size, &bytes) || (uint64_t)bytes > (uint64_t)SIZE_MAX)
+        return tn__error("%s: cannot allocate %lld items of %zu bytes (the size overflows)", fn, (long long)n, size);
+    void *p = TN_MALLOC(bytes ? (size_t)bytes : 1);
+    if (!p) return tn__error("%s: out of memory allocating %lld bytes", fn, (long long)bytes);
+    return p;
+}
+
+/* A double that is to become an int64 (a size from a scale factor, a step count read
+   from a file): C leaves the conversion undefined out of range, so it is checked first.
+   0 and the value in *out, or -1 and an error "fn: what v is out of range". */
+static int tn__double_to_int64(const char *fn, const char *what, double v, int64_t *out) {
+    /* 2^63 is the first double past INT64_MAX; -2^63 is INT64_MIN itself */
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        return TN__FAIL_INT("%s: %s %g is out of the range of int64", fn, what, v);
+    *out = (int64_t)v;
+    return 0;
+}
 TNDEF int tn_error(const char *fmt, ...) {
     char msg[1024];
     va_list ap;
@@ -1932,6 +2043,11 @@ TNDEF const char *tn_dtype_name(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES
 TNDEF size_t tn_dtype_size(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_sizes[d] : 0; }
 TNDEF bool tn_dtype_is_floating(tn_dtype d) { return d == TN_F32 || d == TN_F64 || d == TN_F16 || d == TN_BF16; }
 TNDEF const char *tn_device_name(tn_device d) { return d == TN_CPU ? "cpu" : d == TN_CUDA ? "cuda" : "invalid"; }
+/* PyTorch's ScalarType names, for its "not implemented for 'Long'" messages */
+static const char *tn__torch_type_name(tn_dtype d) {
+    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16"};
+    return (unsigned)d < TN_NUM_DTYPES ? names[d] : "invalid";
+}
 static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8; }
 static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : 2; }
 
@@ -1980,13 +2096,7 @@ TNDEF void tn_set_num_threads(int n) {
     (void)n;
 #endif
 }
-TNDEF int tn_get_num_threads(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+TNDEF int tn_get_num_threads(void) { return tn__omp_max_threads(); }   /* 1 in a forked child */
 
 /* ======================================================================= */
 /* src/core/alloc.c: the CPU caching allocator                             */
@@ -2285,38 +2395,19 @@ static void tn__contiguous_strides(const int64_t *shape, int ndim, int64_t *stri
     int64_t st = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = st;
-        if (i > 0 && shape[i] > 1 && st <= INT64_MAX / shape[i]) st *= shape[i]; /* empty tensors may not fit */
+        if (i > 0 && shape[i] > 1) st = tn__mul_or(st, shape[i], st);   /* an empty tensor's may not fit (and are never used) */
     }
 }
 
+/* A tensor's element count; shapes are checked when tensors are made (tn__check_shape),
+   so it fits, and a shape with a 0 in it counts 0 without multiplying the others. */
 static int64_t tn__numel(const int64_t *shape, int ndim) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    int64_t n;
+    tn__numel_ok(shape, ndim, &n);
     return n;
 }
 
 static const int64_t tn__one[1] = {1};
-
-/* Size arithmetic that reports overflow instead of running into C's undefined behaviour:
-   the result, or false when it does not fit in int64. */
-static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_mul_overflow(a, b, r);
-#else
-    if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -INT64_MAX / (a < 0 ? -a : a))) return false;
-    *r = a * b;
-    return true;
-#endif
-}
-static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_add_overflow(a, b, r);
-#else
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
-    *r = a + b;
-    return true;
-#endif
-}
 
 /* Last element offset reached by (shape, strides) from offset, or false on overflow. */
 static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, int64_t offset, int64_t *last) {
@@ -2329,16 +2420,16 @@ static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, 
     return true;
 }
 
-/* Check a user-given shape: ndim in range, sizes >= 0, element count fits. */
+/* Check a user-given shape: ndim in range, sizes >= 0, element count (0 when a size is)
+   and byte count at the largest element size fit in int64. */
 static int tn__check_shape(const char *fn, const int64_t *shape, int ndim) {
     if (ndim < 0 || ndim > TN_MAX_DIMS) return TN__FAIL_INT("%s: ndim %d out of range [0, %d]", fn, ndim, TN_MAX_DIMS);
     if (ndim > 0 && !shape) return TN__FAIL_INT("%s: shape is NULL", fn);
-    double total = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (shape[i] < 0) return TN__FAIL_INT("%s: negative size %lld in shape %s", fn, (long long)shape[i], tn__shape_str(shape, ndim));
-        total *= (double)shape[i];
-    }
-    if (total > 9e18 / 8) return TN__FAIL_INT("%s: shape %s has too many elements", fn, tn__shape_str(shape, ndim));
+    int64_t n, bytes;
+    if (!tn__numel_ok(shape, ndim, &n) || !tn__mul_ok(n, 8, &bytes))
+        return TN__FAIL_INT("%s: shape %s has too many elements (storage size calculation overflowed)", fn, tn__shape_str(shape, ndim));
     return 0;
 }
 
@@ -2383,7 +2474,7 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     int64_t strides[TN_MAX_DIMS];
 
     tn__contiguous_strides(shape, ndim, strides);
-    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);
+    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);   /* fits: checked above */
     return s ? tn__tensor_over(s, dtype, shape, strides, ndim, 0) : NULL;
 }
 
@@ -2393,6 +2484,24 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
     tn_tensor *t = tn__tensor_over(base->storage, base->dtype, shape, strides, ndim, offset);
     if (t) t->is_view = true;
     return t;
+}
+
+/* A transient view of t as a struct on the stack (a kernel walks t another way: restrided,
+   flipped, as a matrix): dtype, device, shape, strides, offset and storage, no reference
+   taken. Never `v = *t`: that reads the whole struct, t's refcount included, while another
+   thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
+static tn_tensor tn__shallow(const tn_tensor *t) {
+    static tn_tensor zero_;   /* never written: a zero struct to copy */
+    tn_tensor v = zero_;
+    v.dtype = t->dtype;
+    v.device = t->device;
+    v.ndim = t->ndim;
+    memcpy(v.shape, t->shape, sizeof v.shape);
+    memcpy(v.strides, t->strides, sizeof v.strides);
+    v.offset = t->offset;
+    v.storage = t->storage;
+    v.is_wrapped_number = t->is_wrapped_number;
+    return v;
 }
 
 TNDEF tn_tensor *tn_retain(tn_tensor *t) {
@@ -2494,11 +2603,11 @@ TNDEF void *tn_data_ptr(const tn_tensor *t) {
 }
 TNDEF bool tn_is_contiguous(const tn_tensor *t) {
     if (!t) return false;
+    if (tn_numel(t) == 0) return true;   /* before multiplying: [0, 2^62, 2^62] is empty, its sizes' product overflows */
     int64_t st = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] == 0) return true;
         if (t->shape[i] != 1 && t->strides[i] != st) return false;
-        st *= t->shape[i];
+        st = tn__mul_or(st, t->shape[i], INT64_MAX);   /* fits: a non-empty tensor's sizes */
     }
     return true;
 }
@@ -2536,9 +2645,10 @@ static int tn__check_no_overlap(const char *fn, tn_tensor *dst, tn_tensor *src) 
     int64_t lo[2], hi[2];
     tn_tensor *ts[2] = {dst, src};
     for (int k = 0; k < 2; k++) {
-        lo[k] = hi[k] = ts[k]->offset * (int64_t)tn_dtype_size(ts[k]->dtype);
-        for (int i = 0; i < ts[k]->ndim; i++) hi[k] += (ts[k]->shape[i] - 1) * ts[k]->strides[i] * (int64_t)tn_dtype_size(ts[k]->dtype);
-        hi[k] += (int64_t)tn_dtype_size(ts[k]->dtype);
+        int64_t es = (int64_t)tn_dtype_size(ts[k]->dtype), last;
+        if (!tn__span_ok(ts[k]->shape, ts[k]->strides, ts[k]->ndim, ts[k]->offset, &last)) return 0;   /* never for a tensor in its storage */
+        lo[k] = ts[k]->offset * es;
+        hi[k] = (last + 1) * es;
     }
     if (lo[0] < hi[1] && lo[1] < hi[0])
         return TN__FAIL_INT("%s: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location; clone() the input first", fn);
@@ -2727,7 +2837,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:
    used to walk a tensor along another tensor's index space (gather, scatter, reduce). */
 static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) v.shape[i] = shape[i];
     return v;
@@ -3004,7 +3114,7 @@ TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;
-    tn_tensor diag = *t; /* the diagonal as a strided 1-d view */
+    tn_tensor diag = tn__shallow(t); /* the diagonal as a strided 1-d view */
     diag.ndim = 1;
     diag.shape[0] = TN__MIN(n, m);
     diag.strides[0] = m + 1;
@@ -3228,6 +3338,15 @@ TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dty
 /* A permutation as the argsort of uniform keys: the same on every device. */
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
+    if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
+    /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
+       distinct in a float one (its mantissa bits + 1) */
+    if ((dtype == TN_U8 && n > 256) || (dtype == TN_I32 && n - 1 > INT32_MAX))
+        return (tn_tensor *)tn__error("tn_randperm: n = %lld: value cannot be converted to type %s_t without overflow", (long long)n, tn_dtype_name(dtype));
+    int digits = dtype == TN_F32 ? 24 : dtype == TN_F64 ? 53 : dtype == TN_F16 ? 11 : 0;
+    if (digits && n > ((int64_t)1 << digits) + 1)
+        return (tn_tensor *)tn__error("tn_randperm: n = %lld: n cannot be greater than 2^%d+1 for %s type", (long long)n, digits, tn__torch_type_name(dtype));
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));
@@ -3617,7 +3736,7 @@ static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size
 
 /* A borrowed, transient view of t with the given shape and strides (no refcount). */
 static tn_tensor tn__restrided(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) { v.shape[i] = shape[i]; v.strides[i] = strides[i]; }
     return v;
@@ -4067,7 +4186,7 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     for (int i = 0; i < n && out; i++) {
         tn_tensor *t = ts[i];
         if (t->ndim != ref->ndim) continue;
-        tn_tensor part = *out;
+        tn_tensor part = tn__shallow(out);
         part.shape[d] = t->shape[d];
         part.offset = out->offset + off * out->strides[d];
         off += t->shape[d];
@@ -4157,7 +4276,7 @@ TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, i
 static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
     if (n < 0 || (n > 0 && !dims)) return (tn_tensor *)tn__error("tn_flip: dims must be a non-NULL array of n >= 0 entries (n = %d)", n);
-    tn_tensor v = *t; /* a transient view walking the flipped dims backwards */
+    tn_tensor v = tn__shallow(t); /* a transient view walking the flipped dims backwards */
     bool seen[TN_MAX_DIMS] = {false};
     for (int i = 0; i < n; i++) {
         int d = tn__wrap_dim("tn_flip", dims[i], t->ndim);
@@ -4215,19 +4334,27 @@ static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
         shp[i] = i < lead ? 1 : t->shape[i - lead];
         if (!tn__mul_ok(shp[i], repeats[i], &out[i])) { tn_scope_end(); return (tn_tensor *)tn__error("tn_repeat: repeats %s of shape %s give too many elements", tn__shape_str(repeats, n), TN__SHAPE(t)); }
     }
+    int64_t total;
     if (tn__check_shape("tn_repeat", out, n)) { tn_scope_end(); return NULL; }
+    tn__numel_ok(out, n, &total);
     tn_tensor *x = tn_reshape(t, shp, n), *r = x;
-    /* repeat one dim at a time: [.., s, ..] -> unsqueeze -> expand [.., r, s, ..] -> reshape */
-    for (int i = 0; i < n && r; i++) {
+    if (total == 0) {   /* nothing to copy (and the products below may not fit) */
+        int64_t all = -1;
+        r = tn_reshape(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0), out, n);
+    }
+    /* repeat one dim at a time, seen as [A, s, B] (A, B: the sizes before and after it):
+       -> [A, 1, s, B] -> expand [A, r, s, B] -> copy -> [.., r * s, ..]. Four dims whatever
+       n is, so an 8-d tensor repeats without a 9th dim. Every product here is at most the
+       output's element count. */
+    for (int i = 0; i < n && r && total > 0; i++) {
         if (repeats[i] == 1) continue;
-        tn_tensor *u = tn_unsqueeze(r, i);
-        int64_t es[TN_MAX_DIMS];
-        memcpy(es, u->shape, sizeof es);
-        es[i] = repeats[i];
+        int64_t A = tn__numel(r->shape, i), B = tn__numel(r->shape + i + 1, n - 1 - i), s = r->shape[i];
+        tn_tensor *u = tn_reshape(r, TN_SHAPE(A, 1, s, B));
+        tn_tensor *e = tn_expand(u, TN_SHAPE(A, repeats[i], s, B));
         int64_t rs[TN_MAX_DIMS];
         memcpy(rs, r->shape, sizeof rs);
-        rs[i] *= repeats[i];
-        r = tn_reshape(tn_contiguous(tn_expand(u, es, u->ndim)), rs, n);
+        rs[i] = out[i];
+        r = tn_reshape(tn_contiguous(e), rs, n);
     }
     if (r == x) r = tn_clone(x);
     r = tn_keep(r ? tn_reshape(r, out, n) : NULL);
@@ -4270,7 +4397,7 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     if (tn__check_shape("tn_pad", shape, t->ndim) || tn__check_cpu_dtype("tn_pad", t)) return NULL;
     tn_tensor *out = TN__AS("tn_pad", tn__new(t->dtype, t->device, shape, t->ndim));
     if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
-    tn_tensor src = *t, dst = *out; /* the overlap of input and output */
+    tn_tensor src = tn__shallow(t), dst = tn__shallow(out); /* the overlap of input and output */
     bool empty = false;
     for (int i = 0; i < n / 2; i++) {
         int d = t->ndim - 1 - i;
@@ -5979,7 +6106,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     c.flag = flag;
     int nd = x->ndim ? x->ndim : 1;
     int64_t shape[TN_MAX_DIMS];
-    tn_tensor xv = *x, ov, o1v;
+    tn_tensor xv = tn__shallow(x), ov, o1v;
     if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; }
     c.len = xv.shape[dim];
     int64_t es = (int64_t)tn_dtype_size(x->dtype);
@@ -5987,7 +6114,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     memcpy(shape, xv.shape, sizeof shape);
     shape[dim] = 1;
     tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
-    ov = *o; o1v = *o1;
+    ov = tn__shallow(o); o1v = tn__shallow(o1);
     if (ov.ndim == 0) { ov.ndim = 1; ov.shape[0] = 1; ov.strides[0] = 1; }
     if (o1v.ndim == 0) { o1v.ndim = 1; o1v.shape[0] = 1; o1v.strides[0] = 1; }
     c.so = ov.strides[dim] * (int64_t)tn_dtype_size(ov.dtype);
@@ -6775,8 +6902,8 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
 #define TN__GEMM_NTHREADS(nthr, M, N, K, mr)                                              \
     {                                                                                     \
         int64_t npanels_ = ((M) + (mr) - 1) / (mr);                                       \
-        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : omp_get_max_threads(); \
-        if (omp_in_parallel() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
+        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : tn__omp_max_threads(); \
+        if (omp_in_parallel() || tn__in_forked_child() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
         if (nthr > npanels_) nthr = npanels_;                                             \
         if (nthr < 1) nthr = 1;                                                           \
     }
@@ -7250,7 +7377,7 @@ static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha
 
 /* A 2-d (or batched 3-d) operand as a transient 3-d view. */
 static tn_tensor tn__as3d(tn_tensor *t) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     if (t->ndim == 2) {
         v.ndim = 3;
         v.shape[0] = 1; v.shape[1] = t->shape[0]; v.shape[2] = t->shape[1];
@@ -7334,7 +7461,7 @@ static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
     if (tn__need_ndim(fn, "self", a, 2) || tn__need_ndim(fn, "vec", v, 1)) return NULL;
     if (a->shape[1] != v->shape[0])
         return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be multiplied (%lld != %lld)", fn, TN__SHAPE(a), TN__SHAPE(v), (long long)a->shape[1], (long long)v->shape[0]);
-    tn_tensor col = *v; /* [k] as a [k, 1] column */
+    tn_tensor col = tn__shallow(v); /* [k] as a [k, 1] column */
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 1;
     tn_tensor *r = tn__gemm_op(fn, a, &col, NULL, 0, 1);
     if (r) r->ndim = 1;
@@ -7347,7 +7474,7 @@ static tn_tensor *tn__dot(const char *fn, tn_tensor *a, tn_tensor *b) {
     if (tn__need_ndim(fn, "self", a, 1) || tn__need_ndim(fn, "other", b, 1)) return NULL;
     if (a->shape[0] != b->shape[0])
         return (tn_tensor *)tn__error("%s: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements", fn, (long long)a->shape[0], (long long)b->shape[0]);
-    tn_tensor row = *a, col = *b;
+    tn_tensor row = tn__shallow(a), col = tn__shallow(b);
     row.ndim = 2; row.shape[0] = 1; row.shape[1] = a->shape[0]; row.strides[0] = 0; row.strides[1] = a->strides[0];
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 0;
     tn_tensor *r = tn__gemm_op(fn, &row, &col, NULL, 0, 1);
@@ -7403,7 +7530,14 @@ TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmu
 /* ============================================================================== */
 static tn_tensor *tn__softmax(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
-    return tn__lane_like(fn, op, x, dim, tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32);
+    if (!tn_dtype_is_floating(x->dtype)) {   /* PyTorch has no integer kernel (its dtype= argument converts first) */
+        int d = tn__wrap_dim(fn, dim, x->ndim);
+        if (d < 0) return NULL;
+        if (tn_numel(x) == 0) return tn__own(tn__new(x->dtype, x->device, x->shape, x->ndim));   /* PyTorch returns before the kernel */
+        return (tn_tensor *)tn__error("%s: \"%s_%skernel_impl\" not implemented for '%s' (input %s)", fn, op == SOFTMAX ? "softmax" : "log_softmax",
+                                      x->ndim <= 1 || d == x->ndim - 1 ? "lastdim_" : "", tn__torch_type_name(x->dtype), TN__SHAPE(x));
+    }
+    return tn__lane_like(fn, op, x, dim, x->dtype);
 }
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_softmax", SOFTMAX, x, dim); }
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
@@ -7536,7 +7670,10 @@ static void tn__node_geom(tn_node *nd, const int64_t *g, int n, int64_t e0, int6
 /* x [N, C, H, W] -> [N, C*kh*kw, oh*ow], stored as [C*kh*kw, N, oh*ow] so that convolution
    multiplies all samples in one GEMM. */
 static tn_tensor *tn__im2col(tn_tensor *x, const int64_t *g) {
-    int64_t N = x->shape[0], K = x->shape[1] * g[0] * g[1], L = g[8] * g[9];
+    int64_t N = x->shape[0], K, L;
+    if (!tn__mul_ok(x->shape[1], g[0], &K) || !tn__mul_ok(K, g[1], &K) || !tn__mul_ok(g[8], g[9], &L))
+        return (tn_tensor *)tn__error("im2col: the column buffer of %lld channels, kernel %lld x %lld and %lld x %lld windows overflows int64",
+                                      (long long)x->shape[1], (long long)g[0], (long long)g[1], (long long)g[8], (long long)g[9]);
     int64_t shape[3] = {K, N, L};
     tn_tensor *c = tn__new(x->dtype, x->device, shape, 3);
     if (!c) return NULL;
@@ -7604,13 +7741,14 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
     for (int i = 0; i < 2; i++)   /* keeps the size arithmetic below far from int64 overflow */
         if (k[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX || s[i] > INT32_MAX)
             return (tn_tensor *)tn__error("%s: kernel_size, dilation, padding and stride must be below 2^31", fn);
+    if (os[0] > INT64_MAX / 4 || os[1] > INT64_MAX / 4) return (tn_tensor *)tn__error("%s: output_size (%lld, %lld) is too large", fn, (long long)os[0], (long long)os[1]);
     int64_t g[10] = {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], 0, 0};
-    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
-    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1];
-    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != g[8] * g[9])
+    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;   /* each term below 2^62 */
+    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1], windows = g[8] > 0 && g[9] > 0 ? tn__mul_or(g[8], g[9], -1) : 0;
+    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != windows)
         return (tn_tensor *)tn__error("%s: input %s does not fit output_size (%lld, %lld) and kernel (%lld, %lld): expected [*, C*%lld, %lld]", fn, TN__SHAPE(c),
                                       (long long)os[0], (long long)os[1], (long long)k[0], (long long)k[1], (long long)(k[0] * k[1]),
-                                      (long long)(g[8] > 0 && g[9] > 0 ? g[8] * g[9] : 0));
+                                      (long long)windows);
     tn_scope_begin();
     tn_tensor *c3 = c->ndim == 3 ? c : tn_unsqueeze(c, 0);
     tn_tensor *img = tn__col2im(c3, os[0], os[1], g);
@@ -7634,7 +7772,7 @@ TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const 
    differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
 /* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
 static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = 3;
     v.shape[0] = 1; v.shape[1] = rows; v.shape[2] = cols;
     v.strides[0] = 0; v.strides[1] = rs; v.strides[2] = cs;
@@ -7643,7 +7781,7 @@ static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int
 }
 /* Image n of x [N, C, H, W] as a one-image batch. */
 static tn_tensor tn__image_view(const tn_tensor *x, int64_t n) {
-    tn_tensor v = *x;
+    tn_tensor v = tn__shallow(x);
     v.shape[0] = 1;
     v.offset = x->offset + n * x->strides[0];
     return v;
@@ -9524,10 +9662,16 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
 }
 /* The window tables of a pooling geometry g (after tn__pool_counts) over H x W: hs, he
    (rows [hs, he) clipped to the image), ws, we; TN_FREE them. NULL when out of memory. */
+/* The 2 (OH + OW) entries of a window table, checked (tn__malloc_n). */
+static int64_t *tn__window_table(const char *fn, int64_t OH, int64_t OW) {
+    int64_t n;
+    bool ok = tn__add_ok(OH, OW, &n) && tn__mul_ok(n, 2, &n);
+    return (int64_t *)tn__malloc_n(fn, ok ? n : -1, sizeof(int64_t));
+}
 static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int64_t W) {
     const int64_t OH = g[8], OW = g[9];
-    int64_t *tab = (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t));
-    if (!tab) return (int64_t *)tn__error("%s: out of memory", fn);
+    int64_t *tab = tn__window_table(fn, OH, OW);
+    if (!tab) return NULL;
     for (int64_t o = 0; o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = TN__MIN(tab[o] + g[2] * (g[0] - 1) + 1, H); }
     for (int64_t o = 0; o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = TN__MIN(tab[2 * OH + o] + g[3] * (g[1] - 1) + 1, W); }
     return tab;
@@ -9536,8 +9680,8 @@ static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int6
    on its device. */
 static tn_tensor *tn__avg_divisors(const char *fn, const int64_t *g, int64_t H, int64_t W, bool count_include_pad, int64_t divisor_override, tn_tensor *like) {
     const int64_t OH = g[8], OW = g[9];
-    double *div = (double *)TN_MALLOC((size_t)(OH * OW) * sizeof(double));
-    if (!div) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    double *div = (double *)tn__malloc_n(fn, tn__mul_or(OH, OW, -1), sizeof(double));
+    if (!div) return NULL;
     for (int64_t a = 0; a < OH; a++) for (int64_t b = 0; b < OW; b++) {
         int64_t h0 = a * g[6] - g[4], w0 = b * g[7] - g[5];
         int64_t h1 = h0 + g[0] < H + g[4] ? h0 + g[0] : H + g[4], w1 = w0 + g[1] < W + g[5] ? w0 + g[1] : W + g[5];
@@ -9630,7 +9774,14 @@ TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int
     int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
     return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
 }
-/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). */
+/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). The caller checks that
+   (out + 1) * in fits (tn__adaptive_fits). */
+static int tn__adaptive_fits(const char *fn, int64_t in, int64_t out) {
+    int64_t r;
+    if (!tn__mul_ok(in, out, &r) || !tn__add_ok(r, in, &r))
+        return TN__FAIL_INT("%s: output size %lld is too large for an input size of %lld", fn, (long long)out, (long long)in);
+    return 0;
+}
 static void tn__adaptive_table(int64_t in, int64_t out, int64_t *start, int64_t *end) {
     for (int64_t i = 0; i < out; i++) { start[i] = i * in / out; end[i] = ((i + 1) * in + out - 1) / out; }
 }
@@ -9640,8 +9791,10 @@ static tn_tensor *tn__adaptive_max_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *idx = NULL, *y = NULL;
-    int64_t *tab = x4 ? (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t)) : NULL;
-    if (x4 && !tab) tn__error("%s: out of memory", fn);
+    /* the output's size first: the window tables are sized by it */
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;
+    int64_t *tab = x4 ? tn__window_table(fn, OH, OW) : NULL;
     if (tab) {
         tn__adaptive_table(x4->shape[2], OH, tab, tab + OH);
         tn__adaptive_table(x4->shape[3], OW, tab + 2 * OH, tab + 2 * OH + OW);
@@ -9692,11 +9845,11 @@ TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
 static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
-    if ((double)in * (double)out > 1e17) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
-    double *m = (double *)TN_MALLOC((size_t)(in * out) * sizeof(double));
-
-    if (!m) return (tn_tensor *)tn__error("%s: out of memory", fn);
-    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    int64_t n;
+    if (!tn__mul_ok(in, out, &n)) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
+    double *m = (double *)tn__malloc_n(fn, n, sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)n * sizeof(double));
     for (int64_t i = 0; i < out; i++) {
         if (kind == 0) { /* adaptive average */
             int64_t a = i * in / out, b = ((i + 1) * in + out - 1) / out;
@@ -9704,8 +9857,8 @@ static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_
         } else {          /* linear interpolation, PyTorch's source index */
             double src = align_corners ? (double)i * scale : ((double)i + 0.5) * scale - 0.5;
             if (src < 0) src = 0;
+            if (src > (double)(in - 1)) src = (double)(in - 1);   /* before converting: the same weights, no undefined cast */
             int64_t j0 = (int64_t)src;
-            if (j0 > in - 1) j0 = in - 1;
             int64_t j1 = j0 + (j0 < in - 1 ? 1 : 0);
             double l1 = src - (double)j0;
             m[i * in + j0] += 1 - l1;
@@ -9721,6 +9874,8 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;   /* the output's size first */
     if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);
@@ -10656,24 +10811,28 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
     if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
     if (m == 0 && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
-    int64_t out[2];
+    int64_t out[2], oshape[4] = {x->shape[0], x->shape[1], 0, 0};
     double scale[2];
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (sf && !(sf[i] > 0)) return (tn_tensor *)tn__error("%s: scale_factor must be positive, got %g", fn, sf[i]);
-        out[i] = size ? size[i] : (int64_t)floor((double)in * sf[i]);
+        if (size) out[i] = size[i];
+        else if (tn__double_to_int64(fn, "the output size from scale_factor", floor((double)in * sf[i]), &out[i])) return NULL;
         if (out[i] <= 0 || in <= 0) return (tn_tensor *)tn__error("%s: input %s and output size %lld must be positive", fn, TN__SHAPE(x), (long long)out[i]);
+        oshape[2 + i] = out[i];
         /* PyTorch's area_pixel_compute_scale: a given scale_factor is used as is */
         scale[i] = m && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
     }
+    /* the output's size first: the index tables and matrices below are sized by it */
+    if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
     tn_scope_begin();
     tn_tensor *y = x;
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (m == 0) {
-            int64_t *ix = (int64_t *)TN_MALLOC((size_t)out[i] * sizeof(int64_t));
-            if (!ix) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", fn); }
-            for (int64_t o = 0; o < out[i]; o++) { int64_t s = (int64_t)floor((double)o * scale[i]); ix[o] = s < in - 1 ? s : in - 1; }
+            int64_t *ix = (int64_t *)tn__malloc_n(fn, out[i], sizeof(int64_t));
+            if (!ix) { tn_scope_end(); return NULL; }
+            for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
             y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
             TN_FREE(ix);
         } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
@@ -11572,7 +11731,7 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
     if (!g) return NULL;
     tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
     if (!out) return NULL;
-    tn_tensor v = *out;
+    tn_tensor v = tn__shallow(out);
     v.strides[dim] *= step;
     v.offset += start * out->strides[dim];
     for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
@@ -11979,7 +12138,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
         tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
         if (!gb) return -1;
-        tn_tensor reg = *gb;
+        tn_tensor reg = tn__shallow(gb);
         reg.ndim = nd;
         for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
         reg.offset = gb->offset + n->i[1 + 2 * nd];
@@ -11988,7 +12147,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) {
             tn_tensor *old = tn__own(tn__copy_as(gb, g->dtype, g->device));
             if (!old) return -1;
-            reg = *old;
+            reg = tn__shallow(old);
             reg.ndim = nd;
             for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
             reg.offset = old->offset + n->i[1 + 2 * nd];
@@ -18708,7 +18867,7 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     tn_tensor *const ts[3] = {x, w, y};
     if (tn__si_dense("conv2d", ts, 3)) return -1;
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
-    tn_tensor xv = *x, wv = *w, yv = *y;   /* the same host memory, seen as CPU tensors */
+    tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
     if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
     return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);

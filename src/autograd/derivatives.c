@@ -42,7 +42,7 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
     if (!g) return NULL;
     tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
     if (!out) return NULL;
-    tn_tensor v = *out;
+    tn_tensor v = tn__shallow(out);
     v.strides[dim] *= step;
     v.offset += start * out->strides[dim];
     for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
@@ -449,7 +449,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
         tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
         if (!gb) return -1;
-        tn_tensor reg = *gb;
+        tn_tensor reg = tn__shallow(gb);
         reg.ndim = nd;
         for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
         reg.offset = gb->offset + n->i[1 + 2 * nd];
@@ -458,7 +458,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) {
             tn_tensor *old = tn__own(tn__copy_as(gb, g->dtype, g->device));
             if (!old) return -1;
-            reg = *old;
+            reg = tn__shallow(old);
             reg.ndim = nd;
             for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
             reg.offset = old->offset + n->i[1 + 2 * nd];

@@ -266,7 +266,7 @@ TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;
-    tn_tensor diag = *t; /* the diagonal as a strided 1-d view */
+    tn_tensor diag = tn__shallow(t); /* the diagonal as a strided 1-d view */
     diag.ndim = 1;
     diag.shape[0] = TN__MIN(n, m);
     diag.strides[0] = m + 1;

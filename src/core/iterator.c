@@ -171,7 +171,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:
    used to walk a tensor along another tensor's index space (gather, scatter, reduce). */
 static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) v.shape[i] = shape[i];
     return v;

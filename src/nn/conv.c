@@ -8,7 +8,7 @@
    differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
 /* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
 static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = 3;
     v.shape[0] = 1; v.shape[1] = rows; v.shape[2] = cols;
     v.strides[0] = 0; v.strides[1] = rs; v.strides[2] = cs;
@@ -17,7 +17,7 @@ static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int
 }
 /* Image n of x [N, C, H, W] as a one-image batch. */
 static tn_tensor tn__image_view(const tn_tensor *x, int64_t n) {
-    tn_tensor v = *x;
+    tn_tensor v = tn__shallow(x);
     v.shape[0] = 1;
     v.offset = x->offset + n * x->strides[0];
     return v;

@@ -9,24 +9,28 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
     if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
     if (m == 0 && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
-    int64_t out[2];
+    int64_t out[2], oshape[4] = {x->shape[0], x->shape[1], 0, 0};
     double scale[2];
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (sf && !(sf[i] > 0)) return (tn_tensor *)tn__error("%s: scale_factor must be positive, got %g", fn, sf[i]);
-        out[i] = size ? size[i] : (int64_t)floor((double)in * sf[i]);
+        if (size) out[i] = size[i];
+        else if (tn__double_to_int64(fn, "the output size from scale_factor", floor((double)in * sf[i]), &out[i])) return NULL;
         if (out[i] <= 0 || in <= 0) return (tn_tensor *)tn__error("%s: input %s and output size %lld must be positive", fn, TN__SHAPE(x), (long long)out[i]);
+        oshape[2 + i] = out[i];
         /* PyTorch's area_pixel_compute_scale: a given scale_factor is used as is */
         scale[i] = m && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
     }
+    /* the output's size first: the index tables and matrices below are sized by it */
+    if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
     tn_scope_begin();
     tn_tensor *y = x;
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (m == 0) {
-            int64_t *ix = (int64_t *)TN_MALLOC((size_t)out[i] * sizeof(int64_t));
-            if (!ix) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", fn); }
-            for (int64_t o = 0; o < out[i]; o++) { int64_t s = (int64_t)floor((double)o * scale[i]); ix[o] = s < in - 1 ? s : in - 1; }
+            int64_t *ix = (int64_t *)tn__malloc_n(fn, out[i], sizeof(int64_t));
+            if (!ix) { tn_scope_end(); return NULL; }
+            for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
             y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
             TN_FREE(ix);
         } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */

@@ -97,7 +97,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     c.flag = flag;
     int nd = x->ndim ? x->ndim : 1;
     int64_t shape[TN_MAX_DIMS];
-    tn_tensor xv = *x, ov, o1v;
+    tn_tensor xv = tn__shallow(x), ov, o1v;
     if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; }
     c.len = xv.shape[dim];
     int64_t es = (int64_t)tn_dtype_size(x->dtype);
@@ -105,7 +105,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     memcpy(shape, xv.shape, sizeof shape);
     shape[dim] = 1;
     tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
-    ov = *o; o1v = *o1;
+    ov = tn__shallow(o); o1v = tn__shallow(o1);
     if (ov.ndim == 0) { ov.ndim = 1; ov.shape[0] = 1; ov.strides[0] = 1; }
     if (o1v.ndim == 0) { o1v.ndim = 1; o1v.shape[0] = 1; o1v.strides[0] = 1; }
     c.so = ov.strides[dim] * (int64_t)tn_dtype_size(ov.dtype);
