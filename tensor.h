@@ -1817,6 +1817,20 @@ static bool tn__numel_ok(const int64_t *shape, int ndim, int64_t *n) {
     *n = fits ? p : INT64_MAX;
     return fits;
 }
+/* Saturating forms, for nonnegative sizes that are checked again where they are used (a
+   workspace's shape by tn__new: INT64_MAX is refused as too many elements) or need no
+   exact value (the work estimate of a thread count): INT64_MAX when they do not fit. */
+static int64_t tn__mul_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : INT64_MAX;
+}
+static int64_t tn__add_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__add_ok(a, b, &r) ? r : INT64_MAX;
+}
+/* The start of part t of n items split into parts pieces: n * t / parts without the
+   product (which may not fit for a huge n). */
+static int64_t tn__split_at(int64_t n, int64_t t, int64_t parts) { return n / parts * t + n % parts * t / parts; }
 /* a * b where a wrong value does no harm but undefined behaviour would (the stride of a
    size-1 dim, strides and offsets of an empty tensor): the product, or `otherwise`. */
 static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {
@@ -2488,11 +2502,12 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
 
 /* A transient view of t as a struct on the stack (a kernel walks t another way: restrided,
    flipped, as a matrix): dtype, device, shape, strides, offset and storage, no reference
-   taken. Never `v = *t`: that reads the whole struct, t's refcount included, while another
+   taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
    thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
 static tn_tensor tn__shallow(const tn_tensor *t) {
     static tn_tensor zero_;   /* never written: a zero struct to copy */
     tn_tensor v = zero_;
+    v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
     v.dtype = t->dtype;
     v.device = t->device;
     v.ndim = t->ndim;
@@ -2694,7 +2709,7 @@ static void tn__iter_add(tn__iter *it, tn_tensor *t) {
     it->data[k] = (char *)tn_data_ptr(t);
     for (int i = 0; i < it->ndim; i++) {
         int j = i - (it->ndim - t->ndim);
-        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : t->strides[j] * es;
+        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : tn__mul_or(t->strides[j], es, 0);   /* 0: an empty tensor's, never used */
     }
 }
 
@@ -2711,9 +2726,10 @@ static void tn__iter_coalesce(tn__iter *it) {
     int out = nd - 1; /* merge from the inside out */
     for (int i = nd - 2; i >= 0; i--) {
         bool ok = true;
-        for (int k = 0; k < it->nops && ok; k++) ok = it->strides[k][i] == it->strides[k][out] * it->shape[out];
+        int64_t next;
+        for (int k = 0; k < it->nops && ok; k++) ok = tn__mul_ok(it->strides[k][out], it->shape[out], &next) && it->strides[k][i] == next;
         if (ok) {
-            it->shape[out] *= it->shape[i];
+            it->shape[out] = tn__mul_or(it->shape[out], it->shape[i], INT64_MAX);   /* fits: a non-empty iteration's sizes (empty ones return before coalescing) */
         } else {
             out--;
             it->shape[out] = it->shape[i];
@@ -2805,7 +2821,7 @@ static void tn__iter_run_par(tn__iter *it, tn__loop_fn fn, void *ctx, int64_t wo
     const tn__iter *cit = it;
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {   /* boundaries on 64-element multiples: no shared cache lines */
-        int64_t e0 = numel / 64 * t / nthr * 64, e1 = t == nthr - 1 ? numel : numel / 64 * (t + 1) / nthr * 64;
+        int64_t e0 = tn__split_at(numel / 64, t, nthr) * 64, e1 = t == nthr - 1 ? numel : tn__split_at(numel / 64, t + 1, nthr) * 64;
         if (e1 > e0) tn__iter_run_range(cit, fn, ctx, e0, e1);
     }
 }
@@ -2827,7 +2843,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         tn__iter sub = *cit;
-        int64_t a = cit->shape[d] * t / nthr, b = cit->shape[d] * (t + 1) / nthr;
+        int64_t a = tn__split_at(cit->shape[d], t, nthr), b = tn__split_at(cit->shape[d], t + 1, nthr);
         sub.shape[d] = b - a;
         for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
         if (b > a) tn__iter_run_rows(&sub, fn, ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
@@ -2935,7 +2951,7 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
     const int64_t n = tn_numel(out);
     char *base = (char *)tn_data_ptr(out);
     const tn_dtype dt = out->dtype;
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
        per-element switches fold and the Philox rounds vectorise (the same numbers) */
     if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
@@ -3358,6 +3374,13 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { ret
 /* =============================================================================== */
 /* src/ops/views.c: views: view, reshape, permute, narrow, select, expand, squeeze */
 /* =============================================================================== */
+/* The offset of element `index` along a dim of stride `stride` from t's: it fits for a
+   view with elements; for an empty one (another size 0, the others huge) the product may
+   not, and any offset will do, so it keeps t's. */
+static int64_t tn__view_offset(const tn_tensor *t, int64_t index, int64_t stride) {
+    int64_t o;
+    return tn__mul_ok(index, stride, &o) && tn__add_ok(t->offset, o, &o) ? o : t->offset;
+}
 static tn_tensor *tn__view_own(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     tn_tensor *v = tn__view_of(t, shape, strides, ndim, offset);
     if (v) v->base = tn_retain(t->base ? t->base : t); /* user-visible views know their base */
@@ -3383,13 +3406,13 @@ static int tn__view_strides(const int64_t *shape, const int64_t *strides, int nd
         return 0;
     }
     int view_d = nnd - 1;
-    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1;
+    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1, next;
     for (int d = ndim - 1; d >= 0; d--) {
-        tensor_numel *= shape[d];
-        if (d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk)) {
+        tensor_numel = tn__mul_or(tensor_numel, shape[d], INT64_MAX);   /* fits: a non-empty tensor's sizes */
+        if (d == 0 || (shape[d - 1] != 1 && (!tn__mul_ok(tensor_numel, chunk, &next) || strides[d - 1] != next))) {
             while (view_d >= 0 && (view_numel < tensor_numel || nshape[view_d] == 1)) {
-                nstrides[view_d] = view_numel * chunk;
-                view_numel *= nshape[view_d];
+                if (!tn__mul_ok(view_numel, chunk, &nstrides[view_d])) return -1;   /* strides past int64: copy instead */
+                view_numel = tn__mul_or(view_numel, nshape[view_d], INT64_MAX);   /* fits: the view's sizes multiply up to numel */
                 view_d--;
             }
             if (view_numel != tensor_numel) return -1;
@@ -3461,8 +3484,8 @@ TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
     int64_t ns[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i < s; i++) ns[nd++] = t->shape[i];
-    ns[nd] = 1;
-    for (int i = s; i <= e; i++) ns[nd] *= t->shape[i];
+    if (!tn__numel_ok(t->shape + s, e - s + 1, &ns[nd]))   /* an empty tensor's huge sizes (a non-empty one's fit) */
+        return (tn_tensor *)tn__error("tn_flatten: flattening dims %d to %d of %s: the size overflows int64", s, e, TN__SHAPE(t));
     nd++;
     for (int i = e + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
     return tn_reshape(t, ns, nd);
@@ -3548,7 +3571,7 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     memcpy(ns, t->shape, sizeof ns);
     ns[d] = length;
     int64_t attrs[3] = {d, start, 1};
-    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
+    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
@@ -3566,9 +3589,9 @@ TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop
     memcpy(ns, t->shape, sizeof ns);
     memcpy(st, t->strides, sizeof st);
     ns[d] = stop > start ? (stop - start - 1) / step + 1 : 0;
-    if (ns[d] > 1) st[d] *= step; /* one element or none: the stride never applies (and may not fit) */
+    if (ns[d] > 1) st[d] = tn__mul_or(st[d], step, st[d]); /* one element or none: the stride never applies (and may not fit); nor for an empty tensor */
     int64_t attrs[3] = {d, start, step};
-    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
+    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
@@ -3584,7 +3607,7 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     for (int i = 0; i < t->ndim; i++)
         if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     int64_t attrs[2] = {d, index};
-    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset + index * t->strides[d]), G_SELECT, attrs, 2);
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, tn__view_offset(t, index, t->strides[d])), G_SELECT, attrs, 2);
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
@@ -3647,7 +3670,7 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i <= t->ndim; i++) {
-        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? t->shape[d] * t->strides[d] : 1; }
+        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? tn__mul_or(t->shape[d], t->strides[d], 1) : 1; }   /* a size-1 dim's stride is never used */
         if (i < t->ndim) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     }
     return tn__grad_name(tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0), "UnsqueezeBackward0");
@@ -3673,9 +3696,10 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     int nd = t->ndim;
 
     ns[d] = (dsize - size) / step + 1;
-    st[d] = dstride * step;
+    st[d] = tn__mul_or(dstride, step, dstride);   /* fits when it is used: more than one window of a non-empty tensor */
     ns[nd] = size;
     st[nd] = dstride;
+    if (tn__check_shape("tn_unfold", ns, nd + 1)) return NULL;   /* overlapping windows of an expanded view can outnumber int64 */
     int64_t attrs[3] = {d, size, step};
     return tn__view_record(t, tn__view_own(t, ns, st, nd + 1, t->offset), G_UNFOLD, attrs, 3);
 }
@@ -4183,7 +4207,7 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     }
     tn_tensor *out = tn__new(tn_result_type(ts, n), ref->device, shape, ref->ndim);
     int64_t off = 0;
-    for (int i = 0; i < n && out; i++) {
+    for (int i = 0; i < n && out && tn_numel(out) > 0; i++) {   /* an empty result has nothing to copy (and offsets that may not fit) */
         tn_tensor *t = ts[i];
         if (t->ndim != ref->ndim) continue;
         tn_tensor part = tn__shallow(out);
@@ -4283,7 +4307,7 @@ static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
         if (d < 0) return NULL;
         if (seen[d]) return (tn_tensor *)tn__error("tn_flip: dim %d appears multiple times in the list of dims", d);
         seen[d] = true;
-        if (t->ndim == 0 || t->shape[d] == 0) continue;
+        if (t->ndim == 0 || tn_numel(t) == 0) continue;   /* nothing to flip (and the offset may not fit) */
         v.offset += (t->shape[d] - 1) * t->strides[d];
         v.strides[d] = -t->strides[d];
     }
@@ -4340,7 +4364,7 @@ static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
     tn_tensor *x = tn_reshape(t, shp, n), *r = x;
     if (total == 0) {   /* nothing to copy (and the products below may not fit) */
         int64_t all = -1;
-        r = tn_reshape(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0), out, n);
+        r = tn_reshape(tn_clone(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0)), out, n);   /* new storage, as PyTorch */
     }
     /* repeat one dim at a time, seen as [A, s, B] (A, B: the sizes before and after it):
        -> [A, 1, s, B] -> expand [A, r, s, B] -> copy -> [.., r * s, ..]. Four dims whatever
@@ -4398,8 +4422,8 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     tn_tensor *out = TN__AS("tn_pad", tn__new(t->dtype, t->device, shape, t->ndim));
     if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
     tn_tensor src = tn__shallow(t), dst = tn__shallow(out); /* the overlap of input and output */
-    bool empty = false;
-    for (int i = 0; i < n / 2; i++) {
+    bool empty = tn_numel(t) == 0 || tn_numel(out) == 0;   /* first: an empty tensor's offsets may not fit */
+    for (int i = 0; i < n / 2 && !empty; i++) {
         int d = t->ndim - 1 - i;
         int64_t l = pad[2 * i], r = pad[2 * i + 1];
         int64_t s0 = l < 0 ? -l : 0, d0 = l > 0 ? l : 0;
@@ -5773,8 +5797,8 @@ TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn
 static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
     if (tn__dims_mask(fn, x, dims, n, mask)) return -1;
-    int64_t c = 1;
-    for (int i = 0; i < x->ndim; i++) if (mask[i]) c *= x->shape[i];
+    int64_t c = 1;   /* saturates: a count that overflows belongs to an empty input's kept dims (the result is empty) */
+    for (int i = 0; i < x->ndim; i++) if (mask[i]) c = tn__mul_or(c, x->shape[i], INT64_MAX);
     return c;
 }
 
@@ -6110,19 +6134,19 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; }
     c.len = xv.shape[dim];
     int64_t es = (int64_t)tn_dtype_size(x->dtype);
-    c.sx = xv.strides[dim] * es;
+    c.sx = tn__mul_or(xv.strides[dim], es, 0);   /* 0: an empty tensor's, never used */
     memcpy(shape, xv.shape, sizeof shape);
     shape[dim] = 1;
     tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
     ov = tn__shallow(o); o1v = tn__shallow(o1);
     if (ov.ndim == 0) { ov.ndim = 1; ov.shape[0] = 1; ov.strides[0] = 1; }
     if (o1v.ndim == 0) { o1v.ndim = 1; o1v.shape[0] = 1; o1v.strides[0] = 1; }
-    c.so = ov.strides[dim] * (int64_t)tn_dtype_size(ov.dtype);
-    c.so1 = o1v.strides[dim] * (int64_t)tn_dtype_size(o1v.dtype);
+    c.so = tn__mul_or(ov.strides[dim], (int64_t)tn_dtype_size(ov.dtype), 0);
+    c.so1 = tn__mul_or(o1v.strides[dim], (int64_t)tn_dtype_size(o1v.dtype), 0);
     if (op == ARGMAX || op == ARGMIN) c.flag = out != NULL;
     if (op == SORT) {
-        c.ix = (int64_t *)TN_MALLOC((size_t)(c.len ? c.len : 1) * (2 * sizeof(int64_t) + 8));
-        if (!c.ix) return TN__FAIL_INT("sort: out of memory");
+        c.ix = (int64_t *)tn__malloc_n("sort", c.len ? c.len : 1, 2 * sizeof(int64_t) + 8);
+        if (!c.ix) return -1;
         c.tmp = c.ix + c.len;
     }
     tn_tensor xr = tn__restride(&xv, shape, nd), orr = tn__restride(&ov, shape, nd), o1r = tn__restride(&o1v, shape, nd);
@@ -7802,7 +7826,7 @@ static int64_t tn__block_units(size_t unit_bytes, int64_t most) {
     return r < 1 ? 1 : r > most ? most : r;
 }
 static int64_t tn__conv_block_rows(int64_t K, const int64_t *g, size_t es, int nbuf) {
-    return tn__block_units((size_t)nbuf * (size_t)(K * g[9]) * es, g[8]);
+    return tn__block_units((size_t)tn__mul_sat(tn__mul_sat(K, g[9]), nbuf * (int64_t)es), g[8]);
 }
 /* The geometry of output rows [y0, y0 + rows): the top padding shifts by y0 windows (it may
    go negative: the CPU kernel only offsets rows by it). */
@@ -7816,7 +7840,7 @@ static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int6
    images: the GEMM writes the output in place, no copy through a block buffer). */
 static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int nbuf, int64_t R, bool direct) {
     if (direct || R < g[8] || g[8] * g[9] >= 512) return 1;
-    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[8] * g[9]) * es));
+    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / (size_t)tn__mul_sat(tn__mul_sat(K, g[8] * g[9]), (int64_t)es));   /* g[8] * g[9] < 512 here */
     return ib < 2 ? 1 : ib;
 }
 /* Rows of a product rounded up to the GEMM kernel's tile: its work including edge waste. */
@@ -7986,7 +8010,7 @@ static void tn__dw_conv_f64(int mode, double *x, double *w, const double *b, dou
 static int tn__conv_dw_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], kk = g[0] * g[1];
     const int64_t np = mode == 1 ? N * C : mode == 2 ? O : N * O;
-    const int nthr = tn__par_threads(N * O * g[8] * g[9] * kk, np);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], kk), np);   /* N O oh ow: y's numel */
     tn_tensor *xc = mode == 1 || tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     if (!xc) return TN__FAIL_INT(mode ? "conv2d backward: out of memory" : "conv2d: out of memory");
     if (x->dtype == TN_F32)
@@ -8040,7 +8064,7 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w,
     for (t = 0; t < nthr; t++) {
         float *pad = buf + t * per;
         int64_t koff[TN__SMALLK_MAX];
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
             for (int64_t oy = 0; oy < oh; oy++)
                 for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
@@ -8085,7 +8109,7 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *
         float *pad = buf + t * per, *A = pad + per - O * K * 16;
         int64_t koff[TN__SMALLK_MAX];
         memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
             int64_t o = 0;
             for (; o < O; o++) {
@@ -8144,11 +8168,11 @@ static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) 
 /* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous). */
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], O = w->shape[0], K = C * g[0] * g[1];
-    const int nthr = tn__par_threads(N * O * g[8] * g[9] * K, N);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], K), N);   /* N O oh ow: y's numel */
     const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *yc = tn_is_contiguous(y) ? tn_retain(y) : tn__copy_as(y, y->dtype, TN_CPU);
-    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(nthr * per));
+    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(tn__mul_sat(nthr, per)));
     int failed = !xc || !yc || !buf;
     if (!failed && mode == 0)
         tn__smallk_fwd_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(w), b ? (const float *)tn_data_ptr(b) : NULL,
@@ -8460,13 +8484,13 @@ static void tn__wino_conv_f32(const float *x, int64_t N, int64_t Q, int64_t H, i
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         float *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
         void (*out_row)(const float *, const float *, int64_t, float *, int64_t) = tn__wino_out_row_f32;
         void (*at)(int64_t, int64_t, const float *, float, float *, float *, float *, float *) = tn__wino_at_f32;
         TN__WINO_PICK_f32(out_row, tn__wino_out_row_f32);
         TN__WINO_PICK_f32(at, tn__wino_at_f32);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
@@ -8503,11 +8527,11 @@ static int tn__wino_wgrad_f32(const float *x, const float *gy, int64_t N, int64_
     TN__OMP_PARALLEL_FOR(nthr)
     for (t = 0; t < nthr; t++) {
         float *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const float *, const float *, int64_t, int64_t, float *, int64_t, float *) = tn__wino_gy_row_f32;
         TN__WINO_PICK_f32(gy_row, tn__wino_gy_row_f32);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
             for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */
@@ -8717,13 +8741,13 @@ static void tn__wino_conv_f64(const double *x, int64_t N, int64_t Q, int64_t H, 
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         double *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
         void (*out_row)(const double *, const double *, int64_t, double *, int64_t) = tn__wino_out_row_f64;
         void (*at)(int64_t, int64_t, const double *, double, double *, double *, double *, double *) = tn__wino_at_f64;
         TN__WINO_PICK_f64(out_row, tn__wino_out_row_f64);
         TN__WINO_PICK_f64(at, tn__wino_at_f64);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
@@ -8760,11 +8784,11 @@ static int tn__wino_wgrad_f64(const double *x, const double *gy, int64_t N, int6
     TN__OMP_PARALLEL_FOR(nthr)
     for (t = 0; t < nthr; t++) {
         double *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const double *, const double *, int64_t, int64_t, double *, int64_t, double *) = tn__wino_gy_row_f64;
         TN__WINO_PICK_f64(gy_row, tn__wino_gy_row_f64);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
             for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */
@@ -8829,10 +8853,11 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     if (tn_numel(y) == 0) return 0;
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, nr), tb = br * t1;
     const int64_t vx = Q * tn__gemm_roundup(tb, nr) + 16, per = 16 * vx + 16 * (P * tb + 16) + 8 * tb + 2;   /* as tn__wino_conv */
-    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);   /* N oh ow: y's numel */
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
-    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(16 * P * Q + 16 * tn__gemm_roundup(P, mr) * Q));
-    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W));
+    /* workspace sizes through the checked product: too large is tn__new's error, never a short buffer */
+    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W)));
     int failed = !xc || !U || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *up = (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
@@ -8860,11 +8885,11 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
     const size_t es = tn_dtype_size(x->dtype);
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, 1), tb = br * t1, zo = 16 * (Q + P) * tb + 512 + 8 * tb + 2, per = zo + 16 * P * Q;   /* as tn__wino_wgrad */
-    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);
     if (tn_numel(gy) == 0 || tn_numel(x) == 0) return tn__backend(TN_CPU)->fill(gw, 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *gyc = tn_is_contiguous(gy) ? tn_retain(gy) : tn__copy_as(gy, gy->dtype, TN_CPU);
-    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W + ow));
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W + ow)));
     int failed = !xc || !gyc || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *zero = bp + (size_t)(nthr * per) * es;
@@ -8891,7 +8916,7 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
     if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
     int failed = (!direct && !buf) || (IB > 1 && !ybuf);
@@ -8900,8 +8925,8 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     if (!failed) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t n1 = N * (t + 1) / nthr;
-        for (int64_t n = N * t / nthr; n < n1 && IB > 1; n += IB) {   /* several whole images per block */
+        const int64_t n1 = tn__split_at(N, t + 1, nthr);
+        for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB > 1; n += IB) {   /* several whole images per block */
             const int64_t ni = TN__MIN(IB, n1 - n), Lc = ni * L;
             const int64_t cb = buf->offset + t * K * LB, yb = ybuf->offset + t * O * LB;
             for (int64_t i = 0; i < ni; i++) {
@@ -8925,7 +8950,7 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
                 }
             }
         }
-        for (int64_t n = N * t / nthr; n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
+        for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
             tn_tensor img = tn__image_view(x, n);
             char *yn = yp + (size_t)(n * O * L) * es;
             for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */
@@ -8980,7 +9005,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     }
     if (!gx && !gw) return 0;
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
-    const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int nbuf = gx && gw ? 2 : 1;
@@ -8988,7 +9013,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     const int64_t LB = IB > 1 ? IB * L : R * g[9];
     const bool wt = gw && tn__gemm_tiles(x->dtype, Kg, Og) < tn__gemm_tiles(x->dtype, Og, Kg);   /* per group: [Kg, Og] */
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* gy of a block as [O, images*L] */
@@ -8997,8 +9022,8 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     if (!failed) {
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++) {
-            const int64_t n1 = N * (t + 1) / nthr;
-            for (int64_t n = N * t / nthr; n < n1; n += IB) {
+            const int64_t n1 = tn__split_at(N, t + 1, nthr);
+            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
                 const int64_t ni = TN__MIN(IB, n1 - n);
                 if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
                 /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
@@ -9194,13 +9219,14 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
     for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
     const bool batched = x->ndim == nsp + 2;
-    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? w->shape[1] * groups : w->shape[0];
+    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? tn__mul_sat(w->shape[1], groups) : w->shape[0];   /* fits once groups divides C (checked below) */
     if (w->shape[0] % groups)
         return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
                                       fn, (long long)groups, (long long)groups, TN__SHAPE(w));
-    if (!transposed && (C % groups || O % groups || w->shape[1] * groups != C))
+    int64_t wc;   /* the input channels the weight expects: w->shape[1] * groups, checked (groups is the caller's) */
+    if (!transposed && (C % groups || O % groups || !tn__mul_ok(w->shape[1], groups, &wc) || wc != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
-                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)(w->shape[1] * groups), (long long)C);
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)tn__mul_sat(w->shape[1], groups), (long long)C);
     if (transposed && (C % groups || w->shape[0] != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
                                       fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
@@ -9225,7 +9251,10 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
                 return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
                                               fn, (long long)o, (long long)g[6 + i], (long long)g[2 + i]);
             g[8 + i] = in[i];
-            in[i] = (in[i] - 1) * g[6 + i] - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
+            int64_t grown;   /* (in - 1) * stride: in up to 2^60, stride up to 2^31 */
+            if (!tn__mul_ok(in[i] - 1, g[6 + i], &grown) || grown > INT64_MAX / 2)
+                return (tn_tensor *)tn__error("%s: input %s with stride %lld gives an output size past int64", fn, TN__SHAPE(x), (long long)g[6 + i]);
+            in[i] = grown - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
             if (in[i] <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output size %lld", fn, TN__SHAPE(x), (long long)in[i]);
         } else {
             int64_t span = g[2 + i] * (k[i] - 1) + 1, padded = in[i] + (same ? span - 1 : 2 * g[4 + i]);
@@ -9935,7 +9964,7 @@ static void tn__bn_fwd_f32(const float *x, float *y, const float *w, const float
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -9976,7 +10005,7 @@ static void tn__bn_bwd_f32(const float *x, const float *gy, const float *w, cons
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -10045,7 +10074,7 @@ static void tn__bn_fwd_f64(const double *x, double *y, const double *w, const do
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -10086,7 +10115,7 @@ static void tn__bn_bwd_f64(const double *x, const double *gy, const double *w, c
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -10137,7 +10166,7 @@ static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float
     const int nthr = tn__par_threads(M * D, M);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
             const float *xp = x + r * D; float *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_f32(xp, D, a8);
@@ -10157,7 +10186,7 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
         const int nthr = tn__par_threads(M * D, M);
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++)
-            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
                 const float *xp = x + r * D, *gp = gy + r * D; float *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -10176,7 +10205,7 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
     const int nthr = tn__par_threads(M * D, (D + 63) / 64);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr;
+        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -10192,7 +10221,7 @@ static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const do
     const int nthr = tn__par_threads(M * D, M);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
             const double *xp = x + r * D; double *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_f64(xp, D, a8);
@@ -10212,7 +10241,7 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
         const int nthr = tn__par_threads(M * D, M);
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++)
-            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
                 const double *xp = x + r * D, *gp = gy + r * D; double *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -10231,7 +10260,7 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
     const int nthr = tn__par_threads(M * D, (D + 63) / 64);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr;
+        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -10248,7 +10277,7 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
     const int64_t M = x->shape[0], D = x->shape[1];
     double *ms = (double *)tn_data_ptr(st), *colacc = NULL;
-    if (mode == 1 && (gw || gb) && !(colacc = (double *)TN_MALLOC((size_t)(2 * D) * sizeof(double)))) return TN__FAIL_INT("layer_norm backward: out of memory");
+    if (mode == 1 && (gw || gb) && !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat(D, 2), sizeof(double)))) return -1;
 #define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
     if (x->dtype == TN_F32) {
         if (mode == 0) tn__ln_fwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
@@ -10270,7 +10299,7 @@ static void tn__ce_rows_f32(int mode, const float *x, const int64_t *t, const fl
     const int nthr = tn__par_threads(N * C, N);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int th = 0; th < nthr; th++)
-        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) {
+        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
             const float *xp = x + i * C;
             if (mode == 0) {
                 float m = xp[0];
@@ -10292,7 +10321,7 @@ static void tn__ce_rows_f64(int mode, const double *x, const int64_t *t, const d
     const int nthr = tn__par_threads(N * C, N);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int th = 0; th < nthr; th++)
-        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) {
+        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
             const double *xp = x + i * C;
             if (mode == 0) {
                 double m = xp[0];
@@ -10422,7 +10451,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (!training && (!rm || !rv)) return (tn_tensor *)tn__error("%s: running_mean and running_var must be given when not training", fn);
     int64_t dims[TN_MAX_DIMS], nd = 0, count = x->shape[0];
     dims[nd++] = 0;
-    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count *= x->shape[d]; }
+    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count = tn__mul_sat(count, x->shape[d]); }   /* an empty x's may not fit */
     if (training && count == 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
     if (tn_numel(x) == 0) return tn_clone(x);   /* an empty batch: nothing to normalise, running stats untouched (as PyTorch) */
     tn_scope_begin();
@@ -10503,8 +10532,7 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
 /* The one-node layer norm over the last n dims through the backend's entry (checks done;
    inside a scope). NULL with *declined set when the backend declines the case. */
 static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
-    int64_t D = 1;
-    for (int k = x->ndim - n; k < x->ndim; k++) D *= x->shape[k];
+    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
     const int64_t M = tn_numel(x) / D;
     tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
     tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
@@ -10567,7 +10595,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
     tn_scope_begin();
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
-    for (int d = 2; d < x->ndim; d++) M *= x->shape[d];
+    for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
     tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
@@ -10593,7 +10621,7 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
     shape[0] = 1;
-    shape[1] = N * C;
+    shape[1] = tn__mul_sat(N, C);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xr = tn_reshape(x, shape, x->ndim);
     tn_tensor *rm_r = rm ? tn_repeat(rm, TN_SHAPE(N)) : NULL, *rv_r = rv ? tn_repeat(rv, TN_SHAPE(N)) : NULL;
     tn_tensor *w_r = w ? tn_repeat(w, TN_SHAPE(N)) : NULL, *b_r = b ? tn_repeat(b, TN_SHAPE(N)) : NULL;
@@ -10698,9 +10726,9 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
     const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) fn(of, od, n * t / nthr, n * (t + 1) / nthr, seed, off, thr, 1 / (1 - p));
+    for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
     return tn__own(m);
 }
 static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {
@@ -10853,16 +10881,19 @@ static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, boo
     if (r <= 0) return (tn_tensor *)tn__error("%s: factor must be greater than 0, got %lld", fn, (long long)r);
     int nd = x->ndim, lead = nd - 3;
     const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1];
-    if (!inverse && C % (r * r)) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)(r * r));
+    int64_t rr, big;   /* r * r, and the size that grows by it (C * r * r, or H * r and W * r): checked products */
+    if (!tn__mul_ok(r, r, &rr) || (inverse && !tn__mul_ok(C, rr, &big)) || (!inverse && (!tn__mul_ok(H, r, &big) || !tn__mul_ok(W, r, &big))))
+        return (tn_tensor *)tn__error("%s: factor %lld is too large for input %s (the sizes overflow int64)", fn, (long long)r, TN__SHAPE(x));
+    if (!inverse && C % rr) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)rr);
     if (inverse && (H % r || W % r)) return (tn_tensor *)tn__error("%s: height and width of input %s must be divisible by downscale_factor %lld", fn, TN__SHAPE(x), (long long)r);
     int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS];
     for (int d = 0; d < lead; d++) { s1[d] = s2[d] = x->shape[d]; perm[d] = d; }
     if (!inverse) { /* [*, C', r, r, H, W] -> [*, C', H, r, W, r] */
-        int64_t a[5] = {C / (r * r), r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / (r * r), H * r, W * r};
+        int64_t a[5] = {C / rr, r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / rr, H * r, W * r};
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
         for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
     } else {        /* [*, C, H', r, W', r] -> [*, C, r, r, H', W'] */
-        int64_t a[5] = {C, H / r, r, W / r, r}, p[5] = {0, 2, 4, 1, 3}, b[3] = {C * r * r, H / r, W / r};
+        int64_t a[5] = {C, H / r, r, W / r, r}, p[5] = {0, 2, 4, 1, 3}, b[3] = {C * rr, H / r, W / r};
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
         for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
     }
@@ -10997,13 +11028,12 @@ static int tn__class_check(const char *fn, tn_tensor *input, tn_tensor *target, 
 static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *target, int64_t ignore_index, tn_tensor **safe, tn_tensor **keep) {
     int64_t c = input->shape[input->ndim == 1 ? 0 : 1], n = tn_numel(target), count = 0;
     tn_tensor *tc = tn_contiguous(tn_to(target, TN_CPU));
-    int64_t *s = (int64_t *)TN_MALLOC((size_t)(n + 1) * sizeof(int64_t));
-    uint8_t *k = (uint8_t *)TN_MALLOC((size_t)(n + 1));
+    int64_t *s = (int64_t *)tn__malloc_n(fn, n + 1, sizeof(int64_t));
+    uint8_t *k = s ? (uint8_t *)tn__malloc_n(fn, n + 1, 1) : NULL;
     if (!tc || !s || !k) {
         TN_FREE(s);
         TN_FREE(k);
-        if (tc) tn__error("%s: out of memory", fn);
-        return -1;
+        return -1;   /* tn__malloc_n or the copy said why */
     }
     const int64_t *v = (const int64_t *)tn_data_ptr(tc);
     for (int64_t i = 0; i < n; i++) {
@@ -11732,10 +11762,11 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
     tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
     if (!out) return NULL;
     tn_tensor v = tn__shallow(out);
-    v.strides[dim] *= step;
-    v.offset += start * out->strides[dim];
+    /* the strides and offset fit when g has elements (they reach into out); an empty g copies nothing */
+    v.strides[dim] = tn__mul_or(v.strides[dim], step, v.strides[dim]);
+    v.offset += tn__mul_or(start, out->strides[dim], 0);
     for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
-    if (tn__backend(out->device)->fill(out, 0) || tn__copy(&v, g)) { tn_release(out); return NULL; }
+    if (tn__backend(out->device)->fill(out, 0) || (tn_numel(g) > 0 && tn__copy(&v, g))) { tn_release(out); return NULL; }
     tn_node *nd = tn__node_new(G_SLICE_SCATTER, 0, &g, 1);
     if (nd) { nd->i[0] = dim; nd->i[1] = start; nd->i[2] = step; }
     return tn__own(tn__node_attach(nd, out));
@@ -11946,8 +11977,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], flat[TN_MAX_DIMS], L = 1;
         int np = 0, nk = 0;
         for (int d = 0; d < m->ndim; d++) if (!n->i[d]) { perm[np++] = d; flat[nk++] = m->shape[d]; }
-        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L *= m->shape[d]; }
-        if (L == 0) { gin[0] = tn_zeros_like(x); return 0; }
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L = tn__mul_sat(L, m->shape[d]); }
+        if (L == 0 || tn__numel(m->shape, m->ndim) == 0) { gin[0] = tn_zeros_like(x); return 0; }   /* (an empty x's L may not fit) */
         flat[nk] = L;
         tn_tensor *xp = tn_reshape(tn_permute(x, perm, m->ndim), flat, nk + 1);
         int64_t one_shape[TN_MAX_DIMS];
@@ -12046,6 +12077,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_UNFOLD: { /* windows add back into the positions they came from */
         const tn__meta *m = &n->in[0];
         if (m->ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        if (tn_numel(g) == 0) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }   /* (and nw * size below may not fit) */
         int64_t dim = n->i[0], size = n->i[1], step = n->i[2], nw = g->shape[dim];
         int64_t perm[TN_MAX_DIMS + 1], merged[TN_MAX_DIMS];
         int np = 0, nm = 0;
@@ -12053,7 +12085,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             perm[np++] = d;
             if (d == dim) perm[np++] = g->ndim - 1;
         }
-        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? nw * size : m->shape[d];
+        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? tn__mul_sat(nw, size) : m->shape[d];   /* fits: g's elements */
         tn_tensor *gm = tn_reshape(tn_permute(g, perm, g->ndim), merged, nm);
         int64_t flat = -1;
         tn_tensor *idx = tn_reshape(tn_add(tn_unsqueeze(tn_mul_scalar(tn_arange(0, (double)nw, 1, TN_I64), (double)step), 1),
@@ -12651,8 +12683,8 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
         if (!x->requires_grad) continue;
         int64_t nx = tn_numel(x);
         /* numerical Jacobian column by column: central differences on x's raw data */
-        double *num = (double *)TN_MALLOC((size_t)(nx * m + 1) * sizeof(double));
-        if (!num) { tn__error("tn_gradcheck: out of memory"); ok = false; break; }
+        double *num = (double *)tn__malloc_n("tn_gradcheck", tn__add_sat(tn__mul_sat(nx, m), 1), sizeof(double));   /* the Jacobian: nx * m can overflow */
+        if (!num) { ok = false; break; }
         char *base = (char *)tn_data_ptr(x);
         for (int64_t e = 0; e < nx && ok; e++) {
             tn_tensor *outs[2];

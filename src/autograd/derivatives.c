@@ -43,10 +43,11 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
     tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
     if (!out) return NULL;
     tn_tensor v = tn__shallow(out);
-    v.strides[dim] *= step;
-    v.offset += start * out->strides[dim];
+    /* the strides and offset fit when g has elements (they reach into out); an empty g copies nothing */
+    v.strides[dim] = tn__mul_or(v.strides[dim], step, v.strides[dim]);
+    v.offset += tn__mul_or(start, out->strides[dim], 0);
     for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
-    if (tn__backend(out->device)->fill(out, 0) || tn__copy(&v, g)) { tn_release(out); return NULL; }
+    if (tn__backend(out->device)->fill(out, 0) || (tn_numel(g) > 0 && tn__copy(&v, g))) { tn_release(out); return NULL; }
     tn_node *nd = tn__node_new(G_SLICE_SCATTER, 0, &g, 1);
     if (nd) { nd->i[0] = dim; nd->i[1] = start; nd->i[2] = step; }
     return tn__own(tn__node_attach(nd, out));
@@ -257,8 +258,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], flat[TN_MAX_DIMS], L = 1;
         int np = 0, nk = 0;
         for (int d = 0; d < m->ndim; d++) if (!n->i[d]) { perm[np++] = d; flat[nk++] = m->shape[d]; }
-        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L *= m->shape[d]; }
-        if (L == 0) { gin[0] = tn_zeros_like(x); return 0; }
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L = tn__mul_sat(L, m->shape[d]); }
+        if (L == 0 || tn__numel(m->shape, m->ndim) == 0) { gin[0] = tn_zeros_like(x); return 0; }   /* (an empty x's L may not fit) */
         flat[nk] = L;
         tn_tensor *xp = tn_reshape(tn_permute(x, perm, m->ndim), flat, nk + 1);
         int64_t one_shape[TN_MAX_DIMS];
@@ -357,6 +358,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_UNFOLD: { /* windows add back into the positions they came from */
         const tn__meta *m = &n->in[0];
         if (m->ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        if (tn_numel(g) == 0) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }   /* (and nw * size below may not fit) */
         int64_t dim = n->i[0], size = n->i[1], step = n->i[2], nw = g->shape[dim];
         int64_t perm[TN_MAX_DIMS + 1], merged[TN_MAX_DIMS];
         int np = 0, nm = 0;
@@ -364,7 +366,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             perm[np++] = d;
             if (d == dim) perm[np++] = g->ndim - 1;
         }
-        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? nw * size : m->shape[d];
+        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? tn__mul_sat(nw, size) : m->shape[d];   /* fits: g's elements */
         tn_tensor *gm = tn_reshape(tn_permute(g, perm, g->ndim), merged, nm);
         int64_t flat = -1;
         tn_tensor *idx = tn_reshape(tn_add(tn_unsqueeze(tn_mul_scalar(tn_arange(0, (double)nw, 1, TN_I64), (double)step), 1),

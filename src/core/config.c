@@ -107,6 +107,20 @@ static bool tn__numel_ok(const int64_t *shape, int ndim, int64_t *n) {
     *n = fits ? p : INT64_MAX;
     return fits;
 }
+/* Saturating forms, for nonnegative sizes that are checked again where they are used (a
+   workspace's shape by tn__new: INT64_MAX is refused as too many elements) or need no
+   exact value (the work estimate of a thread count): INT64_MAX when they do not fit. */
+static int64_t tn__mul_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : INT64_MAX;
+}
+static int64_t tn__add_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__add_ok(a, b, &r) ? r : INT64_MAX;
+}
+/* The start of part t of n items split into parts pieces: n * t / parts without the
+   product (which may not fit for a huge n). */
+static int64_t tn__split_at(int64_t n, int64_t t, int64_t parts) { return n / parts * t + n % parts * t / parts; }
 /* a * b where a wrong value does no harm but undefined behaviour would (the stride of a
    size-1 dim, strides and offsets of an empty tensor): the product, or `otherwise`. */
 static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {

@@ -302,11 +302,12 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
 
 /* A transient view of t as a struct on the stack (a kernel walks t another way: restrided,
    flipped, as a matrix): dtype, device, shape, strides, offset and storage, no reference
-   taken. Never `v = *t`: that reads the whole struct, t's refcount included, while another
+   taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
    thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
 static tn_tensor tn__shallow(const tn_tensor *t) {
     static tn_tensor zero_;   /* never written: a zero struct to copy */
     tn_tensor v = zero_;
+    v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
     v.dtype = t->dtype;
     v.device = t->device;
     v.ndim = t->ndim;

@@ -38,7 +38,7 @@ static int64_t tn__block_units(size_t unit_bytes, int64_t most) {
     return r < 1 ? 1 : r > most ? most : r;
 }
 static int64_t tn__conv_block_rows(int64_t K, const int64_t *g, size_t es, int nbuf) {
-    return tn__block_units((size_t)nbuf * (size_t)(K * g[9]) * es, g[8]);
+    return tn__block_units((size_t)tn__mul_sat(tn__mul_sat(K, g[9]), nbuf * (int64_t)es), g[8]);
 }
 /* The geometry of output rows [y0, y0 + rows): the top padding shifts by y0 windows (it may
    go negative: the CPU kernel only offsets rows by it). */
@@ -52,7 +52,7 @@ static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int6
    images: the GEMM writes the output in place, no copy through a block buffer). */
 static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int nbuf, int64_t R, bool direct) {
     if (direct || R < g[8] || g[8] * g[9] >= 512) return 1;
-    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[8] * g[9]) * es));
+    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / (size_t)tn__mul_sat(tn__mul_sat(K, g[8] * g[9]), (int64_t)es));   /* g[8] * g[9] < 512 here */
     return ib < 2 ? 1 : ib;
 }
 /* Rows of a product rounded up to the GEMM kernel's tile: its work including edge waste. */

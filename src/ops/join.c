@@ -25,7 +25,7 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     }
     tn_tensor *out = tn__new(tn_result_type(ts, n), ref->device, shape, ref->ndim);
     int64_t off = 0;
-    for (int i = 0; i < n && out; i++) {
+    for (int i = 0; i < n && out && tn_numel(out) > 0; i++) {   /* an empty result has nothing to copy (and offsets that may not fit) */
         tn_tensor *t = ts[i];
         if (t->ndim != ref->ndim) continue;
         tn_tensor part = tn__shallow(out);
@@ -125,7 +125,7 @@ static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
         if (d < 0) return NULL;
         if (seen[d]) return (tn_tensor *)tn__error("tn_flip: dim %d appears multiple times in the list of dims", d);
         seen[d] = true;
-        if (t->ndim == 0 || t->shape[d] == 0) continue;
+        if (t->ndim == 0 || tn_numel(t) == 0) continue;   /* nothing to flip (and the offset may not fit) */
         v.offset += (t->shape[d] - 1) * t->strides[d];
         v.strides[d] = -t->strides[d];
     }
@@ -182,7 +182,7 @@ static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
     tn_tensor *x = tn_reshape(t, shp, n), *r = x;
     if (total == 0) {   /* nothing to copy (and the products below may not fit) */
         int64_t all = -1;
-        r = tn_reshape(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0), out, n);
+        r = tn_reshape(tn_clone(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0)), out, n);   /* new storage, as PyTorch */
     }
     /* repeat one dim at a time, seen as [A, s, B] (A, B: the sizes before and after it):
        -> [A, 1, s, B] -> expand [A, r, s, B] -> copy -> [.., r * s, ..]. Four dims whatever
@@ -240,8 +240,8 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     tn_tensor *out = TN__AS("tn_pad", tn__new(t->dtype, t->device, shape, t->ndim));
     if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
     tn_tensor src = tn__shallow(t), dst = tn__shallow(out); /* the overlap of input and output */
-    bool empty = false;
-    for (int i = 0; i < n / 2; i++) {
+    bool empty = tn_numel(t) == 0 || tn_numel(out) == 0;   /* first: an empty tensor's offsets may not fit */
+    for (int i = 0; i < n / 2 && !empty; i++) {
         int d = t->ndim - 1 - i;
         int64_t l = pad[2 * i], r = pad[2 * i + 1];
         int64_t s0 = l < 0 ? -l : 0, d0 = l > 0 ? l : 0;
