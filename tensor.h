@@ -2243,6 +2243,7 @@ struct tn_node {
     int64_t version_inline[4];
     tn_node *fn_inline[4];
     bool released;                    /* saved tensors freed by a backward without retain_graph */
+    bool save_failed;                 /* a tensor the formula needs could not be saved (out of memory): the op fails */
     double d[4];                      /* op attributes */
     int64_t i[2 * TN_MAX_DIMS + 4];
     int ni;
@@ -7612,6 +7613,12 @@ static tn_tensor *tn__scope_return(tn_tensor *r) {
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
     if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
         return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    /* the layers multiply sizes in groups (N * C, H * W): an empty tensor's other sizes
+       (zeros(0, 2^40, 2^40)) must multiply within int64 too (a non-empty one's do) */
+    int64_t p = 1;
+    for (int i = 0; i < x->ndim; i++)
+        if (x->shape[i] && !tn__mul_ok(p, x->shape[i], &p))
+            return TN__FAIL_INT("%s: %s %s is empty, but its other sizes multiply past int64", fn, what, TN__SHAPE(x));
     return 0;
 }
 /* The other tensors of a layer (weight, bias, ...) must match the input's dtype and device. */
@@ -7655,17 +7662,17 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return (tn_tensor *)tn__error("tn_bilinear: bias %s must be [%lld]", TN__SHAPE(b), (long long)w->shape[0]);
     if (tn__nn_check("tn_bilinear", x1, "input1") || tn__nn_same("tn_bilinear", x1, x2, "input2") || tn__nn_same("tn_bilinear", x1, w, "weight") ||
         tn__nn_same("tn_bilinear", x1, b, "bias")) return NULL;
-    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2];
+    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2], B = tn__numel(x1->shape, x1->ndim - 1);
     tn_scope_begin();
-    /* y[.., o] = sum_j (x1 @ W')[.., o, j] x2[.., j], W' = W as [in1, out * in2] */
-    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, O * I2));
-    tn_tensor *t = tn_matmul(x1, wp);
-    int64_t shape[TN_MAX_DIMS + 1];
+    /* y[b, o] = sum_j (x1 @ W')[b, o, j] x2[b, j], W' = W as [in1, out * in2], over the
+       leading dims flattened to one (B rows: an 8-d input needs no 9th dim) */
+    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, tn__mul_sat(O, I2)));
+    tn_tensor *t = tn_reshape(tn_matmul(tn_reshape(x1, TN_SHAPE(B, I1)), wp), TN_SHAPE(B, O, I2));
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1), false);
+    int64_t shape[TN_MAX_DIMS];
     for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
     shape[x1->ndim - 1] = O;
-    shape[x1->ndim] = I2;
-    t = tn_reshape(t, shape, x1->ndim + 1);
-    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_unsqueeze(x2, -2)), TN_SHAPE(-1), false);
+    y = tn_reshape(y, shape, x1->ndim);
     if (b) y = tn_add(y, b);
     return tn__scope_return(y);
 }
@@ -9680,7 +9687,7 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
             tn__node_save(nd, codes);
             tn__node_save(nd, tabt);
         }
-        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn_release(v); return NULL; }
+        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn__node_release(nd); tn_release(v); return NULL; }
         return tn__own(tn__node_attach(nd, v));
     }
     tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
@@ -10863,6 +10870,7 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
             for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
             y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
             TN_FREE(ix);
+            if (!y) break;   /* out of memory: the next dim would read y */
         } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
             tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x);
             y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
@@ -10877,17 +10885,18 @@ TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double 
 }
 static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, bool inverse) {
     TN__CHECK_NULL(x);
-    if (x->ndim < 3 || x->ndim + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
+    if (x->ndim < 3) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
     if (r <= 0) return (tn_tensor *)tn__error("%s: factor must be greater than 0, got %lld", fn, (long long)r);
-    int nd = x->ndim, lead = nd - 3;
-    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1];
+    /* the leading dims as one (an 8-d input needs 5 + 1 dims, not 10): [L, C, H, W] */
+    const int nd = x->ndim, lead = 1;
+    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1], L = tn__numel(x->shape, nd - 3);
     int64_t rr, big;   /* r * r, and the size that grows by it (C * r * r, or H * r and W * r): checked products */
     if (!tn__mul_ok(r, r, &rr) || (inverse && !tn__mul_ok(C, rr, &big)) || (!inverse && (!tn__mul_ok(H, r, &big) || !tn__mul_ok(W, r, &big))))
         return (tn_tensor *)tn__error("%s: factor %lld is too large for input %s (the sizes overflow int64)", fn, (long long)r, TN__SHAPE(x));
     if (!inverse && C % rr) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)rr);
     if (inverse && (H % r || W % r)) return (tn_tensor *)tn__error("%s: height and width of input %s must be divisible by downscale_factor %lld", fn, TN__SHAPE(x), (long long)r);
-    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS];
-    for (int d = 0; d < lead; d++) { s1[d] = s2[d] = x->shape[d]; perm[d] = d; }
+    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS], out[TN_MAX_DIMS];
+    s1[0] = s2[0] = L; perm[0] = 0;
     if (!inverse) { /* [*, C', r, r, H, W] -> [*, C', H, r, W, r] */
         int64_t a[5] = {C / rr, r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / rr, H * r, W * r};
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
@@ -10897,8 +10906,10 @@ static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, boo
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
         for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
     }
+    memcpy(out, x->shape, (size_t)(nd - 3) * sizeof(int64_t));
+    memcpy(out + nd - 3, s2 + 1, 3 * sizeof(int64_t));
     tn_scope_begin();
-    tn_tensor *y = tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3);
+    tn_tensor *y = tn_reshape(tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3), out, nd);
     if (y && tn_same_storage(y, x)) y = tn_clone(y);   /* factor 1: a new tensor, as PyTorch */
     return tn__scope_return(tn__grad_name(y, inverse ? "PixelUnshuffleBackward0" : "PixelShuffleBackward0"));
 }
@@ -11549,6 +11560,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (!nd) return; /* t may be NULL: a slot kept empty on purpose */
     if (t && t->is_wrapped_number) { /* alone in a formula a Python float would promote like one (to float32): keep a plain 0-d tensor */
         tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
+        if (!c) nd->save_failed = true;
         tn__node_save(nd, c);
         tn_release(c);
         return;
@@ -11564,7 +11576,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
         tn_tensor **s = (tn_tensor **)TN_MALLOC((size_t)cap * sizeof *s);
         int64_t *v = (int64_t *)TN_MALLOC((size_t)cap * sizeof *v);
         tn_node **f = (tn_node **)TN_MALLOC((size_t)cap * sizeof *f);
-        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); tn__error("autograd: out of memory saving a tensor"); return; }
+        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); nd->save_failed = true; tn__error("autograd: out of memory saving a tensor"); return; }
         memcpy(s, nd->saved, (size_t)nd->nsaved * sizeof *s);
         memcpy(v, nd->saved_version, (size_t)nd->nsaved * sizeof *v);
         memcpy(f, nd->saved_fn, (size_t)nd->nsaved * sizeof *f);
@@ -11580,6 +11592,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (t && t->grad_fn) {
         nd->saved[nd->nsaved] = tn__view_of(t, t->shape, t->strides, t->ndim, t->offset);
         if (nd->saved[nd->nsaved]) nd->saved[nd->nsaved]->is_view = false;
+        else nd->save_failed = true;   /* (the error is recorded) */
         nd->saved_fn[nd->nsaved] = t->grad_fn;
         TN__ATOMIC_ADD(&t->grad_fn->refcount, 1);
     } else {
@@ -11595,12 +11608,15 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out) {
     if (!nd || !out) return;
     tn_tensor *d = tn__view_of(out, out->shape, out->strides, out->ndim, out->offset);
     if (d) { tn__node_save(nd, d); tn_release(d); }
+    else nd->save_failed = true;
 }
 
 /* Make nd the grad_fn of out (out takes the node's reference). Returns out. */
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
     if (!nd) return out;
     if (!out || !tn_dtype_is_floating(out->dtype)) { tn__node_release(nd); return out; }
+    /* a formula without its saved tensors would read past them: the op fails (out of memory, recorded) */
+    if (nd->save_failed) { tn__node_release(nd); tn_release(out); return NULL; }
     tn__meta_of(&nd->out, out);
     if (out->grad_fn) tn__node_release(out->grad_fn);
     out->grad_fn = nd;
@@ -11803,6 +11819,7 @@ static tn_tensor *tn__grad_binary(const char *fn, tn_binary_op op, tn_tensor *g,
    when create_graph is on. */
 static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     tn_tensor **S = n->saved, *unpacked[4 * TN_MAX_DIMS];
+    if (n->save_failed) return TN__FAIL_INT("autograd: %s cannot run its backward: a tensor it saved is missing (out of memory when it was recorded)", tn__node_name(n));
     if (!tn__grad_disabled && n->nsaved <= 4 * TN_MAX_DIMS) { /* recording: saved non-leaves get their history back */
         for (int k = 0; k < n->nsaved; k++) {
             unpacked[k] = S[k];

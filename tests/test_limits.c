@@ -276,6 +276,74 @@ TEST(repeat_8d) {
     tn_scope_end();
 }
 
+/* bilinear and pixel_shuffle grew 1 and 2 dims internally: 8-d inputs failed */
+TEST(bilinear_pixel_shuffle_8d) {
+    tn_scope_begin();
+    const int64_t s8[8] = {2, 1, 1, 1, 1, 1, 3, 4}, s8b[8] = {2, 1, 1, 1, 1, 1, 3, 5};
+    tn_tensor *x1 = tn_randn(s8, 8, TN_F64), *x2 = tn_randn(s8b, 8, TN_F64), *w = tn_randn(TN_SHAPE(6, 4, 5), TN_F64), *b = tn_randn(TN_SHAPE(6), TN_F64);
+    tn_tensor *y = tn_bilinear(x1, x2, w, b);
+    CHECK_MSG(SAME_SHAPE(y, 2, 1, 1, 1, 1, 1, 3, 6), "bilinear: %s", tn_last_error());
+    /* the same as the 2-d form of the same rows */
+    tn_tensor *y2 = tn_bilinear(tn_reshape(x1, TN_SHAPE(6, 4)), tn_reshape(x2, TN_SHAPE(6, 5)), w, b);
+    CHECK(y && y2 && tn_item(tn_amax(tn_abs(tn_sub(tn_reshape(y, TN_SHAPE(6, 6)), y2)), NULL, 0, false)) < 1e-12);
+    /* pixel_shuffle of a 7-d and an 8-d input: the 4-d result per leading index */
+    tn_tensor *p4 = tn_reshape(tn_arange(0, 2 * 8 * 9, 1, TN_F32), TN_SHAPE(2, 8, 3, 3));
+    tn_tensor *p8 = tn_reshape(p4, (const int64_t[]){2, 1, 1, 1, 1, 8, 3, 3}, 8);
+    tn_tensor *q8 = tn_pixel_shuffle(p8, 2), *q4 = tn_pixel_shuffle(p4, 2);
+    CHECK_MSG(SAME_SHAPE(q8, 2, 1, 1, 1, 1, 2, 6, 6), "pixel_shuffle: %s", tn_last_error());
+    CHECK(q8 && q4 && tn_item(tn_sum(tn_abs(tn_sub(tn_reshape(q8, TN_SHAPE(2, 2, 6, 6)), q4)))) == 0);
+    tn_tensor *u7 = tn_pixel_unshuffle(tn_reshape(q4, (const int64_t[]){2, 1, 1, 1, 2, 6, 6}, 7), 2);
+    CHECK_MSG(SAME_SHAPE(u7, 2, 1, 1, 1, 8, 3, 3), "pixel_unshuffle: %s", tn_last_error());
+    CHECK(u7 && tn_item(tn_sum(tn_abs(tn_sub(tn_reshape(u7, TN_SHAPE(2, 8, 3, 3)), p4)))) == 0);
+    tn_scope_end();
+}
+
+/* sizes computed from the caller's factors: checked products, errors naming the op */
+TEST(factor_products_overflow) {
+    tn_scope_begin();
+    tn_tensor *x = tn_ones(TN_SHAPE(1, 4, 2, 2), TN_F32);
+    /* r * r wrapped to 0 for r = 2^32: C % 0 divided by zero */
+    ERR2(tn_pixel_shuffle(x, (int64_t)1 << 32), "tn_pixel_shuffle:", "too large");
+    ERR2(tn_pixel_unshuffle(x, (int64_t)1 << 32), "tn_pixel_unshuffle:", "");
+    ERR2(tn_pixel_shuffle(x, (int64_t)1 << 62), "tn_pixel_shuffle:", "too large");
+    /* a transposed convolution's (in - 1) * stride: 2^40 positions (an expanded view) times 2^30 */
+    tn_tensor *big = tn_expand(tn_ones(TN_SHAPE(1, 1, 1), TN_F32), TN_SHAPE(1, 1, P40));
+    ERR2(tn_conv_transpose1d(big, tn_ones(TN_SHAPE(1, 1, 1), TN_F32), NULL, (int64_t)1 << 30, 0, 0, 1, 1), "tn_conv_transpose1d:", "past int64");
+    /* overlapping windows of an expanded view outnumber int64 */
+    tn_tensor *line = tn_expand(tn_ones(TN_SHAPE(1), TN_F32), TN_SHAPE(P40));
+    ERR2(tn_unfold(line, 0, (int64_t)1 << 39, 1), "tn_unfold:", "too many elements");
+    CHECK(SAME_SHAPE(tn_unfold(line, 0, 4, 1 << 20), (int64_t)1 << 20, 4));   /* (2^40 - 4) / 2^20 + 1 windows */
+    /* groups times in_channels/groups in a convolution's check */
+    ERR2(tn_conv2d(x, tn_ones(TN_SHAPE(0, (int64_t)1 << 40, 1, 1), TN_F32), NULL, 1, 0, 1, (int64_t)1 << 40), "tn_conv2d:", "channels");
+    tn_scope_end();
+}
+
+/* views and nn ops on empty tensors whose other sizes are huge: offsets, strides and
+   grouped sizes stayed in int64 only by luck (UBSan reported them) */
+TEST(empty_huge_views_and_layers) {
+    tn_scope_begin();
+    tn_tensor *z = tn_zeros(TN_SHAPE(P40, 0, P40), TN_F32);
+    CHECK(SAME_SHAPE(tn_select(z, 0, P40 - 1), 0, P40));          /* (2^40 - 1) * 2^40 was the offset */
+    CHECK(SAME_SHAPE(tn_narrow(z, 2, P40 - 2, 2), P40, 0, 2));
+    CHECK(SAME_SHAPE(tn_slice(z, 0, 1, P40, (int64_t)1 << 30), 1 << 10, 0, P40));
+    CHECK(SAME_SHAPE(tn_unsqueeze(z, 1), P40, 1, 0, P40));
+    CHECK(SAME_SHAPE(tn_flip(z, TN_SHAPE(0, 2)), P40, 0, P40));
+    CHECK(SAME_SHAPE(tn_cat((tn_tensor *[]){z, z}, 2, 0), 2 * P40, 0, P40));
+    CHECK(SAME_SHAPE(tn_pad(z, TN_SHAPE(1, 1), 0), P40, 0, P40 + 2));
+    CHECK(SAME_SHAPE(tn_cumsum(z, 2), P40, 0, P40));
+    CHECK(SAME_SHAPE(tn_mean_dims(z, TN_SHAPE(0, 2), false), 0));
+    CHECK(SAME_SHAPE(tn_flatten(z, 0, 1), 0, P40));
+    /* 2^80 as one size (PyTorch wraps it to 0) */
+    ERR2(tn_flatten(tn_zeros(TN_SHAPE(0, P40, P40), TN_F32), 1, 2), "tn_flatten:", "overflows int64");
+    /* the layers multiply sizes in groups: refused, never overflowed */
+    tn_tensor *img = tn_zeros(TN_SHAPE(0, 1, P40, P40), TN_F32);
+    ERR2(tn_max_pool2d(img, 2, 2, 0, 1, false, NULL), "tn_max_pool2d:", "multiply past int64");
+    ERR2(tn_conv2d(img, tn_ones(TN_SHAPE(1, 1, 1, 1), TN_F32), NULL, 1, 0, 1, 1), "tn_conv2d:", "multiply past int64");
+    /* and an ordinary empty batch still works */
+    CHECK(SAME_SHAPE(tn_max_pool2d(tn_zeros(TN_SHAPE(0, 1, 4, 4), TN_F32), 2, 2, 0, 1, false, NULL), 0, 1, 2, 2));
+    tn_scope_end();
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* dtype ranges PyTorch enforces                                                       */
 /* ---------------------------------------------------------------------------------- */
@@ -330,6 +398,9 @@ int main(void) {
     RUN_ISOLATED(im2col_col2im_overflow);
     RUN_ISOLATED(empty_with_huge_sizes);
     RUN_ISOLATED(repeat_8d);
+    RUN_ISOLATED(bilinear_pixel_shuffle_8d);
+    RUN_ISOLATED(factor_products_overflow);
+    RUN_ISOLATED(empty_huge_views_and_layers);
     RUN(randperm_dtype_range);
     RUN(softmax_integer_input);
     return tn_test_report();

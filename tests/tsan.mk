@@ -6,8 +6,9 @@
 #                        them: any race report fails the suite (TSan's exit status 66)
 #   make test TSAN=1     make test, plus those two suites under ThreadSanitizer
 #
-# Also here: test_concurrency's own rule (it forks after OpenMP regions, so like
-# test_threads it links the OpenMP object).
+# Also here, the rules of two suites that cannot take the Makefile's pattern rule:
+# test_concurrency forks after OpenMP regions, so like test_threads it links the OpenMP
+# object; test_alloc_failures hooks TN_MALLOC, so like test_gemm it compiles the header.
 
 TSAN_BUILD  := build/tsan
 TSAN_FLAGS  ?= -O1 -g -fsanitize=thread -fno-omit-frame-pointer
@@ -34,3 +35,8 @@ test: $(TSAN_TESTS)
 TESTS += $(TSAN_TESTS)
 export TSAN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1 $(TSAN_OPTIONS)
 endif
+
+# test_alloc_failures hooks TN_MALLOC: it compiles the implementation itself (as test_gemm)
+$(BUILD)/test_alloc_failures: tests/test_alloc_failures.c tests/tn_test.h $(HEADER)
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)

@@ -84,6 +84,7 @@ static tn_tensor *tn__grad_binary(const char *fn, tn_binary_op op, tn_tensor *g,
    when create_graph is on. */
 static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     tn_tensor **S = n->saved, *unpacked[4 * TN_MAX_DIMS];
+    if (n->save_failed) return TN__FAIL_INT("autograd: %s cannot run its backward: a tensor it saved is missing (out of memory when it was recorded)", tn__node_name(n));
     if (!tn__grad_disabled && n->nsaved <= 4 * TN_MAX_DIMS) { /* recording: saved non-leaves get their history back */
         for (int k = 0; k < n->nsaved; k++) {
             unpacked[k] = S[k];

@@ -58,6 +58,12 @@ static tn_tensor *tn__scope_return(tn_tensor *r) {
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
     if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
         return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    /* the layers multiply sizes in groups (N * C, H * W): an empty tensor's other sizes
+       (zeros(0, 2^40, 2^40)) must multiply within int64 too (a non-empty one's do) */
+    int64_t p = 1;
+    for (int i = 0; i < x->ndim; i++)
+        if (x->shape[i] && !tn__mul_ok(p, x->shape[i], &p))
+            return TN__FAIL_INT("%s: %s %s is empty, but its other sizes multiply past int64", fn, what, TN__SHAPE(x));
     return 0;
 }
 /* The other tensors of a layer (weight, bias, ...) must match the input's dtype and device. */
@@ -101,17 +107,17 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return (tn_tensor *)tn__error("tn_bilinear: bias %s must be [%lld]", TN__SHAPE(b), (long long)w->shape[0]);
     if (tn__nn_check("tn_bilinear", x1, "input1") || tn__nn_same("tn_bilinear", x1, x2, "input2") || tn__nn_same("tn_bilinear", x1, w, "weight") ||
         tn__nn_same("tn_bilinear", x1, b, "bias")) return NULL;
-    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2];
+    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2], B = tn__numel(x1->shape, x1->ndim - 1);
     tn_scope_begin();
-    /* y[.., o] = sum_j (x1 @ W')[.., o, j] x2[.., j], W' = W as [in1, out * in2] */
-    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, O * I2));
-    tn_tensor *t = tn_matmul(x1, wp);
-    int64_t shape[TN_MAX_DIMS + 1];
+    /* y[b, o] = sum_j (x1 @ W')[b, o, j] x2[b, j], W' = W as [in1, out * in2], over the
+       leading dims flattened to one (B rows: an 8-d input needs no 9th dim) */
+    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, tn__mul_sat(O, I2)));
+    tn_tensor *t = tn_reshape(tn_matmul(tn_reshape(x1, TN_SHAPE(B, I1)), wp), TN_SHAPE(B, O, I2));
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1), false);
+    int64_t shape[TN_MAX_DIMS];
     for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
     shape[x1->ndim - 1] = O;
-    shape[x1->ndim] = I2;
-    t = tn_reshape(t, shape, x1->ndim + 1);
-    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_unsqueeze(x2, -2)), TN_SHAPE(-1), false);
+    y = tn_reshape(y, shape, x1->ndim);
     if (b) y = tn_add(y, b);
     return tn__scope_return(y);
 }

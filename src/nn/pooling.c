@@ -284,7 +284,7 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
             tn__node_save(nd, codes);
             tn__node_save(nd, tabt);
         }
-        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn_release(v); return NULL; }
+        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn__node_release(nd); tn_release(v); return NULL; }
         return tn__own(tn__node_attach(nd, v));
     }
     tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));

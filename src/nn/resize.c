@@ -33,6 +33,7 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
             for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
             y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
             TN_FREE(ix);
+            if (!y) break;   /* out of memory: the next dim would read y */
         } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
             tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x);
             y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
@@ -47,17 +48,18 @@ TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double 
 }
 static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, bool inverse) {
     TN__CHECK_NULL(x);
-    if (x->ndim < 3 || x->ndim + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
+    if (x->ndim < 3) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
     if (r <= 0) return (tn_tensor *)tn__error("%s: factor must be greater than 0, got %lld", fn, (long long)r);
-    int nd = x->ndim, lead = nd - 3;
-    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1];
+    /* the leading dims as one (an 8-d input needs 5 + 1 dims, not 10): [L, C, H, W] */
+    const int nd = x->ndim, lead = 1;
+    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1], L = tn__numel(x->shape, nd - 3);
     int64_t rr, big;   /* r * r, and the size that grows by it (C * r * r, or H * r and W * r): checked products */
     if (!tn__mul_ok(r, r, &rr) || (inverse && !tn__mul_ok(C, rr, &big)) || (!inverse && (!tn__mul_ok(H, r, &big) || !tn__mul_ok(W, r, &big))))
         return (tn_tensor *)tn__error("%s: factor %lld is too large for input %s (the sizes overflow int64)", fn, (long long)r, TN__SHAPE(x));
     if (!inverse && C % rr) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)rr);
     if (inverse && (H % r || W % r)) return (tn_tensor *)tn__error("%s: height and width of input %s must be divisible by downscale_factor %lld", fn, TN__SHAPE(x), (long long)r);
-    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS];
-    for (int d = 0; d < lead; d++) { s1[d] = s2[d] = x->shape[d]; perm[d] = d; }
+    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS], out[TN_MAX_DIMS];
+    s1[0] = s2[0] = L; perm[0] = 0;
     if (!inverse) { /* [*, C', r, r, H, W] -> [*, C', H, r, W, r] */
         int64_t a[5] = {C / rr, r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / rr, H * r, W * r};
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
@@ -67,8 +69,10 @@ static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, boo
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
         for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
     }
+    memcpy(out, x->shape, (size_t)(nd - 3) * sizeof(int64_t));
+    memcpy(out + nd - 3, s2 + 1, 3 * sizeof(int64_t));
     tn_scope_begin();
-    tn_tensor *y = tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3);
+    tn_tensor *y = tn_reshape(tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3), out, nd);
     if (y && tn_same_storage(y, x)) y = tn_clone(y);   /* factor 1: a new tensor, as PyTorch */
     return tn__scope_return(tn__grad_name(y, inverse ? "PixelUnshuffleBackward0" : "PixelShuffleBackward0"));
 }
