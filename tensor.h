@@ -1604,7 +1604,8 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
    every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
    conv2d (over images). Results are the same bits for any thread count, except conv2d's
    weight gradient: per-thread partial sums added in thread order, the same bits for a
-   given count. OMP_NUM_THREADS sets the default count. */
+   given count. OMP_NUM_THREADS sets the default count. A process forked after kernels ran
+   threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
 
@@ -1807,6 +1808,7 @@ int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A,
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
+bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
 #else
 #define TN__TESTABLE static
 #endif
@@ -1886,6 +1888,76 @@ static bool tn__cpu_avx512(void) {
 
 #define TN__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TN__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Size arithmetic. Every product of sizes, strides and byte counts goes through tn__mul_ok,
+   which reports overflow instead of running into C's undefined behaviour (a byte count that
+   wraps to 0 allocates a short buffer that the op then writes past): the product in *r, or
+   false (and *r unspecified) when it does not fit in int64. The builtin where the compiler
+   has it; the division test (CERT INT32-C) elsewhere. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_mul_overflow) && __has_builtin(__builtin_add_overflow)
+#define TN__HAVE_OVERFLOW_BUILTINS 1
+#endif
+#elif defined(__GNUC__) && __GNUC__ >= 5
+#define TN__HAVE_OVERFLOW_BUILTINS 1
+#endif
+#if defined(TN_TESTING) || !defined(TN__HAVE_OVERFLOW_BUILTINS)
+TN__TESTABLE bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r) {
+    bool over = a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                      : (b > 0 ? a < INT64_MIN / b : a != 0 && b < INT64_MAX / a);
+    if (over) return false;
+    *r = a * b;
+    return true;
+}
+#endif
+static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
+#ifdef TN__HAVE_OVERFLOW_BUILTINS
+    return !__builtin_mul_overflow(a, b, r);
+#else
+    return tn__mul_ok_portable(a, b, r);
+#endif
+}
+static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
+#ifdef TN__HAVE_OVERFLOW_BUILTINS
+    return !__builtin_add_overflow(a, b, r);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
+    *r = a + b;
+    return true;
+#endif
+}
+/* The element count of shape in *n: 0 when a size is 0, whatever the others (PyTorch
+   allows torch.zeros(0, 2**62, 2**62)); false when it does not fit in int64. */
+static bool tn__numel_ok(const int64_t *shape, int ndim, int64_t *n) {
+    int64_t p = 1;
+    bool fits = true;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) { *n = 0; return true; }
+        if (fits) fits = tn__mul_ok(p, shape[i], &p);
+    }
+    *n = fits ? p : INT64_MAX;
+    return fits;
+}
+/* Saturating forms, for nonnegative sizes that are checked again where they are used (a
+   workspace's shape by tn__new: INT64_MAX is refused as too many elements) or need no
+   exact value (the work estimate of a thread count): INT64_MAX when they do not fit. */
+static int64_t tn__mul_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : INT64_MAX;
+}
+static int64_t tn__add_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__add_ok(a, b, &r) ? r : INT64_MAX;
+}
+/* The start of part t of n items split into parts pieces: n * t / parts without the
+   product (which may not fit for a huge n). */
+static int64_t tn__split_at(int64_t n, int64_t t, int64_t parts) { return n / parts * t + n % parts * t / parts; }
+/* a * b where a wrong value does no harm but undefined behaviour would (the stride of a
+   size-1 dim, strides and offsets of an empty tensor): the product, or `otherwise`. */
+static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : otherwise;
+}
 /* restrict in C and C++ (kernels' inner loops: no aliasing, so they vectorise) */
 #if defined(__cplusplus) && defined(_MSC_VER)
 #define TN__RESTRICT __restrict
@@ -1907,11 +1979,42 @@ static bool tn__cpu_avx512(void) {
 #ifndef TN_PARALLEL_MIN
 #define TN_PARALLEL_MIN 32768
 #endif
+/* A child forked after the parent ran an OpenMP region must not start one: libgomp's
+   thread pool does not survive fork, and the child's first parallel region would wait for
+   it forever (a multiprocessing.Pool with fork hangs). As PyTorch, a forked child drops to
+   one thread: a pthread_atfork handler, registered before the first parallel region (every
+   thread count comes from tn__omp_max_threads), sets the flag. */
+#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
+#include <pthread.h>
+#define TN__FORK_GUARD 1
+static volatile int tn__forked_child;
+static void tn__atfork_child(void) { tn__forked_child = 1; }
+static void tn__fork_guard_register(void) { pthread_atfork(NULL, NULL, tn__atfork_child); }
+static pthread_once_t tn__fork_guard_once = PTHREAD_ONCE_INIT;
+#endif
+/* Whether this process was forked after the guard was set up: no parallel region then. */
+static bool tn__in_forked_child(void) {
+#ifdef TN__FORK_GUARD
+    pthread_once(&tn__fork_guard_once, tn__fork_guard_register);
+    return tn__forked_child != 0;
+#else
+    return false;
+#endif
+}
+/* The threads a parallel region may use now: OpenMP's count, 1 in a forked child. */
+static int tn__omp_max_threads(void) {
+#ifdef _OPENMP
+    return tn__in_forked_child() ? 1 : omp_get_max_threads();
+#else
+    (void)tn__in_forked_child;
+    return 1;
+#endif
+}
 /* Threads for `work` elements split into at most `parts` independent pieces. */
 static int tn__par_threads(int64_t work, int64_t parts) {
 #ifdef _OPENMP
     if (work < TN_PARALLEL_MIN || parts < 2 || omp_in_parallel()) return 1;
-    int t = omp_get_max_threads();
+    int t = tn__omp_max_threads();
     return (int64_t)t < parts ? t : (int)parts;
 #else
     (void)work; (void)parts;
@@ -1960,6 +2063,28 @@ static void *tn__error(const char *fmt, ...) {
     return NULL;
 }
 #define TN__FAIL_INT(...) (tn__error(__VA_ARGS__), -1)
+
+/* An array of n items of size bytes (a table, a workspace), its byte count checked
+   (tn__mul_ok); NULL and an error under fn's name when it overflows or malloc fails. */
+static void *tn__malloc_n(const char *fn, int64_t n, size_t size) {
+    int64_t bytes;
+    if (n < 0 || size > (size_t)INT64_MAX || !tn__mul_ok(n, (int64_t)size, &bytes) || (uint64_t)bytes > (uint64_t)SIZE_MAX)
+        return tn__error("%s: cannot allocate %lld items of %zu bytes (the size overflows)", fn, (long long)n, size);
+    void *p = TN_MALLOC(bytes ? (size_t)bytes : 1);
+    if (!p) return tn__error("%s: out of memory allocating %lld bytes", fn, (long long)bytes);
+    return p;
+}
+
+/* A double that is to become an int64 (a size from a scale factor, a step count read
+   from a file): C leaves the conversion undefined out of range, so it is checked first.
+   0 and the value in *out, or -1 and an error "fn: what v is out of range". */
+static int tn__double_to_int64(const char *fn, const char *what, double v, int64_t *out) {
+    /* 2^63 is the first double past INT64_MAX; -2^63 is INT64_MIN itself */
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        return TN__FAIL_INT("%s: %s %g is out of the range of int64", fn, what, v);
+    *out = (int64_t)v;
+    return 0;
+}
 TNDEF int tn_error(const char *fmt, ...) {
     char msg[1024];
     va_list ap;
@@ -2054,6 +2179,11 @@ TNDEF const char *tn_dtype_name(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES
 TNDEF size_t tn_dtype_size(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_sizes[d] : 0; }
 TNDEF bool tn_dtype_is_floating(tn_dtype d) { return d == TN_F32 || d == TN_F64 || d == TN_F16 || d == TN_BF16; }
 TNDEF const char *tn_device_name(tn_device d) { return d == TN_CPU ? "cpu" : d == TN_CUDA ? "cuda" : "invalid"; }
+/* PyTorch's ScalarType names, for its "not implemented for 'Long'" messages */
+static const char *tn__torch_type_name(tn_dtype d) {
+    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16"};
+    return (unsigned)d < TN_NUM_DTYPES ? names[d] : "invalid";
+}
 static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8; }
 static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : 2; }
 
@@ -2102,13 +2232,7 @@ TNDEF void tn_set_num_threads(int n) {
     (void)n;
 #endif
 }
-TNDEF int tn_get_num_threads(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+TNDEF int tn_get_num_threads(void) { return tn__omp_max_threads(); }   /* 1 in a forked child */
 
 /* ======================================================================= */
 /* src/core/alloc.c: the CPU caching allocator                             */
@@ -2241,6 +2365,7 @@ struct tn_node {
     int64_t version_inline[4];
     tn_node *fn_inline[4];
     bool released;                    /* saved tensors freed by a backward without retain_graph */
+    bool save_failed;                 /* a tensor the formula needs could not be saved (out of memory): the op fails */
     double d[4];                      /* op attributes */
     int64_t i[2 * TN_MAX_DIMS + 4];
     int ni;
@@ -2408,38 +2533,19 @@ static void tn__contiguous_strides(const int64_t *shape, int ndim, int64_t *stri
     int64_t st = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = st;
-        if (i > 0 && shape[i] > 1 && st <= INT64_MAX / shape[i]) st *= shape[i]; /* empty tensors may not fit */
+        if (i > 0 && shape[i] > 1) st = tn__mul_or(st, shape[i], st);   /* an empty tensor's may not fit (and are never used) */
     }
 }
 
+/* A tensor's element count; shapes are checked when tensors are made (tn__check_shape),
+   so it fits, and a shape with a 0 in it counts 0 without multiplying the others. */
 static int64_t tn__numel(const int64_t *shape, int ndim) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    int64_t n;
+    tn__numel_ok(shape, ndim, &n);
     return n;
 }
 
 static const int64_t tn__one[1] = {1};
-
-/* Size arithmetic that reports overflow instead of running into C's undefined behaviour:
-   the result, or false when it does not fit in int64. */
-static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_mul_overflow(a, b, r);
-#else
-    if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -INT64_MAX / (a < 0 ? -a : a))) return false;
-    *r = a * b;
-    return true;
-#endif
-}
-static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_add_overflow(a, b, r);
-#else
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
-    *r = a + b;
-    return true;
-#endif
-}
 
 /* Last element offset reached by (shape, strides) from offset, or false on overflow. */
 static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, int64_t offset, int64_t *last) {
@@ -2452,16 +2558,16 @@ static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, 
     return true;
 }
 
-/* Check a user-given shape: ndim in range, sizes >= 0, element count fits. */
+/* Check a user-given shape: ndim in range, sizes >= 0, element count (0 when a size is)
+   and byte count at the largest element size fit in int64. */
 static int tn__check_shape(const char *fn, const int64_t *shape, int ndim) {
     if (ndim < 0 || ndim > TN_MAX_DIMS) return TN__FAIL_INT("%s: ndim %d out of range [0, %d]", fn, ndim, TN_MAX_DIMS);
     if (ndim > 0 && !shape) return TN__FAIL_INT("%s: shape is NULL", fn);
-    double total = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (shape[i] < 0) return TN__FAIL_INT("%s: negative size %lld in shape %s", fn, (long long)shape[i], tn__shape_str(shape, ndim));
-        total *= (double)shape[i];
-    }
-    if (total > 9e18 / 8) return TN__FAIL_INT("%s: shape %s has too many elements", fn, tn__shape_str(shape, ndim));
+    int64_t n, bytes;
+    if (!tn__numel_ok(shape, ndim, &n) || !tn__mul_ok(n, 8, &bytes))
+        return TN__FAIL_INT("%s: shape %s has too many elements (storage size calculation overflowed)", fn, tn__shape_str(shape, ndim));
     return 0;
 }
 
@@ -2506,7 +2612,7 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     int64_t strides[TN_MAX_DIMS];
 
     tn__contiguous_strides(shape, ndim, strides);
-    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);
+    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);   /* fits: checked above */
     return s ? tn__tensor_over(s, dtype, shape, strides, ndim, 0) : NULL;
 }
 
@@ -2516,6 +2622,25 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
     tn_tensor *t = tn__tensor_over(base->storage, base->dtype, shape, strides, ndim, offset);
     if (t) t->is_view = true;
     return t;
+}
+
+/* A transient view of t as a struct on the stack (a kernel walks t another way: restrided,
+   flipped, as a matrix): dtype, device, shape, strides, offset and storage, no reference
+   taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
+   thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
+static tn_tensor tn__shallow(const tn_tensor *t) {
+    static tn_tensor zero_;   /* never written: a zero struct to copy */
+    tn_tensor v = zero_;
+    v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
+    v.dtype = t->dtype;
+    v.device = t->device;
+    v.ndim = t->ndim;
+    memcpy(v.shape, t->shape, sizeof v.shape);
+    memcpy(v.strides, t->strides, sizeof v.strides);
+    v.offset = t->offset;
+    v.storage = t->storage;
+    v.is_wrapped_number = t->is_wrapped_number;
+    return v;
 }
 
 TNDEF tn_tensor *tn_retain(tn_tensor *t) {
@@ -2617,11 +2742,11 @@ TNDEF void *tn_data_ptr(const tn_tensor *t) {
 }
 TNDEF bool tn_is_contiguous(const tn_tensor *t) {
     if (!t) return false;
+    if (tn_numel(t) == 0) return true;   /* before multiplying: [0, 2^62, 2^62] is empty, its sizes' product overflows */
     int64_t st = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] == 0) return true;
         if (t->shape[i] != 1 && t->strides[i] != st) return false;
-        st *= t->shape[i];
+        st = tn__mul_or(st, t->shape[i], INT64_MAX);   /* fits: a non-empty tensor's sizes */
     }
     return true;
 }
@@ -2659,9 +2784,10 @@ static int tn__check_no_overlap(const char *fn, tn_tensor *dst, tn_tensor *src) 
     int64_t lo[2], hi[2];
     tn_tensor *ts[2] = {dst, src};
     for (int k = 0; k < 2; k++) {
-        lo[k] = hi[k] = ts[k]->offset * (int64_t)tn_dtype_size(ts[k]->dtype);
-        for (int i = 0; i < ts[k]->ndim; i++) hi[k] += (ts[k]->shape[i] - 1) * ts[k]->strides[i] * (int64_t)tn_dtype_size(ts[k]->dtype);
-        hi[k] += (int64_t)tn_dtype_size(ts[k]->dtype);
+        int64_t es = (int64_t)tn_dtype_size(ts[k]->dtype), last;
+        if (!tn__span_ok(ts[k]->shape, ts[k]->strides, ts[k]->ndim, ts[k]->offset, &last)) return 0;   /* never for a tensor in its storage */
+        lo[k] = ts[k]->offset * es;
+        hi[k] = (last + 1) * es;
     }
     if (lo[0] < hi[1] && lo[1] < hi[0])
         return TN__FAIL_INT("%s: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location; clone() the input first", fn);
@@ -2707,7 +2833,7 @@ static void tn__iter_add(tn__iter *it, tn_tensor *t) {
     it->data[k] = (char *)tn_data_ptr(t);
     for (int i = 0; i < it->ndim; i++) {
         int j = i - (it->ndim - t->ndim);
-        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : t->strides[j] * es;
+        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : tn__mul_or(t->strides[j], es, 0);   /* 0: an empty tensor's, never used */
     }
 }
 
@@ -2724,9 +2850,10 @@ static void tn__iter_coalesce(tn__iter *it) {
     int out = nd - 1; /* merge from the inside out */
     for (int i = nd - 2; i >= 0; i--) {
         bool ok = true;
-        for (int k = 0; k < it->nops && ok; k++) ok = it->strides[k][i] == it->strides[k][out] * it->shape[out];
+        int64_t next;
+        for (int k = 0; k < it->nops && ok; k++) ok = tn__mul_ok(it->strides[k][out], it->shape[out], &next) && it->strides[k][i] == next;
         if (ok) {
-            it->shape[out] *= it->shape[i];
+            it->shape[out] = tn__mul_or(it->shape[out], it->shape[i], INT64_MAX);   /* fits: a non-empty iteration's sizes (empty ones return before coalescing) */
         } else {
             out--;
             it->shape[out] = it->shape[i];
@@ -2818,7 +2945,7 @@ static void tn__iter_run_par(tn__iter *it, tn__loop_fn fn, void *ctx, int64_t wo
     const tn__iter *cit = it;
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {   /* boundaries on 64-element multiples: no shared cache lines */
-        int64_t e0 = numel / 64 * t / nthr * 64, e1 = t == nthr - 1 ? numel : numel / 64 * (t + 1) / nthr * 64;
+        int64_t e0 = tn__split_at(numel / 64, t, nthr) * 64, e1 = t == nthr - 1 ? numel : tn__split_at(numel / 64, t + 1, nthr) * 64;
         if (e1 > e0) tn__iter_run_range(cit, fn, ctx, e0, e1);
     }
 }
@@ -2840,7 +2967,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         tn__iter sub = *cit;
-        int64_t a = cit->shape[d] * t / nthr, b = cit->shape[d] * (t + 1) / nthr;
+        int64_t a = tn__split_at(cit->shape[d], t, nthr), b = tn__split_at(cit->shape[d], t + 1, nthr);
         sub.shape[d] = b - a;
         for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
         if (b > a) tn__iter_run_rows(&sub, fn, ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
@@ -2850,7 +2977,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:
    used to walk a tensor along another tensor's index space (gather, scatter, reduce). */
 static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) v.shape[i] = shape[i];
     return v;
@@ -2948,7 +3075,7 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
     const int64_t n = tn_numel(out);
     char *base = (char *)tn_data_ptr(out);
     const tn_dtype dt = out->dtype;
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
        per-element switches fold and the Philox rounds vectorise (the same numbers) */
     if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
@@ -3137,7 +3264,7 @@ TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;
-    tn_tensor diag = *t; /* the diagonal as a strided 1-d view */
+    tn_tensor diag = tn__shallow(t); /* the diagonal as a strided 1-d view */
     diag.ndim = 1;
     diag.shape[0] = TN__MIN(n, m);
     diag.strides[0] = m + 1;
@@ -3361,6 +3488,15 @@ TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dty
 /* A permutation as the argsort of uniform keys: the same on every device. */
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
+    if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
+    /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
+       distinct in a float one (its mantissa bits + 1) */
+    if ((dtype == TN_U8 && n > 256) || (dtype == TN_I32 && n - 1 > INT32_MAX))
+        return (tn_tensor *)tn__error("tn_randperm: n = %lld: value cannot be converted to type %s_t without overflow", (long long)n, tn_dtype_name(dtype));
+    int digits = dtype == TN_F32 ? 24 : dtype == TN_F64 ? 53 : dtype == TN_F16 ? 11 : 0;
+    if (digits && n > ((int64_t)1 << digits) + 1)
+        return (tn_tensor *)tn__error("tn_randperm: n = %lld: n cannot be greater than 2^%d+1 for %s type", (long long)n, digits, tn__torch_type_name(dtype));
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));
@@ -3372,6 +3508,13 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { ret
 /* =============================================================================== */
 /* src/ops/views.c: views: view, reshape, permute, narrow, select, expand, squeeze */
 /* =============================================================================== */
+/* The offset of element `index` along a dim of stride `stride` from t's: it fits for a
+   view with elements; for an empty one (another size 0, the others huge) the product may
+   not, and any offset will do, so it keeps t's. */
+static int64_t tn__view_offset(const tn_tensor *t, int64_t index, int64_t stride) {
+    int64_t o;
+    return tn__mul_ok(index, stride, &o) && tn__add_ok(t->offset, o, &o) ? o : t->offset;
+}
 static tn_tensor *tn__view_own(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     tn_tensor *v = tn__view_of(t, shape, strides, ndim, offset);
     if (v) v->base = tn_retain(t->base ? t->base : t); /* user-visible views know their base */
@@ -3397,13 +3540,13 @@ static int tn__view_strides(const int64_t *shape, const int64_t *strides, int nd
         return 0;
     }
     int view_d = nnd - 1;
-    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1;
+    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1, next;
     for (int d = ndim - 1; d >= 0; d--) {
-        tensor_numel *= shape[d];
-        if (d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk)) {
+        tensor_numel = tn__mul_or(tensor_numel, shape[d], INT64_MAX);   /* fits: a non-empty tensor's sizes */
+        if (d == 0 || (shape[d - 1] != 1 && (!tn__mul_ok(tensor_numel, chunk, &next) || strides[d - 1] != next))) {
             while (view_d >= 0 && (view_numel < tensor_numel || nshape[view_d] == 1)) {
-                nstrides[view_d] = view_numel * chunk;
-                view_numel *= nshape[view_d];
+                if (!tn__mul_ok(view_numel, chunk, &nstrides[view_d])) return -1;   /* strides past int64: copy instead */
+                view_numel = tn__mul_or(view_numel, nshape[view_d], INT64_MAX);   /* fits: the view's sizes multiply up to numel */
                 view_d--;
             }
             if (view_numel != tensor_numel) return -1;
@@ -3475,8 +3618,8 @@ TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
     int64_t ns[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i < s; i++) ns[nd++] = t->shape[i];
-    ns[nd] = 1;
-    for (int i = s; i <= e; i++) ns[nd] *= t->shape[i];
+    if (!tn__numel_ok(t->shape + s, e - s + 1, &ns[nd]))   /* an empty tensor's huge sizes (a non-empty one's fit) */
+        return (tn_tensor *)tn__error("tn_flatten: flattening dims %d to %d of %s: the size overflows int64", s, e, TN__SHAPE(t));
     nd++;
     for (int i = e + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
     return tn_reshape(t, ns, nd);
@@ -3562,7 +3705,7 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     memcpy(ns, t->shape, sizeof ns);
     ns[d] = length;
     int64_t attrs[3] = {d, start, 1};
-    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
+    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
@@ -3580,9 +3723,9 @@ TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop
     memcpy(ns, t->shape, sizeof ns);
     memcpy(st, t->strides, sizeof st);
     ns[d] = stop > start ? (stop - start - 1) / step + 1 : 0;
-    if (ns[d] > 1) st[d] *= step; /* one element or none: the stride never applies (and may not fit) */
+    if (ns[d] > 1) st[d] = tn__mul_or(st[d], step, st[d]); /* one element or none: the stride never applies (and may not fit); nor for an empty tensor */
     int64_t attrs[3] = {d, start, step};
-    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
+    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
@@ -3598,7 +3741,7 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     for (int i = 0; i < t->ndim; i++)
         if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     int64_t attrs[2] = {d, index};
-    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset + index * t->strides[d]), G_SELECT, attrs, 2);
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, tn__view_offset(t, index, t->strides[d])), G_SELECT, attrs, 2);
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
@@ -3661,7 +3804,7 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i <= t->ndim; i++) {
-        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? t->shape[d] * t->strides[d] : 1; }
+        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? tn__mul_or(t->shape[d], t->strides[d], 1) : 1; }   /* a size-1 dim's stride is never used */
         if (i < t->ndim) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     }
     return tn__grad_name(tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0), "UnsqueezeBackward0");
@@ -3687,9 +3830,10 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     int nd = t->ndim;
 
     ns[d] = (dsize - size) / step + 1;
-    st[d] = dstride * step;
+    st[d] = tn__mul_or(dstride, step, dstride);   /* fits when it is used: more than one window of a non-empty tensor */
     ns[nd] = size;
     st[nd] = dstride;
+    if (tn__check_shape("tn_unfold", ns, nd + 1)) return NULL;   /* overlapping windows of an expanded view can outnumber int64 */
     int64_t attrs[3] = {d, size, step};
     return tn__view_record(t, tn__view_own(t, ns, st, nd + 1, t->offset), G_UNFOLD, attrs, 3);
 }
@@ -3750,7 +3894,7 @@ static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size
 
 /* A borrowed, transient view of t with the given shape and strides (no refcount). */
 static tn_tensor tn__restrided(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) { v.shape[i] = shape[i]; v.strides[i] = strides[i]; }
     return v;
@@ -4197,10 +4341,10 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     }
     tn_tensor *out = tn__new(tn_result_type(ts, n), ref->device, shape, ref->ndim);
     int64_t off = 0;
-    for (int i = 0; i < n && out; i++) {
+    for (int i = 0; i < n && out && tn_numel(out) > 0; i++) {   /* an empty result has nothing to copy (and offsets that may not fit) */
         tn_tensor *t = ts[i];
         if (t->ndim != ref->ndim) continue;
-        tn_tensor part = *out;
+        tn_tensor part = tn__shallow(out);
         part.shape[d] = t->shape[d];
         part.offset = out->offset + off * out->strides[d];
         off += t->shape[d];
@@ -4290,14 +4434,14 @@ TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, i
 static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
     if (n < 0 || (n > 0 && !dims)) return (tn_tensor *)tn__error("tn_flip: dims must be a non-NULL array of n >= 0 entries (n = %d)", n);
-    tn_tensor v = *t; /* a transient view walking the flipped dims backwards */
+    tn_tensor v = tn__shallow(t); /* a transient view walking the flipped dims backwards */
     bool seen[TN_MAX_DIMS] = {false};
     for (int i = 0; i < n; i++) {
         int d = tn__wrap_dim("tn_flip", dims[i], t->ndim);
         if (d < 0) return NULL;
         if (seen[d]) return (tn_tensor *)tn__error("tn_flip: dim %d appears multiple times in the list of dims", d);
         seen[d] = true;
-        if (t->ndim == 0 || t->shape[d] == 0) continue;
+        if (t->ndim == 0 || tn_numel(t) == 0) continue;   /* nothing to flip (and the offset may not fit) */
         v.offset += (t->shape[d] - 1) * t->strides[d];
         v.strides[d] = -t->strides[d];
     }
@@ -4348,19 +4492,27 @@ static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
         shp[i] = i < lead ? 1 : t->shape[i - lead];
         if (!tn__mul_ok(shp[i], repeats[i], &out[i])) { tn_scope_end(); return (tn_tensor *)tn__error("tn_repeat: repeats %s of shape %s give too many elements", tn__shape_str(repeats, n), TN__SHAPE(t)); }
     }
+    int64_t total;
     if (tn__check_shape("tn_repeat", out, n)) { tn_scope_end(); return NULL; }
+    tn__numel_ok(out, n, &total);
     tn_tensor *x = tn_reshape(t, shp, n), *r = x;
-    /* repeat one dim at a time: [.., s, ..] -> unsqueeze -> expand [.., r, s, ..] -> reshape */
-    for (int i = 0; i < n && r; i++) {
+    if (total == 0) {   /* nothing to copy (and the products below may not fit) */
+        int64_t all = -1;
+        r = tn_reshape(tn_clone(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0)), out, n);   /* new storage, as PyTorch */
+    }
+    /* repeat one dim at a time, seen as [A, s, B] (A, B: the sizes before and after it):
+       -> [A, 1, s, B] -> expand [A, r, s, B] -> copy -> [.., r * s, ..]. Four dims whatever
+       n is, so an 8-d tensor repeats without a 9th dim. Every product here is at most the
+       output's element count. */
+    for (int i = 0; i < n && r && total > 0; i++) {
         if (repeats[i] == 1) continue;
-        tn_tensor *u = tn_unsqueeze(r, i);
-        int64_t es[TN_MAX_DIMS];
-        memcpy(es, u->shape, sizeof es);
-        es[i] = repeats[i];
+        int64_t A = tn__numel(r->shape, i), B = tn__numel(r->shape + i + 1, n - 1 - i), s = r->shape[i];
+        tn_tensor *u = tn_reshape(r, TN_SHAPE(A, 1, s, B));
+        tn_tensor *e = tn_expand(u, TN_SHAPE(A, repeats[i], s, B));
         int64_t rs[TN_MAX_DIMS];
         memcpy(rs, r->shape, sizeof rs);
-        rs[i] *= repeats[i];
-        r = tn_reshape(tn_contiguous(tn_expand(u, es, u->ndim)), rs, n);
+        rs[i] = out[i];
+        r = tn_reshape(tn_contiguous(e), rs, n);
     }
     if (r == x) r = tn_clone(x);
     r = tn_keep(r ? tn_reshape(r, out, n) : NULL);
@@ -4403,9 +4555,9 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     if (tn__check_shape("tn_pad", shape, t->ndim) || tn__check_cpu_dtype("tn_pad", t)) return NULL;
     tn_tensor *out = TN__AS("tn_pad", tn__new(t->dtype, t->device, shape, t->ndim));
     if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
-    tn_tensor src = *t, dst = *out; /* the overlap of input and output */
-    bool empty = false;
-    for (int i = 0; i < n / 2; i++) {
+    tn_tensor src = tn__shallow(t), dst = tn__shallow(out); /* the overlap of input and output */
+    bool empty = tn_numel(t) == 0 || tn_numel(out) == 0;   /* first: an empty tensor's offsets may not fit */
+    for (int i = 0; i < n / 2 && !empty; i++) {
         int d = t->ndim - 1 - i;
         int64_t l = pad[2 * i], r = pad[2 * i + 1];
         int64_t s0 = l < 0 ? -l : 0, d0 = l > 0 ? l : 0;
@@ -5786,8 +5938,8 @@ TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn
 static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
     if (tn__dims_mask(fn, x, dims, n, mask)) return -1;
-    int64_t c = 1;
-    for (int i = 0; i < x->ndim; i++) if (mask[i]) c *= x->shape[i];
+    int64_t c = 1;   /* saturates: a count that overflows belongs to an empty input's kept dims (the result is empty) */
+    for (int i = 0; i < x->ndim; i++) if (mask[i]) c = tn__mul_or(c, x->shape[i], INT64_MAX);
     return c;
 }
 
@@ -6119,23 +6271,23 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     c.flag = flag;
     int nd = x->ndim ? x->ndim : 1;
     int64_t shape[TN_MAX_DIMS];
-    tn_tensor xv = *x, ov, o1v;
+    tn_tensor xv = tn__shallow(x), ov, o1v;
     if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; }
     c.len = xv.shape[dim];
     int64_t es = (int64_t)tn_dtype_size(x->dtype);
-    c.sx = xv.strides[dim] * es;
+    c.sx = tn__mul_or(xv.strides[dim], es, 0);   /* 0: an empty tensor's, never used */
     memcpy(shape, xv.shape, sizeof shape);
     shape[dim] = 1;
     tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
-    ov = *o; o1v = *o1;
+    ov = tn__shallow(o); o1v = tn__shallow(o1);
     if (ov.ndim == 0) { ov.ndim = 1; ov.shape[0] = 1; ov.strides[0] = 1; }
     if (o1v.ndim == 0) { o1v.ndim = 1; o1v.shape[0] = 1; o1v.strides[0] = 1; }
-    c.so = ov.strides[dim] * (int64_t)tn_dtype_size(ov.dtype);
-    c.so1 = o1v.strides[dim] * (int64_t)tn_dtype_size(o1v.dtype);
+    c.so = tn__mul_or(ov.strides[dim], (int64_t)tn_dtype_size(ov.dtype), 0);
+    c.so1 = tn__mul_or(o1v.strides[dim], (int64_t)tn_dtype_size(o1v.dtype), 0);
     if (op == ARGMAX || op == ARGMIN) c.flag = out != NULL;
     if (op == SORT) {
-        c.ix = (int64_t *)TN_MALLOC((size_t)(c.len ? c.len : 1) * (2 * sizeof(int64_t) + 8));
-        if (!c.ix) return TN__FAIL_INT("sort: out of memory");
+        c.ix = (int64_t *)tn__malloc_n("sort", c.len ? c.len : 1, 2 * sizeof(int64_t) + 8);
+        if (!c.ix) return -1;
         c.tmp = c.ix + c.len;
     }
     tn_tensor xr = tn__restride(&xv, shape, nd), orr = tn__restride(&ov, shape, nd), o1r = tn__restride(&o1v, shape, nd);
@@ -6915,8 +7067,8 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
 #define TN__GEMM_NTHREADS(nthr, M, N, K, mr)                                              \
     {                                                                                     \
         int64_t npanels_ = ((M) + (mr) - 1) / (mr);                                       \
-        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : omp_get_max_threads(); \
-        if (omp_in_parallel() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
+        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : tn__omp_max_threads(); \
+        if (omp_in_parallel() || tn__in_forked_child() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
         if (nthr > npanels_) nthr = npanels_;                                             \
         if (nthr < 1) nthr = 1;                                                           \
     }
@@ -7390,7 +7542,7 @@ static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha
 
 /* A 2-d (or batched 3-d) operand as a transient 3-d view. */
 static tn_tensor tn__as3d(tn_tensor *t) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     if (t->ndim == 2) {
         v.ndim = 3;
         v.shape[0] = 1; v.shape[1] = t->shape[0]; v.shape[2] = t->shape[1];
@@ -7474,7 +7626,7 @@ static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
     if (tn__need_ndim(fn, "self", a, 2) || tn__need_ndim(fn, "vec", v, 1)) return NULL;
     if (a->shape[1] != v->shape[0])
         return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be multiplied (%lld != %lld)", fn, TN__SHAPE(a), TN__SHAPE(v), (long long)a->shape[1], (long long)v->shape[0]);
-    tn_tensor col = *v; /* [k] as a [k, 1] column */
+    tn_tensor col = tn__shallow(v); /* [k] as a [k, 1] column */
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 1;
     tn_tensor *r = tn__gemm_op(fn, a, &col, NULL, 0, 1);
     if (r) r->ndim = 1;
@@ -7487,7 +7639,7 @@ static tn_tensor *tn__dot(const char *fn, tn_tensor *a, tn_tensor *b) {
     if (tn__need_ndim(fn, "self", a, 1) || tn__need_ndim(fn, "other", b, 1)) return NULL;
     if (a->shape[0] != b->shape[0])
         return (tn_tensor *)tn__error("%s: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements", fn, (long long)a->shape[0], (long long)b->shape[0]);
-    tn_tensor row = *a, col = *b;
+    tn_tensor row = tn__shallow(a), col = tn__shallow(b);
     row.ndim = 2; row.shape[0] = 1; row.shape[1] = a->shape[0]; row.strides[0] = 0; row.strides[1] = a->strides[0];
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 0;
     tn_tensor *r = tn__gemm_op(fn, &row, &col, NULL, 0, 1);
@@ -7543,7 +7695,14 @@ TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmu
 /* ============================================================================== */
 static tn_tensor *tn__softmax(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
-    return tn__lane_like(fn, op, x, dim, tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32);
+    if (!tn_dtype_is_floating(x->dtype)) {   /* PyTorch has no integer kernel (its dtype= argument converts first) */
+        int d = tn__wrap_dim(fn, dim, x->ndim);
+        if (d < 0) return NULL;
+        if (tn_numel(x) == 0) return tn__own(tn__new(x->dtype, x->device, x->shape, x->ndim));   /* PyTorch returns before the kernel */
+        return (tn_tensor *)tn__error("%s: \"%s_%skernel_impl\" not implemented for '%s' (input %s)", fn, op == SOFTMAX ? "softmax" : "log_softmax",
+                                      x->ndim <= 1 || d == x->ndim - 1 ? "lastdim_" : "", tn__torch_type_name(x->dtype), TN__SHAPE(x));
+    }
+    return tn__lane_like(fn, op, x, dim, x->dtype);
 }
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_softmax", SOFTMAX, x, dim); }
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
@@ -7594,6 +7753,12 @@ static tn_tensor *tn__scope_return(tn_tensor *r) {
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
     if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
         return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    /* the layers multiply sizes in groups (N * C, H * W): an empty tensor's other sizes
+       (zeros(0, 2^40, 2^40)) must multiply within int64 too (a non-empty one's do) */
+    int64_t p = 1;
+    for (int i = 0; i < x->ndim; i++)
+        if (x->shape[i] && !tn__mul_ok(p, x->shape[i], &p))
+            return TN__FAIL_INT("%s: %s %s is empty, but its other sizes multiply past int64", fn, what, TN__SHAPE(x));
     return 0;
 }
 /* The other tensors of a layer (weight, bias, ...) must match the input's dtype and device. */
@@ -7637,17 +7802,17 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return (tn_tensor *)tn__error("tn_bilinear: bias %s must be [%lld]", TN__SHAPE(b), (long long)w->shape[0]);
     if (tn__nn_check("tn_bilinear", x1, "input1") || tn__nn_same("tn_bilinear", x1, x2, "input2") || tn__nn_same("tn_bilinear", x1, w, "weight") ||
         tn__nn_same("tn_bilinear", x1, b, "bias")) return NULL;
-    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2];
+    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2], B = tn__numel(x1->shape, x1->ndim - 1);
     tn_scope_begin();
-    /* y[.., o] = sum_j (x1 @ W')[.., o, j] x2[.., j], W' = W as [in1, out * in2] */
-    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, O * I2));
-    tn_tensor *t = tn_matmul(x1, wp);
-    int64_t shape[TN_MAX_DIMS + 1];
+    /* y[b, o] = sum_j (x1 @ W')[b, o, j] x2[b, j], W' = W as [in1, out * in2], over the
+       leading dims flattened to one (B rows: an 8-d input needs no 9th dim) */
+    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, tn__mul_sat(O, I2)));
+    tn_tensor *t = tn_reshape(tn_matmul(tn_reshape(x1, TN_SHAPE(B, I1)), wp), TN_SHAPE(B, O, I2));
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1), false);
+    int64_t shape[TN_MAX_DIMS];
     for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
     shape[x1->ndim - 1] = O;
-    shape[x1->ndim] = I2;
-    t = tn_reshape(t, shape, x1->ndim + 1);
-    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_unsqueeze(x2, -2)), TN_SHAPE(-1), false);
+    y = tn_reshape(y, shape, x1->ndim);
     if (b) y = tn_add(y, b);
     return tn__scope_return(y);
 }
@@ -7676,7 +7841,10 @@ static void tn__node_geom(tn_node *nd, const int64_t *g, int n, int64_t e0, int6
 /* x [N, C, H, W] -> [N, C*kh*kw, oh*ow], stored as [C*kh*kw, N, oh*ow] so that convolution
    multiplies all samples in one GEMM. */
 static tn_tensor *tn__im2col(tn_tensor *x, const int64_t *g) {
-    int64_t N = x->shape[0], K = x->shape[1] * g[0] * g[1], L = g[8] * g[9];
+    int64_t N = x->shape[0], K, L;
+    if (!tn__mul_ok(x->shape[1], g[0], &K) || !tn__mul_ok(K, g[1], &K) || !tn__mul_ok(g[8], g[9], &L))
+        return (tn_tensor *)tn__error("im2col: the column buffer of %lld channels, kernel %lld x %lld and %lld x %lld windows overflows int64",
+                                      (long long)x->shape[1], (long long)g[0], (long long)g[1], (long long)g[8], (long long)g[9]);
     int64_t shape[3] = {K, N, L};
     tn_tensor *c = tn__new(x->dtype, x->device, shape, 3);
     if (!c) return NULL;
@@ -7744,13 +7912,14 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
     for (int i = 0; i < 2; i++)   /* keeps the size arithmetic below far from int64 overflow */
         if (k[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX || s[i] > INT32_MAX)
             return (tn_tensor *)tn__error("%s: kernel_size, dilation, padding and stride must be below 2^31", fn);
+    if (os[0] > INT64_MAX / 4 || os[1] > INT64_MAX / 4) return (tn_tensor *)tn__error("%s: output_size (%lld, %lld) is too large", fn, (long long)os[0], (long long)os[1]);
     int64_t g[10] = {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], 0, 0};
-    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
-    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1];
-    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != g[8] * g[9])
+    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;   /* each term below 2^62 */
+    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1], windows = g[8] > 0 && g[9] > 0 ? tn__mul_or(g[8], g[9], -1) : 0;
+    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != windows)
         return (tn_tensor *)tn__error("%s: input %s does not fit output_size (%lld, %lld) and kernel (%lld, %lld): expected [*, C*%lld, %lld]", fn, TN__SHAPE(c),
                                       (long long)os[0], (long long)os[1], (long long)k[0], (long long)k[1], (long long)(k[0] * k[1]),
-                                      (long long)(g[8] > 0 && g[9] > 0 ? g[8] * g[9] : 0));
+                                      (long long)windows);
     tn_scope_begin();
     tn_tensor *c3 = c->ndim == 3 ? c : tn_unsqueeze(c, 0);
     tn_tensor *img = tn__col2im(c3, os[0], os[1], g);
@@ -7774,7 +7943,7 @@ TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const 
    differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
 /* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
 static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = 3;
     v.shape[0] = 1; v.shape[1] = rows; v.shape[2] = cols;
     v.strides[0] = 0; v.strides[1] = rs; v.strides[2] = cs;
@@ -7783,7 +7952,7 @@ static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int
 }
 /* Image n of x [N, C, H, W] as a one-image batch. */
 static tn_tensor tn__image_view(const tn_tensor *x, int64_t n) {
-    tn_tensor v = *x;
+    tn_tensor v = tn__shallow(x);
     v.shape[0] = 1;
     v.offset = x->offset + n * x->strides[0];
     return v;
@@ -7804,7 +7973,7 @@ static int64_t tn__block_units(size_t unit_bytes, int64_t most) {
     return r < 1 ? 1 : r > most ? most : r;
 }
 static int64_t tn__conv_block_rows(int64_t K, const int64_t *g, size_t es, int nbuf) {
-    return tn__block_units((size_t)nbuf * (size_t)(K * g[9]) * es, g[8]);
+    return tn__block_units((size_t)tn__mul_sat(tn__mul_sat(K, g[9]), nbuf * (int64_t)es), g[8]);
 }
 /* The geometry of output rows [y0, y0 + rows): the top padding shifts by y0 windows (it may
    go negative: the CPU kernel only offsets rows by it). */
@@ -7818,7 +7987,7 @@ static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int6
    images: the GEMM writes the output in place, no copy through a block buffer). */
 static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int nbuf, int64_t R, bool direct) {
     if (direct || R < g[8] || g[8] * g[9] >= 512) return 1;
-    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[8] * g[9]) * es));
+    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / (size_t)tn__mul_sat(tn__mul_sat(K, g[8] * g[9]), (int64_t)es));   /* g[8] * g[9] < 512 here */
     return ib < 2 ? 1 : ib;
 }
 /* Rows of a product rounded up to the GEMM kernel's tile: its work including edge waste. */
@@ -7988,7 +8157,7 @@ static void tn__dw_conv_f64(int mode, double *x, double *w, const double *b, dou
 static int tn__conv_dw_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], kk = g[0] * g[1];
     const int64_t np = mode == 1 ? N * C : mode == 2 ? O : N * O;
-    const int nthr = tn__par_threads(N * O * g[8] * g[9] * kk, np);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], kk), np);   /* N O oh ow: y's numel */
     tn_tensor *xc = mode == 1 || tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     if (!xc) return TN__FAIL_INT(mode ? "conv2d backward: out of memory" : "conv2d: out of memory");
     if (x->dtype == TN_F32)
@@ -8042,7 +8211,7 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w,
     for (t = 0; t < nthr; t++) {
         float *pad = buf + t * per;
         int64_t koff[TN__SMALLK_MAX];
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
             for (int64_t oy = 0; oy < oh; oy++)
                 for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
@@ -8087,7 +8256,7 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *
         float *pad = buf + t * per, *A = pad + per - O * K * 16;
         int64_t koff[TN__SMALLK_MAX];
         memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
             int64_t o = 0;
             for (; o < O; o++) {
@@ -8146,11 +8315,11 @@ static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) 
 /* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous). */
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], O = w->shape[0], K = C * g[0] * g[1];
-    const int nthr = tn__par_threads(N * O * g[8] * g[9] * K, N);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], K), N);   /* N O oh ow: y's numel */
     const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *yc = tn_is_contiguous(y) ? tn_retain(y) : tn__copy_as(y, y->dtype, TN_CPU);
-    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(nthr * per));
+    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(tn__mul_sat(nthr, per)));
     int failed = !xc || !yc || !buf;
     if (!failed && mode == 0)
         tn__smallk_fwd_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(w), b ? (const float *)tn_data_ptr(b) : NULL,
@@ -8462,13 +8631,13 @@ static void tn__wino_conv_f32(const float *x, int64_t N, int64_t Q, int64_t H, i
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         float *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
         void (*out_row)(const float *, const float *, int64_t, float *, int64_t) = tn__wino_out_row_f32;
         void (*at)(int64_t, int64_t, const float *, float, float *, float *, float *, float *) = tn__wino_at_f32;
         TN__WINO_PICK_f32(out_row, tn__wino_out_row_f32);
         TN__WINO_PICK_f32(at, tn__wino_at_f32);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
@@ -8505,11 +8674,11 @@ static int tn__wino_wgrad_f32(const float *x, const float *gy, int64_t N, int64_
     TN__OMP_PARALLEL_FOR(nthr)
     for (t = 0; t < nthr; t++) {
         float *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const float *, const float *, int64_t, int64_t, float *, int64_t, float *) = tn__wino_gy_row_f32;
         TN__WINO_PICK_f32(gy_row, tn__wino_gy_row_f32);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
             for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */
@@ -8719,13 +8888,13 @@ static void tn__wino_conv_f64(const double *x, int64_t N, int64_t Q, int64_t H, 
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         double *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
         void (*out_row)(const double *, const double *, int64_t, double *, int64_t) = tn__wino_out_row_f64;
         void (*at)(int64_t, int64_t, const double *, double, double *, double *, double *, double *) = tn__wino_at_f64;
         TN__WINO_PICK_f64(out_row, tn__wino_out_row_f64);
         TN__WINO_PICK_f64(at, tn__wino_at_f64);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
@@ -8762,11 +8931,11 @@ static int tn__wino_wgrad_f64(const double *x, const double *gy, int64_t N, int6
     TN__OMP_PARALLEL_FOR(nthr)
     for (t = 0; t < nthr; t++) {
         double *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const double *, const double *, int64_t, int64_t, double *, int64_t, double *) = tn__wino_gy_row_f64;
         TN__WINO_PICK_f64(gy_row, tn__wino_gy_row_f64);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
             for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */
@@ -8831,10 +9000,11 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     if (tn_numel(y) == 0) return 0;
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, nr), tb = br * t1;
     const int64_t vx = Q * tn__gemm_roundup(tb, nr) + 16, per = 16 * vx + 16 * (P * tb + 16) + 8 * tb + 2;   /* as tn__wino_conv */
-    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);   /* N oh ow: y's numel */
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
-    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(16 * P * Q + 16 * tn__gemm_roundup(P, mr) * Q));
-    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W));
+    /* workspace sizes through the checked product: too large is tn__new's error, never a short buffer */
+    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W)));
     int failed = !xc || !U || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *up = (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
@@ -8862,11 +9032,11 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
     const size_t es = tn_dtype_size(x->dtype);
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, 1), tb = br * t1, zo = 16 * (Q + P) * tb + 512 + 8 * tb + 2, per = zo + 16 * P * Q;   /* as tn__wino_wgrad */
-    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);
     if (tn_numel(gy) == 0 || tn_numel(x) == 0) return tn__backend(TN_CPU)->fill(gw, 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *gyc = tn_is_contiguous(gy) ? tn_retain(gy) : tn__copy_as(gy, gy->dtype, TN_CPU);
-    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W + ow));
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W + ow)));
     int failed = !xc || !gyc || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *zero = bp + (size_t)(nthr * per) * es;
@@ -8893,7 +9063,7 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
     if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
     int failed = (!direct && !buf) || (IB > 1 && !ybuf);
@@ -8902,8 +9072,8 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     if (!failed) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t n1 = N * (t + 1) / nthr;
-        for (int64_t n = N * t / nthr; n < n1 && IB > 1; n += IB) {   /* several whole images per block */
+        const int64_t n1 = tn__split_at(N, t + 1, nthr);
+        for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB > 1; n += IB) {   /* several whole images per block */
             const int64_t ni = TN__MIN(IB, n1 - n), Lc = ni * L;
             const int64_t cb = buf->offset + t * K * LB, yb = ybuf->offset + t * O * LB;
             for (int64_t i = 0; i < ni; i++) {
@@ -8927,7 +9097,7 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
                 }
             }
         }
-        for (int64_t n = N * t / nthr; n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
+        for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
             tn_tensor img = tn__image_view(x, n);
             char *yn = yp + (size_t)(n * O * L) * es;
             for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */
@@ -8982,7 +9152,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     }
     if (!gx && !gw) return 0;
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
-    const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int nbuf = gx && gw ? 2 : 1;
@@ -8990,7 +9160,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     const int64_t LB = IB > 1 ? IB * L : R * g[9];
     const bool wt = gw && tn__gemm_tiles(x->dtype, Kg, Og) < tn__gemm_tiles(x->dtype, Og, Kg);   /* per group: [Kg, Og] */
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* gy of a block as [O, images*L] */
@@ -8999,8 +9169,8 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     if (!failed) {
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++) {
-            const int64_t n1 = N * (t + 1) / nthr;
-            for (int64_t n = N * t / nthr; n < n1; n += IB) {
+            const int64_t n1 = tn__split_at(N, t + 1, nthr);
+            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
                 const int64_t ni = TN__MIN(IB, n1 - n);
                 if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
                 /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
@@ -9196,13 +9366,14 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
     for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
     const bool batched = x->ndim == nsp + 2;
-    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? w->shape[1] * groups : w->shape[0];
+    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? tn__mul_sat(w->shape[1], groups) : w->shape[0];   /* fits once groups divides C (checked below) */
     if (w->shape[0] % groups)
         return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
                                       fn, (long long)groups, (long long)groups, TN__SHAPE(w));
-    if (!transposed && (C % groups || O % groups || w->shape[1] * groups != C))
+    int64_t wc;   /* the input channels the weight expects: w->shape[1] * groups, checked (groups is the caller's) */
+    if (!transposed && (C % groups || O % groups || !tn__mul_ok(w->shape[1], groups, &wc) || wc != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
-                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)(w->shape[1] * groups), (long long)C);
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)tn__mul_sat(w->shape[1], groups), (long long)C);
     if (transposed && (C % groups || w->shape[0] != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
                                       fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
@@ -9227,7 +9398,10 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
                 return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
                                               fn, (long long)o, (long long)g[6 + i], (long long)g[2 + i]);
             g[8 + i] = in[i];
-            in[i] = (in[i] - 1) * g[6 + i] - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
+            int64_t grown;   /* (in - 1) * stride: in up to 2^60, stride up to 2^31 */
+            if (!tn__mul_ok(in[i] - 1, g[6 + i], &grown) || grown > INT64_MAX / 2)
+                return (tn_tensor *)tn__error("%s: input %s with stride %lld gives an output size past int64", fn, TN__SHAPE(x), (long long)g[6 + i]);
+            in[i] = grown - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
             if (in[i] <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output size %lld", fn, TN__SHAPE(x), (long long)in[i]);
         } else {
             int64_t span = g[2 + i] * (k[i] - 1) + 1, padded = in[i] + (same ? span - 1 : 2 * g[4 + i]);
@@ -9653,7 +9827,7 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
             tn__node_save(nd, codes);
             tn__node_save(nd, tabt);
         }
-        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn_release(v); return NULL; }
+        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn__node_release(nd); tn_release(v); return NULL; }
         return tn__own(tn__node_attach(nd, v));
     }
     tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
@@ -9664,10 +9838,16 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
 }
 /* The window tables of a pooling geometry g (after tn__pool_counts) over H x W: hs, he
    (rows [hs, he) clipped to the image), ws, we; TN_FREE them. NULL when out of memory. */
+/* The 2 (OH + OW) entries of a window table, checked (tn__malloc_n). */
+static int64_t *tn__window_table(const char *fn, int64_t OH, int64_t OW) {
+    int64_t n;
+    bool ok = tn__add_ok(OH, OW, &n) && tn__mul_ok(n, 2, &n);
+    return (int64_t *)tn__malloc_n(fn, ok ? n : -1, sizeof(int64_t));
+}
 static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int64_t W) {
     const int64_t OH = g[8], OW = g[9];
-    int64_t *tab = (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t));
-    if (!tab) return (int64_t *)tn__error("%s: out of memory", fn);
+    int64_t *tab = tn__window_table(fn, OH, OW);
+    if (!tab) return NULL;
     for (int64_t o = 0; o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = TN__MIN(tab[o] + g[2] * (g[0] - 1) + 1, H); }
     for (int64_t o = 0; o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = TN__MIN(tab[2 * OH + o] + g[3] * (g[1] - 1) + 1, W); }
     return tab;
@@ -9676,8 +9856,8 @@ static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int6
    on its device. */
 static tn_tensor *tn__avg_divisors(const char *fn, const int64_t *g, int64_t H, int64_t W, bool count_include_pad, int64_t divisor_override, tn_tensor *like) {
     const int64_t OH = g[8], OW = g[9];
-    double *div = (double *)TN_MALLOC((size_t)(OH * OW) * sizeof(double));
-    if (!div) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    double *div = (double *)tn__malloc_n(fn, tn__mul_or(OH, OW, -1), sizeof(double));
+    if (!div) return NULL;
     for (int64_t a = 0; a < OH; a++) for (int64_t b = 0; b < OW; b++) {
         int64_t h0 = a * g[6] - g[4], w0 = b * g[7] - g[5];
         int64_t h1 = h0 + g[0] < H + g[4] ? h0 + g[0] : H + g[4], w1 = w0 + g[1] < W + g[5] ? w0 + g[1] : W + g[5];
@@ -9770,7 +9950,14 @@ TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int
     int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
     return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
 }
-/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). */
+/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). The caller checks that
+   (out + 1) * in fits (tn__adaptive_fits). */
+static int tn__adaptive_fits(const char *fn, int64_t in, int64_t out) {
+    int64_t r;
+    if (!tn__mul_ok(in, out, &r) || !tn__add_ok(r, in, &r))
+        return TN__FAIL_INT("%s: output size %lld is too large for an input size of %lld", fn, (long long)out, (long long)in);
+    return 0;
+}
 static void tn__adaptive_table(int64_t in, int64_t out, int64_t *start, int64_t *end) {
     for (int64_t i = 0; i < out; i++) { start[i] = i * in / out; end[i] = ((i + 1) * in + out - 1) / out; }
 }
@@ -9780,8 +9967,10 @@ static tn_tensor *tn__adaptive_max_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *idx = NULL, *y = NULL;
-    int64_t *tab = x4 ? (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t)) : NULL;
-    if (x4 && !tab) tn__error("%s: out of memory", fn);
+    /* the output's size first: the window tables are sized by it */
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;
+    int64_t *tab = x4 ? tn__window_table(fn, OH, OW) : NULL;
     if (tab) {
         tn__adaptive_table(x4->shape[2], OH, tab, tab + OH);
         tn__adaptive_table(x4->shape[3], OW, tab + 2 * OH, tab + 2 * OH + OW);
@@ -9832,11 +10021,11 @@ TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
 static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
-    if ((double)in * (double)out > 1e17) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
-    double *m = (double *)TN_MALLOC((size_t)(in * out) * sizeof(double));
-
-    if (!m) return (tn_tensor *)tn__error("%s: out of memory", fn);
-    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    int64_t n;
+    if (!tn__mul_ok(in, out, &n)) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
+    double *m = (double *)tn__malloc_n(fn, n, sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)n * sizeof(double));
     for (int64_t i = 0; i < out; i++) {
         if (kind == 0) { /* adaptive average */
             int64_t a = i * in / out, b = ((i + 1) * in + out - 1) / out;
@@ -9844,8 +10033,8 @@ static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_
         } else {          /* linear interpolation, PyTorch's source index */
             double src = align_corners ? (double)i * scale : ((double)i + 0.5) * scale - 0.5;
             if (src < 0) src = 0;
+            if (src > (double)(in - 1)) src = (double)(in - 1);   /* before converting: the same weights, no undefined cast */
             int64_t j0 = (int64_t)src;
-            if (j0 > in - 1) j0 = in - 1;
             int64_t j1 = j0 + (j0 < in - 1 ? 1 : 0);
             double l1 = src - (double)j0;
             m[i * in + j0] += 1 - l1;
@@ -9861,6 +10050,8 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;   /* the output's size first */
     if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);
@@ -9920,7 +10111,7 @@ static void tn__bn_fwd_f32(const float *x, float *y, const float *w, const float
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -9961,7 +10152,7 @@ static void tn__bn_bwd_f32(const float *x, const float *gy, const float *w, cons
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -10030,7 +10221,7 @@ static void tn__bn_fwd_f64(const double *x, double *y, const double *w, const do
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -10071,7 +10262,7 @@ static void tn__bn_bwd_f64(const double *x, const double *gy, const double *w, c
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -10122,7 +10313,7 @@ static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float
     const int nthr = tn__par_threads(M * D, M);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
             const float *xp = x + r * D; float *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_f32(xp, D, a8);
@@ -10142,7 +10333,7 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
         const int nthr = tn__par_threads(M * D, M);
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++)
-            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
                 const float *xp = x + r * D, *gp = gy + r * D; float *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -10161,7 +10352,7 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
     const int nthr = tn__par_threads(M * D, (D + 63) / 64);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr;
+        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -10177,7 +10368,7 @@ static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const do
     const int nthr = tn__par_threads(M * D, M);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
             const double *xp = x + r * D; double *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_f64(xp, D, a8);
@@ -10197,7 +10388,7 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
         const int nthr = tn__par_threads(M * D, M);
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++)
-            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
                 const double *xp = x + r * D, *gp = gy + r * D; double *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -10216,7 +10407,7 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
     const int nthr = tn__par_threads(M * D, (D + 63) / 64);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr;
+        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -10233,7 +10424,7 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
     const int64_t M = x->shape[0], D = x->shape[1];
     double *ms = (double *)tn_data_ptr(st), *colacc = NULL;
-    if (mode == 1 && (gw || gb) && !(colacc = (double *)TN_MALLOC((size_t)(2 * D) * sizeof(double)))) return TN__FAIL_INT("layer_norm backward: out of memory");
+    if (mode == 1 && (gw || gb) && !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat(D, 2), sizeof(double)))) return -1;
 #define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
     if (x->dtype == TN_F32) {
         if (mode == 0) tn__ln_fwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
@@ -10255,7 +10446,7 @@ static void tn__ce_rows_f32(int mode, const float *x, const int64_t *t, const fl
     const int nthr = tn__par_threads(N * C, N);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int th = 0; th < nthr; th++)
-        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) {
+        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
             const float *xp = x + i * C;
             if (mode == 0) {
                 float m = xp[0];
@@ -10277,7 +10468,7 @@ static void tn__ce_rows_f64(int mode, const double *x, const int64_t *t, const d
     const int nthr = tn__par_threads(N * C, N);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int th = 0; th < nthr; th++)
-        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) {
+        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
             const double *xp = x + i * C;
             if (mode == 0) {
                 double m = xp[0];
@@ -10407,7 +10598,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (!training && (!rm || !rv)) return (tn_tensor *)tn__error("%s: running_mean and running_var must be given when not training", fn);
     int64_t dims[TN_MAX_DIMS], nd = 0, count = x->shape[0];
     dims[nd++] = 0;
-    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count *= x->shape[d]; }
+    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count = tn__mul_sat(count, x->shape[d]); }   /* an empty x's may not fit */
     if (training && count == 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
     if (tn_numel(x) == 0) return tn_clone(x);   /* an empty batch: nothing to normalise, running stats untouched (as PyTorch) */
     tn_scope_begin();
@@ -10488,8 +10679,7 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
 /* The one-node layer norm over the last n dims through the backend's entry (checks done;
    inside a scope). NULL with *declined set when the backend declines the case. */
 static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
-    int64_t D = 1;
-    for (int k = x->ndim - n; k < x->ndim; k++) D *= x->shape[k];
+    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
     const int64_t M = tn_numel(x) / D;
     tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
     tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
@@ -10552,7 +10742,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
     tn_scope_begin();
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
-    for (int d = 2; d < x->ndim; d++) M *= x->shape[d];
+    for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
     tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
@@ -10578,7 +10768,7 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
     shape[0] = 1;
-    shape[1] = N * C;
+    shape[1] = tn__mul_sat(N, C);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xr = tn_reshape(x, shape, x->ndim);
     tn_tensor *rm_r = rm ? tn_repeat(rm, TN_SHAPE(N)) : NULL, *rv_r = rv ? tn_repeat(rv, TN_SHAPE(N)) : NULL;
     tn_tensor *w_r = w ? tn_repeat(w, TN_SHAPE(N)) : NULL, *b_r = b ? tn_repeat(b, TN_SHAPE(N)) : NULL;
@@ -10683,9 +10873,9 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
     const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) fn(of, od, n * t / nthr, n * (t + 1) / nthr, seed, off, thr, 1 / (1 - p));
+    for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
     return tn__own(m);
 }
 static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {
@@ -10796,26 +10986,31 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
     if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
     if (m == 0 && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
-    int64_t out[2];
+    int64_t out[2], oshape[4] = {x->shape[0], x->shape[1], 0, 0};
     double scale[2];
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (sf && !(sf[i] > 0)) return (tn_tensor *)tn__error("%s: scale_factor must be positive, got %g", fn, sf[i]);
-        out[i] = size ? size[i] : (int64_t)floor((double)in * sf[i]);
+        if (size) out[i] = size[i];
+        else if (tn__double_to_int64(fn, "the output size from scale_factor", floor((double)in * sf[i]), &out[i])) return NULL;
         if (out[i] <= 0 || in <= 0) return (tn_tensor *)tn__error("%s: input %s and output size %lld must be positive", fn, TN__SHAPE(x), (long long)out[i]);
+        oshape[2 + i] = out[i];
         /* PyTorch's area_pixel_compute_scale: a given scale_factor is used as is */
         scale[i] = m && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
     }
+    /* the output's size first: the index tables and matrices below are sized by it */
+    if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
     tn_scope_begin();
     tn_tensor *y = x;
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (m == 0) {
-            int64_t *ix = (int64_t *)TN_MALLOC((size_t)out[i] * sizeof(int64_t));
-            if (!ix) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", fn); }
-            for (int64_t o = 0; o < out[i]; o++) { int64_t s = (int64_t)floor((double)o * scale[i]); ix[o] = s < in - 1 ? s : in - 1; }
+            int64_t *ix = (int64_t *)tn__malloc_n(fn, out[i], sizeof(int64_t));
+            if (!ix) { tn_scope_end(); return NULL; }
+            for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
             y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
             TN_FREE(ix);
+            if (!y) break;   /* out of memory: the next dim would read y */
         } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
             tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x);
             y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
@@ -10830,25 +11025,31 @@ TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double 
 }
 static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, bool inverse) {
     TN__CHECK_NULL(x);
-    if (x->ndim < 3 || x->ndim + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
+    if (x->ndim < 3) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
     if (r <= 0) return (tn_tensor *)tn__error("%s: factor must be greater than 0, got %lld", fn, (long long)r);
-    int nd = x->ndim, lead = nd - 3;
-    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1];
-    if (!inverse && C % (r * r)) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)(r * r));
+    /* the leading dims as one (an 8-d input needs 5 + 1 dims, not 10): [L, C, H, W] */
+    const int nd = x->ndim, lead = 1;
+    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1], L = tn__numel(x->shape, nd - 3);
+    int64_t rr, big;   /* r * r, and the size that grows by it (C * r * r, or H * r and W * r): checked products */
+    if (!tn__mul_ok(r, r, &rr) || (inverse && !tn__mul_ok(C, rr, &big)) || (!inverse && (!tn__mul_ok(H, r, &big) || !tn__mul_ok(W, r, &big))))
+        return (tn_tensor *)tn__error("%s: factor %lld is too large for input %s (the sizes overflow int64)", fn, (long long)r, TN__SHAPE(x));
+    if (!inverse && C % rr) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)rr);
     if (inverse && (H % r || W % r)) return (tn_tensor *)tn__error("%s: height and width of input %s must be divisible by downscale_factor %lld", fn, TN__SHAPE(x), (long long)r);
-    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS];
-    for (int d = 0; d < lead; d++) { s1[d] = s2[d] = x->shape[d]; perm[d] = d; }
+    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS], out[TN_MAX_DIMS];
+    s1[0] = s2[0] = L; perm[0] = 0;
     if (!inverse) { /* [*, C', r, r, H, W] -> [*, C', H, r, W, r] */
-        int64_t a[5] = {C / (r * r), r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / (r * r), H * r, W * r};
+        int64_t a[5] = {C / rr, r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / rr, H * r, W * r};
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
         for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
     } else {        /* [*, C, H', r, W', r] -> [*, C, r, r, H', W'] */
-        int64_t a[5] = {C, H / r, r, W / r, r}, p[5] = {0, 2, 4, 1, 3}, b[3] = {C * r * r, H / r, W / r};
+        int64_t a[5] = {C, H / r, r, W / r, r}, p[5] = {0, 2, 4, 1, 3}, b[3] = {C * rr, H / r, W / r};
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
         for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
     }
+    memcpy(out, x->shape, (size_t)(nd - 3) * sizeof(int64_t));
+    memcpy(out + nd - 3, s2 + 1, 3 * sizeof(int64_t));
     tn_scope_begin();
-    tn_tensor *y = tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3);
+    tn_tensor *y = tn_reshape(tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3), out, nd);
     if (y && tn_same_storage(y, x)) y = tn_clone(y);   /* factor 1: a new tensor, as PyTorch */
     return tn__scope_return(tn__grad_name(y, inverse ? "PixelUnshuffleBackward0" : "PixelShuffleBackward0"));
 }
@@ -10978,13 +11179,12 @@ static int tn__class_check(const char *fn, tn_tensor *input, tn_tensor *target, 
 static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *target, int64_t ignore_index, tn_tensor **safe, tn_tensor **keep) {
     int64_t c = input->shape[input->ndim == 1 ? 0 : 1], n = tn_numel(target), count = 0;
     tn_tensor *tc = tn_contiguous(tn_to(target, TN_CPU));
-    int64_t *s = (int64_t *)TN_MALLOC((size_t)(n + 1) * sizeof(int64_t));
-    uint8_t *k = (uint8_t *)TN_MALLOC((size_t)(n + 1));
+    int64_t *s = (int64_t *)tn__malloc_n(fn, n + 1, sizeof(int64_t));
+    uint8_t *k = s ? (uint8_t *)tn__malloc_n(fn, n + 1, 1) : NULL;
     if (!tc || !s || !k) {
         TN_FREE(s);
         TN_FREE(k);
-        if (tc) tn__error("%s: out of memory", fn);
-        return -1;
+        return -1;   /* tn__malloc_n or the copy said why */
     }
     const int64_t *v = (const int64_t *)tn_data_ptr(tc);
     for (int64_t i = 0; i < n; i++) {
@@ -11500,6 +11700,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (!nd) return; /* t may be NULL: a slot kept empty on purpose */
     if (t && t->is_wrapped_number) { /* alone in a formula a Python float would promote like one (to float32): keep a plain 0-d tensor */
         tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
+        if (!c) nd->save_failed = true;
         tn__node_save(nd, c);
         tn_release(c);
         return;
@@ -11515,7 +11716,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
         tn_tensor **s = (tn_tensor **)TN_MALLOC((size_t)cap * sizeof *s);
         int64_t *v = (int64_t *)TN_MALLOC((size_t)cap * sizeof *v);
         tn_node **f = (tn_node **)TN_MALLOC((size_t)cap * sizeof *f);
-        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); tn__error("autograd: out of memory saving a tensor"); return; }
+        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); nd->save_failed = true; tn__error("autograd: out of memory saving a tensor"); return; }
         memcpy(s, nd->saved, (size_t)nd->nsaved * sizeof *s);
         memcpy(v, nd->saved_version, (size_t)nd->nsaved * sizeof *v);
         memcpy(f, nd->saved_fn, (size_t)nd->nsaved * sizeof *f);
@@ -11531,6 +11732,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (t && t->grad_fn) {
         nd->saved[nd->nsaved] = tn__view_of(t, t->shape, t->strides, t->ndim, t->offset);
         if (nd->saved[nd->nsaved]) nd->saved[nd->nsaved]->is_view = false;
+        else nd->save_failed = true;   /* (the error is recorded) */
         nd->saved_fn[nd->nsaved] = t->grad_fn;
         TN__ATOMIC_ADD(&t->grad_fn->refcount, 1);
     } else {
@@ -11546,12 +11748,15 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out) {
     if (!nd || !out) return;
     tn_tensor *d = tn__view_of(out, out->shape, out->strides, out->ndim, out->offset);
     if (d) { tn__node_save(nd, d); tn_release(d); }
+    else nd->save_failed = true;
 }
 
 /* Make nd the grad_fn of out (out takes the node's reference). Returns out. */
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
     if (!nd) return out;
     if (!out || !tn_dtype_is_floating(out->dtype)) { tn__node_release(nd); return out; }
+    /* a formula without its saved tensors would read past them: the op fails (out of memory, recorded) */
+    if (nd->save_failed) { tn__node_release(nd); tn_release(out); return NULL; }
     tn__meta_of(&nd->out, out);
     if (out->grad_fn) tn__node_release(out->grad_fn);
     out->grad_fn = nd;
@@ -11712,11 +11917,12 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
     if (!g) return NULL;
     tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
     if (!out) return NULL;
-    tn_tensor v = *out;
-    v.strides[dim] *= step;
-    v.offset += start * out->strides[dim];
+    tn_tensor v = tn__shallow(out);
+    /* the strides and offset fit when g has elements (they reach into out); an empty g copies nothing */
+    v.strides[dim] = tn__mul_or(v.strides[dim], step, v.strides[dim]);
+    v.offset += tn__mul_or(start, out->strides[dim], 0);
     for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
-    if (tn__backend(out->device)->fill(out, 0) || tn__copy(&v, g)) { tn_release(out); return NULL; }
+    if (tn__backend(out->device)->fill(out, 0) || (tn_numel(g) > 0 && tn__copy(&v, g))) { tn_release(out); return NULL; }
     tn_node *nd = tn__node_new(G_SLICE_SCATTER, 0, &g, 1);
     if (nd) { nd->i[0] = dim; nd->i[1] = start; nd->i[2] = step; }
     return tn__own(tn__node_attach(nd, out));
@@ -11753,6 +11959,7 @@ static tn_tensor *tn__grad_binary(const char *fn, tn_binary_op op, tn_tensor *g,
    when create_graph is on. */
 static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     tn_tensor **S = n->saved, *unpacked[4 * TN_MAX_DIMS];
+    if (n->save_failed) return TN__FAIL_INT("autograd: %s cannot run its backward: a tensor it saved is missing (out of memory when it was recorded)", tn__node_name(n));
     if (!tn__grad_disabled && n->nsaved <= 4 * TN_MAX_DIMS) { /* recording: saved non-leaves get their history back */
         for (int k = 0; k < n->nsaved; k++) {
             unpacked[k] = S[k];
@@ -11927,8 +12134,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], flat[TN_MAX_DIMS], L = 1;
         int np = 0, nk = 0;
         for (int d = 0; d < m->ndim; d++) if (!n->i[d]) { perm[np++] = d; flat[nk++] = m->shape[d]; }
-        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L *= m->shape[d]; }
-        if (L == 0) { gin[0] = tn_zeros_like(x); return 0; }
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L = tn__mul_sat(L, m->shape[d]); }
+        if (L == 0 || tn__numel(m->shape, m->ndim) == 0) { gin[0] = tn_zeros_like(x); return 0; }   /* (an empty x's L may not fit) */
         flat[nk] = L;
         tn_tensor *xp = tn_reshape(tn_permute(x, perm, m->ndim), flat, nk + 1);
         int64_t one_shape[TN_MAX_DIMS];
@@ -12027,6 +12234,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_UNFOLD: { /* windows add back into the positions they came from */
         const tn__meta *m = &n->in[0];
         if (m->ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        if (tn_numel(g) == 0) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }   /* (and nw * size below may not fit) */
         int64_t dim = n->i[0], size = n->i[1], step = n->i[2], nw = g->shape[dim];
         int64_t perm[TN_MAX_DIMS + 1], merged[TN_MAX_DIMS];
         int np = 0, nm = 0;
@@ -12034,7 +12242,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             perm[np++] = d;
             if (d == dim) perm[np++] = g->ndim - 1;
         }
-        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? nw * size : m->shape[d];
+        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? tn__mul_sat(nw, size) : m->shape[d];   /* fits: g's elements */
         tn_tensor *gm = tn_reshape(tn_permute(g, perm, g->ndim), merged, nm);
         int64_t flat = -1;
         tn_tensor *idx = tn_reshape(tn_add(tn_unsqueeze(tn_mul_scalar(tn_arange(0, (double)nw, 1, TN_I64), (double)step), 1),
@@ -12119,7 +12327,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
         tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
         if (!gb) return -1;
-        tn_tensor reg = *gb;
+        tn_tensor reg = tn__shallow(gb);
         reg.ndim = nd;
         for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
         reg.offset = gb->offset + n->i[1 + 2 * nd];
@@ -12128,7 +12336,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) {
             tn_tensor *old = tn__own(tn__copy_as(gb, g->dtype, g->device));
             if (!old) return -1;
-            reg = *old;
+            reg = tn__shallow(old);
             reg.ndim = nd;
             for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
             reg.offset = old->offset + n->i[1 + 2 * nd];
@@ -12632,8 +12840,8 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
         if (!x->requires_grad) continue;
         int64_t nx = tn_numel(x);
         /* numerical Jacobian column by column: central differences on x's raw data */
-        double *num = (double *)TN_MALLOC((size_t)(nx * m + 1) * sizeof(double));
-        if (!num) { tn__error("tn_gradcheck: out of memory"); ok = false; break; }
+        double *num = (double *)tn__malloc_n("tn_gradcheck", tn__add_sat(tn__mul_sat(nx, m), 1), sizeof(double));   /* the Jacobian: nx * m can overflow */
+        if (!num) { ok = false; break; }
         char *base = (char *)tn_data_ptr(x);
         for (int64_t e = 0; e < nx && ok; e++) {
             tn_tensor *outs[2];
@@ -19126,7 +19334,7 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     tn_tensor *const ts[3] = {x, w, y};
     if (tn__si_dense("conv2d", ts, 3)) return -1;
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
-    tn_tensor xv = *x, wv = *w, yv = *y;   /* the same host memory, seen as CPU tensors */
+    tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
     if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
     return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);

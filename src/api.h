@@ -1493,7 +1493,8 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
    every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
    conv2d (over images). Results are the same bits for any thread count, except conv2d's
    weight gradient: per-thread partial sums added in thread order, the same bits for a
-   given count. OMP_NUM_THREADS sets the default count. */
+   given count. OMP_NUM_THREADS sets the default count. A process forked after kernels ran
+   threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
 
@@ -1696,6 +1697,7 @@ int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A,
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
+bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
 #else
 #define TN__TESTABLE static
 #endif

@@ -867,8 +867,9 @@ TEST(hand_misc) {
     /* huge inputs: max subtracted */
     CHECK_VALS(tn_softmax(T64(D(1000, 1000), 2), 0), 1e-12, 0.5, 0.5);
     CHECK_VALS(tn_log_softmax(T64(D(-1000, 0), 2), 0), 1e-12, -1000, 0);
-    /* integer input gives float32 */
-    tn_tensor *si = tn_softmax(IDX(I(1, 2, 3), 3), 0);
+    /* integer input: refused as PyTorch ("softmax_lastdim_kernel_impl" not implemented for 'Long'); converted first, float32 */
+    CHECK(tn_softmax(IDX(I(1, 2, 3), 3), 0) == NULL);
+    tn_tensor *si = tn_softmax(tn_to_dtype(IDX(I(1, 2, 3), 3), TN_F32), 0);
     CHECK_DTYPE(si, TN_F32);
     CHECK_VALS(si, 1e-6, 0.09003057317038046, 0.24472847105479764, 0.66524095577481770);
     /* pixel shuffle: channel c*r*r + i*r + j goes to (h*r + i, w*r + j) */

@@ -32,8 +32,8 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
         if (!x->requires_grad) continue;
         int64_t nx = tn_numel(x);
         /* numerical Jacobian column by column: central differences on x's raw data */
-        double *num = (double *)TN_MALLOC((size_t)(nx * m + 1) * sizeof(double));
-        if (!num) { tn__error("tn_gradcheck: out of memory"); ok = false; break; }
+        double *num = (double *)tn__malloc_n("tn_gradcheck", tn__add_sat(tn__mul_sat(nx, m), 1), sizeof(double));   /* the Jacobian: nx * m can overflow */
+        if (!num) { ok = false; break; }
         char *base = (char *)tn_data_ptr(x);
         for (int64_t e = 0; e < nx && ok; e++) {
             tn_tensor *outs[2];

@@ -87,7 +87,7 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
     const int64_t n = tn_numel(out);
     char *base = (char *)tn_data_ptr(out);
     const tn_dtype dt = out->dtype;
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
        per-element switches fold and the Philox rounds vectorise (the same numbers) */
     if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
@@ -276,7 +276,7 @@ TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;
-    tn_tensor diag = *t; /* the diagonal as a strided 1-d view */
+    tn_tensor diag = tn__shallow(t); /* the diagonal as a strided 1-d view */
     diag.ndim = 1;
     diag.shape[0] = TN__MIN(n, m);
     diag.strides[0] = m + 1;

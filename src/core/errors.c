@@ -31,6 +31,28 @@ static void *tn__error(const char *fmt, ...) {
     return NULL;
 }
 #define TN__FAIL_INT(...) (tn__error(__VA_ARGS__), -1)
+
+/* An array of n items of size bytes (a table, a workspace), its byte count checked
+   (tn__mul_ok); NULL and an error under fn's name when it overflows or malloc fails. */
+static void *tn__malloc_n(const char *fn, int64_t n, size_t size) {
+    int64_t bytes;
+    if (n < 0 || size > (size_t)INT64_MAX || !tn__mul_ok(n, (int64_t)size, &bytes) || (uint64_t)bytes > (uint64_t)SIZE_MAX)
+        return tn__error("%s: cannot allocate %lld items of %zu bytes (the size overflows)", fn, (long long)n, size);
+    void *p = TN_MALLOC(bytes ? (size_t)bytes : 1);
+    if (!p) return tn__error("%s: out of memory allocating %lld bytes", fn, (long long)bytes);
+    return p;
+}
+
+/* A double that is to become an int64 (a size from a scale factor, a step count read
+   from a file): C leaves the conversion undefined out of range, so it is checked first.
+   0 and the value in *out, or -1 and an error "fn: what v is out of range". */
+static int tn__double_to_int64(const char *fn, const char *what, double v, int64_t *out) {
+    /* 2^63 is the first double past INT64_MAX; -2^63 is INT64_MIN itself */
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        return TN__FAIL_INT("%s: %s %g is out of the range of int64", fn, what, v);
+    *out = (int64_t)v;
+    return 0;
+}
 TNDEF int tn_error(const char *fmt, ...) {
     char msg[1024];
     va_list ap;

@@ -43,6 +43,7 @@ struct tn_node {
     int64_t version_inline[4];
     tn_node *fn_inline[4];
     bool released;                    /* saved tensors freed by a backward without retain_graph */
+    bool save_failed;                 /* a tensor the formula needs could not be saved (out of memory): the op fails */
     double d[4];                      /* op attributes */
     int64_t i[2 * TN_MAX_DIMS + 4];
     int ni;
@@ -210,38 +211,19 @@ static void tn__contiguous_strides(const int64_t *shape, int ndim, int64_t *stri
     int64_t st = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = st;
-        if (i > 0 && shape[i] > 1 && st <= INT64_MAX / shape[i]) st *= shape[i]; /* empty tensors may not fit */
+        if (i > 0 && shape[i] > 1) st = tn__mul_or(st, shape[i], st);   /* an empty tensor's may not fit (and are never used) */
     }
 }
 
+/* A tensor's element count; shapes are checked when tensors are made (tn__check_shape),
+   so it fits, and a shape with a 0 in it counts 0 without multiplying the others. */
 static int64_t tn__numel(const int64_t *shape, int ndim) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    int64_t n;
+    tn__numel_ok(shape, ndim, &n);
     return n;
 }
 
 static const int64_t tn__one[1] = {1};
-
-/* Size arithmetic that reports overflow instead of running into C's undefined behaviour:
-   the result, or false when it does not fit in int64. */
-static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_mul_overflow(a, b, r);
-#else
-    if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -INT64_MAX / (a < 0 ? -a : a))) return false;
-    *r = a * b;
-    return true;
-#endif
-}
-static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_add_overflow(a, b, r);
-#else
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
-    *r = a + b;
-    return true;
-#endif
-}
 
 /* Last element offset reached by (shape, strides) from offset, or false on overflow. */
 static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, int64_t offset, int64_t *last) {
@@ -254,16 +236,16 @@ static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, 
     return true;
 }
 
-/* Check a user-given shape: ndim in range, sizes >= 0, element count fits. */
+/* Check a user-given shape: ndim in range, sizes >= 0, element count (0 when a size is)
+   and byte count at the largest element size fit in int64. */
 static int tn__check_shape(const char *fn, const int64_t *shape, int ndim) {
     if (ndim < 0 || ndim > TN_MAX_DIMS) return TN__FAIL_INT("%s: ndim %d out of range [0, %d]", fn, ndim, TN_MAX_DIMS);
     if (ndim > 0 && !shape) return TN__FAIL_INT("%s: shape is NULL", fn);
-    double total = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (shape[i] < 0) return TN__FAIL_INT("%s: negative size %lld in shape %s", fn, (long long)shape[i], tn__shape_str(shape, ndim));
-        total *= (double)shape[i];
-    }
-    if (total > 9e18 / 8) return TN__FAIL_INT("%s: shape %s has too many elements", fn, tn__shape_str(shape, ndim));
+    int64_t n, bytes;
+    if (!tn__numel_ok(shape, ndim, &n) || !tn__mul_ok(n, 8, &bytes))
+        return TN__FAIL_INT("%s: shape %s has too many elements (storage size calculation overflowed)", fn, tn__shape_str(shape, ndim));
     return 0;
 }
 
@@ -308,7 +290,7 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     int64_t strides[TN_MAX_DIMS];
 
     tn__contiguous_strides(shape, ndim, strides);
-    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);
+    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);   /* fits: checked above */
     return s ? tn__tensor_over(s, dtype, shape, strides, ndim, 0) : NULL;
 }
 
@@ -318,6 +300,25 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
     tn_tensor *t = tn__tensor_over(base->storage, base->dtype, shape, strides, ndim, offset);
     if (t) t->is_view = true;
     return t;
+}
+
+/* A transient view of t as a struct on the stack (a kernel walks t another way: restrided,
+   flipped, as a matrix): dtype, device, shape, strides, offset and storage, no reference
+   taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
+   thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
+static tn_tensor tn__shallow(const tn_tensor *t) {
+    static tn_tensor zero_;   /* never written: a zero struct to copy */
+    tn_tensor v = zero_;
+    v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
+    v.dtype = t->dtype;
+    v.device = t->device;
+    v.ndim = t->ndim;
+    memcpy(v.shape, t->shape, sizeof v.shape);
+    memcpy(v.strides, t->strides, sizeof v.strides);
+    v.offset = t->offset;
+    v.storage = t->storage;
+    v.is_wrapped_number = t->is_wrapped_number;
+    return v;
 }
 
 TNDEF tn_tensor *tn_retain(tn_tensor *t) {
@@ -419,11 +420,11 @@ TNDEF void *tn_data_ptr(const tn_tensor *t) {
 }
 TNDEF bool tn_is_contiguous(const tn_tensor *t) {
     if (!t) return false;
+    if (tn_numel(t) == 0) return true;   /* before multiplying: [0, 2^62, 2^62] is empty, its sizes' product overflows */
     int64_t st = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] == 0) return true;
         if (t->shape[i] != 1 && t->strides[i] != st) return false;
-        st *= t->shape[i];
+        st = tn__mul_or(st, t->shape[i], INT64_MAX);   /* fits: a non-empty tensor's sizes */
     }
     return true;
 }
@@ -461,9 +462,10 @@ static int tn__check_no_overlap(const char *fn, tn_tensor *dst, tn_tensor *src) 
     int64_t lo[2], hi[2];
     tn_tensor *ts[2] = {dst, src};
     for (int k = 0; k < 2; k++) {
-        lo[k] = hi[k] = ts[k]->offset * (int64_t)tn_dtype_size(ts[k]->dtype);
-        for (int i = 0; i < ts[k]->ndim; i++) hi[k] += (ts[k]->shape[i] - 1) * ts[k]->strides[i] * (int64_t)tn_dtype_size(ts[k]->dtype);
-        hi[k] += (int64_t)tn_dtype_size(ts[k]->dtype);
+        int64_t es = (int64_t)tn_dtype_size(ts[k]->dtype), last;
+        if (!tn__span_ok(ts[k]->shape, ts[k]->strides, ts[k]->ndim, ts[k]->offset, &last)) return 0;   /* never for a tensor in its storage */
+        lo[k] = ts[k]->offset * es;
+        hi[k] = (last + 1) * es;
     }
     if (lo[0] < hi[1] && lo[1] < hi[0])
         return TN__FAIL_INT("%s: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location; clone() the input first", fn);

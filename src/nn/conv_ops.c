@@ -22,7 +22,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     }
     if (!gx && !gw) return 0;
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
-    const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int nbuf = gx && gw ? 2 : 1;
@@ -30,7 +30,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     const int64_t LB = IB > 1 ? IB * L : R * g[9];
     const bool wt = gw && tn__gemm_tiles(x->dtype, Kg, Og) < tn__gemm_tiles(x->dtype, Og, Kg);   /* per group: [Kg, Og] */
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* gy of a block as [O, images*L] */
@@ -39,8 +39,8 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     if (!failed) {
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++) {
-            const int64_t n1 = N * (t + 1) / nthr;
-            for (int64_t n = N * t / nthr; n < n1; n += IB) {
+            const int64_t n1 = tn__split_at(N, t + 1, nthr);
+            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
                 const int64_t ni = TN__MIN(IB, n1 - n);
                 if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
                 /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
@@ -236,13 +236,14 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
     for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
     const bool batched = x->ndim == nsp + 2;
-    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? w->shape[1] * groups : w->shape[0];
+    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? tn__mul_sat(w->shape[1], groups) : w->shape[0];   /* fits once groups divides C (checked below) */
     if (w->shape[0] % groups)
         return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
                                       fn, (long long)groups, (long long)groups, TN__SHAPE(w));
-    if (!transposed && (C % groups || O % groups || w->shape[1] * groups != C))
+    int64_t wc;   /* the input channels the weight expects: w->shape[1] * groups, checked (groups is the caller's) */
+    if (!transposed && (C % groups || O % groups || !tn__mul_ok(w->shape[1], groups, &wc) || wc != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
-                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)(w->shape[1] * groups), (long long)C);
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)tn__mul_sat(w->shape[1], groups), (long long)C);
     if (transposed && (C % groups || w->shape[0] != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
                                       fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
@@ -267,7 +268,10 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
                 return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
                                               fn, (long long)o, (long long)g[6 + i], (long long)g[2 + i]);
             g[8 + i] = in[i];
-            in[i] = (in[i] - 1) * g[6 + i] - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
+            int64_t grown;   /* (in - 1) * stride: in up to 2^60, stride up to 2^31 */
+            if (!tn__mul_ok(in[i] - 1, g[6 + i], &grown) || grown > INT64_MAX / 2)
+                return (tn_tensor *)tn__error("%s: input %s with stride %lld gives an output size past int64", fn, TN__SHAPE(x), (long long)g[6 + i]);
+            in[i] = grown - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
             if (in[i] <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output size %lld", fn, TN__SHAPE(x), (long long)in[i]);
         } else {
             int64_t span = g[2 + i] * (k[i] - 1) + 1, padded = in[i] + (same ? span - 1 : 2 * g[4 + i]);

@@ -118,13 +118,12 @@ static int tn__class_check(const char *fn, tn_tensor *input, tn_tensor *target, 
 static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *target, int64_t ignore_index, tn_tensor **safe, tn_tensor **keep) {
     int64_t c = input->shape[input->ndim == 1 ? 0 : 1], n = tn_numel(target), count = 0;
     tn_tensor *tc = tn_contiguous(tn_to(target, TN_CPU));
-    int64_t *s = (int64_t *)TN_MALLOC((size_t)(n + 1) * sizeof(int64_t));
-    uint8_t *k = (uint8_t *)TN_MALLOC((size_t)(n + 1));
+    int64_t *s = (int64_t *)tn__malloc_n(fn, n + 1, sizeof(int64_t));
+    uint8_t *k = s ? (uint8_t *)tn__malloc_n(fn, n + 1, 1) : NULL;
     if (!tc || !s || !k) {
         TN_FREE(s);
         TN_FREE(k);
-        if (tc) tn__error("%s: out of memory", fn);
-        return -1;
+        return -1;   /* tn__malloc_n or the copy said why */
     }
     const int64_t *v = (const int64_t *)tn_data_ptr(tc);
     for (int64_t i = 0; i < n; i++) {

@@ -284,7 +284,7 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
             tn__node_save(nd, codes);
             tn__node_save(nd, tabt);
         }
-        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn_release(v); return NULL; }
+        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn__node_release(nd); tn_release(v); return NULL; }
         return tn__own(tn__node_attach(nd, v));
     }
     tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
@@ -295,10 +295,16 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
 }
 /* The window tables of a pooling geometry g (after tn__pool_counts) over H x W: hs, he
    (rows [hs, he) clipped to the image), ws, we; TN_FREE them. NULL when out of memory. */
+/* The 2 (OH + OW) entries of a window table, checked (tn__malloc_n). */
+static int64_t *tn__window_table(const char *fn, int64_t OH, int64_t OW) {
+    int64_t n;
+    bool ok = tn__add_ok(OH, OW, &n) && tn__mul_ok(n, 2, &n);
+    return (int64_t *)tn__malloc_n(fn, ok ? n : -1, sizeof(int64_t));
+}
 static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int64_t W) {
     const int64_t OH = g[8], OW = g[9];
-    int64_t *tab = (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t));
-    if (!tab) return (int64_t *)tn__error("%s: out of memory", fn);
+    int64_t *tab = tn__window_table(fn, OH, OW);
+    if (!tab) return NULL;
     for (int64_t o = 0; o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = TN__MIN(tab[o] + g[2] * (g[0] - 1) + 1, H); }
     for (int64_t o = 0; o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = TN__MIN(tab[2 * OH + o] + g[3] * (g[1] - 1) + 1, W); }
     return tab;
@@ -307,8 +313,8 @@ static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int6
    on its device. */
 static tn_tensor *tn__avg_divisors(const char *fn, const int64_t *g, int64_t H, int64_t W, bool count_include_pad, int64_t divisor_override, tn_tensor *like) {
     const int64_t OH = g[8], OW = g[9];
-    double *div = (double *)TN_MALLOC((size_t)(OH * OW) * sizeof(double));
-    if (!div) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    double *div = (double *)tn__malloc_n(fn, tn__mul_or(OH, OW, -1), sizeof(double));
+    if (!div) return NULL;
     for (int64_t a = 0; a < OH; a++) for (int64_t b = 0; b < OW; b++) {
         int64_t h0 = a * g[6] - g[4], w0 = b * g[7] - g[5];
         int64_t h1 = h0 + g[0] < H + g[4] ? h0 + g[0] : H + g[4], w1 = w0 + g[1] < W + g[5] ? w0 + g[1] : W + g[5];
@@ -401,7 +407,14 @@ TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int
     int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
     return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
 }
-/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). */
+/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). The caller checks that
+   (out + 1) * in fits (tn__adaptive_fits). */
+static int tn__adaptive_fits(const char *fn, int64_t in, int64_t out) {
+    int64_t r;
+    if (!tn__mul_ok(in, out, &r) || !tn__add_ok(r, in, &r))
+        return TN__FAIL_INT("%s: output size %lld is too large for an input size of %lld", fn, (long long)out, (long long)in);
+    return 0;
+}
 static void tn__adaptive_table(int64_t in, int64_t out, int64_t *start, int64_t *end) {
     for (int64_t i = 0; i < out; i++) { start[i] = i * in / out; end[i] = ((i + 1) * in + out - 1) / out; }
 }
@@ -411,8 +424,10 @@ static tn_tensor *tn__adaptive_max_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *idx = NULL, *y = NULL;
-    int64_t *tab = x4 ? (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t)) : NULL;
-    if (x4 && !tab) tn__error("%s: out of memory", fn);
+    /* the output's size first: the window tables are sized by it */
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;
+    int64_t *tab = x4 ? tn__window_table(fn, OH, OW) : NULL;
     if (tab) {
         tn__adaptive_table(x4->shape[2], OH, tab, tab + OH);
         tn__adaptive_table(x4->shape[3], OW, tab + 2 * OH, tab + 2 * OH + OW);
@@ -463,11 +478,11 @@ TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
 static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
-    if ((double)in * (double)out > 1e17) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
-    double *m = (double *)TN_MALLOC((size_t)(in * out) * sizeof(double));
-
-    if (!m) return (tn_tensor *)tn__error("%s: out of memory", fn);
-    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    int64_t n;
+    if (!tn__mul_ok(in, out, &n)) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
+    double *m = (double *)tn__malloc_n(fn, n, sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)n * sizeof(double));
     for (int64_t i = 0; i < out; i++) {
         if (kind == 0) { /* adaptive average */
             int64_t a = i * in / out, b = ((i + 1) * in + out - 1) / out;
@@ -475,8 +490,8 @@ static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_
         } else {          /* linear interpolation, PyTorch's source index */
             double src = align_corners ? (double)i * scale : ((double)i + 0.5) * scale - 0.5;
             if (src < 0) src = 0;
+            if (src > (double)(in - 1)) src = (double)(in - 1);   /* before converting: the same weights, no undefined cast */
             int64_t j0 = (int64_t)src;
-            if (j0 > in - 1) j0 = in - 1;
             int64_t j1 = j0 + (j0 < in - 1 ? 1 : 0);
             double l1 = src - (double)j0;
             m[i * in + j0] += 1 - l1;
@@ -492,6 +507,8 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;   /* the output's size first */
     if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);
