@@ -293,6 +293,15 @@ TEST(failed_rename_keeps_the_old_file) {
     save_must_fail(__LINE__, "rename EIO", path, d2, "cannot rename");
     fail_rename = EXDEV;
     save_must_fail(__LINE__, "rename EXDEV", path, d2, "Invalid cross-device link");
+    /* a real failing rename: an empty directory at the target stays (it is never removed) */
+    fail_rename = 0;
+    const char *dir = in_dir("a_directory");
+    CHECK(mkdir(dir, 0755) == 0);
+    tn_clear_error();
+    CHECK(tn_safetensors_save(dir, d2) != 0 && has(tn_last_error(), "Is a directory"));
+    struct stat st;
+    CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && leftovers() == 0);
+    rmdir(dir);
     /* a checkpoint over an existing one */
     tn_module *m = model(3);
     const char *ck = in_dir("keep_ck.safetensors");
