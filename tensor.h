@@ -12604,8 +12604,11 @@ static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
 /* Entries keep insertion order in arrays; a hash index (open addressing, linear probing,
    at most half full) finds a name in O(1), so building or looking up n names is O(n),
    not O(n^2) (a state dict of 200 K entries, or a hostile file of millions). Each dict
-   hashes with its own seed, so names crafted to collide in one process do not in another. */
-typedef struct tn__index { int *slot; size_t cap; uint64_t seed; } tn__index;  /* slot: entry + 1, 0 empty */
+   hashes with its own seed, so names crafted to collide in one process do not in another.
+   A slot keeps its name's hash: probes compare names only when the hashes match, and a
+   larger table is filled without hashing the names again. */
+typedef struct tn__islot { int e; uint32_t h; } tn__islot;        /* e: entry + 1, 0 empty */
+typedef struct tn__index { tn__islot *slot; size_t cap; uint64_t seed; } tn__index;
 struct tn_dict {
     int n, cap, nmeta, metacap;
     char **keys;
@@ -12626,45 +12629,49 @@ static char *tn__str_join(const char *a, const char *b) {
     if (c) { memcpy(c, a, la); memcpy(c + la, b, lb + 1); }
     return c;
 }
-static uint64_t tn__hash_str(const char *s, uint64_t seed) {
+static uint32_t tn__hash_str(const char *s, uint64_t seed) {
     uint64_t h = 14695981039346656037ULL ^ seed;   /* FNV-1a, then splitmix64's finaliser */
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ULL;
     h ^= seed;
     h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
     h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-    return h ^ (h >> 31);
+    return (uint32_t)((h ^ (h >> 31)) >> 32);
 }
 /* The entry named key (name i at names[i * stride]), or -1. */
 static int tn__index_find(const tn__index *x, char *const *names, int stride, const char *key) {
     if (!x->cap || !key) return -1;
-    for (size_t h = (size_t)tn__hash_str(key, x->seed) & (x->cap - 1);; h = (h + 1) & (x->cap - 1)) {
-        int e = x->slot[h];
-        if (!e) return -1;
-        if (!strcmp(names[(size_t)(e - 1) * (size_t)stride], key)) return e - 1;
+    uint32_t h = tn__hash_str(key, x->seed);
+    for (size_t at = h & (x->cap - 1);; at = (at + 1) & (x->cap - 1)) {
+        const tn__islot *sl = &x->slot[at];
+        if (!sl->e) return -1;
+        if (sl->h == h && !strcmp(names[(size_t)(sl->e - 1) * (size_t)stride], key)) return sl->e - 1;
     }
 }
-static void tn__index_put(tn__index *x, const char *key, int entry) {  /* key not in x; room checked */
-    size_t h = (size_t)tn__hash_str(key, x->seed) & (x->cap - 1);
-    while (x->slot[h]) h = (h + 1) & (x->cap - 1);
-    x->slot[h] = entry + 1;
+static void tn__index_put(tn__index *x, uint32_t h, int entry) {  /* a name not in x; room checked */
+    size_t at = h & (x->cap - 1);
+    while (x->slot[at].e) at = (at + 1) & (x->cap - 1);
+    x->slot[at].e = entry + 1;
+    x->slot[at].h = h;
 }
-/* Room for n entries: a larger table when needed, with the first have entries put in again
-   (also rebuilds after a removal: have = n). */
-static int tn__index_reserve(tn__index *x, char *const *names, int stride, int have, int n, bool rebuild) {
+/* Room for n entries: a larger table when needed, refilled from the old one; with rebuild
+   (after a removal moved the entries), refilled from the first n names instead. */
+static int tn__index_reserve(tn__index *x, char *const *names, int stride, int n, bool rebuild) {
     size_t cap = x->cap ? x->cap : 16;
     while (cap < 2 * (size_t)n) cap *= 2;
+    tn__islot *old = x->slot;
+    size_t oldcap = x->cap;
     if (cap != x->cap) {
-        int *s = (int *)TN_MALLOC(cap * sizeof *s);
-        if (!s) return -1;
-        TN_FREE(x->slot);
-        x->slot = s;
+        tn__islot *sl = (tn__islot *)TN_MALLOC(cap * sizeof *sl);
+        if (!sl) return -1;
+        x->slot = sl;
         x->cap = cap;
-        rebuild = true;
-    }
-    if (rebuild) {
-        memset(x->slot, 0, x->cap * sizeof *x->slot);
-        for (int i = 0; i < have; i++) tn__index_put(x, names[(size_t)i * (size_t)stride], i);
-    }
+    } else if (!rebuild) return 0;
+    memset(x->slot, 0, x->cap * sizeof *x->slot);
+    if (rebuild)
+        for (int i = 0; i < n; i++) tn__index_put(x, tn__hash_str(names[(size_t)i * (size_t)stride], x->seed), i);
+    else
+        for (size_t i = 0; i < oldcap; i++) if (old[i].e) tn__index_put(x, old[i].h, old[i].e - 1);
+    if (old != x->slot) TN_FREE(old);
     return 0;
 }
 TNDEF tn_dict *tn_dict_new(void) {
@@ -12704,8 +12711,8 @@ static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
         d->values = v;
         d->cap = cap;
     }
-    if (tn__index_reserve(&d->index, d->keys, 1, d->n, d->n + 1, false)) return TN__FAIL_INT("tn_dict_set: out of memory");
-    tn__index_put(&d->index, key, d->n);
+    if (tn__index_reserve(&d->index, d->keys, 1, d->n + 1, false)) return TN__FAIL_INT("tn_dict_set: out of memory");
+    tn__index_put(&d->index, tn__hash_str(key, d->index.seed), d->n);
     d->keys[d->n] = key;
     d->values[d->n++] = t ? tn_retain(t) : NULL;
     return 0;
@@ -12719,8 +12726,8 @@ static int tn__dict_append_meta(tn_dict *d, char *key, char *value) {
         d->meta = m;
         d->metacap = cap;
     }
-    if (tn__index_reserve(&d->mindex, d->meta, 2, d->nmeta, d->nmeta + 1, false)) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
-    tn__index_put(&d->mindex, key, d->nmeta);
+    if (tn__index_reserve(&d->mindex, d->meta, 2, d->nmeta + 1, false)) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
+    tn__index_put(&d->mindex, tn__hash_str(key, d->mindex.seed), d->nmeta);
     d->meta[2 * d->nmeta] = key;
     d->meta[2 * d->nmeta++ + 1] = value;
     return 0;
@@ -12753,7 +12760,7 @@ TNDEF int tn_dict_remove(tn_dict *d, const char *key) {
     memmove(d->keys + i, d->keys + i + 1, (size_t)(d->n - i - 1) * sizeof *d->keys);
     memmove(d->values + i, d->values + i + 1, (size_t)(d->n - i - 1) * sizeof *d->values);
     d->n--;
-    tn__index_reserve(&d->index, d->keys, 1, d->n, d->n, true);   /* the entries after i moved: O(n), as the memmove */
+    tn__index_reserve(&d->index, d->keys, 1, d->n, true);   /* the entries after i moved: O(n), as the memmove (cannot fail: no larger table) */
     return 0;
 }
 TNDEF int tn_dict_len(const tn_dict *d) { return d ? d->n : 0; }
@@ -15858,12 +15865,18 @@ static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, 
 /* Loading is two steps, so that a refused load changes nothing (a checkpoint checks the
    model too before committing either): tn__optim_load_check reads all of sd into new
    state, groups and LBFGS history; tn__optim_load_commit swaps them in (cannot fail). */
-typedef struct tn__optim_load { int64_t *ids; tn__pgroup *groups; tn_tensor **state; tn__lbfgs *lb; } tn__optim_load;
+typedef struct tn__optim_id { int64_t id; int pos; } tn__optim_id;   /* a saved parameter id, and our parameter */
+typedef struct tn__optim_load { int64_t *ids; tn__optim_id *byid; tn__pgroup *groups; tn_tensor **state; tn__lbfgs *lb; } tn__optim_load;
+static int tn__optim_cmp_id(const void *a, const void *b) {
+    int64_t x = ((const tn__optim_id *)a)->id, y = ((const tn__optim_id *)b)->id;
+    return (x > y) - (x < y);
+}
 static void tn__optim_load_free(const tn_optim *o, tn__optim_load *l) {
     for (int i = 0; l->state && i < o->np * TN__OPT_NSLOT; i++) tn_release(l->state[i]);
     TN_FREE(l->state);
     TN_FREE(l->groups);
     TN_FREE(l->ids);
+    TN_FREE(l->byid);
     tn__lbfgs_free(l->lb);
     memset(l, 0, sizeof *l);
 }
@@ -15875,11 +15888,12 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
     if (G != o->ng)
         return TN__FAIL_INT("%s: loaded state dict has a different number of parameter groups (%d; the optimizer has %d)", fn, G, o->ng);
     int64_t *ids = l->ids = (int64_t *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *ids);
+    tn__optim_id *byid = l->byid = (tn__optim_id *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *byid);
     tn__pgroup *groups = l->groups = (tn__pgroup *)TN_MALLOC((size_t)(o->ng ? o->ng : 1) * sizeof *groups);
     tn_tensor **state = l->state = (tn_tensor **)TN_MALLOC((size_t)(o->np ? o->np : 1) * TN__OPT_NSLOT * sizeof *state);
     tn__lbfgs *lb = l->lb = o->kind == TN__LBFGS ? tn__lbfgs_new() : NULL;
     if (state) memset(state, 0, (size_t)(o->np ? o->np : 1) * TN__OPT_NSLOT * sizeof *state);
-    if (!ids || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto fail; }
+    if (!ids || !byid || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto fail; }
     /* saved parameter ids map to ours by position, as PyTorch */
     for (int gi = 0; gi < G; gi++) {
         const tn__pgroup *g = &o->groups[gi];
@@ -15897,10 +15911,14 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
         for (int j = 0; j < g->n; j++) {
             const char *p = (const char *)pt->storage->data + (pt->offset + j * pt->strides[0]) * (int64_t)tn_dtype_size(pt->dtype);
             ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : *(const uint8_t *)p;
-            for (int q = 0; q < g->first + j; q++)
-                if (ids[q] == ids[g->first + j]) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)ids[q]); goto fail; }
+            byid[g->first + j].id = ids[g->first + j];
+            byid[g->first + j].pos = g->first + j;
         }
     }
+    /* sorted by id: duplicates side by side, and each state entry's parameter by bisection */
+    qsort(byid, (size_t)o->np, sizeof *byid, tn__optim_cmp_id);
+    for (int i = 1; i < o->np; i++)
+        if (byid[i].id == byid[i - 1].id) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)byid[i].id); goto fail; }
     /* group options: every option of the kind, plus the schedulers' keys the dict has */
     for (int gi = 0; gi < G; gi++) {
         tn__pgroup *ng = &groups[gi];
@@ -15928,20 +15946,25 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
             }
             if (tn__pg_set(fn, ng, name, v)) goto fail;
         }
-        size_t pl = strlen(prefix);
-        for (int i = 0; i < tn_dict_len(sd); i++) {
-            const char *k = tn_dict_key(sd, i), *name = k + pl;
-            if (strncmp(k, prefix, pl) || !strcmp(name, "params")) continue;
-            size_t len = strlen(name);
-            if (len >= sizeof ng->key[0]) { tn__error("%s: '%s': option names are shorter than %d bytes", fn, k, (int)sizeof ng->key[0]); goto fail; }
-            char ik[sizeof ng->key[0] + 2];   /* the name, "betas.0" as "betas[0]" */
-            if (len > 2 && name[len - 2] == '.' && (name[len - 1] == '0' || name[len - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(len - 2), name, name[len - 1]);
-            else snprintf(ik, sizeof ik, "%s", name);
-            if (tn__optim_def(o->kind, ik)) continue;
-            tn_tensor *t = tn_dict_value(sd, i);
-            if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto fail; }
-            if (tn__pg_set(fn, ng, ik, tn__optim_read1(t))) goto fail;
-        }
+    }
+    /* the schedulers' keys ("initial_lr"), in one pass over sd */
+    for (int i = 0; i < tn_dict_len(sd); i++) {
+        const char *k = tn_dict_key(sd, i);
+        char *end;
+        if (strncmp(k, "param_groups.", 13)) continue;
+        long gi = strtol(k + 13, &end, 10);
+        if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) continue;   /* refused below */
+        const char *name = end + 1;
+        if (!strcmp(name, "params")) continue;
+        size_t len = strlen(name);
+        if (len >= sizeof groups[0].key[0]) { tn__error("%s: '%s': option names are shorter than %d bytes", fn, k, (int)sizeof groups[0].key[0]); goto fail; }
+        char ik[sizeof groups[0].key[0] + 2];   /* the name, "betas.0" as "betas[0]" */
+        if (len > 2 && name[len - 2] == '.' && (name[len - 1] == '0' || name[len - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(len - 2), name, name[len - 1]);
+        else snprintf(ik, sizeof ik, "%s", name);
+        if (tn__optim_def(o->kind, ik)) continue;
+        tn_tensor *t = tn_dict_value(sd, i);
+        if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto fail; }
+        if (tn__pg_set(fn, &groups[gi], ik, tn__optim_read1(t))) goto fail;
     }
     /* state */
     for (int i = 0; i < tn_dict_len(sd); i++) {
@@ -15957,8 +15980,9 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
         long long id = strtoll(k + 6, &end, 10);
         if (end == k + 6 || *end != '.') { tn__error("%s: unexpected key '%s' (expected state.<index>.<name>)", fn, k); goto fail; }
         const char *name = end + 1;
-        int pi = -1;
-        for (int j = 0; j < o->np && pi < 0; j++) if (ids[j] == id) pi = j;
+        tn__optim_id want = {id, -1};
+        const tn__optim_id *hit = o->np ? (const tn__optim_id *)bsearch(&want, byid, (size_t)o->np, sizeof *byid, tn__optim_cmp_id) : NULL;
+        int pi = hit ? hit->pos : -1;
         if (pi < 0) { tn__error("%s: '%s' is the state of parameter %lld, which is in no parameter group", fn, k, id); goto fail; }
         if (o->kind == TN__LBFGS) {
             bool known = false;

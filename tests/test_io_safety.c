@@ -551,8 +551,8 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 static const tn_module_type plain_type = {"Plain", NULL, NULL, NULL};
-/* a ModuleDict of `children` modules of `per` one-element parameters */
-static tn_module *wide_model(int children, int per) {
+/* a ModuleDict of `children` modules of `per` one-element parameters (into params, when given) */
+static tn_module *wide_model_params(int children, int per, tn_tensor **params) {
     tn_module *root = tn_nn_module_dict();
     char name[32];
     tn_scope_begin();
@@ -560,13 +560,41 @@ static tn_module *wide_model(int children, int per) {
         tn_module *m = tn_module_new(&plain_type, sizeof(tn_module));
         for (int p = 0; p < per; p++) {
             snprintf(name, sizeof name, "p%d", p);
-            tn_module_register_parameter(m, name, tn_full(TN_SHAPE(1), c * per + p, TN_F32));
+            tn_tensor *t = tn_module_register_parameter(m, name, tn_full(TN_SHAPE(1), c * per + p, TN_F32));
+            if (params) params[c * per + p] = t;
         }
         snprintf(name, sizeof name, "c%d", c);
         tn_module_add(root, name, m);
     }
     tn_scope_end();
     return root;
+}
+static tn_module *wide_model(int children, int per) { return wide_model_params(children, per, NULL); }
+/* seconds for tn_checkpoint_load of a model of children * per parameters with an SGD
+   optimizer holding a momentum buffer for each (twice the entries) */
+static double time_checkpoint_optim(int children, int per) {
+    int n = children * per;
+    tn_tensor **pa = (tn_tensor **)malloc((size_t)n * sizeof *pa), **pb = (tn_tensor **)malloc((size_t)n * sizeof *pb);
+    tn_module *a = wide_model_params(children, per, pa), *b = wide_model_params(children, per, pb);
+    tn_optim *oa = tn_optim_create("SGD", pa, n, "lr=0.1, momentum=0.9"), *ob = tn_optim_create("SGD", pb, n, "lr=0.1, momentum=0.9");
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) tn_set_grad(pa[i], tn_ones(TN_SHAPE(1), TN_F32));
+    tn_scope_end();
+    CHECK(tn_optim_step(oa) == 0);
+    const char *path = in_dir("wide_opt.safetensors");
+    CHECK(tn_checkpoint_save(path, a, oa, 1) == 0);
+    double t = now();
+    CHECK(tn_checkpoint_load(path, b, ob, NULL) == 0);
+    t = now() - t;
+    tn_dict *sa = tn_optim_state_dict(oa), *sb = tn_optim_state_dict(ob);
+    CHECK(sa && sb && tn_dict_len(sa) == tn_dict_len(sb) && tn_dict_len(sa) > n && tn_item(tn_module_get(b, "c0.p0")) == tn_item(tn_module_get(a, "c0.p0")));
+    tn_dict_free(sa); tn_dict_free(sb);
+    tn_optim_free(oa); tn_optim_free(ob);
+    free(pa); free(pb);
+    tn_module_free(a); tn_module_free(b);
+    remove(path);
+    free_strs();
+    return t;
 }
 /* seconds for tn_checkpoint_load of a model of n entries (and checks that it loaded) */
 static double time_checkpoint(int children, int per) {
@@ -600,6 +628,16 @@ TEST(linear_time_loads) {
     printf("tn_checkpoint_load: 25 K entries %.3f s, 100 K %.3f s, 200 K %.3f s\n", t25, t100, t200);
     CHECK_MSG(t200 < 10.0, "a checkpoint of 200 K entries took %.2f s", t200);
     CHECK_MSG(t200 < 4 * MAXD(t100, 0.05), "200 K entries took %.3f s, 100 K %.3f s: not linear", t200, t100);
+    /* with an optimizer: its state doubles the entries; a load of n parameters and their
+       state costs about what a load of 2n parameters does (a quadratic one, 10 times that) */
+    double o25 = time_checkpoint_optim(50, 500);
+    CHECK_MSG(o25 < 2.0, "a checkpoint of 25 K parameters with their optimizer state took %.2f s", o25);
+    if (o25 >= 2.0) return;
+    double o100 = fmin(time_checkpoint_optim(200, 500), time_checkpoint_optim(200, 500));
+    double o200 = fmin(time_checkpoint_optim(400, 500), time_checkpoint_optim(400, 500));
+    printf("tn_checkpoint_load with SGD momentum: 25 K parameters %.3f s, 100 K %.3f s, 200 K %.3f s\n", o25, o100, o200);
+    CHECK_MSG(o200 < 10.0 && o200 < 4 * MAXD(o100, 0.05), "200 K parameters and their state took %.3f s, 100 K %.3f s: not linear", o200, o100);
+    CHECK_MSG(o200 < 5 * MAXD(t200, 0.05), "200 K parameters and their state took %.3f s, 200 K parameters alone %.3f s", o200, t200);
     /* a dict: set, get, save and load */
     double ts[2];
     for (int r = 0; r < 2; r++) {

@@ -2,8 +2,11 @@
 /* Entries keep insertion order in arrays; a hash index (open addressing, linear probing,
    at most half full) finds a name in O(1), so building or looking up n names is O(n),
    not O(n^2) (a state dict of 200 K entries, or a hostile file of millions). Each dict
-   hashes with its own seed, so names crafted to collide in one process do not in another. */
-typedef struct tn__index { int *slot; size_t cap; uint64_t seed; } tn__index;  /* slot: entry + 1, 0 empty */
+   hashes with its own seed, so names crafted to collide in one process do not in another.
+   A slot keeps its name's hash: probes compare names only when the hashes match, and a
+   larger table is filled without hashing the names again. */
+typedef struct tn__islot { int e; uint32_t h; } tn__islot;        /* e: entry + 1, 0 empty */
+typedef struct tn__index { tn__islot *slot; size_t cap; uint64_t seed; } tn__index;
 struct tn_dict {
     int n, cap, nmeta, metacap;
     char **keys;
@@ -24,45 +27,49 @@ static char *tn__str_join(const char *a, const char *b) {
     if (c) { memcpy(c, a, la); memcpy(c + la, b, lb + 1); }
     return c;
 }
-static uint64_t tn__hash_str(const char *s, uint64_t seed) {
+static uint32_t tn__hash_str(const char *s, uint64_t seed) {
     uint64_t h = 14695981039346656037ULL ^ seed;   /* FNV-1a, then splitmix64's finaliser */
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ULL;
     h ^= seed;
     h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
     h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-    return h ^ (h >> 31);
+    return (uint32_t)((h ^ (h >> 31)) >> 32);
 }
 /* The entry named key (name i at names[i * stride]), or -1. */
 static int tn__index_find(const tn__index *x, char *const *names, int stride, const char *key) {
     if (!x->cap || !key) return -1;
-    for (size_t h = (size_t)tn__hash_str(key, x->seed) & (x->cap - 1);; h = (h + 1) & (x->cap - 1)) {
-        int e = x->slot[h];
-        if (!e) return -1;
-        if (!strcmp(names[(size_t)(e - 1) * (size_t)stride], key)) return e - 1;
+    uint32_t h = tn__hash_str(key, x->seed);
+    for (size_t at = h & (x->cap - 1);; at = (at + 1) & (x->cap - 1)) {
+        const tn__islot *sl = &x->slot[at];
+        if (!sl->e) return -1;
+        if (sl->h == h && !strcmp(names[(size_t)(sl->e - 1) * (size_t)stride], key)) return sl->e - 1;
     }
 }
-static void tn__index_put(tn__index *x, const char *key, int entry) {  /* key not in x; room checked */
-    size_t h = (size_t)tn__hash_str(key, x->seed) & (x->cap - 1);
-    while (x->slot[h]) h = (h + 1) & (x->cap - 1);
-    x->slot[h] = entry + 1;
+static void tn__index_put(tn__index *x, uint32_t h, int entry) {  /* a name not in x; room checked */
+    size_t at = h & (x->cap - 1);
+    while (x->slot[at].e) at = (at + 1) & (x->cap - 1);
+    x->slot[at].e = entry + 1;
+    x->slot[at].h = h;
 }
-/* Room for n entries: a larger table when needed, with the first have entries put in again
-   (also rebuilds after a removal: have = n). */
-static int tn__index_reserve(tn__index *x, char *const *names, int stride, int have, int n, bool rebuild) {
+/* Room for n entries: a larger table when needed, refilled from the old one; with rebuild
+   (after a removal moved the entries), refilled from the first n names instead. */
+static int tn__index_reserve(tn__index *x, char *const *names, int stride, int n, bool rebuild) {
     size_t cap = x->cap ? x->cap : 16;
     while (cap < 2 * (size_t)n) cap *= 2;
+    tn__islot *old = x->slot;
+    size_t oldcap = x->cap;
     if (cap != x->cap) {
-        int *s = (int *)TN_MALLOC(cap * sizeof *s);
-        if (!s) return -1;
-        TN_FREE(x->slot);
-        x->slot = s;
+        tn__islot *sl = (tn__islot *)TN_MALLOC(cap * sizeof *sl);
+        if (!sl) return -1;
+        x->slot = sl;
         x->cap = cap;
-        rebuild = true;
-    }
-    if (rebuild) {
-        memset(x->slot, 0, x->cap * sizeof *x->slot);
-        for (int i = 0; i < have; i++) tn__index_put(x, names[(size_t)i * (size_t)stride], i);
-    }
+    } else if (!rebuild) return 0;
+    memset(x->slot, 0, x->cap * sizeof *x->slot);
+    if (rebuild)
+        for (int i = 0; i < n; i++) tn__index_put(x, tn__hash_str(names[(size_t)i * (size_t)stride], x->seed), i);
+    else
+        for (size_t i = 0; i < oldcap; i++) if (old[i].e) tn__index_put(x, old[i].h, old[i].e - 1);
+    if (old != x->slot) TN_FREE(old);
     return 0;
 }
 TNDEF tn_dict *tn_dict_new(void) {
@@ -102,8 +109,8 @@ static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
         d->values = v;
         d->cap = cap;
     }
-    if (tn__index_reserve(&d->index, d->keys, 1, d->n, d->n + 1, false)) return TN__FAIL_INT("tn_dict_set: out of memory");
-    tn__index_put(&d->index, key, d->n);
+    if (tn__index_reserve(&d->index, d->keys, 1, d->n + 1, false)) return TN__FAIL_INT("tn_dict_set: out of memory");
+    tn__index_put(&d->index, tn__hash_str(key, d->index.seed), d->n);
     d->keys[d->n] = key;
     d->values[d->n++] = t ? tn_retain(t) : NULL;
     return 0;
@@ -117,8 +124,8 @@ static int tn__dict_append_meta(tn_dict *d, char *key, char *value) {
         d->meta = m;
         d->metacap = cap;
     }
-    if (tn__index_reserve(&d->mindex, d->meta, 2, d->nmeta, d->nmeta + 1, false)) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
-    tn__index_put(&d->mindex, key, d->nmeta);
+    if (tn__index_reserve(&d->mindex, d->meta, 2, d->nmeta + 1, false)) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
+    tn__index_put(&d->mindex, tn__hash_str(key, d->mindex.seed), d->nmeta);
     d->meta[2 * d->nmeta] = key;
     d->meta[2 * d->nmeta++ + 1] = value;
     return 0;
@@ -151,7 +158,7 @@ TNDEF int tn_dict_remove(tn_dict *d, const char *key) {
     memmove(d->keys + i, d->keys + i + 1, (size_t)(d->n - i - 1) * sizeof *d->keys);
     memmove(d->values + i, d->values + i + 1, (size_t)(d->n - i - 1) * sizeof *d->values);
     d->n--;
-    tn__index_reserve(&d->index, d->keys, 1, d->n, d->n, true);   /* the entries after i moved: O(n), as the memmove */
+    tn__index_reserve(&d->index, d->keys, 1, d->n, true);   /* the entries after i moved: O(n), as the memmove (cannot fail: no larger table) */
     return 0;
 }
 TNDEF int tn_dict_len(const tn_dict *d) { return d ? d->n : 0; }

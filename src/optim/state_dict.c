@@ -165,12 +165,18 @@ static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, 
 /* Loading is two steps, so that a refused load changes nothing (a checkpoint checks the
    model too before committing either): tn__optim_load_check reads all of sd into new
    state, groups and LBFGS history; tn__optim_load_commit swaps them in (cannot fail). */
-typedef struct tn__optim_load { int64_t *ids; tn__pgroup *groups; tn_tensor **state; tn__lbfgs *lb; } tn__optim_load;
+typedef struct tn__optim_id { int64_t id; int pos; } tn__optim_id;   /* a saved parameter id, and our parameter */
+typedef struct tn__optim_load { int64_t *ids; tn__optim_id *byid; tn__pgroup *groups; tn_tensor **state; tn__lbfgs *lb; } tn__optim_load;
+static int tn__optim_cmp_id(const void *a, const void *b) {
+    int64_t x = ((const tn__optim_id *)a)->id, y = ((const tn__optim_id *)b)->id;
+    return (x > y) - (x < y);
+}
 static void tn__optim_load_free(const tn_optim *o, tn__optim_load *l) {
     for (int i = 0; l->state && i < o->np * TN__OPT_NSLOT; i++) tn_release(l->state[i]);
     TN_FREE(l->state);
     TN_FREE(l->groups);
     TN_FREE(l->ids);
+    TN_FREE(l->byid);
     tn__lbfgs_free(l->lb);
     memset(l, 0, sizeof *l);
 }
@@ -182,11 +188,12 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
     if (G != o->ng)
         return TN__FAIL_INT("%s: loaded state dict has a different number of parameter groups (%d; the optimizer has %d)", fn, G, o->ng);
     int64_t *ids = l->ids = (int64_t *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *ids);
+    tn__optim_id *byid = l->byid = (tn__optim_id *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *byid);
     tn__pgroup *groups = l->groups = (tn__pgroup *)TN_MALLOC((size_t)(o->ng ? o->ng : 1) * sizeof *groups);
     tn_tensor **state = l->state = (tn_tensor **)TN_MALLOC((size_t)(o->np ? o->np : 1) * TN__OPT_NSLOT * sizeof *state);
     tn__lbfgs *lb = l->lb = o->kind == TN__LBFGS ? tn__lbfgs_new() : NULL;
     if (state) memset(state, 0, (size_t)(o->np ? o->np : 1) * TN__OPT_NSLOT * sizeof *state);
-    if (!ids || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto fail; }
+    if (!ids || !byid || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto fail; }
     /* saved parameter ids map to ours by position, as PyTorch */
     for (int gi = 0; gi < G; gi++) {
         const tn__pgroup *g = &o->groups[gi];
@@ -204,10 +211,14 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
         for (int j = 0; j < g->n; j++) {
             const char *p = (const char *)pt->storage->data + (pt->offset + j * pt->strides[0]) * (int64_t)tn_dtype_size(pt->dtype);
             ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : *(const uint8_t *)p;
-            for (int q = 0; q < g->first + j; q++)
-                if (ids[q] == ids[g->first + j]) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)ids[q]); goto fail; }
+            byid[g->first + j].id = ids[g->first + j];
+            byid[g->first + j].pos = g->first + j;
         }
     }
+    /* sorted by id: duplicates side by side, and each state entry's parameter by bisection */
+    qsort(byid, (size_t)o->np, sizeof *byid, tn__optim_cmp_id);
+    for (int i = 1; i < o->np; i++)
+        if (byid[i].id == byid[i - 1].id) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)byid[i].id); goto fail; }
     /* group options: every option of the kind, plus the schedulers' keys the dict has */
     for (int gi = 0; gi < G; gi++) {
         tn__pgroup *ng = &groups[gi];
@@ -235,20 +246,25 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
             }
             if (tn__pg_set(fn, ng, name, v)) goto fail;
         }
-        size_t pl = strlen(prefix);
-        for (int i = 0; i < tn_dict_len(sd); i++) {
-            const char *k = tn_dict_key(sd, i), *name = k + pl;
-            if (strncmp(k, prefix, pl) || !strcmp(name, "params")) continue;
-            size_t len = strlen(name);
-            if (len >= sizeof ng->key[0]) { tn__error("%s: '%s': option names are shorter than %d bytes", fn, k, (int)sizeof ng->key[0]); goto fail; }
-            char ik[sizeof ng->key[0] + 2];   /* the name, "betas.0" as "betas[0]" */
-            if (len > 2 && name[len - 2] == '.' && (name[len - 1] == '0' || name[len - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(len - 2), name, name[len - 1]);
-            else snprintf(ik, sizeof ik, "%s", name);
-            if (tn__optim_def(o->kind, ik)) continue;
-            tn_tensor *t = tn_dict_value(sd, i);
-            if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto fail; }
-            if (tn__pg_set(fn, ng, ik, tn__optim_read1(t))) goto fail;
-        }
+    }
+    /* the schedulers' keys ("initial_lr"), in one pass over sd */
+    for (int i = 0; i < tn_dict_len(sd); i++) {
+        const char *k = tn_dict_key(sd, i);
+        char *end;
+        if (strncmp(k, "param_groups.", 13)) continue;
+        long gi = strtol(k + 13, &end, 10);
+        if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) continue;   /* refused below */
+        const char *name = end + 1;
+        if (!strcmp(name, "params")) continue;
+        size_t len = strlen(name);
+        if (len >= sizeof groups[0].key[0]) { tn__error("%s: '%s': option names are shorter than %d bytes", fn, k, (int)sizeof groups[0].key[0]); goto fail; }
+        char ik[sizeof groups[0].key[0] + 2];   /* the name, "betas.0" as "betas[0]" */
+        if (len > 2 && name[len - 2] == '.' && (name[len - 1] == '0' || name[len - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(len - 2), name, name[len - 1]);
+        else snprintf(ik, sizeof ik, "%s", name);
+        if (tn__optim_def(o->kind, ik)) continue;
+        tn_tensor *t = tn_dict_value(sd, i);
+        if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto fail; }
+        if (tn__pg_set(fn, &groups[gi], ik, tn__optim_read1(t))) goto fail;
     }
     /* state */
     for (int i = 0; i < tn_dict_len(sd); i++) {
@@ -264,8 +280,9 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
         long long id = strtoll(k + 6, &end, 10);
         if (end == k + 6 || *end != '.') { tn__error("%s: unexpected key '%s' (expected state.<index>.<name>)", fn, k); goto fail; }
         const char *name = end + 1;
-        int pi = -1;
-        for (int j = 0; j < o->np && pi < 0; j++) if (ids[j] == id) pi = j;
+        tn__optim_id want = {id, -1};
+        const tn__optim_id *hit = o->np ? (const tn__optim_id *)bsearch(&want, byid, (size_t)o->np, sizeof *byid, tn__optim_cmp_id) : NULL;
+        int pi = hit ? hit->pos : -1;
         if (pi < 0) { tn__error("%s: '%s' is the state of parameter %lld, which is in no parameter group", fn, k, id); goto fail; }
         if (o->kind == TN__LBFGS) {
             bool known = false;
