@@ -542,6 +542,32 @@ TEST(long_csv_cells) {
     free_strs();
 }
 
+/* tn_to_string's suffixes: a custom function's long name, the sizes of an empty tensor */
+static tn_tensor *twice_forward(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)ctx; (void)n; (void)user;
+    return tn_mul_scalar(in[0], 2);
+}
+static int twice_backward(tn_ctx *ctx, tn_tensor *grad, tn_tensor **grad_in, int n, void *user) {
+    (void)ctx; (void)n; (void)user;
+    grad_in[0] = tn_mul_scalar(grad, 2);
+    return 0;
+}
+TEST(long_print_suffixes) {
+    const char *name = cat(rep("Long", 50), "Backward");
+    tn_tensor *x = tn_ones(TN_SHAPE(2), TN_F32);
+    tn_requires_grad_(x, true);
+    tn_tensor *y = tn_custom_op(name, twice_forward, twice_backward, &x, 1, NULL);
+    char *s = y ? tn_to_string(y) : NULL;
+    CHECK_MSG(s && has(s, cat(cat("grad_fn=<", name), ">)")), "%s", s ? s : tn_last_error());
+    tn_string_free(s);
+    tn_tensor *e = tn_zeros(TN_SHAPE(0, 1000000000000000000, 1000000000000000000, 1000000000000000000, 1000000000000000000, 1000000000000000000), TN_F64);
+    s = e ? tn_to_string(e) : NULL;
+    CHECK_MSG(!e || (s && has(s, "size=(0, 1000000000000000000, 1000000000000000000, 1000000000000000000, 1000000000000000000, 1000000000000000000)")),
+              "%s", s ? s : tn_last_error());
+    tn_string_free(s);
+    free_strs();
+}
+
 /* ==================================================================================== */
 /* 4. linear time                                                                        */
 /* ==================================================================================== */
@@ -710,6 +736,7 @@ int main(void) {
     RUN_SCOPED(long_checkpoint_path_spares_other_files);
     RUN_SCOPED(long_module_names_stay_distinct);
     RUN_SCOPED(long_csv_cells);
+    RUN_SCOPED(long_print_suffixes);
     RUN_SCOPED(many_metadata_entries);
     RUN_SCOPED(linear_time_loads);
     fail_rename = fail_fsync = 0;
