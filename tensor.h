@@ -12949,11 +12949,20 @@ static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
 /* src/modules/dict.c: tn_dict: ordered name -> tensor dictionaries with metadata */
 /* ============================================================================== */
 /* ---- tn_dict ---- */
+/* Entries keep insertion order in arrays; a hash index (open addressing, linear probing,
+   at most half full) finds a name in O(1), so building or looking up n names is O(n),
+   not O(n^2) (a state dict of 200 K entries, or a hostile file of millions). Each dict
+   hashes with its own seed, so names crafted to collide in one process do not in another.
+   A slot keeps its name's hash: probes compare names only when the hashes match, and a
+   larger table is filled without hashing the names again. */
+typedef struct tn__islot { int e; uint32_t h; } tn__islot;        /* e: entry + 1, 0 empty */
+typedef struct tn__index { tn__islot *slot; size_t cap; uint64_t seed; } tn__index;
 struct tn_dict {
     int n, cap, nmeta, metacap;
     char **keys;
     tn_tensor **values;
     char **meta;                      /* key, value, key, value, ... */
+    tn__index index, mindex;          /* over keys and over the metadata keys */
 };
 static char *tn__strdup(const char *s) {
     size_t len = strlen(s) + 1;
@@ -12961,10 +12970,67 @@ static char *tn__strdup(const char *s) {
     if (c) memcpy(c, s, len);
     return c;
 }
+/* a followed by b, exactly allocated (TN_MALLOC'd; NULL when out of memory) */
+static char *tn__str_join(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    char *c = la + lb + 1 > la ? (char *)TN_MALLOC(la + lb + 1) : NULL;
+    if (c) { memcpy(c, a, la); memcpy(c + la, b, lb + 1); }
+    return c;
+}
+static uint32_t tn__hash_str(const char *s, uint64_t seed) {
+    uint64_t h = 14695981039346656037ULL ^ seed;   /* FNV-1a, then splitmix64's finaliser */
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    h ^= seed;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    return (uint32_t)((h ^ (h >> 31)) >> 32);
+}
+/* The entry named key (name i at names[i * stride]), or -1. */
+static int tn__index_find(const tn__index *x, char *const *names, int stride, const char *key) {
+    if (!x->cap || !key) return -1;
+    uint32_t h = tn__hash_str(key, x->seed);
+    for (size_t at = h & (x->cap - 1);; at = (at + 1) & (x->cap - 1)) {
+        const tn__islot *sl = &x->slot[at];
+        if (!sl->e) return -1;
+        if (sl->h == h && !strcmp(names[(size_t)(sl->e - 1) * (size_t)stride], key)) return sl->e - 1;
+    }
+}
+static void tn__index_put(tn__index *x, uint32_t h, int entry) {  /* a name not in x; room checked */
+    size_t at = h & (x->cap - 1);
+    while (x->slot[at].e) at = (at + 1) & (x->cap - 1);
+    x->slot[at].e = entry + 1;
+    x->slot[at].h = h;
+}
+/* Room for n entries: a larger table when needed, refilled from the old one; with rebuild
+   (after a removal moved the entries), refilled from the first n names instead. */
+static int tn__index_reserve(tn__index *x, char *const *names, int stride, int n, bool rebuild) {
+    size_t cap = x->cap ? x->cap : 16;
+    while (cap < 2 * (size_t)n) cap *= 2;
+    tn__islot *old = x->slot;
+    size_t oldcap = x->cap;
+    if (cap != x->cap) {
+        tn__islot *sl = (tn__islot *)TN_MALLOC(cap * sizeof *sl);
+        if (!sl) return -1;
+        x->slot = sl;
+        x->cap = cap;
+    } else if (!rebuild) return 0;
+    memset(x->slot, 0, x->cap * sizeof *x->slot);
+    if (rebuild)
+        for (int i = 0; i < n; i++) tn__index_put(x, tn__hash_str(names[(size_t)i * (size_t)stride], x->seed), i);
+    else
+        for (size_t i = 0; i < oldcap; i++) if (old[i].e) tn__index_put(x, old[i].h, old[i].e - 1);
+    if (old != x->slot) TN_FREE(old);
+    return 0;
+}
 TNDEF tn_dict *tn_dict_new(void) {
+    static int64_t made;
     tn_dict *d = (tn_dict *)TN_MALLOC(sizeof *d);
     if (!d) return (tn_dict *)tn__error("tn_dict_new: out of memory");
     memset(d, 0, sizeof *d);
+    /* the seed: the addresses of this dict and of a static (both randomised by ASLR), and a count */
+    uint64_t seed = (uint64_t)(uintptr_t)d ^ ((uint64_t)TN__ATOMIC_ADD(&made, 1) << 40) ^ (uint64_t)(uintptr_t)&made * 0x9E3779B97F4A7C15ULL;
+    d->index.seed = seed;
+    d->mindex.seed = ~seed;
     return d;
 }
 TNDEF void tn_dict_free(tn_dict *d) {
@@ -12974,18 +13040,18 @@ TNDEF void tn_dict_free(tn_dict *d) {
     TN_FREE(d->keys);
     TN_FREE(d->values);
     TN_FREE(d->meta);
+    TN_FREE(d->index.slot);
+    TN_FREE(d->mindex.slot);
     TN_FREE(d);
 }
-static int tn__dict_find(const tn_dict *d, const char *key) {
-    for (int i = 0; d && key && i < d->n; i++) if (!strcmp(d->keys[i], key)) return i;
-    return -1;
-}
+static int tn__dict_find(const tn_dict *d, const char *key) { return d ? tn__index_find(&d->index, d->keys, 1, key) : -1; }
+static int tn__dict_find_meta(const tn_dict *d, const char *key) { return d ? tn__index_find(&d->mindex, d->meta, 2, key) : -1; }
 /* tn_dict_set and tn_dict_set_meta for names known to be new (checked for duplicates):
-   no lookup, so a dict of n entries is built in linear time, not quadratic (which a
-   hostile header with millions of entries could exploit). The dict takes key (and value). */
+   no lookup. The dict takes key (and value). */
 static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
+    if (d->n == INT_MAX) return TN__FAIL_INT("tn_dict_set: a dict holds at most %d entries", INT_MAX);
     if (d->n == d->cap) {
-        int cap = d->cap ? 2 * d->cap : 16;
+        int cap = d->cap ? (d->cap > INT_MAX / 2 ? INT_MAX : 2 * d->cap) : 16;
         char **k = (char **)TN_REALLOC(d->keys, (size_t)cap * sizeof *k);
         if (k) d->keys = k;
         tn_tensor **v = k ? (tn_tensor **)TN_REALLOC(d->values, (size_t)cap * sizeof *v) : NULL;
@@ -12993,18 +13059,23 @@ static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
         d->values = v;
         d->cap = cap;
     }
+    if (tn__index_reserve(&d->index, d->keys, 1, d->n + 1, false)) return TN__FAIL_INT("tn_dict_set: out of memory");
+    tn__index_put(&d->index, tn__hash_str(key, d->index.seed), d->n);
     d->keys[d->n] = key;
     d->values[d->n++] = t ? tn_retain(t) : NULL;
     return 0;
 }
 static int tn__dict_append_meta(tn_dict *d, char *key, char *value) {
+    if (d->nmeta == INT_MAX / 2) return TN__FAIL_INT("tn_dict_set_meta: a dict holds at most %d metadata entries", INT_MAX / 2);
     if (d->nmeta == d->metacap) {
-        int cap = d->metacap ? 2 * d->metacap : 8;
+        int cap = d->metacap ? (d->metacap > INT_MAX / 4 ? INT_MAX / 2 : 2 * d->metacap) : 8;
         char **m = (char **)TN_REALLOC(d->meta, (size_t)cap * 2 * sizeof *m);
         if (!m) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
         d->meta = m;
         d->metacap = cap;
     }
+    if (tn__index_reserve(&d->mindex, d->meta, 2, d->nmeta + 1, false)) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
+    tn__index_put(&d->mindex, tn__hash_str(key, d->mindex.seed), d->nmeta);
     d->meta[2 * d->nmeta] = key;
     d->meta[2 * d->nmeta++ + 1] = value;
     return 0;
@@ -13014,8 +13085,9 @@ TNDEF int tn_dict_set(tn_dict *d, const char *key, tn_tensor *t) {
     if (!d || !key) return TN__FAIL_INT("tn_dict_set: need a dict and a key");
     int i = tn__dict_find(d, key);
     if (i >= 0) {
-        tn_release(d->values[i]);
+        tn_tensor *old = d->values[i];
         d->values[i] = t ? tn_retain(t) : NULL;
+        tn_release(old);              /* after: t may be the old value's only owner's */
         return 0;
     }
     char *c = tn__strdup(key);
@@ -13036,6 +13108,7 @@ TNDEF int tn_dict_remove(tn_dict *d, const char *key) {
     memmove(d->keys + i, d->keys + i + 1, (size_t)(d->n - i - 1) * sizeof *d->keys);
     memmove(d->values + i, d->values + i + 1, (size_t)(d->n - i - 1) * sizeof *d->values);
     d->n--;
+    tn__index_reserve(&d->index, d->keys, 1, d->n, true);   /* the entries after i moved: O(n), as the memmove (cannot fail: no larger table) */
     return 0;
 }
 TNDEF int tn_dict_len(const tn_dict *d) { return d ? d->n : 0; }
@@ -13046,18 +13119,20 @@ TNDEF int tn_dict_set_meta(tn_dict *d, const char *key, const char *value) {
     if (!d || !key || !value) return TN__FAIL_INT("tn_dict_set_meta: need a dict, a key and a value");
     char *v = tn__strdup(value);
     if (!v) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
-    for (int i = 0; i < d->nmeta; i++)
-        if (!strcmp(d->meta[2 * i], key)) { TN_FREE(d->meta[2 * i + 1]); d->meta[2 * i + 1] = v; return 0; }
+    int i = tn__dict_find_meta(d, key);
+    if (i >= 0) { TN_FREE(d->meta[2 * i + 1]); d->meta[2 * i + 1] = v; return 0; }
     char *k = tn__strdup(key);
     if (!k || tn__dict_append_meta(d, k, v)) { TN_FREE(k); TN_FREE(v); return k ? -1 : TN__FAIL_INT("tn_dict_set_meta: out of memory"); }
     return 0;
 }
 TNDEF const char *tn_dict_get_meta(const tn_dict *d, const char *key) {
-    for (int i = 0; d && key && i < d->nmeta; i++) if (!strcmp(d->meta[2 * i], key)) return d->meta[2 * i + 1];
-    return NULL;
+    int i = tn__dict_find_meta(d, key);
+    return i < 0 ? NULL : d->meta[2 * i + 1];
 }
 TNDEF int tn_dict_meta_len(const tn_dict *d) { return d ? d->nmeta : 0; }
 TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i) { return d && i >= 0 && i < d->nmeta ? d->meta[2 * i] : NULL; }
+/* The value of metadata entry i (no lookup, for walking all of them). */
+static const char *tn__dict_meta_value(const tn_dict *d, int i) { return d && i >= 0 && i < d->nmeta ? d->meta[2 * i + 1] : NULL; }
 
 /* ===================================================================================== */
 /* src/modules/options.c: option strings ("padding=1, bias=False"): parsing and checking */
@@ -13515,16 +13590,15 @@ TNDEF tn_module *tn_module_child(const tn_module *m, const char *name) {
     return NULL;
 }
 /* Walk the tree in PyTorch's order (own tensors, then children), with dotted names. kind 0
-   parameters, 1 buffers, 2 the state dict (parameters then persistent buffers per module). */
+   parameters, 1 buffers, 2 the state dict (parameters then persistent buffers per module).
+   Names are built at their exact length: a long one is never cut (two cut names would be one). */
 static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict *out) {
-    char key[512];
     for (int pass = 0; pass < 2; pass++) {
         if ((kind == 0 && pass == 1) || (kind == 1 && pass == 0)) continue;
         const tn__slot *v = pass == 0 ? m->params : m->buffers;
         int n = pass == 0 ? m->nparams : m->nbuffers;
         for (int i = 0; i < n; i++) {
             if (kind == 2 && pass == 1 && !v[i].persistent) continue;
-            snprintf(key, sizeof key, "%s%s", prefix, v[i].name);
             tn_tensor *t = v[i].t;
             bool seen = false;    /* a tensor shared by two modules (tied weights) is listed once, as PyTorch */
             for (int j = 0; kind != 2 && j < out->n && !seen; j++) seen = out->values[j] == t;
@@ -13534,14 +13608,19 @@ static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict
                 if (!t) return -1;
                 t->is_view = false;
             }
-            int rc = tn_dict_set(out, key, t);
+            char *key = tn__str_join(prefix, v[i].name);
+            int rc = key ? tn_dict_set(out, key, t) : TN__FAIL_INT("tn_module: out of memory");
+            TN_FREE(key);
             if (kind == 2) tn_release(t);
             if (rc) return -1;
         }
     }
     for (int i = 0; i < m->nchildren; i++) {
-        snprintf(key, sizeof key, "%s%s.", prefix, m->children[i].name);
-        if (tn__collect(m->children[i].m, key, kind, out)) return -1;
+        char *name = tn__str_join(prefix, m->children[i].name), *sub = name ? tn__str_join(name, ".") : NULL;
+        int rc = sub ? tn__collect(m->children[i].m, sub, kind, out) : TN__FAIL_INT("tn_module: out of memory");
+        TN_FREE(name);
+        TN_FREE(sub);
+        if (rc) return -1;
     }
     return 0;
 }
@@ -13554,11 +13633,47 @@ static tn_dict *tn__collect_dict(const tn_module *m, int kind) {
 TNDEF tn_dict *tn_module_named_parameters(const tn_module *m) { return tn__collect_dict(m, 0); }
 TNDEF tn_dict *tn_module_named_buffers(const tn_module *m) { return tn__collect_dict(m, 1); }
 TNDEF tn_dict *tn_module_state_dict(const tn_module *m) { return tn__collect_dict(m, 2); }
-TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
-    const char *fn = "tn_module_load_state_dict";
-    if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
+
+/* Loading is two steps, so that a refused load changes nothing: tn__module_load_check
+   checks every entry and stages its value in the target's dtype and on its device (that
+   is where a dtype the CPU cannot hold, or a device without a backend, is refused);
+   tn__module_load_commit then copies the staged values in: copies between tensors of one
+   dtype, device and shape, not aliasing, which cannot fail on the CPU. A checkpoint
+   checks the optimizer's state too before committing either. */
+typedef struct tn__module_load { tn_dict *own; tn_tensor **staged; } tn__module_load;
+static void tn__module_load_free(tn__module_load *l) {
+    for (int i = 0; l->staged && i < l->own->n; i++) tn_release(l->staged[i]);
+    TN_FREE(l->staged);
+    tn_dict_free(l->own);
+    memset(l, 0, sizeof *l);
+}
+static void tn__sb_quoted(tn__sbuf *b, int *count, const char *key) {
+    tn__sb_puts(b, (*count)++ ? ", \"" : "\"");
+    tn__sb_puts(b, key);
+    tn__sb_puts(b, "\"");
+}
+/* The value to copy into dst: src itself when the copy cannot fail, else a converted copy. */
+static tn_tensor *tn__module_stage(const char *fn, const char *key, tn_tensor *dst, tn_tensor *src) {
+    bool direct = src->dtype == dst->dtype && src->device == dst->device && src->storage != dst->storage &&
+                  (dst->device != TN_CPU || (dst->dtype != TN_F16 && dst->dtype != TN_BF16));
+    tn__quiet++;   /* the inner message, re-worded below with the entry's name */
+    tn_tensor *c = tn__check_no_internal_overlap("copy", dst) ? NULL : direct ? tn_retain(src) : tn__copy_as(src, dst->dtype, dst->device);
+    tn__quiet--;
+    if (c) return c;
+    char why[1024];   /* a message: the error buffer holds no more */
+    const char *colon = strstr(tn_last_error(), ": ");
+    snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+    return (tn_tensor *)tn__error("%s: cannot load \"%s\" (%s on %s) into the module's %s on %s: %s", fn, key, tn_dtype_name(src->dtype),
+                                  tn_device_name(src->device), tn_dtype_name(dst->dtype), tn_device_name(dst->device), why);
+}
+static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected, tn__module_load *l) {
+    memset(l, 0, sizeof *l);
     tn_dict *own = tn_module_state_dict(m);
     if (!own) return -1;
+    l->own = own;
+    l->staged = (tn_tensor **)TN_MALLOC((size_t)(own->n ? own->n : 1) * sizeof *l->staged);
+    if (!l->staged) { tn__module_load_free(l); return TN__FAIL_INT("%s: out of memory", fn); }
+    memset(l->staged, 0, (size_t)(own->n ? own->n : 1) * sizeof *l->staged);
     tn__sbuf miss, unex, size;
     memset(&miss, 0, sizeof miss); memset(&unex, 0, sizeof unex); memset(&size, 0, sizeof size);
     int nmiss = 0, nunex = 0, nsize = 0;
@@ -13566,40 +13681,56 @@ TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict
         tn_tensor *src = tn_dict_get(sd, own->keys[i]), *dst = own->values[i];
         if (!src) {
             if (missing) tn_dict_set(missing, own->keys[i], NULL);
-            tn__sb_puts(&miss, nmiss++ ? ", \"" : "\""); tn__sb_puts(&miss, own->keys[i]); tn__sb_puts(&miss, "\"");
+            tn__sb_quoted(&miss, &nmiss, own->keys[i]);
         } else if (src->ndim != dst->ndim || memcmp(src->shape, dst->shape, (size_t)src->ndim * sizeof(int64_t))) {
-            char line[400];
-            snprintf(line, sizeof line, "%ssize mismatch for %s: copying a param with shape %s from checkpoint, the shape in current model is %s.",
-                     nsize++ ? " " : "", own->keys[i], TN__SHAPE(src), TN__SHAPE(dst));
-            tn__sb_puts(&size, line);
+            tn__sb_puts(&size, nsize++ ? " size mismatch for " : "size mismatch for ");
+            tn__sb_puts(&size, own->keys[i]);
+            tn__sb_puts(&size, ": copying a param with shape ");
+            tn__sb_puts(&size, TN__SHAPE(src));
+            tn__sb_puts(&size, " from checkpoint, the shape in current model is ");
+            tn__sb_puts(&size, TN__SHAPE(dst));
+            tn__sb_puts(&size, ".");
         }
     }
     for (int i = 0; i < sd->n; i++)
         if (!tn_dict_contains(own, sd->keys[i])) {
             if (unexpected) tn_dict_set(unexpected, sd->keys[i], NULL);
-            tn__sb_puts(&unex, nunex++ ? ", \"" : "\""); tn__sb_puts(&unex, sd->keys[i]); tn__sb_puts(&unex, "\"");
+            tn__sb_quoted(&unex, &nunex, sd->keys[i]);
         }
     int rc = 0;
-    if (nsize || (strict && (nmiss || nunex))) {
-        rc = TN__FAIL_INT("%s: Error(s) in loading state_dict for %s:%s%s%s%s%s%s%s", fn, m->type->name,
+    if (miss.failed || unex.failed || size.failed) rc = TN__FAIL_INT("%s: out of memory", fn);
+    else if (nsize || (strict && (nmiss || nunex)))
+        rc = TN__FAIL_INT("%s: Error(s) in loading state_dict for %s:%s%s%s%s%s%s%s%s", fn, m->type->name,
                           strict && nmiss ? " Missing key(s) in state_dict: " : "", strict && nmiss ? miss.s : "", strict && nmiss ? "." : "",
                           strict && nunex ? " Unexpected key(s) in state_dict: " : "", strict && nunex ? unex.s : "", strict && nunex ? "." : "",
-                          nsize ? " " : "");
-        if (nsize) { /* append the size lines to the message */
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s%s", tn_last_error(), size.s);
-            tn__error("%s", msg);
-        }
-    }
-    tn_no_grad_begin();
+                          nsize ? " " : "", nsize ? size.s : "");
     for (int i = 0; i < own->n && rc == 0; i++) {
         tn_tensor *src = tn_dict_get(sd, own->keys[i]);
-        if (src && tn_copy_(own->values[i], src)) rc = -1;
+        if (src && !(l->staged[i] = tn__module_stage(fn, own->keys[i], own->values[i], src))) rc = -1;
     }
-    tn_no_grad_end();
     TN_FREE(miss.s); TN_FREE(unex.s); TN_FREE(size.s);
-    tn_dict_free(own);
+    if (rc) tn__module_load_free(l);
     return rc;
+}
+static int tn__module_load_commit(const char *fn, tn__module_load *l) {
+    int rc = 0;
+    tn_no_grad_begin();
+    for (int i = 0; i < l->own->n && rc == 0; i++)
+        if (l->staged[i] && tn_copy_(l->own->values[i], l->staged[i])) {   /* only a device fault */
+            char why[1024];
+            snprintf(why, sizeof why, "%s", tn_last_error());
+            rc = TN__FAIL_INT("%s: copying \"%s\" failed after %d of %d entries were loaded: %s", fn, l->own->keys[i], i, l->own->n, why);
+        }
+    tn_no_grad_end();
+    tn__module_load_free(l);
+    return rc;
+}
+TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
+    const char *fn = "tn_module_load_state_dict";
+    if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
+    tn__module_load l;
+    if (tn__module_load_check(fn, m, sd, strict, missing, unexpected, &l)) return -1;
+    return tn__module_load_commit(fn, &l);
 }
 TNDEF void tn_module_train(tn_module *m, bool mode) {
     if (!m) return;
@@ -16189,7 +16320,7 @@ TNDEF tn_dict *tn_optim_state_dict(const tn_optim *o) {
     if (!o) return NULL;
     tn_dict *d = tn_dict_new();
     if (!d) return NULL;
-    char key[128], prefix[48];
+    char key[128], prefix[48];   /* "state.<int>.<slot>", "param_groups.<int>." and an option name (< 32 bytes): bounded */
     int rc = 0;
     for (int i = 0; i < o->np; i++)
         for (int k = 0; k < TN__OPT_NSLOT; k++) {
@@ -16229,11 +16360,13 @@ static int tn__optim_read_f64(const tn_tensor *t, double *out) {
     tn_release(c);
     return 0;
 }
+/* LBFGS's state entries, in the order tn__lbfgs_load reads them */
+static const char *const tn__lbfgs_names[10] = {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss"};
 /* LBFGS state from sd (already known to belong to parameter 0); lb is filled in. */
 static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, const char *prefix, tn__lbfgs *lb) {
-    static const char *const names[] = {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss"};
+    const char *const *names = tn__lbfgs_names;
     const tn_tensor *v[10];
-    char key[128];
+    char key[128];   /* "state.<int64>." and a name above: at most 42 bytes */
     int64_t N = 0;
     for (int i = 0; i < o->np; i++) N += tn_numel(o->params[i]);
     lb->N = N;
@@ -16279,20 +16412,38 @@ static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, 
     }
     return 0;
 }
-TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
-    const char *fn = "tn_optim_load_state_dict";
-    if (!o || !sd) return -1;
-    char key[128], prefix[48];
-    int G = 0, rc = -1;
+/* Loading is two steps, so that a refused load changes nothing (a checkpoint checks the
+   model too before committing either): tn__optim_load_check reads all of sd into new
+   state, groups and LBFGS history; tn__optim_load_commit swaps them in (cannot fail). */
+typedef struct tn__optim_id { int64_t id; int pos; } tn__optim_id;   /* a saved parameter id, and our parameter */
+typedef struct tn__optim_load { int64_t *ids; tn__optim_id *byid; tn__pgroup *groups; tn_tensor **state; tn__lbfgs *lb; } tn__optim_load;
+static int tn__optim_cmp_id(const void *a, const void *b) {
+    int64_t x = ((const tn__optim_id *)a)->id, y = ((const tn__optim_id *)b)->id;
+    return (x > y) - (x < y);
+}
+static void tn__optim_load_free(const tn_optim *o, tn__optim_load *l) {
+    for (int i = 0; l->state && i < o->np * TN__OPT_NSLOT; i++) tn_release(l->state[i]);
+    TN_FREE(l->state);
+    TN_FREE(l->groups);
+    TN_FREE(l->ids);
+    TN_FREE(l->byid);
+    tn__lbfgs_free(l->lb);
+    memset(l, 0, sizeof *l);
+}
+static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict *sd, tn__optim_load *l) {
+    char key[128], prefix[48];   /* "param_groups.<int>." and an option name (< 32 bytes, tn__pgroup's) */
+    int G = 0;
+    memset(l, 0, sizeof *l);
     while (snprintf(key, sizeof key, "param_groups.%d.params", G), tn_dict_contains(sd, key)) G++;
     if (G != o->ng)
         return TN__FAIL_INT("%s: loaded state dict has a different number of parameter groups (%d; the optimizer has %d)", fn, G, o->ng);
-    int64_t *ids = (int64_t *)TN_MALLOC((size_t)o->np * sizeof *ids);
-    tn__pgroup *groups = (tn__pgroup *)TN_MALLOC((size_t)o->ng * sizeof *groups);
-    tn_tensor **state = (tn_tensor **)TN_MALLOC((size_t)o->np * TN__OPT_NSLOT * sizeof *state);
-    tn__lbfgs *lb = o->kind == TN__LBFGS ? tn__lbfgs_new() : NULL;
-    if (state) memset(state, 0, (size_t)o->np * TN__OPT_NSLOT * sizeof *state);
-    if (!ids || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto done; }
+    int64_t *ids = l->ids = (int64_t *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *ids);
+    tn__optim_id *byid = l->byid = (tn__optim_id *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *byid);
+    tn__pgroup *groups = l->groups = (tn__pgroup *)TN_MALLOC((size_t)(o->ng ? o->ng : 1) * sizeof *groups);
+    tn_tensor **state = l->state = (tn_tensor **)TN_MALLOC((size_t)(o->np ? o->np : 1) * TN__OPT_NSLOT * sizeof *state);
+    tn__lbfgs *lb = l->lb = o->kind == TN__LBFGS ? tn__lbfgs_new() : NULL;
+    if (state) memset(state, 0, (size_t)(o->np ? o->np : 1) * TN__OPT_NSLOT * sizeof *state);
+    if (!ids || !byid || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto fail; }
     /* saved parameter ids map to ours by position, as PyTorch */
     for (int gi = 0; gi < G; gi++) {
         const tn__pgroup *g = &o->groups[gi];
@@ -16300,20 +16451,24 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
         tn_tensor *pt = tn_dict_get(sd, key);
         if (!pt || pt->ndim != 1 || !tn__is_int(pt->dtype) || pt->device != TN_CPU) {
             tn__error("%s: '%s' must be a 1-d integer tensor of parameter indices", fn, key);
-            goto done;
+            goto fail;
         }
         if (pt->shape[0] != g->n) {
             tn__error("%s: loaded state dict contains a parameter group that doesn't match the size of optimizer's group "
                       "(group %d: %lld saved, %d here)", fn, gi, (long long)pt->shape[0], g->n);
-            goto done;
+            goto fail;
         }
         for (int j = 0; j < g->n; j++) {
             const char *p = (const char *)pt->storage->data + (pt->offset + j * pt->strides[0]) * (int64_t)tn_dtype_size(pt->dtype);
             ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : *(const uint8_t *)p;
-            for (int q = 0; q < g->first + j; q++)
-                if (ids[q] == ids[g->first + j]) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)ids[q]); goto done; }
+            byid[g->first + j].id = ids[g->first + j];
+            byid[g->first + j].pos = g->first + j;
         }
     }
+    /* sorted by id: duplicates side by side, and each state entry's parameter by bisection */
+    qsort(byid, (size_t)o->np, sizeof *byid, tn__optim_cmp_id);
+    for (int i = 1; i < o->np; i++)
+        if (byid[i].id == byid[i - 1].id) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)byid[i].id); goto fail; }
     /* group options: every option of the kind, plus the schedulers' keys the dict has */
     for (int gi = 0; gi < G; gi++) {
         tn__pgroup *ng = &groups[gi];
@@ -16329,31 +16484,37 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
             double v;
             if (def->type == 'w') {
                 const char *m = tn_dict_get_meta(sd, key);
-                if (!m) { tn__error("%s: missing key '%s' (metadata: None or strong_wolfe)", fn, key); goto done; }
+                if (!m) { tn__error("%s: missing key '%s' (metadata: None or strong_wolfe)", fn, key); goto fail; }
                 if (!strcmp(m, "None")) v = 0;
                 else if (!strcmp(m, "strong_wolfe") || !strcmp(m, "'strong_wolfe'")) v = 1;
-                else { tn__error("%s: '%s' is '%s' (expected None or strong_wolfe)", fn, key, m); goto done; }
+                else { tn__error("%s: '%s' is '%s' (expected None or strong_wolfe)", fn, key, m); goto fail; }
             } else {
                 tn_tensor *t = tn_dict_get(sd, key);
-                if (!t) { tn__error("%s: missing key '%s'", fn, key); goto done; }
-                if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, key, TN__SHAPE(t)); goto done; }
+                if (!t) { tn__error("%s: missing key '%s'", fn, key); goto fail; }
+                if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, key, TN__SHAPE(t)); goto fail; }
                 v = tn__optim_read1(t);
             }
-            if (tn__pg_set(fn, ng, name, v)) goto done;
+            if (tn__pg_set(fn, ng, name, v)) goto fail;
         }
-        size_t pl = strlen(prefix);
-        for (int i = 0; i < tn_dict_len(sd); i++) {
-            const char *k = tn_dict_key(sd, i), *name = k + pl;
-            if (strncmp(k, prefix, pl) || !strcmp(name, "params")) continue;
-            char ik[40];
-            size_t l = strlen(name);
-            if (l > 2 && name[l - 2] == '.' && (name[l - 1] == '0' || name[l - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(l - 2), name, name[l - 1]);
-            else snprintf(ik, sizeof ik, "%s", name);
-            if (tn__optim_def(o->kind, ik)) continue;
-            tn_tensor *t = tn_dict_value(sd, i);
-            if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto done; }
-            if (tn__pg_set(fn, ng, ik, tn__optim_read1(t))) goto done;
-        }
+    }
+    /* the schedulers' keys ("initial_lr"), in one pass over sd */
+    for (int i = 0; i < tn_dict_len(sd); i++) {
+        const char *k = tn_dict_key(sd, i);
+        char *end;
+        if (strncmp(k, "param_groups.", 13)) continue;
+        long gi = strtol(k + 13, &end, 10);
+        if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) continue;   /* refused below */
+        const char *name = end + 1;
+        if (!strcmp(name, "params")) continue;
+        size_t len = strlen(name);
+        if (len >= sizeof groups[0].key[0]) { tn__error("%s: '%s': option names are shorter than %d bytes", fn, k, (int)sizeof groups[0].key[0]); goto fail; }
+        char ik[sizeof groups[0].key[0] + 2];   /* the name, "betas.0" as "betas[0]" */
+        if (len > 2 && name[len - 2] == '.' && (name[len - 1] == '0' || name[len - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(len - 2), name, name[len - 1]);
+        else snprintf(ik, sizeof ik, "%s", name);
+        if (tn__optim_def(o->kind, ik)) continue;
+        tn_tensor *t = tn_dict_value(sd, i);
+        if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto fail; }
+        if (tn__pg_set(fn, &groups[gi], ik, tn__optim_read1(t))) goto fail;
     }
     /* state */
     for (int i = 0; i < tn_dict_len(sd); i++) {
@@ -16361,59 +16522,65 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
         if (!strncmp(k, "param_groups.", 13)) {
             char *end;
             long gi = strtol(k + 13, &end, 10);
-            if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) { tn__error("%s: unexpected key '%s' (the optimizer has %d groups)", fn, k, G); goto done; }
+            if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) { tn__error("%s: unexpected key '%s' (the optimizer has %d groups)", fn, k, G); goto fail; }
             continue;
         }
-        if (strncmp(k, "state.", 6)) { tn__error("%s: unexpected key '%s'", fn, k); goto done; }
+        if (strncmp(k, "state.", 6)) { tn__error("%s: unexpected key '%s'", fn, k); goto fail; }
         char *end;
         long long id = strtoll(k + 6, &end, 10);
-        if (end == k + 6 || *end != '.') { tn__error("%s: unexpected key '%s' (expected state.<index>.<name>)", fn, k); goto done; }
+        if (end == k + 6 || *end != '.') { tn__error("%s: unexpected key '%s' (expected state.<index>.<name>)", fn, k); goto fail; }
         const char *name = end + 1;
-        int pi = -1;
-        for (int j = 0; j < o->np && pi < 0; j++) if (ids[j] == id) pi = j;
-        if (pi < 0) { tn__error("%s: '%s' is the state of parameter %lld, which is in no parameter group", fn, k, id); goto done; }
+        tn__optim_id want = {id, -1};
+        const tn__optim_id *hit = o->np ? (const tn__optim_id *)bsearch(&want, byid, (size_t)o->np, sizeof *byid, tn__optim_cmp_id) : NULL;
+        int pi = hit ? hit->pos : -1;
+        if (pi < 0) { tn__error("%s: '%s' is the state of parameter %lld, which is in no parameter group", fn, k, id); goto fail; }
         if (o->kind == TN__LBFGS) {
-            static const char *const known = " func_evals n_iter d t old_dirs old_stps ro H_diag prev_flat_grad prev_loss ";
-            char w[40];
-            snprintf(w, sizeof w, " %s ", name);
-            if (pi != 0 || !strstr(known, w)) { tn__error("%s: unexpected key '%s' (LBFGS keeps its state under parameter 0)", fn, k); goto done; }
+            bool known = false;
+            for (int j = 0; j < 10; j++) known = known || !strcmp(name, tn__lbfgs_names[j]);
+            if (pi != 0 || !known) { tn__error("%s: unexpected key '%s' (LBFGS keeps its state under parameter 0)", fn, k); goto fail; }
             continue;
         }
         int slot = tn__optim_slot_index(o->kind, name);
-        if (slot < 0) { tn__error("%s: unexpected key '%s' (%s keeps no state '%s')", fn, k, tn__optim_names[o->kind], name); goto done; }
+        if (slot < 0) { tn__error("%s: unexpected key '%s' (%s keeps no state '%s')", fn, k, tn__optim_names[o->kind], name); goto fail; }
         tn_tensor *t = tn_dict_value(sd, i), *p = o->params[pi], *c;
-        if (!tn__optim_readable(t)) { tn__error("%s: '%s' must not be float16 or bfloat16", fn, k); goto done; }
+        if (!tn__optim_readable(t)) { tn__error("%s: '%s' must not be float16 or bfloat16", fn, k); goto fail; }
         if (tn__optim_scalar_slot(name)) {
-            if (tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, k, TN__SHAPE(t)); goto done; }
+            if (tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, k, TN__SHAPE(t)); goto fail; }
             c = tn__optim_scalar(tn__optim_read1(t), TN_F32);
         } else {
             if (t->ndim != p->ndim || memcmp(t->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)) || !tn_dtype_is_floating(t->dtype)) {
                 tn__error("%s: '%s' has shape %s and dtype %s, but parameter %d has shape %s", fn, k, TN__SHAPE(t), tn_dtype_name(t->dtype), pi, TN__SHAPE(p));
-                goto done;
+                goto fail;
             }
             c = tn__copy_as(t, p->dtype, p->device);   /* a copy in the parameter's dtype and on its device, as PyTorch casts */
         }
-        if (!c) { tn__error("%s: out of memory", fn); goto done; }
+        if (!c) { tn__error("%s: out of memory", fn); goto fail; }
         tn_release(state[pi * TN__OPT_NSLOT + slot]);
         state[pi * TN__OPT_NSLOT + slot] = c;
     }
     if (lb) {
         snprintf(prefix, sizeof prefix, "state.%lld.", (long long)ids[0]);
-        if (tn__lbfgs_load(fn, o, sd, prefix, lb)) { if (!strstr(tn_last_error(), fn)) tn__error("%s: out of memory", fn); goto done; }
+        if (tn__lbfgs_load(fn, o, sd, prefix, lb)) { if (!strstr(tn_last_error(), fn)) tn__error("%s: out of memory", fn); goto fail; }
     }
-    /* commit */
-    for (int i = 0; i < o->np * TN__OPT_NSLOT; i++) { tn_release(o->state[i]); o->state[i] = state[i]; state[i] = NULL; }
+    return 0;
+fail:
+    tn__optim_load_free(o, l);
+    return -1;
+}
+static void tn__optim_load_commit(tn_optim *o, tn__optim_load *l) {
+    for (int i = 0; i < o->np * TN__OPT_NSLOT; i++) { tn_release(o->state[i]); o->state[i] = l->state[i]; l->state[i] = NULL; }
     for (int i = 0; i < o->np; i++) o->fresh[i] = 0;
-    memcpy(o->groups, groups, (size_t)o->ng * sizeof *groups);
-    if (lb) { tn__lbfgs_free(o->lb); o->lb = lb; lb = NULL; }
-    rc = 0;
-done:
-    for (int i = 0; state && i < o->np * TN__OPT_NSLOT; i++) tn_release(state[i]);
-    TN_FREE(state);
-    TN_FREE(groups);
-    TN_FREE(ids);
-    tn__lbfgs_free(lb);
-    return rc;
+    memcpy(o->groups, l->groups, (size_t)o->ng * sizeof *l->groups);
+    if (l->lb) { tn__lbfgs_free(o->lb); o->lb = l->lb; l->lb = NULL; }
+    tn__optim_load_free(o, l);
+}
+TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
+    const char *fn = "tn_optim_load_state_dict";
+    if (!o || !sd) return TN__FAIL_INT("%s: need an optimizer and a state dict", fn);
+    tn__optim_load l;
+    if (tn__optim_load_check(fn, o, sd, &l)) return -1;
+    tn__optim_load_commit(o, &l);
+    return 0;
 }
 
 /* ======================================================================= */
@@ -17772,16 +17939,15 @@ done:
 /* ---- CSV ---- */
 /* tn__opts_parse splits at every comma, so a quoted comma ("delimiter=','") is hidden
    as \x01 before parsing and restored when read. */
-static void tn__hide_quoted_commas(const char *in, char *out, size_t cap) {
+static char *tn__hide_quoted_commas(const char *in) {   /* TN_MALLOC'd, NULL when out of memory */
+    char *out = tn__strdup(in ? in : "");
     char q = 0;
-    size_t i = 0;
-    for (; in && in[i] && i + 1 < cap; i++) {
-        char c = in[i];
-        if (q) { if (c == q) q = 0; else if (c == ',') c = '\x01'; }
+    for (size_t i = 0; out && out[i]; i++) {
+        char c = out[i];
+        if (q) { if (c == q) q = 0; else if (c == ',') out[i] = '\x01'; }
         else if (c == '\'' || c == '"') q = c;
-        out[i] = c;
     }
-    out[i] = 0;
+    return out;
 }
 /* An option value without its quotes, commas restored. */
 static void tn__opts_unquote(const char *v, char *out, size_t cap) {
@@ -17793,8 +17959,9 @@ static void tn__opts_unquote(const char *v, char *out, size_t cap) {
 }
 
 /* One field of a CSV line starting at p (end: the line's end): trimmed, unquoted, in
-   buf. Returns the position after the field's delimiter (or end), NULL on a bad quote. */
-static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, size_t cap, bool *last) {
+   buf, which holds the whole line (a field is never longer): nothing is cut. Returns the
+   position after the field's delimiter (or end), NULL on a bad quote. */
+static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, bool *last) {
     size_t n = 0;
     while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
     if (p < end && *p == '"') {
@@ -17802,17 +17969,17 @@ static const char *tn__csv_field(const char *p, const char *end, char delim, cha
         for (;;) {
             if (p >= end) return NULL;
             if (*p == '"') {
-                if (p + 1 < end && p[1] == '"') { if (n + 1 < cap) buf[n++] = '"'; p += 2; continue; }
+                if (p + 1 < end && p[1] == '"') { buf[n++] = '"'; p += 2; continue; }
                 p++;
                 break;
             }
-            if (n + 1 < cap) buf[n++] = *p;
+            buf[n++] = *p;
             p++;
         }
         while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
         if (p < end && *p != delim) return NULL;
     } else {
-        while (p < end && *p != delim) { if (n + 1 < cap) buf[n++] = *p; p++; }
+        while (p < end && *p != delim) buf[n++] = *p++;
         while (n && buf[n - 1] != delim && (buf[n - 1] == ' ' || buf[n - 1] == '\t')) n--;
     }
     buf[n] = 0;
@@ -17833,16 +18000,18 @@ static int tn__csv_count_fields(const char *p, const char *end, char delim) {
 TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels) {
     if (labels) *labels = NULL;
     if (!path) return (tn_tensor *)tn__error("tn_read_csv: path is NULL");
-    char text[512];
-    tn__hide_quoted_commas(options, text, sizeof text);
+    char *text = tn__hide_quoted_commas(options);
+    if (!text) return (tn_tensor *)tn__error("tn_read_csv: out of memory");
     tn__opts o;
-    if (tn__opts_parse("tn_read_csv", text, &o)) return NULL;
+    int bad_opts = tn__opts_parse("tn_read_csv", text, &o);
+    TN_FREE(text);
+    if (bad_opts) return NULL;
     bool header = true;
-    char delim = ',', label_name[96] = "";
+    char delim = ',', label_name[sizeof o.val[0]] = "";   /* an option value: tn__opts_parse refuses longer ones */
     int64_t label_col = INT64_MIN;
     int di = tn__opts_find(&o, "delimiter"), li = tn__opts_find(&o, "label_column");
     if (di >= 0) {
-        char d[96];
+        char d[sizeof o.val[0]];
         tn__opts_unquote(o.val[di], d, sizeof d);
         if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
         else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
@@ -17873,7 +18042,8 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     double *vals = NULL;
     int64_t *labs = NULL, rows = 0, cap = 0, line = 0;
     int ncols = -1, lc = -1;
-    char cell[256];
+    char *cell = NULL;      /* one field, as long as the longest line so far */
+    size_t cellcap = 0;
     tn_tensor *x = NULL, *y = NULL;
     bool failed = false;
     const char *p = buf, *bend = buf + size;
@@ -17886,6 +18056,13 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
         const char *q = p;
         while (q < e && (*q == ' ' || *q == '\t')) q++;
         if (q == e) { p = next; continue; }  /* a blank line */
+        if ((size_t)(e - p) + 1 > cellcap) {
+            size_t want = TN__MAX((size_t)(e - p) + 1, 2 * cellcap);
+            char *c = (char *)TN_REALLOC(cell, want);
+            if (!c) { tn__error("tn_read_csv: out of memory at line %lld of '%s'", (long long)line, path); failed = true; break; }
+            cell = c;
+            cellcap = want;
+        }
         int nf = tn__csv_count_fields(p, e, delim);
         if (ncols < 0) { /* the first line fixes the columns and the label column */
             ncols = nf;
@@ -17893,7 +18070,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
                 const char *fp = p;
                 bool last = false;
                 for (int c = 0; c < nf && fp; c++) {
-                    fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+                    fp = tn__csv_field(fp, e, delim, cell, &last);
                     if (fp && !strcmp(cell, label_name)) { lc = c; break; }
                 }
                 if (lc < 0) { tn__error("tn_read_csv: '%s': no column named '%s' in the header", path, label_name); failed = true; break; }
@@ -17921,7 +18098,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
         int j = 0;
         for (int c = 0; c < ncols; c++) {
             bool last = false;
-            fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+            fp = tn__csv_field(fp, e, delim, cell, &last);
             if (!fp) { tn__error("tn_read_csv: '%s' line %lld, column %d: unterminated or misplaced quote", path, (long long)line, c + 1); failed = true; break; }
             char *end;
             double v = strtod(cell, &end);
@@ -17958,6 +18135,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     }
     TN_FREE(vals);
     TN_FREE(labs);
+    TN_FREE(cell);
     TN_FREE(buf);
     if (labels && x) *labels = tn__own(y);
     return tn__own(x);
@@ -18083,15 +18261,28 @@ typedef struct tn__st_parse {
     bool has_meta;
 } tn__st_parse;
 
+/* A path as messages show it: whole up to 250 bytes, else its first and last 120 bytes
+   (cut at UTF-8 character boundaries) around "...", so that the reason after it still fits
+   the error buffer's 1024 bytes. buf: 256 bytes. */
+static const char *tn__msg_path(const char *path, char *buf) {
+    size_t n = strlen(path), head = 120, tail = n - 120;
+    if (n <= 250) return path;
+    while (head && ((unsigned char)path[head] & 0xC0) == 0x80) head--;
+    while (tail < n && ((unsigned char)path[tail] & 0xC0) == 0x80) tail++;
+    snprintf(buf, 256, "%.*s...%s", (int)head, path, path + tail);
+    return buf;
+}
+
 /* "tn_safetensors_load: 'file': what" */
 static int tn__st_fail(tn__st_parse *p, const char *fmt, ...) TN__PRINTF_FMT(2, 3);
 static int tn__st_fail(tn__st_parse *p, const char *fmt, ...) {
-    char why[900];
+    char why[900];   /* the message under the function and file names: the error buffer holds 1024 bytes */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    if (p->src) tn__error("%s: '%s': %s", p->fn, p->src, why);
+    char pb[256];   /* tn__msg_path's */
+    if (p->src) tn__error("%s: '%s': %s", p->fn, tn__msg_path(p->src, pb), why);
     else tn__error("%s: %s", p->fn, why);
     return -1;
 }
@@ -18261,7 +18452,7 @@ static int tn__st_int_array(tn__st_parse *p, const char *tname, const char *fiel
         size_t at = p->i;
         if (tn__st_number(p, &integer, &v)) return -1;
         if (!integer) {
-            char num[40];
+            char num[40];   /* the offending number, shown (cut) in the message only */
             size_t l = TN__MIN(p->i - at, sizeof num - 1);
             memcpy(num, p->s + at, l);
             num[l] = 0;
@@ -18516,6 +18707,7 @@ TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size) {
 
 TNDEF tn_dict *tn_safetensors_load(const char *path) {
     if (!path) return (tn_dict *)tn__error("tn_safetensors_load: path is NULL");
+    char pb[256];   /* tn__msg_path's */
     tn__st_map *m = (tn__st_map *)TN_MALLOC(sizeof *m);
     if (!m) return (tn_dict *)tn__error("tn_safetensors_load: out of memory");
     memset(m, 0, sizeof *m);
@@ -18527,12 +18719,12 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
         int err = errno;
         if (fd >= 0) close(fd);
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", path, strerror(err));
+        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", tn__msg_path(path, pb), strerror(err));
     }
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
         close(fd);
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: '%s' is not a regular file of addressable size", path);
+        return (tn_dict *)tn__error("tn_safetensors_load: '%s' is not a regular file of addressable size", tn__msg_path(path, pb));
     }
     m->len = (size_t)st.st_size;
     if (m->len) {
@@ -18542,7 +18734,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
             int err = errno;
             close(fd);
             TN_FREE(m);
-            return (tn_dict *)tn__error("tn_safetensors_load: cannot map '%s' (%zu bytes): %s", path, (size_t)st.st_size, strerror(err));
+            return (tn_dict *)tn__error("tn_safetensors_load: cannot map '%s' (%zu bytes): %s", tn__msg_path(path, pb), (size_t)st.st_size, strerror(err));
         }
         m->mapped = true;
     }
@@ -18551,7 +18743,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", path, strerror(errno));
+        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", tn__msg_path(path, pb), strerror(errno));
     }
     tn__file r;
     memset(&r, 0, sizeof r);
@@ -18561,7 +18753,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
     fclose(f);
     if (!m->addr) {
         TN_FREE(m);
-        return size >= 0 ? NULL : (tn_dict *)tn__error("tn_safetensors_load: cannot read '%s'", path);
+        return size >= 0 ? NULL : (tn_dict *)tn__error("tn_safetensors_load: cannot read '%s'", tn__msg_path(path, pb));
     }
     m->len = (size_t)size;
 #endif
@@ -18620,7 +18812,7 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
         items[i].nbytes = tn_numel(t) * (int64_t)tn_dtype_size(t->dtype);
     }
     for (int i = 0; i < tn_dict_meta_len(d); i++) {
-        const char *k = tn_dict_meta_key(d, i), *v = tn_dict_get_meta(d, k);
+        const char *k = tn_dict_meta_key(d, i), *v = tn__dict_meta_value(d, i);
         if (!tn__utf8_ok((const unsigned char *)k, strlen(k), &bad) || !tn__utf8_ok((const unsigned char *)v, strlen(v), &bad)) {
             TN_FREE(items);
             return TN__FAIL_INT("%s: metadata '%s' is not valid UTF-8", fn, k);
@@ -18636,12 +18828,12 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
             if (i) tn__sb_puts(hdr, ",");
             tn__st_json_string(hdr, k);
             tn__sb_puts(hdr, ":");
-            tn__st_json_string(hdr, tn_dict_get_meta(d, k));
+            tn__st_json_string(hdr, tn__dict_meta_value(d, i));
         }
         tn__sb_puts(hdr, n ? "}," : "}");
     }
     int64_t off = 0;
-    char num[64];
+    char num[64];   /* one or two int64s and a few bytes of JSON */
     for (int i = 0; i < n; i++) {
         tn_tensor *t = items[i].t;
         if (i) tn__sb_puts(hdr, ",");
@@ -18721,40 +18913,110 @@ TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size) {
     return out;
 }
 
+/* The file a save writes before it replaces path. POSIX: open/write/fsync, so that the data
+   is on the disk before the rename makes it the file, and every failure (a full disk
+   included) is seen; elsewhere stdio. */
+typedef struct tn__wfile {
+#ifdef TN__HAVE_MMAP
+    int fd;
+#else
+    FILE *f;
+#endif
+} tn__wfile;
+static int tn__wf_create(tn__wfile *w, const char *name) {   /* 0, or an errno */
+#ifdef TN__HAVE_MMAP
+    int flags = O_WRONLY | O_CREAT | O_EXCL;
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
+#endif
+    w->fd = open(name, flags, 0666);
+    return w->fd < 0 ? errno : 0;
+#else
+    w->f = fopen(name, "wbx");
+    return w->f ? 0 : errno ? errno : EIO;
+#endif
+}
+static int tn__wf_write(tn__wfile *w, const void *data, size_t n) {
+#ifdef TN__HAVE_MMAP
+    for (const char *p = (const char *)data; n;) {
+        ssize_t k = write(w->fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return k < 0 ? errno : EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+#else
+    return !n || fwrite(data, 1, n, w->f) == n ? 0 : errno ? errno : EIO;
+#endif
+}
+static int tn__wf_close(tn__wfile *w, bool sync) {   /* 0, or the first errno */
+#ifdef TN__HAVE_MMAP
+    int err = sync && fsync(w->fd) != 0 ? errno : 0;
+    if (close(w->fd) != 0 && !err) err = errno;
+    return err;
+#else
+    (void)sync;
+    return fclose(w->f) != 0 ? (errno ? errno : EIO) : 0;
+#endif
+}
+/* Create the temporary beside path, exclusively, so that no existing file is ever truncated
+   (the user's "<path>.tmp", or another save's): "<path>.tmp", else "<path>.tmp1", ... When
+   that name is too long for the file system (path's name near NAME_MAX), a short one in the
+   same directory, "<dir>/.tn-save.tmp<n>". *name is TN_MALLOC'd, also on failure (NULL
+   only when out of memory). */
+static int tn__st_create_tmp(const char *path, tn__wfile *w, char **name) {
+    size_t pl = strlen(path), cap = pl + 32;
+    const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char *bs = strrchr(path, '\\');
+    if (bs && (!slash || bs > slash)) slash = bs;
+#endif
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    char *s = *name = (char *)TN_MALLOC(cap);
+    if (!s) return ENOMEM;
+    bool short_name = false;
+    int err = 0;
+    for (int k = 0; k < 100; k++) {
+        if (!short_name) snprintf(s, cap, k ? "%s.tmp%d" : "%s.tmp", path, k);
+        else { memcpy(s, path, dl); snprintf(s + dl, cap - dl, ".tn-save.tmp%d", k); }
+        if (!(err = tn__wf_create(w, s))) return 0;
+        if (err == ENAMETOOLONG && !short_name) { short_name = true; k = -1; continue; }
+        if (err != EEXIST) break;
+    }
+    return err;
+}
+
 TNDEF int tn_safetensors_save(const char *path, const tn_dict *d) {
-    if (!path || !d) return TN__FAIL_INT("tn_safetensors_save: need a path and a dict");
+    const char *fn = "tn_safetensors_save";
+    if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
     tn__sbuf hdr;
     tn__st_item *items;
     int n;
-    if (tn__st_header("tn_safetensors_save", d, &hdr, &items, &n)) return -1;
-    size_t pl = strlen(path);
-    char *tmpname = (char *)TN_MALLOC(pl + 16);
-    FILE *f = NULL;
-    int rc = 0;
-    if (!tmpname) rc = TN__FAIL_INT("tn_safetensors_save: out of memory");
-    else {
-        snprintf(tmpname, pl + 16, "%s.tmp", path);
-        f = fopen(tmpname, "wb");
-        if (!f) rc = TN__FAIL_INT("tn_safetensors_save: cannot create '%s': %s", tmpname, strerror(errno));
-    }
-    unsigned char len8[8];
-    for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)hdr.n >> (8 * k) & 0xFF);
-    bool io_ok = f && fwrite(len8, 1, 8, f) == 8 && fwrite(hdr.s, 1, hdr.n, f) == hdr.n;
-    for (int i = 0; f && io_ok && i < n; i++) {
-        tn_tensor *tmp;
-        const void *src = tn__st_bytes("tn_safetensors_save", items[i].t, &tmp);
-        if (!src) { rc = -1; break; }
-        io_ok = !items[i].nbytes || fwrite(src, 1, (size_t)items[i].nbytes, f) == (size_t)items[i].nbytes;
-        tn_release(tmp);
-    }
-    if (f) {
-        int err = errno;
-        if (fclose(f) != 0 && io_ok) { io_ok = false; err = errno; }
-        if (!rc && !io_ok) rc = TN__FAIL_INT("tn_safetensors_save: cannot write '%s': %s", tmpname, strerror(err));
-        if (!rc && rename(tmpname, path) != 0) {
-            remove(path);  /* platforms whose rename does not replace */
-            if (rename(tmpname, path) != 0) rc = TN__FAIL_INT("tn_safetensors_save: cannot rename '%s' to '%s': %s", tmpname, path, strerror(errno));
+    if (tn__st_header(fn, d, &hdr, &items, &n)) return -1;
+    char *tmpname = NULL, pb[256], tb[256];   /* tn__msg_path's */
+    tn__wfile w;
+    int rc = 0, err = tn__st_create_tmp(path, &w, &tmpname);
+    if (!tmpname) rc = TN__FAIL_INT("%s: out of memory", fn);
+    else if (err) { rc = TN__FAIL_INT("%s: cannot create '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err)); TN_FREE(tmpname); tmpname = NULL; }
+    if (tmpname) {
+        unsigned char len8[8];
+        for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)hdr.n >> (8 * k) & 0xFF);
+        err = tn__wf_write(&w, len8, 8);
+        if (!err) err = tn__wf_write(&w, hdr.s, hdr.n);
+        for (int i = 0; !err && i < n; i++) {
+            tn_tensor *tmp;
+            const void *src = tn__st_bytes(fn, items[i].t, &tmp);
+            if (!src) { rc = -1; break; }
+            err = tn__wf_write(&w, src, (size_t)items[i].nbytes);
+            tn_release(tmp);
         }
+        int cerr = tn__wf_close(&w, !rc && !err);
+        if (!err) err = cerr;
+        if (!rc && err) rc = TN__FAIL_INT("%s: cannot write '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err));
+        /* the old file is replaced only by a complete new one, and never removed: a platform
+           whose rename does not replace an existing file reports the error */
+        if (!rc && rename(tmpname, path) != 0) rc = TN__FAIL_INT("%s: cannot rename '%s' to '%s': %s", fn, tn__msg_path(tmpname, tb), tn__msg_path(path, pb), strerror(errno));
         if (rc) remove(tmpname);
     }
     TN_FREE(tmpname);
@@ -18768,10 +19030,11 @@ TNDEF int tn_safetensors_save(const char *path, const tn_dict *d) {
 /* ======================================================================= */
 /* ---- checkpoints ---- */
 static int tn__dict_put_prefixed(tn_dict *dst, const char *prefix, const tn_dict *src) {
-    char key[600];
     for (int i = 0; src && i < tn_dict_len(src); i++) {
-        snprintf(key, sizeof key, "%s%s", prefix, tn_dict_key(src, i));
-        if (tn_dict_set(dst, key, tn_dict_value(src, i))) return -1;
+        char *key = tn__str_join(prefix, tn_dict_key(src, i));   /* exact length: never cut */
+        int rc = key ? tn_dict_set(dst, key, tn_dict_value(src, i)) : TN__FAIL_INT("tn_checkpoint_save: out of memory");
+        TN_FREE(key);
+        if (rc) return -1;
     }
     return src ? 0 : -1;
 }
@@ -18779,15 +19042,20 @@ TNDEF int tn_checkpoint_save(const char *path, const tn_module *model, const tn_
     const char *fn = "tn_checkpoint_save";
     if (!path || !model) return TN__FAIL_INT("%s: need a path and a model", fn);
     tn_dict *all = tn_dict_new(), *ms = tn_module_state_dict(model), *os = opt ? tn_optim_state_dict(opt) : NULL;
-    char tmp[1100], num[32];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char num[32];   /* an int64 */
     snprintf(num, sizeof num, "%lld", (long long)step);
     tn_scope_begin();
+    /* tn_safetensors_save replaces path only once the whole file is written */
     int rc = !all || tn__dict_put_prefixed(all, "model.", ms) || (opt && tn__dict_put_prefixed(all, "optim.", os)) ||
              tn_dict_set(all, "step", tn_scalar_tensor((double)step, TN_I64)) || tn_dict_set_meta(all, "format", "tensor.h checkpoint") ||
-             tn_dict_set_meta(all, "step", num) || tn_safetensors_save(tmp, all) ? -1 : 0;
+             tn_dict_set_meta(all, "step", num) ? -1 : 0;
     tn_scope_end();
-    if (rc == 0 && rename(tmp, path) != 0) { remove(tmp); rc = TN__FAIL_INT("%s: cannot rename %s to %s", fn, tmp, path); }
+    if (rc == 0 && tn_safetensors_save(path, all)) {
+        char why[1024];   /* a message: the error buffer holds no more */
+        const char *colon = strstr(tn_last_error(), ": ");
+        snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+        rc = TN__FAIL_INT("%s: %s", fn, why);
+    }
     tn_dict_free(all); tn_dict_free(ms); tn_dict_free(os);
     return rc;
 }
@@ -18803,31 +19071,35 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     const char *fn = "tn_checkpoint_load";
     if (!path || !model) return TN__FAIL_INT("%s: need a path and a model", fn);
     tn_dict *all = tn_safetensors_load(path);
-    if (!all) return -1;
+    if (!all) {   /* the reader's message, under this function's name */
+        char why[1024];
+        const char *colon = strstr(tn_last_error(), ": ");
+        snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+        return TN__FAIL_INT("%s: %s", fn, why);
+    }
     tn_dict *ms = tn__dict_strip_prefix(all, "model."), *os = opt ? tn__dict_strip_prefix(all, "optim.") : NULL;
     tn_tensor *st = tn_dict_get(all, "step");
+    char pb[256];   /* tn__msg_path's */
+    const char *shown = tn__msg_path(path, pb);
     int rc = 0;
     if (!ms || (opt && !os)) rc = -1;
-    else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, path);
+    else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, shown);
+    else if (st->dtype == TN_F16 || st->dtype == TN_BF16) rc = TN__FAIL_INT("%s: %s: \"step\" must not be float16 or bfloat16", fn, shown);
     else {
-        /* each load is all-or-nothing; a copy of the model's values makes the pair so (a refused
-           optimizer state puts the model back) */
-        tn_dict *cur = opt ? tn_module_state_dict(model) : NULL, *backup = cur ? tn_dict_new() : NULL;
-        tn_scope_begin();
-        for (int i = 0; backup && i < tn_dict_len(cur); i++) {
-            tn_tensor *v = tn_clone(tn_dict_value(cur, i));
-            if (!v || tn_dict_set(backup, tn_dict_key(cur, i), v)) { tn_dict_free(backup); backup = NULL; }
-        }
-        tn_scope_end();
-        if (opt && !backup) rc = -1;
-        else if (tn_module_load_state_dict(model, ms, true, NULL, NULL) || (opt && tn_optim_load_state_dict(opt, os))) {
-            char why[1024];                  /* the message of the part that failed, with the file's name */
+        /* model and optimizer are both checked before either is written: a refused checkpoint
+           changes neither */
+        tn__module_load ml;
+        tn__optim_load ol;
+        bool model_ok = tn__module_load_check("tn_module_load_state_dict", model, ms, true, NULL, NULL, &ml) == 0;
+        if (!model_ok || (opt && tn__optim_load_check("tn_optim_load_state_dict", opt, os, &ol))) {
+            char why[1024];   /* the message of the part that failed (the error buffer holds no more) */
             snprintf(why, sizeof why, "%s", tn_last_error());
-            if (backup) tn_module_load_state_dict(model, backup, true, NULL, NULL);
-            rc = TN__FAIL_INT("%s: %s: %s", fn, path, why);
+            if (model_ok) tn__module_load_free(&ml);
+            rc = TN__FAIL_INT("%s: %s: %s", fn, shown, why);
+        } else {
+            if (opt) tn__optim_load_commit(opt, &ol);
+            rc = tn__module_load_commit("tn_module_load_state_dict", &ml);
         }
-        tn_dict_free(backup);
-        tn_dict_free(cur);
     }
     if (rc == 0 && step) *step = (int64_t)tn_item(st);
     tn_dict_free(ms); tn_dict_free(os); tn_dict_free(all);
@@ -18961,27 +19233,42 @@ TNDEF char *tn_to_string(tn_tensor *t) {
         }
         tn__print_rec(&f, &b, 0, 0, 7);
     }
-    /* suffixes, wrapped onto a new line past 80 columns as PyTorch does */
-    char suffixes[4][96];
+    /* suffixes, wrapped onto a new line past 80 columns as PyTorch does; built at their
+       length (a custom function's name, eight 19-digit sizes are never cut) */
+    tn__sbuf suffixes[4];
+    memset(suffixes, 0, sizeof suffixes);
     int ns = 0;
-    if (t->device != TN_CPU) snprintf(suffixes[ns++], 96, "device='%s:0'", tn_device_name(t->device));
+    char num[32];   /* an int64 */
+    if (t->device != TN_CPU) {
+        tn__sb_puts(&suffixes[ns], "device='");
+        tn__sb_puts(&suffixes[ns], tn_device_name(t->device));
+        tn__sb_puts(&suffixes[ns++], ":0'");
+    }
     if (tn_numel(t) == 0 && t->ndim != 1) {
-        int w = snprintf(suffixes[ns], 96, "size=(");
-        for (int i = 0; i < t->ndim && w < 80; i++) w += snprintf(suffixes[ns] + w, (size_t)(96 - w), i ? ", %lld" : "%lld", (long long)t->shape[i]);
-        snprintf(suffixes[ns] + w, (size_t)(96 - w), t->ndim == 1 ? ",)" : ")");
-        ns++;
+        tn__sb_puts(&suffixes[ns], "size=(");
+        for (int i = 0; i < t->ndim; i++) {
+            snprintf(num, sizeof num, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+            tn__sb_puts(&suffixes[ns], num);
+        }
+        tn__sb_puts(&suffixes[ns++], t->ndim == 1 ? ",)" : ")");
     }
     /* an empty tensor names every dtype but the default float32 (nothing to infer it from) */
-    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL)))
-        snprintf(suffixes[ns++], 96, "dtype=torch.%s", tn_dtype_name(t->dtype));
-    if (t->grad_fn) snprintf(suffixes[ns++], 96, "grad_fn=<%s>", tn_grad_fn_name(t));
-    else if (t->requires_grad) snprintf(suffixes[ns++], 96, "requires_grad=True");
+    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
+        tn__sb_puts(&suffixes[ns], "dtype=torch.");
+        tn__sb_puts(&suffixes[ns++], tn_dtype_name(t->dtype));
+    }
+    if (t->grad_fn) {
+        tn__sb_puts(&suffixes[ns], "grad_fn=<");
+        tn__sb_puts(&suffixes[ns], tn_grad_fn_name(t));
+        tn__sb_puts(&suffixes[ns++], ">");
+    } else if (t->requires_grad) tn__sb_puts(&suffixes[ns++], "requires_grad=True");
+    for (int i = 0; i < ns; i++) b.failed |= suffixes[i].failed;
     /* PyTorch: last_line_len = len(s) - s.rfind("\n") + 1 (rfind gives -1 when absent) */
     const char *lastnl = b.s ? strrchr(b.s, '\n') : NULL;
     size_t last = lastnl ? (size_t)(b.s + b.n - lastnl) + 1 : b.n + 2;
 
-    for (int i = 0; i < ns; i++) {
-        size_t sl = strlen(suffixes[i]);
+    for (int i = 0; i < ns && !b.failed; i++) {
+        size_t sl = suffixes[i].n;
         if (last + sl + 2 > 80) {
             tn__sb_puts(&b, ",\n");
             tn__sb_pad(&b, 7);
@@ -18990,8 +19277,9 @@ TNDEF char *tn_to_string(tn_tensor *t) {
             tn__sb_puts(&b, ", ");
             last += sl + 2;
         }
-        tn__sb_puts(&b, suffixes[i]);
+        tn__sb_puts(&b, suffixes[i].s);
     }
+    for (int i = 0; i < ns; i++) TN_FREE(suffixes[i].s);
     tn__sb_puts(&b, ")");
     tn_release(f.t);
     if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_to_string: out of memory"); }

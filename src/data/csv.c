@@ -1,16 +1,15 @@
 /* ---- CSV ---- */
 /* tn__opts_parse splits at every comma, so a quoted comma ("delimiter=','") is hidden
    as \x01 before parsing and restored when read. */
-static void tn__hide_quoted_commas(const char *in, char *out, size_t cap) {
+static char *tn__hide_quoted_commas(const char *in) {   /* TN_MALLOC'd, NULL when out of memory */
+    char *out = tn__strdup(in ? in : "");
     char q = 0;
-    size_t i = 0;
-    for (; in && in[i] && i + 1 < cap; i++) {
-        char c = in[i];
-        if (q) { if (c == q) q = 0; else if (c == ',') c = '\x01'; }
+    for (size_t i = 0; out && out[i]; i++) {
+        char c = out[i];
+        if (q) { if (c == q) q = 0; else if (c == ',') out[i] = '\x01'; }
         else if (c == '\'' || c == '"') q = c;
-        out[i] = c;
     }
-    out[i] = 0;
+    return out;
 }
 /* An option value without its quotes, commas restored. */
 static void tn__opts_unquote(const char *v, char *out, size_t cap) {
@@ -22,8 +21,9 @@ static void tn__opts_unquote(const char *v, char *out, size_t cap) {
 }
 
 /* One field of a CSV line starting at p (end: the line's end): trimmed, unquoted, in
-   buf. Returns the position after the field's delimiter (or end), NULL on a bad quote. */
-static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, size_t cap, bool *last) {
+   buf, which holds the whole line (a field is never longer): nothing is cut. Returns the
+   position after the field's delimiter (or end), NULL on a bad quote. */
+static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, bool *last) {
     size_t n = 0;
     while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
     if (p < end && *p == '"') {
@@ -31,17 +31,17 @@ static const char *tn__csv_field(const char *p, const char *end, char delim, cha
         for (;;) {
             if (p >= end) return NULL;
             if (*p == '"') {
-                if (p + 1 < end && p[1] == '"') { if (n + 1 < cap) buf[n++] = '"'; p += 2; continue; }
+                if (p + 1 < end && p[1] == '"') { buf[n++] = '"'; p += 2; continue; }
                 p++;
                 break;
             }
-            if (n + 1 < cap) buf[n++] = *p;
+            buf[n++] = *p;
             p++;
         }
         while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
         if (p < end && *p != delim) return NULL;
     } else {
-        while (p < end && *p != delim) { if (n + 1 < cap) buf[n++] = *p; p++; }
+        while (p < end && *p != delim) buf[n++] = *p++;
         while (n && buf[n - 1] != delim && (buf[n - 1] == ' ' || buf[n - 1] == '\t')) n--;
     }
     buf[n] = 0;
@@ -62,16 +62,18 @@ static int tn__csv_count_fields(const char *p, const char *end, char delim) {
 TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels) {
     if (labels) *labels = NULL;
     if (!path) return (tn_tensor *)tn__error("tn_read_csv: path is NULL");
-    char text[512];
-    tn__hide_quoted_commas(options, text, sizeof text);
+    char *text = tn__hide_quoted_commas(options);
+    if (!text) return (tn_tensor *)tn__error("tn_read_csv: out of memory");
     tn__opts o;
-    if (tn__opts_parse("tn_read_csv", text, &o)) return NULL;
+    int bad_opts = tn__opts_parse("tn_read_csv", text, &o);
+    TN_FREE(text);
+    if (bad_opts) return NULL;
     bool header = true;
-    char delim = ',', label_name[96] = "";
+    char delim = ',', label_name[sizeof o.val[0]] = "";   /* an option value: tn__opts_parse refuses longer ones */
     int64_t label_col = INT64_MIN;
     int di = tn__opts_find(&o, "delimiter"), li = tn__opts_find(&o, "label_column");
     if (di >= 0) {
-        char d[96];
+        char d[sizeof o.val[0]];
         tn__opts_unquote(o.val[di], d, sizeof d);
         if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
         else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
@@ -102,7 +104,8 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     double *vals = NULL;
     int64_t *labs = NULL, rows = 0, cap = 0, line = 0;
     int ncols = -1, lc = -1;
-    char cell[256];
+    char *cell = NULL;      /* one field, as long as the longest line so far */
+    size_t cellcap = 0;
     tn_tensor *x = NULL, *y = NULL;
     bool failed = false;
     const char *p = buf, *bend = buf + size;
@@ -115,6 +118,13 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
         const char *q = p;
         while (q < e && (*q == ' ' || *q == '\t')) q++;
         if (q == e) { p = next; continue; }  /* a blank line */
+        if ((size_t)(e - p) + 1 > cellcap) {
+            size_t want = TN__MAX((size_t)(e - p) + 1, 2 * cellcap);
+            char *c = (char *)TN_REALLOC(cell, want);
+            if (!c) { tn__error("tn_read_csv: out of memory at line %lld of '%s'", (long long)line, path); failed = true; break; }
+            cell = c;
+            cellcap = want;
+        }
         int nf = tn__csv_count_fields(p, e, delim);
         if (ncols < 0) { /* the first line fixes the columns and the label column */
             ncols = nf;
@@ -122,7 +132,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
                 const char *fp = p;
                 bool last = false;
                 for (int c = 0; c < nf && fp; c++) {
-                    fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+                    fp = tn__csv_field(fp, e, delim, cell, &last);
                     if (fp && !strcmp(cell, label_name)) { lc = c; break; }
                 }
                 if (lc < 0) { tn__error("tn_read_csv: '%s': no column named '%s' in the header", path, label_name); failed = true; break; }
@@ -150,7 +160,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
         int j = 0;
         for (int c = 0; c < ncols; c++) {
             bool last = false;
-            fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+            fp = tn__csv_field(fp, e, delim, cell, &last);
             if (!fp) { tn__error("tn_read_csv: '%s' line %lld, column %d: unterminated or misplaced quote", path, (long long)line, c + 1); failed = true; break; }
             char *end;
             double v = strtod(cell, &end);
@@ -187,6 +197,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     }
     TN_FREE(vals);
     TN_FREE(labs);
+    TN_FREE(cell);
     TN_FREE(buf);
     if (labels && x) *labels = tn__own(y);
     return tn__own(x);
