@@ -18809,7 +18809,10 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
         if (why) { TN_FREE(items); return TN__FAIL_INT("%s: tensor name '%s' %s", fn, name, why); }
         items[i].name = name;
         items[i].t = t;
-        items[i].nbytes = tn_numel(t) * (int64_t)tn_dtype_size(t->dtype);
+        if (!tn__mul_ok(tn_numel(t), (int64_t)tn_dtype_size(t->dtype), &items[i].nbytes)) {
+            TN_FREE(items);
+            return TN__FAIL_INT("%s: tensor '%s' (%s) has more bytes than int64 counts", fn, name, TN__SHAPE(t));
+        }
     }
     for (int i = 0; i < tn_dict_meta_len(d); i++) {
         const char *k = tn_dict_meta_key(d, i), *v = tn__dict_meta_value(d, i);
@@ -18836,15 +18839,21 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
     char num[64];   /* one or two int64s and a few bytes of JSON */
     for (int i = 0; i < n; i++) {
         tn_tensor *t = items[i].t;
+        int64_t end;
+        if (!tn__add_ok(off, items[i].nbytes, &end)) {   /* the offsets, and below the file's size, fit an int64 */
+            TN_FREE(items);
+            TN_FREE(hdr->s);
+            return TN__FAIL_INT("%s: the tensors' bytes add up past what int64 counts", fn);
+        }
         if (i) tn__sb_puts(hdr, ",");
         tn__st_json_string(hdr, items[i].name);
         tn__sb_puts(hdr, ":{\"dtype\":\"");
         tn__sb_puts(hdr, tn__st_dtype_names[t->dtype]);
         tn__sb_puts(hdr, "\",\"shape\":[");
         for (int k = 0; k < t->ndim; k++) { snprintf(num, sizeof num, k ? ",%lld" : "%lld", (long long)t->shape[k]); tn__sb_puts(hdr, num); }
-        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)(off + items[i].nbytes));
+        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)end);
         tn__sb_puts(hdr, num);
-        off += items[i].nbytes;
+        off = end;
     }
     tn__sb_puts(hdr, "}");
     while (!hdr->failed && hdr->n % 8) tn__sb_puts(hdr, " ");  /* the data starts 8-byte aligned */
@@ -19085,7 +19094,17 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     if (!ms || (opt && !os)) rc = -1;
     else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, shown);
     else if (st->dtype == TN_F16 || st->dtype == TN_BF16) rc = TN__FAIL_INT("%s: %s: \"step\" must not be float16 or bfloat16", fn, shown);
-    else {
+    /* the step is read before anything is written: an int64 exactly, another dtype only
+       when it is a whole number in int64's range (1e300 or NaN would be undefined) */
+    int64_t step_value = 0;
+    if (rc == 0 && st->device == TN_CPU && st->dtype == TN_I64) step_value = *(const int64_t *)tn_data_ptr(st);
+    else if (rc == 0) {
+        const double v = tn_item(st);
+        if (v != floor(v) || !(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+            rc = TN__FAIL_INT("%s: %s: \"step\" %g is not a whole number in int64's range", fn, shown, v);
+        else step_value = (int64_t)v;
+    }
+    if (rc == 0) {
         /* model and optimizer are both checked before either is written: a refused checkpoint
            changes neither */
         tn__module_load ml;
@@ -19101,7 +19120,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
             rc = tn__module_load_commit("tn_module_load_state_dict", &ml);
         }
     }
-    if (rc == 0 && step) *step = (int64_t)tn_item(st);
+    if (rc == 0 && step) *step = step_value;
     tn_dict_free(ms); tn_dict_free(os); tn_dict_free(all);
     return rc;
 }

@@ -147,9 +147,11 @@ static char *snapshot(tn_module *m, tn_optim *o, size_t *n) {
 }
 
 /* a source checkpoint's dict with one change */
-enum { BAD_DTYPE, BAD_SHAPE, MISSING, UNEXPECTED, OPT_DTYPE, OPT_SHAPE, OPT_MISSING, STEP_F16, TRUNCATED, DAMAGED, NKINDS };
+enum { BAD_DTYPE, BAD_SHAPE, MISSING, UNEXPECTED, OPT_DTYPE, OPT_SHAPE, OPT_MISSING, STEP_F16, STEP_HUGE, STEP_NAN, STEP_FRACTION,
+       TRUNCATED, DAMAGED, NKINDS };
 static const char *const kind_names[NKINDS] = {"a float16 parameter", "a wrong shape", "a missing key", "an unexpected key", "float16 optimizer state",
                                                "optimizer state of a wrong shape", "a missing optimizer option", "a float16 step",
+                                               "a step of 1e300", "a NaN step", "a step of 2.5",
                                                "a truncated file", "a damaged header"};
 static const uint16_t half_ones[3] = {0x3C00, 0x3C00, 0x3C00};
 
@@ -186,6 +188,9 @@ TEST(refused_loads_change_nothing) {
             case OPT_SHAPE: tn_dict_set(d, "optim.state.3.exp_avg_sq", tn_zeros(TN_SHAPE(2), TN_F32)); break;
             case OPT_MISSING: tn_dict_remove(d, "optim.param_groups.0.lr"); break;
             case STEP_F16: tn_dict_set(d, "step", tn_from_data(half_ones, TN_SHAPE(1), TN_F16)); break;
+            case STEP_HUGE: tn_dict_set(d, "step", tn_scalar_tensor(1e300, TN_F64)); break;   /* (int64_t)1e300 is undefined */
+            case STEP_NAN: tn_dict_set(d, "step", tn_scalar_tensor(NAN, TN_F64)); break;
+            case STEP_FRACTION: tn_dict_set(d, "step", tn_scalar_tensor(2.5, TN_F32)); break;
             }
             tn_scope_end();
             CHECK(tn_safetensors_save(bad, d) == 0);

@@ -55,7 +55,17 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     if (!ms || (opt && !os)) rc = -1;
     else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, shown);
     else if (st->dtype == TN_F16 || st->dtype == TN_BF16) rc = TN__FAIL_INT("%s: %s: \"step\" must not be float16 or bfloat16", fn, shown);
-    else {
+    /* the step is read before anything is written: an int64 exactly, another dtype only
+       when it is a whole number in int64's range (1e300 or NaN would be undefined) */
+    int64_t step_value = 0;
+    if (rc == 0 && st->device == TN_CPU && st->dtype == TN_I64) step_value = *(const int64_t *)tn_data_ptr(st);
+    else if (rc == 0) {
+        const double v = tn_item(st);
+        if (v != floor(v) || !(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+            rc = TN__FAIL_INT("%s: %s: \"step\" %g is not a whole number in int64's range", fn, shown, v);
+        else step_value = (int64_t)v;
+    }
+    if (rc == 0) {
         /* model and optimizer are both checked before either is written: a refused checkpoint
            changes neither */
         tn__module_load ml;
@@ -71,7 +81,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
             rc = tn__module_load_commit("tn_module_load_state_dict", &ml);
         }
     }
-    if (rc == 0 && step) *step = (int64_t)tn_item(st);
+    if (rc == 0 && step) *step = step_value;
     tn_dict_free(ms); tn_dict_free(os); tn_dict_free(all);
     return rc;
 }

@@ -42,7 +42,10 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
         if (why) { TN_FREE(items); return TN__FAIL_INT("%s: tensor name '%s' %s", fn, name, why); }
         items[i].name = name;
         items[i].t = t;
-        items[i].nbytes = tn_numel(t) * (int64_t)tn_dtype_size(t->dtype);
+        if (!tn__mul_ok(tn_numel(t), (int64_t)tn_dtype_size(t->dtype), &items[i].nbytes)) {
+            TN_FREE(items);
+            return TN__FAIL_INT("%s: tensor '%s' (%s) has more bytes than int64 counts", fn, name, TN__SHAPE(t));
+        }
     }
     for (int i = 0; i < tn_dict_meta_len(d); i++) {
         const char *k = tn_dict_meta_key(d, i), *v = tn__dict_meta_value(d, i);
@@ -69,15 +72,21 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
     char num[64];   /* one or two int64s and a few bytes of JSON */
     for (int i = 0; i < n; i++) {
         tn_tensor *t = items[i].t;
+        int64_t end;
+        if (!tn__add_ok(off, items[i].nbytes, &end)) {   /* the offsets, and below the file's size, fit an int64 */
+            TN_FREE(items);
+            TN_FREE(hdr->s);
+            return TN__FAIL_INT("%s: the tensors' bytes add up past what int64 counts", fn);
+        }
         if (i) tn__sb_puts(hdr, ",");
         tn__st_json_string(hdr, items[i].name);
         tn__sb_puts(hdr, ":{\"dtype\":\"");
         tn__sb_puts(hdr, tn__st_dtype_names[t->dtype]);
         tn__sb_puts(hdr, "\",\"shape\":[");
         for (int k = 0; k < t->ndim; k++) { snprintf(num, sizeof num, k ? ",%lld" : "%lld", (long long)t->shape[k]); tn__sb_puts(hdr, num); }
-        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)(off + items[i].nbytes));
+        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)end);
         tn__sb_puts(hdr, num);
-        off += items[i].nbytes;
+        off = end;
     }
     tn__sb_puts(hdr, "}");
     while (!hdr->failed && hdr->n % 8) tn__sb_puts(hdr, " ");  /* the data starts 8-byte aligned */
