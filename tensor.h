@@ -42,12 +42,14 @@
  *   follows under TENSOR_IMPLEMENTATION, in parts developed as files of the project's
  *   src/ directory and joined into this header by tools/amalgamate; each part begins
  *   under a banner with its path:
- *   core/      config errors dtypes threads alloc tensor iterator creation rng
+ *   core/      config errors
+ *   modules/   options
+ *   core/      dtypes threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops pooling norm
  *              dropout embedding resize losses
  *   autograd/  graph derivatives engine custom debug gradcheck
- *   modules/   dict options module init layers rnn
+ *   modules/   dict module init layers rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
  *   io/        safetensors safetensors_write checkpoint print
@@ -80,12 +82,14 @@
 
 /* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
    tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
-   alive until the end of the call's full expression. */
+   alive until the end of the call's full expression. Each of the two is parenthesised, so
+   the pair passes through a macro's arguments as exactly two (tn_nn_layer_norm(TN_SHAPE(4,
+   5), .eps = 1e-6)). */
 #ifdef __cplusplus
 #include <initializer_list>
-#define TN_SHAPE(...) std::initializer_list<int64_t>{__VA_ARGS__}.begin(), (int)std::initializer_list<int64_t>{__VA_ARGS__}.size()
+#define TN_SHAPE(...) (std::initializer_list<int64_t>{__VA_ARGS__}.begin()), (int)(std::initializer_list<int64_t>{__VA_ARGS__}.size())
 #else
-#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define TN_SHAPE(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #endif
 
 #ifdef __cplusplus
@@ -99,26 +103,60 @@ extern "C" {
    A function with PyTorch keyword arguments takes them as one struct of PyTorch's names, and
    a macro named as the PyTorch function fills in PyTorch's defaults, then the fields you name:
        tn_module *conv = tn_nn_conv2d(1, 32, 3, .padding = 1, .bias = false);
-   A misspelt name is a compile error; a name you leave out keeps PyTorch's default. Behind the
-   macro are two functions: tn_nn_conv2d_opts(1, 32, 3, o) takes the struct (start from
-   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and tn_nn_conv2d_str(1, 32, 3, "padding=1,
+       tn_optim *opt = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9);
+       tn_tensor *loss = tn_cross_entropy(logits, y, .label_smoothing = 0.1);
+   A misspelt name is a compile error; a name you leave out keeps PyTorch's default, and a
+   value you give means what it says (.bias = false, .dropout = 0, .padding_idx = 0): the
+   defaults are written into the struct before your fields, never read from a zero. Behind
+   each macro are two functions: NAME_opts(..., o) takes the struct (start from
+   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and NAME_str(..., "padding=1,
    bias=False") parses PyTorch's keyword syntax, for bindings and configuration files.
    Each struct is written once, as a list TN_FIELDS_<struct>(X) of X(type, name, default,
    words) rows: the struct's members, its defaults and the option text's names and types all
-   come from that list. Types: I int64_t, D double, B bool, E an enum (words: its names in
-   the option text), P padding (an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID), I2 a pair
-   {h, w} of int64_t that, when not {0, 0}, replaces the int of the same name without _hw
-   (the option text's "stride=(2, 1)"). In C++ the members carry the defaults and the macro
-   builds T{...}: C++20 designated initialisers, in the order of the members. */
+   come from that list. Types:
+       I  int64_t               TN_NONE is None ("padding_idx=None")
+       D  double                NAN is None ("momentum=None")
+       B  bool
+       OB int: true, false, or -1 (None, or not given)
+       E  int, an enum: words are its names in the option text ("zeros|reflect"), in order
+       P  padding: an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID ("padding='same'")
+       I2 int64_t[2], a pair {h, w} that, when not {0, 0}, replaces the int of the same name
+          without _hw (the option text's "stride=(2, 1)" sets stride_hw)
+       D2 double[2], a pair (Adam's betas = {0.9, 0.999})
+       S  const char *, a string ("delimiter=';'")
+       T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
+       IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
+       DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
+          one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
+   A family of kinds behind one struct (tn_optim_opts for every optimizer, tn_lr_scheduler_opts
+   for every scheduler) starts each field as "not given" (NAN, TN_NONE, -1, an empty list)
+   and each kind fills in its own PyTorch default; a field the kind does not have is an error
+   when given. In C++ the members carry the defaults and the macro builds T{...}: C++20
+   designated initialisers, in the order of the members. */
 #define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
 #define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
+#define TN_LIST_MAX 64                 /* the most values of an IL or DL option */
+typedef struct tn_ints { int n; int64_t v[TN_LIST_MAX]; } tn_ints;
+typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
+/* List literals for IL and DL fields: .milestones = TN_INTS(30, 80) is {2, {30, 80}} (no
+   pointer: the values live in the struct). */
+#ifndef __cplusplus
+#define TN_INTS(...) {(int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), {__VA_ARGS__}}
+#define TN_DOUBLES(...) {(int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), {__VA_ARGS__}}
+#endif
 
 #define TN__KW_C_I(n) int64_t n
 #define TN__KW_C_D(n) double n
 #define TN__KW_C_B(n) bool n
+#define TN__KW_C_OB(n) int n
 #define TN__KW_C_E(n) int n
 #define TN__KW_C_P(n) int64_t n
 #define TN__KW_C_I2(n) int64_t n[2]
+#define TN__KW_C_D2(n) double n[2]
+#define TN__KW_C_S(n) const char *n
+#define TN__KW_C_T(n) struct tn_tensor *n
+#define TN__KW_C_IL(n) tn_ints n
+#define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
 #define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name) = def;
 #define TN__KW_INIT_(T) T{}
@@ -128,7 +166,11 @@ extern "C" {
 #define TN__KW_DEF(type, name, def, words) .name = def,
 #define TN__KW_INIT_(T) {TN_FIELDS_##T(TN__KW_DEF)}
 /* The defaults, then the caller's fields: later designators override earlier ones (C11
-   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal. */
+   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal.
+   The literal lives in a statement expression's block: a field holds values, never a
+   pointer to a compound literal written among the arguments (it would not outlive the
+   block); lists are TN_INTS / TN_DOUBLES values, strings are string literals or the
+   caller's own arrays. */
 #if defined(__clang__)
 #define TN__KW(T, ...) (__extension__({ _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Winitializer-overrides\"") \
     T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("clang diagnostic pop") tn__kw_; }))
@@ -141,7 +183,9 @@ extern "C" {
 #endif
 #define TN__KW_STRUCT(T) typedef struct T { TN_FIELDS_##T(TN__KW_MEMBER) } T
 /* The last positional argument and the keyword arguments after it, from one __VA_ARGS__ (C11
-   wants at least one argument for a macro's "...": the last positional one is it). */
+   wants at least one argument for a macro's "...": the last positional one is it). A macro
+   whose positional arguments come before that one passes __VA_ARGS__ on to a second macro
+   first, so that TN_SHAPE(2, 3) has become two arguments when they are counted. */
 #define TN__HEAD(...) TN__HEAD_(__VA_ARGS__, )
 #define TN__HEAD_(a, ...) a
 #define TN__TAIL(...) TN__TAIL_(__VA_ARGS__, )
@@ -903,8 +947,8 @@ TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i);
 
 /* Modules (nn.Module): a type (name, forward, ...) plus named parameters, buffers and
    children, with PyTorch's state_dict names ("0.weight", "bn.running_mean"). Layers come
-   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as option
-   text, "stride=2, padding=1"). A module owns its children and retains its tensors;
+   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as designated
+   fields, tn_nn_conv2d(1, 32, 3, .stride = 2, .padding = 1); section 1). A module owns its children and retains its tensors;
    tn_module_free frees the tree. A user module embeds tn_module as its first member,
    allocates itself with tn_module_new and registers what it holds (examples/custom_module.c). */
 typedef struct tn_module tn_module;
@@ -967,8 +1011,9 @@ TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, cons
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
 
-/* Layers: PyTorch's constructor arguments; options are the keyword arguments as text.
-   Initialisation as PyTorch's reset_parameters. */
+/* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
+   the positional ones (each has an _opts and a _str form, section 1). Initialisation as
+   PyTorch's reset_parameters. */
 TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
 TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
@@ -1001,31 +1046,108 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
-TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_max_pool1d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t kernel_size, const char *options);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d (and F.max_pool / F.avg_pool, section 10): one struct
+   for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
+   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
+   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
+   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). tn_nn_max_pool2d(2) is
+   nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
+#define TN_FIELDS_tn_pool_opts(X) \
+    X(I,  stride,            TN_NONE, "") \
+    X(I,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(B,  return_indices,    false, "") \
+    X(B,  ceil_mode,         false, "") \
+    X(B,  count_include_pad, true,  "") \
+    X(I,  divisor_override,  TN_NONE, "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "")
+TN__KW_STRUCT(tn_pool_opts);
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_max_pool1d(...) tn_nn_max_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_max_pool2d(...) tn_nn_max_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool1d(...) tn_nn_avg_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool2d(...) tn_nn_avg_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
-/* options: eps, momentum (None: cumulative average), affine, track_running_stats */
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t num_features, const char *options);
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t num_features, const char *options);
-/* options: eps, elementwise_affine, bias */
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *normalized_shape, int n, const char *options);
-/* options: eps, affine */
-TNDEF tn_module *tn_nn_group_norm(int64_t num_groups, int64_t num_channels, const char *options);
+/* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
+#define TN_FIELDS_tn_batch_norm_opts(X) \
+    X(D, eps,                 1e-5, "") \
+    X(D, momentum,            0.1,  "") \
+    X(B, affine,              true, "") \
+    X(B, track_running_stats, true, "")
+TN__KW_STRUCT(tn_batch_norm_opts);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opts opts);
+#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+/* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
+   array and its length. */
+#define TN_FIELDS_tn_layer_norm_opts(X) \
+    X(D, eps,                1e-5, "") \
+    X(B, elementwise_affine, true, "") \
+    X(B, bias,               true, "")
+TN__KW_STRUCT(tn_layer_norm_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+#define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
+/* nn.GroupNorm(num_groups, num_channels) */
+#define TN_FIELDS_tn_group_norm_opts(X) \
+    X(D, eps,    1e-5, "") \
+    X(B, affine, true, "")
+TN__KW_STRUCT(tn_group_norm_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
-/* options: padding_idx */
-TNDEF tn_module *tn_nn_embedding(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+/* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
+   counts from num_embeddings). */
+#define TN_FIELDS_tn_embedding_opts(X) \
+    X(I, padding_idx, TN_NONE, "")
+TN__KW_STRUCT(tn_embedding_opts);
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_opts opts);
+#define tn_nn_embedding(num_embeddings, ...) tn_nn_embedding_opts(num_embeddings, TN__POS_KW(tn_embedding_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_embedding_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
 TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
-/* Activations as modules: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
-   "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax",
-   "LogSoftmax", with their keyword arguments ("negative_slope=0.2", "approximate='tanh'", "dim=1"). */
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options);
+/* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
+   "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
+   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   with its PyTorch default (no two activations default a name differently); an option the
+   named activation does not have is an error unless left at its default:
+   tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
+   .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
+   accepted and computes out of place. */
+enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
+#define TN_FIELDS_tn_activation_opts(X) \
+    X(B, inplace,        false, "") \
+    X(D, negative_slope, 0.01,  "") \
+    X(D, alpha,          1.0,   "") \
+    X(E, approximate,    TN_APPROXIMATE_NONE, "none|tanh") \
+    X(D, beta,           1.0,   "") \
+    X(D, threshold,      20.0,  "") \
+    X(D, min_val,        -1.0,  "") \
+    X(D, max_val,        1.0,   "") \
+    X(I, dim,            TN_NONE, "")
+TN__KW_STRUCT(tn_activation_opts);
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
+#define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options);
 TNDEF tn_module *tn_nn_relu(void);
 TNDEF tn_module *tn_nn_tanh(void);
 TNDEF tn_module *tn_nn_sigmoid(void);
@@ -1052,14 +1174,30 @@ TNDEF tn_tensor *tn_lstm_cell(tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tenso
                               tn_tensor **c_out);
 TNDEF tn_tensor *tn_gru_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh);
 
-/* nn.RNN / nn.LSTM / nn.GRU. options: num_layers=1, bias=True, batch_first=False, dropout=0
-   (between layers, when training), bidirectional=False; nonlinearity='tanh'|'relu' (RNN only);
-   proj_size=0 (LSTM only). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+/* nn.RNN / nn.LSTM / nn.GRU: tn_nn_lstm(10, 20, .num_layers = 2, .batch_first = true). Options
+   as PyTorch's: dropout between layers, when training; nonlinearity is RNN's only, proj_size
+   LSTM's only (either, given to another kind, is an error). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
    (weight_hr_l{k} with proj_size), "_reverse" for the backward direction; all U(-1/sqrt(hidden),
    1/sqrt(hidden)). The module's single-input forward returns the output only. */
-TNDEF tn_module *tn_nn_rnn(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru(int64_t input_size, int64_t hidden_size, const char *options);
+enum { TN_NONLINEARITY_TANH = 0, TN_NONLINEARITY_RELU };
+#define TN_FIELDS_tn_rnn_opts(X) \
+    X(I, num_layers,    1,     "") \
+    X(E, nonlinearity,  TN_NONLINEARITY_TANH, "tanh|relu") \
+    X(B, bias,          true,  "") \
+    X(B, batch_first,   false, "") \
+    X(D, dropout,       0.0,   "") \
+    X(B, bidirectional, false, "") \
+    X(I, proj_size,     0,     "")
+TN__KW_STRUCT(tn_rnn_opts);
+TNDEF tn_module *tn_nn_rnn_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_lstm_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_gru_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+#define tn_nn_rnn(input_size, ...) tn_nn_rnn_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_lstm(input_size, ...) tn_nn_lstm_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_gru(input_size, ...) tn_nn_gru_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_str(int64_t input_size, int64_t hidden_size, const char *options);
 /* RNN and GRU: x [L, N, H_in] ([N, L, H_in] with batch_first) or unbatched [L, H_in]; h0
    [D*num_layers, N, H_out] or [D*num_layers, H_out], NULL = zeros. Returns the output
    [L, N, D*H_out] ([N, L, D*H_out], [L, D*H_out]); *h_n (may be NULL) receives the final
@@ -1068,20 +1206,42 @@ TNDEF tn_tensor *tn_nn_rnn_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn
 /* LSTM: as tn_nn_rnn_forward with the cell state c0 [D*num_layers, N, hidden] (h0 and c0 both
    given or both NULL); H_out is proj_size when set. */
 TNDEF tn_tensor *tn_nn_lstm_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n);
-/* nn.RNNCell (options: bias, nonlinearity), nn.LSTMCell, nn.GRUCell (option: bias); parameters
-   weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL states are zeros. */
-TNDEF tn_module *tn_nn_rnn_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru_cell(int64_t input_size, int64_t hidden_size, const char *options);
+/* nn.RNNCell (bias, nonlinearity), nn.LSTMCell, nn.GRUCell (bias; nonlinearity is an error);
+   parameters weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL
+   states are zeros. */
+#define TN_FIELDS_tn_rnn_cell_opts(X) \
+    X(B, bias,         true, "") \
+    X(E, nonlinearity, TN_NONLINEARITY_TANH, "tanh|relu")
+TN__KW_STRUCT(tn_rnn_cell_opts);
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+#define tn_nn_rnn_cell(input_size, ...) tn_nn_rnn_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_lstm_cell(input_size, ...) tn_nn_lstm_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_gru_cell(input_size, ...) tn_nn_gru_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
 TNDEF tn_tensor *tn_nn_rnn_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* RNNCell (or GRUCell) */
 TNDEF tn_tensor *tn_nn_lstm_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor **c_out);
 TNDEF tn_tensor *tn_nn_gru_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* GRUCell (or RNNCell) */
 
-/* nn.MultiheadAttention. options: dropout=0, bias=True, add_bias_kv=False, add_zero_attn=False,
-   kdim=None, vdim=None, batch_first=False. Parameters as PyTorch's state dict: in_proj_weight
+/* nn.MultiheadAttention(embed_dim, num_heads): kdim and vdim TN_NONE are None (embed_dim).
+   Parameters as PyTorch's state dict: in_proj_weight
    [3E, E] (xavier_uniform; q_proj_weight, k_proj_weight, v_proj_weight when kdim or vdim differ
    from E), in_proj_bias [3E] (zeros), bias_k, bias_v [1, 1, E] (add_bias_kv), child out_proj. */
-TNDEF tn_module *tn_nn_multihead_attention(int64_t embed_dim, int64_t num_heads, const char *options);
+#define TN_FIELDS_tn_multihead_attention_opts(X) \
+    X(D, dropout,       0.0,     "") \
+    X(B, bias,          true,    "") \
+    X(B, add_bias_kv,   false,   "") \
+    X(B, add_zero_attn, false,   "") \
+    X(I, kdim,          TN_NONE, "") \
+    X(I, vdim,          TN_NONE, "") \
+    X(B, batch_first,   false,   "")
+TN__KW_STRUCT(tn_multihead_attention_opts);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t embed_dim, int64_t num_heads, tn_multihead_attention_opts opts);
+#define tn_nn_multihead_attention(embed_dim, ...) tn_nn_multihead_attention_opts(embed_dim, TN__POS_KW(tn_multihead_attention_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t embed_dim, int64_t num_heads, const char *options);
 /* q [L, N, E], k [S, N, kdim], v [S, N, vdim] ([N, L, E] ... with batch_first) or unbatched
    [L, E], [S, kdim], [S, vdim]. key_padding_mask [N, S] / [S] and attn_mask [L, S] or
    [N*num_heads, L, S]: bool masks are True where attention is NOT allowed (the opposite of
@@ -1095,15 +1255,28 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
 /* nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal, 0 elsewhere. */
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype);
 
-/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer. options: dim_feedforward=2048,
-   dropout=0.1, activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=False,
-   norm_first=False, bias=True. Children as PyTorch's (self_attn, [multihead_attn,] linear1,
+/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer(d_model, nhead): one struct for both
+   (tn_nn_transformer_encoder_layer(512, 8, .dropout = 0, .batch_first = true)). Children as PyTorch's (self_attn, [multihead_attn,] linear1,
    dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2[, dropout3]). Masks as
    tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask. */
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options);
+enum { TN_ACTIVATION_RELU = 0, TN_ACTIVATION_GELU };
+#define TN_FIELDS_tn_transformer_layer_opts(X) \
+    X(I, dim_feedforward, 2048,  "") \
+    X(D, dropout,         0.1,   "") \
+    X(E, activation,      TN_ACTIVATION_RELU, "relu|gelu") \
+    X(D, layer_norm_eps,  1e-5,  "") \
+    X(B, batch_first,     false, "") \
+    X(B, norm_first,      false, "") \
+    X(B, bias,            true,  "")
+TN__KW_STRUCT(tn_transformer_layer_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+#define tn_nn_transformer_encoder_layer(d_model, ...) tn_nn_transformer_encoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+#define tn_nn_transformer_decoder_layer(d_model, ...) tn_nn_transformer_decoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask,
                                                          tn_tensor *src_key_padding_mask, bool is_causal);
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
                                                          tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
                                                          tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
@@ -1996,6 +2169,502 @@ static int tn__wrap_dim(const char *fn, int64_t dim, int ndim) {
         return -1;
     }
     return (int)(dim < 0 ? dim + n : dim);
+}
+
+/* ============================================================================================================== */
+/* src/modules/options.c: keyword arguments: every options struct's key table, the option text parser, the checks */
+/* ============================================================================================================== */
+/* ---- keyword arguments as text: "padding=1, bias=False, padding_mode='zeros'" ----
+   The _str functions fill their options struct from PyTorch's keyword syntax through the
+   struct's key table, made from the same TN_FIELDS_<struct> list as the struct itself:
+       #define TN__KW_T tn_conv_opts
+       static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+       #undef TN__KW_T
+   Values: numbers (inf, -inf, nan), True/False, None, words and strings (quotes optional for
+   words), tuples "(a, b)" / lists "[a, b]". Nothing is copied into fixed buffers: any length
+   parses or is refused (an S value is a copy the caller frees with tn__kw_release). */
+typedef struct tn__kwkey { const char *name; char type; size_t off; const char *words; } tn__kwkey;
+#define TN__KW_TYPE_I 'I'
+#define TN__KW_TYPE_D 'D'
+#define TN__KW_TYPE_B 'B'
+#define TN__KW_TYPE_OB 'O'
+#define TN__KW_TYPE_E 'E'
+#define TN__KW_TYPE_P 'P'
+#define TN__KW_TYPE_I2 'J'
+#define TN__KW_TYPE_D2 'K'
+#define TN__KW_TYPE_S 'S'
+#define TN__KW_TYPE_T 'T'
+#define TN__KW_TYPE_IL 'L'
+#define TN__KW_TYPE_DL 'M'
+#define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
+#define TN__KW_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
+#define TN__KW_MAXKEYS 64   /* a table's rows (the parser's "given" mask has a bit each) */
+static bool tn__kw_tuple_type(char t) { return t == 'J' || t == 'K' || t == 'L' || t == 'M'; }
+
+/* a slice of the option text */
+typedef struct tn__kwspan { const char *p; size_t n; } tn__kwspan;
+static bool tn__kw_is(tn__kwspan v, const char *word) { return strlen(word) == v.n && !memcmp(v.p, word, v.n); }
+static tn__kwspan tn__kw_unquote(tn__kwspan v) {
+    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0]) { v.p++; v.n -= 2; }
+    return v;
+}
+/* One number of v at *pos (advanced past it and a following comma); 1, 0 at the end of v,
+   -1 when there is text that is not a number. */
+static int tn__kw_number(tn__kwspan v, size_t *pos, double *x) {
+    size_t i = *pos;
+    while (i < v.n && v.p[i] == ' ') i++;
+    if (i == v.n) { *pos = i; return 0; }
+    tn__kwspan w = {v.p + i, 0};
+    while (i + w.n < v.n && v.p[i + w.n] != ',' && v.p[i + w.n] != ' ') w.n++;
+    if (tn__kw_is(w, "True") || tn__kw_is(w, "true")) *x = 1;
+    else if (tn__kw_is(w, "False") || tn__kw_is(w, "false")) *x = 0;
+    else if (tn__kw_is(w, "inf")) *x = HUGE_VAL;
+    else if (tn__kw_is(w, "-inf")) *x = -HUGE_VAL;
+    else if (tn__kw_is(w, "nan")) *x = NAN;
+    else {
+        char *end;
+        *x = strtod(w.p, &end);   /* stops at the comma, bracket or space after the number */
+        if (end != w.p + w.n) return -1;
+    }
+    i += w.n;
+    while (i < v.n && v.p[i] == ' ') i++;
+    if (i < v.n && v.p[i] == ',') i++;
+    *pos = i;
+    return 1;
+}
+/* A value's numbers: a number, or a tuple "(a, b, ...)" / "[a, b]" of up to max. How many. */
+static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double *out, int max, bool *tuple) {
+    *tuple = v.n >= 2 && ((v.p[0] == '(' && v.p[v.n - 1] == ')') || (v.p[0] == '[' && v.p[v.n - 1] == ']'));
+    tn__kwspan in = *tuple ? (tn__kwspan){v.p + 1, v.n - 2} : v;
+    size_t pos = 0;
+    int n = 0, r;
+    double x;
+    while ((r = tn__kw_number(in, &pos, &x)) == 1) {
+        if (n == max) return TN__FAIL_INT("%s: option %s=%.*s: expected at most %d value%s", fn, key, (int)v.n, v.p, max, max > 1 ? "s" : "");
+        out[n++] = x;
+    }
+    if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
+    return n;
+}
+/* A double as an int64_t option: integral and in range (never an undefined conversion). */
+static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
+    if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
+    *out = (int64_t)x;
+    return 0;
+}
+static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const char *suffix) {
+    const size_t sl = strlen(suffix);
+    for (int i = 0; i < nkeys; i++) {
+        const char *name = keys[i].name;
+        const size_t l = strlen(name);
+        if (l < sl || l - sl != k.n) continue;
+        if (!memcmp(name, k.p, k.n) && !memcmp(name + (l - sl), suffix, sl)) return i;
+    }
+    return -1;
+}
+/* The sibling suffixes: a tuple for `name` goes to name_hw (I2) or name_groups (DL). */
+static const char *const tn__kw_siblings[2] = {"_hw", "_groups"};
+/* The length of name without its sibling suffix (stride_hw: "stride"), else strlen. */
+static size_t tn__kw_base_len(const char *name) {
+    size_t l = strlen(name);
+    for (int s = 0; s < 2; s++) {
+        size_t sl = strlen(tn__kw_siblings[s]);
+        if (l > sl && !strcmp(name + l - sl, tn__kw_siblings[s])) return l - sl;
+    }
+    return l;
+}
+/* The valid names of a table, for messages: "stride, padding, ..." (owned by the caller). */
+static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
+    size_t len = 1;
+    for (int i = 0; i < nkeys; i++) len += strlen(keys[i].name) + 2;
+    char *s = (char *)TN_MALLOC(len), *q = s;
+    if (!s) return NULL;
+    for (int i = 0; i < nkeys; i++) {
+        size_t l = tn__kw_base_len(keys[i].name);   /* a sibling (stride_hw) goes under its base's name, */
+        if (l != strlen(keys[i].name) && tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l}, "") >= 0) continue;   /* once */
+        if (q != s) { memcpy(q, ", ", 2); q += 2; }
+        memcpy(q, keys[i].name, l);
+        q += l;
+    }
+    *q = 0;
+    return s;
+}
+static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kwspan v, void *out) {
+    char *f = (char *)out + key->off;
+    char name[64];   /* the name as typed, for messages (cut, never overflowed) */
+    snprintf(name, sizeof name, "%.*s", (int)(k.n < 63 ? k.n : 63), k.p);
+    double x[TN_LIST_MAX];
+    bool tuple;
+    int n;
+    switch (key->type) {
+    case 'B': case 'O':
+        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) n = 1;
+        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) n = 0;
+        else if (key->type == 'O' && tn__kw_is(v, "None")) n = -1;
+        else return TN__FAIL_INT("%s: option %s=%.*s: expected True or False", fn, name, (int)v.n, v.p);
+        if (key->type == 'B') *(bool *)f = n == 1;
+        else *(int *)f = n;
+        return 0;
+    case 'E': case 'P': {
+        tn__kwspan w = tn__kw_unquote(v);
+        if (key->type == 'P' && (tn__kw_is(w, "same") || tn__kw_is(w, "valid"))) {
+            *(int64_t *)f = tn__kw_is(w, "same") ? TN_PADDING_SAME : TN_PADDING_VALID;
+            return 0;
+        }
+        if (key->type == 'P' && (w.n != v.n || (w.n && ((w.p[0] | 32) >= 'a' && (w.p[0] | 32) <= 'z'))))
+            return TN__FAIL_INT("%s: option %s=%.*s: expected an int, a tuple, 'same' or 'valid'", fn, name, (int)v.n, v.p);
+        if (key->type == 'P') break;
+        int idx = 0;
+        for (const char *c = key->words; *c; idx++) {
+            const char *e = strchr(c, '|');
+            size_t cl = e ? (size_t)(e - c) : strlen(c);
+            if (cl == w.n && !memcmp(c, w.p, cl)) { *(int *)f = idx; return 0; }
+            if (!e) break;
+            c = e + 1;
+        }
+        return TN__FAIL_INT("%s: option %s='%.*s': expected one of %s", fn, name, (int)w.n, w.p, key->words);
+    }
+    case 'D':
+        if (tn__kw_is(v, "None")) { *(double *)f = NAN; return 0; }
+        if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0) return -1;
+        *(double *)f = x[0];
+        return 0;
+    case 'K':
+        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
+        if (n != 2) return TN__FAIL_INT("%s: option %s=%.*s needs a pair, e.g. %s=(0.9, 0.999)", fn, name, (int)v.n, v.p, name);
+        ((double *)f)[0] = x[0];
+        ((double *)f)[1] = x[1];
+        return 0;
+    case 'J':
+        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
+        if (n == 1) x[1] = x[0];
+        return tn__kw_int(fn, name, x[0], (int64_t *)f) || tn__kw_int(fn, name, x[1], (int64_t *)f + 1) ? -1 : 0;
+    case 'L': case 'M': {
+        if (tn__kw_is(v, "None")) n = 0;
+        else if ((n = tn__kw_numbers(fn, name, v, x, TN_LIST_MAX, &tuple)) < 0) return -1;
+        if (key->type == 'M') {
+            tn_doubles *d = (tn_doubles *)f;
+            d->n = n;
+            for (int i = 0; i < n; i++) d->v[i] = x[i];
+            return 0;
+        }
+        tn_ints *l = (tn_ints *)f;
+        l->n = n;
+        for (int i = 0; i < n; i++) if (tn__kw_int(fn, name, x[i], &l->v[i])) return -1;
+        return 0;
+    }
+    case 'S': {
+        if (tn__kw_is(v, "None")) { *(const char **)f = NULL; return 0; }
+        tn__kwspan w = tn__kw_unquote(v);
+        char *str = (char *)TN_MALLOC(w.n + 1);
+        if (!str) return TN__FAIL_INT("%s: out of memory", fn);
+        memcpy(str, w.p, w.n);
+        str[w.n] = 0;
+        *(const char **)f = str;
+        return 0;
+    }
+    case 'T':
+        return TN__FAIL_INT("%s: option %s is a tensor, which the option text cannot give (pass it in the options struct)", fn, name);
+    default: break;
+    }
+    /* I, and P given a number */
+    if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
+    if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
+    if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
+    return 0;
+}
+/* Frees what the parser allocated in *opts (the S values of the rows in seen). */
+static void tn__kw_release(const tn__kwkey *keys, int nkeys, void *opts, uint64_t seen) {
+    for (int i = 0; i < nkeys; i++)
+        if ((seen >> i & 1) && keys[i].type == 'S') {
+            char **f = (char **)((char *)opts + keys[i].off);
+            TN_FREE(*f);
+            *f = NULL;
+        }
+}
+/* Fills *out (holding the defaults) from text, through keys; *seen (may be NULL) gets a
+   bit per row the text gave. 0, or -1 with an error (nothing left allocated then). */
+static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out, uint64_t *seen_out) {
+    uint64_t seen = 0;   /* tables have at most 64 rows */
+    const char *p = text ? text : "";
+    if (seen_out) *seen_out = 0;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        tn__kwspan k = {p, 0};
+        while (p[k.n] && p[k.n] != '=' && p[k.n] != ',') k.n++;
+        if (p[k.n] != '=') goto malformed;
+        p += k.n + 1;
+        while (k.n && k.p[k.n - 1] == ' ') k.n--;
+        while (*p == ' ') p++;
+        tn__kwspan v = {p, 0};
+        int depth = 0;
+        char quote = 0;              /* commas inside quotes or brackets belong to the value */
+        for (; p[v.n] && (depth || quote || p[v.n] != ','); v.n++) {
+            const char c = p[v.n];
+            if (quote) { if (c == quote) quote = 0; }
+            else if (c == '\'' || c == '"') quote = c;
+            else if (c == '(' || c == '[') depth++;
+            else if (c == ')' || c == ']') depth--;
+        }
+        p += v.n;
+        while (v.n && v.p[v.n - 1] == ' ') v.n--;
+        if (!k.n || !v.n) goto malformed;
+        /* "stride=(2, 1)" sets stride_hw, "max_lr=(0.1, 0.01)" max_lr_groups; a name only
+           the sibling has takes single values too */
+        const bool tuple = v.p[0] == '(' || v.p[0] == '[';
+        int i = tn__kw_find(keys, nkeys, k, "");
+        for (int s = 0; s < 2; s++) {
+            int j = tn__kw_find(keys, nkeys, k, tn__kw_siblings[s]);
+            if (j >= 0 && (i < 0 || (tuple && !tn__kw_tuple_type(keys[i].type)))) i = j;
+        }
+        if (i < 0) {
+            char *names = tn__kw_names(keys, nkeys);
+            tn__error("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, !names ? "?" : names[0] ? names : "none");
+            TN_FREE(names);
+            goto fail;
+        }
+        if (seen >> i & 1) { tn__error("%s: option '%.*s' given twice", fn, (int)k.n, k.p); goto fail; }
+        if (tn__kw_set(fn, &keys[i], k, v, out)) goto fail;
+        seen |= (uint64_t)1 << i;
+    }
+    if (seen_out) *seen_out = seen;
+    return 0;
+malformed:
+    tn__error("%s: option text \"%s\": expected name=value", fn, text);
+fail:
+    tn__kw_release(keys, nkeys, out, seen);
+    return -1;
+}
+
+/* ---- checks shared by the _opts functions ---- */
+/* Whether field key of a and b holds the same value (NaN equals NaN: None). */
+static bool tn__kw_same(const tn__kwkey *key, const void *a, const void *b) {
+    const char *x = (const char *)a + key->off, *y = (const char *)b + key->off;
+    double u, w;
+    switch (key->type) {
+    case 'I': case 'P': return *(const int64_t *)x == *(const int64_t *)y;
+    case 'B': return *(const bool *)x == *(const bool *)y;
+    case 'O': case 'E': return *(const int *)x == *(const int *)y;
+    case 'J': return !memcmp(x, y, 2 * sizeof(int64_t));
+    case 'D': case 'K':
+        for (int i = 0; i < (key->type == 'K' ? 2 : 1); i++) {
+            u = ((const double *)x)[i];
+            w = ((const double *)y)[i];
+            if (!(u == w || (u != u && w != w))) return false;
+        }
+        return true;
+    case 'S': {
+        const char *s = *(const char *const *)x, *t = *(const char *const *)y;
+        return s == t || (s && t && !strcmp(s, t));
+    }
+    case 'T': return *(void *const *)x == *(void *const *)y;
+    case 'L': return ((const tn_ints *)x)->n == 0 && ((const tn_ints *)y)->n == 0;
+    case 'M': return ((const tn_doubles *)x)->n == 0 && ((const tn_doubles *)y)->n == 0;
+    default: return false;
+    }
+}
+/* Whether name (or its base, for a sibling) is in list ("a, b, c"). */
+static bool tn__kw_listed(const char *list, const char *name, size_t len) {
+    for (const char *p = list; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == len && !memcmp(p, name, len)) return true;
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return false;
+}
+/* The rows of keys a kind has (names in valid, "a, b, c"; siblings go with their base). */
+static int tn__kw_filter(const tn__kwkey *keys, int nkeys, const char *valid, tn__kwkey *out) {
+    int n = 0;
+    for (int i = 0; i < nkeys; i++)
+        if (tn__kw_listed(valid, keys[i].name, tn__kw_base_len(keys[i].name))) out[n++] = keys[i];
+    return n;
+}
+/* A kind's options: every field whose name is not in valid must equal its default (or not
+   be given, for the kind-family structs whose defaults are "not given"). what: the kind,
+   "MaxPool2d". 0, or -1 with "fn: option 'x' is not an option of what (valid: ...)". */
+static int tn__kw_only(const char *fn, const char *what, const tn__kwkey *keys, int nkeys, const void *opts, const void *defaults,
+                       const char *valid) {
+    for (int i = 0; i < nkeys; i++) {
+        size_t b = tn__kw_base_len(keys[i].name);
+        if (tn__kw_listed(valid, keys[i].name, b) || tn__kw_same(&keys[i], opts, defaults)) continue;
+        return TN__FAIL_INT("%s: %.*s is not an option of %s (valid: %s)", fn, (int)b, keys[i].name, what, valid[0] ? valid : "none");
+    }
+    return 0;
+}
+
+/* ---- the key tables: one per options struct, from its TN_FIELDS_ list ---- */
+#define TN__KW_T tn_conv_opts
+static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pool_opts
+static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_batch_norm_opts
+static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_layer_norm_opts
+static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_group_norm_opts
+static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_opts
+static const tn__kwkey tn__kw_embedding[] = {TN_FIELDS_tn_embedding_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_activation_opts
+static const tn__kwkey tn__kw_activation[] = {TN_FIELDS_tn_activation_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rnn_opts
+static const tn__kwkey tn__kw_rnn[] = {TN_FIELDS_tn_rnn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rnn_cell_opts
+static const tn__kwkey tn__kw_rnn_cell[] = {TN_FIELDS_tn_rnn_cell_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_multihead_attention_opts
+static const tn__kwkey tn__kw_mha[] = {TN_FIELDS_tn_multihead_attention_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_transformer_layer_opts
+static const tn__kwkey tn__kw_transformer_layer[] = {TN_FIELDS_tn_transformer_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+/* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
+   success `call` (which may use o) is returned, else NULL. */
+#define TN__KW_STR(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
+        return call; \
+    } while (0)
+
+/* ---- options text: "lr=0.01, betas=(0.9, 0.999), nesterov=True, padding='same'" ----
+   Modules, optimizers, schedulers and loaders take their keyword arguments as text with
+   PyTorch's names, so C reads like Python and an unknown or misspelt name is an error. */
+#define TN__MAX_OPTS 24
+typedef struct tn__opts {
+    const char *fn;                   /* the public function, for messages */
+    int n;
+    char key[TN__MAX_OPTS][32];
+    char val[TN__MAX_OPTS][96];
+    bool used[TN__MAX_OPTS];
+} tn__opts;
+static int tn__opts_parse(const char *fn, const char *text, tn__opts *o) {
+    memset(o, 0, sizeof *o);
+    o->fn = fn;
+    const char *p = text ? text : "";
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        const char *k = p;
+        while (*p && *p != '=' && *p != ',') p++;
+        if (*p != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
+        size_t kl = (size_t)(p - k);
+        while (kl && k[kl - 1] == ' ') kl--;
+        p++;
+        while (*p == ' ') p++;
+        const char *v = p;
+        int depth = 0;
+        char quote = 0;          /* commas inside quotes or brackets belong to the value */
+        for (; *p && (depth || quote || *p != ','); p++) {
+            if (quote) { if (*p == quote) quote = 0; }
+            else if (*p == '\'' || *p == '"') quote = *p;
+            else if (*p == '(' || *p == '[') depth++;
+            else if (*p == ')' || *p == ']') depth--;
+        }
+        size_t vl = (size_t)(p - v);
+        while (vl && v[vl - 1] == ' ') vl--;
+        if (o->n == TN__MAX_OPTS || !kl || kl >= sizeof o->key[0] || vl >= sizeof o->val[0])
+            return TN__FAIL_INT("%s: option text \"%s\" is malformed or too long", fn, text);
+        for (int i = 0; i < o->n; i++)
+            if (strlen(o->key[i]) == kl && !memcmp(o->key[i], k, kl)) return TN__FAIL_INT("%s: option '%s' given twice", fn, o->key[i]);
+        memcpy(o->key[o->n], k, kl);
+        memcpy(o->val[o->n], v, vl);
+        o->n++;
+    }
+    return 0;
+}
+static int tn__opts_find(tn__opts *o, const char *key) {
+    for (int i = 0; i < o->n; i++) if (!strcmp(o->key[i], key)) { o->used[i] = true; return i; }
+    return -1;
+}
+/* Numbers: a value or a tuple "(a, b)" of up to max; a single value fills all max slots.
+   Returns how many were given (0: absent or None, out untouched), or -1 with an error. */
+static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
+    int i = tn__opts_find(o, key);
+    if (i < 0 || !strcmp(o->val[i], "None")) return 0;
+    const char *p = o->val[i];
+    bool tuple = *p == '(' || *p == '[';
+    if (tuple) p++;
+    double tmp[8] = {0};
+    int n = 0;
+    for (;;) {
+        while (*p == ' ') p++;
+        if (tuple && (*p == ')' || *p == ']')) break;
+        char *end;
+        double x;
+        if (!strncmp(p, "True", 4) || !strncmp(p, "true", 4)) { x = 1; end = (char *)p + 4; }
+        else if (!strncmp(p, "False", 5) || !strncmp(p, "false", 5)) { x = 0; end = (char *)p + 5; }
+        else if (!strncmp(p, "inf", 3)) { x = HUGE_VAL; end = (char *)p + 3; }
+        else if (!strncmp(p, "-inf", 4)) { x = -HUGE_VAL; end = (char *)p + 4; }
+        else x = strtod(p, &end);
+        if (end == p || n == max || n == 8)
+            return TN__FAIL_INT("%s: option %s=%s: expected %s%d number%s", o->fn, key, o->val[i], max > 1 ? "up to " : "", max, max > 1 ? "s" : "");
+        tmp[n++] = x;
+        p = end;
+        while (*p == ' ') p++;
+        if (*p == ',') { p++; continue; }
+        if (tuple && (*p == ')' || *p == ']')) break;
+        if (!tuple && !*p) break;
+        return TN__FAIL_INT("%s: option %s=%s is not a number", o->fn, key, o->val[i]);
+    }
+    if (n == 0) return TN__FAIL_INT("%s: option %s=%s is empty", o->fn, key, o->val[i]);
+    const int last = n >= 1 && n <= 8 ? n - 1 : 0;   /* n is 1..8 here; spelt out for -Warray-bounds */
+    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n && k < 8 ? k : last];
+    return n;
+}
+static int tn__opts_int(tn__opts *o, const char *key, int64_t *out, int max) {
+    double v[8];
+    int n = tn__opts_num(o, key, v, max);
+    for (int k = 0; k < max && n > 0; k++) {
+        if (v[k] != floor(v[k]) || fabs(v[k]) > 9e15) return TN__FAIL_INT("%s: option %s needs integers", o->fn, key);
+        out[k] = (int64_t)v[k];
+    }
+    return n;
+}
+static int tn__opts_bool(tn__opts *o, const char *key, bool *out) {
+    int i = tn__opts_find(o, key);
+    if (i < 0) return 0;
+    const char *v = o->val[i];
+    if (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")) *out = true;
+    else if (!strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "None")) *out = false;
+    else return TN__FAIL_INT("%s: option %s=%s: expected True or False", o->fn, key, v);
+    return 1;
+}
+/* A word among choices ("zeros|reflect|replicate|circular"), quotes optional; returns its
+   index, or -2 when absent (out untouched), or -1 with an error. */
+static int tn__opts_word(tn__opts *o, const char *key, const char *choices) {
+    int i = tn__opts_find(o, key);
+    if (i < 0) return -2;
+    char w[96];
+    const char *v = o->val[i];
+    size_t l = strlen(v);
+    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
+    memcpy(w, v, l);
+    w[l] = 0;
+    int idx = 0;
+    for (const char *c = choices; *c; idx++) {
+        const char *e = strchr(c, '|');
+        size_t cl = e ? (size_t)(e - c) : strlen(c);
+        if (cl == l && !memcmp(c, w, l)) return idx;
+        if (!e) break;
+        c = e + 1;
+    }
+    return TN__FAIL_INT("%s: option %s='%s': expected one of %s", o->fn, key, w, choices);
+}
+/* Every option given must have been read: names are checked against the valid list. */
+static int tn__opts_done(tn__opts *o, const char *valid) {
+    for (int i = 0; i < o->n; i++)
+        if (!o->used[i]) return TN__FAIL_INT("%s: unknown option '%s' (valid: %s)", o->fn, o->key[i], valid);
+    return 0;
 }
 
 /* ======================================================================= */
@@ -9267,6 +9936,36 @@ static int tn__pool_geometry(const char *fn, int nsp, const int64_t *k, const in
     }
     return 0;
 }
+/* tn_pool_opts -> per-dim kernel, stride (0: the kernel's), padding and dilation, and the
+   divisor (0: none), for nsp spatial dims; what: the kind ("MaxPool2d"), whose options
+   alone may differ from their defaults. 0, or -1 with an error. */
+static const char *const tn__pool_options[2] = {"kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override",
+                                                "kernel_size, stride, padding, dilation, return_indices, ceil_mode"};
+static int tn__pool_args(const char *fn, const char *what, int nsp, bool max, int64_t ksize, const tn_pool_opts *o,
+                         int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2], int64_t *divisor) {
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool, TN__KW_N(tn__kw_pool), o, &def, tn__pool_options[max])) return -1;
+    const int64_t *hw[4] = {o->kernel_size_hw, o->stride_hw, o->padding_hw, o->dilation_hw};
+    const int64_t v[4] = {ksize, o->stride == TN_NONE ? 0 : o->stride, o->padding, o->dilation};
+    int64_t *out[4] = {k, s, p, d};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d pooling takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->stride != TN_NONE && o->stride == 0) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
+    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
+    return 0;
+}
+/* The option text of a max (or avg) pooling: only that kind's names are known. */
+static int tn__pool_parse(const char *fn, bool max, const char *text, tn_pool_opts *o) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool, TN__KW_N(tn__kw_pool), tn__pool_options[max], keys);
+    *o = (tn_pool_opts)TN_DEFAULTS(tn_pool_opts);
+    return tn__kw_parse(fn, text, keys, n, o, NULL);
+}
 static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_mode) {
     for (int i = 0; i < 2; i++) g[8 + i] = tn__window_count(x4->shape[2 + i], g[i], g[4 + i], g[6 + i], g[2 + i], ceil_mode);
     if (g[8] <= 0 || g[9] <= 0)   /* both counts first: the message shows them */
@@ -12788,326 +13487,6 @@ TNDEF int tn_dict_meta_len(const tn_dict *d) { return d ? d->nmeta : 0; }
 TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i) { return d && i >= 0 && i < d->nmeta ? d->meta[2 * i] : NULL; }
 
 /* ===================================================================================== */
-/* src/modules/options.c: option strings ("padding=1, bias=False"): parsing and checking */
-/* ===================================================================================== */
-/* ---- keyword arguments as text: "padding=1, bias=False, padding_mode='zeros'" ----
-   The _str functions fill their options struct from PyTorch's keyword syntax through the
-   struct's key table, made from the same TN_FIELDS_<struct> list as the struct itself:
-       #define TN__KW_T tn_conv_opts
-       static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
-       #undef TN__KW_T
-   Values: numbers (inf, -inf, nan), True/False, None, words (quotes optional), tuples
-   "(a, b)". Nothing is copied into fixed buffers: any length parses or is refused. */
-typedef struct tn__kwkey { const char *name; char type; size_t off; const char *words; } tn__kwkey;
-#define TN__KW_TYPE_I 'I'
-#define TN__KW_TYPE_D 'D'
-#define TN__KW_TYPE_B 'B'
-#define TN__KW_TYPE_E 'E'
-#define TN__KW_TYPE_P 'P'
-#define TN__KW_TYPE_I2 'J'
-#define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
-#define TN__KW_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
-
-/* a slice of the option text */
-typedef struct tn__kwspan { const char *p; size_t n; } tn__kwspan;
-static bool tn__kw_is(tn__kwspan v, const char *word) { return strlen(word) == v.n && !memcmp(v.p, word, v.n); }
-static tn__kwspan tn__kw_unquote(tn__kwspan v) {
-    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0]) { v.p++; v.n -= 2; }
-    return v;
-}
-/* One number of v at *pos (advanced past it and a following comma); 1, 0 at the end of v,
-   -1 when there is text that is not a number. */
-static int tn__kw_number(tn__kwspan v, size_t *pos, double *x) {
-    size_t i = *pos;
-    while (i < v.n && v.p[i] == ' ') i++;
-    if (i == v.n) { *pos = i; return 0; }
-    tn__kwspan w = {v.p + i, 0};
-    while (i + w.n < v.n && v.p[i + w.n] != ',' && v.p[i + w.n] != ' ') w.n++;
-    if (tn__kw_is(w, "True") || tn__kw_is(w, "true")) *x = 1;
-    else if (tn__kw_is(w, "False") || tn__kw_is(w, "false")) *x = 0;
-    else if (tn__kw_is(w, "inf")) *x = HUGE_VAL;
-    else if (tn__kw_is(w, "-inf")) *x = -HUGE_VAL;
-    else if (tn__kw_is(w, "nan")) *x = NAN;
-    else {
-        char *end;
-        *x = strtod(w.p, &end);   /* stops at the comma, bracket or space after the number */
-        if (end != w.p + w.n) return -1;
-    }
-    i += w.n;
-    while (i < v.n && v.p[i] == ' ') i++;
-    if (i < v.n && v.p[i] == ',') i++;
-    *pos = i;
-    return 1;
-}
-/* A value's numbers: a number, or a tuple "(a, b, ...)" / "[a, b]" of up to max. How many. */
-static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double *out, int max, bool *tuple) {
-    *tuple = v.n >= 2 && ((v.p[0] == '(' && v.p[v.n - 1] == ')') || (v.p[0] == '[' && v.p[v.n - 1] == ']'));
-    tn__kwspan in = *tuple ? (tn__kwspan){v.p + 1, v.n - 2} : v;
-    size_t pos = 0;
-    int n = 0, r;
-    double x;
-    while ((r = tn__kw_number(in, &pos, &x)) == 1) {
-        if (n == max) return TN__FAIL_INT("%s: option %s=%.*s: expected at most %d value%s", fn, key, (int)v.n, v.p, max, max > 1 ? "s" : "");
-        out[n++] = x;
-    }
-    if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
-    return n;
-}
-/* A double as an int64_t option: integral and in range (never an undefined conversion). */
-static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
-    if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
-    *out = (int64_t)x;
-    return 0;
-}
-static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const char *suffix) {
-    size_t sl = strlen(suffix);
-    for (int i = 0; i < nkeys; i++)
-        if (strlen(keys[i].name) == k.n + sl && !memcmp(keys[i].name, k.p, k.n) && !strcmp(keys[i].name + k.n, suffix)) return i;
-    return -1;
-}
-/* The valid names of a table, for messages: "stride, padding, ..." (owned by the caller). */
-static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
-    size_t len = 1;
-    for (int i = 0; i < nkeys; i++) len += strlen(keys[i].name) + 2;
-    char *s = (char *)TN_MALLOC(len), *q = s;
-    if (!s) return NULL;
-    for (int i = 0; i < nkeys; i++) {
-        size_t l = strlen(keys[i].name);
-        if (keys[i].type == 'J' && l > 3 && !strcmp(keys[i].name + l - 3, "_hw")) {   /* the pair: under its int's name */
-            if (tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l - 3}, "") >= 0) continue;
-            l -= 3;
-        }
-        if (q != s) { memcpy(q, ", ", 2); q += 2; }
-        memcpy(q, keys[i].name, l);
-        q += l;
-    }
-    *q = 0;
-    return s;
-}
-static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kwspan v, void *out) {
-    char *f = (char *)out + key->off;
-    char name[64];   /* the name as typed, for messages (cut, never overflowed) */
-    snprintf(name, sizeof name, "%.*s", (int)(k.n < 63 ? k.n : 63), k.p);
-    double x[2];
-    bool tuple;
-    int n;
-    switch (key->type) {
-    case 'B':
-        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) *(bool *)f = true;
-        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) *(bool *)f = false;
-        else return TN__FAIL_INT("%s: option %s=%.*s: expected True or False", fn, name, (int)v.n, v.p);
-        return 0;
-    case 'E': case 'P': {
-        tn__kwspan w = tn__kw_unquote(v);
-        if (key->type == 'P' && (tn__kw_is(w, "same") || tn__kw_is(w, "valid"))) {
-            *(int64_t *)f = tn__kw_is(w, "same") ? TN_PADDING_SAME : TN_PADDING_VALID;
-            return 0;
-        }
-        if (key->type == 'P' && (w.n != v.n || (w.n && ((w.p[0] | 32) >= 'a' && (w.p[0] | 32) <= 'z'))))
-            return TN__FAIL_INT("%s: option %s=%.*s: expected an int, a tuple, 'same' or 'valid'", fn, name, (int)v.n, v.p);
-        if (key->type == 'P') break;
-        int idx = 0;
-        for (const char *c = key->words; *c; idx++) {
-            const char *e = strchr(c, '|');
-            size_t cl = e ? (size_t)(e - c) : strlen(c);
-            if (cl == w.n && !memcmp(c, w.p, cl)) { *(int *)f = idx; return 0; }
-            if (!e) break;
-            c = e + 1;
-        }
-        return TN__FAIL_INT("%s: option %s='%.*s': expected one of %s", fn, name, (int)w.n, w.p, key->words);
-    }
-    case 'D':
-        if (tn__kw_is(v, "None")) { *(double *)f = NAN; return 0; }
-        if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0) return -1;
-        *(double *)f = x[0];
-        return 0;
-    case 'J':
-        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
-        if (n == 1) x[1] = x[0];
-        return tn__kw_int(fn, name, x[0], (int64_t *)f) || tn__kw_int(fn, name, x[1], (int64_t *)f + 1) ? -1 : 0;
-    default: break;
-    }
-    /* I, and P given a number */
-    if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
-    if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
-    if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
-    return 0;
-}
-/* Fills *out (holding the defaults) from text, through keys. 0, or -1 with an error. */
-static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out) {
-    uint64_t seen = 0;   /* tables have at most 64 rows */
-    const char *p = text ? text : "";
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        tn__kwspan k = {p, 0};
-        while (p[k.n] && p[k.n] != '=' && p[k.n] != ',') k.n++;
-        if (p[k.n] != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        p += k.n + 1;
-        while (k.n && k.p[k.n - 1] == ' ') k.n--;
-        while (*p == ' ') p++;
-        tn__kwspan v = {p, 0};
-        int depth = 0;
-        char quote = 0;              /* commas inside quotes or brackets belong to the value */
-        for (; p[v.n] && (depth || quote || p[v.n] != ','); v.n++) {
-            const char c = p[v.n];
-            if (quote) { if (c == quote) quote = 0; }
-            else if (c == '\'' || c == '"') quote = c;
-            else if (c == '(' || c == '[') depth++;
-            else if (c == ')' || c == ']') depth--;
-        }
-        p += v.n;
-        while (v.n && v.p[v.n - 1] == ' ') v.n--;
-        if (!k.n || !v.n) return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        /* "stride=(2, 1)" sets stride_hw; a name only the _hw form has takes ints too */
-        const bool tuple = v.p[0] == '(' || v.p[0] == '[';
-        int i = tn__kw_find(keys, nkeys, k, "");
-        if ((i < 0 || (tuple && keys[i].type != 'J')) && tn__kw_find(keys, nkeys, k, "_hw") >= 0) i = tn__kw_find(keys, nkeys, k, "_hw");
-        if (i < 0) {
-            char *names = tn__kw_names(keys, nkeys);
-            int r = TN__FAIL_INT("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, names ? names : "?");
-            TN_FREE(names);
-            return r;
-        }
-        if (seen >> i & 1) return TN__FAIL_INT("%s: option '%.*s' given twice", fn, (int)k.n, k.p);
-        seen |= (uint64_t)1 << i;
-        if (tn__kw_set(fn, &keys[i], k, v, out)) return -1;
-    }
-    return 0;
-}
-
-/* ---- options text: "lr=0.01, betas=(0.9, 0.999), nesterov=True, padding='same'" ----
-   Modules, optimizers, schedulers and loaders take their keyword arguments as text with
-   PyTorch's names, so C reads like Python and an unknown or misspelt name is an error. */
-#define TN__MAX_OPTS 24
-typedef struct tn__opts {
-    const char *fn;                   /* the public function, for messages */
-    int n;
-    char key[TN__MAX_OPTS][32];
-    char val[TN__MAX_OPTS][96];
-    bool used[TN__MAX_OPTS];
-} tn__opts;
-static int tn__opts_parse(const char *fn, const char *text, tn__opts *o) {
-    memset(o, 0, sizeof *o);
-    o->fn = fn;
-    const char *p = text ? text : "";
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        const char *k = p;
-        while (*p && *p != '=' && *p != ',') p++;
-        if (*p != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        size_t kl = (size_t)(p - k);
-        while (kl && k[kl - 1] == ' ') kl--;
-        p++;
-        while (*p == ' ') p++;
-        const char *v = p;
-        int depth = 0;
-        char quote = 0;          /* commas inside quotes or brackets belong to the value */
-        for (; *p && (depth || quote || *p != ','); p++) {
-            if (quote) { if (*p == quote) quote = 0; }
-            else if (*p == '\'' || *p == '"') quote = *p;
-            else if (*p == '(' || *p == '[') depth++;
-            else if (*p == ')' || *p == ']') depth--;
-        }
-        size_t vl = (size_t)(p - v);
-        while (vl && v[vl - 1] == ' ') vl--;
-        if (o->n == TN__MAX_OPTS || !kl || kl >= sizeof o->key[0] || vl >= sizeof o->val[0])
-            return TN__FAIL_INT("%s: option text \"%s\" is malformed or too long", fn, text);
-        for (int i = 0; i < o->n; i++)
-            if (strlen(o->key[i]) == kl && !memcmp(o->key[i], k, kl)) return TN__FAIL_INT("%s: option '%s' given twice", fn, o->key[i]);
-        memcpy(o->key[o->n], k, kl);
-        memcpy(o->val[o->n], v, vl);
-        o->n++;
-    }
-    return 0;
-}
-static int tn__opts_find(tn__opts *o, const char *key) {
-    for (int i = 0; i < o->n; i++) if (!strcmp(o->key[i], key)) { o->used[i] = true; return i; }
-    return -1;
-}
-/* Numbers: a value or a tuple "(a, b)" of up to max; a single value fills all max slots.
-   Returns how many were given (0: absent or None, out untouched), or -1 with an error. */
-static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
-    int i = tn__opts_find(o, key);
-    if (i < 0 || !strcmp(o->val[i], "None")) return 0;
-    const char *p = o->val[i];
-    bool tuple = *p == '(' || *p == '[';
-    if (tuple) p++;
-    double tmp[8] = {0};
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x;
-        if (!strncmp(p, "True", 4) || !strncmp(p, "true", 4)) { x = 1; end = (char *)p + 4; }
-        else if (!strncmp(p, "False", 5) || !strncmp(p, "false", 5)) { x = 0; end = (char *)p + 5; }
-        else if (!strncmp(p, "inf", 3)) { x = HUGE_VAL; end = (char *)p + 3; }
-        else if (!strncmp(p, "-inf", 4)) { x = -HUGE_VAL; end = (char *)p + 4; }
-        else x = strtod(p, &end);
-        if (end == p || n == max || n == 8)
-            return TN__FAIL_INT("%s: option %s=%s: expected %s%d number%s", o->fn, key, o->val[i], max > 1 ? "up to " : "", max, max > 1 ? "s" : "");
-        tmp[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if (tuple && (*p == ')' || *p == ']')) break;
-        if (!tuple && !*p) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number", o->fn, key, o->val[i]);
-    }
-    if (n == 0) return TN__FAIL_INT("%s: option %s=%s is empty", o->fn, key, o->val[i]);
-    const int last = n >= 1 && n <= 8 ? n - 1 : 0;   /* n is 1..8 here; spelt out for -Warray-bounds */
-    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n && k < 8 ? k : last];
-    return n;
-}
-static int tn__opts_int(tn__opts *o, const char *key, int64_t *out, int max) {
-    double v[8];
-    int n = tn__opts_num(o, key, v, max);
-    for (int k = 0; k < max && n > 0; k++) {
-        if (v[k] != floor(v[k]) || fabs(v[k]) > 9e15) return TN__FAIL_INT("%s: option %s needs integers", o->fn, key);
-        out[k] = (int64_t)v[k];
-    }
-    return n;
-}
-static int tn__opts_bool(tn__opts *o, const char *key, bool *out) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return 0;
-    const char *v = o->val[i];
-    if (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")) *out = true;
-    else if (!strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "None")) *out = false;
-    else return TN__FAIL_INT("%s: option %s=%s: expected True or False", o->fn, key, v);
-    return 1;
-}
-/* A word among choices ("zeros|reflect|replicate|circular"), quotes optional; returns its
-   index, or -2 when absent (out untouched), or -1 with an error. */
-static int tn__opts_word(tn__opts *o, const char *key, const char *choices) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return -2;
-    char w[96];
-    const char *v = o->val[i];
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    memcpy(w, v, l);
-    w[l] = 0;
-    int idx = 0;
-    for (const char *c = choices; *c; idx++) {
-        const char *e = strchr(c, '|');
-        size_t cl = e ? (size_t)(e - c) : strlen(c);
-        if (cl == l && !memcmp(c, w, l)) return idx;
-        if (!e) break;
-        c = e + 1;
-    }
-    return TN__FAIL_INT("%s: option %s='%s': expected one of %s", o->fn, key, w, choices);
-}
-/* Every option given must have been read: names are checked against the valid list. */
-static int tn__opts_done(tn__opts *o, const char *valid) {
-    for (int i = 0; i < o->n; i++)
-        if (!o->used[i]) return TN__FAIL_INT("%s: unknown option '%s' (valid: %s)", o->fn, o->key[i], valid);
-    return 0;
-}
-
-/* ===================================================================================== */
 /* src/modules/module.c: modules: parameters, buffers, children, state dicts, train/eval */
 /* ===================================================================================== */
 /* ---- modules: the base ---- */
@@ -13714,24 +14093,14 @@ TNDEF tn_module *tn_nn_conv2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_o
 TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) {
     return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, o);
 }
-#define TN__KW_T tn_conv_opts
-static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
-#undef TN__KW_T
-static bool tn__kw_conv_parse(const char *fn, const char *text, tn_conv_opts *o) {
-    *o = (tn_conv_opts)TN_DEFAULTS(tn_conv_opts);
-    return tn__kw_parse(fn, text, tn__kw_conv, TN__KW_N(tn__kw_conv), o) == 0;
-}
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv1d", options, &o) ? tn_nn_conv1d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv1d", options, tn_nn_conv1d_opts(in, out, k, o));
 }
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv2d", options, &o) ? tn_nn_conv2d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv2d", options, tn_nn_conv2d_opts(in, out, k, o));
 }
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv_transpose2d", options, &o) ? tn_nn_conv_transpose2d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv_transpose2d", options, tn_nn_conv_transpose2d_opts(in, out, k, o));
 }
 
 /* Pooling modules */
@@ -13763,33 +14132,38 @@ static const tn_module_type tn__avgpool1d_type = {"AvgPool1d", tn__pool_fwd, NUL
 static const tn_module_type tn__avgpool2d_type = {"AvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
 static const tn_module_type tn__adaptive_avg_type = {"AdaptiveAvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
 static const tn_module_type tn__adaptive_max_type = {"AdaptiveMaxPool2d", tn__pool_fwd, NULL, tn__pool_repr};
-static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, tn_pool_opts o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, type->name, nsp, kind == 0, ksize, &o, k, st, pd, dl, &divisor)) return NULL;
+    if (kind == 0 && o.return_indices) return (tn_module *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices instead", fn, nsp);
+    int64_t g[10];
+    if (tn__pool_geometry(fn, nsp, k, st, pd, dl, g)) return NULL;
     tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
     if (!q) return NULL;
-    q->nsp = nsp; q->kind = kind; q->count_include_pad = true;
-    for (int i = 0; i < 2; i++) { q->k[i] = ksize; q->s[i] = 0; q->p[i] = 0; q->d[i] = 1; }
-    int failed = tn__opts_int(&o, "kernel_size", q->k, nsp) < 0 || tn__opts_int(&o, "stride", q->s, nsp) < 0 ||
-                 tn__opts_int(&o, "padding", q->p, nsp) < 0 || tn__opts_bool(&o, "ceil_mode", &q->ceil_mode) < 0;
-    if (!failed && kind == 0) {
-        bool ri = false;
-        failed = tn__opts_int(&o, "dilation", q->d, nsp) < 0 || tn__opts_bool(&o, "return_indices", &ri) < 0 ||
-                 tn__opts_done(&o, "kernel_size, stride, padding, dilation, return_indices, ceil_mode");
-        if (!failed && ri) failed = TN__FAIL_INT("%s: return_indices: call tn_max_pool%dd with an indices pointer instead", fn, nsp);
-    } else if (!failed) {
-        failed = tn__opts_bool(&o, "count_include_pad", &q->count_include_pad) < 0 || tn__opts_int(&o, "divisor_override", &q->divisor, 1) < 0 ||
-                 tn__opts_done(&o, "kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override");
-    }
-    if (!failed && nsp == 1) { q->k[1] = q->k[0]; q->s[1] = q->s[0]; q->p[1] = q->p[0]; q->d[1] = q->d[0]; }
-    int64_t g[10];
-    if (!failed) failed = tn__pool_geometry(fn, nsp, q->k, q->s, q->p, q->d, g);
-    return tn__module_or_free(&q->base, failed);
+    q->nsp = nsp; q->kind = kind; q->ceil_mode = o.ceil_mode; q->count_include_pad = o.count_include_pad; q->divisor = divisor;
+    for (int i = 0; i < 2; i++) { q->k[i] = k[i]; q->s[i] = st[i]; q->p[i] = pd[i]; q->d[i] = dl[i]; }
+    return &q->base;
 }
-TNDEF tn_module *tn_nn_max_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, options); }
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, options); }
-TNDEF tn_module *tn_nn_max_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, options); }
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, options); }
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_max_pool2d", true, options, &o) ? NULL : tn_nn_max_pool2d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_avg_pool2d", false, options, &o) ? NULL : tn_nn_avg_pool2d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_max_pool1d", true, options, &o) ? NULL : tn_nn_max_pool1d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_avg_pool1d", false, options, &o) ? NULL : tn_nn_avg_pool1d_opts(k, o);
+}
 static tn_module *tn__adaptive_new(const tn_module_type *type, int kind, int64_t oh, int64_t ow) {
     if (oh <= 0 || ow <= 0) return (tn_module *)tn__error("tn_nn_%s: output size (%lld, %lld) must be positive", kind == 2 ? "adaptive_avg_pool2d" : "adaptive_max_pool2d", (long long)oh, (long long)ow);
     tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
@@ -13837,30 +14211,22 @@ static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, 
 static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
-static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+/* kind 0/1 BatchNorm1d/2d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
+static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape,
+                               double eps, double momentum, bool affine, bool has_bias, bool track) {
+    if (kind == 2 && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) return (tn_module *)tn__error("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
+    if (kind == 3 && (groups <= 0 || nf % groups))
+        return (tn_module *)tn__error("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
+    if (kind != 2 && nf <= 0) return (tn_module *)tn__error("%s: num_features must be positive, got %lld", fn, (long long)nf);
     tn__normm *q = (tn__normm *)tn_module_new(type, sizeof(tn__normm));
     if (!q) return NULL;
-    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = 1e-5; q->momentum = 0.1; q->affine = true; q->track = true;
-    bool has_bias = true;
-    int failed = tn__opts_num(&o, "eps", &q->eps, 1) < 0;
-    if (kind <= 1) {
-        for (int i = 0; i < o.n; i++) if (!strcmp(o.key[i], "momentum") && !strcmp(o.val[i], "None")) q->momentum = NAN;
-        failed = failed || tn__opts_num(&o, "momentum", &q->momentum, 1) < 0 || tn__opts_bool(&o, "affine", &q->affine) < 0 ||
-                 tn__opts_bool(&o, "track_running_stats", &q->track) < 0 || tn__opts_done(&o, "eps, momentum, affine, track_running_stats");
-    } else if (kind == 2) {
-        failed = failed || tn__opts_bool(&o, "elementwise_affine", &q->affine) < 0 || tn__opts_bool(&o, "bias", &has_bias) < 0 ||
-                 tn__opts_done(&o, "eps, elementwise_affine, bias");
-        if (!failed && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) failed = TN__FAIL_INT("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
-        for (int i = 0; !failed && i < nshape; i++) q->shape[i] = shape[i];
-        q->nshape = nshape;
-    } else failed = failed || tn__opts_bool(&o, "affine", &q->affine) < 0 || tn__opts_done(&o, "eps, affine");
-    if (!failed && kind == 3 && (groups <= 0 || nf % groups)) failed = TN__FAIL_INT("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
-    if (!failed && kind != 2 && nf <= 0) failed = TN__FAIL_INT("%s: num_features must be positive, got %lld", fn, (long long)nf);
+    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = eps; q->momentum = momentum; q->affine = affine; q->track = track;
+    for (int i = 0; kind == 2 && i < nshape; i++) q->shape[i] = shape[i];
+    q->nshape = kind == 2 ? nshape : 0;
     const int64_t *ps = kind == 2 ? q->shape : &q->nf;
     int pn = kind == 2 ? q->nshape : 1;
-    if (!failed && q->affine) {
+    int failed = 0;
+    if (q->affine) {
         tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
         failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
     }
@@ -13869,11 +14235,29 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
 }
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, options); }
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, options); }
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *shape, int n, const char *options) { return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, options); }
-TNDEF tn_module *tn_nn_group_norm(int64_t groups, int64_t channels, const char *options) {
-    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, options);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
+    return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
+}
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_opts o) {
+    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
+}
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm1d", options, tn_nn_batch_norm1d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
+    TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
+}
+TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const char *options) {
+    TN__KW_STR(tn_group_norm_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
 }
 
 /* Dropout, Embedding, Flatten, Unflatten, Identity */
@@ -13905,18 +14289,15 @@ static void tn__embedding_repr(tn_module *m, char *b, size_t n) {
     if (q->padded) snprintf(b + k, n - (size_t)k, ", padding_idx=%lld", (long long)q->p);
 }
 static const tn_module_type tn__embedding_type = {"Embedding", tn__embedding_fwd, NULL, tn__embedding_repr};
-TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) {
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num, int64_t dim, tn_embedding_opts o) {
     const char *fn = "tn_nn_embedding";
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    int64_t pad = 0;
-    int given = tn__opts_int(&o, "padding_idx", &pad, 1);
-    if (given < 0 || tn__opts_done(&o, "padding_idx")) return NULL;
+    const int64_t pad = o.padding_idx;
+    const bool given = pad != TN_NONE;
     if (num <= 0 || dim <= 0) return (tn_module *)tn__error("%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive", fn, (long long)num, (long long)dim);
     if (given && (pad < -num || pad >= num)) return (tn_module *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)num, (long long)pad);
     tn__miscm *q = (tn__miscm *)tn_module_new(&tn__embedding_type, sizeof(tn__miscm));
     if (!q) return NULL;
-    q->a = num; q->b = dim; q->padded = given > 0; q->p = (double)(pad < 0 ? pad + num : pad);
+    q->a = num; q->b = dim; q->padded = given; q->p = given ? (double)(pad < 0 ? pad + num : pad) : 0;
     tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
     int failed = !w || tn_init_normal_(w, 0, 1);
     if (!failed && q->padded) {
@@ -13925,6 +14306,9 @@ TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) 
         tn_scope_end();
     }
     return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_embedding_str(int64_t num, int64_t dim, const char *options) {
+    TN__KW_STR(tn_embedding_opts, embedding, "tn_nn_embedding", options, tn_nn_embedding_opts(num, dim, o));
 }
 static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
@@ -13960,7 +14344,7 @@ static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU",
                                              "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
 #define TN__NUM_ACTS 17
 static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
-    tn_tensor *y;
+    tn_tensor *y = NULL;
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
     case 1: y = tn_relu6(x); break;
@@ -13977,8 +14361,12 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
     case 12: y = tn_hardsigmoid(x); break;
     case 13: y = tn_tanh(x); break;
     case 14: y = tn_sigmoid(x); break;
-    case 15: y = tn_softmax(x, a->dim); break;
-    default: y = tn_log_softmax(x, a->dim); break;
+    case 15: case 16: {
+        /* dim=None: PyTorch's legacy _get_softmax_dim (0 for 0-, 1- and 3-d inputs, else 1) */
+        const int64_t dim = a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0;
+        y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
+        break;
+    }
     }
     return y;
 }
@@ -13991,43 +14379,54 @@ static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
     TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
     TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
     TN__ACT_TYPE("LogSoftmax")};
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options) {
+/* The keyword arguments of each activation, in tn__act_names' order. */
+static const char *const tn__act_options[TN__NUM_ACTS] = {
+    "inplace", "inplace", "negative_slope, inplace", "alpha, inplace", "inplace", "alpha, inplace", "approximate", "inplace",
+    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim"};
+static int tn__act_kind(const char *fn, const char *name) {
+    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) return i;
+    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+}
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     const char *fn = "tn_nn_activation";
-    int kind = -1;
-    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) kind = i;
-    if (kind < 0) return (tn_module *)tn__error("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    double p[2] = {0, 0};
-    int64_t dim = 1;
-    char a[32], c[32];
-    int failed = 0;
-    bool inplace = false;
-    failed = tn__opts_bool(&o, "inplace", &inplace) < 0;
+    const int kind = tn__act_kind(fn, name);
+    if (kind < 0) return NULL;
+    const tn_activation_opts def = TN_DEFAULTS(tn_activation_opts);
+    if (tn__kw_only(fn, name, tn__kw_activation, TN__KW_N(tn__kw_activation), &o, &def, tn__act_options[kind])) return NULL;
+    if (o.approximate != TN_APPROXIMATE_NONE && o.approximate != TN_APPROXIMATE_TANH)
+        return (tn_module *)tn__error("%s: approximate %d is not TN_APPROXIMATE_NONE or TN_APPROXIMATE_TANH", fn, o.approximate);
     tn__actm *m = (tn__actm *)tn_module_new(&tn__act_types[kind], sizeof(tn__actm));
     if (!m) return NULL;
+    char a[32], c[32];
+    double p[2] = {0, 0};
     switch (kind) {
-    case 2: p[0] = 0.01; failed = failed || tn__opts_num(&o, "negative_slope", p, 1) < 0 || tn__opts_done(&o, "negative_slope, inplace");
-            snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
-    case 3: case 5: p[0] = 1; failed = failed || tn__opts_num(&o, "alpha", p, 1) < 0 || tn__opts_done(&o, "alpha, inplace");
-            snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
-    case 6: { int w = tn__opts_word(&o, "approximate", "none|tanh"); failed = failed || w == -1 || tn__opts_done(&o, "approximate");
-            p[0] = w == 1; snprintf(m->repr, sizeof m->repr, "approximate='%s'", w == 1 ? "tanh" : "none"); break; }
-    case 9: p[0] = 1; p[1] = 20; failed = failed || tn__opts_num(&o, "beta", p, 1) < 0 || tn__opts_num(&o, "threshold", p + 1, 1) < 0 || tn__opts_done(&o, "beta, threshold");
-            snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
-    case 10: p[0] = -1; p[1] = 1; failed = failed || tn__opts_num(&o, "min_val", p, 1) < 0 || tn__opts_num(&o, "max_val", p + 1, 1) < 0 || tn__opts_done(&o, "min_val, max_val, inplace");
-            snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
-    case 15: case 16: failed = failed || tn__opts_int(&o, "dim", &dim, 1) < 0 || tn__opts_done(&o, "dim");
-            snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)dim); break;
-    default: failed = failed || tn__opts_done(&o, "inplace"); break;
+    case 2: p[0] = o.negative_slope; snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
+    case 3: case 5: p[0] = o.alpha; snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
+    case 6: p[0] = o.approximate == TN_APPROXIMATE_TANH; snprintf(m->repr, sizeof m->repr, "approximate='%s'", p[0] != 0 ? "tanh" : "none"); break;
+    case 9: p[0] = o.beta; p[1] = o.threshold; snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
+    case 10: p[0] = o.min_val; p[1] = o.max_val; snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
+    case 15: case 16:
+        if (o.dim == TN_NONE) snprintf(m->repr, sizeof m->repr, "dim=None");
+        else snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)o.dim);
+        break;
+    default: break;
     }
-    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = dim;
-    return tn__module_or_free(&m->base, failed);
+    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = o.dim;
+    return &m->base;
 }
-TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU", NULL); }
-TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh", NULL); }
-TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid", NULL); }
-TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU", NULL); }
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options) {
+    const char *fn = "tn_nn_activation";
+    const int kind = tn__act_kind(fn, name);
+    if (kind < 0) return NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* the named activation's own: an unknown name lists only those */
+    const int n = tn__kw_filter(tn__kw_activation, TN__KW_N(tn__kw_activation), tn__act_options[kind], keys);
+    tn_activation_opts o = TN_DEFAULTS(tn_activation_opts);
+    return tn__kw_parse(fn, options, keys, n, &o, NULL) ? NULL : tn_nn_activation_opts(name, o);
+}
+TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU"); }
+TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh"); }
+TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid"); }
+TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU"); }
 
 /* Sequential, ModuleList, ModuleDict */
 /* Each layer in a scope of its own, and each intermediate released as soon as the next layer
@@ -14225,30 +14624,25 @@ static tn_tensor *tn__rnn_param(tn_module *m, const char *what, const char *suff
     snprintf(name, sizeof name, "%s%s", what, suffix);
     return tn_module_get(m, name);
 }
-static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    bool bias = true, batch_first = false, bidirectional = false;
-    int64_t layers = 1, proj = 0;
-    double dropout = 0;
-    int failed = tn__opts_bool(&o, "bias", &bias) < 0, proj_given = 0;
-    if (mode == TN__RNN_TANH) {
-        int w = tn__opts_word(&o, "nonlinearity", "tanh|relu");
-        failed = failed || w == -1;
-        if (w == 1) mode = TN__RNN_RELU;
-    }
-    if (!cell) {
-        failed = failed || tn__opts_int(&o, "num_layers", &layers, 1) < 0 || tn__opts_bool(&o, "batch_first", &batch_first) < 0 ||
-                 tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bidirectional", &bidirectional) < 0 ||
-                 (proj_given = tn__opts_int(&o, "proj_size", &proj, 1)) < 0;
-    }
-    if (!failed)
-        failed = tn__opts_done(&o, cell ? (mode == TN__RNN_LSTM || mode == TN__RNN_GRU ? "bias" : "bias, nonlinearity")
-                                        : mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
-                                        : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
-                                                              : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional");
-    if (failed) return NULL;
-    if (proj_given && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+/* The keyword arguments each kind has (its tn_rnn_opts / tn_rnn_cell_opts fields). */
+static const char *tn__rnn_options(int mode, bool cell) {
+    if (cell) return mode == TN__RNN_TANH ? "bias, nonlinearity" : "bias";
+    return mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
+         : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
+                               : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional";
+}
+/* mode: TN__RNN_TANH for RNN and RNNCell (nonlinearity picks RELU), LSTM, GRU */
+static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, tn_rnn_opts o) {
+    if (!cell && o.proj_size != 0 && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+    const tn_rnn_opts def = TN_DEFAULTS(tn_rnn_opts);
+    if (tn__kw_only(fn, type->name, tn__kw_rnn, TN__KW_N(tn__kw_rnn), &o, &def, tn__rnn_options(mode, cell))) return NULL;
+    if (o.nonlinearity != TN_NONLINEARITY_TANH && o.nonlinearity != TN_NONLINEARITY_RELU)
+        return (tn_module *)tn__error("%s: nonlinearity %d is not TN_NONLINEARITY_TANH or TN_NONLINEARITY_RELU", fn, o.nonlinearity);
+    if (mode == TN__RNN_TANH && o.nonlinearity == TN_NONLINEARITY_RELU) mode = TN__RNN_RELU;
+    const bool bias = o.bias, batch_first = o.batch_first, bidirectional = o.bidirectional;
+    const int64_t layers = o.num_layers, proj = o.proj_size;
+    const double dropout = o.dropout;
+    int failed = 0;
     if (in < 0) return (tn_module *)tn__error("%s: input_size must be non-negative, got %lld", fn, (long long)in);
     if (hidden <= 0) return (tn_module *)tn__error("%s: hidden_size must be greater than zero, got %lld", fn, (long long)hidden);
     if (layers <= 0) return (tn_module *)tn__error("%s: num_layers must be greater than zero, got %lld", fn, (long long)layers);
@@ -14288,12 +14682,32 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
     for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, -bound, bound);
     return tn__module_or_free(&r->base, failed);
 }
-TNDEF tn_module *tn_nn_rnn(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_lstm(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_gru(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_rnn_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
-TNDEF tn_module *tn_nn_lstm_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
-TNDEF tn_module *tn_nn_gru_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, o); }
+TNDEF tn_module *tn_nn_lstm_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, o); }
+TNDEF tn_module *tn_nn_gru_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, o); }
+/* A cell: its two options in a tn_rnn_opts (the layer options at their defaults). */
+static tn_module *tn__rnn_cell_new(const char *fn, const tn_module_type *type, int mode, int64_t in, int64_t hidden, tn_rnn_cell_opts c) {
+    tn_rnn_opts o = TN_DEFAULTS(tn_rnn_opts);
+    o.bias = c.bias;
+    o.nonlinearity = c.nonlinearity;
+    return tn__rnn_new(fn, type, mode, true, in, hidden, o);
+}
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, in, hidden, o); }
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, in, hidden, o); }
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, in, hidden, o); }
+/* The text forms: only the kind's own names are known (an unknown one lists those). */
+static tn_module *tn__rnn_str(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_rnn, TN__KW_N(tn__kw_rnn), tn__rnn_options(mode, cell), keys);
+    tn_rnn_opts o = TN_DEFAULTS(tn_rnn_opts);
+    return tn__kw_parse(fn, options, keys, n, &o, NULL) ? NULL : tn__rnn_new(fn, type, mode, cell, in, hidden, o);
+}
+TNDEF tn_module *tn_nn_rnn_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
 
 /* The L steps of t [L, ...] as views, halving recursively: each step's backward then writes a
    slab of its parent only, O(L log L) gradient traffic instead of O(L^2) for L selects of t. */
@@ -14465,18 +14879,12 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     }
     return tn__module_or_free(m, failed);
 }
-TNDEF tn_module *tn_nn_multihead_attention(int64_t E, int64_t heads, const char *options) {
-    const char *fn = "tn_nn_multihead_attention";
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    double dropout = 0;
-    bool bias = true, bkv = false, zero = false, bf = false;
-    int64_t kdim = E, vdim = E;
-    if (tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_bool(&o, "add_bias_kv", &bkv) < 0 ||
-        tn__opts_bool(&o, "add_zero_attn", &zero) < 0 || tn__opts_int(&o, "kdim", &kdim, 1) < 0 || tn__opts_int(&o, "vdim", &vdim, 1) < 0 ||
-        tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_done(&o, "dropout, bias, add_bias_kv, add_zero_attn, kdim, vdim, batch_first"))
-        return NULL;
-    return tn__mha_new(fn, E, heads, dropout, bias, bkv, zero, kdim, vdim, bf);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t E, int64_t heads, tn_multihead_attention_opts o) {
+    return tn__mha_new("tn_nn_multihead_attention", E, heads, o.dropout, o.bias, o.add_bias_kv, o.add_zero_attn,
+                       o.kdim == TN_NONE ? E : o.kdim, o.vdim == TN_NONE ? E : o.vdim, o.batch_first);
+}
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t E, int64_t heads, const char *options) {
+    TN__KW_STR(tn_multihead_attention_opts, mha, "tn_nn_multihead_attention", options, tn_nn_multihead_attention_opts(E, heads, o));
 }
 /* A bool mask (True = masked out) as an additive float mask: -inf where True, else 0. */
 static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
@@ -14615,41 +15023,43 @@ typedef struct tn__tlayer { tn_module base; bool decoder, norm_first, gelu; } tn
 static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x, NULL, NULL, false); }
 static const tn_module_type tn__enc_layer_type = {"TransformerEncoderLayer", tn__enc_layer_fwd, NULL, NULL};
 static const tn_module_type tn__dec_layer_type = {"TransformerDecoderLayer", NULL, NULL, NULL};
-static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    int64_t dff = 2048;
-    double p = 0.1, eps = 1e-5;
-    bool bf = false, nf = false, bias = true;
-    int act = 0;
-    if (tn__opts_int(&o, "dim_feedforward", &dff, 1) < 0 || tn__opts_num(&o, "dropout", &p, 1) < 0 || (act = tn__opts_word(&o, "activation", "relu|gelu")) == -1 ||
-        tn__opts_num(&o, "layer_norm_eps", &eps, 1) < 0 || tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_bool(&o, "norm_first", &nf) < 0 ||
-        tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_done(&o, "dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias"))
-        return NULL;
+static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, tn_transformer_layer_opts o) {
+    const int64_t dff = o.dim_feedforward;
+    const double p = o.dropout;
+    const bool bf = o.batch_first, nf = o.norm_first, bias = o.bias;
+    const int act = o.activation;
+    if (act != TN_ACTIVATION_RELU && act != TN_ACTIVATION_GELU) return (tn_module *)tn__error("%s: activation %d is not TN_ACTIVATION_RELU or TN_ACTIVATION_GELU", fn, act);
     if (dff <= 0) return (tn_module *)tn__error("%s: dim_feedforward must be positive, got %lld", fn, (long long)dff);
     if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
     tn__tlayer *t = (tn__tlayer *)tn_module_new(decoder ? &tn__dec_layer_type : &tn__enc_layer_type, sizeof(tn__tlayer));
     if (!t) return NULL;
     t->decoder = decoder; t->norm_first = nf; t->gelu = act == 1;
     tn_module *m = &t->base;
-    char lnopts[96];
-    snprintf(lnopts, sizeof lnopts, "eps=%.17g%s", eps, bias ? "" : ", bias=False");
+    tn_layer_norm_opts ln = TN_DEFAULTS(tn_layer_norm_opts);
+    ln.eps = o.layer_norm_eps;
+    ln.bias = bias;
     const int64_t ds[1] = {d};
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
               tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(p)) &&
-              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm(ds, 1, lnopts)) &&
-              tn_module_add(m, "norm2", tn_nn_layer_norm(ds, 1, lnopts)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm(ds, 1, lnopts))) &&
+              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
+              tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
               tn_module_add(m, "dropout1", tn_nn_dropout(p)) && tn_module_add(m, "dropout2", tn_nn_dropout(p)) &&
               (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(p)));
     return tn__module_or_free(m, !ok);
 }
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options) {
-    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, options);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
+    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, o);
 }
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options) {
-    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
+    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, o);
+}
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options) {
+    TN__KW_STR(tn_transformer_layer_opts, transformer_layer, "tn_nn_transformer_encoder_layer", options, tn_nn_transformer_encoder_layer_opts(d_model, nhead, o));
+}
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options) {
+    TN__KW_STR(tn_transformer_layer_opts, transformer_layer, "tn_nn_transformer_decoder_layer", options, tn_nn_transformer_decoder_layer_opts(d_model, nhead, o));
 }
 static tn_tensor *tn__child_fwd(tn_module *m, const char *child, tn_tensor *x) { return tn_module_forward(tn_module_child(m, child), x); }
 /* dropout(attention(x, mem, mem)); mem NULL: self-attention */

@@ -49,8 +49,8 @@ static void setup(workload *w, const char *name) {
         bool mlp = !strcmp(name, "mlp");
         w->model = mlp ? tn_nn_sequential(tn_nn_linear(784, 256, true), tn_nn_relu(), tn_nn_linear(256, 128, true), tn_nn_relu(),
                                           tn_nn_linear(128, 10, true))
-                       : tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
-                                          tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+                       : tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                          tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                           tn_nn_flatten(1, -1), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
         tn_dict *ps = tn_module_named_parameters(w->model);
         w->opt = mlp ? tn_optim_sgd(tn_dict_values(ps), tn_dict_len(ps), 0.01, 0.9, 0)

@@ -29,7 +29,7 @@ static tn_module *residual_block_new(int64_t width) {
     residual_block *b = (residual_block *)tn_module_new(&residual_type, sizeof *b);
     if (!b) return NULL;
     b->width = width;
-    b->norm = tn_module_add(&b->base, "norm", tn_nn_layer_norm(TN_SHAPE(width), NULL));
+    b->norm = tn_module_add(&b->base, "norm", tn_nn_layer_norm(TN_SHAPE(width)));
     b->fc = tn_module_add(&b->base, "fc", tn_nn_linear(width, width, true));
     tn_tensor *scale = tn_full(TN_SHAPE(1), 0.1, TN_F32);       /* registering retains it */
     tn_module_register_parameter(&b->base, "scale", scale);

@@ -71,12 +71,14 @@
 
 /* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
    tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
-   alive until the end of the call's full expression. */
+   alive until the end of the call's full expression. Each of the two is parenthesised, so
+   the pair passes through a macro's arguments as exactly two (tn_nn_layer_norm(TN_SHAPE(4,
+   5), .eps = 1e-6)). */
 #ifdef __cplusplus
 #include <initializer_list>
-#define TN_SHAPE(...) std::initializer_list<int64_t>{__VA_ARGS__}.begin(), (int)std::initializer_list<int64_t>{__VA_ARGS__}.size()
+#define TN_SHAPE(...) (std::initializer_list<int64_t>{__VA_ARGS__}.begin()), (int)(std::initializer_list<int64_t>{__VA_ARGS__}.size())
 #else
-#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define TN_SHAPE(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #endif
 
 #ifdef __cplusplus
@@ -90,26 +92,60 @@ extern "C" {
    A function with PyTorch keyword arguments takes them as one struct of PyTorch's names, and
    a macro named as the PyTorch function fills in PyTorch's defaults, then the fields you name:
        tn_module *conv = tn_nn_conv2d(1, 32, 3, .padding = 1, .bias = false);
-   A misspelt name is a compile error; a name you leave out keeps PyTorch's default. Behind the
-   macro are two functions: tn_nn_conv2d_opts(1, 32, 3, o) takes the struct (start from
-   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and tn_nn_conv2d_str(1, 32, 3, "padding=1,
+       tn_optim *opt = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9);
+       tn_tensor *loss = tn_cross_entropy(logits, y, .label_smoothing = 0.1);
+   A misspelt name is a compile error; a name you leave out keeps PyTorch's default, and a
+   value you give means what it says (.bias = false, .dropout = 0, .padding_idx = 0): the
+   defaults are written into the struct before your fields, never read from a zero. Behind
+   each macro are two functions: NAME_opts(..., o) takes the struct (start from
+   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and NAME_str(..., "padding=1,
    bias=False") parses PyTorch's keyword syntax, for bindings and configuration files.
    Each struct is written once, as a list TN_FIELDS_<struct>(X) of X(type, name, default,
    words) rows: the struct's members, its defaults and the option text's names and types all
-   come from that list. Types: I int64_t, D double, B bool, E an enum (words: its names in
-   the option text), P padding (an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID), I2 a pair
-   {h, w} of int64_t that, when not {0, 0}, replaces the int of the same name without _hw
-   (the option text's "stride=(2, 1)"). In C++ the members carry the defaults and the macro
-   builds T{...}: C++20 designated initialisers, in the order of the members. */
+   come from that list. Types:
+       I  int64_t               TN_NONE is None ("padding_idx=None")
+       D  double                NAN is None ("momentum=None")
+       B  bool
+       OB int: true, false, or -1 (None, or not given)
+       E  int, an enum: words are its names in the option text ("zeros|reflect"), in order
+       P  padding: an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID ("padding='same'")
+       I2 int64_t[2], a pair {h, w} that, when not {0, 0}, replaces the int of the same name
+          without _hw (the option text's "stride=(2, 1)" sets stride_hw)
+       D2 double[2], a pair (Adam's betas = {0.9, 0.999})
+       S  const char *, a string ("delimiter=';'")
+       T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
+       IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
+       DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
+          one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
+   A family of kinds behind one struct (tn_optim_opts for every optimizer, tn_lr_scheduler_opts
+   for every scheduler) starts each field as "not given" (NAN, TN_NONE, -1, an empty list)
+   and each kind fills in its own PyTorch default; a field the kind does not have is an error
+   when given. In C++ the members carry the defaults and the macro builds T{...}: C++20
+   designated initialisers, in the order of the members. */
 #define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
 #define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
+#define TN_LIST_MAX 64                 /* the most values of an IL or DL option */
+typedef struct tn_ints { int n; int64_t v[TN_LIST_MAX]; } tn_ints;
+typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
+/* List literals for IL and DL fields: .milestones = TN_INTS(30, 80) is {2, {30, 80}} (no
+   pointer: the values live in the struct). */
+#ifndef __cplusplus
+#define TN_INTS(...) {(int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), {__VA_ARGS__}}
+#define TN_DOUBLES(...) {(int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), {__VA_ARGS__}}
+#endif
 
 #define TN__KW_C_I(n) int64_t n
 #define TN__KW_C_D(n) double n
 #define TN__KW_C_B(n) bool n
+#define TN__KW_C_OB(n) int n
 #define TN__KW_C_E(n) int n
 #define TN__KW_C_P(n) int64_t n
 #define TN__KW_C_I2(n) int64_t n[2]
+#define TN__KW_C_D2(n) double n[2]
+#define TN__KW_C_S(n) const char *n
+#define TN__KW_C_T(n) struct tn_tensor *n
+#define TN__KW_C_IL(n) tn_ints n
+#define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
 #define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name) = def;
 #define TN__KW_INIT_(T) T{}
@@ -119,7 +155,11 @@ extern "C" {
 #define TN__KW_DEF(type, name, def, words) .name = def,
 #define TN__KW_INIT_(T) {TN_FIELDS_##T(TN__KW_DEF)}
 /* The defaults, then the caller's fields: later designators override earlier ones (C11
-   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal. */
+   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal.
+   The literal lives in a statement expression's block: a field holds values, never a
+   pointer to a compound literal written among the arguments (it would not outlive the
+   block); lists are TN_INTS / TN_DOUBLES values, strings are string literals or the
+   caller's own arrays. */
 #if defined(__clang__)
 #define TN__KW(T, ...) (__extension__({ _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Winitializer-overrides\"") \
     T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("clang diagnostic pop") tn__kw_; }))
@@ -132,7 +172,9 @@ extern "C" {
 #endif
 #define TN__KW_STRUCT(T) typedef struct T { TN_FIELDS_##T(TN__KW_MEMBER) } T
 /* The last positional argument and the keyword arguments after it, from one __VA_ARGS__ (C11
-   wants at least one argument for a macro's "...": the last positional one is it). */
+   wants at least one argument for a macro's "...": the last positional one is it). A macro
+   whose positional arguments come before that one passes __VA_ARGS__ on to a second macro
+   first, so that TN_SHAPE(2, 3) has become two arguments when they are counted. */
 #define TN__HEAD(...) TN__HEAD_(__VA_ARGS__, )
 #define TN__HEAD_(a, ...) a
 #define TN__TAIL(...) TN__TAIL_(__VA_ARGS__, )
@@ -879,8 +921,8 @@ TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i);
 
 /* Modules (nn.Module): a type (name, forward, ...) plus named parameters, buffers and
    children, with PyTorch's state_dict names ("0.weight", "bn.running_mean"). Layers come
-   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as option
-   text, "stride=2, padding=1"). A module owns its children and retains its tensors;
+   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as designated
+   fields, tn_nn_conv2d(1, 32, 3, .stride = 2, .padding = 1); section 1). A module owns its children and retains its tensors;
    tn_module_free frees the tree. A user module embeds tn_module as its first member,
    allocates itself with tn_module_new and registers what it holds (examples/custom_module.c). */
 typedef struct tn_module tn_module;
@@ -943,8 +985,9 @@ TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, cons
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
 
-/* Layers: PyTorch's constructor arguments; options are the keyword arguments as text.
-   Initialisation as PyTorch's reset_parameters. */
+/* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
+   the positional ones (each has an _opts and a _str form, section 1). Initialisation as
+   PyTorch's reset_parameters. */
 TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
 TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
@@ -977,31 +1020,108 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
-TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_max_pool1d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t kernel_size, const char *options);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d (and F.max_pool / F.avg_pool, section 10): one struct
+   for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
+   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
+   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
+   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). tn_nn_max_pool2d(2) is
+   nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
+#define TN_FIELDS_tn_pool_opts(X) \
+    X(I,  stride,            TN_NONE, "") \
+    X(I,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(B,  return_indices,    false, "") \
+    X(B,  ceil_mode,         false, "") \
+    X(B,  count_include_pad, true,  "") \
+    X(I,  divisor_override,  TN_NONE, "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "")
+TN__KW_STRUCT(tn_pool_opts);
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_max_pool1d(...) tn_nn_max_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_max_pool2d(...) tn_nn_max_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool1d(...) tn_nn_avg_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool2d(...) tn_nn_avg_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
-/* options: eps, momentum (None: cumulative average), affine, track_running_stats */
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t num_features, const char *options);
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t num_features, const char *options);
-/* options: eps, elementwise_affine, bias */
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *normalized_shape, int n, const char *options);
-/* options: eps, affine */
-TNDEF tn_module *tn_nn_group_norm(int64_t num_groups, int64_t num_channels, const char *options);
+/* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
+#define TN_FIELDS_tn_batch_norm_opts(X) \
+    X(D, eps,                 1e-5, "") \
+    X(D, momentum,            0.1,  "") \
+    X(B, affine,              true, "") \
+    X(B, track_running_stats, true, "")
+TN__KW_STRUCT(tn_batch_norm_opts);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opts opts);
+#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+/* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
+   array and its length. */
+#define TN_FIELDS_tn_layer_norm_opts(X) \
+    X(D, eps,                1e-5, "") \
+    X(B, elementwise_affine, true, "") \
+    X(B, bias,               true, "")
+TN__KW_STRUCT(tn_layer_norm_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+#define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
+/* nn.GroupNorm(num_groups, num_channels) */
+#define TN_FIELDS_tn_group_norm_opts(X) \
+    X(D, eps,    1e-5, "") \
+    X(B, affine, true, "")
+TN__KW_STRUCT(tn_group_norm_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
-/* options: padding_idx */
-TNDEF tn_module *tn_nn_embedding(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+/* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
+   counts from num_embeddings). */
+#define TN_FIELDS_tn_embedding_opts(X) \
+    X(I, padding_idx, TN_NONE, "")
+TN__KW_STRUCT(tn_embedding_opts);
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_opts opts);
+#define tn_nn_embedding(num_embeddings, ...) tn_nn_embedding_opts(num_embeddings, TN__POS_KW(tn_embedding_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_embedding_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
 TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
-/* Activations as modules: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
-   "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax",
-   "LogSoftmax", with their keyword arguments ("negative_slope=0.2", "approximate='tanh'", "dim=1"). */
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options);
+/* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
+   "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
+   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   with its PyTorch default (no two activations default a name differently); an option the
+   named activation does not have is an error unless left at its default:
+   tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
+   .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
+   accepted and computes out of place. */
+enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
+#define TN_FIELDS_tn_activation_opts(X) \
+    X(B, inplace,        false, "") \
+    X(D, negative_slope, 0.01,  "") \
+    X(D, alpha,          1.0,   "") \
+    X(E, approximate,    TN_APPROXIMATE_NONE, "none|tanh") \
+    X(D, beta,           1.0,   "") \
+    X(D, threshold,      20.0,  "") \
+    X(D, min_val,        -1.0,  "") \
+    X(D, max_val,        1.0,   "") \
+    X(I, dim,            TN_NONE, "")
+TN__KW_STRUCT(tn_activation_opts);
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
+#define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options);
 TNDEF tn_module *tn_nn_relu(void);
 TNDEF tn_module *tn_nn_tanh(void);
 TNDEF tn_module *tn_nn_sigmoid(void);
@@ -1028,14 +1148,30 @@ TNDEF tn_tensor *tn_lstm_cell(tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tenso
                               tn_tensor **c_out);
 TNDEF tn_tensor *tn_gru_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh);
 
-/* nn.RNN / nn.LSTM / nn.GRU. options: num_layers=1, bias=True, batch_first=False, dropout=0
-   (between layers, when training), bidirectional=False; nonlinearity='tanh'|'relu' (RNN only);
-   proj_size=0 (LSTM only). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+/* nn.RNN / nn.LSTM / nn.GRU: tn_nn_lstm(10, 20, .num_layers = 2, .batch_first = true). Options
+   as PyTorch's: dropout between layers, when training; nonlinearity is RNN's only, proj_size
+   LSTM's only (either, given to another kind, is an error). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
    (weight_hr_l{k} with proj_size), "_reverse" for the backward direction; all U(-1/sqrt(hidden),
    1/sqrt(hidden)). The module's single-input forward returns the output only. */
-TNDEF tn_module *tn_nn_rnn(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru(int64_t input_size, int64_t hidden_size, const char *options);
+enum { TN_NONLINEARITY_TANH = 0, TN_NONLINEARITY_RELU };
+#define TN_FIELDS_tn_rnn_opts(X) \
+    X(I, num_layers,    1,     "") \
+    X(E, nonlinearity,  TN_NONLINEARITY_TANH, "tanh|relu") \
+    X(B, bias,          true,  "") \
+    X(B, batch_first,   false, "") \
+    X(D, dropout,       0.0,   "") \
+    X(B, bidirectional, false, "") \
+    X(I, proj_size,     0,     "")
+TN__KW_STRUCT(tn_rnn_opts);
+TNDEF tn_module *tn_nn_rnn_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_lstm_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_gru_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+#define tn_nn_rnn(input_size, ...) tn_nn_rnn_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_lstm(input_size, ...) tn_nn_lstm_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_gru(input_size, ...) tn_nn_gru_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_str(int64_t input_size, int64_t hidden_size, const char *options);
 /* RNN and GRU: x [L, N, H_in] ([N, L, H_in] with batch_first) or unbatched [L, H_in]; h0
    [D*num_layers, N, H_out] or [D*num_layers, H_out], NULL = zeros. Returns the output
    [L, N, D*H_out] ([N, L, D*H_out], [L, D*H_out]); *h_n (may be NULL) receives the final
@@ -1044,20 +1180,42 @@ TNDEF tn_tensor *tn_nn_rnn_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn
 /* LSTM: as tn_nn_rnn_forward with the cell state c0 [D*num_layers, N, hidden] (h0 and c0 both
    given or both NULL); H_out is proj_size when set. */
 TNDEF tn_tensor *tn_nn_lstm_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n);
-/* nn.RNNCell (options: bias, nonlinearity), nn.LSTMCell, nn.GRUCell (option: bias); parameters
-   weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL states are zeros. */
-TNDEF tn_module *tn_nn_rnn_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru_cell(int64_t input_size, int64_t hidden_size, const char *options);
+/* nn.RNNCell (bias, nonlinearity), nn.LSTMCell, nn.GRUCell (bias; nonlinearity is an error);
+   parameters weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL
+   states are zeros. */
+#define TN_FIELDS_tn_rnn_cell_opts(X) \
+    X(B, bias,         true, "") \
+    X(E, nonlinearity, TN_NONLINEARITY_TANH, "tanh|relu")
+TN__KW_STRUCT(tn_rnn_cell_opts);
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+#define tn_nn_rnn_cell(input_size, ...) tn_nn_rnn_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_lstm_cell(input_size, ...) tn_nn_lstm_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_gru_cell(input_size, ...) tn_nn_gru_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
 TNDEF tn_tensor *tn_nn_rnn_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* RNNCell (or GRUCell) */
 TNDEF tn_tensor *tn_nn_lstm_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor **c_out);
 TNDEF tn_tensor *tn_nn_gru_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* GRUCell (or RNNCell) */
 
-/* nn.MultiheadAttention. options: dropout=0, bias=True, add_bias_kv=False, add_zero_attn=False,
-   kdim=None, vdim=None, batch_first=False. Parameters as PyTorch's state dict: in_proj_weight
+/* nn.MultiheadAttention(embed_dim, num_heads): kdim and vdim TN_NONE are None (embed_dim).
+   Parameters as PyTorch's state dict: in_proj_weight
    [3E, E] (xavier_uniform; q_proj_weight, k_proj_weight, v_proj_weight when kdim or vdim differ
    from E), in_proj_bias [3E] (zeros), bias_k, bias_v [1, 1, E] (add_bias_kv), child out_proj. */
-TNDEF tn_module *tn_nn_multihead_attention(int64_t embed_dim, int64_t num_heads, const char *options);
+#define TN_FIELDS_tn_multihead_attention_opts(X) \
+    X(D, dropout,       0.0,     "") \
+    X(B, bias,          true,    "") \
+    X(B, add_bias_kv,   false,   "") \
+    X(B, add_zero_attn, false,   "") \
+    X(I, kdim,          TN_NONE, "") \
+    X(I, vdim,          TN_NONE, "") \
+    X(B, batch_first,   false,   "")
+TN__KW_STRUCT(tn_multihead_attention_opts);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t embed_dim, int64_t num_heads, tn_multihead_attention_opts opts);
+#define tn_nn_multihead_attention(embed_dim, ...) tn_nn_multihead_attention_opts(embed_dim, TN__POS_KW(tn_multihead_attention_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t embed_dim, int64_t num_heads, const char *options);
 /* q [L, N, E], k [S, N, kdim], v [S, N, vdim] ([N, L, E] ... with batch_first) or unbatched
    [L, E], [S, kdim], [S, vdim]. key_padding_mask [N, S] / [S] and attn_mask [L, S] or
    [N*num_heads, L, S]: bool masks are True where attention is NOT allowed (the opposite of
@@ -1071,15 +1229,28 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
 /* nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal, 0 elsewhere. */
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype);
 
-/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer. options: dim_feedforward=2048,
-   dropout=0.1, activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=False,
-   norm_first=False, bias=True. Children as PyTorch's (self_attn, [multihead_attn,] linear1,
+/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer(d_model, nhead): one struct for both
+   (tn_nn_transformer_encoder_layer(512, 8, .dropout = 0, .batch_first = true)). Children as PyTorch's (self_attn, [multihead_attn,] linear1,
    dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2[, dropout3]). Masks as
    tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask. */
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options);
+enum { TN_ACTIVATION_RELU = 0, TN_ACTIVATION_GELU };
+#define TN_FIELDS_tn_transformer_layer_opts(X) \
+    X(I, dim_feedforward, 2048,  "") \
+    X(D, dropout,         0.1,   "") \
+    X(E, activation,      TN_ACTIVATION_RELU, "relu|gelu") \
+    X(D, layer_norm_eps,  1e-5,  "") \
+    X(B, batch_first,     false, "") \
+    X(B, norm_first,      false, "") \
+    X(B, bias,            true,  "")
+TN__KW_STRUCT(tn_transformer_layer_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+#define tn_nn_transformer_encoder_layer(d_model, ...) tn_nn_transformer_encoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+#define tn_nn_transformer_decoder_layer(d_model, ...) tn_nn_transformer_decoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask,
                                                          tn_tensor *src_key_padding_mask, bool is_causal);
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
                                                          tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
                                                          tn_tensor *memory_key_padding_mask, bool tgt_is_causal);

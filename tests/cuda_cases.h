@@ -386,11 +386,11 @@ TEST(gpu_random_matches_cpu) {
 TEST(gpu_cnn_training_step) {
     tn_scope_begin();
     tn_manual_seed(3);
-    tn_module *cpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
-                                      tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+    tn_module *cpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                      tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_flatten(1, -1), tn_nn_linear(16 * 7 * 7, 10, NULL));
-    tn_module *gpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
-                                      tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+    tn_module *gpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                      tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_flatten(1, -1), tn_nn_linear(16 * 7 * 7, 10, NULL));
     tn_dict *sd = tn_module_state_dict(cpu);
     CHECK(tn_module_load_state_dict(gpu, sd, true, NULL, NULL) == 0);

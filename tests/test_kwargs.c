@@ -30,6 +30,17 @@ static void same_module(tn_module *a, tn_module *b, const char *what, int line) 
 }
 #define SAME(a, b) same_module((a), (b), #a, __LINE__)
 
+/* m exists and its repr contains want (then m is freed). */
+static void repr_has(tn_module *m, const char *want, const char *what, int line) {
+    if (!m) { fail_at(line, "%s: failed (error: %s)", what, tn_last_error()); return; }
+    char *r = tn_module_repr(m);
+    if (!strstr(r, want)) fail_at(line, "%s: repr %s lacks %s", what, r, want);
+    else tn_test_passed++;
+    tn_string_free(r);
+    tn_module_free(m);
+}
+#define REPR_HAS(m, want) repr_has((m), (want), #m, __LINE__)
+
 TEST(conv_struct_and_text_agree) {
     SAME(tn_nn_conv2d(1, 32, 3), tn_nn_conv2d_str(1, 32, 3, NULL));
     SAME(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_conv2d_str(1, 32, 3, "padding=1"));
@@ -86,8 +97,135 @@ TEST(kwargs_text_errors) {
     CHECK(tn_memory_stats_get().live_tensors == 0);
 }
 
+TEST(pool_norm_embedding_agree) {
+    SAME(tn_nn_max_pool2d(2), tn_nn_max_pool2d_str(2, NULL));
+    SAME(tn_nn_max_pool2d(3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true),
+         tn_nn_max_pool2d_str(3, "stride=2, padding=1, dilation=2, ceil_mode=True"));
+    SAME(tn_nn_max_pool2d(3, .kernel_size_hw = {3, 2}, .stride_hw = {2, 1}), tn_nn_max_pool2d_str(3, "kernel_size=(3, 2), stride=(2, 1)"));
+    SAME(tn_nn_max_pool1d(4, .stride = 2, .padding = 1), tn_nn_max_pool1d_str(4, "stride=2, padding=1"));
+    SAME(tn_nn_avg_pool2d(3, .stride = 1, .padding = 1, .count_include_pad = false, .divisor_override = 2),
+         tn_nn_avg_pool2d_str(3, "stride=1, padding=1, count_include_pad=False, divisor_override=2"));
+    SAME(tn_nn_avg_pool1d(3, .stride = 2), tn_nn_avg_pool1d_str(3, "stride=2, divisor_override=None"));
+    /* PyTorch's defaults: stride None = the kernel size */
+    REPR_HAS(tn_nn_max_pool2d(3), "MaxPool2d(kernel_size=3, stride=3, padding=0, dilation=1, ceil_mode=False)");
+    tn_pool_opts po = TN_DEFAULTS(tn_pool_opts);
+    CHECK(po.stride == TN_NONE && po.padding == 0 && po.dilation == 1 && !po.return_indices && !po.ceil_mode && po.count_include_pad &&
+          po.divisor_override == TN_NONE);
+    /* an option of the other kind: an error in both forms, unless at its default */
+    CHECK_ERR(tn_nn_avg_pool2d(2, .dilation = 2), "tn_nn_avg_pool2d: dilation is not an option of AvgPool2d");
+    CHECK_ERR(tn_nn_max_pool2d(2, .count_include_pad = false), "tn_nn_max_pool2d: count_include_pad is not an option of MaxPool2d");
+    CHECK_ERR(tn_nn_max_pool1d(2, .divisor_override = 1), "divisor_override is not an option of MaxPool1d");
+    CHECK_ERR(tn_nn_max_pool1d_str(2, "count_include_pad=True"), "tn_nn_max_pool1d: unknown option 'count_include_pad'");
+    CHECK_ERR(tn_nn_max_pool1d(2, .stride_hw = {2, 1}), "a 1-d pooling takes ints");
+    CHECK_ERR(tn_nn_max_pool2d(2, .stride = 0), "stride should be greater than zero");
+    CHECK_ERR(tn_nn_avg_pool2d(2, .divisor_override = 0), "divisor must be not zero");
+    SAME(tn_nn_avg_pool2d(2, .dilation = 1, .return_indices = false), tn_nn_avg_pool2d_str(2, NULL));
+
+    SAME(tn_nn_batch_norm2d(8), tn_nn_batch_norm2d_str(8, ""));
+    SAME(tn_nn_batch_norm1d(3, .eps = 1e-3, .affine = false, .track_running_stats = false),
+         tn_nn_batch_norm1d_str(3, "eps=1e-3, affine=False, track_running_stats=False"));
+    SAME(tn_nn_batch_norm2d(3, .momentum = NAN), tn_nn_batch_norm2d_str(3, "momentum=None"));
+    REPR_HAS(tn_nn_batch_norm2d(3, .momentum = 0), "momentum=0.0,");   /* zero is not the default */
+    REPR_HAS(tn_nn_batch_norm2d(3), "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
+    SAME(tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6, .elementwise_affine = false),
+         tn_nn_layer_norm_str(TN_SHAPE(4, 5), "eps=1e-6, elementwise_affine=False"));
+    const int64_t shape[2] = {4, 5};
+    SAME(tn_nn_layer_norm(shape, 2, .bias = false), tn_nn_layer_norm_str(shape, 2, "bias=False"));
+    const tn_layer_norm_opts lo = TN_DEFAULTS(tn_layer_norm_opts);
+    SAME(tn_nn_layer_norm(TN_SHAPE(5)), tn_nn_layer_norm_opts(shape + 1, 1, lo));
+    SAME(tn_nn_group_norm(2, 4, .eps = 1e-3, .affine = false), tn_nn_group_norm_str(2, 4, "eps=1e-3, affine=False"));
+    REPR_HAS(tn_nn_group_norm(3, 6), "GroupNorm(3, 6, eps=1e-05, affine=True)");
+
+    /* padding_idx: None by default; 0 is row 0 */
+    SAME(tn_nn_embedding(10, 3), tn_nn_embedding_str(10, 3, "padding_idx=None"));
+    SAME(tn_nn_embedding(10, 3, .padding_idx = 0), tn_nn_embedding_str(10, 3, "padding_idx=0"));
+    SAME(tn_nn_embedding(10, 3, .padding_idx = -1), tn_nn_embedding_str(10, 3, "padding_idx=-1"));
+    REPR_HAS(tn_nn_embedding(10, 3, .padding_idx = 0), "Embedding(10, 3, padding_idx=0)");
+    tn_module *e = tn_nn_embedding(10, 3);
+    char *r = tn_module_repr(e);
+    CHECK(!strcmp(r, "Embedding(10, 3)"));
+    tn_string_free(r);
+    tn_module_free(e);
+    e = tn_nn_embedding(4, 2, .padding_idx = 0);   /* row 0 is zeros */
+    tn_scope_begin();
+    CHECK(e && tn_item(tn_sum(tn_abs(tn_select(tn_module_get(e, "weight"), 0, 0)))) == 0);
+    tn_scope_end();
+    tn_module_free(e);
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
+TEST(activation_agree) {
+    static const char *const names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
+                                        "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) SAME(tn_nn_activation(names[i]), tn_nn_activation_str(names[i], NULL));
+    SAME(tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation_str("LeakyReLU", "negative_slope=0.2"));
+    SAME(tn_nn_activation("ELU", .alpha = 0.5, .inplace = true), tn_nn_activation_str("ELU", "alpha=0.5, inplace=True"));
+    SAME(tn_nn_activation("GELU", .approximate = TN_APPROXIMATE_TANH), tn_nn_activation_str("GELU", "approximate='tanh'"));
+    SAME(tn_nn_activation("Softplus", .beta = 2, .threshold = 10), tn_nn_activation_str("Softplus", "beta=2, threshold=10"));
+    SAME(tn_nn_activation("Hardtanh", .min_val = -2, .max_val = 0.5), tn_nn_activation_str("Hardtanh", "min_val=-2.0, max_val=0.5"));
+    SAME(tn_nn_activation("Softmax", .dim = 0), tn_nn_activation_str("Softmax", "dim=0"));
+    /* PyTorch's per-activation defaults, and zero meaning zero */
+    REPR_HAS(tn_nn_activation("LeakyReLU"), "LeakyReLU(negative_slope=0.01)");
+    REPR_HAS(tn_nn_activation("LeakyReLU", .negative_slope = 0), "LeakyReLU(negative_slope=0.0)");
+    REPR_HAS(tn_nn_activation("ELU"), "ELU(alpha=1.0)");
+    REPR_HAS(tn_nn_activation("Softplus"), "Softplus(beta=1, threshold=20)");
+    REPR_HAS(tn_nn_activation("Hardtanh"), "Hardtanh(min_val=-1.0, max_val=1.0)");
+    REPR_HAS(tn_nn_activation("Softmax"), "Softmax(dim=None)");
+    REPR_HAS(tn_nn_activation("GELU"), "GELU(approximate='none')");
+    /* dim=None: PyTorch's implicit dim (1 for a 2-d input) */
+    tn_module *sm = tn_nn_activation("Softmax"), *s1 = tn_nn_activation("Softmax", .dim = 1);
+    tn_scope_begin();
+    tn_tensor *x = tn_randn(TN_SHAPE(2, 3), TN_F32);
+    CHECK(tn_item(tn_max(tn_abs(tn_sub(tn_module_forward(sm, x), tn_module_forward(s1, x))))) == 0);
+    tn_scope_end();
+    tn_module_free(sm);
+    tn_module_free(s1);
+    /* an option the activation does not have */
+    CHECK_ERR(tn_nn_activation("ReLU", .alpha = 2), "tn_nn_activation: alpha is not an option of ReLU (valid: inplace)");
+    CHECK_ERR(tn_nn_activation("Tanh", .inplace = true), "inplace is not an option of Tanh (valid: none)");
+    CHECK_ERR(tn_nn_activation("GELU", .dim = 1), "dim is not an option of GELU");
+    CHECK_ERR(tn_nn_activation_str("ReLU", "alpha=2"), "tn_nn_activation: unknown option 'alpha' (valid: inplace)");
+    CHECK_ERR(tn_nn_activation("Swish"), "tn_nn_activation: unknown activation \"Swish\"");
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
+TEST(rnn_attention_agree) {
+    SAME(tn_nn_rnn(3, 4), tn_nn_rnn_str(3, 4, NULL));
+    SAME(tn_nn_rnn(3, 4, .num_layers = 2, .nonlinearity = TN_NONLINEARITY_RELU, .bias = false),
+         tn_nn_rnn_str(3, 4, "num_layers=2, nonlinearity='relu', bias=False"));
+    SAME(tn_nn_lstm(3, 4, .num_layers = 2, .batch_first = true, .dropout = 0.5, .bidirectional = true, .proj_size = 2),
+         tn_nn_lstm_str(3, 4, "num_layers=2, batch_first=True, dropout=0.5, bidirectional=True, proj_size=2"));
+    SAME(tn_nn_gru(3, 4, .bidirectional = true), tn_nn_gru_str(3, 4, "bidirectional=True"));
+    SAME(tn_nn_rnn_cell(3, 4, .nonlinearity = TN_NONLINEARITY_RELU), tn_nn_rnn_cell_str(3, 4, "nonlinearity=relu"));
+    SAME(tn_nn_lstm_cell(3, 4, .bias = false), tn_nn_lstm_cell_str(3, 4, "bias=False"));
+    SAME(tn_nn_gru_cell(3, 4), tn_nn_gru_cell_str(3, 4, ""));
+    REPR_HAS(tn_nn_lstm(3, 4, .dropout = 0), "LSTM(3, 4)");
+    CHECK_ERR(tn_nn_lstm(3, 4, .nonlinearity = TN_NONLINEARITY_RELU), "tn_nn_lstm: nonlinearity is not an option of LSTM");
+    CHECK_ERR(tn_nn_gru(3, 4, .proj_size = 2), "proj_size argument is only supported for LSTM");
+    CHECK_ERR(tn_nn_gru_cell(3, 4, .nonlinearity = TN_NONLINEARITY_RELU), "nonlinearity is not an option of GRUCell (valid: bias)");
+    CHECK_ERR(tn_nn_gru_str(3, 4, "proj_size=0"), "tn_nn_gru: unknown option 'proj_size'");   /* PyTorch refuses the keyword, even 0 */
+
+    SAME(tn_nn_multihead_attention(8, 2), tn_nn_multihead_attention_str(8, 2, "kdim=None, vdim=None"));
+    SAME(tn_nn_multihead_attention(8, 2, .bias = false, .add_bias_kv = true, .kdim = 4, .vdim = 6, .batch_first = true, .dropout = 0.1),
+         tn_nn_multihead_attention_str(8, 2, "bias=False, add_bias_kv=True, kdim=4, vdim=6, batch_first=True, dropout=0.1"));
+    SAME(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16),
+         tn_nn_transformer_encoder_layer_str(8, 2, "dim_feedforward=16"));
+    SAME(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16, .activation = TN_ACTIVATION_GELU, .norm_first = true, .bias = false,
+                                         .layer_norm_eps = 1e-6, .batch_first = true),
+         tn_nn_transformer_decoder_layer_str(8, 2, "dim_feedforward=16, activation='gelu', norm_first=True, bias=False, layer_norm_eps=1e-6, batch_first=True"));
+    /* dropout: 0.1 when left out, 0 when given 0 */
+    REPR_HAS(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), "(dropout): Dropout(p=0.1, inplace=False)");
+    REPR_HAS(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = 0), "(dropout): Dropout(p=0.0, inplace=False)");
+    REPR_HAS(tn_nn_transformer_encoder_layer(8, 2), "out_features=2048");
+    REPR_HAS(tn_nn_transformer_encoder_layer(8, 2, .layer_norm_eps = 1e-3), "LayerNorm((8,), eps=0.001");
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
 int main(void) {
     RUN(conv_struct_and_text_agree);
     RUN(kwargs_text_errors);
+    RUN(pool_norm_embedding_agree);
+    RUN(activation_agree);
+    RUN(rnn_attention_agree);
     return tn_test_report();
 }

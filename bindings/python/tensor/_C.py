@@ -437,7 +437,7 @@ tn_module_to_dtype i p D
 tn_module_get T p s
 tn_nn_linear p l l b
 tn_nn_conv2d_str p l l l s
-tn_nn_embedding p l l s
+tn_nn_embedding_str p l l s
 tn_nn_bilinear p l l l b
 ?tn_clip_grad_norm_ d A i d d
 ?tn_clip_grad_value_ i A i d
@@ -528,19 +528,19 @@ _RNN_SIGNATURES = """
 tn_module_register_parameter T p s T
 tn_module_train v p b
 tn_module_child p p s
-?tn_nn_rnn p l l s
-?tn_nn_lstm p l l s
-?tn_nn_gru p l l s
+?tn_nn_rnn_str p l l s
+?tn_nn_lstm_str p l l s
+?tn_nn_gru_str p l l s
 ?tn_nn_rnn_forward T p T T A
 ?tn_nn_lstm_forward T p T T T A A
-?tn_nn_multihead_attention p l l s
+?tn_nn_multihead_attention_str p l l s
 ?tn_nn_mha_forward T p T T T T T b b b A
 ?tn_nn_generate_square_subsequent_mask T l D
-?tn_nn_rnn_cell p l l s
-?tn_nn_lstm_cell p l l s
-?tn_nn_gru_cell p l l s
-?tn_nn_transformer_encoder_layer p l l s
-?tn_nn_transformer_decoder_layer p l l s
+?tn_nn_rnn_cell_str p l l s
+?tn_nn_lstm_cell_str p l l s
+?tn_nn_gru_cell_str p l l s
+?tn_nn_transformer_encoder_layer_str p l l s
+?tn_nn_transformer_decoder_layer_str p l l s
 ?tn_nn_transformer_encoder_layer_forward T p T T T b
 ?tn_nn_transformer_decoder_layer_forward T p T T T T T T b
 """
