@@ -136,6 +136,7 @@ extern "C" {
 #define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
 #define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
 #define TN_LIST_MAX 64                 /* the most values of an IL or DL option */
+#define TN__NAN2 {NAN, NAN}            /* a D2 pair not given */
 typedef struct tn_ints { int n; int64_t v[TN_LIST_MAX]; } tn_ints;
 typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 /* List literals for IL and DL fields: .milestones = TN_INTS(30, 80) is {2, {30, 80}} (no
@@ -1296,22 +1297,79 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt,
 /* 13. optimizers                                                           */
 /* ======================================================================= */
 /* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
-   float64, CPU) from their .grad. Options are PyTorch's keyword arguments as text, with
-   PyTorch's names and defaults ("lr=0.01, momentum=0.9, nesterov=True"); an unknown name,
-   a wrong kind of value or an invalid value is an error. An optimizer retains its
-   parameters until tn_optim_free. A scheduler borrows its optimizer (which must outlive
-   it) and writes the groups' "lr". Guide: docs/optim.md. */
+   float64, CPU) from their .grad. One macro per optimizer, named as PyTorch's class, takes
+   the parameters and PyTorch's keyword arguments (section 1):
+       tn_optim *o = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9, .nesterov = true);
+       tn_optim *a = tn_optim_adamw(params, n, .lr = 3e-4, .betas = {0.9, 0.95});
+   An invalid value is an error, as in PyTorch. An optimizer retains its parameters until
+   tn_optim_free. A scheduler borrows its optimizer (which must outlive it) and writes the
+   groups' "lr". Guide: docs/optim.md. */
 typedef struct tn_optim tn_optim;
+enum { TN_LINE_SEARCH_NONE = 0, TN_LINE_SEARCH_STRONG_WOLFE };   /* LBFGS's line_search_fn */
+/* Every optimizer's keyword arguments in one struct. Its fields start as "not given" (NAN,
+   TN_NONE, -1, betas {NAN, NAN}) rather than as one kind's defaults, because the defaults
+   differ by kind and a parameter group inherits: a field not given takes the kind's PyTorch
+   default (SGD's lr 1e-3, Adadelta's 1.0, AdamW's weight_decay 1e-2, ...) when an optimizer
+   is created, and the optimizer's own value in tn_optim_add_param_group. Any value you give
+   is used as given, zero included (.weight_decay = 0 for AdamW, .momentum = 0). A field the
+   kind does not have is an error when given (the message lists the kind's names). foreach
+   and fused are accepted and change nothing; capturable and differentiable only as false.
+   The bools are ints: true, false, or -1 (not given). */
+#define TN_FIELDS_tn_optim_opts(X) \
+    X(D,  lr,                        NAN,     "") \
+    X(D,  momentum,                  NAN,     "") \
+    X(D,  dampening,                 NAN,     "") \
+    X(D,  weight_decay,              NAN,     "") \
+    X(OB, nesterov,                  -1,      "") \
+    X(D2, betas,                     TN__NAN2, "") \
+    X(D,  eps,                       NAN,     "") \
+    X(OB, amsgrad,                   -1,      "") \
+    X(D,  alpha,                     NAN,     "") \
+    X(OB, centered,                  -1,      "") \
+    X(D,  lr_decay,                  NAN,     "") \
+    X(D,  initial_accumulator_value, NAN,     "") \
+    X(D,  rho,                       NAN,     "") \
+    X(D,  momentum_decay,            NAN,     "") \
+    X(OB, decoupled_weight_decay,    -1,      "") \
+    X(I,  max_iter,                  TN_NONE, "") \
+    X(I,  max_eval,                  TN_NONE, "") \
+    X(D,  tolerance_grad,            NAN,     "") \
+    X(D,  tolerance_change,          NAN,     "") \
+    X(I,  history_size,              TN_NONE, "") \
+    X(E,  line_search_fn,            -1,      "None|strong_wolfe") \
+    X(OB, maximize,                  -1,      "") \
+    X(OB, foreach,                   -1,      "") \
+    X(OB, fused,                     -1,      "") \
+    X(OB, capturable,                -1,      "") \
+    X(OB, differentiable,            -1,      "")
+TN__KW_STRUCT(tn_optim_opts);
 /* kind: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
    "RAdam", "LBFGS". params: leaf tensors that require grad (borrowed; the optimizer
-   retains them), one group. NULL with an error on a bad kind, option or parameter. */
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options);
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay);
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr);
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay);
-/* A new parameter group: options override the optimizer's defaults (the options it was
-   created with). 0, or -1 with an error (a parameter already in a group; LBFGS). */
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+   retains them), one group. NULL with an error on a bad kind, option or parameter. The
+   _str form takes the keyword arguments as text ("lr=0.01, betas=(0.9, 0.99)"); there an
+   option the kind does not have is an unknown name. */
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_create(kind, ...) tn__optim_kw(kind, __VA_ARGS__)      /* the kind chosen at run time */
+#define tn_optim_sgd(...) tn__optim_kw("SGD", __VA_ARGS__)
+#define tn_optim_adam(...) tn__optim_kw("Adam", __VA_ARGS__)
+#define tn_optim_adamw(...) tn__optim_kw("AdamW", __VA_ARGS__)
+#define tn_optim_rmsprop(...) tn__optim_kw("RMSprop", __VA_ARGS__)
+#define tn_optim_adagrad(...) tn__optim_kw("Adagrad", __VA_ARGS__)
+#define tn_optim_adadelta(...) tn__optim_kw("Adadelta", __VA_ARGS__)
+#define tn_optim_adamax(...) tn__optim_kw("Adamax", __VA_ARGS__)
+#define tn_optim_nadam(...) tn__optim_kw("NAdam", __VA_ARGS__)
+#define tn_optim_radam(...) tn__optim_kw("RAdam", __VA_ARGS__)
+#define tn_optim_lbfgs(...) tn__optim_kw("LBFGS", __VA_ARGS__)
+#define tn__optim_kw(kind, params, ...) tn_optim_create_opts(kind, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
+/* A new parameter group (optimizer.add_param_group): the fields given override the
+   optimizer's defaults (the options it was created with), the others keep them:
+   tn_optim_add_param_group(o, head, 2, .lr = 0.01). 0, or -1 with an error (a parameter
+   already in a group; LBFGS). */
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_add_param_group(o, ...) tn__optim_group_kw(o, __VA_ARGS__)
+#define tn__optim_group_kw(o, params, ...) tn_optim_add_param_group_opts(o, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
 TNDEF int tn_optim_num_groups(const tn_optim *o);
 TNDEF int tn_optim_num_params(const tn_optim *o);             /* across groups, in PyTorch's numbering */
 TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i);     /* the i-th parameter, borrowed */
@@ -1351,13 +1409,83 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd);
 TNDEF void tn_optim_free(tn_optim *o);                         /* NULL is a no-op */
 
 /* LR schedulers (torch.optim.lr_scheduler). Creating one performs PyTorch's initial
-   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. */
+   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. One
+   macro per scheduler, named as PyTorch's class, takes the optimizer and the scheduler's
+   keyword arguments, the required ones included (PyTorch's positional ones, by name):
+       tn_lr_scheduler *s = tn_lr_scheduler_step_lr(o, .step_size = 30, .gamma = 0.5);
+       tn_lr_scheduler_multi_step_lr(o, .milestones = TN_INTS(30, 80));
+       tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.1, .total_steps = 1000);
+       tn_lr_scheduler_reduce_lr_on_plateau(o, .mode = TN_MODE_MAX, .patience = 5);
+   As tn_optim_opts, one struct serves every kind and its fields start as "not given": each
+   kind fills in its own PyTorch defaults (gamma 0.1 for StepLR, factor 1/3 for ConstantLR
+   but 0.1 for ReduceLROnPlateau, ...); a required one left out (StepLR's step_size,
+   MultiStepLR's milestones, ExponentialLR's gamma, CosineAnnealingLR's T_max,
+   CosineAnnealingWarmRestarts' T_0, OneCycleLR's max_lr) and a field the kind does not have
+   are errors. The _groups lists give one value per parameter group (PyTorch's lists for
+   max_lr, base_momentum, max_momentum and min_lr; the text "max_lr=(0.1, 0.01)" sets
+   max_lr_groups). */
 typedef struct tn_lr_scheduler tn_lr_scheduler;
+enum { TN_ANNEAL_COS = 0, TN_ANNEAL_LINEAR };         /* OneCycleLR's anneal_strategy */
+enum { TN_MODE_MIN = 0, TN_MODE_MAX };                /* ReduceLROnPlateau's mode */
+enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's threshold_mode */
+#define TN_FIELDS_tn_lr_scheduler_opts(X) \
+    X(I,  step_size,            TN_NONE, "") \
+    X(IL, milestones,           {0},     "") \
+    X(D,  gamma,                NAN,     "") \
+    X(D,  T_max,                NAN,     "") \
+    X(D,  eta_min,              NAN,     "") \
+    X(I,  T_0,                  TN_NONE, "") \
+    X(I,  T_mult,               TN_NONE, "") \
+    X(D,  start_factor,         NAN,     "") \
+    X(D,  end_factor,           NAN,     "") \
+    X(I,  total_iters,          TN_NONE, "") \
+    X(D,  factor,               NAN,     "") \
+    X(D,  power,                NAN,     "") \
+    X(D,  max_lr,               NAN,     "") \
+    X(DL, max_lr_groups,        {0},     "") \
+    X(I,  total_steps,          TN_NONE, "") \
+    X(I,  epochs,               TN_NONE, "") \
+    X(I,  steps_per_epoch,      TN_NONE, "") \
+    X(D,  pct_start,            NAN,     "") \
+    X(E,  anneal_strategy,      -1,      "cos|linear") \
+    X(OB, cycle_momentum,       -1,      "") \
+    X(D,  base_momentum,        NAN,     "") \
+    X(DL, base_momentum_groups, {0},     "") \
+    X(D,  max_momentum,         NAN,     "") \
+    X(DL, max_momentum_groups,  {0},     "") \
+    X(D,  div_factor,           NAN,     "") \
+    X(D,  final_div_factor,     NAN,     "") \
+    X(OB, three_phase,          -1,      "") \
+    X(E,  mode,                 -1,      "min|max") \
+    X(I,  patience,             TN_NONE, "") \
+    X(D,  threshold,            NAN,     "") \
+    X(E,  threshold_mode,       -1,      "rel|abs") \
+    X(I,  cooldown,             TN_NONE, "") \
+    X(D,  min_lr,               NAN,     "") \
+    X(DL, min_lr_groups,        {0},     "") \
+    X(D,  eps,                  NAN,     "") \
+    X(I,  last_epoch,           TN_NONE, "")
+TN__KW_STRUCT(tn_lr_scheduler_opts);
 /* kind: "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
    "CosineAnnealingWarmRestarts", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR",
-   "ReduceLROnPlateau"; options as PyTorch's ("step_size=30, gamma=0.1",
-   "milestones=(30, 80)", "max_lr=0.1, total_steps=1000", "mode='max', patience=5"). */
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options);
+   "ReduceLROnPlateau"; the _str form takes the keyword arguments as text ("step_size=30,
+   gamma=0.1", "milestones=(30, 80)", "mode='max', patience=5"). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts);
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options);
+#define tn_lr_scheduler_step_lr(...) tn__sched_kw("StepLR", __VA_ARGS__)
+#define tn_lr_scheduler_multi_step_lr(...) tn__sched_kw("MultiStepLR", __VA_ARGS__)
+#define tn_lr_scheduler_exponential_lr(...) tn__sched_kw("ExponentialLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_lr(...) tn__sched_kw("CosineAnnealingLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_warm_restarts(...) tn__sched_kw("CosineAnnealingWarmRestarts", __VA_ARGS__)
+#define tn_lr_scheduler_linear_lr(...) tn__sched_kw("LinearLR", __VA_ARGS__)
+#define tn_lr_scheduler_constant_lr(...) tn__sched_kw("ConstantLR", __VA_ARGS__)
+#define tn_lr_scheduler_polynomial_lr(...) tn__sched_kw("PolynomialLR", __VA_ARGS__)
+#define tn_lr_scheduler_one_cycle_lr(...) tn__sched_kw("OneCycleLR", __VA_ARGS__)
+#define tn_lr_scheduler_reduce_lr_on_plateau(...) tn__sched_kw("ReduceLROnPlateau", __VA_ARGS__)
+#define tn__sched_kw(kind, ...) tn__lr_scheduler_kw(kind, TN__POS_KW(tn_lr_scheduler_opts, __VA_ARGS__))
+static inline tn_lr_scheduler *tn__lr_scheduler_kw(const char *kind, tn_optim *o, tn_lr_scheduler_opts opts) {
+    return tn_lr_scheduler_create_opts(o, kind, opts);
+}
 /* LambdaLR: lr = initial_lr * lr_lambda(epoch, group, user). */
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user);
 /* SequentialLR: schedulers[i] runs from milestones[i-1] (n schedulers, n-1 milestones).
@@ -2474,11 +2602,17 @@ static bool tn__kw_listed(const char *list, const char *name, size_t len) {
     }
     return false;
 }
-/* The rows of keys a kind has (names in valid, "a, b, c"; siblings go with their base). */
+/* The rows of keys a kind has, in the order of valid ("a, b, c": PyTorch's order, which
+   messages then follow); a sibling (stride_hw) goes with its base's name. */
 static int tn__kw_filter(const tn__kwkey *keys, int nkeys, const char *valid, tn__kwkey *out) {
     int n = 0;
-    for (int i = 0; i < nkeys; i++)
-        if (tn__kw_listed(valid, keys[i].name, tn__kw_base_len(keys[i].name))) out[n++] = keys[i];
+    for (const char *p = valid; *p;) {
+        size_t l = strcspn(p, ",");
+        for (int i = 0; i < nkeys; i++)
+            if (tn__kw_base_len(keys[i].name) == l && !memcmp(keys[i].name, p, l)) out[n++] = keys[i];
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
     return n;
 }
 /* A kind's options: every field whose name is not in valid must equal its default (or not
@@ -2527,6 +2661,12 @@ static const tn__kwkey tn__kw_mha[] = {TN_FIELDS_tn_multihead_attention_opts(TN_
 #undef TN__KW_T
 #define TN__KW_T tn_transformer_layer_opts
 static const tn__kwkey tn__kw_transformer_layer[] = {TN_FIELDS_tn_transformer_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_optim_opts
+static const tn__kwkey tn__kw_optim[] = {TN_FIELDS_tn_optim_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lr_scheduler_opts
+static const tn__kwkey tn__kw_sched[] = {TN_FIELDS_tn_lr_scheduler_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
@@ -15366,57 +15506,67 @@ static int tn__optim_validate(const char *fn, int kind, const tn__pgroup *g) {
     return 0;
 }
 
-/* Options text -> a group's table: base's values (or the defaults) overridden by text. */
-static int tn__optim_parse(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
-    tn__opts o;
+/* tn_optim_opts -> a group's table: each option of the kind as given, else base's value
+   (add_param_group: the optimizer's defaults) or the kind's PyTorch default. given: the
+   option text's rows (a text value counts even where it equals "not given": "lr=nan"). */
+static int tn__optim_from_opts(const char *fn, int kind, const tn_optim_opts *in, uint64_t given, const tn__pgroup *base, tn__pgroup *out) {
+    const tn_optim_opts unset = TN_DEFAULTS(tn_optim_opts);
+    const int nkeys = TN__KW_N(tn__kw_optim);
     char valid[400], key[40];
-    if (tn__opts_parse(fn, text, &o)) return -1;
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    if (tn__kw_only(fn, tn__optim_names[kind], tn__kw_optim, nkeys, in, &unset, valid)) return -1;
+    for (const char *p = tn__optim_false_only[kind]; *p;) {
+        size_t len = strcspn(p, " ");
+        for (int i = 0; i < nkeys; i++)
+            if (strlen(tn__kw_optim[i].name) == len && !memcmp(tn__kw_optim[i].name, p, len) && *(const int *)((const char *)in + tn__kw_optim[i].off) == 1)
+                return TN__FAIL_INT("%s: %.*s=True is not supported (only %.*s=False)", fn, (int)len, p, (int)len, p);
+        p += len + (p[len] == ' ');
+    }
     out->nv = 0;
     for (const tn__optdef *d = tn__optdefs[kind]; d->name; d++) {
-        double v = base ? tn__pg_get(base, d->name) : d->def, x[2];
-        int r = 0;
+        int ki = 0;
+        while (strcmp(tn__kw_optim[ki].name, d->name)) ki++;   /* every option has its field */
+        const char *f = (const char *)in + tn__kw_optim[ki].off;
+        const bool seen = given >> ki & 1;
+        double v = base ? tn__pg_get(base, d->name) : d->def;
         if (d->type == 'f') {
-            if ((r = tn__opts_num(&o, d->name, x, 1)) > 0) v = x[0];
+            if (seen || *(const double *)f == *(const double *)f) v = *(const double *)f;
         } else if (d->type == 'i' || d->type == 'e') {
-            int64_t iv;
-            if ((r = tn__opts_int(&o, d->name, &iv, 1)) > 0) v = (double)iv;
-            else if (r == 0 && d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);
-        } else if (d->type == 'b') {
-            bool b;
-            if ((r = tn__opts_bool(&o, d->name, &b)) > 0) v = b;
-        } else if (d->type == 'w') {
-            r = tn__opts_word(&o, d->name, "None|strong_wolfe");
-            if (r >= 0) v = r;
-            else r = r == -2 ? 0 : -1;
-        } else { /* pair: "betas[0]", "betas[1]" */
-            char k1[40];
-            snprintf(key, sizeof key, "%s[0]", d->name);
-            snprintf(k1, sizeof k1, "%s[1]", d->name);
-            v = base ? tn__pg_get(base, key) : d->def;
-            double v2 = base ? tn__pg_get(base, k1) : d->def2;
-            if ((r = tn__opts_num(&o, d->name, x, 2)) == 1)
-                return TN__FAIL_INT("%s: option %s needs a pair, e.g. %s=(%g, %g)", fn, d->name, d->name, d->def, d->def2);
-            if (r < 0) return -1;
-            if (r == 2) { v = x[0]; v2 = x[1]; }
-            if (tn__pg_set(fn, out, key, v) || tn__pg_set(fn, out, k1, v2)) return -1;
+            const int64_t x = *(const int64_t *)f;
+            if (x != TN_NONE) v = (double)x;
+            else if (d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);   /* max_eval=None */
+        } else if (d->type == 'b' || d->type == 'w') {
+            const int x = *(const int *)f;
+            if (x != -1) v = x;
+        } else { /* the pair: "betas[0]", "betas[1]", each given or not */
+            for (int e = 0; e < 2; e++) {
+                const double x = ((const double *)f)[e];
+                snprintf(key, sizeof key, "%s[%d]", d->name, e);
+                v = seen || x == x ? x : base ? tn__pg_get(base, key) : e ? d->def2 : d->def;
+                if (tn__pg_set(fn, out, key, v)) return -1;
+            }
             continue;
         }
-        if (r < 0) return -1;
+        if (d->type == 'b' && v != 0 && v != 1) return TN__FAIL_INT("%s: option %s=%g: expected true or false", fn, d->name, v);
+        if (d->type == 'w' && v != 0 && v != 1)
+            return TN__FAIL_INT("%s: line_search_fn %g is not TN_LINE_SEARCH_NONE or TN_LINE_SEARCH_STRONG_WOLFE", fn, v);
         if (tn__pg_set(fn, out, d->name, v)) return -1;
     }
-    const char *lists[2] = {tn__optim_noops[kind], tn__optim_false_only[kind]};
-    for (int l = 0; l < 2; l++)
-        for (const char *p = lists[l]; *p;) {
-            size_t len = strcspn(p, " ");
-            bool b = false;
-            snprintf(key, sizeof key, "%.*s", (int)len, p);
-            if (tn__opts_bool(&o, key, &b) < 0) return -1;
-            if (l == 1 && b) return TN__FAIL_INT("%s: %s=True is not supported (only %s=False)", fn, key, key);
-            p += len + (p[len] == ' ');
-        }
-    tn__optim_valid_names(kind, valid, sizeof valid);
-    if (tn__opts_done(&o, valid)) return -1;
     return tn__optim_validate(fn, kind, out);
+}
+/* The option text of kind (only its names are known) -> a group's table. */
+static int tn__optim_from_str(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
+    char valid[400];
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_optim, TN__KW_N(tn__kw_optim), valid, keys);
+    tn_optim_opts o = TN_DEFAULTS(tn_optim_opts);
+    uint64_t seen = 0, given = 0;
+    if (tn__kw_parse(fn, text, keys, n, &o, &seen)) return -1;
+    for (int i = 0; i < n; i++)   /* the filtered rows' bits -> the full table's */
+        if (seen >> i & 1)
+            for (int j = 0; j < TN__KW_N(tn__kw_optim); j++) if (tn__kw_optim[j].off == keys[i].off) given |= (uint64_t)1 << j;
+    return tn__optim_from_opts(fn, kind, &o, given, base, out);
 }
 
 /* ---- state ---- */
@@ -15538,16 +15688,20 @@ static void tn__lbfgs_free(tn__lbfgs *lb) {
     TN_FREE(lb->prev_flat_grad);
     TN_FREE(lb);
 }
-static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *const *params, int n, const char *options) {
+static const char *const tn__optim_fns[TN__NUM_OPTIMS] = {"tn_optim_sgd", "tn_optim_adam", "tn_optim_adamw", "tn_optim_rmsprop",
+    "tn_optim_adagrad", "tn_optim_adadelta", "tn_optim_adamax", "tn_optim_nadam", "tn_optim_radam", "tn_optim_lbfgs"};
+/* opts, or the option text when text is not NULL */
+static tn_optim *tn__optim_create(const char *kind, tn_tensor *const *params, int n, const tn_optim_opts *opts, const char *text) {
     for (int i = 0; params && i < n; i++) if (!params[i]) return NULL;
-    int k = tn__optim_kind(fn, kind);
+    int k = tn__optim_kind("tn_optim_create", kind);
     if (k < 0) return NULL;
+    const char *fn = tn__optim_fns[k];
     tn_optim *o = (tn_optim *)TN_MALLOC(sizeof *o);
     if (!o) return (tn_optim *)tn__error("%s: out of memory", fn);
     memset(o, 0, sizeof *o);
     o->kind = k;
-    if (tn__optim_parse(fn, k, options, NULL, &o->defaults) || tn__optim_append(fn, o, params, n, &o->defaults) ||
-        (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
+    if ((text ? tn__optim_from_str(fn, k, text, NULL, &o->defaults) : tn__optim_from_opts(fn, k, opts, 0, NULL, &o->defaults)) ||
+        tn__optim_append(fn, o, params, n, &o->defaults) || (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
         if (k == TN__LBFGS && o->ng == 1 && !o->lb) tn__error("%s: out of memory", fn);
         tn_optim_free(o);
         return NULL;
@@ -15557,34 +15711,29 @@ static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *c
         if (tn__optim_init_state(fn, o, i, &o->groups[0])) { tn_optim_free(o); return NULL; }
     return o;
 }
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options) {
-    return tn__optim_create("tn_optim_create", kind, params, n, options);
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts) {
+    return tn__optim_create(kind, params, n, &opts, NULL);
 }
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay) {
-    char opts[128];
-    snprintf(opts, sizeof opts, "lr=%.17g, momentum=%.17g, weight_decay=%.17g", lr, momentum, weight_decay);
-    return tn__optim_create("tn_optim_sgd", "SGD", params, n, opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_create(kind, params, n, NULL, options ? options : "");
 }
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr) {
-    char opts[64];
-    snprintf(opts, sizeof opts, "lr=%.17g", lr);
-    return tn__optim_create("tn_optim_adam", "Adam", params, n, opts);
-}
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay) {
-    char opts[96];
-    snprintf(opts, sizeof opts, "lr=%.17g, weight_decay=%.17g", lr, weight_decay);
-    return tn__optim_create("tn_optim_adamw", "AdamW", params, n, opts);
-}
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+static int tn__optim_add_group(tn_optim *o, tn_tensor *const *params, int n, const tn_optim_opts *opts, const char *text) {
     const char *fn = "tn_optim_add_param_group";
     if (!o) return -1;
     for (int i = 0; params && i < n; i++) if (!params[i]) return -1;
     if (o->kind == TN__LBFGS) return TN__FAIL_INT("%s: LBFGS doesn't support per-parameter options (parameter groups)", fn);
     tn__pgroup g;
-    if (tn__optim_parse(fn, o->kind, options, &o->defaults, &g) || tn__optim_append(fn, o, params, n, &g)) return -1;
+    if ((text ? tn__optim_from_str(fn, o->kind, text, &o->defaults, &g) : tn__optim_from_opts(fn, o->kind, opts, 0, &o->defaults, &g)) ||
+        tn__optim_append(fn, o, params, n, &g)) return -1;
     for (int i = o->groups[o->ng - 1].first; o->kind == TN__ADAGRAD && i < o->np; i++)
         if (tn__optim_init_state(fn, o, i, &o->groups[o->ng - 1])) return -1;
     return 0;
+}
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts) {
+    return tn__optim_add_group(o, params, n, &opts, NULL);
+}
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_add_group(o, params, n, NULL, options ? options : "");
 }
 TNDEF void tn_optim_free(tn_optim *o) {
     if (!o) return;
@@ -16569,7 +16718,7 @@ static const char *const tn__sched_valid[] = {"step_size, gamma, last_epoch", "m
      "div_factor, final_div_factor, three_phase, last_epoch"),
     "mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps"};
 #define TN__PI 3.14159265358979323846
-#define TN__MAX_MILESTONES 64
+#define TN__MAX_MILESTONES TN_LIST_MAX
 
 typedef struct tn__phase { double end_step; const char *start_lr, *end_lr, *start_m, *end_m; } tn__phase;
 struct tn_lr_scheduler {
@@ -16806,152 +16955,106 @@ static int tn__sched_init(const char *fn, tn_lr_scheduler *s, int64_t last_epoch
     s->step_count = 0;
     return tn__sched_step(s, false, 0);
 }
-/* A number option (required, or def when absent). */
-static int tn__sched_num(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, double def, double *out) {
-    int r = tn__opts_num(op, key, out, 1);
-    if (r < 0) return -1;
-    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
-    if (r == 0) *out = def;
+static double tn__sched_d(double v, double def) { return v == v ? v : def; }
+static int64_t tn__sched_i(int64_t v, int64_t def) { return v == TN_NONE ? def : v; }
+/* _format_param: one value for every group (the list, one per group, when given). */
+static int tn__sched_per_group(const char *fn, const char *key, double v, const tn_doubles *list, int ng, double def, double *out) {
+    if (list->n && list->n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, list->n);
+    for (int i = 0; i < ng; i++) out[i] = list->n ? list->v[i] : tn__sched_d(v, def);
     return 0;
 }
-static int tn__sched_int(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, int64_t def, int64_t *out) {
-    int r = tn__opts_int(op, key, out, 1);
-    if (r < 0) return -1;
-    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
-    if (r == 0) *out = def;
-    return r;
+static const char *const tn__sched_fns[] = {"tn_lr_scheduler_step_lr", "tn_lr_scheduler_multi_step_lr", "tn_lr_scheduler_exponential_lr",
+    "tn_lr_scheduler_cosine_annealing_lr", "tn_lr_scheduler_cosine_annealing_warm_restarts", "tn_lr_scheduler_linear_lr",
+    "tn_lr_scheduler_constant_lr", "tn_lr_scheduler_polynomial_lr", "tn_lr_scheduler_one_cycle_lr", "tn_lr_scheduler_reduce_lr_on_plateau"};
+static int tn__sched_kind(const char *kind) {
+    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) return i;
+    return TN__FAIL_INT("tn_lr_scheduler_create: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
+                        "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
+                        "SequentialLR have their own functions)", kind ? kind : "(null)");
 }
-/* A number or a tuple of them: "0.1" or "(0.1, 0.01)" (raw option text, any length up to
-   max). Returns the count (0 if absent), *tuple whether it was a tuple, or -1. */
-static int tn__sched_list(const char *fn, tn__opts *op, const char *key, double *out, int max, bool *tuple) {
-    int i = tn__opts_find(op, key);
-    if (i < 0 || !strcmp(op->val[i], "None")) return 0;
-    const char *p = op->val[i];
-    *tuple = *p == '(' || *p == '[';
-    if (*tuple) p++;
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (*tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x = strtod(p, &end);
-        if (end == p) return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
-        if (n == max) return TN__FAIL_INT("%s: option %s=%s has more than %d values", fn, key, op->val[i], max);
-        out[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if ((*tuple && (*p == ')' || *p == ']')) || (!*tuple && !*p)) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
-    }
-    return n;
-}
-/* _format_param: one value for every group, or a tuple with one per group. */
-static int tn__sched_per_group(const char *fn, tn__opts *op, const char *key, int ng, bool required, double def, double *out) {
-    double v[TN__MAX_MILESTONES];
-    bool tuple = false;
-    int n = tn__sched_list(fn, op, key, v, TN__MAX_MILESTONES, &tuple);
-    if (n < 0) return -1;
-    if (n == 0 && required) return TN__FAIL_INT("%s: OneCycleLR needs %s", fn, key);
-    if (tuple && n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, n);
-    for (int i = 0; i < ng; i++) out[i] = tuple ? v[i] : n ? v[0] : def;
-    return 0;
-}
-static bool tn__is_integer(double x) { return x == floor(x) && fabs(x) < 9e15; }
-
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options) {
-    const char *fn = "tn_lr_scheduler_create";
-    if (!o) return NULL;
-    int k = -1;
-    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) k = i;
-    if (k < 0)
-        return (tn_lr_scheduler *)tn__error("%s: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
-            "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
-            "SequentialLR have their own functions)", fn, kind ? kind : "(null)");
-    tn__opts op;
-    if (tn__opts_parse(fn, options, &op)) return NULL;
+static tn_lr_scheduler *tn__sched_create(tn_optim *o, int k, const tn_lr_scheduler_opts *op) {
+    const char *fn = tn__sched_fns[k], *name = tn__sched_names[k];
+    const tn_lr_scheduler_opts unset = TN_DEFAULTS(tn_lr_scheduler_opts);
+    if (tn__kw_only(fn, name, tn__kw_sched, TN__KW_N(tn__kw_sched), op, &unset, tn__sched_valid[k])) return NULL;
     tn_lr_scheduler *s = tn__sched_alloc(fn, o, k);
     if (!s) return NULL;
-    const char *name = tn__sched_names[k];
-    int64_t last_epoch = -1;
-    double x;
-    if (k != TN__PLATEAU && tn__sched_int(fn, &op, name, "last_epoch", false, -1, &last_epoch) < 0) goto fail;
+    const int64_t last_epoch = tn__sched_i(op->last_epoch, -1);
     switch (k) {
     case TN__STEPLR:
-        if (tn__sched_int(fn, &op, name, "step_size", true, 0, &s->step_size) < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
+        if (op->step_size == TN_NONE) { tn__error("%s: StepLR needs step_size", fn); goto fail; }
+        s->step_size = op->step_size;
+        s->gamma = tn__sched_d(op->gamma, 0.1);
         if (s->step_size < 1) { tn__error("%s: StepLR step_size must be a positive integer, got %lld", fn, (long long)s->step_size); goto fail; }
         break;
     case TN__MULTISTEPLR: {
-        double m[TN__MAX_MILESTONES];
-        bool tuple = false;
-        if (tn__opts_find(&op, "milestones") < 0) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
-        int n = tn__sched_list(fn, &op, "milestones", m, TN__MAX_MILESTONES, &tuple);
-        if (n < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
-        for (int i = 0; i < n; i++) {
-            if (!tn__is_integer(m[i])) { tn__error("%s: milestones must be integers, got %g", fn, m[i]); goto fail; }
-            int64_t v = (int64_t)m[i];
+        if (!op->milestones.n) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
+        if (op->milestones.n < 0 || op->milestones.n > TN_LIST_MAX) { tn__error("%s: milestones.n must be 1 to %d, got %d", fn, TN_LIST_MAX, op->milestones.n); goto fail; }
+        s->gamma = tn__sched_d(op->gamma, 0.1);
+        for (int i = 0; i < op->milestones.n; i++) {
+            int64_t v = op->milestones.v[i];
             int j = i;  /* insertion sort: the closed form bisects a sorted list, as PyTorch's */
             while (j > 0 && s->milestones[j - 1] > v) { s->milestones[j] = s->milestones[j - 1]; j--; }
             s->milestones[j] = v;
         }
-        s->nmil = n;
+        s->nmil = op->milestones.n;
         break;
     }
     case TN__EXPONENTIALLR:
-        if (tn__sched_num(fn, &op, name, "gamma", true, 0, &s->gamma)) goto fail;
+        if (op->gamma != op->gamma) { tn__error("%s: ExponentialLR needs gamma", fn); goto fail; }
+        s->gamma = op->gamma;
         break;
     case TN__COSINELR:
-        if (tn__sched_num(fn, &op, name, "T_max", true, 0, &s->T_max) || tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (op->T_max != op->T_max) { tn__error("%s: CosineAnnealingLR needs T_max", fn); goto fail; }
+        s->T_max = op->T_max;
+        s->eta_min = tn__sched_d(op->eta_min, 0);
         if (!(s->T_max > 0)) { tn__error("%s: CosineAnnealingLR T_max must be positive, got %g", fn, s->T_max); goto fail; }
         break;
     case TN__WARMRESTARTS:
-        if (tn__sched_num(fn, &op, name, "T_0", true, 0, &x)) goto fail;
-        if (!(x > 0) || !tn__is_integer(x)) { tn__error("%s: Expected positive integer T_0, but got %g", fn, x); goto fail; }
-        s->T_0 = s->T_i = (int64_t)x;
-        if (tn__sched_num(fn, &op, name, "T_mult", false, 1, &x)) goto fail;
-        if (!(x >= 1) || !tn__is_integer(x)) { tn__error("%s: Expected integer T_mult >= 1, but got %g", fn, x); goto fail; }
-        s->T_mult = (int64_t)x;
-        if (tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (op->T_0 == TN_NONE) { tn__error("%s: CosineAnnealingWarmRestarts needs T_0", fn); goto fail; }
+        if (op->T_0 <= 0) { tn__error("%s: Expected positive integer T_0, but got %lld", fn, (long long)op->T_0); goto fail; }
+        s->T_0 = s->T_i = op->T_0;
+        s->T_mult = tn__sched_i(op->T_mult, 1);
+        if (s->T_mult < 1) { tn__error("%s: Expected integer T_mult >= 1, but got %lld", fn, (long long)s->T_mult); goto fail; }
+        s->eta_min = tn__sched_d(op->eta_min, 0);
         s->T_cur = (double)last_epoch;
         break;
     case TN__LINEARLR:
-        if (tn__sched_num(fn, &op, name, "start_factor", false, 1.0 / 3, &s->factor) ||
-            tn__sched_num(fn, &op, name, "end_factor", false, 1.0, &s->end_factor) ||
-            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        s->factor = tn__sched_d(op->start_factor, 1.0 / 3);
+        s->end_factor = tn__sched_d(op->end_factor, 1.0);
+        s->total_iters = tn__sched_i(op->total_iters, 5);
         if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Starting multiplicative factor expected to be greater than 0 and less or equal to 1.", fn); goto fail; }
         if (s->end_factor > 1.0 || !(s->end_factor >= 0)) { tn__error("%s: Ending multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
         if (s->total_iters < 1) { tn__error("%s: LinearLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
         break;
     case TN__CONSTANTLR:
-        if (tn__sched_num(fn, &op, name, "factor", false, 1.0 / 3, &s->factor) ||
-            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        s->factor = tn__sched_d(op->factor, 1.0 / 3);
+        s->total_iters = tn__sched_i(op->total_iters, 5);
         if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Constant multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
         break;
     case TN__POLYNOMIALLR:
-        if (tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0 || tn__sched_num(fn, &op, name, "power", false, 1.0, &s->power)) goto fail;
+        s->total_iters = tn__sched_i(op->total_iters, 5);
+        s->power = tn__sched_d(op->power, 1.0);
         if (s->total_iters < 1) { tn__error("%s: PolynomialLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
         break;
     case TN__ONECYCLELR: {
         double *max_lr = s->vals, *max_m = s->last_lr, *base_m = s->base_lrs; /* scratch until the initial step */
-        double pct, div, final_div, steps, epochs, spe;
-        bool three = false, cyc = true;
-        if (tn__sched_per_group(fn, &op, "max_lr", o->ng, true, 0, max_lr) ||
-            tn__sched_num(fn, &op, name, "total_steps", false, NAN, &steps) || tn__sched_num(fn, &op, name, "epochs", false, NAN, &epochs) ||
-            tn__sched_num(fn, &op, name, "steps_per_epoch", false, NAN, &spe) || tn__sched_num(fn, &op, name, "pct_start", false, 0.3, &pct) ||
-            tn__sched_num(fn, &op, name, "div_factor", false, 25.0, &div) || tn__sched_num(fn, &op, name, "final_div_factor", false, 1e4, &final_div) ||
-            tn__opts_bool(&op, "three_phase", &three) < 0 || tn__opts_bool(&op, "cycle_momentum", &cyc) < 0 ||
-            tn__sched_per_group(fn, &op, "max_momentum", o->ng, false, 0.95, max_m) ||
-            tn__sched_per_group(fn, &op, "base_momentum", o->ng, false, 0.85, base_m)) goto fail;
-        int an = tn__opts_word(&op, "anneal_strategy", "cos|linear");
-        if (an == -1) goto fail;
-        s->linear = an == 1;
-        if (steps == steps) {
-            if (!(steps > 0) || !tn__is_integer(steps)) { tn__error("%s: Expected positive integer total_steps, but got %g", fn, steps); goto fail; }
-            s->total_steps = (int64_t)steps;
-        } else if (epochs == epochs && spe == spe) {
-            if (!(epochs > 0) || !tn__is_integer(epochs)) { tn__error("%s: Expected positive integer epochs, but got %g", fn, epochs); goto fail; }
-            if (!(spe > 0) || !tn__is_integer(spe)) { tn__error("%s: Expected positive integer steps_per_epoch, but got %g", fn, spe); goto fail; }
-            s->total_steps = (int64_t)epochs * (int64_t)spe;
+        if (op->max_lr != op->max_lr && !op->max_lr_groups.n) { tn__error("%s: OneCycleLR needs max_lr", fn); goto fail; }
+        if (tn__sched_per_group(fn, "max_lr", op->max_lr, &op->max_lr_groups, o->ng, 0, max_lr) ||
+            tn__sched_per_group(fn, "max_momentum", op->max_momentum, &op->max_momentum_groups, o->ng, 0.95, max_m) ||
+            tn__sched_per_group(fn, "base_momentum", op->base_momentum, &op->base_momentum_groups, o->ng, 0.85, base_m)) goto fail;
+        const double pct = tn__sched_d(op->pct_start, 0.3), div = tn__sched_d(op->div_factor, 25.0), final_div = tn__sched_d(op->final_div_factor, 1e4);
+        const bool three = op->three_phase == 1, cyc = op->cycle_momentum != 0;
+        const int an = op->anneal_strategy == -1 ? TN_ANNEAL_COS : op->anneal_strategy;
+        if (an != TN_ANNEAL_COS && an != TN_ANNEAL_LINEAR) { tn__error("%s: anneal_strategy %d is not TN_ANNEAL_COS or TN_ANNEAL_LINEAR", fn, an); goto fail; }
+        s->linear = an == TN_ANNEAL_LINEAR;
+        if (op->total_steps != TN_NONE) {
+            if (op->total_steps <= 0) { tn__error("%s: Expected positive integer total_steps, but got %lld", fn, (long long)op->total_steps); goto fail; }
+            s->total_steps = op->total_steps;
+        } else if (op->epochs != TN_NONE && op->steps_per_epoch != TN_NONE) {
+            if (op->epochs <= 0) { tn__error("%s: Expected positive integer epochs, but got %lld", fn, (long long)op->epochs); goto fail; }
+            if (op->steps_per_epoch <= 0) { tn__error("%s: Expected positive integer steps_per_epoch, but got %lld", fn, (long long)op->steps_per_epoch); goto fail; }
+            if (op->epochs > INT64_MAX / op->steps_per_epoch) { tn__error("%s: epochs * steps_per_epoch is too large", fn); goto fail; }
+            s->total_steps = op->epochs * op->steps_per_epoch;
         } else {
             tn__error("%s: You must define either total_steps OR (epochs AND steps_per_epoch)", fn);
             goto fail;
@@ -16973,7 +17076,6 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
             }
             s->use_beta1 = tn__optim_def(o->kind, "betas") != NULL;
         }
-        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
         if (last_epoch == -1)
             for (int gi = 0; gi < o->ng; gi++) {
                 tn__pgroup *g = &o->groups[gi];
@@ -16986,26 +17088,24 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
         break;
     }
     case TN__PLATEAU: {
-        int mode = tn__opts_word(&op, "mode", "min|max"), thr = tn__opts_word(&op, "threshold_mode", "rel|abs");
-        bool tuple = false;
+        const int mode = op->mode == -1 ? TN_MODE_MIN : op->mode, thr = op->threshold_mode == -1 ? TN_THRESHOLD_REL : op->threshold_mode;
+        if (mode != TN_MODE_MIN && mode != TN_MODE_MAX) { tn__error("%s: mode %d is not TN_MODE_MIN or TN_MODE_MAX", fn, mode); goto fail; }
+        if (thr != TN_THRESHOLD_REL && thr != TN_THRESHOLD_ABS) { tn__error("%s: threshold_mode %d is not TN_THRESHOLD_REL or TN_THRESHOLD_ABS", fn, thr); goto fail; }
         s->min_lrs = (double *)TN_MALLOC((size_t)TN__MAX(o->ng, 1) * sizeof(double));
         if (!s->min_lrs) { tn__error("%s: out of memory", fn); goto fail; }
-        if (mode == -1 || thr == -1 || tn__sched_num(fn, &op, name, "factor", false, 0.1, &s->factor) ||
-            tn__sched_int(fn, &op, name, "patience", false, 10, &s->patience) < 0 ||
-            tn__sched_num(fn, &op, name, "threshold", false, 1e-4, &s->threshold) ||
-            tn__sched_int(fn, &op, name, "cooldown", false, 0, &s->cooldown) < 0 ||
-            tn__sched_num(fn, &op, name, "eps", false, 1e-8, &s->eps)) goto fail;
-        double m[TN__MAX_MILESTONES];
-        int n = tn__sched_list(fn, &op, "min_lr", m, TN__MAX_MILESTONES, &tuple);
-        if (n < 0) goto fail;
-        if (tuple && n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, n); goto fail; }
-        s->has_default_min_lr = !tuple;
-        s->default_min_lr = !tuple && n ? m[0] : 0;
-        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = tuple ? m[gi] : s->default_min_lr;
+        s->factor = tn__sched_d(op->factor, 0.1);
+        s->patience = tn__sched_i(op->patience, 10);
+        s->threshold = tn__sched_d(op->threshold, 1e-4);
+        s->cooldown = tn__sched_i(op->cooldown, 0);
+        s->eps = tn__sched_d(op->eps, 1e-8);
+        const tn_doubles *ml = &op->min_lr_groups;
+        if (ml->n && ml->n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, ml->n); goto fail; }
+        s->has_default_min_lr = !ml->n;
+        s->default_min_lr = ml->n ? 0 : tn__sched_d(op->min_lr, 0);
+        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = ml->n ? ml->v[gi] : s->default_min_lr;
         if (!(s->factor < 1.0)) { tn__error("%s: Factor should be < 1.0.", fn); goto fail; }
-        s->mode_max = mode == 1;
-        s->thr_abs = thr == 1;
-        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
+        s->mode_max = mode == TN_MODE_MAX;
+        s->thr_abs = thr == TN_THRESHOLD_ABS;
         s->last_epoch = 0;
         s->best = s->mode_max ? -INFINITY : INFINITY;
         for (int gi = 0; gi < o->ng; gi++) s->last_lr[gi] = tn__pg_get(&o->groups[gi], "lr");
@@ -17013,11 +17113,26 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
     }
     default: break;
     }
-    if (tn__opts_done(&op, tn__sched_valid[k]) || tn__sched_init(fn, s, last_epoch)) goto fail;
+    if (tn__sched_init(fn, s, last_epoch)) goto fail;
     return s;
 fail:
     tn_lr_scheduler_free(s);
     return NULL;
+}
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts) {
+    if (!o) return NULL;
+    const int k = tn__sched_kind(kind);
+    return k < 0 ? NULL : tn__sched_create(o, k, &opts);
+}
+/* The option text: only the kind's names are known. */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options) {
+    if (!o) return NULL;
+    const int k = tn__sched_kind(kind);
+    if (k < 0) return NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_sched, TN__KW_N(tn__kw_sched), tn__sched_valid[k], keys);
+    tn_lr_scheduler_opts op = TN_DEFAULTS(tn_lr_scheduler_opts);
+    return tn__kw_parse(tn__sched_fns[k], options, keys, n, &op, NULL) ? NULL : tn__sched_create(o, k, &op);
 }
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user) {
     const char *fn = "tn_lr_scheduler_lambda";

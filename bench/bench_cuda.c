@@ -92,8 +92,8 @@ static int setup(workload *w, const spec *s) {
                                       tn_nn_flatten(1, -1), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
     if (!w->model || tn_module_to(w->model, TN_CUDA) != 0) return -1; /* before the optimizer: its state follows the parameters */
     tn_dict *ps = tn_module_named_parameters(w->model);
-    w->opt = mlp ? tn_optim_sgd(tn_dict_values(ps), tn_dict_len(ps), 0.01, 0.9, 0)
-                 : tn_optim_adam(tn_dict_values(ps), tn_dict_len(ps), 1e-3);
+    w->opt = mlp ? tn_optim_sgd(tn_dict_values(ps), tn_dict_len(ps), .lr = 0.01, .momentum = 0.9)
+                 : tn_optim_adam(tn_dict_values(ps), tn_dict_len(ps), .lr = 1e-3);
     tn_dict_free(ps);
     w->x = on_gpu(mlp ? tn_randn(TN_SHAPE(128, 784), TN_F32) : tn_randn(TN_SHAPE(64, 1, 28, 28), TN_F32));
     w->y = on_gpu(tn_randint(0, 10, TN_SHAPE(mlp ? 128 : 64), TN_I64, NULL));

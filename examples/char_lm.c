@@ -82,8 +82,8 @@ int main(int argc, char **argv) {
 
     tn_module *model = char_lm_new(vocab);
     tn_dict *params = tn_module_named_parameters(model);
-    tn_optim *opt = tn_optim_create("Adam", tn_dict_values(params), tn_dict_len(params), "lr=3e-3");
-    tn_lr_scheduler *sched = tn_lr_scheduler_create(opt, "CosineAnnealingLR", "T_max=1000, eta_min=3e-4");
+    tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 3e-3);
+    tn_lr_scheduler *sched = tn_lr_scheduler_cosine_annealing_lr(opt, .T_max = 1000, .eta_min = 3e-4);
     if (!model || !opt || !sched) { fprintf(stderr, "setup failed: %s\n", tn_last_error()); return 1; }
     int64_t step = 0;
     if (resume && tn_checkpoint_load(resume, model, opt, &step)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }

@@ -16,8 +16,8 @@ int main(int argc, char **argv) {
         tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(),
         tn_nn_linear(128, 10, true));
     tn_dict *params = tn_module_named_parameters(model);
-    tn_optim *opt = tn_optim_create("Adam", tn_dict_values(params), tn_dict_len(params), "lr=1e-3");
-    tn_lr_scheduler *sched = tn_lr_scheduler_create(opt, "CosineAnnealingLR", "T_max=5");
+    tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3);
+    tn_lr_scheduler *sched = tn_lr_scheduler_cosine_annealing_lr(opt, .T_max = 5);
     int rc = tu_fit_fashion(argc, argv, model, opt, sched, 5, "fashion_cnn.safetensors");
     tn_dict_free(params);
     tn_module_free(model);

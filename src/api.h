@@ -125,6 +125,7 @@ extern "C" {
 #define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
 #define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
 #define TN_LIST_MAX 64                 /* the most values of an IL or DL option */
+#define TN__NAN2 {NAN, NAN}            /* a D2 pair not given */
 typedef struct tn_ints { int n; int64_t v[TN_LIST_MAX]; } tn_ints;
 typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 /* List literals for IL and DL fields: .milestones = TN_INTS(30, 80) is {2, {30, 80}} (no
@@ -1270,22 +1271,79 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt,
 /* 13. optimizers                                                           */
 /* ======================================================================= */
 /* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
-   float64, CPU) from their .grad. Options are PyTorch's keyword arguments as text, with
-   PyTorch's names and defaults ("lr=0.01, momentum=0.9, nesterov=True"); an unknown name,
-   a wrong kind of value or an invalid value is an error. An optimizer retains its
-   parameters until tn_optim_free. A scheduler borrows its optimizer (which must outlive
-   it) and writes the groups' "lr". Guide: docs/optim.md. */
+   float64, CPU) from their .grad. One macro per optimizer, named as PyTorch's class, takes
+   the parameters and PyTorch's keyword arguments (section 1):
+       tn_optim *o = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9, .nesterov = true);
+       tn_optim *a = tn_optim_adamw(params, n, .lr = 3e-4, .betas = {0.9, 0.95});
+   An invalid value is an error, as in PyTorch. An optimizer retains its parameters until
+   tn_optim_free. A scheduler borrows its optimizer (which must outlive it) and writes the
+   groups' "lr". Guide: docs/optim.md. */
 typedef struct tn_optim tn_optim;
+enum { TN_LINE_SEARCH_NONE = 0, TN_LINE_SEARCH_STRONG_WOLFE };   /* LBFGS's line_search_fn */
+/* Every optimizer's keyword arguments in one struct. Its fields start as "not given" (NAN,
+   TN_NONE, -1, betas {NAN, NAN}) rather than as one kind's defaults, because the defaults
+   differ by kind and a parameter group inherits: a field not given takes the kind's PyTorch
+   default (SGD's lr 1e-3, Adadelta's 1.0, AdamW's weight_decay 1e-2, ...) when an optimizer
+   is created, and the optimizer's own value in tn_optim_add_param_group. Any value you give
+   is used as given, zero included (.weight_decay = 0 for AdamW, .momentum = 0). A field the
+   kind does not have is an error when given (the message lists the kind's names). foreach
+   and fused are accepted and change nothing; capturable and differentiable only as false.
+   The bools are ints: true, false, or -1 (not given). */
+#define TN_FIELDS_tn_optim_opts(X) \
+    X(D,  lr,                        NAN,     "") \
+    X(D,  momentum,                  NAN,     "") \
+    X(D,  dampening,                 NAN,     "") \
+    X(D,  weight_decay,              NAN,     "") \
+    X(OB, nesterov,                  -1,      "") \
+    X(D2, betas,                     TN__NAN2, "") \
+    X(D,  eps,                       NAN,     "") \
+    X(OB, amsgrad,                   -1,      "") \
+    X(D,  alpha,                     NAN,     "") \
+    X(OB, centered,                  -1,      "") \
+    X(D,  lr_decay,                  NAN,     "") \
+    X(D,  initial_accumulator_value, NAN,     "") \
+    X(D,  rho,                       NAN,     "") \
+    X(D,  momentum_decay,            NAN,     "") \
+    X(OB, decoupled_weight_decay,    -1,      "") \
+    X(I,  max_iter,                  TN_NONE, "") \
+    X(I,  max_eval,                  TN_NONE, "") \
+    X(D,  tolerance_grad,            NAN,     "") \
+    X(D,  tolerance_change,          NAN,     "") \
+    X(I,  history_size,              TN_NONE, "") \
+    X(E,  line_search_fn,            -1,      "None|strong_wolfe") \
+    X(OB, maximize,                  -1,      "") \
+    X(OB, foreach,                   -1,      "") \
+    X(OB, fused,                     -1,      "") \
+    X(OB, capturable,                -1,      "") \
+    X(OB, differentiable,            -1,      "")
+TN__KW_STRUCT(tn_optim_opts);
 /* kind: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
    "RAdam", "LBFGS". params: leaf tensors that require grad (borrowed; the optimizer
-   retains them), one group. NULL with an error on a bad kind, option or parameter. */
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options);
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay);
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr);
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay);
-/* A new parameter group: options override the optimizer's defaults (the options it was
-   created with). 0, or -1 with an error (a parameter already in a group; LBFGS). */
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+   retains them), one group. NULL with an error on a bad kind, option or parameter. The
+   _str form takes the keyword arguments as text ("lr=0.01, betas=(0.9, 0.99)"); there an
+   option the kind does not have is an unknown name. */
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_create(kind, ...) tn__optim_kw(kind, __VA_ARGS__)      /* the kind chosen at run time */
+#define tn_optim_sgd(...) tn__optim_kw("SGD", __VA_ARGS__)
+#define tn_optim_adam(...) tn__optim_kw("Adam", __VA_ARGS__)
+#define tn_optim_adamw(...) tn__optim_kw("AdamW", __VA_ARGS__)
+#define tn_optim_rmsprop(...) tn__optim_kw("RMSprop", __VA_ARGS__)
+#define tn_optim_adagrad(...) tn__optim_kw("Adagrad", __VA_ARGS__)
+#define tn_optim_adadelta(...) tn__optim_kw("Adadelta", __VA_ARGS__)
+#define tn_optim_adamax(...) tn__optim_kw("Adamax", __VA_ARGS__)
+#define tn_optim_nadam(...) tn__optim_kw("NAdam", __VA_ARGS__)
+#define tn_optim_radam(...) tn__optim_kw("RAdam", __VA_ARGS__)
+#define tn_optim_lbfgs(...) tn__optim_kw("LBFGS", __VA_ARGS__)
+#define tn__optim_kw(kind, params, ...) tn_optim_create_opts(kind, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
+/* A new parameter group (optimizer.add_param_group): the fields given override the
+   optimizer's defaults (the options it was created with), the others keep them:
+   tn_optim_add_param_group(o, head, 2, .lr = 0.01). 0, or -1 with an error (a parameter
+   already in a group; LBFGS). */
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_add_param_group(o, ...) tn__optim_group_kw(o, __VA_ARGS__)
+#define tn__optim_group_kw(o, params, ...) tn_optim_add_param_group_opts(o, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
 TNDEF int tn_optim_num_groups(const tn_optim *o);
 TNDEF int tn_optim_num_params(const tn_optim *o);             /* across groups, in PyTorch's numbering */
 TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i);     /* the i-th parameter, borrowed */
@@ -1325,13 +1383,83 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd);
 TNDEF void tn_optim_free(tn_optim *o);                         /* NULL is a no-op */
 
 /* LR schedulers (torch.optim.lr_scheduler). Creating one performs PyTorch's initial
-   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. */
+   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. One
+   macro per scheduler, named as PyTorch's class, takes the optimizer and the scheduler's
+   keyword arguments, the required ones included (PyTorch's positional ones, by name):
+       tn_lr_scheduler *s = tn_lr_scheduler_step_lr(o, .step_size = 30, .gamma = 0.5);
+       tn_lr_scheduler_multi_step_lr(o, .milestones = TN_INTS(30, 80));
+       tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.1, .total_steps = 1000);
+       tn_lr_scheduler_reduce_lr_on_plateau(o, .mode = TN_MODE_MAX, .patience = 5);
+   As tn_optim_opts, one struct serves every kind and its fields start as "not given": each
+   kind fills in its own PyTorch defaults (gamma 0.1 for StepLR, factor 1/3 for ConstantLR
+   but 0.1 for ReduceLROnPlateau, ...); a required one left out (StepLR's step_size,
+   MultiStepLR's milestones, ExponentialLR's gamma, CosineAnnealingLR's T_max,
+   CosineAnnealingWarmRestarts' T_0, OneCycleLR's max_lr) and a field the kind does not have
+   are errors. The _groups lists give one value per parameter group (PyTorch's lists for
+   max_lr, base_momentum, max_momentum and min_lr; the text "max_lr=(0.1, 0.01)" sets
+   max_lr_groups). */
 typedef struct tn_lr_scheduler tn_lr_scheduler;
+enum { TN_ANNEAL_COS = 0, TN_ANNEAL_LINEAR };         /* OneCycleLR's anneal_strategy */
+enum { TN_MODE_MIN = 0, TN_MODE_MAX };                /* ReduceLROnPlateau's mode */
+enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's threshold_mode */
+#define TN_FIELDS_tn_lr_scheduler_opts(X) \
+    X(I,  step_size,            TN_NONE, "") \
+    X(IL, milestones,           {0},     "") \
+    X(D,  gamma,                NAN,     "") \
+    X(D,  T_max,                NAN,     "") \
+    X(D,  eta_min,              NAN,     "") \
+    X(I,  T_0,                  TN_NONE, "") \
+    X(I,  T_mult,               TN_NONE, "") \
+    X(D,  start_factor,         NAN,     "") \
+    X(D,  end_factor,           NAN,     "") \
+    X(I,  total_iters,          TN_NONE, "") \
+    X(D,  factor,               NAN,     "") \
+    X(D,  power,                NAN,     "") \
+    X(D,  max_lr,               NAN,     "") \
+    X(DL, max_lr_groups,        {0},     "") \
+    X(I,  total_steps,          TN_NONE, "") \
+    X(I,  epochs,               TN_NONE, "") \
+    X(I,  steps_per_epoch,      TN_NONE, "") \
+    X(D,  pct_start,            NAN,     "") \
+    X(E,  anneal_strategy,      -1,      "cos|linear") \
+    X(OB, cycle_momentum,       -1,      "") \
+    X(D,  base_momentum,        NAN,     "") \
+    X(DL, base_momentum_groups, {0},     "") \
+    X(D,  max_momentum,         NAN,     "") \
+    X(DL, max_momentum_groups,  {0},     "") \
+    X(D,  div_factor,           NAN,     "") \
+    X(D,  final_div_factor,     NAN,     "") \
+    X(OB, three_phase,          -1,      "") \
+    X(E,  mode,                 -1,      "min|max") \
+    X(I,  patience,             TN_NONE, "") \
+    X(D,  threshold,            NAN,     "") \
+    X(E,  threshold_mode,       -1,      "rel|abs") \
+    X(I,  cooldown,             TN_NONE, "") \
+    X(D,  min_lr,               NAN,     "") \
+    X(DL, min_lr_groups,        {0},     "") \
+    X(D,  eps,                  NAN,     "") \
+    X(I,  last_epoch,           TN_NONE, "")
+TN__KW_STRUCT(tn_lr_scheduler_opts);
 /* kind: "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
    "CosineAnnealingWarmRestarts", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR",
-   "ReduceLROnPlateau"; options as PyTorch's ("step_size=30, gamma=0.1",
-   "milestones=(30, 80)", "max_lr=0.1, total_steps=1000", "mode='max', patience=5"). */
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options);
+   "ReduceLROnPlateau"; the _str form takes the keyword arguments as text ("step_size=30,
+   gamma=0.1", "milestones=(30, 80)", "mode='max', patience=5"). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts);
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options);
+#define tn_lr_scheduler_step_lr(...) tn__sched_kw("StepLR", __VA_ARGS__)
+#define tn_lr_scheduler_multi_step_lr(...) tn__sched_kw("MultiStepLR", __VA_ARGS__)
+#define tn_lr_scheduler_exponential_lr(...) tn__sched_kw("ExponentialLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_lr(...) tn__sched_kw("CosineAnnealingLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_warm_restarts(...) tn__sched_kw("CosineAnnealingWarmRestarts", __VA_ARGS__)
+#define tn_lr_scheduler_linear_lr(...) tn__sched_kw("LinearLR", __VA_ARGS__)
+#define tn_lr_scheduler_constant_lr(...) tn__sched_kw("ConstantLR", __VA_ARGS__)
+#define tn_lr_scheduler_polynomial_lr(...) tn__sched_kw("PolynomialLR", __VA_ARGS__)
+#define tn_lr_scheduler_one_cycle_lr(...) tn__sched_kw("OneCycleLR", __VA_ARGS__)
+#define tn_lr_scheduler_reduce_lr_on_plateau(...) tn__sched_kw("ReduceLROnPlateau", __VA_ARGS__)
+#define tn__sched_kw(kind, ...) tn__lr_scheduler_kw(kind, TN__POS_KW(tn_lr_scheduler_opts, __VA_ARGS__))
+static inline tn_lr_scheduler *tn__lr_scheduler_kw(const char *kind, tn_optim *o, tn_lr_scheduler_opts opts) {
+    return tn_lr_scheduler_create_opts(o, kind, opts);
+}
 /* LambdaLR: lr = initial_lr * lr_lambda(epoch, group, user). */
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user);
 /* SequentialLR: schedulers[i] runs from milestones[i-1] (n schedulers, n-1 milestones).

@@ -396,7 +396,7 @@ TEST(gpu_cnn_training_step) {
     CHECK(tn_module_load_state_dict(gpu, sd, true, NULL, NULL) == 0);
     CHECK(tn_module_to(gpu, TN_CUDA) == 0);
     tn_dict *pc = tn_module_named_parameters(cpu), *pg = tn_module_named_parameters(gpu);
-    tn_optim *oc = tn_optim_adam(tn_dict_values(pc), tn_dict_len(pc), 1e-3), *og = tn_optim_adam(tn_dict_values(pg), tn_dict_len(pg), 1e-3);
+    tn_optim *oc = tn_optim_adam(tn_dict_values(pc), tn_dict_len(pc), .lr = 1e-3), *og = tn_optim_adam(tn_dict_values(pg), tn_dict_len(pg), .lr = 1e-3);
     tn_tensor *x = tn_rand(TN_SHAPE(64, 1, 28, 28), TN_F32), *y = tn_randint(0, 10, TN_SHAPE(64), TN_I64, NULL);
     for (int step = 0; step < 3; step++) {
         tn_tensor *lc = tn_cross_entropy(tn_module_forward(cpu, x), y);

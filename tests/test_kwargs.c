@@ -221,11 +221,196 @@ TEST(rnn_attention_agree) {
     CHECK(tn_memory_stats_get().live_tensors == 0);
 }
 
+/* ---- optimizers and schedulers ---- */
+static tn_tensor *param_(double v) {
+    tn_tensor *t = tn_full(TN_SHAPE(3), v, TN_F64);
+    tn_requires_grad_(t, true);
+    return t;
+}
+/* Both optimizers exist and their param_groups hold the same options (state dicts'
+   "param_groups.*" entries; the parameter lists differ only in identity). */
+static void same_optim(tn_optim *a, tn_optim *b, const char *what, int line) {
+    if (!a || !b) { fail_at(line, "%s: %s (error: %s)", what, a ? "text form failed" : "struct form failed", tn_last_error()); tn_optim_free(a); tn_optim_free(b); return; }
+    tn_dict *da = tn_optim_state_dict(a), *db = tn_optim_state_dict(b);
+    bool same = tn_dict_len(da) == tn_dict_len(db);
+    for (int i = 0; same && i < tn_dict_len(da); i++) {
+        const char *k = tn_dict_key(da, i);
+        tn_tensor *x = tn_dict_value(da, i), *y = tn_dict_get(db, k);
+        if (strncmp(k, "param_groups.", 13) || strstr(k, ".params")) continue;
+        same = y && tn_item(x) == tn_item(y);
+        if (!same) fail_at(line, "%s: %s is %g (struct form), %g (text form)", what, k, tn_item(x), y ? tn_item(y) : NAN);
+    }
+    if (same) tn_test_passed++;
+    else if (tn_dict_len(da) != tn_dict_len(db)) fail_at(line, "%s: the state dicts differ in length", what);
+    tn_dict_free(da);
+    tn_dict_free(db);
+    tn_optim_free(a);
+    tn_optim_free(b);
+}
+#define SAME_OPTIM(a, b) same_optim((a), (b), #a, __LINE__)
+/* group 0's option name of o (o is freed) */
+static double got_(tn_optim *o, const char *name) {
+    double v = o ? tn_optim_get(o, 0, name) : NAN;
+    tn_optim_free(o);
+    return v;
+}
+
+TEST(optim_agree) {
+    tn_tensor *p = param_(1), *q = param_(2);
+    tn_tensor *const ps[2] = {p, q};
+    static const char *const kinds[] = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS"};
+    tn_optim_opts none = TN_DEFAULTS(tn_optim_opts);
+    for (int k = 0; k < 10; k++) SAME_OPTIM(tn_optim_create(kinds[k], ps, 2), tn_optim_create_str(kinds[k], ps, 2, NULL));
+    for (int k = 0; k < 10; k++) SAME_OPTIM(tn_optim_create_opts(kinds[k], ps, 2, none), tn_optim_create_str(kinds[k], ps, 2, ""));
+    SAME_OPTIM(tn_optim_sgd(ps, 2, .lr = 0.1, .momentum = 0.9, .dampening = 0, .weight_decay = 1e-4, .nesterov = true, .maximize = true),
+               tn_optim_create_str("SGD", ps, 2, "lr=0.1, momentum=0.9, dampening=0, weight_decay=1e-4, nesterov=True, maximize=True"));
+    SAME_OPTIM(tn_optim_adam(ps, 2, .lr = 3e-4, .betas = {0.5, 0.75}, .eps = 1e-6, .amsgrad = true, .foreach = false),
+               tn_optim_create_str("Adam", ps, 2, "lr=3e-4, betas=(0.5, 0.75), eps=1e-6, amsgrad=True, foreach=False"));
+    SAME_OPTIM(tn_optim_adamw(ps, 2, .weight_decay = 0.05, .fused = -1, .capturable = false, .differentiable = false),
+               tn_optim_create_str("AdamW", ps, 2, "weight_decay=0.05, fused=None, capturable=False, differentiable=False"));
+    SAME_OPTIM(tn_optim_rmsprop(ps, 2, .alpha = 0.9, .momentum = 0.5, .centered = true),
+               tn_optim_create_str("RMSprop", ps, 2, "alpha=0.9, momentum=0.5, centered=True"));
+    SAME_OPTIM(tn_optim_adagrad(ps, 2, .lr_decay = 0.01, .initial_accumulator_value = 0.25, .eps = 1e-9),
+               tn_optim_create_str("Adagrad", ps, 2, "lr_decay=0.01, initial_accumulator_value=0.25, eps=1e-9"));
+    SAME_OPTIM(tn_optim_adadelta(ps, 2, .rho = 0.8), tn_optim_create_str("Adadelta", ps, 2, "rho=0.8"));
+    SAME_OPTIM(tn_optim_adamax(ps, 2, .betas = {0.8, 0.9}), tn_optim_create_str("Adamax", ps, 2, "betas=(0.8, 0.9)"));
+    SAME_OPTIM(tn_optim_nadam(ps, 2, .momentum_decay = 0.01, .decoupled_weight_decay = true, .weight_decay = 0.1),
+               tn_optim_create_str("NAdam", ps, 2, "momentum_decay=0.01, decoupled_weight_decay=True, weight_decay=0.1"));
+    SAME_OPTIM(tn_optim_radam(ps, 2, .decoupled_weight_decay = true), tn_optim_create_str("RAdam", ps, 2, "decoupled_weight_decay=True"));
+    SAME_OPTIM(tn_optim_lbfgs(ps, 2, .max_iter = 10, .history_size = 5, .line_search_fn = TN_LINE_SEARCH_STRONG_WOLFE),
+               tn_optim_create_str("LBFGS", ps, 2, "max_iter=10, history_size=5, line_search_fn='strong_wolfe'"));
+    SAME_OPTIM(tn_optim_lbfgs(ps, 2, .max_eval = 7, .tolerance_grad = 1e-5, .tolerance_change = 1e-8),
+               tn_optim_create_str("LBFGS", ps, 2, "max_eval=7, tolerance_grad=1e-5, tolerance_change=1e-8"));
+    SAME_OPTIM(tn_optim_create("Adam", ps, 2, .lr = 0.5), tn_optim_adam(ps, 2, .lr = 0.5));
+    /* PyTorch's defaults, per kind */
+    CHECK(got_(tn_optim_sgd(ps, 2), "lr") == 1e-3 && got_(tn_optim_sgd(ps, 2), "momentum") == 0);
+    CHECK(got_(tn_optim_adam(ps, 2), "betas[0]") == 0.9 && got_(tn_optim_adam(ps, 2), "betas[1]") == 0.999 && got_(tn_optim_adam(ps, 2), "eps") == 1e-8);
+    CHECK(got_(tn_optim_adam(ps, 2), "weight_decay") == 0 && got_(tn_optim_adamw(ps, 2), "weight_decay") == 1e-2);
+    CHECK(got_(tn_optim_rmsprop(ps, 2), "lr") == 1e-2 && got_(tn_optim_rmsprop(ps, 2), "alpha") == 0.99);
+    CHECK(got_(tn_optim_adagrad(ps, 2), "lr") == 1e-2 && got_(tn_optim_adagrad(ps, 2), "eps") == 1e-10);
+    CHECK(got_(tn_optim_adadelta(ps, 2), "lr") == 1 && got_(tn_optim_adadelta(ps, 2), "rho") == 0.9 && got_(tn_optim_adadelta(ps, 2), "eps") == 1e-6);
+    CHECK(got_(tn_optim_adamax(ps, 2), "lr") == 2e-3 && got_(tn_optim_nadam(ps, 2), "momentum_decay") == 4e-3 && got_(tn_optim_radam(ps, 2), "lr") == 1e-3);
+    CHECK(got_(tn_optim_lbfgs(ps, 2), "lr") == 1 && got_(tn_optim_lbfgs(ps, 2), "max_iter") == 20 && got_(tn_optim_lbfgs(ps, 2), "max_eval") == 25 &&
+          got_(tn_optim_lbfgs(ps, 2), "history_size") == 100 && got_(tn_optim_lbfgs(ps, 2), "line_search_fn") == TN_LINE_SEARCH_NONE);
+    CHECK(got_(tn_optim_lbfgs(ps, 2, .max_iter = 8), "max_eval") == 10);   /* max_eval None: max_iter * 5 // 4 */
+    /* zero is not "not given" */
+    CHECK(got_(tn_optim_adamw(ps, 2, .weight_decay = 0), "weight_decay") == 0);
+    CHECK(got_(tn_optim_sgd(ps, 2, .lr = 0), "lr") == 0 && got_(tn_optim_adam(ps, 2, .betas = {0, 0}), "betas[1]") == 0);
+    CHECK(got_(tn_optim_rmsprop(ps, 2, .momentum = 0), "momentum") == 0 && got_(tn_optim_adam(ps, 2, .amsgrad = false), "amsgrad") == 0);
+    /* add_param_group: a field not given keeps the optimizer's value, one given (0 too) replaces it */
+    tn_optim *a = tn_optim_sgd(&p, 1, .lr = 0.1, .momentum = 0.9, .nesterov = true), *b = tn_optim_create_str("SGD", &p, 1, "lr=0.1, momentum=0.9, nesterov=True");
+    CHECK(tn_optim_add_param_group(a, &q, 1, .weight_decay = 0.01) == 0 && tn_optim_add_param_group_str(b, &q, 1, "weight_decay=0.01") == 0);
+    CHECK(tn_optim_get(a, 1, "lr") == 0.1 && tn_optim_get(a, 1, "momentum") == 0.9 && tn_optim_get(a, 1, "nesterov") == 1 && tn_optim_get(a, 1, "weight_decay") == 0.01);
+    SAME_OPTIM(a, b);
+    a = tn_optim_sgd(&p, 1, .lr = 0.1, .momentum = 0.9);
+    b = tn_optim_sgd(&p, 1, .lr = 0.1, .momentum = 0.9);
+    CHECK(tn_optim_add_param_group(a, &q, 1, .momentum = 0, .lr = 0.5) == 0 && tn_optim_add_param_group_str(b, &q, 1, "momentum=0, lr=0.5") == 0);
+    CHECK(tn_optim_get(a, 1, "momentum") == 0 && tn_optim_get(a, 1, "lr") == 0.5 && tn_optim_get(a, 0, "momentum") == 0.9);
+    SAME_OPTIM(a, b);
+    a = tn_optim_adam(&p, 1, .betas = {0.5, 0.6});
+    CHECK(tn_optim_add_param_group(a, &q, 1, .betas = {NAN, 0.7}) == 0 && tn_optim_get(a, 1, "betas[0]") == 0.5 && tn_optim_get(a, 1, "betas[1]") == 0.7);
+    tn_optim_free(a);
+    /* an option the kind does not have */
+    CHECK_ERR(tn_optim_adam(ps, 2, .momentum = 0.9), "tn_optim_adam: momentum is not an option of Adam (valid: lr, betas, eps, weight_decay, amsgrad, maximize");
+    CHECK_ERR(tn_optim_sgd(ps, 2, .betas = {0.9, 0.99}), "tn_optim_sgd: betas is not an option of SGD");
+    CHECK_ERR(tn_optim_lbfgs(ps, 2, .foreach = true), "foreach is not an option of LBFGS");
+    CHECK_ERR(tn_optim_create_str("Adam", ps, 2, "momentum=0.9"), "tn_optim_adam: unknown option 'momentum' (valid: lr, betas, eps, weight_decay, amsgrad, maximize");
+    CHECK_ERR(tn_optim_adam(ps, 2, .capturable = true), "tn_optim_adam: capturable=True is not supported (only capturable=False)");
+    CHECK_ERR(tn_optim_adam(ps, 2, .amsgrad = 2), "option amsgrad=2: expected true or false");
+    tn_optim *s = tn_optim_sgd(&p, 1);
+    CHECK_ERR(tn_optim_add_param_group(s, &q, 1, .eps = 1e-8) == 0, "tn_optim_add_param_group: eps is not an option of SGD");
+    tn_optim_free(s);
+    tn_release(p);
+    tn_release(q);
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
+/* Two SGD optimizers (lr 0.1, momentum 0.9, two groups), a scheduler on each (struct form,
+   text form), stepped together: the same learning rates and momenta every step. */
+static tn_optim *sched_optim_(tn_tensor **keep) {
+    keep[0] = param_(1);
+    keep[1] = param_(2);
+    tn_optim *o = tn_optim_sgd(keep, 1, .lr = 0.1, .momentum = 0.9);
+    tn_optim_add_param_group(o, keep + 1, 1, .lr = 0.05);
+    return o;
+}
+static void same_sched(tn_lr_scheduler *a, tn_optim *oa, tn_lr_scheduler *b, tn_optim *ob, bool plateau, const char *what, int line) {
+    bool same = a && b;
+    if (!same) fail_at(line, "%s: %s (error: %s)", what, a ? "text form failed" : "struct form failed", tn_last_error());
+    for (int step = 0; same && step < 8; step++) {
+        for (int g = 0; same && g < 2; g++)
+            same = tn_lr_scheduler_get_last_lr(a, g) == tn_lr_scheduler_get_last_lr(b, g) && tn_optim_get(oa, g, "lr") == tn_optim_get(ob, g, "lr") &&
+                   tn_optim_get(oa, g, "momentum") == tn_optim_get(ob, g, "momentum");
+        if (!same) fail_at(line, "%s: step %d: lr %g vs %g", what, step, tn_optim_get(oa, 0, "lr"), tn_optim_get(ob, 0, "lr"));
+        if (plateau) { tn_lr_scheduler_step_metric(a, 1.0); tn_lr_scheduler_step_metric(b, 1.0); }
+        else { tn_lr_scheduler_step(a); tn_lr_scheduler_step(b); }
+    }
+    if (same) tn_test_passed++;
+    tn_lr_scheduler_free(a);
+    tn_lr_scheduler_free(b);
+}
+#define SAME_SCHED(call, kind, text) do { \
+        tn_tensor *ka_[2], *kb_[2]; \
+        tn_optim *o = sched_optim_(ka_), *ob_ = sched_optim_(kb_); \
+        tn_lr_scheduler *sa_ = call; \
+        same_sched(sa_, o, tn_lr_scheduler_create_str(ob_, kind, text), ob_, !strcmp(kind, "ReduceLROnPlateau"), #call, __LINE__); \
+        tn_optim_free(o); tn_optim_free(ob_); \
+        for (int i_ = 0; i_ < 2; i_++) { tn_release(ka_[i_]); tn_release(kb_[i_]); } \
+    } while (0)
+
+TEST(scheduler_agree) {
+    SAME_SCHED(tn_lr_scheduler_step_lr(o, .step_size = 2), "StepLR", "step_size=2");
+    SAME_SCHED(tn_lr_scheduler_step_lr(o, .step_size = 3, .gamma = 0.5), "StepLR", "step_size=3, gamma=0.5");
+    SAME_SCHED(tn_lr_scheduler_step_lr(o, .step_size = 2, .gamma = 0), "StepLR", "step_size=2, gamma=0");   /* zero is zero */
+    SAME_SCHED(tn_lr_scheduler_multi_step_lr(o, .milestones = TN_INTS(5, 2)), "MultiStepLR", "milestones=[5, 2]");
+    SAME_SCHED(tn_lr_scheduler_multi_step_lr(o, .milestones = TN_INTS(3), .gamma = 0.3), "MultiStepLR", "milestones=(3,), gamma=0.3");
+    SAME_SCHED(tn_lr_scheduler_exponential_lr(o, .gamma = 0.9), "ExponentialLR", "gamma=0.9");
+    SAME_SCHED(tn_lr_scheduler_cosine_annealing_lr(o, .T_max = 4, .eta_min = 0.01), "CosineAnnealingLR", "T_max=4, eta_min=0.01");
+    SAME_SCHED(tn_lr_scheduler_cosine_annealing_warm_restarts(o, .T_0 = 2, .T_mult = 2), "CosineAnnealingWarmRestarts", "T_0=2, T_mult=2");
+    SAME_SCHED(tn_lr_scheduler_linear_lr(o), "LinearLR", NULL);
+    SAME_SCHED(tn_lr_scheduler_linear_lr(o, .start_factor = 0.5, .end_factor = 0.9, .total_iters = 3), "LinearLR", "start_factor=0.5, end_factor=0.9, total_iters=3");
+    SAME_SCHED(tn_lr_scheduler_constant_lr(o), "ConstantLR", "");
+    SAME_SCHED(tn_lr_scheduler_constant_lr(o, .factor = 0.5, .total_iters = 2, .last_epoch = -1), "ConstantLR", "factor=0.5, total_iters=2, last_epoch=-1");
+    SAME_SCHED(tn_lr_scheduler_polynomial_lr(o, .total_iters = 4, .power = 2), "PolynomialLR", "total_iters=4, power=2.0");
+    SAME_SCHED(tn_lr_scheduler_one_cycle_lr(o, .max_lr = 1.0, .total_steps = 10), "OneCycleLR", "max_lr=1.0, total_steps=10");
+    SAME_SCHED(tn_lr_scheduler_one_cycle_lr(o, .max_lr_groups = TN_DOUBLES(1.0, 0.5), .epochs = 2, .steps_per_epoch = 5, .anneal_strategy = TN_ANNEAL_LINEAR,
+                                            .three_phase = true, .max_momentum_groups = TN_DOUBLES(0.9, 0.8), .base_momentum = 0.7, .div_factor = 10,
+                                            .final_div_factor = 100, .pct_start = 0.4),
+               "OneCycleLR", "max_lr=(1.0, 0.5), epochs=2, steps_per_epoch=5, anneal_strategy='linear', three_phase=True, max_momentum=(0.9, 0.8), "
+               "base_momentum=0.7, div_factor=10, final_div_factor=100, pct_start=0.4");
+    SAME_SCHED(tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.5, .total_steps = 8, .cycle_momentum = false), "OneCycleLR", "max_lr=0.5, total_steps=8, cycle_momentum=False");
+    SAME_SCHED(tn_lr_scheduler_reduce_lr_on_plateau(o), "ReduceLROnPlateau", NULL);
+    SAME_SCHED(tn_lr_scheduler_reduce_lr_on_plateau(o, .mode = TN_MODE_MAX, .factor = 0.5, .patience = 1, .threshold = 0.1, .threshold_mode = TN_THRESHOLD_ABS,
+                                                    .cooldown = 1, .min_lr_groups = TN_DOUBLES(0.01, 0.02), .eps = 1e-9),
+               "ReduceLROnPlateau", "mode='max', factor=0.5, patience=1, threshold=0.1, threshold_mode='abs', cooldown=1, min_lr=(0.01, 0.02), eps=1e-9");
+    SAME_SCHED(tn_lr_scheduler_reduce_lr_on_plateau(o, .patience = 0, .min_lr = 0.04), "ReduceLROnPlateau", "patience=0, min_lr=0.04");
+    /* required options, other kinds' options */
+    tn_tensor *k[2];
+    tn_optim *o = sched_optim_(k);
+    CHECK_ERR(tn_lr_scheduler_step_lr(o), "tn_lr_scheduler_step_lr: StepLR needs step_size");
+    CHECK_ERR(tn_lr_scheduler_multi_step_lr(o), "MultiStepLR needs milestones");
+    CHECK_ERR(tn_lr_scheduler_exponential_lr(o), "ExponentialLR needs gamma");
+    CHECK_ERR(tn_lr_scheduler_cosine_annealing_lr(o), "CosineAnnealingLR needs T_max");
+    CHECK_ERR(tn_lr_scheduler_cosine_annealing_warm_restarts(o), "CosineAnnealingWarmRestarts needs T_0");
+    CHECK_ERR(tn_lr_scheduler_one_cycle_lr(o, .total_steps = 3), "OneCycleLR needs max_lr");
+    CHECK_ERR(tn_lr_scheduler_step_lr(o, .step_size = 2, .eta_min = 0.1), "tn_lr_scheduler_step_lr: eta_min is not an option of StepLR (valid: step_size, gamma, last_epoch)");
+    CHECK_ERR(tn_lr_scheduler_reduce_lr_on_plateau(o, .last_epoch = 3), "last_epoch is not an option of ReduceLROnPlateau");
+    CHECK_ERR(tn_lr_scheduler_create_str(o, "StepLR", "step_size=2, eta_min=0.1"), "tn_lr_scheduler_step_lr: unknown option 'eta_min' (valid: step_size, gamma, last_epoch)");
+    CHECK_ERR(tn_lr_scheduler_one_cycle_lr(o, .max_lr_groups = TN_DOUBLES(0.1), .total_steps = 3), "expected 2 values for max_lr, got 1");
+    CHECK_ERR(tn_lr_scheduler_create_opts(o, "StepLRR", (tn_lr_scheduler_opts)TN_DEFAULTS(tn_lr_scheduler_opts)), "tn_lr_scheduler_create: unknown scheduler 'StepLRR'");
+    tn_optim_free(o);
+    tn_release(k[0]);
+    tn_release(k[1]);
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
 int main(void) {
     RUN(conv_struct_and_text_agree);
     RUN(kwargs_text_errors);
     RUN(pool_norm_embedding_agree);
     RUN(activation_agree);
     RUN(rnn_attention_agree);
+    RUN(optim_agree);
+    RUN(scheduler_agree);
     return tn_test_report();
 }

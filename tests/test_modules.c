@@ -693,7 +693,7 @@ TEST(tied_weights) {
     CHECK(tn_same_storage(tn_dict_get(s, "0.weight"), tn_dict_get(s, "1.weight")));
     CHECK(tn_module_num_parameters(m) == 15);                           /* sum(p.numel() for p in m.parameters()) */
     /* so an optimizer over named_parameters accepts the tied model */
-    tn_optim *o = tn_optim_create("SGD", tn_dict_values(p), tn_dict_len(p), "lr=0.1");
+    tn_optim *o = tn_optim_sgd(tn_dict_values(p), tn_dict_len(p), .lr = 0.1);
     CHECK_MSG(o != NULL, "%s", tn_last_error());
     tn_optim_free(o);
     tn_dict_free(p); tn_dict_free(bu); tn_dict_free(s);
@@ -839,7 +839,7 @@ TEST(to_dtype) {
     tn_dict *p = tn_module_named_parameters(m);
     int np;
     tn_tensor **pp = params_of(m, &np);
-    tn_optim *sgd = tn_optim_create("SGD", pp, np, "lr=0.5");
+    tn_optim *sgd = tn_optim_sgd(pp, np, .lr = 0.5);
     tn_backward(tn_sum(tn_module_forward(m, x)));                        /* grads exist before the move */
     tn_dict *before = tn_module_state_dict(m);
     tn_dict *b32 = tn_dict_new();                                        /* copies of the float32 values */
@@ -890,7 +890,7 @@ TEST(to_dtype_optimizer_state) {
     tn_module *m = tn_nn_linear(64, 64, true);
     int np;
     tn_tensor **pp = params_of(m, &np);
-    tn_optim *adam = tn_optim_create("Adam", pp, np, "lr=0.01");
+    tn_optim *adam = tn_optim_adam(pp, np, .lr = 0.01);
     tn_tensor *x = tn_randn(SH(2, 64), TN_F32);
     tn_backward(tn_sum(tn_module_forward(m, x)));
     CHECK(tn_optim_step(adam) == 0);                                     /* state made in float32 */
@@ -1477,7 +1477,7 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_avg_pool1d(-2), "tn_nn_avg_pool1d: kernel_size");
     CHECK_ERR(tn_nn_max_pool2d(2, .padding = 2), "tn_nn_max_pool2d: pad should be at most half of effective kernel size");
     CHECK_ERR(tn_nn_max_pool2d(2, .return_indices = true), "tn_nn_max_pool2d: return_indices");
-    CHECK_ERR(tn_nn_avg_pool2d_str(2, "dilation=2"), "tn_nn_avg_pool2d: unknown option 'dilation' (valid: stride, padding, ceil_mode, count_include_pad, divisor_override, kernel_size)");
+    CHECK_ERR(tn_nn_avg_pool2d_str(2, "dilation=2"), "tn_nn_avg_pool2d: unknown option 'dilation' (valid: kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)");
     CHECK_ERR(tn_nn_max_pool1d_str(2, "count_include_pad=True"), "tn_nn_max_pool1d: unknown option 'count_include_pad'");
     CHECK_ERR(tn_nn_adaptive_avg_pool2d(0, 2), "tn_nn_adaptive_avg_pool2d: output size (0, 2) must be positive");
     CHECK_ERR(tn_nn_adaptive_max_pool2d(2, -1), "tn_nn_adaptive_max_pool2d:");
@@ -1509,7 +1509,7 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_activation("Swish"), "tn_nn_activation: unknown activation \"Swish\"");
     CHECK_ERR(tn_nn_activation(NULL), "tn_nn_activation: unknown activation \"(null)\"");
     CHECK_ERR(tn_nn_activation_str("ReLU", "negative_slope=0.1"), "tn_nn_activation: unknown option 'negative_slope' (valid: inplace)");
-    CHECK_ERR(tn_nn_activation_str("LeakyReLU", "slope=0.1"), "tn_nn_activation: unknown option 'slope' (valid: inplace, negative_slope)");
+    CHECK_ERR(tn_nn_activation_str("LeakyReLU", "slope=0.1"), "tn_nn_activation: unknown option 'slope' (valid: negative_slope, inplace)");
     CHECK_ERR(tn_nn_activation_str("GELU", "approximate='fast'"), "tn_nn_activation: option approximate='fast': expected one of none|tanh");
     CHECK_ERR(tn_nn_activation_str("ELU", "alpha=x"), "tn_nn_activation: option alpha=x");
     CHECK_ERR(tn_nn_activation_str("Softmax", "dim=0.5"), "tn_nn_activation: option dim=0.5: expected an integer");
@@ -1769,7 +1769,7 @@ static tn_module *ck_model(uint64_t seed, int64_t hidden) {
 static tn_optim *ck_optim(tn_module *m, const char *kind, const char *opts) {
     int n;
     tn_tensor **p = params_of(m, &n);
-    tn_optim *o = tn_optim_create(kind, p, n, opts);
+    tn_optim *o = tn_optim_create_str(kind, p, n, opts);
     free(p);
     return o;
 }

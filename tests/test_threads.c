@@ -88,7 +88,7 @@ static tn_tensor *f_optim(tn_tensor *const *in) {
     for (int j = 0; j < 2; j++) {
         tn_tensor *p = tn_clone(in[0]);
         tn_requires_grad_(p, true);
-        tn_optim *o = j ? tn_optim_create("SGD", &p, 1, "lr=0.1, momentum=0.9") : tn_optim_create("AdamW", &p, 1, "lr=0.01");
+        tn_optim *o = j ? tn_optim_sgd(&p, 1, .lr = 0.1, .momentum = 0.9) : tn_optim_adamw(&p, 1, .lr = 0.01);
         for (int k = 0; k < 3; k++) {
             tn_set_grad(p, tn_mul_scalar(in[1], k + 1));
             tn_optim_step(o);

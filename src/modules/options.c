@@ -298,11 +298,17 @@ static bool tn__kw_listed(const char *list, const char *name, size_t len) {
     }
     return false;
 }
-/* The rows of keys a kind has (names in valid, "a, b, c"; siblings go with their base). */
+/* The rows of keys a kind has, in the order of valid ("a, b, c": PyTorch's order, which
+   messages then follow); a sibling (stride_hw) goes with its base's name. */
 static int tn__kw_filter(const tn__kwkey *keys, int nkeys, const char *valid, tn__kwkey *out) {
     int n = 0;
-    for (int i = 0; i < nkeys; i++)
-        if (tn__kw_listed(valid, keys[i].name, tn__kw_base_len(keys[i].name))) out[n++] = keys[i];
+    for (const char *p = valid; *p;) {
+        size_t l = strcspn(p, ",");
+        for (int i = 0; i < nkeys; i++)
+            if (tn__kw_base_len(keys[i].name) == l && !memcmp(keys[i].name, p, l)) out[n++] = keys[i];
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
     return n;
 }
 /* A kind's options: every field whose name is not in valid must equal its default (or not
@@ -351,6 +357,12 @@ static const tn__kwkey tn__kw_mha[] = {TN_FIELDS_tn_multihead_attention_opts(TN_
 #undef TN__KW_T
 #define TN__KW_T tn_transformer_layer_opts
 static const tn__kwkey tn__kw_transformer_layer[] = {TN_FIELDS_tn_transformer_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_optim_opts
+static const tn__kwkey tn__kw_optim[] = {TN_FIELDS_tn_optim_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lr_scheduler_opts
+static const tn__kwkey tn__kw_sched[] = {TN_FIELDS_tn_lr_scheduler_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */

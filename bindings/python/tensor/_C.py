@@ -459,8 +459,8 @@ _TYPES["S"] = POINTER(c_size_t)
 __all__ += ["CLOSURE", "LR_LAMBDA"]
 
 _OPTIM_SIGNATURES = """
-tn_optim_create p s A i s
-tn_optim_add_param_group i p A i s
+tn_optim_create_str p s A i s
+tn_optim_add_param_group_str i p A i s
 tn_optim_num_groups i p
 tn_optim_num_params i p
 tn_optim_param T p i
@@ -474,7 +474,7 @@ tn_optim_state T p i s
 tn_optim_state_dict p p
 tn_optim_load_state_dict i p p
 tn_optim_free v p
-tn_lr_scheduler_create p p s s
+tn_lr_scheduler_create_str p p s s
 tn_lr_scheduler_lambda p p W p
 tn_lr_scheduler_sequential p p A i L
 tn_lr_scheduler_step i p
