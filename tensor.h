@@ -1768,17 +1768,27 @@ TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
 TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
 TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
 
-/* DataLoader. Options (PyTorch's names and defaults): "batch_size=1, shuffle=False,
-   drop_last=False, num_workers=0, prefetch_factor=2, seed=None". batch_size=None
-   yields samples one by one, uncollated. seed picks the loader's own shuffle generator
-   (None: the default generator, so tn_manual_seed decides); each epoch draws a new
-   permutation, the same for a seed whatever num_workers is. num_workers=0 loads in the
-   caller's thread; N > 0 starts N threads that load up to prefetch_factor * N batches
-   ahead (prefetch_factor may be given only with num_workers > 0, as in PyTorch). Batch
-   k is always the same samples, and batches arrive in order. Borrows ds (free the
-   loader first). One thread calls tn_loader_next. NULL on bad options. */
+/* DataLoader(dataset, batch_size=1, shuffle=False, ...): tn_loader_new(ds, .batch_size = 64,
+   .shuffle = true). batch_size TN_NONE (None) yields samples one by one, uncollated. seed
+   picks the loader's own shuffle generator (TN_NONE: the default generator, so
+   tn_manual_seed decides); each epoch draws a new permutation, the same for a seed whatever
+   num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
+   load up to prefetch_factor * N batches ahead (prefetch_factor TN_NONE is PyTorch's None:
+   2 with workers; it may be given only with num_workers > 0, as in PyTorch). Batch k is
+   always the same samples, and batches arrive in order. Borrows ds (free the loader
+   first). One thread calls tn_loader_next. NULL on bad options. */
 typedef struct tn_loader tn_loader;
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options);
+#define TN_FIELDS_tn_loader_opts(X) \
+    X(I, batch_size,      1,       "") \
+    X(B, shuffle,         false,   "") \
+    X(B, drop_last,       false,   "") \
+    X(I, num_workers,     0,       "") \
+    X(I, prefetch_factor, TN_NONE, "") \
+    X(I, seed,            TN_NONE, "")
+TN__KW_STRUCT(tn_loader_opts);
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts opts);
+#define tn_loader_new(...) tn_loader_new_opts(TN__POS_KW(tn_loader_opts, __VA_ARGS__))
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options);
 /* Collate: samples[s * nitems + k] is item k of sample s; write nitems batch tensors
    (results of library ops, as in get); 0 or -1 with an error. Runs on worker threads. */
 typedef int (*tn_collate_fn)(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
@@ -1799,13 +1809,23 @@ TNDEF void tn_loader_free(tn_loader *l);        /* joins the workers, also mid-e
    int8 and int16 widened to I32. A gzip file (.gz) is read through zlib when built with
    -DTENSOR_ZLIB (link -lz), refused otherwise. A damaged file is refused, never overread. */
 TNDEF tn_tensor *tn_read_idx(const char *path);
-/* A numeric CSV file as a [rows, cols] matrix. Options: "header=True, delimiter=',',
-   label_column=None, dtype=float32" (delimiter: one character or '\t'; dtype float32
-   or float64; label_column: an index, negative from the end, or a header name). The
-   label column is left out of the matrix; with labels non-NULL it is written there as
-   int64 [rows] (NULL when no label_column). Fields may be double-quoted; blank lines
+/* A numeric CSV file as a [rows, cols] matrix: tn_read_csv(path, &labels, .label_name =
+   "species"). header: the first line names the columns; delimiter: one character, or "\t"
+   (the text form takes '\t' too); dtype TN_F32 or TN_F64 (text: float32, float64). The
+   label column (label_column: an index, negative from the end; or label_name: a header
+   name; TN_NONE / NULL: none) is left out of the matrix; with labels non-NULL it is written
+   there as int64 [rows] (NULL when there is none). Fields may be double-quoted; blank lines
    are skipped. A cell that is not a number is an error naming its line and column. */
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels);
+#define TN_FIELDS_tn_csv_opts(X) \
+    X(B, header,       true,    "") \
+    X(S, delimiter,    ",",     "") \
+    X(I, label_column, TN_NONE, "") \
+    X(S, label_name,   NULL,    "") \
+    X(E, dtype,        TN_F32,  "float32|float64")
+TN__KW_STRUCT(tn_csv_opts);
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts opts);
+#define tn_read_csv(path, ...) tn_read_csv_opts(path, TN__POS_KW(tn_csv_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options);
 /* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
    plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
    label int64 0-d. */
@@ -2668,6 +2688,12 @@ static const tn__kwkey tn__kw_optim[] = {TN_FIELDS_tn_optim_opts(TN__KW_ROW)};
 #define TN__KW_T tn_lr_scheduler_opts
 static const tn__kwkey tn__kw_sched[] = {TN_FIELDS_tn_lr_scheduler_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_loader_opts
+static const tn__kwkey tn__kw_loader[] = {TN_FIELDS_tn_loader_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_csv_opts
+static const tn__kwkey tn__kw_csv[] = {TN_FIELDS_tn_csv_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \
@@ -2675,137 +2701,6 @@ static const tn__kwkey tn__kw_sched[] = {TN_FIELDS_tn_lr_scheduler_opts(TN__KW_R
         if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
         return call; \
     } while (0)
-
-/* ---- options text: "lr=0.01, betas=(0.9, 0.999), nesterov=True, padding='same'" ----
-   Modules, optimizers, schedulers and loaders take their keyword arguments as text with
-   PyTorch's names, so C reads like Python and an unknown or misspelt name is an error. */
-#define TN__MAX_OPTS 24
-typedef struct tn__opts {
-    const char *fn;                   /* the public function, for messages */
-    int n;
-    char key[TN__MAX_OPTS][32];
-    char val[TN__MAX_OPTS][96];
-    bool used[TN__MAX_OPTS];
-} tn__opts;
-static int tn__opts_parse(const char *fn, const char *text, tn__opts *o) {
-    memset(o, 0, sizeof *o);
-    o->fn = fn;
-    const char *p = text ? text : "";
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        const char *k = p;
-        while (*p && *p != '=' && *p != ',') p++;
-        if (*p != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        size_t kl = (size_t)(p - k);
-        while (kl && k[kl - 1] == ' ') kl--;
-        p++;
-        while (*p == ' ') p++;
-        const char *v = p;
-        int depth = 0;
-        char quote = 0;          /* commas inside quotes or brackets belong to the value */
-        for (; *p && (depth || quote || *p != ','); p++) {
-            if (quote) { if (*p == quote) quote = 0; }
-            else if (*p == '\'' || *p == '"') quote = *p;
-            else if (*p == '(' || *p == '[') depth++;
-            else if (*p == ')' || *p == ']') depth--;
-        }
-        size_t vl = (size_t)(p - v);
-        while (vl && v[vl - 1] == ' ') vl--;
-        if (o->n == TN__MAX_OPTS || !kl || kl >= sizeof o->key[0] || vl >= sizeof o->val[0])
-            return TN__FAIL_INT("%s: option text \"%s\" is malformed or too long", fn, text);
-        for (int i = 0; i < o->n; i++)
-            if (strlen(o->key[i]) == kl && !memcmp(o->key[i], k, kl)) return TN__FAIL_INT("%s: option '%s' given twice", fn, o->key[i]);
-        memcpy(o->key[o->n], k, kl);
-        memcpy(o->val[o->n], v, vl);
-        o->n++;
-    }
-    return 0;
-}
-static int tn__opts_find(tn__opts *o, const char *key) {
-    for (int i = 0; i < o->n; i++) if (!strcmp(o->key[i], key)) { o->used[i] = true; return i; }
-    return -1;
-}
-/* Numbers: a value or a tuple "(a, b)" of up to max; a single value fills all max slots.
-   Returns how many were given (0: absent or None, out untouched), or -1 with an error. */
-static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
-    int i = tn__opts_find(o, key);
-    if (i < 0 || !strcmp(o->val[i], "None")) return 0;
-    const char *p = o->val[i];
-    bool tuple = *p == '(' || *p == '[';
-    if (tuple) p++;
-    double tmp[8] = {0};
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x;
-        if (!strncmp(p, "True", 4) || !strncmp(p, "true", 4)) { x = 1; end = (char *)p + 4; }
-        else if (!strncmp(p, "False", 5) || !strncmp(p, "false", 5)) { x = 0; end = (char *)p + 5; }
-        else if (!strncmp(p, "inf", 3)) { x = HUGE_VAL; end = (char *)p + 3; }
-        else if (!strncmp(p, "-inf", 4)) { x = -HUGE_VAL; end = (char *)p + 4; }
-        else x = strtod(p, &end);
-        if (end == p || n == max || n == 8)
-            return TN__FAIL_INT("%s: option %s=%s: expected %s%d number%s", o->fn, key, o->val[i], max > 1 ? "up to " : "", max, max > 1 ? "s" : "");
-        tmp[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if (tuple && (*p == ')' || *p == ']')) break;
-        if (!tuple && !*p) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number", o->fn, key, o->val[i]);
-    }
-    if (n == 0) return TN__FAIL_INT("%s: option %s=%s is empty", o->fn, key, o->val[i]);
-    const int last = n >= 1 && n <= 8 ? n - 1 : 0;   /* n is 1..8 here; spelt out for -Warray-bounds */
-    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n && k < 8 ? k : last];
-    return n;
-}
-static int tn__opts_int(tn__opts *o, const char *key, int64_t *out, int max) {
-    double v[8];
-    int n = tn__opts_num(o, key, v, max);
-    for (int k = 0; k < max && n > 0; k++) {
-        if (v[k] != floor(v[k]) || fabs(v[k]) > 9e15) return TN__FAIL_INT("%s: option %s needs integers", o->fn, key);
-        out[k] = (int64_t)v[k];
-    }
-    return n;
-}
-static int tn__opts_bool(tn__opts *o, const char *key, bool *out) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return 0;
-    const char *v = o->val[i];
-    if (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")) *out = true;
-    else if (!strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "None")) *out = false;
-    else return TN__FAIL_INT("%s: option %s=%s: expected True or False", o->fn, key, v);
-    return 1;
-}
-/* A word among choices ("zeros|reflect|replicate|circular"), quotes optional; returns its
-   index, or -2 when absent (out untouched), or -1 with an error. */
-static int tn__opts_word(tn__opts *o, const char *key, const char *choices) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return -2;
-    char w[96];
-    const char *v = o->val[i];
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    memcpy(w, v, l);
-    w[l] = 0;
-    int idx = 0;
-    for (const char *c = choices; *c; idx++) {
-        const char *e = strchr(c, '|');
-        size_t cl = e ? (size_t)(e - c) : strlen(c);
-        if (cl == l && !memcmp(c, w, l)) return idx;
-        if (!e) break;
-        c = e + 1;
-    }
-    return TN__FAIL_INT("%s: option %s='%s': expected one of %s", o->fn, key, w, choices);
-}
-/* Every option given must have been read: names are checked against the valid list. */
-static int tn__opts_done(tn__opts *o, const char *valid) {
-    for (int i = 0; i < o->n; i++)
-        if (!o->used[i]) return TN__FAIL_INT("%s: unknown option '%s' (valid: %s)", o->fn, o->key[i], valid);
-    return 0;
-}
 
 /* ======================================================================= */
 /* src/core/dtypes.c: dtype names and sizes, promotion, devices            */
@@ -17611,24 +17506,14 @@ static int64_t tn__loader_nbatches(const tn_loader *l, int64_t n) {
     return l->drop_last ? n / l->batch_size : n / l->batch_size + (n % l->batch_size != 0);
 }
 
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts o) {
     if (!ds) return NULL;
     if (!ds->get || !ds->len || ds->nitems < 1) return (tn_loader *)tn__error("tn_loader_new: the dataset needs len and get functions and nitems >= 1");
-    tn__opts o;
-    if (tn__opts_parse("tn_loader_new", options, &o)) return NULL;
-    int64_t bs = 1, nw = 0, pf = 2, seed = -1;
-    bool shuffle = false, drop_last = false, has_pf, has_seed;
-    int bi = tn__opts_find(&o, "batch_size");
-    if (bi >= 0 && !strcmp(o.val[bi], "None")) bs = 0;
-    else if (tn__opts_int(&o, "batch_size", &bs, 1) < 0) return NULL;
-    else if (bs < 1 || bs > INT_MAX) return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
-    int pi = tn__opts_find(&o, "prefetch_factor"), si = tn__opts_find(&o, "seed");
-    has_pf = pi >= 0 && strcmp(o.val[pi], "None");
-    has_seed = si >= 0 && strcmp(o.val[si], "None");
-    if (tn__opts_bool(&o, "shuffle", &shuffle) < 0 || tn__opts_bool(&o, "drop_last", &drop_last) < 0 ||
-        tn__opts_int(&o, "num_workers", &nw, 1) < 0 || tn__opts_int(&o, "prefetch_factor", &pf, 1) < 0 ||
-        tn__opts_int(&o, "seed", &seed, 1) < 0 ||
-        tn__opts_done(&o, "batch_size, shuffle, drop_last, num_workers, prefetch_factor, seed")) return NULL;
+    int64_t bs = o.batch_size == TN_NONE ? 0 : o.batch_size, nw = o.num_workers, pf = o.prefetch_factor, seed = o.seed;   /* bs 0: None */
+    const bool shuffle = o.shuffle, drop_last = o.drop_last, has_pf = pf != TN_NONE, has_seed = seed != TN_NONE;
+    if (!has_pf) pf = 2;
+    if (o.batch_size != TN_NONE && (bs < 1 || bs > INT_MAX))
+        return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
     if (nw < 0) return (tn_loader *)tn__error("tn_loader_new: num_workers option should be non-negative; use num_workers=0 to disable worker threads (got %lld)", (long long)nw);
     if (nw > 1024) return (tn_loader *)tn__error("tn_loader_new: num_workers=%lld is more than the 1024 threads a loader may start", (long long)nw);
     if (nw == 0 && has_pf) return (tn_loader *)tn__error("tn_loader_new: prefetch_factor option could only be specified with num_workers > 0 (let num_workers > 0 to enable worker threads, otherwise leave prefetch_factor out)");
@@ -17681,6 +17566,10 @@ TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
     }
 #endif
     return l;
+}
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options) {
+    if (!ds) return NULL;
+    TN__KW_STR(tn_loader_opts, loader, "tn_loader_new", options, tn_loader_new_opts(ds, o));
 }
 
 TNDEF int tn_loader_set_collate(tn_loader *l, tn_collate_fn fn, void *user) {
@@ -18023,28 +17912,6 @@ done:
 /* src/data/csv.c: CSV files                                               */
 /* ======================================================================= */
 /* ---- CSV ---- */
-/* tn__opts_parse splits at every comma, so a quoted comma ("delimiter=','") is hidden
-   as \x01 before parsing and restored when read. */
-static void tn__hide_quoted_commas(const char *in, char *out, size_t cap) {
-    char q = 0;
-    size_t i = 0;
-    for (; in && in[i] && i + 1 < cap; i++) {
-        char c = in[i];
-        if (q) { if (c == q) q = 0; else if (c == ',') c = '\x01'; }
-        else if (c == '\'' || c == '"') q = c;
-        out[i] = c;
-    }
-    out[i] = 0;
-}
-/* An option value without its quotes, commas restored. */
-static void tn__opts_unquote(const char *v, char *out, size_t cap) {
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    if (l >= cap) l = cap - 1;
-    for (size_t i = 0; i < l; i++) out[i] = v[i] == '\x01' ? ',' : v[i];
-    out[l] = 0;
-}
-
 /* One field of a CSV line starting at p (end: the line's end): trimmed, unquoted, in
    buf. Returns the position after the field's delimiter (or end), NULL on a bad quote. */
 static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, size_t cap, bool *last) {
@@ -18083,34 +17950,20 @@ static int tn__csv_count_fields(const char *p, const char *end, char delim) {
     return n;
 }
 
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels) {
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts o) {
     if (labels) *labels = NULL;
     if (!path) return (tn_tensor *)tn__error("tn_read_csv: path is NULL");
-    char text[512];
-    tn__hide_quoted_commas(options, text, sizeof text);
-    tn__opts o;
-    if (tn__opts_parse("tn_read_csv", text, &o)) return NULL;
-    bool header = true;
-    char delim = ',', label_name[96] = "";
-    int64_t label_col = INT64_MIN;
-    int di = tn__opts_find(&o, "delimiter"), li = tn__opts_find(&o, "label_column");
-    if (di >= 0) {
-        char d[96];
-        tn__opts_unquote(o.val[di], d, sizeof d);
-        if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
-        else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
-        else return (tn_tensor *)tn__error("tn_read_csv: option delimiter=%s: expected one character (or '\\t')", o.val[di]);
-    }
-    if (li >= 0 && strcmp(o.val[li], "None")) {
-        char *end;
-        long long v = strtoll(o.val[li], &end, 10);
-        if (*o.val[li] && !*end) label_col = v;
-        else tn__opts_unquote(o.val[li], label_name, sizeof label_name);
-    }
-    int dt = tn__opts_word(&o, "dtype", "float32|float64");
-    if (dt == -1 || tn__opts_bool(&o, "header", &header) < 0 || tn__opts_done(&o, "header, delimiter, label_column, dtype")) return NULL;
-    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_column='%s' names a column, which needs header=True", label_name);
-    tn_dtype dtype = dt == 1 ? TN_F64 : TN_F32;
+    const bool header = o.header;
+    const char *d = o.delimiter ? o.delimiter : "", *label_name = o.label_name ? o.label_name : "";
+    char delim;
+    if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
+    else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
+    else return (tn_tensor *)tn__error("tn_read_csv: option delimiter='%s': expected one character (or '\\t')", d);
+    const int64_t label_col = o.label_column;   /* TN_NONE: none */
+    if (label_name[0] && label_col != TN_NONE) return (tn_tensor *)tn__error("tn_read_csv: give label_column or label_name, not both");
+    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_name='%s' names a column, which needs header=True", label_name);
+    if (o.dtype != TN_F32 && o.dtype != TN_F64) return (tn_tensor *)tn__error("tn_read_csv: dtype must be TN_F32 or TN_F64, got %d", o.dtype);
+    const tn_dtype dtype = (tn_dtype)o.dtype;
 
     FILE *f = fopen(path, "rb");
     if (!f) return (tn_tensor *)tn__error("tn_read_csv: cannot open '%s': %s", path, strerror(errno));
@@ -18214,6 +18067,16 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     TN_FREE(buf);
     if (labels && x) *labels = tn__own(y);
     return tn__own(x);
+}
+
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options) {
+    if (labels) *labels = NULL;
+    tn_csv_opts o = TN_DEFAULTS(tn_csv_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_read_csv", options, tn__kw_csv, TN__KW_N(tn__kw_csv), &o, &seen)) return NULL;
+    tn_tensor *x = tn_read_csv_opts(path, labels, o);
+    tn__kw_release(tn__kw_csv, TN__KW_N(tn__kw_csv), &o, seen);
+    return x;
 }
 
 /* ======================================================================= */

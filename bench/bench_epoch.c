@@ -33,7 +33,7 @@ static double our_epoch(const char *dir, double *loss) {
     tn_dict *params = tn_module_named_parameters(model);
     tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3);
     tn_dataset *train = tn_mnist_dataset(dir, true);
-    tn_loader *loader = train ? tn_loader_new(train, "batch_size=64, shuffle=True, num_workers=1, seed=0") : NULL;
+    tn_loader *loader = train ? tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = 1, .seed = 0) : NULL;
     if (!model || !opt || !loader) { fprintf(stderr, "bench_epoch: %s\n", tn_last_error()); return -1; }
     tn_tensor *batch[2];
     double total = 0, t0 = now_s();

@@ -1655,17 +1655,27 @@ TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
 TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
 TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
 
-/* DataLoader. Options (PyTorch's names and defaults): "batch_size=1, shuffle=False,
-   drop_last=False, num_workers=0, prefetch_factor=2, seed=None". batch_size=None
-   yields samples one by one, uncollated. seed picks the loader's own shuffle generator
-   (None: the default generator, so tn_manual_seed decides); each epoch draws a new
-   permutation, the same for a seed whatever num_workers is. num_workers=0 loads in the
-   caller's thread; N > 0 starts N threads that load up to prefetch_factor * N batches
-   ahead (prefetch_factor may be given only with num_workers > 0, as in PyTorch). Batch
-   k is always the same samples, and batches arrive in order. Borrows ds (free the
-   loader first). One thread calls tn_loader_next. NULL on bad options. */
+/* DataLoader(dataset, batch_size=1, shuffle=False, ...): tn_loader_new(ds, .batch_size = 64,
+   .shuffle = true). batch_size TN_NONE (None) yields samples one by one, uncollated. seed
+   picks the loader's own shuffle generator (TN_NONE: the default generator, so
+   tn_manual_seed decides); each epoch draws a new permutation, the same for a seed whatever
+   num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
+   load up to prefetch_factor * N batches ahead (prefetch_factor TN_NONE is PyTorch's None:
+   2 with workers; it may be given only with num_workers > 0, as in PyTorch). Batch k is
+   always the same samples, and batches arrive in order. Borrows ds (free the loader
+   first). One thread calls tn_loader_next. NULL on bad options. */
 typedef struct tn_loader tn_loader;
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options);
+#define TN_FIELDS_tn_loader_opts(X) \
+    X(I, batch_size,      1,       "") \
+    X(B, shuffle,         false,   "") \
+    X(B, drop_last,       false,   "") \
+    X(I, num_workers,     0,       "") \
+    X(I, prefetch_factor, TN_NONE, "") \
+    X(I, seed,            TN_NONE, "")
+TN__KW_STRUCT(tn_loader_opts);
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts opts);
+#define tn_loader_new(...) tn_loader_new_opts(TN__POS_KW(tn_loader_opts, __VA_ARGS__))
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options);
 /* Collate: samples[s * nitems + k] is item k of sample s; write nitems batch tensors
    (results of library ops, as in get); 0 or -1 with an error. Runs on worker threads. */
 typedef int (*tn_collate_fn)(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
@@ -1686,13 +1696,23 @@ TNDEF void tn_loader_free(tn_loader *l);        /* joins the workers, also mid-e
    int8 and int16 widened to I32. A gzip file (.gz) is read through zlib when built with
    -DTENSOR_ZLIB (link -lz), refused otherwise. A damaged file is refused, never overread. */
 TNDEF tn_tensor *tn_read_idx(const char *path);
-/* A numeric CSV file as a [rows, cols] matrix. Options: "header=True, delimiter=',',
-   label_column=None, dtype=float32" (delimiter: one character or '\t'; dtype float32
-   or float64; label_column: an index, negative from the end, or a header name). The
-   label column is left out of the matrix; with labels non-NULL it is written there as
-   int64 [rows] (NULL when no label_column). Fields may be double-quoted; blank lines
+/* A numeric CSV file as a [rows, cols] matrix: tn_read_csv(path, &labels, .label_name =
+   "species"). header: the first line names the columns; delimiter: one character, or "\t"
+   (the text form takes '\t' too); dtype TN_F32 or TN_F64 (text: float32, float64). The
+   label column (label_column: an index, negative from the end; or label_name: a header
+   name; TN_NONE / NULL: none) is left out of the matrix; with labels non-NULL it is written
+   there as int64 [rows] (NULL when there is none). Fields may be double-quoted; blank lines
    are skipped. A cell that is not a number is an error naming its line and column. */
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels);
+#define TN_FIELDS_tn_csv_opts(X) \
+    X(B, header,       true,    "") \
+    X(S, delimiter,    ",",     "") \
+    X(I, label_column, TN_NONE, "") \
+    X(S, label_name,   NULL,    "") \
+    X(E, dtype,        TN_F32,  "float32|float64")
+TN__KW_STRUCT(tn_csv_opts);
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts opts);
+#define tn_read_csv(path, ...) tn_read_csv_opts(path, TN__POS_KW(tn_csv_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options);
 /* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
    plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
    label int64 0-d. */

@@ -2,6 +2,7 @@
  * and the option text (tn_nn_conv2d_str(1, 32, 3, "padding=1")) build the same thing, with
  * PyTorch's defaults for every name left out; the text parser takes PyTorch's syntax of any
  * length and refuses what it cannot read with a message naming the option. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -404,6 +405,103 @@ TEST(scheduler_agree) {
     CHECK(tn_memory_stats_get().live_tensors == 0);
 }
 
+/* ---- data ---- */
+/* Both loaders exist and give the same batches (count, shapes, values) for one epoch. */
+static void same_loader(tn_loader *a, tn_loader *b, const char *what, int line) {
+    bool same = a && b && tn_loader_len(a) == tn_loader_len(b);
+    if (!a || !b) fail_at(line, "%s: %s (error: %s)", what, a ? "text form failed" : "struct form failed", tn_last_error());
+    for (int r = 1; same && r == 1;) {
+        tn_tensor *x[2] = {NULL, NULL}, *y[2] = {NULL, NULL};
+        r = tn_loader_next(a, x);
+        same = r == tn_loader_next(b, y);
+        for (int k = 0; same && r == 1 && k < 2; k++) {
+            tn_scope_begin();
+            same = tn_ndim(x[k]) == tn_ndim(y[k]) && !memcmp(tn_shape(x[k]), tn_shape(y[k]), sizeof(int64_t) * (size_t)tn_ndim(x[k])) &&
+                   tn_item(tn_sum(tn_abs(tn_sub(tn_to_dtype(x[k], TN_F64), tn_to_dtype(y[k], TN_F64))))) == 0;
+            tn_scope_end();
+        }
+        for (int k = 0; r == 1 && k < 2; k++) { tn_release(x[k]); tn_release(y[k]); }
+    }
+    if (same) tn_test_passed++;
+    else if (a && b) fail_at(line, "%s: the batches differ", what);
+    tn_loader_free(a);
+    tn_loader_free(b);
+}
+#define SAME_LOADER(a, b) same_loader((a), (b), #a, __LINE__)
+static void same_tensor(tn_tensor *a, tn_tensor *b, const char *what, int line) {
+    bool same = a && b && tn_ndim(a) == tn_ndim(b) && tn_get_dtype(a) == tn_get_dtype(b) &&
+                !memcmp(tn_shape(a), tn_shape(b), sizeof(int64_t) * (size_t)tn_ndim(a));
+    if (same) {
+        tn_scope_begin();
+        same = tn_numel(a) == 0 || tn_item(tn_sum(tn_abs(tn_sub(tn_to_dtype(a, TN_F64), tn_to_dtype(b, TN_F64))))) == 0;
+        tn_scope_end();
+    }
+    if (same) tn_test_passed++;
+    else fail_at(line, "%s: the tensors differ (error: %s)", what, tn_last_error());
+    tn_release(a);
+    tn_release(b);
+}
+#define SAME_TENSOR(a, b) same_tensor((a), (b), #a, __LINE__)
+
+TEST(data_agree) {
+    tn_tensor *x = tn_arange(0, 20, 1, TN_F32), *y = tn_arange(0, 10, 1, TN_I64);
+    tn_tensor *xs[2] = {tn_reshape(x, TN_SHAPE(10, 2)), y};
+    tn_dataset *ds = tn_tensor_dataset(xs, 2);
+    SAME_LOADER(tn_loader_new(ds), tn_loader_new_str(ds, NULL));
+    SAME_LOADER(tn_loader_new(ds, .batch_size = 3, .drop_last = true), tn_loader_new_str(ds, "batch_size=3, drop_last=True"));
+    SAME_LOADER(tn_loader_new(ds, .batch_size = 4, .shuffle = true, .seed = 0, .num_workers = 2, .prefetch_factor = 3),
+                tn_loader_new_str(ds, "batch_size=4, shuffle=True, seed=0, num_workers=2, prefetch_factor=3"));
+    SAME_LOADER(tn_loader_new(ds, .batch_size = 4, .shuffle = true, .seed = 0), tn_loader_new_str(ds, "batch_size=4, shuffle=True, seed=0, num_workers=0"));
+    tn_loader *l = tn_loader_new(ds);   /* PyTorch's batch_size=1 */
+    CHECK(tn_loader_len(l) == 10);
+    tn_loader_free(l);
+    l = tn_loader_new(ds, .batch_size = TN_NONE);   /* None: samples one by one */
+    tn_tensor *b[2];
+    CHECK(tn_loader_len(l) == 10 && tn_loader_next(l, b) == 1 && tn_ndim(b[0]) == 1 && tn_ndim(b[1]) == 0);
+    tn_release(b[0]);
+    tn_release(b[1]);
+    tn_loader_free(l);
+    CHECK_ERR(tn_loader_new(ds, .batch_size = 0), "batch_size should be a positive integer value");   /* 0 is not None */
+    CHECK_ERR(tn_loader_new(ds, .prefetch_factor = 2), "prefetch_factor option could only be specified with num_workers > 0");
+    CHECK_ERR(tn_loader_new_str(ds, "prefetch_factor=2"), "prefetch_factor option could only be specified with num_workers > 0");
+    CHECK_ERR(tn_loader_new_str(ds, "batch_size=1, batch=2"), "tn_loader_new: unknown option 'batch' (valid: batch_size, shuffle, drop_last, num_workers, prefetch_factor, seed)");
+    tn_dataset_free(ds);
+    tn_release(xs[0]);
+    tn_release(x);
+    tn_release(y);
+
+    char path[] = "/tmp/tn_kwargs_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("a;b;label;c\n1;2;0;3\n4;5;1;6\n", f);
+    fclose(f);
+    tn_tensor *la, *lb;
+    SAME_TENSOR(tn_read_csv(path, NULL, .delimiter = ";"), tn_read_csv_str(path, NULL, "delimiter=';'"));
+    SAME_TENSOR(tn_read_csv(path, &la, .delimiter = ";", .label_name = "label", .dtype = TN_F64),
+                tn_read_csv_str(path, &lb, "delimiter=';', label_name='label', dtype=float64"));
+    SAME_TENSOR(la, lb);
+    SAME_TENSOR(tn_read_csv(path, &la, .delimiter = ";", .label_column = -2), tn_read_csv_str(path, &lb, "delimiter=';', label_column=-2"));
+    SAME_TENSOR(la, lb);
+    SAME_TENSOR(tn_read_csv(path, &la, .delimiter = ";", .label_column = 2, .header = true), tn_read_csv_str(path, &lb, "label_column=2, delimiter=;, header=True"));
+    SAME_TENSOR(la, lb);
+    x = tn_read_csv(path, &la, .delimiter = ";", .label_column = 0);   /* 0 is column 0, not "none" */
+    tn_scope_begin();
+    CHECK(x && la && tn_size(x, 1) == 3 && tn_item(tn_select(la, 0, 1)) == 4);
+    tn_scope_end();
+    tn_release(x);
+    tn_release(la);
+    x = tn_read_csv(path, &la, .delimiter = ";");
+    CHECK(x && !la && tn_size(x, 1) == 4 && tn_get_dtype(x) == TN_F32);   /* defaults: no label column, float32 */
+    tn_release(x);
+    CHECK_ERR(tn_read_csv(path, NULL), "tn_read_csv:");   /* the default delimiter ',' */
+    CHECK_ERR(tn_read_csv(path, NULL, .delimiter = ";", .label_column = 1, .label_name = "label"), "give label_column or label_name, not both");
+    CHECK_ERR(tn_read_csv_str(path, NULL, "delimiter=';', label_column='label'"), "tn_read_csv: option label_column='label' is not a number");
+    remove(path);
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
 int main(void) {
     RUN(conv_struct_and_text_agree);
     RUN(kwargs_text_errors);
@@ -412,5 +510,6 @@ int main(void) {
     RUN(rnn_attention_agree);
     RUN(optim_agree);
     RUN(scheduler_agree);
+    RUN(data_agree);
     return tn_test_report();
 }

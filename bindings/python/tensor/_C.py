@@ -503,7 +503,7 @@ tn_safetensors_serialize p p S
 ?tn_dataset_len l p
 ?tn_dataset_get i p l A
 ?tn_dataset_free v p
-?tn_loader_new p p s
+?tn_loader_new_str p p s
 ?tn_loader_len l p
 ?tn_loader_next i p A
 ?tn_loader_free v p
