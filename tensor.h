@@ -137,6 +137,11 @@ extern "C" {
 #define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
 #define TN_LIST_MAX 64                 /* the most values of an IL or DL option */
 #define TN__NAN2 {NAN, NAN}            /* a D2 pair not given */
+#ifdef __cplusplus
+#define TN__LIST0 {}                   /* an IL / DL list not given (empty) */
+#else
+#define TN__LIST0 {0}
+#endif
 typedef struct tn_ints { int n; int64_t v[TN_LIST_MAX]; } tn_ints;
 typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 /* List literals for IL and DL fields: .milestones = TN_INTS(30, 80) is {2, {30, 80}} (no
@@ -1430,7 +1435,7 @@ enum { TN_MODE_MIN = 0, TN_MODE_MAX };                /* ReduceLROnPlateau's mod
 enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's threshold_mode */
 #define TN_FIELDS_tn_lr_scheduler_opts(X) \
     X(I,  step_size,            TN_NONE, "") \
-    X(IL, milestones,           {0},     "") \
+    X(IL, milestones,           TN__LIST0,     "") \
     X(D,  gamma,                NAN,     "") \
     X(D,  T_max,                NAN,     "") \
     X(D,  eta_min,              NAN,     "") \
@@ -1442,7 +1447,7 @@ enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's thr
     X(D,  factor,               NAN,     "") \
     X(D,  power,                NAN,     "") \
     X(D,  max_lr,               NAN,     "") \
-    X(DL, max_lr_groups,        {0},     "") \
+    X(DL, max_lr_groups,        TN__LIST0,     "") \
     X(I,  total_steps,          TN_NONE, "") \
     X(I,  epochs,               TN_NONE, "") \
     X(I,  steps_per_epoch,      TN_NONE, "") \
@@ -1450,9 +1455,9 @@ enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's thr
     X(E,  anneal_strategy,      -1,      "cos|linear") \
     X(OB, cycle_momentum,       -1,      "") \
     X(D,  base_momentum,        NAN,     "") \
-    X(DL, base_momentum_groups, {0},     "") \
+    X(DL, base_momentum_groups, TN__LIST0,     "") \
     X(D,  max_momentum,         NAN,     "") \
-    X(DL, max_momentum_groups,  {0},     "") \
+    X(DL, max_momentum_groups,  TN__LIST0,     "") \
     X(D,  div_factor,           NAN,     "") \
     X(D,  final_div_factor,     NAN,     "") \
     X(OB, three_phase,          -1,      "") \
@@ -1462,7 +1467,7 @@ enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's thr
     X(E,  threshold_mode,       -1,      "rel|abs") \
     X(I,  cooldown,             TN_NONE, "") \
     X(D,  min_lr,               NAN,     "") \
-    X(DL, min_lr_groups,        {0},     "") \
+    X(DL, min_lr_groups,        TN__LIST0,     "") \
     X(D,  eps,                  NAN,     "") \
     X(I,  last_epoch,           TN_NONE, "")
 TN__KW_STRUCT(tn_lr_scheduler_opts);
