@@ -721,38 +721,78 @@ TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
 /* x1 [*, in1], x2 [*, in2], weight [out, in1, in2], bias [out] or NULL: x1^T W x2 + b. */
 TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *weight, tn_tensor *bias);
 
-/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose2d): x [N, C, *] or unbatched [C, *],
-   weight [O, C/groups, k...], bias [O] or NULL. Scalars apply to every spatial dim; the
-   _ex forms take one value per dim. padding TN_PAD_SAME is padding='same' (stride 1). */
-#define TN_PAD_SAME (-1)
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                              const int64_t dilation[2], int64_t groups);
-/* weight [C, O/groups, kh, kw]; output size (H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1. */
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]);
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
+/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose1d / F.conv_transpose2d): x [N, C, *]
+   or unbatched [C, *], weight [O, C/groups, k...] ([C, O/groups, k...] transposed), bias [O]
+   or NULL, then the keyword arguments: tn_conv2d(x, w, b, .stride = 2, .padding = 1). An int
+   applies to every spatial dim; the 2-d forms take pairs too (.stride_hw = {2, 1}, text
+   "stride=(2, 1)"). padding TN_PADDING_SAME (stride 1) or TN_PADDING_VALID, not for the
+   transposed forms; output_padding is theirs only. Transposed output size: (H-1)*stride -
+   2*padding + dilation*(k-1) + output_padding + 1. */
+#define TN_FIELDS_tn_conv_fn_opts(X) \
+    X(I,  stride,            1,   "") \
+    X(P,  padding,           0,   "") \
+    X(I,  dilation,          1,   "") \
+    X(I,  groups,            1,   "") \
+    X(I,  output_padding,    0,   "") \
+    X(I2, stride_hw,         {0}, "") \
+    X(I2, padding_hw,        {0}, "") \
+    X(I2, dilation_hw,       {0}, "") \
+    X(I2, output_padding_hw, {0}, "")
+TN__KW_STRUCT(tn_conv_fn_opts);
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+#define tn_conv1d(x, weight, ...) tn_conv1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv2d(x, weight, ...) tn_conv2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose1d(x, weight, ...) tn_conv_transpose1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose2d(x, weight, ...) tn_conv_transpose2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]);
 
-/* Pooling over [N, C, *] or unbatched [C, *]. stride 0 means stride = kernel (PyTorch's
-   None). indices: NULL, or receives the int64 argmax positions (flat over each plane),
-   as return_indices=True. */
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  const int64_t dilation[2], bool ceil_mode, tn_tensor **indices);
-/* divisor_override 0: none. */
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d's keyword arguments, and F.max_pool / F.avg_pool's:
+   one struct for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
+   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
+   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
+   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). */
+#define TN_FIELDS_tn_pool_opts(X) \
+    X(I,  stride,            TN_NONE, "") \
+    X(I,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(B,  return_indices,    false, "") \
+    X(B,  ceil_mode,         false, "") \
+    X(B,  count_include_pad, true,  "") \
+    X(I,  divisor_override,  TN_NONE, "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "")
+TN__KW_STRUCT(tn_pool_opts);
+/* Pooling over [N, C, *] or unbatched [C, *] (F.max_pool1d/2d, F.avg_pool1d/2d): the kernel
+   size, then nn.MaxPool / nn.AvgPool's keyword arguments (tn_pool_opts):
+   tn_max_pool2d(x, 2), tn_avg_pool2d(x, 3, .stride = 1, .padding = 1, .count_include_pad =
+   false). return_indices=True is tn_max_pool2d_with_indices(x, &indices, kernel_size, ...):
+   indices receives the int64 argmax positions (flat over each plane). */
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+#define tn_max_pool1d(x, ...) tn_max_pool1d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d(x, ...) tn_max_pool2d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool1d_with_indices(x, indices, ...) tn_max_pool1d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d_with_indices(x, indices, ...) tn_max_pool2d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool1d(x, ...) tn_avg_pool1d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool2d(x, ...) tn_avg_pool2d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
 
@@ -808,17 +848,27 @@ TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction re
 TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta);
 /* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta (delta=1, > 0). */
 TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta);
+/* F.nll_loss and F.cross_entropy's keyword arguments: weight NULL or [C] (input's dtype; a
+   tensor, so the option text cannot give it), ignore_index (targets equal to it count
+   nowhere; the mean divides by the summed weights of the other targets, NaN when there
+   are none), reduction, label_smoothing (cross_entropy only: in [0, 1], mixes in the
+   uniform distribution). tn_cross_entropy(logits, y, .weight = w, .label_smoothing = 0.1). */
+#define TN_FIELDS_tn_loss_opts(X) \
+    X(T, weight,          NULL, "") \
+    X(I, ignore_index,    -100, "") \
+    X(E, reduction,       TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, label_smoothing, 0.0,  "")
+TN__KW_STRUCT(tn_loss_opts);
 /* Negative log likelihood of log-probabilities input [N, C], [C] or [N, C, d1, ...] at int64
-   class indices target [N], [] or [N, d1, ...]: no weight, ignore_index=-100, mean. */
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target);
-/* weight: NULL or [C] (input's dtype). Targets equal to ignore_index count nowhere; the mean
-   divides by the summed weights of the other targets (NaN when there are none). */
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction);
-/* nll_loss(log_softmax(input, class dim), target) with F.cross_entropy's defaults. */
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target);
-/* target: int64 class indices, or floating class probabilities of input's shape (then
-   ignore_index must be -100). label_smoothing in [0, 1] mixes in the uniform distribution. */
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing);
+   class indices target [N], [] or [N, d1, ...]. */
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_nll_loss(input, ...) tn_nll_loss_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* nll_loss(log_softmax(input, class dim), target). target: int64 class indices, or floating
+   class probabilities of input's shape (then ignore_index must be -100). */
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_cross_entropy(input, ...) tn_cross_entropy_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* -w (t log(x) + (1 - t) log(1 - x)), logs clamped at -100; input in [0, 1], target of
    input's shape and dtype; weight NULL or broadcastable to input. */
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction);
@@ -865,24 +915,29 @@ TNDEF void tn_enable_grad_begin(void);
 TNDEF void tn_enable_grad_end(void);
 TNDEF bool tn_is_grad_enabled(void);
 
-typedef struct tn_backward_opts {
-    int _reserved;        /* lets TN_BACKWARD_OPTS() with no options be valid C */
-    bool retain_graph;    /* keep saved tensors for another backward */
-    bool create_graph;    /* record the backward pass itself (higher-order gradients) */
-    bool allow_unused;    /* tn_autograd_grad: an input the outputs do not depend on gives NULL, not an error */
-} tn_backward_opts;
-#ifndef __cplusplus
-#define TN_BACKWARD_OPTS(...) ((tn_backward_opts){._reserved = 0, __VA_ARGS__})
-#endif
-/* Backward from a one-element tensor (gradient 1). Returns 0 or -1 with an error. */
-TNDEF int tn_backward(tn_tensor *t);
-/* Backward from t with the given gradient (t's shape; NULL means ones for one element). */
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts);
+/* tensor.backward(gradient=None, retain_graph=None, create_graph=False) and
+   torch.autograd.grad's keyword arguments: tn_backward(loss), tn_backward(y, .gradient = g,
+   .retain_graph = true). gradient: t's shape, NULL means ones for a one-element t (backward
+   only). retain_graph -1 is None: create_graph's value (saved tensors are kept for another
+   backward when true). create_graph records the backward pass itself (higher-order
+   gradients). allow_unused (autograd.grad only): an input the outputs do not depend on gives
+   NULL, not an error. Returns 0 or -1 with an error. */
+#define TN_FIELDS_tn_autograd_opts(X) \
+    X(T,  gradient,     NULL,  "") \
+    X(OB, retain_graph, -1,    "") \
+    X(B,  create_graph, false, "") \
+    X(B,  allow_unused, false, "")
+TN__KW_STRUCT(tn_autograd_opts);
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts);
+#define tn_backward(...) tn_backward_opts(TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 /* torch.autograd.grad: results[i] = d(sum outputs . grad_outputs)/d inputs[i] (new
    references, same ownership rule as op results; NULL for unused inputs with
-   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched. */
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts);
+   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched:
+   tn_autograd_grad(&y, 1, &x, 1, NULL, &dx, .create_graph = true). */
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts);
+#define tn_autograd_grad(outputs, n_outputs, inputs, n_inputs, grad_outputs, ...) \
+    tn_autograd_grad_opts(outputs, n_outputs, inputs, n_inputs, grad_outputs, TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 
 /* A hook sees the gradient flowing into t during backward and may replace it: return
    a tensor (borrowed: the engine retains it, so the result of any op will do) or NULL
@@ -1052,25 +1107,8 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* nn.MaxPool1d/2d and nn.AvgPool1d/2d (and F.max_pool / F.avg_pool, section 10): one struct
-   for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
-   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
-   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
-   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). tn_nn_max_pool2d(2) is
-   nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
-#define TN_FIELDS_tn_pool_opts(X) \
-    X(I,  stride,            TN_NONE, "") \
-    X(I,  padding,           0,     "") \
-    X(I,  dilation,          1,     "") \
-    X(B,  return_indices,    false, "") \
-    X(B,  ceil_mode,         false, "") \
-    X(B,  count_include_pad, true,  "") \
-    X(I,  divisor_override,  TN_NONE, "") \
-    X(I2, kernel_size_hw,    {0},   "") \
-    X(I2, stride_hw,         {0},   "") \
-    X(I2, padding_hw,        {0},   "") \
-    X(I2, dilation_hw,       {0},   "")
-TN__KW_STRUCT(tn_pool_opts);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
+   tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
 TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
 TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
 TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
@@ -2580,6 +2618,15 @@ static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys,
         if (seen >> i & 1) { tn__error("%s: option '%.*s' given twice", fn, (int)k.n, k.p); goto fail; }
         if (tn__kw_set(fn, &keys[i], k, v, out)) goto fail;
         seen |= (uint64_t)1 << i;
+        if (keys[i].type == 'J') {   /* (a, a) is the int a: "stride=(0, 0)" is 0, not the pair {0, 0} ("not given") */
+            int64_t *pair = (int64_t *)((char *)out + keys[i].off);
+            const int b = tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, tn__kw_base_len(keys[i].name)}, "");
+            if (b >= 0 && b != i && (keys[b].type == 'I' || keys[b].type == 'P') && pair[0] == pair[1]) {
+                if (keys[b].type == 'P' && pair[0] < 0) { tn__error("%s: option %.*s=%.*s: padding must be non-negative", fn, (int)k.n, k.p, (int)v.n, v.p); goto fail; }
+                *(int64_t *)((char *)out + keys[b].off) = pair[0];
+                pair[0] = pair[1] = 0;
+            }
+        }
     }
     if (seen_out) *seen_out = seen;
     return 0;
@@ -2698,6 +2745,12 @@ static const tn__kwkey tn__kw_loader[] = {TN_FIELDS_tn_loader_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_csv_opts
 static const tn__kwkey tn__kw_csv[] = {TN_FIELDS_tn_csv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv_fn_opts
+static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loss_opts
+static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
@@ -9787,7 +9840,12 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
         if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
     }
     const int64_t N = x->shape[0], C = x->shape[1], KO = w->shape[1] * G * g[0] * g[1], L = g[8] * g[9];
-    if (nx && !(gin[0] = tn_conv2d_ex(gy, w, NULL, g + 6, g + 4, g + 2, G))) return -1;
+    tn_conv_fn_opts co = TN_DEFAULTS(tn_conv_fn_opts);   /* g's stride, padding, dilation pairs */
+    memcpy(co.stride_hw, g + 6, sizeof co.stride_hw);
+    memcpy(co.padding_hw, g + 4, sizeof co.padding_hw);
+    memcpy(co.dilation_hw, g + 2, sizeof co.dilation_hw);
+    co.groups = G;
+    if (nx && !(gin[0] = tn_conv2d_opts(gy, w, NULL, co))) return -1;
     if (nw) {
         tn_tensor *xg = tn_reshape(tn_permute(x, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, C / G, N * L));
         tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(gy, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, KO / G, N * L));
@@ -9821,7 +9879,7 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
     return tn__conv_record(x4, w4, b, g, G, y, out ? tn__convt_bw : tn__conv_bw);
 }
 
-/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
+/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PADDING_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
@@ -9831,7 +9889,7 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
         return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
     if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
-    bool same = p[0] == TN_PAD_SAME;
+    bool same = p[0] == TN_PADDING_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
     for (int i = 0; i < nsp && !same; i++) if (p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
     /* geometry within 2^31 keeps every size computed below far from int64 overflow */
@@ -9916,26 +9974,42 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     y = tn__grad_name(y, "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn_squeeze_dim(y, 0));
 }
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    return TN__AS("tn_conv1d", tn__conv("tn_conv1d", x, w, b, 1, false, &stride, &padding, &dilation, NULL, groups));
+/* tn_conv_fn_opts -> per-dim stride, padding (TN_PADDING_SAME kept, VALID as 0), dilation,
+   output padding; 0, or -1 with an error. */
+static int tn__conv_args(const char *fn, int nsp, bool transposed, const tn_conv_fn_opts *o, int64_t s[2], int64_t p[2], int64_t d[2], int64_t op[2]) {
+    const int64_t *hw[4] = {o->stride_hw, o->padding_hw, o->dilation_hw, o->output_padding_hw};
+    const int64_t v[4] = {o->stride, o->padding == TN_PADDING_VALID ? 0 : o->padding, o->dilation, o->output_padding};
+    int64_t *out[4] = {s, p, d, op};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->padding == TN_PADDING_SAME || o->padding == TN_PADDING_VALID) p[0] = p[1] = o->padding == TN_PADDING_SAME ? TN_PADDING_SAME : 0;
+    if (!transposed && (op[0] || op[1])) return TN__FAIL_INT("%s: output_padding is an option of the transposed convolutions only", fn);
+    return 0;
 }
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, stride, padding, dilation, NULL, groups));
+static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
+    int64_t s[2], p[2], d[2], op[2];
+    if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
+    return TN__AS(fn, tn__conv(fn, x, w, b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups));
 }
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, s, p, d, NULL, groups));
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv1d", x, w, b, 1, false, o); }
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv2d", x, w, b, 2, false, o); }
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose1d", x, w, b, 1, true, o); }
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose2d", x, w, b, 2, true, o); }
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv1d", options, tn_conv1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]) {
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, stride, padding, dilation, output_padding, groups));
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv2d", options, tn_conv2d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, o[2] = {output_padding, output_padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, s, p, d, o, groups));
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose1d", options, tn_conv_transpose1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    return TN__AS("tn_conv_transpose1d", tn__conv("tn_conv_transpose1d", x, w, b, 1, true, &stride, &padding, &dilation, &output_padding, groups));
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose2d", options, tn_conv_transpose2d_opts(x, w, b, o));
 }
 
 /* ======================================================================= */
@@ -10434,16 +10508,23 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "MaxPool2DWithIndicesBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool1d", tn__max_pool("tn_max_pool1d", x, 1, &kernel, &stride, &padding, &dilation, ceil_mode, indices));
+/* F.max_pool: indices NULL, or return_indices=True */
+static tn_tensor *tn__max_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, tn_tensor **indices, int64_t ksize, const tn_pool_opts *o) {
+    if (indices) *indices = NULL;
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, true, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    if (o->return_indices && !indices) return (tn_tensor *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices", fn, nsp);
+    return TN__AS(fn, tn__max_pool(fn, x, nsp, k, st, pd, dl, o->ceil_mode, indices));
 }
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
-                                  bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, kernel, stride, padding, dilation, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool1d", "max_pool1d", x, 1, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool2d", "max_pool2d", x, 2, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool1d", true, options, &o) ? NULL : tn_max_pool1d_opts(x, indices, k, o);
 }
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool2d", true, options, &o) ? NULL : tn_max_pool2d_opts(x, indices, k, o);
 }
 /* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). */
 static void tn__adaptive_table(int64_t in, int64_t out, int64_t *start, int64_t *end) {
@@ -10493,16 +10574,20 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    return TN__AS("tn_avg_pool1d", tn__avg_pool("tn_avg_pool1d", x, 1, &kernel, &stride, &padding, ceil_mode, count_include_pad, 0));
+static tn_tensor *tn__avg_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, int64_t ksize, const tn_pool_opts *o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, false, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    return TN__AS(fn, tn__avg_pool(fn, x, nsp, k, st, pd, o->ceil_mode, o->count_include_pad, divisor));
 }
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], bool ceil_mode,
-                                  bool count_include_pad, int64_t divisor_override) {
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override));
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool1d", "avg_pool1d", x, 1, k, &o); }
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool2d", "avg_pool2d", x, 2, k, &o); }
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool1d", false, options, &o) ? NULL : tn_avg_pool1d_opts(x, k, o);
 }
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding};
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, k, s, p, ceil_mode, count_include_pad, 0));
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool2d", false, options, &o) ? NULL : tn_avg_pool2d_opts(x, k, o);
 }
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
@@ -11733,10 +11818,16 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
     return tn__loss_finish(nkeep < 0 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction) {
-    return TN__AS("tn_nll_loss", tn__nll_impl(input, target, weight, ignore_index, reduction));
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
+    return TN__AS("tn_nll_loss", tn__nll_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction));
 }
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target) { return tn_nll_loss_ex(input, target, NULL, -100, TN_REDUCTION_MEAN); }
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* label_smoothing is cross_entropy's */
+    const int n = tn__kw_filter(tn__kw_loss, TN__KW_N(tn__kw_loss), "weight, ignore_index, reduction", keys);
+    tn_loss_opts o = TN_DEFAULTS(tn_loss_opts);
+    return tn__kw_parse("tn_nll_loss", options, keys, n, &o, NULL) ? NULL : tn_nll_loss_opts(input, target, o);
+}
 
 /* weight [C] viewed along the class dim of an input of ndim dims: [1, C, 1, ...] (or [C]) */
 static tn_tensor *tn__class_view(tn_tensor *weight, int ndim) {
@@ -11850,10 +11941,12 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     int64_t c = input->shape[cd];
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");
 }
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing) {
-    return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, weight, ignore_index, reduction, label_smoothing));
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction, o.label_smoothing));
 }
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target) { return tn_cross_entropy_ex(input, target, NULL, -100, TN_REDUCTION_MEAN, 0.0); }
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_loss_opts, loss, "tn_cross_entropy", options, tn_cross_entropy_opts(input, target, o));
+}
 
 /* weight (may be NULL) broadcast to t's shape, or -1 with a message */
 static int tn__loss_check_weight(const char *fn, const char *wname, tn_tensor *w, tn_tensor *t) {
@@ -12970,12 +13063,13 @@ static tn__leafacc *tn__leaf_entry(tn__leafvec *lv, tn_tensor *leaf, bool add) {
 }
 
 static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
-                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_backward_opts o) {
+                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
     tn__leafvec leaves = {NULL, 0, 0};
     int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
     int rc = 0;
-    if (o.create_graph) o.retain_graph = true; /* PyTorch: retain_graph defaults to create_graph */
+    if (o.retain_graph == -1) o.retain_graph = o.create_graph; /* PyTorch: retain_graph=None is create_graph */
+    if (o.create_graph) o.retain_graph = true;
 
     /* 1. collect the reachable nodes and count each one's consumers */
     for (int r = 0; r < nroots && rc == 0; r++) {
@@ -13086,8 +13180,10 @@ static int tn__check_root(const char *fn, tn_tensor *t, int k) {
     return 0;
 }
 
-static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) {
+static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_autograd_opts opts) {
     if (!t) return -1;
+    if (opts.allow_unused) return TN__FAIL_INT("%s: allow_unused is an option of tn_autograd_grad", fn);
+    if (opts.retain_graph < -1 || opts.retain_graph > 1) return TN__FAIL_INT("%s: retain_graph %d is not true, false or -1 (None)", fn, opts.retain_graph);
     if (tn__check_root(fn, t, 0)) return -1;
     tn_tensor *g = gradient;
     if (g && (g->ndim != t->ndim || memcmp(g->shape, t->shape, (size_t)t->ndim * sizeof(int64_t))))
@@ -13100,16 +13196,13 @@ static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_ba
     tn_release(own);
     return rc;
 }
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) { return tn__backward("tn_backward_with", t, gradient, opts); }
-TNDEF int tn_backward(tn_tensor *t) {
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
-    return tn__backward("tn_backward", t, NULL, o);
-}
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts) { return tn__backward("tn_backward", t, opts.gradient, opts); }
 
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts) {
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts) {
     const char *fn = "tn_autograd_grad";
+    if (opts.gradient) return TN__FAIL_INT("%s: gradient is an option of tn_backward (autograd.grad takes grad_outputs)", fn);
+    if (opts.retain_graph < -1 || opts.retain_graph > 1) return TN__FAIL_INT("%s: retain_graph %d is not true, false or -1 (None)", fn, opts.retain_graph);
     if (!outputs || !inputs || !results || n_outputs <= 0 || n_inputs <= 0) return TN__FAIL_INT("%s: need outputs, inputs and a results array", fn);
     for (int k = 0; k < n_inputs; k++) results[k] = NULL;
     for (int k = 0; k < n_outputs; k++) if (!outputs[k] || tn__check_root(fn, outputs[k], k)) return -1;
@@ -13331,11 +13424,10 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
             tn_scope_begin();
             tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
             if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
-            tn_backward_opts o;
-            memset(&o, 0, sizeof o);
+            tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
             o.retain_graph = true;
             o.allow_unused = true;
-            if (tn_autograd_grad(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
+            if (tn_autograd_grad_opts(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
             tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
             for (int64_t e = 0; e < nx; e++) {
                 double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
@@ -13373,13 +13465,12 @@ static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
         tn_enable_grad_end();
         if (!out) return NULL;
     }
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
+    tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
     o.create_graph = true;
     o.retain_graph = true;
     o.allow_unused = true;
     tn_tensor *vv = tn_reshape(v, out->shape, out->ndim);
-    if (tn_autograd_grad(&out, 1, xs, nx, &vv, gs, o)) return NULL;
+    if (tn_autograd_grad_opts(&out, 1, xs, nx, &vv, gs, o)) return NULL;
     int64_t m1 = -1;
     for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
     return tn_cat(gs, nx, 0);
@@ -14069,7 +14160,7 @@ typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid
 static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
     tn__convm *c = (tn__convm *)m;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
-    int64_t p[2] = {c->same ? TN_PAD_SAME : c->p[0], c->p[1]};
+    int64_t p[2] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1]};
     return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
 }
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {

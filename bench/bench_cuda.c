@@ -110,13 +110,13 @@ static int step(workload *w) {
         break;
     case CONV_FWD:
         tn_no_grad_begin();
-        rc = tn_conv2d(w->x, w->w, NULL, 1, 1, 1, 1) ? 0 : -1;
+        rc = tn_conv2d(w->x, w->w, NULL, .padding = 1) ? 0 : -1;
         tn_no_grad_end();
         break;
     case CONV_FWD_BWD: {
         tn_set_grad(w->x, NULL);
         tn_set_grad(w->w, NULL);
-        tn_tensor *out = tn_conv2d(w->x, w->w, NULL, 1, 1, 1, 1);
+        tn_tensor *out = tn_conv2d(w->x, w->w, NULL, .padding = 1);
         rc = out ? tn_backward(tn_sum(out)) : -1;
         break;
     }

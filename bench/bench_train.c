@@ -75,12 +75,12 @@ static void step(workload *w) {
         tn_optim_step(w->opt);
     } else if (w->kind == 1) {
         tn_no_grad_begin();
-        tn_conv2d(w->x, w->w, NULL, 1, 1, 1, 1);
+        tn_conv2d(w->x, w->w, NULL, .padding = 1);
         tn_no_grad_end();
     } else {
         tn_set_grad(w->x, NULL);
         tn_set_grad(w->w, NULL);
-        tn_backward(tn_sum(tn_conv2d(w->x, w->w, NULL, 1, 1, 1, w->kind == 3 ? 64 : 1)));
+        tn_backward(tn_sum(tn_conv2d(w->x, w->w, NULL, .padding = 1, .groups = w->kind == 3 ? 64 : 1)));
     }
     tn_scope_end();
 }

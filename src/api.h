@@ -695,38 +695,78 @@ TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
 /* x1 [*, in1], x2 [*, in2], weight [out, in1, in2], bias [out] or NULL: x1^T W x2 + b. */
 TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *weight, tn_tensor *bias);
 
-/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose2d): x [N, C, *] or unbatched [C, *],
-   weight [O, C/groups, k...], bias [O] or NULL. Scalars apply to every spatial dim; the
-   _ex forms take one value per dim. padding TN_PAD_SAME is padding='same' (stride 1). */
-#define TN_PAD_SAME (-1)
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                              const int64_t dilation[2], int64_t groups);
-/* weight [C, O/groups, kh, kw]; output size (H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1. */
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]);
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
+/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose1d / F.conv_transpose2d): x [N, C, *]
+   or unbatched [C, *], weight [O, C/groups, k...] ([C, O/groups, k...] transposed), bias [O]
+   or NULL, then the keyword arguments: tn_conv2d(x, w, b, .stride = 2, .padding = 1). An int
+   applies to every spatial dim; the 2-d forms take pairs too (.stride_hw = {2, 1}, text
+   "stride=(2, 1)"). padding TN_PADDING_SAME (stride 1) or TN_PADDING_VALID, not for the
+   transposed forms; output_padding is theirs only. Transposed output size: (H-1)*stride -
+   2*padding + dilation*(k-1) + output_padding + 1. */
+#define TN_FIELDS_tn_conv_fn_opts(X) \
+    X(I,  stride,            1,   "") \
+    X(P,  padding,           0,   "") \
+    X(I,  dilation,          1,   "") \
+    X(I,  groups,            1,   "") \
+    X(I,  output_padding,    0,   "") \
+    X(I2, stride_hw,         {0}, "") \
+    X(I2, padding_hw,        {0}, "") \
+    X(I2, dilation_hw,       {0}, "") \
+    X(I2, output_padding_hw, {0}, "")
+TN__KW_STRUCT(tn_conv_fn_opts);
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+#define tn_conv1d(x, weight, ...) tn_conv1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv2d(x, weight, ...) tn_conv2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose1d(x, weight, ...) tn_conv_transpose1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose2d(x, weight, ...) tn_conv_transpose2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]);
 
-/* Pooling over [N, C, *] or unbatched [C, *]. stride 0 means stride = kernel (PyTorch's
-   None). indices: NULL, or receives the int64 argmax positions (flat over each plane),
-   as return_indices=True. */
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  const int64_t dilation[2], bool ceil_mode, tn_tensor **indices);
-/* divisor_override 0: none. */
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d's keyword arguments, and F.max_pool / F.avg_pool's:
+   one struct for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
+   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
+   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
+   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). */
+#define TN_FIELDS_tn_pool_opts(X) \
+    X(I,  stride,            TN_NONE, "") \
+    X(I,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(B,  return_indices,    false, "") \
+    X(B,  ceil_mode,         false, "") \
+    X(B,  count_include_pad, true,  "") \
+    X(I,  divisor_override,  TN_NONE, "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "")
+TN__KW_STRUCT(tn_pool_opts);
+/* Pooling over [N, C, *] or unbatched [C, *] (F.max_pool1d/2d, F.avg_pool1d/2d): the kernel
+   size, then nn.MaxPool / nn.AvgPool's keyword arguments (tn_pool_opts):
+   tn_max_pool2d(x, 2), tn_avg_pool2d(x, 3, .stride = 1, .padding = 1, .count_include_pad =
+   false). return_indices=True is tn_max_pool2d_with_indices(x, &indices, kernel_size, ...):
+   indices receives the int64 argmax positions (flat over each plane). */
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+#define tn_max_pool1d(x, ...) tn_max_pool1d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d(x, ...) tn_max_pool2d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool1d_with_indices(x, indices, ...) tn_max_pool1d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d_with_indices(x, indices, ...) tn_max_pool2d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool1d(x, ...) tn_avg_pool1d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool2d(x, ...) tn_avg_pool2d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
 
@@ -782,17 +822,27 @@ TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction re
 TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta);
 /* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta (delta=1, > 0). */
 TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta);
+/* F.nll_loss and F.cross_entropy's keyword arguments: weight NULL or [C] (input's dtype; a
+   tensor, so the option text cannot give it), ignore_index (targets equal to it count
+   nowhere; the mean divides by the summed weights of the other targets, NaN when there
+   are none), reduction, label_smoothing (cross_entropy only: in [0, 1], mixes in the
+   uniform distribution). tn_cross_entropy(logits, y, .weight = w, .label_smoothing = 0.1). */
+#define TN_FIELDS_tn_loss_opts(X) \
+    X(T, weight,          NULL, "") \
+    X(I, ignore_index,    -100, "") \
+    X(E, reduction,       TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, label_smoothing, 0.0,  "")
+TN__KW_STRUCT(tn_loss_opts);
 /* Negative log likelihood of log-probabilities input [N, C], [C] or [N, C, d1, ...] at int64
-   class indices target [N], [] or [N, d1, ...]: no weight, ignore_index=-100, mean. */
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target);
-/* weight: NULL or [C] (input's dtype). Targets equal to ignore_index count nowhere; the mean
-   divides by the summed weights of the other targets (NaN when there are none). */
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction);
-/* nll_loss(log_softmax(input, class dim), target) with F.cross_entropy's defaults. */
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target);
-/* target: int64 class indices, or floating class probabilities of input's shape (then
-   ignore_index must be -100). label_smoothing in [0, 1] mixes in the uniform distribution. */
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing);
+   class indices target [N], [] or [N, d1, ...]. */
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_nll_loss(input, ...) tn_nll_loss_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* nll_loss(log_softmax(input, class dim), target). target: int64 class indices, or floating
+   class probabilities of input's shape (then ignore_index must be -100). */
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_cross_entropy(input, ...) tn_cross_entropy_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* -w (t log(x) + (1 - t) log(1 - x)), logs clamped at -100; input in [0, 1], target of
    input's shape and dtype; weight NULL or broadcastable to input. */
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction);
@@ -839,24 +889,29 @@ TNDEF void tn_enable_grad_begin(void);
 TNDEF void tn_enable_grad_end(void);
 TNDEF bool tn_is_grad_enabled(void);
 
-typedef struct tn_backward_opts {
-    int _reserved;        /* lets TN_BACKWARD_OPTS() with no options be valid C */
-    bool retain_graph;    /* keep saved tensors for another backward */
-    bool create_graph;    /* record the backward pass itself (higher-order gradients) */
-    bool allow_unused;    /* tn_autograd_grad: an input the outputs do not depend on gives NULL, not an error */
-} tn_backward_opts;
-#ifndef __cplusplus
-#define TN_BACKWARD_OPTS(...) ((tn_backward_opts){._reserved = 0, __VA_ARGS__})
-#endif
-/* Backward from a one-element tensor (gradient 1). Returns 0 or -1 with an error. */
-TNDEF int tn_backward(tn_tensor *t);
-/* Backward from t with the given gradient (t's shape; NULL means ones for one element). */
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts);
+/* tensor.backward(gradient=None, retain_graph=None, create_graph=False) and
+   torch.autograd.grad's keyword arguments: tn_backward(loss), tn_backward(y, .gradient = g,
+   .retain_graph = true). gradient: t's shape, NULL means ones for a one-element t (backward
+   only). retain_graph -1 is None: create_graph's value (saved tensors are kept for another
+   backward when true). create_graph records the backward pass itself (higher-order
+   gradients). allow_unused (autograd.grad only): an input the outputs do not depend on gives
+   NULL, not an error. Returns 0 or -1 with an error. */
+#define TN_FIELDS_tn_autograd_opts(X) \
+    X(T,  gradient,     NULL,  "") \
+    X(OB, retain_graph, -1,    "") \
+    X(B,  create_graph, false, "") \
+    X(B,  allow_unused, false, "")
+TN__KW_STRUCT(tn_autograd_opts);
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts);
+#define tn_backward(...) tn_backward_opts(TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 /* torch.autograd.grad: results[i] = d(sum outputs . grad_outputs)/d inputs[i] (new
    references, same ownership rule as op results; NULL for unused inputs with
-   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched. */
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts);
+   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched:
+   tn_autograd_grad(&y, 1, &x, 1, NULL, &dx, .create_graph = true). */
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts);
+#define tn_autograd_grad(outputs, n_outputs, inputs, n_inputs, grad_outputs, ...) \
+    tn_autograd_grad_opts(outputs, n_outputs, inputs, n_inputs, grad_outputs, TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 
 /* A hook sees the gradient flowing into t during backward and may replace it: return
    a tensor (borrowed: the engine retains it, so the result of any op will do) or NULL
@@ -1026,25 +1081,8 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* nn.MaxPool1d/2d and nn.AvgPool1d/2d (and F.max_pool / F.avg_pool, section 10): one struct
-   for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
-   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
-   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
-   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). tn_nn_max_pool2d(2) is
-   nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
-#define TN_FIELDS_tn_pool_opts(X) \
-    X(I,  stride,            TN_NONE, "") \
-    X(I,  padding,           0,     "") \
-    X(I,  dilation,          1,     "") \
-    X(B,  return_indices,    false, "") \
-    X(B,  ceil_mode,         false, "") \
-    X(B,  count_include_pad, true,  "") \
-    X(I,  divisor_override,  TN_NONE, "") \
-    X(I2, kernel_size_hw,    {0},   "") \
-    X(I2, stride_hw,         {0},   "") \
-    X(I2, padding_hw,        {0},   "") \
-    X(I2, dilation_hw,       {0},   "")
-TN__KW_STRUCT(tn_pool_opts);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
+   tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
 TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
 TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
 TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);

@@ -502,6 +502,109 @@ TEST(data_agree) {
     CHECK(tn_memory_stats_get().live_tensors == 0);
 }
 
+/* ---- functional ops and autograd ---- */
+/* same values (both exist, same shape, max |a - b| == 0); both released */
+#define SAME_VALUES(a, b) same_tensor((a), (b), #a, __LINE__)
+
+TEST(functional_agree) {
+    tn_scope_begin();
+    tn_manual_seed(3);
+    tn_tensor *x = tn_randn(TN_SHAPE(2, 4, 7, 6), TN_F64), *w = tn_randn(TN_SHAPE(6, 2, 3, 3), TN_F64), *b = tn_randn(TN_SHAPE(6), TN_F64);
+    tn_tensor *x1 = tn_randn(TN_SHAPE(2, 4, 9), TN_F64), *w1 = tn_randn(TN_SHAPE(6, 4, 3), TN_F64), *wt = tn_randn(TN_SHAPE(4, 3, 3, 3), TN_F64);
+    tn_tensor *wt1 = tn_randn(TN_SHAPE(4, 3, 3), TN_F64);
+    /* tn_keep: same_tensor releases its arguments; the scope owns the rest */
+#define K(t) tn_retain(t)
+    SAME_VALUES(K(tn_conv2d(x, w, b, .groups = 2)), K(tn_conv2d_str(x, w, b, "groups=2")));
+    SAME_VALUES(K(tn_conv2d(x, w, b, .stride = 2, .padding = 1, .groups = 2)), K(tn_conv2d_str(x, w, b, "stride=2, padding=1, groups=2")));
+    SAME_VALUES(K(tn_conv2d(x, w, NULL, .stride_hw = {2, 1}, .padding_hw = {1, 0}, .dilation_hw = {1, 2}, .groups = 2)),
+                K(tn_conv2d_str(x, w, NULL, "stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2")));
+    SAME_VALUES(K(tn_conv2d(x, w, b, .padding = TN_PADDING_SAME, .dilation = 2, .groups = 2)), K(tn_conv2d_str(x, w, b, "padding='same', dilation=2, groups=2")));
+    SAME_VALUES(K(tn_conv2d(x, w, b, .padding = TN_PADDING_VALID, .groups = 2)), K(tn_conv2d(x, w, b, .padding = 0, .groups = 2)));
+    SAME_VALUES(K(tn_conv1d(x1, w1, NULL, .stride = 2, .padding = 1, .dilation = 2)), K(tn_conv1d_str(x1, w1, NULL, "stride=2, padding=1, dilation=2")));
+    SAME_VALUES(K(tn_conv_transpose2d(x, wt, NULL, .stride = 2, .padding = 1, .output_padding = 1)),
+                K(tn_conv_transpose2d_str(x, wt, NULL, "stride=2, padding=1, output_padding=1")));
+    SAME_VALUES(K(tn_conv_transpose2d(x, wt, NULL, .stride_hw = {2, 1}, .output_padding_hw = {1, 0})),
+                K(tn_conv_transpose2d_str(x, wt, NULL, "stride=(2, 1), output_padding=(1, 0)")));
+    SAME_VALUES(K(tn_conv_transpose1d(x1, wt1, NULL, .stride = 2, .dilation = 2)), K(tn_conv_transpose1d_str(x1, wt1, NULL, "stride=2, dilation=2")));
+    CHECK_ERR(tn_conv2d(x, w, b, .groups = 2, .output_padding = 1), "tn_conv2d: output_padding is an option of the transposed convolutions only");
+    CHECK_ERR(tn_conv2d_str(x, w, b, "groups=2, stride=(0, 0)"), "tn_conv2d: stride");   /* a pair of zeros is zero, not "not given" */
+    CHECK_ERR(tn_conv1d(x1, w1, NULL, .stride_hw = {2, 1}), "a 1-d convolution takes ints");
+
+    tn_tensor *ia, *ib;
+    SAME_VALUES(K(tn_max_pool2d(x, 2)), K(tn_max_pool2d_str(x, NULL, 2, NULL)));
+    SAME_VALUES(K(tn_max_pool2d_with_indices(x, &ia, 3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true)),
+                K(tn_max_pool2d_str(x, &ib, 3, "stride=2, padding=1, dilation=2, ceil_mode=True")));
+    SAME_VALUES(K(ia), K(ib));
+    SAME_VALUES(K(tn_max_pool2d(x, 3, .kernel_size_hw = {3, 2}, .stride_hw = {1, 2})), K(tn_max_pool2d_str(x, NULL, 3, "kernel_size=(3, 2), stride=(1, 2)")));
+    SAME_VALUES(K(tn_max_pool1d_with_indices(x1, &ia, 2, .stride = 1)), K(tn_max_pool1d_str(x1, &ib, 2, "stride=1")));
+    SAME_VALUES(K(ia), K(ib));
+    SAME_VALUES(K(tn_avg_pool2d(x, 3, .stride = 1, .padding = 1, .count_include_pad = false, .divisor_override = 2)),
+                K(tn_avg_pool2d_str(x, 3, "stride=1, padding=1, count_include_pad=False, divisor_override=2")));
+    SAME_VALUES(K(tn_avg_pool1d(x1, 3, .ceil_mode = true)), K(tn_avg_pool1d_str(x1, 3, "ceil_mode=True, stride=None")));
+    SAME_VALUES(K(tn_avg_pool2d(x, 2)), K(tn_avg_pool2d(x, 2, .stride = 2, .padding = 0)));   /* stride None: the kernel size */
+    CHECK_ERR(tn_avg_pool2d(x, 2, .dilation = 2), "tn_avg_pool2d: dilation is not an option of avg_pool2d");
+    CHECK_ERR(tn_max_pool2d(x, 2, .return_indices = true), "tn_max_pool2d: return_indices: call tn_max_pool2d_with_indices");
+    CHECK_ERR(tn_max_pool2d_str(x, NULL, 2, "divisor_override=2"), "tn_max_pool2d: unknown option 'divisor_override'");
+
+    tn_tensor *logits = tn_randn(TN_SHAPE(5, 4), TN_F64), *y = tn_randint(0, 4, TN_SHAPE(5), TN_I64, NULL);
+    tn_tensor *cw = tn_rand(TN_SHAPE(4), TN_F64), *logp = tn_log_softmax(logits, 1);
+    SAME_VALUES(K(tn_cross_entropy(logits, y)), K(tn_cross_entropy_str(logits, y, NULL)));
+    SAME_VALUES(K(tn_cross_entropy(logits, y, .ignore_index = 1, .reduction = TN_REDUCTION_SUM, .label_smoothing = 0.1)),
+                K(tn_cross_entropy_str(logits, y, "ignore_index=1, reduction='sum', label_smoothing=0.1")));
+    SAME_VALUES(K(tn_cross_entropy(logits, y, .reduction = TN_REDUCTION_NONE)), K(tn_cross_entropy_str(logits, y, "reduction='none'")));
+    SAME_VALUES(K(tn_nll_loss(logp, y, .ignore_index = 2, .reduction = TN_REDUCTION_SUM)), K(tn_nll_loss_str(logp, y, "ignore_index=2, reduction='sum'")));
+    /* defaults: mean, ignore_index -100, no smoothing; ignore_index 0 is class 0 */
+    SAME_VALUES(K(tn_nll_loss(logp, y)), K(tn_nll_loss(logp, y, .weight = NULL, .ignore_index = -100, .reduction = TN_REDUCTION_MEAN)));
+    SAME_VALUES(K(tn_cross_entropy(logits, y)), K(tn_nll_loss(logp, y)));
+    tn_tensor *y0 = tn_zeros(TN_SHAPE(5), TN_I64);
+    CHECK(tn_item(tn_nll_loss(logp, y0, .ignore_index = 0, .reduction = TN_REDUCTION_SUM)) == 0);
+    /* the weight: a tensor field (the option text cannot give one) */
+    SAME_VALUES(K(tn_cross_entropy(logits, y, .weight = cw)), K(tn_nll_loss(logp, y, .weight = cw)));
+    CHECK_ERR(tn_cross_entropy_str(logits, y, "weight=None"), "tn_cross_entropy: option weight is a tensor, which the option text cannot give");
+    CHECK_ERR(tn_nll_loss(logp, y, .label_smoothing = 0.1), "tn_nll_loss: label_smoothing is an option of cross_entropy");
+    CHECK_ERR(tn_nll_loss_str(logp, y, "label_smoothing=0.1"), "tn_nll_loss: unknown option 'label_smoothing' (valid: weight, ignore_index, reduction)");
+    CHECK_ERR(tn_cross_entropy_str(logits, y, "reduction='batchmean'"), "expected one of mean|sum|none");
+#undef K
+    tn_scope_end();
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
+TEST(autograd_agree) {
+    tn_scope_begin();
+    tn_tensor *x = tn_full(TN_SHAPE(3), 2.0, TN_F64);
+    tn_requires_grad_(x, true);
+    /* defaults: gradient ones for a one-element output, retain_graph None = create_graph = false */
+    tn_tensor *l = tn_sum(tn_mul(x, x));
+    CHECK(tn_backward(l) == 0 && tn_item(tn_sum(tn_grad(x))) == 12);
+    CHECK_ERR(tn_backward(l) == 0, "tn_backward:");   /* the graph was freed */
+    tn_set_grad(x, NULL);
+    l = tn_sum(tn_mul(x, x));
+    CHECK(tn_backward(l, .retain_graph = true) == 0 && tn_backward(l) == 0 && tn_item(tn_sum(tn_grad(x))) == 24);
+    tn_set_grad(x, NULL);
+    /* a gradient for a non-scalar output; the _opts form from TN_DEFAULTS */
+    tn_tensor *y = tn_mul(x, x), *g = tn_full(TN_SHAPE(3), 0.5, TN_F64);
+    tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
+    CHECK(o.gradient == NULL && o.retain_graph == -1 && !o.create_graph && !o.allow_unused);
+    o.gradient = g;
+    CHECK(tn_backward_opts(y, o) == 0 && tn_item(tn_sum(tn_grad(x))) == 6);
+    tn_set_grad(x, NULL);
+    /* create_graph: the graph is kept (retain_graph None follows it) and the gradient has history */
+    l = tn_sum(tn_mul(x, tn_mul(x, x)));
+    tn_tensor *dx = NULL;
+    CHECK(tn_autograd_grad(&l, 1, &x, 1, NULL, &dx, .create_graph = true) == 0 && tn_requires_grad(dx));
+    CHECK(tn_autograd_grad(&l, 1, &x, 1, NULL, &dx) == 0 && !tn_requires_grad(dx));
+    tn_tensor *z = tn_full(TN_SHAPE(1), 1.0, TN_F64);
+    tn_requires_grad_(z, true);
+    tn_tensor *ins[2] = {x, z}, *res[2];
+    l = tn_sum(tn_mul(x, x));
+    CHECK_ERR(tn_autograd_grad(&l, 1, ins, 2, NULL, res, .retain_graph = true) == 0, "not have been used");
+    CHECK(tn_autograd_grad(&l, 1, ins, 2, NULL, res, .allow_unused = true) == 0 && res[1] == NULL && res[0]);
+    CHECK_ERR(tn_backward(tn_sum(tn_mul(x, x)), .allow_unused = true) == 0, "tn_backward: allow_unused is an option of tn_autograd_grad");
+    CHECK_ERR(tn_autograd_grad(&l, 1, &x, 1, NULL, res, .gradient = g) == 0, "tn_autograd_grad: gradient is an option of tn_backward");
+    tn_scope_end();
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
 int main(void) {
     RUN(conv_struct_and_text_agree);
     RUN(kwargs_text_errors);
@@ -511,5 +614,7 @@ int main(void) {
     RUN(optim_agree);
     RUN(scheduler_agree);
     RUN(data_agree);
+    RUN(functional_agree);
+    RUN(autograd_agree);
     return tn_test_report();
 }

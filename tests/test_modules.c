@@ -1287,37 +1287,37 @@ TEST(layers_forward) {
         tn_module_free(M);
     }
     x = input(SH(2, 4, 11));
-    LAYER("Conv1d", tn_nn_conv1d(4, 6, 3, .stride = 2, .padding = 1, .dilation = 2, .groups = 2), x, tn_conv1d(x, P("weight"), P("bias"), 2, 1, 2, 2));
-    LAYER("Conv1d(padding='same')", tn_nn_conv1d(4, 3, 4, .padding = TN_PADDING_SAME, .bias = false), x, tn_conv1d(x, P("weight"), NULL, 1, TN_PAD_SAME, 1, 1));
-    LAYER("Conv1d defaults", tn_nn_conv1d(4, 3, 2), x, tn_conv1d(x, P("weight"), P("bias"), 1, 0, 1, 1));
+    LAYER("Conv1d", tn_nn_conv1d(4, 6, 3, .stride = 2, .padding = 1, .dilation = 2, .groups = 2), x, tn_conv1d(x, P("weight"), P("bias"), .stride = 2, .padding = 1, .dilation = 2, .groups = 2));
+    LAYER("Conv1d(padding='same')", tn_nn_conv1d(4, 3, 4, .padding = TN_PADDING_SAME, .bias = false), x, tn_conv1d(x, P("weight"), NULL, .padding = TN_PADDING_SAME));
+    LAYER("Conv1d defaults", tn_nn_conv1d(4, 3, 2), x, tn_conv1d(x, P("weight"), P("bias")));
     x = input(SH(2, 4, 9, 8));
     LAYER("Conv2d", tn_nn_conv2d(4, 6, 3, .kernel_size_hw = {3, 2}, .stride_hw = {2, 1}, .padding_hw = {1, 0}, .dilation_hw = {1, 2}, .groups = 2), x,
-          tn_conv2d_ex(x, P("weight"), P("bias"), I2[0], (int64_t[]){1, 0}, (int64_t[]){1, 2}, 2));
-    LAYER("Conv2d(padding='same')", tn_nn_conv2d(4, 2, 3, .padding = TN_PADDING_SAME, .dilation = 2), x, tn_conv2d(x, P("weight"), P("bias"), 1, TN_PAD_SAME, 2, 1));
-    LAYER("Conv2d(padding='valid')", tn_nn_conv2d(4, 2, 3, .padding = TN_PADDING_VALID), x, tn_conv2d(x, P("weight"), P("bias"), 1, 0, 1, 1));
-    LAYER("Conv2d defaults", tn_nn_conv2d(4, 5, 2), x, tn_conv2d(x, P("weight"), P("bias"), 1, 0, 1, 1));
+          tn_conv2d(x, P("weight"), P("bias"), .stride_hw = {I2[0][0], I2[0][1]}, .padding_hw = {1, 0}, .dilation_hw = {1, 2}, .groups = 2));
+    LAYER("Conv2d(padding='same')", tn_nn_conv2d(4, 2, 3, .padding = TN_PADDING_SAME, .dilation = 2), x, tn_conv2d(x, P("weight"), P("bias"), .padding = TN_PADDING_SAME, .dilation = 2));
+    LAYER("Conv2d(padding='valid')", tn_nn_conv2d(4, 2, 3, .padding = TN_PADDING_VALID), x, tn_conv2d(x, P("weight"), P("bias")));
+    LAYER("Conv2d defaults", tn_nn_conv2d(4, 5, 2), x, tn_conv2d(x, P("weight"), P("bias")));
     x = input(SH(4, 9, 8));
-    LAYER("Conv2d unbatched", tn_nn_conv2d(4, 5, 2, .stride = 2), x, tn_conv2d(x, P("weight"), P("bias"), 2, 0, 1, 1));
+    LAYER("Conv2d unbatched", tn_nn_conv2d(4, 5, 2, .stride = 2), x, tn_conv2d(x, P("weight"), P("bias"), .stride = 2));
     x = input(SH(2, 4, 5, 5));
     LAYER("ConvTranspose2d", tn_nn_conv_transpose2d(4, 6, 3, .stride = 2, .padding = 1, .output_padding = 1, .groups = 2), x,
-          tn_conv_transpose2d(x, P("weight"), P("bias"), 2, 1, 1, 2, 1));
+          tn_conv_transpose2d(x, P("weight"), P("bias"), .stride = 2, .padding = 1, .output_padding = 1, .groups = 2));
     LAYER("ConvTranspose2d(dilation)", tn_nn_conv_transpose2d(4, 3, 2, .kernel_size_hw = {2, 3}, .dilation = 2, .bias = false), x,
-          tn_conv_transpose2d_ex(x, P("weight"), NULL, (int64_t[]){1, 1}, (int64_t[]){0, 0}, (int64_t[]){0, 0}, 1, (int64_t[]){2, 2}));
+          tn_conv_transpose2d(x, P("weight"), NULL, .dilation = 2));
     x = input(SH(2, 3, 9, 10));
-    LAYER("MaxPool2d", tn_nn_max_pool2d(3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true), x, tn_max_pool2d(x, 3, 2, 1, 2, true, NULL));
+    LAYER("MaxPool2d", tn_nn_max_pool2d(3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true), x, tn_max_pool2d(x, 3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true));
     LAYER("MaxPool2d(kernel_size=(2, 3))", tn_nn_max_pool2d(2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}), x,
-          tn_max_pool2d_ex(x, (int64_t[]){2, 3}, (int64_t[]){1, 2}, (int64_t[]){0, 0}, (int64_t[]){1, 1}, false, NULL));
-    LAYER("MaxPool2d defaults", tn_nn_max_pool2d(2), x, tn_max_pool2d(x, 2, 0, 0, 1, false, NULL));
+          tn_max_pool2d(x, 2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}));
+    LAYER("MaxPool2d defaults", tn_nn_max_pool2d(2), x, tn_max_pool2d(x, 2));
     LAYER("AvgPool2d", tn_nn_avg_pool2d(3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false, .divisor_override = 2), x,
-          tn_avg_pool2d_ex(x, (int64_t[]){3, 3}, (int64_t[]){2, 2}, (int64_t[]){1, 1}, true, false, 2));
-    LAYER("AvgPool2d defaults", tn_nn_avg_pool2d(2), x, tn_avg_pool2d(x, 2, 0, 0, false, true));
+          tn_avg_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false, .divisor_override = 2));
+    LAYER("AvgPool2d defaults", tn_nn_avg_pool2d(2), x, tn_avg_pool2d(x, 2));
     LAYER("AdaptiveAvgPool2d", tn_nn_adaptive_avg_pool2d(2, 3), x, tn_adaptive_avg_pool2d(x, 2, 3));
     LAYER("AdaptiveMaxPool2d", tn_nn_adaptive_max_pool2d(3, 2), x, tn_adaptive_max_pool2d(x, 3, 2, NULL));
     x = input(SH(2, 3, 10));
-    LAYER("MaxPool1d", tn_nn_max_pool1d(3, .stride = 2, .padding = 1), x, tn_max_pool1d(x, 3, 2, 1, 1, false, NULL));
-    LAYER("MaxPool1d(dilation)", tn_nn_max_pool1d(3, .dilation = 2, .ceil_mode = true), x, tn_max_pool1d(x, 3, 0, 0, 2, true, NULL));
-    LAYER("AvgPool1d", tn_nn_avg_pool1d(2), x, tn_avg_pool1d(x, 2, 0, 0, false, true));
-    LAYER("AvgPool1d(count_include_pad=False)", tn_nn_avg_pool1d(3, .padding = 1, .count_include_pad = false), x, tn_avg_pool1d(x, 3, 0, 1, false, false));
+    LAYER("MaxPool1d", tn_nn_max_pool1d(3, .stride = 2, .padding = 1), x, tn_max_pool1d(x, 3, .stride = 2, .padding = 1));
+    LAYER("MaxPool1d(dilation)", tn_nn_max_pool1d(3, .dilation = 2, .ceil_mode = true), x, tn_max_pool1d(x, 3, .dilation = 2, .ceil_mode = true));
+    LAYER("AvgPool1d", tn_nn_avg_pool1d(2), x, tn_avg_pool1d(x, 2));
+    LAYER("AvgPool1d(count_include_pad=False)", tn_nn_avg_pool1d(3, .padding = 1, .count_include_pad = false), x, tn_avg_pool1d(x, 3, .padding = 1, .count_include_pad = false));
     /* normalisation */
     x = input(SH(2, 6, 3, 3));
     LAYER("GroupNorm", tn_nn_group_norm(2, 6, .eps = 1e-4), x, tn_group_norm(x, 2, P("weight"), P("bias"), 1e-4));

@@ -76,7 +76,7 @@ typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid
 static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
     tn__convm *c = (tn__convm *)m;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
-    int64_t p[2] = {c->same ? TN_PAD_SAME : c->p[0], c->p[1]};
+    int64_t p[2] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1]};
     return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
 }
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {

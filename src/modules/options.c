@@ -251,6 +251,15 @@ static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys,
         if (seen >> i & 1) { tn__error("%s: option '%.*s' given twice", fn, (int)k.n, k.p); goto fail; }
         if (tn__kw_set(fn, &keys[i], k, v, out)) goto fail;
         seen |= (uint64_t)1 << i;
+        if (keys[i].type == 'J') {   /* (a, a) is the int a: "stride=(0, 0)" is 0, not the pair {0, 0} ("not given") */
+            int64_t *pair = (int64_t *)((char *)out + keys[i].off);
+            const int b = tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, tn__kw_base_len(keys[i].name)}, "");
+            if (b >= 0 && b != i && (keys[b].type == 'I' || keys[b].type == 'P') && pair[0] == pair[1]) {
+                if (keys[b].type == 'P' && pair[0] < 0) { tn__error("%s: option %.*s=%.*s: padding must be non-negative", fn, (int)k.n, k.p, (int)v.n, v.p); goto fail; }
+                *(int64_t *)((char *)out + keys[b].off) = pair[0];
+                pair[0] = pair[1] = 0;
+            }
+        }
     }
     if (seen_out) *seen_out = seen;
     return 0;
@@ -369,6 +378,12 @@ static const tn__kwkey tn__kw_loader[] = {TN_FIELDS_tn_loader_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_csv_opts
 static const tn__kwkey tn__kw_csv[] = {TN_FIELDS_tn_csv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv_fn_opts
+static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loss_opts
+static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
