@@ -110,7 +110,7 @@ extern "C" {
        E  int, an enum: words are its names in the option text ("zeros|reflect"), in order
        P  padding: an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID ("padding='same'")
        I2 int64_t[2], a pair {h, w} that, when not {0, 0}, replaces the int of the same name
-          without _hw (the option text's "stride=(2, 1)" sets stride_hw)
+          without _hw (the option text's "stride=(2, 1)" sets stride_hw; "(2, 2)" is 2)
        D2 double[2], a pair (Adam's betas = {0.9, 0.999})
        S  const char *, a string ("delimiter=';'")
        T  tn_tensor *, a tensor (NULL: None); the option text cannot give one

@@ -198,7 +198,7 @@ static void ref_ce(const double *x, int64_t N, int64_t C, int64_t S, const int64
     free(lp);
 }
 
-/* check tn_nll_loss_ex / tn_cross_entropy_ex on input x (any strides, [C] or [N, C, ...])
+/* check tn_nll_loss / tn_cross_entropy (their keyword arguments) on input x (any strides, [C] or [N, C, ...])
    against ref_ce for all three reductions */
 static void check_ce(bool ce, tn_tensor *x, tn_tensor *t, tn_tensor *w, int64_t ii, double ls, const char *what) {
     for (int ri = 0; ri < 3; ri++) {
