@@ -45,12 +45,14 @@
  *   follows under TENSOR_IMPLEMENTATION, in parts developed as files of the project's
  *   src/ directory and joined into this header by tools/amalgamate; each part begins
  *   under a banner with its path:
- *   core/      config errors dtypes threads alloc tensor iterator creation rng
+ *   core/      config errors
+ *   modules/   options
+ *   core/      dtypes threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops pooling norm
  *              dropout embedding resize losses
  *   autograd/  graph derivatives engine custom debug gradcheck
- *   modules/   dict options module init layers rnn
+ *   modules/   dict module init layers rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
  *   io/        safetensors safetensors_write checkpoint print dlpack
@@ -96,12 +98,14 @@
 
 /* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
    tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
-   alive until the end of the call's full expression. */
+   alive until the end of the call's full expression. Each of the two is parenthesised, so
+   the pair passes through a macro's arguments as exactly two (tn_nn_layer_norm(TN_SHAPE(4,
+   5), .eps = 1e-6)). */
 #ifdef __cplusplus
 #include <initializer_list>
-#define TN_SHAPE(...) std::initializer_list<int64_t>{__VA_ARGS__}.begin(), (int)std::initializer_list<int64_t>{__VA_ARGS__}.size()
+#define TN_SHAPE(...) (std::initializer_list<int64_t>{__VA_ARGS__}.begin()), (int)(std::initializer_list<int64_t>{__VA_ARGS__}.size())
 #else
-#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define TN_SHAPE(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #endif
 
 #ifdef __cplusplus
@@ -115,26 +119,66 @@ extern "C" {
    A function with PyTorch keyword arguments takes them as one struct of PyTorch's names, and
    a macro named as the PyTorch function fills in PyTorch's defaults, then the fields you name:
        tn_module *conv = tn_nn_conv2d(1, 32, 3, .padding = 1, .bias = false);
-   A misspelt name is a compile error; a name you leave out keeps PyTorch's default. Behind the
-   macro are two functions: tn_nn_conv2d_opts(1, 32, 3, o) takes the struct (start from
-   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and tn_nn_conv2d_str(1, 32, 3, "padding=1,
+       tn_optim *opt = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9);
+       tn_tensor *loss = tn_cross_entropy(logits, y, .label_smoothing = 0.1);
+   A misspelt name is a compile error; a name you leave out keeps PyTorch's default, and a
+   value you give means what it says (.bias = false, .dropout = 0, .padding_idx = 0): the
+   defaults are written into the struct before your fields, never read from a zero. Behind
+   each macro are two functions: NAME_opts(..., o) takes the struct (start from
+   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and NAME_str(..., "padding=1,
    bias=False") parses PyTorch's keyword syntax, for bindings and configuration files.
    Each struct is written once, as a list TN_FIELDS_<struct>(X) of X(type, name, default,
    words) rows: the struct's members, its defaults and the option text's names and types all
-   come from that list. Types: I int64_t, D double, B bool, E an enum (words: its names in
-   the option text), P padding (an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID), I2 a pair
-   {h, w} of int64_t that, when not {0, 0}, replaces the int of the same name without _hw
-   (the option text's "stride=(2, 1)"). In C++ the members carry the defaults and the macro
-   builds T{...}: C++20 designated initialisers, in the order of the members. */
+   come from that list. Types:
+       I  int64_t               TN_NONE is None ("padding_idx=None")
+       D  double                NAN is None ("momentum=None")
+       B  bool
+       OB int: true, false, or -1 (None, or not given)
+       E  int, an enum: words are its names in the option text ("zeros|reflect"), in order
+       P  padding: an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID ("padding='same'")
+       I2 int64_t[2], a pair {h, w} that, when not {0, 0}, replaces the int of the same name
+          without _hw (the option text's "stride=(2, 1)" sets stride_hw; "(2, 2)" is 2)
+       D2 double[2], a pair (Adam's betas = {0.9, 0.999})
+       S  const char *, a string ("delimiter=';'")
+       T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
+       IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
+       DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
+          one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
+   A family of kinds behind one struct (tn_optim_opts for every optimizer, tn_lr_scheduler_opts
+   for every scheduler) starts each field as "not given" (NAN, TN_NONE, -1, an empty list)
+   and each kind fills in its own PyTorch default; a field the kind does not have is an error
+   when given. In C++ the members carry the defaults and the macro builds T{...}: C++20
+   designated initialisers, in the order of the members. */
 #define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
 #define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
+#define TN_LIST_MAX 64                 /* the most values of an IL or DL option */
+#define TN__NAN2 {NAN, NAN}            /* a D2 pair not given */
+#ifdef __cplusplus
+#define TN__LIST0 {}                   /* an IL / DL list not given (empty) */
+#else
+#define TN__LIST0 {0}
+#endif
+typedef struct tn_ints { int n; int64_t v[TN_LIST_MAX]; } tn_ints;
+typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
+/* List literals for IL and DL fields: .milestones = TN_INTS(30, 80) is {2, {30, 80}} (no
+   pointer: the values live in the struct). */
+#ifndef __cplusplus
+#define TN_INTS(...) {(int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), {__VA_ARGS__}}
+#define TN_DOUBLES(...) {(int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), {__VA_ARGS__}}
+#endif
 
 #define TN__KW_C_I(n) int64_t n
 #define TN__KW_C_D(n) double n
 #define TN__KW_C_B(n) bool n
+#define TN__KW_C_OB(n) int n
 #define TN__KW_C_E(n) int n
 #define TN__KW_C_P(n) int64_t n
 #define TN__KW_C_I2(n) int64_t n[2]
+#define TN__KW_C_D2(n) double n[2]
+#define TN__KW_C_S(n) const char *n
+#define TN__KW_C_T(n) struct tn_tensor *n
+#define TN__KW_C_IL(n) tn_ints n
+#define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
 #define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name) = def;
 #define TN__KW_INIT_(T) T{}
@@ -144,9 +188,14 @@ extern "C" {
 #define TN__KW_DEF(type, name, def, words) .name = def,
 #define TN__KW_INIT_(T) {TN_FIELDS_##T(TN__KW_DEF)}
 /* The defaults, then the caller's fields: later designators override earlier ones (C11
-   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal. */
+   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal.
+   The literal lives in a statement expression's block: a field holds values, never a
+   pointer to a compound literal written among the arguments (it would not outlive the
+   block); lists are TN_INTS / TN_DOUBLES values, strings are string literals or the
+   caller's own arrays. */
 #if defined(__clang__)
 #define TN__KW(T, ...) (__extension__({ _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Winitializer-overrides\"") \
+    _Pragma("clang diagnostic error \"-Wexcess-initializers\"") /* a positional value where a name belongs */ \
     T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("clang diagnostic pop") tn__kw_; }))
 #elif defined(__GNUC__)
 #define TN__KW(T, ...) (__extension__({ _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Woverride-init\"") \
@@ -157,7 +206,9 @@ extern "C" {
 #endif
 #define TN__KW_STRUCT(T) typedef struct T { TN_FIELDS_##T(TN__KW_MEMBER) } T
 /* The last positional argument and the keyword arguments after it, from one __VA_ARGS__ (C11
-   wants at least one argument for a macro's "...": the last positional one is it). */
+   wants at least one argument for a macro's "...": the last positional one is it). A macro
+   whose positional arguments come before that one passes __VA_ARGS__ on to a second macro
+   first, so that TN_SHAPE(2, 3) has become two arguments when they are counted. */
 #define TN__HEAD(...) TN__HEAD_(__VA_ARGS__, )
 #define TN__HEAD_(a, ...) a
 #define TN__TAIL(...) TN__TAIL_(__VA_ARGS__, )
@@ -691,38 +742,78 @@ TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
 /* x1 [*, in1], x2 [*, in2], weight [out, in1, in2], bias [out] or NULL: x1^T W x2 + b. */
 TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *weight, tn_tensor *bias);
 
-/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose2d): x [N, C, *] or unbatched [C, *],
-   weight [O, C/groups, k...], bias [O] or NULL. Scalars apply to every spatial dim; the
-   _ex forms take one value per dim. padding TN_PAD_SAME is padding='same' (stride 1). */
-#define TN_PAD_SAME (-1)
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                              const int64_t dilation[2], int64_t groups);
-/* weight [C, O/groups, kh, kw]; output size (H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1. */
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]);
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
+/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose1d / F.conv_transpose2d): x [N, C, *]
+   or unbatched [C, *], weight [O, C/groups, k...] ([C, O/groups, k...] transposed), bias [O]
+   or NULL, then the keyword arguments: tn_conv2d(x, w, b, .stride = 2, .padding = 1). An int
+   applies to every spatial dim; the 2-d forms take pairs too (.stride_hw = {2, 1}, text
+   "stride=(2, 1)"). padding TN_PADDING_SAME (stride 1) or TN_PADDING_VALID, not for the
+   transposed forms; output_padding is theirs only. Transposed output size: (H-1)*stride -
+   2*padding + dilation*(k-1) + output_padding + 1. */
+#define TN_FIELDS_tn_conv_fn_opts(X) \
+    X(I,  stride,            1,   "") \
+    X(P,  padding,           0,   "") \
+    X(I,  dilation,          1,   "") \
+    X(I,  groups,            1,   "") \
+    X(I,  output_padding,    0,   "") \
+    X(I2, stride_hw,         {0}, "") \
+    X(I2, padding_hw,        {0}, "") \
+    X(I2, dilation_hw,       {0}, "") \
+    X(I2, output_padding_hw, {0}, "")
+TN__KW_STRUCT(tn_conv_fn_opts);
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+#define tn_conv1d(x, weight, ...) tn_conv1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv2d(x, weight, ...) tn_conv2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose1d(x, weight, ...) tn_conv_transpose1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose2d(x, weight, ...) tn_conv_transpose2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]);
 
-/* Pooling over [N, C, *] or unbatched [C, *]. stride 0 means stride = kernel (PyTorch's
-   None). indices: NULL, or receives the int64 argmax positions (flat over each plane),
-   as return_indices=True. */
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  const int64_t dilation[2], bool ceil_mode, tn_tensor **indices);
-/* divisor_override 0: none. */
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d's keyword arguments, and F.max_pool / F.avg_pool's:
+   one struct for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
+   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
+   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
+   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). */
+#define TN_FIELDS_tn_pool_opts(X) \
+    X(I,  stride,            TN_NONE, "") \
+    X(I,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(B,  return_indices,    false, "") \
+    X(B,  ceil_mode,         false, "") \
+    X(B,  count_include_pad, true,  "") \
+    X(I,  divisor_override,  TN_NONE, "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "")
+TN__KW_STRUCT(tn_pool_opts);
+/* Pooling over [N, C, *] or unbatched [C, *] (F.max_pool1d/2d, F.avg_pool1d/2d): the kernel
+   size, then nn.MaxPool / nn.AvgPool's keyword arguments (tn_pool_opts):
+   tn_max_pool2d(x, 2), tn_avg_pool2d(x, 3, .stride = 1, .padding = 1, .count_include_pad =
+   false). return_indices=True is tn_max_pool2d_with_indices(x, &indices, kernel_size, ...):
+   indices receives the int64 argmax positions (flat over each plane). */
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+#define tn_max_pool1d(x, ...) tn_max_pool1d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d(x, ...) tn_max_pool2d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool1d_with_indices(x, indices, ...) tn_max_pool1d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d_with_indices(x, indices, ...) tn_max_pool2d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool1d(x, ...) tn_avg_pool1d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool2d(x, ...) tn_avg_pool2d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
 
@@ -778,17 +869,27 @@ TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction re
 TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta);
 /* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta (delta=1, > 0). */
 TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta);
+/* F.nll_loss and F.cross_entropy's keyword arguments: weight NULL or [C] (input's dtype; a
+   tensor, so the option text cannot give it), ignore_index (targets equal to it count
+   nowhere; the mean divides by the summed weights of the other targets, NaN when there
+   are none), reduction, label_smoothing (cross_entropy only: in [0, 1], mixes in the
+   uniform distribution). tn_cross_entropy(logits, y, .weight = w, .label_smoothing = 0.1). */
+#define TN_FIELDS_tn_loss_opts(X) \
+    X(T, weight,          NULL, "") \
+    X(I, ignore_index,    -100, "") \
+    X(E, reduction,       TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, label_smoothing, 0.0,  "")
+TN__KW_STRUCT(tn_loss_opts);
 /* Negative log likelihood of log-probabilities input [N, C], [C] or [N, C, d1, ...] at int64
-   class indices target [N], [] or [N, d1, ...]: no weight, ignore_index=-100, mean. */
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target);
-/* weight: NULL or [C] (input's dtype). Targets equal to ignore_index count nowhere; the mean
-   divides by the summed weights of the other targets (NaN when there are none). */
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction);
-/* nll_loss(log_softmax(input, class dim), target) with F.cross_entropy's defaults. */
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target);
-/* target: int64 class indices, or floating class probabilities of input's shape (then
-   ignore_index must be -100). label_smoothing in [0, 1] mixes in the uniform distribution. */
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing);
+   class indices target [N], [] or [N, d1, ...]. */
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_nll_loss(input, ...) tn_nll_loss_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* nll_loss(log_softmax(input, class dim), target). target: int64 class indices, or floating
+   class probabilities of input's shape (then ignore_index must be -100). */
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_cross_entropy(input, ...) tn_cross_entropy_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* -w (t log(x) + (1 - t) log(1 - x)), logs clamped at -100; input in [0, 1], target of
    input's shape and dtype; weight NULL or broadcastable to input. */
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction);
@@ -835,24 +936,29 @@ TNDEF void tn_enable_grad_begin(void);
 TNDEF void tn_enable_grad_end(void);
 TNDEF bool tn_is_grad_enabled(void);
 
-typedef struct tn_backward_opts {
-    int _reserved;        /* lets TN_BACKWARD_OPTS() with no options be valid C */
-    bool retain_graph;    /* keep saved tensors for another backward */
-    bool create_graph;    /* record the backward pass itself (higher-order gradients) */
-    bool allow_unused;    /* tn_autograd_grad: an input the outputs do not depend on gives NULL, not an error */
-} tn_backward_opts;
-#ifndef __cplusplus
-#define TN_BACKWARD_OPTS(...) ((tn_backward_opts){._reserved = 0, __VA_ARGS__})
-#endif
-/* Backward from a one-element tensor (gradient 1). Returns 0 or -1 with an error. */
-TNDEF int tn_backward(tn_tensor *t);
-/* Backward from t with the given gradient (t's shape; NULL means ones for one element). */
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts);
+/* tensor.backward(gradient=None, retain_graph=None, create_graph=False) and
+   torch.autograd.grad's keyword arguments: tn_backward(loss), tn_backward(y, .gradient = g,
+   .retain_graph = true). gradient: t's shape, NULL means ones for a one-element t (backward
+   only). retain_graph -1 is None: create_graph's value (saved tensors are kept for another
+   backward when true). create_graph records the backward pass itself (higher-order
+   gradients). allow_unused (autograd.grad only): an input the outputs do not depend on gives
+   NULL, not an error. Returns 0 or -1 with an error. */
+#define TN_FIELDS_tn_autograd_opts(X) \
+    X(T,  gradient,     NULL,  "") \
+    X(OB, retain_graph, -1,    "") \
+    X(B,  create_graph, false, "") \
+    X(B,  allow_unused, false, "")
+TN__KW_STRUCT(tn_autograd_opts);
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts);
+#define tn_backward(...) tn_backward_opts(TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 /* torch.autograd.grad: results[i] = d(sum outputs . grad_outputs)/d inputs[i] (new
    references, same ownership rule as op results; NULL for unused inputs with
-   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched. */
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts);
+   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched:
+   tn_autograd_grad(&y, 1, &x, 1, NULL, &dx, .create_graph = true). */
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts);
+#define tn_autograd_grad(outputs, n_outputs, inputs, n_inputs, grad_outputs, ...) \
+    tn_autograd_grad_opts(outputs, n_outputs, inputs, n_inputs, grad_outputs, TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 
 /* A hook sees the gradient flowing into t during backward and may replace it: return
    a tensor (borrowed: the engine retains it, so the result of any op will do) or NULL
@@ -923,8 +1029,8 @@ TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i);
 
 /* Modules (nn.Module): a type (name, forward, ...) plus named parameters, buffers and
    children, with PyTorch's state_dict names ("0.weight", "bn.running_mean"). Layers come
-   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as option
-   text, "stride=2, padding=1"). A module owns its children and retains its tensors;
+   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as designated
+   fields, tn_nn_conv2d(1, 32, 3, .stride = 2, .padding = 1); section 1). A module owns its children and retains its tensors;
    tn_module_free frees the tree. A user module embeds tn_module as its first member,
    allocates itself with tn_module_new and registers what it holds (examples/custom_module.c). */
 typedef struct tn_module tn_module;
@@ -987,8 +1093,9 @@ TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, cons
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
 
-/* Layers: PyTorch's constructor arguments; options are the keyword arguments as text.
-   Initialisation as PyTorch's reset_parameters. */
+/* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
+   the positional ones (each has an _opts and a _str form, section 1). Initialisation as
+   PyTorch's reset_parameters. */
 TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
 TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
@@ -1021,31 +1128,91 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
-TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_max_pool1d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t kernel_size, const char *options);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
+   tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_max_pool1d(...) tn_nn_max_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_max_pool2d(...) tn_nn_max_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool1d(...) tn_nn_avg_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool2d(...) tn_nn_avg_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
-/* options: eps, momentum (None: cumulative average), affine, track_running_stats */
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t num_features, const char *options);
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t num_features, const char *options);
-/* options: eps, elementwise_affine, bias */
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *normalized_shape, int n, const char *options);
-/* options: eps, affine */
-TNDEF tn_module *tn_nn_group_norm(int64_t num_groups, int64_t num_channels, const char *options);
+/* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
+#define TN_FIELDS_tn_batch_norm_opts(X) \
+    X(D, eps,                 1e-5, "") \
+    X(D, momentum,            0.1,  "") \
+    X(B, affine,              true, "") \
+    X(B, track_running_stats, true, "")
+TN__KW_STRUCT(tn_batch_norm_opts);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opts opts);
+#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+/* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
+   array and its length. */
+#define TN_FIELDS_tn_layer_norm_opts(X) \
+    X(D, eps,                1e-5, "") \
+    X(B, elementwise_affine, true, "") \
+    X(B, bias,               true, "")
+TN__KW_STRUCT(tn_layer_norm_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+#define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
+/* nn.GroupNorm(num_groups, num_channels) */
+#define TN_FIELDS_tn_group_norm_opts(X) \
+    X(D, eps,    1e-5, "") \
+    X(B, affine, true, "")
+TN__KW_STRUCT(tn_group_norm_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
-/* options: padding_idx */
-TNDEF tn_module *tn_nn_embedding(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+/* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
+   counts from num_embeddings). */
+#define TN_FIELDS_tn_embedding_opts(X) \
+    X(I, padding_idx, TN_NONE, "")
+TN__KW_STRUCT(tn_embedding_opts);
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_opts opts);
+#define tn_nn_embedding(num_embeddings, ...) tn_nn_embedding_opts(num_embeddings, TN__POS_KW(tn_embedding_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_embedding_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
 TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
-/* Activations as modules: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
-   "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax",
-   "LogSoftmax", with their keyword arguments ("negative_slope=0.2", "approximate='tanh'", "dim=1"). */
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options);
+/* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
+   "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
+   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   with its PyTorch default (no two activations default a name differently); an option the
+   named activation does not have is an error unless left at its default:
+   tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
+   .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
+   accepted and computes out of place. */
+enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
+#define TN_FIELDS_tn_activation_opts(X) \
+    X(B, inplace,        false, "") \
+    X(D, negative_slope, 0.01,  "") \
+    X(D, alpha,          1.0,   "") \
+    X(E, approximate,    TN_APPROXIMATE_NONE, "none|tanh") \
+    X(D, beta,           1.0,   "") \
+    X(D, threshold,      20.0,  "") \
+    X(D, min_val,        -1.0,  "") \
+    X(D, max_val,        1.0,   "") \
+    X(I, dim,            TN_NONE, "")
+TN__KW_STRUCT(tn_activation_opts);
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
+#define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options);
 TNDEF tn_module *tn_nn_relu(void);
 TNDEF tn_module *tn_nn_tanh(void);
 TNDEF tn_module *tn_nn_sigmoid(void);
@@ -1072,14 +1239,30 @@ TNDEF tn_tensor *tn_lstm_cell(tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tenso
                               tn_tensor **c_out);
 TNDEF tn_tensor *tn_gru_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh);
 
-/* nn.RNN / nn.LSTM / nn.GRU. options: num_layers=1, bias=True, batch_first=False, dropout=0
-   (between layers, when training), bidirectional=False; nonlinearity='tanh'|'relu' (RNN only);
-   proj_size=0 (LSTM only). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+/* nn.RNN / nn.LSTM / nn.GRU: tn_nn_lstm(10, 20, .num_layers = 2, .batch_first = true). Options
+   as PyTorch's: dropout between layers, when training; nonlinearity is RNN's only, proj_size
+   LSTM's only (either, given to another kind, is an error). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
    (weight_hr_l{k} with proj_size), "_reverse" for the backward direction; all U(-1/sqrt(hidden),
    1/sqrt(hidden)). The module's single-input forward returns the output only. */
-TNDEF tn_module *tn_nn_rnn(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru(int64_t input_size, int64_t hidden_size, const char *options);
+enum { TN_NONLINEARITY_TANH = 0, TN_NONLINEARITY_RELU };
+#define TN_FIELDS_tn_rnn_opts(X) \
+    X(I, num_layers,    1,     "") \
+    X(E, nonlinearity,  TN_NONLINEARITY_TANH, "tanh|relu") \
+    X(B, bias,          true,  "") \
+    X(B, batch_first,   false, "") \
+    X(D, dropout,       0.0,   "") \
+    X(B, bidirectional, false, "") \
+    X(I, proj_size,     0,     "")
+TN__KW_STRUCT(tn_rnn_opts);
+TNDEF tn_module *tn_nn_rnn_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_lstm_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_gru_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+#define tn_nn_rnn(input_size, ...) tn_nn_rnn_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_lstm(input_size, ...) tn_nn_lstm_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_gru(input_size, ...) tn_nn_gru_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_str(int64_t input_size, int64_t hidden_size, const char *options);
 /* RNN and GRU: x [L, N, H_in] ([N, L, H_in] with batch_first) or unbatched [L, H_in]; h0
    [D*num_layers, N, H_out] or [D*num_layers, H_out], NULL = zeros. Returns the output
    [L, N, D*H_out] ([N, L, D*H_out], [L, D*H_out]); *h_n (may be NULL) receives the final
@@ -1088,20 +1271,42 @@ TNDEF tn_tensor *tn_nn_rnn_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn
 /* LSTM: as tn_nn_rnn_forward with the cell state c0 [D*num_layers, N, hidden] (h0 and c0 both
    given or both NULL); H_out is proj_size when set. */
 TNDEF tn_tensor *tn_nn_lstm_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n);
-/* nn.RNNCell (options: bias, nonlinearity), nn.LSTMCell, nn.GRUCell (option: bias); parameters
-   weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL states are zeros. */
-TNDEF tn_module *tn_nn_rnn_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru_cell(int64_t input_size, int64_t hidden_size, const char *options);
+/* nn.RNNCell (bias, nonlinearity), nn.LSTMCell, nn.GRUCell (bias; nonlinearity is an error);
+   parameters weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL
+   states are zeros. */
+#define TN_FIELDS_tn_rnn_cell_opts(X) \
+    X(B, bias,         true, "") \
+    X(E, nonlinearity, TN_NONLINEARITY_TANH, "tanh|relu")
+TN__KW_STRUCT(tn_rnn_cell_opts);
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+#define tn_nn_rnn_cell(input_size, ...) tn_nn_rnn_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_lstm_cell(input_size, ...) tn_nn_lstm_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_gru_cell(input_size, ...) tn_nn_gru_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
 TNDEF tn_tensor *tn_nn_rnn_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* RNNCell (or GRUCell) */
 TNDEF tn_tensor *tn_nn_lstm_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor **c_out);
 TNDEF tn_tensor *tn_nn_gru_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* GRUCell (or RNNCell) */
 
-/* nn.MultiheadAttention. options: dropout=0, bias=True, add_bias_kv=False, add_zero_attn=False,
-   kdim=None, vdim=None, batch_first=False. Parameters as PyTorch's state dict: in_proj_weight
+/* nn.MultiheadAttention(embed_dim, num_heads): kdim and vdim TN_NONE are None (embed_dim).
+   Parameters as PyTorch's state dict: in_proj_weight
    [3E, E] (xavier_uniform; q_proj_weight, k_proj_weight, v_proj_weight when kdim or vdim differ
    from E), in_proj_bias [3E] (zeros), bias_k, bias_v [1, 1, E] (add_bias_kv), child out_proj. */
-TNDEF tn_module *tn_nn_multihead_attention(int64_t embed_dim, int64_t num_heads, const char *options);
+#define TN_FIELDS_tn_multihead_attention_opts(X) \
+    X(D, dropout,       0.0,     "") \
+    X(B, bias,          true,    "") \
+    X(B, add_bias_kv,   false,   "") \
+    X(B, add_zero_attn, false,   "") \
+    X(I, kdim,          TN_NONE, "") \
+    X(I, vdim,          TN_NONE, "") \
+    X(B, batch_first,   false,   "")
+TN__KW_STRUCT(tn_multihead_attention_opts);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t embed_dim, int64_t num_heads, tn_multihead_attention_opts opts);
+#define tn_nn_multihead_attention(embed_dim, ...) tn_nn_multihead_attention_opts(embed_dim, TN__POS_KW(tn_multihead_attention_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t embed_dim, int64_t num_heads, const char *options);
 /* q [L, N, E], k [S, N, kdim], v [S, N, vdim] ([N, L, E] ... with batch_first) or unbatched
    [L, E], [S, kdim], [S, vdim]. key_padding_mask [N, S] / [S] and attn_mask [L, S] or
    [N*num_heads, L, S]: bool masks are True where attention is NOT allowed (the opposite of
@@ -1115,15 +1320,28 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
 /* nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal, 0 elsewhere. */
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype);
 
-/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer. options: dim_feedforward=2048,
-   dropout=0.1, activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=False,
-   norm_first=False, bias=True. Children as PyTorch's (self_attn, [multihead_attn,] linear1,
+/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer(d_model, nhead): one struct for both
+   (tn_nn_transformer_encoder_layer(512, 8, .dropout = 0, .batch_first = true)). Children as PyTorch's (self_attn, [multihead_attn,] linear1,
    dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2[, dropout3]). Masks as
    tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask. */
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options);
+enum { TN_ACTIVATION_RELU = 0, TN_ACTIVATION_GELU };
+#define TN_FIELDS_tn_transformer_layer_opts(X) \
+    X(I, dim_feedforward, 2048,  "") \
+    X(D, dropout,         0.1,   "") \
+    X(E, activation,      TN_ACTIVATION_RELU, "relu|gelu") \
+    X(D, layer_norm_eps,  1e-5,  "") \
+    X(B, batch_first,     false, "") \
+    X(B, norm_first,      false, "") \
+    X(B, bias,            true,  "")
+TN__KW_STRUCT(tn_transformer_layer_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+#define tn_nn_transformer_encoder_layer(d_model, ...) tn_nn_transformer_encoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+#define tn_nn_transformer_decoder_layer(d_model, ...) tn_nn_transformer_decoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask,
                                                          tn_tensor *src_key_padding_mask, bool is_causal);
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
                                                          tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
                                                          tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
@@ -1143,22 +1361,79 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt,
 /* 13. optimizers                                                           */
 /* ======================================================================= */
 /* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
-   float64, CPU) from their .grad. Options are PyTorch's keyword arguments as text, with
-   PyTorch's names and defaults ("lr=0.01, momentum=0.9, nesterov=True"); an unknown name,
-   a wrong kind of value or an invalid value is an error. An optimizer retains its
-   parameters until tn_optim_free. A scheduler borrows its optimizer (which must outlive
-   it) and writes the groups' "lr". Guide: docs/optim.md. */
+   float64, CPU) from their .grad. One macro per optimizer, named as PyTorch's class, takes
+   the parameters and PyTorch's keyword arguments (section 1):
+       tn_optim *o = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9, .nesterov = true);
+       tn_optim *a = tn_optim_adamw(params, n, .lr = 3e-4, .betas = {0.9, 0.95});
+   An invalid value is an error, as in PyTorch. An optimizer retains its parameters until
+   tn_optim_free. A scheduler borrows its optimizer (which must outlive it) and writes the
+   groups' "lr". Guide: docs/optim.md. */
 typedef struct tn_optim tn_optim;
+enum { TN_LINE_SEARCH_NONE = 0, TN_LINE_SEARCH_STRONG_WOLFE };   /* LBFGS's line_search_fn */
+/* Every optimizer's keyword arguments in one struct. Its fields start as "not given" (NAN,
+   TN_NONE, -1, betas {NAN, NAN}) rather than as one kind's defaults, because the defaults
+   differ by kind and a parameter group inherits: a field not given takes the kind's PyTorch
+   default (SGD's lr 1e-3, Adadelta's 1.0, AdamW's weight_decay 1e-2, ...) when an optimizer
+   is created, and the optimizer's own value in tn_optim_add_param_group. Any value you give
+   is used as given, zero included (.weight_decay = 0 for AdamW, .momentum = 0). A field the
+   kind does not have is an error when given (the message lists the kind's names). foreach
+   and fused are accepted and change nothing; capturable and differentiable only as false.
+   The bools are ints: true, false, or -1 (not given). */
+#define TN_FIELDS_tn_optim_opts(X) \
+    X(D,  lr,                        NAN,     "") \
+    X(D,  momentum,                  NAN,     "") \
+    X(D,  dampening,                 NAN,     "") \
+    X(D,  weight_decay,              NAN,     "") \
+    X(OB, nesterov,                  -1,      "") \
+    X(D2, betas,                     TN__NAN2, "") \
+    X(D,  eps,                       NAN,     "") \
+    X(OB, amsgrad,                   -1,      "") \
+    X(D,  alpha,                     NAN,     "") \
+    X(OB, centered,                  -1,      "") \
+    X(D,  lr_decay,                  NAN,     "") \
+    X(D,  initial_accumulator_value, NAN,     "") \
+    X(D,  rho,                       NAN,     "") \
+    X(D,  momentum_decay,            NAN,     "") \
+    X(OB, decoupled_weight_decay,    -1,      "") \
+    X(I,  max_iter,                  TN_NONE, "") \
+    X(I,  max_eval,                  TN_NONE, "") \
+    X(D,  tolerance_grad,            NAN,     "") \
+    X(D,  tolerance_change,          NAN,     "") \
+    X(I,  history_size,              TN_NONE, "") \
+    X(E,  line_search_fn,            -1,      "None|strong_wolfe") \
+    X(OB, maximize,                  -1,      "") \
+    X(OB, foreach,                   -1,      "") \
+    X(OB, fused,                     -1,      "") \
+    X(OB, capturable,                -1,      "") \
+    X(OB, differentiable,            -1,      "")
+TN__KW_STRUCT(tn_optim_opts);
 /* kind: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
    "RAdam", "LBFGS". params: leaf tensors that require grad (borrowed; the optimizer
-   retains them), one group. NULL with an error on a bad kind, option or parameter. */
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options);
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay);
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr);
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay);
-/* A new parameter group: options override the optimizer's defaults (the options it was
-   created with). 0, or -1 with an error (a parameter already in a group; LBFGS). */
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+   retains them), one group. NULL with an error on a bad kind, option or parameter. The
+   _str form takes the keyword arguments as text ("lr=0.01, betas=(0.9, 0.99)"); there an
+   option the kind does not have is an unknown name. */
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_create(kind, ...) tn__optim_kw(kind, __VA_ARGS__)      /* the kind chosen at run time */
+#define tn_optim_sgd(...) tn__optim_kw("SGD", __VA_ARGS__)
+#define tn_optim_adam(...) tn__optim_kw("Adam", __VA_ARGS__)
+#define tn_optim_adamw(...) tn__optim_kw("AdamW", __VA_ARGS__)
+#define tn_optim_rmsprop(...) tn__optim_kw("RMSprop", __VA_ARGS__)
+#define tn_optim_adagrad(...) tn__optim_kw("Adagrad", __VA_ARGS__)
+#define tn_optim_adadelta(...) tn__optim_kw("Adadelta", __VA_ARGS__)
+#define tn_optim_adamax(...) tn__optim_kw("Adamax", __VA_ARGS__)
+#define tn_optim_nadam(...) tn__optim_kw("NAdam", __VA_ARGS__)
+#define tn_optim_radam(...) tn__optim_kw("RAdam", __VA_ARGS__)
+#define tn_optim_lbfgs(...) tn__optim_kw("LBFGS", __VA_ARGS__)
+#define tn__optim_kw(kind, params, ...) tn_optim_create_opts(kind, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
+/* A new parameter group (optimizer.add_param_group): the fields given override the
+   optimizer's defaults (the options it was created with), the others keep them:
+   tn_optim_add_param_group(o, head, 2, .lr = 0.01). 0, or -1 with an error (a parameter
+   already in a group; LBFGS). */
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_add_param_group(o, ...) tn__optim_group_kw(o, __VA_ARGS__)
+#define tn__optim_group_kw(o, params, ...) tn_optim_add_param_group_opts(o, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
 TNDEF int tn_optim_num_groups(const tn_optim *o);
 TNDEF int tn_optim_num_params(const tn_optim *o);             /* across groups, in PyTorch's numbering */
 TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i);     /* the i-th parameter, borrowed */
@@ -1198,13 +1473,83 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd);
 TNDEF void tn_optim_free(tn_optim *o);                         /* NULL is a no-op */
 
 /* LR schedulers (torch.optim.lr_scheduler). Creating one performs PyTorch's initial
-   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. */
+   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. One
+   macro per scheduler, named as PyTorch's class, takes the optimizer and the scheduler's
+   keyword arguments, the required ones included (PyTorch's positional ones, by name):
+       tn_lr_scheduler *s = tn_lr_scheduler_step_lr(o, .step_size = 30, .gamma = 0.5);
+       tn_lr_scheduler_multi_step_lr(o, .milestones = TN_INTS(30, 80));
+       tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.1, .total_steps = 1000);
+       tn_lr_scheduler_reduce_lr_on_plateau(o, .mode = TN_MODE_MAX, .patience = 5);
+   As tn_optim_opts, one struct serves every kind and its fields start as "not given": each
+   kind fills in its own PyTorch defaults (gamma 0.1 for StepLR, factor 1/3 for ConstantLR
+   but 0.1 for ReduceLROnPlateau, ...); a required one left out (StepLR's step_size,
+   MultiStepLR's milestones, ExponentialLR's gamma, CosineAnnealingLR's T_max,
+   CosineAnnealingWarmRestarts' T_0, OneCycleLR's max_lr) and a field the kind does not have
+   are errors. The _groups lists give one value per parameter group (PyTorch's lists for
+   max_lr, base_momentum, max_momentum and min_lr; the text "max_lr=(0.1, 0.01)" sets
+   max_lr_groups). */
 typedef struct tn_lr_scheduler tn_lr_scheduler;
+enum { TN_ANNEAL_COS = 0, TN_ANNEAL_LINEAR };         /* OneCycleLR's anneal_strategy */
+enum { TN_MODE_MIN = 0, TN_MODE_MAX };                /* ReduceLROnPlateau's mode */
+enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's threshold_mode */
+#define TN_FIELDS_tn_lr_scheduler_opts(X) \
+    X(I,  step_size,            TN_NONE, "") \
+    X(IL, milestones,           TN__LIST0,     "") \
+    X(D,  gamma,                NAN,     "") \
+    X(D,  T_max,                NAN,     "") \
+    X(D,  eta_min,              NAN,     "") \
+    X(I,  T_0,                  TN_NONE, "") \
+    X(I,  T_mult,               TN_NONE, "") \
+    X(D,  start_factor,         NAN,     "") \
+    X(D,  end_factor,           NAN,     "") \
+    X(I,  total_iters,          TN_NONE, "") \
+    X(D,  factor,               NAN,     "") \
+    X(D,  power,                NAN,     "") \
+    X(D,  max_lr,               NAN,     "") \
+    X(DL, max_lr_groups,        TN__LIST0,     "") \
+    X(I,  total_steps,          TN_NONE, "") \
+    X(I,  epochs,               TN_NONE, "") \
+    X(I,  steps_per_epoch,      TN_NONE, "") \
+    X(D,  pct_start,            NAN,     "") \
+    X(E,  anneal_strategy,      -1,      "cos|linear") \
+    X(OB, cycle_momentum,       -1,      "") \
+    X(D,  base_momentum,        NAN,     "") \
+    X(DL, base_momentum_groups, TN__LIST0,     "") \
+    X(D,  max_momentum,         NAN,     "") \
+    X(DL, max_momentum_groups,  TN__LIST0,     "") \
+    X(D,  div_factor,           NAN,     "") \
+    X(D,  final_div_factor,     NAN,     "") \
+    X(OB, three_phase,          -1,      "") \
+    X(E,  mode,                 -1,      "min|max") \
+    X(I,  patience,             TN_NONE, "") \
+    X(D,  threshold,            NAN,     "") \
+    X(E,  threshold_mode,       -1,      "rel|abs") \
+    X(I,  cooldown,             TN_NONE, "") \
+    X(D,  min_lr,               NAN,     "") \
+    X(DL, min_lr_groups,        TN__LIST0,     "") \
+    X(D,  eps,                  NAN,     "") \
+    X(I,  last_epoch,           TN_NONE, "")
+TN__KW_STRUCT(tn_lr_scheduler_opts);
 /* kind: "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
    "CosineAnnealingWarmRestarts", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR",
-   "ReduceLROnPlateau"; options as PyTorch's ("step_size=30, gamma=0.1",
-   "milestones=(30, 80)", "max_lr=0.1, total_steps=1000", "mode='max', patience=5"). */
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options);
+   "ReduceLROnPlateau"; the _str form takes the keyword arguments as text ("step_size=30,
+   gamma=0.1", "milestones=(30, 80)", "mode='max', patience=5"). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts);
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options);
+#define tn_lr_scheduler_step_lr(...) tn__sched_kw("StepLR", __VA_ARGS__)
+#define tn_lr_scheduler_multi_step_lr(...) tn__sched_kw("MultiStepLR", __VA_ARGS__)
+#define tn_lr_scheduler_exponential_lr(...) tn__sched_kw("ExponentialLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_lr(...) tn__sched_kw("CosineAnnealingLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_warm_restarts(...) tn__sched_kw("CosineAnnealingWarmRestarts", __VA_ARGS__)
+#define tn_lr_scheduler_linear_lr(...) tn__sched_kw("LinearLR", __VA_ARGS__)
+#define tn_lr_scheduler_constant_lr(...) tn__sched_kw("ConstantLR", __VA_ARGS__)
+#define tn_lr_scheduler_polynomial_lr(...) tn__sched_kw("PolynomialLR", __VA_ARGS__)
+#define tn_lr_scheduler_one_cycle_lr(...) tn__sched_kw("OneCycleLR", __VA_ARGS__)
+#define tn_lr_scheduler_reduce_lr_on_plateau(...) tn__sched_kw("ReduceLROnPlateau", __VA_ARGS__)
+#define tn__sched_kw(kind, ...) tn__lr_scheduler_kw(kind, TN__POS_KW(tn_lr_scheduler_opts, __VA_ARGS__))
+static inline tn_lr_scheduler *tn__lr_scheduler_kw(const char *kind, tn_optim *o, tn_lr_scheduler_opts opts) {
+    return tn_lr_scheduler_create_opts(o, kind, opts);
+}
 /* LambdaLR: lr = initial_lr * lr_lambda(epoch, group, user). */
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user);
 /* SequentialLR: schedulers[i] runs from milestones[i-1] (n schedulers, n-1 milestones).
@@ -1487,17 +1832,27 @@ TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
 TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
 TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
 
-/* DataLoader. Options (PyTorch's names and defaults): "batch_size=1, shuffle=False,
-   drop_last=False, num_workers=0, prefetch_factor=2, seed=None". batch_size=None
-   yields samples one by one, uncollated. seed picks the loader's own shuffle generator
-   (None: the default generator, so tn_manual_seed decides); each epoch draws a new
-   permutation, the same for a seed whatever num_workers is. num_workers=0 loads in the
-   caller's thread; N > 0 starts N threads that load up to prefetch_factor * N batches
-   ahead (prefetch_factor may be given only with num_workers > 0, as in PyTorch). Batch
-   k is always the same samples, and batches arrive in order. Borrows ds (free the
-   loader first). One thread calls tn_loader_next. NULL on bad options. */
+/* DataLoader(dataset, batch_size=1, shuffle=False, ...): tn_loader_new(ds, .batch_size = 64,
+   .shuffle = true). batch_size TN_NONE (None) yields samples one by one, uncollated. seed
+   picks the loader's own shuffle generator (TN_NONE: the default generator, so
+   tn_manual_seed decides); each epoch draws a new permutation, the same for a seed whatever
+   num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
+   load up to prefetch_factor * N batches ahead (prefetch_factor TN_NONE is PyTorch's None:
+   2 with workers; it may be given only with num_workers > 0, as in PyTorch). Batch k is
+   always the same samples, and batches arrive in order. Borrows ds (free the loader
+   first). One thread calls tn_loader_next. NULL on bad options. */
 typedef struct tn_loader tn_loader;
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options);
+#define TN_FIELDS_tn_loader_opts(X) \
+    X(I, batch_size,      1,       "") \
+    X(B, shuffle,         false,   "") \
+    X(B, drop_last,       false,   "") \
+    X(I, num_workers,     0,       "") \
+    X(I, prefetch_factor, TN_NONE, "") \
+    X(I, seed,            TN_NONE, "")
+TN__KW_STRUCT(tn_loader_opts);
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts opts);
+#define tn_loader_new(...) tn_loader_new_opts(TN__POS_KW(tn_loader_opts, __VA_ARGS__))
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options);
 /* Collate: samples[s * nitems + k] is item k of sample s; write nitems batch tensors
    (results of library ops, as in get); 0 or -1 with an error. Runs on worker threads. */
 typedef int (*tn_collate_fn)(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
@@ -1518,13 +1873,23 @@ TNDEF void tn_loader_free(tn_loader *l);        /* joins the workers, also mid-e
    int8 and int16 widened to I32. A gzip file (.gz) is read through zlib when built with
    -DTENSOR_ZLIB (link -lz), refused otherwise. A damaged file is refused, never overread. */
 TNDEF tn_tensor *tn_read_idx(const char *path);
-/* A numeric CSV file as a [rows, cols] matrix. Options: "header=True, delimiter=',',
-   label_column=None, dtype=float32" (delimiter: one character or '\t'; dtype float32
-   or float64; label_column: an index, negative from the end, or a header name). The
-   label column is left out of the matrix; with labels non-NULL it is written there as
-   int64 [rows] (NULL when no label_column). Fields may be double-quoted; blank lines
+/* A numeric CSV file as a [rows, cols] matrix: tn_read_csv(path, &labels, .label_name =
+   "species"). header: the first line names the columns; delimiter: one character, or "\t"
+   (the text form takes '\t' too); dtype TN_F32 or TN_F64 (text: float32, float64). The
+   label column (label_column: an index, negative from the end; or label_name: a header
+   name; TN_NONE / NULL: none) is left out of the matrix; with labels non-NULL it is written
+   there as int64 [rows] (NULL when there is none). Fields may be double-quoted; blank lines
    are skipped. A cell that is not a number is an error naming its line and column. */
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels);
+#define TN_FIELDS_tn_csv_opts(X) \
+    X(B, header,       true,    "") \
+    X(S, delimiter,    ",",     "") \
+    X(I, label_column, TN_NONE, "") \
+    X(S, label_name,   NULL,    "") \
+    X(E, dtype,        TN_F32,  "float32|float64")
+TN__KW_STRUCT(tn_csv_opts);
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts opts);
+#define tn_read_csv(path, ...) tn_read_csv_opts(path, TN__POS_KW(tn_csv_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options);
 /* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
    plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
    label int64 0-d. */
@@ -2168,6 +2533,404 @@ static int tn__wrap_dim(const char *fn, int64_t dim, int ndim) {
     }
     return (int)(dim < 0 ? dim + n : dim);
 }
+
+/* ============================================================================================================== */
+/* src/modules/options.c: keyword arguments: every options struct's key table, the option text parser, the checks */
+/* ============================================================================================================== */
+/* ---- keyword arguments as text: "padding=1, bias=False, padding_mode='zeros'" ----
+   The _str functions fill their options struct from PyTorch's keyword syntax through the
+   struct's key table, made from the same TN_FIELDS_<struct> list as the struct itself:
+       #define TN__KW_T tn_conv_opts
+       static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+       #undef TN__KW_T
+   Values: numbers (inf, -inf, nan), True/False, None, words and strings (quotes optional for
+   words), tuples "(a, b)" / lists "[a, b]". Nothing is copied into fixed buffers: any length
+   parses or is refused (an S value is a copy the caller frees with tn__kw_release). */
+typedef struct tn__kwkey { const char *name; char type; size_t off; const char *words; } tn__kwkey;
+#define TN__KW_TYPE_I 'I'
+#define TN__KW_TYPE_D 'D'
+#define TN__KW_TYPE_B 'B'
+#define TN__KW_TYPE_OB 'O'
+#define TN__KW_TYPE_E 'E'
+#define TN__KW_TYPE_P 'P'
+#define TN__KW_TYPE_I2 'J'
+#define TN__KW_TYPE_D2 'K'
+#define TN__KW_TYPE_S 'S'
+#define TN__KW_TYPE_T 'T'
+#define TN__KW_TYPE_IL 'L'
+#define TN__KW_TYPE_DL 'M'
+#define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
+#define TN__KW_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
+#define TN__KW_MAXKEYS 64   /* a table's rows (the parser's "given" mask has a bit each) */
+static bool tn__kw_tuple_type(char t) { return t == 'J' || t == 'K' || t == 'L' || t == 'M'; }
+
+/* a slice of the option text */
+typedef struct tn__kwspan { const char *p; size_t n; } tn__kwspan;
+static bool tn__kw_is(tn__kwspan v, const char *word) { return strlen(word) == v.n && !memcmp(v.p, word, v.n); }
+static tn__kwspan tn__kw_unquote(tn__kwspan v) {
+    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0]) { v.p++; v.n -= 2; }
+    return v;
+}
+/* One number of v at *pos (advanced past it and a following comma); 1, 0 at the end of v,
+   -1 when there is text that is not a number. */
+static int tn__kw_number(tn__kwspan v, size_t *pos, double *x) {
+    size_t i = *pos;
+    while (i < v.n && v.p[i] == ' ') i++;
+    if (i == v.n) { *pos = i; return 0; }
+    tn__kwspan w = {v.p + i, 0};
+    while (i + w.n < v.n && v.p[i + w.n] != ',' && v.p[i + w.n] != ' ') w.n++;
+    if (tn__kw_is(w, "True") || tn__kw_is(w, "true")) *x = 1;
+    else if (tn__kw_is(w, "False") || tn__kw_is(w, "false")) *x = 0;
+    else if (tn__kw_is(w, "inf")) *x = HUGE_VAL;
+    else if (tn__kw_is(w, "-inf")) *x = -HUGE_VAL;
+    else if (tn__kw_is(w, "nan")) *x = NAN;
+    else {
+        char *end;
+        *x = strtod(w.p, &end);   /* stops at the comma, bracket or space after the number */
+        if (end != w.p + w.n) return -1;
+    }
+    i += w.n;
+    while (i < v.n && v.p[i] == ' ') i++;
+    if (i < v.n && v.p[i] == ',') i++;
+    *pos = i;
+    return 1;
+}
+/* A value's numbers: a number, or a tuple "(a, b, ...)" / "[a, b]" of up to max. How many. */
+static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double *out, int max, bool *tuple) {
+    *tuple = v.n >= 2 && ((v.p[0] == '(' && v.p[v.n - 1] == ')') || (v.p[0] == '[' && v.p[v.n - 1] == ']'));
+    tn__kwspan in = *tuple ? (tn__kwspan){v.p + 1, v.n - 2} : v;
+    size_t pos = 0;
+    int n = 0, r;
+    double x;
+    while ((r = tn__kw_number(in, &pos, &x)) == 1) {
+        if (n == max) return TN__FAIL_INT("%s: option %s=%.*s: expected at most %d value%s", fn, key, (int)v.n, v.p, max, max > 1 ? "s" : "");
+        out[n++] = x;
+    }
+    if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
+    return n;
+}
+/* A double as an int64_t option: integral and in range (never an undefined conversion). */
+static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
+    if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
+    *out = (int64_t)x;
+    return 0;
+}
+static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const char *suffix) {
+    const size_t sl = strlen(suffix);
+    for (int i = 0; i < nkeys; i++) {
+        const char *name = keys[i].name;
+        const size_t l = strlen(name);
+        if (l < sl || l - sl != k.n) continue;
+        if (!memcmp(name, k.p, k.n) && !memcmp(name + (l - sl), suffix, sl)) return i;
+    }
+    return -1;
+}
+/* The sibling suffixes: a tuple for `name` goes to name_hw (I2) or name_groups (DL). */
+static const char *const tn__kw_siblings[2] = {"_hw", "_groups"};
+/* The length of name without its sibling suffix (stride_hw: "stride"), else strlen. */
+static size_t tn__kw_base_len(const char *name) {
+    size_t l = strlen(name);
+    for (int s = 0; s < 2; s++) {
+        size_t sl = strlen(tn__kw_siblings[s]);
+        if (l > sl && !strcmp(name + l - sl, tn__kw_siblings[s])) return l - sl;
+    }
+    return l;
+}
+/* The valid names of a table, for messages: "stride, padding, ..." (owned by the caller). */
+static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
+    size_t len = 1;
+    for (int i = 0; i < nkeys; i++) len += strlen(keys[i].name) + 2;
+    char *s = (char *)TN_MALLOC(len), *q = s;
+    if (!s) return NULL;
+    for (int i = 0; i < nkeys; i++) {
+        size_t l = tn__kw_base_len(keys[i].name);   /* a sibling (stride_hw) goes under its base's name, */
+        if (l != strlen(keys[i].name) && tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l}, "") >= 0) continue;   /* once */
+        if (q != s) { memcpy(q, ", ", 2); q += 2; }
+        memcpy(q, keys[i].name, l);
+        q += l;
+    }
+    *q = 0;
+    return s;
+}
+static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kwspan v, void *out) {
+    char *f = (char *)out + key->off;
+    char name[64];   /* the name as typed, for messages (cut, never overflowed) */
+    snprintf(name, sizeof name, "%.*s", (int)(k.n < 63 ? k.n : 63), k.p);
+    double x[TN_LIST_MAX];
+    bool tuple;
+    int n;
+    switch (key->type) {
+    case 'B': case 'O':
+        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) n = 1;
+        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) n = 0;
+        else if (key->type == 'O' && tn__kw_is(v, "None")) n = -1;
+        else return TN__FAIL_INT("%s: option %s=%.*s: expected True or False", fn, name, (int)v.n, v.p);
+        if (key->type == 'B') *(bool *)f = n == 1;
+        else *(int *)f = n;
+        return 0;
+    case 'E': case 'P': {
+        tn__kwspan w = tn__kw_unquote(v);
+        if (key->type == 'P' && (tn__kw_is(w, "same") || tn__kw_is(w, "valid"))) {
+            *(int64_t *)f = tn__kw_is(w, "same") ? TN_PADDING_SAME : TN_PADDING_VALID;
+            return 0;
+        }
+        if (key->type == 'P' && (w.n != v.n || (w.n && ((w.p[0] | 32) >= 'a' && (w.p[0] | 32) <= 'z'))))
+            return TN__FAIL_INT("%s: option %s=%.*s: expected an int, a tuple, 'same' or 'valid'", fn, name, (int)v.n, v.p);
+        if (key->type == 'P') break;
+        int idx = 0;
+        for (const char *c = key->words; *c; idx++) {
+            const char *e = strchr(c, '|');
+            size_t cl = e ? (size_t)(e - c) : strlen(c);
+            if (cl == w.n && !memcmp(c, w.p, cl)) { *(int *)f = idx; return 0; }
+            if (!e) break;
+            c = e + 1;
+        }
+        return TN__FAIL_INT("%s: option %s='%.*s': expected one of %s", fn, name, (int)w.n, w.p, key->words);
+    }
+    case 'D':
+        if (tn__kw_is(v, "None")) { *(double *)f = NAN; return 0; }
+        if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0) return -1;
+        *(double *)f = x[0];
+        return 0;
+    case 'K':
+        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
+        if (n != 2) return TN__FAIL_INT("%s: option %s=%.*s needs a pair, e.g. %s=(0.9, 0.999)", fn, name, (int)v.n, v.p, name);
+        ((double *)f)[0] = x[0];
+        ((double *)f)[1] = x[1];
+        return 0;
+    case 'J':
+        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
+        if (n == 1) x[1] = x[0];
+        return tn__kw_int(fn, name, x[0], (int64_t *)f) || tn__kw_int(fn, name, x[1], (int64_t *)f + 1) ? -1 : 0;
+    case 'L': case 'M': {
+        if (tn__kw_is(v, "None")) n = 0;
+        else if ((n = tn__kw_numbers(fn, name, v, x, TN_LIST_MAX, &tuple)) < 0) return -1;
+        if (key->type == 'M') {
+            tn_doubles *d = (tn_doubles *)f;
+            d->n = n;
+            for (int i = 0; i < n; i++) d->v[i] = x[i];
+            return 0;
+        }
+        tn_ints *l = (tn_ints *)f;
+        l->n = n;
+        for (int i = 0; i < n; i++) if (tn__kw_int(fn, name, x[i], &l->v[i])) return -1;
+        return 0;
+    }
+    case 'S': {
+        if (tn__kw_is(v, "None")) { *(const char **)f = NULL; return 0; }
+        tn__kwspan w = tn__kw_unquote(v);
+        char *str = (char *)TN_MALLOC(w.n + 1);
+        if (!str) return TN__FAIL_INT("%s: out of memory", fn);
+        memcpy(str, w.p, w.n);
+        str[w.n] = 0;
+        *(const char **)f = str;
+        return 0;
+    }
+    case 'T':
+        return TN__FAIL_INT("%s: option %s is a tensor, which the option text cannot give (pass it in the options struct)", fn, name);
+    default: break;
+    }
+    /* I, and P given a number */
+    if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
+    if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
+    if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
+    return 0;
+}
+/* Frees what the parser allocated in *opts (the S values of the rows in seen). */
+static void tn__kw_release(const tn__kwkey *keys, int nkeys, void *opts, uint64_t seen) {
+    for (int i = 0; i < nkeys; i++)
+        if ((seen >> i & 1) && keys[i].type == 'S') {
+            char **f = (char **)((char *)opts + keys[i].off);
+            TN_FREE(*f);
+            *f = NULL;
+        }
+}
+/* Fills *out (holding the defaults) from text, through keys; *seen (may be NULL) gets a
+   bit per row the text gave. 0, or -1 with an error (nothing left allocated then). */
+static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out, uint64_t *seen_out) {
+    uint64_t seen = 0;   /* tables have at most 64 rows */
+    const char *p = text ? text : "";
+    if (seen_out) *seen_out = 0;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        tn__kwspan k = {p, 0};
+        while (p[k.n] && p[k.n] != '=' && p[k.n] != ',') k.n++;
+        if (p[k.n] != '=') goto malformed;
+        p += k.n + 1;
+        while (k.n && k.p[k.n - 1] == ' ') k.n--;
+        while (*p == ' ') p++;
+        tn__kwspan v = {p, 0};
+        int depth = 0;
+        char quote = 0;              /* commas inside quotes or brackets belong to the value */
+        for (; p[v.n] && (depth || quote || p[v.n] != ','); v.n++) {
+            const char c = p[v.n];
+            if (quote) { if (c == quote) quote = 0; }
+            else if (c == '\'' || c == '"') quote = c;
+            else if (c == '(' || c == '[') depth++;
+            else if (c == ')' || c == ']') depth--;
+        }
+        p += v.n;
+        while (v.n && v.p[v.n - 1] == ' ') v.n--;
+        if (!k.n || !v.n) goto malformed;
+        /* "stride=(2, 1)" sets stride_hw, "max_lr=(0.1, 0.01)" max_lr_groups; a name only
+           the sibling has takes single values too */
+        const bool tuple = v.p[0] == '(' || v.p[0] == '[';
+        int i = tn__kw_find(keys, nkeys, k, "");
+        for (int s = 0; s < 2; s++) {
+            int j = tn__kw_find(keys, nkeys, k, tn__kw_siblings[s]);
+            if (j >= 0 && (i < 0 || (tuple && !tn__kw_tuple_type(keys[i].type)))) i = j;
+        }
+        if (i < 0) {
+            char *names = tn__kw_names(keys, nkeys);
+            tn__error("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, !names ? "?" : names[0] ? names : "none");
+            TN_FREE(names);
+            goto fail;
+        }
+        if (seen >> i & 1) { tn__error("%s: option '%.*s' given twice", fn, (int)k.n, k.p); goto fail; }
+        if (tn__kw_set(fn, &keys[i], k, v, out)) goto fail;
+        seen |= (uint64_t)1 << i;
+        if (keys[i].type == 'J') {   /* (a, a) is the int a: "stride=(0, 0)" is 0, not the pair {0, 0} ("not given") */
+            int64_t *pair = (int64_t *)((char *)out + keys[i].off);
+            const int b = tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, tn__kw_base_len(keys[i].name)}, "");
+            if (b >= 0 && b != i && (keys[b].type == 'I' || keys[b].type == 'P') && pair[0] == pair[1]) {
+                if (keys[b].type == 'P' && pair[0] < 0) { tn__error("%s: option %.*s=%.*s: padding must be non-negative", fn, (int)k.n, k.p, (int)v.n, v.p); goto fail; }
+                *(int64_t *)((char *)out + keys[b].off) = pair[0];
+                pair[0] = pair[1] = 0;
+            }
+        }
+    }
+    if (seen_out) *seen_out = seen;
+    return 0;
+malformed:
+    tn__error("%s: option text \"%s\": expected name=value", fn, text);
+fail:
+    tn__kw_release(keys, nkeys, out, seen);
+    return -1;
+}
+
+/* ---- checks shared by the _opts functions ---- */
+/* Whether field key of a and b holds the same value (NaN equals NaN: None). */
+static bool tn__kw_same(const tn__kwkey *key, const void *a, const void *b) {
+    const char *x = (const char *)a + key->off, *y = (const char *)b + key->off;
+    double u, w;
+    switch (key->type) {
+    case 'I': case 'P': return *(const int64_t *)x == *(const int64_t *)y;
+    case 'B': return *(const bool *)x == *(const bool *)y;
+    case 'O': case 'E': return *(const int *)x == *(const int *)y;
+    case 'J': return !memcmp(x, y, 2 * sizeof(int64_t));
+    case 'D': case 'K':
+        for (int i = 0; i < (key->type == 'K' ? 2 : 1); i++) {
+            u = ((const double *)x)[i];
+            w = ((const double *)y)[i];
+            if (!(u == w || (u != u && w != w))) return false;
+        }
+        return true;
+    case 'S': {
+        const char *s = *(const char *const *)x, *t = *(const char *const *)y;
+        return s == t || (s && t && !strcmp(s, t));
+    }
+    case 'T': return *(void *const *)x == *(void *const *)y;
+    case 'L': return ((const tn_ints *)x)->n == 0 && ((const tn_ints *)y)->n == 0;
+    case 'M': return ((const tn_doubles *)x)->n == 0 && ((const tn_doubles *)y)->n == 0;
+    default: return false;
+    }
+}
+/* Whether name (or its base, for a sibling) is in list ("a, b, c"). */
+static bool tn__kw_listed(const char *list, const char *name, size_t len) {
+    for (const char *p = list; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == len && !memcmp(p, name, len)) return true;
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return false;
+}
+/* The rows of keys a kind has, in the order of valid ("a, b, c": PyTorch's order, which
+   messages then follow); a sibling (stride_hw) goes with its base's name. */
+static int tn__kw_filter(const tn__kwkey *keys, int nkeys, const char *valid, tn__kwkey *out) {
+    int n = 0;
+    for (const char *p = valid; *p;) {
+        size_t l = strcspn(p, ",");
+        for (int i = 0; i < nkeys; i++)
+            if (tn__kw_base_len(keys[i].name) == l && !memcmp(keys[i].name, p, l)) out[n++] = keys[i];
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return n;
+}
+/* A kind's options: every field whose name is not in valid must equal its default (or not
+   be given, for the kind-family structs whose defaults are "not given"). what: the kind,
+   "MaxPool2d". 0, or -1 with "fn: option 'x' is not an option of what (valid: ...)". */
+static int tn__kw_only(const char *fn, const char *what, const tn__kwkey *keys, int nkeys, const void *opts, const void *defaults,
+                       const char *valid) {
+    for (int i = 0; i < nkeys; i++) {
+        size_t b = tn__kw_base_len(keys[i].name);
+        if (tn__kw_listed(valid, keys[i].name, b) || tn__kw_same(&keys[i], opts, defaults)) continue;
+        return TN__FAIL_INT("%s: %.*s is not an option of %s (valid: %s)", fn, (int)b, keys[i].name, what, valid[0] ? valid : "none");
+    }
+    return 0;
+}
+
+/* ---- the key tables: one per options struct, from its TN_FIELDS_ list ---- */
+#define TN__KW_T tn_conv_opts
+static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pool_opts
+static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_batch_norm_opts
+static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_layer_norm_opts
+static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_group_norm_opts
+static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_opts
+static const tn__kwkey tn__kw_embedding[] = {TN_FIELDS_tn_embedding_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_activation_opts
+static const tn__kwkey tn__kw_activation[] = {TN_FIELDS_tn_activation_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rnn_opts
+static const tn__kwkey tn__kw_rnn[] = {TN_FIELDS_tn_rnn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rnn_cell_opts
+static const tn__kwkey tn__kw_rnn_cell[] = {TN_FIELDS_tn_rnn_cell_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_multihead_attention_opts
+static const tn__kwkey tn__kw_mha[] = {TN_FIELDS_tn_multihead_attention_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_transformer_layer_opts
+static const tn__kwkey tn__kw_transformer_layer[] = {TN_FIELDS_tn_transformer_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_optim_opts
+static const tn__kwkey tn__kw_optim[] = {TN_FIELDS_tn_optim_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lr_scheduler_opts
+static const tn__kwkey tn__kw_sched[] = {TN_FIELDS_tn_lr_scheduler_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loader_opts
+static const tn__kwkey tn__kw_loader[] = {TN_FIELDS_tn_loader_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_csv_opts
+static const tn__kwkey tn__kw_csv[] = {TN_FIELDS_tn_csv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv_fn_opts
+static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loss_opts
+static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
+#undef TN__KW_T
+/* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
+   success `call` (which may use o) is returned, else NULL. */
+#define TN__KW_STR(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
+        return call; \
+    } while (0)
 
 /* ======================================================================= */
 /* src/core/dtypes.c: dtype names and sizes, promotion, devices            */
@@ -9312,7 +10075,12 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
         if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
     }
     const int64_t N = x->shape[0], C = x->shape[1], KO = w->shape[1] * G * g[0] * g[1], L = g[8] * g[9];
-    if (nx && !(gin[0] = tn_conv2d_ex(gy, w, NULL, g + 6, g + 4, g + 2, G))) return -1;
+    tn_conv_fn_opts co = TN_DEFAULTS(tn_conv_fn_opts);   /* g's stride, padding, dilation pairs */
+    memcpy(co.stride_hw, g + 6, sizeof co.stride_hw);
+    memcpy(co.padding_hw, g + 4, sizeof co.padding_hw);
+    memcpy(co.dilation_hw, g + 2, sizeof co.dilation_hw);
+    co.groups = G;
+    if (nx && !(gin[0] = tn_conv2d_opts(gy, w, NULL, co))) return -1;
     if (nw) {
         tn_tensor *xg = tn_reshape(tn_permute(x, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, C / G, N * L));
         tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(gy, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, KO / G, N * L));
@@ -9346,7 +10114,7 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
     return tn__conv_record(x4, w4, b, g, G, y, out ? tn__convt_bw : tn__conv_bw);
 }
 
-/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
+/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PADDING_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
@@ -9356,7 +10124,7 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
         return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
     if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
-    bool same = p[0] == TN_PAD_SAME;
+    bool same = p[0] == TN_PADDING_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
     for (int i = 0; i < nsp && !same; i++) if (p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
     /* geometry within 2^31 keeps every size computed below far from int64 overflow */
@@ -9445,26 +10213,42 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     y = tn__grad_name(y, "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn_squeeze_dim(y, 0));
 }
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    return TN__AS("tn_conv1d", tn__conv("tn_conv1d", x, w, b, 1, false, &stride, &padding, &dilation, NULL, groups));
+/* tn_conv_fn_opts -> per-dim stride, padding (TN_PADDING_SAME kept, VALID as 0), dilation,
+   output padding; 0, or -1 with an error. */
+static int tn__conv_args(const char *fn, int nsp, bool transposed, const tn_conv_fn_opts *o, int64_t s[2], int64_t p[2], int64_t d[2], int64_t op[2]) {
+    const int64_t *hw[4] = {o->stride_hw, o->padding_hw, o->dilation_hw, o->output_padding_hw};
+    const int64_t v[4] = {o->stride, o->padding == TN_PADDING_VALID ? 0 : o->padding, o->dilation, o->output_padding};
+    int64_t *out[4] = {s, p, d, op};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->padding == TN_PADDING_SAME || o->padding == TN_PADDING_VALID) p[0] = p[1] = o->padding == TN_PADDING_SAME ? TN_PADDING_SAME : 0;
+    if (!transposed && (op[0] || op[1])) return TN__FAIL_INT("%s: output_padding is an option of the transposed convolutions only", fn);
+    return 0;
 }
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, stride, padding, dilation, NULL, groups));
+static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
+    int64_t s[2], p[2], d[2], op[2];
+    if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
+    return TN__AS(fn, tn__conv(fn, x, w, b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups));
 }
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, s, p, d, NULL, groups));
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv1d", x, w, b, 1, false, o); }
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv2d", x, w, b, 2, false, o); }
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose1d", x, w, b, 1, true, o); }
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose2d", x, w, b, 2, true, o); }
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv1d", options, tn_conv1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]) {
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, stride, padding, dilation, output_padding, groups));
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv2d", options, tn_conv2d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, o[2] = {output_padding, output_padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, s, p, d, o, groups));
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose1d", options, tn_conv_transpose1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    return TN__AS("tn_conv_transpose1d", tn__conv("tn_conv_transpose1d", x, w, b, 1, true, &stride, &padding, &dilation, &output_padding, groups));
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose2d", options, tn_conv_transpose2d_opts(x, w, b, o));
 }
 
 /* ======================================================================= */
@@ -9504,6 +10288,36 @@ static int tn__pool_geometry(const char *fn, int nsp, const int64_t *k, const in
                                 (long long)g[4 + i], (long long)g[i], (long long)g[2 + i]);
     }
     return 0;
+}
+/* tn_pool_opts -> per-dim kernel, stride (0: the kernel's), padding and dilation, and the
+   divisor (0: none), for nsp spatial dims; what: the kind ("MaxPool2d"), whose options
+   alone may differ from their defaults. 0, or -1 with an error. */
+static const char *const tn__pool_options[2] = {"kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override",
+                                                "kernel_size, stride, padding, dilation, return_indices, ceil_mode"};
+static int tn__pool_args(const char *fn, const char *what, int nsp, bool max, int64_t ksize, const tn_pool_opts *o,
+                         int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2], int64_t *divisor) {
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool, TN__KW_N(tn__kw_pool), o, &def, tn__pool_options[max])) return -1;
+    const int64_t *hw[4] = {o->kernel_size_hw, o->stride_hw, o->padding_hw, o->dilation_hw};
+    const int64_t v[4] = {ksize, o->stride == TN_NONE ? 0 : o->stride, o->padding, o->dilation};
+    int64_t *out[4] = {k, s, p, d};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d pooling takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->stride != TN_NONE && o->stride == 0) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
+    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
+    return 0;
+}
+/* The option text of a max (or avg) pooling: only that kind's names are known. */
+static int tn__pool_parse(const char *fn, bool max, const char *text, tn_pool_opts *o) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool, TN__KW_N(tn__kw_pool), tn__pool_options[max], keys);
+    *o = (tn_pool_opts)TN_DEFAULTS(tn_pool_opts);
+    return tn__kw_parse(fn, text, keys, n, o, NULL);
 }
 static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_mode) {
     for (int i = 0; i < 2; i++) g[8 + i] = tn__window_count(x4->shape[2 + i], g[i], g[4 + i], g[6 + i], g[2 + i], ceil_mode);
@@ -9939,16 +10753,23 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "MaxPool2DWithIndicesBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool1d", tn__max_pool("tn_max_pool1d", x, 1, &kernel, &stride, &padding, &dilation, ceil_mode, indices));
+/* F.max_pool: indices NULL, or return_indices=True */
+static tn_tensor *tn__max_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, tn_tensor **indices, int64_t ksize, const tn_pool_opts *o) {
+    if (indices) *indices = NULL;
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, true, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    if (o->return_indices && !indices) return (tn_tensor *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices", fn, nsp);
+    return TN__AS(fn, tn__max_pool(fn, x, nsp, k, st, pd, dl, o->ceil_mode, indices));
 }
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
-                                  bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, kernel, stride, padding, dilation, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool1d", "max_pool1d", x, 1, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool2d", "max_pool2d", x, 2, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool1d", true, options, &o) ? NULL : tn_max_pool1d_opts(x, indices, k, o);
 }
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool2d", true, options, &o) ? NULL : tn_max_pool2d_opts(x, indices, k, o);
 }
 /* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). The caller checks that
    (out + 1) * in fits (tn__adaptive_fits). */
@@ -10007,16 +10828,20 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    return TN__AS("tn_avg_pool1d", tn__avg_pool("tn_avg_pool1d", x, 1, &kernel, &stride, &padding, ceil_mode, count_include_pad, 0));
+static tn_tensor *tn__avg_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, int64_t ksize, const tn_pool_opts *o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, false, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    return TN__AS(fn, tn__avg_pool(fn, x, nsp, k, st, pd, o->ceil_mode, o->count_include_pad, divisor));
 }
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], bool ceil_mode,
-                                  bool count_include_pad, int64_t divisor_override) {
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override));
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool1d", "avg_pool1d", x, 1, k, &o); }
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool2d", "avg_pool2d", x, 2, k, &o); }
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool1d", false, options, &o) ? NULL : tn_avg_pool1d_opts(x, k, o);
 }
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding};
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, k, s, p, ceil_mode, count_include_pad, 0));
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool2d", false, options, &o) ? NULL : tn_avg_pool2d_opts(x, k, o);
 }
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
@@ -11258,10 +12083,16 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
     return tn__loss_finish(nkeep < 0 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction) {
-    return TN__AS("tn_nll_loss", tn__nll_impl(input, target, weight, ignore_index, reduction));
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
+    return TN__AS("tn_nll_loss", tn__nll_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction));
 }
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target) { return tn_nll_loss_ex(input, target, NULL, -100, TN_REDUCTION_MEAN); }
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* label_smoothing is cross_entropy's */
+    const int n = tn__kw_filter(tn__kw_loss, TN__KW_N(tn__kw_loss), "weight, ignore_index, reduction", keys);
+    tn_loss_opts o = TN_DEFAULTS(tn_loss_opts);
+    return tn__kw_parse("tn_nll_loss", options, keys, n, &o, NULL) ? NULL : tn_nll_loss_opts(input, target, o);
+}
 
 /* weight [C] viewed along the class dim of an input of ndim dims: [1, C, 1, ...] (or [C]) */
 static tn_tensor *tn__class_view(tn_tensor *weight, int ndim) {
@@ -11375,10 +12206,12 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     int64_t c = input->shape[cd];
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");
 }
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing) {
-    return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, weight, ignore_index, reduction, label_smoothing));
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction, o.label_smoothing));
 }
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target) { return tn_cross_entropy_ex(input, target, NULL, -100, TN_REDUCTION_MEAN, 0.0); }
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_loss_opts, loss, "tn_cross_entropy", options, tn_cross_entropy_opts(input, target, o));
+}
 
 /* weight (may be NULL) broadcast to t's shape, or -1 with a message */
 static int tn__loss_check_weight(const char *fn, const char *wname, tn_tensor *w, tn_tensor *t) {
@@ -12503,12 +13336,13 @@ static tn__leafacc *tn__leaf_entry(tn__leafvec *lv, tn_tensor *leaf, bool add) {
 }
 
 static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
-                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_backward_opts o) {
+                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
     tn__leafvec leaves = {NULL, 0, 0};
     int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
     int rc = 0;
-    if (o.create_graph) o.retain_graph = true; /* PyTorch: retain_graph defaults to create_graph */
+    if (o.retain_graph == -1) o.retain_graph = o.create_graph; /* PyTorch: retain_graph=None is create_graph */
+    if (o.create_graph) o.retain_graph = true;
 
     /* 1. collect the reachable nodes and count each one's consumers */
     for (int r = 0; r < nroots && rc == 0; r++) {
@@ -12619,8 +13453,10 @@ static int tn__check_root(const char *fn, tn_tensor *t, int k) {
     return 0;
 }
 
-static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) {
+static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_autograd_opts opts) {
     if (!t) return -1;
+    if (opts.allow_unused) return TN__FAIL_INT("%s: allow_unused is an option of tn_autograd_grad", fn);
+    if (opts.retain_graph < -1 || opts.retain_graph > 1) return TN__FAIL_INT("%s: retain_graph %d is not true, false or -1 (None)", fn, opts.retain_graph);
     if (tn__check_root(fn, t, 0)) return -1;
     tn_tensor *g = gradient;
     if (g && (g->ndim != t->ndim || memcmp(g->shape, t->shape, (size_t)t->ndim * sizeof(int64_t))))
@@ -12633,16 +13469,13 @@ static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_ba
     tn_release(own);
     return rc;
 }
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) { return tn__backward("tn_backward_with", t, gradient, opts); }
-TNDEF int tn_backward(tn_tensor *t) {
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
-    return tn__backward("tn_backward", t, NULL, o);
-}
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts) { return tn__backward("tn_backward", t, opts.gradient, opts); }
 
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts) {
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts) {
     const char *fn = "tn_autograd_grad";
+    if (opts.gradient) return TN__FAIL_INT("%s: gradient is an option of tn_backward (autograd.grad takes grad_outputs)", fn);
+    if (opts.retain_graph < -1 || opts.retain_graph > 1) return TN__FAIL_INT("%s: retain_graph %d is not true, false or -1 (None)", fn, opts.retain_graph);
     if (!outputs || !inputs || !results || n_outputs <= 0 || n_inputs <= 0) return TN__FAIL_INT("%s: need outputs, inputs and a results array", fn);
     for (int k = 0; k < n_inputs; k++) results[k] = NULL;
     for (int k = 0; k < n_outputs; k++) if (!outputs[k] || tn__check_root(fn, outputs[k], k)) return -1;
@@ -12864,11 +13697,10 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
             tn_scope_begin();
             tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
             if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
-            tn_backward_opts o;
-            memset(&o, 0, sizeof o);
+            tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
             o.retain_graph = true;
             o.allow_unused = true;
-            if (tn_autograd_grad(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
+            if (tn_autograd_grad_opts(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
             tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
             for (int64_t e = 0; e < nx; e++) {
                 double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
@@ -12906,13 +13738,12 @@ static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
         tn_enable_grad_end();
         if (!out) return NULL;
     }
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
+    tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
     o.create_graph = true;
     o.retain_graph = true;
     o.allow_unused = true;
     tn_tensor *vv = tn_reshape(v, out->shape, out->ndim);
-    if (tn_autograd_grad(&out, 1, xs, nx, &vv, gs, o)) return NULL;
+    if (tn_autograd_grad_opts(&out, 1, xs, nx, &vv, gs, o)) return NULL;
     int64_t m1 = -1;
     for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
     return tn_cat(gs, nx, 0);
@@ -13133,326 +13964,6 @@ TNDEF int tn_dict_meta_len(const tn_dict *d) { return d ? d->nmeta : 0; }
 TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i) { return d && i >= 0 && i < d->nmeta ? d->meta[2 * i] : NULL; }
 /* The value of metadata entry i (no lookup, for walking all of them). */
 static const char *tn__dict_meta_value(const tn_dict *d, int i) { return d && i >= 0 && i < d->nmeta ? d->meta[2 * i + 1] : NULL; }
-
-/* ===================================================================================== */
-/* src/modules/options.c: option strings ("padding=1, bias=False"): parsing and checking */
-/* ===================================================================================== */
-/* ---- keyword arguments as text: "padding=1, bias=False, padding_mode='zeros'" ----
-   The _str functions fill their options struct from PyTorch's keyword syntax through the
-   struct's key table, made from the same TN_FIELDS_<struct> list as the struct itself:
-       #define TN__KW_T tn_conv_opts
-       static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
-       #undef TN__KW_T
-   Values: numbers (inf, -inf, nan), True/False, None, words (quotes optional), tuples
-   "(a, b)". Nothing is copied into fixed buffers: any length parses or is refused. */
-typedef struct tn__kwkey { const char *name; char type; size_t off; const char *words; } tn__kwkey;
-#define TN__KW_TYPE_I 'I'
-#define TN__KW_TYPE_D 'D'
-#define TN__KW_TYPE_B 'B'
-#define TN__KW_TYPE_E 'E'
-#define TN__KW_TYPE_P 'P'
-#define TN__KW_TYPE_I2 'J'
-#define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
-#define TN__KW_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
-
-/* a slice of the option text */
-typedef struct tn__kwspan { const char *p; size_t n; } tn__kwspan;
-static bool tn__kw_is(tn__kwspan v, const char *word) { return strlen(word) == v.n && !memcmp(v.p, word, v.n); }
-static tn__kwspan tn__kw_unquote(tn__kwspan v) {
-    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0]) { v.p++; v.n -= 2; }
-    return v;
-}
-/* One number of v at *pos (advanced past it and a following comma); 1, 0 at the end of v,
-   -1 when there is text that is not a number. */
-static int tn__kw_number(tn__kwspan v, size_t *pos, double *x) {
-    size_t i = *pos;
-    while (i < v.n && v.p[i] == ' ') i++;
-    if (i == v.n) { *pos = i; return 0; }
-    tn__kwspan w = {v.p + i, 0};
-    while (i + w.n < v.n && v.p[i + w.n] != ',' && v.p[i + w.n] != ' ') w.n++;
-    if (tn__kw_is(w, "True") || tn__kw_is(w, "true")) *x = 1;
-    else if (tn__kw_is(w, "False") || tn__kw_is(w, "false")) *x = 0;
-    else if (tn__kw_is(w, "inf")) *x = HUGE_VAL;
-    else if (tn__kw_is(w, "-inf")) *x = -HUGE_VAL;
-    else if (tn__kw_is(w, "nan")) *x = NAN;
-    else {
-        char *end;
-        *x = strtod(w.p, &end);   /* stops at the comma, bracket or space after the number */
-        if (end != w.p + w.n) return -1;
-    }
-    i += w.n;
-    while (i < v.n && v.p[i] == ' ') i++;
-    if (i < v.n && v.p[i] == ',') i++;
-    *pos = i;
-    return 1;
-}
-/* A value's numbers: a number, or a tuple "(a, b, ...)" / "[a, b]" of up to max. How many. */
-static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double *out, int max, bool *tuple) {
-    *tuple = v.n >= 2 && ((v.p[0] == '(' && v.p[v.n - 1] == ')') || (v.p[0] == '[' && v.p[v.n - 1] == ']'));
-    tn__kwspan in = *tuple ? (tn__kwspan){v.p + 1, v.n - 2} : v;
-    size_t pos = 0;
-    int n = 0, r;
-    double x;
-    while ((r = tn__kw_number(in, &pos, &x)) == 1) {
-        if (n == max) return TN__FAIL_INT("%s: option %s=%.*s: expected at most %d value%s", fn, key, (int)v.n, v.p, max, max > 1 ? "s" : "");
-        out[n++] = x;
-    }
-    if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
-    return n;
-}
-/* A double as an int64_t option: integral and in range (never an undefined conversion). */
-static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
-    if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
-    *out = (int64_t)x;
-    return 0;
-}
-static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const char *suffix) {
-    size_t sl = strlen(suffix);
-    for (int i = 0; i < nkeys; i++)
-        if (strlen(keys[i].name) == k.n + sl && !memcmp(keys[i].name, k.p, k.n) && !strcmp(keys[i].name + k.n, suffix)) return i;
-    return -1;
-}
-/* The valid names of a table, for messages: "stride, padding, ..." (owned by the caller). */
-static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
-    size_t len = 1;
-    for (int i = 0; i < nkeys; i++) len += strlen(keys[i].name) + 2;
-    char *s = (char *)TN_MALLOC(len), *q = s;
-    if (!s) return NULL;
-    for (int i = 0; i < nkeys; i++) {
-        size_t l = strlen(keys[i].name);
-        if (keys[i].type == 'J' && l > 3 && !strcmp(keys[i].name + l - 3, "_hw")) {   /* the pair: under its int's name */
-            if (tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l - 3}, "") >= 0) continue;
-            l -= 3;
-        }
-        if (q != s) { memcpy(q, ", ", 2); q += 2; }
-        memcpy(q, keys[i].name, l);
-        q += l;
-    }
-    *q = 0;
-    return s;
-}
-static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kwspan v, void *out) {
-    char *f = (char *)out + key->off;
-    char name[64];   /* the name as typed, for messages (cut, never overflowed) */
-    snprintf(name, sizeof name, "%.*s", (int)(k.n < 63 ? k.n : 63), k.p);
-    double x[2];
-    bool tuple;
-    int n;
-    switch (key->type) {
-    case 'B':
-        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) *(bool *)f = true;
-        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) *(bool *)f = false;
-        else return TN__FAIL_INT("%s: option %s=%.*s: expected True or False", fn, name, (int)v.n, v.p);
-        return 0;
-    case 'E': case 'P': {
-        tn__kwspan w = tn__kw_unquote(v);
-        if (key->type == 'P' && (tn__kw_is(w, "same") || tn__kw_is(w, "valid"))) {
-            *(int64_t *)f = tn__kw_is(w, "same") ? TN_PADDING_SAME : TN_PADDING_VALID;
-            return 0;
-        }
-        if (key->type == 'P' && (w.n != v.n || (w.n && ((w.p[0] | 32) >= 'a' && (w.p[0] | 32) <= 'z'))))
-            return TN__FAIL_INT("%s: option %s=%.*s: expected an int, a tuple, 'same' or 'valid'", fn, name, (int)v.n, v.p);
-        if (key->type == 'P') break;
-        int idx = 0;
-        for (const char *c = key->words; *c; idx++) {
-            const char *e = strchr(c, '|');
-            size_t cl = e ? (size_t)(e - c) : strlen(c);
-            if (cl == w.n && !memcmp(c, w.p, cl)) { *(int *)f = idx; return 0; }
-            if (!e) break;
-            c = e + 1;
-        }
-        return TN__FAIL_INT("%s: option %s='%.*s': expected one of %s", fn, name, (int)w.n, w.p, key->words);
-    }
-    case 'D':
-        if (tn__kw_is(v, "None")) { *(double *)f = NAN; return 0; }
-        if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0) return -1;
-        *(double *)f = x[0];
-        return 0;
-    case 'J':
-        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
-        if (n == 1) x[1] = x[0];
-        return tn__kw_int(fn, name, x[0], (int64_t *)f) || tn__kw_int(fn, name, x[1], (int64_t *)f + 1) ? -1 : 0;
-    default: break;
-    }
-    /* I, and P given a number */
-    if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
-    if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
-    if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
-    return 0;
-}
-/* Fills *out (holding the defaults) from text, through keys. 0, or -1 with an error. */
-static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out) {
-    uint64_t seen = 0;   /* tables have at most 64 rows */
-    const char *p = text ? text : "";
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        tn__kwspan k = {p, 0};
-        while (p[k.n] && p[k.n] != '=' && p[k.n] != ',') k.n++;
-        if (p[k.n] != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        p += k.n + 1;
-        while (k.n && k.p[k.n - 1] == ' ') k.n--;
-        while (*p == ' ') p++;
-        tn__kwspan v = {p, 0};
-        int depth = 0;
-        char quote = 0;              /* commas inside quotes or brackets belong to the value */
-        for (; p[v.n] && (depth || quote || p[v.n] != ','); v.n++) {
-            const char c = p[v.n];
-            if (quote) { if (c == quote) quote = 0; }
-            else if (c == '\'' || c == '"') quote = c;
-            else if (c == '(' || c == '[') depth++;
-            else if (c == ')' || c == ']') depth--;
-        }
-        p += v.n;
-        while (v.n && v.p[v.n - 1] == ' ') v.n--;
-        if (!k.n || !v.n) return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        /* "stride=(2, 1)" sets stride_hw; a name only the _hw form has takes ints too */
-        const bool tuple = v.p[0] == '(' || v.p[0] == '[';
-        int i = tn__kw_find(keys, nkeys, k, "");
-        if ((i < 0 || (tuple && keys[i].type != 'J')) && tn__kw_find(keys, nkeys, k, "_hw") >= 0) i = tn__kw_find(keys, nkeys, k, "_hw");
-        if (i < 0) {
-            char *names = tn__kw_names(keys, nkeys);
-            int r = TN__FAIL_INT("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, names ? names : "?");
-            TN_FREE(names);
-            return r;
-        }
-        if (seen >> i & 1) return TN__FAIL_INT("%s: option '%.*s' given twice", fn, (int)k.n, k.p);
-        seen |= (uint64_t)1 << i;
-        if (tn__kw_set(fn, &keys[i], k, v, out)) return -1;
-    }
-    return 0;
-}
-
-/* ---- options text: "lr=0.01, betas=(0.9, 0.999), nesterov=True, padding='same'" ----
-   Modules, optimizers, schedulers and loaders take their keyword arguments as text with
-   PyTorch's names, so C reads like Python and an unknown or misspelt name is an error. */
-#define TN__MAX_OPTS 24
-typedef struct tn__opts {
-    const char *fn;                   /* the public function, for messages */
-    int n;
-    char key[TN__MAX_OPTS][32];
-    char val[TN__MAX_OPTS][96];
-    bool used[TN__MAX_OPTS];
-} tn__opts;
-static int tn__opts_parse(const char *fn, const char *text, tn__opts *o) {
-    memset(o, 0, sizeof *o);
-    o->fn = fn;
-    const char *p = text ? text : "";
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        const char *k = p;
-        while (*p && *p != '=' && *p != ',') p++;
-        if (*p != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        size_t kl = (size_t)(p - k);
-        while (kl && k[kl - 1] == ' ') kl--;
-        p++;
-        while (*p == ' ') p++;
-        const char *v = p;
-        int depth = 0;
-        char quote = 0;          /* commas inside quotes or brackets belong to the value */
-        for (; *p && (depth || quote || *p != ','); p++) {
-            if (quote) { if (*p == quote) quote = 0; }
-            else if (*p == '\'' || *p == '"') quote = *p;
-            else if (*p == '(' || *p == '[') depth++;
-            else if (*p == ')' || *p == ']') depth--;
-        }
-        size_t vl = (size_t)(p - v);
-        while (vl && v[vl - 1] == ' ') vl--;
-        if (o->n == TN__MAX_OPTS || !kl || kl >= sizeof o->key[0] || vl >= sizeof o->val[0])
-            return TN__FAIL_INT("%s: option text \"%s\" is malformed or too long", fn, text);
-        for (int i = 0; i < o->n; i++)
-            if (strlen(o->key[i]) == kl && !memcmp(o->key[i], k, kl)) return TN__FAIL_INT("%s: option '%s' given twice", fn, o->key[i]);
-        memcpy(o->key[o->n], k, kl);
-        memcpy(o->val[o->n], v, vl);
-        o->n++;
-    }
-    return 0;
-}
-static int tn__opts_find(tn__opts *o, const char *key) {
-    for (int i = 0; i < o->n; i++) if (!strcmp(o->key[i], key)) { o->used[i] = true; return i; }
-    return -1;
-}
-/* Numbers: a value or a tuple "(a, b)" of up to max; a single value fills all max slots.
-   Returns how many were given (0: absent or None, out untouched), or -1 with an error. */
-static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
-    int i = tn__opts_find(o, key);
-    if (i < 0 || !strcmp(o->val[i], "None")) return 0;
-    const char *p = o->val[i];
-    bool tuple = *p == '(' || *p == '[';
-    if (tuple) p++;
-    double tmp[8] = {0};
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x;
-        if (!strncmp(p, "True", 4) || !strncmp(p, "true", 4)) { x = 1; end = (char *)p + 4; }
-        else if (!strncmp(p, "False", 5) || !strncmp(p, "false", 5)) { x = 0; end = (char *)p + 5; }
-        else if (!strncmp(p, "inf", 3)) { x = HUGE_VAL; end = (char *)p + 3; }
-        else if (!strncmp(p, "-inf", 4)) { x = -HUGE_VAL; end = (char *)p + 4; }
-        else x = strtod(p, &end);
-        if (end == p || n == max || n == 8)
-            return TN__FAIL_INT("%s: option %s=%s: expected %s%d number%s", o->fn, key, o->val[i], max > 1 ? "up to " : "", max, max > 1 ? "s" : "");
-        tmp[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if (tuple && (*p == ')' || *p == ']')) break;
-        if (!tuple && !*p) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number", o->fn, key, o->val[i]);
-    }
-    if (n == 0) return TN__FAIL_INT("%s: option %s=%s is empty", o->fn, key, o->val[i]);
-    const int last = n >= 1 && n <= 8 ? n - 1 : 0;   /* n is 1..8 here; spelt out for -Warray-bounds */
-    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n && k < 8 ? k : last];
-    return n;
-}
-static int tn__opts_int(tn__opts *o, const char *key, int64_t *out, int max) {
-    double v[8];
-    int n = tn__opts_num(o, key, v, max);
-    for (int k = 0; k < max && n > 0; k++) {
-        if (v[k] != floor(v[k]) || fabs(v[k]) > 9e15) return TN__FAIL_INT("%s: option %s needs integers", o->fn, key);
-        out[k] = (int64_t)v[k];
-    }
-    return n;
-}
-static int tn__opts_bool(tn__opts *o, const char *key, bool *out) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return 0;
-    const char *v = o->val[i];
-    if (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")) *out = true;
-    else if (!strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "None")) *out = false;
-    else return TN__FAIL_INT("%s: option %s=%s: expected True or False", o->fn, key, v);
-    return 1;
-}
-/* A word among choices ("zeros|reflect|replicate|circular"), quotes optional; returns its
-   index, or -2 when absent (out untouched), or -1 with an error. */
-static int tn__opts_word(tn__opts *o, const char *key, const char *choices) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return -2;
-    char w[96];
-    const char *v = o->val[i];
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    memcpy(w, v, l);
-    w[l] = 0;
-    int idx = 0;
-    for (const char *c = choices; *c; idx++) {
-        const char *e = strchr(c, '|');
-        size_t cl = e ? (size_t)(e - c) : strlen(c);
-        if (cl == l && !memcmp(c, w, l)) return idx;
-        if (!e) break;
-        c = e + 1;
-    }
-    return TN__FAIL_INT("%s: option %s='%s': expected one of %s", o->fn, key, w, choices);
-}
-/* Every option given must have been read: names are checked against the valid list. */
-static int tn__opts_done(tn__opts *o, const char *valid) {
-    for (int i = 0; i < o->n; i++)
-        if (!o->used[i]) return TN__FAIL_INT("%s: unknown option '%s' (valid: %s)", o->fn, o->key[i], valid);
-    return 0;
-}
 
 /* ===================================================================================== */
 /* src/modules/module.c: modules: parameters, buffers, children, state dicts, train/eval */
@@ -14053,7 +14564,7 @@ typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid
 static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
     tn__convm *c = (tn__convm *)m;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
-    int64_t p[2] = {c->same ? TN_PAD_SAME : c->p[0], c->p[1]};
+    int64_t p[2] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1]};
     return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
 }
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
@@ -14117,24 +14628,14 @@ TNDEF tn_module *tn_nn_conv2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_o
 TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) {
     return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, o);
 }
-#define TN__KW_T tn_conv_opts
-static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
-#undef TN__KW_T
-static bool tn__kw_conv_parse(const char *fn, const char *text, tn_conv_opts *o) {
-    *o = (tn_conv_opts)TN_DEFAULTS(tn_conv_opts);
-    return tn__kw_parse(fn, text, tn__kw_conv, TN__KW_N(tn__kw_conv), o) == 0;
-}
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv1d", options, &o) ? tn_nn_conv1d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv1d", options, tn_nn_conv1d_opts(in, out, k, o));
 }
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv2d", options, &o) ? tn_nn_conv2d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv2d", options, tn_nn_conv2d_opts(in, out, k, o));
 }
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv_transpose2d", options, &o) ? tn_nn_conv_transpose2d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv_transpose2d", options, tn_nn_conv_transpose2d_opts(in, out, k, o));
 }
 
 /* Pooling modules */
@@ -14166,33 +14667,38 @@ static const tn_module_type tn__avgpool1d_type = {"AvgPool1d", tn__pool_fwd, NUL
 static const tn_module_type tn__avgpool2d_type = {"AvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
 static const tn_module_type tn__adaptive_avg_type = {"AdaptiveAvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
 static const tn_module_type tn__adaptive_max_type = {"AdaptiveMaxPool2d", tn__pool_fwd, NULL, tn__pool_repr};
-static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, tn_pool_opts o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, type->name, nsp, kind == 0, ksize, &o, k, st, pd, dl, &divisor)) return NULL;
+    if (kind == 0 && o.return_indices) return (tn_module *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices instead", fn, nsp);
+    int64_t g[10];
+    if (tn__pool_geometry(fn, nsp, k, st, pd, dl, g)) return NULL;
     tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
     if (!q) return NULL;
-    q->nsp = nsp; q->kind = kind; q->count_include_pad = true;
-    for (int i = 0; i < 2; i++) { q->k[i] = ksize; q->s[i] = 0; q->p[i] = 0; q->d[i] = 1; }
-    int failed = tn__opts_int(&o, "kernel_size", q->k, nsp) < 0 || tn__opts_int(&o, "stride", q->s, nsp) < 0 ||
-                 tn__opts_int(&o, "padding", q->p, nsp) < 0 || tn__opts_bool(&o, "ceil_mode", &q->ceil_mode) < 0;
-    if (!failed && kind == 0) {
-        bool ri = false;
-        failed = tn__opts_int(&o, "dilation", q->d, nsp) < 0 || tn__opts_bool(&o, "return_indices", &ri) < 0 ||
-                 tn__opts_done(&o, "kernel_size, stride, padding, dilation, return_indices, ceil_mode");
-        if (!failed && ri) failed = TN__FAIL_INT("%s: return_indices: call tn_max_pool%dd with an indices pointer instead", fn, nsp);
-    } else if (!failed) {
-        failed = tn__opts_bool(&o, "count_include_pad", &q->count_include_pad) < 0 || tn__opts_int(&o, "divisor_override", &q->divisor, 1) < 0 ||
-                 tn__opts_done(&o, "kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override");
-    }
-    if (!failed && nsp == 1) { q->k[1] = q->k[0]; q->s[1] = q->s[0]; q->p[1] = q->p[0]; q->d[1] = q->d[0]; }
-    int64_t g[10];
-    if (!failed) failed = tn__pool_geometry(fn, nsp, q->k, q->s, q->p, q->d, g);
-    return tn__module_or_free(&q->base, failed);
+    q->nsp = nsp; q->kind = kind; q->ceil_mode = o.ceil_mode; q->count_include_pad = o.count_include_pad; q->divisor = divisor;
+    for (int i = 0; i < 2; i++) { q->k[i] = k[i]; q->s[i] = st[i]; q->p[i] = pd[i]; q->d[i] = dl[i]; }
+    return &q->base;
 }
-TNDEF tn_module *tn_nn_max_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, options); }
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, options); }
-TNDEF tn_module *tn_nn_max_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, options); }
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, options); }
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_max_pool2d", true, options, &o) ? NULL : tn_nn_max_pool2d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_avg_pool2d", false, options, &o) ? NULL : tn_nn_avg_pool2d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_max_pool1d", true, options, &o) ? NULL : tn_nn_max_pool1d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_avg_pool1d", false, options, &o) ? NULL : tn_nn_avg_pool1d_opts(k, o);
+}
 static tn_module *tn__adaptive_new(const tn_module_type *type, int kind, int64_t oh, int64_t ow) {
     if (oh <= 0 || ow <= 0) return (tn_module *)tn__error("tn_nn_%s: output size (%lld, %lld) must be positive", kind == 2 ? "adaptive_avg_pool2d" : "adaptive_max_pool2d", (long long)oh, (long long)ow);
     tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
@@ -14240,30 +14746,22 @@ static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, 
 static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
-static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+/* kind 0/1 BatchNorm1d/2d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
+static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape,
+                               double eps, double momentum, bool affine, bool has_bias, bool track) {
+    if (kind == 2 && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) return (tn_module *)tn__error("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
+    if (kind == 3 && (groups <= 0 || nf % groups))
+        return (tn_module *)tn__error("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
+    if (kind != 2 && nf <= 0) return (tn_module *)tn__error("%s: num_features must be positive, got %lld", fn, (long long)nf);
     tn__normm *q = (tn__normm *)tn_module_new(type, sizeof(tn__normm));
     if (!q) return NULL;
-    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = 1e-5; q->momentum = 0.1; q->affine = true; q->track = true;
-    bool has_bias = true;
-    int failed = tn__opts_num(&o, "eps", &q->eps, 1) < 0;
-    if (kind <= 1) {
-        for (int i = 0; i < o.n; i++) if (!strcmp(o.key[i], "momentum") && !strcmp(o.val[i], "None")) q->momentum = NAN;
-        failed = failed || tn__opts_num(&o, "momentum", &q->momentum, 1) < 0 || tn__opts_bool(&o, "affine", &q->affine) < 0 ||
-                 tn__opts_bool(&o, "track_running_stats", &q->track) < 0 || tn__opts_done(&o, "eps, momentum, affine, track_running_stats");
-    } else if (kind == 2) {
-        failed = failed || tn__opts_bool(&o, "elementwise_affine", &q->affine) < 0 || tn__opts_bool(&o, "bias", &has_bias) < 0 ||
-                 tn__opts_done(&o, "eps, elementwise_affine, bias");
-        if (!failed && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) failed = TN__FAIL_INT("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
-        for (int i = 0; !failed && i < nshape; i++) q->shape[i] = shape[i];
-        q->nshape = nshape;
-    } else failed = failed || tn__opts_bool(&o, "affine", &q->affine) < 0 || tn__opts_done(&o, "eps, affine");
-    if (!failed && kind == 3 && (groups <= 0 || nf % groups)) failed = TN__FAIL_INT("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
-    if (!failed && kind != 2 && nf <= 0) failed = TN__FAIL_INT("%s: num_features must be positive, got %lld", fn, (long long)nf);
+    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = eps; q->momentum = momentum; q->affine = affine; q->track = track;
+    for (int i = 0; kind == 2 && i < nshape; i++) q->shape[i] = shape[i];
+    q->nshape = kind == 2 ? nshape : 0;
     const int64_t *ps = kind == 2 ? q->shape : &q->nf;
     int pn = kind == 2 ? q->nshape : 1;
-    if (!failed && q->affine) {
+    int failed = 0;
+    if (q->affine) {
         tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
         failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
     }
@@ -14272,11 +14770,29 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
 }
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, options); }
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, options); }
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *shape, int n, const char *options) { return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, options); }
-TNDEF tn_module *tn_nn_group_norm(int64_t groups, int64_t channels, const char *options) {
-    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, options);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
+    return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
+}
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_opts o) {
+    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
+}
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm1d", options, tn_nn_batch_norm1d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
+    TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
+}
+TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const char *options) {
+    TN__KW_STR(tn_group_norm_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
 }
 
 /* Dropout, Embedding, Flatten, Unflatten, Identity */
@@ -14308,18 +14824,15 @@ static void tn__embedding_repr(tn_module *m, char *b, size_t n) {
     if (q->padded) snprintf(b + k, n - (size_t)k, ", padding_idx=%lld", (long long)q->p);
 }
 static const tn_module_type tn__embedding_type = {"Embedding", tn__embedding_fwd, NULL, tn__embedding_repr};
-TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) {
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num, int64_t dim, tn_embedding_opts o) {
     const char *fn = "tn_nn_embedding";
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    int64_t pad = 0;
-    int given = tn__opts_int(&o, "padding_idx", &pad, 1);
-    if (given < 0 || tn__opts_done(&o, "padding_idx")) return NULL;
+    const int64_t pad = o.padding_idx;
+    const bool given = pad != TN_NONE;
     if (num <= 0 || dim <= 0) return (tn_module *)tn__error("%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive", fn, (long long)num, (long long)dim);
     if (given && (pad < -num || pad >= num)) return (tn_module *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)num, (long long)pad);
     tn__miscm *q = (tn__miscm *)tn_module_new(&tn__embedding_type, sizeof(tn__miscm));
     if (!q) return NULL;
-    q->a = num; q->b = dim; q->padded = given > 0; q->p = (double)(pad < 0 ? pad + num : pad);
+    q->a = num; q->b = dim; q->padded = given; q->p = given ? (double)(pad < 0 ? pad + num : pad) : 0;
     tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
     int failed = !w || tn_init_normal_(w, 0, 1);
     if (!failed && q->padded) {
@@ -14328,6 +14841,9 @@ TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) 
         tn_scope_end();
     }
     return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_embedding_str(int64_t num, int64_t dim, const char *options) {
+    TN__KW_STR(tn_embedding_opts, embedding, "tn_nn_embedding", options, tn_nn_embedding_opts(num, dim, o));
 }
 static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
@@ -14363,7 +14879,7 @@ static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU",
                                              "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
 #define TN__NUM_ACTS 17
 static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
-    tn_tensor *y;
+    tn_tensor *y = NULL;
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
     case 1: y = tn_relu6(x); break;
@@ -14380,8 +14896,12 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
     case 12: y = tn_hardsigmoid(x); break;
     case 13: y = tn_tanh(x); break;
     case 14: y = tn_sigmoid(x); break;
-    case 15: y = tn_softmax(x, a->dim); break;
-    default: y = tn_log_softmax(x, a->dim); break;
+    case 15: case 16: {
+        /* dim=None: PyTorch's legacy _get_softmax_dim (0 for 0-, 1- and 3-d inputs, else 1) */
+        const int64_t dim = a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0;
+        y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
+        break;
+    }
     }
     return y;
 }
@@ -14394,43 +14914,54 @@ static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
     TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
     TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
     TN__ACT_TYPE("LogSoftmax")};
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options) {
+/* The keyword arguments of each activation, in tn__act_names' order. */
+static const char *const tn__act_options[TN__NUM_ACTS] = {
+    "inplace", "inplace", "negative_slope, inplace", "alpha, inplace", "inplace", "alpha, inplace", "approximate", "inplace",
+    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim"};
+static int tn__act_kind(const char *fn, const char *name) {
+    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) return i;
+    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+}
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     const char *fn = "tn_nn_activation";
-    int kind = -1;
-    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) kind = i;
-    if (kind < 0) return (tn_module *)tn__error("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    double p[2] = {0, 0};
-    int64_t dim = 1;
-    char a[32], c[32];
-    int failed = 0;
-    bool inplace = false;
-    failed = tn__opts_bool(&o, "inplace", &inplace) < 0;
+    const int kind = tn__act_kind(fn, name);
+    if (kind < 0) return NULL;
+    const tn_activation_opts def = TN_DEFAULTS(tn_activation_opts);
+    if (tn__kw_only(fn, name, tn__kw_activation, TN__KW_N(tn__kw_activation), &o, &def, tn__act_options[kind])) return NULL;
+    if (o.approximate != TN_APPROXIMATE_NONE && o.approximate != TN_APPROXIMATE_TANH)
+        return (tn_module *)tn__error("%s: approximate %d is not TN_APPROXIMATE_NONE or TN_APPROXIMATE_TANH", fn, o.approximate);
     tn__actm *m = (tn__actm *)tn_module_new(&tn__act_types[kind], sizeof(tn__actm));
     if (!m) return NULL;
+    char a[32], c[32];
+    double p[2] = {0, 0};
     switch (kind) {
-    case 2: p[0] = 0.01; failed = failed || tn__opts_num(&o, "negative_slope", p, 1) < 0 || tn__opts_done(&o, "negative_slope, inplace");
-            snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
-    case 3: case 5: p[0] = 1; failed = failed || tn__opts_num(&o, "alpha", p, 1) < 0 || tn__opts_done(&o, "alpha, inplace");
-            snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
-    case 6: { int w = tn__opts_word(&o, "approximate", "none|tanh"); failed = failed || w == -1 || tn__opts_done(&o, "approximate");
-            p[0] = w == 1; snprintf(m->repr, sizeof m->repr, "approximate='%s'", w == 1 ? "tanh" : "none"); break; }
-    case 9: p[0] = 1; p[1] = 20; failed = failed || tn__opts_num(&o, "beta", p, 1) < 0 || tn__opts_num(&o, "threshold", p + 1, 1) < 0 || tn__opts_done(&o, "beta, threshold");
-            snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
-    case 10: p[0] = -1; p[1] = 1; failed = failed || tn__opts_num(&o, "min_val", p, 1) < 0 || tn__opts_num(&o, "max_val", p + 1, 1) < 0 || tn__opts_done(&o, "min_val, max_val, inplace");
-            snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
-    case 15: case 16: failed = failed || tn__opts_int(&o, "dim", &dim, 1) < 0 || tn__opts_done(&o, "dim");
-            snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)dim); break;
-    default: failed = failed || tn__opts_done(&o, "inplace"); break;
+    case 2: p[0] = o.negative_slope; snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
+    case 3: case 5: p[0] = o.alpha; snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
+    case 6: p[0] = o.approximate == TN_APPROXIMATE_TANH; snprintf(m->repr, sizeof m->repr, "approximate='%s'", p[0] != 0 ? "tanh" : "none"); break;
+    case 9: p[0] = o.beta; p[1] = o.threshold; snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
+    case 10: p[0] = o.min_val; p[1] = o.max_val; snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
+    case 15: case 16:
+        if (o.dim == TN_NONE) snprintf(m->repr, sizeof m->repr, "dim=None");
+        else snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)o.dim);
+        break;
+    default: break;
     }
-    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = dim;
-    return tn__module_or_free(&m->base, failed);
+    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = o.dim;
+    return &m->base;
 }
-TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU", NULL); }
-TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh", NULL); }
-TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid", NULL); }
-TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU", NULL); }
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options) {
+    const char *fn = "tn_nn_activation";
+    const int kind = tn__act_kind(fn, name);
+    if (kind < 0) return NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* the named activation's own: an unknown name lists only those */
+    const int n = tn__kw_filter(tn__kw_activation, TN__KW_N(tn__kw_activation), tn__act_options[kind], keys);
+    tn_activation_opts o = TN_DEFAULTS(tn_activation_opts);
+    return tn__kw_parse(fn, options, keys, n, &o, NULL) ? NULL : tn_nn_activation_opts(name, o);
+}
+TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU"); }
+TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh"); }
+TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid"); }
+TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU"); }
 
 /* Sequential, ModuleList, ModuleDict */
 /* Each layer in a scope of its own, and each intermediate released as soon as the next layer
@@ -14628,30 +15159,25 @@ static tn_tensor *tn__rnn_param(tn_module *m, const char *what, const char *suff
     snprintf(name, sizeof name, "%s%s", what, suffix);
     return tn_module_get(m, name);
 }
-static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    bool bias = true, batch_first = false, bidirectional = false;
-    int64_t layers = 1, proj = 0;
-    double dropout = 0;
-    int failed = tn__opts_bool(&o, "bias", &bias) < 0, proj_given = 0;
-    if (mode == TN__RNN_TANH) {
-        int w = tn__opts_word(&o, "nonlinearity", "tanh|relu");
-        failed = failed || w == -1;
-        if (w == 1) mode = TN__RNN_RELU;
-    }
-    if (!cell) {
-        failed = failed || tn__opts_int(&o, "num_layers", &layers, 1) < 0 || tn__opts_bool(&o, "batch_first", &batch_first) < 0 ||
-                 tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bidirectional", &bidirectional) < 0 ||
-                 (proj_given = tn__opts_int(&o, "proj_size", &proj, 1)) < 0;
-    }
-    if (!failed)
-        failed = tn__opts_done(&o, cell ? (mode == TN__RNN_LSTM || mode == TN__RNN_GRU ? "bias" : "bias, nonlinearity")
-                                        : mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
-                                        : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
-                                                              : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional");
-    if (failed) return NULL;
-    if (proj_given && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+/* The keyword arguments each kind has (its tn_rnn_opts / tn_rnn_cell_opts fields). */
+static const char *tn__rnn_options(int mode, bool cell) {
+    if (cell) return mode == TN__RNN_TANH ? "bias, nonlinearity" : "bias";
+    return mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
+         : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
+                               : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional";
+}
+/* mode: TN__RNN_TANH for RNN and RNNCell (nonlinearity picks RELU), LSTM, GRU */
+static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, tn_rnn_opts o) {
+    if (!cell && o.proj_size != 0 && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+    const tn_rnn_opts def = TN_DEFAULTS(tn_rnn_opts);
+    if (tn__kw_only(fn, type->name, tn__kw_rnn, TN__KW_N(tn__kw_rnn), &o, &def, tn__rnn_options(mode, cell))) return NULL;
+    if (o.nonlinearity != TN_NONLINEARITY_TANH && o.nonlinearity != TN_NONLINEARITY_RELU)
+        return (tn_module *)tn__error("%s: nonlinearity %d is not TN_NONLINEARITY_TANH or TN_NONLINEARITY_RELU", fn, o.nonlinearity);
+    if (mode == TN__RNN_TANH && o.nonlinearity == TN_NONLINEARITY_RELU) mode = TN__RNN_RELU;
+    const bool bias = o.bias, batch_first = o.batch_first, bidirectional = o.bidirectional;
+    const int64_t layers = o.num_layers, proj = o.proj_size;
+    const double dropout = o.dropout;
+    int failed = 0;
     if (in < 0) return (tn_module *)tn__error("%s: input_size must be non-negative, got %lld", fn, (long long)in);
     if (hidden <= 0) return (tn_module *)tn__error("%s: hidden_size must be greater than zero, got %lld", fn, (long long)hidden);
     if (layers <= 0) return (tn_module *)tn__error("%s: num_layers must be greater than zero, got %lld", fn, (long long)layers);
@@ -14691,12 +15217,32 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
     for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, -bound, bound);
     return tn__module_or_free(&r->base, failed);
 }
-TNDEF tn_module *tn_nn_rnn(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_lstm(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_gru(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_rnn_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
-TNDEF tn_module *tn_nn_lstm_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
-TNDEF tn_module *tn_nn_gru_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, o); }
+TNDEF tn_module *tn_nn_lstm_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, o); }
+TNDEF tn_module *tn_nn_gru_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, o); }
+/* A cell: its two options in a tn_rnn_opts (the layer options at their defaults). */
+static tn_module *tn__rnn_cell_new(const char *fn, const tn_module_type *type, int mode, int64_t in, int64_t hidden, tn_rnn_cell_opts c) {
+    tn_rnn_opts o = TN_DEFAULTS(tn_rnn_opts);
+    o.bias = c.bias;
+    o.nonlinearity = c.nonlinearity;
+    return tn__rnn_new(fn, type, mode, true, in, hidden, o);
+}
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, in, hidden, o); }
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, in, hidden, o); }
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, in, hidden, o); }
+/* The text forms: only the kind's own names are known (an unknown one lists those). */
+static tn_module *tn__rnn_str(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_rnn, TN__KW_N(tn__kw_rnn), tn__rnn_options(mode, cell), keys);
+    tn_rnn_opts o = TN_DEFAULTS(tn_rnn_opts);
+    return tn__kw_parse(fn, options, keys, n, &o, NULL) ? NULL : tn__rnn_new(fn, type, mode, cell, in, hidden, o);
+}
+TNDEF tn_module *tn_nn_rnn_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
 
 /* The L steps of t [L, ...] as views, halving recursively: each step's backward then writes a
    slab of its parent only, O(L log L) gradient traffic instead of O(L^2) for L selects of t. */
@@ -14868,18 +15414,12 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     }
     return tn__module_or_free(m, failed);
 }
-TNDEF tn_module *tn_nn_multihead_attention(int64_t E, int64_t heads, const char *options) {
-    const char *fn = "tn_nn_multihead_attention";
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    double dropout = 0;
-    bool bias = true, bkv = false, zero = false, bf = false;
-    int64_t kdim = E, vdim = E;
-    if (tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_bool(&o, "add_bias_kv", &bkv) < 0 ||
-        tn__opts_bool(&o, "add_zero_attn", &zero) < 0 || tn__opts_int(&o, "kdim", &kdim, 1) < 0 || tn__opts_int(&o, "vdim", &vdim, 1) < 0 ||
-        tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_done(&o, "dropout, bias, add_bias_kv, add_zero_attn, kdim, vdim, batch_first"))
-        return NULL;
-    return tn__mha_new(fn, E, heads, dropout, bias, bkv, zero, kdim, vdim, bf);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t E, int64_t heads, tn_multihead_attention_opts o) {
+    return tn__mha_new("tn_nn_multihead_attention", E, heads, o.dropout, o.bias, o.add_bias_kv, o.add_zero_attn,
+                       o.kdim == TN_NONE ? E : o.kdim, o.vdim == TN_NONE ? E : o.vdim, o.batch_first);
+}
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t E, int64_t heads, const char *options) {
+    TN__KW_STR(tn_multihead_attention_opts, mha, "tn_nn_multihead_attention", options, tn_nn_multihead_attention_opts(E, heads, o));
 }
 /* A bool mask (True = masked out) as an additive float mask: -inf where True, else 0. */
 static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
@@ -15018,41 +15558,43 @@ typedef struct tn__tlayer { tn_module base; bool decoder, norm_first, gelu; } tn
 static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x, NULL, NULL, false); }
 static const tn_module_type tn__enc_layer_type = {"TransformerEncoderLayer", tn__enc_layer_fwd, NULL, NULL};
 static const tn_module_type tn__dec_layer_type = {"TransformerDecoderLayer", NULL, NULL, NULL};
-static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    int64_t dff = 2048;
-    double p = 0.1, eps = 1e-5;
-    bool bf = false, nf = false, bias = true;
-    int act = 0;
-    if (tn__opts_int(&o, "dim_feedforward", &dff, 1) < 0 || tn__opts_num(&o, "dropout", &p, 1) < 0 || (act = tn__opts_word(&o, "activation", "relu|gelu")) == -1 ||
-        tn__opts_num(&o, "layer_norm_eps", &eps, 1) < 0 || tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_bool(&o, "norm_first", &nf) < 0 ||
-        tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_done(&o, "dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias"))
-        return NULL;
+static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, tn_transformer_layer_opts o) {
+    const int64_t dff = o.dim_feedforward;
+    const double p = o.dropout;
+    const bool bf = o.batch_first, nf = o.norm_first, bias = o.bias;
+    const int act = o.activation;
+    if (act != TN_ACTIVATION_RELU && act != TN_ACTIVATION_GELU) return (tn_module *)tn__error("%s: activation %d is not TN_ACTIVATION_RELU or TN_ACTIVATION_GELU", fn, act);
     if (dff <= 0) return (tn_module *)tn__error("%s: dim_feedforward must be positive, got %lld", fn, (long long)dff);
     if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
     tn__tlayer *t = (tn__tlayer *)tn_module_new(decoder ? &tn__dec_layer_type : &tn__enc_layer_type, sizeof(tn__tlayer));
     if (!t) return NULL;
     t->decoder = decoder; t->norm_first = nf; t->gelu = act == 1;
     tn_module *m = &t->base;
-    char lnopts[96];
-    snprintf(lnopts, sizeof lnopts, "eps=%.17g%s", eps, bias ? "" : ", bias=False");
+    tn_layer_norm_opts ln = TN_DEFAULTS(tn_layer_norm_opts);
+    ln.eps = o.layer_norm_eps;
+    ln.bias = bias;
     const int64_t ds[1] = {d};
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
               tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(p)) &&
-              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm(ds, 1, lnopts)) &&
-              tn_module_add(m, "norm2", tn_nn_layer_norm(ds, 1, lnopts)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm(ds, 1, lnopts))) &&
+              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
+              tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
               tn_module_add(m, "dropout1", tn_nn_dropout(p)) && tn_module_add(m, "dropout2", tn_nn_dropout(p)) &&
               (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(p)));
     return tn__module_or_free(m, !ok);
 }
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options) {
-    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, options);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
+    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, o);
 }
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options) {
-    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
+    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, o);
+}
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options) {
+    TN__KW_STR(tn_transformer_layer_opts, transformer_layer, "tn_nn_transformer_encoder_layer", options, tn_nn_transformer_encoder_layer_opts(d_model, nhead, o));
+}
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options) {
+    TN__KW_STR(tn_transformer_layer_opts, transformer_layer, "tn_nn_transformer_decoder_layer", options, tn_nn_transformer_decoder_layer_opts(d_model, nhead, o));
 }
 static tn_tensor *tn__child_fwd(tn_module *m, const char *child, tn_tensor *x) { return tn_module_forward(tn_module_child(m, child), x); }
 /* dropout(attention(x, mem, mem)); mem NULL: self-attention */
@@ -15359,57 +15901,67 @@ static int tn__optim_validate(const char *fn, int kind, const tn__pgroup *g) {
     return 0;
 }
 
-/* Options text -> a group's table: base's values (or the defaults) overridden by text. */
-static int tn__optim_parse(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
-    tn__opts o;
+/* tn_optim_opts -> a group's table: each option of the kind as given, else base's value
+   (add_param_group: the optimizer's defaults) or the kind's PyTorch default. given: the
+   option text's rows (a text value counts even where it equals "not given": "lr=nan"). */
+static int tn__optim_from_opts(const char *fn, int kind, const tn_optim_opts *in, uint64_t given, const tn__pgroup *base, tn__pgroup *out) {
+    const tn_optim_opts unset = TN_DEFAULTS(tn_optim_opts);
+    const int nkeys = TN__KW_N(tn__kw_optim);
     char valid[400], key[40];
-    if (tn__opts_parse(fn, text, &o)) return -1;
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    if (tn__kw_only(fn, tn__optim_names[kind], tn__kw_optim, nkeys, in, &unset, valid)) return -1;
+    for (const char *p = tn__optim_false_only[kind]; *p;) {
+        size_t len = strcspn(p, " ");
+        for (int i = 0; i < nkeys; i++)
+            if (strlen(tn__kw_optim[i].name) == len && !memcmp(tn__kw_optim[i].name, p, len) && *(const int *)((const char *)in + tn__kw_optim[i].off) == 1)
+                return TN__FAIL_INT("%s: %.*s=True is not supported (only %.*s=False)", fn, (int)len, p, (int)len, p);
+        p += len + (p[len] == ' ');
+    }
     out->nv = 0;
     for (const tn__optdef *d = tn__optdefs[kind]; d->name; d++) {
-        double v = base ? tn__pg_get(base, d->name) : d->def, x[2];
-        int r = 0;
+        int ki = 0;
+        while (strcmp(tn__kw_optim[ki].name, d->name)) ki++;   /* every option has its field */
+        const char *f = (const char *)in + tn__kw_optim[ki].off;
+        const bool seen = given >> ki & 1;
+        double v = base ? tn__pg_get(base, d->name) : d->def;
         if (d->type == 'f') {
-            if ((r = tn__opts_num(&o, d->name, x, 1)) > 0) v = x[0];
+            if (seen || *(const double *)f == *(const double *)f) v = *(const double *)f;
         } else if (d->type == 'i' || d->type == 'e') {
-            int64_t iv;
-            if ((r = tn__opts_int(&o, d->name, &iv, 1)) > 0) v = (double)iv;
-            else if (r == 0 && d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);
-        } else if (d->type == 'b') {
-            bool b;
-            if ((r = tn__opts_bool(&o, d->name, &b)) > 0) v = b;
-        } else if (d->type == 'w') {
-            r = tn__opts_word(&o, d->name, "None|strong_wolfe");
-            if (r >= 0) v = r;
-            else r = r == -2 ? 0 : -1;
-        } else { /* pair: "betas[0]", "betas[1]" */
-            char k1[40];
-            snprintf(key, sizeof key, "%s[0]", d->name);
-            snprintf(k1, sizeof k1, "%s[1]", d->name);
-            v = base ? tn__pg_get(base, key) : d->def;
-            double v2 = base ? tn__pg_get(base, k1) : d->def2;
-            if ((r = tn__opts_num(&o, d->name, x, 2)) == 1)
-                return TN__FAIL_INT("%s: option %s needs a pair, e.g. %s=(%g, %g)", fn, d->name, d->name, d->def, d->def2);
-            if (r < 0) return -1;
-            if (r == 2) { v = x[0]; v2 = x[1]; }
-            if (tn__pg_set(fn, out, key, v) || tn__pg_set(fn, out, k1, v2)) return -1;
+            const int64_t x = *(const int64_t *)f;
+            if (x != TN_NONE) v = (double)x;
+            else if (d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);   /* max_eval=None */
+        } else if (d->type == 'b' || d->type == 'w') {
+            const int x = *(const int *)f;
+            if (x != -1) v = x;
+        } else { /* the pair: "betas[0]", "betas[1]", each given or not */
+            for (int e = 0; e < 2; e++) {
+                const double x = ((const double *)f)[e];
+                snprintf(key, sizeof key, "%s[%d]", d->name, e);
+                v = seen || x == x ? x : base ? tn__pg_get(base, key) : e ? d->def2 : d->def;
+                if (tn__pg_set(fn, out, key, v)) return -1;
+            }
             continue;
         }
-        if (r < 0) return -1;
+        if (d->type == 'b' && v != 0 && v != 1) return TN__FAIL_INT("%s: option %s=%g: expected true or false", fn, d->name, v);
+        if (d->type == 'w' && v != 0 && v != 1)
+            return TN__FAIL_INT("%s: line_search_fn %g is not TN_LINE_SEARCH_NONE or TN_LINE_SEARCH_STRONG_WOLFE", fn, v);
         if (tn__pg_set(fn, out, d->name, v)) return -1;
     }
-    const char *lists[2] = {tn__optim_noops[kind], tn__optim_false_only[kind]};
-    for (int l = 0; l < 2; l++)
-        for (const char *p = lists[l]; *p;) {
-            size_t len = strcspn(p, " ");
-            bool b = false;
-            snprintf(key, sizeof key, "%.*s", (int)len, p);
-            if (tn__opts_bool(&o, key, &b) < 0) return -1;
-            if (l == 1 && b) return TN__FAIL_INT("%s: %s=True is not supported (only %s=False)", fn, key, key);
-            p += len + (p[len] == ' ');
-        }
-    tn__optim_valid_names(kind, valid, sizeof valid);
-    if (tn__opts_done(&o, valid)) return -1;
     return tn__optim_validate(fn, kind, out);
+}
+/* The option text of kind (only its names are known) -> a group's table. */
+static int tn__optim_from_str(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
+    char valid[400];
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_optim, TN__KW_N(tn__kw_optim), valid, keys);
+    tn_optim_opts o = TN_DEFAULTS(tn_optim_opts);
+    uint64_t seen = 0, given = 0;
+    if (tn__kw_parse(fn, text, keys, n, &o, &seen)) return -1;
+    for (int i = 0; i < n; i++)   /* the filtered rows' bits -> the full table's */
+        if (seen >> i & 1)
+            for (int j = 0; j < TN__KW_N(tn__kw_optim); j++) if (tn__kw_optim[j].off == keys[i].off) given |= (uint64_t)1 << j;
+    return tn__optim_from_opts(fn, kind, &o, given, base, out);
 }
 
 /* ---- state ---- */
@@ -15531,16 +16083,20 @@ static void tn__lbfgs_free(tn__lbfgs *lb) {
     TN_FREE(lb->prev_flat_grad);
     TN_FREE(lb);
 }
-static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *const *params, int n, const char *options) {
+static const char *const tn__optim_fns[TN__NUM_OPTIMS] = {"tn_optim_sgd", "tn_optim_adam", "tn_optim_adamw", "tn_optim_rmsprop",
+    "tn_optim_adagrad", "tn_optim_adadelta", "tn_optim_adamax", "tn_optim_nadam", "tn_optim_radam", "tn_optim_lbfgs"};
+/* opts, or the option text when text is not NULL */
+static tn_optim *tn__optim_create(const char *kind, tn_tensor *const *params, int n, const tn_optim_opts *opts, const char *text) {
     for (int i = 0; params && i < n; i++) if (!params[i]) return NULL;
-    int k = tn__optim_kind(fn, kind);
+    int k = tn__optim_kind("tn_optim_create", kind);
     if (k < 0) return NULL;
+    const char *fn = tn__optim_fns[k];
     tn_optim *o = (tn_optim *)TN_MALLOC(sizeof *o);
     if (!o) return (tn_optim *)tn__error("%s: out of memory", fn);
     memset(o, 0, sizeof *o);
     o->kind = k;
-    if (tn__optim_parse(fn, k, options, NULL, &o->defaults) || tn__optim_append(fn, o, params, n, &o->defaults) ||
-        (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
+    if ((text ? tn__optim_from_str(fn, k, text, NULL, &o->defaults) : tn__optim_from_opts(fn, k, opts, 0, NULL, &o->defaults)) ||
+        tn__optim_append(fn, o, params, n, &o->defaults) || (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
         if (k == TN__LBFGS && o->ng == 1 && !o->lb) tn__error("%s: out of memory", fn);
         tn_optim_free(o);
         return NULL;
@@ -15550,34 +16106,29 @@ static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *c
         if (tn__optim_init_state(fn, o, i, &o->groups[0])) { tn_optim_free(o); return NULL; }
     return o;
 }
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options) {
-    return tn__optim_create("tn_optim_create", kind, params, n, options);
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts) {
+    return tn__optim_create(kind, params, n, &opts, NULL);
 }
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay) {
-    char opts[128];
-    snprintf(opts, sizeof opts, "lr=%.17g, momentum=%.17g, weight_decay=%.17g", lr, momentum, weight_decay);
-    return tn__optim_create("tn_optim_sgd", "SGD", params, n, opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_create(kind, params, n, NULL, options ? options : "");
 }
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr) {
-    char opts[64];
-    snprintf(opts, sizeof opts, "lr=%.17g", lr);
-    return tn__optim_create("tn_optim_adam", "Adam", params, n, opts);
-}
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay) {
-    char opts[96];
-    snprintf(opts, sizeof opts, "lr=%.17g, weight_decay=%.17g", lr, weight_decay);
-    return tn__optim_create("tn_optim_adamw", "AdamW", params, n, opts);
-}
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+static int tn__optim_add_group(tn_optim *o, tn_tensor *const *params, int n, const tn_optim_opts *opts, const char *text) {
     const char *fn = "tn_optim_add_param_group";
     if (!o) return -1;
     for (int i = 0; params && i < n; i++) if (!params[i]) return -1;
     if (o->kind == TN__LBFGS) return TN__FAIL_INT("%s: LBFGS doesn't support per-parameter options (parameter groups)", fn);
     tn__pgroup g;
-    if (tn__optim_parse(fn, o->kind, options, &o->defaults, &g) || tn__optim_append(fn, o, params, n, &g)) return -1;
+    if ((text ? tn__optim_from_str(fn, o->kind, text, &o->defaults, &g) : tn__optim_from_opts(fn, o->kind, opts, 0, &o->defaults, &g)) ||
+        tn__optim_append(fn, o, params, n, &g)) return -1;
     for (int i = o->groups[o->ng - 1].first; o->kind == TN__ADAGRAD && i < o->np; i++)
         if (tn__optim_init_state(fn, o, i, &o->groups[o->ng - 1])) return -1;
     return 0;
+}
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts) {
+    return tn__optim_add_group(o, params, n, &opts, NULL);
+}
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_add_group(o, params, n, NULL, options ? options : "");
 }
 TNDEF void tn_optim_free(tn_optim *o) {
     if (!o) return;
@@ -16598,7 +17149,7 @@ static const char *const tn__sched_valid[] = {"step_size, gamma, last_epoch", "m
      "div_factor, final_div_factor, three_phase, last_epoch"),
     "mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps"};
 #define TN__PI 3.14159265358979323846
-#define TN__MAX_MILESTONES 64
+#define TN__MAX_MILESTONES TN_LIST_MAX
 
 typedef struct tn__phase { double end_step; const char *start_lr, *end_lr, *start_m, *end_m; } tn__phase;
 struct tn_lr_scheduler {
@@ -16835,152 +17386,106 @@ static int tn__sched_init(const char *fn, tn_lr_scheduler *s, int64_t last_epoch
     s->step_count = 0;
     return tn__sched_step(s, false, 0);
 }
-/* A number option (required, or def when absent). */
-static int tn__sched_num(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, double def, double *out) {
-    int r = tn__opts_num(op, key, out, 1);
-    if (r < 0) return -1;
-    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
-    if (r == 0) *out = def;
+static double tn__sched_d(double v, double def) { return v == v ? v : def; }
+static int64_t tn__sched_i(int64_t v, int64_t def) { return v == TN_NONE ? def : v; }
+/* _format_param: one value for every group (the list, one per group, when given). */
+static int tn__sched_per_group(const char *fn, const char *key, double v, const tn_doubles *list, int ng, double def, double *out) {
+    if (list->n && list->n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, list->n);
+    for (int i = 0; i < ng; i++) out[i] = list->n ? list->v[i] : tn__sched_d(v, def);
     return 0;
 }
-static int tn__sched_int(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, int64_t def, int64_t *out) {
-    int r = tn__opts_int(op, key, out, 1);
-    if (r < 0) return -1;
-    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
-    if (r == 0) *out = def;
-    return r;
+static const char *const tn__sched_fns[] = {"tn_lr_scheduler_step_lr", "tn_lr_scheduler_multi_step_lr", "tn_lr_scheduler_exponential_lr",
+    "tn_lr_scheduler_cosine_annealing_lr", "tn_lr_scheduler_cosine_annealing_warm_restarts", "tn_lr_scheduler_linear_lr",
+    "tn_lr_scheduler_constant_lr", "tn_lr_scheduler_polynomial_lr", "tn_lr_scheduler_one_cycle_lr", "tn_lr_scheduler_reduce_lr_on_plateau"};
+static int tn__sched_kind(const char *kind) {
+    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) return i;
+    return TN__FAIL_INT("tn_lr_scheduler_create: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
+                        "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
+                        "SequentialLR have their own functions)", kind ? kind : "(null)");
 }
-/* A number or a tuple of them: "0.1" or "(0.1, 0.01)" (raw option text, any length up to
-   max). Returns the count (0 if absent), *tuple whether it was a tuple, or -1. */
-static int tn__sched_list(const char *fn, tn__opts *op, const char *key, double *out, int max, bool *tuple) {
-    int i = tn__opts_find(op, key);
-    if (i < 0 || !strcmp(op->val[i], "None")) return 0;
-    const char *p = op->val[i];
-    *tuple = *p == '(' || *p == '[';
-    if (*tuple) p++;
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (*tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x = strtod(p, &end);
-        if (end == p) return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
-        if (n == max) return TN__FAIL_INT("%s: option %s=%s has more than %d values", fn, key, op->val[i], max);
-        out[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if ((*tuple && (*p == ')' || *p == ']')) || (!*tuple && !*p)) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
-    }
-    return n;
-}
-/* _format_param: one value for every group, or a tuple with one per group. */
-static int tn__sched_per_group(const char *fn, tn__opts *op, const char *key, int ng, bool required, double def, double *out) {
-    double v[TN__MAX_MILESTONES];
-    bool tuple = false;
-    int n = tn__sched_list(fn, op, key, v, TN__MAX_MILESTONES, &tuple);
-    if (n < 0) return -1;
-    if (n == 0 && required) return TN__FAIL_INT("%s: OneCycleLR needs %s", fn, key);
-    if (tuple && n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, n);
-    for (int i = 0; i < ng; i++) out[i] = tuple ? v[i] : n ? v[0] : def;
-    return 0;
-}
-static bool tn__is_integer(double x) { return x == floor(x) && fabs(x) < 9e15; }
-
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options) {
-    const char *fn = "tn_lr_scheduler_create";
-    if (!o) return NULL;
-    int k = -1;
-    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) k = i;
-    if (k < 0)
-        return (tn_lr_scheduler *)tn__error("%s: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
-            "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
-            "SequentialLR have their own functions)", fn, kind ? kind : "(null)");
-    tn__opts op;
-    if (tn__opts_parse(fn, options, &op)) return NULL;
+static tn_lr_scheduler *tn__sched_create(tn_optim *o, int k, const tn_lr_scheduler_opts *op) {
+    const char *fn = tn__sched_fns[k], *name = tn__sched_names[k];
+    const tn_lr_scheduler_opts unset = TN_DEFAULTS(tn_lr_scheduler_opts);
+    if (tn__kw_only(fn, name, tn__kw_sched, TN__KW_N(tn__kw_sched), op, &unset, tn__sched_valid[k])) return NULL;
     tn_lr_scheduler *s = tn__sched_alloc(fn, o, k);
     if (!s) return NULL;
-    const char *name = tn__sched_names[k];
-    int64_t last_epoch = -1;
-    double x;
-    if (k != TN__PLATEAU && tn__sched_int(fn, &op, name, "last_epoch", false, -1, &last_epoch) < 0) goto fail;
+    const int64_t last_epoch = tn__sched_i(op->last_epoch, -1);
     switch (k) {
     case TN__STEPLR:
-        if (tn__sched_int(fn, &op, name, "step_size", true, 0, &s->step_size) < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
+        if (op->step_size == TN_NONE) { tn__error("%s: StepLR needs step_size", fn); goto fail; }
+        s->step_size = op->step_size;
+        s->gamma = tn__sched_d(op->gamma, 0.1);
         if (s->step_size < 1) { tn__error("%s: StepLR step_size must be a positive integer, got %lld", fn, (long long)s->step_size); goto fail; }
         break;
     case TN__MULTISTEPLR: {
-        double m[TN__MAX_MILESTONES];
-        bool tuple = false;
-        if (tn__opts_find(&op, "milestones") < 0) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
-        int n = tn__sched_list(fn, &op, "milestones", m, TN__MAX_MILESTONES, &tuple);
-        if (n < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
-        for (int i = 0; i < n; i++) {
-            if (!tn__is_integer(m[i])) { tn__error("%s: milestones must be integers, got %g", fn, m[i]); goto fail; }
-            int64_t v = (int64_t)m[i];
+        if (!op->milestones.n) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
+        if (op->milestones.n < 0 || op->milestones.n > TN_LIST_MAX) { tn__error("%s: milestones.n must be 1 to %d, got %d", fn, TN_LIST_MAX, op->milestones.n); goto fail; }
+        s->gamma = tn__sched_d(op->gamma, 0.1);
+        for (int i = 0; i < op->milestones.n; i++) {
+            int64_t v = op->milestones.v[i];
             int j = i;  /* insertion sort: the closed form bisects a sorted list, as PyTorch's */
             while (j > 0 && s->milestones[j - 1] > v) { s->milestones[j] = s->milestones[j - 1]; j--; }
             s->milestones[j] = v;
         }
-        s->nmil = n;
+        s->nmil = op->milestones.n;
         break;
     }
     case TN__EXPONENTIALLR:
-        if (tn__sched_num(fn, &op, name, "gamma", true, 0, &s->gamma)) goto fail;
+        if (op->gamma != op->gamma) { tn__error("%s: ExponentialLR needs gamma", fn); goto fail; }
+        s->gamma = op->gamma;
         break;
     case TN__COSINELR:
-        if (tn__sched_num(fn, &op, name, "T_max", true, 0, &s->T_max) || tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (op->T_max != op->T_max) { tn__error("%s: CosineAnnealingLR needs T_max", fn); goto fail; }
+        s->T_max = op->T_max;
+        s->eta_min = tn__sched_d(op->eta_min, 0);
         if (!(s->T_max > 0)) { tn__error("%s: CosineAnnealingLR T_max must be positive, got %g", fn, s->T_max); goto fail; }
         break;
     case TN__WARMRESTARTS:
-        if (tn__sched_num(fn, &op, name, "T_0", true, 0, &x)) goto fail;
-        if (!(x > 0) || !tn__is_integer(x)) { tn__error("%s: Expected positive integer T_0, but got %g", fn, x); goto fail; }
-        s->T_0 = s->T_i = (int64_t)x;
-        if (tn__sched_num(fn, &op, name, "T_mult", false, 1, &x)) goto fail;
-        if (!(x >= 1) || !tn__is_integer(x)) { tn__error("%s: Expected integer T_mult >= 1, but got %g", fn, x); goto fail; }
-        s->T_mult = (int64_t)x;
-        if (tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (op->T_0 == TN_NONE) { tn__error("%s: CosineAnnealingWarmRestarts needs T_0", fn); goto fail; }
+        if (op->T_0 <= 0) { tn__error("%s: Expected positive integer T_0, but got %lld", fn, (long long)op->T_0); goto fail; }
+        s->T_0 = s->T_i = op->T_0;
+        s->T_mult = tn__sched_i(op->T_mult, 1);
+        if (s->T_mult < 1) { tn__error("%s: Expected integer T_mult >= 1, but got %lld", fn, (long long)s->T_mult); goto fail; }
+        s->eta_min = tn__sched_d(op->eta_min, 0);
         s->T_cur = (double)last_epoch;
         break;
     case TN__LINEARLR:
-        if (tn__sched_num(fn, &op, name, "start_factor", false, 1.0 / 3, &s->factor) ||
-            tn__sched_num(fn, &op, name, "end_factor", false, 1.0, &s->end_factor) ||
-            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        s->factor = tn__sched_d(op->start_factor, 1.0 / 3);
+        s->end_factor = tn__sched_d(op->end_factor, 1.0);
+        s->total_iters = tn__sched_i(op->total_iters, 5);
         if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Starting multiplicative factor expected to be greater than 0 and less or equal to 1.", fn); goto fail; }
         if (s->end_factor > 1.0 || !(s->end_factor >= 0)) { tn__error("%s: Ending multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
         if (s->total_iters < 1) { tn__error("%s: LinearLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
         break;
     case TN__CONSTANTLR:
-        if (tn__sched_num(fn, &op, name, "factor", false, 1.0 / 3, &s->factor) ||
-            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        s->factor = tn__sched_d(op->factor, 1.0 / 3);
+        s->total_iters = tn__sched_i(op->total_iters, 5);
         if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Constant multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
         break;
     case TN__POLYNOMIALLR:
-        if (tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0 || tn__sched_num(fn, &op, name, "power", false, 1.0, &s->power)) goto fail;
+        s->total_iters = tn__sched_i(op->total_iters, 5);
+        s->power = tn__sched_d(op->power, 1.0);
         if (s->total_iters < 1) { tn__error("%s: PolynomialLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
         break;
     case TN__ONECYCLELR: {
         double *max_lr = s->vals, *max_m = s->last_lr, *base_m = s->base_lrs; /* scratch until the initial step */
-        double pct, div, final_div, steps, epochs, spe;
-        bool three = false, cyc = true;
-        if (tn__sched_per_group(fn, &op, "max_lr", o->ng, true, 0, max_lr) ||
-            tn__sched_num(fn, &op, name, "total_steps", false, NAN, &steps) || tn__sched_num(fn, &op, name, "epochs", false, NAN, &epochs) ||
-            tn__sched_num(fn, &op, name, "steps_per_epoch", false, NAN, &spe) || tn__sched_num(fn, &op, name, "pct_start", false, 0.3, &pct) ||
-            tn__sched_num(fn, &op, name, "div_factor", false, 25.0, &div) || tn__sched_num(fn, &op, name, "final_div_factor", false, 1e4, &final_div) ||
-            tn__opts_bool(&op, "three_phase", &three) < 0 || tn__opts_bool(&op, "cycle_momentum", &cyc) < 0 ||
-            tn__sched_per_group(fn, &op, "max_momentum", o->ng, false, 0.95, max_m) ||
-            tn__sched_per_group(fn, &op, "base_momentum", o->ng, false, 0.85, base_m)) goto fail;
-        int an = tn__opts_word(&op, "anneal_strategy", "cos|linear");
-        if (an == -1) goto fail;
-        s->linear = an == 1;
-        if (steps == steps) {
-            if (!(steps > 0) || !tn__is_integer(steps)) { tn__error("%s: Expected positive integer total_steps, but got %g", fn, steps); goto fail; }
-            s->total_steps = (int64_t)steps;
-        } else if (epochs == epochs && spe == spe) {
-            if (!(epochs > 0) || !tn__is_integer(epochs)) { tn__error("%s: Expected positive integer epochs, but got %g", fn, epochs); goto fail; }
-            if (!(spe > 0) || !tn__is_integer(spe)) { tn__error("%s: Expected positive integer steps_per_epoch, but got %g", fn, spe); goto fail; }
-            s->total_steps = (int64_t)epochs * (int64_t)spe;
+        if (op->max_lr != op->max_lr && !op->max_lr_groups.n) { tn__error("%s: OneCycleLR needs max_lr", fn); goto fail; }
+        if (tn__sched_per_group(fn, "max_lr", op->max_lr, &op->max_lr_groups, o->ng, 0, max_lr) ||
+            tn__sched_per_group(fn, "max_momentum", op->max_momentum, &op->max_momentum_groups, o->ng, 0.95, max_m) ||
+            tn__sched_per_group(fn, "base_momentum", op->base_momentum, &op->base_momentum_groups, o->ng, 0.85, base_m)) goto fail;
+        const double pct = tn__sched_d(op->pct_start, 0.3), div = tn__sched_d(op->div_factor, 25.0), final_div = tn__sched_d(op->final_div_factor, 1e4);
+        const bool three = op->three_phase == 1, cyc = op->cycle_momentum != 0;
+        const int an = op->anneal_strategy == -1 ? TN_ANNEAL_COS : op->anneal_strategy;
+        if (an != TN_ANNEAL_COS && an != TN_ANNEAL_LINEAR) { tn__error("%s: anneal_strategy %d is not TN_ANNEAL_COS or TN_ANNEAL_LINEAR", fn, an); goto fail; }
+        s->linear = an == TN_ANNEAL_LINEAR;
+        if (op->total_steps != TN_NONE) {
+            if (op->total_steps <= 0) { tn__error("%s: Expected positive integer total_steps, but got %lld", fn, (long long)op->total_steps); goto fail; }
+            s->total_steps = op->total_steps;
+        } else if (op->epochs != TN_NONE && op->steps_per_epoch != TN_NONE) {
+            if (op->epochs <= 0) { tn__error("%s: Expected positive integer epochs, but got %lld", fn, (long long)op->epochs); goto fail; }
+            if (op->steps_per_epoch <= 0) { tn__error("%s: Expected positive integer steps_per_epoch, but got %lld", fn, (long long)op->steps_per_epoch); goto fail; }
+            if (op->epochs > INT64_MAX / op->steps_per_epoch) { tn__error("%s: epochs * steps_per_epoch is too large", fn); goto fail; }
+            s->total_steps = op->epochs * op->steps_per_epoch;
         } else {
             tn__error("%s: You must define either total_steps OR (epochs AND steps_per_epoch)", fn);
             goto fail;
@@ -17002,7 +17507,6 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
             }
             s->use_beta1 = tn__optim_def(o->kind, "betas") != NULL;
         }
-        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
         if (last_epoch == -1)
             for (int gi = 0; gi < o->ng; gi++) {
                 tn__pgroup *g = &o->groups[gi];
@@ -17015,26 +17519,24 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
         break;
     }
     case TN__PLATEAU: {
-        int mode = tn__opts_word(&op, "mode", "min|max"), thr = tn__opts_word(&op, "threshold_mode", "rel|abs");
-        bool tuple = false;
+        const int mode = op->mode == -1 ? TN_MODE_MIN : op->mode, thr = op->threshold_mode == -1 ? TN_THRESHOLD_REL : op->threshold_mode;
+        if (mode != TN_MODE_MIN && mode != TN_MODE_MAX) { tn__error("%s: mode %d is not TN_MODE_MIN or TN_MODE_MAX", fn, mode); goto fail; }
+        if (thr != TN_THRESHOLD_REL && thr != TN_THRESHOLD_ABS) { tn__error("%s: threshold_mode %d is not TN_THRESHOLD_REL or TN_THRESHOLD_ABS", fn, thr); goto fail; }
         s->min_lrs = (double *)TN_MALLOC((size_t)TN__MAX(o->ng, 1) * sizeof(double));
         if (!s->min_lrs) { tn__error("%s: out of memory", fn); goto fail; }
-        if (mode == -1 || thr == -1 || tn__sched_num(fn, &op, name, "factor", false, 0.1, &s->factor) ||
-            tn__sched_int(fn, &op, name, "patience", false, 10, &s->patience) < 0 ||
-            tn__sched_num(fn, &op, name, "threshold", false, 1e-4, &s->threshold) ||
-            tn__sched_int(fn, &op, name, "cooldown", false, 0, &s->cooldown) < 0 ||
-            tn__sched_num(fn, &op, name, "eps", false, 1e-8, &s->eps)) goto fail;
-        double m[TN__MAX_MILESTONES];
-        int n = tn__sched_list(fn, &op, "min_lr", m, TN__MAX_MILESTONES, &tuple);
-        if (n < 0) goto fail;
-        if (tuple && n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, n); goto fail; }
-        s->has_default_min_lr = !tuple;
-        s->default_min_lr = !tuple && n ? m[0] : 0;
-        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = tuple ? m[gi] : s->default_min_lr;
+        s->factor = tn__sched_d(op->factor, 0.1);
+        s->patience = tn__sched_i(op->patience, 10);
+        s->threshold = tn__sched_d(op->threshold, 1e-4);
+        s->cooldown = tn__sched_i(op->cooldown, 0);
+        s->eps = tn__sched_d(op->eps, 1e-8);
+        const tn_doubles *ml = &op->min_lr_groups;
+        if (ml->n && ml->n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, ml->n); goto fail; }
+        s->has_default_min_lr = !ml->n;
+        s->default_min_lr = ml->n ? 0 : tn__sched_d(op->min_lr, 0);
+        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = ml->n ? ml->v[gi] : s->default_min_lr;
         if (!(s->factor < 1.0)) { tn__error("%s: Factor should be < 1.0.", fn); goto fail; }
-        s->mode_max = mode == 1;
-        s->thr_abs = thr == 1;
-        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
+        s->mode_max = mode == TN_MODE_MAX;
+        s->thr_abs = thr == TN_THRESHOLD_ABS;
         s->last_epoch = 0;
         s->best = s->mode_max ? -INFINITY : INFINITY;
         for (int gi = 0; gi < o->ng; gi++) s->last_lr[gi] = tn__pg_get(&o->groups[gi], "lr");
@@ -17042,11 +17544,26 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
     }
     default: break;
     }
-    if (tn__opts_done(&op, tn__sched_valid[k]) || tn__sched_init(fn, s, last_epoch)) goto fail;
+    if (tn__sched_init(fn, s, last_epoch)) goto fail;
     return s;
 fail:
     tn_lr_scheduler_free(s);
     return NULL;
+}
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts) {
+    if (!o) return NULL;
+    const int k = tn__sched_kind(kind);
+    return k < 0 ? NULL : tn__sched_create(o, k, &opts);
+}
+/* The option text: only the kind's names are known. */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options) {
+    if (!o) return NULL;
+    const int k = tn__sched_kind(kind);
+    if (k < 0) return NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_sched, TN__KW_N(tn__kw_sched), tn__sched_valid[k], keys);
+    tn_lr_scheduler_opts op = TN_DEFAULTS(tn_lr_scheduler_opts);
+    return tn__kw_parse(tn__sched_fns[k], options, keys, n, &op, NULL) ? NULL : tn__sched_create(o, k, &op);
 }
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user) {
     const char *fn = "tn_lr_scheduler_lambda";
@@ -17525,24 +18042,14 @@ static int64_t tn__loader_nbatches(const tn_loader *l, int64_t n) {
     return l->drop_last ? n / l->batch_size : n / l->batch_size + (n % l->batch_size != 0);
 }
 
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts o) {
     if (!ds) return NULL;
     if (!ds->get || !ds->len || ds->nitems < 1) return (tn_loader *)tn__error("tn_loader_new: the dataset needs len and get functions and nitems >= 1");
-    tn__opts o;
-    if (tn__opts_parse("tn_loader_new", options, &o)) return NULL;
-    int64_t bs = 1, nw = 0, pf = 2, seed = -1;
-    bool shuffle = false, drop_last = false, has_pf, has_seed;
-    int bi = tn__opts_find(&o, "batch_size");
-    if (bi >= 0 && !strcmp(o.val[bi], "None")) bs = 0;
-    else if (tn__opts_int(&o, "batch_size", &bs, 1) < 0) return NULL;
-    else if (bs < 1 || bs > INT_MAX) return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
-    int pi = tn__opts_find(&o, "prefetch_factor"), si = tn__opts_find(&o, "seed");
-    has_pf = pi >= 0 && strcmp(o.val[pi], "None");
-    has_seed = si >= 0 && strcmp(o.val[si], "None");
-    if (tn__opts_bool(&o, "shuffle", &shuffle) < 0 || tn__opts_bool(&o, "drop_last", &drop_last) < 0 ||
-        tn__opts_int(&o, "num_workers", &nw, 1) < 0 || tn__opts_int(&o, "prefetch_factor", &pf, 1) < 0 ||
-        tn__opts_int(&o, "seed", &seed, 1) < 0 ||
-        tn__opts_done(&o, "batch_size, shuffle, drop_last, num_workers, prefetch_factor, seed")) return NULL;
+    int64_t bs = o.batch_size == TN_NONE ? 0 : o.batch_size, nw = o.num_workers, pf = o.prefetch_factor, seed = o.seed;   /* bs 0: None */
+    const bool shuffle = o.shuffle, drop_last = o.drop_last, has_pf = pf != TN_NONE, has_seed = seed != TN_NONE;
+    if (!has_pf) pf = 2;
+    if (o.batch_size != TN_NONE && (bs < 1 || bs > INT_MAX))
+        return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
     if (nw < 0) return (tn_loader *)tn__error("tn_loader_new: num_workers option should be non-negative; use num_workers=0 to disable worker threads (got %lld)", (long long)nw);
     if (nw > 1024) return (tn_loader *)tn__error("tn_loader_new: num_workers=%lld is more than the 1024 threads a loader may start", (long long)nw);
     if (nw == 0 && has_pf) return (tn_loader *)tn__error("tn_loader_new: prefetch_factor option could only be specified with num_workers > 0 (let num_workers > 0 to enable worker threads, otherwise leave prefetch_factor out)");
@@ -17595,6 +18102,10 @@ TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
     }
 #endif
     return l;
+}
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options) {
+    if (!ds) return NULL;
+    TN__KW_STR(tn_loader_opts, loader, "tn_loader_new", options, tn_loader_new_opts(ds, o));
 }
 
 TNDEF int tn_loader_set_collate(tn_loader *l, tn_collate_fn fn, void *user) {
@@ -17937,27 +18448,6 @@ done:
 /* src/data/csv.c: CSV files                                               */
 /* ======================================================================= */
 /* ---- CSV ---- */
-/* tn__opts_parse splits at every comma, so a quoted comma ("delimiter=','") is hidden
-   as \x01 before parsing and restored when read. */
-static char *tn__hide_quoted_commas(const char *in) {   /* TN_MALLOC'd, NULL when out of memory */
-    char *out = tn__strdup(in ? in : "");
-    char q = 0;
-    for (size_t i = 0; out && out[i]; i++) {
-        char c = out[i];
-        if (q) { if (c == q) q = 0; else if (c == ',') out[i] = '\x01'; }
-        else if (c == '\'' || c == '"') q = c;
-    }
-    return out;
-}
-/* An option value without its quotes, commas restored. */
-static void tn__opts_unquote(const char *v, char *out, size_t cap) {
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    if (l >= cap) l = cap - 1;
-    for (size_t i = 0; i < l; i++) out[i] = v[i] == '\x01' ? ',' : v[i];
-    out[l] = 0;
-}
-
 /* One field of a CSV line starting at p (end: the line's end): trimmed, unquoted, in
    buf, which holds the whole line (a field is never longer): nothing is cut. Returns the
    position after the field's delimiter (or end), NULL on a bad quote. */
@@ -17997,36 +18487,20 @@ static int tn__csv_count_fields(const char *p, const char *end, char delim) {
     return n;
 }
 
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels) {
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts o) {
     if (labels) *labels = NULL;
     if (!path) return (tn_tensor *)tn__error("tn_read_csv: path is NULL");
-    char *text = tn__hide_quoted_commas(options);
-    if (!text) return (tn_tensor *)tn__error("tn_read_csv: out of memory");
-    tn__opts o;
-    int bad_opts = tn__opts_parse("tn_read_csv", text, &o);
-    TN_FREE(text);
-    if (bad_opts) return NULL;
-    bool header = true;
-    char delim = ',', label_name[sizeof o.val[0]] = "";   /* an option value: tn__opts_parse refuses longer ones */
-    int64_t label_col = INT64_MIN;
-    int di = tn__opts_find(&o, "delimiter"), li = tn__opts_find(&o, "label_column");
-    if (di >= 0) {
-        char d[sizeof o.val[0]];
-        tn__opts_unquote(o.val[di], d, sizeof d);
-        if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
-        else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
-        else return (tn_tensor *)tn__error("tn_read_csv: option delimiter=%s: expected one character (or '\\t')", o.val[di]);
-    }
-    if (li >= 0 && strcmp(o.val[li], "None")) {
-        char *end;
-        long long v = strtoll(o.val[li], &end, 10);
-        if (*o.val[li] && !*end) label_col = v;
-        else tn__opts_unquote(o.val[li], label_name, sizeof label_name);
-    }
-    int dt = tn__opts_word(&o, "dtype", "float32|float64");
-    if (dt == -1 || tn__opts_bool(&o, "header", &header) < 0 || tn__opts_done(&o, "header, delimiter, label_column, dtype")) return NULL;
-    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_column='%s' names a column, which needs header=True", label_name);
-    tn_dtype dtype = dt == 1 ? TN_F64 : TN_F32;
+    const bool header = o.header;
+    const char *d = o.delimiter ? o.delimiter : "", *label_name = o.label_name ? o.label_name : "";
+    char delim;
+    if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
+    else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
+    else return (tn_tensor *)tn__error("tn_read_csv: option delimiter='%s': expected one character (or '\\t')", d);
+    const int64_t label_col = o.label_column;   /* TN_NONE: none */
+    if (label_name[0] && label_col != TN_NONE) return (tn_tensor *)tn__error("tn_read_csv: give label_column or label_name, not both");
+    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_name='%s' names a column, which needs header=True", label_name);
+    if (o.dtype != TN_F32 && o.dtype != TN_F64) return (tn_tensor *)tn__error("tn_read_csv: dtype must be TN_F32 or TN_F64, got %d", o.dtype);
+    const tn_dtype dtype = (tn_dtype)o.dtype;
 
     FILE *f = fopen(path, "rb");
     if (!f) return (tn_tensor *)tn__error("tn_read_csv: cannot open '%s': %s", path, strerror(errno));
@@ -18074,7 +18548,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
                     if (fp && !strcmp(cell, label_name)) { lc = c; break; }
                 }
                 if (lc < 0) { tn__error("tn_read_csv: '%s': no column named '%s' in the header", path, label_name); failed = true; break; }
-            } else if (label_col != INT64_MIN) {
+            } else if (label_col != TN_NONE) {
                 if (label_col < -ncols || label_col >= ncols) {
                     tn__error("tn_read_csv: label_column=%lld is out of range for %d columns", (long long)label_col, ncols);
                     failed = true;
@@ -18139,6 +18613,16 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     TN_FREE(buf);
     if (labels && x) *labels = tn__own(y);
     return tn__own(x);
+}
+
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options) {
+    if (labels) *labels = NULL;
+    tn_csv_opts o = TN_DEFAULTS(tn_csv_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_read_csv", options, tn__kw_csv, TN__KW_N(tn__kw_csv), &o, &seen)) return NULL;
+    tn_tensor *x = tn_read_csv_opts(path, labels, o);
+    tn__kw_release(tn__kw_csv, TN__KW_N(tn__kw_csv), &o, seen);
+    return x;
 }
 
 /* ======================================================================= */

@@ -20,8 +20,8 @@ static const tn_module_type char_lm_type = {"CharLM", NULL, NULL, NULL};
 
 static tn_module *char_lm_new(int64_t vocab) {
     char_lm *m = (char_lm *)tn_module_new(&char_lm_type, sizeof *m);
-    m->embed = tn_module_add(&m->base, "embed", tn_nn_embedding(vocab, EMBED, NULL));
-    m->lstm = tn_module_add(&m->base, "lstm", tn_nn_lstm(EMBED, HIDDEN, "num_layers=2, batch_first=True, dropout=0.1"));
+    m->embed = tn_module_add(&m->base, "embed", tn_nn_embedding(vocab, EMBED));
+    m->lstm = tn_module_add(&m->base, "lstm", tn_nn_lstm(EMBED, HIDDEN, .num_layers = 2, .batch_first = true, .dropout = 0.1));
     m->head = tn_module_add(&m->base, "head", tn_nn_linear(HIDDEN, vocab, true));
     if (!m->embed || !m->lstm || !m->head) { tn_module_free(&m->base); return NULL; }
     return &m->base;
@@ -82,8 +82,8 @@ int main(int argc, char **argv) {
 
     tn_module *model = char_lm_new(vocab);
     tn_dict *params = tn_module_named_parameters(model);
-    tn_optim *opt = tn_optim_create("Adam", tn_dict_values(params), tn_dict_len(params), "lr=3e-3");
-    tn_lr_scheduler *sched = tn_lr_scheduler_create(opt, "CosineAnnealingLR", "T_max=1000, eta_min=3e-4");
+    tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 3e-3);
+    tn_lr_scheduler *sched = tn_lr_scheduler_cosine_annealing_lr(opt, .T_max = 1000, .eta_min = 3e-4);
     if (!model || !opt || !sched) { fprintf(stderr, "setup failed: %s\n", tn_last_error()); return 1; }
     int64_t step = 0;
     if (resume && tn_checkpoint_load(resume, model, opt, &step)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }

@@ -102,8 +102,8 @@ static inline int tu_fit_fashion(int argc, char **argv, tn_module *model, tn_opt
     }
     tn_dataset *train = tn_mnist_dataset(dir, true), *test = tn_mnist_dataset(dir, false);
     if (!train || !test || !model || !opt) { fprintf(stderr, "%s\n(`make demo` fetches the data into data/fashion-mnist)\n", tn_last_error()); return 1; }
-    tn_loader *train_loader = tn_loader_new(train, "batch_size=64, shuffle=True, num_workers=1, seed=0");
-    tn_loader *test_loader = tn_loader_new(test, "batch_size=1000");
+    tn_loader *train_loader = tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = 1, .seed = 0);
+    tn_loader *test_loader = tn_loader_new(test, .batch_size = 1000);
     if (!train_loader || !test_loader) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
     int64_t start = 0;
     if (resume && tn_checkpoint_load(resume, model, opt, &start)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }

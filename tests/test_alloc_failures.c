@@ -39,12 +39,12 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(matmul, { tn_matmul(R(64,64,0,0,2), R(64,64,0,0,2)); }) \
  X(matmul_bw, { tn_tensor *a = RG(R(8,9,0,0,2)); bw(tn_matmul(a, R(9,3,0,0,2))); }) \
  X(bmm_bcast, { tn_matmul(R(2,3,4,5,4), R(5,6,0,0,2)); }) \
- X(conv_bw, { tn_tensor *x = RG(R(2,3,8,8,4)), *w = RG(R(4,3,3,3,4)); bw(tn_conv2d(x, w, RG(R(4,0,0,0,1)), 1, 1, 1, 1)); }) \
- X(conv_g_bw, { tn_tensor *x = RG(R(2,4,8,8,4)), *w = RG(R(4,2,3,3,4)); bw(tn_conv2d(x, w, NULL, 2, 1, 1, 2)); }) \
- X(convt_bw, { tn_tensor *x = RG(R(2,3,5,5,4)), *w = RG(R(3,2,3,3,4)); bw(tn_conv_transpose2d(x, w, NULL, 2, 1, 1, 1, 1)); }) \
- X(conv1d, { tn_conv1d(R(2,3,9,0,3), R(4,3,3,0,3), NULL, 1, 0, 1, 1); }) \
- X(maxpool_bw, { tn_tensor *x = RG(R(2,3,8,8,4)), *i = NULL; bw(tn_max_pool2d(x, 3, 2, 1, 1, false, &i)); }) \
- X(avgpool_bw, { tn_tensor *x = RG(R(2,3,8,8,4)); bw(tn_avg_pool2d(x, 3, 2, 1, true, false)); }) \
+ X(conv_bw, { tn_tensor *x = RG(R(2,3,8,8,4)), *w = RG(R(4,3,3,3,4)); bw(tn_conv2d(x, w, RG(R(4,0,0,0,1)), .padding = 1)); }) \
+ X(conv_g_bw, { tn_tensor *x = RG(R(2,4,8,8,4)), *w = RG(R(4,2,3,3,4)); bw(tn_conv2d(x, w, NULL, .stride = 2, .padding = 1, .groups = 2)); }) \
+ X(convt_bw, { tn_tensor *x = RG(R(2,3,5,5,4)), *w = RG(R(3,2,3,3,4)); bw(tn_conv_transpose2d(x, w, NULL, .stride = 2, .padding = 1, .output_padding = 1)); }) \
+ X(conv1d, { tn_conv1d(R(2,3,9,0,3), R(4,3,3,0,3), NULL); }) \
+ X(maxpool_bw, { tn_tensor *x = RG(R(2,3,8,8,4)), *i = NULL; bw(tn_max_pool2d_with_indices(x, &i, 3, .stride = 2, .padding = 1)); }) \
+ X(avgpool_bw, { tn_tensor *x = RG(R(2,3,8,8,4)); bw(tn_avg_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false)); }) \
  X(adamax_bw, { tn_tensor *x = RG(R(2,3,8,8,4)), *i = NULL; bw(tn_adaptive_max_pool2d(x, 3, 5, &i)); }) \
  X(adaavg_bw, { tn_tensor *x = RG(R(2,3,8,8,4)); bw(tn_adaptive_avg_pool2d(x, 3, 5)); }) \
  X(interp_n, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, (const int64_t[]){7, 9}, NULL, "nearest", false)); }) \
@@ -55,7 +55,7 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(in_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_instance_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5)); }) \
  X(softmax_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_log_softmax(x, 1)); bw(tn_softmax(tn_detach(x), 0)); }) \
  X(ce_bw, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_cross_entropy(x, tn_randint(0, 5, TN_SHAPE(8), TN_I64, NULL))); }) \
- X(ce_ex, { tn_tensor *x = RG(R(8,5,3,0,3)); bw(tn_cross_entropy_ex(x, tn_randint(0, 5, TN_SHAPE(8, 3), TN_I64, NULL), tn_ones(TN_SHAPE(5), TN_F32), 1, TN_REDUCTION_MEAN, 0.1)); }) \
+ X(ce_ex, { tn_tensor *x = RG(R(8,5,3,0,3)); bw(tn_cross_entropy(x, tn_randint(0, 5, TN_SHAPE(8, 3), TN_I64, NULL), .weight = tn_ones(TN_SHAPE(5), TN_F32), .ignore_index = 1, .label_smoothing = 0.1)); }) \
  X(nll, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_nll_loss(x, tn_randint(0, 5, TN_SHAPE(8), TN_I64, NULL))); }) \
  X(mse, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_mse_loss(x, R(8,5,0,0,2), TN_REDUCTION_MEAN)); }) \
  X(cat_stack, { tn_tensor *a = RG(R(2,3,0,0,2)); bw(tn_cat((tn_tensor *[]){a, a, a}, 3, 1)); bw(tn_stack((tn_tensor *[]){a, a}, 2, 0)); }) \

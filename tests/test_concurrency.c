@@ -121,8 +121,8 @@ static void *work(void *arg) {
         CHK(sum_of(tn_matmul(m, m)) != 64 * 8);                                    /* m = ones [8, 8] */
         CHK(sum_of(tn_mv(m, tn_select(m, 0, 0))) != 64);
         CHK(sum_of(tn_dot(tn_select(m, 0, 1), tn_select(m, 1, 0))) != 8);
-        CHK(sum_of(tn_conv2d(s->img, s->w, NULL, 1, 1, 1, 1)) != 256);   /* ones [1,1,6,6] * ones [1,1,3,3], padding 1 */
-        CHK(sum_of(tn_max_pool2d(s->img, 2, 2, 0, 1, false, NULL)) != 9);
+        CHK(sum_of(tn_conv2d(s->img, s->w, NULL, .padding = 1)) != 256);   /* ones [1,1,6,6] * ones [1,1,3,3], padding 1 */
+        CHK(sum_of(tn_max_pool2d(s->img, 2, .stride = 2)) != 9);
         CHK(sum_of(tn_softmax(tn_to_dtype(x, TN_F32), 2)) < 5.99 || sum_of(tn_softmax(tn_to_dtype(x, TN_F32), 2)) > 6.01);
         /* autograd on a leaf of this thread's own, from the shared input */
         tn_tensor *leaf = tn_to_dtype(x, TN_F64);

@@ -115,11 +115,11 @@ static tn_dict *small_dict(float v) {
 /* ==================================================================================== */
 static tn_module *model(uint64_t seed) {
     tn_manual_seed(seed);
-    return tn_nn_sequential(tn_nn_linear(6, 8, true), tn_nn_batch_norm1d(8, NULL), tn_nn_tanh(), tn_nn_linear(8, 3, true));
+    return tn_nn_sequential(tn_nn_linear(6, 8, true), tn_nn_batch_norm1d(8), tn_nn_tanh(), tn_nn_linear(8, 3, true));
 }
 static tn_optim *adam(tn_module *m) {
     tn_dict *p = tn_module_named_parameters(m);
-    tn_optim *o = tn_optim_create("Adam", tn_dict_values(p), tn_dict_len(p), "lr=0.01");
+    tn_optim *o = tn_optim_adam(tn_dict_values(p), tn_dict_len(p), .lr = 0.01);
     tn_dict_free(p);
     return o;
 }
@@ -530,18 +530,18 @@ TEST(long_csv_cells) {
     const char *big = cat("1", rep("0", 300));   /* 1e300, not 1e254 */
     const char *text = cat(cat(cat(cat(cat("a,b,label\n", big), ",\""), big), "\",1\n2,3,0\n"), "");
     write_all(path, text, strlen(text));
-    tn_tensor *y = NULL, *x = tn_read_csv(path, "dtype=float64, label_column=2", &y);
+    tn_tensor *y = NULL, *x = tn_read_csv(path, &y, .dtype = TN_F64, .label_column = 2);
     CHECK(x && tn_shape(x)[0] == 2 && tn_shape(x)[1] == 2);
     CHECK(x && ((double *)tn_data_ptr(x))[0] == 1e300 && ((double *)tn_data_ptr(x))[1] == 1e300 && ((double *)tn_data_ptr(x))[3] == 3);
     CHECK(y && ((int64_t *)tn_data_ptr(y))[0] == 1 && ((int64_t *)tn_data_ptr(y))[1] == 0);   /* tensors of the test's scope */
     /* a cell that is not a number, however long, is refused */
     const char *bad = cat(cat("a\n", rep("7", 400)), "x\n");
     write_all(path, bad, strlen(bad));
-    CHECK_ERR(tn_read_csv(path, NULL, NULL), "cannot parse");
+    CHECK_ERR(tn_read_csv(path, NULL), "cannot parse");
     /* an option string over 512 bytes keeps its last option */
     const char *opts = cat(cat("header=True,", rep(" ", 600)), "dtype=float64");
     write_all(path, "a\n1.5\n", 6);
-    x = tn_read_csv(path, opts, NULL);
+    x = tn_read_csv_str(path, NULL, opts);
     CHECK(x && tn_get_dtype(x) == TN_F64);
     free_strs();
 }
@@ -606,7 +606,7 @@ static double time_checkpoint_optim(int children, int per) {
     int n = children * per;
     tn_tensor **pa = (tn_tensor **)malloc((size_t)n * sizeof *pa), **pb = (tn_tensor **)malloc((size_t)n * sizeof *pb);
     tn_module *a = wide_model_params(children, per, pa), *b = wide_model_params(children, per, pb);
-    tn_optim *oa = tn_optim_create("SGD", pa, n, "lr=0.1, momentum=0.9"), *ob = tn_optim_create("SGD", pb, n, "lr=0.1, momentum=0.9");
+    tn_optim *oa = tn_optim_sgd(pa, n, .lr = 0.1, .momentum = 0.9), *ob = tn_optim_sgd(pb, n, .lr = 0.1, .momentum = 0.9);
     tn_scope_begin();
     for (int i = 0; i < n; i++) tn_set_grad(pa[i], tn_ones(TN_SHAPE(1), TN_F32));
     tn_scope_end();

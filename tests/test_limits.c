@@ -316,13 +316,13 @@ TEST(factor_products_overflow) {
     ERR2(tn_pixel_shuffle(x, (int64_t)1 << 62), "tn_pixel_shuffle:", "too large");
     /* a transposed convolution's (in - 1) * stride: 2^40 positions (an expanded view) times 2^30 */
     tn_tensor *big = tn_expand(tn_ones(TN_SHAPE(1, 1, 1), TN_F32), TN_SHAPE(1, 1, P40));
-    ERR2(tn_conv_transpose1d(big, tn_ones(TN_SHAPE(1, 1, 1), TN_F32), NULL, (int64_t)1 << 30, 0, 0, 1, 1), "tn_conv_transpose1d:", "past int64");
+    ERR2(tn_conv_transpose1d(big, tn_ones(TN_SHAPE(1, 1, 1), TN_F32), NULL, .stride = (int64_t)1 << 30), "tn_conv_transpose1d:", "past int64");
     /* overlapping windows of an expanded view outnumber int64 */
     tn_tensor *line = tn_expand(tn_ones(TN_SHAPE(1), TN_F32), TN_SHAPE(P40));
     ERR2(tn_unfold(line, 0, (int64_t)1 << 39, 1), "tn_unfold:", "too many elements");
     CHECK(SAME_SHAPE(tn_unfold(line, 0, 4, 1 << 20), (int64_t)1 << 20, 4));   /* (2^40 - 4) / 2^20 + 1 windows */
     /* groups times in_channels/groups in a convolution's check */
-    ERR2(tn_conv2d(x, tn_ones(TN_SHAPE(0, (int64_t)1 << 40, 1, 1), TN_F32), NULL, 1, 0, 1, (int64_t)1 << 40), "tn_conv2d:", "channels");
+    ERR2(tn_conv2d(x, tn_ones(TN_SHAPE(0, (int64_t)1 << 40, 1, 1), TN_F32), NULL, .groups = (int64_t)1 << 40), "tn_conv2d:", "channels");
     tn_scope_end();
 }
 
@@ -345,10 +345,10 @@ TEST(empty_huge_views_and_layers) {
     ERR2(tn_flatten(tn_zeros(TN_SHAPE(0, P40, P40), TN_F32), 1, 2), "tn_flatten:", "overflows int64");
     /* the layers multiply sizes in groups: refused, never overflowed */
     tn_tensor *img = tn_zeros(TN_SHAPE(0, 1, P40, P40), TN_F32);
-    ERR2(tn_max_pool2d(img, 2, 2, 0, 1, false, NULL), "tn_max_pool2d:", "multiply past int64");
-    ERR2(tn_conv2d(img, tn_ones(TN_SHAPE(1, 1, 1, 1), TN_F32), NULL, 1, 0, 1, 1), "tn_conv2d:", "multiply past int64");
+    ERR2(tn_max_pool2d(img, 2, .stride = 2), "tn_max_pool2d:", "multiply past int64");
+    ERR2(tn_conv2d(img, tn_ones(TN_SHAPE(1, 1, 1, 1), TN_F32), NULL), "tn_conv2d:", "multiply past int64");
     /* and an ordinary empty batch still works */
-    CHECK(SAME_SHAPE(tn_max_pool2d(tn_zeros(TN_SHAPE(0, 1, 4, 4), TN_F32), 2, 2, 0, 1, false, NULL), 0, 1, 2, 2));
+    CHECK(SAME_SHAPE(tn_max_pool2d(tn_zeros(TN_SHAPE(0, 1, 4, 4), TN_F32), 2, .stride = 2), 0, 1, 2, 2));
     tn_scope_end();
 }
 

@@ -1,25 +1,4 @@
 /* ---- CSV ---- */
-/* tn__opts_parse splits at every comma, so a quoted comma ("delimiter=','") is hidden
-   as \x01 before parsing and restored when read. */
-static char *tn__hide_quoted_commas(const char *in) {   /* TN_MALLOC'd, NULL when out of memory */
-    char *out = tn__strdup(in ? in : "");
-    char q = 0;
-    for (size_t i = 0; out && out[i]; i++) {
-        char c = out[i];
-        if (q) { if (c == q) q = 0; else if (c == ',') out[i] = '\x01'; }
-        else if (c == '\'' || c == '"') q = c;
-    }
-    return out;
-}
-/* An option value without its quotes, commas restored. */
-static void tn__opts_unquote(const char *v, char *out, size_t cap) {
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    if (l >= cap) l = cap - 1;
-    for (size_t i = 0; i < l; i++) out[i] = v[i] == '\x01' ? ',' : v[i];
-    out[l] = 0;
-}
-
 /* One field of a CSV line starting at p (end: the line's end): trimmed, unquoted, in
    buf, which holds the whole line (a field is never longer): nothing is cut. Returns the
    position after the field's delimiter (or end), NULL on a bad quote. */
@@ -59,36 +38,20 @@ static int tn__csv_count_fields(const char *p, const char *end, char delim) {
     return n;
 }
 
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels) {
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts o) {
     if (labels) *labels = NULL;
     if (!path) return (tn_tensor *)tn__error("tn_read_csv: path is NULL");
-    char *text = tn__hide_quoted_commas(options);
-    if (!text) return (tn_tensor *)tn__error("tn_read_csv: out of memory");
-    tn__opts o;
-    int bad_opts = tn__opts_parse("tn_read_csv", text, &o);
-    TN_FREE(text);
-    if (bad_opts) return NULL;
-    bool header = true;
-    char delim = ',', label_name[sizeof o.val[0]] = "";   /* an option value: tn__opts_parse refuses longer ones */
-    int64_t label_col = INT64_MIN;
-    int di = tn__opts_find(&o, "delimiter"), li = tn__opts_find(&o, "label_column");
-    if (di >= 0) {
-        char d[sizeof o.val[0]];
-        tn__opts_unquote(o.val[di], d, sizeof d);
-        if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
-        else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
-        else return (tn_tensor *)tn__error("tn_read_csv: option delimiter=%s: expected one character (or '\\t')", o.val[di]);
-    }
-    if (li >= 0 && strcmp(o.val[li], "None")) {
-        char *end;
-        long long v = strtoll(o.val[li], &end, 10);
-        if (*o.val[li] && !*end) label_col = v;
-        else tn__opts_unquote(o.val[li], label_name, sizeof label_name);
-    }
-    int dt = tn__opts_word(&o, "dtype", "float32|float64");
-    if (dt == -1 || tn__opts_bool(&o, "header", &header) < 0 || tn__opts_done(&o, "header, delimiter, label_column, dtype")) return NULL;
-    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_column='%s' names a column, which needs header=True", label_name);
-    tn_dtype dtype = dt == 1 ? TN_F64 : TN_F32;
+    const bool header = o.header;
+    const char *d = o.delimiter ? o.delimiter : "", *label_name = o.label_name ? o.label_name : "";
+    char delim;
+    if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
+    else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
+    else return (tn_tensor *)tn__error("tn_read_csv: option delimiter='%s': expected one character (or '\\t')", d);
+    const int64_t label_col = o.label_column;   /* TN_NONE: none */
+    if (label_name[0] && label_col != TN_NONE) return (tn_tensor *)tn__error("tn_read_csv: give label_column or label_name, not both");
+    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_name='%s' names a column, which needs header=True", label_name);
+    if (o.dtype != TN_F32 && o.dtype != TN_F64) return (tn_tensor *)tn__error("tn_read_csv: dtype must be TN_F32 or TN_F64, got %d", o.dtype);
+    const tn_dtype dtype = (tn_dtype)o.dtype;
 
     FILE *f = fopen(path, "rb");
     if (!f) return (tn_tensor *)tn__error("tn_read_csv: cannot open '%s': %s", path, strerror(errno));
@@ -136,7 +99,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
                     if (fp && !strcmp(cell, label_name)) { lc = c; break; }
                 }
                 if (lc < 0) { tn__error("tn_read_csv: '%s': no column named '%s' in the header", path, label_name); failed = true; break; }
-            } else if (label_col != INT64_MIN) {
+            } else if (label_col != TN_NONE) {
                 if (label_col < -ncols || label_col >= ncols) {
                     tn__error("tn_read_csv: label_column=%lld is out of range for %d columns", (long long)label_col, ncols);
                     failed = true;
@@ -201,4 +164,14 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     TN_FREE(buf);
     if (labels && x) *labels = tn__own(y);
     return tn__own(x);
+}
+
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options) {
+    if (labels) *labels = NULL;
+    tn_csv_opts o = TN_DEFAULTS(tn_csv_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_read_csv", options, tn__kw_csv, TN__KW_N(tn__kw_csv), &o, &seen)) return NULL;
+    tn_tensor *x = tn_read_csv_opts(path, labels, o);
+    tn__kw_release(tn__kw_csv, TN__KW_N(tn__kw_csv), &o, seen);
+    return x;
 }

@@ -182,7 +182,12 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
         if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
     }
     const int64_t N = x->shape[0], C = x->shape[1], KO = w->shape[1] * G * g[0] * g[1], L = g[8] * g[9];
-    if (nx && !(gin[0] = tn_conv2d_ex(gy, w, NULL, g + 6, g + 4, g + 2, G))) return -1;
+    tn_conv_fn_opts co = TN_DEFAULTS(tn_conv_fn_opts);   /* g's stride, padding, dilation pairs */
+    memcpy(co.stride_hw, g + 6, sizeof co.stride_hw);
+    memcpy(co.padding_hw, g + 4, sizeof co.padding_hw);
+    memcpy(co.dilation_hw, g + 2, sizeof co.dilation_hw);
+    co.groups = G;
+    if (nx && !(gin[0] = tn_conv2d_opts(gy, w, NULL, co))) return -1;
     if (nw) {
         tn_tensor *xg = tn_reshape(tn_permute(x, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, C / G, N * L));
         tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(gy, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, KO / G, N * L));
@@ -216,7 +221,7 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
     return tn__conv_record(x4, w4, b, g, G, y, out ? tn__convt_bw : tn__conv_bw);
 }
 
-/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
+/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PADDING_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
@@ -226,7 +231,7 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
         return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
     if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
-    bool same = p[0] == TN_PAD_SAME;
+    bool same = p[0] == TN_PADDING_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
     for (int i = 0; i < nsp && !same; i++) if (p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
     /* geometry within 2^31 keeps every size computed below far from int64 overflow */
@@ -315,24 +320,40 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     y = tn__grad_name(y, "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn_squeeze_dim(y, 0));
 }
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    return TN__AS("tn_conv1d", tn__conv("tn_conv1d", x, w, b, 1, false, &stride, &padding, &dilation, NULL, groups));
+/* tn_conv_fn_opts -> per-dim stride, padding (TN_PADDING_SAME kept, VALID as 0), dilation,
+   output padding; 0, or -1 with an error. */
+static int tn__conv_args(const char *fn, int nsp, bool transposed, const tn_conv_fn_opts *o, int64_t s[2], int64_t p[2], int64_t d[2], int64_t op[2]) {
+    const int64_t *hw[4] = {o->stride_hw, o->padding_hw, o->dilation_hw, o->output_padding_hw};
+    const int64_t v[4] = {o->stride, o->padding == TN_PADDING_VALID ? 0 : o->padding, o->dilation, o->output_padding};
+    int64_t *out[4] = {s, p, d, op};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->padding == TN_PADDING_SAME || o->padding == TN_PADDING_VALID) p[0] = p[1] = o->padding == TN_PADDING_SAME ? TN_PADDING_SAME : 0;
+    if (!transposed && (op[0] || op[1])) return TN__FAIL_INT("%s: output_padding is an option of the transposed convolutions only", fn);
+    return 0;
 }
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, stride, padding, dilation, NULL, groups));
+static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
+    int64_t s[2], p[2], d[2], op[2];
+    if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
+    return TN__AS(fn, tn__conv(fn, x, w, b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups));
 }
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, s, p, d, NULL, groups));
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv1d", x, w, b, 1, false, o); }
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv2d", x, w, b, 2, false, o); }
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose1d", x, w, b, 1, true, o); }
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose2d", x, w, b, 2, true, o); }
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv1d", options, tn_conv1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]) {
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, stride, padding, dilation, output_padding, groups));
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv2d", options, tn_conv2d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, o[2] = {output_padding, output_padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, s, p, d, o, groups));
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose1d", options, tn_conv_transpose1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    return TN__AS("tn_conv_transpose1d", tn__conv("tn_conv_transpose1d", x, w, b, 1, true, &stride, &padding, &dilation, &output_padding, groups));
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose2d", options, tn_conv_transpose2d_opts(x, w, b, o));
 }

@@ -33,6 +33,36 @@ static int tn__pool_geometry(const char *fn, int nsp, const int64_t *k, const in
     }
     return 0;
 }
+/* tn_pool_opts -> per-dim kernel, stride (0: the kernel's), padding and dilation, and the
+   divisor (0: none), for nsp spatial dims; what: the kind ("MaxPool2d"), whose options
+   alone may differ from their defaults. 0, or -1 with an error. */
+static const char *const tn__pool_options[2] = {"kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override",
+                                                "kernel_size, stride, padding, dilation, return_indices, ceil_mode"};
+static int tn__pool_args(const char *fn, const char *what, int nsp, bool max, int64_t ksize, const tn_pool_opts *o,
+                         int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2], int64_t *divisor) {
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool, TN__KW_N(tn__kw_pool), o, &def, tn__pool_options[max])) return -1;
+    const int64_t *hw[4] = {o->kernel_size_hw, o->stride_hw, o->padding_hw, o->dilation_hw};
+    const int64_t v[4] = {ksize, o->stride == TN_NONE ? 0 : o->stride, o->padding, o->dilation};
+    int64_t *out[4] = {k, s, p, d};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d pooling takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->stride != TN_NONE && o->stride == 0) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
+    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
+    return 0;
+}
+/* The option text of a max (or avg) pooling: only that kind's names are known. */
+static int tn__pool_parse(const char *fn, bool max, const char *text, tn_pool_opts *o) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool, TN__KW_N(tn__kw_pool), tn__pool_options[max], keys);
+    *o = (tn_pool_opts)TN_DEFAULTS(tn_pool_opts);
+    return tn__kw_parse(fn, text, keys, n, o, NULL);
+}
 static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_mode) {
     for (int i = 0; i < 2; i++) g[8 + i] = tn__window_count(x4->shape[2 + i], g[i], g[4 + i], g[6 + i], g[2 + i], ceil_mode);
     if (g[8] <= 0 || g[9] <= 0)   /* both counts first: the message shows them */
@@ -396,16 +426,23 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "MaxPool2DWithIndicesBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool1d", tn__max_pool("tn_max_pool1d", x, 1, &kernel, &stride, &padding, &dilation, ceil_mode, indices));
+/* F.max_pool: indices NULL, or return_indices=True */
+static tn_tensor *tn__max_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, tn_tensor **indices, int64_t ksize, const tn_pool_opts *o) {
+    if (indices) *indices = NULL;
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, true, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    if (o->return_indices && !indices) return (tn_tensor *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices", fn, nsp);
+    return TN__AS(fn, tn__max_pool(fn, x, nsp, k, st, pd, dl, o->ceil_mode, indices));
 }
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
-                                  bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, kernel, stride, padding, dilation, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool1d", "max_pool1d", x, 1, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool2d", "max_pool2d", x, 2, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool1d", true, options, &o) ? NULL : tn_max_pool1d_opts(x, indices, k, o);
 }
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool2d", true, options, &o) ? NULL : tn_max_pool2d_opts(x, indices, k, o);
 }
 /* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). The caller checks that
    (out + 1) * in fits (tn__adaptive_fits). */
@@ -464,16 +501,20 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    return TN__AS("tn_avg_pool1d", tn__avg_pool("tn_avg_pool1d", x, 1, &kernel, &stride, &padding, ceil_mode, count_include_pad, 0));
+static tn_tensor *tn__avg_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, int64_t ksize, const tn_pool_opts *o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, false, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    return TN__AS(fn, tn__avg_pool(fn, x, nsp, k, st, pd, o->ceil_mode, o->count_include_pad, divisor));
 }
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], bool ceil_mode,
-                                  bool count_include_pad, int64_t divisor_override) {
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override));
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool1d", "avg_pool1d", x, 1, k, &o); }
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool2d", "avg_pool2d", x, 2, k, &o); }
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool1d", false, options, &o) ? NULL : tn_avg_pool1d_opts(x, k, o);
 }
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding};
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, k, s, p, ceil_mode, count_include_pad, 0));
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool2d", false, options, &o) ? NULL : tn_avg_pool2d_opts(x, k, o);
 }
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
