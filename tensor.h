@@ -16221,7 +16221,7 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
     for (int t = 0; t < nthr; t++) { \
         T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
         memcpy(cl, c, sizeof cl); \
-        for (int64_t i = n * t / nthr, hi = n * (t + 1) / nthr; i < hi; i++) { \
+        for (int64_t i = tn__split_at(n, t, nthr), hi = tn__split_at(n, t + 1, nthr); i < hi; i++) { \
             T d = 0; \
             p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
         } \
@@ -16233,7 +16233,7 @@ static void tn__optim_kernel_f32(const tn__optk *k, int64_t n, float *p, const f
     float c[12];
     for (int j = 0; j < 12; j++) c[j] = (float)k->c[j];
     const int f = k->flags;
-    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
     const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
         if (f == 0) { TN__OPTIM_LOOP(float, f32, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }
@@ -16257,7 +16257,7 @@ static void tn__optim_kernel_f64(const tn__optk *k, int64_t n, double *p, const 
     double c[12];
     for (int j = 0; j < 12; j++) c[j] = (double)k->c[j];
     const int f = k->flags;
-    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
     const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
         if (f == 0) { TN__OPTIM_LOOP(double, f64, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }
@@ -16649,8 +16649,11 @@ static double tn__lbfgs_step(const char *fn, tn_optim *o, tn_closure closure, vo
     tn__lbfgs *lb = o->lb;
     const double lr = tn__pg_get(g, "lr"), tolerance_grad = tn__pg_get(g, "tolerance_grad");
     const double tolerance_change = tn__pg_get(g, "tolerance_change");
-    const int64_t max_iter = (int64_t)tn__pg_get(g, "max_iter"), max_eval = (int64_t)tn__pg_get(g, "max_eval");
-    const int64_t history_size = (int64_t)tn__pg_get(g, "history_size");
+    int64_t max_iter, max_eval, history_size;   /* group values are doubles anyone may have set: range-checked */
+    if (tn__double_to_int64(fn, "max_iter", floor(tn__pg_get(g, "max_iter")), &max_iter) ||
+        tn__double_to_int64(fn, "max_eval", floor(tn__pg_get(g, "max_eval")), &max_eval) ||
+        tn__double_to_int64(fn, "history_size", floor(tn__pg_get(g, "history_size")), &history_size))
+        return NAN;
     const bool wolfe = tn__pg_get(g, "line_search_fn") != 0;
     int64_t N = 0;
     for (int i = 0; i < o->np; i++) {
@@ -16936,7 +16939,13 @@ static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, 
     bool hist = v[4] || v[5] || v[6];
     if (hist && !(v[4] && v[5] && v[6] && v[4]->shape[0] == v[5]->shape[0] && v[4]->shape[0] == v[6]->shape[0]))
         return TN__FAIL_INT("%s: LBFGS history needs old_dirs [k, N], old_stps [k, N] and ro [k] of one length k", fn);
-    if (v[0] && v[1]) { lb->has_counts = true; lb->func_evals = (int64_t)tn__optim_read1(v[0]); lb->n_iter = (int64_t)tn__optim_read1(v[1]); }
+    if (v[0] && v[1]) {   /* counts read from a file: whole numbers in int64's range */
+        const double fe = tn__optim_read1(v[0]), it = tn__optim_read1(v[1]);
+        if (fe != floor(fe) || it != floor(it) || tn__double_to_int64(fn, "LBFGS func_evals", fe, &lb->func_evals) ||
+            tn__double_to_int64(fn, "LBFGS n_iter", it, &lb->n_iter))
+            return TN__FAIL_INT("%s: LBFGS func_evals and n_iter must be whole numbers in int64's range (got %g and %g)", fn, fe, it);
+        lb->has_counts = true;
+    }
     if (v[3]) { lb->has_t = true; lb->t = tn__optim_read1(v[3]); }
     if (v[7]) { lb->has_H = true; lb->H_diag = tn__optim_read1(v[7]); }
     if (v[9]) { lb->has_prev_loss = true; lb->prev_loss = tn__optim_read1(v[9]); }
@@ -17318,7 +17327,9 @@ static int tn__sched_step(tn_lr_scheduler *s, bool has_epoch, int64_t epoch) {
                 } else {
                     int64_t n = (int64_t)(log(ep / (double)s->T_0 * (double)(s->T_mult - 1) + 1) / log((double)s->T_mult));
                     s->T_cur = ep - (double)s->T_0 * (pow((double)s->T_mult, (double)n) - 1) / (double)(s->T_mult - 1);
-                    s->T_i = s->T_0 * (int64_t)pow((double)s->T_mult, (double)n);
+                    const double ti = (double)s->T_0 * pow((double)s->T_mult, (double)n);
+                    if (!(ti < 9.2e18)) return TN__FAIL_INT("%s: epoch %lld makes the restart period T_i overflow int64", fn, (long long)epoch);
+                    s->T_i = (int64_t)ti;
                 }
             } else {
                 s->T_i = s->T_0;

@@ -179,7 +179,9 @@ static int tn__sched_step(tn_lr_scheduler *s, bool has_epoch, int64_t epoch) {
                 } else {
                     int64_t n = (int64_t)(log(ep / (double)s->T_0 * (double)(s->T_mult - 1) + 1) / log((double)s->T_mult));
                     s->T_cur = ep - (double)s->T_0 * (pow((double)s->T_mult, (double)n) - 1) / (double)(s->T_mult - 1);
-                    s->T_i = s->T_0 * (int64_t)pow((double)s->T_mult, (double)n);
+                    const double ti = (double)s->T_0 * pow((double)s->T_mult, (double)n);
+                    if (!(ti < 9.2e18)) return TN__FAIL_INT("%s: epoch %lld makes the restart period T_i overflow int64", fn, (long long)epoch);
+                    s->T_i = (int64_t)ti;
                 }
             } else {
                 s->T_i = s->T_0;

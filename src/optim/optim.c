@@ -464,7 +464,7 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
     for (int t = 0; t < nthr; t++) { \
         T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
         memcpy(cl, c, sizeof cl); \
-        for (int64_t i = n * t / nthr, hi = n * (t + 1) / nthr; i < hi; i++) { \
+        for (int64_t i = tn__split_at(n, t, nthr), hi = tn__split_at(n, t + 1, nthr); i < hi; i++) { \
             T d = 0; \
             p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
         } \
@@ -475,7 +475,7 @@ static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g,
     T c[12];
     for (int j = 0; j < 12; j++) c[j] = (T)k->c[j];
     const int f = k->flags;
-    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
     const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
         if (f == 0) { TN__OPTIM_LOOP(T, S, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }

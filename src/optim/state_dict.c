@@ -135,7 +135,13 @@ static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, 
     bool hist = v[4] || v[5] || v[6];
     if (hist && !(v[4] && v[5] && v[6] && v[4]->shape[0] == v[5]->shape[0] && v[4]->shape[0] == v[6]->shape[0]))
         return TN__FAIL_INT("%s: LBFGS history needs old_dirs [k, N], old_stps [k, N] and ro [k] of one length k", fn);
-    if (v[0] && v[1]) { lb->has_counts = true; lb->func_evals = (int64_t)tn__optim_read1(v[0]); lb->n_iter = (int64_t)tn__optim_read1(v[1]); }
+    if (v[0] && v[1]) {   /* counts read from a file: whole numbers in int64's range */
+        const double fe = tn__optim_read1(v[0]), it = tn__optim_read1(v[1]);
+        if (fe != floor(fe) || it != floor(it) || tn__double_to_int64(fn, "LBFGS func_evals", fe, &lb->func_evals) ||
+            tn__double_to_int64(fn, "LBFGS n_iter", it, &lb->n_iter))
+            return TN__FAIL_INT("%s: LBFGS func_evals and n_iter must be whole numbers in int64's range (got %g and %g)", fn, fe, it);
+        lb->has_counts = true;
+    }
     if (v[3]) { lb->has_t = true; lb->t = tn__optim_read1(v[3]); }
     if (v[7]) { lb->has_H = true; lb->H_diag = tn__optim_read1(v[7]); }
     if (v[9]) { lb->has_prev_loss = true; lb->prev_loss = tn__optim_read1(v[9]); }
