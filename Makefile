@@ -131,9 +131,9 @@ check-header: $(HEADER) docs/ops.md
 
 # C tests, the Python tests (against $(LIB)) and demo-check, each a suite of run_all.sh;
 # the last line is the summed "N passed, N failed".
-test: check-header $(TESTS) $(LIB) $(BUILD)/fashion_mlp
-	@TENSOR_LIB=$(abspath $(LIB)) PY_PRELOAD='$(PY_PRELOAD)' PYTHON=$(PY) DEMO_BIN=$(BUILD)/fashion_mlp \
-	  sh tests/run_all.sh $(TESTS) tests/test_run_all.sh $(if $(filter 1,$(SANITIZE)),,tests/test_install.sh tests/test_pip_install.sh) python demo-check
+test: check-header $(TESTS) $(LIB) $(EXAMPLES)
+	@TENSOR_LIB=$(abspath $(LIB)) PY_PRELOAD='$(PY_PRELOAD)' PYTHON=$(PY) DEMO_BIN=$(BUILD)/fashion_mlp BUILD=$(BUILD) \
+	  sh tests/run_all.sh $(TESTS) tests/test_run_all.sh tests/test_examples.sh $(if $(filter 1,$(SANITIZE)),,tests/test_install.sh tests/test_pip_install.sh) python demo-check
 
 # The main job: fetch Fashion-MNIST if missing, train the MLP, print the test accuracy.
 demo: $(BUILD)/fashion_mlp

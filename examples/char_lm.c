@@ -62,10 +62,17 @@ static int sample(tn_tensor *logits, double temperature) {
 }
 
 int main(int argc, char **argv) {
-    const char *path = tu_arg(argc, argv, "--text", "data/fortunes.txt");
-    const char *save = tu_arg(argc, argv, "--save", "char_lm.safetensors"), *resume = tu_arg(argc, argv, "--resume", NULL);
-    const char *prompt = tu_arg(argc, argv, "--prompt", "Q: ");
-    int64_t steps = atoll(tu_arg(argc, argv, "--steps", "1000")), nsample = atoll(tu_arg(argc, argv, "--sample", "600"));
+    tu_flag f[] = {{"--text", "data/fortunes.txt", "the training text", NULL},
+                   {"--save", "char_lm.safetensors", "checkpoint written at the end", NULL},
+                   {"--resume", NULL, "checkpoint to continue from", NULL},
+                   {"--prompt", "Q: ", "text the sample starts from", NULL},
+                   {"--steps", "1000", "training steps", NULL},
+                   {"--sample", "600", "characters to sample afterwards", NULL}};
+    const int nf = (int)(sizeof f / sizeof f[0]);
+    tu_flags(argc, argv, "A 2-layer character-level LSTM trained on a text, then sampled.", f, nf);
+    const char *path = tu_str(f, nf, "--text"), *save = tu_str(f, nf, "--save"), *resume = tu_str(f, nf, "--resume");
+    const char *prompt = tu_str(f, nf, "--prompt");
+    const int64_t steps = (int64_t)tu_num(f, nf, "--steps"), nsample = (int64_t)tu_num(f, nf, "--sample");
     tn_manual_seed(0);
 
     int64_t n;

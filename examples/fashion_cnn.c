@@ -18,7 +18,7 @@ int main(int argc, char **argv) {
     tn_dict *params = tn_module_named_parameters(model);
     tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3);
     tn_lr_scheduler *sched = tn_lr_scheduler_cosine_annealing_lr(opt, .T_max = 5);
-    int rc = tu_fit_fashion(argc, argv, model, opt, sched, 5, "fashion_cnn.safetensors");
+    int rc = tu_fit_fashion(argc, argv, "A CNN (two conv blocks with batch norm) trained on Fashion-MNIST with Adam and a cosine schedule.", model, opt, sched, 5, "fashion_cnn.safetensors");
     tn_dict_free(params);
     tn_module_free(model);
     return rc;
