@@ -27,9 +27,13 @@
  *
  * ERRORS
  *   A function given bad input returns NULL (or a nonzero int) and records a message
- *   in a thread-local buffer: tn_last_error(). A NULL input makes an op return NULL
- *   without a new message, so a nested expression is checked once at the end.
- *   tn_set_error_handler() installs a callback; TN_ABORT_ON_ERROR=1 aborts.
+ *   in a thread-local buffer: tn_last_error(). The message stays until the next error or
+ *   tn_clear_error(): a success does not clear it, so check the result, then read the
+ *   message. A NULL input makes an op return NULL without a new message, so a nested
+ *   expression is checked once at the end. tn_set_error_handler() installs a callback.
+ *   Environment: TN_LOG_ERRORS=1 prints every error to stderr as it happens,
+ *   TN_ABORT_ON_ERROR=1 prints it and aborts (for a debugger), TN_LEAK_CHECK=1 lists the
+ *   tensors still alive at exit with the backtrace of their creation (glibc).
  *
  * OPTIONS (define before including)
  *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
@@ -221,7 +225,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 typedef void (*tn_error_handler)(const char *message, void *user);
 
 TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
-TNDEF const char *tn_last_error(void);        /* message of the last error on this thread ("" if none) */
+TNDEF const char *tn_last_error(void);        /* the last error on this thread ("" if none); a success does not clear it */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user);
@@ -2206,6 +2210,10 @@ bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products w
 #ifdef TENSOR_CBLAS
 #include <cblas.h>
 #endif
+#if defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TN_NO_LEAK_CHECK)
+#include <execinfo.h>    /* TN_LEAK_CHECK's creation backtraces (core/tensor.c) */
+#define TN__HAVE_BACKTRACE 1
+#endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>   /* the AVX-512 loops chosen at run time (target attributes) */
 /* Whether this CPU runs the AVX-512 loops (F, VL and BW: every AVX-512 core since Skylake-X),
@@ -2419,11 +2427,10 @@ static void *tn__error(const char *fmt, ...) {
     va_end(ap);
     tn__nerrors++;
     if (tn__quiet) return NULL;
-    const char *ab = getenv("TN_ABORT_ON_ERROR");
-    if (ab && ab[0] == '1') {
-        fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
-        abort();
-    }
+    /* TN_LOG_ERRORS=1: every error to stderr as it happens; TN_ABORT_ON_ERROR=1: and abort */
+    const char *ab = getenv("TN_ABORT_ON_ERROR"), *log = getenv("TN_LOG_ERRORS");
+    if ((ab && ab[0] == '1') || (log && log[0] == '1')) fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
+    if (ab && ab[0] == '1') abort();
     if (tn__error_handler) tn__error_handler(tn__errbuf, tn__error_user);
     return NULL;
 }
@@ -3348,6 +3355,79 @@ static int tn__broadcast(const int64_t *a, int na, const int64_t *b, int nb, int
     return n;
 }
 
+/* ---- TN_LEAK_CHECK=1: the tensors still alive at exit, with where they were made ----
+   While it is set (read once, at the first tensor), each tensor's creation backtrace is kept
+   in a side table, and an atexit handler prints every tensor still alive with its frames
+   (function+offset and binary; `addr2line -f -e <binary> <offset>` gives the line; link
+   with -rdynamic for function names in executables). Off, it costs one load per tensor. */
+#ifdef TN__HAVE_BACKTRACE
+#define TN__LEAK_FRAMES 12
+typedef struct tn__leak { const tn_tensor *t; void *frames[TN__LEAK_FRAMES]; int n; } tn__leak;
+static tn__leak *tn__leaks;            /* open addressing on the tensor's address; t NULL: empty, 1: deleted */
+static size_t tn__leaks_cap, tn__leaks_n;
+static volatile char tn__leaks_lock;
+static int tn__leak_on = -1;           /* -1: not read yet */
+static void tn__leaks_acquire(void) { while (__atomic_test_and_set(&tn__leaks_lock, __ATOMIC_ACQUIRE)) { } }
+static void tn__leaks_release(void) { __atomic_clear(&tn__leaks_lock, __ATOMIC_RELEASE); }
+static size_t tn__leak_slot(const tn_tensor *t) { return ((size_t)(uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull; }
+static void tn__leak_report(void) {
+    tn__leaks_acquire();
+    size_t live = 0;
+    for (size_t i = 0; i < tn__leaks_cap; i++) live += tn__leaks[i].t > (const tn_tensor *)1;
+    if (live) fprintf(stderr, "tensor.h TN_LEAK_CHECK: %zu tensor%s still alive at exit\n", live, live == 1 ? "" : "s");
+    for (size_t i = 0; i < tn__leaks_cap; i++) {
+        const tn__leak *e = &tn__leaks[i];
+        if (e->t <= (const tn_tensor *)1) continue;
+        fprintf(stderr, "  tensor %p: %s %s, refcount %lld%s%s, made at:\n", (const void *)e->t, tn_dtype_name(e->t->dtype), tn__shape_str(e->t->shape, e->t->ndim),
+                (long long)e->t->refcount, e->t->name ? ", name " : "", e->t->name ? e->t->name : "");
+        backtrace_symbols_fd((void *const *)e->frames, e->n, 2);
+    }
+    tn__leaks_release();
+}
+static void tn__leak_add(const tn_tensor *t) {
+    if (tn__leak_on < 0) {
+        const char *v = getenv("TN_LEAK_CHECK");
+        tn__leak_on = v && v[0] == '1';
+        if (tn__leak_on) atexit(tn__leak_report);
+    }
+    if (!tn__leak_on) return;
+    tn__leak e = {t, {0}, 0};
+    e.n = backtrace(e.frames, TN__LEAK_FRAMES);
+    tn__leaks_acquire();
+    if (2 * (tn__leaks_n + 1) > tn__leaks_cap) {   /* grow (and drop deleted slots): at most half full */
+        size_t cap = tn__leaks_cap ? 2 * tn__leaks_cap : 1024;
+        tn__leak *n = (tn__leak *)TN_MALLOC(cap * sizeof *n);
+        if (!n) { tn__leaks_release(); return; }   /* the report misses this one; nothing else changes */
+        memset(n, 0, cap * sizeof *n);
+        size_t kept = 0;
+        for (size_t i = 0; i < tn__leaks_cap; i++) {
+            if (tn__leaks[i].t <= (const tn_tensor *)1) continue;
+            size_t k = tn__leak_slot(tn__leaks[i].t) & (cap - 1);
+            while (n[k].t) k = (k + 1) & (cap - 1);
+            n[k] = tn__leaks[i];
+            kept++;
+        }
+        TN_FREE(tn__leaks);
+        tn__leaks = n; tn__leaks_cap = cap; tn__leaks_n = kept;
+    }
+    size_t k = tn__leak_slot(t) & (tn__leaks_cap - 1);
+    while (tn__leaks[k].t > (const tn_tensor *)1) k = (k + 1) & (tn__leaks_cap - 1);
+    if (!tn__leaks[k].t) tn__leaks_n++;
+    tn__leaks[k] = e;
+    tn__leaks_release();
+}
+static void tn__leak_remove(const tn_tensor *t) {
+    if (tn__leak_on <= 0) return;
+    tn__leaks_acquire();
+    for (size_t k = tn__leaks_cap ? tn__leak_slot(t) & (tn__leaks_cap - 1) : 0; tn__leaks_cap && tn__leaks[k].t; k = (k + 1) & (tn__leaks_cap - 1))
+        if (tn__leaks[k].t == t) { tn__leaks[k].t = (const tn_tensor *)1; break; }   /* a deleted slot keeps probe chains whole */
+    tn__leaks_release();
+}
+#else
+static void tn__leak_add(const tn_tensor *t) { (void)t; }
+static void tn__leak_remove(const tn_tensor *t) { (void)t; }
+#endif
+
 /* A tensor object over a storage (takes a storage reference), untracked by scopes. */
 static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     tn_tensor *t = (tn_tensor *)tn__blk_get(TN__BLK_TENSOR, sizeof *t);
@@ -3364,6 +3444,7 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
     t->offset = offset;
     t->storage = s;
     TN__ATOMIC_ADD(&tn__live_tensors, 1);
+    tn__leak_add(t);
     return t;
 }
 
@@ -3421,6 +3502,7 @@ TNDEF void tn_release(tn_tensor *t) {
     tn_release(t->base);
     tn__storage_release(t->storage);
     TN__ATOMIC_ADD(&tn__live_tensors, -1);
+    tn__leak_remove(t);
     tn__blk_put(TN__BLK_TENSOR, t);
 }
 

@@ -27,9 +27,13 @@
  *
  * ERRORS
  *   A function given bad input returns NULL (or a nonzero int) and records a message
- *   in a thread-local buffer: tn_last_error(). A NULL input makes an op return NULL
- *   without a new message, so a nested expression is checked once at the end.
- *   tn_set_error_handler() installs a callback; TN_ABORT_ON_ERROR=1 aborts.
+ *   in a thread-local buffer: tn_last_error(). The message stays until the next error or
+ *   tn_clear_error(): a success does not clear it, so check the result, then read the
+ *   message. A NULL input makes an op return NULL without a new message, so a nested
+ *   expression is checked once at the end. tn_set_error_handler() installs a callback.
+ *   Environment: TN_LOG_ERRORS=1 prints every error to stderr as it happens,
+ *   TN_ABORT_ON_ERROR=1 prints it and aborts (for a debugger), TN_LEAK_CHECK=1 lists the
+ *   tensors still alive at exit with the backtrace of their creation (glibc).
  *
  * OPTIONS (define before including)
  *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
@@ -210,7 +214,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 typedef void (*tn_error_handler)(const char *message, void *user);
 
 TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
-TNDEF const char *tn_last_error(void);        /* message of the last error on this thread ("" if none) */
+TNDEF const char *tn_last_error(void);        /* the last error on this thread ("" if none); a success does not clear it */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user);

@@ -10,6 +10,10 @@
 #ifdef TENSOR_CBLAS
 #include <cblas.h>
 #endif
+#if defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TN_NO_LEAK_CHECK)
+#include <execinfo.h>    /* TN_LEAK_CHECK's creation backtraces (core/tensor.c) */
+#define TN__HAVE_BACKTRACE 1
+#endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>   /* the AVX-512 loops chosen at run time (target attributes) */
 /* Whether this CPU runs the AVX-512 loops (F, VL and BW: every AVX-512 core since Skylake-X),

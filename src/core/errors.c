@@ -22,11 +22,10 @@ static void *tn__error(const char *fmt, ...) {
     va_end(ap);
     tn__nerrors++;
     if (tn__quiet) return NULL;
-    const char *ab = getenv("TN_ABORT_ON_ERROR");
-    if (ab && ab[0] == '1') {
-        fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
-        abort();
-    }
+    /* TN_LOG_ERRORS=1: every error to stderr as it happens; TN_ABORT_ON_ERROR=1: and abort */
+    const char *ab = getenv("TN_ABORT_ON_ERROR"), *log = getenv("TN_LOG_ERRORS");
+    if ((ab && ab[0] == '1') || (log && log[0] == '1')) fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
+    if (ab && ab[0] == '1') abort();
     if (tn__error_handler) tn__error_handler(tn__errbuf, tn__error_user);
     return NULL;
 }

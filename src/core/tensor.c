@@ -263,6 +263,79 @@ static int tn__broadcast(const int64_t *a, int na, const int64_t *b, int nb, int
     return n;
 }
 
+/* ---- TN_LEAK_CHECK=1: the tensors still alive at exit, with where they were made ----
+   While it is set (read once, at the first tensor), each tensor's creation backtrace is kept
+   in a side table, and an atexit handler prints every tensor still alive with its frames
+   (function+offset and binary; `addr2line -f -e <binary> <offset>` gives the line; link
+   with -rdynamic for function names in executables). Off, it costs one load per tensor. */
+#ifdef TN__HAVE_BACKTRACE
+#define TN__LEAK_FRAMES 12
+typedef struct tn__leak { const tn_tensor *t; void *frames[TN__LEAK_FRAMES]; int n; } tn__leak;
+static tn__leak *tn__leaks;            /* open addressing on the tensor's address; t NULL: empty, 1: deleted */
+static size_t tn__leaks_cap, tn__leaks_n;
+static volatile char tn__leaks_lock;
+static int tn__leak_on = -1;           /* -1: not read yet */
+static void tn__leaks_acquire(void) { while (__atomic_test_and_set(&tn__leaks_lock, __ATOMIC_ACQUIRE)) { } }
+static void tn__leaks_release(void) { __atomic_clear(&tn__leaks_lock, __ATOMIC_RELEASE); }
+static size_t tn__leak_slot(const tn_tensor *t) { return ((size_t)(uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull; }
+static void tn__leak_report(void) {
+    tn__leaks_acquire();
+    size_t live = 0;
+    for (size_t i = 0; i < tn__leaks_cap; i++) live += tn__leaks[i].t > (const tn_tensor *)1;
+    if (live) fprintf(stderr, "tensor.h TN_LEAK_CHECK: %zu tensor%s still alive at exit\n", live, live == 1 ? "" : "s");
+    for (size_t i = 0; i < tn__leaks_cap; i++) {
+        const tn__leak *e = &tn__leaks[i];
+        if (e->t <= (const tn_tensor *)1) continue;
+        fprintf(stderr, "  tensor %p: %s %s, refcount %lld%s%s, made at:\n", (const void *)e->t, tn_dtype_name(e->t->dtype), tn__shape_str(e->t->shape, e->t->ndim),
+                (long long)e->t->refcount, e->t->name ? ", name " : "", e->t->name ? e->t->name : "");
+        backtrace_symbols_fd((void *const *)e->frames, e->n, 2);
+    }
+    tn__leaks_release();
+}
+static void tn__leak_add(const tn_tensor *t) {
+    if (tn__leak_on < 0) {
+        const char *v = getenv("TN_LEAK_CHECK");
+        tn__leak_on = v && v[0] == '1';
+        if (tn__leak_on) atexit(tn__leak_report);
+    }
+    if (!tn__leak_on) return;
+    tn__leak e = {t, {0}, 0};
+    e.n = backtrace(e.frames, TN__LEAK_FRAMES);
+    tn__leaks_acquire();
+    if (2 * (tn__leaks_n + 1) > tn__leaks_cap) {   /* grow (and drop deleted slots): at most half full */
+        size_t cap = tn__leaks_cap ? 2 * tn__leaks_cap : 1024;
+        tn__leak *n = (tn__leak *)TN_MALLOC(cap * sizeof *n);
+        if (!n) { tn__leaks_release(); return; }   /* the report misses this one; nothing else changes */
+        memset(n, 0, cap * sizeof *n);
+        size_t kept = 0;
+        for (size_t i = 0; i < tn__leaks_cap; i++) {
+            if (tn__leaks[i].t <= (const tn_tensor *)1) continue;
+            size_t k = tn__leak_slot(tn__leaks[i].t) & (cap - 1);
+            while (n[k].t) k = (k + 1) & (cap - 1);
+            n[k] = tn__leaks[i];
+            kept++;
+        }
+        TN_FREE(tn__leaks);
+        tn__leaks = n; tn__leaks_cap = cap; tn__leaks_n = kept;
+    }
+    size_t k = tn__leak_slot(t) & (tn__leaks_cap - 1);
+    while (tn__leaks[k].t > (const tn_tensor *)1) k = (k + 1) & (tn__leaks_cap - 1);
+    if (!tn__leaks[k].t) tn__leaks_n++;
+    tn__leaks[k] = e;
+    tn__leaks_release();
+}
+static void tn__leak_remove(const tn_tensor *t) {
+    if (tn__leak_on <= 0) return;
+    tn__leaks_acquire();
+    for (size_t k = tn__leaks_cap ? tn__leak_slot(t) & (tn__leaks_cap - 1) : 0; tn__leaks_cap && tn__leaks[k].t; k = (k + 1) & (tn__leaks_cap - 1))
+        if (tn__leaks[k].t == t) { tn__leaks[k].t = (const tn_tensor *)1; break; }   /* a deleted slot keeps probe chains whole */
+    tn__leaks_release();
+}
+#else
+static void tn__leak_add(const tn_tensor *t) { (void)t; }
+static void tn__leak_remove(const tn_tensor *t) { (void)t; }
+#endif
+
 /* A tensor object over a storage (takes a storage reference), untracked by scopes. */
 static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     tn_tensor *t = (tn_tensor *)tn__blk_get(TN__BLK_TENSOR, sizeof *t);
@@ -279,6 +352,7 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
     t->offset = offset;
     t->storage = s;
     TN__ATOMIC_ADD(&tn__live_tensors, 1);
+    tn__leak_add(t);
     return t;
 }
 
@@ -336,6 +410,7 @@ TNDEF void tn_release(tn_tensor *t) {
     tn_release(t->base);
     tn__storage_release(t->storage);
     TN__ATOMIC_ADD(&tn__live_tensors, -1);
+    tn__leak_remove(t);
     tn__blk_put(TN__BLK_TENSOR, t);
 }
 
