@@ -67,7 +67,7 @@ IMPL     := -DTENSOR_IMPLEMENTATION -x c
 LINKED   := -DTENSOR_NO_IMPLEMENTATION
 
 .PHONY: all test demo demo-check char-lm bench bench-epoch clean check-header
-all: $(LIB) $(TESTS) $(EXAMPLES) docs/ops.md
+all: $(LIB) $(TESTS) $(EXAMPLES) docs/ops.md docs/api.md
 
 # ---- the header, generated from src/ (tools/amalgamate; never edit tensor.h by hand) ----
 # The objects compile the same amalgamation with #line directives, so compiler errors,
@@ -79,6 +79,9 @@ $(HEADER): $(PARTS) tools/amalgamate LICENSE
 # and GPU kernel, as links into src/ (tools/opsindex)
 docs/ops.md: $(PARTS) tensor_cuda.cu tools/opsindex
 	@if command -v python3 >/dev/null; then python3 tools/opsindex && echo "docs/ops.md regenerated"; else touch $@; fi
+# the API reference: every public declaration of src/api.h with its doc comment (tools/apidoc)
+docs/api.md: src/api.h tools/apidoc
+	@if command -v python3 >/dev/null; then python3 tools/apidoc && echo "docs/api.md regenerated"; else touch $@; fi
 build/tensor_lines.h: $(HEADER)
 	@mkdir -p build
 	@if command -v python3 >/dev/null; then python3 tools/amalgamate --lines -o $@; else cp $< $@; fi
@@ -94,6 +97,7 @@ $(BUILD)/tensor_fast.o: build/tensor_lines.h
 $(LIB): $(BUILD)/tensor_fast.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FAST) -shared -Wl,-soname,libtensor.so.$(SOMAJOR) $< -o $@ $(LDFLAGS) $(LDLIBS)
+	ln -sf $(notdir $@) $(dir $@)libtensor.so.$(SOMAJOR)   # the name a program linked with -ltensor looks for
 lib/libtensor.a: $(BUILD)/tensor_fast.o
 	@mkdir -p lib
 	rm -f $@ && ar rcs $@ $<
@@ -114,11 +118,13 @@ $(BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(BUILD)/tensor_fast.o
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) $(LINKED) $< $(BUILD)/tensor_fast.o -o $@ $(LDFLAGS) $(LDLIBS)
 
 
-# The header must be src/'s amalgamation (and docs/ops.md its op index) and compile
+# The header must be src/'s amalgamation (docs/ops.md its op index, docs/api.md its API
+# reference) and compile
 # warning-free as C11 (gcc and clang) and as C++17.
-check-header: $(HEADER) docs/ops.md
+check-header: $(HEADER) docs/ops.md docs/api.md
 	@python3 tools/amalgamate --check && echo "header: tensor.h is the amalgamation of src/"
 	@python3 tools/opsindex --check && echo "header: docs/ops.md is the op index of src/"
+	@python3 tools/apidoc --check && echo "header: docs/api.md is the API reference of src/api.h"
 	@mkdir -p $(BUILD)
 	@printf '#define TENSOR_IMPLEMENTATION\n#include "tensor.h"\nint main(void){return 0;}\n' > $(BUILD)/hdr.c
 	@cp $(BUILD)/hdr.c $(BUILD)/hdr.cpp

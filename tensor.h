@@ -858,7 +858,8 @@ TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 
 /* ---- losses ---- */
 /* torch.nn.functional's losses: same formulas, defaults, broadcasting and errors. Each is
-   a composite of the differentiable ops above, so gradients of any order (create_graph)
+   a composite of the differentiable ops above (cross-entropy with class targets: one fused
+   node whose backward is itself differentiable), so gradients of any order (create_graph)
    reach every floating argument, and the result's grad_fn has PyTorch's name
    ("NllLossBackward0", "MseLossBackward0", ...). PyTorch's defaults are noted as (name=value). */
 typedef enum tn_reduction {
@@ -1014,7 +1015,8 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
 /* ======================================================================= */
 /* tn_dict: an ordered map from names to tensors (state dicts, optimizer state, the
    contents of a safetensors file), plus string metadata. Keys are copied; values are
-   retained (a value may be NULL, as in a list of missing keys). Lookups are linear. */
+   retained (a value may be NULL, as in a list of missing keys). Names are hash-indexed:
+   set, get and contains take constant time. */
 typedef struct tn_dict tn_dict;
 TNDEF tn_dict *tn_dict_new(void);
 TNDEF void tn_dict_free(tn_dict *d);                               /* releases its tensors */
@@ -1365,7 +1367,8 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt,
 /* 13. optimizers                                                           */
 /* ======================================================================= */
 /* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
-   float64, CPU) from their .grad. One macro per optimizer, named as PyTorch's class, takes
+   float64, on the CPU or, through the GPU unit's step kernels, on the GPU; LBFGS on the CPU
+   only) from their .grad. One macro per optimizer, named as PyTorch's class, takes
    the parameters and PyTorch's keyword arguments (section 1):
        tn_optim *o = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9, .nesterov = true);
        tn_optim *a = tn_optim_adamw(params, n, .lr = 3e-4, .betas = {0.9, 0.95});
@@ -8785,7 +8788,8 @@ TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const 
    unpadded convolutions skip im2col and multiply the image itself. The node's backward
    does the same per image when autograd is not recording, and otherwise (create_graph)
    is a composite of differentiable ops (im2col, matmul, col2im), so conv stays
-   differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
+   differentiable to any order. On the GPU: the backend's library convolution (cuDNN), or
+   without it im2col of the batch + one GEMM. */
 /* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
 static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
     tn_tensor v = tn__shallow(t);
@@ -10979,7 +10983,9 @@ TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out
 /* ======================================================================= */
 /* src/nn/norm.c: batch, layer, group and instance norm                    */
 /* ======================================================================= */
-/* ---- normalisation: composites of differentiable reductions (double backward works) ---- */
+/* ---- normalisation: batch and layer norm as one node each (backward differentiable by
+   composites of reductions, so double backward works); group and instance norm as
+   composites ---- */
 /* Batch norm of a float CPU tensor as one node. x [N, C, L] contiguous; the statistics
    (double) are mean, invstd and the biased variance per channel. Threads take blocks of
    channels and walk each block in memory order, n outer: a channel at a time jumps C*L

@@ -39,6 +39,8 @@ static tn_module *residual_block_new(int64_t width) {
 }
 
 int main(int argc, char **argv) {
+    tu_fashion_job job = tu_fashion_flags(argc, argv, "A custom residual module in C trained on Fashion-MNIST with AdamW.",
+                                         1, "custom_module.safetensors");
     tn_manual_seed(0);
     tn_module *blocks = tn_nn_sequential_n(NULL, 0);
     for (int i = 0; i < 3; i++) tn_nn_sequential_append(blocks, residual_block_new(256));
@@ -47,7 +49,7 @@ int main(int argc, char **argv) {
     printf("state-dict names of the parameters:\n");
     for (int i = 0; i < tn_dict_len(params); i++) printf("  %s\n", tn_dict_key(params, i));
     tn_optim *opt = tn_optim_adamw(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3, .weight_decay = 0.01);
-    int rc = tu_fit_fashion(argc, argv, "A custom residual module in C trained on Fashion-MNIST with AdamW.", model, opt, NULL, 1, "custom_module.safetensors");
+    int rc = tu_fit_fashion(&job, model, opt, NULL);
     tn_dict_free(params);
     tn_module_free(model);
     return rc;

@@ -11,6 +11,8 @@
 #include "train_util.h"
 
 int main(int argc, char **argv) {
+    tu_fashion_job job = tu_fashion_flags(argc, argv, "A 784-256-128-10 MLP trained on Fashion-MNIST with Adam and a cosine schedule.",
+                                         10, "fashion_mlp.safetensors");
     tn_manual_seed(0);
     tn_module *model = tn_nn_sequential(tn_nn_flatten(1, -1),
                                         tn_nn_linear(784, 256, true), tn_nn_relu(),
@@ -19,7 +21,7 @@ int main(int argc, char **argv) {
     tn_dict *params = tn_module_named_parameters(model);
     tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3);
     tn_lr_scheduler *sched = tn_lr_scheduler_cosine_annealing_lr(opt, .T_max = 10);
-    int rc = tu_fit_fashion(argc, argv, "A 784-256-128-10 MLP trained on Fashion-MNIST with Adam and a cosine schedule.", model, opt, sched, 10, "fashion_mlp.safetensors");
+    int rc = tu_fit_fashion(&job, model, opt, sched);
     tn_dict_free(params);
     tn_module_free(model);
     return rc;

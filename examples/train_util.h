@@ -148,12 +148,11 @@ static inline double tu_accuracy(tn_module *model, tn_loader *loader) {
     return seen ? (double)right / (double)seen : 0;
 }
 
-/* The whole classification job on Fashion-MNIST: its flags (--data, --epochs, --save,
-   --resume, --expect, --device), loaders, optional resume, epochs with a checkpoint after
-   each (model + optimizer + epoch), the test accuracy. Returns 0 when the accuracy reaches
-   --expect (default 0). Frees the optimizer and the scheduler. */
-static inline int tu_fit_fashion(int argc, char **argv, const char *about, tn_module *model, tn_optim *opt, tn_lr_scheduler *sched,
-                                 int default_epochs, const char *default_save) {
+/* The flags of a Fashion-MNIST classification job (--data, --epochs, --save, --resume,
+   --expect, --device), parsed and checked before the program builds anything, so that a
+   bad command line exits (2) with nothing to free. */
+typedef struct tu_fashion_job { const char *dir, *save, *resume; int epochs; double expect; tn_device device; } tu_fashion_job;
+static inline tu_fashion_job tu_fashion_flags(int argc, char **argv, const char *about, int default_epochs, const char *default_save) {
     char defs[16];
     snprintf(defs, sizeof defs, "%d", default_epochs);
     tu_flag f[] = {{"--data", "data/fashion-mnist", "directory of the Fashion-MNIST IDX files", NULL},
@@ -164,41 +163,58 @@ static inline int tu_fit_fashion(int argc, char **argv, const char *about, tn_mo
                    {"--device", "cpu", "cpu or cuda", NULL}};
     const int nf = (int)(sizeof f / sizeof f[0]);
     tu_flags(argc, argv, about, f, nf);
-    const char *dir = tu_str(f, nf, "--data"), *save = tu_str(f, nf, "--save"), *resume = tu_str(f, nf, "--resume");
+    tu_fashion_job job = {tu_str(f, nf, "--data"), tu_str(f, nf, "--save"), tu_str(f, nf, "--resume"),
+                          (int)tu_num(f, nf, "--epochs"), tu_num(f, nf, "--expect"), TN_CPU};
     const char *device = tu_str(f, nf, "--device");
-    const int epochs = (int)tu_num(f, nf, "--epochs");
-    const double expect = tu_num(f, nf, "--expect");
-    if (strcmp(device, "cpu") && strcmp(device, "cuda")) { fprintf(stderr, "--device: expected cpu or cuda, got '%s'\n", device); return 2; }
+    if (strcmp(device, "cpu") && strcmp(device, "cuda")) { fprintf(stderr, "--device: expected cpu or cuda, got '%s'\n", device); exit(2); }
     if (!strcmp(device, "cuda")) {
-        if (!tn_cuda_is_available()) { fprintf(stderr, "--device cuda: %s\n", tn_cuda_unavailable_reason()); return 1; }
-        tu_device = TN_CUDA;
-        if (tn_module_to(model, TN_CUDA)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }  /* the optimizer's tensors move with it */
+        if (!tn_cuda_is_available()) { fprintf(stderr, "--device cuda: %s\n", tn_cuda_unavailable_reason()); exit(1); }
+        job.device = TN_CUDA;
     }
-    tn_dataset *train = tn_mnist_dataset(dir, true), *test = tn_mnist_dataset(dir, false);
-    if (!train || !test || !model || !opt) { fprintf(stderr, "%s\n(`make demo` fetches the data into data/fashion-mnist)\n", tn_last_error()); return 1; }
-    tn_loader *train_loader = tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = 1, .seed = 0);
-    tn_loader *test_loader = tn_loader_new(test, .batch_size = 1000);
-    if (!train_loader || !test_loader) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
+    return job;
+}
+
+/* The whole job: loaders, optional resume, epochs with a checkpoint after each (model +
+   optimizer + epoch), the test accuracy. Returns 0 when the accuracy reaches job->expect,
+   1 on any error (printed). Frees the optimizer and the scheduler on every path. */
+static inline int tu_fit_fashion(const tu_fashion_job *job, tn_module *model, tn_optim *opt, tn_lr_scheduler *sched) {
+    int rc = 1;
+    tn_dataset *train = NULL, *test = NULL;
+    tn_loader *train_loader = NULL, *test_loader = NULL;
     int64_t start = 0;
-    if (resume && tn_checkpoint_load(resume, model, opt, &start)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
+    tu_device = job->device;
+    if (!model || !opt) goto fail;
+    if (job->device == TN_CUDA && tn_module_to(model, TN_CUDA)) goto fail;     /* the optimizer's tensors move with it */
+    train = tn_mnist_dataset(job->dir, true);
+    test = train ? tn_mnist_dataset(job->dir, false) : NULL;
+    if (!train || !test) { fprintf(stderr, "%s\n(`make demo` fetches the data into data/fashion-mnist)\n", tn_last_error()); goto done; }
+    train_loader = tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = 1, .seed = 0);
+    test_loader = tn_loader_new(test, .batch_size = 1000);
+    if (!train_loader || !test_loader) goto fail;
+    if (job->resume && tn_checkpoint_load(job->resume, model, opt, &start)) goto fail;
     for (int64_t e = 0; sched && e < start; e++) tn_lr_scheduler_step(sched);   /* the schedule resumes where it stopped */
     char *repr = tn_module_repr(model);
-    printf("%s\n%lld parameters; epochs %lld to %d\n", repr, (long long)tn_module_num_parameters(model), (long long)start + 1, epochs);
+    printf("%s\n%lld parameters; epochs %lld to %d\n", repr, (long long)tn_module_num_parameters(model), (long long)start + 1, job->epochs);
     tn_string_free(repr);
-    for (int64_t epoch = start; epoch < epochs; epoch++) {
-        tu_train_epoch(model, opt, train_loader, (int)epoch + 1, epochs);
+    for (int64_t epoch = start; epoch < job->epochs; epoch++) {
+        tu_train_epoch(model, opt, train_loader, (int)epoch + 1, job->epochs);
         if (sched) tn_lr_scheduler_step(sched);
-        if (save && tn_checkpoint_save(save, model, opt, epoch + 1)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
+        if (job->save && tn_checkpoint_save(job->save, model, opt, epoch + 1)) goto fail;
     }
-    double acc = tu_accuracy(model, test_loader);
-    printf("test accuracy %.2f %%%s%s\n", 100 * acc, save ? "  checkpoint: " : "", save ? save : "");
+    const double acc = tu_accuracy(model, test_loader);
+    printf("test accuracy %.2f %%%s%s\n", 100 * acc, job->save ? "  checkpoint: " : "", job->save ? job->save : "");
+    rc = 0;
+    if (acc < job->expect) { fprintf(stderr, "accuracy %.4f is below the expected %.4f\n", acc, job->expect); rc = 1; }
+    goto done;
+fail:
+    fprintf(stderr, "%s\n", tn_last_error());
+done:
     tn_lr_scheduler_free(sched);
     tn_optim_free(opt);
     tn_loader_free(train_loader);
     tn_loader_free(test_loader);
     tn_dataset_free(train);
     tn_dataset_free(test);
-    if (acc < expect) { fprintf(stderr, "accuracy %.4f is below the expected %.4f\n", acc, expect); return 1; }
-    return 0;
+    return rc;
 }
 #endif

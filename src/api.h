@@ -832,7 +832,8 @@ TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 
 /* ---- losses ---- */
 /* torch.nn.functional's losses: same formulas, defaults, broadcasting and errors. Each is
-   a composite of the differentiable ops above, so gradients of any order (create_graph)
+   a composite of the differentiable ops above (cross-entropy with class targets: one fused
+   node whose backward is itself differentiable), so gradients of any order (create_graph)
    reach every floating argument, and the result's grad_fn has PyTorch's name
    ("NllLossBackward0", "MseLossBackward0", ...). PyTorch's defaults are noted as (name=value). */
 typedef enum tn_reduction {
@@ -988,7 +989,8 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
 /* ======================================================================= */
 /* tn_dict: an ordered map from names to tensors (state dicts, optimizer state, the
    contents of a safetensors file), plus string metadata. Keys are copied; values are
-   retained (a value may be NULL, as in a list of missing keys). Lookups are linear. */
+   retained (a value may be NULL, as in a list of missing keys). Names are hash-indexed:
+   set, get and contains take constant time. */
 typedef struct tn_dict tn_dict;
 TNDEF tn_dict *tn_dict_new(void);
 TNDEF void tn_dict_free(tn_dict *d);                               /* releases its tensors */
@@ -1339,7 +1341,8 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt,
 /* 13. optimizers                                                           */
 /* ======================================================================= */
 /* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
-   float64, CPU) from their .grad. One macro per optimizer, named as PyTorch's class, takes
+   float64, on the CPU or, through the GPU unit's step kernels, on the GPU; LBFGS on the CPU
+   only) from their .grad. One macro per optimizer, named as PyTorch's class, takes
    the parameters and PyTorch's keyword arguments (section 1):
        tn_optim *o = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9, .nesterov = true);
        tn_optim *a = tn_optim_adamw(params, n, .lr = 3e-4, .betas = {0.9, 0.95});

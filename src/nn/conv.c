@@ -5,7 +5,8 @@
    unpadded convolutions skip im2col and multiply the image itself. The node's backward
    does the same per image when autograd is not recording, and otherwise (create_graph)
    is a composite of differentiable ops (im2col, matmul, col2im), so conv stays
-   differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
+   differentiable to any order. On the GPU: the backend's library convolution (cuDNN), or
+   without it im2col of the batch + one GEMM. */
 /* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
 static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
     tn_tensor v = tn__shallow(t);

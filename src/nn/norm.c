@@ -1,4 +1,6 @@
-/* ---- normalisation: composites of differentiable reductions (double backward works) ---- */
+/* ---- normalisation: batch and layer norm as one node each (backward differentiable by
+   composites of reductions, so double backward works); group and instance norm as
+   composites ---- */
 /* Batch norm of a float CPU tensor as one node. x [N, C, L] contiguous; the statistics
    (double) are mean, invstd and the biased variance per channel. Threads take blocks of
    channels and walk each block in memory order, n outer: a channel at a time jumps C*L
