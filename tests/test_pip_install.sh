@@ -27,5 +27,12 @@ if [ "$out" = "$want" ]; then p=$((p + 1)); else echo "FAIL import from /: got '
 # the distribution's metadata carries the same version
 v=$("$d/venv/bin/python" -m pip show tensor-dot-h 2>/dev/null | sed -n 's/^Version: //p')
 if [ "$v" = "${want%% *}" ]; then p=$((p + 1)); else echo "FAIL pip show tensor-dot-h: version '$v'"; f=$((f + 1)); fi
+# a C extension built against the installed package's own header and library, from /
+out=$(cd / && env -u TENSOR_LIB -u PYTHONPATH TENSOR_EXTENSIONS_DIR="$d/ext" "$d/venv/bin/python" -c "
+import tensor
+from tensor.utils.cpp_extension import load_inline
+m = load_inline('twice', c_sources='tn_tensor *twice(tn_tensor *x) { return tn_mul_scalar(x, 2); }')
+print(float(m.twice(tensor.arange(4.0)).sum()))" 2>&1)
+if [ "$out" = "12.0" ]; then p=$((p + 1)); else echo "FAIL load_inline from the installed package: got '$out'"; f=$((f + 1)); fi
 echo "$p passed, $f failed"
 [ $f -eq 0 ]

@@ -58,11 +58,14 @@ class build_with_library(build_py):
         zlib = (["-DTENSOR_ZLIB"], ["-lz"]) if _builds(cc, ["-lz"]) else ([], [])
         out = os.path.join(self.build_lib, "tensor", "libtensor.so")
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        cmd = ([cc] + flags + omp + zlib[0] + ["-fPIC", "-shared", "-DTENSOR_IMPLEMENTATION", "-x", "c", _header(),
+        cmd = ([cc] + flags + omp + zlib[0] + ["-fPIC", "-shared", "-Wl,-soname,libtensor.so.0", "-DTENSOR_IMPLEMENTATION", "-x", "c", _header(),
                "-o", out, "-lm", "-pthread"] + zlib[1])
         print("tensor: compiling the library:", " ".join(cmd))
         if subprocess.run(cmd).returncode != 0:
             sys.exit("tensor: compiling tensor.h failed (the compiler's message is above)")
+        # the header too, for C extensions (tensor.utils.c_extension compiles against it)
+        os.makedirs(os.path.join(self.build_lib, "tensor", "include"), exist_ok=True)
+        shutil.copy(_header(), os.path.join(self.build_lib, "tensor", "include", "tensor.h"))
 
 
 class sdist_with_header(sdist):

@@ -21,8 +21,13 @@ work; ``backward`` gets the output's gradient and returns one gradient (or None)
 argument of ``forward``, and runs with grad mode on under ``create_graph``, so a
 backward written with tensor ops is itself differentiable.
 
-Differences, from the C op: ``forward`` returns exactly one Tensor (a tuple of
-several outputs raises NotImplementedError); ``ctx.mark_dirty`` (in-place Functions)
+Several outputs: ``forward`` may return a tuple; its floating tensors (those not marked
+non-differentiable) travel through the one C node packed into one flat tensor, and
+``apply`` returns views of it, so ``backward`` gets one gradient per output (zeros for
+the non-differentiable tensors, None for values that are not tensors), as in PyTorch;
+the outputs' grad_fn is then the view's node, behind which ``<Class>Backward`` sits.
+
+Differences, from the C op: ``ctx.mark_dirty`` (in-place Functions)
 is not supported; gradients are always materialized (``set_materialize_grads`` is
 accepted and has no effect). A tensor saved with ``save_for_backward`` is detached
 from the result when it is the output itself, so a backward that reads the saved
@@ -132,9 +137,52 @@ class FunctionCtx:
         raise NotImplementedError("ctx.mark_dirty: in-place autograd.Functions are not supported by tn_custom_op")
 
 
-def _tuple_error(name):
-    return NotImplementedError(f"{name}.forward returned a tuple: autograd.Function supports a single Tensor output "
-                               "here (tn_custom_op has one result)")
+def _pack(ctx, name, outs):
+    """Several outputs through tn_custom_op's one result: the differentiable ones (floating,
+    not marked non-differentiable) flattened into one 1-d tensor that C makes the node's
+    result; apply hands out views of it, so each output's gradient reaches the node as a
+    slice of one gradient, which backward cuts back into one per output. ctx._multi
+    describes each output: ("pack", offset, numel, shape, dtype), ("zeros", shape, dtype)
+    for a non-differentiable tensor, ("none",) for a value that is not a tensor."""
+    from .._core import zeros
+    from .._ops import cat
+    non_diff = ctx._non_diff
+    diff = [o for o in outs if isinstance(o, Tensor) and o.dtype.is_floating_point
+            and not any(o is n for n in non_diff)]
+    common = max((o.dtype for o in diff), key=lambda d: d.itemsize, default=None)
+    meta, vals, parts, offset = [], [], [], 0
+    for o in outs:
+        if any(o is d for d in diff):
+            n = o.numel()
+            meta.append(("pack", offset, n, tuple(o.shape), o.dtype))
+            parts.append(o.reshape(-1) if o.dtype == common else o.reshape(-1).to(common))
+            offset += n
+            vals.append(None)
+        elif isinstance(o, Tensor):
+            meta.append(("zeros", tuple(o.shape), o.dtype, o.device))
+            vals.append(o.detach())
+        else:
+            meta.append(("none",))
+            vals.append(o)
+    ctx._multi, ctx._multi_values = meta, vals
+    if not parts:
+        return zeros(0)
+    return parts[0].contiguous() if len(parts) == 1 else cat(parts)
+
+
+def _unpack(ctx, grad):
+    """The gradient of _pack's result, as one gradient per output of forward."""
+    from .._core import zeros
+    grads = []
+    for m in ctx._multi:
+        if m[0] == "pack":
+            g = grad.narrow(0, m[1], m[2]).view(m[3])
+            grads.append(g if g.dtype == m[4] else g.to(m[4]))
+        elif m[0] == "zeros":
+            grads.append(zeros(m[1], dtype=m[2], device=m[3]))
+        else:
+            grads.append(None)
+    return grads
 
 
 @_C.CUSTOM_FORWARD
@@ -163,9 +211,9 @@ def _forward_trampoline(ctx_ptr, inputs, n, key):
             out = cls.forward(ctx, *args)
         finally:
             ctx._in_forward = False
-        if isinstance(out, (tuple, list)):
-            if len(out) != 1:
-                raise _tuple_error(cls.__name__)
+        if isinstance(out, (tuple, list)) and len(out) != 1:
+            out = _pack(ctx, cls.__name__, out)
+        elif isinstance(out, (tuple, list)):
             ctx._tuple_out = True
             out = out[0]
         if not isinstance(out, Tensor):
@@ -190,7 +238,8 @@ def _backward_trampoline(ctx_ptr, grad_ptr, grad_inputs, n, key):
             raise RuntimeError(_FREED)
         ctx._ptr = ctx_ptr
         name = ctx._cls.__name__ + "Backward"
-        res = ctx._cls.backward(ctx, _borrow(grad_ptr))
+        grad = _borrow(grad_ptr)
+        res = ctx._cls.backward(ctx, *(_unpack(ctx, grad) if ctx._multi else (grad,)))
         if not isinstance(res, tuple):
             res = (res,)
         nargs = ctx._nargs
@@ -262,6 +311,7 @@ class Function:
         ctx = FunctionCtx()
         ctx._cls, ctx._args, ctx._nargs, ctx._tensor_index = cls, args, len(args), index
         ctx._armed = ctx._tuple_out = ctx._out_non_diff = False
+        ctx._multi = ctx._multi_values = None
         key = next(_keys)
         _contexts[key] = ctx
         ptrs = _ptrs(tensors)
@@ -272,9 +322,17 @@ class Function:
             if not ctx._armed:      # forward never ran: no sentinel will ever release ctx
                 _contexts.pop(key, None)
         out = _wrap(p)
+        if ctx._multi:
+            vals, ctx._multi_values = ctx._multi_values, None        # ctx must not pin the outputs
+            return tuple(v if m[0] != "pack" else _view_of(out, m) for m, v in zip(ctx._multi, vals))
         if ctx._out_non_diff:
             out = out.detach()
         return (out,) if ctx._tuple_out else out
+
+
+def _view_of(packed, m):
+    v = packed.narrow(0, m[1], m[2]).view(m[3])
+    return v if v.dtype == m[4] else v.to(m[4])
 
 
 class _DelayedError(Function):
