@@ -1840,6 +1840,26 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
    unused (m->deleter(m) is the same call). NULL is a no-op. */
 TNDEF void tn_dlpack_delete(DLManagedTensor *m);
 
+/* ---- shared memory (torch.multiprocessing) ----
+   A shared storage lives in a nameless file in /dev/shm that the kernel frees when the last
+   process holding it exits or lets go (no /dev/shm entry can leak). Across fork a child
+   sees the parent's shared tensors as they are; any other process receives one over a
+   Unix socket (tn_shared_send / tn_shared_recv: the descriptor travels as SCM_RIGHTS).
+   Writes on either side are seen by the other, as with PyTorch's shared tensors. */
+TNDEF tn_tensor *tn_share_memory_(tn_tensor *t);  /* moves t's storage (every view of it) into shared memory; t borrowed; a no-op on CUDA or when shared */
+TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory */
+/* The shared storage's file descriptor (the storage keeps it), or -1 with an error; where
+   the storage's bytes lie in that file (either pointer may be NULL), for tn_from_shared_fd. */
+TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes);
+/* A tensor over a storage another process shared: fd (duplicated; the caller keeps its
+   own), the storage's bytes [storage_start, storage_start + storage_nbytes) of the file, and
+   the view (strides in elements, NULL for contiguous; offset in elements). Everything is
+   checked against the file's size. */
+TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                   const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
+TNDEF int tn_shared_send(int sock, tn_tensor *t);  /* shares t, then sends its view and descriptor over a Unix socket; 0 or -1 */
+TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send sent: the same memory, mapped here */
+
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under
    "optim." (opt may be NULL) and the step, in one safetensors file written atomically

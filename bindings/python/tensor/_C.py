@@ -114,6 +114,12 @@ tn_from_blob T p L i L D F p
 tn_to_dlpack p T
 tn_from_dlpack T p
 tn_dlpack_delete v p
+tn_share_memory_ T T
+tn_is_shared b T
+tn_shared_fd i T L L
+tn_from_shared_fd T i l l D L i L l
+tn_shared_send i i T
+tn_shared_recv T i
 tn_scalar_tensor T d D
 tn_scalar T d
 tn_scalar_int T l
