@@ -1860,6 +1860,46 @@ TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storag
 TNDEF int tn_shared_send(int sock, tn_tensor *t);  /* shares t, then sends its view and descriptor over a Unix socket; 0 or -1 */
 TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send sent: the same memory, mapped here */
 
+/* ---- distributed (torch.distributed) ----
+   Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
+   header needs no MPI otherwise, and then every call is an error that says so). Launch
+   with mpirun: tn_dist_init("mpi", 0) takes the rank and world size from it ("gloo" is
+   served by MPI too). g = NULL is the default group of all ranks; ranks passed to a
+   collective are global ranks, as in PyTorch. Tensors are communicated in place, any
+   layout and device (staged through a contiguous CPU copy where needed). Every call
+   completes before its deadline (timeout_s, default $TN_DIST_TIMEOUT or 30 minutes) or
+   fails with an error, so a rank that died makes the others fail rather than hang. */
+typedef enum tn_dist_op { TN_DIST_SUM, TN_DIST_AVG, TN_DIST_PRODUCT, TN_DIST_MIN, TN_DIST_MAX } tn_dist_op;  /* ReduceOp */
+typedef struct tn_dist_group tn_dist_group;
+typedef struct tn_dist_work tn_dist_work;
+TNDEF bool tn_dist_is_available(void);                 /* built with MPI */
+TNDEF int tn_dist_init(const char *backend, double timeout_s);   /* "mpi" or "gloo"; timeout_s <= 0: the default */
+TNDEF bool tn_dist_is_initialized(void);
+TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI cannot start again after it */
+TNDEF int tn_dist_get_rank(const tn_dist_group *g);    /* in g (NULL: the world); -1 outside g */
+TNDEF int tn_dist_get_world_size(const tn_dist_group *g);
+TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n);  /* every rank calls it, members or not */
+TNDEF void tn_dist_group_free(tn_dist_group *g);
+TNDEF int tn_dist_all_reduce(tn_tensor *t, tn_dist_op op, tn_dist_group *g);        /* t = op over every rank's t */
+TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g);   /* the result on dst only */
+TNDEF int tn_dist_broadcast(tn_tensor *t, int src, tn_dist_group *g);                 /* src's t to every rank */
+TNDEF int tn_dist_all_gather(tn_tensor *const *outs, tn_tensor *t, tn_dist_group *g); /* outs[i] = rank i's t (world-size outs) */
+TNDEF int tn_dist_gather(tn_tensor *t, tn_tensor *const *outs, int dst, tn_dist_group *g);  /* outs on dst only (NULL elsewhere) */
+TNDEF int tn_dist_scatter(tn_tensor *t, tn_tensor *const *ins, int src, tn_dist_group *g);  /* t = src's ins[rank] */
+TNDEF int tn_dist_reduce_scatter(tn_tensor *out, tn_tensor *const *ins, tn_dist_op op, tn_dist_group *g); /* out = op of ins[rank] */
+TNDEF int tn_dist_barrier(tn_dist_group *g);
+TNDEF int tn_dist_send(tn_tensor *t, int dst, int tag, tn_dist_group *g);
+TNDEF int tn_dist_recv(tn_tensor *t, int src, int tag, tn_dist_group *g);             /* src -1: any; returns the sender's rank */
+/* Async forms: the work runs while the caller computes; tn_dist_wait completes and frees
+   it (returning what the blocking call returns), tn_dist_test says 1 when done. The
+   tensor must not be touched until then. */
+TNDEF tn_dist_work *tn_dist_all_reduce_async(tn_tensor *t, tn_dist_op op, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_broadcast_async(tn_tensor *t, int src, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g);
+TNDEF int tn_dist_wait(tn_dist_work *w);
+TNDEF int tn_dist_test(tn_dist_work *w);
+
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under
    "optim." (opt may be NULL) and the step, in one safetensors file written atomically

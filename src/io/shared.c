@@ -48,7 +48,7 @@ static tn__shm *tn__shm_create(const char *fn, const void *data, size_t nbytes) 
     }
     if (fd < 0) return (tn__shm *)tn__error("%s: cannot create a shared-memory file in /dev/shm, $TMPDIR or /tmp: %s", fn, strerror(errno));
     fcntl(fd, F_SETFD, FD_CLOEXEC);
-    static const char zero;
+    static const char zero = 0;
     const char *src = nbytes ? (const char *)data : &zero;
     size_t size = nbytes ? nbytes : 1;
     for (size_t done = 0; done < size;) {      /* write(), not a sparse file: ENOSPC now, not SIGBUS later */

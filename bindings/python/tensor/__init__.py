@@ -29,6 +29,7 @@ from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_l
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import nn, autograd, optim, utils
 from . import multiprocessing  # registers how tensors cross processes (shared memory)
+from . import distributed
 from .serialization import save, load
 from .utils.dlpack import from_dlpack
 

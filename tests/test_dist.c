@@ -1,0 +1,174 @@
+/* test_dist.c — torch.distributed's collectives over MPI, checked on every rank against
+ * what each rank can compute alone: every dtype and reduce op, strided tensors, lists,
+ * point to point, async work, subgroups, errors; `timeout` mode: a rank that does not
+ * come makes the others fail with an error instead of hanging.
+ *
+ *     make DIST=mpi build/mpi/test_dist && mpirun -np 3 --oversubscribe build/mpi/test_dist
+ * Built without MPI (make test), it checks that every call says MPI is missing. */
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include "tn_test.h"
+#include <string.h>
+#include <unistd.h>
+
+static int R, W;   /* rank, world size */
+
+/* [4] of value v in dtype d */
+static tn_tensor *filled(double v, tn_dtype d) { return tn_full(TN_SHAPE(4), v, d); }
+static double first(tn_tensor *t) { return tn_item(tn_select(tn_reshape(t, TN_SHAPE(-1)), 0, 0)); }   /* element [0, ..., 0] */
+
+TEST(without_mpi) {
+    CHECK(!tn_dist_is_available() && !tn_dist_is_initialized());
+    CHECK(tn_dist_init("mpi", 0) == -1 && strstr(tn_last_error(), "built without MPI (build it with make DIST=mpi"));
+    tn_scope_begin();
+    CHECK(tn_dist_all_reduce(filled(1, TN_F32), TN_DIST_SUM, NULL) == -1 && strstr(tn_last_error(), "tn_dist_all_reduce"));
+    CHECK(tn_dist_barrier(NULL) == -1 && tn_dist_get_rank(NULL) == -1);
+    CHECK(tn_dist_new_group(NULL, 0) == NULL);
+    tn_scope_end();
+}
+
+TEST(all_reduce_every_dtype_and_op) {
+    tn_scope_begin();
+    const tn_dtype dts[] = {TN_F32, TN_F64, TN_I32, TN_I64, TN_U8};
+    double sum = 0, prod = 1;
+    for (int r = 0; r < W; r++) { sum += r + 1; prod *= r + 1; }
+    for (int i = 0; i < 5; i++) {
+        tn_tensor *t = filled(R + 1, dts[i]);
+        CHECK(tn_dist_all_reduce(t, TN_DIST_SUM, NULL) == 0 && first(t) == sum && tn_get_dtype(t) == dts[i]);
+        t = filled(R + 1, dts[i]);
+        CHECK(tn_dist_all_reduce(t, TN_DIST_PRODUCT, NULL) == 0 && first(t) == prod);
+        t = filled(R + 1, dts[i]);
+        CHECK(tn_dist_all_reduce(t, TN_DIST_MIN, NULL) == 0 && first(t) == 1);
+        t = filled(R + 1, dts[i]);
+        CHECK(tn_dist_all_reduce(t, TN_DIST_MAX, NULL) == 0 && first(t) == W);
+        t = filled(R + 1, dts[i]);
+        if (tn_dtype_is_floating(dts[i])) CHECK(tn_dist_all_reduce(t, TN_DIST_AVG, NULL) == 0 && fabs(first(t) - sum / W) < 1e-6);
+        else CHECK(tn_dist_all_reduce(t, TN_DIST_AVG, NULL) == -1 && strstr(tn_last_error(), "AVG needs a floating-point"));
+    }
+    tn_tensor *b = tn_full(TN_SHAPE(2), R == 0, TN_BOOL);           /* only rank 0 true */
+    CHECK(tn_dist_all_reduce(b, TN_DIST_MAX, NULL) == 0 && first(b) == 1);
+    b = tn_full(TN_SHAPE(2), R == 0, TN_BOOL);
+    CHECK(tn_dist_all_reduce(b, TN_DIST_MIN, NULL) == 0 && first(b) == (W == 1));
+    /* a strided view: reduced in place through a staging copy, the layout kept */
+    tn_tensor *base = tn_mul_scalar(tn_reshape(tn_arange(0, 12, 1, TN_F64), TN_SHAPE(3, 4)), R + 1);
+    tn_tensor *v = tn_narrow(tn_t(base), 0, 1, 2);                   /* [2, 3], strides (1, 4), offset 1 */
+    CHECK(tn_dist_all_reduce(v, TN_DIST_SUM, NULL) == 0 && !tn_is_contiguous(v));
+    tn_tensor *want = tn_mul_scalar(tn_narrow(tn_t(tn_reshape(tn_arange(0, 12, 1, TN_F64), TN_SHAPE(3, 4))), 0, 1, 2), sum);
+    CHECK(tn_equal(v, want));
+    CHECK(tn_item(tn_select(tn_select(base, 0, 0), 0, 0)) == 0);    /* outside the view: untouched */
+    tn_tensor *empty = tn_zeros(TN_SHAPE(0), TN_F32);
+    CHECK(tn_dist_all_reduce(empty, TN_DIST_SUM, NULL) == 0);
+    tn_tensor *scalar = tn_scalar_tensor(R, TN_I64);
+    CHECK(tn_dist_all_reduce(scalar, TN_DIST_SUM, NULL) == 0 && tn_item(scalar) == W * (W - 1) / 2);
+    CHECK(tn_dist_all_reduce(filled(1, TN_F32), (tn_dist_op)9, NULL) == -1 && strstr(tn_last_error(), "invalid reduce op"));
+    tn_scope_end();
+}
+
+TEST(broadcast_and_reduce) {
+    tn_scope_begin();
+    for (int src = 0; src < W; src++) {
+        tn_tensor *t = filled(R == src ? 42 + src : -1, TN_F32);
+        CHECK(tn_dist_broadcast(t, src, NULL) == 0 && first(t) == 42 + src);
+    }
+    for (int dst = 0; dst < W; dst++) {
+        tn_tensor *t = filled(R + 1, TN_I64);
+        CHECK(tn_dist_reduce(t, dst, TN_DIST_SUM, NULL) == 0);
+        if (R == dst) CHECK(first(t) == W * (W + 1) / 2);
+    }
+    CHECK(tn_dist_broadcast(filled(0, TN_F32), W, NULL) == -1 && strstr(tn_last_error(), "is not in the world"));
+    tn_scope_end();
+}
+
+TEST(lists) {
+    tn_scope_begin();
+    tn_tensor *outs[64], *ins[64];
+    for (int i = 0; i < W; i++) outs[i] = tn_zeros(TN_SHAPE(2, 3), TN_F32);
+    tn_tensor *mine = tn_add_scalar(tn_zeros(TN_SHAPE(2, 3), TN_F32), R * 10);
+    CHECK(tn_dist_all_gather(outs, mine, NULL) == 0);
+    for (int i = 0; i < W; i++) CHECK(first(outs[i]) == i * 10 && tn_item(tn_sum(outs[i])) == 60 * i);
+    /* gather to the last rank */
+    for (int i = 0; i < W; i++) outs[i] = tn_zeros(TN_SHAPE(2, 3), TN_F32);
+    CHECK(tn_dist_gather(mine, R == W - 1 ? outs : NULL, W - 1, NULL) == 0);
+    if (R == W - 1) for (int i = 0; i < W; i++) CHECK(first(outs[i]) == i * 10);
+    /* scatter from rank 0: rank i gets i + 100 */
+    for (int i = 0; i < W; i++) ins[i] = tn_full(TN_SHAPE(2, 3), i + 100, TN_F64);
+    tn_tensor *got = tn_zeros(TN_SHAPE(2, 3), TN_F64);
+    CHECK(tn_dist_scatter(got, R == 0 ? ins : NULL, 0, NULL) == 0 && first(got) == R + 100);
+    /* reduce_scatter: rank i gets the sum over ranks of their ins[i] = (rank + 1) * (i + 1) */
+    for (int i = 0; i < W; i++) ins[i] = tn_full(TN_SHAPE(3), (R + 1) * (i + 1), TN_I64);
+    tn_tensor *out = tn_zeros(TN_SHAPE(3), TN_I64);
+    CHECK(tn_dist_reduce_scatter(out, ins, TN_DIST_SUM, NULL) == 0 && first(out) == (R + 1) * W * (W + 1) / 2);
+    ins[W - 1] = tn_zeros(TN_SHAPE(4), TN_I64);                      /* a wrong shape in the list */
+    CHECK(tn_dist_reduce_scatter(out, ins, TN_DIST_SUM, NULL) == -1 && strstr(tn_last_error(), "every tensor must be"));
+    tn_scope_end();
+}
+
+TEST(point_to_point_and_async) {
+    tn_scope_begin();
+    if (W > 1) {
+        const int next = (R + 1) % W, prev = (R + W - 1) % W;
+        tn_dist_work *s = tn_dist_send_async(filled(R, TN_F32), next, 7, NULL);
+        tn_tensor *t = filled(-1, TN_F32);
+        CHECK(tn_dist_recv(t, -1, 7, NULL) == prev && first(t) == prev);   /* any source: the sender's rank */
+        CHECK(s && tn_dist_wait(s) == 0);
+    }
+    tn_tensor *a = filled(1, TN_F64);
+    tn_dist_work *w = tn_dist_all_reduce_async(a, TN_DIST_SUM, NULL);
+    int done = 0;
+    for (int i = 0; i < 1000000 && done == 0; i++) done = tn_dist_test(w);
+    CHECK(w && done == 1 && tn_dist_wait(w) == 0 && first(a) == W);
+    CHECK(tn_dist_barrier(NULL) == 0);
+    tn_scope_end();
+}
+
+TEST(subgroups) {
+    tn_scope_begin();
+    int64_t ranks[2] = {0, W - 1};
+    const int n = W > 1 ? 2 : 1;
+    tn_dist_group *g = tn_dist_new_group(ranks, n);
+    CHECK(g != NULL);
+    const bool member = R == 0 || R == W - 1;
+    CHECK(tn_dist_get_world_size(g) == n && tn_dist_get_rank(g) == (member ? (R == 0 ? 0 : 1) : -1));
+    tn_tensor *t = filled(R + 1, TN_F32);
+    if (member) CHECK(tn_dist_all_reduce(t, TN_DIST_SUM, g) == 0 && first(t) == (W > 1 ? 1 + W : 1));
+    else CHECK(tn_dist_all_reduce(t, TN_DIST_SUM, g) == -1 && strstr(tn_last_error(), "not a member of the group"));
+    if (member) CHECK(tn_dist_broadcast(t, W - 1, g) == 0);               /* a global rank as the source */
+    if (W > 2 && member) CHECK(tn_dist_broadcast(t, 1, g) == -1 && strstr(tn_last_error(), "global rank 1 is not a member"));
+    tn_dist_group_free(g);
+    int64_t dup[2] = {0, 0};
+    CHECK(W < 2 || (tn_dist_new_group(dup, 2) == NULL && strstr(tn_last_error(), "listed twice")));
+    tn_scope_end();
+}
+
+int main(int argc, char **argv) {
+    if (!tn_dist_is_available()) {
+        RUN(without_mpi);
+        return tn_test_report();
+    }
+    const bool timeout_mode = argc > 1 && !strcmp(argv[1], "timeout");
+    if (tn_dist_init("mpi", timeout_mode ? 2 : 0)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
+    R = tn_dist_get_rank(NULL);
+    W = tn_dist_get_world_size(NULL);
+    if (timeout_mode) {
+        /* rank 0 waits at a barrier that rank 1 reaches only after the 2-second deadline */
+        if (R == 1) sleep(4);
+        int rc = tn_dist_barrier(NULL);
+        if (R == 0) printf("rank 0: %s\n", rc == -1 ? tn_last_error() : "no timeout");
+        tn_dist_destroy();
+        return R == 0 ? (rc == -1 && strstr(tn_last_error(), "timed out after 2 s") ? 0 : 1) : 0;
+    }
+    CHECK(tn_dist_is_initialized() && W >= 1 && R >= 0 && R < W && W <= 64);
+    CHECK(tn_dist_init("mpi", 0) == -1 && strstr(tn_last_error(), "already initialized"));
+    CHECK(tn_dist_init("nccl", 0) == -1 && strstr(tn_last_error(), "backend 'nccl' is not available"));
+    RUN(all_reduce_every_dtype_and_op);
+    RUN(broadcast_and_reduce);
+    RUN(lists);
+    RUN(point_to_point_and_async);
+    RUN(subgroups);
+    CHECK(tn_dist_destroy() == 0 && !tn_dist_is_initialized());
+    CHECK(tn_dist_init("mpi", 0) == -1 && strstr(tn_last_error(), "cannot be initialized again"));
+    char name[32];
+    snprintf(name, sizeof name, "rank %d of %d", R, W);
+    tn_test_current = name;
+    return tn_test_report();
+}
