@@ -948,6 +948,11 @@ typedef tn_tensor *(*tn_hook_fn)(tn_tensor *grad, void *user);
 TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user); /* a handle >= 0, or -1 */
 TNDEF int tn_remove_hook(tn_tensor *t, int handle);
 
+/* Final callbacks (PyTorch's engine.queue_callback): from a hook during backward, fn(user)
+   is queued to run once that backward has finished (in order, also after an error; a
+   return of -1 makes backward fail). Outside a backward: an error. */
+TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user);
+
 /* Custom differentiable ops ("extensions without pain"): forward computes the result from
    the inputs (run under no_grad; it may keep tensors for backward with tn_ctx_save);
    backward receives the result's gradient and writes grad_inputs[i] for each input that
@@ -1899,6 +1904,28 @@ TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_g
 TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g);
 TNDEF int tn_dist_wait(tn_dist_work *w);
 TNDEF int tn_dist_test(tn_dist_work *w);
+
+/* DistributedDataParallel: after tn_ddp_new (which broadcasts the parameters from rank 0),
+   every backward averages the parameters' gradients over the group's ranks: hooks copy
+   each gradient into its bucket (about bucket_cap_mb each, parameters in reverse order,
+   as their gradients arrive) and start the bucket's all-reduce as soon as it and every
+   bucket before it are complete, so communication overlaps the rest of backward; a final
+   callback waits and writes the averages into .grad. A parameter backward did not reach
+   contributes its current .grad (or zeros) — with find_unused_parameters as without. Off
+   between tn_ddp_no_sync(d, true) and (d, false): gradients then accumulate locally and
+   the next synced backward averages the accumulated sums. Every rank calls the same
+   sequence with the same parameters (shapes, order). */
+#define TN_FIELDS_tn_ddp_opts(X) \
+    X(D, bucket_cap_mb,          25.0,  "") \
+    X(B, find_unused_parameters, false, "") \
+    X(B, broadcast_parameters,   true,  "")
+TN__KW_STRUCT(tn_ddp_opts);
+typedef struct tn_ddp tn_ddp;
+TNDEF tn_ddp *tn_ddp_new_opts(tn_tensor *const *params, int n, tn_dist_group *g, tn_ddp_opts opts);
+#define tn_ddp_new(params, n, ...) tn_ddp_new_opts(params, n, TN__POS_KW(tn_ddp_opts, __VA_ARGS__))
+TNDEF tn_ddp *tn_ddp_new_str(tn_tensor *const *params, int n, tn_dist_group *g, const char *options);
+TNDEF int tn_ddp_no_sync(tn_ddp *d, bool no_sync);     /* true: the next backwards only accumulate locally */
+TNDEF void tn_ddp_free(tn_ddp *d);                     /* removes the hooks; NULL is a no-op */
 
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under

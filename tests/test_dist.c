@@ -140,6 +140,68 @@ TEST(subgroups) {
     tn_scope_end();
 }
 
+/* A 4-3-2 MLP as explicit leaves: w1, b1, w2, b2 (and an unused one), from seed. */
+static void mlp_init(tn_tensor **p, uint64_t seed) {
+    tn_manual_seed(seed);
+    const int64_t shapes[5][2] = {{3, 4}, {3, 1}, {2, 3}, {2, 1}, {5, 1}};
+    for (int i = 0; i < 5; i++) {
+        p[i] = tn_retain(tn_randn(shapes[i], shapes[i][1] == 1 ? 1 : 2, TN_F64));
+        tn_requires_grad_(p[i], true);
+    }
+}
+static tn_tensor *mlp_loss(tn_tensor **p, tn_tensor *x, tn_tensor *y) {
+    tn_tensor *h = tn_tanh(tn_add(tn_matmul(x, tn_t(p[0])), tn_t(p[1])));
+    return tn_mse_loss(tn_add(tn_matmul(h, tn_t(p[2])), tn_t(p[3])), y, TN_REDUCTION_MEAN);
+}
+static void sgd(tn_tensor **p, int n, double lr) {
+    tn_no_grad_begin();
+    for (int i = 0; i < n; i++) {
+        if (tn_grad(p[i])) tn_sub_(p[i], tn_mul_scalar(tn_grad(p[i]), lr));
+        tn_set_grad(p[i], NULL);
+    }
+    tn_no_grad_end();
+}
+
+/* DDP on W ranks, each with its quarter of a global batch, equals one process on the whole
+   batch: same parameters after steps, with one bucket per parameter and one for all;
+   no_sync accumulation equals the two batches' gradients summed; an unused parameter
+   neither hangs nor gets a gradient. */
+TEST(ddp_matches_one_process) {
+    for (int caps = 0; caps < 2; caps++) {
+        tn_scope_begin();
+        tn_tensor *p[5], *ref[5];
+        mlp_init(p, 100 + (uint64_t)R);                  /* different on every rank: DDP broadcasts rank 0's */
+        tn_ddp *d = tn_ddp_new(p, 5, NULL, .bucket_cap_mb = caps ? 25 : 1e-6);
+        CHECK(d != NULL);
+        mlp_init(ref, 100);                             /* rank 0's, here too */
+        for (int i = 0; i < 5; i++) CHECK(tn_equal(p[i], ref[i]));
+        tn_manual_seed(7);                               /* the same global batches on every rank */
+        for (int step = 0; step < 3; step++) {
+            tn_tensor *X = tn_randn(TN_SHAPE(4 * W, 4), TN_F64), *Y = tn_randn(TN_SHAPE(4 * W, 2), TN_F64);
+            tn_tensor *X2 = tn_randn(TN_SHAPE(4 * W, 4), TN_F64), *Y2 = tn_randn(TN_SHAPE(4 * W, 2), TN_F64);
+            const bool accumulate = step == 2;
+            if (accumulate) {                            /* micro-batch 1 without sync, 2 with */
+                CHECK(tn_ddp_no_sync(d, true) == 0);
+                CHECK(tn_backward(mlp_loss(p, tn_narrow(X2, 0, 4 * R, 4), tn_narrow(Y2, 0, 4 * R, 4))) == 0);
+                CHECK(tn_ddp_no_sync(d, false) == 0);
+                CHECK(tn_backward(mlp_loss(ref, X2, Y2)) == 0);
+            }
+            CHECK(tn_backward(mlp_loss(p, tn_narrow(X, 0, 4 * R, 4), tn_narrow(Y, 0, 4 * R, 4))) == 0);
+            CHECK(tn_backward(mlp_loss(ref, X, Y)) == 0);
+            for (int i = 0; i < 4; i++) CHECK(tn_allclose(tn_grad(p[i]), tn_grad(ref[i]), 1e-10, 1e-12, false));
+            CHECK(tn_grad(p[4]) && tn_item(tn_sum(tn_abs(tn_grad(p[4])))) == 0);   /* unused: zeros */
+            sgd(p, 5, 0.1);
+            sgd(ref, 5, 0.1);
+        }
+        for (int i = 0; i < 4; i++) CHECK(tn_allclose(p[i], ref[i], 1e-10, 1e-12, false));
+        tn_ddp_free(d);
+        for (int i = 0; i < 5; i++) { tn_release(p[i]); tn_release(ref[i]); }
+        tn_scope_end();
+    }
+    CHECK(tn_autograd_queue_callback(NULL, NULL) == -1);
+    CHECK(tn_ddp_new(NULL, 0, NULL, .bucket_cap_mb = -1) == NULL && strstr(tn_last_error(), "bucket_cap_mb"));
+}
+
 int main(int argc, char **argv) {
     if (!tn_dist_is_available()) {
         RUN(without_mpi);
@@ -165,6 +227,7 @@ int main(int argc, char **argv) {
     RUN(lists);
     RUN(point_to_point_and_async);
     RUN(subgroups);
+    RUN(ddp_matches_one_process);
     CHECK(tn_dist_destroy() == 0 && !tn_dist_is_initialized());
     CHECK(tn_dist_init("mpi", 0) == -1 && strstr(tn_last_error(), "cannot be initialized again"));
     char name[32];

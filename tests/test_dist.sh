@@ -14,7 +14,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMP_NUM_THREADS=1
 p=0; f=0
 check() { if eval "$2"; then p=$((p + 1)); else f=$((f + 1)); echo "FAIL $1"; fi; }
-if ! ${MAKE:-make} -s DIST=mpi build/mpi/test_dist lib/libtensor_mpi.so >/tmp/tn_dist_build.$$ 2>&1; then
+if ! ${MAKE:-make} -s DIST=mpi build/mpi/test_dist build/mpi/ddp_fashion lib/libtensor_mpi.so >/tmp/tn_dist_build.$$ 2>&1; then
     tail -20 /tmp/tn_dist_build.$$; rm -f /tmp/tn_dist_build.$$
     echo "FAIL building with DIST=mpi"; echo "0 passed, 1 failed"; exit 1
 fi
@@ -26,6 +26,11 @@ for n in 1 2 3; do
 done
 out=$(timeout 120 mpirun -np 2 build/mpi/test_dist timeout 2>&1); rc=$?
 check "a rank that does not come: the other times out with an error (exit $rc)" '[ $rc -eq 0 ] && echo "$out" | grep -q "timed out after 2 s on rank 0 of 2"'
+if [ -f data/fashion-mnist/train-labels-idx1-ubyte ] || [ -f data/fashion-mnist/train-labels-idx1-ubyte.gz ]; then
+    out=$(timeout 600 mpirun -np 2 build/mpi/ddp_fashion --epochs 1 --expect 0.75 2>&1); rc=$?
+    check "examples/ddp_fashion on 2 ranks learns (exit $rc)" '[ $rc -eq 0 ] && echo "$out" | grep -q "over 2 ranks"'
+    [ $rc -eq 0 ] || echo "$out" | tail -10
+fi
 PY=${PYTHON:-/usr/bin/python3}
 for n in 2 3; do
     out=$(TENSOR_LIB="$PWD/lib/libtensor_mpi.so" timeout 300 mpirun -np $n "$PY" bindings/python/tests/dist_worker.py 2>&1); rc=$?

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.." || exit 1
 B=${BUILD:-build}
 p=0; f=0
 check() { if eval "$2"; then p=$((p + 1)); else f=$((f + 1)); echo "FAIL $1"; fi; }
-for e in fashion_mlp fashion_cnn custom_module char_lm fashion_mlp_by_hand hogwild; do
+for e in fashion_mlp fashion_cnn custom_module char_lm fashion_mlp_by_hand hogwild ddp_fashion; do
     x="$B/$e"
     [ -x "$x" ] || { f=$((f + 1)); echo "FAIL $x is not built"; continue; }
     out=$("$x" --help 2>&1); rc=$?

@@ -144,6 +144,9 @@ tn_dist_send_async p T i i p
 tn_dist_recv_async p T i i p
 tn_dist_wait i p
 tn_dist_test i p
+tn_ddp_new_str p A i p s
+tn_ddp_no_sync i p b
+tn_ddp_free v p
 tn_scalar_tensor T d D
 tn_scalar T d
 tn_scalar_int T l

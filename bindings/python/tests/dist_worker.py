@@ -11,6 +11,46 @@ import tensor.distributed as dist  # noqa: E402
 from tensor.utils.data.distributed import DistributedSampler  # noqa: E402
 
 
+def ddp_matches_one_process(r, w):
+    """DDP on w ranks with a quarter of each global batch each == one process on the whole
+    batch (BatchNorm's buffers from rank 0 too); no_sync accumulation == both batches."""
+    nn = torch.nn
+
+    def make(seed):
+        torch.manual_seed(seed)
+        return nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+
+    model = torch.nn.parallel.DistributedDataParallel(make(10 + r), bucket_cap_mb=1e-4)
+    ref = make(10)
+    for a, b in zip(model.parameters(), ref.parameters()):
+        assert torch.equal(a, b), "DDP broadcasts rank 0's parameters"
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ropt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    torch.manual_seed(3)
+    for step in range(3):
+        X, Y = torch.randn(4 * w, 5, dtype=torch.float64), torch.randn(4 * w, 3, dtype=torch.float64)
+        X2, Y2 = torch.randn(4 * w, 5, dtype=torch.float64), torch.randn(4 * w, 3, dtype=torch.float64)
+        opt.zero_grad()
+        ropt.zero_grad()
+        if step == 2:
+            with model.no_sync():
+                torch.nn.functional.mse_loss(model(X2[4 * r:4 * r + 4]), Y2[4 * r:4 * r + 4]).backward()
+            torch.nn.functional.mse_loss(ref(X2), Y2).backward()
+        torch.nn.functional.mse_loss(model(X[4 * r:4 * r + 4]), Y[4 * r:4 * r + 4]).backward()
+        torch.nn.functional.mse_loss(ref(X), Y).backward()
+        for a, b in zip(model.parameters(), ref.parameters()):
+            assert torch.allclose(a.grad, b.grad, rtol=1e-10, atol=1e-12), (step, a.grad, b.grad)
+        opt.step()
+        ropt.step()
+    for a, b in zip(model.parameters(), ref.parameters()):
+        assert torch.allclose(a, b, rtol=1e-10, atol=1e-12)
+    bn = torch.nn.parallel.DistributedDataParallel(nn.BatchNorm1d(3))
+    bn.module.running_mean.fill_(float(r))
+    bn(torch.randn(4, 3))                               # the forward first syncs rank 0's buffers
+    assert bn.module.running_mean.abs().max().item() < 1.0
+    del model, bn
+
+
 def main():
     assert dist.is_available() and not dist.is_initialized()
     dist.init_process_group("gloo")
@@ -89,6 +129,7 @@ def main():
         assert set(allidx) == set(data) and len(allidx) == len(mine) * w
         seen.append(everyone[0].tolist())
     assert w == 1 or seen[0] != seen[1] or len(seen[0]) < 3
+    ddp_matches_one_process(r, w)
     dist.barrier()
     dist.destroy_process_group()
     print(f"dist_worker: rank {r} ok", flush=True)
