@@ -132,7 +132,8 @@ def main():
     ddp_matches_one_process(r, w)
     dist.barrier()
     dist.destroy_process_group()
-    print(f"dist_worker: rank {r} ok", flush=True)
+    sys.stdout.write(f"dist_worker: rank {r} ok\n")   # one write: lines of several ranks do not interleave
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
