@@ -59,7 +59,8 @@
  *   modules/   dict module init layers rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
- *   io/        safetensors safetensors_write checkpoint print dlpack
+ *   io/        safetensors safetensors_write checkpoint print dlpack shared
+ *   dist/      dist ddp
  *   backend/   cpu stand_in cuda
  */
 #ifndef TENSOR_H
@@ -973,6 +974,11 @@ TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_ten
 typedef tn_tensor *(*tn_hook_fn)(tn_tensor *grad, void *user);
 TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user); /* a handle >= 0, or -1 */
 TNDEF int tn_remove_hook(tn_tensor *t, int handle);
+
+/* Final callbacks (PyTorch's engine.queue_callback): from a hook during backward, fn(user)
+   is queued to run once that backward has finished (in order, also after an error; a
+   return of -1 makes backward fail). Outside a backward: an error. */
+TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user);
 
 /* Custom differentiable ops ("extensions without pain"): forward computes the result from
    the inputs (run under no_grad; it may keep tensors for backward with tn_ctx_save);
@@ -1952,6 +1958,88 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
 /* The deleter of a DLManagedTensor made by tn_to_dlpack, for consumers that drop one
    unused (m->deleter(m) is the same call). NULL is a no-op. */
 TNDEF void tn_dlpack_delete(DLManagedTensor *m);
+
+/* ---- shared memory (torch.multiprocessing) ----
+   A shared storage lives in a nameless file in /dev/shm that the kernel frees when the last
+   process holding it exits or lets go (no /dev/shm entry can leak). Across fork a child
+   sees the parent's shared tensors as they are; any other process receives one over a
+   Unix socket (tn_shared_send / tn_shared_recv: the descriptor travels as SCM_RIGHTS).
+   Writes on either side are seen by the other, as with PyTorch's shared tensors. */
+TNDEF tn_tensor *tn_share_memory_(tn_tensor *t);  /* moves t's storage (every view of it) into shared memory; t borrowed; a no-op on CUDA or when shared */
+TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory */
+/* The shared storage's file descriptor (the storage keeps it), or -1 with an error; where
+   the storage's bytes lie in that file (either pointer may be NULL), for tn_from_shared_fd. */
+TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes);
+/* A tensor over a storage another process shared: fd (duplicated; the caller keeps its
+   own), the storage's bytes [storage_start, storage_start + storage_nbytes) of the file, and
+   the view (strides in elements, NULL for contiguous; offset in elements). Everything is
+   checked against the file's size. */
+TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                   const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
+TNDEF int tn_shared_send(int sock, tn_tensor *t);  /* shares t, then sends its view and descriptor over a Unix socket; 0 or -1 */
+TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send sent: the same memory, mapped here */
+
+/* ---- distributed (torch.distributed) ----
+   Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
+   header needs no MPI otherwise, and then every call is an error that says so). Launch
+   with mpirun: tn_dist_init("mpi", 0) takes the rank and world size from it ("gloo" is
+   served by MPI too). g = NULL is the default group of all ranks; ranks passed to a
+   collective are global ranks, as in PyTorch. Tensors are communicated in place, any
+   layout and device (staged through a contiguous CPU copy where needed). Every call
+   completes before its deadline (timeout_s, default $TN_DIST_TIMEOUT or 30 minutes) or
+   fails with an error, so a rank that died makes the others fail rather than hang. */
+typedef enum tn_dist_op { TN_DIST_SUM, TN_DIST_AVG, TN_DIST_PRODUCT, TN_DIST_MIN, TN_DIST_MAX } tn_dist_op;  /* ReduceOp */
+typedef struct tn_dist_group tn_dist_group;
+typedef struct tn_dist_work tn_dist_work;
+TNDEF bool tn_dist_is_available(void);                 /* built with MPI */
+TNDEF int tn_dist_init(const char *backend, double timeout_s);   /* "mpi" or "gloo"; timeout_s <= 0: the default */
+TNDEF bool tn_dist_is_initialized(void);
+TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI cannot start again after it */
+TNDEF int tn_dist_get_rank(const tn_dist_group *g);    /* in g (NULL: the world); -1 outside g */
+TNDEF int tn_dist_get_world_size(const tn_dist_group *g);
+TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n);  /* every rank calls it, members or not */
+TNDEF void tn_dist_group_free(tn_dist_group *g);
+TNDEF int tn_dist_all_reduce(tn_tensor *t, tn_dist_op op, tn_dist_group *g);        /* t = op over every rank's t */
+TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g);   /* the result on dst only */
+TNDEF int tn_dist_broadcast(tn_tensor *t, int src, tn_dist_group *g);                 /* src's t to every rank */
+TNDEF int tn_dist_all_gather(tn_tensor *const *outs, tn_tensor *t, tn_dist_group *g); /* outs[i] = rank i's t (world-size outs) */
+TNDEF int tn_dist_gather(tn_tensor *t, tn_tensor *const *outs, int dst, tn_dist_group *g);  /* outs on dst only (NULL elsewhere) */
+TNDEF int tn_dist_scatter(tn_tensor *t, tn_tensor *const *ins, int src, tn_dist_group *g);  /* t = src's ins[rank] */
+TNDEF int tn_dist_reduce_scatter(tn_tensor *out, tn_tensor *const *ins, tn_dist_op op, tn_dist_group *g); /* out = op of ins[rank] */
+TNDEF int tn_dist_barrier(tn_dist_group *g);
+TNDEF int tn_dist_send(tn_tensor *t, int dst, int tag, tn_dist_group *g);
+TNDEF int tn_dist_recv(tn_tensor *t, int src, int tag, tn_dist_group *g);             /* src -1: any; returns the sender's rank */
+/* Async forms: the work runs while the caller computes; tn_dist_wait completes and frees
+   it (returning what the blocking call returns), tn_dist_test says 1 when done. The
+   tensor must not be touched until then. */
+TNDEF tn_dist_work *tn_dist_all_reduce_async(tn_tensor *t, tn_dist_op op, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_broadcast_async(tn_tensor *t, int src, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g);
+TNDEF int tn_dist_wait(tn_dist_work *w);
+TNDEF int tn_dist_test(tn_dist_work *w);
+
+/* DistributedDataParallel: after tn_ddp_new (which broadcasts the parameters from rank 0),
+   every backward averages the parameters' gradients over the group's ranks: hooks copy
+   each gradient into its bucket (about bucket_cap_mb each, parameters in reverse order,
+   as their gradients arrive) and start the bucket's all-reduce as soon as it and every
+   bucket before it are complete, so communication overlaps the rest of backward; a final
+   callback waits and writes the averages into .grad. A parameter backward did not reach
+   contributes its current .grad (or zeros) — with find_unused_parameters as without. Off
+   between tn_ddp_no_sync(d, true) and (d, false): gradients then accumulate locally and
+   the next synced backward averages the accumulated sums. Every rank calls the same
+   sequence with the same parameters (shapes, order). */
+#define TN_FIELDS_tn_ddp_opts(X) \
+    X(D, bucket_cap_mb,          25.0,  "") \
+    X(B, find_unused_parameters, false, "") \
+    X(B, broadcast_parameters,   true,  "")
+TN__KW_STRUCT(tn_ddp_opts);
+typedef struct tn_ddp tn_ddp;
+TNDEF tn_ddp *tn_ddp_new_opts(tn_tensor *const *params, int n, tn_dist_group *g, tn_ddp_opts opts);
+#define tn_ddp_new(params, n, ...) tn_ddp_new_opts(params, n, TN__POS_KW(tn_ddp_opts, __VA_ARGS__))
+TNDEF tn_ddp *tn_ddp_new_str(tn_tensor *const *params, int n, tn_dist_group *g, const char *options);
+TNDEF int tn_ddp_no_sync(tn_ddp *d, bool no_sync);     /* true: the next backwards only accumulate locally */
+TNDEF void tn_ddp_free(tn_ddp *d);                     /* removes the hooks; NULL is a no-op */
 
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under
@@ -2933,6 +3021,9 @@ static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)
 #undef TN__KW_T
 #define TN__KW_T tn_loss_opts
 static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ddp_opts
+static const tn__kwkey tn__kw_ddp[] = {TN_FIELDS_tn_ddp_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
@@ -13423,8 +13514,49 @@ static tn__leafacc *tn__leaf_entry(tn__leafvec *lv, tn_tensor *leaf, bool add) {
     return e;
 }
 
+/* Callbacks queued while a backward runs (tn_autograd_queue_callback) run, in order, when
+   it has finished, also after an error (DDP completes its last all-reduces there). Each
+   engine call has its own list: a backward inside a hook finishes its own. */
+typedef struct tn__final_cb { int (*fn)(void *user); void *user; } tn__final_cb;
+typedef struct tn__final_list { tn__final_cb *v; int n, cap; } tn__final_list;
+static TN__TLS tn__final_list *tn__final_current;
+
+TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user) {
+    tn__final_list *l = tn__final_current;
+    if (!fn) return TN__FAIL_INT("tn_autograd_queue_callback: fn is NULL");
+    if (!l) return TN__FAIL_INT("tn_autograd_queue_callback: final callbacks can only be installed during the backward pass");
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 4;
+        tn__final_cb *v = (tn__final_cb *)TN_REALLOC(l->v, (size_t)cap * sizeof *v);
+        if (!v) return TN__FAIL_INT("tn_autograd_queue_callback: out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].fn = fn;
+    l->v[l->n++].user = user;
+    return 0;
+}
+
+static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
+                          tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o);
 static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
                       tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
+    tn__final_list finals = {NULL, 0, 0}, *outer = tn__final_current;
+    tn__final_current = &finals;
+    int rc = tn__engine_run(fn, roots, root_grads, nroots, inputs, ninputs, captured, o);
+    tn__final_current = outer;
+    for (int i = 0; i < finals.n; i++) {       /* a callback may queue another: finals.n grows */
+        tn__final_current = &finals;
+        int r = finals.v[i].fn(finals.v[i].user);
+        tn__final_current = outer;
+        if (r && !rc) rc = -1;
+    }
+    TN_FREE(finals.v);
+    return rc;
+}
+
+static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
+                          tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
     tn__leafvec leaves = {NULL, 0, 0};
     int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
@@ -19973,6 +20105,936 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
                        (int)x->device.device_type, (int)x->device.device_id, (int)x->ndim, why);
     tn_dlpack_delete(m);   /* the producer's memory is given back on every path */
     return NULL;
+}
+
+/* ============================================================================== */
+/* src/io/shared.c: shared memory: storages other processes map (multiprocessing) */
+/* ============================================================================== */
+/* ---- shared memory: storages other processes can map (torch.multiprocessing) ----
+   A shared storage lives in an unnamed file: created in /dev/shm (else $TMPDIR or /tmp)
+   with O_EXCL and unlinked at once, so no name outlives the next few instructions and the
+   kernel frees the memory when the last descriptor and mapping go, whichever process dies
+   last or how. The data is written into the file with write() before it is mapped, so a
+   full /dev/shm is an error here rather than a SIGBUS on first touch. The storage keeps
+   the descriptor: across fork a child inherits the mapping, and tn_shared_send passes the
+   descriptor over a Unix socket (SCM_RIGHTS) to any process, which maps the same pages. */
+#if defined(__unix__) || defined(__APPLE__)
+#define TN__HAVE_SHM 1
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <errno.h>
+#endif
+
+typedef struct tn__shm {
+    int fd;
+    void *map;
+    size_t size;                        /* of the mapping (>= 1) */
+} tn__shm;
+
+#if TN__HAVE_SHM
+static void tn__shm_deleter(void *data, void *ctx) {
+    (void)data;
+    tn__shm *m = (tn__shm *)ctx;
+    munmap(m->map, m->size);
+    close(m->fd);
+    TN_FREE(m);
+}
+
+/* An unlinked file holding data's nbytes (one zero byte for 0), mapped shared; NULL on error. */
+static tn__shm *tn__shm_create(const char *fn, const void *data, size_t nbytes) {
+    static int64_t counter;
+    const char *dirs[3] = {"/dev/shm", getenv("TMPDIR"), "/tmp"};
+    int fd = -1;
+    for (int d = 0; d < 3 && fd < 0; d++) {
+        if (!dirs[d] || !*dirs[d]) continue;
+        for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
+            size_t cap = strlen(dirs[d]) + 64;
+            char *path = (char *)TN_MALLOC(cap);
+            if (!path) return (tn__shm *)tn__error("%s: out of memory", fn);
+            snprintf(path, cap, "%s/tensor_h.%ld.%lld", dirs[d], (long)getpid(), (long long)TN__ATOMIC_ADD(&counter, 1));
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+            if (fd >= 0) unlink(path);  /* nameless from here on: nothing to leak */
+            TN_FREE(path);
+            if (fd < 0 && errno != EEXIST) break;
+        }
+    }
+    if (fd < 0) return (tn__shm *)tn__error("%s: cannot create a shared-memory file in /dev/shm, $TMPDIR or /tmp: %s", fn, strerror(errno));
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    static const char zero = 0;
+    const char *src = nbytes ? (const char *)data : &zero;
+    size_t size = nbytes ? nbytes : 1;
+    for (size_t done = 0; done < size;) {      /* write(), not a sparse file: ENOSPC now, not SIGBUS later */
+        size_t n = size - done < (1u << 30) ? size - done : (1u << 30);
+        ssize_t w = write(fd, src + done, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            int e = errno;
+            close(fd);
+            return (tn__shm *)tn__error("%s: cannot write %zu bytes of shared memory (%s; /dev/shm may be too small)", fn, size,
+                                        w < 0 ? strerror(e) : "no space");
+        }
+        done += (size_t)w;
+    }
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    tn__shm *m = map == MAP_FAILED ? NULL : (tn__shm *)TN_MALLOC(sizeof *m);
+    if (!m) {
+        if (map != MAP_FAILED) munmap(map, size);
+        close(fd);
+        return (tn__shm *)tn__error("%s: cannot map %zu bytes of shared memory", fn, size);
+    }
+    m->fd = fd;
+    m->map = map;
+    m->size = size;
+    return m;
+}
+#endif
+
+TNDEF bool tn_is_shared(const tn_tensor *t) {
+#if TN__HAVE_SHM
+    return t && t->storage->deleter == tn__shm_deleter;
+#else
+    (void)t;
+    return false;
+#endif
+}
+
+TNDEF tn_tensor *tn_share_memory_(tn_tensor *t) {
+    if (!t) return (tn_tensor *)tn__error("tn_share_memory_: tensor is NULL");
+    if (t->device != TN_CPU || tn_is_shared(t)) return t;      /* as PyTorch: a no-op for CUDA and for shared storages */
+#if TN__HAVE_SHM
+    tn_storage *s = t->storage;
+    tn__shm *m = tn__shm_create("tn_share_memory_", s->data, s->nbytes);
+    if (!m) return NULL;
+    /* every view of the storage moves with it: the storage's data changes, not the tensors */
+    void *old = s->data;
+    void (*old_deleter)(void *, void *) = s->deleter;
+    void *old_ctx = s->deleter_ctx;
+    s->data = m->map;
+    s->deleter = tn__shm_deleter;
+    s->deleter_ctx = m;
+    if (old_deleter) old_deleter(old, old_ctx);
+    else if (old) {
+        if (!s->inline_data) tn__backend(TN_CPU)->free(old, s->nbytes);
+        tn__track_bytes(-(int64_t)s->nbytes);
+    }
+    return t;
+#else
+    return (tn_tensor *)tn__error("tn_share_memory_: shared memory needs a POSIX system");
+#endif
+}
+
+TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes) {
+#if TN__HAVE_SHM
+    if (tn_is_shared(t)) {
+        tn__shm *m = (tn__shm *)t->storage->deleter_ctx;
+        if (storage_start) *storage_start = (int64_t)((char *)t->storage->data - (char *)m->map);
+        if (storage_nbytes) *storage_nbytes = (int64_t)t->storage->nbytes;
+        return m->fd;
+    }
+#else
+    (void)storage_start; (void)storage_nbytes;
+#endif
+    return TN__FAIL_INT("tn_shared_fd: the tensor is not in shared memory (tn_share_memory_ moves it there)");
+}
+
+/* What a receiver needs besides the descriptor: the view, and where its storage's data
+   starts in the file (a storage received from elsewhere may start inside it). */
+typedef struct tn__shm_header {
+    char magic[8];                      /* "tnshm01" */
+    int64_t dtype, ndim, offset, storage_start, storage_nbytes;
+    int64_t shape[TN_MAX_DIMS], strides[TN_MAX_DIMS];
+} tn__shm_header;
+
+TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                   const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
+    const char *fn = "tn_from_shared_fd";
+    if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
+#if TN__HAVE_SHM
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) return (tn_tensor *)tn__error("%s: %d is not an open file descriptor", fn, fd);
+    int64_t end;
+    if (storage_start < 0 || storage_nbytes < 0 || !tn__add_ok(storage_start, storage_nbytes, &end) || end > (int64_t)st.st_size)
+        return (tn_tensor *)tn__error("%s: storage bytes [%lld, %lld + %lld) lie outside the %lld-byte shared file", fn,
+                                      (long long)storage_start, (long long)storage_start, (long long)storage_nbytes, (long long)st.st_size);
+    int64_t last, es = (int64_t)tn_dtype_size(dtype), bytes, contiguous[TN_MAX_DIMS];
+    if (!strides) {
+        tn__contiguous_strides(shape, ndim, contiguous);
+        strides = contiguous;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (strides[i] < 0) return (tn_tensor *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
+    if (offset < 0 || !tn__span_ok(shape, strides, ndim, offset, &last) || !tn__mul_ok(last + 1, es, &bytes) || bytes > storage_nbytes)
+        return (tn_tensor *)tn__error("%s: a view of shape %s, strides %s and offset %lld does not fit in a %lld-byte storage", fn,
+                                      tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)storage_nbytes);
+    tn__shm *m = (tn__shm *)TN_MALLOC(sizeof *m);
+    int own = m ? fcntl(fd, F_DUPFD, 0) : -1;
+    void *map = own < 0 ? MAP_FAILED : mmap(NULL, (size_t)(st.st_size ? st.st_size : 1), PROT_READ | PROT_WRITE, MAP_SHARED, own, 0);
+    if (map == MAP_FAILED) {
+        if (own >= 0) close(own);
+        TN_FREE(m);
+        return (tn_tensor *)tn__error("%s: cannot map the shared file (%s)", fn, strerror(errno));
+    }
+    fcntl(own, F_SETFD, FD_CLOEXEC);
+    m->fd = own;
+    m->map = map;
+    m->size = (size_t)(st.st_size ? st.st_size : 1);
+    tn_storage *s = tn__foreign_storage((char *)map + storage_start, (size_t)storage_nbytes, tn__shm_deleter, m);
+    if (!s) { tn__shm_deleter(NULL, m); return (tn_tensor *)tn__error("%s: out of memory", fn); }
+    return tn__own(tn__tensor_over(s, dtype, shape, strides, ndim, offset));
+#else
+    (void)fd; (void)storage_start; (void)storage_nbytes; (void)strides; (void)offset;
+    return (tn_tensor *)tn__error("%s: shared memory needs a POSIX system", fn);
+#endif
+}
+
+TNDEF int tn_shared_send(int sock, tn_tensor *t) {
+    const char *fn = "tn_shared_send";
+    if (!t) return TN__FAIL_INT("%s: tensor is NULL", fn);
+    if (t->device != TN_CPU) return TN__FAIL_INT("%s: only CPU tensors can be sent (CUDA IPC is not supported yet)", fn);
+#if TN__HAVE_SHM
+    tn__shm_header h;
+    memset(&h, 0, sizeof h);
+    const int fd = tn_share_memory_(t) ? tn_shared_fd(t, &h.storage_start, &h.storage_nbytes) : -1;
+    if (fd < 0) return -1;
+    memcpy(h.magic, "tnshm01", 8);
+    h.dtype = t->dtype;
+    h.ndim = t->ndim;
+    h.offset = t->offset;
+    for (int i = 0; i < t->ndim; i++) { h.shape[i] = t->shape[i]; h.strides[i] = t->strides[i]; }
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct iovec io = {&h, sizeof h};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &io;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof ctl.buf;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    ssize_t n;
+    do n = sendmsg(sock, &msg, 0); while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof h) return TN__FAIL_INT("%s: sendmsg on socket %d failed (%s)", fn, sock, n < 0 ? strerror(errno) : "short write");
+    return 0;
+#else
+    (void)sock;
+    return TN__FAIL_INT("%s: shared memory needs a POSIX system", fn);
+#endif
+}
+
+TNDEF tn_tensor *tn_shared_recv(int sock) {
+    const char *fn = "tn_shared_recv";
+#if TN__HAVE_SHM
+    tn__shm_header h;
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct iovec io = {&h, sizeof h};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &io;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof ctl.buf;
+    ssize_t n;
+    do n = recvmsg(sock, &msg, 0); while (n < 0 && errno == EINTR);
+    int fd = -1;
+    struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    if (n != (ssize_t)sizeof h || fd < 0 || memcmp(h.magic, "tnshm01", 8) || h.ndim < 0 || h.ndim > TN_MAX_DIMS ||
+        h.dtype < 0 || h.dtype >= TN_NUM_DTYPES || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        if (fd >= 0) close(fd);
+        return (tn_tensor *)tn__error("%s: socket %d did not deliver a tensor from tn_shared_send (%s)", fn, sock,
+                                      n < 0 ? strerror(errno) : n == 0 ? "end of stream" : "malformed message");
+    }
+    tn_tensor *t = tn_from_shared_fd(fd, h.storage_start, h.storage_nbytes, (tn_dtype)h.dtype, h.shape, (int)h.ndim, h.strides, h.offset);
+    close(fd);                          /* the tensor holds its own duplicate */
+    return t;
+#else
+    (void)sock;
+    return (tn_tensor *)tn__error("%s: shared memory needs a POSIX system", fn);
+#endif
+}
+
+/* ======================================================================= */
+/* src/dist/dist.c: distributed: process groups and collectives over MPI   */
+/* ======================================================================= */
+/* ---- distributed: process groups and collectives over MPI (torch.distributed) ----
+   Compiled in with TENSOR_MPI (make DIST=mpi: mpicc's flags); without it every function
+   is an error that says so, and the header needs no MPI. Each collective is MPI's
+   non-blocking form completed by polling with a deadline (the group's timeout, 30 minutes
+   by default as PyTorch's), so a rank that died or never calls makes the others fail with
+   an error instead of hanging; after a timeout the group is broken and says so. Tensors
+   go to MPI as contiguous CPU buffers: a strided or GPU tensor is staged through one and
+   copied back. Ranks given to a collective are global ranks, as in PyTorch. */
+#ifdef TENSOR_MPI
+#include <mpi.h>
+#include <poll.h>
+#endif
+
+struct tn_dist_group {
+#ifdef TENSOR_MPI
+    MPI_Comm comm;                      /* MPI_COMM_NULL on a rank outside the group */
+    MPI_Group group;
+#endif
+    int rank, size;                     /* in the group (-1 outside it) */
+    bool broken;                        /* a collective timed out: the communicator is unusable */
+};
+
+struct tn_dist_work {
+#ifdef TENSOR_MPI
+    MPI_Request req;
+#endif
+    tn_dist_group *g;
+    const char *fn;
+    tn_tensor *t, *stage;               /* the user's tensor (retained) and the buffer MPI writes, if another */
+    bool average, completed;
+    int source;                         /* recv: the sender's global rank */
+};
+
+static bool tn__dist_ready;
+#ifdef TENSOR_MPI
+static tn_dist_group tn__dist_world = {MPI_COMM_NULL, MPI_GROUP_NULL, -1, 0, false};
+static bool tn__dist_finalized;
+static double tn__dist_timeout = 1800;
+#endif
+
+TNDEF bool tn_dist_is_available(void) {
+#ifdef TENSOR_MPI
+    return true;
+#else
+    return false;
+#endif
+}
+TNDEF bool tn_dist_is_initialized(void) { return tn__dist_ready; }
+
+#ifndef TENSOR_MPI
+#define TN__NO_MPI(fn) TN__FAIL_INT("%s: this library was built without MPI (build it with make DIST=mpi, which links Open MPI)", fn)
+TNDEF int tn_dist_init(const char *backend, double timeout_s) { (void)backend; (void)timeout_s; return TN__NO_MPI("tn_dist_init"); }
+TNDEF int tn_dist_destroy(void) { return TN__NO_MPI("tn_dist_destroy"); }
+TNDEF int tn_dist_get_rank(const tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_get_rank"); }
+TNDEF int tn_dist_get_world_size(const tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_get_world_size"); }
+TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n) { (void)ranks; (void)n; (void)TN__NO_MPI("tn_dist_new_group"); return NULL; }
+TNDEF void tn_dist_group_free(tn_dist_group *g) { (void)g; }
+TNDEF tn_dist_work *tn_dist_all_reduce_async(tn_tensor *t, tn_dist_op op, tn_dist_group *g) { (void)t; (void)op; (void)g; (void)TN__NO_MPI("tn_dist_all_reduce"); return NULL; }
+TNDEF tn_dist_work *tn_dist_broadcast_async(tn_tensor *t, int src, tn_dist_group *g) { (void)t; (void)src; (void)g; (void)TN__NO_MPI("tn_dist_broadcast"); return NULL; }
+TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_group *g) { (void)t; (void)dst; (void)tag; (void)g; (void)TN__NO_MPI("tn_dist_send"); return NULL; }
+TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g) { (void)t; (void)src; (void)tag; (void)g; (void)TN__NO_MPI("tn_dist_recv"); return NULL; }
+TNDEF int tn_dist_wait(tn_dist_work *w) { (void)w; return TN__NO_MPI("tn_dist_wait"); }
+TNDEF int tn_dist_test(tn_dist_work *w) { (void)w; return TN__NO_MPI("tn_dist_test"); }
+TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g) { (void)t; (void)dst; (void)op; (void)g; return TN__NO_MPI("tn_dist_reduce"); }
+TNDEF int tn_dist_all_gather(tn_tensor *const *outs, tn_tensor *t, tn_dist_group *g) { (void)outs; (void)t; (void)g; return TN__NO_MPI("tn_dist_all_gather"); }
+TNDEF int tn_dist_gather(tn_tensor *t, tn_tensor *const *outs, int dst, tn_dist_group *g) { (void)t; (void)outs; (void)dst; (void)g; return TN__NO_MPI("tn_dist_gather"); }
+TNDEF int tn_dist_scatter(tn_tensor *t, tn_tensor *const *ins, int src, tn_dist_group *g) { (void)t; (void)ins; (void)src; (void)g; return TN__NO_MPI("tn_dist_scatter"); }
+TNDEF int tn_dist_reduce_scatter(tn_tensor *out, tn_tensor *const *ins, tn_dist_op op, tn_dist_group *g) { (void)out; (void)ins; (void)op; (void)g; return TN__NO_MPI("tn_dist_reduce_scatter"); }
+TNDEF int tn_dist_barrier(tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_barrier"); }
+#else
+
+static int tn__mpi_fail(const char *fn, int rc) {
+    char msg[MPI_MAX_ERROR_STRING];     /* MPI's own bound on its messages */
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) len = 0;
+    msg[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = 0;
+    return TN__FAIL_INT("%s: MPI error: %s", fn, len ? msg : "unknown");
+}
+
+TNDEF int tn_dist_init(const char *backend, double timeout_s) {
+    const char *fn = "tn_dist_init";
+    if (!backend) backend = "mpi";
+    if (strcmp(backend, "mpi") && strcmp(backend, "gloo"))
+        return TN__FAIL_INT("%s: backend '%s' is not available (this build has 'mpi'; 'gloo' is served by MPI; 'nccl' needs the GPU unit's NCCL build)", fn, backend);
+    if (tn__dist_ready) return TN__FAIL_INT("%s: the default process group is already initialized", fn);
+    if (tn__dist_finalized) return TN__FAIL_INT("%s: MPI cannot be initialized again in a process that finalized it", fn);
+    int inited = 0, rc;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        int provided;
+        if ((rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided)) != MPI_SUCCESS) return tn__mpi_fail(fn, rc);
+    }
+    /* MPI_COMM_WORLD's copy: errors come back as codes, and user traffic on WORLD cannot mix with ours */
+    if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &tn__dist_world.comm)) != MPI_SUCCESS) return tn__mpi_fail(fn, rc);
+    MPI_Comm_set_errhandler(tn__dist_world.comm, MPI_ERRORS_RETURN);
+    MPI_Comm_group(tn__dist_world.comm, &tn__dist_world.group);
+    MPI_Comm_rank(tn__dist_world.comm, &tn__dist_world.rank);
+    MPI_Comm_size(tn__dist_world.comm, &tn__dist_world.size);
+    tn__dist_world.broken = false;
+    /* torchrun's variables, when set, must agree with what mpirun says */
+    const char *r = getenv("RANK"), *w = getenv("WORLD_SIZE");
+    if ((r && atoi(r) != tn__dist_world.rank) || (w && atoi(w) != tn__dist_world.size)) {
+        MPI_Comm_free(&tn__dist_world.comm);
+        return TN__FAIL_INT("%s: RANK=%s / WORLD_SIZE=%s disagree with MPI's rank %d of %d (launch with mpirun, which sets both)", fn,
+                            r ? r : "(unset)", w ? w : "(unset)", tn__dist_world.rank, tn__dist_world.size);
+    }
+    const char *env = getenv("TN_DIST_TIMEOUT");
+    tn__dist_timeout = timeout_s > 0 ? timeout_s : env && atof(env) > 0 ? atof(env) : 1800;
+    tn__dist_ready = true;
+    return 0;
+}
+
+TNDEF int tn_dist_destroy(void) {
+    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_destroy: the default process group is not initialized");
+    if (!tn__dist_world.broken) MPI_Comm_free(&tn__dist_world.comm);
+    MPI_Group_free(&tn__dist_world.group);
+    tn__dist_ready = false;
+    tn__dist_finalized = true;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+    return 0;
+}
+
+static tn_dist_group *tn__dist_group(const char *fn, tn_dist_group *g) {
+    if (!tn__dist_ready) return (tn_dist_group *)tn__error("%s: the default process group is not initialized (call tn_dist_init first)", fn);
+    if (!g) g = &tn__dist_world;
+    if (g->broken) return (tn_dist_group *)tn__error("%s: the process group is broken: an earlier collective timed out", fn);
+    if (g->comm == MPI_COMM_NULL) return (tn_dist_group *)tn__error("%s: this rank (%d) is not a member of the group", fn, tn__dist_world.rank);
+    return g;
+}
+
+TNDEF int tn_dist_get_rank(const tn_dist_group *g) {
+    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_get_rank: the default process group is not initialized");
+    return g ? g->rank : tn__dist_world.rank;
+}
+TNDEF int tn_dist_get_world_size(const tn_dist_group *g) {
+    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_get_world_size: the default process group is not initialized");
+    return g ? g->size : tn__dist_world.size;
+}
+
+TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n) {
+    const char *fn = "tn_dist_new_group";
+    if (!tn__dist_group(fn, NULL)) return NULL;
+    if (n < 0 || n > tn__dist_world.size || (n && !ranks)) return (tn_dist_group *)tn__error("%s: %d ranks in a world of %d", fn, n, tn__dist_world.size);
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= tn__dist_world.size)
+            return (tn_dist_group *)tn__error("%s: rank %lld is not in the world of %d", fn, (long long)ranks[i], tn__dist_world.size);
+        for (int j = 0; j < i; j++)
+            if (ranks[j] == ranks[i]) return (tn_dist_group *)tn__error("%s: rank %lld is listed twice", fn, (long long)ranks[i]);
+    }
+    tn_dist_group *g = (tn_dist_group *)TN_MALLOC(sizeof *g);
+    int *r = (int *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int));
+    if (!g || !r) { TN_FREE(g); TN_FREE(r); return (tn_dist_group *)tn__error("%s: out of memory", fn); }
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < n; i++) r[i] = (int)ranks[i];   /* < world size: fits */
+    int rc = n ? MPI_Group_incl(tn__dist_world.group, n, r, &g->group) : MPI_SUCCESS;
+    TN_FREE(r);
+    if (!n) g->group = MPI_GROUP_EMPTY;
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_create(tn__dist_world.comm, g->group, &g->comm);   /* every rank calls it, as in PyTorch */
+    if (rc != MPI_SUCCESS) { TN_FREE(g); tn__mpi_fail(fn, rc); return NULL; }
+    g->rank = -1;
+    g->size = n;
+    if (g->comm != MPI_COMM_NULL) {
+        MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(g->comm, &g->rank);
+    }
+    return g;
+}
+
+TNDEF void tn_dist_group_free(tn_dist_group *g) {
+    if (!g || g == &tn__dist_world) return;
+    if (g->comm != MPI_COMM_NULL && !g->broken && !tn__dist_finalized) MPI_Comm_free(&g->comm);
+    if (g->group != MPI_GROUP_EMPTY && g->group != MPI_GROUP_NULL && !tn__dist_finalized) MPI_Group_free(&g->group);
+    TN_FREE(g);
+}
+
+/* a global rank as the group's rank, or -1 with an error */
+static int tn__dist_local(const char *fn, tn_dist_group *g, int global) {
+    if (global < 0 || global >= tn__dist_world.size) return TN__FAIL_INT("%s: rank %d is not in the world of %d", fn, global, tn__dist_world.size);
+    if (g == &tn__dist_world) return global;
+    int local = MPI_UNDEFINED;
+    MPI_Group_translate_ranks(tn__dist_world.group, 1, &global, g->group, &local);
+    if (local == MPI_UNDEFINED) return TN__FAIL_INT("%s: global rank %d is not a member of the group", fn, global);
+    return local;
+}
+
+static MPI_Datatype tn__mpi_type(tn_dtype d) {
+    switch (d) {
+        case TN_F32: return MPI_FLOAT;
+        case TN_F64: return MPI_DOUBLE;
+        case TN_I32: return MPI_INT32_T;
+        case TN_I64: return MPI_INT64_T;
+        case TN_U8: return MPI_UINT8_T;
+        case TN_BOOL: return MPI_C_BOOL;
+        default: return MPI_DATATYPE_NULL;
+    }
+}
+
+/* MPI's op for ours; bools reduce logically (sum and max: or; product and min: and) */
+static MPI_Op tn__mpi_op(tn_dist_op op, tn_dtype d) {
+    const bool b = d == TN_BOOL;
+    switch (op) {
+        case TN_DIST_SUM: case TN_DIST_AVG: return b ? MPI_LOR : MPI_SUM;
+        case TN_DIST_PRODUCT: return b ? MPI_LAND : MPI_PROD;
+        case TN_DIST_MIN: return b ? MPI_LAND : MPI_MIN;
+        case TN_DIST_MAX: return b ? MPI_LOR : MPI_MAX;
+        default: return MPI_OP_NULL;
+    }
+}
+
+/* The element count of t as MPI's int, its MPI type, and the buffer MPI reads and writes:
+   t's own memory when it is a contiguous CPU tensor, else a contiguous CPU copy (*stage,
+   a new reference the caller copies back and releases). */
+static void *tn__dist_buffer(const char *fn, tn_tensor *t, int *count, MPI_Datatype *type, tn_tensor **stage) {
+    *stage = NULL;
+    if (!t) return tn__error("%s: tensor is NULL", fn);
+    *type = tn__mpi_type(t->dtype);
+    if (*type == MPI_DATATYPE_NULL) return tn__error("%s: dtype %s cannot be communicated (MPI has no type for it)", fn, tn_dtype_name(t->dtype));
+    const int64_t n = tn_numel(t);
+    if (n > INT_MAX) return tn__error("%s: %lld elements exceed MPI's int count (%d): split the tensor", fn, (long long)n, INT_MAX);
+    *count = (int)n;
+    if (t->device == TN_CPU && tn_is_contiguous(t)) return tn_data_ptr(t);
+    tn_scope_begin();
+    tn_tensor *c = tn_contiguous(tn_to(t, TN_CPU));
+    if (c) tn_retain(c);
+    tn_scope_end();
+    *stage = c;
+    return c ? tn_data_ptr(c) : NULL;
+}
+
+/* Completes req by polling until the group's deadline (a rank that never comes is an
+   error, not a hang); status may be NULL. */
+static int tn__dist_complete(const char *fn, tn_dist_group *g, MPI_Request *req, MPI_Status *status) {
+    const double deadline = MPI_Wtime() + tn__dist_timeout;
+    for (long spin = 0;; spin++) {
+        int done = 0, rc = MPI_Test(req, &done, status ? status : MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return tn__mpi_fail(fn, rc);
+        if (done) return 0;
+        if (MPI_Wtime() > deadline) {
+            g->broken = true;
+            return TN__FAIL_INT("%s: timed out after %.0f s on rank %d of %d: another rank failed, exited or did not make the same call "
+                                "(the process group is unusable now)", fn, tn__dist_timeout, tn__dist_world.rank, tn__dist_world.size);
+        }
+        if (spin > 256) poll(NULL, 0, spin > 4096 ? 1 : 0);   /* yield the core to the other ranks */
+    }
+}
+
+static tn_dist_work *tn__dist_work(const char *fn, tn_dist_group *g, tn_tensor *t, tn_tensor *stage) {
+    tn_dist_work *w = (tn_dist_work *)TN_MALLOC(sizeof *w);
+    if (!w) { tn_release(stage); return (tn_dist_work *)tn__error("%s: out of memory", fn); }
+    memset(w, 0, sizeof *w);
+    w->req = MPI_REQUEST_NULL;
+    w->g = g;
+    w->fn = fn;
+    w->t = tn_retain(t);
+    w->stage = stage;
+    w->source = -1;
+    return w;
+}
+
+static void tn__dist_work_free(tn_dist_work *w) {
+    if (w->req != MPI_REQUEST_NULL) MPI_Request_free(&w->req);
+    tn_release(w->stage);
+    tn_release(w->t);
+    TN_FREE(w);
+}
+
+/* t /= n in place (ReduceOp.AVG: the sum divided, as PyTorch does) */
+static int tn__dist_divide(tn_tensor *t, int n) {
+    tn_scope_begin();
+    int rc = tn_div_(t, tn_scalar_tensor((double)n, t->dtype)) ? 0 : -1;
+    tn_scope_end();
+    return rc;
+}
+
+/* After MPI finished: averages, copy back from the staging buffer. */
+static int tn__dist_finish(tn_dist_work *w) {
+    int rc = 0;
+    tn_tensor *buf = w->stage ? w->stage : w->t;
+    if (w->average) {
+        tn_no_grad_begin();
+        rc = tn__dist_divide(buf, w->g->size);
+        tn_no_grad_end();
+    }
+    if (!rc && w->stage) {
+        tn_no_grad_begin();
+        rc = tn_copy_(w->t, w->stage);
+        tn_no_grad_end();
+    }
+    w->completed = true;
+    return rc;
+}
+
+TNDEF int tn_dist_wait(tn_dist_work *w) {
+    if (!w) return TN__FAIL_INT("tn_dist_wait: work is NULL");
+    MPI_Status st;
+    int rc = w->completed ? 0 : tn__dist_complete(w->fn, w->g, &w->req, &st);
+    if (!rc && !w->completed) {
+        if (strcmp(w->fn, "tn_dist_recv") == 0) MPI_Group_translate_ranks(w->g->group, 1, &st.MPI_SOURCE, tn__dist_world.group, &w->source);
+        rc = tn__dist_finish(w);
+    }
+    const int source = w->source;
+    if (rc && w->g->broken) w->req = MPI_REQUEST_NULL;         /* a timed-out request is abandoned with its group */
+    tn__dist_work_free(w);
+    return rc ? rc : source >= 0 ? source : 0;
+}
+
+TNDEF int tn_dist_test(tn_dist_work *w) {
+    if (!w) return TN__FAIL_INT("tn_dist_test: work is NULL");
+    if (w->completed) return 1;
+    int done = 0, rc = MPI_Test(&w->req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return tn__mpi_fail(w->fn, rc);
+    if (!done) return 0;
+    return tn__dist_finish(w) ? -1 : 1;
+}
+
+/* The in-place single-tensor collectives, as async work; the blocking forms wait on it. */
+static tn_dist_work *tn__dist_start(const char *fn, int kind, tn_tensor *t, tn_dist_op op, int peer, int tag, tn_dist_group *g) {
+    if (!(g = tn__dist_group(fn, g))) return NULL;
+    int count, local = 0, rc;
+    MPI_Datatype type;
+    tn_tensor *stage;
+    if (kind != 0 && (local = tn__dist_local(fn, g, peer)) < 0 && !(kind == 3 && peer == -1)) return NULL;
+    if (kind == 3 && peer == -1) local = MPI_ANY_SOURCE;
+    if (kind == 0 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return (tn_dist_work *)tn__error("%s: invalid reduce op %d", fn, (int)op);
+    if (kind == 0 && op == TN_DIST_AVG && t && !tn_dtype_is_floating(t->dtype))
+        return (tn_dist_work *)tn__error("%s: ReduceOp.AVG needs a floating-point tensor, got %s", fn, tn_dtype_name(t->dtype));
+    if (tag < 0) return (tn_dist_work *)tn__error("%s: tag %d must be >= 0", fn, tag);
+    void *buf = tn__dist_buffer(fn, t, &count, &type, &stage);
+    if (!buf) return NULL;
+    tn_dist_work *w = tn__dist_work(fn, g, t, stage);
+    if (!w) return NULL;
+    w->average = kind == 0 && op == TN_DIST_AVG;
+    switch (kind) {
+        case 0: rc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, type, tn__mpi_op(op, t->dtype), g->comm, &w->req); break;
+        case 1: rc = MPI_Ibcast(buf, count, type, local, g->comm, &w->req); break;
+        case 2: rc = MPI_Isend(buf, count, type, local, tag, g->comm, &w->req); break;
+        default: rc = MPI_Irecv(buf, count, type, local, tag, g->comm, &w->req); break;
+    }
+    if (rc != MPI_SUCCESS) { w->req = MPI_REQUEST_NULL; tn__dist_work_free(w); tn__mpi_fail(fn, rc); return NULL; }
+    return w;
+}
+
+TNDEF tn_dist_work *tn_dist_all_reduce_async(tn_tensor *t, tn_dist_op op, tn_dist_group *g) { return tn__dist_start("tn_dist_all_reduce", 0, t, op, 0, 0, g); }
+TNDEF tn_dist_work *tn_dist_broadcast_async(tn_tensor *t, int src, tn_dist_group *g) { return tn__dist_start("tn_dist_broadcast", 1, t, TN_DIST_SUM, src, 0, g); }
+TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_group *g) { return tn__dist_start("tn_dist_send", 2, t, TN_DIST_SUM, dst, tag, g); }
+TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g) { return tn__dist_start("tn_dist_recv", 3, t, TN_DIST_SUM, src, tag, g); }
+
+TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g) {
+    const char *fn = "tn_dist_reduce";
+    if (!(g = tn__dist_group(fn, g))) return -1;
+    int root = tn__dist_local(fn, g, dst), count;
+    if (root < 0) return -1;
+    if (op < TN_DIST_SUM || op > TN_DIST_MAX) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
+    if (op == TN_DIST_AVG && t && !tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor", fn);
+    MPI_Datatype type;
+    tn_tensor *stage;
+    void *buf = tn__dist_buffer(fn, t, &count, &type, &stage);
+    if (!buf) return -1;
+    tn_dist_work *w = tn__dist_work(fn, g, t, stage);
+    if (!w) return -1;
+    w->average = op == TN_DIST_AVG && g->rank == root;
+    int rc = MPI_Ireduce(g->rank == root ? MPI_IN_PLACE : buf, buf, count, type, tn__mpi_op(op, t->dtype), root, g->comm, &w->req);
+    if (rc != MPI_SUCCESS) { w->req = MPI_REQUEST_NULL; tn__dist_work_free(w); return tn__mpi_fail(fn, rc); }
+    return tn_dist_wait(w) < 0 ? -1 : 0;
+}
+
+/* n same-shape tensors like t (each checked) stacked into one contiguous CPU tensor, or
+   unstacked back into them: the buffers of the list collectives. */
+static int tn__dist_check_list(const char *fn, tn_tensor *const *ts, int n, tn_tensor *like) {
+    if (!ts) return TN__FAIL_INT("%s: the tensor list is NULL", fn);
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return TN__FAIL_INT("%s: tensor %d of the list is NULL", fn, i);
+        if (ts[i]->dtype != like->dtype || ts[i]->ndim != like->ndim || memcmp(ts[i]->shape, like->shape, (size_t)like->ndim * sizeof(int64_t)))
+            return TN__FAIL_INT("%s: tensor %d of the list is %s %s; every tensor must be %s %s like the input", fn, i,
+                                tn_dtype_name(ts[i]->dtype), TN__SHAPE(ts[i]), tn_dtype_name(like->dtype), TN__SHAPE(like));
+    }
+    return 0;
+}
+
+/* Runs one list collective: sendbuf/recvbuf over contiguous CPU copies, then copies back. */
+static int tn__dist_list(const char *fn, int kind, tn_tensor *t, tn_tensor *const *list, int peer, tn_dist_op op, tn_dist_group *g) {
+    if (!(g = tn__dist_group(fn, g))) return -1;
+    if (!t) return TN__FAIL_INT("%s: tensor is NULL", fn);
+    int root = 0;
+    if ((kind == 1 || kind == 2) && (root = tn__dist_local(fn, g, peer)) < 0) return -1;
+    const bool has_list = kind == 0 || kind == 3 || g->rank == root;
+    if (has_list && tn__dist_check_list(fn, list, g->size, t)) return -1;
+    if (kind == 3 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
+    if (kind == 3 && op == TN_DIST_AVG && !tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor", fn);
+    int count, rc = 0;
+    MPI_Datatype type;
+    tn_tensor *stage;
+    void *one = tn__dist_buffer(fn, t, &count, &type, &stage);
+    if (!one) return -1;
+    tn_scope_begin();
+    tn_tensor *all = NULL;
+    if (has_list) {
+        all = g->size ? tn_stack(list, g->size, 0) : NULL;
+        all = all ? tn_contiguous(tn_to(all, TN_CPU)) : NULL;
+        if (!all) rc = -1;
+    }
+    MPI_Request req = MPI_REQUEST_NULL;
+    void *many = all ? tn_data_ptr(all) : NULL;
+    if (!rc) {
+        switch (kind) {
+            case 0: rc = MPI_Iallgather(one, count, type, many, count, type, g->comm, &req); break;
+            case 1: rc = MPI_Igather(one, count, type, many, count, type, root, g->comm, &req); break;
+            case 2: rc = MPI_Iscatter(many, count, type, one, count, type, root, g->comm, &req); break;
+            default: rc = MPI_Ireduce_scatter_block(many, one, count, type, tn__mpi_op(op, t->dtype), g->comm, &req); break;
+        }
+        rc = rc != MPI_SUCCESS ? tn__mpi_fail(fn, rc) : tn__dist_complete(fn, g, &req, NULL);
+    }
+    tn_no_grad_begin();
+    if (!rc && (kind == 0 || (kind == 1 && g->rank == root)))   /* the gathered rows into the list */
+        for (int i = 0; i < g->size && !rc; i++) rc = tn_copy_(list[i], tn_select(all, 0, i));
+    if (!rc && kind == 3 && op == TN_DIST_AVG) rc = tn__dist_divide(stage ? stage : t, g->size);
+    if (!rc && (kind == 2 || kind == 3) && stage) rc = tn_copy_(t, stage);
+    tn_no_grad_end();
+    tn_scope_end();
+    tn_release(stage);
+    return rc ? -1 : 0;
+}
+
+TNDEF int tn_dist_all_gather(tn_tensor *const *outs, tn_tensor *t, tn_dist_group *g) { return tn__dist_list("tn_dist_all_gather", 0, t, outs, 0, TN_DIST_SUM, g); }
+TNDEF int tn_dist_gather(tn_tensor *t, tn_tensor *const *outs, int dst, tn_dist_group *g) { return tn__dist_list("tn_dist_gather", 1, t, outs, dst, TN_DIST_SUM, g); }
+TNDEF int tn_dist_scatter(tn_tensor *t, tn_tensor *const *ins, int src, tn_dist_group *g) { return tn__dist_list("tn_dist_scatter", 2, t, ins, src, TN_DIST_SUM, g); }
+TNDEF int tn_dist_reduce_scatter(tn_tensor *out, tn_tensor *const *ins, tn_dist_op op, tn_dist_group *g) { return tn__dist_list("tn_dist_reduce_scatter", 3, out, ins, 0, op, g); }
+
+TNDEF int tn_dist_barrier(tn_dist_group *g) {
+    const char *fn = "tn_dist_barrier";
+    if (!(g = tn__dist_group(fn, g))) return -1;
+    MPI_Request req;
+    int rc = MPI_Ibarrier(g->comm, &req);
+    return rc != MPI_SUCCESS ? tn__mpi_fail(fn, rc) : tn__dist_complete(fn, g, &req, NULL);
+}
+#endif
+
+/* the blocking forms of the async collectives, with or without MPI */
+TNDEF int tn_dist_all_reduce(tn_tensor *t, tn_dist_op op, tn_dist_group *g) {
+    tn_dist_work *w = tn_dist_all_reduce_async(t, op, g);
+    return w && tn_dist_wait(w) >= 0 ? 0 : -1;
+}
+TNDEF int tn_dist_broadcast(tn_tensor *t, int src, tn_dist_group *g) {
+    tn_dist_work *w = tn_dist_broadcast_async(t, src, g);
+    return w && tn_dist_wait(w) >= 0 ? 0 : -1;
+}
+TNDEF int tn_dist_send(tn_tensor *t, int dst, int tag, tn_dist_group *g) {
+    tn_dist_work *w = tn_dist_send_async(t, dst, tag, g);
+    return w && tn_dist_wait(w) >= 0 ? 0 : -1;
+}
+TNDEF int tn_dist_recv(tn_tensor *t, int src, int tag, tn_dist_group *g) {
+    tn_dist_work *w = tn_dist_recv_async(t, src, tag, g);
+    return w ? tn_dist_wait(w) : -1;
+}
+
+/* ===================================================================================== */
+/* src/dist/ddp.c: DistributedDataParallel: bucketed gradient all-reduce during backward */
+/* ===================================================================================== */
+/* ---- DistributedDataParallel: bucketed gradient all-reduce overlapping backward ----
+   Buckets hold parameters in reverse order (roughly the order backward produces their
+   gradients), one dtype each, up to bucket_cap_mb. A parameter's hook (it sees the
+   gradient flowing into the leaf, once per backward) writes what .grad will hold after
+   accumulation into the bucket; buckets start their all-reduce strictly in index order,
+   so every rank issues the same sequence of collectives whatever order its hooks ran in.
+   The first hook of a backward queues the final callback, which completes the remaining
+   buckets (a parameter not reached gives its current .grad or zeros), waits for every
+   all-reduce and copies the averages into .grad. */
+typedef struct tn__ddp_bucket {
+    tn_tensor *flat;                    /* the bucket's gradients, flattened and joined */
+    int first, n;                       /* parameters [first, first + n) of the bucket order */
+    int ready;                          /* how many of them have their gradient in flat */
+    tn_dist_work *work;
+} tn__ddp_bucket;
+
+struct tn_ddp {
+    tn_tensor **params;                 /* in bucket order (reverse of the caller's), retained */
+    int64_t *offset;                    /* each parameter's offset in its bucket's flat */
+    int *bucket;                        /* each parameter's bucket */
+    bool *marked;                       /* its gradient is in the bucket this iteration */
+    int *hooks;
+    struct tn__ddp_hook *ctx;           /* each hook's (d, i) */
+    int n, nbuckets, next;              /* next: the next bucket to launch */
+    tn__ddp_bucket *buckets;
+    tn_dist_group *g;
+    bool no_sync, queued;
+    int failed;                         /* a hook's error, reported by the final callback */
+};
+
+/* the bucket's slot of parameter i as a tensor of the parameter's shape (a view of flat) */
+static tn_tensor *tn__ddp_slot(tn_ddp *d, int i) {
+    tn_tensor *p = d->params[i];
+    return tn_reshape(tn_narrow(d->buckets[d->bucket[i]].flat, 0, d->offset[i], tn_numel(p)), p->shape, p->ndim);
+}
+
+static int tn__ddp_launch_ready(tn_ddp *d) {
+    while (d->next < d->nbuckets && d->buckets[d->next].ready == d->buckets[d->next].n) {
+        tn__ddp_bucket *b = &d->buckets[d->next++];
+        if (!(b->work = tn_dist_all_reduce_async(b->flat, TN_DIST_AVG, d->g))) return -1;
+    }
+    return 0;
+}
+
+/* Writes parameter i's gradient-to-be (its .grad plus g, or g; zeros without either) into its slot. */
+static int tn__ddp_mark(tn_ddp *d, int i, tn_tensor *g) {
+    if (d->marked[i]) return 0;
+    tn_tensor *p = d->params[i];
+    tn_scope_begin();
+    tn_no_grad_begin();
+    tn_tensor *v = g ? (p->grad ? tn_add(p->grad, g) : g) : p->grad;
+    int rc = v ? tn_copy_(tn__ddp_slot(d, i), v) : (tn_fill_(tn__ddp_slot(d, i), 0) ? 0 : -1);
+    tn_no_grad_end();
+    tn_scope_end();
+    if (rc) return -1;
+    d->marked[i] = true;
+    d->buckets[d->bucket[i]].ready++;
+    return 0;
+}
+
+static int tn__ddp_finish(void *user) {
+    tn_ddp *d = (tn_ddp *)user;
+    int rc = d->failed;
+    for (int i = 0; i < d->n && !rc; i++)                       /* not reached by this backward */
+        if (!d->marked[i] && (tn__ddp_mark(d, i, NULL) || tn__ddp_launch_ready(d))) rc = -1;
+    for (int k = 0; k < d->nbuckets; k++) {                     /* every launched one is waited for, also after an error */
+        if (d->buckets[k].work && tn_dist_wait(d->buckets[k].work) < 0) rc = -1;
+        d->buckets[k].work = NULL;
+    }
+    tn_no_grad_begin();
+    for (int i = 0; i < d->n && !rc; i++) {
+        tn_tensor *p = d->params[i];
+        tn_scope_begin();
+        tn_tensor *avg = tn__ddp_slot(d, i);
+        if (p->grad && !p->grad->requires_grad) rc = tn_copy_(p->grad, avg);
+        else {
+            tn_tensor *c = tn_clone(avg);
+            if (!c) rc = -1;
+            else { tn_release(p->grad); p->grad = tn_retain(c); }
+        }
+        tn_scope_end();
+    }
+    tn_no_grad_end();
+    for (int i = 0; i < d->n; i++) d->marked[i] = false;
+    for (int k = 0; k < d->nbuckets; k++) d->buckets[k].ready = 0;
+    d->next = 0;
+    d->queued = false;
+    d->failed = 0;
+    return rc;
+}
+
+typedef struct tn__ddp_hook { tn_ddp *d; int i; } tn__ddp_hook;
+
+static tn_tensor *tn__ddp_on_grad(tn_tensor *grad, void *user) {
+    tn__ddp_hook *h = (tn__ddp_hook *)user;
+    tn_ddp *d = h->d;
+    if (d->no_sync || d->failed) return NULL;
+    if (!d->queued) {
+        if (tn_autograd_queue_callback(tn__ddp_finish, d)) { d->failed = -1; return NULL; }
+        d->queued = true;
+    }
+    if (tn__ddp_mark(d, h->i, grad) || tn__ddp_launch_ready(d)) d->failed = -1;
+    return NULL;                        /* .grad gets the local gradient; the callback overwrites it */
+}
+
+TNDEF void tn_ddp_free(tn_ddp *d) {
+    if (!d) return;
+    for (int k = 0; k < d->nbuckets; k++) {
+        if (d->buckets[k].work) tn_dist_wait(d->buckets[k].work);
+        tn_release(d->buckets[k].flat);
+    }
+    for (int i = 0; i < d->n; i++) {
+        if (d->hooks && d->hooks[i] >= 0) tn_remove_hook(d->params[i], d->hooks[i]);
+        tn_release(d->params[i]);
+    }
+    TN_FREE(d->buckets);
+    TN_FREE(d->params);
+    TN_FREE(d->offset);
+    TN_FREE(d->bucket);
+    TN_FREE(d->marked);
+    TN_FREE(d->hooks);
+    TN_FREE(d->ctx);
+    TN_FREE(d);
+}
+
+TNDEF tn_ddp *tn_ddp_new_opts(tn_tensor *const *params, int n, tn_dist_group *g, tn_ddp_opts o) {
+    const char *fn = "tn_ddp_new";
+    if (n < 0 || (n && !params)) return (tn_ddp *)tn__error("%s: %d parameters", fn, n);
+    if (!(o.bucket_cap_mb > 0) || o.bucket_cap_mb > 1e6) return (tn_ddp *)tn__error("%s: bucket_cap_mb %g must be in (0, 1e6]", fn, o.bucket_cap_mb);
+    if (!tn_dist_is_initialized()) return (tn_ddp *)tn__error("%s: the default process group is not initialized (call tn_dist_init first)", fn);
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) return (tn_ddp *)tn__error("%s: parameter %d is NULL", fn, i);
+        if (!params[i]->requires_grad || params[i]->grad_fn)
+            return (tn_ddp *)tn__error("%s: parameter %d is not a leaf that requires grad", fn, i);
+        if (!tn_dtype_is_floating(params[i]->dtype)) return (tn_ddp *)tn__error("%s: parameter %d is %s, not floating point", fn, i, tn_dtype_name(params[i]->dtype));
+    }
+    tn_ddp *d = (tn_ddp *)TN_MALLOC(sizeof *d);
+    if (!d) return (tn_ddp *)tn__error("%s: out of memory", fn);
+    memset(d, 0, sizeof *d);
+    d->g = g;
+    const size_t m = (size_t)(n ? n : 1);
+    d->params = (tn_tensor **)TN_MALLOC(m * sizeof *d->params);
+    d->offset = (int64_t *)TN_MALLOC(m * sizeof *d->offset);
+    d->bucket = (int *)TN_MALLOC(m * sizeof *d->bucket);
+    d->marked = (bool *)TN_MALLOC(m * sizeof *d->marked);
+    d->hooks = (int *)TN_MALLOC(m * sizeof *d->hooks);
+    d->ctx = (tn__ddp_hook *)TN_MALLOC(m * sizeof *d->ctx);
+    d->buckets = (tn__ddp_bucket *)TN_MALLOC(m * sizeof *d->buckets);
+    if (!d->params || !d->offset || !d->bucket || !d->marked || !d->hooks || !d->ctx || !d->buckets) {
+        d->n = 0;
+        tn_ddp_free(d);
+        return (tn_ddp *)tn__error("%s: out of memory", fn);
+    }
+    for (int i = 0; i < n; i++) {
+        d->params[i] = tn_retain(params[n - 1 - i]);    /* reverse: the order gradients arrive in */
+        d->hooks[i] = -1;
+        d->marked[i] = false;
+    }
+    d->n = n;
+    /* buckets: consecutive parameters of one dtype and device up to the cap */
+    const double cap = o.bucket_cap_mb * 1024 * 1024;
+    double bytes = 0;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *p = d->params[i];
+        tn__ddp_bucket *b = d->nbuckets ? &d->buckets[d->nbuckets - 1] : NULL;
+        tn_tensor *prev = i ? d->params[i - 1] : NULL;
+        if (!b || bytes >= cap || prev->dtype != p->dtype || prev->device != p->device) {
+            b = &d->buckets[d->nbuckets++];
+            memset(b, 0, sizeof *b);
+            b->first = i;
+            bytes = 0;
+        }
+        d->offset[i] = b->n ? d->offset[i - 1] + tn_numel(d->params[i - 1]) : 0;
+        d->bucket[i] = d->nbuckets - 1;
+        b->n++;
+        bytes += (double)tn_numel(p) * (double)tn_dtype_size(p->dtype);
+    }
+    int rc = 0;
+    for (int k = 0; k < d->nbuckets && !rc; k++) {
+        tn__ddp_bucket *b = &d->buckets[k];
+        const int last = b->first + b->n - 1;
+        int64_t numel = d->offset[last] + tn_numel(d->params[last]);
+        tn_tensor *p = d->params[b->first];
+        tn_scope_begin();
+        b->flat = tn_zeros(TN_SHAPE(numel), p->dtype);
+        if (b->flat && p->device != TN_CPU) b->flat = tn_to(b->flat, p->device);
+        if (b->flat) tn_retain(b->flat);
+        else rc = -1;
+        tn_scope_end();
+    }
+    /* every rank starts from rank 0's parameters */
+    tn_no_grad_begin();
+    int root = 0;
+    for (int i = 0; i < n && !rc && o.broadcast_parameters; i++) rc = tn_dist_broadcast(d->params[i], root, g);
+    tn_no_grad_end();
+    for (int i = 0; i < n && !rc; i++) {
+        d->ctx[i].d = d;
+        d->ctx[i].i = i;
+        if ((d->hooks[i] = tn_register_hook(d->params[i], tn__ddp_on_grad, &d->ctx[i])) < 0) rc = -1;
+    }
+    (void)o.find_unused_parameters;     /* accepted: unused parameters are always handled */
+    if (rc) { tn_ddp_free(d); return NULL; }
+    return d;
+}
+
+TNDEF tn_ddp *tn_ddp_new_str(tn_tensor *const *params, int n, tn_dist_group *g, const char *options) {
+    TN__KW_STR(tn_ddp_opts, ddp, "tn_ddp_new", options, tn_ddp_new_opts(params, n, g, o));
+}
+
+TNDEF int tn_ddp_no_sync(tn_ddp *d, bool no_sync) {
+    if (!d) return TN__FAIL_INT("tn_ddp_no_sync: ddp is NULL");
+    d->no_sync = no_sync;
+    return 0;
 }
 
 /* ========================================================================= */

@@ -948,6 +948,11 @@ typedef tn_tensor *(*tn_hook_fn)(tn_tensor *grad, void *user);
 TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user); /* a handle >= 0, or -1 */
 TNDEF int tn_remove_hook(tn_tensor *t, int handle);
 
+/* Final callbacks (PyTorch's engine.queue_callback): from a hook during backward, fn(user)
+   is queued to run once that backward has finished (in order, also after an error; a
+   return of -1 makes backward fail). Outside a backward: an error. */
+TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user);
+
 /* Custom differentiable ops ("extensions without pain"): forward computes the result from
    the inputs (run under no_grad; it may keep tensors for backward with tn_ctx_save);
    backward receives the result's gradient and writes grad_inputs[i] for each input that
@@ -1839,6 +1844,88 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
 /* The deleter of a DLManagedTensor made by tn_to_dlpack, for consumers that drop one
    unused (m->deleter(m) is the same call). NULL is a no-op. */
 TNDEF void tn_dlpack_delete(DLManagedTensor *m);
+
+/* ---- shared memory (torch.multiprocessing) ----
+   A shared storage lives in a nameless file in /dev/shm that the kernel frees when the last
+   process holding it exits or lets go (no /dev/shm entry can leak). Across fork a child
+   sees the parent's shared tensors as they are; any other process receives one over a
+   Unix socket (tn_shared_send / tn_shared_recv: the descriptor travels as SCM_RIGHTS).
+   Writes on either side are seen by the other, as with PyTorch's shared tensors. */
+TNDEF tn_tensor *tn_share_memory_(tn_tensor *t);  /* moves t's storage (every view of it) into shared memory; t borrowed; a no-op on CUDA or when shared */
+TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory */
+/* The shared storage's file descriptor (the storage keeps it), or -1 with an error; where
+   the storage's bytes lie in that file (either pointer may be NULL), for tn_from_shared_fd. */
+TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes);
+/* A tensor over a storage another process shared: fd (duplicated; the caller keeps its
+   own), the storage's bytes [storage_start, storage_start + storage_nbytes) of the file, and
+   the view (strides in elements, NULL for contiguous; offset in elements). Everything is
+   checked against the file's size. */
+TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                   const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
+TNDEF int tn_shared_send(int sock, tn_tensor *t);  /* shares t, then sends its view and descriptor over a Unix socket; 0 or -1 */
+TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send sent: the same memory, mapped here */
+
+/* ---- distributed (torch.distributed) ----
+   Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
+   header needs no MPI otherwise, and then every call is an error that says so). Launch
+   with mpirun: tn_dist_init("mpi", 0) takes the rank and world size from it ("gloo" is
+   served by MPI too). g = NULL is the default group of all ranks; ranks passed to a
+   collective are global ranks, as in PyTorch. Tensors are communicated in place, any
+   layout and device (staged through a contiguous CPU copy where needed). Every call
+   completes before its deadline (timeout_s, default $TN_DIST_TIMEOUT or 30 minutes) or
+   fails with an error, so a rank that died makes the others fail rather than hang. */
+typedef enum tn_dist_op { TN_DIST_SUM, TN_DIST_AVG, TN_DIST_PRODUCT, TN_DIST_MIN, TN_DIST_MAX } tn_dist_op;  /* ReduceOp */
+typedef struct tn_dist_group tn_dist_group;
+typedef struct tn_dist_work tn_dist_work;
+TNDEF bool tn_dist_is_available(void);                 /* built with MPI */
+TNDEF int tn_dist_init(const char *backend, double timeout_s);   /* "mpi" or "gloo"; timeout_s <= 0: the default */
+TNDEF bool tn_dist_is_initialized(void);
+TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI cannot start again after it */
+TNDEF int tn_dist_get_rank(const tn_dist_group *g);    /* in g (NULL: the world); -1 outside g */
+TNDEF int tn_dist_get_world_size(const tn_dist_group *g);
+TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n);  /* every rank calls it, members or not */
+TNDEF void tn_dist_group_free(tn_dist_group *g);
+TNDEF int tn_dist_all_reduce(tn_tensor *t, tn_dist_op op, tn_dist_group *g);        /* t = op over every rank's t */
+TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g);   /* the result on dst only */
+TNDEF int tn_dist_broadcast(tn_tensor *t, int src, tn_dist_group *g);                 /* src's t to every rank */
+TNDEF int tn_dist_all_gather(tn_tensor *const *outs, tn_tensor *t, tn_dist_group *g); /* outs[i] = rank i's t (world-size outs) */
+TNDEF int tn_dist_gather(tn_tensor *t, tn_tensor *const *outs, int dst, tn_dist_group *g);  /* outs on dst only (NULL elsewhere) */
+TNDEF int tn_dist_scatter(tn_tensor *t, tn_tensor *const *ins, int src, tn_dist_group *g);  /* t = src's ins[rank] */
+TNDEF int tn_dist_reduce_scatter(tn_tensor *out, tn_tensor *const *ins, tn_dist_op op, tn_dist_group *g); /* out = op of ins[rank] */
+TNDEF int tn_dist_barrier(tn_dist_group *g);
+TNDEF int tn_dist_send(tn_tensor *t, int dst, int tag, tn_dist_group *g);
+TNDEF int tn_dist_recv(tn_tensor *t, int src, int tag, tn_dist_group *g);             /* src -1: any; returns the sender's rank */
+/* Async forms: the work runs while the caller computes; tn_dist_wait completes and frees
+   it (returning what the blocking call returns), tn_dist_test says 1 when done. The
+   tensor must not be touched until then. */
+TNDEF tn_dist_work *tn_dist_all_reduce_async(tn_tensor *t, tn_dist_op op, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_broadcast_async(tn_tensor *t, int src, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_group *g);
+TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g);
+TNDEF int tn_dist_wait(tn_dist_work *w);
+TNDEF int tn_dist_test(tn_dist_work *w);
+
+/* DistributedDataParallel: after tn_ddp_new (which broadcasts the parameters from rank 0),
+   every backward averages the parameters' gradients over the group's ranks: hooks copy
+   each gradient into its bucket (about bucket_cap_mb each, parameters in reverse order,
+   as their gradients arrive) and start the bucket's all-reduce as soon as it and every
+   bucket before it are complete, so communication overlaps the rest of backward; a final
+   callback waits and writes the averages into .grad. A parameter backward did not reach
+   contributes its current .grad (or zeros) — with find_unused_parameters as without. Off
+   between tn_ddp_no_sync(d, true) and (d, false): gradients then accumulate locally and
+   the next synced backward averages the accumulated sums. Every rank calls the same
+   sequence with the same parameters (shapes, order). */
+#define TN_FIELDS_tn_ddp_opts(X) \
+    X(D, bucket_cap_mb,          25.0,  "") \
+    X(B, find_unused_parameters, false, "") \
+    X(B, broadcast_parameters,   true,  "")
+TN__KW_STRUCT(tn_ddp_opts);
+typedef struct tn_ddp tn_ddp;
+TNDEF tn_ddp *tn_ddp_new_opts(tn_tensor *const *params, int n, tn_dist_group *g, tn_ddp_opts opts);
+#define tn_ddp_new(params, n, ...) tn_ddp_new_opts(params, n, TN__POS_KW(tn_ddp_opts, __VA_ARGS__))
+TNDEF tn_ddp *tn_ddp_new_str(tn_tensor *const *params, int n, tn_dist_group *g, const char *options);
+TNDEF int tn_ddp_no_sync(tn_ddp *d, bool no_sync);     /* true: the next backwards only accumulate locally */
+TNDEF void tn_ddp_free(tn_ddp *d);                     /* removes the hooks; NULL is a no-op */
 
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.." || exit 1
 B=${BUILD:-build}
 p=0; f=0
 check() { if eval "$2"; then p=$((p + 1)); else f=$((f + 1)); echo "FAIL $1"; fi; }
-for e in fashion_mlp fashion_cnn custom_module char_lm fashion_mlp_by_hand; do
+for e in fashion_mlp fashion_cnn custom_module char_lm fashion_mlp_by_hand hogwild ddp_fashion; do
     x="$B/$e"
     [ -x "$x" ] || { f=$((f + 1)); echo "FAIL $x is not built"; continue; }
     out=$("$x" --help 2>&1); rc=$?
@@ -25,5 +25,12 @@ out=$("$B/char_lm" --steps 2>&1); rc=$?
 check "a flag without its value is an error" '[ $rc -eq 2 ] && echo "$out" | grep -q "needs a value"'
 out=$("$B/fashion_mlp" --device tpu 2>&1); rc=$?
 check "an unknown device is an error" '[ $rc -eq 2 ] && echo "$out" | grep -q "expected cpu or cuda"'
+# Hogwild: two forked processes train one model in shared memory; the parent tests it
+if [ -f data/fashion-mnist/train-labels-idx1-ubyte ] || [ -f data/fashion-mnist/train-labels-idx1-ubyte.gz ]; then
+    out=$("$B/hogwild" --processes 2 --epochs 1 --expect 0.75 2>&1); rc=$?
+    check "hogwild: 2 processes train one shared model (test accuracy >= 75 %)" '[ $rc -eq 0 ] && [ $(echo "$out" | grep -c "^process [01] ") -eq 2 ]'
+else
+    echo "hogwild run skipped: no data/fashion-mnist (make demo fetches it)"
+fi
 echo "$p passed, $f failed"
 [ $f -eq 0 ]

@@ -133,8 +133,49 @@ static tn__leafacc *tn__leaf_entry(tn__leafvec *lv, tn_tensor *leaf, bool add) {
     return e;
 }
 
+/* Callbacks queued while a backward runs (tn_autograd_queue_callback) run, in order, when
+   it has finished, also after an error (DDP completes its last all-reduces there). Each
+   engine call has its own list: a backward inside a hook finishes its own. */
+typedef struct tn__final_cb { int (*fn)(void *user); void *user; } tn__final_cb;
+typedef struct tn__final_list { tn__final_cb *v; int n, cap; } tn__final_list;
+static TN__TLS tn__final_list *tn__final_current;
+
+TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user) {
+    tn__final_list *l = tn__final_current;
+    if (!fn) return TN__FAIL_INT("tn_autograd_queue_callback: fn is NULL");
+    if (!l) return TN__FAIL_INT("tn_autograd_queue_callback: final callbacks can only be installed during the backward pass");
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 4;
+        tn__final_cb *v = (tn__final_cb *)TN_REALLOC(l->v, (size_t)cap * sizeof *v);
+        if (!v) return TN__FAIL_INT("tn_autograd_queue_callback: out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].fn = fn;
+    l->v[l->n++].user = user;
+    return 0;
+}
+
+static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
+                          tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o);
 static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
                       tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
+    tn__final_list finals = {NULL, 0, 0}, *outer = tn__final_current;
+    tn__final_current = &finals;
+    int rc = tn__engine_run(fn, roots, root_grads, nroots, inputs, ninputs, captured, o);
+    tn__final_current = outer;
+    for (int i = 0; i < finals.n; i++) {       /* a callback may queue another: finals.n grows */
+        tn__final_current = &finals;
+        int r = finals.v[i].fn(finals.v[i].user);
+        tn__final_current = outer;
+        if (r && !rc) rc = -1;
+    }
+    TN_FREE(finals.v);
+    return rc;
+}
+
+static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
+                          tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
     tn__leafvec leaves = {NULL, 0, 0};
     int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);

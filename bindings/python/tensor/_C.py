@@ -114,6 +114,39 @@ tn_from_blob T p L i L D F p
 tn_to_dlpack p T
 tn_from_dlpack T p
 tn_dlpack_delete v p
+tn_share_memory_ T T
+tn_is_shared b T
+tn_shared_fd i T L L
+tn_from_shared_fd T i l l D L i L l
+tn_shared_send i i T
+tn_shared_recv T i
+tn_dist_is_available b
+tn_dist_init i s d
+tn_dist_is_initialized b
+tn_dist_destroy i
+tn_dist_get_rank i p
+tn_dist_get_world_size i p
+tn_dist_new_group p L i
+tn_dist_group_free v p
+tn_dist_all_reduce i T D p
+tn_dist_reduce i T i D p
+tn_dist_broadcast i T i p
+tn_dist_all_gather i A T p
+tn_dist_gather i T A i p
+tn_dist_scatter i T A i p
+tn_dist_reduce_scatter i T A D p
+tn_dist_barrier i p
+tn_dist_send i T i i p
+tn_dist_recv i T i i p
+tn_dist_all_reduce_async p T D p
+tn_dist_broadcast_async p T i p
+tn_dist_send_async p T i i p
+tn_dist_recv_async p T i i p
+tn_dist_wait i p
+tn_dist_test i p
+tn_ddp_new_str p A i p s
+tn_ddp_no_sync i p b
+tn_ddp_free v p
 tn_scalar_tensor T d D
 tn_scalar T d
 tn_scalar_int T l

@@ -28,6 +28,8 @@ from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_l
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import nn, autograd, optim, utils
+from . import multiprocessing  # registers how tensors cross processes (shared memory)
+from . import distributed
 from .serialization import save, load
 from .utils.dlpack import from_dlpack
 

@@ -1118,6 +1118,16 @@ class Tensor:
     def pin_memory(self):
         return _wrap(lib.tn_pin_memory(self._ptr))
 
+    def share_memory_(self):
+        """Moves the storage (every view of it) into shared memory; a no-op on CUDA and when
+        already shared. Returns self."""
+        if not lib.tn_share_memory_(self._ptr):
+            _raise()
+        return self
+
+    def is_shared(self):
+        return bool(lib.tn_is_shared(self._ptr))
+
     def is_pinned(self):
         return bool(lib.tn_is_pinned(self._ptr))
 

@@ -6,7 +6,7 @@ behaviour and reprs) whose forward calls the C functional ops in ``functional``;
 MultiheadAttention and the Transformer layers (``rnn_modules``) own Python Parameters and
 drive the C modules' forwards with them.
 """
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .module import Module  # noqa: F401
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401

@@ -540,6 +540,12 @@ class Module:
         return self._convert(None, _to_dtype("bfloat16"))
 
     def share_memory(self):
+        """Moves every parameter, gradient and buffer into shared memory (Hogwild training:
+        processes forked or spawned afterwards update the same weights)."""
+        for t in list(self.parameters()) + list(self.buffers()):
+            t.share_memory_()
+            if t.grad is not None:
+                t.grad.share_memory_()
         return self
 
     # -- state dicts

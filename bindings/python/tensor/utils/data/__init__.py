@@ -15,6 +15,7 @@ from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSam
 from ._collate import default_collate, default_convert  # noqa: F401
 from .dataloader import DataLoader, get_worker_info  # noqa: F401
 from ._worker import WorkerInfo  # noqa: F401
+from . import distributed  # noqa: F401
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "default_collate",

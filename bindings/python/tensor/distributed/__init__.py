@@ -1,0 +1,304 @@
+"""tensor.distributed: PyTorch's torch.distributed over the C library's MPI collectives.
+
+    mpirun -np 2 python3 train.py        # with TENSOR_LIB=lib/libtensor_mpi.so (make DIST=mpi)
+
+``init_process_group("mpi")`` (``"gloo"`` is served by MPI too) takes the rank and world
+size from mpirun; then ``all_reduce``, ``broadcast``, ``reduce``, ``all_gather``,
+``gather``, ``scatter``, ``reduce_scatter``, ``barrier``, ``send``/``recv`` and
+``isend``/``irecv`` work on tensors in place as in PyTorch (any layout; ``async_op=True``
+returns a Work to ``wait()`` on), with ``ReduceOp`` SUM, AVG, PRODUCT, MIN, MAX and groups
+from ``new_group``. A collective that a rank never joins fails with an error after the
+timeout (``timeout=timedelta(...)``, default 30 minutes) instead of hanging.
+"""
+import ctypes
+from datetime import timedelta
+
+from .._C import lib
+from .._core import Tensor, _i64, _ptrs, _raise, _tp
+
+__all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group", "get_rank",
+           "get_world_size", "get_backend", "new_group", "ReduceOp", "all_reduce", "reduce", "broadcast",
+           "all_gather", "gather", "scatter", "reduce_scatter", "barrier", "send", "recv", "isend", "irecv",
+           "Work", "ProcessGroup", "GroupMember", "all_gather_into_tensor", "reduce_scatter_tensor"]
+
+default_pg_timeout = timedelta(minutes=30)
+
+
+class ReduceOp:
+    """torch.distributed.ReduceOp (the values are the C tn_dist_op's)."""
+    SUM, AVG, PRODUCT, MIN, MAX = 0, 1, 2, 3, 4
+
+
+class ProcessGroup:
+    """A group from new_group (the default group is None)."""
+
+    def __init__(self, ptr, ranks):
+        self._ptr, self.ranks = ptr, tuple(ranks)
+
+    def size(self):
+        return len(self.ranks)
+
+    def rank(self):
+        return lib.tn_dist_get_rank(self._ptr)
+
+    def __del__(self):
+        try:
+            if self._ptr and lib.tn_dist_is_initialized():
+                lib.tn_dist_group_free(self._ptr)
+        except Exception:
+            pass
+        self._ptr = None
+
+
+class GroupMember:
+    WORLD = None
+    NON_GROUP_MEMBER = object()
+
+
+class Work:
+    """An async collective: wait() completes it (its tensor is ready after), is_completed()."""
+
+    def __init__(self, ptr, keep):
+        self._ptr, self._keep, self._result = ptr, keep, None
+
+    def wait(self, timeout=None):
+        if self._ptr:
+            p, self._ptr = self._ptr, None
+            r = lib.tn_dist_wait(p)
+            self._keep = None
+            if r < 0:
+                _raise()
+            self._result = r
+        return True
+
+    def is_completed(self):
+        if not self._ptr:
+            return True
+        r = lib.tn_dist_test(self._ptr)
+        if r < 0:
+            _raise()
+        return bool(r)
+
+    def _source(self):
+        self.wait()
+        return self._result
+
+
+class _Done(Work):
+    def __init__(self):
+        super().__init__(None, None)
+
+
+_backend = [None]
+
+
+def is_available():
+    """Whether this library was built with MPI (make DIST=mpi)."""
+    return bool(lib.tn_dist_is_available())
+
+
+def is_initialized():
+    return bool(lib.tn_dist_is_initialized())
+
+
+def is_mpi_available():
+    return is_available()
+
+
+def is_gloo_available():
+    return is_available()
+
+
+def is_nccl_available():
+    return False
+
+
+def init_process_group(backend=None, init_method=None, timeout=default_pg_timeout, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None):
+    """Joins the processes mpirun started. world_size and rank, when given, must agree with
+    mpirun's (as must the RANK / WORLD_SIZE variables)."""
+    backend = (backend or "mpi").lower()
+    if not is_available():
+        raise RuntimeError("Distributed package doesn't have MPI built in: build the library with `make DIST=mpi` "
+                           "and point TENSOR_LIB at lib/libtensor_mpi.so")
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    if lib.tn_dist_init(backend.encode(), seconds) < 0:
+        _raise()
+    if (world_size != -1 and world_size != get_world_size()) or (rank != -1 and rank != get_rank()):
+        got = (get_rank(), get_world_size())
+        destroy_process_group()
+        raise ValueError(f"init_process_group(rank={rank}, world_size={world_size}) disagrees with mpirun's "
+                         f"rank {got[0]} of {got[1]}")
+    _backend[0] = backend
+
+
+def destroy_process_group(group=None):
+    if group is not None:
+        group.__del__()
+        return
+    if lib.tn_dist_destroy() < 0:
+        _raise()
+    _backend[0] = None
+
+
+def _check_init():
+    if not is_initialized():
+        raise RuntimeError("Default process group has not been initialized, please make sure to call "
+                           "init_process_group.")
+
+
+def _g(group):
+    if group is None or group is GroupMember.WORLD:
+        return None
+    if not isinstance(group, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup from new_group, not {type(group).__name__}")
+    return group._ptr
+
+
+def get_backend(group=None):
+    _check_init()
+    return _backend[0]
+
+
+def get_rank(group=None):
+    _check_init()
+    return lib.tn_dist_get_rank(_g(group))
+
+
+def get_world_size(group=None):
+    _check_init()
+    return lib.tn_dist_get_world_size(_g(group))
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
+    """A group of the given global ranks; every rank must call it (members or not)."""
+    _check_init()
+    ranks = list(range(get_world_size())) if ranks is None else sorted(int(r) for r in ranks)
+    arr, n = _i64(ranks, "ranks")
+    p = lib.tn_dist_new_group(arr, n)
+    if not p:
+        _raise()
+    return ProcessGroup(p, ranks)
+
+
+def _rc(r):
+    if r < 0:
+        _raise()
+    return r
+
+
+def _op(op):
+    if isinstance(op, int) and 0 <= op <= 4:
+        return op
+    raise ValueError(f"unsupported ReduceOp {op!r} (SUM, AVG, PRODUCT, MIN or MAX)")
+
+
+def _work(ptr, keep):
+    if not ptr:
+        _raise()
+    return Work(ptr, keep)
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_init()
+    if async_op:
+        return _work(lib.tn_dist_all_reduce_async(_tp(tensor, "all_reduce", "tensor"), _op(op), _g(group)), tensor)
+    _rc(lib.tn_dist_all_reduce(_tp(tensor, "all_reduce", "tensor"), _op(op), _g(group)))
+
+
+def broadcast(tensor, src=0, group=None, async_op=False):
+    _check_init()
+    if async_op:
+        return _work(lib.tn_dist_broadcast_async(_tp(tensor, "broadcast", "tensor"), src, _g(group)), tensor)
+    _rc(lib.tn_dist_broadcast(_tp(tensor, "broadcast", "tensor"), src, _g(group)))
+
+
+def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_init()
+    _rc(lib.tn_dist_reduce(_tp(tensor, "reduce", "tensor"), dst, _op(op), _g(group)))
+    return _Done() if async_op else None
+
+
+def _list(tensors, fn, arg):
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): {arg} must be a list of tensors")
+    return _ptrs(list(tensors), fn, arg)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    _check_init()
+    if len(tensor_list) != get_world_size(group):
+        raise ValueError(f"all_gather(): tensor_list has {len(tensor_list)} tensors for a group of {get_world_size(group)}")
+    _rc(lib.tn_dist_all_gather(_list(tensor_list, "all_gather", "tensor_list"), _tp(tensor, "all_gather", "tensor"), _g(group)))
+    return _Done() if async_op else None
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """output_tensor [world * n, ...] (or [world, n, ...]) gets every rank's input."""
+    n = get_world_size(group)
+    out = output_tensor.view(n, *input_tensor.shape)
+    return all_gather(list(out.unbind(0)), input_tensor, group, async_op)
+
+
+def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
+    _check_init()
+    mine = get_rank() == dst
+    if mine and (gather_list is None or len(gather_list) != get_world_size(group)):
+        raise ValueError("gather(): the destination rank needs a gather_list of one tensor per rank")
+    ptrs = _list(gather_list, "gather", "gather_list") if mine else None
+    _rc(lib.tn_dist_gather(_tp(tensor, "gather", "tensor"), ptrs, dst, _g(group)))
+    return _Done() if async_op else None
+
+
+def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
+    _check_init()
+    mine = get_rank() == src
+    if mine and (scatter_list is None or len(scatter_list) != get_world_size(group)):
+        raise ValueError("scatter(): the source rank needs a scatter_list of one tensor per rank")
+    ptrs = _list(scatter_list, "scatter", "scatter_list") if mine else None
+    _rc(lib.tn_dist_scatter(_tp(tensor, "scatter", "tensor"), ptrs, src, _g(group)))
+    return _Done() if async_op else None
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_init()
+    if len(input_list) != get_world_size(group):
+        raise ValueError(f"reduce_scatter(): input_list has {len(input_list)} tensors for a group of {get_world_size(group)}")
+    _rc(lib.tn_dist_reduce_scatter(_tp(output, "reduce_scatter", "output"), _list(input_list, "reduce_scatter", "input_list"),
+                                   _op(op), _g(group)))
+    return _Done() if async_op else None
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    n = get_world_size(group)
+    return reduce_scatter(output, list(input.view(n, *output.shape).unbind(0)), op, group, async_op)
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    _check_init()
+    _rc(lib.tn_dist_barrier(_g(group)))
+    return _Done() if async_op else None
+
+
+def send(tensor, dst, group=None, tag=0):
+    _check_init()
+    _rc(lib.tn_dist_send(_tp(tensor, "send", "tensor"), dst, tag, _g(group)))
+
+
+def recv(tensor, src=None, group=None, tag=0):
+    """Receives into tensor; returns the sender's rank (src=None: any)."""
+    _check_init()
+    return _rc(lib.tn_dist_recv(_tp(tensor, "recv", "tensor"), -1 if src is None else src, tag, _g(group)))
+
+
+def isend(tensor, dst, group=None, tag=0):
+    _check_init()
+    return _work(lib.tn_dist_send_async(_tp(tensor, "isend", "tensor"), dst, tag, _g(group)), tensor)
+
+
+def irecv(tensor, src=None, group=None, tag=0):
+    _check_init()
+    return _work(lib.tn_dist_recv_async(_tp(tensor, "irecv", "tensor"), -1 if src is None else src, tag, _g(group)), tensor)
+
+
+del ctypes
