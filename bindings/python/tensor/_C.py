@@ -91,6 +91,8 @@ tn_device_name s D
 tn_retain T T
 tn_release v T
 tn_scope_depth i
+tn_scope_begin v
+tn_scope_end v
 tn_memory_stats_get M
 tn_memory_stats_reset_peak v
 tn_ndim i T
