@@ -286,3 +286,10 @@ def test_the_splitter():
     assert "int y = f(2);" in body and "for (int i" in body and "y++" in body
     assert "struct ctx { int a; };" in top and "struct ctx c = {y};" in body
     assert "int y" not in top and "for" not in top
+
+
+def test_api_reference_is_current():
+    """docs/api.md is what tools/apidoc makes of src/api.h (a stale reference lies too)."""
+    r = subprocess.run([sys.executable, os.path.join(REPO, "tools", "apidoc"), "--check"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, f"docs/api.md is stale: run tools/apidoc\n{r.stdout[-2000:]}{r.stderr[-2000:]}"

@@ -9,6 +9,7 @@ Images are tensors in one of two layouts, told apart by dtype:
 
 Geometric functions (crop, pad, flips, resize) keep the layout they are given.
 """
+import functools
 import numbers
 
 from ..._core import Tensor, uint8, float32, get_default_dtype, _numpy, tensor as _tensor, from_numpy, full
@@ -77,7 +78,16 @@ def normalize(tensor, mean, std, inplace=False):
                          f"tensor.size() = {tensor.size()}")
     if not inplace:
         tensor = tensor.clone()
-    dtype = tensor.dtype
+    try:        # per-sample calls with the same statistics: made once (a tensor() costs ~25 us)
+        mean, std = _stats(tuple(mean), tuple(std), tensor.dtype)
+    except TypeError:                           # numbers, tensors: not hashable as tuples
+        mean, std = _stats.__wrapped__(mean, std, tensor.dtype)
+    return tensor.sub_(mean).div_(std)
+
+
+@functools.lru_cache(maxsize=64)
+def _stats(mean, std, dtype):
+    """normalize's mean and std as [C, 1, 1] tensors of dtype (torchvision's checks)."""
     mean = _tensor(list(mean) if not isinstance(mean, (numbers.Number, Tensor)) else mean, dtype=dtype)
     std = _tensor(list(std) if not isinstance(std, (numbers.Number, Tensor)) else std, dtype=dtype)
     if (std == 0).any():
@@ -86,7 +96,7 @@ def normalize(tensor, mean, std, inplace=False):
         mean = mean.view(-1, 1, 1)
     if std.ndim == 1:
         std = std.view(-1, 1, 1)
-    return tensor.sub_(mean).div_(std)
+    return mean, std
 
 
 def hflip(img):
