@@ -166,6 +166,9 @@ def test_pad_modes_match_numpy(mode):
     hwc = rand_u8(4, 5, 3, seed=8)
     np.testing.assert_array_equal(TF.pad(tn.from_numpy(hwc), 1, padding_mode=mode).numpy(),
                                   np.pad(hwc, ((1, 1), (1, 1), (0, 0)), mode=mode))
+    # negative padding crops that side first (torchvision's tensor pad)
+    np.testing.assert_array_equal(TF.pad(tn.from_numpy(img), [-1, 2, 1, -2], padding_mode=mode).numpy(),
+                                  np.pad(img[:3, 1:], ((2, 0), (0, 1)), mode=mode))
 
 
 def test_random_crop_replayed():
