@@ -132,6 +132,29 @@ class cuda:
         return {f: getattr(s, f) for f, _ in s._fields_}
 
 
+class accelerator:
+    """torch.accelerator (PyTorch 2.6+; 1.13 has none): the one accelerator here is CUDA.
+    Scripts written for 2025 PyTorch (pytorch/examples' mnist) pick their device with it."""
+
+    @staticmethod
+    def is_available():
+        return cuda_is_available()
+
+    @staticmethod
+    def current_accelerator(check_available=False):
+        if check_available and not cuda_is_available():
+            return None
+        return device("cuda")
+
+    @staticmethod
+    def device_count():
+        return cuda.device_count() if cuda_is_available() else 0
+
+    @staticmethod
+    def synchronize(device=None):
+        cuda.synchronize(device)
+
+
 class _Matmul:
     @property
     def allow_tf32(self):
