@@ -210,8 +210,10 @@ def run_block(b, workdir):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.path.join(REPO, "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
         script = "import tensor as torch\n" + (b.setup + "\n" if b.setup else "") + b.text + "\n"
-        r = subprocess.run([sys.executable, "-c", script], cwd=d, capture_output=True, text=True, env=env,
-                           timeout=300)
+        path = os.path.join(d, "block.py")        # a file, as a user runs it (spawned processes re-import it)
+        with open(path, "w") as f:
+            f.write(script)
+        r = subprocess.run([sys.executable, path], cwd=d, capture_output=True, text=True, env=env, timeout=300)
         miss = re.search(r"ModuleNotFoundError: No module named '(torch|numpy)'", r.stderr)
         if r.returncode and miss:
             return "skip", f"needs {miss.group(1)}, which is not installed"
