@@ -1,7 +1,8 @@
 /* fuzz_checkpoint — tn_checkpoint_load of a file holding the input bytes, into a live
  * model and optimizer.
  *
- * Each input gets a fresh model (fuzz_ckpt_model: Linear, BatchNorm1d, Tanh, Linear) and
+ * Each input is loaded twice: into the model alone (opt NULL), then into the model and its
+ * optimizer. Each load gets a fresh model (fuzz_ckpt_model: Linear, BatchNorm1d, Tanh, Linear) and
  * an Adam optimizer with state (one training step), both deterministic. Before the load
  * every parameter (bytes, dtype, shape, requires_grad, .grad, the tensor object itself),
  * every buffer, the optimizer's state dict (state and param_groups), which tensors the
@@ -38,10 +39,9 @@ static void ck_take(ck_snap *s, tn_module *m, tn_optim *o, int64_t step) {
 static void ck_free(ck_snap *s) { free(s->params.p); free(s->grads.p); free(s->buffers.p); free(s->optim.p); free(s->misc.p); }
 static int ck_same(const fuzz_buf *a, const fuzz_buf *b) { return a->n == b->n && (!a->n || !memcmp(a->p, b->p, a->n)); }
 
-int FUZZ_ENTRY(const uint8_t *data, size_t size) {
-    char path[512];
-    fuzz_tmp_path("ck.safetensors", path, sizeof path);
-    if (fuzz_write_file(path, data, size)) return 0;
+/* One load of the file at path into a fresh model, with the optimizer (with_optim) or
+   without it (tn_checkpoint_load(path, model, NULL, &step): the model alone). */
+static void ck_load(const char *path, int with_optim) {
     tn_module *m = fuzz_ckpt_model(1, 4);
     tn_optim *o = m ? fuzz_ckpt_optim(m, "Adam", "lr=0.01") : NULL;
     if (!m || !o || fuzz_ckpt_train(m, o, 1)) FUZZ_FINDING("cannot build the model and optimizer: %s", tn_last_error());
@@ -49,9 +49,8 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size) {
     ck_snap before, after;
     ck_take(&before, m, o, step);
     tn_clear_error();
-    int rc = tn_checkpoint_load(path, m, o, &step);
-    unlink(path);
-    fuzz_verbose("tn_checkpoint_load", rc != 0);
+    int rc = tn_checkpoint_load(path, m, with_optim ? o : NULL, &step);
+    fuzz_verbose(with_optim ? "tn_checkpoint_load (model + optimizer)" : "tn_checkpoint_load (model only)", rc != 0);
     if (rc != 0) {
         if (!tn_last_error()[0]) FUZZ_FINDING("tn_checkpoint_load failed without an error message");
         ck_take(&after, m, o, step);
@@ -60,7 +59,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size) {
                          : !ck_same(&before.buffers, &after.buffers) ? "the model's buffers"
                          : !ck_same(&before.optim, &after.optim) ? "the optimizer's state or param_groups"
                          : !ck_same(&before.misc, &after.misc) ? "the step or the training flag" : NULL;
-        if (what) FUZZ_FINDING("a failed tn_checkpoint_load changed %s (error: %s)", what, tn_last_error());
+        if (what) FUZZ_FINDING("a failed tn_checkpoint_load (%s) changed %s (error: %s)", with_optim ? "model + optimizer" : "model only", what, tn_last_error());
         ck_free(&after);
     } else {
         tn_dict *p = tn_module_named_parameters(m);
@@ -73,5 +72,14 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size) {
     ck_free(&before);
     tn_optim_free(o);
     tn_module_free(m);
+}
+
+int FUZZ_ENTRY(const uint8_t *data, size_t size) {
+    char path[512];
+    fuzz_tmp_path("ck.safetensors", path, sizeof path);
+    if (fuzz_write_file(path, data, size)) return 0;
+    ck_load(path, 0);
+    ck_load(path, 1);
+    unlink(path);
     return 0;
 }
