@@ -26,8 +26,17 @@ FUZZ_DEPS    := tests/fuzz/fuzz_common.h
 .PHONY: fuzz fuzz-check fuzz-build fuzz-seeds
 fuzz-build: $(FUZZ_BINS) $(FUZZ_BUILD)/seeds.stamp
 
+# clang with libFuzzer's runtime (Debian: clang and libclang-rt-<version>-dev), checked once
+$(FUZZ_BUILD)/toolchain.ok:
+	@mkdir -p $(FUZZ_BUILD)
+	@printf '#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' > $(FUZZ_BUILD)/probe.c
+	@$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $(FUZZ_BUILD)/probe.c -o $(FUZZ_BUILD)/probe 2>$(FUZZ_BUILD)/probe.err || \
+	  { echo "fuzz: '$(FUZZ_CC) -fsanitize=fuzzer' does not link (install clang and its libFuzzer runtime, e.g. libclang-rt-14-dev; or set FUZZ_CC):"; \
+	    head -n 3 $(FUZZ_BUILD)/probe.err; exit 1; }
+	@touch $@
+
 # the implementation, once: coverage for libFuzzer (fuzzer-no-link), ASan, UBSan, zlib
-$(FUZZ_BUILD)/tensor.o: build/tensor_lines.h
+$(FUZZ_BUILD)/tensor.o: build/tensor_lines.h $(FUZZ_BUILD)/toolchain.ok
 	@mkdir -p $(FUZZ_BUILD)
 	$(FUZZ_CC) -std=c11 $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) -DTENSOR_ZLIB $(IMPL) -c $< -o $@
 
