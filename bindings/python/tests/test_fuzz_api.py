@@ -997,10 +997,20 @@ def _ref(i):
 # Mutants that crash or hang today, with the reason and the file at fault. Each is a strict
 # xfail below (run alone in a child) and is left out of the sweep. When one is fixed, its
 # xfail XPASSes: remove it here. Ids are SEED:I (of any seed).
+_PIXEL_SHUFFLE = ("SIGFPE: upscale_factor squared overflows int64 (to 0 for 2**32 and up) and C % (r * r) divides "
+                  "by zero (src/nn/resize.c, tn__pixel_shuffle; pixel_unshuffle's C * r * r overflows too)")
 KNOWN = {
-    "1:1843": "F.pixel_shuffle(x, 2**40) dies of SIGFPE: upscale_factor squared overflows int64 to 0 and "
-              "C % (r * r) divides by zero (src/nn/resize.c, tn__pixel_shuffle; pixel_unshuffle's C * r * r "
-              "overflows too)",
+    "1:1843": "F.pixel_shuffle(x, 2**40): " + _PIXEL_SHUFFLE,
+    "1:3411": "nn.PixelShuffle(2**40) on a tensor that requires grad: " + _PIXEL_SHUFFLE,
+    "1:3909": "nn.PixelShuffle(2**40): " + _PIXEL_SHUFFLE,
+    "1:26779": "nn.AdaptiveMaxPool2d(2**62): SIGSEGV: the window table's size 2 * (OH + OW) overflows int64 "
+               "(a small allocation, then OH entries written) and i * in overflows in tn__adaptive_table "
+               "(src/nn/pooling.c, tn__adaptive_max_pool; adaptive_avg_pool2d checks its sizes)",
+    "1:38910": "Tensor.tile of an 8-dim tensor, a repeat other than 1 (here 0): SIGSEGV: tn_repeat unsqueezes to 9 "
+               "dims, gets NULL and reads u->shape (src/ops/join.c, tn_repeat)",
+    "1:4414": "a hang, not a crash: nn.RNN(3, 4, num_layers=2**31) builds layer after layer in a Python loop until "
+              "memory runs out (PyTorch 1.13's RNNBase loops the same way; LSTM and GRU too): num_layers is not "
+              "bounded (bindings/python/tensor/nn/rnn_modules.py, RNNBase.__init__)",
 }
 
 
