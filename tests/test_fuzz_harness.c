@@ -80,11 +80,14 @@ TEST(seeds_cover_every_harness) {
 
 /* Seeds that are known findings, being fixed elsewhere (strict expected failures): each
    must still fail, in a child process; when one passes, its fix has landed: remove it here. */
-static const struct { const char *harness, *seed, *why; } known[] = {
+static const struct { const char *harness, *seed, *why; int ub; } known[] = {   /* ub: seen by clang's UBSan only */
     {"checkpoint", "last_bias_f16", "tn_checkpoint_load(path, model, NULL, &step) of a file whose last model entry is float16: "
                                     "tn_module_load_state_dict (src/modules/module.c) copies entry by entry and the failing copy "
-                                    "leaves the entries before it loaded"},
-    {"checkpoint", "bn_var_bf16", "the same with a bfloat16 entry in the middle (model.1.running_var)"},
+                                    "leaves the entries before it loaded", 0},
+    {"checkpoint", "bn_var_bf16", "the same with a bfloat16 entry in the middle (model.1.running_var)", 0},
+    {"checkpoint", "step_1e300", "a checkpoint whose step is 1e300 (float64): tn_checkpoint_load converts it to int64_t "
+                                 "unchecked, undefined behaviour (src/io/checkpoint.c, tn_checkpoint_load: "
+                                 "(int64_t)tn_item(st)); UBSan builds abort, others store garbage", 1},
 };
 static int is_known(const char *h, const char *name) {
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
@@ -109,6 +112,9 @@ TEST(known_findings_still_fail) {
         harness_fn fn = harness(known[k].harness);
         CHECK_MSG(s && fn, "known finding %s/%s: no such seed", known[k].harness, known[k].seed);
         if (!s || !fn) continue;
+#if !(defined(TN_TEST_LSAN) && defined(__clang__))   /* SANITIZE=1 with clang: gcc's UBSan leaves out float-cast-overflow */
+        if (known[k].ub) { printf("known finding %s/%s: seen by clang's UBSan only (make fuzz, or make test SANITIZE=1 CC=clang)\n", known[k].harness, known[k].seed); continue; }
+#endif
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {

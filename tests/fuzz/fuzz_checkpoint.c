@@ -3,7 +3,9 @@
  *
  * Each input is loaded twice: into the model alone (opt NULL), then into the model and its
  * optimizer. Each load gets a fresh model (fuzz_ckpt_model: Linear, BatchNorm1d, Tanh, Linear) and
- * an Adam optimizer with state (one training step), both deterministic. Before the load
+ * an optimizer with state (one training step), both deterministic: LBFGS, RMSprop or SGD
+ * when the file's param_groups have a key only that kind has (history_size, alpha,
+ * nesterov), else Adam. Before the load
  * every parameter (bytes, dtype, shape, requires_grad, .grad, the tensor object itself),
  * every buffer, the optimizer's state dict (state and param_groups), which tensors the
  * optimizer updates, the training flag and the step are snapshotted.
@@ -41,9 +43,9 @@ static int ck_same(const fuzz_buf *a, const fuzz_buf *b) { return a->n == b->n &
 
 /* One load of the file at path into a fresh model, with the optimizer (with_optim) or
    without it (tn_checkpoint_load(path, model, NULL, &step): the model alone). */
-static void ck_load(const char *path, int with_optim) {
+static void ck_load(const char *path, int with_optim, const struct fuzz_ckpt_kind *k) {
     tn_module *m = fuzz_ckpt_model(1, 4);
-    tn_optim *o = m ? fuzz_ckpt_optim(m, "Adam", "lr=0.01") : NULL;
+    tn_optim *o = m ? fuzz_ckpt_optim(m, k->kind, k->opts) : NULL;
     if (!m || !o || fuzz_ckpt_train(m, o, 1)) FUZZ_FINDING("cannot build the model and optimizer: %s", tn_last_error());
     int64_t step = 12345;
     ck_snap before, after;
@@ -78,8 +80,14 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size) {
     char path[512];
     fuzz_tmp_path("ck.safetensors", path, sizeof path);
     if (fuzz_write_file(path, data, size)) return 0;
-    ck_load(path, 0);
-    ck_load(path, 1);
+    /* the optimizer the file is for, when it parses and says (else Adam) */
+    const struct fuzz_ckpt_kind *k = &fuzz_ckpt_kinds[sizeof fuzz_ckpt_kinds / sizeof fuzz_ckpt_kinds[0] - 1];
+    tn_dict *peek = tn_safetensors_load_buffer(data, size);
+    for (size_t i = 0; peek && i + 1 < sizeof fuzz_ckpt_kinds / sizeof fuzz_ckpt_kinds[0]; i++)
+        if (tn_dict_contains(peek, fuzz_ckpt_kinds[i].marker)) { k = &fuzz_ckpt_kinds[i]; break; }
+    tn_dict_free(peek);
+    ck_load(path, 0, k);
+    ck_load(path, 1, k);
     unlink(path);
     return 0;
 }

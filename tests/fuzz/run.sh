@@ -42,7 +42,9 @@ $why"
   fuzz_$h: $a
       $why"
     done
-    d=0; [ -n "$distinct" ] && d=$(echo "$distinct" | sed '/^$/d' | sed 's/ at byte [0-9]*//; s/[0-9a-f]\{40\}//' | sort -u | wc -l)
+    # distinct: the same report line once the details that vary per input are gone (the
+    # library's error message after "(error:", byte positions, scratch file names, hashes)
+    d=0; [ -n "$distinct" ] && d=$(echo "$distinct" | sed '/^$/d' | sed 's/ (error: .*//; s/ at byte [0-9]*//; s/tn_fuzz_[0-9]*_//g; s/[0-9a-f]\{40\}//' | sort -u | wc -l)
     echo "fuzz_$h: ${execs:-0} executions in $secs s, $n findings ($d distinct)"
     if [ "$rc" -ne 0 ]; then echo "fuzz_$h: libFuzzer exited $rc; the last lines of $log:"; tail -n 5 "$log"; status=1; fi
     [ "$n" -eq 0 ] || status=1

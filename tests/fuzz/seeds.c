@@ -107,9 +107,12 @@ static void seeds_checkpoint(fuzz_emit_fn emit, void *user) {
         {"adam_2_steps", "Adam", "lr=0.01", 2, 4},             /* the harness's own setup: loads */
         {"adam_no_state", "Adam", "lr=0.01", 0, 4},            /* no state yet */
         {"adam_amsgrad", "Adam", "lr=0.01, amsgrad=True", 1, 4},
-        {"sgd_momentum", "SGD", "lr=0.1, momentum=0.9", 2, 4}, /* the model loads, the optimizer is refused */
+        {"sgd_momentum", "SGD", "lr=0.1, momentum=0.9", 2, 4},
         {"adam_hidden_8", "Adam", "lr=0.01", 1, 8},            /* shapes differ */
         {"no_optimizer", NULL, NULL, 1, 4},
+        {"lbfgs", "LBFGS", "lr=1, max_iter=3, history_size=3", 2, 4},
+        {"rmsprop", "RMSprop", "lr=0.01, momentum=0.5, centered=True", 2, 4},
+        {"sgd_no_momentum", "SGD", "lr=0.1", 1, 4},            /* no momentum buffers: the harness's SGD has them */
     };
     char path[512];
     fuzz_tmp_path("seed_ck.safetensors", path, sizeof path);
@@ -169,6 +172,18 @@ static void seeds_checkpoint(fuzz_emit_fn emit, void *user) {
         emit("checkpoint", recast[i].name, b, n, user);
         tn_string_free(b);
         tn_scope_end();
+        tn_dict_free(d);
+    }
+    /* a step past int64 (tn_checkpoint_load converts it) */
+    {
+        tn_dict *d = tn_safetensors_load(path);
+        tn_tensor *big = tn_scalar_tensor(1e300, TN_F64);
+        size_t n;
+        char *b = d && big && !tn_dict_set(d, "step", big) ? tn_safetensors_serialize(d, &n) : NULL;
+        if (!b) seeds_fail("step_1e300");
+        emit("checkpoint", "step_1e300", b, n, user);
+        tn_string_free(b);
+        tn_release(big);
         tn_dict_free(d);
     }
     tn_optim_free(o);
