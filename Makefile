@@ -1,6 +1,8 @@
 # tensor.h — build, test, demo.   make | make test | make demo | make demo-check | make bench | make clean
-# Overridable: CC, CFLAGS, SANITIZE=1 (ASan + UBSan), BLAS=openblas (matmul through cblas),
-# ZLIB=0 (no gzip support in the IDX reader)
+# Overridable: CC, CFLAGS, SANITIZE=1 (ASan + UBSan), BLAS=openblas (matmul through cblas;
+# chosen by itself on machines whose CPU the built-in GEMM has no vector kernel for, when
+# pkg-config finds OpenBLAS), ZLIB=0 (no gzip support in the IDX reader), NO_OMP=1 (no
+# OpenMP threads; also chosen when the compiler cannot build OpenMP), PREFIX (make install)
 #
 # The implementation is compiled once per flag set into an object that the tests, the
 # examples and the library link: $(BUILD)/tensor.o (the tests' flags, TN_TESTING's white-box
@@ -15,7 +17,14 @@ CFLAGS   ?= -O2 -g
 # the library and the examples: -O3 vectorises the elementwise kernels, OpenMP threads the GEMM
 # (a Fashion-MNIST CNN step: 60 ms at -O2, 48 ms with these on 2 cores); -fno-math-errno lets
 # loops with sqrt vectorise (the optimizers' steps: 4x; the library reads errno only after I/O)
-FAST     ?= -O3 -fopenmp -fno-math-errno
+OMP      ?= -fopenmp
+ifeq ($(NO_OMP),1)
+  OMP :=
+else ifneq ($(shell printf 'int main(void){return 0;}' | $(CC) $(OMP) -x c - -o /dev/null 2>/dev/null && echo y),y)
+  $(info $(CC) cannot build OpenMP: building without threads (NO_OMP=1 says so quietly))
+  OMP :=
+endif
+FAST     ?= -O3 $(OMP) -fno-math-errno
 WARN     := -std=c11 -Wall -Wextra -pedantic
 CPPFLAGS += -I.
 LDLIBS   += -lm -pthread
@@ -36,11 +45,19 @@ ifneq ($(ZLIB),0)
   CPPFLAGS += -DTENSOR_ZLIB
   LDLIBS   += -lz
 endif
+# the built-in GEMM has AVX2/AVX-512 kernels; elsewhere OpenBLAS is faster where it is installed
+ifeq ($(BLAS),)
+  ifeq ($(filter x86_64 amd64 i386 i686,$(shell uname -m)),)
+    BLAS := $(shell pkg-config --exists openblas 2>/dev/null && echo openblas)
+  endif
+endif
 ifeq ($(BLAS),openblas)
-  CPPFLAGS += -DTENSOR_CBLAS -I/usr/include/x86_64-linux-gnu/openblas-pthread
-  LDLIBS   += -lopenblas
+  CPPFLAGS += -DTENSOR_CBLAS $(shell pkg-config --cflags openblas 2>/dev/null || echo -I/usr/include/x86_64-linux-gnu/openblas-pthread)
+  LDLIBS   += $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 endif
 
+VERSION  := $(shell sed -n 's/^\#define TENSOR_VERSION_STRING "\(.*\)"/\1/p' src/api.h)
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
 HEADER   := tensor.h
 PARTS    := src/parts.txt $(shell sed -n 's|^\([a-z_/]*\.[ch]\) .*|src/\1|p' src/parts.txt 2>/dev/null)
 SELF     := test_smoke test_gemm
@@ -76,14 +93,17 @@ $(BUILD)/tensor_fast.o: build/tensor_lines.h
 
 $(LIB): $(BUILD)/tensor_fast.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(FAST) -shared $< -o $@ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(FAST) -shared -Wl,-soname,libtensor.so.$(SOMAJOR) $< -o $@ $(LDFLAGS) $(LDLIBS)
+lib/libtensor.a: $(BUILD)/tensor_fast.o
+	@mkdir -p lib
+	rm -f $@ && ar rcs $@ $<
 
 # ---- tests: each links tensor.o (test_threads: the OpenMP build) ----
 $(BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER) $(BUILD)/tensor.o
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTN_TESTING $(LINKED) $< $(BUILD)/tensor.o -o $@ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/test_threads: tests/test_threads.c tests/tn_test.h $(HEADER) $(BUILD)/tensor_fast.o
-	$(CC) $(WARN) $(CFLAGS) -fopenmp $(CPPFLAGS) $(LINKED) $< $(BUILD)/tensor_fast.o -o $@ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(WARN) $(CFLAGS) $(OMP) $(CPPFLAGS) $(LINKED) $< $(BUILD)/tensor_fast.o -o $@ $(LDFLAGS) $(LDLIBS)
 
 $(patsubst %,$(BUILD)/%,$(SELF)): $(BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER)
 	@mkdir -p $(BUILD)
@@ -104,14 +124,16 @@ check-header: $(HEADER) docs/ops.md
 	@cp $(BUILD)/hdr.c $(BUILD)/hdr.cpp
 	@for c in gcc clang; do if command -v $$c >/dev/null; then \
 	  $$c -std=c11 -Wall -Wextra -pedantic -Werror -I. -c $(BUILD)/hdr.c -o $(BUILD)/hdr_$$c.o || exit 1; echo "header: C11 $$c ok"; fi; done
+	@printf '#define TENSOR_STATIC\n#define TENSOR_IMPLEMENTATION\n#include "tensor.h"\nint main(void){return 0;}\n' > $(BUILD)/hdr_static.c
+	@$(CC) -std=c11 -Wall -Wextra -pedantic -Werror -I. -c $(BUILD)/hdr_static.c -o $(BUILD)/hdr_static.o && echo "header: TENSOR_STATIC ok"
 	@for c in g++ clang++; do if command -v $$c >/dev/null; then \
 	  $$c -std=c++17 -Wall -Wextra -Werror -I. -c $(BUILD)/hdr.cpp -o $(BUILD)/hdr_cpp.o || exit 1; echo "header: C++17 $$c ok"; fi; done
 
 # C tests, the Python tests (against $(LIB)) and demo-check, each a suite of run_all.sh;
 # the last line is the summed "N passed, N failed".
-test: check-header $(TESTS) $(LIB) $(BUILD)/fashion_mlp
-	@TENSOR_LIB=$(abspath $(LIB)) PY_PRELOAD='$(PY_PRELOAD)' PYTHON=$(PY) DEMO_BIN=$(BUILD)/fashion_mlp \
-	  sh tests/run_all.sh $(TESTS) tests/test_run_all.sh python demo-check
+test: check-header $(TESTS) $(LIB) $(EXAMPLES)
+	@TENSOR_LIB=$(abspath $(LIB)) PY_PRELOAD='$(PY_PRELOAD)' PYTHON=$(PY) DEMO_BIN=$(BUILD)/fashion_mlp BUILD=$(BUILD) \
+	  sh tests/run_all.sh $(TESTS) tests/test_run_all.sh tests/test_examples.sh $(if $(filter 1,$(SANITIZE)),,tests/test_install.sh tests/test_pip_install.sh) python demo-check
 
 # The main job: fetch Fashion-MNIST if missing, train the MLP, print the test accuracy.
 demo: $(BUILD)/fashion_mlp
@@ -150,6 +172,27 @@ $(BUILD)/bench_%: bench/bench_%.c $(HEADER) $(BUILD)/tensor_fast.o
 $(BUILD)/bench_matmul: bench/bench_matmul.c $(HEADER)
 	@mkdir -p $(BUILD)
 	$(CC) $(FAST) -g $(CPPFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas $(LDLIBS)
+
+# ---- install: the header, the shared and static library, pkg-config and CMake files ----
+#   make install PREFIX=/usr/local        (DESTDIR is honoured)
+# A program that links the library includes tensor.h without TENSOR_IMPLEMENTATION:
+#   cc main.c $(pkg-config --cflags --libs tensor)      or, in CMake,
+#   find_package(tensor REQUIRED)  target_link_libraries(app PRIVATE tensor::tensor)
+PREFIX   ?= /usr/local
+INSTDIR  := $(DESTDIR)$(PREFIX)
+.PHONY: install
+install: lib/libtensor.so lib/libtensor.a $(HEADER)
+	@mkdir -p $(INSTDIR)/include $(INSTDIR)/lib/pkgconfig $(INSTDIR)/lib/cmake/tensor
+	cp $(HEADER) $(INSTDIR)/include/tensor.h
+	cp lib/libtensor.so $(INSTDIR)/lib/libtensor.so.$(VERSION)
+	ln -sf libtensor.so.$(VERSION) $(INSTDIR)/lib/libtensor.so.$(SOMAJOR)
+	ln -sf libtensor.so.$(SOMAJOR) $(INSTDIR)/lib/libtensor.so
+	cp lib/libtensor.a $(INSTDIR)/lib/libtensor.a
+	@if [ -f lib/libtensor_cuda.so ]; then cp lib/libtensor_cuda.so $(INSTDIR)/lib/ && cp tensor_cuda.cu $(INSTDIR)/include/; fi
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(OMP) $(LDLIBS)|' tools/tensor.pc.in > $(INSTDIR)/lib/pkgconfig/tensor.pc
+	sed -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(OMP) $(LDLIBS)|' tools/tensorConfig.cmake.in > $(INSTDIR)/lib/cmake/tensor/tensorConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|' tools/tensorConfigVersion.cmake.in > $(INSTDIR)/lib/cmake/tensor/tensorConfigVersion.cmake
+	@echo "installed tensor.h $(VERSION) into $(INSTDIR)"
 
 # ---- the GPU unit: builds wherever nvcc is (no GPU needed); tests skip without one ----
 CUDA_HOME  ?= /usr/local/cuda

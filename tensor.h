@@ -27,9 +27,13 @@
  *
  * ERRORS
  *   A function given bad input returns NULL (or a nonzero int) and records a message
- *   in a thread-local buffer: tn_last_error(). A NULL input makes an op return NULL
- *   without a new message, so a nested expression is checked once at the end.
- *   tn_set_error_handler() installs a callback; TN_ABORT_ON_ERROR=1 aborts.
+ *   in a thread-local buffer: tn_last_error(). The message stays until the next error or
+ *   tn_clear_error(): a success does not clear it, so check the result, then read the
+ *   message. A NULL input makes an op return NULL without a new message, so a nested
+ *   expression is checked once at the end. tn_set_error_handler() installs a callback.
+ *   Environment: TN_LOG_ERRORS=1 prints every error to stderr as it happens,
+ *   TN_ABORT_ON_ERROR=1 prints it and aborts (for a debugger), TN_LEAK_CHECK=1 lists the
+ *   tensors still alive at exit with the backtrace of their creation (glibc).
  *
  * OPTIONS (define before including)
  *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
@@ -45,15 +49,17 @@
  *   follows under TENSOR_IMPLEMENTATION, in parts developed as files of the project's
  *   src/ directory and joined into this header by tools/amalgamate; each part begins
  *   under a banner with its path:
- *   core/      config errors dtypes threads alloc tensor iterator creation rng
+ *   core/      config errors
+ *   modules/   options
+ *   core/      dtypes threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops pooling norm
  *              dropout embedding resize losses
  *   autograd/  graph derivatives engine custom debug gradcheck
- *   modules/   dict options module init layers rnn
+ *   modules/   dict module init layers rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
- *   io/        safetensors safetensors_write checkpoint print
+ *   io/        safetensors safetensors_write checkpoint print dlpack
  *   backend/   cpu stand_in cuda
  */
 #ifndef TENSOR_H
@@ -67,8 +73,21 @@
 #include <stdbool.h>
 #include <math.h>
 
+/* The library's version (tn_library_version() returns the version the implementation was
+   compiled from, so a program can tell a mismatched header and library apart). */
+#define TENSOR_VERSION_MAJOR 0
+#define TENSOR_VERSION_MINOR 2
+#define TENSOR_VERSION_PATCH 0
+#define TENSOR_VERSION_STRING "0.2.0"
+
 #ifdef TENSOR_STATIC
+/* every function static to the one file that includes the implementation; unused ones
+   are not warned of */
+#if defined(__GNUC__) || defined(__clang__)
+#define TNDEF static __attribute__((unused))
+#else
 #define TNDEF static
+#endif
 #else
 #define TNDEF extern
 #endif
@@ -83,12 +102,14 @@
 
 /* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
    tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
-   alive until the end of the call's full expression. */
+   alive until the end of the call's full expression. Each of the two is parenthesised, so
+   the pair passes through a macro's arguments as exactly two (tn_nn_layer_norm(TN_SHAPE(4,
+   5), .eps = 1e-6)). */
 #ifdef __cplusplus
 #include <initializer_list>
-#define TN_SHAPE(...) std::initializer_list<int64_t>{__VA_ARGS__}.begin(), (int)std::initializer_list<int64_t>{__VA_ARGS__}.size()
+#define TN_SHAPE(...) (std::initializer_list<int64_t>{__VA_ARGS__}.begin()), (int)(std::initializer_list<int64_t>{__VA_ARGS__}.size())
 #else
-#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define TN_SHAPE(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #endif
 
 #ifdef __cplusplus
@@ -102,26 +123,66 @@ extern "C" {
    A function with PyTorch keyword arguments takes them as one struct of PyTorch's names, and
    a macro named as the PyTorch function fills in PyTorch's defaults, then the fields you name:
        tn_module *conv = tn_nn_conv2d(1, 32, 3, .padding = 1, .bias = false);
-   A misspelt name is a compile error; a name you leave out keeps PyTorch's default. Behind the
-   macro are two functions: tn_nn_conv2d_opts(1, 32, 3, o) takes the struct (start from
-   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and tn_nn_conv2d_str(1, 32, 3, "padding=1,
+       tn_optim *opt = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9);
+       tn_tensor *loss = tn_cross_entropy(logits, y, .label_smoothing = 0.1);
+   A misspelt name is a compile error; a name you leave out keeps PyTorch's default, and a
+   value you give means what it says (.bias = false, .dropout = 0, .padding_idx = 0): the
+   defaults are written into the struct before your fields, never read from a zero. Behind
+   each macro are two functions: NAME_opts(..., o) takes the struct (start from
+   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and NAME_str(..., "padding=1,
    bias=False") parses PyTorch's keyword syntax, for bindings and configuration files.
    Each struct is written once, as a list TN_FIELDS_<struct>(X) of X(type, name, default,
    words) rows: the struct's members, its defaults and the option text's names and types all
-   come from that list. Types: I int64_t, D double, B bool, E an enum (words: its names in
-   the option text), P padding (an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID), I2 a pair
-   {h, w} of int64_t that, when not {0, 0}, replaces the int of the same name without _hw
-   (the option text's "stride=(2, 1)"). In C++ the members carry the defaults and the macro
-   builds T{...}: C++20 designated initialisers, in the order of the members. */
+   come from that list. Types:
+       I  int64_t               TN_NONE is None ("padding_idx=None")
+       D  double                NAN is None ("momentum=None")
+       B  bool
+       OB int: true, false, or -1 (None, or not given)
+       E  int, an enum: words are its names in the option text ("zeros|reflect"), in order
+       P  padding: an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID ("padding='same'")
+       I2 int64_t[2], a pair {h, w} that, when not {0, 0}, replaces the int of the same name
+          without _hw (the option text's "stride=(2, 1)" sets stride_hw; "(2, 2)" is 2)
+       D2 double[2], a pair (Adam's betas = {0.9, 0.999})
+       S  const char *, a string ("delimiter=';'")
+       T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
+       IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
+       DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
+          one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
+   A family of kinds behind one struct (tn_optim_opts for every optimizer, tn_lr_scheduler_opts
+   for every scheduler) starts each field as "not given" (NAN, TN_NONE, -1, an empty list)
+   and each kind fills in its own PyTorch default; a field the kind does not have is an error
+   when given. In C++ the members carry the defaults and the macro builds T{...}: C++20
+   designated initialisers, in the order of the members. */
 #define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
 #define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
+#define TN_LIST_MAX 64                 /* the most values of an IL or DL option */
+#define TN__NAN2 {NAN, NAN}            /* a D2 pair not given */
+#ifdef __cplusplus
+#define TN__LIST0 {}                   /* an IL / DL list not given (empty) */
+#else
+#define TN__LIST0 {0}
+#endif
+typedef struct tn_ints { int n; int64_t v[TN_LIST_MAX]; } tn_ints;
+typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
+/* List literals for IL and DL fields: .milestones = TN_INTS(30, 80) is {2, {30, 80}} (no
+   pointer: the values live in the struct). */
+#ifndef __cplusplus
+#define TN_INTS(...) {(int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), {__VA_ARGS__}}
+#define TN_DOUBLES(...) {(int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), {__VA_ARGS__}}
+#endif
 
 #define TN__KW_C_I(n) int64_t n
 #define TN__KW_C_D(n) double n
 #define TN__KW_C_B(n) bool n
+#define TN__KW_C_OB(n) int n
 #define TN__KW_C_E(n) int n
 #define TN__KW_C_P(n) int64_t n
 #define TN__KW_C_I2(n) int64_t n[2]
+#define TN__KW_C_D2(n) double n[2]
+#define TN__KW_C_S(n) const char *n
+#define TN__KW_C_T(n) struct tn_tensor *n
+#define TN__KW_C_IL(n) tn_ints n
+#define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
 #define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name) = def;
 #define TN__KW_INIT_(T) T{}
@@ -131,9 +192,14 @@ extern "C" {
 #define TN__KW_DEF(type, name, def, words) .name = def,
 #define TN__KW_INIT_(T) {TN_FIELDS_##T(TN__KW_DEF)}
 /* The defaults, then the caller's fields: later designators override earlier ones (C11
-   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal. */
+   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal.
+   The literal lives in a statement expression's block: a field holds values, never a
+   pointer to a compound literal written among the arguments (it would not outlive the
+   block); lists are TN_INTS / TN_DOUBLES values, strings are string literals or the
+   caller's own arrays. */
 #if defined(__clang__)
 #define TN__KW(T, ...) (__extension__({ _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Winitializer-overrides\"") \
+    _Pragma("clang diagnostic error \"-Wexcess-initializers\"") /* a positional value where a name belongs */ \
     T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("clang diagnostic pop") tn__kw_; }))
 #elif defined(__GNUC__)
 #define TN__KW(T, ...) (__extension__({ _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Woverride-init\"") \
@@ -144,7 +210,9 @@ extern "C" {
 #endif
 #define TN__KW_STRUCT(T) typedef struct T { TN_FIELDS_##T(TN__KW_MEMBER) } T
 /* The last positional argument and the keyword arguments after it, from one __VA_ARGS__ (C11
-   wants at least one argument for a macro's "...": the last positional one is it). */
+   wants at least one argument for a macro's "...": the last positional one is it). A macro
+   whose positional arguments come before that one passes __VA_ARGS__ on to a second macro
+   first, so that TN_SHAPE(2, 3) has become two arguments when they are counted. */
 #define TN__HEAD(...) TN__HEAD_(__VA_ARGS__, )
 #define TN__HEAD_(a, ...) a
 #define TN__TAIL(...) TN__TAIL_(__VA_ARGS__, )
@@ -156,7 +224,8 @@ extern "C" {
 /* ======================================================================= */
 typedef void (*tn_error_handler)(const char *message, void *user);
 
-TNDEF const char *tn_last_error(void);        /* message of the last error on this thread ("" if none) */
+TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
+TNDEF const char *tn_last_error(void);        /* the last error on this thread ("" if none); a success does not clear it */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user);
@@ -275,7 +344,8 @@ TNDEF tn_tensor *tn_full(const int64_t *shape, int ndim, double value, tn_dtype 
 /* Copy ndim-shaped row-major data (of the given dtype) into a new tensor. */
 TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, tn_dtype dtype);
 /* Wrap caller memory without a copy; strides NULL = contiguous. deleter(data, ctx) is
-   called when the last view dies (NULL: the caller keeps ownership). */
+   called when the last view dies (NULL: the caller keeps ownership; on error, too, the
+   memory stays the caller's). */
 TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides,
                               tn_dtype dtype, void (*deleter)(void *data, void *ctx), void *ctx);
 /* 0-d tensors; the tn_scalar* forms are "wrapped numbers" (Python scalars) for type promotion. */
@@ -676,38 +746,78 @@ TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
 /* x1 [*, in1], x2 [*, in2], weight [out, in1, in2], bias [out] or NULL: x1^T W x2 + b. */
 TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *weight, tn_tensor *bias);
 
-/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose2d): x [N, C, *] or unbatched [C, *],
-   weight [O, C/groups, k...], bias [O] or NULL. Scalars apply to every spatial dim; the
-   _ex forms take one value per dim. padding TN_PAD_SAME is padding='same' (stride 1). */
-#define TN_PAD_SAME (-1)
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                              const int64_t dilation[2], int64_t groups);
-/* weight [C, O/groups, kh, kw]; output size (H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1. */
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]);
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
+/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose1d / F.conv_transpose2d): x [N, C, *]
+   or unbatched [C, *], weight [O, C/groups, k...] ([C, O/groups, k...] transposed), bias [O]
+   or NULL, then the keyword arguments: tn_conv2d(x, w, b, .stride = 2, .padding = 1). An int
+   applies to every spatial dim; the 2-d forms take pairs too (.stride_hw = {2, 1}, text
+   "stride=(2, 1)"). padding TN_PADDING_SAME (stride 1) or TN_PADDING_VALID, not for the
+   transposed forms; output_padding is theirs only. Transposed output size: (H-1)*stride -
+   2*padding + dilation*(k-1) + output_padding + 1. */
+#define TN_FIELDS_tn_conv_fn_opts(X) \
+    X(I,  stride,            1,   "") \
+    X(P,  padding,           0,   "") \
+    X(I,  dilation,          1,   "") \
+    X(I,  groups,            1,   "") \
+    X(I,  output_padding,    0,   "") \
+    X(I2, stride_hw,         {0}, "") \
+    X(I2, padding_hw,        {0}, "") \
+    X(I2, dilation_hw,       {0}, "") \
+    X(I2, output_padding_hw, {0}, "")
+TN__KW_STRUCT(tn_conv_fn_opts);
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+#define tn_conv1d(x, weight, ...) tn_conv1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv2d(x, weight, ...) tn_conv2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose1d(x, weight, ...) tn_conv_transpose1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose2d(x, weight, ...) tn_conv_transpose2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]);
 
-/* Pooling over [N, C, *] or unbatched [C, *]. stride 0 means stride = kernel (PyTorch's
-   None). indices: NULL, or receives the int64 argmax positions (flat over each plane),
-   as return_indices=True. */
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  const int64_t dilation[2], bool ceil_mode, tn_tensor **indices);
-/* divisor_override 0: none. */
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d's keyword arguments, and F.max_pool / F.avg_pool's:
+   one struct for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
+   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
+   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
+   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). */
+#define TN_FIELDS_tn_pool_opts(X) \
+    X(I,  stride,            TN_NONE, "") \
+    X(I,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(B,  return_indices,    false, "") \
+    X(B,  ceil_mode,         false, "") \
+    X(B,  count_include_pad, true,  "") \
+    X(I,  divisor_override,  TN_NONE, "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "")
+TN__KW_STRUCT(tn_pool_opts);
+/* Pooling over [N, C, *] or unbatched [C, *] (F.max_pool1d/2d, F.avg_pool1d/2d): the kernel
+   size, then nn.MaxPool / nn.AvgPool's keyword arguments (tn_pool_opts):
+   tn_max_pool2d(x, 2), tn_avg_pool2d(x, 3, .stride = 1, .padding = 1, .count_include_pad =
+   false). return_indices=True is tn_max_pool2d_with_indices(x, &indices, kernel_size, ...):
+   indices receives the int64 argmax positions (flat over each plane). */
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+#define tn_max_pool1d(x, ...) tn_max_pool1d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d(x, ...) tn_max_pool2d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool1d_with_indices(x, indices, ...) tn_max_pool1d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d_with_indices(x, indices, ...) tn_max_pool2d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool1d(x, ...) tn_avg_pool1d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool2d(x, ...) tn_avg_pool2d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
 
@@ -763,17 +873,27 @@ TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction re
 TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta);
 /* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta (delta=1, > 0). */
 TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta);
+/* F.nll_loss and F.cross_entropy's keyword arguments: weight NULL or [C] (input's dtype; a
+   tensor, so the option text cannot give it), ignore_index (targets equal to it count
+   nowhere; the mean divides by the summed weights of the other targets, NaN when there
+   are none), reduction, label_smoothing (cross_entropy only: in [0, 1], mixes in the
+   uniform distribution). tn_cross_entropy(logits, y, .weight = w, .label_smoothing = 0.1). */
+#define TN_FIELDS_tn_loss_opts(X) \
+    X(T, weight,          NULL, "") \
+    X(I, ignore_index,    -100, "") \
+    X(E, reduction,       TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, label_smoothing, 0.0,  "")
+TN__KW_STRUCT(tn_loss_opts);
 /* Negative log likelihood of log-probabilities input [N, C], [C] or [N, C, d1, ...] at int64
-   class indices target [N], [] or [N, d1, ...]: no weight, ignore_index=-100, mean. */
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target);
-/* weight: NULL or [C] (input's dtype). Targets equal to ignore_index count nowhere; the mean
-   divides by the summed weights of the other targets (NaN when there are none). */
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction);
-/* nll_loss(log_softmax(input, class dim), target) with F.cross_entropy's defaults. */
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target);
-/* target: int64 class indices, or floating class probabilities of input's shape (then
-   ignore_index must be -100). label_smoothing in [0, 1] mixes in the uniform distribution. */
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing);
+   class indices target [N], [] or [N, d1, ...]. */
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_nll_loss(input, ...) tn_nll_loss_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* nll_loss(log_softmax(input, class dim), target). target: int64 class indices, or floating
+   class probabilities of input's shape (then ignore_index must be -100). */
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_cross_entropy(input, ...) tn_cross_entropy_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* -w (t log(x) + (1 - t) log(1 - x)), logs clamped at -100; input in [0, 1], target of
    input's shape and dtype; weight NULL or broadcastable to input. */
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction);
@@ -820,24 +940,29 @@ TNDEF void tn_enable_grad_begin(void);
 TNDEF void tn_enable_grad_end(void);
 TNDEF bool tn_is_grad_enabled(void);
 
-typedef struct tn_backward_opts {
-    int _reserved;        /* lets TN_BACKWARD_OPTS() with no options be valid C */
-    bool retain_graph;    /* keep saved tensors for another backward */
-    bool create_graph;    /* record the backward pass itself (higher-order gradients) */
-    bool allow_unused;    /* tn_autograd_grad: an input the outputs do not depend on gives NULL, not an error */
-} tn_backward_opts;
-#ifndef __cplusplus
-#define TN_BACKWARD_OPTS(...) ((tn_backward_opts){._reserved = 0, __VA_ARGS__})
-#endif
-/* Backward from a one-element tensor (gradient 1). Returns 0 or -1 with an error. */
-TNDEF int tn_backward(tn_tensor *t);
-/* Backward from t with the given gradient (t's shape; NULL means ones for one element). */
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts);
+/* tensor.backward(gradient=None, retain_graph=None, create_graph=False) and
+   torch.autograd.grad's keyword arguments: tn_backward(loss), tn_backward(y, .gradient = g,
+   .retain_graph = true). gradient: t's shape, NULL means ones for a one-element t (backward
+   only). retain_graph -1 is None: create_graph's value (saved tensors are kept for another
+   backward when true). create_graph records the backward pass itself (higher-order
+   gradients). allow_unused (autograd.grad only): an input the outputs do not depend on gives
+   NULL, not an error. Returns 0 or -1 with an error. */
+#define TN_FIELDS_tn_autograd_opts(X) \
+    X(T,  gradient,     NULL,  "") \
+    X(OB, retain_graph, -1,    "") \
+    X(B,  create_graph, false, "") \
+    X(B,  allow_unused, false, "")
+TN__KW_STRUCT(tn_autograd_opts);
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts);
+#define tn_backward(...) tn_backward_opts(TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 /* torch.autograd.grad: results[i] = d(sum outputs . grad_outputs)/d inputs[i] (new
    references, same ownership rule as op results; NULL for unused inputs with
-   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched. */
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts);
+   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched:
+   tn_autograd_grad(&y, 1, &x, 1, NULL, &dx, .create_graph = true). */
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts);
+#define tn_autograd_grad(outputs, n_outputs, inputs, n_inputs, grad_outputs, ...) \
+    tn_autograd_grad_opts(outputs, n_outputs, inputs, n_inputs, grad_outputs, TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 
 /* A hook sees the gradient flowing into t during backward and may replace it: return
    a tensor (borrowed: the engine retains it, so the result of any op will do) or NULL
@@ -908,8 +1033,8 @@ TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i);
 
 /* Modules (nn.Module): a type (name, forward, ...) plus named parameters, buffers and
    children, with PyTorch's state_dict names ("0.weight", "bn.running_mean"). Layers come
-   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as option
-   text, "stride=2, padding=1"). A module owns its children and retains its tensors;
+   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as designated
+   fields, tn_nn_conv2d(1, 32, 3, .stride = 2, .padding = 1); section 1). A module owns its children and retains its tensors;
    tn_module_free frees the tree. A user module embeds tn_module as its first member,
    allocates itself with tn_module_new and registers what it holds (examples/custom_module.c). */
 typedef struct tn_module tn_module;
@@ -972,8 +1097,9 @@ TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, cons
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
 
-/* Layers: PyTorch's constructor arguments; options are the keyword arguments as text.
-   Initialisation as PyTorch's reset_parameters. */
+/* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
+   the positional ones (each has an _opts and a _str form, section 1). Initialisation as
+   PyTorch's reset_parameters. */
 TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
 TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
@@ -1006,31 +1132,91 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
-TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_max_pool1d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t kernel_size, const char *options);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
+   tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_max_pool1d(...) tn_nn_max_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_max_pool2d(...) tn_nn_max_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool1d(...) tn_nn_avg_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool2d(...) tn_nn_avg_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
-/* options: eps, momentum (None: cumulative average), affine, track_running_stats */
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t num_features, const char *options);
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t num_features, const char *options);
-/* options: eps, elementwise_affine, bias */
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *normalized_shape, int n, const char *options);
-/* options: eps, affine */
-TNDEF tn_module *tn_nn_group_norm(int64_t num_groups, int64_t num_channels, const char *options);
+/* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
+#define TN_FIELDS_tn_batch_norm_opts(X) \
+    X(D, eps,                 1e-5, "") \
+    X(D, momentum,            0.1,  "") \
+    X(B, affine,              true, "") \
+    X(B, track_running_stats, true, "")
+TN__KW_STRUCT(tn_batch_norm_opts);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opts opts);
+#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+/* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
+   array and its length. */
+#define TN_FIELDS_tn_layer_norm_opts(X) \
+    X(D, eps,                1e-5, "") \
+    X(B, elementwise_affine, true, "") \
+    X(B, bias,               true, "")
+TN__KW_STRUCT(tn_layer_norm_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+#define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
+/* nn.GroupNorm(num_groups, num_channels) */
+#define TN_FIELDS_tn_group_norm_opts(X) \
+    X(D, eps,    1e-5, "") \
+    X(B, affine, true, "")
+TN__KW_STRUCT(tn_group_norm_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
-/* options: padding_idx */
-TNDEF tn_module *tn_nn_embedding(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+/* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
+   counts from num_embeddings). */
+#define TN_FIELDS_tn_embedding_opts(X) \
+    X(I, padding_idx, TN_NONE, "")
+TN__KW_STRUCT(tn_embedding_opts);
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_opts opts);
+#define tn_nn_embedding(num_embeddings, ...) tn_nn_embedding_opts(num_embeddings, TN__POS_KW(tn_embedding_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_embedding_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
 TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
-/* Activations as modules: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
-   "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax",
-   "LogSoftmax", with their keyword arguments ("negative_slope=0.2", "approximate='tanh'", "dim=1"). */
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options);
+/* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
+   "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
+   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   with its PyTorch default (no two activations default a name differently); an option the
+   named activation does not have is an error unless left at its default:
+   tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
+   .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
+   accepted and computes out of place. */
+enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
+#define TN_FIELDS_tn_activation_opts(X) \
+    X(B, inplace,        false, "") \
+    X(D, negative_slope, 0.01,  "") \
+    X(D, alpha,          1.0,   "") \
+    X(E, approximate,    TN_APPROXIMATE_NONE, "none|tanh") \
+    X(D, beta,           1.0,   "") \
+    X(D, threshold,      20.0,  "") \
+    X(D, min_val,        -1.0,  "") \
+    X(D, max_val,        1.0,   "") \
+    X(I, dim,            TN_NONE, "")
+TN__KW_STRUCT(tn_activation_opts);
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
+#define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options);
 TNDEF tn_module *tn_nn_relu(void);
 TNDEF tn_module *tn_nn_tanh(void);
 TNDEF tn_module *tn_nn_sigmoid(void);
@@ -1057,14 +1243,30 @@ TNDEF tn_tensor *tn_lstm_cell(tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tenso
                               tn_tensor **c_out);
 TNDEF tn_tensor *tn_gru_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh);
 
-/* nn.RNN / nn.LSTM / nn.GRU. options: num_layers=1, bias=True, batch_first=False, dropout=0
-   (between layers, when training), bidirectional=False; nonlinearity='tanh'|'relu' (RNN only);
-   proj_size=0 (LSTM only). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+/* nn.RNN / nn.LSTM / nn.GRU: tn_nn_lstm(10, 20, .num_layers = 2, .batch_first = true). Options
+   as PyTorch's: dropout between layers, when training; nonlinearity is RNN's only, proj_size
+   LSTM's only (either, given to another kind, is an error). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
    (weight_hr_l{k} with proj_size), "_reverse" for the backward direction; all U(-1/sqrt(hidden),
    1/sqrt(hidden)). The module's single-input forward returns the output only. */
-TNDEF tn_module *tn_nn_rnn(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru(int64_t input_size, int64_t hidden_size, const char *options);
+enum { TN_NONLINEARITY_TANH = 0, TN_NONLINEARITY_RELU };
+#define TN_FIELDS_tn_rnn_opts(X) \
+    X(I, num_layers,    1,     "") \
+    X(E, nonlinearity,  TN_NONLINEARITY_TANH, "tanh|relu") \
+    X(B, bias,          true,  "") \
+    X(B, batch_first,   false, "") \
+    X(D, dropout,       0.0,   "") \
+    X(B, bidirectional, false, "") \
+    X(I, proj_size,     0,     "")
+TN__KW_STRUCT(tn_rnn_opts);
+TNDEF tn_module *tn_nn_rnn_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_lstm_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_gru_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+#define tn_nn_rnn(input_size, ...) tn_nn_rnn_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_lstm(input_size, ...) tn_nn_lstm_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_gru(input_size, ...) tn_nn_gru_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_str(int64_t input_size, int64_t hidden_size, const char *options);
 /* RNN and GRU: x [L, N, H_in] ([N, L, H_in] with batch_first) or unbatched [L, H_in]; h0
    [D*num_layers, N, H_out] or [D*num_layers, H_out], NULL = zeros. Returns the output
    [L, N, D*H_out] ([N, L, D*H_out], [L, D*H_out]); *h_n (may be NULL) receives the final
@@ -1073,20 +1275,42 @@ TNDEF tn_tensor *tn_nn_rnn_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn
 /* LSTM: as tn_nn_rnn_forward with the cell state c0 [D*num_layers, N, hidden] (h0 and c0 both
    given or both NULL); H_out is proj_size when set. */
 TNDEF tn_tensor *tn_nn_lstm_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n);
-/* nn.RNNCell (options: bias, nonlinearity), nn.LSTMCell, nn.GRUCell (option: bias); parameters
-   weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL states are zeros. */
-TNDEF tn_module *tn_nn_rnn_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru_cell(int64_t input_size, int64_t hidden_size, const char *options);
+/* nn.RNNCell (bias, nonlinearity), nn.LSTMCell, nn.GRUCell (bias; nonlinearity is an error);
+   parameters weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL
+   states are zeros. */
+#define TN_FIELDS_tn_rnn_cell_opts(X) \
+    X(B, bias,         true, "") \
+    X(E, nonlinearity, TN_NONLINEARITY_TANH, "tanh|relu")
+TN__KW_STRUCT(tn_rnn_cell_opts);
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+#define tn_nn_rnn_cell(input_size, ...) tn_nn_rnn_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_lstm_cell(input_size, ...) tn_nn_lstm_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_gru_cell(input_size, ...) tn_nn_gru_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
 TNDEF tn_tensor *tn_nn_rnn_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* RNNCell (or GRUCell) */
 TNDEF tn_tensor *tn_nn_lstm_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor **c_out);
 TNDEF tn_tensor *tn_nn_gru_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* GRUCell (or RNNCell) */
 
-/* nn.MultiheadAttention. options: dropout=0, bias=True, add_bias_kv=False, add_zero_attn=False,
-   kdim=None, vdim=None, batch_first=False. Parameters as PyTorch's state dict: in_proj_weight
+/* nn.MultiheadAttention(embed_dim, num_heads): kdim and vdim TN_NONE are None (embed_dim).
+   Parameters as PyTorch's state dict: in_proj_weight
    [3E, E] (xavier_uniform; q_proj_weight, k_proj_weight, v_proj_weight when kdim or vdim differ
    from E), in_proj_bias [3E] (zeros), bias_k, bias_v [1, 1, E] (add_bias_kv), child out_proj. */
-TNDEF tn_module *tn_nn_multihead_attention(int64_t embed_dim, int64_t num_heads, const char *options);
+#define TN_FIELDS_tn_multihead_attention_opts(X) \
+    X(D, dropout,       0.0,     "") \
+    X(B, bias,          true,    "") \
+    X(B, add_bias_kv,   false,   "") \
+    X(B, add_zero_attn, false,   "") \
+    X(I, kdim,          TN_NONE, "") \
+    X(I, vdim,          TN_NONE, "") \
+    X(B, batch_first,   false,   "")
+TN__KW_STRUCT(tn_multihead_attention_opts);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t embed_dim, int64_t num_heads, tn_multihead_attention_opts opts);
+#define tn_nn_multihead_attention(embed_dim, ...) tn_nn_multihead_attention_opts(embed_dim, TN__POS_KW(tn_multihead_attention_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t embed_dim, int64_t num_heads, const char *options);
 /* q [L, N, E], k [S, N, kdim], v [S, N, vdim] ([N, L, E] ... with batch_first) or unbatched
    [L, E], [S, kdim], [S, vdim]. key_padding_mask [N, S] / [S] and attn_mask [L, S] or
    [N*num_heads, L, S]: bool masks are True where attention is NOT allowed (the opposite of
@@ -1100,15 +1324,28 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
 /* nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal, 0 elsewhere. */
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype);
 
-/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer. options: dim_feedforward=2048,
-   dropout=0.1, activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=False,
-   norm_first=False, bias=True. Children as PyTorch's (self_attn, [multihead_attn,] linear1,
+/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer(d_model, nhead): one struct for both
+   (tn_nn_transformer_encoder_layer(512, 8, .dropout = 0, .batch_first = true)). Children as PyTorch's (self_attn, [multihead_attn,] linear1,
    dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2[, dropout3]). Masks as
    tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask. */
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options);
+enum { TN_ACTIVATION_RELU = 0, TN_ACTIVATION_GELU };
+#define TN_FIELDS_tn_transformer_layer_opts(X) \
+    X(I, dim_feedforward, 2048,  "") \
+    X(D, dropout,         0.1,   "") \
+    X(E, activation,      TN_ACTIVATION_RELU, "relu|gelu") \
+    X(D, layer_norm_eps,  1e-5,  "") \
+    X(B, batch_first,     false, "") \
+    X(B, norm_first,      false, "") \
+    X(B, bias,            true,  "")
+TN__KW_STRUCT(tn_transformer_layer_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+#define tn_nn_transformer_encoder_layer(d_model, ...) tn_nn_transformer_encoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+#define tn_nn_transformer_decoder_layer(d_model, ...) tn_nn_transformer_decoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask,
                                                          tn_tensor *src_key_padding_mask, bool is_causal);
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
                                                          tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
                                                          tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
@@ -1128,22 +1365,79 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt,
 /* 13. optimizers                                                           */
 /* ======================================================================= */
 /* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
-   float64, CPU) from their .grad. Options are PyTorch's keyword arguments as text, with
-   PyTorch's names and defaults ("lr=0.01, momentum=0.9, nesterov=True"); an unknown name,
-   a wrong kind of value or an invalid value is an error. An optimizer retains its
-   parameters until tn_optim_free. A scheduler borrows its optimizer (which must outlive
-   it) and writes the groups' "lr". Guide: docs/optim.md. */
+   float64, CPU) from their .grad. One macro per optimizer, named as PyTorch's class, takes
+   the parameters and PyTorch's keyword arguments (section 1):
+       tn_optim *o = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9, .nesterov = true);
+       tn_optim *a = tn_optim_adamw(params, n, .lr = 3e-4, .betas = {0.9, 0.95});
+   An invalid value is an error, as in PyTorch. An optimizer retains its parameters until
+   tn_optim_free. A scheduler borrows its optimizer (which must outlive it) and writes the
+   groups' "lr". Guide: docs/optim.md. */
 typedef struct tn_optim tn_optim;
+enum { TN_LINE_SEARCH_NONE = 0, TN_LINE_SEARCH_STRONG_WOLFE };   /* LBFGS's line_search_fn */
+/* Every optimizer's keyword arguments in one struct. Its fields start as "not given" (NAN,
+   TN_NONE, -1, betas {NAN, NAN}) rather than as one kind's defaults, because the defaults
+   differ by kind and a parameter group inherits: a field not given takes the kind's PyTorch
+   default (SGD's lr 1e-3, Adadelta's 1.0, AdamW's weight_decay 1e-2, ...) when an optimizer
+   is created, and the optimizer's own value in tn_optim_add_param_group. Any value you give
+   is used as given, zero included (.weight_decay = 0 for AdamW, .momentum = 0). A field the
+   kind does not have is an error when given (the message lists the kind's names). foreach
+   and fused are accepted and change nothing; capturable and differentiable only as false.
+   The bools are ints: true, false, or -1 (not given). */
+#define TN_FIELDS_tn_optim_opts(X) \
+    X(D,  lr,                        NAN,     "") \
+    X(D,  momentum,                  NAN,     "") \
+    X(D,  dampening,                 NAN,     "") \
+    X(D,  weight_decay,              NAN,     "") \
+    X(OB, nesterov,                  -1,      "") \
+    X(D2, betas,                     TN__NAN2, "") \
+    X(D,  eps,                       NAN,     "") \
+    X(OB, amsgrad,                   -1,      "") \
+    X(D,  alpha,                     NAN,     "") \
+    X(OB, centered,                  -1,      "") \
+    X(D,  lr_decay,                  NAN,     "") \
+    X(D,  initial_accumulator_value, NAN,     "") \
+    X(D,  rho,                       NAN,     "") \
+    X(D,  momentum_decay,            NAN,     "") \
+    X(OB, decoupled_weight_decay,    -1,      "") \
+    X(I,  max_iter,                  TN_NONE, "") \
+    X(I,  max_eval,                  TN_NONE, "") \
+    X(D,  tolerance_grad,            NAN,     "") \
+    X(D,  tolerance_change,          NAN,     "") \
+    X(I,  history_size,              TN_NONE, "") \
+    X(E,  line_search_fn,            -1,      "None|strong_wolfe") \
+    X(OB, maximize,                  -1,      "") \
+    X(OB, foreach,                   -1,      "") \
+    X(OB, fused,                     -1,      "") \
+    X(OB, capturable,                -1,      "") \
+    X(OB, differentiable,            -1,      "")
+TN__KW_STRUCT(tn_optim_opts);
 /* kind: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
    "RAdam", "LBFGS". params: leaf tensors that require grad (borrowed; the optimizer
-   retains them), one group. NULL with an error on a bad kind, option or parameter. */
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options);
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay);
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr);
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay);
-/* A new parameter group: options override the optimizer's defaults (the options it was
-   created with). 0, or -1 with an error (a parameter already in a group; LBFGS). */
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+   retains them), one group. NULL with an error on a bad kind, option or parameter. The
+   _str form takes the keyword arguments as text ("lr=0.01, betas=(0.9, 0.99)"); there an
+   option the kind does not have is an unknown name. */
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_create(kind, ...) tn__optim_kw(kind, __VA_ARGS__)      /* the kind chosen at run time */
+#define tn_optim_sgd(...) tn__optim_kw("SGD", __VA_ARGS__)
+#define tn_optim_adam(...) tn__optim_kw("Adam", __VA_ARGS__)
+#define tn_optim_adamw(...) tn__optim_kw("AdamW", __VA_ARGS__)
+#define tn_optim_rmsprop(...) tn__optim_kw("RMSprop", __VA_ARGS__)
+#define tn_optim_adagrad(...) tn__optim_kw("Adagrad", __VA_ARGS__)
+#define tn_optim_adadelta(...) tn__optim_kw("Adadelta", __VA_ARGS__)
+#define tn_optim_adamax(...) tn__optim_kw("Adamax", __VA_ARGS__)
+#define tn_optim_nadam(...) tn__optim_kw("NAdam", __VA_ARGS__)
+#define tn_optim_radam(...) tn__optim_kw("RAdam", __VA_ARGS__)
+#define tn_optim_lbfgs(...) tn__optim_kw("LBFGS", __VA_ARGS__)
+#define tn__optim_kw(kind, params, ...) tn_optim_create_opts(kind, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
+/* A new parameter group (optimizer.add_param_group): the fields given override the
+   optimizer's defaults (the options it was created with), the others keep them:
+   tn_optim_add_param_group(o, head, 2, .lr = 0.01). 0, or -1 with an error (a parameter
+   already in a group; LBFGS). */
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_add_param_group(o, ...) tn__optim_group_kw(o, __VA_ARGS__)
+#define tn__optim_group_kw(o, params, ...) tn_optim_add_param_group_opts(o, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
 TNDEF int tn_optim_num_groups(const tn_optim *o);
 TNDEF int tn_optim_num_params(const tn_optim *o);             /* across groups, in PyTorch's numbering */
 TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i);     /* the i-th parameter, borrowed */
@@ -1183,13 +1477,83 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd);
 TNDEF void tn_optim_free(tn_optim *o);                         /* NULL is a no-op */
 
 /* LR schedulers (torch.optim.lr_scheduler). Creating one performs PyTorch's initial
-   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. */
+   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. One
+   macro per scheduler, named as PyTorch's class, takes the optimizer and the scheduler's
+   keyword arguments, the required ones included (PyTorch's positional ones, by name):
+       tn_lr_scheduler *s = tn_lr_scheduler_step_lr(o, .step_size = 30, .gamma = 0.5);
+       tn_lr_scheduler_multi_step_lr(o, .milestones = TN_INTS(30, 80));
+       tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.1, .total_steps = 1000);
+       tn_lr_scheduler_reduce_lr_on_plateau(o, .mode = TN_MODE_MAX, .patience = 5);
+   As tn_optim_opts, one struct serves every kind and its fields start as "not given": each
+   kind fills in its own PyTorch defaults (gamma 0.1 for StepLR, factor 1/3 for ConstantLR
+   but 0.1 for ReduceLROnPlateau, ...); a required one left out (StepLR's step_size,
+   MultiStepLR's milestones, ExponentialLR's gamma, CosineAnnealingLR's T_max,
+   CosineAnnealingWarmRestarts' T_0, OneCycleLR's max_lr) and a field the kind does not have
+   are errors. The _groups lists give one value per parameter group (PyTorch's lists for
+   max_lr, base_momentum, max_momentum and min_lr; the text "max_lr=(0.1, 0.01)" sets
+   max_lr_groups). */
 typedef struct tn_lr_scheduler tn_lr_scheduler;
+enum { TN_ANNEAL_COS = 0, TN_ANNEAL_LINEAR };         /* OneCycleLR's anneal_strategy */
+enum { TN_MODE_MIN = 0, TN_MODE_MAX };                /* ReduceLROnPlateau's mode */
+enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's threshold_mode */
+#define TN_FIELDS_tn_lr_scheduler_opts(X) \
+    X(I,  step_size,            TN_NONE, "") \
+    X(IL, milestones,           TN__LIST0,     "") \
+    X(D,  gamma,                NAN,     "") \
+    X(D,  T_max,                NAN,     "") \
+    X(D,  eta_min,              NAN,     "") \
+    X(I,  T_0,                  TN_NONE, "") \
+    X(I,  T_mult,               TN_NONE, "") \
+    X(D,  start_factor,         NAN,     "") \
+    X(D,  end_factor,           NAN,     "") \
+    X(I,  total_iters,          TN_NONE, "") \
+    X(D,  factor,               NAN,     "") \
+    X(D,  power,                NAN,     "") \
+    X(D,  max_lr,               NAN,     "") \
+    X(DL, max_lr_groups,        TN__LIST0,     "") \
+    X(I,  total_steps,          TN_NONE, "") \
+    X(I,  epochs,               TN_NONE, "") \
+    X(I,  steps_per_epoch,      TN_NONE, "") \
+    X(D,  pct_start,            NAN,     "") \
+    X(E,  anneal_strategy,      -1,      "cos|linear") \
+    X(OB, cycle_momentum,       -1,      "") \
+    X(D,  base_momentum,        NAN,     "") \
+    X(DL, base_momentum_groups, TN__LIST0,     "") \
+    X(D,  max_momentum,         NAN,     "") \
+    X(DL, max_momentum_groups,  TN__LIST0,     "") \
+    X(D,  div_factor,           NAN,     "") \
+    X(D,  final_div_factor,     NAN,     "") \
+    X(OB, three_phase,          -1,      "") \
+    X(E,  mode,                 -1,      "min|max") \
+    X(I,  patience,             TN_NONE, "") \
+    X(D,  threshold,            NAN,     "") \
+    X(E,  threshold_mode,       -1,      "rel|abs") \
+    X(I,  cooldown,             TN_NONE, "") \
+    X(D,  min_lr,               NAN,     "") \
+    X(DL, min_lr_groups,        TN__LIST0,     "") \
+    X(D,  eps,                  NAN,     "") \
+    X(I,  last_epoch,           TN_NONE, "")
+TN__KW_STRUCT(tn_lr_scheduler_opts);
 /* kind: "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
    "CosineAnnealingWarmRestarts", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR",
-   "ReduceLROnPlateau"; options as PyTorch's ("step_size=30, gamma=0.1",
-   "milestones=(30, 80)", "max_lr=0.1, total_steps=1000", "mode='max', patience=5"). */
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options);
+   "ReduceLROnPlateau"; the _str form takes the keyword arguments as text ("step_size=30,
+   gamma=0.1", "milestones=(30, 80)", "mode='max', patience=5"). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts);
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options);
+#define tn_lr_scheduler_step_lr(...) tn__sched_kw("StepLR", __VA_ARGS__)
+#define tn_lr_scheduler_multi_step_lr(...) tn__sched_kw("MultiStepLR", __VA_ARGS__)
+#define tn_lr_scheduler_exponential_lr(...) tn__sched_kw("ExponentialLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_lr(...) tn__sched_kw("CosineAnnealingLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_warm_restarts(...) tn__sched_kw("CosineAnnealingWarmRestarts", __VA_ARGS__)
+#define tn_lr_scheduler_linear_lr(...) tn__sched_kw("LinearLR", __VA_ARGS__)
+#define tn_lr_scheduler_constant_lr(...) tn__sched_kw("ConstantLR", __VA_ARGS__)
+#define tn_lr_scheduler_polynomial_lr(...) tn__sched_kw("PolynomialLR", __VA_ARGS__)
+#define tn_lr_scheduler_one_cycle_lr(...) tn__sched_kw("OneCycleLR", __VA_ARGS__)
+#define tn_lr_scheduler_reduce_lr_on_plateau(...) tn__sched_kw("ReduceLROnPlateau", __VA_ARGS__)
+#define tn__sched_kw(kind, ...) tn__lr_scheduler_kw(kind, TN__POS_KW(tn_lr_scheduler_opts, __VA_ARGS__))
+static inline tn_lr_scheduler *tn__lr_scheduler_kw(const char *kind, tn_optim *o, tn_lr_scheduler_opts opts) {
+    return tn_lr_scheduler_create_opts(o, kind, opts);
+}
 /* LambdaLR: lr = initial_lr * lr_lambda(epoch, group, user). */
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user);
 /* SequentialLR: schedulers[i] runs from milestones[i-1] (n schedulers, n-1 milestones).
@@ -1472,17 +1836,27 @@ TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
 TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
 TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
 
-/* DataLoader. Options (PyTorch's names and defaults): "batch_size=1, shuffle=False,
-   drop_last=False, num_workers=0, prefetch_factor=2, seed=None". batch_size=None
-   yields samples one by one, uncollated. seed picks the loader's own shuffle generator
-   (None: the default generator, so tn_manual_seed decides); each epoch draws a new
-   permutation, the same for a seed whatever num_workers is. num_workers=0 loads in the
-   caller's thread; N > 0 starts N threads that load up to prefetch_factor * N batches
-   ahead (prefetch_factor may be given only with num_workers > 0, as in PyTorch). Batch
-   k is always the same samples, and batches arrive in order. Borrows ds (free the
-   loader first). One thread calls tn_loader_next. NULL on bad options. */
+/* DataLoader(dataset, batch_size=1, shuffle=False, ...): tn_loader_new(ds, .batch_size = 64,
+   .shuffle = true). batch_size TN_NONE (None) yields samples one by one, uncollated. seed
+   picks the loader's own shuffle generator (TN_NONE: the default generator, so
+   tn_manual_seed decides); each epoch draws a new permutation, the same for a seed whatever
+   num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
+   load up to prefetch_factor * N batches ahead (prefetch_factor TN_NONE is PyTorch's None:
+   2 with workers; it may be given only with num_workers > 0, as in PyTorch). Batch k is
+   always the same samples, and batches arrive in order. Borrows ds (free the loader
+   first). One thread calls tn_loader_next. NULL on bad options. */
 typedef struct tn_loader tn_loader;
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options);
+#define TN_FIELDS_tn_loader_opts(X) \
+    X(I, batch_size,      1,       "") \
+    X(B, shuffle,         false,   "") \
+    X(B, drop_last,       false,   "") \
+    X(I, num_workers,     0,       "") \
+    X(I, prefetch_factor, TN_NONE, "") \
+    X(I, seed,            TN_NONE, "")
+TN__KW_STRUCT(tn_loader_opts);
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts opts);
+#define tn_loader_new(...) tn_loader_new_opts(TN__POS_KW(tn_loader_opts, __VA_ARGS__))
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options);
 /* Collate: samples[s * nitems + k] is item k of sample s; write nitems batch tensors
    (results of library ops, as in get); 0 or -1 with an error. Runs on worker threads. */
 typedef int (*tn_collate_fn)(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
@@ -1503,13 +1877,23 @@ TNDEF void tn_loader_free(tn_loader *l);        /* joins the workers, also mid-e
    int8 and int16 widened to I32. A gzip file (.gz) is read through zlib when built with
    -DTENSOR_ZLIB (link -lz), refused otherwise. A damaged file is refused, never overread. */
 TNDEF tn_tensor *tn_read_idx(const char *path);
-/* A numeric CSV file as a [rows, cols] matrix. Options: "header=True, delimiter=',',
-   label_column=None, dtype=float32" (delimiter: one character or '\t'; dtype float32
-   or float64; label_column: an index, negative from the end, or a header name). The
-   label column is left out of the matrix; with labels non-NULL it is written there as
-   int64 [rows] (NULL when no label_column). Fields may be double-quoted; blank lines
+/* A numeric CSV file as a [rows, cols] matrix: tn_read_csv(path, &labels, .label_name =
+   "species"). header: the first line names the columns; delimiter: one character, or "\t"
+   (the text form takes '\t' too); dtype TN_F32 or TN_F64 (text: float32, float64). The
+   label column (label_column: an index, negative from the end; or label_name: a header
+   name; TN_NONE / NULL: none) is left out of the matrix; with labels non-NULL it is written
+   there as int64 [rows] (NULL when there is none). Fields may be double-quoted; blank lines
    are skipped. A cell that is not a number is an error naming its line and column. */
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels);
+#define TN_FIELDS_tn_csv_opts(X) \
+    X(B, header,       true,    "") \
+    X(S, delimiter,    ",",     "") \
+    X(I, label_column, TN_NONE, "") \
+    X(S, label_name,   NULL,    "") \
+    X(E, dtype,        TN_F32,  "float32|float64")
+TN__KW_STRUCT(tn_csv_opts);
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts opts);
+#define tn_read_csv(path, ...) tn_read_csv_opts(path, TN__POS_KW(tn_csv_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options);
 /* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
    plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
    label int64 0-d. */
@@ -1541,6 +1925,31 @@ TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size);  /* pa
    with tn_string_free. */
 TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
 
+/* ---- DLPack ----
+   Zero-copy exchange with NumPy, PyTorch, JAX, CuPy, ... through DLPack's C structs (the
+   dmlc/dlpack ABI, version 0.8; declared here unless dlpack.h came first). Both directions
+   share the memory: nothing is copied. */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLVulkan = 7, kDLMetal = 8, kDLVPI = 9,
+               kDLROCM = 10, kDLROCMHost = 11, kDLExtDev = 12, kDLCUDAManaged = 13, kDLOneAPI = 14 } DLDeviceType;
+typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
+typedef enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLOpaqueHandle = 3, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 } DLDataTypeCode;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct { void *data; DLDevice device; int32_t ndim; DLDataType dtype; int64_t *shape; int64_t *strides; uint64_t byte_offset; } DLTensor;
+typedef struct DLManagedTensor { DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self); } DLManagedTensor;
+#endif
+/* t as a DLManagedTensor (t's memory; t stays alive until the consumer calls its
+   deleter). NULL with an error for a dtype DLPack cannot express. */
+TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t);
+/* A tensor over m's memory (CPU, or CUDA with the GPU unit); it calls m->deleter(m) when
+   its storage dies, and on error. Strides in elements, non-negative; NULL strides mean
+   contiguous. */
+TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
+/* The deleter of a DLManagedTensor made by tn_to_dlpack, for consumers that drop one
+   unused (m->deleter(m) is the same call). NULL is a no-op. */
+TNDEF void tn_dlpack_delete(DLManagedTensor *m);
+
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under
    "optim." (opt may be NULL) and the step, in one safetensors file written atomically
@@ -1564,7 +1973,8 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
    every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
    conv2d (over images). Results are the same bits for any thread count, except conv2d's
    weight gradient: per-thread partial sums added in thread order, the same bits for a
-   given count. OMP_NUM_THREADS sets the default count. */
+   given count. OMP_NUM_THREADS sets the default count. A process forked after kernels ran
+   threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
 
@@ -1767,6 +2177,7 @@ int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A,
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
+bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
 #else
 #define TN__TESTABLE static
 #endif
@@ -1798,6 +2209,10 @@ void tn__sum_into_f64(double *o, const float *x, int64_t n);
 #endif
 #ifdef TENSOR_CBLAS
 #include <cblas.h>
+#endif
+#if defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TN_NO_LEAK_CHECK)
+#include <execinfo.h>    /* TN_LEAK_CHECK's creation backtraces (core/tensor.c) */
+#define TN__HAVE_BACKTRACE 1
 #endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>   /* the AVX-512 loops chosen at run time (target attributes) */
@@ -1846,6 +2261,76 @@ static bool tn__cpu_avx512(void) {
 
 #define TN__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TN__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Size arithmetic. Every product of sizes, strides and byte counts goes through tn__mul_ok,
+   which reports overflow instead of running into C's undefined behaviour (a byte count that
+   wraps to 0 allocates a short buffer that the op then writes past): the product in *r, or
+   false (and *r unspecified) when it does not fit in int64. The builtin where the compiler
+   has it; the division test (CERT INT32-C) elsewhere. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_mul_overflow) && __has_builtin(__builtin_add_overflow)
+#define TN__HAVE_OVERFLOW_BUILTINS 1
+#endif
+#elif defined(__GNUC__) && __GNUC__ >= 5
+#define TN__HAVE_OVERFLOW_BUILTINS 1
+#endif
+#if defined(TN_TESTING) || !defined(TN__HAVE_OVERFLOW_BUILTINS)
+TN__TESTABLE bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r) {
+    bool over = a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                      : (b > 0 ? a < INT64_MIN / b : a != 0 && b < INT64_MAX / a);
+    if (over) return false;
+    *r = a * b;
+    return true;
+}
+#endif
+static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
+#ifdef TN__HAVE_OVERFLOW_BUILTINS
+    return !__builtin_mul_overflow(a, b, r);
+#else
+    return tn__mul_ok_portable(a, b, r);
+#endif
+}
+static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
+#ifdef TN__HAVE_OVERFLOW_BUILTINS
+    return !__builtin_add_overflow(a, b, r);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
+    *r = a + b;
+    return true;
+#endif
+}
+/* The element count of shape in *n: 0 when a size is 0, whatever the others (PyTorch
+   allows torch.zeros(0, 2**62, 2**62)); false when it does not fit in int64. */
+static bool tn__numel_ok(const int64_t *shape, int ndim, int64_t *n) {
+    int64_t p = 1;
+    bool fits = true;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) { *n = 0; return true; }
+        if (fits) fits = tn__mul_ok(p, shape[i], &p);
+    }
+    *n = fits ? p : INT64_MAX;
+    return fits;
+}
+/* Saturating forms, for nonnegative sizes that are checked again where they are used (a
+   workspace's shape by tn__new: INT64_MAX is refused as too many elements) or need no
+   exact value (the work estimate of a thread count): INT64_MAX when they do not fit. */
+static int64_t tn__mul_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : INT64_MAX;
+}
+static int64_t tn__add_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__add_ok(a, b, &r) ? r : INT64_MAX;
+}
+/* The start of part t of n items split into parts pieces: n * t / parts without the
+   product (which may not fit for a huge n). */
+static int64_t tn__split_at(int64_t n, int64_t t, int64_t parts) { return n / parts * t + n % parts * t / parts; }
+/* a * b where a wrong value does no harm but undefined behaviour would (the stride of a
+   size-1 dim, strides and offsets of an empty tensor): the product, or `otherwise`. */
+static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : otherwise;
+}
 /* restrict in C and C++ (kernels' inner loops: no aliasing, so they vectorise) */
 #if defined(__cplusplus) && defined(_MSC_VER)
 #define TN__RESTRICT __restrict
@@ -1867,11 +2352,42 @@ static bool tn__cpu_avx512(void) {
 #ifndef TN_PARALLEL_MIN
 #define TN_PARALLEL_MIN 32768
 #endif
+/* A child forked after the parent ran an OpenMP region must not start one: libgomp's
+   thread pool does not survive fork, and the child's first parallel region would wait for
+   it forever (a multiprocessing.Pool with fork hangs). As PyTorch, a forked child drops to
+   one thread: a pthread_atfork handler, registered before the first parallel region (every
+   thread count comes from tn__omp_max_threads), sets the flag. */
+#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
+#include <pthread.h>
+#define TN__FORK_GUARD 1
+static volatile int tn__forked_child;
+static void tn__atfork_child(void) { tn__forked_child = 1; }
+static void tn__fork_guard_register(void) { pthread_atfork(NULL, NULL, tn__atfork_child); }
+static pthread_once_t tn__fork_guard_once = PTHREAD_ONCE_INIT;
+#endif
+/* Whether this process was forked after the guard was set up: no parallel region then. */
+static bool tn__in_forked_child(void) {
+#ifdef TN__FORK_GUARD
+    pthread_once(&tn__fork_guard_once, tn__fork_guard_register);
+    return tn__forked_child != 0;
+#else
+    return false;
+#endif
+}
+/* The threads a parallel region may use now: OpenMP's count, 1 in a forked child. */
+static int tn__omp_max_threads(void) {
+#ifdef _OPENMP
+    return tn__in_forked_child() ? 1 : omp_get_max_threads();
+#else
+    (void)tn__in_forked_child;
+    return 1;
+#endif
+}
 /* Threads for `work` elements split into at most `parts` independent pieces. */
 static int tn__par_threads(int64_t work, int64_t parts) {
 #ifdef _OPENMP
     if (work < TN_PARALLEL_MIN || parts < 2 || omp_in_parallel()) return 1;
-    int t = omp_get_max_threads();
+    int t = tn__omp_max_threads();
     return (int64_t)t < parts ? t : (int)parts;
 #else
     (void)work; (void)parts;
@@ -1893,6 +2409,7 @@ static TN__TLS unsigned tn__nerrors, tn__err_mark[64];
 static tn_error_handler tn__error_handler;
 static void *tn__error_user;
 
+TNDEF const char *tn_library_version(void) { return TENSOR_VERSION_STRING; }
 TNDEF const char *tn_last_error(void) { return tn__errbuf; }
 TNDEF void tn_clear_error(void) { tn__errbuf[0] = 0; }
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {
@@ -1910,15 +2427,36 @@ static void *tn__error(const char *fmt, ...) {
     va_end(ap);
     tn__nerrors++;
     if (tn__quiet) return NULL;
-    const char *ab = getenv("TN_ABORT_ON_ERROR");
-    if (ab && ab[0] == '1') {
-        fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
-        abort();
-    }
+    /* TN_LOG_ERRORS=1: every error to stderr as it happens; TN_ABORT_ON_ERROR=1: and abort */
+    const char *ab = getenv("TN_ABORT_ON_ERROR"), *log = getenv("TN_LOG_ERRORS");
+    if ((ab && ab[0] == '1') || (log && log[0] == '1')) fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
+    if (ab && ab[0] == '1') abort();
     if (tn__error_handler) tn__error_handler(tn__errbuf, tn__error_user);
     return NULL;
 }
 #define TN__FAIL_INT(...) (tn__error(__VA_ARGS__), -1)
+
+/* An array of n items of size bytes (a table, a workspace), its byte count checked
+   (tn__mul_ok); NULL and an error under fn's name when it overflows or malloc fails. */
+static void *tn__malloc_n(const char *fn, int64_t n, size_t size) {
+    int64_t bytes;
+    if (n < 0 || size > (size_t)INT64_MAX || !tn__mul_ok(n, (int64_t)size, &bytes) || (uint64_t)bytes > (uint64_t)SIZE_MAX)
+        return tn__error("%s: cannot allocate %lld items of %zu bytes (the size overflows)", fn, (long long)n, size);
+    void *p = TN_MALLOC(bytes ? (size_t)bytes : 1);
+    if (!p) return tn__error("%s: out of memory allocating %lld bytes", fn, (long long)bytes);
+    return p;
+}
+
+/* A double that is to become an int64 (a size from a scale factor, a step count read
+   from a file): C leaves the conversion undefined out of range, so it is checked first.
+   0 and the value in *out, or -1 and an error "fn: what v is out of range". */
+static int tn__double_to_int64(const char *fn, const char *what, double v, int64_t *out) {
+    /* 2^63 is the first double past INT64_MAX; -2^63 is INT64_MIN itself */
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        return TN__FAIL_INT("%s: %s %g is out of the range of int64", fn, what, v);
+    *out = (int64_t)v;
+    return 0;
+}
 TNDEF int tn_error(const char *fmt, ...) {
     char msg[1024];
     va_list ap;
@@ -2003,6 +2541,404 @@ static int tn__wrap_dim(const char *fn, int64_t dim, int ndim) {
     return (int)(dim < 0 ? dim + n : dim);
 }
 
+/* ============================================================================================================== */
+/* src/modules/options.c: keyword arguments: every options struct's key table, the option text parser, the checks */
+/* ============================================================================================================== */
+/* ---- keyword arguments as text: "padding=1, bias=False, padding_mode='zeros'" ----
+   The _str functions fill their options struct from PyTorch's keyword syntax through the
+   struct's key table, made from the same TN_FIELDS_<struct> list as the struct itself:
+       #define TN__KW_T tn_conv_opts
+       static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+       #undef TN__KW_T
+   Values: numbers (inf, -inf, nan), True/False, None, words and strings (quotes optional for
+   words), tuples "(a, b)" / lists "[a, b]". Nothing is copied into fixed buffers: any length
+   parses or is refused (an S value is a copy the caller frees with tn__kw_release). */
+typedef struct tn__kwkey { const char *name; char type; size_t off; const char *words; } tn__kwkey;
+#define TN__KW_TYPE_I 'I'
+#define TN__KW_TYPE_D 'D'
+#define TN__KW_TYPE_B 'B'
+#define TN__KW_TYPE_OB 'O'
+#define TN__KW_TYPE_E 'E'
+#define TN__KW_TYPE_P 'P'
+#define TN__KW_TYPE_I2 'J'
+#define TN__KW_TYPE_D2 'K'
+#define TN__KW_TYPE_S 'S'
+#define TN__KW_TYPE_T 'T'
+#define TN__KW_TYPE_IL 'L'
+#define TN__KW_TYPE_DL 'M'
+#define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
+#define TN__KW_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
+#define TN__KW_MAXKEYS 64   /* a table's rows (the parser's "given" mask has a bit each) */
+static bool tn__kw_tuple_type(char t) { return t == 'J' || t == 'K' || t == 'L' || t == 'M'; }
+
+/* a slice of the option text */
+typedef struct tn__kwspan { const char *p; size_t n; } tn__kwspan;
+static bool tn__kw_is(tn__kwspan v, const char *word) { return strlen(word) == v.n && !memcmp(v.p, word, v.n); }
+static tn__kwspan tn__kw_unquote(tn__kwspan v) {
+    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0]) { v.p++; v.n -= 2; }
+    return v;
+}
+/* One number of v at *pos (advanced past it and a following comma); 1, 0 at the end of v,
+   -1 when there is text that is not a number. */
+static int tn__kw_number(tn__kwspan v, size_t *pos, double *x) {
+    size_t i = *pos;
+    while (i < v.n && v.p[i] == ' ') i++;
+    if (i == v.n) { *pos = i; return 0; }
+    tn__kwspan w = {v.p + i, 0};
+    while (i + w.n < v.n && v.p[i + w.n] != ',' && v.p[i + w.n] != ' ') w.n++;
+    if (tn__kw_is(w, "True") || tn__kw_is(w, "true")) *x = 1;
+    else if (tn__kw_is(w, "False") || tn__kw_is(w, "false")) *x = 0;
+    else if (tn__kw_is(w, "inf")) *x = HUGE_VAL;
+    else if (tn__kw_is(w, "-inf")) *x = -HUGE_VAL;
+    else if (tn__kw_is(w, "nan")) *x = NAN;
+    else {
+        char *end;
+        *x = strtod(w.p, &end);   /* stops at the comma, bracket or space after the number */
+        if (end != w.p + w.n) return -1;
+    }
+    i += w.n;
+    while (i < v.n && v.p[i] == ' ') i++;
+    if (i < v.n && v.p[i] == ',') i++;
+    *pos = i;
+    return 1;
+}
+/* A value's numbers: a number, or a tuple "(a, b, ...)" / "[a, b]" of up to max. How many. */
+static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double *out, int max, bool *tuple) {
+    *tuple = v.n >= 2 && ((v.p[0] == '(' && v.p[v.n - 1] == ')') || (v.p[0] == '[' && v.p[v.n - 1] == ']'));
+    tn__kwspan in = *tuple ? (tn__kwspan){v.p + 1, v.n - 2} : v;
+    size_t pos = 0;
+    int n = 0, r;
+    double x;
+    while ((r = tn__kw_number(in, &pos, &x)) == 1) {
+        if (n == max) return TN__FAIL_INT("%s: option %s=%.*s: expected at most %d value%s", fn, key, (int)v.n, v.p, max, max > 1 ? "s" : "");
+        out[n++] = x;
+    }
+    if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
+    return n;
+}
+/* A double as an int64_t option: integral and in range (never an undefined conversion). */
+static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
+    if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
+    *out = (int64_t)x;
+    return 0;
+}
+static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const char *suffix) {
+    const size_t sl = strlen(suffix);
+    for (int i = 0; i < nkeys; i++) {
+        const char *name = keys[i].name;
+        const size_t l = strlen(name);
+        if (l < sl || l - sl != k.n) continue;
+        if (!memcmp(name, k.p, k.n) && !memcmp(name + (l - sl), suffix, sl)) return i;
+    }
+    return -1;
+}
+/* The sibling suffixes: a tuple for `name` goes to name_hw (I2) or name_groups (DL). */
+static const char *const tn__kw_siblings[2] = {"_hw", "_groups"};
+/* The length of name without its sibling suffix (stride_hw: "stride"), else strlen. */
+static size_t tn__kw_base_len(const char *name) {
+    size_t l = strlen(name);
+    for (int s = 0; s < 2; s++) {
+        size_t sl = strlen(tn__kw_siblings[s]);
+        if (l > sl && !strcmp(name + l - sl, tn__kw_siblings[s])) return l - sl;
+    }
+    return l;
+}
+/* The valid names of a table, for messages: "stride, padding, ..." (owned by the caller). */
+static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
+    size_t len = 1;
+    for (int i = 0; i < nkeys; i++) len += strlen(keys[i].name) + 2;
+    char *s = (char *)TN_MALLOC(len), *q = s;
+    if (!s) return NULL;
+    for (int i = 0; i < nkeys; i++) {
+        size_t l = tn__kw_base_len(keys[i].name);   /* a sibling (stride_hw) goes under its base's name, */
+        if (l != strlen(keys[i].name) && tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l}, "") >= 0) continue;   /* once */
+        if (q != s) { memcpy(q, ", ", 2); q += 2; }
+        memcpy(q, keys[i].name, l);
+        q += l;
+    }
+    *q = 0;
+    return s;
+}
+static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kwspan v, void *out) {
+    char *f = (char *)out + key->off;
+    char name[64];   /* the name as typed, for messages (cut, never overflowed) */
+    snprintf(name, sizeof name, "%.*s", (int)(k.n < 63 ? k.n : 63), k.p);
+    double x[TN_LIST_MAX];
+    bool tuple;
+    int n;
+    switch (key->type) {
+    case 'B': case 'O':
+        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) n = 1;
+        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) n = 0;
+        else if (key->type == 'O' && tn__kw_is(v, "None")) n = -1;
+        else return TN__FAIL_INT("%s: option %s=%.*s: expected True or False", fn, name, (int)v.n, v.p);
+        if (key->type == 'B') *(bool *)f = n == 1;
+        else *(int *)f = n;
+        return 0;
+    case 'E': case 'P': {
+        tn__kwspan w = tn__kw_unquote(v);
+        if (key->type == 'P' && (tn__kw_is(w, "same") || tn__kw_is(w, "valid"))) {
+            *(int64_t *)f = tn__kw_is(w, "same") ? TN_PADDING_SAME : TN_PADDING_VALID;
+            return 0;
+        }
+        if (key->type == 'P' && (w.n != v.n || (w.n && ((w.p[0] | 32) >= 'a' && (w.p[0] | 32) <= 'z'))))
+            return TN__FAIL_INT("%s: option %s=%.*s: expected an int, a tuple, 'same' or 'valid'", fn, name, (int)v.n, v.p);
+        if (key->type == 'P') break;
+        int idx = 0;
+        for (const char *c = key->words; *c; idx++) {
+            const char *e = strchr(c, '|');
+            size_t cl = e ? (size_t)(e - c) : strlen(c);
+            if (cl == w.n && !memcmp(c, w.p, cl)) { *(int *)f = idx; return 0; }
+            if (!e) break;
+            c = e + 1;
+        }
+        return TN__FAIL_INT("%s: option %s='%.*s': expected one of %s", fn, name, (int)w.n, w.p, key->words);
+    }
+    case 'D':
+        if (tn__kw_is(v, "None")) { *(double *)f = NAN; return 0; }
+        if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0) return -1;
+        *(double *)f = x[0];
+        return 0;
+    case 'K':
+        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
+        if (n != 2) return TN__FAIL_INT("%s: option %s=%.*s needs a pair, e.g. %s=(0.9, 0.999)", fn, name, (int)v.n, v.p, name);
+        ((double *)f)[0] = x[0];
+        ((double *)f)[1] = x[1];
+        return 0;
+    case 'J':
+        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
+        if (n == 1) x[1] = x[0];
+        return tn__kw_int(fn, name, x[0], (int64_t *)f) || tn__kw_int(fn, name, x[1], (int64_t *)f + 1) ? -1 : 0;
+    case 'L': case 'M': {
+        if (tn__kw_is(v, "None")) n = 0;
+        else if ((n = tn__kw_numbers(fn, name, v, x, TN_LIST_MAX, &tuple)) < 0) return -1;
+        if (key->type == 'M') {
+            tn_doubles *d = (tn_doubles *)f;
+            d->n = n;
+            for (int i = 0; i < n; i++) d->v[i] = x[i];
+            return 0;
+        }
+        tn_ints *l = (tn_ints *)f;
+        l->n = n;
+        for (int i = 0; i < n; i++) if (tn__kw_int(fn, name, x[i], &l->v[i])) return -1;
+        return 0;
+    }
+    case 'S': {
+        if (tn__kw_is(v, "None")) { *(const char **)f = NULL; return 0; }
+        tn__kwspan w = tn__kw_unquote(v);
+        char *str = (char *)TN_MALLOC(w.n + 1);
+        if (!str) return TN__FAIL_INT("%s: out of memory", fn);
+        memcpy(str, w.p, w.n);
+        str[w.n] = 0;
+        *(const char **)f = str;
+        return 0;
+    }
+    case 'T':
+        return TN__FAIL_INT("%s: option %s is a tensor, which the option text cannot give (pass it in the options struct)", fn, name);
+    default: break;
+    }
+    /* I, and P given a number */
+    if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
+    if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
+    if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
+    return 0;
+}
+/* Frees what the parser allocated in *opts (the S values of the rows in seen). */
+static void tn__kw_release(const tn__kwkey *keys, int nkeys, void *opts, uint64_t seen) {
+    for (int i = 0; i < nkeys; i++)
+        if ((seen >> i & 1) && keys[i].type == 'S') {
+            char **f = (char **)((char *)opts + keys[i].off);
+            TN_FREE(*f);
+            *f = NULL;
+        }
+}
+/* Fills *out (holding the defaults) from text, through keys; *seen (may be NULL) gets a
+   bit per row the text gave. 0, or -1 with an error (nothing left allocated then). */
+static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out, uint64_t *seen_out) {
+    uint64_t seen = 0;   /* tables have at most 64 rows */
+    const char *p = text ? text : "";
+    if (seen_out) *seen_out = 0;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        tn__kwspan k = {p, 0};
+        while (p[k.n] && p[k.n] != '=' && p[k.n] != ',') k.n++;
+        if (p[k.n] != '=') goto malformed;
+        p += k.n + 1;
+        while (k.n && k.p[k.n - 1] == ' ') k.n--;
+        while (*p == ' ') p++;
+        tn__kwspan v = {p, 0};
+        int depth = 0;
+        char quote = 0;              /* commas inside quotes or brackets belong to the value */
+        for (; p[v.n] && (depth || quote || p[v.n] != ','); v.n++) {
+            const char c = p[v.n];
+            if (quote) { if (c == quote) quote = 0; }
+            else if (c == '\'' || c == '"') quote = c;
+            else if (c == '(' || c == '[') depth++;
+            else if (c == ')' || c == ']') depth--;
+        }
+        p += v.n;
+        while (v.n && v.p[v.n - 1] == ' ') v.n--;
+        if (!k.n || !v.n) goto malformed;
+        /* "stride=(2, 1)" sets stride_hw, "max_lr=(0.1, 0.01)" max_lr_groups; a name only
+           the sibling has takes single values too */
+        const bool tuple = v.p[0] == '(' || v.p[0] == '[';
+        int i = tn__kw_find(keys, nkeys, k, "");
+        for (int s = 0; s < 2; s++) {
+            int j = tn__kw_find(keys, nkeys, k, tn__kw_siblings[s]);
+            if (j >= 0 && (i < 0 || (tuple && !tn__kw_tuple_type(keys[i].type)))) i = j;
+        }
+        if (i < 0) {
+            char *names = tn__kw_names(keys, nkeys);
+            tn__error("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, !names ? "?" : names[0] ? names : "none");
+            TN_FREE(names);
+            goto fail;
+        }
+        if (seen >> i & 1) { tn__error("%s: option '%.*s' given twice", fn, (int)k.n, k.p); goto fail; }
+        if (tn__kw_set(fn, &keys[i], k, v, out)) goto fail;
+        seen |= (uint64_t)1 << i;
+        if (keys[i].type == 'J') {   /* (a, a) is the int a: "stride=(0, 0)" is 0, not the pair {0, 0} ("not given") */
+            int64_t *pair = (int64_t *)((char *)out + keys[i].off);
+            const int b = tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, tn__kw_base_len(keys[i].name)}, "");
+            if (b >= 0 && b != i && (keys[b].type == 'I' || keys[b].type == 'P') && pair[0] == pair[1]) {
+                if (keys[b].type == 'P' && pair[0] < 0) { tn__error("%s: option %.*s=%.*s: padding must be non-negative", fn, (int)k.n, k.p, (int)v.n, v.p); goto fail; }
+                *(int64_t *)((char *)out + keys[b].off) = pair[0];
+                pair[0] = pair[1] = 0;
+            }
+        }
+    }
+    if (seen_out) *seen_out = seen;
+    return 0;
+malformed:
+    tn__error("%s: option text \"%s\": expected name=value", fn, text);
+fail:
+    tn__kw_release(keys, nkeys, out, seen);
+    return -1;
+}
+
+/* ---- checks shared by the _opts functions ---- */
+/* Whether field key of a and b holds the same value (NaN equals NaN: None). */
+static bool tn__kw_same(const tn__kwkey *key, const void *a, const void *b) {
+    const char *x = (const char *)a + key->off, *y = (const char *)b + key->off;
+    double u, w;
+    switch (key->type) {
+    case 'I': case 'P': return *(const int64_t *)x == *(const int64_t *)y;
+    case 'B': return *(const bool *)x == *(const bool *)y;
+    case 'O': case 'E': return *(const int *)x == *(const int *)y;
+    case 'J': return !memcmp(x, y, 2 * sizeof(int64_t));
+    case 'D': case 'K':
+        for (int i = 0; i < (key->type == 'K' ? 2 : 1); i++) {
+            u = ((const double *)x)[i];
+            w = ((const double *)y)[i];
+            if (!(u == w || (u != u && w != w))) return false;
+        }
+        return true;
+    case 'S': {
+        const char *s = *(const char *const *)x, *t = *(const char *const *)y;
+        return s == t || (s && t && !strcmp(s, t));
+    }
+    case 'T': return *(void *const *)x == *(void *const *)y;
+    case 'L': return ((const tn_ints *)x)->n == 0 && ((const tn_ints *)y)->n == 0;
+    case 'M': return ((const tn_doubles *)x)->n == 0 && ((const tn_doubles *)y)->n == 0;
+    default: return false;
+    }
+}
+/* Whether name (or its base, for a sibling) is in list ("a, b, c"). */
+static bool tn__kw_listed(const char *list, const char *name, size_t len) {
+    for (const char *p = list; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == len && !memcmp(p, name, len)) return true;
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return false;
+}
+/* The rows of keys a kind has, in the order of valid ("a, b, c": PyTorch's order, which
+   messages then follow); a sibling (stride_hw) goes with its base's name. */
+static int tn__kw_filter(const tn__kwkey *keys, int nkeys, const char *valid, tn__kwkey *out) {
+    int n = 0;
+    for (const char *p = valid; *p;) {
+        size_t l = strcspn(p, ",");
+        for (int i = 0; i < nkeys; i++)
+            if (tn__kw_base_len(keys[i].name) == l && !memcmp(keys[i].name, p, l)) out[n++] = keys[i];
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return n;
+}
+/* A kind's options: every field whose name is not in valid must equal its default (or not
+   be given, for the kind-family structs whose defaults are "not given"). what: the kind,
+   "MaxPool2d". 0, or -1 with "fn: option 'x' is not an option of what (valid: ...)". */
+static int tn__kw_only(const char *fn, const char *what, const tn__kwkey *keys, int nkeys, const void *opts, const void *defaults,
+                       const char *valid) {
+    for (int i = 0; i < nkeys; i++) {
+        size_t b = tn__kw_base_len(keys[i].name);
+        if (tn__kw_listed(valid, keys[i].name, b) || tn__kw_same(&keys[i], opts, defaults)) continue;
+        return TN__FAIL_INT("%s: %.*s is not an option of %s (valid: %s)", fn, (int)b, keys[i].name, what, valid[0] ? valid : "none");
+    }
+    return 0;
+}
+
+/* ---- the key tables: one per options struct, from its TN_FIELDS_ list ---- */
+#define TN__KW_T tn_conv_opts
+static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pool_opts
+static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_batch_norm_opts
+static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_layer_norm_opts
+static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_group_norm_opts
+static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_opts
+static const tn__kwkey tn__kw_embedding[] = {TN_FIELDS_tn_embedding_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_activation_opts
+static const tn__kwkey tn__kw_activation[] = {TN_FIELDS_tn_activation_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rnn_opts
+static const tn__kwkey tn__kw_rnn[] = {TN_FIELDS_tn_rnn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rnn_cell_opts
+static const tn__kwkey tn__kw_rnn_cell[] = {TN_FIELDS_tn_rnn_cell_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_multihead_attention_opts
+static const tn__kwkey tn__kw_mha[] = {TN_FIELDS_tn_multihead_attention_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_transformer_layer_opts
+static const tn__kwkey tn__kw_transformer_layer[] = {TN_FIELDS_tn_transformer_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_optim_opts
+static const tn__kwkey tn__kw_optim[] = {TN_FIELDS_tn_optim_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lr_scheduler_opts
+static const tn__kwkey tn__kw_sched[] = {TN_FIELDS_tn_lr_scheduler_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loader_opts
+static const tn__kwkey tn__kw_loader[] = {TN_FIELDS_tn_loader_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_csv_opts
+static const tn__kwkey tn__kw_csv[] = {TN_FIELDS_tn_csv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv_fn_opts
+static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loss_opts
+static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
+#undef TN__KW_T
+/* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
+   success `call` (which may use o) is returned, else NULL. */
+#define TN__KW_STR(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
+        return call; \
+    } while (0)
+
 /* ======================================================================= */
 /* src/core/dtypes.c: dtype names and sizes, promotion, devices            */
 /* ======================================================================= */
@@ -2013,6 +2949,11 @@ TNDEF const char *tn_dtype_name(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES
 TNDEF size_t tn_dtype_size(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_sizes[d] : 0; }
 TNDEF bool tn_dtype_is_floating(tn_dtype d) { return d == TN_F32 || d == TN_F64 || d == TN_F16 || d == TN_BF16; }
 TNDEF const char *tn_device_name(tn_device d) { return d == TN_CPU ? "cpu" : d == TN_CUDA ? "cuda" : "invalid"; }
+/* PyTorch's ScalarType names, for its "not implemented for 'Long'" messages */
+static const char *tn__torch_type_name(tn_dtype d) {
+    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16"};
+    return (unsigned)d < TN_NUM_DTYPES ? names[d] : "invalid";
+}
 static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8; }
 static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : 2; }
 
@@ -2061,13 +3002,7 @@ TNDEF void tn_set_num_threads(int n) {
     (void)n;
 #endif
 }
-TNDEF int tn_get_num_threads(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+TNDEF int tn_get_num_threads(void) { return tn__omp_max_threads(); }   /* 1 in a forked child */
 
 /* ======================================================================= */
 /* src/core/alloc.c: the CPU caching allocator                             */
@@ -2200,6 +3135,7 @@ struct tn_node {
     int64_t version_inline[4];
     tn_node *fn_inline[4];
     bool released;                    /* saved tensors freed by a backward without retain_graph */
+    bool save_failed;                 /* a tensor the formula needs could not be saved (out of memory): the op fails */
     double d[4];                      /* op attributes */
     int64_t i[2 * TN_MAX_DIMS + 4];
     int ni;
@@ -2367,38 +3303,19 @@ static void tn__contiguous_strides(const int64_t *shape, int ndim, int64_t *stri
     int64_t st = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = st;
-        if (i > 0 && shape[i] > 1 && st <= INT64_MAX / shape[i]) st *= shape[i]; /* empty tensors may not fit */
+        if (i > 0 && shape[i] > 1) st = tn__mul_or(st, shape[i], st);   /* an empty tensor's may not fit (and are never used) */
     }
 }
 
+/* A tensor's element count; shapes are checked when tensors are made (tn__check_shape),
+   so it fits, and a shape with a 0 in it counts 0 without multiplying the others. */
 static int64_t tn__numel(const int64_t *shape, int ndim) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    int64_t n;
+    tn__numel_ok(shape, ndim, &n);
     return n;
 }
 
 static const int64_t tn__one[1] = {1};
-
-/* Size arithmetic that reports overflow instead of running into C's undefined behaviour:
-   the result, or false when it does not fit in int64. */
-static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_mul_overflow(a, b, r);
-#else
-    if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -INT64_MAX / (a < 0 ? -a : a))) return false;
-    *r = a * b;
-    return true;
-#endif
-}
-static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_add_overflow(a, b, r);
-#else
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
-    *r = a + b;
-    return true;
-#endif
-}
 
 /* Last element offset reached by (shape, strides) from offset, or false on overflow. */
 static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, int64_t offset, int64_t *last) {
@@ -2411,16 +3328,16 @@ static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, 
     return true;
 }
 
-/* Check a user-given shape: ndim in range, sizes >= 0, element count fits. */
+/* Check a user-given shape: ndim in range, sizes >= 0, element count (0 when a size is)
+   and byte count at the largest element size fit in int64. */
 static int tn__check_shape(const char *fn, const int64_t *shape, int ndim) {
     if (ndim < 0 || ndim > TN_MAX_DIMS) return TN__FAIL_INT("%s: ndim %d out of range [0, %d]", fn, ndim, TN_MAX_DIMS);
     if (ndim > 0 && !shape) return TN__FAIL_INT("%s: shape is NULL", fn);
-    double total = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (shape[i] < 0) return TN__FAIL_INT("%s: negative size %lld in shape %s", fn, (long long)shape[i], tn__shape_str(shape, ndim));
-        total *= (double)shape[i];
-    }
-    if (total > 9e18 / 8) return TN__FAIL_INT("%s: shape %s has too many elements", fn, tn__shape_str(shape, ndim));
+    int64_t n, bytes;
+    if (!tn__numel_ok(shape, ndim, &n) || !tn__mul_ok(n, 8, &bytes))
+        return TN__FAIL_INT("%s: shape %s has too many elements (storage size calculation overflowed)", fn, tn__shape_str(shape, ndim));
     return 0;
 }
 
@@ -2438,6 +3355,79 @@ static int tn__broadcast(const int64_t *a, int na, const int64_t *b, int nb, int
     return n;
 }
 
+/* ---- TN_LEAK_CHECK=1: the tensors still alive at exit, with where they were made ----
+   While it is set (read once, at the first tensor), each tensor's creation backtrace is kept
+   in a side table, and an atexit handler prints every tensor still alive with its frames
+   (function+offset and binary; `addr2line -f -e <binary> <offset>` gives the line; link
+   with -rdynamic for function names in executables). Off, it costs one load per tensor. */
+#ifdef TN__HAVE_BACKTRACE
+#define TN__LEAK_FRAMES 12
+typedef struct tn__leak { const tn_tensor *t; void *frames[TN__LEAK_FRAMES]; int n; } tn__leak;
+static tn__leak *tn__leaks;            /* open addressing on the tensor's address; t NULL: empty, 1: deleted */
+static size_t tn__leaks_cap, tn__leaks_n;
+static volatile char tn__leaks_lock;
+static int tn__leak_on = -1;           /* -1: not read yet */
+static void tn__leaks_acquire(void) { while (__atomic_test_and_set(&tn__leaks_lock, __ATOMIC_ACQUIRE)) { } }
+static void tn__leaks_release(void) { __atomic_clear(&tn__leaks_lock, __ATOMIC_RELEASE); }
+static size_t tn__leak_slot(const tn_tensor *t) { return ((size_t)(uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull; }
+static void tn__leak_report(void) {
+    tn__leaks_acquire();
+    size_t live = 0;
+    for (size_t i = 0; i < tn__leaks_cap; i++) live += tn__leaks[i].t > (const tn_tensor *)1;
+    if (live) fprintf(stderr, "tensor.h TN_LEAK_CHECK: %zu tensor%s still alive at exit\n", live, live == 1 ? "" : "s");
+    for (size_t i = 0; i < tn__leaks_cap; i++) {
+        const tn__leak *e = &tn__leaks[i];
+        if (e->t <= (const tn_tensor *)1) continue;
+        fprintf(stderr, "  tensor %p: %s %s, refcount %lld%s%s, made at:\n", (const void *)e->t, tn_dtype_name(e->t->dtype), tn__shape_str(e->t->shape, e->t->ndim),
+                (long long)e->t->refcount, e->t->name ? ", name " : "", e->t->name ? e->t->name : "");
+        backtrace_symbols_fd((void *const *)e->frames, e->n, 2);
+    }
+    tn__leaks_release();
+}
+static void tn__leak_add(const tn_tensor *t) {
+    if (tn__leak_on < 0) {
+        const char *v = getenv("TN_LEAK_CHECK");
+        tn__leak_on = v && v[0] == '1';
+        if (tn__leak_on) atexit(tn__leak_report);
+    }
+    if (!tn__leak_on) return;
+    tn__leak e = {t, {0}, 0};
+    e.n = backtrace(e.frames, TN__LEAK_FRAMES);
+    tn__leaks_acquire();
+    if (2 * (tn__leaks_n + 1) > tn__leaks_cap) {   /* grow (and drop deleted slots): at most half full */
+        size_t cap = tn__leaks_cap ? 2 * tn__leaks_cap : 1024;
+        tn__leak *n = (tn__leak *)TN_MALLOC(cap * sizeof *n);
+        if (!n) { tn__leaks_release(); return; }   /* the report misses this one; nothing else changes */
+        memset(n, 0, cap * sizeof *n);
+        size_t kept = 0;
+        for (size_t i = 0; i < tn__leaks_cap; i++) {
+            if (tn__leaks[i].t <= (const tn_tensor *)1) continue;
+            size_t k = tn__leak_slot(tn__leaks[i].t) & (cap - 1);
+            while (n[k].t) k = (k + 1) & (cap - 1);
+            n[k] = tn__leaks[i];
+            kept++;
+        }
+        TN_FREE(tn__leaks);
+        tn__leaks = n; tn__leaks_cap = cap; tn__leaks_n = kept;
+    }
+    size_t k = tn__leak_slot(t) & (tn__leaks_cap - 1);
+    while (tn__leaks[k].t > (const tn_tensor *)1) k = (k + 1) & (tn__leaks_cap - 1);
+    if (!tn__leaks[k].t) tn__leaks_n++;
+    tn__leaks[k] = e;
+    tn__leaks_release();
+}
+static void tn__leak_remove(const tn_tensor *t) {
+    if (tn__leak_on <= 0) return;
+    tn__leaks_acquire();
+    for (size_t k = tn__leaks_cap ? tn__leak_slot(t) & (tn__leaks_cap - 1) : 0; tn__leaks_cap && tn__leaks[k].t; k = (k + 1) & (tn__leaks_cap - 1))
+        if (tn__leaks[k].t == t) { tn__leaks[k].t = (const tn_tensor *)1; break; }   /* a deleted slot keeps probe chains whole */
+    tn__leaks_release();
+}
+#else
+static void tn__leak_add(const tn_tensor *t) { (void)t; }
+static void tn__leak_remove(const tn_tensor *t) { (void)t; }
+#endif
+
 /* A tensor object over a storage (takes a storage reference), untracked by scopes. */
 static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     tn_tensor *t = (tn_tensor *)tn__blk_get(TN__BLK_TENSOR, sizeof *t);
@@ -2454,6 +3444,7 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
     t->offset = offset;
     t->storage = s;
     TN__ATOMIC_ADD(&tn__live_tensors, 1);
+    tn__leak_add(t);
     return t;
 }
 
@@ -2465,7 +3456,7 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     int64_t strides[TN_MAX_DIMS];
 
     tn__contiguous_strides(shape, ndim, strides);
-    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);
+    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);   /* fits: checked above */
     return s ? tn__tensor_over(s, dtype, shape, strides, ndim, 0) : NULL;
 }
 
@@ -2475,6 +3466,25 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
     tn_tensor *t = tn__tensor_over(base->storage, base->dtype, shape, strides, ndim, offset);
     if (t) t->is_view = true;
     return t;
+}
+
+/* A transient view of t as a struct on the stack (a kernel walks t another way: restrided,
+   flipped, as a matrix): dtype, device, shape, strides, offset and storage, no reference
+   taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
+   thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
+static tn_tensor tn__shallow(const tn_tensor *t) {
+    static tn_tensor zero_;   /* never written: a zero struct to copy */
+    tn_tensor v = zero_;
+    v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
+    v.dtype = t->dtype;
+    v.device = t->device;
+    v.ndim = t->ndim;
+    memcpy(v.shape, t->shape, sizeof v.shape);
+    memcpy(v.strides, t->strides, sizeof v.strides);
+    v.offset = t->offset;
+    v.storage = t->storage;
+    v.is_wrapped_number = t->is_wrapped_number;
+    return v;
 }
 
 TNDEF tn_tensor *tn_retain(tn_tensor *t) {
@@ -2492,6 +3502,7 @@ TNDEF void tn_release(tn_tensor *t) {
     tn_release(t->base);
     tn__storage_release(t->storage);
     TN__ATOMIC_ADD(&tn__live_tensors, -1);
+    tn__leak_remove(t);
     tn__blk_put(TN__BLK_TENSOR, t);
 }
 
@@ -2576,11 +3587,11 @@ TNDEF void *tn_data_ptr(const tn_tensor *t) {
 }
 TNDEF bool tn_is_contiguous(const tn_tensor *t) {
     if (!t) return false;
+    if (tn_numel(t) == 0) return true;   /* before multiplying: [0, 2^62, 2^62] is empty, its sizes' product overflows */
     int64_t st = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] == 0) return true;
         if (t->shape[i] != 1 && t->strides[i] != st) return false;
-        st *= t->shape[i];
+        st = tn__mul_or(st, t->shape[i], INT64_MAX);   /* fits: a non-empty tensor's sizes */
     }
     return true;
 }
@@ -2618,9 +3629,10 @@ static int tn__check_no_overlap(const char *fn, tn_tensor *dst, tn_tensor *src) 
     int64_t lo[2], hi[2];
     tn_tensor *ts[2] = {dst, src};
     for (int k = 0; k < 2; k++) {
-        lo[k] = hi[k] = ts[k]->offset * (int64_t)tn_dtype_size(ts[k]->dtype);
-        for (int i = 0; i < ts[k]->ndim; i++) hi[k] += (ts[k]->shape[i] - 1) * ts[k]->strides[i] * (int64_t)tn_dtype_size(ts[k]->dtype);
-        hi[k] += (int64_t)tn_dtype_size(ts[k]->dtype);
+        int64_t es = (int64_t)tn_dtype_size(ts[k]->dtype), last;
+        if (!tn__span_ok(ts[k]->shape, ts[k]->strides, ts[k]->ndim, ts[k]->offset, &last)) return 0;   /* never for a tensor in its storage */
+        lo[k] = ts[k]->offset * es;
+        hi[k] = (last + 1) * es;
     }
     if (lo[0] < hi[1] && lo[1] < hi[0])
         return TN__FAIL_INT("%s: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location; clone() the input first", fn);
@@ -2666,7 +3678,7 @@ static void tn__iter_add(tn__iter *it, tn_tensor *t) {
     it->data[k] = (char *)tn_data_ptr(t);
     for (int i = 0; i < it->ndim; i++) {
         int j = i - (it->ndim - t->ndim);
-        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : t->strides[j] * es;
+        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : tn__mul_or(t->strides[j], es, 0);   /* 0: an empty tensor's, never used */
     }
 }
 
@@ -2683,9 +3695,10 @@ static void tn__iter_coalesce(tn__iter *it) {
     int out = nd - 1; /* merge from the inside out */
     for (int i = nd - 2; i >= 0; i--) {
         bool ok = true;
-        for (int k = 0; k < it->nops && ok; k++) ok = it->strides[k][i] == it->strides[k][out] * it->shape[out];
+        int64_t next;
+        for (int k = 0; k < it->nops && ok; k++) ok = tn__mul_ok(it->strides[k][out], it->shape[out], &next) && it->strides[k][i] == next;
         if (ok) {
-            it->shape[out] *= it->shape[i];
+            it->shape[out] = tn__mul_or(it->shape[out], it->shape[i], INT64_MAX);   /* fits: a non-empty iteration's sizes (empty ones return before coalescing) */
         } else {
             out--;
             it->shape[out] = it->shape[i];
@@ -2777,7 +3790,7 @@ static void tn__iter_run_par(tn__iter *it, tn__loop_fn fn, void *ctx, int64_t wo
     const tn__iter *cit = it;
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {   /* boundaries on 64-element multiples: no shared cache lines */
-        int64_t e0 = numel / 64 * t / nthr * 64, e1 = t == nthr - 1 ? numel : numel / 64 * (t + 1) / nthr * 64;
+        int64_t e0 = tn__split_at(numel / 64, t, nthr) * 64, e1 = t == nthr - 1 ? numel : tn__split_at(numel / 64, t + 1, nthr) * 64;
         if (e1 > e0) tn__iter_run_range(cit, fn, ctx, e0, e1);
     }
 }
@@ -2799,7 +3812,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         tn__iter sub = *cit;
-        int64_t a = cit->shape[d] * t / nthr, b = cit->shape[d] * (t + 1) / nthr;
+        int64_t a = tn__split_at(cit->shape[d], t, nthr), b = tn__split_at(cit->shape[d], t + 1, nthr);
         sub.shape[d] = b - a;
         for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
         if (b > a) tn__iter_run_rows(&sub, fn, ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
@@ -2809,7 +3822,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:
    used to walk a tensor along another tensor's index space (gather, scatter, reduce). */
 static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) v.shape[i] = shape[i];
     return v;
@@ -2907,7 +3920,7 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
     const int64_t n = tn_numel(out);
     char *base = (char *)tn_data_ptr(out);
     const tn_dtype dt = out->dtype;
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
        per-element switches fold and the Philox rounds vectorise (the same numbers) */
     if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
@@ -3008,15 +4021,17 @@ static tn_storage *tn__foreign_storage(void *data, size_t nbytes, void (*deleter
     return s;
 }
 
-TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
-                              void (*deleter)(void *data, void *ctx), void *ctx) {
-    if (tn__check_shape("tn_from_blob", shape, ndim) || tn__check_dtype_arg("tn_from_blob", dtype)) return NULL;
-    if (!data) return (tn_tensor *)tn__error("tn_from_blob: data is NULL");
+/* A tensor over memory someone else allocated on device (tn_from_blob, tn_from_dlpack),
+   freed by deleter(data, ctx) with its storage. */
+static tn_tensor *tn__from_memory(const char *fn, void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
+                                  tn_device device, void (*deleter)(void *data, void *ctx), void *ctx) {
+    if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
+    if (!data) return (tn_tensor *)tn__error("%s: data is NULL", fn);
     int64_t st[TN_MAX_DIMS], span = 1;
     tn__contiguous_strides(shape, ndim, st);
     for (int i = 0; i < ndim; i++) {
         if (strides) {
-            if (strides[i] < 0) return (tn_tensor *)tn__error("tn_from_blob: negative stride %lld", (long long)strides[i]);
+            if (strides[i] < 0) return (tn_tensor *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
             st[i] = strides[i];
         }
         if (shape[i] == 0) span = 0;
@@ -3025,12 +4040,20 @@ TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const 
         int64_t last, bytes;
         if (!tn__span_ok(shape, st, ndim, 0, &last) || last == INT64_MAX || !tn__mul_ok(last + 1, (int64_t)tn_dtype_size(dtype), &bytes))
 
-            return (tn_tensor *)tn__error("tn_from_blob: shape %s with strides %s reaches past any addressable memory", tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
+            return (tn_tensor *)tn__error("%s: shape %s with strides %s reaches past any addressable memory", fn, tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
         span = last + 1;
     }
-    tn_storage *s = tn__foreign_storage(data, (size_t)span * tn_dtype_size(dtype), deleter ? deleter : tn__noop_deleter, ctx);
-    if (!s) return (tn_tensor *)tn__error("tn_from_blob: out of memory");
-    return tn__own(tn__tensor_over(s, dtype, shape, st, ndim, 0));
+    /* the deleter is attached once nothing can fail: on error the memory stays the caller's */
+    tn_storage *s = tn__foreign_storage(data, (size_t)span * tn_dtype_size(dtype), tn__noop_deleter, NULL);
+    if (!s) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    s->device = device;
+    tn_tensor *t = tn__tensor_over(s, dtype, shape, st, ndim, 0);
+    if (t && deleter) { s->deleter = deleter; s->deleter_ctx = ctx; }
+    return t;
+}
+TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
+                              void (*deleter)(void *data, void *ctx), void *ctx) {
+    return tn__own(tn__from_memory("tn_from_blob", data, shape, ndim, strides, dtype, TN_CPU, deleter, ctx));
 }
 
 static tn_tensor *tn__scalar_new(double value, tn_dtype dtype, bool wrapped) {
@@ -3086,7 +4109,7 @@ TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;
-    tn_tensor diag = *t; /* the diagonal as a strided 1-d view */
+    tn_tensor diag = tn__shallow(t); /* the diagonal as a strided 1-d view */
     diag.ndim = 1;
     diag.shape[0] = TN__MIN(n, m);
     diag.strides[0] = m + 1;
@@ -3310,6 +4333,15 @@ TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dty
 /* A permutation as the argsort of uniform keys: the same on every device. */
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
+    if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
+    /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
+       distinct in a float one (its mantissa bits + 1) */
+    if ((dtype == TN_U8 && n > 256) || (dtype == TN_I32 && n - 1 > INT32_MAX))
+        return (tn_tensor *)tn__error("tn_randperm: n = %lld: value cannot be converted to type %s_t without overflow", (long long)n, tn_dtype_name(dtype));
+    int digits = dtype == TN_F32 ? 24 : dtype == TN_F64 ? 53 : dtype == TN_F16 ? 11 : 0;
+    if (digits && n > ((int64_t)1 << digits) + 1)
+        return (tn_tensor *)tn__error("tn_randperm: n = %lld: n cannot be greater than 2^%d+1 for %s type", (long long)n, digits, tn__torch_type_name(dtype));
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));
@@ -3321,6 +4353,13 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { ret
 /* =============================================================================== */
 /* src/ops/views.c: views: view, reshape, permute, narrow, select, expand, squeeze */
 /* =============================================================================== */
+/* The offset of element `index` along a dim of stride `stride` from t's: it fits for a
+   view with elements; for an empty one (another size 0, the others huge) the product may
+   not, and any offset will do, so it keeps t's. */
+static int64_t tn__view_offset(const tn_tensor *t, int64_t index, int64_t stride) {
+    int64_t o;
+    return tn__mul_ok(index, stride, &o) && tn__add_ok(t->offset, o, &o) ? o : t->offset;
+}
 static tn_tensor *tn__view_own(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     tn_tensor *v = tn__view_of(t, shape, strides, ndim, offset);
     if (v) v->base = tn_retain(t->base ? t->base : t); /* user-visible views know their base */
@@ -3346,13 +4385,13 @@ static int tn__view_strides(const int64_t *shape, const int64_t *strides, int nd
         return 0;
     }
     int view_d = nnd - 1;
-    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1;
+    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1, next;
     for (int d = ndim - 1; d >= 0; d--) {
-        tensor_numel *= shape[d];
-        if (d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk)) {
+        tensor_numel = tn__mul_or(tensor_numel, shape[d], INT64_MAX);   /* fits: a non-empty tensor's sizes */
+        if (d == 0 || (shape[d - 1] != 1 && (!tn__mul_ok(tensor_numel, chunk, &next) || strides[d - 1] != next))) {
             while (view_d >= 0 && (view_numel < tensor_numel || nshape[view_d] == 1)) {
-                nstrides[view_d] = view_numel * chunk;
-                view_numel *= nshape[view_d];
+                if (!tn__mul_ok(view_numel, chunk, &nstrides[view_d])) return -1;   /* strides past int64: copy instead */
+                view_numel = tn__mul_or(view_numel, nshape[view_d], INT64_MAX);   /* fits: the view's sizes multiply up to numel */
                 view_d--;
             }
             if (view_numel != tensor_numel) return -1;
@@ -3424,8 +4463,8 @@ TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
     int64_t ns[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i < s; i++) ns[nd++] = t->shape[i];
-    ns[nd] = 1;
-    for (int i = s; i <= e; i++) ns[nd] *= t->shape[i];
+    if (!tn__numel_ok(t->shape + s, e - s + 1, &ns[nd]))   /* an empty tensor's huge sizes (a non-empty one's fit) */
+        return (tn_tensor *)tn__error("tn_flatten: flattening dims %d to %d of %s: the size overflows int64", s, e, TN__SHAPE(t));
     nd++;
     for (int i = e + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
     return tn_reshape(t, ns, nd);
@@ -3511,7 +4550,7 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     memcpy(ns, t->shape, sizeof ns);
     ns[d] = length;
     int64_t attrs[3] = {d, start, 1};
-    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
+    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
@@ -3529,9 +4568,9 @@ TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop
     memcpy(ns, t->shape, sizeof ns);
     memcpy(st, t->strides, sizeof st);
     ns[d] = stop > start ? (stop - start - 1) / step + 1 : 0;
-    if (ns[d] > 1) st[d] *= step; /* one element or none: the stride never applies (and may not fit) */
+    if (ns[d] > 1) st[d] = tn__mul_or(st[d], step, st[d]); /* one element or none: the stride never applies (and may not fit); nor for an empty tensor */
     int64_t attrs[3] = {d, start, step};
-    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
+    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
@@ -3547,7 +4586,7 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     for (int i = 0; i < t->ndim; i++)
         if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     int64_t attrs[2] = {d, index};
-    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset + index * t->strides[d]), G_SELECT, attrs, 2);
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, tn__view_offset(t, index, t->strides[d])), G_SELECT, attrs, 2);
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
@@ -3610,7 +4649,7 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i <= t->ndim; i++) {
-        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? t->shape[d] * t->strides[d] : 1; }
+        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? tn__mul_or(t->shape[d], t->strides[d], 1) : 1; }   /* a size-1 dim's stride is never used */
         if (i < t->ndim) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     }
     return tn__grad_name(tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0), "UnsqueezeBackward0");
@@ -3636,9 +4675,10 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     int nd = t->ndim;
 
     ns[d] = (dsize - size) / step + 1;
-    st[d] = dstride * step;
+    st[d] = tn__mul_or(dstride, step, dstride);   /* fits when it is used: more than one window of a non-empty tensor */
     ns[nd] = size;
     st[nd] = dstride;
+    if (tn__check_shape("tn_unfold", ns, nd + 1)) return NULL;   /* overlapping windows of an expanded view can outnumber int64 */
     int64_t attrs[3] = {d, size, step};
     return tn__view_record(t, tn__view_own(t, ns, st, nd + 1, t->offset), G_UNFOLD, attrs, 3);
 }
@@ -3699,7 +4739,7 @@ static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size
 
 /* A borrowed, transient view of t with the given shape and strides (no refcount). */
 static tn_tensor tn__restrided(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) { v.shape[i] = shape[i]; v.strides[i] = strides[i]; }
     return v;
@@ -4146,10 +5186,10 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     }
     tn_tensor *out = tn__new(tn_result_type(ts, n), ref->device, shape, ref->ndim);
     int64_t off = 0;
-    for (int i = 0; i < n && out; i++) {
+    for (int i = 0; i < n && out && tn_numel(out) > 0; i++) {   /* an empty result has nothing to copy (and offsets that may not fit) */
         tn_tensor *t = ts[i];
         if (t->ndim != ref->ndim) continue;
-        tn_tensor part = *out;
+        tn_tensor part = tn__shallow(out);
         part.shape[d] = t->shape[d];
         part.offset = out->offset + off * out->strides[d];
         off += t->shape[d];
@@ -4239,14 +5279,14 @@ TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, i
 static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
     if (n < 0 || (n > 0 && !dims)) return (tn_tensor *)tn__error("tn_flip: dims must be a non-NULL array of n >= 0 entries (n = %d)", n);
-    tn_tensor v = *t; /* a transient view walking the flipped dims backwards */
+    tn_tensor v = tn__shallow(t); /* a transient view walking the flipped dims backwards */
     bool seen[TN_MAX_DIMS] = {false};
     for (int i = 0; i < n; i++) {
         int d = tn__wrap_dim("tn_flip", dims[i], t->ndim);
         if (d < 0) return NULL;
         if (seen[d]) return (tn_tensor *)tn__error("tn_flip: dim %d appears multiple times in the list of dims", d);
         seen[d] = true;
-        if (t->ndim == 0 || t->shape[d] == 0) continue;
+        if (t->ndim == 0 || tn_numel(t) == 0) continue;   /* nothing to flip (and the offset may not fit) */
         v.offset += (t->shape[d] - 1) * t->strides[d];
         v.strides[d] = -t->strides[d];
     }
@@ -4297,19 +5337,27 @@ static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
         shp[i] = i < lead ? 1 : t->shape[i - lead];
         if (!tn__mul_ok(shp[i], repeats[i], &out[i])) { tn_scope_end(); return (tn_tensor *)tn__error("tn_repeat: repeats %s of shape %s give too many elements", tn__shape_str(repeats, n), TN__SHAPE(t)); }
     }
+    int64_t total;
     if (tn__check_shape("tn_repeat", out, n)) { tn_scope_end(); return NULL; }
+    tn__numel_ok(out, n, &total);
     tn_tensor *x = tn_reshape(t, shp, n), *r = x;
-    /* repeat one dim at a time: [.., s, ..] -> unsqueeze -> expand [.., r, s, ..] -> reshape */
-    for (int i = 0; i < n && r; i++) {
+    if (total == 0) {   /* nothing to copy (and the products below may not fit) */
+        int64_t all = -1;
+        r = tn_reshape(tn_clone(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0)), out, n);   /* new storage, as PyTorch */
+    }
+    /* repeat one dim at a time, seen as [A, s, B] (A, B: the sizes before and after it):
+       -> [A, 1, s, B] -> expand [A, r, s, B] -> copy -> [.., r * s, ..]. Four dims whatever
+       n is, so an 8-d tensor repeats without a 9th dim. Every product here is at most the
+       output's element count. */
+    for (int i = 0; i < n && r && total > 0; i++) {
         if (repeats[i] == 1) continue;
-        tn_tensor *u = tn_unsqueeze(r, i);
-        int64_t es[TN_MAX_DIMS];
-        memcpy(es, u->shape, sizeof es);
-        es[i] = repeats[i];
+        int64_t A = tn__numel(r->shape, i), B = tn__numel(r->shape + i + 1, n - 1 - i), s = r->shape[i];
+        tn_tensor *u = tn_reshape(r, TN_SHAPE(A, 1, s, B));
+        tn_tensor *e = tn_expand(u, TN_SHAPE(A, repeats[i], s, B));
         int64_t rs[TN_MAX_DIMS];
         memcpy(rs, r->shape, sizeof rs);
-        rs[i] *= repeats[i];
-        r = tn_reshape(tn_contiguous(tn_expand(u, es, u->ndim)), rs, n);
+        rs[i] = out[i];
+        r = tn_reshape(tn_contiguous(e), rs, n);
     }
     if (r == x) r = tn_clone(x);
     r = tn_keep(r ? tn_reshape(r, out, n) : NULL);
@@ -4352,9 +5400,9 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     if (tn__check_shape("tn_pad", shape, t->ndim) || tn__check_cpu_dtype("tn_pad", t)) return NULL;
     tn_tensor *out = TN__AS("tn_pad", tn__new(t->dtype, t->device, shape, t->ndim));
     if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
-    tn_tensor src = *t, dst = *out; /* the overlap of input and output */
-    bool empty = false;
-    for (int i = 0; i < n / 2; i++) {
+    tn_tensor src = tn__shallow(t), dst = tn__shallow(out); /* the overlap of input and output */
+    bool empty = tn_numel(t) == 0 || tn_numel(out) == 0;   /* first: an empty tensor's offsets may not fit */
+    for (int i = 0; i < n / 2 && !empty; i++) {
         int d = t->ndim - 1 - i;
         int64_t l = pad[2 * i], r = pad[2 * i + 1];
         int64_t s0 = l < 0 ? -l : 0, d0 = l > 0 ? l : 0;
@@ -5735,8 +6783,8 @@ TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn
 static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
     if (tn__dims_mask(fn, x, dims, n, mask)) return -1;
-    int64_t c = 1;
-    for (int i = 0; i < x->ndim; i++) if (mask[i]) c *= x->shape[i];
+    int64_t c = 1;   /* saturates: a count that overflows belongs to an empty input's kept dims (the result is empty) */
+    for (int i = 0; i < x->ndim; i++) if (mask[i]) c = tn__mul_or(c, x->shape[i], INT64_MAX);
     return c;
 }
 
@@ -6068,23 +7116,23 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     c.flag = flag;
     int nd = x->ndim ? x->ndim : 1;
     int64_t shape[TN_MAX_DIMS];
-    tn_tensor xv = *x, ov, o1v;
+    tn_tensor xv = tn__shallow(x), ov, o1v;
     if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; }
     c.len = xv.shape[dim];
     int64_t es = (int64_t)tn_dtype_size(x->dtype);
-    c.sx = xv.strides[dim] * es;
+    c.sx = tn__mul_or(xv.strides[dim], es, 0);   /* 0: an empty tensor's, never used */
     memcpy(shape, xv.shape, sizeof shape);
     shape[dim] = 1;
     tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
-    ov = *o; o1v = *o1;
+    ov = tn__shallow(o); o1v = tn__shallow(o1);
     if (ov.ndim == 0) { ov.ndim = 1; ov.shape[0] = 1; ov.strides[0] = 1; }
     if (o1v.ndim == 0) { o1v.ndim = 1; o1v.shape[0] = 1; o1v.strides[0] = 1; }
-    c.so = ov.strides[dim] * (int64_t)tn_dtype_size(ov.dtype);
-    c.so1 = o1v.strides[dim] * (int64_t)tn_dtype_size(o1v.dtype);
+    c.so = tn__mul_or(ov.strides[dim], (int64_t)tn_dtype_size(ov.dtype), 0);
+    c.so1 = tn__mul_or(o1v.strides[dim], (int64_t)tn_dtype_size(o1v.dtype), 0);
     if (op == ARGMAX || op == ARGMIN) c.flag = out != NULL;
     if (op == SORT) {
-        c.ix = (int64_t *)TN_MALLOC((size_t)(c.len ? c.len : 1) * (2 * sizeof(int64_t) + 8));
-        if (!c.ix) return TN__FAIL_INT("sort: out of memory");
+        c.ix = (int64_t *)tn__malloc_n("sort", c.len ? c.len : 1, 2 * sizeof(int64_t) + 8);
+        if (!c.ix) return -1;
         c.tmp = c.ix + c.len;
     }
     tn_tensor xr = tn__restride(&xv, shape, nd), orr = tn__restride(&ov, shape, nd), o1r = tn__restride(&o1v, shape, nd);
@@ -6864,8 +7912,8 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
 #define TN__GEMM_NTHREADS(nthr, M, N, K, mr)                                              \
     {                                                                                     \
         int64_t npanels_ = ((M) + (mr) - 1) / (mr);                                       \
-        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : omp_get_max_threads(); \
-        if (omp_in_parallel() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
+        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : tn__omp_max_threads(); \
+        if (omp_in_parallel() || tn__in_forked_child() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
         if (nthr > npanels_) nthr = npanels_;                                             \
         if (nthr < 1) nthr = 1;                                                           \
     }
@@ -7339,7 +8387,7 @@ static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha
 
 /* A 2-d (or batched 3-d) operand as a transient 3-d view. */
 static tn_tensor tn__as3d(tn_tensor *t) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     if (t->ndim == 2) {
         v.ndim = 3;
         v.shape[0] = 1; v.shape[1] = t->shape[0]; v.shape[2] = t->shape[1];
@@ -7423,7 +8471,7 @@ static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
     if (tn__need_ndim(fn, "self", a, 2) || tn__need_ndim(fn, "vec", v, 1)) return NULL;
     if (a->shape[1] != v->shape[0])
         return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be multiplied (%lld != %lld)", fn, TN__SHAPE(a), TN__SHAPE(v), (long long)a->shape[1], (long long)v->shape[0]);
-    tn_tensor col = *v; /* [k] as a [k, 1] column */
+    tn_tensor col = tn__shallow(v); /* [k] as a [k, 1] column */
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 1;
     tn_tensor *r = tn__gemm_op(fn, a, &col, NULL, 0, 1);
     if (r) r->ndim = 1;
@@ -7436,7 +8484,7 @@ static tn_tensor *tn__dot(const char *fn, tn_tensor *a, tn_tensor *b) {
     if (tn__need_ndim(fn, "self", a, 1) || tn__need_ndim(fn, "other", b, 1)) return NULL;
     if (a->shape[0] != b->shape[0])
         return (tn_tensor *)tn__error("%s: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements", fn, (long long)a->shape[0], (long long)b->shape[0]);
-    tn_tensor row = *a, col = *b;
+    tn_tensor row = tn__shallow(a), col = tn__shallow(b);
     row.ndim = 2; row.shape[0] = 1; row.shape[1] = a->shape[0]; row.strides[0] = 0; row.strides[1] = a->strides[0];
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 0;
     tn_tensor *r = tn__gemm_op(fn, &row, &col, NULL, 0, 1);
@@ -7492,7 +8540,14 @@ TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmu
 /* ============================================================================== */
 static tn_tensor *tn__softmax(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
-    return tn__lane_like(fn, op, x, dim, tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32);
+    if (!tn_dtype_is_floating(x->dtype)) {   /* PyTorch has no integer kernel (its dtype= argument converts first) */
+        int d = tn__wrap_dim(fn, dim, x->ndim);
+        if (d < 0) return NULL;
+        if (tn_numel(x) == 0) return tn__own(tn__new(x->dtype, x->device, x->shape, x->ndim));   /* PyTorch returns before the kernel */
+        return (tn_tensor *)tn__error("%s: \"%s_%skernel_impl\" not implemented for '%s' (input %s)", fn, op == SOFTMAX ? "softmax" : "log_softmax",
+                                      x->ndim <= 1 || d == x->ndim - 1 ? "lastdim_" : "", tn__torch_type_name(x->dtype), TN__SHAPE(x));
+    }
+    return tn__lane_like(fn, op, x, dim, x->dtype);
 }
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_softmax", SOFTMAX, x, dim); }
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
@@ -7543,6 +8598,12 @@ static tn_tensor *tn__scope_return(tn_tensor *r) {
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
     if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
         return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    /* the layers multiply sizes in groups (N * C, H * W): an empty tensor's other sizes
+       (zeros(0, 2^40, 2^40)) must multiply within int64 too (a non-empty one's do) */
+    int64_t p = 1;
+    for (int i = 0; i < x->ndim; i++)
+        if (x->shape[i] && !tn__mul_ok(p, x->shape[i], &p))
+            return TN__FAIL_INT("%s: %s %s is empty, but its other sizes multiply past int64", fn, what, TN__SHAPE(x));
     return 0;
 }
 /* The other tensors of a layer (weight, bias, ...) must match the input's dtype and device. */
@@ -7586,17 +8647,17 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return (tn_tensor *)tn__error("tn_bilinear: bias %s must be [%lld]", TN__SHAPE(b), (long long)w->shape[0]);
     if (tn__nn_check("tn_bilinear", x1, "input1") || tn__nn_same("tn_bilinear", x1, x2, "input2") || tn__nn_same("tn_bilinear", x1, w, "weight") ||
         tn__nn_same("tn_bilinear", x1, b, "bias")) return NULL;
-    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2];
+    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2], B = tn__numel(x1->shape, x1->ndim - 1);
     tn_scope_begin();
-    /* y[.., o] = sum_j (x1 @ W')[.., o, j] x2[.., j], W' = W as [in1, out * in2] */
-    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, O * I2));
-    tn_tensor *t = tn_matmul(x1, wp);
-    int64_t shape[TN_MAX_DIMS + 1];
+    /* y[b, o] = sum_j (x1 @ W')[b, o, j] x2[b, j], W' = W as [in1, out * in2], over the
+       leading dims flattened to one (B rows: an 8-d input needs no 9th dim) */
+    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, tn__mul_sat(O, I2)));
+    tn_tensor *t = tn_reshape(tn_matmul(tn_reshape(x1, TN_SHAPE(B, I1)), wp), TN_SHAPE(B, O, I2));
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1), false);
+    int64_t shape[TN_MAX_DIMS];
     for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
     shape[x1->ndim - 1] = O;
-    shape[x1->ndim] = I2;
-    t = tn_reshape(t, shape, x1->ndim + 1);
-    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_unsqueeze(x2, -2)), TN_SHAPE(-1), false);
+    y = tn_reshape(y, shape, x1->ndim);
     if (b) y = tn_add(y, b);
     return tn__scope_return(y);
 }
@@ -7625,7 +8686,10 @@ static void tn__node_geom(tn_node *nd, const int64_t *g, int n, int64_t e0, int6
 /* x [N, C, H, W] -> [N, C*kh*kw, oh*ow], stored as [C*kh*kw, N, oh*ow] so that convolution
    multiplies all samples in one GEMM. */
 static tn_tensor *tn__im2col(tn_tensor *x, const int64_t *g) {
-    int64_t N = x->shape[0], K = x->shape[1] * g[0] * g[1], L = g[8] * g[9];
+    int64_t N = x->shape[0], K, L;
+    if (!tn__mul_ok(x->shape[1], g[0], &K) || !tn__mul_ok(K, g[1], &K) || !tn__mul_ok(g[8], g[9], &L))
+        return (tn_tensor *)tn__error("im2col: the column buffer of %lld channels, kernel %lld x %lld and %lld x %lld windows overflows int64",
+                                      (long long)x->shape[1], (long long)g[0], (long long)g[1], (long long)g[8], (long long)g[9]);
     int64_t shape[3] = {K, N, L};
     tn_tensor *c = tn__new(x->dtype, x->device, shape, 3);
     if (!c) return NULL;
@@ -7693,13 +8757,14 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
     for (int i = 0; i < 2; i++)   /* keeps the size arithmetic below far from int64 overflow */
         if (k[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX || s[i] > INT32_MAX)
             return (tn_tensor *)tn__error("%s: kernel_size, dilation, padding and stride must be below 2^31", fn);
+    if (os[0] > INT64_MAX / 4 || os[1] > INT64_MAX / 4) return (tn_tensor *)tn__error("%s: output_size (%lld, %lld) is too large", fn, (long long)os[0], (long long)os[1]);
     int64_t g[10] = {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], 0, 0};
-    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
-    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1];
-    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != g[8] * g[9])
+    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;   /* each term below 2^62 */
+    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1], windows = g[8] > 0 && g[9] > 0 ? tn__mul_or(g[8], g[9], -1) : 0;
+    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != windows)
         return (tn_tensor *)tn__error("%s: input %s does not fit output_size (%lld, %lld) and kernel (%lld, %lld): expected [*, C*%lld, %lld]", fn, TN__SHAPE(c),
                                       (long long)os[0], (long long)os[1], (long long)k[0], (long long)k[1], (long long)(k[0] * k[1]),
-                                      (long long)(g[8] > 0 && g[9] > 0 ? g[8] * g[9] : 0));
+                                      (long long)windows);
     tn_scope_begin();
     tn_tensor *c3 = c->ndim == 3 ? c : tn_unsqueeze(c, 0);
     tn_tensor *img = tn__col2im(c3, os[0], os[1], g);
@@ -7723,7 +8788,7 @@ TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const 
    differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
 /* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
 static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = 3;
     v.shape[0] = 1; v.shape[1] = rows; v.shape[2] = cols;
     v.strides[0] = 0; v.strides[1] = rs; v.strides[2] = cs;
@@ -7732,7 +8797,7 @@ static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int
 }
 /* Image n of x [N, C, H, W] as a one-image batch. */
 static tn_tensor tn__image_view(const tn_tensor *x, int64_t n) {
-    tn_tensor v = *x;
+    tn_tensor v = tn__shallow(x);
     v.shape[0] = 1;
     v.offset = x->offset + n * x->strides[0];
     return v;
@@ -7753,7 +8818,7 @@ static int64_t tn__block_units(size_t unit_bytes, int64_t most) {
     return r < 1 ? 1 : r > most ? most : r;
 }
 static int64_t tn__conv_block_rows(int64_t K, const int64_t *g, size_t es, int nbuf) {
-    return tn__block_units((size_t)nbuf * (size_t)(K * g[9]) * es, g[8]);
+    return tn__block_units((size_t)tn__mul_sat(tn__mul_sat(K, g[9]), nbuf * (int64_t)es), g[8]);
 }
 /* The geometry of output rows [y0, y0 + rows): the top padding shifts by y0 windows (it may
    go negative: the CPU kernel only offsets rows by it). */
@@ -7767,7 +8832,7 @@ static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int6
    images: the GEMM writes the output in place, no copy through a block buffer). */
 static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int nbuf, int64_t R, bool direct) {
     if (direct || R < g[8] || g[8] * g[9] >= 512) return 1;
-    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[8] * g[9]) * es));
+    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / (size_t)tn__mul_sat(tn__mul_sat(K, g[8] * g[9]), (int64_t)es));   /* g[8] * g[9] < 512 here */
     return ib < 2 ? 1 : ib;
 }
 /* Rows of a product rounded up to the GEMM kernel's tile: its work including edge waste. */
@@ -7937,7 +9002,7 @@ static void tn__dw_conv_f64(int mode, double *x, double *w, const double *b, dou
 static int tn__conv_dw_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], kk = g[0] * g[1];
     const int64_t np = mode == 1 ? N * C : mode == 2 ? O : N * O;
-    const int nthr = tn__par_threads(N * O * g[8] * g[9] * kk, np);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], kk), np);   /* N O oh ow: y's numel */
     tn_tensor *xc = mode == 1 || tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     if (!xc) return TN__FAIL_INT(mode ? "conv2d backward: out of memory" : "conv2d: out of memory");
     if (x->dtype == TN_F32)
@@ -7991,7 +9056,7 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w,
     for (t = 0; t < nthr; t++) {
         float *pad = buf + t * per;
         int64_t koff[TN__SMALLK_MAX];
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
             for (int64_t oy = 0; oy < oh; oy++)
                 for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
@@ -8036,7 +9101,7 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *
         float *pad = buf + t * per, *A = pad + per - O * K * 16;
         int64_t koff[TN__SMALLK_MAX];
         memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
             int64_t o = 0;
             for (; o < O; o++) {
@@ -8095,11 +9160,11 @@ static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) 
 /* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous). */
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], O = w->shape[0], K = C * g[0] * g[1];
-    const int nthr = tn__par_threads(N * O * g[8] * g[9] * K, N);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], K), N);   /* N O oh ow: y's numel */
     const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *yc = tn_is_contiguous(y) ? tn_retain(y) : tn__copy_as(y, y->dtype, TN_CPU);
-    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(nthr * per));
+    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(tn__mul_sat(nthr, per)));
     int failed = !xc || !yc || !buf;
     if (!failed && mode == 0)
         tn__smallk_fwd_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(w), b ? (const float *)tn_data_ptr(b) : NULL,
@@ -8411,13 +9476,13 @@ static void tn__wino_conv_f32(const float *x, int64_t N, int64_t Q, int64_t H, i
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         float *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
         void (*out_row)(const float *, const float *, int64_t, float *, int64_t) = tn__wino_out_row_f32;
         void (*at)(int64_t, int64_t, const float *, float, float *, float *, float *, float *) = tn__wino_at_f32;
         TN__WINO_PICK_f32(out_row, tn__wino_out_row_f32);
         TN__WINO_PICK_f32(at, tn__wino_at_f32);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
@@ -8454,11 +9519,11 @@ static int tn__wino_wgrad_f32(const float *x, const float *gy, int64_t N, int64_
     TN__OMP_PARALLEL_FOR(nthr)
     for (t = 0; t < nthr; t++) {
         float *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const float *, const float *, int64_t, int64_t, float *, int64_t, float *) = tn__wino_gy_row_f32;
         TN__WINO_PICK_f32(gy_row, tn__wino_gy_row_f32);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
             for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */
@@ -8668,13 +9733,13 @@ static void tn__wino_conv_f64(const double *x, int64_t N, int64_t Q, int64_t H, 
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         double *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
         void (*out_row)(const double *, const double *, int64_t, double *, int64_t) = tn__wino_out_row_f64;
         void (*at)(int64_t, int64_t, const double *, double, double *, double *, double *, double *) = tn__wino_at_f64;
         TN__WINO_PICK_f64(out_row, tn__wino_out_row_f64);
         TN__WINO_PICK_f64(at, tn__wino_at_f64);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
@@ -8711,11 +9776,11 @@ static int tn__wino_wgrad_f64(const double *x, const double *gy, int64_t N, int6
     TN__OMP_PARALLEL_FOR(nthr)
     for (t = 0; t < nthr; t++) {
         double *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const double *, const double *, int64_t, int64_t, double *, int64_t, double *) = tn__wino_gy_row_f64;
         TN__WINO_PICK_f64(gy_row, tn__wino_gy_row_f64);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
             for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */
@@ -8780,10 +9845,11 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     if (tn_numel(y) == 0) return 0;
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, nr), tb = br * t1;
     const int64_t vx = Q * tn__gemm_roundup(tb, nr) + 16, per = 16 * vx + 16 * (P * tb + 16) + 8 * tb + 2;   /* as tn__wino_conv */
-    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);   /* N oh ow: y's numel */
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
-    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(16 * P * Q + 16 * tn__gemm_roundup(P, mr) * Q));
-    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W));
+    /* workspace sizes through the checked product: too large is tn__new's error, never a short buffer */
+    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W)));
     int failed = !xc || !U || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *up = (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
@@ -8811,11 +9877,11 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
     const size_t es = tn_dtype_size(x->dtype);
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, 1), tb = br * t1, zo = 16 * (Q + P) * tb + 512 + 8 * tb + 2, per = zo + 16 * P * Q;   /* as tn__wino_wgrad */
-    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);
     if (tn_numel(gy) == 0 || tn_numel(x) == 0) return tn__backend(TN_CPU)->fill(gw, 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *gyc = tn_is_contiguous(gy) ? tn_retain(gy) : tn__copy_as(gy, gy->dtype, TN_CPU);
-    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W + ow));
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W + ow)));
     int failed = !xc || !gyc || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *zero = bp + (size_t)(nthr * per) * es;
@@ -8842,7 +9908,7 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
     if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
     int failed = (!direct && !buf) || (IB > 1 && !ybuf);
@@ -8851,8 +9917,8 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     if (!failed) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t n1 = N * (t + 1) / nthr;
-        for (int64_t n = N * t / nthr; n < n1 && IB > 1; n += IB) {   /* several whole images per block */
+        const int64_t n1 = tn__split_at(N, t + 1, nthr);
+        for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB > 1; n += IB) {   /* several whole images per block */
             const int64_t ni = TN__MIN(IB, n1 - n), Lc = ni * L;
             const int64_t cb = buf->offset + t * K * LB, yb = ybuf->offset + t * O * LB;
             for (int64_t i = 0; i < ni; i++) {
@@ -8876,7 +9942,7 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
                 }
             }
         }
-        for (int64_t n = N * t / nthr; n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
+        for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
             tn_tensor img = tn__image_view(x, n);
             char *yn = yp + (size_t)(n * O * L) * es;
             for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */
@@ -8931,7 +9997,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     }
     if (!gx && !gw) return 0;
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
-    const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int nbuf = gx && gw ? 2 : 1;
@@ -8939,7 +10005,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     const int64_t LB = IB > 1 ? IB * L : R * g[9];
     const bool wt = gw && tn__gemm_tiles(x->dtype, Kg, Og) < tn__gemm_tiles(x->dtype, Og, Kg);   /* per group: [Kg, Og] */
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* gy of a block as [O, images*L] */
@@ -8948,8 +10014,8 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     if (!failed) {
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++) {
-            const int64_t n1 = N * (t + 1) / nthr;
-            for (int64_t n = N * t / nthr; n < n1; n += IB) {
+            const int64_t n1 = tn__split_at(N, t + 1, nthr);
+            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
                 const int64_t ni = TN__MIN(IB, n1 - n);
                 if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
                 /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
@@ -9091,7 +10157,12 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
         if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
     }
     const int64_t N = x->shape[0], C = x->shape[1], KO = w->shape[1] * G * g[0] * g[1], L = g[8] * g[9];
-    if (nx && !(gin[0] = tn_conv2d_ex(gy, w, NULL, g + 6, g + 4, g + 2, G))) return -1;
+    tn_conv_fn_opts co = TN_DEFAULTS(tn_conv_fn_opts);   /* g's stride, padding, dilation pairs */
+    memcpy(co.stride_hw, g + 6, sizeof co.stride_hw);
+    memcpy(co.padding_hw, g + 4, sizeof co.padding_hw);
+    memcpy(co.dilation_hw, g + 2, sizeof co.dilation_hw);
+    co.groups = G;
+    if (nx && !(gin[0] = tn_conv2d_opts(gy, w, NULL, co))) return -1;
     if (nw) {
         tn_tensor *xg = tn_reshape(tn_permute(x, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, C / G, N * L));
         tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(gy, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, KO / G, N * L));
@@ -9125,7 +10196,7 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
     return tn__conv_record(x4, w4, b, g, G, y, out ? tn__convt_bw : tn__conv_bw);
 }
 
-/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
+/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PADDING_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
@@ -9135,7 +10206,7 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
         return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
     if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
-    bool same = p[0] == TN_PAD_SAME;
+    bool same = p[0] == TN_PADDING_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
     for (int i = 0; i < nsp && !same; i++) if (p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
     /* geometry within 2^31 keeps every size computed below far from int64 overflow */
@@ -9145,13 +10216,14 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
     for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
     const bool batched = x->ndim == nsp + 2;
-    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? w->shape[1] * groups : w->shape[0];
+    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? tn__mul_sat(w->shape[1], groups) : w->shape[0];   /* fits once groups divides C (checked below) */
     if (w->shape[0] % groups)
         return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
                                       fn, (long long)groups, (long long)groups, TN__SHAPE(w));
-    if (!transposed && (C % groups || O % groups || w->shape[1] * groups != C))
+    int64_t wc;   /* the input channels the weight expects: w->shape[1] * groups, checked (groups is the caller's) */
+    if (!transposed && (C % groups || O % groups || !tn__mul_ok(w->shape[1], groups, &wc) || wc != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
-                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)(w->shape[1] * groups), (long long)C);
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)tn__mul_sat(w->shape[1], groups), (long long)C);
     if (transposed && (C % groups || w->shape[0] != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
                                       fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
@@ -9176,7 +10248,10 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
                 return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
                                               fn, (long long)o, (long long)g[6 + i], (long long)g[2 + i]);
             g[8 + i] = in[i];
-            in[i] = (in[i] - 1) * g[6 + i] - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
+            int64_t grown;   /* (in - 1) * stride: in up to 2^60, stride up to 2^31 */
+            if (!tn__mul_ok(in[i] - 1, g[6 + i], &grown) || grown > INT64_MAX / 2)
+                return (tn_tensor *)tn__error("%s: input %s with stride %lld gives an output size past int64", fn, TN__SHAPE(x), (long long)g[6 + i]);
+            in[i] = grown - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
             if (in[i] <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output size %lld", fn, TN__SHAPE(x), (long long)in[i]);
         } else {
             int64_t span = g[2 + i] * (k[i] - 1) + 1, padded = in[i] + (same ? span - 1 : 2 * g[4 + i]);
@@ -9220,26 +10295,42 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     y = tn__grad_name(y, "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn_squeeze_dim(y, 0));
 }
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    return TN__AS("tn_conv1d", tn__conv("tn_conv1d", x, w, b, 1, false, &stride, &padding, &dilation, NULL, groups));
+/* tn_conv_fn_opts -> per-dim stride, padding (TN_PADDING_SAME kept, VALID as 0), dilation,
+   output padding; 0, or -1 with an error. */
+static int tn__conv_args(const char *fn, int nsp, bool transposed, const tn_conv_fn_opts *o, int64_t s[2], int64_t p[2], int64_t d[2], int64_t op[2]) {
+    const int64_t *hw[4] = {o->stride_hw, o->padding_hw, o->dilation_hw, o->output_padding_hw};
+    const int64_t v[4] = {o->stride, o->padding == TN_PADDING_VALID ? 0 : o->padding, o->dilation, o->output_padding};
+    int64_t *out[4] = {s, p, d, op};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->padding == TN_PADDING_SAME || o->padding == TN_PADDING_VALID) p[0] = p[1] = o->padding == TN_PADDING_SAME ? TN_PADDING_SAME : 0;
+    if (!transposed && (op[0] || op[1])) return TN__FAIL_INT("%s: output_padding is an option of the transposed convolutions only", fn);
+    return 0;
 }
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, stride, padding, dilation, NULL, groups));
+static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
+    int64_t s[2], p[2], d[2], op[2];
+    if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
+    return TN__AS(fn, tn__conv(fn, x, w, b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups));
 }
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, s, p, d, NULL, groups));
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv1d", x, w, b, 1, false, o); }
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv2d", x, w, b, 2, false, o); }
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose1d", x, w, b, 1, true, o); }
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose2d", x, w, b, 2, true, o); }
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv1d", options, tn_conv1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]) {
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, stride, padding, dilation, output_padding, groups));
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv2d", options, tn_conv2d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, o[2] = {output_padding, output_padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, s, p, d, o, groups));
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose1d", options, tn_conv_transpose1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    return TN__AS("tn_conv_transpose1d", tn__conv("tn_conv_transpose1d", x, w, b, 1, true, &stride, &padding, &dilation, &output_padding, groups));
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose2d", options, tn_conv_transpose2d_opts(x, w, b, o));
 }
 
 /* ======================================================================= */
@@ -9279,6 +10370,36 @@ static int tn__pool_geometry(const char *fn, int nsp, const int64_t *k, const in
                                 (long long)g[4 + i], (long long)g[i], (long long)g[2 + i]);
     }
     return 0;
+}
+/* tn_pool_opts -> per-dim kernel, stride (0: the kernel's), padding and dilation, and the
+   divisor (0: none), for nsp spatial dims; what: the kind ("MaxPool2d"), whose options
+   alone may differ from their defaults. 0, or -1 with an error. */
+static const char *const tn__pool_options[2] = {"kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override",
+                                                "kernel_size, stride, padding, dilation, return_indices, ceil_mode"};
+static int tn__pool_args(const char *fn, const char *what, int nsp, bool max, int64_t ksize, const tn_pool_opts *o,
+                         int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2], int64_t *divisor) {
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool, TN__KW_N(tn__kw_pool), o, &def, tn__pool_options[max])) return -1;
+    const int64_t *hw[4] = {o->kernel_size_hw, o->stride_hw, o->padding_hw, o->dilation_hw};
+    const int64_t v[4] = {ksize, o->stride == TN_NONE ? 0 : o->stride, o->padding, o->dilation};
+    int64_t *out[4] = {k, s, p, d};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d pooling takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->stride != TN_NONE && o->stride == 0) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
+    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
+    return 0;
+}
+/* The option text of a max (or avg) pooling: only that kind's names are known. */
+static int tn__pool_parse(const char *fn, bool max, const char *text, tn_pool_opts *o) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool, TN__KW_N(tn__kw_pool), tn__pool_options[max], keys);
+    *o = (tn_pool_opts)TN_DEFAULTS(tn_pool_opts);
+    return tn__kw_parse(fn, text, keys, n, o, NULL);
 }
 static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_mode) {
     for (int i = 0; i < 2; i++) g[8 + i] = tn__window_count(x4->shape[2 + i], g[i], g[4 + i], g[6 + i], g[2 + i], ceil_mode);
@@ -9602,7 +10723,7 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
             tn__node_save(nd, codes);
             tn__node_save(nd, tabt);
         }
-        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn_release(v); return NULL; }
+        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn__node_release(nd); tn_release(v); return NULL; }
         return tn__own(tn__node_attach(nd, v));
     }
     tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
@@ -9613,10 +10734,16 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
 }
 /* The window tables of a pooling geometry g (after tn__pool_counts) over H x W: hs, he
    (rows [hs, he) clipped to the image), ws, we; TN_FREE them. NULL when out of memory. */
+/* The 2 (OH + OW) entries of a window table, checked (tn__malloc_n). */
+static int64_t *tn__window_table(const char *fn, int64_t OH, int64_t OW) {
+    int64_t n;
+    bool ok = tn__add_ok(OH, OW, &n) && tn__mul_ok(n, 2, &n);
+    return (int64_t *)tn__malloc_n(fn, ok ? n : -1, sizeof(int64_t));
+}
 static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int64_t W) {
     const int64_t OH = g[8], OW = g[9];
-    int64_t *tab = (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t));
-    if (!tab) return (int64_t *)tn__error("%s: out of memory", fn);
+    int64_t *tab = tn__window_table(fn, OH, OW);
+    if (!tab) return NULL;
     for (int64_t o = 0; o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = TN__MIN(tab[o] + g[2] * (g[0] - 1) + 1, H); }
     for (int64_t o = 0; o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = TN__MIN(tab[2 * OH + o] + g[3] * (g[1] - 1) + 1, W); }
     return tab;
@@ -9625,8 +10752,8 @@ static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int6
    on its device. */
 static tn_tensor *tn__avg_divisors(const char *fn, const int64_t *g, int64_t H, int64_t W, bool count_include_pad, int64_t divisor_override, tn_tensor *like) {
     const int64_t OH = g[8], OW = g[9];
-    double *div = (double *)TN_MALLOC((size_t)(OH * OW) * sizeof(double));
-    if (!div) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    double *div = (double *)tn__malloc_n(fn, tn__mul_or(OH, OW, -1), sizeof(double));
+    if (!div) return NULL;
     for (int64_t a = 0; a < OH; a++) for (int64_t b = 0; b < OW; b++) {
         int64_t h0 = a * g[6] - g[4], w0 = b * g[7] - g[5];
         int64_t h1 = h0 + g[0] < H + g[4] ? h0 + g[0] : H + g[4], w1 = w0 + g[1] < W + g[5] ? w0 + g[1] : W + g[5];
@@ -9708,18 +10835,32 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "MaxPool2DWithIndicesBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool1d", tn__max_pool("tn_max_pool1d", x, 1, &kernel, &stride, &padding, &dilation, ceil_mode, indices));
+/* F.max_pool: indices NULL, or return_indices=True */
+static tn_tensor *tn__max_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, tn_tensor **indices, int64_t ksize, const tn_pool_opts *o) {
+    if (indices) *indices = NULL;
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, true, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    if (o->return_indices && !indices) return (tn_tensor *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices", fn, nsp);
+    return TN__AS(fn, tn__max_pool(fn, x, nsp, k, st, pd, dl, o->ceil_mode, indices));
 }
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
-                                  bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, kernel, stride, padding, dilation, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool1d", "max_pool1d", x, 1, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool2d", "max_pool2d", x, 2, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool1d", true, options, &o) ? NULL : tn_max_pool1d_opts(x, indices, k, o);
 }
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool2d", true, options, &o) ? NULL : tn_max_pool2d_opts(x, indices, k, o);
 }
-/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). */
+/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). The caller checks that
+   (out + 1) * in fits (tn__adaptive_fits). */
+static int tn__adaptive_fits(const char *fn, int64_t in, int64_t out) {
+    int64_t r;
+    if (!tn__mul_ok(in, out, &r) || !tn__add_ok(r, in, &r))
+        return TN__FAIL_INT("%s: output size %lld is too large for an input size of %lld", fn, (long long)out, (long long)in);
+    return 0;
+}
 static void tn__adaptive_table(int64_t in, int64_t out, int64_t *start, int64_t *end) {
     for (int64_t i = 0; i < out; i++) { start[i] = i * in / out; end[i] = ((i + 1) * in + out - 1) / out; }
 }
@@ -9729,8 +10870,10 @@ static tn_tensor *tn__adaptive_max_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *idx = NULL, *y = NULL;
-    int64_t *tab = x4 ? (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t)) : NULL;
-    if (x4 && !tab) tn__error("%s: out of memory", fn);
+    /* the output's size first: the window tables are sized by it */
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;
+    int64_t *tab = x4 ? tn__window_table(fn, OH, OW) : NULL;
     if (tab) {
         tn__adaptive_table(x4->shape[2], OH, tab, tab + OH);
         tn__adaptive_table(x4->shape[3], OW, tab + 2 * OH, tab + 2 * OH + OW);
@@ -9767,25 +10910,29 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    return TN__AS("tn_avg_pool1d", tn__avg_pool("tn_avg_pool1d", x, 1, &kernel, &stride, &padding, ceil_mode, count_include_pad, 0));
+static tn_tensor *tn__avg_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, int64_t ksize, const tn_pool_opts *o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, false, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    return TN__AS(fn, tn__avg_pool(fn, x, nsp, k, st, pd, o->ceil_mode, o->count_include_pad, divisor));
 }
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], bool ceil_mode,
-                                  bool count_include_pad, int64_t divisor_override) {
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override));
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool1d", "avg_pool1d", x, 1, k, &o); }
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool2d", "avg_pool2d", x, 2, k, &o); }
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool1d", false, options, &o) ? NULL : tn_avg_pool1d_opts(x, k, o);
 }
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding};
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, k, s, p, ceil_mode, count_include_pad, 0));
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool2d", false, options, &o) ? NULL : tn_avg_pool2d_opts(x, k, o);
 }
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
 static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
-    if ((double)in * (double)out > 1e17) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
-    double *m = (double *)TN_MALLOC((size_t)(in * out) * sizeof(double));
-
-    if (!m) return (tn_tensor *)tn__error("%s: out of memory", fn);
-    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    int64_t n;
+    if (!tn__mul_ok(in, out, &n)) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
+    double *m = (double *)tn__malloc_n(fn, n, sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)n * sizeof(double));
     for (int64_t i = 0; i < out; i++) {
         if (kind == 0) { /* adaptive average */
             int64_t a = i * in / out, b = ((i + 1) * in + out - 1) / out;
@@ -9793,8 +10940,8 @@ static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_
         } else {          /* linear interpolation, PyTorch's source index */
             double src = align_corners ? (double)i * scale : ((double)i + 0.5) * scale - 0.5;
             if (src < 0) src = 0;
+            if (src > (double)(in - 1)) src = (double)(in - 1);   /* before converting: the same weights, no undefined cast */
             int64_t j0 = (int64_t)src;
-            if (j0 > in - 1) j0 = in - 1;
             int64_t j1 = j0 + (j0 < in - 1 ? 1 : 0);
             double l1 = src - (double)j0;
             m[i * in + j0] += 1 - l1;
@@ -9810,6 +10957,8 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;   /* the output's size first */
     if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);
@@ -9869,7 +11018,7 @@ static void tn__bn_fwd_f32(const float *x, float *y, const float *w, const float
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -9910,7 +11059,7 @@ static void tn__bn_bwd_f32(const float *x, const float *gy, const float *w, cons
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -9979,7 +11128,7 @@ static void tn__bn_fwd_f64(const double *x, double *y, const double *w, const do
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -10020,7 +11169,7 @@ static void tn__bn_bwd_f64(const double *x, const double *gy, const double *w, c
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -10071,7 +11220,7 @@ static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float
     const int nthr = tn__par_threads(M * D, M);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
             const float *xp = x + r * D; float *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_f32(xp, D, a8);
@@ -10091,7 +11240,7 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
         const int nthr = tn__par_threads(M * D, M);
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++)
-            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
                 const float *xp = x + r * D, *gp = gy + r * D; float *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -10110,7 +11259,7 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
     const int nthr = tn__par_threads(M * D, (D + 63) / 64);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr;
+        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -10126,7 +11275,7 @@ static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const do
     const int nthr = tn__par_threads(M * D, M);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
             const double *xp = x + r * D; double *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_f64(xp, D, a8);
@@ -10146,7 +11295,7 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
         const int nthr = tn__par_threads(M * D, M);
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++)
-            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
                 const double *xp = x + r * D, *gp = gy + r * D; double *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -10165,7 +11314,7 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
     const int nthr = tn__par_threads(M * D, (D + 63) / 64);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr;
+        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -10182,7 +11331,7 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
     const int64_t M = x->shape[0], D = x->shape[1];
     double *ms = (double *)tn_data_ptr(st), *colacc = NULL;
-    if (mode == 1 && (gw || gb) && !(colacc = (double *)TN_MALLOC((size_t)(2 * D) * sizeof(double)))) return TN__FAIL_INT("layer_norm backward: out of memory");
+    if (mode == 1 && (gw || gb) && !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat(D, 2), sizeof(double)))) return -1;
 #define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
     if (x->dtype == TN_F32) {
         if (mode == 0) tn__ln_fwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
@@ -10204,7 +11353,7 @@ static void tn__ce_rows_f32(int mode, const float *x, const int64_t *t, const fl
     const int nthr = tn__par_threads(N * C, N);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int th = 0; th < nthr; th++)
-        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) {
+        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
             const float *xp = x + i * C;
             if (mode == 0) {
                 float m = xp[0];
@@ -10226,7 +11375,7 @@ static void tn__ce_rows_f64(int mode, const double *x, const int64_t *t, const d
     const int nthr = tn__par_threads(N * C, N);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int th = 0; th < nthr; th++)
-        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) {
+        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
             const double *xp = x + i * C;
             if (mode == 0) {
                 double m = xp[0];
@@ -10356,7 +11505,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (!training && (!rm || !rv)) return (tn_tensor *)tn__error("%s: running_mean and running_var must be given when not training", fn);
     int64_t dims[TN_MAX_DIMS], nd = 0, count = x->shape[0];
     dims[nd++] = 0;
-    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count *= x->shape[d]; }
+    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count = tn__mul_sat(count, x->shape[d]); }   /* an empty x's may not fit */
     if (training && count == 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
     if (tn_numel(x) == 0) return tn_clone(x);   /* an empty batch: nothing to normalise, running stats untouched (as PyTorch) */
     tn_scope_begin();
@@ -10437,8 +11586,7 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
 /* The one-node layer norm over the last n dims through the backend's entry (checks done;
    inside a scope). NULL with *declined set when the backend declines the case. */
 static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
-    int64_t D = 1;
-    for (int k = x->ndim - n; k < x->ndim; k++) D *= x->shape[k];
+    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
     const int64_t M = tn_numel(x) / D;
     tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
     tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
@@ -10501,7 +11649,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
     tn_scope_begin();
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
-    for (int d = 2; d < x->ndim; d++) M *= x->shape[d];
+    for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
     tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
@@ -10527,7 +11675,7 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
     shape[0] = 1;
-    shape[1] = N * C;
+    shape[1] = tn__mul_sat(N, C);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xr = tn_reshape(x, shape, x->ndim);
     tn_tensor *rm_r = rm ? tn_repeat(rm, TN_SHAPE(N)) : NULL, *rv_r = rv ? tn_repeat(rv, TN_SHAPE(N)) : NULL;
     tn_tensor *w_r = w ? tn_repeat(w, TN_SHAPE(N)) : NULL, *b_r = b ? tn_repeat(b, TN_SHAPE(N)) : NULL;
@@ -10632,9 +11780,9 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
     const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) fn(of, od, n * t / nthr, n * (t + 1) / nthr, seed, off, thr, 1 / (1 - p));
+    for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
     return tn__own(m);
 }
 static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {
@@ -10745,26 +11893,31 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
     if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
     if (m == 0 && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
-    int64_t out[2];
+    int64_t out[2], oshape[4] = {x->shape[0], x->shape[1], 0, 0};
     double scale[2];
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (sf && !(sf[i] > 0)) return (tn_tensor *)tn__error("%s: scale_factor must be positive, got %g", fn, sf[i]);
-        out[i] = size ? size[i] : (int64_t)floor((double)in * sf[i]);
+        if (size) out[i] = size[i];
+        else if (tn__double_to_int64(fn, "the output size from scale_factor", floor((double)in * sf[i]), &out[i])) return NULL;
         if (out[i] <= 0 || in <= 0) return (tn_tensor *)tn__error("%s: input %s and output size %lld must be positive", fn, TN__SHAPE(x), (long long)out[i]);
+        oshape[2 + i] = out[i];
         /* PyTorch's area_pixel_compute_scale: a given scale_factor is used as is */
         scale[i] = m && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
     }
+    /* the output's size first: the index tables and matrices below are sized by it */
+    if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
     tn_scope_begin();
     tn_tensor *y = x;
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (m == 0) {
-            int64_t *ix = (int64_t *)TN_MALLOC((size_t)out[i] * sizeof(int64_t));
-            if (!ix) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", fn); }
-            for (int64_t o = 0; o < out[i]; o++) { int64_t s = (int64_t)floor((double)o * scale[i]); ix[o] = s < in - 1 ? s : in - 1; }
+            int64_t *ix = (int64_t *)tn__malloc_n(fn, out[i], sizeof(int64_t));
+            if (!ix) { tn_scope_end(); return NULL; }
+            for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
             y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
             TN_FREE(ix);
+            if (!y) break;   /* out of memory: the next dim would read y */
         } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
             tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x);
             y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
@@ -10779,25 +11932,31 @@ TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double 
 }
 static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, bool inverse) {
     TN__CHECK_NULL(x);
-    if (x->ndim < 3 || x->ndim + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
+    if (x->ndim < 3) return (tn_tensor *)tn__error("%s: expected input [*, C, H, W], got %s", fn, TN__SHAPE(x));
     if (r <= 0) return (tn_tensor *)tn__error("%s: factor must be greater than 0, got %lld", fn, (long long)r);
-    int nd = x->ndim, lead = nd - 3;
-    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1];
-    if (!inverse && C % (r * r)) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)(r * r));
+    /* the leading dims as one (an 8-d input needs 5 + 1 dims, not 10): [L, C, H, W] */
+    const int nd = x->ndim, lead = 1;
+    const int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1], L = tn__numel(x->shape, nd - 3);
+    int64_t rr, big;   /* r * r, and the size that grows by it (C * r * r, or H * r and W * r): checked products */
+    if (!tn__mul_ok(r, r, &rr) || (inverse && !tn__mul_ok(C, rr, &big)) || (!inverse && (!tn__mul_ok(H, r, &big) || !tn__mul_ok(W, r, &big))))
+        return (tn_tensor *)tn__error("%s: factor %lld is too large for input %s (the sizes overflow int64)", fn, (long long)r, TN__SHAPE(x));
+    if (!inverse && C % rr) return (tn_tensor *)tn__error("%s: the channel count %lld of input %s must be divisible by the square of upscale_factor (%lld)", fn, (long long)C, TN__SHAPE(x), (long long)rr);
     if (inverse && (H % r || W % r)) return (tn_tensor *)tn__error("%s: height and width of input %s must be divisible by downscale_factor %lld", fn, TN__SHAPE(x), (long long)r);
-    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS];
-    for (int d = 0; d < lead; d++) { s1[d] = s2[d] = x->shape[d]; perm[d] = d; }
+    int64_t s1[TN_MAX_DIMS], perm[TN_MAX_DIMS], s2[TN_MAX_DIMS], out[TN_MAX_DIMS];
+    s1[0] = s2[0] = L; perm[0] = 0;
     if (!inverse) { /* [*, C', r, r, H, W] -> [*, C', H, r, W, r] */
-        int64_t a[5] = {C / (r * r), r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / (r * r), H * r, W * r};
+        int64_t a[5] = {C / rr, r, r, H, W}, p[5] = {0, 3, 1, 4, 2}, b[3] = {C / rr, H * r, W * r};
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
         for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
     } else {        /* [*, C, H', r, W', r] -> [*, C, r, r, H', W'] */
-        int64_t a[5] = {C, H / r, r, W / r, r}, p[5] = {0, 2, 4, 1, 3}, b[3] = {C * r * r, H / r, W / r};
+        int64_t a[5] = {C, H / r, r, W / r, r}, p[5] = {0, 2, 4, 1, 3}, b[3] = {C * rr, H / r, W / r};
         for (int d = 0; d < 5; d++) { s1[lead + d] = a[d]; perm[lead + d] = lead + p[d]; }
         for (int d = 0; d < 3; d++) s2[lead + d] = b[d];
     }
+    memcpy(out, x->shape, (size_t)(nd - 3) * sizeof(int64_t));
+    memcpy(out + nd - 3, s2 + 1, 3 * sizeof(int64_t));
     tn_scope_begin();
-    tn_tensor *y = tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3);
+    tn_tensor *y = tn_reshape(tn_reshape(tn_permute(tn_reshape(x, s1, lead + 5), perm, lead + 5), s2, lead + 3), out, nd);
     if (y && tn_same_storage(y, x)) y = tn_clone(y);   /* factor 1: a new tensor, as PyTorch */
     return tn__scope_return(tn__grad_name(y, inverse ? "PixelUnshuffleBackward0" : "PixelShuffleBackward0"));
 }
@@ -10927,13 +12086,12 @@ static int tn__class_check(const char *fn, tn_tensor *input, tn_tensor *target, 
 static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *target, int64_t ignore_index, tn_tensor **safe, tn_tensor **keep) {
     int64_t c = input->shape[input->ndim == 1 ? 0 : 1], n = tn_numel(target), count = 0;
     tn_tensor *tc = tn_contiguous(tn_to(target, TN_CPU));
-    int64_t *s = (int64_t *)TN_MALLOC((size_t)(n + 1) * sizeof(int64_t));
-    uint8_t *k = (uint8_t *)TN_MALLOC((size_t)(n + 1));
+    int64_t *s = (int64_t *)tn__malloc_n(fn, n + 1, sizeof(int64_t));
+    uint8_t *k = s ? (uint8_t *)tn__malloc_n(fn, n + 1, 1) : NULL;
     if (!tc || !s || !k) {
         TN_FREE(s);
         TN_FREE(k);
-        if (tc) tn__error("%s: out of memory", fn);
-        return -1;
+        return -1;   /* tn__malloc_n or the copy said why */
     }
     const int64_t *v = (const int64_t *)tn_data_ptr(tc);
     for (int64_t i = 0; i < n; i++) {
@@ -11007,10 +12165,16 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
     return tn__loss_finish(nkeep < 0 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction) {
-    return TN__AS("tn_nll_loss", tn__nll_impl(input, target, weight, ignore_index, reduction));
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
+    return TN__AS("tn_nll_loss", tn__nll_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction));
 }
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target) { return tn_nll_loss_ex(input, target, NULL, -100, TN_REDUCTION_MEAN); }
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* label_smoothing is cross_entropy's */
+    const int n = tn__kw_filter(tn__kw_loss, TN__KW_N(tn__kw_loss), "weight, ignore_index, reduction", keys);
+    tn_loss_opts o = TN_DEFAULTS(tn_loss_opts);
+    return tn__kw_parse("tn_nll_loss", options, keys, n, &o, NULL) ? NULL : tn_nll_loss_opts(input, target, o);
+}
 
 /* weight [C] viewed along the class dim of an input of ndim dims: [1, C, 1, ...] (or [C]) */
 static tn_tensor *tn__class_view(tn_tensor *weight, int ndim) {
@@ -11124,10 +12288,12 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     int64_t c = input->shape[cd];
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");
 }
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing) {
-    return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, weight, ignore_index, reduction, label_smoothing));
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction, o.label_smoothing));
 }
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target) { return tn_cross_entropy_ex(input, target, NULL, -100, TN_REDUCTION_MEAN, 0.0); }
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_loss_opts, loss, "tn_cross_entropy", options, tn_cross_entropy_opts(input, target, o));
+}
 
 /* weight (may be NULL) broadcast to t's shape, or -1 with a message */
 static int tn__loss_check_weight(const char *fn, const char *wname, tn_tensor *w, tn_tensor *t) {
@@ -11449,6 +12615,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (!nd) return; /* t may be NULL: a slot kept empty on purpose */
     if (t && t->is_wrapped_number) { /* alone in a formula a Python float would promote like one (to float32): keep a plain 0-d tensor */
         tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
+        if (!c) nd->save_failed = true;
         tn__node_save(nd, c);
         tn_release(c);
         return;
@@ -11464,7 +12631,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
         tn_tensor **s = (tn_tensor **)TN_MALLOC((size_t)cap * sizeof *s);
         int64_t *v = (int64_t *)TN_MALLOC((size_t)cap * sizeof *v);
         tn_node **f = (tn_node **)TN_MALLOC((size_t)cap * sizeof *f);
-        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); tn__error("autograd: out of memory saving a tensor"); return; }
+        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); nd->save_failed = true; tn__error("autograd: out of memory saving a tensor"); return; }
         memcpy(s, nd->saved, (size_t)nd->nsaved * sizeof *s);
         memcpy(v, nd->saved_version, (size_t)nd->nsaved * sizeof *v);
         memcpy(f, nd->saved_fn, (size_t)nd->nsaved * sizeof *f);
@@ -11480,6 +12647,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (t && t->grad_fn) {
         nd->saved[nd->nsaved] = tn__view_of(t, t->shape, t->strides, t->ndim, t->offset);
         if (nd->saved[nd->nsaved]) nd->saved[nd->nsaved]->is_view = false;
+        else nd->save_failed = true;   /* (the error is recorded) */
         nd->saved_fn[nd->nsaved] = t->grad_fn;
         TN__ATOMIC_ADD(&t->grad_fn->refcount, 1);
     } else {
@@ -11495,12 +12663,15 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out) {
     if (!nd || !out) return;
     tn_tensor *d = tn__view_of(out, out->shape, out->strides, out->ndim, out->offset);
     if (d) { tn__node_save(nd, d); tn_release(d); }
+    else nd->save_failed = true;
 }
 
 /* Make nd the grad_fn of out (out takes the node's reference). Returns out. */
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
     if (!nd) return out;
     if (!out || !tn_dtype_is_floating(out->dtype)) { tn__node_release(nd); return out; }
+    /* a formula without its saved tensors would read past them: the op fails (out of memory, recorded) */
+    if (nd->save_failed) { tn__node_release(nd); tn_release(out); return NULL; }
     tn__meta_of(&nd->out, out);
     if (out->grad_fn) tn__node_release(out->grad_fn);
     out->grad_fn = nd;
@@ -11661,11 +12832,12 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
     if (!g) return NULL;
     tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
     if (!out) return NULL;
-    tn_tensor v = *out;
-    v.strides[dim] *= step;
-    v.offset += start * out->strides[dim];
+    tn_tensor v = tn__shallow(out);
+    /* the strides and offset fit when g has elements (they reach into out); an empty g copies nothing */
+    v.strides[dim] = tn__mul_or(v.strides[dim], step, v.strides[dim]);
+    v.offset += tn__mul_or(start, out->strides[dim], 0);
     for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
-    if (tn__backend(out->device)->fill(out, 0) || tn__copy(&v, g)) { tn_release(out); return NULL; }
+    if (tn__backend(out->device)->fill(out, 0) || (tn_numel(g) > 0 && tn__copy(&v, g))) { tn_release(out); return NULL; }
     tn_node *nd = tn__node_new(G_SLICE_SCATTER, 0, &g, 1);
     if (nd) { nd->i[0] = dim; nd->i[1] = start; nd->i[2] = step; }
     return tn__own(tn__node_attach(nd, out));
@@ -11702,6 +12874,7 @@ static tn_tensor *tn__grad_binary(const char *fn, tn_binary_op op, tn_tensor *g,
    when create_graph is on. */
 static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     tn_tensor **S = n->saved, *unpacked[4 * TN_MAX_DIMS];
+    if (n->save_failed) return TN__FAIL_INT("autograd: %s cannot run its backward: a tensor it saved is missing (out of memory when it was recorded)", tn__node_name(n));
     if (!tn__grad_disabled && n->nsaved <= 4 * TN_MAX_DIMS) { /* recording: saved non-leaves get their history back */
         for (int k = 0; k < n->nsaved; k++) {
             unpacked[k] = S[k];
@@ -11876,8 +13049,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], flat[TN_MAX_DIMS], L = 1;
         int np = 0, nk = 0;
         for (int d = 0; d < m->ndim; d++) if (!n->i[d]) { perm[np++] = d; flat[nk++] = m->shape[d]; }
-        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L *= m->shape[d]; }
-        if (L == 0) { gin[0] = tn_zeros_like(x); return 0; }
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L = tn__mul_sat(L, m->shape[d]); }
+        if (L == 0 || tn__numel(m->shape, m->ndim) == 0) { gin[0] = tn_zeros_like(x); return 0; }   /* (an empty x's L may not fit) */
         flat[nk] = L;
         tn_tensor *xp = tn_reshape(tn_permute(x, perm, m->ndim), flat, nk + 1);
         int64_t one_shape[TN_MAX_DIMS];
@@ -11976,6 +13149,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_UNFOLD: { /* windows add back into the positions they came from */
         const tn__meta *m = &n->in[0];
         if (m->ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        if (tn_numel(g) == 0) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }   /* (and nw * size below may not fit) */
         int64_t dim = n->i[0], size = n->i[1], step = n->i[2], nw = g->shape[dim];
         int64_t perm[TN_MAX_DIMS + 1], merged[TN_MAX_DIMS];
         int np = 0, nm = 0;
@@ -11983,7 +13157,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             perm[np++] = d;
             if (d == dim) perm[np++] = g->ndim - 1;
         }
-        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? nw * size : m->shape[d];
+        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? tn__mul_sat(nw, size) : m->shape[d];   /* fits: g's elements */
         tn_tensor *gm = tn_reshape(tn_permute(g, perm, g->ndim), merged, nm);
         int64_t flat = -1;
         tn_tensor *idx = tn_reshape(tn_add(tn_unsqueeze(tn_mul_scalar(tn_arange(0, (double)nw, 1, TN_I64), (double)step), 1),
@@ -12068,7 +13242,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
         tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
         if (!gb) return -1;
-        tn_tensor reg = *gb;
+        tn_tensor reg = tn__shallow(gb);
         reg.ndim = nd;
         for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
         reg.offset = gb->offset + n->i[1 + 2 * nd];
@@ -12077,7 +13251,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) {
             tn_tensor *old = tn__own(tn__copy_as(gb, g->dtype, g->device));
             if (!old) return -1;
-            reg = *old;
+            reg = tn__shallow(old);
             reg.ndim = nd;
             for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
             reg.offset = old->offset + n->i[1 + 2 * nd];
@@ -12244,12 +13418,13 @@ static tn__leafacc *tn__leaf_entry(tn__leafvec *lv, tn_tensor *leaf, bool add) {
 }
 
 static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
-                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_backward_opts o) {
+                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
     tn__leafvec leaves = {NULL, 0, 0};
     int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
     int rc = 0;
-    if (o.create_graph) o.retain_graph = true; /* PyTorch: retain_graph defaults to create_graph */
+    if (o.retain_graph == -1) o.retain_graph = o.create_graph; /* PyTorch: retain_graph=None is create_graph */
+    if (o.create_graph) o.retain_graph = true;
 
     /* 1. collect the reachable nodes and count each one's consumers */
     for (int r = 0; r < nroots && rc == 0; r++) {
@@ -12360,8 +13535,10 @@ static int tn__check_root(const char *fn, tn_tensor *t, int k) {
     return 0;
 }
 
-static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) {
+static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_autograd_opts opts) {
     if (!t) return -1;
+    if (opts.allow_unused) return TN__FAIL_INT("%s: allow_unused is an option of tn_autograd_grad", fn);
+    if (opts.retain_graph < -1 || opts.retain_graph > 1) return TN__FAIL_INT("%s: retain_graph %d is not true, false or -1 (None)", fn, opts.retain_graph);
     if (tn__check_root(fn, t, 0)) return -1;
     tn_tensor *g = gradient;
     if (g && (g->ndim != t->ndim || memcmp(g->shape, t->shape, (size_t)t->ndim * sizeof(int64_t))))
@@ -12374,16 +13551,13 @@ static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_ba
     tn_release(own);
     return rc;
 }
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) { return tn__backward("tn_backward_with", t, gradient, opts); }
-TNDEF int tn_backward(tn_tensor *t) {
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
-    return tn__backward("tn_backward", t, NULL, o);
-}
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts) { return tn__backward("tn_backward", t, opts.gradient, opts); }
 
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts) {
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts) {
     const char *fn = "tn_autograd_grad";
+    if (opts.gradient) return TN__FAIL_INT("%s: gradient is an option of tn_backward (autograd.grad takes grad_outputs)", fn);
+    if (opts.retain_graph < -1 || opts.retain_graph > 1) return TN__FAIL_INT("%s: retain_graph %d is not true, false or -1 (None)", fn, opts.retain_graph);
     if (!outputs || !inputs || !results || n_outputs <= 0 || n_inputs <= 0) return TN__FAIL_INT("%s: need outputs, inputs and a results array", fn);
     for (int k = 0; k < n_inputs; k++) results[k] = NULL;
     for (int k = 0; k < n_outputs; k++) if (!outputs[k] || tn__check_root(fn, outputs[k], k)) return -1;
@@ -12581,8 +13755,8 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
         if (!x->requires_grad) continue;
         int64_t nx = tn_numel(x);
         /* numerical Jacobian column by column: central differences on x's raw data */
-        double *num = (double *)TN_MALLOC((size_t)(nx * m + 1) * sizeof(double));
-        if (!num) { tn__error("tn_gradcheck: out of memory"); ok = false; break; }
+        double *num = (double *)tn__malloc_n("tn_gradcheck", tn__add_sat(tn__mul_sat(nx, m), 1), sizeof(double));   /* the Jacobian: nx * m can overflow */
+        if (!num) { ok = false; break; }
         char *base = (char *)tn_data_ptr(x);
         for (int64_t e = 0; e < nx && ok; e++) {
             tn_tensor *outs[2];
@@ -12605,11 +13779,10 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
             tn_scope_begin();
             tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
             if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
-            tn_backward_opts o;
-            memset(&o, 0, sizeof o);
+            tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
             o.retain_graph = true;
             o.allow_unused = true;
-            if (tn_autograd_grad(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
+            if (tn_autograd_grad_opts(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
             tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
             for (int64_t e = 0; e < nx; e++) {
                 double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
@@ -12647,13 +13820,12 @@ static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
         tn_enable_grad_end();
         if (!out) return NULL;
     }
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
+    tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
     o.create_graph = true;
     o.retain_graph = true;
     o.allow_unused = true;
     tn_tensor *vv = tn_reshape(v, out->shape, out->ndim);
-    if (tn_autograd_grad(&out, 1, xs, nx, &vv, gs, o)) return NULL;
+    if (tn_autograd_grad_opts(&out, 1, xs, nx, &vv, gs, o)) return NULL;
     int64_t m1 = -1;
     for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
     return tn_cat(gs, nx, 0);
@@ -12690,11 +13862,20 @@ static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
 /* src/modules/dict.c: tn_dict: ordered name -> tensor dictionaries with metadata */
 /* ============================================================================== */
 /* ---- tn_dict ---- */
+/* Entries keep insertion order in arrays; a hash index (open addressing, linear probing,
+   at most half full) finds a name in O(1), so building or looking up n names is O(n),
+   not O(n^2) (a state dict of 200 K entries, or a hostile file of millions). Each dict
+   hashes with its own seed, so names crafted to collide in one process do not in another.
+   A slot keeps its name's hash: probes compare names only when the hashes match, and a
+   larger table is filled without hashing the names again. */
+typedef struct tn__islot { int e; uint32_t h; } tn__islot;        /* e: entry + 1, 0 empty */
+typedef struct tn__index { tn__islot *slot; size_t cap; uint64_t seed; } tn__index;
 struct tn_dict {
     int n, cap, nmeta, metacap;
     char **keys;
     tn_tensor **values;
     char **meta;                      /* key, value, key, value, ... */
+    tn__index index, mindex;          /* over keys and over the metadata keys */
 };
 static char *tn__strdup(const char *s) {
     size_t len = strlen(s) + 1;
@@ -12702,10 +13883,67 @@ static char *tn__strdup(const char *s) {
     if (c) memcpy(c, s, len);
     return c;
 }
+/* a followed by b, exactly allocated (TN_MALLOC'd; NULL when out of memory) */
+static char *tn__str_join(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    char *c = la + lb + 1 > la ? (char *)TN_MALLOC(la + lb + 1) : NULL;
+    if (c) { memcpy(c, a, la); memcpy(c + la, b, lb + 1); }
+    return c;
+}
+static uint32_t tn__hash_str(const char *s, uint64_t seed) {
+    uint64_t h = 14695981039346656037ULL ^ seed;   /* FNV-1a, then splitmix64's finaliser */
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    h ^= seed;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    return (uint32_t)((h ^ (h >> 31)) >> 32);
+}
+/* The entry named key (name i at names[i * stride]), or -1. */
+static int tn__index_find(const tn__index *x, char *const *names, int stride, const char *key) {
+    if (!x->cap || !key) return -1;
+    uint32_t h = tn__hash_str(key, x->seed);
+    for (size_t at = h & (x->cap - 1);; at = (at + 1) & (x->cap - 1)) {
+        const tn__islot *sl = &x->slot[at];
+        if (!sl->e) return -1;
+        if (sl->h == h && !strcmp(names[(size_t)(sl->e - 1) * (size_t)stride], key)) return sl->e - 1;
+    }
+}
+static void tn__index_put(tn__index *x, uint32_t h, int entry) {  /* a name not in x; room checked */
+    size_t at = h & (x->cap - 1);
+    while (x->slot[at].e) at = (at + 1) & (x->cap - 1);
+    x->slot[at].e = entry + 1;
+    x->slot[at].h = h;
+}
+/* Room for n entries: a larger table when needed, refilled from the old one; with rebuild
+   (after a removal moved the entries), refilled from the first n names instead. */
+static int tn__index_reserve(tn__index *x, char *const *names, int stride, int n, bool rebuild) {
+    size_t cap = x->cap ? x->cap : 16;
+    while (cap < 2 * (size_t)n) cap *= 2;
+    tn__islot *old = x->slot;
+    size_t oldcap = x->cap;
+    if (cap != x->cap) {
+        tn__islot *sl = (tn__islot *)TN_MALLOC(cap * sizeof *sl);
+        if (!sl) return -1;
+        x->slot = sl;
+        x->cap = cap;
+    } else if (!rebuild) return 0;
+    memset(x->slot, 0, x->cap * sizeof *x->slot);
+    if (rebuild)
+        for (int i = 0; i < n; i++) tn__index_put(x, tn__hash_str(names[(size_t)i * (size_t)stride], x->seed), i);
+    else
+        for (size_t i = 0; i < oldcap; i++) if (old[i].e) tn__index_put(x, old[i].h, old[i].e - 1);
+    if (old != x->slot) TN_FREE(old);
+    return 0;
+}
 TNDEF tn_dict *tn_dict_new(void) {
+    static int64_t made;
     tn_dict *d = (tn_dict *)TN_MALLOC(sizeof *d);
     if (!d) return (tn_dict *)tn__error("tn_dict_new: out of memory");
     memset(d, 0, sizeof *d);
+    /* the seed: the addresses of this dict and of a static (both randomised by ASLR), and a count */
+    uint64_t seed = (uint64_t)(uintptr_t)d ^ ((uint64_t)TN__ATOMIC_ADD(&made, 1) << 40) ^ (uint64_t)(uintptr_t)&made * 0x9E3779B97F4A7C15ULL;
+    d->index.seed = seed;
+    d->mindex.seed = ~seed;
     return d;
 }
 TNDEF void tn_dict_free(tn_dict *d) {
@@ -12715,18 +13953,18 @@ TNDEF void tn_dict_free(tn_dict *d) {
     TN_FREE(d->keys);
     TN_FREE(d->values);
     TN_FREE(d->meta);
+    TN_FREE(d->index.slot);
+    TN_FREE(d->mindex.slot);
     TN_FREE(d);
 }
-static int tn__dict_find(const tn_dict *d, const char *key) {
-    for (int i = 0; d && key && i < d->n; i++) if (!strcmp(d->keys[i], key)) return i;
-    return -1;
-}
+static int tn__dict_find(const tn_dict *d, const char *key) { return d ? tn__index_find(&d->index, d->keys, 1, key) : -1; }
+static int tn__dict_find_meta(const tn_dict *d, const char *key) { return d ? tn__index_find(&d->mindex, d->meta, 2, key) : -1; }
 /* tn_dict_set and tn_dict_set_meta for names known to be new (checked for duplicates):
-   no lookup, so a dict of n entries is built in linear time, not quadratic (which a
-   hostile header with millions of entries could exploit). The dict takes key (and value). */
+   no lookup. The dict takes key (and value). */
 static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
+    if (d->n == INT_MAX) return TN__FAIL_INT("tn_dict_set: a dict holds at most %d entries", INT_MAX);
     if (d->n == d->cap) {
-        int cap = d->cap ? 2 * d->cap : 16;
+        int cap = d->cap ? (d->cap > INT_MAX / 2 ? INT_MAX : 2 * d->cap) : 16;
         char **k = (char **)TN_REALLOC(d->keys, (size_t)cap * sizeof *k);
         if (k) d->keys = k;
         tn_tensor **v = k ? (tn_tensor **)TN_REALLOC(d->values, (size_t)cap * sizeof *v) : NULL;
@@ -12734,18 +13972,23 @@ static int tn__dict_append(tn_dict *d, char *key, tn_tensor *t) {
         d->values = v;
         d->cap = cap;
     }
+    if (tn__index_reserve(&d->index, d->keys, 1, d->n + 1, false)) return TN__FAIL_INT("tn_dict_set: out of memory");
+    tn__index_put(&d->index, tn__hash_str(key, d->index.seed), d->n);
     d->keys[d->n] = key;
     d->values[d->n++] = t ? tn_retain(t) : NULL;
     return 0;
 }
 static int tn__dict_append_meta(tn_dict *d, char *key, char *value) {
+    if (d->nmeta == INT_MAX / 2) return TN__FAIL_INT("tn_dict_set_meta: a dict holds at most %d metadata entries", INT_MAX / 2);
     if (d->nmeta == d->metacap) {
-        int cap = d->metacap ? 2 * d->metacap : 8;
+        int cap = d->metacap ? (d->metacap > INT_MAX / 4 ? INT_MAX / 2 : 2 * d->metacap) : 8;
         char **m = (char **)TN_REALLOC(d->meta, (size_t)cap * 2 * sizeof *m);
         if (!m) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
         d->meta = m;
         d->metacap = cap;
     }
+    if (tn__index_reserve(&d->mindex, d->meta, 2, d->nmeta + 1, false)) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
+    tn__index_put(&d->mindex, tn__hash_str(key, d->mindex.seed), d->nmeta);
     d->meta[2 * d->nmeta] = key;
     d->meta[2 * d->nmeta++ + 1] = value;
     return 0;
@@ -12755,8 +13998,9 @@ TNDEF int tn_dict_set(tn_dict *d, const char *key, tn_tensor *t) {
     if (!d || !key) return TN__FAIL_INT("tn_dict_set: need a dict and a key");
     int i = tn__dict_find(d, key);
     if (i >= 0) {
-        tn_release(d->values[i]);
+        tn_tensor *old = d->values[i];
         d->values[i] = t ? tn_retain(t) : NULL;
+        tn_release(old);              /* after: t may be the old value's only owner's */
         return 0;
     }
     char *c = tn__strdup(key);
@@ -12777,6 +14021,7 @@ TNDEF int tn_dict_remove(tn_dict *d, const char *key) {
     memmove(d->keys + i, d->keys + i + 1, (size_t)(d->n - i - 1) * sizeof *d->keys);
     memmove(d->values + i, d->values + i + 1, (size_t)(d->n - i - 1) * sizeof *d->values);
     d->n--;
+    tn__index_reserve(&d->index, d->keys, 1, d->n, true);   /* the entries after i moved: O(n), as the memmove (cannot fail: no larger table) */
     return 0;
 }
 TNDEF int tn_dict_len(const tn_dict *d) { return d ? d->n : 0; }
@@ -12787,338 +14032,20 @@ TNDEF int tn_dict_set_meta(tn_dict *d, const char *key, const char *value) {
     if (!d || !key || !value) return TN__FAIL_INT("tn_dict_set_meta: need a dict, a key and a value");
     char *v = tn__strdup(value);
     if (!v) return TN__FAIL_INT("tn_dict_set_meta: out of memory");
-    for (int i = 0; i < d->nmeta; i++)
-        if (!strcmp(d->meta[2 * i], key)) { TN_FREE(d->meta[2 * i + 1]); d->meta[2 * i + 1] = v; return 0; }
+    int i = tn__dict_find_meta(d, key);
+    if (i >= 0) { TN_FREE(d->meta[2 * i + 1]); d->meta[2 * i + 1] = v; return 0; }
     char *k = tn__strdup(key);
     if (!k || tn__dict_append_meta(d, k, v)) { TN_FREE(k); TN_FREE(v); return k ? -1 : TN__FAIL_INT("tn_dict_set_meta: out of memory"); }
     return 0;
 }
 TNDEF const char *tn_dict_get_meta(const tn_dict *d, const char *key) {
-    for (int i = 0; d && key && i < d->nmeta; i++) if (!strcmp(d->meta[2 * i], key)) return d->meta[2 * i + 1];
-    return NULL;
+    int i = tn__dict_find_meta(d, key);
+    return i < 0 ? NULL : d->meta[2 * i + 1];
 }
 TNDEF int tn_dict_meta_len(const tn_dict *d) { return d ? d->nmeta : 0; }
 TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i) { return d && i >= 0 && i < d->nmeta ? d->meta[2 * i] : NULL; }
-
-/* ===================================================================================== */
-/* src/modules/options.c: option strings ("padding=1, bias=False"): parsing and checking */
-/* ===================================================================================== */
-/* ---- keyword arguments as text: "padding=1, bias=False, padding_mode='zeros'" ----
-   The _str functions fill their options struct from PyTorch's keyword syntax through the
-   struct's key table, made from the same TN_FIELDS_<struct> list as the struct itself:
-       #define TN__KW_T tn_conv_opts
-       static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
-       #undef TN__KW_T
-   Values: numbers (inf, -inf, nan), True/False, None, words (quotes optional), tuples
-   "(a, b)". Nothing is copied into fixed buffers: any length parses or is refused. */
-typedef struct tn__kwkey { const char *name; char type; size_t off; const char *words; } tn__kwkey;
-#define TN__KW_TYPE_I 'I'
-#define TN__KW_TYPE_D 'D'
-#define TN__KW_TYPE_B 'B'
-#define TN__KW_TYPE_E 'E'
-#define TN__KW_TYPE_P 'P'
-#define TN__KW_TYPE_I2 'J'
-#define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
-#define TN__KW_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
-
-/* a slice of the option text */
-typedef struct tn__kwspan { const char *p; size_t n; } tn__kwspan;
-static bool tn__kw_is(tn__kwspan v, const char *word) { return strlen(word) == v.n && !memcmp(v.p, word, v.n); }
-static tn__kwspan tn__kw_unquote(tn__kwspan v) {
-    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0]) { v.p++; v.n -= 2; }
-    return v;
-}
-/* One number of v at *pos (advanced past it and a following comma); 1, 0 at the end of v,
-   -1 when there is text that is not a number. */
-static int tn__kw_number(tn__kwspan v, size_t *pos, double *x) {
-    size_t i = *pos;
-    while (i < v.n && v.p[i] == ' ') i++;
-    if (i == v.n) { *pos = i; return 0; }
-    tn__kwspan w = {v.p + i, 0};
-    while (i + w.n < v.n && v.p[i + w.n] != ',' && v.p[i + w.n] != ' ') w.n++;
-    if (tn__kw_is(w, "True") || tn__kw_is(w, "true")) *x = 1;
-    else if (tn__kw_is(w, "False") || tn__kw_is(w, "false")) *x = 0;
-    else if (tn__kw_is(w, "inf")) *x = HUGE_VAL;
-    else if (tn__kw_is(w, "-inf")) *x = -HUGE_VAL;
-    else if (tn__kw_is(w, "nan")) *x = NAN;
-    else {
-        char *end;
-        *x = strtod(w.p, &end);   /* stops at the comma, bracket or space after the number */
-        if (end != w.p + w.n) return -1;
-    }
-    i += w.n;
-    while (i < v.n && v.p[i] == ' ') i++;
-    if (i < v.n && v.p[i] == ',') i++;
-    *pos = i;
-    return 1;
-}
-/* A value's numbers: a number, or a tuple "(a, b, ...)" / "[a, b]" of up to max. How many. */
-static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double *out, int max, bool *tuple) {
-    *tuple = v.n >= 2 && ((v.p[0] == '(' && v.p[v.n - 1] == ')') || (v.p[0] == '[' && v.p[v.n - 1] == ']'));
-    tn__kwspan in = *tuple ? (tn__kwspan){v.p + 1, v.n - 2} : v;
-    size_t pos = 0;
-    int n = 0, r;
-    double x;
-    while ((r = tn__kw_number(in, &pos, &x)) == 1) {
-        if (n == max) return TN__FAIL_INT("%s: option %s=%.*s: expected at most %d value%s", fn, key, (int)v.n, v.p, max, max > 1 ? "s" : "");
-        out[n++] = x;
-    }
-    if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
-    return n;
-}
-/* A double as an int64_t option: integral and in range (never an undefined conversion). */
-static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
-    if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
-    *out = (int64_t)x;
-    return 0;
-}
-static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const char *suffix) {
-    size_t sl = strlen(suffix);
-    for (int i = 0; i < nkeys; i++)
-        if (strlen(keys[i].name) == k.n + sl && !memcmp(keys[i].name, k.p, k.n) && !strcmp(keys[i].name + k.n, suffix)) return i;
-    return -1;
-}
-/* The valid names of a table, for messages: "stride, padding, ..." (owned by the caller). */
-static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
-    size_t len = 1;
-    for (int i = 0; i < nkeys; i++) len += strlen(keys[i].name) + 2;
-    char *s = (char *)TN_MALLOC(len), *q = s;
-    if (!s) return NULL;
-    for (int i = 0; i < nkeys; i++) {
-        size_t l = strlen(keys[i].name);
-        if (keys[i].type == 'J' && l > 3 && !strcmp(keys[i].name + l - 3, "_hw")) {   /* the pair: under its int's name */
-            if (tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l - 3}, "") >= 0) continue;
-            l -= 3;
-        }
-        if (q != s) { memcpy(q, ", ", 2); q += 2; }
-        memcpy(q, keys[i].name, l);
-        q += l;
-    }
-    *q = 0;
-    return s;
-}
-static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kwspan v, void *out) {
-    char *f = (char *)out + key->off;
-    char name[64];   /* the name as typed, for messages (cut, never overflowed) */
-    snprintf(name, sizeof name, "%.*s", (int)(k.n < 63 ? k.n : 63), k.p);
-    double x[2];
-    bool tuple;
-    int n;
-    switch (key->type) {
-    case 'B':
-        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) *(bool *)f = true;
-        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) *(bool *)f = false;
-        else return TN__FAIL_INT("%s: option %s=%.*s: expected True or False", fn, name, (int)v.n, v.p);
-        return 0;
-    case 'E': case 'P': {
-        tn__kwspan w = tn__kw_unquote(v);
-        if (key->type == 'P' && (tn__kw_is(w, "same") || tn__kw_is(w, "valid"))) {
-            *(int64_t *)f = tn__kw_is(w, "same") ? TN_PADDING_SAME : TN_PADDING_VALID;
-            return 0;
-        }
-        if (key->type == 'P' && (w.n != v.n || (w.n && ((w.p[0] | 32) >= 'a' && (w.p[0] | 32) <= 'z'))))
-            return TN__FAIL_INT("%s: option %s=%.*s: expected an int, a tuple, 'same' or 'valid'", fn, name, (int)v.n, v.p);
-        if (key->type == 'P') break;
-        int idx = 0;
-        for (const char *c = key->words; *c; idx++) {
-            const char *e = strchr(c, '|');
-            size_t cl = e ? (size_t)(e - c) : strlen(c);
-            if (cl == w.n && !memcmp(c, w.p, cl)) { *(int *)f = idx; return 0; }
-            if (!e) break;
-            c = e + 1;
-        }
-        return TN__FAIL_INT("%s: option %s='%.*s': expected one of %s", fn, name, (int)w.n, w.p, key->words);
-    }
-    case 'D':
-        if (tn__kw_is(v, "None")) { *(double *)f = NAN; return 0; }
-        if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0) return -1;
-        *(double *)f = x[0];
-        return 0;
-    case 'J':
-        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
-        if (n == 1) x[1] = x[0];
-        return tn__kw_int(fn, name, x[0], (int64_t *)f) || tn__kw_int(fn, name, x[1], (int64_t *)f + 1) ? -1 : 0;
-    default: break;
-    }
-    /* I, and P given a number */
-    if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
-    if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
-    if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
-    return 0;
-}
-/* Fills *out (holding the defaults) from text, through keys. 0, or -1 with an error. */
-static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out) {
-    uint64_t seen = 0;   /* tables have at most 64 rows */
-    const char *p = text ? text : "";
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        tn__kwspan k = {p, 0};
-        while (p[k.n] && p[k.n] != '=' && p[k.n] != ',') k.n++;
-        if (p[k.n] != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        p += k.n + 1;
-        while (k.n && k.p[k.n - 1] == ' ') k.n--;
-        while (*p == ' ') p++;
-        tn__kwspan v = {p, 0};
-        int depth = 0;
-        char quote = 0;              /* commas inside quotes or brackets belong to the value */
-        for (; p[v.n] && (depth || quote || p[v.n] != ','); v.n++) {
-            const char c = p[v.n];
-            if (quote) { if (c == quote) quote = 0; }
-            else if (c == '\'' || c == '"') quote = c;
-            else if (c == '(' || c == '[') depth++;
-            else if (c == ')' || c == ']') depth--;
-        }
-        p += v.n;
-        while (v.n && v.p[v.n - 1] == ' ') v.n--;
-        if (!k.n || !v.n) return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        /* "stride=(2, 1)" sets stride_hw; a name only the _hw form has takes ints too */
-        const bool tuple = v.p[0] == '(' || v.p[0] == '[';
-        int i = tn__kw_find(keys, nkeys, k, "");
-        if ((i < 0 || (tuple && keys[i].type != 'J')) && tn__kw_find(keys, nkeys, k, "_hw") >= 0) i = tn__kw_find(keys, nkeys, k, "_hw");
-        if (i < 0) {
-            char *names = tn__kw_names(keys, nkeys);
-            int r = TN__FAIL_INT("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, names ? names : "?");
-            TN_FREE(names);
-            return r;
-        }
-        if (seen >> i & 1) return TN__FAIL_INT("%s: option '%.*s' given twice", fn, (int)k.n, k.p);
-        seen |= (uint64_t)1 << i;
-        if (tn__kw_set(fn, &keys[i], k, v, out)) return -1;
-    }
-    return 0;
-}
-
-/* ---- options text: "lr=0.01, betas=(0.9, 0.999), nesterov=True, padding='same'" ----
-   Modules, optimizers, schedulers and loaders take their keyword arguments as text with
-   PyTorch's names, so C reads like Python and an unknown or misspelt name is an error. */
-#define TN__MAX_OPTS 24
-typedef struct tn__opts {
-    const char *fn;                   /* the public function, for messages */
-    int n;
-    char key[TN__MAX_OPTS][32];
-    char val[TN__MAX_OPTS][96];
-    bool used[TN__MAX_OPTS];
-} tn__opts;
-static int tn__opts_parse(const char *fn, const char *text, tn__opts *o) {
-    memset(o, 0, sizeof *o);
-    o->fn = fn;
-    const char *p = text ? text : "";
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        const char *k = p;
-        while (*p && *p != '=' && *p != ',') p++;
-        if (*p != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        size_t kl = (size_t)(p - k);
-        while (kl && k[kl - 1] == ' ') kl--;
-        p++;
-        while (*p == ' ') p++;
-        const char *v = p;
-        int depth = 0;
-        char quote = 0;          /* commas inside quotes or brackets belong to the value */
-        for (; *p && (depth || quote || *p != ','); p++) {
-            if (quote) { if (*p == quote) quote = 0; }
-            else if (*p == '\'' || *p == '"') quote = *p;
-            else if (*p == '(' || *p == '[') depth++;
-            else if (*p == ')' || *p == ']') depth--;
-        }
-        size_t vl = (size_t)(p - v);
-        while (vl && v[vl - 1] == ' ') vl--;
-        if (o->n == TN__MAX_OPTS || !kl || kl >= sizeof o->key[0] || vl >= sizeof o->val[0])
-            return TN__FAIL_INT("%s: option text \"%s\" is malformed or too long", fn, text);
-        for (int i = 0; i < o->n; i++)
-            if (strlen(o->key[i]) == kl && !memcmp(o->key[i], k, kl)) return TN__FAIL_INT("%s: option '%s' given twice", fn, o->key[i]);
-        memcpy(o->key[o->n], k, kl);
-        memcpy(o->val[o->n], v, vl);
-        o->n++;
-    }
-    return 0;
-}
-static int tn__opts_find(tn__opts *o, const char *key) {
-    for (int i = 0; i < o->n; i++) if (!strcmp(o->key[i], key)) { o->used[i] = true; return i; }
-    return -1;
-}
-/* Numbers: a value or a tuple "(a, b)" of up to max; a single value fills all max slots.
-   Returns how many were given (0: absent or None, out untouched), or -1 with an error. */
-static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
-    int i = tn__opts_find(o, key);
-    if (i < 0 || !strcmp(o->val[i], "None")) return 0;
-    const char *p = o->val[i];
-    bool tuple = *p == '(' || *p == '[';
-    if (tuple) p++;
-    double tmp[8] = {0};
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x;
-        if (!strncmp(p, "True", 4) || !strncmp(p, "true", 4)) { x = 1; end = (char *)p + 4; }
-        else if (!strncmp(p, "False", 5) || !strncmp(p, "false", 5)) { x = 0; end = (char *)p + 5; }
-        else if (!strncmp(p, "inf", 3)) { x = HUGE_VAL; end = (char *)p + 3; }
-        else if (!strncmp(p, "-inf", 4)) { x = -HUGE_VAL; end = (char *)p + 4; }
-        else x = strtod(p, &end);
-        if (end == p || n == max || n == 8)
-            return TN__FAIL_INT("%s: option %s=%s: expected %s%d number%s", o->fn, key, o->val[i], max > 1 ? "up to " : "", max, max > 1 ? "s" : "");
-        tmp[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if (tuple && (*p == ')' || *p == ']')) break;
-        if (!tuple && !*p) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number", o->fn, key, o->val[i]);
-    }
-    if (n == 0) return TN__FAIL_INT("%s: option %s=%s is empty", o->fn, key, o->val[i]);
-    const int last = n >= 1 && n <= 8 ? n - 1 : 0;   /* n is 1..8 here; spelt out for -Warray-bounds */
-    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n && k < 8 ? k : last];
-    return n;
-}
-static int tn__opts_int(tn__opts *o, const char *key, int64_t *out, int max) {
-    double v[8];
-    int n = tn__opts_num(o, key, v, max);
-    for (int k = 0; k < max && n > 0; k++) {
-        if (v[k] != floor(v[k]) || fabs(v[k]) > 9e15) return TN__FAIL_INT("%s: option %s needs integers", o->fn, key);
-        out[k] = (int64_t)v[k];
-    }
-    return n;
-}
-static int tn__opts_bool(tn__opts *o, const char *key, bool *out) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return 0;
-    const char *v = o->val[i];
-    if (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")) *out = true;
-    else if (!strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "None")) *out = false;
-    else return TN__FAIL_INT("%s: option %s=%s: expected True or False", o->fn, key, v);
-    return 1;
-}
-/* A word among choices ("zeros|reflect|replicate|circular"), quotes optional; returns its
-   index, or -2 when absent (out untouched), or -1 with an error. */
-static int tn__opts_word(tn__opts *o, const char *key, const char *choices) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return -2;
-    char w[96];
-    const char *v = o->val[i];
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    memcpy(w, v, l);
-    w[l] = 0;
-    int idx = 0;
-    for (const char *c = choices; *c; idx++) {
-        const char *e = strchr(c, '|');
-        size_t cl = e ? (size_t)(e - c) : strlen(c);
-        if (cl == l && !memcmp(c, w, l)) return idx;
-        if (!e) break;
-        c = e + 1;
-    }
-    return TN__FAIL_INT("%s: option %s='%s': expected one of %s", o->fn, key, w, choices);
-}
-/* Every option given must have been read: names are checked against the valid list. */
-static int tn__opts_done(tn__opts *o, const char *valid) {
-    for (int i = 0; i < o->n; i++)
-        if (!o->used[i]) return TN__FAIL_INT("%s: unknown option '%s' (valid: %s)", o->fn, o->key[i], valid);
-    return 0;
-}
+/* The value of metadata entry i (no lookup, for walking all of them). */
+static const char *tn__dict_meta_value(const tn_dict *d, int i) { return d && i >= 0 && i < d->nmeta ? d->meta[2 * i + 1] : NULL; }
 
 /* ===================================================================================== */
 /* src/modules/module.c: modules: parameters, buffers, children, state dicts, train/eval */
@@ -13256,16 +14183,15 @@ TNDEF tn_module *tn_module_child(const tn_module *m, const char *name) {
     return NULL;
 }
 /* Walk the tree in PyTorch's order (own tensors, then children), with dotted names. kind 0
-   parameters, 1 buffers, 2 the state dict (parameters then persistent buffers per module). */
+   parameters, 1 buffers, 2 the state dict (parameters then persistent buffers per module).
+   Names are built at their exact length: a long one is never cut (two cut names would be one). */
 static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict *out) {
-    char key[512];
     for (int pass = 0; pass < 2; pass++) {
         if ((kind == 0 && pass == 1) || (kind == 1 && pass == 0)) continue;
         const tn__slot *v = pass == 0 ? m->params : m->buffers;
         int n = pass == 0 ? m->nparams : m->nbuffers;
         for (int i = 0; i < n; i++) {
             if (kind == 2 && pass == 1 && !v[i].persistent) continue;
-            snprintf(key, sizeof key, "%s%s", prefix, v[i].name);
             tn_tensor *t = v[i].t;
             bool seen = false;    /* a tensor shared by two modules (tied weights) is listed once, as PyTorch */
             for (int j = 0; kind != 2 && j < out->n && !seen; j++) seen = out->values[j] == t;
@@ -13275,14 +14201,19 @@ static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict
                 if (!t) return -1;
                 t->is_view = false;
             }
-            int rc = tn_dict_set(out, key, t);
+            char *key = tn__str_join(prefix, v[i].name);
+            int rc = key ? tn_dict_set(out, key, t) : TN__FAIL_INT("tn_module: out of memory");
+            TN_FREE(key);
             if (kind == 2) tn_release(t);
             if (rc) return -1;
         }
     }
     for (int i = 0; i < m->nchildren; i++) {
-        snprintf(key, sizeof key, "%s%s.", prefix, m->children[i].name);
-        if (tn__collect(m->children[i].m, key, kind, out)) return -1;
+        char *name = tn__str_join(prefix, m->children[i].name), *sub = name ? tn__str_join(name, ".") : NULL;
+        int rc = sub ? tn__collect(m->children[i].m, sub, kind, out) : TN__FAIL_INT("tn_module: out of memory");
+        TN_FREE(name);
+        TN_FREE(sub);
+        if (rc) return -1;
     }
     return 0;
 }
@@ -13295,11 +14226,47 @@ static tn_dict *tn__collect_dict(const tn_module *m, int kind) {
 TNDEF tn_dict *tn_module_named_parameters(const tn_module *m) { return tn__collect_dict(m, 0); }
 TNDEF tn_dict *tn_module_named_buffers(const tn_module *m) { return tn__collect_dict(m, 1); }
 TNDEF tn_dict *tn_module_state_dict(const tn_module *m) { return tn__collect_dict(m, 2); }
-TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
-    const char *fn = "tn_module_load_state_dict";
-    if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
+
+/* Loading is two steps, so that a refused load changes nothing: tn__module_load_check
+   checks every entry and stages its value in the target's dtype and on its device (that
+   is where a dtype the CPU cannot hold, or a device without a backend, is refused);
+   tn__module_load_commit then copies the staged values in: copies between tensors of one
+   dtype, device and shape, not aliasing, which cannot fail on the CPU. A checkpoint
+   checks the optimizer's state too before committing either. */
+typedef struct tn__module_load { tn_dict *own; tn_tensor **staged; } tn__module_load;
+static void tn__module_load_free(tn__module_load *l) {
+    for (int i = 0; l->staged && i < l->own->n; i++) tn_release(l->staged[i]);
+    TN_FREE(l->staged);
+    tn_dict_free(l->own);
+    memset(l, 0, sizeof *l);
+}
+static void tn__sb_quoted(tn__sbuf *b, int *count, const char *key) {
+    tn__sb_puts(b, (*count)++ ? ", \"" : "\"");
+    tn__sb_puts(b, key);
+    tn__sb_puts(b, "\"");
+}
+/* The value to copy into dst: src itself when the copy cannot fail, else a converted copy. */
+static tn_tensor *tn__module_stage(const char *fn, const char *key, tn_tensor *dst, tn_tensor *src) {
+    bool direct = src->dtype == dst->dtype && src->device == dst->device && src->storage != dst->storage &&
+                  (dst->device != TN_CPU || (dst->dtype != TN_F16 && dst->dtype != TN_BF16));
+    tn__quiet++;   /* the inner message, re-worded below with the entry's name */
+    tn_tensor *c = tn__check_no_internal_overlap("copy", dst) ? NULL : direct ? tn_retain(src) : tn__copy_as(src, dst->dtype, dst->device);
+    tn__quiet--;
+    if (c) return c;
+    char why[1024];   /* a message: the error buffer holds no more */
+    const char *colon = strstr(tn_last_error(), ": ");
+    snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+    return (tn_tensor *)tn__error("%s: cannot load \"%s\" (%s on %s) into the module's %s on %s: %s", fn, key, tn_dtype_name(src->dtype),
+                                  tn_device_name(src->device), tn_dtype_name(dst->dtype), tn_device_name(dst->device), why);
+}
+static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected, tn__module_load *l) {
+    memset(l, 0, sizeof *l);
     tn_dict *own = tn_module_state_dict(m);
     if (!own) return -1;
+    l->own = own;
+    l->staged = (tn_tensor **)TN_MALLOC((size_t)(own->n ? own->n : 1) * sizeof *l->staged);
+    if (!l->staged) { tn__module_load_free(l); return TN__FAIL_INT("%s: out of memory", fn); }
+    memset(l->staged, 0, (size_t)(own->n ? own->n : 1) * sizeof *l->staged);
     tn__sbuf miss, unex, size;
     memset(&miss, 0, sizeof miss); memset(&unex, 0, sizeof unex); memset(&size, 0, sizeof size);
     int nmiss = 0, nunex = 0, nsize = 0;
@@ -13307,40 +14274,56 @@ TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict
         tn_tensor *src = tn_dict_get(sd, own->keys[i]), *dst = own->values[i];
         if (!src) {
             if (missing) tn_dict_set(missing, own->keys[i], NULL);
-            tn__sb_puts(&miss, nmiss++ ? ", \"" : "\""); tn__sb_puts(&miss, own->keys[i]); tn__sb_puts(&miss, "\"");
+            tn__sb_quoted(&miss, &nmiss, own->keys[i]);
         } else if (src->ndim != dst->ndim || memcmp(src->shape, dst->shape, (size_t)src->ndim * sizeof(int64_t))) {
-            char line[400];
-            snprintf(line, sizeof line, "%ssize mismatch for %s: copying a param with shape %s from checkpoint, the shape in current model is %s.",
-                     nsize++ ? " " : "", own->keys[i], TN__SHAPE(src), TN__SHAPE(dst));
-            tn__sb_puts(&size, line);
+            tn__sb_puts(&size, nsize++ ? " size mismatch for " : "size mismatch for ");
+            tn__sb_puts(&size, own->keys[i]);
+            tn__sb_puts(&size, ": copying a param with shape ");
+            tn__sb_puts(&size, TN__SHAPE(src));
+            tn__sb_puts(&size, " from checkpoint, the shape in current model is ");
+            tn__sb_puts(&size, TN__SHAPE(dst));
+            tn__sb_puts(&size, ".");
         }
     }
     for (int i = 0; i < sd->n; i++)
         if (!tn_dict_contains(own, sd->keys[i])) {
             if (unexpected) tn_dict_set(unexpected, sd->keys[i], NULL);
-            tn__sb_puts(&unex, nunex++ ? ", \"" : "\""); tn__sb_puts(&unex, sd->keys[i]); tn__sb_puts(&unex, "\"");
+            tn__sb_quoted(&unex, &nunex, sd->keys[i]);
         }
     int rc = 0;
-    if (nsize || (strict && (nmiss || nunex))) {
-        rc = TN__FAIL_INT("%s: Error(s) in loading state_dict for %s:%s%s%s%s%s%s%s", fn, m->type->name,
+    if (miss.failed || unex.failed || size.failed) rc = TN__FAIL_INT("%s: out of memory", fn);
+    else if (nsize || (strict && (nmiss || nunex)))
+        rc = TN__FAIL_INT("%s: Error(s) in loading state_dict for %s:%s%s%s%s%s%s%s%s", fn, m->type->name,
                           strict && nmiss ? " Missing key(s) in state_dict: " : "", strict && nmiss ? miss.s : "", strict && nmiss ? "." : "",
                           strict && nunex ? " Unexpected key(s) in state_dict: " : "", strict && nunex ? unex.s : "", strict && nunex ? "." : "",
-                          nsize ? " " : "");
-        if (nsize) { /* append the size lines to the message */
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s%s", tn_last_error(), size.s);
-            tn__error("%s", msg);
-        }
-    }
-    tn_no_grad_begin();
+                          nsize ? " " : "", nsize ? size.s : "");
     for (int i = 0; i < own->n && rc == 0; i++) {
         tn_tensor *src = tn_dict_get(sd, own->keys[i]);
-        if (src && tn_copy_(own->values[i], src)) rc = -1;
+        if (src && !(l->staged[i] = tn__module_stage(fn, own->keys[i], own->values[i], src))) rc = -1;
     }
-    tn_no_grad_end();
     TN_FREE(miss.s); TN_FREE(unex.s); TN_FREE(size.s);
-    tn_dict_free(own);
+    if (rc) tn__module_load_free(l);
     return rc;
+}
+static int tn__module_load_commit(const char *fn, tn__module_load *l) {
+    int rc = 0;
+    tn_no_grad_begin();
+    for (int i = 0; i < l->own->n && rc == 0; i++)
+        if (l->staged[i] && tn_copy_(l->own->values[i], l->staged[i])) {   /* only a device fault */
+            char why[1024];
+            snprintf(why, sizeof why, "%s", tn_last_error());
+            rc = TN__FAIL_INT("%s: copying \"%s\" failed after %d of %d entries were loaded: %s", fn, l->own->keys[i], i, l->own->n, why);
+        }
+    tn_no_grad_end();
+    tn__module_load_free(l);
+    return rc;
+}
+TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
+    const char *fn = "tn_module_load_state_dict";
+    if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
+    tn__module_load l;
+    if (tn__module_load_check(fn, m, sd, strict, missing, unexpected, &l)) return -1;
+    return tn__module_load_commit(fn, &l);
 }
 TNDEF void tn_module_train(tn_module *m, bool mode) {
     if (!m) return;
@@ -13663,7 +14646,7 @@ typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid
 static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
     tn__convm *c = (tn__convm *)m;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
-    int64_t p[2] = {c->same ? TN_PAD_SAME : c->p[0], c->p[1]};
+    int64_t p[2] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1]};
     return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
 }
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
@@ -13727,24 +14710,14 @@ TNDEF tn_module *tn_nn_conv2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_o
 TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) {
     return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, o);
 }
-#define TN__KW_T tn_conv_opts
-static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
-#undef TN__KW_T
-static bool tn__kw_conv_parse(const char *fn, const char *text, tn_conv_opts *o) {
-    *o = (tn_conv_opts)TN_DEFAULTS(tn_conv_opts);
-    return tn__kw_parse(fn, text, tn__kw_conv, TN__KW_N(tn__kw_conv), o) == 0;
-}
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv1d", options, &o) ? tn_nn_conv1d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv1d", options, tn_nn_conv1d_opts(in, out, k, o));
 }
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv2d", options, &o) ? tn_nn_conv2d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv2d", options, tn_nn_conv2d_opts(in, out, k, o));
 }
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv_transpose2d", options, &o) ? tn_nn_conv_transpose2d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv_transpose2d", options, tn_nn_conv_transpose2d_opts(in, out, k, o));
 }
 
 /* Pooling modules */
@@ -13776,33 +14749,38 @@ static const tn_module_type tn__avgpool1d_type = {"AvgPool1d", tn__pool_fwd, NUL
 static const tn_module_type tn__avgpool2d_type = {"AvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
 static const tn_module_type tn__adaptive_avg_type = {"AdaptiveAvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
 static const tn_module_type tn__adaptive_max_type = {"AdaptiveMaxPool2d", tn__pool_fwd, NULL, tn__pool_repr};
-static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, tn_pool_opts o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, type->name, nsp, kind == 0, ksize, &o, k, st, pd, dl, &divisor)) return NULL;
+    if (kind == 0 && o.return_indices) return (tn_module *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices instead", fn, nsp);
+    int64_t g[10];
+    if (tn__pool_geometry(fn, nsp, k, st, pd, dl, g)) return NULL;
     tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
     if (!q) return NULL;
-    q->nsp = nsp; q->kind = kind; q->count_include_pad = true;
-    for (int i = 0; i < 2; i++) { q->k[i] = ksize; q->s[i] = 0; q->p[i] = 0; q->d[i] = 1; }
-    int failed = tn__opts_int(&o, "kernel_size", q->k, nsp) < 0 || tn__opts_int(&o, "stride", q->s, nsp) < 0 ||
-                 tn__opts_int(&o, "padding", q->p, nsp) < 0 || tn__opts_bool(&o, "ceil_mode", &q->ceil_mode) < 0;
-    if (!failed && kind == 0) {
-        bool ri = false;
-        failed = tn__opts_int(&o, "dilation", q->d, nsp) < 0 || tn__opts_bool(&o, "return_indices", &ri) < 0 ||
-                 tn__opts_done(&o, "kernel_size, stride, padding, dilation, return_indices, ceil_mode");
-        if (!failed && ri) failed = TN__FAIL_INT("%s: return_indices: call tn_max_pool%dd with an indices pointer instead", fn, nsp);
-    } else if (!failed) {
-        failed = tn__opts_bool(&o, "count_include_pad", &q->count_include_pad) < 0 || tn__opts_int(&o, "divisor_override", &q->divisor, 1) < 0 ||
-                 tn__opts_done(&o, "kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override");
-    }
-    if (!failed && nsp == 1) { q->k[1] = q->k[0]; q->s[1] = q->s[0]; q->p[1] = q->p[0]; q->d[1] = q->d[0]; }
-    int64_t g[10];
-    if (!failed) failed = tn__pool_geometry(fn, nsp, q->k, q->s, q->p, q->d, g);
-    return tn__module_or_free(&q->base, failed);
+    q->nsp = nsp; q->kind = kind; q->ceil_mode = o.ceil_mode; q->count_include_pad = o.count_include_pad; q->divisor = divisor;
+    for (int i = 0; i < 2; i++) { q->k[i] = k[i]; q->s[i] = st[i]; q->p[i] = pd[i]; q->d[i] = dl[i]; }
+    return &q->base;
 }
-TNDEF tn_module *tn_nn_max_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, options); }
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, options); }
-TNDEF tn_module *tn_nn_max_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, options); }
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, options); }
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_max_pool2d", true, options, &o) ? NULL : tn_nn_max_pool2d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_avg_pool2d", false, options, &o) ? NULL : tn_nn_avg_pool2d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_max_pool1d", true, options, &o) ? NULL : tn_nn_max_pool1d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_avg_pool1d", false, options, &o) ? NULL : tn_nn_avg_pool1d_opts(k, o);
+}
 static tn_module *tn__adaptive_new(const tn_module_type *type, int kind, int64_t oh, int64_t ow) {
     if (oh <= 0 || ow <= 0) return (tn_module *)tn__error("tn_nn_%s: output size (%lld, %lld) must be positive", kind == 2 ? "adaptive_avg_pool2d" : "adaptive_max_pool2d", (long long)oh, (long long)ow);
     tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
@@ -13850,30 +14828,22 @@ static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, 
 static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
-static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+/* kind 0/1 BatchNorm1d/2d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
+static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape,
+                               double eps, double momentum, bool affine, bool has_bias, bool track) {
+    if (kind == 2 && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) return (tn_module *)tn__error("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
+    if (kind == 3 && (groups <= 0 || nf % groups))
+        return (tn_module *)tn__error("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
+    if (kind != 2 && nf <= 0) return (tn_module *)tn__error("%s: num_features must be positive, got %lld", fn, (long long)nf);
     tn__normm *q = (tn__normm *)tn_module_new(type, sizeof(tn__normm));
     if (!q) return NULL;
-    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = 1e-5; q->momentum = 0.1; q->affine = true; q->track = true;
-    bool has_bias = true;
-    int failed = tn__opts_num(&o, "eps", &q->eps, 1) < 0;
-    if (kind <= 1) {
-        for (int i = 0; i < o.n; i++) if (!strcmp(o.key[i], "momentum") && !strcmp(o.val[i], "None")) q->momentum = NAN;
-        failed = failed || tn__opts_num(&o, "momentum", &q->momentum, 1) < 0 || tn__opts_bool(&o, "affine", &q->affine) < 0 ||
-                 tn__opts_bool(&o, "track_running_stats", &q->track) < 0 || tn__opts_done(&o, "eps, momentum, affine, track_running_stats");
-    } else if (kind == 2) {
-        failed = failed || tn__opts_bool(&o, "elementwise_affine", &q->affine) < 0 || tn__opts_bool(&o, "bias", &has_bias) < 0 ||
-                 tn__opts_done(&o, "eps, elementwise_affine, bias");
-        if (!failed && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) failed = TN__FAIL_INT("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
-        for (int i = 0; !failed && i < nshape; i++) q->shape[i] = shape[i];
-        q->nshape = nshape;
-    } else failed = failed || tn__opts_bool(&o, "affine", &q->affine) < 0 || tn__opts_done(&o, "eps, affine");
-    if (!failed && kind == 3 && (groups <= 0 || nf % groups)) failed = TN__FAIL_INT("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
-    if (!failed && kind != 2 && nf <= 0) failed = TN__FAIL_INT("%s: num_features must be positive, got %lld", fn, (long long)nf);
+    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = eps; q->momentum = momentum; q->affine = affine; q->track = track;
+    for (int i = 0; kind == 2 && i < nshape; i++) q->shape[i] = shape[i];
+    q->nshape = kind == 2 ? nshape : 0;
     const int64_t *ps = kind == 2 ? q->shape : &q->nf;
     int pn = kind == 2 ? q->nshape : 1;
-    if (!failed && q->affine) {
+    int failed = 0;
+    if (q->affine) {
         tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
         failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
     }
@@ -13882,11 +14852,29 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
 }
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, options); }
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, options); }
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *shape, int n, const char *options) { return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, options); }
-TNDEF tn_module *tn_nn_group_norm(int64_t groups, int64_t channels, const char *options) {
-    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, options);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
+    return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
+}
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_opts o) {
+    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
+}
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm1d", options, tn_nn_batch_norm1d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
+    TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
+}
+TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const char *options) {
+    TN__KW_STR(tn_group_norm_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
 }
 
 /* Dropout, Embedding, Flatten, Unflatten, Identity */
@@ -13918,18 +14906,15 @@ static void tn__embedding_repr(tn_module *m, char *b, size_t n) {
     if (q->padded) snprintf(b + k, n - (size_t)k, ", padding_idx=%lld", (long long)q->p);
 }
 static const tn_module_type tn__embedding_type = {"Embedding", tn__embedding_fwd, NULL, tn__embedding_repr};
-TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) {
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num, int64_t dim, tn_embedding_opts o) {
     const char *fn = "tn_nn_embedding";
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    int64_t pad = 0;
-    int given = tn__opts_int(&o, "padding_idx", &pad, 1);
-    if (given < 0 || tn__opts_done(&o, "padding_idx")) return NULL;
+    const int64_t pad = o.padding_idx;
+    const bool given = pad != TN_NONE;
     if (num <= 0 || dim <= 0) return (tn_module *)tn__error("%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive", fn, (long long)num, (long long)dim);
     if (given && (pad < -num || pad >= num)) return (tn_module *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)num, (long long)pad);
     tn__miscm *q = (tn__miscm *)tn_module_new(&tn__embedding_type, sizeof(tn__miscm));
     if (!q) return NULL;
-    q->a = num; q->b = dim; q->padded = given > 0; q->p = (double)(pad < 0 ? pad + num : pad);
+    q->a = num; q->b = dim; q->padded = given; q->p = given ? (double)(pad < 0 ? pad + num : pad) : 0;
     tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
     int failed = !w || tn_init_normal_(w, 0, 1);
     if (!failed && q->padded) {
@@ -13938,6 +14923,9 @@ TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) 
         tn_scope_end();
     }
     return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_embedding_str(int64_t num, int64_t dim, const char *options) {
+    TN__KW_STR(tn_embedding_opts, embedding, "tn_nn_embedding", options, tn_nn_embedding_opts(num, dim, o));
 }
 static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
@@ -13973,7 +14961,7 @@ static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU",
                                              "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
 #define TN__NUM_ACTS 17
 static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
-    tn_tensor *y;
+    tn_tensor *y = NULL;
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
     case 1: y = tn_relu6(x); break;
@@ -13990,8 +14978,12 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
     case 12: y = tn_hardsigmoid(x); break;
     case 13: y = tn_tanh(x); break;
     case 14: y = tn_sigmoid(x); break;
-    case 15: y = tn_softmax(x, a->dim); break;
-    default: y = tn_log_softmax(x, a->dim); break;
+    case 15: case 16: {
+        /* dim=None: PyTorch's legacy _get_softmax_dim (0 for 0-, 1- and 3-d inputs, else 1) */
+        const int64_t dim = a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0;
+        y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
+        break;
+    }
     }
     return y;
 }
@@ -14004,43 +14996,54 @@ static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
     TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
     TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
     TN__ACT_TYPE("LogSoftmax")};
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options) {
+/* The keyword arguments of each activation, in tn__act_names' order. */
+static const char *const tn__act_options[TN__NUM_ACTS] = {
+    "inplace", "inplace", "negative_slope, inplace", "alpha, inplace", "inplace", "alpha, inplace", "approximate", "inplace",
+    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim"};
+static int tn__act_kind(const char *fn, const char *name) {
+    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) return i;
+    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+}
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     const char *fn = "tn_nn_activation";
-    int kind = -1;
-    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) kind = i;
-    if (kind < 0) return (tn_module *)tn__error("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    double p[2] = {0, 0};
-    int64_t dim = 1;
-    char a[32], c[32];
-    int failed = 0;
-    bool inplace = false;
-    failed = tn__opts_bool(&o, "inplace", &inplace) < 0;
+    const int kind = tn__act_kind(fn, name);
+    if (kind < 0) return NULL;
+    const tn_activation_opts def = TN_DEFAULTS(tn_activation_opts);
+    if (tn__kw_only(fn, name, tn__kw_activation, TN__KW_N(tn__kw_activation), &o, &def, tn__act_options[kind])) return NULL;
+    if (o.approximate != TN_APPROXIMATE_NONE && o.approximate != TN_APPROXIMATE_TANH)
+        return (tn_module *)tn__error("%s: approximate %d is not TN_APPROXIMATE_NONE or TN_APPROXIMATE_TANH", fn, o.approximate);
     tn__actm *m = (tn__actm *)tn_module_new(&tn__act_types[kind], sizeof(tn__actm));
     if (!m) return NULL;
+    char a[32], c[32];
+    double p[2] = {0, 0};
     switch (kind) {
-    case 2: p[0] = 0.01; failed = failed || tn__opts_num(&o, "negative_slope", p, 1) < 0 || tn__opts_done(&o, "negative_slope, inplace");
-            snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
-    case 3: case 5: p[0] = 1; failed = failed || tn__opts_num(&o, "alpha", p, 1) < 0 || tn__opts_done(&o, "alpha, inplace");
-            snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
-    case 6: { int w = tn__opts_word(&o, "approximate", "none|tanh"); failed = failed || w == -1 || tn__opts_done(&o, "approximate");
-            p[0] = w == 1; snprintf(m->repr, sizeof m->repr, "approximate='%s'", w == 1 ? "tanh" : "none"); break; }
-    case 9: p[0] = 1; p[1] = 20; failed = failed || tn__opts_num(&o, "beta", p, 1) < 0 || tn__opts_num(&o, "threshold", p + 1, 1) < 0 || tn__opts_done(&o, "beta, threshold");
-            snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
-    case 10: p[0] = -1; p[1] = 1; failed = failed || tn__opts_num(&o, "min_val", p, 1) < 0 || tn__opts_num(&o, "max_val", p + 1, 1) < 0 || tn__opts_done(&o, "min_val, max_val, inplace");
-            snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
-    case 15: case 16: failed = failed || tn__opts_int(&o, "dim", &dim, 1) < 0 || tn__opts_done(&o, "dim");
-            snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)dim); break;
-    default: failed = failed || tn__opts_done(&o, "inplace"); break;
+    case 2: p[0] = o.negative_slope; snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
+    case 3: case 5: p[0] = o.alpha; snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
+    case 6: p[0] = o.approximate == TN_APPROXIMATE_TANH; snprintf(m->repr, sizeof m->repr, "approximate='%s'", p[0] != 0 ? "tanh" : "none"); break;
+    case 9: p[0] = o.beta; p[1] = o.threshold; snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
+    case 10: p[0] = o.min_val; p[1] = o.max_val; snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
+    case 15: case 16:
+        if (o.dim == TN_NONE) snprintf(m->repr, sizeof m->repr, "dim=None");
+        else snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)o.dim);
+        break;
+    default: break;
     }
-    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = dim;
-    return tn__module_or_free(&m->base, failed);
+    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = o.dim;
+    return &m->base;
 }
-TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU", NULL); }
-TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh", NULL); }
-TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid", NULL); }
-TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU", NULL); }
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options) {
+    const char *fn = "tn_nn_activation";
+    const int kind = tn__act_kind(fn, name);
+    if (kind < 0) return NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* the named activation's own: an unknown name lists only those */
+    const int n = tn__kw_filter(tn__kw_activation, TN__KW_N(tn__kw_activation), tn__act_options[kind], keys);
+    tn_activation_opts o = TN_DEFAULTS(tn_activation_opts);
+    return tn__kw_parse(fn, options, keys, n, &o, NULL) ? NULL : tn_nn_activation_opts(name, o);
+}
+TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU"); }
+TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh"); }
+TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid"); }
+TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU"); }
 
 /* Sequential, ModuleList, ModuleDict */
 /* Each layer in a scope of its own, and each intermediate released as soon as the next layer
@@ -14238,30 +15241,25 @@ static tn_tensor *tn__rnn_param(tn_module *m, const char *what, const char *suff
     snprintf(name, sizeof name, "%s%s", what, suffix);
     return tn_module_get(m, name);
 }
-static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    bool bias = true, batch_first = false, bidirectional = false;
-    int64_t layers = 1, proj = 0;
-    double dropout = 0;
-    int failed = tn__opts_bool(&o, "bias", &bias) < 0, proj_given = 0;
-    if (mode == TN__RNN_TANH) {
-        int w = tn__opts_word(&o, "nonlinearity", "tanh|relu");
-        failed = failed || w == -1;
-        if (w == 1) mode = TN__RNN_RELU;
-    }
-    if (!cell) {
-        failed = failed || tn__opts_int(&o, "num_layers", &layers, 1) < 0 || tn__opts_bool(&o, "batch_first", &batch_first) < 0 ||
-                 tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bidirectional", &bidirectional) < 0 ||
-                 (proj_given = tn__opts_int(&o, "proj_size", &proj, 1)) < 0;
-    }
-    if (!failed)
-        failed = tn__opts_done(&o, cell ? (mode == TN__RNN_LSTM || mode == TN__RNN_GRU ? "bias" : "bias, nonlinearity")
-                                        : mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
-                                        : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
-                                                              : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional");
-    if (failed) return NULL;
-    if (proj_given && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+/* The keyword arguments each kind has (its tn_rnn_opts / tn_rnn_cell_opts fields). */
+static const char *tn__rnn_options(int mode, bool cell) {
+    if (cell) return mode == TN__RNN_TANH ? "bias, nonlinearity" : "bias";
+    return mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
+         : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
+                               : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional";
+}
+/* mode: TN__RNN_TANH for RNN and RNNCell (nonlinearity picks RELU), LSTM, GRU */
+static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, tn_rnn_opts o) {
+    if (!cell && o.proj_size != 0 && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+    const tn_rnn_opts def = TN_DEFAULTS(tn_rnn_opts);
+    if (tn__kw_only(fn, type->name, tn__kw_rnn, TN__KW_N(tn__kw_rnn), &o, &def, tn__rnn_options(mode, cell))) return NULL;
+    if (o.nonlinearity != TN_NONLINEARITY_TANH && o.nonlinearity != TN_NONLINEARITY_RELU)
+        return (tn_module *)tn__error("%s: nonlinearity %d is not TN_NONLINEARITY_TANH or TN_NONLINEARITY_RELU", fn, o.nonlinearity);
+    if (mode == TN__RNN_TANH && o.nonlinearity == TN_NONLINEARITY_RELU) mode = TN__RNN_RELU;
+    const bool bias = o.bias, batch_first = o.batch_first, bidirectional = o.bidirectional;
+    const int64_t layers = o.num_layers, proj = o.proj_size;
+    const double dropout = o.dropout;
+    int failed = 0;
     if (in < 0) return (tn_module *)tn__error("%s: input_size must be non-negative, got %lld", fn, (long long)in);
     if (hidden <= 0) return (tn_module *)tn__error("%s: hidden_size must be greater than zero, got %lld", fn, (long long)hidden);
     if (layers <= 0) return (tn_module *)tn__error("%s: num_layers must be greater than zero, got %lld", fn, (long long)layers);
@@ -14301,12 +15299,32 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
     for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, -bound, bound);
     return tn__module_or_free(&r->base, failed);
 }
-TNDEF tn_module *tn_nn_rnn(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_lstm(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_gru(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_rnn_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
-TNDEF tn_module *tn_nn_lstm_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
-TNDEF tn_module *tn_nn_gru_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, o); }
+TNDEF tn_module *tn_nn_lstm_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, o); }
+TNDEF tn_module *tn_nn_gru_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, o); }
+/* A cell: its two options in a tn_rnn_opts (the layer options at their defaults). */
+static tn_module *tn__rnn_cell_new(const char *fn, const tn_module_type *type, int mode, int64_t in, int64_t hidden, tn_rnn_cell_opts c) {
+    tn_rnn_opts o = TN_DEFAULTS(tn_rnn_opts);
+    o.bias = c.bias;
+    o.nonlinearity = c.nonlinearity;
+    return tn__rnn_new(fn, type, mode, true, in, hidden, o);
+}
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, in, hidden, o); }
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, in, hidden, o); }
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, in, hidden, o); }
+/* The text forms: only the kind's own names are known (an unknown one lists those). */
+static tn_module *tn__rnn_str(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_rnn, TN__KW_N(tn__kw_rnn), tn__rnn_options(mode, cell), keys);
+    tn_rnn_opts o = TN_DEFAULTS(tn_rnn_opts);
+    return tn__kw_parse(fn, options, keys, n, &o, NULL) ? NULL : tn__rnn_new(fn, type, mode, cell, in, hidden, o);
+}
+TNDEF tn_module *tn_nn_rnn_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
 
 /* The L steps of t [L, ...] as views, halving recursively: each step's backward then writes a
    slab of its parent only, O(L log L) gradient traffic instead of O(L^2) for L selects of t. */
@@ -14478,18 +15496,12 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     }
     return tn__module_or_free(m, failed);
 }
-TNDEF tn_module *tn_nn_multihead_attention(int64_t E, int64_t heads, const char *options) {
-    const char *fn = "tn_nn_multihead_attention";
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    double dropout = 0;
-    bool bias = true, bkv = false, zero = false, bf = false;
-    int64_t kdim = E, vdim = E;
-    if (tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_bool(&o, "add_bias_kv", &bkv) < 0 ||
-        tn__opts_bool(&o, "add_zero_attn", &zero) < 0 || tn__opts_int(&o, "kdim", &kdim, 1) < 0 || tn__opts_int(&o, "vdim", &vdim, 1) < 0 ||
-        tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_done(&o, "dropout, bias, add_bias_kv, add_zero_attn, kdim, vdim, batch_first"))
-        return NULL;
-    return tn__mha_new(fn, E, heads, dropout, bias, bkv, zero, kdim, vdim, bf);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t E, int64_t heads, tn_multihead_attention_opts o) {
+    return tn__mha_new("tn_nn_multihead_attention", E, heads, o.dropout, o.bias, o.add_bias_kv, o.add_zero_attn,
+                       o.kdim == TN_NONE ? E : o.kdim, o.vdim == TN_NONE ? E : o.vdim, o.batch_first);
+}
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t E, int64_t heads, const char *options) {
+    TN__KW_STR(tn_multihead_attention_opts, mha, "tn_nn_multihead_attention", options, tn_nn_multihead_attention_opts(E, heads, o));
 }
 /* A bool mask (True = masked out) as an additive float mask: -inf where True, else 0. */
 static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
@@ -14628,41 +15640,43 @@ typedef struct tn__tlayer { tn_module base; bool decoder, norm_first, gelu; } tn
 static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x, NULL, NULL, false); }
 static const tn_module_type tn__enc_layer_type = {"TransformerEncoderLayer", tn__enc_layer_fwd, NULL, NULL};
 static const tn_module_type tn__dec_layer_type = {"TransformerDecoderLayer", NULL, NULL, NULL};
-static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    int64_t dff = 2048;
-    double p = 0.1, eps = 1e-5;
-    bool bf = false, nf = false, bias = true;
-    int act = 0;
-    if (tn__opts_int(&o, "dim_feedforward", &dff, 1) < 0 || tn__opts_num(&o, "dropout", &p, 1) < 0 || (act = tn__opts_word(&o, "activation", "relu|gelu")) == -1 ||
-        tn__opts_num(&o, "layer_norm_eps", &eps, 1) < 0 || tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_bool(&o, "norm_first", &nf) < 0 ||
-        tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_done(&o, "dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias"))
-        return NULL;
+static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, tn_transformer_layer_opts o) {
+    const int64_t dff = o.dim_feedforward;
+    const double p = o.dropout;
+    const bool bf = o.batch_first, nf = o.norm_first, bias = o.bias;
+    const int act = o.activation;
+    if (act != TN_ACTIVATION_RELU && act != TN_ACTIVATION_GELU) return (tn_module *)tn__error("%s: activation %d is not TN_ACTIVATION_RELU or TN_ACTIVATION_GELU", fn, act);
     if (dff <= 0) return (tn_module *)tn__error("%s: dim_feedforward must be positive, got %lld", fn, (long long)dff);
     if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
     tn__tlayer *t = (tn__tlayer *)tn_module_new(decoder ? &tn__dec_layer_type : &tn__enc_layer_type, sizeof(tn__tlayer));
     if (!t) return NULL;
     t->decoder = decoder; t->norm_first = nf; t->gelu = act == 1;
     tn_module *m = &t->base;
-    char lnopts[96];
-    snprintf(lnopts, sizeof lnopts, "eps=%.17g%s", eps, bias ? "" : ", bias=False");
+    tn_layer_norm_opts ln = TN_DEFAULTS(tn_layer_norm_opts);
+    ln.eps = o.layer_norm_eps;
+    ln.bias = bias;
     const int64_t ds[1] = {d};
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
               tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(p)) &&
-              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm(ds, 1, lnopts)) &&
-              tn_module_add(m, "norm2", tn_nn_layer_norm(ds, 1, lnopts)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm(ds, 1, lnopts))) &&
+              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
+              tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
               tn_module_add(m, "dropout1", tn_nn_dropout(p)) && tn_module_add(m, "dropout2", tn_nn_dropout(p)) &&
               (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(p)));
     return tn__module_or_free(m, !ok);
 }
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options) {
-    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, options);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
+    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, o);
 }
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options) {
-    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
+    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, o);
+}
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options) {
+    TN__KW_STR(tn_transformer_layer_opts, transformer_layer, "tn_nn_transformer_encoder_layer", options, tn_nn_transformer_encoder_layer_opts(d_model, nhead, o));
+}
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options) {
+    TN__KW_STR(tn_transformer_layer_opts, transformer_layer, "tn_nn_transformer_decoder_layer", options, tn_nn_transformer_decoder_layer_opts(d_model, nhead, o));
 }
 static tn_tensor *tn__child_fwd(tn_module *m, const char *child, tn_tensor *x) { return tn_module_forward(tn_module_child(m, child), x); }
 /* dropout(attention(x, mem, mem)); mem NULL: self-attention */
@@ -14969,57 +15983,67 @@ static int tn__optim_validate(const char *fn, int kind, const tn__pgroup *g) {
     return 0;
 }
 
-/* Options text -> a group's table: base's values (or the defaults) overridden by text. */
-static int tn__optim_parse(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
-    tn__opts o;
+/* tn_optim_opts -> a group's table: each option of the kind as given, else base's value
+   (add_param_group: the optimizer's defaults) or the kind's PyTorch default. given: the
+   option text's rows (a text value counts even where it equals "not given": "lr=nan"). */
+static int tn__optim_from_opts(const char *fn, int kind, const tn_optim_opts *in, uint64_t given, const tn__pgroup *base, tn__pgroup *out) {
+    const tn_optim_opts unset = TN_DEFAULTS(tn_optim_opts);
+    const int nkeys = TN__KW_N(tn__kw_optim);
     char valid[400], key[40];
-    if (tn__opts_parse(fn, text, &o)) return -1;
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    if (tn__kw_only(fn, tn__optim_names[kind], tn__kw_optim, nkeys, in, &unset, valid)) return -1;
+    for (const char *p = tn__optim_false_only[kind]; *p;) {
+        size_t len = strcspn(p, " ");
+        for (int i = 0; i < nkeys; i++)
+            if (strlen(tn__kw_optim[i].name) == len && !memcmp(tn__kw_optim[i].name, p, len) && *(const int *)((const char *)in + tn__kw_optim[i].off) == 1)
+                return TN__FAIL_INT("%s: %.*s=True is not supported (only %.*s=False)", fn, (int)len, p, (int)len, p);
+        p += len + (p[len] == ' ');
+    }
     out->nv = 0;
     for (const tn__optdef *d = tn__optdefs[kind]; d->name; d++) {
-        double v = base ? tn__pg_get(base, d->name) : d->def, x[2];
-        int r = 0;
+        int ki = 0;
+        while (strcmp(tn__kw_optim[ki].name, d->name)) ki++;   /* every option has its field */
+        const char *f = (const char *)in + tn__kw_optim[ki].off;
+        const bool seen = given >> ki & 1;
+        double v = base ? tn__pg_get(base, d->name) : d->def;
         if (d->type == 'f') {
-            if ((r = tn__opts_num(&o, d->name, x, 1)) > 0) v = x[0];
+            if (seen || *(const double *)f == *(const double *)f) v = *(const double *)f;
         } else if (d->type == 'i' || d->type == 'e') {
-            int64_t iv;
-            if ((r = tn__opts_int(&o, d->name, &iv, 1)) > 0) v = (double)iv;
-            else if (r == 0 && d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);
-        } else if (d->type == 'b') {
-            bool b;
-            if ((r = tn__opts_bool(&o, d->name, &b)) > 0) v = b;
-        } else if (d->type == 'w') {
-            r = tn__opts_word(&o, d->name, "None|strong_wolfe");
-            if (r >= 0) v = r;
-            else r = r == -2 ? 0 : -1;
-        } else { /* pair: "betas[0]", "betas[1]" */
-            char k1[40];
-            snprintf(key, sizeof key, "%s[0]", d->name);
-            snprintf(k1, sizeof k1, "%s[1]", d->name);
-            v = base ? tn__pg_get(base, key) : d->def;
-            double v2 = base ? tn__pg_get(base, k1) : d->def2;
-            if ((r = tn__opts_num(&o, d->name, x, 2)) == 1)
-                return TN__FAIL_INT("%s: option %s needs a pair, e.g. %s=(%g, %g)", fn, d->name, d->name, d->def, d->def2);
-            if (r < 0) return -1;
-            if (r == 2) { v = x[0]; v2 = x[1]; }
-            if (tn__pg_set(fn, out, key, v) || tn__pg_set(fn, out, k1, v2)) return -1;
+            const int64_t x = *(const int64_t *)f;
+            if (x != TN_NONE) v = (double)x;
+            else if (d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);   /* max_eval=None */
+        } else if (d->type == 'b' || d->type == 'w') {
+            const int x = *(const int *)f;
+            if (x != -1) v = x;
+        } else { /* the pair: "betas[0]", "betas[1]", each given or not */
+            for (int e = 0; e < 2; e++) {
+                const double x = ((const double *)f)[e];
+                snprintf(key, sizeof key, "%s[%d]", d->name, e);
+                v = seen || x == x ? x : base ? tn__pg_get(base, key) : e ? d->def2 : d->def;
+                if (tn__pg_set(fn, out, key, v)) return -1;
+            }
             continue;
         }
-        if (r < 0) return -1;
+        if (d->type == 'b' && v != 0 && v != 1) return TN__FAIL_INT("%s: option %s=%g: expected true or false", fn, d->name, v);
+        if (d->type == 'w' && v != 0 && v != 1)
+            return TN__FAIL_INT("%s: line_search_fn %g is not TN_LINE_SEARCH_NONE or TN_LINE_SEARCH_STRONG_WOLFE", fn, v);
         if (tn__pg_set(fn, out, d->name, v)) return -1;
     }
-    const char *lists[2] = {tn__optim_noops[kind], tn__optim_false_only[kind]};
-    for (int l = 0; l < 2; l++)
-        for (const char *p = lists[l]; *p;) {
-            size_t len = strcspn(p, " ");
-            bool b = false;
-            snprintf(key, sizeof key, "%.*s", (int)len, p);
-            if (tn__opts_bool(&o, key, &b) < 0) return -1;
-            if (l == 1 && b) return TN__FAIL_INT("%s: %s=True is not supported (only %s=False)", fn, key, key);
-            p += len + (p[len] == ' ');
-        }
-    tn__optim_valid_names(kind, valid, sizeof valid);
-    if (tn__opts_done(&o, valid)) return -1;
     return tn__optim_validate(fn, kind, out);
+}
+/* The option text of kind (only its names are known) -> a group's table. */
+static int tn__optim_from_str(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
+    char valid[400];
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_optim, TN__KW_N(tn__kw_optim), valid, keys);
+    tn_optim_opts o = TN_DEFAULTS(tn_optim_opts);
+    uint64_t seen = 0, given = 0;
+    if (tn__kw_parse(fn, text, keys, n, &o, &seen)) return -1;
+    for (int i = 0; i < n; i++)   /* the filtered rows' bits -> the full table's */
+        if (seen >> i & 1)
+            for (int j = 0; j < TN__KW_N(tn__kw_optim); j++) if (tn__kw_optim[j].off == keys[i].off) given |= (uint64_t)1 << j;
+    return tn__optim_from_opts(fn, kind, &o, given, base, out);
 }
 
 /* ---- state ---- */
@@ -15141,16 +16165,20 @@ static void tn__lbfgs_free(tn__lbfgs *lb) {
     TN_FREE(lb->prev_flat_grad);
     TN_FREE(lb);
 }
-static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *const *params, int n, const char *options) {
+static const char *const tn__optim_fns[TN__NUM_OPTIMS] = {"tn_optim_sgd", "tn_optim_adam", "tn_optim_adamw", "tn_optim_rmsprop",
+    "tn_optim_adagrad", "tn_optim_adadelta", "tn_optim_adamax", "tn_optim_nadam", "tn_optim_radam", "tn_optim_lbfgs"};
+/* opts, or the option text when text is not NULL */
+static tn_optim *tn__optim_create(const char *kind, tn_tensor *const *params, int n, const tn_optim_opts *opts, const char *text) {
     for (int i = 0; params && i < n; i++) if (!params[i]) return NULL;
-    int k = tn__optim_kind(fn, kind);
+    int k = tn__optim_kind("tn_optim_create", kind);
     if (k < 0) return NULL;
+    const char *fn = tn__optim_fns[k];
     tn_optim *o = (tn_optim *)TN_MALLOC(sizeof *o);
     if (!o) return (tn_optim *)tn__error("%s: out of memory", fn);
     memset(o, 0, sizeof *o);
     o->kind = k;
-    if (tn__optim_parse(fn, k, options, NULL, &o->defaults) || tn__optim_append(fn, o, params, n, &o->defaults) ||
-        (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
+    if ((text ? tn__optim_from_str(fn, k, text, NULL, &o->defaults) : tn__optim_from_opts(fn, k, opts, 0, NULL, &o->defaults)) ||
+        tn__optim_append(fn, o, params, n, &o->defaults) || (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
         if (k == TN__LBFGS && o->ng == 1 && !o->lb) tn__error("%s: out of memory", fn);
         tn_optim_free(o);
         return NULL;
@@ -15160,34 +16188,29 @@ static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *c
         if (tn__optim_init_state(fn, o, i, &o->groups[0])) { tn_optim_free(o); return NULL; }
     return o;
 }
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options) {
-    return tn__optim_create("tn_optim_create", kind, params, n, options);
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts) {
+    return tn__optim_create(kind, params, n, &opts, NULL);
 }
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay) {
-    char opts[128];
-    snprintf(opts, sizeof opts, "lr=%.17g, momentum=%.17g, weight_decay=%.17g", lr, momentum, weight_decay);
-    return tn__optim_create("tn_optim_sgd", "SGD", params, n, opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_create(kind, params, n, NULL, options ? options : "");
 }
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr) {
-    char opts[64];
-    snprintf(opts, sizeof opts, "lr=%.17g", lr);
-    return tn__optim_create("tn_optim_adam", "Adam", params, n, opts);
-}
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay) {
-    char opts[96];
-    snprintf(opts, sizeof opts, "lr=%.17g, weight_decay=%.17g", lr, weight_decay);
-    return tn__optim_create("tn_optim_adamw", "AdamW", params, n, opts);
-}
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+static int tn__optim_add_group(tn_optim *o, tn_tensor *const *params, int n, const tn_optim_opts *opts, const char *text) {
     const char *fn = "tn_optim_add_param_group";
     if (!o) return -1;
     for (int i = 0; params && i < n; i++) if (!params[i]) return -1;
     if (o->kind == TN__LBFGS) return TN__FAIL_INT("%s: LBFGS doesn't support per-parameter options (parameter groups)", fn);
     tn__pgroup g;
-    if (tn__optim_parse(fn, o->kind, options, &o->defaults, &g) || tn__optim_append(fn, o, params, n, &g)) return -1;
+    if ((text ? tn__optim_from_str(fn, o->kind, text, &o->defaults, &g) : tn__optim_from_opts(fn, o->kind, opts, 0, &o->defaults, &g)) ||
+        tn__optim_append(fn, o, params, n, &g)) return -1;
     for (int i = o->groups[o->ng - 1].first; o->kind == TN__ADAGRAD && i < o->np; i++)
         if (tn__optim_init_state(fn, o, i, &o->groups[o->ng - 1])) return -1;
     return 0;
+}
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts) {
+    return tn__optim_add_group(o, params, n, &opts, NULL);
+}
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_add_group(o, params, n, NULL, options ? options : "");
 }
 TNDEF void tn_optim_free(tn_optim *o) {
     if (!o) return;
@@ -15280,7 +16303,7 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
     for (int t = 0; t < nthr; t++) { \
         T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
         memcpy(cl, c, sizeof cl); \
-        for (int64_t i = n * t / nthr, hi = n * (t + 1) / nthr; i < hi; i++) { \
+        for (int64_t i = tn__split_at(n, t, nthr), hi = tn__split_at(n, t + 1, nthr); i < hi; i++) { \
             T d = 0; \
             p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
         } \
@@ -15292,7 +16315,7 @@ static void tn__optim_kernel_f32(const tn__optk *k, int64_t n, float *p, const f
     float c[12];
     for (int j = 0; j < 12; j++) c[j] = (float)k->c[j];
     const int f = k->flags;
-    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
     const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
         if (f == 0) { TN__OPTIM_LOOP(float, f32, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }
@@ -15316,7 +16339,7 @@ static void tn__optim_kernel_f64(const tn__optk *k, int64_t n, double *p, const 
     double c[12];
     for (int j = 0; j < 12; j++) c[j] = (double)k->c[j];
     const int f = k->flags;
-    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
     const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
         if (f == 0) { TN__OPTIM_LOOP(double, f64, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }
@@ -15708,8 +16731,11 @@ static double tn__lbfgs_step(const char *fn, tn_optim *o, tn_closure closure, vo
     tn__lbfgs *lb = o->lb;
     const double lr = tn__pg_get(g, "lr"), tolerance_grad = tn__pg_get(g, "tolerance_grad");
     const double tolerance_change = tn__pg_get(g, "tolerance_change");
-    const int64_t max_iter = (int64_t)tn__pg_get(g, "max_iter"), max_eval = (int64_t)tn__pg_get(g, "max_eval");
-    const int64_t history_size = (int64_t)tn__pg_get(g, "history_size");
+    int64_t max_iter, max_eval, history_size;   /* group values are doubles anyone may have set: range-checked */
+    if (tn__double_to_int64(fn, "max_iter", floor(tn__pg_get(g, "max_iter")), &max_iter) ||
+        tn__double_to_int64(fn, "max_eval", floor(tn__pg_get(g, "max_eval")), &max_eval) ||
+        tn__double_to_int64(fn, "history_size", floor(tn__pg_get(g, "history_size")), &history_size))
+        return NAN;
     const bool wolfe = tn__pg_get(g, "line_search_fn") != 0;
     int64_t N = 0;
     for (int i = 0; i < o->np; i++) {
@@ -15930,7 +16956,7 @@ TNDEF tn_dict *tn_optim_state_dict(const tn_optim *o) {
     if (!o) return NULL;
     tn_dict *d = tn_dict_new();
     if (!d) return NULL;
-    char key[128], prefix[48];
+    char key[128], prefix[48];   /* "state.<int>.<slot>", "param_groups.<int>." and an option name (< 32 bytes): bounded */
     int rc = 0;
     for (int i = 0; i < o->np; i++)
         for (int k = 0; k < TN__OPT_NSLOT; k++) {
@@ -15970,11 +16996,13 @@ static int tn__optim_read_f64(const tn_tensor *t, double *out) {
     tn_release(c);
     return 0;
 }
+/* LBFGS's state entries, in the order tn__lbfgs_load reads them */
+static const char *const tn__lbfgs_names[10] = {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss"};
 /* LBFGS state from sd (already known to belong to parameter 0); lb is filled in. */
 static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, const char *prefix, tn__lbfgs *lb) {
-    static const char *const names[] = {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss"};
+    const char *const *names = tn__lbfgs_names;
     const tn_tensor *v[10];
-    char key[128];
+    char key[128];   /* "state.<int64>." and a name above: at most 42 bytes */
     int64_t N = 0;
     for (int i = 0; i < o->np; i++) N += tn_numel(o->params[i]);
     lb->N = N;
@@ -15993,7 +17021,13 @@ static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, 
     bool hist = v[4] || v[5] || v[6];
     if (hist && !(v[4] && v[5] && v[6] && v[4]->shape[0] == v[5]->shape[0] && v[4]->shape[0] == v[6]->shape[0]))
         return TN__FAIL_INT("%s: LBFGS history needs old_dirs [k, N], old_stps [k, N] and ro [k] of one length k", fn);
-    if (v[0] && v[1]) { lb->has_counts = true; lb->func_evals = (int64_t)tn__optim_read1(v[0]); lb->n_iter = (int64_t)tn__optim_read1(v[1]); }
+    if (v[0] && v[1]) {   /* counts read from a file: whole numbers in int64's range */
+        const double fe = tn__optim_read1(v[0]), it = tn__optim_read1(v[1]);
+        if (fe != floor(fe) || it != floor(it) || tn__double_to_int64(fn, "LBFGS func_evals", fe, &lb->func_evals) ||
+            tn__double_to_int64(fn, "LBFGS n_iter", it, &lb->n_iter))
+            return TN__FAIL_INT("%s: LBFGS func_evals and n_iter must be whole numbers in int64's range (got %g and %g)", fn, fe, it);
+        lb->has_counts = true;
+    }
     if (v[3]) { lb->has_t = true; lb->t = tn__optim_read1(v[3]); }
     if (v[7]) { lb->has_H = true; lb->H_diag = tn__optim_read1(v[7]); }
     if (v[9]) { lb->has_prev_loss = true; lb->prev_loss = tn__optim_read1(v[9]); }
@@ -16020,20 +17054,38 @@ static int tn__lbfgs_load(const char *fn, const tn_optim *o, const tn_dict *sd, 
     }
     return 0;
 }
-TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
-    const char *fn = "tn_optim_load_state_dict";
-    if (!o || !sd) return -1;
-    char key[128], prefix[48];
-    int G = 0, rc = -1;
+/* Loading is two steps, so that a refused load changes nothing (a checkpoint checks the
+   model too before committing either): tn__optim_load_check reads all of sd into new
+   state, groups and LBFGS history; tn__optim_load_commit swaps them in (cannot fail). */
+typedef struct tn__optim_id { int64_t id; int pos; } tn__optim_id;   /* a saved parameter id, and our parameter */
+typedef struct tn__optim_load { int64_t *ids; tn__optim_id *byid; tn__pgroup *groups; tn_tensor **state; tn__lbfgs *lb; } tn__optim_load;
+static int tn__optim_cmp_id(const void *a, const void *b) {
+    int64_t x = ((const tn__optim_id *)a)->id, y = ((const tn__optim_id *)b)->id;
+    return (x > y) - (x < y);
+}
+static void tn__optim_load_free(const tn_optim *o, tn__optim_load *l) {
+    for (int i = 0; l->state && i < o->np * TN__OPT_NSLOT; i++) tn_release(l->state[i]);
+    TN_FREE(l->state);
+    TN_FREE(l->groups);
+    TN_FREE(l->ids);
+    TN_FREE(l->byid);
+    tn__lbfgs_free(l->lb);
+    memset(l, 0, sizeof *l);
+}
+static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict *sd, tn__optim_load *l) {
+    char key[128], prefix[48];   /* "param_groups.<int>." and an option name (< 32 bytes, tn__pgroup's) */
+    int G = 0;
+    memset(l, 0, sizeof *l);
     while (snprintf(key, sizeof key, "param_groups.%d.params", G), tn_dict_contains(sd, key)) G++;
     if (G != o->ng)
         return TN__FAIL_INT("%s: loaded state dict has a different number of parameter groups (%d; the optimizer has %d)", fn, G, o->ng);
-    int64_t *ids = (int64_t *)TN_MALLOC((size_t)o->np * sizeof *ids);
-    tn__pgroup *groups = (tn__pgroup *)TN_MALLOC((size_t)o->ng * sizeof *groups);
-    tn_tensor **state = (tn_tensor **)TN_MALLOC((size_t)o->np * TN__OPT_NSLOT * sizeof *state);
-    tn__lbfgs *lb = o->kind == TN__LBFGS ? tn__lbfgs_new() : NULL;
-    if (state) memset(state, 0, (size_t)o->np * TN__OPT_NSLOT * sizeof *state);
-    if (!ids || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto done; }
+    int64_t *ids = l->ids = (int64_t *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *ids);
+    tn__optim_id *byid = l->byid = (tn__optim_id *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *byid);
+    tn__pgroup *groups = l->groups = (tn__pgroup *)TN_MALLOC((size_t)(o->ng ? o->ng : 1) * sizeof *groups);
+    tn_tensor **state = l->state = (tn_tensor **)TN_MALLOC((size_t)(o->np ? o->np : 1) * TN__OPT_NSLOT * sizeof *state);
+    tn__lbfgs *lb = l->lb = o->kind == TN__LBFGS ? tn__lbfgs_new() : NULL;
+    if (state) memset(state, 0, (size_t)(o->np ? o->np : 1) * TN__OPT_NSLOT * sizeof *state);
+    if (!ids || !byid || !groups || !state || (o->kind == TN__LBFGS && !lb)) { tn__error("%s: out of memory", fn); goto fail; }
     /* saved parameter ids map to ours by position, as PyTorch */
     for (int gi = 0; gi < G; gi++) {
         const tn__pgroup *g = &o->groups[gi];
@@ -16041,20 +17093,24 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
         tn_tensor *pt = tn_dict_get(sd, key);
         if (!pt || pt->ndim != 1 || !tn__is_int(pt->dtype) || pt->device != TN_CPU) {
             tn__error("%s: '%s' must be a 1-d integer tensor of parameter indices", fn, key);
-            goto done;
+            goto fail;
         }
         if (pt->shape[0] != g->n) {
             tn__error("%s: loaded state dict contains a parameter group that doesn't match the size of optimizer's group "
                       "(group %d: %lld saved, %d here)", fn, gi, (long long)pt->shape[0], g->n);
-            goto done;
+            goto fail;
         }
         for (int j = 0; j < g->n; j++) {
             const char *p = (const char *)pt->storage->data + (pt->offset + j * pt->strides[0]) * (int64_t)tn_dtype_size(pt->dtype);
             ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : *(const uint8_t *)p;
-            for (int q = 0; q < g->first + j; q++)
-                if (ids[q] == ids[g->first + j]) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)ids[q]); goto done; }
+            byid[g->first + j].id = ids[g->first + j];
+            byid[g->first + j].pos = g->first + j;
         }
     }
+    /* sorted by id: duplicates side by side, and each state entry's parameter by bisection */
+    qsort(byid, (size_t)o->np, sizeof *byid, tn__optim_cmp_id);
+    for (int i = 1; i < o->np; i++)
+        if (byid[i].id == byid[i - 1].id) { tn__error("%s: parameter id %lld appears twice in param_groups", fn, (long long)byid[i].id); goto fail; }
     /* group options: every option of the kind, plus the schedulers' keys the dict has */
     for (int gi = 0; gi < G; gi++) {
         tn__pgroup *ng = &groups[gi];
@@ -16070,31 +17126,37 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
             double v;
             if (def->type == 'w') {
                 const char *m = tn_dict_get_meta(sd, key);
-                if (!m) { tn__error("%s: missing key '%s' (metadata: None or strong_wolfe)", fn, key); goto done; }
+                if (!m) { tn__error("%s: missing key '%s' (metadata: None or strong_wolfe)", fn, key); goto fail; }
                 if (!strcmp(m, "None")) v = 0;
                 else if (!strcmp(m, "strong_wolfe") || !strcmp(m, "'strong_wolfe'")) v = 1;
-                else { tn__error("%s: '%s' is '%s' (expected None or strong_wolfe)", fn, key, m); goto done; }
+                else { tn__error("%s: '%s' is '%s' (expected None or strong_wolfe)", fn, key, m); goto fail; }
             } else {
                 tn_tensor *t = tn_dict_get(sd, key);
-                if (!t) { tn__error("%s: missing key '%s'", fn, key); goto done; }
-                if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, key, TN__SHAPE(t)); goto done; }
+                if (!t) { tn__error("%s: missing key '%s'", fn, key); goto fail; }
+                if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, key, TN__SHAPE(t)); goto fail; }
                 v = tn__optim_read1(t);
             }
-            if (tn__pg_set(fn, ng, name, v)) goto done;
+            if (tn__pg_set(fn, ng, name, v)) goto fail;
         }
-        size_t pl = strlen(prefix);
-        for (int i = 0; i < tn_dict_len(sd); i++) {
-            const char *k = tn_dict_key(sd, i), *name = k + pl;
-            if (strncmp(k, prefix, pl) || !strcmp(name, "params")) continue;
-            char ik[40];
-            size_t l = strlen(name);
-            if (l > 2 && name[l - 2] == '.' && (name[l - 1] == '0' || name[l - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(l - 2), name, name[l - 1]);
-            else snprintf(ik, sizeof ik, "%s", name);
-            if (tn__optim_def(o->kind, ik)) continue;
-            tn_tensor *t = tn_dict_value(sd, i);
-            if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto done; }
-            if (tn__pg_set(fn, ng, ik, tn__optim_read1(t))) goto done;
-        }
+    }
+    /* the schedulers' keys ("initial_lr"), in one pass over sd */
+    for (int i = 0; i < tn_dict_len(sd); i++) {
+        const char *k = tn_dict_key(sd, i);
+        char *end;
+        if (strncmp(k, "param_groups.", 13)) continue;
+        long gi = strtol(k + 13, &end, 10);
+        if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) continue;   /* refused below */
+        const char *name = end + 1;
+        if (!strcmp(name, "params")) continue;
+        size_t len = strlen(name);
+        if (len >= sizeof groups[0].key[0]) { tn__error("%s: '%s': option names are shorter than %d bytes", fn, k, (int)sizeof groups[0].key[0]); goto fail; }
+        char ik[sizeof groups[0].key[0] + 2];   /* the name, "betas.0" as "betas[0]" */
+        if (len > 2 && name[len - 2] == '.' && (name[len - 1] == '0' || name[len - 1] == '1')) snprintf(ik, sizeof ik, "%.*s[%c]", (int)(len - 2), name, name[len - 1]);
+        else snprintf(ik, sizeof ik, "%s", name);
+        if (tn__optim_def(o->kind, ik)) continue;
+        tn_tensor *t = tn_dict_value(sd, i);
+        if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number", fn, k); goto fail; }
+        if (tn__pg_set(fn, &groups[gi], ik, tn__optim_read1(t))) goto fail;
     }
     /* state */
     for (int i = 0; i < tn_dict_len(sd); i++) {
@@ -16102,59 +17164,65 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
         if (!strncmp(k, "param_groups.", 13)) {
             char *end;
             long gi = strtol(k + 13, &end, 10);
-            if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) { tn__error("%s: unexpected key '%s' (the optimizer has %d groups)", fn, k, G); goto done; }
+            if (end == k + 13 || *end != '.' || gi < 0 || gi >= G) { tn__error("%s: unexpected key '%s' (the optimizer has %d groups)", fn, k, G); goto fail; }
             continue;
         }
-        if (strncmp(k, "state.", 6)) { tn__error("%s: unexpected key '%s'", fn, k); goto done; }
+        if (strncmp(k, "state.", 6)) { tn__error("%s: unexpected key '%s'", fn, k); goto fail; }
         char *end;
         long long id = strtoll(k + 6, &end, 10);
-        if (end == k + 6 || *end != '.') { tn__error("%s: unexpected key '%s' (expected state.<index>.<name>)", fn, k); goto done; }
+        if (end == k + 6 || *end != '.') { tn__error("%s: unexpected key '%s' (expected state.<index>.<name>)", fn, k); goto fail; }
         const char *name = end + 1;
-        int pi = -1;
-        for (int j = 0; j < o->np && pi < 0; j++) if (ids[j] == id) pi = j;
-        if (pi < 0) { tn__error("%s: '%s' is the state of parameter %lld, which is in no parameter group", fn, k, id); goto done; }
+        tn__optim_id want = {id, -1};
+        const tn__optim_id *hit = o->np ? (const tn__optim_id *)bsearch(&want, byid, (size_t)o->np, sizeof *byid, tn__optim_cmp_id) : NULL;
+        int pi = hit ? hit->pos : -1;
+        if (pi < 0) { tn__error("%s: '%s' is the state of parameter %lld, which is in no parameter group", fn, k, id); goto fail; }
         if (o->kind == TN__LBFGS) {
-            static const char *const known = " func_evals n_iter d t old_dirs old_stps ro H_diag prev_flat_grad prev_loss ";
-            char w[40];
-            snprintf(w, sizeof w, " %s ", name);
-            if (pi != 0 || !strstr(known, w)) { tn__error("%s: unexpected key '%s' (LBFGS keeps its state under parameter 0)", fn, k); goto done; }
+            bool known = false;
+            for (int j = 0; j < 10; j++) known = known || !strcmp(name, tn__lbfgs_names[j]);
+            if (pi != 0 || !known) { tn__error("%s: unexpected key '%s' (LBFGS keeps its state under parameter 0)", fn, k); goto fail; }
             continue;
         }
         int slot = tn__optim_slot_index(o->kind, name);
-        if (slot < 0) { tn__error("%s: unexpected key '%s' (%s keeps no state '%s')", fn, k, tn__optim_names[o->kind], name); goto done; }
+        if (slot < 0) { tn__error("%s: unexpected key '%s' (%s keeps no state '%s')", fn, k, tn__optim_names[o->kind], name); goto fail; }
         tn_tensor *t = tn_dict_value(sd, i), *p = o->params[pi], *c;
-        if (!tn__optim_readable(t)) { tn__error("%s: '%s' must not be float16 or bfloat16", fn, k); goto done; }
+        if (!tn__optim_readable(t)) { tn__error("%s: '%s' must not be float16 or bfloat16", fn, k); goto fail; }
         if (tn__optim_scalar_slot(name)) {
-            if (tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, k, TN__SHAPE(t)); goto done; }
+            if (tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, k, TN__SHAPE(t)); goto fail; }
             c = tn__optim_scalar(tn__optim_read1(t), TN_F32);
         } else {
             if (t->ndim != p->ndim || memcmp(t->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)) || !tn_dtype_is_floating(t->dtype)) {
                 tn__error("%s: '%s' has shape %s and dtype %s, but parameter %d has shape %s", fn, k, TN__SHAPE(t), tn_dtype_name(t->dtype), pi, TN__SHAPE(p));
-                goto done;
+                goto fail;
             }
             c = tn__copy_as(t, p->dtype, p->device);   /* a copy in the parameter's dtype and on its device, as PyTorch casts */
         }
-        if (!c) { tn__error("%s: out of memory", fn); goto done; }
+        if (!c) { tn__error("%s: out of memory", fn); goto fail; }
         tn_release(state[pi * TN__OPT_NSLOT + slot]);
         state[pi * TN__OPT_NSLOT + slot] = c;
     }
     if (lb) {
         snprintf(prefix, sizeof prefix, "state.%lld.", (long long)ids[0]);
-        if (tn__lbfgs_load(fn, o, sd, prefix, lb)) { if (!strstr(tn_last_error(), fn)) tn__error("%s: out of memory", fn); goto done; }
+        if (tn__lbfgs_load(fn, o, sd, prefix, lb)) { if (!strstr(tn_last_error(), fn)) tn__error("%s: out of memory", fn); goto fail; }
     }
-    /* commit */
-    for (int i = 0; i < o->np * TN__OPT_NSLOT; i++) { tn_release(o->state[i]); o->state[i] = state[i]; state[i] = NULL; }
+    return 0;
+fail:
+    tn__optim_load_free(o, l);
+    return -1;
+}
+static void tn__optim_load_commit(tn_optim *o, tn__optim_load *l) {
+    for (int i = 0; i < o->np * TN__OPT_NSLOT; i++) { tn_release(o->state[i]); o->state[i] = l->state[i]; l->state[i] = NULL; }
     for (int i = 0; i < o->np; i++) o->fresh[i] = 0;
-    memcpy(o->groups, groups, (size_t)o->ng * sizeof *groups);
-    if (lb) { tn__lbfgs_free(o->lb); o->lb = lb; lb = NULL; }
-    rc = 0;
-done:
-    for (int i = 0; state && i < o->np * TN__OPT_NSLOT; i++) tn_release(state[i]);
-    TN_FREE(state);
-    TN_FREE(groups);
-    TN_FREE(ids);
-    tn__lbfgs_free(lb);
-    return rc;
+    memcpy(o->groups, l->groups, (size_t)o->ng * sizeof *l->groups);
+    if (l->lb) { tn__lbfgs_free(o->lb); o->lb = l->lb; l->lb = NULL; }
+    tn__optim_load_free(o, l);
+}
+TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd) {
+    const char *fn = "tn_optim_load_state_dict";
+    if (!o || !sd) return TN__FAIL_INT("%s: need an optimizer and a state dict", fn);
+    tn__optim_load l;
+    if (tn__optim_load_check(fn, o, sd, &l)) return -1;
+    tn__optim_load_commit(o, &l);
+    return 0;
 }
 
 /* ======================================================================= */
@@ -16172,7 +17240,7 @@ static const char *const tn__sched_valid[] = {"step_size, gamma, last_epoch", "m
      "div_factor, final_div_factor, three_phase, last_epoch"),
     "mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps"};
 #define TN__PI 3.14159265358979323846
-#define TN__MAX_MILESTONES 64
+#define TN__MAX_MILESTONES TN_LIST_MAX
 
 typedef struct tn__phase { double end_step; const char *start_lr, *end_lr, *start_m, *end_m; } tn__phase;
 struct tn_lr_scheduler {
@@ -16341,7 +17409,9 @@ static int tn__sched_step(tn_lr_scheduler *s, bool has_epoch, int64_t epoch) {
                 } else {
                     int64_t n = (int64_t)(log(ep / (double)s->T_0 * (double)(s->T_mult - 1) + 1) / log((double)s->T_mult));
                     s->T_cur = ep - (double)s->T_0 * (pow((double)s->T_mult, (double)n) - 1) / (double)(s->T_mult - 1);
-                    s->T_i = s->T_0 * (int64_t)pow((double)s->T_mult, (double)n);
+                    const double ti = (double)s->T_0 * pow((double)s->T_mult, (double)n);
+                    if (!(ti < 9.2e18)) return TN__FAIL_INT("%s: epoch %lld makes the restart period T_i overflow int64", fn, (long long)epoch);
+                    s->T_i = (int64_t)ti;
                 }
             } else {
                 s->T_i = s->T_0;
@@ -16409,152 +17479,106 @@ static int tn__sched_init(const char *fn, tn_lr_scheduler *s, int64_t last_epoch
     s->step_count = 0;
     return tn__sched_step(s, false, 0);
 }
-/* A number option (required, or def when absent). */
-static int tn__sched_num(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, double def, double *out) {
-    int r = tn__opts_num(op, key, out, 1);
-    if (r < 0) return -1;
-    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
-    if (r == 0) *out = def;
+static double tn__sched_d(double v, double def) { return v == v ? v : def; }
+static int64_t tn__sched_i(int64_t v, int64_t def) { return v == TN_NONE ? def : v; }
+/* _format_param: one value for every group (the list, one per group, when given). */
+static int tn__sched_per_group(const char *fn, const char *key, double v, const tn_doubles *list, int ng, double def, double *out) {
+    if (list->n && list->n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, list->n);
+    for (int i = 0; i < ng; i++) out[i] = list->n ? list->v[i] : tn__sched_d(v, def);
     return 0;
 }
-static int tn__sched_int(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, int64_t def, int64_t *out) {
-    int r = tn__opts_int(op, key, out, 1);
-    if (r < 0) return -1;
-    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
-    if (r == 0) *out = def;
-    return r;
+static const char *const tn__sched_fns[] = {"tn_lr_scheduler_step_lr", "tn_lr_scheduler_multi_step_lr", "tn_lr_scheduler_exponential_lr",
+    "tn_lr_scheduler_cosine_annealing_lr", "tn_lr_scheduler_cosine_annealing_warm_restarts", "tn_lr_scheduler_linear_lr",
+    "tn_lr_scheduler_constant_lr", "tn_lr_scheduler_polynomial_lr", "tn_lr_scheduler_one_cycle_lr", "tn_lr_scheduler_reduce_lr_on_plateau"};
+static int tn__sched_kind(const char *kind) {
+    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) return i;
+    return TN__FAIL_INT("tn_lr_scheduler_create: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
+                        "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
+                        "SequentialLR have their own functions)", kind ? kind : "(null)");
 }
-/* A number or a tuple of them: "0.1" or "(0.1, 0.01)" (raw option text, any length up to
-   max). Returns the count (0 if absent), *tuple whether it was a tuple, or -1. */
-static int tn__sched_list(const char *fn, tn__opts *op, const char *key, double *out, int max, bool *tuple) {
-    int i = tn__opts_find(op, key);
-    if (i < 0 || !strcmp(op->val[i], "None")) return 0;
-    const char *p = op->val[i];
-    *tuple = *p == '(' || *p == '[';
-    if (*tuple) p++;
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (*tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x = strtod(p, &end);
-        if (end == p) return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
-        if (n == max) return TN__FAIL_INT("%s: option %s=%s has more than %d values", fn, key, op->val[i], max);
-        out[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if ((*tuple && (*p == ')' || *p == ']')) || (!*tuple && !*p)) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
-    }
-    return n;
-}
-/* _format_param: one value for every group, or a tuple with one per group. */
-static int tn__sched_per_group(const char *fn, tn__opts *op, const char *key, int ng, bool required, double def, double *out) {
-    double v[TN__MAX_MILESTONES];
-    bool tuple = false;
-    int n = tn__sched_list(fn, op, key, v, TN__MAX_MILESTONES, &tuple);
-    if (n < 0) return -1;
-    if (n == 0 && required) return TN__FAIL_INT("%s: OneCycleLR needs %s", fn, key);
-    if (tuple && n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, n);
-    for (int i = 0; i < ng; i++) out[i] = tuple ? v[i] : n ? v[0] : def;
-    return 0;
-}
-static bool tn__is_integer(double x) { return x == floor(x) && fabs(x) < 9e15; }
-
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options) {
-    const char *fn = "tn_lr_scheduler_create";
-    if (!o) return NULL;
-    int k = -1;
-    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) k = i;
-    if (k < 0)
-        return (tn_lr_scheduler *)tn__error("%s: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
-            "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
-            "SequentialLR have their own functions)", fn, kind ? kind : "(null)");
-    tn__opts op;
-    if (tn__opts_parse(fn, options, &op)) return NULL;
+static tn_lr_scheduler *tn__sched_create(tn_optim *o, int k, const tn_lr_scheduler_opts *op) {
+    const char *fn = tn__sched_fns[k], *name = tn__sched_names[k];
+    const tn_lr_scheduler_opts unset = TN_DEFAULTS(tn_lr_scheduler_opts);
+    if (tn__kw_only(fn, name, tn__kw_sched, TN__KW_N(tn__kw_sched), op, &unset, tn__sched_valid[k])) return NULL;
     tn_lr_scheduler *s = tn__sched_alloc(fn, o, k);
     if (!s) return NULL;
-    const char *name = tn__sched_names[k];
-    int64_t last_epoch = -1;
-    double x;
-    if (k != TN__PLATEAU && tn__sched_int(fn, &op, name, "last_epoch", false, -1, &last_epoch) < 0) goto fail;
+    const int64_t last_epoch = tn__sched_i(op->last_epoch, -1);
     switch (k) {
     case TN__STEPLR:
-        if (tn__sched_int(fn, &op, name, "step_size", true, 0, &s->step_size) < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
+        if (op->step_size == TN_NONE) { tn__error("%s: StepLR needs step_size", fn); goto fail; }
+        s->step_size = op->step_size;
+        s->gamma = tn__sched_d(op->gamma, 0.1);
         if (s->step_size < 1) { tn__error("%s: StepLR step_size must be a positive integer, got %lld", fn, (long long)s->step_size); goto fail; }
         break;
     case TN__MULTISTEPLR: {
-        double m[TN__MAX_MILESTONES];
-        bool tuple = false;
-        if (tn__opts_find(&op, "milestones") < 0) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
-        int n = tn__sched_list(fn, &op, "milestones", m, TN__MAX_MILESTONES, &tuple);
-        if (n < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
-        for (int i = 0; i < n; i++) {
-            if (!tn__is_integer(m[i])) { tn__error("%s: milestones must be integers, got %g", fn, m[i]); goto fail; }
-            int64_t v = (int64_t)m[i];
+        if (!op->milestones.n) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
+        if (op->milestones.n < 0 || op->milestones.n > TN_LIST_MAX) { tn__error("%s: milestones.n must be 1 to %d, got %d", fn, TN_LIST_MAX, op->milestones.n); goto fail; }
+        s->gamma = tn__sched_d(op->gamma, 0.1);
+        for (int i = 0; i < op->milestones.n; i++) {
+            int64_t v = op->milestones.v[i];
             int j = i;  /* insertion sort: the closed form bisects a sorted list, as PyTorch's */
             while (j > 0 && s->milestones[j - 1] > v) { s->milestones[j] = s->milestones[j - 1]; j--; }
             s->milestones[j] = v;
         }
-        s->nmil = n;
+        s->nmil = op->milestones.n;
         break;
     }
     case TN__EXPONENTIALLR:
-        if (tn__sched_num(fn, &op, name, "gamma", true, 0, &s->gamma)) goto fail;
+        if (op->gamma != op->gamma) { tn__error("%s: ExponentialLR needs gamma", fn); goto fail; }
+        s->gamma = op->gamma;
         break;
     case TN__COSINELR:
-        if (tn__sched_num(fn, &op, name, "T_max", true, 0, &s->T_max) || tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (op->T_max != op->T_max) { tn__error("%s: CosineAnnealingLR needs T_max", fn); goto fail; }
+        s->T_max = op->T_max;
+        s->eta_min = tn__sched_d(op->eta_min, 0);
         if (!(s->T_max > 0)) { tn__error("%s: CosineAnnealingLR T_max must be positive, got %g", fn, s->T_max); goto fail; }
         break;
     case TN__WARMRESTARTS:
-        if (tn__sched_num(fn, &op, name, "T_0", true, 0, &x)) goto fail;
-        if (!(x > 0) || !tn__is_integer(x)) { tn__error("%s: Expected positive integer T_0, but got %g", fn, x); goto fail; }
-        s->T_0 = s->T_i = (int64_t)x;
-        if (tn__sched_num(fn, &op, name, "T_mult", false, 1, &x)) goto fail;
-        if (!(x >= 1) || !tn__is_integer(x)) { tn__error("%s: Expected integer T_mult >= 1, but got %g", fn, x); goto fail; }
-        s->T_mult = (int64_t)x;
-        if (tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (op->T_0 == TN_NONE) { tn__error("%s: CosineAnnealingWarmRestarts needs T_0", fn); goto fail; }
+        if (op->T_0 <= 0) { tn__error("%s: Expected positive integer T_0, but got %lld", fn, (long long)op->T_0); goto fail; }
+        s->T_0 = s->T_i = op->T_0;
+        s->T_mult = tn__sched_i(op->T_mult, 1);
+        if (s->T_mult < 1) { tn__error("%s: Expected integer T_mult >= 1, but got %lld", fn, (long long)s->T_mult); goto fail; }
+        s->eta_min = tn__sched_d(op->eta_min, 0);
         s->T_cur = (double)last_epoch;
         break;
     case TN__LINEARLR:
-        if (tn__sched_num(fn, &op, name, "start_factor", false, 1.0 / 3, &s->factor) ||
-            tn__sched_num(fn, &op, name, "end_factor", false, 1.0, &s->end_factor) ||
-            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        s->factor = tn__sched_d(op->start_factor, 1.0 / 3);
+        s->end_factor = tn__sched_d(op->end_factor, 1.0);
+        s->total_iters = tn__sched_i(op->total_iters, 5);
         if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Starting multiplicative factor expected to be greater than 0 and less or equal to 1.", fn); goto fail; }
         if (s->end_factor > 1.0 || !(s->end_factor >= 0)) { tn__error("%s: Ending multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
         if (s->total_iters < 1) { tn__error("%s: LinearLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
         break;
     case TN__CONSTANTLR:
-        if (tn__sched_num(fn, &op, name, "factor", false, 1.0 / 3, &s->factor) ||
-            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        s->factor = tn__sched_d(op->factor, 1.0 / 3);
+        s->total_iters = tn__sched_i(op->total_iters, 5);
         if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Constant multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
         break;
     case TN__POLYNOMIALLR:
-        if (tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0 || tn__sched_num(fn, &op, name, "power", false, 1.0, &s->power)) goto fail;
+        s->total_iters = tn__sched_i(op->total_iters, 5);
+        s->power = tn__sched_d(op->power, 1.0);
         if (s->total_iters < 1) { tn__error("%s: PolynomialLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
         break;
     case TN__ONECYCLELR: {
         double *max_lr = s->vals, *max_m = s->last_lr, *base_m = s->base_lrs; /* scratch until the initial step */
-        double pct, div, final_div, steps, epochs, spe;
-        bool three = false, cyc = true;
-        if (tn__sched_per_group(fn, &op, "max_lr", o->ng, true, 0, max_lr) ||
-            tn__sched_num(fn, &op, name, "total_steps", false, NAN, &steps) || tn__sched_num(fn, &op, name, "epochs", false, NAN, &epochs) ||
-            tn__sched_num(fn, &op, name, "steps_per_epoch", false, NAN, &spe) || tn__sched_num(fn, &op, name, "pct_start", false, 0.3, &pct) ||
-            tn__sched_num(fn, &op, name, "div_factor", false, 25.0, &div) || tn__sched_num(fn, &op, name, "final_div_factor", false, 1e4, &final_div) ||
-            tn__opts_bool(&op, "three_phase", &three) < 0 || tn__opts_bool(&op, "cycle_momentum", &cyc) < 0 ||
-            tn__sched_per_group(fn, &op, "max_momentum", o->ng, false, 0.95, max_m) ||
-            tn__sched_per_group(fn, &op, "base_momentum", o->ng, false, 0.85, base_m)) goto fail;
-        int an = tn__opts_word(&op, "anneal_strategy", "cos|linear");
-        if (an == -1) goto fail;
-        s->linear = an == 1;
-        if (steps == steps) {
-            if (!(steps > 0) || !tn__is_integer(steps)) { tn__error("%s: Expected positive integer total_steps, but got %g", fn, steps); goto fail; }
-            s->total_steps = (int64_t)steps;
-        } else if (epochs == epochs && spe == spe) {
-            if (!(epochs > 0) || !tn__is_integer(epochs)) { tn__error("%s: Expected positive integer epochs, but got %g", fn, epochs); goto fail; }
-            if (!(spe > 0) || !tn__is_integer(spe)) { tn__error("%s: Expected positive integer steps_per_epoch, but got %g", fn, spe); goto fail; }
-            s->total_steps = (int64_t)epochs * (int64_t)spe;
+        if (op->max_lr != op->max_lr && !op->max_lr_groups.n) { tn__error("%s: OneCycleLR needs max_lr", fn); goto fail; }
+        if (tn__sched_per_group(fn, "max_lr", op->max_lr, &op->max_lr_groups, o->ng, 0, max_lr) ||
+            tn__sched_per_group(fn, "max_momentum", op->max_momentum, &op->max_momentum_groups, o->ng, 0.95, max_m) ||
+            tn__sched_per_group(fn, "base_momentum", op->base_momentum, &op->base_momentum_groups, o->ng, 0.85, base_m)) goto fail;
+        const double pct = tn__sched_d(op->pct_start, 0.3), div = tn__sched_d(op->div_factor, 25.0), final_div = tn__sched_d(op->final_div_factor, 1e4);
+        const bool three = op->three_phase == 1, cyc = op->cycle_momentum != 0;
+        const int an = op->anneal_strategy == -1 ? TN_ANNEAL_COS : op->anneal_strategy;
+        if (an != TN_ANNEAL_COS && an != TN_ANNEAL_LINEAR) { tn__error("%s: anneal_strategy %d is not TN_ANNEAL_COS or TN_ANNEAL_LINEAR", fn, an); goto fail; }
+        s->linear = an == TN_ANNEAL_LINEAR;
+        if (op->total_steps != TN_NONE) {
+            if (op->total_steps <= 0) { tn__error("%s: Expected positive integer total_steps, but got %lld", fn, (long long)op->total_steps); goto fail; }
+            s->total_steps = op->total_steps;
+        } else if (op->epochs != TN_NONE && op->steps_per_epoch != TN_NONE) {
+            if (op->epochs <= 0) { tn__error("%s: Expected positive integer epochs, but got %lld", fn, (long long)op->epochs); goto fail; }
+            if (op->steps_per_epoch <= 0) { tn__error("%s: Expected positive integer steps_per_epoch, but got %lld", fn, (long long)op->steps_per_epoch); goto fail; }
+            if (op->epochs > INT64_MAX / op->steps_per_epoch) { tn__error("%s: epochs * steps_per_epoch is too large", fn); goto fail; }
+            s->total_steps = op->epochs * op->steps_per_epoch;
         } else {
             tn__error("%s: You must define either total_steps OR (epochs AND steps_per_epoch)", fn);
             goto fail;
@@ -16576,7 +17600,6 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
             }
             s->use_beta1 = tn__optim_def(o->kind, "betas") != NULL;
         }
-        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
         if (last_epoch == -1)
             for (int gi = 0; gi < o->ng; gi++) {
                 tn__pgroup *g = &o->groups[gi];
@@ -16589,26 +17612,24 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
         break;
     }
     case TN__PLATEAU: {
-        int mode = tn__opts_word(&op, "mode", "min|max"), thr = tn__opts_word(&op, "threshold_mode", "rel|abs");
-        bool tuple = false;
+        const int mode = op->mode == -1 ? TN_MODE_MIN : op->mode, thr = op->threshold_mode == -1 ? TN_THRESHOLD_REL : op->threshold_mode;
+        if (mode != TN_MODE_MIN && mode != TN_MODE_MAX) { tn__error("%s: mode %d is not TN_MODE_MIN or TN_MODE_MAX", fn, mode); goto fail; }
+        if (thr != TN_THRESHOLD_REL && thr != TN_THRESHOLD_ABS) { tn__error("%s: threshold_mode %d is not TN_THRESHOLD_REL or TN_THRESHOLD_ABS", fn, thr); goto fail; }
         s->min_lrs = (double *)TN_MALLOC((size_t)TN__MAX(o->ng, 1) * sizeof(double));
         if (!s->min_lrs) { tn__error("%s: out of memory", fn); goto fail; }
-        if (mode == -1 || thr == -1 || tn__sched_num(fn, &op, name, "factor", false, 0.1, &s->factor) ||
-            tn__sched_int(fn, &op, name, "patience", false, 10, &s->patience) < 0 ||
-            tn__sched_num(fn, &op, name, "threshold", false, 1e-4, &s->threshold) ||
-            tn__sched_int(fn, &op, name, "cooldown", false, 0, &s->cooldown) < 0 ||
-            tn__sched_num(fn, &op, name, "eps", false, 1e-8, &s->eps)) goto fail;
-        double m[TN__MAX_MILESTONES];
-        int n = tn__sched_list(fn, &op, "min_lr", m, TN__MAX_MILESTONES, &tuple);
-        if (n < 0) goto fail;
-        if (tuple && n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, n); goto fail; }
-        s->has_default_min_lr = !tuple;
-        s->default_min_lr = !tuple && n ? m[0] : 0;
-        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = tuple ? m[gi] : s->default_min_lr;
+        s->factor = tn__sched_d(op->factor, 0.1);
+        s->patience = tn__sched_i(op->patience, 10);
+        s->threshold = tn__sched_d(op->threshold, 1e-4);
+        s->cooldown = tn__sched_i(op->cooldown, 0);
+        s->eps = tn__sched_d(op->eps, 1e-8);
+        const tn_doubles *ml = &op->min_lr_groups;
+        if (ml->n && ml->n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, ml->n); goto fail; }
+        s->has_default_min_lr = !ml->n;
+        s->default_min_lr = ml->n ? 0 : tn__sched_d(op->min_lr, 0);
+        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = ml->n ? ml->v[gi] : s->default_min_lr;
         if (!(s->factor < 1.0)) { tn__error("%s: Factor should be < 1.0.", fn); goto fail; }
-        s->mode_max = mode == 1;
-        s->thr_abs = thr == 1;
-        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
+        s->mode_max = mode == TN_MODE_MAX;
+        s->thr_abs = thr == TN_THRESHOLD_ABS;
         s->last_epoch = 0;
         s->best = s->mode_max ? -INFINITY : INFINITY;
         for (int gi = 0; gi < o->ng; gi++) s->last_lr[gi] = tn__pg_get(&o->groups[gi], "lr");
@@ -16616,11 +17637,26 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
     }
     default: break;
     }
-    if (tn__opts_done(&op, tn__sched_valid[k]) || tn__sched_init(fn, s, last_epoch)) goto fail;
+    if (tn__sched_init(fn, s, last_epoch)) goto fail;
     return s;
 fail:
     tn_lr_scheduler_free(s);
     return NULL;
+}
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts) {
+    if (!o) return NULL;
+    const int k = tn__sched_kind(kind);
+    return k < 0 ? NULL : tn__sched_create(o, k, &opts);
+}
+/* The option text: only the kind's names are known. */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options) {
+    if (!o) return NULL;
+    const int k = tn__sched_kind(kind);
+    if (k < 0) return NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_sched, TN__KW_N(tn__kw_sched), tn__sched_valid[k], keys);
+    tn_lr_scheduler_opts op = TN_DEFAULTS(tn_lr_scheduler_opts);
+    return tn__kw_parse(tn__sched_fns[k], options, keys, n, &op, NULL) ? NULL : tn__sched_create(o, k, &op);
 }
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user) {
     const char *fn = "tn_lr_scheduler_lambda";
@@ -17099,24 +18135,14 @@ static int64_t tn__loader_nbatches(const tn_loader *l, int64_t n) {
     return l->drop_last ? n / l->batch_size : n / l->batch_size + (n % l->batch_size != 0);
 }
 
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts o) {
     if (!ds) return NULL;
     if (!ds->get || !ds->len || ds->nitems < 1) return (tn_loader *)tn__error("tn_loader_new: the dataset needs len and get functions and nitems >= 1");
-    tn__opts o;
-    if (tn__opts_parse("tn_loader_new", options, &o)) return NULL;
-    int64_t bs = 1, nw = 0, pf = 2, seed = -1;
-    bool shuffle = false, drop_last = false, has_pf, has_seed;
-    int bi = tn__opts_find(&o, "batch_size");
-    if (bi >= 0 && !strcmp(o.val[bi], "None")) bs = 0;
-    else if (tn__opts_int(&o, "batch_size", &bs, 1) < 0) return NULL;
-    else if (bs < 1 || bs > INT_MAX) return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
-    int pi = tn__opts_find(&o, "prefetch_factor"), si = tn__opts_find(&o, "seed");
-    has_pf = pi >= 0 && strcmp(o.val[pi], "None");
-    has_seed = si >= 0 && strcmp(o.val[si], "None");
-    if (tn__opts_bool(&o, "shuffle", &shuffle) < 0 || tn__opts_bool(&o, "drop_last", &drop_last) < 0 ||
-        tn__opts_int(&o, "num_workers", &nw, 1) < 0 || tn__opts_int(&o, "prefetch_factor", &pf, 1) < 0 ||
-        tn__opts_int(&o, "seed", &seed, 1) < 0 ||
-        tn__opts_done(&o, "batch_size, shuffle, drop_last, num_workers, prefetch_factor, seed")) return NULL;
+    int64_t bs = o.batch_size == TN_NONE ? 0 : o.batch_size, nw = o.num_workers, pf = o.prefetch_factor, seed = o.seed;   /* bs 0: None */
+    const bool shuffle = o.shuffle, drop_last = o.drop_last, has_pf = pf != TN_NONE, has_seed = seed != TN_NONE;
+    if (!has_pf) pf = 2;
+    if (o.batch_size != TN_NONE && (bs < 1 || bs > INT_MAX))
+        return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
     if (nw < 0) return (tn_loader *)tn__error("tn_loader_new: num_workers option should be non-negative; use num_workers=0 to disable worker threads (got %lld)", (long long)nw);
     if (nw > 1024) return (tn_loader *)tn__error("tn_loader_new: num_workers=%lld is more than the 1024 threads a loader may start", (long long)nw);
     if (nw == 0 && has_pf) return (tn_loader *)tn__error("tn_loader_new: prefetch_factor option could only be specified with num_workers > 0 (let num_workers > 0 to enable worker threads, otherwise leave prefetch_factor out)");
@@ -17169,6 +18195,10 @@ TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
     }
 #endif
     return l;
+}
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options) {
+    if (!ds) return NULL;
+    TN__KW_STR(tn_loader_opts, loader, "tn_loader_new", options, tn_loader_new_opts(ds, o));
 }
 
 TNDEF int tn_loader_set_collate(tn_loader *l, tn_collate_fn fn, void *user) {
@@ -17511,31 +18541,10 @@ done:
 /* src/data/csv.c: CSV files                                               */
 /* ======================================================================= */
 /* ---- CSV ---- */
-/* tn__opts_parse splits at every comma, so a quoted comma ("delimiter=','") is hidden
-   as \x01 before parsing and restored when read. */
-static void tn__hide_quoted_commas(const char *in, char *out, size_t cap) {
-    char q = 0;
-    size_t i = 0;
-    for (; in && in[i] && i + 1 < cap; i++) {
-        char c = in[i];
-        if (q) { if (c == q) q = 0; else if (c == ',') c = '\x01'; }
-        else if (c == '\'' || c == '"') q = c;
-        out[i] = c;
-    }
-    out[i] = 0;
-}
-/* An option value without its quotes, commas restored. */
-static void tn__opts_unquote(const char *v, char *out, size_t cap) {
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    if (l >= cap) l = cap - 1;
-    for (size_t i = 0; i < l; i++) out[i] = v[i] == '\x01' ? ',' : v[i];
-    out[l] = 0;
-}
-
 /* One field of a CSV line starting at p (end: the line's end): trimmed, unquoted, in
-   buf. Returns the position after the field's delimiter (or end), NULL on a bad quote. */
-static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, size_t cap, bool *last) {
+   buf, which holds the whole line (a field is never longer): nothing is cut. Returns the
+   position after the field's delimiter (or end), NULL on a bad quote. */
+static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, bool *last) {
     size_t n = 0;
     while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
     if (p < end && *p == '"') {
@@ -17543,17 +18552,17 @@ static const char *tn__csv_field(const char *p, const char *end, char delim, cha
         for (;;) {
             if (p >= end) return NULL;
             if (*p == '"') {
-                if (p + 1 < end && p[1] == '"') { if (n + 1 < cap) buf[n++] = '"'; p += 2; continue; }
+                if (p + 1 < end && p[1] == '"') { buf[n++] = '"'; p += 2; continue; }
                 p++;
                 break;
             }
-            if (n + 1 < cap) buf[n++] = *p;
+            buf[n++] = *p;
             p++;
         }
         while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
         if (p < end && *p != delim) return NULL;
     } else {
-        while (p < end && *p != delim) { if (n + 1 < cap) buf[n++] = *p; p++; }
+        while (p < end && *p != delim) buf[n++] = *p++;
         while (n && buf[n - 1] != delim && (buf[n - 1] == ' ' || buf[n - 1] == '\t')) n--;
     }
     buf[n] = 0;
@@ -17571,34 +18580,20 @@ static int tn__csv_count_fields(const char *p, const char *end, char delim) {
     return n;
 }
 
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels) {
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts o) {
     if (labels) *labels = NULL;
     if (!path) return (tn_tensor *)tn__error("tn_read_csv: path is NULL");
-    char text[512];
-    tn__hide_quoted_commas(options, text, sizeof text);
-    tn__opts o;
-    if (tn__opts_parse("tn_read_csv", text, &o)) return NULL;
-    bool header = true;
-    char delim = ',', label_name[96] = "";
-    int64_t label_col = INT64_MIN;
-    int di = tn__opts_find(&o, "delimiter"), li = tn__opts_find(&o, "label_column");
-    if (di >= 0) {
-        char d[96];
-        tn__opts_unquote(o.val[di], d, sizeof d);
-        if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
-        else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
-        else return (tn_tensor *)tn__error("tn_read_csv: option delimiter=%s: expected one character (or '\\t')", o.val[di]);
-    }
-    if (li >= 0 && strcmp(o.val[li], "None")) {
-        char *end;
-        long long v = strtoll(o.val[li], &end, 10);
-        if (*o.val[li] && !*end) label_col = v;
-        else tn__opts_unquote(o.val[li], label_name, sizeof label_name);
-    }
-    int dt = tn__opts_word(&o, "dtype", "float32|float64");
-    if (dt == -1 || tn__opts_bool(&o, "header", &header) < 0 || tn__opts_done(&o, "header, delimiter, label_column, dtype")) return NULL;
-    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_column='%s' names a column, which needs header=True", label_name);
-    tn_dtype dtype = dt == 1 ? TN_F64 : TN_F32;
+    const bool header = o.header;
+    const char *d = o.delimiter ? o.delimiter : "", *label_name = o.label_name ? o.label_name : "";
+    char delim;
+    if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
+    else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
+    else return (tn_tensor *)tn__error("tn_read_csv: option delimiter='%s': expected one character (or '\\t')", d);
+    const int64_t label_col = o.label_column;   /* TN_NONE: none */
+    if (label_name[0] && label_col != TN_NONE) return (tn_tensor *)tn__error("tn_read_csv: give label_column or label_name, not both");
+    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_name='%s' names a column, which needs header=True", label_name);
+    if (o.dtype != TN_F32 && o.dtype != TN_F64) return (tn_tensor *)tn__error("tn_read_csv: dtype must be TN_F32 or TN_F64, got %d", o.dtype);
+    const tn_dtype dtype = (tn_dtype)o.dtype;
 
     FILE *f = fopen(path, "rb");
     if (!f) return (tn_tensor *)tn__error("tn_read_csv: cannot open '%s': %s", path, strerror(errno));
@@ -17614,7 +18609,8 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     double *vals = NULL;
     int64_t *labs = NULL, rows = 0, cap = 0, line = 0;
     int ncols = -1, lc = -1;
-    char cell[256];
+    char *cell = NULL;      /* one field, as long as the longest line so far */
+    size_t cellcap = 0;
     tn_tensor *x = NULL, *y = NULL;
     bool failed = false;
     const char *p = buf, *bend = buf + size;
@@ -17627,6 +18623,13 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
         const char *q = p;
         while (q < e && (*q == ' ' || *q == '\t')) q++;
         if (q == e) { p = next; continue; }  /* a blank line */
+        if ((size_t)(e - p) + 1 > cellcap) {
+            size_t want = TN__MAX((size_t)(e - p) + 1, 2 * cellcap);
+            char *c = (char *)TN_REALLOC(cell, want);
+            if (!c) { tn__error("tn_read_csv: out of memory at line %lld of '%s'", (long long)line, path); failed = true; break; }
+            cell = c;
+            cellcap = want;
+        }
         int nf = tn__csv_count_fields(p, e, delim);
         if (ncols < 0) { /* the first line fixes the columns and the label column */
             ncols = nf;
@@ -17634,11 +18637,11 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
                 const char *fp = p;
                 bool last = false;
                 for (int c = 0; c < nf && fp; c++) {
-                    fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+                    fp = tn__csv_field(fp, e, delim, cell, &last);
                     if (fp && !strcmp(cell, label_name)) { lc = c; break; }
                 }
                 if (lc < 0) { tn__error("tn_read_csv: '%s': no column named '%s' in the header", path, label_name); failed = true; break; }
-            } else if (label_col != INT64_MIN) {
+            } else if (label_col != TN_NONE) {
                 if (label_col < -ncols || label_col >= ncols) {
                     tn__error("tn_read_csv: label_column=%lld is out of range for %d columns", (long long)label_col, ncols);
                     failed = true;
@@ -17662,7 +18665,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
         int j = 0;
         for (int c = 0; c < ncols; c++) {
             bool last = false;
-            fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+            fp = tn__csv_field(fp, e, delim, cell, &last);
             if (!fp) { tn__error("tn_read_csv: '%s' line %lld, column %d: unterminated or misplaced quote", path, (long long)line, c + 1); failed = true; break; }
             char *end;
             double v = strtod(cell, &end);
@@ -17699,9 +18702,20 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     }
     TN_FREE(vals);
     TN_FREE(labs);
+    TN_FREE(cell);
     TN_FREE(buf);
     if (labels && x) *labels = tn__own(y);
     return tn__own(x);
+}
+
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options) {
+    if (labels) *labels = NULL;
+    tn_csv_opts o = TN_DEFAULTS(tn_csv_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_read_csv", options, tn__kw_csv, TN__KW_N(tn__kw_csv), &o, &seen)) return NULL;
+    tn_tensor *x = tn_read_csv_opts(path, labels, o);
+    tn__kw_release(tn__kw_csv, TN__KW_N(tn__kw_csv), &o, seen);
+    return x;
 }
 
 /* ======================================================================= */
@@ -17824,15 +18838,28 @@ typedef struct tn__st_parse {
     bool has_meta;
 } tn__st_parse;
 
+/* A path as messages show it: whole up to 250 bytes, else its first and last 120 bytes
+   (cut at UTF-8 character boundaries) around "...", so that the reason after it still fits
+   the error buffer's 1024 bytes. buf: 256 bytes. */
+static const char *tn__msg_path(const char *path, char *buf) {
+    size_t n = strlen(path), head = 120, tail = n - 120;
+    if (n <= 250) return path;
+    while (head && ((unsigned char)path[head] & 0xC0) == 0x80) head--;
+    while (tail < n && ((unsigned char)path[tail] & 0xC0) == 0x80) tail++;
+    snprintf(buf, 256, "%.*s...%s", (int)head, path, path + tail);
+    return buf;
+}
+
 /* "tn_safetensors_load: 'file': what" */
 static int tn__st_fail(tn__st_parse *p, const char *fmt, ...) TN__PRINTF_FMT(2, 3);
 static int tn__st_fail(tn__st_parse *p, const char *fmt, ...) {
-    char why[900];
+    char why[900];   /* the message under the function and file names: the error buffer holds 1024 bytes */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    if (p->src) tn__error("%s: '%s': %s", p->fn, p->src, why);
+    char pb[256];   /* tn__msg_path's */
+    if (p->src) tn__error("%s: '%s': %s", p->fn, tn__msg_path(p->src, pb), why);
     else tn__error("%s: %s", p->fn, why);
     return -1;
 }
@@ -18002,7 +19029,7 @@ static int tn__st_int_array(tn__st_parse *p, const char *tname, const char *fiel
         size_t at = p->i;
         if (tn__st_number(p, &integer, &v)) return -1;
         if (!integer) {
-            char num[40];
+            char num[40];   /* the offending number, shown (cut) in the message only */
             size_t l = TN__MIN(p->i - at, sizeof num - 1);
             memcpy(num, p->s + at, l);
             num[l] = 0;
@@ -18257,6 +19284,7 @@ TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size) {
 
 TNDEF tn_dict *tn_safetensors_load(const char *path) {
     if (!path) return (tn_dict *)tn__error("tn_safetensors_load: path is NULL");
+    char pb[256];   /* tn__msg_path's */
     tn__st_map *m = (tn__st_map *)TN_MALLOC(sizeof *m);
     if (!m) return (tn_dict *)tn__error("tn_safetensors_load: out of memory");
     memset(m, 0, sizeof *m);
@@ -18268,12 +19296,12 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
         int err = errno;
         if (fd >= 0) close(fd);
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", path, strerror(err));
+        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", tn__msg_path(path, pb), strerror(err));
     }
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
         close(fd);
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: '%s' is not a regular file of addressable size", path);
+        return (tn_dict *)tn__error("tn_safetensors_load: '%s' is not a regular file of addressable size", tn__msg_path(path, pb));
     }
     m->len = (size_t)st.st_size;
     if (m->len) {
@@ -18283,7 +19311,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
             int err = errno;
             close(fd);
             TN_FREE(m);
-            return (tn_dict *)tn__error("tn_safetensors_load: cannot map '%s' (%zu bytes): %s", path, (size_t)st.st_size, strerror(err));
+            return (tn_dict *)tn__error("tn_safetensors_load: cannot map '%s' (%zu bytes): %s", tn__msg_path(path, pb), (size_t)st.st_size, strerror(err));
         }
         m->mapped = true;
     }
@@ -18292,7 +19320,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", path, strerror(errno));
+        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", tn__msg_path(path, pb), strerror(errno));
     }
     tn__file r;
     memset(&r, 0, sizeof r);
@@ -18302,7 +19330,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
     fclose(f);
     if (!m->addr) {
         TN_FREE(m);
-        return size >= 0 ? NULL : (tn_dict *)tn__error("tn_safetensors_load: cannot read '%s'", path);
+        return size >= 0 ? NULL : (tn_dict *)tn__error("tn_safetensors_load: cannot read '%s'", tn__msg_path(path, pb));
     }
     m->len = (size_t)size;
 #endif
@@ -18358,10 +19386,13 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
         if (why) { TN_FREE(items); return TN__FAIL_INT("%s: tensor name '%s' %s", fn, name, why); }
         items[i].name = name;
         items[i].t = t;
-        items[i].nbytes = tn_numel(t) * (int64_t)tn_dtype_size(t->dtype);
+        if (!tn__mul_ok(tn_numel(t), (int64_t)tn_dtype_size(t->dtype), &items[i].nbytes)) {
+            TN_FREE(items);
+            return TN__FAIL_INT("%s: tensor '%s' (%s) has more bytes than int64 counts", fn, name, TN__SHAPE(t));
+        }
     }
     for (int i = 0; i < tn_dict_meta_len(d); i++) {
-        const char *k = tn_dict_meta_key(d, i), *v = tn_dict_get_meta(d, k);
+        const char *k = tn_dict_meta_key(d, i), *v = tn__dict_meta_value(d, i);
         if (!tn__utf8_ok((const unsigned char *)k, strlen(k), &bad) || !tn__utf8_ok((const unsigned char *)v, strlen(v), &bad)) {
             TN_FREE(items);
             return TN__FAIL_INT("%s: metadata '%s' is not valid UTF-8", fn, k);
@@ -18377,23 +19408,29 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
             if (i) tn__sb_puts(hdr, ",");
             tn__st_json_string(hdr, k);
             tn__sb_puts(hdr, ":");
-            tn__st_json_string(hdr, tn_dict_get_meta(d, k));
+            tn__st_json_string(hdr, tn__dict_meta_value(d, i));
         }
         tn__sb_puts(hdr, n ? "}," : "}");
     }
     int64_t off = 0;
-    char num[64];
+    char num[64];   /* one or two int64s and a few bytes of JSON */
     for (int i = 0; i < n; i++) {
         tn_tensor *t = items[i].t;
+        int64_t end;
+        if (!tn__add_ok(off, items[i].nbytes, &end)) {   /* the offsets, and below the file's size, fit an int64 */
+            TN_FREE(items);
+            TN_FREE(hdr->s);
+            return TN__FAIL_INT("%s: the tensors' bytes add up past what int64 counts", fn);
+        }
         if (i) tn__sb_puts(hdr, ",");
         tn__st_json_string(hdr, items[i].name);
         tn__sb_puts(hdr, ":{\"dtype\":\"");
         tn__sb_puts(hdr, tn__st_dtype_names[t->dtype]);
         tn__sb_puts(hdr, "\",\"shape\":[");
         for (int k = 0; k < t->ndim; k++) { snprintf(num, sizeof num, k ? ",%lld" : "%lld", (long long)t->shape[k]); tn__sb_puts(hdr, num); }
-        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)(off + items[i].nbytes));
+        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)end);
         tn__sb_puts(hdr, num);
-        off += items[i].nbytes;
+        off = end;
     }
     tn__sb_puts(hdr, "}");
     while (!hdr->failed && hdr->n % 8) tn__sb_puts(hdr, " ");  /* the data starts 8-byte aligned */
@@ -18462,40 +19499,110 @@ TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size) {
     return out;
 }
 
+/* The file a save writes before it replaces path. POSIX: open/write/fsync, so that the data
+   is on the disk before the rename makes it the file, and every failure (a full disk
+   included) is seen; elsewhere stdio. */
+typedef struct tn__wfile {
+#ifdef TN__HAVE_MMAP
+    int fd;
+#else
+    FILE *f;
+#endif
+} tn__wfile;
+static int tn__wf_create(tn__wfile *w, const char *name) {   /* 0, or an errno */
+#ifdef TN__HAVE_MMAP
+    int flags = O_WRONLY | O_CREAT | O_EXCL;
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
+#endif
+    w->fd = open(name, flags, 0666);
+    return w->fd < 0 ? errno : 0;
+#else
+    w->f = fopen(name, "wbx");
+    return w->f ? 0 : errno ? errno : EIO;
+#endif
+}
+static int tn__wf_write(tn__wfile *w, const void *data, size_t n) {
+#ifdef TN__HAVE_MMAP
+    for (const char *p = (const char *)data; n;) {
+        ssize_t k = write(w->fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return k < 0 ? errno : EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+#else
+    return !n || fwrite(data, 1, n, w->f) == n ? 0 : errno ? errno : EIO;
+#endif
+}
+static int tn__wf_close(tn__wfile *w, bool sync) {   /* 0, or the first errno */
+#ifdef TN__HAVE_MMAP
+    int err = sync && fsync(w->fd) != 0 ? errno : 0;
+    if (close(w->fd) != 0 && !err) err = errno;
+    return err;
+#else
+    (void)sync;
+    return fclose(w->f) != 0 ? (errno ? errno : EIO) : 0;
+#endif
+}
+/* Create the temporary beside path, exclusively, so that no existing file is ever truncated
+   (the user's "<path>.tmp", or another save's): "<path>.tmp", else "<path>.tmp1", ... When
+   that name is too long for the file system (path's name near NAME_MAX), a short one in the
+   same directory, "<dir>/.tn-save.tmp<n>". *name is TN_MALLOC'd, also on failure (NULL
+   only when out of memory). */
+static int tn__st_create_tmp(const char *path, tn__wfile *w, char **name) {
+    size_t pl = strlen(path), cap = pl + 32;
+    const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char *bs = strrchr(path, '\\');
+    if (bs && (!slash || bs > slash)) slash = bs;
+#endif
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    char *s = *name = (char *)TN_MALLOC(cap);
+    if (!s) return ENOMEM;
+    bool short_name = false;
+    int err = 0;
+    for (int k = 0; k < 100; k++) {
+        if (!short_name) snprintf(s, cap, k ? "%s.tmp%d" : "%s.tmp", path, k);
+        else { memcpy(s, path, dl); snprintf(s + dl, cap - dl, ".tn-save.tmp%d", k); }
+        if (!(err = tn__wf_create(w, s))) return 0;
+        if (err == ENAMETOOLONG && !short_name) { short_name = true; k = -1; continue; }
+        if (err != EEXIST) break;
+    }
+    return err;
+}
+
 TNDEF int tn_safetensors_save(const char *path, const tn_dict *d) {
-    if (!path || !d) return TN__FAIL_INT("tn_safetensors_save: need a path and a dict");
+    const char *fn = "tn_safetensors_save";
+    if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
     tn__sbuf hdr;
     tn__st_item *items;
     int n;
-    if (tn__st_header("tn_safetensors_save", d, &hdr, &items, &n)) return -1;
-    size_t pl = strlen(path);
-    char *tmpname = (char *)TN_MALLOC(pl + 16);
-    FILE *f = NULL;
-    int rc = 0;
-    if (!tmpname) rc = TN__FAIL_INT("tn_safetensors_save: out of memory");
-    else {
-        snprintf(tmpname, pl + 16, "%s.tmp", path);
-        f = fopen(tmpname, "wb");
-        if (!f) rc = TN__FAIL_INT("tn_safetensors_save: cannot create '%s': %s", tmpname, strerror(errno));
-    }
-    unsigned char len8[8];
-    for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)hdr.n >> (8 * k) & 0xFF);
-    bool io_ok = f && fwrite(len8, 1, 8, f) == 8 && fwrite(hdr.s, 1, hdr.n, f) == hdr.n;
-    for (int i = 0; f && io_ok && i < n; i++) {
-        tn_tensor *tmp;
-        const void *src = tn__st_bytes("tn_safetensors_save", items[i].t, &tmp);
-        if (!src) { rc = -1; break; }
-        io_ok = !items[i].nbytes || fwrite(src, 1, (size_t)items[i].nbytes, f) == (size_t)items[i].nbytes;
-        tn_release(tmp);
-    }
-    if (f) {
-        int err = errno;
-        if (fclose(f) != 0 && io_ok) { io_ok = false; err = errno; }
-        if (!rc && !io_ok) rc = TN__FAIL_INT("tn_safetensors_save: cannot write '%s': %s", tmpname, strerror(err));
-        if (!rc && rename(tmpname, path) != 0) {
-            remove(path);  /* platforms whose rename does not replace */
-            if (rename(tmpname, path) != 0) rc = TN__FAIL_INT("tn_safetensors_save: cannot rename '%s' to '%s': %s", tmpname, path, strerror(errno));
+    if (tn__st_header(fn, d, &hdr, &items, &n)) return -1;
+    char *tmpname = NULL, pb[256], tb[256];   /* tn__msg_path's */
+    tn__wfile w;
+    int rc = 0, err = tn__st_create_tmp(path, &w, &tmpname);
+    if (!tmpname) rc = TN__FAIL_INT("%s: out of memory", fn);
+    else if (err) { rc = TN__FAIL_INT("%s: cannot create '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err)); TN_FREE(tmpname); tmpname = NULL; }
+    if (tmpname) {
+        unsigned char len8[8];
+        for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)hdr.n >> (8 * k) & 0xFF);
+        err = tn__wf_write(&w, len8, 8);
+        if (!err) err = tn__wf_write(&w, hdr.s, hdr.n);
+        for (int i = 0; !err && i < n; i++) {
+            tn_tensor *tmp;
+            const void *src = tn__st_bytes(fn, items[i].t, &tmp);
+            if (!src) { rc = -1; break; }
+            err = tn__wf_write(&w, src, (size_t)items[i].nbytes);
+            tn_release(tmp);
         }
+        int cerr = tn__wf_close(&w, !rc && !err);
+        if (!err) err = cerr;
+        if (!rc && err) rc = TN__FAIL_INT("%s: cannot write '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err));
+        /* the old file is replaced only by a complete new one, and never removed: a platform
+           whose rename does not replace an existing file reports the error */
+        if (!rc && rename(tmpname, path) != 0) rc = TN__FAIL_INT("%s: cannot rename '%s' to '%s': %s", fn, tn__msg_path(tmpname, tb), tn__msg_path(path, pb), strerror(errno));
         if (rc) remove(tmpname);
     }
     TN_FREE(tmpname);
@@ -18509,10 +19616,11 @@ TNDEF int tn_safetensors_save(const char *path, const tn_dict *d) {
 /* ======================================================================= */
 /* ---- checkpoints ---- */
 static int tn__dict_put_prefixed(tn_dict *dst, const char *prefix, const tn_dict *src) {
-    char key[600];
     for (int i = 0; src && i < tn_dict_len(src); i++) {
-        snprintf(key, sizeof key, "%s%s", prefix, tn_dict_key(src, i));
-        if (tn_dict_set(dst, key, tn_dict_value(src, i))) return -1;
+        char *key = tn__str_join(prefix, tn_dict_key(src, i));   /* exact length: never cut */
+        int rc = key ? tn_dict_set(dst, key, tn_dict_value(src, i)) : TN__FAIL_INT("tn_checkpoint_save: out of memory");
+        TN_FREE(key);
+        if (rc) return -1;
     }
     return src ? 0 : -1;
 }
@@ -18520,15 +19628,20 @@ TNDEF int tn_checkpoint_save(const char *path, const tn_module *model, const tn_
     const char *fn = "tn_checkpoint_save";
     if (!path || !model) return TN__FAIL_INT("%s: need a path and a model", fn);
     tn_dict *all = tn_dict_new(), *ms = tn_module_state_dict(model), *os = opt ? tn_optim_state_dict(opt) : NULL;
-    char tmp[1100], num[32];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char num[32];   /* an int64 */
     snprintf(num, sizeof num, "%lld", (long long)step);
     tn_scope_begin();
+    /* tn_safetensors_save replaces path only once the whole file is written */
     int rc = !all || tn__dict_put_prefixed(all, "model.", ms) || (opt && tn__dict_put_prefixed(all, "optim.", os)) ||
              tn_dict_set(all, "step", tn_scalar_tensor((double)step, TN_I64)) || tn_dict_set_meta(all, "format", "tensor.h checkpoint") ||
-             tn_dict_set_meta(all, "step", num) || tn_safetensors_save(tmp, all) ? -1 : 0;
+             tn_dict_set_meta(all, "step", num) ? -1 : 0;
     tn_scope_end();
-    if (rc == 0 && rename(tmp, path) != 0) { remove(tmp); rc = TN__FAIL_INT("%s: cannot rename %s to %s", fn, tmp, path); }
+    if (rc == 0 && tn_safetensors_save(path, all)) {
+        char why[1024];   /* a message: the error buffer holds no more */
+        const char *colon = strstr(tn_last_error(), ": ");
+        snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+        rc = TN__FAIL_INT("%s: %s", fn, why);
+    }
     tn_dict_free(all); tn_dict_free(ms); tn_dict_free(os);
     return rc;
 }
@@ -18544,33 +19657,47 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     const char *fn = "tn_checkpoint_load";
     if (!path || !model) return TN__FAIL_INT("%s: need a path and a model", fn);
     tn_dict *all = tn_safetensors_load(path);
-    if (!all) return -1;
+    if (!all) {   /* the reader's message, under this function's name */
+        char why[1024];
+        const char *colon = strstr(tn_last_error(), ": ");
+        snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+        return TN__FAIL_INT("%s: %s", fn, why);
+    }
     tn_dict *ms = tn__dict_strip_prefix(all, "model."), *os = opt ? tn__dict_strip_prefix(all, "optim.") : NULL;
     tn_tensor *st = tn_dict_get(all, "step");
+    char pb[256];   /* tn__msg_path's */
+    const char *shown = tn__msg_path(path, pb);
     int rc = 0;
     if (!ms || (opt && !os)) rc = -1;
-    else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, path);
-    else {
-        /* each load is all-or-nothing; a copy of the model's values makes the pair so (a refused
-           optimizer state puts the model back) */
-        tn_dict *cur = opt ? tn_module_state_dict(model) : NULL, *backup = cur ? tn_dict_new() : NULL;
-        tn_scope_begin();
-        for (int i = 0; backup && i < tn_dict_len(cur); i++) {
-            tn_tensor *v = tn_clone(tn_dict_value(cur, i));
-            if (!v || tn_dict_set(backup, tn_dict_key(cur, i), v)) { tn_dict_free(backup); backup = NULL; }
-        }
-        tn_scope_end();
-        if (opt && !backup) rc = -1;
-        else if (tn_module_load_state_dict(model, ms, true, NULL, NULL) || (opt && tn_optim_load_state_dict(opt, os))) {
-            char why[1024];                  /* the message of the part that failed, with the file's name */
-            snprintf(why, sizeof why, "%s", tn_last_error());
-            if (backup) tn_module_load_state_dict(model, backup, true, NULL, NULL);
-            rc = TN__FAIL_INT("%s: %s: %s", fn, path, why);
-        }
-        tn_dict_free(backup);
-        tn_dict_free(cur);
+    else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, shown);
+    else if (st->dtype == TN_F16 || st->dtype == TN_BF16) rc = TN__FAIL_INT("%s: %s: \"step\" must not be float16 or bfloat16", fn, shown);
+    /* the step is read before anything is written: an int64 exactly, another dtype only
+       when it is a whole number in int64's range (1e300 or NaN would be undefined) */
+    int64_t step_value = 0;
+    if (rc == 0 && st->device == TN_CPU && st->dtype == TN_I64) step_value = *(const int64_t *)tn_data_ptr(st);
+    else if (rc == 0) {
+        const double v = tn_item(st);
+        if (v != floor(v) || !(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+            rc = TN__FAIL_INT("%s: %s: \"step\" %g is not a whole number in int64's range", fn, shown, v);
+        else step_value = (int64_t)v;
     }
-    if (rc == 0 && step) *step = (int64_t)tn_item(st);
+    if (rc == 0) {
+        /* model and optimizer are both checked before either is written: a refused checkpoint
+           changes neither */
+        tn__module_load ml;
+        tn__optim_load ol;
+        bool model_ok = tn__module_load_check("tn_module_load_state_dict", model, ms, true, NULL, NULL, &ml) == 0;
+        if (!model_ok || (opt && tn__optim_load_check("tn_optim_load_state_dict", opt, os, &ol))) {
+            char why[1024];   /* the message of the part that failed (the error buffer holds no more) */
+            snprintf(why, sizeof why, "%s", tn_last_error());
+            if (model_ok) tn__module_load_free(&ml);
+            rc = TN__FAIL_INT("%s: %s: %s", fn, shown, why);
+        } else {
+            if (opt) tn__optim_load_commit(opt, &ol);
+            rc = tn__module_load_commit("tn_module_load_state_dict", &ml);
+        }
+    }
+    if (rc == 0 && step) *step = step_value;
     tn_dict_free(ms); tn_dict_free(os); tn_dict_free(all);
     return rc;
 }
@@ -18702,27 +19829,42 @@ TNDEF char *tn_to_string(tn_tensor *t) {
         }
         tn__print_rec(&f, &b, 0, 0, 7);
     }
-    /* suffixes, wrapped onto a new line past 80 columns as PyTorch does */
-    char suffixes[4][96];
+    /* suffixes, wrapped onto a new line past 80 columns as PyTorch does; built at their
+       length (a custom function's name, eight 19-digit sizes are never cut) */
+    tn__sbuf suffixes[4];
+    memset(suffixes, 0, sizeof suffixes);
     int ns = 0;
-    if (t->device != TN_CPU) snprintf(suffixes[ns++], 96, "device='%s:0'", tn_device_name(t->device));
+    char num[32];   /* an int64 */
+    if (t->device != TN_CPU) {
+        tn__sb_puts(&suffixes[ns], "device='");
+        tn__sb_puts(&suffixes[ns], tn_device_name(t->device));
+        tn__sb_puts(&suffixes[ns++], ":0'");
+    }
     if (tn_numel(t) == 0 && t->ndim != 1) {
-        int w = snprintf(suffixes[ns], 96, "size=(");
-        for (int i = 0; i < t->ndim && w < 80; i++) w += snprintf(suffixes[ns] + w, (size_t)(96 - w), i ? ", %lld" : "%lld", (long long)t->shape[i]);
-        snprintf(suffixes[ns] + w, (size_t)(96 - w), t->ndim == 1 ? ",)" : ")");
-        ns++;
+        tn__sb_puts(&suffixes[ns], "size=(");
+        for (int i = 0; i < t->ndim; i++) {
+            snprintf(num, sizeof num, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+            tn__sb_puts(&suffixes[ns], num);
+        }
+        tn__sb_puts(&suffixes[ns++], t->ndim == 1 ? ",)" : ")");
     }
     /* an empty tensor names every dtype but the default float32 (nothing to infer it from) */
-    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL)))
-        snprintf(suffixes[ns++], 96, "dtype=torch.%s", tn_dtype_name(t->dtype));
-    if (t->grad_fn) snprintf(suffixes[ns++], 96, "grad_fn=<%s>", tn_grad_fn_name(t));
-    else if (t->requires_grad) snprintf(suffixes[ns++], 96, "requires_grad=True");
+    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
+        tn__sb_puts(&suffixes[ns], "dtype=torch.");
+        tn__sb_puts(&suffixes[ns++], tn_dtype_name(t->dtype));
+    }
+    if (t->grad_fn) {
+        tn__sb_puts(&suffixes[ns], "grad_fn=<");
+        tn__sb_puts(&suffixes[ns], tn_grad_fn_name(t));
+        tn__sb_puts(&suffixes[ns++], ">");
+    } else if (t->requires_grad) tn__sb_puts(&suffixes[ns++], "requires_grad=True");
+    for (int i = 0; i < ns; i++) b.failed |= suffixes[i].failed;
     /* PyTorch: last_line_len = len(s) - s.rfind("\n") + 1 (rfind gives -1 when absent) */
     const char *lastnl = b.s ? strrchr(b.s, '\n') : NULL;
     size_t last = lastnl ? (size_t)(b.s + b.n - lastnl) + 1 : b.n + 2;
 
-    for (int i = 0; i < ns; i++) {
-        size_t sl = strlen(suffixes[i]);
+    for (int i = 0; i < ns && !b.failed; i++) {
+        size_t sl = suffixes[i].n;
         if (last + sl + 2 > 80) {
             tn__sb_puts(&b, ",\n");
             tn__sb_pad(&b, 7);
@@ -18731,8 +19873,9 @@ TNDEF char *tn_to_string(tn_tensor *t) {
             tn__sb_puts(&b, ", ");
             last += sl + 2;
         }
-        tn__sb_puts(&b, suffixes[i]);
+        tn__sb_puts(&b, suffixes[i].s);
     }
+    for (int i = 0; i < ns; i++) TN_FREE(suffixes[i].s);
     tn__sb_puts(&b, ")");
     tn_release(f.t);
     if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_to_string: out of memory"); }
@@ -18748,6 +19891,82 @@ TNDEF int tn_print(tn_tensor *t) {
     puts(s);
     tn_string_free(s);
     return 0;
+}
+
+/* ========================================================================== */
+/* src/io/dlpack.c: DLPack: zero-copy exchange with NumPy, PyTorch and others */
+/* ========================================================================== */
+/* A DLManagedTensor made here carries the tensor it exports (retained) and its shape and
+   strides, in one block freed by its deleter. */
+typedef struct tn__dlpack { DLManagedTensor m; tn_tensor *t; int64_t shape[TN_MAX_DIMS], strides[TN_MAX_DIMS]; } tn__dlpack;
+
+static void tn__dlpack_deleter(DLManagedTensor *m) {
+    tn__dlpack *d = (tn__dlpack *)m->manager_ctx;
+    tn_release(d->t);
+    TN_FREE(d);
+}
+TNDEF void tn_dlpack_delete(DLManagedTensor *m) { if (m && m->deleter) m->deleter(m); }
+
+TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    if (t->requires_grad)
+        return (DLManagedTensor *)tn__error("tn_to_dlpack: can't export a tensor that requires grad; export tn_detach(t)");
+    DLDataType dt = {0, (uint8_t)(8 * tn_dtype_size(t->dtype)), 1};
+    switch (t->dtype) {
+    case TN_F32: case TN_F64: case TN_F16: dt.code = kDLFloat; break;
+    case TN_BF16: dt.code = kDLBfloat; break;
+    case TN_I32: case TN_I64: dt.code = kDLInt; break;
+    case TN_U8: dt.code = kDLUInt; break;
+    case TN_BOOL: dt.code = kDLBool; break;
+    default: return (DLManagedTensor *)tn__error("tn_to_dlpack: dtype %s has no DLPack code", tn_dtype_name(t->dtype));
+    }
+    tn__dlpack *d = (tn__dlpack *)TN_MALLOC(sizeof *d);
+    if (!d) return (DLManagedTensor *)tn__error("tn_to_dlpack: out of memory");
+    memset(d, 0, sizeof *d);
+    d->t = tn_retain(t);
+    for (int i = 0; i < t->ndim; i++) { d->shape[i] = t->shape[i]; d->strides[i] = t->strides[i]; }
+    DLTensor *x = &d->m.dl_tensor;
+    x->data = tn_data_ptr(t);   /* the first element; byte_offset 0, as PyTorch exports */
+    x->device.device_type = t->device == TN_CUDA ? kDLCUDA : kDLCPU;
+    x->device.device_id = t->device == TN_CUDA ? tn_cuda_current_device() : 0;
+    x->ndim = t->ndim;
+    x->dtype = dt;
+    x->shape = d->shape;
+    x->strides = d->strides;
+    d->m.manager_ctx = d;
+    d->m.deleter = tn__dlpack_deleter;
+    return &d->m;
+}
+
+static void tn__dlpack_release(void *data, void *ctx) {
+    (void)data;
+    tn_dlpack_delete((DLManagedTensor *)ctx);
+}
+TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
+    const char *fn = "tn_from_dlpack";
+    if (!m) return (tn_tensor *)tn__error("%s: the DLManagedTensor is NULL", fn);
+    const DLTensor *x = &m->dl_tensor;
+    const DLDataType dt = x->dtype;
+    tn_dtype dtype = TN_NUM_DTYPES;
+    if (dt.lanes == 1) {
+        if (dt.code == kDLFloat) dtype = dt.bits == 32 ? TN_F32 : dt.bits == 64 ? TN_F64 : dt.bits == 16 ? TN_F16 : TN_NUM_DTYPES;
+        else if (dt.code == kDLBfloat && dt.bits == 16) dtype = TN_BF16;
+        else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : TN_NUM_DTYPES;
+        else if (dt.code == kDLUInt && dt.bits == 8) dtype = TN_U8;
+        else if (dt.code == kDLBool && dt.bits == 8) dtype = TN_BOOL;
+    }
+    tn_device device = TN_NUM_DEVICES;
+    if (x->device.device_type == kDLCPU || x->device.device_type == kDLCUDAHost) device = TN_CPU;
+    else if (x->device.device_type == kDLCUDA && tn_cuda_is_available() && x->device.device_id == tn_cuda_current_device()) device = TN_CUDA;
+    const char *why = dtype == TN_NUM_DTYPES ? "a dtype this library does not have" : device == TN_NUM_DEVICES ? "memory on a device this library cannot reach"
+                    : x->ndim < 0 || x->ndim > TN_MAX_DIMS ? "more dims than TN_MAX_DIMS" : NULL;
+    tn_tensor *t = NULL;
+    if (!why) t = tn__from_memory(fn, (char *)x->data + x->byte_offset, x->shape, x->ndim, x->strides, dtype, device, tn__dlpack_release, m);
+    if (t) return tn__own(t);
+    if (why) tn__error("%s: DLPack tensor (type code %d, %d bits, %d lanes, device type %d:%d, %d dims) has %s", fn, dt.code, dt.bits, dt.lanes,
+                       (int)x->device.device_type, (int)x->device.device_id, (int)x->ndim, why);
+    tn_dlpack_delete(m);   /* the producer's memory is given back on every path */
+    return NULL;
 }
 
 /* ========================================================================= */
@@ -18999,7 +20218,7 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     tn_tensor *const ts[3] = {x, w, y};
     if (tn__si_dense("conv2d", ts, 3)) return -1;
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
-    tn_tensor xv = *x, wv = *w, yv = *y;   /* the same host memory, seen as CPU tensors */
+    tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
     if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
     return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);

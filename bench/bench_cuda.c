@@ -87,13 +87,13 @@ static int setup(workload *w, const spec *s) {
     bool mlp = s->kind == MLP;
     w->model = mlp ? tn_nn_sequential(tn_nn_linear(784, 256, true), tn_nn_relu(), tn_nn_linear(256, 128, true), tn_nn_relu(),
                                       tn_nn_linear(128, 10, true))
-                   : tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
-                                      tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+                   : tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                      tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_flatten(1, -1), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
     if (!w->model || tn_module_to(w->model, TN_CUDA) != 0) return -1; /* before the optimizer: its state follows the parameters */
     tn_dict *ps = tn_module_named_parameters(w->model);
-    w->opt = mlp ? tn_optim_sgd(tn_dict_values(ps), tn_dict_len(ps), 0.01, 0.9, 0)
-                 : tn_optim_adam(tn_dict_values(ps), tn_dict_len(ps), 1e-3);
+    w->opt = mlp ? tn_optim_sgd(tn_dict_values(ps), tn_dict_len(ps), .lr = 0.01, .momentum = 0.9)
+                 : tn_optim_adam(tn_dict_values(ps), tn_dict_len(ps), .lr = 1e-3);
     tn_dict_free(ps);
     w->x = on_gpu(mlp ? tn_randn(TN_SHAPE(128, 784), TN_F32) : tn_randn(TN_SHAPE(64, 1, 28, 28), TN_F32));
     w->y = on_gpu(tn_randint(0, 10, TN_SHAPE(mlp ? 128 : 64), TN_I64, NULL));
@@ -110,13 +110,13 @@ static int step(workload *w) {
         break;
     case CONV_FWD:
         tn_no_grad_begin();
-        rc = tn_conv2d(w->x, w->w, NULL, 1, 1, 1, 1) ? 0 : -1;
+        rc = tn_conv2d(w->x, w->w, NULL, .padding = 1) ? 0 : -1;
         tn_no_grad_end();
         break;
     case CONV_FWD_BWD: {
         tn_set_grad(w->x, NULL);
         tn_set_grad(w->w, NULL);
-        tn_tensor *out = tn_conv2d(w->x, w->w, NULL, 1, 1, 1, 1);
+        tn_tensor *out = tn_conv2d(w->x, w->w, NULL, .padding = 1);
         rc = out ? tn_backward(tn_sum(out)) : -1;
         break;
     }

@@ -20,8 +20,8 @@ static const tn_module_type char_lm_type = {"CharLM", NULL, NULL, NULL};
 
 static tn_module *char_lm_new(int64_t vocab) {
     char_lm *m = (char_lm *)tn_module_new(&char_lm_type, sizeof *m);
-    m->embed = tn_module_add(&m->base, "embed", tn_nn_embedding(vocab, EMBED, NULL));
-    m->lstm = tn_module_add(&m->base, "lstm", tn_nn_lstm(EMBED, HIDDEN, "num_layers=2, batch_first=True, dropout=0.1"));
+    m->embed = tn_module_add(&m->base, "embed", tn_nn_embedding(vocab, EMBED));
+    m->lstm = tn_module_add(&m->base, "lstm", tn_nn_lstm(EMBED, HIDDEN, .num_layers = 2, .batch_first = true, .dropout = 0.1));
     m->head = tn_module_add(&m->base, "head", tn_nn_linear(HIDDEN, vocab, true));
     if (!m->embed || !m->lstm || !m->head) { tn_module_free(&m->base); return NULL; }
     return &m->base;
@@ -62,10 +62,17 @@ static int sample(tn_tensor *logits, double temperature) {
 }
 
 int main(int argc, char **argv) {
-    const char *path = tu_arg(argc, argv, "--text", "data/fortunes.txt");
-    const char *save = tu_arg(argc, argv, "--save", "char_lm.safetensors"), *resume = tu_arg(argc, argv, "--resume", NULL);
-    const char *prompt = tu_arg(argc, argv, "--prompt", "Q: ");
-    int64_t steps = atoll(tu_arg(argc, argv, "--steps", "1000")), nsample = atoll(tu_arg(argc, argv, "--sample", "600"));
+    tu_flag f[] = {{"--text", "data/fortunes.txt", "the training text", NULL},
+                   {"--save", "char_lm.safetensors", "checkpoint written at the end", NULL},
+                   {"--resume", NULL, "checkpoint to continue from", NULL},
+                   {"--prompt", "Q: ", "text the sample starts from", NULL},
+                   {"--steps", "1000", "training steps", NULL},
+                   {"--sample", "600", "characters to sample afterwards", NULL}};
+    const int nf = (int)(sizeof f / sizeof f[0]);
+    tu_flags(argc, argv, "A 2-layer character-level LSTM trained on a text, then sampled.", f, nf);
+    const char *path = tu_str(f, nf, "--text"), *save = tu_str(f, nf, "--save"), *resume = tu_str(f, nf, "--resume");
+    const char *prompt = tu_str(f, nf, "--prompt");
+    const int64_t steps = (int64_t)tu_num(f, nf, "--steps"), nsample = (int64_t)tu_num(f, nf, "--sample");
     tn_manual_seed(0);
 
     int64_t n;
@@ -82,8 +89,8 @@ int main(int argc, char **argv) {
 
     tn_module *model = char_lm_new(vocab);
     tn_dict *params = tn_module_named_parameters(model);
-    tn_optim *opt = tn_optim_create("Adam", tn_dict_values(params), tn_dict_len(params), "lr=3e-3");
-    tn_lr_scheduler *sched = tn_lr_scheduler_create(opt, "CosineAnnealingLR", "T_max=1000, eta_min=3e-4");
+    tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 3e-3);
+    tn_lr_scheduler *sched = tn_lr_scheduler_cosine_annealing_lr(opt, .T_max = 1000, .eta_min = 3e-4);
     if (!model || !opt || !sched) { fprintf(stderr, "setup failed: %s\n", tn_last_error()); return 1; }
     int64_t step = 0;
     if (resume && tn_checkpoint_load(resume, model, opt, &step)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }

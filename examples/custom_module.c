@@ -29,7 +29,7 @@ static tn_module *residual_block_new(int64_t width) {
     residual_block *b = (residual_block *)tn_module_new(&residual_type, sizeof *b);
     if (!b) return NULL;
     b->width = width;
-    b->norm = tn_module_add(&b->base, "norm", tn_nn_layer_norm(TN_SHAPE(width), NULL));
+    b->norm = tn_module_add(&b->base, "norm", tn_nn_layer_norm(TN_SHAPE(width)));
     b->fc = tn_module_add(&b->base, "fc", tn_nn_linear(width, width, true));
     tn_tensor *scale = tn_full(TN_SHAPE(1), 0.1, TN_F32);       /* registering retains it */
     tn_module_register_parameter(&b->base, "scale", scale);
@@ -46,8 +46,8 @@ int main(int argc, char **argv) {
     tn_dict *params = tn_module_named_parameters(model);
     printf("state-dict names of the parameters:\n");
     for (int i = 0; i < tn_dict_len(params); i++) printf("  %s\n", tn_dict_key(params, i));
-    tn_optim *opt = tn_optim_create("AdamW", tn_dict_values(params), tn_dict_len(params), "lr=1e-3, weight_decay=0.01");
-    int rc = tu_fit_fashion(argc, argv, model, opt, NULL, 1, "custom_module.safetensors");
+    tn_optim *opt = tn_optim_adamw(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3, .weight_decay = 0.01);
+    int rc = tu_fit_fashion(argc, argv, "A custom residual module in C trained on Fashion-MNIST with AdamW.", model, opt, NULL, 1, "custom_module.safetensors");
     tn_dict_free(params);
     tn_module_free(model);
     return rc;

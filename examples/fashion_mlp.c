@@ -17,9 +17,9 @@ int main(int argc, char **argv) {
                                         tn_nn_linear(256, 128, true), tn_nn_relu(),
                                         tn_nn_linear(128, 10, true));
     tn_dict *params = tn_module_named_parameters(model);
-    tn_optim *opt = tn_optim_create("Adam", tn_dict_values(params), tn_dict_len(params), "lr=1e-3");
-    tn_lr_scheduler *sched = tn_lr_scheduler_create(opt, "CosineAnnealingLR", "T_max=10");
-    int rc = tu_fit_fashion(argc, argv, model, opt, sched, 10, "fashion_mlp.safetensors");
+    tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3);
+    tn_lr_scheduler *sched = tn_lr_scheduler_cosine_annealing_lr(opt, .T_max = 10);
+    int rc = tu_fit_fashion(argc, argv, "A 784-256-128-10 MLP trained on Fashion-MNIST with Adam and a cosine schedule.", model, opt, sched, 10, "fashion_mlp.safetensors");
     tn_dict_free(params);
     tn_module_free(model);
     return rc;

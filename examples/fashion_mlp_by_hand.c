@@ -3,11 +3,12 @@
  * what autograd will automate. Prints loss per epoch and the test accuracy.
  *
  *     make demo          (fetches the data into data/fashion-mnist first)
- *     ./build/fashion_mlp_by_hand data/fashion-mnist [epochs]
+ *     ./build/fashion_mlp_by_hand --data data/fashion-mnist --epochs 10
  */
 #define _POSIX_C_SOURCE 200809L
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
+#include "train_util.h"   /* its flags only */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -36,8 +37,11 @@ static tn_tensor *read_idx(const char *dir, const char *name) {
 static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
 
 int main(int argc, char **argv) {
-    const char *dir = argc > 1 ? argv[1] : "data/fashion-mnist";
-    int epochs = argc > 2 ? atoi(argv[2]) : 10;
+    tu_flag f[] = {{"--data", "data/fashion-mnist", "directory of the Fashion-MNIST IDX files", NULL},
+                   {"--epochs", "10", "training epochs", NULL}};
+    tu_flags(argc, argv, "An MLP on Fashion-MNIST with the tensor core only: forward, backward and the SGD step written out by hand.", f, 2);
+    const char *dir = tu_str(f, 2, "--data");
+    const int epochs = (int)tu_num(f, 2, "--epochs");
     const int64_t B = 64, H = 128;
     const double lr = 0.02, momentum = 0.9;
     tn_manual_seed(0);

@@ -1,12 +1,77 @@
-/* train_util.h — the training loop the examples share: a progress bar (loss, samples/s,
- * ETA), one epoch of classification training, evaluation, and argument parsing.
- * Include after tensor.h. Each function is short: read them as part of the example. */
+/* train_util.h — what the examples share: command-line flags, a progress bar (loss,
+ * samples/s, ETA; one line per epoch when stderr is not a terminal), one epoch of
+ * classification training, evaluation. Include after tensor.h. Each function is short:
+ * read them as part of the example. */
 #ifndef TRAIN_UTIL_H
 #define TRAIN_UTIL_H
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#define TU_ISATTY(f) isatty(fileno(f))
+#else
+#define TU_ISATTY(f) 0
+#endif
+
+/* ---- flags: "--name VALUE" or "--name=VALUE" ----
+   tu_flags(argc, argv, about, flags, n) fills each flag's value (its default when absent).
+   --help or -h prints the usage and exits 0; an unknown flag (with the nearest known name),
+   a flag without its value or a stray argument prints a message and the usage and exits 2. */
+typedef struct tu_flag { const char *name, *def, *help; const char *value; } tu_flag;
+static inline void tu_usage(FILE *out, const char *prog, const char *about, const tu_flag *f, int n) {
+    fprintf(out, "usage: %s [--flag VALUE]...\n%s\n", prog, about);
+    for (int i = 0; i < n; i++) fprintf(out, "  %-12s %s%s%s%s\n", f[i].name, f[i].help, f[i].def ? " (default: " : "", f[i].def ? f[i].def : "", f[i].def ? ")" : "");
+    fprintf(out, "  %-12s this message\n", "--help");
+}
+/* edit distance of two short strings, for "did you mean" */
+static inline int tu_distance(const char *a, const char *b) {
+    int d[64][64], la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]), x = d[i - 1][j] + 1, y = d[i][j - 1] + 1;
+            d[i][j] = c < x ? (c < y ? c : y) : (x < y ? x : y);
+        }
+    return d[la][lb];
+}
+static inline void tu_flags(int argc, char **argv, const char *about, tu_flag *f, int n) {
+    const char *prog = argc > 0 ? argv[0] : "example";
+    for (int i = 0; i < n; i++) f[i].value = f[i].def;
+    for (int a = 1; a < argc; a++) {
+        const char *arg = argv[a], *eq = strchr(arg, '=');
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) { tu_usage(stdout, prog, about, f, n); exit(0); }
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        int k = -1, best = 0;
+        for (int i = 0; i < n; i++) if (strlen(f[i].name) == len && !strncmp(f[i].name, arg, len)) k = i;
+        if (k < 0) {
+            for (int i = 1; i < n; i++) if (tu_distance(arg, f[i].name) < tu_distance(arg, f[best].name)) best = i;
+            if (strncmp(arg, "--", 2)) fprintf(stderr, "%s: unexpected argument '%s' (flags start with --)\n", prog, arg);
+            else if (n && tu_distance(arg, f[best].name) <= 3) fprintf(stderr, "%s: unknown flag '%s'; did you mean %s?\n", prog, arg, f[best].name);
+            else fprintf(stderr, "%s: unknown flag '%s'\n", prog, arg);
+            tu_usage(stderr, prog, about, f, n);
+            exit(2);
+        }
+        if (eq) f[k].value = eq + 1;
+        else if (a + 1 < argc) f[k].value = argv[++a];
+        else { fprintf(stderr, "%s: %s needs a value\n", prog, f[k].name); tu_usage(stderr, prog, about, f, n); exit(2); }
+    }
+}
+static inline const char *tu_str(const tu_flag *f, int n, const char *name) {
+    for (int i = 0; i < n; i++) if (!strcmp(f[i].name, name)) return f[i].value;
+    return NULL;
+}
+/* A flag's value as a number; a value that is not one is an error (exit 2), not a silent 0. */
+static inline double tu_num(const tu_flag *f, int n, const char *name) {
+    const char *v = tu_str(f, n, name);
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : 0;
+    if (!v || end == v || *end) { fprintf(stderr, "%s: expected a number, got '%s'\n", name, v ? v : ""); exit(2); }
+    return x;
+}
 
 /* Where the model and the batches live (--device cuda moves both there, nothing else). */
 static tn_device tu_device = TN_CPU;
@@ -25,8 +90,13 @@ static inline void tu_progress_start(tu_progress *p, int epoch, int epochs, int6
 }
 static inline void tu_progress_step(tu_progress *p, int64_t done, int64_t batch_samples, double loss) {
     p->samples += batch_samples; p->loss_sum += loss; p->steps++;
-    if (done != p->total && done % 20) return;           /* redraw every 20 steps */
+    const bool tty = TU_ISATTY(stderr);                   /* a log file gets one line per epoch */
+    if (done != p->total && (done % 20 || !tty)) return;  /* redraw every 20 steps */
     double dt = tu_now() - p->t0, rate = p->samples / (dt > 0 ? dt : 1e-9);
+    if (!tty) {
+        fprintf(stderr, "epoch %d/%d  loss %.4f  %.0f samples/s  (%.1f s)\n", p->epoch, p->epochs, p->loss_sum / (double)p->steps, rate, dt);
+        return;
+    }
     double eta = done ? dt * (double)(p->total - done) / (double)done : 0;
     char bar[21];
     int fill = (int)(20 * done / (p->total ? p->total : 1));
@@ -78,32 +148,36 @@ static inline double tu_accuracy(tn_module *model, tn_loader *loader) {
     return seen ? (double)right / (double)seen : 0;
 }
 
-/* --epochs N, --data DIR, --save PATH, --resume PATH, --device cpu|cuda; returns the
-   value of name or def. */
-static inline const char *tu_arg(int argc, char **argv, const char *name, const char *def) {
-    for (int i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], name)) return argv[i + 1];
-    return def;
-}
-
-/* The whole classification job on Fashion-MNIST: loaders, optional resume, epochs with a
-   checkpoint after each (model + optimizer + epoch), the test accuracy. Returns 0 when the
-   accuracy reaches --expect (default 0). Frees the optimizer and the scheduler. */
-static inline int tu_fit_fashion(int argc, char **argv, tn_module *model, tn_optim *opt, tn_lr_scheduler *sched, int default_epochs, const char *default_save) {
-    const char *dir = tu_arg(argc, argv, "--data", "data/fashion-mnist");
-    const char *save = tu_arg(argc, argv, "--save", default_save), *resume = tu_arg(argc, argv, "--resume", NULL);
+/* The whole classification job on Fashion-MNIST: its flags (--data, --epochs, --save,
+   --resume, --expect, --device), loaders, optional resume, epochs with a checkpoint after
+   each (model + optimizer + epoch), the test accuracy. Returns 0 when the accuracy reaches
+   --expect (default 0). Frees the optimizer and the scheduler. */
+static inline int tu_fit_fashion(int argc, char **argv, const char *about, tn_module *model, tn_optim *opt, tn_lr_scheduler *sched,
+                                 int default_epochs, const char *default_save) {
     char defs[16];
     snprintf(defs, sizeof defs, "%d", default_epochs);
-    int epochs = atoi(tu_arg(argc, argv, "--epochs", defs));
-    double expect = atof(tu_arg(argc, argv, "--expect", "0"));
-    if (!strcmp(tu_arg(argc, argv, "--device", "cpu"), "cuda")) {
+    tu_flag f[] = {{"--data", "data/fashion-mnist", "directory of the Fashion-MNIST IDX files", NULL},
+                   {"--epochs", defs, "train until this epoch", NULL},
+                   {"--save", default_save, "checkpoint written after each epoch", NULL},
+                   {"--resume", NULL, "checkpoint to continue from", NULL},
+                   {"--expect", "0", "fail (exit 1) below this test accuracy, 0 to 1", NULL},
+                   {"--device", "cpu", "cpu or cuda", NULL}};
+    const int nf = (int)(sizeof f / sizeof f[0]);
+    tu_flags(argc, argv, about, f, nf);
+    const char *dir = tu_str(f, nf, "--data"), *save = tu_str(f, nf, "--save"), *resume = tu_str(f, nf, "--resume");
+    const char *device = tu_str(f, nf, "--device");
+    const int epochs = (int)tu_num(f, nf, "--epochs");
+    const double expect = tu_num(f, nf, "--expect");
+    if (strcmp(device, "cpu") && strcmp(device, "cuda")) { fprintf(stderr, "--device: expected cpu or cuda, got '%s'\n", device); return 2; }
+    if (!strcmp(device, "cuda")) {
         if (!tn_cuda_is_available()) { fprintf(stderr, "--device cuda: %s\n", tn_cuda_unavailable_reason()); return 1; }
         tu_device = TN_CUDA;
         if (tn_module_to(model, TN_CUDA)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }  /* the optimizer's tensors move with it */
     }
     tn_dataset *train = tn_mnist_dataset(dir, true), *test = tn_mnist_dataset(dir, false);
     if (!train || !test || !model || !opt) { fprintf(stderr, "%s\n(`make demo` fetches the data into data/fashion-mnist)\n", tn_last_error()); return 1; }
-    tn_loader *train_loader = tn_loader_new(train, "batch_size=64, shuffle=True, num_workers=1, seed=0");
-    tn_loader *test_loader = tn_loader_new(test, "batch_size=1000");
+    tn_loader *train_loader = tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = 1, .seed = 0);
+    tn_loader *test_loader = tn_loader_new(test, .batch_size = 1000);
     if (!train_loader || !test_loader) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
     int64_t start = 0;
     if (resume && tn_checkpoint_load(resume, model, opt, &start)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }

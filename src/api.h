@@ -27,9 +27,13 @@
  *
  * ERRORS
  *   A function given bad input returns NULL (or a nonzero int) and records a message
- *   in a thread-local buffer: tn_last_error(). A NULL input makes an op return NULL
- *   without a new message, so a nested expression is checked once at the end.
- *   tn_set_error_handler() installs a callback; TN_ABORT_ON_ERROR=1 aborts.
+ *   in a thread-local buffer: tn_last_error(). The message stays until the next error or
+ *   tn_clear_error(): a success does not clear it, so check the result, then read the
+ *   message. A NULL input makes an op return NULL without a new message, so a nested
+ *   expression is checked once at the end. tn_set_error_handler() installs a callback.
+ *   Environment: TN_LOG_ERRORS=1 prints every error to stderr as it happens,
+ *   TN_ABORT_ON_ERROR=1 prints it and aborts (for a debugger), TN_LEAK_CHECK=1 lists the
+ *   tensors still alive at exit with the backtrace of their creation (glibc).
  *
  * OPTIONS (define before including)
  *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
@@ -58,8 +62,21 @@
 #include <stdbool.h>
 #include <math.h>
 
+/* The library's version (tn_library_version() returns the version the implementation was
+   compiled from, so a program can tell a mismatched header and library apart). */
+#define TENSOR_VERSION_MAJOR 0
+#define TENSOR_VERSION_MINOR 2
+#define TENSOR_VERSION_PATCH 0
+#define TENSOR_VERSION_STRING "0.2.0"
+
 #ifdef TENSOR_STATIC
+/* every function static to the one file that includes the implementation; unused ones
+   are not warned of */
+#if defined(__GNUC__) || defined(__clang__)
+#define TNDEF static __attribute__((unused))
+#else
 #define TNDEF static
+#endif
 #else
 #define TNDEF extern
 #endif
@@ -74,12 +91,14 @@
 
 /* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
    tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
-   alive until the end of the call's full expression. */
+   alive until the end of the call's full expression. Each of the two is parenthesised, so
+   the pair passes through a macro's arguments as exactly two (tn_nn_layer_norm(TN_SHAPE(4,
+   5), .eps = 1e-6)). */
 #ifdef __cplusplus
 #include <initializer_list>
-#define TN_SHAPE(...) std::initializer_list<int64_t>{__VA_ARGS__}.begin(), (int)std::initializer_list<int64_t>{__VA_ARGS__}.size()
+#define TN_SHAPE(...) (std::initializer_list<int64_t>{__VA_ARGS__}.begin()), (int)(std::initializer_list<int64_t>{__VA_ARGS__}.size())
 #else
-#define TN_SHAPE(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define TN_SHAPE(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #endif
 
 #ifdef __cplusplus
@@ -93,26 +112,66 @@ extern "C" {
    A function with PyTorch keyword arguments takes them as one struct of PyTorch's names, and
    a macro named as the PyTorch function fills in PyTorch's defaults, then the fields you name:
        tn_module *conv = tn_nn_conv2d(1, 32, 3, .padding = 1, .bias = false);
-   A misspelt name is a compile error; a name you leave out keeps PyTorch's default. Behind the
-   macro are two functions: tn_nn_conv2d_opts(1, 32, 3, o) takes the struct (start from
-   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and tn_nn_conv2d_str(1, 32, 3, "padding=1,
+       tn_optim *opt = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9);
+       tn_tensor *loss = tn_cross_entropy(logits, y, .label_smoothing = 0.1);
+   A misspelt name is a compile error; a name you leave out keeps PyTorch's default, and a
+   value you give means what it says (.bias = false, .dropout = 0, .padding_idx = 0): the
+   defaults are written into the struct before your fields, never read from a zero. Behind
+   each macro are two functions: NAME_opts(..., o) takes the struct (start from
+   `tn_conv_opts o = TN_DEFAULTS(tn_conv_opts);`), and NAME_str(..., "padding=1,
    bias=False") parses PyTorch's keyword syntax, for bindings and configuration files.
    Each struct is written once, as a list TN_FIELDS_<struct>(X) of X(type, name, default,
    words) rows: the struct's members, its defaults and the option text's names and types all
-   come from that list. Types: I int64_t, D double, B bool, E an enum (words: its names in
-   the option text), P padding (an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID), I2 a pair
-   {h, w} of int64_t that, when not {0, 0}, replaces the int of the same name without _hw
-   (the option text's "stride=(2, 1)"). In C++ the members carry the defaults and the macro
-   builds T{...}: C++20 designated initialisers, in the order of the members. */
+   come from that list. Types:
+       I  int64_t               TN_NONE is None ("padding_idx=None")
+       D  double                NAN is None ("momentum=None")
+       B  bool
+       OB int: true, false, or -1 (None, or not given)
+       E  int, an enum: words are its names in the option text ("zeros|reflect"), in order
+       P  padding: an int64_t, or TN_PADDING_SAME / TN_PADDING_VALID ("padding='same'")
+       I2 int64_t[2], a pair {h, w} that, when not {0, 0}, replaces the int of the same name
+          without _hw (the option text's "stride=(2, 1)" sets stride_hw; "(2, 2)" is 2)
+       D2 double[2], a pair (Adam's betas = {0.9, 0.999})
+       S  const char *, a string ("delimiter=';'")
+       T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
+       IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
+       DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
+          one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
+   A family of kinds behind one struct (tn_optim_opts for every optimizer, tn_lr_scheduler_opts
+   for every scheduler) starts each field as "not given" (NAN, TN_NONE, -1, an empty list)
+   and each kind fills in its own PyTorch default; a field the kind does not have is an error
+   when given. In C++ the members carry the defaults and the macro builds T{...}: C++20
+   designated initialisers, in the order of the members. */
 #define TN_NONE INT64_MIN              /* an int option's None (embedding's padding_idx=None) */
 #define TN_DEFAULTS(T) TN__KW_INIT_(T)  /* an initializer: T o = TN_DEFAULTS(T); */
+#define TN_LIST_MAX 64                 /* the most values of an IL or DL option */
+#define TN__NAN2 {NAN, NAN}            /* a D2 pair not given */
+#ifdef __cplusplus
+#define TN__LIST0 {}                   /* an IL / DL list not given (empty) */
+#else
+#define TN__LIST0 {0}
+#endif
+typedef struct tn_ints { int n; int64_t v[TN_LIST_MAX]; } tn_ints;
+typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
+/* List literals for IL and DL fields: .milestones = TN_INTS(30, 80) is {2, {30, 80}} (no
+   pointer: the values live in the struct). */
+#ifndef __cplusplus
+#define TN_INTS(...) {(int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), {__VA_ARGS__}}
+#define TN_DOUBLES(...) {(int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), {__VA_ARGS__}}
+#endif
 
 #define TN__KW_C_I(n) int64_t n
 #define TN__KW_C_D(n) double n
 #define TN__KW_C_B(n) bool n
+#define TN__KW_C_OB(n) int n
 #define TN__KW_C_E(n) int n
 #define TN__KW_C_P(n) int64_t n
 #define TN__KW_C_I2(n) int64_t n[2]
+#define TN__KW_C_D2(n) double n[2]
+#define TN__KW_C_S(n) const char *n
+#define TN__KW_C_T(n) struct tn_tensor *n
+#define TN__KW_C_IL(n) tn_ints n
+#define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
 #define TN__KW_MEMBER(type, name, def, words) TN__KW_C_##type(name) = def;
 #define TN__KW_INIT_(T) T{}
@@ -122,9 +181,14 @@ extern "C" {
 #define TN__KW_DEF(type, name, def, words) .name = def,
 #define TN__KW_INIT_(T) {TN_FIELDS_##T(TN__KW_DEF)}
 /* The defaults, then the caller's fields: later designators override earlier ones (C11
-   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal. */
+   6.7.9), which gcc and clang warn of under -Wextra, so the warning is off for the literal.
+   The literal lives in a statement expression's block: a field holds values, never a
+   pointer to a compound literal written among the arguments (it would not outlive the
+   block); lists are TN_INTS / TN_DOUBLES values, strings are string literals or the
+   caller's own arrays. */
 #if defined(__clang__)
 #define TN__KW(T, ...) (__extension__({ _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Winitializer-overrides\"") \
+    _Pragma("clang diagnostic error \"-Wexcess-initializers\"") /* a positional value where a name belongs */ \
     T tn__kw_ = {TN_FIELDS_##T(TN__KW_DEF) __VA_ARGS__}; _Pragma("clang diagnostic pop") tn__kw_; }))
 #elif defined(__GNUC__)
 #define TN__KW(T, ...) (__extension__({ _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Woverride-init\"") \
@@ -135,7 +199,9 @@ extern "C" {
 #endif
 #define TN__KW_STRUCT(T) typedef struct T { TN_FIELDS_##T(TN__KW_MEMBER) } T
 /* The last positional argument and the keyword arguments after it, from one __VA_ARGS__ (C11
-   wants at least one argument for a macro's "...": the last positional one is it). */
+   wants at least one argument for a macro's "...": the last positional one is it). A macro
+   whose positional arguments come before that one passes __VA_ARGS__ on to a second macro
+   first, so that TN_SHAPE(2, 3) has become two arguments when they are counted. */
 #define TN__HEAD(...) TN__HEAD_(__VA_ARGS__, )
 #define TN__HEAD_(a, ...) a
 #define TN__TAIL(...) TN__TAIL_(__VA_ARGS__, )
@@ -147,7 +213,8 @@ extern "C" {
 /* ======================================================================= */
 typedef void (*tn_error_handler)(const char *message, void *user);
 
-TNDEF const char *tn_last_error(void);        /* message of the last error on this thread ("" if none) */
+TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
+TNDEF const char *tn_last_error(void);        /* the last error on this thread ("" if none); a success does not clear it */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user);
@@ -266,7 +333,8 @@ TNDEF tn_tensor *tn_full(const int64_t *shape, int ndim, double value, tn_dtype 
 /* Copy ndim-shaped row-major data (of the given dtype) into a new tensor. */
 TNDEF tn_tensor *tn_from_data(const void *data, const int64_t *shape, int ndim, tn_dtype dtype);
 /* Wrap caller memory without a copy; strides NULL = contiguous. deleter(data, ctx) is
-   called when the last view dies (NULL: the caller keeps ownership). */
+   called when the last view dies (NULL: the caller keeps ownership; on error, too, the
+   memory stays the caller's). */
 TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides,
                               tn_dtype dtype, void (*deleter)(void *data, void *ctx), void *ctx);
 /* 0-d tensors; the tn_scalar* forms are "wrapped numbers" (Python scalars) for type promotion. */
@@ -652,38 +720,78 @@ TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
 /* x1 [*, in1], x2 [*, in2], weight [out, in1, in2], bias [out] or NULL: x1^T W x2 + b. */
 TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *weight, tn_tensor *bias);
 
-/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose2d): x [N, C, *] or unbatched [C, *],
-   weight [O, C/groups, k...], bias [O] or NULL. Scalars apply to every spatial dim; the
-   _ex forms take one value per dim. padding TN_PAD_SAME is padding='same' (stride 1). */
-#define TN_PAD_SAME (-1)
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                              const int64_t dilation[2], int64_t groups);
-/* weight [C, O/groups, kh, kw]; output size (H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1. */
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]);
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, int64_t stride, int64_t padding,
-                                     int64_t output_padding, int64_t groups, int64_t dilation);
+/* Convolutions (F.conv1d / F.conv2d / F.conv_transpose1d / F.conv_transpose2d): x [N, C, *]
+   or unbatched [C, *], weight [O, C/groups, k...] ([C, O/groups, k...] transposed), bias [O]
+   or NULL, then the keyword arguments: tn_conv2d(x, w, b, .stride = 2, .padding = 1). An int
+   applies to every spatial dim; the 2-d forms take pairs too (.stride_hw = {2, 1}, text
+   "stride=(2, 1)"). padding TN_PADDING_SAME (stride 1) or TN_PADDING_VALID, not for the
+   transposed forms; output_padding is theirs only. Transposed output size: (H-1)*stride -
+   2*padding + dilation*(k-1) + output_padding + 1. */
+#define TN_FIELDS_tn_conv_fn_opts(X) \
+    X(I,  stride,            1,   "") \
+    X(P,  padding,           0,   "") \
+    X(I,  dilation,          1,   "") \
+    X(I,  groups,            1,   "") \
+    X(I,  output_padding,    0,   "") \
+    X(I2, stride_hw,         {0}, "") \
+    X(I2, padding_hw,        {0}, "") \
+    X(I2, dilation_hw,       {0}, "") \
+    X(I2, output_padding_hw, {0}, "")
+TN__KW_STRUCT(tn_conv_fn_opts);
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv_fn_opts opts);
+#define tn_conv1d(x, weight, ...) tn_conv1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv2d(x, weight, ...) tn_conv2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose1d(x, weight, ...) tn_conv_transpose1d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose2d(x, weight, ...) tn_conv_transpose2d_opts(x, weight, TN__POS_KW(tn_conv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]);
 
-/* Pooling over [N, C, *] or unbatched [C, *]. stride 0 means stride = kernel (PyTorch's
-   None). indices: NULL, or receives the int64 argmax positions (flat over each plane),
-   as return_indices=True. */
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices);
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  const int64_t dilation[2], bool ceil_mode, tn_tensor **indices);
-/* divisor_override 0: none. */
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad);
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
-                                  bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d's keyword arguments, and F.max_pool / F.avg_pool's:
+   one struct for both kinds; an option of the other kind (dilation and return_indices are MaxPool's,
+   count_include_pad and divisor_override AvgPool's) is an error unless left at its default.
+   stride TN_NONE is PyTorch's None (the kernel size); divisor_override TN_NONE is None. The
+   pairs are the 2-d kinds' tuples (.kernel_size_hw = {3, 2}). */
+#define TN_FIELDS_tn_pool_opts(X) \
+    X(I,  stride,            TN_NONE, "") \
+    X(I,  padding,           0,     "") \
+    X(I,  dilation,          1,     "") \
+    X(B,  return_indices,    false, "") \
+    X(B,  ceil_mode,         false, "") \
+    X(B,  count_include_pad, true,  "") \
+    X(I,  divisor_override,  TN_NONE, "") \
+    X(I2, kernel_size_hw,    {0},   "") \
+    X(I2, stride_hw,         {0},   "") \
+    X(I2, padding_hw,        {0},   "") \
+    X(I2, dilation_hw,       {0},   "")
+TN__KW_STRUCT(tn_pool_opts);
+/* Pooling over [N, C, *] or unbatched [C, *] (F.max_pool1d/2d, F.avg_pool1d/2d): the kernel
+   size, then nn.MaxPool / nn.AvgPool's keyword arguments (tn_pool_opts):
+   tn_max_pool2d(x, 2), tn_avg_pool2d(x, 3, .stride = 1, .padding = 1, .count_include_pad =
+   false). return_indices=True is tn_max_pool2d_with_indices(x, &indices, kernel_size, ...):
+   indices receives the int64 argmax positions (flat over each plane). */
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t kernel_size, tn_pool_opts opts);
+#define tn_max_pool1d(x, ...) tn_max_pool1d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d(x, ...) tn_max_pool2d_opts(x, NULL, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool1d_with_indices(x, indices, ...) tn_max_pool1d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_max_pool2d_with_indices(x, indices, ...) tn_max_pool2d_opts(x, indices, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool1d(x, ...) tn_avg_pool1d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_avg_pool2d(x, ...) tn_avg_pool2d_opts(x, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
 
@@ -739,17 +847,27 @@ TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction re
 TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta);
 /* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta (delta=1, > 0). */
 TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta);
+/* F.nll_loss and F.cross_entropy's keyword arguments: weight NULL or [C] (input's dtype; a
+   tensor, so the option text cannot give it), ignore_index (targets equal to it count
+   nowhere; the mean divides by the summed weights of the other targets, NaN when there
+   are none), reduction, label_smoothing (cross_entropy only: in [0, 1], mixes in the
+   uniform distribution). tn_cross_entropy(logits, y, .weight = w, .label_smoothing = 0.1). */
+#define TN_FIELDS_tn_loss_opts(X) \
+    X(T, weight,          NULL, "") \
+    X(I, ignore_index,    -100, "") \
+    X(E, reduction,       TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, label_smoothing, 0.0,  "")
+TN__KW_STRUCT(tn_loss_opts);
 /* Negative log likelihood of log-probabilities input [N, C], [C] or [N, C, d1, ...] at int64
-   class indices target [N], [] or [N, d1, ...]: no weight, ignore_index=-100, mean. */
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target);
-/* weight: NULL or [C] (input's dtype). Targets equal to ignore_index count nowhere; the mean
-   divides by the summed weights of the other targets (NaN when there are none). */
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction);
-/* nll_loss(log_softmax(input, class dim), target) with F.cross_entropy's defaults. */
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target);
-/* target: int64 class indices, or floating class probabilities of input's shape (then
-   ignore_index must be -100). label_smoothing in [0, 1] mixes in the uniform distribution. */
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing);
+   class indices target [N], [] or [N, d1, ...]. */
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_nll_loss(input, ...) tn_nll_loss_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* nll_loss(log_softmax(input, class dim), target). target: int64 class indices, or floating
+   class probabilities of input's shape (then ignore_index must be -100). */
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts opts);
+#define tn_cross_entropy(input, ...) tn_cross_entropy_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* -w (t log(x) + (1 - t) log(1 - x)), logs clamped at -100; input in [0, 1], target of
    input's shape and dtype; weight NULL or broadcastable to input. */
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction);
@@ -796,24 +914,29 @@ TNDEF void tn_enable_grad_begin(void);
 TNDEF void tn_enable_grad_end(void);
 TNDEF bool tn_is_grad_enabled(void);
 
-typedef struct tn_backward_opts {
-    int _reserved;        /* lets TN_BACKWARD_OPTS() with no options be valid C */
-    bool retain_graph;    /* keep saved tensors for another backward */
-    bool create_graph;    /* record the backward pass itself (higher-order gradients) */
-    bool allow_unused;    /* tn_autograd_grad: an input the outputs do not depend on gives NULL, not an error */
-} tn_backward_opts;
-#ifndef __cplusplus
-#define TN_BACKWARD_OPTS(...) ((tn_backward_opts){._reserved = 0, __VA_ARGS__})
-#endif
-/* Backward from a one-element tensor (gradient 1). Returns 0 or -1 with an error. */
-TNDEF int tn_backward(tn_tensor *t);
-/* Backward from t with the given gradient (t's shape; NULL means ones for one element). */
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts);
+/* tensor.backward(gradient=None, retain_graph=None, create_graph=False) and
+   torch.autograd.grad's keyword arguments: tn_backward(loss), tn_backward(y, .gradient = g,
+   .retain_graph = true). gradient: t's shape, NULL means ones for a one-element t (backward
+   only). retain_graph -1 is None: create_graph's value (saved tensors are kept for another
+   backward when true). create_graph records the backward pass itself (higher-order
+   gradients). allow_unused (autograd.grad only): an input the outputs do not depend on gives
+   NULL, not an error. Returns 0 or -1 with an error. */
+#define TN_FIELDS_tn_autograd_opts(X) \
+    X(T,  gradient,     NULL,  "") \
+    X(OB, retain_graph, -1,    "") \
+    X(B,  create_graph, false, "") \
+    X(B,  allow_unused, false, "")
+TN__KW_STRUCT(tn_autograd_opts);
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts);
+#define tn_backward(...) tn_backward_opts(TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 /* torch.autograd.grad: results[i] = d(sum outputs . grad_outputs)/d inputs[i] (new
    references, same ownership rule as op results; NULL for unused inputs with
-   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched. */
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts);
+   allow_unused). grad_outputs may be NULL (ones for one-element outputs). .grad is untouched:
+   tn_autograd_grad(&y, 1, &x, 1, NULL, &dx, .create_graph = true). */
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts);
+#define tn_autograd_grad(outputs, n_outputs, inputs, n_inputs, grad_outputs, ...) \
+    tn_autograd_grad_opts(outputs, n_outputs, inputs, n_inputs, grad_outputs, TN__POS_KW(tn_autograd_opts, __VA_ARGS__))
 
 /* A hook sees the gradient flowing into t during backward and may replace it: return
    a tensor (borrowed: the engine retains it, so the result of any op will do) or NULL
@@ -884,8 +1007,8 @@ TNDEF const char *tn_dict_meta_key(const tn_dict *d, int i);
 
 /* Modules (nn.Module): a type (name, forward, ...) plus named parameters, buffers and
    children, with PyTorch's state_dict names ("0.weight", "bn.running_mean"). Layers come
-   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as option
-   text, "stride=2, padding=1"). A module owns its children and retains its tensors;
+   from tn_nn_* constructors that take PyTorch's arguments (keyword arguments as designated
+   fields, tn_nn_conv2d(1, 32, 3, .stride = 2, .padding = 1); section 1). A module owns its children and retains its tensors;
    tn_module_free frees the tree. A user module embeds tn_module as its first member,
    allocates itself with tn_module_new and registers what it holds (examples/custom_module.c). */
 typedef struct tn_module tn_module;
@@ -948,8 +1071,9 @@ TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, cons
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
 
-/* Layers: PyTorch's constructor arguments; options are the keyword arguments as text.
-   Initialisation as PyTorch's reset_parameters. */
+/* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
+   the positional ones (each has an _opts and a _str form, section 1). Initialisation as
+   PyTorch's reset_parameters. */
 TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
 TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
@@ -982,31 +1106,91 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
-/* options: stride, padding, dilation, ceil_mode (max); stride, padding, ceil_mode, count_include_pad, divisor_override (avg) */
-TNDEF tn_module *tn_nn_max_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_max_pool1d(int64_t kernel_size, const char *options);
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t kernel_size, const char *options);
+/* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
+   tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_max_pool1d(...) tn_nn_max_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_max_pool2d(...) tn_nn_max_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool1d(...) tn_nn_avg_pool1d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_avg_pool2d(...) tn_nn_avg_pool2d_opts(TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
-/* options: eps, momentum (None: cumulative average), affine, track_running_stats */
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t num_features, const char *options);
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t num_features, const char *options);
-/* options: eps, elementwise_affine, bias */
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *normalized_shape, int n, const char *options);
-/* options: eps, affine */
-TNDEF tn_module *tn_nn_group_norm(int64_t num_groups, int64_t num_channels, const char *options);
+/* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
+#define TN_FIELDS_tn_batch_norm_opts(X) \
+    X(D, eps,                 1e-5, "") \
+    X(D, momentum,            0.1,  "") \
+    X(B, affine,              true, "") \
+    X(B, track_running_stats, true, "")
+TN__KW_STRUCT(tn_batch_norm_opts);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opts opts);
+#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+/* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
+   array and its length. */
+#define TN_FIELDS_tn_layer_norm_opts(X) \
+    X(D, eps,                1e-5, "") \
+    X(B, elementwise_affine, true, "") \
+    X(B, bias,               true, "")
+TN__KW_STRUCT(tn_layer_norm_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+#define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
+/* nn.GroupNorm(num_groups, num_channels) */
+#define TN_FIELDS_tn_group_norm_opts(X) \
+    X(D, eps,    1e-5, "") \
+    X(B, affine, true, "")
+TN__KW_STRUCT(tn_group_norm_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
-/* options: padding_idx */
-TNDEF tn_module *tn_nn_embedding(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+/* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
+   counts from num_embeddings). */
+#define TN_FIELDS_tn_embedding_opts(X) \
+    X(I, padding_idx, TN_NONE, "")
+TN__KW_STRUCT(tn_embedding_opts);
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_opts opts);
+#define tn_nn_embedding(num_embeddings, ...) tn_nn_embedding_opts(num_embeddings, TN__POS_KW(tn_embedding_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_embedding_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
 TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
-/* Activations as modules: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
-   "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax",
-   "LogSoftmax", with their keyword arguments ("negative_slope=0.2", "approximate='tanh'", "dim=1"). */
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options);
+/* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
+   "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
+   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   with its PyTorch default (no two activations default a name differently); an option the
+   named activation does not have is an error unless left at its default:
+   tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
+   .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
+   accepted and computes out of place. */
+enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
+#define TN_FIELDS_tn_activation_opts(X) \
+    X(B, inplace,        false, "") \
+    X(D, negative_slope, 0.01,  "") \
+    X(D, alpha,          1.0,   "") \
+    X(E, approximate,    TN_APPROXIMATE_NONE, "none|tanh") \
+    X(D, beta,           1.0,   "") \
+    X(D, threshold,      20.0,  "") \
+    X(D, min_val,        -1.0,  "") \
+    X(D, max_val,        1.0,   "") \
+    X(I, dim,            TN_NONE, "")
+TN__KW_STRUCT(tn_activation_opts);
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
+#define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options);
 TNDEF tn_module *tn_nn_relu(void);
 TNDEF tn_module *tn_nn_tanh(void);
 TNDEF tn_module *tn_nn_sigmoid(void);
@@ -1033,14 +1217,30 @@ TNDEF tn_tensor *tn_lstm_cell(tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tenso
                               tn_tensor **c_out);
 TNDEF tn_tensor *tn_gru_cell(tn_tensor *x, tn_tensor *h, tn_tensor *w_ih, tn_tensor *w_hh, tn_tensor *b_ih, tn_tensor *b_hh);
 
-/* nn.RNN / nn.LSTM / nn.GRU. options: num_layers=1, bias=True, batch_first=False, dropout=0
-   (between layers, when training), bidirectional=False; nonlinearity='tanh'|'relu' (RNN only);
-   proj_size=0 (LSTM only). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+/* nn.RNN / nn.LSTM / nn.GRU: tn_nn_lstm(10, 20, .num_layers = 2, .batch_first = true). Options
+   as PyTorch's: dropout between layers, when training; nonlinearity is RNN's only, proj_size
+   LSTM's only (either, given to another kind, is an error). Parameters weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
    (weight_hr_l{k} with proj_size), "_reverse" for the backward direction; all U(-1/sqrt(hidden),
    1/sqrt(hidden)). The module's single-input forward returns the output only. */
-TNDEF tn_module *tn_nn_rnn(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru(int64_t input_size, int64_t hidden_size, const char *options);
+enum { TN_NONLINEARITY_TANH = 0, TN_NONLINEARITY_RELU };
+#define TN_FIELDS_tn_rnn_opts(X) \
+    X(I, num_layers,    1,     "") \
+    X(E, nonlinearity,  TN_NONLINEARITY_TANH, "tanh|relu") \
+    X(B, bias,          true,  "") \
+    X(B, batch_first,   false, "") \
+    X(D, dropout,       0.0,   "") \
+    X(B, bidirectional, false, "") \
+    X(I, proj_size,     0,     "")
+TN__KW_STRUCT(tn_rnn_opts);
+TNDEF tn_module *tn_nn_rnn_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_lstm_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+TNDEF tn_module *tn_nn_gru_opts(int64_t input_size, int64_t hidden_size, tn_rnn_opts opts);
+#define tn_nn_rnn(input_size, ...) tn_nn_rnn_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_lstm(input_size, ...) tn_nn_lstm_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+#define tn_nn_gru(input_size, ...) tn_nn_gru_opts(input_size, TN__POS_KW(tn_rnn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_str(int64_t input_size, int64_t hidden_size, const char *options);
 /* RNN and GRU: x [L, N, H_in] ([N, L, H_in] with batch_first) or unbatched [L, H_in]; h0
    [D*num_layers, N, H_out] or [D*num_layers, H_out], NULL = zeros. Returns the output
    [L, N, D*H_out] ([N, L, D*H_out], [L, D*H_out]); *h_n (may be NULL) receives the final
@@ -1049,20 +1249,42 @@ TNDEF tn_tensor *tn_nn_rnn_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn
 /* LSTM: as tn_nn_rnn_forward with the cell state c0 [D*num_layers, N, hidden] (h0 and c0 both
    given or both NULL); H_out is proj_size when set. */
 TNDEF tn_tensor *tn_nn_lstm_forward(tn_module *m, tn_tensor *x, tn_tensor *h0, tn_tensor *c0, tn_tensor **h_n, tn_tensor **c_n);
-/* nn.RNNCell (options: bias, nonlinearity), nn.LSTMCell, nn.GRUCell (option: bias); parameters
-   weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL states are zeros. */
-TNDEF tn_module *tn_nn_rnn_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_lstm_cell(int64_t input_size, int64_t hidden_size, const char *options);
-TNDEF tn_module *tn_nn_gru_cell(int64_t input_size, int64_t hidden_size, const char *options);
+/* nn.RNNCell (bias, nonlinearity), nn.LSTMCell, nn.GRUCell (bias; nonlinearity is an error);
+   parameters weight_ih, weight_hh, bias_ih, bias_hh. Forwards take x [N, in] or [in]; NULL
+   states are zeros. */
+#define TN_FIELDS_tn_rnn_cell_opts(X) \
+    X(B, bias,         true, "") \
+    X(E, nonlinearity, TN_NONLINEARITY_TANH, "tanh|relu")
+TN__KW_STRUCT(tn_rnn_cell_opts);
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t input_size, int64_t hidden_size, tn_rnn_cell_opts opts);
+#define tn_nn_rnn_cell(input_size, ...) tn_nn_rnn_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_lstm_cell(input_size, ...) tn_nn_lstm_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+#define tn_nn_gru_cell(input_size, ...) tn_nn_gru_cell_opts(input_size, TN__POS_KW(tn_rnn_cell_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t input_size, int64_t hidden_size, const char *options);
 TNDEF tn_tensor *tn_nn_rnn_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* RNNCell (or GRUCell) */
 TNDEF tn_tensor *tn_nn_lstm_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor **c_out);
 TNDEF tn_tensor *tn_nn_gru_cell_forward(tn_module *m, tn_tensor *x, tn_tensor *h);        /* GRUCell (or RNNCell) */
 
-/* nn.MultiheadAttention. options: dropout=0, bias=True, add_bias_kv=False, add_zero_attn=False,
-   kdim=None, vdim=None, batch_first=False. Parameters as PyTorch's state dict: in_proj_weight
+/* nn.MultiheadAttention(embed_dim, num_heads): kdim and vdim TN_NONE are None (embed_dim).
+   Parameters as PyTorch's state dict: in_proj_weight
    [3E, E] (xavier_uniform; q_proj_weight, k_proj_weight, v_proj_weight when kdim or vdim differ
    from E), in_proj_bias [3E] (zeros), bias_k, bias_v [1, 1, E] (add_bias_kv), child out_proj. */
-TNDEF tn_module *tn_nn_multihead_attention(int64_t embed_dim, int64_t num_heads, const char *options);
+#define TN_FIELDS_tn_multihead_attention_opts(X) \
+    X(D, dropout,       0.0,     "") \
+    X(B, bias,          true,    "") \
+    X(B, add_bias_kv,   false,   "") \
+    X(B, add_zero_attn, false,   "") \
+    X(I, kdim,          TN_NONE, "") \
+    X(I, vdim,          TN_NONE, "") \
+    X(B, batch_first,   false,   "")
+TN__KW_STRUCT(tn_multihead_attention_opts);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t embed_dim, int64_t num_heads, tn_multihead_attention_opts opts);
+#define tn_nn_multihead_attention(embed_dim, ...) tn_nn_multihead_attention_opts(embed_dim, TN__POS_KW(tn_multihead_attention_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t embed_dim, int64_t num_heads, const char *options);
 /* q [L, N, E], k [S, N, kdim], v [S, N, vdim] ([N, L, E] ... with batch_first) or unbatched
    [L, E], [S, kdim], [S, vdim]. key_padding_mask [N, S] / [S] and attn_mask [L, S] or
    [N*num_heads, L, S]: bool masks are True where attention is NOT allowed (the opposite of
@@ -1076,15 +1298,28 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
 /* nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal, 0 elsewhere. */
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype);
 
-/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer. options: dim_feedforward=2048,
-   dropout=0.1, activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=False,
-   norm_first=False, bias=True. Children as PyTorch's (self_attn, [multihead_attn,] linear1,
+/* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer(d_model, nhead): one struct for both
+   (tn_nn_transformer_encoder_layer(512, 8, .dropout = 0, .batch_first = true)). Children as PyTorch's (self_attn, [multihead_attn,] linear1,
    dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2[, dropout3]). Masks as
    tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask. */
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options);
+enum { TN_ACTIVATION_RELU = 0, TN_ACTIVATION_GELU };
+#define TN_FIELDS_tn_transformer_layer_opts(X) \
+    X(I, dim_feedforward, 2048,  "") \
+    X(D, dropout,         0.1,   "") \
+    X(E, activation,      TN_ACTIVATION_RELU, "relu|gelu") \
+    X(D, layer_norm_eps,  1e-5,  "") \
+    X(B, batch_first,     false, "") \
+    X(B, norm_first,      false, "") \
+    X(B, bias,            true,  "")
+TN__KW_STRUCT(tn_transformer_layer_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts opts);
+#define tn_nn_transformer_encoder_layer(d_model, ...) tn_nn_transformer_encoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+#define tn_nn_transformer_decoder_layer(d_model, ...) tn_nn_transformer_decoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask,
                                                          tn_tensor *src_key_padding_mask, bool is_causal);
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
                                                          tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
                                                          tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
@@ -1104,22 +1339,79 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt,
 /* 13. optimizers                                                           */
 /* ======================================================================= */
 /* torch.optim with PyTorch 2's algorithms: an optimizer updates leaf tensors (float32 or
-   float64, CPU) from their .grad. Options are PyTorch's keyword arguments as text, with
-   PyTorch's names and defaults ("lr=0.01, momentum=0.9, nesterov=True"); an unknown name,
-   a wrong kind of value or an invalid value is an error. An optimizer retains its
-   parameters until tn_optim_free. A scheduler borrows its optimizer (which must outlive
-   it) and writes the groups' "lr". Guide: docs/optim.md. */
+   float64, CPU) from their .grad. One macro per optimizer, named as PyTorch's class, takes
+   the parameters and PyTorch's keyword arguments (section 1):
+       tn_optim *o = tn_optim_sgd(params, n, .lr = 0.1, .momentum = 0.9, .nesterov = true);
+       tn_optim *a = tn_optim_adamw(params, n, .lr = 3e-4, .betas = {0.9, 0.95});
+   An invalid value is an error, as in PyTorch. An optimizer retains its parameters until
+   tn_optim_free. A scheduler borrows its optimizer (which must outlive it) and writes the
+   groups' "lr". Guide: docs/optim.md. */
 typedef struct tn_optim tn_optim;
+enum { TN_LINE_SEARCH_NONE = 0, TN_LINE_SEARCH_STRONG_WOLFE };   /* LBFGS's line_search_fn */
+/* Every optimizer's keyword arguments in one struct. Its fields start as "not given" (NAN,
+   TN_NONE, -1, betas {NAN, NAN}) rather than as one kind's defaults, because the defaults
+   differ by kind and a parameter group inherits: a field not given takes the kind's PyTorch
+   default (SGD's lr 1e-3, Adadelta's 1.0, AdamW's weight_decay 1e-2, ...) when an optimizer
+   is created, and the optimizer's own value in tn_optim_add_param_group. Any value you give
+   is used as given, zero included (.weight_decay = 0 for AdamW, .momentum = 0). A field the
+   kind does not have is an error when given (the message lists the kind's names). foreach
+   and fused are accepted and change nothing; capturable and differentiable only as false.
+   The bools are ints: true, false, or -1 (not given). */
+#define TN_FIELDS_tn_optim_opts(X) \
+    X(D,  lr,                        NAN,     "") \
+    X(D,  momentum,                  NAN,     "") \
+    X(D,  dampening,                 NAN,     "") \
+    X(D,  weight_decay,              NAN,     "") \
+    X(OB, nesterov,                  -1,      "") \
+    X(D2, betas,                     TN__NAN2, "") \
+    X(D,  eps,                       NAN,     "") \
+    X(OB, amsgrad,                   -1,      "") \
+    X(D,  alpha,                     NAN,     "") \
+    X(OB, centered,                  -1,      "") \
+    X(D,  lr_decay,                  NAN,     "") \
+    X(D,  initial_accumulator_value, NAN,     "") \
+    X(D,  rho,                       NAN,     "") \
+    X(D,  momentum_decay,            NAN,     "") \
+    X(OB, decoupled_weight_decay,    -1,      "") \
+    X(I,  max_iter,                  TN_NONE, "") \
+    X(I,  max_eval,                  TN_NONE, "") \
+    X(D,  tolerance_grad,            NAN,     "") \
+    X(D,  tolerance_change,          NAN,     "") \
+    X(I,  history_size,              TN_NONE, "") \
+    X(E,  line_search_fn,            -1,      "None|strong_wolfe") \
+    X(OB, maximize,                  -1,      "") \
+    X(OB, foreach,                   -1,      "") \
+    X(OB, fused,                     -1,      "") \
+    X(OB, capturable,                -1,      "") \
+    X(OB, differentiable,            -1,      "")
+TN__KW_STRUCT(tn_optim_opts);
 /* kind: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
    "RAdam", "LBFGS". params: leaf tensors that require grad (borrowed; the optimizer
-   retains them), one group. NULL with an error on a bad kind, option or parameter. */
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options);
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay);
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr);
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay);
-/* A new parameter group: options override the optimizer's defaults (the options it was
-   created with). 0, or -1 with an error (a parameter already in a group; LBFGS). */
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+   retains them), one group. NULL with an error on a bad kind, option or parameter. The
+   _str form takes the keyword arguments as text ("lr=0.01, betas=(0.9, 0.99)"); there an
+   option the kind does not have is an unknown name. */
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_create(kind, ...) tn__optim_kw(kind, __VA_ARGS__)      /* the kind chosen at run time */
+#define tn_optim_sgd(...) tn__optim_kw("SGD", __VA_ARGS__)
+#define tn_optim_adam(...) tn__optim_kw("Adam", __VA_ARGS__)
+#define tn_optim_adamw(...) tn__optim_kw("AdamW", __VA_ARGS__)
+#define tn_optim_rmsprop(...) tn__optim_kw("RMSprop", __VA_ARGS__)
+#define tn_optim_adagrad(...) tn__optim_kw("Adagrad", __VA_ARGS__)
+#define tn_optim_adadelta(...) tn__optim_kw("Adadelta", __VA_ARGS__)
+#define tn_optim_adamax(...) tn__optim_kw("Adamax", __VA_ARGS__)
+#define tn_optim_nadam(...) tn__optim_kw("NAdam", __VA_ARGS__)
+#define tn_optim_radam(...) tn__optim_kw("RAdam", __VA_ARGS__)
+#define tn_optim_lbfgs(...) tn__optim_kw("LBFGS", __VA_ARGS__)
+#define tn__optim_kw(kind, params, ...) tn_optim_create_opts(kind, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
+/* A new parameter group (optimizer.add_param_group): the fields given override the
+   optimizer's defaults (the options it was created with), the others keep them:
+   tn_optim_add_param_group(o, head, 2, .lr = 0.01). 0, or -1 with an error (a parameter
+   already in a group; LBFGS). */
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts);
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options);
+#define tn_optim_add_param_group(o, ...) tn__optim_group_kw(o, __VA_ARGS__)
+#define tn__optim_group_kw(o, params, ...) tn_optim_add_param_group_opts(o, params, TN__POS_KW(tn_optim_opts, __VA_ARGS__))
 TNDEF int tn_optim_num_groups(const tn_optim *o);
 TNDEF int tn_optim_num_params(const tn_optim *o);             /* across groups, in PyTorch's numbering */
 TNDEF tn_tensor *tn_optim_param(const tn_optim *o, int i);     /* the i-th parameter, borrowed */
@@ -1159,13 +1451,83 @@ TNDEF int tn_optim_load_state_dict(tn_optim *o, const tn_dict *sd);
 TNDEF void tn_optim_free(tn_optim *o);                         /* NULL is a no-op */
 
 /* LR schedulers (torch.optim.lr_scheduler). Creating one performs PyTorch's initial
-   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. */
+   step: it records "initial_lr" in each group and sets the epoch-0 learning rate. One
+   macro per scheduler, named as PyTorch's class, takes the optimizer and the scheduler's
+   keyword arguments, the required ones included (PyTorch's positional ones, by name):
+       tn_lr_scheduler *s = tn_lr_scheduler_step_lr(o, .step_size = 30, .gamma = 0.5);
+       tn_lr_scheduler_multi_step_lr(o, .milestones = TN_INTS(30, 80));
+       tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.1, .total_steps = 1000);
+       tn_lr_scheduler_reduce_lr_on_plateau(o, .mode = TN_MODE_MAX, .patience = 5);
+   As tn_optim_opts, one struct serves every kind and its fields start as "not given": each
+   kind fills in its own PyTorch defaults (gamma 0.1 for StepLR, factor 1/3 for ConstantLR
+   but 0.1 for ReduceLROnPlateau, ...); a required one left out (StepLR's step_size,
+   MultiStepLR's milestones, ExponentialLR's gamma, CosineAnnealingLR's T_max,
+   CosineAnnealingWarmRestarts' T_0, OneCycleLR's max_lr) and a field the kind does not have
+   are errors. The _groups lists give one value per parameter group (PyTorch's lists for
+   max_lr, base_momentum, max_momentum and min_lr; the text "max_lr=(0.1, 0.01)" sets
+   max_lr_groups). */
 typedef struct tn_lr_scheduler tn_lr_scheduler;
+enum { TN_ANNEAL_COS = 0, TN_ANNEAL_LINEAR };         /* OneCycleLR's anneal_strategy */
+enum { TN_MODE_MIN = 0, TN_MODE_MAX };                /* ReduceLROnPlateau's mode */
+enum { TN_THRESHOLD_REL = 0, TN_THRESHOLD_ABS };      /* ReduceLROnPlateau's threshold_mode */
+#define TN_FIELDS_tn_lr_scheduler_opts(X) \
+    X(I,  step_size,            TN_NONE, "") \
+    X(IL, milestones,           TN__LIST0,     "") \
+    X(D,  gamma,                NAN,     "") \
+    X(D,  T_max,                NAN,     "") \
+    X(D,  eta_min,              NAN,     "") \
+    X(I,  T_0,                  TN_NONE, "") \
+    X(I,  T_mult,               TN_NONE, "") \
+    X(D,  start_factor,         NAN,     "") \
+    X(D,  end_factor,           NAN,     "") \
+    X(I,  total_iters,          TN_NONE, "") \
+    X(D,  factor,               NAN,     "") \
+    X(D,  power,                NAN,     "") \
+    X(D,  max_lr,               NAN,     "") \
+    X(DL, max_lr_groups,        TN__LIST0,     "") \
+    X(I,  total_steps,          TN_NONE, "") \
+    X(I,  epochs,               TN_NONE, "") \
+    X(I,  steps_per_epoch,      TN_NONE, "") \
+    X(D,  pct_start,            NAN,     "") \
+    X(E,  anneal_strategy,      -1,      "cos|linear") \
+    X(OB, cycle_momentum,       -1,      "") \
+    X(D,  base_momentum,        NAN,     "") \
+    X(DL, base_momentum_groups, TN__LIST0,     "") \
+    X(D,  max_momentum,         NAN,     "") \
+    X(DL, max_momentum_groups,  TN__LIST0,     "") \
+    X(D,  div_factor,           NAN,     "") \
+    X(D,  final_div_factor,     NAN,     "") \
+    X(OB, three_phase,          -1,      "") \
+    X(E,  mode,                 -1,      "min|max") \
+    X(I,  patience,             TN_NONE, "") \
+    X(D,  threshold,            NAN,     "") \
+    X(E,  threshold_mode,       -1,      "rel|abs") \
+    X(I,  cooldown,             TN_NONE, "") \
+    X(D,  min_lr,               NAN,     "") \
+    X(DL, min_lr_groups,        TN__LIST0,     "") \
+    X(D,  eps,                  NAN,     "") \
+    X(I,  last_epoch,           TN_NONE, "")
+TN__KW_STRUCT(tn_lr_scheduler_opts);
 /* kind: "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
    "CosineAnnealingWarmRestarts", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR",
-   "ReduceLROnPlateau"; options as PyTorch's ("step_size=30, gamma=0.1",
-   "milestones=(30, 80)", "max_lr=0.1, total_steps=1000", "mode='max', patience=5"). */
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options);
+   "ReduceLROnPlateau"; the _str form takes the keyword arguments as text ("step_size=30,
+   gamma=0.1", "milestones=(30, 80)", "mode='max', patience=5"). */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts);
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options);
+#define tn_lr_scheduler_step_lr(...) tn__sched_kw("StepLR", __VA_ARGS__)
+#define tn_lr_scheduler_multi_step_lr(...) tn__sched_kw("MultiStepLR", __VA_ARGS__)
+#define tn_lr_scheduler_exponential_lr(...) tn__sched_kw("ExponentialLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_lr(...) tn__sched_kw("CosineAnnealingLR", __VA_ARGS__)
+#define tn_lr_scheduler_cosine_annealing_warm_restarts(...) tn__sched_kw("CosineAnnealingWarmRestarts", __VA_ARGS__)
+#define tn_lr_scheduler_linear_lr(...) tn__sched_kw("LinearLR", __VA_ARGS__)
+#define tn_lr_scheduler_constant_lr(...) tn__sched_kw("ConstantLR", __VA_ARGS__)
+#define tn_lr_scheduler_polynomial_lr(...) tn__sched_kw("PolynomialLR", __VA_ARGS__)
+#define tn_lr_scheduler_one_cycle_lr(...) tn__sched_kw("OneCycleLR", __VA_ARGS__)
+#define tn_lr_scheduler_reduce_lr_on_plateau(...) tn__sched_kw("ReduceLROnPlateau", __VA_ARGS__)
+#define tn__sched_kw(kind, ...) tn__lr_scheduler_kw(kind, TN__POS_KW(tn_lr_scheduler_opts, __VA_ARGS__))
+static inline tn_lr_scheduler *tn__lr_scheduler_kw(const char *kind, tn_optim *o, tn_lr_scheduler_opts opts) {
+    return tn_lr_scheduler_create_opts(o, kind, opts);
+}
 /* LambdaLR: lr = initial_lr * lr_lambda(epoch, group, user). */
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user);
 /* SequentialLR: schedulers[i] runs from milestones[i-1] (n schedulers, n-1 milestones).
@@ -1361,17 +1723,27 @@ TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
 TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
 TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
 
-/* DataLoader. Options (PyTorch's names and defaults): "batch_size=1, shuffle=False,
-   drop_last=False, num_workers=0, prefetch_factor=2, seed=None". batch_size=None
-   yields samples one by one, uncollated. seed picks the loader's own shuffle generator
-   (None: the default generator, so tn_manual_seed decides); each epoch draws a new
-   permutation, the same for a seed whatever num_workers is. num_workers=0 loads in the
-   caller's thread; N > 0 starts N threads that load up to prefetch_factor * N batches
-   ahead (prefetch_factor may be given only with num_workers > 0, as in PyTorch). Batch
-   k is always the same samples, and batches arrive in order. Borrows ds (free the
-   loader first). One thread calls tn_loader_next. NULL on bad options. */
+/* DataLoader(dataset, batch_size=1, shuffle=False, ...): tn_loader_new(ds, .batch_size = 64,
+   .shuffle = true). batch_size TN_NONE (None) yields samples one by one, uncollated. seed
+   picks the loader's own shuffle generator (TN_NONE: the default generator, so
+   tn_manual_seed decides); each epoch draws a new permutation, the same for a seed whatever
+   num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
+   load up to prefetch_factor * N batches ahead (prefetch_factor TN_NONE is PyTorch's None:
+   2 with workers; it may be given only with num_workers > 0, as in PyTorch). Batch k is
+   always the same samples, and batches arrive in order. Borrows ds (free the loader
+   first). One thread calls tn_loader_next. NULL on bad options. */
 typedef struct tn_loader tn_loader;
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options);
+#define TN_FIELDS_tn_loader_opts(X) \
+    X(I, batch_size,      1,       "") \
+    X(B, shuffle,         false,   "") \
+    X(B, drop_last,       false,   "") \
+    X(I, num_workers,     0,       "") \
+    X(I, prefetch_factor, TN_NONE, "") \
+    X(I, seed,            TN_NONE, "")
+TN__KW_STRUCT(tn_loader_opts);
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts opts);
+#define tn_loader_new(...) tn_loader_new_opts(TN__POS_KW(tn_loader_opts, __VA_ARGS__))
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options);
 /* Collate: samples[s * nitems + k] is item k of sample s; write nitems batch tensors
    (results of library ops, as in get); 0 or -1 with an error. Runs on worker threads. */
 typedef int (*tn_collate_fn)(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
@@ -1392,13 +1764,23 @@ TNDEF void tn_loader_free(tn_loader *l);        /* joins the workers, also mid-e
    int8 and int16 widened to I32. A gzip file (.gz) is read through zlib when built with
    -DTENSOR_ZLIB (link -lz), refused otherwise. A damaged file is refused, never overread. */
 TNDEF tn_tensor *tn_read_idx(const char *path);
-/* A numeric CSV file as a [rows, cols] matrix. Options: "header=True, delimiter=',',
-   label_column=None, dtype=float32" (delimiter: one character or '\t'; dtype float32
-   or float64; label_column: an index, negative from the end, or a header name). The
-   label column is left out of the matrix; with labels non-NULL it is written there as
-   int64 [rows] (NULL when no label_column). Fields may be double-quoted; blank lines
+/* A numeric CSV file as a [rows, cols] matrix: tn_read_csv(path, &labels, .label_name =
+   "species"). header: the first line names the columns; delimiter: one character, or "\t"
+   (the text form takes '\t' too); dtype TN_F32 or TN_F64 (text: float32, float64). The
+   label column (label_column: an index, negative from the end; or label_name: a header
+   name; TN_NONE / NULL: none) is left out of the matrix; with labels non-NULL it is written
+   there as int64 [rows] (NULL when there is none). Fields may be double-quoted; blank lines
    are skipped. A cell that is not a number is an error naming its line and column. */
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels);
+#define TN_FIELDS_tn_csv_opts(X) \
+    X(B, header,       true,    "") \
+    X(S, delimiter,    ",",     "") \
+    X(I, label_column, TN_NONE, "") \
+    X(S, label_name,   NULL,    "") \
+    X(E, dtype,        TN_F32,  "float32|float64")
+TN__KW_STRUCT(tn_csv_opts);
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts opts);
+#define tn_read_csv(path, ...) tn_read_csv_opts(path, TN__POS_KW(tn_csv_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options);
 /* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
    plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
    label int64 0-d. */
@@ -1430,6 +1812,31 @@ TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size);  /* pa
    with tn_string_free. */
 TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
 
+/* ---- DLPack ----
+   Zero-copy exchange with NumPy, PyTorch, JAX, CuPy, ... through DLPack's C structs (the
+   dmlc/dlpack ABI, version 0.8; declared here unless dlpack.h came first). Both directions
+   share the memory: nothing is copied. */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLVulkan = 7, kDLMetal = 8, kDLVPI = 9,
+               kDLROCM = 10, kDLROCMHost = 11, kDLExtDev = 12, kDLCUDAManaged = 13, kDLOneAPI = 14 } DLDeviceType;
+typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
+typedef enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLOpaqueHandle = 3, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 } DLDataTypeCode;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct { void *data; DLDevice device; int32_t ndim; DLDataType dtype; int64_t *shape; int64_t *strides; uint64_t byte_offset; } DLTensor;
+typedef struct DLManagedTensor { DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self); } DLManagedTensor;
+#endif
+/* t as a DLManagedTensor (t's memory; t stays alive until the consumer calls its
+   deleter). NULL with an error for a dtype DLPack cannot express. */
+TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t);
+/* A tensor over m's memory (CPU, or CUDA with the GPU unit); it calls m->deleter(m) when
+   its storage dies, and on error. Strides in elements, non-negative; NULL strides mean
+   contiguous. */
+TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
+/* The deleter of a DLManagedTensor made by tn_to_dlpack, for consumers that drop one
+   unused (m->deleter(m) is the same call). NULL is a no-op. */
+TNDEF void tn_dlpack_delete(DLManagedTensor *m);
+
 /* ---- checkpoints ---- */
 /* Training checkpoints: the model's state dict under "model.", the optimizer's under
    "optim." (opt may be NULL) and the step, in one safetensors file written atomically
@@ -1453,7 +1860,8 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
    every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
    conv2d (over images). Results are the same bits for any thread count, except conv2d's
    weight gradient: per-thread partial sums added in thread order, the same bits for a
-   given count. OMP_NUM_THREADS sets the default count. */
+   given count. OMP_NUM_THREADS sets the default count. A process forked after kernels ran
+   threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
 
@@ -1656,6 +2064,7 @@ int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A,
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
+bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
 #else
 #define TN__TESTABLE static
 #endif

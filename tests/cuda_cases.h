@@ -109,26 +109,26 @@ UNARY_FN(f_masked_fill, tn_masked_fill(x[0], tn_gt(x[0], x[1]), -1.0))
 UNARY_FN(f_cat, tn_cat(x, 2, 1))
 UNARY_FN(f_cross_entropy, tn_cross_entropy(x[0], x[1]))
 UNARY_FN(f_embedding, tn_embedding(x[1], x[0]))
-UNARY_FN(f_conv2d, tn_conv2d_ex(x[0], x[1], x[2], (int64_t[]){1, 2}, (int64_t[]){1, 0}, (int64_t[]){1, 1}, 1))
-UNARY_FN(f_max_pool, tn_max_pool2d(x[0], 2, 2, 0, 1, false, NULL))
-UNARY_FN(f_avg_pool, tn_avg_pool2d(x[0], 3, 2, 1, false, true))
+UNARY_FN(f_conv2d, tn_conv2d(x[0], x[1], x[2], .stride_hw = {1, 2}, .padding_hw = {1, 0}))
+UNARY_FN(f_max_pool, tn_max_pool2d(x[0], 2, .stride = 2))
+UNARY_FN(f_avg_pool, tn_avg_pool2d(x[0], 3, .stride = 2, .padding = 1))
 UNARY_FN(f_layer_norm, tn_layer_norm(x[0], TN_SHAPE(5), x[1], x[2], 1e-5))
 UNARY_FN(f_batch_norm, tn_batch_norm(x[0], NULL, NULL, x[1], x[2], true, 0.1, 1e-5))
 UNARY_FN(f_transpose_contig, tn_contiguous(tn_transpose(x[0], 0, 2)))
-UNARY_FN(f_max_pool_pad, tn_max_pool2d(x[0], 3, 2, 1, 1, false, NULL))
-UNARY_FN(f_max_pool_ceil, tn_max_pool2d(x[0], 2, 2, 0, 1, true, NULL))        /* an extra window: the composite */
-UNARY_FN(f_max_pool_dil, tn_max_pool2d(x[0], 2, 1, 0, 2, false, NULL))        /* dilation: the composite */
-UNARY_FN(f_max_pool1d, tn_max_pool1d(x[0], 3, 2, 1, 1, false, NULL))
-UNARY_FN(f_avg_pool_excl, tn_avg_pool2d(x[0], 3, 2, 1, false, false))
-UNARY_FN(f_avg_pool_ceil, tn_avg_pool2d(x[0], 2, 2, 0, true, true))
-UNARY_FN(f_avg_pool_div, tn_avg_pool2d_ex(x[0], (int64_t[]){2, 3}, (int64_t[]){1, 2}, (int64_t[]){1, 1}, false, true, 5))
+UNARY_FN(f_max_pool_pad, tn_max_pool2d(x[0], 3, .stride = 2, .padding = 1))
+UNARY_FN(f_max_pool_ceil, tn_max_pool2d(x[0], 2, .stride = 2, .ceil_mode = true))        /* an extra window: the composite */
+UNARY_FN(f_max_pool_dil, tn_max_pool2d(x[0], 2, .stride = 1, .dilation = 2))        /* dilation: the composite */
+UNARY_FN(f_max_pool1d, tn_max_pool1d(x[0], 3, .stride = 2, .padding = 1))
+UNARY_FN(f_avg_pool_excl, tn_avg_pool2d(x[0], 3, .stride = 2, .padding = 1, .count_include_pad = false))
+UNARY_FN(f_avg_pool_ceil, tn_avg_pool2d(x[0], 2, .stride = 2, .ceil_mode = true))
+UNARY_FN(f_avg_pool_div, tn_avg_pool2d(x[0], 2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}, .padding = 1, .divisor_override = 5))
 UNARY_FN(f_layer_norm_plain, tn_layer_norm(x[0], TN_SHAPE(4, 6), NULL, NULL, 1e-5))
-UNARY_FN(f_ce_weighted, tn_cross_entropy_ex(x[0], x[1], tn_detach(x[2]), 2, TN_REDUCTION_MEAN, 0))
-UNARY_FN(f_ce_none, tn_cross_entropy_ex(x[0], x[1], NULL, -100, TN_REDUCTION_NONE, 0))
-UNARY_FN(f_ce_smoothing, tn_cross_entropy_ex(x[0], x[1], NULL, -100, TN_REDUCTION_SUM, 0.1))   /* the composite */
-UNARY_FN(f_convt2d, tn_conv_transpose2d_ex(x[0], x[1], x[2], (int64_t[]){2, 1}, (int64_t[]){1, 0}, (int64_t[]){1, 0}, 2, (int64_t[]){1, 2}))
-UNARY_FN(f_convt2d_op, tn_conv_transpose2d_ex(x[0], x[1], NULL, (int64_t[]){1, 1}, (int64_t[]){0, 0}, (int64_t[]){1, 0}, 1, (int64_t[]){2, 1}))   /* output_padding >= stride */
-UNARY_FN(f_convt1d, tn_conv_transpose1d(x[0], x[1], x[2], 3, 1, 2, 1, 1))
+UNARY_FN(f_ce_weighted, tn_cross_entropy(x[0], x[1], .weight = tn_detach(x[2]), .ignore_index = 2))
+UNARY_FN(f_ce_none, tn_cross_entropy(x[0], x[1], .reduction = TN_REDUCTION_NONE))
+UNARY_FN(f_ce_smoothing, tn_cross_entropy(x[0], x[1], .reduction = TN_REDUCTION_SUM, .label_smoothing = 0.1))   /* the composite */
+UNARY_FN(f_convt2d, tn_conv_transpose2d(x[0], x[1], x[2], .stride_hw = {2, 1}, .padding_hw = {1, 0}, .output_padding_hw = {1, 0}, .groups = 2, .dilation_hw = {1, 2}))
+UNARY_FN(f_convt2d_op, tn_conv_transpose2d(x[0], x[1], NULL, .output_padding_hw = {1, 0}, .dilation_hw = {2, 1}))   /* output_padding >= stride */
+UNARY_FN(f_convt1d, tn_conv_transpose1d(x[0], x[1], x[2], .stride = 3, .padding = 1, .output_padding = 2))
 UNARY_FN(f_batch_norm_plain, tn_batch_norm(x[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-5))
 UNARY_FN(f_batch_norm_eval, tn_batch_norm(x[0], x[1], tn_abs(x[2]), x[3], x[4], false, 0.1, 1e-3))
 
@@ -273,17 +273,17 @@ TEST(gpu_norm_pool_state) {
         for (int d = 0; d < 2; d++) {
             tn_requires_grad_(xs[d], true);
             tn_tensor *in = tn_mul(xs[d], xs[d]);   /* so that the first derivative depends on x */
-            tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, 2, 1, 1, false, NULL) : k == 1 ? tn_avg_pool2d(in, 3, 2, 1, false, false)
+            tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, .stride = 2, .padding = 1) : k == 1 ? tn_avg_pool2d(in, 3, .stride = 2, .padding = 1, .count_include_pad = false)
                          : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5), NULL, NULL, 1e-5)
-                         : k == 4 ? tn_cross_entropy_ex(tn_reshape(in, TN_SHAPE(120, 5)), tn_to(tn_remainder_scalar(tn_arange(0, 120, 1, TN_I64), 5), in->device), NULL, -100, TN_REDUCTION_NONE, 0)
-                                  : tn_conv_transpose2d(in, d ? tn_to(ct_w, TN_CUDA) : ct_w, NULL, 2, 1, 1, 1, 1);
+                         : k == 4 ? tn_cross_entropy(tn_reshape(in, TN_SHAPE(120, 5)), tn_to(tn_remainder_scalar(tn_arange(0, 120, 1, TN_I64), 5), in->device), .reduction = TN_REDUCTION_NONE)
+                                  : tn_conv_transpose2d(in, d ? tn_to(ct_w, TN_CUDA) : ct_w, NULL, .stride = 2, .padding = 1, .output_padding = 1);
             tn_tensor *wd = d ? tn_to(w, TN_CUDA) : w, *vd = d ? tn_to(v, TN_CUDA) : v;
             tn_tensor *gr = NULL;
             tn_tensor *o1 = y ? tn_sum(tn_mul(y, wd)) : NULL, *o2;
-            CHECK_MSG(o1 && tn_autograd_grad(&o1, 1, &xs[d], 1, NULL, &gr, TN_BACKWARD_OPTS(.create_graph = true)) == 0, "first derivative: %s", tn_last_error());
+            CHECK_MSG(o1 && tn_autograd_grad(&o1, 1, &xs[d], 1, NULL, &gr, .create_graph = true) == 0, "first derivative: %s", tn_last_error());
             r[d] = NULL;
             o2 = gr ? tn_sum(tn_mul(gr, vd)) : NULL;
-            CHECK_MSG(o2 && tn_autograd_grad(&o2, 1, &xs[d], 1, NULL, &r[d], TN_BACKWARD_OPTS()) == 0, "second derivative: %s", tn_last_error());
+            CHECK_MSG(o2 && tn_autograd_grad(&o2, 1, &xs[d], 1, NULL, &r[d]) == 0, "second derivative: %s", tn_last_error());
         }
         const char *names[6] = {"max_pool2d double backward", "avg_pool2d double backward", "batch_norm double backward", "layer_norm double backward",
                                 "cross_entropy double backward", "conv_transpose2d double backward"};
@@ -303,8 +303,8 @@ TEST(gpu_library_entries) {
             const int64_t p = mode ? 1 : 0, geom[7] = {3, 2, 2, 2, p, p, mode};
             tn_tensor *xc = tn_detach(x);
             tn_requires_grad_(xc, true);
-            tn_tensor *yc = mode == 0 ? tn_max_pool2d_ex(xc, (int64_t[]){3, 2}, (int64_t[]){2, 2}, (int64_t[]){0, 0}, (int64_t[]){1, 1}, false, NULL)
-                                      : tn_avg_pool2d_ex(xc, (int64_t[]){3, 2}, (int64_t[]){2, 2}, (int64_t[]){1, 1}, false, mode == 1, 0);
+            tn_tensor *yc = mode == 0 ? tn_max_pool2d(xc, 3, .kernel_size_hw = {3, 2}, .stride = 2)
+                                      : tn_avg_pool2d(xc, 3, .kernel_size_hw = {3, 2}, .stride = 2, .padding = 1, .count_include_pad = mode == 1);
             tn_tensor *gy = yc ? tn_randn_like(yc) : NULL;
             CHECK(gy && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
             tn_tensor *xg = tn_to(x, TN_CUDA), *yg = tn_to(tn_zeros_like(yc), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA);
@@ -338,7 +338,7 @@ TEST(gpu_library_entries) {
         tn_tensor *x = tn_mul_scalar(RANDN(6, 300), 3), *t = tn_randint(0, 300, TN_SHAPE(6), TN_I64, NULL), *wr = tn_rand(TN_SHAPE(6), TN_F32), *g = RANDN(6);
         tn_tensor *xc = tn_detach(x);
         tn_requires_grad_(xc, true);
-        tn_tensor *lossc = tn_mul(tn_cross_entropy_ex(xc, t, NULL, -100, TN_REDUCTION_NONE, 0), wr);
+        tn_tensor *lossc = tn_mul(tn_cross_entropy(xc, t, .reduction = TN_REDUCTION_NONE), wr);
         CHECK(lossc && tn_backward(tn_sum(tn_mul(lossc, g))) == 0);
         tn_tensor *lse = tn_to(tn_zeros(TN_SHAPE(6), TN_F64), TN_CUDA), *out = tn_to(tn_zeros(TN_SHAPE(6), TN_F32), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA);
         tn_tensor *xg = tn_to(x, TN_CUDA), *tg = tn_to(t, TN_CUDA), *wg = tn_to(wr, TN_CUDA);
@@ -386,17 +386,17 @@ TEST(gpu_random_matches_cpu) {
 TEST(gpu_cnn_training_step) {
     tn_scope_begin();
     tn_manual_seed(3);
-    tn_module *cpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
-                                      tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+    tn_module *cpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                      tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_flatten(1, -1), tn_nn_linear(16 * 7 * 7, 10, NULL));
-    tn_module *gpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
-                                      tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2, NULL),
+    tn_module *gpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                      tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_flatten(1, -1), tn_nn_linear(16 * 7 * 7, 10, NULL));
     tn_dict *sd = tn_module_state_dict(cpu);
     CHECK(tn_module_load_state_dict(gpu, sd, true, NULL, NULL) == 0);
     CHECK(tn_module_to(gpu, TN_CUDA) == 0);
     tn_dict *pc = tn_module_named_parameters(cpu), *pg = tn_module_named_parameters(gpu);
-    tn_optim *oc = tn_optim_adam(tn_dict_values(pc), tn_dict_len(pc), 1e-3), *og = tn_optim_adam(tn_dict_values(pg), tn_dict_len(pg), 1e-3);
+    tn_optim *oc = tn_optim_adam(tn_dict_values(pc), tn_dict_len(pc), .lr = 1e-3), *og = tn_optim_adam(tn_dict_values(pg), tn_dict_len(pg), .lr = 1e-3);
     tn_tensor *x = tn_rand(TN_SHAPE(64, 1, 28, 28), TN_F32), *y = tn_randint(0, 10, TN_SHAPE(64), TN_I64, NULL);
     for (int step = 0; step < 3; step++) {
         tn_tensor *lc = tn_cross_entropy(tn_module_forward(cpu, x), y);

@@ -115,22 +115,11 @@ static void check_name_(tn_tensor *t, const char *name, const char *what, int li
               "leak: %lld tensors / %lld bytes live, expected %lld / %lld", (long long)s1_.live_tensors, \
               (long long)s1_.live_bytes, (long long)s0_.live_tensors, (long long)s0_.live_bytes); } while (0)
 
-static tn_backward_opts opts_(bool retain, bool create, bool unused) {
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
-    o.retain_graph = retain;
-    o.create_graph = create;
-    o.allow_unused = unused;
-    return o;
-}
-#define NOOPTS opts_(false, false, false)
-#define RETAIN opts_(true, false, false)
-#define CREATE opts_(true, true, false)
 
 /* one input, one output: d out / d x (new reference in scope), or NULL */
 static tn_tensor *grad1(tn_tensor *out, tn_tensor *x, bool create) {
     tn_tensor *r = NULL;
-    if (tn_autograd_grad(&out, 1, &x, 1, NULL, &r, opts_(create, create, false))) return NULL;
+    if (tn_autograd_grad(&out, 1, &x, 1, NULL, &r, .retain_graph = create, .create_graph = create)) return NULL;
     return r;
 }
 
@@ -907,7 +896,7 @@ static tn_tensor *ho_grad(tn_tensor *const *in_, int n_, void *u_) {
     bool recording = tn_is_grad_enabled();
     if (!recording) tn_enable_grad_begin();   /* finite differences run under no_grad */
     if (!out || !out->requires_grad) out = tn_sum(f(tn_t(x)));
-    int rc = tn_autograd_grad(&out, 1, &x, 1, NULL, &r, opts_(true, true, false));
+    int rc = tn_autograd_grad(&out, 1, &x, 1, NULL, &r, .create_graph = true);
     if (!recording) tn_enable_grad_end();
     return rc ? NULL : r;
 }
@@ -1068,16 +1057,16 @@ TEST(sem_retain_graph) {
     CHECK_VALS(tn_grad(x), 1e-12, exp(0.5), exp(1), exp(1.5));   /* unchanged by the failed call */
     tn_set_grad(x, NULL);
     tn_tensor *y2 = tn_sum(tn_mul(tn_exp(x), x));
-    CHECK(tn_backward_with(y2, NULL, RETAIN) == 0);
-    CHECK(tn_backward_with(y2, NULL, RETAIN) == 0);
-    CHECK(tn_backward_with(y2, NULL, NOOPTS) == 0);
+    CHECK(tn_backward(y2, .retain_graph = true) == 0);
+    CHECK(tn_backward(y2, .retain_graph = true) == 0);
+    CHECK(tn_backward(y2) == 0);
     CHECK_VALS(tn_grad(x), 1e-12, 3 * 1.5 * exp(0.5), 3 * 2 * exp(1), 3 * 2.5 * exp(1.5));
     CHECK_ERR(tn_backward(y2) == 0, "second time");
     /* autograd_grad releases the graph too */
     tn_tensor *y3 = tn_sum(tn_sin(x)), *g = NULL;
-    CHECK(tn_autograd_grad(&y3, 1, &x, 1, NULL, &g, NOOPTS) == 0);
+    CHECK(tn_autograd_grad(&y3, 1, &x, 1, NULL, &g) == 0);
     CHECK_VALS(g, 1e-12, cos(0.5), cos(1), cos(1.5));
-    CHECK_ERR(tn_autograd_grad(&y3, 1, &x, 1, NULL, &g, NOOPTS) == 0, "second time");
+    CHECK_ERR(tn_autograd_grad(&y3, 1, &x, 1, NULL, &g) == 0, "second time");
     END;
 }
 
@@ -1129,9 +1118,9 @@ TEST(sem_create_graph) {
     CHECK_VALS(ga, 1e-12, 1.5, -12);
     tn_tensor *gab = grad1(tn_sum(ga), b, false);
     CHECK_VALS(gab, 1e-12, 3, -4);
-    /* tn_backward_with create_graph: .grad has history; its backward accumulates (PyTorch: 12 + 12) */
+    /* tn_backward(.create_graph = true): .grad has history; its backward accumulates (PyTorch: 12 + 12) */
     tn_tensor *y4 = tn_pow_scalar(x, 3);
-    CHECK(tn_backward_with(y4, NULL, CREATE) == 0);
+    CHECK(tn_backward(y4, .create_graph = true) == 0);
     CHECK_VALS(tn_grad(x), 1e-12, 12);
     CHECK(tn_grad(x) && tn_requires_grad(tn_grad(x)));
     tn_tensor *gx = tn_grad(x);
@@ -1152,37 +1141,37 @@ TEST(sem_autograd_grad) {
     tn_tensor *x = LD(D(1, 2, 3), 3), *w = LD(D(-1, 0.5, 2), 3), *u = LD(D(7, 8, 9), 3);
     tn_tensor *y = tn_mul(x, w), *v = mk(D(1, 2, 3), SH(3));
     tn_tensor *ins[2] = {x, w}, *res[2] = {NULL, NULL};
-    CHECK(tn_autograd_grad(&y, 1, ins, 2, &v, res, RETAIN) == 0);
+    CHECK(tn_autograd_grad(&y, 1, ins, 2, &v, res, .retain_graph = true) == 0);
     CHECK_VALS(res[0], 0, -1, 1, 6);      /* v * w */
     CHECK_VALS(res[1], 0, 1, 4, 9);       /* v * x */
     CHECK(tn_grad(x) == NULL && tn_grad(w) == NULL);   /* .grad untouched */
     CHECK(res[0] && !tn_requires_grad(res[0]));
     /* several outputs (summed contributions), implicit ones for one-element outputs */
     tn_tensor *outs[2] = {tn_sum(tn_mul(x, x)), tn_sum(y)};
-    CHECK(tn_autograd_grad(outs, 2, &x, 1, NULL, res, RETAIN) == 0);
+    CHECK(tn_autograd_grad(outs, 2, &x, 1, NULL, res, .retain_graph = true) == 0);
     CHECK_VALS(res[0], 0, 2 - 1, 4 + 0.5, 6 + 2);
     /* unused input */
     tn_tensor *ins2[2] = {x, u};
-    CHECK_ERR(tn_autograd_grad(&outs[0], 1, ins2, 2, NULL, res, RETAIN) == 0, "not have been used");
-    CHECK(tn_autograd_grad(&outs[0], 1, ins2, 2, NULL, res, opts_(true, false, true)) == 0);
+    CHECK_ERR(tn_autograd_grad(&outs[0], 1, ins2, 2, NULL, res, .retain_graph = true) == 0, "not have been used");
+    CHECK(tn_autograd_grad(&outs[0], 1, ins2, 2, NULL, res, .retain_graph = true, .allow_unused = true) == 0);
     CHECK_VALS(res[0], 0, 2, 4, 6);
     CHECK(res[1] == NULL);
     /* a non-leaf input: d/dh sum(h*h) = 2h */
     tn_tensor *h = tn_mul_scalar(x, 2);
     tn_tensor *s = tn_sum(tn_mul(h, h));
-    CHECK(tn_autograd_grad(&s, 1, &h, 1, NULL, res, RETAIN) == 0);
+    CHECK(tn_autograd_grad(&s, 1, &h, 1, NULL, res, .retain_graph = true) == 0);
     CHECK_VALS(res[0], 0, 4, 8, 12);
     /* and the leaf behind it in the same call */
     tn_tensor *hx[2] = {h, x};
-    CHECK(tn_autograd_grad(&s, 1, hx, 2, NULL, res, RETAIN) == 0);
+    CHECK(tn_autograd_grad(&s, 1, hx, 2, NULL, res, .retain_graph = true) == 0);
     CHECK_VALS(res[0], 0, 4, 8, 12);
     CHECK_VALS(res[1], 0, 8, 16, 24);
     /* errors */
     tn_tensor *c = tn_ones(SH(3), TN_F64);
-    CHECK_ERR(tn_autograd_grad(&y, 1, &x, 1, NULL, res, RETAIN) == 0, "scalar outputs");
+    CHECK_ERR(tn_autograd_grad(&y, 1, &x, 1, NULL, res, .retain_graph = true) == 0, "scalar outputs");
     tn_tensor *cs = tn_sum(c);
-    CHECK_ERR(tn_autograd_grad(&cs, 1, &x, 1, NULL, res, RETAIN) == 0, "does not require grad");
-    CHECK_ERR(tn_autograd_grad(&s, 1, &c, 1, NULL, res, RETAIN) == 0, "does not require grad");
+    CHECK_ERR(tn_autograd_grad(&cs, 1, &x, 1, NULL, res, .retain_graph = true) == 0, "does not require grad");
+    CHECK_ERR(tn_autograd_grad(&s, 1, &c, 1, NULL, res, .retain_graph = true) == 0, "does not require grad");
     CHECK(tn_grad(x) == NULL && tn_grad(w) == NULL && tn_grad(u) == NULL);
     END;
 }
@@ -1194,7 +1183,7 @@ TEST(sem_retain_grad) {
     CHECK(tn_retain_grad(y) == 0);
     tn_tensor *w = tn_add_scalar(y, 1);     /* not retained */
     tn_tensor *z = tn_sum(tn_mul(y, y));
-    CHECK(tn_backward_with(z, NULL, RETAIN) == 0);
+    CHECK(tn_backward(z, .retain_graph = true) == 0);
     CHECK_VALS(tn_grad(y), 0, 4, 8);
     CHECK_VALS(tn_grad(x), 0, 8, 16);
     CHECK(tn_grad(w) == NULL);
@@ -1208,7 +1197,7 @@ TEST(sem_retain_grad) {
     /* a retained non-leaf that is also the root */
     tn_tensor *r = tn_exp(x);
     CHECK(tn_retain_grad(r) == 0);
-    CHECK(tn_backward_with(r, mk(D(3, 4), SH(2)), NOOPTS) == 0);
+    CHECK(tn_backward(r, .gradient = mk(D(3, 4), SH(2))) == 0);
     CHECK_VALS(tn_grad(r), 0, 3, 4);
     END;
 }
@@ -1303,19 +1292,19 @@ TEST(sem_hooks) {
     int hy_dbl = tn_register_hook(y, hook_double, NULL);
     CHECK(hy_read >= 0 && hy_dbl >= 0);
     tn_tensor *z = tn_sum(tn_mul(y, y));
-    CHECK(tn_backward_with(z, NULL, RETAIN) == 0);
+    CHECK(tn_backward(z, .retain_graph = true) == 0);
     CHECK(rec2.calls == 1);
     CHECK_CLOSE(rec2.sum, 36, 1e-12);      /* 6 * (1 + 2 + 3) */
     CHECK_VALS(tn_grad(x), 0, 36, 72, 108); /* 3 * 2 * 6x */
     CHECK(tn_remove_hook(y, hy_dbl) == 0);
     tn_set_grad(x, NULL);
-    CHECK(tn_backward_with(z, NULL, RETAIN) == 0);
+    CHECK(tn_backward(z, .retain_graph = true) == 0);
     CHECK_VALS(tn_grad(x), 0, 18, 36, 54);
     CHECK(rec2.calls == 2);
     /* a hook that zeroes stops the gradient */
     int hz = tn_register_hook(y, hook_zero, NULL);
     tn_set_grad(x, NULL);
-    CHECK(tn_backward_with(z, NULL, RETAIN) == 0);
+    CHECK(tn_backward(z, .retain_graph = true) == 0);
     CHECK_VALS(tn_grad(x), 0, 0, 0, 0);
     CHECK(tn_remove_hook(y, hz) == 0);
     /* retain_grad sees the hooked gradient (PyTorch: retain_grad is a hook that runs last) */
@@ -1567,7 +1556,7 @@ TEST(sem_engine_details) {
     tn_set_grad(x, NULL);
     tn_tensor *x2 = LD(D(1, 2), 2);
     CHECK(tn_register_hook(x2, hook_double, NULL) >= 0);
-    CHECK(tn_backward_with(x2, mk(D(3, 4), SH(2)), NOOPTS) == 0);
+    CHECK(tn_backward(x2, .gradient = mk(D(3, 4), SH(2))) == 0);
     CHECK_VALS(tn_grad(x2), 0, 6, 8);
     /* requires_grad_(false) on a leaf after the graph was built: PyTorch's AccumulateGrad skips it */
     tn_tensor *x3 = LD(D(1, 2), 2);
@@ -1577,18 +1566,18 @@ TEST(sem_engine_details) {
     CHECK_MSG(tn_grad(x3) == NULL, "a leaf that no longer requires grad got a .grad");
     /* autograd_grad of an output w.r.t. itself, and the same input twice */
     tn_tensor *y = tn_mul_scalar(x, 2), *r[2] = {NULL, NULL}, *ones = tn_ones(SH(2), TN_F64);
-    CHECK(tn_autograd_grad(&y, 1, &y, 1, &ones, r, RETAIN) == 0);
+    CHECK(tn_autograd_grad(&y, 1, &y, 1, &ones, r, .retain_graph = true) == 0);
     CHECK_VALS(r[0], 0, 1, 1);
-    CHECK(tn_autograd_grad(&x, 1, &x, 1, &ones, r, RETAIN) == 0);
+    CHECK(tn_autograd_grad(&x, 1, &x, 1, &ones, r, .retain_graph = true) == 0);
     CHECK_VALS(r[0], 0, 1, 1);
     tn_tensor *q = tn_sum(tn_mul(x, x)), *xx[2] = {x, x};
-    CHECK(tn_autograd_grad(&q, 1, xx, 2, NULL, r, RETAIN) == 0);
+    CHECK(tn_autograd_grad(&q, 1, xx, 2, NULL, r, .retain_graph = true) == 0);
     CHECK_VALS(r[0], 0, 2, 4);
     CHECK_VALS(r[1], 0, 2, 4);
     /* two roots where one depends on the other: d/dx [sum(2x) + sum(4x^2)] = 2 + 8x */
     tn_tensor *y2 = tn_mul_scalar(x, 2);
     tn_tensor *outs[2] = {tn_sum(y2), tn_sum(tn_mul(y2, y2))};
-    CHECK(tn_autograd_grad(outs, 2, &x, 1, NULL, r, NOOPTS) == 0);
+    CHECK(tn_autograd_grad(outs, 2, &x, 1, NULL, r) == 0);
     CHECK_VALS(r[0], 0, 10, 18);
     /* a shared subgraph freed by the first backward: the second one reports it */
     tn_tensor *e = tn_exp(x), *a = tn_sum(e), *b = tn_sum(tn_mul_scalar(e, 2));
@@ -1605,18 +1594,18 @@ TEST(sem_engine_details) {
     /* non-contiguous explicit gradients */
     tn_tensor *m = LD(D(1, 2, 3, 4, 5, 6), 2, 3);
     tn_tensor *gm = tn_t(mk(D(1, 2, 3, 4, 5, 6), SH(3, 2)));   /* [[1,3,5],[2,4,6]] */
-    CHECK(tn_backward_with(tn_mul_scalar(m, 2), gm, NOOPTS) == 0);
+    CHECK(tn_backward(tn_mul_scalar(m, 2), .gradient = gm) == 0);
     CHECK_VALS(tn_grad(m), 0, 2, 6, 10, 4, 8, 12);
     tn_tensor *m2 = tn_exp(m), *rm = NULL;
-    CHECK(tn_autograd_grad(&m2, 1, &m, 1, &gm, &rm, NOOPTS) == 0);
+    CHECK(tn_autograd_grad(&m2, 1, &m, 1, &gm, &rm) == 0);
     CHECK_VALS(rm, 1e-12, exp(1), 3 * exp(2), 5 * exp(3), 2 * exp(4), 4 * exp(5), 6 * exp(6));
     /* differentiating through grad_outputs: g = 2 x v, d(sum g)/dv = 2x */
     tn_tensor *v = LD(D(0.5, -1), 2), *gv = NULL, *dv = NULL;
     tn_tensor *sq = tn_square(x);
-    CHECK(tn_autograd_grad(&sq, 1, &x, 1, &v, &gv, CREATE) == 0);
+    CHECK(tn_autograd_grad(&sq, 1, &x, 1, &v, &gv, .create_graph = true) == 0);
     CHECK_VALS(gv, 0, 1, -4);
     tn_tensor *sgv = tn_sum(gv);
-    CHECK(tn_autograd_grad(&sgv, 1, &v, 1, NULL, &dv, NOOPTS) == 0);
+    CHECK(tn_autograd_grad(&sgv, 1, &v, 1, NULL, &dv) == 0);
     CHECK_VALS(dv, 0, 2, 4);
     /* float64 leaf through float32: the gradient comes back as float64 */
     tn_tensor *d64 = LD(D(0.5, 1.5), 2);
@@ -1638,11 +1627,11 @@ TEST(sem_backward_errors) {
     CHECK_ERR(tn_backward(y) == 0, "scalar outputs");
     CHECK_ERR(tn_backward(tn_sum(tn_ones(SH(3), TN_F64))) == 0, "does not require grad");
     CHECK_ERR(tn_backward(tn_ones(SH(1), TN_F64)) == 0, "does not require grad");
-    CHECK_ERR(tn_backward_with(y, tn_ones(SH(2), TN_F64), NOOPTS) == 0, "shape");
+    CHECK_ERR(tn_backward(y, .gradient = tn_ones(SH(2), TN_F64)) == 0, "shape");
     CHECK(tn_grad(x) == NULL);
     CHECK(tn_backward(NULL) != 0);
     /* vector-Jacobian product with an explicit gradient */
-    CHECK(tn_backward_with(y, mk(D(1, 0.5, -1), SH(3)), NOOPTS) == 0);
+    CHECK(tn_backward(y, .gradient = mk(D(1, 0.5, -1), SH(3))) == 0);
     CHECK_VALS(tn_grad(x), 0, 2, 2, -6);
     /* a one-element tensor that is not 0-d takes the implicit gradient */
     tn_set_grad(x, NULL);
@@ -1652,11 +1641,11 @@ TEST(sem_backward_errors) {
     CHECK_VALS(tn_grad(x), 0, 1, 1, 1);
     /* backward of a leaf itself: .grad = gradient */
     tn_set_grad(x, NULL);
-    CHECK(tn_backward_with(x, mk(D(4, 5, 6), SH(3)), NOOPTS) == 0);
+    CHECK(tn_backward(x, .gradient = mk(D(4, 5, 6), SH(3))) == 0);
     CHECK_VALS(tn_grad(x), 0, 4, 5, 6);
     /* a float32 root with a float64 gradient: the engine converts (PyTorch casts too) */
     tn_tensor *f = leaf(tn_ones(SH(2), TN_F32));
-    CHECK(tn_backward_with(tn_mul_scalar(f, 3), mk(D(1, 2), SH(2)), NOOPTS) == 0);
+    CHECK(tn_backward(tn_mul_scalar(f, 3), .gradient = mk(D(1, 2), SH(2))) == 0);
     CHECK(tn_grad(f) && tn_get_dtype(tn_grad(f)) == TN_F32);
     CHECK_VALS(tn_grad(f), 0, 3, 6);
     END;
@@ -2155,7 +2144,7 @@ TEST(mem_retain_grad_create_graph) {
     tn_tensor *x = LD(D(1, 2, 3), 3);
     tn_tensor *y = tn_mul_scalar(x, 2);
     CHECK(tn_retain_grad(y) == 0);
-    CHECK(tn_backward_with(tn_sum(tn_mul(y, y)), NULL, CREATE) == 0);
+    CHECK(tn_backward(tn_sum(tn_mul(y, y)), .create_graph = true) == 0);
     CHECK_VALS(tn_grad(y), 0, 4, 8, 12);
     CHECK(tn_grad(y) && tn_requires_grad(tn_grad(y)));
     tn_set_grad(x, NULL);   /* the leaf's own cycle is broken the PyTorch way */
@@ -2170,7 +2159,7 @@ TEST(mem_create_graph_loop) {
     for (int i = 1; i <= 50; i++) {
         tn_scope_begin();
         tn_tensor *out = tn_sum(tn_tanh(tn_mm(x, w))), *gx = NULL;
-        tn_autograd_grad(&out, 1, &x, 1, NULL, &gx, CREATE);
+        tn_autograd_grad(&out, 1, &x, 1, NULL, &gx, .create_graph = true);
         tn_tensor *pen = tn_sum(tn_square(gx));
         tn_backward(pen);
         tn_no_grad_begin();
@@ -2209,8 +2198,8 @@ TEST(mem_long_chain) {
     tn_scope_begin();
     tn_tensor *z = x;
     for (int i = 0; i < N && z; i++) z = tn_mul_scalar(z, 1);
-    CHECK(tn_backward_with(z, NULL, RETAIN) == 0);
-    CHECK(tn_backward_with(z, NULL, NOOPTS) == 0);
+    CHECK(tn_backward(z, .retain_graph = true) == 0);
+    CHECK(tn_backward(z) == 0);
     CHECK_CLOSE(el(tn_grad(x), 0), 2, 0);
     tn_scope_end();
     /* create_graph through a long chain, then free it */
@@ -2263,13 +2252,13 @@ TEST(edge_empty) {
     tn_tensor *e = leaf(tn_zeros(SH(2, 0), TN_F64));
     tn_tensor *se = tn_sum_dims(e, TN_DIMS(1), false);
     CHECK_SHAPE(se, 2);
-    CHECK(tn_backward_with(se, tn_ones(SH(2), TN_F64), NOOPTS) == 0);
+    CHECK(tn_backward(se, .gradient = tn_ones(SH(2), TN_F64)) == 0);
     CHECK_SHAPE(tn_grad(e), 2, 0);
     /* prod over an empty dim is 1 with an empty gradient */
     tn_set_grad(e, NULL);
     tn_tensor *pe = tn_prod_dims(e, TN_DIMS(1), false);
     CHECK_VALS(pe, 0, 1, 1);
-    CHECK(tn_backward_with(pe, tn_ones(SH(2), TN_F64), NOOPTS) == 0);
+    CHECK(tn_backward(pe, .gradient = tn_ones(SH(2), TN_F64)) == 0);
     CHECK_SHAPE(tn_grad(e), 2, 0);
     /* mm with an empty inner dim: zeros; gradients have the operands' (empty) shapes */
     tn_tensor *a = leaf(tn_zeros(SH(2, 0), TN_F64)), *b = leaf(tn_zeros(SH(0, 3), TN_F64));

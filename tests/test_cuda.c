@@ -128,7 +128,7 @@ TEST(gpu_cudnn_conv) {
             tn_tensor *x = tn_randn(TN_SHAPE(2, 4, 9, 8), d), *w = tn_randn(TN_SHAPE(6, 4 / groups, 3, 3), d);
             tn_requires_grad_(x, true);
             tn_requires_grad_(w, true);
-            tn_tensor *y = tn_conv2d_ex(x, w, NULL, (int64_t[]){2, 1}, (int64_t[]){1, 0}, (int64_t[]){1, 2}, groups);
+            tn_tensor *y = tn_conv2d(x, w, NULL, .stride_hw = {2, 1}, .padding_hw = {1, 0}, .dilation_hw = {1, 2}, .groups = groups);
             tn_tensor *gy = tn_randn(y->shape, y->ndim, d);
             CHECK(tn_backward(tn_sum(tn_mul(y, gy))) == 0);
             const int64_t geom[7] = {2, 1, 1, 0, 1, 2, groups};

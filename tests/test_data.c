@@ -70,7 +70,7 @@ TEST(tensor_dataset) {
     tn_clear_error();
     CHECK(tn_tensor_dataset(nul, 2) == NULL && tn_last_error()[0] == 0);  /* NULL passes through silently */
     tn_clear_error();
-    CHECK(tn_loader_new(NULL, "") == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_loader_new(NULL) == NULL && tn_last_error()[0] == 0);
     tn_dataset_free(ds);
     tn_dataset_free(NULL);
     tn_scope_end();
@@ -155,7 +155,7 @@ TEST(loader_batches) {
     tn_dataset *ds = make_ds(10, NULL, NULL);
     tn_tensor *b[2];
     /* batch_size 3: 3, 3, 3, then the partial 1 */
-    tn_loader *l = tn_loader_new(ds, "batch_size=3");
+    tn_loader *l = tn_loader_new(ds, .batch_size = 3);
     CHECK(l && tn_loader_len(l) == 4);
     int64_t sizes[4] = {3, 3, 3, 1};
     for (int epoch = 0; epoch < 2; epoch++) {
@@ -169,54 +169,54 @@ TEST(loader_batches) {
     }
     tn_loader_free(l);
     /* drop_last */
-    l = tn_loader_new(ds, "batch_size=3, drop_last=True");
+    l = tn_loader_new(ds, .batch_size = 3, .drop_last = true);
     CHECK(tn_loader_len(l) == 3);
     int n = 0;
     while (tn_loader_next(l, b) == 1) { CHECK(tn_size(b[0], 0) == 3); n++; }
     CHECK(n == 3);
     tn_loader_free(l);
     /* batch_size larger than the dataset; exact multiple */
-    l = tn_loader_new(ds, "batch_size=32");
+    l = tn_loader_new(ds, .batch_size = 32);
     CHECK(tn_loader_len(l) == 1 && tn_loader_next(l, b) == 1 && tn_size(b[0], 0) == 10 && tn_loader_next(l, b) == 0);
     tn_loader_free(l);
-    l = tn_loader_new(ds, "batch_size=5, drop_last=True, num_workers=2");
+    l = tn_loader_new(ds, .batch_size = 5, .drop_last = true, .num_workers = 2);
     CHECK(tn_loader_len(l) == 2);
     n = 0;
     while (tn_loader_next(l, b) == 1) n++;
     CHECK(n == 2);
     tn_loader_free(l);
     /* batch_size=None: samples one by one, not collated */
-    l = tn_loader_new(ds, "batch_size=None");
+    l = tn_loader_new(ds, .batch_size = TN_NONE);
     CHECK(tn_loader_len(l) == 10);
     CHECK(tn_loader_next(l, b) == 1 && shape_is(b[0], TN_SHAPE(3)) && tn_ndim(b[1]) == 0);
     tn_loader_free(l);
     /* the default batch size is 1 (PyTorch's) */
-    l = tn_loader_new(ds, NULL);
+    l = tn_loader_new(ds);
     CHECK(tn_loader_len(l) == 10 && tn_loader_next(l, b) == 1 && shape_is(b[0], TN_SHAPE(1, 3)));
     tn_loader_free(l);
     /* an empty dataset: an epoch with no batches */
     tn_dataset *none = tn_subset(ds, NULL, 0);
-    l = tn_loader_new(none, "batch_size=4, shuffle=True, num_workers=1");
+    l = tn_loader_new(none, .batch_size = 4, .shuffle = true, .num_workers = 1);
     CHECK(tn_loader_len(l) == 0 && tn_loader_next(l, b) == 0 && tn_loader_next(l, b) == 0);
     tn_loader_free(l);
     tn_dataset_free(none);
     /* option errors */
-    CHECK_ERR(tn_loader_new(ds, "batch_size=0"), "batch_size should be a positive integer value");
-    CHECK_ERR(tn_loader_new(ds, "num_workers=-1"), "num_workers option should be non-negative");
-    CHECK_ERR(tn_loader_new(ds, "prefetch_factor=4"), "prefetch_factor option could only be specified with num_workers > 0");
-    CHECK_ERR(tn_loader_new(ds, "num_workers=1, prefetch_factor=0"), "prefetch_factor should be a positive integer");
-    CHECK_ERR(tn_loader_new(ds, "batch_size=None, drop_last=True"), "mutually exclusive with drop_last");
-    CHECK_ERR(tn_loader_new(ds, "batch_size=2, shufle=True"), "unknown option 'shufle'");
-    CHECK_ERR(tn_loader_new(ds, "shuffle=maybe"), "expected True or False");
-    CHECK_ERR(tn_loader_new(ds, "seed=-3"), "seed should be a non-negative integer");
-    CHECK_ERR(tn_loader_new(ds, "batch_size=2.5"), "needs integers");
+    CHECK_ERR(tn_loader_new(ds, .batch_size = 0), "batch_size should be a positive integer value");
+    CHECK_ERR(tn_loader_new(ds, .num_workers = -1), "num_workers option should be non-negative");
+    CHECK_ERR(tn_loader_new(ds, .prefetch_factor = 4), "prefetch_factor option could only be specified with num_workers > 0");
+    CHECK_ERR(tn_loader_new(ds, .num_workers = 1, .prefetch_factor = 0), "prefetch_factor should be a positive integer");
+    CHECK_ERR(tn_loader_new(ds, .batch_size = TN_NONE, .drop_last = true), "mutually exclusive with drop_last");
+    CHECK_ERR(tn_loader_new_str(ds, "batch_size=2, shufle=True"), "unknown option 'shufle'");
+    CHECK_ERR(tn_loader_new_str(ds, "shuffle=maybe"), "expected True or False");
+    CHECK_ERR(tn_loader_new(ds, .seed = -3), "seed should be a non-negative integer");
+    CHECK_ERR(tn_loader_new_str(ds, "batch_size=2.5"), "tn_loader_new: option batch_size=2.5: expected an integer");
     tn_dataset_free(ds);
     tn_scope_end();
 }
 
 /* The sample order of `epochs` epochs, as y values. */
 static int collect(tn_dataset *ds, const char *opts, int epochs, int64_t *out, int64_t cap) {
-    tn_loader *l = tn_loader_new(ds, opts);
+    tn_loader *l = tn_loader_new_str(ds, opts);
     if (!l) return -1;
     int64_t n = 0;
     for (int e = 0; e < epochs; e++) {
@@ -295,7 +295,7 @@ TEST(loader_collate) {
     for (int nw = 0; nw <= 2; nw++) {
         char o[64];
         snprintf(o, sizeof o, "batch_size=4, num_workers=%d", nw);
-        tn_loader *l = tn_loader_new(ds, o);
+        tn_loader *l = tn_loader_new_str(ds, o);
         CHECK(tn_loader_set_collate(l, sum_collate, &calls) == 0);
         tn_tensor *b[2];
         CHECK(tn_loader_next(l, b) == 1);
@@ -341,7 +341,7 @@ TEST(loader_errors_and_free) {
     for (int nw = 0; nw <= 3; nw++) {
         char o[80];
         snprintf(o, sizeof o, "batch_size=4, num_workers=%d", nw);
-        tn_loader *l = tn_loader_new(&f.base, o);
+        tn_loader *l = tn_loader_new_str(&f.base, o);
         tn_tensor *b[1];
         int ok = 0, rc;
         for (int k = 0; k < 5; k++) {
@@ -360,14 +360,14 @@ TEST(loader_errors_and_free) {
     }
     f.bad = -1;
     f.silent = 6;
-    tn_loader *l = tn_loader_new(&f.base, "batch_size=4, num_workers=2");
+    tn_loader *l = tn_loader_new(&f.base, .batch_size = 4, .num_workers = 2);
     tn_tensor *b[1];
     CHECK(tn_loader_next(l, b) == 1);
     CHECK_ERR(tn_loader_next(l, b) == 1, "batch 1, sample 6: the dataset's get returned -1 for index 6 without an error message");
     tn_loader_free(l);
     f.silent = -1;
     f.ragged = 9;
-    l = tn_loader_new(&f.base, "batch_size=4");
+    l = tn_loader_new(&f.base, .batch_size = 4);
     CHECK(tn_loader_next(l, b) == 1);
     CHECK(tn_loader_next(l, b) == 1);
     CHECK_ERR(tn_loader_next(l, b) == 1, "batch 2: tn_default_collate: stack expects each tensor to be equal size");
@@ -377,10 +377,10 @@ TEST(loader_errors_and_free) {
     for (int nw = 1; nw <= 3; nw++) {
         char o[80];
         snprintf(o, sizeof o, "batch_size=2, shuffle=True, seed=1, num_workers=%d, prefetch_factor=3", nw);
-        l = tn_loader_new(&f.base, o);
+        l = tn_loader_new_str(&f.base, o);
         CHECK(tn_loader_next(l, b) == 1 && tn_loader_next(l, b) == 1);
         tn_loader_free(l);
-        l = tn_loader_new(&f.base, o);  /* and before the first batch */
+        l = tn_loader_new_str(&f.base, o);  /* and before the first batch */
         tn_loader_free(l);
     }
     tn_scope_end();
@@ -535,56 +535,56 @@ TEST(csv_reader) {
     tn_scope_begin();
     write_text(tmp_path("a.csv"), "f1,f2,label,f3\n1.5,2,0,-3\n4,5e2,2,6\n\n7, 8 ,1,\"9\"\r\n");
     tn_tensor *y = NULL;
-    tn_tensor *x = tn_read_csv(tmp_path("a.csv"), "label_column=2", &y);
+    tn_tensor *x = tn_read_csv(tmp_path("a.csv"), &y, .label_column = 2);
     CHECK(shape_is(x, TN_SHAPE(3, 3)) && tn_get_dtype(x) == TN_F32);
     CHECK(at(x, 0) == 1.5 && at(x, 2) == -3 && at(x, 4) == 500 && at(x, 7) == 8 && at(x, 8) == 9);
     int64_t three = 3;
     CHECK(shape_is(y, &three, 1) && tn_get_dtype(y) == TN_I64 && at(y, 0) == 0 && at(y, 1) == 2 && at(y, 2) == 1);
     /* by name, negative index, no labels pointer, float64 */
-    x = tn_read_csv(tmp_path("a.csv"), "label_column='label', dtype=float64", &y);
+    x = tn_read_csv(tmp_path("a.csv"), &y, .label_name = "label", .dtype = TN_F64);
     CHECK(shape_is(x, TN_SHAPE(3, 3)) && tn_get_dtype(x) == TN_F64 && at(y, 1) == 2);
-    x = tn_read_csv(tmp_path("a.csv"), "label_column=-1", &y);
+    x = tn_read_csv(tmp_path("a.csv"), &y, .label_column = -1);
     CHECK(shape_is(x, TN_SHAPE(3, 3)) && at(y, 0) == -3 && at(y, 2) == 9 && at(x, 2) == 0);
-    x = tn_read_csv(tmp_path("a.csv"), "label_column=2", NULL);
+    x = tn_read_csv(tmp_path("a.csv"), NULL, .label_column = 2);
     CHECK(shape_is(x, TN_SHAPE(3, 3)));
-    x = tn_read_csv(tmp_path("a.csv"), NULL, &y);
+    x = tn_read_csv(tmp_path("a.csv"), &y);
     CHECK(shape_is(x, TN_SHAPE(3, 4)) && y == NULL && at(x, 2) == 0);
     /* no header; other delimiters */
     write_text(tmp_path("b.csv"), "1;2;3\n4;5;6\n");
-    x = tn_read_csv(tmp_path("b.csv"), "header=False, delimiter=';'", NULL);
+    x = tn_read_csv(tmp_path("b.csv"), NULL, .header = false, .delimiter = ";");
     CHECK(shape_is(x, TN_SHAPE(2, 3)) && at(x, 0) == 1 && at(x, 5) == 6);
     write_text(tmp_path("t.csv"), "a\tb\n1\t2\n");
-    x = tn_read_csv(tmp_path("t.csv"), "delimiter='\\t'", NULL);
+    x = tn_read_csv(tmp_path("t.csv"), NULL, .delimiter = "\t");
     CHECK(shape_is(x, TN_SHAPE(1, 2)) && at(x, 1) == 2);
     write_text(tmp_path("s.csv"), "1 2 3\n4 5 6\n");
-    x = tn_read_csv(tmp_path("s.csv"), "header=False, delimiter=' '", NULL);
+    x = tn_read_csv(tmp_path("s.csv"), NULL, .header = false, .delimiter = " ");
     CHECK(shape_is(x, TN_SHAPE(2, 3)) && at(x, 4) == 5);
     write_text(tmp_path("c.csv"), "a,b\n1,2\n");
-    x = tn_read_csv(tmp_path("c.csv"), "delimiter=','", NULL);
+    x = tn_read_csv(tmp_path("c.csv"), NULL, .delimiter = ",");
     CHECK(shape_is(x, TN_SHAPE(1, 2)));
     write_text(tmp_path("h.csv"), "a,b\n");
-    x = tn_read_csv(tmp_path("h.csv"), NULL, NULL);
+    x = tn_read_csv(tmp_path("h.csv"), NULL);
     CHECK(shape_is(x, TN_SHAPE(0, 2)));
     /* errors name the line and column */
     write_text(tmp_path("bad.csv"), "a,b,c\n1,2,3\n4,x5,6\n");
-    CHECK_ERR(tn_read_csv(tmp_path("bad.csv"), NULL, NULL), "line 3, column 2: cannot parse 'x5' as a number");
+    CHECK_ERR(tn_read_csv(tmp_path("bad.csv"), NULL), "line 3, column 2: cannot parse 'x5' as a number");
     write_text(tmp_path("empty.csv"), "a,b,c\n1,,3\n");
-    CHECK_ERR(tn_read_csv(tmp_path("empty.csv"), NULL, NULL), "line 2, column 2: cannot parse '' as a number");
+    CHECK_ERR(tn_read_csv(tmp_path("empty.csv"), NULL), "line 2, column 2: cannot parse '' as a number");
     write_text(tmp_path("ragged.csv"), "a,b,c\n1,2,3\n4,5\n");
-    CHECK_ERR(tn_read_csv(tmp_path("ragged.csv"), NULL, NULL), "line 3 has 2 columns, expected 3");
+    CHECK_ERR(tn_read_csv(tmp_path("ragged.csv"), NULL), "line 3 has 2 columns, expected 3");
     write_text(tmp_path("lab.csv"), "a,y\n1,0\n2,1.5\n");
-    CHECK_ERR(tn_read_csv(tmp_path("lab.csv"), "label_column=1", &y), "line 3, column 2: label '1.5' is not an integer");
+    CHECK_ERR(tn_read_csv(tmp_path("lab.csv"), &y, .label_column = 1), "line 3, column 2: label '1.5' is not an integer");
     write_text(tmp_path("quote.csv"), "a,b\n\"1,2\n");
-    CHECK_ERR(tn_read_csv(tmp_path("quote.csv"), NULL, NULL), "line 2");
+    CHECK_ERR(tn_read_csv(tmp_path("quote.csv"), NULL), "line 2");
     write_text(tmp_path("none.csv"), "");
-    CHECK_ERR(tn_read_csv(tmp_path("none.csv"), NULL, NULL), "has no lines");
-    CHECK_ERR(tn_read_csv(tmp_path("a.csv"), "label_column='nope'", &y), "no column named 'nope'");
-    CHECK_ERR(tn_read_csv(tmp_path("a.csv"), "label_column=4", &y), "label_column=4 is out of range for 4 columns");
-    CHECK_ERR(tn_read_csv(tmp_path("a.csv"), "sep=';'", &y), "unknown option 'sep'");
-    CHECK_ERR(tn_read_csv(tmp_path("a.csv"), "delimiter='ab'", &y), "expected one character");
-    CHECK_ERR(tn_read_csv(tmp_path("a.csv"), "dtype=int8", &y), "expected one of float32|float64");
-    CHECK_ERR(tn_read_csv(tmp_path("nowhere.csv"), NULL, NULL), "cannot open");
-    CHECK_ERR(tn_read_csv(tmpdir, NULL, NULL), "tn_read_csv: ");
+    CHECK_ERR(tn_read_csv(tmp_path("none.csv"), NULL), "has no lines");
+    CHECK_ERR(tn_read_csv(tmp_path("a.csv"), &y, .label_name = "nope"), "no column named 'nope'");
+    CHECK_ERR(tn_read_csv(tmp_path("a.csv"), &y, .label_column = 4), "label_column=4 is out of range for 4 columns");
+    CHECK_ERR(tn_read_csv_str(tmp_path("a.csv"), &y, "sep=';'"), "unknown option 'sep'");
+    CHECK_ERR(tn_read_csv(tmp_path("a.csv"), &y, .delimiter = "ab"), "expected one character");
+    CHECK_ERR(tn_read_csv_str(tmp_path("a.csv"), &y, "dtype=int8"), "expected one of float32|float64");
+    CHECK_ERR(tn_read_csv(tmp_path("nowhere.csv"), NULL), "cannot open");
+    CHECK_ERR(tn_read_csv(tmpdir, NULL), "tn_read_csv: ");
     tn_scope_end();
 }
 
@@ -633,7 +633,7 @@ TEST(mnist) {
     }
     CHECK(lo == 0 && hi == 1);
     /* through a shuffled loader on workers */
-    tn_loader *l = tn_loader_new(ds, "batch_size=256, shuffle=True, seed=0, num_workers=2");
+    tn_loader *l = tn_loader_new(ds, .batch_size = 256, .shuffle = true, .seed = 0, .num_workers = 2);
     CHECK(tn_loader_len(l) == 235);
     tn_tensor *b[2];
     for (int k = 0; k < 3; k++) {

@@ -198,7 +198,7 @@ static void ref_ce(const double *x, int64_t N, int64_t C, int64_t S, const int64
     free(lp);
 }
 
-/* check tn_nll_loss_ex / tn_cross_entropy_ex on input x (any strides, [C] or [N, C, ...])
+/* check tn_nll_loss / tn_cross_entropy (their keyword arguments) on input x (any strides, [C] or [N, C, ...])
    against ref_ce for all three reductions */
 static void check_ce(bool ce, tn_tensor *x, tn_tensor *t, tn_tensor *w, int64_t ii, double ls, const char *what) {
     for (int ri = 0; ri < 3; ri++) {
@@ -206,7 +206,7 @@ static void check_ce(bool ce, tn_tensor *x, tn_tensor *t, tn_tensor *w, int64_t 
         tn_reduction red = REDS[ri];
         char msg[200];
         snprintf(msg, sizeof msg, "%s %s %s", ce ? "cross_entropy" : "nll_loss", RED_PY[red], what);
-        tn_tensor *r = ce ? tn_cross_entropy_ex(x, t, w, ii, red, ls) : tn_nll_loss_ex(x, t, w, ii, red);
+        tn_tensor *r = ce ? tn_cross_entropy(x, t, .weight = w, .ignore_index = ii, .reduction = red, .label_smoothing = ls) : tn_nll_loss(x, t, .weight = w, .ignore_index = ii, .reduction = red);
         CHECK_MSG(r != NULL, "%s: %s", msg, tn_last_error());
         int nd = tn_ndim(x);
         int64_t N = nd == 1 ? 1 : tn_shape(x)[0], C = tn_shape(x)[nd == 1 ? 0 : 1], S = 1;
@@ -248,13 +248,13 @@ TEST(test_hand_cases) {
     int64_t tn3[] = {1, -100, 0};
     CHECK_CLOSE(tn_item(tn_nll_loss(F64(xn, TN_SHAPE(3, 2)), I64(tn3, TN_SHAPE(3)))), -(2 + 5) / 2.0, 1e-12);
     double wv[] = {3, 1};
-    CHECK_CLOSE(tn_item(tn_nll_loss_ex(F64(xn, TN_SHAPE(3, 2)), I64(tn3, TN_SHAPE(3)), F64(wv, TN_SHAPE(2)), -100, TN_REDUCTION_MEAN)),
+    CHECK_CLOSE(tn_item(tn_nll_loss(F64(xn, TN_SHAPE(3, 2)), I64(tn3, TN_SHAPE(3)), .weight = F64(wv, TN_SHAPE(2)))),
                 -(1 * 2 + 3 * 5) / 4.0, 1e-12);
-    CHECK_CLOSE(tn_item(tn_nll_loss_ex(F64(xn, TN_SHAPE(3, 2)), I64(tn3, TN_SHAPE(3)), F64(wv, TN_SHAPE(2)), -100, TN_REDUCTION_SUM)),
+    CHECK_CLOSE(tn_item(tn_nll_loss(F64(xn, TN_SHAPE(3, 2)), I64(tn3, TN_SHAPE(3)), .weight = F64(wv, TN_SHAPE(2)), .reduction = TN_REDUCTION_SUM)),
                 -(1 * 2 + 3 * 5), 1e-12);
     /* ignore_index that is a valid class */
     int64_t tn4[] = {1, 1, 0};
-    CHECK_CLOSE(tn_item(tn_nll_loss_ex(F64(xn, TN_SHAPE(3, 2)), I64(tn4, TN_SHAPE(3)), NULL, 1, TN_REDUCTION_MEAN)), -5, 1e-12);
+    CHECK_CLOSE(tn_item(tn_nll_loss(F64(xn, TN_SHAPE(3, 2)), I64(tn4, TN_SHAPE(3)), .ignore_index = 1)), -5, 1e-12);
     /* regression losses */
     double a[] = {1, 2, 3}, b[] = {1.5, 0, 3};
     tn_tensor *ta = F64(a, TN_SHAPE(3)), *tb = F64(b, TN_SHAPE(3));
@@ -413,7 +413,7 @@ TEST(test_class_losses_values) {
             check_ce(ce, x4, tn_softmax(tn_randn(TN_SHAPE(2, 3, 4, 5), TN_F64), 1), w3, -100, 0.1, "probabilities [2,3,4,5]");
             check_ce(ce, tn_randn(TN_SHAPE(4), TN_F64), tn_softmax(tn_randn(TN_SHAPE(4), TN_F64), 0), w, -100, 0, "probabilities unbatched");
             /* negative label smoothing is no smoothing, as PyTorch */
-            CHECK_CLOSE(tn_item(tn_cross_entropy_ex(x, t, NULL, -100, TN_REDUCTION_MEAN, -0.1)), tn_item(tn_cross_entropy(x, t)), 0);
+            CHECK_CLOSE(tn_item(tn_cross_entropy(x, t, .label_smoothing = -0.1)), tn_item(tn_cross_entropy(x, t)), 0);
         }
     }
     /* float32 cross entropy agrees with float64 */
@@ -440,7 +440,7 @@ TEST(test_class_losses_edges) {
     for (int i = 0; i < 12; i++) zeros &= g[i] == 0;
     CHECK_MSG(zeros, "all ignored: zero gradient (PyTorch's)");
     tn_set_grad(x, NULL);
-    l = tn_cross_entropy_ex(x, I64(ign, TN_SHAPE(3)), NULL, -100, TN_REDUCTION_MEAN, 0.1);
+    l = tn_cross_entropy(x, I64(ign, TN_SHAPE(3)), .label_smoothing = 0.1);
     CHECK(isnan(tn_item(l)));
     CHECK(tn_backward(l) == 0);
     g = D(tn_grad(x));
@@ -448,10 +448,10 @@ TEST(test_class_losses_edges) {
     for (int i = 0; i < 12; i++) zeros &= g[i] == 0;
     CHECK_MSG(zeros, "all ignored with smoothing: zero gradient");
     tn_set_grad(x, NULL);
-    CHECK(tn_item(tn_nll_loss_ex(x, I64(ign, TN_SHAPE(3)), NULL, -100, TN_REDUCTION_SUM)) == 0);
+    CHECK(tn_item(tn_nll_loss(x, I64(ign, TN_SHAPE(3)), .reduction = TN_REDUCTION_SUM)) == 0);
     /* weights zero on every present class: NaN loss, NaN gradient at the targets only (PyTorch) */
     double w0[] = {0, 0, 0, 1};
-    l = tn_nll_loss_ex(x, I64(t3, TN_SHAPE(3)), F64(w0, TN_SHAPE(4)), -100, TN_REDUCTION_MEAN);
+    l = tn_nll_loss(x, I64(t3, TN_SHAPE(3)), .weight = F64(w0, TN_SHAPE(4)));
     CHECK(isnan(tn_item(l)));
     CHECK(tn_backward(l) == 0);
     g = D(tn_grad(x));
@@ -463,10 +463,10 @@ TEST(test_class_losses_edges) {
     /* empty batch: mean NaN, sum 0 */
     tn_tensor *e = tn_randn(TN_SHAPE(0, 4), TN_F64), *et = tn_zeros(TN_SHAPE(0), TN_I64);
     CHECK(isnan(tn_item(tn_nll_loss(e, et))));
-    CHECK(tn_item(tn_nll_loss_ex(e, et, NULL, -100, TN_REDUCTION_SUM)) == 0);
+    CHECK(tn_item(tn_nll_loss(e, et, .reduction = TN_REDUCTION_SUM)) == 0);
     CHECK(isnan(tn_item(tn_cross_entropy(e, et))));
     CHECK(isnan(tn_item(tn_cross_entropy(e, tn_zeros(TN_SHAPE(0, 4), TN_F64)))));
-    tn_tensor *en = tn_cross_entropy_ex(e, et, NULL, -100, TN_REDUCTION_NONE, 0);
+    tn_tensor *en = tn_cross_entropy(e, et, .reduction = TN_REDUCTION_NONE);
     CHECK(en && tn_ndim(en) == 1 && tn_shape(en)[0] == 0);
     CHECK(isnan(tn_item(tn_mse_loss(e, e, TN_REDUCTION_MEAN))));
     tn_scope_end();
@@ -561,8 +561,8 @@ static tn_tensor *lcase_call(const lcase *c, tn_tensor *const *s) {
     case LC_L1: return tn_l1_loss(s[0], s[1], c->red);
     case LC_SL1: return tn_smooth_l1_loss(s[0], s[1], c->red, c->p);
     case LC_HUBER: return tn_huber_loss(s[0], s[1], c->red, c->p);
-    case LC_NLL: return tn_nll_loss_ex(s[0], s[1], s[2], c->ii, c->red);
-    case LC_CE: return tn_cross_entropy_ex(s[0], s[1], s[2], c->ii, c->red, c->p);
+    case LC_NLL: return tn_nll_loss(s[0], s[1], .weight = s[2], .ignore_index = c->ii, .reduction = c->red);
+    case LC_CE: return tn_cross_entropy(s[0], s[1], .weight = s[2], .ignore_index = c->ii, .reduction = c->red, .label_smoothing = c->p);
     case LC_BCE: return tn_binary_cross_entropy(s[0], s[1], s[2], c->red);
     case LC_BCEL: return tn_binary_cross_entropy_with_logits(s[0], s[1], s[2], s[3], c->red);
     case LC_KL: return tn_kl_div(s[0], s[1], c->red, c->flag);
@@ -812,8 +812,8 @@ TEST(test_strided_grads) {
     tn_manual_seed(23);
     tn_tensor *base = leaf(rnd(TN_SHAPE(4, 5))), *copy = leaf(tn_contiguous(tn_transpose(tn_detach(base), 0, 1)));
     tn_tensor *t = tn_randint(0, 4, TN_SHAPE(5), TN_I64, NULL), *w = tn_uniform(0.5, 2, TN_SHAPE(4), TN_F64, NULL);
-    CHECK(tn_backward(tn_cross_entropy_ex(tn_transpose(base, 0, 1), t, w, 1, TN_REDUCTION_MEAN, 0.1)) == 0);
-    CHECK(tn_backward(tn_cross_entropy_ex(copy, t, w, 1, TN_REDUCTION_MEAN, 0.1)) == 0);
+    CHECK(tn_backward(tn_cross_entropy(tn_transpose(base, 0, 1), t, .weight = w, .ignore_index = 1, .label_smoothing = 0.1)) == 0);
+    CHECK(tn_backward(tn_cross_entropy(copy, t, .weight = w, .ignore_index = 1, .label_smoothing = 0.1)) == 0);
     close_arr(D(tn_transpose(tn_grad(base), 0, 1)), D(tn_grad(copy)), 20, 1e-14, 1e-12, "strided cross_entropy grad");
     tn_tensor *b2 = leaf(rnd(TN_SHAPE(4, 5))), *c2 = leaf(tn_contiguous(tn_transpose(tn_detach(b2), 0, 1)));
     tn_tensor *tt = tn_uniform(0, 1, TN_SHAPE(5, 4), TN_F64, NULL);
@@ -835,10 +835,7 @@ TEST(test_create_graph) {
     tn_manual_seed(24);
     tn_tensor *x = leaf(rnd(TN_SHAPE(3, 4))), *t = tn_randint(0, 4, TN_SHAPE(3), TN_I64, NULL), *g = NULL;
     tn_tensor *l = tn_cross_entropy(x, t);
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
-    o.create_graph = true;
-    CHECK(tn_autograd_grad(&l, 1, &x, 1, NULL, &g, o) == 0);
+    CHECK(tn_autograd_grad(&l, 1, &x, 1, NULL, &g, .create_graph = true) == 0);
     CHECK(g && tn_requires_grad(g));
     /* d/dx of sum(g^2): g = (softmax(x) - onehot) / N, so this is finite and nonzero */
     tn_tensor *pen = tn_sum(tn_square(g));
@@ -856,9 +853,9 @@ TEST(test_errors) {
     /* reductions */
     CHECK_ERR(tn_mse_loss(x, y, (tn_reduction)7), "tn_mse_loss: invalid reduction 7");
     CHECK_ERR(tn_l1_loss(x, y, (tn_reduction)-1), "tn_l1_loss: invalid reduction -1");
-    CHECK_ERR(tn_cross_entropy_ex(x, t, NULL, -100, TN_REDUCTION_BATCHMEAN, 0), "tn_cross_entropy: reduction TN_REDUCTION_BATCHMEAN is only valid for tn_kl_div");
+    CHECK_ERR(tn_cross_entropy(x, t, .reduction = TN_REDUCTION_BATCHMEAN), "tn_cross_entropy: reduction TN_REDUCTION_BATCHMEAN is only valid for tn_kl_div");
     CHECK_ERR(tn_kl_div(x, y, (tn_reduction)4, false), "tn_kl_div: invalid reduction 4");
-    CHECK_ERR(tn_nll_loss_ex(x, t, NULL, -100, (tn_reduction)9), "tn_nll_loss: invalid reduction 9");
+    CHECK_ERR(tn_nll_loss(x, t, .reduction = (tn_reduction)9), "tn_nll_loss: invalid reduction 9");
     CHECK_ERR(tn_binary_cross_entropy(x, y, NULL, (tn_reduction)3), "only valid for tn_kl_div");
     CHECK_ERR(tn_cosine_embedding_loss(x, y, t, 0, (tn_reduction)5), "tn_cosine_embedding_loss: invalid reduction 5");
     CHECK_ERR(tn_margin_ranking_loss(x, y, y, 0, (tn_reduction)5), "tn_margin_ranking_loss: invalid reduction 5");
@@ -877,7 +874,7 @@ TEST(test_errors) {
     int64_t bad[] = {0, 4, 1}, neg[] = {0, -1, 1};
     CHECK_ERR(tn_nll_loss(x, I64(bad, TN_SHAPE(3))), "tn_nll_loss: target 4 is out of bounds for 4 classes (input [3, 4], target [3])");
     CHECK_ERR(tn_cross_entropy(x, I64(neg, TN_SHAPE(3))), "tn_cross_entropy: target -1 is out of bounds for 4 classes");
-    CHECK(tn_nll_loss_ex(x, I64(bad, TN_SHAPE(3)), NULL, 4, TN_REDUCTION_MEAN) != NULL); /* an ignored out-of-range value is fine */
+    CHECK(tn_nll_loss(x, I64(bad, TN_SHAPE(3)), .ignore_index = 4) != NULL); /* an ignored out-of-range value is fine */
     CHECK_ERR(tn_nll_loss(x, I64(tv, TN_SHAPE(2))), "tn_nll_loss: input batch size 3 does not match target batch size 2 (input [3, 4], target [2])");
     CHECK_ERR(tn_nll_loss(x, I64(tv, TN_SHAPE(1, 3))), "tn_nll_loss: expected a 1-d target [3] for input [3, 4], got target [1, 3]");
     CHECK_ERR(tn_nll_loss(rnd(TN_SHAPE(4)), I64(tv, TN_SHAPE(1))), "tn_nll_loss: an unbatched input [4] expects a 0-d target, got target [1]");
@@ -886,16 +883,16 @@ TEST(test_errors) {
     CHECK_ERR(tn_cross_entropy(rnd(TN_SHAPE(2, 3, 4, 5)), tn_zeros(TN_SHAPE(2, 4), TN_I64)), "expected a 3-d target [2, 4, 5]");
     CHECK_ERR(tn_nll_loss(rnd(TN_SHAPE(2, 3, 4)), tn_full(TN_SHAPE(2, 4), 5, TN_I64)), "target 5 is out of bounds for 3 classes");
     CHECK_ERR(tn_nll_loss(tn_scalar_tensor(1, TN_F64), tn_zeros(NULL, 0, TN_I64)), "tn_nll_loss: expected an input of 1 or more dimensions");
-    CHECK_ERR(tn_nll_loss_ex(x, t, rnd(TN_SHAPE(3)), -100, TN_REDUCTION_MEAN),
+    CHECK_ERR(tn_nll_loss(x, t, .weight = rnd(TN_SHAPE(3))),
               "tn_nll_loss: weight should be defined for all 4 classes or no classes, got weight [3]");
-    CHECK_ERR(tn_cross_entropy_ex(x, t, rnd(TN_SHAPE(4, 1)), -100, TN_REDUCTION_MEAN, 0), "got weight [4, 1]");
-    CHECK_ERR(tn_nll_loss_ex(f, t, rnd(TN_SHAPE(4)), -100, TN_REDUCTION_MEAN), "tn_nll_loss: expected weight dtype float32 (as input), got float64");
+    CHECK_ERR(tn_cross_entropy(x, t, .weight = rnd(TN_SHAPE(4, 1))), "got weight [4, 1]");
+    CHECK_ERR(tn_nll_loss(f, t, .weight = rnd(TN_SHAPE(4))), "tn_nll_loss: expected weight dtype float32 (as input), got float64");
     CHECK_ERR(tn_nll_loss(t, t), "tn_nll_loss: expected a floating point input, got int64");
     CHECK_ERR(tn_cross_entropy(tn_zeros(TN_SHAPE(3, 4), TN_I64), t), "tn_cross_entropy: expected a floating point input, got int64");
-    CHECK_ERR(tn_cross_entropy_ex(x, t, NULL, -100, TN_REDUCTION_MEAN, 1.5), "tn_cross_entropy: label_smoothing must be between 0.0 and 1.0, got 1.5");
-    CHECK_ERR(tn_cross_entropy_ex(x, y, NULL, 1, TN_REDUCTION_MEAN, 0), "tn_cross_entropy: ignore_index is not supported for class-probability targets");
+    CHECK_ERR(tn_cross_entropy(x, t, .label_smoothing = 1.5), "tn_cross_entropy: label_smoothing must be between 0.0 and 1.0, got 1.5");
+    CHECK_ERR(tn_cross_entropy(x, y, .ignore_index = 1), "tn_cross_entropy: ignore_index is not supported for class-probability targets");
     CHECK_ERR(tn_cross_entropy(x, tn_zeros(TN_SHAPE(3, 4), TN_I64)), "tn_cross_entropy: expected a floating point target for class probabilities");
-    CHECK_ERR(tn_cross_entropy_ex(x, y, rnd(TN_SHAPE(3)), -100, TN_REDUCTION_MEAN, 0), "tn_cross_entropy: weight should be defined for all 4 classes");
+    CHECK_ERR(tn_cross_entropy(x, y, .weight = rnd(TN_SHAPE(3))), "tn_cross_entropy: weight should be defined for all 4 classes");
     /* bce */
     double out_of_range[] = {0.5, 1.5}, nanv[] = {0.5, NAN}, half[] = {0.5, 0.5};
     CHECK_ERR(tn_binary_cross_entropy(F64(out_of_range, TN_SHAPE(2)), F64(half, TN_SHAPE(2)), NULL, TN_REDUCTION_MEAN),
@@ -931,7 +928,7 @@ TEST(test_errors) {
     tn_clear_error();
     CHECK(tn_mse_loss(NULL, y, TN_REDUCTION_MEAN) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_cross_entropy(x, NULL) == NULL && tn_last_error()[0] == 0);
-    CHECK(tn_nll_loss_ex(NULL, t, NULL, -100, TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_nll_loss(NULL, t, .reduction = TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_binary_cross_entropy_with_logits(NULL, y, NULL, NULL, TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_cosine_similarity(x, NULL, 1, 1e-8) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_margin_ranking_loss(x, y, NULL, 0, TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
@@ -1027,7 +1024,7 @@ TEST(test_against_torch) {
             if (out) {
                 CHECK_MSG(tn_numel(out) == n, "%s: %lld elements, torch %ld", what, (long long)tn_numel(out), n);
                 if (tn_numel(out) == n) close_arr(D(out), want, n, 1e-12, 1e-9, what);
-                CHECK(tn_backward_with(tn_sum(tn_mul(out, out_weights(out))), NULL, TN_BACKWARD_OPTS()) == 0);
+                CHECK(tn_backward(tn_sum(tn_mul(out, out_weights(out)))) == 0);
             }
             free(want);
             for (int s = 0; s < 4; s++) {
@@ -1062,7 +1059,7 @@ TEST(test_no_leaks_loop) {
         tn_scope_begin();
         tn_tensor *x = rnd(TN_SHAPE(5, 4)), *t = tn_randint(0, 3, TN_SHAPE(5), TN_I64, NULL);
         tn_tensor *logits = tn_matmul(x, w);
-        tn_tensor *l = tn_add(tn_cross_entropy_ex(logits, t, NULL, -100, TN_REDUCTION_MEAN, 0.1),
+        tn_tensor *l = tn_add(tn_cross_entropy(logits, t, .label_smoothing = 0.1),
                               tn_binary_cross_entropy_with_logits(logits, tn_sigmoid(logits), NULL, NULL, TN_REDUCTION_MEAN));
         CHECK(tn_backward(l) == 0);
         tn_set_grad(w, NULL);

@@ -196,40 +196,40 @@ static tn_module *custom_new(int64_t width) {
 static tn_module *nested_new(void) {
     tn_module *ml = tn_nn_module_list();
     tn_nn_sequential_append(ml, tn_nn_linear(2, 2, true));
-    tn_nn_sequential_append(ml, tn_nn_group_norm(1, 2, NULL));
-    tn_nn_sequential_append(ml, tn_nn_embedding(5, 2, "padding_idx=0"));
+    tn_nn_sequential_append(ml, tn_nn_group_norm(1, 2));
+    tn_nn_sequential_append(ml, tn_nn_embedding(5, 2, .padding_idx = 0));
     tn_module *md = tn_nn_module_dict();
-    tn_module_add(md, "bn", tn_nn_batch_norm1d(2, "affine=False"));
-    tn_module_add(md, "bn_nt", tn_nn_batch_norm1d(2, "track_running_stats=False"));
+    tn_module_add(md, "bn", tn_nn_batch_norm1d(2, .affine = false));
+    tn_module_add(md, "bn_nt", tn_nn_batch_norm1d(2, .track_running_stats = false));
     tn_module_add(md, "custom", custom_new(3));
     return tn_nn_sequential(
-        tn_nn_conv2d(1, 2, 3), tn_nn_batch_norm2d(2, NULL), tn_nn_relu(),
-        tn_nn_sequential(tn_nn_linear(4, 4, true), tn_nn_layer_norm(SH(4), NULL),
-                         tn_nn_sequential(tn_nn_linear(4, 2, true), tn_nn_batch_norm1d(2, NULL))),
+        tn_nn_conv2d(1, 2, 3), tn_nn_batch_norm2d(2), tn_nn_relu(),
+        tn_nn_sequential(tn_nn_linear(4, 4, true), tn_nn_layer_norm(SH(4)),
+                         tn_nn_sequential(tn_nn_linear(4, 2, true), tn_nn_batch_norm1d(2))),
         ml, md,
-        tn_nn_lstm(3, 4, "num_layers=2, bidirectional=True, proj_size=2"),
-        tn_nn_multihead_attention(8, 2, "kdim=4, vdim=6, add_bias_kv=True"),
-        tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16"), 2, tn_nn_layer_norm(SH(8), NULL)),
-        tn_nn_transformer_decoder_layer(8, 2, "dim_feedforward=16"),
+        tn_nn_lstm(3, 4, .num_layers = 2, .bidirectional = true, .proj_size = 2),
+        tn_nn_multihead_attention(8, 2, .kdim = 4, .vdim = 6, .add_bias_kv = true),
+        tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, tn_nn_layer_norm(SH(8))),
+        tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16),
         tn_nn_bilinear(2, 3, 4, true),
-        tn_nn_conv_transpose2d_str(2, 3, 3, "bias=False"));
+        tn_nn_conv_transpose2d(2, 3, 3, .bias = false));
 }
 
 /* The models whose torch state dicts we load (Python: MK[name]()); built in registration
    order so that a seed gives the same weights every time. */
 static tn_module *mlp_new(void) {
     tn_module *a = tn_nn_linear(10, 16, true), *b = tn_nn_tanh(), *c = tn_nn_dropout(0.3), *d = tn_nn_linear(16, 8, true);
-    tn_module *e = tn_nn_activation("LeakyReLU", "negative_slope=0.1"), *f = tn_nn_layer_norm(SH(8), NULL), *g = tn_nn_linear(8, 3, true);
+    tn_module *e = tn_nn_activation("LeakyReLU", .negative_slope = 0.1), *f = tn_nn_layer_norm(SH(8)), *g = tn_nn_linear(8, 3, true);
     return tn_nn_sequential(a, b, c, d, e, f, g);
 }
 static tn_module *cnn_new(void) {
-    tn_module *a = tn_nn_conv2d_str(1, 4, 3, "padding=1"), *b = tn_nn_batch_norm2d(4, NULL), *c = tn_nn_relu(), *d = tn_nn_max_pool2d(2, NULL);
-    tn_module *e = tn_nn_conv2d_str(4, 6, 3, "stride=2, groups=2, bias=False"), *f = tn_nn_batch_norm2d(6, "momentum=None"), *g = tn_nn_gelu();
-    tn_module *h = tn_nn_avg_pool2d(2, "ceil_mode=True"), *i = tn_nn_flatten(1, -1), *j = tn_nn_linear(6, 3, true);
+    tn_module *a = tn_nn_conv2d(1, 4, 3, .padding = 1), *b = tn_nn_batch_norm2d(4), *c = tn_nn_relu(), *d = tn_nn_max_pool2d(2);
+    tn_module *e = tn_nn_conv2d(4, 6, 3, .stride = 2, .groups = 2, .bias = false), *f = tn_nn_batch_norm2d(6, .momentum = NAN), *g = tn_nn_gelu();
+    tn_module *h = tn_nn_avg_pool2d(2, .ceil_mode = true), *i = tn_nn_flatten(1, -1), *j = tn_nn_linear(6, 3, true);
     return tn_nn_sequential(a, b, c, d, e, f, g, h, i, j);
 }
-static tn_module *lstm_new(void) { return tn_nn_lstm(4, 5, "num_layers=2, bidirectional=True"); }
-static tn_module *tel_new(void) { return tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16"); }
+static tn_module *lstm_new(void) { return tn_nn_lstm(4, 5, .num_layers = 2, .bidirectional = true); }
+static tn_module *tel_new(void) { return tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16); }
 static tn_module *zoo_new(const char *name) {
     if (!strcmp(name, "mlp")) return mlp_new();
     if (!strcmp(name, "cnn")) return cnn_new();
@@ -244,38 +244,38 @@ static tn_module *zoo_new(const char *name) {
 #define RCASE(n, py, expr) case n: if (out) *out = (expr); return py;
 static const char *repr_case(int i, tn_module **out) {
     switch (i) {
-    RCASE(0, "nn.Conv1d(2, 4, 3, padding='same', bias=False)", tn_nn_conv1d_str(2, 4, 3, "padding='same', bias=False"))
-    RCASE(1, "nn.Conv1d(2, 4, 3, stride=2, padding=1, dilation=2)", tn_nn_conv1d_str(2, 4, 3, "stride=2, padding=1, dilation=2"))
-    RCASE(2, "nn.Conv2d(2, 4, (3, 5), stride=2, padding=(1, 2), dilation=2, groups=2)", tn_nn_conv2d_str(2, 4, 3, "kernel_size=(3, 5), stride=2, padding=(1, 2), dilation=2, groups=2"))
-    RCASE(3, "nn.Conv2d(2, 4, 3, padding='valid')", tn_nn_conv2d_str(2, 4, 3, "padding='valid'"))
-    RCASE(4, "nn.Conv2d(1, 32, 3, padding=1)", tn_nn_conv2d_str(1, 32, 3, "padding=1"))
-    RCASE(5, "nn.Conv2d(3, 8, 3, padding='same', dilation=2)", tn_nn_conv2d_str(3, 8, 3, "padding='same', dilation=2"))
-    RCASE(6, "nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1)", tn_nn_conv_transpose2d_str(4, 2, 3, "stride=2, padding=1, output_padding=1"))
-    RCASE(7, "nn.ConvTranspose2d(4, 2, 3, groups=2, bias=False, dilation=2)", tn_nn_conv_transpose2d_str(4, 2, 3, "groups=2, bias=False, dilation=2"))
-    RCASE(8, "nn.MaxPool2d(3, stride=2, padding=1, dilation=2, ceil_mode=True)", tn_nn_max_pool2d(3, "stride=2, padding=1, dilation=2, ceil_mode=True"))
-    RCASE(9, "nn.MaxPool2d(2)", tn_nn_max_pool2d(2, NULL))
-    RCASE(10, "nn.MaxPool1d(3)", tn_nn_max_pool1d(3, NULL))
-    RCASE(11, "nn.MaxPool1d(4, stride=2, padding=1)", tn_nn_max_pool1d(4, "stride=2, padding=1"))
-    RCASE(12, "nn.AvgPool2d(2)", tn_nn_avg_pool2d(2, NULL))
+    RCASE(0, "nn.Conv1d(2, 4, 3, padding='same', bias=False)", tn_nn_conv1d(2, 4, 3, .padding = TN_PADDING_SAME, .bias = false))
+    RCASE(1, "nn.Conv1d(2, 4, 3, stride=2, padding=1, dilation=2)", tn_nn_conv1d(2, 4, 3, .stride = 2, .padding = 1, .dilation = 2))
+    RCASE(2, "nn.Conv2d(2, 4, (3, 5), stride=2, padding=(1, 2), dilation=2, groups=2)", tn_nn_conv2d(2, 4, 3, .kernel_size_hw = {3, 5}, .stride = 2, .padding_hw = {1, 2}, .dilation = 2, .groups = 2))
+    RCASE(3, "nn.Conv2d(2, 4, 3, padding='valid')", tn_nn_conv2d(2, 4, 3, .padding = TN_PADDING_VALID))
+    RCASE(4, "nn.Conv2d(1, 32, 3, padding=1)", tn_nn_conv2d(1, 32, 3, .padding = 1))
+    RCASE(5, "nn.Conv2d(3, 8, 3, padding='same', dilation=2)", tn_nn_conv2d(3, 8, 3, .padding = TN_PADDING_SAME, .dilation = 2))
+    RCASE(6, "nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1)", tn_nn_conv_transpose2d(4, 2, 3, .stride = 2, .padding = 1, .output_padding = 1))
+    RCASE(7, "nn.ConvTranspose2d(4, 2, 3, groups=2, bias=False, dilation=2)", tn_nn_conv_transpose2d(4, 2, 3, .groups = 2, .bias = false, .dilation = 2))
+    RCASE(8, "nn.MaxPool2d(3, stride=2, padding=1, dilation=2, ceil_mode=True)", tn_nn_max_pool2d(3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true))
+    RCASE(9, "nn.MaxPool2d(2)", tn_nn_max_pool2d(2))
+    RCASE(10, "nn.MaxPool1d(3)", tn_nn_max_pool1d(3))
+    RCASE(11, "nn.MaxPool1d(4, stride=2, padding=1)", tn_nn_max_pool1d(4, .stride = 2, .padding = 1))
+    RCASE(12, "nn.AvgPool2d(2)", tn_nn_avg_pool2d(2))
     RCASE(13, "nn.AvgPool2d(3, stride=1, padding=1, ceil_mode=True, count_include_pad=False, divisor_override=2)",
-          tn_nn_avg_pool2d(3, "stride=1, padding=1, ceil_mode=True, count_include_pad=False, divisor_override=2"))
-    RCASE(14, "nn.AvgPool1d(2)", tn_nn_avg_pool1d(2, NULL))
-    RCASE(15, "nn.AvgPool1d(3, stride=2, padding=1)", tn_nn_avg_pool1d(3, "stride=2, padding=1"))
+          tn_nn_avg_pool2d(3, .stride = 1, .padding = 1, .ceil_mode = true, .count_include_pad = false, .divisor_override = 2))
+    RCASE(14, "nn.AvgPool1d(2)", tn_nn_avg_pool1d(2))
+    RCASE(15, "nn.AvgPool1d(3, stride=2, padding=1)", tn_nn_avg_pool1d(3, .stride = 2, .padding = 1))
     RCASE(16, "nn.AdaptiveAvgPool2d((2, 3))", tn_nn_adaptive_avg_pool2d(2, 3))
     RCASE(17, "nn.AdaptiveAvgPool2d(1)", tn_nn_adaptive_avg_pool2d(1, 1))
     RCASE(18, "nn.AdaptiveMaxPool2d((4, 2))", tn_nn_adaptive_max_pool2d(4, 2))
-    RCASE(19, "nn.BatchNorm2d(3, momentum=None)", tn_nn_batch_norm2d(3, "momentum=None"))
-    RCASE(20, "nn.BatchNorm1d(3, eps=1e-3, affine=False, track_running_stats=False)", tn_nn_batch_norm1d(3, "eps=1e-3, affine=False, track_running_stats=False"))
-    RCASE(21, "nn.BatchNorm2d(16, momentum=0.01)", tn_nn_batch_norm2d(16, "momentum=0.01"))
-    RCASE(22, "nn.LayerNorm([4, 5])", tn_nn_layer_norm(SH(4, 5), NULL))
-    RCASE(23, "nn.LayerNorm(4, eps=1e-6, elementwise_affine=False)", tn_nn_layer_norm(SH(4), "eps=1e-6, elementwise_affine=False"))
-    RCASE(24, "nn.GroupNorm(2, 4, eps=1e-3, affine=False)", tn_nn_group_norm(2, 4, "eps=1e-3, affine=False"))
-    RCASE(25, "nn.GroupNorm(3, 6)", tn_nn_group_norm(3, 6, NULL))
+    RCASE(19, "nn.BatchNorm2d(3, momentum=None)", tn_nn_batch_norm2d(3, .momentum = NAN))
+    RCASE(20, "nn.BatchNorm1d(3, eps=1e-3, affine=False, track_running_stats=False)", tn_nn_batch_norm1d(3, .eps = 1e-3, .affine = false, .track_running_stats = false))
+    RCASE(21, "nn.BatchNorm2d(16, momentum=0.01)", tn_nn_batch_norm2d(16, .momentum = 0.01))
+    RCASE(22, "nn.LayerNorm([4, 5])", tn_nn_layer_norm(SH(4, 5)))
+    RCASE(23, "nn.LayerNorm(4, eps=1e-6, elementwise_affine=False)", tn_nn_layer_norm(SH(4), .eps = 1e-6, .elementwise_affine = false))
+    RCASE(24, "nn.GroupNorm(2, 4, eps=1e-3, affine=False)", tn_nn_group_norm(2, 4, .eps = 1e-3, .affine = false))
+    RCASE(25, "nn.GroupNorm(3, 6)", tn_nn_group_norm(3, 6))
     RCASE(26, "nn.Dropout(0.25)", tn_nn_dropout(0.25))
     RCASE(27, "nn.Dropout2d()", tn_nn_dropout2d(0.5))
     RCASE(28, "nn.Dropout(0.0)", tn_nn_dropout(0))
-    RCASE(29, "nn.Embedding(10, 3, padding_idx=-1)", tn_nn_embedding(10, 3, "padding_idx=-1"))
-    RCASE(30, "nn.Embedding(10, 3)", tn_nn_embedding(10, 3, NULL))
+    RCASE(29, "nn.Embedding(10, 3, padding_idx=-1)", tn_nn_embedding(10, 3, .padding_idx = -1))
+    RCASE(30, "nn.Embedding(10, 3)", tn_nn_embedding(10, 3))
     RCASE(31, "nn.Flatten()", tn_nn_flatten(1, -1))
     RCASE(32, "nn.Flatten(0, 2)", tn_nn_flatten(0, 2))
     RCASE(33, "nn.Unflatten(1, (2, 3))", tn_nn_unflatten(1, SH(2, 3)))
@@ -284,51 +284,51 @@ static const char *repr_case(int i, tn_module **out) {
     RCASE(36, "nn.Linear(3, 4, bias=False)", tn_nn_linear(3, 4, false))
     RCASE(37, "nn.Bilinear(2, 3, 4, bias=False)", tn_nn_bilinear(2, 3, 4, false))
     RCASE(38, "nn.ReLU()", tn_nn_relu())
-    RCASE(39, "nn.ReLU6()", tn_nn_activation("ReLU6", NULL))
-    RCASE(40, "nn.LeakyReLU()", tn_nn_activation("LeakyReLU", NULL))
-    RCASE(41, "nn.LeakyReLU(0.2)", tn_nn_activation("LeakyReLU", "negative_slope=0.2"))
-    RCASE(42, "nn.ELU()", tn_nn_activation("ELU", NULL))
-    RCASE(43, "nn.ELU(alpha=0.5)", tn_nn_activation("ELU", "alpha=0.5"))
-    RCASE(44, "nn.SELU()", tn_nn_activation("SELU", NULL))
-    RCASE(45, "nn.CELU(alpha=2.0)", tn_nn_activation("CELU", "alpha=2.0"))
+    RCASE(39, "nn.ReLU6()", tn_nn_activation("ReLU6"))
+    RCASE(40, "nn.LeakyReLU()", tn_nn_activation("LeakyReLU"))
+    RCASE(41, "nn.LeakyReLU(0.2)", tn_nn_activation("LeakyReLU", .negative_slope = 0.2))
+    RCASE(42, "nn.ELU()", tn_nn_activation("ELU"))
+    RCASE(43, "nn.ELU(alpha=0.5)", tn_nn_activation("ELU", .alpha = 0.5))
+    RCASE(44, "nn.SELU()", tn_nn_activation("SELU"))
+    RCASE(45, "nn.CELU(alpha=2.0)", tn_nn_activation("CELU", .alpha = 2.0))
     RCASE(46, "nn.GELU()", tn_nn_gelu())
-    RCASE(47, "nn.GELU(approximate='tanh')", tn_nn_activation("GELU", "approximate='tanh'"))
-    RCASE(48, "nn.SiLU()", tn_nn_activation("SiLU", NULL))
-    RCASE(49, "nn.Mish()", tn_nn_activation("Mish", NULL))
-    RCASE(50, "nn.Softplus()", tn_nn_activation("Softplus", NULL))
-    RCASE(51, "nn.Softplus(beta=2, threshold=10)", tn_nn_activation("Softplus", "beta=2, threshold=10"))
-    RCASE(52, "nn.Hardtanh()", tn_nn_activation("Hardtanh", NULL))
-    RCASE(53, "nn.Hardtanh(min_val=-2.0, max_val=0.5)", tn_nn_activation("Hardtanh", "min_val=-2.0, max_val=0.5"))
-    RCASE(54, "nn.Hardswish()", tn_nn_activation("Hardswish", NULL))
-    RCASE(55, "nn.Hardsigmoid()", tn_nn_activation("Hardsigmoid", NULL))
+    RCASE(47, "nn.GELU(approximate='tanh')", tn_nn_activation("GELU", .approximate = TN_APPROXIMATE_TANH))
+    RCASE(48, "nn.SiLU()", tn_nn_activation("SiLU"))
+    RCASE(49, "nn.Mish()", tn_nn_activation("Mish"))
+    RCASE(50, "nn.Softplus()", tn_nn_activation("Softplus"))
+    RCASE(51, "nn.Softplus(beta=2, threshold=10)", tn_nn_activation("Softplus", .beta = 2, .threshold = 10))
+    RCASE(52, "nn.Hardtanh()", tn_nn_activation("Hardtanh"))
+    RCASE(53, "nn.Hardtanh(min_val=-2.0, max_val=0.5)", tn_nn_activation("Hardtanh", .min_val = -2.0, .max_val = 0.5))
+    RCASE(54, "nn.Hardswish()", tn_nn_activation("Hardswish"))
+    RCASE(55, "nn.Hardsigmoid()", tn_nn_activation("Hardsigmoid"))
     RCASE(56, "nn.Tanh()", tn_nn_tanh())
     RCASE(57, "nn.Sigmoid()", tn_nn_sigmoid())
-    RCASE(58, "nn.Softmax(dim=1)", tn_nn_activation("Softmax", "dim=1"))
-    RCASE(59, "nn.LogSoftmax(dim=-1)", tn_nn_activation("LogSoftmax", "dim=-1"))
-    RCASE(60, "nn.Softmax(dim=0)", tn_nn_activation("Softmax", "dim=0"))
+    RCASE(58, "nn.Softmax(dim=1)", tn_nn_activation("Softmax", .dim = 1))
+    RCASE(59, "nn.LogSoftmax(dim=-1)", tn_nn_activation("LogSoftmax", .dim = -1))
+    RCASE(60, "nn.Softmax(dim=0)", tn_nn_activation("Softmax", .dim = 0))
     RCASE(61, "nn.Sequential()", tn_nn_sequential_n(NULL, 0))
     RCASE(62, "nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU(), nn.Sequential()))",
           tn_nn_sequential(tn_nn_linear(2, 2, true), tn_nn_sequential(tn_nn_relu(), tn_nn_sequential_n(NULL, 0))))
     RCASE(63, "nn.ModuleList([nn.Linear(2, 3), nn.ReLU()])", NULL)   /* built by repr_build */
     RCASE(64, "nn.ModuleDict({'a': nn.Linear(2, 3), 'act': nn.Tanh()})", NULL)
     RCASE(65, "nn.LSTM(3, 4, num_layers=2, batch_first=True, dropout=0.5, bidirectional=True)",
-          tn_nn_lstm(3, 4, "num_layers=2, batch_first=True, dropout=0.5, bidirectional=True"))
-    RCASE(66, "nn.LSTM(3, 4, proj_size=2)", tn_nn_lstm(3, 4, "proj_size=2"))
-    RCASE(67, "nn.GRU(3, 4, bias=False)", tn_nn_gru(3, 4, "bias=False"))
-    RCASE(68, "nn.RNN(3, 4, nonlinearity='relu')", tn_nn_rnn(3, 4, "nonlinearity='relu'"))
-    RCASE(69, "nn.RNNCell(3, 4, nonlinearity='relu')", tn_nn_rnn_cell(3, 4, "nonlinearity='relu'"))
-    RCASE(70, "nn.LSTMCell(3, 4, bias=False)", tn_nn_lstm_cell(3, 4, "bias=False"))
-    RCASE(71, "nn.GRUCell(3, 4)", tn_nn_gru_cell(3, 4, NULL))
-    RCASE(72, "nn.MultiheadAttention(8, 2)", tn_nn_multihead_attention(8, 2, NULL))
-    RCASE(73, "nn.MultiheadAttention(8, 2, bias=False, kdim=4, vdim=6)", tn_nn_multihead_attention(8, 2, "bias=False, kdim=4, vdim=6"))
-    RCASE(74, "nn.TransformerEncoderLayer(8, 2, dim_feedforward=16)", tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16"))
+          tn_nn_lstm(3, 4, .num_layers = 2, .batch_first = true, .dropout = 0.5, .bidirectional = true))
+    RCASE(66, "nn.LSTM(3, 4, proj_size=2)", tn_nn_lstm(3, 4, .proj_size = 2))
+    RCASE(67, "nn.GRU(3, 4, bias=False)", tn_nn_gru(3, 4, .bias = false))
+    RCASE(68, "nn.RNN(3, 4, nonlinearity='relu')", tn_nn_rnn(3, 4, .nonlinearity = TN_NONLINEARITY_RELU))
+    RCASE(69, "nn.RNNCell(3, 4, nonlinearity='relu')", tn_nn_rnn_cell(3, 4, .nonlinearity = TN_NONLINEARITY_RELU))
+    RCASE(70, "nn.LSTMCell(3, 4, bias=False)", tn_nn_lstm_cell(3, 4, .bias = false))
+    RCASE(71, "nn.GRUCell(3, 4)", tn_nn_gru_cell(3, 4))
+    RCASE(72, "nn.MultiheadAttention(8, 2)", tn_nn_multihead_attention(8, 2))
+    RCASE(73, "nn.MultiheadAttention(8, 2, bias=False, kdim=4, vdim=6)", tn_nn_multihead_attention(8, 2, .bias = false, .kdim = 4, .vdim = 6))
+    RCASE(74, "nn.TransformerEncoderLayer(8, 2, dim_feedforward=16)", tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16))
     RCASE(75, "nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, activation='gelu', layer_norm_eps=1e-6, batch_first=True, norm_first=True)",
-          tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16, dropout=0.0, activation='gelu', layer_norm_eps=1e-6, batch_first=True, norm_first=True"))
-    RCASE(76, "nn.TransformerDecoderLayer(8, 2, dim_feedforward=16)", tn_nn_transformer_decoder_layer(8, 2, "dim_feedforward=16"))
+          tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = 0.0, .activation = TN_ACTIVATION_GELU, .layer_norm_eps = 1e-6, .batch_first = true, .norm_first = true))
+    RCASE(76, "nn.TransformerDecoderLayer(8, 2, dim_feedforward=16)", tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16))
     RCASE(77, "nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16), 2, nn.LayerNorm(8))",
-          tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16"), 2, tn_nn_layer_norm(SH(8), NULL)))
+          tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, tn_nn_layer_norm(SH(8))))
     RCASE(78, "nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16), 1)",
-          tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, "dim_feedforward=16"), 1, NULL))
+          tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 1, NULL))
     RCASE(79, "Custom(4)", custom_new(4))
     RCASE(80, "nn.Bilinear(2, 3, 4)", tn_nn_bilinear(2, 3, 4, true))
     default: return NULL;
@@ -355,12 +355,12 @@ static tn_module *repr_build(int i) {
 /* A representative model (Python: rep()), printed whole. */
 static tn_module *representative_new(void) {
     return tn_nn_sequential(
-        tn_nn_sequential(tn_nn_conv2d_str(1, 8, 3, "padding=1"), tn_nn_batch_norm2d(8, "momentum=None"), tn_nn_relu(), tn_nn_max_pool2d(2, NULL)),
-        tn_nn_sequential(tn_nn_conv2d_str(8, 16, 3, "stride=2, groups=2, bias=False"), tn_nn_group_norm(4, 16, NULL), tn_nn_activation("LeakyReLU", "negative_slope=0.2"),
+        tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8, .momentum = NAN), tn_nn_relu(), tn_nn_max_pool2d(2)),
+        tn_nn_sequential(tn_nn_conv2d(8, 16, 3, .stride = 2, .groups = 2, .bias = false), tn_nn_group_norm(4, 16), tn_nn_activation("LeakyReLU", .negative_slope = 0.2),
                          tn_nn_dropout2d(0.1), tn_nn_adaptive_avg_pool2d(1, 1)),
-        tn_nn_flatten(1, -1), tn_nn_linear(16, 32, true), tn_nn_layer_norm(SH(32), NULL), tn_nn_gelu(), tn_nn_dropout(0.5),
-        tn_nn_unflatten(1, SH(4, 8)), tn_nn_conv1d_str(4, 4, 3, "padding='same'"), tn_nn_flatten(1, -1), custom_new(32),
-        tn_nn_linear(32, 10, false), tn_nn_activation("LogSoftmax", "dim=1"));
+        tn_nn_flatten(1, -1), tn_nn_linear(16, 32, true), tn_nn_layer_norm(SH(32)), tn_nn_gelu(), tn_nn_dropout(0.5),
+        tn_nn_unflatten(1, SH(4, 8)), tn_nn_conv1d(4, 4, 3, .padding = TN_PADDING_SAME), tn_nn_flatten(1, -1), custom_new(32),
+        tn_nn_linear(32, 10, false), tn_nn_activation("LogSoftmax", .dim = 1));
 }
 
 /* ==================================================================================== */
@@ -679,7 +679,7 @@ TEST(keys_nested) {
 /* Shared (tied) parameters, as an embedding tied to the output layer: named_parameters and
    named_buffers list a tensor once (PyTorch's remove_duplicate), state_dict under every name. */
 TEST(tied_weights) {
-    tn_module *emb = tn_nn_embedding(5, 3, NULL), *lin = tn_nn_linear(3, 5, false);
+    tn_module *emb = tn_nn_embedding(5, 3), *lin = tn_nn_linear(3, 5, false);
     tn_tensor *w = tn_module_get(emb, "weight");
     CHECK(tn_module_register_parameter(lin, "weight", w) == w);
     tn_module *m = tn_nn_sequential(emb, lin);
@@ -693,7 +693,7 @@ TEST(tied_weights) {
     CHECK(tn_same_storage(tn_dict_get(s, "0.weight"), tn_dict_get(s, "1.weight")));
     CHECK(tn_module_num_parameters(m) == 15);                           /* sum(p.numel() for p in m.parameters()) */
     /* so an optimizer over named_parameters accepts the tied model */
-    tn_optim *o = tn_optim_create("SGD", tn_dict_values(p), tn_dict_len(p), "lr=0.1");
+    tn_optim *o = tn_optim_sgd(tn_dict_values(p), tn_dict_len(p), .lr = 0.1);
     CHECK_MSG(o != NULL, "%s", tn_last_error());
     tn_optim_free(o);
     tn_dict_free(p); tn_dict_free(bu); tn_dict_free(s);
@@ -760,7 +760,7 @@ TEST(train_eval) {
     /* BatchNorm2d */
     double xs[2 * 2 * 2 * 2] = {1, 2, 3, 4, -1, 0, 5, 2, 2, 2, 6, 0, 3, -3, 1, 1};
     tn_tensor *xb = arr(xs, SH(2, 2, 2, 2), TN_F32);
-    tn_module *bn = tn_nn_batch_norm2d(2, NULL);
+    tn_module *bn = tn_nn_batch_norm2d(2);
     tn_no_grad_begin();
     tn_copy_(tn_module_get(bn, "weight"), arr((double[]){2, 0.5}, SH(2), TN_F32));
     tn_copy_(tn_module_get(bn, "bias"), arr((double[]){1, -1}, SH(2), TN_F32));
@@ -783,7 +783,7 @@ TEST(train_eval) {
     CHECK_CLOSE(val_at(tn_module_get(bn, "running_mean"), 0), 0.25, 1e-6);
     tn_module_free(bn);
     /* momentum=None: the cumulative average of the batch statistics */
-    bn = tn_nn_batch_norm2d(2, "momentum=None");
+    bn = tn_nn_batch_norm2d(2, .momentum = NAN);
     tn_module_forward(bn, xb);
     tn_module_forward(bn, tn_add_scalar(xb, 4));
     CHECK_CLOSE(val_at(tn_module_get(bn, "running_mean"), 0), (2.5 + 6.5) / 2, 1e-5);
@@ -791,7 +791,7 @@ TEST(train_eval) {
     CHECK(val_at(tn_module_get(bn, "num_batches_tracked"), 0) == 2);
     tn_module_free(bn);
     /* track_running_stats=False: batch statistics in eval too */
-    bn = tn_nn_batch_norm2d(2, "track_running_stats=False, affine=False");
+    bn = tn_nn_batch_norm2d(2, .track_running_stats = false, .affine = false);
     tn_module_eval(bn);
     CHECK(tn_module_get(bn, "running_mean") == NULL && tn_module_get(bn, "weight") == NULL);
     CHECK_CLOSE(val_at(tn_module_forward(bn, xb), 0), (1 - 2.5) / sqrt(3 + 1e-5), 1e-5);
@@ -834,12 +834,12 @@ TEST(zero_grad_apply) {
    keep stepping them; integer buffers stay. */
 TEST(to_dtype) {
     tn_manual_seed(5);
-    tn_module *m = tn_nn_sequential(tn_nn_linear(3, 4, true), tn_nn_batch_norm1d(4, NULL), tn_nn_tanh(), tn_nn_linear(4, 2, true));
+    tn_module *m = tn_nn_sequential(tn_nn_linear(3, 4, true), tn_nn_batch_norm1d(4), tn_nn_tanh(), tn_nn_linear(4, 2, true));
     tn_tensor *x = tn_randn(SH(6, 3), TN_F32);
     tn_dict *p = tn_module_named_parameters(m);
     int np;
     tn_tensor **pp = params_of(m, &np);
-    tn_optim *sgd = tn_optim_create("SGD", pp, np, "lr=0.5");
+    tn_optim *sgd = tn_optim_sgd(pp, np, .lr = 0.5);
     tn_backward(tn_sum(tn_module_forward(m, x)));                        /* grads exist before the move */
     tn_dict *before = tn_module_state_dict(m);
     tn_dict *b32 = tn_dict_new();                                        /* copies of the float32 values */
@@ -890,7 +890,7 @@ TEST(to_dtype_optimizer_state) {
     tn_module *m = tn_nn_linear(64, 64, true);
     int np;
     tn_tensor **pp = params_of(m, &np);
-    tn_optim *adam = tn_optim_create("Adam", pp, np, "lr=0.01");
+    tn_optim *adam = tn_optim_adam(pp, np, .lr = 0.01);
     tn_tensor *x = tn_randn(SH(2, 64), TN_F32);
     tn_backward(tn_sum(tn_module_forward(m, x)));
     CHECK(tn_optim_step(adam) == 0);                                     /* state made in float32 */
@@ -965,7 +965,7 @@ TEST(repr_layers) {
 /* ==================================================================================== */
 static tn_module *small_new(uint64_t seed) {
     tn_manual_seed(seed);
-    tn_module *a = tn_nn_linear(4, 3, true), *b = tn_nn_batch_norm1d(3, NULL), *c = tn_nn_linear(3, 2, true);
+    tn_module *a = tn_nn_linear(4, 3, true), *b = tn_nn_batch_norm1d(3), *c = tn_nn_linear(3, 2, true);
     return tn_nn_sequential(a, b, c);
 }
 static tn_dict *clone_dict(const tn_dict *d) {
@@ -1287,47 +1287,47 @@ TEST(layers_forward) {
         tn_module_free(M);
     }
     x = input(SH(2, 4, 11));
-    LAYER("Conv1d", tn_nn_conv1d_str(4, 6, 3, "stride=2, padding=1, dilation=2, groups=2"), x, tn_conv1d(x, P("weight"), P("bias"), 2, 1, 2, 2));
-    LAYER("Conv1d(padding='same')", tn_nn_conv1d_str(4, 3, 4, "padding='same', bias=False"), x, tn_conv1d(x, P("weight"), NULL, 1, TN_PAD_SAME, 1, 1));
-    LAYER("Conv1d defaults", tn_nn_conv1d(4, 3, 2), x, tn_conv1d(x, P("weight"), P("bias"), 1, 0, 1, 1));
+    LAYER("Conv1d", tn_nn_conv1d(4, 6, 3, .stride = 2, .padding = 1, .dilation = 2, .groups = 2), x, tn_conv1d(x, P("weight"), P("bias"), .stride = 2, .padding = 1, .dilation = 2, .groups = 2));
+    LAYER("Conv1d(padding='same')", tn_nn_conv1d(4, 3, 4, .padding = TN_PADDING_SAME, .bias = false), x, tn_conv1d(x, P("weight"), NULL, .padding = TN_PADDING_SAME));
+    LAYER("Conv1d defaults", tn_nn_conv1d(4, 3, 2), x, tn_conv1d(x, P("weight"), P("bias")));
     x = input(SH(2, 4, 9, 8));
-    LAYER("Conv2d", tn_nn_conv2d_str(4, 6, 3, "kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2"), x,
-          tn_conv2d_ex(x, P("weight"), P("bias"), I2[0], (int64_t[]){1, 0}, (int64_t[]){1, 2}, 2));
-    LAYER("Conv2d(padding='same')", tn_nn_conv2d_str(4, 2, 3, "padding='same', dilation=2"), x, tn_conv2d(x, P("weight"), P("bias"), 1, TN_PAD_SAME, 2, 1));
-    LAYER("Conv2d(padding='valid')", tn_nn_conv2d_str(4, 2, 3, "padding='valid'"), x, tn_conv2d(x, P("weight"), P("bias"), 1, 0, 1, 1));
-    LAYER("Conv2d defaults", tn_nn_conv2d(4, 5, 2), x, tn_conv2d(x, P("weight"), P("bias"), 1, 0, 1, 1));
+    LAYER("Conv2d", tn_nn_conv2d(4, 6, 3, .kernel_size_hw = {3, 2}, .stride_hw = {2, 1}, .padding_hw = {1, 0}, .dilation_hw = {1, 2}, .groups = 2), x,
+          tn_conv2d(x, P("weight"), P("bias"), .stride_hw = {I2[0][0], I2[0][1]}, .padding_hw = {1, 0}, .dilation_hw = {1, 2}, .groups = 2));
+    LAYER("Conv2d(padding='same')", tn_nn_conv2d(4, 2, 3, .padding = TN_PADDING_SAME, .dilation = 2), x, tn_conv2d(x, P("weight"), P("bias"), .padding = TN_PADDING_SAME, .dilation = 2));
+    LAYER("Conv2d(padding='valid')", tn_nn_conv2d(4, 2, 3, .padding = TN_PADDING_VALID), x, tn_conv2d(x, P("weight"), P("bias")));
+    LAYER("Conv2d defaults", tn_nn_conv2d(4, 5, 2), x, tn_conv2d(x, P("weight"), P("bias")));
     x = input(SH(4, 9, 8));
-    LAYER("Conv2d unbatched", tn_nn_conv2d_str(4, 5, 2, "stride=2"), x, tn_conv2d(x, P("weight"), P("bias"), 2, 0, 1, 1));
+    LAYER("Conv2d unbatched", tn_nn_conv2d(4, 5, 2, .stride = 2), x, tn_conv2d(x, P("weight"), P("bias"), .stride = 2));
     x = input(SH(2, 4, 5, 5));
-    LAYER("ConvTranspose2d", tn_nn_conv_transpose2d_str(4, 6, 3, "stride=2, padding=1, output_padding=1, groups=2"), x,
-          tn_conv_transpose2d(x, P("weight"), P("bias"), 2, 1, 1, 2, 1));
-    LAYER("ConvTranspose2d(dilation)", tn_nn_conv_transpose2d_str(4, 3, 2, "kernel_size=(2, 3), dilation=2, bias=False"), x,
-          tn_conv_transpose2d_ex(x, P("weight"), NULL, (int64_t[]){1, 1}, (int64_t[]){0, 0}, (int64_t[]){0, 0}, 1, (int64_t[]){2, 2}));
+    LAYER("ConvTranspose2d", tn_nn_conv_transpose2d(4, 6, 3, .stride = 2, .padding = 1, .output_padding = 1, .groups = 2), x,
+          tn_conv_transpose2d(x, P("weight"), P("bias"), .stride = 2, .padding = 1, .output_padding = 1, .groups = 2));
+    LAYER("ConvTranspose2d(dilation)", tn_nn_conv_transpose2d(4, 3, 2, .kernel_size_hw = {2, 3}, .dilation = 2, .bias = false), x,
+          tn_conv_transpose2d(x, P("weight"), NULL, .dilation = 2));
     x = input(SH(2, 3, 9, 10));
-    LAYER("MaxPool2d", tn_nn_max_pool2d(3, "stride=2, padding=1, dilation=2, ceil_mode=True"), x, tn_max_pool2d(x, 3, 2, 1, 2, true, NULL));
-    LAYER("MaxPool2d(kernel_size=(2, 3))", tn_nn_max_pool2d(2, "kernel_size=(2, 3), stride=(1, 2)"), x,
-          tn_max_pool2d_ex(x, (int64_t[]){2, 3}, (int64_t[]){1, 2}, (int64_t[]){0, 0}, (int64_t[]){1, 1}, false, NULL));
-    LAYER("MaxPool2d defaults", tn_nn_max_pool2d(2, NULL), x, tn_max_pool2d(x, 2, 0, 0, 1, false, NULL));
-    LAYER("AvgPool2d", tn_nn_avg_pool2d(3, "stride=2, padding=1, ceil_mode=True, count_include_pad=False, divisor_override=2"), x,
-          tn_avg_pool2d_ex(x, (int64_t[]){3, 3}, (int64_t[]){2, 2}, (int64_t[]){1, 1}, true, false, 2));
-    LAYER("AvgPool2d defaults", tn_nn_avg_pool2d(2, NULL), x, tn_avg_pool2d(x, 2, 0, 0, false, true));
+    LAYER("MaxPool2d", tn_nn_max_pool2d(3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true), x, tn_max_pool2d(x, 3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true));
+    LAYER("MaxPool2d(kernel_size=(2, 3))", tn_nn_max_pool2d(2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}), x,
+          tn_max_pool2d(x, 2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}));
+    LAYER("MaxPool2d defaults", tn_nn_max_pool2d(2), x, tn_max_pool2d(x, 2));
+    LAYER("AvgPool2d", tn_nn_avg_pool2d(3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false, .divisor_override = 2), x,
+          tn_avg_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false, .divisor_override = 2));
+    LAYER("AvgPool2d defaults", tn_nn_avg_pool2d(2), x, tn_avg_pool2d(x, 2));
     LAYER("AdaptiveAvgPool2d", tn_nn_adaptive_avg_pool2d(2, 3), x, tn_adaptive_avg_pool2d(x, 2, 3));
     LAYER("AdaptiveMaxPool2d", tn_nn_adaptive_max_pool2d(3, 2), x, tn_adaptive_max_pool2d(x, 3, 2, NULL));
     x = input(SH(2, 3, 10));
-    LAYER("MaxPool1d", tn_nn_max_pool1d(3, "stride=2, padding=1"), x, tn_max_pool1d(x, 3, 2, 1, 1, false, NULL));
-    LAYER("MaxPool1d(dilation)", tn_nn_max_pool1d(3, "dilation=2, ceil_mode=True"), x, tn_max_pool1d(x, 3, 0, 0, 2, true, NULL));
-    LAYER("AvgPool1d", tn_nn_avg_pool1d(2, NULL), x, tn_avg_pool1d(x, 2, 0, 0, false, true));
-    LAYER("AvgPool1d(count_include_pad=False)", tn_nn_avg_pool1d(3, "padding=1, count_include_pad=False"), x, tn_avg_pool1d(x, 3, 0, 1, false, false));
+    LAYER("MaxPool1d", tn_nn_max_pool1d(3, .stride = 2, .padding = 1), x, tn_max_pool1d(x, 3, .stride = 2, .padding = 1));
+    LAYER("MaxPool1d(dilation)", tn_nn_max_pool1d(3, .dilation = 2, .ceil_mode = true), x, tn_max_pool1d(x, 3, .dilation = 2, .ceil_mode = true));
+    LAYER("AvgPool1d", tn_nn_avg_pool1d(2), x, tn_avg_pool1d(x, 2));
+    LAYER("AvgPool1d(count_include_pad=False)", tn_nn_avg_pool1d(3, .padding = 1, .count_include_pad = false), x, tn_avg_pool1d(x, 3, .padding = 1, .count_include_pad = false));
     /* normalisation */
     x = input(SH(2, 6, 3, 3));
-    LAYER("GroupNorm", tn_nn_group_norm(2, 6, "eps=1e-4"), x, tn_group_norm(x, 2, P("weight"), P("bias"), 1e-4));
-    LAYER("GroupNorm(affine=False)", tn_nn_group_norm(3, 6, "affine=False"), x, tn_group_norm(x, 3, NULL, NULL, 1e-5));
+    LAYER("GroupNorm", tn_nn_group_norm(2, 6, .eps = 1e-4), x, tn_group_norm(x, 2, P("weight"), P("bias"), 1e-4));
+    LAYER("GroupNorm(affine=False)", tn_nn_group_norm(3, 6, .affine = false), x, tn_group_norm(x, 3, NULL, NULL, 1e-5));
     x = input(SH(2, 3, 4, 5));
-    LAYER("LayerNorm", tn_nn_layer_norm(SH(4, 5), "eps=1e-6"), x, tn_layer_norm(x, SH(4, 5), P("weight"), P("bias"), 1e-6));
-    LAYER("LayerNorm(elementwise_affine=False)", tn_nn_layer_norm(SH(5), "elementwise_affine=False"), x, tn_layer_norm(x, SH(5), NULL, NULL, 1e-5));
-    LAYER("LayerNorm(bias=False)", tn_nn_layer_norm(SH(5), "bias=False"), x, tn_layer_norm(x, SH(5), P("weight"), NULL, 1e-5));
+    LAYER("LayerNorm", tn_nn_layer_norm(SH(4, 5), .eps = 1e-6), x, tn_layer_norm(x, SH(4, 5), P("weight"), P("bias"), 1e-6));
+    LAYER("LayerNorm(elementwise_affine=False)", tn_nn_layer_norm(SH(5), .elementwise_affine = false), x, tn_layer_norm(x, SH(5), NULL, NULL, 1e-5));
+    LAYER("LayerNorm(bias=False)", tn_nn_layer_norm(SH(5), .bias = false), x, tn_layer_norm(x, SH(5), P("weight"), NULL, 1e-5));
     {
-        tn_module *ln = tn_nn_layer_norm(SH(5), "bias=False");
+        tn_module *ln = tn_nn_layer_norm(SH(5), .bias = false);
         CHECK(ln && tn_module_get(ln, "weight") && !tn_module_get(ln, "bias"));
         tn_module_free(ln);
     }
@@ -1337,7 +1337,7 @@ TEST(layers_forward) {
         for (int s = 0; s < 3; s++) {   /* BatchNorm2d on 4-d, BatchNorm1d on 3-d and 2-d input */
             double eps = k == 1 ? 1e-3 : 1e-5, mom = k == 1 ? 0.3 : 0.1;
             int nd = s == 0 ? 4 : s == 1 ? 3 : 2;
-            tn_module *M = s == 0 ? tn_nn_batch_norm2d(3, bn_opts[k]) : tn_nn_batch_norm1d(3, bn_opts[k]);
+            tn_module *M = s == 0 ? tn_nn_batch_norm2d_str(3, bn_opts[k]) : tn_nn_batch_norm1d_str(3, bn_opts[k]);
             tn_no_grad_begin();
             tn_copy_(P("weight"), tn_rand(SH(3), TN_F32));
             tn_copy_(P("bias"), tn_randn(SH(3), TN_F32));
@@ -1371,15 +1371,15 @@ TEST(layers_forward) {
     /* embeddings */
     int64_t iv[12] = {1, 2, 3, 9, 2, 0, 2, 5, 5, 7, 8, 2};
     tn_tensor *idx = tn_from_data(iv, SH(3, 4), TN_I64);
-    LAYER("Embedding", tn_nn_embedding(10, 4, NULL), idx, tn_embedding(idx, P("weight")));
+    LAYER("Embedding", tn_nn_embedding(10, 4), idx, tn_embedding(idx, P("weight")));
     {
-        tn_module *M = tn_nn_embedding(10, 4, "padding_idx=2");
+        tn_module *M = tn_nn_embedding(10, 4, .padding_idx = 2);
         same_as_functional("Embedding(padding_idx=2)", M, idx, tn_module_forward(M, idx), tn_embedding_padded(idx, P("weight"), 2), 1e-6);
         tn_backward(tn_sum(tn_module_forward(M, idx)));
         tn_tensor *g = tn_grad(P("weight"));
         CHECK(g && val_at(tn_sum(tn_abs(tn_select(g, 0, 2))), 0) == 0 && val_at(tn_select(tn_select(g, 0, 5), 0, 1), 0) == 2);
         tn_module_free(M);
-        M = tn_nn_embedding(10, 4, "padding_idx=-3");   /* counts from the end: row 7 */
+        M = tn_nn_embedding(10, 4, .padding_idx = -3);   /* counts from the end: row 7 */
         tn_backward(tn_sum(tn_module_forward(M, idx)));
         g = tn_grad(P("weight"));
         CHECK(g && val_at(tn_sum(tn_abs(tn_select(g, 0, 7))), 0) == 0 && val_at(tn_select(tn_select(g, 0, 8), 0, 0), 0) == 1);
@@ -1397,7 +1397,7 @@ TEST(layers_forward) {
     for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++) {
         char what[96];
         snprintf(what, sizeof what, "%s(%s)", acts[k].name, acts[k].opts ? acts[k].opts : "");
-        LAYER(what, tn_nn_activation(acts[k].name, acts[k].opts), x, act_ref((int)k, x));
+        LAYER(what, tn_nn_activation_str(acts[k].name, acts[k].opts), x, act_ref((int)k, x));
     }
     /* containers */
     LAYER("Sequential", tn_nn_sequential(tn_nn_linear(7, 5, true), tn_nn_relu(), tn_nn_sequential(tn_nn_linear(5, 2, false), tn_nn_tanh())), x,
@@ -1421,11 +1421,11 @@ TEST(layers_forward) {
     }
     /* the recurrent and attention modules' single-input forwards equal their full forwards */
     x = input(SH(3, 2, 4));
-    LAYER("LSTM", tn_nn_lstm(4, 5, "num_layers=2"), x, tn_nn_lstm_forward(M, x, NULL, NULL, NULL, NULL));
-    LAYER("GRU", tn_nn_gru(4, 5, "bidirectional=True"), x, tn_nn_rnn_forward(M, x, NULL, NULL));
+    LAYER("LSTM", tn_nn_lstm(4, 5, .num_layers = 2), x, tn_nn_lstm_forward(M, x, NULL, NULL, NULL, NULL));
+    LAYER("GRU", tn_nn_gru(4, 5, .bidirectional = true), x, tn_nn_rnn_forward(M, x, NULL, NULL));
     x = input(SH(3, 2, 8));
     {
-        tn_module *M = tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16, dropout=0.0");
+        tn_module *M = tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = 0.0);
         same_as_functional("TransformerEncoderLayer", M, x, tn_module_forward(M, x), tn_nn_transformer_encoder_layer_forward(M, x, NULL, NULL, false), 1e-6);
         tn_module_free(M);
     }
@@ -1442,78 +1442,78 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "kernel_size=(3, 3, 3)"), "tn_nn_conv2d: option kernel_size=(3, 3, 3): expected at most 2 values");
     CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "bias=maybe"), "tn_nn_conv2d: option bias=maybe: expected True or False");
     CHECK_ERR(tn_nn_conv2d_str(1, 2, 3, "padding='full'"), "tn_nn_conv2d: option padding='full': expected an int, a tuple, 'same' or 'valid'");
-    CHECK_ERR(tn_nn_conv_transpose2d_str(1, 2, 3, "padding='same'"), "tn_nn_conv_transpose2d:");
-    CHECK_ERR(tn_nn_conv1d_str(1, 2, 3, "output_padding=1"), "tn_nn_conv1d: output_padding is an option of the transposed convolution only");
+    CHECK_ERR(tn_nn_conv_transpose2d(1, 2, 3, .padding = TN_PADDING_SAME), "tn_nn_conv_transpose2d:");
+    CHECK_ERR(tn_nn_conv1d(1, 2, 3, .output_padding = 1), "tn_nn_conv1d: output_padding is an option of the transposed convolution only");
     /* spacing, tuples and True/False are read as Python would */
-    tn_module *m = tn_nn_conv2d_str(2, 4, 3, "  stride = (2, 1) ,padding=1,bias=False, groups = 2 ");
+    tn_module *m = tn_nn_conv2d(2, 4, 3, .stride_hw = {2, 1}, .padding = 1, .bias = false, .groups = 2);
     char *s = tn_module_repr(m);
     CHECK_MSG(s && !strcmp(s, "Conv2d(2, 4, kernel_size=(3, 3), stride=(2, 1), padding=(1, 1), groups=2, bias=False)"), "%s", s ? s : tn_last_error());
     tn_string_free(s);
     tn_module_free(m);
     /* conv arguments */
-    CHECK_ERR(tn_nn_conv2d_str(3, 4, 3, "groups=2"), "tn_nn_conv2d: in_channels (3) and out_channels (4) must be positive and divisible by groups (2)");
-    CHECK_ERR(tn_nn_conv2d_str(4, 6, 3, "groups=4"), "divisible by groups (4)");
-    CHECK_ERR(tn_nn_conv2d_str(4, 4, 3, "groups=0"), "tn_nn_conv2d:");
+    CHECK_ERR(tn_nn_conv2d(3, 4, 3, .groups = 2), "tn_nn_conv2d: in_channels (3) and out_channels (4) must be positive and divisible by groups (2)");
+    CHECK_ERR(tn_nn_conv2d(4, 6, 3, .groups = 4), "divisible by groups (4)");
+    CHECK_ERR(tn_nn_conv2d(4, 4, 3, .groups = 0), "tn_nn_conv2d:");
     CHECK_ERR(tn_nn_conv2d(0, 4, 3), "tn_nn_conv2d: in_channels (0)");
-    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding='same', stride=2"), "tn_nn_conv2d: padding='same' is not supported for strided convolutions");
-    CHECK_ERR(tn_nn_conv1d_str(1, 4, 3, "padding='same', stride=2"), "tn_nn_conv1d: padding='same' is not supported for strided convolutions");
-    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding_mode='reflect'"), "tn_nn_conv2d: padding_mode 'reflect' is not supported (zeros only)");
-    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding_mode='circular'"), "padding_mode 'circular' is not supported");
+    CHECK_ERR(tn_nn_conv2d(1, 4, 3, .padding = TN_PADDING_SAME, .stride = 2), "tn_nn_conv2d: padding='same' is not supported for strided convolutions");
+    CHECK_ERR(tn_nn_conv1d(1, 4, 3, .padding = TN_PADDING_SAME, .stride = 2), "tn_nn_conv1d: padding='same' is not supported for strided convolutions");
+    CHECK_ERR(tn_nn_conv2d(1, 4, 3, .padding_mode = TN_PADDING_REFLECT), "tn_nn_conv2d: padding_mode 'reflect' is not supported (zeros only)");
+    CHECK_ERR(tn_nn_conv2d(1, 4, 3, .padding_mode = TN_PADDING_CIRCULAR), "padding_mode 'circular' is not supported");
     CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding_mode='mirror'"), "tn_nn_conv2d: option padding_mode='mirror': expected one of zeros|reflect|replicate|circular");
-    m = tn_nn_conv2d_str(1, 4, 3, "padding_mode='zeros'");
+    m = tn_nn_conv2d(1, 4, 3, .padding_mode = TN_PADDING_ZEROS);
     CHECK(m != NULL);
     tn_module_free(m);
     CHECK_ERR(tn_nn_conv2d(1, 4, 0), "tn_nn_conv2d: kernel_size, stride and dilation must be positive and padding non-negative");
     CHECK_ERR(tn_nn_conv2d(1, 4, -1), "tn_nn_conv2d: kernel_size");
-    CHECK_ERR(tn_nn_conv1d_str(1, 4, 3, "stride=0"), "tn_nn_conv1d: kernel_size, stride and dilation must be positive");
-    CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "kernel_size=(3, 0)"), "tn_nn_conv2d: kernel_size");
+    CHECK_ERR(tn_nn_conv1d(1, 4, 3, .stride = 0), "tn_nn_conv1d: kernel_size, stride and dilation must be positive");
+    CHECK_ERR(tn_nn_conv2d(1, 4, 3, .kernel_size_hw = {3, 0}), "tn_nn_conv2d: kernel_size");
     CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding=-1"), "tn_nn_conv2d: option padding=-1: padding must be non-negative");
     CHECK_ERR(tn_nn_conv2d(1, 4, 3, .padding = -1), "tn_nn_conv2d: kernel_size, stride and dilation must be positive and padding non-negative");
     CHECK_ERR(tn_nn_conv1d(1, 4, 3, .stride_hw = {2, 1}), "tn_nn_conv1d: a 1-d convolution takes ints, not (h, w) pairs");
     CHECK_ERR(tn_nn_conv_transpose2d(1, 4, 0), "tn_nn_conv_transpose2d: kernel_size");
-    CHECK_ERR(tn_nn_conv_transpose2d_str(3, 4, 3, "groups=2"), "tn_nn_conv_transpose2d: in_channels (3) and out_channels (4)");
+    CHECK_ERR(tn_nn_conv_transpose2d(3, 4, 3, .groups = 2), "tn_nn_conv_transpose2d: in_channels (3) and out_channels (4)");
     /* pooling */
-    CHECK_ERR(tn_nn_max_pool2d(0, NULL), "tn_nn_max_pool2d: kernel_size, stride and dilation must be greater than zero");
-    CHECK_ERR(tn_nn_avg_pool1d(-2, NULL), "tn_nn_avg_pool1d: kernel_size");
-    CHECK_ERR(tn_nn_max_pool2d(2, "padding=2"), "tn_nn_max_pool2d: pad should be at most half of effective kernel size");
-    CHECK_ERR(tn_nn_max_pool2d(2, "return_indices=True"), "tn_nn_max_pool2d: return_indices");
-    CHECK_ERR(tn_nn_avg_pool2d(2, "dilation=2"), "tn_nn_avg_pool2d: unknown option 'dilation' (valid: kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)");
-    CHECK_ERR(tn_nn_max_pool1d(2, "count_include_pad=True"), "tn_nn_max_pool1d: unknown option 'count_include_pad'");
+    CHECK_ERR(tn_nn_max_pool2d(0), "tn_nn_max_pool2d: kernel_size, stride and dilation must be greater than zero");
+    CHECK_ERR(tn_nn_avg_pool1d(-2), "tn_nn_avg_pool1d: kernel_size");
+    CHECK_ERR(tn_nn_max_pool2d(2, .padding = 2), "tn_nn_max_pool2d: pad should be at most half of effective kernel size");
+    CHECK_ERR(tn_nn_max_pool2d(2, .return_indices = true), "tn_nn_max_pool2d: return_indices");
+    CHECK_ERR(tn_nn_avg_pool2d_str(2, "dilation=2"), "tn_nn_avg_pool2d: unknown option 'dilation' (valid: kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)");
+    CHECK_ERR(tn_nn_max_pool1d_str(2, "count_include_pad=True"), "tn_nn_max_pool1d: unknown option 'count_include_pad'");
     CHECK_ERR(tn_nn_adaptive_avg_pool2d(0, 2), "tn_nn_adaptive_avg_pool2d: output size (0, 2) must be positive");
     CHECK_ERR(tn_nn_adaptive_max_pool2d(2, -1), "tn_nn_adaptive_max_pool2d:");
     /* norms */
-    CHECK_ERR(tn_nn_batch_norm2d(0, NULL), "tn_nn_batch_norm2d: num_features must be positive, got 0");
-    CHECK_ERR(tn_nn_batch_norm1d(3, "momentum=fast"), "tn_nn_batch_norm1d: option momentum=fast");
-    CHECK_ERR(tn_nn_batch_norm1d(3, "elementwise_affine=True"), "tn_nn_batch_norm1d: unknown option 'elementwise_affine' (valid: eps, momentum, affine, track_running_stats)");
-    CHECK_ERR(tn_nn_group_norm(3, 4, NULL), "tn_nn_group_norm: num_channels (4) must be divisible by num_groups (3)");
-    CHECK_ERR(tn_nn_group_norm(0, 4, NULL), "tn_nn_group_norm:");
-    CHECK_ERR(tn_nn_layer_norm(NULL, 0, NULL), "tn_nn_layer_norm: normalized_shape must have 1 to 8 dims");
-    CHECK_ERR(tn_nn_layer_norm(SH(4), "affine=True"), "tn_nn_layer_norm: unknown option 'affine' (valid: eps, elementwise_affine, bias)");
+    CHECK_ERR(tn_nn_batch_norm2d(0), "tn_nn_batch_norm2d: num_features must be positive, got 0");
+    CHECK_ERR(tn_nn_batch_norm1d_str(3, "momentum=fast"), "tn_nn_batch_norm1d: option momentum=fast");
+    CHECK_ERR(tn_nn_batch_norm1d_str(3, "elementwise_affine=True"), "tn_nn_batch_norm1d: unknown option 'elementwise_affine' (valid: eps, momentum, affine, track_running_stats)");
+    CHECK_ERR(tn_nn_group_norm(3, 4), "tn_nn_group_norm: num_channels (4) must be divisible by num_groups (3)");
+    CHECK_ERR(tn_nn_group_norm(0, 4), "tn_nn_group_norm:");
+    CHECK_ERR(tn_nn_layer_norm(NULL, 0), "tn_nn_layer_norm: normalized_shape must have 1 to 8 dims");
+    CHECK_ERR(tn_nn_layer_norm_str(SH(4), "affine=True"), "tn_nn_layer_norm: unknown option 'affine' (valid: eps, elementwise_affine, bias)");
     /* dropout */
     CHECK_ERR(tn_nn_dropout(1.5), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got 1.5");
     CHECK_ERR(tn_nn_dropout(-0.1), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got -0.1");
     CHECK_ERR(tn_nn_dropout(NAN), "tn_nn_dropout: dropout probability");
     CHECK_ERR(tn_nn_dropout2d(2), "tn_nn_dropout2d: dropout probability has to be between 0 and 1");
-    CHECK_ERR(tn_nn_transformer_encoder_layer(8, 2, "dropout=1.5"), "tn_nn_transformer_encoder_layer: dropout probability");
-    CHECK_ERR(tn_nn_multihead_attention(8, 2, "dropout=-1"), "tn_nn_multihead_attention: dropout probability");
-    CHECK_ERR(tn_nn_lstm(3, 4, "dropout=2"), "tn_nn_lstm: dropout should be a number in range [0, 1]");
+    CHECK_ERR(tn_nn_transformer_encoder_layer(8, 2, .dropout = 1.5), "tn_nn_transformer_encoder_layer: dropout probability");
+    CHECK_ERR(tn_nn_multihead_attention(8, 2, .dropout = -1), "tn_nn_multihead_attention: dropout probability");
+    CHECK_ERR(tn_nn_lstm(3, 4, .dropout = 2), "tn_nn_lstm: dropout should be a number in range [0, 1]");
     /* embedding, linear, flatten */
-    CHECK_ERR(tn_nn_embedding(10, 3, "padding_idx=10"), "tn_nn_embedding: padding_idx must be within num_embeddings (10), got 10");
-    CHECK_ERR(tn_nn_embedding(10, 3, "padding_idx=-11"), "tn_nn_embedding: padding_idx must be within num_embeddings");
-    CHECK_ERR(tn_nn_embedding(0, 3, NULL), "tn_nn_embedding: num_embeddings (0) and embedding_dim (3) must be positive");
-    CHECK_ERR(tn_nn_embedding(10, 3, "max_norm=1"), "tn_nn_embedding: unknown option 'max_norm' (valid: padding_idx)");
+    CHECK_ERR(tn_nn_embedding(10, 3, .padding_idx = 10), "tn_nn_embedding: padding_idx must be within num_embeddings (10), got 10");
+    CHECK_ERR(tn_nn_embedding(10, 3, .padding_idx = -11), "tn_nn_embedding: padding_idx must be within num_embeddings");
+    CHECK_ERR(tn_nn_embedding(0, 3), "tn_nn_embedding: num_embeddings (0) and embedding_dim (3) must be positive");
+    CHECK_ERR(tn_nn_embedding_str(10, 3, "max_norm=1"), "tn_nn_embedding: unknown option 'max_norm' (valid: padding_idx)");
     CHECK_ERR(tn_nn_linear(-1, 3, true), "tn_nn_linear: in_features (-1) and out_features (3) must be non-negative");
     CHECK_ERR(tn_nn_bilinear(2, -3, 4, true), "tn_nn_bilinear: sizes must be non-negative");
     CHECK_ERR(tn_nn_unflatten(1, NULL, 0), "tn_nn_unflatten: need 1 to 8 sizes");
     /* activations */
-    CHECK_ERR(tn_nn_activation("Swish", NULL), "tn_nn_activation: unknown activation \"Swish\"");
-    CHECK_ERR(tn_nn_activation(NULL, NULL), "tn_nn_activation: unknown activation \"(null)\"");
-    CHECK_ERR(tn_nn_activation("ReLU", "negative_slope=0.1"), "tn_nn_activation: unknown option 'negative_slope' (valid: inplace)");
-    CHECK_ERR(tn_nn_activation("LeakyReLU", "slope=0.1"), "tn_nn_activation: unknown option 'slope' (valid: negative_slope, inplace)");
-    CHECK_ERR(tn_nn_activation("GELU", "approximate='fast'"), "tn_nn_activation: option approximate='fast': expected one of none|tanh");
-    CHECK_ERR(tn_nn_activation("ELU", "alpha=x"), "tn_nn_activation: option alpha=x");
-    CHECK_ERR(tn_nn_activation("Softmax", "dim=0.5"), "tn_nn_activation: option dim needs integers");
-    CHECK_ERR(tn_nn_activation("Tanh", "inplace=2"), "tn_nn_activation: option inplace=2: expected True or False");
+    CHECK_ERR(tn_nn_activation("Swish"), "tn_nn_activation: unknown activation \"Swish\"");
+    CHECK_ERR(tn_nn_activation(NULL), "tn_nn_activation: unknown activation \"(null)\"");
+    CHECK_ERR(tn_nn_activation_str("ReLU", "negative_slope=0.1"), "tn_nn_activation: unknown option 'negative_slope' (valid: inplace)");
+    CHECK_ERR(tn_nn_activation_str("LeakyReLU", "slope=0.1"), "tn_nn_activation: unknown option 'slope' (valid: negative_slope, inplace)");
+    CHECK_ERR(tn_nn_activation_str("GELU", "approximate='fast'"), "tn_nn_activation: option approximate='fast': expected one of none|tanh");
+    CHECK_ERR(tn_nn_activation_str("ELU", "alpha=x"), "tn_nn_activation: option alpha=x");
+    CHECK_ERR(tn_nn_activation_str("Softmax", "dim=0.5"), "tn_nn_activation: option dim=0.5: expected an integer");
+    CHECK_ERR(tn_nn_activation_str("Tanh", "inplace=2"), "tn_nn_activation: unknown option 'inplace' (valid: none)");
     /* a failed constructor inside tn_nn_sequential: NULL, its message, the others freed */
     CHECK_ERR(tn_nn_sequential(tn_nn_linear(2, 2, true), tn_nn_conv2d(1, 1, 0), tn_nn_relu()), "tn_nn_conv2d: kernel_size");
     CHECK_ERR(tn_nn_sequential_n(NULL, 2), "tn_nn_sequential: a module is NULL");
@@ -1528,27 +1528,27 @@ TEST(forward_errors) {
         {tn_nn_conv1d(4, 2, 3), x, "Conv1d:"},
         {tn_nn_conv_transpose2d(4, 2, 3), x, "ConvTranspose2d:"},
         {tn_nn_linear(5, 2, true), x, "Linear:"},
-        {tn_nn_batch_norm2d(4, NULL), x, "BatchNorm2d:"},
-        {tn_nn_batch_norm2d(3, NULL), tn_randn(SH(2, 3, 8), TN_F32), "BatchNorm2d: expected 4D input (got 3D input [2, 3, 8])"},
-        {tn_nn_batch_norm1d(3, NULL), x, "BatchNorm1d: expected 2D or 3D input (got 4D input [2, 3, 8, 8])"},
-        {tn_nn_layer_norm(SH(7), NULL), x, "LayerNorm:"},
-        {tn_nn_group_norm(2, 4, NULL), x, "GroupNorm:"},
-        {tn_nn_max_pool2d(2, NULL), tn_randn(SH(3), TN_F32), "MaxPool2d:"},
-        {tn_nn_max_pool2d(9, NULL), x, "MaxPool2d:"},
-        {tn_nn_avg_pool1d(2, NULL), tn_randn(SH(3), TN_F32), "AvgPool1d:"},
+        {tn_nn_batch_norm2d(4), x, "BatchNorm2d:"},
+        {tn_nn_batch_norm2d(3), tn_randn(SH(2, 3, 8), TN_F32), "BatchNorm2d: expected 4D input (got 3D input [2, 3, 8])"},
+        {tn_nn_batch_norm1d(3), x, "BatchNorm1d: expected 2D or 3D input (got 4D input [2, 3, 8, 8])"},
+        {tn_nn_layer_norm(SH(7)), x, "LayerNorm:"},
+        {tn_nn_group_norm(2, 4), x, "GroupNorm:"},
+        {tn_nn_max_pool2d(2), tn_randn(SH(3), TN_F32), "MaxPool2d:"},
+        {tn_nn_max_pool2d(9), x, "MaxPool2d:"},
+        {tn_nn_avg_pool1d(2), tn_randn(SH(3), TN_F32), "AvgPool1d:"},
         {tn_nn_adaptive_avg_pool2d(2, 2), tn_randn(SH(3), TN_F32), "AdaptiveAvgPool2d:"},
-        {tn_nn_embedding(10, 3, NULL), x, "Embedding:"},
-        {tn_nn_embedding(10, 3, NULL), tn_from_data((int64_t[]){1, 12}, SH(2), TN_I64), "Embedding:"},
+        {tn_nn_embedding(10, 3), x, "Embedding:"},
+        {tn_nn_embedding(10, 3), tn_from_data((int64_t[]){1, 12}, SH(2), TN_I64), "Embedding:"},
         {tn_nn_flatten(5, -1), x, "Flatten:"},
         {tn_nn_unflatten(1, SH(2, 2)), x, "Unflatten:"},
         {tn_nn_dropout(0.5), tn_zeros(SH(3), TN_I64), "Dropout:"},
-        {tn_nn_activation("Softmax", "dim=5"), x, "Softmax:"},
-        {tn_nn_activation("LogSoftmax", "dim=-7"), x, "LogSoftmax:"},
-        {tn_nn_activation("GELU", NULL), tn_zeros(SH(3), TN_BOOL), "GELU:"},
-        {tn_nn_activation("Hardtanh", NULL), tn_zeros(SH(3), TN_BOOL), "Hardtanh:"},
-        {tn_nn_lstm(5, 4, NULL), x, "LSTM:"},
-        {tn_nn_multihead_attention(8, 2, NULL), x, "tn_module_forward: MultiheadAttention has no single-input forward"},
-        {tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16"), x, "TransformerEncoderLayer:"},
+        {tn_nn_activation("Softmax", .dim = 5), x, "Softmax:"},
+        {tn_nn_activation("LogSoftmax", .dim = -7), x, "LogSoftmax:"},
+        {tn_nn_activation("GELU"), tn_zeros(SH(3), TN_BOOL), "GELU:"},
+        {tn_nn_activation("Hardtanh"), tn_zeros(SH(3), TN_BOOL), "Hardtanh:"},
+        {tn_nn_lstm(5, 4), x, "LSTM:"},
+        {tn_nn_multihead_attention(8, 2), x, "tn_module_forward: MultiheadAttention has no single-input forward"},
+        {tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), x, "TransformerEncoderLayer:"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         tn_module *m = cases[k].m;
@@ -1602,7 +1602,7 @@ TEST(init_layers) {
     check_uniform("Conv2d(16, 64, 5).weight", tn_module_get(m, "weight"), -1 / sqrt(400.0), 1 / sqrt(400.0));
     check_uniform("Conv2d(16, 64, 5).bias", tn_module_get(m, "bias"), -1 / sqrt(400.0), 1 / sqrt(400.0));
     tn_module_free(m);
-    m = tn_nn_conv2d_str(16, 64, 5, "groups=4, kernel_size=(5, 3)");   /* fan_in 4 * 15 */
+    m = tn_nn_conv2d(16, 64, 5, .groups = 4, .kernel_size_hw = {5, 3});   /* fan_in 4 * 15 */
     check_uniform("Conv2d(16, 64, (5, 3), groups=4).weight", tn_module_get(m, "weight"), -1 / sqrt(60.0), 1 / sqrt(60.0));
     tn_module_free(m);
     m = tn_nn_conv1d(8, 128, 7);
@@ -1615,27 +1615,27 @@ TEST(init_layers) {
     m = tn_nn_bilinear(30, 20, 50, true);   /* bound 1/sqrt(in1_features) */
     check_uniform("Bilinear(30, 20, 50).weight", tn_module_get(m, "weight"), -1 / sqrt(30.0), 1 / sqrt(30.0));
     tn_module_free(m);
-    m = tn_nn_lstm(10, 100, NULL);
+    m = tn_nn_lstm(10, 100);
     check_uniform("LSTM(10, 100).weight_hh_l0", tn_module_get(m, "weight_hh_l0"), -0.1, 0.1);
     tn_module_free(m);
-    m = tn_nn_embedding(2000, 64, "padding_idx=3");
+    m = tn_nn_embedding(2000, 64, .padding_idx = 3);
     tn_tensor *w = tn_module_get(m, "weight");
     CHECK(all_equal(tn_select(w, 0, 3), 0));
     check_normal("Embedding(2000, 64).weight", tn_cat((tn_tensor *[]){tn_narrow(w, 0, 0, 3), tn_narrow(w, 0, 4, 1996)}, 2, 0), 0, 1);
     tn_module_free(m);
-    m = tn_nn_batch_norm2d(7, NULL);
+    m = tn_nn_batch_norm2d(7);
     CHECK(all_equal(tn_module_get(m, "weight"), 1) && all_equal(tn_module_get(m, "bias"), 0));
     CHECK(all_equal(tn_module_get(m, "running_mean"), 0) && all_equal(tn_module_get(m, "running_var"), 1));
     CHECK(tn_get_dtype(tn_module_get(m, "num_batches_tracked")) == TN_I64 && val_at(tn_module_get(m, "num_batches_tracked"), 0) == 0);
     CHECK(tn_get_dtype(tn_module_get(m, "weight")) == TN_F32 && tn_size(tn_module_get(m, "running_var"), 0) == 7);
     tn_module_free(m);
-    m = tn_nn_layer_norm(SH(3, 4), NULL);
+    m = tn_nn_layer_norm(SH(3, 4));
     CHECK(all_equal(tn_module_get(m, "weight"), 1) && all_equal(tn_module_get(m, "bias"), 0) && tn_ndim(tn_module_get(m, "weight")) == 2);
     tn_module_free(m);
-    m = tn_nn_group_norm(2, 6, NULL);
+    m = tn_nn_group_norm(2, 6);
     CHECK(all_equal(tn_module_get(m, "weight"), 1) && all_equal(tn_module_get(m, "bias"), 0) && tn_numel(tn_module_get(m, "weight")) == 6);
     tn_module_free(m);
-    m = tn_nn_multihead_attention(16, 4, NULL);   /* xavier_uniform in_proj, zero biases */
+    m = tn_nn_multihead_attention(16, 4);   /* xavier_uniform in_proj, zero biases */
     check_uniform("MultiheadAttention.in_proj_weight", tn_module_get(m, "in_proj_weight"), -sqrt(6.0 / 64), sqrt(6.0 / 64));
     CHECK(all_equal(tn_module_get(m, "in_proj_bias"), 0) && all_equal(tn_module_get(m, "out_proj.bias"), 0));
     tn_module_free(m);
@@ -1763,13 +1763,13 @@ TEST(init_functions) {
 /* ==================================================================================== */
 static tn_module *ck_model(uint64_t seed, int64_t hidden) {
     tn_manual_seed(seed);
-    tn_module *a = tn_nn_linear(6, hidden, true), *b = tn_nn_batch_norm1d(hidden, NULL), *c = tn_nn_tanh(), *d = tn_nn_linear(hidden, 3, true);
+    tn_module *a = tn_nn_linear(6, hidden, true), *b = tn_nn_batch_norm1d(hidden), *c = tn_nn_tanh(), *d = tn_nn_linear(hidden, 3, true);
     return tn_nn_sequential(a, b, c, d);
 }
 static tn_optim *ck_optim(tn_module *m, const char *kind, const char *opts) {
     int n;
     tn_tensor **p = params_of(m, &n);
-    tn_optim *o = tn_optim_create(kind, p, n, opts);
+    tn_optim *o = tn_optim_create_str(kind, p, n, opts);
     free(p);
     return o;
 }

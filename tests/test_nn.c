@@ -129,20 +129,12 @@ static void check_name_(tn_tensor *t, const char *name, const char *what, int li
               "leak: %lld tensors / %lld bytes live, expected %lld / %lld", (long long)s1_.live_tensors, \
               (long long)s1_.live_bytes, (long long)s0_.live_tensors, (long long)s0_.live_bytes); } while (0)
 
-static tn_backward_opts opts_(bool retain, bool create, bool unused) {
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
-    o.retain_graph = retain;
-    o.create_graph = create;
-    o.allow_unused = unused;
-    return o;
-}
 /* d sum(out * g) / d x (new reference in scope; g NULL = ones), or NULL */
 static tn_tensor *grad_of(tn_tensor *out, tn_tensor *x, tn_tensor *g) {
     tn_tensor *r = NULL;
     if (!out || !x) return NULL;
     if (!g) g = tn_ones_like(out);
-    if (tn_autograd_grad(&out, 1, &x, 1, &g, &r, opts_(true, false, true))) return NULL;
+    if (tn_autograd_grad(&out, 1, &x, 1, &g, &r, .retain_graph = true, .allow_unused = true)) return NULL;
     return r ? r : tn_zeros_like(x);
 }
 
@@ -306,7 +298,7 @@ static void oracle_(int line, double tol, tn_tensor *out, tn_tensor *const *extr
         tn_generator *gen = tn_generator_new(1000 + (uint64_t)oc_ncases);
         cot = tn_randn_gen(tn_shape(out), tn_ndim(out), tn_get_dtype(out), gen);
         tn_generator_free(gen);
-        if (tn_autograd_grad(&out, 1, gin, ng, &cot, grads, opts_(true, false, true)))
+        if (tn_autograd_grad(&out, 1, gin, ng, &cot, grads, .retain_graph = true, .allow_unused = true))
             snprintf(errbuf, sizeof errbuf, "backward failed: %.170s", tn_last_error());
     }
     for (int k = 0; k < ng; k++) if (!grads[k] && !errbuf[0]) grads[k] = tn_zeros_like(gin[k]);
@@ -550,50 +542,50 @@ TEST(hand_conv) {
     BEGIN;
     /* a 3x3 image of ones and a 2x2 kernel of ones: every window sums 4 ones */
     tn_tensor *x = leaf(tn_ones(SH(1, 1, 3, 3), TN_F64)), *w = leaf(tn_ones(SH(1, 1, 2, 2), TN_F64));
-    tn_tensor *y = tn_conv2d(x, w, NULL, 1, 0, 1, 1);
+    tn_tensor *y = tn_conv2d(x, w, NULL);
     CHECK_SHAPE(y, 1, 1, 2, 2);
     CHECK_VALS(y, 1e-12, 4, 4, 4, 4);
     CHECK_VALS(grad_of(y, x, NULL), 1e-12, 1, 2, 1, 2, 4, 2, 1, 2, 1);   /* windows covering each pixel */
     CHECK_VALS(grad_of(y, w, NULL), 1e-12, 4, 4, 4, 4);
     tn_tensor *b = leaf(T64(D(1), 1));
-    CHECK_VALS(tn_conv2d(x, w, b, 1, 0, 1, 1), 1e-12, 5, 5, 5, 5);
-    CHECK_VALS(grad_of(tn_conv2d(x, w, b, 1, 0, 1, 1), b, NULL), 1e-12, 4);
+    CHECK_VALS(tn_conv2d(x, w, b), 1e-12, 5, 5, 5, 5);
+    CHECK_VALS(grad_of(tn_conv2d(x, w, b), b, NULL), 1e-12, 4);
     /* padding 1: corners see one pixel, edges two */
-    CHECK_VALS(tn_conv2d(x, w, NULL, 1, 1, 1, 1), 1e-12, 1, 2, 2, 1, 2, 4, 4, 2, 2, 4, 4, 2, 1, 2, 2, 1);
-    CHECK_VALS(tn_conv2d(x, w, NULL, 2, 1, 1, 1), 1e-12, 1, 2, 2, 4);
+    CHECK_VALS(tn_conv2d(x, w, NULL, .padding = 1), 1e-12, 1, 2, 2, 1, 2, 4, 4, 2, 2, 4, 4, 2, 1, 2, 2, 1);
+    CHECK_VALS(tn_conv2d(x, w, NULL, .stride = 2, .padding = 1), 1e-12, 1, 2, 2, 4);
     /* 1x1 (the image is its own column matrix): a matmul per image, also channels-last and with groups */
     tn_tensor *x1 = tn_randn(SH(3, 4, 2, 5), TN_F64), *w1 = tn_randn(SH(6, 4, 1, 1), TN_F64), *b1 = tn_randn(SH(6), TN_F64);
     tn_tensor *mm1 = tn_add(tn_matmul(tn_reshape(w1, SH(6, 4)), tn_reshape(x1, SH(3, 4, 10))), tn_reshape(b1, SH(6, 1)));
-    CHECK_SAME(tn_conv2d(x1, w1, b1, 1, 0, 1, 1), tn_reshape(mm1, SH(3, 6, 2, 5)), 1e-12);
+    CHECK_SAME(tn_conv2d(x1, w1, b1), tn_reshape(mm1, SH(3, 6, 2, 5)), 1e-12);
     tn_tensor *xcl = tn_permute(tn_contiguous(tn_permute(x1, SH(0, 2, 3, 1))), SH(0, 3, 1, 2));
-    CHECK_SAME(tn_conv2d(xcl, w1, b1, 1, 0, 1, 1), tn_reshape(mm1, SH(3, 6, 2, 5)), 1e-12);
+    CHECK_SAME(tn_conv2d(xcl, w1, b1), tn_reshape(mm1, SH(3, 6, 2, 5)), 1e-12);
     tn_tensor *wg = tn_randn(SH(6, 2, 1, 1), TN_F64), *wgf = tn_zeros(SH(6, 4), TN_F64);   /* groups 2 as a block-diagonal weight */
     tn_copy_(tn_slice(tn_slice(wgf, 0, 0, 3, 1), 1, 0, 2, 1), tn_reshape(tn_slice(wg, 0, 0, 3, 1), SH(3, 2)));
     tn_copy_(tn_slice(tn_slice(wgf, 0, 3, 6, 1), 1, 2, 4, 1), tn_reshape(tn_slice(wg, 0, 3, 6, 1), SH(3, 2)));
-    CHECK_SAME(tn_conv2d(x1, wg, NULL, 1, 0, 1, 2), tn_reshape(tn_matmul(wgf, tn_reshape(x1, SH(3, 4, 10))), SH(3, 6, 2, 5)), 1e-12);
+    CHECK_SAME(tn_conv2d(x1, wg, NULL, .groups = 2), tn_reshape(tn_matmul(wgf, tn_reshape(x1, SH(3, 4, 10))), SH(3, 6, 2, 5)), 1e-12);
     /* float32 as well */
-    CHECK_VALS(tn_conv2d(tn_ones(SH(1, 1, 3, 3), TN_F32), tn_ones(SH(1, 1, 2, 2), TN_F32), NULL, 1, 0, 1, 1), 0, 4, 4, 4, 4);
+    CHECK_VALS(tn_conv2d(tn_ones(SH(1, 1, 3, 3), TN_F32), tn_ones(SH(1, 1, 2, 2), TN_F32), NULL), 0, 4, 4, 4, 4);
     /* conv1d: a difference kernel, with stride, dilation and 'same' */
     tn_tensor *s = T64(D(1, 2, 3, 4, 5), 1, 1, 5), *k = T64(D(1, 0, -1), 1, 1, 3);
-    CHECK_VALS(tn_conv1d(s, k, NULL, 1, 0, 1, 1), 1e-12, -2, -2, -2);
-    CHECK_VALS(tn_conv1d(s, k, NULL, 2, 0, 1, 1), 1e-12, -2, -2);
-    CHECK_VALS(tn_conv1d(s, k, NULL, 1, 0, 2, 1), 1e-12, -4);
-    CHECK_VALS(tn_conv1d(s, k, NULL, 1, TN_PAD_SAME, 1, 1), 1e-12, -2, -2, -2, -2, 4);
+    CHECK_VALS(tn_conv1d(s, k, NULL), 1e-12, -2, -2, -2);
+    CHECK_VALS(tn_conv1d(s, k, NULL, .stride = 2), 1e-12, -2, -2);
+    CHECK_VALS(tn_conv1d(s, k, NULL, .dilation = 2), 1e-12, -4);
+    CHECK_VALS(tn_conv1d(s, k, NULL, .padding = TN_PADDING_SAME), 1e-12, -2, -2, -2, -2, 4);
     /* an even kernel with 'same': the extra zero goes to the right */
-    CHECK_VALS(tn_conv1d(s, T64(D(1, 2), 1, 1, 2), NULL, 1, TN_PAD_SAME, 1, 1), 1e-12, 5, 8, 11, 14, 5);
+    CHECK_VALS(tn_conv1d(s, T64(D(1, 2), 1, 1, 2), NULL, .padding = TN_PADDING_SAME), 1e-12, 5, 8, 11, 14, 5);
     /* unbatched [C, L] */
-    CHECK_VALS(tn_conv1d(T64(D(1, 2, 3, 4, 5), 1, 5), k, NULL, 1, 0, 1, 1), 1e-12, -2, -2, -2);
-    CHECK_SHAPE(tn_conv1d(T64(D(1, 2, 3, 4, 5), 1, 5), k, NULL, 1, 0, 1, 1), 1, 3);
+    CHECK_VALS(tn_conv1d(T64(D(1, 2, 3, 4, 5), 1, 5), k, NULL), 1e-12, -2, -2, -2);
+    CHECK_SHAPE(tn_conv1d(T64(D(1, 2, 3, 4, 5), 1, 5), k, NULL), 1, 3);
     /* groups: two channels, each with its own kernel */
     tn_tensor *x2 = T64(D(1, 2, 3, 10, 20, 30), 1, 2, 3), *k2 = T64(D(1, 1, 1, -1), 2, 1, 2);
-    CHECK_VALS(tn_conv1d(x2, k2, NULL, 1, 0, 1, 2), 1e-12, 3, 5, -10, -10);
+    CHECK_VALS(tn_conv1d(x2, k2, NULL, .groups = 2), 1e-12, 3, 5, -10, -10);
     /* transposed: each input scatters a copy of the kernel, stride apart */
     tn_tensor *t1 = T64(D(1, 2), 1, 1, 2), *k3 = T64(D(1, 1, 1), 1, 1, 3);
-    CHECK_VALS(tn_conv_transpose1d(t1, k3, NULL, 2, 0, 0, 1, 1), 1e-12, 1, 1, 3, 2, 2);
-    CHECK_VALS(tn_conv_transpose1d(t1, k3, NULL, 2, 1, 0, 1, 1), 1e-12, 1, 3, 2);
-    CHECK_VALS(tn_conv_transpose1d(t1, k3, NULL, 2, 0, 1, 1, 1), 1e-12, 1, 1, 3, 2, 2, 0);
-    CHECK_VALS(tn_conv_transpose1d(t1, k3, NULL, 1, 0, 0, 1, 2), 1e-12, 1, 2, 1, 2, 1, 2);
-    CHECK_VALS(tn_conv_transpose2d(tn_ones(SH(1, 1, 2, 2), TN_F64), tn_ones(SH(1, 1, 2, 2), TN_F64), NULL, 1, 0, 0, 1, 1), 1e-12,
+    CHECK_VALS(tn_conv_transpose1d(t1, k3, NULL, .stride = 2), 1e-12, 1, 1, 3, 2, 2);
+    CHECK_VALS(tn_conv_transpose1d(t1, k3, NULL, .stride = 2, .padding = 1), 1e-12, 1, 3, 2);
+    CHECK_VALS(tn_conv_transpose1d(t1, k3, NULL, .stride = 2, .output_padding = 1), 1e-12, 1, 1, 3, 2, 2, 0);
+    CHECK_VALS(tn_conv_transpose1d(t1, k3, NULL, .dilation = 2), 1e-12, 1, 2, 1, 2, 1, 2);
+    CHECK_VALS(tn_conv_transpose2d(tn_ones(SH(1, 1, 2, 2), TN_F64), tn_ones(SH(1, 1, 2, 2), TN_F64), NULL), 1e-12,
                1, 2, 1, 2, 4, 2, 1, 2, 1);
     END;
 }
@@ -606,7 +598,7 @@ static void conv_knob_agree(int *knob, tn_tensor *x, tn_tensor *w, tn_tensor *b,
     tn_requires_grad_(x, true);
     for (int k = 0; k < 2; k++) {
         *knob = 1 - k;
-        y[k] = tn_conv2d_ex(x, w, b, st, pd, dl, groups);
+        y[k] = tn_conv2d(x, w, b, .stride_hw = {st[0], st[1]}, .padding_hw = {pd[0], pd[1]}, .dilation_hw = {dl[0], dl[1]}, .groups = groups);
         if (!gy && y[0]) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), tn_get_dtype(x));
         gx[k] = grad_of(y[k], x, gy);
         gw[k] = grad_of(y[k], w, gy);
@@ -719,7 +711,7 @@ TEST(pool_rows_agree) {
             tn_tensor *y[2], *idx[2], *g[2], *gy = tn_randn(SH(2, 3, 2, ow), dt);
             for (int k = 0; k < 2; k++) {
                 tn__pool22_avx512 = 1 - k;
-                y[k] = tn_max_pool2d(x, 2, 2, 0, 1, false, &idx[k]);
+                y[k] = tn_max_pool2d_with_indices(x, &idx[k], 2, .stride = 2);
                 g[k] = grad_of(y[k], x, gy);
             }
             tn__pool22_avx512 = 1;
@@ -753,52 +745,52 @@ TEST(hand_fold) {
 TEST(hand_pool) {
     BEGIN;
     tn_tensor *x = leaf(T64(D(1, 9, 2, 3, 4, 5, 8, 0, 7, 6, 11, 10, 12, 15, 14, 13), 1, 1, 4, 4)), *idx = NULL;
-    tn_tensor *y = tn_max_pool2d(x, 2, 0, 0, 1, false, &idx);
+    tn_tensor *y = tn_max_pool2d_with_indices(x, &idx, 2);
     CHECK_VALS(y, 0, 9, 8, 15, 14);
     CHECK_VALS(idx, 0, 1, 6, 13, 14);
     CHECK_DTYPE(idx, TN_I64);
     CHECK_SHAPE(idx, 1, 1, 2, 2);
     CHECK_VALS(grad_of(y, x, NULL), 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0);
     /* padding: overlapping windows pick the same maximum twice; its gradient adds up */
-    y = tn_max_pool2d(x, 3, 2, 1, 1, false, &idx);
+    y = tn_max_pool2d_with_indices(x, &idx, 3, .stride = 2, .padding = 1);
     CHECK_VALS(y, 0, 9, 9, 15, 15);
     CHECK_VALS(idx, 0, 1, 1, 13, 13);
     CHECK_VALS(grad_of(y, x, NULL), 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0);
     /* ceil_mode: a last, partial window */
-    y = tn_max_pool2d(x, 3, 2, 0, 1, true, &idx);
+    y = tn_max_pool2d_with_indices(x, &idx, 3, .stride = 2, .ceil_mode = true);
     CHECK_SHAPE(y, 1, 1, 2, 2);
     CHECK_VALS(y, 0, 11, 11, 15, 14);
     CHECK_VALS(idx, 0, 10, 10, 13, 14);
-    CHECK_SHAPE(tn_max_pool2d(x, 3, 2, 0, 1, false, NULL), 1, 1, 1, 1);
+    CHECK_SHAPE(tn_max_pool2d(x, 3, .stride = 2), 1, 1, 1, 1);
     /* dilation 2: window {0, 2} x {0, 2} */
-    CHECK_VALS(tn_max_pool2d(x, 2, 1, 0, 2, false, &idx), 0, 11, 10, 14, 15);
+    CHECK_VALS(tn_max_pool2d_with_indices(x, &idx, 2, .stride = 1, .dilation = 2), 0, 11, 10, 14, 15);
     CHECK_VALS(idx, 0, 10, 11, 14, 13);
     /* NaN propagates, as PyTorch */
-    CHECK_VALS(tn_max_pool1d(T64(D(1, NAN, 3, 2), 1, 1, 4), 2, 0, 0, 1, false, NULL), 0, NAN, 3);
+    CHECK_VALS(tn_max_pool1d(T64(D(1, NAN, 3, 2), 1, 1, 4), 2), 0, NAN, 3);
     /* 2x2 stride 2 (an unrolled kernel): ties keep the first, the last NaN wins; float32, and a strided input */
     tn_tensor *xq = T64(D(1, 1, NAN, 2, 1, 0, 5, NAN), 1, 1, 2, 4);
-    CHECK_VALS(tn_max_pool2d(xq, 2, 2, 0, 1, false, &idx), 0, 1, NAN);
+    CHECK_VALS(tn_max_pool2d_with_indices(xq, &idx, 2, .stride = 2), 0, 1, NAN);
     CHECK_VALS(idx, 0, 0, 7);
-    CHECK_VALS(tn_max_pool2d(tn_to_dtype(xq, TN_F32), 2, 2, 0, 1, false, &idx), 0, 1, NAN);
+    CHECK_VALS(tn_max_pool2d_with_indices(tn_to_dtype(xq, TN_F32), &idx, 2, .stride = 2), 0, 1, NAN);
     CHECK_VALS(idx, 0, 0, 7);
-    CHECK_VALS(tn_max_pool2d(tn_transpose(xq, 2, 3), 2, 2, 0, 1, false, &idx), 0, 1, NAN);   /* rows 1 1 | 1 0 | N 5 | 2 N */
+    CHECK_VALS(tn_max_pool2d_with_indices(tn_transpose(xq, 2, 3), &idx, 2, .stride = 2), 0, 1, NAN);   /* rows 1 1 | 1 0 | N 5 | 2 N */
     CHECK_VALS(idx, 0, 0, 7);
     /* average: count_include_pad counts the zeros of the padding */
     tn_tensor *s = T64(D(1, 2, 3, 4), 1, 1, 4);
-    CHECK_VALS(tn_avg_pool1d(s, 2, 2, 1, false, true), 1e-12, 0.5, 2.5, 2);
-    CHECK_VALS(tn_avg_pool1d(s, 2, 2, 1, false, false), 1e-12, 1, 2.5, 4);
+    CHECK_VALS(tn_avg_pool1d(s, 2, .stride = 2, .padding = 1), 1e-12, 0.5, 2.5, 2);
+    CHECK_VALS(tn_avg_pool1d(s, 2, .stride = 2, .padding = 1, .count_include_pad = false), 1e-12, 1, 2.5, 4);
     /* ceil_mode: the last window is cut at the end of the input (no padding to count) */
-    CHECK_VALS(tn_avg_pool1d(s, 3, 2, 0, true, true), 1e-12, 2, 3.5);
-    CHECK_VALS(tn_avg_pool1d(s, 3, 2, 0, false, true), 1e-12, 2);
+    CHECK_VALS(tn_avg_pool1d(s, 3, .stride = 2, .ceil_mode = true), 1e-12, 2, 3.5);
+    CHECK_VALS(tn_avg_pool1d(s, 3, .stride = 2), 1e-12, 2);
     tn_tensor *x3 = leaf(T64(D(1, 2, 3, 4, 5, 6, 7, 8, 9), 1, 1, 3, 3));
-    CHECK_VALS(tn_avg_pool2d(x3, 2, 2, 1, false, true), 1e-12, 0.25, 1.25, 2.75, 7);
-    CHECK_VALS(tn_avg_pool2d(x3, 2, 2, 1, false, false), 1e-12, 1, 2.5, 5.5, 7);
-    tn_tensor *ya = tn_avg_pool2d_ex(x3, PAIR(2, 2), PAIR(2, 2), PAIR(1, 1), false, true, 3);
+    CHECK_VALS(tn_avg_pool2d(x3, 2, .stride = 2, .padding = 1), 1e-12, 0.25, 1.25, 2.75, 7);
+    CHECK_VALS(tn_avg_pool2d(x3, 2, .stride = 2, .padding = 1, .count_include_pad = false), 1e-12, 1, 2.5, 5.5, 7);
+    tn_tensor *ya = tn_avg_pool2d(x3, 2, .stride = 2, .padding = 1, .divisor_override = 3);
     CHECK_VALS(ya, 1e-12, 1. / 3, 5. / 3, 11. / 3, 28. / 3);
     CHECK_VALS(grad_of(ya, x3, NULL), 1e-12, 1. / 3, 1. / 3, 1. / 3, 1. / 3, 1. / 3, 1. / 3, 1. / 3, 1. / 3, 1. / 3);
-    CHECK_VALS(grad_of(tn_avg_pool2d(x3, 2, 2, 1, false, false), x3, NULL), 1e-12, 1, 0.5, 0.5, 0.5, 0.25, 0.25, 0.5, 0.25, 0.25);
+    CHECK_VALS(grad_of(tn_avg_pool2d(x3, 2, .stride = 2, .padding = 1, .count_include_pad = false), x3, NULL), 1e-12, 1, 0.5, 0.5, 0.5, 0.25, 0.25, 0.5, 0.25, 0.25);
     /* stride 0 means stride = kernel */
-    CHECK_VALS(tn_avg_pool2d(x3, 2, 0, 0, false, true), 1e-12, 3);
+    CHECK_VALS(tn_avg_pool2d(x3, 2), 1e-12, 3);
     /* adaptive windows [floor(i*in/out), ceil((i+1)*in/out)) overlap when in is odd */
     CHECK_VALS(tn_adaptive_avg_pool2d(x3, 2, 2), 1e-12, 3, 4, 6, 7);
     CHECK_VALS(tn_adaptive_avg_pool2d(x3, 1, 1), 1e-12, 5);
@@ -867,8 +859,9 @@ TEST(hand_misc) {
     /* huge inputs: max subtracted */
     CHECK_VALS(tn_softmax(T64(D(1000, 1000), 2), 0), 1e-12, 0.5, 0.5);
     CHECK_VALS(tn_log_softmax(T64(D(-1000, 0), 2), 0), 1e-12, -1000, 0);
-    /* integer input gives float32 */
-    tn_tensor *si = tn_softmax(IDX(I(1, 2, 3), 3), 0);
+    /* integer input: refused as PyTorch ("softmax_lastdim_kernel_impl" not implemented for 'Long'); converted first, float32 */
+    CHECK(tn_softmax(IDX(I(1, 2, 3), 3), 0) == NULL);
+    tn_tensor *si = tn_softmax(tn_to_dtype(IDX(I(1, 2, 3), 3), TN_F32), 0);
     CHECK_DTYPE(si, TN_F32);
     CHECK_VALS(si, 1e-6, 0.09003057317038046, 0.24472847105479764, 0.66524095577481770);
     /* pixel shuffle: channel c*r*r + i*r + j goes to (h*r + i, w*r + j) */
@@ -974,10 +967,10 @@ TEST(oc_linear) {
     END;
 }
 
-/* conv2d through tn_conv2d_ex (scalars through tn_conv2d when the pairs agree) */
+/* conv2d with the pairs (.stride_hw, ...), or the ints when the pairs agree */
 static void oc_conv2d_case(int line, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *s, const int64_t *p, const int64_t *d, int64_t g, double tol) {
-    tn_tensor *y = s[0] == s[1] && p[0] == p[1] && d[0] == d[1] ? tn_conv2d(x, w, b, s[0], p[0], d[0], g) : tn_conv2d_ex(x, w, b, s, p, d, g);
-    const char *pad = p[0] == TN_PAD_SAME ? "'same'" : PY("(%lld, %lld)", (long long)p[0], (long long)p[1]);
+    tn_tensor *y = s[0] == s[1] && p[0] == p[1] && d[0] == d[1] ? tn_conv2d(x, w, b, .stride = s[0], .padding = p[0], .dilation = d[0], .groups = g) : tn_conv2d(x, w, b, .stride_hw = {s[0], s[1]}, .padding_hw = {p[0], p[1]}, .dilation_hw = {d[0], d[1]}, .groups = g);
+    const char *pad = p[0] == TN_PADDING_SAME ? "'same'" : PY("(%lld, %lld)", (long long)p[0], (long long)p[1]);
     if (b) oracle_(line, tol, y, NULL, 0, PY("F.conv2d(x0, x1, x2, (%lld, %lld), %s, (%lld, %lld), %lld)", (long long)s[0], (long long)s[1], pad, (long long)d[0], (long long)d[1], (long long)g), TS(x, w, b));
     else oracle_(line, tol, y, NULL, 0, PY("F.conv2d(x0, x1, None, (%lld, %lld), %s, (%lld, %lld), %lld)", (long long)s[0], (long long)s[1], pad, (long long)d[0], (long long)d[1], (long long)g), TS(x, w));
 }
@@ -990,16 +983,16 @@ TEST(oc_conv) {
     OC_CONV2D(x, w, b, PAIR(2, 2), PAIR(1, 1), PAIR(1, 1), 1, TOL64);
     OC_CONV2D(x, w, NULL, PAIR(2, 1), PAIR(1, 0), PAIR(1, 2), 1, TOL64);
     OC_CONV2D(x, w, b, PAIR(3, 2), PAIR(2, 1), PAIR(2, 1), 1, TOL64);
-    OC_CONV2D(x, w, b, PAIR(1, 1), PAIR(TN_PAD_SAME, TN_PAD_SAME), PAIR(1, 1), 1, TOL64);
+    OC_CONV2D(x, w, b, PAIR(1, 1), PAIR(TN_PADDING_SAME, TN_PADDING_SAME), PAIR(1, 1), 1, TOL64);
     /* 'same' with even kernels and dilation: the odd padding pixel goes to the end */
     tn_tensor *we = RN(2, 3, 4, 2);
-    OC_CONV2D(x, we, b ? tn_narrow(b, 0, 0, 2) : NULL, PAIR(1, 1), PAIR(TN_PAD_SAME, TN_PAD_SAME), PAIR(2, 1), 1, TOL64);
-    OC_CONV2D(x, we, NULL, PAIR(1, 1), PAIR(TN_PAD_SAME, TN_PAD_SAME), PAIR(1, 3), 1, TOL64);
+    OC_CONV2D(x, we, b ? tn_narrow(b, 0, 0, 2) : NULL, PAIR(1, 1), PAIR(TN_PADDING_SAME, TN_PADDING_SAME), PAIR(2, 1), 1, TOL64);
+    OC_CONV2D(x, we, NULL, PAIR(1, 1), PAIR(TN_PADDING_SAME, TN_PADDING_SAME), PAIR(1, 3), 1, TOL64);
     /* groups: 2, and depthwise */
     tn_tensor *x4 = RN(1, 4, 7, 5), *wg = RN(6, 2, 3, 2), *bg = RN(6), *wd = RN(4, 1, 3, 3);
     OC_CONV2D(x4, wg, bg, PAIR(2, 2), PAIR(1, 1), PAIR(1, 1), 2, TOL64);
     OC_CONV2D(x4, wd, NULL, PAIR(1, 1), PAIR(2, 2), PAIR(2, 2), 4, TOL64);
-    OC_CONV2D(x4, wd, NULL, PAIR(1, 1), PAIR(TN_PAD_SAME, TN_PAD_SAME), PAIR(1, 1), 4, TOL64);
+    OC_CONV2D(x4, wd, NULL, PAIR(1, 1), PAIR(TN_PADDING_SAME, TN_PADDING_SAME), PAIR(1, 1), 4, TOL64);
     /* unbatched [C, H, W] */
     tn_tensor *xu = RN(3, 7, 5);
     OC_CONV2D(xu, w, b, PAIR(1, 2), PAIR(1, 1), PAIR(1, 1), 1, TOL64);
@@ -1017,51 +1010,51 @@ TEST(oc_conv) {
 
     /* conv1d */
     tn_tensor *s = RN(2, 3, 11), *k = RN(4, 3, 3), *kb = RN(4), *kg = RN(6, 1, 4);
-    ORACLE(TOL64, tn_conv1d(s, k, kb, 1, 0, 1, 1), "F.conv1d(x0, x1, x2)", s, k, kb);
-    ORACLE(TOL64, tn_conv1d(s, k, kb, 2, 1, 2, 1), "F.conv1d(x0, x1, x2, 2, 1, 2, 1)", s, k, kb);
-    ORACLE(TOL64, tn_conv1d(s, kg, NULL, 1, 3, 2, 3), "F.conv1d(x0, x1, None, 1, 3, 2, 3)", s, kg);
+    ORACLE(TOL64, tn_conv1d(s, k, kb), "F.conv1d(x0, x1, x2)", s, k, kb);
+    ORACLE(TOL64, tn_conv1d(s, k, kb, .stride = 2, .padding = 1, .dilation = 2), "F.conv1d(x0, x1, x2, 2, 1, 2, 1)", s, k, kb);
+    ORACLE(TOL64, tn_conv1d(s, kg, NULL, .padding = 3, .dilation = 2, .groups = 3), "F.conv1d(x0, x1, None, 1, 3, 2, 3)", s, kg);
     tn_tensor *k4 = RN(2, 3, 4);
-    ORACLE(TOL64, tn_conv1d(s, k4, NULL, 1, TN_PAD_SAME, 2, 1), "F.conv1d(x0, x1, None, 1, 'same', 2, 1)", s, k4);
+    ORACLE(TOL64, tn_conv1d(s, k4, NULL, .padding = TN_PADDING_SAME, .dilation = 2), "F.conv1d(x0, x1, None, 1, 'same', 2, 1)", s, k4);
     tn_tensor *su = RN(3, 9), *sv = nc(s, 1, 2), *s1 = RN(1, 3, 5);
-    ORACLE(TOL64, tn_conv1d(su, k, kb, 2, 2, 1, 1), "F.conv1d(x0, x1, x2, 2, 2)", su, k, kb);
-    ORACLE(TOL64, tn_conv1d(sv, k, kb, 1, 1, 1, 1), "F.conv1d(x0, x1, x2, 1, 1)", sv, k, kb);
-    ORACLE(TOL64, tn_conv1d(s1, k, kb, 1, 0, 1, 1), "F.conv1d(x0, x1, x2)", s1, k, kb);
+    ORACLE(TOL64, tn_conv1d(su, k, kb, .stride = 2, .padding = 2), "F.conv1d(x0, x1, x2, 2, 2)", su, k, kb);
+    ORACLE(TOL64, tn_conv1d(sv, k, kb, .padding = 1), "F.conv1d(x0, x1, x2, 1, 1)", sv, k, kb);
+    ORACLE(TOL64, tn_conv1d(s1, k, kb), "F.conv1d(x0, x1, x2)", s1, k, kb);
     tn_tensor *s32 = f32(s), *k32 = f32(k), *kb32 = f32(kb);
-    ORACLE(TOL32, tn_conv1d(s32, k32, kb32, 2, 1, 1, 1), "F.conv1d(x0, x1, x2, 2, 1)", s32, k32, kb32);
+    ORACLE(TOL32, tn_conv1d(s32, k32, kb32, .stride = 2, .padding = 1), "F.conv1d(x0, x1, x2, 2, 1)", s32, k32, kb32);
     END;
 }
 
 TEST(oc_conv_transpose) {
     BEGIN;
     tn_tensor *x = RN(2, 4, 5, 4), *w = RN(4, 3, 3, 3), *b = RN(3);
-    ORACLE(TOL64, tn_conv_transpose2d(x, w, b, 1, 0, 0, 1, 1), "F.conv_transpose2d(x0, x1, x2)", x, w, b);
-    ORACLE(TOL64, tn_conv_transpose2d(x, w, b, 2, 1, 1, 1, 1), "F.conv_transpose2d(x0, x1, x2, 2, 1, 1, 1, 1)", x, w, b);
-    ORACLE(TOL64, tn_conv_transpose2d(x, w, NULL, 3, 2, 1, 1, 2), "F.conv_transpose2d(x0, x1, None, 3, 2, 1, 1, 2)", x, w);
+    ORACLE(TOL64, tn_conv_transpose2d(x, w, b), "F.conv_transpose2d(x0, x1, x2)", x, w, b);
+    ORACLE(TOL64, tn_conv_transpose2d(x, w, b, .stride = 2, .padding = 1, .output_padding = 1), "F.conv_transpose2d(x0, x1, x2, 2, 1, 1, 1, 1)", x, w, b);
+    ORACLE(TOL64, tn_conv_transpose2d(x, w, NULL, .stride = 3, .padding = 2, .output_padding = 1, .dilation = 2), "F.conv_transpose2d(x0, x1, None, 3, 2, 1, 1, 2)", x, w);
     /* groups 2: weight [C, O/groups, kh, kw] */
     tn_tensor *wg = RN(4, 2, 3, 2), *bg = RN(4);
-    ORACLE(TOL64, tn_conv_transpose2d(x, wg, bg, 2, 0, 1, 2, 2), "F.conv_transpose2d(x0, x1, x2, 2, 0, 1, 2, 2)", x, wg, bg);
+    ORACLE(TOL64, tn_conv_transpose2d(x, wg, bg, .stride = 2, .output_padding = 1, .groups = 2, .dilation = 2), "F.conv_transpose2d(x0, x1, x2, 2, 0, 1, 2, 2)", x, wg, bg);
     tn_tensor *wd = RN(4, 1, 2, 2);
-    ORACLE(TOL64, tn_conv_transpose2d(x, wd, NULL, 1, 1, 0, 4, 1), "F.conv_transpose2d(x0, x1, None, 1, 1, 0, 4, 1)", x, wd);
+    ORACLE(TOL64, tn_conv_transpose2d(x, wd, NULL, .padding = 1, .groups = 4), "F.conv_transpose2d(x0, x1, None, 1, 1, 0, 4, 1)", x, wd);
     /* per-dim arguments */
-    tn_tensor *y = tn_conv_transpose2d_ex(x, w, b, PAIR(2, 3), PAIR(1, 0), PAIR(1, 2), 1, PAIR(1, 2));
+    tn_tensor *y = tn_conv_transpose2d(x, w, b, .stride_hw = {2, 3}, .padding_hw = {1, 0}, .output_padding_hw = {1, 2}, .dilation_hw = {1, 2});
     ORACLE(TOL64, y, "F.conv_transpose2d(x0, x1, x2, (2, 3), (1, 0), (1, 2), 1, (1, 2))", x, w, b);
     /* unbatched, batch 1, non-contiguous, float32 */
     tn_tensor *xu = RN(4, 3, 5), *x1 = RN(1, 4, 5, 4), *xv = nc(x, 2, 3), *wv = nc(w, 0, 1);
-    ORACLE(TOL64, tn_conv_transpose2d(xu, w, b, 2, 1, 0, 1, 1), "F.conv_transpose2d(x0, x1, x2, 2, 1)", xu, w, b);
-    ORACLE(TOL64, tn_conv_transpose2d(x1, w, b, 2, 0, 0, 1, 1), "F.conv_transpose2d(x0, x1, x2, 2)", x1, w, b);
-    ORACLE(TOL64, tn_conv_transpose2d(xv, wv, b, 2, 1, 1, 1, 1), "F.conv_transpose2d(x0, x1, x2, 2, 1, 1)", xv, wv, b);
+    ORACLE(TOL64, tn_conv_transpose2d(xu, w, b, .stride = 2, .padding = 1), "F.conv_transpose2d(x0, x1, x2, 2, 1)", xu, w, b);
+    ORACLE(TOL64, tn_conv_transpose2d(x1, w, b, .stride = 2), "F.conv_transpose2d(x0, x1, x2, 2)", x1, w, b);
+    ORACLE(TOL64, tn_conv_transpose2d(xv, wv, b, .stride = 2, .padding = 1, .output_padding = 1), "F.conv_transpose2d(x0, x1, x2, 2, 1, 1)", xv, wv, b);
     tn_tensor *x32 = f32(x), *w32 = f32(w), *b32 = f32(b);
-    ORACLE(TOL32, tn_conv_transpose2d(x32, w32, b32, 2, 1, 1, 1, 1), "F.conv_transpose2d(x0, x1, x2, 2, 1, 1)", x32, w32, b32);
+    ORACLE(TOL32, tn_conv_transpose2d(x32, w32, b32, .stride = 2, .padding = 1, .output_padding = 1), "F.conv_transpose2d(x0, x1, x2, 2, 1, 1)", x32, w32, b32);
     /* conv_transpose1d */
     tn_tensor *s = RN(2, 4, 6), *k = RN(4, 3, 3), *kb = RN(3), *kg = RN(4, 1, 2), *kgb = RN(2);
-    ORACLE(TOL64, tn_conv_transpose1d(s, k, kb, 1, 0, 0, 1, 1), "F.conv_transpose1d(x0, x1, x2)", s, k, kb);
-    ORACLE(TOL64, tn_conv_transpose1d(s, k, kb, 3, 1, 2, 1, 1), "F.conv_transpose1d(x0, x1, x2, 3, 1, 2, 1, 1)", s, k, kb);
-    ORACLE(TOL64, tn_conv_transpose1d(s, kg, kgb, 1, 0, 1, 2, 2), "F.conv_transpose1d(x0, x1, x2, 1, 0, 1, 2, 2)", s, kg, kgb);
+    ORACLE(TOL64, tn_conv_transpose1d(s, k, kb), "F.conv_transpose1d(x0, x1, x2)", s, k, kb);
+    ORACLE(TOL64, tn_conv_transpose1d(s, k, kb, .stride = 3, .padding = 1, .output_padding = 2), "F.conv_transpose1d(x0, x1, x2, 3, 1, 2, 1, 1)", s, k, kb);
+    ORACLE(TOL64, tn_conv_transpose1d(s, kg, kgb, .output_padding = 1, .groups = 2, .dilation = 2), "F.conv_transpose1d(x0, x1, x2, 1, 0, 1, 2, 2)", s, kg, kgb);
     tn_tensor *su = RN(4, 7), *sv = nc(s, 1, 2);
-    ORACLE(TOL64, tn_conv_transpose1d(su, k, kb, 2, 1, 1, 1, 1), "F.conv_transpose1d(x0, x1, x2, 2, 1, 1)", su, k, kb);
-    ORACLE(TOL64, tn_conv_transpose1d(sv, k, NULL, 2, 0, 0, 1, 3), "F.conv_transpose1d(x0, x1, None, 2, 0, 0, 1, 3)", sv, k);
+    ORACLE(TOL64, tn_conv_transpose1d(su, k, kb, .stride = 2, .padding = 1, .output_padding = 1), "F.conv_transpose1d(x0, x1, x2, 2, 1, 1)", su, k, kb);
+    ORACLE(TOL64, tn_conv_transpose1d(sv, k, NULL, .stride = 2, .dilation = 3), "F.conv_transpose1d(x0, x1, None, 2, 0, 0, 1, 3)", sv, k);
     tn_tensor *s32 = f32(s), *k32 = f32(k);
-    ORACLE(TOL32, tn_conv_transpose1d(s32, k32, NULL, 2, 1, 1, 1, 1), "F.conv_transpose1d(x0, x1, None, 2, 1, 1)", s32, k32);
+    ORACLE(TOL32, tn_conv_transpose1d(s32, k32, NULL, .stride = 2, .padding = 1, .output_padding = 1), "F.conv_transpose1d(x0, x1, None, 2, 1, 1)", s32, k32);
     END;
 }
 
@@ -1090,16 +1083,16 @@ TEST(oc_fold) {
 
 static void oc_maxpool_case(int line, tn_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d, bool ceil, double tol) {
     tn_tensor *idx = NULL;
-    tn_tensor *y = k[0] == k[1] && s[0] == s[1] && p[0] == p[1] && d[0] == d[1] ? tn_max_pool2d(x, k[0], s[0], p[0], d[0], ceil, &idx)
-                                                                               : tn_max_pool2d_ex(x, k, s, p, d, ceil, &idx);
+    tn_tensor *y = k[0] == k[1] && s[0] == s[1] && p[0] == p[1] && d[0] == d[1] ? tn_max_pool2d_with_indices(x, &idx, k[0], .stride = s[0] ? s[0] : TN_NONE, .padding = p[0], .dilation = d[0], .ceil_mode = ceil)
+                                                                               : tn_max_pool2d_with_indices(x, &idx, k[0], .kernel_size_hw = {k[0], k[1]}, .stride_hw = {s[0], s[1]}, .padding_hw = {p[0], p[1]}, .dilation_hw = {d[0], d[1]}, .ceil_mode = ceil);
     oracle_(line, tol, y, TS(idx), PY("F.max_pool2d(x0, (%lld, %lld), %s, (%lld, %lld), (%lld, %lld), %s, True)", (long long)k[0], (long long)k[1],
                                       s[0] ? PY("(%lld, %lld)", (long long)s[0], (long long)s[1]) : "None", (long long)p[0], (long long)p[1],
                                       (long long)d[0], (long long)d[1], ceil ? "True" : "False"), TS(x));
 }
 #define OC_MAXPOOL(x, k, s, p, d, ceil, tol) oc_maxpool_case(__LINE__, x, k, s, p, d, ceil, tol)
 static void oc_avgpool_case(int line, tn_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, bool ceil, bool cip, int64_t div, double tol) {
-    tn_tensor *y = k[0] == k[1] && s[0] == s[1] && p[0] == p[1] && !div ? tn_avg_pool2d(x, k[0], s[0], p[0], ceil, cip)
-                                                                       : tn_avg_pool2d_ex(x, k, s, p, ceil, cip, div);
+    tn_tensor *y = k[0] == k[1] && s[0] == s[1] && p[0] == p[1] && !div ? tn_avg_pool2d(x, k[0], .stride = s[0] ? s[0] : TN_NONE, .padding = p[0], .ceil_mode = ceil, .count_include_pad = cip)
+                                                                       : tn_avg_pool2d(x, k[0], .kernel_size_hw = {k[0], k[1]}, .stride_hw = {s[0], s[1]}, .padding_hw = {p[0], p[1]}, .ceil_mode = ceil, .count_include_pad = cip, .divisor_override = div ? div : TN_NONE);
     oracle_(line, tol, y, NULL, 0, PY("F.avg_pool2d(x0, (%lld, %lld), %s, (%lld, %lld), %s, %s, %s)", (long long)k[0], (long long)k[1],
                                       s[0] ? PY("(%lld, %lld)", (long long)s[0], (long long)s[1]) : "None", (long long)p[0], (long long)p[1],
                                       ceil ? "True" : "False", cip ? "True" : "False", div ? PY("%lld", (long long)div) : "None"), TS(x));
@@ -1122,17 +1115,17 @@ TEST(oc_pool) {
     /* max_pool1d */
     tn_tensor *s = RN(2, 3, 11), *su = RN(3, 10), *idx = NULL, *y;
     /* (the result first: the indices are set by the call) */
-    y = tn_max_pool1d(s, 3, 2, 1, 2, true, &idx);
+    y = tn_max_pool1d_with_indices(s, &idx, 3, .stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true);
     ORACLE_X(TOL64, y, TS(idx), "F.max_pool1d(x0, 3, 2, 1, 2, True, True)", s);
-    y = tn_max_pool1d(s, 2, 0, 0, 1, false, &idx);
+    y = tn_max_pool1d_with_indices(s, &idx, 2);
     ORACLE_X(TOL64, y, TS(idx), "F.max_pool1d(x0, 2, return_indices=True)", s);
-    y = tn_max_pool1d(su, 3, 3, 1, 1, true, &idx);
+    y = tn_max_pool1d_with_indices(su, &idx, 3, .stride = 3, .padding = 1, .ceil_mode = true);
     ORACLE_X(TOL64, y, TS(idx), "F.max_pool1d(x0, 3, 3, 1, 1, True, True)", su);
     tn_tensor *s32 = f32(s);
-    y = tn_max_pool1d(s32, 4, 2, 2, 1, false, &idx);
+    y = tn_max_pool1d_with_indices(s32, &idx, 4, .stride = 2, .padding = 2);
     ORACLE_X(TOL32, y, TS(idx), "F.max_pool1d(x0, 4, 2, 2, 1, False, True)", s32);
     tn_tensor *sv = nc(s, 1, 2);
-    ORACLE(TOL64, tn_max_pool1d(sv, 3, 1, 1, 1, false, NULL), "F.max_pool1d(x0, 3, 1, 1)", sv);
+    ORACLE(TOL64, tn_max_pool1d(sv, 3, .stride = 1, .padding = 1), "F.max_pool1d(x0, 3, 1, 1)", sv);
     /* adaptive max: shrinking, the same size, and growing windows */
     y = tn_adaptive_max_pool2d(x, 3, 2, &idx);
     ORACLE_X(TOL64, y, TS(idx), "F.adaptive_max_pool2d(x0, (3, 2), True)", x);
@@ -1160,10 +1153,10 @@ TEST(oc_pool) {
     OC_AVGPOOL(xu, PAIR(3, 3), PAIR(2, 2), PAIR(1, 1), true, false, 0, TOL64);
     OC_AVGPOOL(xv, PAIR(2, 3), PAIR(1, 2), PAIR(1, 0), false, false, 0, TOL64);
     OC_AVGPOOL(x32, PAIR(3, 3), PAIR(2, 2), PAIR(1, 1), true, false, 0, TOL32);
-    ORACLE(TOL64, tn_avg_pool1d(s, 3, 2, 1, true, false), "F.avg_pool1d(x0, 3, 2, 1, True, False)", s);
-    ORACLE(TOL64, tn_avg_pool1d(s, 3, 2, 1, false, true), "F.avg_pool1d(x0, 3, 2, 1)", s);
-    ORACLE(TOL64, tn_avg_pool1d(su, 2, 0, 1, true, true), "F.avg_pool1d(x0, 2, None, 1, True)", su);
-    ORACLE(TOL32, tn_avg_pool1d(s32, 4, 3, 2, true, false), "F.avg_pool1d(x0, 4, 3, 2, True, False)", s32);
+    ORACLE(TOL64, tn_avg_pool1d(s, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false), "F.avg_pool1d(x0, 3, 2, 1, True, False)", s);
+    ORACLE(TOL64, tn_avg_pool1d(s, 3, .stride = 2, .padding = 1), "F.avg_pool1d(x0, 3, 2, 1)", s);
+    ORACLE(TOL64, tn_avg_pool1d(su, 2, .padding = 1, .ceil_mode = true), "F.avg_pool1d(x0, 2, None, 1, True)", su);
+    ORACLE(TOL32, tn_avg_pool1d(s32, 4, .stride = 3, .padding = 2, .ceil_mode = true, .count_include_pad = false), "F.avg_pool1d(x0, 4, 3, 2, True, False)", s32);
     /* adaptive average */
     ORACLE(TOL64, tn_adaptive_avg_pool2d(x, 3, 2), "F.adaptive_avg_pool2d(x0, (3, 2))", x);
     ORACLE(TOL64, tn_adaptive_avg_pool2d(x, 1, 1), "F.adaptive_avg_pool2d(x0, 1)", x);
@@ -1447,12 +1440,12 @@ TEST(oc_sweep_pool) {
                 for (int64_t p = 0; p <= k / 2; p++)
                     for (int c = 0; c < 2; c++) {
                         for (int64_t d = 1; d <= 2; d++) {
-                            y = tn_max_pool1d(x, k, st, p, d, c, &idx);
+                            y = tn_max_pool1d_with_indices(x, &idx, k, .stride = st, .padding = p, .dilation = d, .ceil_mode = c);
                             ORACLE_SWEEP_X(TOL64, y, TS(y ? idx : NULL), PY("F.max_pool1d(x0, %lld, %lld, %lld, %lld, %s, True)", (long long)k, (long long)st,
                                                                        (long long)p, (long long)d, c ? "True" : "False"), x);
                         }
                         for (int cip = 0; cip < 2; cip++)
-                            ORACLE_SWEEP(TOL64, tn_avg_pool1d(x, k, st, p, c, cip), PY("F.avg_pool1d(x0, %lld, %lld, %lld, %s, %s)", (long long)k, (long long)st,
+                            ORACLE_SWEEP(TOL64, tn_avg_pool1d(x, k, .stride = st, .padding = p, .ceil_mode = c, .count_include_pad = cip), PY("F.avg_pool1d(x0, %lld, %lld, %lld, %s, %s)", (long long)k, (long long)st,
                                                                                       (long long)p, c ? "True" : "False", cip ? "True" : "False"), x);
                     }
     }
@@ -1462,7 +1455,7 @@ TEST(oc_sweep_pool) {
         int64_t k[2] = {sw_pick(1, 4), sw_pick(1, 4)}, st[2] = {sw_pick(1, 3), sw_pick(1, 3)}, p[2] = {sw_pick(0, k[0] / 2), sw_pick(0, k[1] / 2)};
         int64_t div = sw_pick(0, 1) ? sw_pick(1, 7) : 0;
         bool c = sw_pick(0, 1), cip = sw_pick(0, 1);
-        ORACLE_SWEEP(TOL64, tn_avg_pool2d_ex(x2, k, st, p, c, cip, div),
+        ORACLE_SWEEP(TOL64, tn_avg_pool2d(x2, k[0], .kernel_size_hw = {k[0], k[1]}, .stride_hw = {st[0], st[1]}, .padding_hw = {p[0], p[1]}, .ceil_mode = c, .count_include_pad = cip, .divisor_override = div ? div : TN_NONE),
                      PY("F.avg_pool2d(x0, (%lld, %lld), (%lld, %lld), (%lld, %lld), %s, %s, %s)", (long long)k[0], (long long)k[1], (long long)st[0],
                         (long long)st[1], (long long)p[0], (long long)p[1], c ? "True" : "False", cip ? "True" : "False", div ? PY("%lld", (long long)div) : "None"), x2);
     }
@@ -1532,7 +1525,7 @@ TEST(oc_sweep_conv) {
         bool same = sw_pick(0, 4) == 0;
         if (same) st = 1;
         tn_tensor *x = N ? RN(N, 2 * g, L) : RN(2 * g, L), *w = RN(3 * g, 2, k), *b = sw_pick(0, 1) ? RN(3 * g) : NULL;
-        tn_tensor *y = tn_conv1d(x, w, b, st, same ? TN_PAD_SAME : p, d, g);
+        tn_tensor *y = tn_conv1d(x, w, b, .stride = st, .padding = same ? TN_PADDING_SAME : p, .dilation = d, .groups = g);
         const char *code = PY("F.conv1d(x0, x1, %s, %lld, %s, %lld, %lld)", b ? "x2" : "None", (long long)st, same ? "'same'" : PY("%lld", (long long)p), (long long)d, (long long)g);
         if (b) ORACLE_SWEEP(TOL64, y, code, x, w, b);
         else ORACLE_SWEEP(TOL64, y, code, x, w);
@@ -1540,7 +1533,7 @@ TEST(oc_sweep_conv) {
     for (int t = 0; t < 70; t++) {
         int64_t L = sw_pick(1, 5), k = sw_pick(1, 4), st = sw_pick(1, 3), p = sw_pick(0, 2), d = sw_pick(1, 3), g = sw_pick(1, 2), op = sw_pick(0, 2);
         tn_tensor *x = RN(1, 2 * g, L), *w = RN(2 * g, 3, k), *b = sw_pick(0, 1) ? RN(3 * g) : NULL;
-        tn_tensor *y = tn_conv_transpose1d(x, w, b, st, p, op, g, d);
+        tn_tensor *y = tn_conv_transpose1d(x, w, b, .stride = st, .padding = p, .output_padding = op, .groups = g, .dilation = d);
         const char *code = PY("F.conv_transpose1d(x0, x1, %s, %lld, %lld, %lld, %lld, %lld)", b ? "x2" : "None", (long long)st, (long long)p, (long long)op, (long long)g, (long long)d);
         if (b) ORACLE_SWEEP(TOL64, y, code, x, w, b);
         else ORACLE_SWEEP(TOL64, y, code, x, w);
@@ -1549,11 +1542,11 @@ TEST(oc_sweep_conv) {
     for (int t = 0; t < 30; t++) {
         int64_t s2[2] = {sw_pick(1, 3), sw_pick(1, 3)}, p2[2] = {sw_pick(0, 2), sw_pick(0, 2)}, d2[2] = {sw_pick(1, 2), sw_pick(1, 2)}, g = sw_pick(1, 2);
         tn_tensor *x = RN(1, 2 * g, sw_pick(2, 6), sw_pick(2, 6)), *w = RN(2 * g, 1, sw_pick(1, 3), sw_pick(1, 3));
-        tn_tensor *y = tn_conv2d_ex(x, w, NULL, s2, p2, d2, g);
+        tn_tensor *y = tn_conv2d(x, w, NULL, .stride_hw = {s2[0], s2[1]}, .padding_hw = {p2[0], p2[1]}, .dilation_hw = {d2[0], d2[1]}, .groups = g);
         ORACLE_SWEEP(TOL64, y, PY("F.conv2d(x0, x1, None, (%lld, %lld), (%lld, %lld), (%lld, %lld), %lld)", (long long)s2[0], (long long)s2[1],
                                   (long long)p2[0], (long long)p2[1], (long long)d2[0], (long long)d2[1], (long long)g), x, w);
         int64_t o2[2] = {sw_pick(0, 1), sw_pick(0, 1)};
-        y = tn_conv_transpose2d_ex(x, w, NULL, s2, p2, o2, g, d2);
+        y = tn_conv_transpose2d(x, w, NULL, .stride_hw = {s2[0], s2[1]}, .padding_hw = {p2[0], p2[1]}, .output_padding_hw = {o2[0], o2[1]}, .groups = g, .dilation_hw = {d2[0], d2[1]});
         ORACLE_SWEEP(TOL64, y, PY("F.conv_transpose2d(x0, x1, None, (%lld, %lld), (%lld, %lld), (%lld, %lld), %lld, (%lld, %lld))", (long long)s2[0], (long long)s2[1],
                                   (long long)p2[0], (long long)p2[1], (long long)o2[0], (long long)o2[1], (long long)g, (long long)d2[0], (long long)d2[1]), x, w);
     }
@@ -1565,12 +1558,12 @@ TEST(oc_edges) {
     BEGIN;
     /* an empty batch goes through (or fails) as in torch */
     tn_tensor *e4 = RN(0, 3, 5, 4), *e3 = RN(0, 3, 6), *w = RN(2, 3, 3, 3), *w1 = RN(2, 3, 3), *idx = NULL, *y;
-    ORACLE_SWEEP(TOL64, tn_conv2d(e4, w, NULL, 1, 1, 1, 1), "F.conv2d(x0, x1, None, 1, 1)", e4, w);
-    ORACLE_SWEEP(TOL64, tn_conv1d(e3, w1, NULL, 1, 0, 1, 1), "F.conv1d(x0, x1)", e3, w1);
-    ORACLE_SWEEP(TOL64, tn_conv_transpose2d(e4, RN(3, 2, 2, 2), NULL, 2, 0, 0, 1, 1), "F.conv_transpose2d(x0, torch.zeros(3, 2, 2, 2, dtype=torch.float64), None, 2)", e4);
-    y = tn_max_pool2d(e4, 2, 0, 0, 1, false, &idx);
+    ORACLE_SWEEP(TOL64, tn_conv2d(e4, w, NULL, .padding = 1), "F.conv2d(x0, x1, None, 1, 1)", e4, w);
+    ORACLE_SWEEP(TOL64, tn_conv1d(e3, w1, NULL), "F.conv1d(x0, x1)", e3, w1);
+    ORACLE_SWEEP(TOL64, tn_conv_transpose2d(e4, RN(3, 2, 2, 2), NULL, .stride = 2), "F.conv_transpose2d(x0, torch.zeros(3, 2, 2, 2, dtype=torch.float64), None, 2)", e4);
+    y = tn_max_pool2d_with_indices(e4, &idx, 2);
     ORACLE_SWEEP_X(TOL64, y, TS(y ? idx : NULL), "F.max_pool2d(x0, 2, return_indices=True)", e4);
-    ORACLE_SWEEP(TOL64, tn_avg_pool2d(e4, 2, 0, 0, false, true), "F.avg_pool2d(x0, 2)", e4);
+    ORACLE_SWEEP(TOL64, tn_avg_pool2d(e4, 2), "F.avg_pool2d(x0, 2)", e4);
     ORACLE_SWEEP(TOL64, tn_adaptive_avg_pool2d(e4, 2, 2), "F.adaptive_avg_pool2d(x0, 2)", e4);
     ORACLE_SWEEP(TOL64, tn_layer_norm(e4, I(5, 4), 2, NULL, NULL, 1e-5), "F.layer_norm(x0, (5, 4))", e4);
     ORACLE_SWEEP(TOL64, tn_group_norm(e4, 3, NULL, NULL, 1e-5), "F.group_norm(x0, 3)", e4);
@@ -1599,9 +1592,9 @@ TEST(oc_edges) {
     CHECK_VALS(tn_scaled_dot_product_attention(q, k, v, NULL, 1, false, 0), 0, 0, 0, 0, 0, 0, 0);
     /* gradients for some inputs only */
     tn_tensor *xc = CONST(2, 3, 5, 4), *wr = RN(2, 3, 3, 3), *br = RN(2);
-    ORACLE(TOL64, tn_conv2d(xc, wr, br, 1, 1, 1, 1), "F.conv2d(x0, x1, x2, 1, 1)", xc, wr, br);
+    ORACLE(TOL64, tn_conv2d(xc, wr, br, .padding = 1), "F.conv2d(x0, x1, x2, 1, 1)", xc, wr, br);
     tn_tensor *xr = RN(2, 3, 5, 4), *wc = CONST(2, 3, 3, 3);
-    ORACLE(TOL64, tn_conv2d(xr, wc, NULL, 2, 1, 1, 1), "F.conv2d(x0, x1, None, 2, 1)", xr, wc);
+    ORACLE(TOL64, tn_conv2d(xr, wc, NULL, .stride = 2, .padding = 1), "F.conv2d(x0, x1, None, 2, 1)", xr, wc);
     tn_tensor *lnw = RN(4), *xl = CONST(2, 3, 4);
     ORACLE(TOL64, tn_layer_norm(xl, I(4), 1, lnw, NULL, 1e-5), "F.layer_norm(x0, (4,), x1)", xl, lnw);
     tn_tensor *bb = RN(3);
@@ -1646,24 +1639,24 @@ TEST(oc_edges) {
 GF(g_linear, tn_linear(tn_t(IN0), IN1, IN2))                                       /* x stored [in, N] */
 GF(g_linear3, tn_linear(IN0, IN1, NULL))
 GF(g_bilinear, tn_bilinear(IN0, IN1, IN2, IN3))
-GF(g_conv2d, tn_conv2d(IN0, IN1, IN2, 1, 1, 1, 1))
-GF(g_conv2d_1x1, tn_conv2d(IN0, IN1, IN2, 1, 0, 1, 2))                         /* 1x1: no im2col, groups */
-GF(g_conv2d_1x1s, tn_conv2d(tn_permute(IN0, TN_SHAPE(0, 3, 1, 2)), IN1, NULL, 1, 0, 1, 1))  /* channels-last image */
-GF(g_conv2d_ex, tn_conv2d_ex(tn_transpose(IN0, 2, 3), IN1, NULL, PAIR(2, 1), PAIR(1, 0), PAIR(1, 2), 2))
-GF(g_conv2d_same, tn_conv2d(IN0, IN1, NULL, 1, TN_PAD_SAME, 2, 1))
-GF(g_conv1d, tn_conv1d(IN0, IN1, IN2, 2, 1, 1, 1))
-GF(g_conv1d_g, tn_conv1d(IN0, IN1, NULL, 1, TN_PAD_SAME, 2, 2))
-GF(g_convt2d, tn_conv_transpose2d(IN0, IN1, IN2, 2, 1, 1, 1, 1))
-GF(g_convt2d_ex, tn_conv_transpose2d_ex(IN0, IN1, NULL, PAIR(1, 2), PAIR(0, 1), PAIR(0, 1), 2, PAIR(2, 1)))
-GF(g_convt1d, tn_conv_transpose1d(IN0, IN1, IN2, 2, 0, 1, 1, 2))
+GF(g_conv2d, tn_conv2d(IN0, IN1, IN2, .padding = 1))
+GF(g_conv2d_1x1, tn_conv2d(IN0, IN1, IN2, .groups = 2))                         /* 1x1: no im2col, groups */
+GF(g_conv2d_1x1s, tn_conv2d(tn_permute(IN0, TN_SHAPE(0, 3, 1, 2)), IN1, NULL))  /* channels-last image */
+GF(g_conv2d_ex, tn_conv2d(tn_transpose(IN0, 2, 3), IN1, NULL, .stride_hw = {2, 1}, .padding_hw = {1, 0}, .dilation_hw = {1, 2}, .groups = 2))
+GF(g_conv2d_same, tn_conv2d(IN0, IN1, NULL, .padding = TN_PADDING_SAME, .dilation = 2))
+GF(g_conv1d, tn_conv1d(IN0, IN1, IN2, .stride = 2, .padding = 1))
+GF(g_conv1d_g, tn_conv1d(IN0, IN1, NULL, .padding = TN_PADDING_SAME, .dilation = 2, .groups = 2))
+GF(g_convt2d, tn_conv_transpose2d(IN0, IN1, IN2, .stride = 2, .padding = 1, .output_padding = 1))
+GF(g_convt2d_ex, tn_conv_transpose2d(IN0, IN1, NULL, .stride_hw = {1, 2}, .padding_hw = {0, 1}, .output_padding_hw = {0, 1}, .groups = 2, .dilation_hw = {2, 1}))
+GF(g_convt1d, tn_conv_transpose1d(IN0, IN1, IN2, .stride = 2, .output_padding = 1, .dilation = 2))
 GF(g_im2col, tn_im2col(IN0, PAIR(2, 3), PAIR(1, 1), PAIR(1, 1), PAIR(1, 2)))
 GF(g_col2im, tn_col2im(IN0, PAIR(4, 5), PAIR(2, 3), PAIR(1, 1), PAIR(1, 1), PAIR(1, 2)))
-GF(g_maxpool2d, tn_max_pool2d(IN0, 3, 2, 1, 1, true, NULL))
-GF(g_maxpool2d_ex, tn_max_pool2d_ex(tn_transpose(IN0, 2, 3), PAIR(2, 3), PAIR(1, 2), PAIR(1, 0), PAIR(2, 1), false, NULL))
-GF(g_maxpool1d, tn_max_pool1d(IN0, 3, 2, 1, 1, true, NULL))
-GF(g_avgpool2d, tn_avg_pool2d(IN0, 3, 2, 1, true, false))
-GF(g_avgpool2d_ex, tn_avg_pool2d_ex(IN0, PAIR(2, 3), PAIR(1, 2), PAIR(1, 1), false, true, 4))
-GF(g_avgpool1d, tn_avg_pool1d(IN0, 3, 2, 1, false, true))
+GF(g_maxpool2d, tn_max_pool2d(IN0, 3, .stride = 2, .padding = 1, .ceil_mode = true))
+GF(g_maxpool2d_ex, tn_max_pool2d(tn_transpose(IN0, 2, 3), 2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}, .padding_hw = {1, 0}, .dilation_hw = {2, 1}))
+GF(g_maxpool1d, tn_max_pool1d(IN0, 3, .stride = 2, .padding = 1, .ceil_mode = true))
+GF(g_avgpool2d, tn_avg_pool2d(IN0, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false))
+GF(g_avgpool2d_ex, tn_avg_pool2d(IN0, 2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}, .padding = 1, .divisor_override = 4))
+GF(g_avgpool1d, tn_avg_pool1d(IN0, 3, .stride = 2, .padding = 1))
 GF(g_aavg, tn_adaptive_avg_pool2d(IN0, 2, 3))
 GF(g_amax, tn_adaptive_max_pool2d(IN0, 2, 3, NULL))
 GF(g_bn_train, tn_batch_norm(IN0, NULL, NULL, IN1, IN2, true, 0.1, 1e-5))
@@ -1891,17 +1884,17 @@ TEST(dropout2d_channels) {
 TEST(grad_fn_names) {
     BEGIN;
     tn_tensor *x = RN(2, 4, 6, 6), *w = RN(4, 4, 3, 3), *x3 = RN(2, 4, 6), *w3 = RN(4, 4, 3);
-    CHECK_NAME(tn_conv2d(x, w, NULL, 1, 0, 1, 1), "ConvolutionBackward0");
-    CHECK_NAME(tn_conv2d(x, w, RN(4), 1, 0, 1, 1), "ConvolutionBackward0");
-    CHECK_NAME(tn_conv1d(x3, w3, NULL, 1, 0, 1, 1), "ConvolutionBackward0");
-    CHECK_NAME(tn_conv_transpose2d(x, w, NULL, 1, 0, 0, 1, 1), "ConvolutionBackward0");
-    CHECK_NAME(tn_conv_transpose1d(x3, w3, NULL, 1, 0, 0, 1, 1), "ConvolutionBackward0");
+    CHECK_NAME(tn_conv2d(x, w, NULL), "ConvolutionBackward0");
+    CHECK_NAME(tn_conv2d(x, w, RN(4)), "ConvolutionBackward0");
+    CHECK_NAME(tn_conv1d(x3, w3, NULL), "ConvolutionBackward0");
+    CHECK_NAME(tn_conv_transpose2d(x, w, NULL), "ConvolutionBackward0");
+    CHECK_NAME(tn_conv_transpose1d(x3, w3, NULL), "ConvolutionBackward0");
     CHECK_NAME(tn_im2col(x, PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), "Im2ColBackward0");
     CHECK_NAME(tn_col2im(RN(2, 16, 25), PAIR(6, 6), PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), "Col2ImBackward0");
-    CHECK_NAME(tn_max_pool2d(x, 2, 0, 0, 1, false, NULL), "MaxPool2DWithIndicesBackward0");
-    CHECK_NAME(tn_max_pool2d(x3, 2, 0, 0, 1, false, NULL), "MaxPool2DWithIndicesBackward0");   /* unbatched too */
-    CHECK_NAME(tn_avg_pool2d(x, 2, 0, 0, false, true), "AvgPool2DBackward0");
-    CHECK_NAME(tn_avg_pool2d(x3, 2, 0, 0, false, true), "AvgPool2DBackward0");
+    CHECK_NAME(tn_max_pool2d(x, 2), "MaxPool2DWithIndicesBackward0");
+    CHECK_NAME(tn_max_pool2d(x3, 2), "MaxPool2DWithIndicesBackward0");   /* unbatched too */
+    CHECK_NAME(tn_avg_pool2d(x, 2), "AvgPool2DBackward0");
+    CHECK_NAME(tn_avg_pool2d(x3, 2), "AvgPool2DBackward0");
     CHECK_NAME(tn_adaptive_avg_pool2d(x, 2, 3), "AdaptiveAvgPool2DBackward0");
     CHECK_NAME(tn_adaptive_avg_pool2d(x, 1, 1), "MeanBackward1");    /* PyTorch takes the mean for a 1x1 output */
     CHECK_NAME(tn_adaptive_max_pool2d(x, 2, 3, NULL), "AdaptiveMaxPool2DBackward0");
@@ -1927,9 +1920,9 @@ TEST(grad_fn_names) {
     /* unbatched forms: PyTorch's 2-d pooling and fold kernels take 3-d input directly (their
        node), conv and 1-d pooling squeeze a batched result */
     tn_tensor *u = RN(4, 6, 6);
-    CHECK_NAME(tn_conv2d(u, w, NULL, 1, 0, 1, 1), "SqueezeBackward1");
-    CHECK_NAME(tn_max_pool1d(x3, 2, 0, 0, 1, false, NULL), "SqueezeBackward1");
-    CHECK_NAME(tn_avg_pool1d(x3, 2, 0, 0, false, true), "SqueezeBackward1");
+    CHECK_NAME(tn_conv2d(u, w, NULL), "SqueezeBackward1");
+    CHECK_NAME(tn_max_pool1d(x3, 2), "SqueezeBackward1");
+    CHECK_NAME(tn_avg_pool1d(x3, 2), "SqueezeBackward1");
     CHECK_NAME(tn_adaptive_avg_pool2d(u, 2, 3), "AdaptiveAvgPool2DBackward0");
     CHECK_NAME(tn_adaptive_max_pool2d(u, 2, 3, NULL), "AdaptiveMaxPool2DBackward0");
     CHECK_NAME(tn_im2col(u, PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), "Im2ColBackward0");
@@ -1942,9 +1935,9 @@ TEST(grad_fn_names) {
     }
     /* no grad mode, or inputs without grad: no history */
     tn_tensor *c = CONST(1, 1, 4, 4);
-    CHECK(tn_grad_fn_name(tn_conv2d(c, CONST(1, 1, 2, 2), NULL, 1, 0, 1, 1)) == NULL);
+    CHECK(tn_grad_fn_name(tn_conv2d(c, CONST(1, 1, 2, 2), NULL)) == NULL);
     tn_no_grad_begin();
-    CHECK(tn_grad_fn_name(tn_max_pool2d(x, 2, 0, 0, 1, false, NULL)) == NULL);
+    CHECK(tn_grad_fn_name(tn_max_pool2d(x, 2)) == NULL);
     CHECK(!tn_requires_grad(tn_layer_norm(x, I(6), 1, NULL, NULL, 1e-5)));
     tn_no_grad_end();
     END;
@@ -1954,34 +1947,34 @@ TEST(errors) {
     BEGIN;
     tn_tensor *x = tn_randn(SH(1, 3, 5, 5), TN_F32), *w = tn_randn(SH(4, 3, 3, 3), TN_F32), *b = tn_randn(SH(4), TN_F32);
     /* conv: ranks, channels, groups, sizes, options, dtypes */
-    CHECK_ERR(tn_conv2d(tn_randn(SH(3, 4), TN_F32), w, NULL, 1, 0, 1, 1), "tn_conv2d: expected 3D (unbatched) or 4D (batched) input");
-    CHECK_ERR(tn_conv2d(tn_randn(SH(3, 4), TN_F32), w, NULL, 1, 0, 1, 1), "[3, 4]");
-    CHECK_ERR(tn_conv2d(x, tn_randn(SH(4, 3, 3), TN_F32), NULL, 1, 0, 1, 1), "tn_conv2d: expected a 4-d weight");
-    CHECK_ERR(tn_conv2d(x, tn_randn(SH(4, 2, 3, 3), TN_F32), NULL, 1, 0, 1, 1), "expected input [1, 3, 5, 5] to have 2 channels, but got 3 channels");
-    CHECK_ERR(tn_conv2d(tn_randn(SH(1, 4, 5, 5), TN_F32), tn_randn(SH(3, 2, 3, 3), TN_F32), NULL, 1, 0, 1, 2),
+    CHECK_ERR(tn_conv2d(tn_randn(SH(3, 4), TN_F32), w, NULL), "tn_conv2d: expected 3D (unbatched) or 4D (batched) input");
+    CHECK_ERR(tn_conv2d(tn_randn(SH(3, 4), TN_F32), w, NULL), "[3, 4]");
+    CHECK_ERR(tn_conv2d(x, tn_randn(SH(4, 3, 3), TN_F32), NULL), "tn_conv2d: expected a 4-d weight");
+    CHECK_ERR(tn_conv2d(x, tn_randn(SH(4, 2, 3, 3), TN_F32), NULL), "expected input [1, 3, 5, 5] to have 2 channels, but got 3 channels");
+    CHECK_ERR(tn_conv2d(tn_randn(SH(1, 4, 5, 5), TN_F32), tn_randn(SH(3, 2, 3, 3), TN_F32), NULL, .groups = 2),
               "tn_conv2d: given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size [3, 2, 3, 3]");
-    CHECK_ERR(tn_conv2d(x, w, NULL, 1, 0, 1, 0), "tn_conv2d: non-positive groups");
-    CHECK_ERR(tn_conv2d(x, w, NULL, 1, 0, 1, 2), "groups=2");
-    CHECK_ERR(tn_conv2d(tn_randn(SH(1, 3, 2, 2), TN_F32), w, NULL, 1, 0, 1, 1), "Kernel size can't be greater than actual input size");
-    CHECK_ERR(tn_conv2d(x, w, NULL, 1, 0, 3, 1), "tn_conv2d: calculated padded input size");
-    CHECK_ERR(tn_conv2d(x, w, NULL, 0, 0, 1, 1), "tn_conv2d: stride must be greater than zero");
-    CHECK_ERR(tn_conv2d(x, w, NULL, 1, 0, 0, 1), "tn_conv2d: dilation must be greater than zero");
-    CHECK_ERR(tn_conv2d(x, w, NULL, 1, -2, 1, 1), "tn_conv2d: negative padding");
-    CHECK_ERR(tn_conv2d(x, w, NULL, 2, TN_PAD_SAME, 1, 1), "padding='same' is not supported for strided convolutions");
-    CHECK_ERR(tn_conv2d(x, tn_to_dtype(w, TN_F64), NULL, 1, 0, 1, 1), "tn_conv2d: input (float32) and weight (float64) must have the same dtype");
-    CHECK_ERR(tn_conv2d(x, w, tn_to_dtype(b, TN_F64), 1, 0, 1, 1), "tn_conv2d: input (float32) and bias (float64) must have the same dtype");
-    CHECK_ERR(tn_conv2d(x, w, tn_randn(SH(3), TN_F32), 1, 0, 1, 1), "tn_conv2d: bias of size [3], expected [4]");
-    CHECK_ERR(tn_conv2d(tn_ones(SH(1, 3, 5, 5), TN_I64), tn_ones(SH(4, 3, 3, 3), TN_I64), NULL, 1, 0, 1, 1), "tn_conv2d: input must be float32 or float64, got int64");
-    CHECK_ERR(tn_conv2d_ex(x, w, NULL, PAIR(1, 1), PAIR(0, -1), PAIR(1, 1), 1), "tn_conv2d: negative padding");
-    CHECK_ERR(tn_conv1d(x, w, NULL, 1, 0, 1, 1), "tn_conv1d: expected 2D (unbatched) or 3D (batched) input");
-    CHECK_ERR(tn_conv1d(tn_randn(SH(1, 3, 5), TN_F32), tn_randn(SH(2, 3, 7), TN_F32), NULL, 1, 0, 1, 1), "tn_conv1d: calculated padded input size");
-    CHECK_ERR(tn_conv_transpose2d(x, tn_randn(SH(3, 2, 3, 3), TN_F32), NULL, 2, 0, 2, 1, 1), "tn_conv_transpose2d: output padding must be smaller than either stride or dilation");
-    CHECK_ERR(tn_conv_transpose2d(x, tn_randn(SH(4, 2, 3, 3), TN_F32), NULL, 1, 0, 0, 1, 1), "tn_conv_transpose2d: given groups=1");
-    CHECK_ERR(tn_conv_transpose2d(x, tn_randn(SH(3, 2, 3, 3), TN_F32), NULL, 1, 0, 0, 2, 1),
+    CHECK_ERR(tn_conv2d(x, w, NULL, .groups = 0), "tn_conv2d: non-positive groups");
+    CHECK_ERR(tn_conv2d(x, w, NULL, .groups = 2), "groups=2");
+    CHECK_ERR(tn_conv2d(tn_randn(SH(1, 3, 2, 2), TN_F32), w, NULL), "Kernel size can't be greater than actual input size");
+    CHECK_ERR(tn_conv2d(x, w, NULL, .dilation = 3), "tn_conv2d: calculated padded input size");
+    CHECK_ERR(tn_conv2d(x, w, NULL, .stride = 0), "tn_conv2d: stride must be greater than zero");
+    CHECK_ERR(tn_conv2d(x, w, NULL, .dilation = 0), "tn_conv2d: dilation must be greater than zero");
+    CHECK_ERR(tn_conv2d(x, w, NULL, .padding = -2), "tn_conv2d: negative padding");
+    CHECK_ERR(tn_conv2d(x, w, NULL, .stride = 2, .padding = TN_PADDING_SAME), "padding='same' is not supported for strided convolutions");
+    CHECK_ERR(tn_conv2d(x, tn_to_dtype(w, TN_F64), NULL), "tn_conv2d: input (float32) and weight (float64) must have the same dtype");
+    CHECK_ERR(tn_conv2d(x, w, tn_to_dtype(b, TN_F64)), "tn_conv2d: input (float32) and bias (float64) must have the same dtype");
+    CHECK_ERR(tn_conv2d(x, w, tn_randn(SH(3), TN_F32)), "tn_conv2d: bias of size [3], expected [4]");
+    CHECK_ERR(tn_conv2d(tn_ones(SH(1, 3, 5, 5), TN_I64), tn_ones(SH(4, 3, 3, 3), TN_I64), NULL), "tn_conv2d: input must be float32 or float64, got int64");
+    CHECK_ERR(tn_conv2d(x, w, NULL, .padding_hw = {0, -1}), "tn_conv2d: negative padding");
+    CHECK_ERR(tn_conv1d(x, w, NULL), "tn_conv1d: expected 2D (unbatched) or 3D (batched) input");
+    CHECK_ERR(tn_conv1d(tn_randn(SH(1, 3, 5), TN_F32), tn_randn(SH(2, 3, 7), TN_F32), NULL), "tn_conv1d: calculated padded input size");
+    CHECK_ERR(tn_conv_transpose2d(x, tn_randn(SH(3, 2, 3, 3), TN_F32), NULL, .stride = 2, .output_padding = 2), "tn_conv_transpose2d: output padding must be smaller than either stride or dilation");
+    CHECK_ERR(tn_conv_transpose2d(x, tn_randn(SH(4, 2, 3, 3), TN_F32), NULL), "tn_conv_transpose2d: given groups=1");
+    CHECK_ERR(tn_conv_transpose2d(x, tn_randn(SH(3, 2, 3, 3), TN_F32), NULL, .groups = 2),
               "tn_conv_transpose2d: given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size [3, 2, 3, 3]");
-    CHECK_ERR(tn_conv_transpose2d(x, tn_randn(SH(3, 2, 3, 3), TN_F32), NULL, 1, TN_PAD_SAME, 0, 1, 1), "tn_conv_transpose2d: padding='same' is not supported");
-    CHECK_ERR(tn_conv_transpose2d(tn_randn(SH(1, 3, 1, 1), TN_F32), tn_randn(SH(3, 2, 1, 1), TN_F32), NULL, 1, 1, 0, 1, 1), "non-positive output size");
-    CHECK_ERR(tn_conv_transpose1d(x, tn_randn(SH(3, 2, 3), TN_F32), NULL, 1, 0, 0, 1, 1), "tn_conv_transpose1d: expected 2D (unbatched) or 3D (batched) input");
+    CHECK_ERR(tn_conv_transpose2d(x, tn_randn(SH(3, 2, 3, 3), TN_F32), NULL, .padding = TN_PADDING_SAME), "tn_conv_transpose2d: padding='same' is not supported");
+    CHECK_ERR(tn_conv_transpose2d(tn_randn(SH(1, 3, 1, 1), TN_F32), tn_randn(SH(3, 2, 1, 1), TN_F32), NULL, .padding = 1), "non-positive output size");
+    CHECK_ERR(tn_conv_transpose1d(x, tn_randn(SH(3, 2, 3), TN_F32), NULL), "tn_conv_transpose1d: expected 2D (unbatched) or 3D (batched) input");
     /* fold */
     CHECK_ERR(tn_im2col(tn_randn(SH(5, 5), TN_F32), PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), "tn_im2col: expected 3-d (unbatched) or 4-d (batched) input, got [5, 5]");
     CHECK_ERR(tn_im2col(x, PAIR(6, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), "tn_im2col: input [1, 3, 5, 5] is smaller than the dilated kernel");
@@ -1989,21 +1982,21 @@ TEST(errors) {
     CHECK_ERR(tn_col2im(tn_randn(SH(1, 12, 7), TN_F32), PAIR(4, 4), PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), "tn_col2im: input [1, 12, 7] does not fit output_size (4, 4)");
     CHECK_ERR(tn_col2im(tn_randn(SH(1, 10, 9), TN_F32), PAIR(4, 4), PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), "tn_col2im");
     /* pooling */
-    CHECK_ERR(tn_max_pool2d(x, 2, 0, 2, 1, false, NULL), "tn_max_pool2d: pad should be at most half");
-    CHECK_ERR(tn_max_pool2d(x, 0, 0, 0, 1, false, NULL), "tn_max_pool2d: kernel_size, stride and dilation must be greater than zero");
-    CHECK_ERR(tn_max_pool2d(x, 2, -1, 0, 1, false, NULL), "tn_max_pool2d");
-    CHECK_ERR(tn_max_pool2d(x, 2, 1, 0, 0, false, NULL), "tn_max_pool2d: kernel_size, stride and dilation must be greater than zero");
-    CHECK_ERR(tn_max_pool2d(tn_randn(SH(1, 1, 2, 2), TN_F32), 3, 0, 0, 1, false, NULL), "tn_max_pool2d: given input size [1, 1, 2, 2], calculated output size (0x0): output size is too small");
-    CHECK_ERR(tn_max_pool2d_ex(tn_randn(SH(1, 1, 5, 2), TN_F32), PAIR(3, 3), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1), false, NULL), "calculated output size (3x0)");
-    CHECK_ERR(tn_avg_pool2d_ex(tn_randn(SH(1, 1, 2, 5), TN_F32), PAIR(3, 3), PAIR(1, 1), PAIR(0, 0), false, true, 0), "tn_avg_pool2d: given input size [1, 1, 2, 5], calculated output size (0x3)");
-    CHECK_ERR(tn_max_pool2d(tn_randn(SH(4, 4), TN_F32), 2, 0, 0, 1, false, NULL), "tn_max_pool2d: expected 3D (unbatched) or 4D (batched) input, but got input of size [4, 4]");
-    CHECK_ERR(tn_max_pool2d(tn_ones(SH(1, 1, 4, 4), TN_I64), 2, 0, 0, 1, false, NULL), "tn_max_pool2d: input must be float32 or float64, got int64");
-    CHECK_ERR(tn_max_pool1d(tn_randn(SH(4), TN_F32), 2, 0, 0, 1, false, NULL), "tn_max_pool1d: expected 2D (unbatched) or 3D (batched) input");
-    CHECK_ERR(tn_max_pool2d(tn_randn(SH(1, 1, 0, 4), TN_F32), 2, 0, 0, 1, false, NULL), "tn_max_pool2d: expected input [1, 1, 0, 4] to have non-zero spatial sizes");
-    CHECK_ERR(tn_avg_pool2d(x, 3, 1, 2, false, true), "tn_avg_pool2d: pad should be");
-    CHECK_ERR(tn_avg_pool2d_ex(x, PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), false, true, -1), "tn_avg_pool2d: divisor must be not zero");
-    CHECK_ERR(tn_avg_pool1d(tn_randn(SH(1, 1, 2), TN_F32), 3, 0, 0, false, true), "tn_avg_pool1d: given input size");
-    CHECK_ERR(tn_avg_pool2d(tn_ones(SH(1, 1, 4, 4), TN_I64), 2, 0, 0, false, true), "tn_avg_pool2d: input must be float32 or float64");
+    CHECK_ERR(tn_max_pool2d(x, 2, .padding = 2), "tn_max_pool2d: pad should be at most half");
+    CHECK_ERR(tn_max_pool2d(x, 0), "tn_max_pool2d: kernel_size, stride and dilation must be greater than zero");
+    CHECK_ERR(tn_max_pool2d(x, 2, .stride = -1), "tn_max_pool2d");
+    CHECK_ERR(tn_max_pool2d(x, 2, .stride = 1, .dilation = 0), "tn_max_pool2d: kernel_size, stride and dilation must be greater than zero");
+    CHECK_ERR(tn_max_pool2d(tn_randn(SH(1, 1, 2, 2), TN_F32), 3), "tn_max_pool2d: given input size [1, 1, 2, 2], calculated output size (0x0): output size is too small");
+    CHECK_ERR(tn_max_pool2d(tn_randn(SH(1, 1, 5, 2), TN_F32), 3, .stride = 1), "calculated output size (3x0)");
+    CHECK_ERR(tn_avg_pool2d(tn_randn(SH(1, 1, 2, 5), TN_F32), 3, .stride = 1), "tn_avg_pool2d: given input size [1, 1, 2, 5], calculated output size (0x3)");
+    CHECK_ERR(tn_max_pool2d(tn_randn(SH(4, 4), TN_F32), 2), "tn_max_pool2d: expected 3D (unbatched) or 4D (batched) input, but got input of size [4, 4]");
+    CHECK_ERR(tn_max_pool2d(tn_ones(SH(1, 1, 4, 4), TN_I64), 2), "tn_max_pool2d: input must be float32 or float64, got int64");
+    CHECK_ERR(tn_max_pool1d(tn_randn(SH(4), TN_F32), 2), "tn_max_pool1d: expected 2D (unbatched) or 3D (batched) input");
+    CHECK_ERR(tn_max_pool2d(tn_randn(SH(1, 1, 0, 4), TN_F32), 2), "tn_max_pool2d: expected input [1, 1, 0, 4] to have non-zero spatial sizes");
+    CHECK_ERR(tn_avg_pool2d(x, 3, .stride = 1, .padding = 2), "tn_avg_pool2d: pad should be");
+    CHECK_ERR(tn_avg_pool2d(x, 2, .stride = 1, .divisor_override = -1), "tn_avg_pool2d: divisor must be not zero");
+    CHECK_ERR(tn_avg_pool1d(tn_randn(SH(1, 1, 2), TN_F32), 3), "tn_avg_pool1d: given input size");
+    CHECK_ERR(tn_avg_pool2d(tn_ones(SH(1, 1, 4, 4), TN_I64), 2), "tn_avg_pool2d: input must be float32 or float64");
     CHECK_ERR(tn_adaptive_avg_pool2d(x, 0, 2), "tn_adaptive_avg_pool2d: output size (0, 2) must be positive");
     CHECK_ERR(tn_adaptive_max_pool2d(x, 2, -1, NULL), "tn_adaptive_max_pool2d: output size (2, -1) must be positive");
     CHECK_ERR(tn_adaptive_avg_pool2d(tn_randn(SH(5, 5), TN_F32), 2, 2), "tn_adaptive_avg_pool2d: expected 3D (unbatched) or 4D (batched) input");
@@ -2129,25 +2122,25 @@ TEST(null_inputs) {
     CHECK_NULL_PASS(tn_bilinear(NULL, x, w, NULL));
     CHECK_NULL_PASS(tn_bilinear(x, NULL, w, NULL));
     CHECK_NULL_PASS(tn_bilinear(x, x, NULL, NULL));
-    CHECK_NULL_PASS(tn_conv1d(NULL, w, NULL, 1, 0, 1, 1));
-    CHECK_NULL_PASS(tn_conv2d(NULL, w, NULL, 1, 0, 1, 1));
-    CHECK_NULL_PASS(tn_conv2d(x, NULL, NULL, 1, 0, 1, 1));
-    CHECK_NULL_PASS(tn_conv2d_ex(NULL, w, NULL, PAIR(1, 1), PAIR(0, 0), PAIR(1, 1), 1));
-    CHECK_NULL_PASS(tn_conv_transpose1d(NULL, w, NULL, 1, 0, 0, 1, 1));
-    CHECK_NULL_PASS(tn_conv_transpose2d(NULL, w, NULL, 1, 0, 0, 1, 1));
-    CHECK_NULL_PASS(tn_conv_transpose2d(x, NULL, NULL, 1, 0, 0, 1, 1));
-    CHECK_NULL_PASS(tn_conv_transpose2d_ex(NULL, w, NULL, PAIR(1, 1), PAIR(0, 0), PAIR(0, 0), 1, PAIR(1, 1)));
+    CHECK_NULL_PASS(tn_conv1d(NULL, w, NULL));
+    CHECK_NULL_PASS(tn_conv2d(NULL, w, NULL));
+    CHECK_NULL_PASS(tn_conv2d(x, NULL, NULL));
+    CHECK_NULL_PASS(tn_conv2d(NULL, w, NULL));
+    CHECK_NULL_PASS(tn_conv_transpose1d(NULL, w, NULL));
+    CHECK_NULL_PASS(tn_conv_transpose2d(NULL, w, NULL));
+    CHECK_NULL_PASS(tn_conv_transpose2d(x, NULL, NULL));
+    CHECK_NULL_PASS(tn_conv_transpose2d(NULL, w, NULL));
     CHECK_NULL_PASS(tn_im2col(NULL, PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)));
     CHECK_NULL_PASS(tn_col2im(NULL, PAIR(4, 4), PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)));
-    CHECK_NULL_PASS(tn_max_pool1d(NULL, 2, 0, 0, 1, false, &idx));
+    CHECK_NULL_PASS(tn_max_pool1d_with_indices(NULL, &idx, 2));
     CHECK(idx == NULL);
     idx = x;
-    CHECK_NULL_PASS(tn_max_pool2d(NULL, 2, 0, 0, 1, false, &idx));
+    CHECK_NULL_PASS(tn_max_pool2d_with_indices(NULL, &idx, 2));
     CHECK(idx == NULL);   /* indices cleared too */
-    CHECK_NULL_PASS(tn_max_pool2d_ex(NULL, PAIR(2, 2), PAIR(0, 0), PAIR(0, 0), PAIR(1, 1), false, NULL));
-    CHECK_NULL_PASS(tn_avg_pool1d(NULL, 2, 0, 0, false, true));
-    CHECK_NULL_PASS(tn_avg_pool2d(NULL, 2, 0, 0, false, true));
-    CHECK_NULL_PASS(tn_avg_pool2d_ex(NULL, PAIR(2, 2), PAIR(0, 0), PAIR(0, 0), false, true, 0));
+    CHECK_NULL_PASS(tn_max_pool2d(NULL, 2));
+    CHECK_NULL_PASS(tn_avg_pool1d(NULL, 2));
+    CHECK_NULL_PASS(tn_avg_pool2d(NULL, 2));
+    CHECK_NULL_PASS(tn_avg_pool2d(NULL, 2));
     CHECK_NULL_PASS(tn_adaptive_avg_pool2d(NULL, 2, 2));
     CHECK_NULL_PASS(tn_adaptive_max_pool2d(NULL, 2, 2, &idx));
     CHECK_NULL_PASS(tn_batch_norm(NULL, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
@@ -2176,7 +2169,7 @@ TEST(null_inputs) {
     }
     /* a nested expression reports the first failure once */
     tn_clear_error();
-    CHECK(tn_relu(tn_conv2d(tn_max_pool2d(tn_randn(SH(1, 2, 1, 1), TN_F32), 2, 0, 0, 1, false, NULL), w, NULL, 1, 0, 1, 1)) == NULL);
+    CHECK(tn_relu(tn_conv2d(tn_max_pool2d(tn_randn(SH(1, 2, 1, 1), TN_F32), 2), w, NULL)) == NULL);
     CHECK(strstr(tn_last_error(), "tn_max_pool2d") != NULL);
     END;
 }
@@ -2187,18 +2180,18 @@ TEST(dtypes_agree) {
     BEGIN;
     tn_tensor *x = tn_randn(SH(2, 4, 9, 7), TN_F64), *w = tn_randn(SH(6, 2, 3, 3), TN_F64), *b = tn_randn(SH(6), TN_F64);
     tn_tensor *x32 = tn_to_dtype(x, TN_F32), *w32 = tn_to_dtype(w, TN_F32), *b32 = tn_to_dtype(b, TN_F32);
-    tn_tensor *y = tn_conv2d(x, w, b, 2, 1, 1, 2), *y32 = tn_conv2d(x32, w32, b32, 2, 1, 1, 2);
+    tn_tensor *y = tn_conv2d(x, w, b, .stride = 2, .padding = 1, .groups = 2), *y32 = tn_conv2d(x32, w32, b32, .stride = 2, .padding = 1, .groups = 2);
     CHECK_SHAPE(y, 2, 6, 5, 4);
     CHECK_DTYPE(y32, TN_F32);
     CHECK_SAME(y32, y, 1e-5);
-    tn_tensor *t = tn_conv_transpose2d(x, tn_randn(SH(4, 3, 3, 3), TN_F64), NULL, 2, 1, 1, 1, 1);
+    tn_tensor *t = tn_conv_transpose2d(x, tn_randn(SH(4, 3, 3, 3), TN_F64), NULL, .stride = 2, .padding = 1, .output_padding = 1);
     CHECK_SHAPE(t, 2, 3, 18, 14);
-    tn_tensor *idx = NULL, *mp = tn_max_pool2d(x32, 3, 2, 1, 1, true, &idx);
+    tn_tensor *idx = NULL, *mp = tn_max_pool2d_with_indices(x32, &idx, 3, .stride = 2, .padding = 1, .ceil_mode = true);
     CHECK_DTYPE(mp, TN_F32);
     CHECK_DTYPE(idx, TN_I64);
     CHECK_SHAPE(mp, 2, 4, 5, 4);
-    CHECK_SAME(mp, tn_max_pool2d(x, 3, 2, 1, 1, true, NULL), 1e-6);
-    CHECK_SAME(tn_avg_pool2d(x32, 3, 2, 1, true, false), tn_avg_pool2d(x, 3, 2, 1, true, false), 1e-5);
+    CHECK_SAME(mp, tn_max_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true), 1e-6);
+    CHECK_SAME(tn_avg_pool2d(x32, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false), tn_avg_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false), 1e-5);
     CHECK_SAME(tn_layer_norm(x32, I(9, 7), 2, NULL, NULL, 1e-5), tn_layer_norm(x, I(9, 7), 2, NULL, NULL, 1e-5), 1e-4);
     CHECK_SAME(tn_group_norm(x32, 2, NULL, NULL, 1e-5), tn_group_norm(x, 2, NULL, NULL, 1e-5), 1e-4);
     CHECK_SAME(tn_interpolate(x32, I(5, 11), NULL, "bilinear", false), tn_interpolate(x, I(5, 11), NULL, "bilinear", false), 1e-5);

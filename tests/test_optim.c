@@ -381,7 +381,7 @@ TEST(optimizers_against_rules_and_torch) {
         tn_scope_begin();
         tn_tensor *ps[NP];
         make_params(ps, TN_F64);
-        tn_optim *o = tn_optim_create(oc->kind, ps, NP, oc->opts);
+        tn_optim *o = tn_optim_create_str(oc->kind, ps, NP, oc->opts);
         CHECK_MSG(o != NULL, "%s: %s", what, tn_last_error());
         if (!o) { tn_scope_end(); continue; }
         double ref[NE], got[NE];
@@ -414,7 +414,7 @@ TEST(float32_adam) {
     tn_scope_begin();
     tn_tensor *ps[NP];
     make_params(ps, TN_F32);
-    tn_optim *o = tn_optim_create("Adam", ps, NP, "lr=0.01, amsgrad=True");
+    tn_optim *o = tn_optim_adam(ps, NP, .lr = 0.01, .amsgrad = true);
     ropt r = {.lr = 0.01, ADAMB, .amsgrad = 1};
     rstate rs;
     memset(&rs, 0, sizeof rs);
@@ -464,7 +464,7 @@ TEST(lbfgs_rosenbrock) {
     for (int c = 0; c < NLCASES; c++) {
         tn_scope_begin();
         rosen r = {NULL, rosen_start(), 0};
-        r.o = tn_optim_create("LBFGS", &r.x, 1, lcases[c]);
+        r.o = tn_optim_create_str("LBFGS", &r.x, 1, lcases[c]);
         CHECK_MSG(r.o != NULL, "LBFGS(%s): %s", lcases[c], tn_last_error());
         if (!r.o) { tn_scope_end(); continue; }
         double first = 0, last = 0;
@@ -495,7 +495,7 @@ TEST(lbfgs_rosenbrock) {
     /* with strong_wolfe it reaches the minimum (1, 1, 1, 1) */
     tn_scope_begin();
     rosen r = {NULL, rosen_start(), 0};
-    r.o = tn_optim_create("LBFGS", &r.x, 1, "line_search_fn='strong_wolfe', max_iter=100");
+    r.o = tn_optim_lbfgs(&r.x, 1, .line_search_fn = TN_LINE_SEARCH_STRONG_WOLFE, .max_iter = 100);
     for (int k = 0; k < 3; k++) tn_optim_step_closure(r.o, rosenbrock, &r);
     for (int j = 0; j < 4; j++) CHECK_CLOSE(elem(r.x, j), 1.0, 1e-6);
     CHECK(r.calls > 10);
@@ -512,8 +512,8 @@ TEST(param_groups_and_set) {
     tn_scope_begin();
     tn_tensor *ps[NP];
     make_params(ps, TN_F64);
-    tn_optim *o = tn_optim_create("SGD", ps, 1, "lr=0.1, momentum=0.9");
-    CHECK(tn_optim_add_param_group(o, ps + 1, 1, "lr=0.01, nesterov=True") == 0);
+    tn_optim *o = tn_optim_sgd(ps, 1, .lr = 0.1, .momentum = 0.9);
+    CHECK(tn_optim_add_param_group(o, ps + 1, 1, .lr = 0.01, .nesterov = true) == 0);
     CHECK(tn_optim_num_groups(o) == 2 && tn_optim_num_params(o) == 2 && tn_optim_param(o, 1) == ps[1]);
     CHECK(tn_optim_get(o, 0, "lr") == 0.1 && tn_optim_get(o, 1, "lr") == 0.01);
     CHECK(tn_optim_get(o, 1, "momentum") == 0.9);         /* from the optimizer's defaults */
@@ -542,8 +542,8 @@ TEST(param_groups_and_set) {
     tn_optim_free(o);
 
     /* betas of a new group, bools, scheduler keys */
-    o = tn_optim_create("Adam", ps, 1, "lr=0.01");
-    CHECK(tn_optim_add_param_group(o, ps + 1, 1, "betas=(0.5, 0.6), amsgrad=True") == 0);
+    o = tn_optim_adam(ps, 1, .lr = 0.01);
+    CHECK(tn_optim_add_param_group(o, ps + 1, 1, .betas = {0.5, 0.6}, .amsgrad = true) == 0);
     CHECK(tn_optim_get(o, 1, "betas[0]") == 0.5 && tn_optim_get(o, 1, "betas[1]") == 0.6);
     CHECK(tn_optim_get(o, 0, "betas[1]") == 0.999 && tn_optim_get(o, 1, "lr") == 0.01 && tn_optim_get(o, 1, "amsgrad") == 1);
     CHECK(tn_optim_set(o, 0, "amsgrad", 5) == 0 && tn_optim_get(o, 0, "amsgrad") == 1);
@@ -557,25 +557,25 @@ TEST(param_groups_and_set) {
     CHECK(tn_optim_step(o) == 0 && tn_optim_state(o, 0, "max_exp_avg_sq") != NULL);
     tn_optim_free(o);
 
-    /* the convenience constructors */
-    o = tn_optim_sgd(ps, NP, 0.1, 0.9, 1e-4);
+    /* the per-kind constructors */
+    o = tn_optim_sgd(ps, NP, .lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4);
     CHECK(o && tn_optim_get(o, 0, "momentum") == 0.9 && tn_optim_get(o, 0, "weight_decay") == 1e-4);
     tn_optim_free(o);
-    o = tn_optim_adam(ps, NP, 3e-4);
+    o = tn_optim_adam(ps, NP, .lr = 3e-4);
     CHECK(o && tn_optim_get(o, 0, "lr") == 3e-4 && tn_optim_get(o, 0, "eps") == 1e-8);
     tn_optim_free(o);
-    o = tn_optim_adamw(ps, NP, 1e-3, 0.05);
+    o = tn_optim_adamw(ps, NP, .lr = 1e-3, .weight_decay = 0.05);
     CHECK(o && tn_optim_get(o, 0, "weight_decay") == 0.05 && tn_optim_get(o, 0, "betas[0]") == 0.9);
     tn_optim_free(o);
     /* PyTorch 2's defaults */
-    o = tn_optim_create("SGD", ps, NP, NULL);
+    o = tn_optim_sgd(ps, NP);
     CHECK(o && tn_optim_get(o, 0, "lr") == 1e-3);
     tn_optim_free(o);
-    o = tn_optim_create("LBFGS", ps, NP, "max_iter=10");
+    o = tn_optim_lbfgs(ps, NP, .max_iter = 10);
     CHECK(o && tn_optim_get(o, 0, "max_eval") == 12 && tn_optim_get(o, 0, "tolerance_grad") == 1e-7 &&
           tn_optim_get(o, 0, "history_size") == 100 && tn_optim_get(o, 0, "line_search_fn") == 0);
     tn_optim_free(o);
-    o = tn_optim_create("AdamW", ps, NP, "foreach=True, fused=None, capturable=False, differentiable=False");
+    o = tn_optim_adamw(ps, NP, .foreach = true, .fused = -1, .capturable = false, .differentiable = false);
     CHECK(o && tn_optim_get(o, 0, "weight_decay") == 1e-2);
     tn_optim_free(o);
     tn_scope_end();
@@ -587,7 +587,7 @@ TEST(zero_grad_and_skipping) {
     tn_scope_begin();
     tn_tensor *ps[NP];
     make_params(ps, TN_F64);
-    tn_optim *o = tn_optim_create("Adam", ps, NP, "lr=0.1");
+    tn_optim *o = tn_optim_adam(ps, NP, .lr = 0.1);
     set_grads(ps, NP, 0);
     tn_tensor *g0 = tn_grad(ps[0]);
     tn_optim_zero_grad_set_to_none(o, false);
@@ -610,11 +610,10 @@ TEST(zero_grad_and_skipping) {
     tn_optim_free(o);
     /* zero grads in place keep .grad a leaf without history (grad from create_graph) */
     tn_tensor *x = ps[0];
-    tn_backward_opts bo = TN_BACKWARD_OPTS(.create_graph = true);
     tn_set_grad(x, NULL);
-    CHECK(tn_backward_with(tn_sum(tn_mul(x, x)), NULL, bo) == 0);
+    CHECK(tn_backward(tn_sum(tn_mul(x, x)), .create_graph = true) == 0);
     CHECK(tn_grad(x) && tn_requires_grad(tn_grad(x)));
-    o = tn_optim_create("SGD", &x, 1, "lr=0.1");
+    o = tn_optim_sgd(&x, 1, .lr = 0.1);
     tn_optim_zero_grad_set_to_none(o, false);
     CHECK(tn_grad(x) && !tn_requires_grad(tn_grad(x)) && tn_is_leaf(tn_grad(x)) && elem(tn_grad(x), 0) == 0);
     tn_set_grad(x, NULL);
@@ -636,8 +635,8 @@ TEST(non_contiguous_parameters) {
     tn_set_grad(pt, gg);
     tn_set_grad(ptv, tn_t(tn_contiguous(tn_t(gg))));          /* strided grad, same values */
     CHECK(!tn_is_contiguous(tn_grad(ptv)));
-    tn_optim *a = tn_optim_create("RMSprop", &pt, 1, "lr=0.01, momentum=0.9, centered=True");
-    tn_optim *b = tn_optim_create("RMSprop", &ptv, 1, "lr=0.01, momentum=0.9, centered=True");
+    tn_optim *a = tn_optim_rmsprop(&pt, 1, .lr = 0.01, .momentum = 0.9, .centered = true);
+    tn_optim *b = tn_optim_rmsprop(&ptv, 1, .lr = 0.01, .momentum = 0.9, .centered = true);
     for (int k = 0; k < 3; k++) { CHECK(tn_optim_step(a) == 0); CHECK(tn_optim_step(b) == 0); }
     CHECK(tn_equal(pt, ptv));
     CHECK(!tn_is_contiguous(ptv));
@@ -662,11 +661,11 @@ static tn_lr_scheduler *make_sched(tn_optim *o, const scase *sc) {
         sscanf(sc->opts, "%63[^|]|%63[^|]|%ld", a, b, &m);
         sscanf(a, "%31[^(](%47[^)])", k1, o1);
         sscanf(b, "%31[^(](%47[^)])", k2, o2);
-        tn_lr_scheduler *ch[2] = {tn_lr_scheduler_create(o, k1, o1), tn_lr_scheduler_create(o, k2, o2)};
+        tn_lr_scheduler *ch[2] = {tn_lr_scheduler_create_str(o, k1, o1), tn_lr_scheduler_create_str(o, k2, o2)};
         int64_t ms = m;
         return tn_lr_scheduler_sequential(o, ch, 2, &ms);
     }
-    return tn_lr_scheduler_create(o, sc->kind, sc->opts);
+    return tn_lr_scheduler_create_str(o, sc->kind, sc->opts);
 }
 /* What each schedule should be at epoch e, from its formula (groups' base lr b). */
 static double formula(int c, int64_t e, double b, int g) {
@@ -707,8 +706,8 @@ TEST(schedulers) {
         tn_scope_begin();
         tn_tensor *a = leaf(tn_zeros(SH(2), TN_F32)), *b = leaf(tn_zeros(SH(2), TN_F32));
         bool sgd = !strcmp(sc->optim, "SGD");
-        tn_optim *o = tn_optim_create(sc->optim, &a, 1, sgd ? "lr=0.1, momentum=0.9" : "lr=0.1");
-        tn_optim_add_param_group(o, &b, 1, "lr=0.05");
+        tn_optim *o = tn_optim_create_str(sc->optim, &a, 1, sgd ? "lr=0.1, momentum=0.9" : "lr=0.1");
+        tn_optim_add_param_group(o, &b, 1, .lr = 0.05);
         tn_lr_scheduler *s = make_sched(o, sc);
         CHECK_MSG(s != NULL, "%s(%s): %s", sc->kind, sc->opts, tn_last_error());
         if (!s) { tn_optim_free(o); tn_scope_end(); continue; }
@@ -763,28 +762,28 @@ TEST(scheduler_details) {
     int64_t live0 = live_tensors();
     tn_scope_begin();
     tn_tensor *a = leaf(tn_zeros(SH(2), TN_F32));
-    tn_optim *o = tn_optim_create("SGD", &a, 1, "lr=0.1");
+    tn_optim *o = tn_optim_sgd(&a, 1, .lr = 0.1);
     /* creation sets initial_lr and the epoch-0 lr */
-    tn_lr_scheduler *s = tn_lr_scheduler_create(o, "LinearLR", "start_factor=0.5, total_iters=2");
+    tn_lr_scheduler *s = tn_lr_scheduler_linear_lr(o, .start_factor = 0.5, .total_iters = 2);
     CHECK(tn_optim_get(o, 0, "initial_lr") == 0.1 && tn_optim_get(o, 0, "lr") == 0.05 && tn_lr_scheduler_last_epoch(s) == 0);
     tn_lr_scheduler_free(s);
     /* OneCycleLR resumed (last_epoch given) needs the keys a fresh one writes */
-    CHECK_ERR(tn_lr_scheduler_create(o, "OneCycleLR", "max_lr=0.1, total_steps=10, last_epoch=3"), "param group 0 has no 'max_lr'");
+    CHECK_ERR(tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.1, .total_steps = 10, .last_epoch = 3), "param group 0 has no 'max_lr'");
     tn_optim_set(o, 0, "lr", 0.05);
     /* a second scheduler chains on the current lr (initial_lr kept) */
-    s = tn_lr_scheduler_create(o, "ExponentialLR", "gamma=0.5");
+    s = tn_lr_scheduler_exponential_lr(o, .gamma = 0.5);
     CHECK(tn_optim_get(o, 0, "initial_lr") == 0.1 && tn_optim_get(o, 0, "lr") == 0.05);
     tn_lr_scheduler_step(s);
     CHECK_CLOSE(tn_optim_get(o, 0, "lr"), 0.025, 1e-17);
     tn_lr_scheduler_free(s);
     /* resuming with last_epoch: initial_lr is used as the base */
     tn_optim_set(o, 0, "lr", 0.1);
-    s = tn_lr_scheduler_create(o, "StepLR", "step_size=2, gamma=0.1, last_epoch=3");
+    s = tn_lr_scheduler_step_lr(o, .step_size = 2, .gamma = 0.1, .last_epoch = 3);
     CHECK(s && tn_lr_scheduler_last_epoch(s) == 4);
     CHECK_CLOSE(tn_optim_get(o, 0, "lr"), 0.01, 1e-17);    /* epoch 4 is a step: the chainable form multiplies once */
     tn_lr_scheduler_free(s);
     /* OneCycleLR with epochs * steps_per_epoch, and stepping past the end */
-    s = tn_lr_scheduler_create(o, "OneCycleLR", "max_lr=1.0, epochs=2, steps_per_epoch=3, cycle_momentum=False");
+    s = tn_lr_scheduler_one_cycle_lr(o, .max_lr = 1.0, .epochs = 2, .steps_per_epoch = 3, .cycle_momentum = false);
     CHECK(s && tn_optim_get(o, 0, "max_lr") == 1.0);
     CHECK_CLOSE(tn_optim_get(o, 0, "lr"), 1.0 / 25, 1e-16);
     for (int k = 0; k < 5; k++) CHECK(tn_lr_scheduler_step(s) == 0);
@@ -793,7 +792,7 @@ TEST(scheduler_details) {
     CHECK_ERR(tn_lr_scheduler_step(s) == 0, "Tried to step 7 times");
     tn_lr_scheduler_free(s);
     /* SGD's momentum cycles even when it was 0 (PyTorch sets it to max_momentum) */
-    s = tn_lr_scheduler_create(o, "OneCycleLR", "max_lr=0.5, total_steps=10");
+    s = tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.5, .total_steps = 10);
     CHECK(tn_optim_get(o, 0, "momentum") == 0.95 && tn_optim_get(o, 0, "base_momentum") == 0.85);
     tn_lr_scheduler_free(s);
     tn_optim_free(o);
@@ -809,8 +808,8 @@ TEST(state_dict_layout) {
     tn_scope_begin();
     tn_tensor *ps[NP];
     make_params(ps, TN_F64);
-    tn_optim *o = tn_optim_create("Adam", ps, 1, "lr=0.01, amsgrad=True");
-    tn_optim_add_param_group(o, ps + 1, 1, "betas=(0.5, 0.75)");
+    tn_optim *o = tn_optim_adam(ps, 1, .lr = 0.01, .amsgrad = true);
+    tn_optim_add_param_group(o, ps + 1, 1, .betas = {0.5, 0.75});
     for (int k = 0; k < 3; k++) { set_grads(ps, NP, k); tn_optim_step(o); }
     tn_dict *sd = tn_optim_state_dict(o);
     static const char *const keys[] = {
@@ -833,12 +832,12 @@ TEST(state_dict_layout) {
     tn_dict_free(sd);
     tn_optim_free(o);
     /* Adagrad makes its state at construction; LBFGS's words go to the metadata */
-    o = tn_optim_create("Adagrad", ps, NP, "initial_accumulator_value=0.25");
+    o = tn_optim_adagrad(ps, NP, .initial_accumulator_value = 0.25);
     sd = tn_optim_state_dict(o);
     CHECK(tn_dict_contains(sd, "state.1.sum") && elem(tn_dict_get(sd, "state.1.sum"), 2) == 0.25 && elem(tn_dict_get(sd, "state.0.step"), 0) == 0);
     tn_dict_free(sd);
     tn_optim_free(o);
-    o = tn_optim_create("LBFGS", ps, NP, "line_search_fn='strong_wolfe'");
+    o = tn_optim_lbfgs(ps, NP, .line_search_fn = TN_LINE_SEARCH_STRONG_WOLFE);
     sd = tn_optim_state_dict(o);
     CHECK(tn_dict_get_meta(sd, "param_groups.0.line_search_fn") && !strcmp(tn_dict_get_meta(sd, "param_groups.0.line_search_fn"), "strong_wolfe"));
     CHECK(tn_dict_contains(sd, "param_groups.0.max_eval") && !tn_dict_contains(sd, "param_groups.0.line_search_fn"));
@@ -870,7 +869,7 @@ TEST(state_dict_round_trip) {
         bool lbfgs = !strcmp(cases[c][0], "LBFGS");
         tn_tensor *ps[NP], *qs[NP];
         make_params(ps, TN_F64);
-        tn_optim *o = tn_optim_create(cases[c][0], ps, NP, cases[c][1]);
+        tn_optim *o = tn_optim_create_str(cases[c][0], ps, NP, cases[c][1]);
         tn_dict *sd = NULL;
         for (int k = 0; k < 6; k++) {
             if (k == 4) {   /* save, and fresh parameters with the same values */
@@ -880,7 +879,7 @@ TEST(state_dict_round_trip) {
             if (lbfgs) { double l = tn_optim_step_closure(o, quad_closure, ps); CHECK(l == l); }
             else { set_grads(ps, NP, k); CHECK(tn_optim_step(o) == 0); }
         }
-        tn_optim *o2 = tn_optim_create(cases[c][0], qs, NP, lbfgs ? cases[c][1] : "lr=123");  /* options come from the dict */
+        tn_optim *o2 = tn_optim_create_str(cases[c][0], qs, NP, lbfgs ? cases[c][1] : "lr=123");  /* options come from the dict */
         CHECK_MSG(tn_optim_load_state_dict(o2, sd) == 0, "%s: %s", cases[c][0], tn_last_error());
         tn_dict_free(sd);
         for (int k = 4; k < 6; k++) {
@@ -948,70 +947,70 @@ TEST(errors) {
     tn_tensor *ps[NP];
     make_params(ps, TN_F64);
     /* kinds and options */
-    CHECK_ERR(tn_optim_create("Adamm", ps, NP, ""), "tn_optim_create: unknown optimizer 'Adamm'");
-    CHECK_ERR(tn_optim_create("SGD", ps, NP, "lr=0.1, momentom=0.9"), "unknown option 'momentom'");
-    CHECK_ERR(tn_optim_create("SGD", ps, NP, "lr=-1"), "tn_optim_create: Invalid learning rate: -1");
-    CHECK_ERR(tn_optim_sgd(ps, NP, -1, 0, 0), "tn_optim_sgd: Invalid learning rate: -1");
-    CHECK_ERR(tn_optim_create("SGD", ps, NP, "momentum=-0.5"), "Invalid momentum value: -0.5");
-    CHECK_ERR(tn_optim_create("SGD", ps, NP, "nesterov=True"), "Nesterov momentum requires a momentum and zero dampening");
-    CHECK_ERR(tn_optim_create("SGD", ps, NP, "momentum=0.9, dampening=0.1, nesterov=True"), "Nesterov momentum requires");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "betas=(1.0, 0.9)"), "Invalid beta parameter at index 0: 1");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "betas=(0.9, -0.1)"), "Invalid beta parameter at index 1: -0.1");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "betas=0.9"), "needs a pair");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "eps=-1e-3"), "Invalid epsilon value: -0.001");
-    CHECK_ERR(tn_optim_create("AdamW", ps, NP, "weight_decay=-1"), "Invalid weight_decay value: -1");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "lr=nan"), "Invalid learning rate: nan");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "amsgrad=maybe"), "expected True or False");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "lr=fast"), "option lr=fast: expected 1 number");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "capturable=True"), "capturable=True is not supported");
-    CHECK_ERR(tn_optim_create("Adam", ps, NP, "nesterov=True"), "unknown option 'nesterov'");
-    CHECK_ERR(tn_optim_create("RMSprop", ps, NP, "alpha=-1"), "Invalid alpha value");
-    CHECK_ERR(tn_optim_create("Adadelta", ps, NP, "rho=1.5"), "Invalid rho value: 1.5");
-    CHECK_ERR(tn_optim_create("Adagrad", ps, NP, "lr_decay=-1"), "Invalid lr_decay value");
-    CHECK_ERR(tn_optim_create("Adagrad", ps, NP, "initial_accumulator_value=-1"), "Invalid initial_accumulator_value value");
-    CHECK_ERR(tn_optim_create("NAdam", ps, NP, "momentum_decay=-1"), "Invalid momentum_decay value");
-    CHECK_ERR(tn_optim_create("LBFGS", ps, NP, "line_search_fn='armijo'"), "expected one of None|strong_wolfe");
-    CHECK_ERR(tn_optim_create("LBFGS", ps, NP, "history_size=0"), "history_size");
-    CHECK_ERR(tn_optim_create("LBFGS", ps, NP, "max_iter=2.5"), "needs integers");
-    CHECK_ERR(tn_optim_create("LBFGS", ps, NP, "foreach=True"), "unknown option 'foreach'");
+    CHECK_ERR(tn_optim_create("Adamm", ps, NP), "tn_optim_create: unknown optimizer 'Adamm'");
+    CHECK_ERR(tn_optim_create_str("SGD", ps, NP, "lr=0.1, momentom=0.9"), "unknown option 'momentom'");
+    CHECK_ERR(tn_optim_sgd(ps, NP, .lr = -1), "tn_optim_sgd: Invalid learning rate: -1");
+    CHECK_ERR(tn_optim_create_str("SGD", ps, NP, "lr=-1"), "tn_optim_sgd: Invalid learning rate: -1");
+    CHECK_ERR(tn_optim_sgd(ps, NP, .momentum = -0.5), "Invalid momentum value: -0.5");
+    CHECK_ERR(tn_optim_sgd(ps, NP, .nesterov = true), "Nesterov momentum requires a momentum and zero dampening");
+    CHECK_ERR(tn_optim_sgd(ps, NP, .momentum = 0.9, .dampening = 0.1, .nesterov = true), "Nesterov momentum requires");
+    CHECK_ERR(tn_optim_adam(ps, NP, .betas = {1.0, 0.9}), "Invalid beta parameter at index 0: 1");
+    CHECK_ERR(tn_optim_adam(ps, NP, .betas = {0.9, -0.1}), "Invalid beta parameter at index 1: -0.1");
+    CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "betas=0.9"), "needs a pair");
+    CHECK_ERR(tn_optim_adam(ps, NP, .eps = -1e-3), "Invalid epsilon value: -0.001");
+    CHECK_ERR(tn_optim_adamw(ps, NP, .weight_decay = -1), "Invalid weight_decay value: -1");
+    CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "lr=nan"), "Invalid learning rate: nan");   /* given as text: NaN is a value */
+    CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "amsgrad=maybe"), "expected True or False");
+    CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "lr=fast"), "tn_optim_adam: option lr=fast is not a number");
+    CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "capturable=True"), "capturable=True is not supported");
+    CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "nesterov=True"), "unknown option 'nesterov'");
+    CHECK_ERR(tn_optim_rmsprop(ps, NP, .alpha = -1), "Invalid alpha value");
+    CHECK_ERR(tn_optim_adadelta(ps, NP, .rho = 1.5), "Invalid rho value: 1.5");
+    CHECK_ERR(tn_optim_adagrad(ps, NP, .lr_decay = -1), "Invalid lr_decay value");
+    CHECK_ERR(tn_optim_adagrad(ps, NP, .initial_accumulator_value = -1), "Invalid initial_accumulator_value value");
+    CHECK_ERR(tn_optim_nadam(ps, NP, .momentum_decay = -1), "Invalid momentum_decay value");
+    CHECK_ERR(tn_optim_create_str("LBFGS", ps, NP, "line_search_fn='armijo'"), "expected one of None|strong_wolfe");
+    CHECK_ERR(tn_optim_lbfgs(ps, NP, .history_size = 0), "history_size");
+    CHECK_ERR(tn_optim_create_str("LBFGS", ps, NP, "max_iter=2.5"), "tn_optim_lbfgs: option max_iter=2.5: expected an integer");
+    CHECK_ERR(tn_optim_create_str("LBFGS", ps, NP, "foreach=True"), "unknown option 'foreach'");
     /* parameters */
-    CHECK_ERR(tn_optim_create("SGD", ps, 0, ""), "optimizer got an empty parameter list");
+    CHECK_ERR(tn_optim_sgd(ps, 0), "optimizer got an empty parameter list");
     tn_tensor *nl = tn_mul_scalar(ps[0], 2), *nr = tn_zeros(SH(2), TN_F64), *dup[2] = {ps[0], ps[0]};
-    CHECK_ERR(tn_optim_create("SGD", &nl, 1, ""), "can't optimize a non-leaf Tensor");
-    CHECK_ERR(tn_optim_create("SGD", &nr, 1, ""), "parameter 0 does not require grad");
-    CHECK_ERR(tn_optim_create("SGD", dup, 2, ""), "appears twice");
+    CHECK_ERR(tn_optim_sgd(&nl, 1), "can't optimize a non-leaf Tensor");
+    CHECK_ERR(tn_optim_sgd(&nr, 1), "parameter 0 does not require grad");
+    CHECK_ERR(tn_optim_sgd(dup, 2), "appears twice");
     tn_tensor *nulls[2] = {ps[0], NULL};
     tn_clear_error();
-    CHECK(tn_optim_create("SGD", nulls, 2, "") == NULL && !strcmp(tn_last_error(), ""));   /* NULL passes through silently */
-    tn_optim *o = tn_optim_create("SGD", ps, 1, "lr=0.1");
-    CHECK_ERR(tn_optim_add_param_group(o, ps, 1, "") == 0, "some parameters appear in more than one parameter group");
-    CHECK_ERR(tn_optim_add_param_group(o, ps + 1, 1, "lr=-2") == 0, "tn_optim_add_param_group: Invalid learning rate: -2");
+    CHECK(tn_optim_sgd(nulls, 2) == NULL && !strcmp(tn_last_error(), ""));   /* NULL passes through silently */
+    tn_optim *o = tn_optim_sgd(ps, 1, .lr = 0.1);
+    CHECK_ERR(tn_optim_add_param_group(o, ps, 1) == 0, "some parameters appear in more than one parameter group");
+    CHECK_ERR(tn_optim_add_param_group(o, ps + 1, 1, .lr = -2) == 0, "tn_optim_add_param_group: Invalid learning rate: -2");
     CHECK(tn_optim_num_groups(o) == 1);
     CHECK_ERR(tn_optim_get(o, 0, "betas[0]") == tn_optim_get(o, 0, "betas[0]"), "has no option 'betas[0]'");
     CHECK_ERR(tn_optim_get(o, 3, "lr") == tn_optim_get(o, 3, "lr"), "group 3 out of range");
     CHECK_ERR(tn_optim_set(o, 0, "lrr", 1) == 0, "SGD has no option 'lrr'");
     CHECK_ERR(tn_optim_step_closure(o, nan_closure, NULL) == 0, "the closure returned NaN");
     tn_optim_free(o);
-    o = tn_optim_create("Adam", ps, NP, "");
+    o = tn_optim_adam(ps, NP);
     CHECK_ERR(tn_optim_get(o, 0, "betas") == 0, "betas is a pair");
     tn_optim_free(o);
     /* LBFGS */
-    o = tn_optim_create("LBFGS", ps, NP, "");
+    o = tn_optim_lbfgs(ps, NP);
     CHECK_ERR(tn_optim_step(o) == 0, "LBFGS needs a closure");
     CHECK_ERR(tn_optim_step_closure(o, NULL, NULL) == tn_optim_step_closure(o, NULL, NULL), "LBFGS needs a closure (got NULL)");
-    CHECK_ERR(tn_optim_add_param_group(o, &nr, 1, "") == 0, "LBFGS doesn't support per-parameter options");
+    CHECK_ERR(tn_optim_add_param_group(o, &nr, 1) == 0, "LBFGS doesn't support per-parameter options");
     tn_optim_free(o);
     /* state dicts */
-    o = tn_optim_create("Adam", ps, NP, "lr=0.01");
+    o = tn_optim_adam(ps, NP, .lr = 0.01);
     set_grads(ps, NP, 0);
     tn_optim_step(o);
     tn_dict *sd = tn_optim_state_dict(o);
-    tn_optim *o2 = tn_optim_create("Adam", ps, 1, "");
+    tn_optim *o2 = tn_optim_adam(ps, 1);
     CHECK_ERR(tn_optim_load_state_dict(o2, sd) == 0, "contains a parameter group that doesn't match the size");
-    tn_optim_add_param_group(o2, ps + 1, 1, "");
+    tn_optim_add_param_group(o2, ps + 1, 1);
     CHECK_ERR(tn_optim_load_state_dict(o2, sd) == 0, "different number of parameter groups");
     tn_optim_free(o2);
-    o2 = tn_optim_create("Adam", ps, NP, "lr=0.5");
+    o2 = tn_optim_adam(ps, NP, .lr = 0.5);
     tn_dict_remove(sd, "param_groups.0.eps");
     CHECK_ERR(tn_optim_load_state_dict(o2, sd) == 0, "missing key 'param_groups.0.eps'");
     CHECK(tn_optim_get(o2, 0, "lr") == 0.5 && tn_optim_state(o2, 0, "exp_avg") == NULL);   /* unchanged on error */
@@ -1035,29 +1034,29 @@ TEST(errors) {
     tn_optim_free(o2);
     tn_optim_free(o);
     /* schedulers */
-    o = tn_optim_create("SGD", ps, NP, "lr=0.1");
-    CHECK_ERR(tn_lr_scheduler_create(o, "StepLRR", ""), "unknown scheduler 'StepLRR'");
-    CHECK_ERR(tn_lr_scheduler_create(o, "StepLR", "gamma=0.5"), "StepLR needs step_size");
-    CHECK_ERR(tn_lr_scheduler_create(o, "StepLR", "step_size=3, gama=0.5"), "unknown option 'gama'");
-    CHECK_ERR(tn_lr_scheduler_create(o, "CosineAnnealingWarmRestarts", "T_0=0"), "Expected positive integer T_0, but got 0");
-    CHECK_ERR(tn_lr_scheduler_create(o, "LinearLR", "start_factor=2"), "Starting multiplicative factor expected");
-    CHECK_ERR(tn_lr_scheduler_create(o, "ReduceLROnPlateau", "factor=1.0"), "Factor should be < 1.0.");
-    CHECK_ERR(tn_lr_scheduler_create(o, "ReduceLROnPlateau", "mode='maximum'"), "expected one of min|max");
-    CHECK_ERR(tn_lr_scheduler_create(o, "ReduceLROnPlateau", "min_lr=(0.1, 0.2)"), "expected 1 min_lrs, got 2");
-    CHECK_ERR(tn_lr_scheduler_create(o, "OneCycleLR", "total_steps=10"), "OneCycleLR needs max_lr");
-    CHECK_ERR(tn_lr_scheduler_create(o, "OneCycleLR", "max_lr=0.1"), "You must define either total_steps OR (epochs AND steps_per_epoch)");
-    CHECK_ERR(tn_lr_scheduler_create(o, "OneCycleLR", "max_lr=(0.1, 0.2), total_steps=5"), "expected 1 values for max_lr, got 2");
-    CHECK_ERR(tn_lr_scheduler_create(o, "OneCycleLR", "max_lr=0.1, total_steps=5, pct_start=1.5"), "Expected float between 0 and 1 pct_start");
-    CHECK_ERR(tn_lr_scheduler_create(o, "StepLR", "step_size=3, last_epoch=4"), "param 'initial_lr' is not specified in param_groups[0]");
-    tn_lr_scheduler *pl = tn_lr_scheduler_create(o, "ReduceLROnPlateau", "");
-    tn_lr_scheduler *st = tn_lr_scheduler_create(o, "StepLR", "step_size=3");
+    o = tn_optim_sgd(ps, NP, .lr = 0.1);
+    CHECK_ERR(tn_lr_scheduler_create_str(o, "StepLRR", ""), "unknown scheduler 'StepLRR'");
+    CHECK_ERR(tn_lr_scheduler_step_lr(o, .gamma = 0.5), "StepLR needs step_size");
+    CHECK_ERR(tn_lr_scheduler_create_str(o, "StepLR", "step_size=3, gama=0.5"), "unknown option 'gama'");
+    CHECK_ERR(tn_lr_scheduler_cosine_annealing_warm_restarts(o, .T_0 = 0), "Expected positive integer T_0, but got 0");
+    CHECK_ERR(tn_lr_scheduler_linear_lr(o, .start_factor = 2), "Starting multiplicative factor expected");
+    CHECK_ERR(tn_lr_scheduler_reduce_lr_on_plateau(o, .factor = 1.0), "Factor should be < 1.0.");
+    CHECK_ERR(tn_lr_scheduler_create_str(o, "ReduceLROnPlateau", "mode='maximum'"), "expected one of min|max");
+    CHECK_ERR(tn_lr_scheduler_reduce_lr_on_plateau(o, .min_lr_groups = TN_DOUBLES(0.1, 0.2)), "expected 1 min_lrs, got 2");
+    CHECK_ERR(tn_lr_scheduler_one_cycle_lr(o, .total_steps = 10), "OneCycleLR needs max_lr");
+    CHECK_ERR(tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.1), "You must define either total_steps OR (epochs AND steps_per_epoch)");
+    CHECK_ERR(tn_lr_scheduler_one_cycle_lr(o, .max_lr_groups = TN_DOUBLES(0.1, 0.2), .total_steps = 5), "expected 1 values for max_lr, got 2");
+    CHECK_ERR(tn_lr_scheduler_one_cycle_lr(o, .max_lr = 0.1, .total_steps = 5, .pct_start = 1.5), "Expected float between 0 and 1 pct_start");
+    CHECK_ERR(tn_lr_scheduler_step_lr(o, .step_size = 3, .last_epoch = 4), "param 'initial_lr' is not specified in param_groups[0]");
+    tn_lr_scheduler *pl = tn_lr_scheduler_reduce_lr_on_plateau(o);
+    tn_lr_scheduler *st = tn_lr_scheduler_step_lr(o, .step_size = 3);
     CHECK_ERR(tn_lr_scheduler_step(pl) == 0, "use tn_lr_scheduler_step_metric");
     CHECK_ERR(tn_lr_scheduler_step_metric(st, 1.0) == 0, "only ReduceLROnPlateau steps on a metric");
     CHECK_ERR(tn_lr_scheduler_get_last_lr(st, 1) == 0, "group 1 out of range");
-    tn_optim *oa = tn_optim_create("Adagrad", ps, NP, "");
-    CHECK_ERR(tn_lr_scheduler_create(oa, "OneCycleLR", "max_lr=0.1, total_steps=5"), "optimizer must support momentum or beta1");
-    tn_lr_scheduler *other = tn_lr_scheduler_create(oa, "ExponentialLR", "gamma=0.5");
-    tn_lr_scheduler *seq1[2] = {st, other}, *seq2[2] = {tn_lr_scheduler_create(o, "ExponentialLR", "gamma=0.5"), pl};
+    tn_optim *oa = tn_optim_adagrad(ps, NP);
+    CHECK_ERR(tn_lr_scheduler_one_cycle_lr(oa, .max_lr = 0.1, .total_steps = 5), "optimizer must support momentum or beta1");
+    tn_lr_scheduler *other = tn_lr_scheduler_exponential_lr(oa, .gamma = 0.5);
+    tn_lr_scheduler *seq1[2] = {st, other}, *seq2[2] = {tn_lr_scheduler_exponential_lr(o, .gamma = 0.5), pl};
     int64_t ms = 3;
     CHECK_ERR(tn_lr_scheduler_sequential(o, seq1, 2, &ms), "to be different than the optimizer passed in");   /* frees both */
     CHECK_ERR(tn_lr_scheduler_sequential(o, seq2, 2, &ms), "does not support `ReduceLROnPlateau`");
@@ -1097,7 +1096,7 @@ TEST(specialised_loops_match_general) {
             }
             char opts[160];
             snprintf(opts, sizeof opts, "%s, maximize=True", cases[c][1]);
-            tn_optim *oa = tn_optim_create(cases[c][0], a, 3, cases[c][1]), *ob = tn_optim_create(cases[c][0], b, 3, opts);
+            tn_optim *oa = tn_optim_create_str(cases[c][0], a, 3, cases[c][1]), *ob = tn_optim_create_str(cases[c][0], b, 3, opts);
             CHECK_MSG(oa && ob, "%s(%s): %s", cases[c][0], cases[c][1], tn_last_error());
             for (int k = 0; k < 4 && oa && ob; k++) {
                 for (int i = 0; i < 3; i++) {
@@ -1125,8 +1124,8 @@ TEST(memory_flat) {
     tn_scope_begin();
     tn_tensor *ps[NP];
     make_params(ps, TN_F32);
-    tn_optim *o = tn_optim_create("AdamW", ps, NP, "lr=0.01, amsgrad=True");
-    tn_lr_scheduler *s = tn_lr_scheduler_create(o, "CosineAnnealingLR", "T_max=50");
+    tn_optim *o = tn_optim_adamw(ps, NP, .lr = 0.01, .amsgrad = true);
+    tn_lr_scheduler *s = tn_lr_scheduler_cosine_annealing_lr(o, .T_max = 50);
     tn_memory_stats m1 = {0, 0, 0, 0};
     for (int k = 0; k < 200; k++) {
         tn_scope_begin();

@@ -223,7 +223,7 @@ static void ref_rnn(tn_module *m, rcfg c, int64_t L, int64_t N, const double *x,
 static void ref_case(int mode, const char *options, rcfg c, int64_t L, int64_t N, bool batched, bool batch_first, bool give_h0, int line) {
     tn_scope_begin();
     c.mode = mode;
-    tn_module *m = f64(mode == M_LSTM ? tn_nn_lstm(c.in, c.H, options) : mode == M_GRU ? tn_nn_gru(c.in, c.H, options) : tn_nn_rnn(c.in, c.H, options));
+    tn_module *m = f64(mode == M_LSTM ? tn_nn_lstm_str(c.in, c.H, options) : mode == M_GRU ? tn_nn_gru_str(c.in, c.H, options) : tn_nn_rnn_str(c.in, c.H, options));
     if (!m) { fail_at(line, "constructor failed: %s", tn_last_error()); tn_scope_end(); return; }
     const int64_t DL = c.D * c.layers, P = c.P;
     tn_tensor *xs = RN(L, N, c.in), *h0 = give_h0 ? RN(DL, N, P) : NULL, *c0 = give_h0 && mode == M_LSTM ? RN(DL, N, c.H) : NULL;
@@ -284,7 +284,7 @@ TEST(test_rnn_vs_reference) {
 /* dropout between layers: off in eval mode, every layer input after the first zeroed with p = 1 */
 TEST(test_rnn_dropout) {
     BEGIN;
-    tn_module *m = f64(tn_nn_lstm(3, 4, "num_layers=3, dropout=1.0"));
+    tn_module *m = f64(tn_nn_lstm(3, 4, .num_layers = 3, .dropout = 1.0));
     rcfg c = cfg(3, 4, 0, 3, 1);
     c.mode = M_LSTM;
     tn_tensor *x = RN(4, 2, 3), *hn;
@@ -299,7 +299,7 @@ TEST(test_rnn_dropout) {
     CHECK_ARR(tn_nn_lstm_forward(m, x, NULL, NULL, NULL, NULL), out, 32, 1e-11);
     tn_module_free(m);
     /* p = 0.5: random, changes the output in training only; the last layer's output is not dropped */
-    m = f64(tn_nn_gru(3, 4, "num_layers=2, dropout=0.5"));
+    m = f64(tn_nn_gru(3, 4, .num_layers = 2, .dropout = 0.5));
     tn_tensor *a = tn_module_forward(m, x), *b = tn_module_forward(m, x);
     CHECK(a && b && !tn_allclose(a, b, 1e-12, 1e-12, false));
     tn_module_eval(m);
@@ -320,7 +320,7 @@ static void cell_case(int mode, int64_t in, int64_t H, int64_t N, bool batched, 
     if (module) {
         char o[64];
         snprintf(o, sizeof o, "bias=%s%s", bias ? "True" : "False", mode == M_RELU ? ", nonlinearity='relu'" : "");
-        m = f64(mode == M_LSTM ? tn_nn_lstm_cell(in, H, o) : mode == M_GRU ? tn_nn_gru_cell(in, H, o) : tn_nn_rnn_cell(in, H, o));
+        m = f64(mode == M_LSTM ? tn_nn_lstm_cell_str(in, H, o) : mode == M_GRU ? tn_nn_gru_cell_str(in, H, o) : tn_nn_rnn_cell_str(in, H, o));
         wih = tn_module_get(m, "weight_ih"); whh = tn_module_get(m, "weight_hh");
         bih = tn_module_get(m, "bias_ih"); bhh = tn_module_get(m, "bias_hh");
         CHECK(bias == (bih != NULL));
@@ -432,7 +432,7 @@ static void ref_mha(tn_module *m, int64_t E, int64_t H, int64_t L, int64_t S, in
 static void mha_case(const char *options, int64_t E, int64_t H, int64_t L, int64_t S, int64_t N, bool batched, bool bf, int mask_kind, bool use_kpm,
                      bool average, int line) {
     tn_scope_begin();
-    tn_module *m = f64(tn_nn_multihead_attention(E, H, options));
+    tn_module *m = f64(tn_nn_multihead_attention_str(E, H, options));
     tn_tensor *q = RN(L, N, E), *k = RN(S, N, E), *v = RN(S, N, E);
     double *am = NULL;
     bool *kb = NULL;
@@ -498,7 +498,7 @@ TEST(test_mha_vs_reference) {
     MHA("", 8, 2, 3, 4, 1, false, false, 1, true, true);
     MHA("batch_first=True", 8, 2, 3, 4, 1, false, true, 2, true, false);   /* unbatched: batch_first ignored */
     /* is_causal without a mask equals the square subsequent mask; with a mask, the mask is used */
-    tn_module *m = f64(tn_nn_multihead_attention(8, 2, ""));
+    tn_module *m = f64(tn_nn_multihead_attention(8, 2));
     tn_tensor *x = RN(4, 2, 8), *cm = tn_nn_generate_square_subsequent_mask(4, TN_F64);
     CHECK_SAME(tn_nn_mha_forward(m, x, x, x, NULL, NULL, false, true, true, NULL), tn_nn_mha_forward(m, x, x, x, NULL, cm, false, true, false, NULL), 1e-12);
     tn_tensor *zm = tn_zeros(SH(4, 4), TN_F64);
@@ -519,7 +519,7 @@ TEST(test_mha_vs_reference) {
     tn_tensor *all = tn_ones(SH(2, 4), TN_BOOL), *yn = tn_nn_mha_forward(m, x, x, x, all, NULL, false, true, false, NULL);
     CHECK(yn && tn_item(tn_any(tn_logical_not(tn_isnan(yn)))) == 0);
     /* dropout on the weights only in training */
-    tn_module *d = f64(tn_nn_multihead_attention(8, 2, "dropout=0.5"));
+    tn_module *d = f64(tn_nn_multihead_attention(8, 2, .dropout = 0.5));
     tn_tensor *a = tn_nn_mha_forward(d, x, x, x, NULL, NULL, true, true, false, &wt);
     CHECK(a && wt && !tn_allclose(tn_sum_dims(wt, SH(-1), false), tn_ones(SH(2, 4), TN_F64), 1e-9, 1e-9, false));
     tn_module_eval(d);
@@ -537,7 +537,7 @@ TEST(test_transformer_wiring) {
         for (int dec = 0; dec < 2; dec++) {
             tn_scope_begin();
             const char *opts = nf ? "dim_feedforward=16, norm_first=True, activation='gelu', layer_norm_eps=1e-3" : "dim_feedforward=16, dropout=0.2";
-            tn_module *m = f64(dec ? tn_nn_transformer_decoder_layer(8, 2, opts) : tn_nn_transformer_encoder_layer(8, 2, opts));
+            tn_module *m = f64(dec ? tn_nn_transformer_decoder_layer_str(8, 2, opts) : tn_nn_transformer_encoder_layer_str(8, 2, opts));
             tn_module_eval(m);
             tn_tensor *x = RN(3, 2, 8), *mem = RN(5, 2, 8), *mask = tn_nn_generate_square_subsequent_mask(3, TN_F64);
             tn_tensor *kpm = tn_from_data((const bool[]){false, false, true, false, false, false}, SH(2, 3), TN_BOOL);
@@ -575,8 +575,8 @@ TEST(test_transformer_wiring) {
             tn_scope_end();
         }
     /* stacks: the layers in turn, then the norm */
-    tn_module *layer = f64(tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=12, batch_first=True"));
-    tn_module *enc = tn_nn_transformer_encoder(layer, 3, f64(tn_nn_layer_norm(SH(8), "")));
+    tn_module *layer = f64(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 12, .batch_first = true));
+    tn_module *enc = tn_nn_transformer_encoder(layer, 3, f64(tn_nn_layer_norm(SH(8))));
     tn_module_eval(enc);
     tn_tensor *x = RN(2, 5, 8), *kpm = tn_from_data((const bool[]){false, false, false, true, true, false, false, false, false, false}, SH(2, 5), TN_BOOL);
     tn_tensor *y = x;
@@ -647,19 +647,19 @@ TEST(test_gradcheck) {
     gctx g;
     memset(&g, 0, sizeof g);
     /* LSTM: 2 layers, bidirectional, projections, given states */
-    g.m = f64(tn_nn_lstm(2, 3, "num_layers=2, bidirectional=True, proj_size=2"));
+    g.m = f64(tn_nn_lstm(2, 3, .num_layers = 2, .bidirectional = true, .proj_size = 2));
     g.kind = 0;
     tn_tensor *x = leaf(RN(3, 2, 2)), *h0 = leaf(RN(4, 2, 2)), *c0 = leaf(RN(4, 2, 3));
     gc_module(&g, (tn_tensor *[]){x, h0, c0}, 3, __LINE__);
     tn_module_free(g.m);
     /* GRU batch_first, 2 layers, bidirectional */
-    g.m = f64(tn_nn_gru(2, 2, "num_layers=2, bidirectional=True, batch_first=True"));
+    g.m = f64(tn_nn_gru(2, 2, .num_layers = 2, .bidirectional = true, .batch_first = true));
     g.kind = 1;
     x = leaf(RN(2, 3, 2)); h0 = leaf(RN(4, 2, 2));
     gc_module(&g, (tn_tensor *[]){x, h0}, 2, __LINE__);
     tn_module_free(g.m);
     /* RNN unbatched, no bias */
-    g.m = f64(tn_nn_rnn(3, 2, "num_layers=2, bias=False"));
+    g.m = f64(tn_nn_rnn(3, 2, .num_layers = 2, .bias = false));
     x = leaf(RN(4, 3)); h0 = leaf(RN(2, 2));
     gc_module(&g, (tn_tensor *[]){x, h0}, 2, __LINE__);
     tn_module_free(g.m);
@@ -674,7 +674,7 @@ TEST(test_gradcheck) {
     tn_tensor *rins[6] = {leaf(RN(3)), leaf(RN(2)), leaf(RN(2, 3)), leaf(RN(2, 2)), leaf(RN(2)), leaf(RN(2))};
     CHECK_MSG(tn_gradcheck(gc_rnn_cell, rins, 6, NULL, 1e-6, 1e-7, 1e-5), "rnn cells: %s", tn_last_error());
     /* MHA: float attn_mask and bool key padding, per-head weights */
-    g.m = f64(tn_nn_multihead_attention(4, 2, ""));
+    g.m = f64(tn_nn_multihead_attention(4, 2));
     g.kind = 2;
     g.mask = RN(3, 4);
     g.kpm = tn_from_data((const bool[]){false, false, true, false, false, false, false, true}, SH(2, 4), TN_BOOL);
@@ -682,14 +682,14 @@ TEST(test_gradcheck) {
     gc_module(&g, (tn_tensor *[]){q, k, v}, 3, __LINE__);
     tn_module_free(g.m);
     /* MHA with every option */
-    g.m = f64(tn_nn_multihead_attention(4, 2, "kdim=3, vdim=2, add_bias_kv=True, add_zero_attn=True, batch_first=True"));
+    g.m = f64(tn_nn_multihead_attention(4, 2, .kdim = 3, .vdim = 2, .add_bias_kv = true, .add_zero_attn = true, .batch_first = true));
     g.mask = NULL;
     k = leaf(RN(2, 4, 3)); v = leaf(RN(2, 4, 2));
     gc_module(&g, (tn_tensor *[]){leaf(RN(2, 3, 4)), k, v}, 3, __LINE__);
     tn_module_free(g.m);
     /* encoder layer (eval: no dropout), both orders; decoder layer */
     for (int nf = 0; nf < 2; nf++) {
-        g.m = f64(tn_nn_transformer_encoder_layer(4, 2, nf ? "dim_feedforward=6, norm_first=True, activation='gelu'" : "dim_feedforward=6"));
+        g.m = f64(tn_nn_transformer_encoder_layer_str(4, 2, nf ? "dim_feedforward=6, norm_first=True, activation='gelu'" : "dim_feedforward=6"));
         tn_module_eval(g.m);
         g.kind = 3;
         g.mask = tn_nn_generate_square_subsequent_mask(3, TN_F64);
@@ -699,18 +699,18 @@ TEST(test_gradcheck) {
     }
     /* second order through the modules: everything is composed of differentiable ops */
     g.kind = 0;
-    g.m = f64(tn_nn_lstm(2, 2, "bidirectional=True, proj_size=1"));
+    g.m = f64(tn_nn_lstm(2, 2, .bidirectional = true, .proj_size = 1));
     tn_tensor *gg[4] = {leaf(RN(2, 1, 2)), leaf(RN(2, 1, 1)), leaf(RN(2, 1, 2)), tn_module_get(g.m, "weight_hh_l0")};
     CHECK_MSG(tn_gradgradcheck(gc_fn, gg, 4, &g, 1e-6, 1e-5, 1e-3), "LSTM gradgradcheck: %s", tn_last_error());
     tn_module_free(g.m);
     g.kind = 3;
-    g.m = f64(tn_nn_transformer_encoder_layer(2, 1, "dim_feedforward=2, activation='gelu'"));
+    g.m = f64(tn_nn_transformer_encoder_layer(2, 1, .dim_feedforward = 2, .activation = TN_ACTIVATION_GELU));
     tn_module_eval(g.m);
     g.mask = g.kpm = NULL;
     gg[0] = leaf(RN(2, 1, 2));
     CHECK_MSG(tn_gradgradcheck(gc_fn, gg, 1, &g, 1e-6, 1e-5, 1e-3), "encoder layer gradgradcheck: %s", tn_last_error());
     tn_module_free(g.m);
-    g.m = f64(tn_nn_transformer_decoder_layer(4, 2, "dim_feedforward=5, batch_first=True"));
+    g.m = f64(tn_nn_transformer_decoder_layer(4, 2, .dim_feedforward = 5, .batch_first = true));
     tn_module_eval(g.m);
     g.kind = 4;
     g.kpm = tn_from_data((const bool[]){false, true, false, false}, SH(2, 2), TN_BOOL);
@@ -722,7 +722,7 @@ TEST(test_gradcheck) {
 /* a tiny training loop learns: gradients reach every parameter and the loss falls */
 TEST(test_training) {
     BEGIN;
-    tn_module *net = tn_nn_sequential(tn_nn_gru(2, 8, "batch_first=True"), tn_nn_linear(8, 1, true));
+    tn_module *net = tn_nn_sequential(tn_nn_gru(2, 8, .batch_first = true), tn_nn_linear(8, 1, true));
     tn_tensor *x = tn_randn(SH(4, 6, 2), TN_F32), *y = tn_cumsum(tn_sum_dims(x, SH(2), true), 1);   /* running sums */
     double first = 0, last = 0;
     tn_dict *ps = tn_module_named_parameters(net);
@@ -816,7 +816,7 @@ static void py_case(const char *name, const char *code) {
 
 static void oracle_rnn_cases(void) {
     /* LSTM: 2 layers, bidirectional, batch_first, given states; outputs and gradients */
-    tn_module *m = f64(tn_nn_lstm(3, 4, "num_layers=2, bidirectional=True, batch_first=True"));
+    tn_module *m = f64(tn_nn_lstm(3, 4, .num_layers = 2, .bidirectional = true, .batch_first = true));
     tn_tensor *x = leaf(RN(2, 5, 3)), *h0 = leaf(RN(4, 2, 4)), *c0 = leaf(RN(4, 2, 4)), *hn, *cn;
     tn_tensor *y = tn_nn_lstm_forward(m, x, h0, c0, &hn, &cn);
     py_sd("sd", m); py_t("x", x); py_t("h0", h0); py_t("c0", c0);
@@ -833,7 +833,7 @@ static void oracle_rnn_cases(void) {
     tn_module_free(m);
 
     /* LSTM with projections, unbatched, zero states */
-    m = f64(tn_nn_lstm(3, 5, "proj_size=2, num_layers=2"));
+    m = f64(tn_nn_lstm(3, 5, .proj_size = 2, .num_layers = 2));
     x = RN(4, 3);
     y = tn_nn_lstm_forward(m, x, NULL, NULL, &hn, &cn);
     py_sd("sd", m); py_t("x", x);
@@ -844,7 +844,7 @@ static void oracle_rnn_cases(void) {
     tn_module_free(m);
 
     /* float32 LSTM as built (no conversion) */
-    m = tn_nn_lstm(3, 4, "");
+    m = tn_nn_lstm(3, 4);
     x = tn_randn(SH(5, 2, 3), TN_F32);
     y = tn_module_forward(m, x);
     py_sd("sd", m); py_t("x", x);
@@ -853,7 +853,7 @@ static void oracle_rnn_cases(void) {
     tn_module_free(m);
 
     /* GRU: 2 layers, bidirectional, given h0; gradients */
-    m = f64(tn_nn_gru(3, 4, "num_layers=2, bidirectional=True"));
+    m = f64(tn_nn_gru(3, 4, .num_layers = 2, .bidirectional = true));
     x = leaf(RN(5, 2, 3)); h0 = leaf(RN(4, 2, 4));
     y = tn_nn_rnn_forward(m, x, h0, &hn);
     py_sd("sd", m); py_t("x", x); py_t("h0", h0);
@@ -868,7 +868,7 @@ static void oracle_rnn_cases(void) {
     tn_module_free(m);
 
     /* RNN relu, no bias, batch_first */
-    m = f64(tn_nn_rnn(3, 4, "nonlinearity='relu', bias=False, batch_first=True, num_layers=2"));
+    m = f64(tn_nn_rnn(3, 4, .nonlinearity = TN_NONLINEARITY_RELU, .bias = false, .batch_first = true, .num_layers = 2));
     x = RN(2, 5, 3);
     y = tn_nn_rnn_forward(m, x, NULL, &hn);
     py_sd("sd", m); py_t("x", x);
@@ -879,21 +879,21 @@ static void oracle_rnn_cases(void) {
     tn_module_free(m);
 
     /* cells */
-    m = f64(tn_nn_lstm_cell(3, 4, ""));
+    m = f64(tn_nn_lstm_cell(3, 4));
     x = RN(2, 3); h0 = RN(2, 4); c0 = RN(2, 4);
     y = tn_nn_lstm_cell_forward(m, x, h0, c0, &cn);
     py_sd("sd", m); py_t("x", x); py_t("h0", h0); py_t("c0", c0);
     want("lstmcell_h", y, 1e-12); want("lstmcell_c", cn, 1e-12);
     py_case("lstmcell", "    m = nn.LSTMCell(3, 4).double(); m.load_state_dict(sd)\n    h, c = m(x, (h0, c0))\n    R('lstmcell_h', h); R('lstmcell_c', c)");
     tn_module_free(m);
-    m = f64(tn_nn_gru_cell(3, 4, ""));
+    m = f64(tn_nn_gru_cell(3, 4));
     x = RN(3); h0 = RN(4);
     y = tn_nn_gru_cell_forward(m, x, h0);
     py_sd("sd", m); py_t("x", x); py_t("h0", h0);
     want("grucell_h", y, 1e-12);
     py_case("grucell", "    m = nn.GRUCell(3, 4).double(); m.load_state_dict(sd)\n    R('grucell_h', m(x, h0))");
     tn_module_free(m);
-    m = f64(tn_nn_rnn_cell(3, 4, "nonlinearity='relu', bias=False"));
+    m = f64(tn_nn_rnn_cell(3, 4, .nonlinearity = TN_NONLINEARITY_RELU, .bias = false));
     x = RN(2, 3);
     y = tn_module_forward(m, x);
     py_sd("sd", m); py_t("x", x);
@@ -904,7 +904,7 @@ static void oracle_rnn_cases(void) {
 
 static void oracle_attention_cases(void) {
     /* seq-first, bool key padding + float attn_mask, averaged weights, gradients */
-    tn_module *m = f64(tn_nn_multihead_attention(8, 2, ""));
+    tn_module *m = f64(tn_nn_multihead_attention(8, 2));
     tn_tensor *q = leaf(RN(3, 2, 8)), *k = RN(4, 2, 8), *v = RN(4, 2, 8), *am = RN(3, 4), *w;
     tn_tensor *kpm = tn_from_data((const bool[]){false, false, true, false, true, false, false, false}, SH(2, 4), TN_BOOL);
     tn_tensor *y = tn_nn_mha_forward(m, q, k, v, kpm, am, true, true, false, &w);
@@ -921,7 +921,7 @@ static void oracle_attention_cases(void) {
     tn_module_free(m);
 
     /* batch_first self-attention, 3-D bool attn_mask, per-head weights */
-    m = f64(tn_nn_multihead_attention(8, 2, "batch_first=True"));
+    m = f64(tn_nn_multihead_attention(8, 2, .batch_first = true));
     tn_tensor *x = RN(2, 3, 8), *m3 = tn_logical_and(tn_lt_scalar(tn_rand(SH(4, 3, 3), TN_F64), 0.4), tn_logical_not(tn_eye(3, 3, TN_BOOL)));
     y = tn_nn_mha_forward(m, x, x, x, NULL, m3, true, false, false, &w);
     py_sd("sd", m); py_t("x", x); py_t("m3", m3);
@@ -931,7 +931,7 @@ static void oracle_attention_cases(void) {
     tn_module_free(m);
 
     /* kdim, vdim, add_bias_kv, add_zero_attn, no bias, key padding */
-    m = f64(tn_nn_multihead_attention(6, 3, "kdim=5, vdim=4, add_bias_kv=True, add_zero_attn=True"));
+    m = f64(tn_nn_multihead_attention(6, 3, .kdim = 5, .vdim = 4, .add_bias_kv = true, .add_zero_attn = true));
     q = RN(3, 2, 6); k = RN(4, 2, 5); v = RN(4, 2, 4);
     y = tn_nn_mha_forward(m, q, k, v, kpm, NULL, true, true, false, &w);
     py_sd("sd", m); py_t("q", q); py_t("k", k); py_t("v", v);
@@ -942,7 +942,7 @@ static void oracle_attention_cases(void) {
     tn_module_free(m);
 
     /* unbatched, 3-D bool mask [H, L, S] and 1-D key padding; no bias */
-    m = f64(tn_nn_multihead_attention(4, 2, "bias=False"));
+    m = f64(tn_nn_multihead_attention(4, 2, .bias = false));
     q = RN(3, 4); k = RN(5, 4);
     m3 = tn_from_data((const bool[]){0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0}, SH(2, 3, 5), TN_BOOL);
     tn_tensor *k1 = tn_from_data((const bool[]){0, 0, 0, 0, 1}, SH(5), TN_BOOL);
@@ -957,7 +957,7 @@ static void oracle_attention_cases(void) {
 
 static void oracle_transformer_cases(void) {
     /* encoder layer, post-norm, float causal mask and key padding; eval; gradients */
-    tn_module *m = f64(tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16"));
+    tn_module *m = f64(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16));
     tn_module_eval(m);
     tn_tensor *x = leaf(RN(5, 2, 8)), *mask = tn_nn_generate_square_subsequent_mask(5, TN_F64);
     tn_tensor *kpm = tn_from_data((const bool[]){0, 0, 0, 0, 1, 0, 0, 1, 0, 0}, SH(2, 5), TN_BOOL);
@@ -976,7 +976,7 @@ static void oracle_transformer_cases(void) {
     tn_module_free(m);
 
     /* encoder layer, pre-norm, gelu, batch_first, another eps */
-    m = f64(tn_nn_transformer_encoder_layer(8, 4, "dim_feedforward=12, norm_first=True, activation='gelu', batch_first=True, layer_norm_eps=1e-3"));
+    m = f64(tn_nn_transformer_encoder_layer(8, 4, .dim_feedforward = 12, .norm_first = true, .activation = TN_ACTIVATION_GELU, .batch_first = true, .layer_norm_eps = 1e-3));
     tn_module_eval(m);
     x = RN(2, 5, 8);
     y = tn_nn_transformer_encoder_layer_forward(m, x, NULL, kpm, false);
@@ -989,7 +989,7 @@ static void oracle_transformer_cases(void) {
     /* decoder layer, post-norm: causal tgt mask, both key paddings */
     for (int nf = 0; nf < 2; nf++) {
         char name[32], code[1024];
-        m = f64(tn_nn_transformer_decoder_layer(8, 2, nf ? "dim_feedforward=16, norm_first=True, batch_first=True, activation='gelu'" : "dim_feedforward=16"));
+        m = f64(tn_nn_transformer_decoder_layer_str(8, 2, nf ? "dim_feedforward=16, norm_first=True, batch_first=True, activation='gelu'" : "dim_feedforward=16"));
         tn_module_eval(m);
         tn_tensor *tgt = nf ? RN(2, 4, 8) : RN(4, 2, 8), *mem = nf ? RN(2, 6, 8) : RN(6, 2, 8), *tm = tn_nn_generate_square_subsequent_mask(4, TN_F64);
         tn_tensor *tk = tn_from_data((const bool[]){0, 0, 1, 0, 0, 0, 0, 0}, SH(2, 4), TN_BOOL);
@@ -1014,7 +1014,7 @@ static void oracle_transformer_cases(void) {
     }
 
     /* the stacks, with a final norm */
-    m = f64(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16, batch_first=True"), 2, tn_nn_layer_norm(SH(8), "")));
+    m = f64(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .batch_first = true), 2, tn_nn_layer_norm(SH(8))));
     tn_module_eval(m);
     /* different weights per layer, as after training */
     tn_no_grad_begin();
@@ -1029,7 +1029,7 @@ static void oracle_transformer_cases(void) {
     want_keys("encs_keys", m);
     py_case("encs", "    R('encs_y', m(x, src_key_padding_mask=kpm))");
     tn_module_free(m);
-    m = f64(tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, "dim_feedforward=16"), 3, tn_nn_layer_norm(SH(8), "")));
+    m = f64(tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 3, tn_nn_layer_norm(SH(8))));
     tn_module_eval(m);
     tn_tensor *tgt = RN(4, 2, 8), *mem = RN(3, 2, 8);
     y = tn_nn_transformer_decoder_forward(m, tgt, mem, NULL, NULL, NULL, NULL, true);
@@ -1141,28 +1141,28 @@ TEST(test_init) {
     BEGIN;
     tn_tensor *ps[64];
     int n;
-    tn_module *m = tn_nn_lstm(20, 16, "num_layers=2, bidirectional=True");
+    tn_module *m = tn_nn_lstm(20, 16, .num_layers = 2, .bidirectional = true);
     all_params(m, ps, &n);
     CHECK(n == 16 && tn_get_dtype(ps[0]) == TN_F32 && tn_requires_grad(ps[0]));
     check_uniform_(ps, n, 0.25, "LSTM", __LINE__);
     for (int i = 0; i < n; i++) check_uniform_(ps + i, 1, 0.25, "one LSTM parameter", __LINE__);   /* biases too */
     tn_module_free(m);
-    m = tn_nn_gru(30, 25, "proj_size=0, bias=True");   /* proj_size is LSTM only, even 0: PyTorch refuses the keyword */
+    m = tn_nn_gru_str(30, 25, "proj_size=0, bias=True");   /* proj_size is LSTM only, even 0: PyTorch refuses the keyword */
     CHECK(m == NULL);
-    m = tn_nn_gru_cell(30, 25, "");
+    m = tn_nn_gru_cell(30, 25);
     all_params(m, ps, &n);
     check_uniform_(ps, n, 0.2, "GRUCell", __LINE__);
     tn_module_free(m);
-    m = tn_nn_rnn(10, 100, "nonlinearity='relu'");
+    m = tn_nn_rnn(10, 100, .nonlinearity = TN_NONLINEARITY_RELU);
     all_params(m, ps, &n);
     check_uniform_(ps, n, 0.1, "RNN", __LINE__);
     tn_module_free(m);
-    m = tn_nn_lstm(8, 9, "proj_size=4");
+    m = tn_nn_lstm(8, 9, .proj_size = 4);
     all_params(m, ps, &n);
     check_uniform_(ps, n, 1 / 3.0, "LSTM with projections", __LINE__);
     tn_module_free(m);
     /* MHA: xavier_uniform in_proj_weight [3E, E]: bound sqrt(6 / (E + 3E)); zero biases; out_proj as Linear */
-    m = tn_nn_multihead_attention(64, 4, "");
+    m = tn_nn_multihead_attention(64, 4);
     tn_tensor *w = tn_module_get(m, "in_proj_weight");
     CHECK_SHAPE(w, 192, 64);
     check_uniform_(&w, 1, sqrt(6.0 / 256), "in_proj_weight", __LINE__);
@@ -1170,7 +1170,7 @@ TEST(test_init) {
     check_uniform_(&w, 1, 1 / 8.0, "out_proj.weight", __LINE__);
     CHECK(tn_item(tn_sum(tn_abs(tn_module_get(m, "in_proj_bias")))) == 0 && tn_item(tn_sum(tn_abs(tn_module_get(m, "out_proj.bias")))) == 0);
     tn_module_free(m);
-    m = tn_nn_multihead_attention(256, 4, "kdim=100, vdim=50, add_bias_kv=True");
+    m = tn_nn_multihead_attention(256, 4, .kdim = 100, .vdim = 50, .add_bias_kv = true);
     w = tn_module_get(m, "k_proj_weight");
     CHECK_SHAPE(w, 256, 100);
     check_uniform_(&w, 1, sqrt(6.0 / 356), "k_proj_weight", __LINE__);
@@ -1181,7 +1181,7 @@ TEST(test_init) {
     CHECK_CLOSE(tn_item(tn_std(bk, 1)), 1 / 16.0, 0.015);
     tn_module_free(m);
     /* the transformer layer: Linear's init, LayerNorm ones and zeros */
-    m = tn_nn_transformer_encoder_layer(32, 4, "dim_feedforward=64");
+    m = tn_nn_transformer_encoder_layer(32, 4, .dim_feedforward = 64);
     w = tn_module_get(m, "linear2.weight");
     check_uniform_(&w, 1, 1 / 8.0, "linear2.weight", __LINE__);
     CHECK(tn_item(tn_sum(tn_module_get(m, "norm1.weight"))) == 32 && tn_item(tn_sum(tn_abs(tn_module_get(m, "norm2.bias")))) == 0);
@@ -1192,12 +1192,12 @@ TEST(test_init) {
 
 TEST(test_names_and_repr) {
     BEGIN;
-    tn_module *m = tn_nn_lstm(10, 20, "num_layers=2, batch_first=True");
+    tn_module *m = tn_nn_lstm(10, 20, .num_layers = 2, .batch_first = true);
     CHECK_REPR(m, "LSTM(10, 20, num_layers=2, batch_first=True)");
     CHECK_KEYS(m, "weight_ih_l0 weight_hh_l0 bias_ih_l0 bias_hh_l0 weight_ih_l1 weight_hh_l1 bias_ih_l1 bias_hh_l1");
     CHECK_SHAPE(tn_module_get(m, "weight_ih_l1"), 80, 20);
     tn_module_free(m);
-    m = tn_nn_lstm(4, 3, "num_layers=2, bidirectional=True, proj_size=2");
+    m = tn_nn_lstm(4, 3, .num_layers = 2, .bidirectional = true, .proj_size = 2);
     CHECK_REPR(m, "LSTM(4, 3, proj_size=2, num_layers=2, bidirectional=True)");
     CHECK_KEYS(m, "weight_ih_l0 weight_hh_l0 bias_ih_l0 bias_hh_l0 weight_hr_l0 weight_ih_l0_reverse weight_hh_l0_reverse bias_ih_l0_reverse "
                   "bias_hh_l0_reverse weight_hr_l0_reverse weight_ih_l1 weight_hh_l1 bias_ih_l1 bias_hh_l1 weight_hr_l1 weight_ih_l1_reverse "
@@ -1206,35 +1206,35 @@ TEST(test_names_and_repr) {
     CHECK_SHAPE(tn_module_get(m, "weight_hh_l1"), 12, 2);
     CHECK_SHAPE(tn_module_get(m, "weight_hr_l0"), 2, 3);
     tn_module_free(m);
-    m = tn_nn_rnn(4, 3, "nonlinearity='relu', dropout=0.5, num_layers=2, bias=False");
+    m = tn_nn_rnn(4, 3, .nonlinearity = TN_NONLINEARITY_RELU, .dropout = 0.5, .num_layers = 2, .bias = false);
     CHECK_REPR(m, "RNN(4, 3, num_layers=2, bias=False, dropout=0.5)");
     CHECK_KEYS(m, "weight_ih_l0 weight_hh_l0 weight_ih_l1 weight_hh_l1");
     tn_module_free(m);
-    m = tn_nn_gru(5, 6, "bidirectional=True");
+    m = tn_nn_gru(5, 6, .bidirectional = true);
     CHECK_REPR(m, "GRU(5, 6, bidirectional=True)");
     CHECK_KEYS(m, "weight_ih_l0 weight_hh_l0 bias_ih_l0 bias_hh_l0 weight_ih_l0_reverse weight_hh_l0_reverse bias_ih_l0_reverse bias_hh_l0_reverse");
     CHECK_SHAPE(tn_module_get(m, "weight_hh_l0_reverse"), 18, 6);
     tn_module_free(m);
-    m = tn_nn_rnn_cell(2, 3, "nonlinearity='relu'");
+    m = tn_nn_rnn_cell(2, 3, .nonlinearity = TN_NONLINEARITY_RELU);
     CHECK_REPR(m, "RNNCell(2, 3, nonlinearity=relu)");
     CHECK_KEYS(m, "weight_ih weight_hh bias_ih bias_hh");
     tn_module_free(m);
-    m = tn_nn_gru_cell(3, 4, "bias=False");
+    m = tn_nn_gru_cell(3, 4, .bias = false);
     CHECK_REPR(m, "GRUCell(3, 4, bias=False)");
     CHECK_KEYS(m, "weight_ih weight_hh");
     tn_module_free(m);
-    m = tn_nn_lstm_cell(3, 4, NULL);
+    m = tn_nn_lstm_cell(3, 4);
     CHECK_REPR(m, "LSTMCell(3, 4)");
     CHECK_SHAPE(tn_module_get(m, "weight_hh"), 16, 4);
     tn_module_free(m);
-    m = tn_nn_multihead_attention(4, 2, NULL);
+    m = tn_nn_multihead_attention(4, 2);
     CHECK_REPR(m, "MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)\n)");
     CHECK_KEYS(m, "in_proj_weight in_proj_bias out_proj.weight out_proj.bias");
     tn_module_free(m);
-    m = tn_nn_multihead_attention(4, 2, "kdim=3, vdim=5, add_bias_kv=True, bias=False");
+    m = tn_nn_multihead_attention(4, 2, .kdim = 3, .vdim = 5, .add_bias_kv = true, .bias = false);
     CHECK_KEYS(m, "q_proj_weight k_proj_weight v_proj_weight bias_k bias_v out_proj.weight");
     tn_module_free(m);
-    m = tn_nn_transformer_encoder_layer(4, 2, "dim_feedforward=8");
+    m = tn_nn_transformer_encoder_layer(4, 2, .dim_feedforward = 8);
     CHECK_REPR(m, "TransformerEncoderLayer(\n"
                   "  (self_attn): MultiheadAttention(\n"
                   "    (out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)\n"
@@ -1250,7 +1250,7 @@ TEST(test_names_and_repr) {
     CHECK_KEYS(m, "self_attn.in_proj_weight self_attn.in_proj_bias self_attn.out_proj.weight self_attn.out_proj.bias linear1.weight linear1.bias "
                   "linear2.weight linear2.bias norm1.weight norm1.bias norm2.weight norm2.bias");
     tn_module_free(m);
-    m = tn_nn_transformer_decoder_layer(4, 2, "dim_feedforward=8, bias=False");
+    m = tn_nn_transformer_decoder_layer(4, 2, .dim_feedforward = 8, .bias = false);
     CHECK_KEYS(m, "self_attn.in_proj_weight self_attn.out_proj.weight multihead_attn.in_proj_weight multihead_attn.out_proj.weight linear1.weight "
                   "linear2.weight norm1.weight norm2.weight norm3.weight");
     const char *want[11] = {"self_attn", "multihead_attn", "linear1", "dropout", "linear2", "norm1", "norm2", "norm3", "dropout1", "dropout2", "dropout3"};
@@ -1261,7 +1261,7 @@ TEST(test_names_and_repr) {
         CHECK_MSG(nm && !strcmp(nm, want[i]), "child %d is %s, expected %s", i, nm ? nm : "(none)", want[i]);
     }
     tn_module_free(m);
-    m = tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(4, 2, "dim_feedforward=8"), 2, NULL);
+    m = tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(4, 2, .dim_feedforward = 8), 2, NULL);
     CHECK(m && tn_module_child(m, "norm") == NULL && tn_module_num_children(tn_module_child(m, "layers")) == 2);
     CHECK(!strcmp(tn_module_name(m), "TransformerDecoder") && !strcmp(tn_module_name(tn_module_child(m, "layers")), "ModuleList"));
     CHECK(tn_module_get(m, "layers.1.multihead_attn.out_proj.bias") != NULL);
@@ -1272,13 +1272,13 @@ TEST(test_names_and_repr) {
 /* the stacks deep-copy the layer: equal values, separate storage, flags kept; the layer is freed */
 TEST(test_stack_copies) {
     BEGIN;
-    tn_module *layer = tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16");
+    tn_module *layer = tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16);
     tn_requires_grad_(tn_module_get(layer, "linear1.bias"), false);   /* a frozen parameter stays frozen */
     tn_module_eval(layer);
     tn_dict *orig = tn_module_state_dict(layer), *copy = tn_dict_new();
     for (int i = 0; i < tn_dict_len(orig); i++) tn_dict_set(copy, tn_dict_key(orig, i), tn_clone(tn_dict_value(orig, i)));
     tn_dict_free(orig);
-    tn_module *enc = tn_nn_transformer_encoder(layer, 3, tn_nn_layer_norm(SH(8), ""));
+    tn_module *enc = tn_nn_transformer_encoder(layer, 3, tn_nn_layer_norm(SH(8)));
     CHECK(enc != NULL);
     tn_dict *sd = tn_module_state_dict(enc);
     CHECK(tn_dict_len(sd) == 3 * tn_dict_len(copy) + 2);
@@ -1301,48 +1301,48 @@ TEST(test_stack_copies) {
     tn_dict_free(copy);
     tn_module_free(enc);
     /* zero layers, no norm: the input itself */
-    enc = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 1, ""), 0, NULL);
+    enc = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 1), 0, NULL);
     tn_tensor *x = tn_randn(SH(2, 3, 4), TN_F32), *y = tn_module_forward(enc, x);
     CHECK(y == x);
     tn_module_free(enc);
     /* a module of another type cannot be a stack's layer; both are freed */
-    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_linear(4, 4, true), 2, tn_nn_layer_norm(SH(4), "")), "tn_nn_transformer_encoder: expected a TransformerEncoderLayer, got Linear");
-    CHECK_ERR(tn_nn_transformer_decoder(tn_nn_transformer_encoder_layer(4, 2, ""), 2, NULL), "tn_nn_transformer_decoder: expected a TransformerDecoderLayer, got TransformerEncoderLayer");
-    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 2, ""), -1, NULL), "num_layers must be non-negative");
-    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 3, ""), 2, NULL), "tn_nn_transformer_encoder_layer: embed_dim must be divisible by num_heads");
+    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_linear(4, 4, true), 2, tn_nn_layer_norm(SH(4))), "tn_nn_transformer_encoder: expected a TransformerEncoderLayer, got Linear");
+    CHECK_ERR(tn_nn_transformer_decoder(tn_nn_transformer_encoder_layer(4, 2), 2, NULL), "tn_nn_transformer_decoder: expected a TransformerDecoderLayer, got TransformerEncoderLayer");
+    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 2), -1, NULL), "num_layers must be non-negative");
+    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 3), 2, NULL), "tn_nn_transformer_encoder_layer: embed_dim must be divisible by num_heads");
     END;
 }
 
 TEST(test_errors) {
     BEGIN;
     /* options */
-    CHECK_ERR(tn_nn_rnn(3, 4, "nonlinearity='sigmoid'"), "tn_nn_rnn: option nonlinearity='sigmoid': expected one of tanh|relu");
-    CHECK_ERR(tn_nn_lstm(3, 4, "nonlinearity='relu'"), "tn_nn_lstm: unknown option 'nonlinearity'");
-    CHECK_ERR(tn_nn_gru(3, 4, "proj_size=2"), "tn_nn_gru: proj_size argument is only supported for LSTM, not RNN or GRU");
-    CHECK_ERR(tn_nn_lstm(3, 4, "proj_size=4"), "tn_nn_lstm: proj_size has to be smaller than hidden_size");
-    CHECK_ERR(tn_nn_lstm(3, 4, "proj_size=-1"), "proj_size should be a positive integer or zero");
-    CHECK_ERR(tn_nn_gru(3, 4, "dropout=1.5"), "tn_nn_gru: dropout should be a number in range [0, 1]");
-    CHECK_ERR(tn_nn_rnn(3, 4, "num_layers=0"), "tn_nn_rnn: num_layers must be greater than zero");
-    CHECK_ERR(tn_nn_rnn(3, 0, ""), "tn_nn_rnn: hidden_size must be greater than zero");
-    CHECK_ERR(tn_nn_lstm(3, 4, "num_layers=1.5"), "needs integers");
-    CHECK_ERR(tn_nn_lstm(3, 4, "bidirectional=maybe"), "expected True or False");
-    CHECK_ERR(tn_nn_lstm_cell(3, 4, "num_layers=2"), "tn_nn_lstm_cell: unknown option 'num_layers' (valid: bias)");
-    CHECK_ERR(tn_nn_rnn_cell(3, 4, "nonlinearity=gelu"), "expected one of tanh|relu");
-    CHECK_ERR(tn_nn_multihead_attention(5, 2, ""), "tn_nn_multihead_attention: embed_dim must be divisible by num_heads (got embed_dim=5, num_heads=2)");
-    CHECK_ERR(tn_nn_multihead_attention(4, 0, ""), "must be positive");
-    CHECK_ERR(tn_nn_multihead_attention(4, 2, "dropout=2"), "dropout probability has to be between 0 and 1");
-    CHECK_ERR(tn_nn_multihead_attention(4, 2, "kdim=0"), "kdim (0) and vdim (4) must be positive");
-    CHECK_ERR(tn_nn_multihead_attention(4, 2, "num_heads=2"), "unknown option 'num_heads'");
-    CHECK_ERR(tn_nn_transformer_encoder_layer(8, 3, ""), "tn_nn_transformer_encoder_layer: embed_dim must be divisible by num_heads");
-    CHECK_ERR(tn_nn_transformer_encoder_layer(8, 2, "activation='tanh'"), "option activation='tanh': expected one of relu|gelu");
-    CHECK_ERR(tn_nn_transformer_decoder_layer(8, 2, "dim_feedforward=0"), "tn_nn_transformer_decoder_layer: dim_feedforward must be positive");
-    CHECK_ERR(tn_nn_transformer_decoder_layer(8, 2, "dropout=-0.1"), "dropout probability has to be between 0 and 1");
-    CHECK_ERR(tn_nn_transformer_encoder_layer(8, 2, "nhead=2"), "unknown option 'nhead'");
+    CHECK_ERR(tn_nn_rnn_str(3, 4, "nonlinearity='sigmoid'"), "tn_nn_rnn: option nonlinearity='sigmoid': expected one of tanh|relu");
+    CHECK_ERR(tn_nn_lstm_str(3, 4, "nonlinearity='relu'"), "tn_nn_lstm: unknown option 'nonlinearity'");
+    CHECK_ERR(tn_nn_gru(3, 4, .proj_size = 2), "tn_nn_gru: proj_size argument is only supported for LSTM, not RNN or GRU");
+    CHECK_ERR(tn_nn_lstm(3, 4, .proj_size = 4), "tn_nn_lstm: proj_size has to be smaller than hidden_size");
+    CHECK_ERR(tn_nn_lstm(3, 4, .proj_size = -1), "proj_size should be a positive integer or zero");
+    CHECK_ERR(tn_nn_gru(3, 4, .dropout = 1.5), "tn_nn_gru: dropout should be a number in range [0, 1]");
+    CHECK_ERR(tn_nn_rnn(3, 4, .num_layers = 0), "tn_nn_rnn: num_layers must be greater than zero");
+    CHECK_ERR(tn_nn_rnn(3, 0), "tn_nn_rnn: hidden_size must be greater than zero");
+    CHECK_ERR(tn_nn_lstm_str(3, 4, "num_layers=1.5"), "expected an integer");
+    CHECK_ERR(tn_nn_lstm_str(3, 4, "bidirectional=maybe"), "expected True or False");
+    CHECK_ERR(tn_nn_lstm_cell_str(3, 4, "num_layers=2"), "tn_nn_lstm_cell: unknown option 'num_layers' (valid: bias)");
+    CHECK_ERR(tn_nn_rnn_cell_str(3, 4, "nonlinearity=gelu"), "expected one of tanh|relu");
+    CHECK_ERR(tn_nn_multihead_attention(5, 2), "tn_nn_multihead_attention: embed_dim must be divisible by num_heads (got embed_dim=5, num_heads=2)");
+    CHECK_ERR(tn_nn_multihead_attention(4, 0), "must be positive");
+    CHECK_ERR(tn_nn_multihead_attention(4, 2, .dropout = 2), "dropout probability has to be between 0 and 1");
+    CHECK_ERR(tn_nn_multihead_attention(4, 2, .kdim = 0), "kdim (0) and vdim (4) must be positive");
+    CHECK_ERR(tn_nn_multihead_attention_str(4, 2, "num_heads=2"), "unknown option 'num_heads'");
+    CHECK_ERR(tn_nn_transformer_encoder_layer(8, 3), "tn_nn_transformer_encoder_layer: embed_dim must be divisible by num_heads");
+    CHECK_ERR(tn_nn_transformer_encoder_layer_str(8, 2, "activation='tanh'"), "option activation='tanh': expected one of relu|gelu");
+    CHECK_ERR(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 0), "tn_nn_transformer_decoder_layer: dim_feedforward must be positive");
+    CHECK_ERR(tn_nn_transformer_decoder_layer(8, 2, .dropout = -0.1), "dropout probability has to be between 0 and 1");
+    CHECK_ERR(tn_nn_transformer_encoder_layer_str(8, 2, "nhead=2"), "unknown option 'nhead'");
     CHECK_ERR(tn_nn_generate_square_subsequent_mask(-1, TN_F32), "sz must be non-negative");
     CHECK_ERR(tn_nn_generate_square_subsequent_mask(3, TN_I64), "dtype must be floating");
 
     /* RNN forwards */
-    tn_module *lstm = tn_nn_lstm(3, 4, "num_layers=2"), *gru = tn_nn_gru(3, 4, "bidirectional=True");
+    tn_module *lstm = tn_nn_lstm(3, 4, .num_layers = 2), *gru = tn_nn_gru(3, 4, .bidirectional = true);
     tn_tensor *x = tn_randn(SH(5, 2, 3), TN_F32), *hn = x, *cn = x;
     CHECK_ERR(tn_nn_lstm_forward(lstm, tn_randn(SH(5, 2, 4), TN_F32), NULL, NULL, &hn, &cn), "LSTM: input.size(-1) must be equal to input_size. Expected 3, got 4");
     CHECK(hn == NULL && cn == NULL);
@@ -1369,7 +1369,7 @@ TEST(test_errors) {
     tn_module_free(gru);
 
     /* cells */
-    tn_module *cell = tn_nn_lstm_cell(4, 3, ""), *rc = tn_nn_rnn_cell(4, 3, "");
+    tn_module *cell = tn_nn_lstm_cell(4, 3), *rc = tn_nn_rnn_cell(4, 3);
     tn_tensor *cx = x;
     CHECK_ERR(tn_nn_lstm_cell_forward(cell, tn_randn(SH(2, 5), TN_F32), NULL, NULL, &cx), "LSTMCell: input has inconsistent input_size: got 5 expected 4");
     CHECK(cx == NULL);
@@ -1392,7 +1392,7 @@ TEST(test_errors) {
     CHECK(tn_lstm_cell(xx, h, NULL, w1, w2, NULL, NULL, &cx) == NULL && cx == NULL && tn_last_error()[0] == 0);
 
     /* attention */
-    tn_module *mha = tn_nn_multihead_attention(8, 2, "");
+    tn_module *mha = tn_nn_multihead_attention(8, 2);
     tn_tensor *q = tn_randn(SH(3, 2, 8), TN_F32), *k = tn_randn(SH(4, 2, 8), TN_F32), *wt = q;
     CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(3, 2, 6), TN_F32), k, k, NULL, NULL, true, true, false, &wt), "MultiheadAttention: was expecting embedding dimension of 8, but got 6");
     CHECK(wt == NULL);
@@ -1416,7 +1416,7 @@ TEST(test_errors) {
     tn_module_free(mha);
 
     /* transformer layers: errors name the layer, then the block that failed */
-    tn_module *enc = tn_nn_transformer_encoder_layer(8, 2, "dim_feedforward=16"), *dec = tn_nn_transformer_decoder_layer(8, 2, "dim_feedforward=16, norm_first=True");
+    tn_module *enc = tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), *dec = tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16, .norm_first = true);
     CHECK_ERR(tn_module_forward(enc, tn_randn(SH(3, 2, 6), TN_F32)), "TransformerEncoderLayer: MultiheadAttention: was expecting embedding dimension of 8, but got 6");
     CHECK_ERR(tn_nn_transformer_encoder_layer_forward(enc, q, tn_zeros(SH(2, 2), TN_F32), NULL, false), "TransformerEncoderLayer: MultiheadAttention: The shape of the 2D attn_mask is [2, 2], but should be [3, 3].");
     CHECK_ERR(tn_nn_transformer_decoder_layer_forward(dec, q, tn_randn(SH(4, 2, 6), TN_F32), NULL, NULL, NULL, NULL, false), "TransformerDecoderLayer: MultiheadAttention: key [4, 2, 6] and value [4, 2, 6] must have kdim=8 and vdim=8 features");

@@ -61,34 +61,34 @@ static tn_tensor *f_sum_cols(tn_tensor *const *in) { return tn_sum_dims(in[0], T
 static tn_tensor *f_sum_bias(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0, 2, 3), false); }
 static tn_tensor *f_amax(tn_tensor *const *in) { return tn_amax(in[0], TN_SHAPE(1), false); }
 static tn_tensor *f_softmax(tn_tensor *const *in) { return tn_softmax(in[0], 1); }
-static tn_tensor *f_pool(tn_tensor *const *in) { return tn_max_pool2d(in[0], 2, 2, 0, 1, false, NULL); }
-static tn_tensor *f_pool3(tn_tensor *const *in) { return tn_max_pool2d(in[0], 3, 2, 1, 1, false, NULL); }
-static tn_tensor *f_conv(tn_tensor *const *in) { return tn_conv2d(in[0], in[1], in[2], 1, 1, 1, 1); }
+static tn_tensor *f_pool(tn_tensor *const *in) { return tn_max_pool2d(in[0], 2, .stride = 2); }
+static tn_tensor *f_pool3(tn_tensor *const *in) { return tn_max_pool2d(in[0], 3, .stride = 2, .padding = 1); }
+static tn_tensor *f_conv(tn_tensor *const *in) { return tn_conv2d(in[0], in[1], in[2], .padding = 1); }
 /* the input gradient (Winograd for these shapes) */
 static tn_tensor *f_conv_gx(tn_tensor *const *in) {
     tn_tensor *xl = tn_detach(in[0]);
     tn_requires_grad_(xl, true);
-    return tn_backward(tn_sum(tn_square(tn_conv2d(xl, in[1], NULL, 1, 1, 1, 1)))) ? NULL : tn_grad(xl);
+    return tn_backward(tn_sum(tn_square(tn_conv2d(xl, in[1], NULL, .padding = 1)))) ? NULL : tn_grad(xl);
 }
 /* depthwise: the forward and the input gradient by the direct loops */
 static tn_tensor *f_dwconv(tn_tensor *const *in) {
     tn_tensor *xl = tn_detach(in[0]);
     tn_requires_grad_(xl, true);
-    tn_tensor *y = tn_conv2d(xl, in[1], NULL, 1, 1, 1, 8);
+    tn_tensor *y = tn_conv2d(xl, in[1], NULL, .padding = 1, .groups = 8);
     tn_tensor *both[2] = {y, NULL};
     if (tn_backward(tn_sum(tn_square(y)))) return NULL;
     both[0] = tn_flatten(y, 0, -1);
     both[1] = tn_flatten(tn_grad(xl), 0, -1);
     return tn_cat(both, 2, 0);
 }
-static tn_tensor *f_conv1x1(tn_tensor *const *in) { return tn_conv2d(in[0], tn_slice(in[1], 3, 1, 2, 1), NULL, 1, 0, 1, 1); }
+static tn_tensor *f_conv1x1(tn_tensor *const *in) { return tn_conv2d(in[0], tn_slice(in[1], 3, 1, 2, 1), NULL); }
 /* three Adam steps and three SGD-momentum steps (the optimizers' elementwise loops) */
 static tn_tensor *f_optim(tn_tensor *const *in) {
     tn_tensor *out[2];
     for (int j = 0; j < 2; j++) {
         tn_tensor *p = tn_clone(in[0]);
         tn_requires_grad_(p, true);
-        tn_optim *o = j ? tn_optim_create("SGD", &p, 1, "lr=0.1, momentum=0.9") : tn_optim_create("AdamW", &p, 1, "lr=0.01");
+        tn_optim *o = j ? tn_optim_sgd(&p, 1, .lr = 0.1, .momentum = 0.9) : tn_optim_adamw(&p, 1, .lr = 0.01);
         for (int k = 0; k < 3; k++) {
             tn_set_grad(p, tn_mul_scalar(in[1], k + 1));
             tn_optim_step(o);
@@ -101,7 +101,7 @@ static tn_tensor *f_optim(tn_tensor *const *in) {
 static tn_tensor *f_relu_bw(tn_tensor *const *in) {   /* the input gradient of relu then max pool */
     tn_tensor *x = tn_detach(in[0]);
     tn_requires_grad_(x, true);
-    tn_backward(tn_sum(tn_mul(tn_max_pool2d(tn_relu(x), 2, 2, 0, 1, false, NULL), in[1])));
+    tn_backward(tn_sum(tn_mul(tn_max_pool2d(tn_relu(x), 2, .stride = 2), in[1])));
     return tn_grad(x);
 }
 
@@ -151,7 +151,7 @@ TEST(pooling_and_convolution) {
         for (int rep = 0; rep < (t == 2 ? 2 : 1); rep++) {
             tn_tensor *wl = tn_detach(w);
             tn_requires_grad_(wl, true);
-            tn_backward(tn_sum(tn_square(tn_conv2d(x, wl, b, 1, 1, 1, 1))));
+            tn_backward(tn_sum(tn_square(tn_conv2d(x, wl, b, .padding = 1))));
             if (rep == 1) CHECK(same_bits(tn_grad(wl), gw[2]));
             else gw[t] = tn_grad(wl);
         }

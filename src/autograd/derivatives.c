@@ -42,11 +42,12 @@ static tn_tensor *tn__slice_scatter(tn_tensor *g, const tn__meta *m, int64_t dim
     if (!g) return NULL;
     tn_tensor *out = tn__new(g->dtype, g->device, m->shape, m->ndim);
     if (!out) return NULL;
-    tn_tensor v = *out;
-    v.strides[dim] *= step;
-    v.offset += start * out->strides[dim];
+    tn_tensor v = tn__shallow(out);
+    /* the strides and offset fit when g has elements (they reach into out); an empty g copies nothing */
+    v.strides[dim] = tn__mul_or(v.strides[dim], step, v.strides[dim]);
+    v.offset += tn__mul_or(start, out->strides[dim], 0);
     for (int d = 0; d < g->ndim; d++) v.shape[d] = g->shape[d];
-    if (tn__backend(out->device)->fill(out, 0) || tn__copy(&v, g)) { tn_release(out); return NULL; }
+    if (tn__backend(out->device)->fill(out, 0) || (tn_numel(g) > 0 && tn__copy(&v, g))) { tn_release(out); return NULL; }
     tn_node *nd = tn__node_new(G_SLICE_SCATTER, 0, &g, 1);
     if (nd) { nd->i[0] = dim; nd->i[1] = start; nd->i[2] = step; }
     return tn__own(tn__node_attach(nd, out));
@@ -83,6 +84,7 @@ static tn_tensor *tn__grad_binary(const char *fn, tn_binary_op op, tn_tensor *g,
    when create_graph is on. */
 static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     tn_tensor **S = n->saved, *unpacked[4 * TN_MAX_DIMS];
+    if (n->save_failed) return TN__FAIL_INT("autograd: %s cannot run its backward: a tensor it saved is missing (out of memory when it was recorded)", tn__node_name(n));
     if (!tn__grad_disabled && n->nsaved <= 4 * TN_MAX_DIMS) { /* recording: saved non-leaves get their history back */
         for (int k = 0; k < n->nsaved; k++) {
             unpacked[k] = S[k];
@@ -257,8 +259,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], flat[TN_MAX_DIMS], L = 1;
         int np = 0, nk = 0;
         for (int d = 0; d < m->ndim; d++) if (!n->i[d]) { perm[np++] = d; flat[nk++] = m->shape[d]; }
-        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L *= m->shape[d]; }
-        if (L == 0) { gin[0] = tn_zeros_like(x); return 0; }
+        for (int d = 0; d < m->ndim; d++) if (n->i[d]) { perm[np++] = d; L = tn__mul_sat(L, m->shape[d]); }
+        if (L == 0 || tn__numel(m->shape, m->ndim) == 0) { gin[0] = tn_zeros_like(x); return 0; }   /* (an empty x's L may not fit) */
         flat[nk] = L;
         tn_tensor *xp = tn_reshape(tn_permute(x, perm, m->ndim), flat, nk + 1);
         int64_t one_shape[TN_MAX_DIMS];
@@ -357,6 +359,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_UNFOLD: { /* windows add back into the positions they came from */
         const tn__meta *m = &n->in[0];
         if (m->ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
+        if (tn_numel(g) == 0) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }   /* (and nw * size below may not fit) */
         int64_t dim = n->i[0], size = n->i[1], step = n->i[2], nw = g->shape[dim];
         int64_t perm[TN_MAX_DIMS + 1], merged[TN_MAX_DIMS];
         int np = 0, nm = 0;
@@ -364,7 +367,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             perm[np++] = d;
             if (d == dim) perm[np++] = g->ndim - 1;
         }
-        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? nw * size : m->shape[d];
+        for (int d = 0; d < m->ndim; d++) merged[nm++] = d == dim ? tn__mul_sat(nw, size) : m->shape[d];   /* fits: g's elements */
         tn_tensor *gm = tn_reshape(tn_permute(g, perm, g->ndim), merged, nm);
         int64_t flat = -1;
         tn_tensor *idx = tn_reshape(tn_add(tn_unsqueeze(tn_mul_scalar(tn_arange(0, (double)nw, 1, TN_I64), (double)step), 1),
@@ -449,7 +452,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
         tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
         if (!gb) return -1;
-        tn_tensor reg = *gb;
+        tn_tensor reg = tn__shallow(gb);
         reg.ndim = nd;
         for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
         reg.offset = gb->offset + n->i[1 + 2 * nd];
@@ -458,7 +461,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) {
             tn_tensor *old = tn__own(tn__copy_as(gb, g->dtype, g->device));
             if (!old) return -1;
-            reg = *old;
+            reg = tn__shallow(old);
             reg.ndim = nd;
             for (int d = 0; d < nd; d++) { reg.shape[d] = n->i[1 + d]; reg.strides[d] = n->i[1 + nd + d]; }
             reg.offset = old->offset + n->i[1 + 2 * nd];

@@ -134,12 +134,13 @@ static tn__leafacc *tn__leaf_entry(tn__leafvec *lv, tn_tensor *leaf, bool add) {
 }
 
 static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
-                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_backward_opts o) {
+                      tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
     tn__leafvec leaves = {NULL, 0, 0};
     int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
     int rc = 0;
-    if (o.create_graph) o.retain_graph = true; /* PyTorch: retain_graph defaults to create_graph */
+    if (o.retain_graph == -1) o.retain_graph = o.create_graph; /* PyTorch: retain_graph=None is create_graph */
+    if (o.create_graph) o.retain_graph = true;
 
     /* 1. collect the reachable nodes and count each one's consumers */
     for (int r = 0; r < nroots && rc == 0; r++) {
@@ -250,8 +251,10 @@ static int tn__check_root(const char *fn, tn_tensor *t, int k) {
     return 0;
 }
 
-static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) {
+static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_autograd_opts opts) {
     if (!t) return -1;
+    if (opts.allow_unused) return TN__FAIL_INT("%s: allow_unused is an option of tn_autograd_grad", fn);
+    if (opts.retain_graph < -1 || opts.retain_graph > 1) return TN__FAIL_INT("%s: retain_graph %d is not true, false or -1 (None)", fn, opts.retain_graph);
     if (tn__check_root(fn, t, 0)) return -1;
     tn_tensor *g = gradient;
     if (g && (g->ndim != t->ndim || memcmp(g->shape, t->shape, (size_t)t->ndim * sizeof(int64_t))))
@@ -264,16 +267,13 @@ static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_ba
     tn_release(own);
     return rc;
 }
-TNDEF int tn_backward_with(tn_tensor *t, tn_tensor *gradient, tn_backward_opts opts) { return tn__backward("tn_backward_with", t, gradient, opts); }
-TNDEF int tn_backward(tn_tensor *t) {
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
-    return tn__backward("tn_backward", t, NULL, o);
-}
+TNDEF int tn_backward_opts(tn_tensor *t, tn_autograd_opts opts) { return tn__backward("tn_backward", t, opts.gradient, opts); }
 
-TNDEF int tn_autograd_grad(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
-                           tn_tensor *const *grad_outputs, tn_tensor **results, tn_backward_opts opts) {
+TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_tensor *const *inputs, int n_inputs,
+                                tn_tensor *const *grad_outputs, tn_tensor **results, tn_autograd_opts opts) {
     const char *fn = "tn_autograd_grad";
+    if (opts.gradient) return TN__FAIL_INT("%s: gradient is an option of tn_backward (autograd.grad takes grad_outputs)", fn);
+    if (opts.retain_graph < -1 || opts.retain_graph > 1) return TN__FAIL_INT("%s: retain_graph %d is not true, false or -1 (None)", fn, opts.retain_graph);
     if (!outputs || !inputs || !results || n_outputs <= 0 || n_inputs <= 0) return TN__FAIL_INT("%s: need outputs, inputs and a results array", fn);
     for (int k = 0; k < n_inputs; k++) results[k] = NULL;
     for (int k = 0; k < n_outputs; k++) if (!outputs[k] || tn__check_root(fn, outputs[k], k)) return -1;

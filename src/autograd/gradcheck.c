@@ -32,8 +32,8 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
         if (!x->requires_grad) continue;
         int64_t nx = tn_numel(x);
         /* numerical Jacobian column by column: central differences on x's raw data */
-        double *num = (double *)TN_MALLOC((size_t)(nx * m + 1) * sizeof(double));
-        if (!num) { tn__error("tn_gradcheck: out of memory"); ok = false; break; }
+        double *num = (double *)tn__malloc_n("tn_gradcheck", tn__add_sat(tn__mul_sat(nx, m), 1), sizeof(double));   /* the Jacobian: nx * m can overflow */
+        if (!num) { ok = false; break; }
         char *base = (char *)tn_data_ptr(x);
         for (int64_t e = 0; e < nx && ok; e++) {
             tn_tensor *outs[2];
@@ -56,11 +56,10 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
             tn_scope_begin();
             tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
             if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
-            tn_backward_opts o;
-            memset(&o, 0, sizeof o);
+            tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
             o.retain_graph = true;
             o.allow_unused = true;
-            if (tn_autograd_grad(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
+            if (tn_autograd_grad_opts(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
             tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
             for (int64_t e = 0; e < nx; e++) {
                 double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
@@ -98,13 +97,12 @@ static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
         tn_enable_grad_end();
         if (!out) return NULL;
     }
-    tn_backward_opts o;
-    memset(&o, 0, sizeof o);
+    tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
     o.create_graph = true;
     o.retain_graph = true;
     o.allow_unused = true;
     tn_tensor *vv = tn_reshape(v, out->shape, out->ndim);
-    if (tn_autograd_grad(&out, 1, xs, nx, &vv, gs, o)) return NULL;
+    if (tn_autograd_grad_opts(&out, 1, xs, nx, &vv, gs, o)) return NULL;
     int64_t m1 = -1;
     for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
     return tn_cat(gs, nx, 0);

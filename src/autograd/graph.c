@@ -141,6 +141,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (!nd) return; /* t may be NULL: a slot kept empty on purpose */
     if (t && t->is_wrapped_number) { /* alone in a formula a Python float would promote like one (to float32): keep a plain 0-d tensor */
         tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
+        if (!c) nd->save_failed = true;
         tn__node_save(nd, c);
         tn_release(c);
         return;
@@ -156,7 +157,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
         tn_tensor **s = (tn_tensor **)TN_MALLOC((size_t)cap * sizeof *s);
         int64_t *v = (int64_t *)TN_MALLOC((size_t)cap * sizeof *v);
         tn_node **f = (tn_node **)TN_MALLOC((size_t)cap * sizeof *f);
-        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); tn__error("autograd: out of memory saving a tensor"); return; }
+        if (!s || !v || !f) { TN_FREE(s); TN_FREE(v); TN_FREE(f); nd->save_failed = true; tn__error("autograd: out of memory saving a tensor"); return; }
         memcpy(s, nd->saved, (size_t)nd->nsaved * sizeof *s);
         memcpy(v, nd->saved_version, (size_t)nd->nsaved * sizeof *v);
         memcpy(f, nd->saved_fn, (size_t)nd->nsaved * sizeof *f);
@@ -172,6 +173,7 @@ static void tn__node_save(tn_node *nd, tn_tensor *t) {
     if (t && t->grad_fn) {
         nd->saved[nd->nsaved] = tn__view_of(t, t->shape, t->strides, t->ndim, t->offset);
         if (nd->saved[nd->nsaved]) nd->saved[nd->nsaved]->is_view = false;
+        else nd->save_failed = true;   /* (the error is recorded) */
         nd->saved_fn[nd->nsaved] = t->grad_fn;
         TN__ATOMIC_ADD(&t->grad_fn->refcount, 1);
     } else {
@@ -187,12 +189,15 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out) {
     if (!nd || !out) return;
     tn_tensor *d = tn__view_of(out, out->shape, out->strides, out->ndim, out->offset);
     if (d) { tn__node_save(nd, d); tn_release(d); }
+    else nd->save_failed = true;
 }
 
 /* Make nd the grad_fn of out (out takes the node's reference). Returns out. */
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
     if (!nd) return out;
     if (!out || !tn_dtype_is_floating(out->dtype)) { tn__node_release(nd); return out; }
+    /* a formula without its saved tensors would read past them: the op fails (out of memory, recorded) */
+    if (nd->save_failed) { tn__node_release(nd); tn_release(out); return NULL; }
     tn__meta_of(&nd->out, out);
     if (out->grad_fn) tn__node_release(out->grad_fn);
     out->grad_fn = nd;

@@ -64,7 +64,7 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     tn_tensor *const ts[3] = {x, w, y};
     if (tn__si_dense("conv2d", ts, 3)) return -1;
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
-    tn_tensor xv = *x, wv = *w, yv = *y;   /* the same host memory, seen as CPU tensors */
+    tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
     if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
     return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);

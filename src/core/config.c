@@ -10,6 +10,10 @@
 #ifdef TENSOR_CBLAS
 #include <cblas.h>
 #endif
+#if defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TN_NO_LEAK_CHECK)
+#include <execinfo.h>    /* TN_LEAK_CHECK's creation backtraces (core/tensor.c) */
+#define TN__HAVE_BACKTRACE 1
+#endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>   /* the AVX-512 loops chosen at run time (target attributes) */
 /* Whether this CPU runs the AVX-512 loops (F, VL and BW: every AVX-512 core since Skylake-X),
@@ -57,6 +61,76 @@ static bool tn__cpu_avx512(void) {
 
 #define TN__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TN__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Size arithmetic. Every product of sizes, strides and byte counts goes through tn__mul_ok,
+   which reports overflow instead of running into C's undefined behaviour (a byte count that
+   wraps to 0 allocates a short buffer that the op then writes past): the product in *r, or
+   false (and *r unspecified) when it does not fit in int64. The builtin where the compiler
+   has it; the division test (CERT INT32-C) elsewhere. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_mul_overflow) && __has_builtin(__builtin_add_overflow)
+#define TN__HAVE_OVERFLOW_BUILTINS 1
+#endif
+#elif defined(__GNUC__) && __GNUC__ >= 5
+#define TN__HAVE_OVERFLOW_BUILTINS 1
+#endif
+#if defined(TN_TESTING) || !defined(TN__HAVE_OVERFLOW_BUILTINS)
+TN__TESTABLE bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r) {
+    bool over = a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                      : (b > 0 ? a < INT64_MIN / b : a != 0 && b < INT64_MAX / a);
+    if (over) return false;
+    *r = a * b;
+    return true;
+}
+#endif
+static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
+#ifdef TN__HAVE_OVERFLOW_BUILTINS
+    return !__builtin_mul_overflow(a, b, r);
+#else
+    return tn__mul_ok_portable(a, b, r);
+#endif
+}
+static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
+#ifdef TN__HAVE_OVERFLOW_BUILTINS
+    return !__builtin_add_overflow(a, b, r);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
+    *r = a + b;
+    return true;
+#endif
+}
+/* The element count of shape in *n: 0 when a size is 0, whatever the others (PyTorch
+   allows torch.zeros(0, 2**62, 2**62)); false when it does not fit in int64. */
+static bool tn__numel_ok(const int64_t *shape, int ndim, int64_t *n) {
+    int64_t p = 1;
+    bool fits = true;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) { *n = 0; return true; }
+        if (fits) fits = tn__mul_ok(p, shape[i], &p);
+    }
+    *n = fits ? p : INT64_MAX;
+    return fits;
+}
+/* Saturating forms, for nonnegative sizes that are checked again where they are used (a
+   workspace's shape by tn__new: INT64_MAX is refused as too many elements) or need no
+   exact value (the work estimate of a thread count): INT64_MAX when they do not fit. */
+static int64_t tn__mul_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : INT64_MAX;
+}
+static int64_t tn__add_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return tn__add_ok(a, b, &r) ? r : INT64_MAX;
+}
+/* The start of part t of n items split into parts pieces: n * t / parts without the
+   product (which may not fit for a huge n). */
+static int64_t tn__split_at(int64_t n, int64_t t, int64_t parts) { return n / parts * t + n % parts * t / parts; }
+/* a * b where a wrong value does no harm but undefined behaviour would (the stride of a
+   size-1 dim, strides and offsets of an empty tensor): the product, or `otherwise`. */
+static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {
+    int64_t r;
+    return tn__mul_ok(a, b, &r) ? r : otherwise;
+}
 /* restrict in C and C++ (kernels' inner loops: no aliasing, so they vectorise) */
 #if defined(__cplusplus) && defined(_MSC_VER)
 #define TN__RESTRICT __restrict
@@ -78,11 +152,42 @@ static bool tn__cpu_avx512(void) {
 #ifndef TN_PARALLEL_MIN
 #define TN_PARALLEL_MIN 32768
 #endif
+/* A child forked after the parent ran an OpenMP region must not start one: libgomp's
+   thread pool does not survive fork, and the child's first parallel region would wait for
+   it forever (a multiprocessing.Pool with fork hangs). As PyTorch, a forked child drops to
+   one thread: a pthread_atfork handler, registered before the first parallel region (every
+   thread count comes from tn__omp_max_threads), sets the flag. */
+#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
+#include <pthread.h>
+#define TN__FORK_GUARD 1
+static volatile int tn__forked_child;
+static void tn__atfork_child(void) { tn__forked_child = 1; }
+static void tn__fork_guard_register(void) { pthread_atfork(NULL, NULL, tn__atfork_child); }
+static pthread_once_t tn__fork_guard_once = PTHREAD_ONCE_INIT;
+#endif
+/* Whether this process was forked after the guard was set up: no parallel region then. */
+static bool tn__in_forked_child(void) {
+#ifdef TN__FORK_GUARD
+    pthread_once(&tn__fork_guard_once, tn__fork_guard_register);
+    return tn__forked_child != 0;
+#else
+    return false;
+#endif
+}
+/* The threads a parallel region may use now: OpenMP's count, 1 in a forked child. */
+static int tn__omp_max_threads(void) {
+#ifdef _OPENMP
+    return tn__in_forked_child() ? 1 : omp_get_max_threads();
+#else
+    (void)tn__in_forked_child;
+    return 1;
+#endif
+}
 /* Threads for `work` elements split into at most `parts` independent pieces. */
 static int tn__par_threads(int64_t work, int64_t parts) {
 #ifdef _OPENMP
     if (work < TN_PARALLEL_MIN || parts < 2 || omp_in_parallel()) return 1;
-    int t = omp_get_max_threads();
+    int t = tn__omp_max_threads();
     return (int64_t)t < parts ? t : (int)parts;
 #else
     (void)work; (void)parts;

@@ -87,7 +87,7 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
     const int64_t n = tn_numel(out);
     char *base = (char *)tn_data_ptr(out);
     const tn_dtype dt = out->dtype;
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
        per-element switches fold and the Philox rounds vectorise (the same numbers) */
     if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
@@ -188,15 +188,17 @@ static tn_storage *tn__foreign_storage(void *data, size_t nbytes, void (*deleter
     return s;
 }
 
-TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
-                              void (*deleter)(void *data, void *ctx), void *ctx) {
-    if (tn__check_shape("tn_from_blob", shape, ndim) || tn__check_dtype_arg("tn_from_blob", dtype)) return NULL;
-    if (!data) return (tn_tensor *)tn__error("tn_from_blob: data is NULL");
+/* A tensor over memory someone else allocated on device (tn_from_blob, tn_from_dlpack),
+   freed by deleter(data, ctx) with its storage. */
+static tn_tensor *tn__from_memory(const char *fn, void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
+                                  tn_device device, void (*deleter)(void *data, void *ctx), void *ctx) {
+    if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
+    if (!data) return (tn_tensor *)tn__error("%s: data is NULL", fn);
     int64_t st[TN_MAX_DIMS], span = 1;
     tn__contiguous_strides(shape, ndim, st);
     for (int i = 0; i < ndim; i++) {
         if (strides) {
-            if (strides[i] < 0) return (tn_tensor *)tn__error("tn_from_blob: negative stride %lld", (long long)strides[i]);
+            if (strides[i] < 0) return (tn_tensor *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
             st[i] = strides[i];
         }
         if (shape[i] == 0) span = 0;
@@ -205,12 +207,20 @@ TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const 
         int64_t last, bytes;
         if (!tn__span_ok(shape, st, ndim, 0, &last) || last == INT64_MAX || !tn__mul_ok(last + 1, (int64_t)tn_dtype_size(dtype), &bytes))
 
-            return (tn_tensor *)tn__error("tn_from_blob: shape %s with strides %s reaches past any addressable memory", tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
+            return (tn_tensor *)tn__error("%s: shape %s with strides %s reaches past any addressable memory", fn, tn__shape_str(shape, ndim), tn__shape_str(st, ndim));
         span = last + 1;
     }
-    tn_storage *s = tn__foreign_storage(data, (size_t)span * tn_dtype_size(dtype), deleter ? deleter : tn__noop_deleter, ctx);
-    if (!s) return (tn_tensor *)tn__error("tn_from_blob: out of memory");
-    return tn__own(tn__tensor_over(s, dtype, shape, st, ndim, 0));
+    /* the deleter is attached once nothing can fail: on error the memory stays the caller's */
+    tn_storage *s = tn__foreign_storage(data, (size_t)span * tn_dtype_size(dtype), tn__noop_deleter, NULL);
+    if (!s) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    s->device = device;
+    tn_tensor *t = tn__tensor_over(s, dtype, shape, st, ndim, 0);
+    if (t && deleter) { s->deleter = deleter; s->deleter_ctx = ctx; }
+    return t;
+}
+TNDEF tn_tensor *tn_from_blob(void *data, const int64_t *shape, int ndim, const int64_t *strides, tn_dtype dtype,
+                              void (*deleter)(void *data, void *ctx), void *ctx) {
+    return tn__own(tn__from_memory("tn_from_blob", data, shape, ndim, strides, dtype, TN_CPU, deleter, ctx));
 }
 
 static tn_tensor *tn__scalar_new(double value, tn_dtype dtype, bool wrapped) {
@@ -266,7 +276,7 @@ TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;
-    tn_tensor diag = *t; /* the diagonal as a strided 1-d view */
+    tn_tensor diag = tn__shallow(t); /* the diagonal as a strided 1-d view */
     diag.ndim = 1;
     diag.shape[0] = TN__MIN(n, m);
     diag.strides[0] = m + 1;

@@ -5,6 +5,11 @@ TNDEF const char *tn_dtype_name(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES
 TNDEF size_t tn_dtype_size(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_sizes[d] : 0; }
 TNDEF bool tn_dtype_is_floating(tn_dtype d) { return d == TN_F32 || d == TN_F64 || d == TN_F16 || d == TN_BF16; }
 TNDEF const char *tn_device_name(tn_device d) { return d == TN_CPU ? "cpu" : d == TN_CUDA ? "cuda" : "invalid"; }
+/* PyTorch's ScalarType names, for its "not implemented for 'Long'" messages */
+static const char *tn__torch_type_name(tn_dtype d) {
+    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16"};
+    return (unsigned)d < TN_NUM_DTYPES ? names[d] : "invalid";
+}
 static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8; }
 static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : 2; }
 

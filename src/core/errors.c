@@ -4,6 +4,7 @@ static TN__TLS unsigned tn__nerrors, tn__err_mark[64];
 static tn_error_handler tn__error_handler;
 static void *tn__error_user;
 
+TNDEF const char *tn_library_version(void) { return TENSOR_VERSION_STRING; }
 TNDEF const char *tn_last_error(void) { return tn__errbuf; }
 TNDEF void tn_clear_error(void) { tn__errbuf[0] = 0; }
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {
@@ -21,15 +22,36 @@ static void *tn__error(const char *fmt, ...) {
     va_end(ap);
     tn__nerrors++;
     if (tn__quiet) return NULL;
-    const char *ab = getenv("TN_ABORT_ON_ERROR");
-    if (ab && ab[0] == '1') {
-        fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
-        abort();
-    }
+    /* TN_LOG_ERRORS=1: every error to stderr as it happens; TN_ABORT_ON_ERROR=1: and abort */
+    const char *ab = getenv("TN_ABORT_ON_ERROR"), *log = getenv("TN_LOG_ERRORS");
+    if ((ab && ab[0] == '1') || (log && log[0] == '1')) fprintf(stderr, "tensor.h error: %s\n", tn__errbuf);
+    if (ab && ab[0] == '1') abort();
     if (tn__error_handler) tn__error_handler(tn__errbuf, tn__error_user);
     return NULL;
 }
 #define TN__FAIL_INT(...) (tn__error(__VA_ARGS__), -1)
+
+/* An array of n items of size bytes (a table, a workspace), its byte count checked
+   (tn__mul_ok); NULL and an error under fn's name when it overflows or malloc fails. */
+static void *tn__malloc_n(const char *fn, int64_t n, size_t size) {
+    int64_t bytes;
+    if (n < 0 || size > (size_t)INT64_MAX || !tn__mul_ok(n, (int64_t)size, &bytes) || (uint64_t)bytes > (uint64_t)SIZE_MAX)
+        return tn__error("%s: cannot allocate %lld items of %zu bytes (the size overflows)", fn, (long long)n, size);
+    void *p = TN_MALLOC(bytes ? (size_t)bytes : 1);
+    if (!p) return tn__error("%s: out of memory allocating %lld bytes", fn, (long long)bytes);
+    return p;
+}
+
+/* A double that is to become an int64 (a size from a scale factor, a step count read
+   from a file): C leaves the conversion undefined out of range, so it is checked first.
+   0 and the value in *out, or -1 and an error "fn: what v is out of range". */
+static int tn__double_to_int64(const char *fn, const char *what, double v, int64_t *out) {
+    /* 2^63 is the first double past INT64_MAX; -2^63 is INT64_MIN itself */
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        return TN__FAIL_INT("%s: %s %g is out of the range of int64", fn, what, v);
+    *out = (int64_t)v;
+    return 0;
+}
 TNDEF int tn_error(const char *fmt, ...) {
     char msg[1024];
     va_list ap;

@@ -28,7 +28,7 @@ static void tn__iter_add(tn__iter *it, tn_tensor *t) {
     it->data[k] = (char *)tn_data_ptr(t);
     for (int i = 0; i < it->ndim; i++) {
         int j = i - (it->ndim - t->ndim);
-        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : t->strides[j] * es;
+        it->strides[k][i] = (j < 0 || t->shape[j] == 1) ? 0 : tn__mul_or(t->strides[j], es, 0);   /* 0: an empty tensor's, never used */
     }
 }
 
@@ -45,9 +45,10 @@ static void tn__iter_coalesce(tn__iter *it) {
     int out = nd - 1; /* merge from the inside out */
     for (int i = nd - 2; i >= 0; i--) {
         bool ok = true;
-        for (int k = 0; k < it->nops && ok; k++) ok = it->strides[k][i] == it->strides[k][out] * it->shape[out];
+        int64_t next;
+        for (int k = 0; k < it->nops && ok; k++) ok = tn__mul_ok(it->strides[k][out], it->shape[out], &next) && it->strides[k][i] == next;
         if (ok) {
-            it->shape[out] *= it->shape[i];
+            it->shape[out] = tn__mul_or(it->shape[out], it->shape[i], INT64_MAX);   /* fits: a non-empty iteration's sizes (empty ones return before coalescing) */
         } else {
             out--;
             it->shape[out] = it->shape[i];
@@ -139,7 +140,7 @@ static void tn__iter_run_par(tn__iter *it, tn__loop_fn fn, void *ctx, int64_t wo
     const tn__iter *cit = it;
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {   /* boundaries on 64-element multiples: no shared cache lines */
-        int64_t e0 = numel / 64 * t / nthr * 64, e1 = t == nthr - 1 ? numel : numel / 64 * (t + 1) / nthr * 64;
+        int64_t e0 = tn__split_at(numel / 64, t, nthr) * 64, e1 = t == nthr - 1 ? numel : tn__split_at(numel / 64, t + 1, nthr) * 64;
         if (e1 > e0) tn__iter_run_range(cit, fn, ctx, e0, e1);
     }
 }
@@ -161,7 +162,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         tn__iter sub = *cit;
-        int64_t a = cit->shape[d] * t / nthr, b = cit->shape[d] * (t + 1) / nthr;
+        int64_t a = tn__split_at(cit->shape[d], t, nthr), b = tn__split_at(cit->shape[d], t + 1, nthr);
         sub.shape[d] = b - a;
         for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
         if (b > a) tn__iter_run_rows(&sub, fn, ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
@@ -171,7 +172,7 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:
    used to walk a tensor along another tensor's index space (gather, scatter, reduce). */
 static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) v.shape[i] = shape[i];
     return v;

@@ -86,6 +86,15 @@ TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dty
 /* A permutation as the argsort of uniform keys: the same on every device. */
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
+    if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
+    /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
+       distinct in a float one (its mantissa bits + 1) */
+    if ((dtype == TN_U8 && n > 256) || (dtype == TN_I32 && n - 1 > INT32_MAX))
+        return (tn_tensor *)tn__error("tn_randperm: n = %lld: value cannot be converted to type %s_t without overflow", (long long)n, tn_dtype_name(dtype));
+    int digits = dtype == TN_F32 ? 24 : dtype == TN_F64 ? 53 : dtype == TN_F16 ? 11 : 0;
+    if (digits && n > ((int64_t)1 << digits) + 1)
+        return (tn_tensor *)tn__error("tn_randperm: n = %lld: n cannot be greater than 2^%d+1 for %s type", (long long)n, digits, tn__torch_type_name(dtype));
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));

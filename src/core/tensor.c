@@ -43,6 +43,7 @@ struct tn_node {
     int64_t version_inline[4];
     tn_node *fn_inline[4];
     bool released;                    /* saved tensors freed by a backward without retain_graph */
+    bool save_failed;                 /* a tensor the formula needs could not be saved (out of memory): the op fails */
     double d[4];                      /* op attributes */
     int64_t i[2 * TN_MAX_DIMS + 4];
     int ni;
@@ -210,38 +211,19 @@ static void tn__contiguous_strides(const int64_t *shape, int ndim, int64_t *stri
     int64_t st = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = st;
-        if (i > 0 && shape[i] > 1 && st <= INT64_MAX / shape[i]) st *= shape[i]; /* empty tensors may not fit */
+        if (i > 0 && shape[i] > 1) st = tn__mul_or(st, shape[i], st);   /* an empty tensor's may not fit (and are never used) */
     }
 }
 
+/* A tensor's element count; shapes are checked when tensors are made (tn__check_shape),
+   so it fits, and a shape with a 0 in it counts 0 without multiplying the others. */
 static int64_t tn__numel(const int64_t *shape, int ndim) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    int64_t n;
+    tn__numel_ok(shape, ndim, &n);
     return n;
 }
 
 static const int64_t tn__one[1] = {1};
-
-/* Size arithmetic that reports overflow instead of running into C's undefined behaviour:
-   the result, or false when it does not fit in int64. */
-static bool tn__mul_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_mul_overflow(a, b, r);
-#else
-    if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -INT64_MAX / (a < 0 ? -a : a))) return false;
-    *r = a * b;
-    return true;
-#endif
-}
-static bool tn__add_ok(int64_t a, int64_t b, int64_t *r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_add_overflow(a, b, r);
-#else
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
-    *r = a + b;
-    return true;
-#endif
-}
 
 /* Last element offset reached by (shape, strides) from offset, or false on overflow. */
 static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, int64_t offset, int64_t *last) {
@@ -254,16 +236,16 @@ static bool tn__span_ok(const int64_t *shape, const int64_t *strides, int ndim, 
     return true;
 }
 
-/* Check a user-given shape: ndim in range, sizes >= 0, element count fits. */
+/* Check a user-given shape: ndim in range, sizes >= 0, element count (0 when a size is)
+   and byte count at the largest element size fit in int64. */
 static int tn__check_shape(const char *fn, const int64_t *shape, int ndim) {
     if (ndim < 0 || ndim > TN_MAX_DIMS) return TN__FAIL_INT("%s: ndim %d out of range [0, %d]", fn, ndim, TN_MAX_DIMS);
     if (ndim > 0 && !shape) return TN__FAIL_INT("%s: shape is NULL", fn);
-    double total = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (shape[i] < 0) return TN__FAIL_INT("%s: negative size %lld in shape %s", fn, (long long)shape[i], tn__shape_str(shape, ndim));
-        total *= (double)shape[i];
-    }
-    if (total > 9e18 / 8) return TN__FAIL_INT("%s: shape %s has too many elements", fn, tn__shape_str(shape, ndim));
+    int64_t n, bytes;
+    if (!tn__numel_ok(shape, ndim, &n) || !tn__mul_ok(n, 8, &bytes))
+        return TN__FAIL_INT("%s: shape %s has too many elements (storage size calculation overflowed)", fn, tn__shape_str(shape, ndim));
     return 0;
 }
 
@@ -281,6 +263,79 @@ static int tn__broadcast(const int64_t *a, int na, const int64_t *b, int nb, int
     return n;
 }
 
+/* ---- TN_LEAK_CHECK=1: the tensors still alive at exit, with where they were made ----
+   While it is set (read once, at the first tensor), each tensor's creation backtrace is kept
+   in a side table, and an atexit handler prints every tensor still alive with its frames
+   (function+offset and binary; `addr2line -f -e <binary> <offset>` gives the line; link
+   with -rdynamic for function names in executables). Off, it costs one load per tensor. */
+#ifdef TN__HAVE_BACKTRACE
+#define TN__LEAK_FRAMES 12
+typedef struct tn__leak { const tn_tensor *t; void *frames[TN__LEAK_FRAMES]; int n; } tn__leak;
+static tn__leak *tn__leaks;            /* open addressing on the tensor's address; t NULL: empty, 1: deleted */
+static size_t tn__leaks_cap, tn__leaks_n;
+static volatile char tn__leaks_lock;
+static int tn__leak_on = -1;           /* -1: not read yet */
+static void tn__leaks_acquire(void) { while (__atomic_test_and_set(&tn__leaks_lock, __ATOMIC_ACQUIRE)) { } }
+static void tn__leaks_release(void) { __atomic_clear(&tn__leaks_lock, __ATOMIC_RELEASE); }
+static size_t tn__leak_slot(const tn_tensor *t) { return ((size_t)(uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull; }
+static void tn__leak_report(void) {
+    tn__leaks_acquire();
+    size_t live = 0;
+    for (size_t i = 0; i < tn__leaks_cap; i++) live += tn__leaks[i].t > (const tn_tensor *)1;
+    if (live) fprintf(stderr, "tensor.h TN_LEAK_CHECK: %zu tensor%s still alive at exit\n", live, live == 1 ? "" : "s");
+    for (size_t i = 0; i < tn__leaks_cap; i++) {
+        const tn__leak *e = &tn__leaks[i];
+        if (e->t <= (const tn_tensor *)1) continue;
+        fprintf(stderr, "  tensor %p: %s %s, refcount %lld%s%s, made at:\n", (const void *)e->t, tn_dtype_name(e->t->dtype), tn__shape_str(e->t->shape, e->t->ndim),
+                (long long)e->t->refcount, e->t->name ? ", name " : "", e->t->name ? e->t->name : "");
+        backtrace_symbols_fd((void *const *)e->frames, e->n, 2);
+    }
+    tn__leaks_release();
+}
+static void tn__leak_add(const tn_tensor *t) {
+    if (tn__leak_on < 0) {
+        const char *v = getenv("TN_LEAK_CHECK");
+        tn__leak_on = v && v[0] == '1';
+        if (tn__leak_on) atexit(tn__leak_report);
+    }
+    if (!tn__leak_on) return;
+    tn__leak e = {t, {0}, 0};
+    e.n = backtrace(e.frames, TN__LEAK_FRAMES);
+    tn__leaks_acquire();
+    if (2 * (tn__leaks_n + 1) > tn__leaks_cap) {   /* grow (and drop deleted slots): at most half full */
+        size_t cap = tn__leaks_cap ? 2 * tn__leaks_cap : 1024;
+        tn__leak *n = (tn__leak *)TN_MALLOC(cap * sizeof *n);
+        if (!n) { tn__leaks_release(); return; }   /* the report misses this one; nothing else changes */
+        memset(n, 0, cap * sizeof *n);
+        size_t kept = 0;
+        for (size_t i = 0; i < tn__leaks_cap; i++) {
+            if (tn__leaks[i].t <= (const tn_tensor *)1) continue;
+            size_t k = tn__leak_slot(tn__leaks[i].t) & (cap - 1);
+            while (n[k].t) k = (k + 1) & (cap - 1);
+            n[k] = tn__leaks[i];
+            kept++;
+        }
+        TN_FREE(tn__leaks);
+        tn__leaks = n; tn__leaks_cap = cap; tn__leaks_n = kept;
+    }
+    size_t k = tn__leak_slot(t) & (tn__leaks_cap - 1);
+    while (tn__leaks[k].t > (const tn_tensor *)1) k = (k + 1) & (tn__leaks_cap - 1);
+    if (!tn__leaks[k].t) tn__leaks_n++;
+    tn__leaks[k] = e;
+    tn__leaks_release();
+}
+static void tn__leak_remove(const tn_tensor *t) {
+    if (tn__leak_on <= 0) return;
+    tn__leaks_acquire();
+    for (size_t k = tn__leaks_cap ? tn__leak_slot(t) & (tn__leaks_cap - 1) : 0; tn__leaks_cap && tn__leaks[k].t; k = (k + 1) & (tn__leaks_cap - 1))
+        if (tn__leaks[k].t == t) { tn__leaks[k].t = (const tn_tensor *)1; break; }   /* a deleted slot keeps probe chains whole */
+    tn__leaks_release();
+}
+#else
+static void tn__leak_add(const tn_tensor *t) { (void)t; }
+static void tn__leak_remove(const tn_tensor *t) { (void)t; }
+#endif
+
 /* A tensor object over a storage (takes a storage reference), untracked by scopes. */
 static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     tn_tensor *t = (tn_tensor *)tn__blk_get(TN__BLK_TENSOR, sizeof *t);
@@ -297,6 +352,7 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
     t->offset = offset;
     t->storage = s;
     TN__ATOMIC_ADD(&tn__live_tensors, 1);
+    tn__leak_add(t);
     return t;
 }
 
@@ -308,7 +364,7 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     int64_t strides[TN_MAX_DIMS];
 
     tn__contiguous_strides(shape, ndim, strides);
-    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);
+    tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);   /* fits: checked above */
     return s ? tn__tensor_over(s, dtype, shape, strides, ndim, 0) : NULL;
 }
 
@@ -318,6 +374,25 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
     tn_tensor *t = tn__tensor_over(base->storage, base->dtype, shape, strides, ndim, offset);
     if (t) t->is_view = true;
     return t;
+}
+
+/* A transient view of t as a struct on the stack (a kernel walks t another way: restrided,
+   flipped, as a matrix): dtype, device, shape, strides, offset and storage, no reference
+   taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
+   thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
+static tn_tensor tn__shallow(const tn_tensor *t) {
+    static tn_tensor zero_;   /* never written: a zero struct to copy */
+    tn_tensor v = zero_;
+    v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
+    v.dtype = t->dtype;
+    v.device = t->device;
+    v.ndim = t->ndim;
+    memcpy(v.shape, t->shape, sizeof v.shape);
+    memcpy(v.strides, t->strides, sizeof v.strides);
+    v.offset = t->offset;
+    v.storage = t->storage;
+    v.is_wrapped_number = t->is_wrapped_number;
+    return v;
 }
 
 TNDEF tn_tensor *tn_retain(tn_tensor *t) {
@@ -335,6 +410,7 @@ TNDEF void tn_release(tn_tensor *t) {
     tn_release(t->base);
     tn__storage_release(t->storage);
     TN__ATOMIC_ADD(&tn__live_tensors, -1);
+    tn__leak_remove(t);
     tn__blk_put(TN__BLK_TENSOR, t);
 }
 
@@ -419,11 +495,11 @@ TNDEF void *tn_data_ptr(const tn_tensor *t) {
 }
 TNDEF bool tn_is_contiguous(const tn_tensor *t) {
     if (!t) return false;
+    if (tn_numel(t) == 0) return true;   /* before multiplying: [0, 2^62, 2^62] is empty, its sizes' product overflows */
     int64_t st = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] == 0) return true;
         if (t->shape[i] != 1 && t->strides[i] != st) return false;
-        st *= t->shape[i];
+        st = tn__mul_or(st, t->shape[i], INT64_MAX);   /* fits: a non-empty tensor's sizes */
     }
     return true;
 }
@@ -461,9 +537,10 @@ static int tn__check_no_overlap(const char *fn, tn_tensor *dst, tn_tensor *src) 
     int64_t lo[2], hi[2];
     tn_tensor *ts[2] = {dst, src};
     for (int k = 0; k < 2; k++) {
-        lo[k] = hi[k] = ts[k]->offset * (int64_t)tn_dtype_size(ts[k]->dtype);
-        for (int i = 0; i < ts[k]->ndim; i++) hi[k] += (ts[k]->shape[i] - 1) * ts[k]->strides[i] * (int64_t)tn_dtype_size(ts[k]->dtype);
-        hi[k] += (int64_t)tn_dtype_size(ts[k]->dtype);
+        int64_t es = (int64_t)tn_dtype_size(ts[k]->dtype), last;
+        if (!tn__span_ok(ts[k]->shape, ts[k]->strides, ts[k]->ndim, ts[k]->offset, &last)) return 0;   /* never for a tensor in its storage */
+        lo[k] = ts[k]->offset * es;
+        hi[k] = (last + 1) * es;
     }
     if (lo[0] < hi[1] && lo[1] < hi[0])
         return TN__FAIL_INT("%s: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location; clone() the input first", fn);

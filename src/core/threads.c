@@ -5,10 +5,4 @@ TNDEF void tn_set_num_threads(int n) {
     (void)n;
 #endif
 }
-TNDEF int tn_get_num_threads(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+TNDEF int tn_get_num_threads(void) { return tn__omp_max_threads(); }   /* 1 in a forked child */

@@ -1,29 +1,8 @@
 /* ---- CSV ---- */
-/* tn__opts_parse splits at every comma, so a quoted comma ("delimiter=','") is hidden
-   as \x01 before parsing and restored when read. */
-static void tn__hide_quoted_commas(const char *in, char *out, size_t cap) {
-    char q = 0;
-    size_t i = 0;
-    for (; in && in[i] && i + 1 < cap; i++) {
-        char c = in[i];
-        if (q) { if (c == q) q = 0; else if (c == ',') c = '\x01'; }
-        else if (c == '\'' || c == '"') q = c;
-        out[i] = c;
-    }
-    out[i] = 0;
-}
-/* An option value without its quotes, commas restored. */
-static void tn__opts_unquote(const char *v, char *out, size_t cap) {
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    if (l >= cap) l = cap - 1;
-    for (size_t i = 0; i < l; i++) out[i] = v[i] == '\x01' ? ',' : v[i];
-    out[l] = 0;
-}
-
 /* One field of a CSV line starting at p (end: the line's end): trimmed, unquoted, in
-   buf. Returns the position after the field's delimiter (or end), NULL on a bad quote. */
-static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, size_t cap, bool *last) {
+   buf, which holds the whole line (a field is never longer): nothing is cut. Returns the
+   position after the field's delimiter (or end), NULL on a bad quote. */
+static const char *tn__csv_field(const char *p, const char *end, char delim, char *buf, bool *last) {
     size_t n = 0;
     while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
     if (p < end && *p == '"') {
@@ -31,17 +10,17 @@ static const char *tn__csv_field(const char *p, const char *end, char delim, cha
         for (;;) {
             if (p >= end) return NULL;
             if (*p == '"') {
-                if (p + 1 < end && p[1] == '"') { if (n + 1 < cap) buf[n++] = '"'; p += 2; continue; }
+                if (p + 1 < end && p[1] == '"') { buf[n++] = '"'; p += 2; continue; }
                 p++;
                 break;
             }
-            if (n + 1 < cap) buf[n++] = *p;
+            buf[n++] = *p;
             p++;
         }
         while (p < end && *p != delim && (*p == ' ' || *p == '\t')) p++;
         if (p < end && *p != delim) return NULL;
     } else {
-        while (p < end && *p != delim) { if (n + 1 < cap) buf[n++] = *p; p++; }
+        while (p < end && *p != delim) buf[n++] = *p++;
         while (n && buf[n - 1] != delim && (buf[n - 1] == ' ' || buf[n - 1] == '\t')) n--;
     }
     buf[n] = 0;
@@ -59,34 +38,20 @@ static int tn__csv_count_fields(const char *p, const char *end, char delim) {
     return n;
 }
 
-TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **labels) {
+TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_opts o) {
     if (labels) *labels = NULL;
     if (!path) return (tn_tensor *)tn__error("tn_read_csv: path is NULL");
-    char text[512];
-    tn__hide_quoted_commas(options, text, sizeof text);
-    tn__opts o;
-    if (tn__opts_parse("tn_read_csv", text, &o)) return NULL;
-    bool header = true;
-    char delim = ',', label_name[96] = "";
-    int64_t label_col = INT64_MIN;
-    int di = tn__opts_find(&o, "delimiter"), li = tn__opts_find(&o, "label_column");
-    if (di >= 0) {
-        char d[96];
-        tn__opts_unquote(o.val[di], d, sizeof d);
-        if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
-        else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
-        else return (tn_tensor *)tn__error("tn_read_csv: option delimiter=%s: expected one character (or '\\t')", o.val[di]);
-    }
-    if (li >= 0 && strcmp(o.val[li], "None")) {
-        char *end;
-        long long v = strtoll(o.val[li], &end, 10);
-        if (*o.val[li] && !*end) label_col = v;
-        else tn__opts_unquote(o.val[li], label_name, sizeof label_name);
-    }
-    int dt = tn__opts_word(&o, "dtype", "float32|float64");
-    if (dt == -1 || tn__opts_bool(&o, "header", &header) < 0 || tn__opts_done(&o, "header, delimiter, label_column, dtype")) return NULL;
-    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_column='%s' names a column, which needs header=True", label_name);
-    tn_dtype dtype = dt == 1 ? TN_F64 : TN_F32;
+    const bool header = o.header;
+    const char *d = o.delimiter ? o.delimiter : "", *label_name = o.label_name ? o.label_name : "";
+    char delim;
+    if (!strcmp(d, "\\t") || !strcmp(d, "\t")) delim = '\t';
+    else if (strlen(d) == 1 && d[0] != '"' && d[0] != '\n' && d[0] != '\r') delim = d[0];
+    else return (tn_tensor *)tn__error("tn_read_csv: option delimiter='%s': expected one character (or '\\t')", d);
+    const int64_t label_col = o.label_column;   /* TN_NONE: none */
+    if (label_name[0] && label_col != TN_NONE) return (tn_tensor *)tn__error("tn_read_csv: give label_column or label_name, not both");
+    if (label_name[0] && !header) return (tn_tensor *)tn__error("tn_read_csv: label_name='%s' names a column, which needs header=True", label_name);
+    if (o.dtype != TN_F32 && o.dtype != TN_F64) return (tn_tensor *)tn__error("tn_read_csv: dtype must be TN_F32 or TN_F64, got %d", o.dtype);
+    const tn_dtype dtype = (tn_dtype)o.dtype;
 
     FILE *f = fopen(path, "rb");
     if (!f) return (tn_tensor *)tn__error("tn_read_csv: cannot open '%s': %s", path, strerror(errno));
@@ -102,7 +67,8 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     double *vals = NULL;
     int64_t *labs = NULL, rows = 0, cap = 0, line = 0;
     int ncols = -1, lc = -1;
-    char cell[256];
+    char *cell = NULL;      /* one field, as long as the longest line so far */
+    size_t cellcap = 0;
     tn_tensor *x = NULL, *y = NULL;
     bool failed = false;
     const char *p = buf, *bend = buf + size;
@@ -115,6 +81,13 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
         const char *q = p;
         while (q < e && (*q == ' ' || *q == '\t')) q++;
         if (q == e) { p = next; continue; }  /* a blank line */
+        if ((size_t)(e - p) + 1 > cellcap) {
+            size_t want = TN__MAX((size_t)(e - p) + 1, 2 * cellcap);
+            char *c = (char *)TN_REALLOC(cell, want);
+            if (!c) { tn__error("tn_read_csv: out of memory at line %lld of '%s'", (long long)line, path); failed = true; break; }
+            cell = c;
+            cellcap = want;
+        }
         int nf = tn__csv_count_fields(p, e, delim);
         if (ncols < 0) { /* the first line fixes the columns and the label column */
             ncols = nf;
@@ -122,11 +95,11 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
                 const char *fp = p;
                 bool last = false;
                 for (int c = 0; c < nf && fp; c++) {
-                    fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+                    fp = tn__csv_field(fp, e, delim, cell, &last);
                     if (fp && !strcmp(cell, label_name)) { lc = c; break; }
                 }
                 if (lc < 0) { tn__error("tn_read_csv: '%s': no column named '%s' in the header", path, label_name); failed = true; break; }
-            } else if (label_col != INT64_MIN) {
+            } else if (label_col != TN_NONE) {
                 if (label_col < -ncols || label_col >= ncols) {
                     tn__error("tn_read_csv: label_column=%lld is out of range for %d columns", (long long)label_col, ncols);
                     failed = true;
@@ -150,7 +123,7 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
         int j = 0;
         for (int c = 0; c < ncols; c++) {
             bool last = false;
-            fp = tn__csv_field(fp, e, delim, cell, sizeof cell, &last);
+            fp = tn__csv_field(fp, e, delim, cell, &last);
             if (!fp) { tn__error("tn_read_csv: '%s' line %lld, column %d: unterminated or misplaced quote", path, (long long)line, c + 1); failed = true; break; }
             char *end;
             double v = strtod(cell, &end);
@@ -187,7 +160,18 @@ TNDEF tn_tensor *tn_read_csv(const char *path, const char *options, tn_tensor **
     }
     TN_FREE(vals);
     TN_FREE(labs);
+    TN_FREE(cell);
     TN_FREE(buf);
     if (labels && x) *labels = tn__own(y);
     return tn__own(x);
+}
+
+TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options) {
+    if (labels) *labels = NULL;
+    tn_csv_opts o = TN_DEFAULTS(tn_csv_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_read_csv", options, tn__kw_csv, TN__KW_N(tn__kw_csv), &o, &seen)) return NULL;
+    tn_tensor *x = tn_read_csv_opts(path, labels, o);
+    tn__kw_release(tn__kw_csv, TN__KW_N(tn__kw_csv), &o, seen);
+    return x;
 }

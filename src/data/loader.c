@@ -126,24 +126,14 @@ static int64_t tn__loader_nbatches(const tn_loader *l, int64_t n) {
     return l->drop_last ? n / l->batch_size : n / l->batch_size + (n % l->batch_size != 0);
 }
 
-TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
+TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts o) {
     if (!ds) return NULL;
     if (!ds->get || !ds->len || ds->nitems < 1) return (tn_loader *)tn__error("tn_loader_new: the dataset needs len and get functions and nitems >= 1");
-    tn__opts o;
-    if (tn__opts_parse("tn_loader_new", options, &o)) return NULL;
-    int64_t bs = 1, nw = 0, pf = 2, seed = -1;
-    bool shuffle = false, drop_last = false, has_pf, has_seed;
-    int bi = tn__opts_find(&o, "batch_size");
-    if (bi >= 0 && !strcmp(o.val[bi], "None")) bs = 0;
-    else if (tn__opts_int(&o, "batch_size", &bs, 1) < 0) return NULL;
-    else if (bs < 1 || bs > INT_MAX) return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
-    int pi = tn__opts_find(&o, "prefetch_factor"), si = tn__opts_find(&o, "seed");
-    has_pf = pi >= 0 && strcmp(o.val[pi], "None");
-    has_seed = si >= 0 && strcmp(o.val[si], "None");
-    if (tn__opts_bool(&o, "shuffle", &shuffle) < 0 || tn__opts_bool(&o, "drop_last", &drop_last) < 0 ||
-        tn__opts_int(&o, "num_workers", &nw, 1) < 0 || tn__opts_int(&o, "prefetch_factor", &pf, 1) < 0 ||
-        tn__opts_int(&o, "seed", &seed, 1) < 0 ||
-        tn__opts_done(&o, "batch_size, shuffle, drop_last, num_workers, prefetch_factor, seed")) return NULL;
+    int64_t bs = o.batch_size == TN_NONE ? 0 : o.batch_size, nw = o.num_workers, pf = o.prefetch_factor, seed = o.seed;   /* bs 0: None */
+    const bool shuffle = o.shuffle, drop_last = o.drop_last, has_pf = pf != TN_NONE, has_seed = seed != TN_NONE;
+    if (!has_pf) pf = 2;
+    if (o.batch_size != TN_NONE && (bs < 1 || bs > INT_MAX))
+        return (tn_loader *)tn__error("tn_loader_new: batch_size should be a positive integer value (at most %d), but got batch_size=%lld", INT_MAX, (long long)bs);
     if (nw < 0) return (tn_loader *)tn__error("tn_loader_new: num_workers option should be non-negative; use num_workers=0 to disable worker threads (got %lld)", (long long)nw);
     if (nw > 1024) return (tn_loader *)tn__error("tn_loader_new: num_workers=%lld is more than the 1024 threads a loader may start", (long long)nw);
     if (nw == 0 && has_pf) return (tn_loader *)tn__error("tn_loader_new: prefetch_factor option could only be specified with num_workers > 0 (let num_workers > 0 to enable worker threads, otherwise leave prefetch_factor out)");
@@ -196,6 +186,10 @@ TNDEF tn_loader *tn_loader_new(tn_dataset *ds, const char *options) {
     }
 #endif
     return l;
+}
+TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options) {
+    if (!ds) return NULL;
+    TN__KW_STR(tn_loader_opts, loader, "tn_loader_new", options, tn_loader_new_opts(ds, o));
 }
 
 TNDEF int tn_loader_set_collate(tn_loader *l, tn_collate_fn fn, void *user) {

@@ -1,9 +1,10 @@
 /* ---- checkpoints ---- */
 static int tn__dict_put_prefixed(tn_dict *dst, const char *prefix, const tn_dict *src) {
-    char key[600];
     for (int i = 0; src && i < tn_dict_len(src); i++) {
-        snprintf(key, sizeof key, "%s%s", prefix, tn_dict_key(src, i));
-        if (tn_dict_set(dst, key, tn_dict_value(src, i))) return -1;
+        char *key = tn__str_join(prefix, tn_dict_key(src, i));   /* exact length: never cut */
+        int rc = key ? tn_dict_set(dst, key, tn_dict_value(src, i)) : TN__FAIL_INT("tn_checkpoint_save: out of memory");
+        TN_FREE(key);
+        if (rc) return -1;
     }
     return src ? 0 : -1;
 }
@@ -11,15 +12,20 @@ TNDEF int tn_checkpoint_save(const char *path, const tn_module *model, const tn_
     const char *fn = "tn_checkpoint_save";
     if (!path || !model) return TN__FAIL_INT("%s: need a path and a model", fn);
     tn_dict *all = tn_dict_new(), *ms = tn_module_state_dict(model), *os = opt ? tn_optim_state_dict(opt) : NULL;
-    char tmp[1100], num[32];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char num[32];   /* an int64 */
     snprintf(num, sizeof num, "%lld", (long long)step);
     tn_scope_begin();
+    /* tn_safetensors_save replaces path only once the whole file is written */
     int rc = !all || tn__dict_put_prefixed(all, "model.", ms) || (opt && tn__dict_put_prefixed(all, "optim.", os)) ||
              tn_dict_set(all, "step", tn_scalar_tensor((double)step, TN_I64)) || tn_dict_set_meta(all, "format", "tensor.h checkpoint") ||
-             tn_dict_set_meta(all, "step", num) || tn_safetensors_save(tmp, all) ? -1 : 0;
+             tn_dict_set_meta(all, "step", num) ? -1 : 0;
     tn_scope_end();
-    if (rc == 0 && rename(tmp, path) != 0) { remove(tmp); rc = TN__FAIL_INT("%s: cannot rename %s to %s", fn, tmp, path); }
+    if (rc == 0 && tn_safetensors_save(path, all)) {
+        char why[1024];   /* a message: the error buffer holds no more */
+        const char *colon = strstr(tn_last_error(), ": ");
+        snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+        rc = TN__FAIL_INT("%s: %s", fn, why);
+    }
     tn_dict_free(all); tn_dict_free(ms); tn_dict_free(os);
     return rc;
 }
@@ -35,33 +41,47 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     const char *fn = "tn_checkpoint_load";
     if (!path || !model) return TN__FAIL_INT("%s: need a path and a model", fn);
     tn_dict *all = tn_safetensors_load(path);
-    if (!all) return -1;
+    if (!all) {   /* the reader's message, under this function's name */
+        char why[1024];
+        const char *colon = strstr(tn_last_error(), ": ");
+        snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+        return TN__FAIL_INT("%s: %s", fn, why);
+    }
     tn_dict *ms = tn__dict_strip_prefix(all, "model."), *os = opt ? tn__dict_strip_prefix(all, "optim.") : NULL;
     tn_tensor *st = tn_dict_get(all, "step");
+    char pb[256];   /* tn__msg_path's */
+    const char *shown = tn__msg_path(path, pb);
     int rc = 0;
     if (!ms || (opt && !os)) rc = -1;
-    else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, path);
-    else {
-        /* each load is all-or-nothing; a copy of the model's values makes the pair so (a refused
-           optimizer state puts the model back) */
-        tn_dict *cur = opt ? tn_module_state_dict(model) : NULL, *backup = cur ? tn_dict_new() : NULL;
-        tn_scope_begin();
-        for (int i = 0; backup && i < tn_dict_len(cur); i++) {
-            tn_tensor *v = tn_clone(tn_dict_value(cur, i));
-            if (!v || tn_dict_set(backup, tn_dict_key(cur, i), v)) { tn_dict_free(backup); backup = NULL; }
-        }
-        tn_scope_end();
-        if (opt && !backup) rc = -1;
-        else if (tn_module_load_state_dict(model, ms, true, NULL, NULL) || (opt && tn_optim_load_state_dict(opt, os))) {
-            char why[1024];                  /* the message of the part that failed, with the file's name */
-            snprintf(why, sizeof why, "%s", tn_last_error());
-            if (backup) tn_module_load_state_dict(model, backup, true, NULL, NULL);
-            rc = TN__FAIL_INT("%s: %s: %s", fn, path, why);
-        }
-        tn_dict_free(backup);
-        tn_dict_free(cur);
+    else if (!st || tn_numel(st) != 1 || tn_dict_len(ms) == 0) rc = TN__FAIL_INT("%s: %s is not a checkpoint (no \"step\" or no \"model.*\" entries)", fn, shown);
+    else if (st->dtype == TN_F16 || st->dtype == TN_BF16) rc = TN__FAIL_INT("%s: %s: \"step\" must not be float16 or bfloat16", fn, shown);
+    /* the step is read before anything is written: an int64 exactly, another dtype only
+       when it is a whole number in int64's range (1e300 or NaN would be undefined) */
+    int64_t step_value = 0;
+    if (rc == 0 && st->device == TN_CPU && st->dtype == TN_I64) step_value = *(const int64_t *)tn_data_ptr(st);
+    else if (rc == 0) {
+        const double v = tn_item(st);
+        if (v != floor(v) || !(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+            rc = TN__FAIL_INT("%s: %s: \"step\" %g is not a whole number in int64's range", fn, shown, v);
+        else step_value = (int64_t)v;
     }
-    if (rc == 0 && step) *step = (int64_t)tn_item(st);
+    if (rc == 0) {
+        /* model and optimizer are both checked before either is written: a refused checkpoint
+           changes neither */
+        tn__module_load ml;
+        tn__optim_load ol;
+        bool model_ok = tn__module_load_check("tn_module_load_state_dict", model, ms, true, NULL, NULL, &ml) == 0;
+        if (!model_ok || (opt && tn__optim_load_check("tn_optim_load_state_dict", opt, os, &ol))) {
+            char why[1024];   /* the message of the part that failed (the error buffer holds no more) */
+            snprintf(why, sizeof why, "%s", tn_last_error());
+            if (model_ok) tn__module_load_free(&ml);
+            rc = TN__FAIL_INT("%s: %s: %s", fn, shown, why);
+        } else {
+            if (opt) tn__optim_load_commit(opt, &ol);
+            rc = tn__module_load_commit("tn_module_load_state_dict", &ml);
+        }
+    }
+    if (rc == 0 && step) *step = step_value;
     tn_dict_free(ms); tn_dict_free(os); tn_dict_free(all);
     return rc;
 }

@@ -122,27 +122,42 @@ TNDEF char *tn_to_string(tn_tensor *t) {
         }
         tn__print_rec(&f, &b, 0, 0, 7);
     }
-    /* suffixes, wrapped onto a new line past 80 columns as PyTorch does */
-    char suffixes[4][96];
+    /* suffixes, wrapped onto a new line past 80 columns as PyTorch does; built at their
+       length (a custom function's name, eight 19-digit sizes are never cut) */
+    tn__sbuf suffixes[4];
+    memset(suffixes, 0, sizeof suffixes);
     int ns = 0;
-    if (t->device != TN_CPU) snprintf(suffixes[ns++], 96, "device='%s:0'", tn_device_name(t->device));
+    char num[32];   /* an int64 */
+    if (t->device != TN_CPU) {
+        tn__sb_puts(&suffixes[ns], "device='");
+        tn__sb_puts(&suffixes[ns], tn_device_name(t->device));
+        tn__sb_puts(&suffixes[ns++], ":0'");
+    }
     if (tn_numel(t) == 0 && t->ndim != 1) {
-        int w = snprintf(suffixes[ns], 96, "size=(");
-        for (int i = 0; i < t->ndim && w < 80; i++) w += snprintf(suffixes[ns] + w, (size_t)(96 - w), i ? ", %lld" : "%lld", (long long)t->shape[i]);
-        snprintf(suffixes[ns] + w, (size_t)(96 - w), t->ndim == 1 ? ",)" : ")");
-        ns++;
+        tn__sb_puts(&suffixes[ns], "size=(");
+        for (int i = 0; i < t->ndim; i++) {
+            snprintf(num, sizeof num, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+            tn__sb_puts(&suffixes[ns], num);
+        }
+        tn__sb_puts(&suffixes[ns++], t->ndim == 1 ? ",)" : ")");
     }
     /* an empty tensor names every dtype but the default float32 (nothing to infer it from) */
-    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL)))
-        snprintf(suffixes[ns++], 96, "dtype=torch.%s", tn_dtype_name(t->dtype));
-    if (t->grad_fn) snprintf(suffixes[ns++], 96, "grad_fn=<%s>", tn_grad_fn_name(t));
-    else if (t->requires_grad) snprintf(suffixes[ns++], 96, "requires_grad=True");
+    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
+        tn__sb_puts(&suffixes[ns], "dtype=torch.");
+        tn__sb_puts(&suffixes[ns++], tn_dtype_name(t->dtype));
+    }
+    if (t->grad_fn) {
+        tn__sb_puts(&suffixes[ns], "grad_fn=<");
+        tn__sb_puts(&suffixes[ns], tn_grad_fn_name(t));
+        tn__sb_puts(&suffixes[ns++], ">");
+    } else if (t->requires_grad) tn__sb_puts(&suffixes[ns++], "requires_grad=True");
+    for (int i = 0; i < ns; i++) b.failed |= suffixes[i].failed;
     /* PyTorch: last_line_len = len(s) - s.rfind("\n") + 1 (rfind gives -1 when absent) */
     const char *lastnl = b.s ? strrchr(b.s, '\n') : NULL;
     size_t last = lastnl ? (size_t)(b.s + b.n - lastnl) + 1 : b.n + 2;
 
-    for (int i = 0; i < ns; i++) {
-        size_t sl = strlen(suffixes[i]);
+    for (int i = 0; i < ns && !b.failed; i++) {
+        size_t sl = suffixes[i].n;
         if (last + sl + 2 > 80) {
             tn__sb_puts(&b, ",\n");
             tn__sb_pad(&b, 7);
@@ -151,8 +166,9 @@ TNDEF char *tn_to_string(tn_tensor *t) {
             tn__sb_puts(&b, ", ");
             last += sl + 2;
         }
-        tn__sb_puts(&b, suffixes[i]);
+        tn__sb_puts(&b, suffixes[i].s);
     }
+    for (int i = 0; i < ns; i++) TN_FREE(suffixes[i].s);
     tn__sb_puts(&b, ")");
     tn_release(f.t);
     if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_to_string: out of memory"); }

@@ -41,15 +41,28 @@ typedef struct tn__st_parse {
     bool has_meta;
 } tn__st_parse;
 
+/* A path as messages show it: whole up to 250 bytes, else its first and last 120 bytes
+   (cut at UTF-8 character boundaries) around "...", so that the reason after it still fits
+   the error buffer's 1024 bytes. buf: 256 bytes. */
+static const char *tn__msg_path(const char *path, char *buf) {
+    size_t n = strlen(path), head = 120, tail = n - 120;
+    if (n <= 250) return path;
+    while (head && ((unsigned char)path[head] & 0xC0) == 0x80) head--;
+    while (tail < n && ((unsigned char)path[tail] & 0xC0) == 0x80) tail++;
+    snprintf(buf, 256, "%.*s...%s", (int)head, path, path + tail);
+    return buf;
+}
+
 /* "tn_safetensors_load: 'file': what" */
 static int tn__st_fail(tn__st_parse *p, const char *fmt, ...) TN__PRINTF_FMT(2, 3);
 static int tn__st_fail(tn__st_parse *p, const char *fmt, ...) {
-    char why[900];
+    char why[900];   /* the message under the function and file names: the error buffer holds 1024 bytes */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    if (p->src) tn__error("%s: '%s': %s", p->fn, p->src, why);
+    char pb[256];   /* tn__msg_path's */
+    if (p->src) tn__error("%s: '%s': %s", p->fn, tn__msg_path(p->src, pb), why);
     else tn__error("%s: %s", p->fn, why);
     return -1;
 }
@@ -219,7 +232,7 @@ static int tn__st_int_array(tn__st_parse *p, const char *tname, const char *fiel
         size_t at = p->i;
         if (tn__st_number(p, &integer, &v)) return -1;
         if (!integer) {
-            char num[40];
+            char num[40];   /* the offending number, shown (cut) in the message only */
             size_t l = TN__MIN(p->i - at, sizeof num - 1);
             memcpy(num, p->s + at, l);
             num[l] = 0;
@@ -474,6 +487,7 @@ TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size) {
 
 TNDEF tn_dict *tn_safetensors_load(const char *path) {
     if (!path) return (tn_dict *)tn__error("tn_safetensors_load: path is NULL");
+    char pb[256];   /* tn__msg_path's */
     tn__st_map *m = (tn__st_map *)TN_MALLOC(sizeof *m);
     if (!m) return (tn_dict *)tn__error("tn_safetensors_load: out of memory");
     memset(m, 0, sizeof *m);
@@ -485,12 +499,12 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
         int err = errno;
         if (fd >= 0) close(fd);
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", path, strerror(err));
+        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", tn__msg_path(path, pb), strerror(err));
     }
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
         close(fd);
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: '%s' is not a regular file of addressable size", path);
+        return (tn_dict *)tn__error("tn_safetensors_load: '%s' is not a regular file of addressable size", tn__msg_path(path, pb));
     }
     m->len = (size_t)st.st_size;
     if (m->len) {
@@ -500,7 +514,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
             int err = errno;
             close(fd);
             TN_FREE(m);
-            return (tn_dict *)tn__error("tn_safetensors_load: cannot map '%s' (%zu bytes): %s", path, (size_t)st.st_size, strerror(err));
+            return (tn_dict *)tn__error("tn_safetensors_load: cannot map '%s' (%zu bytes): %s", tn__msg_path(path, pb), (size_t)st.st_size, strerror(err));
         }
         m->mapped = true;
     }
@@ -509,7 +523,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         TN_FREE(m);
-        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", path, strerror(errno));
+        return (tn_dict *)tn__error("tn_safetensors_load: cannot open '%s': %s", tn__msg_path(path, pb), strerror(errno));
     }
     tn__file r;
     memset(&r, 0, sizeof r);
@@ -519,7 +533,7 @@ TNDEF tn_dict *tn_safetensors_load(const char *path) {
     fclose(f);
     if (!m->addr) {
         TN_FREE(m);
-        return size >= 0 ? NULL : (tn_dict *)tn__error("tn_safetensors_load: cannot read '%s'", path);
+        return size >= 0 ? NULL : (tn_dict *)tn__error("tn_safetensors_load: cannot read '%s'", tn__msg_path(path, pb));
     }
     m->len = (size_t)size;
 #endif

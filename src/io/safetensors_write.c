@@ -42,10 +42,13 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
         if (why) { TN_FREE(items); return TN__FAIL_INT("%s: tensor name '%s' %s", fn, name, why); }
         items[i].name = name;
         items[i].t = t;
-        items[i].nbytes = tn_numel(t) * (int64_t)tn_dtype_size(t->dtype);
+        if (!tn__mul_ok(tn_numel(t), (int64_t)tn_dtype_size(t->dtype), &items[i].nbytes)) {
+            TN_FREE(items);
+            return TN__FAIL_INT("%s: tensor '%s' (%s) has more bytes than int64 counts", fn, name, TN__SHAPE(t));
+        }
     }
     for (int i = 0; i < tn_dict_meta_len(d); i++) {
-        const char *k = tn_dict_meta_key(d, i), *v = tn_dict_get_meta(d, k);
+        const char *k = tn_dict_meta_key(d, i), *v = tn__dict_meta_value(d, i);
         if (!tn__utf8_ok((const unsigned char *)k, strlen(k), &bad) || !tn__utf8_ok((const unsigned char *)v, strlen(v), &bad)) {
             TN_FREE(items);
             return TN__FAIL_INT("%s: metadata '%s' is not valid UTF-8", fn, k);
@@ -61,23 +64,29 @@ static int tn__st_header(const char *fn, const tn_dict *d, tn__sbuf *hdr, tn__st
             if (i) tn__sb_puts(hdr, ",");
             tn__st_json_string(hdr, k);
             tn__sb_puts(hdr, ":");
-            tn__st_json_string(hdr, tn_dict_get_meta(d, k));
+            tn__st_json_string(hdr, tn__dict_meta_value(d, i));
         }
         tn__sb_puts(hdr, n ? "}," : "}");
     }
     int64_t off = 0;
-    char num[64];
+    char num[64];   /* one or two int64s and a few bytes of JSON */
     for (int i = 0; i < n; i++) {
         tn_tensor *t = items[i].t;
+        int64_t end;
+        if (!tn__add_ok(off, items[i].nbytes, &end)) {   /* the offsets, and below the file's size, fit an int64 */
+            TN_FREE(items);
+            TN_FREE(hdr->s);
+            return TN__FAIL_INT("%s: the tensors' bytes add up past what int64 counts", fn);
+        }
         if (i) tn__sb_puts(hdr, ",");
         tn__st_json_string(hdr, items[i].name);
         tn__sb_puts(hdr, ":{\"dtype\":\"");
         tn__sb_puts(hdr, tn__st_dtype_names[t->dtype]);
         tn__sb_puts(hdr, "\",\"shape\":[");
         for (int k = 0; k < t->ndim; k++) { snprintf(num, sizeof num, k ? ",%lld" : "%lld", (long long)t->shape[k]); tn__sb_puts(hdr, num); }
-        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)(off + items[i].nbytes));
+        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)off, (long long)end);
         tn__sb_puts(hdr, num);
-        off += items[i].nbytes;
+        off = end;
     }
     tn__sb_puts(hdr, "}");
     while (!hdr->failed && hdr->n % 8) tn__sb_puts(hdr, " ");  /* the data starts 8-byte aligned */
@@ -146,40 +155,110 @@ TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size) {
     return out;
 }
 
+/* The file a save writes before it replaces path. POSIX: open/write/fsync, so that the data
+   is on the disk before the rename makes it the file, and every failure (a full disk
+   included) is seen; elsewhere stdio. */
+typedef struct tn__wfile {
+#ifdef TN__HAVE_MMAP
+    int fd;
+#else
+    FILE *f;
+#endif
+} tn__wfile;
+static int tn__wf_create(tn__wfile *w, const char *name) {   /* 0, or an errno */
+#ifdef TN__HAVE_MMAP
+    int flags = O_WRONLY | O_CREAT | O_EXCL;
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
+#endif
+    w->fd = open(name, flags, 0666);
+    return w->fd < 0 ? errno : 0;
+#else
+    w->f = fopen(name, "wbx");
+    return w->f ? 0 : errno ? errno : EIO;
+#endif
+}
+static int tn__wf_write(tn__wfile *w, const void *data, size_t n) {
+#ifdef TN__HAVE_MMAP
+    for (const char *p = (const char *)data; n;) {
+        ssize_t k = write(w->fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return k < 0 ? errno : EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+#else
+    return !n || fwrite(data, 1, n, w->f) == n ? 0 : errno ? errno : EIO;
+#endif
+}
+static int tn__wf_close(tn__wfile *w, bool sync) {   /* 0, or the first errno */
+#ifdef TN__HAVE_MMAP
+    int err = sync && fsync(w->fd) != 0 ? errno : 0;
+    if (close(w->fd) != 0 && !err) err = errno;
+    return err;
+#else
+    (void)sync;
+    return fclose(w->f) != 0 ? (errno ? errno : EIO) : 0;
+#endif
+}
+/* Create the temporary beside path, exclusively, so that no existing file is ever truncated
+   (the user's "<path>.tmp", or another save's): "<path>.tmp", else "<path>.tmp1", ... When
+   that name is too long for the file system (path's name near NAME_MAX), a short one in the
+   same directory, "<dir>/.tn-save.tmp<n>". *name is TN_MALLOC'd, also on failure (NULL
+   only when out of memory). */
+static int tn__st_create_tmp(const char *path, tn__wfile *w, char **name) {
+    size_t pl = strlen(path), cap = pl + 32;
+    const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char *bs = strrchr(path, '\\');
+    if (bs && (!slash || bs > slash)) slash = bs;
+#endif
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    char *s = *name = (char *)TN_MALLOC(cap);
+    if (!s) return ENOMEM;
+    bool short_name = false;
+    int err = 0;
+    for (int k = 0; k < 100; k++) {
+        if (!short_name) snprintf(s, cap, k ? "%s.tmp%d" : "%s.tmp", path, k);
+        else { memcpy(s, path, dl); snprintf(s + dl, cap - dl, ".tn-save.tmp%d", k); }
+        if (!(err = tn__wf_create(w, s))) return 0;
+        if (err == ENAMETOOLONG && !short_name) { short_name = true; k = -1; continue; }
+        if (err != EEXIST) break;
+    }
+    return err;
+}
+
 TNDEF int tn_safetensors_save(const char *path, const tn_dict *d) {
-    if (!path || !d) return TN__FAIL_INT("tn_safetensors_save: need a path and a dict");
+    const char *fn = "tn_safetensors_save";
+    if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
     tn__sbuf hdr;
     tn__st_item *items;
     int n;
-    if (tn__st_header("tn_safetensors_save", d, &hdr, &items, &n)) return -1;
-    size_t pl = strlen(path);
-    char *tmpname = (char *)TN_MALLOC(pl + 16);
-    FILE *f = NULL;
-    int rc = 0;
-    if (!tmpname) rc = TN__FAIL_INT("tn_safetensors_save: out of memory");
-    else {
-        snprintf(tmpname, pl + 16, "%s.tmp", path);
-        f = fopen(tmpname, "wb");
-        if (!f) rc = TN__FAIL_INT("tn_safetensors_save: cannot create '%s': %s", tmpname, strerror(errno));
-    }
-    unsigned char len8[8];
-    for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)hdr.n >> (8 * k) & 0xFF);
-    bool io_ok = f && fwrite(len8, 1, 8, f) == 8 && fwrite(hdr.s, 1, hdr.n, f) == hdr.n;
-    for (int i = 0; f && io_ok && i < n; i++) {
-        tn_tensor *tmp;
-        const void *src = tn__st_bytes("tn_safetensors_save", items[i].t, &tmp);
-        if (!src) { rc = -1; break; }
-        io_ok = !items[i].nbytes || fwrite(src, 1, (size_t)items[i].nbytes, f) == (size_t)items[i].nbytes;
-        tn_release(tmp);
-    }
-    if (f) {
-        int err = errno;
-        if (fclose(f) != 0 && io_ok) { io_ok = false; err = errno; }
-        if (!rc && !io_ok) rc = TN__FAIL_INT("tn_safetensors_save: cannot write '%s': %s", tmpname, strerror(err));
-        if (!rc && rename(tmpname, path) != 0) {
-            remove(path);  /* platforms whose rename does not replace */
-            if (rename(tmpname, path) != 0) rc = TN__FAIL_INT("tn_safetensors_save: cannot rename '%s' to '%s': %s", tmpname, path, strerror(errno));
+    if (tn__st_header(fn, d, &hdr, &items, &n)) return -1;
+    char *tmpname = NULL, pb[256], tb[256];   /* tn__msg_path's */
+    tn__wfile w;
+    int rc = 0, err = tn__st_create_tmp(path, &w, &tmpname);
+    if (!tmpname) rc = TN__FAIL_INT("%s: out of memory", fn);
+    else if (err) { rc = TN__FAIL_INT("%s: cannot create '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err)); TN_FREE(tmpname); tmpname = NULL; }
+    if (tmpname) {
+        unsigned char len8[8];
+        for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)hdr.n >> (8 * k) & 0xFF);
+        err = tn__wf_write(&w, len8, 8);
+        if (!err) err = tn__wf_write(&w, hdr.s, hdr.n);
+        for (int i = 0; !err && i < n; i++) {
+            tn_tensor *tmp;
+            const void *src = tn__st_bytes(fn, items[i].t, &tmp);
+            if (!src) { rc = -1; break; }
+            err = tn__wf_write(&w, src, (size_t)items[i].nbytes);
+            tn_release(tmp);
         }
+        int cerr = tn__wf_close(&w, !rc && !err);
+        if (!err) err = cerr;
+        if (!rc && err) rc = TN__FAIL_INT("%s: cannot write '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err));
+        /* the old file is replaced only by a complete new one, and never removed: a platform
+           whose rename does not replace an existing file reports the error */
+        if (!rc && rename(tmpname, path) != 0) rc = TN__FAIL_INT("%s: cannot rename '%s' to '%s': %s", fn, tn__msg_path(tmpname, tb), tn__msg_path(path, pb), strerror(errno));
         if (rc) remove(tmpname);
     }
     TN_FREE(tmpname);

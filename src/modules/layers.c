@@ -76,7 +76,7 @@ typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid
 static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
     tn__convm *c = (tn__convm *)m;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
-    int64_t p[2] = {c->same ? TN_PAD_SAME : c->p[0], c->p[1]};
+    int64_t p[2] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1]};
     return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
 }
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
@@ -140,24 +140,14 @@ TNDEF tn_module *tn_nn_conv2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_o
 TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) {
     return tn__conv_new("tn_nn_conv_transpose2d", &tn__convt2d_type, 2, true, in, out, k, o);
 }
-#define TN__KW_T tn_conv_opts
-static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
-#undef TN__KW_T
-static bool tn__kw_conv_parse(const char *fn, const char *text, tn_conv_opts *o) {
-    *o = (tn_conv_opts)TN_DEFAULTS(tn_conv_opts);
-    return tn__kw_parse(fn, text, tn__kw_conv, TN__KW_N(tn__kw_conv), o) == 0;
-}
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv1d", options, &o) ? tn_nn_conv1d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv1d", options, tn_nn_conv1d_opts(in, out, k, o));
 }
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv2d", options, &o) ? tn_nn_conv2d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv2d", options, tn_nn_conv2d_opts(in, out, k, o));
 }
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in, int64_t out, int64_t k, const char *options) {
-    tn_conv_opts o;
-    return tn__kw_conv_parse("tn_nn_conv_transpose2d", options, &o) ? tn_nn_conv_transpose2d_opts(in, out, k, o) : NULL;
+    TN__KW_STR(tn_conv_opts, conv, "tn_nn_conv_transpose2d", options, tn_nn_conv_transpose2d_opts(in, out, k, o));
 }
 
 /* Pooling modules */
@@ -189,33 +179,38 @@ static const tn_module_type tn__avgpool1d_type = {"AvgPool1d", tn__pool_fwd, NUL
 static const tn_module_type tn__avgpool2d_type = {"AvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
 static const tn_module_type tn__adaptive_avg_type = {"AdaptiveAvgPool2d", tn__pool_fwd, NULL, tn__pool_repr};
 static const tn_module_type tn__adaptive_max_type = {"AdaptiveMaxPool2d", tn__pool_fwd, NULL, tn__pool_repr};
-static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+static tn_module *tn__pool_new(const char *fn, const tn_module_type *type, int nsp, int kind, int64_t ksize, tn_pool_opts o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, type->name, nsp, kind == 0, ksize, &o, k, st, pd, dl, &divisor)) return NULL;
+    if (kind == 0 && o.return_indices) return (tn_module *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices instead", fn, nsp);
+    int64_t g[10];
+    if (tn__pool_geometry(fn, nsp, k, st, pd, dl, g)) return NULL;
     tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
     if (!q) return NULL;
-    q->nsp = nsp; q->kind = kind; q->count_include_pad = true;
-    for (int i = 0; i < 2; i++) { q->k[i] = ksize; q->s[i] = 0; q->p[i] = 0; q->d[i] = 1; }
-    int failed = tn__opts_int(&o, "kernel_size", q->k, nsp) < 0 || tn__opts_int(&o, "stride", q->s, nsp) < 0 ||
-                 tn__opts_int(&o, "padding", q->p, nsp) < 0 || tn__opts_bool(&o, "ceil_mode", &q->ceil_mode) < 0;
-    if (!failed && kind == 0) {
-        bool ri = false;
-        failed = tn__opts_int(&o, "dilation", q->d, nsp) < 0 || tn__opts_bool(&o, "return_indices", &ri) < 0 ||
-                 tn__opts_done(&o, "kernel_size, stride, padding, dilation, return_indices, ceil_mode");
-        if (!failed && ri) failed = TN__FAIL_INT("%s: return_indices: call tn_max_pool%dd with an indices pointer instead", fn, nsp);
-    } else if (!failed) {
-        failed = tn__opts_bool(&o, "count_include_pad", &q->count_include_pad) < 0 || tn__opts_int(&o, "divisor_override", &q->divisor, 1) < 0 ||
-                 tn__opts_done(&o, "kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override");
-    }
-    if (!failed && nsp == 1) { q->k[1] = q->k[0]; q->s[1] = q->s[0]; q->p[1] = q->p[0]; q->d[1] = q->d[0]; }
-    int64_t g[10];
-    if (!failed) failed = tn__pool_geometry(fn, nsp, q->k, q->s, q->p, q->d, g);
-    return tn__module_or_free(&q->base, failed);
+    q->nsp = nsp; q->kind = kind; q->ceil_mode = o.ceil_mode; q->count_include_pad = o.count_include_pad; q->divisor = divisor;
+    for (int i = 0; i < 2; i++) { q->k[i] = k[i]; q->s[i] = st[i]; q->p[i] = pd[i]; q->d[i] = dl[i]; }
+    return &q->base;
 }
-TNDEF tn_module *tn_nn_max_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, options); }
-TNDEF tn_module *tn_nn_avg_pool2d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, options); }
-TNDEF tn_module *tn_nn_max_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, options); }
-TNDEF tn_module *tn_nn_avg_pool1d(int64_t k, const char *options) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, options); }
+TNDEF tn_module *tn_nn_max_pool2d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_max_pool2d", &tn__maxpool2d_type, 2, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool2d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_avg_pool2d", &tn__avgpool2d_type, 2, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_max_pool1d", &tn__maxpool1d_type, 1, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool1d_opts(int64_t k, tn_pool_opts o) { return tn__pool_new("tn_nn_avg_pool1d", &tn__avgpool1d_type, 1, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool2d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_max_pool2d", true, options, &o) ? NULL : tn_nn_max_pool2d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_avg_pool2d", false, options, &o) ? NULL : tn_nn_avg_pool2d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_max_pool1d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_max_pool1d", true, options, &o) ? NULL : tn_nn_max_pool1d_opts(k, o);
+}
+TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_nn_avg_pool1d", false, options, &o) ? NULL : tn_nn_avg_pool1d_opts(k, o);
+}
 static tn_module *tn__adaptive_new(const tn_module_type *type, int kind, int64_t oh, int64_t ow) {
     if (oh <= 0 || ow <= 0) return (tn_module *)tn__error("tn_nn_%s: output size (%lld, %lld) must be positive", kind == 2 ? "adaptive_avg_pool2d" : "adaptive_max_pool2d", (long long)oh, (long long)ow);
     tn__poolm *q = (tn__poolm *)tn_module_new(type, sizeof(tn__poolm));
@@ -263,30 +258,22 @@ static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, 
 static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
-static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
+/* kind 0/1 BatchNorm1d/2d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
+static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape,
+                               double eps, double momentum, bool affine, bool has_bias, bool track) {
+    if (kind == 2 && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) return (tn_module *)tn__error("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
+    if (kind == 3 && (groups <= 0 || nf % groups))
+        return (tn_module *)tn__error("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
+    if (kind != 2 && nf <= 0) return (tn_module *)tn__error("%s: num_features must be positive, got %lld", fn, (long long)nf);
     tn__normm *q = (tn__normm *)tn_module_new(type, sizeof(tn__normm));
     if (!q) return NULL;
-    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = 1e-5; q->momentum = 0.1; q->affine = true; q->track = true;
-    bool has_bias = true;
-    int failed = tn__opts_num(&o, "eps", &q->eps, 1) < 0;
-    if (kind <= 1) {
-        for (int i = 0; i < o.n; i++) if (!strcmp(o.key[i], "momentum") && !strcmp(o.val[i], "None")) q->momentum = NAN;
-        failed = failed || tn__opts_num(&o, "momentum", &q->momentum, 1) < 0 || tn__opts_bool(&o, "affine", &q->affine) < 0 ||
-                 tn__opts_bool(&o, "track_running_stats", &q->track) < 0 || tn__opts_done(&o, "eps, momentum, affine, track_running_stats");
-    } else if (kind == 2) {
-        failed = failed || tn__opts_bool(&o, "elementwise_affine", &q->affine) < 0 || tn__opts_bool(&o, "bias", &has_bias) < 0 ||
-                 tn__opts_done(&o, "eps, elementwise_affine, bias");
-        if (!failed && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) failed = TN__FAIL_INT("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
-        for (int i = 0; !failed && i < nshape; i++) q->shape[i] = shape[i];
-        q->nshape = nshape;
-    } else failed = failed || tn__opts_bool(&o, "affine", &q->affine) < 0 || tn__opts_done(&o, "eps, affine");
-    if (!failed && kind == 3 && (groups <= 0 || nf % groups)) failed = TN__FAIL_INT("%s: num_channels (%lld) must be divisible by num_groups (%lld)", fn, (long long)nf, (long long)groups);
-    if (!failed && kind != 2 && nf <= 0) failed = TN__FAIL_INT("%s: num_features must be positive, got %lld", fn, (long long)nf);
+    q->kind = kind; q->nf = nf; q->groups = groups; q->eps = eps; q->momentum = momentum; q->affine = affine; q->track = track;
+    for (int i = 0; kind == 2 && i < nshape; i++) q->shape[i] = shape[i];
+    q->nshape = kind == 2 ? nshape : 0;
     const int64_t *ps = kind == 2 ? q->shape : &q->nf;
     int pn = kind == 2 ? q->nshape : 1;
-    if (!failed && q->affine) {
+    int failed = 0;
+    if (q->affine) {
         tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
         failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
     }
@@ -295,11 +282,29 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
 }
-TNDEF tn_module *tn_nn_batch_norm1d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, options); }
-TNDEF tn_module *tn_nn_batch_norm2d(int64_t nf, const char *options) { return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, options); }
-TNDEF tn_module *tn_nn_layer_norm(const int64_t *shape, int n, const char *options) { return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, options); }
-TNDEF tn_module *tn_nn_group_norm(int64_t groups, int64_t channels, const char *options) {
-    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, options);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
+    return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
+}
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_opts o) {
+    return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
+}
+TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm1d", options, tn_nn_batch_norm1d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
+    TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
+}
+TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const char *options) {
+    TN__KW_STR(tn_group_norm_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
 }
 
 /* Dropout, Embedding, Flatten, Unflatten, Identity */
@@ -331,18 +336,15 @@ static void tn__embedding_repr(tn_module *m, char *b, size_t n) {
     if (q->padded) snprintf(b + k, n - (size_t)k, ", padding_idx=%lld", (long long)q->p);
 }
 static const tn_module_type tn__embedding_type = {"Embedding", tn__embedding_fwd, NULL, tn__embedding_repr};
-TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) {
+TNDEF tn_module *tn_nn_embedding_opts(int64_t num, int64_t dim, tn_embedding_opts o) {
     const char *fn = "tn_nn_embedding";
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    int64_t pad = 0;
-    int given = tn__opts_int(&o, "padding_idx", &pad, 1);
-    if (given < 0 || tn__opts_done(&o, "padding_idx")) return NULL;
+    const int64_t pad = o.padding_idx;
+    const bool given = pad != TN_NONE;
     if (num <= 0 || dim <= 0) return (tn_module *)tn__error("%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive", fn, (long long)num, (long long)dim);
     if (given && (pad < -num || pad >= num)) return (tn_module *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)num, (long long)pad);
     tn__miscm *q = (tn__miscm *)tn_module_new(&tn__embedding_type, sizeof(tn__miscm));
     if (!q) return NULL;
-    q->a = num; q->b = dim; q->padded = given > 0; q->p = (double)(pad < 0 ? pad + num : pad);
+    q->a = num; q->b = dim; q->padded = given; q->p = given ? (double)(pad < 0 ? pad + num : pad) : 0;
     tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
     int failed = !w || tn_init_normal_(w, 0, 1);
     if (!failed && q->padded) {
@@ -351,6 +353,9 @@ TNDEF tn_module *tn_nn_embedding(int64_t num, int64_t dim, const char *options) 
         tn_scope_end();
     }
     return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_embedding_str(int64_t num, int64_t dim, const char *options) {
+    TN__KW_STR(tn_embedding_opts, embedding, "tn_nn_embedding", options, tn_nn_embedding_opts(num, dim, o));
 }
 static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
@@ -386,7 +391,7 @@ static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU",
                                              "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
 #define TN__NUM_ACTS 17
 static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
-    tn_tensor *y;
+    tn_tensor *y = NULL;
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
     case 1: y = tn_relu6(x); break;
@@ -403,8 +408,12 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
     case 12: y = tn_hardsigmoid(x); break;
     case 13: y = tn_tanh(x); break;
     case 14: y = tn_sigmoid(x); break;
-    case 15: y = tn_softmax(x, a->dim); break;
-    default: y = tn_log_softmax(x, a->dim); break;
+    case 15: case 16: {
+        /* dim=None: PyTorch's legacy _get_softmax_dim (0 for 0-, 1- and 3-d inputs, else 1) */
+        const int64_t dim = a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0;
+        y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
+        break;
+    }
     }
     return y;
 }
@@ -417,43 +426,54 @@ static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
     TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
     TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
     TN__ACT_TYPE("LogSoftmax")};
-TNDEF tn_module *tn_nn_activation(const char *name, const char *options) {
+/* The keyword arguments of each activation, in tn__act_names' order. */
+static const char *const tn__act_options[TN__NUM_ACTS] = {
+    "inplace", "inplace", "negative_slope, inplace", "alpha, inplace", "inplace", "alpha, inplace", "approximate", "inplace",
+    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim"};
+static int tn__act_kind(const char *fn, const char *name) {
+    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) return i;
+    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+}
+TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     const char *fn = "tn_nn_activation";
-    int kind = -1;
-    for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) kind = i;
-    if (kind < 0) return (tn_module *)tn__error("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    double p[2] = {0, 0};
-    int64_t dim = 1;
-    char a[32], c[32];
-    int failed = 0;
-    bool inplace = false;
-    failed = tn__opts_bool(&o, "inplace", &inplace) < 0;
+    const int kind = tn__act_kind(fn, name);
+    if (kind < 0) return NULL;
+    const tn_activation_opts def = TN_DEFAULTS(tn_activation_opts);
+    if (tn__kw_only(fn, name, tn__kw_activation, TN__KW_N(tn__kw_activation), &o, &def, tn__act_options[kind])) return NULL;
+    if (o.approximate != TN_APPROXIMATE_NONE && o.approximate != TN_APPROXIMATE_TANH)
+        return (tn_module *)tn__error("%s: approximate %d is not TN_APPROXIMATE_NONE or TN_APPROXIMATE_TANH", fn, o.approximate);
     tn__actm *m = (tn__actm *)tn_module_new(&tn__act_types[kind], sizeof(tn__actm));
     if (!m) return NULL;
+    char a[32], c[32];
+    double p[2] = {0, 0};
     switch (kind) {
-    case 2: p[0] = 0.01; failed = failed || tn__opts_num(&o, "negative_slope", p, 1) < 0 || tn__opts_done(&o, "negative_slope, inplace");
-            snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
-    case 3: case 5: p[0] = 1; failed = failed || tn__opts_num(&o, "alpha", p, 1) < 0 || tn__opts_done(&o, "alpha, inplace");
-            snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
-    case 6: { int w = tn__opts_word(&o, "approximate", "none|tanh"); failed = failed || w == -1 || tn__opts_done(&o, "approximate");
-            p[0] = w == 1; snprintf(m->repr, sizeof m->repr, "approximate='%s'", w == 1 ? "tanh" : "none"); break; }
-    case 9: p[0] = 1; p[1] = 20; failed = failed || tn__opts_num(&o, "beta", p, 1) < 0 || tn__opts_num(&o, "threshold", p + 1, 1) < 0 || tn__opts_done(&o, "beta, threshold");
-            snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
-    case 10: p[0] = -1; p[1] = 1; failed = failed || tn__opts_num(&o, "min_val", p, 1) < 0 || tn__opts_num(&o, "max_val", p + 1, 1) < 0 || tn__opts_done(&o, "min_val, max_val, inplace");
-            snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
-    case 15: case 16: failed = failed || tn__opts_int(&o, "dim", &dim, 1) < 0 || tn__opts_done(&o, "dim");
-            snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)dim); break;
-    default: failed = failed || tn__opts_done(&o, "inplace"); break;
+    case 2: p[0] = o.negative_slope; snprintf(m->repr, sizeof m->repr, "negative_slope=%s", tn__pyfloat(p[0], a)); break;
+    case 3: case 5: p[0] = o.alpha; snprintf(m->repr, sizeof m->repr, "alpha=%s", tn__pyfloat(p[0], a)); break;
+    case 6: p[0] = o.approximate == TN_APPROXIMATE_TANH; snprintf(m->repr, sizeof m->repr, "approximate='%s'", p[0] != 0 ? "tanh" : "none"); break;
+    case 9: p[0] = o.beta; p[1] = o.threshold; snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
+    case 10: p[0] = o.min_val; p[1] = o.max_val; snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
+    case 15: case 16:
+        if (o.dim == TN_NONE) snprintf(m->repr, sizeof m->repr, "dim=None");
+        else snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)o.dim);
+        break;
+    default: break;
     }
-    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = dim;
-    return tn__module_or_free(&m->base, failed);
+    m->kind = kind; m->p[0] = p[0]; m->p[1] = p[1]; m->dim = o.dim;
+    return &m->base;
 }
-TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU", NULL); }
-TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh", NULL); }
-TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid", NULL); }
-TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU", NULL); }
+TNDEF tn_module *tn_nn_activation_str(const char *name, const char *options) {
+    const char *fn = "tn_nn_activation";
+    const int kind = tn__act_kind(fn, name);
+    if (kind < 0) return NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* the named activation's own: an unknown name lists only those */
+    const int n = tn__kw_filter(tn__kw_activation, TN__KW_N(tn__kw_activation), tn__act_options[kind], keys);
+    tn_activation_opts o = TN_DEFAULTS(tn_activation_opts);
+    return tn__kw_parse(fn, options, keys, n, &o, NULL) ? NULL : tn_nn_activation_opts(name, o);
+}
+TNDEF tn_module *tn_nn_relu(void) { return tn_nn_activation("ReLU"); }
+TNDEF tn_module *tn_nn_tanh(void) { return tn_nn_activation("Tanh"); }
+TNDEF tn_module *tn_nn_sigmoid(void) { return tn_nn_activation("Sigmoid"); }
+TNDEF tn_module *tn_nn_gelu(void) { return tn_nn_activation("GELU"); }
 
 /* Sequential, ModuleList, ModuleDict */
 /* Each layer in a scope of its own, and each intermediate released as soon as the next layer

@@ -131,16 +131,15 @@ TNDEF tn_module *tn_module_child(const tn_module *m, const char *name) {
     return NULL;
 }
 /* Walk the tree in PyTorch's order (own tensors, then children), with dotted names. kind 0
-   parameters, 1 buffers, 2 the state dict (parameters then persistent buffers per module). */
+   parameters, 1 buffers, 2 the state dict (parameters then persistent buffers per module).
+   Names are built at their exact length: a long one is never cut (two cut names would be one). */
 static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict *out) {
-    char key[512];
     for (int pass = 0; pass < 2; pass++) {
         if ((kind == 0 && pass == 1) || (kind == 1 && pass == 0)) continue;
         const tn__slot *v = pass == 0 ? m->params : m->buffers;
         int n = pass == 0 ? m->nparams : m->nbuffers;
         for (int i = 0; i < n; i++) {
             if (kind == 2 && pass == 1 && !v[i].persistent) continue;
-            snprintf(key, sizeof key, "%s%s", prefix, v[i].name);
             tn_tensor *t = v[i].t;
             bool seen = false;    /* a tensor shared by two modules (tied weights) is listed once, as PyTorch */
             for (int j = 0; kind != 2 && j < out->n && !seen; j++) seen = out->values[j] == t;
@@ -150,14 +149,19 @@ static int tn__collect(const tn_module *m, const char *prefix, int kind, tn_dict
                 if (!t) return -1;
                 t->is_view = false;
             }
-            int rc = tn_dict_set(out, key, t);
+            char *key = tn__str_join(prefix, v[i].name);
+            int rc = key ? tn_dict_set(out, key, t) : TN__FAIL_INT("tn_module: out of memory");
+            TN_FREE(key);
             if (kind == 2) tn_release(t);
             if (rc) return -1;
         }
     }
     for (int i = 0; i < m->nchildren; i++) {
-        snprintf(key, sizeof key, "%s%s.", prefix, m->children[i].name);
-        if (tn__collect(m->children[i].m, key, kind, out)) return -1;
+        char *name = tn__str_join(prefix, m->children[i].name), *sub = name ? tn__str_join(name, ".") : NULL;
+        int rc = sub ? tn__collect(m->children[i].m, sub, kind, out) : TN__FAIL_INT("tn_module: out of memory");
+        TN_FREE(name);
+        TN_FREE(sub);
+        if (rc) return -1;
     }
     return 0;
 }
@@ -170,11 +174,47 @@ static tn_dict *tn__collect_dict(const tn_module *m, int kind) {
 TNDEF tn_dict *tn_module_named_parameters(const tn_module *m) { return tn__collect_dict(m, 0); }
 TNDEF tn_dict *tn_module_named_buffers(const tn_module *m) { return tn__collect_dict(m, 1); }
 TNDEF tn_dict *tn_module_state_dict(const tn_module *m) { return tn__collect_dict(m, 2); }
-TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
-    const char *fn = "tn_module_load_state_dict";
-    if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
+
+/* Loading is two steps, so that a refused load changes nothing: tn__module_load_check
+   checks every entry and stages its value in the target's dtype and on its device (that
+   is where a dtype the CPU cannot hold, or a device without a backend, is refused);
+   tn__module_load_commit then copies the staged values in: copies between tensors of one
+   dtype, device and shape, not aliasing, which cannot fail on the CPU. A checkpoint
+   checks the optimizer's state too before committing either. */
+typedef struct tn__module_load { tn_dict *own; tn_tensor **staged; } tn__module_load;
+static void tn__module_load_free(tn__module_load *l) {
+    for (int i = 0; l->staged && i < l->own->n; i++) tn_release(l->staged[i]);
+    TN_FREE(l->staged);
+    tn_dict_free(l->own);
+    memset(l, 0, sizeof *l);
+}
+static void tn__sb_quoted(tn__sbuf *b, int *count, const char *key) {
+    tn__sb_puts(b, (*count)++ ? ", \"" : "\"");
+    tn__sb_puts(b, key);
+    tn__sb_puts(b, "\"");
+}
+/* The value to copy into dst: src itself when the copy cannot fail, else a converted copy. */
+static tn_tensor *tn__module_stage(const char *fn, const char *key, tn_tensor *dst, tn_tensor *src) {
+    bool direct = src->dtype == dst->dtype && src->device == dst->device && src->storage != dst->storage &&
+                  (dst->device != TN_CPU || (dst->dtype != TN_F16 && dst->dtype != TN_BF16));
+    tn__quiet++;   /* the inner message, re-worded below with the entry's name */
+    tn_tensor *c = tn__check_no_internal_overlap("copy", dst) ? NULL : direct ? tn_retain(src) : tn__copy_as(src, dst->dtype, dst->device);
+    tn__quiet--;
+    if (c) return c;
+    char why[1024];   /* a message: the error buffer holds no more */
+    const char *colon = strstr(tn_last_error(), ": ");
+    snprintf(why, sizeof why, "%s", colon ? colon + 2 : tn_last_error());
+    return (tn_tensor *)tn__error("%s: cannot load \"%s\" (%s on %s) into the module's %s on %s: %s", fn, key, tn_dtype_name(src->dtype),
+                                  tn_device_name(src->device), tn_dtype_name(dst->dtype), tn_device_name(dst->device), why);
+}
+static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected, tn__module_load *l) {
+    memset(l, 0, sizeof *l);
     tn_dict *own = tn_module_state_dict(m);
     if (!own) return -1;
+    l->own = own;
+    l->staged = (tn_tensor **)TN_MALLOC((size_t)(own->n ? own->n : 1) * sizeof *l->staged);
+    if (!l->staged) { tn__module_load_free(l); return TN__FAIL_INT("%s: out of memory", fn); }
+    memset(l->staged, 0, (size_t)(own->n ? own->n : 1) * sizeof *l->staged);
     tn__sbuf miss, unex, size;
     memset(&miss, 0, sizeof miss); memset(&unex, 0, sizeof unex); memset(&size, 0, sizeof size);
     int nmiss = 0, nunex = 0, nsize = 0;
@@ -182,40 +222,56 @@ TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict
         tn_tensor *src = tn_dict_get(sd, own->keys[i]), *dst = own->values[i];
         if (!src) {
             if (missing) tn_dict_set(missing, own->keys[i], NULL);
-            tn__sb_puts(&miss, nmiss++ ? ", \"" : "\""); tn__sb_puts(&miss, own->keys[i]); tn__sb_puts(&miss, "\"");
+            tn__sb_quoted(&miss, &nmiss, own->keys[i]);
         } else if (src->ndim != dst->ndim || memcmp(src->shape, dst->shape, (size_t)src->ndim * sizeof(int64_t))) {
-            char line[400];
-            snprintf(line, sizeof line, "%ssize mismatch for %s: copying a param with shape %s from checkpoint, the shape in current model is %s.",
-                     nsize++ ? " " : "", own->keys[i], TN__SHAPE(src), TN__SHAPE(dst));
-            tn__sb_puts(&size, line);
+            tn__sb_puts(&size, nsize++ ? " size mismatch for " : "size mismatch for ");
+            tn__sb_puts(&size, own->keys[i]);
+            tn__sb_puts(&size, ": copying a param with shape ");
+            tn__sb_puts(&size, TN__SHAPE(src));
+            tn__sb_puts(&size, " from checkpoint, the shape in current model is ");
+            tn__sb_puts(&size, TN__SHAPE(dst));
+            tn__sb_puts(&size, ".");
         }
     }
     for (int i = 0; i < sd->n; i++)
         if (!tn_dict_contains(own, sd->keys[i])) {
             if (unexpected) tn_dict_set(unexpected, sd->keys[i], NULL);
-            tn__sb_puts(&unex, nunex++ ? ", \"" : "\""); tn__sb_puts(&unex, sd->keys[i]); tn__sb_puts(&unex, "\"");
+            tn__sb_quoted(&unex, &nunex, sd->keys[i]);
         }
     int rc = 0;
-    if (nsize || (strict && (nmiss || nunex))) {
-        rc = TN__FAIL_INT("%s: Error(s) in loading state_dict for %s:%s%s%s%s%s%s%s", fn, m->type->name,
+    if (miss.failed || unex.failed || size.failed) rc = TN__FAIL_INT("%s: out of memory", fn);
+    else if (nsize || (strict && (nmiss || nunex)))
+        rc = TN__FAIL_INT("%s: Error(s) in loading state_dict for %s:%s%s%s%s%s%s%s%s", fn, m->type->name,
                           strict && nmiss ? " Missing key(s) in state_dict: " : "", strict && nmiss ? miss.s : "", strict && nmiss ? "." : "",
                           strict && nunex ? " Unexpected key(s) in state_dict: " : "", strict && nunex ? unex.s : "", strict && nunex ? "." : "",
-                          nsize ? " " : "");
-        if (nsize) { /* append the size lines to the message */
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s%s", tn_last_error(), size.s);
-            tn__error("%s", msg);
-        }
-    }
-    tn_no_grad_begin();
+                          nsize ? " " : "", nsize ? size.s : "");
     for (int i = 0; i < own->n && rc == 0; i++) {
         tn_tensor *src = tn_dict_get(sd, own->keys[i]);
-        if (src && tn_copy_(own->values[i], src)) rc = -1;
+        if (src && !(l->staged[i] = tn__module_stage(fn, own->keys[i], own->values[i], src))) rc = -1;
     }
-    tn_no_grad_end();
     TN_FREE(miss.s); TN_FREE(unex.s); TN_FREE(size.s);
-    tn_dict_free(own);
+    if (rc) tn__module_load_free(l);
     return rc;
+}
+static int tn__module_load_commit(const char *fn, tn__module_load *l) {
+    int rc = 0;
+    tn_no_grad_begin();
+    for (int i = 0; i < l->own->n && rc == 0; i++)
+        if (l->staged[i] && tn_copy_(l->own->values[i], l->staged[i])) {   /* only a device fault */
+            char why[1024];
+            snprintf(why, sizeof why, "%s", tn_last_error());
+            rc = TN__FAIL_INT("%s: copying \"%s\" failed after %d of %d entries were loaded: %s", fn, l->own->keys[i], i, l->own->n, why);
+        }
+    tn_no_grad_end();
+    tn__module_load_free(l);
+    return rc;
+}
+TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
+    const char *fn = "tn_module_load_state_dict";
+    if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
+    tn__module_load l;
+    if (tn__module_load_check(fn, m, sd, strict, missing, unexpected, &l)) return -1;
+    return tn__module_load_commit(fn, &l);
 }
 TNDEF void tn_module_train(tn_module *m, bool mode) {
     if (!m) return;

@@ -4,17 +4,26 @@
        #define TN__KW_T tn_conv_opts
        static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
        #undef TN__KW_T
-   Values: numbers (inf, -inf, nan), True/False, None, words (quotes optional), tuples
-   "(a, b)". Nothing is copied into fixed buffers: any length parses or is refused. */
+   Values: numbers (inf, -inf, nan), True/False, None, words and strings (quotes optional for
+   words), tuples "(a, b)" / lists "[a, b]". Nothing is copied into fixed buffers: any length
+   parses or is refused (an S value is a copy the caller frees with tn__kw_release). */
 typedef struct tn__kwkey { const char *name; char type; size_t off; const char *words; } tn__kwkey;
 #define TN__KW_TYPE_I 'I'
 #define TN__KW_TYPE_D 'D'
 #define TN__KW_TYPE_B 'B'
+#define TN__KW_TYPE_OB 'O'
 #define TN__KW_TYPE_E 'E'
 #define TN__KW_TYPE_P 'P'
 #define TN__KW_TYPE_I2 'J'
+#define TN__KW_TYPE_D2 'K'
+#define TN__KW_TYPE_S 'S'
+#define TN__KW_TYPE_T 'T'
+#define TN__KW_TYPE_IL 'L'
+#define TN__KW_TYPE_DL 'M'
 #define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
 #define TN__KW_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
+#define TN__KW_MAXKEYS 64   /* a table's rows (the parser's "given" mask has a bit each) */
+static bool tn__kw_tuple_type(char t) { return t == 'J' || t == 'K' || t == 'L' || t == 'M'; }
 
 /* a slice of the option text */
 typedef struct tn__kwspan { const char *p; size_t n; } tn__kwspan;
@@ -68,10 +77,25 @@ static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
     return 0;
 }
 static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const char *suffix) {
-    size_t sl = strlen(suffix);
-    for (int i = 0; i < nkeys; i++)
-        if (strlen(keys[i].name) == k.n + sl && !memcmp(keys[i].name, k.p, k.n) && !strcmp(keys[i].name + k.n, suffix)) return i;
+    const size_t sl = strlen(suffix);
+    for (int i = 0; i < nkeys; i++) {
+        const char *name = keys[i].name;
+        const size_t l = strlen(name);
+        if (l < sl || l - sl != k.n) continue;
+        if (!memcmp(name, k.p, k.n) && !memcmp(name + (l - sl), suffix, sl)) return i;
+    }
     return -1;
+}
+/* The sibling suffixes: a tuple for `name` goes to name_hw (I2) or name_groups (DL). */
+static const char *const tn__kw_siblings[2] = {"_hw", "_groups"};
+/* The length of name without its sibling suffix (stride_hw: "stride"), else strlen. */
+static size_t tn__kw_base_len(const char *name) {
+    size_t l = strlen(name);
+    for (int s = 0; s < 2; s++) {
+        size_t sl = strlen(tn__kw_siblings[s]);
+        if (l > sl && !strcmp(name + l - sl, tn__kw_siblings[s])) return l - sl;
+    }
+    return l;
 }
 /* The valid names of a table, for messages: "stride, padding, ..." (owned by the caller). */
 static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
@@ -80,11 +104,8 @@ static char *tn__kw_names(const tn__kwkey *keys, int nkeys) {
     char *s = (char *)TN_MALLOC(len), *q = s;
     if (!s) return NULL;
     for (int i = 0; i < nkeys; i++) {
-        size_t l = strlen(keys[i].name);
-        if (keys[i].type == 'J' && l > 3 && !strcmp(keys[i].name + l - 3, "_hw")) {   /* the pair: under its int's name */
-            if (tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l - 3}, "") >= 0) continue;
-            l -= 3;
-        }
+        size_t l = tn__kw_base_len(keys[i].name);   /* a sibling (stride_hw) goes under its base's name, */
+        if (l != strlen(keys[i].name) && tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, l}, "") >= 0) continue;   /* once */
         if (q != s) { memcpy(q, ", ", 2); q += 2; }
         memcpy(q, keys[i].name, l);
         q += l;
@@ -96,14 +117,17 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
     char *f = (char *)out + key->off;
     char name[64];   /* the name as typed, for messages (cut, never overflowed) */
     snprintf(name, sizeof name, "%.*s", (int)(k.n < 63 ? k.n : 63), k.p);
-    double x[2];
+    double x[TN_LIST_MAX];
     bool tuple;
     int n;
     switch (key->type) {
-    case 'B':
-        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) *(bool *)f = true;
-        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) *(bool *)f = false;
+    case 'B': case 'O':
+        if (tn__kw_is(v, "True") || tn__kw_is(v, "true") || tn__kw_is(v, "1")) n = 1;
+        else if (tn__kw_is(v, "False") || tn__kw_is(v, "false") || tn__kw_is(v, "0")) n = 0;
+        else if (key->type == 'O' && tn__kw_is(v, "None")) n = -1;
         else return TN__FAIL_INT("%s: option %s=%.*s: expected True or False", fn, name, (int)v.n, v.p);
+        if (key->type == 'B') *(bool *)f = n == 1;
+        else *(int *)f = n;
         return 0;
     case 'E': case 'P': {
         tn__kwspan w = tn__kw_unquote(v);
@@ -129,10 +153,42 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
         if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0) return -1;
         *(double *)f = x[0];
         return 0;
+    case 'K':
+        if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
+        if (n != 2) return TN__FAIL_INT("%s: option %s=%.*s needs a pair, e.g. %s=(0.9, 0.999)", fn, name, (int)v.n, v.p, name);
+        ((double *)f)[0] = x[0];
+        ((double *)f)[1] = x[1];
+        return 0;
     case 'J':
         if ((n = tn__kw_numbers(fn, name, v, x, 2, &tuple)) < 0) return -1;
         if (n == 1) x[1] = x[0];
         return tn__kw_int(fn, name, x[0], (int64_t *)f) || tn__kw_int(fn, name, x[1], (int64_t *)f + 1) ? -1 : 0;
+    case 'L': case 'M': {
+        if (tn__kw_is(v, "None")) n = 0;
+        else if ((n = tn__kw_numbers(fn, name, v, x, TN_LIST_MAX, &tuple)) < 0) return -1;
+        if (key->type == 'M') {
+            tn_doubles *d = (tn_doubles *)f;
+            d->n = n;
+            for (int i = 0; i < n; i++) d->v[i] = x[i];
+            return 0;
+        }
+        tn_ints *l = (tn_ints *)f;
+        l->n = n;
+        for (int i = 0; i < n; i++) if (tn__kw_int(fn, name, x[i], &l->v[i])) return -1;
+        return 0;
+    }
+    case 'S': {
+        if (tn__kw_is(v, "None")) { *(const char **)f = NULL; return 0; }
+        tn__kwspan w = tn__kw_unquote(v);
+        char *str = (char *)TN_MALLOC(w.n + 1);
+        if (!str) return TN__FAIL_INT("%s: out of memory", fn);
+        memcpy(str, w.p, w.n);
+        str[w.n] = 0;
+        *(const char **)f = str;
+        return 0;
+    }
+    case 'T':
+        return TN__FAIL_INT("%s: option %s is a tensor, which the option text cannot give (pass it in the options struct)", fn, name);
     default: break;
     }
     /* I, and P given a number */
@@ -141,16 +197,27 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
     if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
     return 0;
 }
-/* Fills *out (holding the defaults) from text, through keys. 0, or -1 with an error. */
-static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out) {
+/* Frees what the parser allocated in *opts (the S values of the rows in seen). */
+static void tn__kw_release(const tn__kwkey *keys, int nkeys, void *opts, uint64_t seen) {
+    for (int i = 0; i < nkeys; i++)
+        if ((seen >> i & 1) && keys[i].type == 'S') {
+            char **f = (char **)((char *)opts + keys[i].off);
+            TN_FREE(*f);
+            *f = NULL;
+        }
+}
+/* Fills *out (holding the defaults) from text, through keys; *seen (may be NULL) gets a
+   bit per row the text gave. 0, or -1 with an error (nothing left allocated then). */
+static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys, int nkeys, void *out, uint64_t *seen_out) {
     uint64_t seen = 0;   /* tables have at most 64 rows */
     const char *p = text ? text : "";
+    if (seen_out) *seen_out = 0;
     while (*p) {
         while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
         if (!*p) break;
         tn__kwspan k = {p, 0};
         while (p[k.n] && p[k.n] != '=' && p[k.n] != ',') k.n++;
-        if (p[k.n] != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
+        if (p[k.n] != '=') goto malformed;
         p += k.n + 1;
         while (k.n && k.p[k.n - 1] == ' ') k.n--;
         while (*p == ' ') p++;
@@ -166,151 +233,162 @@ static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys,
         }
         p += v.n;
         while (v.n && v.p[v.n - 1] == ' ') v.n--;
-        if (!k.n || !v.n) return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        /* "stride=(2, 1)" sets stride_hw; a name only the _hw form has takes ints too */
+        if (!k.n || !v.n) goto malformed;
+        /* "stride=(2, 1)" sets stride_hw, "max_lr=(0.1, 0.01)" max_lr_groups; a name only
+           the sibling has takes single values too */
         const bool tuple = v.p[0] == '(' || v.p[0] == '[';
         int i = tn__kw_find(keys, nkeys, k, "");
-        if ((i < 0 || (tuple && keys[i].type != 'J')) && tn__kw_find(keys, nkeys, k, "_hw") >= 0) i = tn__kw_find(keys, nkeys, k, "_hw");
+        for (int s = 0; s < 2; s++) {
+            int j = tn__kw_find(keys, nkeys, k, tn__kw_siblings[s]);
+            if (j >= 0 && (i < 0 || (tuple && !tn__kw_tuple_type(keys[i].type)))) i = j;
+        }
         if (i < 0) {
             char *names = tn__kw_names(keys, nkeys);
-            int r = TN__FAIL_INT("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, names ? names : "?");
+            tn__error("%s: unknown option '%.*s' (valid: %s)", fn, (int)k.n, k.p, !names ? "?" : names[0] ? names : "none");
             TN_FREE(names);
-            return r;
+            goto fail;
         }
-        if (seen >> i & 1) return TN__FAIL_INT("%s: option '%.*s' given twice", fn, (int)k.n, k.p);
+        if (seen >> i & 1) { tn__error("%s: option '%.*s' given twice", fn, (int)k.n, k.p); goto fail; }
+        if (tn__kw_set(fn, &keys[i], k, v, out)) goto fail;
         seen |= (uint64_t)1 << i;
-        if (tn__kw_set(fn, &keys[i], k, v, out)) return -1;
+        if (keys[i].type == 'J') {   /* (a, a) is the int a: "stride=(0, 0)" is 0, not the pair {0, 0} ("not given") */
+            int64_t *pair = (int64_t *)((char *)out + keys[i].off);
+            const int b = tn__kw_find(keys, nkeys, (tn__kwspan){keys[i].name, tn__kw_base_len(keys[i].name)}, "");
+            if (b >= 0 && b != i && (keys[b].type == 'I' || keys[b].type == 'P') && pair[0] == pair[1]) {
+                if (keys[b].type == 'P' && pair[0] < 0) { tn__error("%s: option %.*s=%.*s: padding must be non-negative", fn, (int)k.n, k.p, (int)v.n, v.p); goto fail; }
+                *(int64_t *)((char *)out + keys[b].off) = pair[0];
+                pair[0] = pair[1] = 0;
+            }
+        }
+    }
+    if (seen_out) *seen_out = seen;
+    return 0;
+malformed:
+    tn__error("%s: option text \"%s\": expected name=value", fn, text);
+fail:
+    tn__kw_release(keys, nkeys, out, seen);
+    return -1;
+}
+
+/* ---- checks shared by the _opts functions ---- */
+/* Whether field key of a and b holds the same value (NaN equals NaN: None). */
+static bool tn__kw_same(const tn__kwkey *key, const void *a, const void *b) {
+    const char *x = (const char *)a + key->off, *y = (const char *)b + key->off;
+    double u, w;
+    switch (key->type) {
+    case 'I': case 'P': return *(const int64_t *)x == *(const int64_t *)y;
+    case 'B': return *(const bool *)x == *(const bool *)y;
+    case 'O': case 'E': return *(const int *)x == *(const int *)y;
+    case 'J': return !memcmp(x, y, 2 * sizeof(int64_t));
+    case 'D': case 'K':
+        for (int i = 0; i < (key->type == 'K' ? 2 : 1); i++) {
+            u = ((const double *)x)[i];
+            w = ((const double *)y)[i];
+            if (!(u == w || (u != u && w != w))) return false;
+        }
+        return true;
+    case 'S': {
+        const char *s = *(const char *const *)x, *t = *(const char *const *)y;
+        return s == t || (s && t && !strcmp(s, t));
+    }
+    case 'T': return *(void *const *)x == *(void *const *)y;
+    case 'L': return ((const tn_ints *)x)->n == 0 && ((const tn_ints *)y)->n == 0;
+    case 'M': return ((const tn_doubles *)x)->n == 0 && ((const tn_doubles *)y)->n == 0;
+    default: return false;
+    }
+}
+/* Whether name (or its base, for a sibling) is in list ("a, b, c"). */
+static bool tn__kw_listed(const char *list, const char *name, size_t len) {
+    for (const char *p = list; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == len && !memcmp(p, name, len)) return true;
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return false;
+}
+/* The rows of keys a kind has, in the order of valid ("a, b, c": PyTorch's order, which
+   messages then follow); a sibling (stride_hw) goes with its base's name. */
+static int tn__kw_filter(const tn__kwkey *keys, int nkeys, const char *valid, tn__kwkey *out) {
+    int n = 0;
+    for (const char *p = valid; *p;) {
+        size_t l = strcspn(p, ",");
+        for (int i = 0; i < nkeys; i++)
+            if (tn__kw_base_len(keys[i].name) == l && !memcmp(keys[i].name, p, l)) out[n++] = keys[i];
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return n;
+}
+/* A kind's options: every field whose name is not in valid must equal its default (or not
+   be given, for the kind-family structs whose defaults are "not given"). what: the kind,
+   "MaxPool2d". 0, or -1 with "fn: option 'x' is not an option of what (valid: ...)". */
+static int tn__kw_only(const char *fn, const char *what, const tn__kwkey *keys, int nkeys, const void *opts, const void *defaults,
+                       const char *valid) {
+    for (int i = 0; i < nkeys; i++) {
+        size_t b = tn__kw_base_len(keys[i].name);
+        if (tn__kw_listed(valid, keys[i].name, b) || tn__kw_same(&keys[i], opts, defaults)) continue;
+        return TN__FAIL_INT("%s: %.*s is not an option of %s (valid: %s)", fn, (int)b, keys[i].name, what, valid[0] ? valid : "none");
     }
     return 0;
 }
 
-/* ---- options text: "lr=0.01, betas=(0.9, 0.999), nesterov=True, padding='same'" ----
-   Modules, optimizers, schedulers and loaders take their keyword arguments as text with
-   PyTorch's names, so C reads like Python and an unknown or misspelt name is an error. */
-#define TN__MAX_OPTS 24
-typedef struct tn__opts {
-    const char *fn;                   /* the public function, for messages */
-    int n;
-    char key[TN__MAX_OPTS][32];
-    char val[TN__MAX_OPTS][96];
-    bool used[TN__MAX_OPTS];
-} tn__opts;
-static int tn__opts_parse(const char *fn, const char *text, tn__opts *o) {
-    memset(o, 0, sizeof *o);
-    o->fn = fn;
-    const char *p = text ? text : "";
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        const char *k = p;
-        while (*p && *p != '=' && *p != ',') p++;
-        if (*p != '=') return TN__FAIL_INT("%s: option text \"%s\": expected name=value", fn, text);
-        size_t kl = (size_t)(p - k);
-        while (kl && k[kl - 1] == ' ') kl--;
-        p++;
-        while (*p == ' ') p++;
-        const char *v = p;
-        int depth = 0;
-        char quote = 0;          /* commas inside quotes or brackets belong to the value */
-        for (; *p && (depth || quote || *p != ','); p++) {
-            if (quote) { if (*p == quote) quote = 0; }
-            else if (*p == '\'' || *p == '"') quote = *p;
-            else if (*p == '(' || *p == '[') depth++;
-            else if (*p == ')' || *p == ']') depth--;
-        }
-        size_t vl = (size_t)(p - v);
-        while (vl && v[vl - 1] == ' ') vl--;
-        if (o->n == TN__MAX_OPTS || !kl || kl >= sizeof o->key[0] || vl >= sizeof o->val[0])
-            return TN__FAIL_INT("%s: option text \"%s\" is malformed or too long", fn, text);
-        for (int i = 0; i < o->n; i++)
-            if (strlen(o->key[i]) == kl && !memcmp(o->key[i], k, kl)) return TN__FAIL_INT("%s: option '%s' given twice", fn, o->key[i]);
-        memcpy(o->key[o->n], k, kl);
-        memcpy(o->val[o->n], v, vl);
-        o->n++;
-    }
-    return 0;
-}
-static int tn__opts_find(tn__opts *o, const char *key) {
-    for (int i = 0; i < o->n; i++) if (!strcmp(o->key[i], key)) { o->used[i] = true; return i; }
-    return -1;
-}
-/* Numbers: a value or a tuple "(a, b)" of up to max; a single value fills all max slots.
-   Returns how many were given (0: absent or None, out untouched), or -1 with an error. */
-static int tn__opts_num(tn__opts *o, const char *key, double *out, int max) {
-    int i = tn__opts_find(o, key);
-    if (i < 0 || !strcmp(o->val[i], "None")) return 0;
-    const char *p = o->val[i];
-    bool tuple = *p == '(' || *p == '[';
-    if (tuple) p++;
-    double tmp[8] = {0};
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x;
-        if (!strncmp(p, "True", 4) || !strncmp(p, "true", 4)) { x = 1; end = (char *)p + 4; }
-        else if (!strncmp(p, "False", 5) || !strncmp(p, "false", 5)) { x = 0; end = (char *)p + 5; }
-        else if (!strncmp(p, "inf", 3)) { x = HUGE_VAL; end = (char *)p + 3; }
-        else if (!strncmp(p, "-inf", 4)) { x = -HUGE_VAL; end = (char *)p + 4; }
-        else x = strtod(p, &end);
-        if (end == p || n == max || n == 8)
-            return TN__FAIL_INT("%s: option %s=%s: expected %s%d number%s", o->fn, key, o->val[i], max > 1 ? "up to " : "", max, max > 1 ? "s" : "");
-        tmp[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if (tuple && (*p == ')' || *p == ']')) break;
-        if (!tuple && !*p) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number", o->fn, key, o->val[i]);
-    }
-    if (n == 0) return TN__FAIL_INT("%s: option %s=%s is empty", o->fn, key, o->val[i]);
-    const int last = n >= 1 && n <= 8 ? n - 1 : 0;   /* n is 1..8 here; spelt out for -Warray-bounds */
-    for (int k = 0; k < max; k++) out[k] = tmp[n == 1 ? 0 : k < n && k < 8 ? k : last];
-    return n;
-}
-static int tn__opts_int(tn__opts *o, const char *key, int64_t *out, int max) {
-    double v[8];
-    int n = tn__opts_num(o, key, v, max);
-    for (int k = 0; k < max && n > 0; k++) {
-        if (v[k] != floor(v[k]) || fabs(v[k]) > 9e15) return TN__FAIL_INT("%s: option %s needs integers", o->fn, key);
-        out[k] = (int64_t)v[k];
-    }
-    return n;
-}
-static int tn__opts_bool(tn__opts *o, const char *key, bool *out) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return 0;
-    const char *v = o->val[i];
-    if (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")) *out = true;
-    else if (!strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "None")) *out = false;
-    else return TN__FAIL_INT("%s: option %s=%s: expected True or False", o->fn, key, v);
-    return 1;
-}
-/* A word among choices ("zeros|reflect|replicate|circular"), quotes optional; returns its
-   index, or -2 when absent (out untouched), or -1 with an error. */
-static int tn__opts_word(tn__opts *o, const char *key, const char *choices) {
-    int i = tn__opts_find(o, key);
-    if (i < 0) return -2;
-    char w[96];
-    const char *v = o->val[i];
-    size_t l = strlen(v);
-    if (l >= 2 && (v[0] == '\'' || v[0] == '"') && v[l - 1] == v[0]) { v++; l -= 2; }
-    memcpy(w, v, l);
-    w[l] = 0;
-    int idx = 0;
-    for (const char *c = choices; *c; idx++) {
-        const char *e = strchr(c, '|');
-        size_t cl = e ? (size_t)(e - c) : strlen(c);
-        if (cl == l && !memcmp(c, w, l)) return idx;
-        if (!e) break;
-        c = e + 1;
-    }
-    return TN__FAIL_INT("%s: option %s='%s': expected one of %s", o->fn, key, w, choices);
-}
-/* Every option given must have been read: names are checked against the valid list. */
-static int tn__opts_done(tn__opts *o, const char *valid) {
-    for (int i = 0; i < o->n; i++)
-        if (!o->used[i]) return TN__FAIL_INT("%s: unknown option '%s' (valid: %s)", o->fn, o->key[i], valid);
-    return 0;
-}
+/* ---- the key tables: one per options struct, from its TN_FIELDS_ list ---- */
+#define TN__KW_T tn_conv_opts
+static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pool_opts
+static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_batch_norm_opts
+static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_layer_norm_opts
+static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_group_norm_opts
+static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_opts
+static const tn__kwkey tn__kw_embedding[] = {TN_FIELDS_tn_embedding_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_activation_opts
+static const tn__kwkey tn__kw_activation[] = {TN_FIELDS_tn_activation_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rnn_opts
+static const tn__kwkey tn__kw_rnn[] = {TN_FIELDS_tn_rnn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rnn_cell_opts
+static const tn__kwkey tn__kw_rnn_cell[] = {TN_FIELDS_tn_rnn_cell_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_multihead_attention_opts
+static const tn__kwkey tn__kw_mha[] = {TN_FIELDS_tn_multihead_attention_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_transformer_layer_opts
+static const tn__kwkey tn__kw_transformer_layer[] = {TN_FIELDS_tn_transformer_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_optim_opts
+static const tn__kwkey tn__kw_optim[] = {TN_FIELDS_tn_optim_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lr_scheduler_opts
+static const tn__kwkey tn__kw_sched[] = {TN_FIELDS_tn_lr_scheduler_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loader_opts
+static const tn__kwkey tn__kw_loader[] = {TN_FIELDS_tn_loader_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_csv_opts
+static const tn__kwkey tn__kw_csv[] = {TN_FIELDS_tn_csv_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv_fn_opts
+static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loss_opts
+static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
+#undef TN__KW_T
+/* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
+   success `call` (which may use o) is returned, else NULL. */
+#define TN__KW_STR(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
+        return call; \
+    } while (0)

@@ -144,30 +144,25 @@ static tn_tensor *tn__rnn_param(tn_module *m, const char *what, const char *suff
     snprintf(name, sizeof name, "%s%s", what, suffix);
     return tn_module_get(m, name);
 }
-static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    bool bias = true, batch_first = false, bidirectional = false;
-    int64_t layers = 1, proj = 0;
-    double dropout = 0;
-    int failed = tn__opts_bool(&o, "bias", &bias) < 0, proj_given = 0;
-    if (mode == TN__RNN_TANH) {
-        int w = tn__opts_word(&o, "nonlinearity", "tanh|relu");
-        failed = failed || w == -1;
-        if (w == 1) mode = TN__RNN_RELU;
-    }
-    if (!cell) {
-        failed = failed || tn__opts_int(&o, "num_layers", &layers, 1) < 0 || tn__opts_bool(&o, "batch_first", &batch_first) < 0 ||
-                 tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bidirectional", &bidirectional) < 0 ||
-                 (proj_given = tn__opts_int(&o, "proj_size", &proj, 1)) < 0;
-    }
-    if (!failed)
-        failed = tn__opts_done(&o, cell ? (mode == TN__RNN_LSTM || mode == TN__RNN_GRU ? "bias" : "bias, nonlinearity")
-                                        : mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
-                                        : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
-                                                              : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional");
-    if (failed) return NULL;
-    if (proj_given && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+/* The keyword arguments each kind has (its tn_rnn_opts / tn_rnn_cell_opts fields). */
+static const char *tn__rnn_options(int mode, bool cell) {
+    if (cell) return mode == TN__RNN_TANH ? "bias, nonlinearity" : "bias";
+    return mode == TN__RNN_LSTM ? "num_layers, bias, batch_first, dropout, bidirectional, proj_size"
+         : mode == TN__RNN_GRU ? "num_layers, bias, batch_first, dropout, bidirectional"
+                               : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional";
+}
+/* mode: TN__RNN_TANH for RNN and RNNCell (nonlinearity picks RELU), LSTM, GRU */
+static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, tn_rnn_opts o) {
+    if (!cell && o.proj_size != 0 && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
+    const tn_rnn_opts def = TN_DEFAULTS(tn_rnn_opts);
+    if (tn__kw_only(fn, type->name, tn__kw_rnn, TN__KW_N(tn__kw_rnn), &o, &def, tn__rnn_options(mode, cell))) return NULL;
+    if (o.nonlinearity != TN_NONLINEARITY_TANH && o.nonlinearity != TN_NONLINEARITY_RELU)
+        return (tn_module *)tn__error("%s: nonlinearity %d is not TN_NONLINEARITY_TANH or TN_NONLINEARITY_RELU", fn, o.nonlinearity);
+    if (mode == TN__RNN_TANH && o.nonlinearity == TN_NONLINEARITY_RELU) mode = TN__RNN_RELU;
+    const bool bias = o.bias, batch_first = o.batch_first, bidirectional = o.bidirectional;
+    const int64_t layers = o.num_layers, proj = o.proj_size;
+    const double dropout = o.dropout;
+    int failed = 0;
     if (in < 0) return (tn_module *)tn__error("%s: input_size must be non-negative, got %lld", fn, (long long)in);
     if (hidden <= 0) return (tn_module *)tn__error("%s: hidden_size must be greater than zero, got %lld", fn, (long long)hidden);
     if (layers <= 0) return (tn_module *)tn__error("%s: num_layers must be greater than zero, got %lld", fn, (long long)layers);
@@ -207,12 +202,32 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
     for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, -bound, bound);
     return tn__module_or_free(&r->base, failed);
 }
-TNDEF tn_module *tn_nn_rnn(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_lstm(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_gru(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
-TNDEF tn_module *tn_nn_rnn_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
-TNDEF tn_module *tn_nn_lstm_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
-TNDEF tn_module *tn_nn_gru_cell(int64_t in, int64_t hidden, const char *options) { return tn__rnn_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, o); }
+TNDEF tn_module *tn_nn_lstm_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, o); }
+TNDEF tn_module *tn_nn_gru_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, o); }
+/* A cell: its two options in a tn_rnn_opts (the layer options at their defaults). */
+static tn_module *tn__rnn_cell_new(const char *fn, const tn_module_type *type, int mode, int64_t in, int64_t hidden, tn_rnn_cell_opts c) {
+    tn_rnn_opts o = TN_DEFAULTS(tn_rnn_opts);
+    o.bias = c.bias;
+    o.nonlinearity = c.nonlinearity;
+    return tn__rnn_new(fn, type, mode, true, in, hidden, o);
+}
+TNDEF tn_module *tn_nn_rnn_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, in, hidden, o); }
+TNDEF tn_module *tn_nn_lstm_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, in, hidden, o); }
+TNDEF tn_module *tn_nn_gru_cell_opts(int64_t in, int64_t hidden, tn_rnn_cell_opts o) { return tn__rnn_cell_new("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, in, hidden, o); }
+/* The text forms: only the kind's own names are known (an unknown one lists those). */
+static tn_module *tn__rnn_str(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_rnn, TN__KW_N(tn__kw_rnn), tn__rnn_options(mode, cell), keys);
+    tn_rnn_opts o = TN_DEFAULTS(tn_rnn_opts);
+    return tn__kw_parse(fn, options, keys, n, &o, NULL) ? NULL : tn__rnn_new(fn, type, mode, cell, in, hidden, o);
+}
+TNDEF tn_module *tn_nn_rnn_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_lstm", &tn__lstm_type, TN__RNN_LSTM, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_gru", &tn__gru_type, TN__RNN_GRU, false, in, hidden, options); }
+TNDEF tn_module *tn_nn_rnn_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_rnn_cell", &tn__rnn_cell_type, TN__RNN_TANH, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_lstm_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_lstm_cell", &tn__lstm_cell_type, TN__RNN_LSTM, true, in, hidden, options); }
+TNDEF tn_module *tn_nn_gru_cell_str(int64_t in, int64_t hidden, const char *options) { return tn__rnn_str("tn_nn_gru_cell", &tn__gru_cell_type, TN__RNN_GRU, true, in, hidden, options); }
 
 /* The L steps of t [L, ...] as views, halving recursively: each step's backward then writes a
    slab of its parent only, O(L log L) gradient traffic instead of O(L^2) for L selects of t. */
@@ -384,18 +399,12 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     }
     return tn__module_or_free(m, failed);
 }
-TNDEF tn_module *tn_nn_multihead_attention(int64_t E, int64_t heads, const char *options) {
-    const char *fn = "tn_nn_multihead_attention";
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    double dropout = 0;
-    bool bias = true, bkv = false, zero = false, bf = false;
-    int64_t kdim = E, vdim = E;
-    if (tn__opts_num(&o, "dropout", &dropout, 1) < 0 || tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_bool(&o, "add_bias_kv", &bkv) < 0 ||
-        tn__opts_bool(&o, "add_zero_attn", &zero) < 0 || tn__opts_int(&o, "kdim", &kdim, 1) < 0 || tn__opts_int(&o, "vdim", &vdim, 1) < 0 ||
-        tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_done(&o, "dropout, bias, add_bias_kv, add_zero_attn, kdim, vdim, batch_first"))
-        return NULL;
-    return tn__mha_new(fn, E, heads, dropout, bias, bkv, zero, kdim, vdim, bf);
+TNDEF tn_module *tn_nn_multihead_attention_opts(int64_t E, int64_t heads, tn_multihead_attention_opts o) {
+    return tn__mha_new("tn_nn_multihead_attention", E, heads, o.dropout, o.bias, o.add_bias_kv, o.add_zero_attn,
+                       o.kdim == TN_NONE ? E : o.kdim, o.vdim == TN_NONE ? E : o.vdim, o.batch_first);
+}
+TNDEF tn_module *tn_nn_multihead_attention_str(int64_t E, int64_t heads, const char *options) {
+    TN__KW_STR(tn_multihead_attention_opts, mha, "tn_nn_multihead_attention", options, tn_nn_multihead_attention_opts(E, heads, o));
 }
 /* A bool mask (True = masked out) as an additive float mask: -inf where True, else 0. */
 static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
@@ -534,41 +543,43 @@ typedef struct tn__tlayer { tn_module base; bool decoder, norm_first, gelu; } tn
 static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x, NULL, NULL, false); }
 static const tn_module_type tn__enc_layer_type = {"TransformerEncoderLayer", tn__enc_layer_fwd, NULL, NULL};
 static const tn_module_type tn__dec_layer_type = {"TransformerDecoderLayer", NULL, NULL, NULL};
-static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, const char *options) {
-    tn__opts o;
-    if (tn__opts_parse(fn, options, &o)) return NULL;
-    int64_t dff = 2048;
-    double p = 0.1, eps = 1e-5;
-    bool bf = false, nf = false, bias = true;
-    int act = 0;
-    if (tn__opts_int(&o, "dim_feedforward", &dff, 1) < 0 || tn__opts_num(&o, "dropout", &p, 1) < 0 || (act = tn__opts_word(&o, "activation", "relu|gelu")) == -1 ||
-        tn__opts_num(&o, "layer_norm_eps", &eps, 1) < 0 || tn__opts_bool(&o, "batch_first", &bf) < 0 || tn__opts_bool(&o, "norm_first", &nf) < 0 ||
-        tn__opts_bool(&o, "bias", &bias) < 0 || tn__opts_done(&o, "dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias"))
-        return NULL;
+static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, tn_transformer_layer_opts o) {
+    const int64_t dff = o.dim_feedforward;
+    const double p = o.dropout;
+    const bool bf = o.batch_first, nf = o.norm_first, bias = o.bias;
+    const int act = o.activation;
+    if (act != TN_ACTIVATION_RELU && act != TN_ACTIVATION_GELU) return (tn_module *)tn__error("%s: activation %d is not TN_ACTIVATION_RELU or TN_ACTIVATION_GELU", fn, act);
     if (dff <= 0) return (tn_module *)tn__error("%s: dim_feedforward must be positive, got %lld", fn, (long long)dff);
     if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
     tn__tlayer *t = (tn__tlayer *)tn_module_new(decoder ? &tn__dec_layer_type : &tn__enc_layer_type, sizeof(tn__tlayer));
     if (!t) return NULL;
     t->decoder = decoder; t->norm_first = nf; t->gelu = act == 1;
     tn_module *m = &t->base;
-    char lnopts[96];
-    snprintf(lnopts, sizeof lnopts, "eps=%.17g%s", eps, bias ? "" : ", bias=False");
+    tn_layer_norm_opts ln = TN_DEFAULTS(tn_layer_norm_opts);
+    ln.eps = o.layer_norm_eps;
+    ln.bias = bias;
     const int64_t ds[1] = {d};
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
               tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(p)) &&
-              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm(ds, 1, lnopts)) &&
-              tn_module_add(m, "norm2", tn_nn_layer_norm(ds, 1, lnopts)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm(ds, 1, lnopts))) &&
+              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
+              tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
               tn_module_add(m, "dropout1", tn_nn_dropout(p)) && tn_module_add(m, "dropout2", tn_nn_dropout(p)) &&
               (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(p)));
     return tn__module_or_free(m, !ok);
 }
-TNDEF tn_module *tn_nn_transformer_encoder_layer(int64_t d_model, int64_t nhead, const char *options) {
-    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, options);
+TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
+    return tn__tlayer_new("tn_nn_transformer_encoder_layer", false, d_model, nhead, o);
 }
-TNDEF tn_module *tn_nn_transformer_decoder_layer(int64_t d_model, int64_t nhead, const char *options) {
-    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, options);
+TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
+    return tn__tlayer_new("tn_nn_transformer_decoder_layer", true, d_model, nhead, o);
+}
+TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options) {
+    TN__KW_STR(tn_transformer_layer_opts, transformer_layer, "tn_nn_transformer_encoder_layer", options, tn_nn_transformer_encoder_layer_opts(d_model, nhead, o));
+}
+TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options) {
+    TN__KW_STR(tn_transformer_layer_opts, transformer_layer, "tn_nn_transformer_decoder_layer", options, tn_nn_transformer_decoder_layer_opts(d_model, nhead, o));
 }
 static tn_tensor *tn__child_fwd(tn_module *m, const char *child, tn_tensor *x) { return tn_module_forward(tn_module_child(m, child), x); }
 /* dropout(attention(x, mem, mem)); mem NULL: self-attention */

@@ -8,7 +8,7 @@
    differentiable to any order. Elsewhere (GPU): im2col of the batch + one GEMM. */
 /* A [rows, cols] matrix at element offset off of t's storage, as a 3-d matmul operand. */
 static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = 3;
     v.shape[0] = 1; v.shape[1] = rows; v.shape[2] = cols;
     v.strides[0] = 0; v.strides[1] = rs; v.strides[2] = cs;
@@ -17,7 +17,7 @@ static tn_tensor tn__mat_view(const tn_tensor *t, int64_t off, int64_t rows, int
 }
 /* Image n of x [N, C, H, W] as a one-image batch. */
 static tn_tensor tn__image_view(const tn_tensor *x, int64_t n) {
-    tn_tensor v = *x;
+    tn_tensor v = tn__shallow(x);
     v.shape[0] = 1;
     v.offset = x->offset + n * x->strides[0];
     return v;
@@ -38,7 +38,7 @@ static int64_t tn__block_units(size_t unit_bytes, int64_t most) {
     return r < 1 ? 1 : r > most ? most : r;
 }
 static int64_t tn__conv_block_rows(int64_t K, const int64_t *g, size_t es, int nbuf) {
-    return tn__block_units((size_t)nbuf * (size_t)(K * g[9]) * es, g[8]);
+    return tn__block_units((size_t)tn__mul_sat(tn__mul_sat(K, g[9]), nbuf * (int64_t)es), g[8]);
 }
 /* The geometry of output rows [y0, y0 + rows): the top padding shifts by y0 windows (it may
    go negative: the CPU kernel only offsets rows by it). */
@@ -52,7 +52,7 @@ static void tn__conv_block_geom(const int64_t *g, int64_t y0, int64_t rows, int6
    images: the GEMM writes the output in place, no copy through a block buffer). */
 static int64_t tn__conv_block_images(int64_t K, const int64_t *g, size_t es, int nbuf, int64_t R, bool direct) {
     if (direct || R < g[8] || g[8] * g[9] >= 512) return 1;
-    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / ((size_t)(K * g[8] * g[9]) * es));
+    int64_t ib = (int64_t)((size_t)(TN_CONV_BLOCK_BYTES) / (size_t)nbuf / (size_t)tn__mul_sat(tn__mul_sat(K, g[8] * g[9]), (int64_t)es));   /* g[8] * g[9] < 512 here */
     return ib < 2 ? 1 : ib;
 }
 /* Rows of a product rounded up to the GEMM kernel's tile: its work including edge waste. */

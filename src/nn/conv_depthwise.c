@@ -82,7 +82,7 @@ TN__DW_DEFINE(double, f64)
 static int tn__conv_dw_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], kk = g[0] * g[1];
     const int64_t np = mode == 1 ? N * C : mode == 2 ? O : N * O;
-    const int nthr = tn__par_threads(N * O * g[8] * g[9] * kk, np);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], kk), np);   /* N O oh ow: y's numel */
     tn_tensor *xc = mode == 1 || tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     if (!xc) return TN__FAIL_INT(mode ? "conv2d backward: out of memory" : "conv2d: out of memory");
     if (x->dtype == TN_F32)

@@ -22,7 +22,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     }
     if (!gx && !gw) return 0;
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
-    const int64_t K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int nbuf = gx && gw ? 2 : 1;
@@ -30,7 +30,7 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     const int64_t LB = IB > 1 ? IB * L : R * g[9];
     const bool wt = gw && tn__gemm_tiles(x->dtype, Kg, Og) < tn__gemm_tiles(x->dtype, Og, Kg);   /* per group: [Kg, Og] */
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *cbuf = gw && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *gbuf = gx && !direct ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB)) : NULL;
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* gy of a block as [O, images*L] */
@@ -39,8 +39,8 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     if (!failed) {
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++) {
-            const int64_t n1 = N * (t + 1) / nthr;
-            for (int64_t n = N * t / nthr; n < n1; n += IB) {
+            const int64_t n1 = tn__split_at(N, t + 1, nthr);
+            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
                 const int64_t ni = TN__MIN(IB, n1 - n);
                 if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
                 /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
@@ -182,7 +182,12 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
         if (rx == 0 && rw == 0) { gin[0] = gx; gin[1] = gw; return 0; }
     }
     const int64_t N = x->shape[0], C = x->shape[1], KO = w->shape[1] * G * g[0] * g[1], L = g[8] * g[9];
-    if (nx && !(gin[0] = tn_conv2d_ex(gy, w, NULL, g + 6, g + 4, g + 2, G))) return -1;
+    tn_conv_fn_opts co = TN_DEFAULTS(tn_conv_fn_opts);   /* g's stride, padding, dilation pairs */
+    memcpy(co.stride_hw, g + 6, sizeof co.stride_hw);
+    memcpy(co.padding_hw, g + 4, sizeof co.padding_hw);
+    memcpy(co.dilation_hw, g + 2, sizeof co.dilation_hw);
+    co.groups = G;
+    if (nx && !(gin[0] = tn_conv2d_opts(gy, w, NULL, co))) return -1;
     if (nw) {
         tn_tensor *xg = tn_reshape(tn_permute(x, TN_SHAPE(1, 0, 2, 3)), TN_SHAPE(G, C / G, N * L));
         tn_tensor *ct = tn_reshape(tn_permute(tn__im2col(gy, g), TN_SHAPE(1, 0, 2)), TN_SHAPE(G, KO / G, N * L));
@@ -216,7 +221,7 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
     return tn__conv_record(x4, w4, b, g, G, y, out ? tn__convt_bw : tn__conv_bw);
 }
 
-/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PAD_SAME for 'same'. */
+/* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PADDING_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
@@ -226,7 +231,7 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
         return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
     if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
-    bool same = p[0] == TN_PAD_SAME;
+    bool same = p[0] == TN_PADDING_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
     for (int i = 0; i < nsp && !same; i++) if (p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
     /* geometry within 2^31 keeps every size computed below far from int64 overflow */
@@ -236,13 +241,14 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
     for (int i = 0; i < nsp && same; i++) if (s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
     const bool batched = x->ndim == nsp + 2;
-    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? w->shape[1] * groups : w->shape[0];
+    const int64_t C = x->shape[batched ? 1 : 0], O = transposed ? tn__mul_sat(w->shape[1], groups) : w->shape[0];   /* fits once groups divides C (checked below) */
     if (w->shape[0] % groups)
         return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
                                       fn, (long long)groups, (long long)groups, TN__SHAPE(w));
-    if (!transposed && (C % groups || O % groups || w->shape[1] * groups != C))
+    int64_t wc;   /* the input channels the weight expects: w->shape[1] * groups, checked (groups is the caller's) */
+    if (!transposed && (C % groups || O % groups || !tn__mul_ok(w->shape[1], groups, &wc) || wc != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
-                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)(w->shape[1] * groups), (long long)C);
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)tn__mul_sat(w->shape[1], groups), (long long)C);
     if (transposed && (C % groups || w->shape[0] != C))
         return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
                                       fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
@@ -267,7 +273,10 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
                 return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
                                               fn, (long long)o, (long long)g[6 + i], (long long)g[2 + i]);
             g[8 + i] = in[i];
-            in[i] = (in[i] - 1) * g[6 + i] - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
+            int64_t grown;   /* (in - 1) * stride: in up to 2^60, stride up to 2^31 */
+            if (!tn__mul_ok(in[i] - 1, g[6 + i], &grown) || grown > INT64_MAX / 2)
+                return (tn_tensor *)tn__error("%s: input %s with stride %lld gives an output size past int64", fn, TN__SHAPE(x), (long long)g[6 + i]);
+            in[i] = grown - 2 * g[4 + i] + g[2 + i] * (k[i] - 1) + o + 1;   /* the output size */
             if (in[i] <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output size %lld", fn, TN__SHAPE(x), (long long)in[i]);
         } else {
             int64_t span = g[2 + i] * (k[i] - 1) + 1, padded = in[i] + (same ? span - 1 : 2 * g[4 + i]);
@@ -311,24 +320,40 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     y = tn__grad_name(y, "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn_squeeze_dim(y, 0));
 }
-TNDEF tn_tensor *tn_conv1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    return TN__AS("tn_conv1d", tn__conv("tn_conv1d", x, w, b, 1, false, &stride, &padding, &dilation, NULL, groups));
+/* tn_conv_fn_opts -> per-dim stride, padding (TN_PADDING_SAME kept, VALID as 0), dilation,
+   output padding; 0, or -1 with an error. */
+static int tn__conv_args(const char *fn, int nsp, bool transposed, const tn_conv_fn_opts *o, int64_t s[2], int64_t p[2], int64_t d[2], int64_t op[2]) {
+    const int64_t *hw[4] = {o->stride_hw, o->padding_hw, o->dilation_hw, o->output_padding_hw};
+    const int64_t v[4] = {o->stride, o->padding == TN_PADDING_VALID ? 0 : o->padding, o->dilation, o->output_padding};
+    int64_t *out[4] = {s, p, d, op};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->padding == TN_PADDING_SAME || o->padding == TN_PADDING_VALID) p[0] = p[1] = o->padding == TN_PADDING_SAME ? TN_PADDING_SAME : 0;
+    if (!transposed && (op[0] || op[1])) return TN__FAIL_INT("%s: output_padding is an option of the transposed convolutions only", fn);
+    return 0;
 }
-TNDEF tn_tensor *tn_conv2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, stride, padding, dilation, NULL, groups));
+static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
+    int64_t s[2], p[2], d[2], op[2];
+    if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
+    return TN__AS(fn, tn__conv(fn, x, w, b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups));
 }
-TNDEF tn_tensor *tn_conv2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv2d", tn__conv("tn_conv2d", x, w, b, 2, false, s, p, d, NULL, groups));
+TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv1d", x, w, b, 1, false, o); }
+TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv2d", x, w, b, 2, false, o); }
+TNDEF tn_tensor *tn_conv_transpose1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose1d", x, w, b, 1, true, o); }
+TNDEF tn_tensor *tn_conv_transpose2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv_transpose2d", x, w, b, 2, true, o); }
+TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv1d", options, tn_conv1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d_ex(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t output_padding[2], int64_t groups, const int64_t dilation[2]) {
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, stride, padding, dilation, output_padding, groups));
+TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv2d", options, tn_conv2d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose2d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    int64_t s[2] = {stride, stride}, p[2] = {padding, padding}, o[2] = {output_padding, output_padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_conv_transpose2d", tn__conv("tn_conv_transpose2d", x, w, b, 2, true, s, p, d, o, groups));
+TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose1d", options, tn_conv_transpose1d_opts(x, w, b, o));
 }
-TNDEF tn_tensor *tn_conv_transpose1d(tn_tensor *x, tn_tensor *w, tn_tensor *b, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
-    return TN__AS("tn_conv_transpose1d", tn__conv("tn_conv_transpose1d", x, w, b, 1, true, &stride, &padding, &dilation, &output_padding, groups));
+TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose2d", options, tn_conv_transpose2d_opts(x, w, b, o));
 }

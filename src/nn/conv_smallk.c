@@ -32,7 +32,7 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w,
     for (t = 0; t < nthr; t++) {
         float *pad = buf + t * per;
         int64_t koff[TN__SMALLK_MAX];
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
             for (int64_t oy = 0; oy < oh; oy++)
                 for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
@@ -77,7 +77,7 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *
         float *pad = buf + t * per, *A = pad + per - O * K * 16;
         int64_t koff[TN__SMALLK_MAX];
         memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
-        for (int64_t n = N * t / nthr; n < N * (t + 1) / nthr; n++) {
+        for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
             int64_t o = 0;
             for (; o < O; o++) {
@@ -136,11 +136,11 @@ static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) 
 /* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous). */
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], O = w->shape[0], K = C * g[0] * g[1];
-    const int nthr = tn__par_threads(N * O * g[8] * g[9] * K, N);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], K), N);   /* N O oh ow: y's numel */
     const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *yc = tn_is_contiguous(y) ? tn_retain(y) : tn__copy_as(y, y->dtype, TN_CPU);
-    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(nthr * per));
+    tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(tn__mul_sat(nthr, per)));
     int failed = !xc || !yc || !buf;
     if (!failed && mode == 0)
         tn__smallk_fwd_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(w), b ? (const float *)tn_data_ptr(b) : NULL,

@@ -49,9 +49,9 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
     const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
-    const int nthr = tn__par_threads(n * 16, n);   /* a draw costs about 16 simple ops */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) fn(of, od, n * t / nthr, n * (t + 1) / nthr, seed, off, thr, 1 / (1 - p));
+    for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
     return tn__own(m);
 }
 static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {

@@ -1,6 +1,13 @@
 static tn_tensor *tn__softmax(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
-    return tn__lane_like(fn, op, x, dim, tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32);
+    if (!tn_dtype_is_floating(x->dtype)) {   /* PyTorch has no integer kernel (its dtype= argument converts first) */
+        int d = tn__wrap_dim(fn, dim, x->ndim);
+        if (d < 0) return NULL;
+        if (tn_numel(x) == 0) return tn__own(tn__new(x->dtype, x->device, x->shape, x->ndim));   /* PyTorch returns before the kernel */
+        return (tn_tensor *)tn__error("%s: \"%s_%skernel_impl\" not implemented for '%s' (input %s)", fn, op == SOFTMAX ? "softmax" : "log_softmax",
+                                      x->ndim <= 1 || d == x->ndim - 1 ? "lastdim_" : "", tn__torch_type_name(x->dtype), TN__SHAPE(x));
+    }
+    return tn__lane_like(fn, op, x, dim, x->dtype);
 }
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_softmax", SOFTMAX, x, dim); }
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
@@ -51,6 +58,12 @@ static tn_tensor *tn__scope_return(tn_tensor *r) {
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
     if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
         return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    /* the layers multiply sizes in groups (N * C, H * W): an empty tensor's other sizes
+       (zeros(0, 2^40, 2^40)) must multiply within int64 too (a non-empty one's do) */
+    int64_t p = 1;
+    for (int i = 0; i < x->ndim; i++)
+        if (x->shape[i] && !tn__mul_ok(p, x->shape[i], &p))
+            return TN__FAIL_INT("%s: %s %s is empty, but its other sizes multiply past int64", fn, what, TN__SHAPE(x));
     return 0;
 }
 /* The other tensors of a layer (weight, bias, ...) must match the input's dtype and device. */
@@ -94,17 +107,17 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return (tn_tensor *)tn__error("tn_bilinear: bias %s must be [%lld]", TN__SHAPE(b), (long long)w->shape[0]);
     if (tn__nn_check("tn_bilinear", x1, "input1") || tn__nn_same("tn_bilinear", x1, x2, "input2") || tn__nn_same("tn_bilinear", x1, w, "weight") ||
         tn__nn_same("tn_bilinear", x1, b, "bias")) return NULL;
-    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2];
+    int64_t O = w->shape[0], I1 = w->shape[1], I2 = w->shape[2], B = tn__numel(x1->shape, x1->ndim - 1);
     tn_scope_begin();
-    /* y[.., o] = sum_j (x1 @ W')[.., o, j] x2[.., j], W' = W as [in1, out * in2] */
-    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, O * I2));
-    tn_tensor *t = tn_matmul(x1, wp);
-    int64_t shape[TN_MAX_DIMS + 1];
+    /* y[b, o] = sum_j (x1 @ W')[b, o, j] x2[b, j], W' = W as [in1, out * in2], over the
+       leading dims flattened to one (B rows: an 8-d input needs no 9th dim) */
+    tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, tn__mul_sat(O, I2)));
+    tn_tensor *t = tn_reshape(tn_matmul(tn_reshape(x1, TN_SHAPE(B, I1)), wp), TN_SHAPE(B, O, I2));
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1), false);
+    int64_t shape[TN_MAX_DIMS];
     for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
     shape[x1->ndim - 1] = O;
-    shape[x1->ndim] = I2;
-    t = tn_reshape(t, shape, x1->ndim + 1);
-    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_unsqueeze(x2, -2)), TN_SHAPE(-1), false);
+    y = tn_reshape(y, shape, x1->ndim);
     if (b) y = tn_add(y, b);
     return tn__scope_return(y);
 }
@@ -133,7 +146,10 @@ static void tn__node_geom(tn_node *nd, const int64_t *g, int n, int64_t e0, int6
 /* x [N, C, H, W] -> [N, C*kh*kw, oh*ow], stored as [C*kh*kw, N, oh*ow] so that convolution
    multiplies all samples in one GEMM. */
 static tn_tensor *tn__im2col(tn_tensor *x, const int64_t *g) {
-    int64_t N = x->shape[0], K = x->shape[1] * g[0] * g[1], L = g[8] * g[9];
+    int64_t N = x->shape[0], K, L;
+    if (!tn__mul_ok(x->shape[1], g[0], &K) || !tn__mul_ok(K, g[1], &K) || !tn__mul_ok(g[8], g[9], &L))
+        return (tn_tensor *)tn__error("im2col: the column buffer of %lld channels, kernel %lld x %lld and %lld x %lld windows overflows int64",
+                                      (long long)x->shape[1], (long long)g[0], (long long)g[1], (long long)g[8], (long long)g[9]);
     int64_t shape[3] = {K, N, L};
     tn_tensor *c = tn__new(x->dtype, x->device, shape, 3);
     if (!c) return NULL;
@@ -201,13 +217,14 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
     for (int i = 0; i < 2; i++)   /* keeps the size arithmetic below far from int64 overflow */
         if (k[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX || s[i] > INT32_MAX)
             return (tn_tensor *)tn__error("%s: kernel_size, dilation, padding and stride must be below 2^31", fn);
+    if (os[0] > INT64_MAX / 4 || os[1] > INT64_MAX / 4) return (tn_tensor *)tn__error("%s: output_size (%lld, %lld) is too large", fn, (long long)os[0], (long long)os[1]);
     int64_t g[10] = {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], 0, 0};
-    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
-    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1];
-    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != g[8] * g[9])
+    for (int i = 0; i < 2; i++) g[8 + i] = (os[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;   /* each term below 2^62 */
+    int64_t rows = c->shape[c->ndim - 2], L = c->shape[c->ndim - 1], windows = g[8] > 0 && g[9] > 0 ? tn__mul_or(g[8], g[9], -1) : 0;
+    if (rows % (k[0] * k[1]) || g[8] <= 0 || g[9] <= 0 || L != windows)
         return (tn_tensor *)tn__error("%s: input %s does not fit output_size (%lld, %lld) and kernel (%lld, %lld): expected [*, C*%lld, %lld]", fn, TN__SHAPE(c),
                                       (long long)os[0], (long long)os[1], (long long)k[0], (long long)k[1], (long long)(k[0] * k[1]),
-                                      (long long)(g[8] > 0 && g[9] > 0 ? g[8] * g[9] : 0));
+                                      (long long)windows);
     tn_scope_begin();
     tn_tensor *c3 = c->ndim == 3 ? c : tn_unsqueeze(c, 0);
     tn_tensor *img = tn__col2im(c3, os[0], os[1], g);

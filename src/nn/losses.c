@@ -118,13 +118,12 @@ static int tn__class_check(const char *fn, tn_tensor *input, tn_tensor *target, 
 static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *target, int64_t ignore_index, tn_tensor **safe, tn_tensor **keep) {
     int64_t c = input->shape[input->ndim == 1 ? 0 : 1], n = tn_numel(target), count = 0;
     tn_tensor *tc = tn_contiguous(tn_to(target, TN_CPU));
-    int64_t *s = (int64_t *)TN_MALLOC((size_t)(n + 1) * sizeof(int64_t));
-    uint8_t *k = (uint8_t *)TN_MALLOC((size_t)(n + 1));
+    int64_t *s = (int64_t *)tn__malloc_n(fn, n + 1, sizeof(int64_t));
+    uint8_t *k = s ? (uint8_t *)tn__malloc_n(fn, n + 1, 1) : NULL;
     if (!tc || !s || !k) {
         TN_FREE(s);
         TN_FREE(k);
-        if (tc) tn__error("%s: out of memory", fn);
-        return -1;
+        return -1;   /* tn__malloc_n or the copy said why */
     }
     const int64_t *v = (const int64_t *)tn_data_ptr(tc);
     for (int64_t i = 0; i < n; i++) {
@@ -198,10 +197,16 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
     return tn__loss_finish(nkeep < 0 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
-TNDEF tn_tensor *tn_nll_loss_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction) {
-    return TN__AS("tn_nll_loss", tn__nll_impl(input, target, weight, ignore_index, reduction));
+TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
+    return TN__AS("tn_nll_loss", tn__nll_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction));
 }
-TNDEF tn_tensor *tn_nll_loss(tn_tensor *input, tn_tensor *target) { return tn_nll_loss_ex(input, target, NULL, -100, TN_REDUCTION_MEAN); }
+TNDEF tn_tensor *tn_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* label_smoothing is cross_entropy's */
+    const int n = tn__kw_filter(tn__kw_loss, TN__KW_N(tn__kw_loss), "weight, ignore_index, reduction", keys);
+    tn_loss_opts o = TN_DEFAULTS(tn_loss_opts);
+    return tn__kw_parse("tn_nll_loss", options, keys, n, &o, NULL) ? NULL : tn_nll_loss_opts(input, target, o);
+}
 
 /* weight [C] viewed along the class dim of an input of ndim dims: [1, C, 1, ...] (or [C]) */
 static tn_tensor *tn__class_view(tn_tensor *weight, int ndim) {
@@ -315,10 +320,12 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     int64_t c = input->shape[cd];
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");
 }
-TNDEF tn_tensor *tn_cross_entropy_ex(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction reduction, double label_smoothing) {
-    return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, weight, ignore_index, reduction, label_smoothing));
+TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction, o.label_smoothing));
 }
-TNDEF tn_tensor *tn_cross_entropy(tn_tensor *input, tn_tensor *target) { return tn_cross_entropy_ex(input, target, NULL, -100, TN_REDUCTION_MEAN, 0.0); }
+TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_loss_opts, loss, "tn_cross_entropy", options, tn_cross_entropy_opts(input, target, o));
+}
 
 /* weight (may be NULL) broadcast to t's shape, or -1 with a message */
 static int tn__loss_check_weight(const char *fn, const char *wname, tn_tensor *w, tn_tensor *t) {

@@ -37,7 +37,7 @@ static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mea
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -78,7 +78,7 @@ static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *me
     const double M = (double)(N * L);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = C * t / nthr, c1 = C * (t + 1) / nthr; c0 < c1; c0 += TN__BN_CB) {
+        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -132,7 +132,7 @@ static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st,
     const int nthr = tn__par_threads(M * D, M);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++)
-        for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
             const T *xp = x + r * D; T *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_##S(xp, D, a8);
@@ -152,7 +152,7 @@ static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st
         const int nthr = tn__par_threads(M * D, M);
         TN__OMP_PARALLEL_FOR(nthr)
         for (int t = 0; t < nthr; t++)
-            for (int64_t r = M * t / nthr, r1 = M * (t + 1) / nthr; r < r1; r++) {
+            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
                 const T *xp = x + r * D, *gp = gy + r * D; T *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -171,7 +171,7 @@ static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st
     const int nthr = tn__par_threads(M * D, (D + 63) / 64);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = D * t / nthr, d1 = D * (t + 1) / nthr;
+        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -191,7 +191,7 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
     const int64_t M = x->shape[0], D = x->shape[1];
     double *ms = (double *)tn_data_ptr(st), *colacc = NULL;
-    if (mode == 1 && (gw || gb) && !(colacc = (double *)TN_MALLOC((size_t)(2 * D) * sizeof(double)))) return TN__FAIL_INT("layer_norm backward: out of memory");
+    if (mode == 1 && (gw || gb) && !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat(D, 2), sizeof(double)))) return -1;
 #define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
     if (x->dtype == TN_F32) {
         if (mode == 0) tn__ln_fwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
@@ -213,7 +213,7 @@ static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr,
     const int nthr = tn__par_threads(N * C, N);
     TN__OMP_PARALLEL_FOR(nthr)
     for (int th = 0; th < nthr; th++)
-        for (int64_t i = N * th / nthr, i1 = N * (th + 1) / nthr; i < i1; i++) {
+        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
             const T *xp = x + i * C;
             if (mode == 0) {
                 T m = xp[0];
@@ -346,7 +346,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (!training && (!rm || !rv)) return (tn_tensor *)tn__error("%s: running_mean and running_var must be given when not training", fn);
     int64_t dims[TN_MAX_DIMS], nd = 0, count = x->shape[0];
     dims[nd++] = 0;
-    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count *= x->shape[d]; }
+    for (int d = 2; d < x->ndim; d++) { dims[nd++] = d; count = tn__mul_sat(count, x->shape[d]); }   /* an empty x's may not fit */
     if (training && count == 1) return (tn_tensor *)tn__error("%s: expected more than 1 value per channel when training, got input size %s", fn, TN__SHAPE(x));
     if (tn_numel(x) == 0) return tn_clone(x);   /* an empty batch: nothing to normalise, running stats untouched (as PyTorch) */
     tn_scope_begin();
@@ -427,8 +427,7 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
 /* The one-node layer norm over the last n dims through the backend's entry (checks done;
    inside a scope). NULL with *declined set when the backend declines the case. */
 static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
-    int64_t D = 1;
-    for (int k = x->ndim - n; k < x->ndim; k++) D *= x->shape[k];
+    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
     const int64_t M = tn_numel(x) / D;
     tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
     tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
@@ -491,7 +490,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
     tn_scope_begin();
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
-    for (int d = 2; d < x->ndim; d++) M *= x->shape[d];
+    for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
     tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
@@ -517,7 +516,7 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
     shape[0] = 1;
-    shape[1] = N * C;
+    shape[1] = tn__mul_sat(N, C);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xr = tn_reshape(x, shape, x->ndim);
     tn_tensor *rm_r = rm ? tn_repeat(rm, TN_SHAPE(N)) : NULL, *rv_r = rv ? tn_repeat(rv, TN_SHAPE(N)) : NULL;
     tn_tensor *w_r = w ? tn_repeat(w, TN_SHAPE(N)) : NULL, *b_r = b ? tn_repeat(b, TN_SHAPE(N)) : NULL;

@@ -33,6 +33,36 @@ static int tn__pool_geometry(const char *fn, int nsp, const int64_t *k, const in
     }
     return 0;
 }
+/* tn_pool_opts -> per-dim kernel, stride (0: the kernel's), padding and dilation, and the
+   divisor (0: none), for nsp spatial dims; what: the kind ("MaxPool2d"), whose options
+   alone may differ from their defaults. 0, or -1 with an error. */
+static const char *const tn__pool_options[2] = {"kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override",
+                                                "kernel_size, stride, padding, dilation, return_indices, ceil_mode"};
+static int tn__pool_args(const char *fn, const char *what, int nsp, bool max, int64_t ksize, const tn_pool_opts *o,
+                         int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2], int64_t *divisor) {
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool, TN__KW_N(tn__kw_pool), o, &def, tn__pool_options[max])) return -1;
+    const int64_t *hw[4] = {o->kernel_size_hw, o->stride_hw, o->padding_hw, o->dilation_hw};
+    const int64_t v[4] = {ksize, o->stride == TN_NONE ? 0 : o->stride, o->padding, o->dilation};
+    int64_t *out[4] = {k, s, p, d};
+    for (int a = 0; a < 4; a++) {
+        const bool pair = hw[a][0] || hw[a][1];
+        if (pair && nsp == 1) return TN__FAIL_INT("%s: a 1-d pooling takes ints, not (h, w) pairs", fn);
+        out[a][0] = pair ? hw[a][0] : v[a];
+        out[a][1] = pair ? hw[a][1] : v[a];
+    }
+    if (o->stride != TN_NONE && o->stride == 0) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
+    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
+    return 0;
+}
+/* The option text of a max (or avg) pooling: only that kind's names are known. */
+static int tn__pool_parse(const char *fn, bool max, const char *text, tn_pool_opts *o) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool, TN__KW_N(tn__kw_pool), tn__pool_options[max], keys);
+    *o = (tn_pool_opts)TN_DEFAULTS(tn_pool_opts);
+    return tn__kw_parse(fn, text, keys, n, o, NULL);
+}
 static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_mode) {
     for (int i = 0; i < 2; i++) g[8 + i] = tn__window_count(x4->shape[2 + i], g[i], g[4 + i], g[6 + i], g[2 + i], ceil_mode);
     if (g[8] <= 0 || g[9] <= 0)   /* both counts first: the message shows them */
@@ -284,7 +314,7 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
             tn__node_save(nd, codes);
             tn__node_save(nd, tabt);
         }
-        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn_release(v); return NULL; }
+        if (idx_out && !(*idx_out = tn__pool_code_index(codes, tab, W, KW, dh, dw))) { tn__node_release(nd); tn_release(v); return NULL; }
         return tn__own(tn__node_attach(nd, v));
     }
     tn_tensor *idx = tn__own(tn__new(TN_I64, x4->device, ishape, 4));
@@ -295,10 +325,16 @@ static tn_tensor *tn__max_windows(tn_tensor *x4, int64_t OH, int64_t OW, const i
 }
 /* The window tables of a pooling geometry g (after tn__pool_counts) over H x W: hs, he
    (rows [hs, he) clipped to the image), ws, we; TN_FREE them. NULL when out of memory. */
+/* The 2 (OH + OW) entries of a window table, checked (tn__malloc_n). */
+static int64_t *tn__window_table(const char *fn, int64_t OH, int64_t OW) {
+    int64_t n;
+    bool ok = tn__add_ok(OH, OW, &n) && tn__mul_ok(n, 2, &n);
+    return (int64_t *)tn__malloc_n(fn, ok ? n : -1, sizeof(int64_t));
+}
 static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int64_t W) {
     const int64_t OH = g[8], OW = g[9];
-    int64_t *tab = (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t));
-    if (!tab) return (int64_t *)tn__error("%s: out of memory", fn);
+    int64_t *tab = tn__window_table(fn, OH, OW);
+    if (!tab) return NULL;
     for (int64_t o = 0; o < OH; o++) { tab[o] = o * g[6] - g[4]; tab[OH + o] = TN__MIN(tab[o] + g[2] * (g[0] - 1) + 1, H); }
     for (int64_t o = 0; o < OW; o++) { tab[2 * OH + o] = o * g[7] - g[5]; tab[2 * OH + OW + o] = TN__MIN(tab[2 * OH + o] + g[3] * (g[1] - 1) + 1, W); }
     return tab;
@@ -307,8 +343,8 @@ static int64_t *tn__pool_table(const char *fn, const int64_t *g, int64_t H, int6
    on its device. */
 static tn_tensor *tn__avg_divisors(const char *fn, const int64_t *g, int64_t H, int64_t W, bool count_include_pad, int64_t divisor_override, tn_tensor *like) {
     const int64_t OH = g[8], OW = g[9];
-    double *div = (double *)TN_MALLOC((size_t)(OH * OW) * sizeof(double));
-    if (!div) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    double *div = (double *)tn__malloc_n(fn, tn__mul_or(OH, OW, -1), sizeof(double));
+    if (!div) return NULL;
     for (int64_t a = 0; a < OH; a++) for (int64_t b = 0; b < OW; b++) {
         int64_t h0 = a * g[6] - g[4], w0 = b * g[7] - g[5];
         int64_t h1 = h0 + g[0] < H + g[4] ? h0 + g[0] : H + g[4], w1 = w0 + g[1] < W + g[5] ? w0 + g[1] : W + g[5];
@@ -390,18 +426,32 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "MaxPool2DWithIndicesBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_max_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool1d", tn__max_pool("tn_max_pool1d", x, 1, &kernel, &stride, &padding, &dilation, ceil_mode, indices));
+/* F.max_pool: indices NULL, or return_indices=True */
+static tn_tensor *tn__max_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, tn_tensor **indices, int64_t ksize, const tn_pool_opts *o) {
+    if (indices) *indices = NULL;
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, true, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    if (o->return_indices && !indices) return (tn_tensor *)tn__error("%s: return_indices: call tn_max_pool%dd_with_indices", fn, nsp);
+    return TN__AS(fn, tn__max_pool(fn, x, nsp, k, st, pd, dl, o->ceil_mode, indices));
 }
-TNDEF tn_tensor *tn_max_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
-                                  bool ceil_mode, tn_tensor **indices) {
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, kernel, stride, padding, dilation, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool1d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool1d", "max_pool1d", x, 1, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool2d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool_opts o) { return tn__max_pool_kw("tn_max_pool2d", "max_pool2d", x, 2, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool1d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool1d", true, options, &o) ? NULL : tn_max_pool1d_opts(x, indices, k, o);
 }
-TNDEF tn_tensor *tn_max_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, bool ceil_mode, tn_tensor **indices) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding}, d[2] = {dilation, dilation};
-    return TN__AS("tn_max_pool2d", tn__max_pool("tn_max_pool2d", x, 2, k, s, p, d, ceil_mode, indices));
+TNDEF tn_tensor *tn_max_pool2d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_max_pool2d", true, options, &o) ? NULL : tn_max_pool2d_opts(x, indices, k, o);
 }
-/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). */
+/* Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)). The caller checks that
+   (out + 1) * in fits (tn__adaptive_fits). */
+static int tn__adaptive_fits(const char *fn, int64_t in, int64_t out) {
+    int64_t r;
+    if (!tn__mul_ok(in, out, &r) || !tn__add_ok(r, in, &r))
+        return TN__FAIL_INT("%s: output size %lld is too large for an input size of %lld", fn, (long long)out, (long long)in);
+    return 0;
+}
 static void tn__adaptive_table(int64_t in, int64_t out, int64_t *start, int64_t *end) {
     for (int64_t i = 0; i < out; i++) { start[i] = i * in / out; end[i] = ((i + 1) * in + out - 1) / out; }
 }
@@ -411,8 +461,10 @@ static tn_tensor *tn__adaptive_max_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *idx = NULL, *y = NULL;
-    int64_t *tab = x4 ? (int64_t *)TN_MALLOC((size_t)(2 * (OH + OW)) * sizeof(int64_t)) : NULL;
-    if (x4 && !tab) tn__error("%s: out of memory", fn);
+    /* the output's size first: the window tables are sized by it */
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;
+    int64_t *tab = x4 ? tn__window_table(fn, OH, OW) : NULL;
     if (tab) {
         tn__adaptive_table(x4->shape[2], OH, tab, tab + OH);
         tn__adaptive_table(x4->shape[3], OW, tab + 2 * OH, tab + 2 * OH + OW);
@@ -449,25 +501,29 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
 }
-TNDEF tn_tensor *tn_avg_pool1d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    return TN__AS("tn_avg_pool1d", tn__avg_pool("tn_avg_pool1d", x, 1, &kernel, &stride, &padding, ceil_mode, count_include_pad, 0));
+static tn_tensor *tn__avg_pool_kw(const char *fn, const char *what, tn_tensor *x, int nsp, int64_t ksize, const tn_pool_opts *o) {
+    int64_t k[2], st[2], pd[2], dl[2], divisor;
+    if (tn__pool_args(fn, what, nsp, false, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    return TN__AS(fn, tn__avg_pool(fn, x, nsp, k, st, pd, o->ceil_mode, o->count_include_pad, divisor));
 }
-TNDEF tn_tensor *tn_avg_pool2d_ex(tn_tensor *x, const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2], bool ceil_mode,
-                                  bool count_include_pad, int64_t divisor_override) {
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override));
+TNDEF tn_tensor *tn_avg_pool1d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool1d", "avg_pool1d", x, 1, k, &o); }
+TNDEF tn_tensor *tn_avg_pool2d_opts(tn_tensor *x, int64_t k, tn_pool_opts o) { return tn__avg_pool_kw("tn_avg_pool2d", "avg_pool2d", x, 2, k, &o); }
+TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool1d", false, options, &o) ? NULL : tn_avg_pool1d_opts(x, k, o);
 }
-TNDEF tn_tensor *tn_avg_pool2d(tn_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode, bool count_include_pad) {
-    int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride}, p[2] = {padding, padding};
-    return TN__AS("tn_avg_pool2d", tn__avg_pool("tn_avg_pool2d", x, 2, k, s, p, ceil_mode, count_include_pad, 0));
+TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn_pool_opts o;
+    return tn__pool_parse("tn_avg_pool2d", false, options, &o) ? NULL : tn_avg_pool2d_opts(x, k, o);
 }
 /* A [out, in] matrix that averages (adaptive pooling) or interpolates (linear resizing)
    along one dim; applied on both sides it resizes a plane: M_h @ x @ M_w^T. */
 static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
-    if ((double)in * (double)out > 1e17) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
-    double *m = (double *)TN_MALLOC((size_t)(in * out) * sizeof(double));
-
-    if (!m) return (tn_tensor *)tn__error("%s: out of memory", fn);
-    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    int64_t n;
+    if (!tn__mul_ok(in, out, &n)) return (tn_tensor *)tn__error("%s: resizing %lld to %lld is too large", fn, (long long)in, (long long)out);
+    double *m = (double *)tn__malloc_n(fn, n, sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)n * sizeof(double));
     for (int64_t i = 0; i < out; i++) {
         if (kind == 0) { /* adaptive average */
             int64_t a = i * in / out, b = ((i + 1) * in + out - 1) / out;
@@ -475,8 +531,8 @@ static tn_tensor *tn__resize_matrix(const char *fn, int kind, int64_t in, int64_
         } else {          /* linear interpolation, PyTorch's source index */
             double src = align_corners ? (double)i * scale : ((double)i + 0.5) * scale - 0.5;
             if (src < 0) src = 0;
+            if (src > (double)(in - 1)) src = (double)(in - 1);   /* before converting: the same weights, no undefined cast */
             int64_t j0 = (int64_t)src;
-            if (j0 > in - 1) j0 = in - 1;
             int64_t j1 = j0 + (j0 < in - 1 ? 1 : 0);
             double l1 = src - (double)j0;
             m[i * in + j0] += 1 - l1;
@@ -492,6 +548,8 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     if (OH <= 0 || OW <= 0) return (tn_tensor *)tn__error("%s: output size (%lld, %lld) must be positive", fn, (long long)OH, (long long)OW);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
+    if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
+               tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;   /* the output's size first */
     if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);

@@ -287,13 +287,13 @@ static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
         T *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
         void (*out_row)(const T *, const T *, int64_t, T *, int64_t) = tn__wino_out_row_##SFX;
         void (*at)(int64_t, int64_t, const T *, T, T *, T *, T *, T *) = tn__wino_at_##SFX;
         TN__WINO_PICK_##SFX(out_row, tn__wino_out_row_##SFX);
         TN__WINO_PICK_##SFX(at, tn__wino_at_##SFX);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
@@ -330,11 +330,11 @@ static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, i
     TN__OMP_PARALLEL_FOR(nthr)
     for (t = 0; t < nthr; t++) {
         T *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
-        const int64_t r1 = R * (t + 1) / nthr;
+        const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const T *, const T *, int64_t, int64_t, T *, int64_t, T *) = tn__wino_gy_row_##SFX;
         TN__WINO_PICK_##SFX(gy_row, tn__wino_gy_row_##SFX);
-        for (r0 = R * t / nthr; r0 < r1; r0 += br) {
+        for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
             for (pp = 0; pp < P; pp++) /* Y[.][pp] = A gy A^T of the block's 2x2 tiles of gy */
@@ -403,10 +403,11 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     if (tn_numel(y) == 0) return 0;
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, nr), tb = br * t1;
     const int64_t vx = Q * tn__gemm_roundup(tb, nr) + 16, per = 16 * vx + 16 * (P * tb + 16) + 8 * tb + 2;   /* as tn__wino_conv */
-    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);   /* N oh ow: y's numel */
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
-    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(16 * P * Q + 16 * tn__gemm_roundup(P, mr) * Q));
-    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W));
+    /* workspace sizes through the checked product: too large is tn__new's error, never a short buffer */
+    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W)));
     int failed = !xc || !U || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *up = (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
@@ -434,11 +435,11 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
     const size_t es = tn_dtype_size(x->dtype);
     const int64_t br = tn__wino_block_rows(N * th, P + Q, t1, es, 1), tb = br * t1, zo = 16 * (Q + P) * tb + 512 + 8 * tb + 2, per = zo + 16 * P * Q;   /* as tn__wino_wgrad */
-    const int nthr = tn__par_threads(N * P * Q * oh * ow, N * th);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);
     if (tn_numel(gy) == 0 || tn_numel(x) == 0) return tn__backend(TN_CPU)->fill(gw, 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *gyc = tn_is_contiguous(gy) ? tn_retain(gy) : tn__copy_as(gy, gy->dtype, TN_CPU);
-    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr * per + W + ow));
+    tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W + ow)));
     int failed = !xc || !gyc || !buf;
     if (!failed) {
         char *bp = (char *)tn_data_ptr(buf), *zero = bp + (size_t)(nthr * per) * es;
@@ -465,7 +466,7 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
     if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(N * K * L, N);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
     int failed = (!direct && !buf) || (IB > 1 && !ybuf);
@@ -474,8 +475,8 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
     if (!failed) {
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) {
-        const int64_t n1 = N * (t + 1) / nthr;
-        for (int64_t n = N * t / nthr; n < n1 && IB > 1; n += IB) {   /* several whole images per block */
+        const int64_t n1 = tn__split_at(N, t + 1, nthr);
+        for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB > 1; n += IB) {   /* several whole images per block */
             const int64_t ni = TN__MIN(IB, n1 - n), Lc = ni * L;
             const int64_t cb = buf->offset + t * K * LB, yb = ybuf->offset + t * O * LB;
             for (int64_t i = 0; i < ni; i++) {
@@ -499,7 +500,7 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
                 }
             }
         }
-        for (int64_t n = N * t / nthr; n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
+        for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
             tn_tensor img = tn__image_view(x, n);
             char *yn = yp + (size_t)(n * O * L) * es;
             for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */

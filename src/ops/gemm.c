@@ -718,8 +718,8 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
 #define TN__GEMM_NTHREADS(nthr, M, N, K, mr)                                              \
     {                                                                                     \
         int64_t npanels_ = ((M) + (mr) - 1) / (mr);                                       \
-        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : omp_get_max_threads(); \
-        if (omp_in_parallel() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
+        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : tn__omp_max_threads(); \
+        if (omp_in_parallel() || tn__in_forked_child() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
         if (nthr > npanels_) nthr = npanels_;                                             \
         if (nthr < 1) nthr = 1;                                                           \
     }

@@ -29,7 +29,7 @@ static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size
 
 /* A borrowed, transient view of t with the given shape and strides (no refcount). */
 static tn_tensor tn__restrided(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     v.ndim = ndim;
     for (int i = 0; i < ndim; i++) { v.shape[i] = shape[i]; v.strides[i] = strides[i]; }
     return v;

@@ -25,10 +25,10 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     }
     tn_tensor *out = tn__new(tn_result_type(ts, n), ref->device, shape, ref->ndim);
     int64_t off = 0;
-    for (int i = 0; i < n && out; i++) {
+    for (int i = 0; i < n && out && tn_numel(out) > 0; i++) {   /* an empty result has nothing to copy (and offsets that may not fit) */
         tn_tensor *t = ts[i];
         if (t->ndim != ref->ndim) continue;
-        tn_tensor part = *out;
+        tn_tensor part = tn__shallow(out);
         part.shape[d] = t->shape[d];
         part.offset = out->offset + off * out->strides[d];
         off += t->shape[d];
@@ -118,14 +118,14 @@ TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, i
 static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
     if (n < 0 || (n > 0 && !dims)) return (tn_tensor *)tn__error("tn_flip: dims must be a non-NULL array of n >= 0 entries (n = %d)", n);
-    tn_tensor v = *t; /* a transient view walking the flipped dims backwards */
+    tn_tensor v = tn__shallow(t); /* a transient view walking the flipped dims backwards */
     bool seen[TN_MAX_DIMS] = {false};
     for (int i = 0; i < n; i++) {
         int d = tn__wrap_dim("tn_flip", dims[i], t->ndim);
         if (d < 0) return NULL;
         if (seen[d]) return (tn_tensor *)tn__error("tn_flip: dim %d appears multiple times in the list of dims", d);
         seen[d] = true;
-        if (t->ndim == 0 || t->shape[d] == 0) continue;
+        if (t->ndim == 0 || tn_numel(t) == 0) continue;   /* nothing to flip (and the offset may not fit) */
         v.offset += (t->shape[d] - 1) * t->strides[d];
         v.strides[d] = -t->strides[d];
     }
@@ -176,19 +176,27 @@ static tn_tensor *tn__repeat_impl(tn_tensor *t, const int64_t *repeats, int n) {
         shp[i] = i < lead ? 1 : t->shape[i - lead];
         if (!tn__mul_ok(shp[i], repeats[i], &out[i])) { tn_scope_end(); return (tn_tensor *)tn__error("tn_repeat: repeats %s of shape %s give too many elements", tn__shape_str(repeats, n), TN__SHAPE(t)); }
     }
+    int64_t total;
     if (tn__check_shape("tn_repeat", out, n)) { tn_scope_end(); return NULL; }
+    tn__numel_ok(out, n, &total);
     tn_tensor *x = tn_reshape(t, shp, n), *r = x;
-    /* repeat one dim at a time: [.., s, ..] -> unsqueeze -> expand [.., r, s, ..] -> reshape */
-    for (int i = 0; i < n && r; i++) {
+    if (total == 0) {   /* nothing to copy (and the products below may not fit) */
+        int64_t all = -1;
+        r = tn_reshape(tn_clone(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0)), out, n);   /* new storage, as PyTorch */
+    }
+    /* repeat one dim at a time, seen as [A, s, B] (A, B: the sizes before and after it):
+       -> [A, 1, s, B] -> expand [A, r, s, B] -> copy -> [.., r * s, ..]. Four dims whatever
+       n is, so an 8-d tensor repeats without a 9th dim. Every product here is at most the
+       output's element count. */
+    for (int i = 0; i < n && r && total > 0; i++) {
         if (repeats[i] == 1) continue;
-        tn_tensor *u = tn_unsqueeze(r, i);
-        int64_t es[TN_MAX_DIMS];
-        memcpy(es, u->shape, sizeof es);
-        es[i] = repeats[i];
+        int64_t A = tn__numel(r->shape, i), B = tn__numel(r->shape + i + 1, n - 1 - i), s = r->shape[i];
+        tn_tensor *u = tn_reshape(r, TN_SHAPE(A, 1, s, B));
+        tn_tensor *e = tn_expand(u, TN_SHAPE(A, repeats[i], s, B));
         int64_t rs[TN_MAX_DIMS];
         memcpy(rs, r->shape, sizeof rs);
-        rs[i] *= repeats[i];
-        r = tn_reshape(tn_contiguous(tn_expand(u, es, u->ndim)), rs, n);
+        rs[i] = out[i];
+        r = tn_reshape(tn_contiguous(e), rs, n);
     }
     if (r == x) r = tn_clone(x);
     r = tn_keep(r ? tn_reshape(r, out, n) : NULL);
@@ -231,9 +239,9 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     if (tn__check_shape("tn_pad", shape, t->ndim) || tn__check_cpu_dtype("tn_pad", t)) return NULL;
     tn_tensor *out = TN__AS("tn_pad", tn__new(t->dtype, t->device, shape, t->ndim));
     if (!out || tn__backend(out->device)->fill(out, value)) { tn_release(out); return NULL; }
-    tn_tensor src = *t, dst = *out; /* the overlap of input and output */
-    bool empty = false;
-    for (int i = 0; i < n / 2; i++) {
+    tn_tensor src = tn__shallow(t), dst = tn__shallow(out); /* the overlap of input and output */
+    bool empty = tn_numel(t) == 0 || tn_numel(out) == 0;   /* first: an empty tensor's offsets may not fit */
+    for (int i = 0; i < n / 2 && !empty; i++) {
         int d = t->ndim - 1 - i;
         int64_t l = pad[2 * i], r = pad[2 * i + 1];
         int64_t s0 = l < 0 ? -l : 0, d0 = l > 0 ? l : 0;

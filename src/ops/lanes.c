@@ -97,23 +97,23 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     c.flag = flag;
     int nd = x->ndim ? x->ndim : 1;
     int64_t shape[TN_MAX_DIMS];
-    tn_tensor xv = *x, ov, o1v;
+    tn_tensor xv = tn__shallow(x), ov, o1v;
     if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; }
     c.len = xv.shape[dim];
     int64_t es = (int64_t)tn_dtype_size(x->dtype);
-    c.sx = xv.strides[dim] * es;
+    c.sx = tn__mul_or(xv.strides[dim], es, 0);   /* 0: an empty tensor's, never used */
     memcpy(shape, xv.shape, sizeof shape);
     shape[dim] = 1;
     tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
-    ov = *o; o1v = *o1;
+    ov = tn__shallow(o); o1v = tn__shallow(o1);
     if (ov.ndim == 0) { ov.ndim = 1; ov.shape[0] = 1; ov.strides[0] = 1; }
     if (o1v.ndim == 0) { o1v.ndim = 1; o1v.shape[0] = 1; o1v.strides[0] = 1; }
-    c.so = ov.strides[dim] * (int64_t)tn_dtype_size(ov.dtype);
-    c.so1 = o1v.strides[dim] * (int64_t)tn_dtype_size(o1v.dtype);
+    c.so = tn__mul_or(ov.strides[dim], (int64_t)tn_dtype_size(ov.dtype), 0);
+    c.so1 = tn__mul_or(o1v.strides[dim], (int64_t)tn_dtype_size(o1v.dtype), 0);
     if (op == ARGMAX || op == ARGMIN) c.flag = out != NULL;
     if (op == SORT) {
-        c.ix = (int64_t *)TN_MALLOC((size_t)(c.len ? c.len : 1) * (2 * sizeof(int64_t) + 8));
-        if (!c.ix) return TN__FAIL_INT("sort: out of memory");
+        c.ix = (int64_t *)tn__malloc_n("sort", c.len ? c.len : 1, 2 * sizeof(int64_t) + 8);
+        if (!c.ix) return -1;
         c.tmp = c.ix + c.len;
     }
     tn_tensor xr = tn__restride(&xv, shape, nd), orr = tn__restride(&ov, shape, nd), o1r = tn__restride(&o1v, shape, nd);

@@ -71,7 +71,7 @@ static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha
 
 /* A 2-d (or batched 3-d) operand as a transient 3-d view. */
 static tn_tensor tn__as3d(tn_tensor *t) {
-    tn_tensor v = *t;
+    tn_tensor v = tn__shallow(t);
     if (t->ndim == 2) {
         v.ndim = 3;
         v.shape[0] = 1; v.shape[1] = t->shape[0]; v.shape[2] = t->shape[1];
@@ -155,7 +155,7 @@ static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
     if (tn__need_ndim(fn, "self", a, 2) || tn__need_ndim(fn, "vec", v, 1)) return NULL;
     if (a->shape[1] != v->shape[0])
         return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be multiplied (%lld != %lld)", fn, TN__SHAPE(a), TN__SHAPE(v), (long long)a->shape[1], (long long)v->shape[0]);
-    tn_tensor col = *v; /* [k] as a [k, 1] column */
+    tn_tensor col = tn__shallow(v); /* [k] as a [k, 1] column */
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 1;
     tn_tensor *r = tn__gemm_op(fn, a, &col, NULL, 0, 1);
     if (r) r->ndim = 1;
@@ -168,7 +168,7 @@ static tn_tensor *tn__dot(const char *fn, tn_tensor *a, tn_tensor *b) {
     if (tn__need_ndim(fn, "self", a, 1) || tn__need_ndim(fn, "other", b, 1)) return NULL;
     if (a->shape[0] != b->shape[0])
         return (tn_tensor *)tn__error("%s: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements", fn, (long long)a->shape[0], (long long)b->shape[0]);
-    tn_tensor row = *a, col = *b;
+    tn_tensor row = tn__shallow(a), col = tn__shallow(b);
     row.ndim = 2; row.shape[0] = 1; row.shape[1] = a->shape[0]; row.strides[0] = 0; row.strides[1] = a->strides[0];
     col.ndim = 2; col.shape[1] = 1; col.strides[1] = 0;
     tn_tensor *r = tn__gemm_op(fn, &row, &col, NULL, 0, 1);

@@ -230,8 +230,8 @@ TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn
 static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
     if (tn__dims_mask(fn, x, dims, n, mask)) return -1;
-    int64_t c = 1;
-    for (int i = 0; i < x->ndim; i++) if (mask[i]) c *= x->shape[i];
+    int64_t c = 1;   /* saturates: a count that overflows belongs to an empty input's kept dims (the result is empty) */
+    for (int i = 0; i < x->ndim; i++) if (mask[i]) c = tn__mul_or(c, x->shape[i], INT64_MAX);
     return c;
 }
 

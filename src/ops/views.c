@@ -1,3 +1,10 @@
+/* The offset of element `index` along a dim of stride `stride` from t's: it fits for a
+   view with elements; for an empty one (another size 0, the others huge) the product may
+   not, and any offset will do, so it keeps t's. */
+static int64_t tn__view_offset(const tn_tensor *t, int64_t index, int64_t stride) {
+    int64_t o;
+    return tn__mul_ok(index, stride, &o) && tn__add_ok(t->offset, o, &o) ? o : t->offset;
+}
 static tn_tensor *tn__view_own(tn_tensor *t, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
     tn_tensor *v = tn__view_of(t, shape, strides, ndim, offset);
     if (v) v->base = tn_retain(t->base ? t->base : t); /* user-visible views know their base */
@@ -23,13 +30,13 @@ static int tn__view_strides(const int64_t *shape, const int64_t *strides, int nd
         return 0;
     }
     int view_d = nnd - 1;
-    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1;
+    int64_t chunk = strides[ndim - 1], tensor_numel = 1, view_numel = 1, next;
     for (int d = ndim - 1; d >= 0; d--) {
-        tensor_numel *= shape[d];
-        if (d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk)) {
+        tensor_numel = tn__mul_or(tensor_numel, shape[d], INT64_MAX);   /* fits: a non-empty tensor's sizes */
+        if (d == 0 || (shape[d - 1] != 1 && (!tn__mul_ok(tensor_numel, chunk, &next) || strides[d - 1] != next))) {
             while (view_d >= 0 && (view_numel < tensor_numel || nshape[view_d] == 1)) {
-                nstrides[view_d] = view_numel * chunk;
-                view_numel *= nshape[view_d];
+                if (!tn__mul_ok(view_numel, chunk, &nstrides[view_d])) return -1;   /* strides past int64: copy instead */
+                view_numel = tn__mul_or(view_numel, nshape[view_d], INT64_MAX);   /* fits: the view's sizes multiply up to numel */
                 view_d--;
             }
             if (view_numel != tensor_numel) return -1;
@@ -101,8 +108,8 @@ TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
     int64_t ns[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i < s; i++) ns[nd++] = t->shape[i];
-    ns[nd] = 1;
-    for (int i = s; i <= e; i++) ns[nd] *= t->shape[i];
+    if (!tn__numel_ok(t->shape + s, e - s + 1, &ns[nd]))   /* an empty tensor's huge sizes (a non-empty one's fit) */
+        return (tn_tensor *)tn__error("tn_flatten: flattening dims %d to %d of %s: the size overflows int64", s, e, TN__SHAPE(t));
     nd++;
     for (int i = e + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
     return tn_reshape(t, ns, nd);
@@ -188,7 +195,7 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     memcpy(ns, t->shape, sizeof ns);
     ns[d] = length;
     int64_t attrs[3] = {d, start, 1};
-    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
+    return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
@@ -206,9 +213,9 @@ TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop
     memcpy(ns, t->shape, sizeof ns);
     memcpy(st, t->strides, sizeof st);
     ns[d] = stop > start ? (stop - start - 1) / step + 1 : 0;
-    if (ns[d] > 1) st[d] *= step; /* one element or none: the stride never applies (and may not fit) */
+    if (ns[d] > 1) st[d] = tn__mul_or(st[d], step, st[d]); /* one element or none: the stride never applies (and may not fit); nor for an empty tensor */
     int64_t attrs[3] = {d, start, step};
-    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, t->offset + start * t->strides[d]), G_SLICE, attrs, 3);
+    return tn__view_record(t, tn__view_own(t, ns, st, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
 
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
@@ -224,7 +231,7 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     for (int i = 0; i < t->ndim; i++)
         if (i != d) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     int64_t attrs[2] = {d, index};
-    return tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset + index * t->strides[d]), G_SELECT, attrs, 2);
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, tn__view_offset(t, index, t->strides[d])), G_SELECT, attrs, 2);
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
@@ -287,7 +294,7 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim) {
     int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i <= t->ndim; i++) {
-        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? t->shape[d] * t->strides[d] : 1; }
+        if (i == d) { ns[nd] = 1; st[nd++] = d < t->ndim ? tn__mul_or(t->shape[d], t->strides[d], 1) : 1; }   /* a size-1 dim's stride is never used */
         if (i < t->ndim) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
     }
     return tn__grad_name(tn__view_record(t, tn__view_own(t, ns, st, nd, t->offset), G_RESHAPE, NULL, 0), "UnsqueezeBackward0");
@@ -313,9 +320,10 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     int nd = t->ndim;
 
     ns[d] = (dsize - size) / step + 1;
-    st[d] = dstride * step;
+    st[d] = tn__mul_or(dstride, step, dstride);   /* fits when it is used: more than one window of a non-empty tensor */
     ns[nd] = size;
     st[nd] = dstride;
+    if (tn__check_shape("tn_unfold", ns, nd + 1)) return NULL;   /* overlapping windows of an expanded view can outnumber int64 */
     int64_t attrs[3] = {d, size, step};
     return tn__view_record(t, tn__view_own(t, ns, st, nd + 1, t->offset), G_UNFOLD, attrs, 3);
 }

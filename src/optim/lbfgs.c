@@ -191,8 +191,11 @@ static double tn__lbfgs_step(const char *fn, tn_optim *o, tn_closure closure, vo
     tn__lbfgs *lb = o->lb;
     const double lr = tn__pg_get(g, "lr"), tolerance_grad = tn__pg_get(g, "tolerance_grad");
     const double tolerance_change = tn__pg_get(g, "tolerance_change");
-    const int64_t max_iter = (int64_t)tn__pg_get(g, "max_iter"), max_eval = (int64_t)tn__pg_get(g, "max_eval");
-    const int64_t history_size = (int64_t)tn__pg_get(g, "history_size");
+    int64_t max_iter, max_eval, history_size;   /* group values are doubles anyone may have set: range-checked */
+    if (tn__double_to_int64(fn, "max_iter", floor(tn__pg_get(g, "max_iter")), &max_iter) ||
+        tn__double_to_int64(fn, "max_eval", floor(tn__pg_get(g, "max_eval")), &max_eval) ||
+        tn__double_to_int64(fn, "history_size", floor(tn__pg_get(g, "history_size")), &history_size))
+        return NAN;
     const bool wolfe = tn__pg_get(g, "line_search_fn") != 0;
     int64_t N = 0;
     for (int i = 0; i < o->np; i++) {

@@ -10,7 +10,7 @@ static const char *const tn__sched_valid[] = {"step_size, gamma, last_epoch", "m
      "div_factor, final_div_factor, three_phase, last_epoch"),
     "mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps"};
 #define TN__PI 3.14159265358979323846
-#define TN__MAX_MILESTONES 64
+#define TN__MAX_MILESTONES TN_LIST_MAX
 
 typedef struct tn__phase { double end_step; const char *start_lr, *end_lr, *start_m, *end_m; } tn__phase;
 struct tn_lr_scheduler {
@@ -179,7 +179,9 @@ static int tn__sched_step(tn_lr_scheduler *s, bool has_epoch, int64_t epoch) {
                 } else {
                     int64_t n = (int64_t)(log(ep / (double)s->T_0 * (double)(s->T_mult - 1) + 1) / log((double)s->T_mult));
                     s->T_cur = ep - (double)s->T_0 * (pow((double)s->T_mult, (double)n) - 1) / (double)(s->T_mult - 1);
-                    s->T_i = s->T_0 * (int64_t)pow((double)s->T_mult, (double)n);
+                    const double ti = (double)s->T_0 * pow((double)s->T_mult, (double)n);
+                    if (!(ti < 9.2e18)) return TN__FAIL_INT("%s: epoch %lld makes the restart period T_i overflow int64", fn, (long long)epoch);
+                    s->T_i = (int64_t)ti;
                 }
             } else {
                 s->T_i = s->T_0;
@@ -247,152 +249,106 @@ static int tn__sched_init(const char *fn, tn_lr_scheduler *s, int64_t last_epoch
     s->step_count = 0;
     return tn__sched_step(s, false, 0);
 }
-/* A number option (required, or def when absent). */
-static int tn__sched_num(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, double def, double *out) {
-    int r = tn__opts_num(op, key, out, 1);
-    if (r < 0) return -1;
-    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
-    if (r == 0) *out = def;
+static double tn__sched_d(double v, double def) { return v == v ? v : def; }
+static int64_t tn__sched_i(int64_t v, int64_t def) { return v == TN_NONE ? def : v; }
+/* _format_param: one value for every group (the list, one per group, when given). */
+static int tn__sched_per_group(const char *fn, const char *key, double v, const tn_doubles *list, int ng, double def, double *out) {
+    if (list->n && list->n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, list->n);
+    for (int i = 0; i < ng; i++) out[i] = list->n ? list->v[i] : tn__sched_d(v, def);
     return 0;
 }
-static int tn__sched_int(const char *fn, tn__opts *op, const char *kind, const char *key, bool required, int64_t def, int64_t *out) {
-    int r = tn__opts_int(op, key, out, 1);
-    if (r < 0) return -1;
-    if (r == 0 && required) return TN__FAIL_INT("%s: %s needs %s", fn, kind, key);
-    if (r == 0) *out = def;
-    return r;
+static const char *const tn__sched_fns[] = {"tn_lr_scheduler_step_lr", "tn_lr_scheduler_multi_step_lr", "tn_lr_scheduler_exponential_lr",
+    "tn_lr_scheduler_cosine_annealing_lr", "tn_lr_scheduler_cosine_annealing_warm_restarts", "tn_lr_scheduler_linear_lr",
+    "tn_lr_scheduler_constant_lr", "tn_lr_scheduler_polynomial_lr", "tn_lr_scheduler_one_cycle_lr", "tn_lr_scheduler_reduce_lr_on_plateau"};
+static int tn__sched_kind(const char *kind) {
+    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) return i;
+    return TN__FAIL_INT("tn_lr_scheduler_create: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
+                        "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
+                        "SequentialLR have their own functions)", kind ? kind : "(null)");
 }
-/* A number or a tuple of them: "0.1" or "(0.1, 0.01)" (raw option text, any length up to
-   max). Returns the count (0 if absent), *tuple whether it was a tuple, or -1. */
-static int tn__sched_list(const char *fn, tn__opts *op, const char *key, double *out, int max, bool *tuple) {
-    int i = tn__opts_find(op, key);
-    if (i < 0 || !strcmp(op->val[i], "None")) return 0;
-    const char *p = op->val[i];
-    *tuple = *p == '(' || *p == '[';
-    if (*tuple) p++;
-    int n = 0;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (*tuple && (*p == ')' || *p == ']')) break;
-        char *end;
-        double x = strtod(p, &end);
-        if (end == p) return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
-        if (n == max) return TN__FAIL_INT("%s: option %s=%s has more than %d values", fn, key, op->val[i], max);
-        out[n++] = x;
-        p = end;
-        while (*p == ' ') p++;
-        if (*p == ',') { p++; continue; }
-        if ((*tuple && (*p == ')' || *p == ']')) || (!*tuple && !*p)) break;
-        return TN__FAIL_INT("%s: option %s=%s is not a number or a tuple of numbers", fn, key, op->val[i]);
-    }
-    return n;
-}
-/* _format_param: one value for every group, or a tuple with one per group. */
-static int tn__sched_per_group(const char *fn, tn__opts *op, const char *key, int ng, bool required, double def, double *out) {
-    double v[TN__MAX_MILESTONES];
-    bool tuple = false;
-    int n = tn__sched_list(fn, op, key, v, TN__MAX_MILESTONES, &tuple);
-    if (n < 0) return -1;
-    if (n == 0 && required) return TN__FAIL_INT("%s: OneCycleLR needs %s", fn, key);
-    if (tuple && n != ng) return TN__FAIL_INT("%s: expected %d values for %s, got %d", fn, ng, key, n);
-    for (int i = 0; i < ng; i++) out[i] = tuple ? v[i] : n ? v[0] : def;
-    return 0;
-}
-static bool tn__is_integer(double x) { return x == floor(x) && fabs(x) < 9e15; }
-
-TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, const char *options) {
-    const char *fn = "tn_lr_scheduler_create";
-    if (!o) return NULL;
-    int k = -1;
-    for (int i = 0; kind && i <= TN__PLATEAU; i++) if (!strcmp(kind, tn__sched_names[i])) k = i;
-    if (k < 0)
-        return (tn_lr_scheduler *)tn__error("%s: unknown scheduler '%s' (known: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
-            "CosineAnnealingWarmRestarts, LinearLR, ConstantLR, PolynomialLR, OneCycleLR, ReduceLROnPlateau; LambdaLR and "
-            "SequentialLR have their own functions)", fn, kind ? kind : "(null)");
-    tn__opts op;
-    if (tn__opts_parse(fn, options, &op)) return NULL;
+static tn_lr_scheduler *tn__sched_create(tn_optim *o, int k, const tn_lr_scheduler_opts *op) {
+    const char *fn = tn__sched_fns[k], *name = tn__sched_names[k];
+    const tn_lr_scheduler_opts unset = TN_DEFAULTS(tn_lr_scheduler_opts);
+    if (tn__kw_only(fn, name, tn__kw_sched, TN__KW_N(tn__kw_sched), op, &unset, tn__sched_valid[k])) return NULL;
     tn_lr_scheduler *s = tn__sched_alloc(fn, o, k);
     if (!s) return NULL;
-    const char *name = tn__sched_names[k];
-    int64_t last_epoch = -1;
-    double x;
-    if (k != TN__PLATEAU && tn__sched_int(fn, &op, name, "last_epoch", false, -1, &last_epoch) < 0) goto fail;
+    const int64_t last_epoch = tn__sched_i(op->last_epoch, -1);
     switch (k) {
     case TN__STEPLR:
-        if (tn__sched_int(fn, &op, name, "step_size", true, 0, &s->step_size) < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
+        if (op->step_size == TN_NONE) { tn__error("%s: StepLR needs step_size", fn); goto fail; }
+        s->step_size = op->step_size;
+        s->gamma = tn__sched_d(op->gamma, 0.1);
         if (s->step_size < 1) { tn__error("%s: StepLR step_size must be a positive integer, got %lld", fn, (long long)s->step_size); goto fail; }
         break;
     case TN__MULTISTEPLR: {
-        double m[TN__MAX_MILESTONES];
-        bool tuple = false;
-        if (tn__opts_find(&op, "milestones") < 0) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
-        int n = tn__sched_list(fn, &op, "milestones", m, TN__MAX_MILESTONES, &tuple);
-        if (n < 0 || tn__sched_num(fn, &op, name, "gamma", false, 0.1, &s->gamma)) goto fail;
-        for (int i = 0; i < n; i++) {
-            if (!tn__is_integer(m[i])) { tn__error("%s: milestones must be integers, got %g", fn, m[i]); goto fail; }
-            int64_t v = (int64_t)m[i];
+        if (!op->milestones.n) { tn__error("%s: MultiStepLR needs milestones", fn); goto fail; }
+        if (op->milestones.n < 0 || op->milestones.n > TN_LIST_MAX) { tn__error("%s: milestones.n must be 1 to %d, got %d", fn, TN_LIST_MAX, op->milestones.n); goto fail; }
+        s->gamma = tn__sched_d(op->gamma, 0.1);
+        for (int i = 0; i < op->milestones.n; i++) {
+            int64_t v = op->milestones.v[i];
             int j = i;  /* insertion sort: the closed form bisects a sorted list, as PyTorch's */
             while (j > 0 && s->milestones[j - 1] > v) { s->milestones[j] = s->milestones[j - 1]; j--; }
             s->milestones[j] = v;
         }
-        s->nmil = n;
+        s->nmil = op->milestones.n;
         break;
     }
     case TN__EXPONENTIALLR:
-        if (tn__sched_num(fn, &op, name, "gamma", true, 0, &s->gamma)) goto fail;
+        if (op->gamma != op->gamma) { tn__error("%s: ExponentialLR needs gamma", fn); goto fail; }
+        s->gamma = op->gamma;
         break;
     case TN__COSINELR:
-        if (tn__sched_num(fn, &op, name, "T_max", true, 0, &s->T_max) || tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (op->T_max != op->T_max) { tn__error("%s: CosineAnnealingLR needs T_max", fn); goto fail; }
+        s->T_max = op->T_max;
+        s->eta_min = tn__sched_d(op->eta_min, 0);
         if (!(s->T_max > 0)) { tn__error("%s: CosineAnnealingLR T_max must be positive, got %g", fn, s->T_max); goto fail; }
         break;
     case TN__WARMRESTARTS:
-        if (tn__sched_num(fn, &op, name, "T_0", true, 0, &x)) goto fail;
-        if (!(x > 0) || !tn__is_integer(x)) { tn__error("%s: Expected positive integer T_0, but got %g", fn, x); goto fail; }
-        s->T_0 = s->T_i = (int64_t)x;
-        if (tn__sched_num(fn, &op, name, "T_mult", false, 1, &x)) goto fail;
-        if (!(x >= 1) || !tn__is_integer(x)) { tn__error("%s: Expected integer T_mult >= 1, but got %g", fn, x); goto fail; }
-        s->T_mult = (int64_t)x;
-        if (tn__sched_num(fn, &op, name, "eta_min", false, 0, &s->eta_min)) goto fail;
+        if (op->T_0 == TN_NONE) { tn__error("%s: CosineAnnealingWarmRestarts needs T_0", fn); goto fail; }
+        if (op->T_0 <= 0) { tn__error("%s: Expected positive integer T_0, but got %lld", fn, (long long)op->T_0); goto fail; }
+        s->T_0 = s->T_i = op->T_0;
+        s->T_mult = tn__sched_i(op->T_mult, 1);
+        if (s->T_mult < 1) { tn__error("%s: Expected integer T_mult >= 1, but got %lld", fn, (long long)s->T_mult); goto fail; }
+        s->eta_min = tn__sched_d(op->eta_min, 0);
         s->T_cur = (double)last_epoch;
         break;
     case TN__LINEARLR:
-        if (tn__sched_num(fn, &op, name, "start_factor", false, 1.0 / 3, &s->factor) ||
-            tn__sched_num(fn, &op, name, "end_factor", false, 1.0, &s->end_factor) ||
-            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        s->factor = tn__sched_d(op->start_factor, 1.0 / 3);
+        s->end_factor = tn__sched_d(op->end_factor, 1.0);
+        s->total_iters = tn__sched_i(op->total_iters, 5);
         if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Starting multiplicative factor expected to be greater than 0 and less or equal to 1.", fn); goto fail; }
         if (s->end_factor > 1.0 || !(s->end_factor >= 0)) { tn__error("%s: Ending multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
         if (s->total_iters < 1) { tn__error("%s: LinearLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
         break;
     case TN__CONSTANTLR:
-        if (tn__sched_num(fn, &op, name, "factor", false, 1.0 / 3, &s->factor) ||
-            tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0) goto fail;
+        s->factor = tn__sched_d(op->factor, 1.0 / 3);
+        s->total_iters = tn__sched_i(op->total_iters, 5);
         if (s->factor > 1.0 || !(s->factor > 0)) { tn__error("%s: Constant multiplicative factor expected to be between 0 and 1.", fn); goto fail; }
         break;
     case TN__POLYNOMIALLR:
-        if (tn__sched_int(fn, &op, name, "total_iters", false, 5, &s->total_iters) < 0 || tn__sched_num(fn, &op, name, "power", false, 1.0, &s->power)) goto fail;
+        s->total_iters = tn__sched_i(op->total_iters, 5);
+        s->power = tn__sched_d(op->power, 1.0);
         if (s->total_iters < 1) { tn__error("%s: PolynomialLR total_iters must be positive, got %lld", fn, (long long)s->total_iters); goto fail; }
         break;
     case TN__ONECYCLELR: {
         double *max_lr = s->vals, *max_m = s->last_lr, *base_m = s->base_lrs; /* scratch until the initial step */
-        double pct, div, final_div, steps, epochs, spe;
-        bool three = false, cyc = true;
-        if (tn__sched_per_group(fn, &op, "max_lr", o->ng, true, 0, max_lr) ||
-            tn__sched_num(fn, &op, name, "total_steps", false, NAN, &steps) || tn__sched_num(fn, &op, name, "epochs", false, NAN, &epochs) ||
-            tn__sched_num(fn, &op, name, "steps_per_epoch", false, NAN, &spe) || tn__sched_num(fn, &op, name, "pct_start", false, 0.3, &pct) ||
-            tn__sched_num(fn, &op, name, "div_factor", false, 25.0, &div) || tn__sched_num(fn, &op, name, "final_div_factor", false, 1e4, &final_div) ||
-            tn__opts_bool(&op, "three_phase", &three) < 0 || tn__opts_bool(&op, "cycle_momentum", &cyc) < 0 ||
-            tn__sched_per_group(fn, &op, "max_momentum", o->ng, false, 0.95, max_m) ||
-            tn__sched_per_group(fn, &op, "base_momentum", o->ng, false, 0.85, base_m)) goto fail;
-        int an = tn__opts_word(&op, "anneal_strategy", "cos|linear");
-        if (an == -1) goto fail;
-        s->linear = an == 1;
-        if (steps == steps) {
-            if (!(steps > 0) || !tn__is_integer(steps)) { tn__error("%s: Expected positive integer total_steps, but got %g", fn, steps); goto fail; }
-            s->total_steps = (int64_t)steps;
-        } else if (epochs == epochs && spe == spe) {
-            if (!(epochs > 0) || !tn__is_integer(epochs)) { tn__error("%s: Expected positive integer epochs, but got %g", fn, epochs); goto fail; }
-            if (!(spe > 0) || !tn__is_integer(spe)) { tn__error("%s: Expected positive integer steps_per_epoch, but got %g", fn, spe); goto fail; }
-            s->total_steps = (int64_t)epochs * (int64_t)spe;
+        if (op->max_lr != op->max_lr && !op->max_lr_groups.n) { tn__error("%s: OneCycleLR needs max_lr", fn); goto fail; }
+        if (tn__sched_per_group(fn, "max_lr", op->max_lr, &op->max_lr_groups, o->ng, 0, max_lr) ||
+            tn__sched_per_group(fn, "max_momentum", op->max_momentum, &op->max_momentum_groups, o->ng, 0.95, max_m) ||
+            tn__sched_per_group(fn, "base_momentum", op->base_momentum, &op->base_momentum_groups, o->ng, 0.85, base_m)) goto fail;
+        const double pct = tn__sched_d(op->pct_start, 0.3), div = tn__sched_d(op->div_factor, 25.0), final_div = tn__sched_d(op->final_div_factor, 1e4);
+        const bool three = op->three_phase == 1, cyc = op->cycle_momentum != 0;
+        const int an = op->anneal_strategy == -1 ? TN_ANNEAL_COS : op->anneal_strategy;
+        if (an != TN_ANNEAL_COS && an != TN_ANNEAL_LINEAR) { tn__error("%s: anneal_strategy %d is not TN_ANNEAL_COS or TN_ANNEAL_LINEAR", fn, an); goto fail; }
+        s->linear = an == TN_ANNEAL_LINEAR;
+        if (op->total_steps != TN_NONE) {
+            if (op->total_steps <= 0) { tn__error("%s: Expected positive integer total_steps, but got %lld", fn, (long long)op->total_steps); goto fail; }
+            s->total_steps = op->total_steps;
+        } else if (op->epochs != TN_NONE && op->steps_per_epoch != TN_NONE) {
+            if (op->epochs <= 0) { tn__error("%s: Expected positive integer epochs, but got %lld", fn, (long long)op->epochs); goto fail; }
+            if (op->steps_per_epoch <= 0) { tn__error("%s: Expected positive integer steps_per_epoch, but got %lld", fn, (long long)op->steps_per_epoch); goto fail; }
+            if (op->epochs > INT64_MAX / op->steps_per_epoch) { tn__error("%s: epochs * steps_per_epoch is too large", fn); goto fail; }
+            s->total_steps = op->epochs * op->steps_per_epoch;
         } else {
             tn__error("%s: You must define either total_steps OR (epochs AND steps_per_epoch)", fn);
             goto fail;
@@ -414,7 +370,6 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
             }
             s->use_beta1 = tn__optim_def(o->kind, "betas") != NULL;
         }
-        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
         if (last_epoch == -1)
             for (int gi = 0; gi < o->ng; gi++) {
                 tn__pgroup *g = &o->groups[gi];
@@ -427,26 +382,24 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
         break;
     }
     case TN__PLATEAU: {
-        int mode = tn__opts_word(&op, "mode", "min|max"), thr = tn__opts_word(&op, "threshold_mode", "rel|abs");
-        bool tuple = false;
+        const int mode = op->mode == -1 ? TN_MODE_MIN : op->mode, thr = op->threshold_mode == -1 ? TN_THRESHOLD_REL : op->threshold_mode;
+        if (mode != TN_MODE_MIN && mode != TN_MODE_MAX) { tn__error("%s: mode %d is not TN_MODE_MIN or TN_MODE_MAX", fn, mode); goto fail; }
+        if (thr != TN_THRESHOLD_REL && thr != TN_THRESHOLD_ABS) { tn__error("%s: threshold_mode %d is not TN_THRESHOLD_REL or TN_THRESHOLD_ABS", fn, thr); goto fail; }
         s->min_lrs = (double *)TN_MALLOC((size_t)TN__MAX(o->ng, 1) * sizeof(double));
         if (!s->min_lrs) { tn__error("%s: out of memory", fn); goto fail; }
-        if (mode == -1 || thr == -1 || tn__sched_num(fn, &op, name, "factor", false, 0.1, &s->factor) ||
-            tn__sched_int(fn, &op, name, "patience", false, 10, &s->patience) < 0 ||
-            tn__sched_num(fn, &op, name, "threshold", false, 1e-4, &s->threshold) ||
-            tn__sched_int(fn, &op, name, "cooldown", false, 0, &s->cooldown) < 0 ||
-            tn__sched_num(fn, &op, name, "eps", false, 1e-8, &s->eps)) goto fail;
-        double m[TN__MAX_MILESTONES];
-        int n = tn__sched_list(fn, &op, "min_lr", m, TN__MAX_MILESTONES, &tuple);
-        if (n < 0) goto fail;
-        if (tuple && n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, n); goto fail; }
-        s->has_default_min_lr = !tuple;
-        s->default_min_lr = !tuple && n ? m[0] : 0;
-        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = tuple ? m[gi] : s->default_min_lr;
+        s->factor = tn__sched_d(op->factor, 0.1);
+        s->patience = tn__sched_i(op->patience, 10);
+        s->threshold = tn__sched_d(op->threshold, 1e-4);
+        s->cooldown = tn__sched_i(op->cooldown, 0);
+        s->eps = tn__sched_d(op->eps, 1e-8);
+        const tn_doubles *ml = &op->min_lr_groups;
+        if (ml->n && ml->n != o->ng) { tn__error("%s: expected %d min_lrs, got %d", fn, o->ng, ml->n); goto fail; }
+        s->has_default_min_lr = !ml->n;
+        s->default_min_lr = ml->n ? 0 : tn__sched_d(op->min_lr, 0);
+        for (int gi = 0; gi < o->ng; gi++) s->min_lrs[gi] = ml->n ? ml->v[gi] : s->default_min_lr;
         if (!(s->factor < 1.0)) { tn__error("%s: Factor should be < 1.0.", fn); goto fail; }
-        s->mode_max = mode == 1;
-        s->thr_abs = thr == 1;
-        if (tn__opts_done(&op, tn__sched_valid[k])) goto fail;
+        s->mode_max = mode == TN_MODE_MAX;
+        s->thr_abs = thr == TN_THRESHOLD_ABS;
         s->last_epoch = 0;
         s->best = s->mode_max ? -INFINITY : INFINITY;
         for (int gi = 0; gi < o->ng; gi++) s->last_lr[gi] = tn__pg_get(&o->groups[gi], "lr");
@@ -454,11 +407,26 @@ TNDEF tn_lr_scheduler *tn_lr_scheduler_create(tn_optim *o, const char *kind, con
     }
     default: break;
     }
-    if (tn__opts_done(&op, tn__sched_valid[k]) || tn__sched_init(fn, s, last_epoch)) goto fail;
+    if (tn__sched_init(fn, s, last_epoch)) goto fail;
     return s;
 fail:
     tn_lr_scheduler_free(s);
     return NULL;
+}
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_opts(tn_optim *o, const char *kind, tn_lr_scheduler_opts opts) {
+    if (!o) return NULL;
+    const int k = tn__sched_kind(kind);
+    return k < 0 ? NULL : tn__sched_create(o, k, &opts);
+}
+/* The option text: only the kind's names are known. */
+TNDEF tn_lr_scheduler *tn_lr_scheduler_create_str(tn_optim *o, const char *kind, const char *options) {
+    if (!o) return NULL;
+    const int k = tn__sched_kind(kind);
+    if (k < 0) return NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_sched, TN__KW_N(tn__kw_sched), tn__sched_valid[k], keys);
+    tn_lr_scheduler_opts op = TN_DEFAULTS(tn_lr_scheduler_opts);
+    return tn__kw_parse(tn__sched_fns[k], options, keys, n, &op, NULL) ? NULL : tn__sched_create(o, k, &op);
 }
 TNDEF tn_lr_scheduler *tn_lr_scheduler_lambda(tn_optim *o, double (*lr_lambda)(int64_t epoch, int group, void *user), void *user) {
     const char *fn = "tn_lr_scheduler_lambda";

@@ -144,57 +144,67 @@ static int tn__optim_validate(const char *fn, int kind, const tn__pgroup *g) {
     return 0;
 }
 
-/* Options text -> a group's table: base's values (or the defaults) overridden by text. */
-static int tn__optim_parse(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
-    tn__opts o;
+/* tn_optim_opts -> a group's table: each option of the kind as given, else base's value
+   (add_param_group: the optimizer's defaults) or the kind's PyTorch default. given: the
+   option text's rows (a text value counts even where it equals "not given": "lr=nan"). */
+static int tn__optim_from_opts(const char *fn, int kind, const tn_optim_opts *in, uint64_t given, const tn__pgroup *base, tn__pgroup *out) {
+    const tn_optim_opts unset = TN_DEFAULTS(tn_optim_opts);
+    const int nkeys = TN__KW_N(tn__kw_optim);
     char valid[400], key[40];
-    if (tn__opts_parse(fn, text, &o)) return -1;
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    if (tn__kw_only(fn, tn__optim_names[kind], tn__kw_optim, nkeys, in, &unset, valid)) return -1;
+    for (const char *p = tn__optim_false_only[kind]; *p;) {
+        size_t len = strcspn(p, " ");
+        for (int i = 0; i < nkeys; i++)
+            if (strlen(tn__kw_optim[i].name) == len && !memcmp(tn__kw_optim[i].name, p, len) && *(const int *)((const char *)in + tn__kw_optim[i].off) == 1)
+                return TN__FAIL_INT("%s: %.*s=True is not supported (only %.*s=False)", fn, (int)len, p, (int)len, p);
+        p += len + (p[len] == ' ');
+    }
     out->nv = 0;
     for (const tn__optdef *d = tn__optdefs[kind]; d->name; d++) {
-        double v = base ? tn__pg_get(base, d->name) : d->def, x[2];
-        int r = 0;
+        int ki = 0;
+        while (strcmp(tn__kw_optim[ki].name, d->name)) ki++;   /* every option has its field */
+        const char *f = (const char *)in + tn__kw_optim[ki].off;
+        const bool seen = given >> ki & 1;
+        double v = base ? tn__pg_get(base, d->name) : d->def;
         if (d->type == 'f') {
-            if ((r = tn__opts_num(&o, d->name, x, 1)) > 0) v = x[0];
+            if (seen || *(const double *)f == *(const double *)f) v = *(const double *)f;
         } else if (d->type == 'i' || d->type == 'e') {
-            int64_t iv;
-            if ((r = tn__opts_int(&o, d->name, &iv, 1)) > 0) v = (double)iv;
-            else if (r == 0 && d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);
-        } else if (d->type == 'b') {
-            bool b;
-            if ((r = tn__opts_bool(&o, d->name, &b)) > 0) v = b;
-        } else if (d->type == 'w') {
-            r = tn__opts_word(&o, d->name, "None|strong_wolfe");
-            if (r >= 0) v = r;
-            else r = r == -2 ? 0 : -1;
-        } else { /* pair: "betas[0]", "betas[1]" */
-            char k1[40];
-            snprintf(key, sizeof key, "%s[0]", d->name);
-            snprintf(k1, sizeof k1, "%s[1]", d->name);
-            v = base ? tn__pg_get(base, key) : d->def;
-            double v2 = base ? tn__pg_get(base, k1) : d->def2;
-            if ((r = tn__opts_num(&o, d->name, x, 2)) == 1)
-                return TN__FAIL_INT("%s: option %s needs a pair, e.g. %s=(%g, %g)", fn, d->name, d->name, d->def, d->def2);
-            if (r < 0) return -1;
-            if (r == 2) { v = x[0]; v2 = x[1]; }
-            if (tn__pg_set(fn, out, key, v) || tn__pg_set(fn, out, k1, v2)) return -1;
+            const int64_t x = *(const int64_t *)f;
+            if (x != TN_NONE) v = (double)x;
+            else if (d->type == 'e' && !base) v = floor(tn__pg_get(out, "max_iter") * 5 / 4);   /* max_eval=None */
+        } else if (d->type == 'b' || d->type == 'w') {
+            const int x = *(const int *)f;
+            if (x != -1) v = x;
+        } else { /* the pair: "betas[0]", "betas[1]", each given or not */
+            for (int e = 0; e < 2; e++) {
+                const double x = ((const double *)f)[e];
+                snprintf(key, sizeof key, "%s[%d]", d->name, e);
+                v = seen || x == x ? x : base ? tn__pg_get(base, key) : e ? d->def2 : d->def;
+                if (tn__pg_set(fn, out, key, v)) return -1;
+            }
             continue;
         }
-        if (r < 0) return -1;
+        if (d->type == 'b' && v != 0 && v != 1) return TN__FAIL_INT("%s: option %s=%g: expected true or false", fn, d->name, v);
+        if (d->type == 'w' && v != 0 && v != 1)
+            return TN__FAIL_INT("%s: line_search_fn %g is not TN_LINE_SEARCH_NONE or TN_LINE_SEARCH_STRONG_WOLFE", fn, v);
         if (tn__pg_set(fn, out, d->name, v)) return -1;
     }
-    const char *lists[2] = {tn__optim_noops[kind], tn__optim_false_only[kind]};
-    for (int l = 0; l < 2; l++)
-        for (const char *p = lists[l]; *p;) {
-            size_t len = strcspn(p, " ");
-            bool b = false;
-            snprintf(key, sizeof key, "%.*s", (int)len, p);
-            if (tn__opts_bool(&o, key, &b) < 0) return -1;
-            if (l == 1 && b) return TN__FAIL_INT("%s: %s=True is not supported (only %s=False)", fn, key, key);
-            p += len + (p[len] == ' ');
-        }
-    tn__optim_valid_names(kind, valid, sizeof valid);
-    if (tn__opts_done(&o, valid)) return -1;
     return tn__optim_validate(fn, kind, out);
+}
+/* The option text of kind (only its names are known) -> a group's table. */
+static int tn__optim_from_str(const char *fn, int kind, const char *text, const tn__pgroup *base, tn__pgroup *out) {
+    char valid[400];
+    tn__optim_valid_names(kind, valid, sizeof valid);
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_optim, TN__KW_N(tn__kw_optim), valid, keys);
+    tn_optim_opts o = TN_DEFAULTS(tn_optim_opts);
+    uint64_t seen = 0, given = 0;
+    if (tn__kw_parse(fn, text, keys, n, &o, &seen)) return -1;
+    for (int i = 0; i < n; i++)   /* the filtered rows' bits -> the full table's */
+        if (seen >> i & 1)
+            for (int j = 0; j < TN__KW_N(tn__kw_optim); j++) if (tn__kw_optim[j].off == keys[i].off) given |= (uint64_t)1 << j;
+    return tn__optim_from_opts(fn, kind, &o, given, base, out);
 }
 
 /* ---- state ---- */
@@ -316,16 +326,20 @@ static void tn__lbfgs_free(tn__lbfgs *lb) {
     TN_FREE(lb->prev_flat_grad);
     TN_FREE(lb);
 }
-static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *const *params, int n, const char *options) {
+static const char *const tn__optim_fns[TN__NUM_OPTIMS] = {"tn_optim_sgd", "tn_optim_adam", "tn_optim_adamw", "tn_optim_rmsprop",
+    "tn_optim_adagrad", "tn_optim_adadelta", "tn_optim_adamax", "tn_optim_nadam", "tn_optim_radam", "tn_optim_lbfgs"};
+/* opts, or the option text when text is not NULL */
+static tn_optim *tn__optim_create(const char *kind, tn_tensor *const *params, int n, const tn_optim_opts *opts, const char *text) {
     for (int i = 0; params && i < n; i++) if (!params[i]) return NULL;
-    int k = tn__optim_kind(fn, kind);
+    int k = tn__optim_kind("tn_optim_create", kind);
     if (k < 0) return NULL;
+    const char *fn = tn__optim_fns[k];
     tn_optim *o = (tn_optim *)TN_MALLOC(sizeof *o);
     if (!o) return (tn_optim *)tn__error("%s: out of memory", fn);
     memset(o, 0, sizeof *o);
     o->kind = k;
-    if (tn__optim_parse(fn, k, options, NULL, &o->defaults) || tn__optim_append(fn, o, params, n, &o->defaults) ||
-        (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
+    if ((text ? tn__optim_from_str(fn, k, text, NULL, &o->defaults) : tn__optim_from_opts(fn, k, opts, 0, NULL, &o->defaults)) ||
+        tn__optim_append(fn, o, params, n, &o->defaults) || (k == TN__LBFGS && !(o->lb = tn__lbfgs_new()))) {
         if (k == TN__LBFGS && o->ng == 1 && !o->lb) tn__error("%s: out of memory", fn);
         tn_optim_free(o);
         return NULL;
@@ -335,34 +349,29 @@ static tn_optim *tn__optim_create(const char *fn, const char *kind, tn_tensor *c
         if (tn__optim_init_state(fn, o, i, &o->groups[0])) { tn_optim_free(o); return NULL; }
     return o;
 }
-TNDEF tn_optim *tn_optim_create(const char *kind, tn_tensor *const *params, int n, const char *options) {
-    return tn__optim_create("tn_optim_create", kind, params, n, options);
+TNDEF tn_optim *tn_optim_create_opts(const char *kind, tn_tensor *const *params, int n, tn_optim_opts opts) {
+    return tn__optim_create(kind, params, n, &opts, NULL);
 }
-TNDEF tn_optim *tn_optim_sgd(tn_tensor *const *params, int n, double lr, double momentum, double weight_decay) {
-    char opts[128];
-    snprintf(opts, sizeof opts, "lr=%.17g, momentum=%.17g, weight_decay=%.17g", lr, momentum, weight_decay);
-    return tn__optim_create("tn_optim_sgd", "SGD", params, n, opts);
+TNDEF tn_optim *tn_optim_create_str(const char *kind, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_create(kind, params, n, NULL, options ? options : "");
 }
-TNDEF tn_optim *tn_optim_adam(tn_tensor *const *params, int n, double lr) {
-    char opts[64];
-    snprintf(opts, sizeof opts, "lr=%.17g", lr);
-    return tn__optim_create("tn_optim_adam", "Adam", params, n, opts);
-}
-TNDEF tn_optim *tn_optim_adamw(tn_tensor *const *params, int n, double lr, double weight_decay) {
-    char opts[96];
-    snprintf(opts, sizeof opts, "lr=%.17g, weight_decay=%.17g", lr, weight_decay);
-    return tn__optim_create("tn_optim_adamw", "AdamW", params, n, opts);
-}
-TNDEF int tn_optim_add_param_group(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+static int tn__optim_add_group(tn_optim *o, tn_tensor *const *params, int n, const tn_optim_opts *opts, const char *text) {
     const char *fn = "tn_optim_add_param_group";
     if (!o) return -1;
     for (int i = 0; params && i < n; i++) if (!params[i]) return -1;
     if (o->kind == TN__LBFGS) return TN__FAIL_INT("%s: LBFGS doesn't support per-parameter options (parameter groups)", fn);
     tn__pgroup g;
-    if (tn__optim_parse(fn, o->kind, options, &o->defaults, &g) || tn__optim_append(fn, o, params, n, &g)) return -1;
+    if ((text ? tn__optim_from_str(fn, o->kind, text, &o->defaults, &g) : tn__optim_from_opts(fn, o->kind, opts, 0, &o->defaults, &g)) ||
+        tn__optim_append(fn, o, params, n, &g)) return -1;
     for (int i = o->groups[o->ng - 1].first; o->kind == TN__ADAGRAD && i < o->np; i++)
         if (tn__optim_init_state(fn, o, i, &o->groups[o->ng - 1])) return -1;
     return 0;
+}
+TNDEF int tn_optim_add_param_group_opts(tn_optim *o, tn_tensor *const *params, int n, tn_optim_opts opts) {
+    return tn__optim_add_group(o, params, n, &opts, NULL);
+}
+TNDEF int tn_optim_add_param_group_str(tn_optim *o, tn_tensor *const *params, int n, const char *options) {
+    return tn__optim_add_group(o, params, n, NULL, options ? options : "");
 }
 TNDEF void tn_optim_free(tn_optim *o) {
     if (!o) return;
@@ -455,7 +464,7 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
     for (int t = 0; t < nthr; t++) { \
         T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
         memcpy(cl, c, sizeof cl); \
-        for (int64_t i = n * t / nthr, hi = n * (t + 1) / nthr; i < hi; i++) { \
+        for (int64_t i = tn__split_at(n, t, nthr), hi = tn__split_at(n, t + 1, nthr); i < hi; i++) { \
             T d = 0; \
             p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
         } \
@@ -466,7 +475,7 @@ static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g,
     T c[12];
     for (int j = 0; j < 12; j++) c[j] = (T)k->c[j];
     const int f = k->flags;
-    const int nthr = tn__par_threads(n * 8, n);   /* elementwise: the same result for any thread count */
+    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
     const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
         if (f == 0) { TN__OPTIM_LOOP(T, S, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }

@@ -4,7 +4,9 @@ Every C function the package calls is declared here, once, with its restype and
 argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 ``void *`` handles read through the accessors (tn_ndim, tn_shape, ...). The only
 structs declared are the small public value types the header documents field by
-field: ``tn_memory_stats``, ``tn_generator`` (seed, offset) and ``tn_backward_opts``.
+field: ``tn_memory_stats``, ``tn_generator`` (seed, offset), and the options structs passed
+by value where a keyword argument is a tensor: ``tn_autograd_opts`` and ``tn_loss_opts``
+(the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text).
 
 The library is found, in order, at ``$TENSOR_LIB``, next to this file
 (``tensor/libtensor.so``, for a wheel that bundles it), and at ``<repo>/lib/libtensor.so``
@@ -15,7 +17,7 @@ import os
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p)
 
-__all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_backward_opts", "DELETER", "HOOK",
+__all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts", "DELETER", "HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -34,9 +36,16 @@ class tn_generator(ctypes.Structure):
     _fields_ = [("seed", c_uint64), ("offset", c_uint64)]
 
 
-class tn_backward_opts(ctypes.Structure):
-    _fields_ = [("_reserved", c_int), ("retain_graph", c_bool), ("create_graph", c_bool),
+class tn_autograd_opts(ctypes.Structure):
+    """TN_FIELDS_tn_autograd_opts: retain_graph is -1 (None), 0 or 1."""
+    _fields_ = [("gradient", c_void_p), ("retain_graph", c_int), ("create_graph", c_bool),
                 ("allow_unused", c_bool)]
+
+
+class tn_loss_opts(ctypes.Structure):
+    """TN_FIELDS_tn_loss_opts: reduction 0 mean, 1 sum, 2 none."""
+    _fields_ = [("weight", c_void_p), ("ignore_index", c_int64), ("reduction", c_int),
+                ("label_smoothing", c_double)]
 
 
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
@@ -61,7 +70,8 @@ _TYPES = {
     "N": tn_cuda_stats,               # returned by value
     "F": DELETER, "H": ERROR_HANDLER, "K": HOOK,
     "X": CUSTOM_FORWARD, "Y": CUSTOM_BACKWARD, "Z": GRADCHECK_FN,
-    "O": tn_backward_opts,            # passed by value
+    "O": tn_autograd_opts,            # passed by value
+    "Q": tn_loss_opts,                # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -69,6 +79,7 @@ _TYPES = {
 # tests/test_bindings_match_header.py checks every row, the letters above, the enum values
 # and the Structures below against src/api.h (names, argument counts and types, results).
 _SIGNATURES = """
+tn_library_version s
 tn_last_error s
 tn_clear_error v
 tn_set_error_handler v H p
@@ -100,6 +111,9 @@ tn_ones T L i D
 tn_full T L i d D
 tn_from_data T p L i D
 tn_from_blob T p L i L D F p
+tn_to_dlpack p T
+tn_from_dlpack T p
+tn_dlpack_delete v p
 tn_scalar_tensor T d D
 tn_scalar T d
 tn_scalar_int T l
@@ -246,9 +260,8 @@ tn_no_grad_end v
 tn_enable_grad_begin v
 tn_enable_grad_end v
 tn_is_grad_enabled b
-tn_backward i T
-tn_backward_with i T T O
-tn_autograd_grad i A i A i A A O
+tn_backward_opts i T O
+tn_autograd_grad_opts i A i A i A A O
 tn_register_hook i T K p
 tn_remove_hook i T i
 tn_retains_grad b T
@@ -377,16 +390,16 @@ tn_hardswish T T
 tn_hardsigmoid T T
 tn_linear T T T T
 tn_bilinear T T T T T
-tn_conv1d T T T T l l l l
-tn_conv2d_ex T T T T L L L l
-tn_conv_transpose1d T T T T l l l l l
-tn_conv_transpose2d_ex T T T T L L L l L
+tn_conv1d_str T T T T s
+tn_conv2d_str T T T T s
+tn_conv_transpose1d_str T T T T s
+tn_conv_transpose2d_str T T T T s
 tn_im2col T T L L L L
 tn_col2im T T L L L L L
-tn_max_pool1d T T l l l l b A
-tn_max_pool2d_ex T T L L L L b A
-tn_avg_pool1d T T l l l b b
-tn_avg_pool2d_ex T T L L L b b l
+tn_max_pool1d_str T T A l s
+tn_max_pool2d_str T T A l s
+tn_avg_pool1d_str T T l s
+tn_avg_pool2d_str T T l s
 tn_adaptive_avg_pool2d T T l l
 tn_adaptive_max_pool2d T T l l A
 tn_batch_norm T T T T T T b d d
@@ -406,8 +419,8 @@ tn_mse_loss T T T D
 tn_l1_loss T T T D
 tn_smooth_l1_loss T T T D d
 tn_huber_loss T T T D d
-tn_nll_loss_ex T T T T l D
-tn_cross_entropy_ex T T T T l D d
+tn_nll_loss_opts T T T Q
+tn_cross_entropy_opts T T T Q
 tn_binary_cross_entropy T T T T D
 tn_binary_cross_entropy_with_logits T T T T T D
 tn_kl_div T T T D b
@@ -434,7 +447,7 @@ tn_module_to_dtype i p D
 tn_module_get T p s
 tn_nn_linear p l l b
 tn_nn_conv2d_str p l l l s
-tn_nn_embedding p l l s
+tn_nn_embedding_str p l l s
 tn_nn_bilinear p l l l b
 tn_clip_grad_norm_ d A i d d
 tn_clip_grad_value_ i A i d
@@ -456,8 +469,8 @@ _TYPES["S"] = POINTER(c_size_t)
 __all__ += ["CLOSURE", "LR_LAMBDA"]
 
 _OPTIM_SIGNATURES = """
-tn_optim_create p s A i s
-tn_optim_add_param_group i p A i s
+tn_optim_create_str p s A i s
+tn_optim_add_param_group_str i p A i s
 tn_optim_num_groups i p
 tn_optim_num_params i p
 tn_optim_param T p i
@@ -471,7 +484,7 @@ tn_optim_state T p i s
 tn_optim_state_dict p p
 tn_optim_load_state_dict i p p
 tn_optim_free v p
-tn_lr_scheduler_create p p s s
+tn_lr_scheduler_create_str p p s s
 tn_lr_scheduler_lambda p p W p
 tn_lr_scheduler_sequential p p A i L
 tn_lr_scheduler_step i p
@@ -500,7 +513,7 @@ tn_mnist_dataset p s b
 tn_dataset_len l p
 tn_dataset_get i p l A
 tn_dataset_free v p
-tn_loader_new p p s
+tn_loader_new_str p p s
 tn_loader_len l p
 tn_loader_next i p A
 tn_loader_free v p
@@ -524,19 +537,19 @@ tn_gru_cell T T T T T T T
 tn_module_register_parameter T p s T
 tn_module_train v p b
 tn_module_child p p s
-tn_nn_rnn p l l s
-tn_nn_lstm p l l s
-tn_nn_gru p l l s
+tn_nn_rnn_str p l l s
+tn_nn_lstm_str p l l s
+tn_nn_gru_str p l l s
 tn_nn_rnn_forward T p T T A
 tn_nn_lstm_forward T p T T T A A
-tn_nn_multihead_attention p l l s
+tn_nn_multihead_attention_str p l l s
 tn_nn_mha_forward T p T T T T T b b b A
 tn_nn_generate_square_subsequent_mask T l D
-tn_nn_rnn_cell p l l s
-tn_nn_lstm_cell p l l s
-tn_nn_gru_cell p l l s
-tn_nn_transformer_encoder_layer p l l s
-tn_nn_transformer_decoder_layer p l l s
+tn_nn_rnn_cell_str p l l s
+tn_nn_lstm_cell_str p l l s
+tn_nn_gru_cell_str p l l s
+tn_nn_transformer_encoder_layer_str p l l s
+tn_nn_transformer_decoder_layer_str p l l s
 tn_nn_transformer_encoder_layer_forward T p T T T b
 tn_nn_transformer_decoder_layer_forward T p T T T T T T b
 """

@@ -29,13 +29,14 @@ from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_l
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import nn, autograd, optim, utils
 from .serialization import save, load
+from .utils.dlpack import from_dlpack
 
 float = float32
 double = float64
 half = float16
 long = int64
 int = int32
-__version__ = "0.1.0"
+__version__ = _C.lib.tn_library_version().decode()   # TENSOR_VERSION_STRING of the library loaded
 FloatTensor, DoubleTensor, LongTensor, IntTensor, ByteTensor, BoolTensor = (Tensor,) * 6
 
 

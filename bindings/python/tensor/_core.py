@@ -56,10 +56,33 @@ def _exception_for(msg):
     return RuntimeError
 
 
+# The C library's hints name C functions; a Python user gets PyTorch's words for them.
+_PY_HINTS = (
+    ("use tn_no_grad_begin() or an out-of-place op", "wrap it in `with torch.no_grad():` or use an out-of-place op"),
+    ("use tn_reshape", "Use .reshape(...) instead"),
+    ("pass retain_graph = true to the first backward if you need to do this",
+     "Specify retain_graph=True when calling .backward() or autograd.grad() the first time"),
+    ("call tn_requires_grad_(t, true) first", "call .requires_grad_() first"),
+    ("use tn_logical_not or tn_logical_xor", "if you are trying to invert a mask, use the `~` or `logical_not()` operator instead"),
+    ("use tn_logical_not", "use the `~` or `logical_not()` operator instead"),
+    ("use tn_optim_step_closure", "pass a closure: optimizer.step(closure)"),
+    ("use tn_lr_scheduler_step_metric", "call scheduler.step(metric)"),
+    ("use tn_lr_scheduler_step)", "call scheduler.step())"),
+    ("export tn_detach(t)", "use tensor.detach()"),
+)
+
+
+def _pythonic(msg):
+    for c, py in _PY_HINTS:
+        msg = msg.replace(c, py)
+    return msg
+
+
 def _raise():
     """Raise the C library's last error (tn_last_error) as a Python exception."""
     msg = lib.tn_last_error().decode("utf-8", "replace") or "tensor.h: a C call failed without a message"
     lib.tn_clear_error()          # read once: a later failure must not report this one again
+    msg = _pythonic(msg)
     raise _exception_for(msg)(msg)
 
 

@@ -8,12 +8,18 @@ object's shape (nested dicts, lists, tuples, and the non-tensor values: numbers,
 strings, None, bools) goes into the file's metadata as JSON under
 ``"tensor.h/structure"``, which ``load`` uses to rebuild the object; a file without it
 (written by tn_safetensors_save, tn_checkpoint_save or another safetensors writer)
-loads as an ``OrderedDict`` of its tensors. Values of any other type are pickled into
-the metadata, and ``load(weights_only=True)`` refuses those.
+loads as an ``OrderedDict`` of its tensors.
+
+Values of any other type are pickled into the metadata. Unpickling runs code chosen by
+whoever wrote the file, and every other safetensors reader treats a file as inert data,
+so ``load`` is ``weights_only=True`` by default (as PyTorch >= 2.6): the structure must
+be plain JSON of the known node kinds, and a pickled value is refused with an error that
+says how to opt in (``weights_only=False``, for files from a trusted source only).
 """
 import base64
 import collections
 import ctypes
+import errno
 import json
 import math
 import numbers
@@ -23,7 +29,7 @@ import pickle
 from ._C import lib
 from ._core import Tensor, _borrow, _check_int, _raise
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "WeightsOnlyUnpicklingError"]
 
 _STRUCT_KEY = b"tensor.h/structure"
 _FORMAT = 1
@@ -61,29 +67,56 @@ def _encode(obj, path, tensors):
     return {"P": base64.b64encode(data).decode("ascii")}
 
 
-def _decode(node, tensors, weights_only):
-    if not isinstance(node, dict):
+class WeightsOnlyUnpicklingError(RuntimeError, pickle.UnpicklingError):
+    """A pickled value refused by ``load(weights_only=True)``, the default (PyTorch raises
+    ``pickle.UnpicklingError``; this is one, and a RuntimeError)."""
+
+
+def _bad(path, what):
+    return RuntimeError(f"tensor.load: the file's structure metadata is malformed at '{path or '<root>'}': {what}")
+
+
+def _decode(node, tensors, weights_only, path=""):
+    """The object a structure node describes. Only the node kinds _encode writes are
+    accepted, each in its exact form; a pickle ("P") only with weights_only=False."""
+    if node is None or isinstance(node, (bool, int, float, str)):
         return node
+    if not isinstance(node, dict) or len(node) != 1:
+        raise _bad(path, f"expected a value or a one-key object, got {type(node).__name__}")
     (kind, v), = node.items()
     if kind == "T":
+        if not isinstance(v, str) or v not in tensors:
+            raise _bad(path, f"tensor {v!r} is not in the file")
         return tensors[v]
     if kind == "F":
+        if v not in ("inf", "-inf", "nan"):
+            raise _bad(path, f"{v!r} is not a non-finite float")
         return float(v)
     if kind in ("D", "O"):
+        if not isinstance(v, list):
+            raise _bad(path, "a dict's items must be a list of [key, value] pairs")
         out = collections.OrderedDict() if kind == "O" else {}
-        for k, x in v:
-            out[k] = _decode(x, tensors, weights_only)
+        for item in v:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], (str, int)) and not isinstance(item[0], bool)):
+                raise _bad(path, "a dict's items must be [key, value] pairs with str or int keys")
+            k, x = item
+            out[k] = _decode(x, tensors, weights_only, f"{path}.{k}" if path else str(k))
         return out
-    if kind == "L":
-        return [_decode(x, tensors, weights_only) for x in v]
-    if kind == "U":
-        return tuple(_decode(x, tensors, weights_only) for x in v)
+    if kind in ("L", "U"):
+        if not isinstance(v, list):
+            raise _bad(path, "a list's items must be a list")
+        items = [_decode(x, tensors, weights_only, f"{path}.{i}" if path else str(i)) for i, x in enumerate(v)]
+        return items if kind == "L" else tuple(items)
     if kind == "P":
         if weights_only:
-            raise RuntimeError("tensor.load(weights_only=True): the file holds a pickled Python object; load it with "
-                               "weights_only=False only if you trust its source")
+            raise WeightsOnlyUnpicklingError(
+                f"tensor.load: weights_only=True (the default) refuses the pickled Python object at '{path or '<root>'}': "
+                "unpickling can run arbitrary code. If you trust the file's source, load it with "
+                "tensor.load(f, weights_only=False).")
+        if not isinstance(v, str):
+            raise _bad(path, "a pickle must be a base64 string")
         return pickle.loads(base64.b64decode(v))
-    raise RuntimeError(f"tensor.load: unknown entry kind {kind!r} in the file's structure")
+    raise _bad(path, f"unknown entry kind {kind!r}")
 
 
 def _to_dict(obj):
@@ -107,6 +140,8 @@ def _to_dict(obj):
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
     """Writes obj (a tensor, or dicts/lists/tuples of tensors and plain values: state
     dicts, optimizer state dicts, checkpoints) to a path or a binary file object."""
+    if isinstance(f, (str, bytes, os.PathLike)) and os.path.isdir(f):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fsdecode(f))   # as PyTorch's open(f, "wb")
     d = _to_dict(obj)
     try:
         if isinstance(f, (str, bytes, os.PathLike)):
@@ -125,10 +160,12 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         lib.tn_dict_free(d)
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=False, mmap=None, **pickle_load_args):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Reads what save wrote (or any safetensors file: an OrderedDict of its tensors).
     Tensors from a path alias the file's copy-on-write mapping; map_location is accepted
-    and ignored (CPU)."""
+    and ignored (CPU). weights_only=None or True (the default) refuses pickled values;
+    weights_only=False unpickles them (only for files from a trusted source)."""
+    weights_only = weights_only is None or bool(weights_only)
     if isinstance(f, (str, bytes, os.PathLike)):
         with open(f, "rb"):      # PyTorch's OSError (FileNotFoundError, IsADirectoryError, ...) first
             pass
@@ -148,7 +185,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=False, mmap=N
         lib.tn_dict_free(d)
     if meta is None:
         return tensors
-    structure = json.loads(meta.decode())
-    if structure.get("format") != _FORMAT:
-        raise RuntimeError(f"tensor.load: structure format {structure.get('format')!r} is not known to this version")
-    return _decode(structure["root"], tensors, weights_only)
+    try:
+        structure = json.loads(meta.decode())
+    except (ValueError, RecursionError) as e:
+        raise RuntimeError(f"tensor.load: the file's structure metadata is not valid JSON: {e}") from None
+    if not isinstance(structure, dict) or structure.get("format") != _FORMAT or "root" not in structure:
+        fmt = structure.get("format") if isinstance(structure, dict) else None
+        raise RuntimeError(f"tensor.load: structure format {fmt!r} is not known to this version")
+    try:
+        return _decode(structure["root"], tensors, weights_only)
+    except RecursionError:
+        raise RuntimeError("tensor.load: the file's structure metadata is nested too deeply") from None

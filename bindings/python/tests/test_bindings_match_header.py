@@ -143,6 +143,17 @@ class Header:
                 for d in [m0.group(2)] + items[1:]:
                     fields.append(_param(base + " " + d))
             self.structs[m.group(3)] = fields
+        # keyword-argument structs: TN__KW_STRUCT(T) declares T's members from its list
+        # TN_FIELDS_T(X) of X(type, name, default, words) rows, each type's declaration
+        # given by TN__KW_C_<type>(name)
+        decl_of = dict(re.findall(r"^#define\s+TN__KW_C_(\w+)\(n\)\s+(.*?)\s*$", self.code, re.M))
+        for name in re.findall(r"\bTN__KW_STRUCT\((\w+)\)\s*;", no_macros):
+            lst = re.search(r"#define\s+TN_FIELDS_%s\(X\)((?:[^\n]*\\\n)*[^\n]*)" % name, self.code)
+            assert lst, f"no list TN_FIELDS_{name}"
+            fields = []
+            for kind, field in re.findall(r"\bX\(\s*(\w+)\s*,\s*(\w+)\s*,", lst.group(1)):
+                fields.append(_param(re.sub(r"\bn\b", field, decl_of[kind]).replace("struct tn_tensor", "tn_tensor")))
+            self.structs[name] = fields
         self.defines = dict(re.findall(r"^#define\s+(\w+)\s+(\S[^\n]*?)\s*$", self.code, re.M))
 
     def _enum_values(self, body):
@@ -173,7 +184,7 @@ def header():
 # --------------------------------------------------------------------------- C types -> letters
 SCALAR = {"int": ("i", c_int), "int64_t": ("l", c_int64), "uint64_t": ("u", c_uint64), "double": ("d", c_double),
           "bool": ("b", c_bool), "size_t": ("z", c_size_t)}
-BY_VALUE = {"tn_memory_stats": "M", "tn_cuda_stats": "N", "tn_backward_opts": "O"}
+BY_VALUE = {"tn_memory_stats": "M", "tn_cuda_stats": "N", "tn_autograd_opts": "O", "tn_loss_opts": "Q"}
 POINTEE = {"int64_t": ("L", c_int64), "double": ("P", c_double), "size_t": ("S", c_size_t)}
 FIELD_SCALAR = {"int": c_int, "int64_t": c_int64, "uint64_t": c_uint64, "double": c_double, "bool": c_bool,
                 "size_t": c_size_t, "float": c_float, "int32_t": c_int32, "uint32_t": c_uint32, "uint8_t": c_uint8}
@@ -413,7 +424,7 @@ ROOM_ALLOWED = {"tn_module_type"}
 def test_structure_layouts(header):
     """Every ctypes Structure in _C has its C struct's fields: names, order and types."""
     structs = _structures()
-    assert {n for n, _ in structs} >= {"tn_memory_stats", "tn_generator", "tn_backward_opts", "tn_cuda_stats"}
+    assert {n for n, _ in structs} >= {"tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts", "tn_cuda_stats"}
     errors = []
     for name, cls in structs:
         if name not in header.structs:
@@ -461,7 +472,8 @@ def test_the_parser_sees_the_header(header):
     """Guards against a parser that silently reads nothing."""
     assert len(header.functions) > 400
     assert header.functions["tn_from_blob"][1][5].fn
-    assert [repr(p) for p in header.functions["tn_conv2d_ex"][1][3:6]] == ["const int64_t *"] * 3
+    assert [repr(p) for p in header.functions["tn_from_blob"][1][1:4:2]] == ["const int64_t *"] * 2
+    assert [f for f, _ in header.structs["tn_conv_opts"]][:3] == ["stride", "padding", "dilation"]
     assert header.enums["tn_dtype"]["TN_BF16"] == 7 and header.enums["tn_reduction"]["TN_REDUCTION_BATCHMEAN"] == 3
     assert header.enums["tn_unary_op"]["NEG"] == 0
     assert [f for f, _ in header.structs["tn_cuda_stats"]][:3] == ["allocated", "reserved", "peak_allocated"]

@@ -353,7 +353,7 @@ def test_optimizer_errors(T):
         optim.LBFGS([{"params": [w]}, {"params": [tn.zeros(1, requires_grad=True)]}])
     with pytest.raises(TypeError):
         optim.SGD([w], lr=0.1, betas=(0.9, 0.99))
-    with pytest.raises(RuntimeError, match="tn_optim_create: .*integers"):
+    with pytest.raises(RuntimeError, match="tn_optim_lbfgs: .*integer"):
         optim.LBFGS([w], max_iter=2.5)
     lb = optim.LBFGS([w])
     with pytest.raises(ValueError, match="strong_wolfe"):
@@ -1050,7 +1050,7 @@ def test_save_load_round_trip(tmp_path):
     buf = io.BytesIO()
     tn.save({"obj": {1, 2}}, buf)
     buf.seek(0)
-    assert tn.load(buf)["obj"] == {1, 2}
+    assert tn.load(buf, weights_only=False)["obj"] == {1, 2}
     buf.seek(0)
     with pytest.raises(RuntimeError, match="weights_only"):
         tn.load(buf, weights_only=True)

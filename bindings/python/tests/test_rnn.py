@@ -884,20 +884,20 @@ def test_initialisation_equals_the_c_layers_bit_for_bit():
     lib = _C.lib
     cases = [
         (lambda: nn.LSTM(3, 5, num_layers=2, bidirectional=True, proj_size=2),
-         lambda: lib.tn_nn_lstm(3, 5, b"num_layers=2, bidirectional=True, proj_size=2")),
-        (lambda: nn.GRU(3, 5, bias=False), lambda: lib.tn_nn_gru(3, 5, b"bias=False")),
-        (lambda: nn.RNN(3, 5, 2, nonlinearity="relu"), lambda: lib.tn_nn_rnn(3, 5, b"num_layers=2, nonlinearity=relu")),
-        (lambda: nn.RNNCell(3, 5), lambda: lib.tn_nn_rnn_cell(3, 5, b"")),
-        (lambda: nn.LSTMCell(3, 5), lambda: lib.tn_nn_lstm_cell(3, 5, b"")),
-        (lambda: nn.GRUCell(3, 5, bias=False), lambda: lib.tn_nn_gru_cell(3, 5, b"bias=False")),
+         lambda: lib.tn_nn_lstm_str(3, 5, b"num_layers=2, bidirectional=True, proj_size=2")),
+        (lambda: nn.GRU(3, 5, bias=False), lambda: lib.tn_nn_gru_str(3, 5, b"bias=False")),
+        (lambda: nn.RNN(3, 5, 2, nonlinearity="relu"), lambda: lib.tn_nn_rnn_str(3, 5, b"num_layers=2, nonlinearity=relu")),
+        (lambda: nn.RNNCell(3, 5), lambda: lib.tn_nn_rnn_cell_str(3, 5, b"")),
+        (lambda: nn.LSTMCell(3, 5), lambda: lib.tn_nn_lstm_cell_str(3, 5, b"")),
+        (lambda: nn.GRUCell(3, 5, bias=False), lambda: lib.tn_nn_gru_cell_str(3, 5, b"bias=False")),
         (lambda: nn.MultiheadAttention(8, 2, add_bias_kv=True),
-         lambda: lib.tn_nn_multihead_attention(8, 2, b"add_bias_kv=True")),
+         lambda: lib.tn_nn_multihead_attention_str(8, 2, b"add_bias_kv=True")),
         (lambda: nn.MultiheadAttention(8, 2, kdim=3, vdim=5, bias=False),
-         lambda: lib.tn_nn_multihead_attention(8, 2, b"kdim=3, vdim=5, bias=False")),
+         lambda: lib.tn_nn_multihead_attention_str(8, 2, b"kdim=3, vdim=5, bias=False")),
         (lambda: nn.TransformerEncoderLayer(8, 2, 16),
-         lambda: lib.tn_nn_transformer_encoder_layer(8, 2, b"dim_feedforward=16")),
+         lambda: lib.tn_nn_transformer_encoder_layer_str(8, 2, b"dim_feedforward=16")),
         (lambda: nn.TransformerDecoderLayer(8, 2, 16, bias=False),
-         lambda: lib.tn_nn_transformer_decoder_layer(8, 2, b"dim_feedforward=16, bias=False")),
+         lambda: lib.tn_nn_transformer_decoder_layer_str(8, 2, b"dim_feedforward=16, bias=False")),
     ]
     for make_py, make_c in cases:
         tn.manual_seed(5)
@@ -931,7 +931,7 @@ def test_python_transformer_layers_equal_the_c_layers():
             tn.manual_seed(9)
             py = (nn.TransformerDecoderLayer if decoder else nn.TransformerEncoderLayer)(8, 2, 16, **kw).eval()
             tn.manual_seed(9)
-            c = (lib.tn_nn_transformer_decoder_layer if decoder else lib.tn_nn_transformer_encoder_layer)(8, 2, opts)
+            c = (lib.tn_nn_transformer_decoder_layer_str if decoder else lib.tn_nn_transformer_encoder_layer_str)(8, 2, opts)
             assert c
             try:
                 py.double()

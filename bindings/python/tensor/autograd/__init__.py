@@ -181,9 +181,10 @@ def _grad_seq(gs):
     return gs
 
 
-def _opts(retain_graph, create_graph, allow_unused=False):
-    rg = create_graph if retain_graph is None else retain_graph
-    return _C.tn_backward_opts(0, bool(rg), bool(create_graph), bool(allow_unused))
+def _opts(retain_graph, create_graph, allow_unused=False, gradient=None):
+    """A tn_autograd_opts (retain_graph None: -1, which C reads as create_graph's value)."""
+    rg = -1 if retain_graph is None else int(bool(retain_graph))
+    return _C.tn_autograd_opts(None if gradient is None else gradient._ptr, rg, bool(create_graph), bool(allow_unused))
 
 
 def _run(call):
@@ -202,9 +203,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if grad_tensors is None or isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors] * len(tensors)
     _grad_seq(grad_tensors)
-    opts = _opts(retain_graph, create_graph)
     for t, g in zip(tensors, grad_tensors):
-        _run(lambda: lib.tn_backward_with(t._ptr, None if g is None else g._ptr, opts))
+        _run(lambda: lib.tn_backward_opts(t._ptr, _opts(retain_graph, create_graph, gradient=g)))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -222,7 +222,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         gos = _ptrs(gl)
     results = (_C.ctypes.c_void_p * len(ins))()
     op, ip = _ptrs(outs), _ptrs(ins)
-    _run(lambda: lib.tn_autograd_grad(op, len(outs), ip, len(ins), gos, results,
+    _run(lambda: lib.tn_autograd_grad_opts(op, len(outs), ip, len(ins), gos, results,
                                       _opts(retain_graph, create_graph, allow_unused)))
     return tuple(_wrap(results[i]) if results[i] else None for i in range(len(ins)))
 

@@ -13,7 +13,7 @@ import operator
 import warnings
 from ctypes import c_double, c_int64, c_void_p, byref
 
-from .._C import lib
+from .._C import lib, tn_loss_opts
 from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, int64, tensor
 
 __all__ = [
@@ -306,32 +306,48 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def _conv_padding(padding, n):
+    """padding as n ints, or "same" (the C option text's 'same')."""
     if isinstance(padding, str):
         if padding == "same":
-            return [-1] * n          # TN_PAD_SAME
+            return "same"
         if padding == "valid":
             return [0] * n
         raise RuntimeError(f"Invalid padding string: '{padding}'")
     vals = _ntuple(padding, n, "padding")
-    if any(v < 0 for v in vals):          # C reads -1 as TN_PAD_SAME
+    if any(v < 0 for v in vals):
         raise RuntimeError("negative padding is not supported")
     return vals
+
+
+def _kw(**options):
+    """Keyword arguments as the C _str functions' text: ints, bools, None, 'same', and tuples
+    ("stride=(2, 1)")."""
+    def fmt(v):
+        if v is None or isinstance(v, bool):
+            return str(v)
+        if isinstance(v, str):
+            return f"'{v}'"
+        if isinstance(v, (list, tuple)):
+            return "(" + ", ".join(fmt(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        return str(int(v))
+    return ", ".join(f"{k}={fmt(v)}" for k, v in options.items()).encode()
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
         _check("conv1d", input=input, weight=weight)
-    (s,), (p,), (d,) = _ntuple(stride, 1, "stride"), _conv_padding(padding, 1), _ntuple(dilation, 1, "dilation")
-    return _wrap(lib.tn_conv1d(input._ptr, weight._ptr, _opt(bias), s, p, d,
-                               _int(groups, "conv1d", "groups")))
+    (s,), p, (d,) = _ntuple(stride, 1, "stride"), _conv_padding(padding, 1), _ntuple(dilation, 1, "dilation")
+    p = p if p == "same" else p[0]
+    return _wrap(lib.tn_conv1d_str(input._ptr, weight._ptr, _opt(bias),
+                                   _kw(stride=s, padding=p, dilation=d, groups=_int(groups, "conv1d", "groups"))))
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
         _check("conv2d", input=input, weight=weight)
     s, p, d = _ntuple(stride, 2, "stride"), _conv_padding(padding, 2), _ntuple(dilation, 2, "dilation")
-    return _wrap(lib.tn_conv2d_ex(input._ptr, weight._ptr, _opt(bias), _arr(s), _arr(p), _arr(d),
-                                  _int(groups, "conv2d", "groups")))
+    return _wrap(lib.tn_conv2d_str(input._ptr, weight._ptr, _opt(bias),
+                                   _kw(stride=s, padding=p, dilation=d, groups=_int(groups, "conv2d", "groups"))))
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -339,8 +355,9 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
         _check("conv_transpose1d", input=input, weight=weight)
     (s,), (p,) = _ntuple(stride, 1, "stride"), _ntuple(padding, 1, "padding")
     (o,), (d,) = _ntuple(output_padding, 1, "output_padding"), _ntuple(dilation, 1, "dilation")
-    return _wrap(lib.tn_conv_transpose1d(input._ptr, weight._ptr, _opt(bias), s, p, o,
-                                         _int(groups, "conv_transpose1d", "groups"), d))
+    return _wrap(lib.tn_conv_transpose1d_str(input._ptr, weight._ptr, _opt(bias),
+                                             _kw(stride=s, padding=p, output_padding=o,
+                                                 groups=_int(groups, "conv_transpose1d", "groups"), dilation=d)))
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -348,8 +365,9 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         _check("conv_transpose2d", input=input, weight=weight)
     s, p = _ntuple(stride, 2, "stride"), _ntuple(padding, 2, "padding")
     o, d = _ntuple(output_padding, 2, "output_padding"), _ntuple(dilation, 2, "dilation")
-    return _wrap(lib.tn_conv_transpose2d_ex(input._ptr, weight._ptr, _opt(bias), _arr(s), _arr(p), _arr(o),
-                                            _int(groups, "conv_transpose2d", "groups"), _arr(d)))
+    return _wrap(lib.tn_conv_transpose2d_str(input._ptr, weight._ptr, _opt(bias),
+                                             _kw(stride=s, padding=p, output_padding=o,
+                                                 groups=_int(groups, "conv_transpose2d", "groups"), dilation=d)))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -395,7 +413,8 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
         _check("max_pool1d", input=input)
     (k,) = _ntuple(kernel_size, 1, "kernel_size")
     (s,), (p,), (d,) = _pool_stride(stride, [k], 1), _ntuple(padding, 1, "padding"), _ntuple(dilation, 1, "dilation")
-    return _with_indices(lambda ip: lib.tn_max_pool1d(input._ptr, k, s, p, d, bool(ceil_mode), ip), return_indices)
+    return _with_indices(lambda ip: lib.tn_max_pool1d_str(input._ptr, ip, k, _kw(stride=s, padding=p, dilation=d,
+                                                                               ceil_mode=bool(ceil_mode))), return_indices)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -408,8 +427,8 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
         _check("max_pool2d", input=input)
     k = _ntuple(kernel_size, 2, "kernel_size")
     s, p, d = _pool_stride(stride, k, 2), _ntuple(padding, 2, "padding"), _ntuple(dilation, 2, "dilation")
-    return _with_indices(lambda ip: lib.tn_max_pool2d_ex(input._ptr, _arr(k), _arr(s), _arr(p), _arr(d),
-                                                         bool(ceil_mode), ip), return_indices)
+    return _with_indices(lambda ip: lib.tn_max_pool2d_str(input._ptr, ip, k[0], _kw(kernel_size=k, stride=s, padding=p, dilation=d,
+                                                                                  ceil_mode=bool(ceil_mode))), return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -421,7 +440,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         _check("avg_pool1d", input=input)
     (k,) = _ntuple(kernel_size, 1, "kernel_size")
     (s,), (p,) = _pool_stride(stride, [k], 1), _ntuple(padding, 1, "padding")
-    return _wrap(lib.tn_avg_pool1d(input._ptr, k, s, p, bool(ceil_mode), bool(count_include_pad)))
+    return _wrap(lib.tn_avg_pool1d_str(input._ptr, k, _kw(stride=s, padding=p, ceil_mode=bool(ceil_mode),
+                                                          count_include_pad=bool(count_include_pad))))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -432,8 +452,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     s, p = _pool_stride(stride, k, 2), _ntuple(padding, 2, "padding")
     if divisor_override is not None and _int(divisor_override, "avg_pool2d", "divisor_override") <= 0:
         raise RuntimeError("divisor must be not zero")
-    return _wrap(lib.tn_avg_pool2d_ex(input._ptr, _arr(k), _arr(s), _arr(p), bool(ceil_mode),
-                                      bool(count_include_pad), int(divisor_override or 0)))
+    return _wrap(lib.tn_avg_pool2d_str(input._ptr, k[0], _kw(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
+                                                             count_include_pad=bool(count_include_pad),
+                                                             divisor_override=None if divisor_override is None else int(divisor_override))))
 
 
 def _adaptive_size(input, output_size, n):
@@ -839,8 +860,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         _check("nll_loss", input=input, target=target)
     _check_batch(input, target)
     ignore_index = _int(ignore_index, "nll_loss", "ignore_index")
-    return _wrap(lib.tn_nll_loss_ex(input._ptr, target._ptr, _opt(weight), ignore_index,
-                                    _reduction(reduction, size_average, reduce)))
+    return _wrap(lib.tn_nll_loss_opts(input._ptr, target._ptr,
+                                      tn_loss_opts(_opt(weight), ignore_index, _reduction(reduction, size_average, reduce), 0.0)))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -849,10 +870,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         _check("cross_entropy", input=input, target=target)
     if input.ndim >= 1 and target.ndim >= 1 and not target.dtype.is_floating_point:
         _check_batch(input, target)           # class-index targets (probabilities: C checks the shape)
-    return _wrap(lib.tn_cross_entropy_ex(input._ptr, target._ptr, _opt(weight),
-                                         _int(ignore_index, "cross_entropy", "ignore_index"),
-                                         _reduction(reduction, size_average, reduce),
-                                         _float(label_smoothing, "cross_entropy", "label_smoothing")))
+    return _wrap(lib.tn_cross_entropy_opts(input._ptr, target._ptr,
+                                           tn_loss_opts(_opt(weight), _int(ignore_index, "cross_entropy", "ignore_index"),
+                                                        _reduction(reduction, size_average, reduce),
+                                                        _float(label_smoothing, "cross_entropy", "label_smoothing"))))
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):

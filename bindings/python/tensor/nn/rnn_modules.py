@@ -267,12 +267,12 @@ class RNNBase(Module):
                 f"bidirectional={_pybool(self.bidirectional)}")
         if lstm:
             opts += f", proj_size={int(self.proj_size)}"
-            make = lambda: lib.tn_nn_lstm(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
+            make = lambda: lib.tn_nn_lstm_str(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
         elif self.mode == "GRU":
-            make = lambda: lib.tn_nn_gru(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
+            make = lambda: lib.tn_nn_gru_str(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
         else:
             opts += ", nonlinearity=" + ("relu" if self.mode == "RNN_RELU" else "tanh")
-            make = lambda: lib.tn_nn_rnn(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
+            make = lambda: lib.tn_nn_rnn_str(self.input_size, self.hidden_size, opts.encode())  # noqa: E731
         named = []
         for n in self._flat_weights_names:
             t = getattr(self, n, None)
@@ -902,7 +902,7 @@ class MultiheadAttention(Module):
         key_opts = (f"dropout={float(self.dropout)!r}, bias={_pybool(self.in_proj_bias is not None)}, "
                     f"add_bias_kv={_pybool(self.bias_k is not None)}, add_zero_attn={_pybool(self.add_zero_attn)}, "
                     f"kdim={int(self.kdim)}, vdim={int(self.vdim)}, batch_first={_pybool(self.batch_first)}")
-        make = lambda: lib.tn_nn_multihead_attention(self.embed_dim, self.num_heads, key_opts.encode())  # noqa: E731
+        make = lambda: lib.tn_nn_multihead_attention_str(self.embed_dim, self.num_heads, key_opts.encode())  # noqa: E731
         m = _c_module(self).get((self.embed_dim, self.num_heads, key_opts), make, named, self.training)
         w = c_void_p()
         out = _wrap(lib.tn_nn_mha_forward(m, query._ptr, key._ptr, value._ptr, _opt(key_padding_mask),

@@ -38,7 +38,7 @@ class LRScheduler:
         if last_epoch != -1:
             opts["last_epoch"] = last_epoch
         text = ", ".join(f"{k}={_fmt(v)}" for k, v in opts.items())
-        self._adopt(lib.tn_lr_scheduler_create(optimizer._o, self._KIND.encode(), text.encode()))
+        self._adopt(lib.tn_lr_scheduler_create_str(optimizer._o, self._KIND.encode(), text.encode()))
 
     def _adopt(self, s):
         if not s:
@@ -242,7 +242,7 @@ class ReduceLROnPlateau(LRScheduler):
         self._ngroups = len(optimizer.param_groups)
         opts = dict(mode=mode, factor=factor, patience=patience, threshold=threshold, threshold_mode=threshold_mode,
                     cooldown=cooldown, min_lr=_per_group(min_lr), eps=eps)
-        s = lib.tn_lr_scheduler_create(optimizer._o, self._KIND.encode(),
+        s = lib.tn_lr_scheduler_create_str(optimizer._o, self._KIND.encode(),
                                        ", ".join(f"{k}={_fmt(v)}" for k, v in opts.items()).encode())
         if not s:
             _raise()

@@ -384,7 +384,7 @@ class Optimizer:
             arr = _ptrs(params)
             if self._o is None:
                 text = _options_text({k: v for k, v in self.defaults.items() if v is not required})
-                o = lib.tn_optim_create(self._KIND.encode(), arr, len(params), text.encode())
+                o = lib.tn_optim_create_str(self._KIND.encode(), arr, len(params), text.encode())
                 if not o:
                     _raise()
                 self._o = o
@@ -400,7 +400,7 @@ class Optimizer:
                     self._o = None
                     raise
             else:
-                _check_int(lib.tn_optim_add_param_group(self._o, arr, len(params), _options_text(copts).encode()))
+                _check_int(lib.tn_optim_add_param_group_str(self._o, arr, len(params), _options_text(copts).encode()))
                 self.param_groups.append(_ParamGroup(self, len(self.param_groups), params, extra))
             for k, v in sched.items():
                 self.param_groups[-1][k] = v

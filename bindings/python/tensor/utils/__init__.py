@@ -1,4 +1,4 @@
-"""tensor.utils: torch.utils's data loading (``utils.data``)."""
-from . import data  # noqa: F401
+"""tensor.utils: torch.utils's data loading (``utils.data``) and DLPack (``utils.dlpack``)."""
+from . import data, dlpack  # noqa: F401
 
-__all__ = ["data"]
+__all__ = ["data", "dlpack"]
