@@ -79,19 +79,16 @@ TEST(seeds_cover_every_harness) {
 }
 
 /* Seeds that are known findings, being fixed elsewhere (strict expected failures): each
-   must still fail, in a child process; when one passes, its fix has landed: remove it here. */
+   must still fail, in a child process; when one passes, its fix has landed: remove it here.
+   None is open. The ones fixed so far stay as plain seeds (seeds_pass_their_harness):
+   checkpoint/last_bias_f16 and checkpoint/bn_var_bf16 (a failed load half-overwrote the
+   model), checkpoint/step_1e300 (an unchecked float -> int64 conversion of the step). */
 static const struct { const char *harness, *seed, *why; int ub; } known[] = {   /* ub: seen by clang's UBSan only */
-    {"checkpoint", "last_bias_f16", "tn_checkpoint_load(path, model, NULL, &step) of a file whose last model entry is float16: "
-                                    "tn_module_load_state_dict (src/modules/module.c) copies entry by entry and the failing copy "
-                                    "leaves the entries before it loaded", 0},
-    {"checkpoint", "bn_var_bf16", "the same with a bfloat16 entry in the middle (model.1.running_var)", 0},
-    {"checkpoint", "step_1e300", "a checkpoint whose step is 1e300 (float64): tn_checkpoint_load converts it to int64_t "
-                                 "unchecked, undefined behaviour (src/io/checkpoint.c, tn_checkpoint_load: "
-                                 "(int64_t)tn_item(st)); UBSan builds abort, others store garbage", 1},
+    {NULL, NULL, NULL, 0},   /* end (C has no empty initializer list) */
 };
 static int is_known(const char *h, const char *name) {
-    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-        if (!strcmp(known[k].harness, h) && !strcmp(known[k].seed, name)) return (int)k;
+    for (int k = 0; known[k].harness; k++)
+        if (!strcmp(known[k].harness, h) && !strcmp(known[k].seed, name)) return k;
     return -1;
 }
 
@@ -107,7 +104,7 @@ TEST(seeds_pass_their_harness) {
 
 static const seed *find_seed(const char *h, const char *name);
 TEST(known_findings_still_fail) {
-    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+    for (int k = 0; known[k].harness; k++) {
         const seed *s = find_seed(known[k].harness, known[k].seed);
         harness_fn fn = harness(known[k].harness);
         CHECK_MSG(s && fn, "known finding %s/%s: no such seed", known[k].harness, known[k].seed);
@@ -160,7 +157,7 @@ TEST(seeds_are_valid_files) {
             char *opts = nul ? fuzz_cstr(s->data, (size_t)(nul - s->data)) : NULL;
             size_t skip = nul ? (size_t)(nul + 1 - s->data) : 0;
             fuzz_write_file(path, s->data + skip, s->n - skip);
-            tn_tensor *labels = NULL, *x = tn_read_csv(path, opts, &labels);
+            tn_tensor *labels = NULL, *x = tn_read_csv_str(path, &labels, opts);
             CHECK_MSG(x != NULL && tn_numel(x) > 0, "CSV seed %s refused: %s", s->name, tn_last_error());
             CHECK_MSG(!strstr(s->name, "label") || (labels && tn_numel(labels) == 4), "CSV seed %s: labels", s->name);
             tn_release(x);

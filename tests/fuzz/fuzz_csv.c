@@ -1,4 +1,4 @@
-/* fuzz_csv — tn_read_csv: the input is "<options>\0<file contents>" (no NUL: the default
+/* fuzz_csv — tn_read_csv_str: the input is "<options>\0<file contents>" (no NUL: the default
  * options and all of it as the file). Both the option text and the file are fuzzed; the
  * labels are asked for. A loaded matrix must have every element readable and labels, when
  * there are any, one per row. */
@@ -14,7 +14,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size) {
     if (fuzz_write_file(path, body, n)) { free(options); return 0; }
     tn_clear_error();
     tn_tensor *labels = NULL;
-    tn_tensor *x = tn_read_csv(path, options, &labels);
+    tn_tensor *x = tn_read_csv_str(path, &labels, options);
     unlink(path);
     fuzz_verbose("tn_read_csv", !x);
     if (!x) {

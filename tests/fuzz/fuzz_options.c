@@ -1,6 +1,6 @@
 /* fuzz_options — the option-text entry points ("padding=1, bias=False", PyTorch's keyword
- * syntax as text): layer constructors, tn_optim_create, tn_optim_add_param_group,
- * tn_lr_scheduler_create and tn_loader_new.
+ * syntax as text): layer constructors, tn_optim_create_str, tn_optim_add_param_group_str,
+ * tn_lr_scheduler_create_str and tn_loader_new_str.
  *
  * Input: one byte choosing the target (modulo the table's size), then the text. Targets
  * that also take a name ("Adam", "StepLR", "LeakyReLU") read it from the text before its
@@ -14,9 +14,8 @@
  * Allocations over 64 MiB fail (NULL, as a full machine would give): the library must
  * turn them into errors.
  *
- * RETARGETING: the typed-options migration renames the text entry points (the text form
- * of tn_nn_max_pool2d becomes tn_nn_max_pool2d_str, ...). Each is named once, in the
- * FZ_* macros below: point them at the new names. */
+ * Each text entry point (the `_str` form of a keyword-argument function) is named once, in
+ * the FZ_* macros below. */
 #undef FUZZ_ASAN_EXTRA
 #define FUZZ_ASAN_EXTRA ":max_allocation_size_mb=64"
 #include "fuzz_common.h"
@@ -24,29 +23,29 @@
 #define FZ_CONV1D tn_nn_conv1d_str
 #define FZ_CONV2D tn_nn_conv2d_str
 #define FZ_CONV_TRANSPOSE2D tn_nn_conv_transpose2d_str
-#define FZ_MAX_POOL2D tn_nn_max_pool2d
-#define FZ_AVG_POOL2D tn_nn_avg_pool2d
-#define FZ_MAX_POOL1D tn_nn_max_pool1d
-#define FZ_AVG_POOL1D tn_nn_avg_pool1d
-#define FZ_BATCH_NORM1D tn_nn_batch_norm1d
-#define FZ_BATCH_NORM2D tn_nn_batch_norm2d
-#define FZ_LAYER_NORM tn_nn_layer_norm
-#define FZ_GROUP_NORM tn_nn_group_norm
-#define FZ_EMBEDDING tn_nn_embedding
-#define FZ_ACTIVATION tn_nn_activation
-#define FZ_RNN tn_nn_rnn
-#define FZ_LSTM tn_nn_lstm
-#define FZ_GRU tn_nn_gru
-#define FZ_RNN_CELL tn_nn_rnn_cell
-#define FZ_LSTM_CELL tn_nn_lstm_cell
-#define FZ_GRU_CELL tn_nn_gru_cell
-#define FZ_MHA tn_nn_multihead_attention
-#define FZ_ENCODER_LAYER tn_nn_transformer_encoder_layer
-#define FZ_DECODER_LAYER tn_nn_transformer_decoder_layer
-#define FZ_OPTIM_CREATE tn_optim_create
-#define FZ_OPTIM_ADD_GROUP tn_optim_add_param_group
-#define FZ_SCHEDULER tn_lr_scheduler_create
-#define FZ_LOADER tn_loader_new
+#define FZ_MAX_POOL2D tn_nn_max_pool2d_str
+#define FZ_AVG_POOL2D tn_nn_avg_pool2d_str
+#define FZ_MAX_POOL1D tn_nn_max_pool1d_str
+#define FZ_AVG_POOL1D tn_nn_avg_pool1d_str
+#define FZ_BATCH_NORM1D tn_nn_batch_norm1d_str
+#define FZ_BATCH_NORM2D tn_nn_batch_norm2d_str
+#define FZ_LAYER_NORM tn_nn_layer_norm_str
+#define FZ_GROUP_NORM tn_nn_group_norm_str
+#define FZ_EMBEDDING tn_nn_embedding_str
+#define FZ_ACTIVATION tn_nn_activation_str
+#define FZ_RNN tn_nn_rnn_str
+#define FZ_LSTM tn_nn_lstm_str
+#define FZ_GRU tn_nn_gru_str
+#define FZ_RNN_CELL tn_nn_rnn_cell_str
+#define FZ_LSTM_CELL tn_nn_lstm_cell_str
+#define FZ_GRU_CELL tn_nn_gru_cell_str
+#define FZ_MHA tn_nn_multihead_attention_str
+#define FZ_ENCODER_LAYER tn_nn_transformer_encoder_layer_str
+#define FZ_DECODER_LAYER tn_nn_transformer_decoder_layer_str
+#define FZ_OPTIM_CREATE tn_optim_create_str
+#define FZ_OPTIM_ADD_GROUP tn_optim_add_param_group_str
+#define FZ_SCHEDULER tn_lr_scheduler_create_str
+#define FZ_LOADER tn_loader_new_str
 
 /* The text split at its first ';': the name before it (or "" when there is none). */
 static const char *fz_split(char *text, const char **name) {

@@ -273,7 +273,7 @@ static void seeds_csv(fuzz_emit_fn emit, void *user) {
         c += (size_t)snprintf(quoted + c, sizeof quoted - c, " \"%.6g\" , %.6g ,\"%g\",%lld\n", xv[3 * r], xv[3 * r + 1], xv[3 * r + 2], (long long)yv[r]);
     }
     seeds_csv_one(emit, user, "defaults", NULL, plain);
-    seeds_csv_one(emit, user, "label_name", "label_column='label'", plain);
+    seeds_csv_one(emit, user, "label_name", "label_name='label'", plain);
     seeds_csv_one(emit, user, "label_last_f64", "label_column=-1, dtype=float64", plain);
     seeds_csv_one(emit, user, "tabs", "delimiter='\\t', label_column=0", tabbed);
     seeds_csv_one(emit, user, "quoted", "header=True, delimiter=',', label_column=3", quoted);
