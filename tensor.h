@@ -2204,6 +2204,9 @@ bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products w
 #include <stdarg.h>
 #include <float.h>
 #include <limits.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>      /* sysconf: the machine's memory (tn__fits_memory) */
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -2330,6 +2333,16 @@ static int64_t tn__split_at(int64_t n, int64_t t, int64_t parts) { return n / pa
 static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {
     int64_t r;
     return tn__mul_ok(a, b, &r) ? r : otherwise;
+}
+/* Whether `bytes` (>= 0) fit in this machine's physical memory; true where the system does
+   not say. For what is built piece by piece from a user's count (an RNN's layers): a count
+   that cannot fit fails up front, instead of allocating small pieces until memory runs out. */
+static bool tn__fits_memory(int64_t bytes) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return bytes / page < pages;
+#endif
+    return bytes >= 0;
 }
 /* restrict in C and C++ (kernels' inner loops: no aliasing, so they vectorise) */
 #if defined(__cplusplus) && defined(_MSC_VER)
@@ -6818,7 +6831,8 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_begin();
     tn_tensor *m = tn_mean_dims(x, dims, n, true);
     tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, keepdim);
-    tn_tensor *r = tn_keep(tn_div_scalar(ss, (double)TN__MAX(0, count - correction)));
+    /* the degrees of freedom in double, as PyTorch: count - correction may not fit in int64 */
+    tn_tensor *r = tn_keep(tn_div_scalar(ss, TN__MAX(0.0, (double)count - (double)correction)));
     tn_scope_end();
     return r;
 }
@@ -15249,6 +15263,13 @@ static const char *tn__rnn_options(int mode, bool cell) {
                                : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional";
 }
 /* mode: TN__RNN_TANH for RNN and RNNCell (nonlinearity picks RELU), LSTM, GRU */
+/* The parameter elements of one layer and direction whose input has lin features (G gate
+   rows, `real` recurrent features); false when they do not fit in int64. */
+static bool tn__rnn_layer_numel(int64_t G, int64_t lin, int64_t real, bool bias, int64_t proj, int64_t hidden, int64_t *n) {
+    int64_t ih, hh, hr = 0;
+    if (!tn__mul_ok(G, lin, &ih) || !tn__mul_ok(G, real, &hh) || (proj && !tn__mul_ok(proj, hidden, &hr))) return false;
+    return tn__add_ok(ih, hh, n) && (!bias || (tn__add_ok(*n, G, n) && tn__add_ok(*n, G, n))) && tn__add_ok(*n, hr, n);
+}
 static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, tn_rnn_opts o) {
     if (!cell && o.proj_size != 0 && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
     const tn_rnn_opts def = TN_DEFAULTS(tn_rnn_opts);
@@ -15267,12 +15288,24 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
         return (tn_module *)tn__error("%s: dropout should be a number in range [0, 1] representing the probability of an element being zeroed, got %g", fn, dropout);
     if (proj < 0) return (tn_module *)tn__error("%s: proj_size should be a positive integer or zero to disable projections, got %lld", fn, (long long)proj);
     if (proj >= hidden) return (tn_module *)tn__error("%s: proj_size has to be smaller than hidden_size (got proj_size=%lld, hidden_size=%lld)", fn, (long long)proj, (long long)hidden);
+    const int D = bidirectional ? 2 : 1;
+    const int64_t real = proj ? proj : hidden;
+    {   /* PyTorch allocates layer after layer; a count whose parameters cannot fit (or whose
+           sizes overflow) is refused here, before the first, instead of allocating for hours */
+        int64_t G, first, rest, all, bytes;
+        bool fits = tn__mul_ok(tn__rnn_gates[mode], hidden, &G) && tn__rnn_layer_numel(G, in, real, bias, proj, hidden, &first) &&
+                    tn__rnn_layer_numel(G, tn__mul_sat(real, D), real, bias, proj, hidden, &rest) && tn__mul_ok(rest, layers - 1, &all) &&
+                    tn__add_ok(all, first, &all) && tn__mul_ok(all, D, &all) && tn__mul_ok(all, (int64_t)sizeof(float), &bytes);
+        if (!fits || !tn__fits_memory(bytes))
+            return (tn_module *)tn__error("%s: the parameters of input_size=%lld, hidden_size=%lld, num_layers=%lld%s%s cannot fit in memory",
+                                          fn, (long long)in, (long long)hidden, (long long)layers, bidirectional ? ", bidirectional" : "",
+                                          fits ? "" : " (their size overflows int64)");
+    }
     tn__rnnm *r = (tn__rnnm *)tn_module_new(type, sizeof(tn__rnnm));
     if (!r) return NULL;
     r->mode = mode; r->cell = cell; r->bias = bias; r->batch_first = batch_first; r->bidirectional = bidirectional;
     r->in = in; r->hidden = hidden; r->proj = proj; r->layers = layers; r->dropout = dropout;
-    const int64_t G = tn__rnn_gates[mode] * hidden, real = proj ? proj : hidden;
-    const int D = bidirectional ? 2 : 1;
+    const int64_t G = tn__rnn_gates[mode] * hidden;   /* fits: checked above */
     /* PyTorch's order: per layer, per direction: w_ih, w_hh, b_ih, b_hh, w_hr */
     for (int64_t l = 0; !failed && l < layers; l++)
         for (int d = 0; !failed && d < D; d++) {
