@@ -2514,13 +2514,14 @@ static tn_tensor *tn__as_end(const char *fn, tn_tensor *r) {
 /* "[2, 3]" in one of a few rotating thread-local buffers, so one message can show
    several shapes. */
 static const char *tn__shape_str(const int64_t *shape, int ndim) {
-    static TN__TLS char bufs[4][160];
+    /* 192 bytes hold any shape: "[" + TN_MAX_DIMS sizes of at most 20 characters + ", " between + "]" */
+    static TN__TLS char bufs[4][192];
     static TN__TLS int which;
     char *b = bufs[which++ & 3];
-    int n = snprintf(b, 160, "[");
-    for (int i = 0; i < ndim && n < 140; i++)
-        n += snprintf(b + n, (size_t)(160 - n), i ? ", %lld" : "%lld", (long long)shape[i]);
-    snprintf(b + n, (size_t)(160 - n), "]");
+    int n = snprintf(b, 192, "[");
+    for (int i = 0; i < ndim && i < TN_MAX_DIMS; i++)
+        n += snprintf(b + n, (size_t)(192 - n), i ? ", %lld" : "%lld", (long long)shape[i]);
+    snprintf(b + n, (size_t)(192 - n), "]");
     return b;
 }
 #define TN__SHAPE(t) tn__shape_str((t)->shape, (t)->ndim)
@@ -2542,6 +2543,29 @@ static void tn__sb_put(tn__sbuf *b, const char *str, size_t len) {
 }
 static void tn__sb_puts(tn__sbuf *b, const char *str) { tn__sb_put(b, str, strlen(str)); }
 static void tn__sb_pad(tn__sbuf *b, int n) { for (int i = 0; i < n; i++) tn__sb_put(b, " ", 1); }
+/* printf onto the end, whatever the length (user data: names, paths), never cut. */
+static void tn__sb_printf(tn__sbuf *b, const char *fmt, ...) TN__PRINTF_FMT(2, 3);
+static void tn__sb_printf(tn__sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->failed) return;
+    if (len < 0) { b->failed = 1; return; }
+    tn__sb_put(b, "", 0);   /* the buffer exists */
+    if (!b->failed && b->n + (size_t)len + 1 > b->cap) {
+        size_t cap = b->n + (size_t)len + 1 + b->cap;
+        char *s = (char *)TN_REALLOC(b->s, cap);
+        if (!s) { b->failed = 1; return; }
+        b->s = s;
+        b->cap = cap;
+    }
+    if (b->failed) return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)len;
+}
 
 /* Wrap a possibly negative dim into [0, ndim); 0-d tensors accept -1 and 0 as PyTorch. */
 static int tn__wrap_dim(const char *fn, int64_t dim, int ndim) {
@@ -13693,16 +13717,13 @@ TNDEF char *tn_graph_dot(tn_tensor *t) {
     if (!t) return NULL;
     tn__sbuf b;
     memset(&b, 0, sizeof b);
-    char line[256];
     tn__sb_puts(&b, "digraph autograd {\n  node [shape=box, fontname=\"monospace\"];\n");
-    snprintf(line, sizeof line, "  out [label=\"%s %s\", shape=ellipse];\n", t->name ? t->name : "result", TN__SHAPE(t));
-    tn__sb_puts(&b, line);
+    tn__sb_printf(&b, "  out [label=\"%s %s\", shape=ellipse];\n", t->name ? t->name : "result", TN__SHAPE(t));
     if (!t->grad_fn) {
         tn__sb_puts(&b, "}\n");
         return b.s;
     }
-    snprintf(line, sizeof line, "  n%p -> out;\n", (void *)t->grad_fn);
-    tn__sb_puts(&b, line);
+    tn__sb_printf(&b, "  n%p -> out;\n", (void *)t->grad_fn);
     tn__nodevec stack = {NULL, 0, 0}, seen = {NULL, 0, 0};
     tn__nodevec_push(&stack, t->grad_fn);
     while (stack.n > 0 && !b.failed) {
@@ -13711,18 +13732,16 @@ TNDEF char *tn_graph_dot(tn_tensor *t) {
         for (int64_t k = 0; k < seen.n && !done; k++) done = seen.v[k] == n;
         if (done) continue;
         tn__nodevec_push(&seen, n);
-        snprintf(line, sizeof line, "  n%p [label=\"%s\"];\n", (void *)n, tn__node_name(n));
-        tn__sb_puts(&b, line);
+        tn__sb_printf(&b, "  n%p [label=\"%s\"];\n", (void *)n, tn__node_name(n));
         for (int i = 0; i < n->nin; i++) {
             tn__edge *e = &n->next[i];
             if (e->fn) {
-                snprintf(line, sizeof line, "  n%p -> n%p;\n", (void *)e->fn, (void *)n);
+                tn__sb_printf(&b, "  n%p -> n%p;\n", (void *)e->fn, (void *)n);
                 tn__nodevec_push(&stack, e->fn);
             } else if (e->leaf) {
-                snprintf(line, sizeof line, "  l%p [label=\"%s %s\", shape=ellipse, style=filled, fillcolor=lightblue];\n  l%p -> n%p;\n",
-                         (void *)e->leaf, e->leaf->name ? e->leaf->name : "leaf", TN__SHAPE(e->leaf), (void *)e->leaf, (void *)n);
-            } else continue;
-            tn__sb_puts(&b, line);
+                tn__sb_printf(&b, "  l%p [label=\"%s %s\", shape=ellipse, style=filled, fillcolor=lightblue];\n  l%p -> n%p;\n",
+                              (void *)e->leaf, e->leaf->name ? e->leaf->name : "leaf", TN__SHAPE(e->leaf), (void *)e->leaf, (void *)n);
+            }
         }
     }
     TN_FREE(stack.v);
@@ -14592,11 +14611,13 @@ static const char *tn__pyfloat(double v, char *buf) {
     if (v == v && !strpbrk(buf, ".eni")) strcat(buf, ".0");
     return buf;
 }
-/* "(3, 3)" or "(3,)" as Python prints a tuple of n ints. */
+/* "(3, 3)" or "(3,)" as Python prints a tuple of n <= TN_MAX_DIMS ints, into buf of
+   TN__PYTUPLE_CAP bytes: room for 8 int64s of 20 characters, ", " between, "(" and ",)". */
+#define TN__PYTUPLE_CAP 192
 static const char *tn__pytuple(const int64_t *v, int n, char *buf) {
-    int k = snprintf(buf, 64, "(");
-    for (int i = 0; i < n; i++) k += snprintf(buf + k, (size_t)(64 - k), i ? ", %lld" : "%lld", (long long)v[i]);
-    snprintf(buf + k, (size_t)(64 - k), n == 1 ? ",)" : ")");
+    int k = snprintf(buf, TN__PYTUPLE_CAP, "(");
+    for (int i = 0; i < n && i < TN_MAX_DIMS; i++) k += snprintf(buf + k, (size_t)(TN__PYTUPLE_CAP - k), i ? ", %lld" : "%lld", (long long)v[i]);
+    snprintf(buf + k, (size_t)(TN__PYTUPLE_CAP - k), n == 1 ? ",)" : ")");
     return buf;
 }
 static tn_tensor *tn__param(tn_module *m, const char *name, const int64_t *shape, int ndim) {
@@ -14665,7 +14686,7 @@ static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     tn__convm *c = (tn__convm *)m;
-    char t[64];
+    char t[TN__PYTUPLE_CAP];
     int k = snprintf(b, n, "%lld, %lld, kernel_size=%s", (long long)c->in, (long long)c->out, tn__pytuple(c->k, c->nsp, t));
     k += snprintf(b + k, n - (size_t)k, ", stride=%s", tn__pytuple(c->s, c->nsp, t));
     if (c->same || c->valid) k += snprintf(b + k, n - (size_t)k, ", padding=%s", c->same ? "same" : "valid");
@@ -14747,7 +14768,7 @@ static tn_tensor *tn__pool_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__pool_repr(tn_module *m, char *b, size_t n) {
     tn__poolm *q = (tn__poolm *)m;
-    char t1[64], t2[64], t3[64];
+    char t1[TN__PYTUPLE_CAP], t2[TN__PYTUPLE_CAP], t3[TN__PYTUPLE_CAP];
     if (q->kind >= 2) { snprintf(b, n, "output_size=%s", q->k[0] == q->k[1] ? (snprintf(t1, 64, "%lld", (long long)q->k[0]), t1) : tn__pytuple(q->k, 2, t1)); return; }
     /* ints as PyTorch keeps them when given as ints; AvgPool1d stores _single() tuples */
     const bool tup1 = q->nsp == 1 && q->kind == 1;
@@ -14832,7 +14853,7 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__norm_repr(tn_module *m, char *b, size_t n) {
     tn__normm *q = (tn__normm *)m;
-    char e[32], mo[32], t[64];
+    char e[32], mo[32], t[TN__PYTUPLE_CAP];
     if (q->kind == 2) snprintf(b, n, "%s, eps=%s, elementwise_affine=%s", tn__pytuple(q->shape, q->nshape, t), tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
     else if (q->kind == 3) snprintf(b, n, "%lld, %lld, eps=%s, affine=%s", (long long)q->groups, (long long)q->nf, tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
     else snprintf(b, n, "%lld, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", (long long)q->nf, tn__pyfloat(q->eps, e),
@@ -14948,7 +14969,7 @@ static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
     tn__miscm *q = (tn__miscm *)m;
-    char t[64];
+    char t[TN__PYTUPLE_CAP];
     if (q->n) snprintf(b, n, "dim=%lld, unflattened_size=%s", (long long)q->a, tn__pytuple(q->sizes, q->n, t));
     else snprintf(b, n, "start_dim=%lld, end_dim=%lld", (long long)q->a, (long long)q->b);
 }
@@ -14970,7 +14991,7 @@ static const tn_module_type tn__identity_type = {"Identity", tn__identity_fwd, N
 TNDEF tn_module *tn_nn_identity(void) { return tn_module_new(&tn__identity_type, sizeof(tn_module)); }
 
 /* Activations: one module type per PyTorch class, one forward over a table. */
-typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[64]; } tn__actm;
+typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[96]; } tn__actm;   /* repr: "min_val=%s, max_val=%s" of two 24-character floats at most */
 static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
                                              "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
 #define TN__NUM_ACTS 17
@@ -15451,7 +15472,7 @@ static tn_tensor *tn__rnn_forward(const char *api, tn_module *m, bool lstm, tn_t
         int64_t want[3] = {D * r->layers, N, k ? r->hidden : (r->proj ? r->proj : r->hidden)};
         if (!batched) want[1] = want[2];
         if (memcmp(s->shape, want, (size_t)s->ndim * sizeof(int64_t))) {
-            char w[64];
+            char w[TN__PYTUPLE_CAP];
             tn__pytuple(want, s->ndim, w);
             if (lstm) return (tn_tensor *)tn__error("%s: Expected hidden[%d] size %s, got %s", fn, k, w, TN__SHAPE(s));
             return (tn_tensor *)tn__error("%s: Expected hidden size %s, got %s", fn, w, TN__SHAPE(s));
@@ -18780,16 +18801,22 @@ static void tn__mnist_destroy(tn_dataset *d) {
 }
 /* dir/name, or dir/name.gz when only that exists. */
 static tn_tensor *tn__mnist_file(const char *dir, const char *name) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(path, sizeof path, "%s/%s.gz", dir, name);
-        f = fopen(path, "rb");
+    tn__sbuf path = {NULL, 0, 0, 0};   /* any length of dir */
+    tn__sb_printf(&path, "%s/%s", dir, name);
+    FILE *f = path.failed ? NULL : fopen(path.s, "rb");
+    if (!f && !path.failed) {
+        tn__sb_puts(&path, ".gz");
+        f = path.failed ? NULL : fopen(path.s, "rb");
     }
-    if (!f) return (tn_tensor *)tn__error("tn_mnist_dataset: no %s/%s or %s.gz (Fashion-MNIST: sh tools/fetch_fashion_mnist.sh)", dir, name, name);
-    fclose(f);
-    return TN__AS("tn_mnist_dataset", tn_read_idx(path));
+    tn_tensor *r = NULL;
+    if (path.failed) tn__error("tn_mnist_dataset: out of memory");
+    else if (!f) tn__error("tn_mnist_dataset: no %s/%s or %s.gz (Fashion-MNIST: sh tools/fetch_fashion_mnist.sh)", dir, name, name);
+    else {
+        fclose(f);
+        r = TN__AS("tn_mnist_dataset", tn_read_idx(path.s));
+    }
+    TN_FREE(path.s);
+    return r;
 }
 TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
     if (!dir) return (tn_dataset *)tn__error("tn_mnist_dataset: dir is NULL");

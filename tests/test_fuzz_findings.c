@@ -8,12 +8,19 @@
  *   - test_fuzz_api.py 1:2244 (UBSan): std/var with correction=-2**63 computed
  *     count - correction in int64 (signed overflow); now in double, as PyTorch.
  *
+ *   - the fixed-size buffers of issue 18's grep: a module repr's tuple ("(4611686018427387904,
+ *     ...)" of 8 sizes, Unflatten) overflowed its 64-byte buffer (snprintf at buf + k past
+ *     the end); tn_graph_dot cut a tensor's name at 256 bytes; tn_mnist_dataset cut its
+ *     directory at 4096 bytes; a shape in a message was cut after 140 characters.
+ *
  * Each case runs in a forked child with an alarm, so a hang or crash is one failed check. */
 #define _POSIX_C_SOURCE 200809L /* fork, pipe, alarm, clock_gettime */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #ifdef __unix__
 #include <unistd.h>
@@ -121,8 +128,61 @@ TEST(std_var_extreme_correction) {
     tn_scope_end();
 }
 
+/* Reprs and dumps hold user sizes and names whole. */
+TEST(no_cut_or_overflowed_strings) {
+    const int64_t P62 = (int64_t)1 << 62;
+    const int64_t sizes[8] = {P62, P62, P62, P62, P62, P62, P62, -1};
+    tn_module *u = tn_nn_unflatten(1, sizes, 8);
+    CHECK_MSG(u != NULL, "Unflatten: %s", tn_last_error());
+    char *r = u ? tn_module_repr(u) : NULL;
+    CHECK_MSG(r && strstr(r, "unflattened_size=(4611686018427387904, 4611686018427387904, 4611686018427387904, 4611686018427387904, "
+                             "4611686018427387904, 4611686018427387904, 4611686018427387904, -1))"),
+              "Unflatten repr: %s", r ? r : "(null)");
+    tn_string_free(r);
+    tn_module_free(u);
+    /* Hardtanh's two widest floats (24 characters each): its repr was cut at 63 bytes */
+    tn_module *h = tn_nn_activation("Hardtanh", .min_val = -1.7976931348623157e308, .max_val = -2.2250738585072014e-308);
+    r = h ? tn_module_repr(h) : NULL;
+    CHECK_MSG(r && !strcmp(r, "Hardtanh(min_val=-1.7976931348623157e+308, max_val=-2.2250738585072014e-308)"), "Hardtanh repr: %s (%s)",
+              r ? r : "(null)", tn_last_error());
+    tn_string_free(r);
+    tn_module_free(h);
+    /* a leaf's name of 5000 bytes, whole in the graph */
+    tn_scope_begin();
+    tn_tensor *x = tn_ones(TN_SHAPE(2), TN_F32);
+    CHECK(tn_requires_grad_(x, true) == 0);
+    char *name = (char *)malloc(5001);
+    memset(name, 'n', 5000);
+    name[5000] = 0;
+    CHECK(tn_set_name(x, name) == 0);
+    char *dot = tn_graph_dot(tn_sum(tn_mul(x, x)));
+    char *label = (char *)malloc(5010);
+    snprintf(label, 5010, "\"%s [2]\"", name);
+    CHECK_MSG(dot && strstr(dot, label), "tn_graph_dot cut the leaf's name");
+    free(dot);
+    free(label);
+    tn_scope_end();
+    /* a directory of 5000 bytes: tried under its whole name (not found), not a cut one */
+    memset(name, 'd', 5000);
+    name[0] = '/';
+    tn_clear_error();
+    CHECK(tn_mnist_dataset(name, true) == NULL);
+    CHECK_MSG(strstr(tn_last_error(), "tn_mnist_dataset: no /ddd") != NULL, "%s", tn_last_error());
+    free(name);
+    /* a shape of 8 sizes of 20 characters, whole in a message */
+    tn_scope_begin();
+    tn_tensor *e = tn_zeros(TN_SHAPE(0, P62, P62, P62, P62, P62, P62, P62), TN_F32);
+    CHECK(e != NULL);
+    tn_clear_error();
+    CHECK(tn_add(e, tn_ones(TN_SHAPE(3), TN_F32)) == NULL);   /* "the size of tensor a [...] must match ..." */
+    CHECK_MSG(strstr(tn_last_error(), "[0, 4611686018427387904, 4611686018427387904, 4611686018427387904, 4611686018427387904, "
+                                      "4611686018427387904, 4611686018427387904, 4611686018427387904]"), "%s", tn_last_error());
+    tn_scope_end();
+}
+
 int main(void) {
     RUN_ISOLATED(rnn_num_layers_beyond_memory, 30);
     RUN_ISOLATED(std_var_extreme_correction, 30);
+    RUN_ISOLATED(no_cut_or_overflowed_strings, 30);
     return tn_test_report();
 }

@@ -340,7 +340,7 @@ static tn_tensor *tn__rnn_forward(const char *api, tn_module *m, bool lstm, tn_t
         int64_t want[3] = {D * r->layers, N, k ? r->hidden : (r->proj ? r->proj : r->hidden)};
         if (!batched) want[1] = want[2];
         if (memcmp(s->shape, want, (size_t)s->ndim * sizeof(int64_t))) {
-            char w[64];
+            char w[TN__PYTUPLE_CAP];
             tn__pytuple(want, s->ndim, w);
             if (lstm) return (tn_tensor *)tn__error("%s: Expected hidden[%d] size %s, got %s", fn, k, w, TN__SHAPE(s));
             return (tn_tensor *)tn__error("%s: Expected hidden size %s, got %s", fn, w, TN__SHAPE(s));

@@ -27,13 +27,15 @@ fresh child after it. The children cap their address space at 2 GiB (under ASan:
 allocations at 1 GiB), so a huge allocation fails at once instead of swapping or filling
 gigabytes for longer than the timeout.
 
-In the suite: ``TN_FUZZ_MUTANTS`` mutants (default 5000, about a minute) of seed
-``TN_FUZZ_SEED`` (default 1); the campaign the reliability issue asks for is
-``TN_FUZZ_MUTANTS=50000``. Known crashes being fixed elsewhere are listed in ``KNOWN``
-with the reason; each is its own strict xfail (run alone in a child), left out of the
-sweep, so the sweep passes today and the xfail turns into a failure (XPASS) when its fix
-lands. ``KNOWN_UB`` lists the mutants whose undefined behaviour (signed overflow) only the
-sanitizers report: strict xfails under ``make test SANITIZE=1``, skipped elsewhere.
+In the suite: ``TN_FUZZ_MUTANTS`` mutants (default 300, a few seconds: ``make test`` stays
+fast) of seed ``TN_FUZZ_SEED`` (default 1); a campaign is ``TN_FUZZ_MUTANTS=50000`` or
+``--mutants 50000`` (docs/reliability.md records them). Known crashes being fixed
+elsewhere are listed in ``KNOWN`` with the reason; each is its own strict xfail (run alone
+in a child), left out of the sweep, so the sweep passes today and the xfail turns into a
+failure (XPASS) when its fix lands. ``KNOWN_UB`` lists the mutants whose undefined
+behaviour (signed overflow) only the sanitizers report: strict xfails under ``make test
+SANITIZE=1``, skipped elsewhere. Fixed findings move to ``FIXED``: they must pass, every
+run.
 
 Run:   make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_fuzz_api.py
 Also:  python3 bindings/python/tests/test_fuzz_api.py --mutants 50000 [--seed 1]   (a campaign, a report)
@@ -54,7 +56,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TIMEOUT = float(os.environ.get("TN_FUZZ_TIMEOUT", "10"))
 BATCH = int(os.environ.get("TN_FUZZ_BATCH", "250"))
-N_MUTANTS = int(os.environ.get("TN_FUZZ_MUTANTS", "5000"))
+N_MUTANTS = int(os.environ.get("TN_FUZZ_MUTANTS", "300"))
 SEED = int(os.environ.get("TN_FUZZ_SEED", "1"))
 
 torch = nn = F = None           # bound in the child (_bind)
@@ -997,37 +999,38 @@ def _ref(i):
 # =========================================================================== known crashes
 # Mutants that crash or hang today, with the reason and the file at fault. Each is a strict
 # xfail below (run alone in a child) and is left out of the sweep. When one is fixed, its
-# xfail XPASSes: remove it here. Ids are SEED:I (of any seed).
-_PIXEL_SHUFFLE = ("SIGFPE: upscale_factor squared overflows int64 (to 0 for 2**32 and up) and C % (r * r) divides "
-                  "by zero (src/nn/resize.c, tn__pixel_shuffle; pixel_unshuffle's C * r * r overflows too)")
-KNOWN = {
-    "1:1843": "F.pixel_shuffle(x, 2**40): " + _PIXEL_SHUFFLE,
-    "1:3411": "nn.PixelShuffle(2**40) on a tensor that requires grad: " + _PIXEL_SHUFFLE,
-    "1:3909": "nn.PixelShuffle(2**40): " + _PIXEL_SHUFFLE,
-    "1:26779": "nn.AdaptiveMaxPool2d(2**62): SIGSEGV: the window table's size 2 * (OH + OW) overflows int64 "
-               "(a small allocation, then OH entries written) and i * in overflows in tn__adaptive_table "
-               "(src/nn/pooling.c, tn__adaptive_max_pool; adaptive_avg_pool2d checks its sizes)",
-    "1:38910": "Tensor.tile of an 8-dim tensor, a repeat other than 1 (here 0): SIGSEGV: tn_repeat unsqueezes to 9 "
-               "dims, gets NULL and reads u->shape (src/ops/join.c, tn_repeat)",
-    "1:4414": "a hang, not a crash: nn.RNN(3, 4, num_layers=2**31) builds layer after layer in a Python loop until "
-              "memory runs out (PyTorch 1.13's RNNBase loops the same way; LSTM and GRU too): num_layers is not "
-              "bounded (bindings/python/tensor/nn/rnn_modules.py, RNNBase.__init__)",
-}
-
+# xfail XPASSes: move it to FIXED. Ids are SEED:I (of any seed). None is open.
+KNOWN = {}
 
 # Mutants whose failure is undefined behaviour (signed overflow) that only the sanitizers
 # see: a plain build computes a wrapped number and usually raises an error after it.
 # Left out of the sweep everywhere; strict xfails under the sanitizers (make test
-# SANITIZE=1 preloads them: LD_PRELOAD has libasan), skipped elsewhere.
+# SANITIZE=1 preloads them: LD_PRELOAD has libasan), skipped elsewhere. None is open.
 SANITIZED = "asan" in os.environ.get("LD_PRELOAD", "")
-KNOWN_UB = {
-    "1:1845": "F.unfold(x, 3, padding=2**31 - 1): signed overflow (H + 2p) * (W + 2p) in the im2col geometry "
-              "(src/nn/functional.c:136)",
-    "1:2244": "Tensor.std(0, correction=-2**63): signed overflow n - correction (src/ops/reduce.c:268)",
-    "1:4336": "F.fold(x, (2**40, 2**40), 2): signed overflow of the output size product (src/nn/functional.c:207)",
-    "2:19360": "nn.GRUCell(2**62, 0): a zero-element weight [0, 2**62] whose byte strides overflow in the iterator "
-               "(src/core/iterator.c:31, tn__iter_add: strides * element size; C: tn_zeros(TN_SHAPE(0, 1LL << 62), "
-               "TN_F32))",
+KNOWN_UB = {}
+
+# Findings that are fixed: each must pass (run alone in a child, in every build; the
+# undefined behaviour ones fail only under the sanitizers without their fix).
+_PIXEL_SHUFFLE = ("SIGFPE: upscale_factor squared overflowed int64 (to 0 for 2**32 and up) and C % (r * r) divided "
+                  "by zero (src/nn/resize.c, tn__pixel_shuffle; pixel_unshuffle's C * r * r overflowed too)")
+FIXED = {
+    "1:1843": "F.pixel_shuffle(x, 2**40): " + _PIXEL_SHUFFLE,
+    "1:3411": "nn.PixelShuffle(2**40) on a tensor that requires grad: " + _PIXEL_SHUFFLE,
+    "1:3909": "nn.PixelShuffle(2**40): " + _PIXEL_SHUFFLE,
+    "1:26779": "nn.AdaptiveMaxPool2d(2**62): SIGSEGV: the window table's size 2 * (OH + OW) overflowed int64 "
+               "(src/nn/pooling.c, tn__adaptive_max_pool)",
+    "1:38910": "Tensor.tile of an 8-dim tensor, a repeat other than 1 (here 0): SIGSEGV: tn_repeat unsqueezed to 9 "
+               "dims, got NULL and read u->shape (src/ops/join.c, tn_repeat)",
+    "1:4414": "a hang: nn.RNN(3, 4, num_layers=2**31) built layer after layer until memory ran out (PyTorch 1.13's "
+              "RNNBase loops the same way); now a count whose parameters cannot fit in memory raises at once "
+              "(rnn_modules.py, _check_rnn_fits; src/modules/rnn.c, tn__rnn_new)",
+    "1:1845": "UB: F.unfold(x, 3, padding=2**31 - 1): signed overflow (H + 2p) * (W + 2p) in the im2col geometry "
+              "(src/nn/functional.c)",
+    "1:2244": "UB: Tensor.std(0, correction=-2**63): signed overflow n - correction (src/ops/reduce.c, tn_var_dims; "
+              "now in double, as PyTorch)",
+    "1:4336": "UB: F.fold(x, (2**40, 2**40), 2): signed overflow of the output size product (src/nn/functional.c)",
+    "2:19360": "UB: nn.GRUCell(2**62, 0): a zero-element weight [0, 2**62] whose byte strides overflowed in the "
+               "iterator (src/core/iterator.c, tn__iter_add)",
 }
 
 
@@ -1087,6 +1090,17 @@ if pytest is not None:
         st, d = res[i]
         assert st == "ok", f"{st}: {describe(seed, i)}\n{d[:1500]}"
 
+    def test_fixed_findings():
+        """Every fixed finding stays fixed (its mutant returns or raises; one child per seed)."""
+        _lib_or_skip()
+        bad = []
+        for seed in sorted({int(k.split(":")[0]) for k in FIXED}):
+            ids = [int(k.split(":")[1]) for k in FIXED if int(k.split(":")[0]) == seed]
+            for i, (st, d) in sorted(run_mutants(seed, ids).items()):
+                if st != "ok":
+                    bad.append(f"{st.upper()} {seed}:{i}: {FIXED[f'{seed}:{i}']}\n    {describe(seed, i)}\n    {d[:1500]}")
+        assert not bad, f"{len(bad)} fixed findings fail again:\n" + "\n".join(bad)
+
     def _ub_param(k):
         mark = pytest.mark.xfail(strict=True, reason=KNOWN_UB[k]) if SANITIZED else \
             pytest.mark.skip(reason="undefined behaviour seen only under the sanitizers (make test SANITIZE=1): " + KNOWN_UB[k])
@@ -1099,12 +1113,9 @@ if pytest is not None:
         st, d = run_mutants(seed, [i])[i]
         assert st == "ok", f"{st}: {describe(seed, i)}\n{d[:1500]}"
 
-    @pytest.mark.xfail(strict=True, reason="tensor.load unpickles the metadata of a safetensors file by default "
-                                           "(weights_only=False): loading a file runs code "
-                                           "(bindings/python/tensor/serialization.py: load/_decode)")
     def test_loading_a_safetensors_file_runs_no_code(tmp_path):
         """'safetensors never run code': a file whose structure metadata holds a pickle must
-        not execute it when loaded with the defaults."""
+        not execute it when loaded with the defaults (fixed: weights_only=True by default)."""
         _lib_or_skip()
         import base64
         import pickle
