@@ -8,6 +8,9 @@
  *   - test_fuzz_api.py 1:2244 (UBSan): std/var with correction=-2**63 computed
  *     count - correction in int64 (signed overflow); now in double, as PyTorch.
  *
+ *   - test_fuzz_api.py 3:3967 (UBSan): CosineAnnealingWarmRestarts(T_0=2, T_mult=2**62) stepped
+ *     past its first restart multiplied the period T_i * T_mult in int64 (signed overflow);
+ *     it saturates now (PyTorch's Python int grows; the lr is the same).
  *   - the fixed-size buffers of issue 18's grep: a module repr's tuple ("(4611686018427387904,
  *     ...)" of 8 sizes, Unflatten) overflowed its 64-byte buffer (snprintf at buf + k past
  *     the end); tn_graph_dot cut a tensor's name at 256 bytes; tn_mnist_dataset cut its
@@ -180,9 +183,28 @@ TEST(no_cut_or_overflowed_strings) {
     tn_scope_end();
 }
 
+/* torch 1.13: SGD(lr=0.1), CosineAnnealingWarmRestarts(T_0=2, T_mult=2**62), five steps:
+   lr 0.05, then 0.1 (T_i = 2**63, which no int64 holds) */
+TEST(warm_restarts_period_past_int64) {
+    tn_tensor *w = tn_zeros(TN_SHAPE(2), TN_F32);
+    CHECK(tn_requires_grad_(w, true) == 0);
+    tn_optim *o = tn_optim_sgd(&w, 1, .lr = 0.1);
+    tn_lr_scheduler *s = o ? tn_lr_scheduler_cosine_annealing_warm_restarts(o, .T_0 = 2, .T_mult = (int64_t)1 << 62) : NULL;
+    CHECK_MSG(s != NULL, "%s", tn_last_error());
+    const double expect[5] = {0.05, 0.1, 0.1, 0.1, 0.1};
+    for (int i = 0; s && i < 5; i++) {
+        CHECK(tn_lr_scheduler_step(s) == 0);
+        CHECK_CLOSE(tn_lr_scheduler_get_last_lr(s, 0), expect[i], 1e-15);
+    }
+    tn_lr_scheduler_free(s);
+    tn_optim_free(o);
+    tn_release(w);
+}
+
 int main(void) {
     RUN_ISOLATED(rnn_num_layers_beyond_memory, 30);
     RUN_ISOLATED(std_var_extreme_correction, 30);
     RUN_ISOLATED(no_cut_or_overflowed_strings, 30);
+    RUN_ISOLATED(warm_restarts_period_past_int64, 30);
     return tn_test_report();
 }

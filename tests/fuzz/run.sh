@@ -9,10 +9,12 @@
 # <artifact>.log holds the sanitizer's (or the harness's FUZZ FINDING) report, and that
 # report's one-line summary. Exit status 1 if anything was found (or a harness did not run).
 # Environment: FUZZ_JOBS (parallel fuzzing processes per harness, default 1),
-# FUZZ_TIMEOUT (seconds an input may take before it counts as a hang, default 10).
+# FUZZ_TIMEOUT (seconds an input may take before it counts as a hang, default 10; 60 for the
+# option harness, whose inputs build and train whole layers under ASan: a loaded machine
+# took 30 s for a legal TransformerEncoderLayer with dim_feedforward=90155).
 B=$1; S=$2; shift 2
 [ -n "$B" ] && [ -n "$S" ] && [ $# -gt 0 ] || { echo "usage: $0 BUILD SECONDS HARNESS..." >&2; exit 2; }
-JOBS=${FUZZ_JOBS:-1}; TO=${FUZZ_TIMEOUT:-10}
+JOBS=${FUZZ_JOBS:-1}
 status=0; all=""
 for h in "$@"; do
     bin=$B/fuzz_$h; corpus=$B/corpus/$h; seeds=$B/seeds/$h; art=$B/artifacts/$h; log=$B/logs/$h.log
@@ -21,7 +23,8 @@ for h in "$@"; do
     # a reader of a file must never allocate far more than the file holds: a 256 MiB
     # allocation from a few KiB of input is a finding; the option texts may ask for large
     # tensors legitimately, so there only ASan's cap (64 MiB, returned as NULL) applies
-    case $h in options) mem="-rss_limit_mb=2048 -malloc_limit_mb=2048" ;; *) mem="-rss_limit_mb=2048 -malloc_limit_mb=256" ;; esac
+    case $h in options) mem="-rss_limit_mb=2048 -malloc_limit_mb=2048"; TO=${FUZZ_TIMEOUT:-60} ;;
+               *) mem="-rss_limit_mb=2048 -malloc_limit_mb=256"; TO=${FUZZ_TIMEOUT:-10} ;; esac
     stamp=$B/logs/$h.start; touch "$stamp"; sleep 1
     start=$(date +%s)
     "$bin" -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$S" -timeout="$TO" $mem \
