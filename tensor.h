@@ -2295,6 +2295,9 @@ bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products w
 #include <stdarg.h>
 #include <float.h>
 #include <limits.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>      /* sysconf: the machine's memory (tn__fits_memory) */
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -2421,6 +2424,16 @@ static int64_t tn__split_at(int64_t n, int64_t t, int64_t parts) { return n / pa
 static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {
     int64_t r;
     return tn__mul_ok(a, b, &r) ? r : otherwise;
+}
+/* Whether `bytes` (>= 0) fit in this machine's physical memory; true where the system does
+   not say. For what is built piece by piece from a user's count (an RNN's layers): a count
+   that cannot fit fails up front, instead of allocating small pieces until memory runs out. */
+static bool tn__fits_memory(int64_t bytes) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return bytes / page < pages;
+#endif
+    return bytes >= 0;
 }
 /* restrict in C and C++ (kernels' inner loops: no aliasing, so they vectorise) */
 #if defined(__cplusplus) && defined(_MSC_VER)
@@ -2592,13 +2605,14 @@ static tn_tensor *tn__as_end(const char *fn, tn_tensor *r) {
 /* "[2, 3]" in one of a few rotating thread-local buffers, so one message can show
    several shapes. */
 static const char *tn__shape_str(const int64_t *shape, int ndim) {
-    static TN__TLS char bufs[4][160];
+    /* 192 bytes hold any shape: "[" + TN_MAX_DIMS sizes of at most 20 characters + ", " between + "]" */
+    static TN__TLS char bufs[4][192];
     static TN__TLS int which;
     char *b = bufs[which++ & 3];
-    int n = snprintf(b, 160, "[");
-    for (int i = 0; i < ndim && n < 140; i++)
-        n += snprintf(b + n, (size_t)(160 - n), i ? ", %lld" : "%lld", (long long)shape[i]);
-    snprintf(b + n, (size_t)(160 - n), "]");
+    int n = snprintf(b, 192, "[");
+    for (int i = 0; i < ndim && i < TN_MAX_DIMS; i++)
+        n += snprintf(b + n, (size_t)(192 - n), i ? ", %lld" : "%lld", (long long)shape[i]);
+    snprintf(b + n, (size_t)(192 - n), "]");
     return b;
 }
 #define TN__SHAPE(t) tn__shape_str((t)->shape, (t)->ndim)
@@ -2620,6 +2634,29 @@ static void tn__sb_put(tn__sbuf *b, const char *str, size_t len) {
 }
 static void tn__sb_puts(tn__sbuf *b, const char *str) { tn__sb_put(b, str, strlen(str)); }
 static void tn__sb_pad(tn__sbuf *b, int n) { for (int i = 0; i < n; i++) tn__sb_put(b, " ", 1); }
+/* printf onto the end, whatever the length (user data: names, paths), never cut. */
+static void tn__sb_printf(tn__sbuf *b, const char *fmt, ...) TN__PRINTF_FMT(2, 3);
+static void tn__sb_printf(tn__sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->failed) return;
+    if (len < 0) { b->failed = 1; return; }
+    tn__sb_put(b, "", 0);   /* the buffer exists */
+    if (!b->failed && b->n + (size_t)len + 1 > b->cap) {
+        size_t cap = b->n + (size_t)len + 1 + b->cap;
+        char *s = (char *)TN_REALLOC(b->s, cap);
+        if (!s) { b->failed = 1; return; }
+        b->s = s;
+        b->cap = cap;
+    }
+    if (b->failed) return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)len;
+}
 
 /* Wrap a possibly negative dim into [0, ndim); 0-d tensors accept -1 and 0 as PyTorch. */
 static int tn__wrap_dim(const char *fn, int64_t dim, int ndim) {
@@ -6912,7 +6949,8 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_begin();
     tn_tensor *m = tn_mean_dims(x, dims, n, true);
     tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, keepdim);
-    tn_tensor *r = tn_keep(tn_div_scalar(ss, (double)TN__MAX(0, count - correction)));
+    /* the degrees of freedom in double, as PyTorch: count - correction may not fit in int64 */
+    tn_tensor *r = tn_keep(tn_div_scalar(ss, TN__MAX(0.0, (double)count - (double)correction)));
     tn_scope_end();
     return r;
 }
@@ -13817,16 +13855,13 @@ TNDEF char *tn_graph_dot(tn_tensor *t) {
     if (!t) return NULL;
     tn__sbuf b;
     memset(&b, 0, sizeof b);
-    char line[256];
     tn__sb_puts(&b, "digraph autograd {\n  node [shape=box, fontname=\"monospace\"];\n");
-    snprintf(line, sizeof line, "  out [label=\"%s %s\", shape=ellipse];\n", t->name ? t->name : "result", TN__SHAPE(t));
-    tn__sb_puts(&b, line);
+    tn__sb_printf(&b, "  out [label=\"%s %s\", shape=ellipse];\n", t->name ? t->name : "result", TN__SHAPE(t));
     if (!t->grad_fn) {
         tn__sb_puts(&b, "}\n");
         return b.s;
     }
-    snprintf(line, sizeof line, "  n%p -> out;\n", (void *)t->grad_fn);
-    tn__sb_puts(&b, line);
+    tn__sb_printf(&b, "  n%p -> out;\n", (void *)t->grad_fn);
     tn__nodevec stack = {NULL, 0, 0}, seen = {NULL, 0, 0};
     tn__nodevec_push(&stack, t->grad_fn);
     while (stack.n > 0 && !b.failed) {
@@ -13835,18 +13870,16 @@ TNDEF char *tn_graph_dot(tn_tensor *t) {
         for (int64_t k = 0; k < seen.n && !done; k++) done = seen.v[k] == n;
         if (done) continue;
         tn__nodevec_push(&seen, n);
-        snprintf(line, sizeof line, "  n%p [label=\"%s\"];\n", (void *)n, tn__node_name(n));
-        tn__sb_puts(&b, line);
+        tn__sb_printf(&b, "  n%p [label=\"%s\"];\n", (void *)n, tn__node_name(n));
         for (int i = 0; i < n->nin; i++) {
             tn__edge *e = &n->next[i];
             if (e->fn) {
-                snprintf(line, sizeof line, "  n%p -> n%p;\n", (void *)e->fn, (void *)n);
+                tn__sb_printf(&b, "  n%p -> n%p;\n", (void *)e->fn, (void *)n);
                 tn__nodevec_push(&stack, e->fn);
             } else if (e->leaf) {
-                snprintf(line, sizeof line, "  l%p [label=\"%s %s\", shape=ellipse, style=filled, fillcolor=lightblue];\n  l%p -> n%p;\n",
-                         (void *)e->leaf, e->leaf->name ? e->leaf->name : "leaf", TN__SHAPE(e->leaf), (void *)e->leaf, (void *)n);
-            } else continue;
-            tn__sb_puts(&b, line);
+                tn__sb_printf(&b, "  l%p [label=\"%s %s\", shape=ellipse, style=filled, fillcolor=lightblue];\n  l%p -> n%p;\n",
+                              (void *)e->leaf, e->leaf->name ? e->leaf->name : "leaf", TN__SHAPE(e->leaf), (void *)e->leaf, (void *)n);
+            }
         }
     }
     TN_FREE(stack.v);
@@ -14716,11 +14749,13 @@ static const char *tn__pyfloat(double v, char *buf) {
     if (v == v && !strpbrk(buf, ".eni")) strcat(buf, ".0");
     return buf;
 }
-/* "(3, 3)" or "(3,)" as Python prints a tuple of n ints. */
+/* "(3, 3)" or "(3,)" as Python prints a tuple of n <= TN_MAX_DIMS ints, into buf of
+   TN__PYTUPLE_CAP bytes: room for 8 int64s of 20 characters, ", " between, "(" and ",)". */
+#define TN__PYTUPLE_CAP 192
 static const char *tn__pytuple(const int64_t *v, int n, char *buf) {
-    int k = snprintf(buf, 64, "(");
-    for (int i = 0; i < n; i++) k += snprintf(buf + k, (size_t)(64 - k), i ? ", %lld" : "%lld", (long long)v[i]);
-    snprintf(buf + k, (size_t)(64 - k), n == 1 ? ",)" : ")");
+    int k = snprintf(buf, TN__PYTUPLE_CAP, "(");
+    for (int i = 0; i < n && i < TN_MAX_DIMS; i++) k += snprintf(buf + k, (size_t)(TN__PYTUPLE_CAP - k), i ? ", %lld" : "%lld", (long long)v[i]);
+    snprintf(buf + k, (size_t)(TN__PYTUPLE_CAP - k), n == 1 ? ",)" : ")");
     return buf;
 }
 static tn_tensor *tn__param(tn_module *m, const char *name, const int64_t *shape, int ndim) {
@@ -14789,7 +14824,7 @@ static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     tn__convm *c = (tn__convm *)m;
-    char t[64];
+    char t[TN__PYTUPLE_CAP];
     int k = snprintf(b, n, "%lld, %lld, kernel_size=%s", (long long)c->in, (long long)c->out, tn__pytuple(c->k, c->nsp, t));
     k += snprintf(b + k, n - (size_t)k, ", stride=%s", tn__pytuple(c->s, c->nsp, t));
     if (c->same || c->valid) k += snprintf(b + k, n - (size_t)k, ", padding=%s", c->same ? "same" : "valid");
@@ -14871,7 +14906,7 @@ static tn_tensor *tn__pool_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__pool_repr(tn_module *m, char *b, size_t n) {
     tn__poolm *q = (tn__poolm *)m;
-    char t1[64], t2[64], t3[64];
+    char t1[TN__PYTUPLE_CAP], t2[TN__PYTUPLE_CAP], t3[TN__PYTUPLE_CAP];
     if (q->kind >= 2) { snprintf(b, n, "output_size=%s", q->k[0] == q->k[1] ? (snprintf(t1, 64, "%lld", (long long)q->k[0]), t1) : tn__pytuple(q->k, 2, t1)); return; }
     /* ints as PyTorch keeps them when given as ints; AvgPool1d stores _single() tuples */
     const bool tup1 = q->nsp == 1 && q->kind == 1;
@@ -14956,7 +14991,7 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__norm_repr(tn_module *m, char *b, size_t n) {
     tn__normm *q = (tn__normm *)m;
-    char e[32], mo[32], t[64];
+    char e[32], mo[32], t[TN__PYTUPLE_CAP];
     if (q->kind == 2) snprintf(b, n, "%s, eps=%s, elementwise_affine=%s", tn__pytuple(q->shape, q->nshape, t), tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
     else if (q->kind == 3) snprintf(b, n, "%lld, %lld, eps=%s, affine=%s", (long long)q->groups, (long long)q->nf, tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
     else snprintf(b, n, "%lld, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", (long long)q->nf, tn__pyfloat(q->eps, e),
@@ -15072,7 +15107,7 @@ static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
     tn__miscm *q = (tn__miscm *)m;
-    char t[64];
+    char t[TN__PYTUPLE_CAP];
     if (q->n) snprintf(b, n, "dim=%lld, unflattened_size=%s", (long long)q->a, tn__pytuple(q->sizes, q->n, t));
     else snprintf(b, n, "start_dim=%lld, end_dim=%lld", (long long)q->a, (long long)q->b);
 }
@@ -15094,7 +15129,7 @@ static const tn_module_type tn__identity_type = {"Identity", tn__identity_fwd, N
 TNDEF tn_module *tn_nn_identity(void) { return tn_module_new(&tn__identity_type, sizeof(tn_module)); }
 
 /* Activations: one module type per PyTorch class, one forward over a table. */
-typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[64]; } tn__actm;
+typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[96]; } tn__actm;   /* repr: "min_val=%s, max_val=%s" of two 24-character floats at most */
 static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
                                              "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
 #define TN__NUM_ACTS 17
@@ -15387,6 +15422,13 @@ static const char *tn__rnn_options(int mode, bool cell) {
                                : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional";
 }
 /* mode: TN__RNN_TANH for RNN and RNNCell (nonlinearity picks RELU), LSTM, GRU */
+/* The parameter elements of one layer and direction whose input has lin features (G gate
+   rows, `real` recurrent features); false when they do not fit in int64. */
+static bool tn__rnn_layer_numel(int64_t G, int64_t lin, int64_t real, bool bias, int64_t proj, int64_t hidden, int64_t *n) {
+    int64_t ih, hh, hr = 0;
+    if (!tn__mul_ok(G, lin, &ih) || !tn__mul_ok(G, real, &hh) || (proj && !tn__mul_ok(proj, hidden, &hr))) return false;
+    return tn__add_ok(ih, hh, n) && (!bias || (tn__add_ok(*n, G, n) && tn__add_ok(*n, G, n))) && tn__add_ok(*n, hr, n);
+}
 static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, tn_rnn_opts o) {
     if (!cell && o.proj_size != 0 && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
     const tn_rnn_opts def = TN_DEFAULTS(tn_rnn_opts);
@@ -15405,12 +15447,24 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
         return (tn_module *)tn__error("%s: dropout should be a number in range [0, 1] representing the probability of an element being zeroed, got %g", fn, dropout);
     if (proj < 0) return (tn_module *)tn__error("%s: proj_size should be a positive integer or zero to disable projections, got %lld", fn, (long long)proj);
     if (proj >= hidden) return (tn_module *)tn__error("%s: proj_size has to be smaller than hidden_size (got proj_size=%lld, hidden_size=%lld)", fn, (long long)proj, (long long)hidden);
+    const int D = bidirectional ? 2 : 1;
+    const int64_t real = proj ? proj : hidden;
+    {   /* PyTorch allocates layer after layer; a count whose parameters cannot fit (or whose
+           sizes overflow) is refused here, before the first, instead of allocating for hours */
+        int64_t G, first, rest, all, bytes;
+        bool fits = tn__mul_ok(tn__rnn_gates[mode], hidden, &G) && tn__rnn_layer_numel(G, in, real, bias, proj, hidden, &first) &&
+                    tn__rnn_layer_numel(G, tn__mul_sat(real, D), real, bias, proj, hidden, &rest) && tn__mul_ok(rest, layers - 1, &all) &&
+                    tn__add_ok(all, first, &all) && tn__mul_ok(all, D, &all) && tn__mul_ok(all, (int64_t)sizeof(float), &bytes);
+        if (!fits || !tn__fits_memory(bytes))
+            return (tn_module *)tn__error("%s: the parameters of input_size=%lld, hidden_size=%lld, num_layers=%lld%s%s cannot fit in memory",
+                                          fn, (long long)in, (long long)hidden, (long long)layers, bidirectional ? ", bidirectional" : "",
+                                          fits ? "" : " (their size overflows int64)");
+    }
     tn__rnnm *r = (tn__rnnm *)tn_module_new(type, sizeof(tn__rnnm));
     if (!r) return NULL;
     r->mode = mode; r->cell = cell; r->bias = bias; r->batch_first = batch_first; r->bidirectional = bidirectional;
     r->in = in; r->hidden = hidden; r->proj = proj; r->layers = layers; r->dropout = dropout;
-    const int64_t G = tn__rnn_gates[mode] * hidden, real = proj ? proj : hidden;
-    const int D = bidirectional ? 2 : 1;
+    const int64_t G = tn__rnn_gates[mode] * hidden;   /* fits: checked above */
     /* PyTorch's order: per layer, per direction: w_ih, w_hh, b_ih, b_hh, w_hr */
     for (int64_t l = 0; !failed && l < layers; l++)
         for (int d = 0; !failed && d < D; d++) {
@@ -15556,7 +15610,7 @@ static tn_tensor *tn__rnn_forward(const char *api, tn_module *m, bool lstm, tn_t
         int64_t want[3] = {D * r->layers, N, k ? r->hidden : (r->proj ? r->proj : r->hidden)};
         if (!batched) want[1] = want[2];
         if (memcmp(s->shape, want, (size_t)s->ndim * sizeof(int64_t))) {
-            char w[64];
+            char w[TN__PYTUPLE_CAP];
             tn__pytuple(want, s->ndim, w);
             if (lstm) return (tn_tensor *)tn__error("%s: Expected hidden[%d] size %s, got %s", fn, k, w, TN__SHAPE(s));
             return (tn_tensor *)tn__error("%s: Expected hidden size %s, got %s", fn, w, TN__SHAPE(s));
@@ -17537,7 +17591,9 @@ static int tn__sched_step(tn_lr_scheduler *s, bool has_epoch, int64_t epoch) {
         if (!has_epoch) {
             ep = (double)(s->last_epoch + 1);
             s->T_cur = s->T_cur + 1;
-            if (s->T_cur >= (double)s->T_i) { s->T_cur = s->T_cur - (double)s->T_i; s->T_i = s->T_i * s->T_mult; }
+            /* T_i saturates past int64 (PyTorch's int grows): a period of 2^63 steps is never
+               reached, and its double (in the cosine) is the same */
+            if (s->T_cur >= (double)s->T_i) { s->T_cur = s->T_cur - (double)s->T_i; s->T_i = tn__mul_sat(s->T_i, s->T_mult); }
         } else {
             if (epoch < 0) return TN__FAIL_INT("%s: Expected non-negative epoch, but got %lld", fn, (long long)epoch);
             ep = (double)epoch;
@@ -18885,16 +18941,22 @@ static void tn__mnist_destroy(tn_dataset *d) {
 }
 /* dir/name, or dir/name.gz when only that exists. */
 static tn_tensor *tn__mnist_file(const char *dir, const char *name) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(path, sizeof path, "%s/%s.gz", dir, name);
-        f = fopen(path, "rb");
+    tn__sbuf path = {NULL, 0, 0, 0};   /* any length of dir */
+    tn__sb_printf(&path, "%s/%s", dir, name);
+    FILE *f = path.failed ? NULL : fopen(path.s, "rb");
+    if (!f && !path.failed) {
+        tn__sb_puts(&path, ".gz");
+        f = path.failed ? NULL : fopen(path.s, "rb");
     }
-    if (!f) return (tn_tensor *)tn__error("tn_mnist_dataset: no %s/%s or %s.gz (Fashion-MNIST: sh tools/fetch_fashion_mnist.sh)", dir, name, name);
-    fclose(f);
-    return TN__AS("tn_mnist_dataset", tn_read_idx(path));
+    tn_tensor *r = NULL;
+    if (path.failed) tn__error("tn_mnist_dataset: out of memory");
+    else if (!f) tn__error("tn_mnist_dataset: no %s/%s or %s.gz (Fashion-MNIST: sh tools/fetch_fashion_mnist.sh)", dir, name, name);
+    else {
+        fclose(f);
+        r = TN__AS("tn_mnist_dataset", tn_read_idx(path.s));
+    }
+    TN_FREE(path.s);
+    return r;
 }
 TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
     if (!dir) return (tn_dataset *)tn__error("tn_mnist_dataset: dir is NULL");

@@ -20,16 +20,13 @@ TNDEF char *tn_graph_dot(tn_tensor *t) {
     if (!t) return NULL;
     tn__sbuf b;
     memset(&b, 0, sizeof b);
-    char line[256];
     tn__sb_puts(&b, "digraph autograd {\n  node [shape=box, fontname=\"monospace\"];\n");
-    snprintf(line, sizeof line, "  out [label=\"%s %s\", shape=ellipse];\n", t->name ? t->name : "result", TN__SHAPE(t));
-    tn__sb_puts(&b, line);
+    tn__sb_printf(&b, "  out [label=\"%s %s\", shape=ellipse];\n", t->name ? t->name : "result", TN__SHAPE(t));
     if (!t->grad_fn) {
         tn__sb_puts(&b, "}\n");
         return b.s;
     }
-    snprintf(line, sizeof line, "  n%p -> out;\n", (void *)t->grad_fn);
-    tn__sb_puts(&b, line);
+    tn__sb_printf(&b, "  n%p -> out;\n", (void *)t->grad_fn);
     tn__nodevec stack = {NULL, 0, 0}, seen = {NULL, 0, 0};
     tn__nodevec_push(&stack, t->grad_fn);
     while (stack.n > 0 && !b.failed) {
@@ -38,18 +35,16 @@ TNDEF char *tn_graph_dot(tn_tensor *t) {
         for (int64_t k = 0; k < seen.n && !done; k++) done = seen.v[k] == n;
         if (done) continue;
         tn__nodevec_push(&seen, n);
-        snprintf(line, sizeof line, "  n%p [label=\"%s\"];\n", (void *)n, tn__node_name(n));
-        tn__sb_puts(&b, line);
+        tn__sb_printf(&b, "  n%p [label=\"%s\"];\n", (void *)n, tn__node_name(n));
         for (int i = 0; i < n->nin; i++) {
             tn__edge *e = &n->next[i];
             if (e->fn) {
-                snprintf(line, sizeof line, "  n%p -> n%p;\n", (void *)e->fn, (void *)n);
+                tn__sb_printf(&b, "  n%p -> n%p;\n", (void *)e->fn, (void *)n);
                 tn__nodevec_push(&stack, e->fn);
             } else if (e->leaf) {
-                snprintf(line, sizeof line, "  l%p [label=\"%s %s\", shape=ellipse, style=filled, fillcolor=lightblue];\n  l%p -> n%p;\n",
-                         (void *)e->leaf, e->leaf->name ? e->leaf->name : "leaf", TN__SHAPE(e->leaf), (void *)e->leaf, (void *)n);
-            } else continue;
-            tn__sb_puts(&b, line);
+                tn__sb_printf(&b, "  l%p [label=\"%s %s\", shape=ellipse, style=filled, fillcolor=lightblue];\n  l%p -> n%p;\n",
+                              (void *)e->leaf, e->leaf->name ? e->leaf->name : "leaf", TN__SHAPE(e->leaf), (void *)e->leaf, (void *)n);
+            }
         }
     }
     TN_FREE(stack.v);

@@ -4,6 +4,9 @@
 #include <stdarg.h>
 #include <float.h>
 #include <limits.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>      /* sysconf: the machine's memory (tn__fits_memory) */
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -130,6 +133,16 @@ static int64_t tn__split_at(int64_t n, int64_t t, int64_t parts) { return n / pa
 static int64_t tn__mul_or(int64_t a, int64_t b, int64_t otherwise) {
     int64_t r;
     return tn__mul_ok(a, b, &r) ? r : otherwise;
+}
+/* Whether `bytes` (>= 0) fit in this machine's physical memory; true where the system does
+   not say. For what is built piece by piece from a user's count (an RNN's layers): a count
+   that cannot fit fails up front, instead of allocating small pieces until memory runs out. */
+static bool tn__fits_memory(int64_t bytes) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return bytes / page < pages;
+#endif
+    return bytes >= 0;
 }
 /* restrict in C and C++ (kernels' inner loops: no aliasing, so they vectorise) */
 #if defined(__cplusplus) && defined(_MSC_VER)

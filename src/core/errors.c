@@ -96,13 +96,14 @@ static tn_tensor *tn__as_end(const char *fn, tn_tensor *r) {
 /* "[2, 3]" in one of a few rotating thread-local buffers, so one message can show
    several shapes. */
 static const char *tn__shape_str(const int64_t *shape, int ndim) {
-    static TN__TLS char bufs[4][160];
+    /* 192 bytes hold any shape: "[" + TN_MAX_DIMS sizes of at most 20 characters + ", " between + "]" */
+    static TN__TLS char bufs[4][192];
     static TN__TLS int which;
     char *b = bufs[which++ & 3];
-    int n = snprintf(b, 160, "[");
-    for (int i = 0; i < ndim && n < 140; i++)
-        n += snprintf(b + n, (size_t)(160 - n), i ? ", %lld" : "%lld", (long long)shape[i]);
-    snprintf(b + n, (size_t)(160 - n), "]");
+    int n = snprintf(b, 192, "[");
+    for (int i = 0; i < ndim && i < TN_MAX_DIMS; i++)
+        n += snprintf(b + n, (size_t)(192 - n), i ? ", %lld" : "%lld", (long long)shape[i]);
+    snprintf(b + n, (size_t)(192 - n), "]");
     return b;
 }
 #define TN__SHAPE(t) tn__shape_str((t)->shape, (t)->ndim)
@@ -124,6 +125,29 @@ static void tn__sb_put(tn__sbuf *b, const char *str, size_t len) {
 }
 static void tn__sb_puts(tn__sbuf *b, const char *str) { tn__sb_put(b, str, strlen(str)); }
 static void tn__sb_pad(tn__sbuf *b, int n) { for (int i = 0; i < n; i++) tn__sb_put(b, " ", 1); }
+/* printf onto the end, whatever the length (user data: names, paths), never cut. */
+static void tn__sb_printf(tn__sbuf *b, const char *fmt, ...) TN__PRINTF_FMT(2, 3);
+static void tn__sb_printf(tn__sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->failed) return;
+    if (len < 0) { b->failed = 1; return; }
+    tn__sb_put(b, "", 0);   /* the buffer exists */
+    if (!b->failed && b->n + (size_t)len + 1 > b->cap) {
+        size_t cap = b->n + (size_t)len + 1 + b->cap;
+        char *s = (char *)TN_REALLOC(b->s, cap);
+        if (!s) { b->failed = 1; return; }
+        b->s = s;
+        b->cap = cap;
+    }
+    if (b->failed) return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)len;
+}
 
 /* Wrap a possibly negative dim into [0, ndim); 0-d tensors accept -1 and 0 as PyTorch. */
 static int tn__wrap_dim(const char *fn, int64_t dim, int ndim) {

@@ -24,16 +24,22 @@ static void tn__mnist_destroy(tn_dataset *d) {
 }
 /* dir/name, or dir/name.gz when only that exists. */
 static tn_tensor *tn__mnist_file(const char *dir, const char *name) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(path, sizeof path, "%s/%s.gz", dir, name);
-        f = fopen(path, "rb");
+    tn__sbuf path = {NULL, 0, 0, 0};   /* any length of dir */
+    tn__sb_printf(&path, "%s/%s", dir, name);
+    FILE *f = path.failed ? NULL : fopen(path.s, "rb");
+    if (!f && !path.failed) {
+        tn__sb_puts(&path, ".gz");
+        f = path.failed ? NULL : fopen(path.s, "rb");
     }
-    if (!f) return (tn_tensor *)tn__error("tn_mnist_dataset: no %s/%s or %s.gz (Fashion-MNIST: sh tools/fetch_fashion_mnist.sh)", dir, name, name);
-    fclose(f);
-    return TN__AS("tn_mnist_dataset", tn_read_idx(path));
+    tn_tensor *r = NULL;
+    if (path.failed) tn__error("tn_mnist_dataset: out of memory");
+    else if (!f) tn__error("tn_mnist_dataset: no %s/%s or %s.gz (Fashion-MNIST: sh tools/fetch_fashion_mnist.sh)", dir, name, name);
+    else {
+        fclose(f);
+        r = TN__AS("tn_mnist_dataset", tn_read_idx(path.s));
+    }
+    TN_FREE(path.s);
+    return r;
 }
 TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
     if (!dir) return (tn_dataset *)tn__error("tn_mnist_dataset: dir is NULL");

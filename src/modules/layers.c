@@ -8,11 +8,13 @@ static const char *tn__pyfloat(double v, char *buf) {
     if (v == v && !strpbrk(buf, ".eni")) strcat(buf, ".0");
     return buf;
 }
-/* "(3, 3)" or "(3,)" as Python prints a tuple of n ints. */
+/* "(3, 3)" or "(3,)" as Python prints a tuple of n <= TN_MAX_DIMS ints, into buf of
+   TN__PYTUPLE_CAP bytes: room for 8 int64s of 20 characters, ", " between, "(" and ",)". */
+#define TN__PYTUPLE_CAP 192
 static const char *tn__pytuple(const int64_t *v, int n, char *buf) {
-    int k = snprintf(buf, 64, "(");
-    for (int i = 0; i < n; i++) k += snprintf(buf + k, (size_t)(64 - k), i ? ", %lld" : "%lld", (long long)v[i]);
-    snprintf(buf + k, (size_t)(64 - k), n == 1 ? ",)" : ")");
+    int k = snprintf(buf, TN__PYTUPLE_CAP, "(");
+    for (int i = 0; i < n && i < TN_MAX_DIMS; i++) k += snprintf(buf + k, (size_t)(TN__PYTUPLE_CAP - k), i ? ", %lld" : "%lld", (long long)v[i]);
+    snprintf(buf + k, (size_t)(TN__PYTUPLE_CAP - k), n == 1 ? ",)" : ")");
     return buf;
 }
 static tn_tensor *tn__param(tn_module *m, const char *name, const int64_t *shape, int ndim) {
@@ -81,7 +83,7 @@ static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     tn__convm *c = (tn__convm *)m;
-    char t[64];
+    char t[TN__PYTUPLE_CAP];
     int k = snprintf(b, n, "%lld, %lld, kernel_size=%s", (long long)c->in, (long long)c->out, tn__pytuple(c->k, c->nsp, t));
     k += snprintf(b + k, n - (size_t)k, ", stride=%s", tn__pytuple(c->s, c->nsp, t));
     if (c->same || c->valid) k += snprintf(b + k, n - (size_t)k, ", padding=%s", c->same ? "same" : "valid");
@@ -163,7 +165,7 @@ static tn_tensor *tn__pool_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__pool_repr(tn_module *m, char *b, size_t n) {
     tn__poolm *q = (tn__poolm *)m;
-    char t1[64], t2[64], t3[64];
+    char t1[TN__PYTUPLE_CAP], t2[TN__PYTUPLE_CAP], t3[TN__PYTUPLE_CAP];
     if (q->kind >= 2) { snprintf(b, n, "output_size=%s", q->k[0] == q->k[1] ? (snprintf(t1, 64, "%lld", (long long)q->k[0]), t1) : tn__pytuple(q->k, 2, t1)); return; }
     /* ints as PyTorch keeps them when given as ints; AvgPool1d stores _single() tuples */
     const bool tup1 = q->nsp == 1 && q->kind == 1;
@@ -248,7 +250,7 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__norm_repr(tn_module *m, char *b, size_t n) {
     tn__normm *q = (tn__normm *)m;
-    char e[32], mo[32], t[64];
+    char e[32], mo[32], t[TN__PYTUPLE_CAP];
     if (q->kind == 2) snprintf(b, n, "%s, eps=%s, elementwise_affine=%s", tn__pytuple(q->shape, q->nshape, t), tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
     else if (q->kind == 3) snprintf(b, n, "%lld, %lld, eps=%s, affine=%s", (long long)q->groups, (long long)q->nf, tn__pyfloat(q->eps, e), q->affine ? "True" : "False");
     else snprintf(b, n, "%lld, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", (long long)q->nf, tn__pyfloat(q->eps, e),
@@ -364,7 +366,7 @@ static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
 }
 static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
     tn__miscm *q = (tn__miscm *)m;
-    char t[64];
+    char t[TN__PYTUPLE_CAP];
     if (q->n) snprintf(b, n, "dim=%lld, unflattened_size=%s", (long long)q->a, tn__pytuple(q->sizes, q->n, t));
     else snprintf(b, n, "start_dim=%lld, end_dim=%lld", (long long)q->a, (long long)q->b);
 }
@@ -386,7 +388,7 @@ static const tn_module_type tn__identity_type = {"Identity", tn__identity_fwd, N
 TNDEF tn_module *tn_nn_identity(void) { return tn_module_new(&tn__identity_type, sizeof(tn_module)); }
 
 /* Activations: one module type per PyTorch class, one forward over a table. */
-typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[64]; } tn__actm;
+typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[96]; } tn__actm;   /* repr: "min_val=%s, max_val=%s" of two 24-character floats at most */
 static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
                                              "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
 #define TN__NUM_ACTS 17

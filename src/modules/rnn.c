@@ -152,6 +152,13 @@ static const char *tn__rnn_options(int mode, bool cell) {
                                : "num_layers, nonlinearity, bias, batch_first, dropout, bidirectional";
 }
 /* mode: TN__RNN_TANH for RNN and RNNCell (nonlinearity picks RELU), LSTM, GRU */
+/* The parameter elements of one layer and direction whose input has lin features (G gate
+   rows, `real` recurrent features); false when they do not fit in int64. */
+static bool tn__rnn_layer_numel(int64_t G, int64_t lin, int64_t real, bool bias, int64_t proj, int64_t hidden, int64_t *n) {
+    int64_t ih, hh, hr = 0;
+    if (!tn__mul_ok(G, lin, &ih) || !tn__mul_ok(G, real, &hh) || (proj && !tn__mul_ok(proj, hidden, &hr))) return false;
+    return tn__add_ok(ih, hh, n) && (!bias || (tn__add_ok(*n, G, n) && tn__add_ok(*n, G, n))) && tn__add_ok(*n, hr, n);
+}
 static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mode, bool cell, int64_t in, int64_t hidden, tn_rnn_opts o) {
     if (!cell && o.proj_size != 0 && mode != TN__RNN_LSTM) return (tn_module *)tn__error("%s: proj_size argument is only supported for LSTM, not RNN or GRU", fn);
     const tn_rnn_opts def = TN_DEFAULTS(tn_rnn_opts);
@@ -170,12 +177,24 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
         return (tn_module *)tn__error("%s: dropout should be a number in range [0, 1] representing the probability of an element being zeroed, got %g", fn, dropout);
     if (proj < 0) return (tn_module *)tn__error("%s: proj_size should be a positive integer or zero to disable projections, got %lld", fn, (long long)proj);
     if (proj >= hidden) return (tn_module *)tn__error("%s: proj_size has to be smaller than hidden_size (got proj_size=%lld, hidden_size=%lld)", fn, (long long)proj, (long long)hidden);
+    const int D = bidirectional ? 2 : 1;
+    const int64_t real = proj ? proj : hidden;
+    {   /* PyTorch allocates layer after layer; a count whose parameters cannot fit (or whose
+           sizes overflow) is refused here, before the first, instead of allocating for hours */
+        int64_t G, first, rest, all, bytes;
+        bool fits = tn__mul_ok(tn__rnn_gates[mode], hidden, &G) && tn__rnn_layer_numel(G, in, real, bias, proj, hidden, &first) &&
+                    tn__rnn_layer_numel(G, tn__mul_sat(real, D), real, bias, proj, hidden, &rest) && tn__mul_ok(rest, layers - 1, &all) &&
+                    tn__add_ok(all, first, &all) && tn__mul_ok(all, D, &all) && tn__mul_ok(all, (int64_t)sizeof(float), &bytes);
+        if (!fits || !tn__fits_memory(bytes))
+            return (tn_module *)tn__error("%s: the parameters of input_size=%lld, hidden_size=%lld, num_layers=%lld%s%s cannot fit in memory",
+                                          fn, (long long)in, (long long)hidden, (long long)layers, bidirectional ? ", bidirectional" : "",
+                                          fits ? "" : " (their size overflows int64)");
+    }
     tn__rnnm *r = (tn__rnnm *)tn_module_new(type, sizeof(tn__rnnm));
     if (!r) return NULL;
     r->mode = mode; r->cell = cell; r->bias = bias; r->batch_first = batch_first; r->bidirectional = bidirectional;
     r->in = in; r->hidden = hidden; r->proj = proj; r->layers = layers; r->dropout = dropout;
-    const int64_t G = tn__rnn_gates[mode] * hidden, real = proj ? proj : hidden;
-    const int D = bidirectional ? 2 : 1;
+    const int64_t G = tn__rnn_gates[mode] * hidden;   /* fits: checked above */
     /* PyTorch's order: per layer, per direction: w_ih, w_hh, b_ih, b_hh, w_hr */
     for (int64_t l = 0; !failed && l < layers; l++)
         for (int d = 0; !failed && d < D; d++) {
@@ -321,7 +340,7 @@ static tn_tensor *tn__rnn_forward(const char *api, tn_module *m, bool lstm, tn_t
         int64_t want[3] = {D * r->layers, N, k ? r->hidden : (r->proj ? r->proj : r->hidden)};
         if (!batched) want[1] = want[2];
         if (memcmp(s->shape, want, (size_t)s->ndim * sizeof(int64_t))) {
-            char w[64];
+            char w[TN__PYTUPLE_CAP];
             tn__pytuple(want, s->ndim, w);
             if (lstm) return (tn_tensor *)tn__error("%s: Expected hidden[%d] size %s, got %s", fn, k, w, TN__SHAPE(s));
             return (tn_tensor *)tn__error("%s: Expected hidden size %s, got %s", fn, w, TN__SHAPE(s));

@@ -265,7 +265,8 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_begin();
     tn_tensor *m = tn_mean_dims(x, dims, n, true);
     tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, keepdim);
-    tn_tensor *r = tn_keep(tn_div_scalar(ss, (double)TN__MAX(0, count - correction)));
+    /* the degrees of freedom in double, as PyTorch: count - correction may not fit in int64 */
+    tn_tensor *r = tn_keep(tn_div_scalar(ss, TN__MAX(0.0, (double)count - (double)correction)));
     tn_scope_end();
     return r;
 }

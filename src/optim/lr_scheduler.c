@@ -169,7 +169,9 @@ static int tn__sched_step(tn_lr_scheduler *s, bool has_epoch, int64_t epoch) {
         if (!has_epoch) {
             ep = (double)(s->last_epoch + 1);
             s->T_cur = s->T_cur + 1;
-            if (s->T_cur >= (double)s->T_i) { s->T_cur = s->T_cur - (double)s->T_i; s->T_i = s->T_i * s->T_mult; }
+            /* T_i saturates past int64 (PyTorch's int grows): a period of 2^63 steps is never
+               reached, and its double (in the cosine) is the same */
+            if (s->T_cur >= (double)s->T_i) { s->T_cur = s->T_cur - (double)s->T_i; s->T_i = tn__mul_sat(s->T_i, s->T_mult); }
         } else {
             if (epoch < 0) return TN__FAIL_INT("%s: Expected non-negative epoch, but got %lld", fn, (long long)epoch);
             ep = (double)epoch;

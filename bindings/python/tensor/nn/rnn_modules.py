@@ -32,11 +32,12 @@ import contextlib
 import copy
 import math
 import numbers
+import os
 import warnings
 from ctypes import byref, c_void_p
 
 from .._C import lib
-from .._core import Size, Tensor, _alive, _raise, _wrap, bool_, empty, float32, int64, tensor, uint8, zeros
+from .._core import Size, Tensor, _alive, _raise, _wrap, bool_, empty, float32, get_default_dtype, int64, tensor, uint8, zeros
 from .._ops import cat
 from . import functional as F
 from . import init
@@ -155,6 +156,27 @@ def _empty(shape, device, dtype):
 
 
 # --------------------------------------------------------------------------- RNN, LSTM, GRU
+def _check_rnn_fits(name, input_size, hidden_size, num_layers, gate_size, num_directions, bias, proj_size, dtype):
+    """torch 1.13 allocates layer after layer (num_layers=2**31 runs until memory is gone); a
+    count whose parameters cannot fit in this machine's memory fails here, before the first,
+    as the C constructor does (src/modules/rnn.c, tn__rnn_new)."""
+    if not all(isinstance(v, int) for v in (input_size, num_layers, proj_size)):
+        return                                  # the loop below raises torch's TypeError
+    real = proj_size if proj_size > 0 else hidden_size
+
+    def layer(lin):
+        return gate_size * (lin + real) + (2 * gate_size if bias else 0) + proj_size * hidden_size
+    numel = num_directions * (layer(input_size) + (num_layers - 1) * layer(real * num_directions))
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        memory = None
+    itemsize = getattr(dtype or get_default_dtype(), "itemsize", 4)
+    if numel * itemsize >= (memory or 2**63):
+        raise RuntimeError(f"{name}: the parameters of input_size={input_size}, hidden_size={hidden_size}, "
+                           f"num_layers={num_layers} ({numel} elements) cannot fit in memory")
+
+
 class RNNBase(Module):
     __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
                      "bidirectional", "proj_size"]
@@ -194,6 +216,7 @@ class RNNBase(Module):
         if gate_size is None:
             raise ValueError("Unrecognized RNN mode: " + mode)
         gate_size *= hidden_size
+        _check_rnn_fits(self._name(), input_size, hidden_size, num_layers, gate_size, num_directions, bias, proj_size, dtype)
 
         self._flat_weights_names = []
         self._all_weights = []
