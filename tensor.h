@@ -49,8 +49,9 @@
  *   modules/   options
  *   core/      dtypes threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
- *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops pooling norm
- *              dropout embedding resize losses
+ *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling
+ *              pooling3d norm dropout embedding resize losses activations padding
+ *              losses_more
  *   autograd/  graph derivatives engine custom debug gradcheck
  *   modules/   dict module init layers rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
@@ -488,6 +489,11 @@ TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
+/* F.pad's other modes: mode TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR
+   (section 12's padding_mode values; TN_PADDING_ZEROS is tn_pad with 0) over the last n / 2
+   dims, n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input. Reflection needs pads below the size,
+   circular ones at most the size; negative pads crop. Differentiable (index_select). */
+TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode);
 
 /* ======================================================================= */
 /* 7. elementwise & broadcasting                                            */
@@ -736,6 +742,23 @@ TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
+/* The shrinks, softsign, log-sigmoid and threshold as F's (composites of the ops above, with
+   PyTorch's node names). hardshrink: x where |x| > lambd, else 0; softshrink: x -+ lambd
+   beyond +-lambd, else 0 (lambd >= 0; NaN stays NaN, as PyTorch 2.5+, where 1.13 gave 0). */
+TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x - tanh(x) */
+TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
+TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
+TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value); /* x > threshold ? x : value */
+/* a * sigmoid(b) for the halves a, b of x along dim (its size even; PyTorch: dim=-1). */
+TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* softmax(-x) */
+/* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
+/* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
+   (the default generator); otherwise leaky_relu with slope (lower + upper) / 2 (1/8, 1/3). */
+TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training);
 
 /* Linear layers: x [*, in], weight [out, in], bias [out] or NULL. */
 TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
@@ -772,6 +795,29 @@ TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias,
 TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+/* F.conv3d / F.conv_transpose3d: x [N, C, D, H, W] or unbatched [C, D, H, W], weight [O,
+   C/groups, kD, kH, kW] ([C, O/groups, kD, kH, kW] transposed), bias [O] or NULL; the keyword
+   arguments of the 2-d forms, an int for every dim or a triple (.stride_dhw = TN_INTS(2, 1,
+   1), text "stride=(2, 1, 1)"). One 2-d convolution does the work: the depth windows
+   stacked as channels (im2col over depth), or for the transposed form the depth taps as
+   output channels summed back into place (col2im over depth). */
+#define TN_FIELDS_tn_conv3d_fn_opts(X) \
+    X(I,  stride,             1,         "") \
+    X(P,  padding,            0,         "") \
+    X(I,  dilation,           1,         "") \
+    X(I,  groups,             1,         "") \
+    X(I,  output_padding,     0,         "") \
+    X(IL, stride_dhw,         TN__LIST0, "") \
+    X(IL, padding_dhw,        TN__LIST0, "") \
+    X(IL, dilation_dhw,       TN__LIST0, "") \
+    X(IL, output_padding_dhw, TN__LIST0, "")
+TN__KW_STRUCT(tn_conv3d_fn_opts);
+TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv3d_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv3d_fn_opts opts);
+#define tn_conv3d(x, weight, ...) tn_conv3d_opts(x, weight, TN__POS_KW(tn_conv3d_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose3d(x, weight, ...) tn_conv_transpose3d_opts(x, weight, TN__POS_KW(tn_conv3d_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv3d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose3d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
@@ -816,6 +862,32 @@ TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char
 TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
+/* nn.MaxPool3d / nn.AvgPool3d's keyword arguments and F.max_pool3d / F.avg_pool3d's: those of
+   tn_pool_opts with triples (.kernel_size_dhw = TN_INTS(3, 2, 2), text "stride=(2, 1, 1)"). */
+#define TN_FIELDS_tn_pool3d_opts(X) \
+    X(I,  stride,            TN_NONE,   "") \
+    X(I,  padding,           0,         "") \
+    X(I,  dilation,          1,         "") \
+    X(B,  return_indices,    false,     "") \
+    X(B,  ceil_mode,         false,     "") \
+    X(B,  count_include_pad, true,      "") \
+    X(I,  divisor_override,  TN_NONE,   "") \
+    X(IL, kernel_size_dhw,   TN__LIST0, "") \
+    X(IL, stride_dhw,        TN__LIST0, "") \
+    X(IL, padding_dhw,       TN__LIST0, "") \
+    X(IL, dilation_dhw,      TN__LIST0, "")
+TN__KW_STRUCT(tn_pool3d_opts);
+/* Pooling over [N, C, D, H, W] or [C, D, H, W]; indices: flat over each D*H*W volume. The
+   max takes each window's first largest value in (d, h, w) order, as PyTorch's scan. */
+TNDEF tn_tensor *tn_max_pool3d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool3d_opts opts);
+TNDEF tn_tensor *tn_avg_pool3d_opts(tn_tensor *x, int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_max_pool3d(x, ...) tn_max_pool3d_opts(x, NULL, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_max_pool3d_with_indices(x, indices, ...) tn_max_pool3d_opts(x, indices, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_avg_pool3d(x, ...) tn_avg_pool3d_opts(x, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool3d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool3d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_adaptive_avg_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w, tn_tensor **indices);
 
 /* Normalisation. running_mean/var (NULL: none) are updated in place when training:
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
@@ -832,6 +904,8 @@ TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tens
    input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
 TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
 TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
+/* dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]). */
+TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
 
 /* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
    counts from V) gets no gradient. */
@@ -907,6 +981,78 @@ TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim,
 TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
 /* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting (margin=0). */
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
+/* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
+   eps=1e-6, keepdim=False). */
+TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim);
+/* The keyword arguments of the losses below, one struct for the family: each field starts
+   "not given" (NAN, -1, TN_NONE) and each loss fills in its own PyTorch default (shown with
+   it); a field the loss does not have is an error when given:
+   tn_triplet_margin_loss(a, p, n, .margin = 0.5, .swap = true). weight is a tensor (NULL:
+   None), which the option text cannot give. */
+#define TN_FIELDS_tn_loss_fn_opts(X) \
+    X(E,  reduction,     TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D,  margin,        NAN,     "") \
+    X(D,  p,             NAN,     "") \
+    X(D,  eps,           NAN,     "") \
+    X(OB, swap,          -1,      "") \
+    X(OB, full,          -1,      "") \
+    X(OB, log_input,     -1,      "") \
+    X(T,  weight,        NULL,    "") \
+    X(I,  blank,         TN_NONE, "") \
+    X(OB, zero_infinity, -1,      "")
+TN__KW_STRUCT(tn_loss_fn_opts);
+/* log(1 + exp(-target * input)), target +-1 of input's shape. */
+TNDEF tn_tensor *tn_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* -mean over classes (the last dim) of w (t log sigmoid(x) + (1 - t) log sigmoid(-x)); weight
+   broadcasts to input (weight=None). */
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* input [N, C] or [C], target int64 of its shape: class indices, ended by the first -1; per
+   sample sum over targets j and non-targets i of max(0, 1 - (x[j] - x[i])) / C. */
+TNDEF tn_tensor *tn_multilabel_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* x where target == 1, max(0, margin - x) where target == -1 (both for other targets, as
+   PyTorch) (margin=1.0). */
+TNDEF tn_tensor *tn_hinge_embedding_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* input [N, C] or [C], target int64 [N] or []: sum over i != y of w[y] max(0, margin - x[y] +
+   x[i])^p / C (p=1 or 2, margin=1.0, weight=None: [C]). */
+TNDEF tn_tensor *tn_multi_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* max(0, margin + d(a, p) - d(a, n)), d = pairwise_distance (p, eps); swap: d(a, n) becomes
+   min(d(a, n), d(p, n)). Inputs [N, D] or [D], all of one rank (margin=1.0, p=2, eps=1e-6,
+   swap=False). */
+TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts opts);
+/* The same with a distance of the caller's (NULL: tn_pairwise_distance with p 2), called
+   inside a scope, which owns what it returns (any op's result will do; NULL after recording
+   an error) (margin=1.0; swap=False). */
+typedef tn_tensor *(*tn_distance_fn)(tn_tensor *x1, tn_tensor *x2, void *user);
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                           void *user, tn_loss_fn_opts opts);
+/* 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full);
+   var of input's shape, or with its last dim 1 or missing (one variance per row); the
+   clamp passes var's gradient unchanged, as PyTorch (full=False, eps=1e-6). */
+TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_tensor *var, tn_loss_fn_opts opts);
+/* exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
+   Stirling's approximation of log(target!) where target > 1 (log_input=True, full=False,
+   eps=1e-8). */
+TNDEF tn_tensor *tn_poisson_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+#define tn_soft_margin_loss(input, ...) tn_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multilabel_soft_margin_loss(input, ...) tn_multilabel_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multilabel_margin_loss(input, ...) tn_multilabel_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_hinge_embedding_loss(input, ...) tn_hinge_embedding_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multi_margin_loss(input, ...) tn_multi_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_triplet_margin_loss(anchor, positive, ...) tn_triplet_margin_loss_opts(anchor, positive, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_triplet_margin_with_distance_loss(anchor, positive, negative, distance, ...) \
+    tn_triplet_margin_with_distance_loss_opts(anchor, positive, negative, distance, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_gaussian_nll_loss(input, target, ...) tn_gaussian_nll_loss_opts(input, target, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_poisson_nll_loss(input, ...) tn_poisson_nll_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
+TNDEF tn_tensor *tn_multilabel_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_hinge_embedding_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_multi_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
+TNDEF tn_tensor *tn_triplet_margin_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, const char *options);
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                          void *user, const char *options);
+TNDEF tn_tensor *tn_gaussian_nll_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *var, const char *options);
+TNDEF tn_tensor *tn_poisson_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
 
 /* ======================================================================= */
 /* 11. autograd engine                                                      */
@@ -2625,12 +2771,14 @@ static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const cha
     }
     return -1;
 }
-/* The sibling suffixes: a tuple for `name` goes to name_hw (I2) or name_groups (DL). */
-static const char *const tn__kw_siblings[2] = {"_hw", "_groups"};
+/* The sibling suffixes: a tuple for `name` goes to name_dhw (IL, the 3-d kinds' triples),
+   name_hw (I2) or name_groups (DL); "_dhw" is tried before the "_hw" it ends with. */
+#define TN__KW_NSIBLINGS 3
+static const char *const tn__kw_siblings[TN__KW_NSIBLINGS] = {"_dhw", "_hw", "_groups"};
 /* The length of name without its sibling suffix (stride_hw: "stride"), else strlen. */
 static size_t tn__kw_base_len(const char *name) {
     size_t l = strlen(name);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < TN__KW_NSIBLINGS; s++) {
         size_t sl = strlen(tn__kw_siblings[s]);
         if (l > sl && !strcmp(name + l - sl, tn__kw_siblings[s])) return l - sl;
     }
@@ -2777,7 +2925,7 @@ static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys,
            the sibling has takes single values too */
         const bool tuple = v.p[0] == '(' || v.p[0] == '[';
         int i = tn__kw_find(keys, nkeys, k, "");
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < TN__KW_NSIBLINGS; s++) {
             int j = tn__kw_find(keys, nkeys, k, tn__kw_siblings[s]);
             if (j >= 0 && (i < 0 || (tuple && !tn__kw_tuple_type(keys[i].type)))) i = j;
         }
@@ -2923,6 +3071,15 @@ static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)
 #undef TN__KW_T
 #define TN__KW_T tn_loss_opts
 static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv3d_fn_opts
+static const tn__kwkey tn__kw_conv3d_fn[] = {TN_FIELDS_tn_conv3d_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pool3d_opts
+static const tn__kwkey tn__kw_pool3d[] = {TN_FIELDS_tn_pool3d_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loss_fn_opts
+static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
@@ -10251,6 +10408,132 @@ TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *
     TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose2d", options, tn_conv_transpose2d_opts(x, w, b, o));
 }
 
+/* ======================================================================================== */
+/* src/nn/conv3d.c: conv3d and conv_transpose3d: one 2-d convolution over the depth windows */
+/* ======================================================================================== */
+/* ---- 3-d convolutions ----
+   Both are one 2-d convolution (tn__conv: the CPU's blocked im2col + GEMM, or cuDNN) over
+   the depth dim folded away:
+     conv3d: the kD depth windows of each output depth stacked as channels (im2col over
+       depth, [N, C*kD, OD*H*W]) and the weight [O, C/g, kD, kH, kW] read as [O, C/g*kD, kH,
+       kW], so that groups keep their channels together; each output depth is one sample.
+     conv_transpose3d: each input depth one sample of conv_transpose2d, with the depth taps
+       as output channels (weight [C, O/g*kD, kH, kW]), then the taps summed into their output
+       depths (col2im over depth), cropped by the padding, widened by output_padding.
+   Every step is differentiable (im2col and col2im are each other's backward), so the
+   gradients, of any order, are those of the convolution. */
+/* A triple option: the list when given (3 values), else the int for every dim. */
+static int tn__kw_triple(const char *fn, const char *name, int64_t v, const tn_ints *l, int64_t out[3]) {
+    if (l->n != 0 && l->n != 3) return TN__FAIL_INT("%s: %s must be an int or a tuple of 3 ints, got %d values", fn, name, l->n);
+    for (int i = 0; i < 3; i++) out[i] = l->n ? l->v[i] : v;
+    return 0;
+}
+/* x [N, C, D, H, W]: per-dim stride, padding (p[0] TN_PADDING_SAME for 'same'), dilation,
+   output padding checked as tn__conv checks its dims. */
+static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const int64_t *s, const int64_t *p,
+                             const int64_t *d, const int64_t *op, int64_t groups) {
+    TN__CHECK_NULL(x); TN__CHECK_NULL(w);
+    if (x->ndim != 4 && x->ndim != 5)
+        return (tn_tensor *)tn__error("%s: expected 4D (unbatched) or 5D (batched) input, but got input of size %s", fn, TN__SHAPE(x));
+    if (w->ndim != 5)
+        return (tn_tensor *)tn__error("%s: expected a 5-d weight [%s, kD, kH, kW], got %s", fn, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
+    const bool same = p[0] == TN_PADDING_SAME;
+    if (tn__check_positive(fn, "stride", s, 3) || tn__check_positive(fn, "dilation", d, 3)) return NULL;
+    for (int i = 0; i < 3; i++) {
+        if (!same && p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
+        if (s[i] > INT32_MAX || d[i] > INT32_MAX || (!same && p[i] > INT32_MAX) || (op && (op[i] < 0 || op[i] > INT32_MAX)) || w->shape[2 + i] > INT32_MAX)
+            return (tn_tensor *)tn__error("%s: stride, padding, dilation and kernel size must be below 2^31 and output padding non-negative (dim %d)", fn, i);
+        if (w->shape[2 + i] <= 0) return (tn_tensor *)tn__error("%s: kernel size should be greater than zero, but got weight of size %s", fn, TN__SHAPE(w));
+        if (same && s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
+    }
+    if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
+    const bool batched = x->ndim == 5;
+    const int64_t C = x->shape[batched ? 1 : 0], kD = w->shape[2], sD = s[0], dD = d[0];
+    if (w->shape[0] % groups)
+        return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
+                                      fn, (long long)groups, (long long)groups, TN__SHAPE(w));
+    int64_t wc;
+    if (!transposed && (C % groups || !tn__mul_ok(w->shape[1], groups, &wc) || wc != C))
+        return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)tn__mul_sat(w->shape[1], groups), (long long)C);
+    if (transposed && (C % groups || w->shape[0] != C))
+        return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
+    const int64_t O = transposed ? tn__mul_sat(w->shape[1], groups) : w->shape[0];
+    if (b && (b->ndim != 1 || b->shape[0] != O)) return (tn_tensor *)tn__error("%s: bias of size %s, expected [%lld]", fn, TN__SHAPE(b), (long long)O);
+    const int64_t D = x->shape[x->ndim - 3], H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1];
+    /* the depth geometry (H and W are the 2-d convolution's to check) */
+    const int64_t span = dD * (kD - 1) + 1;
+    int64_t padL = same ? dD * (kD - 1) / 2 : p[0], padR = same ? dD * (kD - 1) - padL : p[0], OD;
+    if (!transposed) {
+        if (D + padL + padR < span)
+            return (tn_tensor *)tn__error("%s: calculated padded input size per channel: (%lld x %lld x %lld). Kernel size: (%lld x %lld x %lld). Kernel size can't be greater than actual input size",
+                                          fn, (long long)(D + padL + padR), (long long)(H + (same ? 0 : 2 * p[1])), (long long)(W + (same ? 0 : 2 * p[2])),
+                                          (long long)kD, (long long)w->shape[3], (long long)w->shape[4]);
+        OD = (D + padL + padR - span) / sD + 1;
+    } else {
+        if (op[0] >= sD && op[0] >= dD)
+            return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
+                                          fn, (long long)op[0], (long long)sD, (long long)dD);
+        int64_t grown;
+        if (!tn__mul_ok(D - 1 < 0 ? 0 : D - 1, sD, &grown) || grown > INT64_MAX / 2)
+            return (tn_tensor *)tn__error("%s: input %s with stride %lld gives an output size past int64", fn, TN__SHAPE(x), (long long)sD);
+        OD = grown + span - 2 * p[0] + op[0];
+        if (OD <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output depth %lld", fn, TN__SHAPE(x), (long long)OD);
+    }
+    const int64_t s2[2] = {s[1], s[2]}, d2[2] = {d[1], d[2]}, p2[2] = {same ? TN_PADDING_SAME : p[1], same ? 0 : p[2]}, op2[2] = {op ? op[1] : 0, op ? op[2] : 0};
+    tn_scope_begin();
+    tn_tensor *x5 = batched ? x : tn_unsqueeze(x, 0), *y = NULL;
+    const int64_t N = x5 ? x5->shape[0] : 0, HW = tn__mul_sat(H, W);
+    if (!transposed) {
+        /* [N, C, Dp, H*W] -> depth windows [N, C*kD, OD, H, W] -> [N*OD, C*kD, H, W] */
+        tn_tensor *xp = padL || padR ? tn_pad(x5, TN_SHAPE(0, 0, 0, 0, padL, padR), 0) : x5;
+        tn_tensor *x4 = tn_reshape(xp, TN_SHAPE(N, C, D + padL + padR, HW));
+        const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, OD, HW};
+        tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;
+        tn_tensor *xs = tn_reshape(tn_permute(tn_reshape(cols, TN_SHAPE(N, C * kD, OD, H, W)), TN_SHAPE(0, 2, 1, 3, 4)), TN_SHAPE(N * OD, C * kD, H, W));
+        tn_tensor *w4 = tn_reshape(w, TN_SHAPE(O, w->shape[1] * kD, w->shape[3], w->shape[4]));
+        tn_tensor *y4 = xs && w4 ? tn__conv(fn, xs, w4, b, 2, false, s2, p2, d2, NULL, groups) : NULL;
+        if (y4) y = tn_permute(tn_reshape(y4, TN_SHAPE(N, OD, O, y4->shape[2], y4->shape[3])), TN_SHAPE(0, 2, 1, 3, 4));
+    } else {
+        /* [N*D, C, H, W] -> conv_transpose2d with the taps as channels [N*D, O*kD, OH, OW] */
+        tn_tensor *xs = tn_reshape(tn_permute(x5, TN_SHAPE(0, 2, 1, 3, 4)), TN_SHAPE(N * D, C, H, W));
+        tn_tensor *w4 = tn_reshape(w, TN_SHAPE(C, w->shape[1] * kD, w->shape[3], w->shape[4]));
+        tn_tensor *y4 = xs && w4 ? tn__conv(fn, xs, w4, NULL, 2, true, s2, p2, d2, op2, groups) : NULL;
+        if (y4) {
+            const int64_t OH = y4->shape[2], OW = y4->shape[3], K = tn__mul_sat(tn__mul_sat(O, OH), tn__mul_sat(OW, kD)), Dfull = (D - 1) * sD + span;
+            /* the taps of each output (o, h, w) as col2im's rows: [N, O*OH*OW*kD, D] */
+            tn_tensor *cols = tn_reshape(tn_permute(tn_reshape(y4, TN_SHAPE(N, D, O, kD, OH, OW)), TN_SHAPE(0, 2, 4, 5, 3, 1)), TN_SHAPE(N, K, D));
+            const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, D, 1};
+            tn_tensor *img = cols ? tn__col2im(tn_contiguous(cols), Dfull, 1, g) : NULL;   /* [N, O*OH*OW, Dfull, 1] */
+            y = tn_permute(tn_reshape(img, TN_SHAPE(N, O, OH, OW, Dfull)), TN_SHAPE(0, 1, 4, 2, 3));
+            if (p[0] || op[0]) y = tn_pad(y, TN_SHAPE(0, 0, 0, 0, -p[0], op[0] - p[0]), 0);
+            if (b) y = tn_add(y, tn_reshape(b, TN_SHAPE(1, O, 1, 1, 1)));
+        }
+    }
+    y = tn__grad_name(tn_contiguous(y), "ConvolutionBackward0");
+    return tn__scope_return(batched ? y : tn__grad_name(tn_squeeze_dim(y, 0), "SqueezeBackward1"));
+}
+static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o) {
+    int64_t s[3], p[3], d[3], op[3];
+    if (tn__kw_triple(fn, "stride", o->stride, &o->stride_dhw, s) || tn__kw_triple(fn, "padding", o->padding == TN_PADDING_VALID ? 0 : o->padding, &o->padding_dhw, p) ||
+        tn__kw_triple(fn, "dilation", o->dilation, &o->dilation_dhw, d) || tn__kw_triple(fn, "output_padding", o->output_padding, &o->output_padding_dhw, op))
+        return NULL;
+    if (o->padding == TN_PADDING_SAME && o->padding_dhw.n) return (tn_tensor *)tn__error("%s: give padding='same' or a padding tuple, not both", fn);
+    if (!transposed && (op[0] || op[1] || op[2])) return (tn_tensor *)tn__error("%s: output_padding is an option of the transposed convolutions only", fn);
+    return TN__AS(fn, tn__conv3d(fn, x, w, b, transposed, s, p, d, transposed ? op : NULL, o->groups));
+}
+TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv3d", x, w, b, false, &o); }
+TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv_transpose3d", x, w, b, true, &o); }
+TNDEF tn_tensor *tn_conv3d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv3d_fn_opts, conv3d_fn, "tn_conv3d", options, tn_conv3d_opts(x, w, b, o));
+}
+TNDEF tn_tensor *tn_conv_transpose3d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv3d_fn_opts, conv3d_fn, "tn_conv_transpose3d", options, tn_conv_transpose3d_opts(x, w, b, o));
+}
+
 /* ======================================================================= */
 /* src/nn/pooling.c: max, average and adaptive pooling                     */
 /* ======================================================================= */
@@ -10892,6 +11175,294 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
 }
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w) {
     return TN__AS("tn_adaptive_avg_pool2d", tn__adaptive_avg_pool("tn_adaptive_avg_pool2d", x, out_h, out_w));
+}
+
+/* ========================================================================================== */
+/* src/nn/pooling3d.c: 3-d pooling; window maxima over any windows (gathered by index tables) */
+/* ========================================================================================== */
+/* ---- pooling over 3 spatial dims, and window maxima over any windows ----
+   Maxima (max_pool3d, adaptive_max_pool3d, fractional_max_pool2d/3d) gather each window's
+   positions with one index_select per dim, by a table of the window's in-range positions
+   (a short window repeats its last one, which cannot change a maximum or its first
+   position), and take tn_max_dim over them: the gradient reaches the first largest value in
+   (d, h, w) order as PyTorch's scan does, and is differentiable again. Averages
+   (avg_pool3d, adaptive_avg_pool3d) are separable: one [out, in] matrix per dim, each
+   row holding the window's weights, applied by matmul. */
+
+/* Windows along one spatial dim: output o covers the positions start[o] + k * dil below
+   end[o] that lie in [0, in). */
+typedef struct tn__wdim { int64_t in, out, dil, *start, *end; } tn__wdim;
+/* The window tables of one dim: positions [out * K] (K: the widest window's count) as an
+   int64 tensor on the CPU, K in *K. NULL with an error when a window has no position in
+   range (the caller's geometry forbids it) or memory runs out. */
+static tn_tensor *tn__wdim_positions(const char *fn, const tn__wdim *w, int64_t *K) {
+    int64_t k = 1;
+    for (int64_t o = 0; o < w->out; o++) {
+        int64_t first = w->start[o] >= 0 ? w->start[o] : w->start[o] + (-w->start[o] + w->dil - 1) / w->dil * w->dil;
+        int64_t end = TN__MIN(w->end[o], w->in);
+        if (first >= end) return (tn_tensor *)tn__error("%s: a pooling window lies entirely in the padding", fn);
+        k = TN__MAX(k, (end - first + w->dil - 1) / w->dil);
+    }
+    tn_tensor *t = tn__new_checked(fn, TN_SHAPE(w->out, k), TN_I64);
+    if (!t) return NULL;
+    int64_t *pos = (int64_t *)tn_data_ptr(t);
+    for (int64_t o = 0; o < w->out; o++) {
+        int64_t first = w->start[o] >= 0 ? w->start[o] : w->start[o] + (-w->start[o] + w->dil - 1) / w->dil * w->dil, last = first;
+        int64_t end = TN__MIN(w->end[o], w->in);
+        for (int64_t j = 0; j < k; j++) {
+            if (first + j * w->dil < end) last = first + j * w->dil;
+            pos[o * k + j] = last;
+        }
+    }
+    *K = k;
+    return tn__own(t);
+}
+/* The maximum of each window of x [N, C, *] (nsp spatial dims, 1 to 3) and, when indices is
+   not NULL, its position flat over each input volume (int64). */
+static tn_tensor *tn__window_max(const char *fn, tn_tensor *x, int nsp, const tn__wdim *dims, tn_tensor **indices) {
+    tn_tensor *pos[3];
+    int64_t K[3], out[3], in[3], Kall = 1;
+    for (int i = 0; i < nsp; i++) {
+        if (!(pos[i] = tn__wdim_positions(fn, &dims[i], &K[i]))) return NULL;
+        out[i] = dims[i].out; in[i] = dims[i].in;
+        Kall = tn__mul_sat(Kall, K[i]);
+    }
+    const int64_t N = x->shape[0], C = x->shape[1];
+    int64_t wshape[TN_MAX_DIMS], perm[TN_MAX_DIMS], vshape[TN_MAX_DIMS];
+    wshape[0] = vshape[0] = N; wshape[1] = vshape[1] = C; perm[0] = 0; perm[1] = 1;
+    tn_tensor *y = x;
+    for (int i = 0; i < nsp; i++) {
+        y = tn_index_select(y, 2 + i, tn_to(tn_reshape(pos[i], TN_SHAPE(-1)), x->device));   /* [.., out_i * K_i, ..] */
+        wshape[2 + 2 * i] = out[i]; wshape[3 + 2 * i] = K[i];
+        perm[2 + i] = 2 + 2 * i; perm[2 + nsp + i] = 3 + 2 * i;
+        vshape[2 + i] = out[i];
+    }
+    vshape[2 + nsp] = Kall;
+    /* [N, C, o0, k0, o1, k1, ..] -> [N, C, o0, o1, .., k0 * k1 * ..] */
+    y = tn_reshape(tn_permute(tn_reshape(y, wshape, 2 + 2 * nsp), perm, 2 + 2 * nsp), vshape, 3 + nsp);
+    tn_tensor *kidx = NULL, *v = tn_max_dim(y, -1, false, indices ? &kidx : NULL);
+    if (!v || !indices) return v;
+    /* flat input positions of every (window, k): [1, 1, o0, o1, .., K] */
+    int64_t nw = 1, fshape[TN_MAX_DIMS];
+    for (int i = 0; i < nsp; i++) { nw = tn__mul_sat(nw, out[i]); fshape[2 + i] = out[i]; }
+    fshape[0] = fshape[1] = 1; fshape[2 + nsp] = Kall;
+    tn_tensor *flat = tn__new_checked(fn, fshape, 3 + nsp, TN_I64);
+    if (!flat) return NULL;
+    tn__own(flat);
+    int64_t *fp = (int64_t *)tn_data_ptr(flat);
+    const int64_t *p0 = (const int64_t *)tn_data_ptr(pos[0]), *p1 = nsp > 1 ? (const int64_t *)tn_data_ptr(pos[1]) : NULL,
+                  *p2 = nsp > 2 ? (const int64_t *)tn_data_ptr(pos[2]) : NULL;
+    for (int64_t wi = 0; wi < nw; wi++) {
+        int64_t o[3] = {wi, 0, 0}, r = wi;   /* the window's (o0, o1, o2) */
+        for (int i = nsp - 1; i >= 0; i--) { o[i] = r % out[i]; r /= out[i]; }
+        for (int64_t k = 0; k < Kall; k++) {
+            int64_t kk[3] = {k, 0, 0}, q = k, f;
+            for (int i = nsp - 1; i >= 0; i--) { kk[i] = q % K[i]; q /= K[i]; }
+            f = p0[o[0] * K[0] + kk[0]];
+            if (nsp > 1) f = f * in[1] + p1[o[1] * K[1] + kk[1]];
+            if (nsp > 2) f = f * in[2] + p2[o[2] * K[2] + kk[2]];
+            fp[wi * Kall + k] = f;
+        }
+    }
+    vshape[2 + nsp] = Kall;
+    tn_tensor *fe = tn_expand(tn_to(flat, x->device), vshape, 3 + nsp);
+    *indices = tn_squeeze_dim(tn_gather(fe, -1, tn_unsqueeze(kidx, -1)), -1);
+    return *indices ? v : NULL;
+}
+/* An [out, in] matrix from row-major doubles, in like's dtype and on its device. */
+static tn_tensor *tn__dim_matrix(const double *m, int64_t out, int64_t in, const tn_tensor *like) {
+    return tn_to(tn_to_dtype(tn_from_data(m, TN_SHAPE(out, in), TN_F64), like->dtype), like->device);
+}
+/* y with spatial dim d (of nd) replaced by m [out, in] applied along it. */
+static tn_tensor *tn__along(tn_tensor *y, int d, int nd, tn_tensor *m) {
+    if (d == nd - 1) return tn_matmul(y, tn_t(m));
+    if (d == nd - 2) return tn_matmul(m, y);
+    return tn_transpose(tn_matmul(m, tn_transpose(y, d, nd - 2)), d, nd - 2);
+}
+
+/* ---- the 3-d poolings ---- */
+static const char *const tn__pool3d_options[2] = {"kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override",
+                                                  "kernel_size, stride, padding, dilation, return_indices, ceil_mode"};
+/* tn_pool3d_opts -> kernel, stride, padding, dilation per dim, checked; divisor 0: none. */
+static int tn__pool3d_args(const char *fn, const char *what, bool max, int64_t ksize, const tn_pool3d_opts *o, int64_t k[3], int64_t s[3], int64_t p[3],
+                           int64_t d[3], int64_t *divisor) {
+    const tn_pool3d_opts def = TN_DEFAULTS(tn_pool3d_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool3d, TN__KW_N(tn__kw_pool3d), o, &def, tn__pool3d_options[max])) return -1;
+    if (o->stride != TN_NONE && o->stride <= 0 && !o->stride_dhw.n) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
+    if (tn__kw_triple(fn, "kernel_size", ksize, &o->kernel_size_dhw, k) || tn__kw_triple(fn, "padding", o->padding, &o->padding_dhw, p) ||
+        tn__kw_triple(fn, "dilation", o->dilation, &o->dilation_dhw, d))
+        return -1;
+    if (o->stride == TN_NONE && !o->stride_dhw.n) memcpy(s, k, 3 * sizeof(int64_t));
+    else if (tn__kw_triple(fn, "stride", o->stride, &o->stride_dhw, s)) return -1;
+    for (int i = 0; i < 3; i++) {
+        if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0)
+            return TN__FAIL_INT("%s: kernel_size, stride and dilation must be greater than zero (got %lld, %lld, %lld)", fn, (long long)k[i], (long long)s[i], (long long)d[i]);
+        if (k[i] > INT32_MAX || s[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX)
+            return TN__FAIL_INT("%s: kernel_size, stride, padding and dilation must be below 2^31", fn);
+        if (p[i] < 0 || p[i] > (max ? (d[i] * (k[i] - 1) + 1) / 2 : k[i] / 2))
+            return TN__FAIL_INT("%s: pad should be at most half of %skernel size, but got pad=%lld and kernel_size=%lld", fn, max ? "effective " : "",
+                                (long long)p[i], (long long)k[i]);
+    }
+    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
+    return 0;
+}
+/* x [N, C, D, H, W] or [C, D, H, W] as 5-d; NULL with PyTorch's message otherwise. */
+static tn_tensor *tn__pool3d_input(const char *fn, tn_tensor *x) {
+    if (x->ndim != 4 && x->ndim != 5) return (tn_tensor *)tn__error("%s: non-empty 4D or 5D (batch mode) tensor expected for input, got %s", fn, TN__SHAPE(x));
+    return tn__pool_input(fn, x, 3);
+}
+/* The output counts of a windowed pooling; -1 with PyTorch's message when one is below 1. */
+static int tn__pool3d_counts(const char *fn, tn_tensor *x5, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d, bool ceil_mode, int64_t *out) {
+    for (int i = 0; i < 3; i++) out[i] = tn__window_count(x5->shape[2 + i], k[i], p[i], s[i], d[i], ceil_mode);
+    if (out[0] < 1 || out[1] < 1 || out[2] < 1)
+        return TN__FAIL_INT("%s: Given input size: (%lldx%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lldx%lld). Output size is too small", fn,
+                            (long long)x5->shape[1], (long long)x5->shape[2], (long long)x5->shape[3], (long long)x5->shape[4], (long long)x5->shape[1],
+                            (long long)TN__MAX(out[0], 0), (long long)TN__MAX(out[1], 0), (long long)TN__MAX(out[2], 0));
+    return tn__check_shape(fn, TN_SHAPE(x5->shape[0], x5->shape[1], out[0], out[1], out[2]));
+}
+/* Undo tn__pool_input for a 3-d pooling's result (and indices). */
+static tn_tensor *tn__pool3d_output(tn_tensor *y, tn_tensor *x) { return x->ndim == 5 ? y : tn_squeeze_dim(y, 0); }
+/* Tables of start and end positions for out windows of dim i, filled by the caller: 2 * out each. */
+static int tn__wdims_alloc(const char *fn, tn__wdim *w, int n, int64_t **buf) {
+    int64_t total = 0;
+    for (int i = 0; i < n && total >= 0; i++)
+        if (!tn__add_ok(total, w[i].out, &total) || !tn__add_ok(total, w[i].out, &total)) total = -1;   /* tn__malloc_n refuses it */
+    if (!(*buf = (int64_t *)tn__malloc_n(fn, total, sizeof(int64_t)))) return -1;
+    int64_t *q = *buf;
+    for (int i = 0; i < n; i++) { w[i].start = q; w[i].end = q + w[i].out; q += 2 * w[i].out; }
+    return 0;
+}
+static tn_tensor *tn__max_pool3d(const char *fn, tn_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d, bool ceil_mode,
+                                 tn_tensor **indices) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *x5 = tn__pool3d_input(fn, x), *idx = NULL, *y = NULL;
+    int64_t out[3], *buf = NULL;
+    tn__wdim w[3];
+    if (x5 && !tn__pool3d_counts(fn, x5, k, s, p, d, ceil_mode, out)) {
+        for (int i = 0; i < 3; i++) { w[i].in = x5->shape[2 + i]; w[i].out = out[i]; w[i].dil = d[i]; }
+        if (!tn__wdims_alloc(fn, w, 3, &buf)) {
+            for (int i = 0; i < 3; i++)
+                for (int64_t o = 0; o < out[i]; o++) { w[i].start[o] = o * s[i] - p[i]; w[i].end[o] = w[i].start[o] + d[i] * (k[i] - 1) + 1; }
+            y = tn__window_max(fn, x5, 3, w, indices ? &idx : NULL);
+            TN_FREE(buf);
+        }
+    }
+    if (y && indices) *indices = tn_keep(tn__pool3d_output(idx, x));
+    y = y ? tn__grad_name(tn__pool3d_output(tn__grad_name(y, "MaxPool3DWithIndicesBackward0"), x), "MaxPool3DWithIndicesBackward0") : NULL;
+    return tn__scope_return(y);
+}
+static tn_tensor *tn__max_pool3d_kw(const char *fn, tn_tensor *x, tn_tensor **indices, int64_t ksize, const tn_pool3d_opts *o) {
+    if (indices) *indices = NULL;
+    int64_t k[3], st[3], pd[3], dl[3], divisor;
+    if (tn__pool3d_args(fn, "max_pool3d", true, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    if (o->return_indices && !indices) return (tn_tensor *)tn__error("%s: return_indices: call tn_max_pool3d_with_indices", fn);
+    return TN__AS(fn, tn__max_pool3d(fn, x, k, st, pd, dl, o->ceil_mode, indices));
+}
+TNDEF tn_tensor *tn_max_pool3d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool3d_opts o) { return tn__max_pool3d_kw("tn_max_pool3d", x, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool3d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool3d, TN__KW_N(tn__kw_pool3d), tn__pool3d_options[1], keys);
+    tn_pool3d_opts o = TN_DEFAULTS(tn_pool3d_opts);
+    return tn__kw_parse("tn_max_pool3d", options, keys, n, &o, NULL) ? NULL : tn_max_pool3d_opts(x, indices, k, o);
+}
+/* Average pooling's matrix along one dim: row o holds 1/divisor over the window's in-range
+   positions (PyTorch's divisors: the window clipped to the padded input, or to the input
+   without count_include_pad; the product over dims of these is PyTorch's divide_factor).
+   divisor_override: ones (the caller divides). */
+static tn_tensor *tn__avg_matrix(const char *fn, int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, bool count_include_pad, bool ones, const tn_tensor *like) {
+    double *m = (double *)tn__malloc_n(fn, tn__mul_or(in, out, -1), sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    for (int64_t o = 0; o < out; o++) {
+        int64_t a = o * s - p, b = TN__MIN(a + k, in + p);
+        const int64_t pool = b - a;
+        a = TN__MAX(a, 0); b = TN__MIN(b, in);
+        const double v = ones ? 1.0 : 1.0 / (double)(count_include_pad ? pool : b - a);
+        for (int64_t j = a; j < b; j++) m[o * in + j] = v;
+    }
+    tn_tensor *t = tn__dim_matrix(m, out, in, like);
+    TN_FREE(m);
+    return t;
+}
+static tn_tensor *tn__avg_pool3d(const char *fn, tn_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, bool ceil_mode, bool count_include_pad,
+                                 int64_t divisor) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *x5 = tn__pool3d_input(fn, x), *y = NULL;
+    int64_t out[3];
+    const int64_t one[3] = {1, 1, 1};
+    if (x5 && !tn__pool3d_counts(fn, x5, k, s, p, one, ceil_mode, out)) {
+        y = x5;
+        for (int i = 0; i < 3 && y; i++) y = tn__along(y, 2 + i, 5, tn__avg_matrix(fn, x5->shape[2 + i], out[i], k[i], s[i], p[i], count_include_pad, divisor != 0, x5));
+        if (divisor) y = tn_div_scalar(y, (double)divisor);
+    }
+    y = y ? tn_contiguous(tn__grad_name(y, "AvgPool3DBackward0")) : NULL;
+    return tn__scope_return(y ? tn__grad_name(tn__pool3d_output(y, x), "AvgPool3DBackward0") : NULL);
+}
+TNDEF tn_tensor *tn_avg_pool3d_opts(tn_tensor *x, int64_t ksize, tn_pool3d_opts o) {
+    const char *fn = "tn_avg_pool3d";
+    int64_t k[3], st[3], pd[3], dl[3], divisor;
+    if (tn__pool3d_args(fn, "avg_pool3d", false, ksize, &o, k, st, pd, dl, &divisor)) return NULL;
+    return TN__AS(fn, tn__avg_pool3d(fn, x, k, st, pd, o.ceil_mode, o.count_include_pad, divisor));
+}
+TNDEF tn_tensor *tn_avg_pool3d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool3d, TN__KW_N(tn__kw_pool3d), tn__pool3d_options[0], keys);
+    tn_pool3d_opts o = TN_DEFAULTS(tn_pool3d_opts);
+    return tn__kw_parse("tn_avg_pool3d", options, keys, n, &o, NULL) ? NULL : tn_avg_pool3d_opts(x, k, o);
+}
+/* Adaptive pooling over 3 dims: output sizes positive and their tables within int64. */
+static tn_tensor *tn__adaptive3d_input(const char *fn, tn_tensor *x, const int64_t *out) {
+    if (out[0] <= 0 || out[1] <= 0 || out[2] <= 0)
+        return (tn_tensor *)tn__error("%s: output size (%lld, %lld, %lld) must be positive", fn, (long long)out[0], (long long)out[1], (long long)out[2]);
+    tn_tensor *x5 = tn__pool3d_input(fn, x);
+    if (!x5 || tn__check_shape(fn, TN_SHAPE(x5->shape[0], x5->shape[1], out[0], out[1], out[2]))) return NULL;
+    for (int i = 0; i < 3; i++)
+        if (tn__adaptive_fits(fn, x5->shape[2 + i], out[i])) return NULL;
+    return x5;
+}
+static tn_tensor *tn__adaptive_avg_pool3d(const char *fn, tn_tensor *x, const int64_t *out) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *x5 = tn__adaptive3d_input(fn, x, out), *y = NULL;
+    const bool global = out[0] == 1 && out[1] == 1 && out[2] == 1;
+    if (x5 && global) y = tn_mean_dims(x5, TN_SHAPE(2, 3, 4), true);   /* MeanBackward1, as PyTorch */
+    else if (x5) {
+        y = x5;
+        for (int i = 0; i < 3 && y; i++)
+            if (x5->shape[2 + i] != out[i]) y = tn__along(y, 2 + i, 5, tn__resize_matrix(fn, 0, x5->shape[2 + i], out[i], 0, false, x5));
+        y = tn__grad_name(y == x5 ? tn_clone(y) : tn_contiguous(y), "AdaptiveAvgPool3DBackward0");
+    }
+    y = y ? tn__pool3d_output(y, x) : NULL;
+    return tn__scope_return(global ? y : tn__grad_name(y, "AdaptiveAvgPool3DBackward0"));
+}
+TNDEF tn_tensor *tn_adaptive_avg_pool3d(tn_tensor *x, int64_t od, int64_t oh, int64_t ow) {
+    const int64_t out[3] = {od, oh, ow};
+    return TN__AS("tn_adaptive_avg_pool3d", tn__adaptive_avg_pool3d("tn_adaptive_avg_pool3d", x, out));
+}
+static tn_tensor *tn__adaptive_max_pool3d(const char *fn, tn_tensor *x, const int64_t *out, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *x5 = tn__adaptive3d_input(fn, x, out), *idx = NULL, *y = NULL;
+    int64_t *buf = NULL;
+    tn__wdim w[3];
+    if (x5) {
+        for (int i = 0; i < 3; i++) { w[i].in = x5->shape[2 + i]; w[i].out = out[i]; w[i].dil = 1; }
+        if (!tn__wdims_alloc(fn, w, 3, &buf)) {
+            for (int i = 0; i < 3; i++) tn__adaptive_table(w[i].in, out[i], w[i].start, w[i].end);
+            y = tn__window_max(fn, x5, 3, w, indices ? &idx : NULL);
+            TN_FREE(buf);
+        }
+    }
+    if (y && indices) *indices = tn_keep(tn__pool3d_output(idx, x));
+    return tn__scope_return(y ? tn__grad_name(tn__pool3d_output(tn__grad_name(y, "AdaptiveMaxPool3DBackward0"), x), "AdaptiveMaxPool3DBackward0") : NULL);
+}
+TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t od, int64_t oh, int64_t ow, tn_tensor **indices) {
+    const int64_t out[3] = {od, oh, ow};
+    return TN__AS("tn_adaptive_max_pool3d", tn__adaptive_max_pool3d("tn_adaptive_max_pool3d", x, out, indices));
 }
 
 /* ======================================================================= */
@@ -11703,7 +12274,9 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
     return tn__own(m);
 }
-static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {
+/* channels: 0 elementwise, 2 dropout2d's channels (3-d [N, C, L] or 4-d input), 3 dropout3d's
+   (5-d, or an unbatched 4-d [C, D, H, W]). */
+static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, int channels) {
     TN__CHECK_NULL(x);
     if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
     if (!training || p == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
@@ -11711,9 +12284,12 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
     int64_t shape[TN_MAX_DIMS];
     int nd = x->ndim;
     memcpy(shape, x->shape, (size_t)nd * sizeof(int64_t));
-    if (channels) {
+    if (channels == 2) {
         if (nd != 3 && nd != 4) return (tn_tensor *)tn__error("%s: expected 3-d [N, C, L] or 4-d [N, C, H, W] input, got %s", fn, TN__SHAPE(x));
         for (int d = 2; d < nd; d++) shape[d] = 1;   /* PyTorch 1.13's feature_dropout: one draw per (dim 0, dim 1) */
+    } else if (channels == 3) {
+        if (nd != 4 && nd != 5) return (tn_tensor *)tn__error("%s: expected 4-d [C, D, H, W] or 5-d [N, C, D, H, W] input, got %s", fn, TN__SHAPE(x));
+        for (int d = nd - 3; d < nd; d++) shape[d] = 1;   /* one draw per channel (of each sample) */
     }
     tn_scope_begin();
     /* bernoulli_p's draws, made where x lives: the same mask for the same seed on every device */
@@ -11723,8 +12299,9 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
                                                 x->dtype), 1 / (1 - p));
     return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
 }
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, false)); }
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, true)); }
+TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, 0)); }
+TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, 2)); }
+TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, p, training, 3)); }
 
 /* ======================================================================= */
 /* src/nn/embedding.c: embedding, one_hot, scaled dot-product attention    */
@@ -12385,6 +12962,448 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
 }
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction) {
     return TN__AS("tn_margin_ranking_loss", tn__margin_ranking_impl(x1, x2, target, margin, reduction));
+}
+
+/* ======================================================================================================== */
+/* src/nn/activations.c: activations beyond functional.c's: shrinks, softsign, threshold, GLU, PReLU, RReLU */
+/* ======================================================================================================== */
+/* ---- activations beyond functional.c's: shrinks, softsign, log-sigmoid, threshold, GLU,
+   softmin, PReLU, RReLU ----
+   Composites of differentiable ops (gradients of any order, and the GPU through the
+   elementwise kernels), their results' nodes named as PyTorch's. */
+static int tn__act_input(const char *fn, tn_tensor *x) {
+    if (!tn_dtype_is_floating(x->dtype))
+        return TN__FAIL_INT("%s: expected a floating point input, got %s (input %s)", fn, tn_dtype_name(x->dtype), TN__SHAPE(x));
+    return 0;
+}
+static tn_tensor *tn__shrink_impl(const char *fn, tn_tensor *x, double lambd, bool soft) {
+    TN__CHECK_NULL(x);
+    if (tn__act_input(fn, x)) return NULL;
+    if (soft && !(lambd >= 0)) return (tn_tensor *)tn__error("%s: lambda must be greater or equal to 0, but found to be %g.", fn, lambd);
+    tn_scope_begin();
+    tn_tensor *y;
+    if (soft) y = tn_sub(x, tn_clamp(x, -lambd, lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
+    else y = tn_where(tn_le_scalar(tn_abs(x), lambd), tn_zeros(NULL, 0, x->dtype), x);   /* NaN: not <=, kept */
+    return tn__scope_return(tn__grad_name(y, soft ? "SoftshrinkBackward0" : "HardshrinkBackward0"));
+}
+TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd) { return TN__AS("tn_hardshrink", tn__shrink_impl("tn_hardshrink", x, lambd, false)); }
+TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd) { return TN__AS("tn_softshrink", tn__shrink_impl("tn_softshrink", x, lambd, true)); }
+static tn_tensor *tn__tanhshrink_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    return tn__scope_return(tn_sub(x, tn_tanh(x)));   /* SubBackward0, as PyTorch's Python composite */
+}
+TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x) { return TN__AS("tn_tanhshrink", tn__tanhshrink_impl(x)); }
+static tn_tensor *tn__softsign_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    return tn__scope_return(tn_div(x, tn_add_scalar(tn_abs(x), 1)));   /* DivBackward0, as PyTorch */
+}
+TNDEF tn_tensor *tn_softsign(tn_tensor *x) { return TN__AS("tn_softsign", tn__softsign_impl(x)); }
+static tn_tensor *tn__logsigmoid_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (tn__act_input("tn_logsigmoid", x)) return NULL;
+    tn_scope_begin();
+    /* -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): no overflow on either side */
+    tn_tensor *y = tn_sub(tn_clamp(x, -INFINITY, 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
+    return tn__scope_return(tn__grad_name(y, "LogSigmoidBackward0"));
+}
+TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x) { return TN__AS("tn_logsigmoid", tn__logsigmoid_impl(x)); }
+static tn_tensor *tn__threshold_impl(tn_tensor *x, double threshold, double value) {
+    TN__CHECK_NULL(x);
+    if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_threshold: \"threshold_cpu\" not implemented for 'Bool' (input %s)", TN__SHAPE(x));
+    tn_scope_begin();
+    /* x <= threshold ? value : x, as PyTorch (NaN is kept); integer inputs stay integral */
+    tn_tensor *v = tn_full(NULL, 0, value, x->dtype);
+    tn_tensor *y = tn_where(tn_le_scalar(x, threshold), tn_to(v, x->device), x);
+    return tn__scope_return(tn__grad_name(y, "ThresholdBackward0"));
+}
+TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value) { return TN__AS("tn_threshold", tn__threshold_impl(x, threshold, value)); }
+static tn_tensor *tn__glu_impl(tn_tensor *x, int64_t dim) {
+    const char *fn = "tn_glu";
+    TN__CHECK_NULL(x);
+    if (x->ndim == 0) return (tn_tensor *)tn__error("%s: glu does not support scalars because halving size must be even", fn);
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0 || tn__act_input(fn, x)) return NULL;
+    if (x->shape[d] % 2)
+        return (tn_tensor *)tn__error("%s: Halving dimension must be even, but dimension %d is size %lld (input %s)", fn, d, (long long)x->shape[d], TN__SHAPE(x));
+    const int64_t h = x->shape[d] / 2;
+    tn_scope_begin();
+    tn_tensor *y = tn_mul(tn_narrow(x, d, 0, h), tn_sigmoid(tn_narrow(x, d, h, h)));
+    return tn__scope_return(tn__grad_name(y, "GluBackward0"));
+}
+TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim) { return TN__AS("tn_glu", tn__glu_impl(x, dim)); }
+static tn_tensor *tn__softmin_impl(tn_tensor *x, int64_t dim) {
+    TN__CHECK_NULL(x);
+    if (tn__wrap_dim("tn_softmin", dim, x->ndim) < 0) return NULL;
+    tn_scope_begin();
+    return tn__scope_return(tn_softmax(tn_neg(x), dim));
+}
+TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim) { return TN__AS("tn_softmin", tn__softmin_impl(x, dim)); }
+static tn_tensor *tn__prelu_impl(tn_tensor *x, tn_tensor *w) {
+    const char *fn = "tn_prelu";
+    TN__CHECK_NULL(x); TN__CHECK_NULL(w);
+    if (tn__act_input(fn, x) || tn__nn_same(fn, x, w, "weight")) return NULL;
+    const int64_t C = x->ndim >= 2 ? x->shape[1] : 1, n = tn_numel(w);
+    if (w->ndim > 1) return (tn_tensor *)tn__error("%s: weight must be a scalar or 1-d, got %s", fn, TN__SHAPE(w));
+    if (n != 1 && n != C)
+        return (tn_tensor *)tn__error("%s: Mismatch of parameter numbers and input channel size. Found parameter numbers = %lld and channel size = %lld.", fn, (long long)n, (long long)C);
+    tn_scope_begin();
+    tn_tensor *wb = n == 1 || x->ndim < 2 ? tn_reshape(w, NULL, 0) : tn__per_channel(w, x->ndim);
+    tn_tensor *y = tn_where(tn_gt_scalar(x, 0), x, tn_mul(wb, x));
+    return tn__scope_return(tn__grad_name(y, "PreluBackward0"));
+}
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) { return TN__AS("tn_prelu", tn__prelu_impl(x, weight)); }
+static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool training) {
+    const char *fn = "tn_rrelu";
+    TN__CHECK_NULL(x);
+    if (tn__act_input(fn, x)) return NULL;
+    if (!(lower <= upper)) return (tn_tensor *)tn__error("%s: Lower bound should be less than or equal to the upper bound (lower %g, upper %g)", fn, lower, upper);
+    if (!training) return TN__AS(fn, tn__grad_name(tn_leaky_relu(x, (lower + upper) / 2), "RreluWithNoiseBackward0"));
+    tn_scope_begin();
+    /* the noise PyTorch saves: a U(lower, upper) slope where x <= 0, 1 elsewhere; y = x * noise */
+    tn_tensor *slopes = tn_to(tn_uniform(lower, upper, x->shape, x->ndim, x->dtype, NULL), x->device);
+    tn_tensor *noise = tn_where(tn_gt_scalar(tn_detach(x), 0), tn_ones_like(slopes), slopes);
+    return tn__scope_return(tn__grad_name(tn_mul(x, noise), "RreluWithNoiseBackward0"));
+}
+TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, lower, upper, training)); }
+
+/* ======================================================================= */
+/* src/nn/padding.c: F.pad's reflect, replicate and circular modes         */
+/* ======================================================================= */
+/* ---- F.pad's reflect, replicate and circular modes ----
+   Each padded dim is one index_select by a table of source positions (so the gradient is
+   index_select's: index_add, twice differentiable, and the GPU comes with it). */
+static const char *const tn__pad_mode_names[4] = {"constant", "reflect", "replicate", "circular"};
+/* The source index of each of the in + l + r output positions of one dim. */
+static tn_tensor *tn__pad_table(const char *fn, int mode, int64_t in, int64_t l, int64_t r, tn_device device) {
+    const int64_t out = in + l + r;
+    int64_t *ix = (int64_t *)tn__malloc_n(fn, out, sizeof(int64_t));
+    if (!ix) return NULL;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t i = o - l;
+        if (mode == TN_PADDING_REFLECT) i = i < 0 ? -i : i >= in ? 2 * (in - 1) - i : i;
+        else if (mode == TN_PADDING_REPLICATE) i = i < 0 ? 0 : i >= in ? in - 1 : i;
+        else i = ((i % in) + in) % in;
+        ix[o] = i;
+    }
+    tn_tensor *t = tn_to(tn_from_data(ix, TN_SHAPE(out), TN_I64), device);
+    TN_FREE(ix);
+    return t;
+}
+static tn_tensor *tn__pad_mode_impl(tn_tensor *x, const int64_t *pad, int n, int mode) {
+    const char *fn = "tn_pad_mode";
+    TN__CHECK_NULL(x);
+    if (mode < TN_PADDING_REFLECT || mode > TN_PADDING_CIRCULAR)
+        return (tn_tensor *)tn__error("%s: mode %d is not TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR (constant padding is tn_pad)", fn, mode);
+    if (n % 2 || n < 0 || (n && !pad)) return (tn_tensor *)tn__error("%s: Padding length must be divisible by 2 (got %d)", fn, n);
+    if (n > 2 * x->ndim)
+        return (tn_tensor *)tn__error("%s: Padding length should be less than or equal to two times the input dimension but got padding length %d and input of dimension %d", fn, n, x->ndim);
+    const int k = n / 2;   /* padded dims */
+    if (k < 1 || k > 3 || x->ndim < k + 1 || x->ndim > k + 2)
+        return (tn_tensor *)tn__error("%s: Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now (padding length %d, input %s)", fn, n, TN__SHAPE(x));
+    const char *name = tn__pad_mode_names[mode];
+    for (int d = x->ndim == k + 2 ? 1 : 0; d < x->ndim; d++)
+        if (x->shape[d] == 0)
+            return (tn_tensor *)tn__error("%s: %s padding: expected a %dD or %dD (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: %s",
+                                          fn, name, k + 1, k + 2, TN__SHAPE(x));
+    int64_t shape[TN_MAX_DIMS];
+    memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
+    for (int i = 0; i < k; i++) {
+        const int d = x->ndim - 1 - i;
+        const int64_t l = pad[2 * i], r = pad[2 * i + 1], in = x->shape[d];
+        if (mode == TN_PADDING_REFLECT && (l >= in || r >= in))
+            return (tn_tensor *)tn__error("%s: Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %d of input %s",
+                                          fn, (long long)l, (long long)r, d, TN__SHAPE(x));
+        if (mode == TN_PADDING_CIRCULAR && (l > in || r > in))
+            return (tn_tensor *)tn__error("%s: Padding value causes wrapping around more than once (padding (%lld, %lld) at dimension %d of input %s)", fn, (long long)l, (long long)r, d, TN__SHAPE(x));
+        /* a pad past the size reflects or wraps out of range (refused above); replicate's
+           may be any size: the sum is checked */
+        if (!tn__add_ok(in, l, &shape[d]) || !tn__add_ok(shape[d], r, &shape[d]))
+            return (tn_tensor *)tn__error("%s: padding (%lld, %lld) of input %s gives too many elements", fn, (long long)l, (long long)r, TN__SHAPE(x));
+        if (shape[d] < 1)
+            return (tn_tensor *)tn__error("%s: input (size %lld at dimension %d) is too small. Calculated output size: %lld (padding (%lld, %lld))", fn, (long long)in, d,
+                                          (long long)shape[d], (long long)l, (long long)r);
+    }
+    if (tn__check_shape(fn, shape, x->ndim)) return NULL;
+    tn_scope_begin();
+    tn_tensor *y = x;
+    for (int i = 0; i < k && y; i++) {
+        const int d = x->ndim - 1 - i;
+        y = tn_index_select(y, d, tn__pad_table(fn, mode, x->shape[d], pad[2 * i], pad[2 * i + 1], x->device));
+    }
+    if (y == x) y = tn_clone(x);
+    static const char *const names[2][3] = {{"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
+                                            {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
+    return tn__scope_return(mode == TN_PADDING_CIRCULAR ? y : tn__grad_name(y, names[mode - 1][k - 1]));
+}
+TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode) { return TN__AS("tn_pad_mode", tn__pad_mode_impl(t, pad, n, mode)); }
+
+/* ============================================================================ */
+/* src/nn/losses_more.c: the margin, multi-label, triplet and likelihood losses */
+/* ============================================================================ */
+/* ---- the margin, multi-label, triplet and likelihood losses ----
+   As losses.c: composites of differentiable ops following PyTorch's decompositions (its
+   native ones where PyTorch has a kernel), the result's node named as PyTorch's. Their
+   keyword arguments come in one struct, tn_loss_fn_opts, whose fields start "not given". */
+/* The loss's own options (valid: "margin, reduction", PyTorch's order) and its reduction;
+   the others must not be given. */
+static int tn__loss_fn_args(const char *fn, const char *what, const tn_loss_fn_opts *o, const char *valid) {
+    const tn_loss_fn_opts def = TN_DEFAULTS(tn_loss_fn_opts);
+    if (tn__kw_only(fn, what, tn__kw_loss_fn, TN__KW_N(tn__kw_loss_fn), o, &def, valid)) return -1;
+    return tn__loss_check_reduction(fn, (tn_reduction)o->reduction, false);
+}
+static double tn__or(double v, double def) { return v == v ? v : def; }   /* a D option: NAN is "not given" */
+static bool tn__or_b(int v, bool def) { return v < 0 ? def : v != 0; }    /* an OB option */
+static tn_tensor *tn__loss_fn_finish(tn_tensor *l, int reduction, const char *none_name) {
+    if (reduction == TN_REDUCTION_NONE) return tn__loss_finish(l, none_name);
+    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)reduction), NULL);
+}
+
+static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
+    const char *fn = "tn_pairwise_distance";
+    TN__CHECK_NULL(x1, x2);
+    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, true)) return NULL;
+    const int64_t d = TN__MAX(x1->ndim, x2->ndim) - 1;   /* the innermost dim (-1 of a 0-d pair) */
+    tn_scope_begin();
+    return tn__scope_return(tn__grad_name(tn_norm_dims(tn_add_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
+}
+TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
+    return TN__AS("tn_pairwise_distance", tn__pairwise_distance_impl(x1, x2, p, eps, keepdim));
+}
+
+static tn_tensor *tn__soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_soft_margin_loss";
+    TN__CHECK_NULL(x, t);
+    if (tn__loss_fn_args(fn, "soft_margin_loss", &o, "reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    tn_scope_begin();
+    tn_tensor *l = tn_log1p(tn_exp(tn_neg(tn_mul(x, t))));   /* PyTorch's formula (its overflow too) */
+    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "SoftMarginLossBackward0");
+}
+TNDEF tn_tensor *tn_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_soft_margin_loss", tn__soft_margin_impl(input, target, o));
+}
+
+static tn_tensor *tn__multilabel_soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_multilabel_soft_margin_loss";
+    TN__CHECK_NULL(x, t);
+    if (tn__loss_fn_args(fn, "multilabel_soft_margin_loss", &o, "weight, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    if (o.weight && tn__loss_check_pair(fn, "input", x, "weight", o.weight, true)) return NULL;
+    if (x->ndim == 0) return (tn_tensor *)tn__error("%s: expected an input with a class dim, got a 0-d input", fn);
+    const int64_t cd = x->ndim - 1, C = x->shape[cd];   /* the class dim: the last, as PyTorch 2.x (1.13: dim 1) */
+    tn_scope_begin();
+    tn_tensor *l = tn_neg(tn_add(tn_mul(t, tn_logsigmoid(x)), tn_mul(tn_rsub_scalar(t, 1), tn_logsigmoid(tn_neg(x)))));
+    if (o.weight) l = tn_mul(l, o.weight);
+    l = tn_div_scalar(tn_sum_dims(l, &cd, 1, false), (double)C);
+    return tn__loss_fn_finish(l, o.reduction, "DivBackward0");
+}
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_multilabel_soft_margin_loss", tn__multilabel_soft_margin_impl(input, target, o));
+}
+
+/* input [N, C] or [C] and a target of its shape or kind: 0 and the batch N (1 unbatched),
+   or -1 with PyTorch's message. */
+static int tn__multi_class_input(const char *fn, tn_tensor *x, tn_tensor *t, bool same_shape, int64_t *N) {
+    if (x->ndim > 2 || (x->ndim >= 1 && x->shape[x->ndim - 1] == 0))
+        return TN__FAIL_INT("%s: Expected non-empty vector or matrix with optional 0-dim batch size, but got: %s", fn, TN__SHAPE(x));
+    if (t->dtype != TN_I64) return TN__FAIL_INT("%s: expected an int64 target, got %s", fn, tn_dtype_name(t->dtype));
+    *N = x->ndim == 2 ? x->shape[0] : 1;
+    if (same_shape ? (t->ndim != x->ndim || memcmp(t->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)))
+                   : (x->ndim == 2 ? t->ndim != 1 || t->shape[0] != *N : t->ndim > 1 || tn_numel(t) != 1))
+        return TN__FAIL_INT(same_shape ? "%s: inconsistent size %s for argument #2 'target' (input %s)" : "%s: inconsistent target size, got: %s (input %s)", fn,
+                            TN__SHAPE(t), TN__SHAPE(x));
+    return tn__nn_check(fn, x, "input");
+}
+static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_multi_margin_loss";
+    TN__CHECK_NULL(x, t);
+    int64_t N;
+    if (tn__loss_fn_args(fn, "multi_margin_loss", &o, "p, margin, weight, reduction") || tn__multi_class_input(fn, x, t, false, &N)) return NULL;
+    const double p = tn__or(o.p, 1), margin = tn__or(o.margin, 1);
+    if (p != 1 && p != 2) return (tn_tensor *)tn__error("%s: only p == 1 and p == 2 supported (got %g)", fn, p);
+    const int64_t C = x->ndim ? x->shape[x->ndim - 1] : 1;
+    if (o.weight && (o.weight->ndim != 1 || o.weight->shape[0] != C))
+        return (tn_tensor *)tn__error("%s: inconsistent weight size, expected %lld but got %s", fn, (long long)C, TN__SHAPE(o.weight));
+    if (o.weight && tn__nn_same(fn, x, o.weight, "weight")) return NULL;
+    tn_scope_begin();
+    if (tn_numel(t) && (tn_item(tn_min(t)) < 0 || tn_item(tn_max(t)) >= (double)C)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: target out of range (%lld classes)", fn, (long long)C); }
+    tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C)), *t2 = tn_to(tn_reshape(t, TN_SHAPE(N, 1)), x->device);
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), 0, INFINITY);   /* margin - x[y] + x[i] */
+    if (p == 2) z = tn_mul(z, z);
+    if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
+    tn_tensor *own = tn_eq(tn_to(tn_arange(0, (double)C, 1, TN_I64), x->device), t2);   /* i == y counts nowhere */
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
+    if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
+    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");
+}
+TNDEF tn_tensor *tn_multi_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_multi_margin_loss", tn__multi_margin_impl(input, target, o));
+}
+
+static tn_tensor *tn__multilabel_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_multilabel_margin_loss";
+    TN__CHECK_NULL(x, t);
+    int64_t N;
+    if (tn__loss_fn_args(fn, "multilabel_margin_loss", &o, "reduction") || tn__multi_class_input(fn, x, t, true, &N)) return NULL;
+    const int64_t C = x->ndim ? x->shape[x->ndim - 1] : 1, NC = tn__mul_sat(N, C);
+    tn_scope_begin();
+    /* on the host: which target slots are valid (before the first -1) and which classes are targets */
+    tn_tensor *tc = tn_contiguous(tn_to(t, TN_CPU));
+    tn_tensor *valid = tn__own(tn__new(TN_BOOL, TN_CPU, TN_SHAPE(N, C, 1))), *istgt = tn__own(tn__new(TN_BOOL, TN_CPU, TN_SHAPE(N, 1, C)));
+    tn_tensor *slot = tn__own(tn__new(TN_I64, TN_CPU, TN_SHAPE(N, C)));
+    if (!tc || !valid || !istgt || !slot) { tn_scope_end(); return NULL; }
+    const int64_t *tp = (const int64_t *)tn_data_ptr(tc);
+    bool *vp = (bool *)tn_data_ptr(valid), *ip = (bool *)tn_data_ptr(istgt);
+    int64_t *sp = (int64_t *)tn_data_ptr(slot);
+    memset(ip, 0, (size_t)NC);
+    for (int64_t n = 0; n < N; n++) {
+        bool ended = false;
+        for (int64_t j = 0; j < C; j++) {
+            const int64_t c = tp[n * C + j];
+            if (c < -1 || c >= C) { tn_scope_end(); return (tn_tensor *)tn__error("%s: argument #2 'target' is out of range (%lld for %lld classes)", fn, (long long)c, (long long)C); }
+            ended = ended || c == -1;
+            vp[n * C + j] = !ended;
+            sp[n * C + j] = ended ? 0 : c;
+            if (!ended) ip[n * C + c] = true;
+        }
+    }
+    tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C));
+    tn_tensor *xt = tn_unsqueeze(tn_gather(x2, 1, tn_to(slot, x->device)), 2);                  /* [N, C(j), 1]: x at target j */
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), 0, INFINITY);  /* 1 - x[t_j] + x[i] */
+    tn_tensor *use = tn_to(tn_logical_and(valid, tn_logical_not(istgt)), x->device);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2), false), (double)C);
+    if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
+    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultilabelMarginLossBackward0");
+}
+TNDEF tn_tensor *tn_multilabel_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_multilabel_margin_loss", tn__multilabel_margin_impl(input, target, o));
+}
+
+static tn_tensor *tn__hinge_embedding_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_hinge_embedding_loss";
+    TN__CHECK_NULL(x, t);
+    if (tn__loss_fn_args(fn, "hinge_embedding_loss", &o, "margin, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, false)) return NULL;
+    const double margin = tn__or(o.margin, 1);
+    tn_scope_begin();
+    /* PyTorch's: where(t != 1, max(0, margin - x), 0) + where(t != -1, x, 0) */
+    tn_tensor *zero = tn_zeros(NULL, 0, x->dtype);
+    tn_tensor *lm = tn_where(tn_ne_scalar(t, 1), tn_clamp(tn_rsub_scalar(x, margin), 0, INFINITY), tn_to(zero, x->device));
+    tn_tensor *ls = tn_where(tn_ne_scalar(t, -1), x, tn_to(zero, x->device));
+    return tn__loss_fn_finish(tn_add(lm, ls), o.reduction, NULL);
+}
+TNDEF tn_tensor *tn_hinge_embedding_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_hinge_embedding_loss", tn__hinge_embedding_impl(input, target, o));
+}
+
+static tn_tensor *tn__triplet_impl(const char *fn, tn_tensor *a, tn_tensor *p, tn_tensor *n, tn_distance_fn dist, void *user, bool custom, tn_loss_fn_opts o) {
+    TN__CHECK_NULL(a, p, n);
+    if (tn__loss_fn_args(fn, custom ? "triplet_margin_with_distance_loss" : "triplet_margin_loss", &o, custom ? "margin, swap, reduction" : "margin, p, eps, swap, reduction"))
+        return NULL;
+    if (a->ndim != p->ndim || p->ndim != n->ndim)
+        return (tn_tensor *)tn__error("%s: The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: anchor %dD, positive %dD, and negative %dD inputs",
+                                      fn, a->ndim, p->ndim, n->ndim);
+    const double margin = tn__or(o.margin, 1), pn = tn__or(o.p, 2), eps = tn__or(o.eps, 1e-6);
+    const bool swap = tn__or_b(o.swap, false);
+    tn_scope_begin();
+    tn_tensor *dp, *dn, *ds = NULL;
+    if (dist) {   /* the caller's function, run in this scope: the scope owns what it returns */
+        dp = dist(a, p, user);
+        dn = dp ? dist(a, n, user) : NULL;
+        if (swap && dn) ds = dist(p, n, user);
+        if (!dp || !dn || (swap && !ds)) {
+            tn_scope_end();
+            return tn_last_error()[0] ? NULL : (tn_tensor *)tn__error("%s: the distance function returned NULL", fn);
+        }
+    } else {
+        dp = tn_pairwise_distance(a, p, pn, eps, false);
+        dn = tn_pairwise_distance(a, n, pn, eps, false);
+        if (swap) ds = tn_pairwise_distance(p, n, pn, eps, false);
+    }
+    if (swap) dn = tn_minimum(dn, ds);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), 0, INFINITY);
+    return tn__loss_fn_finish(l, o.reduction, "ClampMinBackward0");
+}
+TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts o) {
+    return TN__AS("tn_triplet_margin_loss", tn__triplet_impl("tn_triplet_margin_loss", anchor, positive, negative, NULL, NULL, false, o));
+}
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                           void *user, tn_loss_fn_opts o) {
+    return TN__AS("tn_triplet_margin_with_distance_loss",
+                  tn__triplet_impl("tn_triplet_margin_with_distance_loss", anchor, positive, negative, distance, user, true, o));
+}
+
+static tn_tensor *tn__gaussian_nll_impl(tn_tensor *x, tn_tensor *t, tn_tensor *var, tn_loss_fn_opts o) {
+    const char *fn = "tn_gaussian_nll_loss";
+    TN__CHECK_NULL(x, t, var);
+    if (tn__loss_fn_args(fn, "gaussian_nll_loss", &o, "full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    const double eps = tn__or(o.eps, 1e-6);
+    const bool full = tn__or_b(o.full, false);
+    const bool same = var->ndim == x->ndim && !memcmp(var->shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
+    /* homoscedastic: var one dim short of input (unsqueezed), or its last dim 1 */
+    const bool short1 = x->ndim >= 1 && var->ndim == x->ndim - 1 && !memcmp(var->shape, x->shape, (size_t)var->ndim * sizeof(int64_t));
+    const bool last1 = x->ndim >= 1 && var->ndim == x->ndim && !memcmp(var->shape, x->shape, (size_t)(x->ndim - 1) * sizeof(int64_t)) && var->shape[x->ndim - 1] == 1;
+    if (!same && !short1 && !last1) return (tn_tensor *)tn__error("%s: var is of incorrect size (input %s, var %s)", fn, TN__SHAPE(x), TN__SHAPE(var));
+    tn_scope_begin();
+    if (tn_numel(var) && tn_item(tn_any(tn_lt_scalar(var, 0)))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: var has negative entry/entries", fn); }
+    tn_tensor *v = short1 ? tn_unsqueeze(var, -1) : var;
+    /* clamped under no_grad in PyTorch: the values are max(var, eps), the gradient var's */
+    v = tn_add(v, tn_detach(tn_sub(tn_clamp(v, eps, INFINITY), v)));
+    tn_tensor *d = tn_sub(x, t);
+    tn_tensor *l = tn_mul_scalar(tn_add(tn_log(v), tn_div(tn_mul(d, d), v)), 0.5);
+    if (full) l = tn_add_scalar(l, 0.5 * log(2 * 3.14159265358979323846));
+    return tn__loss_fn_finish(l, o.reduction, NULL);
+}
+TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_tensor *var, tn_loss_fn_opts o) {
+    return TN__AS("tn_gaussian_nll_loss", tn__gaussian_nll_impl(input, target, var, o));
+}
+
+static tn_tensor *tn__poisson_nll_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_poisson_nll_loss";
+    TN__CHECK_NULL(x, t);
+    if (tn__loss_fn_args(fn, "poisson_nll_loss", &o, "log_input, full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    const double eps = tn__or(o.eps, 1e-8);
+    const bool log_input = tn__or_b(o.log_input, true), full = tn__or_b(o.full, false);
+    tn_scope_begin();
+    tn_tensor *l = log_input ? tn_sub(tn_exp(x), tn_mul(t, x)) : tn_sub(x, tn_mul(t, tn_log(tn_add_scalar(x, eps))));
+    if (full) {   /* t log t - t + 0.5 log(2 pi t), where t > 1 */
+        tn_tensor *st = tn_add(tn_sub(tn_mul(t, tn_log(t)), t), tn_mul_scalar(tn_log(tn_mul_scalar(t, 2 * 3.14159265358979323846)), 0.5));
+        l = tn_add(l, tn_masked_fill(st, tn_le_scalar(t, 1), 0));
+    }
+    return tn__loss_fn_finish(l, o.reduction, NULL);
+}
+TNDEF tn_tensor *tn_poisson_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_poisson_nll_loss", tn__poisson_nll_impl(input, target, o));
+}
+
+/* The _str forms: the option text, and the weight tensor where the loss has one. */
+#define TN__LOSS_FN_STR(fn, options, call) TN__KW_STR(tn_loss_fn_opts, loss_fn, fn, options, call)
+TNDEF tn_tensor *tn_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__LOSS_FN_STR("tn_soft_margin_loss", options, tn_soft_margin_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options) {
+    TN__LOSS_FN_STR("tn_multilabel_soft_margin_loss", options, (o.weight = weight, tn_multilabel_soft_margin_loss_opts(input, target, o)));
+}
+TNDEF tn_tensor *tn_multilabel_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__LOSS_FN_STR("tn_multilabel_margin_loss", options, tn_multilabel_margin_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_hinge_embedding_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__LOSS_FN_STR("tn_hinge_embedding_loss", options, tn_hinge_embedding_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_multi_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options) {
+    TN__LOSS_FN_STR("tn_multi_margin_loss", options, (o.weight = weight, tn_multi_margin_loss_opts(input, target, o)));
+}
+TNDEF tn_tensor *tn_triplet_margin_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, const char *options) {
+    TN__LOSS_FN_STR("tn_triplet_margin_loss", options, tn_triplet_margin_loss_opts(anchor, positive, negative, o));
+}
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                          void *user, const char *options) {
+    TN__LOSS_FN_STR("tn_triplet_margin_with_distance_loss", options, tn_triplet_margin_with_distance_loss_opts(anchor, positive, negative, distance, user, o));
+}
+TNDEF tn_tensor *tn_gaussian_nll_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *var, const char *options) {
+    TN__LOSS_FN_STR("tn_gaussian_nll_loss", options, tn_gaussian_nll_loss_opts(input, target, var, o));
+}
+TNDEF tn_tensor *tn_poisson_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__LOSS_FN_STR("tn_poisson_nll_loss", options, tn_poisson_nll_loss_opts(input, target, o));
 }
 
 /* ======================================================================== */
@@ -14799,7 +15818,7 @@ TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const ch
 typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
 static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
-    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 2));
+    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 1 ? 0 : q->n));   /* kind 1, 2, 3: Dropout, Dropout2d, Dropout3d */
 
 }
 static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }

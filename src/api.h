@@ -477,6 +477,11 @@ TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
+/* F.pad's other modes: mode TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR
+   (section 12's padding_mode values; TN_PADDING_ZEROS is tn_pad with 0) over the last n / 2
+   dims, n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input. Reflection needs pads below the size,
+   circular ones at most the size; negative pads crop. Differentiable (index_select). */
+TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode);
 
 /* ======================================================================= */
 /* 7. elementwise & broadcasting                                            */
@@ -710,6 +715,23 @@ TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
+/* The shrinks, softsign, log-sigmoid and threshold as F's (composites of the ops above, with
+   PyTorch's node names). hardshrink: x where |x| > lambd, else 0; softshrink: x -+ lambd
+   beyond +-lambd, else 0 (lambd >= 0; NaN stays NaN, as PyTorch 2.5+, where 1.13 gave 0). */
+TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x - tanh(x) */
+TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
+TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
+TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value); /* x > threshold ? x : value */
+/* a * sigmoid(b) for the halves a, b of x along dim (its size even; PyTorch: dim=-1). */
+TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* softmax(-x) */
+/* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
+/* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
+   (the default generator); otherwise leaky_relu with slope (lower + upper) / 2 (1/8, 1/3). */
+TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training);
 
 /* Linear layers: x [*, in], weight [out, in], bias [out] or NULL. */
 TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
@@ -746,6 +768,29 @@ TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias,
 TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+/* F.conv3d / F.conv_transpose3d: x [N, C, D, H, W] or unbatched [C, D, H, W], weight [O,
+   C/groups, kD, kH, kW] ([C, O/groups, kD, kH, kW] transposed), bias [O] or NULL; the keyword
+   arguments of the 2-d forms, an int for every dim or a triple (.stride_dhw = TN_INTS(2, 1,
+   1), text "stride=(2, 1, 1)"). One 2-d convolution does the work: the depth windows
+   stacked as channels (im2col over depth), or for the transposed form the depth taps as
+   output channels summed back into place (col2im over depth). */
+#define TN_FIELDS_tn_conv3d_fn_opts(X) \
+    X(I,  stride,             1,         "") \
+    X(P,  padding,            0,         "") \
+    X(I,  dilation,           1,         "") \
+    X(I,  groups,             1,         "") \
+    X(I,  output_padding,     0,         "") \
+    X(IL, stride_dhw,         TN__LIST0, "") \
+    X(IL, padding_dhw,        TN__LIST0, "") \
+    X(IL, dilation_dhw,       TN__LIST0, "") \
+    X(IL, output_padding_dhw, TN__LIST0, "")
+TN__KW_STRUCT(tn_conv3d_fn_opts);
+TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv3d_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv3d_fn_opts opts);
+#define tn_conv3d(x, weight, ...) tn_conv3d_opts(x, weight, TN__POS_KW(tn_conv3d_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose3d(x, weight, ...) tn_conv_transpose3d_opts(x, weight, TN__POS_KW(tn_conv3d_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv3d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose3d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
@@ -790,6 +835,32 @@ TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char
 TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
+/* nn.MaxPool3d / nn.AvgPool3d's keyword arguments and F.max_pool3d / F.avg_pool3d's: those of
+   tn_pool_opts with triples (.kernel_size_dhw = TN_INTS(3, 2, 2), text "stride=(2, 1, 1)"). */
+#define TN_FIELDS_tn_pool3d_opts(X) \
+    X(I,  stride,            TN_NONE,   "") \
+    X(I,  padding,           0,         "") \
+    X(I,  dilation,          1,         "") \
+    X(B,  return_indices,    false,     "") \
+    X(B,  ceil_mode,         false,     "") \
+    X(B,  count_include_pad, true,      "") \
+    X(I,  divisor_override,  TN_NONE,   "") \
+    X(IL, kernel_size_dhw,   TN__LIST0, "") \
+    X(IL, stride_dhw,        TN__LIST0, "") \
+    X(IL, padding_dhw,       TN__LIST0, "") \
+    X(IL, dilation_dhw,      TN__LIST0, "")
+TN__KW_STRUCT(tn_pool3d_opts);
+/* Pooling over [N, C, D, H, W] or [C, D, H, W]; indices: flat over each D*H*W volume. The
+   max takes each window's first largest value in (d, h, w) order, as PyTorch's scan. */
+TNDEF tn_tensor *tn_max_pool3d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool3d_opts opts);
+TNDEF tn_tensor *tn_avg_pool3d_opts(tn_tensor *x, int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_max_pool3d(x, ...) tn_max_pool3d_opts(x, NULL, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_max_pool3d_with_indices(x, indices, ...) tn_max_pool3d_opts(x, indices, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_avg_pool3d(x, ...) tn_avg_pool3d_opts(x, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool3d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool3d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_adaptive_avg_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w, tn_tensor **indices);
 
 /* Normalisation. running_mean/var (NULL: none) are updated in place when training:
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
@@ -806,6 +877,8 @@ TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tens
    input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
 TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
 TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
+/* dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]). */
+TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
 
 /* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
    counts from V) gets no gradient. */
@@ -881,6 +954,78 @@ TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim,
 TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
 /* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting (margin=0). */
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
+/* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
+   eps=1e-6, keepdim=False). */
+TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim);
+/* The keyword arguments of the losses below, one struct for the family: each field starts
+   "not given" (NAN, -1, TN_NONE) and each loss fills in its own PyTorch default (shown with
+   it); a field the loss does not have is an error when given:
+   tn_triplet_margin_loss(a, p, n, .margin = 0.5, .swap = true). weight is a tensor (NULL:
+   None), which the option text cannot give. */
+#define TN_FIELDS_tn_loss_fn_opts(X) \
+    X(E,  reduction,     TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D,  margin,        NAN,     "") \
+    X(D,  p,             NAN,     "") \
+    X(D,  eps,           NAN,     "") \
+    X(OB, swap,          -1,      "") \
+    X(OB, full,          -1,      "") \
+    X(OB, log_input,     -1,      "") \
+    X(T,  weight,        NULL,    "") \
+    X(I,  blank,         TN_NONE, "") \
+    X(OB, zero_infinity, -1,      "")
+TN__KW_STRUCT(tn_loss_fn_opts);
+/* log(1 + exp(-target * input)), target +-1 of input's shape. */
+TNDEF tn_tensor *tn_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* -mean over classes (the last dim) of w (t log sigmoid(x) + (1 - t) log sigmoid(-x)); weight
+   broadcasts to input (weight=None). */
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* input [N, C] or [C], target int64 of its shape: class indices, ended by the first -1; per
+   sample sum over targets j and non-targets i of max(0, 1 - (x[j] - x[i])) / C. */
+TNDEF tn_tensor *tn_multilabel_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* x where target == 1, max(0, margin - x) where target == -1 (both for other targets, as
+   PyTorch) (margin=1.0). */
+TNDEF tn_tensor *tn_hinge_embedding_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* input [N, C] or [C], target int64 [N] or []: sum over i != y of w[y] max(0, margin - x[y] +
+   x[i])^p / C (p=1 or 2, margin=1.0, weight=None: [C]). */
+TNDEF tn_tensor *tn_multi_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* max(0, margin + d(a, p) - d(a, n)), d = pairwise_distance (p, eps); swap: d(a, n) becomes
+   min(d(a, n), d(p, n)). Inputs [N, D] or [D], all of one rank (margin=1.0, p=2, eps=1e-6,
+   swap=False). */
+TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts opts);
+/* The same with a distance of the caller's (NULL: tn_pairwise_distance with p 2), called
+   inside a scope, which owns what it returns (any op's result will do; NULL after recording
+   an error) (margin=1.0; swap=False). */
+typedef tn_tensor *(*tn_distance_fn)(tn_tensor *x1, tn_tensor *x2, void *user);
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                           void *user, tn_loss_fn_opts opts);
+/* 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full);
+   var of input's shape, or with its last dim 1 or missing (one variance per row); the
+   clamp passes var's gradient unchanged, as PyTorch (full=False, eps=1e-6). */
+TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_tensor *var, tn_loss_fn_opts opts);
+/* exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
+   Stirling's approximation of log(target!) where target > 1 (log_input=True, full=False,
+   eps=1e-8). */
+TNDEF tn_tensor *tn_poisson_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+#define tn_soft_margin_loss(input, ...) tn_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multilabel_soft_margin_loss(input, ...) tn_multilabel_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multilabel_margin_loss(input, ...) tn_multilabel_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_hinge_embedding_loss(input, ...) tn_hinge_embedding_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multi_margin_loss(input, ...) tn_multi_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_triplet_margin_loss(anchor, positive, ...) tn_triplet_margin_loss_opts(anchor, positive, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_triplet_margin_with_distance_loss(anchor, positive, negative, distance, ...) \
+    tn_triplet_margin_with_distance_loss_opts(anchor, positive, negative, distance, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_gaussian_nll_loss(input, target, ...) tn_gaussian_nll_loss_opts(input, target, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_poisson_nll_loss(input, ...) tn_poisson_nll_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
+TNDEF tn_tensor *tn_multilabel_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_hinge_embedding_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_multi_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
+TNDEF tn_tensor *tn_triplet_margin_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, const char *options);
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                          void *user, const char *options);
+TNDEF tn_tensor *tn_gaussian_nll_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *var, const char *options);
+TNDEF tn_tensor *tn_poisson_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
 
 /* ======================================================================= */
 /* 11. autograd engine                                                      */

@@ -311,7 +311,7 @@ TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const ch
 typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
 static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
-    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 2));
+    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 1 ? 0 : q->n));   /* kind 1, 2, 3: Dropout, Dropout2d, Dropout3d */
 
 }
 static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }

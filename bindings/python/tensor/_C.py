@@ -189,6 +189,7 @@ tn_repeat T T L i
 tn_tril T T l
 tn_triu T T l
 tn_pad T T L i d
+tn_pad_mode T T L i i
 tn_add_alpha T T T d
 tn_sub_alpha T T T d
 tn_add_alpha_ T T T d
@@ -388,12 +389,24 @@ tn_hardtanh T T d d
 tn_mish T T
 tn_hardswish T T
 tn_hardsigmoid T T
+tn_hardshrink T T d
+tn_softshrink T T d
+tn_tanhshrink T T
+tn_softsign T T
+tn_logsigmoid T T
+tn_threshold T T d d
+tn_glu T T l
+tn_softmin T T l
+tn_prelu T T T
+tn_rrelu T T d d b
 tn_linear T T T T
 tn_bilinear T T T T T
 tn_conv1d_str T T T T s
 tn_conv2d_str T T T T s
 tn_conv_transpose1d_str T T T T s
 tn_conv_transpose2d_str T T T T s
+tn_conv3d_str T T T T s
+tn_conv_transpose3d_str T T T T s
 tn_im2col T T L L L L
 tn_col2im T T L L L L L
 tn_max_pool1d_str T T A l s
@@ -402,12 +415,17 @@ tn_avg_pool1d_str T T l s
 tn_avg_pool2d_str T T l s
 tn_adaptive_avg_pool2d T T l l
 tn_adaptive_max_pool2d T T l l A
+tn_max_pool3d_str T T A l s
+tn_avg_pool3d_str T T l s
+tn_adaptive_avg_pool3d T T l l l
+tn_adaptive_max_pool3d T T l l l A
 tn_batch_norm T T T T T T b d d
 tn_layer_norm T T L i T T d
 tn_group_norm T T l T T d
 tn_instance_norm T T T T T T b d d
 tn_dropout T T d b
 tn_dropout2d T T d b
+tn_dropout3d T T d b
 tn_embedding T T T
 tn_embedding_padded T T T l
 tn_one_hot T T l
@@ -427,6 +445,15 @@ tn_kl_div T T T D b
 tn_cosine_similarity T T T l d
 tn_cosine_embedding_loss T T T T d D
 tn_margin_ranking_loss T T T T d D
+tn_pairwise_distance T T T d d b
+tn_soft_margin_loss_str T T T s
+tn_multilabel_soft_margin_loss_str T T T T s
+tn_multilabel_margin_loss_str T T T s
+tn_hinge_embedding_loss_str T T T s
+tn_multi_margin_loss_str T T T T s
+tn_triplet_margin_loss_str T T T T s
+tn_gaussian_nll_loss_str T T T T s
+tn_poisson_nll_loss_str T T T s
 tn_init_calculate_gain d s d
 tn_init_uniform_ i T d d
 tn_init_normal_ i T d d

@@ -14,10 +14,12 @@ import warnings
 from ctypes import c_double, c_int64, c_void_p, byref
 
 from .._C import lib, tn_loss_opts
-from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, int64, tensor
+from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, full, int64, tensor
 
 __all__ = [
-    "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
+    "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "unfold", "fold", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "dropout3d",
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
@@ -26,10 +28,13 @@ __all__ = [
     "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
     "hardtanh", "hardtanh_", "mish", "hardswish", "hardsigmoid", "gelu", "silu", "softplus", "sigmoid", "tanh",
-    "softmax", "log_softmax", "softmin", "logsigmoid", "softsign", "tanhshrink", "threshold", "glu",
+    "softmax", "log_softmax", "softmin", "logsigmoid", "softsign", "tanhshrink", "threshold", "threshold_", "glu",
+    "hardshrink", "softshrink", "prelu", "rrelu", "rrelu_",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "cosine_embedding_loss",
-    "margin_ranking_loss", "pairwise_distance", "normalize", "pad",
+    "margin_ranking_loss", "pairwise_distance", "normalize", "pad", "soft_margin_loss", "multilabel_soft_margin_loss",
+    "multilabel_margin_loss", "hinge_embedding_loss", "multi_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "gaussian_nll_loss", "poisson_nll_loss",
 ]
 
 
@@ -148,7 +153,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if not isinstance(input, Tensor):
         _check("softmin", input=input)
     x = input if dtype is None else input.to(_to_dtype(dtype, False))
-    return softmax(-x, dim)
+    return _wrap(lib.tn_softmin(x._ptr, _softmax_dim(x.ndim) if dim is None else _int(dim, "softmin")))
 
 
 def relu(input, inplace=False):
@@ -253,43 +258,64 @@ def tanh(input):
     return _wrap(lib.tn_tanh(input._ptr))
 
 
-# Small activations with no C kernel of their own, composed from tensor ops.
 def logsigmoid(input):
     if not isinstance(input, Tensor):
         _check("logsigmoid", input=input)
-    return -softplus(-input)
+    return _wrap(lib.tn_logsigmoid(input._ptr))
 
 
 def softsign(input):
     if not isinstance(input, Tensor):
         _check("softsign", input=input)
-    return input / (input.abs() + 1)
+    return _wrap(lib.tn_softsign(input._ptr))
 
 
 def tanhshrink(input):
     if not isinstance(input, Tensor):
         _check("tanhshrink", input=input)
-    return input - input.tanh()
+    return _wrap(lib.tn_tanhshrink(input._ptr))
+
+
+def hardshrink(input, lambd=0.5):
+    if not isinstance(input, Tensor):
+        _check("hardshrink", input=input)
+    return _wrap(lib.tn_hardshrink(input._ptr, _scalar(lambd, "hardshrink", "lambd")))
+
+
+def softshrink(input, lambd=0.5):
+    if not isinstance(input, Tensor):
+        _check("softshrink", input=input)
+    return _wrap(lib.tn_softshrink(input._ptr, _scalar(lambd, "softshrink", "lambd")))
 
 
 def threshold(input, threshold, value, inplace=False):
-    if not isinstance(input, Tensor):
-        _check("threshold", input=input)
-    r = input.where(input > _scalar(threshold, "threshold", "threshold"), _scalar(value, "threshold", "value"))
-    return _inplace(input, r) if inplace else r
+    return _act(lib.tn_threshold, input, inplace, _scalar(threshold, "threshold", "threshold"),
+                _scalar(value, "threshold", "value"))
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, True)
 
 
 def glu(input, dim=-1):
     if not isinstance(input, Tensor):
         _check("glu", input=input)
-    if input.ndim == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    dim = _int(dim, "glu")
-    n = input.size(dim)
-    if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
-    a, b = input.chunk(2, dim)
-    return a * b.sigmoid()
+    return _wrap(lib.tn_glu(input._ptr, _int(dim, "glu")))
+
+
+def prelu(input, weight):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("prelu", input=input, weight=weight)
+    return _wrap(lib.tn_prelu(input._ptr, weight._ptr))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return _act(lib.tn_rrelu, input, inplace, _float(lower, "rrelu", "lower"), _float(upper, "rrelu", "upper"),
+                bool(training))
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, True)
 
 
 # --------------------------------------------------------------------------- linear, convolution
@@ -368,6 +394,24 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _wrap(lib.tn_conv_transpose2d_str(input._ptr, weight._ptr, _opt(bias),
                                              _kw(stride=s, padding=p, output_padding=o,
                                                  groups=_int(groups, "conv_transpose2d", "groups"), dilation=d)))
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("conv3d", input=input, weight=weight)
+    s, p, d = _ntuple(stride, 3, "stride"), _conv_padding(padding, 3), _ntuple(dilation, 3, "dilation")
+    return _wrap(lib.tn_conv3d_str(input._ptr, weight._ptr, _opt(bias),
+                                   _kw(stride=s, padding=p, dilation=d, groups=_int(groups, "conv3d", "groups"))))
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("conv_transpose3d", input=input, weight=weight)
+    s, p = _ntuple(stride, 3, "stride"), _ntuple(padding, 3, "padding")
+    o, d = _ntuple(output_padding, 3, "output_padding"), _ntuple(dilation, 3, "dilation")
+    return _wrap(lib.tn_conv_transpose3d_str(input._ptr, weight._ptr, _opt(bias),
+                                             _kw(stride=s, padding=p, output_padding=o,
+                                                 groups=_int(groups, "conv_transpose3d", "groups"), dilation=d)))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -515,6 +559,51 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return adaptive_max_pool1d_with_indices(input, output_size, return_indices)
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    if not isinstance(input, Tensor):
+        _check("max_pool3d", input=input)
+    k = _ntuple(kernel_size, 3, "kernel_size")
+    s, p, d = _pool_stride(stride, k, 3), _ntuple(padding, 3, "padding"), _ntuple(dilation, 3, "dilation")
+    return _with_indices(lambda ip: lib.tn_max_pool3d_str(input._ptr, ip, k[0], _kw(kernel_size=k, stride=s, padding=p, dilation=d,
+                                                                                  ceil_mode=bool(ceil_mode))), return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if not isinstance(input, Tensor):
+        _check("avg_pool3d", input=input)
+    k = _ntuple(kernel_size, 3, "kernel_size")
+    s, p = _pool_stride(stride, k, 3), _ntuple(padding, 3, "padding")
+    if divisor_override is not None and _int(divisor_override, "avg_pool3d", "divisor_override") <= 0:
+        raise RuntimeError("divisor must be not zero")
+    return _wrap(lib.tn_avg_pool3d_str(input._ptr, k[0], _kw(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
+                                                             count_include_pad=bool(count_include_pad),
+                                                             divisor_override=None if divisor_override is None else int(divisor_override))))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    if not isinstance(input, Tensor):
+        _check("adaptive_avg_pool3d", input=input)
+    od, oh, ow = _adaptive_size(input, output_size, 3)
+    return _wrap(lib.tn_adaptive_avg_pool3d(input._ptr, od, oh, ow))
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    if not isinstance(input, Tensor):
+        _check("adaptive_max_pool3d", input=input)
+    od, oh, ow = _adaptive_size(input, output_size, 3)
+    return _with_indices(lambda ip: lib.tn_adaptive_max_pool3d(input._ptr, od, oh, ow, ip), return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return adaptive_max_pool3d_with_indices(input, output_size, return_indices)
+
+
 # --------------------------------------------------------------------------- normalisation
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     if not isinstance(input, Tensor):
@@ -641,6 +730,29 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         return _channel_dropout(input, p, training, inplace, True)
     src = _src(input) if inplace else input
     r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout2d", "p"), bool(training)))
+    if inplace:
+        return input if not training or p == 0 else _inplace(input, r)
+    return r
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    if not isinstance(input, Tensor):
+        _check("dropout3d", input=input)
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout3d exists to provide channel-wise dropout on "
+                      "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).")
+        if input.ndim < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = list(input.shape)   # torch's feature dropout over [N, C] feature maps
+        src = (_src(input) if inplace else input).reshape(shape[0], shape[1], -1, 1, 1)
+        r = _wrap(lib.tn_dropout3d(src._ptr, _float(p, "dropout3d", "p"), bool(training))).reshape(shape)
+    else:
+        src = _src(input) if inplace else input
+        r = _wrap(lib.tn_dropout3d(src._ptr, _float(p, "dropout3d", "p"), bool(training)))
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
@@ -801,13 +913,26 @@ def pixel_unshuffle(input, downscale_factor):
     return _wrap(lib.tn_pixel_unshuffle(input._ptr, _int(downscale_factor, "pixel_unshuffle", "downscale_factor")))
 
 
+_PAD_MODES = {"reflect": 1, "replicate": 2, "circular": 3}
+
+
 def pad(input, pad, mode="constant", value=None):
     if not isinstance(input, Tensor):
         _check("pad", input=input)
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode '{mode}' is not supported yet (only 'constant')")
-    arr, n = _i64(pad)
-    return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else _float(value, "pad", "value")))
+    arr, n = _i64(pad, "pad")
+    if mode == "constant":
+        return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else _float(value, "pad", "value")))
+    code = _PAD_MODES.get(mode)
+    if code is None:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    r = lib.tn_pad_mode(input._ptr, arr, n, code)
+    if not r and "supported for now" in lib.tn_last_error().decode():
+        msg = lib.tn_last_error().decode()
+        lib.tn_clear_error()
+        raise NotImplementedError(msg)
+    return _wrap(r)
 
 
 # --------------------------------------------------------------------------- losses
@@ -919,7 +1044,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if not (isinstance(x1, Tensor) and isinstance(x2, Tensor)):
         _check("pairwise_distance", x1=x1, x2=x2)
-    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+    return _wrap(lib.tn_pairwise_distance(x1._ptr, x2._ptr, _float(p, "pairwise_distance", "p"),
+                                          _float(eps, "pairwise_distance", "eps"), bool(keepdim)))
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
@@ -939,6 +1065,133 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     margin = _float(margin, "margin_ranking_loss", "margin")
     return _wrap(lib.tn_margin_ranking_loss(input1._ptr, input2._ptr, target._ptr, margin, red))
+
+
+def _loss_text(reduction, **options):
+    """The option text of the tn_loss_fn_opts losses' _str forms: reduction and numbers."""
+    parts = [f"reduction='{reduction}'"]
+    for k, v in options.items():
+        parts.append(f"{k}={'True' if v is True else 'False' if v is False else repr(float(v))}")
+    return ", ".join(parts).encode()
+
+
+def _red_word(reduction, size_average=None, reduce=None):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("soft_margin_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    return _wrap(lib.tn_soft_margin_loss_str(input._ptr, target._ptr, _loss_text(red)))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("multilabel_soft_margin_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    return _wrap(lib.tn_multilabel_soft_margin_loss_str(input._ptr, target._ptr, _opt(weight), _loss_text(red)))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("multilabel_margin_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    return _wrap(lib.tn_multilabel_margin_loss_str(input._ptr, target._ptr, _loss_text(red)))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("hinge_embedding_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    margin = _float(margin, "hinge_embedding_loss", "margin")
+    return _wrap(lib.tn_hinge_embedding_loss_str(input._ptr, target._ptr, _loss_text(red, margin=margin)))
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("multi_margin_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    margin = _float(margin, "multi_margin_loss", "margin")
+    return _wrap(lib.tn_multi_margin_loss_str(input._ptr, target._ptr, _opt(weight), _loss_text(red, p=p, margin=margin)))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    if not (isinstance(anchor, Tensor) and isinstance(positive, Tensor) and isinstance(negative, Tensor)):
+        _check("triplet_margin_loss", anchor=anchor, positive=positive, negative=negative)
+    red = _red_word(reduction, size_average, reduce)
+    text = _loss_text(red, margin=_float(margin, "triplet_margin_loss", "margin"), p=_float(p, "triplet_margin_loss", "p"),
+                      eps=_float(eps, "triplet_margin_loss", "eps"), swap=bool(swap))
+    return _wrap(lib.tn_triplet_margin_loss_str(anchor._ptr, positive._ptr, negative._ptr, text))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """PyTorch 2.x's Python composite (the distance is any Python callable); the C library's
+    tn_triplet_margin_with_distance_loss is its C form."""
+    if not (isinstance(anchor, Tensor) and isinstance(positive, Tensor) and isinstance(negative, Tensor)):
+        _check("triplet_margin_with_distance_loss", anchor=anchor, positive=positive, negative=negative)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs")
+    distance_function = distance_function if distance_function is not None else pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = dist_neg.minimum(distance_function(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("gaussian_nll_loss", input=input, target=target)
+    if isinstance(var, numbers.Real) and not isinstance(var, bool):   # a float var (PyTorch 2.x)
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = full(tuple(input.shape), float(var), dtype=input.dtype, device=input.device)
+    elif not isinstance(var, Tensor):
+        _check("gaussian_nll_loss", var=var)
+    if tuple(var.shape) != tuple(input.shape):
+        if not (tuple(input.shape[:-1]) == tuple(var.shape)
+                or (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.ndim and var.shape[-1] == 1)):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if var.numel() and bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    return _wrap(lib.tn_gaussian_nll_loss_str(input._ptr, target._ptr, var._ptr,
+                                              _loss_text(reduction, full=bool(full), eps=_float(eps, "gaussian_nll_loss", "eps"))))
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("poisson_nll_loss", input=input, target=target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _wrap(lib.tn_poisson_nll_loss_str(input._ptr, target._ptr,
+                                             _loss_text(reduction, log_input=bool(log_input), full=bool(full),
+                                                        eps=_float(eps, "poisson_nll_loss", "eps"))))
 
 
 # --------------------------------------------------------------------------- multi-head attention
