@@ -50,8 +50,8 @@
  *   core/      dtypes threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling
- *              pooling3d norm dropout embedding resize losses activations padding
- *              losses_more
+ *              pooling3d pooling_more norm lrn dropout embedding resize losses activations
+ *              padding losses_more
  *   autograd/  graph derivatives engine custom debug gradcheck
  *   modules/   dict module init layers rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
@@ -888,6 +888,32 @@ TNDEF tn_tensor *tn_max_pool3d_str(tn_tensor *x, tn_tensor **indices, int64_t ke
 TNDEF tn_tensor *tn_avg_pool3d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w, tn_tensor **indices);
+/* F.lp_pool1d / 2d / 3d: (sum over each window of x^p)^(1/p), PyTorch's composite of
+   avg_pool (p = norm_type); the kernel size, then stride (TN_NONE: the kernel size) and
+   ceil_mode of tn_pool_opts (tn_pool3d_opts for 3-d; no padding). */
+TNDEF tn_tensor *tn_lp_pool1d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_lp_pool2d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_lp_pool3d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_lp_pool1d(x, norm_type, ...) tn_lp_pool1d_opts(x, norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_lp_pool2d(x, norm_type, ...) tn_lp_pool2d_opts(x, norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_lp_pool3d(x, norm_type, ...) tn_lp_pool3d_opts(x, norm_type, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_lp_pool1d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_lp_pool2d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_lp_pool3d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+/* torch.max_unpool1d/2d/3d: x [N, C, *] or [C, *] with n = 1, 2 or 3 spatial dims, its values
+   placed at indices (int64 of x's shape, flat over each output plane or volume, as max
+   pooling gives them) in zeros of the spatial output_size (n sizes). F.max_unpool's default
+   size, (in - 1) * stride - 2 * padding + kernel_size, is the modules' (tn_nn_max_unpool*). */
+TNDEF tn_tensor *tn_max_unpool(tn_tensor *x, tn_tensor *indices, const int64_t *output_size, int n);
+/* F.fractional_max_pool2d / 3d: the maximum of kernel_size windows (kh, kw / kd, kh, kw) at
+   pseudo-random starts into output_size (PyTorch's intervals from random_samples [N, C, 2]
+   ([C, 2] unbatched; 3-d: 3 per plane, for d, h, w; 2-d: w then h) in [0, 1), input's dtype;
+   NULL draws them from the default generator). *indices (may be NULL): the argmax
+   positions, flat over each input plane / volume. */
+TNDEF tn_tensor *tn_fractional_max_pool2d(tn_tensor *x, const int64_t kernel_size[2], const int64_t output_size[2], tn_tensor *random_samples,
+                                          tn_tensor **indices);
+TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_size[3], const int64_t output_size[3], tn_tensor *random_samples,
+                                          tn_tensor **indices);
 
 /* Normalisation. running_mean/var (NULL: none) are updated in place when training:
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
@@ -898,6 +924,26 @@ TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, in
 TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
 TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                   bool use_input_stats, double momentum, double eps);
+/* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
+   window zero-padded by size / 2 before and (size - 1) / 2 after)^beta, x [N, C, *] of 3 or
+   more dims (alpha=1e-4, beta=0.75, k=1.0). */
+#define TN_FIELDS_tn_lrn_opts(X) \
+    X(D, alpha, 1e-4, "") \
+    X(D, beta,  0.75, "") \
+    X(D, k,     1.0,  "")
+TN__KW_STRUCT(tn_lrn_opts);
+TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts opts);
+#define tn_local_response_norm(x, ...) tn_local_response_norm_opts(x, TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_local_response_norm_str(tn_tensor *x, int64_t size, const char *options);
+/* nn.CrossMapLRN2d's function on [N, C, H, W]: x (k + alpha / size * S)^-beta, S the sum of x^2
+   over channels [c - (size - 1) / 2, c + (size - 1) / 2] plus channel 0 from c = (size - 1) / 2 +
+   2 on, as PyTorch's legacy loop computes it; the gradient is that loop's backward (the
+   symmetric window), as PyTorch's. */
+TNDEF tn_tensor *tn_cross_map_lrn2d_opts(tn_tensor *x, int64_t size, tn_lrn_opts opts);
+#define tn_cross_map_lrn2d(x, ...) tn_cross_map_lrn2d_opts(x, TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_map_lrn2d_str(tn_tensor *x, int64_t size, const char *options);
+/* F.channel_shuffle: [N, C, *] as [N, groups, C / groups, *] with the two group dims swapped. */
+TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
    the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
@@ -920,8 +966,11 @@ TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
 TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask,
                                                  double dropout_p, bool is_causal, double scale);
 
-/* F.interpolate for [N, C, W] ("nearest", "linear") and [N, C, H, W] ("nearest", "bilinear"):
-   size (NULL: from scale_factor) or scale_factor (one value per spatial dim). */
+/* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
+   (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
+   -0.75, taps clamped at the border) for [N, C, H, W], "trilinear" for [N, C, D, H, W];
+   antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
+   dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
@@ -3077,6 +3126,9 @@ static const tn__kwkey tn__kw_conv3d_fn[] = {TN_FIELDS_tn_conv3d_fn_opts(TN__KW_
 #undef TN__KW_T
 #define TN__KW_T tn_pool3d_opts
 static const tn__kwkey tn__kw_pool3d[] = {TN_FIELDS_tn_pool3d_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lrn_opts
+static const tn__kwkey tn__kw_lrn[] = {TN_FIELDS_tn_lrn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_loss_fn_opts
 static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)};
@@ -11465,6 +11517,194 @@ TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t od, int64_t oh, in
     return TN__AS("tn_adaptive_max_pool3d", tn__adaptive_max_pool3d("tn_adaptive_max_pool3d", x, out, indices));
 }
 
+/* ======================================================================== */
+/* src/nn/pooling_more.c: LP pooling, max unpooling, fractional max pooling */
+/* ======================================================================== */
+/* ---- LP pooling, max unpooling, fractional max pooling ---- */
+/* lp_pool: avg_pool of x^p, times the window size, to the 1/p (sign(out) relu(|out|) as
+   PyTorch writes it), for nsp = 1, 2 or 3 (k: the kernel's dims). */
+static tn_tensor *tn__lp_finish(tn_tensor *avg, double p, int64_t window) {
+    tn_tensor *a = tn_mul(tn_sign(avg), tn_relu(tn_abs(avg)));
+    return tn_pow_scalar(tn_mul_scalar(a, (double)window), 1.0 / p);
+}
+static tn_tensor *tn__lp_pool(const char *fn, const char *what, tn_tensor *x, int nsp, double p, int64_t ksize, const tn_pool_opts *o) {
+    TN__CHECK_NULL(x);
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool, TN__KW_N(tn__kw_pool), o, &def, "kernel_size, stride, ceil_mode")) return NULL;
+    if (nsp == 1 && (o->kernel_size_hw[0] || o->stride_hw[0])) return (tn_tensor *)tn__error("%s: a 1-d pooling takes ints, not (h, w) pairs", fn);
+    tn_pool_opts a = def;
+    a.stride = o->stride; a.ceil_mode = o->ceil_mode;
+    memcpy(a.kernel_size_hw, o->kernel_size_hw, sizeof a.kernel_size_hw);
+    memcpy(a.stride_hw, o->stride_hw, sizeof a.stride_hw);
+    const int64_t window = nsp == 1 ? ksize : o->kernel_size_hw[0] || o->kernel_size_hw[1] ? tn__mul_sat(o->kernel_size_hw[0], o->kernel_size_hw[1]) : tn__mul_sat(ksize, ksize);
+    tn_scope_begin();
+    tn_tensor *xp = tn_pow_scalar(x, p);
+    tn_tensor *avg = nsp == 1 ? tn_avg_pool1d_opts(xp, ksize, a) : tn_avg_pool2d_opts(xp, ksize, a);
+    return tn__scope_return(tn__lp_finish(avg, p, window));
+}
+TNDEF tn_tensor *tn_lp_pool1d_opts(tn_tensor *x, double p, int64_t k, tn_pool_opts o) { return TN__AS("tn_lp_pool1d", tn__lp_pool("tn_lp_pool1d", "lp_pool1d", x, 1, p, k, &o)); }
+TNDEF tn_tensor *tn_lp_pool2d_opts(tn_tensor *x, double p, int64_t k, tn_pool_opts o) { return TN__AS("tn_lp_pool2d", tn__lp_pool("tn_lp_pool2d", "lp_pool2d", x, 2, p, k, &o)); }
+static tn_tensor *tn__lp_pool3d(tn_tensor *x, double p, int64_t ksize, const tn_pool3d_opts *o) {
+    const char *fn = "tn_lp_pool3d";
+    TN__CHECK_NULL(x);
+    const tn_pool3d_opts def = TN_DEFAULTS(tn_pool3d_opts);
+    if (tn__kw_only(fn, "lp_pool3d", tn__kw_pool3d, TN__KW_N(tn__kw_pool3d), o, &def, "kernel_size, stride, ceil_mode")) return NULL;
+    int64_t k[3];
+    if (tn__kw_triple(fn, "kernel_size", ksize, &o->kernel_size_dhw, k)) return NULL;
+    tn_pool3d_opts a = def;
+    a.stride = o->stride; a.stride_dhw = o->stride_dhw; a.kernel_size_dhw = o->kernel_size_dhw; a.ceil_mode = o->ceil_mode;
+    tn_scope_begin();
+    tn_tensor *avg = tn_avg_pool3d_opts(tn_pow_scalar(x, p), ksize, a);
+    return tn__scope_return(tn__lp_finish(avg, p, tn__mul_sat(tn__mul_sat(k[0], k[1]), k[2])));
+}
+TNDEF tn_tensor *tn_lp_pool3d_opts(tn_tensor *x, double p, int64_t k, tn_pool3d_opts o) { return TN__AS("tn_lp_pool3d", tn__lp_pool3d(x, p, k, &o)); }
+TNDEF tn_tensor *tn_lp_pool1d_str(tn_tensor *x, double p, int64_t k, const char *options) {
+    TN__KW_STR(tn_pool_opts, pool, "tn_lp_pool1d", options, tn_lp_pool1d_opts(x, p, k, o));
+}
+TNDEF tn_tensor *tn_lp_pool2d_str(tn_tensor *x, double p, int64_t k, const char *options) {
+    TN__KW_STR(tn_pool_opts, pool, "tn_lp_pool2d", options, tn_lp_pool2d_opts(x, p, k, o));
+}
+TNDEF tn_tensor *tn_lp_pool3d_str(tn_tensor *x, double p, int64_t k, const char *options) {
+    TN__KW_STR(tn_pool3d_opts, pool3d, "tn_lp_pool3d", options, tn_lp_pool3d_opts(x, p, k, o));
+}
+
+/* max_unpool: zeros [N, C, prod(output_size)] with x scattered at indices (scatter's
+   backward, a gather, is the gradient). */
+static tn_tensor *tn__max_unpool_impl(tn_tensor *x, tn_tensor *idx, const int64_t *os, int n) {
+    const char *fn = "tn_max_unpool";
+    TN__CHECK_NULL(x, idx);
+    if (n < 1 || n > 3 || !os) return (tn_tensor *)tn__error("%s: output_size must hold 1, 2 or 3 spatial sizes (got %d)", fn, n);
+    if (idx->dtype != TN_I64) return (tn_tensor *)tn__error("%s: elements in indices should be type int64 but got: %s", fn, tn_dtype_name(idx->dtype));
+    if (x->ndim != n + 1 && x->ndim != n + 2)
+        return (tn_tensor *)tn__error("%s: Input to max_unpooling%dd should be a %dd or %dd Tensor, but got a tensor with %d dimensions.", fn, n, n + 1, n + 2, x->ndim);
+    if (idx->ndim != x->ndim || memcmp(idx->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)))
+        return (tn_tensor *)tn__error("%s: Expected shape of indices to be same as that of the input tensor (%s) but got indices tensor with shape: %s", fn, TN__SHAPE(x), TN__SHAPE(idx));
+    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s: expected a floating point input, got %s", fn, tn_dtype_name(x->dtype));
+    for (int d = x->ndim - n; d < x->ndim; d++)
+        if (x->shape[d] <= 0) return (tn_tensor *)tn__error("%s: Expected input to have non-zero size for non-batch dimensions, but got %s", fn, TN__SHAPE(x));
+    int64_t vol = 1, shape[5];
+    const bool batched = x->ndim == n + 2;
+    for (int i = 0; i < n; i++) {
+        if (os[i] <= 0) return (tn_tensor *)tn__error("%s: output_size must be positive, got %lld", fn, (long long)os[i]);
+        if (!tn__mul_ok(vol, os[i], &vol)) return (tn_tensor *)tn__error("%s: output_size is too large", fn);
+    }
+    const int64_t N = batched ? x->shape[0] : 1, C = x->shape[batched ? 1 : 0], L = tn__numel(x->shape + x->ndim - n, n);
+    shape[0] = N; shape[1] = C;
+    for (int i = 0; i < n; i++) shape[2 + i] = os[i];
+    if (tn__check_shape(fn, shape, n + 2)) return NULL;
+    tn_scope_begin();
+    if (tn_numel(idx)) {
+        const int64_t lo = (int64_t)tn_item(tn_min(idx)), hi = (int64_t)tn_item(tn_max(idx));
+        if (lo < 0 || hi >= vol) {
+            tn_scope_end();
+            char sz[96];
+            int k = 0;
+            for (int i = 0; i < n; i++) k += snprintf(sz + k, sizeof sz - (size_t)k, i ? "x%lld" : "%lld", (long long)os[i]);
+            return (tn_tensor *)tn__error("%s: Found an invalid max index: %lld (output volumes are of size %s)", fn, (long long)(lo < 0 ? lo : hi), sz);
+        }
+    }
+    tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(N, C, vol), x->dtype), x->device);
+    tn_tensor *y = tn_scatter(z, 2, tn_reshape(idx, TN_SHAPE(N, C, L)), tn_reshape(x, TN_SHAPE(N, C, L)));
+    y = tn_reshape(y, batched ? shape : shape + 1, batched ? n + 2 : n + 1);
+    static const char *const names[3] = {"SqueezeBackward1", "MaxUnpool2DBackward0", "MaxUnpool3DBackward0"};   /* 1-d: PyTorch squeezes a 2-d unpooling */
+    return tn__scope_return(tn__grad_name(y, names[n - 1]));
+}
+TNDEF tn_tensor *tn_max_unpool(tn_tensor *x, tn_tensor *indices, const int64_t *output_size, int n) { return TN__AS("tn_max_unpool", tn__max_unpool_impl(x, indices, output_size, n)); }
+
+/* Fractional max pooling: per plane, window starts from PyTorch's generate_intervals (in
+   the input's float type, as its kernel), the flat positions of every window's elements
+   gathered from the plane, their first maximum taken (gather's gradient). */
+/* TN__FRAC_INTERVALS(float, f32): the template in src/nn/pooling_more.c */
+static void tn__frac_intervals_f32(float u, int64_t in, int64_t out, int64_t k, int64_t *seq) {
+    if (out > 1) {
+        const float alpha = (float)(in - k) / (float)(out - 1);
+        for (int64_t i = 0; i < out - 1; i++) seq[i] = (int64_t)(int)(((float)i + u) * alpha) - (int64_t)(int)(u * alpha);
+    }
+    seq[out - 1] = in - k;
+}
+/* TN__FRAC_INTERVALS(double, f64): the template in src/nn/pooling_more.c */
+static void tn__frac_intervals_f64(double u, int64_t in, int64_t out, int64_t k, int64_t *seq) {
+    if (out > 1) {
+        const double alpha = (double)(in - k) / (double)(out - 1);
+        for (int64_t i = 0; i < out - 1; i++) seq[i] = (int64_t)(int)(((double)i + u) * alpha) - (int64_t)(int)(u * alpha);
+    }
+    seq[out - 1] = in - k;
+}
+static tn_tensor *tn__fractional_impl(const char *fn, tn_tensor *x, int nsp, const int64_t *k, const int64_t *os, tn_tensor *samples, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
+        return (tn_tensor *)tn__error("%s: non-empty %dD or %dD (batch mode) tensor expected for input, but got: %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    const bool batched = x->ndim == nsp + 2;
+    const int64_t N = batched ? x->shape[0] : 1, C = x->shape[batched ? 1 : 0], *in = x->shape + x->ndim - nsp;
+    for (int d = batched ? 1 : 0; d < x->ndim; d++)
+        if (x->shape[d] == 0) return (tn_tensor *)tn__error("%s: Expected input to have non-zero size for non-batch dimensions, but got %s", fn, TN__SHAPE(x));
+    static const char *const dn[3] = {"time", "height", "width"};
+    for (int i = 0; i < nsp; i++) {
+        const char *name = dn[i + 3 - nsp];
+        if (k[i] <= 0 || os[i] <= 0) return (tn_tensor *)tn__error("%s: kernel_size and output_size must be greater than zero, but got %lld and %lld", fn, (long long)k[i], (long long)os[i]);
+        if (os[i] + k[i] - 1 > in[i])
+            return (tn_tensor *)tn__error("%s: out(): pool %s (%lld) too large relative to input %s (%lld)", fn, name, (long long)k[i], name, (long long)in[i]);
+    }
+    int64_t NC, L = 1, K = 1, oshape[5];
+    if (!tn__mul_ok(N, C, &NC)) return (tn_tensor *)tn__error("%s: input %s is too large", fn, TN__SHAPE(x));
+    for (int i = 0; i < nsp; i++) { L = tn__mul_sat(L, os[i]); K = tn__mul_sat(K, k[i]); oshape[2 + i] = os[i]; }
+    oshape[0] = N; oshape[1] = C;
+    if (tn__check_shape(fn, oshape, nsp + 2) || tn__check_shape(fn, TN_SHAPE(NC, L, K))) return NULL;
+    if (samples) {
+        const bool ok = samples->ndim == 3 ? samples->shape[0] == N && samples->shape[1] == C && samples->shape[2] == nsp
+                                           : !batched && samples->ndim == 2 && samples->shape[0] == C && samples->shape[1] == nsp;
+        if (!ok) return (tn_tensor *)tn__error("%s: random_samples %s must be [N, C, %d] = [%lld, %lld, %d]", fn, TN__SHAPE(samples), nsp, (long long)N, (long long)C, nsp);
+        if (samples->dtype != x->dtype) return (tn_tensor *)tn__error("%s: expected random_samples of the input's dtype %s, got %s", fn, tn_dtype_name(x->dtype), tn_dtype_name(samples->dtype));
+    }
+    tn_scope_begin();
+    tn_tensor *u = samples ? samples : tn_rand(TN_SHAPE(N, C, nsp), x->dtype);
+    tn_tensor *uc = tn_contiguous(tn_to_dtype(tn_to(tn_detach(u), TN_CPU), TN_F64));
+    tn_tensor *flat = uc ? tn__new_checked(fn, TN_SHAPE(NC, L, K), TN_I64) : NULL;
+    int64_t *seq = flat ? (int64_t *)tn__malloc_n(fn, os[0] + (nsp > 1 ? os[1] : 0) + (nsp > 2 ? os[2] : 0), sizeof(int64_t)) : NULL;
+    if (!seq) { tn_release(flat); tn_scope_end(); return NULL; }
+    tn__own(flat);
+    const double *up = (const double *)tn_data_ptr(uc);
+    int64_t *fp = (int64_t *)tn_data_ptr(flat), *sq[3] = {seq, nsp > 1 ? seq + os[0] : NULL, nsp > 2 ? seq + os[0] + os[1] : NULL};
+    for (int64_t pl = 0; pl < NC; pl++) {
+        for (int i = 0; i < nsp; i++) {   /* the 2-d sample pair is (w, h); the 3-d triple (t, h, w) */
+            const double v = up[pl * nsp + (nsp == 2 ? 1 - i : i)];
+            if (x->dtype == TN_F32) tn__frac_intervals_f32((float)v, in[i], os[i], k[i], sq[i]);
+            else tn__frac_intervals_f64(v, in[i], os[i], k[i], sq[i]);
+        }
+        for (int64_t o = 0; o < L; o++) {
+            int64_t oi[3] = {o, 0, 0}, r = o;
+            for (int i = nsp - 1; i >= 0; i--) { oi[i] = r % os[i]; r /= os[i]; }
+            for (int64_t j = 0; j < K; j++) {
+                int64_t ki[3] = {j, 0, 0}, q = j, f = 0;
+                for (int i = nsp - 1; i >= 0; i--) { ki[i] = q % k[i]; q /= k[i]; }
+                for (int i = 0; i < nsp; i++) f = f * in[i] + sq[i][oi[i]] + ki[i];
+                fp[(pl * L + o) * K + j] = f;
+            }
+        }
+    }
+    TN_FREE(seq);
+    const int64_t V = tn__numel(in, nsp);
+    tn_tensor *fd = tn_to(flat, x->device);
+    tn_tensor *vals = tn_reshape(tn_gather(tn_reshape(x, TN_SHAPE(NC, V)), 1, tn_reshape(fd, TN_SHAPE(NC, L * K))), TN_SHAPE(NC, L, K));
+    tn_tensor *kidx = NULL, *y = tn_max_dim(vals, -1, false, indices ? &kidx : NULL);
+    const int64_t *shp = batched ? oshape : oshape + 1;
+    const int nd = batched ? nsp + 2 : nsp + 1;
+    if (y && indices) *indices = tn_keep(tn_reshape(tn_squeeze_dim(tn_gather(fd, 2, tn_unsqueeze(kidx, -1)), -1), shp, nd));
+    y = tn_reshape(y, shp, nd);
+    if (!y && indices && *indices) { tn_release(*indices); *indices = NULL; }
+    return tn__scope_return(tn__grad_name(y, nsp == 2 ? "FractionalMaxPool2DBackward0" : "FractionalMaxPool3DBackward0"));
+}
+TNDEF tn_tensor *tn_fractional_max_pool2d(tn_tensor *x, const int64_t kernel_size[2], const int64_t output_size[2], tn_tensor *random_samples, tn_tensor **indices) {
+    if (!kernel_size || !output_size) return (tn_tensor *)tn__error("tn_fractional_max_pool2d: kernel_size and output_size are required");
+    return TN__AS("tn_fractional_max_pool2d", tn__fractional_impl("tn_fractional_max_pool2d", x, 2, kernel_size, output_size, random_samples, indices));
+}
+TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_size[3], const int64_t output_size[3], tn_tensor *random_samples, tn_tensor **indices) {
+    if (!kernel_size || !output_size) return (tn_tensor *)tn__error("tn_fractional_max_pool3d: kernel_size and output_size are required");
+    return TN__AS("tn_fractional_max_pool3d", tn__fractional_impl("tn_fractional_max_pool3d", x, 3, kernel_size, output_size, random_samples, indices));
+}
+
 /* ======================================================================= */
 /* src/nn/norm.c: batch, layer, group and instance norm                    */
 /* ======================================================================= */
@@ -12184,6 +12424,110 @@ TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tens
 }
 
 /* ======================================================================= */
+/* src/nn/lrn.c: local response norm, CrossMapLRN2d, channel shuffle       */
+/* ======================================================================= */
+/* ---- local response normalisation, CrossMapLRN2d, channel shuffle ----
+   The sums over neighbouring channels are one [C, C] band matrix applied along the channel
+   dim (tn__along), so the gradient is matmul's. */
+/* A [C, C] matrix of v where j - c is in [lo, hi] (the band), plus v at column 0 for the rows
+   from extra0 on (CrossMapLRN2d's quirk; -1: none). */
+static tn_tensor *tn__band_matrix(const char *fn, int64_t C, int64_t lo, int64_t hi, double v, int64_t extra0, const tn_tensor *like) {
+    double *m = (double *)tn__malloc_n(fn, tn__mul_or(C, C, -1), sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)(C * C) * sizeof(double));
+    for (int64_t c = 0; c < C; c++) {
+        for (int64_t j = TN__MAX(0, c + lo); j <= TN__MIN(C - 1, c + hi); j++) m[c * C + j] = v;
+        if (extra0 >= 0 && c >= extra0 && c + lo > 0) m[c * C] = v;
+    }
+    tn_tensor *t = tn__dim_matrix(m, C, C, like);
+    TN_FREE(m);
+    return t;
+}
+static tn_tensor *tn__lrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
+    const char *fn = "tn_local_response_norm";
+    TN__CHECK_NULL(x);
+    if (x->ndim < 3) return (tn_tensor *)tn__error("%s: Expected 3D or higher dimensionality input (got %d dimensions)", fn, x->ndim);
+    if (size <= 0) return (tn_tensor *)tn__error("%s: size must be positive, got %lld", fn, (long long)size);
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    if (tn_numel(x) == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
+    const int64_t C = x->shape[1];
+    tn_scope_begin();
+    /* avg_pool of x^2 over [c - size/2, c + (size-1)/2], zero padded: divisor size */
+    tn_tensor *band = tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0 / (double)size, -1, x);
+    tn_tensor *div = tn_pow_scalar(tn_add_scalar(tn_mul_scalar(tn__along(tn_mul(x, x), 1, x->ndim, band), o.alpha), o.k), o.beta);
+    return tn__scope_return(tn_div(x, div));   /* DivBackward0, as PyTorch */
+}
+TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts o) { return TN__AS("tn_local_response_norm", tn__lrn_impl(x, size, o)); }
+TNDEF tn_tensor *tn_local_response_norm_str(tn_tensor *x, int64_t size, const char *options) {
+    TN__KW_STR(tn_lrn_opts, lrn, "tn_local_response_norm", options, tn_local_response_norm_opts(x, size, o));
+}
+
+/* CrossMapLRN2d: the forward of PyTorch's legacy loop and that function's own backward,
+   gx = scale^-beta gy - 2 alpha beta / size * x * B (gy y / scale), B the band of rows
+   [c - ipp, c + size - 1 - ipp] (ipp = int(size - (size - 1) / 2), its Python port's). Saved:
+   x, scale, y; attributes: size (i[0]), alpha, beta (d[0], d[1]). */
+static int tn__cmlrn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *x = tn_ctx_saved(n, 0), *scale = tn_ctx_saved(n, 1), *y = tn_ctx_saved(n, 2);
+    if (!x || !scale || !y) return -1;
+    const int64_t size = n->i[0], C = x->shape[1], ipp = (int64_t)((double)size - (double)(size - 1) / 2);
+    const double alpha = n->d[0], beta = n->d[1];
+    tn_tensor *band = tn__band_matrix("CrossMapLRN2d backward", C, -ipp, size - 1 - ipp, 1.0, -1, x);
+    tn_tensor *ratio = tn__along(tn_div(tn_mul(gy, y), scale), 1, 4, band);
+    gin[0] = tn_sub(tn_mul(tn_pow_scalar(scale, -beta), gy), tn_mul_scalar(tn_mul(x, ratio), 2 * alpha * beta / (double)size));
+    return gin[0] ? 0 : -1;
+}
+static tn_tensor *tn__cmlrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
+    const char *fn = "tn_cross_map_lrn2d";
+    TN__CHECK_NULL(x);
+    if (x->ndim != 4) return (tn_tensor *)tn__error("%s: CrossMapLRN2d: Expected input to be 4D, got %dD instead.", fn, x->ndim);
+    if (size <= 0) return (tn_tensor *)tn__error("%s: size must be positive, got %lld", fn, (long long)size);
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    const int64_t C = x->shape[1], h = (size - 1) / 2;
+    tn_scope_begin();
+    tn_no_grad_begin();
+    tn_tensor *band = tn__band_matrix(fn, C, -h, h, 1.0, h + 1, x);
+    tn_tensor *scale = tn_add_scalar(tn_mul_scalar(tn__along(tn_mul(x, x), 1, 4, band), o.alpha / (double)size), o.k);
+    tn_tensor *y = tn_contiguous(tn_mul(tn_pow_scalar(scale, -o.beta), x));
+    tn_no_grad_end();
+    if (y && tn_requires_grad(x) && tn_is_grad_enabled()) {
+        y = tn_clone(y);   /* a tensor of its own to attach the node to (y itself is saved) */
+        tn_node *nd = y ? tn__fn_node("CrossMapLRN2dBackward", tn__cmlrn_bw, &x, 1) : NULL;
+        if (nd) {
+            nd->i[0] = size; nd->ni = 1;
+            nd->d[0] = o.alpha; nd->d[1] = o.beta;
+            tn__node_save(nd, x);
+            tn__node_save(nd, scale);
+            tn__node_save(nd, y);
+        }
+        y = tn__node_attach(nd, y);
+    }
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_cross_map_lrn2d_opts(tn_tensor *x, int64_t size, tn_lrn_opts o) { return TN__AS("tn_cross_map_lrn2d", tn__cmlrn_impl(x, size, o)); }
+TNDEF tn_tensor *tn_cross_map_lrn2d_str(tn_tensor *x, int64_t size, const char *options) {
+    TN__KW_STR(tn_lrn_opts, lrn, "tn_cross_map_lrn2d", options, tn_cross_map_lrn2d_opts(x, size, o));
+}
+
+static tn_tensor *tn__channel_shuffle_impl(tn_tensor *x, int64_t g) {
+    const char *fn = "tn_channel_shuffle";
+    TN__CHECK_NULL(x);
+    if (x->ndim <= 2) return (tn_tensor *)tn__error("%s: channel_shuffle expects input with > 2 dims, but got input with sizes %s", fn, TN__SHAPE(x));
+    if (g <= 0) return (tn_tensor *)tn__error("%s: Number of groups to divide channels in must be positive. Value of groups:%lld", fn, (long long)g);
+    const int64_t C = x->shape[1];
+    if (C % g) return (tn_tensor *)tn__error("%s: Number of channels must be divisible by groups. Got %lld channels and %lld groups.", fn, (long long)C, (long long)g);
+    if (x->ndim + 1 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: input %s has too many dims", fn, TN__SHAPE(x));
+    int64_t s[TN_MAX_DIMS];
+    s[0] = x->shape[0]; s[1] = g; s[2] = C / g;
+    for (int d = 2; d < x->ndim; d++) s[d + 1] = x->shape[d];
+    tn_scope_begin();
+    tn_tensor *y = tn_reshape(tn_contiguous(tn_transpose(tn_reshape(x, s, x->ndim + 1), 1, 2)), x->shape, x->ndim);
+    if (y && tn_same_storage(y, x)) y = tn_clone(y);   /* one group: a new tensor, as PyTorch */
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups) { return TN__AS("tn_channel_shuffle", tn__channel_shuffle_impl(x, groups)); }
+
+/* ======================================================================= */
 /* src/nn/dropout.c: dropout, dropout2d                                    */
 /* ======================================================================= */
 /* ---- dropout ---- */
@@ -12378,18 +12722,67 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
 /* src/nn/resize.c: interpolate, pixel shuffle                             */
 /* ======================================================================= */
 /* ---- resizing ---- */
+/* F.interpolate's modes, by their names' order. */
+enum { TN__NEAREST, TN__NEAREST_EXACT, TN__LINEAR, TN__BILINEAR, TN__BICUBIC, TN__TRILINEAR, TN__AREA };
+static const char *const tn__interp_modes[7] = {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"};
+/* PyTorch's cubic convolution weights (A = -0.75) of the 4 taps around t in [0, 1). */
+static void tn__cubic_coeffs(double t, double c[4]) {
+    const double A = -0.75, x1 = t, x2 = 1 - t;
+#define TN__CC1(x) (((A + 2) * (x) - (A + 3)) * (x) * (x) + 1)
+#define TN__CC2(x) ((((x) * A - 5 * A) * (x) + 8 * A) * (x) - 4 * A)
+    c[0] = TN__CC2(x1 + 1); c[1] = TN__CC1(x1); c[2] = TN__CC1(x2); c[3] = TN__CC2(x2 + 1);
+#undef TN__CC1
+#undef TN__CC2
+}
+/* Bicubic resizing's [out, in] matrix: 4 taps per output, their indices clamped into the
+   input as PyTorch's upsample_get_value_bounded (clamped taps add up). */
+static tn_tensor *tn__cubic_matrix(const char *fn, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
+    double *m = (double *)tn__malloc_n(fn, tn__mul_or(in, out, -1), sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    for (int64_t o = 0; o < out; o++) {
+        const double src = align_corners ? (double)o * scale : ((double)o + 0.5) * scale - 0.5;   /* cubic: not clamped at 0 */
+        const double f = floor(src);
+        double c[4];
+        tn__cubic_coeffs(src - f, c);
+        for (int k = 0; k < 4; k++) {
+            double j = f - 1 + k;
+            j = j < 0 ? 0 : j > (double)(in - 1) ? (double)(in - 1) : j;   /* clamped before converting */
+            m[o * in + (int64_t)j] += c[k];
+        }
+    }
+    tn_tensor *t = tn__dim_matrix(m, out, in, like);
+    TN_FREE(m);
+    return t;
+}
+/* nearest and nearest-exact's source index of each output, in float as PyTorch computes it. */
+static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, const double *sf, bool exact, tn_device device) {
+    int64_t *ix = (int64_t *)tn__malloc_n(fn, out, sizeof(int64_t));
+    if (!ix) return NULL;
+    const float scale = sf && *sf > 0 ? (float)(1.0 / *sf) : (float)in / (float)out;
+    for (int64_t o = 0; o < out; o++) {
+        const float v = floorf(exact ? ((float)o + 0.5f) * scale : (float)o * scale);
+        ix[o] = !exact && out == in ? o : !exact && out == 2 * in ? o >> 1 : v < (float)(in - 1) ? (int64_t)v : in - 1;   /* clamped before converting */
+    }
+    tn_tensor *t = tn_to(tn_from_data(ix, TN_SHAPE(out), TN_I64), device);
+    TN_FREE(ix);
+    return t;
+}
 static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const double *sf, const char *mode, bool align_corners) {
     const char *fn = "tn_interpolate";
     TN__CHECK_NULL(x);
-    int nsp = x->ndim - 2, m = !mode ? -1 : !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") ? 1 : !strcmp(mode, "bilinear") ? 2 : -1;
-    if (m < 0) return (tn_tensor *)tn__error("%s: mode '%s' is not supported (nearest, linear, bilinear)", fn, mode ? mode : "(null)");
-    if (nsp < 1 || nsp > 2 || (m == 1 && nsp != 1) || (m == 2 && nsp != 2))
-        return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, m == 1 ? "3-d [N, C, W]" : m == 2 ? "4-d [N, C, H, W]" : "3-d or 4-d", TN__SHAPE(x));
+    int m = -1;
+    for (int i = 0; mode && i < 7; i++) if (!strcmp(mode, tn__interp_modes[i])) m = i;
+    if (m < 0) return (tn_tensor *)tn__error("%s: mode '%s' is not supported (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)", fn, mode ? mode : "(null)");
+    const int nsp = x->ndim - 2, need = m == TN__LINEAR ? 1 : m == TN__BILINEAR || m == TN__BICUBIC ? 2 : m == TN__TRILINEAR ? 3 : 0;
+    if (nsp < 1 || nsp > 3 || (need && nsp != need))
+        return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, need == 1 ? "3-d [N, C, W]" : need == 2 ? "4-d [N, C, H, W]" : need == 3 ? "5-d [N, C, D, H, W]" : "3-d, 4-d or 5-d", TN__SHAPE(x));
     if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
-    if (m == 0 && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear", fn);
+    const bool interp = m >= TN__LINEAR && m <= TN__TRILINEAR;
+    if (!interp && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
-    int64_t out[2], oshape[4] = {x->shape[0], x->shape[1], 0, 0};
-    double scale[2];
+    int64_t out[3], oshape[5] = {x->shape[0], x->shape[1], 0, 0, 0};
+    double scale[3];
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (sf && !(sf[i] > 0)) return (tn_tensor *)tn__error("%s: scale_factor must be positive, got %g", fn, sf[i]);
@@ -12398,29 +12791,27 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
         if (out[i] <= 0 || in <= 0) return (tn_tensor *)tn__error("%s: input %s and output size %lld must be positive", fn, TN__SHAPE(x), (long long)out[i]);
         oshape[2 + i] = out[i];
         /* PyTorch's area_pixel_compute_scale: a given scale_factor is used as is */
-        scale[i] = m && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
+        scale[i] = interp && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
+        if (m == TN__AREA && tn__adaptive_fits(fn, in, out[i])) return NULL;
     }
     /* the output's size first: the index tables and matrices below are sized by it */
     if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
     tn_scope_begin();
     tn_tensor *y = x;
-    for (int i = 0; i < nsp; i++) {
-        int64_t in = x->shape[2 + i];
-        if (m == 0) {
-            int64_t *ix = (int64_t *)tn__malloc_n(fn, out[i], sizeof(int64_t));
-            if (!ix) { tn_scope_end(); return NULL; }
-            for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
-            y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
-            TN_FREE(ix);
-            if (!y) break;   /* out of memory: the next dim would read y */
-        } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
-            tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x);
-            y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
-        }
+    for (int i = 0; i < nsp && y; i++) {
+        const int64_t in = x->shape[2 + i];
+        if (m == TN__NEAREST || m == TN__NEAREST_EXACT) y = tn_index_select(y, 2 + i, tn__nearest_table(fn, in, out[i], sf ? &sf[i] : NULL, m == TN__NEAREST_EXACT, x->device));
+        else if (m == TN__BICUBIC) y = tn__along(y, 2 + i, x->ndim, tn__cubic_matrix(fn, in, out[i], scale[i], align_corners, x));
+        else if (out[i] != in)   /* an unchanged size is copied whatever scale_factor says, as PyTorch's linear and area modes */
+            y = tn__along(y, 2 + i, x->ndim, tn__resize_matrix(fn, m == TN__AREA ? 0 : 1, in, out[i], scale[i], align_corners, x));
     }
-    y = y == x ? tn_clone(x) : y;
-    return tn__scope_return(tn__grad_name(y, m == 0 ? (nsp == 1 ? "UpsampleNearest1DBackward1" : "UpsampleNearest2DBackward1")
-                                             : m == 1 ? "UpsampleLinear1DBackward1" : "UpsampleBilinear2DBackward1"));
+    y = y == x ? tn_clone(x) : tn_contiguous(y);
+    static const char *const names[7][3] = {
+        {"UpsampleNearest1DBackward1", "UpsampleNearest2DBackward1", "UpsampleNearest3DBackward1"},
+        {"UpsampleNearestExact1DBackward1", "UpsampleNearestExact2DBackward1", "UpsampleNearestExact3DBackward1"},
+        {"UpsampleLinear1DBackward1", NULL, NULL}, {NULL, "UpsampleBilinear2DBackward1", NULL}, {NULL, "UpsampleBicubic2DBackward1", NULL},
+        {NULL, NULL, "UpsampleTrilinear3DBackward1"}, {"SqueezeBackward1", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0"}};
+    return tn__scope_return(tn__grad_name(y, names[m][nsp - 1]));
 }
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
     return TN__AS("tn_interpolate", tn__interpolate_impl(x, size, scale_factor, mode, align_corners));

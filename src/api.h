@@ -861,6 +861,32 @@ TNDEF tn_tensor *tn_max_pool3d_str(tn_tensor *x, tn_tensor **indices, int64_t ke
 TNDEF tn_tensor *tn_avg_pool3d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w, tn_tensor **indices);
+/* F.lp_pool1d / 2d / 3d: (sum over each window of x^p)^(1/p), PyTorch's composite of
+   avg_pool (p = norm_type); the kernel size, then stride (TN_NONE: the kernel size) and
+   ceil_mode of tn_pool_opts (tn_pool3d_opts for 3-d; no padding). */
+TNDEF tn_tensor *tn_lp_pool1d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_lp_pool2d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_lp_pool3d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_lp_pool1d(x, norm_type, ...) tn_lp_pool1d_opts(x, norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_lp_pool2d(x, norm_type, ...) tn_lp_pool2d_opts(x, norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_lp_pool3d(x, norm_type, ...) tn_lp_pool3d_opts(x, norm_type, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_lp_pool1d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_lp_pool2d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_lp_pool3d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+/* torch.max_unpool1d/2d/3d: x [N, C, *] or [C, *] with n = 1, 2 or 3 spatial dims, its values
+   placed at indices (int64 of x's shape, flat over each output plane or volume, as max
+   pooling gives them) in zeros of the spatial output_size (n sizes). F.max_unpool's default
+   size, (in - 1) * stride - 2 * padding + kernel_size, is the modules' (tn_nn_max_unpool*). */
+TNDEF tn_tensor *tn_max_unpool(tn_tensor *x, tn_tensor *indices, const int64_t *output_size, int n);
+/* F.fractional_max_pool2d / 3d: the maximum of kernel_size windows (kh, kw / kd, kh, kw) at
+   pseudo-random starts into output_size (PyTorch's intervals from random_samples [N, C, 2]
+   ([C, 2] unbatched; 3-d: 3 per plane, for d, h, w; 2-d: w then h) in [0, 1), input's dtype;
+   NULL draws them from the default generator). *indices (may be NULL): the argmax
+   positions, flat over each input plane / volume. */
+TNDEF tn_tensor *tn_fractional_max_pool2d(tn_tensor *x, const int64_t kernel_size[2], const int64_t output_size[2], tn_tensor *random_samples,
+                                          tn_tensor **indices);
+TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_size[3], const int64_t output_size[3], tn_tensor *random_samples,
+                                          tn_tensor **indices);
 
 /* Normalisation. running_mean/var (NULL: none) are updated in place when training:
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
@@ -871,6 +897,26 @@ TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, in
 TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
 TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                   bool use_input_stats, double momentum, double eps);
+/* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
+   window zero-padded by size / 2 before and (size - 1) / 2 after)^beta, x [N, C, *] of 3 or
+   more dims (alpha=1e-4, beta=0.75, k=1.0). */
+#define TN_FIELDS_tn_lrn_opts(X) \
+    X(D, alpha, 1e-4, "") \
+    X(D, beta,  0.75, "") \
+    X(D, k,     1.0,  "")
+TN__KW_STRUCT(tn_lrn_opts);
+TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts opts);
+#define tn_local_response_norm(x, ...) tn_local_response_norm_opts(x, TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_local_response_norm_str(tn_tensor *x, int64_t size, const char *options);
+/* nn.CrossMapLRN2d's function on [N, C, H, W]: x (k + alpha / size * S)^-beta, S the sum of x^2
+   over channels [c - (size - 1) / 2, c + (size - 1) / 2] plus channel 0 from c = (size - 1) / 2 +
+   2 on, as PyTorch's legacy loop computes it; the gradient is that loop's backward (the
+   symmetric window), as PyTorch's. */
+TNDEF tn_tensor *tn_cross_map_lrn2d_opts(tn_tensor *x, int64_t size, tn_lrn_opts opts);
+#define tn_cross_map_lrn2d(x, ...) tn_cross_map_lrn2d_opts(x, TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_map_lrn2d_str(tn_tensor *x, int64_t size, const char *options);
+/* F.channel_shuffle: [N, C, *] as [N, groups, C / groups, *] with the two group dims swapped. */
+TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
    the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
@@ -893,8 +939,11 @@ TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
 TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask,
                                                  double dropout_p, bool is_causal, double scale);
 
-/* F.interpolate for [N, C, W] ("nearest", "linear") and [N, C, H, W] ("nearest", "bilinear"):
-   size (NULL: from scale_factor) or scale_factor (one value per spatial dim). */
+/* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
+   (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
+   -0.75, taps clamped at the border) for [N, C, H, W], "trilinear" for [N, C, D, H, W];
+   antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
+   dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);

@@ -419,10 +419,19 @@ tn_max_pool3d_str T T A l s
 tn_avg_pool3d_str T T l s
 tn_adaptive_avg_pool3d T T l l l
 tn_adaptive_max_pool3d T T l l l A
+tn_lp_pool1d_str T T d l s
+tn_lp_pool2d_str T T d l s
+tn_lp_pool3d_str T T d l s
+tn_max_unpool T T T L i
+tn_fractional_max_pool2d T T L L T A
+tn_fractional_max_pool3d T T L L T A
 tn_batch_norm T T T T T T b d d
 tn_layer_norm T T L i T T d
 tn_group_norm T T l T T d
 tn_instance_norm T T T T T T b d d
+tn_local_response_norm_str T T l s
+tn_cross_map_lrn2d_str T T l s
+tn_channel_shuffle T T l
 tn_dropout T T d b
 tn_dropout2d T T d b
 tn_dropout3d T T d b

@@ -19,7 +19,10 @@ from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, full,
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "unfold", "fold", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
-    "adaptive_max_pool3d_with_indices", "dropout3d",
+    "adaptive_max_pool3d_with_indices", "dropout3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d",
+    "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "local_response_norm", "channel_shuffle",
+    "native_channel_shuffle",
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
@@ -604,6 +607,121 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return adaptive_max_pool3d_with_indices(input, output_size, return_indices)
 
 
+def _lp_text(stride, kernel, n, ceil_mode):
+    s = None if stride is None else _ntuple(stride, n, "stride")
+    opts = {"kernel_size": kernel} if n > 1 else {}
+    if s is not None:
+        opts["stride"] = s if n > 1 else s[0]
+    opts["ceil_mode"] = bool(ceil_mode)
+    return _kw(**opts)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if not isinstance(input, Tensor):
+        _check("lp_pool1d", input=input)
+    (k,) = _ntuple(kernel_size, 1, "kernel_size")
+    return _wrap(lib.tn_lp_pool1d_str(input._ptr, _float(norm_type, "lp_pool1d", "norm_type"), k,
+                                      _lp_text(stride, [k], 1, ceil_mode)))
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if not isinstance(input, Tensor):
+        _check("lp_pool2d", input=input)
+    k = _ntuple(kernel_size, 2, "kernel_size")
+    return _wrap(lib.tn_lp_pool2d_str(input._ptr, _float(norm_type, "lp_pool2d", "norm_type"), k[0],
+                                      _lp_text(stride, k, 2, ceil_mode)))
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if not isinstance(input, Tensor):
+        _check("lp_pool3d", input=input)
+    k = _ntuple(kernel_size, 3, "kernel_size")
+    return _wrap(lib.tn_lp_pool3d_str(input._ptr, _float(norm_type, "lp_pool3d", "norm_type"), k[0],
+                                      _lp_text(stride, k, 3, ceil_mode)))
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    input_size = input.size()
+    n = len(kernel_size)
+    default_size = [(input_size[-n + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        return default_size
+    output_size = list(output_size)
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a length of "
+                         f"'{len(output_size)}'")
+    for d in range(n):
+        min_size, max_size = default_size[d] - stride[d], default_size[d] + stride[d]
+        if not (min_size < output_size[d] < max_size):
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and {max_size})')
+    return output_size
+
+
+def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
+    if not (isinstance(input, Tensor) and isinstance(indices, Tensor)):
+        _check(f"max_unpool{n}d", input=input, indices=indices)
+    k = _ntuple(kernel_size, n, "kernel_size")
+    s = k if stride is None else _ntuple(stride, n, "stride")
+    p = _ntuple(padding, n, "padding")
+    size = [_int(v, f"max_unpool{n}d", "output_size") for v in _unpool_output_size(input, k, s, p, output_size)]
+    return _wrap(lib.tn_max_unpool(input._ptr, indices._ptr, _arr(size), n))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    fn = f"fractional_max_pool{n}d"
+    if not isinstance(input, Tensor):
+        _check(fn, input=input)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
+    k = _ntuple(kernel_size, n, "kernel_size")
+    if output_size is None:
+        if isinstance(output_ratio, (list, tuple)) and len(output_ratio) > n:
+            raise ValueError(f"{fn} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = list(output_ratio) if isinstance(output_ratio, (list, tuple)) else [output_ratio] * n
+        if len(ratio) == 1:
+            ratio = ratio * n
+        output_size = [int(input.size(-n + i) * float(ratio[i])) for i in range(n)]
+    o = _ntuple(output_size, n, "output_size")
+    if _random_samples is not None and not isinstance(_random_samples, Tensor):
+        _check(fn, _random_samples=_random_samples)
+    cfn = lib.tn_fractional_max_pool2d if n == 2 else lib.tn_fractional_max_pool3d
+    return _with_indices(lambda ip: cfn(input._ptr, _arr(k), _arr(o), _opt(_random_samples), ip), return_indices)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return _fractional(2, input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return _fractional(3, input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
 # --------------------------------------------------------------------------- normalisation
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     if not isinstance(input, Tensor):
@@ -649,6 +767,30 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return _wrap(lib.tn_instance_norm(input._ptr, _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias),
                                       bool(use_input_stats), _float(momentum, "instance_norm", "momentum"),
                                       _float(eps, "instance_norm", "eps")))
+
+
+def _lrn_text(alpha, beta, k, fn):
+    return ", ".join(f"{n}={_float(v, fn, n)!r}" for n, v in (("alpha", alpha), ("beta", beta), ("k", k))).encode()
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    if not isinstance(input, Tensor):
+        _check("local_response_norm", input=input)
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    return _wrap(lib.tn_local_response_norm_str(input._ptr, _int(size, "local_response_norm", "size"),
+                                                _lrn_text(alpha, beta, k, "local_response_norm")))
+
+
+def channel_shuffle(input, groups):
+    if not isinstance(input, Tensor):
+        _check("channel_shuffle", input=input)
+    return _wrap(lib.tn_channel_shuffle(input._ptr, _int(groups, "channel_shuffle", "groups")))
+
+
+native_channel_shuffle = channel_shuffle
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -867,23 +1009,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         scale_factors = None
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    if mode == "area" and dim in (1, 2):
-        return adaptive_avg_pool1d(input, output_size) if dim == 1 else adaptive_avg_pool2d(input, output_size)
-    if mode in ("nearest", "linear", "bilinear") and dim in (1, 2):
-        if mode == "bilinear" and dim == 1:
-            raise NotImplementedError("Got 3D input, but bilinear mode needs 4D input")
-        if mode == "linear" and dim == 2:
-            raise NotImplementedError("Got 4D input, but linear mode needs 3D input")
-        sz = _arr(output_size) if output_size is not None else None
-        sf = (c_double * dim)(*scale_factors) if scale_factors is not None else None
-        return _wrap(lib.tn_interpolate(input._ptr, sz, sf, mode.encode(), bool(align_corners)))
-    if mode in _INTERP_MODES:
-        raise NotImplementedError(f"interpolate: mode '{mode}' for a {input.ndim}-D input is not supported "
-                                  "(supported: nearest, area for 3-D and 4-D input, linear for 3-D, bilinear for 4-D)")
-    raise NotImplementedError(
-        "Input Error: Only 3D, 4D and 5D input Tensors supported"
-        f" (got {input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
-        f" (got {mode})")
+    if mode not in _INTERP_MODES or dim < 1 or dim > 3:
+        raise NotImplementedError(
+            "Input Error: Only 3D, 4D and 5D input Tensors supported"
+            f" (got {input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+            f" (got {mode})")
+    need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}.get(mode)
+    if need is not None and need != dim:
+        names = {1: "3D", 2: "4D", 3: "5D"}
+        raise NotImplementedError(f"Got {names[dim]} input, but {mode} mode needs {names[need]} input")
+    sz = _arr(output_size) if output_size is not None else None
+    sf = (c_double * dim)(*scale_factors) if scale_factors is not None else None
+    return _wrap(lib.tn_interpolate(input._ptr, sz, sf, mode.encode(), bool(align_corners)))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
