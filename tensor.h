@@ -50,8 +50,8 @@
  *   core/      dtypes threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling
- *              pooling3d pooling_more norm lrn dropout embedding resize losses activations
- *              padding losses_more
+ *              pooling3d pooling_more norm lrn dropout embedding embedding_bag resize
+ *              grid_sample losses activations padding losses_more
  *   autograd/  graph derivatives engine custom debug gradcheck
  *   modules/   dict module init layers rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
@@ -957,6 +957,25 @@ TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
    counts from V) gets no gradient. */
 TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight);
 TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx);
+/* F.embedding_bag: the rows of weight [V, D] for the indices of each bag, reduced to one
+   row per bag: [B, D]. input 2-d [B, L] (a bag per row; offsets NULL) or 1-d with offsets
+   (int64 / int32, 1-d: bag b starts at offsets[b], offsets[0] = 0; include_last_offset: the
+   last entry ends the last bag). mode sum, mean or max; per_sample_weights (input's shape,
+   weight's dtype) scale the rows, sum only; indices equal to padding_idx (TN_NONE: None;
+   negative counts from V) count nowhere; an empty bag gives zeros. Differentiable in
+   weight and per_sample_weights. */
+enum { TN_BAG_SUM = 0, TN_BAG_MEAN, TN_BAG_MAX };
+#define TN_FIELDS_tn_embedding_bag_fn_opts(X) \
+    X(T, offsets,             NULL,        "") \
+    X(E, mode,                TN_BAG_MEAN, "sum|mean|max") \
+    X(T, per_sample_weights,  NULL,        "") \
+    X(B, include_last_offset, false,       "") \
+    X(I, padding_idx,         TN_NONE,     "")
+TN__KW_STRUCT(tn_embedding_bag_fn_opts);
+TNDEF tn_tensor *tn_embedding_bag_opts(tn_tensor *input, tn_tensor *weight, tn_embedding_bag_fn_opts opts);
+#define tn_embedding_bag(input, ...) tn_embedding_bag_opts(input, TN__POS_KW(tn_embedding_bag_fn_opts, __VA_ARGS__))
+/* The option text cannot give tensors: offsets and per_sample_weights come as arguments (NULL: None). */
+TNDEF tn_tensor *tn_embedding_bag_str(tn_tensor *input, tn_tensor *weight, tn_tensor *offsets, tn_tensor *per_sample_weights, const char *options);
 /* int64 [*, num_classes]; num_classes -1: max + 1. */
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
 
@@ -972,6 +991,25 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
    antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
    dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+/* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
+   [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
+   for 5-d) or nearest (half to even); padding_mode: taps outside the input read 0, the border
+   value, or the reflection; align_corners: -1 and 1 are the corner pixels' centres (else
+   their outer edges). Differentiable in input and grid (zero for nearest), as PyTorch's. */
+enum { TN_GRID_BILINEAR = 0, TN_GRID_NEAREST, TN_GRID_BICUBIC };
+enum { TN_GRID_ZEROS = 0, TN_GRID_BORDER, TN_GRID_REFLECTION };
+#define TN_FIELDS_tn_grid_opts(X) \
+    X(E, mode,          TN_GRID_BILINEAR, "bilinear|nearest|bicubic") \
+    X(E, padding_mode,  TN_GRID_ZEROS,    "zeros|border|reflection") \
+    X(B, align_corners, false,            "")
+TN__KW_STRUCT(tn_grid_opts);
+TNDEF tn_tensor *tn_grid_sample_opts(tn_tensor *input, tn_tensor *grid, tn_grid_opts opts);
+#define tn_grid_sample(input, ...) tn_grid_sample_opts(input, TN__POS_KW(tn_grid_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_grid_sample_str(tn_tensor *input, tn_tensor *grid, const char *options);
+/* F.affine_grid: the sampling grid [N, H, W, 2] of theta [N, 2, 3] for size = (N, C, H, W), or
+   [N, D, H, W, 3] of theta [N, 3, 4] for (N, C, D, H, W) (n = 4 or 5 sizes); differentiable in
+   theta (align_corners=False). */
+TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners);
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 
@@ -3129,6 +3167,12 @@ static const tn__kwkey tn__kw_pool3d[] = {TN_FIELDS_tn_pool3d_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_lrn_opts
 static const tn__kwkey tn__kw_lrn[] = {TN_FIELDS_tn_lrn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_bag_fn_opts
+static const tn__kwkey tn__kw_embedding_bag[] = {TN_FIELDS_tn_embedding_bag_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_grid_opts
+static const tn__kwkey tn__kw_grid_sample[] = {TN_FIELDS_tn_grid_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_loss_fn_opts
 static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)};
@@ -12719,6 +12763,106 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
 }
 
 /* ======================================================================= */
+/* src/nn/embedding_bag.c: embedding_bag: sum, mean and max bags           */
+/* ======================================================================= */
+/* ---- embedding_bag ----
+   The bags as rows of a [B, Lmax] table of input positions (the host reads the offsets),
+   their embeddings gathered into [B, Lmax, D] and reduced over the bag with the padding
+   slots masked out: sums and means weigh them by 0, maxima see -inf. All of it
+   differentiable (index_select, where, sum, max), so the gradients reach weight and
+   per_sample_weights, twice too. */
+static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embedding_bag_fn_opts o) {
+    const char *fn = "tn_embedding_bag";
+    TN__CHECK_NULL(in, w);
+    tn_tensor *off = o.offsets, *psw = o.per_sample_weights;
+    if (in->dtype != TN_I64 && in->dtype != TN_I32) return (tn_tensor *)tn__error("%s: expected input of dtype int64 or int32, got %s", fn, tn_dtype_name(in->dtype));
+    if (w->ndim != 2) return (tn_tensor *)tn__error("%s: weight has to be a 2D Tensor, but got Tensor of dimension %d", fn, w->ndim);
+    if (!tn_dtype_is_floating(w->dtype)) return (tn_tensor *)tn__error("%s: expected a floating point weight, got %s", fn, tn_dtype_name(w->dtype));
+    if (o.mode < TN_BAG_SUM || o.mode > TN_BAG_MAX) return (tn_tensor *)tn__error("%s: mode %d is not TN_BAG_SUM, TN_BAG_MEAN or TN_BAG_MAX", fn, o.mode);
+    if (in->ndim == 2 && off) return (tn_tensor *)tn__error("%s: if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences. However, found offsets of type Tensor", fn);
+    if (in->ndim == 1 && !off) return (tn_tensor *)tn__error("%s: offsets has to be a 1D Tensor but got None", fn);
+    if (in->ndim != 1 && in->ndim != 2) return (tn_tensor *)tn__error("%s: input has to be 1D or 2D Tensor, but got Tensor of dimension %d", fn, in->ndim);
+    if (off && (off->ndim != 1 || (off->dtype != TN_I64 && off->dtype != TN_I32)))
+        return (tn_tensor *)tn__error("%s: offsets has to be a 1D int64 or int32 Tensor, got %s of %s", fn, TN__SHAPE(off), tn_dtype_name(off->dtype));
+    if (psw && o.mode != TN_BAG_SUM)
+        return (tn_tensor *)tn__error("%s: embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got mode='%s'). Please open a feature request on GitHub.",
+                                      fn, o.mode == TN_BAG_MEAN ? "mean" : "max");
+    if (psw && (psw->ndim != in->ndim || memcmp(psw->shape, in->shape, (size_t)in->ndim * sizeof(int64_t))))
+        return (tn_tensor *)tn__error("%s: embedding_bag: If per_sample_weights (%s) is not None, then it must have the same shape as the input (%s)", fn, TN__SHAPE(psw), TN__SHAPE(in));
+    if (psw && tn__nn_same(fn, w, psw, "per_sample_weights")) return NULL;
+    const int64_t V = w->shape[0], D = w->shape[1], n = tn_numel(in);
+    int64_t pad = o.padding_idx;
+    if (pad != TN_NONE && (pad < -V || pad >= V)) return (tn_tensor *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)V, (long long)pad);
+    if (pad != TN_NONE && pad < 0) pad += V;
+    tn_scope_begin();
+    tn_tensor *ic = tn_contiguous(tn_to_dtype(tn_to(in, TN_CPU), TN_I64)), *oc = off ? tn_contiguous(tn_to_dtype(tn_to(off, TN_CPU), TN_I64)) : NULL;
+    if (!ic || (off && !oc)) { tn_scope_end(); return NULL; }
+    const int64_t *ip = (const int64_t *)tn_data_ptr(ic), *op = oc ? (const int64_t *)tn_data_ptr(oc) : NULL;
+    for (int64_t i = 0; i < n; i++)
+        if (ip[i] < 0 || ip[i] >= V) { tn_scope_end(); return (tn_tensor *)tn__error("%s: index %lld is out of range for %lld embeddings (index out of range in self)", fn, (long long)ip[i], (long long)V); }
+    int64_t B, Lmax = 0;
+    if (!off) { B = in->shape[0]; Lmax = in->shape[1]; }
+    else {
+        const int64_t no = off->shape[0];
+        B = o.include_last_offset ? no - 1 : no;
+        if (no > 0 && op[0] != 0) {
+            tn_scope_end();
+            return (tn_tensor *)tn__error("%s: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got %lld", fn, (long long)op[0]);
+        }
+        if (no > 0 && op[no - 1] > n) {
+            tn_scope_end();
+            return (tn_tensor *)tn__error("%s: offsets[-1] can not be greater than input's length %lld but got offsets[-1] of %lld", fn, (long long)n, (long long)op[no - 1]);
+        }
+        if (B < 0) B = 0;
+        for (int64_t b = 0; b < B; b++) {
+            const int64_t end = b + 1 < no ? op[b + 1] : n;
+            if (end < op[b]) { tn_scope_end(); return (tn_tensor *)tn__error("%s: offsets must be non-decreasing, got offsets[%lld] = %lld after %lld", fn, (long long)(b + 1), (long long)end, (long long)op[b]); }
+            Lmax = TN__MAX(Lmax, end - op[b]);
+        }
+    }
+    /* pos [B, Lmax]: input positions (0 in a padding slot), keep: the slot counts */
+    int64_t BL;
+    if (!tn__mul_ok(B, Lmax, &BL)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: the bags are too large", fn); }
+    if (tn__check_shape(fn, TN_SHAPE(B, Lmax, D))) { tn_scope_end(); return NULL; }
+    tn_tensor *pos = tn__own(tn__new(TN_I64, TN_CPU, TN_SHAPE(B, Lmax))), *keep = tn__own(tn__new(TN_BOOL, TN_CPU, TN_SHAPE(B, Lmax)));
+    tn_tensor *cnt = tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(B, 1)));
+    if (!pos || !keep || !cnt) { tn_scope_end(); return NULL; }
+    int64_t *pp = (int64_t *)tn_data_ptr(pos);
+    bool *kp = (bool *)tn_data_ptr(keep);
+    double *cp = (double *)tn_data_ptr(cnt);
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t start = off ? op[b] : b * Lmax, end = off ? (b + 1 < off->shape[0] ? op[b + 1] : n) : start + Lmax;
+        int64_t c = 0;
+        for (int64_t j = 0; j < Lmax; j++) {
+            const bool in_bag = start + j < end, use = in_bag && (pad == TN_NONE || ip[start + j] != pad);
+            pp[b * Lmax + j] = in_bag ? start + j : 0;
+            kp[b * Lmax + j] = use;
+            c += use;
+        }
+        cp[b] = (double)c;
+    }
+    tn_tensor *posd = tn_to(pos, w->device), *keepd = tn_to(tn_unsqueeze(keep, -1), w->device);
+    tn_tensor *idx = tn_index_select(tn_to(tn_reshape(ic, TN_SHAPE(-1)), w->device), 0, tn_reshape(posd, TN_SHAPE(-1)));
+    tn_tensor *rows = tn_reshape(tn_index_select(w, 0, idx), TN_SHAPE(B, Lmax, D)), *y;
+    if (o.mode == TN_BAG_MAX) {
+        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn_to(tn_full(NULL, 0, -INFINITY, w->dtype), w->device)), 1, false, NULL) : NULL;
+        tn_tensor *empty = tn_to(tn_eq_scalar(cnt, 0), w->device);
+        y = Lmax ? tn_where(empty, tn_zeros_like(y), y) : tn_to(tn_zeros(TN_SHAPE(B, D), w->dtype), w->device);
+    } else {
+        tn_tensor *scale = tn_to_dtype(keepd, w->dtype);
+        if (psw) scale = tn_mul(scale, tn_reshape(tn_index_select(tn_reshape(psw, TN_SHAPE(-1)), 0, tn_reshape(posd, TN_SHAPE(-1))), TN_SHAPE(B, Lmax, 1)));
+        y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1), false);
+        if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, 1, INFINITY), w->dtype), w->device));
+    }
+    return tn__scope_return(tn__grad_name(y, "EmbeddingBagBackward0"));
+}
+TNDEF tn_tensor *tn_embedding_bag_opts(tn_tensor *input, tn_tensor *weight, tn_embedding_bag_fn_opts o) { return TN__AS("tn_embedding_bag", tn__embedding_bag_impl(input, weight, o)); }
+TNDEF tn_tensor *tn_embedding_bag_str(tn_tensor *input, tn_tensor *weight, tn_tensor *offsets, tn_tensor *per_sample_weights, const char *options) {
+    TN__KW_STR(tn_embedding_bag_fn_opts, embedding_bag, "tn_embedding_bag", options,
+               (o.offsets = offsets, o.per_sample_weights = per_sample_weights, tn_embedding_bag_opts(input, weight, o)));
+}
+
+/* ======================================================================= */
 /* src/nn/resize.c: interpolate, pixel shuffle                             */
 /* ======================================================================= */
 /* ---- resizing ---- */
@@ -12848,6 +12992,142 @@ static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, boo
 }
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t r) { return TN__AS("tn_pixel_shuffle", tn__pixel_shuffle("tn_pixel_shuffle", x, r, false)); }
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t r) { return TN__AS("tn_pixel_unshuffle", tn__pixel_shuffle("tn_pixel_unshuffle", x, r, true)); }
+
+/* ======================================================================= */
+/* src/nn/grid_sample.c: grid_sample and affine_grid                       */
+/* ======================================================================= */
+/* ---- grid_sample, affine_grid ----
+   Sampling is gathers of the input at the integer taps around each grid point, weighted by
+   the distances to them: the source coordinates are library ops on the grid (unnormalised,
+   clamped or reflected as PyTorch's compute_coordinates), the taps their floors (or
+   roundings) taken without gradient, so the result differentiates in the input (gather's
+   backward) and in the grid (the weights'), to any order. */
+/* PyTorch's reflect_coordinates of c into [twice_low / 2, twice_high / 2], then its clip. */
+static tn_tensor *tn__grid_reflect(tn_tensor *c, double twice_low, double twice_high, int64_t size) {
+    if (twice_low == twice_high) return tn_mul_scalar(c, 0);
+    const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
+    tn_tensor *a = tn_abs(tn_sub_scalar(c, lo));
+    tn_tensor *flips = tn_floor(tn_div_scalar(tn_detach(a), span));
+    tn_tensor *extra = tn_sub(a, tn_mul_scalar(flips, span));   /* fmod(a, span) with a's gradient */
+    tn_tensor *even = tn_eq_scalar(tn_remainder_scalar(flips, 2), 0);
+    tn_tensor *r = tn_where(even, tn_add_scalar(extra, lo), tn_add_scalar(tn_rsub_scalar(extra, span), lo));
+    return tn_clamp(r, 0, (double)(size - 1));
+}
+/* The source coordinate along a dim of size from the normalised grid coordinate g. */
+static tn_tensor *tn__grid_coord(tn_tensor *g, int64_t size, int padding, bool align) {
+    tn_tensor *c = align ? tn_mul_scalar(tn_add_scalar(g, 1), (double)(size - 1) / 2) : tn_div_scalar(tn_sub_scalar(tn_mul_scalar(tn_add_scalar(g, 1), (double)size), 1), 2);
+    if (padding == TN_GRID_BORDER) return tn_clamp(c, 0, (double)(size - 1));
+    if (padding == TN_GRID_REFLECTION) return align ? tn__grid_reflect(c, 0, 2.0 * (double)(size - 1), size) : tn__grid_reflect(c, -1, 2.0 * (double)size - 1, size);
+    return c;
+}
+static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_opts o) {
+    const char *fn = "tn_grid_sample";
+    TN__CHECK_NULL(x, grid);
+    if ((x->ndim != 4 && x->ndim != 5) || grid->ndim != x->ndim)
+        return (tn_tensor *)tn__error("%s: grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got input with sizes %s and grid with sizes %s",
+                                      fn, TN__SHAPE(x), TN__SHAPE(grid));
+    const int nsp = x->ndim - 2;
+    if (grid->shape[0] != x->shape[0])
+        return (tn_tensor *)tn__error("%s: grid_sampler(): expected grid and input to have same batch size, but got input with sizes %s and grid with sizes %s", fn, TN__SHAPE(x), TN__SHAPE(grid));
+    if (grid->shape[grid->ndim - 1] != nsp)
+        return (tn_tensor *)tn__error("%s: grid_sampler(): expected grid to have size %d in last dimension, but got grid with sizes %s", fn, nsp, TN__SHAPE(grid));
+    for (int d = 2; d < x->ndim; d++)
+        if (x->shape[d] <= 0)
+            return (tn_tensor *)tn__error("%s: grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes %s with dimension %d being empty", fn, TN__SHAPE(x), d);
+    if (o.mode < 0 || o.mode > TN_GRID_BICUBIC || o.padding_mode < 0 || o.padding_mode > TN_GRID_REFLECTION)
+        return (tn_tensor *)tn__error("%s: mode %d or padding_mode %d is out of range", fn, o.mode, o.padding_mode);
+    if (o.mode == TN_GRID_BICUBIC)
+        return (tn_tensor *)tn__error("%s: grid_sampler(): mode 'bicubic' is not supported (bilinear and nearest are)", fn);
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, grid, "grid")) return NULL;
+    const int64_t N = x->shape[0], C = x->shape[1], *in = x->shape + 2, *out = grid->shape + 1, V = tn__numel(in, nsp), L = tn__numel(out, nsp);
+    int64_t oshape[5] = {N, C, 0, 0, 0};
+    for (int i = 0; i < nsp; i++) oshape[2 + i] = out[i];
+    if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
+    tn_scope_begin();
+    /* coords[i]: the source coordinate along spatial dim i (D, H, W order); the grid's last
+       dim lists them as (x, y[, z]), the reverse */
+    tn_tensor *coord[3], *xf = tn_reshape(x, TN_SHAPE(N, C, V)), *y = NULL;
+    for (int i = 0; i < nsp; i++) coord[i] = tn__grid_coord(tn_select(grid, -1, nsp - 1 - i), in[i], o.padding_mode, o.align_corners);
+    const int corners = o.mode == TN_GRID_NEAREST ? 1 : 1 << nsp;
+    tn_tensor *base[3], *frac[3];
+    for (int i = 0; i < nsp; i++) {   /* the first tap: floor (or the nearest), from finite values */
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), -2, (double)in[i] + 1), -2, (double)in[i] + 1, -2);
+        base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
+        frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
+    }
+    for (int k = 0; k < corners; k++) {
+        tn_tensor *lin = NULL, *valid = NULL, *w = NULL;
+        for (int i = 0; i < nsp; i++) {
+            const int up = k >> (nsp - 1 - i) & 1;
+            tn_tensor *t = up ? tn_add_scalar(base[i], 1) : base[i];
+            tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
+            tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+            valid = valid ? tn_logical_and(valid, ok) : ok;
+            lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
+            if (o.mode != TN_GRID_NEAREST) {
+                tn_tensor *wi = up ? frac[i] : tn_rsub_scalar(frac[i], 1);
+                w = w ? tn_mul(w, wi) : wi;
+            }
+        }
+        tn_tensor *idx = tn_expand(tn_reshape(lin, TN_SHAPE(N, 1, L)), TN_SHAPE(N, C, L));
+        tn_tensor *v = tn_gather(xf, 2, idx);
+        tn_tensor *vw = tn_reshape(valid, TN_SHAPE(N, 1, L));
+        if (w) v = tn_mul(v, tn_where(vw, tn_reshape(w, TN_SHAPE(N, 1, L)), tn_zeros(NULL, 0, x->dtype)));   /* a tap outside adds nothing, not NaN * 0 */
+        else v = tn_where(vw, v, tn_zeros(NULL, 0, x->dtype));
+        y = y ? tn_add(y, v) : v;
+    }
+    if (o.mode == TN_GRID_NEAREST && tn_requires_grad(grid) && tn_is_grad_enabled()) {
+        /* PyTorch's grid gradient is zeros, not None: a zero term that depends on the grid */
+        tn_tensor *z = tn_where(tn_isfinite(grid), tn_mul_scalar(grid, 0), tn_zeros(NULL, 0, x->dtype));
+        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1), false), TN_SHAPE(N, 1, L)));
+    }
+    y = tn_reshape(y, oshape, x->ndim);
+    return tn__scope_return(tn__grad_name(y, nsp == 2 ? "GridSampler2DBackward0" : "GridSampler3DBackward0"));
+}
+TNDEF tn_tensor *tn_grid_sample_opts(tn_tensor *input, tn_tensor *grid, tn_grid_opts o) { return TN__AS("tn_grid_sample", tn__grid_sample_impl(input, grid, o)); }
+TNDEF tn_tensor *tn_grid_sample_str(tn_tensor *input, tn_tensor *grid, const char *options) {
+    TN__KW_STR(tn_grid_opts, grid_sample, "tn_grid_sample", options, tn_grid_sample_opts(input, grid, o));
+}
+
+/* affine_grid: the base grid [H * W, 3] of (x, y, 1) (D * H * W of (x, y, z, 1)) times theta^T. */
+static tn_tensor *tn__affine_grid_impl(tn_tensor *theta, const int64_t *size, int n, bool align) {
+    const char *fn = "tn_affine_grid";
+    TN__CHECK_NULL(theta);
+    if (!size || (n != 4 && n != 5))
+        return (tn_tensor *)tn__error("%s: affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got %d sizes.", fn, n);
+    for (int i = 0; i < n; i++)
+        if (size[i] <= 0) return (tn_tensor *)tn__error("%s: Expected non-zero, positive output size. Got %s", fn, tn__shape_str(size, n));
+    if (!tn_dtype_is_floating(theta->dtype)) return (tn_tensor *)tn__error("%s: Expected theta to have floating point type, but got %s", fn, tn_dtype_name(theta->dtype));
+    const int nsp = n - 2;
+    if (theta->ndim != 3 || theta->shape[0] != size[0] || theta->shape[1] != nsp || theta->shape[2] != nsp + 1)
+        return (tn_tensor *)tn__error("%s: Expected a batch of %dD affine matrices of shape Nx%dx%d for size %s. Got %s.", fn, nsp, nsp, nsp + 1, tn__shape_str(size, n), TN__SHAPE(theta));
+    const int64_t N = size[0], *sp = size + 2;
+    int64_t L = 1, gshape[5];
+    for (int i = 0; i < nsp; i++) { if (!tn__mul_ok(L, sp[i], &L)) return (tn_tensor *)tn__error("%s: size %s is too large", fn, tn__shape_str(size, n)); gshape[1 + i] = sp[i]; }
+    gshape[0] = N; gshape[1 + nsp] = nsp;
+    if (tn__check_shape(fn, gshape, nsp + 2) || tn__check_shape(fn, TN_SHAPE(L, nsp + 1))) return NULL;
+    double *b = (double *)tn__malloc_n(fn, L * (nsp + 1), sizeof(double));
+    if (!b) return NULL;
+    for (int64_t p = 0; p < L; p++) {
+        int64_t r = p;
+        for (int i = nsp - 1; i >= 0; i--) {   /* dim i (D, H, W order) is the base grid's column nsp - 1 - i: x, y, z */
+            const int64_t j = r % sp[i], m = sp[i];
+            r /= sp[i];
+            double v = m <= 1 ? 0 : -1 + 2.0 * (double)j / (double)(m - 1);
+            if (!align && m > 1) v = v * (double)(m - 1) / (double)m;
+            b[p * (nsp + 1) + (nsp - 1 - i)] = v;
+        }
+        b[p * (nsp + 1) + nsp] = 1;
+    }
+    tn_scope_begin();
+    tn_tensor *base = tn_to(tn_to_dtype(tn_from_data(b, TN_SHAPE(L, nsp + 1), TN_F64), theta->dtype), theta->device);
+    TN_FREE(b);
+    tn_tensor *g = tn_reshape(tn_matmul(base, tn_transpose(theta, 1, 2)), gshape, nsp + 2);   /* [N, L, nsp] */
+    return tn__scope_return(tn__grad_name(g, "AffineGridGeneratorBackward0"));
+}
+TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners) {
+    return TN__AS("tn_affine_grid", tn__affine_grid_impl(theta, size, n, align_corners));
+}
 
 /* ======================================================================= */
 /* src/nn/losses.c: the losses                                             */

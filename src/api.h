@@ -930,6 +930,25 @@ TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
    counts from V) gets no gradient. */
 TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight);
 TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx);
+/* F.embedding_bag: the rows of weight [V, D] for the indices of each bag, reduced to one
+   row per bag: [B, D]. input 2-d [B, L] (a bag per row; offsets NULL) or 1-d with offsets
+   (int64 / int32, 1-d: bag b starts at offsets[b], offsets[0] = 0; include_last_offset: the
+   last entry ends the last bag). mode sum, mean or max; per_sample_weights (input's shape,
+   weight's dtype) scale the rows, sum only; indices equal to padding_idx (TN_NONE: None;
+   negative counts from V) count nowhere; an empty bag gives zeros. Differentiable in
+   weight and per_sample_weights. */
+enum { TN_BAG_SUM = 0, TN_BAG_MEAN, TN_BAG_MAX };
+#define TN_FIELDS_tn_embedding_bag_fn_opts(X) \
+    X(T, offsets,             NULL,        "") \
+    X(E, mode,                TN_BAG_MEAN, "sum|mean|max") \
+    X(T, per_sample_weights,  NULL,        "") \
+    X(B, include_last_offset, false,       "") \
+    X(I, padding_idx,         TN_NONE,     "")
+TN__KW_STRUCT(tn_embedding_bag_fn_opts);
+TNDEF tn_tensor *tn_embedding_bag_opts(tn_tensor *input, tn_tensor *weight, tn_embedding_bag_fn_opts opts);
+#define tn_embedding_bag(input, ...) tn_embedding_bag_opts(input, TN__POS_KW(tn_embedding_bag_fn_opts, __VA_ARGS__))
+/* The option text cannot give tensors: offsets and per_sample_weights come as arguments (NULL: None). */
+TNDEF tn_tensor *tn_embedding_bag_str(tn_tensor *input, tn_tensor *weight, tn_tensor *offsets, tn_tensor *per_sample_weights, const char *options);
 /* int64 [*, num_classes]; num_classes -1: max + 1. */
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
 
@@ -945,6 +964,25 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
    antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
    dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+/* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
+   [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
+   for 5-d) or nearest (half to even); padding_mode: taps outside the input read 0, the border
+   value, or the reflection; align_corners: -1 and 1 are the corner pixels' centres (else
+   their outer edges). Differentiable in input and grid (zero for nearest), as PyTorch's. */
+enum { TN_GRID_BILINEAR = 0, TN_GRID_NEAREST, TN_GRID_BICUBIC };
+enum { TN_GRID_ZEROS = 0, TN_GRID_BORDER, TN_GRID_REFLECTION };
+#define TN_FIELDS_tn_grid_opts(X) \
+    X(E, mode,          TN_GRID_BILINEAR, "bilinear|nearest|bicubic") \
+    X(E, padding_mode,  TN_GRID_ZEROS,    "zeros|border|reflection") \
+    X(B, align_corners, false,            "")
+TN__KW_STRUCT(tn_grid_opts);
+TNDEF tn_tensor *tn_grid_sample_opts(tn_tensor *input, tn_tensor *grid, tn_grid_opts opts);
+#define tn_grid_sample(input, ...) tn_grid_sample_opts(input, TN__POS_KW(tn_grid_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_grid_sample_str(tn_tensor *input, tn_tensor *grid, const char *options);
+/* F.affine_grid: the sampling grid [N, H, W, 2] of theta [N, 2, 3] for size = (N, C, H, W), or
+   [N, D, H, W, 3] of theta [N, 3, 4] for (N, C, D, H, W) (n = 4 or 5 sizes); differentiable in
+   theta (align_corners=False). */
+TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners);
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 

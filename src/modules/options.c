@@ -396,6 +396,12 @@ static const tn__kwkey tn__kw_pool3d[] = {TN_FIELDS_tn_pool3d_opts(TN__KW_ROW)};
 #define TN__KW_T tn_lrn_opts
 static const tn__kwkey tn__kw_lrn[] = {TN_FIELDS_tn_lrn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_embedding_bag_fn_opts
+static const tn__kwkey tn__kw_embedding_bag[] = {TN_FIELDS_tn_embedding_bag_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_grid_opts
+static const tn__kwkey tn__kw_grid_sample[] = {TN_FIELDS_tn_grid_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_loss_fn_opts
 static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

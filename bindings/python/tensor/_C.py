@@ -437,9 +437,12 @@ tn_dropout2d T T d b
 tn_dropout3d T T d b
 tn_embedding T T T
 tn_embedding_padded T T T l
+tn_embedding_bag_str T T T T T s
 tn_one_hot T T l
 tn_scaled_dot_product_attention T T T T T d b d
 tn_interpolate T T L P s b
+tn_grid_sample_str T T T s
+tn_affine_grid T T L i b
 tn_pixel_shuffle T T l
 tn_pixel_unshuffle T T l
 tn_mse_loss T T T D

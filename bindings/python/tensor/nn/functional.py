@@ -22,7 +22,7 @@ __all__ = [
     "adaptive_max_pool3d_with_indices", "dropout3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d",
     "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
     "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "local_response_norm", "channel_shuffle",
-    "native_channel_shuffle",
+    "native_channel_shuffle", "embedding_bag", "grid_sample", "affine_grid",
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
@@ -937,6 +937,39 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return _wrap(lib.tn_embedding_padded(input._ptr, weight._ptr, _int(padding_idx, "embedding", "padding_idx")))
 
 
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("embedding_bag", input=input, weight=weight)
+    if weight.dtype == int64 and input.is_floating_point():   # torch's legacy argument order (weight, input)
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, input, "
+                      "...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.")
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it must "
+                         f"have the same shape as the input ({input.shape})")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse gradients are not supported")
+    if input.dim() == 2 and offsets is not None:
+        raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                         "length sequences. However, found offsets of type {}".format(type(offsets).__name__))
+    if input.dim() == 1 and offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if input.dim() not in (1, 2):
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    text = f"mode='{mode}', include_last_offset={bool(include_last_offset)}"
+    if padding_idx is not None:
+        text += f", padding_idx={_int(padding_idx, 'embedding_bag', 'padding_idx')}"
+    return _wrap(lib.tn_embedding_bag_str(input._ptr, weight._ptr, _opt(offsets), _opt(per_sample_weights), text.encode()))
+
+
 def one_hot(tensor, num_classes=-1):
     if not isinstance(tensor, Tensor):
         _check("one_hot", tensor=tensor)
@@ -1036,6 +1069,58 @@ def upsample_nearest(input, size=None, scale_factor=None):
 def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    if not (isinstance(input, Tensor) and isinstance(grid, Tensor)):
+        _check("grid_sample", input=input, grid=grid)
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    text = f"mode='{mode}', padding_mode='{padding_mode}', align_corners={bool(align_corners)}"
+    return _wrap(lib.tn_grid_sample_str(input._ptr, grid._ptr, text.encode()))
+
+
+def affine_grid(theta, size, align_corners=None):
+    if not isinstance(theta, Tensor):
+        _check("affine_grid", theta=theta)
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(spatial_size) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an issue for standard upsampling, but it could be for "
+                      "some applications of affine_grid. See the documentation of affine_grid for details.")
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    arr, n = _i64(size, "size")
+    return _wrap(lib.tn_affine_grid(theta._ptr, arr, n, bool(align_corners)))
 
 
 def pixel_shuffle(input, upscale_factor):
