@@ -1093,6 +1093,17 @@ TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, 
    Stirling's approximation of log(target!) where target > 1 (log_input=True, full=False,
    eps=1e-8). */
 TNDEF tn_tensor *tn_poisson_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* Connectionist temporal classification: -log p(target | log_probs) summed over the
+   alignments. log_probs [T, N, C] (or unbatched [T, C]) floating; targets int64 / int32 [N, S]
+   padded, or the N targets concatenated (1-d); input_lengths and target_lengths int64 /
+   int32 [N] ([] unbatched). The mean divides each loss by its target length (at least 1),
+   then averages; zero_infinity turns infinite losses and their gradients into 0 (blank=0,
+   zero_infinity=False). The gradient with respect to log_probs is PyTorch's, exp(log_probs)
+   minus the posterior (the one that is right after a log_softmax); computed on the host in
+   double, it is not differentiable again (nor is PyTorch's). */
+TNDEF tn_tensor *tn_ctc_loss_opts(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, tn_loss_fn_opts opts);
+#define tn_ctc_loss(log_probs, targets, input_lengths, ...) tn_ctc_loss_opts(log_probs, targets, input_lengths, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, const char *options);
 #define tn_soft_margin_loss(input, ...) tn_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
 #define tn_multilabel_soft_margin_loss(input, ...) tn_multilabel_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
 #define tn_multilabel_margin_loss(input, ...) tn_multilabel_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))

@@ -466,6 +466,7 @@ tn_multi_margin_loss_str T T T T s
 tn_triplet_margin_loss_str T T T T s
 tn_gaussian_nll_loss_str T T T T s
 tn_poisson_nll_loss_str T T T s
+tn_ctc_loss_str T T T T T s
 tn_init_calculate_gain d s d
 tn_init_uniform_ i T d d
 tn_init_normal_ i T d d

@@ -37,7 +37,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "cosine_embedding_loss",
     "margin_ranking_loss", "pairwise_distance", "normalize", "pad", "soft_margin_loss", "multilabel_soft_margin_loss",
     "multilabel_margin_loss", "hinge_embedding_loss", "multi_margin_loss", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss", "gaussian_nll_loss", "poisson_nll_loss",
+    "triplet_margin_with_distance_loss", "gaussian_nll_loss", "poisson_nll_loss", "ctc_loss",
 ]
 
 
@@ -1414,6 +1414,23 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _wrap(lib.tn_poisson_nll_loss_str(input._ptr, target._ptr,
                                              _loss_text(reduction, log_input=bool(log_input), full=bool(full),
                                                         eps=_float(eps, "poisson_nll_loss", "eps"))))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    if not (isinstance(log_probs, Tensor) and isinstance(targets, Tensor)):
+        _check("ctc_loss", log_probs=log_probs, targets=targets)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+    def lengths(v, arg):
+        if isinstance(v, Tensor):
+            return v
+        if isinstance(v, (list, tuple)):
+            return tensor([_int(x, "ctc_loss", arg) for x in v], dtype=int64)
+        return tensor(_int(v, "ctc_loss", arg), dtype=int64)
+    il, tl = lengths(input_lengths, "input_lengths"), lengths(target_lengths, "target_lengths")
+    text = f"blank={_int(blank, 'ctc_loss', 'blank')}, reduction='{reduction}', zero_infinity={bool(zero_infinity)}"
+    return _wrap(lib.tn_ctc_loss_str(log_probs._ptr, targets._ptr, il._ptr, tl._ptr, text.encode()))
 
 
 # --------------------------------------------------------------------------- multi-head attention
