@@ -11410,7 +11410,7 @@ static int tn__pool3d_args(const char *fn, const char *what, bool max, int64_t k
             return TN__FAIL_INT("%s: pad should be at most half of %skernel size, but got pad=%lld and kernel_size=%lld", fn, max ? "effective " : "",
                                 (long long)p[i], (long long)k[i]);
     }
-    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    if (o->divisor_override != TN_NONE && o->divisor_override == 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
     *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
     return 0;
 }
@@ -13766,7 +13766,12 @@ static tn_tensor *tn__pad_table(const char *fn, int mode, int64_t in, int64_t l,
         int64_t i = o - l;
         if (mode == TN_PADDING_REFLECT) i = i < 0 ? -i : i >= in ? 2 * (in - 1) - i : i;
         else if (mode == TN_PADDING_REPLICATE) i = i < 0 ? 0 : i >= in ? in - 1 : i;
-        else i = ((i % in) + in) % in;
+        else {
+            /* a negative pad crops first; the positive one wraps within what is kept (torch) */
+            const int64_t cl = l < 0 ? -l : 0, m = in - cl - (r < 0 ? -r : 0);
+            i = o - (l > 0 ? l : 0);
+            i = ((i % m) + m) % m + cl;
+        }
         ix[o] = i;
     }
     tn_tensor *t = tn_to(tn_from_data(ix, TN_SHAPE(out), TN_I64), device);

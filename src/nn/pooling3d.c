@@ -121,7 +121,7 @@ static int tn__pool3d_args(const char *fn, const char *what, bool max, int64_t k
             return TN__FAIL_INT("%s: pad should be at most half of %skernel size, but got pad=%lld and kernel_size=%lld", fn, max ? "effective " : "",
                                 (long long)p[i], (long long)k[i]);
     }
-    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    if (o->divisor_override != TN_NONE && o->divisor_override == 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
     *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
     return 0;
 }

@@ -582,7 +582,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         _check("avg_pool3d", input=input)
     k = _ntuple(kernel_size, 3, "kernel_size")
     s, p = _pool_stride(stride, k, 3), _ntuple(padding, 3, "padding")
-    if divisor_override is not None and _int(divisor_override, "avg_pool3d", "divisor_override") <= 0:
+    if divisor_override is not None and _int(divisor_override, "avg_pool3d", "divisor_override") == 0:
         raise RuntimeError("divisor must be not zero")
     return _wrap(lib.tn_avg_pool3d_str(input._ptr, k[0], _kw(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
                                                              count_include_pad=bool(count_include_pad),
