@@ -164,3 +164,235 @@ def test_opinfo_samples(op):
         passed += 1
     _OPINFO_COUNTS[op.name + op.variant_test_name] = passed
     assert passed > 0, f"{op.name}: no sample ran"
+
+
+# --------------------------------------------------------------------------- modules
+def compare_module(tm, om, targs, tkwargs=None, rtol=1e-6, atol=1e-8, what="", train=True):
+    """Copy tm's state into om, run both on the same inputs and compare the outputs, the
+    input gradients and the parameter gradients (and the reprs)."""
+    tkwargs = tkwargs or {}
+    what = what or type(tm).__name__
+    tm.double()
+    om.load_state_dict({k: ours(v, False) for k, v in tm.state_dict().items()})
+    om.double()
+    tm.train(train)
+    om.train(train)
+    oargs, okwargs = ours(targs), ours(tkwargs)
+    tout = tm(*targs, **tkwargs)
+    oout = om(*oargs, **okwargs)
+    touts, oouts = flat_tensors(tout), flat_tensors(oout)
+    assert len(touts) == len(oouts), what
+    for i, (a, b) in enumerate(zip(touts, oouts)):
+        close(b, a, rtol, atol, f"{what} output {i}")
+    for (k, a), (k2, b) in zip(tm.state_dict().items(), om.state_dict().items()):   # running stats
+        assert k == k2
+        close(b, a, rtol, atol, f"{what} state {k}")
+    tdiff = [(i, t) for i, t in enumerate(touts) if t.requires_grad]
+    if tdiff:
+        gen = torch.Generator().manual_seed(2)
+        ws = [torch.rand(t.shape, generator=gen, dtype=t.dtype) for _, t in tdiff]
+        sum((t * w).sum() for (_, t), w in zip(tdiff, ws)).backward()
+        ol = None
+        for (i, _), w in zip(tdiff, ws):
+            term = (oouts[i] * ours(w)).sum()
+            ol = term if ol is None else ol + term
+        ol.backward()
+        tin = [t for t in flat_tensors((targs, tkwargs)) if t.requires_grad]
+        oin = [t for t in flat_tensors((oargs, okwargs)) if t.requires_grad]
+        for j, (a, b) in enumerate(zip(tin, oin)):
+            if a.grad is not None:
+                close(b.grad, a.grad, rtol, atol, f"{what} input grad {j}")
+        for (n, a), (n2, b) in zip(tm.named_parameters(), om.named_parameters()):
+            assert n == n2
+            if a.grad is not None:
+                close(b.grad, a.grad, rtol, atol, f"{what} grad of {n}")
+    assert repr(om) == repr(tm), f"{repr(om)} != {repr(tm)}"
+
+
+_MODULEINFO_NAMES = ["BatchNorm3d", "Conv3d", "ConvTranspose3d", "GaussianNLLLoss", "LazyConv1d", "LazyConv2d",
+                     "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
+
+
+def _moduleinfos():
+    try:
+        from torch.testing._internal.common_modules import module_db
+    except Exception:  # noqa: BLE001
+        return []
+    return [m for m in module_db if m.module_cls.__name__ in _MODULEINFO_NAMES]
+
+
+@pytest.mark.parametrize("info", _moduleinfos(), ids=lambda m: m.module_cls.__name__)
+def test_moduleinfo_samples(info):
+    ran = 0
+    for mi in info.module_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=True, training=True):
+        if mi.forward_input is None:
+            continue
+        cargs, ckwargs = mi.constructor_input.args, mi.constructor_input.kwargs
+        fargs, fkwargs = mi.forward_input.args, mi.forward_input.kwargs
+        if info.module_cls.__name__.startswith("Lazy"):
+            ckwargs = dict(ckwargs, dtype=torch.float64)
+        torch.manual_seed(0)
+        tm = info.module_cls(*cargs, **ckwargs)
+        om = getattr(nn, info.module_cls.__name__)(*ours(cargs), **ours(ckwargs))
+        if info.module_cls.__name__.startswith("Lazy"):
+            with torch.no_grad():
+                tm(*fargs, **fkwargs)       # materialise both; then compare as the eager modules
+            om(*ours(fargs, False), **ours(fkwargs, False))
+            assert type(om).__name__ == type(tm).__name__
+        for train in (True, False):
+            compare_module(tm, om, fargs, fkwargs, what=f"{info.module_cls.__name__}{cargs}{ckwargs}", train=train)
+            for p in list(tm.parameters()):
+                p.grad = None
+            for p in list(om.parameters()):
+                p.grad = None
+            fargs = tuple(t.detach().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t
+                          for t in fargs)
+        ran += 1
+    assert ran > 0
+
+
+def _r(*shape, grad=True, seed=None, low=None):
+    g = torch.Generator().manual_seed(seed if seed is not None else sum(shape) * 7 + len(shape))
+    t = torch.randn(*shape, generator=g, dtype=torch.float64)
+    if low is not None:
+        t = t.abs() + low
+    return t.requires_grad_(grad)
+
+
+def _nc(*shape):
+    """A non-contiguous float64 input (a transposed view) of the given shape."""
+    t = _r(*reversed(shape), grad=False).permute(*reversed(range(len(shape)))).contiguous()
+    t = _r(*shape[:-1], shape[-1] * 2, grad=False)[..., ::2]
+    return t.requires_grad_()
+
+
+def _ilong(high, *shape, seed=3):
+    return torch.randint(0, high, shape, generator=torch.Generator().manual_seed(seed))
+
+
+# (name, constructor arguments, constructor keyword arguments, forward inputs made by a function)
+MODULE_CASES = [
+    ("Conv3d", (2, 4, 3), dict(stride=2, padding=1, bias=False), lambda: (_nc(2, 2, 5, 6, 5),)),
+    ("Conv3d", (4, 4, (1, 2, 3)), dict(groups=2, dilation=(1, 2, 1), padding="same"), lambda: (_r(1, 4, 4, 5, 6),)),
+    ("Conv3d", (2, 3, 2), dict(padding=1, padding_mode="circular"), lambda: (_r(2, 2, 3, 4, 3),)),
+    ("Conv2d", (2, 3, 3), dict(padding=(1, 2), padding_mode="reflect"), lambda: (_r(2, 2, 5, 6),)),
+    ("Conv1d", (2, 3, 3), dict(padding=2, padding_mode="replicate"), lambda: (_r(2, 2, 5),)),
+    ("Conv2d", (2, 3, 3), dict(padding="same", padding_mode="reflect"), lambda: (_r(2, 2, 5, 6),)),
+    ("ConvTranspose3d", (2, 4, 3), dict(stride=2, padding=1, output_padding=1, groups=2), lambda: (_r(2, 2, 3, 2, 3),)),
+    ("ConvTranspose3d", (3, 2, (2, 1, 3)), dict(dilation=2), lambda: (_r(3, 3, 2, 3),)),
+    ("MaxPool3d", (2,), dict(stride=1, padding=1, ceil_mode=True), lambda: (_nc(2, 3, 4, 5, 4),)),
+    ("MaxPool3d", ((2, 3, 2),), dict(dilation=(1, 1, 2), return_indices=True), lambda: (_r(3, 5, 6, 6),)),
+    ("AvgPool3d", (3,), dict(stride=2, padding=1, count_include_pad=False), lambda: (_r(2, 2, 5, 5, 6),)),
+    ("AvgPool3d", ((2, 2, 3),), dict(ceil_mode=True, divisor_override=3), lambda: (_r(2, 5, 5, 7),)),
+    ("AdaptiveAvgPool3d", ((2, None, 3),), {}, lambda: (_r(2, 3, 5, 4, 7),)),
+    ("AdaptiveMaxPool3d", (2,), dict(return_indices=True), lambda: (_r(2, 3, 5, 4, 7),)),
+    ("BatchNorm3d", (3,), dict(momentum=None), lambda: (_r(2, 3, 2, 3, 4),)),
+    ("BatchNorm3d", (3,), dict(affine=False, track_running_stats=False), lambda: (_r(2, 3, 2, 3, 4),)),
+    ("InstanceNorm3d", (3,), dict(affine=True), lambda: (_r(2, 3, 2, 3, 4),)),
+    ("InstanceNorm3d", (3,), {}, lambda: (_r(3, 2, 3, 4),)),
+    ("PReLU", (), {}, lambda: (_nc(3, 4),)),
+    ("PReLU", (3,), dict(init=0.1), lambda: (_r(2, 3, 4, 5),)),
+    ("Hardshrink", (), {}, lambda: (_r(4, 5),)),
+    ("Softshrink", (0.3,), {}, lambda: (_r(4, 5),)),
+    ("Tanhshrink", (), {}, lambda: (_r(4, 5),)),
+    ("Softsign", (), {}, lambda: (_r(4, 5),)),
+    ("LogSigmoid", (), {}, lambda: (_r(4, 5),)),
+    ("Threshold", (0.1, -2.0), {}, lambda: (_r(4, 5),)),
+    ("GLU", (), {}, lambda: (_r(3, 4, 6),)),
+    ("GLU", (1,), {}, lambda: (_r(3, 4, 6),)),
+    ("Softmin", (1,), {}, lambda: (_r(3, 4, 6),)),
+    ("Softmax2d", (), {}, lambda: (_r(2, 3, 4, 5),)),
+    ("Softmax2d", (), {}, lambda: (_r(3, 4, 5),)),
+    ("ChannelShuffle", (2,), {}, lambda: (_r(2, 4, 3, 3),)),
+    ("PixelShuffle", (2,), {}, lambda: (_r(2, 8, 3, 3),)),
+    ("PixelUnshuffle", (2,), {}, lambda: (_r(2, 2, 4, 6),)),
+    ("LocalResponseNorm", (3,), dict(alpha=0.1, beta=0.5, k=2.0), lambda: (_r(2, 5, 3, 4),)),
+    ("LocalResponseNorm", (2,), {}, lambda: (_r(2, 5, 3, 4, 2),)),
+    ("CrossMapLRN2d", (3,), dict(alpha=0.1, beta=0.5, k=2.0), lambda: (_r(2, 5, 3, 4),)),
+    ("LPPool1d", (2, 3), dict(stride=2), lambda: (_r(2, 3, 8, low=0.1),)),
+    ("LPPool2d", (3, (2, 3)), dict(ceil_mode=False), lambda: (_r(2, 3, 6, 7, low=0.1),)),
+    ("Dropout3d", (0.5,), {}, lambda: (_r(2, 3, 2, 3, 4),)),  # eval only (random in training)
+    ("RReLU", (0.1, 0.3), {}, lambda: (_r(4, 5),)),            # eval only
+    ("EmbeddingBag", (10, 3), dict(mode="sum"), lambda: (_ilong(10, 4, 3),)),
+    ("EmbeddingBag", (10, 3), dict(mode="max", padding_idx=2), lambda: (_ilong(10, 8), torch.tensor([0, 3, 3, 5]))),
+    ("EmbeddingBag", (10, 3), dict(mode="mean", include_last_offset=True),
+     lambda: (_ilong(10, 8), torch.tensor([0, 2, 2, 8]))),
+    ("EmbeddingBag", (10, 3), dict(mode="sum"),
+     lambda: (_ilong(10, 6), torch.tensor([0, 2]), None)),
+    ("ReflectionPad1d", (2,), {}, lambda: (_r(2, 3, 4),)),
+    ("ReflectionPad2d", ((1, 0, 2, 1),), {}, lambda: (_nc(2, 3, 4, 5),)),
+    ("ReflectionPad3d", (1,), {}, lambda: (_r(1, 2, 3, 4, 2),)),
+    ("ReplicationPad1d", ((3, 1),), {}, lambda: (_r(3, 4),)),
+    ("ReplicationPad2d", (2,), {}, lambda: (_r(2, 3, 4, 5),)),
+    ("ReplicationPad3d", ((1, 2, 0, 1, 2, 0),), {}, lambda: (_r(1, 2, 3, 4, 2),)),
+    ("ConstantPad1d", (2, 3.5), {}, lambda: (_r(2, 3, 4),)),
+    ("ConstantPad2d", ((1, 0, 2, 1), -1.0), {}, lambda: (_r(3, 4, 5),)),
+    ("ConstantPad3d", (1, 0.5), {}, lambda: (_r(1, 2, 3, 4, 2),)),
+    ("ZeroPad2d", ((1, 2, 0, 1),), {}, lambda: (_r(2, 3, 4, 5),)),
+    ("MaxUnpool1d", (2,), {}, None),
+    ("MaxUnpool2d", (2,), dict(stride=2), None),
+    ("MaxUnpool3d", (2,), {}, None),
+    ("FractionalMaxPool2d", (2,), dict(output_size=(3, 4)), None),
+    ("FractionalMaxPool2d", (3,), dict(output_ratio=0.5, return_indices=True), None),
+    ("FractionalMaxPool3d", (2,), dict(output_size=3), None),
+    ("TripletMarginLoss", (), dict(margin=0.5, p=1.0, swap=True), lambda: (_r(4, 5), _r(4, 5, seed=1), _r(4, 5, seed=2))),
+    ("TripletMarginLoss", (), dict(reduction="none"), lambda: (_r(4, 5), _r(4, 5, seed=1), _r(4, 5, seed=2))),
+    ("TripletMarginWithDistanceLoss", (), dict(swap=True, margin=2.0),
+     lambda: (_r(4, 5), _r(4, 5, seed=1), _r(4, 5, seed=2))),
+    ("GaussianNLLLoss", (), dict(full=True, reduction="sum"),
+     lambda: (_r(4, 5), _r(4, 5, seed=1), _r(4, 1, seed=2, low=0.1))),
+    ("PoissonNLLLoss", (), dict(log_input=False, full=True), lambda: (_r(4, 5, low=0.1), _r(4, 5, seed=1, low=0.5))),
+    ("PoissonNLLLoss", (), dict(reduction="none"), lambda: (_r(4, 5), _r(4, 5, seed=1, low=0.0))),
+    ("HingeEmbeddingLoss", (), dict(margin=0.5), lambda: (_r(4, 5), torch.randint(0, 2, (4, 5)).double() * 2 - 1)),
+    ("MultiMarginLoss", (), dict(p=2, margin=0.7), lambda: (_r(4, 5), _ilong(5, 4))),
+    ("MultiMarginLoss", (), dict(weight=torch.rand(5, dtype=torch.float64), reduction="sum"),
+     lambda: (_r(4, 5), _ilong(5, 4))),
+    ("MultiLabelMarginLoss", (), {}, lambda: (_r(3, 4), torch.tensor([[3, 0, -1, 1], [0, 1, 2, 3], [-1, 2, 1, 0]]))),
+    ("MultiLabelSoftMarginLoss", (), dict(weight=torch.rand(5, dtype=torch.float64)),
+     lambda: (_r(4, 5), torch.randint(0, 2, (4, 5)).double())),
+    ("SoftMarginLoss", (), dict(reduction="none"), lambda: (_r(4, 5), torch.randint(0, 2, (4, 5)).double() * 2 - 1)),
+    ("CTCLoss", (), dict(blank=1, zero_infinity=True),
+     lambda: (_r(12, 3, 6).log_softmax(2).detach().requires_grad_(), torch.tensor([[2, 3, 3, 4], [5, 0, 2, 2], [4, 4, 4, 4]]),
+              torch.tensor([12, 9, 3]), torch.tensor([4, 2, 3]))),
+]
+
+
+def _pool_inputs(name, tm):
+    """(input, indices) of the MaxPool with tm's geometry for MaxUnpool; a fixed
+    _random_samples for FractionalMaxPool (its randomness is compared elsewhere)."""
+    if name.startswith("MaxUnpool"):
+        n = int(name[-2])
+        x = _r(2, 3, *[6, 4, 6][:n])
+        y, idx = getattr(TF, f"max_pool{n}d")(x, tm.kernel_size, tm.stride, tm.padding, return_indices=True)
+        return (y.detach().requires_grad_(), idx)
+    n = int(name[-2])
+    x = _r(2, 3, *[9, 10, 9][:n])
+    return (x,)
+
+
+@pytest.mark.parametrize("case", MODULE_CASES, ids=lambda c: f"{c[0]}{c[1]}{c[2]}"[:60])
+def test_module_cases(case):
+    name, cargs, ckwargs, make = case
+    tcls, ocls = getattr(torch.nn, name), getattr(nn, name)
+    if name == "ChannelShuffle":     # torch 1.13's has no derivative: the same permutation by views
+        class tcls(torch.nn.ChannelShuffle):
+            def forward(self, x):
+                n, c = x.shape[:2]
+                return x.reshape(n, self.groups, c // self.groups, *x.shape[2:]).transpose(1, 2).reshape(x.shape)
+        tcls.__name__ = "ChannelShuffle"
+    if name.startswith("FractionalMaxPool"):
+        n = int(name[-2])
+        samples = torch.rand(2, 3, n, dtype=torch.float64)
+        ckwargs = dict(ckwargs, _random_samples=samples)
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tm = tcls(*cargs, **ckwargs)
+    om = ocls(*ours(cargs, False), **ours(ckwargs, False))
+    inputs = make() if make else _pool_inputs(name, tm)
+    random = name in ("Dropout3d", "RReLU")
+    for train in ((False,) if random else (True, False)):
+        inputs = tuple(t.detach().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t for t in inputs)
+        compare_module(tm, om, inputs, train=train, what=f"{name}{cargs}{ckwargs} train={train}")
+        for p in list(tm.parameters()) + list(om.parameters()):
+            p.grad = None

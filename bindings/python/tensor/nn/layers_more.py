@@ -12,7 +12,7 @@ from . import init
 from .layers import (_ConvNd, _ConvTransposeNd, _MaxPoolNd, _AvgPoolNd, _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd,
                      _BatchNorm, _InstanceNorm, _DropoutNd, _inplace_str, _ntuple, _single, _pair, Linear, Conv1d,
                      Conv2d, ConvTranspose1d, ConvTranspose2d, BatchNorm1d, BatchNorm2d, InstanceNorm1d,
-                     InstanceNorm2d)
+                     InstanceNorm2d, PairwiseDistance)
 from .loss import _Loss, _WeightedLoss
 from .module import Module
 from .parameter import Parameter
@@ -491,7 +491,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
-        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin = margin
         self.swap = swap
 
