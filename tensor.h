@@ -53,7 +53,7 @@
  *              pooling3d pooling_more norm lrn dropout embedding embedding_bag resize
  *              grid_sample losses activations padding losses_more ctc
  *   autograd/  graph derivatives engine custom debug gradcheck
- *   modules/   dict module init layers rnn
+ *   modules/   dict module init layers layers_more rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
  *   io/        safetensors safetensors_write checkpoint print dlpack
@@ -1372,6 +1372,29 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* nn.Conv3d / nn.ConvTranspose3d: the keyword arguments of tn_conv_opts with triples
+   (.stride_dhw = TN_INTS(2, 1, 1), text "stride=(2, 1, 1)"); padding_mode reflect, replicate
+   or circular pads with tn_pad_mode first (Conv3d only, as PyTorch). */
+#define TN_FIELDS_tn_conv3d_layer_opts(X) \
+    X(I,  stride,             1,         "") \
+    X(P,  padding,            0,         "") \
+    X(I,  dilation,           1,         "") \
+    X(I,  groups,             1,         "") \
+    X(B,  bias,               true,      "") \
+    X(E,  padding_mode,       TN_PADDING_ZEROS, "zeros|reflect|replicate|circular") \
+    X(I,  output_padding,     0,         "") \
+    X(IL, kernel_size_dhw,    TN__LIST0, "") \
+    X(IL, stride_dhw,         TN__LIST0, "") \
+    X(IL, padding_dhw,        TN__LIST0, "") \
+    X(IL, dilation_dhw,       TN__LIST0, "") \
+    X(IL, output_padding_dhw, TN__LIST0, "")
+TN__KW_STRUCT(tn_conv3d_layer_opts);
+TNDEF tn_module *tn_nn_conv3d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+TNDEF tn_module *tn_nn_conv_transpose3d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+#define tn_nn_conv3d(in_channels, out_channels, ...) tn_nn_conv3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+#define tn_nn_conv_transpose3d(in_channels, out_channels, ...) tn_nn_conv_transpose3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_conv3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 /* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
    tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
 TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
@@ -1388,6 +1411,24 @@ TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
+/* nn.MaxPool3d / nn.AvgPool3d: the kernel size, then tn_pool3d_opts; nn.AdaptiveAvgPool3d /
+   nn.AdaptiveMaxPool3d; nn.LPPool1d/2d (norm_type, kernel size, then stride and ceil_mode);
+   nn.MaxUnpool1d/2d/3d (n spatial dims; forward with tn_nn_max_unpool_forward, which takes
+   the indices; the output size is the default one). */
+TNDEF tn_module *tn_nn_max_pool3d_opts(int64_t kernel_size, tn_pool3d_opts opts);
+TNDEF tn_module *tn_nn_avg_pool3d_opts(int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_nn_max_pool3d(...) tn_nn_max_pool3d_opts(TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_nn_avg_pool3d(...) tn_nn_avg_pool3d_opts(TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool3d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool3d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_adaptive_avg_pool3d(int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_adaptive_max_pool3d(int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_lp_pool1d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_lp_pool2d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_lp_pool1d(norm_type, ...) tn_nn_lp_pool1d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_lp_pool2d(norm_type, ...) tn_nn_lp_pool2d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding);   /* stride 0: kernel_size */
+TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices);
 /* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
 #define TN_FIELDS_tn_batch_norm_opts(X) \
     X(D, eps,                 1e-5, "") \
@@ -1401,6 +1442,9 @@ TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opt
 #define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_opts opts);   /* [N, C, D, H, W] */
+#define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t num_features, const char *options);
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
 #define TN_FIELDS_tn_layer_norm_opts(X) \
@@ -1422,6 +1466,21 @@ TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels,
 TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
+TNDEF tn_module *tn_nn_dropout3d(double p);
+/* nn.LocalResponseNorm(size), nn.ChannelShuffle(groups), nn.PixelShuffle / nn.PixelUnshuffle(factor). */
+TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts opts);
+#define tn_nn_local_response_norm(...) tn_nn_local_response_norm_opts(TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_channel_shuffle(int64_t groups);
+TNDEF tn_module *tn_nn_pixel_shuffle(int64_t upscale_factor);
+TNDEF tn_module *tn_nn_pixel_unshuffle(int64_t downscale_factor);
+/* Padding layers by PyTorch's class name: "ReflectionPad1d" ... "ReflectionPad3d",
+   "ReplicationPad1d/2d/3d", "CircularPad1d/2d/3d", "ConstantPad1d/2d/3d" (value) and
+   "ZeroPad1d/2d/3d"; padding: one int for every side (n = 1) or 2 per padded dim, the last
+   dim first (F.pad's order). */
+TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value);
+/* nn.PReLU(num_parameters=1, init=0.25) and nn.Threshold(threshold, value). */
+TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init);
+TNDEF tn_module *tn_nn_threshold(double threshold, double value);
 /* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
    counts from num_embeddings). */
 #define TN_FIELDS_tn_embedding_opts(X) \
@@ -1435,13 +1494,15 @@ TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
 /* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
    "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
-   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "LogSigmoid", "Softsign",
+   "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "RReLU". One struct holds every activation's keyword arguments
    with its PyTorch default (no two activations default a name differently); an option the
    named activation does not have is an error unless left at its default:
    tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
    .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
-   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
-   accepted and computes out of place. */
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1 (GLU's
+   None is its default, -1). inplace is accepted and computes out of place. RReLU draws its
+   slopes when training, else uses their mean. */
 enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
 #define TN_FIELDS_tn_activation_opts(X) \
     X(B, inplace,        false, "") \
@@ -1452,7 +1513,10 @@ enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
     X(D, threshold,      20.0,  "") \
     X(D, min_val,        -1.0,  "") \
     X(D, max_val,        1.0,   "") \
-    X(I, dim,            TN_NONE, "")
+    X(I, dim,            TN_NONE, "") \
+    X(D, lambd,          0.5,   "") \
+    X(D, lower,          0.125, "") \
+    X(D, upper,          1.0 / 3, "")
 TN__KW_STRUCT(tn_activation_opts);
 TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
 #define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))
@@ -3175,6 +3239,9 @@ static const tn__kwkey tn__kw_conv3d_fn[] = {TN_FIELDS_tn_conv3d_fn_opts(TN__KW_
 #undef TN__KW_T
 #define TN__KW_T tn_pool3d_opts
 static const tn__kwkey tn__kw_pool3d[] = {TN_FIELDS_tn_pool3d_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv3d_layer_opts
+static const tn__kwkey tn__kw_conv3d[] = {TN_FIELDS_tn_conv3d_layer_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_lrn_opts
 static const tn__kwkey tn__kw_lrn[] = {TN_FIELDS_tn_lrn_opts(TN__KW_ROW)};
@@ -12917,7 +12984,7 @@ static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, con
     const float scale = sf && *sf > 0 ? (float)(1.0 / *sf) : (float)in / (float)out;
     for (int64_t o = 0; o < out; o++) {
         const float v = floorf(exact ? ((float)o + 0.5f) * scale : (float)o * scale);
-        ix[o] = !exact && out == in ? o : !exact && out == 2 * in ? o >> 1 : v < (float)(in - 1) ? (int64_t)v : in - 1;   /* clamped before converting */
+        ix[o] = v < (float)(in - 1) ? (int64_t)v : in - 1;   /* clamped before converting */
     }
     tn_tensor *t = tn_to(tn_from_data(ix, TN_SHAPE(out), TN_I64), device);
     TN_FREE(ix);
@@ -16343,10 +16410,14 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
 /* ---- layers ---- */
 /* Python's repr of a float ("0.1", "1.0", "1e-05"), for extra_repr. */
 static const char *tn__pyfloat(double v, char *buf) {
-    for (int prec = 1; prec <= 17; prec++) {
+    int prec = 1;
+    for (; prec <= 17; prec++) {
         snprintf(buf, 32, "%.*g", prec, v);
         if (strtod(buf, NULL) == v) break;
     }
+    /* Python's repr writes exponents only below 1e-4 and from 1e16 on: 20.0, not 2e+01 */
+    const int e = v != 0 && isfinite(v) ? (int)floor(log10(fabs(v))) : 0;
+    if (strchr(buf, 'e') && e >= -4 && e < 16) snprintf(buf, 32, "%.*f", prec - 1 - e > 0 ? prec - 1 - e : 0, v);
     if (v == v && !strpbrk(buf, ".eni")) strcat(buf, ".0");
     return buf;
 }
@@ -16414,13 +16485,32 @@ TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias
 }
 
 /* Conv1d, Conv2d, ConvTranspose2d */
-typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid; int64_t in, out, k[2], s[2], p[2], d[2], op[2], groups; } tn__convm;
+typedef struct tn__convm { tn_module base; int nsp, mode; bool transposed, same, valid; int64_t in, out, k[2], s[2], p[2], d[2], op[2], groups; } tn__convm;
+/* F.pad's padding (last dim first) for a padding_mode other than zeros, as PyTorch's
+   _reversed_padding_repeated_twice: padding='same' splits d (k - 1) with the extra one after. */
+static void tn__conv_mode_pads(int nsp, bool same, const int64_t *k, const int64_t *p, const int64_t *d, int64_t *pads) {
+    for (int i = 0; i < nsp; i++) {
+        const int dim = nsp - 1 - i;
+        const int64_t total = same ? d[dim] * (k[dim] - 1) : 2 * p[dim];
+        pads[2 * i] = same ? total / 2 : p[dim];
+        pads[2 * i + 1] = total - pads[2 * i];
+    }
+}
 static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
     tn__convm *c = (tn__convm *)m;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
     int64_t p[2] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1]};
+    if (c->mode != TN_PADDING_ZEROS) {
+        int64_t pads[4];
+        tn__conv_mode_pads(c->nsp, c->same, c->k, c->p, c->d, pads);
+        tn_scope_begin();
+        tn_tensor *xp = x ? tn_pad_mode(x, pads, 2 * c->nsp, c->mode) : NULL;
+        p[0] = p[1] = 0;
+        return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv("tn_conv", xp, w, b, c->nsp, false, c->s, p, c->d, c->op, c->groups) : NULL));
+    }
     return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
 }
+static const char *const tn__padding_mode_names[4] = {"zeros", "reflect", "replicate", "circular"};
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     tn__convm *c = (tn__convm *)m;
     char t[64];
@@ -16431,7 +16521,8 @@ static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     if (c->d[0] != 1 || c->d[c->nsp - 1] != 1) k += snprintf(b + k, n - (size_t)k, ", dilation=%s", tn__pytuple(c->d, c->nsp, t));
     if (c->transposed && (c->op[0] || c->op[c->nsp - 1])) k += snprintf(b + k, n - (size_t)k, ", output_padding=%s", tn__pytuple(c->op, c->nsp, t));
     if (c->groups != 1) k += snprintf(b + k, n - (size_t)k, ", groups=%lld", (long long)c->groups);
-    if (!tn_module_get(m, "bias")) snprintf(b + k, n - (size_t)k, ", bias=False");
+    if (!tn_module_get(m, "bias")) k += snprintf(b + k, n - (size_t)k, ", bias=False");
+    if (c->mode != TN_PADDING_ZEROS) snprintf(b + k, n - (size_t)k, ", padding_mode=%s", tn__padding_mode_names[c->mode]);
 }
 static const tn_module_type tn__conv1d_type = {"Conv1d", tn__conv_fwd, NULL, tn__conv_repr};
 static const tn_module_type tn__conv2d_type = {"Conv2d", tn__conv_fwd, NULL, tn__conv_repr};
@@ -16454,8 +16545,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     if (nsp == 1 && pairs) return (tn_module *)tn__error("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
     if (!transposed && (op[0] || op[1])) return (tn_module *)tn__error("%s: output_padding is an option of the transposed convolution only", fn);
     if (o.padding_mode < 0 || o.padding_mode > TN_PADDING_CIRCULAR) return (tn_module *)tn__error("%s: padding_mode %d is not one of TN_PADDING_ZEROS ... TN_PADDING_CIRCULAR", fn, o.padding_mode);
-    if (o.padding_mode != TN_PADDING_ZEROS)
-        return (tn_module *)tn__error("%s: padding_mode '%s' is not supported (zeros only)", fn, o.padding_mode == 1 ? "reflect" : o.padding_mode == 2 ? "replicate" : "circular");
+    if (o.padding_mode != TN_PADDING_ZEROS && transposed) return (tn_module *)tn__error("%s: Only \"zeros\" padding mode is supported for ConvTranspose2d", fn);
     const bool same = o.padding == TN_PADDING_SAME, valid = o.padding == TN_PADDING_VALID;
     if (same || valid) pd[0] = pd[1] = 0;
     if (in <= 0 || out <= 0 || o.groups <= 0 || in % o.groups || out % o.groups)
@@ -16467,7 +16557,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     if ((same || valid) && transposed) return (tn_module *)tn__error("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
     tn__convm *c = (tn__convm *)tn_module_new(type, sizeof(tn__convm));
     if (!c) return NULL;
-    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = o.groups; c->same = same; c->valid = valid;
+    c->nsp = nsp; c->mode = o.padding_mode; c->transposed = transposed; c->in = in; c->out = out; c->groups = o.groups; c->same = same; c->valid = valid;
     for (int i = 0; i < 2; i++) { c->k[i] = k[i]; c->s[i] = st[i]; c->p[i] = pd[i]; c->d[i] = dl[i]; c->op[i] = op[i]; }
     int64_t shape[4] = {transposed ? in : out, transposed ? out / c->groups : in / c->groups, c->k[0], c->k[1]};
     tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
@@ -16573,6 +16663,7 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, w, b, q->eps));
     if (q->kind == 0 && x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 2D or 3D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 1 && x->ndim != 4) return (tn_tensor *)tn__error("%s: expected 4D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
+    if (q->kind == 4 && x->ndim != 5) return (tn_tensor *)tn__error("%s: expected 5D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     double factor = q->momentum == q->momentum ? q->momentum : 0;
     tn_tensor *nbt = tn_module_get(m, "num_batches_tracked");
     if (m->training && q->track && nbt) {
@@ -16598,9 +16689,10 @@ static void tn__norm_repr(tn_module *m, char *b, size_t n) {
 }
 static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__bn3d_type = {"BatchNorm3d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
-/* kind 0/1 BatchNorm1d/2d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
+/* kind 0/1/4 BatchNorm1d/2d/3d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
 static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape,
                                double eps, double momentum, bool affine, bool has_bias, bool track) {
     if (kind == 2 && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) return (tn_module *)tn__error("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
@@ -16619,7 +16711,7 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
         tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
         failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
     }
-    if (!failed && kind <= 1 && q->track)
+    if (!failed && (kind <= 1 || kind == 4) && q->track)
         failed = !tn__buffer(&q->base, "running_mean", &nf, 1, TN_F32, 0) || !tn__buffer(&q->base, "running_var", &nf, 1, TN_F32, 1) ||
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
@@ -16629,6 +16721,9 @@ TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
 }
 TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
     return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm3d", &tn__bn3d_type, 4, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
 TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
     return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
@@ -16641,6 +16736,9 @@ TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
 }
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
     TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
+}
+TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
     TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
@@ -16659,14 +16757,16 @@ static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
 static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }
 static const tn_module_type tn__dropout_type = {"Dropout", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout2d_type = {"Dropout2d", tn__dropout_fwd, NULL, tn__dropout_repr};
+static const tn_module_type tn__dropout3d_type = {"Dropout3d", tn__dropout_fwd, NULL, tn__dropout_repr};
 static tn_module *tn__dropout_new(const tn_module_type *type, double p, int kind) {
-    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 2 ? "dropout2d" : "dropout", p);
+    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 3 ? "dropout3d" : kind == 2 ? "dropout2d" : "dropout", p);
     tn__miscm *q = (tn__miscm *)tn_module_new(type, sizeof(tn__miscm));
     if (q) { q->p = p; q->n = kind; }
     return q ? &q->base : NULL;
 }
 TNDEF tn_module *tn_nn_dropout(double p) { return tn__dropout_new(&tn__dropout_type, p, 1); }
 TNDEF tn_module *tn_nn_dropout2d(double p) { return tn__dropout_new(&tn__dropout2d_type, p, 2); }
+TNDEF tn_module *tn_nn_dropout3d(double p) { return tn__dropout_new(&tn__dropout3d_type, p, 3); }
 static tn_tensor *tn__embedding_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     tn_tensor *w = tn_module_get(m, "weight");
@@ -16730,9 +16830,10 @@ TNDEF tn_module *tn_nn_identity(void) { return tn_module_new(&tn__identity_type,
 /* Activations: one module type per PyTorch class, one forward over a table. */
 typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[64]; } tn__actm;
 static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
-                                             "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
-#define TN__NUM_ACTS 17
-static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
+                                             "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+                                             "Softmin", "Softmax2d", "LogSigmoid", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "RReLU"};
+#define TN__NUM_ACTS 26
+static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     tn_tensor *y = NULL;
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
@@ -16756,10 +16857,22 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
         y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
         break;
     }
+    case 17: y = tn_softmin(x, a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0); break;
+    case 18:
+        if (x && x->ndim != 3 && x->ndim != 4) return (tn_tensor *)tn__error("Softmax2d: expected input to be 3D or 4D, got %dD instead", x->ndim);
+        y = tn_softmax(x, -3);
+        break;
+    case 19: y = tn_logsigmoid(x); break;
+    case 20: y = tn_softsign(x); break;
+    case 21: y = tn_tanhshrink(x); break;
+    case 22: y = tn_hardshrink(x, a->p[0]); break;
+    case 23: y = tn_softshrink(x, a->p[0]); break;
+    case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
+    case 25: y = tn_rrelu(x, a->p[0], a->p[1], training); break;
     }
     return y;
 }
-static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) { return TN__AS(m->type->name, tn__act_apply((tn__actm *)m, x)); }
+static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) { return TN__AS(m->type->name, tn__act_apply((tn__actm *)m, x, m->training)); }
 static void tn__act_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "%s", ((tn__actm *)m)->repr); }
 #define TN__ACT_TYPE(name) {name, tn__act_fwd, NULL, tn__act_repr}
 static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
@@ -16767,14 +16880,17 @@ static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
     TN__ACT_TYPE("SELU"), TN__ACT_TYPE("CELU"), TN__ACT_TYPE("GELU"), TN__ACT_TYPE("SiLU"),
     TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
     TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
-    TN__ACT_TYPE("LogSoftmax")};
+    TN__ACT_TYPE("LogSoftmax"), TN__ACT_TYPE("Softmin"), TN__ACT_TYPE("Softmax2d"), TN__ACT_TYPE("LogSigmoid"),
+    TN__ACT_TYPE("Softsign"), TN__ACT_TYPE("Tanhshrink"), TN__ACT_TYPE("Hardshrink"), TN__ACT_TYPE("Softshrink"),
+    TN__ACT_TYPE("GLU"), TN__ACT_TYPE("RReLU")};
 /* The keyword arguments of each activation, in tn__act_names' order. */
 static const char *const tn__act_options[TN__NUM_ACTS] = {
     "inplace", "inplace", "negative_slope, inplace", "alpha, inplace", "inplace", "alpha, inplace", "approximate", "inplace",
-    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim"};
+    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim",
+    "dim", "", "", "", "", "lambd", "lambd", "dim", "lower, upper, inplace"};
 static int tn__act_kind(const char *fn, const char *name) {
     for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) return i;
-    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax, Softmin, Softmax2d, LogSigmoid, Softsign, Tanhshrink, Hardshrink, Softshrink, GLU, RReLU)", fn, name ? name : "(null)");
 }
 TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     const char *fn = "tn_nn_activation";
@@ -16794,9 +16910,16 @@ TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     case 6: p[0] = o.approximate == TN_APPROXIMATE_TANH; snprintf(m->repr, sizeof m->repr, "approximate='%s'", p[0] != 0 ? "tanh" : "none"); break;
     case 9: p[0] = o.beta; p[1] = o.threshold; snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
     case 10: p[0] = o.min_val; p[1] = o.max_val; snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
-    case 15: case 16:
+    case 15: case 16: case 17:
         if (o.dim == TN_NONE) snprintf(m->repr, sizeof m->repr, "dim=None");
         else snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)o.dim);
+        break;
+    case 22: case 23: p[0] = o.lambd; snprintf(m->repr, sizeof m->repr, "%s", tn__pyfloat(p[0], a)); break;
+    case 24: snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)(o.dim != TN_NONE ? o.dim : -1)); break;
+    case 25:
+        if (!(o.lower <= o.upper)) { tn_module_free(&m->base); return (tn_module *)tn__error("%s: RReLU: lower bound (%g) must not exceed upper bound (%g)", fn, o.lower, o.upper); }
+        p[0] = o.lower; p[1] = o.upper;
+        snprintf(m->repr, sizeof m->repr, "lower=%s, upper=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c));
         break;
     default: break;
     }
@@ -16863,6 +16986,292 @@ TNDEF tn_module *tn_nn_sequential_append(tn_module *seq, tn_module *m) {
 }
 TNDEF tn_module *tn_nn_module_list(void) { return tn_module_new(&tn__module_list_type, sizeof(tn_module)); }
 TNDEF tn_module *tn_nn_module_dict(void) { return tn_module_new(&tn__module_dict_type, sizeof(tn_module)); }
+
+/* ============================================================================================================================= */
+/* src/modules/layers_more.c: more layers: 3-d conv and pooling, LP pooling, unpooling, LRN, shuffles, padding, PReLU, Threshold */
+/* ============================================================================================================================= */
+/* ---- more layers: 3-d convolution and pooling, LP pooling, unpooling, LRN, shuffles,
+   padding layers, PReLU, Threshold (their functional ops are in src/nn) ---- */
+/* "2" for an int option given as one value, "(2, 1, 1)" for a tuple, as PyTorch keeps them. */
+static const char *tn__int_or_tuple(int64_t v, const tn_ints *l, char *buf) {
+    if (l->n) return tn__pytuple(l->v, l->n, buf);
+    snprintf(buf, 64, "%lld", (long long)v);
+    return buf;
+}
+
+/* Conv3d, ConvTranspose3d */
+typedef struct tn__conv3dm { tn_module base; bool transposed, same; int mode; int64_t in, out, k[3], s[3], p[3], d[3], op[3], groups; } tn__conv3dm;
+static tn_tensor *tn__conv3d_mod_fwd(tn_module *m, tn_tensor *x) {
+    tn__conv3dm *c = (tn__conv3dm *)m;
+    tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
+    int64_t p[3] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1], c->p[2]};
+    if (c->mode == TN_PADDING_ZEROS) return TN__AS(m->type->name, tn__conv3d("tn_conv3d", x, w, b, c->transposed, c->s, p, c->d, c->transposed ? c->op : NULL, c->groups));
+    int64_t pads[6];
+    tn__conv_mode_pads(3, c->same, c->k, c->p, c->d, pads);
+    tn_scope_begin();
+    tn_tensor *xp = x ? tn_pad_mode(x, pads, 6, c->mode) : NULL;
+    const int64_t zero[3] = {0, 0, 0};
+    return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv3d("tn_conv3d", xp, w, b, false, c->s, zero, c->d, NULL, c->groups) : NULL));
+}
+static void tn__conv3d_mod_repr(tn_module *m, char *b, size_t n) {
+    tn__conv3dm *c = (tn__conv3dm *)m;
+    char t[64];
+    int k = snprintf(b, n, "%lld, %lld, kernel_size=%s", (long long)c->in, (long long)c->out, tn__pytuple(c->k, 3, t));
+    k += snprintf(b + k, n - (size_t)k, ", stride=%s", tn__pytuple(c->s, 3, t));
+    if (c->same) k += snprintf(b + k, n - (size_t)k, ", padding=same");
+    else if (c->p[0] || c->p[1] || c->p[2]) k += snprintf(b + k, n - (size_t)k, ", padding=%s", tn__pytuple(c->p, 3, t));
+    if (c->d[0] != 1 || c->d[1] != 1 || c->d[2] != 1) k += snprintf(b + k, n - (size_t)k, ", dilation=%s", tn__pytuple(c->d, 3, t));
+    if (c->transposed && (c->op[0] || c->op[1] || c->op[2])) k += snprintf(b + k, n - (size_t)k, ", output_padding=%s", tn__pytuple(c->op, 3, t));
+    if (c->groups != 1) k += snprintf(b + k, n - (size_t)k, ", groups=%lld", (long long)c->groups);
+    if (!tn_module_get(m, "bias")) k += snprintf(b + k, n - (size_t)k, ", bias=False");
+    if (c->mode != TN_PADDING_ZEROS) snprintf(b + k, n - (size_t)k, ", padding_mode=%s", tn__padding_mode_names[c->mode]);
+}
+static const tn_module_type tn__conv3d_type = {"Conv3d", tn__conv3d_mod_fwd, NULL, tn__conv3d_mod_repr};
+static const tn_module_type tn__convt3d_type = {"ConvTranspose3d", tn__conv3d_mod_fwd, NULL, tn__conv3d_mod_repr};
+static tn_module *tn__conv3d_new(const char *fn, bool transposed, int64_t in, int64_t out, int64_t ksize, tn_conv3d_layer_opts o) {
+    int64_t k[3], st[3], pd[3], dl[3], op[3];
+    const bool same = o.padding == TN_PADDING_SAME, valid = o.padding == TN_PADDING_VALID;
+    if (tn__kw_triple(fn, "kernel_size", ksize, &o.kernel_size_dhw, k) || tn__kw_triple(fn, "stride", o.stride, &o.stride_dhw, st) ||
+        tn__kw_triple(fn, "padding", same || valid ? 0 : o.padding, &o.padding_dhw, pd) || tn__kw_triple(fn, "dilation", o.dilation, &o.dilation_dhw, dl) ||
+        tn__kw_triple(fn, "output_padding", o.output_padding, &o.output_padding_dhw, op))
+        return NULL;
+    if (o.padding_mode < 0 || o.padding_mode > TN_PADDING_CIRCULAR) return (tn_module *)tn__error("%s: padding_mode %d is not one of TN_PADDING_ZEROS ... TN_PADDING_CIRCULAR", fn, o.padding_mode);
+    if (transposed && o.padding_mode != TN_PADDING_ZEROS) return (tn_module *)tn__error("%s: Only \"zeros\" padding mode is supported for ConvTranspose3d", fn);
+    if (!transposed && (op[0] || op[1] || op[2])) return (tn_module *)tn__error("%s: output_padding is an option of the transposed convolution only", fn);
+    if (transposed && (same || valid)) return (tn_module *)tn__error("%s: only numeric padding is supported for ConvTranspose3d", fn);
+    if (in <= 0 || out <= 0 || o.groups <= 0 || in % o.groups || out % o.groups)
+        return (tn_module *)tn__error("%s: in_channels (%lld) and out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)in, (long long)out, (long long)o.groups);
+    for (int i = 0; i < 3; i++) {
+        if (k[i] <= 0 || st[i] <= 0 || dl[i] <= 0 || pd[i] < 0 || op[i] < 0)
+            return (tn_module *)tn__error("%s: kernel_size, stride and dilation must be positive and padding non-negative", fn);
+        if (same && st[i] != 1) return (tn_module *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
+    }
+    tn__conv3dm *c = (tn__conv3dm *)tn_module_new(transposed ? &tn__convt3d_type : &tn__conv3d_type, sizeof(tn__conv3dm));
+    if (!c) return NULL;
+    c->transposed = transposed; c->same = same; c->mode = o.padding_mode; c->in = in; c->out = out; c->groups = o.groups;
+    for (int i = 0; i < 3; i++) { c->k[i] = k[i]; c->s[i] = st[i]; c->p[i] = pd[i]; c->d[i] = dl[i]; c->op[i] = op[i]; }
+    const int64_t shape[5] = {transposed ? in : out, transposed ? out / o.groups : in / o.groups, k[0], k[1], k[2]};
+    tn_tensor *w = tn__param(&c->base, "weight", shape, 5), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
+    const double fan_in = w ? (double)tn_numel(w) / (double)w->shape[0] : 0, bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
+    const bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    return tn__module_or_free(&c->base, failed);
+}
+TNDEF tn_module *tn_nn_conv3d_opts(int64_t in, int64_t out, int64_t k, tn_conv3d_layer_opts o) { return tn__conv3d_new("tn_nn_conv3d", false, in, out, k, o); }
+TNDEF tn_module *tn_nn_conv_transpose3d_opts(int64_t in, int64_t out, int64_t k, tn_conv3d_layer_opts o) { return tn__conv3d_new("tn_nn_conv_transpose3d", true, in, out, k, o); }
+TNDEF tn_module *tn_nn_conv3d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    TN__KW_STR(tn_conv3d_layer_opts, conv3d, "tn_nn_conv3d", options, tn_nn_conv3d_opts(in, out, k, o));
+}
+TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    TN__KW_STR(tn_conv3d_layer_opts, conv3d, "tn_nn_conv_transpose3d", options, tn_nn_conv_transpose3d_opts(in, out, k, o));
+}
+
+/* MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, LPPool1d/2d */
+typedef struct tn__pool3dm { tn_module base; int kind; int64_t ksize, out[3]; double norm_type; tn_pool3d_opts o; tn_pool_opts o2; } tn__pool3dm;
+static tn_tensor *tn__pool3d_mod_fwd(tn_module *m, tn_tensor *x) {
+    tn__pool3dm *q = (tn__pool3dm *)m;
+    switch (q->kind) {
+    case 0: return TN__AS(m->type->name, tn_max_pool3d_opts(x, NULL, q->ksize, q->o));
+    case 1: return TN__AS(m->type->name, tn_avg_pool3d_opts(x, q->ksize, q->o));
+    case 2: return TN__AS(m->type->name, tn_adaptive_avg_pool3d(x, q->out[0], q->out[1], q->out[2]));
+    case 3: return TN__AS(m->type->name, tn_adaptive_max_pool3d(x, q->out[0], q->out[1], q->out[2], NULL));
+    case 4: return TN__AS(m->type->name, tn_lp_pool1d_opts(x, q->norm_type, q->ksize, q->o2));
+    default: return TN__AS(m->type->name, tn_lp_pool2d_opts(x, q->norm_type, q->ksize, q->o2));
+    }
+}
+static void tn__pool3d_mod_repr(tn_module *m, char *b, size_t n) {
+    tn__pool3dm *q = (tn__pool3dm *)m;
+    char t1[64], t2[64], t3[64], t4[64];
+    const tn_pool3d_opts *o = &q->o;
+    if (q->kind == 2 || q->kind == 3) {
+        if (q->out[0] == q->out[1] && q->out[1] == q->out[2]) snprintf(b, n, "output_size=%lld", (long long)q->out[0]);
+        else snprintf(b, n, "output_size=%s", tn__pytuple(q->out, 3, t1));
+        return;
+    }
+    if (q->kind >= 4) {
+        const tn_pool_opts *p = &q->o2;
+        const bool pair = p->kernel_size_hw[0] || p->kernel_size_hw[1];
+        if (pair) tn__pytuple(p->kernel_size_hw, 2, t2);
+        else snprintf(t2, 64, "%lld", (long long)q->ksize);
+        if (p->stride_hw[0] || p->stride_hw[1]) tn__pytuple(p->stride_hw, 2, t3);
+        else if (p->stride == TN_NONE) snprintf(t3, 64, "None");
+        else snprintf(t3, 64, "%lld", (long long)p->stride);
+        snprintf(b, n, "norm_type=%g, kernel_size=%s, stride=%s, ceil_mode=%s", q->norm_type, t2, t3, p->ceil_mode ? "True" : "False");
+        return;
+    }
+    /* stride None becomes the kernel size, as PyTorch's constructors do */
+    const char *k = tn__int_or_tuple(q->ksize, &o->kernel_size_dhw, t1);
+    const char *s = o->stride == TN_NONE && !o->stride_dhw.n ? k : tn__int_or_tuple(o->stride, &o->stride_dhw, t2);
+    int w = snprintf(b, n, "kernel_size=%s, stride=%s, padding=%s", k, s, tn__int_or_tuple(o->padding, &o->padding_dhw, t3));
+    if (q->kind == 0) snprintf(b + w, n - (size_t)w, ", dilation=%s, ceil_mode=%s", tn__int_or_tuple(o->dilation, &o->dilation_dhw, t4), o->ceil_mode ? "True" : "False");
+}
+static const tn_module_type tn__maxpool3d_type = {"MaxPool3d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__avgpool3d_type = {"AvgPool3d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__adaptive_avg3d_type = {"AdaptiveAvgPool3d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__adaptive_max3d_type = {"AdaptiveMaxPool3d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__lppool1d_type = {"LPPool1d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__lppool2d_type = {"LPPool2d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static tn_module *tn__pool3d_new(const char *fn, const tn_module_type *type, int kind, int64_t ksize, tn_pool3d_opts o) {
+    int64_t k[3], st[3], pd[3], dl[3], divisor;
+    if (tn__pool3d_args(fn, kind == 0 ? "max_pool3d" : "avg_pool3d", kind == 0, ksize, &o, k, st, pd, dl, &divisor)) return NULL;
+    if (kind == 0 && o.return_indices) return (tn_module *)tn__error("%s: return_indices: call tn_max_pool3d_with_indices instead", fn);
+    tn__pool3dm *q = (tn__pool3dm *)tn_module_new(type, sizeof(tn__pool3dm));
+    if (q) { q->kind = kind; q->ksize = ksize; q->o = o; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_max_pool3d_opts(int64_t k, tn_pool3d_opts o) { return tn__pool3d_new("tn_nn_max_pool3d", &tn__maxpool3d_type, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool3d_opts(int64_t k, tn_pool3d_opts o) { return tn__pool3d_new("tn_nn_avg_pool3d", &tn__avgpool3d_type, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool3d_str(int64_t k, const char *options) {
+    TN__KW_STR(tn_pool3d_opts, pool3d, "tn_nn_max_pool3d", options, tn_nn_max_pool3d_opts(k, o));
+}
+TNDEF tn_module *tn_nn_avg_pool3d_str(int64_t k, const char *options) {
+    TN__KW_STR(tn_pool3d_opts, pool3d, "tn_nn_avg_pool3d", options, tn_nn_avg_pool3d_opts(k, o));
+}
+static tn_module *tn__adaptive3d_new(const tn_module_type *type, int kind, int64_t od, int64_t oh, int64_t ow) {
+    if (od <= 0 || oh <= 0 || ow <= 0)
+        return (tn_module *)tn__error("tn_nn_%s: output size (%lld, %lld, %lld) must be positive", kind == 2 ? "adaptive_avg_pool3d" : "adaptive_max_pool3d", (long long)od,
+                                      (long long)oh, (long long)ow);
+    tn__pool3dm *q = (tn__pool3dm *)tn_module_new(type, sizeof(tn__pool3dm));
+    if (q) { q->kind = kind; q->out[0] = od; q->out[1] = oh; q->out[2] = ow; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_adaptive_avg_pool3d(int64_t od, int64_t oh, int64_t ow) { return tn__adaptive3d_new(&tn__adaptive_avg3d_type, 2, od, oh, ow); }
+TNDEF tn_module *tn_nn_adaptive_max_pool3d(int64_t od, int64_t oh, int64_t ow) { return tn__adaptive3d_new(&tn__adaptive_max3d_type, 3, od, oh, ow); }
+static tn_module *tn__lp_new(const char *fn, int nsp, double norm_type, int64_t ksize, tn_pool_opts o) {
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, nsp == 1 ? "LPPool1d" : "LPPool2d", tn__kw_pool, TN__KW_N(tn__kw_pool), &o, &def, "kernel_size, stride, ceil_mode")) return NULL;
+    if (ksize <= 0 && !o.kernel_size_hw[0]) return (tn_module *)tn__error("%s: kernel_size must be positive, got %lld", fn, (long long)ksize);
+    tn__pool3dm *q = (tn__pool3dm *)tn_module_new(nsp == 1 ? &tn__lppool1d_type : &tn__lppool2d_type, sizeof(tn__pool3dm));
+    if (q) { q->kind = 3 + nsp; q->ksize = ksize; q->norm_type = norm_type; q->o2 = o; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_lp_pool1d_opts(double norm_type, int64_t k, tn_pool_opts o) { return tn__lp_new("tn_nn_lp_pool1d", 1, norm_type, k, o); }
+TNDEF tn_module *tn_nn_lp_pool2d_opts(double norm_type, int64_t k, tn_pool_opts o) { return tn__lp_new("tn_nn_lp_pool2d", 2, norm_type, k, o); }
+
+/* MaxUnpool1d/2d/3d: the indices come with the input, so the forward is its own function;
+   the single-input forward is an error that says so. */
+typedef struct tn__unpoolm { tn_module base; int n; int64_t k, s, p; } tn__unpoolm;
+static tn_tensor *tn__unpool_fwd(tn_module *m, tn_tensor *x) {
+    (void)x;
+    return (tn_tensor *)tn__error("%s: the forward needs the indices: call tn_nn_max_unpool_forward(m, x, indices)", m->type->name);
+}
+static void tn__unpool_repr(tn_module *m, char *b, size_t n) {
+    tn__unpoolm *q = (tn__unpoolm *)m;
+    char t1[64], t2[64], t3[64];
+    const int64_t k[3] = {q->k, q->k, q->k}, s[3] = {q->s, q->s, q->s}, p[3] = {q->p, q->p, q->p};
+    snprintf(b, n, "kernel_size=%s, stride=%s, padding=%s", tn__pytuple(k, q->n, t1), tn__pytuple(s, q->n, t2), tn__pytuple(p, q->n, t3));
+}
+static const tn_module_type tn__unpool_types[3] = {{"MaxUnpool1d", tn__unpool_fwd, NULL, tn__unpool_repr},
+                                                   {"MaxUnpool2d", tn__unpool_fwd, NULL, tn__unpool_repr},
+                                                   {"MaxUnpool3d", tn__unpool_fwd, NULL, tn__unpool_repr}};
+TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding) {
+    if (n < 1 || n > 3) return (tn_module *)tn__error("tn_nn_max_unpool: n must be 1, 2 or 3 spatial dims, got %d", n);
+    if (kernel_size <= 0 || stride < 0 || padding < 0)
+        return (tn_module *)tn__error("tn_nn_max_unpool: kernel_size must be positive and stride, padding non-negative (got %lld, %lld, %lld)", (long long)kernel_size,
+                                      (long long)stride, (long long)padding);
+    tn__unpoolm *q = (tn__unpoolm *)tn_module_new(&tn__unpool_types[n - 1], sizeof(tn__unpoolm));
+    if (q) { q->n = n; q->k = kernel_size; q->s = stride ? stride : kernel_size; q->p = padding; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices) {
+    if (!m || m->type->forward != tn__unpool_fwd) return (tn_tensor *)tn__error("tn_nn_max_unpool_forward: m is not a MaxUnpool module");
+    TN__CHECK_NULL(x);
+    tn__unpoolm *q = (tn__unpoolm *)m;
+    int64_t size[3];
+    if (x->ndim < q->n + 1) return (tn_tensor *)tn__error("%s: expected a [N, C, *] or [C, *] input with %d spatial dims, got %s", m->type->name, q->n, TN__SHAPE(x));
+    for (int i = 0; i < q->n; i++) {
+        const int64_t in = x->shape[x->ndim - q->n + i];   /* (in - 1) * stride - 2 * padding + kernel_size */
+        if (!tn__mul_ok(in > 0 ? in - 1 : 0, q->s, &size[i]) || !tn__add_ok(size[i], q->k - 2 * q->p, &size[i]))
+            return (tn_tensor *)tn__error("%s: the output size overflows", m->type->name);
+    }
+    return TN__AS(m->type->name, tn_max_unpool(x, indices, size, q->n));
+}
+
+/* LocalResponseNorm, ChannelShuffle, PixelShuffle, PixelUnshuffle, Threshold */
+typedef struct tn__shapem { tn_module base; int kind; int64_t v; double a, b, k; } tn__shapem;
+static tn_tensor *tn__shapem_fwd(tn_module *m, tn_tensor *x) {
+    tn__shapem *q = (tn__shapem *)m;
+    switch (q->kind) {
+    case 0: return TN__AS(m->type->name, tn_local_response_norm(x, q->v, .alpha = q->a, .beta = q->b, .k = q->k));
+    case 1: return TN__AS(m->type->name, tn_channel_shuffle(x, q->v));
+    case 2: return TN__AS(m->type->name, tn_pixel_shuffle(x, q->v));
+    case 3: return TN__AS(m->type->name, tn_pixel_unshuffle(x, q->v));
+    default: return TN__AS(m->type->name, tn_threshold(x, q->a, q->b));
+    }
+}
+static void tn__shapem_repr(tn_module *m, char *b, size_t n) {
+    tn__shapem *q = (tn__shapem *)m;
+    char t1[32], t2[32], t3[32];
+    switch (q->kind) {
+    case 0: snprintf(b, n, "%lld, alpha=%s, beta=%s, k=%s", (long long)q->v, tn__pyfloat(q->a, t1), tn__pyfloat(q->b, t2), tn__pyfloat(q->k, t3)); break;
+    case 1: snprintf(b, n, "groups=%lld", (long long)q->v); break;
+    case 2: snprintf(b, n, "upscale_factor=%lld", (long long)q->v); break;
+    case 3: snprintf(b, n, "downscale_factor=%lld", (long long)q->v); break;
+    default: snprintf(b, n, "threshold=%s, value=%s", tn__pyfloat(q->a, t1), tn__pyfloat(q->b, t2)); break;
+    }
+}
+static const tn_module_type tn__shapem_types[5] = {{"LocalResponseNorm", tn__shapem_fwd, NULL, tn__shapem_repr}, {"ChannelShuffle", tn__shapem_fwd, NULL, tn__shapem_repr},
+                                                   {"PixelShuffle", tn__shapem_fwd, NULL, tn__shapem_repr}, {"PixelUnshuffle", tn__shapem_fwd, NULL, tn__shapem_repr},
+                                                   {"Threshold", tn__shapem_fwd, NULL, tn__shapem_repr}};
+static tn_module *tn__shapem_new(int kind, int64_t v, double a, double b, double k) {
+    if (kind < 4 && v <= 0) return (tn_module *)tn__error("tn_nn_%s: the size must be positive, got %lld", tn__shapem_types[kind].name, (long long)v);
+    tn__shapem *q = (tn__shapem *)tn_module_new(&tn__shapem_types[kind], sizeof(tn__shapem));
+    if (q) { q->kind = kind; q->v = v; q->a = a; q->b = b; q->k = k; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts o) { return tn__shapem_new(0, size, o.alpha, o.beta, o.k); }
+TNDEF tn_module *tn_nn_channel_shuffle(int64_t groups) { return tn__shapem_new(1, groups, 0, 0, 0); }
+TNDEF tn_module *tn_nn_pixel_shuffle(int64_t upscale_factor) { return tn__shapem_new(2, upscale_factor, 0, 0, 0); }
+TNDEF tn_module *tn_nn_pixel_unshuffle(int64_t downscale_factor) { return tn__shapem_new(3, downscale_factor, 0, 0, 0); }
+TNDEF tn_module *tn_nn_threshold(double threshold, double value) { return tn__shapem_new(4, 0, threshold, value, 0); }
+
+/* Padding layers */
+typedef struct tn__padm { tn_module base; int mode, n; bool zero; int64_t pad[6]; double value; } tn__padm;
+static tn_tensor *tn__pad_mod_fwd(tn_module *m, tn_tensor *x) {
+    tn__padm *q = (tn__padm *)m;
+    if (q->mode == 0) return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, q->value));
+    return TN__AS(m->type->name, tn_pad_mode(x, q->pad, 2 * q->n, q->mode));
+}
+static void tn__pad_mod_repr(tn_module *m, char *b, size_t n) {
+    tn__padm *q = (tn__padm *)m;
+    char t[64], v[32];
+    if (q->mode == 0 && !q->zero) snprintf(b, n, "padding=%s, value=%s", tn__pytuple(q->pad, 2 * q->n, t), tn__pyfloat(q->value, v));
+    else snprintf(b, n, "%s", tn__pytuple(q->pad, 2 * q->n, t));
+}
+#define TN__PAD_TYPE(name) {name, tn__pad_mod_fwd, NULL, tn__pad_mod_repr}
+static const tn_module_type tn__pad_types[15] = {
+    TN__PAD_TYPE("ConstantPad1d"), TN__PAD_TYPE("ConstantPad2d"), TN__PAD_TYPE("ConstantPad3d"),
+    TN__PAD_TYPE("ReflectionPad1d"), TN__PAD_TYPE("ReflectionPad2d"), TN__PAD_TYPE("ReflectionPad3d"),
+    TN__PAD_TYPE("ReplicationPad1d"), TN__PAD_TYPE("ReplicationPad2d"), TN__PAD_TYPE("ReplicationPad3d"),
+    TN__PAD_TYPE("CircularPad1d"), TN__PAD_TYPE("CircularPad2d"), TN__PAD_TYPE("CircularPad3d"),
+    TN__PAD_TYPE("ZeroPad1d"), TN__PAD_TYPE("ZeroPad2d"), TN__PAD_TYPE("ZeroPad3d")};
+TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value) {
+    const char *fn = "tn_nn_pad";
+    int t = -1;
+    for (int i = 0; name && i < 15; i++) if (!strcmp(name, tn__pad_types[i].name)) t = i;
+    if (t < 0)
+        return (tn_module *)tn__error("%s: unknown padding layer \"%s\" (ConstantPad, ReflectionPad, ReplicationPad, CircularPad, ZeroPad with 1d, 2d or 3d)", fn, name ? name : "(null)");
+    const int dims = t % 3 + 1;
+    if (!padding || (n != 1 && n != 2 * dims)) return (tn_module *)tn__error("%s: %s takes 1 or %d padding sizes, got %d", fn, name, 2 * dims, padding ? n : 0);
+    tn__padm *q = (tn__padm *)tn_module_new(&tn__pad_types[t], sizeof(tn__padm));
+    if (!q) return NULL;
+    q->n = dims; q->zero = t >= 12; q->mode = t >= 12 ? 0 : t / 3; q->value = t >= 12 ? 0 : value;
+    for (int i = 0; i < 2 * dims; i++) q->pad[i] = padding[n == 1 ? 0 : i];
+    return &q->base;
+}
+
+/* PReLU */
+typedef struct tn__preluM { tn_module base; int64_t num; double init; } tn__preluM;
+static tn_tensor *tn__prelu_mod_fwd(tn_module *m, tn_tensor *x) { return TN__AS("PReLU", tn_prelu(x, tn_module_get(m, "weight"))); }
+static void tn__prelu_mod_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "num_parameters=%lld", (long long)((tn__preluM *)m)->num); }
+static const tn_module_type tn__prelu_type = {"PReLU", tn__prelu_mod_fwd, NULL, tn__prelu_mod_repr};
+TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init) {
+    if (num_parameters <= 0) return (tn_module *)tn__error("tn_nn_prelu: num_parameters must be positive, got %lld", (long long)num_parameters);
+    tn__preluM *q = (tn__preluM *)tn_module_new(&tn__prelu_type, sizeof(tn__preluM));
+    if (!q) return NULL;
+    q->num = num_parameters; q->init = init;
+    tn_tensor *w = tn__param(&q->base, "weight", &q->num, 1);
+    return tn__module_or_free(&q->base, !w || tn_init_constant_(w, init));
+}
 
 /* ================================================================================= */
 /* src/modules/rnn.c: recurrent cells and layers, multi-head attention, transformers */

@@ -1345,6 +1345,29 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* nn.Conv3d / nn.ConvTranspose3d: the keyword arguments of tn_conv_opts with triples
+   (.stride_dhw = TN_INTS(2, 1, 1), text "stride=(2, 1, 1)"); padding_mode reflect, replicate
+   or circular pads with tn_pad_mode first (Conv3d only, as PyTorch). */
+#define TN_FIELDS_tn_conv3d_layer_opts(X) \
+    X(I,  stride,             1,         "") \
+    X(P,  padding,            0,         "") \
+    X(I,  dilation,           1,         "") \
+    X(I,  groups,             1,         "") \
+    X(B,  bias,               true,      "") \
+    X(E,  padding_mode,       TN_PADDING_ZEROS, "zeros|reflect|replicate|circular") \
+    X(I,  output_padding,     0,         "") \
+    X(IL, kernel_size_dhw,    TN__LIST0, "") \
+    X(IL, stride_dhw,         TN__LIST0, "") \
+    X(IL, padding_dhw,        TN__LIST0, "") \
+    X(IL, dilation_dhw,       TN__LIST0, "") \
+    X(IL, output_padding_dhw, TN__LIST0, "")
+TN__KW_STRUCT(tn_conv3d_layer_opts);
+TNDEF tn_module *tn_nn_conv3d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+TNDEF tn_module *tn_nn_conv_transpose3d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+#define tn_nn_conv3d(in_channels, out_channels, ...) tn_nn_conv3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+#define tn_nn_conv_transpose3d(in_channels, out_channels, ...) tn_nn_conv_transpose3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_conv3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 /* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
    tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
 TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
@@ -1361,6 +1384,24 @@ TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
+/* nn.MaxPool3d / nn.AvgPool3d: the kernel size, then tn_pool3d_opts; nn.AdaptiveAvgPool3d /
+   nn.AdaptiveMaxPool3d; nn.LPPool1d/2d (norm_type, kernel size, then stride and ceil_mode);
+   nn.MaxUnpool1d/2d/3d (n spatial dims; forward with tn_nn_max_unpool_forward, which takes
+   the indices; the output size is the default one). */
+TNDEF tn_module *tn_nn_max_pool3d_opts(int64_t kernel_size, tn_pool3d_opts opts);
+TNDEF tn_module *tn_nn_avg_pool3d_opts(int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_nn_max_pool3d(...) tn_nn_max_pool3d_opts(TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_nn_avg_pool3d(...) tn_nn_avg_pool3d_opts(TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool3d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool3d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_adaptive_avg_pool3d(int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_adaptive_max_pool3d(int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_lp_pool1d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_lp_pool2d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_lp_pool1d(norm_type, ...) tn_nn_lp_pool1d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_lp_pool2d(norm_type, ...) tn_nn_lp_pool2d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding);   /* stride 0: kernel_size */
+TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices);
 /* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
 #define TN_FIELDS_tn_batch_norm_opts(X) \
     X(D, eps,                 1e-5, "") \
@@ -1374,6 +1415,9 @@ TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opt
 #define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_opts opts);   /* [N, C, D, H, W] */
+#define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t num_features, const char *options);
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
 #define TN_FIELDS_tn_layer_norm_opts(X) \
@@ -1395,6 +1439,21 @@ TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels,
 TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
+TNDEF tn_module *tn_nn_dropout3d(double p);
+/* nn.LocalResponseNorm(size), nn.ChannelShuffle(groups), nn.PixelShuffle / nn.PixelUnshuffle(factor). */
+TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts opts);
+#define tn_nn_local_response_norm(...) tn_nn_local_response_norm_opts(TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_channel_shuffle(int64_t groups);
+TNDEF tn_module *tn_nn_pixel_shuffle(int64_t upscale_factor);
+TNDEF tn_module *tn_nn_pixel_unshuffle(int64_t downscale_factor);
+/* Padding layers by PyTorch's class name: "ReflectionPad1d" ... "ReflectionPad3d",
+   "ReplicationPad1d/2d/3d", "CircularPad1d/2d/3d", "ConstantPad1d/2d/3d" (value) and
+   "ZeroPad1d/2d/3d"; padding: one int for every side (n = 1) or 2 per padded dim, the last
+   dim first (F.pad's order). */
+TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value);
+/* nn.PReLU(num_parameters=1, init=0.25) and nn.Threshold(threshold, value). */
+TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init);
+TNDEF tn_module *tn_nn_threshold(double threshold, double value);
 /* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
    counts from num_embeddings). */
 #define TN_FIELDS_tn_embedding_opts(X) \
@@ -1408,13 +1467,15 @@ TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
 /* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
    "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
-   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "LogSigmoid", "Softsign",
+   "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "RReLU". One struct holds every activation's keyword arguments
    with its PyTorch default (no two activations default a name differently); an option the
    named activation does not have is an error unless left at its default:
    tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
    .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
-   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
-   accepted and computes out of place. */
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1 (GLU's
+   None is its default, -1). inplace is accepted and computes out of place. RReLU draws its
+   slopes when training, else uses their mean. */
 enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
 #define TN_FIELDS_tn_activation_opts(X) \
     X(B, inplace,        false, "") \
@@ -1425,7 +1486,10 @@ enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
     X(D, threshold,      20.0,  "") \
     X(D, min_val,        -1.0,  "") \
     X(D, max_val,        1.0,   "") \
-    X(I, dim,            TN_NONE, "")
+    X(I, dim,            TN_NONE, "") \
+    X(D, lambd,          0.5,   "") \
+    X(D, lower,          0.125, "") \
+    X(D, upper,          1.0 / 3, "")
 TN__KW_STRUCT(tn_activation_opts);
 TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
 #define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))

@@ -563,6 +563,201 @@ TEST(test_ctc) {
     tn_scope_end();
 }
 
+/* ---- the C modules ---- */
+static int repr_is(tn_module *m, const char *want, int line) {
+    char *r = m ? tn_module_repr(m) : NULL;
+    const int ok = r && !strcmp(r, want);
+    if (ok) tn_test_passed++;
+    else fail_at(line, "repr %s, expected %s (%s)", r ? r : "(null)", want, tn_last_error());
+    tn_string_free(r);
+    return ok;
+}
+#define REPR(m, want) repr_is(m, want, __LINE__)
+/* m's forward equals want (both computed now) */
+static void same_values(tn_tensor *a, tn_tensor *b, double tol, int line) {
+    const double *x = D(a), *y = D(b);
+    bool ok = x && y && tn_ndim(a) == tn_ndim(b) && tn_numel(a) == tn_numel(b);
+    for (int64_t i = 0; ok && i < tn_numel(a); i++) ok = fabs(x[i] - y[i]) <= tol;
+    if (ok) tn_test_passed++;
+    else fail_at(line, "values differ (%s)", tn_last_error());
+}
+#define SAME(a, b) same_values(a, b, 1e-12, __LINE__)
+
+TEST(test_modules_more) {
+    tn_scope_begin();
+    tn_module *m = tn_nn_conv3d(2, 4, 3, .stride = 2, .padding = 1, .bias = false);
+    REPR(m, "Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(2, 2, 2), padding=(1, 1, 1), bias=False)");
+    tn_tensor *x = tn_randn(TN_SHAPE(2, 2, 4, 5, 4), TN_F32);
+    CHECK(m && same_shape(tn_module_get(m, "weight"), TN_SHAPE(4, 2, 3, 3, 3)));
+    {   /* PyTorch's init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = 2 * 27 */
+        const double *w = D(tn_module_get(m, "weight"));
+        bool in = w != NULL;
+        for (int i = 0; w && i < 216; i++) in &= fabs(w[i]) <= 1 / sqrt(54.0);
+        CHECK(in);
+    }
+    SAME(tn_module_forward(m, x), tn_conv3d(x, tn_module_get(m, "weight"), NULL, .stride = 2, .padding = 1));
+    tn_module_free(m);
+    m = tn_nn_conv3d(2, 3, 2, .padding_dhw = TN_INTS(1, 0, 1), .padding_mode = TN_PADDING_CIRCULAR);
+    REPR(m, "Conv3d(2, 3, kernel_size=(2, 2, 2), stride=(1, 1, 1), padding=(1, 0, 1), padding_mode=circular)");
+    const int64_t pads[6] = {1, 1, 0, 0, 1, 1};
+    SAME(tn_module_forward(m, x), tn_conv3d(tn_pad_mode(x, pads, 6, TN_PADDING_CIRCULAR), tn_module_get(m, "weight"), tn_module_get(m, "bias")));
+    tn_module_free(m);
+    m = tn_nn_conv2d(2, 3, 3, .padding = TN_PADDING_SAME, .padding_mode = TN_PADDING_REFLECT);
+    REPR(m, "Conv2d(2, 3, kernel_size=(3, 3), stride=(1, 1), padding=same, padding_mode=reflect)");
+    tn_tensor *x2 = tn_randn(TN_SHAPE(2, 2, 5, 6), TN_F32);
+    const int64_t p2[4] = {1, 1, 1, 1};
+    SAME(tn_module_forward(m, x2), tn_conv2d(tn_pad_mode(x2, p2, 4, TN_PADDING_REFLECT), tn_module_get(m, "weight"), tn_module_get(m, "bias")));
+    tn_module_free(m);
+    m = tn_nn_conv_transpose3d(4, 2, 3, .stride = 2, .output_padding = 1, .groups = 2);
+    REPR(m, "ConvTranspose3d(4, 2, kernel_size=(3, 3, 3), stride=(2, 2, 2), output_padding=(1, 1, 1), groups=2)");
+    CHECK(m && same_shape(tn_module_forward(m, tn_randn(TN_SHAPE(1, 4, 2, 3, 2), TN_F32)), TN_SHAPE(1, 2, 6, 8, 6)));
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_conv_transpose3d(4, 2, 3, .padding_mode = TN_PADDING_REFLECT), "Only \"zeros\" padding mode");
+    CHECK_ERR(tn_nn_conv3d(3, 2, 3, .groups = 2), "divisible by groups");
+    CHECK_ERR(tn_nn_conv3d(2, 2, 3, .stride = 2, .padding = TN_PADDING_SAME), "strided");
+    CHECK_ERR(tn_nn_conv3d_str(2, 2, 3, "stride=(1, 2)"), "tuple of 3 ints");
+    m = tn_nn_conv3d_str(2, 4, 2, "stride=(2, 1, 1), bias=False, padding_mode='replicate'");
+    REPR(m, "Conv3d(2, 4, kernel_size=(2, 2, 2), stride=(2, 1, 1), bias=False, padding_mode=replicate)");
+    tn_module_free(m);
+
+    m = tn_nn_max_pool3d(2);
+    REPR(m, "MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)");
+    SAME(tn_module_forward(m, x), tn_max_pool3d(x, 2));
+    tn_module_free(m);
+    m = tn_nn_avg_pool3d(3, .stride_dhw = TN_INTS(2, 1, 1), .padding = 1, .count_include_pad = false);
+    REPR(m, "AvgPool3d(kernel_size=3, stride=(2, 1, 1), padding=1)");
+    SAME(tn_module_forward(m, x), tn_avg_pool3d(x, 3, .stride_dhw = TN_INTS(2, 1, 1), .padding = 1, .count_include_pad = false));
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_max_pool3d(2, .count_include_pad = false), "count_include_pad");
+    m = tn_nn_adaptive_avg_pool3d(2, 3, 2);
+    REPR(m, "AdaptiveAvgPool3d(output_size=(2, 3, 2))");
+    SAME(tn_module_forward(m, x), tn_adaptive_avg_pool3d(x, 2, 3, 2));
+    tn_module_free(m);
+    m = tn_nn_adaptive_max_pool3d(1, 1, 1);
+    REPR(m, "AdaptiveMaxPool3d(output_size=1)");
+    SAME(tn_module_forward(m, x), tn_adaptive_max_pool3d(x, 1, 1, 1, NULL));
+    tn_module_free(m);
+    m = tn_nn_lp_pool2d(2.0, 2, .stride = 1);
+    REPR(m, "LPPool2d(norm_type=2, kernel_size=2, stride=1, ceil_mode=False)");
+    SAME(tn_module_forward(m, x2), tn_lp_pool2d(x2, 2.0, 2, .stride = 1));
+    tn_module_free(m);
+    m = tn_nn_lp_pool1d(3.0, 2);
+    REPR(m, "LPPool1d(norm_type=3, kernel_size=2, stride=None, ceil_mode=False)");
+    tn_module_free(m);
+
+    m = tn_nn_batch_norm3d(2, .momentum = 0.2);
+    REPR(m, "BatchNorm3d(2, eps=1e-05, momentum=0.2, affine=True, track_running_stats=True)");
+    CHECK(m && tn_module_get(m, "running_mean") && tn_module_get(m, "num_batches_tracked"));
+    tn_tensor *y = m ? tn_module_forward(m, x) : NULL;
+    SAME(y, tn_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
+    {   /* running_mean moved 0.2 of the way to the batch mean */
+        const double *rm = D(tn_module_get(m, "running_mean"));
+        const double *bm = D(tn_mean_dims(tn_narrow(x, 1, 0, 1), TN_SHAPE(0, 1, 2, 3, 4), false));
+        CHECK(rm && bm && fabs(rm[0] - 0.2 * bm[0]) < 1e-6);
+    }
+    CHECK_ERR(tn_module_forward(m, x2), "expected 5D input");
+    tn_module_free(m);
+    m = tn_nn_dropout3d(0.5);
+    REPR(m, "Dropout3d(p=0.5, inplace=False)");
+    tn_module_eval(m);
+    SAME(tn_module_forward(m, x), x);
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_dropout3d(1.5), "tn_nn_dropout3d: dropout probability");
+
+    tn_tensor *a = tn_randn(TN_SHAPE(3, 4, 6), TN_F64);
+    m = tn_nn_activation("Hardshrink", .lambd = 0.25);
+    REPR(m, "Hardshrink(0.25)");
+    SAME(tn_module_forward(m, a), tn_hardshrink(a, 0.25));
+    tn_module_free(m);
+    m = tn_nn_activation_str("Softshrink", "lambd=0.3");
+    SAME(tn_module_forward(m, a), tn_softshrink(a, 0.3));
+    tn_module_free(m);
+    m = tn_nn_activation("GLU");
+    REPR(m, "GLU(dim=-1)");
+    SAME(tn_module_forward(m, a), tn_glu(a, -1));
+    tn_module_free(m);
+    m = tn_nn_activation("Softmin", .dim = 1);
+    REPR(m, "Softmin(dim=1)");
+    SAME(tn_module_forward(m, a), tn_softmin(a, 1));
+    tn_module_free(m);
+    m = tn_nn_activation("Softmax2d");
+    REPR(m, "Softmax2d()");
+    SAME(tn_module_forward(m, a), tn_softmax(a, 0));
+    CHECK_ERR(tn_module_forward(m, tn_narrow(a, 0, 0, 1)) && tn_module_forward(m, tn_reshape(a, TN_SHAPE(72))), "Softmax2d: expected input to be 3D or 4D, got 1D");
+    tn_module_free(m);
+    const char *plain[4] = {"LogSigmoid", "Softsign", "Tanhshrink", "Softmax2d"};
+    for (int i = 0; i < 3; i++) {
+        m = tn_nn_activation(plain[i]);
+        tn_tensor *want = i == 0 ? tn_logsigmoid(a) : i == 1 ? tn_softsign(a) : tn_tanhshrink(a);
+        SAME(m ? tn_module_forward(m, a) : NULL, want);
+        tn_module_free(m);
+    }
+    m = tn_nn_activation("RReLU");
+    REPR(m, "RReLU(lower=0.125, upper=0.3333333333333333)");
+    tn_module_eval(m);
+    SAME(tn_module_forward(m, a), tn_rrelu(a, 0.125, 1.0 / 3, false));
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_activation("RReLU", .lower = 0.5, .upper = 0.1), "lower bound");
+    CHECK_ERR(tn_nn_activation("Hardshrink", .dim = 1), "dim is not an option of Hardshrink");
+    CHECK_ERR(tn_nn_activation("Softplus", .lambd = 1), "lambd is not an option of Softplus");
+    m = tn_nn_threshold(0.1, 20);
+    REPR(m, "Threshold(threshold=0.1, value=20.0)");
+    SAME(tn_module_forward(m, a), tn_threshold(a, 0.1, 20));
+    tn_module_free(m);
+    m = tn_nn_prelu(4, 0.1);
+    REPR(m, "PReLU(num_parameters=4)");
+    CHECK(m && same_shape(tn_module_get(m, "weight"), TN_SHAPE(4)) && D(tn_module_get(m, "weight"))[3] == (double)0.1f);
+    tn_tensor *af = tn_to_dtype(a, TN_F32);
+    SAME(tn_module_forward(m, af), tn_prelu(af, tn_module_get(m, "weight")));
+    tn_module_free(m);
+
+    const int64_t pp[4] = {1, 0, 2, 1};
+    m = tn_nn_pad("ReflectionPad2d", pp, 4, 0);
+    REPR(m, "ReflectionPad2d((1, 0, 2, 1))");
+    SAME(tn_module_forward(m, a), tn_pad_mode(a, pp, 4, TN_PADDING_REFLECT));
+    tn_module_free(m);
+    m = tn_nn_pad("ConstantPad1d", (const int64_t[]){2}, 1, 3.5);
+    REPR(m, "ConstantPad1d(padding=(2, 2), value=3.5)");
+    SAME(tn_module_forward(m, a), tn_pad(a, (const int64_t[]){2, 2}, 2, 3.5));
+    tn_module_free(m);
+    m = tn_nn_pad("ZeroPad2d", pp, 4, 7);
+    REPR(m, "ZeroPad2d((1, 0, 2, 1))");
+    SAME(tn_module_forward(m, a), tn_pad(a, pp, 4, 0));
+    tn_module_free(m);
+    m = tn_nn_pad("CircularPad3d", (const int64_t[]){1}, 1, 0);
+    SAME(tn_module_forward(m, x), tn_pad_mode(x, (const int64_t[]){1, 1, 1, 1, 1, 1}, 6, TN_PADDING_CIRCULAR));
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_pad("ReflectionPad2d", pp, 3, 0), "takes 1 or 4 padding sizes");
+    CHECK_ERR(tn_nn_pad("MirrorPad2d", pp, 4, 0), "unknown padding layer");
+
+    m = tn_nn_local_response_norm(3, .alpha = 0.1);
+    REPR(m, "LocalResponseNorm(3, alpha=0.1, beta=0.75, k=1.0)");
+    SAME(tn_module_forward(m, a), tn_local_response_norm(a, 3, .alpha = 0.1));
+    tn_module_free(m);
+    m = tn_nn_channel_shuffle(2);
+    REPR(m, "ChannelShuffle(groups=2)");
+    SAME(tn_module_forward(m, a), tn_channel_shuffle(a, 2));
+    tn_module_free(m);
+    m = tn_nn_pixel_shuffle(2);
+    REPR(m, "PixelShuffle(upscale_factor=2)");
+    tn_tensor *ps = tn_randn(TN_SHAPE(1, 8, 2, 3), TN_F64);
+    SAME(tn_module_forward(m, ps), tn_pixel_shuffle(ps, 2));
+    tn_module_free(m);
+    m = tn_nn_pixel_unshuffle(2);
+    REPR(m, "PixelUnshuffle(downscale_factor=2)");
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_channel_shuffle(0), "must be positive");
+
+    tn_tensor *idx = NULL, *pooled = tn_max_pool2d_with_indices(x2, &idx, 2);
+    m = tn_nn_max_unpool(2, 2, 0, 0);
+    REPR(m, "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))");
+    SAME(tn_nn_max_unpool_forward(m, pooled, idx), tn_max_unpool(pooled, idx, (const int64_t[]){4, 6}, 2));
+    CHECK_ERR(tn_module_forward(m, pooled), "needs the indices");
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_max_unpool(4, 2, 0, 0), "n must be 1, 2 or 3");
+    tn_scope_end();
+}
+
 int main(void) {
     tn_manual_seed(0);
     RUN(test_pad_modes_values);
@@ -574,5 +769,6 @@ int main(void) {
     RUN(test_sampling);
     RUN(test_losses_more);
     RUN(test_ctc);
+    RUN(test_modules_more);
     return tn_test_report();
 }

@@ -39,7 +39,7 @@ static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, con
     const float scale = sf && *sf > 0 ? (float)(1.0 / *sf) : (float)in / (float)out;
     for (int64_t o = 0; o < out; o++) {
         const float v = floorf(exact ? ((float)o + 0.5f) * scale : (float)o * scale);
-        ix[o] = !exact && out == in ? o : !exact && out == 2 * in ? o >> 1 : v < (float)(in - 1) ? (int64_t)v : in - 1;   /* clamped before converting */
+        ix[o] = v < (float)(in - 1) ? (int64_t)v : in - 1;   /* clamped before converting */
     }
     tn_tensor *t = tn_to(tn_from_data(ix, TN_SHAPE(out), TN_I64), device);
     TN_FREE(ix);
