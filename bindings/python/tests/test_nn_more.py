@@ -396,3 +396,110 @@ def test_module_cases(case):
         compare_module(tm, om, inputs, train=train, what=f"{name}{cargs}{ckwargs} train={train}")
         for p in list(tm.parameters()) + list(om.parameters()):
             p.grad = None
+
+
+# --------------------------------------------------------------------------- Lazy modules
+@pytest.mark.parametrize("lazy,eager,cargs,shape", [
+    ("LazyLinear", "Linear", (3,), (2, 5)),
+    ("LazyConv2d", "Conv2d", (4, 3), (2, 3, 6, 6)),
+    ("LazyConvTranspose1d", "ConvTranspose1d", (4, 3), (2, 3, 6)),
+    ("LazyBatchNorm2d", "BatchNorm2d", (), (2, 3, 4, 4)),
+    ("LazyInstanceNorm3d", "InstanceNorm3d", (), (2, 3, 2, 2, 2)),
+])
+def test_lazy_modules(lazy, eager, cargs, shape):
+    x = tn.randn(*shape)
+    m = getattr(nn, lazy)(*cargs)
+    assert m.has_uninitialized_params()
+    tn.manual_seed(5)
+    y = m(x)
+    assert type(m) is getattr(nn, eager)
+    in_size = shape[-1] if eager == "Linear" else shape[1]
+    tn.manual_seed(5)
+    e = getattr(nn, eager)(in_size, *cargs, **({"affine": True, "track_running_stats": True} if "Instance" in lazy else {}))
+    assert repr(m) == repr(e)
+    assert list(m.state_dict()) == list(e.state_dict())
+    for (k, a), (k2, b) in zip(m.named_parameters(), e.named_parameters()):
+        close(a, b, 0, 0, k)                 # the eager class's draws from the same seed
+    close(y, e(x), 1e-6, 1e-6, lazy)
+    # torch agrees on the inferred sizes
+    tm = getattr(torch.nn, lazy)(*cargs)
+    tm(torch.randn(*shape))
+    assert [tuple(p.shape) for p in tm.parameters()] == [tuple(p.shape) for p in m.parameters()]
+
+
+# --------------------------------------------------------------------------- weight_norm, spectral_norm
+@pytest.mark.parametrize("make,dim", [
+    (lambda ns: ns.Linear(3, 4), 0), (lambda ns: ns.Linear(3, 4), None), (lambda ns: ns.Conv2d(2, 3, 2), 1),
+    (lambda ns: ns.ConvTranspose2d(2, 3, 2), 0)])
+def test_weight_norm(make, dim):
+    tm = torch.nn.utils.weight_norm(make(torch.nn), dim=dim)
+    om = nn.utils.weight_norm(make(nn), dim=dim)
+    assert [n for n, _ in tm.named_parameters()] == [n for n, _ in om.named_parameters()]
+    x = _r(2, 3) if isinstance(tm, torch.nn.Linear) else _r(2, 2, 4, 4)
+    compare_module(tm, om, (x,), what=f"weight_norm dim={dim}")
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
+        nn.utils.weight_norm(om, dim=dim)
+    torch.nn.utils.remove_weight_norm(tm)
+    nn.utils.remove_weight_norm(om)
+    assert [n for n, _ in tm.named_parameters()] == [n for n, _ in om.named_parameters()]
+    close(om.weight, tm.weight, 1e-12, 1e-12, "weight after remove_weight_norm")
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+        nn.utils.remove_weight_norm(om)
+
+
+@pytest.mark.parametrize("make,iters", [
+    (lambda ns: ns.Linear(5, 4), 1), (lambda ns: ns.Conv2d(2, 3, 2), 3), (lambda ns: ns.ConvTranspose2d(2, 3, 2), 2)])
+def test_spectral_norm(make, iters):
+    tm = torch.nn.utils.spectral_norm(make(torch.nn), n_power_iterations=iters)
+    om = nn.utils.spectral_norm(make(nn), n_power_iterations=iters)
+    assert list(tm.state_dict()) == list(om.state_dict())
+    x = _r(2, 5) if isinstance(tm, torch.nn.Linear) else _r(2, 2, 4, 4)
+    # training: each forward runs the power iteration and updates u and v (compared with the state)
+    compare_module(tm, om, (x,), what="spectral_norm train")
+    for _ in range(2):
+        close(om(ours(x)), tm(x), 1e-6, 1e-8, "spectral_norm again")
+    for (k, a), (_, b) in zip(tm.state_dict().items(), om.state_dict().items()):
+        close(b, a, 1e-6, 1e-8, k)
+    tm.eval()
+    om.eval()
+    close(om(ours(x)), tm(x), 1e-6, 1e-8, "spectral_norm eval")
+    torch.nn.utils.remove_spectral_norm(tm)
+    nn.utils.remove_spectral_norm(om)
+    assert list(tm.state_dict()) == list(om.state_dict())
+    close(om.weight, tm.weight, 1e-6, 1e-8, "weight after remove_spectral_norm")
+
+
+# --------------------------------------------------------------------------- WeightedRandomSampler
+def test_weighted_random_sampler():
+    from tensor.utils.data import WeightedRandomSampler, DataLoader, TensorDataset
+    w = [0.1, 0.0, 0.6, 0.3]
+    tn.manual_seed(0)
+    draws = list(WeightedRandomSampler(w, 20000))
+    counts = [draws.count(i) for i in range(4)]
+    assert counts[1] == 0
+    for c, p in zip(counts, w):                    # within 5 standard deviations
+        assert abs(c - 20000 * p) <= 5 * math.sqrt(20000 * p * (1 - p)) + 1, counts
+    s = WeightedRandomSampler(tn.tensor(w), 3, replacement=False)
+    for _ in range(20):
+        d = list(s)
+        assert len(d) == 3 and len(set(d)) == 3 and 1 not in d
+    assert len(s) == 3
+    g = tn.Generator().manual_seed(3)
+    a = list(WeightedRandomSampler(w, 7, generator=g))
+    g.manual_seed(3)
+    assert a == list(WeightedRandomSampler(w, 7, generator=g))
+    ds = TensorDataset(tn.arange(4))
+    batches = [b[0].tolist() for b in DataLoader(ds, batch_size=2, sampler=WeightedRandomSampler(w, 6))]
+    assert len(batches) == 3 and all(1 not in b for b in batches)
+    for bad, err in [(dict(weights=w, num_samples=0), "num_samples should be a positive integer value, but got num_samples=0"),
+                     (dict(weights=w, num_samples=True), "num_samples should be a positive integer value"),
+                     (dict(weights=w, num_samples=2, replacement=1), "replacement should be a boolean value, but got replacement=1"),
+                     (dict(weights=[[1.0, 2.0]], num_samples=2), r"weights should be a 1d sequence but given weights have shape \(1, 2\)")]:
+        with pytest.raises(ValueError, match=err):
+            WeightedRandomSampler(**bad)
+        with pytest.raises(ValueError, match=err):
+            torch.utils.data.WeightedRandomSampler(**bad)
+    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
+        list(WeightedRandomSampler(w, 4, replacement=False))
+    with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
+        list(WeightedRandomSampler([1.0, -1.0], 2))

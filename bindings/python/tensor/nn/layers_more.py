@@ -678,6 +678,8 @@ def _lazy_norm(name, base, affine, track):
 
 LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
     _lazy_norm(f"LazyBatchNorm{n}d", b, True, True) for n, b in ((1, BatchNorm1d), (2, BatchNorm2d), (3, BatchNorm3d)))
+# torch's Lazy instance norms default affine and track_running_stats to True (their shared
+# _LazyNormBase's defaults), unlike the eager InstanceNorm classes
 LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
-    _lazy_norm(f"LazyInstanceNorm{n}d", b, False, False)
+    _lazy_norm(f"LazyInstanceNorm{n}d", b, True, True)
     for n, b in ((1, InstanceNorm1d), (2, InstanceNorm2d), (3, InstanceNorm3d)))
