@@ -503,3 +503,86 @@ def test_weighted_random_sampler():
         list(WeightedRandomSampler(w, 4, replacement=False))
     with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
         list(WeightedRandomSampler([1.0, -1.0], 2))
+
+
+# --------------------------------------------------------------------------- parametrize
+def _symmetric(ns):
+    class Symmetric(ns.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(0, 1)
+
+        def right_inverse(self, A):
+            return A.triu()
+    return Symmetric()
+
+
+def test_parametrize_custom():
+    P, tP = nn.utils.parametrize, torch.nn.utils.parametrize
+    tm, om = torch.nn.Linear(3, 3), nn.Linear(3, 3)
+    tP.register_parametrization(tm, "weight", _symmetric(torch.nn))
+    P.register_parametrization(om, "weight", _symmetric(nn))
+    assert type(om).__name__ == "ParametrizedLinear" and P.is_parametrized(om) and P.is_parametrized(om, "weight")
+    assert not P.is_parametrized(om, "bias")
+    assert P.type_before_parametrizations(om) is nn.Linear
+    assert list(om.state_dict()) == list(tm.state_dict()) == ["bias", "parametrizations.weight.original"]
+    compare_module(tm, om, (_r(2, 3),), what="parametrized Linear")
+    w = npy(om.weight)
+    assert (w == w.T).all()
+    # assignment goes through right_inverse
+    a = _r(3, 3, grad=False)
+    with torch.no_grad():
+        tm.weight = a
+    om.weight = ours(a)
+    close(om.parametrizations.weight.original, tm.parametrizations.weight.original, 0, 0, "right_inverse")
+    with P.cached():
+        assert om.weight is om.weight
+    assert om.weight is not om.weight
+    # a second parametrization chains after the first
+    class Double(nn.Module):
+        def forward(self, X):
+            return 2 * X
+    P.register_parametrization(om, "weight", Double())
+    close(om.weight, 2 * (tm.weight.detach()), 1e-12, 1e-12, "chained")
+    with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a parametrized element with name"):
+        P.register_parametrization(om, "nope", Double())
+
+    class Shrink(nn.Module):
+        def forward(self, X):
+            return X[:2]
+    with pytest.raises(ValueError, match="may not change the shape"):
+        P.register_parametrization(nn.Linear(3, 3), "weight", Shrink())
+    P.remove_parametrizations(om, "weight")
+    assert type(om) is nn.Linear and list(om.state_dict()) == ["bias", "weight"]   # re-registered last, as torch
+    close(om.weight, 2 * tm.weight.detach(), 1e-12, 1e-12, "left parametrized")
+    with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+        P.remove_parametrizations(om, "weight")
+    tm2, om2 = torch.nn.Linear(3, 3), nn.Linear(3, 3)
+    om2.load_state_dict({k: ours(v, False) for k, v in tm2.state_dict().items()})
+    P.register_parametrization(om2, "weight", _symmetric(nn))
+    P.remove_parametrizations(om2, "weight", leave_parametrized=False)
+    close(om2.weight, tm2.weight.detach().triu(), 0, 0, "original kept (right_inverse applied)")
+
+
+def test_parametrizations_spectral_and_weight_norm():
+    torch.manual_seed(0)
+    tm = torch.nn.utils.parametrizations.spectral_norm(torch.nn.Conv2d(2, 3, 2))
+    om = nn.utils.parametrizations.spectral_norm(nn.Conv2d(2, 3, 2))
+    assert list(om.state_dict()) == list(tm.state_dict())
+    x = _r(2, 2, 4, 4)
+    compare_module(tm, om, (x,), what="parametrizations.spectral_norm")
+    for (k, a), (_, b) in zip(tm.state_dict().items(), om.state_dict().items()):
+        close(b, a, 1e-6, 1e-8, k)
+    tm.eval()
+    om.eval()
+    close(om(ours(x)), tm(x), 1e-6, 1e-8, "eval")
+    # weight_norm (torch 2.x's parametrization; 1.13 has only the hook form, whose values it shares)
+    th = torch.nn.utils.weight_norm(torch.nn.Linear(3, 4)).double()
+    om = nn.utils.parametrizations.weight_norm(nn.Linear(3, 4))
+    assert list(om.state_dict()) == ["bias", "parametrizations.weight.original0", "parametrizations.weight.original1"]
+    om.load_state_dict({"bias": ours(th.bias, False), "parametrizations.weight.original0": ours(th.weight_g, False),
+                        "parametrizations.weight.original1": ours(th.weight_v, False)})
+    om.double()
+    x = _r(2, 3)
+    close(om(ours(x)), th(x), 1e-12, 1e-12, "weight_norm parametrization")
+    nn.utils.parametrize.remove_parametrizations(om, "weight")
+    close(om.weight, th.weight, 1e-12, 1e-12, "weight after removal")
