@@ -1368,6 +1368,23 @@ TNDEF tn_module *tn_nn_conv_transpose3d_opts(int64_t in_channels, int64_t out_ch
 #define tn_nn_conv_transpose3d(in_channels, out_channels, ...) tn_nn_conv_transpose3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_conv3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* The Lazy modules (nn.LazyLinear, nn.LazyConv1d/2d/3d, nn.LazyConvTranspose2d/3d,
+   nn.LazyBatchNorm1d/2d/3d): the eager constructor's arguments without the input size,
+   with empty placeholder parameters; the first forward reads the size off its input
+   (features: the last dim; channels: dim 1, or 0 unbatched), makes and initialises the
+   parameters as the eager module would (same draws for a seed) and becomes that module
+   ("Linear", "Conv2d", ...). Make an optimizer after that first call. */
+TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias);
+TNDEF tn_module *tn_nn_lazy_conv1d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv2d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv3d_opts(int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv_transpose2d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv_transpose3d_opts(int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+#define tn_nn_lazy_conv1d(out_channels, ...) tn_nn_lazy_conv1d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv2d(out_channels, ...) tn_nn_lazy_conv2d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv3d(out_channels, ...) tn_nn_lazy_conv3d_opts(out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv_transpose2d(out_channels, ...) tn_nn_lazy_conv_transpose2d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv_transpose3d(out_channels, ...) tn_nn_lazy_conv_transpose3d_opts(out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
 /* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
    tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
 TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
@@ -1418,6 +1435,13 @@ TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *option
 TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_opts opts);   /* [N, C, D, H, W] */
 #define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t num_features, const char *options);
+/* nn.LazyBatchNorm1d/2d/3d (the Lazy modules above). */
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
+#define tn_nn_lazy_batch_norm1d(...) tn_nn_lazy_batch_norm1d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm2d(...) tn_nn_lazy_batch_norm2d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
 #define TN_FIELDS_tn_layer_norm_opts(X) \
@@ -1462,6 +1486,18 @@ TN__KW_STRUCT(tn_embedding_opts);
 TNDEF tn_module *tn_nn_embedding_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_opts opts);
 #define tn_nn_embedding(num_embeddings, ...) tn_nn_embedding_opts(num_embeddings, TN__POS_KW(tn_embedding_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_embedding_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+/* nn.EmbeddingBag(num_embeddings, embedding_dim): weight N(0, 1) (padding_idx's row zero);
+   the module's forward takes a 2-d input (a bag per row); tn_nn_embedding_bag_forward takes
+   offsets and per_sample_weights too (NULL: None), as tn_embedding_bag. */
+#define TN_FIELDS_tn_embedding_bag_layer_opts(X) \
+    X(E, mode,                TN_BAG_MEAN, "sum|mean|max") \
+    X(B, include_last_offset, false,       "") \
+    X(I, padding_idx,         TN_NONE,     "")
+TN__KW_STRUCT(tn_embedding_bag_layer_opts);
+TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_bag_layer_opts opts);
+#define tn_nn_embedding_bag(num_embeddings, ...) tn_nn_embedding_bag_opts(num_embeddings, TN__POS_KW(tn_embedding_bag_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_embedding_bag_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+TNDEF tn_tensor *tn_nn_embedding_bag_forward(tn_module *m, tn_tensor *input, tn_tensor *offsets, tn_tensor *per_sample_weights);
 TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);

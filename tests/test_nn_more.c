@@ -755,6 +755,87 @@ TEST(test_modules_more) {
     CHECK_ERR(tn_module_forward(m, pooled), "needs the indices");
     tn_module_free(m);
     CHECK_ERR(tn_nn_max_unpool(4, 2, 0, 0), "n must be 1, 2 or 3");
+
+    m = tn_nn_embedding_bag(10, 3, .mode = TN_BAG_MAX, .padding_idx = -1);
+    REPR(m, "EmbeddingBag(10, 3, mode=max, padding_idx=9)");
+    {
+        const double *w = D(tn_module_get(m, "weight"));
+        CHECK(w && w[27] == 0 && w[28] == 0 && w[29] == 0);   /* padding_idx's row */
+    }
+    tn_tensor *bag_in = tn_from_data((const int64_t[]){1, 2, 9, 4, 5, 9}, TN_SHAPE(2, 3), TN_I64);
+    SAME(tn_module_forward(m, bag_in), tn_embedding_bag(bag_in, tn_module_get(m, "weight"), .mode = TN_BAG_MAX, .padding_idx = 9));
+    tn_tensor *flat_in = tn_reshape(bag_in, TN_SHAPE(6)), *offs = tn_from_data((const int64_t[]){0, 4}, TN_SHAPE(2), TN_I64);
+    SAME(tn_nn_embedding_bag_forward(m, flat_in, offs, NULL), tn_embedding_bag(flat_in, tn_module_get(m, "weight"), .offsets = offs, .mode = TN_BAG_MAX, .padding_idx = 9));
+    tn_module_free(m);
+    m = tn_nn_embedding_bag_str(5, 2, "mode='sum'");
+    REPR(m, "EmbeddingBag(5, 2, mode=sum)");
+    CHECK_ERR(tn_nn_embedding_bag_forward(m, flat_in, offs, NULL), "out of");
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_embedding_bag(5, 2, .padding_idx = 5), "padding_idx must be within num_embeddings");
+    tn_scope_end();
+}
+
+TEST(test_lazy_modules_c) {
+    tn_scope_begin();
+    tn_tensor *x = tn_randn(TN_SHAPE(2, 5), TN_F32);
+    tn_module *m = tn_nn_lazy_linear(3, true);
+    REPR(m, "LazyLinear(in_features=0, out_features=3, bias=True)");
+    CHECK(m && tn_numel(tn_module_get(m, "weight")) == 0);
+    tn_manual_seed(11);
+    tn_tensor *y = m ? tn_module_forward(m, x) : NULL;
+    REPR(m, "Linear(in_features=5, out_features=3, bias=True)");
+    tn_manual_seed(11);
+    tn_module *e = tn_nn_linear(5, 3, true);
+    SAME(tn_module_get(m, "weight"), tn_module_get(e, "weight"));   /* the eager draws */
+    SAME(tn_module_get(m, "bias"), tn_module_get(e, "bias"));
+    SAME(y, tn_module_forward(e, x));
+    tn_module_free(e);
+    CHECK_ERR(tn_module_forward(m, tn_randn(TN_SHAPE(2, 4), TN_F32)), "Linear");   /* now it is a Linear(5, 3) */
+    tn_module_free(m);
+
+    tn_tensor *im = tn_randn(TN_SHAPE(2, 4, 5, 6), TN_F32);
+    m = tn_nn_lazy_conv2d(6, 3, .groups = 2, .padding = 1);
+    REPR(m, "LazyConv2d(0, 6, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), groups=2)");
+    tn_manual_seed(12);
+    y = tn_module_forward(m, im);
+    tn_manual_seed(12);
+    e = tn_nn_conv2d(4, 6, 3, .groups = 2, .padding = 1);
+    REPR(m, "Conv2d(4, 6, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), groups=2)");
+    SAME(y, tn_module_forward(e, im));
+    tn_module_free(e);
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_lazy_conv2d(6, 3, .groups = 4), "tn_nn_lazy_conv2d: out_channels (6) must be positive and divisible by groups (4)");
+    m = tn_nn_lazy_conv2d(4, 3, .groups = 4);
+    CHECK_ERR(m ? tn_module_forward(m, tn_randn(TN_SHAPE(1, 6, 5, 5), TN_F32)) : NULL, "divisible by groups");
+    tn_module_free(m);
+    m = tn_nn_lazy_conv1d(2, 2);
+    CHECK(m && same_shape(tn_module_forward(m, tn_randn(TN_SHAPE(3, 7), TN_F32)), TN_SHAPE(2, 6)));   /* unbatched: channels = dim 0 */
+    REPR(m, "Conv1d(3, 2, kernel_size=(2,), stride=(1,))");
+    tn_module_free(m);
+    m = tn_nn_lazy_conv3d(2, 2, .bias = false);
+    CHECK(m && same_shape(tn_module_forward(m, tn_randn(TN_SHAPE(1, 3, 3, 3, 3), TN_F32)), TN_SHAPE(1, 2, 2, 2, 2)));
+    CHECK(m && same_shape(tn_module_get(m, "weight"), TN_SHAPE(2, 3, 2, 2, 2)) && !tn_module_get(m, "bias"));
+    tn_module_free(m);
+    m = tn_nn_lazy_conv_transpose2d(3, 2, .stride = 2);
+    CHECK(m && same_shape(tn_module_forward(m, im), TN_SHAPE(2, 3, 10, 12)) && same_shape(tn_module_get(m, "weight"), TN_SHAPE(4, 3, 2, 2)));
+    tn_module_free(m);
+    m = tn_nn_lazy_conv_transpose3d(3, 2);
+    CHECK(m && same_shape(tn_module_forward(m, tn_randn(TN_SHAPE(1, 2, 2, 2, 2), TN_F32)), TN_SHAPE(1, 3, 3, 3, 3)));
+    tn_module_free(m);
+
+    m = tn_nn_lazy_batch_norm2d(.momentum = 0.5);
+    REPR(m, "LazyBatchNorm2d(0, eps=1e-05, momentum=0.5, affine=True, track_running_stats=True)");
+    y = m ? tn_module_forward(m, im) : NULL;
+    REPR(m, "BatchNorm2d(4, eps=1e-05, momentum=0.5, affine=True, track_running_stats=True)");
+    SAME(y, tn_batch_norm(im, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
+    CHECK(m && same_shape(tn_module_get(m, "running_var"), TN_SHAPE(4)) && tn_item(tn_module_get(m, "num_batches_tracked")) == 1);
+    tn_module_free(m);
+    m = tn_nn_lazy_batch_norm1d(.affine = false);
+    CHECK(m && same_shape(tn_module_forward(m, x), TN_SHAPE(2, 5)) && !tn_module_get(m, "weight") && same_shape(tn_module_get(m, "running_mean"), TN_SHAPE(5)));
+    tn_module_free(m);
+    m = tn_nn_lazy_batch_norm3d();
+    CHECK(m && same_shape(tn_module_forward(m, tn_randn(TN_SHAPE(2, 3, 2, 2, 2), TN_F32)), TN_SHAPE(2, 3, 2, 2, 2)));
+    tn_module_free(m);
     tn_scope_end();
 }
 
@@ -770,5 +851,6 @@ int main(void) {
     RUN(test_losses_more);
     RUN(test_ctc);
     RUN(test_modules_more);
+    RUN(test_lazy_modules_c);
     return tn_test_report();
 }

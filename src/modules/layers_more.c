@@ -280,3 +280,180 @@ TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init) {
     tn_tensor *w = tn__param(&q->base, "weight", &q->num, 1);
     return tn__module_or_free(&q->base, !w || tn_init_constant_(w, init));
 }
+
+/* EmbeddingBag */
+typedef struct tn__bagm { tn_module base; int64_t num, dim; tn_embedding_bag_layer_opts o; } tn__bagm;
+static const char *const tn__bag_modes[3] = {"sum", "mean", "max"};
+TNDEF tn_tensor *tn_nn_embedding_bag_forward(tn_module *m, tn_tensor *input, tn_tensor *offsets, tn_tensor *per_sample_weights) {
+    if (!m || strcmp(m->type->name, "EmbeddingBag")) return (tn_tensor *)tn__error("tn_nn_embedding_bag_forward: m is not an EmbeddingBag module");
+    tn__bagm *q = (tn__bagm *)m;
+    return TN__AS("EmbeddingBag", tn_embedding_bag(input, tn_module_get(m, "weight"), .offsets = offsets, .mode = q->o.mode, .per_sample_weights = per_sample_weights,
+                                                   .include_last_offset = q->o.include_last_offset, .padding_idx = q->o.padding_idx));
+}
+static tn_tensor *tn__bag_fwd(tn_module *m, tn_tensor *x) { return tn_nn_embedding_bag_forward(m, x, NULL, NULL); }
+static void tn__bag_repr(tn_module *m, char *b, size_t n) {
+    tn__bagm *q = (tn__bagm *)m;
+    int k = snprintf(b, n, "%lld, %lld, mode=%s", (long long)q->num, (long long)q->dim, tn__bag_modes[q->o.mode]);
+    if (q->o.padding_idx != TN_NONE) snprintf(b + k, n - (size_t)k, ", padding_idx=%lld", (long long)q->o.padding_idx);
+}
+static const tn_module_type tn__bag_type = {"EmbeddingBag", tn__bag_fwd, NULL, tn__bag_repr};
+TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num, int64_t dim, tn_embedding_bag_layer_opts o) {
+    const char *fn = "tn_nn_embedding_bag";
+    if (num <= 0 || dim <= 0) return (tn_module *)tn__error("%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive", fn, (long long)num, (long long)dim);
+    if (o.mode < TN_BAG_SUM || o.mode > TN_BAG_MAX) return (tn_module *)tn__error("%s: mode %d is not TN_BAG_SUM, TN_BAG_MEAN or TN_BAG_MAX", fn, o.mode);
+    if (o.padding_idx != TN_NONE && (o.padding_idx < -num || o.padding_idx >= num))
+        return (tn_module *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)num, (long long)o.padding_idx);
+    if (o.padding_idx != TN_NONE && o.padding_idx < 0) o.padding_idx += num;   /* kept as PyTorch's constructor keeps it */
+    tn__bagm *q = (tn__bagm *)tn_module_new(&tn__bag_type, sizeof(tn__bagm));
+    if (!q) return NULL;
+    q->num = num; q->dim = dim; q->o = o;
+    tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
+    int failed = !w || tn_init_normal_(w, 0, 1);
+    if (!failed && o.padding_idx != TN_NONE) {
+        tn_scope_begin();
+        failed = tn__init_fill(tn_select(tn_detach(w), 0, o.padding_idx), tn_zeros(TN_SHAPE(dim), TN_F32));
+        tn_scope_end();
+    }
+    return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_embedding_bag_str(int64_t num, int64_t dim, const char *options) {
+    TN__KW_STR(tn_embedding_bag_layer_opts, embedding_bag_layer, "tn_nn_embedding_bag", options, tn_nn_embedding_bag_opts(num, dim, o));
+}
+
+/* Lazy modules: built with empty placeholders (PyTorch's UninitializedParameter) and a Lazy
+   type; the first forward reads the feature size off the input, registers the real
+   parameters and buffers (in the placeholders' dtype and device), initialises them as the
+   eager constructor would (the same draws from the same seed) and switches to the eager
+   type (PyTorch's cls_to_become). An optimizer must be made after that first call. */
+static tn_tensor *tn__lazy_param(tn_module *m, const char *name, const int64_t *shape, int nd, bool buffer, double fill) {
+    tn_tensor *old = tn_module_get(m, name);
+    tn_tensor *t = old ? tn__filled("tn_nn", shape, nd, fill, old->dtype) : NULL;
+    tn_tensor *td = t ? tn_to(t, old->device) : NULL;
+    tn_tensor *r = !td ? NULL : buffer ? tn_module_register_buffer(m, name, td, true) : tn_module_register_parameter(m, name, td);
+    if (td != t) tn_release(td);
+    tn_release(t);
+    return r;
+}
+static tn_tensor *tn__lazy_linear_fwd(tn_module *m, tn_tensor *x) {
+    tn__linear *l = (tn__linear *)m;
+    TN__CHECK_NULL(x);
+    if (x->ndim < 1) return (tn_tensor *)tn__error("LazyLinear: expected an input with at least 1 dim, got %s", TN__SHAPE(x));
+    const int64_t in = x->shape[x->ndim - 1];
+    const bool bias = tn_module_get(m, "bias") != NULL;
+    tn_tensor *w = tn__lazy_param(m, "weight", TN_SHAPE(l->out, in), false, 0), *b = bias ? tn__lazy_param(m, "bias", TN_SHAPE(l->out), false, 0) : NULL;
+    const double bound = in > 0 ? 1 / sqrt((double)in) : 0;
+    if (!w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound))) return NULL;
+    l->in = in;
+    m->type = &tn__linear_type;
+    return tn__linear_fwd(m, x);
+}
+static const tn_module_type tn__lazy_linear_type = {"LazyLinear", tn__lazy_linear_fwd, NULL, tn__linear_repr};
+/* Empty placeholders for the named tensors of m (size 0), replacing what the eager constructor made. */
+static bool tn__lazy_placeholders(tn_module *m, const char *const *names, int n, bool buffers) {
+    const int64_t zero = 0;
+    for (int i = 0; i < n; i++)
+        if (tn_module_get(m, names[i]) && !tn__lazy_param(m, names[i], &zero, 1, buffers, 0)) return false;
+    return true;
+}
+TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias) {
+    tn_module *m = tn_nn_linear(0, out_features, bias);
+    if (!m) return NULL;
+    const char *const names[2] = {"weight", "bias"};
+    m->type = &tn__lazy_linear_type;
+    return tn__module_or_free(m, !tn__lazy_placeholders(m, names, 2, false));
+}
+
+static tn_tensor *tn__lazy_conv_fwd(tn_module *m, tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    const bool three = !strcmp(m->type->name, "LazyConv3d") || !strcmp(m->type->name, "LazyConvTranspose3d");
+    tn__convm *c2 = three ? NULL : (tn__convm *)m;
+    tn__conv3dm *c3 = three ? (tn__conv3dm *)m : NULL;
+    const int nsp = three ? 3 : c2->nsp;
+    const bool transposed = three ? c3->transposed : c2->transposed;
+    const int64_t groups = three ? c3->groups : c2->groups, out = three ? c3->out : c2->out;
+    if (x->ndim != nsp + 1 && x->ndim != nsp + 2) return (tn_tensor *)tn__error("%s: expected a %dD or %dD input, got %s", m->type->name, nsp + 1, nsp + 2, TN__SHAPE(x));
+    const int64_t in = x->shape[x->ndim == nsp + 1 ? 0 : 1];
+    if (in <= 0 || in % groups) return (tn_tensor *)tn__error("%s: in_channels (%lld) must be positive and divisible by groups (%lld)", m->type->name, (long long)in, (long long)groups);
+    int64_t shape[5] = {transposed ? in : out, transposed ? out / groups : in / groups, 0, 0, 0};
+    for (int i = 0; i < nsp; i++) shape[2 + i] = three ? c3->k[i] : c2->k[i];
+    const bool bias = tn_module_get(m, "bias") != NULL;
+    tn_tensor *w = tn__lazy_param(m, "weight", shape, 2 + nsp, false, 0), *b = bias ? tn__lazy_param(m, "bias", TN_SHAPE(out), false, 0) : NULL;
+    const double fan_in = w ? (double)tn_numel(w) / (double)w->shape[0] : 0, bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
+    if (!w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound))) return NULL;
+    if (three) {
+        c3->in = in;
+        m->type = transposed ? &tn__convt3d_type : &tn__conv3d_type;
+    } else {
+        c2->in = in;
+        m->type = transposed ? &tn__convt2d_type : nsp == 1 ? &tn__conv1d_type : &tn__conv2d_type;
+    }
+    return m->type->forward(m, x);
+}
+static void tn__lazy_conv_repr(tn_module *m, char *b, size_t n) {
+    const bool three = !strcmp(m->type->name, "LazyConv3d") || !strcmp(m->type->name, "LazyConvTranspose3d");
+    if (three) tn__conv3d_mod_repr(m, b, n);
+    else tn__conv_repr(m, b, n);
+}
+static const tn_module_type tn__lazy_conv_types[5] = {{"LazyConv1d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr}, {"LazyConv2d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr},
+                                                      {"LazyConv3d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr},
+                                                      {"LazyConvTranspose2d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr},
+                                                      {"LazyConvTranspose3d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr}};
+/* The eager module made with in_channels = groups (valid), then in_channels 0 and placeholders. */
+static tn_module *tn__lazy_conv(tn_module *m, int kind) {
+    if (!m) return NULL;
+    const char *const names[2] = {"weight", "bias"};
+    if (kind == 2 || kind == 4) ((tn__conv3dm *)m)->in = 0;
+    else ((tn__convm *)m)->in = 0;
+    m->type = &tn__lazy_conv_types[kind];
+    return tn__module_or_free(m, !tn__lazy_placeholders(m, names, 2, false));
+}
+/* groups for the placeholder in_channels, or 0 after recording the error */
+static int64_t tn__lazy_groups(const char *fn, int64_t out, int64_t groups) {
+    if (groups > 0 && out > 0 && out % groups == 0) return groups;
+    tn__error("%s: out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)out, (long long)groups);
+    return 0;
+}
+TNDEF tn_module *tn_nn_lazy_conv1d_opts(int64_t out, int64_t k, tn_conv_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv1d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv1d_opts(g, out, k, o), 0) : NULL;
+}
+TNDEF tn_module *tn_nn_lazy_conv2d_opts(int64_t out, int64_t k, tn_conv_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv2d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv2d_opts(g, out, k, o), 1) : NULL;
+}
+TNDEF tn_module *tn_nn_lazy_conv3d_opts(int64_t out, int64_t k, tn_conv3d_layer_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv3d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv3d_opts(g, out, k, o), 2) : NULL;
+}
+TNDEF tn_module *tn_nn_lazy_conv_transpose2d_opts(int64_t out, int64_t k, tn_conv_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv_transpose2d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv_transpose2d_opts(g, out, k, o), 3) : NULL;
+}
+TNDEF tn_module *tn_nn_lazy_conv_transpose3d_opts(int64_t out, int64_t k, tn_conv3d_layer_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv_transpose3d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv_transpose3d_opts(g, out, k, o), 4) : NULL;
+}
+
+static tn_tensor *tn__lazy_bn_fwd(tn_module *m, tn_tensor *x) {
+    tn__normm *q = (tn__normm *)m;
+    TN__CHECK_NULL(x);
+    if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected an input with at least 2 dims, got %s", m->type->name, TN__SHAPE(x));
+    const int64_t nf = x->shape[1];
+    if (q->affine && (!tn__lazy_param(m, "weight", &nf, 1, false, 1) || !tn__lazy_param(m, "bias", &nf, 1, false, 0))) return NULL;
+    if (q->track && (!tn__lazy_param(m, "running_mean", &nf, 1, true, 0) || !tn__lazy_param(m, "running_var", &nf, 1, true, 1))) return NULL;
+    q->nf = nf;
+    m->type = q->kind == 0 ? &tn__bn1d_type : q->kind == 1 ? &tn__bn2d_type : &tn__bn3d_type;
+    return tn__norm_fwd(m, x);
+}
+static const tn_module_type tn__lazy_bn_types[3] = {{"LazyBatchNorm1d", tn__lazy_bn_fwd, NULL, tn__norm_repr}, {"LazyBatchNorm2d", tn__lazy_bn_fwd, NULL, tn__norm_repr},
+                                                    {"LazyBatchNorm3d", tn__lazy_bn_fwd, NULL, tn__norm_repr}};
+static tn_module *tn__lazy_bn(tn_module *m, int d) {
+    if (!m) return NULL;
+    const char *const params[2] = {"weight", "bias"}, *const bufs[2] = {"running_mean", "running_var"};
+    ((tn__normm *)m)->nf = 0;
+    m->type = &tn__lazy_bn_types[d];
+    return tn__module_or_free(m, !tn__lazy_placeholders(m, params, 2, false) || !tn__lazy_placeholders(m, bufs, 2, true));
+}
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm1d_opts(1, o), 0); }
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm2d_opts(1, o), 1); }
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm3d_opts(1, o), 2); }

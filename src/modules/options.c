@@ -396,6 +396,9 @@ static const tn__kwkey tn__kw_pool3d[] = {TN_FIELDS_tn_pool3d_opts(TN__KW_ROW)};
 #define TN__KW_T tn_conv3d_layer_opts
 static const tn__kwkey tn__kw_conv3d[] = {TN_FIELDS_tn_conv3d_layer_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_embedding_bag_layer_opts
+static const tn__kwkey tn__kw_embedding_bag_layer[] = {TN_FIELDS_tn_embedding_bag_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_lrn_opts
 static const tn__kwkey tn__kw_lrn[] = {TN_FIELDS_tn_lrn_opts(TN__KW_ROW)};
 #undef TN__KW_T
