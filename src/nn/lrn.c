@@ -63,8 +63,10 @@ static tn_tensor *tn__cmlrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
     tn_tensor *y = tn_contiguous(tn_mul(tn_pow_scalar(scale, -o.beta), x));
     tn_no_grad_end();
     if (y && tn_requires_grad(x) && tn_is_grad_enabled()) {
-        y = tn_clone(y);   /* a tensor of its own to attach the node to (y itself is saved) */
-        tn_node *nd = y ? tn__fn_node("CrossMapLRN2dBackward", tn__cmlrn_bw, &x, 1) : NULL;
+        /* the output is a copy of its own: saving the tensor the node is attached to would
+           make a cycle (output -> node -> output) that is never freed */
+        tn_tensor *out = tn_clone(y);
+        tn_node *nd = out ? tn__fn_node("CrossMapLRN2dBackward", tn__cmlrn_bw, &x, 1) : NULL;
         if (nd) {
             nd->i[0] = size; nd->ni = 1;
             nd->d[0] = o.alpha; nd->d[1] = o.beta;
@@ -72,7 +74,7 @@ static tn_tensor *tn__cmlrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
             tn__node_save(nd, scale);
             tn__node_save(nd, y);
         }
-        y = tn__node_attach(nd, y);
+        y = tn__node_attach(nd, out);
     }
     return tn__scope_return(y);
 }
