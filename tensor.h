@@ -53,10 +53,11 @@
  *   modules/   options
  *   core/      dtypes threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
- *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops pooling norm
- *              dropout embedding resize losses
+ *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling
+ *              pooling3d pooling_more norm lrn dropout embedding embedding_bag resize
+ *              grid_sample losses activations padding losses_more ctc
  *   autograd/  graph derivatives engine custom debug gradcheck
- *   modules/   dict module init layers rnn
+ *   modules/   dict module init layers layers_more rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
  *   io/        safetensors safetensors_write checkpoint print dlpack shared
@@ -493,6 +494,11 @@ TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
+/* F.pad's other modes: mode TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR
+   (section 12's padding_mode values; TN_PADDING_ZEROS is tn_pad with 0) over the last n / 2
+   dims, n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input. Reflection needs pads below the size,
+   circular ones at most the size; negative pads crop. Differentiable (index_select). */
+TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode);
 
 /* ======================================================================= */
 /* 7. elementwise & broadcasting                                            */
@@ -741,6 +747,23 @@ TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
+/* The shrinks, softsign, log-sigmoid and threshold as F's (composites of the ops above, with
+   PyTorch's node names). hardshrink: x where |x| > lambd, else 0; softshrink: x -+ lambd
+   beyond +-lambd, else 0 (lambd >= 0; NaN stays NaN, as PyTorch 2.5+, where 1.13 gave 0). */
+TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x - tanh(x) */
+TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
+TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
+TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value); /* x > threshold ? x : value */
+/* a * sigmoid(b) for the halves a, b of x along dim (its size even; PyTorch: dim=-1). */
+TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* softmax(-x) */
+/* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
+/* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
+   (the default generator); otherwise leaky_relu with slope (lower + upper) / 2 (1/8, 1/3). */
+TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training);
 
 /* Linear layers: x [*, in], weight [out, in], bias [out] or NULL. */
 TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
@@ -777,6 +800,29 @@ TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias,
 TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+/* F.conv3d / F.conv_transpose3d: x [N, C, D, H, W] or unbatched [C, D, H, W], weight [O,
+   C/groups, kD, kH, kW] ([C, O/groups, kD, kH, kW] transposed), bias [O] or NULL; the keyword
+   arguments of the 2-d forms, an int for every dim or a triple (.stride_dhw = TN_INTS(2, 1,
+   1), text "stride=(2, 1, 1)"). One 2-d convolution does the work: the depth windows
+   stacked as channels (im2col over depth), or for the transposed form the depth taps as
+   output channels summed back into place (col2im over depth). */
+#define TN_FIELDS_tn_conv3d_fn_opts(X) \
+    X(I,  stride,             1,         "") \
+    X(P,  padding,            0,         "") \
+    X(I,  dilation,           1,         "") \
+    X(I,  groups,             1,         "") \
+    X(I,  output_padding,     0,         "") \
+    X(IL, stride_dhw,         TN__LIST0, "") \
+    X(IL, padding_dhw,        TN__LIST0, "") \
+    X(IL, dilation_dhw,       TN__LIST0, "") \
+    X(IL, output_padding_dhw, TN__LIST0, "")
+TN__KW_STRUCT(tn_conv3d_fn_opts);
+TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv3d_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv3d_fn_opts opts);
+#define tn_conv3d(x, weight, ...) tn_conv3d_opts(x, weight, TN__POS_KW(tn_conv3d_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose3d(x, weight, ...) tn_conv_transpose3d_opts(x, weight, TN__POS_KW(tn_conv3d_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv3d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose3d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
@@ -821,6 +867,58 @@ TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char
 TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
+/* nn.MaxPool3d / nn.AvgPool3d's keyword arguments and F.max_pool3d / F.avg_pool3d's: those of
+   tn_pool_opts with triples (.kernel_size_dhw = TN_INTS(3, 2, 2), text "stride=(2, 1, 1)"). */
+#define TN_FIELDS_tn_pool3d_opts(X) \
+    X(I,  stride,            TN_NONE,   "") \
+    X(I,  padding,           0,         "") \
+    X(I,  dilation,          1,         "") \
+    X(B,  return_indices,    false,     "") \
+    X(B,  ceil_mode,         false,     "") \
+    X(B,  count_include_pad, true,      "") \
+    X(I,  divisor_override,  TN_NONE,   "") \
+    X(IL, kernel_size_dhw,   TN__LIST0, "") \
+    X(IL, stride_dhw,        TN__LIST0, "") \
+    X(IL, padding_dhw,       TN__LIST0, "") \
+    X(IL, dilation_dhw,      TN__LIST0, "")
+TN__KW_STRUCT(tn_pool3d_opts);
+/* Pooling over [N, C, D, H, W] or [C, D, H, W]; indices: flat over each D*H*W volume. The
+   max takes each window's first largest value in (d, h, w) order, as PyTorch's scan. */
+TNDEF tn_tensor *tn_max_pool3d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool3d_opts opts);
+TNDEF tn_tensor *tn_avg_pool3d_opts(tn_tensor *x, int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_max_pool3d(x, ...) tn_max_pool3d_opts(x, NULL, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_max_pool3d_with_indices(x, indices, ...) tn_max_pool3d_opts(x, indices, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_avg_pool3d(x, ...) tn_avg_pool3d_opts(x, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool3d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool3d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_adaptive_avg_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w, tn_tensor **indices);
+/* F.lp_pool1d / 2d / 3d: (sum over each window of x^p)^(1/p), PyTorch's composite of
+   avg_pool (p = norm_type); the kernel size, then stride (TN_NONE: the kernel size) and
+   ceil_mode of tn_pool_opts (tn_pool3d_opts for 3-d; no padding). */
+TNDEF tn_tensor *tn_lp_pool1d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_lp_pool2d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_lp_pool3d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_lp_pool1d(x, norm_type, ...) tn_lp_pool1d_opts(x, norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_lp_pool2d(x, norm_type, ...) tn_lp_pool2d_opts(x, norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_lp_pool3d(x, norm_type, ...) tn_lp_pool3d_opts(x, norm_type, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_lp_pool1d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_lp_pool2d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_lp_pool3d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+/* torch.max_unpool1d/2d/3d: x [N, C, *] or [C, *] with n = 1, 2 or 3 spatial dims, its values
+   placed at indices (int64 of x's shape, flat over each output plane or volume, as max
+   pooling gives them) in zeros of the spatial output_size (n sizes). F.max_unpool's default
+   size, (in - 1) * stride - 2 * padding + kernel_size, is the modules' (tn_nn_max_unpool*). */
+TNDEF tn_tensor *tn_max_unpool(tn_tensor *x, tn_tensor *indices, const int64_t *output_size, int n);
+/* F.fractional_max_pool2d / 3d: the maximum of kernel_size windows (kh, kw / kd, kh, kw) at
+   pseudo-random starts into output_size (PyTorch's intervals from random_samples [N, C, 2]
+   ([C, 2] unbatched; 3-d: 3 per plane, for d, h, w; 2-d: w then h) in [0, 1), input's dtype;
+   NULL draws them from the default generator). *indices (may be NULL): the argmax
+   positions, flat over each input plane / volume. */
+TNDEF tn_tensor *tn_fractional_max_pool2d(tn_tensor *x, const int64_t kernel_size[2], const int64_t output_size[2], tn_tensor *random_samples,
+                                          tn_tensor **indices);
+TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_size[3], const int64_t output_size[3], tn_tensor *random_samples,
+                                          tn_tensor **indices);
 
 /* Normalisation. running_mean/var (NULL: none) are updated in place when training:
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
@@ -831,17 +929,58 @@ TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, in
 TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
 TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                   bool use_input_stats, double momentum, double eps);
+/* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
+   window zero-padded by size / 2 before and (size - 1) / 2 after)^beta, x [N, C, *] of 3 or
+   more dims (alpha=1e-4, beta=0.75, k=1.0). */
+#define TN_FIELDS_tn_lrn_opts(X) \
+    X(D, alpha, 1e-4, "") \
+    X(D, beta,  0.75, "") \
+    X(D, k,     1.0,  "")
+TN__KW_STRUCT(tn_lrn_opts);
+TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts opts);
+#define tn_local_response_norm(x, ...) tn_local_response_norm_opts(x, TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_local_response_norm_str(tn_tensor *x, int64_t size, const char *options);
+/* nn.CrossMapLRN2d's function on [N, C, H, W]: x (k + alpha / size * S)^-beta, S the sum of x^2
+   over channels [c - (size - 1) / 2, c + (size - 1) / 2] plus channel 0 from c = (size - 1) / 2 +
+   2 on, as PyTorch's legacy loop computes it; the gradient is that loop's backward (the
+   symmetric window), as PyTorch's. */
+TNDEF tn_tensor *tn_cross_map_lrn2d_opts(tn_tensor *x, int64_t size, tn_lrn_opts opts);
+#define tn_cross_map_lrn2d(x, ...) tn_cross_map_lrn2d_opts(x, TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_map_lrn2d_str(tn_tensor *x, int64_t size, const char *options);
+/* F.channel_shuffle: [N, C, *] as [N, groups, C / groups, *] with the two group dims swapped. */
+TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
    the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
    input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
 TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
 TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
+/* dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]). */
+TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
 
 /* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
    counts from V) gets no gradient. */
 TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight);
 TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx);
+/* F.embedding_bag: the rows of weight [V, D] for the indices of each bag, reduced to one
+   row per bag: [B, D]. input 2-d [B, L] (a bag per row; offsets NULL) or 1-d with offsets
+   (int64 / int32, 1-d: bag b starts at offsets[b], offsets[0] = 0; include_last_offset: the
+   last entry ends the last bag). mode sum, mean or max; per_sample_weights (input's shape,
+   weight's dtype) scale the rows, sum only; indices equal to padding_idx (TN_NONE: None;
+   negative counts from V) count nowhere; an empty bag gives zeros. Differentiable in
+   weight and per_sample_weights. */
+enum { TN_BAG_SUM = 0, TN_BAG_MEAN, TN_BAG_MAX };
+#define TN_FIELDS_tn_embedding_bag_fn_opts(X) \
+    X(T, offsets,             NULL,        "") \
+    X(E, mode,                TN_BAG_MEAN, "sum|mean|max") \
+    X(T, per_sample_weights,  NULL,        "") \
+    X(B, include_last_offset, false,       "") \
+    X(I, padding_idx,         TN_NONE,     "")
+TN__KW_STRUCT(tn_embedding_bag_fn_opts);
+TNDEF tn_tensor *tn_embedding_bag_opts(tn_tensor *input, tn_tensor *weight, tn_embedding_bag_fn_opts opts);
+#define tn_embedding_bag(input, ...) tn_embedding_bag_opts(input, TN__POS_KW(tn_embedding_bag_fn_opts, __VA_ARGS__))
+/* The option text cannot give tensors: offsets and per_sample_weights come as arguments (NULL: None). */
+TNDEF tn_tensor *tn_embedding_bag_str(tn_tensor *input, tn_tensor *weight, tn_tensor *offsets, tn_tensor *per_sample_weights, const char *options);
 /* int64 [*, num_classes]; num_classes -1: max + 1. */
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
 
@@ -851,9 +990,31 @@ TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
 TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask,
                                                  double dropout_p, bool is_causal, double scale);
 
-/* F.interpolate for [N, C, W] ("nearest", "linear") and [N, C, H, W] ("nearest", "bilinear"):
-   size (NULL: from scale_factor) or scale_factor (one value per spatial dim). */
+/* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
+   (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
+   -0.75, taps clamped at the border) for [N, C, H, W], "trilinear" for [N, C, D, H, W];
+   antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
+   dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+/* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
+   [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
+   for 5-d) or nearest (half to even); padding_mode: taps outside the input read 0, the border
+   value, or the reflection; align_corners: -1 and 1 are the corner pixels' centres (else
+   their outer edges). Differentiable in input and grid (zero for nearest), as PyTorch's. */
+enum { TN_GRID_BILINEAR = 0, TN_GRID_NEAREST, TN_GRID_BICUBIC };
+enum { TN_GRID_ZEROS = 0, TN_GRID_BORDER, TN_GRID_REFLECTION };
+#define TN_FIELDS_tn_grid_opts(X) \
+    X(E, mode,          TN_GRID_BILINEAR, "bilinear|nearest|bicubic") \
+    X(E, padding_mode,  TN_GRID_ZEROS,    "zeros|border|reflection") \
+    X(B, align_corners, false,            "")
+TN__KW_STRUCT(tn_grid_opts);
+TNDEF tn_tensor *tn_grid_sample_opts(tn_tensor *input, tn_tensor *grid, tn_grid_opts opts);
+#define tn_grid_sample(input, ...) tn_grid_sample_opts(input, TN__POS_KW(tn_grid_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_grid_sample_str(tn_tensor *input, tn_tensor *grid, const char *options);
+/* F.affine_grid: the sampling grid [N, H, W, 2] of theta [N, 2, 3] for size = (N, C, H, W), or
+   [N, D, H, W, 3] of theta [N, 3, 4] for (N, C, D, H, W) (n = 4 or 5 sizes); differentiable in
+   theta (align_corners=False). */
+TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners);
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 
@@ -913,6 +1074,89 @@ TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim,
 TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
 /* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting (margin=0). */
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
+/* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
+   eps=1e-6, keepdim=False). */
+TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim);
+/* The keyword arguments of the losses below, one struct for the family: each field starts
+   "not given" (NAN, -1, TN_NONE) and each loss fills in its own PyTorch default (shown with
+   it); a field the loss does not have is an error when given:
+   tn_triplet_margin_loss(a, p, n, .margin = 0.5, .swap = true). weight is a tensor (NULL:
+   None), which the option text cannot give. */
+#define TN_FIELDS_tn_loss_fn_opts(X) \
+    X(E,  reduction,     TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D,  margin,        NAN,     "") \
+    X(D,  p,             NAN,     "") \
+    X(D,  eps,           NAN,     "") \
+    X(OB, swap,          -1,      "") \
+    X(OB, full,          -1,      "") \
+    X(OB, log_input,     -1,      "") \
+    X(T,  weight,        NULL,    "") \
+    X(I,  blank,         TN_NONE, "") \
+    X(OB, zero_infinity, -1,      "")
+TN__KW_STRUCT(tn_loss_fn_opts);
+/* log(1 + exp(-target * input)), target +-1 of input's shape. */
+TNDEF tn_tensor *tn_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* -mean over classes (the last dim) of w (t log sigmoid(x) + (1 - t) log sigmoid(-x)); weight
+   broadcasts to input (weight=None). */
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* input [N, C] or [C], target int64 of its shape: class indices, ended by the first -1; per
+   sample sum over targets j and non-targets i of max(0, 1 - (x[j] - x[i])) / C. */
+TNDEF tn_tensor *tn_multilabel_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* x where target == 1, max(0, margin - x) where target == -1 (both for other targets, as
+   PyTorch) (margin=1.0). */
+TNDEF tn_tensor *tn_hinge_embedding_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* input [N, C] or [C], target int64 [N] or []: sum over i != y of w[y] max(0, margin - x[y] +
+   x[i])^p / C (p=1 or 2, margin=1.0, weight=None: [C]). */
+TNDEF tn_tensor *tn_multi_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* max(0, margin + d(a, p) - d(a, n)), d = pairwise_distance (p, eps); swap: d(a, n) becomes
+   min(d(a, n), d(p, n)). Inputs [N, D] or [D], all of one rank (margin=1.0, p=2, eps=1e-6,
+   swap=False). */
+TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts opts);
+/* The same with a distance of the caller's (NULL: tn_pairwise_distance with p 2), called
+   inside a scope, which owns what it returns (any op's result will do; NULL after recording
+   an error) (margin=1.0; swap=False). */
+typedef tn_tensor *(*tn_distance_fn)(tn_tensor *x1, tn_tensor *x2, void *user);
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                           void *user, tn_loss_fn_opts opts);
+/* 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full);
+   var of input's shape, or with its last dim 1 or missing (one variance per row); the
+   clamp passes var's gradient unchanged, as PyTorch (full=False, eps=1e-6). */
+TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_tensor *var, tn_loss_fn_opts opts);
+/* exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
+   Stirling's approximation of log(target!) where target > 1 (log_input=True, full=False,
+   eps=1e-8). */
+TNDEF tn_tensor *tn_poisson_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* Connectionist temporal classification: -log p(target | log_probs) summed over the
+   alignments. log_probs [T, N, C] (or unbatched [T, C]) floating; targets int64 / int32 [N, S]
+   padded, or the N targets concatenated (1-d); input_lengths and target_lengths int64 /
+   int32 [N] ([] unbatched). The mean divides each loss by its target length (at least 1),
+   then averages; zero_infinity turns infinite losses and their gradients into 0 (blank=0,
+   zero_infinity=False). The gradient with respect to log_probs is PyTorch's, exp(log_probs)
+   minus the posterior (the one that is right after a log_softmax); computed on the host in
+   double, it is not differentiable again (nor is PyTorch's). */
+TNDEF tn_tensor *tn_ctc_loss_opts(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, tn_loss_fn_opts opts);
+#define tn_ctc_loss(log_probs, targets, input_lengths, ...) tn_ctc_loss_opts(log_probs, targets, input_lengths, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, const char *options);
+#define tn_soft_margin_loss(input, ...) tn_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multilabel_soft_margin_loss(input, ...) tn_multilabel_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multilabel_margin_loss(input, ...) tn_multilabel_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_hinge_embedding_loss(input, ...) tn_hinge_embedding_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multi_margin_loss(input, ...) tn_multi_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_triplet_margin_loss(anchor, positive, ...) tn_triplet_margin_loss_opts(anchor, positive, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_triplet_margin_with_distance_loss(anchor, positive, negative, distance, ...) \
+    tn_triplet_margin_with_distance_loss_opts(anchor, positive, negative, distance, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_gaussian_nll_loss(input, target, ...) tn_gaussian_nll_loss_opts(input, target, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_poisson_nll_loss(input, ...) tn_poisson_nll_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
+TNDEF tn_tensor *tn_multilabel_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_hinge_embedding_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_multi_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
+TNDEF tn_tensor *tn_triplet_margin_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, const char *options);
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                          void *user, const char *options);
+TNDEF tn_tensor *tn_gaussian_nll_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *var, const char *options);
+TNDEF tn_tensor *tn_poisson_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
 
 /* ======================================================================= */
 /* 11. autograd engine                                                      */
@@ -1140,6 +1384,46 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* nn.Conv3d / nn.ConvTranspose3d: the keyword arguments of tn_conv_opts with triples
+   (.stride_dhw = TN_INTS(2, 1, 1), text "stride=(2, 1, 1)"); padding_mode reflect, replicate
+   or circular pads with tn_pad_mode first (Conv3d only, as PyTorch). */
+#define TN_FIELDS_tn_conv3d_layer_opts(X) \
+    X(I,  stride,             1,         "") \
+    X(P,  padding,            0,         "") \
+    X(I,  dilation,           1,         "") \
+    X(I,  groups,             1,         "") \
+    X(B,  bias,               true,      "") \
+    X(E,  padding_mode,       TN_PADDING_ZEROS, "zeros|reflect|replicate|circular") \
+    X(I,  output_padding,     0,         "") \
+    X(IL, kernel_size_dhw,    TN__LIST0, "") \
+    X(IL, stride_dhw,         TN__LIST0, "") \
+    X(IL, padding_dhw,        TN__LIST0, "") \
+    X(IL, dilation_dhw,       TN__LIST0, "") \
+    X(IL, output_padding_dhw, TN__LIST0, "")
+TN__KW_STRUCT(tn_conv3d_layer_opts);
+TNDEF tn_module *tn_nn_conv3d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+TNDEF tn_module *tn_nn_conv_transpose3d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+#define tn_nn_conv3d(in_channels, out_channels, ...) tn_nn_conv3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+#define tn_nn_conv_transpose3d(in_channels, out_channels, ...) tn_nn_conv_transpose3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_conv3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* The Lazy modules (nn.LazyLinear, nn.LazyConv1d/2d/3d, nn.LazyConvTranspose2d/3d,
+   nn.LazyBatchNorm1d/2d/3d): the eager constructor's arguments without the input size,
+   with empty placeholder parameters; the first forward reads the size off its input
+   (features: the last dim; channels: dim 1, or 0 unbatched), makes and initialises the
+   parameters as the eager module would (same draws for a seed) and becomes that module
+   ("Linear", "Conv2d", ...). Make an optimizer after that first call. */
+TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias);
+TNDEF tn_module *tn_nn_lazy_conv1d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv2d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv3d_opts(int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv_transpose2d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv_transpose3d_opts(int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+#define tn_nn_lazy_conv1d(out_channels, ...) tn_nn_lazy_conv1d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv2d(out_channels, ...) tn_nn_lazy_conv2d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv3d(out_channels, ...) tn_nn_lazy_conv3d_opts(out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv_transpose2d(out_channels, ...) tn_nn_lazy_conv_transpose2d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv_transpose3d(out_channels, ...) tn_nn_lazy_conv_transpose3d_opts(out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
 /* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
    tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
 TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
@@ -1156,6 +1440,24 @@ TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
+/* nn.MaxPool3d / nn.AvgPool3d: the kernel size, then tn_pool3d_opts; nn.AdaptiveAvgPool3d /
+   nn.AdaptiveMaxPool3d; nn.LPPool1d/2d (norm_type, kernel size, then stride and ceil_mode);
+   nn.MaxUnpool1d/2d/3d (n spatial dims; forward with tn_nn_max_unpool_forward, which takes
+   the indices; the output size is the default one). */
+TNDEF tn_module *tn_nn_max_pool3d_opts(int64_t kernel_size, tn_pool3d_opts opts);
+TNDEF tn_module *tn_nn_avg_pool3d_opts(int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_nn_max_pool3d(...) tn_nn_max_pool3d_opts(TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_nn_avg_pool3d(...) tn_nn_avg_pool3d_opts(TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool3d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool3d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_adaptive_avg_pool3d(int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_adaptive_max_pool3d(int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_lp_pool1d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_lp_pool2d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_lp_pool1d(norm_type, ...) tn_nn_lp_pool1d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_lp_pool2d(norm_type, ...) tn_nn_lp_pool2d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding);   /* stride 0: kernel_size */
+TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices);
 /* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
 #define TN_FIELDS_tn_batch_norm_opts(X) \
     X(D, eps,                 1e-5, "") \
@@ -1169,6 +1471,16 @@ TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opt
 #define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_opts opts);   /* [N, C, D, H, W] */
+#define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t num_features, const char *options);
+/* nn.LazyBatchNorm1d/2d/3d (the Lazy modules above). */
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
+#define tn_nn_lazy_batch_norm1d(...) tn_nn_lazy_batch_norm1d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm2d(...) tn_nn_lazy_batch_norm2d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
 #define TN_FIELDS_tn_layer_norm_opts(X) \
@@ -1190,6 +1502,21 @@ TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels,
 TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
+TNDEF tn_module *tn_nn_dropout3d(double p);
+/* nn.LocalResponseNorm(size), nn.ChannelShuffle(groups), nn.PixelShuffle / nn.PixelUnshuffle(factor). */
+TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts opts);
+#define tn_nn_local_response_norm(...) tn_nn_local_response_norm_opts(TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_channel_shuffle(int64_t groups);
+TNDEF tn_module *tn_nn_pixel_shuffle(int64_t upscale_factor);
+TNDEF tn_module *tn_nn_pixel_unshuffle(int64_t downscale_factor);
+/* Padding layers by PyTorch's class name: "ReflectionPad1d" ... "ReflectionPad3d",
+   "ReplicationPad1d/2d/3d", "CircularPad1d/2d/3d", "ConstantPad1d/2d/3d" (value) and
+   "ZeroPad1d/2d/3d"; padding: one int for every side (n = 1) or 2 per padded dim, the last
+   dim first (F.pad's order). */
+TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value);
+/* nn.PReLU(num_parameters=1, init=0.25) and nn.Threshold(threshold, value). */
+TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init);
+TNDEF tn_module *tn_nn_threshold(double threshold, double value);
 /* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
    counts from num_embeddings). */
 #define TN_FIELDS_tn_embedding_opts(X) \
@@ -1198,18 +1525,32 @@ TN__KW_STRUCT(tn_embedding_opts);
 TNDEF tn_module *tn_nn_embedding_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_opts opts);
 #define tn_nn_embedding(num_embeddings, ...) tn_nn_embedding_opts(num_embeddings, TN__POS_KW(tn_embedding_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_embedding_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+/* nn.EmbeddingBag(num_embeddings, embedding_dim): weight N(0, 1) (padding_idx's row zero);
+   the module's forward takes a 2-d input (a bag per row); tn_nn_embedding_bag_forward takes
+   offsets and per_sample_weights too (NULL: None), as tn_embedding_bag. */
+#define TN_FIELDS_tn_embedding_bag_layer_opts(X) \
+    X(E, mode,                TN_BAG_MEAN, "sum|mean|max") \
+    X(B, include_last_offset, false,       "") \
+    X(I, padding_idx,         TN_NONE,     "")
+TN__KW_STRUCT(tn_embedding_bag_layer_opts);
+TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_bag_layer_opts opts);
+#define tn_nn_embedding_bag(num_embeddings, ...) tn_nn_embedding_bag_opts(num_embeddings, TN__POS_KW(tn_embedding_bag_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_embedding_bag_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+TNDEF tn_tensor *tn_nn_embedding_bag_forward(tn_module *m, tn_tensor *input, tn_tensor *offsets, tn_tensor *per_sample_weights);
 TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
 /* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
    "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
-   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "LogSigmoid", "Softsign",
+   "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "RReLU". One struct holds every activation's keyword arguments
    with its PyTorch default (no two activations default a name differently); an option the
    named activation does not have is an error unless left at its default:
    tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
    .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
-   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
-   accepted and computes out of place. */
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1 (GLU's
+   None is its default, -1). inplace is accepted and computes out of place. RReLU draws its
+   slopes when training, else uses their mean. */
 enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
 #define TN_FIELDS_tn_activation_opts(X) \
     X(B, inplace,        false, "") \
@@ -1220,7 +1561,10 @@ enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
     X(D, threshold,      20.0,  "") \
     X(D, min_val,        -1.0,  "") \
     X(D, max_val,        1.0,   "") \
-    X(I, dim,            TN_NONE, "")
+    X(I, dim,            TN_NONE, "") \
+    X(D, lambd,          0.5,   "") \
+    X(D, lower,          0.125, "") \
+    X(D, upper,          1.0 / 3, "")
 TN__KW_STRUCT(tn_activation_opts);
 TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
 #define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))
@@ -2760,12 +3104,14 @@ static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const cha
     }
     return -1;
 }
-/* The sibling suffixes: a tuple for `name` goes to name_hw (I2) or name_groups (DL). */
-static const char *const tn__kw_siblings[2] = {"_hw", "_groups"};
+/* The sibling suffixes: a tuple for `name` goes to name_dhw (IL, the 3-d kinds' triples),
+   name_hw (I2) or name_groups (DL); "_dhw" is tried before the "_hw" it ends with. */
+#define TN__KW_NSIBLINGS 3
+static const char *const tn__kw_siblings[TN__KW_NSIBLINGS] = {"_dhw", "_hw", "_groups"};
 /* The length of name without its sibling suffix (stride_hw: "stride"), else strlen. */
 static size_t tn__kw_base_len(const char *name) {
     size_t l = strlen(name);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < TN__KW_NSIBLINGS; s++) {
         size_t sl = strlen(tn__kw_siblings[s]);
         if (l > sl && !strcmp(name + l - sl, tn__kw_siblings[s])) return l - sl;
     }
@@ -2912,7 +3258,7 @@ static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys,
            the sibling has takes single values too */
         const bool tuple = v.p[0] == '(' || v.p[0] == '[';
         int i = tn__kw_find(keys, nkeys, k, "");
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < TN__KW_NSIBLINGS; s++) {
             int j = tn__kw_find(keys, nkeys, k, tn__kw_siblings[s]);
             if (j >= 0 && (i < 0 || (tuple && !tn__kw_tuple_type(keys[i].type)))) i = j;
         }
@@ -3061,6 +3407,30 @@ static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_ddp_opts
 static const tn__kwkey tn__kw_ddp[] = {TN_FIELDS_tn_ddp_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv3d_fn_opts
+static const tn__kwkey tn__kw_conv3d_fn[] = {TN_FIELDS_tn_conv3d_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pool3d_opts
+static const tn__kwkey tn__kw_pool3d[] = {TN_FIELDS_tn_pool3d_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv3d_layer_opts
+static const tn__kwkey tn__kw_conv3d[] = {TN_FIELDS_tn_conv3d_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_bag_layer_opts
+static const tn__kwkey tn__kw_embedding_bag_layer[] = {TN_FIELDS_tn_embedding_bag_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lrn_opts
+static const tn__kwkey tn__kw_lrn[] = {TN_FIELDS_tn_lrn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_bag_fn_opts
+static const tn__kwkey tn__kw_embedding_bag[] = {TN_FIELDS_tn_embedding_bag_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_grid_opts
+static const tn__kwkey tn__kw_grid_sample[] = {TN_FIELDS_tn_grid_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loss_fn_opts
+static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
@@ -3584,7 +3954,7 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     /* every result passes here: a shape whose element count overflows (broadcasting two
        huge expanded views, a transposed convolution's output size) is refused, never wrapped */
     if (tn__check_shape("tensor.h", shape, ndim)) return NULL;
-    int64_t strides[TN_MAX_DIMS];
+    int64_t strides[TN_MAX_DIMS] = {0};   /* a 0-d tensor's are never read (gcc cannot tell when inlining) */
 
     tn__contiguous_strides(shape, ndim, strides);
     tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);   /* fits: checked above */
@@ -10466,6 +10836,132 @@ TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *w, tn_tensor *
     TN__KW_STR(tn_conv_fn_opts, conv_fn, "tn_conv_transpose2d", options, tn_conv_transpose2d_opts(x, w, b, o));
 }
 
+/* ======================================================================================== */
+/* src/nn/conv3d.c: conv3d and conv_transpose3d: one 2-d convolution over the depth windows */
+/* ======================================================================================== */
+/* ---- 3-d convolutions ----
+   Both are one 2-d convolution (tn__conv: the CPU's blocked im2col + GEMM, or cuDNN) over
+   the depth dim folded away:
+     conv3d: the kD depth windows of each output depth stacked as channels (im2col over
+       depth, [N, C*kD, OD*H*W]) and the weight [O, C/g, kD, kH, kW] read as [O, C/g*kD, kH,
+       kW], so that groups keep their channels together; each output depth is one sample.
+     conv_transpose3d: each input depth one sample of conv_transpose2d, with the depth taps
+       as output channels (weight [C, O/g*kD, kH, kW]), then the taps summed into their output
+       depths (col2im over depth), cropped by the padding, widened by output_padding.
+   Every step is differentiable (im2col and col2im are each other's backward), so the
+   gradients, of any order, are those of the convolution. */
+/* A triple option: the list when given (3 values), else the int for every dim. */
+static int tn__kw_triple(const char *fn, const char *name, int64_t v, const tn_ints *l, int64_t out[3]) {
+    if (l->n != 0 && l->n != 3) return TN__FAIL_INT("%s: %s must be an int or a tuple of 3 ints, got %d values", fn, name, l->n);
+    for (int i = 0; i < 3; i++) out[i] = l->n ? l->v[i] : v;
+    return 0;
+}
+/* x [N, C, D, H, W]: per-dim stride, padding (p[0] TN_PADDING_SAME for 'same'), dilation,
+   output padding checked as tn__conv checks its dims. */
+static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const int64_t *s, const int64_t *p,
+                             const int64_t *d, const int64_t *op, int64_t groups) {
+    TN__CHECK_NULL(x); TN__CHECK_NULL(w);
+    if (x->ndim != 4 && x->ndim != 5)
+        return (tn_tensor *)tn__error("%s: expected 4D (unbatched) or 5D (batched) input, but got input of size %s", fn, TN__SHAPE(x));
+    if (w->ndim != 5)
+        return (tn_tensor *)tn__error("%s: expected a 5-d weight [%s, kD, kH, kW], got %s", fn, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
+    const bool same = p[0] == TN_PADDING_SAME;
+    if (tn__check_positive(fn, "stride", s, 3) || tn__check_positive(fn, "dilation", d, 3)) return NULL;
+    for (int i = 0; i < 3; i++) {
+        if (!same && p[i] < 0) return (tn_tensor *)tn__error("%s: negative padding is not supported (got %lld)", fn, (long long)p[i]);
+        if (s[i] > INT32_MAX || d[i] > INT32_MAX || (!same && p[i] > INT32_MAX) || (op && (op[i] < 0 || op[i] > INT32_MAX)) || w->shape[2 + i] > INT32_MAX)
+            return (tn_tensor *)tn__error("%s: stride, padding, dilation and kernel size must be below 2^31 and output padding non-negative (dim %d)", fn, i);
+        if (w->shape[2 + i] <= 0) return (tn_tensor *)tn__error("%s: kernel size should be greater than zero, but got weight of size %s", fn, TN__SHAPE(w));
+        if (same && s[i] != 1) return (tn_tensor *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
+    }
+    if (same && transposed) return (tn_tensor *)tn__error("%s: padding='same' is not supported for transposed convolutions", fn);
+    const bool batched = x->ndim == 5;
+    const int64_t C = x->shape[batched ? 1 : 0], kD = w->shape[2], sD = s[0], dD = d[0];
+    if (w->shape[0] % groups)
+        return (tn_tensor *)tn__error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
+                                      fn, (long long)groups, (long long)groups, TN__SHAPE(w));
+    int64_t wc;
+    if (!transposed && (C % groups || !tn__mul_ok(w->shape[1], groups, &wc) || wc != C))
+        return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)tn__mul_sat(w->shape[1], groups), (long long)C);
+    if (transposed && (C % groups || w->shape[0] != C))
+        return (tn_tensor *)tn__error("%s: given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels instead",
+                                      fn, (long long)groups, TN__SHAPE(w), TN__SHAPE(x), (long long)w->shape[0], (long long)C);
+    const int64_t O = transposed ? tn__mul_sat(w->shape[1], groups) : w->shape[0];
+    if (b && (b->ndim != 1 || b->shape[0] != O)) return (tn_tensor *)tn__error("%s: bias of size %s, expected [%lld]", fn, TN__SHAPE(b), (long long)O);
+    const int64_t D = x->shape[x->ndim - 3], H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1];
+    /* the depth geometry (H and W are the 2-d convolution's to check) */
+    const int64_t span = dD * (kD - 1) + 1;
+    int64_t padL = same ? dD * (kD - 1) / 2 : p[0], padR = same ? dD * (kD - 1) - padL : p[0], OD;
+    if (!transposed) {
+        if (D + padL + padR < span)
+            return (tn_tensor *)tn__error("%s: calculated padded input size per channel: (%lld x %lld x %lld). Kernel size: (%lld x %lld x %lld). Kernel size can't be greater than actual input size",
+                                          fn, (long long)(D + padL + padR), (long long)(H + (same ? 0 : 2 * p[1])), (long long)(W + (same ? 0 : 2 * p[2])),
+                                          (long long)kD, (long long)w->shape[3], (long long)w->shape[4]);
+        OD = (D + padL + padR - span) / sD + 1;
+    } else {
+        if (op[0] >= sD && op[0] >= dD)
+            return (tn_tensor *)tn__error("%s: output padding must be smaller than either stride or dilation, but got output_padding=%lld, stride=%lld, dilation=%lld",
+                                          fn, (long long)op[0], (long long)sD, (long long)dD);
+        int64_t grown;
+        if (!tn__mul_ok(D - 1 < 0 ? 0 : D - 1, sD, &grown) || grown > INT64_MAX / 2)
+            return (tn_tensor *)tn__error("%s: input %s with stride %lld gives an output size past int64", fn, TN__SHAPE(x), (long long)sD);
+        OD = grown + span - 2 * p[0] + op[0];
+        if (OD <= 0) return (tn_tensor *)tn__error("%s: input %s gives a non-positive output depth %lld", fn, TN__SHAPE(x), (long long)OD);
+    }
+    const int64_t s2[2] = {s[1], s[2]}, d2[2] = {d[1], d[2]}, p2[2] = {same ? TN_PADDING_SAME : p[1], same ? 0 : p[2]}, op2[2] = {op ? op[1] : 0, op ? op[2] : 0};
+    tn_scope_begin();
+    tn_tensor *x5 = batched ? x : tn_unsqueeze(x, 0), *y = NULL;
+    const int64_t N = x5 ? x5->shape[0] : 0, HW = tn__mul_sat(H, W);
+    if (!transposed) {
+        /* [N, C, Dp, H*W] -> depth windows [N, C*kD, OD, H, W] -> [N*OD, C*kD, H, W] */
+        tn_tensor *xp = padL || padR ? tn_pad(x5, TN_SHAPE(0, 0, 0, 0, padL, padR), 0) : x5;
+        tn_tensor *x4 = tn_reshape(xp, TN_SHAPE(N, C, D + padL + padR, HW));
+        const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, OD, HW};
+        tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;
+        tn_tensor *xs = tn_reshape(tn_permute(tn_reshape(cols, TN_SHAPE(N, C * kD, OD, H, W)), TN_SHAPE(0, 2, 1, 3, 4)), TN_SHAPE(N * OD, C * kD, H, W));
+        tn_tensor *w4 = tn_reshape(w, TN_SHAPE(O, w->shape[1] * kD, w->shape[3], w->shape[4]));
+        tn_tensor *y4 = xs && w4 ? tn__conv(fn, xs, w4, b, 2, false, s2, p2, d2, NULL, groups) : NULL;
+        if (y4) y = tn_permute(tn_reshape(y4, TN_SHAPE(N, OD, O, y4->shape[2], y4->shape[3])), TN_SHAPE(0, 2, 1, 3, 4));
+    } else {
+        /* [N*D, C, H, W] -> conv_transpose2d with the taps as channels [N*D, O*kD, OH, OW] */
+        tn_tensor *xs = tn_reshape(tn_permute(x5, TN_SHAPE(0, 2, 1, 3, 4)), TN_SHAPE(N * D, C, H, W));
+        tn_tensor *w4 = tn_reshape(w, TN_SHAPE(C, w->shape[1] * kD, w->shape[3], w->shape[4]));
+        tn_tensor *y4 = xs && w4 ? tn__conv(fn, xs, w4, NULL, 2, true, s2, p2, d2, op2, groups) : NULL;
+        if (y4) {
+            const int64_t OH = y4->shape[2], OW = y4->shape[3], K = tn__mul_sat(tn__mul_sat(O, OH), tn__mul_sat(OW, kD)), Dfull = (D - 1) * sD + span;
+            /* the taps of each output (o, h, w) as col2im's rows: [N, O*OH*OW*kD, D] */
+            tn_tensor *cols = tn_reshape(tn_permute(tn_reshape(y4, TN_SHAPE(N, D, O, kD, OH, OW)), TN_SHAPE(0, 2, 4, 5, 3, 1)), TN_SHAPE(N, K, D));
+            const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, D, 1};
+            tn_tensor *img = cols ? tn__col2im(tn_contiguous(cols), Dfull, 1, g) : NULL;   /* [N, O*OH*OW, Dfull, 1] */
+            y = tn_permute(tn_reshape(img, TN_SHAPE(N, O, OH, OW, Dfull)), TN_SHAPE(0, 1, 4, 2, 3));
+            if (p[0] || op[0]) y = tn_pad(y, TN_SHAPE(0, 0, 0, 0, -p[0], op[0] - p[0]), 0);
+            if (b) y = tn_add(y, tn_reshape(b, TN_SHAPE(1, O, 1, 1, 1)));
+        }
+    }
+    y = tn__grad_name(tn_contiguous(y), "ConvolutionBackward0");
+    return tn__scope_return(batched ? y : tn__grad_name(tn_squeeze_dim(y, 0), "SqueezeBackward1"));
+}
+static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o) {
+    int64_t s[3], p[3], d[3], op[3];
+    if (tn__kw_triple(fn, "stride", o->stride, &o->stride_dhw, s) || tn__kw_triple(fn, "padding", o->padding == TN_PADDING_VALID ? 0 : o->padding, &o->padding_dhw, p) ||
+        tn__kw_triple(fn, "dilation", o->dilation, &o->dilation_dhw, d) || tn__kw_triple(fn, "output_padding", o->output_padding, &o->output_padding_dhw, op))
+        return NULL;
+    if (o->padding == TN_PADDING_SAME && o->padding_dhw.n) return (tn_tensor *)tn__error("%s: give padding='same' or a padding tuple, not both", fn);
+    if (!transposed && (op[0] || op[1] || op[2])) return (tn_tensor *)tn__error("%s: output_padding is an option of the transposed convolutions only", fn);
+    return TN__AS(fn, tn__conv3d(fn, x, w, b, transposed, s, p, d, transposed ? op : NULL, o->groups));
+}
+TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv3d", x, w, b, false, &o); }
+TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv_transpose3d", x, w, b, true, &o); }
+TNDEF tn_tensor *tn_conv3d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv3d_fn_opts, conv3d_fn, "tn_conv3d", options, tn_conv3d_opts(x, w, b, o));
+}
+TNDEF tn_tensor *tn_conv_transpose3d_str(tn_tensor *x, tn_tensor *w, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_conv3d_fn_opts, conv3d_fn, "tn_conv_transpose3d", options, tn_conv_transpose3d_opts(x, w, b, o));
+}
+
 /* ======================================================================= */
 /* src/nn/pooling.c: max, average and adaptive pooling                     */
 /* ======================================================================= */
@@ -11107,6 +11603,482 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
 }
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w) {
     return TN__AS("tn_adaptive_avg_pool2d", tn__adaptive_avg_pool("tn_adaptive_avg_pool2d", x, out_h, out_w));
+}
+
+/* ========================================================================================== */
+/* src/nn/pooling3d.c: 3-d pooling; window maxima over any windows (gathered by index tables) */
+/* ========================================================================================== */
+/* ---- pooling over 3 spatial dims, and window maxima over any windows ----
+   Maxima (max_pool3d, adaptive_max_pool3d, fractional_max_pool2d/3d) gather each window's
+   positions with one index_select per dim, by a table of the window's in-range positions
+   (a short window repeats its last one, which cannot change a maximum or its first
+   position), and take tn_max_dim over them: the gradient reaches the first largest value in
+   (d, h, w) order as PyTorch's scan does, and is differentiable again. Averages
+   (avg_pool3d, adaptive_avg_pool3d) are separable: one [out, in] matrix per dim, each
+   row holding the window's weights, applied by matmul. */
+
+/* Windows along one spatial dim: output o covers the positions start[o] + k * dil below
+   end[o] that lie in [0, in). */
+typedef struct tn__wdim { int64_t in, out, dil, *start, *end; } tn__wdim;
+/* The window tables of one dim: positions [out * K] (K: the widest window's count) as an
+   int64 tensor on the CPU, K in *K. NULL with an error when a window has no position in
+   range (the caller's geometry forbids it) or memory runs out. */
+static tn_tensor *tn__wdim_positions(const char *fn, const tn__wdim *w, int64_t *K) {
+    int64_t k = 1;
+    for (int64_t o = 0; o < w->out; o++) {
+        int64_t first = w->start[o] >= 0 ? w->start[o] : w->start[o] + (-w->start[o] + w->dil - 1) / w->dil * w->dil;
+        int64_t end = TN__MIN(w->end[o], w->in);
+        if (first >= end) return (tn_tensor *)tn__error("%s: a pooling window lies entirely in the padding", fn);
+        k = TN__MAX(k, (end - first + w->dil - 1) / w->dil);
+    }
+    tn_tensor *t = tn__new_checked(fn, TN_SHAPE(w->out, k), TN_I64);
+    if (!t) return NULL;
+    int64_t *pos = (int64_t *)tn_data_ptr(t);
+    for (int64_t o = 0; o < w->out; o++) {
+        int64_t first = w->start[o] >= 0 ? w->start[o] : w->start[o] + (-w->start[o] + w->dil - 1) / w->dil * w->dil, last = first;
+        int64_t end = TN__MIN(w->end[o], w->in);
+        for (int64_t j = 0; j < k; j++) {
+            if (first + j * w->dil < end) last = first + j * w->dil;
+            pos[o * k + j] = last;
+        }
+    }
+    *K = k;
+    return tn__own(t);
+}
+/* The maximum of each window of x [N, C, *] (nsp spatial dims, 1 to 3) and, when indices is
+   not NULL, its position flat over each input volume (int64). */
+static tn_tensor *tn__window_max(const char *fn, tn_tensor *x, int nsp, const tn__wdim *dims, tn_tensor **indices) {
+    tn_tensor *pos[3];
+    int64_t K[3], out[3], in[3], Kall = 1;
+    for (int i = 0; i < nsp; i++) {
+        if (!(pos[i] = tn__wdim_positions(fn, &dims[i], &K[i]))) return NULL;
+        out[i] = dims[i].out; in[i] = dims[i].in;
+        Kall = tn__mul_sat(Kall, K[i]);
+    }
+    const int64_t N = x->shape[0], C = x->shape[1];
+    int64_t wshape[TN_MAX_DIMS], perm[TN_MAX_DIMS], vshape[TN_MAX_DIMS];
+    wshape[0] = vshape[0] = N; wshape[1] = vshape[1] = C; perm[0] = 0; perm[1] = 1;
+    tn_tensor *y = x;
+    for (int i = 0; i < nsp; i++) {
+        y = tn_index_select(y, 2 + i, tn_to(tn_reshape(pos[i], TN_SHAPE(-1)), x->device));   /* [.., out_i * K_i, ..] */
+        wshape[2 + 2 * i] = out[i]; wshape[3 + 2 * i] = K[i];
+        perm[2 + i] = 2 + 2 * i; perm[2 + nsp + i] = 3 + 2 * i;
+        vshape[2 + i] = out[i];
+    }
+    vshape[2 + nsp] = Kall;
+    /* [N, C, o0, k0, o1, k1, ..] -> [N, C, o0, o1, .., k0 * k1 * ..] */
+    y = tn_reshape(tn_permute(tn_reshape(y, wshape, 2 + 2 * nsp), perm, 2 + 2 * nsp), vshape, 3 + nsp);
+    tn_tensor *kidx = NULL, *v = tn_max_dim(y, -1, false, indices ? &kidx : NULL);
+    if (!v || !indices) return v;
+    /* flat input positions of every (window, k): [1, 1, o0, o1, .., K] */
+    int64_t nw = 1, fshape[TN_MAX_DIMS];
+    for (int i = 0; i < nsp; i++) { nw = tn__mul_sat(nw, out[i]); fshape[2 + i] = out[i]; }
+    fshape[0] = fshape[1] = 1; fshape[2 + nsp] = Kall;
+    tn_tensor *flat = tn__new_checked(fn, fshape, 3 + nsp, TN_I64);
+    if (!flat) return NULL;
+    tn__own(flat);
+    int64_t *fp = (int64_t *)tn_data_ptr(flat);
+    const int64_t *p0 = (const int64_t *)tn_data_ptr(pos[0]), *p1 = nsp > 1 ? (const int64_t *)tn_data_ptr(pos[1]) : NULL,
+                  *p2 = nsp > 2 ? (const int64_t *)tn_data_ptr(pos[2]) : NULL;
+    for (int64_t wi = 0; wi < nw; wi++) {
+        int64_t o[3] = {wi, 0, 0}, r = wi;   /* the window's (o0, o1, o2) */
+        for (int i = nsp - 1; i >= 0; i--) { o[i] = r % out[i]; r /= out[i]; }
+        for (int64_t k = 0; k < Kall; k++) {
+            int64_t kk[3] = {k, 0, 0}, q = k, f;
+            for (int i = nsp - 1; i >= 0; i--) { kk[i] = q % K[i]; q /= K[i]; }
+            f = p0[o[0] * K[0] + kk[0]];
+            if (nsp > 1) f = f * in[1] + p1[o[1] * K[1] + kk[1]];
+            if (nsp > 2) f = f * in[2] + p2[o[2] * K[2] + kk[2]];
+            fp[wi * Kall + k] = f;
+        }
+    }
+    vshape[2 + nsp] = Kall;
+    tn_tensor *fe = tn_expand(tn_to(flat, x->device), vshape, 3 + nsp);
+    *indices = tn_squeeze_dim(tn_gather(fe, -1, tn_unsqueeze(kidx, -1)), -1);
+    return *indices ? v : NULL;
+}
+/* An [out, in] matrix from row-major doubles, in like's dtype and on its device. */
+static tn_tensor *tn__dim_matrix(const double *m, int64_t out, int64_t in, const tn_tensor *like) {
+    return tn_to(tn_to_dtype(tn_from_data(m, TN_SHAPE(out, in), TN_F64), like->dtype), like->device);
+}
+/* y with spatial dim d (of nd) replaced by m [out, in] applied along it. */
+static tn_tensor *tn__along(tn_tensor *y, int d, int nd, tn_tensor *m) {
+    if (d == nd - 1) return tn_matmul(y, tn_t(m));
+    if (d == nd - 2) return tn_matmul(m, y);
+    return tn_transpose(tn_matmul(m, tn_transpose(y, d, nd - 2)), d, nd - 2);
+}
+
+/* ---- the 3-d poolings ---- */
+static const char *const tn__pool3d_options[2] = {"kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override",
+                                                  "kernel_size, stride, padding, dilation, return_indices, ceil_mode"};
+/* tn_pool3d_opts -> kernel, stride, padding, dilation per dim, checked; divisor 0: none. */
+static int tn__pool3d_args(const char *fn, const char *what, bool max, int64_t ksize, const tn_pool3d_opts *o, int64_t k[3], int64_t s[3], int64_t p[3],
+                           int64_t d[3], int64_t *divisor) {
+    const tn_pool3d_opts def = TN_DEFAULTS(tn_pool3d_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool3d, TN__KW_N(tn__kw_pool3d), o, &def, tn__pool3d_options[max])) return -1;
+    if (o->stride != TN_NONE && o->stride <= 0 && !o->stride_dhw.n) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
+    if (tn__kw_triple(fn, "kernel_size", ksize, &o->kernel_size_dhw, k) || tn__kw_triple(fn, "padding", o->padding, &o->padding_dhw, p) ||
+        tn__kw_triple(fn, "dilation", o->dilation, &o->dilation_dhw, d))
+        return -1;
+    if (o->stride == TN_NONE && !o->stride_dhw.n) memcpy(s, k, 3 * sizeof(int64_t));
+    else if (tn__kw_triple(fn, "stride", o->stride, &o->stride_dhw, s)) return -1;
+    for (int i = 0; i < 3; i++) {
+        if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0)
+            return TN__FAIL_INT("%s: kernel_size, stride and dilation must be greater than zero (got %lld, %lld, %lld)", fn, (long long)k[i], (long long)s[i], (long long)d[i]);
+        if (k[i] > INT32_MAX || s[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX)
+            return TN__FAIL_INT("%s: kernel_size, stride, padding and dilation must be below 2^31", fn);
+        if (p[i] < 0 || p[i] > (max ? (d[i] * (k[i] - 1) + 1) / 2 : k[i] / 2))
+            return TN__FAIL_INT("%s: pad should be at most half of %skernel size, but got pad=%lld and kernel_size=%lld", fn, max ? "effective " : "",
+                                (long long)p[i], (long long)k[i]);
+    }
+    if (o->divisor_override != TN_NONE && o->divisor_override == 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
+    return 0;
+}
+/* x [N, C, D, H, W] or [C, D, H, W] as 5-d; NULL with PyTorch's message otherwise. */
+static tn_tensor *tn__pool3d_input(const char *fn, tn_tensor *x) {
+    if (x->ndim != 4 && x->ndim != 5) return (tn_tensor *)tn__error("%s: non-empty 4D or 5D (batch mode) tensor expected for input, got %s", fn, TN__SHAPE(x));
+    return tn__pool_input(fn, x, 3);
+}
+/* The output counts of a windowed pooling; -1 with PyTorch's message when one is below 1. */
+static int tn__pool3d_counts(const char *fn, tn_tensor *x5, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d, bool ceil_mode, int64_t *out) {
+    for (int i = 0; i < 3; i++) out[i] = tn__window_count(x5->shape[2 + i], k[i], p[i], s[i], d[i], ceil_mode);
+    if (out[0] < 1 || out[1] < 1 || out[2] < 1)
+        return TN__FAIL_INT("%s: Given input size: (%lldx%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lldx%lld). Output size is too small", fn,
+                            (long long)x5->shape[1], (long long)x5->shape[2], (long long)x5->shape[3], (long long)x5->shape[4], (long long)x5->shape[1],
+                            (long long)TN__MAX(out[0], 0), (long long)TN__MAX(out[1], 0), (long long)TN__MAX(out[2], 0));
+    return tn__check_shape(fn, TN_SHAPE(x5->shape[0], x5->shape[1], out[0], out[1], out[2]));
+}
+/* Undo tn__pool_input for a 3-d pooling's result (and indices). */
+static tn_tensor *tn__pool3d_output(tn_tensor *y, tn_tensor *x) { return x->ndim == 5 ? y : tn_squeeze_dim(y, 0); }
+/* Tables of start and end positions for out windows of dim i, filled by the caller: 2 * out each. */
+static int tn__wdims_alloc(const char *fn, tn__wdim *w, int n, int64_t **buf) {
+    int64_t total = 0;
+    for (int i = 0; i < n && total >= 0; i++)
+        if (!tn__add_ok(total, w[i].out, &total) || !tn__add_ok(total, w[i].out, &total)) total = -1;   /* tn__malloc_n refuses it */
+    if (!(*buf = (int64_t *)tn__malloc_n(fn, total, sizeof(int64_t)))) return -1;
+    int64_t *q = *buf;
+    for (int i = 0; i < n; i++) { w[i].start = q; w[i].end = q + w[i].out; q += 2 * w[i].out; }
+    return 0;
+}
+static tn_tensor *tn__max_pool3d(const char *fn, tn_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d, bool ceil_mode,
+                                 tn_tensor **indices) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *x5 = tn__pool3d_input(fn, x), *idx = NULL, *y = NULL;
+    int64_t out[3], *buf = NULL;
+    tn__wdim w[3];
+    if (x5 && !tn__pool3d_counts(fn, x5, k, s, p, d, ceil_mode, out)) {
+        for (int i = 0; i < 3; i++) { w[i].in = x5->shape[2 + i]; w[i].out = out[i]; w[i].dil = d[i]; }
+        if (!tn__wdims_alloc(fn, w, 3, &buf)) {
+            for (int i = 0; i < 3; i++)
+                for (int64_t o = 0; o < out[i]; o++) { w[i].start[o] = o * s[i] - p[i]; w[i].end[o] = w[i].start[o] + d[i] * (k[i] - 1) + 1; }
+            y = tn__window_max(fn, x5, 3, w, indices ? &idx : NULL);
+            TN_FREE(buf);
+        }
+    }
+    if (y && indices) *indices = tn_keep(tn__pool3d_output(idx, x));
+    y = y ? tn__grad_name(tn__pool3d_output(tn__grad_name(y, "MaxPool3DWithIndicesBackward0"), x), "MaxPool3DWithIndicesBackward0") : NULL;
+    return tn__scope_return(y);
+}
+static tn_tensor *tn__max_pool3d_kw(const char *fn, tn_tensor *x, tn_tensor **indices, int64_t ksize, const tn_pool3d_opts *o) {
+    if (indices) *indices = NULL;
+    int64_t k[3], st[3], pd[3], dl[3], divisor;
+    if (tn__pool3d_args(fn, "max_pool3d", true, ksize, o, k, st, pd, dl, &divisor)) return NULL;
+    if (o->return_indices && !indices) return (tn_tensor *)tn__error("%s: return_indices: call tn_max_pool3d_with_indices", fn);
+    return TN__AS(fn, tn__max_pool3d(fn, x, k, st, pd, dl, o->ceil_mode, indices));
+}
+TNDEF tn_tensor *tn_max_pool3d_opts(tn_tensor *x, tn_tensor **indices, int64_t k, tn_pool3d_opts o) { return tn__max_pool3d_kw("tn_max_pool3d", x, indices, k, &o); }
+TNDEF tn_tensor *tn_max_pool3d_str(tn_tensor *x, tn_tensor **indices, int64_t k, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool3d, TN__KW_N(tn__kw_pool3d), tn__pool3d_options[1], keys);
+    tn_pool3d_opts o = TN_DEFAULTS(tn_pool3d_opts);
+    return tn__kw_parse("tn_max_pool3d", options, keys, n, &o, NULL) ? NULL : tn_max_pool3d_opts(x, indices, k, o);
+}
+/* Average pooling's matrix along one dim: row o holds 1/divisor over the window's in-range
+   positions (PyTorch's divisors: the window clipped to the padded input, or to the input
+   without count_include_pad; the product over dims of these is PyTorch's divide_factor).
+   divisor_override: ones (the caller divides). */
+static tn_tensor *tn__avg_matrix(const char *fn, int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, bool count_include_pad, bool ones, const tn_tensor *like) {
+    double *m = (double *)tn__malloc_n(fn, tn__mul_or(in, out, -1), sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    for (int64_t o = 0; o < out; o++) {
+        int64_t a = o * s - p, b = TN__MIN(a + k, in + p);
+        const int64_t pool = b - a;
+        a = TN__MAX(a, 0); b = TN__MIN(b, in);
+        const double v = ones ? 1.0 : 1.0 / (double)(count_include_pad ? pool : b - a);
+        for (int64_t j = a; j < b; j++) m[o * in + j] = v;
+    }
+    tn_tensor *t = tn__dim_matrix(m, out, in, like);
+    TN_FREE(m);
+    return t;
+}
+static tn_tensor *tn__avg_pool3d(const char *fn, tn_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, bool ceil_mode, bool count_include_pad,
+                                 int64_t divisor) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *x5 = tn__pool3d_input(fn, x), *y = NULL;
+    int64_t out[3];
+    const int64_t one[3] = {1, 1, 1};
+    if (x5 && !tn__pool3d_counts(fn, x5, k, s, p, one, ceil_mode, out)) {
+        y = x5;
+        for (int i = 0; i < 3 && y; i++) y = tn__along(y, 2 + i, 5, tn__avg_matrix(fn, x5->shape[2 + i], out[i], k[i], s[i], p[i], count_include_pad, divisor != 0, x5));
+        if (divisor) y = tn_div_scalar(y, (double)divisor);
+    }
+    y = y ? tn_contiguous(tn__grad_name(y, "AvgPool3DBackward0")) : NULL;
+    return tn__scope_return(y ? tn__grad_name(tn__pool3d_output(y, x), "AvgPool3DBackward0") : NULL);
+}
+TNDEF tn_tensor *tn_avg_pool3d_opts(tn_tensor *x, int64_t ksize, tn_pool3d_opts o) {
+    const char *fn = "tn_avg_pool3d";
+    int64_t k[3], st[3], pd[3], dl[3], divisor;
+    if (tn__pool3d_args(fn, "avg_pool3d", false, ksize, &o, k, st, pd, dl, &divisor)) return NULL;
+    return TN__AS(fn, tn__avg_pool3d(fn, x, k, st, pd, o.ceil_mode, o.count_include_pad, divisor));
+}
+TNDEF tn_tensor *tn_avg_pool3d_str(tn_tensor *x, int64_t k, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_pool3d, TN__KW_N(tn__kw_pool3d), tn__pool3d_options[0], keys);
+    tn_pool3d_opts o = TN_DEFAULTS(tn_pool3d_opts);
+    return tn__kw_parse("tn_avg_pool3d", options, keys, n, &o, NULL) ? NULL : tn_avg_pool3d_opts(x, k, o);
+}
+/* Adaptive pooling over 3 dims: output sizes positive and their tables within int64. */
+static tn_tensor *tn__adaptive3d_input(const char *fn, tn_tensor *x, const int64_t *out) {
+    if (out[0] <= 0 || out[1] <= 0 || out[2] <= 0)
+        return (tn_tensor *)tn__error("%s: output size (%lld, %lld, %lld) must be positive", fn, (long long)out[0], (long long)out[1], (long long)out[2]);
+    tn_tensor *x5 = tn__pool3d_input(fn, x);
+    if (!x5 || tn__check_shape(fn, TN_SHAPE(x5->shape[0], x5->shape[1], out[0], out[1], out[2]))) return NULL;
+    for (int i = 0; i < 3; i++)
+        if (tn__adaptive_fits(fn, x5->shape[2 + i], out[i])) return NULL;
+    return x5;
+}
+static tn_tensor *tn__adaptive_avg_pool3d(const char *fn, tn_tensor *x, const int64_t *out) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *x5 = tn__adaptive3d_input(fn, x, out), *y = NULL;
+    const bool global = out[0] == 1 && out[1] == 1 && out[2] == 1;
+    if (x5 && global) y = tn_mean_dims(x5, TN_SHAPE(2, 3, 4), true);   /* MeanBackward1, as PyTorch */
+    else if (x5) {
+        y = x5;
+        for (int i = 0; i < 3 && y; i++)
+            if (x5->shape[2 + i] != out[i]) y = tn__along(y, 2 + i, 5, tn__resize_matrix(fn, 0, x5->shape[2 + i], out[i], 0, false, x5));
+        y = tn__grad_name(y == x5 ? tn_clone(y) : tn_contiguous(y), "AdaptiveAvgPool3DBackward0");
+    }
+    y = y ? tn__pool3d_output(y, x) : NULL;
+    return tn__scope_return(global ? y : tn__grad_name(y, "AdaptiveAvgPool3DBackward0"));
+}
+TNDEF tn_tensor *tn_adaptive_avg_pool3d(tn_tensor *x, int64_t od, int64_t oh, int64_t ow) {
+    const int64_t out[3] = {od, oh, ow};
+    return TN__AS("tn_adaptive_avg_pool3d", tn__adaptive_avg_pool3d("tn_adaptive_avg_pool3d", x, out));
+}
+static tn_tensor *tn__adaptive_max_pool3d(const char *fn, tn_tensor *x, const int64_t *out, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *x5 = tn__adaptive3d_input(fn, x, out), *idx = NULL, *y = NULL;
+    int64_t *buf = NULL;
+    tn__wdim w[3];
+    if (x5) {
+        for (int i = 0; i < 3; i++) { w[i].in = x5->shape[2 + i]; w[i].out = out[i]; w[i].dil = 1; }
+        if (!tn__wdims_alloc(fn, w, 3, &buf)) {
+            for (int i = 0; i < 3; i++) tn__adaptive_table(w[i].in, out[i], w[i].start, w[i].end);
+            y = tn__window_max(fn, x5, 3, w, indices ? &idx : NULL);
+            TN_FREE(buf);
+        }
+    }
+    if (y && indices) *indices = tn_keep(tn__pool3d_output(idx, x));
+    return tn__scope_return(y ? tn__grad_name(tn__pool3d_output(tn__grad_name(y, "AdaptiveMaxPool3DBackward0"), x), "AdaptiveMaxPool3DBackward0") : NULL);
+}
+TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t od, int64_t oh, int64_t ow, tn_tensor **indices) {
+    const int64_t out[3] = {od, oh, ow};
+    return TN__AS("tn_adaptive_max_pool3d", tn__adaptive_max_pool3d("tn_adaptive_max_pool3d", x, out, indices));
+}
+
+/* ======================================================================== */
+/* src/nn/pooling_more.c: LP pooling, max unpooling, fractional max pooling */
+/* ======================================================================== */
+/* ---- LP pooling, max unpooling, fractional max pooling ---- */
+/* lp_pool: avg_pool of x^p, times the window size, to the 1/p (sign(out) relu(|out|) as
+   PyTorch writes it), for nsp = 1, 2 or 3 (k: the kernel's dims). */
+static tn_tensor *tn__lp_finish(tn_tensor *avg, double p, int64_t window) {
+    tn_tensor *a = tn_mul(tn_sign(avg), tn_relu(tn_abs(avg)));
+    return tn_pow_scalar(tn_mul_scalar(a, (double)window), 1.0 / p);
+}
+static tn_tensor *tn__lp_pool(const char *fn, const char *what, tn_tensor *x, int nsp, double p, int64_t ksize, const tn_pool_opts *o) {
+    TN__CHECK_NULL(x);
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, what, tn__kw_pool, TN__KW_N(tn__kw_pool), o, &def, "kernel_size, stride, ceil_mode")) return NULL;
+    if (nsp == 1 && (o->kernel_size_hw[0] || o->stride_hw[0])) return (tn_tensor *)tn__error("%s: a 1-d pooling takes ints, not (h, w) pairs", fn);
+    tn_pool_opts a = def;
+    a.stride = o->stride; a.ceil_mode = o->ceil_mode;
+    memcpy(a.kernel_size_hw, o->kernel_size_hw, sizeof a.kernel_size_hw);
+    memcpy(a.stride_hw, o->stride_hw, sizeof a.stride_hw);
+    const int64_t window = nsp == 1 ? ksize : o->kernel_size_hw[0] || o->kernel_size_hw[1] ? tn__mul_sat(o->kernel_size_hw[0], o->kernel_size_hw[1]) : tn__mul_sat(ksize, ksize);
+    tn_scope_begin();
+    tn_tensor *xp = tn_pow_scalar(x, p);
+    tn_tensor *avg = nsp == 1 ? tn_avg_pool1d_opts(xp, ksize, a) : tn_avg_pool2d_opts(xp, ksize, a);
+    return tn__scope_return(tn__lp_finish(avg, p, window));
+}
+TNDEF tn_tensor *tn_lp_pool1d_opts(tn_tensor *x, double p, int64_t k, tn_pool_opts o) { return TN__AS("tn_lp_pool1d", tn__lp_pool("tn_lp_pool1d", "lp_pool1d", x, 1, p, k, &o)); }
+TNDEF tn_tensor *tn_lp_pool2d_opts(tn_tensor *x, double p, int64_t k, tn_pool_opts o) { return TN__AS("tn_lp_pool2d", tn__lp_pool("tn_lp_pool2d", "lp_pool2d", x, 2, p, k, &o)); }
+static tn_tensor *tn__lp_pool3d(tn_tensor *x, double p, int64_t ksize, const tn_pool3d_opts *o) {
+    const char *fn = "tn_lp_pool3d";
+    TN__CHECK_NULL(x);
+    const tn_pool3d_opts def = TN_DEFAULTS(tn_pool3d_opts);
+    if (tn__kw_only(fn, "lp_pool3d", tn__kw_pool3d, TN__KW_N(tn__kw_pool3d), o, &def, "kernel_size, stride, ceil_mode")) return NULL;
+    int64_t k[3];
+    if (tn__kw_triple(fn, "kernel_size", ksize, &o->kernel_size_dhw, k)) return NULL;
+    tn_pool3d_opts a = def;
+    a.stride = o->stride; a.stride_dhw = o->stride_dhw; a.kernel_size_dhw = o->kernel_size_dhw; a.ceil_mode = o->ceil_mode;
+    tn_scope_begin();
+    tn_tensor *avg = tn_avg_pool3d_opts(tn_pow_scalar(x, p), ksize, a);
+    return tn__scope_return(tn__lp_finish(avg, p, tn__mul_sat(tn__mul_sat(k[0], k[1]), k[2])));
+}
+TNDEF tn_tensor *tn_lp_pool3d_opts(tn_tensor *x, double p, int64_t k, tn_pool3d_opts o) { return TN__AS("tn_lp_pool3d", tn__lp_pool3d(x, p, k, &o)); }
+TNDEF tn_tensor *tn_lp_pool1d_str(tn_tensor *x, double p, int64_t k, const char *options) {
+    TN__KW_STR(tn_pool_opts, pool, "tn_lp_pool1d", options, tn_lp_pool1d_opts(x, p, k, o));
+}
+TNDEF tn_tensor *tn_lp_pool2d_str(tn_tensor *x, double p, int64_t k, const char *options) {
+    TN__KW_STR(tn_pool_opts, pool, "tn_lp_pool2d", options, tn_lp_pool2d_opts(x, p, k, o));
+}
+TNDEF tn_tensor *tn_lp_pool3d_str(tn_tensor *x, double p, int64_t k, const char *options) {
+    TN__KW_STR(tn_pool3d_opts, pool3d, "tn_lp_pool3d", options, tn_lp_pool3d_opts(x, p, k, o));
+}
+
+/* max_unpool: zeros [N, C, prod(output_size)] with x scattered at indices (scatter's
+   backward, a gather, is the gradient). */
+static tn_tensor *tn__max_unpool_impl(tn_tensor *x, tn_tensor *idx, const int64_t *os, int n) {
+    const char *fn = "tn_max_unpool";
+    TN__CHECK_NULL(x, idx);
+    if (n < 1 || n > 3 || !os) return (tn_tensor *)tn__error("%s: output_size must hold 1, 2 or 3 spatial sizes (got %d)", fn, n);
+    if (idx->dtype != TN_I64) return (tn_tensor *)tn__error("%s: elements in indices should be type int64 but got: %s", fn, tn_dtype_name(idx->dtype));
+    if (x->ndim != n + 1 && x->ndim != n + 2)
+        return (tn_tensor *)tn__error("%s: Input to max_unpooling%dd should be a %dd or %dd Tensor, but got a tensor with %d dimensions.", fn, n, n + 1, n + 2, x->ndim);
+    if (idx->ndim != x->ndim || memcmp(idx->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)))
+        return (tn_tensor *)tn__error("%s: Expected shape of indices to be same as that of the input tensor (%s) but got indices tensor with shape: %s", fn, TN__SHAPE(x), TN__SHAPE(idx));
+    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s: expected a floating point input, got %s", fn, tn_dtype_name(x->dtype));
+    for (int d = x->ndim - n; d < x->ndim; d++)
+        if (x->shape[d] <= 0) return (tn_tensor *)tn__error("%s: Expected input to have non-zero size for non-batch dimensions, but got %s", fn, TN__SHAPE(x));
+    int64_t vol = 1, shape[5];
+    const bool batched = x->ndim == n + 2;
+    for (int i = 0; i < n; i++) {
+        if (os[i] <= 0) return (tn_tensor *)tn__error("%s: output_size must be positive, got %lld", fn, (long long)os[i]);
+        if (!tn__mul_ok(vol, os[i], &vol)) return (tn_tensor *)tn__error("%s: output_size is too large", fn);
+    }
+    const int64_t N = batched ? x->shape[0] : 1, C = x->shape[batched ? 1 : 0], L = tn__numel(x->shape + x->ndim - n, n);
+    shape[0] = N; shape[1] = C;
+    for (int i = 0; i < n; i++) shape[2 + i] = os[i];
+    if (tn__check_shape(fn, shape, n + 2)) return NULL;
+    tn_scope_begin();
+    if (tn_numel(idx)) {
+        const int64_t lo = (int64_t)tn_item(tn_min(idx)), hi = (int64_t)tn_item(tn_max(idx));
+        if (lo < 0 || hi >= vol) {
+            tn_scope_end();
+            char sz[96];
+            int k = 0;
+            for (int i = 0; i < n; i++) k += snprintf(sz + k, sizeof sz - (size_t)k, i ? "x%lld" : "%lld", (long long)os[i]);
+            return (tn_tensor *)tn__error("%s: Found an invalid max index: %lld (output volumes are of size %s)", fn, (long long)(lo < 0 ? lo : hi), sz);
+        }
+    }
+    tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(N, C, vol), x->dtype), x->device);
+    tn_tensor *y = tn_scatter(z, 2, tn_reshape(idx, TN_SHAPE(N, C, L)), tn_reshape(x, TN_SHAPE(N, C, L)));
+    y = tn_reshape(y, batched ? shape : shape + 1, batched ? n + 2 : n + 1);
+    static const char *const names[3] = {"SqueezeBackward1", "MaxUnpool2DBackward0", "MaxUnpool3DBackward0"};   /* 1-d: PyTorch squeezes a 2-d unpooling */
+    return tn__scope_return(tn__grad_name(y, names[n - 1]));
+}
+TNDEF tn_tensor *tn_max_unpool(tn_tensor *x, tn_tensor *indices, const int64_t *output_size, int n) { return TN__AS("tn_max_unpool", tn__max_unpool_impl(x, indices, output_size, n)); }
+
+/* Fractional max pooling: per plane, window starts from PyTorch's generate_intervals (in
+   the input's float type, as its kernel), the flat positions of every window's elements
+   gathered from the plane, their first maximum taken (gather's gradient). */
+/* TN__FRAC_INTERVALS(float, f32): the template in src/nn/pooling_more.c */
+static void tn__frac_intervals_f32(float u, int64_t in, int64_t out, int64_t k, int64_t *seq) {
+    if (out > 1) {
+        const float alpha = (float)(in - k) / (float)(out - 1);
+        for (int64_t i = 0; i < out - 1; i++) seq[i] = (int64_t)(int)(((float)i + u) * alpha) - (int64_t)(int)(u * alpha);
+    }
+    seq[out - 1] = in - k;
+}
+/* TN__FRAC_INTERVALS(double, f64): the template in src/nn/pooling_more.c */
+static void tn__frac_intervals_f64(double u, int64_t in, int64_t out, int64_t k, int64_t *seq) {
+    if (out > 1) {
+        const double alpha = (double)(in - k) / (double)(out - 1);
+        for (int64_t i = 0; i < out - 1; i++) seq[i] = (int64_t)(int)(((double)i + u) * alpha) - (int64_t)(int)(u * alpha);
+    }
+    seq[out - 1] = in - k;
+}
+static tn_tensor *tn__fractional_impl(const char *fn, tn_tensor *x, int nsp, const int64_t *k, const int64_t *os, tn_tensor *samples, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
+        return (tn_tensor *)tn__error("%s: non-empty %dD or %dD (batch mode) tensor expected for input, but got: %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    const bool batched = x->ndim == nsp + 2;
+    const int64_t N = batched ? x->shape[0] : 1, C = x->shape[batched ? 1 : 0], *in = x->shape + x->ndim - nsp;
+    for (int d = batched ? 1 : 0; d < x->ndim; d++)
+        if (x->shape[d] == 0) return (tn_tensor *)tn__error("%s: Expected input to have non-zero size for non-batch dimensions, but got %s", fn, TN__SHAPE(x));
+    static const char *const dn[3] = {"time", "height", "width"};
+    for (int i = 0; i < nsp; i++) {
+        const char *name = dn[i + 3 - nsp];
+        if (k[i] <= 0 || os[i] <= 0) return (tn_tensor *)tn__error("%s: kernel_size and output_size must be greater than zero, but got %lld and %lld", fn, (long long)k[i], (long long)os[i]);
+        if (os[i] + k[i] - 1 > in[i])
+            return (tn_tensor *)tn__error("%s: out(): pool %s (%lld) too large relative to input %s (%lld)", fn, name, (long long)k[i], name, (long long)in[i]);
+    }
+    int64_t NC, L = 1, K = 1, oshape[5];
+    if (!tn__mul_ok(N, C, &NC)) return (tn_tensor *)tn__error("%s: input %s is too large", fn, TN__SHAPE(x));
+    for (int i = 0; i < nsp; i++) { L = tn__mul_sat(L, os[i]); K = tn__mul_sat(K, k[i]); oshape[2 + i] = os[i]; }
+    oshape[0] = N; oshape[1] = C;
+    if (tn__check_shape(fn, oshape, nsp + 2) || tn__check_shape(fn, TN_SHAPE(NC, L, K))) return NULL;
+    if (samples) {
+        const bool ok = samples->ndim == 3 ? samples->shape[0] == N && samples->shape[1] == C && samples->shape[2] == nsp
+                                           : !batched && samples->ndim == 2 && samples->shape[0] == C && samples->shape[1] == nsp;
+        if (!ok) return (tn_tensor *)tn__error("%s: random_samples %s must be [N, C, %d] = [%lld, %lld, %d]", fn, TN__SHAPE(samples), nsp, (long long)N, (long long)C, nsp);
+        if (samples->dtype != x->dtype) return (tn_tensor *)tn__error("%s: expected random_samples of the input's dtype %s, got %s", fn, tn_dtype_name(x->dtype), tn_dtype_name(samples->dtype));
+    }
+    tn_scope_begin();
+    tn_tensor *u = samples ? samples : tn_rand(TN_SHAPE(N, C, nsp), x->dtype);
+    tn_tensor *uc = tn_contiguous(tn_to_dtype(tn_to(tn_detach(u), TN_CPU), TN_F64));
+    tn_tensor *flat = uc ? tn__new_checked(fn, TN_SHAPE(NC, L, K), TN_I64) : NULL;
+    int64_t *seq = flat ? (int64_t *)tn__malloc_n(fn, os[0] + (nsp > 1 ? os[1] : 0) + (nsp > 2 ? os[2] : 0), sizeof(int64_t)) : NULL;
+    if (!seq) { tn_release(flat); tn_scope_end(); return NULL; }
+    tn__own(flat);
+    const double *up = (const double *)tn_data_ptr(uc);
+    int64_t *fp = (int64_t *)tn_data_ptr(flat), *sq[3] = {seq, nsp > 1 ? seq + os[0] : NULL, nsp > 2 ? seq + os[0] + os[1] : NULL};
+    for (int64_t pl = 0; pl < NC; pl++) {
+        for (int i = 0; i < nsp; i++) {   /* the 2-d sample pair is (w, h); the 3-d triple (t, h, w) */
+            const double v = up[pl * nsp + (nsp == 2 ? 1 - i : i)];
+            if (x->dtype == TN_F32) tn__frac_intervals_f32((float)v, in[i], os[i], k[i], sq[i]);
+            else tn__frac_intervals_f64(v, in[i], os[i], k[i], sq[i]);
+        }
+        for (int64_t o = 0; o < L; o++) {
+            int64_t oi[3] = {o, 0, 0}, r = o;
+            for (int i = nsp - 1; i >= 0; i--) { oi[i] = r % os[i]; r /= os[i]; }
+            for (int64_t j = 0; j < K; j++) {
+                int64_t ki[3] = {j, 0, 0}, q = j, f = 0;
+                for (int i = nsp - 1; i >= 0; i--) { ki[i] = q % k[i]; q /= k[i]; }
+                for (int i = 0; i < nsp; i++) f = f * in[i] + sq[i][oi[i]] + ki[i];
+                fp[(pl * L + o) * K + j] = f;
+            }
+        }
+    }
+    TN_FREE(seq);
+    const int64_t V = tn__numel(in, nsp);
+    tn_tensor *fd = tn_to(flat, x->device);
+    tn_tensor *vals = tn_reshape(tn_gather(tn_reshape(x, TN_SHAPE(NC, V)), 1, tn_reshape(fd, TN_SHAPE(NC, L * K))), TN_SHAPE(NC, L, K));
+    tn_tensor *kidx = NULL, *y = tn_max_dim(vals, -1, false, indices ? &kidx : NULL);
+    const int64_t *shp = batched ? oshape : oshape + 1;
+    const int nd = batched ? nsp + 2 : nsp + 1;
+    if (y && indices) *indices = tn_keep(tn_reshape(tn_squeeze_dim(tn_gather(fd, 2, tn_unsqueeze(kidx, -1)), -1), shp, nd));
+    y = tn_reshape(y, shp, nd);
+    if (!y && indices && *indices) { tn_release(*indices); *indices = NULL; }
+    return tn__scope_return(tn__grad_name(y, nsp == 2 ? "FractionalMaxPool2DBackward0" : "FractionalMaxPool3DBackward0"));
+}
+TNDEF tn_tensor *tn_fractional_max_pool2d(tn_tensor *x, const int64_t kernel_size[2], const int64_t output_size[2], tn_tensor *random_samples, tn_tensor **indices) {
+    if (!kernel_size || !output_size) return (tn_tensor *)tn__error("tn_fractional_max_pool2d: kernel_size and output_size are required");
+    return TN__AS("tn_fractional_max_pool2d", tn__fractional_impl("tn_fractional_max_pool2d", x, 2, kernel_size, output_size, random_samples, indices));
+}
+TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_size[3], const int64_t output_size[3], tn_tensor *random_samples, tn_tensor **indices) {
+    if (!kernel_size || !output_size) return (tn_tensor *)tn__error("tn_fractional_max_pool3d: kernel_size and output_size are required");
+    return TN__AS("tn_fractional_max_pool3d", tn__fractional_impl("tn_fractional_max_pool3d", x, 3, kernel_size, output_size, random_samples, indices));
 }
 
 /* ======================================================================= */
@@ -11830,6 +12802,112 @@ TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tens
 }
 
 /* ======================================================================= */
+/* src/nn/lrn.c: local response norm, CrossMapLRN2d, channel shuffle       */
+/* ======================================================================= */
+/* ---- local response normalisation, CrossMapLRN2d, channel shuffle ----
+   The sums over neighbouring channels are one [C, C] band matrix applied along the channel
+   dim (tn__along), so the gradient is matmul's. */
+/* A [C, C] matrix of v where j - c is in [lo, hi] (the band), plus v at column 0 for the rows
+   from extra0 on (CrossMapLRN2d's quirk; -1: none). */
+static tn_tensor *tn__band_matrix(const char *fn, int64_t C, int64_t lo, int64_t hi, double v, int64_t extra0, const tn_tensor *like) {
+    double *m = (double *)tn__malloc_n(fn, tn__mul_or(C, C, -1), sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)(C * C) * sizeof(double));
+    for (int64_t c = 0; c < C; c++) {
+        for (int64_t j = TN__MAX(0, c + lo); j <= TN__MIN(C - 1, c + hi); j++) m[c * C + j] = v;
+        if (extra0 >= 0 && c >= extra0 && c + lo > 0) m[c * C] = v;
+    }
+    tn_tensor *t = tn__dim_matrix(m, C, C, like);
+    TN_FREE(m);
+    return t;
+}
+static tn_tensor *tn__lrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
+    const char *fn = "tn_local_response_norm";
+    TN__CHECK_NULL(x);
+    if (x->ndim < 3) return (tn_tensor *)tn__error("%s: Expected 3D or higher dimensionality input (got %d dimensions)", fn, x->ndim);
+    if (size <= 0) return (tn_tensor *)tn__error("%s: size must be positive, got %lld", fn, (long long)size);
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    if (tn_numel(x) == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
+    const int64_t C = x->shape[1];
+    tn_scope_begin();
+    /* avg_pool of x^2 over [c - size/2, c + (size-1)/2], zero padded: divisor size */
+    tn_tensor *band = tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0 / (double)size, -1, x);
+    tn_tensor *div = tn_pow_scalar(tn_add_scalar(tn_mul_scalar(tn__along(tn_mul(x, x), 1, x->ndim, band), o.alpha), o.k), o.beta);
+    return tn__scope_return(tn_div(x, div));   /* DivBackward0, as PyTorch */
+}
+TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts o) { return TN__AS("tn_local_response_norm", tn__lrn_impl(x, size, o)); }
+TNDEF tn_tensor *tn_local_response_norm_str(tn_tensor *x, int64_t size, const char *options) {
+    TN__KW_STR(tn_lrn_opts, lrn, "tn_local_response_norm", options, tn_local_response_norm_opts(x, size, o));
+}
+
+/* CrossMapLRN2d: the forward of PyTorch's legacy loop and that function's own backward,
+   gx = scale^-beta gy - 2 alpha beta / size * x * B (gy y / scale), B the band of rows
+   [c - ipp, c + size - 1 - ipp] (ipp = int(size - (size - 1) / 2), its Python port's). Saved:
+   x, scale, y; attributes: size (i[0]), alpha, beta (d[0], d[1]). */
+static int tn__cmlrn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *x = tn_ctx_saved(n, 0), *scale = tn_ctx_saved(n, 1), *y = tn_ctx_saved(n, 2);
+    if (!x || !scale || !y) return -1;
+    const int64_t size = n->i[0], C = x->shape[1], ipp = (int64_t)((double)size - (double)(size - 1) / 2);
+    const double alpha = n->d[0], beta = n->d[1];
+    tn_tensor *band = tn__band_matrix("CrossMapLRN2d backward", C, -ipp, size - 1 - ipp, 1.0, -1, x);
+    tn_tensor *ratio = tn__along(tn_div(tn_mul(gy, y), scale), 1, 4, band);
+    gin[0] = tn_sub(tn_mul(tn_pow_scalar(scale, -beta), gy), tn_mul_scalar(tn_mul(x, ratio), 2 * alpha * beta / (double)size));
+    return gin[0] ? 0 : -1;
+}
+static tn_tensor *tn__cmlrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
+    const char *fn = "tn_cross_map_lrn2d";
+    TN__CHECK_NULL(x);
+    if (x->ndim != 4) return (tn_tensor *)tn__error("%s: CrossMapLRN2d: Expected input to be 4D, got %dD instead.", fn, x->ndim);
+    if (size <= 0) return (tn_tensor *)tn__error("%s: size must be positive, got %lld", fn, (long long)size);
+    if (tn__nn_check(fn, x, "input")) return NULL;
+    const int64_t C = x->shape[1], h = (size - 1) / 2;
+    tn_scope_begin();
+    tn_no_grad_begin();
+    tn_tensor *band = tn__band_matrix(fn, C, -h, h, 1.0, h + 1, x);
+    tn_tensor *scale = tn_add_scalar(tn_mul_scalar(tn__along(tn_mul(x, x), 1, 4, band), o.alpha / (double)size), o.k);
+    tn_tensor *y = tn_contiguous(tn_mul(tn_pow_scalar(scale, -o.beta), x));
+    tn_no_grad_end();
+    if (y && tn_requires_grad(x) && tn_is_grad_enabled()) {
+        /* the output is a copy of its own: saving the tensor the node is attached to would
+           make a cycle (output -> node -> output) that is never freed */
+        tn_tensor *out = tn_clone(y);
+        tn_node *nd = out ? tn__fn_node("CrossMapLRN2dBackward", tn__cmlrn_bw, &x, 1) : NULL;
+        if (nd) {
+            nd->i[0] = size; nd->ni = 1;
+            nd->d[0] = o.alpha; nd->d[1] = o.beta;
+            tn__node_save(nd, x);
+            tn__node_save(nd, scale);
+            tn__node_save(nd, y);
+        }
+        y = tn__node_attach(nd, out);
+    }
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_cross_map_lrn2d_opts(tn_tensor *x, int64_t size, tn_lrn_opts o) { return TN__AS("tn_cross_map_lrn2d", tn__cmlrn_impl(x, size, o)); }
+TNDEF tn_tensor *tn_cross_map_lrn2d_str(tn_tensor *x, int64_t size, const char *options) {
+    TN__KW_STR(tn_lrn_opts, lrn, "tn_cross_map_lrn2d", options, tn_cross_map_lrn2d_opts(x, size, o));
+}
+
+static tn_tensor *tn__channel_shuffle_impl(tn_tensor *x, int64_t g) {
+    const char *fn = "tn_channel_shuffle";
+    TN__CHECK_NULL(x);
+    if (x->ndim <= 2) return (tn_tensor *)tn__error("%s: channel_shuffle expects input with > 2 dims, but got input with sizes %s", fn, TN__SHAPE(x));
+    if (g <= 0) return (tn_tensor *)tn__error("%s: Number of groups to divide channels in must be positive. Value of groups:%lld", fn, (long long)g);
+    const int64_t C = x->shape[1];
+    if (C % g) return (tn_tensor *)tn__error("%s: Number of channels must be divisible by groups. Got %lld channels and %lld groups.", fn, (long long)C, (long long)g);
+    if (x->ndim + 1 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: input %s has too many dims", fn, TN__SHAPE(x));
+    int64_t s[TN_MAX_DIMS];
+    s[0] = x->shape[0]; s[1] = g; s[2] = C / g;
+    for (int d = 2; d < x->ndim; d++) s[d + 1] = x->shape[d];
+    tn_scope_begin();
+    tn_tensor *y = tn_reshape(tn_contiguous(tn_transpose(tn_reshape(x, s, x->ndim + 1), 1, 2)), x->shape, x->ndim);
+    if (y && tn_same_storage(y, x)) y = tn_clone(y);   /* one group: a new tensor, as PyTorch */
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups) { return TN__AS("tn_channel_shuffle", tn__channel_shuffle_impl(x, groups)); }
+
+/* ======================================================================= */
 /* src/nn/dropout.c: dropout, dropout2d                                    */
 /* ======================================================================= */
 /* ---- dropout ---- */
@@ -11920,7 +12998,9 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
     return tn__own(m);
 }
-static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {
+/* channels: 0 elementwise, 2 dropout2d's channels (3-d [N, C, L] or 4-d input), 3 dropout3d's
+   (5-d, or an unbatched 4-d [C, D, H, W]). */
+static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, int channels) {
     TN__CHECK_NULL(x);
     if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
     if (!training || p == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
@@ -11928,9 +13008,12 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
     int64_t shape[TN_MAX_DIMS];
     int nd = x->ndim;
     memcpy(shape, x->shape, (size_t)nd * sizeof(int64_t));
-    if (channels) {
+    if (channels == 2) {
         if (nd != 3 && nd != 4) return (tn_tensor *)tn__error("%s: expected 3-d [N, C, L] or 4-d [N, C, H, W] input, got %s", fn, TN__SHAPE(x));
         for (int d = 2; d < nd; d++) shape[d] = 1;   /* PyTorch 1.13's feature_dropout: one draw per (dim 0, dim 1) */
+    } else if (channels == 3) {
+        if (nd != 4 && nd != 5) return (tn_tensor *)tn__error("%s: expected 4-d [C, D, H, W] or 5-d [N, C, D, H, W] input, got %s", fn, TN__SHAPE(x));
+        for (int d = nd - 3; d < nd; d++) shape[d] = 1;   /* one draw per channel (of each sample) */
     }
     tn_scope_begin();
     /* bernoulli_p's draws, made where x lives: the same mask for the same seed on every device */
@@ -11940,8 +13023,9 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
                                                 x->dtype), 1 / (1 - p));
     return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
 }
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, false)); }
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, true)); }
+TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, 0)); }
+TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, 2)); }
+TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, p, training, 3)); }
 
 /* ======================================================================= */
 /* src/nn/embedding.c: embedding, one_hot, scaled dot-product attention    */
@@ -12015,21 +13099,170 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
 }
 
 /* ======================================================================= */
+/* src/nn/embedding_bag.c: embedding_bag: sum, mean and max bags           */
+/* ======================================================================= */
+/* ---- embedding_bag ----
+   The bags as rows of a [B, Lmax] table of input positions (the host reads the offsets),
+   their embeddings gathered into [B, Lmax, D] and reduced over the bag with the padding
+   slots masked out: sums and means weigh them by 0, maxima see -inf. All of it
+   differentiable (index_select, where, sum, max), so the gradients reach weight and
+   per_sample_weights, twice too. */
+static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embedding_bag_fn_opts o) {
+    const char *fn = "tn_embedding_bag";
+    TN__CHECK_NULL(in, w);
+    tn_tensor *off = o.offsets, *psw = o.per_sample_weights;
+    if (in->dtype != TN_I64 && in->dtype != TN_I32) return (tn_tensor *)tn__error("%s: expected input of dtype int64 or int32, got %s", fn, tn_dtype_name(in->dtype));
+    if (w->ndim != 2) return (tn_tensor *)tn__error("%s: weight has to be a 2D Tensor, but got Tensor of dimension %d", fn, w->ndim);
+    if (!tn_dtype_is_floating(w->dtype)) return (tn_tensor *)tn__error("%s: expected a floating point weight, got %s", fn, tn_dtype_name(w->dtype));
+    if (o.mode < TN_BAG_SUM || o.mode > TN_BAG_MAX) return (tn_tensor *)tn__error("%s: mode %d is not TN_BAG_SUM, TN_BAG_MEAN or TN_BAG_MAX", fn, o.mode);
+    if (in->ndim == 2 && off) return (tn_tensor *)tn__error("%s: if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences. However, found offsets of type Tensor", fn);
+    if (in->ndim == 1 && !off) return (tn_tensor *)tn__error("%s: offsets has to be a 1D Tensor but got None", fn);
+    if (in->ndim != 1 && in->ndim != 2) return (tn_tensor *)tn__error("%s: input has to be 1D or 2D Tensor, but got Tensor of dimension %d", fn, in->ndim);
+    if (off && (off->ndim != 1 || (off->dtype != TN_I64 && off->dtype != TN_I32)))
+        return (tn_tensor *)tn__error("%s: offsets has to be a 1D int64 or int32 Tensor, got %s of %s", fn, TN__SHAPE(off), tn_dtype_name(off->dtype));
+    if (psw && o.mode != TN_BAG_SUM)
+        return (tn_tensor *)tn__error("%s: embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got mode='%s'). Please open a feature request on GitHub.",
+                                      fn, o.mode == TN_BAG_MEAN ? "mean" : "max");
+    if (psw && (psw->ndim != in->ndim || memcmp(psw->shape, in->shape, (size_t)in->ndim * sizeof(int64_t))))
+        return (tn_tensor *)tn__error("%s: embedding_bag: If per_sample_weights (%s) is not None, then it must have the same shape as the input (%s)", fn, TN__SHAPE(psw), TN__SHAPE(in));
+    if (psw && tn__nn_same(fn, w, psw, "per_sample_weights")) return NULL;
+    const int64_t V = w->shape[0], D = w->shape[1], n = tn_numel(in);
+    int64_t pad = o.padding_idx;
+    if (pad != TN_NONE && (pad < -V || pad >= V)) return (tn_tensor *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)V, (long long)pad);
+    if (pad != TN_NONE && pad < 0) pad += V;
+    tn_scope_begin();
+    tn_tensor *ic = tn_contiguous(tn_to_dtype(tn_to(in, TN_CPU), TN_I64)), *oc = off ? tn_contiguous(tn_to_dtype(tn_to(off, TN_CPU), TN_I64)) : NULL;
+    if (!ic || (off && !oc)) { tn_scope_end(); return NULL; }
+    const int64_t *ip = (const int64_t *)tn_data_ptr(ic), *op = oc ? (const int64_t *)tn_data_ptr(oc) : NULL;
+    for (int64_t i = 0; i < n; i++)
+        if (ip[i] < 0 || ip[i] >= V) { tn_scope_end(); return (tn_tensor *)tn__error("%s: index %lld is out of range for %lld embeddings (index out of range in self)", fn, (long long)ip[i], (long long)V); }
+    int64_t B, Lmax = 0;
+    if (!off) { B = in->shape[0]; Lmax = in->shape[1]; }
+    else {
+        const int64_t no = off->shape[0];
+        B = o.include_last_offset ? no - 1 : no;
+        if (no > 0 && op[0] != 0) {
+            tn_scope_end();
+            return (tn_tensor *)tn__error("%s: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got %lld", fn, (long long)op[0]);
+        }
+        if (no > 0 && op[no - 1] > n) {
+            tn_scope_end();
+            return (tn_tensor *)tn__error("%s: offsets[-1] can not be greater than input's length %lld but got offsets[-1] of %lld", fn, (long long)n, (long long)op[no - 1]);
+        }
+        if (B < 0) B = 0;
+        for (int64_t b = 0; b < B; b++) {
+            const int64_t end = b + 1 < no ? op[b + 1] : n;
+            if (end < op[b]) { tn_scope_end(); return (tn_tensor *)tn__error("%s: offsets must be non-decreasing, got offsets[%lld] = %lld after %lld", fn, (long long)(b + 1), (long long)end, (long long)op[b]); }
+            Lmax = TN__MAX(Lmax, end - op[b]);
+        }
+    }
+    /* pos [B, Lmax]: input positions (0 in a padding slot), keep: the slot counts */
+    int64_t BL;
+    if (!tn__mul_ok(B, Lmax, &BL)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: the bags are too large", fn); }
+    if (tn__check_shape(fn, TN_SHAPE(B, Lmax, D))) { tn_scope_end(); return NULL; }
+    tn_tensor *pos = tn__own(tn__new(TN_I64, TN_CPU, TN_SHAPE(B, Lmax))), *keep = tn__own(tn__new(TN_BOOL, TN_CPU, TN_SHAPE(B, Lmax)));
+    tn_tensor *cnt = tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(B, 1)));
+    if (!pos || !keep || !cnt) { tn_scope_end(); return NULL; }
+    int64_t *pp = (int64_t *)tn_data_ptr(pos);
+    bool *kp = (bool *)tn_data_ptr(keep);
+    double *cp = (double *)tn_data_ptr(cnt);
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t start = off ? op[b] : b * Lmax, end = off ? (b + 1 < off->shape[0] ? op[b + 1] : n) : start + Lmax;
+        int64_t c = 0;
+        for (int64_t j = 0; j < Lmax; j++) {
+            const bool in_bag = start + j < end, use = in_bag && (pad == TN_NONE || ip[start + j] != pad);
+            pp[b * Lmax + j] = in_bag ? start + j : 0;
+            kp[b * Lmax + j] = use;
+            c += use;
+        }
+        cp[b] = (double)c;
+    }
+    tn_tensor *posd = tn_to(pos, w->device), *keepd = tn_to(tn_unsqueeze(keep, -1), w->device);
+    tn_tensor *idx = tn_index_select(tn_to(tn_reshape(ic, TN_SHAPE(-1)), w->device), 0, tn_reshape(posd, TN_SHAPE(-1)));
+    tn_tensor *rows = tn_reshape(tn_index_select(w, 0, idx), TN_SHAPE(B, Lmax, D)), *y;
+    if (o.mode == TN_BAG_MAX) {
+        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn_to(tn_full(NULL, 0, -INFINITY, w->dtype), w->device)), 1, false, NULL) : NULL;
+        tn_tensor *empty = tn_to(tn_eq_scalar(cnt, 0), w->device);
+        y = Lmax ? tn_where(empty, tn_zeros_like(y), y) : tn_to(tn_zeros(TN_SHAPE(B, D), w->dtype), w->device);
+    } else {
+        tn_tensor *scale = tn_to_dtype(keepd, w->dtype);
+        if (psw) scale = tn_mul(scale, tn_reshape(tn_index_select(tn_reshape(psw, TN_SHAPE(-1)), 0, tn_reshape(posd, TN_SHAPE(-1))), TN_SHAPE(B, Lmax, 1)));
+        y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1), false);
+        if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, 1, INFINITY), w->dtype), w->device));
+    }
+    return tn__scope_return(tn__grad_name(y, "EmbeddingBagBackward0"));
+}
+TNDEF tn_tensor *tn_embedding_bag_opts(tn_tensor *input, tn_tensor *weight, tn_embedding_bag_fn_opts o) { return TN__AS("tn_embedding_bag", tn__embedding_bag_impl(input, weight, o)); }
+TNDEF tn_tensor *tn_embedding_bag_str(tn_tensor *input, tn_tensor *weight, tn_tensor *offsets, tn_tensor *per_sample_weights, const char *options) {
+    TN__KW_STR(tn_embedding_bag_fn_opts, embedding_bag, "tn_embedding_bag", options,
+               (o.offsets = offsets, o.per_sample_weights = per_sample_weights, tn_embedding_bag_opts(input, weight, o)));
+}
+
+/* ======================================================================= */
 /* src/nn/resize.c: interpolate, pixel shuffle                             */
 /* ======================================================================= */
 /* ---- resizing ---- */
+/* F.interpolate's modes, by their names' order. */
+enum { TN__NEAREST, TN__NEAREST_EXACT, TN__LINEAR, TN__BILINEAR, TN__BICUBIC, TN__TRILINEAR, TN__AREA };
+static const char *const tn__interp_modes[7] = {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"};
+/* PyTorch's cubic convolution weights (A = -0.75) of the 4 taps around t in [0, 1). */
+static void tn__cubic_coeffs(double t, double c[4]) {
+    const double A = -0.75, x1 = t, x2 = 1 - t;
+#define TN__CC1(x) (((A + 2) * (x) - (A + 3)) * (x) * (x) + 1)
+#define TN__CC2(x) ((((x) * A - 5 * A) * (x) + 8 * A) * (x) - 4 * A)
+    c[0] = TN__CC2(x1 + 1); c[1] = TN__CC1(x1); c[2] = TN__CC1(x2); c[3] = TN__CC2(x2 + 1);
+#undef TN__CC1
+#undef TN__CC2
+}
+/* Bicubic resizing's [out, in] matrix: 4 taps per output, their indices clamped into the
+   input as PyTorch's upsample_get_value_bounded (clamped taps add up). */
+static tn_tensor *tn__cubic_matrix(const char *fn, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
+    double *m = (double *)tn__malloc_n(fn, tn__mul_or(in, out, -1), sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    for (int64_t o = 0; o < out; o++) {
+        const double src = align_corners ? (double)o * scale : ((double)o + 0.5) * scale - 0.5;   /* cubic: not clamped at 0 */
+        const double f = floor(src);
+        double c[4];
+        tn__cubic_coeffs(src - f, c);
+        for (int k = 0; k < 4; k++) {
+            double j = f - 1 + k;
+            j = j < 0 ? 0 : j > (double)(in - 1) ? (double)(in - 1) : j;   /* clamped before converting */
+            m[o * in + (int64_t)j] += c[k];
+        }
+    }
+    tn_tensor *t = tn__dim_matrix(m, out, in, like);
+    TN_FREE(m);
+    return t;
+}
+/* nearest and nearest-exact's source index of each output, in float as PyTorch computes it. */
+static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, const double *sf, bool exact, tn_device device) {
+    int64_t *ix = (int64_t *)tn__malloc_n(fn, out, sizeof(int64_t));
+    if (!ix) return NULL;
+    const float scale = sf && *sf > 0 ? (float)(1.0 / *sf) : (float)in / (float)out;
+    for (int64_t o = 0; o < out; o++) {
+        const float v = floorf(exact ? ((float)o + 0.5f) * scale : (float)o * scale);
+        ix[o] = v < (float)(in - 1) ? (int64_t)v : in - 1;   /* clamped before converting */
+    }
+    tn_tensor *t = tn_to(tn_from_data(ix, TN_SHAPE(out), TN_I64), device);
+    TN_FREE(ix);
+    return t;
+}
 static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const double *sf, const char *mode, bool align_corners) {
     const char *fn = "tn_interpolate";
     TN__CHECK_NULL(x);
-    int nsp = x->ndim - 2, m = !mode ? -1 : !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") ? 1 : !strcmp(mode, "bilinear") ? 2 : -1;
-    if (m < 0) return (tn_tensor *)tn__error("%s: mode '%s' is not supported (nearest, linear, bilinear)", fn, mode ? mode : "(null)");
-    if (nsp < 1 || nsp > 2 || (m == 1 && nsp != 1) || (m == 2 && nsp != 2))
-        return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, m == 1 ? "3-d [N, C, W]" : m == 2 ? "4-d [N, C, H, W]" : "3-d or 4-d", TN__SHAPE(x));
+    int m = -1;
+    for (int i = 0; mode && i < 7; i++) if (!strcmp(mode, tn__interp_modes[i])) m = i;
+    if (m < 0) return (tn_tensor *)tn__error("%s: mode '%s' is not supported (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)", fn, mode ? mode : "(null)");
+    const int nsp = x->ndim - 2, need = m == TN__LINEAR ? 1 : m == TN__BILINEAR || m == TN__BICUBIC ? 2 : m == TN__TRILINEAR ? 3 : 0;
+    if (nsp < 1 || nsp > 3 || (need && nsp != need))
+        return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, need == 1 ? "3-d [N, C, W]" : need == 2 ? "4-d [N, C, H, W]" : need == 3 ? "5-d [N, C, D, H, W]" : "3-d, 4-d or 5-d", TN__SHAPE(x));
     if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
-    if (m == 0 && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear", fn);
+    const bool interp = m >= TN__LINEAR && m <= TN__TRILINEAR;
+    if (!interp && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
-    int64_t out[2], oshape[4] = {x->shape[0], x->shape[1], 0, 0};
-    double scale[2];
+    int64_t out[3], oshape[5] = {x->shape[0], x->shape[1], 0, 0, 0};
+    double scale[3];
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (sf && !(sf[i] > 0)) return (tn_tensor *)tn__error("%s: scale_factor must be positive, got %g", fn, sf[i]);
@@ -12038,29 +13271,27 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
         if (out[i] <= 0 || in <= 0) return (tn_tensor *)tn__error("%s: input %s and output size %lld must be positive", fn, TN__SHAPE(x), (long long)out[i]);
         oshape[2 + i] = out[i];
         /* PyTorch's area_pixel_compute_scale: a given scale_factor is used as is */
-        scale[i] = m && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
+        scale[i] = interp && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
+        if (m == TN__AREA && tn__adaptive_fits(fn, in, out[i])) return NULL;
     }
     /* the output's size first: the index tables and matrices below are sized by it */
     if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
     tn_scope_begin();
     tn_tensor *y = x;
-    for (int i = 0; i < nsp; i++) {
-        int64_t in = x->shape[2 + i];
-        if (m == 0) {
-            int64_t *ix = (int64_t *)tn__malloc_n(fn, out[i], sizeof(int64_t));
-            if (!ix) { tn_scope_end(); return NULL; }
-            for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
-            y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
-            TN_FREE(ix);
-            if (!y) break;   /* out of memory: the next dim would read y */
-        } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
-            tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x);
-            y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
-        }
+    for (int i = 0; i < nsp && y; i++) {
+        const int64_t in = x->shape[2 + i];
+        if (m == TN__NEAREST || m == TN__NEAREST_EXACT) y = tn_index_select(y, 2 + i, tn__nearest_table(fn, in, out[i], sf ? &sf[i] : NULL, m == TN__NEAREST_EXACT, x->device));
+        else if (m == TN__BICUBIC) y = tn__along(y, 2 + i, x->ndim, tn__cubic_matrix(fn, in, out[i], scale[i], align_corners, x));
+        else if (out[i] != in)   /* an unchanged size is copied whatever scale_factor says, as PyTorch's linear and area modes */
+            y = tn__along(y, 2 + i, x->ndim, tn__resize_matrix(fn, m == TN__AREA ? 0 : 1, in, out[i], scale[i], align_corners, x));
     }
-    y = y == x ? tn_clone(x) : y;
-    return tn__scope_return(tn__grad_name(y, m == 0 ? (nsp == 1 ? "UpsampleNearest1DBackward1" : "UpsampleNearest2DBackward1")
-                                             : m == 1 ? "UpsampleLinear1DBackward1" : "UpsampleBilinear2DBackward1"));
+    y = y == x ? tn_clone(x) : tn_contiguous(y);
+    static const char *const names[7][3] = {
+        {"UpsampleNearest1DBackward1", "UpsampleNearest2DBackward1", "UpsampleNearest3DBackward1"},
+        {"UpsampleNearestExact1DBackward1", "UpsampleNearestExact2DBackward1", "UpsampleNearestExact3DBackward1"},
+        {"UpsampleLinear1DBackward1", NULL, NULL}, {NULL, "UpsampleBilinear2DBackward1", NULL}, {NULL, "UpsampleBicubic2DBackward1", NULL},
+        {NULL, NULL, "UpsampleTrilinear3DBackward1"}, {"SqueezeBackward1", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0"}};
+    return tn__scope_return(tn__grad_name(y, names[m][nsp - 1]));
 }
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
     return TN__AS("tn_interpolate", tn__interpolate_impl(x, size, scale_factor, mode, align_corners));
@@ -12097,6 +13328,142 @@ static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, boo
 }
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t r) { return TN__AS("tn_pixel_shuffle", tn__pixel_shuffle("tn_pixel_shuffle", x, r, false)); }
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t r) { return TN__AS("tn_pixel_unshuffle", tn__pixel_shuffle("tn_pixel_unshuffle", x, r, true)); }
+
+/* ======================================================================= */
+/* src/nn/grid_sample.c: grid_sample and affine_grid                       */
+/* ======================================================================= */
+/* ---- grid_sample, affine_grid ----
+   Sampling is gathers of the input at the integer taps around each grid point, weighted by
+   the distances to them: the source coordinates are library ops on the grid (unnormalised,
+   clamped or reflected as PyTorch's compute_coordinates), the taps their floors (or
+   roundings) taken without gradient, so the result differentiates in the input (gather's
+   backward) and in the grid (the weights'), to any order. */
+/* PyTorch's reflect_coordinates of c into [twice_low / 2, twice_high / 2], then its clip. */
+static tn_tensor *tn__grid_reflect(tn_tensor *c, double twice_low, double twice_high, int64_t size) {
+    if (twice_low == twice_high) return tn_mul_scalar(c, 0);
+    const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
+    tn_tensor *a = tn_abs(tn_sub_scalar(c, lo));
+    tn_tensor *flips = tn_floor(tn_div_scalar(tn_detach(a), span));
+    tn_tensor *extra = tn_sub(a, tn_mul_scalar(flips, span));   /* fmod(a, span) with a's gradient */
+    tn_tensor *even = tn_eq_scalar(tn_remainder_scalar(flips, 2), 0);
+    tn_tensor *r = tn_where(even, tn_add_scalar(extra, lo), tn_add_scalar(tn_rsub_scalar(extra, span), lo));
+    return tn_clamp(r, 0, (double)(size - 1));
+}
+/* The source coordinate along a dim of size from the normalised grid coordinate g. */
+static tn_tensor *tn__grid_coord(tn_tensor *g, int64_t size, int padding, bool align) {
+    tn_tensor *c = align ? tn_mul_scalar(tn_add_scalar(g, 1), (double)(size - 1) / 2) : tn_div_scalar(tn_sub_scalar(tn_mul_scalar(tn_add_scalar(g, 1), (double)size), 1), 2);
+    if (padding == TN_GRID_BORDER) return tn_clamp(c, 0, (double)(size - 1));
+    if (padding == TN_GRID_REFLECTION) return align ? tn__grid_reflect(c, 0, 2.0 * (double)(size - 1), size) : tn__grid_reflect(c, -1, 2.0 * (double)size - 1, size);
+    return c;
+}
+static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_opts o) {
+    const char *fn = "tn_grid_sample";
+    TN__CHECK_NULL(x, grid);
+    if ((x->ndim != 4 && x->ndim != 5) || grid->ndim != x->ndim)
+        return (tn_tensor *)tn__error("%s: grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got input with sizes %s and grid with sizes %s",
+                                      fn, TN__SHAPE(x), TN__SHAPE(grid));
+    const int nsp = x->ndim - 2;
+    if (grid->shape[0] != x->shape[0])
+        return (tn_tensor *)tn__error("%s: grid_sampler(): expected grid and input to have same batch size, but got input with sizes %s and grid with sizes %s", fn, TN__SHAPE(x), TN__SHAPE(grid));
+    if (grid->shape[grid->ndim - 1] != nsp)
+        return (tn_tensor *)tn__error("%s: grid_sampler(): expected grid to have size %d in last dimension, but got grid with sizes %s", fn, nsp, TN__SHAPE(grid));
+    for (int d = 2; d < x->ndim; d++)
+        if (x->shape[d] <= 0)
+            return (tn_tensor *)tn__error("%s: grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes %s with dimension %d being empty", fn, TN__SHAPE(x), d);
+    if (o.mode < 0 || o.mode > TN_GRID_BICUBIC || o.padding_mode < 0 || o.padding_mode > TN_GRID_REFLECTION)
+        return (tn_tensor *)tn__error("%s: mode %d or padding_mode %d is out of range", fn, o.mode, o.padding_mode);
+    if (o.mode == TN_GRID_BICUBIC)
+        return (tn_tensor *)tn__error("%s: grid_sampler(): mode 'bicubic' is not supported (bilinear and nearest are)", fn);
+    if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, grid, "grid")) return NULL;
+    const int64_t N = x->shape[0], C = x->shape[1], *in = x->shape + 2, *out = grid->shape + 1, V = tn__numel(in, nsp), L = tn__numel(out, nsp);
+    int64_t oshape[5] = {N, C, 0, 0, 0};
+    for (int i = 0; i < nsp; i++) oshape[2 + i] = out[i];
+    if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
+    tn_scope_begin();
+    /* coords[i]: the source coordinate along spatial dim i (D, H, W order); the grid's last
+       dim lists them as (x, y[, z]), the reverse */
+    tn_tensor *coord[3], *xf = tn_reshape(x, TN_SHAPE(N, C, V)), *y = NULL;
+    for (int i = 0; i < nsp; i++) coord[i] = tn__grid_coord(tn_select(grid, -1, nsp - 1 - i), in[i], o.padding_mode, o.align_corners);
+    const int corners = o.mode == TN_GRID_NEAREST ? 1 : 1 << nsp;
+    tn_tensor *base[3], *frac[3];
+    for (int i = 0; i < nsp; i++) {   /* the first tap: floor (or the nearest), from finite values */
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), -2, (double)in[i] + 1), -2, (double)in[i] + 1, -2);
+        base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
+        frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
+    }
+    for (int k = 0; k < corners; k++) {
+        tn_tensor *lin = NULL, *valid = NULL, *w = NULL;
+        for (int i = 0; i < nsp; i++) {
+            const int up = k >> (nsp - 1 - i) & 1;
+            tn_tensor *t = up ? tn_add_scalar(base[i], 1) : base[i];
+            tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
+            tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+            valid = valid ? tn_logical_and(valid, ok) : ok;
+            lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
+            if (o.mode != TN_GRID_NEAREST) {
+                tn_tensor *wi = up ? frac[i] : tn_rsub_scalar(frac[i], 1);
+                w = w ? tn_mul(w, wi) : wi;
+            }
+        }
+        tn_tensor *idx = tn_expand(tn_reshape(lin, TN_SHAPE(N, 1, L)), TN_SHAPE(N, C, L));
+        tn_tensor *v = tn_gather(xf, 2, idx);
+        tn_tensor *vw = tn_reshape(valid, TN_SHAPE(N, 1, L));
+        if (w) v = tn_mul(v, tn_where(vw, tn_reshape(w, TN_SHAPE(N, 1, L)), tn_zeros(NULL, 0, x->dtype)));   /* a tap outside adds nothing, not NaN * 0 */
+        else v = tn_where(vw, v, tn_zeros(NULL, 0, x->dtype));
+        y = y ? tn_add(y, v) : v;
+    }
+    if (o.mode == TN_GRID_NEAREST && tn_requires_grad(grid) && tn_is_grad_enabled()) {
+        /* PyTorch's grid gradient is zeros, not None: a zero term that depends on the grid */
+        tn_tensor *z = tn_where(tn_isfinite(grid), tn_mul_scalar(grid, 0), tn_zeros(NULL, 0, x->dtype));
+        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1), false), TN_SHAPE(N, 1, L)));
+    }
+    y = tn_reshape(y, oshape, x->ndim);
+    return tn__scope_return(tn__grad_name(y, nsp == 2 ? "GridSampler2DBackward0" : "GridSampler3DBackward0"));
+}
+TNDEF tn_tensor *tn_grid_sample_opts(tn_tensor *input, tn_tensor *grid, tn_grid_opts o) { return TN__AS("tn_grid_sample", tn__grid_sample_impl(input, grid, o)); }
+TNDEF tn_tensor *tn_grid_sample_str(tn_tensor *input, tn_tensor *grid, const char *options) {
+    TN__KW_STR(tn_grid_opts, grid_sample, "tn_grid_sample", options, tn_grid_sample_opts(input, grid, o));
+}
+
+/* affine_grid: the base grid [H * W, 3] of (x, y, 1) (D * H * W of (x, y, z, 1)) times theta^T. */
+static tn_tensor *tn__affine_grid_impl(tn_tensor *theta, const int64_t *size, int n, bool align) {
+    const char *fn = "tn_affine_grid";
+    TN__CHECK_NULL(theta);
+    if (!size || (n != 4 && n != 5))
+        return (tn_tensor *)tn__error("%s: affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got %d sizes.", fn, n);
+    for (int i = 0; i < n; i++)
+        if (size[i] <= 0) return (tn_tensor *)tn__error("%s: Expected non-zero, positive output size. Got %s", fn, tn__shape_str(size, n));
+    if (!tn_dtype_is_floating(theta->dtype)) return (tn_tensor *)tn__error("%s: Expected theta to have floating point type, but got %s", fn, tn_dtype_name(theta->dtype));
+    const int nsp = n - 2;
+    if (theta->ndim != 3 || theta->shape[0] != size[0] || theta->shape[1] != nsp || theta->shape[2] != nsp + 1)
+        return (tn_tensor *)tn__error("%s: Expected a batch of %dD affine matrices of shape Nx%dx%d for size %s. Got %s.", fn, nsp, nsp, nsp + 1, tn__shape_str(size, n), TN__SHAPE(theta));
+    const int64_t N = size[0], *sp = size + 2;
+    int64_t L = 1, gshape[5];
+    for (int i = 0; i < nsp; i++) { if (!tn__mul_ok(L, sp[i], &L)) return (tn_tensor *)tn__error("%s: size %s is too large", fn, tn__shape_str(size, n)); gshape[1 + i] = sp[i]; }
+    gshape[0] = N; gshape[1 + nsp] = nsp;
+    if (tn__check_shape(fn, gshape, nsp + 2) || tn__check_shape(fn, TN_SHAPE(L, nsp + 1))) return NULL;
+    double *b = (double *)tn__malloc_n(fn, L * (nsp + 1), sizeof(double));
+    if (!b) return NULL;
+    for (int64_t p = 0; p < L; p++) {
+        int64_t r = p;
+        for (int i = nsp - 1; i >= 0; i--) {   /* dim i (D, H, W order) is the base grid's column nsp - 1 - i: x, y, z */
+            const int64_t j = r % sp[i], m = sp[i];
+            r /= sp[i];
+            double v = m <= 1 ? 0 : -1 + 2.0 * (double)j / (double)(m - 1);
+            if (!align && m > 1) v = v * (double)(m - 1) / (double)m;
+            b[p * (nsp + 1) + (nsp - 1 - i)] = v;
+        }
+        b[p * (nsp + 1) + nsp] = 1;
+    }
+    tn_scope_begin();
+    tn_tensor *base = tn_to(tn_to_dtype(tn_from_data(b, TN_SHAPE(L, nsp + 1), TN_F64), theta->dtype), theta->device);
+    TN_FREE(b);
+    tn_tensor *g = tn_reshape(tn_matmul(base, tn_transpose(theta, 1, 2)), gshape, nsp + 2);   /* [N, L, nsp] */
+    return tn__scope_return(tn__grad_name(g, "AffineGridGeneratorBackward0"));
+}
+TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners) {
+    return TN__AS("tn_affine_grid", tn__affine_grid_impl(theta, size, n, align_corners));
+}
 
 /* ======================================================================= */
 /* src/nn/losses.c: the losses                                             */
@@ -12602,6 +13969,601 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
 }
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction) {
     return TN__AS("tn_margin_ranking_loss", tn__margin_ranking_impl(x1, x2, target, margin, reduction));
+}
+
+/* ======================================================================================================== */
+/* src/nn/activations.c: activations beyond functional.c's: shrinks, softsign, threshold, GLU, PReLU, RReLU */
+/* ======================================================================================================== */
+/* ---- activations beyond functional.c's: shrinks, softsign, log-sigmoid, threshold, GLU,
+   softmin, PReLU, RReLU ----
+   Composites of differentiable ops (gradients of any order, and the GPU through the
+   elementwise kernels), their results' nodes named as PyTorch's. */
+static int tn__act_input(const char *fn, tn_tensor *x) {
+    if (!tn_dtype_is_floating(x->dtype))
+        return TN__FAIL_INT("%s: expected a floating point input, got %s (input %s)", fn, tn_dtype_name(x->dtype), TN__SHAPE(x));
+    return 0;
+}
+static tn_tensor *tn__shrink_impl(const char *fn, tn_tensor *x, double lambd, bool soft) {
+    TN__CHECK_NULL(x);
+    if (tn__act_input(fn, x)) return NULL;
+    if (soft && !(lambd >= 0)) return (tn_tensor *)tn__error("%s: lambda must be greater or equal to 0, but found to be %g.", fn, lambd);
+    tn_scope_begin();
+    tn_tensor *y;
+    if (soft) y = tn_sub(x, tn_clamp(x, -lambd, lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
+    else y = tn_where(tn_le_scalar(tn_abs(x), lambd), tn_zeros(NULL, 0, x->dtype), x);   /* NaN: not <=, kept */
+    return tn__scope_return(tn__grad_name(y, soft ? "SoftshrinkBackward0" : "HardshrinkBackward0"));
+}
+TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd) { return TN__AS("tn_hardshrink", tn__shrink_impl("tn_hardshrink", x, lambd, false)); }
+TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd) { return TN__AS("tn_softshrink", tn__shrink_impl("tn_softshrink", x, lambd, true)); }
+static tn_tensor *tn__tanhshrink_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    return tn__scope_return(tn_sub(x, tn_tanh(x)));   /* SubBackward0, as PyTorch's Python composite */
+}
+TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x) { return TN__AS("tn_tanhshrink", tn__tanhshrink_impl(x)); }
+static tn_tensor *tn__softsign_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    return tn__scope_return(tn_div(x, tn_add_scalar(tn_abs(x), 1)));   /* DivBackward0, as PyTorch */
+}
+TNDEF tn_tensor *tn_softsign(tn_tensor *x) { return TN__AS("tn_softsign", tn__softsign_impl(x)); }
+static tn_tensor *tn__logsigmoid_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (tn__act_input("tn_logsigmoid", x)) return NULL;
+    tn_scope_begin();
+    /* -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): no overflow on either side */
+    tn_tensor *y = tn_sub(tn_clamp(x, -INFINITY, 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
+    return tn__scope_return(tn__grad_name(y, "LogSigmoidBackward0"));
+}
+TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x) { return TN__AS("tn_logsigmoid", tn__logsigmoid_impl(x)); }
+static tn_tensor *tn__threshold_impl(tn_tensor *x, double threshold, double value) {
+    TN__CHECK_NULL(x);
+    if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_threshold: \"threshold_cpu\" not implemented for 'Bool' (input %s)", TN__SHAPE(x));
+    tn_scope_begin();
+    /* x <= threshold ? value : x, as PyTorch (NaN is kept); integer inputs stay integral */
+    tn_tensor *v = tn_full(NULL, 0, value, x->dtype);
+    tn_tensor *y = tn_where(tn_le_scalar(x, threshold), tn_to(v, x->device), x);
+    return tn__scope_return(tn__grad_name(y, "ThresholdBackward0"));
+}
+TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value) { return TN__AS("tn_threshold", tn__threshold_impl(x, threshold, value)); }
+static tn_tensor *tn__glu_impl(tn_tensor *x, int64_t dim) {
+    const char *fn = "tn_glu";
+    TN__CHECK_NULL(x);
+    if (x->ndim == 0) return (tn_tensor *)tn__error("%s: glu does not support scalars because halving size must be even", fn);
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0 || tn__act_input(fn, x)) return NULL;
+    if (x->shape[d] % 2)
+        return (tn_tensor *)tn__error("%s: Halving dimension must be even, but dimension %d is size %lld (input %s)", fn, d, (long long)x->shape[d], TN__SHAPE(x));
+    const int64_t h = x->shape[d] / 2;
+    tn_scope_begin();
+    tn_tensor *y = tn_mul(tn_narrow(x, d, 0, h), tn_sigmoid(tn_narrow(x, d, h, h)));
+    return tn__scope_return(tn__grad_name(y, "GluBackward0"));
+}
+TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim) { return TN__AS("tn_glu", tn__glu_impl(x, dim)); }
+static tn_tensor *tn__softmin_impl(tn_tensor *x, int64_t dim) {
+    TN__CHECK_NULL(x);
+    if (tn__wrap_dim("tn_softmin", dim, x->ndim) < 0) return NULL;
+    tn_scope_begin();
+    return tn__scope_return(tn_softmax(tn_neg(x), dim));
+}
+TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim) { return TN__AS("tn_softmin", tn__softmin_impl(x, dim)); }
+static tn_tensor *tn__prelu_impl(tn_tensor *x, tn_tensor *w) {
+    const char *fn = "tn_prelu";
+    TN__CHECK_NULL(x); TN__CHECK_NULL(w);
+    if (tn__act_input(fn, x) || tn__nn_same(fn, x, w, "weight")) return NULL;
+    const int64_t C = x->ndim >= 2 ? x->shape[1] : 1, n = tn_numel(w);
+    if (w->ndim > 1) return (tn_tensor *)tn__error("%s: weight must be a scalar or 1-d, got %s", fn, TN__SHAPE(w));
+    if (n != 1 && n != C)
+        return (tn_tensor *)tn__error("%s: Mismatch of parameter numbers and input channel size. Found parameter numbers = %lld and channel size = %lld.", fn, (long long)n, (long long)C);
+    tn_scope_begin();
+    tn_tensor *wb = n == 1 || x->ndim < 2 ? tn_reshape(w, NULL, 0) : tn__per_channel(w, x->ndim);
+    tn_tensor *y = tn_where(tn_gt_scalar(x, 0), x, tn_mul(wb, x));
+    return tn__scope_return(tn__grad_name(y, "PreluBackward0"));
+}
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) { return TN__AS("tn_prelu", tn__prelu_impl(x, weight)); }
+static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool training) {
+    const char *fn = "tn_rrelu";
+    TN__CHECK_NULL(x);
+    if (tn__act_input(fn, x)) return NULL;
+    if (!(lower <= upper)) return (tn_tensor *)tn__error("%s: Lower bound should be less than or equal to the upper bound (lower %g, upper %g)", fn, lower, upper);
+    if (!training) return TN__AS(fn, tn__grad_name(tn_leaky_relu(x, (lower + upper) / 2), "RreluWithNoiseBackward0"));
+    tn_scope_begin();
+    /* the noise PyTorch saves: a U(lower, upper) slope where x <= 0, 1 elsewhere; y = x * noise */
+    tn_tensor *slopes = tn_to(tn_uniform(lower, upper, x->shape, x->ndim, x->dtype, NULL), x->device);
+    tn_tensor *noise = tn_where(tn_gt_scalar(tn_detach(x), 0), tn_ones_like(slopes), slopes);
+    return tn__scope_return(tn__grad_name(tn_mul(x, noise), "RreluWithNoiseBackward0"));
+}
+TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, lower, upper, training)); }
+
+/* ======================================================================= */
+/* src/nn/padding.c: F.pad's reflect, replicate and circular modes         */
+/* ======================================================================= */
+/* ---- F.pad's reflect, replicate and circular modes ----
+   Each padded dim is one index_select by a table of source positions (so the gradient is
+   index_select's: index_add, twice differentiable, and the GPU comes with it). */
+static const char *const tn__pad_mode_names[4] = {"constant", "reflect", "replicate", "circular"};
+/* The source index of each of the in + l + r output positions of one dim. */
+static tn_tensor *tn__pad_table(const char *fn, int mode, int64_t in, int64_t l, int64_t r, tn_device device) {
+    const int64_t out = in + l + r;
+    int64_t *ix = (int64_t *)tn__malloc_n(fn, out, sizeof(int64_t));
+    if (!ix) return NULL;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t i = o - l;
+        if (mode == TN_PADDING_REFLECT) i = i < 0 ? -i : i >= in ? 2 * (in - 1) - i : i;
+        else if (mode == TN_PADDING_REPLICATE) i = i < 0 ? 0 : i >= in ? in - 1 : i;
+        else {
+            /* a negative pad crops first; the positive one wraps within what is kept (torch) */
+            const int64_t cl = l < 0 ? -l : 0, m = in - cl - (r < 0 ? -r : 0);
+            i = o - (l > 0 ? l : 0);
+            i = ((i % m) + m) % m + cl;
+        }
+        ix[o] = i;
+    }
+    tn_tensor *t = tn_to(tn_from_data(ix, TN_SHAPE(out), TN_I64), device);
+    TN_FREE(ix);
+    return t;
+}
+static tn_tensor *tn__pad_mode_impl(tn_tensor *x, const int64_t *pad, int n, int mode) {
+    const char *fn = "tn_pad_mode";
+    TN__CHECK_NULL(x);
+    if (mode < TN_PADDING_REFLECT || mode > TN_PADDING_CIRCULAR)
+        return (tn_tensor *)tn__error("%s: mode %d is not TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR (constant padding is tn_pad)", fn, mode);
+    if (n % 2 || n < 0 || (n && !pad)) return (tn_tensor *)tn__error("%s: Padding length must be divisible by 2 (got %d)", fn, n);
+    if (n > 2 * x->ndim)
+        return (tn_tensor *)tn__error("%s: Padding length should be less than or equal to two times the input dimension but got padding length %d and input of dimension %d", fn, n, x->ndim);
+    const int k = n / 2;   /* padded dims */
+    if (k < 1 || k > 3 || x->ndim < k + 1 || x->ndim > k + 2)
+        return (tn_tensor *)tn__error("%s: Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now (padding length %d, input %s)", fn, n, TN__SHAPE(x));
+    const char *name = tn__pad_mode_names[mode];
+    for (int d = x->ndim == k + 2 ? 1 : 0; d < x->ndim; d++)
+        if (x->shape[d] == 0)
+            return (tn_tensor *)tn__error("%s: %s padding: expected a %dD or %dD (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: %s",
+                                          fn, name, k + 1, k + 2, TN__SHAPE(x));
+    int64_t shape[TN_MAX_DIMS];
+    memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
+    for (int i = 0; i < k; i++) {
+        const int d = x->ndim - 1 - i;
+        const int64_t l = pad[2 * i], r = pad[2 * i + 1], in = x->shape[d];
+        if (mode == TN_PADDING_REFLECT && (l >= in || r >= in))
+            return (tn_tensor *)tn__error("%s: Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %d of input %s",
+                                          fn, (long long)l, (long long)r, d, TN__SHAPE(x));
+        if (mode == TN_PADDING_CIRCULAR && (l > in || r > in))
+            return (tn_tensor *)tn__error("%s: Padding value causes wrapping around more than once (padding (%lld, %lld) at dimension %d of input %s)", fn, (long long)l, (long long)r, d, TN__SHAPE(x));
+        /* a pad past the size reflects or wraps out of range (refused above); replicate's
+           may be any size: the sum is checked */
+        if (!tn__add_ok(in, l, &shape[d]) || !tn__add_ok(shape[d], r, &shape[d]))
+            return (tn_tensor *)tn__error("%s: padding (%lld, %lld) of input %s gives too many elements", fn, (long long)l, (long long)r, TN__SHAPE(x));
+        if (shape[d] < 1)
+            return (tn_tensor *)tn__error("%s: input (size %lld at dimension %d) is too small. Calculated output size: %lld (padding (%lld, %lld))", fn, (long long)in, d,
+                                          (long long)shape[d], (long long)l, (long long)r);
+    }
+    if (tn__check_shape(fn, shape, x->ndim)) return NULL;
+    tn_scope_begin();
+    tn_tensor *y = x;
+    for (int i = 0; i < k && y; i++) {
+        const int d = x->ndim - 1 - i;
+        y = tn_index_select(y, d, tn__pad_table(fn, mode, x->shape[d], pad[2 * i], pad[2 * i + 1], x->device));
+    }
+    if (y == x) y = tn_clone(x);
+    static const char *const names[2][3] = {{"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
+                                            {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
+    return tn__scope_return(mode == TN_PADDING_CIRCULAR ? y : tn__grad_name(y, names[mode - 1][k - 1]));
+}
+TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode) { return TN__AS("tn_pad_mode", tn__pad_mode_impl(t, pad, n, mode)); }
+
+/* ============================================================================ */
+/* src/nn/losses_more.c: the margin, multi-label, triplet and likelihood losses */
+/* ============================================================================ */
+/* ---- the margin, multi-label, triplet and likelihood losses ----
+   As losses.c: composites of differentiable ops following PyTorch's decompositions (its
+   native ones where PyTorch has a kernel), the result's node named as PyTorch's. Their
+   keyword arguments come in one struct, tn_loss_fn_opts, whose fields start "not given". */
+/* The loss's own options (valid: "margin, reduction", PyTorch's order) and its reduction;
+   the others must not be given. */
+static int tn__loss_fn_args(const char *fn, const char *what, const tn_loss_fn_opts *o, const char *valid) {
+    const tn_loss_fn_opts def = TN_DEFAULTS(tn_loss_fn_opts);
+    if (tn__kw_only(fn, what, tn__kw_loss_fn, TN__KW_N(tn__kw_loss_fn), o, &def, valid)) return -1;
+    return tn__loss_check_reduction(fn, (tn_reduction)o->reduction, false);
+}
+static double tn__or(double v, double def) { return v == v ? v : def; }   /* a D option: NAN is "not given" */
+static bool tn__or_b(int v, bool def) { return v < 0 ? def : v != 0; }    /* an OB option */
+static tn_tensor *tn__loss_fn_finish(tn_tensor *l, int reduction, const char *none_name) {
+    if (reduction == TN_REDUCTION_NONE) return tn__loss_finish(l, none_name);
+    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)reduction), NULL);
+}
+
+static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
+    const char *fn = "tn_pairwise_distance";
+    TN__CHECK_NULL(x1, x2);
+    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, true)) return NULL;
+    const int64_t d = TN__MAX(x1->ndim, x2->ndim) - 1;   /* the innermost dim (-1 of a 0-d pair) */
+    tn_scope_begin();
+    return tn__scope_return(tn__grad_name(tn_norm_dims(tn_add_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
+}
+TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
+    return TN__AS("tn_pairwise_distance", tn__pairwise_distance_impl(x1, x2, p, eps, keepdim));
+}
+
+static tn_tensor *tn__soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_soft_margin_loss";
+    TN__CHECK_NULL(x, t);
+    if (tn__loss_fn_args(fn, "soft_margin_loss", &o, "reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    tn_scope_begin();
+    tn_tensor *l = tn_log1p(tn_exp(tn_neg(tn_mul(x, t))));   /* PyTorch's formula (its overflow too) */
+    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "SoftMarginLossBackward0");
+}
+TNDEF tn_tensor *tn_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_soft_margin_loss", tn__soft_margin_impl(input, target, o));
+}
+
+static tn_tensor *tn__multilabel_soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_multilabel_soft_margin_loss";
+    TN__CHECK_NULL(x, t);
+    if (tn__loss_fn_args(fn, "multilabel_soft_margin_loss", &o, "weight, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    if (o.weight && tn__loss_check_pair(fn, "input", x, "weight", o.weight, true)) return NULL;
+    if (x->ndim == 0) return (tn_tensor *)tn__error("%s: expected an input with a class dim, got a 0-d input", fn);
+    const int64_t cd = x->ndim - 1, C = x->shape[cd];   /* the class dim: the last, as PyTorch 2.x (1.13: dim 1) */
+    tn_scope_begin();
+    tn_tensor *l = tn_neg(tn_add(tn_mul(t, tn_logsigmoid(x)), tn_mul(tn_rsub_scalar(t, 1), tn_logsigmoid(tn_neg(x)))));
+    if (o.weight) l = tn_mul(l, o.weight);
+    l = tn_div_scalar(tn_sum_dims(l, &cd, 1, false), (double)C);
+    return tn__loss_fn_finish(l, o.reduction, "DivBackward0");
+}
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_multilabel_soft_margin_loss", tn__multilabel_soft_margin_impl(input, target, o));
+}
+
+/* input [N, C] or [C] and a target of its shape or kind: 0 and the batch N (1 unbatched),
+   or -1 with PyTorch's message. */
+static int tn__multi_class_input(const char *fn, tn_tensor *x, tn_tensor *t, bool same_shape, int64_t *N) {
+    if (x->ndim > 2 || (x->ndim >= 1 && x->shape[x->ndim - 1] == 0))
+        return TN__FAIL_INT("%s: Expected non-empty vector or matrix with optional 0-dim batch size, but got: %s", fn, TN__SHAPE(x));
+    if (t->dtype != TN_I64) return TN__FAIL_INT("%s: expected an int64 target, got %s", fn, tn_dtype_name(t->dtype));
+    *N = x->ndim == 2 ? x->shape[0] : 1;
+    if (same_shape ? (t->ndim != x->ndim || memcmp(t->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)))
+                   : (x->ndim == 2 ? t->ndim != 1 || t->shape[0] != *N : t->ndim > 1 || tn_numel(t) != 1))
+        return TN__FAIL_INT(same_shape ? "%s: inconsistent size %s for argument #2 'target' (input %s)" : "%s: inconsistent target size, got: %s (input %s)", fn,
+                            TN__SHAPE(t), TN__SHAPE(x));
+    return tn__nn_check(fn, x, "input");
+}
+static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_multi_margin_loss";
+    TN__CHECK_NULL(x, t);
+    int64_t N;
+    if (tn__loss_fn_args(fn, "multi_margin_loss", &o, "p, margin, weight, reduction") || tn__multi_class_input(fn, x, t, false, &N)) return NULL;
+    const double p = tn__or(o.p, 1), margin = tn__or(o.margin, 1);
+    if (p != 1 && p != 2) return (tn_tensor *)tn__error("%s: only p == 1 and p == 2 supported (got %g)", fn, p);
+    const int64_t C = x->ndim ? x->shape[x->ndim - 1] : 1;
+    if (o.weight && (o.weight->ndim != 1 || o.weight->shape[0] != C))
+        return (tn_tensor *)tn__error("%s: inconsistent weight size, expected %lld but got %s", fn, (long long)C, TN__SHAPE(o.weight));
+    if (o.weight && tn__nn_same(fn, x, o.weight, "weight")) return NULL;
+    tn_scope_begin();
+    if (tn_numel(t) && (tn_item(tn_min(t)) < 0 || tn_item(tn_max(t)) >= (double)C)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: target out of range (%lld classes)", fn, (long long)C); }
+    tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C)), *t2 = tn_to(tn_reshape(t, TN_SHAPE(N, 1)), x->device);
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), 0, INFINITY);   /* margin - x[y] + x[i] */
+    if (p == 2) z = tn_mul(z, z);
+    if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
+    tn_tensor *own = tn_eq(tn_to(tn_arange(0, (double)C, 1, TN_I64), x->device), t2);   /* i == y counts nowhere */
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
+    if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
+    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");
+}
+TNDEF tn_tensor *tn_multi_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_multi_margin_loss", tn__multi_margin_impl(input, target, o));
+}
+
+static tn_tensor *tn__multilabel_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_multilabel_margin_loss";
+    TN__CHECK_NULL(x, t);
+    int64_t N;
+    if (tn__loss_fn_args(fn, "multilabel_margin_loss", &o, "reduction") || tn__multi_class_input(fn, x, t, true, &N)) return NULL;
+    const int64_t C = x->ndim ? x->shape[x->ndim - 1] : 1, NC = tn__mul_sat(N, C);
+    tn_scope_begin();
+    /* on the host: which target slots are valid (before the first -1) and which classes are targets */
+    tn_tensor *tc = tn_contiguous(tn_to(t, TN_CPU));
+    tn_tensor *valid = tn__own(tn__new(TN_BOOL, TN_CPU, TN_SHAPE(N, C, 1))), *istgt = tn__own(tn__new(TN_BOOL, TN_CPU, TN_SHAPE(N, 1, C)));
+    tn_tensor *slot = tn__own(tn__new(TN_I64, TN_CPU, TN_SHAPE(N, C)));
+    if (!tc || !valid || !istgt || !slot) { tn_scope_end(); return NULL; }
+    const int64_t *tp = (const int64_t *)tn_data_ptr(tc);
+    bool *vp = (bool *)tn_data_ptr(valid), *ip = (bool *)tn_data_ptr(istgt);
+    int64_t *sp = (int64_t *)tn_data_ptr(slot);
+    memset(ip, 0, (size_t)NC);
+    for (int64_t n = 0; n < N; n++) {
+        bool ended = false;
+        for (int64_t j = 0; j < C; j++) {
+            const int64_t c = tp[n * C + j];
+            if (c < -1 || c >= C) { tn_scope_end(); return (tn_tensor *)tn__error("%s: argument #2 'target' is out of range (%lld for %lld classes)", fn, (long long)c, (long long)C); }
+            ended = ended || c == -1;
+            vp[n * C + j] = !ended;
+            sp[n * C + j] = ended ? 0 : c;
+            if (!ended) ip[n * C + c] = true;
+        }
+    }
+    tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C));
+    tn_tensor *xt = tn_unsqueeze(tn_gather(x2, 1, tn_to(slot, x->device)), 2);                  /* [N, C(j), 1]: x at target j */
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), 0, INFINITY);  /* 1 - x[t_j] + x[i] */
+    tn_tensor *use = tn_to(tn_logical_and(valid, tn_logical_not(istgt)), x->device);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2), false), (double)C);
+    if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
+    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultilabelMarginLossBackward0");
+}
+TNDEF tn_tensor *tn_multilabel_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_multilabel_margin_loss", tn__multilabel_margin_impl(input, target, o));
+}
+
+static tn_tensor *tn__hinge_embedding_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_hinge_embedding_loss";
+    TN__CHECK_NULL(x, t);
+    if (tn__loss_fn_args(fn, "hinge_embedding_loss", &o, "margin, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, false)) return NULL;
+    const double margin = tn__or(o.margin, 1);
+    tn_scope_begin();
+    /* PyTorch's: where(t != 1, max(0, margin - x), 0) + where(t != -1, x, 0) */
+    tn_tensor *zero = tn_zeros(NULL, 0, x->dtype);
+    tn_tensor *lm = tn_where(tn_ne_scalar(t, 1), tn_clamp(tn_rsub_scalar(x, margin), 0, INFINITY), tn_to(zero, x->device));
+    tn_tensor *ls = tn_where(tn_ne_scalar(t, -1), x, tn_to(zero, x->device));
+    return tn__loss_fn_finish(tn_add(lm, ls), o.reduction, NULL);
+}
+TNDEF tn_tensor *tn_hinge_embedding_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_hinge_embedding_loss", tn__hinge_embedding_impl(input, target, o));
+}
+
+static tn_tensor *tn__triplet_impl(const char *fn, tn_tensor *a, tn_tensor *p, tn_tensor *n, tn_distance_fn dist, void *user, bool custom, tn_loss_fn_opts o) {
+    TN__CHECK_NULL(a, p, n);
+    if (tn__loss_fn_args(fn, custom ? "triplet_margin_with_distance_loss" : "triplet_margin_loss", &o, custom ? "margin, swap, reduction" : "margin, p, eps, swap, reduction"))
+        return NULL;
+    if (a->ndim != p->ndim || p->ndim != n->ndim)
+        return (tn_tensor *)tn__error("%s: The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: anchor %dD, positive %dD, and negative %dD inputs",
+                                      fn, a->ndim, p->ndim, n->ndim);
+    const double margin = tn__or(o.margin, 1), pn = tn__or(o.p, 2), eps = tn__or(o.eps, 1e-6);
+    const bool swap = tn__or_b(o.swap, false);
+    tn_scope_begin();
+    tn_tensor *dp, *dn, *ds = NULL;
+    if (dist) {   /* the caller's function, run in this scope: the scope owns what it returns */
+        dp = dist(a, p, user);
+        dn = dp ? dist(a, n, user) : NULL;
+        if (swap && dn) ds = dist(p, n, user);
+        if (!dp || !dn || (swap && !ds)) {
+            tn_scope_end();
+            return tn_last_error()[0] ? NULL : (tn_tensor *)tn__error("%s: the distance function returned NULL", fn);
+        }
+    } else {
+        dp = tn_pairwise_distance(a, p, pn, eps, false);
+        dn = tn_pairwise_distance(a, n, pn, eps, false);
+        if (swap) ds = tn_pairwise_distance(p, n, pn, eps, false);
+    }
+    if (swap) dn = tn_minimum(dn, ds);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), 0, INFINITY);
+    return tn__loss_fn_finish(l, o.reduction, "ClampMinBackward0");
+}
+TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts o) {
+    return TN__AS("tn_triplet_margin_loss", tn__triplet_impl("tn_triplet_margin_loss", anchor, positive, negative, NULL, NULL, false, o));
+}
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                           void *user, tn_loss_fn_opts o) {
+    return TN__AS("tn_triplet_margin_with_distance_loss",
+                  tn__triplet_impl("tn_triplet_margin_with_distance_loss", anchor, positive, negative, distance, user, true, o));
+}
+
+static tn_tensor *tn__gaussian_nll_impl(tn_tensor *x, tn_tensor *t, tn_tensor *var, tn_loss_fn_opts o) {
+    const char *fn = "tn_gaussian_nll_loss";
+    TN__CHECK_NULL(x, t, var);
+    if (tn__loss_fn_args(fn, "gaussian_nll_loss", &o, "full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    const double eps = tn__or(o.eps, 1e-6);
+    const bool full = tn__or_b(o.full, false);
+    const bool same = var->ndim == x->ndim && !memcmp(var->shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
+    /* homoscedastic: var one dim short of input (unsqueezed), or its last dim 1 */
+    const bool short1 = x->ndim >= 1 && var->ndim == x->ndim - 1 && !memcmp(var->shape, x->shape, (size_t)var->ndim * sizeof(int64_t));
+    const bool last1 = x->ndim >= 1 && var->ndim == x->ndim && !memcmp(var->shape, x->shape, (size_t)(x->ndim - 1) * sizeof(int64_t)) && var->shape[x->ndim - 1] == 1;
+    if (!same && !short1 && !last1) return (tn_tensor *)tn__error("%s: var is of incorrect size (input %s, var %s)", fn, TN__SHAPE(x), TN__SHAPE(var));
+    tn_scope_begin();
+    if (tn_numel(var) && tn_item(tn_any(tn_lt_scalar(var, 0)))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: var has negative entry/entries", fn); }
+    tn_tensor *v = short1 ? tn_unsqueeze(var, -1) : var;
+    /* clamped under no_grad in PyTorch: the values are max(var, eps), the gradient var's */
+    v = tn_add(v, tn_detach(tn_sub(tn_clamp(v, eps, INFINITY), v)));
+    tn_tensor *d = tn_sub(x, t);
+    tn_tensor *l = tn_mul_scalar(tn_add(tn_log(v), tn_div(tn_mul(d, d), v)), 0.5);
+    if (full) l = tn_add_scalar(l, 0.5 * log(2 * 3.14159265358979323846));
+    return tn__loss_fn_finish(l, o.reduction, NULL);
+}
+TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_tensor *var, tn_loss_fn_opts o) {
+    return TN__AS("tn_gaussian_nll_loss", tn__gaussian_nll_impl(input, target, var, o));
+}
+
+static tn_tensor *tn__poisson_nll_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
+    const char *fn = "tn_poisson_nll_loss";
+    TN__CHECK_NULL(x, t);
+    if (tn__loss_fn_args(fn, "poisson_nll_loss", &o, "log_input, full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    const double eps = tn__or(o.eps, 1e-8);
+    const bool log_input = tn__or_b(o.log_input, true), full = tn__or_b(o.full, false);
+    tn_scope_begin();
+    tn_tensor *l = log_input ? tn_sub(tn_exp(x), tn_mul(t, x)) : tn_sub(x, tn_mul(t, tn_log(tn_add_scalar(x, eps))));
+    if (full) {   /* t log t - t + 0.5 log(2 pi t), where t > 1 */
+        tn_tensor *st = tn_add(tn_sub(tn_mul(t, tn_log(t)), t), tn_mul_scalar(tn_log(tn_mul_scalar(t, 2 * 3.14159265358979323846)), 0.5));
+        l = tn_add(l, tn_masked_fill(st, tn_le_scalar(t, 1), 0));
+    }
+    return tn__loss_fn_finish(l, o.reduction, NULL);
+}
+TNDEF tn_tensor *tn_poisson_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
+    return TN__AS("tn_poisson_nll_loss", tn__poisson_nll_impl(input, target, o));
+}
+
+/* The _str forms: the option text, and the weight tensor where the loss has one. */
+#define TN__LOSS_FN_STR(fn, options, call) TN__KW_STR(tn_loss_fn_opts, loss_fn, fn, options, call)
+TNDEF tn_tensor *tn_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__LOSS_FN_STR("tn_soft_margin_loss", options, tn_soft_margin_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options) {
+    TN__LOSS_FN_STR("tn_multilabel_soft_margin_loss", options, (o.weight = weight, tn_multilabel_soft_margin_loss_opts(input, target, o)));
+}
+TNDEF tn_tensor *tn_multilabel_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__LOSS_FN_STR("tn_multilabel_margin_loss", options, tn_multilabel_margin_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_hinge_embedding_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__LOSS_FN_STR("tn_hinge_embedding_loss", options, tn_hinge_embedding_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_multi_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options) {
+    TN__LOSS_FN_STR("tn_multi_margin_loss", options, (o.weight = weight, tn_multi_margin_loss_opts(input, target, o)));
+}
+TNDEF tn_tensor *tn_triplet_margin_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, const char *options) {
+    TN__LOSS_FN_STR("tn_triplet_margin_loss", options, tn_triplet_margin_loss_opts(anchor, positive, negative, o));
+}
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                          void *user, const char *options) {
+    TN__LOSS_FN_STR("tn_triplet_margin_with_distance_loss", options, tn_triplet_margin_with_distance_loss_opts(anchor, positive, negative, distance, user, o));
+}
+TNDEF tn_tensor *tn_gaussian_nll_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *var, const char *options) {
+    TN__LOSS_FN_STR("tn_gaussian_nll_loss", options, tn_gaussian_nll_loss_opts(input, target, var, o));
+}
+TNDEF tn_tensor *tn_poisson_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__LOSS_FN_STR("tn_poisson_nll_loss", options, tn_poisson_nll_loss_opts(input, target, o));
+}
+
+/* ======================================================================= */
+/* src/nn/ctc.c: CTC loss: the forward-backward recursions on the host     */
+/* ======================================================================= */
+/* ---- CTC loss ----
+   Per sample, the log-space forward (alpha) and backward (beta) recursions over the target
+   with blanks interleaved (l' = blank, l1, blank, l2, ..., blank), as PyTorch's CPU kernel;
+   the gradient table, exp(lp) - exp(log(sum of alpha beta over the positions of c) + nll -
+   lp), is made with the loss when log_probs requires grad and scaled by the incoming
+   gradient in the node's backward. */
+static double tn__lse2(double a, double b) {
+    if (a == -INFINITY) return b;
+    if (b == -INFINITY) return a;
+    return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
+}
+/* One sample: lp [T][C] at stride ts between time steps, its target tg[0..L), input length
+   Ti. The loss into *nll; with g (stride ts too, zeroed by the caller), the gradient. la, lb:
+   scratch of Ti * (2L + 1) doubles each. */
+static void tn__ctc_sample(const double *lp, int64_t ts, int64_t C, const int64_t *tg, int64_t L, int64_t Ti, int64_t blank, double *la, double *lb,
+                           double *nll, double *g) {
+    const int64_t S = 2 * L + 1;
+#define TN__LBL(s) ((s) % 2 ? tg[(s) / 2] : blank)
+    for (int64_t i = 0; i < Ti * S; i++) la[i] = lb[i] = -INFINITY;
+    if (Ti == 0) { *nll = L == 0 ? 0 : INFINITY; return; }
+    la[0] = lp[blank];
+    if (L > 0) la[1] = lp[tg[0]];
+    for (int64_t t = 1; t < Ti; t++)
+        for (int64_t s = 0; s < S; s++) {
+            const int64_t c = TN__LBL(s);
+            double v = la[(t - 1) * S + s];
+            if (s > 0) v = tn__lse2(v, la[(t - 1) * S + s - 1]);
+            if (s > 1 && c != blank && c != TN__LBL(s - 2)) v = tn__lse2(v, la[(t - 1) * S + s - 2]);
+            la[t * S + s] = v == -INFINITY ? v : v + lp[t * ts + c];
+        }
+    double ll = la[(Ti - 1) * S + S - 1];
+    if (L > 0) ll = tn__lse2(ll, la[(Ti - 1) * S + S - 2]);
+    *nll = -ll;
+    if (!g) return;
+    lb[(Ti - 1) * S + S - 1] = lp[(Ti - 1) * ts + blank];
+    if (L > 0) lb[(Ti - 1) * S + S - 2] = lp[(Ti - 1) * ts + tg[L - 1]];
+    for (int64_t t = Ti - 2; t >= 0; t--)
+        for (int64_t s = 0; s < S; s++) {
+            const int64_t c = TN__LBL(s);
+            double v = lb[(t + 1) * S + s];
+            if (s < S - 1) v = tn__lse2(v, lb[(t + 1) * S + s + 1]);
+            if (s < S - 2 && c != blank && c != TN__LBL(s + 2)) v = tn__lse2(v, lb[(t + 1) * S + s + 2]);
+            lb[t * S + s] = v == -INFINITY ? v : v + lp[t * ts + c];
+        }
+    for (int64_t t = 0; t < Ti; t++) {
+        double *gt = g + t * ts;
+        for (int64_t c = 0; c < C; c++) gt[c] = -INFINITY;   /* log(sum of alpha beta) per label first */
+        for (int64_t s = 0; s < S; s++) {
+            const int64_t c = TN__LBL(s);
+            gt[c] = tn__lse2(gt[c], la[t * S + s] + lb[t * S + s]);
+        }
+        for (int64_t c = 0; c < C; c++) gt[c] = exp(lp[t * ts + c]) - exp(gt[c] + *nll - lp[t * ts + c]);
+    }
+#undef TN__LBL
+}
+static int tn__ctc_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *gt = tn_ctx_saved(n, 0);
+    if (!gt) return -1;
+    gin[0] = gt->ndim == 3 ? tn_mul(gt, tn_reshape(gy, TN_SHAPE(1, -1, 1))) : tn_mul(gt, gy);
+    return gin[0] ? 0 : -1;
+}
+/* An int64 host copy of a lengths or targets tensor. */
+static tn_tensor *tn__ctc_ints(const char *fn, tn_tensor *t, const char *what) {
+    if (t->dtype != TN_I64 && t->dtype != TN_I32) return (tn_tensor *)tn__error("%s: %s must be int64 or int32, got %s", fn, what, tn_dtype_name(t->dtype));
+    return tn_contiguous(tn_to_dtype(tn_to(t, TN_CPU), TN_I64));
+}
+static tn_tensor *tn__ctc_impl(tn_tensor *lp, tn_tensor *tg, tn_tensor *il, tn_tensor *tl, tn_loss_fn_opts o) {
+    const char *fn = "tn_ctc_loss";
+    TN__CHECK_NULL(lp, tg, il, tl);
+    if (tn__loss_fn_args(fn, "ctc_loss", &o, "blank, reduction, zero_infinity")) return NULL;
+    const int64_t blank = o.blank == TN_NONE ? 0 : o.blank;
+    const bool zinf = tn__or_b(o.zero_infinity, false);
+    if (lp->ndim != 3 && lp->ndim != 2) return (tn_tensor *)tn__error("%s: log_probs must be [T, N, C] or unbatched [T, C], got %s", fn, TN__SHAPE(lp));
+    if (!tn_dtype_is_floating(lp->dtype) || lp->dtype == TN_F16 || lp->dtype == TN_BF16) return (tn_tensor *)tn__error("%s: log_probs must be float32 or float64, got %s", fn, tn_dtype_name(lp->dtype));
+    const bool batched = lp->ndim == 3;
+    const int64_t T = lp->shape[0], N = batched ? lp->shape[1] : 1, C = lp->shape[lp->ndim - 1];
+    if (blank < 0 || blank >= C) return (tn_tensor *)tn__error("%s: blank must be in label range", fn);
+    if (tn_numel(il) != N || il->ndim > 1 || (batched && il->ndim != 1)) return (tn_tensor *)tn__error("%s: input_lengths must be of size batch_size", fn);
+    if (tn_numel(tl) != N || tl->ndim > 1 || (batched && tl->ndim != 1)) return (tn_tensor *)tn__error("%s: target_lengths must be of size batch_size", fn);
+    if (tg->ndim != 1 && tg->ndim != 2) return (tn_tensor *)tn__error("%s: targets must be 1-d (concatenated) or 2-d [N, S], got %s", fn, TN__SHAPE(tg));
+    if (tg->ndim == 2 && (!batched || tg->shape[0] != N)) return (tn_tensor *)tn__error("%s: targets %s must be [N, S] with N = %lld", fn, TN__SHAPE(tg), (long long)N);
+    tn_scope_begin();
+    tn_tensor *ilc = tn__ctc_ints(fn, il, "input_lengths"), *tlc = ilc ? tn__ctc_ints(fn, tl, "target_lengths") : NULL, *tgc = tlc ? tn__ctc_ints(fn, tg, "targets") : NULL;
+    tn_tensor *lpc = tgc ? tn_contiguous(tn_to_dtype(tn_to(tn_detach(lp), TN_CPU), TN_F64)) : NULL;
+    if (!lpc) { tn_scope_end(); return NULL; }
+    const int64_t *ilp = (const int64_t *)tn_data_ptr(ilc), *tlp = (const int64_t *)tn_data_ptr(tlc), *tgp = (const int64_t *)tn_data_ptr(tgc);
+    const int64_t S = tg->ndim == 2 ? tg->shape[1] : 0, total = tn_numel(tg);
+    int64_t maxL = 0, sumL = 0, maxT = 0;
+    for (int64_t b = 0; b < N; b++) {
+        if (ilp[b] < 0 || ilp[b] > T) { tn_scope_end(); return (tn_tensor *)tn__error("%s: Expected input_lengths to have value at most %lld, but got value %lld (while checking arguments for ctc_loss_cpu)", fn, (long long)T, (long long)ilp[b]); }
+        if (tlp[b] < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: target_lengths must be non-negative, got %lld", fn, (long long)tlp[b]); }
+        maxL = TN__MAX(maxL, tlp[b]); maxT = TN__MAX(maxT, ilp[b]);
+        sumL += tlp[b];
+    }
+    if (tg->ndim == 2 && S < maxL) { tn_scope_end(); return (tn_tensor *)tn__error("%s: Expected tensor to have size at least %lld at dimension 1, but got size %lld for argument #2 'targets' (while checking arguments for ctc_loss_cpu)", fn, (long long)maxL, (long long)S); }
+    if (tg->ndim == 1 && sumL > total) { tn_scope_end(); return (tn_tensor *)tn__error("%s: targets hold %lld labels, fewer than the target lengths' sum %lld", fn, (long long)total, (long long)sumL); }
+    for (int64_t i = 0; i < total; i++)
+        if (tgp[i] < 0 || tgp[i] >= C) {
+            /* padding past a target's length is never read; check what is */
+            bool used = tg->ndim == 1 ? i < sumL : i % (S ? S : 1) < tlp[i / (S ? S : 1)];
+            if (used) { tn_scope_end(); return (tn_tensor *)tn__error("%s: target label %lld is out of range for %lld classes", fn, (long long)tgp[i], (long long)C); }
+        }
+    const bool need_grad = tn_requires_grad(lp) && tn_is_grad_enabled();
+    int64_t work;
+    if (!tn__mul_ok(maxT, 2 * maxL + 1, &work) || !tn__mul_ok(work, 2, &work)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: the recursion tables overflow", fn); }
+    double *scratch = (double *)tn__malloc_n(fn, work ? work : 1, sizeof(double));
+    tn_tensor *loss = scratch ? tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(N))) : NULL, *gt = NULL;
+    if (loss && need_grad && (gt = tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(T, N, C))))) memset(tn_data_ptr(gt), 0, (size_t)tn_numel(gt) * sizeof(double));
+    if (!loss || (need_grad && !gt)) { TN_FREE(scratch); tn_scope_end(); return NULL; }
+    const double *lpp = (const double *)tn_data_ptr(lpc);
+    double *lossp = (double *)tn_data_ptr(loss), *gp = gt ? (double *)tn_data_ptr(gt) : NULL;
+    int64_t toff = 0;
+    for (int64_t b = 0; b < N; b++) {
+        const int64_t *tgt = tg->ndim == 2 ? tgp + b * S : tgp + toff;
+        const int64_t half = ilp[b] * (2 * tlp[b] + 1);
+        tn__ctc_sample(lpp + b * C, N * C, C, tgt, tlp[b], ilp[b], blank, scratch, scratch + half, &lossp[b], gp ? gp + b * C : NULL);
+        toff += tlp[b];
+        if (zinf && lossp[b] == INFINITY) {
+            lossp[b] = 0;
+            for (int64_t t = 0; gp && t < T; t++) memset(gp + (t * N + b) * C, 0, (size_t)C * sizeof(double));
+        }
+    }
+    TN_FREE(scratch);
+    tn_tensor *r = tn_to(tn_to_dtype(loss, lp->dtype), lp->device);
+    if (r && need_grad) {
+        tn_tensor *g = tn_to(tn_to_dtype(gt, lp->dtype), lp->device);
+        if (!batched) g = tn_squeeze_dim(g, 1);
+        r = tn_clone(r);   /* a tensor of its own for the node */
+        tn_node *nd = r && g ? tn__fn_node("CtcLossBackward0", tn__ctc_bw, &lp, 1) : NULL;
+        if (nd) tn__node_save(nd, g);
+        r = tn__node_attach(nd, r);
+    }
+    if (!batched) r = tn_reshape(r, NULL, 0);
+    if (o.reduction == TN_REDUCTION_MEAN) r = tn_mean(tn_div(r, tn_to(tn_to_dtype(tn_clamp(tlc, 1, INFINITY), lp->dtype), lp->device)));
+    else if (o.reduction == TN_REDUCTION_SUM) r = tn_sum(r);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_ctc_loss_opts(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, tn_loss_fn_opts o) {
+    return TN__AS("tn_ctc_loss", tn__ctc_impl(log_probs, targets, input_lengths, target_lengths, o));
+}
+TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, const char *options) {
+    TN__KW_STR(tn_loss_fn_opts, loss_fn, "tn_ctc_loss", options, tn_ctc_loss_opts(log_probs, targets, input_lengths, target_lengths, o));
 }
 
 /* ======================================================================== */
@@ -14742,10 +16704,14 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
 /* ---- layers ---- */
 /* Python's repr of a float ("0.1", "1.0", "1e-05"), for extra_repr. */
 static const char *tn__pyfloat(double v, char *buf) {
-    for (int prec = 1; prec <= 17; prec++) {
+    int prec = 1;
+    for (; prec <= 17; prec++) {
         snprintf(buf, 32, "%.*g", prec, v);
         if (strtod(buf, NULL) == v) break;
     }
+    /* Python's repr writes exponents only below 1e-4 and from 1e16 on: 20.0, not 2e+01 */
+    const int e = v != 0 && isfinite(v) ? (int)floor(log10(fabs(v))) : 0;
+    if (strchr(buf, 'e') && e >= -4 && e < 16) snprintf(buf, 32, "%.*f", prec - 1 - e > 0 ? prec - 1 - e : 0, v);
     if (v == v && !strpbrk(buf, ".eni")) strcat(buf, ".0");
     return buf;
 }
@@ -14815,13 +16781,32 @@ TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias
 }
 
 /* Conv1d, Conv2d, ConvTranspose2d */
-typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid; int64_t in, out, k[2], s[2], p[2], d[2], op[2], groups; } tn__convm;
+typedef struct tn__convm { tn_module base; int nsp, mode; bool transposed, same, valid; int64_t in, out, k[2], s[2], p[2], d[2], op[2], groups; } tn__convm;
+/* F.pad's padding (last dim first) for a padding_mode other than zeros, as PyTorch's
+   _reversed_padding_repeated_twice: padding='same' splits d (k - 1) with the extra one after. */
+static void tn__conv_mode_pads(int nsp, bool same, const int64_t *k, const int64_t *p, const int64_t *d, int64_t *pads) {
+    for (int i = 0; i < nsp; i++) {
+        const int dim = nsp - 1 - i;
+        const int64_t total = same ? d[dim] * (k[dim] - 1) : 2 * p[dim];
+        pads[2 * i] = same ? total / 2 : p[dim];
+        pads[2 * i + 1] = total - pads[2 * i];
+    }
+}
 static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
     tn__convm *c = (tn__convm *)m;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
     int64_t p[2] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1]};
+    if (c->mode != TN_PADDING_ZEROS) {
+        int64_t pads[4];
+        tn__conv_mode_pads(c->nsp, c->same, c->k, c->p, c->d, pads);
+        tn_scope_begin();
+        tn_tensor *xp = x ? tn_pad_mode(x, pads, 2 * c->nsp, c->mode) : NULL;
+        p[0] = p[1] = 0;
+        return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv("tn_conv", xp, w, b, c->nsp, false, c->s, p, c->d, c->op, c->groups) : NULL));
+    }
     return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
 }
+static const char *const tn__padding_mode_names[4] = {"zeros", "reflect", "replicate", "circular"};
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     tn__convm *c = (tn__convm *)m;
     char t[TN__PYTUPLE_CAP];
@@ -14832,7 +16817,8 @@ static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     if (c->d[0] != 1 || c->d[c->nsp - 1] != 1) k += snprintf(b + k, n - (size_t)k, ", dilation=%s", tn__pytuple(c->d, c->nsp, t));
     if (c->transposed && (c->op[0] || c->op[c->nsp - 1])) k += snprintf(b + k, n - (size_t)k, ", output_padding=%s", tn__pytuple(c->op, c->nsp, t));
     if (c->groups != 1) k += snprintf(b + k, n - (size_t)k, ", groups=%lld", (long long)c->groups);
-    if (!tn_module_get(m, "bias")) snprintf(b + k, n - (size_t)k, ", bias=False");
+    if (!tn_module_get(m, "bias")) k += snprintf(b + k, n - (size_t)k, ", bias=False");
+    if (c->mode != TN_PADDING_ZEROS) snprintf(b + k, n - (size_t)k, ", padding_mode=%s", tn__padding_mode_names[c->mode]);
 }
 static const tn_module_type tn__conv1d_type = {"Conv1d", tn__conv_fwd, NULL, tn__conv_repr};
 static const tn_module_type tn__conv2d_type = {"Conv2d", tn__conv_fwd, NULL, tn__conv_repr};
@@ -14855,8 +16841,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     if (nsp == 1 && pairs) return (tn_module *)tn__error("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
     if (!transposed && (op[0] || op[1])) return (tn_module *)tn__error("%s: output_padding is an option of the transposed convolution only", fn);
     if (o.padding_mode < 0 || o.padding_mode > TN_PADDING_CIRCULAR) return (tn_module *)tn__error("%s: padding_mode %d is not one of TN_PADDING_ZEROS ... TN_PADDING_CIRCULAR", fn, o.padding_mode);
-    if (o.padding_mode != TN_PADDING_ZEROS)
-        return (tn_module *)tn__error("%s: padding_mode '%s' is not supported (zeros only)", fn, o.padding_mode == 1 ? "reflect" : o.padding_mode == 2 ? "replicate" : "circular");
+    if (o.padding_mode != TN_PADDING_ZEROS && transposed) return (tn_module *)tn__error("%s: Only \"zeros\" padding mode is supported for ConvTranspose2d", fn);
     const bool same = o.padding == TN_PADDING_SAME, valid = o.padding == TN_PADDING_VALID;
     if (same || valid) pd[0] = pd[1] = 0;
     if (in <= 0 || out <= 0 || o.groups <= 0 || in % o.groups || out % o.groups)
@@ -14868,7 +16853,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     if ((same || valid) && transposed) return (tn_module *)tn__error("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
     tn__convm *c = (tn__convm *)tn_module_new(type, sizeof(tn__convm));
     if (!c) return NULL;
-    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = o.groups; c->same = same; c->valid = valid;
+    c->nsp = nsp; c->mode = o.padding_mode; c->transposed = transposed; c->in = in; c->out = out; c->groups = o.groups; c->same = same; c->valid = valid;
     for (int i = 0; i < 2; i++) { c->k[i] = k[i]; c->s[i] = st[i]; c->p[i] = pd[i]; c->d[i] = dl[i]; c->op[i] = op[i]; }
     int64_t shape[4] = {transposed ? in : out, transposed ? out / c->groups : in / c->groups, c->k[0], c->k[1]};
     tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
@@ -14974,6 +16959,7 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, w, b, q->eps));
     if (q->kind == 0 && x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 2D or 3D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 1 && x->ndim != 4) return (tn_tensor *)tn__error("%s: expected 4D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
+    if (q->kind == 4 && x->ndim != 5) return (tn_tensor *)tn__error("%s: expected 5D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     double factor = q->momentum == q->momentum ? q->momentum : 0;
     tn_tensor *nbt = tn_module_get(m, "num_batches_tracked");
     if (m->training && q->track && nbt) {
@@ -14999,9 +16985,10 @@ static void tn__norm_repr(tn_module *m, char *b, size_t n) {
 }
 static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__bn3d_type = {"BatchNorm3d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
-/* kind 0/1 BatchNorm1d/2d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
+/* kind 0/1/4 BatchNorm1d/2d/3d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
 static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape,
                                double eps, double momentum, bool affine, bool has_bias, bool track) {
     if (kind == 2 && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) return (tn_module *)tn__error("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
@@ -15020,7 +17007,7 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
         tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
         failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
     }
-    if (!failed && kind <= 1 && q->track)
+    if (!failed && (kind <= 1 || kind == 4) && q->track)
         failed = !tn__buffer(&q->base, "running_mean", &nf, 1, TN_F32, 0) || !tn__buffer(&q->base, "running_var", &nf, 1, TN_F32, 1) ||
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
@@ -15030,6 +17017,9 @@ TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
 }
 TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
     return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm3d", &tn__bn3d_type, 4, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
 TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
     return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
@@ -15043,6 +17033,9 @@ TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
     TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
 }
+TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
+}
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
     TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
 }
@@ -15054,20 +17047,22 @@ TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const ch
 typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
 static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
-    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 2));
+    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 1 ? 0 : q->n));   /* kind 1, 2, 3: Dropout, Dropout2d, Dropout3d */
 
 }
 static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }
 static const tn_module_type tn__dropout_type = {"Dropout", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout2d_type = {"Dropout2d", tn__dropout_fwd, NULL, tn__dropout_repr};
+static const tn_module_type tn__dropout3d_type = {"Dropout3d", tn__dropout_fwd, NULL, tn__dropout_repr};
 static tn_module *tn__dropout_new(const tn_module_type *type, double p, int kind) {
-    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 2 ? "dropout2d" : "dropout", p);
+    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 3 ? "dropout3d" : kind == 2 ? "dropout2d" : "dropout", p);
     tn__miscm *q = (tn__miscm *)tn_module_new(type, sizeof(tn__miscm));
     if (q) { q->p = p; q->n = kind; }
     return q ? &q->base : NULL;
 }
 TNDEF tn_module *tn_nn_dropout(double p) { return tn__dropout_new(&tn__dropout_type, p, 1); }
 TNDEF tn_module *tn_nn_dropout2d(double p) { return tn__dropout_new(&tn__dropout2d_type, p, 2); }
+TNDEF tn_module *tn_nn_dropout3d(double p) { return tn__dropout_new(&tn__dropout3d_type, p, 3); }
 static tn_tensor *tn__embedding_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     tn_tensor *w = tn_module_get(m, "weight");
@@ -15131,9 +17126,10 @@ TNDEF tn_module *tn_nn_identity(void) { return tn_module_new(&tn__identity_type,
 /* Activations: one module type per PyTorch class, one forward over a table. */
 typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[96]; } tn__actm;   /* repr: "min_val=%s, max_val=%s" of two 24-character floats at most */
 static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
-                                             "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
-#define TN__NUM_ACTS 17
-static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
+                                             "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+                                             "Softmin", "Softmax2d", "LogSigmoid", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "RReLU"};
+#define TN__NUM_ACTS 26
+static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     tn_tensor *y = NULL;
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
@@ -15157,10 +17153,22 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
         y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
         break;
     }
+    case 17: y = tn_softmin(x, a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0); break;
+    case 18:
+        if (x && x->ndim != 3 && x->ndim != 4) return (tn_tensor *)tn__error("Softmax2d: expected input to be 3D or 4D, got %dD instead", x->ndim);
+        y = tn_softmax(x, -3);
+        break;
+    case 19: y = tn_logsigmoid(x); break;
+    case 20: y = tn_softsign(x); break;
+    case 21: y = tn_tanhshrink(x); break;
+    case 22: y = tn_hardshrink(x, a->p[0]); break;
+    case 23: y = tn_softshrink(x, a->p[0]); break;
+    case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
+    case 25: y = tn_rrelu(x, a->p[0], a->p[1], training); break;
     }
     return y;
 }
-static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) { return TN__AS(m->type->name, tn__act_apply((tn__actm *)m, x)); }
+static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) { return TN__AS(m->type->name, tn__act_apply((tn__actm *)m, x, m->training)); }
 static void tn__act_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "%s", ((tn__actm *)m)->repr); }
 #define TN__ACT_TYPE(name) {name, tn__act_fwd, NULL, tn__act_repr}
 static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
@@ -15168,14 +17176,17 @@ static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
     TN__ACT_TYPE("SELU"), TN__ACT_TYPE("CELU"), TN__ACT_TYPE("GELU"), TN__ACT_TYPE("SiLU"),
     TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
     TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
-    TN__ACT_TYPE("LogSoftmax")};
+    TN__ACT_TYPE("LogSoftmax"), TN__ACT_TYPE("Softmin"), TN__ACT_TYPE("Softmax2d"), TN__ACT_TYPE("LogSigmoid"),
+    TN__ACT_TYPE("Softsign"), TN__ACT_TYPE("Tanhshrink"), TN__ACT_TYPE("Hardshrink"), TN__ACT_TYPE("Softshrink"),
+    TN__ACT_TYPE("GLU"), TN__ACT_TYPE("RReLU")};
 /* The keyword arguments of each activation, in tn__act_names' order. */
 static const char *const tn__act_options[TN__NUM_ACTS] = {
     "inplace", "inplace", "negative_slope, inplace", "alpha, inplace", "inplace", "alpha, inplace", "approximate", "inplace",
-    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim"};
+    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim",
+    "dim", "", "", "", "", "lambd", "lambd", "dim", "lower, upper, inplace"};
 static int tn__act_kind(const char *fn, const char *name) {
     for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) return i;
-    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax, Softmin, Softmax2d, LogSigmoid, Softsign, Tanhshrink, Hardshrink, Softshrink, GLU, RReLU)", fn, name ? name : "(null)");
 }
 TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     const char *fn = "tn_nn_activation";
@@ -15195,9 +17206,16 @@ TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     case 6: p[0] = o.approximate == TN_APPROXIMATE_TANH; snprintf(m->repr, sizeof m->repr, "approximate='%s'", p[0] != 0 ? "tanh" : "none"); break;
     case 9: p[0] = o.beta; p[1] = o.threshold; snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
     case 10: p[0] = o.min_val; p[1] = o.max_val; snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
-    case 15: case 16:
+    case 15: case 16: case 17:
         if (o.dim == TN_NONE) snprintf(m->repr, sizeof m->repr, "dim=None");
         else snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)o.dim);
+        break;
+    case 22: case 23: p[0] = o.lambd; snprintf(m->repr, sizeof m->repr, "%s", tn__pyfloat(p[0], a)); break;
+    case 24: snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)(o.dim != TN_NONE ? o.dim : -1)); break;
+    case 25:
+        if (!(o.lower <= o.upper)) { tn_module_free(&m->base); return (tn_module *)tn__error("%s: RReLU: lower bound (%g) must not exceed upper bound (%g)", fn, o.lower, o.upper); }
+        p[0] = o.lower; p[1] = o.upper;
+        snprintf(m->repr, sizeof m->repr, "lower=%s, upper=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c));
         break;
     default: break;
     }
@@ -15264,6 +17282,469 @@ TNDEF tn_module *tn_nn_sequential_append(tn_module *seq, tn_module *m) {
 }
 TNDEF tn_module *tn_nn_module_list(void) { return tn_module_new(&tn__module_list_type, sizeof(tn_module)); }
 TNDEF tn_module *tn_nn_module_dict(void) { return tn_module_new(&tn__module_dict_type, sizeof(tn_module)); }
+
+/* ============================================================================================================================= */
+/* src/modules/layers_more.c: more layers: 3-d conv and pooling, LP pooling, unpooling, LRN, shuffles, padding, PReLU, Threshold */
+/* ============================================================================================================================= */
+/* ---- more layers: 3-d convolution and pooling, LP pooling, unpooling, LRN, shuffles,
+   padding layers, PReLU, Threshold (their functional ops are in src/nn) ---- */
+/* "2" for an int option given as one value, "(2, 1, 1)" for a tuple, as PyTorch keeps them. */
+static const char *tn__int_or_tuple(int64_t v, const tn_ints *l, char *buf) {
+    if (l->n) return tn__pytuple(l->v, l->n, buf);
+    snprintf(buf, 64, "%lld", (long long)v);
+    return buf;
+}
+
+/* Conv3d, ConvTranspose3d */
+typedef struct tn__conv3dm { tn_module base; bool transposed, same; int mode; int64_t in, out, k[3], s[3], p[3], d[3], op[3], groups; } tn__conv3dm;
+static tn_tensor *tn__conv3d_mod_fwd(tn_module *m, tn_tensor *x) {
+    tn__conv3dm *c = (tn__conv3dm *)m;
+    tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
+    int64_t p[3] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1], c->p[2]};
+    if (c->mode == TN_PADDING_ZEROS) return TN__AS(m->type->name, tn__conv3d("tn_conv3d", x, w, b, c->transposed, c->s, p, c->d, c->transposed ? c->op : NULL, c->groups));
+    int64_t pads[6];
+    tn__conv_mode_pads(3, c->same, c->k, c->p, c->d, pads);
+    tn_scope_begin();
+    tn_tensor *xp = x ? tn_pad_mode(x, pads, 6, c->mode) : NULL;
+    const int64_t zero[3] = {0, 0, 0};
+    return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv3d("tn_conv3d", xp, w, b, false, c->s, zero, c->d, NULL, c->groups) : NULL));
+}
+static void tn__conv3d_mod_repr(tn_module *m, char *b, size_t n) {
+    tn__conv3dm *c = (tn__conv3dm *)m;
+    char t[64];
+    int k = snprintf(b, n, "%lld, %lld, kernel_size=%s", (long long)c->in, (long long)c->out, tn__pytuple(c->k, 3, t));
+    k += snprintf(b + k, n - (size_t)k, ", stride=%s", tn__pytuple(c->s, 3, t));
+    if (c->same) k += snprintf(b + k, n - (size_t)k, ", padding=same");
+    else if (c->p[0] || c->p[1] || c->p[2]) k += snprintf(b + k, n - (size_t)k, ", padding=%s", tn__pytuple(c->p, 3, t));
+    if (c->d[0] != 1 || c->d[1] != 1 || c->d[2] != 1) k += snprintf(b + k, n - (size_t)k, ", dilation=%s", tn__pytuple(c->d, 3, t));
+    if (c->transposed && (c->op[0] || c->op[1] || c->op[2])) k += snprintf(b + k, n - (size_t)k, ", output_padding=%s", tn__pytuple(c->op, 3, t));
+    if (c->groups != 1) k += snprintf(b + k, n - (size_t)k, ", groups=%lld", (long long)c->groups);
+    if (!tn_module_get(m, "bias")) k += snprintf(b + k, n - (size_t)k, ", bias=False");
+    if (c->mode != TN_PADDING_ZEROS) snprintf(b + k, n - (size_t)k, ", padding_mode=%s", tn__padding_mode_names[c->mode]);
+}
+static const tn_module_type tn__conv3d_type = {"Conv3d", tn__conv3d_mod_fwd, NULL, tn__conv3d_mod_repr};
+static const tn_module_type tn__convt3d_type = {"ConvTranspose3d", tn__conv3d_mod_fwd, NULL, tn__conv3d_mod_repr};
+static tn_module *tn__conv3d_new(const char *fn, bool transposed, int64_t in, int64_t out, int64_t ksize, tn_conv3d_layer_opts o) {
+    int64_t k[3], st[3], pd[3], dl[3], op[3];
+    const bool same = o.padding == TN_PADDING_SAME, valid = o.padding == TN_PADDING_VALID;
+    if (tn__kw_triple(fn, "kernel_size", ksize, &o.kernel_size_dhw, k) || tn__kw_triple(fn, "stride", o.stride, &o.stride_dhw, st) ||
+        tn__kw_triple(fn, "padding", same || valid ? 0 : o.padding, &o.padding_dhw, pd) || tn__kw_triple(fn, "dilation", o.dilation, &o.dilation_dhw, dl) ||
+        tn__kw_triple(fn, "output_padding", o.output_padding, &o.output_padding_dhw, op))
+        return NULL;
+    if (o.padding_mode < 0 || o.padding_mode > TN_PADDING_CIRCULAR) return (tn_module *)tn__error("%s: padding_mode %d is not one of TN_PADDING_ZEROS ... TN_PADDING_CIRCULAR", fn, o.padding_mode);
+    if (transposed && o.padding_mode != TN_PADDING_ZEROS) return (tn_module *)tn__error("%s: Only \"zeros\" padding mode is supported for ConvTranspose3d", fn);
+    if (!transposed && (op[0] || op[1] || op[2])) return (tn_module *)tn__error("%s: output_padding is an option of the transposed convolution only", fn);
+    if (transposed && (same || valid)) return (tn_module *)tn__error("%s: only numeric padding is supported for ConvTranspose3d", fn);
+    if (in <= 0 || out <= 0 || o.groups <= 0 || in % o.groups || out % o.groups)
+        return (tn_module *)tn__error("%s: in_channels (%lld) and out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)in, (long long)out, (long long)o.groups);
+    for (int i = 0; i < 3; i++) {
+        if (k[i] <= 0 || st[i] <= 0 || dl[i] <= 0 || pd[i] < 0 || op[i] < 0)
+            return (tn_module *)tn__error("%s: kernel_size, stride and dilation must be positive and padding non-negative", fn);
+        if (same && st[i] != 1) return (tn_module *)tn__error("%s: padding='same' is not supported for strided convolutions", fn);
+    }
+    tn__conv3dm *c = (tn__conv3dm *)tn_module_new(transposed ? &tn__convt3d_type : &tn__conv3d_type, sizeof(tn__conv3dm));
+    if (!c) return NULL;
+    c->transposed = transposed; c->same = same; c->mode = o.padding_mode; c->in = in; c->out = out; c->groups = o.groups;
+    for (int i = 0; i < 3; i++) { c->k[i] = k[i]; c->s[i] = st[i]; c->p[i] = pd[i]; c->d[i] = dl[i]; c->op[i] = op[i]; }
+    const int64_t shape[5] = {transposed ? in : out, transposed ? out / o.groups : in / o.groups, k[0], k[1], k[2]};
+    tn_tensor *w = tn__param(&c->base, "weight", shape, 5), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
+    const double fan_in = w ? (double)tn_numel(w) / (double)w->shape[0] : 0, bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
+    const bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    return tn__module_or_free(&c->base, failed);
+}
+TNDEF tn_module *tn_nn_conv3d_opts(int64_t in, int64_t out, int64_t k, tn_conv3d_layer_opts o) { return tn__conv3d_new("tn_nn_conv3d", false, in, out, k, o); }
+TNDEF tn_module *tn_nn_conv_transpose3d_opts(int64_t in, int64_t out, int64_t k, tn_conv3d_layer_opts o) { return tn__conv3d_new("tn_nn_conv_transpose3d", true, in, out, k, o); }
+TNDEF tn_module *tn_nn_conv3d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    TN__KW_STR(tn_conv3d_layer_opts, conv3d, "tn_nn_conv3d", options, tn_nn_conv3d_opts(in, out, k, o));
+}
+TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in, int64_t out, int64_t k, const char *options) {
+    TN__KW_STR(tn_conv3d_layer_opts, conv3d, "tn_nn_conv_transpose3d", options, tn_nn_conv_transpose3d_opts(in, out, k, o));
+}
+
+/* MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, LPPool1d/2d */
+typedef struct tn__pool3dm { tn_module base; int kind; int64_t ksize, out[3]; double norm_type; tn_pool3d_opts o; tn_pool_opts o2; } tn__pool3dm;
+static tn_tensor *tn__pool3d_mod_fwd(tn_module *m, tn_tensor *x) {
+    tn__pool3dm *q = (tn__pool3dm *)m;
+    switch (q->kind) {
+    case 0: return TN__AS(m->type->name, tn_max_pool3d_opts(x, NULL, q->ksize, q->o));
+    case 1: return TN__AS(m->type->name, tn_avg_pool3d_opts(x, q->ksize, q->o));
+    case 2: return TN__AS(m->type->name, tn_adaptive_avg_pool3d(x, q->out[0], q->out[1], q->out[2]));
+    case 3: return TN__AS(m->type->name, tn_adaptive_max_pool3d(x, q->out[0], q->out[1], q->out[2], NULL));
+    case 4: return TN__AS(m->type->name, tn_lp_pool1d_opts(x, q->norm_type, q->ksize, q->o2));
+    default: return TN__AS(m->type->name, tn_lp_pool2d_opts(x, q->norm_type, q->ksize, q->o2));
+    }
+}
+static void tn__pool3d_mod_repr(tn_module *m, char *b, size_t n) {
+    tn__pool3dm *q = (tn__pool3dm *)m;
+    char t1[64], t2[64], t3[64], t4[64];
+    const tn_pool3d_opts *o = &q->o;
+    if (q->kind == 2 || q->kind == 3) {
+        if (q->out[0] == q->out[1] && q->out[1] == q->out[2]) snprintf(b, n, "output_size=%lld", (long long)q->out[0]);
+        else snprintf(b, n, "output_size=%s", tn__pytuple(q->out, 3, t1));
+        return;
+    }
+    if (q->kind >= 4) {
+        const tn_pool_opts *p = &q->o2;
+        const bool pair = p->kernel_size_hw[0] || p->kernel_size_hw[1];
+        if (pair) tn__pytuple(p->kernel_size_hw, 2, t2);
+        else snprintf(t2, 64, "%lld", (long long)q->ksize);
+        if (p->stride_hw[0] || p->stride_hw[1]) tn__pytuple(p->stride_hw, 2, t3);
+        else if (p->stride == TN_NONE) snprintf(t3, 64, "None");
+        else snprintf(t3, 64, "%lld", (long long)p->stride);
+        snprintf(b, n, "norm_type=%g, kernel_size=%s, stride=%s, ceil_mode=%s", q->norm_type, t2, t3, p->ceil_mode ? "True" : "False");
+        return;
+    }
+    /* stride None becomes the kernel size, as PyTorch's constructors do */
+    const char *k = tn__int_or_tuple(q->ksize, &o->kernel_size_dhw, t1);
+    const char *s = o->stride == TN_NONE && !o->stride_dhw.n ? k : tn__int_or_tuple(o->stride, &o->stride_dhw, t2);
+    int w = snprintf(b, n, "kernel_size=%s, stride=%s, padding=%s", k, s, tn__int_or_tuple(o->padding, &o->padding_dhw, t3));
+    if (q->kind == 0) snprintf(b + w, n - (size_t)w, ", dilation=%s, ceil_mode=%s", tn__int_or_tuple(o->dilation, &o->dilation_dhw, t4), o->ceil_mode ? "True" : "False");
+}
+static const tn_module_type tn__maxpool3d_type = {"MaxPool3d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__avgpool3d_type = {"AvgPool3d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__adaptive_avg3d_type = {"AdaptiveAvgPool3d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__adaptive_max3d_type = {"AdaptiveMaxPool3d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__lppool1d_type = {"LPPool1d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static const tn_module_type tn__lppool2d_type = {"LPPool2d", tn__pool3d_mod_fwd, NULL, tn__pool3d_mod_repr};
+static tn_module *tn__pool3d_new(const char *fn, const tn_module_type *type, int kind, int64_t ksize, tn_pool3d_opts o) {
+    int64_t k[3], st[3], pd[3], dl[3], divisor;
+    if (tn__pool3d_args(fn, kind == 0 ? "max_pool3d" : "avg_pool3d", kind == 0, ksize, &o, k, st, pd, dl, &divisor)) return NULL;
+    if (kind == 0 && o.return_indices) return (tn_module *)tn__error("%s: return_indices: call tn_max_pool3d_with_indices instead", fn);
+    tn__pool3dm *q = (tn__pool3dm *)tn_module_new(type, sizeof(tn__pool3dm));
+    if (q) { q->kind = kind; q->ksize = ksize; q->o = o; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_max_pool3d_opts(int64_t k, tn_pool3d_opts o) { return tn__pool3d_new("tn_nn_max_pool3d", &tn__maxpool3d_type, 0, k, o); }
+TNDEF tn_module *tn_nn_avg_pool3d_opts(int64_t k, tn_pool3d_opts o) { return tn__pool3d_new("tn_nn_avg_pool3d", &tn__avgpool3d_type, 1, k, o); }
+TNDEF tn_module *tn_nn_max_pool3d_str(int64_t k, const char *options) {
+    TN__KW_STR(tn_pool3d_opts, pool3d, "tn_nn_max_pool3d", options, tn_nn_max_pool3d_opts(k, o));
+}
+TNDEF tn_module *tn_nn_avg_pool3d_str(int64_t k, const char *options) {
+    TN__KW_STR(tn_pool3d_opts, pool3d, "tn_nn_avg_pool3d", options, tn_nn_avg_pool3d_opts(k, o));
+}
+static tn_module *tn__adaptive3d_new(const tn_module_type *type, int kind, int64_t od, int64_t oh, int64_t ow) {
+    if (od <= 0 || oh <= 0 || ow <= 0)
+        return (tn_module *)tn__error("tn_nn_%s: output size (%lld, %lld, %lld) must be positive", kind == 2 ? "adaptive_avg_pool3d" : "adaptive_max_pool3d", (long long)od,
+                                      (long long)oh, (long long)ow);
+    tn__pool3dm *q = (tn__pool3dm *)tn_module_new(type, sizeof(tn__pool3dm));
+    if (q) { q->kind = kind; q->out[0] = od; q->out[1] = oh; q->out[2] = ow; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_adaptive_avg_pool3d(int64_t od, int64_t oh, int64_t ow) { return tn__adaptive3d_new(&tn__adaptive_avg3d_type, 2, od, oh, ow); }
+TNDEF tn_module *tn_nn_adaptive_max_pool3d(int64_t od, int64_t oh, int64_t ow) { return tn__adaptive3d_new(&tn__adaptive_max3d_type, 3, od, oh, ow); }
+static tn_module *tn__lp_new(const char *fn, int nsp, double norm_type, int64_t ksize, tn_pool_opts o) {
+    const tn_pool_opts def = TN_DEFAULTS(tn_pool_opts);
+    if (tn__kw_only(fn, nsp == 1 ? "LPPool1d" : "LPPool2d", tn__kw_pool, TN__KW_N(tn__kw_pool), &o, &def, "kernel_size, stride, ceil_mode")) return NULL;
+    if (ksize <= 0 && !o.kernel_size_hw[0]) return (tn_module *)tn__error("%s: kernel_size must be positive, got %lld", fn, (long long)ksize);
+    tn__pool3dm *q = (tn__pool3dm *)tn_module_new(nsp == 1 ? &tn__lppool1d_type : &tn__lppool2d_type, sizeof(tn__pool3dm));
+    if (q) { q->kind = 3 + nsp; q->ksize = ksize; q->norm_type = norm_type; q->o2 = o; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_lp_pool1d_opts(double norm_type, int64_t k, tn_pool_opts o) { return tn__lp_new("tn_nn_lp_pool1d", 1, norm_type, k, o); }
+TNDEF tn_module *tn_nn_lp_pool2d_opts(double norm_type, int64_t k, tn_pool_opts o) { return tn__lp_new("tn_nn_lp_pool2d", 2, norm_type, k, o); }
+
+/* MaxUnpool1d/2d/3d: the indices come with the input, so the forward is its own function;
+   the single-input forward is an error that says so. */
+typedef struct tn__unpoolm { tn_module base; int n; int64_t k, s, p; } tn__unpoolm;
+static tn_tensor *tn__unpool_fwd(tn_module *m, tn_tensor *x) {
+    (void)x;
+    return (tn_tensor *)tn__error("%s: the forward needs the indices: call tn_nn_max_unpool_forward(m, x, indices)", m->type->name);
+}
+static void tn__unpool_repr(tn_module *m, char *b, size_t n) {
+    tn__unpoolm *q = (tn__unpoolm *)m;
+    char t1[64], t2[64], t3[64];
+    const int64_t k[3] = {q->k, q->k, q->k}, s[3] = {q->s, q->s, q->s}, p[3] = {q->p, q->p, q->p};
+    snprintf(b, n, "kernel_size=%s, stride=%s, padding=%s", tn__pytuple(k, q->n, t1), tn__pytuple(s, q->n, t2), tn__pytuple(p, q->n, t3));
+}
+static const tn_module_type tn__unpool_types[3] = {{"MaxUnpool1d", tn__unpool_fwd, NULL, tn__unpool_repr},
+                                                   {"MaxUnpool2d", tn__unpool_fwd, NULL, tn__unpool_repr},
+                                                   {"MaxUnpool3d", tn__unpool_fwd, NULL, tn__unpool_repr}};
+TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding) {
+    if (n < 1 || n > 3) return (tn_module *)tn__error("tn_nn_max_unpool: n must be 1, 2 or 3 spatial dims, got %d", n);
+    if (kernel_size <= 0 || stride < 0 || padding < 0)
+        return (tn_module *)tn__error("tn_nn_max_unpool: kernel_size must be positive and stride, padding non-negative (got %lld, %lld, %lld)", (long long)kernel_size,
+                                      (long long)stride, (long long)padding);
+    tn__unpoolm *q = (tn__unpoolm *)tn_module_new(&tn__unpool_types[n - 1], sizeof(tn__unpoolm));
+    if (q) { q->n = n; q->k = kernel_size; q->s = stride ? stride : kernel_size; q->p = padding; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices) {
+    if (!m || m->type->forward != tn__unpool_fwd) return (tn_tensor *)tn__error("tn_nn_max_unpool_forward: m is not a MaxUnpool module");
+    TN__CHECK_NULL(x);
+    tn__unpoolm *q = (tn__unpoolm *)m;
+    int64_t size[3];
+    if (x->ndim < q->n + 1) return (tn_tensor *)tn__error("%s: expected a [N, C, *] or [C, *] input with %d spatial dims, got %s", m->type->name, q->n, TN__SHAPE(x));
+    for (int i = 0; i < q->n; i++) {
+        const int64_t in = x->shape[x->ndim - q->n + i];   /* (in - 1) * stride - 2 * padding + kernel_size */
+        if (!tn__mul_ok(in > 0 ? in - 1 : 0, q->s, &size[i]) || !tn__add_ok(size[i], q->k - 2 * q->p, &size[i]))
+            return (tn_tensor *)tn__error("%s: the output size overflows", m->type->name);
+    }
+    return TN__AS(m->type->name, tn_max_unpool(x, indices, size, q->n));
+}
+
+/* LocalResponseNorm, ChannelShuffle, PixelShuffle, PixelUnshuffle, Threshold */
+typedef struct tn__shapem { tn_module base; int kind; int64_t v; double a, b, k; } tn__shapem;
+static tn_tensor *tn__shapem_fwd(tn_module *m, tn_tensor *x) {
+    tn__shapem *q = (tn__shapem *)m;
+    switch (q->kind) {
+    case 0: return TN__AS(m->type->name, tn_local_response_norm(x, q->v, .alpha = q->a, .beta = q->b, .k = q->k));
+    case 1: return TN__AS(m->type->name, tn_channel_shuffle(x, q->v));
+    case 2: return TN__AS(m->type->name, tn_pixel_shuffle(x, q->v));
+    case 3: return TN__AS(m->type->name, tn_pixel_unshuffle(x, q->v));
+    default: return TN__AS(m->type->name, tn_threshold(x, q->a, q->b));
+    }
+}
+static void tn__shapem_repr(tn_module *m, char *b, size_t n) {
+    tn__shapem *q = (tn__shapem *)m;
+    char t1[32], t2[32], t3[32];
+    switch (q->kind) {
+    case 0: snprintf(b, n, "%lld, alpha=%s, beta=%s, k=%s", (long long)q->v, tn__pyfloat(q->a, t1), tn__pyfloat(q->b, t2), tn__pyfloat(q->k, t3)); break;
+    case 1: snprintf(b, n, "groups=%lld", (long long)q->v); break;
+    case 2: snprintf(b, n, "upscale_factor=%lld", (long long)q->v); break;
+    case 3: snprintf(b, n, "downscale_factor=%lld", (long long)q->v); break;
+    default: snprintf(b, n, "threshold=%s, value=%s", tn__pyfloat(q->a, t1), tn__pyfloat(q->b, t2)); break;
+    }
+}
+static const tn_module_type tn__shapem_types[5] = {{"LocalResponseNorm", tn__shapem_fwd, NULL, tn__shapem_repr}, {"ChannelShuffle", tn__shapem_fwd, NULL, tn__shapem_repr},
+                                                   {"PixelShuffle", tn__shapem_fwd, NULL, tn__shapem_repr}, {"PixelUnshuffle", tn__shapem_fwd, NULL, tn__shapem_repr},
+                                                   {"Threshold", tn__shapem_fwd, NULL, tn__shapem_repr}};
+static tn_module *tn__shapem_new(int kind, int64_t v, double a, double b, double k) {
+    if (kind < 4 && v <= 0) return (tn_module *)tn__error("tn_nn_%s: the size must be positive, got %lld", tn__shapem_types[kind].name, (long long)v);
+    tn__shapem *q = (tn__shapem *)tn_module_new(&tn__shapem_types[kind], sizeof(tn__shapem));
+    if (q) { q->kind = kind; q->v = v; q->a = a; q->b = b; q->k = k; }
+    return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts o) { return tn__shapem_new(0, size, o.alpha, o.beta, o.k); }
+TNDEF tn_module *tn_nn_channel_shuffle(int64_t groups) { return tn__shapem_new(1, groups, 0, 0, 0); }
+TNDEF tn_module *tn_nn_pixel_shuffle(int64_t upscale_factor) { return tn__shapem_new(2, upscale_factor, 0, 0, 0); }
+TNDEF tn_module *tn_nn_pixel_unshuffle(int64_t downscale_factor) { return tn__shapem_new(3, downscale_factor, 0, 0, 0); }
+TNDEF tn_module *tn_nn_threshold(double threshold, double value) { return tn__shapem_new(4, 0, threshold, value, 0); }
+
+/* Padding layers */
+typedef struct tn__padm { tn_module base; int mode, n; bool zero; int64_t pad[6]; double value; } tn__padm;
+static tn_tensor *tn__pad_mod_fwd(tn_module *m, tn_tensor *x) {
+    tn__padm *q = (tn__padm *)m;
+    if (q->mode == 0) return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, q->value));
+    return TN__AS(m->type->name, tn_pad_mode(x, q->pad, 2 * q->n, q->mode));
+}
+static void tn__pad_mod_repr(tn_module *m, char *b, size_t n) {
+    tn__padm *q = (tn__padm *)m;
+    char t[64], v[32];
+    if (q->mode == 0 && !q->zero) snprintf(b, n, "padding=%s, value=%s", tn__pytuple(q->pad, 2 * q->n, t), tn__pyfloat(q->value, v));
+    else snprintf(b, n, "%s", tn__pytuple(q->pad, 2 * q->n, t));
+}
+#define TN__PAD_TYPE(name) {name, tn__pad_mod_fwd, NULL, tn__pad_mod_repr}
+static const tn_module_type tn__pad_types[15] = {
+    TN__PAD_TYPE("ConstantPad1d"), TN__PAD_TYPE("ConstantPad2d"), TN__PAD_TYPE("ConstantPad3d"),
+    TN__PAD_TYPE("ReflectionPad1d"), TN__PAD_TYPE("ReflectionPad2d"), TN__PAD_TYPE("ReflectionPad3d"),
+    TN__PAD_TYPE("ReplicationPad1d"), TN__PAD_TYPE("ReplicationPad2d"), TN__PAD_TYPE("ReplicationPad3d"),
+    TN__PAD_TYPE("CircularPad1d"), TN__PAD_TYPE("CircularPad2d"), TN__PAD_TYPE("CircularPad3d"),
+    TN__PAD_TYPE("ZeroPad1d"), TN__PAD_TYPE("ZeroPad2d"), TN__PAD_TYPE("ZeroPad3d")};
+TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value) {
+    const char *fn = "tn_nn_pad";
+    int t = -1;
+    for (int i = 0; name && i < 15; i++) if (!strcmp(name, tn__pad_types[i].name)) t = i;
+    if (t < 0)
+        return (tn_module *)tn__error("%s: unknown padding layer \"%s\" (ConstantPad, ReflectionPad, ReplicationPad, CircularPad, ZeroPad with 1d, 2d or 3d)", fn, name ? name : "(null)");
+    const int dims = t % 3 + 1;
+    if (!padding || (n != 1 && n != 2 * dims)) return (tn_module *)tn__error("%s: %s takes 1 or %d padding sizes, got %d", fn, name, 2 * dims, padding ? n : 0);
+    tn__padm *q = (tn__padm *)tn_module_new(&tn__pad_types[t], sizeof(tn__padm));
+    if (!q) return NULL;
+    q->n = dims; q->zero = t >= 12; q->mode = t >= 12 ? 0 : t / 3; q->value = t >= 12 ? 0 : value;
+    for (int i = 0; i < 2 * dims; i++) q->pad[i] = padding[n == 1 ? 0 : i];
+    return &q->base;
+}
+
+/* PReLU */
+typedef struct tn__preluM { tn_module base; int64_t num; double init; } tn__preluM;
+static tn_tensor *tn__prelu_mod_fwd(tn_module *m, tn_tensor *x) { return TN__AS("PReLU", tn_prelu(x, tn_module_get(m, "weight"))); }
+static void tn__prelu_mod_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "num_parameters=%lld", (long long)((tn__preluM *)m)->num); }
+static const tn_module_type tn__prelu_type = {"PReLU", tn__prelu_mod_fwd, NULL, tn__prelu_mod_repr};
+TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init) {
+    if (num_parameters <= 0) return (tn_module *)tn__error("tn_nn_prelu: num_parameters must be positive, got %lld", (long long)num_parameters);
+    tn__preluM *q = (tn__preluM *)tn_module_new(&tn__prelu_type, sizeof(tn__preluM));
+    if (!q) return NULL;
+    q->num = num_parameters; q->init = init;
+    tn_tensor *w = tn__param(&q->base, "weight", &q->num, 1);
+    return tn__module_or_free(&q->base, !w || tn_init_constant_(w, init));
+}
+
+/* EmbeddingBag */
+typedef struct tn__bagm { tn_module base; int64_t num, dim; tn_embedding_bag_layer_opts o; } tn__bagm;
+static const char *const tn__bag_modes[3] = {"sum", "mean", "max"};
+TNDEF tn_tensor *tn_nn_embedding_bag_forward(tn_module *m, tn_tensor *input, tn_tensor *offsets, tn_tensor *per_sample_weights) {
+    if (!m || strcmp(m->type->name, "EmbeddingBag")) return (tn_tensor *)tn__error("tn_nn_embedding_bag_forward: m is not an EmbeddingBag module");
+    tn__bagm *q = (tn__bagm *)m;
+    return TN__AS("EmbeddingBag", tn_embedding_bag(input, tn_module_get(m, "weight"), .offsets = offsets, .mode = q->o.mode, .per_sample_weights = per_sample_weights,
+                                                   .include_last_offset = q->o.include_last_offset, .padding_idx = q->o.padding_idx));
+}
+static tn_tensor *tn__bag_fwd(tn_module *m, tn_tensor *x) { return tn_nn_embedding_bag_forward(m, x, NULL, NULL); }
+static void tn__bag_repr(tn_module *m, char *b, size_t n) {
+    tn__bagm *q = (tn__bagm *)m;
+    int k = snprintf(b, n, "%lld, %lld, mode=%s", (long long)q->num, (long long)q->dim, tn__bag_modes[q->o.mode]);
+    if (q->o.padding_idx != TN_NONE) snprintf(b + k, n - (size_t)k, ", padding_idx=%lld", (long long)q->o.padding_idx);
+}
+static const tn_module_type tn__bag_type = {"EmbeddingBag", tn__bag_fwd, NULL, tn__bag_repr};
+TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num, int64_t dim, tn_embedding_bag_layer_opts o) {
+    const char *fn = "tn_nn_embedding_bag";
+    if (num <= 0 || dim <= 0) return (tn_module *)tn__error("%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive", fn, (long long)num, (long long)dim);
+    if (o.mode < TN_BAG_SUM || o.mode > TN_BAG_MAX) return (tn_module *)tn__error("%s: mode %d is not TN_BAG_SUM, TN_BAG_MEAN or TN_BAG_MAX", fn, o.mode);
+    if (o.padding_idx != TN_NONE && (o.padding_idx < -num || o.padding_idx >= num))
+        return (tn_module *)tn__error("%s: padding_idx must be within num_embeddings (%lld), got %lld", fn, (long long)num, (long long)o.padding_idx);
+    if (o.padding_idx != TN_NONE && o.padding_idx < 0) o.padding_idx += num;   /* kept as PyTorch's constructor keeps it */
+    tn__bagm *q = (tn__bagm *)tn_module_new(&tn__bag_type, sizeof(tn__bagm));
+    if (!q) return NULL;
+    q->num = num; q->dim = dim; q->o = o;
+    tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
+    int failed = !w || tn_init_normal_(w, 0, 1);
+    if (!failed && o.padding_idx != TN_NONE) {
+        tn_scope_begin();
+        failed = tn__init_fill(tn_select(tn_detach(w), 0, o.padding_idx), tn_zeros(TN_SHAPE(dim), TN_F32));
+        tn_scope_end();
+    }
+    return tn__module_or_free(&q->base, failed);
+}
+TNDEF tn_module *tn_nn_embedding_bag_str(int64_t num, int64_t dim, const char *options) {
+    TN__KW_STR(tn_embedding_bag_layer_opts, embedding_bag_layer, "tn_nn_embedding_bag", options, tn_nn_embedding_bag_opts(num, dim, o));
+}
+
+/* Lazy modules: built with empty placeholders (PyTorch's UninitializedParameter) and a Lazy
+   type; the first forward reads the feature size off the input, registers the real
+   parameters and buffers (in the placeholders' dtype and device), initialises them as the
+   eager constructor would (the same draws from the same seed) and switches to the eager
+   type (PyTorch's cls_to_become). An optimizer must be made after that first call. */
+static tn_tensor *tn__lazy_param(tn_module *m, const char *name, const int64_t *shape, int nd, bool buffer, double fill) {
+    tn_tensor *old = tn_module_get(m, name);
+    tn_tensor *t = old ? tn__filled("tn_nn", shape, nd, fill, old->dtype) : NULL;
+    tn_tensor *td = t ? tn_to(t, old->device) : NULL;
+    tn_tensor *r = !td ? NULL : buffer ? tn_module_register_buffer(m, name, td, true) : tn_module_register_parameter(m, name, td);
+    if (td != t) tn_release(td);
+    tn_release(t);
+    return r;
+}
+static tn_tensor *tn__lazy_linear_fwd(tn_module *m, tn_tensor *x) {
+    tn__linear *l = (tn__linear *)m;
+    TN__CHECK_NULL(x);
+    if (x->ndim < 1) return (tn_tensor *)tn__error("LazyLinear: expected an input with at least 1 dim, got %s", TN__SHAPE(x));
+    const int64_t in = x->shape[x->ndim - 1];
+    const bool bias = tn_module_get(m, "bias") != NULL;
+    tn_tensor *w = tn__lazy_param(m, "weight", TN_SHAPE(l->out, in), false, 0), *b = bias ? tn__lazy_param(m, "bias", TN_SHAPE(l->out), false, 0) : NULL;
+    const double bound = in > 0 ? 1 / sqrt((double)in) : 0;
+    if (!w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound))) return NULL;
+    l->in = in;
+    m->type = &tn__linear_type;
+    return tn__linear_fwd(m, x);
+}
+static const tn_module_type tn__lazy_linear_type = {"LazyLinear", tn__lazy_linear_fwd, NULL, tn__linear_repr};
+/* Empty placeholders for the named tensors of m (size 0), replacing what the eager constructor made. */
+static bool tn__lazy_placeholders(tn_module *m, const char *const *names, int n, bool buffers) {
+    const int64_t zero = 0;
+    for (int i = 0; i < n; i++)
+        if (tn_module_get(m, names[i]) && !tn__lazy_param(m, names[i], &zero, 1, buffers, 0)) return false;
+    return true;
+}
+TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias) {
+    tn_module *m = tn_nn_linear(0, out_features, bias);
+    if (!m) return NULL;
+    const char *const names[2] = {"weight", "bias"};
+    m->type = &tn__lazy_linear_type;
+    return tn__module_or_free(m, !tn__lazy_placeholders(m, names, 2, false));
+}
+
+static tn_tensor *tn__lazy_conv_fwd(tn_module *m, tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    const bool three = !strcmp(m->type->name, "LazyConv3d") || !strcmp(m->type->name, "LazyConvTranspose3d");
+    tn__convm *c2 = three ? NULL : (tn__convm *)m;
+    tn__conv3dm *c3 = three ? (tn__conv3dm *)m : NULL;
+    const int nsp = three ? 3 : c2->nsp;
+    const bool transposed = three ? c3->transposed : c2->transposed;
+    const int64_t groups = three ? c3->groups : c2->groups, out = three ? c3->out : c2->out;
+    if (x->ndim != nsp + 1 && x->ndim != nsp + 2) return (tn_tensor *)tn__error("%s: expected a %dD or %dD input, got %s", m->type->name, nsp + 1, nsp + 2, TN__SHAPE(x));
+    const int64_t in = x->shape[x->ndim == nsp + 1 ? 0 : 1];
+    if (in <= 0 || in % groups) return (tn_tensor *)tn__error("%s: in_channels (%lld) must be positive and divisible by groups (%lld)", m->type->name, (long long)in, (long long)groups);
+    int64_t shape[5] = {transposed ? in : out, transposed ? out / groups : in / groups, 0, 0, 0};
+    for (int i = 0; i < nsp; i++) shape[2 + i] = three ? c3->k[i] : c2->k[i];
+    const bool bias = tn_module_get(m, "bias") != NULL;
+    tn_tensor *w = tn__lazy_param(m, "weight", shape, 2 + nsp, false, 0), *b = bias ? tn__lazy_param(m, "bias", TN_SHAPE(out), false, 0) : NULL;
+    const double fan_in = w ? (double)tn_numel(w) / (double)w->shape[0] : 0, bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
+    if (!w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound))) return NULL;
+    if (three) {
+        c3->in = in;
+        m->type = transposed ? &tn__convt3d_type : &tn__conv3d_type;
+    } else {
+        c2->in = in;
+        m->type = transposed ? &tn__convt2d_type : nsp == 1 ? &tn__conv1d_type : &tn__conv2d_type;
+    }
+    return m->type->forward(m, x);
+}
+static void tn__lazy_conv_repr(tn_module *m, char *b, size_t n) {
+    const bool three = !strcmp(m->type->name, "LazyConv3d") || !strcmp(m->type->name, "LazyConvTranspose3d");
+    if (three) tn__conv3d_mod_repr(m, b, n);
+    else tn__conv_repr(m, b, n);
+}
+static const tn_module_type tn__lazy_conv_types[5] = {{"LazyConv1d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr}, {"LazyConv2d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr},
+                                                      {"LazyConv3d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr},
+                                                      {"LazyConvTranspose2d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr},
+                                                      {"LazyConvTranspose3d", tn__lazy_conv_fwd, NULL, tn__lazy_conv_repr}};
+/* The eager module made with in_channels = groups (valid), then in_channels 0 and placeholders. */
+static tn_module *tn__lazy_conv(tn_module *m, int kind) {
+    if (!m) return NULL;
+    const char *const names[2] = {"weight", "bias"};
+    if (kind == 2 || kind == 4) ((tn__conv3dm *)m)->in = 0;
+    else ((tn__convm *)m)->in = 0;
+    m->type = &tn__lazy_conv_types[kind];
+    return tn__module_or_free(m, !tn__lazy_placeholders(m, names, 2, false));
+}
+/* groups for the placeholder in_channels, or 0 after recording the error */
+static int64_t tn__lazy_groups(const char *fn, int64_t out, int64_t groups) {
+    if (groups > 0 && out > 0 && out % groups == 0) return groups;
+    tn__error("%s: out_channels (%lld) must be positive and divisible by groups (%lld)", fn, (long long)out, (long long)groups);
+    return 0;
+}
+TNDEF tn_module *tn_nn_lazy_conv1d_opts(int64_t out, int64_t k, tn_conv_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv1d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv1d_opts(g, out, k, o), 0) : NULL;
+}
+TNDEF tn_module *tn_nn_lazy_conv2d_opts(int64_t out, int64_t k, tn_conv_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv2d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv2d_opts(g, out, k, o), 1) : NULL;
+}
+TNDEF tn_module *tn_nn_lazy_conv3d_opts(int64_t out, int64_t k, tn_conv3d_layer_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv3d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv3d_opts(g, out, k, o), 2) : NULL;
+}
+TNDEF tn_module *tn_nn_lazy_conv_transpose2d_opts(int64_t out, int64_t k, tn_conv_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv_transpose2d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv_transpose2d_opts(g, out, k, o), 3) : NULL;
+}
+TNDEF tn_module *tn_nn_lazy_conv_transpose3d_opts(int64_t out, int64_t k, tn_conv3d_layer_opts o) {
+    const int64_t g = tn__lazy_groups("tn_nn_lazy_conv_transpose3d", out, o.groups);
+    return g ? tn__lazy_conv(tn_nn_conv_transpose3d_opts(g, out, k, o), 4) : NULL;
+}
+
+static tn_tensor *tn__lazy_bn_fwd(tn_module *m, tn_tensor *x) {
+    tn__normm *q = (tn__normm *)m;
+    TN__CHECK_NULL(x);
+    if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected an input with at least 2 dims, got %s", m->type->name, TN__SHAPE(x));
+    const int64_t nf = x->shape[1];
+    if (q->affine && (!tn__lazy_param(m, "weight", &nf, 1, false, 1) || !tn__lazy_param(m, "bias", &nf, 1, false, 0))) return NULL;
+    if (q->track && (!tn__lazy_param(m, "running_mean", &nf, 1, true, 0) || !tn__lazy_param(m, "running_var", &nf, 1, true, 1))) return NULL;
+    q->nf = nf;
+    m->type = q->kind == 0 ? &tn__bn1d_type : q->kind == 1 ? &tn__bn2d_type : &tn__bn3d_type;
+    return tn__norm_fwd(m, x);
+}
+static const tn_module_type tn__lazy_bn_types[3] = {{"LazyBatchNorm1d", tn__lazy_bn_fwd, NULL, tn__norm_repr}, {"LazyBatchNorm2d", tn__lazy_bn_fwd, NULL, tn__norm_repr},
+                                                    {"LazyBatchNorm3d", tn__lazy_bn_fwd, NULL, tn__norm_repr}};
+static tn_module *tn__lazy_bn(tn_module *m, int d) {
+    if (!m) return NULL;
+    const char *const params[2] = {"weight", "bias"}, *const bufs[2] = {"running_mean", "running_var"};
+    ((tn__normm *)m)->nf = 0;
+    m->type = &tn__lazy_bn_types[d];
+    return tn__module_or_free(m, !tn__lazy_placeholders(m, params, 2, false) || !tn__lazy_placeholders(m, bufs, 2, true));
+}
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm1d_opts(1, o), 0); }
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm2d_opts(1, o), 1); }
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm3d_opts(1, o), 2); }
 
 /* ================================================================================= */
 /* src/modules/rnn.c: recurrent cells and layers, multi-head attention, transformers */

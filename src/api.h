@@ -481,6 +481,11 @@ TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
+/* F.pad's other modes: mode TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR
+   (section 12's padding_mode values; TN_PADDING_ZEROS is tn_pad with 0) over the last n / 2
+   dims, n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input. Reflection needs pads below the size,
+   circular ones at most the size; negative pads crop. Differentiable (index_select). */
+TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode);
 
 /* ======================================================================= */
 /* 7. elementwise & broadcasting                                            */
@@ -714,6 +719,23 @@ TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
+/* The shrinks, softsign, log-sigmoid and threshold as F's (composites of the ops above, with
+   PyTorch's node names). hardshrink: x where |x| > lambd, else 0; softshrink: x -+ lambd
+   beyond +-lambd, else 0 (lambd >= 0; NaN stays NaN, as PyTorch 2.5+, where 1.13 gave 0). */
+TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x - tanh(x) */
+TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
+TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
+TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value); /* x > threshold ? x : value */
+/* a * sigmoid(b) for the halves a, b of x along dim (its size even; PyTorch: dim=-1). */
+TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim);
+TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* softmax(-x) */
+/* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
+/* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
+   (the default generator); otherwise leaky_relu with slope (lower + upper) / 2 (1/8, 1/3). */
+TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training);
 
 /* Linear layers: x [*, in], weight [out, in], bias [out] or NULL. */
 TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
@@ -750,6 +772,29 @@ TNDEF tn_tensor *tn_conv1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias,
 TNDEF tn_tensor *tn_conv2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 TNDEF tn_tensor *tn_conv_transpose1d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 TNDEF tn_tensor *tn_conv_transpose2d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+/* F.conv3d / F.conv_transpose3d: x [N, C, D, H, W] or unbatched [C, D, H, W], weight [O,
+   C/groups, kD, kH, kW] ([C, O/groups, kD, kH, kW] transposed), bias [O] or NULL; the keyword
+   arguments of the 2-d forms, an int for every dim or a triple (.stride_dhw = TN_INTS(2, 1,
+   1), text "stride=(2, 1, 1)"). One 2-d convolution does the work: the depth windows
+   stacked as channels (im2col over depth), or for the transposed form the depth taps as
+   output channels summed back into place (col2im over depth). */
+#define TN_FIELDS_tn_conv3d_fn_opts(X) \
+    X(I,  stride,             1,         "") \
+    X(P,  padding,            0,         "") \
+    X(I,  dilation,           1,         "") \
+    X(I,  groups,             1,         "") \
+    X(I,  output_padding,     0,         "") \
+    X(IL, stride_dhw,         TN__LIST0, "") \
+    X(IL, padding_dhw,        TN__LIST0, "") \
+    X(IL, dilation_dhw,       TN__LIST0, "") \
+    X(IL, output_padding_dhw, TN__LIST0, "")
+TN__KW_STRUCT(tn_conv3d_fn_opts);
+TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv3d_fn_opts opts);
+TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, tn_conv3d_fn_opts opts);
+#define tn_conv3d(x, weight, ...) tn_conv3d_opts(x, weight, TN__POS_KW(tn_conv3d_fn_opts, __VA_ARGS__))
+#define tn_conv_transpose3d(x, weight, ...) tn_conv_transpose3d_opts(x, weight, TN__POS_KW(tn_conv3d_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_conv3d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
+TNDEF tn_tensor *tn_conv_transpose3d_str(tn_tensor *x, tn_tensor *weight, tn_tensor *bias, const char *options);
 /* F.unfold / F.fold (im2col / col2im): x [N, C, H, W] -> [N, C*kh*kw, L] and back (summing overlaps). */
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]);
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
@@ -794,6 +839,58 @@ TNDEF tn_tensor *tn_avg_pool1d_str(tn_tensor *x, int64_t kernel_size, const char
 TNDEF tn_tensor *tn_avg_pool2d_str(tn_tensor *x, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_adaptive_avg_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w);
 TNDEF tn_tensor *tn_adaptive_max_pool2d(tn_tensor *x, int64_t out_h, int64_t out_w, tn_tensor **indices);
+/* nn.MaxPool3d / nn.AvgPool3d's keyword arguments and F.max_pool3d / F.avg_pool3d's: those of
+   tn_pool_opts with triples (.kernel_size_dhw = TN_INTS(3, 2, 2), text "stride=(2, 1, 1)"). */
+#define TN_FIELDS_tn_pool3d_opts(X) \
+    X(I,  stride,            TN_NONE,   "") \
+    X(I,  padding,           0,         "") \
+    X(I,  dilation,          1,         "") \
+    X(B,  return_indices,    false,     "") \
+    X(B,  ceil_mode,         false,     "") \
+    X(B,  count_include_pad, true,      "") \
+    X(I,  divisor_override,  TN_NONE,   "") \
+    X(IL, kernel_size_dhw,   TN__LIST0, "") \
+    X(IL, stride_dhw,        TN__LIST0, "") \
+    X(IL, padding_dhw,       TN__LIST0, "") \
+    X(IL, dilation_dhw,      TN__LIST0, "")
+TN__KW_STRUCT(tn_pool3d_opts);
+/* Pooling over [N, C, D, H, W] or [C, D, H, W]; indices: flat over each D*H*W volume. The
+   max takes each window's first largest value in (d, h, w) order, as PyTorch's scan. */
+TNDEF tn_tensor *tn_max_pool3d_opts(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, tn_pool3d_opts opts);
+TNDEF tn_tensor *tn_avg_pool3d_opts(tn_tensor *x, int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_max_pool3d(x, ...) tn_max_pool3d_opts(x, NULL, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_max_pool3d_with_indices(x, indices, ...) tn_max_pool3d_opts(x, indices, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_avg_pool3d(x, ...) tn_avg_pool3d_opts(x, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_pool3d_str(tn_tensor *x, tn_tensor **indices, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_avg_pool3d_str(tn_tensor *x, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_adaptive_avg_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_tensor *tn_adaptive_max_pool3d(tn_tensor *x, int64_t out_d, int64_t out_h, int64_t out_w, tn_tensor **indices);
+/* F.lp_pool1d / 2d / 3d: (sum over each window of x^p)^(1/p), PyTorch's composite of
+   avg_pool (p = norm_type); the kernel size, then stride (TN_NONE: the kernel size) and
+   ceil_mode of tn_pool_opts (tn_pool3d_opts for 3-d; no padding). */
+TNDEF tn_tensor *tn_lp_pool1d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_lp_pool2d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_tensor *tn_lp_pool3d_opts(tn_tensor *x, double norm_type, int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_lp_pool1d(x, norm_type, ...) tn_lp_pool1d_opts(x, norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_lp_pool2d(x, norm_type, ...) tn_lp_pool2d_opts(x, norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_lp_pool3d(x, norm_type, ...) tn_lp_pool3d_opts(x, norm_type, TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_lp_pool1d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_lp_pool2d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+TNDEF tn_tensor *tn_lp_pool3d_str(tn_tensor *x, double norm_type, int64_t kernel_size, const char *options);
+/* torch.max_unpool1d/2d/3d: x [N, C, *] or [C, *] with n = 1, 2 or 3 spatial dims, its values
+   placed at indices (int64 of x's shape, flat over each output plane or volume, as max
+   pooling gives them) in zeros of the spatial output_size (n sizes). F.max_unpool's default
+   size, (in - 1) * stride - 2 * padding + kernel_size, is the modules' (tn_nn_max_unpool*). */
+TNDEF tn_tensor *tn_max_unpool(tn_tensor *x, tn_tensor *indices, const int64_t *output_size, int n);
+/* F.fractional_max_pool2d / 3d: the maximum of kernel_size windows (kh, kw / kd, kh, kw) at
+   pseudo-random starts into output_size (PyTorch's intervals from random_samples [N, C, 2]
+   ([C, 2] unbatched; 3-d: 3 per plane, for d, h, w; 2-d: w then h) in [0, 1), input's dtype;
+   NULL draws them from the default generator). *indices (may be NULL): the argmax
+   positions, flat over each input plane / volume. */
+TNDEF tn_tensor *tn_fractional_max_pool2d(tn_tensor *x, const int64_t kernel_size[2], const int64_t output_size[2], tn_tensor *random_samples,
+                                          tn_tensor **indices);
+TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_size[3], const int64_t output_size[3], tn_tensor *random_samples,
+                                          tn_tensor **indices);
 
 /* Normalisation. running_mean/var (NULL: none) are updated in place when training:
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
@@ -804,17 +901,58 @@ TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, in
 TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
 TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                   bool use_input_stats, double momentum, double eps);
+/* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
+   window zero-padded by size / 2 before and (size - 1) / 2 after)^beta, x [N, C, *] of 3 or
+   more dims (alpha=1e-4, beta=0.75, k=1.0). */
+#define TN_FIELDS_tn_lrn_opts(X) \
+    X(D, alpha, 1e-4, "") \
+    X(D, beta,  0.75, "") \
+    X(D, k,     1.0,  "")
+TN__KW_STRUCT(tn_lrn_opts);
+TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts opts);
+#define tn_local_response_norm(x, ...) tn_local_response_norm_opts(x, TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_local_response_norm_str(tn_tensor *x, int64_t size, const char *options);
+/* nn.CrossMapLRN2d's function on [N, C, H, W]: x (k + alpha / size * S)^-beta, S the sum of x^2
+   over channels [c - (size - 1) / 2, c + (size - 1) / 2] plus channel 0 from c = (size - 1) / 2 +
+   2 on, as PyTorch's legacy loop computes it; the gradient is that loop's backward (the
+   symmetric window), as PyTorch's. */
+TNDEF tn_tensor *tn_cross_map_lrn2d_opts(tn_tensor *x, int64_t size, tn_lrn_opts opts);
+#define tn_cross_map_lrn2d(x, ...) tn_cross_map_lrn2d_opts(x, TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_map_lrn2d_str(tn_tensor *x, int64_t size, const char *options);
+/* F.channel_shuffle: [N, C, *] as [N, groups, C / groups, *] with the two group dims swapped. */
+TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
    the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
    input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
 TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
 TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
+/* dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]). */
+TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
 
 /* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
    counts from V) gets no gradient. */
 TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight);
 TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx);
+/* F.embedding_bag: the rows of weight [V, D] for the indices of each bag, reduced to one
+   row per bag: [B, D]. input 2-d [B, L] (a bag per row; offsets NULL) or 1-d with offsets
+   (int64 / int32, 1-d: bag b starts at offsets[b], offsets[0] = 0; include_last_offset: the
+   last entry ends the last bag). mode sum, mean or max; per_sample_weights (input's shape,
+   weight's dtype) scale the rows, sum only; indices equal to padding_idx (TN_NONE: None;
+   negative counts from V) count nowhere; an empty bag gives zeros. Differentiable in
+   weight and per_sample_weights. */
+enum { TN_BAG_SUM = 0, TN_BAG_MEAN, TN_BAG_MAX };
+#define TN_FIELDS_tn_embedding_bag_fn_opts(X) \
+    X(T, offsets,             NULL,        "") \
+    X(E, mode,                TN_BAG_MEAN, "sum|mean|max") \
+    X(T, per_sample_weights,  NULL,        "") \
+    X(B, include_last_offset, false,       "") \
+    X(I, padding_idx,         TN_NONE,     "")
+TN__KW_STRUCT(tn_embedding_bag_fn_opts);
+TNDEF tn_tensor *tn_embedding_bag_opts(tn_tensor *input, tn_tensor *weight, tn_embedding_bag_fn_opts opts);
+#define tn_embedding_bag(input, ...) tn_embedding_bag_opts(input, TN__POS_KW(tn_embedding_bag_fn_opts, __VA_ARGS__))
+/* The option text cannot give tensors: offsets and per_sample_weights come as arguments (NULL: None). */
+TNDEF tn_tensor *tn_embedding_bag_str(tn_tensor *input, tn_tensor *weight, tn_tensor *offsets, tn_tensor *per_sample_weights, const char *options);
 /* int64 [*, num_classes]; num_classes -1: max + 1. */
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
 
@@ -824,9 +962,31 @@ TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
 TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask,
                                                  double dropout_p, bool is_causal, double scale);
 
-/* F.interpolate for [N, C, W] ("nearest", "linear") and [N, C, H, W] ("nearest", "bilinear"):
-   size (NULL: from scale_factor) or scale_factor (one value per spatial dim). */
+/* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
+   (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
+   -0.75, taps clamped at the border) for [N, C, H, W], "trilinear" for [N, C, D, H, W];
+   antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
+   dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+/* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
+   [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
+   for 5-d) or nearest (half to even); padding_mode: taps outside the input read 0, the border
+   value, or the reflection; align_corners: -1 and 1 are the corner pixels' centres (else
+   their outer edges). Differentiable in input and grid (zero for nearest), as PyTorch's. */
+enum { TN_GRID_BILINEAR = 0, TN_GRID_NEAREST, TN_GRID_BICUBIC };
+enum { TN_GRID_ZEROS = 0, TN_GRID_BORDER, TN_GRID_REFLECTION };
+#define TN_FIELDS_tn_grid_opts(X) \
+    X(E, mode,          TN_GRID_BILINEAR, "bilinear|nearest|bicubic") \
+    X(E, padding_mode,  TN_GRID_ZEROS,    "zeros|border|reflection") \
+    X(B, align_corners, false,            "")
+TN__KW_STRUCT(tn_grid_opts);
+TNDEF tn_tensor *tn_grid_sample_opts(tn_tensor *input, tn_tensor *grid, tn_grid_opts opts);
+#define tn_grid_sample(input, ...) tn_grid_sample_opts(input, TN__POS_KW(tn_grid_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_grid_sample_str(tn_tensor *input, tn_tensor *grid, const char *options);
+/* F.affine_grid: the sampling grid [N, H, W, 2] of theta [N, 2, 3] for size = (N, C, H, W), or
+   [N, D, H, W, 3] of theta [N, 3, 4] for (N, C, D, H, W) (n = 4 or 5 sizes); differentiable in
+   theta (align_corners=False). */
+TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners);
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 
@@ -886,6 +1046,89 @@ TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim,
 TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
 /* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting (margin=0). */
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
+/* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
+   eps=1e-6, keepdim=False). */
+TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim);
+/* The keyword arguments of the losses below, one struct for the family: each field starts
+   "not given" (NAN, -1, TN_NONE) and each loss fills in its own PyTorch default (shown with
+   it); a field the loss does not have is an error when given:
+   tn_triplet_margin_loss(a, p, n, .margin = 0.5, .swap = true). weight is a tensor (NULL:
+   None), which the option text cannot give. */
+#define TN_FIELDS_tn_loss_fn_opts(X) \
+    X(E,  reduction,     TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D,  margin,        NAN,     "") \
+    X(D,  p,             NAN,     "") \
+    X(D,  eps,           NAN,     "") \
+    X(OB, swap,          -1,      "") \
+    X(OB, full,          -1,      "") \
+    X(OB, log_input,     -1,      "") \
+    X(T,  weight,        NULL,    "") \
+    X(I,  blank,         TN_NONE, "") \
+    X(OB, zero_infinity, -1,      "")
+TN__KW_STRUCT(tn_loss_fn_opts);
+/* log(1 + exp(-target * input)), target +-1 of input's shape. */
+TNDEF tn_tensor *tn_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* -mean over classes (the last dim) of w (t log sigmoid(x) + (1 - t) log sigmoid(-x)); weight
+   broadcasts to input (weight=None). */
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* input [N, C] or [C], target int64 of its shape: class indices, ended by the first -1; per
+   sample sum over targets j and non-targets i of max(0, 1 - (x[j] - x[i])) / C. */
+TNDEF tn_tensor *tn_multilabel_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* x where target == 1, max(0, margin - x) where target == -1 (both for other targets, as
+   PyTorch) (margin=1.0). */
+TNDEF tn_tensor *tn_hinge_embedding_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* input [N, C] or [C], target int64 [N] or []: sum over i != y of w[y] max(0, margin - x[y] +
+   x[i])^p / C (p=1 or 2, margin=1.0, weight=None: [C]). */
+TNDEF tn_tensor *tn_multi_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* max(0, margin + d(a, p) - d(a, n)), d = pairwise_distance (p, eps); swap: d(a, n) becomes
+   min(d(a, n), d(p, n)). Inputs [N, D] or [D], all of one rank (margin=1.0, p=2, eps=1e-6,
+   swap=False). */
+TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts opts);
+/* The same with a distance of the caller's (NULL: tn_pairwise_distance with p 2), called
+   inside a scope, which owns what it returns (any op's result will do; NULL after recording
+   an error) (margin=1.0; swap=False). */
+typedef tn_tensor *(*tn_distance_fn)(tn_tensor *x1, tn_tensor *x2, void *user);
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                           void *user, tn_loss_fn_opts opts);
+/* 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full);
+   var of input's shape, or with its last dim 1 or missing (one variance per row); the
+   clamp passes var's gradient unchanged, as PyTorch (full=False, eps=1e-6). */
+TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_tensor *var, tn_loss_fn_opts opts);
+/* exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
+   Stirling's approximation of log(target!) where target > 1 (log_input=True, full=False,
+   eps=1e-8). */
+TNDEF tn_tensor *tn_poisson_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts opts);
+/* Connectionist temporal classification: -log p(target | log_probs) summed over the
+   alignments. log_probs [T, N, C] (or unbatched [T, C]) floating; targets int64 / int32 [N, S]
+   padded, or the N targets concatenated (1-d); input_lengths and target_lengths int64 /
+   int32 [N] ([] unbatched). The mean divides each loss by its target length (at least 1),
+   then averages; zero_infinity turns infinite losses and their gradients into 0 (blank=0,
+   zero_infinity=False). The gradient with respect to log_probs is PyTorch's, exp(log_probs)
+   minus the posterior (the one that is right after a log_softmax); computed on the host in
+   double, it is not differentiable again (nor is PyTorch's). */
+TNDEF tn_tensor *tn_ctc_loss_opts(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, tn_loss_fn_opts opts);
+#define tn_ctc_loss(log_probs, targets, input_lengths, ...) tn_ctc_loss_opts(log_probs, targets, input_lengths, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, const char *options);
+#define tn_soft_margin_loss(input, ...) tn_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multilabel_soft_margin_loss(input, ...) tn_multilabel_soft_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multilabel_margin_loss(input, ...) tn_multilabel_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_hinge_embedding_loss(input, ...) tn_hinge_embedding_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_multi_margin_loss(input, ...) tn_multi_margin_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_triplet_margin_loss(anchor, positive, ...) tn_triplet_margin_loss_opts(anchor, positive, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_triplet_margin_with_distance_loss(anchor, positive, negative, distance, ...) \
+    tn_triplet_margin_with_distance_loss_opts(anchor, positive, negative, distance, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_gaussian_nll_loss(input, target, ...) tn_gaussian_nll_loss_opts(input, target, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+#define tn_poisson_nll_loss(input, ...) tn_poisson_nll_loss_opts(input, TN__POS_KW(tn_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_multilabel_soft_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
+TNDEF tn_tensor *tn_multilabel_margin_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_hinge_embedding_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+TNDEF tn_tensor *tn_multi_margin_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
+TNDEF tn_tensor *tn_triplet_margin_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, const char *options);
+TNDEF tn_tensor *tn_triplet_margin_with_distance_loss_str(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_distance_fn distance,
+                                                          void *user, const char *options);
+TNDEF tn_tensor *tn_gaussian_nll_loss_str(tn_tensor *input, tn_tensor *target, tn_tensor *var, const char *options);
+TNDEF tn_tensor *tn_poisson_nll_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
 
 /* ======================================================================= */
 /* 11. autograd engine                                                      */
@@ -1113,6 +1356,46 @@ TNDEF tn_module *tn_nn_conv_transpose2d_opts(int64_t in_channels, int64_t out_ch
 TNDEF tn_module *tn_nn_conv1d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* nn.Conv3d / nn.ConvTranspose3d: the keyword arguments of tn_conv_opts with triples
+   (.stride_dhw = TN_INTS(2, 1, 1), text "stride=(2, 1, 1)"); padding_mode reflect, replicate
+   or circular pads with tn_pad_mode first (Conv3d only, as PyTorch). */
+#define TN_FIELDS_tn_conv3d_layer_opts(X) \
+    X(I,  stride,             1,         "") \
+    X(P,  padding,            0,         "") \
+    X(I,  dilation,           1,         "") \
+    X(I,  groups,             1,         "") \
+    X(B,  bias,               true,      "") \
+    X(E,  padding_mode,       TN_PADDING_ZEROS, "zeros|reflect|replicate|circular") \
+    X(I,  output_padding,     0,         "") \
+    X(IL, kernel_size_dhw,    TN__LIST0, "") \
+    X(IL, stride_dhw,         TN__LIST0, "") \
+    X(IL, padding_dhw,        TN__LIST0, "") \
+    X(IL, dilation_dhw,       TN__LIST0, "") \
+    X(IL, output_padding_dhw, TN__LIST0, "")
+TN__KW_STRUCT(tn_conv3d_layer_opts);
+TNDEF tn_module *tn_nn_conv3d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+TNDEF tn_module *tn_nn_conv_transpose3d_opts(int64_t in_channels, int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+#define tn_nn_conv3d(in_channels, out_channels, ...) tn_nn_conv3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+#define tn_nn_conv_transpose3d(in_channels, out_channels, ...) tn_nn_conv_transpose3d_opts(in_channels, out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_conv3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
+/* The Lazy modules (nn.LazyLinear, nn.LazyConv1d/2d/3d, nn.LazyConvTranspose2d/3d,
+   nn.LazyBatchNorm1d/2d/3d): the eager constructor's arguments without the input size,
+   with empty placeholder parameters; the first forward reads the size off its input
+   (features: the last dim; channels: dim 1, or 0 unbatched), makes and initialises the
+   parameters as the eager module would (same draws for a seed) and becomes that module
+   ("Linear", "Conv2d", ...). Make an optimizer after that first call. */
+TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias);
+TNDEF tn_module *tn_nn_lazy_conv1d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv2d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv3d_opts(int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv_transpose2d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
+TNDEF tn_module *tn_nn_lazy_conv_transpose3d_opts(int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
+#define tn_nn_lazy_conv1d(out_channels, ...) tn_nn_lazy_conv1d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv2d(out_channels, ...) tn_nn_lazy_conv2d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv3d(out_channels, ...) tn_nn_lazy_conv3d_opts(out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv_transpose2d(out_channels, ...) tn_nn_lazy_conv_transpose2d_opts(out_channels, TN__POS_KW(tn_conv_opts, __VA_ARGS__))
+#define tn_nn_lazy_conv_transpose3d(out_channels, ...) tn_nn_lazy_conv_transpose3d_opts(out_channels, TN__POS_KW(tn_conv3d_layer_opts, __VA_ARGS__))
 /* nn.MaxPool1d/2d and nn.AvgPool1d/2d: the kernel size, then tn_pool_opts (section 10):
    tn_nn_max_pool2d(2) is nn.MaxPool2d(2); tn_nn_avg_pool2d(3, .stride = 1, .padding = 1). */
 TNDEF tn_module *tn_nn_max_pool1d_opts(int64_t kernel_size, tn_pool_opts opts);
@@ -1129,6 +1412,24 @@ TNDEF tn_module *tn_nn_avg_pool1d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_avg_pool2d_str(int64_t kernel_size, const char *options);
 TNDEF tn_module *tn_nn_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 TNDEF tn_module *tn_nn_adaptive_max_pool2d(int64_t out_h, int64_t out_w);
+/* nn.MaxPool3d / nn.AvgPool3d: the kernel size, then tn_pool3d_opts; nn.AdaptiveAvgPool3d /
+   nn.AdaptiveMaxPool3d; nn.LPPool1d/2d (norm_type, kernel size, then stride and ceil_mode);
+   nn.MaxUnpool1d/2d/3d (n spatial dims; forward with tn_nn_max_unpool_forward, which takes
+   the indices; the output size is the default one). */
+TNDEF tn_module *tn_nn_max_pool3d_opts(int64_t kernel_size, tn_pool3d_opts opts);
+TNDEF tn_module *tn_nn_avg_pool3d_opts(int64_t kernel_size, tn_pool3d_opts opts);
+#define tn_nn_max_pool3d(...) tn_nn_max_pool3d_opts(TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+#define tn_nn_avg_pool3d(...) tn_nn_avg_pool3d_opts(TN__POS_KW(tn_pool3d_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_pool3d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_avg_pool3d_str(int64_t kernel_size, const char *options);
+TNDEF tn_module *tn_nn_adaptive_avg_pool3d(int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_adaptive_max_pool3d(int64_t out_d, int64_t out_h, int64_t out_w);
+TNDEF tn_module *tn_nn_lp_pool1d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
+TNDEF tn_module *tn_nn_lp_pool2d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
+#define tn_nn_lp_pool1d(norm_type, ...) tn_nn_lp_pool1d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+#define tn_nn_lp_pool2d(norm_type, ...) tn_nn_lp_pool2d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding);   /* stride 0: kernel_size */
+TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices);
 /* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
 #define TN_FIELDS_tn_batch_norm_opts(X) \
     X(D, eps,                 1e-5, "") \
@@ -1142,6 +1443,16 @@ TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opt
 #define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_opts opts);   /* [N, C, D, H, W] */
+#define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t num_features, const char *options);
+/* nn.LazyBatchNorm1d/2d/3d (the Lazy modules above). */
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
+#define tn_nn_lazy_batch_norm1d(...) tn_nn_lazy_batch_norm1d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm2d(...) tn_nn_lazy_batch_norm2d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
 #define TN_FIELDS_tn_layer_norm_opts(X) \
@@ -1163,6 +1474,21 @@ TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels,
 TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
 TNDEF tn_module *tn_nn_dropout(double p);
 TNDEF tn_module *tn_nn_dropout2d(double p);
+TNDEF tn_module *tn_nn_dropout3d(double p);
+/* nn.LocalResponseNorm(size), nn.ChannelShuffle(groups), nn.PixelShuffle / nn.PixelUnshuffle(factor). */
+TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts opts);
+#define tn_nn_local_response_norm(...) tn_nn_local_response_norm_opts(TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_channel_shuffle(int64_t groups);
+TNDEF tn_module *tn_nn_pixel_shuffle(int64_t upscale_factor);
+TNDEF tn_module *tn_nn_pixel_unshuffle(int64_t downscale_factor);
+/* Padding layers by PyTorch's class name: "ReflectionPad1d" ... "ReflectionPad3d",
+   "ReplicationPad1d/2d/3d", "CircularPad1d/2d/3d", "ConstantPad1d/2d/3d" (value) and
+   "ZeroPad1d/2d/3d"; padding: one int for every side (n = 1) or 2 per padded dim, the last
+   dim first (F.pad's order). */
+TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value);
+/* nn.PReLU(num_parameters=1, init=0.25) and nn.Threshold(threshold, value). */
+TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init);
+TNDEF tn_module *tn_nn_threshold(double threshold, double value);
 /* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
    counts from num_embeddings). */
 #define TN_FIELDS_tn_embedding_opts(X) \
@@ -1171,18 +1497,32 @@ TN__KW_STRUCT(tn_embedding_opts);
 TNDEF tn_module *tn_nn_embedding_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_opts opts);
 #define tn_nn_embedding(num_embeddings, ...) tn_nn_embedding_opts(num_embeddings, TN__POS_KW(tn_embedding_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_embedding_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+/* nn.EmbeddingBag(num_embeddings, embedding_dim): weight N(0, 1) (padding_idx's row zero);
+   the module's forward takes a 2-d input (a bag per row); tn_nn_embedding_bag_forward takes
+   offsets and per_sample_weights too (NULL: None), as tn_embedding_bag. */
+#define TN_FIELDS_tn_embedding_bag_layer_opts(X) \
+    X(E, mode,                TN_BAG_MEAN, "sum|mean|max") \
+    X(B, include_last_offset, false,       "") \
+    X(I, padding_idx,         TN_NONE,     "")
+TN__KW_STRUCT(tn_embedding_bag_layer_opts);
+TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num_embeddings, int64_t embedding_dim, tn_embedding_bag_layer_opts opts);
+#define tn_nn_embedding_bag(num_embeddings, ...) tn_nn_embedding_bag_opts(num_embeddings, TN__POS_KW(tn_embedding_bag_layer_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_embedding_bag_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
+TNDEF tn_tensor *tn_nn_embedding_bag_forward(tn_module *m, tn_tensor *input, tn_tensor *offsets, tn_tensor *per_sample_weights);
 TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
 /* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
    "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh",
-   "Sigmoid", "Softmax", "LogSoftmax". One struct holds every activation's keyword arguments
+   "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "LogSigmoid", "Softsign",
+   "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "RReLU". One struct holds every activation's keyword arguments
    with its PyTorch default (no two activations default a name differently); an option the
    named activation does not have is an error unless left at its default:
    tn_nn_activation("LeakyReLU", .negative_slope = 0.2), tn_nn_activation("GELU",
    .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("Softmax", .dim = 1). dim TN_NONE
-   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1. inplace is
-   accepted and computes out of place. */
+   (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1 (GLU's
+   None is its default, -1). inplace is accepted and computes out of place. RReLU draws its
+   slopes when training, else uses their mean. */
 enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
 #define TN_FIELDS_tn_activation_opts(X) \
     X(B, inplace,        false, "") \
@@ -1193,7 +1533,10 @@ enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
     X(D, threshold,      20.0,  "") \
     X(D, min_val,        -1.0,  "") \
     X(D, max_val,        1.0,   "") \
-    X(I, dim,            TN_NONE, "")
+    X(I, dim,            TN_NONE, "") \
+    X(D, lambd,          0.5,   "") \
+    X(D, lower,          0.125, "") \
+    X(D, upper,          1.0 / 3, "")
 TN__KW_STRUCT(tn_activation_opts);
 TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts opts);
 #define tn_nn_activation(...) tn_nn_activation_opts(TN__POS_KW(tn_activation_opts, __VA_ARGS__))

@@ -1457,8 +1457,8 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_conv2d(0, 4, 3), "tn_nn_conv2d: in_channels (0)");
     CHECK_ERR(tn_nn_conv2d(1, 4, 3, .padding = TN_PADDING_SAME, .stride = 2), "tn_nn_conv2d: padding='same' is not supported for strided convolutions");
     CHECK_ERR(tn_nn_conv1d(1, 4, 3, .padding = TN_PADDING_SAME, .stride = 2), "tn_nn_conv1d: padding='same' is not supported for strided convolutions");
-    CHECK_ERR(tn_nn_conv2d(1, 4, 3, .padding_mode = TN_PADDING_REFLECT), "tn_nn_conv2d: padding_mode 'reflect' is not supported (zeros only)");
-    CHECK_ERR(tn_nn_conv2d(1, 4, 3, .padding_mode = TN_PADDING_CIRCULAR), "padding_mode 'circular' is not supported");
+    /* the other padding modes are Conv's only (test_nn_more.c checks their values) */
+    CHECK_ERR(tn_nn_conv_transpose2d(1, 4, 3, .padding_mode = TN_PADDING_REFLECT), "tn_nn_conv_transpose2d: Only \"zeros\" padding mode is supported for ConvTranspose2d");
     CHECK_ERR(tn_nn_conv2d_str(1, 4, 3, "padding_mode='mirror'"), "tn_nn_conv2d: option padding_mode='mirror': expected one of zeros|reflect|replicate|circular");
     m = tn_nn_conv2d(1, 4, 3, .padding_mode = TN_PADDING_ZEROS);
     CHECK(m != NULL);

@@ -361,7 +361,7 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     /* every result passes here: a shape whose element count overflows (broadcasting two
        huge expanded views, a transposed convolution's output size) is refused, never wrapped */
     if (tn__check_shape("tensor.h", shape, ndim)) return NULL;
-    int64_t strides[TN_MAX_DIMS];
+    int64_t strides[TN_MAX_DIMS] = {0};   /* a 0-d tensor's are never read (gcc cannot tell when inlining) */
 
     tn__contiguous_strides(shape, ndim, strides);
     tn_storage *s = tn__storage_new((size_t)tn__numel(shape, ndim) * tn_dtype_size(dtype), device);   /* fits: checked above */

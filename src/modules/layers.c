@@ -1,10 +1,14 @@
 /* ---- layers ---- */
 /* Python's repr of a float ("0.1", "1.0", "1e-05"), for extra_repr. */
 static const char *tn__pyfloat(double v, char *buf) {
-    for (int prec = 1; prec <= 17; prec++) {
+    int prec = 1;
+    for (; prec <= 17; prec++) {
         snprintf(buf, 32, "%.*g", prec, v);
         if (strtod(buf, NULL) == v) break;
     }
+    /* Python's repr writes exponents only below 1e-4 and from 1e16 on: 20.0, not 2e+01 */
+    const int e = v != 0 && isfinite(v) ? (int)floor(log10(fabs(v))) : 0;
+    if (strchr(buf, 'e') && e >= -4 && e < 16) snprintf(buf, 32, "%.*f", prec - 1 - e > 0 ? prec - 1 - e : 0, v);
     if (v == v && !strpbrk(buf, ".eni")) strcat(buf, ".0");
     return buf;
 }
@@ -74,13 +78,32 @@ TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias
 }
 
 /* Conv1d, Conv2d, ConvTranspose2d */
-typedef struct tn__convm { tn_module base; int nsp; bool transposed, same, valid; int64_t in, out, k[2], s[2], p[2], d[2], op[2], groups; } tn__convm;
+typedef struct tn__convm { tn_module base; int nsp, mode; bool transposed, same, valid; int64_t in, out, k[2], s[2], p[2], d[2], op[2], groups; } tn__convm;
+/* F.pad's padding (last dim first) for a padding_mode other than zeros, as PyTorch's
+   _reversed_padding_repeated_twice: padding='same' splits d (k - 1) with the extra one after. */
+static void tn__conv_mode_pads(int nsp, bool same, const int64_t *k, const int64_t *p, const int64_t *d, int64_t *pads) {
+    for (int i = 0; i < nsp; i++) {
+        const int dim = nsp - 1 - i;
+        const int64_t total = same ? d[dim] * (k[dim] - 1) : 2 * p[dim];
+        pads[2 * i] = same ? total / 2 : p[dim];
+        pads[2 * i + 1] = total - pads[2 * i];
+    }
+}
 static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
     tn__convm *c = (tn__convm *)m;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
     int64_t p[2] = {c->same ? TN_PADDING_SAME : c->p[0], c->p[1]};
+    if (c->mode != TN_PADDING_ZEROS) {
+        int64_t pads[4];
+        tn__conv_mode_pads(c->nsp, c->same, c->k, c->p, c->d, pads);
+        tn_scope_begin();
+        tn_tensor *xp = x ? tn_pad_mode(x, pads, 2 * c->nsp, c->mode) : NULL;
+        p[0] = p[1] = 0;
+        return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv("tn_conv", xp, w, b, c->nsp, false, c->s, p, c->d, c->op, c->groups) : NULL));
+    }
     return TN__AS(m->type->name, tn__conv("tn_conv", x, w, b, c->nsp, c->transposed, c->s, p, c->d, c->op, c->groups));
 }
+static const char *const tn__padding_mode_names[4] = {"zeros", "reflect", "replicate", "circular"};
 static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     tn__convm *c = (tn__convm *)m;
     char t[TN__PYTUPLE_CAP];
@@ -91,7 +114,8 @@ static void tn__conv_repr(tn_module *m, char *b, size_t n) {
     if (c->d[0] != 1 || c->d[c->nsp - 1] != 1) k += snprintf(b + k, n - (size_t)k, ", dilation=%s", tn__pytuple(c->d, c->nsp, t));
     if (c->transposed && (c->op[0] || c->op[c->nsp - 1])) k += snprintf(b + k, n - (size_t)k, ", output_padding=%s", tn__pytuple(c->op, c->nsp, t));
     if (c->groups != 1) k += snprintf(b + k, n - (size_t)k, ", groups=%lld", (long long)c->groups);
-    if (!tn_module_get(m, "bias")) snprintf(b + k, n - (size_t)k, ", bias=False");
+    if (!tn_module_get(m, "bias")) k += snprintf(b + k, n - (size_t)k, ", bias=False");
+    if (c->mode != TN_PADDING_ZEROS) snprintf(b + k, n - (size_t)k, ", padding_mode=%s", tn__padding_mode_names[c->mode]);
 }
 static const tn_module_type tn__conv1d_type = {"Conv1d", tn__conv_fwd, NULL, tn__conv_repr};
 static const tn_module_type tn__conv2d_type = {"Conv2d", tn__conv_fwd, NULL, tn__conv_repr};
@@ -114,8 +138,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     if (nsp == 1 && pairs) return (tn_module *)tn__error("%s: a 1-d convolution takes ints, not (h, w) pairs", fn);
     if (!transposed && (op[0] || op[1])) return (tn_module *)tn__error("%s: output_padding is an option of the transposed convolution only", fn);
     if (o.padding_mode < 0 || o.padding_mode > TN_PADDING_CIRCULAR) return (tn_module *)tn__error("%s: padding_mode %d is not one of TN_PADDING_ZEROS ... TN_PADDING_CIRCULAR", fn, o.padding_mode);
-    if (o.padding_mode != TN_PADDING_ZEROS)
-        return (tn_module *)tn__error("%s: padding_mode '%s' is not supported (zeros only)", fn, o.padding_mode == 1 ? "reflect" : o.padding_mode == 2 ? "replicate" : "circular");
+    if (o.padding_mode != TN_PADDING_ZEROS && transposed) return (tn_module *)tn__error("%s: Only \"zeros\" padding mode is supported for ConvTranspose2d", fn);
     const bool same = o.padding == TN_PADDING_SAME, valid = o.padding == TN_PADDING_VALID;
     if (same || valid) pd[0] = pd[1] = 0;
     if (in <= 0 || out <= 0 || o.groups <= 0 || in % o.groups || out % o.groups)
@@ -127,7 +150,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     if ((same || valid) && transposed) return (tn_module *)tn__error("%s: only 'zeros' padding mode and numeric padding are supported for ConvTranspose2d", fn);
     tn__convm *c = (tn__convm *)tn_module_new(type, sizeof(tn__convm));
     if (!c) return NULL;
-    c->nsp = nsp; c->transposed = transposed; c->in = in; c->out = out; c->groups = o.groups; c->same = same; c->valid = valid;
+    c->nsp = nsp; c->mode = o.padding_mode; c->transposed = transposed; c->in = in; c->out = out; c->groups = o.groups; c->same = same; c->valid = valid;
     for (int i = 0; i < 2; i++) { c->k[i] = k[i]; c->s[i] = st[i]; c->p[i] = pd[i]; c->d[i] = dl[i]; c->op[i] = op[i]; }
     int64_t shape[4] = {transposed ? in : out, transposed ? out / c->groups : in / c->groups, c->k[0], c->k[1]};
     tn_tensor *w = tn__param(&c->base, "weight", shape, 2 + nsp), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
@@ -233,6 +256,7 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, w, b, q->eps));
     if (q->kind == 0 && x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 2D or 3D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 1 && x->ndim != 4) return (tn_tensor *)tn__error("%s: expected 4D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
+    if (q->kind == 4 && x->ndim != 5) return (tn_tensor *)tn__error("%s: expected 5D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     double factor = q->momentum == q->momentum ? q->momentum : 0;
     tn_tensor *nbt = tn_module_get(m, "num_batches_tracked");
     if (m->training && q->track && nbt) {
@@ -258,9 +282,10 @@ static void tn__norm_repr(tn_module *m, char *b, size_t n) {
 }
 static const tn_module_type tn__bn1d_type = {"BatchNorm1d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__bn2d_type = {"BatchNorm2d", tn__norm_fwd, NULL, tn__norm_repr};
+static const tn_module_type tn__bn3d_type = {"BatchNorm3d", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__ln_type = {"LayerNorm", tn__norm_fwd, NULL, tn__norm_repr};
 static const tn_module_type tn__gn_type = {"GroupNorm", tn__norm_fwd, NULL, tn__norm_repr};
-/* kind 0/1 BatchNorm1d/2d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
+/* kind 0/1/4 BatchNorm1d/2d/3d, 2 LayerNorm (shape), 3 GroupNorm (groups) */
 static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int kind, int64_t nf, int64_t groups, const int64_t *shape, int nshape,
                                double eps, double momentum, bool affine, bool has_bias, bool track) {
     if (kind == 2 && (!shape || nshape < 1 || nshape > TN_MAX_DIMS)) return (tn_module *)tn__error("%s: normalized_shape must have 1 to %d dims", fn, TN_MAX_DIMS);
@@ -279,7 +304,7 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
         tn_tensor *w = tn__param(&q->base, "weight", ps, pn), *b = has_bias ? tn__param(&q->base, "bias", ps, pn) : NULL;
         failed = !w || (has_bias && !b) || tn_init_ones_(w) || (b && tn_init_zeros_(b));
     }
-    if (!failed && kind <= 1 && q->track)
+    if (!failed && (kind <= 1 || kind == 4) && q->track)
         failed = !tn__buffer(&q->base, "running_mean", &nf, 1, TN_F32, 0) || !tn__buffer(&q->base, "running_var", &nf, 1, TN_F32, 1) ||
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
@@ -289,6 +314,9 @@ TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
 }
 TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
     return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
+}
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_opts o) {
+    return tn__norm_new("tn_nn_batch_norm3d", &tn__bn3d_type, 4, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
 TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
     return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
@@ -302,6 +330,9 @@ TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
     TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
 }
+TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t nf, const char *options) {
+    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
+}
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
     TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
 }
@@ -313,20 +344,22 @@ TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const ch
 typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
 static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
-    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 2));
+    return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 1 ? 0 : q->n));   /* kind 1, 2, 3: Dropout, Dropout2d, Dropout3d */
 
 }
 static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }
 static const tn_module_type tn__dropout_type = {"Dropout", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout2d_type = {"Dropout2d", tn__dropout_fwd, NULL, tn__dropout_repr};
+static const tn_module_type tn__dropout3d_type = {"Dropout3d", tn__dropout_fwd, NULL, tn__dropout_repr};
 static tn_module *tn__dropout_new(const tn_module_type *type, double p, int kind) {
-    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 2 ? "dropout2d" : "dropout", p);
+    if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 3 ? "dropout3d" : kind == 2 ? "dropout2d" : "dropout", p);
     tn__miscm *q = (tn__miscm *)tn_module_new(type, sizeof(tn__miscm));
     if (q) { q->p = p; q->n = kind; }
     return q ? &q->base : NULL;
 }
 TNDEF tn_module *tn_nn_dropout(double p) { return tn__dropout_new(&tn__dropout_type, p, 1); }
 TNDEF tn_module *tn_nn_dropout2d(double p) { return tn__dropout_new(&tn__dropout2d_type, p, 2); }
+TNDEF tn_module *tn_nn_dropout3d(double p) { return tn__dropout_new(&tn__dropout3d_type, p, 3); }
 static tn_tensor *tn__embedding_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     tn_tensor *w = tn_module_get(m, "weight");
@@ -390,9 +423,10 @@ TNDEF tn_module *tn_nn_identity(void) { return tn_module_new(&tn__identity_type,
 /* Activations: one module type per PyTorch class, one forward over a table. */
 typedef struct tn__actm { tn_module base; int kind; double p[2]; int64_t dim; char repr[96]; } tn__actm;   /* repr: "min_val=%s, max_val=%s" of two 24-character floats at most */
 static const char *const tn__act_names[] = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
-                                             "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"};
-#define TN__NUM_ACTS 17
-static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
+                                             "Hardtanh", "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+                                             "Softmin", "Softmax2d", "LogSigmoid", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "RReLU"};
+#define TN__NUM_ACTS 26
+static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     tn_tensor *y = NULL;
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
@@ -416,10 +450,22 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x) {
         y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
         break;
     }
+    case 17: y = tn_softmin(x, a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0); break;
+    case 18:
+        if (x && x->ndim != 3 && x->ndim != 4) return (tn_tensor *)tn__error("Softmax2d: expected input to be 3D or 4D, got %dD instead", x->ndim);
+        y = tn_softmax(x, -3);
+        break;
+    case 19: y = tn_logsigmoid(x); break;
+    case 20: y = tn_softsign(x); break;
+    case 21: y = tn_tanhshrink(x); break;
+    case 22: y = tn_hardshrink(x, a->p[0]); break;
+    case 23: y = tn_softshrink(x, a->p[0]); break;
+    case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
+    case 25: y = tn_rrelu(x, a->p[0], a->p[1], training); break;
     }
     return y;
 }
-static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) { return TN__AS(m->type->name, tn__act_apply((tn__actm *)m, x)); }
+static tn_tensor *tn__act_fwd(tn_module *m, tn_tensor *x) { return TN__AS(m->type->name, tn__act_apply((tn__actm *)m, x, m->training)); }
 static void tn__act_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "%s", ((tn__actm *)m)->repr); }
 #define TN__ACT_TYPE(name) {name, tn__act_fwd, NULL, tn__act_repr}
 static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
@@ -427,14 +473,17 @@ static const tn_module_type tn__act_types[TN__NUM_ACTS] = {
     TN__ACT_TYPE("SELU"), TN__ACT_TYPE("CELU"), TN__ACT_TYPE("GELU"), TN__ACT_TYPE("SiLU"),
     TN__ACT_TYPE("Mish"), TN__ACT_TYPE("Softplus"), TN__ACT_TYPE("Hardtanh"), TN__ACT_TYPE("Hardswish"),
     TN__ACT_TYPE("Hardsigmoid"), TN__ACT_TYPE("Tanh"), TN__ACT_TYPE("Sigmoid"), TN__ACT_TYPE("Softmax"),
-    TN__ACT_TYPE("LogSoftmax")};
+    TN__ACT_TYPE("LogSoftmax"), TN__ACT_TYPE("Softmin"), TN__ACT_TYPE("Softmax2d"), TN__ACT_TYPE("LogSigmoid"),
+    TN__ACT_TYPE("Softsign"), TN__ACT_TYPE("Tanhshrink"), TN__ACT_TYPE("Hardshrink"), TN__ACT_TYPE("Softshrink"),
+    TN__ACT_TYPE("GLU"), TN__ACT_TYPE("RReLU")};
 /* The keyword arguments of each activation, in tn__act_names' order. */
 static const char *const tn__act_options[TN__NUM_ACTS] = {
     "inplace", "inplace", "negative_slope, inplace", "alpha, inplace", "inplace", "alpha, inplace", "approximate", "inplace",
-    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim"};
+    "inplace", "beta, threshold", "min_val, max_val, inplace", "inplace", "inplace", "", "", "dim", "dim",
+    "dim", "", "", "", "", "lambd", "lambd", "dim", "lower, upper, inplace"};
 static int tn__act_kind(const char *fn, const char *name) {
     for (int i = 0; name && i < TN__NUM_ACTS; i++) if (!strcmp(name, tn__act_names[i])) return i;
-    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax)", fn, name ? name : "(null)");
+    return TN__FAIL_INT("%s: unknown activation \"%s\" (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Hardtanh, Hardswish, Hardsigmoid, Tanh, Sigmoid, Softmax, LogSoftmax, Softmin, Softmax2d, LogSigmoid, Softsign, Tanhshrink, Hardshrink, Softshrink, GLU, RReLU)", fn, name ? name : "(null)");
 }
 TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     const char *fn = "tn_nn_activation";
@@ -454,9 +503,16 @@ TNDEF tn_module *tn_nn_activation_opts(const char *name, tn_activation_opts o) {
     case 6: p[0] = o.approximate == TN_APPROXIMATE_TANH; snprintf(m->repr, sizeof m->repr, "approximate='%s'", p[0] != 0 ? "tanh" : "none"); break;
     case 9: p[0] = o.beta; p[1] = o.threshold; snprintf(m->repr, sizeof m->repr, "beta=%g, threshold=%g", p[0], p[1]); break;
     case 10: p[0] = o.min_val; p[1] = o.max_val; snprintf(m->repr, sizeof m->repr, "min_val=%s, max_val=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c)); break;
-    case 15: case 16:
+    case 15: case 16: case 17:
         if (o.dim == TN_NONE) snprintf(m->repr, sizeof m->repr, "dim=None");
         else snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)o.dim);
+        break;
+    case 22: case 23: p[0] = o.lambd; snprintf(m->repr, sizeof m->repr, "%s", tn__pyfloat(p[0], a)); break;
+    case 24: snprintf(m->repr, sizeof m->repr, "dim=%lld", (long long)(o.dim != TN_NONE ? o.dim : -1)); break;
+    case 25:
+        if (!(o.lower <= o.upper)) { tn_module_free(&m->base); return (tn_module *)tn__error("%s: RReLU: lower bound (%g) must not exceed upper bound (%g)", fn, o.lower, o.upper); }
+        p[0] = o.lower; p[1] = o.upper;
+        snprintf(m->repr, sizeof m->repr, "lower=%s, upper=%s", tn__pyfloat(p[0], a), tn__pyfloat(p[1], c));
         break;
     default: break;
     }

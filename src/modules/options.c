@@ -86,12 +86,14 @@ static int tn__kw_find(const tn__kwkey *keys, int nkeys, tn__kwspan k, const cha
     }
     return -1;
 }
-/* The sibling suffixes: a tuple for `name` goes to name_hw (I2) or name_groups (DL). */
-static const char *const tn__kw_siblings[2] = {"_hw", "_groups"};
+/* The sibling suffixes: a tuple for `name` goes to name_dhw (IL, the 3-d kinds' triples),
+   name_hw (I2) or name_groups (DL); "_dhw" is tried before the "_hw" it ends with. */
+#define TN__KW_NSIBLINGS 3
+static const char *const tn__kw_siblings[TN__KW_NSIBLINGS] = {"_dhw", "_hw", "_groups"};
 /* The length of name without its sibling suffix (stride_hw: "stride"), else strlen. */
 static size_t tn__kw_base_len(const char *name) {
     size_t l = strlen(name);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < TN__KW_NSIBLINGS; s++) {
         size_t sl = strlen(tn__kw_siblings[s]);
         if (l > sl && !strcmp(name + l - sl, tn__kw_siblings[s])) return l - sl;
     }
@@ -238,7 +240,7 @@ static int tn__kw_parse(const char *fn, const char *text, const tn__kwkey *keys,
            the sibling has takes single values too */
         const bool tuple = v.p[0] == '(' || v.p[0] == '[';
         int i = tn__kw_find(keys, nkeys, k, "");
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < TN__KW_NSIBLINGS; s++) {
             int j = tn__kw_find(keys, nkeys, k, tn__kw_siblings[s]);
             if (j >= 0 && (i < 0 || (tuple && !tn__kw_tuple_type(keys[i].type)))) i = j;
         }
@@ -387,6 +389,30 @@ static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_ddp_opts
 static const tn__kwkey tn__kw_ddp[] = {TN_FIELDS_tn_ddp_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv3d_fn_opts
+static const tn__kwkey tn__kw_conv3d_fn[] = {TN_FIELDS_tn_conv3d_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pool3d_opts
+static const tn__kwkey tn__kw_pool3d[] = {TN_FIELDS_tn_pool3d_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_conv3d_layer_opts
+static const tn__kwkey tn__kw_conv3d[] = {TN_FIELDS_tn_conv3d_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_bag_layer_opts
+static const tn__kwkey tn__kw_embedding_bag_layer[] = {TN_FIELDS_tn_embedding_bag_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lrn_opts
+static const tn__kwkey tn__kw_lrn[] = {TN_FIELDS_tn_lrn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_embedding_bag_fn_opts
+static const tn__kwkey tn__kw_embedding_bag[] = {TN_FIELDS_tn_embedding_bag_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_grid_opts
+static const tn__kwkey tn__kw_grid_sample[] = {TN_FIELDS_tn_grid_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_loss_fn_opts
+static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */

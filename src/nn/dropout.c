@@ -54,7 +54,9 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
     return tn__own(m);
 }
-static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, bool channels) {
+/* channels: 0 elementwise, 2 dropout2d's channels (3-d [N, C, L] or 4-d input), 3 dropout3d's
+   (5-d, or an unbatched 4-d [C, D, H, W]). */
+static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool training, int channels) {
     TN__CHECK_NULL(x);
     if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("%s: dropout probability has to be between 0 and 1, but got %g", fn, p);
     if (!training || p == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
@@ -62,9 +64,12 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
     int64_t shape[TN_MAX_DIMS];
     int nd = x->ndim;
     memcpy(shape, x->shape, (size_t)nd * sizeof(int64_t));
-    if (channels) {
+    if (channels == 2) {
         if (nd != 3 && nd != 4) return (tn_tensor *)tn__error("%s: expected 3-d [N, C, L] or 4-d [N, C, H, W] input, got %s", fn, TN__SHAPE(x));
         for (int d = 2; d < nd; d++) shape[d] = 1;   /* PyTorch 1.13's feature_dropout: one draw per (dim 0, dim 1) */
+    } else if (channels == 3) {
+        if (nd != 4 && nd != 5) return (tn_tensor *)tn__error("%s: expected 4-d [C, D, H, W] or 5-d [N, C, D, H, W] input, got %s", fn, TN__SHAPE(x));
+        for (int d = nd - 3; d < nd; d++) shape[d] = 1;   /* one draw per channel (of each sample) */
     }
     tn_scope_begin();
     /* bernoulli_p's draws, made where x lives: the same mask for the same seed on every device */
@@ -74,5 +79,6 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
                                                 x->dtype), 1 / (1 - p));
     return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
 }
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, false)); }
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, true)); }
+TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, 0)); }
+TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, 2)); }
+TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, p, training, 3)); }

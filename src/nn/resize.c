@@ -1,16 +1,65 @@
 /* ---- resizing ---- */
+/* F.interpolate's modes, by their names' order. */
+enum { TN__NEAREST, TN__NEAREST_EXACT, TN__LINEAR, TN__BILINEAR, TN__BICUBIC, TN__TRILINEAR, TN__AREA };
+static const char *const tn__interp_modes[7] = {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"};
+/* PyTorch's cubic convolution weights (A = -0.75) of the 4 taps around t in [0, 1). */
+static void tn__cubic_coeffs(double t, double c[4]) {
+    const double A = -0.75, x1 = t, x2 = 1 - t;
+#define TN__CC1(x) (((A + 2) * (x) - (A + 3)) * (x) * (x) + 1)
+#define TN__CC2(x) ((((x) * A - 5 * A) * (x) + 8 * A) * (x) - 4 * A)
+    c[0] = TN__CC2(x1 + 1); c[1] = TN__CC1(x1); c[2] = TN__CC1(x2); c[3] = TN__CC2(x2 + 1);
+#undef TN__CC1
+#undef TN__CC2
+}
+/* Bicubic resizing's [out, in] matrix: 4 taps per output, their indices clamped into the
+   input as PyTorch's upsample_get_value_bounded (clamped taps add up). */
+static tn_tensor *tn__cubic_matrix(const char *fn, int64_t in, int64_t out, double scale, bool align_corners, const tn_tensor *like) {
+    double *m = (double *)tn__malloc_n(fn, tn__mul_or(in, out, -1), sizeof(double));
+    if (!m) return NULL;
+    memset(m, 0, (size_t)(in * out) * sizeof(double));
+    for (int64_t o = 0; o < out; o++) {
+        const double src = align_corners ? (double)o * scale : ((double)o + 0.5) * scale - 0.5;   /* cubic: not clamped at 0 */
+        const double f = floor(src);
+        double c[4];
+        tn__cubic_coeffs(src - f, c);
+        for (int k = 0; k < 4; k++) {
+            double j = f - 1 + k;
+            j = j < 0 ? 0 : j > (double)(in - 1) ? (double)(in - 1) : j;   /* clamped before converting */
+            m[o * in + (int64_t)j] += c[k];
+        }
+    }
+    tn_tensor *t = tn__dim_matrix(m, out, in, like);
+    TN_FREE(m);
+    return t;
+}
+/* nearest and nearest-exact's source index of each output, in float as PyTorch computes it. */
+static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, const double *sf, bool exact, tn_device device) {
+    int64_t *ix = (int64_t *)tn__malloc_n(fn, out, sizeof(int64_t));
+    if (!ix) return NULL;
+    const float scale = sf && *sf > 0 ? (float)(1.0 / *sf) : (float)in / (float)out;
+    for (int64_t o = 0; o < out; o++) {
+        const float v = floorf(exact ? ((float)o + 0.5f) * scale : (float)o * scale);
+        ix[o] = v < (float)(in - 1) ? (int64_t)v : in - 1;   /* clamped before converting */
+    }
+    tn_tensor *t = tn_to(tn_from_data(ix, TN_SHAPE(out), TN_I64), device);
+    TN_FREE(ix);
+    return t;
+}
 static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const double *sf, const char *mode, bool align_corners) {
     const char *fn = "tn_interpolate";
     TN__CHECK_NULL(x);
-    int nsp = x->ndim - 2, m = !mode ? -1 : !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") ? 1 : !strcmp(mode, "bilinear") ? 2 : -1;
-    if (m < 0) return (tn_tensor *)tn__error("%s: mode '%s' is not supported (nearest, linear, bilinear)", fn, mode ? mode : "(null)");
-    if (nsp < 1 || nsp > 2 || (m == 1 && nsp != 1) || (m == 2 && nsp != 2))
-        return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, m == 1 ? "3-d [N, C, W]" : m == 2 ? "4-d [N, C, H, W]" : "3-d or 4-d", TN__SHAPE(x));
+    int m = -1;
+    for (int i = 0; mode && i < 7; i++) if (!strcmp(mode, tn__interp_modes[i])) m = i;
+    if (m < 0) return (tn_tensor *)tn__error("%s: mode '%s' is not supported (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)", fn, mode ? mode : "(null)");
+    const int nsp = x->ndim - 2, need = m == TN__LINEAR ? 1 : m == TN__BILINEAR || m == TN__BICUBIC ? 2 : m == TN__TRILINEAR ? 3 : 0;
+    if (nsp < 1 || nsp > 3 || (need && nsp != need))
+        return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, need == 1 ? "3-d [N, C, W]" : need == 2 ? "4-d [N, C, H, W]" : need == 3 ? "5-d [N, C, D, H, W]" : "3-d, 4-d or 5-d", TN__SHAPE(x));
     if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
-    if (m == 0 && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear", fn);
+    const bool interp = m >= TN__LINEAR && m <= TN__TRILINEAR;
+    if (!interp && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
-    int64_t out[2], oshape[4] = {x->shape[0], x->shape[1], 0, 0};
-    double scale[2];
+    int64_t out[3], oshape[5] = {x->shape[0], x->shape[1], 0, 0, 0};
+    double scale[3];
     for (int i = 0; i < nsp; i++) {
         int64_t in = x->shape[2 + i];
         if (sf && !(sf[i] > 0)) return (tn_tensor *)tn__error("%s: scale_factor must be positive, got %g", fn, sf[i]);
@@ -19,29 +68,27 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
         if (out[i] <= 0 || in <= 0) return (tn_tensor *)tn__error("%s: input %s and output size %lld must be positive", fn, TN__SHAPE(x), (long long)out[i]);
         oshape[2 + i] = out[i];
         /* PyTorch's area_pixel_compute_scale: a given scale_factor is used as is */
-        scale[i] = m && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
+        scale[i] = interp && align_corners ? (out[i] > 1 ? (double)(in - 1) / (double)(out[i] - 1) : 0) : sf ? 1 / sf[i] : (double)in / (double)out[i];
+        if (m == TN__AREA && tn__adaptive_fits(fn, in, out[i])) return NULL;
     }
     /* the output's size first: the index tables and matrices below are sized by it */
     if (tn__check_shape(fn, oshape, x->ndim)) return NULL;
     tn_scope_begin();
     tn_tensor *y = x;
-    for (int i = 0; i < nsp; i++) {
-        int64_t in = x->shape[2 + i];
-        if (m == 0) {
-            int64_t *ix = (int64_t *)tn__malloc_n(fn, out[i], sizeof(int64_t));
-            if (!ix) { tn_scope_end(); return NULL; }
-            for (int64_t o = 0; o < out[i]; o++) { double s = floor((double)o * scale[i]); ix[o] = s < (double)(in - 1) ? (int64_t)s : in - 1; }   /* clamped before converting */
-            y = tn_index_select(y, 2 + i, tn_to(tn_from_data(ix, TN_SHAPE(out[i]), TN_I64), y->device));
-            TN_FREE(ix);
-            if (!y) break;   /* out of memory: the next dim would read y */
-        } else if (out[i] != in) {   /* an unchanged size is copied whatever scale_factor says, as PyTorch */
-            tn_tensor *mat = tn__resize_matrix(fn, 1, in, out[i], scale[i], align_corners, x);
-            y = i == nsp - 1 ? tn_matmul(y, tn_t(mat)) : tn_matmul(mat, y);   /* last dim from the right, H from the left */
-        }
+    for (int i = 0; i < nsp && y; i++) {
+        const int64_t in = x->shape[2 + i];
+        if (m == TN__NEAREST || m == TN__NEAREST_EXACT) y = tn_index_select(y, 2 + i, tn__nearest_table(fn, in, out[i], sf ? &sf[i] : NULL, m == TN__NEAREST_EXACT, x->device));
+        else if (m == TN__BICUBIC) y = tn__along(y, 2 + i, x->ndim, tn__cubic_matrix(fn, in, out[i], scale[i], align_corners, x));
+        else if (out[i] != in)   /* an unchanged size is copied whatever scale_factor says, as PyTorch's linear and area modes */
+            y = tn__along(y, 2 + i, x->ndim, tn__resize_matrix(fn, m == TN__AREA ? 0 : 1, in, out[i], scale[i], align_corners, x));
     }
-    y = y == x ? tn_clone(x) : y;
-    return tn__scope_return(tn__grad_name(y, m == 0 ? (nsp == 1 ? "UpsampleNearest1DBackward1" : "UpsampleNearest2DBackward1")
-                                             : m == 1 ? "UpsampleLinear1DBackward1" : "UpsampleBilinear2DBackward1"));
+    y = y == x ? tn_clone(x) : tn_contiguous(y);
+    static const char *const names[7][3] = {
+        {"UpsampleNearest1DBackward1", "UpsampleNearest2DBackward1", "UpsampleNearest3DBackward1"},
+        {"UpsampleNearestExact1DBackward1", "UpsampleNearestExact2DBackward1", "UpsampleNearestExact3DBackward1"},
+        {"UpsampleLinear1DBackward1", NULL, NULL}, {NULL, "UpsampleBilinear2DBackward1", NULL}, {NULL, "UpsampleBicubic2DBackward1", NULL},
+        {NULL, NULL, "UpsampleTrilinear3DBackward1"}, {"SqueezeBackward1", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0"}};
+    return tn__scope_return(tn__grad_name(y, names[m][nsp - 1]));
 }
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
     return TN__AS("tn_interpolate", tn__interpolate_impl(x, size, scale_factor, mode, align_corners));

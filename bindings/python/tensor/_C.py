@@ -224,6 +224,7 @@ tn_repeat T T L i
 tn_tril T T l
 tn_triu T T l
 tn_pad T T L i d
+tn_pad_mode T T L i i
 tn_add_alpha T T T d
 tn_sub_alpha T T T d
 tn_add_alpha_ T T T d
@@ -423,12 +424,24 @@ tn_hardtanh T T d d
 tn_mish T T
 tn_hardswish T T
 tn_hardsigmoid T T
+tn_hardshrink T T d
+tn_softshrink T T d
+tn_tanhshrink T T
+tn_softsign T T
+tn_logsigmoid T T
+tn_threshold T T d d
+tn_glu T T l
+tn_softmin T T l
+tn_prelu T T T
+tn_rrelu T T d d b
 tn_linear T T T T
 tn_bilinear T T T T T
 tn_conv1d_str T T T T s
 tn_conv2d_str T T T T s
 tn_conv_transpose1d_str T T T T s
 tn_conv_transpose2d_str T T T T s
+tn_conv3d_str T T T T s
+tn_conv_transpose3d_str T T T T s
 tn_im2col T T L L L L
 tn_col2im T T L L L L L
 tn_max_pool1d_str T T A l s
@@ -437,17 +450,34 @@ tn_avg_pool1d_str T T l s
 tn_avg_pool2d_str T T l s
 tn_adaptive_avg_pool2d T T l l
 tn_adaptive_max_pool2d T T l l A
+tn_max_pool3d_str T T A l s
+tn_avg_pool3d_str T T l s
+tn_adaptive_avg_pool3d T T l l l
+tn_adaptive_max_pool3d T T l l l A
+tn_lp_pool1d_str T T d l s
+tn_lp_pool2d_str T T d l s
+tn_lp_pool3d_str T T d l s
+tn_max_unpool T T T L i
+tn_fractional_max_pool2d T T L L T A
+tn_fractional_max_pool3d T T L L T A
 tn_batch_norm T T T T T T b d d
 tn_layer_norm T T L i T T d
 tn_group_norm T T l T T d
 tn_instance_norm T T T T T T b d d
+tn_local_response_norm_str T T l s
+tn_cross_map_lrn2d_str T T l s
+tn_channel_shuffle T T l
 tn_dropout T T d b
 tn_dropout2d T T d b
+tn_dropout3d T T d b
 tn_embedding T T T
 tn_embedding_padded T T T l
+tn_embedding_bag_str T T T T T s
 tn_one_hot T T l
 tn_scaled_dot_product_attention T T T T T d b d
 tn_interpolate T T L P s b
+tn_grid_sample_str T T T s
+tn_affine_grid T T L i b
 tn_pixel_shuffle T T l
 tn_pixel_unshuffle T T l
 tn_mse_loss T T T D
@@ -462,6 +492,16 @@ tn_kl_div T T T D b
 tn_cosine_similarity T T T l d
 tn_cosine_embedding_loss T T T T d D
 tn_margin_ranking_loss T T T T d D
+tn_pairwise_distance T T T d d b
+tn_soft_margin_loss_str T T T s
+tn_multilabel_soft_margin_loss_str T T T T s
+tn_multilabel_margin_loss_str T T T s
+tn_hinge_embedding_loss_str T T T s
+tn_multi_margin_loss_str T T T T s
+tn_triplet_margin_loss_str T T T T s
+tn_gaussian_nll_loss_str T T T T s
+tn_poisson_nll_loss_str T T T s
+tn_ctc_loss_str T T T T T s
 tn_init_calculate_gain d s d
 tn_init_uniform_ i T d d
 tn_init_normal_ i T d d

@@ -12,11 +12,13 @@ from .module import Module  # noqa: F401
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .layers import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .layers_more import *  # noqa: F401,F403
 from .rnn_modules import *  # noqa: F401,F403
 from .layers import __all__ as _layers_all
 from .loss import __all__ as _loss_all
+from .layers_more import __all__ as _more_all
 from .rnn_modules import __all__ as _rnn_all
 
 __all__ = (["functional", "init", "utils", "Parameter", "Module", "Sequential", "ModuleList", "ModuleDict",
             "ParameterList", "ParameterDict"] + list(_layers_all) + list(_loss_all)
-           + list(_rnn_all))
+           + list(_rnn_all) + list(_more_all))

@@ -14,10 +14,15 @@ import warnings
 from ctypes import c_double, c_int64, c_void_p, byref
 
 from .._C import lib, tn_loss_opts
-from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, int64, tensor
+from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, full, int64, tensor
 
 __all__ = [
-    "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
+    "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "unfold", "fold", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "dropout3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d",
+    "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "local_response_norm", "channel_shuffle",
+    "native_channel_shuffle", "embedding_bag", "grid_sample", "affine_grid",
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
@@ -26,10 +31,13 @@ __all__ = [
     "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
     "hardtanh", "hardtanh_", "mish", "hardswish", "hardsigmoid", "gelu", "silu", "softplus", "sigmoid", "tanh",
-    "softmax", "log_softmax", "softmin", "logsigmoid", "softsign", "tanhshrink", "threshold", "glu",
+    "softmax", "log_softmax", "softmin", "logsigmoid", "softsign", "tanhshrink", "threshold", "threshold_", "glu",
+    "hardshrink", "softshrink", "prelu", "rrelu", "rrelu_",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "cosine_embedding_loss",
-    "margin_ranking_loss", "pairwise_distance", "normalize", "pad",
+    "margin_ranking_loss", "pairwise_distance", "normalize", "pad", "soft_margin_loss", "multilabel_soft_margin_loss",
+    "multilabel_margin_loss", "hinge_embedding_loss", "multi_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "gaussian_nll_loss", "poisson_nll_loss", "ctc_loss",
 ]
 
 
@@ -148,7 +156,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if not isinstance(input, Tensor):
         _check("softmin", input=input)
     x = input if dtype is None else input.to(_to_dtype(dtype, False))
-    return softmax(-x, dim)
+    return _wrap(lib.tn_softmin(x._ptr, _softmax_dim(x.ndim) if dim is None else _int(dim, "softmin")))
 
 
 def relu(input, inplace=False):
@@ -253,43 +261,64 @@ def tanh(input):
     return _wrap(lib.tn_tanh(input._ptr))
 
 
-# Small activations with no C kernel of their own, composed from tensor ops.
 def logsigmoid(input):
     if not isinstance(input, Tensor):
         _check("logsigmoid", input=input)
-    return -softplus(-input)
+    return _wrap(lib.tn_logsigmoid(input._ptr))
 
 
 def softsign(input):
     if not isinstance(input, Tensor):
         _check("softsign", input=input)
-    return input / (input.abs() + 1)
+    return _wrap(lib.tn_softsign(input._ptr))
 
 
 def tanhshrink(input):
     if not isinstance(input, Tensor):
         _check("tanhshrink", input=input)
-    return input - input.tanh()
+    return _wrap(lib.tn_tanhshrink(input._ptr))
+
+
+def hardshrink(input, lambd=0.5):
+    if not isinstance(input, Tensor):
+        _check("hardshrink", input=input)
+    return _wrap(lib.tn_hardshrink(input._ptr, _scalar(lambd, "hardshrink", "lambd")))
+
+
+def softshrink(input, lambd=0.5):
+    if not isinstance(input, Tensor):
+        _check("softshrink", input=input)
+    return _wrap(lib.tn_softshrink(input._ptr, _scalar(lambd, "softshrink", "lambd")))
 
 
 def threshold(input, threshold, value, inplace=False):
-    if not isinstance(input, Tensor):
-        _check("threshold", input=input)
-    r = input.where(input > _scalar(threshold, "threshold", "threshold"), _scalar(value, "threshold", "value"))
-    return _inplace(input, r) if inplace else r
+    return _act(lib.tn_threshold, input, inplace, _scalar(threshold, "threshold", "threshold"),
+                _scalar(value, "threshold", "value"))
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, True)
 
 
 def glu(input, dim=-1):
     if not isinstance(input, Tensor):
         _check("glu", input=input)
-    if input.ndim == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    dim = _int(dim, "glu")
-    n = input.size(dim)
-    if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
-    a, b = input.chunk(2, dim)
-    return a * b.sigmoid()
+    return _wrap(lib.tn_glu(input._ptr, _int(dim, "glu")))
+
+
+def prelu(input, weight):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("prelu", input=input, weight=weight)
+    return _wrap(lib.tn_prelu(input._ptr, weight._ptr))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return _act(lib.tn_rrelu, input, inplace, _float(lower, "rrelu", "lower"), _float(upper, "rrelu", "upper"),
+                bool(training))
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, True)
 
 
 # --------------------------------------------------------------------------- linear, convolution
@@ -368,6 +397,24 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _wrap(lib.tn_conv_transpose2d_str(input._ptr, weight._ptr, _opt(bias),
                                              _kw(stride=s, padding=p, output_padding=o,
                                                  groups=_int(groups, "conv_transpose2d", "groups"), dilation=d)))
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("conv3d", input=input, weight=weight)
+    s, p, d = _ntuple(stride, 3, "stride"), _conv_padding(padding, 3), _ntuple(dilation, 3, "dilation")
+    return _wrap(lib.tn_conv3d_str(input._ptr, weight._ptr, _opt(bias),
+                                   _kw(stride=s, padding=p, dilation=d, groups=_int(groups, "conv3d", "groups"))))
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("conv_transpose3d", input=input, weight=weight)
+    s, p = _ntuple(stride, 3, "stride"), _ntuple(padding, 3, "padding")
+    o, d = _ntuple(output_padding, 3, "output_padding"), _ntuple(dilation, 3, "dilation")
+    return _wrap(lib.tn_conv_transpose3d_str(input._ptr, weight._ptr, _opt(bias),
+                                             _kw(stride=s, padding=p, output_padding=o,
+                                                 groups=_int(groups, "conv_transpose3d", "groups"), dilation=d)))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -515,6 +562,166 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return adaptive_max_pool1d_with_indices(input, output_size, return_indices)
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    if not isinstance(input, Tensor):
+        _check("max_pool3d", input=input)
+    k = _ntuple(kernel_size, 3, "kernel_size")
+    s, p, d = _pool_stride(stride, k, 3), _ntuple(padding, 3, "padding"), _ntuple(dilation, 3, "dilation")
+    return _with_indices(lambda ip: lib.tn_max_pool3d_str(input._ptr, ip, k[0], _kw(kernel_size=k, stride=s, padding=p, dilation=d,
+                                                                                  ceil_mode=bool(ceil_mode))), return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if not isinstance(input, Tensor):
+        _check("avg_pool3d", input=input)
+    k = _ntuple(kernel_size, 3, "kernel_size")
+    s, p = _pool_stride(stride, k, 3), _ntuple(padding, 3, "padding")
+    if divisor_override is not None and _int(divisor_override, "avg_pool3d", "divisor_override") == 0:
+        raise RuntimeError("divisor must be not zero")
+    return _wrap(lib.tn_avg_pool3d_str(input._ptr, k[0], _kw(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
+                                                             count_include_pad=bool(count_include_pad),
+                                                             divisor_override=None if divisor_override is None else int(divisor_override))))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    if not isinstance(input, Tensor):
+        _check("adaptive_avg_pool3d", input=input)
+    od, oh, ow = _adaptive_size(input, output_size, 3)
+    return _wrap(lib.tn_adaptive_avg_pool3d(input._ptr, od, oh, ow))
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    if not isinstance(input, Tensor):
+        _check("adaptive_max_pool3d", input=input)
+    od, oh, ow = _adaptive_size(input, output_size, 3)
+    return _with_indices(lambda ip: lib.tn_adaptive_max_pool3d(input._ptr, od, oh, ow, ip), return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return adaptive_max_pool3d_with_indices(input, output_size, return_indices)
+
+
+def _lp_text(stride, kernel, n, ceil_mode):
+    s = None if stride is None else _ntuple(stride, n, "stride")
+    opts = {"kernel_size": kernel} if n > 1 else {}
+    if s is not None:
+        opts["stride"] = s if n > 1 else s[0]
+    opts["ceil_mode"] = bool(ceil_mode)
+    return _kw(**opts)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if not isinstance(input, Tensor):
+        _check("lp_pool1d", input=input)
+    (k,) = _ntuple(kernel_size, 1, "kernel_size")
+    return _wrap(lib.tn_lp_pool1d_str(input._ptr, _float(norm_type, "lp_pool1d", "norm_type"), k,
+                                      _lp_text(stride, [k], 1, ceil_mode)))
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if not isinstance(input, Tensor):
+        _check("lp_pool2d", input=input)
+    k = _ntuple(kernel_size, 2, "kernel_size")
+    return _wrap(lib.tn_lp_pool2d_str(input._ptr, _float(norm_type, "lp_pool2d", "norm_type"), k[0],
+                                      _lp_text(stride, k, 2, ceil_mode)))
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if not isinstance(input, Tensor):
+        _check("lp_pool3d", input=input)
+    k = _ntuple(kernel_size, 3, "kernel_size")
+    return _wrap(lib.tn_lp_pool3d_str(input._ptr, _float(norm_type, "lp_pool3d", "norm_type"), k[0],
+                                      _lp_text(stride, k, 3, ceil_mode)))
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    input_size = input.size()
+    n = len(kernel_size)
+    default_size = [(input_size[-n + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        return default_size
+    output_size = list(output_size)
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a length of "
+                         f"'{len(output_size)}'")
+    for d in range(n):
+        min_size, max_size = default_size[d] - stride[d], default_size[d] + stride[d]
+        if not (min_size < output_size[d] < max_size):
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and {max_size})')
+    return output_size
+
+
+def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
+    if not (isinstance(input, Tensor) and isinstance(indices, Tensor)):
+        _check(f"max_unpool{n}d", input=input, indices=indices)
+    k = _ntuple(kernel_size, n, "kernel_size")
+    s = k if stride is None else _ntuple(stride, n, "stride")
+    p = _ntuple(padding, n, "padding")
+    size = [_int(v, f"max_unpool{n}d", "output_size") for v in _unpool_output_size(input, k, s, p, output_size)]
+    return _wrap(lib.tn_max_unpool(input._ptr, indices._ptr, _arr(size), n))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    fn = f"fractional_max_pool{n}d"
+    if not isinstance(input, Tensor):
+        _check(fn, input=input)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
+    k = _ntuple(kernel_size, n, "kernel_size")
+    if output_size is None:
+        if isinstance(output_ratio, (list, tuple)) and len(output_ratio) > n:
+            raise ValueError(f"{fn} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = list(output_ratio) if isinstance(output_ratio, (list, tuple)) else [output_ratio] * n
+        if len(ratio) == 1:
+            ratio = ratio * n
+        output_size = [int(input.size(-n + i) * float(ratio[i])) for i in range(n)]
+    o = _ntuple(output_size, n, "output_size")
+    if _random_samples is not None and not isinstance(_random_samples, Tensor):
+        _check(fn, _random_samples=_random_samples)
+    cfn = lib.tn_fractional_max_pool2d if n == 2 else lib.tn_fractional_max_pool3d
+    return _with_indices(lambda ip: cfn(input._ptr, _arr(k), _arr(o), _opt(_random_samples), ip), return_indices)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return _fractional(2, input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return _fractional(3, input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
 # --------------------------------------------------------------------------- normalisation
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     if not isinstance(input, Tensor):
@@ -560,6 +767,30 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return _wrap(lib.tn_instance_norm(input._ptr, _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias),
                                       bool(use_input_stats), _float(momentum, "instance_norm", "momentum"),
                                       _float(eps, "instance_norm", "eps")))
+
+
+def _lrn_text(alpha, beta, k, fn):
+    return ", ".join(f"{n}={_float(v, fn, n)!r}" for n, v in (("alpha", alpha), ("beta", beta), ("k", k))).encode()
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    if not isinstance(input, Tensor):
+        _check("local_response_norm", input=input)
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    return _wrap(lib.tn_local_response_norm_str(input._ptr, _int(size, "local_response_norm", "size"),
+                                                _lrn_text(alpha, beta, k, "local_response_norm")))
+
+
+def channel_shuffle(input, groups):
+    if not isinstance(input, Tensor):
+        _check("channel_shuffle", input=input)
+    return _wrap(lib.tn_channel_shuffle(input._ptr, _int(groups, "channel_shuffle", "groups")))
+
+
+native_channel_shuffle = channel_shuffle
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -646,6 +877,29 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return r
 
 
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    if not isinstance(input, Tensor):
+        _check("dropout3d", input=input)
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout3d exists to provide channel-wise dropout on "
+                      "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).")
+        if input.ndim < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = list(input.shape)   # torch's feature dropout over [N, C] feature maps
+        src = (_src(input) if inplace else input).reshape(shape[0], shape[1], -1, 1, 1)
+        r = _wrap(lib.tn_dropout3d(src._ptr, _float(p, "dropout3d", "p"), bool(training))).reshape(shape)
+    else:
+        src = _src(input) if inplace else input
+        r = _wrap(lib.tn_dropout3d(src._ptr, _float(p, "dropout3d", "p"), bool(training)))
+    if inplace:
+        return input if not training or p == 0 else _inplace(input, r)
+    return r
+
+
 # --------------------------------------------------------------------------- embedding, one_hot
 def _embedding_renorm_(weight, input, max_norm, norm_type):
     """torch.embedding_renorm_: rows looked up by input rescaled to norm <= max_norm, in place."""
@@ -681,6 +935,39 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if padding_idx is None:
         return _wrap(lib.tn_embedding(input._ptr, weight._ptr))
     return _wrap(lib.tn_embedding_padded(input._ptr, weight._ptr, _int(padding_idx, "embedding", "padding_idx")))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        _check("embedding_bag", input=input, weight=weight)
+    if weight.dtype == int64 and input.is_floating_point():   # torch's legacy argument order (weight, input)
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, input, "
+                      "...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.")
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it must "
+                         f"have the same shape as the input ({input.shape})")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse gradients are not supported")
+    if input.dim() == 2 and offsets is not None:
+        raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                         "length sequences. However, found offsets of type {}".format(type(offsets).__name__))
+    if input.dim() == 1 and offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if input.dim() not in (1, 2):
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    text = f"mode='{mode}', include_last_offset={bool(include_last_offset)}"
+    if padding_idx is not None:
+        text += f", padding_idx={_int(padding_idx, 'embedding_bag', 'padding_idx')}"
+    return _wrap(lib.tn_embedding_bag_str(input._ptr, weight._ptr, _opt(offsets), _opt(per_sample_weights), text.encode()))
 
 
 def one_hot(tensor, num_classes=-1):
@@ -755,23 +1042,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         scale_factors = None
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    if mode == "area" and dim in (1, 2):
-        return adaptive_avg_pool1d(input, output_size) if dim == 1 else adaptive_avg_pool2d(input, output_size)
-    if mode in ("nearest", "linear", "bilinear") and dim in (1, 2):
-        if mode == "bilinear" and dim == 1:
-            raise NotImplementedError("Got 3D input, but bilinear mode needs 4D input")
-        if mode == "linear" and dim == 2:
-            raise NotImplementedError("Got 4D input, but linear mode needs 3D input")
-        sz = _arr(output_size) if output_size is not None else None
-        sf = (c_double * dim)(*scale_factors) if scale_factors is not None else None
-        return _wrap(lib.tn_interpolate(input._ptr, sz, sf, mode.encode(), bool(align_corners)))
-    if mode in _INTERP_MODES:
-        raise NotImplementedError(f"interpolate: mode '{mode}' for a {input.ndim}-D input is not supported "
-                                  "(supported: nearest, area for 3-D and 4-D input, linear for 3-D, bilinear for 4-D)")
-    raise NotImplementedError(
-        "Input Error: Only 3D, 4D and 5D input Tensors supported"
-        f" (got {input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
-        f" (got {mode})")
+    if mode not in _INTERP_MODES or dim < 1 or dim > 3:
+        raise NotImplementedError(
+            "Input Error: Only 3D, 4D and 5D input Tensors supported"
+            f" (got {input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+            f" (got {mode})")
+    need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}.get(mode)
+    if need is not None and need != dim:
+        names = {1: "3D", 2: "4D", 3: "5D"}
+        raise NotImplementedError(f"Got {names[dim]} input, but {mode} mode needs {names[need]} input")
+    sz = _arr(output_size) if output_size is not None else None
+    sf = (c_double * dim)(*scale_factors) if scale_factors is not None else None
+    return _wrap(lib.tn_interpolate(input._ptr, sz, sf, mode.encode(), bool(align_corners)))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -789,6 +1071,58 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    if not (isinstance(input, Tensor) and isinstance(grid, Tensor)):
+        _check("grid_sample", input=input, grid=grid)
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    text = f"mode='{mode}', padding_mode='{padding_mode}', align_corners={bool(align_corners)}"
+    return _wrap(lib.tn_grid_sample_str(input._ptr, grid._ptr, text.encode()))
+
+
+def affine_grid(theta, size, align_corners=None):
+    if not isinstance(theta, Tensor):
+        _check("affine_grid", theta=theta)
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(spatial_size) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an issue for standard upsampling, but it could be for "
+                      "some applications of affine_grid. See the documentation of affine_grid for details.")
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    arr, n = _i64(size, "size")
+    return _wrap(lib.tn_affine_grid(theta._ptr, arr, n, bool(align_corners)))
+
+
 def pixel_shuffle(input, upscale_factor):
     if not isinstance(input, Tensor):
         _check("pixel_shuffle", input=input)
@@ -801,13 +1135,26 @@ def pixel_unshuffle(input, downscale_factor):
     return _wrap(lib.tn_pixel_unshuffle(input._ptr, _int(downscale_factor, "pixel_unshuffle", "downscale_factor")))
 
 
+_PAD_MODES = {"reflect": 1, "replicate": 2, "circular": 3}
+
+
 def pad(input, pad, mode="constant", value=None):
     if not isinstance(input, Tensor):
         _check("pad", input=input)
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode '{mode}' is not supported yet (only 'constant')")
-    arr, n = _i64(pad)
-    return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else _float(value, "pad", "value")))
+    arr, n = _i64(pad, "pad")
+    if mode == "constant":
+        return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else _float(value, "pad", "value")))
+    code = _PAD_MODES.get(mode)
+    if code is None:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    r = lib.tn_pad_mode(input._ptr, arr, n, code)
+    if not r and "supported for now" in lib.tn_last_error().decode():
+        msg = lib.tn_last_error().decode()
+        lib.tn_clear_error()
+        raise NotImplementedError(msg)
+    return _wrap(r)
 
 
 # --------------------------------------------------------------------------- losses
@@ -919,7 +1266,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if not (isinstance(x1, Tensor) and isinstance(x2, Tensor)):
         _check("pairwise_distance", x1=x1, x2=x2)
-    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+    return _wrap(lib.tn_pairwise_distance(x1._ptr, x2._ptr, _float(p, "pairwise_distance", "p"),
+                                          _float(eps, "pairwise_distance", "eps"), bool(keepdim)))
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
@@ -939,6 +1287,150 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     margin = _float(margin, "margin_ranking_loss", "margin")
     return _wrap(lib.tn_margin_ranking_loss(input1._ptr, input2._ptr, target._ptr, margin, red))
+
+
+def _loss_text(reduction, **options):
+    """The option text of the tn_loss_fn_opts losses' _str forms: reduction and numbers."""
+    parts = [f"reduction='{reduction}'"]
+    for k, v in options.items():
+        parts.append(f"{k}={'True' if v is True else 'False' if v is False else repr(float(v))}")
+    return ", ".join(parts).encode()
+
+
+def _red_word(reduction, size_average=None, reduce=None):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("soft_margin_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    return _wrap(lib.tn_soft_margin_loss_str(input._ptr, target._ptr, _loss_text(red)))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("multilabel_soft_margin_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    return _wrap(lib.tn_multilabel_soft_margin_loss_str(input._ptr, target._ptr, _opt(weight), _loss_text(red)))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("multilabel_margin_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    return _wrap(lib.tn_multilabel_margin_loss_str(input._ptr, target._ptr, _loss_text(red)))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("hinge_embedding_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    margin = _float(margin, "hinge_embedding_loss", "margin")
+    return _wrap(lib.tn_hinge_embedding_loss_str(input._ptr, target._ptr, _loss_text(red, margin=margin)))
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("multi_margin_loss", input=input, target=target)
+    red = _red_word(reduction, size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    margin = _float(margin, "multi_margin_loss", "margin")
+    return _wrap(lib.tn_multi_margin_loss_str(input._ptr, target._ptr, _opt(weight), _loss_text(red, p=p, margin=margin)))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    if not (isinstance(anchor, Tensor) and isinstance(positive, Tensor) and isinstance(negative, Tensor)):
+        _check("triplet_margin_loss", anchor=anchor, positive=positive, negative=negative)
+    red = _red_word(reduction, size_average, reduce)
+    text = _loss_text(red, margin=_float(margin, "triplet_margin_loss", "margin"), p=_float(p, "triplet_margin_loss", "p"),
+                      eps=_float(eps, "triplet_margin_loss", "eps"), swap=bool(swap))
+    return _wrap(lib.tn_triplet_margin_loss_str(anchor._ptr, positive._ptr, negative._ptr, text))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """PyTorch 2.x's Python composite (the distance is any Python callable); the C library's
+    tn_triplet_margin_with_distance_loss is its C form."""
+    if not (isinstance(anchor, Tensor) and isinstance(positive, Tensor) and isinstance(negative, Tensor)):
+        _check("triplet_margin_with_distance_loss", anchor=anchor, positive=positive, negative=negative)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs")
+    distance_function = distance_function if distance_function is not None else pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = dist_neg.minimum(distance_function(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("gaussian_nll_loss", input=input, target=target)
+    if isinstance(var, numbers.Real) and not isinstance(var, bool):   # a float var (PyTorch 2.x)
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = full(tuple(input.shape), float(var), dtype=input.dtype, device=input.device)
+    elif not isinstance(var, Tensor):
+        _check("gaussian_nll_loss", var=var)
+    if tuple(var.shape) != tuple(input.shape):
+        if not (tuple(input.shape[:-1]) == tuple(var.shape)
+                or (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.ndim and var.shape[-1] == 1)):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if var.numel() and bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    return _wrap(lib.tn_gaussian_nll_loss_str(input._ptr, target._ptr, var._ptr,
+                                              _loss_text(reduction, full=bool(full), eps=_float(eps, "gaussian_nll_loss", "eps"))))
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        _check("poisson_nll_loss", input=input, target=target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _wrap(lib.tn_poisson_nll_loss_str(input._ptr, target._ptr,
+                                             _loss_text(reduction, log_input=bool(log_input), full=bool(full),
+                                                        eps=_float(eps, "poisson_nll_loss", "eps"))))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    if not (isinstance(log_probs, Tensor) and isinstance(targets, Tensor)):
+        _check("ctc_loss", log_probs=log_probs, targets=targets)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+    def lengths(v, arg):
+        if isinstance(v, Tensor):
+            return v
+        if isinstance(v, (list, tuple)):
+            return tensor([_int(x, "ctc_loss", arg) for x in v], dtype=int64)
+        return tensor(_int(v, "ctc_loss", arg), dtype=int64)
+    il, tl = lengths(input_lengths, "input_lengths"), lengths(target_lengths, "target_lengths")
+    text = f"blank={_int(blank, 'ctc_loss', 'blank')}, reduction='{reduction}', zero_infinity={bool(zero_infinity)}"
+    return _wrap(lib.tn_ctc_loss_str(log_probs._ptr, targets._ptr, il._ptr, tl._ptr, text.encode()))
 
 
 # --------------------------------------------------------------------------- multi-head attention

@@ -145,6 +145,17 @@ class _ConvNd(Module):
         self.output_padding = output_padding
         self.groups = groups
         self.padding_mode = padding_mode
+        # F.pad's padding (last dimension first) for the non-zero padding modes, as torch
+        if isinstance(self.padding, str):
+            self._reversed_padding_repeated_twice = [0, 0] * len(kernel_size)
+            if padding == "same":
+                for d, k, i in zip(dilation, kernel_size, range(len(kernel_size) - 1, -1, -1)):
+                    total_padding = d * (k - 1)
+                    left_pad = total_padding // 2
+                    self._reversed_padding_repeated_twice[2 * i] = left_pad
+                    self._reversed_padding_repeated_twice[2 * i + 1] = total_padding - left_pad
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in range(2)]
         if transposed:
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
@@ -177,10 +188,11 @@ class _ConvNd(Module):
             s += ", padding_mode={padding_mode}"
         return s.format(**self.__dict__)
 
-    def _check_padding_mode(self):
-        if self.padding_mode != "zeros":
-            raise NotImplementedError(f"{type(self).__name__}: padding_mode='{self.padding_mode}' is not "
-                                      "supported yet (F.pad has only mode='constant'); use padding_mode='zeros'")
+    def _padded(self, input):
+        """input padded by padding_mode, for a convolution with padding 0 (padding_mode='zeros': input)."""
+        if self.padding_mode == "zeros":
+            return input
+        return F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
 
 
 class Conv1d(_ConvNd):
@@ -191,8 +203,8 @@ class Conv1d(_ConvNd):
                          _single(0), groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
-        self._check_padding_mode()
-        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+        padding = self.padding if self.padding_mode == "zeros" else _single(0)
+        return F.conv1d(self._padded(input), weight, bias, self.stride, padding, self.dilation, self.groups)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
@@ -206,8 +218,8 @@ class Conv2d(_ConvNd):
                          _pair(0), groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
-        self._check_padding_mode()
-        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+        padding = self.padding if self.padding_mode == "zeros" else _pair(0)
+        return F.conv2d(self._padded(input), weight, bias, self.stride, padding, self.dilation, self.groups)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)

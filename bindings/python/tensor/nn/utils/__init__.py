@@ -11,9 +11,12 @@ from ..._core import Tensor, _check_int, _ptrs, _raise, tensor
 from ..._ops import FUNCTIONS as _F
 from ...autograd import no_grad
 from . import rnn  # noqa: F401
+from . import parametrize, parametrizations  # noqa: F401
+from .weight_norms import weight_norm, remove_weight_norm, spectral_norm, remove_spectral_norm  # noqa: F401
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters", "rnn"]
+           "vector_to_parameters", "rnn", "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm",
+           "parametrize", "parametrizations"]
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):

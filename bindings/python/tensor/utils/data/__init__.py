@@ -11,12 +11,12 @@ default one, so ``tensor.manual_seed`` makes it reproducible.
 from .dataset import (Dataset, IterableDataset, TensorDataset, ConcatDataset, Subset,  # noqa: F401
                       random_split)
 from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler,  # noqa: F401
-                      BatchSampler)
+                      WeightedRandomSampler, BatchSampler)
 from ._collate import default_collate, default_convert  # noqa: F401
 from .dataloader import DataLoader, get_worker_info  # noqa: F401
 from ._worker import WorkerInfo  # noqa: F401
 from . import distributed  # noqa: F401
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
-           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "default_collate",
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "default_collate",
            "default_convert", "DataLoader", "get_worker_info"]

@@ -1,8 +1,12 @@
 """Samplers (torch.utils.data.sampler): which indices, in which order, in which batches."""
-from ..._core import int64
-from ..._factories import randint, randperm
+import bisect
+import math
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
+from ..._core import float64, int64
+from ..._factories import as_tensor, rand, randint, randperm
+
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+           "BatchSampler"]
 
 
 class Sampler:
@@ -66,6 +70,56 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self):
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices drawn with probabilities proportional to weights (torch.multinomial's
+    distribution; draws from ``generator`` or the default one, not torch's stream): with
+    replacement by inverting the cumulative weights, without by the largest of
+    log(u) / w (Efraimidis-Spirakis), which is sequential weighted sampling."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights_tensor = as_tensor(weights, dtype=float64)
+        if len(weights_tensor.shape) != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def _draw(self):
+        w = self.weights.tolist()
+        if any(not (x >= 0) or math.isinf(x) for x in w):
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        total = math.fsum(w)
+        if not total > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        n = self.num_samples
+        u = rand(n if self.replacement else len(w), dtype=float64, generator=self.generator).tolist()
+        if self.replacement:
+            cdf, acc = [], 0.0
+            for x in w:
+                acc += x
+                cdf.append(acc / total)
+            last = max(i for i, x in enumerate(w) if x > 0)
+            # the first index whose cumulative weight exceeds u (never a zero-weight one)
+            return [min(bisect.bisect_right(cdf, r), last) for r in u]
+        if n > sum(1 for x in w if x > 0):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        keys = [(math.log(r) / x if x > 0 else -math.inf, i) for i, (r, x) in enumerate(zip(u, w))]
+        keys.sort(key=lambda k: -k[0])
+        return [i for _, i in keys[:n]]
+
+    def __iter__(self):
+        yield from self._draw()
+
+    def __len__(self):
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
