@@ -829,10 +829,10 @@ class MultiheadAttention(Module):
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
-        # torch's distributions in tn_nn_multihead_attention's order: the projections, then
-        # out_proj (a Linear's own draws), whose bias is zeroed
-        self._reset_in_proj()
+        # torch's order: out_proj (a Linear: its own draws), then _reset_parameters draws the
+        # projections and zeroes out_proj's bias
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        self._reset_in_proj()
         if self.out_proj.bias is not None:
             init.constant_(self.out_proj.bias, 0.0)
 
