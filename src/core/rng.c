@@ -183,16 +183,16 @@ static void tn__mt_normal16_f32(float *d, float mean, float std) {
     for (int j = 0; j < 8; j++) {
         const float u1 = 1.0f - d[j], u2 = d[j + 8];   /* [0, 1) -> (0, 1] for log */
         const float radius = sqrtf(-2.0f * logf(u1)), theta = 6.28318530717958647692f * u2;
-        d[j] = radius * cosf(theta) * std + mean;
-        d[j + 8] = radius * sinf(theta) * std + mean;
+        d[j] = fmaf(radius * cosf(theta), std, mean);
+        d[j + 8] = fmaf(radius * sinf(theta), std, mean);
     }
 }
 static void tn__mt_normal16_f64(double *d, double mean, double std) {
     for (int j = 0; j < 8; j++) {
         const double u1 = 1.0 - d[j], u2 = d[j + 8];
         const double radius = sqrt(-2.0 * log(u1)), theta = 6.28318530717958647692 * u2;
-        d[j] = radius * cos(theta) * std + mean;
-        d[j + 8] = radius * sin(theta) * std + mean;
+        d[j] = fma(radius * cos(theta), std, mean);
+        d[j + 8] = fma(radius * sin(theta), std, mean);
     }
 }
 static void tn__mt_store(char *base, tn_dtype dt, int64_t i, double v, int64_t iv, bool isint) {
@@ -232,9 +232,9 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
     const bool wide = range >= (UINT64_C(1) << 32) && (dt == TN_I64 || dt == TN_F64 || dt == TN_F32);
     const float af = (float)a, bf = (float)b;
     for (int64_t i = 0; i < n; i++) {
-        if (op == UNIFORM && dt == TN_F32) { ((float *)base)[i] = tn__mt_unif32(g) * (bf - af) + af; continue; }
-        if (op == UNIFORM) { tn__mt_store(base, dt, i, tn__mt_unif64(g) * (b - a) + a, 0, false); continue; }
-        if (op == NORMAL) { tn__mt_store(base, dt, i, tn__mt_normal(g) * b + a, 0, false); continue; }
+        if (op == UNIFORM && dt == TN_F32) { ((float *)base)[i] = fmaf(tn__mt_unif32(g), bf - af, af); continue; }
+        if (op == UNIFORM) { tn__mt_store(base, dt, i, fma(tn__mt_unif64(g), b - a, a), 0, false); continue; }
+        if (op == NORMAL) { tn__mt_store(base, dt, i, fma(tn__mt_normal(g), b, a), 0, false); continue; }
         const uint64_t r = wide ? tn__mt64(g) : tn__mt32(g);
         tn__mt_store(base, dt, i, 0, (int64_t)((range ? r % range : r) + (uint64_t)low), true);
     }

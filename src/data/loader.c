@@ -265,6 +265,14 @@ TNDEF int tn_loader_next(tn_loader *l, tn_tensor **batch) {
         tn__loader_lock(l);
         l->in_epoch = false;
         tn__loader_unlock(l, false);
+        /* PyTorch's RandomSampler draws one more randperm as it runs out (its num_samples % n
+           tail, empty here); from the loader's own generator that moves the next epoch */
+        if (l->shuffle && l->gen) {
+            tn_scope_begin();
+            tn_tensor *tail = TN__AS("tn_loader_next", tn_randperm(l->n, TN_I64, l->gen));
+            tn_scope_end();
+            if (!tail) return -1;
+        }
         return 0;
     }
     /* take the batch out of its slot (under the lock: once freed, a worker refills it) */

@@ -29,6 +29,7 @@ Initialisation uses torch's distributions, drawn in the order of the C construct
 the same seed a Python layer holds the C layer's values bit for bit.
 """
 import contextlib
+import ctypes
 import copy
 import math
 import numbers
@@ -67,11 +68,11 @@ def _rng_kept():
     """The C constructors initialise their own parameters from the default generator;
     those values are replaced at once, so the draws must not advance the generator."""
     g = lib.tn_default_generator().contents
-    seed, offset = g.seed, g.offset
+    saved = type(g).from_buffer_copy(g)        # the whole state: mt19937's words and the Philox offset
     try:
         yield
     finally:
-        g.seed, g.offset = seed, offset
+        ctypes.memmove(ctypes.addressof(g), ctypes.addressof(saved), ctypes.sizeof(saved))
 
 
 def _pybool(b):
