@@ -1823,8 +1823,8 @@ TN_HD static inline double tn_optim_apply_f64(int kind, int f, const double *c, 
 /* 14. data                                                                 */
 /* ======================================================================= */
 /* torch.utils.data: a dataset is a length and a way to get sample i as nitems tensors
-   (image, label, ...); a loader batches, shuffles with the seeded Philox generator and
-   prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
+   (image, label, ...); a loader batches, shuffles as PyTorch's DataLoader does (the same
+   order for a seed) and prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
 
        typedef struct { tn_dataset base; tn_tensor *x, *y; } my_ds;
        static int64_t my_len(tn_dataset *d) { return tn_size(((my_ds *)d)->x, 0); }

@@ -1710,8 +1710,8 @@ TN__DEFINE_OPTIM_APPLY(double, f64)
 /* 14. data                                                                 */
 /* ======================================================================= */
 /* torch.utils.data: a dataset is a length and a way to get sample i as nitems tensors
-   (image, label, ...); a loader batches, shuffles with the seeded Philox generator and
-   prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
+   (image, label, ...); a loader batches, shuffles as PyTorch's DataLoader does (the same
+   order for a seed) and prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
 
        typedef struct { tn_dataset base; tn_tensor *x, *y; } my_ds;
        static int64_t my_len(tn_dataset *d) { return tn_size(((my_ds *)d)->x, 0); }
