@@ -406,7 +406,7 @@ TNDEF double tn_generator_uniform(tn_generator *g);
 /* PyTorch's get_rng_state layout: TN_GENERATOR_STATE_BYTES bytes for mt19937 (seed, mt
    state, cached normal: torch.get_rng_state() of torch 1.13 and later loads here and back),
    16 (seed, offset) for Philox. get_state writes up to cap bytes and returns the size (-1 on
-   error); set_state takes either size (5056 makes g mt19937, 16 Philox). */
+   error); set_state takes either size (5056, or PyTorch's legacy 5048, makes g mt19937; 16 Philox). */
 #define TN_GENERATOR_STATE_BYTES 5056
 TNDEF int64_t tn_generator_get_state(const tn_generator *g, uint8_t *out, int64_t cap);
 TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *state, int64_t n);
@@ -4429,10 +4429,12 @@ TNDEF int64_t tn_generator_get_state(const tn_generator *cg, uint8_t *out, int64
 }
 TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *st, int64_t n) {
     if (!g) g = &tn__default_gen;
-    if (!st || (n != TN_GENERATOR_STATE_BYTES && n != 16))
-        return TN__FAIL_INT("tn_generator_set_state: expected a state of %d (mt19937) or 16 (Philox) bytes, got %lld", TN_GENERATOR_STATE_BYTES, (long long)n);
+    /* PyTorch takes its legacy 5048-byte state too (no float normal), a Philox one is 16 */
+    if (!st || (n != TN_GENERATOR_STATE_BYTES && n != 5048 && n != 16))
+        return TN__FAIL_INT("tn_generator_set_state: Expected either a CPUGeneratorImplStateLegacy of size 5048 or a CPUGeneratorImplState "
+                            "of size %d (or a Philox state of 16 bytes) but found the input RNG state size to be %lld", TN_GENERATOR_STATE_BYTES, (long long)n);
     const int64_t left = (int64_t)tn__get(st + 8, 4), next = (int64_t)tn__get(st + 16, 8);
-    if (n == TN_GENERATOR_STATE_BYTES && (left < 1 || left > 624 || next < 0 || left + next > 625))   /* left + next is 625 once drawn from: reads stay within the 624 words */
+    if (n != 16 && (left < 1 || left > 624 || next < 0 || left + next > 625))   /* left + next is 625 once drawn from: reads stay within the 624 words */
         return TN__FAIL_INT("tn_generator_set_state: invalid mt19937 state (left %lld, next %lld)", (long long)left, (long long)next);
     tn__gen_lock(g);
     if (n == 16) {

@@ -395,7 +395,7 @@ TNDEF double tn_generator_uniform(tn_generator *g);
 /* PyTorch's get_rng_state layout: TN_GENERATOR_STATE_BYTES bytes for mt19937 (seed, mt
    state, cached normal: torch.get_rng_state() of torch 1.13 and later loads here and back),
    16 (seed, offset) for Philox. get_state writes up to cap bytes and returns the size (-1 on
-   error); set_state takes either size (5056 makes g mt19937, 16 Philox). */
+   error); set_state takes either size (5056, or PyTorch's legacy 5048, makes g mt19937; 16 Philox). */
 #define TN_GENERATOR_STATE_BYTES 5056
 TNDEF int64_t tn_generator_get_state(const tn_generator *g, uint8_t *out, int64_t cap);
 TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *state, int64_t n);

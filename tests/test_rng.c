@@ -225,7 +225,10 @@ TEST(state_roundtrip) {
     CHECK(tn_generator_set_state(g, ps, 16) == 0 && g->kind == TN_GEN_PHILOX && g->seed == 9 && g->offset == 7);
     /* errors */
     CHECK_ERR(tn_generator_get_state(NULL, st, 100) >= 0, "need a buffer of 5056 bytes");
-    CHECK_ERR(tn_generator_set_state(NULL, st, 100) == 0, "expected a state of 5056 (mt19937) or 16 (Philox) bytes, got 100");
+    CHECK_ERR(tn_generator_set_state(NULL, st, 100) == 0, "Expected either a CPUGeneratorImplStateLegacy of size 5048 or a "
+                                                          "CPUGeneratorImplState of size 5056 (or a Philox state of 16 bytes) but found the input RNG state size to be 100");
+    CHECK(tn_generator_set_state(g, st, 5048) == 0 && tn_generator_get_state(g, st2, sizeof st2) == TN_GENERATOR_STATE_BYTES &&
+          memcmp(st, st2, 5048) == 0);   /* PyTorch's legacy layout: the same fields */
     st[8] = 0; st[9] = 0; st[10] = 0; st[11] = 0;         /* left 0 */
     CHECK_ERR(tn_generator_set_state(NULL, st, sizeof st) == 0, "invalid mt19937 state");
     tn_generator_free(g);

@@ -177,8 +177,10 @@ class Generator:
         return tensor(list(buf[:n]), dtype=uint8)
 
     def set_state(self, new_state):
-        if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
+        if not isinstance(new_state, Tensor):
             raise TypeError("expected a torch.ByteTensor, but got %s" % type(new_state).__name__)
+        if new_state.dtype != uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
         b = bytes(new_state.tolist())
         buf = (ctypes.c_uint8 * max(len(b), 1)).from_buffer_copy(b or b"\0")
         _check_int(lib.tn_generator_set_state(self._handle(), buf, len(b)))

@@ -213,10 +213,22 @@ def test_rng_state_is_torchs_layout():
 
 
 def test_rng_state_errors():
-    with pytest.raises(RuntimeError, match="5056"):
-        tn.set_rng_state(tn.zeros(100, dtype=tn.uint8))
-    with pytest.raises(TypeError):
-        tn.set_rng_state(tn.zeros(5056))
+    """torch's exception types and words."""
+    for lib in (tn, torch):
+        with pytest.raises(RuntimeError, match="CPUGeneratorImplState of size 5056 .*state size to be 100"):
+            lib.set_rng_state(lib.zeros(100, dtype=lib.uint8))
+        with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
+            lib.set_rng_state(lib.zeros(5056))
+        with pytest.raises(TypeError, match="expected a torch.ByteTensor, but got list"):
+            lib.set_rng_state([1, 2])
+    # the legacy 5048-byte layout loads (torch takes it too)
+    seed(3)
+    tn.rand(5)
+    torch.rand(5)
+    st = torch.get_rng_state()[:5048].clone()
+    tn.set_rng_state(tn.tensor(st.tolist(), dtype=tn.uint8))
+    torch.set_rng_state(st)
+    same(tn.rand(4), torch.rand(4), exact=True)
     st = torch.get_rng_state()
     st[8:12] = torch.tensor([0, 0, 0, 0], dtype=torch.uint8)       # left = 0: not a state torch writes
     with pytest.raises(RuntimeError, match="invalid mt19937 state"):
