@@ -156,6 +156,19 @@ def test_dropout_mask(s, dtype):
     in_step()
 
 
+@pytest.mark.parametrize("n", [3, 20])
+def test_normal_with_tensor_arguments_and_randint_like(n):
+    """torch.normal(mean, std) with tensors: normal_(0, 1) of the output, then * std + mean."""
+    m, sd = torch.linspace(-1, 1, n), torch.linspace(0.5, 2, n)
+    tm, tsd = tn.tensor(m.tolist()), tn.tensor(sd.tolist())
+    seed(1)
+    same(tn.normal(tm, tsd), torch.normal(m, sd), scale=3)
+    same(tn.normal(tm, 2.0), torch.normal(m, 2.0), scale=3)
+    same(tn.normal(0.5, tsd), torch.normal(0.5, sd), scale=3)
+    same(tn.randint_like(tn.zeros(n), 0, 7), torch.randint_like(torch.zeros(n), 0, 7), exact=True)
+    in_step()
+
+
 # --------------------------------------------------------------------------- generators
 def test_generator_objects():
     for s in SEEDS:
