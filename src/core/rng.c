@@ -153,7 +153,7 @@ TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *st, int64_t n) 
     if (!st || (n != TN_GENERATOR_STATE_BYTES && n != 5048 && n != 16))
         return TN__FAIL_INT("tn_generator_set_state: Expected either a CPUGeneratorImplStateLegacy of size 5048 or a CPUGeneratorImplState "
                             "of size %d (or a Philox state of 16 bytes) but found the input RNG state size to be %lld", TN_GENERATOR_STATE_BYTES, (long long)n);
-    const int64_t left = (int64_t)tn__get(st + 8, 4), next = (int64_t)tn__get(st + 16, 8);
+    const int64_t left = n == 16 ? 1 : (int64_t)tn__get(st + 8, 4), next = n == 16 ? 0 : (int64_t)tn__get(st + 16, 8);
     if (n != 16 && (left < 1 || left > 624 || next < 0 || left + next > 625))   /* left + next is 625 once drawn from: reads stay within the 624 words */
         return TN__FAIL_INT("tn_generator_set_state: invalid mt19937 state (left %lld, next %lld)", (long long)left, (long long)next);
     tn__gen_lock(g);
