@@ -373,13 +373,45 @@ TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element te
 /* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
 
-/* Philox-4x32-10: counter-based, so element i of a draw is the same on CPU, GPU and in
-   any thread split. A generator is (seed, offset); each draw advances offset. */
-typedef struct tn_generator { uint64_t seed; uint64_t offset; } tn_generator;
-TNDEF void tn_manual_seed(uint64_t seed);       /* reseed the default generator */
-TNDEF tn_generator *tn_default_generator(void); /* borrowed */
-TNDEF tn_generator *tn_generator_new(uint64_t seed);
+/* Generators. The default generator and tn_generator_new's are PyTorch's CPU generator:
+   mt19937 seeded with the seed's low 32 bits (CPUGeneratorImpl), so tn_manual_seed(s) and
+   then the CPU random functions give torch.manual_seed(s)'s numbers. kind TN_GEN_PHILOX is
+   the counter-based Philox-4x32-10 stream (seed, offset): element i of a draw is the same
+   on CPU, GPU and in any thread split (a zero-initialised {seed, offset} is one). Draws on
+   the GPU always take Philox counters (offset), whatever the kind, as PyTorch's CUDA
+   generator does. The fields are read-only outside the library, except seed/offset of a
+   Philox generator; a generator is used by one draw at a time (a spin lock). */
+typedef enum tn_generator_kind { TN_GEN_PHILOX = 0, TN_GEN_MT19937 = 1 } tn_generator_kind;
+typedef struct tn_generator {
+    uint64_t seed;        /* the seed given (initial_seed) */
+    uint64_t offset;      /* Philox counters used so far */
+    int kind;             /* tn_generator_kind */
+    int mt_left, mt_next; /* mt19937's position as PyTorch keeps it; mt_left 0: seed on first use */
+    int has_normal;       /* the second Box-Muller value is cached (PyTorch's next_double_normal_sample) */
+    double normal;
+    uint32_t mt[624];
+    int lock;
+} tn_generator;
+TNDEF void tn_manual_seed(uint64_t seed);       /* reseed the default generator (both streams) */
+TNDEF tn_generator *tn_default_generator(void); /* borrowed; kind TN_GEN_MT19937 */
+TNDEF tn_generator *tn_generator_new(uint64_t seed);        /* torch.Generator().manual_seed(seed): mt19937 */
+TNDEF tn_generator *tn_generator_new_philox(uint64_t seed); /* a Philox stream: device-independent numbers */
 TNDEF void tn_generator_free(tn_generator *g);
+TNDEF void tn_generator_manual_seed(tn_generator *g, uint64_t seed); /* g NULL: the default; keeps the kind */
+/* Raw draws from a generator (NULL: the default), as PyTorch's CPU kernels make them
+   (multinomial, samplers): random() a uint32, random64() two of them (the first is the high
+   half), uniform() a double in [0, 1) from random64's low 53 bits (uniform_real_distribution
+   <double>). A Philox generator returns its counters' words. */
+TNDEF uint32_t tn_generator_random(tn_generator *g);
+TNDEF uint64_t tn_generator_random64(tn_generator *g);
+TNDEF double tn_generator_uniform(tn_generator *g);
+/* PyTorch's get_rng_state layout: TN_GENERATOR_STATE_BYTES bytes for mt19937 (seed, mt
+   state, cached normal: torch.get_rng_state() of torch 1.13 and later loads here and back),
+   16 (seed, offset) for Philox. get_state writes up to cap bytes and returns the size (-1 on
+   error); set_state takes either size (5056, or PyTorch's legacy 5048, makes g mt19937; 16 Philox). */
+#define TN_GENERATOR_STATE_BYTES 5056
+TNDEF int64_t tn_generator_get_state(const tn_generator *g, uint8_t *out, int64_t cap);
+TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *state, int64_t n);
 /* gen NULL = default generator. Float dtypes for rand/randn/normal/bernoulli. */
 TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype);   /* U[0, 1) */
 TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype);  /* N(0, 1) */
@@ -2144,8 +2176,8 @@ TN_HD static inline double tn_optim_apply_f64(int kind, int f, const double *c, 
 /* 14. data                                                                 */
 /* ======================================================================= */
 /* torch.utils.data: a dataset is a length and a way to get sample i as nitems tensors
-   (image, label, ...); a loader batches, shuffles with the seeded Philox generator and
-   prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
+   (image, label, ...); a loader batches, shuffles as PyTorch's DataLoader does (the same
+   order for a seed) and prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
 
        typedef struct { tn_dataset base; tn_tensor *x, *y; } my_ds;
        static int64_t my_len(tn_dataset *d) { return tn_size(((my_ds *)d)->x, 0); }
@@ -2184,16 +2216,17 @@ TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
 /* random_split: n subsets of ds (written to out[0..n)) over one random permutation.
    lengths are counts summing to len(ds), or fractions summing to 1 (PyTorch's rule:
    floor(len * frac) each, the remainder handed out one by one from the first). gen
-   NULL = the default generator. Deterministic for a seed (not PyTorch's permutation).
+   NULL = the default generator. PyTorch's permutation for a seed (randperm from gen).
    0, or -1 with an error and out untouched. */
 TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
 TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
 
 /* DataLoader(dataset, batch_size=1, shuffle=False, ...): tn_loader_new(ds, .batch_size = 64,
    .shuffle = true). batch_size TN_NONE (None) yields samples one by one, uncollated. seed
-   picks the loader's own shuffle generator (TN_NONE: the default generator, so
-   tn_manual_seed decides); each epoch draws a new permutation, the same for a seed whatever
-   num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
+   picks the loader's own generator (DataLoader(generator=torch.Generator().manual_seed(seed));
+   TN_NONE: the default generator, so tn_manual_seed decides); each epoch draws as PyTorch's
+   iterator and RandomSampler do (a base seed, then the permutation), so the order is
+   PyTorch's for a seed, whatever num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
    load up to prefetch_factor * N batches ahead (prefetch_factor TN_NONE is PyTorch's None:
    2 with workers; it may be given only with num_workers > 0, as in PyTorch). Batch k is
    always the same samples, and batches arrive in order. Borrows ds (free the loader
@@ -4746,18 +4779,90 @@ TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
 /* ======================================================================= */
 /* src/core/rng.c: generators, Philox streams, random tensors              */
 /* ======================================================================= */
-/* ---- RNG ---- */
-static tn_generator tn__default_gen = {0x853c49e6748fea9bULL, 0};
+/* ---- RNG ----
+   The CPU stream is PyTorch's CPUGeneratorImpl: mt19937 (at::mt19937: seeded from the seed's
+   low 32 bits, PyTorch's left/next bookkeeping) and the transformations of ATen's
+   TransformationHelper.h / DistributionsHelper.h and the CPU kernels of
+   native/cpu/DistributionTemplates.h, element by element in order. A Philox generator (and
+   every GPU draw) takes counters instead: see tn_philox_draw. */
+static tn_generator tn__default_gen = {67280421310721ULL, 0, TN_GEN_MT19937, 0, 0, 0, 0, {0}, 0};
 TNDEF tn_generator *tn_default_generator(void) { return &tn__default_gen; }
-TNDEF void tn_manual_seed(uint64_t seed) { tn__default_gen.seed = seed; tn__default_gen.offset = 0; }
-TNDEF tn_generator *tn_generator_new(uint64_t seed) {
+
+/* One draw at a time per generator (PyTorch's generator mutex): a spin lock, as draws are short. */
+static void tn__gen_lock(tn_generator *g) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&g->lock, 1, __ATOMIC_ACQUIRE)) {}
+#else
+    (void)g;
+#endif
+}
+static void tn__gen_unlock(tn_generator *g) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&g->lock, 0, __ATOMIC_RELEASE);
+#else
+    (void)g;
+#endif
+}
+static void tn__mt_seed(tn_generator *g) {
+    g->mt[0] = (uint32_t)g->seed;
+    for (uint32_t j = 1; j < 624; j++) g->mt[j] = 1812433253u * (g->mt[j - 1] ^ (g->mt[j - 1] >> 30)) + j;
+    g->mt_left = 1;
+    g->mt_next = 0;
+}
+/* The next uint32 of mt19937 (the caller holds the lock). */
+static uint32_t tn__mt32(tn_generator *g) {
+    if (g->mt_left <= 0) tn__mt_seed(g);
+    if (--g->mt_left == 0) {
+        uint32_t *s = g->mt;
+        for (int i = 0; i < 624; i++) {
+            uint32_t y = (s[i] & 0x80000000u) | (s[i + 1 < 624 ? i + 1 : 0] & 0x7fffffffu);
+            s[i] = s[i + 397 < 624 ? i + 397 : i + 397 - 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+        g->mt_left = 624;
+        g->mt_next = 0;
+    }
+    uint32_t y = g->mt[g->mt_next++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+}
+static uint64_t tn__mt64(tn_generator *g) { uint64_t hi = tn__mt32(g); return (hi << 32) | tn__mt32(g); }
+/* uniform_real_distribution<double>(0, 1) and <float>: the low 53 / 24 bits */
+static double tn__mt_unif64(tn_generator *g) { return (double)(tn__mt64(g) & ((UINT64_C(1) << 53) - 1)) * 0x1.0p-53; }
+static float tn__mt_unif32(tn_generator *g) { return (float)(tn__mt32(g) & 0xFFFFFFu) * 0x1.0p-24f; }
+/* normal_distribution<double>: Box-Muller over two uniform doubles, the sine half kept for the next call */
+static double tn__mt_normal(tn_generator *g) {
+    if (g->has_normal) { g->has_normal = 0; return g->normal; }
+    const double u1 = tn__mt_unif64(g), u2 = tn__mt_unif64(g);
+    const double r = sqrt(-2.0 * log(1.0 - u2)), theta = 2.0 * 3.14159265358979323846 * u1;
+    g->normal = r * sin(theta);
+    g->has_normal = 1;
+    return r * cos(theta);
+}
+
+static void tn__gen_init(tn_generator *g, uint64_t seed, int kind) {
+    memset(g, 0, sizeof *g);
+    g->seed = seed;
+    g->kind = kind;
+    if (kind == TN_GEN_MT19937) tn__mt_seed(g);
+}
+TNDEF void tn_generator_manual_seed(tn_generator *g, uint64_t seed) {
+    if (!g) g = &tn__default_gen;
+    tn__gen_lock(g);
+    const int kind = g->kind;
+    tn__gen_init(g, seed, kind);   /* clears the lock too */
+}
+TNDEF void tn_manual_seed(uint64_t seed) { tn_generator_manual_seed(&tn__default_gen, seed); }
+static tn_generator *tn__generator_new(uint64_t seed, int kind) {
     tn_generator *g = (tn_generator *)TN_MALLOC(sizeof *g);
     if (!g) return (tn_generator *)tn__error("tn_generator_new: out of memory");
-    g->seed = seed;
-    g->offset = 0;
+    tn__gen_init(g, seed, kind);
     return g;
 }
-TNDEF void tn_generator_free(tn_generator *g) { TN_FREE(g); }
+TNDEF tn_generator *tn_generator_new(uint64_t seed) { return tn__generator_new(seed, TN_GEN_MT19937); }
+TNDEF tn_generator *tn_generator_new_philox(uint64_t seed) { return tn__generator_new(seed, TN_GEN_PHILOX); }
+TNDEF void tn_generator_free(tn_generator *g) { if (g != &tn__default_gen) TN_FREE(g); }
 
 /* Reserve n counters of a generator (atomically, so threads get disjoint draws). */
 static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
@@ -4768,6 +4873,155 @@ static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
     uint64_t o = g->offset; g->offset += (uint64_t)n; return o;
 #endif
 }
+static bool tn__gen_mt(tn_generator *g) { return (g ? g : &tn__default_gen)->kind == TN_GEN_MT19937; }
+
+TNDEF uint64_t tn_generator_random64(tn_generator *g) {
+    if (!g) g = &tn__default_gen;
+    if (g->kind != TN_GEN_MT19937) {
+        uint32_t r[4];
+        tn_philox4x32(g->seed, 0, tn__gen_take(g, 1), r);
+        return ((uint64_t)r[0] << 32) | r[1];
+    }
+    tn__gen_lock(g);
+    const uint64_t v = tn__mt64(g);
+    tn__gen_unlock(g);
+    return v;
+}
+TNDEF uint32_t tn_generator_random(tn_generator *g) {
+    if (!g) g = &tn__default_gen;
+    if (g->kind != TN_GEN_MT19937) return (uint32_t)(tn_generator_random64(g) >> 32);
+    tn__gen_lock(g);
+    const uint32_t v = tn__mt32(g);
+    tn__gen_unlock(g);
+    return v;
+}
+TNDEF double tn_generator_uniform(tn_generator *g) { return (double)(tn_generator_random64(g) & ((UINT64_C(1) << 53) - 1)) * 0x1.0p-53; }
+
+/* PyTorch's CPUGeneratorImplState: {uint64 seed; int left, seeded; uint64 next; uint64
+   state[624]; double normal_x, normal_y, normal_rho; int normal_is_valid; (pad) float
+   next_float_normal_sample; bool valid; (pad)}, little-endian as on the machines it runs on. */
+static void tn__put(uint8_t *p, uint64_t v, int n) { for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static uint64_t tn__get(const uint8_t *p, int n) { uint64_t v = 0; for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i); return v; }
+TNDEF int64_t tn_generator_get_state(const tn_generator *cg, uint8_t *out, int64_t cap) {
+    tn_generator *g = (tn_generator *)(uintptr_t)(cg ? cg : &tn__default_gen);
+    const int64_t n = g->kind == TN_GEN_MT19937 ? TN_GENERATOR_STATE_BYTES : 16;
+    if (!out || cap < n) return TN__FAIL_INT("tn_generator_get_state: need a buffer of %lld bytes (got %lld)", (long long)n, (long long)cap);
+    memset(out, 0, (size_t)n);
+    tn__gen_lock(g);
+    if (g->kind != TN_GEN_MT19937) {
+        tn__put(out, g->seed, 8);
+        tn__put(out + 8, g->offset, 8);
+    } else {
+        if (g->mt_left <= 0) tn__mt_seed(g);
+        tn__put(out, g->seed, 8);
+        tn__put(out + 8, (uint64_t)g->mt_left, 4);
+        tn__put(out + 12, 1, 4);
+        tn__put(out + 16, (uint64_t)g->mt_next, 8);
+        for (int i = 0; i < 624; i++) tn__put(out + 24 + 8 * i, g->mt[i], 8);
+        if (g->has_normal) {
+            uint64_t bits;
+            memcpy(&bits, &g->normal, 8);
+            tn__put(out + 5024, bits, 8);   /* normal_y */
+            tn__put(out + 5040, 1, 4);      /* normal_is_valid */
+        }
+    }
+    tn__gen_unlock(g);
+    return n;
+}
+TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *st, int64_t n) {
+    if (!g) g = &tn__default_gen;
+    /* PyTorch takes its legacy 5048-byte state too (no float normal), a Philox one is 16 */
+    if (!st || (n != TN_GENERATOR_STATE_BYTES && n != 5048 && n != 16))
+        return TN__FAIL_INT("tn_generator_set_state: Expected either a CPUGeneratorImplStateLegacy of size 5048 or a CPUGeneratorImplState "
+                            "of size %d (or a Philox state of 16 bytes) but found the input RNG state size to be %lld", TN_GENERATOR_STATE_BYTES, (long long)n);
+    const int64_t left = n == 16 ? 1 : (int64_t)tn__get(st + 8, 4), next = n == 16 ? 0 : (int64_t)tn__get(st + 16, 8);
+    if (n != 16 && (left < 1 || left > 624 || next < 0 || left + next > 625))   /* left + next is 625 once drawn from: reads stay within the 624 words */
+        return TN__FAIL_INT("tn_generator_set_state: invalid mt19937 state (left %lld, next %lld)", (long long)left, (long long)next);
+    tn__gen_lock(g);
+    if (n == 16) {
+        tn__gen_init(g, tn__get(st, 8), TN_GEN_PHILOX);
+        g->offset = tn__get(st + 8, 8);
+        return 0;
+    }
+    tn__gen_init(g, tn__get(st, 8), TN_GEN_MT19937);
+    for (int i = 0; i < 624; i++) g->mt[i] = (uint32_t)tn__get(st + 24 + 8 * i, 8);
+    g->mt_left = (int)left;
+    g->mt_next = (int)next;
+    if (tn__get(st + 5040, 4)) {
+        uint64_t bits = tn__get(st + 5024, 8);
+        memcpy(&g->normal, &bits, 8);
+        g->has_normal = 1;
+    }
+    return 0;   /* tn__gen_init cleared the lock */
+}
+
+/* Fill the new contiguous CPU tensor t from mt19937 as PyTorch's CPU kernels do (the caller
+   holds the lock): uniform_ in t's dtype (float: 24 bits of random(), double: 53 of
+   random64()), normal_ through normal_fill for 16 or more elements (uniforms, then
+   Box-Muller on each 16: 8 pairs (j, j + 8), the last 16 redrawn when 16 does not divide n)
+   and through the cached normal_distribution<double> below, random_(from, to) as
+   uniform_int_from_to_distribution (random64() when the range needs 33 bits, in 64-bit and
+   float dtypes). */
+static void tn__mt_normal16_f32(float *d, float mean, float std) {
+    for (int j = 0; j < 8; j++) {
+        const float u1 = 1.0f - d[j], u2 = d[j + 8];   /* [0, 1) -> (0, 1] for log */
+        const float radius = sqrtf(-2.0f * logf(u1)), theta = 6.28318530717958647692f * u2;
+        d[j] = fmaf(radius * cosf(theta), std, mean);
+        d[j + 8] = fmaf(radius * sinf(theta), std, mean);
+    }
+}
+static void tn__mt_normal16_f64(double *d, double mean, double std) {
+    for (int j = 0; j < 8; j++) {
+        const double u1 = 1.0 - d[j], u2 = d[j + 8];
+        const double radius = sqrt(-2.0 * log(u1)), theta = 6.28318530717958647692 * u2;
+        d[j] = fma(radius * cos(theta), std, mean);
+        d[j + 8] = fma(radius * sin(theta), std, mean);
+    }
+}
+static void tn__mt_store(char *base, tn_dtype dt, int64_t i, double v, int64_t iv, bool isint) {
+    switch (dt) {
+    case TN_F32: ((float *)base)[i] = isint ? (float)iv : (float)v; break;
+    case TN_F64: ((double *)base)[i] = isint ? (double)iv : v; break;
+    case TN_I32: ((int32_t *)base)[i] = isint ? (int32_t)iv : (int32_t)v; break;
+    case TN_I64: ((int64_t *)base)[i] = isint ? iv : (int64_t)v; break;
+    case TN_U8: ((uint8_t *)base)[i] = isint ? (uint8_t)iv : (uint8_t)v; break;
+    default: ((bool *)base)[i] = isint ? iv != 0 : v != 0; break;
+    }
+}
+static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a, double b, int64_t low, uint64_t range) {
+    const int64_t n = tn_numel(t);
+    char *base = (char *)tn_data_ptr(t);
+    const tn_dtype dt = t->dtype;
+    if (op == NORMAL && n >= 16 && (dt == TN_F32 || dt == TN_F64)) {
+        if (dt == TN_F32) {
+            float *d = (float *)base;
+            for (int64_t i = 0; i < n; i++) d[i] = tn__mt_unif32(g);
+            for (int64_t i = 0; i + 16 <= n; i += 16) tn__mt_normal16_f32(d + i, (float)a, (float)b);
+            if (n % 16) {
+                for (int j = 0; j < 16; j++) d[n - 16 + j] = tn__mt_unif32(g);
+                tn__mt_normal16_f32(d + n - 16, (float)a, (float)b);
+            }
+        } else {
+            double *d = (double *)base;
+            for (int64_t i = 0; i < n; i++) d[i] = tn__mt_unif64(g);
+            for (int64_t i = 0; i + 16 <= n; i += 16) tn__mt_normal16_f64(d + i, a, b);
+            if (n % 16) {
+                for (int j = 0; j < 16; j++) d[n - 16 + j] = tn__mt_unif64(g);
+                tn__mt_normal16_f64(d + n - 16, a, b);
+            }
+        }
+        return;
+    }
+    const bool wide = range >= (UINT64_C(1) << 32) && (dt == TN_I64 || dt == TN_F64 || dt == TN_F32);
+    const float af = (float)a, bf = (float)b;
+    for (int64_t i = 0; i < n; i++) {
+        if (op == UNIFORM && dt == TN_F32) { ((float *)base)[i] = fmaf(tn__mt_unif32(g), bf - af, af); continue; }
+        if (op == UNIFORM) { tn__mt_store(base, dt, i, fma(tn__mt_unif64(g), b - a, a), 0, false); continue; }
+        if (op == NORMAL) { tn__mt_store(base, dt, i, fma(tn__mt_normal(g), b, a), 0, false); continue; }
+        const uint64_t r = wide ? tn__mt64(g) : tn__mt32(g);
+        tn__mt_store(base, dt, i, 0, (int64_t)((range ? r % range : r) + (uint64_t)low), true);
+    }
+}
 
 static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                              tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
@@ -4777,8 +5031,15 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     tn_tensor *t = device == TN_CPU ? tn__new_checked(fn, shape, ndim, dtype)
                  : tn__check_shape(fn, shape, ndim) ? NULL : TN__AS(fn, tn__new(dtype, device, shape, ndim));
     if (!t) return NULL;
-    uint64_t off = tn__gen_take(gen, tn_numel(t));
-    if (tn__backend(t->device)->random(op, t, (gen ? gen : &tn__default_gen)->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
+    tn_generator *g = gen ? gen : &tn__default_gen;
+    if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
+        tn__gen_lock(g);
+        tn__mt_fill(op, t, g, a, b, low, range);
+        tn__gen_unlock(g);
+        return tn__own(t);
+    }
+    uint64_t off = tn__gen_take(g, tn_numel(t));
+    if (tn__backend(t->device)->random(op, t, g->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
 }
 
@@ -4816,7 +5077,9 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
         tn_scope_end();
         return (tn_tensor *)tn__error("tn_bernoulli: expected 0 <= p <= 1 for every element of p (shape %s), got values from %g to %g", TN__SHAPE(p), lo, hi);
     }
-    tn_tensor *u = tn__random("tn_bernoulli", UNIFORM, p->shape, p->ndim, TN_F64, gen, 0, 1, 0, 0, p->device);
+    /* PyTorch's CPU kernel draws bernoulli_distribution<float> (a float uniform) for a float32 p */
+    const tn_dtype ud = p->device == TN_CPU && tn__gen_mt(gen) && p->dtype == TN_F32 ? TN_F32 : TN_F64;
+    tn_tensor *u = tn__random("tn_bernoulli", UNIFORM, p->shape, p->ndim, ud, gen, 0, 1, 0, 0, p->device);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_lt(u, p), p->dtype));
     tn_scope_end();
     return r;
@@ -4831,7 +5094,27 @@ static tn_tensor *tn__bernoulli_p_impl(const int64_t *shape, int ndim, double p,
     return r;
 }
 TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) { return TN__AS("tn_bernoulli_p", tn__bernoulli_p_impl(shape, ndim, p, dtype, gen)); }
-/* A permutation as the argsort of uniform keys: the same on every device. */
+/* PyTorch's randperm_cpu from mt19937: swap i with i + random() % (n - i); from n >= 2^32 / 20
+   (PyTorch 2.x; 1.13 had only the first loop) the inside-out shuffle with random64() % (i + 1).
+   From a Philox generator: the argsort of uniform keys, the same on every device. */
+static void tn__randperm_mt(int64_t *r, int64_t n, tn_generator *g) {
+    tn__gen_lock(g);
+    if (n < (int64_t)(UINT32_MAX / 20)) {
+        for (int64_t i = 0; i < n; i++) r[i] = i;
+        for (int64_t i = 0; i < n - 1; i++) {
+            const int64_t z = (int64_t)(tn__mt32(g) % (uint64_t)(n - i)), sav = r[i];
+            r[i] = r[z + i];
+            r[z + i] = sav;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t z = (int64_t)(tn__mt64(g) % (uint64_t)(i + 1));
+            r[i] = r[z];
+            r[z] = i;
+        }
+    }
+    tn__gen_unlock(g);
+}
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
     if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
@@ -4843,6 +5126,14 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     int digits = dtype == TN_F32 ? 24 : dtype == TN_F64 ? 53 : dtype == TN_F16 ? 11 : 0;
     if (digits && n > ((int64_t)1 << digits) + 1)
         return (tn_tensor *)tn__error("tn_randperm: n = %lld: n cannot be greater than 2^%d+1 for %s type", (long long)n, digits, tn__torch_type_name(dtype));
+    if (tn__gen_mt(gen)) {
+        tn_scope_begin();
+        tn_tensor *r = tn__own(tn__new_checked("tn_randperm", &n, 1, TN_I64));
+        if (r) tn__randperm_mt((int64_t *)tn_data_ptr(r), n, gen ? gen : &tn__default_gen);
+        tn_tensor *c = r ? tn_keep(tn_to_dtype(r, dtype)) : NULL;
+        tn_scope_end();
+        return c;
+    }
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));
@@ -12911,7 +13202,7 @@ TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups) { return TN__A
 /* src/nn/dropout.c: dropout, dropout2d                                    */
 /* ======================================================================= */
 /* ---- dropout ---- */
-/* Dropout's mask in one pass on the CPU: scale where element i's uniform double draw (tn_rand's:
+/* Dropout's mask in one pass on the CPU. From a Philox default generator: scale where element i's uniform double draw (tn_rand's:
    Philox counter off + i, u = (64 high bits >> 11) 2^-53) is below q, else 0 -- the values the
    draw, tn_lt_scalar, tn_to_dtype and tn_mul_scalar made in four passes. u < q is compared as
    integers: (bits >> 11) < ceil(q 2^53). The Philox rounds dominate: here in 64-bit variables,
@@ -12983,16 +13274,31 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     tn_tensor *m = tn__new(dtype, TN_CPU, shape, nd);
     if (!m) return NULL;
     const int64_t n = tn_numel(m);
-    const uint64_t off = tn__gen_take(NULL, n), seed = tn__default_gen.seed;
     float *of = dtype == TN_F32 ? (float *)tn_data_ptr(m) : NULL;
     double *od = dtype == TN_F32 ? NULL : (double *)tn_data_ptr(m);
+    const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
+    if (tn__default_gen.kind == TN_GEN_MT19937) {
+        /* PyTorch's CPU dropout: noise.bernoulli_(1 - p) (a uniform double: random64()'s low
+           53 bits) and noise.div_(1 - p) in the input's dtype, serially from mt19937 */
+        const float sf = 1.0f / (float)(1 - p);
+        const double sd = 1.0 / (1 - p);
+        tn_generator *g = &tn__default_gen;
+        tn__gen_lock(g);
+        for (int64_t i = 0; i < n; i++) {
+            const bool keep = (tn__mt64(g) & ((UINT64_C(1) << 53) - 1)) < thr;
+            if (of) of[i] = keep ? sf : 0.0f;
+            else od[i] = keep ? sd : 0.0;
+        }
+        tn__gen_unlock(g);
+        return tn__own(m);
+    }
+    const uint64_t off = tn__gen_take(NULL, n), seed = tn__default_gen.seed;
     void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double) = tn__drop_mask_base;
 #if TN__DROP_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
     else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
-    const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
     const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
@@ -15970,7 +16276,9 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
     bool ok = out != NULL;
     if (ok) {
         int64_t m = tn_numel(out);
-        tn_generator gen = {1234, 0}; /* its own generator: the caller's random stream is untouched */
+        tn_generator gen;   /* its own generator (Philox): the caller's random stream is untouched */
+        memset(&gen, 0, sizeof gen);
+        gen.seed = 1234;
         tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
         ok = v && tn_requires_grad_(v, true) == 0;
         for (int k = 0; k < n; k++) all[k] = inputs[k];
@@ -16636,6 +16944,12 @@ TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, cons
     double std = tn__kaiming_std("tn_init_kaiming_normal_", t, a, mode, nonlinearity);
     return std != std ? -1 : tn_init_normal_(t, 0, std);
 }
+/* Linear's and Conv's weight init, kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+   its bound computed as PyTorch computes it (the same float bound, so the same numbers);
+   a no-op on an empty weight (PyTorch warns). */
+static int tn__init_kaiming_a5(tn_tensor *w) {
+    return tn_numel(w) == 0 ? 0 : tn_init_kaiming_uniform_(w, sqrt(5.0), "fan_in", "leaky_relu");
+}
 /* Q of the QR decomposition of a normal [rows, cols] draw (modified Gram-Schmidt on the
    shorter side, signs fixed by R's diagonal as PyTorch), times gain. */
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
@@ -16647,7 +16961,9 @@ TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
     TN__INIT_BEGIN(fn);
     bool tr = rows < cols;
     int64_t m = tr ? cols : rows, n = tr ? rows : cols;        /* orthonormalise the n columns of [m, n] */
-    tn_tensor *a = tn_contiguous(tn_normal(0, 1, TN_SHAPE(m, n), TN_F64, NULL));
+    /* PyTorch's draw: normal_ of a [rows, cols] tensor of t's dtype, transposed when rows < cols */
+    tn_tensor *d = tn_to_dtype(tn_normal(0, 1, TN_SHAPE(rows, cols), t->dtype, NULL), TN_F64);
+    tn_tensor *a = d ? tn_contiguous(tr ? tn_t(d) : d) : NULL;
     double *q = a ? (double *)tn_data_ptr(a) : NULL;
     for (int64_t j = 0; q && j < n; j++) {
         for (int64_t k = 0; k < j; k++) {
@@ -16689,10 +17005,15 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
     if (!(a < b)) return TN__FAIL_INT("%s: need a < b (got a=%g, b=%g)", fn, a, b);
     TN__INIT_BEGIN(fn);
     double l = 0.5 * (1 + erf((a - mean) / std / sqrt(2.0))), u = 0.5 * (1 + erf((b - mean) / std / sqrt(2.0)));
-    tn_tensor *r = tn_contiguous(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, TN_F64, NULL));
+    /* PyTorch's steps in t's dtype: uniform_, erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
+    const bool f32 = t->dtype == TN_F32;
+    tn_tensor *r = tn_contiguous(tn_to_dtype(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, t->dtype, NULL), TN_F64));
     double *p = r ? (double *)tn_data_ptr(r) : NULL;
+    const double sc = std * sqrt(2.0);
     for (int64_t i = 0; p && i < tn_numel(r); i++) {
-        double v = tn__erfinv(p[i]) * std * sqrt(2.0) + mean;
+        double v = f32 ? (double)(float)tn__erfinv(p[i]) : tn__erfinv(p[i]);
+        v = f32 ? (double)((float)v * (float)sc) : v * sc;
+        v = f32 ? (double)((float)v + (float)mean) : v + mean;
         p[i] = v < a ? a : v > b ? b : v;
     }
     TN__INIT_END(r);
@@ -16756,8 +17077,8 @@ TNDEF tn_module *tn_nn_linear(int64_t in, int64_t out, bool bias) {
     if (!l) return NULL;
     l->in = in; l->out = out;
     tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
-    double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* kaiming_uniform(a=sqrt(5)) and the bias rule: U(-1/sqrt(in), 1/sqrt(in)) */
-    int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* reset_parameters: weight, then bias U(-1/sqrt(in), 1/sqrt(in)) */
+    int failed = !w || (bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&l->base, failed);
 }
 static void tn__bilinear_repr(tn_module *m, char *b, size_t n) {
@@ -16860,7 +17181,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     double fan_in = 0;
     if (w) fan_in = (double)tn_numel(w) / (double)w->shape[0];   /* size(1) * receptive field, as _calculate_fan_in_and_fan_out */
     double bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    bool failed = !w || (o.bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&c->base, failed);
 }
 TNDEF tn_module *tn_nn_conv1d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, o); }
@@ -18145,11 +18466,13 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     if (!a) return NULL;
     a->E = E; a->heads = heads; a->kdim = kdim; a->vdim = vdim; a->dropout = dropout; a->batch_first = batch_first; a->add_zero_attn = add_zero_attn;
     tn_module *m = &a->base;
-    int failed;
-    if (kdim == E && vdim == E) {
+    /* PyTorch builds out_proj (a Linear: its weight and bias drawn) before _reset_parameters draws the projections */
+    tn_module *out = tn_nn_linear(E, E, bias);
+    int failed = !out;
+    if (!failed && kdim == E && vdim == E) {
         tn_tensor *w = tn__param(m, "in_proj_weight", TN_SHAPE(3 * E, E));
         failed = !w || tn_init_xavier_uniform_(w, 1);
-    } else { /* separate projections, as PyTorch when kdim or vdim differ */
+    } else if (!failed) { /* separate projections, as PyTorch when kdim or vdim differ */
         tn_tensor *wq = tn__param(m, "q_proj_weight", TN_SHAPE(E, E)), *wk = wq ? tn__param(m, "k_proj_weight", TN_SHAPE(E, kdim)) : NULL;
         tn_tensor *wv = wk ? tn__param(m, "v_proj_weight", TN_SHAPE(E, vdim)) : NULL;
         failed = !wv || tn_init_xavier_uniform_(wq, 1) || tn_init_xavier_uniform_(wk, 1) || tn_init_xavier_uniform_(wv, 1);
@@ -18163,9 +18486,11 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
         failed = !bv || tn_init_xavier_normal_(bk, 1) || tn_init_xavier_normal_(bv, 1);
     }
     if (!failed) {
-        tn_module *out = tn_module_add(m, "out_proj", tn_nn_linear(E, E, bias));
+        out = tn_module_add(m, "out_proj", out);   /* frees out on failure */
         if (out) out->type = &tn__ndq_linear_type;
         failed = !out || (bias && tn_init_zeros_(tn_module_get(out, "bias")));
+    } else if (out) {
+        tn_module_free(out);
     }
     return tn__module_or_free(m, failed);
 }
@@ -20916,11 +21241,17 @@ static int tn__loader_start_epoch(tn_loader *l) {
     int64_t *order = (int64_t *)TN_REALLOC(l->order, (size_t)(n ? n : 1) * sizeof *order);
     if (!order) return TN__FAIL_INT("tn_loader_next: out of memory for an epoch of %lld samples", (long long)n);
     l->order = order;
-    if (l->shuffle && n > 0) {
+    /* PyTorch's draws: the iterator's base seed (torch.empty((), dtype=int64).random_(generator=
+       loader.generator)), then RandomSampler's permutation: randperm from the loader's
+       generator, or from a new generator seeded by one more int64 draw from the default one */
+    (void)tn_generator_random64(l->gen);
+    if (l->shuffle) {
+        tn_generator *g = l->gen ? l->gen : tn_generator_new(tn_generator_random64(NULL) & (uint64_t)INT64_MAX);
         tn_scope_begin();
-        tn_tensor *perm = TN__AS("tn_loader_next", tn_randperm(n, TN_I64, l->gen));
+        tn_tensor *perm = g ? TN__AS("tn_loader_next", tn_randperm(n, TN_I64, g)) : NULL;
         if (perm) memcpy(order, tn_data_ptr(perm), (size_t)n * sizeof *order);
         tn_scope_end();
+        if (g != l->gen) tn_generator_free(g);
         if (!perm) return -1;
     } else {
         for (int64_t i = 0; i < n; i++) order[i] = i;
@@ -20943,6 +21274,14 @@ TNDEF int tn_loader_next(tn_loader *l, tn_tensor **batch) {
         tn__loader_lock(l);
         l->in_epoch = false;
         tn__loader_unlock(l, false);
+        /* PyTorch's RandomSampler draws one more randperm as it runs out (its num_samples % n
+           tail, empty here); from the loader's own generator that moves the next epoch */
+        if (l->shuffle && l->gen) {
+            tn_scope_begin();
+            tn_tensor *tail = TN__AS("tn_loader_next", tn_randperm(l->n, TN_I64, l->gen));
+            tn_scope_end();
+            if (!tail) return -1;
+        }
         return 0;
     }
     /* take the batch out of its slot (under the lock: once freed, a worker refills it) */

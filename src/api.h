@@ -360,13 +360,45 @@ TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element te
 /* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
 
-/* Philox-4x32-10: counter-based, so element i of a draw is the same on CPU, GPU and in
-   any thread split. A generator is (seed, offset); each draw advances offset. */
-typedef struct tn_generator { uint64_t seed; uint64_t offset; } tn_generator;
-TNDEF void tn_manual_seed(uint64_t seed);       /* reseed the default generator */
-TNDEF tn_generator *tn_default_generator(void); /* borrowed */
-TNDEF tn_generator *tn_generator_new(uint64_t seed);
+/* Generators. The default generator and tn_generator_new's are PyTorch's CPU generator:
+   mt19937 seeded with the seed's low 32 bits (CPUGeneratorImpl), so tn_manual_seed(s) and
+   then the CPU random functions give torch.manual_seed(s)'s numbers. kind TN_GEN_PHILOX is
+   the counter-based Philox-4x32-10 stream (seed, offset): element i of a draw is the same
+   on CPU, GPU and in any thread split (a zero-initialised {seed, offset} is one). Draws on
+   the GPU always take Philox counters (offset), whatever the kind, as PyTorch's CUDA
+   generator does. The fields are read-only outside the library, except seed/offset of a
+   Philox generator; a generator is used by one draw at a time (a spin lock). */
+typedef enum tn_generator_kind { TN_GEN_PHILOX = 0, TN_GEN_MT19937 = 1 } tn_generator_kind;
+typedef struct tn_generator {
+    uint64_t seed;        /* the seed given (initial_seed) */
+    uint64_t offset;      /* Philox counters used so far */
+    int kind;             /* tn_generator_kind */
+    int mt_left, mt_next; /* mt19937's position as PyTorch keeps it; mt_left 0: seed on first use */
+    int has_normal;       /* the second Box-Muller value is cached (PyTorch's next_double_normal_sample) */
+    double normal;
+    uint32_t mt[624];
+    int lock;
+} tn_generator;
+TNDEF void tn_manual_seed(uint64_t seed);       /* reseed the default generator (both streams) */
+TNDEF tn_generator *tn_default_generator(void); /* borrowed; kind TN_GEN_MT19937 */
+TNDEF tn_generator *tn_generator_new(uint64_t seed);        /* torch.Generator().manual_seed(seed): mt19937 */
+TNDEF tn_generator *tn_generator_new_philox(uint64_t seed); /* a Philox stream: device-independent numbers */
 TNDEF void tn_generator_free(tn_generator *g);
+TNDEF void tn_generator_manual_seed(tn_generator *g, uint64_t seed); /* g NULL: the default; keeps the kind */
+/* Raw draws from a generator (NULL: the default), as PyTorch's CPU kernels make them
+   (multinomial, samplers): random() a uint32, random64() two of them (the first is the high
+   half), uniform() a double in [0, 1) from random64's low 53 bits (uniform_real_distribution
+   <double>). A Philox generator returns its counters' words. */
+TNDEF uint32_t tn_generator_random(tn_generator *g);
+TNDEF uint64_t tn_generator_random64(tn_generator *g);
+TNDEF double tn_generator_uniform(tn_generator *g);
+/* PyTorch's get_rng_state layout: TN_GENERATOR_STATE_BYTES bytes for mt19937 (seed, mt
+   state, cached normal: torch.get_rng_state() of torch 1.13 and later loads here and back),
+   16 (seed, offset) for Philox. get_state writes up to cap bytes and returns the size (-1 on
+   error); set_state takes either size (5056, or PyTorch's legacy 5048, makes g mt19937; 16 Philox). */
+#define TN_GENERATOR_STATE_BYTES 5056
+TNDEF int64_t tn_generator_get_state(const tn_generator *g, uint8_t *out, int64_t cap);
+TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *state, int64_t n);
 /* gen NULL = default generator. Float dtypes for rand/randn/normal/bernoulli. */
 TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype);   /* U[0, 1) */
 TNDEF tn_tensor *tn_randn(const int64_t *shape, int ndim, tn_dtype dtype);  /* N(0, 1) */
@@ -2029,8 +2061,8 @@ TN__DEFINE_OPTIM_APPLY(double, f64)
 /* 14. data                                                                 */
 /* ======================================================================= */
 /* torch.utils.data: a dataset is a length and a way to get sample i as nitems tensors
-   (image, label, ...); a loader batches, shuffles with the seeded Philox generator and
-   prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
+   (image, label, ...); a loader batches, shuffles as PyTorch's DataLoader does (the same
+   order for a seed) and prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
 
        typedef struct { tn_dataset base; tn_tensor *x, *y; } my_ds;
        static int64_t my_len(tn_dataset *d) { return tn_size(((my_ds *)d)->x, 0); }
@@ -2069,16 +2101,17 @@ TNDEF tn_dataset *tn_subset(tn_dataset *ds, const int64_t *indices, int64_t n);
 /* random_split: n subsets of ds (written to out[0..n)) over one random permutation.
    lengths are counts summing to len(ds), or fractions summing to 1 (PyTorch's rule:
    floor(len * frac) each, the remainder handed out one by one from the first). gen
-   NULL = the default generator. Deterministic for a seed (not PyTorch's permutation).
+   NULL = the default generator. PyTorch's permutation for a seed (randperm from gen).
    0, or -1 with an error and out untouched. */
 TNDEF int tn_random_split(tn_dataset *ds, const double *lengths, int n, tn_generator *gen, tn_dataset **out);
 TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no-op */
 
 /* DataLoader(dataset, batch_size=1, shuffle=False, ...): tn_loader_new(ds, .batch_size = 64,
    .shuffle = true). batch_size TN_NONE (None) yields samples one by one, uncollated. seed
-   picks the loader's own shuffle generator (TN_NONE: the default generator, so
-   tn_manual_seed decides); each epoch draws a new permutation, the same for a seed whatever
-   num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
+   picks the loader's own generator (DataLoader(generator=torch.Generator().manual_seed(seed));
+   TN_NONE: the default generator, so tn_manual_seed decides); each epoch draws as PyTorch's
+   iterator and RandomSampler do (a base seed, then the permutation), so the order is
+   PyTorch's for a seed, whatever num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
    load up to prefetch_factor * N batches ahead (prefetch_factor TN_NONE is PyTorch's None:
    2 with workers; it may be given only with num_workers > 0, as in PyTorch). Batch k is
    always the same samples, and batches arrive in order. Borrows ds (free the loader

@@ -368,10 +368,13 @@ TEST(gpu_library_entries) {
     tn_scope_end();
 }
 
-/* Same seed, same numbers on either device (counter-based Philox). */
+/* Same seed, same numbers on either device from a Philox default generator (the
+   device-independent stream; GPU draws are always Philox, CPU draws of the default
+   mt19937 generator are PyTorch's). */
 TEST(gpu_random_matches_cpu) {
     tn_scope_begin();
     tn_tensor *cpu = tn_zeros(TN_SHAPE(1000), TN_F32), *gpu = tn_to(cpu, TN_CUDA);
+    tn_default_generator()->kind = TN_GEN_PHILOX;
     tn_manual_seed(42);
     tn_tensor *rc = tn_rand_like(cpu), *nc = tn_randn_like(cpu), *dc = tn_dropout(tn_ones_like(cpu), 0.3, true);
     tn_manual_seed(42);
@@ -379,6 +382,9 @@ TEST(gpu_random_matches_cpu) {
     SAME("rand_like", rg, rc, 0);
     SAME("randn_like", ng, nc, 1e-6);
     SAME("dropout mask", dg, dc, 1e-6);
+    tn_default_generator()->kind = TN_GEN_MT19937;
+    tn_manual_seed(42);
+    CHECK(tn_equal(tn_to(tn_rand_like(gpu), TN_CPU), tn_to(rg, TN_CPU)));   /* the GPU's numbers whatever the kind */
     tn_scope_end();
 }
 

@@ -44,7 +44,7 @@ TEST(unavailable_errors) {
    tn_randn and tn_randint element by element. */
 TEST(shared_philox_draw) {
     tn_scope_begin();
-    tn_generator *g = tn_generator_new(1234);
+    tn_generator *g = tn_generator_new_philox(1234);
     uint64_t off = g->offset;
     tn_tensor *u = tn_rand_gen(TN_SHAPE(257), TN_F32, g);
     for (int64_t i = 0; i < 257; i++) {

@@ -921,7 +921,10 @@ TEST(philox_known_answers) {
    float32 (word 0 >> 8) * 2^-24 (through the loops specialised for uniform draws; odd size) */
 TEST(uniform_draws_from_philox_words) {
     tn_scope_begin();
-    tn_generator g = {1234, 77};
+    tn_generator g;
+    memset(&g, 0, sizeof g);   /* zero-initialised: a Philox stream (kind TN_GEN_PHILOX) */
+    g.seed = 1234;
+    g.offset = 77;
     tn_tensor *d = tn_rand_gen(TN_SHAPE(1001), TN_F64, &g), *f = tn_rand_gen(TN_SHAPE(1001), TN_F32, &g);
     CHECK(d && f && g.offset == 77 + 2 * 1001);
     const double *dp = d ? (const double *)tn_data_ptr(d) : NULL;
@@ -944,8 +947,10 @@ TEST(rng_determinism) {
     tn_scope_begin();
     tn_manual_seed(42);
     CHECK(tn_default_generator()->seed == 42 && tn_default_generator()->offset == 0);
+    CHECK(tn_default_generator()->kind == TN_GEN_MT19937 && tn_default_generator()->mt_left == 1);
     tn_tensor *a = tn_rand(TN_SHAPE(100), TN_F32);
-    CHECK(tn_default_generator()->offset > 0);
+    CHECK(tn_default_generator()->mt_next == 100);   /* one random() a float32 draw; Philox counters untouched */
+    CHECK(tn_default_generator()->offset == 0);
     tn_tensor *a2 = tn_rand(TN_SHAPE(100), TN_F32);
     tn_manual_seed(42);
     tn_tensor *b = tn_rand(TN_SHAPE(100), TN_F32);
@@ -980,7 +985,7 @@ TEST(rng_determinism) {
     tn_generator *g = tn_generator_new(5);
     tn_tensor *gd = tn_rand_gen(TN_SHAPE(8), TN_F64, g);   /* same seed: same numbers as the default's first draw */
     CHECK(tn_equal(gd, d1));
-    CHECK(g->offset > 0);
+    CHECK(g->mt_next == 16);                                /* 8 random64() */
     tn_tensor *d2 = tn_rand(TN_SHAPE(8), TN_F64);           /* the default did not move */
     CHECK(tn_equal(d2, d1));
     tn_tensor *d3 = tn_rand(TN_SHAPE(8), TN_F64);
@@ -1002,7 +1007,7 @@ TEST(rng_determinism) {
     tn_tensor *p6 = tn_rand_gen(TN_SHAPE(2, 3), TN_F32, gb);
     CHECK(tn_equal(tn_slice(whole, 0, 0, 4, 1), p4));
     CHECK(tn_equal(tn_slice(whole, 0, 4, 10, 1), tn_reshape(p6, TN_SHAPE(6))));
-    CHECK(ga->offset == gb->offset);
+    CHECK(ga->mt_next == 10 && gb->mt_next == 10);
     tn_tensor *wn = tn_randn_gen(TN_SHAPE(10), TN_F64, ga);
     tn_tensor *n4 = tn_randn_gen(TN_SHAPE(4), TN_F64, gb);
     tn_tensor *n6 = tn_randn_gen(TN_SHAPE(6), TN_F64, gb);
@@ -1080,9 +1085,10 @@ TEST(rng_statistics) {
     CHECK_CLOSE(mean, 1.5, 0.05);
     CHECK_CLOSE(var, 49.0 / 12, 0.05);
     CHECK(mn >= -2 && mx < 5);
-    un = tn_uniform(1, 1.0000001, &N, 1, TN_F32, NULL);   /* a range narrower than float32 spacing stays in [low, high) */
-    moments(un, &mean, &var, &mn, &mx);
-    CHECK(mn >= 1 && mx < 1.0000001);
+    un = tn_uniform(1, 1.0000001, &N, 1, TN_F32, NULL);   /* as PyTorch: u (to - from) + from in float32, with */
+    moments(un, &mean, &var, &mn, &mx);                   /* to = 1 + 2^-23 there: half of the values round up to it */
+    CHECK(mn == 1 && mx == 1 + 0x1.0p-23);
+    CHECK_CLOSE(mean, 1 + 0x1.0p-24, 1e-8);
 
     /* randint: every value of [low, high), nothing else */
     tn_tensor *ri = tn_randint(-3, 4, TN_SHAPE(5000), TN_I64, NULL);

@@ -45,11 +45,22 @@ static tn_tensor *f_bn(tn_tensor *const *in) {
 }
 /* random draws from a fixed generator state: the same numbers for any thread count */
 static tn_tensor *f_rand(tn_tensor *const *in) {
-    tn_generator g = {7, 1000};
+    tn_generator g;   /* a Philox stream (zero-initialised kind) */
+    memset(&g, 0, sizeof g);
+    g.seed = 7;
+    g.offset = 1000;
     return tn_add(tn_rand_gen(in[0]->shape, in[0]->ndim, TN_F32, &g), tn_randn_gen(in[0]->shape, in[0]->ndim, TN_F64, &g));
 }
-/* dropout's one-pass mask from a fixed seed: threads take ranges of counters */
+/* dropout's one-pass mask from a fixed seed (mt19937: drawn serially) */
 static tn_tensor *f_drop(tn_tensor *const *in) { tn_manual_seed(3); return tn_dropout(in[0], 0.3, true); }
+/* the same from a Philox default generator (the vectorised kernel, threads taking ranges of counters) */
+static tn_tensor *f_drop_philox(tn_tensor *const *in) {
+    tn_manual_seed(3);
+    tn_default_generator()->kind = TN_GEN_PHILOX;
+    tn_tensor *r = tn_dropout(in[0], 0.3, true);
+    tn_default_generator()->kind = TN_GEN_MT19937;
+    return r;
+}
 static tn_tensor *f_bcast(tn_tensor *const *in) { return tn_mul(in[0], tn_slice(in[1], 0, 0, 1, 1)); }   /* [1, n] broadcast */
 static tn_tensor *f_strided(tn_tensor *const *in) { return tn_exp(tn_transpose(in[0], 0, 1)); }
 static tn_tensor *f_where(tn_tensor *const *in) { return tn_where(tn_gt_scalar(in[0], 0), in[0], in[1]); }
@@ -114,6 +125,7 @@ TEST(elementwise_and_reductions) {
     /* more channels than a block (64) and an odd plane; float64 */
     INVARIANT(f_bn, tn_randn(TN_SHAPE(9, 131, 5, 7), TN_F64), tn_randn(TN_SHAPE(131), TN_F64), tn_randn(TN_SHAPE(131), TN_F64));
     INVARIANT(f_drop, tn_randn(TN_SHAPE(301, 257), TN_F32));
+    INVARIANT(f_drop_philox, tn_randn(TN_SHAPE(301, 257), TN_F32));
     INVARIANT(f_rand, a);
     INVARIANT(f_bcast, a, b);
     INVARIANT(f_strided, a);

@@ -114,7 +114,9 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
     bool ok = out != NULL;
     if (ok) {
         int64_t m = tn_numel(out);
-        tn_generator gen = {1234, 0}; /* its own generator: the caller's random stream is untouched */
+        tn_generator gen;   /* its own generator (Philox): the caller's random stream is untouched */
+        memset(&gen, 0, sizeof gen);
+        gen.seed = 1234;
         tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
         ok = v && tn_requires_grad_(v, true) == 0;
         for (int k = 0; k < n; k++) all[k] = inputs[k];

@@ -1,15 +1,87 @@
-/* ---- RNG ---- */
-static tn_generator tn__default_gen = {0x853c49e6748fea9bULL, 0};
+/* ---- RNG ----
+   The CPU stream is PyTorch's CPUGeneratorImpl: mt19937 (at::mt19937: seeded from the seed's
+   low 32 bits, PyTorch's left/next bookkeeping) and the transformations of ATen's
+   TransformationHelper.h / DistributionsHelper.h and the CPU kernels of
+   native/cpu/DistributionTemplates.h, element by element in order. A Philox generator (and
+   every GPU draw) takes counters instead: see tn_philox_draw. */
+static tn_generator tn__default_gen = {67280421310721ULL, 0, TN_GEN_MT19937, 0, 0, 0, 0, {0}, 0};
 TNDEF tn_generator *tn_default_generator(void) { return &tn__default_gen; }
-TNDEF void tn_manual_seed(uint64_t seed) { tn__default_gen.seed = seed; tn__default_gen.offset = 0; }
-TNDEF tn_generator *tn_generator_new(uint64_t seed) {
+
+/* One draw at a time per generator (PyTorch's generator mutex): a spin lock, as draws are short. */
+static void tn__gen_lock(tn_generator *g) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&g->lock, 1, __ATOMIC_ACQUIRE)) {}
+#else
+    (void)g;
+#endif
+}
+static void tn__gen_unlock(tn_generator *g) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&g->lock, 0, __ATOMIC_RELEASE);
+#else
+    (void)g;
+#endif
+}
+static void tn__mt_seed(tn_generator *g) {
+    g->mt[0] = (uint32_t)g->seed;
+    for (uint32_t j = 1; j < 624; j++) g->mt[j] = 1812433253u * (g->mt[j - 1] ^ (g->mt[j - 1] >> 30)) + j;
+    g->mt_left = 1;
+    g->mt_next = 0;
+}
+/* The next uint32 of mt19937 (the caller holds the lock). */
+static uint32_t tn__mt32(tn_generator *g) {
+    if (g->mt_left <= 0) tn__mt_seed(g);
+    if (--g->mt_left == 0) {
+        uint32_t *s = g->mt;
+        for (int i = 0; i < 624; i++) {
+            uint32_t y = (s[i] & 0x80000000u) | (s[i + 1 < 624 ? i + 1 : 0] & 0x7fffffffu);
+            s[i] = s[i + 397 < 624 ? i + 397 : i + 397 - 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+        g->mt_left = 624;
+        g->mt_next = 0;
+    }
+    uint32_t y = g->mt[g->mt_next++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+}
+static uint64_t tn__mt64(tn_generator *g) { uint64_t hi = tn__mt32(g); return (hi << 32) | tn__mt32(g); }
+/* uniform_real_distribution<double>(0, 1) and <float>: the low 53 / 24 bits */
+static double tn__mt_unif64(tn_generator *g) { return (double)(tn__mt64(g) & ((UINT64_C(1) << 53) - 1)) * 0x1.0p-53; }
+static float tn__mt_unif32(tn_generator *g) { return (float)(tn__mt32(g) & 0xFFFFFFu) * 0x1.0p-24f; }
+/* normal_distribution<double>: Box-Muller over two uniform doubles, the sine half kept for the next call */
+static double tn__mt_normal(tn_generator *g) {
+    if (g->has_normal) { g->has_normal = 0; return g->normal; }
+    const double u1 = tn__mt_unif64(g), u2 = tn__mt_unif64(g);
+    const double r = sqrt(-2.0 * log(1.0 - u2)), theta = 2.0 * 3.14159265358979323846 * u1;
+    g->normal = r * sin(theta);
+    g->has_normal = 1;
+    return r * cos(theta);
+}
+
+static void tn__gen_init(tn_generator *g, uint64_t seed, int kind) {
+    memset(g, 0, sizeof *g);
+    g->seed = seed;
+    g->kind = kind;
+    if (kind == TN_GEN_MT19937) tn__mt_seed(g);
+}
+TNDEF void tn_generator_manual_seed(tn_generator *g, uint64_t seed) {
+    if (!g) g = &tn__default_gen;
+    tn__gen_lock(g);
+    const int kind = g->kind;
+    tn__gen_init(g, seed, kind);   /* clears the lock too */
+}
+TNDEF void tn_manual_seed(uint64_t seed) { tn_generator_manual_seed(&tn__default_gen, seed); }
+static tn_generator *tn__generator_new(uint64_t seed, int kind) {
     tn_generator *g = (tn_generator *)TN_MALLOC(sizeof *g);
     if (!g) return (tn_generator *)tn__error("tn_generator_new: out of memory");
-    g->seed = seed;
-    g->offset = 0;
+    tn__gen_init(g, seed, kind);
     return g;
 }
-TNDEF void tn_generator_free(tn_generator *g) { TN_FREE(g); }
+TNDEF tn_generator *tn_generator_new(uint64_t seed) { return tn__generator_new(seed, TN_GEN_MT19937); }
+TNDEF tn_generator *tn_generator_new_philox(uint64_t seed) { return tn__generator_new(seed, TN_GEN_PHILOX); }
+TNDEF void tn_generator_free(tn_generator *g) { if (g != &tn__default_gen) TN_FREE(g); }
 
 /* Reserve n counters of a generator (atomically, so threads get disjoint draws). */
 static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
@@ -20,6 +92,155 @@ static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
     uint64_t o = g->offset; g->offset += (uint64_t)n; return o;
 #endif
 }
+static bool tn__gen_mt(tn_generator *g) { return (g ? g : &tn__default_gen)->kind == TN_GEN_MT19937; }
+
+TNDEF uint64_t tn_generator_random64(tn_generator *g) {
+    if (!g) g = &tn__default_gen;
+    if (g->kind != TN_GEN_MT19937) {
+        uint32_t r[4];
+        tn_philox4x32(g->seed, 0, tn__gen_take(g, 1), r);
+        return ((uint64_t)r[0] << 32) | r[1];
+    }
+    tn__gen_lock(g);
+    const uint64_t v = tn__mt64(g);
+    tn__gen_unlock(g);
+    return v;
+}
+TNDEF uint32_t tn_generator_random(tn_generator *g) {
+    if (!g) g = &tn__default_gen;
+    if (g->kind != TN_GEN_MT19937) return (uint32_t)(tn_generator_random64(g) >> 32);
+    tn__gen_lock(g);
+    const uint32_t v = tn__mt32(g);
+    tn__gen_unlock(g);
+    return v;
+}
+TNDEF double tn_generator_uniform(tn_generator *g) { return (double)(tn_generator_random64(g) & ((UINT64_C(1) << 53) - 1)) * 0x1.0p-53; }
+
+/* PyTorch's CPUGeneratorImplState: {uint64 seed; int left, seeded; uint64 next; uint64
+   state[624]; double normal_x, normal_y, normal_rho; int normal_is_valid; (pad) float
+   next_float_normal_sample; bool valid; (pad)}, little-endian as on the machines it runs on. */
+static void tn__put(uint8_t *p, uint64_t v, int n) { for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static uint64_t tn__get(const uint8_t *p, int n) { uint64_t v = 0; for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i); return v; }
+TNDEF int64_t tn_generator_get_state(const tn_generator *cg, uint8_t *out, int64_t cap) {
+    tn_generator *g = (tn_generator *)(uintptr_t)(cg ? cg : &tn__default_gen);
+    const int64_t n = g->kind == TN_GEN_MT19937 ? TN_GENERATOR_STATE_BYTES : 16;
+    if (!out || cap < n) return TN__FAIL_INT("tn_generator_get_state: need a buffer of %lld bytes (got %lld)", (long long)n, (long long)cap);
+    memset(out, 0, (size_t)n);
+    tn__gen_lock(g);
+    if (g->kind != TN_GEN_MT19937) {
+        tn__put(out, g->seed, 8);
+        tn__put(out + 8, g->offset, 8);
+    } else {
+        if (g->mt_left <= 0) tn__mt_seed(g);
+        tn__put(out, g->seed, 8);
+        tn__put(out + 8, (uint64_t)g->mt_left, 4);
+        tn__put(out + 12, 1, 4);
+        tn__put(out + 16, (uint64_t)g->mt_next, 8);
+        for (int i = 0; i < 624; i++) tn__put(out + 24 + 8 * i, g->mt[i], 8);
+        if (g->has_normal) {
+            uint64_t bits;
+            memcpy(&bits, &g->normal, 8);
+            tn__put(out + 5024, bits, 8);   /* normal_y */
+            tn__put(out + 5040, 1, 4);      /* normal_is_valid */
+        }
+    }
+    tn__gen_unlock(g);
+    return n;
+}
+TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *st, int64_t n) {
+    if (!g) g = &tn__default_gen;
+    /* PyTorch takes its legacy 5048-byte state too (no float normal), a Philox one is 16 */
+    if (!st || (n != TN_GENERATOR_STATE_BYTES && n != 5048 && n != 16))
+        return TN__FAIL_INT("tn_generator_set_state: Expected either a CPUGeneratorImplStateLegacy of size 5048 or a CPUGeneratorImplState "
+                            "of size %d (or a Philox state of 16 bytes) but found the input RNG state size to be %lld", TN_GENERATOR_STATE_BYTES, (long long)n);
+    const int64_t left = n == 16 ? 1 : (int64_t)tn__get(st + 8, 4), next = n == 16 ? 0 : (int64_t)tn__get(st + 16, 8);
+    if (n != 16 && (left < 1 || left > 624 || next < 0 || left + next > 625))   /* left + next is 625 once drawn from: reads stay within the 624 words */
+        return TN__FAIL_INT("tn_generator_set_state: invalid mt19937 state (left %lld, next %lld)", (long long)left, (long long)next);
+    tn__gen_lock(g);
+    if (n == 16) {
+        tn__gen_init(g, tn__get(st, 8), TN_GEN_PHILOX);
+        g->offset = tn__get(st + 8, 8);
+        return 0;
+    }
+    tn__gen_init(g, tn__get(st, 8), TN_GEN_MT19937);
+    for (int i = 0; i < 624; i++) g->mt[i] = (uint32_t)tn__get(st + 24 + 8 * i, 8);
+    g->mt_left = (int)left;
+    g->mt_next = (int)next;
+    if (tn__get(st + 5040, 4)) {
+        uint64_t bits = tn__get(st + 5024, 8);
+        memcpy(&g->normal, &bits, 8);
+        g->has_normal = 1;
+    }
+    return 0;   /* tn__gen_init cleared the lock */
+}
+
+/* Fill the new contiguous CPU tensor t from mt19937 as PyTorch's CPU kernels do (the caller
+   holds the lock): uniform_ in t's dtype (float: 24 bits of random(), double: 53 of
+   random64()), normal_ through normal_fill for 16 or more elements (uniforms, then
+   Box-Muller on each 16: 8 pairs (j, j + 8), the last 16 redrawn when 16 does not divide n)
+   and through the cached normal_distribution<double> below, random_(from, to) as
+   uniform_int_from_to_distribution (random64() when the range needs 33 bits, in 64-bit and
+   float dtypes). */
+static void tn__mt_normal16_f32(float *d, float mean, float std) {
+    for (int j = 0; j < 8; j++) {
+        const float u1 = 1.0f - d[j], u2 = d[j + 8];   /* [0, 1) -> (0, 1] for log */
+        const float radius = sqrtf(-2.0f * logf(u1)), theta = 6.28318530717958647692f * u2;
+        d[j] = fmaf(radius * cosf(theta), std, mean);
+        d[j + 8] = fmaf(radius * sinf(theta), std, mean);
+    }
+}
+static void tn__mt_normal16_f64(double *d, double mean, double std) {
+    for (int j = 0; j < 8; j++) {
+        const double u1 = 1.0 - d[j], u2 = d[j + 8];
+        const double radius = sqrt(-2.0 * log(u1)), theta = 6.28318530717958647692 * u2;
+        d[j] = fma(radius * cos(theta), std, mean);
+        d[j + 8] = fma(radius * sin(theta), std, mean);
+    }
+}
+static void tn__mt_store(char *base, tn_dtype dt, int64_t i, double v, int64_t iv, bool isint) {
+    switch (dt) {
+    case TN_F32: ((float *)base)[i] = isint ? (float)iv : (float)v; break;
+    case TN_F64: ((double *)base)[i] = isint ? (double)iv : v; break;
+    case TN_I32: ((int32_t *)base)[i] = isint ? (int32_t)iv : (int32_t)v; break;
+    case TN_I64: ((int64_t *)base)[i] = isint ? iv : (int64_t)v; break;
+    case TN_U8: ((uint8_t *)base)[i] = isint ? (uint8_t)iv : (uint8_t)v; break;
+    default: ((bool *)base)[i] = isint ? iv != 0 : v != 0; break;
+    }
+}
+static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a, double b, int64_t low, uint64_t range) {
+    const int64_t n = tn_numel(t);
+    char *base = (char *)tn_data_ptr(t);
+    const tn_dtype dt = t->dtype;
+    if (op == NORMAL && n >= 16 && (dt == TN_F32 || dt == TN_F64)) {
+        if (dt == TN_F32) {
+            float *d = (float *)base;
+            for (int64_t i = 0; i < n; i++) d[i] = tn__mt_unif32(g);
+            for (int64_t i = 0; i + 16 <= n; i += 16) tn__mt_normal16_f32(d + i, (float)a, (float)b);
+            if (n % 16) {
+                for (int j = 0; j < 16; j++) d[n - 16 + j] = tn__mt_unif32(g);
+                tn__mt_normal16_f32(d + n - 16, (float)a, (float)b);
+            }
+        } else {
+            double *d = (double *)base;
+            for (int64_t i = 0; i < n; i++) d[i] = tn__mt_unif64(g);
+            for (int64_t i = 0; i + 16 <= n; i += 16) tn__mt_normal16_f64(d + i, a, b);
+            if (n % 16) {
+                for (int j = 0; j < 16; j++) d[n - 16 + j] = tn__mt_unif64(g);
+                tn__mt_normal16_f64(d + n - 16, a, b);
+            }
+        }
+        return;
+    }
+    const bool wide = range >= (UINT64_C(1) << 32) && (dt == TN_I64 || dt == TN_F64 || dt == TN_F32);
+    const float af = (float)a, bf = (float)b;
+    for (int64_t i = 0; i < n; i++) {
+        if (op == UNIFORM && dt == TN_F32) { ((float *)base)[i] = fmaf(tn__mt_unif32(g), bf - af, af); continue; }
+        if (op == UNIFORM) { tn__mt_store(base, dt, i, fma(tn__mt_unif64(g), b - a, a), 0, false); continue; }
+        if (op == NORMAL) { tn__mt_store(base, dt, i, fma(tn__mt_normal(g), b, a), 0, false); continue; }
+        const uint64_t r = wide ? tn__mt64(g) : tn__mt32(g);
+        tn__mt_store(base, dt, i, 0, (int64_t)((range ? r % range : r) + (uint64_t)low), true);
+    }
+}
 
 static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                              tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
@@ -29,8 +250,15 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     tn_tensor *t = device == TN_CPU ? tn__new_checked(fn, shape, ndim, dtype)
                  : tn__check_shape(fn, shape, ndim) ? NULL : TN__AS(fn, tn__new(dtype, device, shape, ndim));
     if (!t) return NULL;
-    uint64_t off = tn__gen_take(gen, tn_numel(t));
-    if (tn__backend(t->device)->random(op, t, (gen ? gen : &tn__default_gen)->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
+    tn_generator *g = gen ? gen : &tn__default_gen;
+    if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
+        tn__gen_lock(g);
+        tn__mt_fill(op, t, g, a, b, low, range);
+        tn__gen_unlock(g);
+        return tn__own(t);
+    }
+    uint64_t off = tn__gen_take(g, tn_numel(t));
+    if (tn__backend(t->device)->random(op, t, g->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
 }
 
@@ -68,7 +296,9 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
         tn_scope_end();
         return (tn_tensor *)tn__error("tn_bernoulli: expected 0 <= p <= 1 for every element of p (shape %s), got values from %g to %g", TN__SHAPE(p), lo, hi);
     }
-    tn_tensor *u = tn__random("tn_bernoulli", UNIFORM, p->shape, p->ndim, TN_F64, gen, 0, 1, 0, 0, p->device);
+    /* PyTorch's CPU kernel draws bernoulli_distribution<float> (a float uniform) for a float32 p */
+    const tn_dtype ud = p->device == TN_CPU && tn__gen_mt(gen) && p->dtype == TN_F32 ? TN_F32 : TN_F64;
+    tn_tensor *u = tn__random("tn_bernoulli", UNIFORM, p->shape, p->ndim, ud, gen, 0, 1, 0, 0, p->device);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_lt(u, p), p->dtype));
     tn_scope_end();
     return r;
@@ -83,7 +313,27 @@ static tn_tensor *tn__bernoulli_p_impl(const int64_t *shape, int ndim, double p,
     return r;
 }
 TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) { return TN__AS("tn_bernoulli_p", tn__bernoulli_p_impl(shape, ndim, p, dtype, gen)); }
-/* A permutation as the argsort of uniform keys: the same on every device. */
+/* PyTorch's randperm_cpu from mt19937: swap i with i + random() % (n - i); from n >= 2^32 / 20
+   (PyTorch 2.x; 1.13 had only the first loop) the inside-out shuffle with random64() % (i + 1).
+   From a Philox generator: the argsort of uniform keys, the same on every device. */
+static void tn__randperm_mt(int64_t *r, int64_t n, tn_generator *g) {
+    tn__gen_lock(g);
+    if (n < (int64_t)(UINT32_MAX / 20)) {
+        for (int64_t i = 0; i < n; i++) r[i] = i;
+        for (int64_t i = 0; i < n - 1; i++) {
+            const int64_t z = (int64_t)(tn__mt32(g) % (uint64_t)(n - i)), sav = r[i];
+            r[i] = r[z + i];
+            r[z + i] = sav;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t z = (int64_t)(tn__mt64(g) % (uint64_t)(i + 1));
+            r[i] = r[z];
+            r[z] = i;
+        }
+    }
+    tn__gen_unlock(g);
+}
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
     if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
@@ -95,6 +345,14 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     int digits = dtype == TN_F32 ? 24 : dtype == TN_F64 ? 53 : dtype == TN_F16 ? 11 : 0;
     if (digits && n > ((int64_t)1 << digits) + 1)
         return (tn_tensor *)tn__error("tn_randperm: n = %lld: n cannot be greater than 2^%d+1 for %s type", (long long)n, digits, tn__torch_type_name(dtype));
+    if (tn__gen_mt(gen)) {
+        tn_scope_begin();
+        tn_tensor *r = tn__own(tn__new_checked("tn_randperm", &n, 1, TN_I64));
+        if (r) tn__randperm_mt((int64_t *)tn_data_ptr(r), n, gen ? gen : &tn__default_gen);
+        tn_tensor *c = r ? tn_keep(tn_to_dtype(r, dtype)) : NULL;
+        tn_scope_end();
+        return c;
+    }
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));

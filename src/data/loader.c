@@ -232,11 +232,17 @@ static int tn__loader_start_epoch(tn_loader *l) {
     int64_t *order = (int64_t *)TN_REALLOC(l->order, (size_t)(n ? n : 1) * sizeof *order);
     if (!order) return TN__FAIL_INT("tn_loader_next: out of memory for an epoch of %lld samples", (long long)n);
     l->order = order;
-    if (l->shuffle && n > 0) {
+    /* PyTorch's draws: the iterator's base seed (torch.empty((), dtype=int64).random_(generator=
+       loader.generator)), then RandomSampler's permutation: randperm from the loader's
+       generator, or from a new generator seeded by one more int64 draw from the default one */
+    (void)tn_generator_random64(l->gen);
+    if (l->shuffle) {
+        tn_generator *g = l->gen ? l->gen : tn_generator_new(tn_generator_random64(NULL) & (uint64_t)INT64_MAX);
         tn_scope_begin();
-        tn_tensor *perm = TN__AS("tn_loader_next", tn_randperm(n, TN_I64, l->gen));
+        tn_tensor *perm = g ? TN__AS("tn_loader_next", tn_randperm(n, TN_I64, g)) : NULL;
         if (perm) memcpy(order, tn_data_ptr(perm), (size_t)n * sizeof *order);
         tn_scope_end();
+        if (g != l->gen) tn_generator_free(g);
         if (!perm) return -1;
     } else {
         for (int64_t i = 0; i < n; i++) order[i] = i;
@@ -259,6 +265,14 @@ TNDEF int tn_loader_next(tn_loader *l, tn_tensor **batch) {
         tn__loader_lock(l);
         l->in_epoch = false;
         tn__loader_unlock(l, false);
+        /* PyTorch's RandomSampler draws one more randperm as it runs out (its num_samples % n
+           tail, empty here); from the loader's own generator that moves the next epoch */
+        if (l->shuffle && l->gen) {
+            tn_scope_begin();
+            tn_tensor *tail = TN__AS("tn_loader_next", tn_randperm(l->n, TN_I64, l->gen));
+            tn_scope_end();
+            if (!tail) return -1;
+        }
         return 0;
     }
     /* take the batch out of its slot (under the lock: once freed, a worker refills it) */

@@ -71,6 +71,12 @@ TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, cons
     double std = tn__kaiming_std("tn_init_kaiming_normal_", t, a, mode, nonlinearity);
     return std != std ? -1 : tn_init_normal_(t, 0, std);
 }
+/* Linear's and Conv's weight init, kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+   its bound computed as PyTorch computes it (the same float bound, so the same numbers);
+   a no-op on an empty weight (PyTorch warns). */
+static int tn__init_kaiming_a5(tn_tensor *w) {
+    return tn_numel(w) == 0 ? 0 : tn_init_kaiming_uniform_(w, sqrt(5.0), "fan_in", "leaky_relu");
+}
 /* Q of the QR decomposition of a normal [rows, cols] draw (modified Gram-Schmidt on the
    shorter side, signs fixed by R's diagonal as PyTorch), times gain. */
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
@@ -82,7 +88,9 @@ TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
     TN__INIT_BEGIN(fn);
     bool tr = rows < cols;
     int64_t m = tr ? cols : rows, n = tr ? rows : cols;        /* orthonormalise the n columns of [m, n] */
-    tn_tensor *a = tn_contiguous(tn_normal(0, 1, TN_SHAPE(m, n), TN_F64, NULL));
+    /* PyTorch's draw: normal_ of a [rows, cols] tensor of t's dtype, transposed when rows < cols */
+    tn_tensor *d = tn_to_dtype(tn_normal(0, 1, TN_SHAPE(rows, cols), t->dtype, NULL), TN_F64);
+    tn_tensor *a = d ? tn_contiguous(tr ? tn_t(d) : d) : NULL;
     double *q = a ? (double *)tn_data_ptr(a) : NULL;
     for (int64_t j = 0; q && j < n; j++) {
         for (int64_t k = 0; k < j; k++) {
@@ -124,10 +132,15 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
     if (!(a < b)) return TN__FAIL_INT("%s: need a < b (got a=%g, b=%g)", fn, a, b);
     TN__INIT_BEGIN(fn);
     double l = 0.5 * (1 + erf((a - mean) / std / sqrt(2.0))), u = 0.5 * (1 + erf((b - mean) / std / sqrt(2.0)));
-    tn_tensor *r = tn_contiguous(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, TN_F64, NULL));
+    /* PyTorch's steps in t's dtype: uniform_, erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
+    const bool f32 = t->dtype == TN_F32;
+    tn_tensor *r = tn_contiguous(tn_to_dtype(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, t->dtype, NULL), TN_F64));
     double *p = r ? (double *)tn_data_ptr(r) : NULL;
+    const double sc = std * sqrt(2.0);
     for (int64_t i = 0; p && i < tn_numel(r); i++) {
-        double v = tn__erfinv(p[i]) * std * sqrt(2.0) + mean;
+        double v = f32 ? (double)(float)tn__erfinv(p[i]) : tn__erfinv(p[i]);
+        v = f32 ? (double)((float)v * (float)sc) : v * sc;
+        v = f32 ? (double)((float)v + (float)mean) : v + mean;
         p[i] = v < a ? a : v > b ? b : v;
     }
     TN__INIT_END(r);

@@ -53,8 +53,8 @@ TNDEF tn_module *tn_nn_linear(int64_t in, int64_t out, bool bias) {
     if (!l) return NULL;
     l->in = in; l->out = out;
     tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
-    double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* kaiming_uniform(a=sqrt(5)) and the bias rule: U(-1/sqrt(in), 1/sqrt(in)) */
-    int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* reset_parameters: weight, then bias U(-1/sqrt(in), 1/sqrt(in)) */
+    int failed = !w || (bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&l->base, failed);
 }
 static void tn__bilinear_repr(tn_module *m, char *b, size_t n) {
@@ -157,7 +157,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     double fan_in = 0;
     if (w) fan_in = (double)tn_numel(w) / (double)w->shape[0];   /* size(1) * receptive field, as _calculate_fan_in_and_fan_out */
     double bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    bool failed = !w || (o.bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&c->base, failed);
 }
 TNDEF tn_module *tn_nn_conv1d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, o); }

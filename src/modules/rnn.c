@@ -394,11 +394,13 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     if (!a) return NULL;
     a->E = E; a->heads = heads; a->kdim = kdim; a->vdim = vdim; a->dropout = dropout; a->batch_first = batch_first; a->add_zero_attn = add_zero_attn;
     tn_module *m = &a->base;
-    int failed;
-    if (kdim == E && vdim == E) {
+    /* PyTorch builds out_proj (a Linear: its weight and bias drawn) before _reset_parameters draws the projections */
+    tn_module *out = tn_nn_linear(E, E, bias);
+    int failed = !out;
+    if (!failed && kdim == E && vdim == E) {
         tn_tensor *w = tn__param(m, "in_proj_weight", TN_SHAPE(3 * E, E));
         failed = !w || tn_init_xavier_uniform_(w, 1);
-    } else { /* separate projections, as PyTorch when kdim or vdim differ */
+    } else if (!failed) { /* separate projections, as PyTorch when kdim or vdim differ */
         tn_tensor *wq = tn__param(m, "q_proj_weight", TN_SHAPE(E, E)), *wk = wq ? tn__param(m, "k_proj_weight", TN_SHAPE(E, kdim)) : NULL;
         tn_tensor *wv = wk ? tn__param(m, "v_proj_weight", TN_SHAPE(E, vdim)) : NULL;
         failed = !wv || tn_init_xavier_uniform_(wq, 1) || tn_init_xavier_uniform_(wk, 1) || tn_init_xavier_uniform_(wv, 1);
@@ -412,9 +414,11 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
         failed = !bv || tn_init_xavier_normal_(bk, 1) || tn_init_xavier_normal_(bv, 1);
     }
     if (!failed) {
-        tn_module *out = tn_module_add(m, "out_proj", tn_nn_linear(E, E, bias));
+        out = tn_module_add(m, "out_proj", out);   /* frees out on failure */
         if (out) out->type = &tn__ndq_linear_type;
         failed = !out || (bias && tn_init_zeros_(tn_module_get(out, "bias")));
+    } else if (out) {
+        tn_module_free(out);
     }
     return tn__module_or_free(m, failed);
 }

@@ -1,5 +1,5 @@
 /* ---- dropout ---- */
-/* Dropout's mask in one pass on the CPU: scale where element i's uniform double draw (tn_rand's:
+/* Dropout's mask in one pass on the CPU. From a Philox default generator: scale where element i's uniform double draw (tn_rand's:
    Philox counter off + i, u = (64 high bits >> 11) 2^-53) is below q, else 0 -- the values the
    draw, tn_lt_scalar, tn_to_dtype and tn_mul_scalar made in four passes. u < q is compared as
    integers: (bits >> 11) < ceil(q 2^53). The Philox rounds dominate: here in 64-bit variables,
@@ -39,16 +39,31 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     tn_tensor *m = tn__new(dtype, TN_CPU, shape, nd);
     if (!m) return NULL;
     const int64_t n = tn_numel(m);
-    const uint64_t off = tn__gen_take(NULL, n), seed = tn__default_gen.seed;
     float *of = dtype == TN_F32 ? (float *)tn_data_ptr(m) : NULL;
     double *od = dtype == TN_F32 ? NULL : (double *)tn_data_ptr(m);
+    const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
+    if (tn__default_gen.kind == TN_GEN_MT19937) {
+        /* PyTorch's CPU dropout: noise.bernoulli_(1 - p) (a uniform double: random64()'s low
+           53 bits) and noise.div_(1 - p) in the input's dtype, serially from mt19937 */
+        const float sf = 1.0f / (float)(1 - p);
+        const double sd = 1.0 / (1 - p);
+        tn_generator *g = &tn__default_gen;
+        tn__gen_lock(g);
+        for (int64_t i = 0; i < n; i++) {
+            const bool keep = (tn__mt64(g) & ((UINT64_C(1) << 53) - 1)) < thr;
+            if (of) of[i] = keep ? sf : 0.0f;
+            else od[i] = keep ? sd : 0.0;
+        }
+        tn__gen_unlock(g);
+        return tn__own(m);
+    }
+    const uint64_t off = tn__gen_take(NULL, n), seed = tn__default_gen.seed;
     void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double) = tn__drop_mask_base;
 #if TN__DROP_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
     else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
-    const uint64_t thr = (uint64_t)ceil((1 - p) * 0x1.0p53);   /* u < 1 - p, u = k 2^-53: k < thr */
     const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
     TN__OMP_PARALLEL_FOR(nthr)
     for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));

@@ -4,7 +4,7 @@ Every C function the package calls is declared here, once, with its restype and
 argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 ``void *`` handles read through the accessors (tn_ndim, tn_shape, ...). The only
 structs declared are the small public value types the header documents field by
-field: ``tn_memory_stats``, ``tn_generator`` (seed, offset), and the options structs passed
+field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts`` and ``tn_loss_opts``
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text).
 
@@ -33,7 +33,8 @@ class tn_cuda_stats(ctypes.Structure):
 
 
 class tn_generator(ctypes.Structure):
-    _fields_ = [("seed", c_uint64), ("offset", c_uint64)]
+    _fields_ = [("seed", c_uint64), ("offset", c_uint64), ("kind", c_int), ("mt_left", c_int), ("mt_next", c_int),
+                ("has_normal", c_int), ("normal", c_double), ("mt", ctypes.c_uint32 * 624), ("lock", c_int)]
 
 
 class tn_autograd_opts(ctypes.Structure):
@@ -172,6 +173,12 @@ tn_manual_seed v u
 tn_default_generator G
 tn_generator_new G u
 tn_generator_free v G
+tn_generator_new_philox G u
+tn_generator_manual_seed v G u
+tn_generator_random64 u G
+tn_generator_uniform d G
+tn_generator_get_state l G p l
+tn_generator_set_state i G p l
 tn_rand_gen T L i D G
 tn_randn_gen T L i D G
 tn_normal T d d L i D G

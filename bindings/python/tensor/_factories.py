@@ -1,9 +1,10 @@
 """Creation functions beyond tensor/zeros/ones/empty/full, the RNG and memory statistics."""
+import ctypes
 import numbers
 import os
 
 from ._C import lib
-from ._core import (Tensor, _dt, _finish, _float, _i64, _int, _numpy, _overflow, _raise, _scalar, _scalar_kind,
+from ._core import (Tensor, _check_int, _dt, _finish, _float, _i64, _int, _numpy, _overflow, _raise, _scalar, _scalar_kind,
                     _shape_kw, _shape_args, _tensor_from_data, _to_dtype, _tp, _wrap, _default_dtype, empty, float64,
                     from_numpy, full, int64, tensor, uint8, zeros, ones)
 
@@ -130,7 +131,9 @@ asarray = as_tensor
 
 # --------------------------------------------------------------------------- RNG
 class Generator:
-    """A Philox (seed, offset) generator; pass it as ``generator=`` to random functions."""
+    """PyTorch's CPU generator (mt19937, as ``torch.Generator()``: the same numbers for the
+    same seed); pass it as ``generator=`` to random functions. Its state is PyTorch's
+    5056-byte layout, so ``torch.get_rng_state()`` of real PyTorch loads here and back."""
 
     def __init__(self, device="cpu"):
         self._g = lib.tn_generator_new(67280421310721)
@@ -151,8 +154,7 @@ class Generator:
         return _CPU
 
     def manual_seed(self, seed):
-        st = self._handle().contents
-        st.seed, st.offset = _seed(seed), 0
+        lib.tn_generator_manual_seed(self._handle(), _seed(seed))
         return self
 
     def _handle(self):
@@ -170,22 +172,27 @@ class Generator:
         return s
 
     def get_state(self):
-        st = self._handle().contents
-        data = list(st.seed.to_bytes(8, "little") + st.offset.to_bytes(8, "little"))
-        return tensor(data, dtype=uint8)
+        buf = (ctypes.c_uint8 * _STATE_BYTES)()
+        n = _check_int(lib.tn_generator_get_state(self._handle(), buf, _STATE_BYTES))
+        return tensor(list(buf[:n]), dtype=uint8)
 
     def set_state(self, new_state):
+        if not isinstance(new_state, Tensor):
+            raise TypeError("expected a torch.ByteTensor, but got %s" % type(new_state).__name__)
+        if new_state.dtype != uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
         b = bytes(new_state.tolist())
-        if len(b) != 16:
-            raise RuntimeError("Generator.set_state: expected a uint8 tensor of 16 bytes (seed, offset)")
-        st = self._handle().contents
-        st.seed, st.offset = int.from_bytes(b[:8], "little"), int.from_bytes(b[8:], "little")
+        buf = (ctypes.c_uint8 * max(len(b), 1)).from_buffer_copy(b or b"\0")
+        _check_int(lib.tn_generator_set_state(self._handle(), buf, len(b)))
         return self
 
     def __del__(self, _free=lib.tn_generator_free):
         if getattr(self, "_owned", False) and self._g:
             _free(self._g)
             self._g = None
+
+
+_STATE_BYTES = 5056   # TN_GENERATOR_STATE_BYTES
 
 
 default_generator = Generator._default()

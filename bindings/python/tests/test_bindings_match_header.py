@@ -90,9 +90,11 @@ def _param(text):
     if m:
         params = [] if m.group(3).strip() in ("", "void") else [_param(p)[1] for p in _split_top(m.group(3))]
         return m.group(2), CType(text, (_param(m.group(1) + " _")[1], params))
-    m = re.match(r"^(.*?)\b(\w+)\s*\[[^\]]*\]$", text)     # const int64_t stride[2]: a pointer
+    m = re.match(r"^(.*?)\b(\w+)\s*\[([^\]]*)\]$", text)     # const int64_t stride[2]: a pointer
     if m:
-        return m.group(2), CType(m.group(1) + " *")
+        ct = CType(m.group(1) + " *")
+        ct.array_len = int(m.group(3)) if m.group(3).strip().isdigit() else None   # a struct field's array
+        return m.group(2), ct
     m = re.match(r"^(.*?[\s*])(\w+)$", text)
     if not m or m.group(2) in ("int", "double", "bool", "void", "char", "size_t", "int64_t"):
         raise ValueError("api.h: a parameter without a name: %r" % text)
@@ -444,7 +446,9 @@ def test_structure_layouts(header):
                 errors.append("%s.%s: %r for %r" % (name, fname, pytype, ct))
                 continue
             base, stars, const_pointee = _norm(ct)
-            if stars == 0:
+            if stars == 1 and getattr(ct, "array_len", None) and FIELD_SCALAR.get(base):
+                want = FIELD_SCALAR[base] * ct.array_len      # uint32_t mt[624]: an inline array
+            elif stars == 0:
                 want = FIELD_SCALAR.get(base) or (c_int if base in header.enums else None)
             elif base == "char":
                 want = c_char_p if const_pointee else POINTER(ctypes.c_char)

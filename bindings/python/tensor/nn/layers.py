@@ -43,10 +43,16 @@ def _empty(shape, device, dtype):
     return empty(*shape, dtype=dtype, device=device)
 
 
-def _uniform_fan_in(weight, bias, fan_in):
-    """The C layers' (and torch's) rule: weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+def _uniform_fan_in(weight, bias, fan_in, kaiming=True):
+    """torch's reset_parameters of Linear and Conv (and the C layers'): the weight by
+    kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with torch's
+    bound, then the bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)). Bilinear draws both with the
+    plain bound (kaiming=False)."""
     bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-    init.uniform_(weight, -bound, bound)
+    if not kaiming:
+        init.uniform_(weight, -bound, bound)
+    else:   # torch warns and leaves an empty weight
+        init.kaiming_uniform_(weight, a=math.sqrt(5))
     if bias is not None:
         init.uniform_(bias, -bound, bound)
 
@@ -101,7 +107,7 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        _uniform_fan_in(self.weight, self.bias, self.weight.size(1))
+        _uniform_fan_in(self.weight, self.bias, self.weight.size(1), kaiming=False)
 
     def forward(self, input1, input2):
         return F.bilinear(input1, input2, self.weight, self.bias)

@@ -29,6 +29,7 @@ Initialisation uses torch's distributions, drawn in the order of the C construct
 the same seed a Python layer holds the C layer's values bit for bit.
 """
 import contextlib
+import ctypes
 import copy
 import math
 import numbers
@@ -68,11 +69,11 @@ def _rng_kept():
     """The C constructors initialise their own parameters from the default generator;
     those values are replaced at once, so the draws must not advance the generator."""
     g = lib.tn_default_generator().contents
-    seed, offset = g.seed, g.offset
+    saved = type(g).from_buffer_copy(g)        # the whole state: mt19937's words and the Philox offset
     try:
         yield
     finally:
-        g.seed, g.offset = seed, offset
+        ctypes.memmove(ctypes.addressof(g), ctypes.addressof(saved), ctypes.sizeof(saved))
 
 
 def _pybool(b):
@@ -852,10 +853,10 @@ class MultiheadAttention(Module):
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
-        # torch's distributions in tn_nn_multihead_attention's order: the projections, then
-        # out_proj (a Linear's own draws), whose bias is zeroed
-        self._reset_in_proj()
+        # torch's order: out_proj (a Linear: its own draws), then _reset_parameters draws the
+        # projections and zeroes out_proj's bias
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        self._reset_in_proj()
         if self.out_proj.bias is not None:
             init.constant_(self.out_proj.bias, 0.0)
 

@@ -23,7 +23,7 @@ import time
 import weakref
 
 from ..._core import int64, tensor
-from ..._factories import default_generator
+from ..._C import lib
 from .dataset import IterableDataset, Subset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 from ._collate import default_collate, default_convert
@@ -62,6 +62,7 @@ class _MapFetch:
 class _Iter:
     def __init__(self, loader):
         self._loader = loader
+        self._base_seed = _base_seed(loader.generator)   # drawn as torch does, though no worker uses it
         self._dataset = loader.dataset
         self._collate = loader.collate_fn
         if isinstance(loader.dataset, IterableDataset):
@@ -101,19 +102,13 @@ class _Iter:
         return len(self._loader)
 
 
-def _base_seed(generator, epoch):
-    """The workers' base seed: from the state of the loader's generator (default: the
-    global one) without drawing from it, so the sampler sees the same random numbers as
-    with num_workers=0 (the same shuffled batches); and from the loader's epoch count, so
-    each epoch's workers get new seeds. manual_seed decides them all."""
-    st = (generator if generator is not None else default_generator)._handle().contents
-    h = 0
-    for v in (st.seed, st.offset, epoch):         # splitmix64 over the three
-        h = (h ^ v) + 0x9E3779B97F4A7C15 & 0xFFFFFFFFFFFFFFFF
-        h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
-        h = (h ^ (h >> 27)) * 0x94D049BB133111EB & 0xFFFFFFFFFFFFFFFF
-        h ^= h >> 31
-    return h >> 2                                 # below 2**62: base + id stays an int64
+def _base_seed(generator):
+    """torch's _BaseDataLoaderIter draws it as each iterator starts, before the sampler's
+    first index: ``torch.empty((), dtype=torch.int64).random_(generator=generator)`` (one
+    random64() of the loader's generator, default: the global one, mod 2**63), so the
+    default stream, the shuffle and the workers' seeds (base + id) are torch's for a seed."""
+    from ..._factories import _gen
+    return lib.tn_generator_random64(_gen(generator)) & ((1 << 63) - 1)
 
 
 class _MultiProcessIter:
@@ -132,8 +127,7 @@ class _MultiProcessIter:
             ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
         elif isinstance(ctx, str):
             ctx = multiprocessing.get_context(ctx)
-        base_seed = _base_seed(loader.generator, loader._epochs)
-        loader._epochs += 1
+        base_seed = _base_seed(loader.generator)
         self._data_queue = ctx.Queue()
         self._index_queues, self._workers = [], []
         fetch = _MapFetch(loader.dataset, loader.collate_fn) if not self._iterable else None
@@ -307,7 +301,6 @@ class DataLoader:
                              f"{multiprocessing.get_all_start_methods()!r}, but got "
                              f"multiprocessing_context={multiprocessing_context!r}")
         self._iterator = None
-        self._epochs = 0
         self.dataset, self.num_workers, self.pin_memory, self.timeout = dataset, num_workers, pin_memory, timeout
         self.worker_init_fn, self.multiprocessing_context, self.generator = (worker_init_fn, multiprocessing_context,
                                                                              generator)

@@ -2,8 +2,10 @@
 import bisect
 import math
 
+from ..._C import lib
+
 from ..._core import float64, int64
-from ..._factories import as_tensor, rand, randint, randperm
+from ..._factories import Generator, as_tensor, rand, randint, randperm
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
@@ -46,15 +48,20 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:
+            # torch's: a seed from the default generator (int64 random_(), a random64() mod
+            # 2**63), then a generator of its own, so the order is torch's for a manual_seed
+            seed = lib.tn_generator_random64(None) & ((1 << 63) - 1)
+            generator = Generator().manual_seed(seed)
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from randint(high=n, size=(32,), dtype=int64, generator=self.generator).tolist()
-            yield from randint(high=n, size=(self.num_samples % 32,), dtype=int64, generator=self.generator).tolist()
+                yield from randint(high=n, size=(32,), dtype=int64, generator=generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), dtype=int64, generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from randperm(n, generator=self.generator).tolist()
-            if self.num_samples % n:
-                yield from randperm(n, generator=self.generator).tolist()[:self.num_samples % n]
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]   # drawn even when empty, as torch
 
     def __len__(self):
         return self.num_samples
