@@ -3,7 +3,6 @@ import bisect
 import math
 
 from ..._C import lib
-
 from ..._core import float64, int64
 from ..._factories import Generator, as_tensor, rand, randint, randperm
 
