@@ -361,6 +361,12 @@ TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device);     /* t itself if same 
 TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise) */
 /* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
+/* Tensor.resize_: t takes shape with contiguous strides in place (the same tensor object,
+   so every holder sees it), over its storage when that holds enough elements past t's
+   offset, else over a new storage that starts with the old one's bytes (the rest
+   uninitialised, as PyTorch). Refused for a tensor that requires grad and for growing
+   memory the library does not own (tn_from_blob). Returns t (borrowed) or NULL. */
+TNDEF tn_tensor *tn_resize_(tn_tensor *t, const int64_t *shape, int ndim);
 
 /* Philox-4x32-10: counter-based, so element i of a draw is the same on CPU, GPU and in
    any thread split. A generator is (seed, offset); each draw advances offset. */
@@ -1913,6 +1919,7 @@ TNDEF void tn_get_printoptions(tn_print_options *out);
    threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
+TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.backends.openmp.is_available) */
 
 /* ======================================================================= */
 /* 17. backend interface                                                    */

@@ -239,10 +239,45 @@ TEST(node_hooks) {
     CHECK(tn_memory_stats_get().live_tensors == 0);
 }
 
+/* ------------------------------------------------------------------------------ 4 */
+TEST(resize) {
+    tn_scope_begin();
+    const double v[] = {1, 2, 3, 4, 5, 6};
+    tn_tensor *t = tn_retain(from(v, 6, TN_F64));
+    tn_tensor *view = tn_narrow(t, 0, 1, 2);        /* shares the storage */
+    /* shrinking keeps the storage and the values in order */
+    CHECK(tn_resize_(t, SH(2, 2)) == t && tn_ndim(t) == 2 && tn_shape(t)[1] == 2 && tn_strides(t)[0] == 2);
+    CHECK_STR(t, "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)");
+    CHECK(tn_same_storage(t, view));
+    /* growing: a new storage starting with the old values */
+    CHECK(tn_resize_(t, SH(3, 3)) == t && tn_numel(t) == 9 && !tn_same_storage(t, view));
+    CHECK_CLOSE(tn_item(tn_select(tn_reshape(t, SH(-1)), 0, 5)), 6.0, 0);
+    CHECK(tn_resize_(t, SH(0)) == t && tn_numel(t) == 0);
+    CHECK(tn_resize_(t, NULL, 0) == t && tn_ndim(t) == 0);
+    /* a view resized past its offset */
+    tn_tensor *w = tn_narrow(from(v, 6, TN_F64), 0, 4, 2);
+    CHECK(tn_resize_(w, SH(3)) == w && tn_numel(w) == 3);
+    CHECK_CLOSE(tn_item(tn_select(w, 0, 0)), 5.0, 0);
+    CHECK_ERR(tn_resize_(t, SH(-1)), "negative size -1");
+    CHECK_ERR(tn_resize_(t, SH(INT64_MAX, 4)), "too many elements");
+    tn_tensor *g = tn_zeros(SH(2), TN_F64);
+    tn_requires_grad_(g, true);
+    CHECK_ERR(tn_resize_(g, SH(3)), "cannot resize variables that require grad");
+    double blob[2] = {1, 2};
+    tn_tensor *b = tn_from_blob(blob, SH(2), NULL, TN_F64, NULL, NULL);
+    CHECK(tn_resize_(b, SH(1)) == b);                          /* within the memory: fine */
+    CHECK_ERR(tn_resize_(b, SH(3)), "not resizable");
+    tn_release(b);
+    tn_release(t);
+    tn_scope_end();
+    CHECK(tn_memory_stats_get().live_tensors == 0);
+}
+
 int main(void) {
     RUN(default_dtype);
     RUN(print_options);
     RUN(graph_introspection);
     RUN(node_hooks);
+    RUN(resize);
     return tn_test_report();
 }

@@ -147,6 +147,7 @@ tn_to_dtype T T D
 tn_to T T D
 tn_item d T
 tn_copy_ i T T
+tn_resize_ T T L i
 tn_manual_seed v u
 tn_default_generator G
 tn_generator_new G u
@@ -308,6 +309,7 @@ tn_set_printoptions_str i s
 tn_get_printoptions v p
 tn_set_num_threads v i
 tn_get_num_threads i
+tn_openmp_is_available b
 tn_unary_op_name s D
 tn_binary_op_name s D
 tn_cuda_is_available b

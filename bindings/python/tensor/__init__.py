@@ -26,10 +26,15 @@ from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_l
                          default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                          rand, randn, randint, randperm, normal, bernoulli, memory_stats,
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
-from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
-from . import nn, autograd, optim, utils
+from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
+                       is_inference_mode_enabled)
+from . import nn, autograd, optim, utils, backends, testing
 from .serialization import save, load
 from .utils.dlpack import from_dlpack
+from ._tensor_types import TENSOR_TYPES as _TENSOR_TYPES, CUDA_TENSOR_TYPES as _CUDA_TENSOR_TYPES, set_default_tensor_type
+from ._type_info import finfo, iinfo
+from ._tensor_str import set_printoptions
+from . import _out
 
 float = float32
 double = float64
@@ -37,7 +42,7 @@ half = float16
 long = int64
 int = int32
 __version__ = _C.lib.tn_library_version().decode()   # TENSOR_VERSION_STRING of the library loaded
-FloatTensor, DoubleTensor, LongTensor, IntTensor, ByteTensor, BoolTensor = (Tensor,) * 6
+globals().update(_TENSOR_TYPES)      # FloatTensor, LongTensor, ...: see _tensor_types
 
 
 def _as_function(name, method, scalar_first):
@@ -56,6 +61,7 @@ def _as_function(name, method, scalar_first):
 for _name, _m in _METHOD_FUNCTIONS.items():
     globals()[_name] = _as_function(_name, _m, _name in _SCALAR_FIRST)
 globals().update(_FUNCTIONS)
+_out.install(globals())              # out= for the functions that take it in PyTorch
 
 
 def is_tensor(obj):
@@ -129,20 +135,20 @@ class cuda:
         s = _C.lib.tn_cuda_memory_stats()
         return {f: getattr(s, f) for f, _ in s._fields_}
 
+    @staticmethod
+    def is_initialized():
+        return cuda_is_available()
 
-class _Matmul:
-    @property
-    def allow_tf32(self):
-        return _builtins.bool(_C.lib.tn_get_tf32())
+    @staticmethod
+    def manual_seed(seed):
+        """One Philox generator serves CPU and GPU draws: this seeds it (torch.manual_seed)."""
+        manual_seed(seed)
 
-    @allow_tf32.setter
-    def allow_tf32(self, v):
-        _C.lib.tn_set_tf32(_builtins.bool(v))
-
-
-class backends:
-    class cuda:
-        matmul = _Matmul()
+    manual_seed_all = manual_seed
 
 
-del _name, _m
+for _name, _cls in _CUDA_TENSOR_TYPES.items():
+    setattr(cuda, _name, _cls)       # torch.cuda.FloatTensor, ...
+
+
+del _name, _m, _cls
