@@ -7,6 +7,7 @@
  *  3. Graph introspection: tn_grad_fn, tn_node_next (nodes, leaves, inputs without
  *     gradient), reference counts (a node outlives its tensor while held), pre- and
  *     post-hooks of nodes (called with PyTorch's arguments, replacing gradients, errors).
+ *  4. tn_resize_ (Tensor.resize_, what out= resizes with) and tn_openmp_is_available.
  *
  * Expected strings and values come from PyTorch 1.13 (hard-coded). */
 #define TENSOR_IMPLEMENTATION
@@ -273,11 +274,20 @@ TEST(resize) {
     CHECK(tn_memory_stats_get().live_tensors == 0);
 }
 
+TEST(openmp) {
+#ifdef _OPENMP
+    CHECK(tn_openmp_is_available());
+#else
+    CHECK(!tn_openmp_is_available());
+#endif
+}
+
 int main(void) {
     RUN(default_dtype);
     RUN(print_options);
     RUN(graph_introspection);
     RUN(node_hooks);
     RUN(resize);
+    RUN(openmp);
     return tn_test_report();
 }

@@ -393,6 +393,13 @@ class return_types:
     topk = _return_type("topk", ("values", "indices"))
     kthvalue = _return_type("kthvalue", ("values", "indices"))
     aminmax = _return_type("aminmax", ("min", "max"))
+    # what the out= forms return, as torch's (torch.return_types.max_out(values=..., indices=...))
+    max_out = _return_type("max_out", ("values", "indices"))
+    min_out = _return_type("min_out", ("values", "indices"))
+    sort_out = _return_type("sort_out", ("values", "indices"))
+    topk_out = _return_type("topk_out", ("values", "indices"))
+    kthvalue_out = _return_type("kthvalue_out", ("values", "indices"))
+    aminmax_out = _return_type("aminmax_out", ("min", "max"))
 
 
 # --------------------------------------------------------------------------- helpers

@@ -17,7 +17,7 @@ rules (at::native::resize_output and the out= checks of its codegen):
   with PyTorch's deprecation UserWarning when it had elements;
 - factories (zeros, arange, rand, ...) make their values in out's dtype unless dtype= is
   given, as PyTorch's;
-- the call returns out itself (a tuple out: the op's named tuple of the out tensors).
+- the call returns out itself (a tuple out: torch.return_types.<name>_out of the out tensors).
 
 The names below are those whose PyTorch 1.13 Python signature has ``out`` (checked by
 calling torch with out=); a name the package does not have is skipped.
@@ -113,7 +113,7 @@ def _call_with_out(name, fn, args, kwargs, out):
         return out
     for k, (o, r) in enumerate(zip(outs, result)):
         _copy_out(name, o, r, int64 if k == 1 and name in _INDICES else None)
-    return type(result)(*outs) if isinstance(result, tuple) and hasattr(result, "_fields") else outs
+    return getattr(return_types, name + "_out")(*outs)
 
 
 def _with_out(name, fn):
@@ -132,5 +132,3 @@ def install(namespace):
         if callable(fn) and not isinstance(fn, type):
             namespace[name] = _with_out(name, fn)
 
-
-del return_types

@@ -146,19 +146,21 @@ class enable_grad(_NoParamMode):
     _mode = True
 
 
-_inference = threading.local()
+_inference = threading.local()      # per thread, as grad mode: the stack of inference_mode(mode) blocks
 
 
 def is_inference_mode_enabled():
-    return getattr(_inference, "depth", 0) > 0
+    stack = getattr(_inference, "stack", None)
+    return bool(stack and stack[-1])
 
 
 class inference_mode(_GradMode):
     """``with torch.inference_mode():`` / ``@torch.inference_mode()`` / ``@torch.inference_mode``:
     no graph is recorded (as no_grad) and is_inference_mode_enabled() is True in the body.
-    inference_mode(False) changes nothing (it does not turn grad mode on). The tensors
-    made inside are ordinary tensors: PyTorch's inference tensors refuse later autograd use
-    and in-place updates outside the mode; these do not."""
+    inference_mode(False) turns the mode off and grad mode on for its body, as PyTorch's
+    (c10::InferenceMode(false) is AutoGradMode(true)). The tensors made inside are ordinary
+    tensors: PyTorch's inference tensors refuse later autograd use and in-place updates
+    outside the mode; these do not."""
 
     def __new__(cls, mode=True):
         if callable(mode) and not isinstance(mode, bool):
@@ -166,22 +168,20 @@ class inference_mode(_GradMode):
         return super().__new__(cls)
 
     def __init__(self, mode=True):
-        if callable(mode) and not isinstance(mode, bool):
-            mode = True
-        super().__init__(False)
         self.mode = bool(mode)
+        super().__init__(not self.mode)
 
     def __enter__(self):
-        if self.mode:
-            super().__enter__()
-            _inference.depth = getattr(_inference, "depth", 0) + 1
+        super().__enter__()
+        stack = getattr(_inference, "stack", None)
+        if stack is None:
+            stack = _inference.stack = []
+        stack.append(self.mode)
         return self
 
     def __exit__(self, *exc):
-        if self.mode:
-            _inference.depth -= 1
-            super().__exit__(*exc)
-        return False
+        _inference.stack.pop()
+        return super().__exit__(*exc)
 
     def clone(self):
         return inference_mode(self.mode)

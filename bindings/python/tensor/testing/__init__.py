@@ -22,9 +22,9 @@ _DEFAULT_TOLERANCES = {float16: (1e-3, 1e-5), bfloat16: (1.6e-2, 1e-5), float32:
 class _Mismatch(Exception):
     """A failed comparison: the exception type and the message, before ``msg`` applies."""
 
-    def __init__(self, cls, message):
+    def __init__(self, cls, message, pairing=False):
         super().__init__(message)
-        self.cls, self.message, self.path = cls, message, None
+        self.cls, self.message, self.path, self.pairing = cls, message, None, pairing
 
 
 def _type_name(x):
@@ -133,10 +133,10 @@ def _compare(actual, expected, path, **kw):
     if (isinstance(actual, (str, bytes)) or isinstance(expected, (str, bytes))
             or isinstance(actual, Tensor) or isinstance(expected, Tensor)):
         raise _Mismatch(TypeError, f"No comparison pair was able to handle inputs of type {_type_name(actual)} "
-                                   f"and {_type_name(expected)}.")
+                                   f"and {_type_name(expected)}.", True)
     if isinstance(actual, collections.abc.Sequence) and isinstance(expected, collections.abc.Sequence):
         if len(actual) != len(expected):
-            raise _Mismatch(AssertionError, f"The length of the sequences mismatch: {len(actual)} != {len(expected)}")
+            raise _Mismatch(AssertionError, f"The length of the sequences mismatch: {len(actual)} != {len(expected)}", True)
         for i, (a, b) in enumerate(zip(actual, expected)):
             _compare_item(a, b, path + [i], kw)
         return
@@ -144,23 +144,23 @@ def _compare(actual, expected, path, **kw):
         ka, kb = set(actual.keys()), set(expected.keys())
         if ka != kb:
             missing, extra = sorted(kb - ka, key=repr), sorted(ka - kb, key=repr)
-            raise _Mismatch(AssertionError, "The keys of the mappings do not match:\n"
+            raise _Mismatch(AssertionError, ("The keys of the mappings do not match:\n"
                             + (f"Missing keys in the actual mapping: {missing}\n" if missing else "")
-                            + (f"Additional keys in the actual mapping: {extra}" if extra else "").rstrip())
+                            + (f"Additional keys in the actual mapping: {extra}" if extra else "")).rstrip(), True)
         for k in sorted(ka, key=repr) if not isinstance(actual, dict) else actual.keys():
             _compare_item(actual[k], expected[k], path + [k], kw)
         return
     if _is_number(actual) and _is_number(expected):
         return _compare_numbers(actual, expected, kw["rtol"], kw["atol"], kw["equal_nan"], kw["check_dtype"])
     raise _Mismatch(TypeError, f"No comparison pair was able to handle inputs of type {_type_name(actual)} "
-                               f"and {_type_name(expected)}.")
+                               f"and {_type_name(expected)}.", True)
 
 
 def _compare_item(a, b, path, kw):
     try:
         _compare(a, b, path, **kw)
     except _Mismatch as m:
-        if m.path is None and m.cls is AssertionError:
+        if m.path is None and not m.pairing:
             m.path = path
         raise
 
@@ -173,11 +173,14 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         _compare(actual, expected, [], rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=check_device,
                  check_dtype=check_dtype, check_stride=check_stride)
     except _Mismatch as m:
+        # as PyTorch's ErrorMeta.to_error: a failure found while pairing the inputs up (types,
+        # lengths, keys) keeps its message; a str msg replaces the others whole, a callable
+        # gets them with the item they are about
         text = m.message
-        if m.cls is AssertionError and msg is not None:
-            text = msg(text) if callable(msg) else msg
         if m.path:
             text += f"\n\nThe failure occurred for item {''.join(str([k]) for k in m.path)}"
+        if msg is not None and not m.pairing:
+            text = msg if isinstance(msg, str) else msg(text)
         raise m.cls(text) from None
 
 
