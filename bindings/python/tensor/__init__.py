@@ -15,7 +15,8 @@ import operator
 
 from . import _C
 from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64, uint8, bool_ as bool,
-                    float16, bfloat16, get_default_dtype, set_default_dtype, promote_types, can_cast,
+                    float16, bfloat16, get_default_dtype, set_default_dtype, get_default_device, set_default_device,
+                    promote_types, can_cast,
                     return_types, tensor, empty, zeros, ones, full, where, from_numpy, _operand,
                     _scalar_kind)
 from ._core import _DTYPES, _raise
@@ -28,7 +29,7 @@ from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_l
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
 from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                        is_inference_mode_enabled)
-from . import nn, autograd, optim, utils, backends, testing
+from . import nn, autograd, optim, utils, backends, testing, accelerator
 from .serialization import save, load
 from .utils.dlpack import from_dlpack
 from ._tensor_types import TENSOR_TYPES as _TENSOR_TYPES, CUDA_TENSOR_TYPES as _CUDA_TENSOR_TYPES, set_default_tensor_type

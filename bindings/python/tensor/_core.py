@@ -1627,9 +1627,26 @@ def _rebuild_tensor(data, dtype_name, shape):       # pickles of earlier version
 
 
 # --------------------------------------------------------------------------- creation (used by Tensor methods)
+_default_device = [None]          # torch.set_default_device: None is the CPU
+
+
+def set_default_device(device):
+    """torch.set_default_device (PyTorch 2): the device of factories called without
+    device= (tensor, zeros, rand, arange, ...); None or 'cpu' restores the CPU. The *_like
+    factories keep their input's device, as PyTorch's."""
+    d = None if device is None else _to_device(device)
+    if d is not None:
+        d._code                   # a device type tensors cannot live on is refused here
+    _default_device[0] = None if d is None or d.type == "cpu" else d
+
+
+def get_default_device():
+    return _default_device[0] or _CPU
+
+
 def _finish(t, dev, requires_grad):
-    dev = _to_device(dev)
-    if dev is not None and dev.type != "cpu":
+    dev = _to_device(dev) or _default_device[0]
+    if dev is not None and dev.type != t.device.type:
         t = _wrap(lib.tn_to(t._ptr, dev._code))
     if requires_grad:
         t.requires_grad_(True)

@@ -57,38 +57,44 @@ def _like(input, dtype, make_same, make_new):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(_like(input, dtype, lib.tn_empty_like, lambda s, d: empty(s, dtype=d)), device, requires_grad)
+    return _finish(_like(input, dtype, lib.tn_empty_like, lambda s, d: empty(s, dtype=d, device=input.device)),
+                   device or input.device, requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(_like(input, dtype, lib.tn_zeros_like, lambda s, d: zeros(s, dtype=d)), device, requires_grad)
+    return _finish(_like(input, dtype, lib.tn_zeros_like, lambda s, d: zeros(s, dtype=d, device=input.device)),
+                   device or input.device, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(_like(input, dtype, lib.tn_ones_like, lambda s, d: ones(s, dtype=d)), device, requires_grad)
+    return _finish(_like(input, dtype, lib.tn_ones_like, lambda s, d: ones(s, dtype=d, device=input.device)),
+                   device or input.device, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _tp(input, "full_like")
     dt = _to_dtype(dtype) or input.dtype
-    return _finish(full(tuple(input.shape), fill_value, dtype=dt), device, requires_grad)
+    dev = device or input.device
+    return _finish(full(tuple(input.shape), fill_value, dtype=dt, device=dev), dev, requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _tp(input, "rand_like")
-    return rand(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device, requires_grad=requires_grad)
+    return rand(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _tp(input, "randn_like")
-    return randn(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device, requires_grad=requires_grad)
+    return randn(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _tp(input, "randint_like")
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device,
+    return randint(low, high, tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device or input.device,
                    requires_grad=requires_grad)
 
 

@@ -32,6 +32,7 @@ def _restore_globals():
     tn.set_default_dtype(tn.float32)
     tn.set_printoptions(profile="default")
     tn.backends.cuda.matmul.allow_tf32 = False
+    tn.set_default_device(None)
     torch = sys.modules.get("torch")
     if torch is not None and torch is not tn:
         torch.set_default_dtype(torch.float32)
@@ -728,3 +729,63 @@ def test_default_dtype_float64(T):
     with pytest.raises(RuntimeError, match="not supported as the default type"):
         tn.set_default_dtype(tn.float16)
     assert tn.get_default_dtype() is tn.float32
+
+
+# ============================================================================ default device, Variable, accelerator
+def test_set_default_device():
+    """torch.set_default_device (PyTorch 2): factories without device= go to it, *_like keep
+    their input's device, from_numpy stays on the CPU; None / 'cpu' restore the CPU. No GPU
+    here, so the factories reaching for CUDA is seen as the GPU unit's 'not available' error."""
+    import numpy as np
+    assert tn.get_default_device() == tn.device("cpu")
+    cpu = tn.ones(2)
+    factories = [lambda: tn.zeros(2), lambda: tn.ones(2), lambda: tn.empty(2), lambda: tn.full((2,), 1.),
+                 lambda: tn.tensor([1.]), lambda: tn.arange(3), lambda: tn.linspace(0, 1, 3), lambda: tn.eye(2),
+                 lambda: tn.rand(2), lambda: tn.randn(2), lambda: tn.randint(0, 3, (2,)), lambda: tn.randperm(3),
+                 lambda: tn.as_tensor([1.])]
+    with pytest.raises(RuntimeError, match="not supported"):
+        tn.set_default_device("mps")
+    assert tn.get_default_device() == tn.device("cpu")
+    tn.set_default_device("cuda")
+    try:
+        assert tn.get_default_device() == tn.device("cuda")
+        if not tn.cuda.is_available():
+            for f in factories:
+                with pytest.raises(RuntimeError, match="'cuda' is not available"):
+                    f()
+        for t in [tn.zeros(2, device="cpu"), tn.zeros_like(cpu), tn.ones_like(cpu), tn.empty_like(cpu),
+                  tn.full_like(cpu, 2.), tn.rand_like(cpu), tn.randn_like(cpu), tn.randint_like(cpu, 3),
+                  tn.from_numpy(np.ones(2))]:
+            assert t.device == tn.device("cpu")
+    finally:
+        tn.set_default_device(None)
+    assert tn.get_default_device() == tn.device("cpu") and tn.zeros(2).device == tn.device("cpu")
+    tn.set_default_device("cpu")
+    assert tn.ones(1).device == tn.device("cpu")
+
+
+def test_variable(T):
+    from tensor.autograd import Variable
+    for M, V in ((tn, Variable), (T, T.autograd.Variable)):
+        t = M.ones(2)
+        v = V(t, requires_grad=True)
+        assert v.requires_grad and v.is_leaf and not t.requires_grad
+        assert v.data_ptr() == t.data_ptr() and isinstance(t, V) and type(v) is M.Tensor
+        (v * 3).sum().backward()
+        assert v.grad.tolist() == [3.0, 3.0]
+        assert tuple(V().shape) == (0,) and not V(t).requires_grad
+    raises_like(T, lambda M: M.autograd.Variable([1, 2]), "Variable data has to be a tensor")
+    assert not isinstance([1], Variable)
+
+
+def test_accelerator():
+    """torch.accelerator (PyTorch 2.6) as the tutorials use it to pick a device."""
+    acc = tn.accelerator
+    if tn.cuda.is_available():
+        assert acc.is_available() and acc.current_accelerator() == tn.device("cuda") and acc.device_count() >= 1
+    else:
+        assert not acc.is_available() and acc.current_accelerator() is None
+        assert acc.device_count() == 0 and acc.current_device_index() == -1
+        acc.synchronize()
+    dev = acc.current_accelerator().type if acc.is_available() else "cpu"
+    assert tn.ones(2, device=dev).device.type == dev

@@ -34,7 +34,7 @@ from .._core import _callback as _core_callback
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
            "is_grad_enabled", "grad",
-           "backward", "Function", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
+           "backward", "Function", "Variable", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled"]
 
 
@@ -207,6 +207,28 @@ class set_grad_enabled(_GradMode):
     def __call__(self, fn):
         super().__exit__()           # the decorator form must not leave the mode switched
         return _GradMode(self._enabled)(fn)
+
+
+# --------------------------------------------------------------------------- Variable
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The deprecated torch.autograd.Variable: ``Variable(t, requires_grad=True)`` is a new
+    leaf sharing t's data (every Tensor is a Variable, as in PyTorch since 0.4)."""
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        if data is None:
+            from .._core import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        t = data.detach()
+        if requires_grad:
+            _requires_grad_(t, True)
+        return t
 
 
 # --------------------------------------------------------------------------- backward
