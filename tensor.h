@@ -4265,7 +4265,7 @@ TNDEF tn_tensor *tn_resize_(tn_tensor *t, const int64_t *shape, int ndim) {
         t->storage = s;
     }
     t->ndim = ndim;
-    memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);   /* a 0-d shape may be NULL */
     tn__contiguous_strides(t->shape, ndim, t->strides);
     tn__bump_version(t);
     return t;
