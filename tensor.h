@@ -254,6 +254,12 @@ TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
 /* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
 TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
+/* torch.set_default_dtype / get_default_dtype (process-wide, float32 at start): the dtype
+   of Python float literals in type promotion (an int tensor * 2.5), of float functions and
+   true division of integer tensors, and the dtype the printer leaves unnamed. Explicit
+   dtypes of C factories are unaffected. TN_F32 or TN_F64; 0 or -1 with an error. */
+TNDEF int tn_set_default_dtype(tn_dtype dtype);
+TNDEF tn_dtype tn_get_default_dtype(void);
 
 /* ======================================================================= */
 /* 4. storage & tensor, ownership                                           */
@@ -372,6 +378,12 @@ TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device);     /* t itself if same 
 TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise) */
 /* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
+/* Tensor.resize_: t takes shape with contiguous strides in place (the same tensor object,
+   so every holder sees it), over its storage when that holds enough elements past t's
+   offset, else over a new storage that starts with the old one's bytes (the rest
+   uninitialised, as PyTorch). Refused for a tensor that requires grad and for growing
+   memory the library does not own (tn_from_blob). Returns t (borrowed) or NULL. */
+TNDEF tn_tensor *tn_resize_(tn_tensor *t, const int64_t *shape, int ndim);
 
 /* Generators. The default generator and tn_generator_new's are PyTorch's CPU generator:
    mt19937 seeded with the seed's low 32 bits (CPUGeneratorImpl), so tn_manual_seed(s) and
@@ -1255,6 +1267,32 @@ TNDEF int tn_remove_hook(tn_tensor *t, int handle);
    is queued to run once that backward has finished (in order, also after an error; a
    return of -1 makes backward fail). Outside a backward: an error. */
 TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user);
+
+/* Graph introspection, as PyTorch's grad_fn / next_functions / Node.name(). Nodes are
+   reference-counted like tensors: tn_grad_fn and tn_node_next return new references, which
+   the caller gives back with tn_node_release (a node held this way keeps its inputs' nodes
+   and leaves alive, as a grad_fn does in PyTorch). */
+TNDEF tn_node *tn_grad_fn(tn_tensor *t);            /* t's node (new reference); NULL for a leaf */
+TNDEF tn_node *tn_node_retain(tn_node *n);          /* +1 reference; returns n */
+TNDEF void tn_node_release(tn_node *n);             /* -1 reference; frees at 0; NULL is a no-op */
+TNDEF const char *tn_node_name(const tn_node *n);   /* "MulBackward0" (borrowed: lives as long as n) */
+TNDEF int tn_node_num_next(const tn_node *n);       /* its edges: one per input of the op */
+/* Where edge i sends its gradient: the node that made input i (a new reference), or NULL
+   with *leaf set to the leaf that accumulates it (borrowed from n; PyTorch's AccumulateGrad),
+   or NULL with *leaf NULL for an input that needs no gradient. leaf may be NULL. */
+TNDEF tn_node *tn_node_next(tn_node *n, int i, tn_tensor **leaf);
+/* Node hooks. A pre-hook sees the gradient of the node's result before the node runs: it is
+   a tensor hook of that result (tn_register_hook's rules and handles). A post-hook (PyTorch's
+   Node.register_hook) runs after the node with the gradients it computed, grad_inputs[0..n)
+   (NULL for an input that gets none) and grad_output (the result's gradient), and may
+   replace entries of grad_inputs (borrowed, as a hook's result; the input's shape and dtype);
+   it returns 0, or -1 after recording an error, which fails the backward. The register
+   functions return a handle >= 0, or -1 with an error. */
+typedef int (*tn_node_hook_fn)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user);
+TNDEF int tn_node_register_prehook(tn_node *n, tn_hook_fn fn, void *user);
+TNDEF int tn_node_remove_prehook(tn_node *n, int handle);
+TNDEF int tn_node_register_hook(tn_node *n, tn_node_hook_fn fn, void *user);
+TNDEF int tn_node_remove_hook(tn_node *n, int handle);
 
 /* Custom differentiable ops ("extensions without pain"): forward computes the result from
    the inputs (run under no_grad; it may keep tensors for backward with tn_ctx_save);
@@ -2427,10 +2465,31 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
 
 /* ---- printing ---- */
 /* PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)".
-   Summarised with "..." past 1000 elements. The string is the caller's: tn_string_free. */
+   Summarised with "..." past `threshold` elements (set_printoptions). The string is the
+   caller's: tn_string_free. */
 TNDEF char *tn_to_string(tn_tensor *t);
 TNDEF void tn_string_free(char *s);
 TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to stdout */
+/* torch.set_printoptions (process-wide): every field not given (TN_NONE, NAN, NULL, -1)
+   keeps its current value, except sci_mode, which is always set (-1: chosen from the values,
+   as PyTorch's None). profile "default" (precision 4, threshold 1000, edgeitems 3, linewidth
+   80), "short" (2, 1000, 2, 80) or "full" (4, inf, 3, 80) is applied before the other fields:
+   tn_set_printoptions(.precision = 2), tn_set_printoptions(.profile = "full"). threshold is a
+   count of elements (INFINITY: never summarise); precision in [0, 40], edgeitems >= 0,
+   linewidth >= 1. Returns 0, or -1 with an error (and nothing changed). */
+#define TN_FIELDS_tn_print_options(X) \
+    X(I,  precision, TN_NONE, "") \
+    X(D,  threshold, NAN,     "") \
+    X(I,  edgeitems, TN_NONE, "") \
+    X(I,  linewidth, TN_NONE, "") \
+    X(S,  profile,   NULL,    "") \
+    X(OB, sci_mode,  -1,      "")
+TN__KW_STRUCT(tn_print_options);
+TNDEF int tn_set_printoptions_opts(tn_print_options opts);
+#define tn_set_printoptions(...) tn_set_printoptions_opts(TN__KW(tn_print_options, __VA_ARGS__))
+TNDEF int tn_set_printoptions_str(const char *options);  /* "precision=2, sci_mode=False" */
+/* The options in force into *out (profile NULL): torch's get_printoptions(). */
+TNDEF void tn_get_printoptions(tn_print_options *out);
 
 /* ======================================================================= */
 /* 16. threading                                                            */
@@ -2445,6 +2504,7 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
    threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
+TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.backends.openmp.is_available) */
 
 /* ======================================================================= */
 /* 17. backend interface                                                    */
@@ -3465,6 +3525,9 @@ static const tn__kwkey tn__kw_grid_sample[] = {TN_FIELDS_tn_grid_opts(TN__KW_ROW
 #define TN__KW_T tn_loss_fn_opts
 static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_print_options
+static const tn__kwkey tn__kw_print[] = {TN_FIELDS_tn_print_options(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \
@@ -3500,6 +3563,15 @@ TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b) {
     return TN_F32; /* f16 with bf16 or f32 */
 }
 
+static tn_dtype tn__default_dtype = TN_F32;
+TNDEF int tn_set_default_dtype(tn_dtype d) {
+    if (!tn_dtype_is_floating(d)) return TN__FAIL_INT("tn_set_default_dtype: only floating-point types are supported as the default type (got %s)", tn_dtype_name(d));
+    if (d != TN_F32 && d != TN_F64) return TN__FAIL_INT("tn_set_default_dtype: %s is not supported as the default type (the CPU kernels refuse half precision)", tn_dtype_name(d));
+    tn__default_dtype = d;
+    return 0;
+}
+TNDEF tn_dtype tn_get_default_dtype(void) { return tn__default_dtype; }
+
 /* c10's combine_categories: a lower-priority class (0-d tensors, then wrapped numbers)
    only matters when its category is higher. TN_NUM_DTYPES stands for "undefined". */
 static tn_dtype tn__combine_categories(tn_dtype higher, tn_dtype lower) {
@@ -3519,11 +3591,11 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
         if (!t) continue;
         tn_dtype *slot = t->is_wrapped_number ? &wrapped : t->ndim == 0 ? &zero : &dim;
         tn_dtype d = t->dtype;
-        if (t->is_wrapped_number && tn_dtype_is_floating(d)) d = TN_F32; /* default dtype */
+        if (t->is_wrapped_number && tn_dtype_is_floating(d)) d = tn__default_dtype; /* a Python float */
         *slot = *slot == TN_NUM_DTYPES ? d : tn_promote_types(*slot, d);
     }
     tn_dtype r = tn__combine_categories(dim, tn__combine_categories(zero, wrapped));
-    return r == TN_NUM_DTYPES ? TN_F32 : r;
+    return r == TN_NUM_DTYPES ? tn__default_dtype : r;
 }
 
 /* ======================================================================= */
@@ -3537,6 +3609,13 @@ TNDEF void tn_set_num_threads(int n) {
 #endif
 }
 TNDEF int tn_get_num_threads(void) { return tn__omp_max_threads(); }   /* 1 in a forked child */
+TNDEF bool tn_openmp_is_available(void) {
+#ifdef _OPENMP
+    return true;
+#else
+    return false;
+#endif
+}
 
 /* ======================================================================= */
 /* src/core/alloc.c: the CPU caching allocator                             */
@@ -3649,7 +3728,7 @@ typedef enum tn__gop { TN__GRAD_OPS(TN__GOP_ENUM) TN__NUM_GOPS } tn__gop;
 static const char *const tn__gop_names[] = {TN__GRAD_OPS(TN__GOP_NAME) ""};
 typedef struct tn__edge { tn_node *fn; tn_tensor *leaf; } tn__edge; /* where an input's gradient goes */
 typedef struct tn__meta { tn_dtype dtype; tn_device device; int ndim; int64_t shape[TN_MAX_DIMS]; } tn__meta;
-typedef struct tn__hook { tn_hook_fn fn; void *user; int handle; } tn__hook;
+typedef struct tn__hook { tn_hook_fn fn; tn_node_hook_fn post; void *user; int handle; } tn__hook;   /* fn, or post for a node's post-hook */
 typedef struct tn__hooks { tn__hook *items; int n, cap, next_handle; } tn__hooks;
 
 struct tn_node {
@@ -3674,7 +3753,8 @@ struct tn_node {
     int64_t i[2 * TN_MAX_DIMS + 4];
     int ni;
     tn__meta out;
-    tn__hooks hooks;                  /* hooks of the node's result tensor (non-leaf tensors) */
+    tn__hooks hooks;                  /* hooks of the node's result tensor (non-leaf tensors): its pre-hooks */
+    tn__hooks *post;                  /* post-hooks (tn_node_register_hook), allocated with the first */
     tn_custom_backward custom_bw;     /* G_CUSTOM: the user's backward and its argument */
     void *custom_user;
     char *custom_name;                /* G_CUSTOM: owned copy of the name */
@@ -4774,6 +4854,37 @@ TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
     }
 
     return tn__copy_into("tn_copy_", dst, src);
+}
+
+TNDEF tn_tensor *tn_resize_(tn_tensor *t, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(t);
+    if (tn__check_shape("tn_resize_", shape, ndim)) return NULL;
+    if (t->requires_grad) return (tn_tensor *)tn__error("tn_resize_: cannot resize variables that require grad");
+    int64_t n = tn__numel(shape, ndim), need;
+    if (!tn__add_ok(t->offset, n, &need) || !tn__mul_ok(need, (int64_t)tn_dtype_size(t->dtype), &need))
+        return (tn_tensor *)tn__error("tn_resize_: shape %s past offset %lld overflows the storage size", tn__shape_str(shape, ndim), (long long)t->offset);
+    if ((size_t)need > t->storage->nbytes) {
+        if (t->storage->deleter) return (tn_tensor *)tn__error("tn_resize_: Trying to resize storage that is not resizable (memory from tn_from_blob)");
+        tn_storage *s = tn__storage_new((size_t)need, t->device);
+        if (!s) return NULL;
+        int64_t nb = (int64_t)t->storage->nbytes, one = 1;
+        if (nb > 0) {   /* the old bytes first, copied as uint8 views of both storages */
+            TN__ATOMIC_ADD(&s->refcount, 1);
+            TN__ATOMIC_ADD(&t->storage->refcount, 1);
+            tn_tensor *d = tn__tensor_over(s, TN_U8, &nb, &one, 1, 0), *o = tn__tensor_over(t->storage, TN_U8, &nb, &one, 1, 0);
+            int rc = d && o ? tn_copy_(d, o) : -1;
+            tn_release(d);
+            tn_release(o);
+            if (rc) { tn__storage_release(s); return NULL; }
+        }
+        tn__storage_release(t->storage);
+        t->storage = s;
+    }
+    t->ndim = ndim;
+    if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);   /* a 0-d shape may be NULL */
+    tn__contiguous_strides(t->shape, ndim, t->strides);
+    tn__bump_version(t);
+    return t;
 }
 
 /* ======================================================================= */
@@ -6777,7 +6888,7 @@ static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     /* before the float32 promotion of float functions: torch refuses integer input here */
     if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID && op != HARDTANH)))
         return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
-    if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
+    if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = tn__default_dtype;
     if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (cd == TN_BOOL && op == SQUARE) cd = TN_I64; /* square is pow(x, 2): bool promotes to int64 */
@@ -6969,7 +7080,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
     tn_tensor *ab[2] = {a, b};
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
-    if (op == DIV || op == ATAN2) { if (!tn_dtype_is_floating(rt)) cd = od = TN_F32; }
+    if (op == DIV || op == ATAN2) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
     else if (tn__is_cmp(op)) od = TN_BOOL;
     else if (tn__is_logical(op)) cd = od = TN_BOOL;
     else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))
@@ -14942,6 +15053,7 @@ static void tn__node_release(tn_node *n) {
         TN_FREE(x->custom_name);
         tn_release(x->gsum);
         TN_FREE(x->hooks.items);
+        if (x->post) { TN_FREE(x->post->items); TN_FREE(x->post); }
         if (x->nin <= 3) tn__blk_put(TN__BLK_NODE, x);
         else TN_FREE(x);
     }
@@ -15138,34 +15250,62 @@ static tn__hooks *tn__hooks_of(tn_tensor *t, bool create) {
     }
     return t->hooks;
 }
-TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user) {
-    if (!t) return -1;
-    if (!fn) return TN__FAIL_INT("tn_register_hook: the hook function is NULL");
-    if (!t->requires_grad) return TN__FAIL_INT("tn_register_hook: cannot register a hook on a tensor that doesn't require gradient");
-    tn__hooks *h = tn__hooks_of(t, true);
-    if (!h) return TN__FAIL_INT("tn_register_hook: out of memory");
+static int tn__hooks_add(const char *fn, tn__hooks *h, tn_hook_fn f, tn_node_hook_fn post, void *user) {
+    if (!f && !post) return TN__FAIL_INT("%s: the hook function is NULL", fn);
+    if (!h) return TN__FAIL_INT("%s: out of memory", fn);
     if (h->n == h->cap) {
         int cap = h->cap ? 2 * h->cap : 4;
         tn__hook *items = (tn__hook *)TN_REALLOC(h->items, (size_t)cap * sizeof *items);
-        if (!items) return TN__FAIL_INT("tn_register_hook: out of memory");
+        if (!items) return TN__FAIL_INT("%s: out of memory", fn);
         h->items = items;
         h->cap = cap;
     }
-    h->items[h->n].fn = fn;
+    h->items[h->n].fn = f;
+    h->items[h->n].post = post;
     h->items[h->n].user = user;
     h->items[h->n].handle = h->next_handle++;
     return h->items[h->n++].handle;
 }
-TNDEF int tn_remove_hook(tn_tensor *t, int handle) {
-    if (!t) return -1;
-    tn__hooks *h = tn__hooks_of(t, false);
+static int tn__hooks_remove(const char *fn, tn__hooks *h, int handle) {
     for (int i = 0; h && i < h->n; i++)
         if (h->items[i].handle == handle) {
             memmove(&h->items[i], &h->items[i + 1], (size_t)(h->n - i - 1) * sizeof *h->items);
             h->n--;
             return 0;
         }
-    return TN__FAIL_INT("tn_remove_hook: no hook with handle %d", handle);
+    return TN__FAIL_INT("%s: no hook with handle %d", fn, handle);
+}
+TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user) {
+    if (!t) return -1;
+    if (!fn) return TN__FAIL_INT("tn_register_hook: the hook function is NULL");
+    if (!t->requires_grad) return TN__FAIL_INT("tn_register_hook: cannot register a hook on a tensor that doesn't require gradient");
+    return tn__hooks_add("tn_register_hook", tn__hooks_of(t, true), fn, NULL, user);
+}
+TNDEF int tn_remove_hook(tn_tensor *t, int handle) {
+    if (!t) return -1;
+    return tn__hooks_remove("tn_remove_hook", tn__hooks_of(t, false), handle);
+}
+TNDEF int tn_node_register_prehook(tn_node *n, tn_hook_fn fn, void *user) {
+    if (!n) return TN__FAIL_INT("tn_node_register_prehook: the node is NULL");
+    return tn__hooks_add("tn_node_register_prehook", &n->hooks, fn, NULL, user);
+}
+TNDEF int tn_node_remove_prehook(tn_node *n, int handle) {
+    if (!n) return TN__FAIL_INT("tn_node_remove_prehook: the node is NULL");
+    return tn__hooks_remove("tn_node_remove_prehook", &n->hooks, handle);
+}
+TNDEF int tn_node_register_hook(tn_node *n, tn_node_hook_fn fn, void *user) {
+    if (!n) return TN__FAIL_INT("tn_node_register_hook: the node is NULL");
+    if (!fn) return TN__FAIL_INT("tn_node_register_hook: the hook function is NULL");
+    if (!n->post) {
+        n->post = (tn__hooks *)TN_MALLOC(sizeof *n->post);
+        if (!n->post) return TN__FAIL_INT("tn_node_register_hook: out of memory");
+        memset(n->post, 0, sizeof *n->post);
+    }
+    return tn__hooks_add("tn_node_register_hook", n->post, NULL, fn, user);
+}
+TNDEF int tn_node_remove_hook(tn_node *n, int handle) {
+    if (!n) return TN__FAIL_INT("tn_node_remove_hook: the node is NULL");
+    return tn__hooks_remove("tn_node_remove_hook", n->post, handle);
 }
 
 /* Run hooks on a gradient. g is the engine's reference; a hook's result is borrowed
@@ -15186,6 +15326,28 @@ static tn_tensor *tn__run_hooks(tn__hooks *h, tn_tensor *g, int *rc) {
         g = r;
     }
     return g;
+}
+
+/* Run a node's post-hooks on the gradients it computed (gv: borrowed, inside the engine's
+   scope; entries for inputs without an edge are NULL). A hook's replacement is borrowed too
+   and must keep the input's shape and dtype. 0, or -1 with an error. */
+static int tn__run_post_hooks(tn_node *n, tn_tensor *g, tn_tensor **gv) {
+    for (int i = 0; i < n->nin; i++) if (!n->next[i].fn && !n->next[i].leaf) gv[i] = NULL;
+    for (int k = 0; n->post && k < n->post->n; k++) {
+        unsigned errors_before = tn__nerrors;
+        if (n->post->items[k].post(gv, n->nin, g, n->post->items[k].user)) {
+            if (tn__nerrors == errors_before) tn__error("backward: a post-hook of %s failed", tn__node_name(n));
+            return -1;
+        }
+        for (int i = 0; i < n->nin; i++) {
+            const tn__meta *m = &n->in[i];
+            tn_tensor *r = gv[i];
+            if (r && (r->ndim != m->ndim || memcmp(r->shape, m->shape, (size_t)m->ndim * sizeof(int64_t)) || r->dtype != m->dtype))
+                return TN__FAIL_INT("backward: a post-hook of %s changed the gradient of input %d to %s %s; it must be %s %s",
+                                    tn__node_name(n), i, tn_dtype_name(r->dtype), TN__SHAPE(r), tn_dtype_name(m->dtype), tn__shape_str(m->shape, m->ndim));
+        }
+    }
+    return 0;
 }
 
 /* ======================================================================= */
@@ -15929,6 +16091,7 @@ static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **r
                 for (int i = 0; tn__anomaly && rc == 0 && i < n->nin; i++)
                     if (gv[i] && tn_dtype_is_floating(gv[i]->dtype) && tn_item(tn_any(tn_isnan(gv[i]))) != 0)
                         rc = TN__FAIL_INT("%s: anomaly detected: Function '%s' returned nan values in its %dth output", fn, tn__node_name(n), i);
+                if (rc == 0 && n->post) rc = tn__run_post_hooks(n, g, gv);
                 for (int i = 0; i < n->nin; i++) {
                     if (rc == 0 && gv[i] && (n->next[i].fn || n->next[i].leaf)) gv[i] = tn_retain(gv[i]);
                     else gv[i] = NULL;
@@ -16155,6 +16318,23 @@ TNDEF char *tn_graph_dot(tn_tensor *t) {
     tn__sb_puts(&b, "}\n");
     if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_graph_dot: out of memory"); }
     return b.s;
+}
+
+/* ---- graph introspection ---- */
+TNDEF tn_node *tn_grad_fn(tn_tensor *t) { return t && t->grad_fn ? tn_node_retain(t->grad_fn) : NULL; }
+TNDEF tn_node *tn_node_retain(tn_node *n) {
+    if (n) TN__ATOMIC_ADD(&n->refcount, 1);
+    return n;
+}
+TNDEF void tn_node_release(tn_node *n) { tn__node_release(n); }
+TNDEF const char *tn_node_name(const tn_node *n) { return n ? tn__node_name((tn_node *)n) : NULL; }
+TNDEF int tn_node_num_next(const tn_node *n) { return n ? n->nin : TN__FAIL_INT("tn_node_num_next: the node is NULL"); }
+TNDEF tn_node *tn_node_next(tn_node *n, int i, tn_tensor **leaf) {
+    if (leaf) *leaf = NULL;
+    if (!n) return (tn_node *)tn__error("tn_node_next: the node is NULL");
+    if (i < 0 || i >= n->nin) return (tn_node *)tn__error("tn_node_next: edge %d out of range for %s, which has %d", i, tn__node_name(n), n->nin);
+    if (leaf) *leaf = n->next[i].leaf;
+    return tn_node_retain(n->next[i].fn);
 }
 
 /* ======================================================================= */
@@ -22726,13 +22906,67 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
 /* src/io/print.c: printing tensors as PyTorch does                        */
 /* ======================================================================= */
 /* ---- printing ---- */
-/* PyTorch's repr (torch/_tensor_str.py): precision 4, linewidth 80, summarised past
-   1000 elements with 3 edge items; one width for all elements, chosen from the
-   (summarised) nonzero finite values: integers print as "1.", wide ranges in %e. */
+/* PyTorch's repr (torch/_tensor_str.py): one width for all elements, chosen from the
+   (summarised) nonzero finite values: integers print as "1.", wide ranges in %e; the
+   knobs are torch.set_printoptions' (precision 4, linewidth 80, summarised past 1000
+   elements with 3 edge items by default). */
+typedef struct tn__print_state { int64_t precision, edgeitems, linewidth; double threshold; int sci_mode; } tn__print_state;
+static tn__print_state tn__print_opts = {4, 3, 80, 1000, -1};
+
+TNDEF int tn_set_printoptions_opts(tn_print_options o) {
+    tn__print_state s = tn__print_opts;
+    if (o.profile) {
+        if (!strcmp(o.profile, "default")) { s.precision = 4; s.threshold = 1000; s.edgeitems = 3; s.linewidth = 80; }
+        else if (!strcmp(o.profile, "short")) { s.precision = 2; s.threshold = 1000; s.edgeitems = 2; s.linewidth = 80; }
+        else if (!strcmp(o.profile, "full")) { s.precision = 4; s.threshold = INFINITY; s.edgeitems = 3; s.linewidth = 80; }
+        else return TN__FAIL_INT("tn_set_printoptions: unknown profile '%s' (expected 'default', 'short' or 'full')", o.profile);
+    }
+    if (o.precision != TN_NONE) {
+        if (o.precision < 0 || o.precision > 40) return TN__FAIL_INT("tn_set_printoptions: precision must be in [0, 40] (got %lld)", (long long)o.precision);
+        s.precision = o.precision;
+    }
+    if (o.threshold == o.threshold) {
+        if (o.threshold < 0) return TN__FAIL_INT("tn_set_printoptions: threshold must be >= 0 (got %g)", o.threshold);
+        s.threshold = o.threshold;
+    }
+    if (o.edgeitems != TN_NONE) {
+        if (o.edgeitems < 0) return TN__FAIL_INT("tn_set_printoptions: edgeitems must be >= 0 (got %lld)", (long long)o.edgeitems);
+        s.edgeitems = o.edgeitems;
+    }
+    if (o.linewidth != TN_NONE) {
+        if (o.linewidth < 1) return TN__FAIL_INT("tn_set_printoptions: linewidth must be >= 1 (got %lld)", (long long)o.linewidth);
+        s.linewidth = o.linewidth;
+    }
+    if (o.sci_mode < -1 || o.sci_mode > 1) return TN__FAIL_INT("tn_set_printoptions: sci_mode %d is not true, false or -1 (None)", o.sci_mode);
+    s.sci_mode = o.sci_mode;   /* always set: PyTorch's sci_mode=None is "choose" */
+    tn__print_opts = s;
+    return 0;
+}
+TNDEF int tn_set_printoptions_str(const char *options) {
+    tn_print_options o = TN_DEFAULTS(tn_print_options);
+    uint64_t seen;
+    if (tn__kw_parse("tn_set_printoptions", options, tn__kw_print, TN__KW_N(tn__kw_print), &o, &seen)) return -1;
+    int rc = tn_set_printoptions_opts(o);
+    tn__kw_release(tn__kw_print, TN__KW_N(tn__kw_print), &o, seen);
+    return rc;
+}
+TNDEF void tn_get_printoptions(tn_print_options *out) {
+    if (!out) return;
+    tn_print_options o = TN_DEFAULTS(tn_print_options);
+    o.precision = tn__print_opts.precision;
+    o.threshold = tn__print_opts.threshold;
+    o.edgeitems = tn__print_opts.edgeitems;
+    o.linewidth = tn__print_opts.linewidth;
+    o.sci_mode = tn__print_opts.sci_mode;
+    *out = o;
+}
+
+#define TN__FMT_CAP 400   /* one value: %.40f of the largest double fits */
 typedef struct tn__fmt {
     tn_tensor *t;            /* CPU, contiguous: f64, i64 or bool */
     bool floating, is_bool, int_mode, sci_mode, summarize;
-    int width;
+    int width, precision;
+    int64_t edge;            /* edge items of a summarised dim */
     double minabs, maxabs;
     bool any;
 } tn__fmt;
@@ -22743,9 +22977,9 @@ static int tn__fmt_value(const tn__fmt *f, int64_t i, char *out, size_t cap) {
     double v = ((const double *)f->t->storage->data)[i];
     if (v != v) return snprintf(out, cap, "nan");
     if (isinf(v)) return snprintf(out, cap, v > 0 ? "inf" : "-inf");
-    if (f->sci_mode) return snprintf(out, cap, "%.4e", v);
+    if (f->sci_mode) return snprintf(out, cap, "%.*e", f->precision, v);
     if (f->int_mode) return snprintf(out, cap, "%.0f.", v);
-    return snprintf(out, cap, "%.4f", v);
+    return snprintf(out, cap, "%.*f", f->precision, v);
 }
 
 /* Visit the elements that will be printed (edge items only when summarising). */
@@ -22755,13 +22989,14 @@ static void tn__visit(tn__fmt *f, int dim, int64_t base, tn__visit_fn fn) {
     if (t->ndim == 0) { fn(f, 0); return; }
     int64_t n = t->shape[dim], st = t->strides[dim];
     for (int64_t i = 0; i < n; i++) {
-        if (f->summarize && n > 6 && i == 3) i = n - 3;
+        if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) i = n - f->edge;
+        if (i >= n) break;
         if (dim == t->ndim - 1) fn(f, base + i * st);
         else tn__visit(f, dim + 1, base + i * st, fn);
     }
 }
 static void tn__scan_value(tn__fmt *f, int64_t i) {
-    char buf[64];
+    char buf[TN__FMT_CAP];
     if (!f->floating) {
         int w = tn__fmt_value(f, i, buf, sizeof buf);
         if (w > f->width) f->width = w;
@@ -22778,28 +23013,28 @@ static void tn__scan_value(tn__fmt *f, int64_t i) {
 static void tn__width_value(tn__fmt *f, int64_t i) {
     double v = ((const double *)f->t->storage->data)[i];
     if (v != v || isinf(v) || v == 0) return;
-    char buf[64];
+    char buf[TN__FMT_CAP];
     int w = tn__fmt_value(f, i, buf, sizeof buf);
     if (w > f->width) f->width = w;
 }
 
 static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int indent) {
     tn_tensor *t = f->t;
-    char buf[64];
+    char buf[TN__FMT_CAP];
     if (t->ndim == 0) { tn__fmt_value(f, 0, buf, sizeof buf); tn__sb_puts(b, buf); return; }
     int64_t n = t->shape[dim], st = t->strides[dim];
     tn__sb_puts(b, "[");
     if (dim == t->ndim - 1) {
-        int per_line = TN__MAX(1, (80 - indent) / (f->width + 2)), col = 0;
+        int64_t per_line = TN__MAX(1, (tn__print_opts.linewidth - indent) / (f->width + 2)), col = 0;
         for (int64_t i = 0; i < n; i++) {
             if (i > 0) {
                 tn__sb_puts(b, ",");
                 if (col == per_line) { tn__sb_puts(b, "\n"); tn__sb_pad(b, indent + 1); col = 0; }
                 else tn__sb_puts(b, " ");
             }
-            if (f->summarize && n > 6 && i == 3) {
+            if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) {
                 tn__sb_puts(b, " ...");
-                i = n - 4;
+                i = n - f->edge - 1;
             } else {
                 int w = tn__fmt_value(f, base + i * st, buf, sizeof buf);
                 tn__sb_pad(b, f->width - w);
@@ -22814,9 +23049,9 @@ static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int in
                 for (int k = 0; k < t->ndim - 1 - dim; k++) tn__sb_puts(b, "\n");
                 tn__sb_pad(b, indent + 1);
             }
-            if (f->summarize && n > 6 && i == 3) {
+            if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) {
                 tn__sb_puts(b, "...");
-                i = n - 4;
+                i = n - f->edge - 1;
             } else tn__print_rec(f, b, dim + 1, base + i * st, indent + 1);
         }
     }
@@ -22834,7 +23069,9 @@ TNDEF char *tn_to_string(tn_tensor *t) {
     if (!f.t) return NULL;
     f.int_mode = true;
     f.width = 1;
-    f.summarize = tn_numel(t) > 1000;
+    f.summarize = (double)tn_numel(t) > tn__print_opts.threshold;
+    f.precision = (int)tn__print_opts.precision;
+    f.edge = tn__print_opts.edgeitems;
     tn__sbuf b;
     memset(&b, 0, sizeof b);
     tn__sb_puts(&b, "tensor(");
@@ -22847,6 +23084,7 @@ TNDEF char *tn_to_string(tn_tensor *t) {
             f.sci_mode = f.int_mode ? (ratio > 1000 || f.maxabs > 1e8) : (ratio > 1000 || f.maxabs > 1e8 || f.minabs < 1e-4);
             tn__visit(&f, 0, 0, tn__width_value);
         }
+        if (f.floating && tn__print_opts.sci_mode >= 0) f.sci_mode = tn__print_opts.sci_mode;   /* after the width, as PyTorch */
         tn__print_rec(&f, &b, 0, 0, 7);
     }
     /* suffixes, wrapped onto a new line past 80 columns as PyTorch does; built at their
@@ -22868,8 +23106,8 @@ TNDEF char *tn_to_string(tn_tensor *t) {
         }
         tn__sb_puts(&suffixes[ns++], t->ndim == 1 ? ",)" : ")");
     }
-    /* an empty tensor names every dtype but the default float32 (nothing to infer it from) */
-    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
+    /* an empty tensor names every dtype but the default (nothing to infer it from) */
+    if (t->dtype != tn__default_dtype && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
         tn__sb_puts(&suffixes[ns], "dtype=torch.");
         tn__sb_puts(&suffixes[ns++], tn_dtype_name(t->dtype));
     }
@@ -22885,7 +23123,7 @@ TNDEF char *tn_to_string(tn_tensor *t) {
 
     for (int i = 0; i < ns && !b.failed; i++) {
         size_t sl = suffixes[i].n;
-        if (last + sl + 2 > 80) {
+        if ((int64_t)(last + sl + 2) > tn__print_opts.linewidth) {
             tn__sb_puts(&b, ",\n");
             tn__sb_pad(&b, 7);
             last = 7 + sl;

@@ -241,6 +241,12 @@ TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
 /* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
 TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
+/* torch.set_default_dtype / get_default_dtype (process-wide, float32 at start): the dtype
+   of Python float literals in type promotion (an int tensor * 2.5), of float functions and
+   true division of integer tensors, and the dtype the printer leaves unnamed. Explicit
+   dtypes of C factories are unaffected. TN_F32 or TN_F64; 0 or -1 with an error. */
+TNDEF int tn_set_default_dtype(tn_dtype dtype);
+TNDEF tn_dtype tn_get_default_dtype(void);
 
 /* ======================================================================= */
 /* 4. storage & tensor, ownership                                           */
@@ -359,6 +365,12 @@ TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device);     /* t itself if same 
 TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise) */
 /* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
+/* Tensor.resize_: t takes shape with contiguous strides in place (the same tensor object,
+   so every holder sees it), over its storage when that holds enough elements past t's
+   offset, else over a new storage that starts with the old one's bytes (the rest
+   uninitialised, as PyTorch). Refused for a tensor that requires grad and for growing
+   memory the library does not own (tn_from_blob). Returns t (borrowed) or NULL. */
+TNDEF tn_tensor *tn_resize_(tn_tensor *t, const int64_t *shape, int ndim);
 
 /* Generators. The default generator and tn_generator_new's are PyTorch's CPU generator:
    mt19937 seeded with the seed's low 32 bits (CPUGeneratorImpl), so tn_manual_seed(s) and
@@ -1227,6 +1239,32 @@ TNDEF int tn_remove_hook(tn_tensor *t, int handle);
    is queued to run once that backward has finished (in order, also after an error; a
    return of -1 makes backward fail). Outside a backward: an error. */
 TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user);
+
+/* Graph introspection, as PyTorch's grad_fn / next_functions / Node.name(). Nodes are
+   reference-counted like tensors: tn_grad_fn and tn_node_next return new references, which
+   the caller gives back with tn_node_release (a node held this way keeps its inputs' nodes
+   and leaves alive, as a grad_fn does in PyTorch). */
+TNDEF tn_node *tn_grad_fn(tn_tensor *t);            /* t's node (new reference); NULL for a leaf */
+TNDEF tn_node *tn_node_retain(tn_node *n);          /* +1 reference; returns n */
+TNDEF void tn_node_release(tn_node *n);             /* -1 reference; frees at 0; NULL is a no-op */
+TNDEF const char *tn_node_name(const tn_node *n);   /* "MulBackward0" (borrowed: lives as long as n) */
+TNDEF int tn_node_num_next(const tn_node *n);       /* its edges: one per input of the op */
+/* Where edge i sends its gradient: the node that made input i (a new reference), or NULL
+   with *leaf set to the leaf that accumulates it (borrowed from n; PyTorch's AccumulateGrad),
+   or NULL with *leaf NULL for an input that needs no gradient. leaf may be NULL. */
+TNDEF tn_node *tn_node_next(tn_node *n, int i, tn_tensor **leaf);
+/* Node hooks. A pre-hook sees the gradient of the node's result before the node runs: it is
+   a tensor hook of that result (tn_register_hook's rules and handles). A post-hook (PyTorch's
+   Node.register_hook) runs after the node with the gradients it computed, grad_inputs[0..n)
+   (NULL for an input that gets none) and grad_output (the result's gradient), and may
+   replace entries of grad_inputs (borrowed, as a hook's result; the input's shape and dtype);
+   it returns 0, or -1 after recording an error, which fails the backward. The register
+   functions return a handle >= 0, or -1 with an error. */
+typedef int (*tn_node_hook_fn)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user);
+TNDEF int tn_node_register_prehook(tn_node *n, tn_hook_fn fn, void *user);
+TNDEF int tn_node_remove_prehook(tn_node *n, int handle);
+TNDEF int tn_node_register_hook(tn_node *n, tn_node_hook_fn fn, void *user);
+TNDEF int tn_node_remove_hook(tn_node *n, int handle);
 
 /* Custom differentiable ops ("extensions without pain"): forward computes the result from
    the inputs (run under no_grad; it may keep tensors for backward with tn_ctx_save);
@@ -2312,10 +2350,31 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
 
 /* ---- printing ---- */
 /* PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)".
-   Summarised with "..." past 1000 elements. The string is the caller's: tn_string_free. */
+   Summarised with "..." past `threshold` elements (set_printoptions). The string is the
+   caller's: tn_string_free. */
 TNDEF char *tn_to_string(tn_tensor *t);
 TNDEF void tn_string_free(char *s);
 TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to stdout */
+/* torch.set_printoptions (process-wide): every field not given (TN_NONE, NAN, NULL, -1)
+   keeps its current value, except sci_mode, which is always set (-1: chosen from the values,
+   as PyTorch's None). profile "default" (precision 4, threshold 1000, edgeitems 3, linewidth
+   80), "short" (2, 1000, 2, 80) or "full" (4, inf, 3, 80) is applied before the other fields:
+   tn_set_printoptions(.precision = 2), tn_set_printoptions(.profile = "full"). threshold is a
+   count of elements (INFINITY: never summarise); precision in [0, 40], edgeitems >= 0,
+   linewidth >= 1. Returns 0, or -1 with an error (and nothing changed). */
+#define TN_FIELDS_tn_print_options(X) \
+    X(I,  precision, TN_NONE, "") \
+    X(D,  threshold, NAN,     "") \
+    X(I,  edgeitems, TN_NONE, "") \
+    X(I,  linewidth, TN_NONE, "") \
+    X(S,  profile,   NULL,    "") \
+    X(OB, sci_mode,  -1,      "")
+TN__KW_STRUCT(tn_print_options);
+TNDEF int tn_set_printoptions_opts(tn_print_options opts);
+#define tn_set_printoptions(...) tn_set_printoptions_opts(TN__KW(tn_print_options, __VA_ARGS__))
+TNDEF int tn_set_printoptions_str(const char *options);  /* "precision=2, sci_mode=False" */
+/* The options in force into *out (profile NULL): torch's get_printoptions(). */
+TNDEF void tn_get_printoptions(tn_print_options *out);
 
 /* ======================================================================= */
 /* 16. threading                                                            */
@@ -2330,6 +2389,7 @@ TNDEF int tn_print(tn_tensor *t);               /* tn_to_string + newline to std
    threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
 TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
 TNDEF int tn_get_num_threads(void);
+TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.backends.openmp.is_available) */
 
 /* ======================================================================= */
 /* 17. backend interface                                                    */

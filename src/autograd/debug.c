@@ -53,3 +53,20 @@ TNDEF char *tn_graph_dot(tn_tensor *t) {
     if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_graph_dot: out of memory"); }
     return b.s;
 }
+
+/* ---- graph introspection ---- */
+TNDEF tn_node *tn_grad_fn(tn_tensor *t) { return t && t->grad_fn ? tn_node_retain(t->grad_fn) : NULL; }
+TNDEF tn_node *tn_node_retain(tn_node *n) {
+    if (n) TN__ATOMIC_ADD(&n->refcount, 1);
+    return n;
+}
+TNDEF void tn_node_release(tn_node *n) { tn__node_release(n); }
+TNDEF const char *tn_node_name(const tn_node *n) { return n ? tn__node_name((tn_node *)n) : NULL; }
+TNDEF int tn_node_num_next(const tn_node *n) { return n ? n->nin : TN__FAIL_INT("tn_node_num_next: the node is NULL"); }
+TNDEF tn_node *tn_node_next(tn_node *n, int i, tn_tensor **leaf) {
+    if (leaf) *leaf = NULL;
+    if (!n) return (tn_node *)tn__error("tn_node_next: the node is NULL");
+    if (i < 0 || i >= n->nin) return (tn_node *)tn__error("tn_node_next: edge %d out of range for %s, which has %d", i, tn__node_name(n), n->nin);
+    if (leaf) *leaf = n->next[i].leaf;
+    return tn_node_retain(n->next[i].fn);
+}

@@ -242,6 +242,7 @@ static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **r
                 for (int i = 0; tn__anomaly && rc == 0 && i < n->nin; i++)
                     if (gv[i] && tn_dtype_is_floating(gv[i]->dtype) && tn_item(tn_any(tn_isnan(gv[i]))) != 0)
                         rc = TN__FAIL_INT("%s: anomaly detected: Function '%s' returned nan values in its %dth output", fn, tn__node_name(n), i);
+                if (rc == 0 && n->post) rc = tn__run_post_hooks(n, g, gv);
                 for (int i = 0; i < n->nin; i++) {
                     if (rc == 0 && gv[i] && (n->next[i].fn || n->next[i].leaf)) gv[i] = tn_retain(gv[i]);
                     else gv[i] = NULL;

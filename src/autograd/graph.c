@@ -65,6 +65,7 @@ static void tn__node_release(tn_node *n) {
         TN_FREE(x->custom_name);
         tn_release(x->gsum);
         TN_FREE(x->hooks.items);
+        if (x->post) { TN_FREE(x->post->items); TN_FREE(x->post); }
         if (x->nin <= 3) tn__blk_put(TN__BLK_NODE, x);
         else TN_FREE(x);
     }
@@ -261,34 +262,62 @@ static tn__hooks *tn__hooks_of(tn_tensor *t, bool create) {
     }
     return t->hooks;
 }
-TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user) {
-    if (!t) return -1;
-    if (!fn) return TN__FAIL_INT("tn_register_hook: the hook function is NULL");
-    if (!t->requires_grad) return TN__FAIL_INT("tn_register_hook: cannot register a hook on a tensor that doesn't require gradient");
-    tn__hooks *h = tn__hooks_of(t, true);
-    if (!h) return TN__FAIL_INT("tn_register_hook: out of memory");
+static int tn__hooks_add(const char *fn, tn__hooks *h, tn_hook_fn f, tn_node_hook_fn post, void *user) {
+    if (!f && !post) return TN__FAIL_INT("%s: the hook function is NULL", fn);
+    if (!h) return TN__FAIL_INT("%s: out of memory", fn);
     if (h->n == h->cap) {
         int cap = h->cap ? 2 * h->cap : 4;
         tn__hook *items = (tn__hook *)TN_REALLOC(h->items, (size_t)cap * sizeof *items);
-        if (!items) return TN__FAIL_INT("tn_register_hook: out of memory");
+        if (!items) return TN__FAIL_INT("%s: out of memory", fn);
         h->items = items;
         h->cap = cap;
     }
-    h->items[h->n].fn = fn;
+    h->items[h->n].fn = f;
+    h->items[h->n].post = post;
     h->items[h->n].user = user;
     h->items[h->n].handle = h->next_handle++;
     return h->items[h->n++].handle;
 }
-TNDEF int tn_remove_hook(tn_tensor *t, int handle) {
-    if (!t) return -1;
-    tn__hooks *h = tn__hooks_of(t, false);
+static int tn__hooks_remove(const char *fn, tn__hooks *h, int handle) {
     for (int i = 0; h && i < h->n; i++)
         if (h->items[i].handle == handle) {
             memmove(&h->items[i], &h->items[i + 1], (size_t)(h->n - i - 1) * sizeof *h->items);
             h->n--;
             return 0;
         }
-    return TN__FAIL_INT("tn_remove_hook: no hook with handle %d", handle);
+    return TN__FAIL_INT("%s: no hook with handle %d", fn, handle);
+}
+TNDEF int tn_register_hook(tn_tensor *t, tn_hook_fn fn, void *user) {
+    if (!t) return -1;
+    if (!fn) return TN__FAIL_INT("tn_register_hook: the hook function is NULL");
+    if (!t->requires_grad) return TN__FAIL_INT("tn_register_hook: cannot register a hook on a tensor that doesn't require gradient");
+    return tn__hooks_add("tn_register_hook", tn__hooks_of(t, true), fn, NULL, user);
+}
+TNDEF int tn_remove_hook(tn_tensor *t, int handle) {
+    if (!t) return -1;
+    return tn__hooks_remove("tn_remove_hook", tn__hooks_of(t, false), handle);
+}
+TNDEF int tn_node_register_prehook(tn_node *n, tn_hook_fn fn, void *user) {
+    if (!n) return TN__FAIL_INT("tn_node_register_prehook: the node is NULL");
+    return tn__hooks_add("tn_node_register_prehook", &n->hooks, fn, NULL, user);
+}
+TNDEF int tn_node_remove_prehook(tn_node *n, int handle) {
+    if (!n) return TN__FAIL_INT("tn_node_remove_prehook: the node is NULL");
+    return tn__hooks_remove("tn_node_remove_prehook", &n->hooks, handle);
+}
+TNDEF int tn_node_register_hook(tn_node *n, tn_node_hook_fn fn, void *user) {
+    if (!n) return TN__FAIL_INT("tn_node_register_hook: the node is NULL");
+    if (!fn) return TN__FAIL_INT("tn_node_register_hook: the hook function is NULL");
+    if (!n->post) {
+        n->post = (tn__hooks *)TN_MALLOC(sizeof *n->post);
+        if (!n->post) return TN__FAIL_INT("tn_node_register_hook: out of memory");
+        memset(n->post, 0, sizeof *n->post);
+    }
+    return tn__hooks_add("tn_node_register_hook", n->post, NULL, fn, user);
+}
+TNDEF int tn_node_remove_hook(tn_node *n, int handle) {
+    if (!n) return TN__FAIL_INT("tn_node_remove_hook: the node is NULL");
+    return tn__hooks_remove("tn_node_remove_hook", n->post, handle);
 }
 
 /* Run hooks on a gradient. g is the engine's reference; a hook's result is borrowed
@@ -309,4 +338,26 @@ static tn_tensor *tn__run_hooks(tn__hooks *h, tn_tensor *g, int *rc) {
         g = r;
     }
     return g;
+}
+
+/* Run a node's post-hooks on the gradients it computed (gv: borrowed, inside the engine's
+   scope; entries for inputs without an edge are NULL). A hook's replacement is borrowed too
+   and must keep the input's shape and dtype. 0, or -1 with an error. */
+static int tn__run_post_hooks(tn_node *n, tn_tensor *g, tn_tensor **gv) {
+    for (int i = 0; i < n->nin; i++) if (!n->next[i].fn && !n->next[i].leaf) gv[i] = NULL;
+    for (int k = 0; n->post && k < n->post->n; k++) {
+        unsigned errors_before = tn__nerrors;
+        if (n->post->items[k].post(gv, n->nin, g, n->post->items[k].user)) {
+            if (tn__nerrors == errors_before) tn__error("backward: a post-hook of %s failed", tn__node_name(n));
+            return -1;
+        }
+        for (int i = 0; i < n->nin; i++) {
+            const tn__meta *m = &n->in[i];
+            tn_tensor *r = gv[i];
+            if (r && (r->ndim != m->ndim || memcmp(r->shape, m->shape, (size_t)m->ndim * sizeof(int64_t)) || r->dtype != m->dtype))
+                return TN__FAIL_INT("backward: a post-hook of %s changed the gradient of input %d to %s %s; it must be %s %s",
+                                    tn__node_name(n), i, tn_dtype_name(r->dtype), TN__SHAPE(r), tn_dtype_name(m->dtype), tn__shape_str(m->shape, m->ndim));
+        }
+    }
+    return 0;
 }

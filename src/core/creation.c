@@ -408,3 +408,34 @@ TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
 
     return tn__copy_into("tn_copy_", dst, src);
 }
+
+TNDEF tn_tensor *tn_resize_(tn_tensor *t, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(t);
+    if (tn__check_shape("tn_resize_", shape, ndim)) return NULL;
+    if (t->requires_grad) return (tn_tensor *)tn__error("tn_resize_: cannot resize variables that require grad");
+    int64_t n = tn__numel(shape, ndim), need;
+    if (!tn__add_ok(t->offset, n, &need) || !tn__mul_ok(need, (int64_t)tn_dtype_size(t->dtype), &need))
+        return (tn_tensor *)tn__error("tn_resize_: shape %s past offset %lld overflows the storage size", tn__shape_str(shape, ndim), (long long)t->offset);
+    if ((size_t)need > t->storage->nbytes) {
+        if (t->storage->deleter) return (tn_tensor *)tn__error("tn_resize_: Trying to resize storage that is not resizable (memory from tn_from_blob)");
+        tn_storage *s = tn__storage_new((size_t)need, t->device);
+        if (!s) return NULL;
+        int64_t nb = (int64_t)t->storage->nbytes, one = 1;
+        if (nb > 0) {   /* the old bytes first, copied as uint8 views of both storages */
+            TN__ATOMIC_ADD(&s->refcount, 1);
+            TN__ATOMIC_ADD(&t->storage->refcount, 1);
+            tn_tensor *d = tn__tensor_over(s, TN_U8, &nb, &one, 1, 0), *o = tn__tensor_over(t->storage, TN_U8, &nb, &one, 1, 0);
+            int rc = d && o ? tn_copy_(d, o) : -1;
+            tn_release(d);
+            tn_release(o);
+            if (rc) { tn__storage_release(s); return NULL; }
+        }
+        tn__storage_release(t->storage);
+        t->storage = s;
+    }
+    t->ndim = ndim;
+    if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);   /* a 0-d shape may be NULL */
+    tn__contiguous_strides(t->shape, ndim, t->strides);
+    tn__bump_version(t);
+    return t;
+}

@@ -22,6 +22,15 @@ TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b) {
     return TN_F32; /* f16 with bf16 or f32 */
 }
 
+static tn_dtype tn__default_dtype = TN_F32;
+TNDEF int tn_set_default_dtype(tn_dtype d) {
+    if (!tn_dtype_is_floating(d)) return TN__FAIL_INT("tn_set_default_dtype: only floating-point types are supported as the default type (got %s)", tn_dtype_name(d));
+    if (d != TN_F32 && d != TN_F64) return TN__FAIL_INT("tn_set_default_dtype: %s is not supported as the default type (the CPU kernels refuse half precision)", tn_dtype_name(d));
+    tn__default_dtype = d;
+    return 0;
+}
+TNDEF tn_dtype tn_get_default_dtype(void) { return tn__default_dtype; }
+
 /* c10's combine_categories: a lower-priority class (0-d tensors, then wrapped numbers)
    only matters when its category is higher. TN_NUM_DTYPES stands for "undefined". */
 static tn_dtype tn__combine_categories(tn_dtype higher, tn_dtype lower) {
@@ -41,9 +50,9 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
         if (!t) continue;
         tn_dtype *slot = t->is_wrapped_number ? &wrapped : t->ndim == 0 ? &zero : &dim;
         tn_dtype d = t->dtype;
-        if (t->is_wrapped_number && tn_dtype_is_floating(d)) d = TN_F32; /* default dtype */
+        if (t->is_wrapped_number && tn_dtype_is_floating(d)) d = tn__default_dtype; /* a Python float */
         *slot = *slot == TN_NUM_DTYPES ? d : tn_promote_types(*slot, d);
     }
     tn_dtype r = tn__combine_categories(dim, tn__combine_categories(zero, wrapped));
-    return r == TN_NUM_DTYPES ? TN_F32 : r;
+    return r == TN_NUM_DTYPES ? tn__default_dtype : r;
 }

@@ -23,7 +23,7 @@ typedef enum tn__gop { TN__GRAD_OPS(TN__GOP_ENUM) TN__NUM_GOPS } tn__gop;
 static const char *const tn__gop_names[] = {TN__GRAD_OPS(TN__GOP_NAME) ""};
 typedef struct tn__edge { tn_node *fn; tn_tensor *leaf; } tn__edge; /* where an input's gradient goes */
 typedef struct tn__meta { tn_dtype dtype; tn_device device; int ndim; int64_t shape[TN_MAX_DIMS]; } tn__meta;
-typedef struct tn__hook { tn_hook_fn fn; void *user; int handle; } tn__hook;
+typedef struct tn__hook { tn_hook_fn fn; tn_node_hook_fn post; void *user; int handle; } tn__hook;   /* fn, or post for a node's post-hook */
 typedef struct tn__hooks { tn__hook *items; int n, cap, next_handle; } tn__hooks;
 
 struct tn_node {
@@ -48,7 +48,8 @@ struct tn_node {
     int64_t i[2 * TN_MAX_DIMS + 4];
     int ni;
     tn__meta out;
-    tn__hooks hooks;                  /* hooks of the node's result tensor (non-leaf tensors) */
+    tn__hooks hooks;                  /* hooks of the node's result tensor (non-leaf tensors): its pre-hooks */
+    tn__hooks *post;                  /* post-hooks (tn_node_register_hook), allocated with the first */
     tn_custom_backward custom_bw;     /* G_CUSTOM: the user's backward and its argument */
     void *custom_user;
     char *custom_name;                /* G_CUSTOM: owned copy of the name */

@@ -1,11 +1,65 @@
 /* ---- printing ---- */
-/* PyTorch's repr (torch/_tensor_str.py): precision 4, linewidth 80, summarised past
-   1000 elements with 3 edge items; one width for all elements, chosen from the
-   (summarised) nonzero finite values: integers print as "1.", wide ranges in %e. */
+/* PyTorch's repr (torch/_tensor_str.py): one width for all elements, chosen from the
+   (summarised) nonzero finite values: integers print as "1.", wide ranges in %e; the
+   knobs are torch.set_printoptions' (precision 4, linewidth 80, summarised past 1000
+   elements with 3 edge items by default). */
+typedef struct tn__print_state { int64_t precision, edgeitems, linewidth; double threshold; int sci_mode; } tn__print_state;
+static tn__print_state tn__print_opts = {4, 3, 80, 1000, -1};
+
+TNDEF int tn_set_printoptions_opts(tn_print_options o) {
+    tn__print_state s = tn__print_opts;
+    if (o.profile) {
+        if (!strcmp(o.profile, "default")) { s.precision = 4; s.threshold = 1000; s.edgeitems = 3; s.linewidth = 80; }
+        else if (!strcmp(o.profile, "short")) { s.precision = 2; s.threshold = 1000; s.edgeitems = 2; s.linewidth = 80; }
+        else if (!strcmp(o.profile, "full")) { s.precision = 4; s.threshold = INFINITY; s.edgeitems = 3; s.linewidth = 80; }
+        else return TN__FAIL_INT("tn_set_printoptions: unknown profile '%s' (expected 'default', 'short' or 'full')", o.profile);
+    }
+    if (o.precision != TN_NONE) {
+        if (o.precision < 0 || o.precision > 40) return TN__FAIL_INT("tn_set_printoptions: precision must be in [0, 40] (got %lld)", (long long)o.precision);
+        s.precision = o.precision;
+    }
+    if (o.threshold == o.threshold) {
+        if (o.threshold < 0) return TN__FAIL_INT("tn_set_printoptions: threshold must be >= 0 (got %g)", o.threshold);
+        s.threshold = o.threshold;
+    }
+    if (o.edgeitems != TN_NONE) {
+        if (o.edgeitems < 0) return TN__FAIL_INT("tn_set_printoptions: edgeitems must be >= 0 (got %lld)", (long long)o.edgeitems);
+        s.edgeitems = o.edgeitems;
+    }
+    if (o.linewidth != TN_NONE) {
+        if (o.linewidth < 1) return TN__FAIL_INT("tn_set_printoptions: linewidth must be >= 1 (got %lld)", (long long)o.linewidth);
+        s.linewidth = o.linewidth;
+    }
+    if (o.sci_mode < -1 || o.sci_mode > 1) return TN__FAIL_INT("tn_set_printoptions: sci_mode %d is not true, false or -1 (None)", o.sci_mode);
+    s.sci_mode = o.sci_mode;   /* always set: PyTorch's sci_mode=None is "choose" */
+    tn__print_opts = s;
+    return 0;
+}
+TNDEF int tn_set_printoptions_str(const char *options) {
+    tn_print_options o = TN_DEFAULTS(tn_print_options);
+    uint64_t seen;
+    if (tn__kw_parse("tn_set_printoptions", options, tn__kw_print, TN__KW_N(tn__kw_print), &o, &seen)) return -1;
+    int rc = tn_set_printoptions_opts(o);
+    tn__kw_release(tn__kw_print, TN__KW_N(tn__kw_print), &o, seen);
+    return rc;
+}
+TNDEF void tn_get_printoptions(tn_print_options *out) {
+    if (!out) return;
+    tn_print_options o = TN_DEFAULTS(tn_print_options);
+    o.precision = tn__print_opts.precision;
+    o.threshold = tn__print_opts.threshold;
+    o.edgeitems = tn__print_opts.edgeitems;
+    o.linewidth = tn__print_opts.linewidth;
+    o.sci_mode = tn__print_opts.sci_mode;
+    *out = o;
+}
+
+#define TN__FMT_CAP 400   /* one value: %.40f of the largest double fits */
 typedef struct tn__fmt {
     tn_tensor *t;            /* CPU, contiguous: f64, i64 or bool */
     bool floating, is_bool, int_mode, sci_mode, summarize;
-    int width;
+    int width, precision;
+    int64_t edge;            /* edge items of a summarised dim */
     double minabs, maxabs;
     bool any;
 } tn__fmt;
@@ -16,9 +70,9 @@ static int tn__fmt_value(const tn__fmt *f, int64_t i, char *out, size_t cap) {
     double v = ((const double *)f->t->storage->data)[i];
     if (v != v) return snprintf(out, cap, "nan");
     if (isinf(v)) return snprintf(out, cap, v > 0 ? "inf" : "-inf");
-    if (f->sci_mode) return snprintf(out, cap, "%.4e", v);
+    if (f->sci_mode) return snprintf(out, cap, "%.*e", f->precision, v);
     if (f->int_mode) return snprintf(out, cap, "%.0f.", v);
-    return snprintf(out, cap, "%.4f", v);
+    return snprintf(out, cap, "%.*f", f->precision, v);
 }
 
 /* Visit the elements that will be printed (edge items only when summarising). */
@@ -28,13 +82,14 @@ static void tn__visit(tn__fmt *f, int dim, int64_t base, tn__visit_fn fn) {
     if (t->ndim == 0) { fn(f, 0); return; }
     int64_t n = t->shape[dim], st = t->strides[dim];
     for (int64_t i = 0; i < n; i++) {
-        if (f->summarize && n > 6 && i == 3) i = n - 3;
+        if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) i = n - f->edge;
+        if (i >= n) break;
         if (dim == t->ndim - 1) fn(f, base + i * st);
         else tn__visit(f, dim + 1, base + i * st, fn);
     }
 }
 static void tn__scan_value(tn__fmt *f, int64_t i) {
-    char buf[64];
+    char buf[TN__FMT_CAP];
     if (!f->floating) {
         int w = tn__fmt_value(f, i, buf, sizeof buf);
         if (w > f->width) f->width = w;
@@ -51,28 +106,28 @@ static void tn__scan_value(tn__fmt *f, int64_t i) {
 static void tn__width_value(tn__fmt *f, int64_t i) {
     double v = ((const double *)f->t->storage->data)[i];
     if (v != v || isinf(v) || v == 0) return;
-    char buf[64];
+    char buf[TN__FMT_CAP];
     int w = tn__fmt_value(f, i, buf, sizeof buf);
     if (w > f->width) f->width = w;
 }
 
 static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int indent) {
     tn_tensor *t = f->t;
-    char buf[64];
+    char buf[TN__FMT_CAP];
     if (t->ndim == 0) { tn__fmt_value(f, 0, buf, sizeof buf); tn__sb_puts(b, buf); return; }
     int64_t n = t->shape[dim], st = t->strides[dim];
     tn__sb_puts(b, "[");
     if (dim == t->ndim - 1) {
-        int per_line = TN__MAX(1, (80 - indent) / (f->width + 2)), col = 0;
+        int64_t per_line = TN__MAX(1, (tn__print_opts.linewidth - indent) / (f->width + 2)), col = 0;
         for (int64_t i = 0; i < n; i++) {
             if (i > 0) {
                 tn__sb_puts(b, ",");
                 if (col == per_line) { tn__sb_puts(b, "\n"); tn__sb_pad(b, indent + 1); col = 0; }
                 else tn__sb_puts(b, " ");
             }
-            if (f->summarize && n > 6 && i == 3) {
+            if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) {
                 tn__sb_puts(b, " ...");
-                i = n - 4;
+                i = n - f->edge - 1;
             } else {
                 int w = tn__fmt_value(f, base + i * st, buf, sizeof buf);
                 tn__sb_pad(b, f->width - w);
@@ -87,9 +142,9 @@ static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int in
                 for (int k = 0; k < t->ndim - 1 - dim; k++) tn__sb_puts(b, "\n");
                 tn__sb_pad(b, indent + 1);
             }
-            if (f->summarize && n > 6 && i == 3) {
+            if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) {
                 tn__sb_puts(b, "...");
-                i = n - 4;
+                i = n - f->edge - 1;
             } else tn__print_rec(f, b, dim + 1, base + i * st, indent + 1);
         }
     }
@@ -107,7 +162,9 @@ TNDEF char *tn_to_string(tn_tensor *t) {
     if (!f.t) return NULL;
     f.int_mode = true;
     f.width = 1;
-    f.summarize = tn_numel(t) > 1000;
+    f.summarize = (double)tn_numel(t) > tn__print_opts.threshold;
+    f.precision = (int)tn__print_opts.precision;
+    f.edge = tn__print_opts.edgeitems;
     tn__sbuf b;
     memset(&b, 0, sizeof b);
     tn__sb_puts(&b, "tensor(");
@@ -120,6 +177,7 @@ TNDEF char *tn_to_string(tn_tensor *t) {
             f.sci_mode = f.int_mode ? (ratio > 1000 || f.maxabs > 1e8) : (ratio > 1000 || f.maxabs > 1e8 || f.minabs < 1e-4);
             tn__visit(&f, 0, 0, tn__width_value);
         }
+        if (f.floating && tn__print_opts.sci_mode >= 0) f.sci_mode = tn__print_opts.sci_mode;   /* after the width, as PyTorch */
         tn__print_rec(&f, &b, 0, 0, 7);
     }
     /* suffixes, wrapped onto a new line past 80 columns as PyTorch does; built at their
@@ -141,8 +199,8 @@ TNDEF char *tn_to_string(tn_tensor *t) {
         }
         tn__sb_puts(&suffixes[ns++], t->ndim == 1 ? ",)" : ")");
     }
-    /* an empty tensor names every dtype but the default float32 (nothing to infer it from) */
-    if (t->dtype != TN_F32 && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
+    /* an empty tensor names every dtype but the default (nothing to infer it from) */
+    if (t->dtype != tn__default_dtype && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
         tn__sb_puts(&suffixes[ns], "dtype=torch.");
         tn__sb_puts(&suffixes[ns++], tn_dtype_name(t->dtype));
     }
@@ -158,7 +216,7 @@ TNDEF char *tn_to_string(tn_tensor *t) {
 
     for (int i = 0; i < ns && !b.failed; i++) {
         size_t sl = suffixes[i].n;
-        if (last + sl + 2 > 80) {
+        if ((int64_t)(last + sl + 2) > tn__print_opts.linewidth) {
             tn__sb_puts(&b, ",\n");
             tn__sb_pad(&b, 7);
             last = 7 + sl;

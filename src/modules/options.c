@@ -414,6 +414,9 @@ static const tn__kwkey tn__kw_grid_sample[] = {TN_FIELDS_tn_grid_opts(TN__KW_ROW
 #define TN__KW_T tn_loss_fn_opts
 static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_print_options
+static const tn__kwkey tn__kw_print[] = {TN_FIELDS_tn_print_options(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \

@@ -59,7 +59,7 @@ static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     /* before the float32 promotion of float functions: torch refuses integer input here */
     if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID && op != HARDTANH)))
         return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
-    if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
+    if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = tn__default_dtype;
     if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (cd == TN_BOOL && op == SQUARE) cd = TN_I64; /* square is pow(x, 2): bool promotes to int64 */
@@ -251,7 +251,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
     tn_tensor *ab[2] = {a, b};
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
-    if (op == DIV || op == ATAN2) { if (!tn_dtype_is_floating(rt)) cd = od = TN_F32; }
+    if (op == DIV || op == ATAN2) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
     else if (tn__is_cmp(op)) od = TN_BOOL;
     else if (tn__is_logical(op)) cd = od = TN_BOOL;
     else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))

@@ -6,7 +6,8 @@ argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts`` and ``tn_loss_opts``
-(the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text).
+(the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
+and ``tn_print_options``, which tn_get_printoptions fills.
 
 The library is found, in order, at ``$TENSOR_LIB``, next to this file
 (``tensor/libtensor.so``, for a wheel that bundles it), and at ``<repo>/lib/libtensor.so``
@@ -17,7 +18,8 @@ import os
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p)
 
-__all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts", "DELETER", "HOOK",
+__all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
+           "tn_print_options", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -49,8 +51,17 @@ class tn_loss_opts(ctypes.Structure):
                 ("label_smoothing", c_double)]
 
 
+class tn_print_options(ctypes.Structure):
+    """TN_FIELDS_tn_print_options: TN_NONE / NaN / NULL leave a field as it is; sci_mode is
+    -1 (None), 0 or 1. What tn_get_printoptions fills and tn_set_printoptions_opts takes."""
+    _fields_ = [("precision", c_int64), ("threshold", c_double), ("edgeitems", c_int64),
+                ("linewidth", c_int64), ("profile", c_char_p), ("sci_mode", c_int)]
+
+
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
+# tn_node_hook_fn: int (*)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user)
+NODE_HOOK = ctypes.CFUNCTYPE(c_int, POINTER(c_void_p), c_int, c_void_p, c_void_p)
 ERROR_HANDLER = ctypes.CFUNCTYPE(None, c_char_p, c_void_p)      # tn_error_handler
 # tn_custom_forward: tn_tensor *(*)(tn_ctx *ctx, tn_tensor *const *inputs, int n, void *user)
 CUSTOM_FORWARD = ctypes.CFUNCTYPE(c_void_p, c_void_p, POINTER(c_void_p), c_int, c_void_p)
@@ -69,10 +80,11 @@ _TYPES = {
     "G": POINTER(tn_generator),       # tn_generator *
     "M": tn_memory_stats,             # returned by value
     "N": tn_cuda_stats,               # returned by value
-    "F": DELETER, "H": ERROR_HANDLER, "K": HOOK,
+    "F": DELETER, "H": ERROR_HANDLER, "K": HOOK, "E": NODE_HOOK,
     "X": CUSTOM_FORWARD, "Y": CUSTOM_BACKWARD, "Z": GRADCHECK_FN,
     "O": tn_autograd_opts,            # passed by value
     "Q": tn_loss_opts,                # passed by value
+    "R": tn_print_options,            # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -88,6 +100,8 @@ tn_dtype_name s D
 tn_dtype_size z D
 tn_dtype_is_floating b D
 tn_promote_types D D D
+tn_set_default_dtype i D
+tn_get_default_dtype D
 tn_device_name s D
 tn_retain T T
 tn_release v T
@@ -169,6 +183,7 @@ tn_to_dtype T T D
 tn_to T T D
 tn_item d T
 tn_copy_ i T T
+tn_resize_ T T L i
 tn_manual_seed v u
 tn_default_generator G
 tn_generator_new G u
@@ -307,6 +322,16 @@ tn_backward_opts i T O
 tn_autograd_grad_opts i A i A i A A O
 tn_register_hook i T K p
 tn_remove_hook i T i
+tn_grad_fn p T
+tn_node_retain p p
+tn_node_release v p
+tn_node_name s p
+tn_node_num_next i p
+tn_node_next p p i A
+tn_node_register_prehook i p K p
+tn_node_remove_prehook i p i
+tn_node_register_hook i p E p
+tn_node_remove_hook i p i
 tn_retains_grad b T
 tn_custom_op T s X Y A i p
 tn_ctx_save i p T
@@ -322,8 +347,12 @@ tn_gradcheck b Z A i p d d d
 tn_gradgradcheck b Z A i p d d d
 tn_to_string p T
 tn_string_free v p
+tn_set_printoptions_opts i R
+tn_set_printoptions_str i s
+tn_get_printoptions v p
 tn_set_num_threads v i
 tn_get_num_threads i
+tn_openmp_is_available b
 tn_unary_op_name s D
 tn_binary_op_name s D
 tn_cuda_is_available b

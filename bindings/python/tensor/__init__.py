@@ -15,7 +15,8 @@ import operator
 
 from . import _C
 from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64, uint8, bool_ as bool,
-                    float16, bfloat16, get_default_dtype, set_default_dtype, promote_types, can_cast,
+                    float16, bfloat16, get_default_dtype, set_default_dtype, get_default_device, set_default_device,
+                    promote_types, can_cast,
                     return_types, tensor, empty, zeros, ones, full, where, from_numpy, _operand,
                     _scalar_kind)
 from ._core import _DTYPES, _raise
@@ -26,12 +27,17 @@ from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_l
                          default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                          rand, randn, randint, randperm, normal, bernoulli, memory_stats,
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
-from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
-from . import nn, autograd, optim, utils
+from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
+                       is_inference_mode_enabled)
+from . import nn, autograd, optim, utils, backends, testing, accelerator
 from . import multiprocessing  # registers how tensors cross processes (shared memory)
 from . import distributed
 from .serialization import save, load
 from .utils.dlpack import from_dlpack
+from ._tensor_types import TENSOR_TYPES as _TENSOR_TYPES, CUDA_TENSOR_TYPES as _CUDA_TENSOR_TYPES, set_default_tensor_type
+from ._type_info import finfo, iinfo
+from ._tensor_str import set_printoptions
+from . import _out
 
 float = float32
 double = float64
@@ -39,7 +45,7 @@ half = float16
 long = int64
 int = int32
 __version__ = _C.lib.tn_library_version().decode()   # TENSOR_VERSION_STRING of the library loaded
-FloatTensor, DoubleTensor, LongTensor, IntTensor, ByteTensor, BoolTensor = (Tensor,) * 6
+globals().update(_TENSOR_TYPES)      # FloatTensor, LongTensor, ...: see _tensor_types
 
 
 def _as_function(name, method, scalar_first):
@@ -58,6 +64,7 @@ def _as_function(name, method, scalar_first):
 for _name, _m in _METHOD_FUNCTIONS.items():
     globals()[_name] = _as_function(_name, _m, _name in _SCALAR_FIRST)
 globals().update(_FUNCTIONS)
+_out.install(globals())              # out= for the functions that take it in PyTorch
 
 
 def is_tensor(obj):
@@ -131,43 +138,20 @@ class cuda:
         s = _C.lib.tn_cuda_memory_stats()
         return {f: getattr(s, f) for f, _ in s._fields_}
 
-
-class accelerator:
-    """torch.accelerator (PyTorch 2.6+; 1.13 has none): the one accelerator here is CUDA.
-    Scripts written for 2025 PyTorch (pytorch/examples' mnist) pick their device with it."""
-
     @staticmethod
-    def is_available():
+    def is_initialized():
         return cuda_is_available()
 
     @staticmethod
-    def current_accelerator(check_available=False):
-        if check_available and not cuda_is_available():
-            return None
-        return device("cuda")
+    def manual_seed(seed):
+        """torch.cuda.manual_seed: seeds the default generator, as torch.manual_seed does."""
+        manual_seed(seed)
 
-    @staticmethod
-    def device_count():
-        return cuda.device_count() if cuda_is_available() else 0
-
-    @staticmethod
-    def synchronize(device=None):
-        cuda.synchronize(device)
+    manual_seed_all = manual_seed
 
 
-class _Matmul:
-    @property
-    def allow_tf32(self):
-        return _builtins.bool(_C.lib.tn_get_tf32())
-
-    @allow_tf32.setter
-    def allow_tf32(self, v):
-        _C.lib.tn_set_tf32(_builtins.bool(v))
+for _name, _cls in _CUDA_TENSOR_TYPES.items():
+    setattr(cuda, _name, _cls)       # torch.cuda.FloatTensor, ...
 
 
-class backends:
-    class cuda:
-        matmul = _Matmul()
-
-
-del _name, _m
+del _name, _m, _cls

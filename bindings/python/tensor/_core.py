@@ -210,7 +210,7 @@ float16 = dtype("float16", _C.F16, ctypes.c_uint16, "<f2", "Half")
 bfloat16 = dtype("bfloat16", _C.BF16, ctypes.c_uint16, "<V2", "BFloat16")
 _DTYPES = [float32, float64, int32, int64, uint8, bool_, float16, bfloat16]
 _BY_NAME = {d.name: d for d in _DTYPES}
-_default_dtype = [float32]
+_default_dtype = [_DTYPES[lib.tn_get_default_dtype()]]   # a cache of the C setting (tn_set_default_dtype)
 
 
 def _dtype_by_name(name):
@@ -249,9 +249,14 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
+    """The dtype of float factories and Python floats (``torch.tensor(1.5)``, ``int_tensor *
+    2.5``, ``torch.arange(3) / 2``) and the one the printer leaves unnamed: float32 or
+    float64 (the library's kernels refuse half precision)."""
     d = _to_dtype(d, False)
     if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
+    if lib.tn_set_default_dtype(d._code):
+        _raise()
     _default_dtype[0] = d
 
 
@@ -264,6 +269,12 @@ def can_cast(from_, to):
 
 
 # --------------------------------------------------------------------------- devices
+# The device types torch.device accepts (PyTorch 1.13's list): any of them makes a device
+# object, as in torch; tensors live on cpu and cuda only (others fail where used).
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "ort",
+                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "privateuseone")
+
+
 class device:
     """``device('cpu')``, ``device('cuda')``, ``device('cuda:0')``, ``device('cuda', 0)``."""
     __slots__ = ("type", "index")
@@ -288,13 +299,17 @@ class device:
             index = int(index)
             if index < 0:
                 raise RuntimeError("Device index must not be negative")
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        if type not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: {type}")
         self.type, self.index = type, index
 
     @property
     def _code(self):
-        return _C.CPU if self.type == "cpu" else _C.CUDA
+        if self.type == "cpu":
+            return _C.CPU
+        if self.type == "cuda":
+            return _C.CUDA
+        raise RuntimeError(f"device type '{self.type}' is not supported by tensor (only cpu and cuda)")
 
     def __repr__(self):
         return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
@@ -302,9 +317,7 @@ class device:
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
-    def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
+    def __eq__(self, other):          # a str is not a device: device('cpu') == 'cpu' is False, as torch
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
@@ -326,8 +339,20 @@ _CUDA0 = device("cuda", 0)
 # --------------------------------------------------------------------------- Size
 class Size(tuple):
     """Tensor shapes: a tuple of ints (``x.shape == (2, 3)`` holds) printed as
-    ``torch.Size([2, 3])``."""
+    ``torch.Size([2, 3])``. Slicing, ``+`` with a tuple and ``*`` give Sizes; a tuple plus
+    a Size is a tuple, as in torch."""
     __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        items = []
+        for i, v in enumerate(sizes):
+            if type(v) is not int:
+                try:
+                    v = operator.index(v)
+                except TypeError:
+                    raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(v).__name__}')") from None
+            items.append(v)
+        return tuple.__new__(cls, items)
 
     def __repr__(self):
         return f"torch.Size({list(self)})"
@@ -342,10 +367,18 @@ class Size(tuple):
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
-        return Size(r) if isinstance(i, slice) else r
+        return tuple.__new__(Size, r) if isinstance(i, slice) else r
 
     def __add__(self, other):
-        return Size(tuple.__add__(self, tuple(other)))
+        if not isinstance(other, tuple):
+            return NotImplemented     # torch: "can only concatenate tuple (not "list") to tuple"
+        return Size(tuple.__add__(self, other))
+
+    def __mul__(self, n):
+        r = tuple.__mul__(self, n)
+        return r if r is NotImplemented else tuple.__new__(Size, r)
+
+    __rmul__ = __mul__
 
     def __reduce__(self):
         return (Size, (tuple(self),))
@@ -383,6 +416,13 @@ class return_types:
     topk = _return_type("topk", ("values", "indices"))
     kthvalue = _return_type("kthvalue", ("values", "indices"))
     aminmax = _return_type("aminmax", ("min", "max"))
+    # what the out= forms return, as torch's (torch.return_types.max_out(values=..., indices=...))
+    max_out = _return_type("max_out", ("values", "indices"))
+    min_out = _return_type("min_out", ("values", "indices"))
+    sort_out = _return_type("sort_out", ("values", "indices"))
+    topk_out = _return_type("topk_out", ("values", "indices"))
+    kthvalue_out = _return_type("kthvalue_out", ("values", "indices"))
+    aminmax_out = _return_type("aminmax_out", ("min", "max"))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -845,7 +885,7 @@ class Tensor:
     @property
     def shape(self):
         p = self._ptr
-        return Size(lib.tn_shape(p)[:lib.tn_ndim(p)])
+        return tuple.__new__(Size, lib.tn_shape(p)[:lib.tn_ndim(p)])   # ints already: no checks
 
     def size(self, dim=None):
         if dim is None:
@@ -933,15 +973,7 @@ class Tensor:
     def _same_storage(self, other):
         return bool(lib.tn_same_storage(self._ptr, other._ptr))
 
-    def type(self, dtype=None):
-        if dtype is None:
-            return f"torch.{self.dtype._legacy}Tensor" if self.is_cpu else f"torch.cuda.{self.dtype._legacy}Tensor"
-        if isinstance(dtype, str):
-            for d in _DTYPES:
-                if dtype.endswith(d._legacy + "Tensor"):
-                    return self.to(d)
-            raise ValueError(f"invalid type: '{dtype}'")
-        return self.to(dtype)
+    # type(): torch's names of the typed classes, in _tensor_types
 
     # -- autograd: requires_grad, grad, grad_fn, is_leaf, backward, register_hook,
     #    retain_grad, detach_ are attached by tensor/autograd.py (C section 11)
@@ -1628,9 +1660,26 @@ def _rebuild_tensor(data, dtype_name, shape):       # pickles of earlier version
 
 
 # --------------------------------------------------------------------------- creation (used by Tensor methods)
+_default_device = [None]          # torch.set_default_device: None is the CPU
+
+
+def set_default_device(device):
+    """torch.set_default_device (PyTorch 2): the device of factories called without
+    device= (tensor, zeros, rand, arange, ...); None or 'cpu' restores the CPU. The *_like
+    factories keep their input's device, as PyTorch's."""
+    d = None if device is None else _to_device(device)
+    if d is not None:
+        d._code                   # a device type tensors cannot live on is refused here
+    _default_device[0] = None if d is None or d.type == "cpu" else d
+
+
+def get_default_device():
+    return _default_device[0] or _CPU
+
+
 def _finish(t, dev, requires_grad):
-    dev = _to_device(dev)
-    if dev is not None and dev.type != "cpu":
+    dev = _to_device(dev) or _default_device[0]
+    if dev is not None and dev.type != t.device.type:
         t = _wrap(lib.tn_to(t._ptr, dev._code))
     if requires_grad:
         t.requires_grad_(True)

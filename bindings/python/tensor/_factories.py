@@ -5,8 +5,8 @@ import os
 
 from ._C import lib
 from ._core import (Tensor, _check_int, _dt, _finish, _float, _i64, _int, _numpy, _overflow, _raise, _scalar, _scalar_kind,
-                    _shape_kw, _shape_args, _tensor_from_data, _to_dtype, _tp, _wrap, _default_dtype, empty, float64,
-                    from_numpy, full, int64, tensor, uint8, zeros, ones)
+                    _shape_kw, _shape_args, _tensor_arg, _tensor_from_data, _to_dtype, _tp, _wrap, _default_dtype, empty,
+                    float64, from_numpy, full, int64, tensor, uint8, zeros, ones)
 
 _MASK64 = (1 << 64) - 1
 
@@ -58,56 +58,106 @@ def _like(input, dtype, make_same, make_new):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(_like(input, dtype, lib.tn_empty_like, lambda s, d: empty(s, dtype=d)), device, requires_grad)
+    return _finish(_like(input, dtype, lib.tn_empty_like, lambda s, d: empty(s, dtype=d, device=input.device)),
+                   device or input.device, requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(_like(input, dtype, lib.tn_zeros_like, lambda s, d: zeros(s, dtype=d)), device, requires_grad)
+    return _finish(_like(input, dtype, lib.tn_zeros_like, lambda s, d: zeros(s, dtype=d, device=input.device)),
+                   device or input.device, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(_like(input, dtype, lib.tn_ones_like, lambda s, d: ones(s, dtype=d)), device, requires_grad)
+    return _finish(_like(input, dtype, lib.tn_ones_like, lambda s, d: ones(s, dtype=d, device=input.device)),
+                   device or input.device, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _tp(input, "full_like")
     dt = _to_dtype(dtype) or input.dtype
-    return _finish(full(tuple(input.shape), fill_value, dtype=dt), device, requires_grad)
+    dev = device or input.device
+    return _finish(full(tuple(input.shape), fill_value, dtype=dt, device=dev), dev, requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _tp(input, "rand_like")
-    return rand(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device, requires_grad=requires_grad)
+    return rand(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _tp(input, "randn_like")
-    return randn(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device, requires_grad=requires_grad)
+    return randn(tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _tp(input, "randint_like")
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device,
+    return randint(low, high, tuple(input.shape), dtype=_to_dtype(dtype) or input.dtype, device=device or input.device,
                    requires_grad=requires_grad)
 
 
-def _new_factory(fn, with_value=False):
-    def method(self, size, *args, dtype=None, device=None, requires_grad=False):
-        dt = _to_dtype(dtype) or self.dtype
-        if with_value:
-            return fn(size, args[0], dtype=dt, device=device or self.device, requires_grad=requires_grad)
-        return fn(size, dtype=dt, device=device or self.device, requires_grad=requires_grad)
+def _new_size(fn, size, kw):
+    """The size of x.new_zeros(2, 3) / ((2, 3)) / ([2, 3]) / (torch.Size) / (size=...)."""
+    if "size" in kw:
+        if size:
+            raise TypeError(f"{fn}() got multiple values for argument 'size'")
+        size = (kw.pop("size"),)
+    if kw:
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{next(iter(kw))}'")
+    if not size:
+        raise TypeError(f"{fn}() missing 1 required positional arguments: \"size\"")
+    return _shape_args(size)
+
+
+def _new_factory(fn, name):
+    """Tensor.new_zeros / new_ones / new_empty: self's dtype and device unless given."""
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+        shape = _new_size(name, size, kw)
+        return fn(shape, dtype=_to_dtype(dtype) or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+    method.__name__ = method.__qualname__ = name
     return method
 
 
-Tensor.new_zeros = _new_factory(zeros)
-Tensor.new_ones = _new_factory(ones)
-Tensor.new_empty = _new_factory(empty)
-Tensor.new_full = _new_factory(full, with_value=True)
-Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
-    data, dtype=_to_dtype(dtype) or self.dtype, device=device, requires_grad=requires_grad)
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    return full(tuple(_shape_args((size,))), fill_value, dtype=_to_dtype(dtype) or self.dtype,
+                device=device or self.device, requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    return tensor(data, dtype=_to_dtype(dtype) or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+
+
+def _new(self, *args, device=None):
+    """The legacy x.new(...): x's dtype; sizes give an uninitialised tensor, data a copy."""
+    from ._tensor_types import TENSOR_TYPES, CUDA_TENSOR_TYPES
+    cls = next(c for c in (CUDA_TENSOR_TYPES if self.is_cuda else TENSOR_TYPES).values() if c.dtype is self.dtype)
+    return cls(*args, device=device)
+
+
+Tensor.new_zeros = _new_factory(zeros, "new_zeros")
+Tensor.new_ones = _new_factory(ones, "new_ones")
+Tensor.new_empty = _new_factory(empty, "new_empty")
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
+Tensor.new = _new
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_: self takes the shape in place (contiguous), its storage grown when
+    too small (tn_resize_)."""
+    arr, n = _i64(_shape_args(sizes))
+    if not lib.tn_resize_(self._ptr, arr, n):
+        _raise()
+    return self
+
+
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = lambda self, other, memory_format=None: _resize_(self, _tensor_arg(other, "resize_as_", "the_template").shape)
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -11,9 +11,9 @@ from ctypes import byref, c_void_p
 
 from . import _C
 from ._C import lib
-from ._core import (Tensor, _check_int, _dims_list, _float, _i64, _int, _is_operand, _operand, _ptrs, _raise,
-                    _scalar, _scalar_kind, _scalar_ptr, _tensor_arg, _to_dtype, _tp, _unalias, _wrap, _wrap_dim, _DTYPES,
-                    float32, return_types, where)
+from ._core import (Tensor, _check_int, _default_dtype, _dims_list, _float, _i64, _int, _is_operand, _operand, _ptrs,
+                    _raise, _scalar, _scalar_kind, _scalar_ptr, _tensor_arg, _to_dtype, _tp, _unalias, _wrap, _wrap_dim,
+                    _DTYPES, bool_, float32, return_types, where)
 
 FUNCTIONS = {}          # name -> plain function, exported as tn.<name>
 METHOD_FUNCTIONS = {}   # name -> Tensor method, exported as tn.<name>(input, ...)
@@ -414,13 +414,16 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     o = _operand(other)
     close = self.eq(o)
-    if self.is_floating_point() or o.is_floating_point():
-        diff = self.sub(o).abs()
-        tol = o.abs().mul(rtol).add(atol)
-        close = close.logical_or(diff.le(tol).logical_and(diff.isfinite()))
-        if equal_nan:
-            close = close.logical_or(self.isnan().logical_and(o.isnan()))
-    return close
+    if equal_nan and (self.is_floating_point() or o.is_floating_point()):
+        close = close.logical_or(self.isnan().logical_and(o.isnan()))
+    if rtol == 0 and atol == 0:
+        return close
+    # PyTorch's: bools compare as the default dtype; integers with their tolerances too
+    a = self.to(_default_dtype[0]) if self.dtype is bool_ else self
+    b = o.to(_default_dtype[0]) if o.dtype is bool_ else o
+    diff = a.sub(b).abs()
+    tol = b.mul(rtol).abs().add(atol)
+    return close.logical_or(diff.le(tol).logical_and(diff.isfinite()))
 
 
 @_method("equal")

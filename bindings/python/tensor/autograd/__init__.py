@@ -32,8 +32,9 @@ from .._C import lib
 from .._core import Tensor, _bool, _borrow, _check_int, _ptrs, _raise, _scope_depth, _wrap
 from .._core import _callback as _core_callback
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
-           "backward", "Function", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+           "is_grad_enabled", "grad",
+           "backward", "Function", "Variable", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled"]
 
 
@@ -107,11 +108,11 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        enabled = self._enabled
+        mode = self.clone
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with _GradMode(enabled):
+            with mode():
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -119,19 +120,71 @@ class _GradMode:
         return _GradMode(self._enabled)
 
 
-class no_grad(_GradMode):
-    def __init__(self):
-        super().__init__(False)
+class _NoParamMode(_GradMode):
+    """no_grad / enable_grad: also a decorator without parentheses (``@torch.no_grad``),
+    as PyTorch 2's (1.13 needs ``@torch.no_grad()``)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if not callable(orig_func):
+            raise TypeError(f"{cls.__name__}() takes no arguments (got {type(orig_func).__name__})")
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
+        super().__init__(self._mode)
+
+    def clone(self):
+        return type(self)()
 
 
-class enable_grad(_GradMode):
-    def __init__(self):
-        super().__init__(True)
+class no_grad(_NoParamMode):
+    _mode = False
+
+
+class enable_grad(_NoParamMode):
+    _mode = True
+
+
+_inference = threading.local()      # per thread, as grad mode: the stack of inference_mode(mode) blocks
+
+
+def is_inference_mode_enabled():
+    stack = getattr(_inference, "stack", None)
+    return bool(stack and stack[-1])
 
 
 class inference_mode(_GradMode):
+    """``with torch.inference_mode():`` / ``@torch.inference_mode()`` / ``@torch.inference_mode``:
+    no graph is recorded (as no_grad) and is_inference_mode_enabled() is True in the body.
+    inference_mode(False) turns the mode off and grad mode on for its body, as PyTorch's
+    (c10::InferenceMode(false) is AutoGradMode(true)). The tensors made inside are ordinary
+    tensors: PyTorch's inference tensors refuse later autograd use and in-place updates
+    outside the mode; these do not."""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):
+            return cls()(mode)
+        return super().__new__(cls)
+
     def __init__(self, mode=True):
-        super().__init__(not mode)
+        self.mode = bool(mode)
+        super().__init__(not self.mode)
+
+    def __enter__(self):
+        super().__enter__()
+        stack = getattr(_inference, "stack", None)
+        if stack is None:
+            stack = _inference.stack = []
+        stack.append(self.mode)
+        return self
+
+    def __exit__(self, *exc):
+        _inference.stack.pop()
+        return super().__exit__(*exc)
+
+    def clone(self):
+        return inference_mode(self.mode)
 
 
 class set_grad_enabled(_GradMode):
@@ -154,6 +207,28 @@ class set_grad_enabled(_GradMode):
     def __call__(self, fn):
         super().__exit__()           # the decorator form must not leave the mode switched
         return _GradMode(self._enabled)(fn)
+
+
+# --------------------------------------------------------------------------- Variable
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The deprecated torch.autograd.Variable: ``Variable(t, requires_grad=True)`` is a new
+    leaf sharing t's data (every Tensor is a Variable, as in PyTorch since 0.4)."""
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        if data is None:
+            from .._core import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        t = data.detach()
+        if requires_grad:
+            _requires_grad_(t, True)
+        return t
 
 
 # --------------------------------------------------------------------------- backward
@@ -282,23 +357,11 @@ def _register_hook(t, fn):
     return RemovableHandle(t, h, key)
 
 
-class Node:
-    """What ``Tensor.grad_fn`` returns: the C node's PyTorch name (``MulBackward0``)."""
-    __slots__ = ("_name",)
-
-    def __init__(self, name):
-        self._name = name
-
-    def name(self):
-        return self._name
-
-    def __repr__(self):
-        return f"<{self._name} object at {hex(id(self))}>"
-
-
 # --------------------------------------------------------------------------- Tensor methods
 def _requires_grad_(self, requires_grad=True):
     _check_int(lib.tn_requires_grad_(self._ptr, _bool(requires_grad, "requires_grad_", "requires_grad")))
+    if requires_grad:
+        graph._note_leaf(self)      # AccumulateGrad.variable is this object
     return self
 
 
@@ -319,11 +382,6 @@ def _grad_set(self, value):
     _check_int(lib.tn_set_grad(self._ptr, None if value is None else value._ptr))
 
 
-def _grad_fn(self):
-    n = lib.tn_grad_fn_name(self._ptr)
-    return Node(n.decode()) if n else None
-
-
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     backward(self, gradient, retain_graph, create_graph, inputs)
 
@@ -332,7 +390,6 @@ Tensor.requires_grad_ = _requires_grad_
 Tensor.requires_grad = property(lambda self: bool(lib.tn_requires_grad(self._ptr)),
                                 _requires_grad_set)
 Tensor.grad = property(_grad_get, _grad_set)
-Tensor.grad_fn = property(_grad_fn)
 Tensor.is_leaf = property(lambda self: bool(lib.tn_is_leaf(self._ptr)))
 Tensor.retain_grad = lambda self: _check_int(lib.tn_retain_grad(self._ptr)) and None
 Tensor.retains_grad = property(lambda self: bool(lib.tn_retains_grad(self._ptr)))
@@ -345,4 +402,7 @@ Tensor.register_hook = _register_hook
 from . import anomaly_mode, function, graph  # noqa: E402  (they use the plumbing above)
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: E402
 from .function import Function  # noqa: E402
+from .graph import Node  # noqa: E402
+
+Tensor.grad_fn = property(graph._grad_fn)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402  (the function shadows the module, as in torch)

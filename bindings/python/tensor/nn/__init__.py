@@ -2,7 +2,8 @@
 
 Module, Parameter, the layers, losses and containers are Python classes (torch 1.13's
 behaviour and reprs) whose forward calls the C functional ops in ``functional``;
-``init`` and ``utils`` are torch.nn.init and torch.nn.utils. The recurrent layers,
+``init``, ``utils`` and ``parallel`` are torch.nn.init, torch.nn.utils and
+torch.nn.parallel (DataParallel on one device). The recurrent layers,
 MultiheadAttention and the Transformer layers (``rnn_modules``) own Python Parameters and
 drive the C modules' forwards with them.
 """
@@ -14,11 +15,12 @@ from .layers import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .layers_more import *  # noqa: F401,F403
 from .rnn_modules import *  # noqa: F401,F403
+from .parallel import DataParallel, DistributedDataParallel  # noqa: F401
 from .layers import __all__ as _layers_all
 from .loss import __all__ as _loss_all
 from .layers_more import __all__ as _more_all
 from .rnn_modules import __all__ as _rnn_all
 
-__all__ = (["functional", "init", "utils", "Parameter", "Module", "Sequential", "ModuleList", "ModuleDict",
-            "ParameterList", "ParameterDict"] + list(_layers_all) + list(_loss_all)
+__all__ = (["functional", "init", "parallel", "utils", "Parameter", "Module", "Sequential", "ModuleList", "ModuleDict",
+            "ParameterList", "ParameterDict", "DataParallel", "DistributedDataParallel"] + list(_layers_all) + list(_loss_all)
            + list(_rnn_all) + list(_more_all))
