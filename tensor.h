@@ -19962,19 +19962,21 @@ static int tn__pm_fail(tn__pm *m, const char *fmt, ...) {
     return tn__pt_fail(m->z, "%sdata.pkl at byte %zu: %s", m->z->prefix, m->i, why);
 }
 
-/* Grow *arr (of *cap items of size bytes) to hold need; 0 or -1. */
-static int tn__pm_grow(tn__pm *m, void **arr, int64_t *cap, int64_t need, size_t size) {
-    if (need <= *cap) return 0;
+/* arr (of *cap items of size bytes) grown to hold need: the array (moved or not), or NULL
+   (arr unchanged) with an error. */
+static void *tn__pm_grow(tn__pm *m, void *arr, int64_t *cap, int64_t need, size_t size) {
+    if (need <= *cap) return arr;
     int64_t c = TN__MAX(need, *cap ? 2 * *cap : 16);
     int64_t bytes;
-    void *a = tn__mul_ok(c, (int64_t)size, &bytes) && (uint64_t)bytes <= SIZE_MAX ? TN_REALLOC(*arr, (size_t)bytes) : NULL;
-    if (!a) return tn__pm_fail(m, "out of memory");
-    *arr = a;
+    void *a = tn__mul_ok(c, (int64_t)size, &bytes) && (uint64_t)bytes <= SIZE_MAX ? TN_REALLOC(arr, (size_t)bytes) : NULL;
+    if (!a) { tn__pm_fail(m, "out of memory"); return NULL; }
     *cap = c;
-    return 0;
+    return a;
 }
 static tn__pv *tn__pm_new(tn__pm *m, int kind) {
-    if (tn__pm_grow(m, (void **)&m->all, &m->capall, m->nall + 1, sizeof *m->all)) return NULL;
+    tn__pv **all = (tn__pv **)tn__pm_grow(m, m->all, &m->capall, m->nall + 1, sizeof *m->all);
+    if (!all) return NULL;
+    m->all = all;
     tn__pv *v = (tn__pv *)TN_MALLOC(sizeof *v);
     if (!v) { tn__pm_fail(m, "out of memory"); return NULL; }
     memset(v, 0, sizeof *v);
@@ -19991,12 +19993,16 @@ static void tn__pm_free(tn__pm *m) {
     TN_FREE(m->all); TN_FREE(m->stack); TN_FREE(m->marks); TN_FREE(m->memo);
 }
 static int tn__pm_push(tn__pm *m, tn__pv *v) {
-    if (!v || tn__pm_grow(m, (void **)&m->stack, &m->capstack, m->sp + 1, sizeof *m->stack)) return -1;
+    tn__pv **stack = v ? (tn__pv **)tn__pm_grow(m, m->stack, &m->capstack, m->sp + 1, sizeof *m->stack) : NULL;
+    if (!stack) return -1;
+    m->stack = stack;
     m->stack[m->sp++] = v;
     return 0;
 }
 static int tn__pm_add(tn__pm *m, tn__pv *c, tn__pv *v) {
-    if (tn__pm_grow(m, (void **)&c->it, &c->cap, c->len + 1, sizeof *c->it)) return -1;
+    tn__pv **it = (tn__pv **)tn__pm_grow(m, c->it, &c->cap, c->len + 1, sizeof *c->it);
+    if (!it) return -1;
+    c->it = it;
     c->it[c->len++] = v;
     return 0;
 }
@@ -20189,10 +20195,13 @@ static tn__pv *tn__pm_run(tn__pm *m) {
             if (m->sp != 1 || m->nmarks) { tn__pm_fail(m, "STOP with %lld values on the stack", (long long)m->sp); return NULL; }
             return m->stack[0];
         }
-        case '(':
-            if (tn__pm_grow(m, (void **)&m->marks, &m->capmarks, m->nmarks + 1, sizeof *m->marks)) return NULL;
+        case '(': {
+            int64_t *marks = (int64_t *)tn__pm_grow(m, m->marks, &m->capmarks, m->nmarks + 1, sizeof *m->marks);
+            if (!marks) return NULL;
+            m->marks = marks;
             m->marks[m->nmarks++] = m->sp;
             break;
+        }
         case '0': { TN__PM_POP(v); (void)v; break; }
         case '1': { int64_t k = tn__pm_mark(m); if (k < 0) return NULL; m->sp = k; break; }
         case '2': { TN__PM_POP(v); TN__PM_PUSH(v); TN__PM_PUSH(v); break; }
