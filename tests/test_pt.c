@@ -185,7 +185,10 @@ TEST(hostile) {
     tn_scope_end();
     CHECK_ERR(tn_load_pt(tmp_path("s.safetensors")), "this is a safetensors file");
     write_file(tmp_path("text.pt"), (const unsigned char *)"hello world, not a zip", 22);
-    CHECK_ERR(tn_load_pt(tmp_path("text.pt")), "not a PyTorch zip file");
+    CHECK_ERR(tn_load_pt(tmp_path("text.pt")), "not a PyTorch zip file (22 bytes, starting 68 65 6c 6c)");
+    write_file(tmp_path("empty.pt"), (const unsigned char *)"", 0);
+    CHECK_ERR(tn_load_pt(tmp_path("empty.pt")), "not a PyTorch zip file (0 bytes)");
+    CHECK_ERR(tn_load_pt(tmpdir), "Is a directory");
     /* every truncation of a real file is refused; bit flips are refused or load, never crash */
     size_t n;
     unsigned char *b = read_file("tests/data/pt_state.pt", &n);

@@ -105,7 +105,8 @@ static int tn__pt_not_zip(const tn__pt *z) {
     if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) return tn__pt_fail(z, "not a PyTorch zip file: this is a gzip file");
     if (n >= 6 && !memcmp(b, "\x93NUMPY", 6)) return tn__pt_fail(z, "not a PyTorch zip file: this is a NumPy .npy file");
     if (n >= 4 && !memcmp(b, "PK\x03\x04", 4)) return tn__pt_fail(z, "not a PyTorch zip file: a damaged zip archive (no end of central directory record)");
-    return tn__pt_fail(z, "not a PyTorch zip file (%zu bytes%s%02x %02x %02x %02x)", n, n >= 4 ? ", starting " : "", n > 0 ? b[0] : 0, n > 1 ? b[1] : 0, n > 2 ? b[2] : 0, n > 3 ? b[3] : 0);
+    if (n < 4) return tn__pt_fail(z, "not a PyTorch zip file (%zu bytes)", n);
+    return tn__pt_fail(z, "not a PyTorch zip file (%zu bytes, starting %02x %02x %02x %02x)", n, b[0], b[1], b[2], b[3]);
 }
 
 /* The central directory: every entry's name, sizes and offsets, checked to lie in the file. */
