@@ -2234,6 +2234,26 @@ TNDEF tn_dict *tn_safetensors_load_buffer(const void *data, size_t size);  /* pa
    with tn_string_free. */
 TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
 
+/* ---- PyTorch .pt files ----
+   torch.save's zip format (PyTorch >= 1.6): "<name>/data.pkl", a pickle of the object,
+   and "<name>/data/<key>", each storage's bytes. Reading runs only the pickle opcodes and
+   globals a weights file uses (collections.OrderedDict, torch._utils._rebuild_tensor_v2 /
+   _rebuild_parameter, the storage types) and refuses any other global (os.system, ...) by
+   name: loading never runs code. Zip entries stored, or deflated with -DTENSOR_ZLIB; zip64;
+   CRC-32s checked; every size, stride and offset checked against the file; a damaged file
+   is an error, never a crash, and nothing is returned on any error. Legacy (pre-1.6)
+   files are refused with a message. */
+/* Load a state dict (torch.save(model.state_dict(), path)) into a dict: tensors keep the
+   strides and storage offsets of the file, and tensors that shared a storage share one
+   here (tn_same_storage). float16/bfloat16 tensors become float32. Nested dicts, lists
+   and tuples are flattened under dotted names ("model.fc.weight", "hist.0"); numbers
+   become 0-d tensors (int64, float64, bool), strings metadata; None is dropped. */
+TNDEF tn_dict *tn_load_pt(const char *path);
+/* Write d as torch.save(d) would (an OrderedDict of tensors; real torch.load reads it):
+   stored entries, data 64-byte aligned, tensors sharing a storage saved once as views of
+   it (the span they use), through a temporary file renamed over path as safetensors. */
+TNDEF int tn_save_pt(const char *path, const tn_dict *d);
+
 /* ---- DLPack ----
    Zero-copy exchange with NumPy, PyTorch, JAX, CuPy, ... through DLPack's C structs (the
    dmlc/dlpack ABI, version 0.8; declared here unless dlpack.h came first). Both directions

@@ -229,40 +229,59 @@ static int tn__st_create_tmp(const char *path, tn__wfile *w, char **name) {
     return err;
 }
 
+/* The safe save every writer goes through: the bytes go to an exclusive temporary beside
+   path (tn__st_create_tmp), fsync'd, then renamed over path, so a failed save leaves an old
+   file intact and never a partial one. body writes through tn__wf_write and returns 0, an
+   errno (a failed write: reported here), or -1 (its own error recorded). */
+static int tn__safe_save(const char *fn, const char *path, int (*body)(tn__wfile *w, void *ctx), void *ctx) {
+    char *tmpname = NULL, pb[256], tb[256];   /* tn__msg_path's */
+    tn__wfile w;
+    int rc = 0, err = tn__st_create_tmp(path, &w, &tmpname);
+    if (!tmpname) return TN__FAIL_INT("%s: out of memory", fn);
+    if (err) {
+        rc = TN__FAIL_INT("%s: cannot create '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err));
+        TN_FREE(tmpname);
+        return rc;
+    }
+    err = body(&w, ctx);
+    if (err < 0) { rc = -1; err = 0; }
+    int cerr = tn__wf_close(&w, !rc && !err);
+    if (!err) err = cerr;
+    if (!rc && err) rc = TN__FAIL_INT("%s: cannot write '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err));
+    /* the old file is replaced only by a complete new one, and never removed: a platform
+       whose rename does not replace an existing file reports the error */
+    if (!rc && rename(tmpname, path) != 0) rc = TN__FAIL_INT("%s: cannot rename '%s' to '%s': %s", fn, tn__msg_path(tmpname, tb), tn__msg_path(path, pb), strerror(errno));
+    if (rc) remove(tmpname);
+    TN_FREE(tmpname);
+    return rc;
+}
+
+typedef struct tn__st_save { tn__sbuf *hdr; tn__st_item *items; int n; } tn__st_save;
+static int tn__st_save_body(tn__wfile *w, void *ctx) {
+    tn__st_save *s = (tn__st_save *)ctx;
+    unsigned char len8[8];
+    for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)s->hdr->n >> (8 * k) & 0xFF);
+    int err = tn__wf_write(w, len8, 8);
+    if (!err) err = tn__wf_write(w, s->hdr->s, s->hdr->n);
+    for (int i = 0; !err && i < s->n; i++) {
+        tn_tensor *tmp;
+        const void *src = tn__st_bytes("tn_safetensors_save", s->items[i].t, &tmp);
+        if (!src) return -1;
+        err = tn__wf_write(w, src, (size_t)s->items[i].nbytes);
+        tn_release(tmp);
+    }
+    return err;
+}
+
 TNDEF int tn_safetensors_save(const char *path, const tn_dict *d) {
     const char *fn = "tn_safetensors_save";
     if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
     tn__sbuf hdr;
-    tn__st_item *items;
-    int n;
-    if (tn__st_header(fn, d, &hdr, &items, &n)) return -1;
-    char *tmpname = NULL, pb[256], tb[256];   /* tn__msg_path's */
-    tn__wfile w;
-    int rc = 0, err = tn__st_create_tmp(path, &w, &tmpname);
-    if (!tmpname) rc = TN__FAIL_INT("%s: out of memory", fn);
-    else if (err) { rc = TN__FAIL_INT("%s: cannot create '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err)); TN_FREE(tmpname); tmpname = NULL; }
-    if (tmpname) {
-        unsigned char len8[8];
-        for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)hdr.n >> (8 * k) & 0xFF);
-        err = tn__wf_write(&w, len8, 8);
-        if (!err) err = tn__wf_write(&w, hdr.s, hdr.n);
-        for (int i = 0; !err && i < n; i++) {
-            tn_tensor *tmp;
-            const void *src = tn__st_bytes(fn, items[i].t, &tmp);
-            if (!src) { rc = -1; break; }
-            err = tn__wf_write(&w, src, (size_t)items[i].nbytes);
-            tn_release(tmp);
-        }
-        int cerr = tn__wf_close(&w, !rc && !err);
-        if (!err) err = cerr;
-        if (!rc && err) rc = TN__FAIL_INT("%s: cannot write '%s': %s", fn, tn__msg_path(tmpname, tb), strerror(err));
-        /* the old file is replaced only by a complete new one, and never removed: a platform
-           whose rename does not replace an existing file reports the error */
-        if (!rc && rename(tmpname, path) != 0) rc = TN__FAIL_INT("%s: cannot rename '%s' to '%s': %s", fn, tn__msg_path(tmpname, tb), tn__msg_path(path, pb), strerror(errno));
-        if (rc) remove(tmpname);
-    }
-    TN_FREE(tmpname);
+    tn__st_save s;
+    if (tn__st_header(fn, d, &hdr, &s.items, &s.n)) return -1;
+    s.hdr = &hdr;
+    int rc = tn__safe_save(fn, path, tn__st_save_body, &s);
     TN_FREE(hdr.s);
-    TN_FREE(items);
+    TN_FREE(s.items);
     return rc;
 }

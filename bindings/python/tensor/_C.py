@@ -618,6 +618,8 @@ tn_safetensors_save i s p
 tn_safetensors_load p s
 tn_safetensors_load_buffer p p z
 tn_safetensors_serialize p p S
+tn_save_pt i s p
+tn_load_pt p s
 tn_read_idx T s
 tn_tensor_dataset p A i
 tn_mnist_dataset p s b
