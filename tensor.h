@@ -5549,7 +5549,7 @@ static tn_tensor *tn__take_along_dim_impl(tn_tensor *t, tn_tensor *indices, int6
     int d = tn__wrap_dim(fn, dim, t->ndim);
     if (d < 0) return NULL;
     /* broadcast every dim but d; along d, t keeps its size and indices theirs */
-    int64_t bs[TN_MAX_DIMS];
+    int64_t bs[TN_MAX_DIMS] = {0};
     const int nd = t->ndim;   /* indices' too */
     for (int i = 0; i < nd; i++) {
         const int64_t a = i == d ? indices->shape[i] : t->shape[i], b = indices->shape[i];
