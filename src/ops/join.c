@@ -306,7 +306,11 @@ static tn_tensor *tn__repeat_counts(const char *fn, tn_tensor *repeats, int64_t 
     const int64_t *v = (const int64_t *)tn_data_ptr(h);
     *total = 0;
     for (int64_t i = 0, n = tn_numel(h); i < n; i++) {
-        if (v[i] < 0) { tn_release(h); return (tn_tensor *)tn__error("%s: repeats can not be negative (repeats[%lld] = %lld)", fn, (long long)i, (long long)v[i]); }
+        if (v[i] < 0) {
+            const long long bad = (long long)v[i];   /* (read before h goes) */
+            tn_release(h);
+            return (tn_tensor *)tn__error("%s: repeats can not be negative (repeats[%lld] = %lld)", fn, (long long)i, bad);
+        }
         if (!tn__add_ok(*total, v[i], total)) { tn_release(h); return (tn_tensor *)tn__error("%s: the repeats' total overflows int64", fn); }
     }
     return h;
@@ -370,6 +374,7 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
     const char *fn = "tn_diff";
     TN__CHECK_NULL(t);
     if (t->ndim == 0) return (tn_tensor *)tn__error("%s: diff expects input to be at least one-dimensional", fn);
+    /* PyTorch 2 refuses a negative order (1.13 returned the input unchanged) */
     if (n < 0) return (tn_tensor *)tn__error("%s: order must be non-negative but got %lld", fn, (long long)n);
     int d = tn__wrap_dim(fn, dim, t->ndim);
     if (d < 0) return NULL;

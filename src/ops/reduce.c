@@ -410,7 +410,8 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     if (tn_numel(x) > 0) {
         tn_tensor *lo = tn_amin(x, NULL, 0, false), *hi = lo ? tn_amax(x, NULL, 0, false) : NULL;
         if (!hi) { tn_scope_end(); return NULL; }
-        if (tn_item(lo) < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got %g)", fn, tn_item(lo)); }
+        const double lov = tn_item(lo);
+        if (lov < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got %g)", fn, lov); }
         int64_t need;   /* exact below 2^53; a larger maximum fails to allocate anyway */
         if (tn__double_to_int64(fn, "the largest value plus one", tn_item(hi) + 1, &need)) { tn_scope_end(); return NULL; }
         if (need > size) size = need;

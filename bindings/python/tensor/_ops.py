@@ -1046,7 +1046,7 @@ FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstac
 # Methods of _core.Tensor that are also torch.<name>(input, ...) functions.
 for _n in ("clone contiguous detach flatten unflatten permute transpose swapaxes swapdims t narrow select "
            "squeeze unsqueeze unfold as_strided unbind chunk flip fliplr flipud roll repeat_interleave tile tril triu "
-           "index_select gather scatter scatter_add index_put masked_fill masked_select nonzero argwhere "
+           "index_select gather scatter scatter_add index_put index_put_ masked_fill masked_select nonzero argwhere "
            "movedim moveaxis reshape ravel numel is_floating_point is_complex is_nonzero").split():
     if hasattr(Tensor, _n):
         METHOD_FUNCTIONS[_n] = getattr(Tensor, _n)

@@ -286,12 +286,10 @@ def _samples(op):
         return (list(op.sample_inputs("cpu", dt, requires_grad=True)) if grad else []) + list(op.sample_inputs("cpu", dt, requires_grad=False))
 
 
-@pytest.mark.parametrize("op", INFOS, ids=_key)
-def test_opinfo_samples(op):
+def _run_samples(op, samples):
+    """run_sample on each; the failures, described"""
     global to_tn
-    samples = _samples(op)
-    assert samples, _key(op)
-    failures, gradchecked = [], 0
+    failures = []
     for sample in samples:
         conv = call_tracking(sample)
         saved, to_tn = to_tn, conv
@@ -301,6 +299,14 @@ def test_opinfo_samples(op):
             failures.append(f"{describe(sample)}: {type(e).__name__}: {str(e)[:300]}")
         finally:
             to_tn = saved
+    return failures
+
+
+@pytest.mark.parametrize("op", INFOS, ids=_key)
+def test_opinfo_samples(op):
+    samples = _samples(op)
+    assert samples, _key(op)
+    failures, gradchecked = _run_samples(op, samples), 0
     for sample in samples:
         if not OPS[op.name] or gradchecked >= GRADCHECKS or op.name == "scatter" and "reduce" in sample.kwargs:
             continue
@@ -314,6 +320,17 @@ def test_opinfo_samples(op):
             failures.append(f"gradcheck {describe(sample)}: {type(e).__name__}: {str(e)[:300]}")
             gradchecked += 1
     RESULTS[_key(op)] = [len(samples) - len(failures), len(samples)]
+    assert not failures, f"{_key(op)}: {len(failures)} of {len(samples)} samples failed:\n" + "\n".join(failures[:8])
+
+
+@pytest.mark.parametrize("op", [op for op in INFOS if not op.name.endswith("_indices")], ids=_key)   # (no tensor inputs)
+def test_opinfo_samples_noncontiguous(op):
+    """the same samples with every tensor strided (PyTorch's noncontiguous_like: every other
+    element of a bigger buffer), values and gradients against torch's"""
+    samples = [s.noncontiguous() for s in _samples(op)]
+    assert samples and any(not t.is_contiguous() for s in samples for t in tensors_of((s.input, s.args)) if t.numel() > 1), _key(op)
+    failures = _run_samples(op, samples)
+    RESULTS[_key(op) + " noncontig"] = [len(samples) - len(failures), len(samples)]
     assert not failures, f"{_key(op)}: {len(failures)} of {len(samples)} samples failed:\n" + "\n".join(failures[:8])
 
 
@@ -345,6 +362,69 @@ def test_opinfo_error_inputs(op):
         failures.append(f"{describe(s)}: no error, torch raises {e.error_type.__name__} ({e.error_regex})")
     RESULTS[_key(op) + " errors"] = [tried - len(failures), tried]
     assert not failures, "\n".join(failures)
+
+
+# --------------------------------------------------------------------------- beyond the OpInfo samples
+def test_aminmax_values():
+    """torch 1.13's op_db has error inputs only for aminmax"""
+    base = torch.randn(5, 4, 3, dtype=torch.float64)
+    x = base.transpose(0, 2)   # not contiguous
+    x[1, 2, 0] = float("nan")
+    for kw in ({}, {"dim": 1}, {"dim": -1, "keepdim": True}, {"dim": 0}):
+        r, o = torch.aminmax(x, **kw), tn.aminmax(to_tn(x), **kw)
+        assert_same(o.min, r.min, f"aminmax {kw} min")
+        assert_same(o.max, r.max, f"aminmax {kw} max")
+        m = to_tn(x).aminmax(**kw)
+        assert_same(m[0], r[0], f"Tensor.aminmax {kw}")
+    xi = torch.randint(-9, 9, (4, 6))
+    assert_same(tn.aminmax(to_tn(xi), dim=1).max, torch.aminmax(xi, dim=1).max, "aminmax int64")
+    z = torch.tensor(2.5, dtype=torch.float64)
+    assert_same(tn.aminmax(to_tn(z)).min, torch.aminmax(z).min, "aminmax 0-d")
+    with pytest.raises(RuntimeError):
+        tn.aminmax(tn.zeros(0))
+
+
+def test_multinomial_generator_and_distribution():
+    p = tn.tensor([[0.0, 1.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]], dtype=tn.float64)
+    g1, g2 = tn.Generator().manual_seed(5), tn.Generator().manual_seed(5)
+    a = tn.multinomial(p, 3000, replacement=True, generator=g1)
+    b = p.multinomial(3000, True, generator=g2)
+    assert a.dtype == tn.int64 and tuple(a.shape) == (2, 3000)
+    assert np.array_equal(a.numpy(), b.numpy()), "the same seed draws the same"
+    c = np.stack([np.bincount(r, minlength=4) for r in a.numpy()])
+    assert c[0, 0] == 0 and c[0, 3] == 0 and 2 < c[0, 2] / c[0, 1] < 4
+    assert (np.abs(c[1] - 750) < 150).all()
+    w = tn.multinomial(p, 2, generator=g1).numpy()
+    assert sorted(w[0].tolist()) == [1, 2] and len(set(w[1].tolist())) == 2
+    tn.manual_seed(3)
+    d = tn.multinomial(p[1], 4)
+    tn.manual_seed(3)
+    assert np.array_equal(d.numpy(), tn.multinomial(p[1], 4).numpy()) and sorted(d.tolist()) == [0, 1, 2, 3]
+    with pytest.raises(RuntimeError, match="without replacement"):
+        tn.multinomial(p, 5)
+    with pytest.raises(RuntimeError, match="n_sample <= 0"):
+        tn.multinomial(p, 0, True)
+
+
+def test_inplace_forms_return_self():
+    """the in-place forms change and return their tensor, as torch's"""
+    x = torch.randn(3, 4, dtype=torch.float64)
+    idx = torch.tensor([2, 0])
+    src = torch.randn(3, 2, dtype=torch.float64)
+    cases = [("index_add_", (1, idx, src), {"alpha": 2}), ("index_copy_", (1, idx, src), {}), ("index_fill_", (1, idx, -1.5), {}),
+             ("scatter_reduce_", (1, torch.tensor([[0, 0], [3, 1], [2, 2]]), src, "amax"), {"include_self": False}),
+             ("scatter_", (1, torch.tensor([[0, 0], [3, 1], [2, 2]]), src), {"reduce": "multiply"}),
+             ("put_", (torch.tensor([0, 5, 5]), torch.tensor([1.0, 2, 3], dtype=torch.float64)), {"accumulate": True}),
+             ("masked_scatter_", (x > 0, torch.randn(12, dtype=torch.float64)), {}),
+             ("index_put_", ((torch.tensor([0, 0]), torch.tensor([1, 1])), torch.tensor([1.0, 2], dtype=torch.float64)), {"accumulate": True})]
+    for name, args, kw in cases:
+        r, o = x.clone(), to_tn(x.clone())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rr = getattr(r, name)(*args, **kw)
+        oo = getattr(o, name)(*to_tn(args), **to_tn(kw))
+        assert oo is o and rr is r, name
+        assert_same(o, r, name)
 
 
 def test_summary():
