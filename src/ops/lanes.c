@@ -407,7 +407,7 @@ static bool tn__elem_eq(const char *a, const char *b, tn_dtype dt) {
     }
 }
 #define TN__ELEM_CMP(T) { T x = *(const T *)a, y = *(const T *)b; \
-        if (TN__NAN(x) || TN__NAN(y)) return TN__NAN(x) - TN__NAN(y); return (x > y) - (x < y); }
+        return TN__NAN(x) || TN__NAN(y) ? TN__NAN(x) - TN__NAN(y) : (x > y) - (x < y); }
 static int tn__elem_cmp(const char *a, const char *b, tn_dtype dt) {
     switch (dt) {
     case TN_F32: TN__ELEM_CMP(float)
