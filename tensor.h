@@ -365,6 +365,11 @@ TNDEF tn_tensor *tn_scalar_bool(bool value);    /* a Python bool */
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m < 0 means m = n */
+/* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
+   in row-major order, the elements with column - row <= offset (>= offset for triu);
+   dtype int64 or int32 (torch.tril_indices / triu_indices; PyTorch's default offset is 0). */
+TNDEF tn_tensor *tn_tril_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype);
+TNDEF tn_tensor *tn_triu_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype);
 TNDEF tn_tensor *tn_empty_like(tn_tensor *t);
 TNDEF tn_tensor *tn_zeros_like(tn_tensor *t);
 TNDEF tn_tensor *tn_ones_like(tn_tensor *t);
@@ -437,6 +442,10 @@ TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int
 TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen);
 TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen);
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* int64 as in PyTorch */
+/* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
+   non-negative, finite, no row all zero): with replacement independent draws, without
+   distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
+TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
 /* Raw Philox block: 4 x uint32 for (key, counter). */
 TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
     uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
@@ -511,6 +520,34 @@ TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tens
 TNDEF tn_tensor *tn_scatter_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_scatter_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+/* src reduced into t at index along dim: reduce "sum", "prod", "mean" (integers: floor
+   division), "amax" or "amin"; include_self false leaves t's own value out wherever
+   something is scattered (PyTorch's default: true). */
+TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+/* scatter(t, dim, index, src, reduce="add" | "multiply"): PyTorch has no derivative for it
+   (backward through it is an error). */
+TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);
+TNDEF tn_tensor *tn_scatter_with_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);
+/* Along dim, at the positions in index (0-d or 1-d, in [0, size)): t plus alpha * src's
+   slices (duplicates add up), src's slices copied, or value filled. src has t's shape but
+   index's length along dim and t's dtype. index_add takes int64 or int32 indices, index_copy
+   and index_fill int64, as PyTorch. */
+TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
+TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
+TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
+TNDEF tn_tensor *tn_index_fill_(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
+/* take: t read as if flattened at index (int64; negative counts from the end), in index's
+   shape; put: the reverse, source's elements (as many as index has, t's dtype) written or,
+   with accumulate, added (duplicates add up). */
+TNDEF tn_tensor *tn_take(tn_tensor *t, tn_tensor *index);
+TNDEF tn_tensor *tn_put(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate);
+TNDEF tn_tensor *tn_put_(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate);
+/* gather(t, dim, indices) after broadcasting t and indices (int64, t's ndim) over every dim
+   but dim; dim TN_NONE: both flattened first. */
+TNDEF tn_tensor *tn_take_along_dim(tn_tensor *t, tn_tensor *indices, int64_t dim);
 /* Advanced indexing t[i0, i1, ...] as aten::index: indices[k] indexes dim k (NULL = ":");
    integer tensors broadcast together, bool tensors select where true. */
 TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n);
@@ -520,8 +557,24 @@ TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, t
 TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value);
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value);
 TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask);   /* 1-D */
+/* t (broadcast with the bool mask) with the positions where mask is true filled, in
+   row-major order, from source's leading elements (source has t's dtype and at least as
+   many elements as mask has true values). The in-place form keeps t's shape. */
+TNDEF tn_tensor *tn_masked_scatter(tn_tensor *t, tn_tensor *mask, tn_tensor *source);
+TNDEF tn_tensor *tn_masked_scatter_(tn_tensor *t, tn_tensor *mask, tn_tensor *source);
 TNDEF tn_tensor *tn_nonzero(tn_tensor *t);                          /* [n, ndim] int64 */
+TNDEF tn_tensor *tn_argwhere(tn_tensor *t);                         /* nonzero's [n, ndim] */
 TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b);
+/* isin: bool, elements' shape, whether each element equals one of test_elements (either
+   may be a 0-d scalar; compared in their promoted dtype; NaN is in nothing); invert
+   negates it. assume_unique changes nothing here (a speed hint in PyTorch). */
+#define TN_FIELDS_tn_isin_fn_opts(X) \
+    X(B, assume_unique, false, "") \
+    X(B, invert,        false, "")
+TN__KW_STRUCT(tn_isin_fn_opts);
+TNDEF tn_tensor *tn_isin_opts(tn_tensor *elements, tn_tensor *test_elements, tn_isin_fn_opts opts);
+#define tn_isin(elements, ...) tn_isin_opts(elements, TN__POS_KW(tn_isin_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_isin_str(tn_tensor *elements, tn_tensor *test_elements, const char *options);
 
 /* Joining and splitting. split/chunk write up to max_out views into out and return
    how many there are (or -1 on error). */
@@ -533,6 +586,18 @@ TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, i
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
+/* Each element of t (each slice along dim) repeated repeats times, or repeats[i] times
+   (tensor form: int64 or int32, one per slice, or a single count); dim TN_NONE flattens t
+   first. output_size: TN_NONE, or the result's length along dim (checked). */
+TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size);
+TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size);
+/* torch.repeat_interleave(repeats): i repeated repeats[i] times (repeats 1-d, int64 or int32;
+   the result in its dtype). */
+TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size);
+/* The n-th forward difference along dim of t with prepend and append (NULL: none; t's ndim)
+   concatenated before and after it; bool inputs differ by logical xor. PyTorch's defaults:
+   n 1, dim -1. */
+TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append);
 TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
 TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
@@ -684,12 +749,20 @@ TNDEF tn_tensor *tn_sum(tn_tensor *x);
 TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_mean(tn_tensor *x);
 TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* sum and mean over the elements that are not NaN (nanmean: floating input; NaN where all are). */
+TNDEF tn_tensor *tn_nansum(tn_tensor *x);
+TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nanmean(tn_tensor *x);
+TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_prod(tn_tensor *x);
 TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
 TNDEF tn_tensor *tn_min(tn_tensor *x);
+/* amin and amax in one call: returns the min, the max goes to *max (the result's ownership
+   rule); dim TN_NONE reduces every dim (an error on an empty tensor). */
+TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max);
 /* Values and (if indices != NULL) int64 indices of the first extreme along dim;
    *indices follows the same ownership rule as the result. */
 TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
@@ -698,6 +771,7 @@ TNDEF tn_tensor *tn_argmax(tn_tensor *x);       /* index into the flattened tens
 TNDEF tn_tensor *tn_argmin(tn_tensor *x);
 TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim);
+TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n); /* int64; n = 0: all dims */
 /* var/std with Bessel-style correction (PyTorch's default is 1). */
 TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
@@ -709,6 +783,11 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
+/* Running max / min along dim and the index where it was reached (a NaN, and a value equal to
+   the running one, take over: the last such index, as PyTorch). */
+TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices);
+TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices);
+TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim);   /* log(cumsum(exp(x))) without overflow; floating */
 TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d */
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
@@ -718,6 +797,82 @@ TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor *
 TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
 /* The k largest (or smallest) along dim, sorted. */
 TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
+/* Medians: the lower of the two middle values (PyTorch's convention). median is NaN where
+   a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
+   all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
+   gradient is shared by the elements equal to it; the dim forms give values and int64
+   indices as tn_max_dim. Not for bool, as PyTorch. */
+TNDEF tn_tensor *tn_median(tn_tensor *x);
+TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_nanmedian(tn_tensor *x);
+TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+/* The k-th smallest (1-based, NaN largest) along dim, with its index. */
+TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices);
+/* The most frequent value along dim (the smallest of equally frequent ones; NaNs are all
+   different) and the index of its last occurrence. Ties between occurrences are
+   unspecified in PyTorch (its sort is unstable): here always the last. */
+TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_msort(tn_tensor *x);   /* sorted along dim 0 */
+/* quantile / nanquantile of x at q (a 0-d or 1-d tensor of x's dtype, or a wrapped scalar,
+   values in [0, 1]; a 1-d q adds a leading dim) over dim (TN_NONE: all elements) with
+   PyTorch's interpolation between the two nearest ranks; x float32 or float64, not empty.
+   quantile is NaN where the lane has a NaN; nanquantile ranks the other values only. */
+typedef enum tn_interpolation {
+    TN_INTERPOLATION_LINEAR = 0, TN_INTERPOLATION_LOWER, TN_INTERPOLATION_HIGHER, TN_INTERPOLATION_MIDPOINT, TN_INTERPOLATION_NEAREST
+} tn_interpolation;
+#define TN_FIELDS_tn_quantile_fn_opts(X) \
+    X(I, dim,           TN_NONE, "") \
+    X(B, keepdim,       false,   "") \
+    X(E, interpolation, TN_INTERPOLATION_LINEAR, "linear|lower|higher|midpoint|nearest")
+TN__KW_STRUCT(tn_quantile_fn_opts);
+TNDEF tn_tensor *tn_quantile_opts(tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts opts);
+#define tn_quantile(x, ...) tn_quantile_opts(x, TN__POS_KW(tn_quantile_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_quantile_str(tn_tensor *x, tn_tensor *q, const char *options);
+TNDEF tn_tensor *tn_nanquantile_opts(tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts opts);
+#define tn_nanquantile(x, ...) tn_nanquantile_opts(x, TN__POS_KW(tn_quantile_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanquantile_str(tn_tensor *x, tn_tensor *q, const char *options);
+/* searchsorted: for each value, the index in sorted_sequence (1-d, or the values' leading
+   dims then the sorted one) where it would be inserted to keep it sorted: before equal
+   elements, or after them with right (or side "right"; side NULL: None). sorter (int64, the
+   sequence's shape) gives the sequence's sorted order when it is not sorted itself. int64
+   indices, int32 with out_int32; compared in the promoted dtype. bucketize(input,
+   boundaries 1-d) is searchsorted(boundaries, input), side and sorter not given. */
+#define TN_FIELDS_tn_searchsorted_fn_opts(X) \
+    X(B, out_int32, false, "") \
+    X(B, right,     false, "") \
+    X(S, side,      NULL,  "") \
+    X(T, sorter,    NULL,  "")
+TN__KW_STRUCT(tn_searchsorted_fn_opts);
+TNDEF tn_tensor *tn_searchsorted_opts(tn_tensor *sorted_sequence, tn_tensor *values, tn_searchsorted_fn_opts opts);
+#define tn_searchsorted(sorted_sequence, ...) tn_searchsorted_opts(sorted_sequence, TN__POS_KW(tn_searchsorted_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_searchsorted_str(tn_tensor *sorted_sequence, tn_tensor *values, const char *options);
+TNDEF tn_tensor *tn_bucketize_opts(tn_tensor *input, tn_tensor *boundaries, tn_searchsorted_fn_opts opts);
+#define tn_bucketize(input, ...) tn_bucketize_opts(input, TN__POS_KW(tn_searchsorted_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_bucketize_str(tn_tensor *input, tn_tensor *boundaries, const char *options);
+/* unique: the distinct elements of x (sorted: always, as PyTorch 2's CPU kernel), or with
+   dim the distinct slices along dim (lexicographic order); *inverse (x's shape, or [size
+   along dim]) maps every element to its entry and *counts counts them (int64, when
+   return_inverse / return_counts ask; the result's ownership rule; NULL pointers are
+   fine). NaNs are all different. unique_consecutive merges only runs of equal neighbours
+   (sorted is not its option). */
+#define TN_FIELDS_tn_unique_fn_opts(X) \
+    X(B, sorted,         true,    "") \
+    X(B, return_inverse, false,   "") \
+    X(B, return_counts,  false,   "") \
+    X(I, dim,            TN_NONE, "")
+TN__KW_STRUCT(tn_unique_fn_opts);
+TNDEF tn_tensor *tn_unique_opts(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts opts);
+#define tn_unique(x, inverse, ...) tn_unique_opts(x, inverse, TN__POS_KW(tn_unique_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_unique_str(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, const char *options);
+TNDEF tn_tensor *tn_unique_consecutive_opts(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts opts);
+#define tn_unique_consecutive(x, inverse, ...) tn_unique_consecutive_opts(x, inverse, TN__POS_KW(tn_unique_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, const char *options);
+/* bincount: counts of each value of x (1-d, non-negative integers) in [max(x) + 1 or
+   minlength] bins: int64, or the sums of weights (x's length; float32 weights give float32,
+   others float64). histc: bins equal bins over [min, max] (both 0 or equal: the data's
+   range) counting x's elements inside it (floating x; the result in its dtype). */
+TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength);
+TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -2545,9 +2700,9 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
     X(THRESHOLD_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
 #define TN_REDUCE_OPS(X) X(SUM) X(PROD) X(MAX) X(MIN) X(ALL) X(ANY)
-#define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
+#define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(CUMMAX) X(CUMMIN) X(LOGCUMSUMEXP) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
 #define TN_RANDOM_OPS(X) X(UNIFORM) X(NORMAL) X(RANDINT)
-#define TN_INDEX_MODES(X) X(GATHER) X(SCATTER) X(SCATTER_ADD)
+#define TN_INDEX_MODES(X) X(GATHER) X(SCATTER) X(SCATTER_ADD) X(SCATTER_MUL) X(SCATTER_MAX) X(SCATTER_MIN)
 
 #define TN__ENUM_ENTRY(name) name,
 typedef enum tn_unary_op { TN_UNARY_OPS(TN__ENUM_ENTRY) TN_NUM_UNARY_OPS } tn_unary_op;
@@ -2582,12 +2737,13 @@ typedef struct tn_backend {
     /* out has x's ndim with size 1 on reduced dims. */
     int (*reduce)(tn_reduce_op op, tn_tensor *out, tn_tensor *x);
     /* Along one dim: ARGMAX/ARGMIN (out values or NULL, out1 int64 indices, size 1 on dim),
-       CUMSUM/CUMPROD/SOFTMAX/LOG_SOFTMAX (out like x), SORT (out values, out1 indices;
-       flag = descending). */
+       CUMSUM/CUMPROD/LOGCUMSUMEXP/SOFTMAX/LOG_SOFTMAX (out like x), CUMMAX/CUMMIN (out
+       values, out1 int64 indices, like x), SORT (out values, out1 indices; flag = descending). */
     int (*lane)(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag);
     /* Indexed copy. All of dst, src and the k int64 index tensors have the iteration
        shape; offsets idx[j] * idx_strides[j] (in elements, bounds already checked) are
-       added to src (GATHER) or dst (SCATTER, SCATTER_ADD). */
+       added to src (GATHER) or dst (SCATTER, and the accumulating SCATTER_ADD, SCATTER_MUL,
+       SCATTER_MAX, SCATTER_MIN: duplicates combine; MAX and MIN propagate NaN). */
     int (*index)(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
     tn_tensor *(*nonzero)(tn_tensor *x);                    /* [n, ndim] int64, owned by the caller */
     /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read). */
@@ -3548,6 +3704,18 @@ static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)
 #define TN__KW_T tn_print_options
 static const tn__kwkey tn__kw_print[] = {TN_FIELDS_tn_print_options(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_isin_fn_opts
+static const tn__kwkey tn__kw_isin[] = {TN_FIELDS_tn_isin_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_quantile_fn_opts
+static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_searchsorted_fn_opts
+static const tn__kwkey tn__kw_searchsorted[] = {TN_FIELDS_tn_searchsorted_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_unique_fn_opts
+static const tn__kwkey tn__kw_unique[] = {TN_FIELDS_tn_unique_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \
@@ -3731,13 +3899,15 @@ static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
 #define TN__GRAD_OPS(X) \
     X(G_UNARY, "") X(G_BINARY, "") X(G_TERNARY, "") X(G_SUM, "SumBackward0") X(G_MEAN, "MeanBackward0") \
     X(G_PROD, "ProdBackward0") X(G_AMAX, "AmaxBackward0") X(G_AMIN, "AminBackward0") X(G_MAX_DIM, "MaxBackward0") \
-    X(G_MIN_DIM, "MinBackward0") X(G_CUMSUM, "CumsumBackward0") X(G_CUMPROD, "CumprodBackward0") \
+    X(G_MIN_DIM, "MinBackward0") X(G_MEDIAN, "MedianBackward0") X(G_CUMSUM, "CumsumBackward0") X(G_CUMPROD, "CumprodBackward0") \
+    X(G_LOGCUMSUMEXP, "LogcumsumexpBackward0") \
     X(G_SOFTMAX, "SoftmaxBackward0") X(G_LOG_SOFTMAX, "LogSoftmaxBackward0") X(G_SORT, "SortBackward0") \
     X(G_RESHAPE, "ViewBackward0") X(G_PERMUTE, "PermuteBackward0") X(G_EXPAND, "ExpandBackward0") \
     X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_UNFOLD, "UnfoldBackward0") \
     X(G_SLICE_SCATTER, "SliceScatterBackward0") X(G_FLIP, "FlipBackward0") X(G_PAD, "ConstantPadNdBackward0") \
     X(G_COPY, "CloneBackward0") X(G_TO, "ToCopyBackward0") X(G_INDEX_SELECT, "IndexSelectBackward0") \
     X(G_GATHER, "GatherBackward0") X(G_SCATTER, "ScatterBackward0") X(G_SCATTER_ADD, "ScatterAddBackward0") \
+    X(G_SCATTER_REDUCE, "ScatterReduceBackward0") \
     X(G_INDEX, "IndexBackward0") X(G_INDEX_PUT, "IndexPutBackward0") X(G_CAT, "CatBackward0") \
     X(G_MM, "MmBackward0") X(G_BMM, "BmmBackward0") X(G_ADDMM, "AddmmBackward0") X(G_BADDBMM, "BaddbmmBackward0") \
     X(G_MV, "MvBackward0") X(G_DOT, "DotBackward0") X(G_CUSTOM, "CustomBackward") \
@@ -4907,6 +5077,43 @@ TNDEF tn_tensor *tn_resize_(tn_tensor *t, const int64_t *shape, int ndim) {
     return t;
 }
 
+/* The coordinates of the lower (upper) triangle, row by row, on the host. */
+static tn_tensor *tn__tri_indices(const char *fn, int64_t row, int64_t col, int64_t offset, tn_dtype dtype, bool upper) {
+    if (row < 0) return (tn_tensor *)tn__error("%s: row must be non-negative, got %lld", fn, (long long)row);
+    if (col < 0) return (tn_tensor *)tn__error("%s: col must be non-negative, got %lld", fn, (long long)col);
+    if (dtype != TN_I64 && dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: \"%s\" not implemented for '%s' (int64 or int32 only)", fn, upper ? "triu_indices" : "tril_indices", tn__torch_type_name(dtype));
+    if (dtype == TN_I32 && (row > INT32_MAX || col > INT32_MAX))
+        return (tn_tensor *)tn__error("%s: a %lld x %lld matrix's coordinates do not fit int32", fn, (long long)row, (long long)col);
+    /* row i has the columns [lo, hi): [0, min(col, i + offset + 1)) or [max(0, i + offset), col);
+       an offset past either corner means the same as the corner (and the sums then fit) */
+    int64_t cells;
+    if (!tn__mul_ok(row, col, &cells)) return (tn_tensor *)tn__error("%s: a %lld x %lld matrix has more elements than int64 counts", fn, (long long)row, (long long)col);
+    offset = TN__MAX(-row, TN__MIN(offset, col));
+    #define TN__TRI_RANGE(i, lo, hi) int64_t lo = upper ? TN__MAX(0, TN__MIN(col, (i) + offset)) : 0, \
+        hi = upper ? col : TN__MAX(0, TN__MIN(col, (i) + offset + 1))
+    int64_t count = 0;
+    for (int64_t i = 0; i < row; i++) {
+        TN__TRI_RANGE(i, lo, hi);
+        count += hi - lo;   /* at most row * col elements: checked by tn__new */
+    }
+    int64_t shape[2] = {2, count};
+    tn_tensor *h = tn__new_checked(fn, shape, 2, TN_I64), *r = NULL;
+    if (h) {
+        int64_t *p = (int64_t *)h->storage->data, k = 0;
+        for (int64_t i = 0; i < row; i++) {
+            TN__TRI_RANGE(i, lo, hi);
+            for (int64_t j = lo; j < hi; j++, k++) { p[k] = i; p[count + k] = j; }
+        }
+        r = dtype == TN_I64 ? h : tn__copy_as(h, dtype, TN_CPU);
+        if (r != h) tn_release(h);
+    }
+    #undef TN__TRI_RANGE
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_tril_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype) { return tn__tri_indices("tn_tril_indices", row, col, offset, dtype, false); }
+TNDEF tn_tensor *tn_triu_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype) { return tn__tri_indices("tn_triu_indices", row, col, offset, dtype, true); }
+
 /* ======================================================================= */
 /* src/core/rng.c: generators, Philox streams, random tensors              */
 /* ======================================================================= */
@@ -5272,6 +5479,55 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     return r;
 }
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { return TN__AS("tn_randperm", tn__randperm_impl(n, dtype, gen)); }
+
+/* multinomial as PyTorch: without replacement (or for one sample) the categories' race
+   p / E, E ~ Exp(1) (the largest num_samples win: each a draw without replacement in
+   proportion to p); with replacement inverse-CDF draws: the first category whose
+   cumulative probability exceeds a uniform. */
+static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacement, tn_generator *gen) {
+    const char *fn = "tn_multinomial";
+    TN__CHECK_NULL(p);
+    if (tn__check_cpu_dtype(fn, p)) return NULL;
+    if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("%s: multinomial only supports floating-point dtypes for input, got: %s", fn, tn_dtype_name(p->dtype));
+    if (p->ndim != 1 && p->ndim != 2) return (tn_tensor *)tn__error("%s: prob_dist must be 1 or 2 dim, got shape %s", fn, TN__SHAPE(p));
+    const int64_t C = p->shape[p->ndim - 1], R = p->ndim == 2 ? p->shape[0] : 1;
+    if (C > ((int64_t)1 << 24)) return (tn_tensor *)tn__error("%s: number of categories cannot exceed 2^24 (got %lld)", fn, (long long)C);
+    if (ns <= 0) return (tn_tensor *)tn__error("%s: cannot sample n_sample <= 0 samples (got %lld)", fn, (long long)ns);
+    if (!replacement && ns > C)
+        return (tn_tensor *)tn__error("%s: cannot sample n_sample > prob_dist.size(-1) samples without replacement (%lld > %lld)", fn, (long long)ns, (long long)C);
+    int64_t oshape[2] = {R, ns};
+    if (R == 0) return tn__own(tn__new(TN_I64, p->device, p->ndim == 2 ? oshape : oshape + 1, p->ndim));
+    if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0): no categories", fn);
+    tn_scope_begin();
+    int64_t last = -1, rc2[2] = {R, C};
+    tn_tensor *pd = tn_reshape(tn_detach(p), rc2, 2), *r = NULL;
+    tn_tensor *lo = tn_amin(pd, NULL, 0, false), *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
+    tn_tensor *sums = hi ? tn_sum_dims(pd, &last, 1, true) : NULL;
+    bool ok = sums != NULL;
+    if (ok && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY)) ok = (tn__error("%s: probability tensor contains either `inf`, `nan` or element < 0", fn), false);
+    if (ok && tn_item(tn_any(tn_eq_scalar(sums, 0)))) ok = (tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn), false);
+    if (ok && (!replacement || ns == 1)) {
+        tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
+        tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
+        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        else tn_topk(q, ns, -1, true, &r);
+    } else if (ok) {
+        tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
+        tn_tensor *parts[2] = {cdf ? tn_narrow(cdf, -1, 0, C - 1) : NULL, cdf ? tn_ones_like(tn_narrow(cdf, -1, 0, 1)) : NULL};
+        cdf = parts[1] ? tn_cat(parts, 2, -1) : NULL;   /* the last exactly 1 */
+        tn_tensor *u = cdf ? tn__random(fn, UNIFORM, oshape, 2, TN_F64, gen, 0, 1, 0, 0, p->device) : NULL;
+        tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
+        so.right = true;   /* the first cumulative probability above u: a category of weight 0 is never drawn */
+        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), 0, (double)(C - 1)) : NULL;
+    }
+    if (r && p->ndim == 1) r = tn_reshape(r, &ns, 1);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen) {
+    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, replacement, gen));
+}
 
 /* =============================================================================== */
 /* src/ops/views.c: views: view, reshape, permute, narrow, select, expand, squeeze */
@@ -6079,6 +6335,320 @@ TNDEF tn_tensor *tn_nonzero(tn_tensor *t) {
     return tn__own(tn__backend(t->device)->nonzero(t));
 }
 
+TNDEF tn_tensor *tn_argwhere(tn_tensor *t) { return TN__AS("tn_argwhere", tn_nonzero(t)); }
+
+/* ---- scatter_reduce and scatter(reduce=) ---- */
+enum { TN__SRED_SUM, TN__SRED_PROD, TN__SRED_MEAN, TN__SRED_AMAX, TN__SRED_AMIN };
+static const char *const tn__sred_names[] = {"sum", "prod", "mean", "amax", "amin"};
+/* The reduction a reduce argument names (scatter's legacy "add" / "multiply" with legacy), or -1. */
+static int tn__sred_kind(const char *fn, const char *reduce, bool legacy) {
+    if (reduce && legacy && !strcmp(reduce, "add")) return TN__SRED_SUM;
+    if (reduce && legacy && !strcmp(reduce, "multiply")) return TN__SRED_PROD;
+    for (int k = 0; reduce && !legacy && k < 5; k++) if (!strcmp(reduce, tn__sred_names[k])) return k;
+    if (legacy) return TN__FAIL_INT("%s: reduce argument must be either add or multiply, got %s", fn, reduce ? reduce : "NULL");
+    return TN__FAIL_INT("%s: reduce argument must be either sum, prod, mean, amax or amin, got %s", fn, reduce ? reduce : "NULL");
+}
+/* target (modified in place) reduced with src at index along dim, untracked. */
+static int tn__scatter_reduce_into(const char *fn, tn_tensor *target, int64_t dim, tn_tensor *index, tn_tensor *src, int kind, bool include_self) {
+    static const tn_index_mode modes[] = {SCATTER_ADD, SCATTER_MUL, SCATTER_ADD, SCATTER_MAX, SCATTER_MIN};
+    tn_scope_begin();
+    int rc = 0;
+    if (!include_self) {   /* the scattered-to positions start from the reduction's identity, as PyTorch */
+        const bool fl = tn_dtype_is_floating(target->dtype);
+        double lowest = fl ? -INFINITY : target->dtype == TN_I32 ? (double)INT32_MIN : target->dtype == TN_I64 ? (double)INT64_MIN : 0;
+        double highest = fl ? INFINITY : target->dtype == TN_I32 ? (double)INT32_MAX : target->dtype == TN_I64 ? (double)INT64_MAX : target->dtype == TN_U8 ? 255 : 1;
+        double ident = kind == TN__SRED_PROD ? 1 : kind == TN__SRED_AMAX ? lowest : kind == TN__SRED_AMIN ? highest : 0;
+        tn_tensor *fill = tn_to(tn_full(index->shape, index->ndim, ident, target->dtype), target->device);
+        rc = fill ? tn__scatter_into(fn, target, dim, index, fill, SCATTER) : -1;
+    }
+    if (rc == 0) rc = tn__scatter_into(fn, target, dim, index, src, modes[kind]);
+    if (rc == 0 && kind == TN__SRED_MEAN) {   /* divided by the count of values combined (at least 1); integers floor */
+        tn_tensor *count = include_self ? tn_ones_like(target) : tn_zeros_like(target);
+        rc = count ? tn__scatter_into(fn, count, dim, index, tn_ones_like(src), SCATTER_ADD) : -1;
+        if (rc == 0) {
+            count = tn_where(tn_eq_scalar(count, 0), tn_ones_like(count), count);
+            tn_tensor *r = tn_dtype_is_floating(target->dtype) ? tn_div(target, count) : tn_floor_divide(target, count);
+            rc = r ? tn__copy(target, r) : -1;
+        }
+    }
+    tn_scope_end();
+    return rc;
+}
+static tn_tensor *tn__scatter_reduce_op(const char *fn, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self,
+                                        bool legacy, bool inplace) {
+    TN__CHECK_NULL(t, index, src);
+    const int kind = tn__sred_kind(fn, reduce, legacy);
+    if (kind < 0 || tn__check_cpu_dtype(fn, t) || tn__check_cpu_dtype(fn, src)) return NULL;
+    if (inplace) {
+        tn_tensor *x0;
+        int m = tn__inplace_begin(fn, t, &src, 1, &x0);
+        if (m) return m < 0 ? NULL : tn__inplace_end(fn, t, tn__scatter_reduce_op(fn, x0, dim, index, src, reduce, include_self, legacy, false));
+    }
+    tn_tensor *target = inplace ? tn_retain(t) : tn__copy_as(t, t->dtype, t->device);
+    if (target && tn__scatter_reduce_into(fn, target, dim, index, src, kind, include_self)) { tn_release(target); target = NULL; }
+    if (!inplace && target) {
+        tn_tensor *ins[2] = {t, src};
+        tn_node *nd = tn__node_new(G_SCATTER_REDUCE, kind, ins, 2);
+        if (nd) {
+            nd->i[0] = tn__wrap_dim(fn, dim, t->ndim);
+            nd->i[1] = include_self;
+            nd->i[2] = legacy;   /* no derivative */
+            if (legacy) nd->name = "ScatterBackward1";
+            tn__node_save(nd, index);
+            tn__node_save(nd, t);
+            tn__node_save(nd, src);
+            tn__node_save_result(nd, target);
+        }
+        target = tn__node_attach(nd, target);
+    }
+    return inplace ? tn__borrowed(target) : tn__own(target);
+}
+TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
+    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, include_self, false, false);
+}
+TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
+    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, include_self, false, true);
+}
+TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce) {
+    return tn__scatter_reduce_op("tn_scatter_with_reduce", t, dim, index, src, reduce, true, true, false);
+}
+TNDEF tn_tensor *tn_scatter_with_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce) {
+    return tn__scatter_reduce_op("tn_scatter_with_reduce_", t, dim, index, src, reduce, true, true, true);
+}
+
+/* ---- index_add, index_copy, index_fill: index_put along one dim ----
+   PyTorch's checks (index 0-d or 1-d, non-negative and in range; source of self's shape
+   with the index's length along dim), then t[:, ..., :, index] = / += values. */
+static int tn__index_dim_check(const char *fn, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, bool int32_ok, int *dout) {
+    int d = tn__wrap_dim(fn, dim, t->ndim);
+    if (d < 0) return -1;
+    if (index->dtype != TN_I64 && !(int32_ok && index->dtype == TN_I32))
+        return TN__FAIL_INT("%s: Expected dtype int%s64 for index but got %s", fn, int32_ok ? "32/int" : "", tn_dtype_name(index->dtype));
+    if (index->ndim > 1) return TN__FAIL_INT("%s: Index is supposed to be a vector, but got dim: %d with shape %s", fn, index->ndim, TN__SHAPE(index));
+    const int64_t ni = tn_numel(index), size = t->ndim ? t->shape[d] : 1;
+    if (src) {
+        if (src->dtype != t->dtype)
+            return TN__FAIL_INT("%s: self (%s) and source (%s) must have the same scalar type", fn, tn_dtype_name(t->dtype), tn_dtype_name(src->dtype));
+        bool ok = t->ndim == 0 ? src->ndim <= 1 && tn_numel(src) == ni : src->ndim == t->ndim;
+        for (int i = 0; ok && i < t->ndim; i++) ok = src->shape[i] == (i == d ? ni : t->shape[i]);
+        if (!ok)
+            return TN__FAIL_INT("%s: source %s does not fit self %s with %lld indices along dim %d (source.size(dim) must be the number of indices, its other sizes self's)",
+                                fn, TN__SHAPE(src), TN__SHAPE(t), (long long)ni, d);
+        if (tn__check_same_device(fn, t, src)) return -1;
+    }
+    if (tn__check_same_device(fn, t, index)) return -1;
+    tn_tensor *chk = tn__checked_index(fn, index, size, false, d, TN_CPU);   /* no negative indices, as PyTorch */
+    if (!chk) return -1;
+    tn_release(chk);
+    *dout = d;
+    return 0;
+}
+/* t[:, ..., index] (dim d) = or += values, out of place or into t; a 0-d t as [1]. */
+static tn_tensor *tn__index_dim_put(tn_tensor *t, int d, tn_tensor *index, tn_tensor *values, bool accumulate, bool inplace) {
+    tn_tensor *ix[TN_MAX_DIMS] = {NULL};
+    int64_t m1 = -1;
+    tn_tensor *tv = t->ndim ? t : tn_reshape(t, tn__one, 1);
+    ix[d] = index->ndim ? index : tn_reshape(index, tn__one, 1);
+    if (t->ndim == 0 && values->ndim) values = tn_reshape(values, &m1, 1);
+    if (inplace) return tn_index_put_(tv, ix, d + 1, values, accumulate) ? t : NULL;
+    tn_tensor *r = tn_index_put(tv, ix, d + 1, values, accumulate);
+    return t->ndim ? r : tn_reshape(r, NULL, 0);
+}
+/* kind 0 index_add (alpha), 1 index_copy, 2 index_fill (value); in place or not. */
+static tn_tensor *tn__index_dim_op(const char *fn, int kind, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double scalar, bool inplace) {
+    static const char *const names[] = {"IndexAddBackward0", "IndexCopyBackward0", "IndexFillBackward0"};
+    TN__CHECK_NULL(t, index);
+    if (kind != 2 && !src) return NULL;
+    int d;
+    if (tn__check_cpu_dtype(fn, t) || tn__index_dim_check(fn, t, dim, index, kind == 2 ? NULL : src, kind == 0, &d)) return NULL;
+    if (inplace && tn__check_no_internal_overlap(fn, t)) return NULL;
+    tn__as_begin();
+    tn_scope_begin();
+    tn_tensor *v = src;
+    if (kind == 0 && scalar != 1)   /* an integer tensor takes alpha truncated, as PyTorch */
+        v = tn_mul_scalar(src, tn_dtype_is_floating(t->dtype) ? scalar : trunc(scalar));
+    if (kind == 2) v = tn_to(tn_scalar_tensor(scalar, t->dtype), t->device);
+    tn_tensor *r = v ? tn__index_dim_put(t, d, index, v, kind == 0, inplace) : NULL;
+    if (r && r->grad_fn && r->grad_fn->op == G_INDEX_PUT) r->grad_fn->name = names[kind];
+    if (r && !inplace) r = tn_keep(r);
+    tn_scope_end();
+    return tn__as_end(fn, r);
+}
+TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add", 0, t, dim, index, src, alpha, false); }
+TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add_", 0, t, dim, index, src, alpha, true); }
+TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy", 1, t, dim, index, src, 0, false); }
+TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy_", 1, t, dim, index, src, 0, true); }
+TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value) { return tn__index_dim_op("tn_index_fill", 2, t, dim, index, NULL, value, false); }
+TNDEF tn_tensor *tn_index_fill_(tn_tensor *t, int64_t dim, tn_tensor *index, double value) { return tn__index_dim_op("tn_index_fill_", 2, t, dim, index, NULL, value, true); }
+
+/* ---- take, put, take_along_dim: indexing of the flattened tensor, gather ---- */
+static tn_tensor *tn__take_impl(tn_tensor *t, tn_tensor *index) {
+    TN__CHECK_NULL(t, index);
+    if (index->dtype != TN_I64) return (tn_tensor *)tn__error("tn_take: Expected a long tensor for index, but got %s", tn_dtype_name(index->dtype));
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *r = tn__grad_name(tn_index(tn_reshape(t, &m1, 1), &index, 1), "TakeBackward0");
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_take(tn_tensor *t, tn_tensor *index) { return TN__AS("tn_take", tn__take_impl(t, index)); }
+
+static int tn__put_check(const char *fn, tn_tensor *t, tn_tensor *index, tn_tensor *source) {
+    if (index->dtype != TN_I64) return TN__FAIL_INT("%s: Expected a long tensor for index, but got %s", fn, tn_dtype_name(index->dtype));
+    if (tn_numel(index) != tn_numel(source))
+        return TN__FAIL_INT("%s: Expected source and index to have the same number of elements, but got source.numel() = %lld, index.numel() = %lld",
+                            fn, (long long)tn_numel(source), (long long)tn_numel(index));
+    if (source->dtype != t->dtype)
+        return TN__FAIL_INT("%s: self and source expected to have the same dtype, but got self.dtype = %s and source.dtype = %s", fn, tn_dtype_name(t->dtype),
+                            tn_dtype_name(source->dtype));
+    return 0;
+}
+static tn_tensor *tn__put_impl(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) {
+    TN__CHECK_NULL(t, index, source);
+    if (tn__put_check("tn_put", t, index, source)) return NULL;
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *fi = tn_reshape(index, &m1, 1);
+    tn_tensor *r = tn_index_put(tn_reshape(t, &m1, 1), &fi, 1, tn_reshape(source, &m1, 1), accumulate);
+    r = tn_keep(tn__grad_name(tn_reshape(r, t->shape, t->ndim), "PutBackward0"));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_put(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) { return TN__AS("tn_put", tn__put_impl(t, index, source, accumulate)); }
+static tn_tensor *tn__put__impl(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) {
+    TN__CHECK_NULL(t, index, source);
+    if (tn__put_check("tn_put_", t, index, source) || tn__check_no_internal_overlap("tn_put_", t)) return NULL;
+    tn_tensor *x0, *others[2] = {index, source};
+    int m = tn__inplace_begin("tn_put_", t, others, 2, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_put_", t, tn_put(x0, index, source, accumulate));
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *fi = tn_reshape(index, &m1, 1), *fs = tn_reshape(source, &m1, 1);
+    int rc;
+    if (tn_is_contiguous(t)) {   /* written through a flat view */
+        rc = tn_index_put_(tn_view(t, &m1, 1), &fi, 1, fs, accumulate) ? 0 : -1;
+    } else {
+        tn_tensor *r = tn_put(t, index, source, accumulate);
+        rc = r ? tn__copy_into("tn_put_", t, r) : -1;
+    }
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_put_(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) { return TN__AS("tn_put_", tn__put__impl(t, index, source, accumulate)); }
+
+static tn_tensor *tn__take_along_dim_impl(tn_tensor *t, tn_tensor *indices, int64_t dim) {
+    TN__CHECK_NULL(t, indices);
+    const char *fn = "tn_take_along_dim";
+    if (indices->dtype != TN_I64) return (tn_tensor *)tn__error("%s: dtype of indices should be Long but got %s", fn, tn_dtype_name(indices->dtype));
+    int64_t m1 = -1;
+    if (dim == TN_NONE) {
+        tn_scope_begin();
+        tn_tensor *r = tn_keep(tn_gather(tn_reshape(t, &m1, 1), 0, tn_reshape(indices, &m1, 1)));
+        tn_scope_end();
+        return r;
+    }
+    if (t->ndim != indices->ndim)
+        return (tn_tensor *)tn__error("%s: input and indices should have the same number of dimensions, but got %d dimensions for input, and %d dimensions for indices",
+                                      fn, t->ndim, indices->ndim);
+    int d = tn__wrap_dim(fn, dim, t->ndim);
+    if (d < 0) return NULL;
+    /* broadcast every dim but d; along d, t keeps its size and indices theirs */
+    int64_t bs[TN_MAX_DIMS] = {0};
+    const int nd = t->ndim;   /* indices' too */
+    for (int i = 0; i < nd; i++) {
+        const int64_t a = i == d ? indices->shape[i] : t->shape[i], b = indices->shape[i];
+        if (a != b && a != 1 && b != 1)
+            return (tn_tensor *)tn__error("%s: input %s and indices %s are not broadcastable outside dim %d", fn, TN__SHAPE(t), TN__SHAPE(indices), d);
+        bs[i] = a == 1 ? b : a;
+    }
+    tn_scope_begin();
+    tn_tensor *ib = tn_expand(indices, bs, nd);
+    if (nd) bs[d] = t->shape[d];
+    tn_tensor *r = tn_keep(tn_gather(tn_expand(t, bs, nd), d, ib));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_take_along_dim(tn_tensor *t, tn_tensor *indices, int64_t dim) { return TN__AS("tn_take_along_dim", tn__take_along_dim_impl(t, indices, dim)); }
+
+/* ---- masked_scatter: an index_put of source's leading elements at the mask ---- */
+static int tn__masked_scatter_check(const char *fn, tn_tensor *t, tn_tensor *mask, tn_tensor *source) {
+    if (mask->dtype != TN_BOOL) return TN__FAIL_INT("%s: masked_scatter_ only supports boolean masks, but got mask with dtype %s", fn, tn_dtype_name(mask->dtype));
+    if (source->dtype != t->dtype)
+        return TN__FAIL_INT("%s: expected self and source to have same dtypes but got %s and %s", fn, tn_dtype_name(t->dtype), tn_dtype_name(source->dtype));
+    return 0;
+}
+/* t (already of the broadcast shape, or a view to write into) [mask] = source[:count] */
+static tn_tensor *tn__masked_scatter_into(const char *fn, tn_tensor *t, tn_tensor *mask, tn_tensor *source, bool inplace) {
+    int64_t m1 = -1, one = 1;
+    tn_tensor *tv = t->ndim ? t : tn_reshape(t, &one, 1), *mv = t->ndim ? mask : tn_reshape(mask, &one, 1);
+    tn_tensor *cnt = tn_sum(mv);
+    if (!cnt || !tv) return NULL;
+    const int64_t count = (int64_t)tn_item(cnt), have = tn_numel(source);
+    if (have < count) return (tn_tensor *)tn__error("%s: Number of elements of source < number of ones in mask (%lld < %lld)", fn, (long long)have, (long long)count);
+    tn_tensor *vals = tn_narrow(tn_reshape(source, &m1, 1), 0, 0, count);
+    if (inplace) return tn_index_put_(tv, &mv, 1, vals, false) ? t : NULL;
+    tn_tensor *r = tn_index_put(tv, &mv, 1, vals, false);
+    return t->ndim ? r : tn_reshape(r, NULL, 0);
+}
+static tn_tensor *tn__masked_scatter_impl(tn_tensor *t, tn_tensor *mask, tn_tensor *source) {
+    TN__CHECK_NULL(t, mask, source);
+    const char *fn = "tn_masked_scatter";
+    if (tn__masked_scatter_check(fn, t, mask, source)) return NULL;
+    int64_t bs[TN_MAX_DIMS];
+    int nd = tn__broadcast(t->shape, t->ndim, mask->shape, mask->ndim, bs);
+    if (nd < 0) return (tn_tensor *)tn__error("%s: mask %s and input %s are not broadcastable", fn, TN__SHAPE(mask), TN__SHAPE(t));
+    tn_scope_begin();
+    tn_tensor *r = tn__masked_scatter_into(fn, tn_expand(t, bs, nd), tn_expand(mask, bs, nd), source, false);
+    r = tn_keep(tn__grad_name(r, "MaskedScatterBackward0"));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_masked_scatter(tn_tensor *t, tn_tensor *mask, tn_tensor *source) { return TN__AS("tn_masked_scatter", tn__masked_scatter_impl(t, mask, source)); }
+static tn_tensor *tn__masked_scatter__impl(tn_tensor *t, tn_tensor *mask, tn_tensor *source) {
+    TN__CHECK_NULL(t, mask, source);
+    const char *fn = "tn_masked_scatter_";
+    if (tn__masked_scatter_check(fn, t, mask, source) || tn__check_no_internal_overlap(fn, t)) return NULL;
+    tn_tensor *x0, *others[2] = {mask, source};
+    int m = tn__inplace_begin(fn, t, others, 2, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end(fn, t, tn_masked_scatter(x0, mask, source));
+    tn_scope_begin();
+    tn_tensor *mb = tn_expand(mask, t->shape, t->ndim);   /* the mask broadcasts to t, never t to it */
+    tn_tensor *r = mb ? tn__masked_scatter_into(fn, t, mb, source, true) : NULL;
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_masked_scatter_(tn_tensor *t, tn_tensor *mask, tn_tensor *source) { return TN__AS("tn_masked_scatter_", tn__masked_scatter__impl(t, mask, source)); }
+
+/* ---- isin ---- */
+static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn_opts o) {
+    TN__CHECK_NULL(elements, test);
+    if (tn__check_same_device("tn_isin", elements, test)) return NULL;
+    tn_tensor *pair[2] = {elements, test};
+    const tn_dtype ct = tn_result_type(pair, 2);
+    const int64_t ne = tn_numel(elements), nt = tn_numel(test);
+    int64_t m1 = -1, work;
+    tn_scope_begin();
+    tn_tensor *e = tn_to_dtype(elements, ct), *tf = tn_to(tn_reshape(tn_to_dtype(test, ct), &m1, 1), elements->device), *r;
+    if (!tn__mul_ok(ne, nt, &work) || work > ((int64_t)1 << 24)) {   /* many pairs: binary searches in the sorted test elements */
+        tn_tensor *s = tn_sort(tf, 0, false, NULL);
+        tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
+        tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), 0, (double)(nt ? nt - 1 : 0));
+        r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
+    } else {   /* elements against every test element */
+        int64_t last = -1;
+        r = tn_any_dim(tn_eq(tn_unsqueeze(e, -1), tf), last, false);
+    }
+    if (o.invert) r = tn_logical_not(r);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_isin_opts(tn_tensor *elements, tn_tensor *test_elements, tn_isin_fn_opts o) { return TN__AS("tn_isin", tn__isin_impl(elements, test_elements, o)); }
+TNDEF tn_tensor *tn_isin_str(tn_tensor *elements, tn_tensor *test_elements, const char *options) {
+    TN__KW_STR(tn_isin_fn_opts, isin, "tn_isin", options, tn_isin_opts(elements, test_elements, o));
+}
+
 /* ======================================================================= */
 /* src/ops/join.c: cat, stack, split, chunk, flip, roll, repeat, tril, pad */
 /* ======================================================================= */
@@ -6339,6 +6909,157 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     if (nd) { nd->ni = n; for (int i = 0; i < n; i++) nd->i[i] = pad[i]; }
     return tn__own(tn__node_attach(nd, out));
 }
+
+/* ---- repeat_interleave and diff ---- */
+/* x with each slice along d repeated r times: [A, s, B] -> [A, s, r, B] -> [.., s * r, ..]
+   (four dims whatever x's ndim, as tn_repeat). */
+static tn_tensor *tn__repeat_slices(tn_tensor *x, int d, int64_t r) {
+    int64_t out[TN_MAX_DIMS], all = -1;
+    memcpy(out, x->shape, sizeof out);
+    if (!tn__mul_ok(x->shape[d], r, &out[d])) return (tn_tensor *)tn__error("tn_repeat_interleave: %lld x %lld repeats overflow int64", (long long)x->shape[d], (long long)r);
+    if (tn__check_shape("tn_repeat_interleave", out, x->ndim)) return NULL;
+    if (tn__numel(out, x->ndim) == 0)   /* nothing to copy (and A * s * B below may not fit): a new empty tensor, still in the graph */
+        return tn_reshape(tn_clone(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0)), out, x->ndim);
+    int64_t A = tn__numel(x->shape, d), B = tn__numel(x->shape + d + 1, x->ndim - 1 - d), s = x->shape[d];
+    return tn_reshape(tn_contiguous(tn_expand(tn_reshape(x, TN_SHAPE(A, s, 1, B)), TN_SHAPE(A, s, r, B))), out, x->ndim);
+}
+/* t flattened (dim TN_NONE) or as it is, and the dim to repeat along */
+static tn_tensor *tn__repeat_input(const char *fn, tn_tensor *t, int64_t dim, int *d) {
+    int64_t all = -1;
+    if (dim == TN_NONE) { *d = 0; return tn_reshape(t, &all, 1); }
+    if (t->ndim == 0) return (tn_tensor *)tn__error("%s: dim %lld out of range: Dimension specified as %lld but tensor has no dimensions", fn, (long long)dim, (long long)dim);
+    *d = tn__wrap_dim(fn, dim, t->ndim);
+    return *d < 0 ? NULL : t;
+}
+static tn_tensor *tn__repeat_interleave_impl(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size) {
+    const char *fn = "tn_repeat_interleave";
+    TN__CHECK_NULL(t);
+    if (repeats < 0) return (tn_tensor *)tn__error("%s: repeats can not be negative, got %lld", fn, (long long)repeats);
+    tn_scope_begin();
+    int d = 0;
+    tn_tensor *x = tn__repeat_input(fn, t, dim, &d), *r = NULL;
+    int64_t want = 0;
+    if (x && output_size != TN_NONE && (!tn__mul_ok(x->shape[d], repeats, &want) || output_size != want))
+        tn__error("%s: allocated size does not match required size (output_size %lld, %lld x %lld repeats)", fn, (long long)output_size, (long long)x->shape[d], (long long)repeats);
+    else if (x) r = tn__repeat_slices(x, d, repeats);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, dim, output_size));
+}
+/* The counts of repeats (1-d or 0-d, int64 or int32) on the host, checked non-negative;
+   their total in *total. */
+static tn_tensor *tn__repeat_counts(const char *fn, tn_tensor *repeats, int64_t *total) {
+    if (repeats->dtype != TN_I64 && repeats->dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: \"repeat_interleave_cpu\" not implemented for '%s' (repeats must be int64 or int32)", fn, tn__torch_type_name(repeats->dtype));
+    if (repeats->ndim > 1) return (tn_tensor *)tn__error("%s: repeats must be 0-dim or 1-dim tensor, got shape %s", fn, TN__SHAPE(repeats));
+    tn_tensor *h = tn__copy_as(repeats, TN_I64, TN_CPU);
+    if (!h) return NULL;
+    const int64_t *v = (const int64_t *)tn_data_ptr(h);
+    *total = 0;
+    for (int64_t i = 0, n = tn_numel(h); i < n; i++) {
+        if (v[i] < 0) {
+            const long long bad = (long long)v[i];   /* (read before h goes) */
+            tn_release(h);
+            return (tn_tensor *)tn__error("%s: repeats can not be negative (repeats[%lld] = %lld)", fn, (long long)i, bad);
+        }
+        if (!tn__add_ok(*total, v[i], total)) { tn_release(h); return (tn_tensor *)tn__error("%s: the repeats' total overflows int64", fn); }
+    }
+    return h;
+}
+static tn_tensor *tn__repeat_indices_impl(const char *fn, tn_tensor *repeats, int64_t output_size) {
+    TN__CHECK_NULL(repeats);
+    int64_t total;
+    tn_tensor *h = tn__repeat_counts(fn, repeats, &total);
+    if (!h) return NULL;
+    if (repeats->ndim != 1) { tn_release(h); return (tn_tensor *)tn__error("%s: repeats must be 1-dim, got shape %s", fn, TN__SHAPE(repeats)); }
+    if (output_size != TN_NONE && output_size != total) {
+        tn_release(h);
+        return (tn_tensor *)tn__error("%s: allocated size does not match required size (output_size %lld, the repeats add up to %lld)", fn, (long long)output_size, (long long)total);
+    }
+    tn_tensor *out = tn__new(TN_I64, TN_CPU, &total, 1), *r = NULL;
+    if (out) {
+        const int64_t *v = (const int64_t *)tn_data_ptr(h);
+        int64_t *o = (int64_t *)tn_data_ptr(out);
+        for (int64_t i = 0, k = 0, n = tn_numel(h); i < n; i++)
+            for (int64_t j = 0; j < v[i]; j++) o[k++] = i;
+        r = tn__copy_as(out, repeats->dtype, repeats->device);
+    }
+    tn_release(out);
+    tn_release(h);
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size) {
+    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, output_size);
+}
+static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
+    const char *fn = "tn_repeat_interleave";
+    TN__CHECK_NULL(t, repeats);
+    int64_t total;
+    tn_tensor *h = tn__repeat_counts(fn, repeats, &total);
+    if (!h) return NULL;
+    tn_release(h);
+    tn_scope_begin();
+    int d = 0;
+    tn_tensor *x = tn__repeat_input(fn, t, dim, &d), *r = NULL;
+    if (x && tn_numel(repeats) == 1) {   /* one count for every slice */
+        tn_tensor *one = tn__copy_as(repeats, TN_I64, TN_CPU);
+        int64_t k = one ? *(const int64_t *)tn_data_ptr(one) : 0;
+        tn_release(one);
+        r = one ? tn_repeat_interleave(x, k, d, output_size) : NULL;
+    } else if (x && tn_numel(repeats) != x->shape[d]) {
+        tn__error("%s: repeats must have the same size as input along dim (%lld repeats, size %lld)", fn, (long long)tn_numel(repeats), (long long)x->shape[d]);
+    } else if (x) {
+        int64_t all = -1;
+        tn_tensor *idx = tn__repeat_indices_impl(fn, tn_reshape(repeats, &all, 1), output_size);
+        r = idx ? tn_index_select(x, d, tn_to_dtype(idx, TN_I64)) : NULL;
+    }
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, dim, output_size));
+}
+
+static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) {
+    const char *fn = "tn_diff";
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("%s: diff expects input to be at least one-dimensional", fn);
+    /* PyTorch 2 refuses a negative order (1.13 returned the input unchanged) */
+    if (n < 0) return (tn_tensor *)tn__error("%s: order must be non-negative but got %lld", fn, (long long)n);
+    int d = tn__wrap_dim(fn, dim, t->ndim);
+    if (d < 0) return NULL;
+    tn_tensor *parts[3];
+    int np = 0;
+    for (int k = 0; k < 2; k++) {
+        tn_tensor *p = k ? append : prepend;
+        if (!p) continue;
+        if (p->ndim != t->ndim) return (tn_tensor *)tn__error("%s: diff expects prepend or append to be the same dimension as input (input %s, got %s)", fn, TN__SHAPE(t), TN__SHAPE(p));
+        for (int i = 0; i < t->ndim; i++)
+            if (i != d && p->shape[i] != t->shape[i])
+                return (tn_tensor *)tn__error("%s: diff expects the shape of tensor to prepend or append to match that of input except along the differencing dimension; "
+                                              "input.size(%d) = %lld, but got tensor.size(%d) = %lld", fn, i, (long long)t->shape[i], i, (long long)p->shape[i]);
+    }
+    if (prepend) parts[np++] = prepend;
+    parts[np++] = t;
+    if (append) parts[np++] = append;
+    tn_scope_begin();
+    tn_tensor *r = np > 1 && n > 0 ? tn_cat(parts, np, d) : t;   /* n = 0: t itself, prepend and append ignored (as PyTorch) */
+    for (int64_t k = 0; k < n && r; k++) {   /* one difference at a time; an empty dim stays empty */
+        const int64_t len = r->shape[d];
+        if (len == 0) break;
+        tn_tensor *hi = tn_narrow(r, d, 1, len - 1), *lo = tn_narrow(r, d, 0, len - 1);
+        r = r->dtype == TN_BOOL ? tn_logical_xor(hi, lo) : tn_sub(hi, lo);
+    }
+    if (r == t) r = tn_clone(t);   /* n = 0: a new tensor of the same values */
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) { return TN__AS("tn_diff", tn__diff_impl(t, n, dim, prepend, append)); }
 
 /* ======================================================================= */
 /* src/ops/kernels.c: the elementwise kernels: unary, binary, ternary      */
@@ -7644,6 +8365,8 @@ static double tn__reduce_identity(tn_reduce_op op) { return (op == PROD || op ==
 static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype(fn, x) || tn__dims_mask(fn, x, dims, n, mask)) return NULL;
+    if ((op == MAX || op == MIN) && n == 0 && tn_numel(x) == 0)   /* PyTorch's RuntimeError, not the IndexError of an empty dim named */
+        return (tn_tensor *)tn__error("%s: Expected reduction dim to be specified for input.numel() == 0 (input shape %s); specify the reduction dim", fn, TN__SHAPE(x));
     if (op == MAX || op == MIN) {
         for (int i = 0; i < x->ndim; i++)
             if (mask[i] && x->shape[i] == 0)
@@ -7808,6 +8531,131 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     return r;
 }
 
+/* ---- NaN-skipping sums and means, counts, aminmax ---- */
+static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, keepdim);   /* nothing is NaN */
+    tn_scope_begin();
+    /* the NaNs read as 0: where's gradient is g where x is not NaN, 0 at the NaNs, as PyTorch's */
+    tn_tensor *r = tn_sum_dims(tn_where(tn_isnan(x), tn_zeros_like(x), x), dims, n, keepdim);
+    r = tn_keep(tn__grad_name(r, "NansumBackward0"));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_nansum(tn_tensor *x) { return TN__AS("tn_nansum", tn__nansum_impl(x, NULL, 0, false)); }
+TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nansum_dims", tn__nansum_impl(x, dims, n, keepdim)); }
+static tn_tensor *tn__nanmean_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype))
+        return (tn_tensor *)tn__error("tn_nanmean: expected input to have floating point dtype but got %s", tn_dtype_name(x->dtype));
+    tn_scope_begin();
+    tn_tensor *r = tn_div(tn__nansum_impl(x, dims, n, keepdim), tn_sum_dims(tn_logical_not(tn_isnan(x)), dims, n, keepdim));
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_nanmean(tn_tensor *x) { return TN__AS("tn_nanmean", tn__nanmean_impl(x, NULL, 0, false)); }
+TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nanmean_dims", tn__nanmean_impl(x, dims, n, keepdim)); }
+
+static tn_tensor *tn__count_nonzero_impl(tn_tensor *x, const int64_t *dims, int n) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *r = tn_keep(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, false));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n) { return TN__AS("tn_count_nonzero", tn__count_nonzero_impl(x, dims, n)); }
+
+static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_aminmax";
+    const bool all = dim == TN_NONE;
+    if (all && tn_numel(x) == 0)
+        return (tn_tensor *)tn__error("%s: cannot compute aminmax over an empty dimension as the operation has no identity (input %s)", fn, TN__SHAPE(x));
+    if (!all && tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
+    tn_scope_begin();
+    tn_tensor *lo = all ? tn_amin(x, NULL, 0, keepdim) : tn_amin(x, &dim, 1, keepdim);
+    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, keepdim) : tn_amax(x, &dim, 1, keepdim)) : NULL;
+    if (hi && x->ndim == 0 && keepdim && !all) {   /* PyTorch keeps a dim of 1 for a 0-d input */
+        lo = tn_reshape(lo, tn__one, 1);
+        hi = tn_reshape(hi, tn__one, 1);
+    }
+    lo = hi ? tn_keep(lo) : NULL;
+    hi = lo && max ? tn_keep(hi) : NULL;
+    tn_scope_end();
+    if (max) *max = hi;
+    return lo;
+}
+TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max) {
+    if (max) *max = NULL;
+    return TN__AS("tn_aminmax", tn__aminmax_impl(x, dim, keepdim, max));
+}
+
+/* ---- histograms: bincount and histc, accumulated by index_put ---- */
+static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t minlength) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_bincount";
+    if (x->dtype != TN_I64 && x->dtype != TN_I32 && x->dtype != TN_U8)
+        return (tn_tensor *)tn__error("%s: \"bincount_cpu\" not implemented for '%s' (integer inputs only)", fn, tn__torch_type_name(x->dtype));
+    if (minlength < 0) return (tn_tensor *)tn__error("%s: minlength should be >= 0, got %lld", fn, (long long)minlength);
+    if (x->ndim != 1) return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got shape %s)", fn, TN__SHAPE(x));
+    if (weights && (weights->ndim != 1 || weights->shape[0] != x->shape[0]))
+        return (tn_tensor *)tn__error("%s: weights should be 1-d and have the same length as input (weights %s, input %s)", fn, TN__SHAPE(weights), TN__SHAPE(x));
+    if (weights && tn__check_same_device(fn, x, weights)) return NULL;
+    const tn_dtype od = !weights ? TN_I64 : weights->dtype == TN_F32 ? TN_F32 : TN_F64;
+    int64_t size = minlength;
+    tn_scope_begin();
+    if (tn_numel(x) > 0) {
+        tn_tensor *lo = tn_amin(x, NULL, 0, false), *hi = lo ? tn_amax(x, NULL, 0, false) : NULL;
+        if (!hi) { tn_scope_end(); return NULL; }
+        const double lov = tn_item(lo);
+        if (lov < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got %g)", fn, lov); }
+        int64_t need;   /* exact below 2^53; a larger maximum fails to allocate anyway */
+        if (tn__double_to_int64(fn, "the largest value plus one", tn_item(hi) + 1, &need)) { tn_scope_end(); return NULL; }
+        if (need > size) size = need;
+    }
+    tn_tensor *out = tn_to(tn_zeros(&size, 1, od), x->device), *xi = tn_to_dtype(x, TN_I64);
+    tn_tensor *w = weights ? tn_to_dtype(tn_detach(weights), od) : tn_ones_like(xi);
+    tn_tensor *r = out && w && xi ? tn_index_put_(out, &xi, 1, w, true) : NULL;
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength) { return TN__AS("tn_bincount", tn__bincount_impl(x, weights, minlength)); }
+
+static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double hi) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_histc";
+    if (!tn_dtype_is_floating(x->dtype) || tn__check_cpu_dtype(fn, x))
+        return (tn_tensor *)tn__error("%s: \"histogram_cpu\" not implemented for '%s' (floating inputs only)", fn, tn__torch_type_name(x->dtype));
+    if (bins <= 0) return (tn_tensor *)tn__error("%s: bins must be > 0, but got %lld", fn, (long long)bins);
+    tn_scope_begin();
+    if (lo == hi && tn_numel(x) > 0) {   /* the data's range */
+        tn_tensor *a = tn_amin(x, NULL, 0, false), *b = a ? tn_amax(x, NULL, 0, false) : NULL;
+        if (!b) { tn_scope_end(); return NULL; }
+        lo = tn_item(a);
+        hi = tn_item(b);
+    }
+    if (lo == hi) { lo -= 1; hi += 1; }
+    if (!(isfinite(lo) && isfinite(hi))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: range of [%g, %g] is not finite", fn, lo, hi); }
+    if (!(lo < hi)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: max must be larger than min (min %g, max %g)", fn, lo, hi); }
+    /* the edges in x's dtype, as PyTorch's bin edges; the bin (x - lo) * bins / (hi - lo)
+       truncated, the right edge in the last bin, elements outside [lo, hi] (and NaN) nowhere */
+    const bool f32 = x->dtype == TN_F32;
+    const double l = f32 ? (double)(float)lo : lo, h = f32 ? (double)(float)hi : hi, span = f32 ? (double)((float)h - (float)l) : h - l;
+    tn_tensor *xd = tn_detach(x), *in = tn_logical_and(tn_ge_scalar(xd, l), tn_le_scalar(xd, h));
+    tn_tensor *xs = tn_where(in, xd, tn_full_like(xd, l));   /* out of range: a safe value, weighed 0 */
+    tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), 0, (double)(bins - 1));
+    int64_t m1 = -1;
+    pos = tn_reshape(pos, &m1, 1);
+    tn_tensor *out = tn_to(tn_zeros(&bins, 1, x->dtype), x->device);
+    tn_tensor *r = pos && out ? tn_index_put_(out, &pos, 1, tn_reshape(tn_to_dtype(in, x->dtype), &m1, 1), true) : NULL;
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max) { return TN__AS("tn_histc", tn__histc_impl(x, bins, min, max)); }
+
 /* ============================================================================== */
 /* src/ops/lanes.c: lane ops (one dim at a time): arg-extremes, scans, sort, topk */
 /* ============================================================================== */
@@ -7844,13 +8692,24 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
     memcpy(ix, tmp, (size_t)n * sizeof *ix);
 }
 
+/* log(exp(x) + exp(y)) as PyTorch's _log_add_exp_helper: NaN propagates; two equal
+   infinities give x (inf + inf = inf, -inf + -inf = -inf) rather than inf - inf. */
+static double tn__log_add_exp(double x, double y) {
+    double lo = y != y ? y : (y < x ? y : x), hi = y != y ? y : (x < y ? y : x);   /* std::min / std::max: x when unordered */
+    if (lo != hi || isfinite(lo)) return hi + log1p(exp(lo - hi));
+    return x;
+}
+
 /* x != x: NaN for any T (a macro: for integer T the compiler sees no self-comparison to warn of) */
 #define TN__NAN(x) ((x) != (x))
 
-/* softmax and log_softmax along a lane, float types only (others never reach here) */
+/* softmax, log_softmax and logcumsumexp along a lane, float types only (others never reach here) */
 #define TN__DEFINE_LANE_FLOAT(T, S, F) \
     static void tn__lane_float_##S(tn__lctx *c, char *o, char *xp) { \
         int64_t len = c->len, so = c->so, sx = c->sx; \
+        if (c->op == LOGCUMSUMEXP) { double acc = -INFINITY; /* in double, as the float scans */ \
+            for (int64_t i = 0; i < len; i++) { acc = tn__log_add_exp((double)*(const T *)(xp + i * sx), acc); *(T *)(o + i * so) = (T)acc; } \
+            return; } \
         T m = -(T)INFINITY; double sum = 0; \
         for (int64_t i = 0; i < len; i++) { T v = *(const T *)(xp + i * sx); m = (v != v || v > m) ? v : m; } \
         for (int64_t i = 0; i < len; i++) sum += exp##F(*(const T *)(xp + i * sx) - m); \
@@ -7888,6 +8747,12 @@ static void tn__lane_f32(char **p, const int64_t *s, int64_t n, void *vc) {
                 double v = (double)*(const float *)(xp + i * sx);
                 acc = c->op == CUMSUM ? (double)(acc + v) : (double)(acc * v);
                 *(float *)(o + i * so) = (float)acc; } break; }
+        case CUMMAX: case CUMMIN: { /* a NaN, or a value at least as large (small), takes over: PyTorch's indices */
+            float best = *(const float *)xp; int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                float v = *(const float *)(xp + i * sx);
+                if (TN__NAN(v) || (!TN__NAN(best) && (c->op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                *(float *)(o + i * so) = best; *(int64_t *)(o1 + i * so1) = bi; } break; }
         case SORT: {
             float *vals = (float *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const float *)(xp + i * sx); c->ix[i] = i; }
@@ -7922,6 +8787,12 @@ static void tn__lane_f64(char **p, const int64_t *s, int64_t n, void *vc) {
                 double v = (double)*(const double *)(xp + i * sx);
                 acc = c->op == CUMSUM ? (double)(acc + v) : (double)(acc * v);
                 *(double *)(o + i * so) = (double)acc; } break; }
+        case CUMMAX: case CUMMIN: { /* a NaN, or a value at least as large (small), takes over: PyTorch's indices */
+            double best = *(const double *)xp; int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                double v = *(const double *)(xp + i * sx);
+                if (TN__NAN(v) || (!TN__NAN(best) && (c->op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                *(double *)(o + i * so) = best; *(int64_t *)(o1 + i * so1) = bi; } break; }
         case SORT: {
             double *vals = (double *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const double *)(xp + i * sx); c->ix[i] = i; }
@@ -7956,6 +8827,12 @@ static void tn__lane_i32(char **p, const int64_t *s, int64_t n, void *vc) {
                 uint64_t v = (uint64_t)*(const int32_t *)(xp + i * sx);
                 acc = c->op == CUMSUM ? (uint64_t)(acc + v) : (uint64_t)(acc * v);
                 *(int32_t *)(o + i * so) = (int32_t)acc; } break; }
+        case CUMMAX: case CUMMIN: { /* a NaN, or a value at least as large (small), takes over: PyTorch's indices */
+            int32_t best = *(const int32_t *)xp; int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                int32_t v = *(const int32_t *)(xp + i * sx);
+                if (TN__NAN(v) || (!TN__NAN(best) && (c->op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                *(int32_t *)(o + i * so) = best; *(int64_t *)(o1 + i * so1) = bi; } break; }
         case SORT: {
             int32_t *vals = (int32_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int32_t *)(xp + i * sx); c->ix[i] = i; }
@@ -7990,6 +8867,12 @@ static void tn__lane_i64(char **p, const int64_t *s, int64_t n, void *vc) {
                 uint64_t v = (uint64_t)*(const int64_t *)(xp + i * sx);
                 acc = c->op == CUMSUM ? (uint64_t)(acc + v) : (uint64_t)(acc * v);
                 *(int64_t *)(o + i * so) = (int64_t)acc; } break; }
+        case CUMMAX: case CUMMIN: { /* a NaN, or a value at least as large (small), takes over: PyTorch's indices */
+            int64_t best = *(const int64_t *)xp; int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                int64_t v = *(const int64_t *)(xp + i * sx);
+                if (TN__NAN(v) || (!TN__NAN(best) && (c->op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                *(int64_t *)(o + i * so) = best; *(int64_t *)(o1 + i * so1) = bi; } break; }
         case SORT: {
             int64_t *vals = (int64_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int64_t *)(xp + i * sx); c->ix[i] = i; }
@@ -8024,6 +8907,12 @@ static void tn__lane_u8(char **p, const int64_t *s, int64_t n, void *vc) {
                 uint64_t v = (uint64_t)*(const uint8_t *)(xp + i * sx);
                 acc = c->op == CUMSUM ? (uint64_t)(acc + v) : (uint64_t)(acc * v);
                 *(uint8_t *)(o + i * so) = (uint8_t)acc; } break; }
+        case CUMMAX: case CUMMIN: { /* a NaN, or a value at least as large (small), takes over: PyTorch's indices */
+            uint8_t best = *(const uint8_t *)xp; int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                uint8_t v = *(const uint8_t *)(xp + i * sx);
+                if (TN__NAN(v) || (!TN__NAN(best) && (c->op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                *(uint8_t *)(o + i * so) = best; *(int64_t *)(o1 + i * so1) = bi; } break; }
         case SORT: {
             uint8_t *vals = (uint8_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const uint8_t *)(xp + i * sx); c->ix[i] = i; }
@@ -8140,11 +9029,11 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     tn_tensor *out = xc ? tn__new(od, x->device, x->shape, x->ndim) : NULL;
     if (out && tn__backend(x->device)->lane(op, out, NULL, xc, d, 0)) { tn_release(out); out = NULL; }
     tn_release(xc);
-    tn__gop g = op == CUMSUM ? G_CUMSUM : op == CUMPROD ? G_CUMPROD : op == SOFTMAX ? G_SOFTMAX : G_LOG_SOFTMAX;
+    tn__gop g = op == CUMSUM ? G_CUMSUM : op == CUMPROD ? G_CUMPROD : op == LOGCUMSUMEXP ? G_LOGCUMSUMEXP : op == SOFTMAX ? G_SOFTMAX : G_LOG_SOFTMAX;
     tn_node *node = out ? tn__node_new(g, 0, &x, 1) : NULL;
     if (node) {
         node->i[0] = d;
-        if (g == G_CUMPROD) tn__node_save(node, x);
+        if (g == G_CUMPROD || g == G_LOGCUMSUMEXP) tn__node_save(node, x);
         if (g != G_CUMSUM) tn__node_save_result(node, out); /* softmax and log_softmax: the result only */
     }
     return tn__own(tn__node_attach(node, out));
@@ -8152,6 +9041,35 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
 static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
+TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype))   /* PyTorch has no integer kernel */
+        return (tn_tensor *)tn__error("tn_logcumsumexp: \"logcumsumexp_out_cpu\" not implemented for '%s' (input %s): the input must be floating point",
+                                      tn__torch_type_name(x->dtype), TN__SHAPE(x));
+    return tn__lane_like("tn_logcumsumexp", LOGCUMSUMEXP, x, dim, x->dtype);
+}
+
+/* cummax / cummin: values and int64 indices shaped like x. The gradient goes back to the
+   index each running extreme came from: SortBackward's scatter, under PyTorch's name. */
+static tn_tensor *tn__cum_extreme(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
+    if (!vals || !idx || tn__backend(x->device)->lane(op, vals, idx, x, d, 0)) {
+        tn_release(vals); tn_release(idx);
+        return NULL;
+    }
+    tn_node *node = tn__node_new(G_SORT, 0, &x, 1);
+    if (node) { node->i[0] = d; node->name = op == CUMMAX ? "CummaxBackward0" : "CumminBackward0"; tn__node_save(node, idx); }
+    vals = tn__node_attach(node, vals);
+    if (indices) *indices = tn__own(idx); else tn_release(idx);
+    return tn__own(vals);
+}
+TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummax", CUMMAX, x, dim, indices); }
+TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummin", CUMMIN, x, dim, indices); }
 
 TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
     if (indices) *indices = NULL;
@@ -8202,6 +9120,526 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
     if (indices) *indices = ik;
     else if (tn__nscopes == 0) tn_release(ik); /* kept for us, not wanted */
     return vk;
+}
+
+/* ---- selections from the sorted lane: medians, kthvalue, mode, quantiles ---- */
+/* Drop dim d of a fresh contiguous tensor in place (its size is 1): no view, so a node can
+   be attached to it. */
+static void tn__drop_dim(tn_tensor *t, int d) {
+    for (int i = d; i < t->ndim - 1; i++) { t->shape[i] = t->shape[i + 1]; t->strides[i] = t->strides[i + 1]; }
+    t->ndim--;
+}
+/* The values and int64 indices (kept into the caller's scope) at dim d of x's sort along d
+   at the per-lane positions pos, with dim d dropped unless keepdim (and always for a 0-d x),
+   with PyTorch's value-selecting backward (MaxBackward0's scatter) named name. */
+static tn_tensor *tn__select_record(tn_tensor *x, int d, bool keepdim, tn_tensor *vals, tn_tensor *idx, const char *name, tn_tensor **indices) {
+    if (vals && (!keepdim || x->ndim == 0)) { tn__drop_dim(vals, d); tn__drop_dim(idx, d); }
+    tn_node *node = vals ? tn__node_new(G_MAX_DIM, 0, &x, 1) : NULL;
+    if (node) { node->i[0] = d; node->i[1] = keepdim; node->name = name; tn__node_save(node, idx); }
+    vals = tn__node_attach(node, vals);
+    if (indices) *indices = idx;
+    else if (idx && tn__nscopes == 0) tn_release(idx);   /* kept for us, not wanted */
+    return vals;
+}
+enum { TN__SEL_MEDIAN, TN__SEL_NANMEDIAN, TN__SEL_KTH };
+static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (kind != TN__SEL_KTH && x->dtype == TN_BOOL)
+        return (tn_tensor *)tn__error("%s: \"median_cpu\" not implemented for 'Bool' (input %s)", fn, TN__SHAPE(x));
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    const int64_t n = x->ndim ? x->shape[d] : 1;
+    if (kind == TN__SEL_KTH && (k < 1 || k > n))
+        return (tn_tensor *)tn__error("%s: selected number k out of range for dimension %d (k = %lld, size %lld)", fn, d, (long long)k, (long long)n);
+    if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
+    tn_scope_begin();
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *pos;
+    tn_tensor *sv = tn_sort(xv, d, false, &si);   /* NaN sorts last */
+    int64_t kshape[TN_MAX_DIMS], dd = d;
+    int knd = xv ? xv->ndim : 0;
+    for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
+    if (kind == TN__SEL_KTH) {
+        pos = tn_to(tn_full(kshape, knd, (double)(k - 1), TN_I64), x->device);
+    } else {
+        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, true);   /* int64 counts */
+        if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
+            pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn_to(tn_full(kshape, knd, (double)((n - 1) / 2), TN_I64), x->device));
+        else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
+            pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), 0, INFINITY);
+    }
+    tn_tensor *vals = tn_keep(tn_gather(sv, d, pos)), *idx = tn_keep(vals ? tn_gather(si, d, pos) : NULL);
+    tn_scope_end();
+    if (!vals || !idx) { if (tn__nscopes == 0) { tn_release(vals); tn_release(idx); } return NULL; }
+    return tn__select_record(x, d, keepdim, vals, idx, name, indices);
+}
+TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+    return TN__AS("tn_median_dim", tn__select_dim("tn_median_dim", "MedianBackward1", TN__SEL_MEDIAN, x, 0, dim, keepdim, indices));
+}
+TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+    return TN__AS("tn_nanmedian_dim", tn__select_dim("tn_nanmedian_dim", "NanmedianBackward1", TN__SEL_NANMEDIAN, x, 0, dim, keepdim, indices));
+}
+TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices) {
+    return TN__AS("tn_kthvalue", tn__select_dim("tn_kthvalue", "KthvalueBackward0", TN__SEL_KTH, x, k, dim, keepdim, indices));
+}
+/* The median of all elements: 0-d, NaN for an empty floating tensor; its gradient is shared
+   evenly by the elements equal to it (all NaNs when it is NaN), as PyTorch. */
+static tn_tensor *tn__median_all(const char *fn, tn_tensor *x, bool ignore_nan) {
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"median_cpu\" not implemented for 'Bool' (input %s)", fn, TN__SHAPE(x));
+    if (tn_numel(x) == 0) {
+        if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s: median of an empty %s tensor (shape %s) has no value", fn, tn_dtype_name(x->dtype), TN__SHAPE(x));
+        tn_tensor *r = tn__new(x->dtype, x->device, NULL, 0);
+        if (r && tn__backend(r->device)->fill(r, NAN)) { tn_release(r); r = NULL; }
+        return tn__own(r);
+    }
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *r = tn_keep(tn__select_dim(fn, NULL, ignore_nan ? TN__SEL_NANMEDIAN : TN__SEL_MEDIAN, tn_reshape(tn_detach(x), &m1, 1), 0, 0, false, NULL));
+    tn_scope_end();
+    tn_node *node = r ? tn__node_new(G_MEDIAN, 0, &x, 1) : NULL;
+    if (node) {
+        node->name = ignore_nan ? "NanmedianBackward0" : "MedianBackward0";
+        tn__node_save(node, x);
+        tn__node_save_result(node, r);
+    }
+    return tn__node_attach(node, r);
+}
+TNDEF tn_tensor *tn_median(tn_tensor *x) { return TN__AS("tn_median", tn__median_all("tn_median", x, false)); }
+TNDEF tn_tensor *tn_nanmedian(tn_tensor *x) { return TN__AS("tn_nanmedian", tn__median_all("tn_nanmedian", x, true)); }
+
+/* Element comparisons of the host-side scans (unique, mode): equality as C's == (NaN
+   unequal to everything) and an order with NaN largest (NaNs tie). */
+static bool tn__elem_eq(const char *a, const char *b, tn_dtype dt) {
+    switch (dt) {
+    case TN_F32: return *(const float *)a == *(const float *)b;
+    case TN_F64: return *(const double *)a == *(const double *)b;
+    case TN_I32: return *(const int32_t *)a == *(const int32_t *)b;
+    case TN_I64: return *(const int64_t *)a == *(const int64_t *)b;
+    default: return *(const uint8_t *)a == *(const uint8_t *)b;   /* uint8, bool */
+    }
+}
+#define TN__ELEM_CMP(T) { T x = *(const T *)a, y = *(const T *)b; \
+        return TN__NAN(x) || TN__NAN(y) ? TN__NAN(x) - TN__NAN(y) : (x > y) - (x < y); }
+static int tn__elem_cmp(const char *a, const char *b, tn_dtype dt) {
+    switch (dt) {
+    case TN_F32: TN__ELEM_CMP(float)
+    case TN_F64: TN__ELEM_CMP(double)
+    case TN_I32: TN__ELEM_CMP(int32_t)
+    case TN_I64: TN__ELEM_CMP(int64_t)
+    default: TN__ELEM_CMP(uint8_t)
+    }
+}
+/* Rows of m elements of one dtype, for sorting row indices lexicographically. */
+typedef struct tn__rows { const char *data; int64_t m; size_t es; tn_dtype dt; } tn__rows;
+static bool tn__row_less(const void *v, int64_t a, int64_t b) {
+    const tn__rows *r = (const tn__rows *)v;
+    const char *pa = r->data + (size_t)a * (size_t)r->m * r->es, *pb = r->data + (size_t)b * (size_t)r->m * r->es;
+    for (int64_t k = 0; k < r->m; k++) {
+        int c = tn__elem_cmp(pa + (size_t)k * r->es, pb + (size_t)k * r->es, r->dt);
+        if (c) return c < 0;
+    }
+    return false;
+}
+static bool tn__row_eq(const tn__rows *r, int64_t a, int64_t b) {
+    const char *pa = r->data + (size_t)a * (size_t)r->m * r->es, *pb = r->data + (size_t)b * (size_t)r->m * r->es;
+    for (int64_t k = 0; k < r->m; k++)
+        if (!tn__elem_eq(pa + (size_t)k * r->es, pb + (size_t)k * r->es, r->dt)) return false;
+    return true;
+}
+/* x with dim d moved last (the other dims in order), as a contiguous CPU tensor. */
+static tn_tensor *tn__dim_last_host(tn_tensor *x, int d) {
+    int64_t perm[TN_MAX_DIMS];
+    int np = 0;
+    for (int i = 0; i < x->ndim; i++) if (i != d) perm[np++] = i;
+    perm[np++] = d;
+    tn_tensor *p = x->ndim ? tn_permute(x, perm, x->ndim) : x;
+    return p ? tn__own(tn__copy_as(p, p->dtype, TN_CPU)) : NULL;
+}
+
+TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+    const char *fn = "tn_mode";
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    const int64_t n = x->ndim ? x->shape[d] : 1;
+    if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
+    tn__as_begin();
+    tn_scope_begin();
+    /* a stable sort puts equal values together, NaNs last; the counting runs on the host */
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, d, false, &si);
+    tn_tensor *hv = sv ? tn__dim_last_host(sv, d) : NULL, *hi = sv ? tn__dim_last_host(si, d) : NULL;
+    int64_t kshape[TN_MAX_DIMS];
+    int knd = xv ? xv->ndim : 0;
+    for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
+    tn_tensor *ov = hv ? tn__own(tn__new(x->dtype, TN_CPU, kshape, knd)) : NULL, *oi = ov ? tn__own(tn__new(TN_I64, TN_CPU, kshape, knd)) : NULL;
+    tn_tensor *vals = NULL, *idx = NULL;
+    if (oi) {
+        const size_t es = tn_dtype_size(x->dtype);
+        const char *v = (const char *)tn_data_ptr(hv);
+        const int64_t *ix = (const int64_t *)tn_data_ptr(hi), lanes = tn_numel(ov);
+        char *outv = (char *)tn_data_ptr(ov);
+        int64_t *outi = (int64_t *)tn_data_ptr(oi);
+        for (int64_t l = 0; l < lanes; l++) {
+            const char *lv = v + (size_t)(l * n) * es;
+            int64_t best = 0, best_n = 0, run = 0;
+            for (int64_t i = 0; i < n; i++) {
+                run++;
+                if (i + 1 < n && tn__elem_eq(lv + (size_t)i * es, lv + (size_t)(i + 1) * es, x->dtype)) continue;
+                if (run > best_n) { best_n = run; best = i; }   /* strictly more: the smallest of equally frequent values */
+                run = 0;
+            }
+            memcpy(outv + (size_t)l * es, lv + (size_t)best * es, es);
+            outi[l] = ix[l * n + best];   /* the last of the run: its last occurrence (stable sort) */
+        }
+        vals = tn_keep(tn__own(tn__copy_as(ov, ov->dtype, x->device)));
+        idx = tn_keep(vals ? tn__own(tn__copy_as(oi, TN_I64, x->device)) : NULL);
+    }
+    tn_scope_end();
+    if (!vals || !idx) {
+        if (tn__nscopes == 0) { tn_release(vals); tn_release(idx); }
+        return tn__as_end(fn, NULL);
+    }
+    return tn__as_end(fn, tn__select_record(x, d, keepdim, vals, idx, "ModeBackward0", indices));
+}
+
+TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, 0, false, NULL)); }
+
+/* quantile / nanquantile as PyTorch's quantile_compute: sort the lane, turn q into ranks
+   (the last one where the lane has a NaN; for nanquantile over the values before the NaNs),
+   read the two nearest ranks and interpolate. Composed of differentiable ops: the gradient
+   is theirs, as in PyTorch (a composite there too). */
+static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts o, bool ignore_nan) {
+    TN__CHECK_NULL(x, q);
+    if (x->dtype != TN_F32 && x->dtype != TN_F64)
+        return (tn_tensor *)tn__error("%s: input tensor must be either float or double dtype, got %s", fn, tn_dtype_name(x->dtype));
+    if (q->ndim > 1) return (tn_tensor *)tn__error("%s: q must be a scalar or 1D tensor, got shape %s", fn, TN__SHAPE(q));
+    if (q->dtype != x->dtype && !q->is_wrapped_number)
+        return (tn_tensor *)tn__error("%s: q tensor must be same dtype as the input tensor, got %s and %s", fn, tn_dtype_name(q->dtype), tn_dtype_name(x->dtype));
+    if (tn_numel(x) == 0) return (tn_tensor *)tn__error("%s: input tensor must be non-empty (shape %s)", fn, TN__SHAPE(x));
+    if (o.interpolation < 0 || o.interpolation > TN_INTERPOLATION_NEAREST)
+        return (tn_tensor *)tn__error("%s: interpolation must be one of linear, lower, higher, midpoint or nearest, got %d", fn, o.interpolation);
+    int d = o.dim == TN_NONE ? -1 : tn__wrap_dim(fn, o.dim, x->ndim);
+    if (o.dim != TN_NONE && d < 0) return NULL;
+    if (tn__check_same_device(fn, x, q)) return NULL;
+    tn_tensor *qh = tn__copy_as(q, TN_F64, TN_CPU);   /* the range check reads q on the host */
+    if (!qh) return NULL;
+    const double *qv = (const double *)tn_data_ptr(qh);
+    for (int64_t i = 0, nq = tn_numel(qh); i < nq; i++)
+        if (!(qv[i] >= 0 && qv[i] <= 1)) {
+            if (q->ndim == 0) tn__error("%s: q must be in the range [0, 1] but got %g", fn, qv[i]);
+            else tn__error("%s: q values must be in the range [0, 1], got %g", fn, qv[i]);
+            tn_release(qh);
+            return NULL;
+        }
+    tn_release(qh);
+    tn__as_begin();
+    tn_scope_begin();
+    /* the output: q's dim (if any), then x's shape reduced over dim (all dims when none) */
+    int64_t out_shape[TN_MAX_DIMS + 1], in_shape[TN_MAX_DIMS + 1], m1 = -1;
+    int nout = 0;
+    if (d >= 0 && x->ndim > 0) {
+        for (int i = 0; i < x->ndim; i++) if (i != d || o.keepdim) out_shape[nout++] = i == d ? 1 : x->shape[i];
+    } else if (o.keepdim) {
+        for (int i = 0; i < x->ndim; i++) out_shape[nout++] = 1;
+    }
+    tn_tensor *sorted = d < 0 ? tn_sort(tn_reshape(x, &m1, 1), 0, false, NULL) : tn_sort(tn_transpose(tn_unsqueeze(x, -1), d, -1), -1, false, NULL);
+    const int64_t n = sorted ? sorted->shape[sorted->ndim - 1] : 0;
+    memcpy(in_shape, out_shape, sizeof(int64_t) * (size_t)nout);
+    in_shape[nout] = n;
+    sorted = tn_reshape(sorted, in_shape, nout + 1);
+    tn_tensor *q1 = tn_reshape(tn_to(tn_to_dtype(q, x->dtype), x->device), &m1, 1), *ranks;
+    if (ignore_nan) {   /* over the values before the NaNs; all NaN: rank 0, a NaN */
+        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, true);
+        ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
+        ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
+    } else {   /* a NaN in the lane: the last rank, a NaN */
+        ranks = tn_where(tn_any_dim(tn_isnan(sorted), -1, true), tn_scalar_tensor((double)(n - 1), x->dtype), tn_mul_scalar(q1, (double)(n - 1)));
+    }
+    if (o.interpolation == TN_INTERPOLATION_LOWER) ranks = tn_floor(ranks);
+    else if (o.interpolation == TN_INTERPOLATION_HIGHER) ranks = tn_ceil(ranks);
+    else if (o.interpolation == TN_INTERPOLATION_NEAREST) ranks = tn_round(ranks);   /* half to even, as PyTorch's round_ */
+    tn_tensor *below = tn_to_dtype(ranks, TN_I64), *r = tn_gather(sorted, -1, below);
+    if (o.interpolation == TN_INTERPOLATION_LINEAR || o.interpolation == TN_INTERPOLATION_MIDPOINT) {
+        tn_tensor *w = o.interpolation == TN_INTERPOLATION_MIDPOINT ? tn_full_like(ranks, 0.5) : tn_sub(ranks, tn_to_dtype(below, x->dtype));
+        r = tn_lerp(r, tn_gather(sorted, -1, tn_to_dtype(tn_ceil(ranks), TN_I64)), w);
+    }
+    r = q->ndim == 0 ? tn_squeeze_dim(r, -1) : tn_squeeze_dim(tn_transpose(tn_unsqueeze(r, 0), 0, -1), -1);
+    r = tn_keep(r);
+    tn_scope_end();
+    return tn__as_end(fn, r);
+}
+TNDEF tn_tensor *tn_quantile_opts(tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts o) { return tn__quantile("tn_quantile", x, q, o, false); }
+TNDEF tn_tensor *tn_nanquantile_opts(tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts o) { return tn__quantile("tn_nanquantile", x, q, o, true); }
+TNDEF tn_tensor *tn_quantile_str(tn_tensor *x, tn_tensor *q, const char *options) {
+    TN__KW_STR(tn_quantile_fn_opts, quantile, "tn_quantile", options, tn_quantile_opts(x, q, o));
+}
+TNDEF tn_tensor *tn_nanquantile_str(tn_tensor *x, tn_tensor *q, const char *options) {
+    TN__KW_STR(tn_quantile_fn_opts, quantile, "tn_nanquantile", options, tn_nanquantile_opts(x, q, o));
+}
+
+/* ---- searchsorted, on the host (binary searches, as PyTorch's CPU kernel) ----
+   rows of the sequence (one shared row for a 1-d sequence) against rows of V values. */
+/* TN__DEFINE_SEARCH(float, f32): the template in src/ops/lanes.c */
+static void tn__search_f32(const char *bd, const int64_t *srt, int64_t rows, int64_t M, const char *vals, int64_t V, bool shared, bool right, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *b = (const float *)bd + (shared ? 0 : r * M);
+        const int64_t *so = srt ? srt + (shared ? 0 : r * M) : NULL;
+        for (int64_t j = 0; j < V; j++) {
+            const float v = ((const float *)vals)[r * V + j];
+            int64_t lo = 0, hi = M;
+            while (lo < hi) {   /* PyTorch's comparisons, so NaN lands where it does there */
+                const int64_t mid = lo + ((hi - lo) >> 1);
+                const float mv = so ? b[so[mid]] : b[mid];
+                if (right ? !(mv > v) : !(mv >= v)) lo = mid + 1;
+                else hi = mid;
+            }
+            out[r * V + j] = lo;
+        }
+    }
+}
+/* TN__DEFINE_SEARCH(double, f64): the template in src/ops/lanes.c */
+static void tn__search_f64(const char *bd, const int64_t *srt, int64_t rows, int64_t M, const char *vals, int64_t V, bool shared, bool right, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const double *b = (const double *)bd + (shared ? 0 : r * M);
+        const int64_t *so = srt ? srt + (shared ? 0 : r * M) : NULL;
+        for (int64_t j = 0; j < V; j++) {
+            const double v = ((const double *)vals)[r * V + j];
+            int64_t lo = 0, hi = M;
+            while (lo < hi) {   /* PyTorch's comparisons, so NaN lands where it does there */
+                const int64_t mid = lo + ((hi - lo) >> 1);
+                const double mv = so ? b[so[mid]] : b[mid];
+                if (right ? !(mv > v) : !(mv >= v)) lo = mid + 1;
+                else hi = mid;
+            }
+            out[r * V + j] = lo;
+        }
+    }
+}
+/* TN__DEFINE_SEARCH(int32_t, i32): the template in src/ops/lanes.c */
+static void tn__search_i32(const char *bd, const int64_t *srt, int64_t rows, int64_t M, const char *vals, int64_t V, bool shared, bool right, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const int32_t *b = (const int32_t *)bd + (shared ? 0 : r * M);
+        const int64_t *so = srt ? srt + (shared ? 0 : r * M) : NULL;
+        for (int64_t j = 0; j < V; j++) {
+            const int32_t v = ((const int32_t *)vals)[r * V + j];
+            int64_t lo = 0, hi = M;
+            while (lo < hi) {   /* PyTorch's comparisons, so NaN lands where it does there */
+                const int64_t mid = lo + ((hi - lo) >> 1);
+                const int32_t mv = so ? b[so[mid]] : b[mid];
+                if (right ? !(mv > v) : !(mv >= v)) lo = mid + 1;
+                else hi = mid;
+            }
+            out[r * V + j] = lo;
+        }
+    }
+}
+/* TN__DEFINE_SEARCH(int64_t, i64): the template in src/ops/lanes.c */
+static void tn__search_i64(const char *bd, const int64_t *srt, int64_t rows, int64_t M, const char *vals, int64_t V, bool shared, bool right, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t *b = (const int64_t *)bd + (shared ? 0 : r * M);
+        const int64_t *so = srt ? srt + (shared ? 0 : r * M) : NULL;
+        for (int64_t j = 0; j < V; j++) {
+            const int64_t v = ((const int64_t *)vals)[r * V + j];
+            int64_t lo = 0, hi = M;
+            while (lo < hi) {   /* PyTorch's comparisons, so NaN lands where it does there */
+                const int64_t mid = lo + ((hi - lo) >> 1);
+                const int64_t mv = so ? b[so[mid]] : b[mid];
+                if (right ? !(mv > v) : !(mv >= v)) lo = mid + 1;
+                else hi = mid;
+            }
+            out[r * V + j] = lo;
+        }
+    }
+}
+/* TN__DEFINE_SEARCH(uint8_t, u8): the template in src/ops/lanes.c */
+static void tn__search_u8(const char *bd, const int64_t *srt, int64_t rows, int64_t M, const char *vals, int64_t V, bool shared, bool right, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const uint8_t *b = (const uint8_t *)bd + (shared ? 0 : r * M);
+        const int64_t *so = srt ? srt + (shared ? 0 : r * M) : NULL;
+        for (int64_t j = 0; j < V; j++) {
+            const uint8_t v = ((const uint8_t *)vals)[r * V + j];
+            int64_t lo = 0, hi = M;
+            while (lo < hi) {   /* PyTorch's comparisons, so NaN lands where it does there */
+                const int64_t mid = lo + ((hi - lo) >> 1);
+                const uint8_t mv = so ? b[so[mid]] : b[mid];
+                if (right ? !(mv > v) : !(mv >= v)) lo = mid + 1;
+                else hi = mid;
+            }
+            out[r * V + j] = lo;
+        }
+    }
+}
+
+static tn_tensor *tn__searchsorted(const char *fn, tn_tensor *seq, tn_tensor *values, tn_searchsorted_fn_opts o) {
+    TN__CHECK_NULL(seq, values);
+    if (tn__check_cpu_dtype(fn, seq) || tn__check_cpu_dtype(fn, values)) return NULL;
+    if (seq->ndim == 0) return (tn_tensor *)tn__error("%s: boundaries tensor should have positive dimension, but got 0 dimension", fn);
+    bool right = o.right;
+    if (o.side) {
+        if (strcmp(o.side, "left") && strcmp(o.side, "right")) return (tn_tensor *)tn__error("%s: side can only be 'left' or 'right' but got %s", fn, o.side);
+        if (o.right && !strcmp(o.side, "left")) return (tn_tensor *)tn__error("%s: side and right can't be set to opposites, got side of left while right was True", fn);
+        right = !strcmp(o.side, "right");
+    }
+    const bool shared = seq->ndim == 1;
+    if (!shared && (seq->ndim != values->ndim || memcmp(seq->shape, values->shape, (size_t)(seq->ndim - 1) * sizeof(int64_t))))
+        return (tn_tensor *)tn__error("%s: boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input value tensor must match, "
+                                      "but we got boundaries tensor %s and input value tensor %s", fn, TN__SHAPE(seq), TN__SHAPE(values));
+    if (o.sorter) {
+        if (o.sorter->dtype != TN_I64) return (tn_tensor *)tn__error("%s: sorter must be a tensor of long dtype but got dtype %s", fn, tn_dtype_name(o.sorter->dtype));
+        if (o.sorter->ndim != seq->ndim || memcmp(o.sorter->shape, seq->shape, (size_t)seq->ndim * sizeof(int64_t)))
+            return (tn_tensor *)tn__error("%s: boundary and sorter must have the same size, but got boundary tensor %s and got sorter tensor %s", fn, TN__SHAPE(seq), TN__SHAPE(o.sorter));
+        if (tn__check_same_device(fn, seq, o.sorter)) return NULL;
+    }
+    if (tn__check_same_device(fn, seq, values)) return NULL;
+    tn_tensor *pair[2] = {seq, values};
+    const tn_dtype ct = tn_result_type(pair, 2);
+    const int64_t M = seq->shape[seq->ndim - 1], V = values->ndim ? values->shape[values->ndim - 1] : 1, nv = tn_numel(values);
+    const int64_t rows = shared ? 1 : (M ? tn_numel(seq) / M : tn__numel(seq->shape, seq->ndim - 1));
+    tn_tensor *hs = tn__copy_as(seq, ct, TN_CPU), *hv = hs ? tn__copy_as(values, ct, TN_CPU) : NULL;
+    tn_tensor *hsrt = hv && o.sorter ? tn__copy_as(o.sorter, TN_I64, TN_CPU) : NULL;
+    tn_tensor *out = hv && (hsrt || !o.sorter) ? tn__new(TN_I64, TN_CPU, values->shape, values->ndim) : NULL, *r = NULL;
+    if (out) {
+        const int64_t *sv = hsrt ? (const int64_t *)tn_data_ptr(hsrt) : NULL;
+        bool ok = true;
+        for (int64_t i = 0, ns = hsrt ? tn_numel(hsrt) : 0; i < ns && ok; i++)
+            if (sv[i] < 0 || sv[i] >= M) ok = (tn__error("%s: sorter index %lld out of range for a sequence of %lld elements", fn, (long long)sv[i], (long long)M), false);
+        const char *b = (const char *)tn_data_ptr(hs), *v = (const char *)tn_data_ptr(hv);
+        int64_t *po = (int64_t *)tn_data_ptr(out);
+        if (ok && nv > 0) {
+            const int64_t vr = shared ? nv : V;   /* a shared sequence: all values as one row */
+            switch (ct) {
+            case TN_F32: tn__search_f32(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_F64: tn__search_f64(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_I32: tn__search_i32(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_I64: tn__search_i64(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_U8: tn__search_u8(b, sv, rows, M, v, vr, shared, right, po); break;
+            default: ok = (tn__error("%s: \"searchsorted_out_cpu\" not implemented for '%s'", fn, tn__torch_type_name(ct)), false); break;
+            }
+        }
+        if (ok) r = tn__copy_as(out, o.out_int32 ? TN_I32 : TN_I64, values->device);
+    }
+    tn_release(hs); tn_release(hv); tn_release(hsrt); tn_release(out);
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_searchsorted_opts(tn_tensor *sorted_sequence, tn_tensor *values, tn_searchsorted_fn_opts o) { return tn__searchsorted("tn_searchsorted", sorted_sequence, values, o); }
+TNDEF tn_tensor *tn_searchsorted_str(tn_tensor *sorted_sequence, tn_tensor *values, const char *options) {
+    tn_searchsorted_fn_opts o = TN_DEFAULTS(tn_searchsorted_fn_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_searchsorted", options, tn__kw_searchsorted, TN__KW_N(tn__kw_searchsorted), &o, &seen)) return NULL;
+    tn_tensor *r = tn_searchsorted_opts(sorted_sequence, values, o);
+    tn__kw_release(tn__kw_searchsorted, TN__KW_N(tn__kw_searchsorted), &o, seen);
+    return r;
+}
+TNDEF tn_tensor *tn_bucketize_opts(tn_tensor *input, tn_tensor *boundaries, tn_searchsorted_fn_opts o) {
+    TN__CHECK_NULL(input, boundaries);
+    const tn_searchsorted_fn_opts def = TN_DEFAULTS(tn_searchsorted_fn_opts);
+    if (tn__kw_only("tn_bucketize", "bucketize", tn__kw_searchsorted, TN__KW_N(tn__kw_searchsorted), &o, &def, "out_int32, right")) return NULL;
+    if (boundaries->ndim != 1) return (tn_tensor *)tn__error("tn_bucketize: boundaries tensor must be 1 dimension, but got dim(%d)", boundaries->ndim);
+    return tn__searchsorted("tn_bucketize", boundaries, input, o);
+}
+TNDEF tn_tensor *tn_bucketize_str(tn_tensor *input, tn_tensor *boundaries, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_searchsorted, TN__KW_N(tn__kw_searchsorted), "out_int32, right", keys);
+    tn_searchsorted_fn_opts o = TN_DEFAULTS(tn_searchsorted_fn_opts);
+    return tn__kw_parse("tn_bucketize", options, keys, n, &o, NULL) ? NULL : tn_bucketize_opts(input, boundaries, o);
+}
+
+/* ---- unique and unique_consecutive, on the host ----
+   x as rows of m elements (a row per element, or per slice along dim), grouped after a
+   stable lexicographic sort (unique) or in place (unique_consecutive). */
+static tn_tensor *tn__unique(const char *fn, tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts o, bool consecutive) {
+    if (inverse) *inverse = NULL;
+    if (counts) *counts = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (consecutive) {
+        const tn_unique_fn_opts def = TN_DEFAULTS(tn_unique_fn_opts);
+        if (tn__kw_only(fn, "unique_consecutive", tn__kw_unique, TN__KW_N(tn__kw_unique), &o, &def, "return_inverse, return_counts, dim")) return NULL;
+    }
+    const bool by_dim = o.dim != TN_NONE;
+    int d = 0;
+    if (by_dim) {
+        if (x->ndim == 0) return (tn_tensor *)tn__error("%s: dim %lld out of range: the tensor has no dimensions (Dimension specified as 0 but tensor has no dimensions)", fn, (long long)o.dim);
+        if ((d = tn__wrap_dim(fn, o.dim, x->ndim)) < 0) return NULL;
+        for (int i = 0; i < x->ndim; i++)
+            if (i != d && x->shape[i] == 0 && x->shape[d] != 0)
+                return (tn_tensor *)tn__error("%s: There are 0 sized dimensions, and they aren't selected, so unique cannot be applied (input %s, dim %d)", fn, TN__SHAPE(x), d);
+    }
+    tn__as_begin();
+    tn_scope_begin();
+    /* rows: [n, m], the dim first */
+    int64_t perm[TN_MAX_DIMS], inv_perm[TN_MAX_DIMS];
+    int np = 0;
+    if (by_dim) {
+        perm[np++] = d;
+        for (int i = 0; i < x->ndim; i++) if (i != d) perm[np++] = i;
+        for (int i = 0; i < np; i++) inv_perm[perm[i]] = i;
+    }
+    tn_tensor *xp = by_dim ? tn_permute(tn_detach(x), perm, x->ndim) : tn_detach(x);
+    tn_tensor *h = xp ? tn__own(tn__copy_as(xp, x->dtype, TN_CPU)) : NULL;
+    const int64_t n = by_dim ? x->shape[d] : tn_numel(x), m = n ? tn_numel(x) / n : 0;
+    int64_t *order = h ? (int64_t *)tn__malloc_n(fn, n ? 2 * n : 1, sizeof(int64_t)) : NULL, *rep = order ? (int64_t *)tn__malloc_n(fn, n ? n : 1, sizeof(int64_t)) : NULL;
+    tn_tensor *hinv = rep ? tn__own(tn__new(TN_I64, TN_CPU, &n, 1)) : NULL, *hcnt = NULL, *vals = NULL, *inv = NULL, *cnt = NULL;
+    if (hinv) {
+        tn__rows rows = {(const char *)tn_data_ptr(h), m, tn_dtype_size(x->dtype), x->dtype};
+        int64_t *pinv = (int64_t *)tn_data_ptr(hinv), groups = 0;
+        for (int64_t i = 0; i < n; i++) order[i] = i;
+        if (!consecutive) tn__msort(order, order + n, n, &rows, tn__row_less);
+        for (int64_t i = 0; i < n; i++) {
+            if (i == 0 || !tn__row_eq(&rows, order[i - 1], order[i])) rep[groups++] = order[i];
+            pinv[order[i]] = groups - 1;
+        }
+        hcnt = tn__own(tn__new(TN_I64, TN_CPU, &groups, 1));
+        if (hcnt) {   /* counts from the group starts in sorted order */
+            int64_t *pc = (int64_t *)tn_data_ptr(hcnt);
+            for (int64_t g = 0; g < groups; g++) pc[g] = 0;
+            for (int64_t i = 0; i < n; i++) pc[pinv[i]]++;
+        }
+        tn_tensor *ri = hcnt ? tn__own(tn__new(TN_I64, TN_CPU, &groups, 1)) : NULL;
+        if (ri) memcpy(tn_data_ptr(ri), rep, (size_t)groups * sizeof(int64_t));
+        /* the representatives' rows, back in x's layout and on its device */
+        if (by_dim) {
+            tn_tensor *g = tn_index_select(h, 0, ri);
+            vals = g ? tn_contiguous(tn_permute(g, inv_perm, x->ndim)) : NULL;
+        } else {
+            vals = tn_index_select(tn_reshape(h, &n, 1), 0, ri);
+        }
+        vals = tn_to(vals, x->device);
+        if (!by_dim) inv = tn_reshape(hinv, x->shape, x->ndim);
+        else inv = hinv;
+        inv = o.return_inverse ? tn_to(tn_contiguous(inv), x->device) : NULL;
+        cnt = o.return_counts ? tn_to(hcnt, x->device) : NULL;
+    }
+    TN_FREE(order);
+    TN_FREE(rep);
+    bool ok = vals && (!o.return_inverse || inv) && (!o.return_counts || cnt);
+    vals = ok ? tn_keep(vals) : NULL;
+    inv = ok && inverse ? tn_keep(inv) : NULL;
+    cnt = ok && counts ? tn_keep(cnt) : NULL;
+    tn_scope_end();
+    if (inverse) *inverse = inv;
+    if (counts) *counts = cnt;
+    return tn__as_end(fn, vals);
+}
+TNDEF tn_tensor *tn_unique_opts(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts o) { return tn__unique("tn_unique", x, inverse, counts, o, false); }
+TNDEF tn_tensor *tn_unique_consecutive_opts(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts o) {
+    return tn__unique("tn_unique_consecutive", x, inverse, counts, o, true);
+}
+TNDEF tn_tensor *tn_unique_str(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, const char *options) {
+    TN__KW_STR(tn_unique_fn_opts, unique, "tn_unique", options, tn_unique_opts(x, inverse, counts, o));
+}
+TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, const char *options) {
+    if (inverse) *inverse = NULL;
+    if (counts) *counts = NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* sorted is unique's */
+    const int n = tn__kw_filter(tn__kw_unique, TN__KW_N(tn__kw_unique), "return_inverse, return_counts, dim", keys);
+    tn_unique_fn_opts o = TN_DEFAULTS(tn_unique_fn_opts);
+    return tn__kw_parse("tn_unique_consecutive", options, keys, n, &o, NULL) ? NULL : tn_unique_consecutive_opts(x, inverse, counts, o);
 }
 
 /* ========================================================================= */
@@ -15667,6 +17105,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
         return 0;
     }
+    case G_MEDIAN: { /* evenly over the elements equal to the result, or over the NaNs when it is NaN (evenly_distribute_backward) */
+        tn_tensor *x = S[0], *r = S[1];
+        tn_tensor *mask = tn__mask_as(tn_logical_or(tn_eq(x, r), tn_logical_and(tn_isnan(x), tn_isnan(r))), g);
+        gin[0] = tn_mul(mask, tn_div(g, tn_sum(mask)));
+        return 0;
+    }
     case G_MAX_DIM: case G_MIN_DIM: case G_SORT: {
         const tn__meta *m = &n->in[0];
         if (m->ndim == 0) { gin[0] = tn_reshape(g, NULL, 0); return 0; }
@@ -15702,6 +17146,18 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
         gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
 
+        return 0;
+    }
+    case G_LOGCUMSUMEXP: { /* PyTorch's: g's positive and negative parts, each through a reversed logcumsumexp in log space */
+        int64_t dim = n->i[0];
+        if (n->in[0].ndim == 0 || tn_numel(g) == 0) { gin[0] = g; return 0; }
+        tn_tensor *x = S[0], *y = tn__saved_output(n, S[1]);
+        tn_tensor *lowest = tn_full_like(g, g->dtype == TN_F32 ? -FLT_MAX : -DBL_MAX), *la = tn_log(tn_abs(g)), *part[2];
+        for (int k = 0; k < 2; k++) {
+            tn_tensor *lg = tn_where(k ? tn_lt_scalar(g, 0) : tn_gt_scalar(g, 0), la, lowest);
+            part[k] = tn_exp(tn_add(tn_flip(tn_logcumsumexp(tn_flip(tn_sub(lg, y), &dim, 1), dim), &dim, 1), x));
+        }
+        gin[0] = tn_sub(part[0], part[1]);
         return 0;
     }
     case G_SOFTMAX: { /* y (g - sum(g y)), y the saved result */
@@ -15779,6 +17235,49 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) gin[0] = g;
         if (TN__NEED(1)) gin[1] = tn_gather(g, n->i[0], S[0]);
         return 0;
+    case G_SCATTER_REDUCE: { /* PyTorch's scatter_reduce_backward; saved: index, self, src, result */
+        if (n->i[2]) return TN__FAIL_INT("autograd: the derivative for scatter with reduce='add' or 'multiply' is not implemented (as PyTorch); use scatter_reduce");
+        const int64_t dim = n->i[0];
+        const bool include_self = n->i[1] != 0;
+        tn_tensor *index = S[0], *self = S[1], *src = S[2], *result = tn__saved_output(n, S[3]), *gs = NULL, *gsrc = NULL;
+        switch (n->sub) {
+        case 0: /* sum */
+            gs = g;
+            gsrc = tn_gather(g, dim, index);
+            break;
+        case 1: { /* prod: the product of the others, with zeros handled exactly */
+            tn_tensor *one = tn_ones_like(self), *self_zero = tn_eq_scalar(self, 0);
+            tn_tensor *masked_self = tn_where(self_zero, one, self);
+            gs = tn_div(tn_mul(g, tn_scatter_reduce(masked_self, dim, index, src, "prod", include_self)), masked_self);
+            tn_tensor *src_zero = tn_eq_scalar(src, 0);
+            tn_tensor *src_num_zeros = tn_gather(tn_scatter_add(tn_zeros_like(self), dim, index, tn__mask_as(src_zero, self)), dim, index);
+            tn_tensor *src_single_zero = tn_logical_and(src_zero, tn_eq_scalar(src_num_zeros, 1));
+            tn_tensor *masked_src_result = tn_scatter_reduce(self, dim, index, tn_where(src_single_zero, tn_ones_like(src), src), "prod", include_self);
+            gsrc = tn_where(src_single_zero, tn_gather(tn_mul(g, masked_src_result), dim, index),
+                            tn_div(tn_gather(tn_mul(g, result), dim, index), tn_where(src_zero, tn_ones_like(src), src)));
+            break;
+        }
+        case 2: { /* mean: over the count of values combined */
+            tn_tensor *N = tn_scatter_add(include_self ? tn_ones_like(g) : tn_zeros_like(g), dim, index, tn_ones_like(src));
+            N = N ? tn_where(tn_eq_scalar(N, 0), tn_ones_like(N), N) : NULL;
+            gs = tn_div(g, N);
+            gsrc = tn_div(tn_gather(g, dim, index), tn_gather(N, dim, index));
+            break;
+        }
+        default: { /* amax, amin: evenly over the values equal to the result */
+            tn_tensor *value = tn_gather(result, dim, index);
+            tn_tensor *self_is = tn__mask_as(tn_eq(self, result), g), *src_is = tn__mask_as(tn_eq(src, value), g);
+            tn_tensor *dist = tn_div(g, tn_scatter_add(self_is, dim, index, src_is));
+            gs = tn_mul(self_is, dist);
+            gsrc = tn_mul(src_is, tn_gather(dist, dim, index));
+            break;
+        }
+        }
+        if (!include_self && gs) gs = tn_scatter(gs, dim, index, tn_zeros_like(tn_gather(gs, dim, index)));   /* self's scattered-to values were left out */
+        if (TN__NEED(0)) gin[0] = gs;
+        if (TN__NEED(1)) gin[1] = gsrc;
+        return 0;
+    }
     case G_INDEX: case G_INDEX_PUT: {
         tn_tensor *ix[TN_MAX_DIMS] = {NULL};
         int s = 0; /* saved: the non-NULL index tensors, in order */
@@ -25196,8 +26695,25 @@ TNDEF int tn_ddp_no_sync(tn_ddp *d, bool no_sync) {
 /* src/backend/cpu.c: the CPU backend table and its index and window kernels */
 /* ========================================================================= */
 /* The CPU index kernel: GATHER dst[i] = src[i + sum idx_j[i] * stride_j], SCATTER the
-   reverse, SCATTER_ADD accumulates (sequential, so duplicate indices add up). */
+   reverse, SCATTER_ADD / MUL / MAX / MIN accumulate (sequential, so duplicate indices
+   combine). */
 typedef struct tn__ictx { tn_index_mode mode; int k; int64_t strides[TN_MAX_DIMS]; size_t es; tn_dtype dtype; } tn__ictx;
+/* *d = *d op *s for the reducing scatters other than add; integers multiply wrapping (through
+   unsigned), max and min keep a NaN once there (PyTorch's scatter_reduce amax/amin) */
+#define TN__SCATTER_RED(T, U) do { T *dp_ = (T *)d, sv_ = *(const T *)sp; \
+        if (c->mode == SCATTER_MUL) *dp_ = (T)((U)*dp_ * (U)sv_); \
+        else if (TN__NAN(*dp_)) break; \
+        else if (TN__NAN(sv_) || (c->mode == SCATTER_MAX ? sv_ > *dp_ : sv_ < *dp_)) *dp_ = sv_; } while (0)
+static void tn__scatter_reduce_elem(const struct tn__ictx *c, char *d, const char *sp) {
+    switch (c->dtype) {
+    case TN_F32: TN__SCATTER_RED(float, float); break;
+    case TN_F64: TN__SCATTER_RED(double, double); break;
+    case TN_I32: TN__SCATTER_RED(int32_t, uint32_t); break;
+    case TN_I64: TN__SCATTER_RED(int64_t, uint64_t); break;
+    case TN_U8: TN__SCATTER_RED(uint8_t, unsigned); break;
+    default: { bool *dp = (bool *)d, sv = *(const bool *)sp; *dp = c->mode == SCATTER_MUL || c->mode == SCATTER_MIN ? (*dp && sv) : (*dp || sv); break; }
+    }
+}
 static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
     const tn__ictx *c = (const tn__ictx *)vc;
     for (int64_t i = 0; i < n; i++) {
@@ -25208,6 +26724,7 @@ static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
         if (c->mode == GATHER) { memcpy(d, sp + off, c->es); continue; }
         d += off;
         if (c->mode == SCATTER) { memcpy(d, sp, c->es); continue; }
+        if (c->mode != SCATTER_ADD) { tn__scatter_reduce_elem(c, d, sp); continue; }
         switch (c->dtype) {
         case TN_F32: *(float *)d += *(const float *)sp; break;
         case TN_F64: *(double *)d += *(const double *)sp; break;

@@ -1071,6 +1071,22 @@ template <class T> __global__ void k_lane(int64_t lanes, Geo<3> g, T *out, int64
             }
             if (a.flag) out[off[0]] = best;
             out1[off[1]] = bi;
+        } else if (a.op == CUMMAX || a.op == CUMMIN) { /* as the CPU: a NaN, or a value at least as large (small), takes over */
+            T best = xp[0];
+            int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                T v = xp[i * a.sx];
+                if (v != v || (best == best && (a.op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                out[off[0] + i * a.so] = best;
+                out1[off[1] + i * a.so1] = bi;
+            }
+        } else if (a.op == LOGCUMSUMEXP) { /* in double, PyTorch's log-add-exp (float lanes only reach here) */
+            double acc = -INFINITY;
+            for (int64_t i = 0; i < len; i++) {
+                double x = (double)xp[i * a.sx], lo = acc != acc ? acc : (acc < x ? acc : x), hi = acc != acc ? acc : (x < acc ? acc : x);
+                acc = (lo != hi || isfinite(lo)) ? hi + log1p(exp(lo - hi)) : x;
+                out[off[0] + i * a.so] = (T)acc;
+            }
         } else if (a.op == CUMSUM || a.op == CUMPROD) {
             typedef typename Acc<T>::type A;
             A acc = a.op == CUMSUM ? (A)0 : (A)1;
@@ -1231,7 +1247,7 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
     int64_t lanes = 1;
     for (int d = 0; d < xv.ndim; d++) lanes *= shape[d];
     if (lanes == 0 || a.len == 0) return 0;
-    if ((op == SOFTMAX || op == LOG_SOFTMAX) && !tn_dtype_is_floating(x->dtype)) return tn_error("lane op: dtype %s is not supported", tn_dtype_name(x->dtype));
+    if ((op == SOFTMAX || op == LOG_SOFTMAX || op == LOGCUMSUMEXP) && !tn_dtype_is_floating(x->dtype)) return tn_error("lane op: dtype %s is not supported", tn_dtype_name(x->dtype));
     Scratch sc;
     tn_dtype d = x->dtype == TN_BOOL ? TN_U8 : x->dtype; /* bool lanes run as uint8, as on the CPU */
     switch (d) {
@@ -1433,6 +1449,49 @@ __device__ __forceinline__ void atomic_byte(uint8_t *p, uint8_t v, bool is_bool)
 __device__ __forceinline__ void atomic_add(uint8_t *p, uint8_t v) { atomic_byte(p, v, false); }
 __device__ __forceinline__ void atomic_add(bool *p, bool v) { atomic_byte((uint8_t *)p, (uint8_t)v, true); }
 
+/* SCATTER_MUL / MAX / MIN: a compare-and-swap loop on the element's word (a 32-bit word
+   around a byte), as the CPU combines: integers multiply wrapping, NaN sticks in max/min */
+template <class T> __device__ __forceinline__ T reduce_pair(int mode, T d, T s) {
+    if (mode == SCATTER_MUL) return (T)(d * s);
+    if (d != d) return d;
+    return (s != s || (mode == SCATTER_MAX ? s > d : s < d)) ? s : d;
+}
+template <> __device__ __forceinline__ int32_t reduce_pair<int32_t>(int mode, int32_t d, int32_t s) {
+    return mode == SCATTER_MUL ? (int32_t)((uint32_t)d * (uint32_t)s) : mode == SCATTER_MAX ? (s > d ? s : d) : (s < d ? s : d);
+}
+template <> __device__ __forceinline__ int64_t reduce_pair<int64_t>(int mode, int64_t d, int64_t s) {
+    return mode == SCATTER_MUL ? (int64_t)((uint64_t)d * (uint64_t)s) : mode == SCATTER_MAX ? (s > d ? s : d) : (s < d ? s : d);
+}
+template <> __device__ __forceinline__ bool reduce_pair<bool>(int mode, bool d, bool s) { return mode == SCATTER_MAX ? (d || s) : (d && s); }
+template <class T, class W> __device__ __forceinline__ void atomic_reduce_word(int mode, T *p, T v) {
+    W *w = (W *)p, old = *w, assumed;
+    do {
+        assumed = old;
+        T cur;
+        memcpy(&cur, &assumed, sizeof cur);
+        T nv = reduce_pair<T>(mode, cur, v);
+        W nw;
+        memcpy(&nw, &nv, sizeof nw);
+        old = atomicCAS(w, assumed, nw);
+    } while (old != assumed);
+}
+__device__ __forceinline__ void atomic_reduce(int mode, float *p, float v) { atomic_reduce_word<float, unsigned int>(mode, p, v); }
+__device__ __forceinline__ void atomic_reduce(int mode, int32_t *p, int32_t v) { atomic_reduce_word<int32_t, unsigned int>(mode, p, v); }
+__device__ __forceinline__ void atomic_reduce(int mode, double *p, double v) { atomic_reduce_word<double, unsigned long long>(mode, p, v); }
+__device__ __forceinline__ void atomic_reduce(int mode, int64_t *p, int64_t v) { atomic_reduce_word<int64_t, unsigned long long>(mode, p, v); }
+template <class T> __device__ __forceinline__ void atomic_reduce_byte(int mode, T *p, T v) {
+    unsigned int *w = (unsigned int *)((size_t)p & ~(size_t)3);
+    unsigned shift = (unsigned)((size_t)p & 3) * 8, old = *w, assumed;
+    do {
+        assumed = old;
+        T cur = (T)((assumed >> shift) & 0xffu);
+        unsigned nb = (unsigned)(uint8_t)reduce_pair<T>(mode, cur, v);
+        old = atomicCAS(w, assumed, (assumed & ~(0xffu << shift)) | (nb << shift));
+    } while (old != assumed);
+}
+__device__ __forceinline__ void atomic_reduce(int mode, uint8_t *p, uint8_t v) { atomic_reduce_byte<uint8_t>(mode, p, v); }
+__device__ __forceinline__ void atomic_reduce(int mode, bool *p, bool v) { atomic_reduce_byte<bool>(mode, p, v); }
+
 template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *dst, const T *src) {
     GRID_LOOP(i, n) {
         int64_t off[2 + TN_MAX_DIMS] = {0}, rest = i;
@@ -1445,7 +1504,8 @@ template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *d
         for (int j = 0; j < g.k; j++) o += g.idx[j][off[2 + j]] * g.idx_strides[j];
         if (mode == GATHER) dst[off[0]] = src[off[1] + o];
         else if (mode == SCATTER) dst[off[0] + o] = src[off[1]];
-        else atomic_add(dst + off[0] + o, src[off[1]]);
+        else if (mode == SCATTER_ADD) atomic_add(dst + off[0] + o, src[off[1]]);
+        else atomic_reduce(mode, dst + off[0] + o, src[off[1]]);
     }
 }
 static int cu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {

@@ -352,6 +352,11 @@ TNDEF tn_tensor *tn_scalar_bool(bool value);    /* a Python bool */
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m < 0 means m = n */
+/* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
+   in row-major order, the elements with column - row <= offset (>= offset for triu);
+   dtype int64 or int32 (torch.tril_indices / triu_indices; PyTorch's default offset is 0). */
+TNDEF tn_tensor *tn_tril_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype);
+TNDEF tn_tensor *tn_triu_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype);
 TNDEF tn_tensor *tn_empty_like(tn_tensor *t);
 TNDEF tn_tensor *tn_zeros_like(tn_tensor *t);
 TNDEF tn_tensor *tn_ones_like(tn_tensor *t);
@@ -424,6 +429,10 @@ TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int
 TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen);
 TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen);
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* int64 as in PyTorch */
+/* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
+   non-negative, finite, no row all zero): with replacement independent draws, without
+   distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
+TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
 /* Raw Philox block: 4 x uint32 for (key, counter). */
 TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
     uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
@@ -498,6 +507,34 @@ TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tens
 TNDEF tn_tensor *tn_scatter_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_scatter_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+/* src reduced into t at index along dim: reduce "sum", "prod", "mean" (integers: floor
+   division), "amax" or "amin"; include_self false leaves t's own value out wherever
+   something is scattered (PyTorch's default: true). */
+TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+/* scatter(t, dim, index, src, reduce="add" | "multiply"): PyTorch has no derivative for it
+   (backward through it is an error). */
+TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);
+TNDEF tn_tensor *tn_scatter_with_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);
+/* Along dim, at the positions in index (0-d or 1-d, in [0, size)): t plus alpha * src's
+   slices (duplicates add up), src's slices copied, or value filled. src has t's shape but
+   index's length along dim and t's dtype. index_add takes int64 or int32 indices, index_copy
+   and index_fill int64, as PyTorch. */
+TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
+TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
+TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
+TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
+TNDEF tn_tensor *tn_index_fill_(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
+/* take: t read as if flattened at index (int64; negative counts from the end), in index's
+   shape; put: the reverse, source's elements (as many as index has, t's dtype) written or,
+   with accumulate, added (duplicates add up). */
+TNDEF tn_tensor *tn_take(tn_tensor *t, tn_tensor *index);
+TNDEF tn_tensor *tn_put(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate);
+TNDEF tn_tensor *tn_put_(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate);
+/* gather(t, dim, indices) after broadcasting t and indices (int64, t's ndim) over every dim
+   but dim; dim TN_NONE: both flattened first. */
+TNDEF tn_tensor *tn_take_along_dim(tn_tensor *t, tn_tensor *indices, int64_t dim);
 /* Advanced indexing t[i0, i1, ...] as aten::index: indices[k] indexes dim k (NULL = ":");
    integer tensors broadcast together, bool tensors select where true. */
 TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n);
@@ -507,8 +544,24 @@ TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, t
 TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value);
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value);
 TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask);   /* 1-D */
+/* t (broadcast with the bool mask) with the positions where mask is true filled, in
+   row-major order, from source's leading elements (source has t's dtype and at least as
+   many elements as mask has true values). The in-place form keeps t's shape. */
+TNDEF tn_tensor *tn_masked_scatter(tn_tensor *t, tn_tensor *mask, tn_tensor *source);
+TNDEF tn_tensor *tn_masked_scatter_(tn_tensor *t, tn_tensor *mask, tn_tensor *source);
 TNDEF tn_tensor *tn_nonzero(tn_tensor *t);                          /* [n, ndim] int64 */
+TNDEF tn_tensor *tn_argwhere(tn_tensor *t);                         /* nonzero's [n, ndim] */
 TNDEF tn_tensor *tn_where(tn_tensor *cond, tn_tensor *a, tn_tensor *b);
+/* isin: bool, elements' shape, whether each element equals one of test_elements (either
+   may be a 0-d scalar; compared in their promoted dtype; NaN is in nothing); invert
+   negates it. assume_unique changes nothing here (a speed hint in PyTorch). */
+#define TN_FIELDS_tn_isin_fn_opts(X) \
+    X(B, assume_unique, false, "") \
+    X(B, invert,        false, "")
+TN__KW_STRUCT(tn_isin_fn_opts);
+TNDEF tn_tensor *tn_isin_opts(tn_tensor *elements, tn_tensor *test_elements, tn_isin_fn_opts opts);
+#define tn_isin(elements, ...) tn_isin_opts(elements, TN__POS_KW(tn_isin_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_isin_str(tn_tensor *elements, tn_tensor *test_elements, const char *options);
 
 /* Joining and splitting. split/chunk write up to max_out views into out and return
    how many there are (or -1 on error). */
@@ -520,6 +573,18 @@ TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, i
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
+/* Each element of t (each slice along dim) repeated repeats times, or repeats[i] times
+   (tensor form: int64 or int32, one per slice, or a single count); dim TN_NONE flattens t
+   first. output_size: TN_NONE, or the result's length along dim (checked). */
+TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size);
+TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size);
+/* torch.repeat_interleave(repeats): i repeated repeats[i] times (repeats 1-d, int64 or int32;
+   the result in its dtype). */
+TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size);
+/* The n-th forward difference along dim of t with prepend and append (NULL: none; t's ndim)
+   concatenated before and after it; bool inputs differ by logical xor. PyTorch's defaults:
+   n 1, dim -1. */
+TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append);
 TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
 TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
@@ -671,12 +736,20 @@ TNDEF tn_tensor *tn_sum(tn_tensor *x);
 TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_mean(tn_tensor *x);
 TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* sum and mean over the elements that are not NaN (nanmean: floating input; NaN where all are). */
+TNDEF tn_tensor *tn_nansum(tn_tensor *x);
+TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nanmean(tn_tensor *x);
+TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_prod(tn_tensor *x);
 TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
 TNDEF tn_tensor *tn_min(tn_tensor *x);
+/* amin and amax in one call: returns the min, the max goes to *max (the result's ownership
+   rule); dim TN_NONE reduces every dim (an error on an empty tensor). */
+TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max);
 /* Values and (if indices != NULL) int64 indices of the first extreme along dim;
    *indices follows the same ownership rule as the result. */
 TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
@@ -685,6 +758,7 @@ TNDEF tn_tensor *tn_argmax(tn_tensor *x);       /* index into the flattened tens
 TNDEF tn_tensor *tn_argmin(tn_tensor *x);
 TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim);
+TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n); /* int64; n = 0: all dims */
 /* var/std with Bessel-style correction (PyTorch's default is 1). */
 TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
@@ -696,6 +770,11 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
+/* Running max / min along dim and the index where it was reached (a NaN, and a value equal to
+   the running one, take over: the last such index, as PyTorch). */
+TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices);
+TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices);
+TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim);   /* log(cumsum(exp(x))) without overflow; floating */
 TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d */
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
@@ -705,6 +784,82 @@ TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor *
 TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
 /* The k largest (or smallest) along dim, sorted. */
 TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
+/* Medians: the lower of the two middle values (PyTorch's convention). median is NaN where
+   a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
+   all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
+   gradient is shared by the elements equal to it; the dim forms give values and int64
+   indices as tn_max_dim. Not for bool, as PyTorch. */
+TNDEF tn_tensor *tn_median(tn_tensor *x);
+TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_nanmedian(tn_tensor *x);
+TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+/* The k-th smallest (1-based, NaN largest) along dim, with its index. */
+TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices);
+/* The most frequent value along dim (the smallest of equally frequent ones; NaNs are all
+   different) and the index of its last occurrence. Ties between occurrences are
+   unspecified in PyTorch (its sort is unstable): here always the last. */
+TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_msort(tn_tensor *x);   /* sorted along dim 0 */
+/* quantile / nanquantile of x at q (a 0-d or 1-d tensor of x's dtype, or a wrapped scalar,
+   values in [0, 1]; a 1-d q adds a leading dim) over dim (TN_NONE: all elements) with
+   PyTorch's interpolation between the two nearest ranks; x float32 or float64, not empty.
+   quantile is NaN where the lane has a NaN; nanquantile ranks the other values only. */
+typedef enum tn_interpolation {
+    TN_INTERPOLATION_LINEAR = 0, TN_INTERPOLATION_LOWER, TN_INTERPOLATION_HIGHER, TN_INTERPOLATION_MIDPOINT, TN_INTERPOLATION_NEAREST
+} tn_interpolation;
+#define TN_FIELDS_tn_quantile_fn_opts(X) \
+    X(I, dim,           TN_NONE, "") \
+    X(B, keepdim,       false,   "") \
+    X(E, interpolation, TN_INTERPOLATION_LINEAR, "linear|lower|higher|midpoint|nearest")
+TN__KW_STRUCT(tn_quantile_fn_opts);
+TNDEF tn_tensor *tn_quantile_opts(tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts opts);
+#define tn_quantile(x, ...) tn_quantile_opts(x, TN__POS_KW(tn_quantile_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_quantile_str(tn_tensor *x, tn_tensor *q, const char *options);
+TNDEF tn_tensor *tn_nanquantile_opts(tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts opts);
+#define tn_nanquantile(x, ...) tn_nanquantile_opts(x, TN__POS_KW(tn_quantile_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanquantile_str(tn_tensor *x, tn_tensor *q, const char *options);
+/* searchsorted: for each value, the index in sorted_sequence (1-d, or the values' leading
+   dims then the sorted one) where it would be inserted to keep it sorted: before equal
+   elements, or after them with right (or side "right"; side NULL: None). sorter (int64, the
+   sequence's shape) gives the sequence's sorted order when it is not sorted itself. int64
+   indices, int32 with out_int32; compared in the promoted dtype. bucketize(input,
+   boundaries 1-d) is searchsorted(boundaries, input), side and sorter not given. */
+#define TN_FIELDS_tn_searchsorted_fn_opts(X) \
+    X(B, out_int32, false, "") \
+    X(B, right,     false, "") \
+    X(S, side,      NULL,  "") \
+    X(T, sorter,    NULL,  "")
+TN__KW_STRUCT(tn_searchsorted_fn_opts);
+TNDEF tn_tensor *tn_searchsorted_opts(tn_tensor *sorted_sequence, tn_tensor *values, tn_searchsorted_fn_opts opts);
+#define tn_searchsorted(sorted_sequence, ...) tn_searchsorted_opts(sorted_sequence, TN__POS_KW(tn_searchsorted_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_searchsorted_str(tn_tensor *sorted_sequence, tn_tensor *values, const char *options);
+TNDEF tn_tensor *tn_bucketize_opts(tn_tensor *input, tn_tensor *boundaries, tn_searchsorted_fn_opts opts);
+#define tn_bucketize(input, ...) tn_bucketize_opts(input, TN__POS_KW(tn_searchsorted_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_bucketize_str(tn_tensor *input, tn_tensor *boundaries, const char *options);
+/* unique: the distinct elements of x (sorted: always, as PyTorch 2's CPU kernel), or with
+   dim the distinct slices along dim (lexicographic order); *inverse (x's shape, or [size
+   along dim]) maps every element to its entry and *counts counts them (int64, when
+   return_inverse / return_counts ask; the result's ownership rule; NULL pointers are
+   fine). NaNs are all different. unique_consecutive merges only runs of equal neighbours
+   (sorted is not its option). */
+#define TN_FIELDS_tn_unique_fn_opts(X) \
+    X(B, sorted,         true,    "") \
+    X(B, return_inverse, false,   "") \
+    X(B, return_counts,  false,   "") \
+    X(I, dim,            TN_NONE, "")
+TN__KW_STRUCT(tn_unique_fn_opts);
+TNDEF tn_tensor *tn_unique_opts(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts opts);
+#define tn_unique(x, inverse, ...) tn_unique_opts(x, inverse, TN__POS_KW(tn_unique_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_unique_str(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, const char *options);
+TNDEF tn_tensor *tn_unique_consecutive_opts(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts opts);
+#define tn_unique_consecutive(x, inverse, ...) tn_unique_consecutive_opts(x, inverse, TN__POS_KW(tn_unique_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, const char *options);
+/* bincount: counts of each value of x (1-d, non-negative integers) in [max(x) + 1 or
+   minlength] bins: int64, or the sums of weights (x's length; float32 weights give float32,
+   others float64). histc: bins equal bins over [min, max] (both 0 or equal: the data's
+   range) counting x's elements inside it (floating x; the result in its dtype). */
+TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength);
+TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -2430,9 +2585,9 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
     X(THRESHOLD_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
 #define TN_REDUCE_OPS(X) X(SUM) X(PROD) X(MAX) X(MIN) X(ALL) X(ANY)
-#define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
+#define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(CUMMAX) X(CUMMIN) X(LOGCUMSUMEXP) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
 #define TN_RANDOM_OPS(X) X(UNIFORM) X(NORMAL) X(RANDINT)
-#define TN_INDEX_MODES(X) X(GATHER) X(SCATTER) X(SCATTER_ADD)
+#define TN_INDEX_MODES(X) X(GATHER) X(SCATTER) X(SCATTER_ADD) X(SCATTER_MUL) X(SCATTER_MAX) X(SCATTER_MIN)
 
 #define TN__ENUM_ENTRY(name) name,
 typedef enum tn_unary_op { TN_UNARY_OPS(TN__ENUM_ENTRY) TN_NUM_UNARY_OPS } tn_unary_op;
@@ -2467,12 +2622,13 @@ typedef struct tn_backend {
     /* out has x's ndim with size 1 on reduced dims. */
     int (*reduce)(tn_reduce_op op, tn_tensor *out, tn_tensor *x);
     /* Along one dim: ARGMAX/ARGMIN (out values or NULL, out1 int64 indices, size 1 on dim),
-       CUMSUM/CUMPROD/SOFTMAX/LOG_SOFTMAX (out like x), SORT (out values, out1 indices;
-       flag = descending). */
+       CUMSUM/CUMPROD/LOGCUMSUMEXP/SOFTMAX/LOG_SOFTMAX (out like x), CUMMAX/CUMMIN (out
+       values, out1 int64 indices, like x), SORT (out values, out1 indices; flag = descending). */
     int (*lane)(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag);
     /* Indexed copy. All of dst, src and the k int64 index tensors have the iteration
        shape; offsets idx[j] * idx_strides[j] (in elements, bounds already checked) are
-       added to src (GATHER) or dst (SCATTER, SCATTER_ADD). */
+       added to src (GATHER) or dst (SCATTER, and the accumulating SCATTER_ADD, SCATTER_MUL,
+       SCATTER_MAX, SCATTER_MIN: duplicates combine; MAX and MIN propagate NaN). */
     int (*index)(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
     tn_tensor *(*nonzero)(tn_tensor *x);                    /* [n, ndim] int64, owned by the caller */
     /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read). */

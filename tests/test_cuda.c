@@ -71,6 +71,7 @@ TEST(shared_philox_draw) {
 }
 
 #include "cuda_cases.h"
+#include "cuda_cases_more_a.h"
 
 /* ---- with the real GPU unit only ---- */
 TEST(gpu_transfers) {
@@ -153,6 +154,7 @@ int main(void) {
     }
     tn_set_tf32(false);
     RUN(gpu_ops_match_cpu);
+    RUN(gpu_more_a_ops_match_cpu);
     RUN(gpu_random_matches_cpu);
     RUN(gpu_norm_pool_state);
     RUN(gpu_library_entries);

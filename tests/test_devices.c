@@ -10,6 +10,7 @@
 #include "tn_test.h"
 
 #include "cuda_cases.h"
+#include "cuda_cases_more_a.h"
 
 static tn_tensor *dev(tn_tensor *t) { return tn_to(t, TN_CUDA); }
 #define I64(...) tn_from_data((int64_t[]){__VA_ARGS__}, TN_SHAPE(sizeof((int64_t[]){__VA_ARGS__}) / 8), TN_I64)
@@ -66,6 +67,7 @@ int main(void) {
     tn_debug_cuda_stand_in();
     CHECK(!tn_cuda_is_available());   /* the stand-in is not a GPU */
     RUN(gpu_ops_match_cpu);
+    RUN(gpu_more_a_ops_match_cpu);
     RUN(gpu_random_matches_cpu);
     RUN(gpu_norm_pool_state);
     RUN(gpu_library_entries);

@@ -292,6 +292,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
         return 0;
     }
+    case G_MEDIAN: { /* evenly over the elements equal to the result, or over the NaNs when it is NaN (evenly_distribute_backward) */
+        tn_tensor *x = S[0], *r = S[1];
+        tn_tensor *mask = tn__mask_as(tn_logical_or(tn_eq(x, r), tn_logical_and(tn_isnan(x), tn_isnan(r))), g);
+        gin[0] = tn_mul(mask, tn_div(g, tn_sum(mask)));
+        return 0;
+    }
     case G_MAX_DIM: case G_MIN_DIM: case G_SORT: {
         const tn__meta *m = &n->in[0];
         if (m->ndim == 0) { gin[0] = tn_reshape(g, NULL, 0); return 0; }
@@ -327,6 +333,18 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
         gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
 
+        return 0;
+    }
+    case G_LOGCUMSUMEXP: { /* PyTorch's: g's positive and negative parts, each through a reversed logcumsumexp in log space */
+        int64_t dim = n->i[0];
+        if (n->in[0].ndim == 0 || tn_numel(g) == 0) { gin[0] = g; return 0; }
+        tn_tensor *x = S[0], *y = tn__saved_output(n, S[1]);
+        tn_tensor *lowest = tn_full_like(g, g->dtype == TN_F32 ? -FLT_MAX : -DBL_MAX), *la = tn_log(tn_abs(g)), *part[2];
+        for (int k = 0; k < 2; k++) {
+            tn_tensor *lg = tn_where(k ? tn_lt_scalar(g, 0) : tn_gt_scalar(g, 0), la, lowest);
+            part[k] = tn_exp(tn_add(tn_flip(tn_logcumsumexp(tn_flip(tn_sub(lg, y), &dim, 1), dim), &dim, 1), x));
+        }
+        gin[0] = tn_sub(part[0], part[1]);
         return 0;
     }
     case G_SOFTMAX: { /* y (g - sum(g y)), y the saved result */
@@ -404,6 +422,49 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) gin[0] = g;
         if (TN__NEED(1)) gin[1] = tn_gather(g, n->i[0], S[0]);
         return 0;
+    case G_SCATTER_REDUCE: { /* PyTorch's scatter_reduce_backward; saved: index, self, src, result */
+        if (n->i[2]) return TN__FAIL_INT("autograd: the derivative for scatter with reduce='add' or 'multiply' is not implemented (as PyTorch); use scatter_reduce");
+        const int64_t dim = n->i[0];
+        const bool include_self = n->i[1] != 0;
+        tn_tensor *index = S[0], *self = S[1], *src = S[2], *result = tn__saved_output(n, S[3]), *gs = NULL, *gsrc = NULL;
+        switch (n->sub) {
+        case 0: /* sum */
+            gs = g;
+            gsrc = tn_gather(g, dim, index);
+            break;
+        case 1: { /* prod: the product of the others, with zeros handled exactly */
+            tn_tensor *one = tn_ones_like(self), *self_zero = tn_eq_scalar(self, 0);
+            tn_tensor *masked_self = tn_where(self_zero, one, self);
+            gs = tn_div(tn_mul(g, tn_scatter_reduce(masked_self, dim, index, src, "prod", include_self)), masked_self);
+            tn_tensor *src_zero = tn_eq_scalar(src, 0);
+            tn_tensor *src_num_zeros = tn_gather(tn_scatter_add(tn_zeros_like(self), dim, index, tn__mask_as(src_zero, self)), dim, index);
+            tn_tensor *src_single_zero = tn_logical_and(src_zero, tn_eq_scalar(src_num_zeros, 1));
+            tn_tensor *masked_src_result = tn_scatter_reduce(self, dim, index, tn_where(src_single_zero, tn_ones_like(src), src), "prod", include_self);
+            gsrc = tn_where(src_single_zero, tn_gather(tn_mul(g, masked_src_result), dim, index),
+                            tn_div(tn_gather(tn_mul(g, result), dim, index), tn_where(src_zero, tn_ones_like(src), src)));
+            break;
+        }
+        case 2: { /* mean: over the count of values combined */
+            tn_tensor *N = tn_scatter_add(include_self ? tn_ones_like(g) : tn_zeros_like(g), dim, index, tn_ones_like(src));
+            N = N ? tn_where(tn_eq_scalar(N, 0), tn_ones_like(N), N) : NULL;
+            gs = tn_div(g, N);
+            gsrc = tn_div(tn_gather(g, dim, index), tn_gather(N, dim, index));
+            break;
+        }
+        default: { /* amax, amin: evenly over the values equal to the result */
+            tn_tensor *value = tn_gather(result, dim, index);
+            tn_tensor *self_is = tn__mask_as(tn_eq(self, result), g), *src_is = tn__mask_as(tn_eq(src, value), g);
+            tn_tensor *dist = tn_div(g, tn_scatter_add(self_is, dim, index, src_is));
+            gs = tn_mul(self_is, dist);
+            gsrc = tn_mul(src_is, tn_gather(dist, dim, index));
+            break;
+        }
+        }
+        if (!include_self && gs) gs = tn_scatter(gs, dim, index, tn_zeros_like(tn_gather(gs, dim, index)));   /* self's scattered-to values were left out */
+        if (TN__NEED(0)) gin[0] = gs;
+        if (TN__NEED(1)) gin[1] = gsrc;
+        return 0;
+    }
     case G_INDEX: case G_INDEX_PUT: {
         tn_tensor *ix[TN_MAX_DIMS] = {NULL};
         int s = 0; /* saved: the non-NULL index tensors, in order */

@@ -1,6 +1,23 @@
 /* The CPU index kernel: GATHER dst[i] = src[i + sum idx_j[i] * stride_j], SCATTER the
-   reverse, SCATTER_ADD accumulates (sequential, so duplicate indices add up). */
+   reverse, SCATTER_ADD / MUL / MAX / MIN accumulate (sequential, so duplicate indices
+   combine). */
 typedef struct tn__ictx { tn_index_mode mode; int k; int64_t strides[TN_MAX_DIMS]; size_t es; tn_dtype dtype; } tn__ictx;
+/* *d = *d op *s for the reducing scatters other than add; integers multiply wrapping (through
+   unsigned), max and min keep a NaN once there (PyTorch's scatter_reduce amax/amin) */
+#define TN__SCATTER_RED(T, U) do { T *dp_ = (T *)d, sv_ = *(const T *)sp; \
+        if (c->mode == SCATTER_MUL) *dp_ = (T)((U)*dp_ * (U)sv_); \
+        else if (TN__NAN(*dp_)) break; \
+        else if (TN__NAN(sv_) || (c->mode == SCATTER_MAX ? sv_ > *dp_ : sv_ < *dp_)) *dp_ = sv_; } while (0)
+static void tn__scatter_reduce_elem(const struct tn__ictx *c, char *d, const char *sp) {
+    switch (c->dtype) {
+    case TN_F32: TN__SCATTER_RED(float, float); break;
+    case TN_F64: TN__SCATTER_RED(double, double); break;
+    case TN_I32: TN__SCATTER_RED(int32_t, uint32_t); break;
+    case TN_I64: TN__SCATTER_RED(int64_t, uint64_t); break;
+    case TN_U8: TN__SCATTER_RED(uint8_t, unsigned); break;
+    default: { bool *dp = (bool *)d, sv = *(const bool *)sp; *dp = c->mode == SCATTER_MUL || c->mode == SCATTER_MIN ? (*dp && sv) : (*dp || sv); break; }
+    }
+}
 static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
     const tn__ictx *c = (const tn__ictx *)vc;
     for (int64_t i = 0; i < n; i++) {
@@ -11,6 +28,7 @@ static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
         if (c->mode == GATHER) { memcpy(d, sp + off, c->es); continue; }
         d += off;
         if (c->mode == SCATTER) { memcpy(d, sp, c->es); continue; }
+        if (c->mode != SCATTER_ADD) { tn__scatter_reduce_elem(c, d, sp); continue; }
         switch (c->dtype) {
         case TN_F32: *(float *)d += *(const float *)sp; break;
         case TN_F64: *(double *)d += *(const double *)sp; break;

@@ -439,3 +439,40 @@ TNDEF tn_tensor *tn_resize_(tn_tensor *t, const int64_t *shape, int ndim) {
     tn__bump_version(t);
     return t;
 }
+
+/* The coordinates of the lower (upper) triangle, row by row, on the host. */
+static tn_tensor *tn__tri_indices(const char *fn, int64_t row, int64_t col, int64_t offset, tn_dtype dtype, bool upper) {
+    if (row < 0) return (tn_tensor *)tn__error("%s: row must be non-negative, got %lld", fn, (long long)row);
+    if (col < 0) return (tn_tensor *)tn__error("%s: col must be non-negative, got %lld", fn, (long long)col);
+    if (dtype != TN_I64 && dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: \"%s\" not implemented for '%s' (int64 or int32 only)", fn, upper ? "triu_indices" : "tril_indices", tn__torch_type_name(dtype));
+    if (dtype == TN_I32 && (row > INT32_MAX || col > INT32_MAX))
+        return (tn_tensor *)tn__error("%s: a %lld x %lld matrix's coordinates do not fit int32", fn, (long long)row, (long long)col);
+    /* row i has the columns [lo, hi): [0, min(col, i + offset + 1)) or [max(0, i + offset), col);
+       an offset past either corner means the same as the corner (and the sums then fit) */
+    int64_t cells;
+    if (!tn__mul_ok(row, col, &cells)) return (tn_tensor *)tn__error("%s: a %lld x %lld matrix has more elements than int64 counts", fn, (long long)row, (long long)col);
+    offset = TN__MAX(-row, TN__MIN(offset, col));
+    #define TN__TRI_RANGE(i, lo, hi) int64_t lo = upper ? TN__MAX(0, TN__MIN(col, (i) + offset)) : 0, \
+        hi = upper ? col : TN__MAX(0, TN__MIN(col, (i) + offset + 1))
+    int64_t count = 0;
+    for (int64_t i = 0; i < row; i++) {
+        TN__TRI_RANGE(i, lo, hi);
+        count += hi - lo;   /* at most row * col elements: checked by tn__new */
+    }
+    int64_t shape[2] = {2, count};
+    tn_tensor *h = tn__new_checked(fn, shape, 2, TN_I64), *r = NULL;
+    if (h) {
+        int64_t *p = (int64_t *)h->storage->data, k = 0;
+        for (int64_t i = 0; i < row; i++) {
+            TN__TRI_RANGE(i, lo, hi);
+            for (int64_t j = lo; j < hi; j++, k++) { p[k] = i; p[count + k] = j; }
+        }
+        r = dtype == TN_I64 ? h : tn__copy_as(h, dtype, TN_CPU);
+        if (r != h) tn_release(h);
+    }
+    #undef TN__TRI_RANGE
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_tril_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype) { return tn__tri_indices("tn_tril_indices", row, col, offset, dtype, false); }
+TNDEF tn_tensor *tn_triu_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype) { return tn__tri_indices("tn_triu_indices", row, col, offset, dtype, true); }

@@ -360,3 +360,52 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     return r;
 }
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { return TN__AS("tn_randperm", tn__randperm_impl(n, dtype, gen)); }
+
+/* multinomial as PyTorch: without replacement (or for one sample) the categories' race
+   p / E, E ~ Exp(1) (the largest num_samples win: each a draw without replacement in
+   proportion to p); with replacement inverse-CDF draws: the first category whose
+   cumulative probability exceeds a uniform. */
+static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacement, tn_generator *gen) {
+    const char *fn = "tn_multinomial";
+    TN__CHECK_NULL(p);
+    if (tn__check_cpu_dtype(fn, p)) return NULL;
+    if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("%s: multinomial only supports floating-point dtypes for input, got: %s", fn, tn_dtype_name(p->dtype));
+    if (p->ndim != 1 && p->ndim != 2) return (tn_tensor *)tn__error("%s: prob_dist must be 1 or 2 dim, got shape %s", fn, TN__SHAPE(p));
+    const int64_t C = p->shape[p->ndim - 1], R = p->ndim == 2 ? p->shape[0] : 1;
+    if (C > ((int64_t)1 << 24)) return (tn_tensor *)tn__error("%s: number of categories cannot exceed 2^24 (got %lld)", fn, (long long)C);
+    if (ns <= 0) return (tn_tensor *)tn__error("%s: cannot sample n_sample <= 0 samples (got %lld)", fn, (long long)ns);
+    if (!replacement && ns > C)
+        return (tn_tensor *)tn__error("%s: cannot sample n_sample > prob_dist.size(-1) samples without replacement (%lld > %lld)", fn, (long long)ns, (long long)C);
+    int64_t oshape[2] = {R, ns};
+    if (R == 0) return tn__own(tn__new(TN_I64, p->device, p->ndim == 2 ? oshape : oshape + 1, p->ndim));
+    if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0): no categories", fn);
+    tn_scope_begin();
+    int64_t last = -1, rc2[2] = {R, C};
+    tn_tensor *pd = tn_reshape(tn_detach(p), rc2, 2), *r = NULL;
+    tn_tensor *lo = tn_amin(pd, NULL, 0, false), *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
+    tn_tensor *sums = hi ? tn_sum_dims(pd, &last, 1, true) : NULL;
+    bool ok = sums != NULL;
+    if (ok && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY)) ok = (tn__error("%s: probability tensor contains either `inf`, `nan` or element < 0", fn), false);
+    if (ok && tn_item(tn_any(tn_eq_scalar(sums, 0)))) ok = (tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn), false);
+    if (ok && (!replacement || ns == 1)) {
+        tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
+        tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
+        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        else tn_topk(q, ns, -1, true, &r);
+    } else if (ok) {
+        tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
+        tn_tensor *parts[2] = {cdf ? tn_narrow(cdf, -1, 0, C - 1) : NULL, cdf ? tn_ones_like(tn_narrow(cdf, -1, 0, 1)) : NULL};
+        cdf = parts[1] ? tn_cat(parts, 2, -1) : NULL;   /* the last exactly 1 */
+        tn_tensor *u = cdf ? tn__random(fn, UNIFORM, oshape, 2, TN_F64, gen, 0, 1, 0, 0, p->device) : NULL;
+        tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
+        so.right = true;   /* the first cumulative probability above u: a category of weight 0 is never drawn */
+        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), 0, (double)(C - 1)) : NULL;
+    }
+    if (r && p->ndim == 1) r = tn_reshape(r, &ns, 1);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen) {
+    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, replacement, gen));
+}

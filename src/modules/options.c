@@ -417,6 +417,18 @@ static const tn__kwkey tn__kw_loss_fn[] = {TN_FIELDS_tn_loss_fn_opts(TN__KW_ROW)
 #define TN__KW_T tn_print_options
 static const tn__kwkey tn__kw_print[] = {TN_FIELDS_tn_print_options(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_isin_fn_opts
+static const tn__kwkey tn__kw_isin[] = {TN_FIELDS_tn_isin_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_quantile_fn_opts
+static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_searchsorted_fn_opts
+static const tn__kwkey tn__kw_searchsorted[] = {TN_FIELDS_tn_searchsorted_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_unique_fn_opts
+static const tn__kwkey tn__kw_unique[] = {TN_FIELDS_tn_unique_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \

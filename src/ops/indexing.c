@@ -445,3 +445,317 @@ TNDEF tn_tensor *tn_nonzero(tn_tensor *t) {
     if (tn__check_cpu_dtype("tn_nonzero", t)) return NULL;
     return tn__own(tn__backend(t->device)->nonzero(t));
 }
+
+TNDEF tn_tensor *tn_argwhere(tn_tensor *t) { return TN__AS("tn_argwhere", tn_nonzero(t)); }
+
+/* ---- scatter_reduce and scatter(reduce=) ---- */
+enum { TN__SRED_SUM, TN__SRED_PROD, TN__SRED_MEAN, TN__SRED_AMAX, TN__SRED_AMIN };
+static const char *const tn__sred_names[] = {"sum", "prod", "mean", "amax", "amin"};
+/* The reduction a reduce argument names (scatter's legacy "add" / "multiply" with legacy), or -1. */
+static int tn__sred_kind(const char *fn, const char *reduce, bool legacy) {
+    if (reduce && legacy && !strcmp(reduce, "add")) return TN__SRED_SUM;
+    if (reduce && legacy && !strcmp(reduce, "multiply")) return TN__SRED_PROD;
+    for (int k = 0; reduce && !legacy && k < 5; k++) if (!strcmp(reduce, tn__sred_names[k])) return k;
+    if (legacy) return TN__FAIL_INT("%s: reduce argument must be either add or multiply, got %s", fn, reduce ? reduce : "NULL");
+    return TN__FAIL_INT("%s: reduce argument must be either sum, prod, mean, amax or amin, got %s", fn, reduce ? reduce : "NULL");
+}
+/* target (modified in place) reduced with src at index along dim, untracked. */
+static int tn__scatter_reduce_into(const char *fn, tn_tensor *target, int64_t dim, tn_tensor *index, tn_tensor *src, int kind, bool include_self) {
+    static const tn_index_mode modes[] = {SCATTER_ADD, SCATTER_MUL, SCATTER_ADD, SCATTER_MAX, SCATTER_MIN};
+    tn_scope_begin();
+    int rc = 0;
+    if (!include_self) {   /* the scattered-to positions start from the reduction's identity, as PyTorch */
+        const bool fl = tn_dtype_is_floating(target->dtype);
+        double lowest = fl ? -INFINITY : target->dtype == TN_I32 ? (double)INT32_MIN : target->dtype == TN_I64 ? (double)INT64_MIN : 0;
+        double highest = fl ? INFINITY : target->dtype == TN_I32 ? (double)INT32_MAX : target->dtype == TN_I64 ? (double)INT64_MAX : target->dtype == TN_U8 ? 255 : 1;
+        double ident = kind == TN__SRED_PROD ? 1 : kind == TN__SRED_AMAX ? lowest : kind == TN__SRED_AMIN ? highest : 0;
+        tn_tensor *fill = tn_to(tn_full(index->shape, index->ndim, ident, target->dtype), target->device);
+        rc = fill ? tn__scatter_into(fn, target, dim, index, fill, SCATTER) : -1;
+    }
+    if (rc == 0) rc = tn__scatter_into(fn, target, dim, index, src, modes[kind]);
+    if (rc == 0 && kind == TN__SRED_MEAN) {   /* divided by the count of values combined (at least 1); integers floor */
+        tn_tensor *count = include_self ? tn_ones_like(target) : tn_zeros_like(target);
+        rc = count ? tn__scatter_into(fn, count, dim, index, tn_ones_like(src), SCATTER_ADD) : -1;
+        if (rc == 0) {
+            count = tn_where(tn_eq_scalar(count, 0), tn_ones_like(count), count);
+            tn_tensor *r = tn_dtype_is_floating(target->dtype) ? tn_div(target, count) : tn_floor_divide(target, count);
+            rc = r ? tn__copy(target, r) : -1;
+        }
+    }
+    tn_scope_end();
+    return rc;
+}
+static tn_tensor *tn__scatter_reduce_op(const char *fn, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self,
+                                        bool legacy, bool inplace) {
+    TN__CHECK_NULL(t, index, src);
+    const int kind = tn__sred_kind(fn, reduce, legacy);
+    if (kind < 0 || tn__check_cpu_dtype(fn, t) || tn__check_cpu_dtype(fn, src)) return NULL;
+    if (inplace) {
+        tn_tensor *x0;
+        int m = tn__inplace_begin(fn, t, &src, 1, &x0);
+        if (m) return m < 0 ? NULL : tn__inplace_end(fn, t, tn__scatter_reduce_op(fn, x0, dim, index, src, reduce, include_self, legacy, false));
+    }
+    tn_tensor *target = inplace ? tn_retain(t) : tn__copy_as(t, t->dtype, t->device);
+    if (target && tn__scatter_reduce_into(fn, target, dim, index, src, kind, include_self)) { tn_release(target); target = NULL; }
+    if (!inplace && target) {
+        tn_tensor *ins[2] = {t, src};
+        tn_node *nd = tn__node_new(G_SCATTER_REDUCE, kind, ins, 2);
+        if (nd) {
+            nd->i[0] = tn__wrap_dim(fn, dim, t->ndim);
+            nd->i[1] = include_self;
+            nd->i[2] = legacy;   /* no derivative */
+            if (legacy) nd->name = "ScatterBackward1";
+            tn__node_save(nd, index);
+            tn__node_save(nd, t);
+            tn__node_save(nd, src);
+            tn__node_save_result(nd, target);
+        }
+        target = tn__node_attach(nd, target);
+    }
+    return inplace ? tn__borrowed(target) : tn__own(target);
+}
+TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
+    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, include_self, false, false);
+}
+TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
+    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, include_self, false, true);
+}
+TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce) {
+    return tn__scatter_reduce_op("tn_scatter_with_reduce", t, dim, index, src, reduce, true, true, false);
+}
+TNDEF tn_tensor *tn_scatter_with_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce) {
+    return tn__scatter_reduce_op("tn_scatter_with_reduce_", t, dim, index, src, reduce, true, true, true);
+}
+
+/* ---- index_add, index_copy, index_fill: index_put along one dim ----
+   PyTorch's checks (index 0-d or 1-d, non-negative and in range; source of self's shape
+   with the index's length along dim), then t[:, ..., :, index] = / += values. */
+static int tn__index_dim_check(const char *fn, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, bool int32_ok, int *dout) {
+    int d = tn__wrap_dim(fn, dim, t->ndim);
+    if (d < 0) return -1;
+    if (index->dtype != TN_I64 && !(int32_ok && index->dtype == TN_I32))
+        return TN__FAIL_INT("%s: Expected dtype int%s64 for index but got %s", fn, int32_ok ? "32/int" : "", tn_dtype_name(index->dtype));
+    if (index->ndim > 1) return TN__FAIL_INT("%s: Index is supposed to be a vector, but got dim: %d with shape %s", fn, index->ndim, TN__SHAPE(index));
+    const int64_t ni = tn_numel(index), size = t->ndim ? t->shape[d] : 1;
+    if (src) {
+        if (src->dtype != t->dtype)
+            return TN__FAIL_INT("%s: self (%s) and source (%s) must have the same scalar type", fn, tn_dtype_name(t->dtype), tn_dtype_name(src->dtype));
+        bool ok = t->ndim == 0 ? src->ndim <= 1 && tn_numel(src) == ni : src->ndim == t->ndim;
+        for (int i = 0; ok && i < t->ndim; i++) ok = src->shape[i] == (i == d ? ni : t->shape[i]);
+        if (!ok)
+            return TN__FAIL_INT("%s: source %s does not fit self %s with %lld indices along dim %d (source.size(dim) must be the number of indices, its other sizes self's)",
+                                fn, TN__SHAPE(src), TN__SHAPE(t), (long long)ni, d);
+        if (tn__check_same_device(fn, t, src)) return -1;
+    }
+    if (tn__check_same_device(fn, t, index)) return -1;
+    tn_tensor *chk = tn__checked_index(fn, index, size, false, d, TN_CPU);   /* no negative indices, as PyTorch */
+    if (!chk) return -1;
+    tn_release(chk);
+    *dout = d;
+    return 0;
+}
+/* t[:, ..., index] (dim d) = or += values, out of place or into t; a 0-d t as [1]. */
+static tn_tensor *tn__index_dim_put(tn_tensor *t, int d, tn_tensor *index, tn_tensor *values, bool accumulate, bool inplace) {
+    tn_tensor *ix[TN_MAX_DIMS] = {NULL};
+    int64_t m1 = -1;
+    tn_tensor *tv = t->ndim ? t : tn_reshape(t, tn__one, 1);
+    ix[d] = index->ndim ? index : tn_reshape(index, tn__one, 1);
+    if (t->ndim == 0 && values->ndim) values = tn_reshape(values, &m1, 1);
+    if (inplace) return tn_index_put_(tv, ix, d + 1, values, accumulate) ? t : NULL;
+    tn_tensor *r = tn_index_put(tv, ix, d + 1, values, accumulate);
+    return t->ndim ? r : tn_reshape(r, NULL, 0);
+}
+/* kind 0 index_add (alpha), 1 index_copy, 2 index_fill (value); in place or not. */
+static tn_tensor *tn__index_dim_op(const char *fn, int kind, tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double scalar, bool inplace) {
+    static const char *const names[] = {"IndexAddBackward0", "IndexCopyBackward0", "IndexFillBackward0"};
+    TN__CHECK_NULL(t, index);
+    if (kind != 2 && !src) return NULL;
+    int d;
+    if (tn__check_cpu_dtype(fn, t) || tn__index_dim_check(fn, t, dim, index, kind == 2 ? NULL : src, kind == 0, &d)) return NULL;
+    if (inplace && tn__check_no_internal_overlap(fn, t)) return NULL;
+    tn__as_begin();
+    tn_scope_begin();
+    tn_tensor *v = src;
+    if (kind == 0 && scalar != 1)   /* an integer tensor takes alpha truncated, as PyTorch */
+        v = tn_mul_scalar(src, tn_dtype_is_floating(t->dtype) ? scalar : trunc(scalar));
+    if (kind == 2) v = tn_to(tn_scalar_tensor(scalar, t->dtype), t->device);
+    tn_tensor *r = v ? tn__index_dim_put(t, d, index, v, kind == 0, inplace) : NULL;
+    if (r && r->grad_fn && r->grad_fn->op == G_INDEX_PUT) r->grad_fn->name = names[kind];
+    if (r && !inplace) r = tn_keep(r);
+    tn_scope_end();
+    return tn__as_end(fn, r);
+}
+TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add", 0, t, dim, index, src, alpha, false); }
+TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add_", 0, t, dim, index, src, alpha, true); }
+TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy", 1, t, dim, index, src, 0, false); }
+TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy_", 1, t, dim, index, src, 0, true); }
+TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value) { return tn__index_dim_op("tn_index_fill", 2, t, dim, index, NULL, value, false); }
+TNDEF tn_tensor *tn_index_fill_(tn_tensor *t, int64_t dim, tn_tensor *index, double value) { return tn__index_dim_op("tn_index_fill_", 2, t, dim, index, NULL, value, true); }
+
+/* ---- take, put, take_along_dim: indexing of the flattened tensor, gather ---- */
+static tn_tensor *tn__take_impl(tn_tensor *t, tn_tensor *index) {
+    TN__CHECK_NULL(t, index);
+    if (index->dtype != TN_I64) return (tn_tensor *)tn__error("tn_take: Expected a long tensor for index, but got %s", tn_dtype_name(index->dtype));
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *r = tn__grad_name(tn_index(tn_reshape(t, &m1, 1), &index, 1), "TakeBackward0");
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_take(tn_tensor *t, tn_tensor *index) { return TN__AS("tn_take", tn__take_impl(t, index)); }
+
+static int tn__put_check(const char *fn, tn_tensor *t, tn_tensor *index, tn_tensor *source) {
+    if (index->dtype != TN_I64) return TN__FAIL_INT("%s: Expected a long tensor for index, but got %s", fn, tn_dtype_name(index->dtype));
+    if (tn_numel(index) != tn_numel(source))
+        return TN__FAIL_INT("%s: Expected source and index to have the same number of elements, but got source.numel() = %lld, index.numel() = %lld",
+                            fn, (long long)tn_numel(source), (long long)tn_numel(index));
+    if (source->dtype != t->dtype)
+        return TN__FAIL_INT("%s: self and source expected to have the same dtype, but got self.dtype = %s and source.dtype = %s", fn, tn_dtype_name(t->dtype),
+                            tn_dtype_name(source->dtype));
+    return 0;
+}
+static tn_tensor *tn__put_impl(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) {
+    TN__CHECK_NULL(t, index, source);
+    if (tn__put_check("tn_put", t, index, source)) return NULL;
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *fi = tn_reshape(index, &m1, 1);
+    tn_tensor *r = tn_index_put(tn_reshape(t, &m1, 1), &fi, 1, tn_reshape(source, &m1, 1), accumulate);
+    r = tn_keep(tn__grad_name(tn_reshape(r, t->shape, t->ndim), "PutBackward0"));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_put(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) { return TN__AS("tn_put", tn__put_impl(t, index, source, accumulate)); }
+static tn_tensor *tn__put__impl(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) {
+    TN__CHECK_NULL(t, index, source);
+    if (tn__put_check("tn_put_", t, index, source) || tn__check_no_internal_overlap("tn_put_", t)) return NULL;
+    tn_tensor *x0, *others[2] = {index, source};
+    int m = tn__inplace_begin("tn_put_", t, others, 2, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_put_", t, tn_put(x0, index, source, accumulate));
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *fi = tn_reshape(index, &m1, 1), *fs = tn_reshape(source, &m1, 1);
+    int rc;
+    if (tn_is_contiguous(t)) {   /* written through a flat view */
+        rc = tn_index_put_(tn_view(t, &m1, 1), &fi, 1, fs, accumulate) ? 0 : -1;
+    } else {
+        tn_tensor *r = tn_put(t, index, source, accumulate);
+        rc = r ? tn__copy_into("tn_put_", t, r) : -1;
+    }
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_put_(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) { return TN__AS("tn_put_", tn__put__impl(t, index, source, accumulate)); }
+
+static tn_tensor *tn__take_along_dim_impl(tn_tensor *t, tn_tensor *indices, int64_t dim) {
+    TN__CHECK_NULL(t, indices);
+    const char *fn = "tn_take_along_dim";
+    if (indices->dtype != TN_I64) return (tn_tensor *)tn__error("%s: dtype of indices should be Long but got %s", fn, tn_dtype_name(indices->dtype));
+    int64_t m1 = -1;
+    if (dim == TN_NONE) {
+        tn_scope_begin();
+        tn_tensor *r = tn_keep(tn_gather(tn_reshape(t, &m1, 1), 0, tn_reshape(indices, &m1, 1)));
+        tn_scope_end();
+        return r;
+    }
+    if (t->ndim != indices->ndim)
+        return (tn_tensor *)tn__error("%s: input and indices should have the same number of dimensions, but got %d dimensions for input, and %d dimensions for indices",
+                                      fn, t->ndim, indices->ndim);
+    int d = tn__wrap_dim(fn, dim, t->ndim);
+    if (d < 0) return NULL;
+    /* broadcast every dim but d; along d, t keeps its size and indices theirs */
+    int64_t bs[TN_MAX_DIMS] = {0};
+    const int nd = t->ndim;   /* indices' too */
+    for (int i = 0; i < nd; i++) {
+        const int64_t a = i == d ? indices->shape[i] : t->shape[i], b = indices->shape[i];
+        if (a != b && a != 1 && b != 1)
+            return (tn_tensor *)tn__error("%s: input %s and indices %s are not broadcastable outside dim %d", fn, TN__SHAPE(t), TN__SHAPE(indices), d);
+        bs[i] = a == 1 ? b : a;
+    }
+    tn_scope_begin();
+    tn_tensor *ib = tn_expand(indices, bs, nd);
+    if (nd) bs[d] = t->shape[d];
+    tn_tensor *r = tn_keep(tn_gather(tn_expand(t, bs, nd), d, ib));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_take_along_dim(tn_tensor *t, tn_tensor *indices, int64_t dim) { return TN__AS("tn_take_along_dim", tn__take_along_dim_impl(t, indices, dim)); }
+
+/* ---- masked_scatter: an index_put of source's leading elements at the mask ---- */
+static int tn__masked_scatter_check(const char *fn, tn_tensor *t, tn_tensor *mask, tn_tensor *source) {
+    if (mask->dtype != TN_BOOL) return TN__FAIL_INT("%s: masked_scatter_ only supports boolean masks, but got mask with dtype %s", fn, tn_dtype_name(mask->dtype));
+    if (source->dtype != t->dtype)
+        return TN__FAIL_INT("%s: expected self and source to have same dtypes but got %s and %s", fn, tn_dtype_name(t->dtype), tn_dtype_name(source->dtype));
+    return 0;
+}
+/* t (already of the broadcast shape, or a view to write into) [mask] = source[:count] */
+static tn_tensor *tn__masked_scatter_into(const char *fn, tn_tensor *t, tn_tensor *mask, tn_tensor *source, bool inplace) {
+    int64_t m1 = -1, one = 1;
+    tn_tensor *tv = t->ndim ? t : tn_reshape(t, &one, 1), *mv = t->ndim ? mask : tn_reshape(mask, &one, 1);
+    tn_tensor *cnt = tn_sum(mv);
+    if (!cnt || !tv) return NULL;
+    const int64_t count = (int64_t)tn_item(cnt), have = tn_numel(source);
+    if (have < count) return (tn_tensor *)tn__error("%s: Number of elements of source < number of ones in mask (%lld < %lld)", fn, (long long)have, (long long)count);
+    tn_tensor *vals = tn_narrow(tn_reshape(source, &m1, 1), 0, 0, count);
+    if (inplace) return tn_index_put_(tv, &mv, 1, vals, false) ? t : NULL;
+    tn_tensor *r = tn_index_put(tv, &mv, 1, vals, false);
+    return t->ndim ? r : tn_reshape(r, NULL, 0);
+}
+static tn_tensor *tn__masked_scatter_impl(tn_tensor *t, tn_tensor *mask, tn_tensor *source) {
+    TN__CHECK_NULL(t, mask, source);
+    const char *fn = "tn_masked_scatter";
+    if (tn__masked_scatter_check(fn, t, mask, source)) return NULL;
+    int64_t bs[TN_MAX_DIMS];
+    int nd = tn__broadcast(t->shape, t->ndim, mask->shape, mask->ndim, bs);
+    if (nd < 0) return (tn_tensor *)tn__error("%s: mask %s and input %s are not broadcastable", fn, TN__SHAPE(mask), TN__SHAPE(t));
+    tn_scope_begin();
+    tn_tensor *r = tn__masked_scatter_into(fn, tn_expand(t, bs, nd), tn_expand(mask, bs, nd), source, false);
+    r = tn_keep(tn__grad_name(r, "MaskedScatterBackward0"));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_masked_scatter(tn_tensor *t, tn_tensor *mask, tn_tensor *source) { return TN__AS("tn_masked_scatter", tn__masked_scatter_impl(t, mask, source)); }
+static tn_tensor *tn__masked_scatter__impl(tn_tensor *t, tn_tensor *mask, tn_tensor *source) {
+    TN__CHECK_NULL(t, mask, source);
+    const char *fn = "tn_masked_scatter_";
+    if (tn__masked_scatter_check(fn, t, mask, source) || tn__check_no_internal_overlap(fn, t)) return NULL;
+    tn_tensor *x0, *others[2] = {mask, source};
+    int m = tn__inplace_begin(fn, t, others, 2, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end(fn, t, tn_masked_scatter(x0, mask, source));
+    tn_scope_begin();
+    tn_tensor *mb = tn_expand(mask, t->shape, t->ndim);   /* the mask broadcasts to t, never t to it */
+    tn_tensor *r = mb ? tn__masked_scatter_into(fn, t, mb, source, true) : NULL;
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_masked_scatter_(tn_tensor *t, tn_tensor *mask, tn_tensor *source) { return TN__AS("tn_masked_scatter_", tn__masked_scatter__impl(t, mask, source)); }
+
+/* ---- isin ---- */
+static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn_opts o) {
+    TN__CHECK_NULL(elements, test);
+    if (tn__check_same_device("tn_isin", elements, test)) return NULL;
+    tn_tensor *pair[2] = {elements, test};
+    const tn_dtype ct = tn_result_type(pair, 2);
+    const int64_t ne = tn_numel(elements), nt = tn_numel(test);
+    int64_t m1 = -1, work;
+    tn_scope_begin();
+    tn_tensor *e = tn_to_dtype(elements, ct), *tf = tn_to(tn_reshape(tn_to_dtype(test, ct), &m1, 1), elements->device), *r;
+    if (!tn__mul_ok(ne, nt, &work) || work > ((int64_t)1 << 24)) {   /* many pairs: binary searches in the sorted test elements */
+        tn_tensor *s = tn_sort(tf, 0, false, NULL);
+        tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
+        tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), 0, (double)(nt ? nt - 1 : 0));
+        r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
+    } else {   /* elements against every test element */
+        int64_t last = -1;
+        r = tn_any_dim(tn_eq(tn_unsqueeze(e, -1), tf), last, false);
+    }
+    if (o.invert) r = tn_logical_not(r);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_isin_opts(tn_tensor *elements, tn_tensor *test_elements, tn_isin_fn_opts o) { return TN__AS("tn_isin", tn__isin_impl(elements, test_elements, o)); }
+TNDEF tn_tensor *tn_isin_str(tn_tensor *elements, tn_tensor *test_elements, const char *options) {
+    TN__KW_STR(tn_isin_fn_opts, isin, "tn_isin", options, tn_isin_opts(elements, test_elements, o));
+}

@@ -255,3 +255,154 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     if (nd) { nd->ni = n; for (int i = 0; i < n; i++) nd->i[i] = pad[i]; }
     return tn__own(tn__node_attach(nd, out));
 }
+
+/* ---- repeat_interleave and diff ---- */
+/* x with each slice along d repeated r times: [A, s, B] -> [A, s, r, B] -> [.., s * r, ..]
+   (four dims whatever x's ndim, as tn_repeat). */
+static tn_tensor *tn__repeat_slices(tn_tensor *x, int d, int64_t r) {
+    int64_t out[TN_MAX_DIMS], all = -1;
+    memcpy(out, x->shape, sizeof out);
+    if (!tn__mul_ok(x->shape[d], r, &out[d])) return (tn_tensor *)tn__error("tn_repeat_interleave: %lld x %lld repeats overflow int64", (long long)x->shape[d], (long long)r);
+    if (tn__check_shape("tn_repeat_interleave", out, x->ndim)) return NULL;
+    if (tn__numel(out, x->ndim) == 0)   /* nothing to copy (and A * s * B below may not fit): a new empty tensor, still in the graph */
+        return tn_reshape(tn_clone(tn_narrow(tn_reshape(x, &all, 1), 0, 0, 0)), out, x->ndim);
+    int64_t A = tn__numel(x->shape, d), B = tn__numel(x->shape + d + 1, x->ndim - 1 - d), s = x->shape[d];
+    return tn_reshape(tn_contiguous(tn_expand(tn_reshape(x, TN_SHAPE(A, s, 1, B)), TN_SHAPE(A, s, r, B))), out, x->ndim);
+}
+/* t flattened (dim TN_NONE) or as it is, and the dim to repeat along */
+static tn_tensor *tn__repeat_input(const char *fn, tn_tensor *t, int64_t dim, int *d) {
+    int64_t all = -1;
+    if (dim == TN_NONE) { *d = 0; return tn_reshape(t, &all, 1); }
+    if (t->ndim == 0) return (tn_tensor *)tn__error("%s: dim %lld out of range: Dimension specified as %lld but tensor has no dimensions", fn, (long long)dim, (long long)dim);
+    *d = tn__wrap_dim(fn, dim, t->ndim);
+    return *d < 0 ? NULL : t;
+}
+static tn_tensor *tn__repeat_interleave_impl(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size) {
+    const char *fn = "tn_repeat_interleave";
+    TN__CHECK_NULL(t);
+    if (repeats < 0) return (tn_tensor *)tn__error("%s: repeats can not be negative, got %lld", fn, (long long)repeats);
+    tn_scope_begin();
+    int d = 0;
+    tn_tensor *x = tn__repeat_input(fn, t, dim, &d), *r = NULL;
+    int64_t want = 0;
+    if (x && output_size != TN_NONE && (!tn__mul_ok(x->shape[d], repeats, &want) || output_size != want))
+        tn__error("%s: allocated size does not match required size (output_size %lld, %lld x %lld repeats)", fn, (long long)output_size, (long long)x->shape[d], (long long)repeats);
+    else if (x) r = tn__repeat_slices(x, d, repeats);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, dim, output_size));
+}
+/* The counts of repeats (1-d or 0-d, int64 or int32) on the host, checked non-negative;
+   their total in *total. */
+static tn_tensor *tn__repeat_counts(const char *fn, tn_tensor *repeats, int64_t *total) {
+    if (repeats->dtype != TN_I64 && repeats->dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: \"repeat_interleave_cpu\" not implemented for '%s' (repeats must be int64 or int32)", fn, tn__torch_type_name(repeats->dtype));
+    if (repeats->ndim > 1) return (tn_tensor *)tn__error("%s: repeats must be 0-dim or 1-dim tensor, got shape %s", fn, TN__SHAPE(repeats));
+    tn_tensor *h = tn__copy_as(repeats, TN_I64, TN_CPU);
+    if (!h) return NULL;
+    const int64_t *v = (const int64_t *)tn_data_ptr(h);
+    *total = 0;
+    for (int64_t i = 0, n = tn_numel(h); i < n; i++) {
+        if (v[i] < 0) {
+            const long long bad = (long long)v[i];   /* (read before h goes) */
+            tn_release(h);
+            return (tn_tensor *)tn__error("%s: repeats can not be negative (repeats[%lld] = %lld)", fn, (long long)i, bad);
+        }
+        if (!tn__add_ok(*total, v[i], total)) { tn_release(h); return (tn_tensor *)tn__error("%s: the repeats' total overflows int64", fn); }
+    }
+    return h;
+}
+static tn_tensor *tn__repeat_indices_impl(const char *fn, tn_tensor *repeats, int64_t output_size) {
+    TN__CHECK_NULL(repeats);
+    int64_t total;
+    tn_tensor *h = tn__repeat_counts(fn, repeats, &total);
+    if (!h) return NULL;
+    if (repeats->ndim != 1) { tn_release(h); return (tn_tensor *)tn__error("%s: repeats must be 1-dim, got shape %s", fn, TN__SHAPE(repeats)); }
+    if (output_size != TN_NONE && output_size != total) {
+        tn_release(h);
+        return (tn_tensor *)tn__error("%s: allocated size does not match required size (output_size %lld, the repeats add up to %lld)", fn, (long long)output_size, (long long)total);
+    }
+    tn_tensor *out = tn__new(TN_I64, TN_CPU, &total, 1), *r = NULL;
+    if (out) {
+        const int64_t *v = (const int64_t *)tn_data_ptr(h);
+        int64_t *o = (int64_t *)tn_data_ptr(out);
+        for (int64_t i = 0, k = 0, n = tn_numel(h); i < n; i++)
+            for (int64_t j = 0; j < v[i]; j++) o[k++] = i;
+        r = tn__copy_as(out, repeats->dtype, repeats->device);
+    }
+    tn_release(out);
+    tn_release(h);
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size) {
+    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, output_size);
+}
+static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
+    const char *fn = "tn_repeat_interleave";
+    TN__CHECK_NULL(t, repeats);
+    int64_t total;
+    tn_tensor *h = tn__repeat_counts(fn, repeats, &total);
+    if (!h) return NULL;
+    tn_release(h);
+    tn_scope_begin();
+    int d = 0;
+    tn_tensor *x = tn__repeat_input(fn, t, dim, &d), *r = NULL;
+    if (x && tn_numel(repeats) == 1) {   /* one count for every slice */
+        tn_tensor *one = tn__copy_as(repeats, TN_I64, TN_CPU);
+        int64_t k = one ? *(const int64_t *)tn_data_ptr(one) : 0;
+        tn_release(one);
+        r = one ? tn_repeat_interleave(x, k, d, output_size) : NULL;
+    } else if (x && tn_numel(repeats) != x->shape[d]) {
+        tn__error("%s: repeats must have the same size as input along dim (%lld repeats, size %lld)", fn, (long long)tn_numel(repeats), (long long)x->shape[d]);
+    } else if (x) {
+        int64_t all = -1;
+        tn_tensor *idx = tn__repeat_indices_impl(fn, tn_reshape(repeats, &all, 1), output_size);
+        r = idx ? tn_index_select(x, d, tn_to_dtype(idx, TN_I64)) : NULL;
+    }
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, dim, output_size));
+}
+
+static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) {
+    const char *fn = "tn_diff";
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("%s: diff expects input to be at least one-dimensional", fn);
+    /* PyTorch 2 refuses a negative order (1.13 returned the input unchanged) */
+    if (n < 0) return (tn_tensor *)tn__error("%s: order must be non-negative but got %lld", fn, (long long)n);
+    int d = tn__wrap_dim(fn, dim, t->ndim);
+    if (d < 0) return NULL;
+    tn_tensor *parts[3];
+    int np = 0;
+    for (int k = 0; k < 2; k++) {
+        tn_tensor *p = k ? append : prepend;
+        if (!p) continue;
+        if (p->ndim != t->ndim) return (tn_tensor *)tn__error("%s: diff expects prepend or append to be the same dimension as input (input %s, got %s)", fn, TN__SHAPE(t), TN__SHAPE(p));
+        for (int i = 0; i < t->ndim; i++)
+            if (i != d && p->shape[i] != t->shape[i])
+                return (tn_tensor *)tn__error("%s: diff expects the shape of tensor to prepend or append to match that of input except along the differencing dimension; "
+                                              "input.size(%d) = %lld, but got tensor.size(%d) = %lld", fn, i, (long long)t->shape[i], i, (long long)p->shape[i]);
+    }
+    if (prepend) parts[np++] = prepend;
+    parts[np++] = t;
+    if (append) parts[np++] = append;
+    tn_scope_begin();
+    tn_tensor *r = np > 1 && n > 0 ? tn_cat(parts, np, d) : t;   /* n = 0: t itself, prepend and append ignored (as PyTorch) */
+    for (int64_t k = 0; k < n && r; k++) {   /* one difference at a time; an empty dim stays empty */
+        const int64_t len = r->shape[d];
+        if (len == 0) break;
+        tn_tensor *hi = tn_narrow(r, d, 1, len - 1), *lo = tn_narrow(r, d, 0, len - 1);
+        r = r->dtype == TN_BOOL ? tn_logical_xor(hi, lo) : tn_sub(hi, lo);
+    }
+    if (r == t) r = tn_clone(t);   /* n = 0: a new tensor of the same values */
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) { return TN__AS("tn_diff", tn__diff_impl(t, n, dim, prepend, append)); }

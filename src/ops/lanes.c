@@ -31,6 +31,14 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
     memcpy(ix, tmp, (size_t)n * sizeof *ix);
 }
 
+/* log(exp(x) + exp(y)) as PyTorch's _log_add_exp_helper: NaN propagates; two equal
+   infinities give x (inf + inf = inf, -inf + -inf = -inf) rather than inf - inf. */
+static double tn__log_add_exp(double x, double y) {
+    double lo = y != y ? y : (y < x ? y : x), hi = y != y ? y : (x < y ? y : x);   /* std::min / std::max: x when unordered */
+    if (lo != hi || isfinite(lo)) return hi + log1p(exp(lo - hi));
+    return x;
+}
+
 /* x != x: NaN for any T (a macro: for integer T the compiler sees no self-comparison to warn of) */
 #define TN__NAN(x) ((x) != (x))
 /* @template TN__DEFINE_LANE(E, T, S, ACC) */
@@ -59,6 +67,12 @@ static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) {
                 ACC v = (ACC)*(const T *)(xp + i * sx);
                 acc = c->op == CUMSUM ? (ACC)(acc + v) : (ACC)(acc * v);
                 *(T *)(o + i * so) = (T)acc; } break; }
+        case CUMMAX: case CUMMIN: { /* a NaN, or a value at least as large (small), takes over: PyTorch's indices */
+            T best = *(const T *)xp; int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                T v = *(const T *)(xp + i * sx);
+                if (TN__NAN(v) || (!TN__NAN(best) && (c->op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                *(T *)(o + i * so) = best; *(int64_t *)(o1 + i * so1) = bi; } break; }
         case SORT: {
             T *vals = (T *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const T *)(xp + i * sx); c->ix[i] = i; }
@@ -69,10 +83,13 @@ static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) {
         } } }
 /* @end TN__DEFINE_LANE */
 
-/* softmax and log_softmax along a lane, float types only (others never reach here) */
+/* softmax, log_softmax and logcumsumexp along a lane, float types only (others never reach here) */
 #define TN__DEFINE_LANE_FLOAT(T, S, F) \
     static void tn__lane_float_##S(tn__lctx *c, char *o, char *xp) { \
         int64_t len = c->len, so = c->so, sx = c->sx; \
+        if (c->op == LOGCUMSUMEXP) { double acc = -INFINITY; /* in double, as the float scans */ \
+            for (int64_t i = 0; i < len; i++) { acc = tn__log_add_exp((double)*(const T *)(xp + i * sx), acc); *(T *)(o + i * so) = (T)acc; } \
+            return; } \
         T m = -(T)INFINITY; double sum = 0; \
         for (int64_t i = 0; i < len; i++) { T v = *(const T *)(xp + i * sx); m = (v != v || v > m) ? v : m; } \
         for (int64_t i = 0; i < len; i++) sum += exp##F(*(const T *)(xp + i * sx) - m); \
@@ -197,11 +214,11 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     tn_tensor *out = xc ? tn__new(od, x->device, x->shape, x->ndim) : NULL;
     if (out && tn__backend(x->device)->lane(op, out, NULL, xc, d, 0)) { tn_release(out); out = NULL; }
     tn_release(xc);
-    tn__gop g = op == CUMSUM ? G_CUMSUM : op == CUMPROD ? G_CUMPROD : op == SOFTMAX ? G_SOFTMAX : G_LOG_SOFTMAX;
+    tn__gop g = op == CUMSUM ? G_CUMSUM : op == CUMPROD ? G_CUMPROD : op == LOGCUMSUMEXP ? G_LOGCUMSUMEXP : op == SOFTMAX ? G_SOFTMAX : G_LOG_SOFTMAX;
     tn_node *node = out ? tn__node_new(g, 0, &x, 1) : NULL;
     if (node) {
         node->i[0] = d;
-        if (g == G_CUMPROD) tn__node_save(node, x);
+        if (g == G_CUMPROD || g == G_LOGCUMSUMEXP) tn__node_save(node, x);
         if (g != G_CUMSUM) tn__node_save_result(node, out); /* softmax and log_softmax: the result only */
     }
     return tn__own(tn__node_attach(node, out));
@@ -209,6 +226,35 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
 static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
+TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype))   /* PyTorch has no integer kernel */
+        return (tn_tensor *)tn__error("tn_logcumsumexp: \"logcumsumexp_out_cpu\" not implemented for '%s' (input %s): the input must be floating point",
+                                      tn__torch_type_name(x->dtype), TN__SHAPE(x));
+    return tn__lane_like("tn_logcumsumexp", LOGCUMSUMEXP, x, dim, x->dtype);
+}
+
+/* cummax / cummin: values and int64 indices shaped like x. The gradient goes back to the
+   index each running extreme came from: SortBackward's scatter, under PyTorch's name. */
+static tn_tensor *tn__cum_extreme(const char *fn, tn_lane_op op, tn_tensor *x, int64_t dim, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
+    if (!vals || !idx || tn__backend(x->device)->lane(op, vals, idx, x, d, 0)) {
+        tn_release(vals); tn_release(idx);
+        return NULL;
+    }
+    tn_node *node = tn__node_new(G_SORT, 0, &x, 1);
+    if (node) { node->i[0] = d; node->name = op == CUMMAX ? "CummaxBackward0" : "CumminBackward0"; tn__node_save(node, idx); }
+    vals = tn__node_attach(node, vals);
+    if (indices) *indices = tn__own(idx); else tn_release(idx);
+    return tn__own(vals);
+}
+TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummax", CUMMAX, x, dim, indices); }
+TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummin", CUMMIN, x, dim, indices); }
 
 TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
     if (indices) *indices = NULL;
@@ -259,4 +305,458 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
     if (indices) *indices = ik;
     else if (tn__nscopes == 0) tn_release(ik); /* kept for us, not wanted */
     return vk;
+}
+
+/* ---- selections from the sorted lane: medians, kthvalue, mode, quantiles ---- */
+/* Drop dim d of a fresh contiguous tensor in place (its size is 1): no view, so a node can
+   be attached to it. */
+static void tn__drop_dim(tn_tensor *t, int d) {
+    for (int i = d; i < t->ndim - 1; i++) { t->shape[i] = t->shape[i + 1]; t->strides[i] = t->strides[i + 1]; }
+    t->ndim--;
+}
+/* The values and int64 indices (kept into the caller's scope) at dim d of x's sort along d
+   at the per-lane positions pos, with dim d dropped unless keepdim (and always for a 0-d x),
+   with PyTorch's value-selecting backward (MaxBackward0's scatter) named name. */
+static tn_tensor *tn__select_record(tn_tensor *x, int d, bool keepdim, tn_tensor *vals, tn_tensor *idx, const char *name, tn_tensor **indices) {
+    if (vals && (!keepdim || x->ndim == 0)) { tn__drop_dim(vals, d); tn__drop_dim(idx, d); }
+    tn_node *node = vals ? tn__node_new(G_MAX_DIM, 0, &x, 1) : NULL;
+    if (node) { node->i[0] = d; node->i[1] = keepdim; node->name = name; tn__node_save(node, idx); }
+    vals = tn__node_attach(node, vals);
+    if (indices) *indices = idx;
+    else if (idx && tn__nscopes == 0) tn_release(idx);   /* kept for us, not wanted */
+    return vals;
+}
+enum { TN__SEL_MEDIAN, TN__SEL_NANMEDIAN, TN__SEL_KTH };
+static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices) {
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (kind != TN__SEL_KTH && x->dtype == TN_BOOL)
+        return (tn_tensor *)tn__error("%s: \"median_cpu\" not implemented for 'Bool' (input %s)", fn, TN__SHAPE(x));
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    const int64_t n = x->ndim ? x->shape[d] : 1;
+    if (kind == TN__SEL_KTH && (k < 1 || k > n))
+        return (tn_tensor *)tn__error("%s: selected number k out of range for dimension %d (k = %lld, size %lld)", fn, d, (long long)k, (long long)n);
+    if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
+    tn_scope_begin();
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *pos;
+    tn_tensor *sv = tn_sort(xv, d, false, &si);   /* NaN sorts last */
+    int64_t kshape[TN_MAX_DIMS], dd = d;
+    int knd = xv ? xv->ndim : 0;
+    for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
+    if (kind == TN__SEL_KTH) {
+        pos = tn_to(tn_full(kshape, knd, (double)(k - 1), TN_I64), x->device);
+    } else {
+        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, true);   /* int64 counts */
+        if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
+            pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn_to(tn_full(kshape, knd, (double)((n - 1) / 2), TN_I64), x->device));
+        else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
+            pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), 0, INFINITY);
+    }
+    tn_tensor *vals = tn_keep(tn_gather(sv, d, pos)), *idx = tn_keep(vals ? tn_gather(si, d, pos) : NULL);
+    tn_scope_end();
+    if (!vals || !idx) { if (tn__nscopes == 0) { tn_release(vals); tn_release(idx); } return NULL; }
+    return tn__select_record(x, d, keepdim, vals, idx, name, indices);
+}
+TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+    return TN__AS("tn_median_dim", tn__select_dim("tn_median_dim", "MedianBackward1", TN__SEL_MEDIAN, x, 0, dim, keepdim, indices));
+}
+TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+    return TN__AS("tn_nanmedian_dim", tn__select_dim("tn_nanmedian_dim", "NanmedianBackward1", TN__SEL_NANMEDIAN, x, 0, dim, keepdim, indices));
+}
+TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices) {
+    return TN__AS("tn_kthvalue", tn__select_dim("tn_kthvalue", "KthvalueBackward0", TN__SEL_KTH, x, k, dim, keepdim, indices));
+}
+/* The median of all elements: 0-d, NaN for an empty floating tensor; its gradient is shared
+   evenly by the elements equal to it (all NaNs when it is NaN), as PyTorch. */
+static tn_tensor *tn__median_all(const char *fn, tn_tensor *x, bool ignore_nan) {
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"median_cpu\" not implemented for 'Bool' (input %s)", fn, TN__SHAPE(x));
+    if (tn_numel(x) == 0) {
+        if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s: median of an empty %s tensor (shape %s) has no value", fn, tn_dtype_name(x->dtype), TN__SHAPE(x));
+        tn_tensor *r = tn__new(x->dtype, x->device, NULL, 0);
+        if (r && tn__backend(r->device)->fill(r, NAN)) { tn_release(r); r = NULL; }
+        return tn__own(r);
+    }
+    tn_scope_begin();
+    int64_t m1 = -1;
+    tn_tensor *r = tn_keep(tn__select_dim(fn, NULL, ignore_nan ? TN__SEL_NANMEDIAN : TN__SEL_MEDIAN, tn_reshape(tn_detach(x), &m1, 1), 0, 0, false, NULL));
+    tn_scope_end();
+    tn_node *node = r ? tn__node_new(G_MEDIAN, 0, &x, 1) : NULL;
+    if (node) {
+        node->name = ignore_nan ? "NanmedianBackward0" : "MedianBackward0";
+        tn__node_save(node, x);
+        tn__node_save_result(node, r);
+    }
+    return tn__node_attach(node, r);
+}
+TNDEF tn_tensor *tn_median(tn_tensor *x) { return TN__AS("tn_median", tn__median_all("tn_median", x, false)); }
+TNDEF tn_tensor *tn_nanmedian(tn_tensor *x) { return TN__AS("tn_nanmedian", tn__median_all("tn_nanmedian", x, true)); }
+
+/* Element comparisons of the host-side scans (unique, mode): equality as C's == (NaN
+   unequal to everything) and an order with NaN largest (NaNs tie). */
+static bool tn__elem_eq(const char *a, const char *b, tn_dtype dt) {
+    switch (dt) {
+    case TN_F32: return *(const float *)a == *(const float *)b;
+    case TN_F64: return *(const double *)a == *(const double *)b;
+    case TN_I32: return *(const int32_t *)a == *(const int32_t *)b;
+    case TN_I64: return *(const int64_t *)a == *(const int64_t *)b;
+    default: return *(const uint8_t *)a == *(const uint8_t *)b;   /* uint8, bool */
+    }
+}
+#define TN__ELEM_CMP(T) { T x = *(const T *)a, y = *(const T *)b; \
+        return TN__NAN(x) || TN__NAN(y) ? TN__NAN(x) - TN__NAN(y) : (x > y) - (x < y); }
+static int tn__elem_cmp(const char *a, const char *b, tn_dtype dt) {
+    switch (dt) {
+    case TN_F32: TN__ELEM_CMP(float)
+    case TN_F64: TN__ELEM_CMP(double)
+    case TN_I32: TN__ELEM_CMP(int32_t)
+    case TN_I64: TN__ELEM_CMP(int64_t)
+    default: TN__ELEM_CMP(uint8_t)
+    }
+}
+/* Rows of m elements of one dtype, for sorting row indices lexicographically. */
+typedef struct tn__rows { const char *data; int64_t m; size_t es; tn_dtype dt; } tn__rows;
+static bool tn__row_less(const void *v, int64_t a, int64_t b) {
+    const tn__rows *r = (const tn__rows *)v;
+    const char *pa = r->data + (size_t)a * (size_t)r->m * r->es, *pb = r->data + (size_t)b * (size_t)r->m * r->es;
+    for (int64_t k = 0; k < r->m; k++) {
+        int c = tn__elem_cmp(pa + (size_t)k * r->es, pb + (size_t)k * r->es, r->dt);
+        if (c) return c < 0;
+    }
+    return false;
+}
+static bool tn__row_eq(const tn__rows *r, int64_t a, int64_t b) {
+    const char *pa = r->data + (size_t)a * (size_t)r->m * r->es, *pb = r->data + (size_t)b * (size_t)r->m * r->es;
+    for (int64_t k = 0; k < r->m; k++)
+        if (!tn__elem_eq(pa + (size_t)k * r->es, pb + (size_t)k * r->es, r->dt)) return false;
+    return true;
+}
+/* x with dim d moved last (the other dims in order), as a contiguous CPU tensor. */
+static tn_tensor *tn__dim_last_host(tn_tensor *x, int d) {
+    int64_t perm[TN_MAX_DIMS];
+    int np = 0;
+    for (int i = 0; i < x->ndim; i++) if (i != d) perm[np++] = i;
+    perm[np++] = d;
+    tn_tensor *p = x->ndim ? tn_permute(x, perm, x->ndim) : x;
+    return p ? tn__own(tn__copy_as(p, p->dtype, TN_CPU)) : NULL;
+}
+
+TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+    const char *fn = "tn_mode";
+    if (indices) *indices = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    const int64_t n = x->ndim ? x->shape[d] : 1;
+    if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
+    tn__as_begin();
+    tn_scope_begin();
+    /* a stable sort puts equal values together, NaNs last; the counting runs on the host */
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, d, false, &si);
+    tn_tensor *hv = sv ? tn__dim_last_host(sv, d) : NULL, *hi = sv ? tn__dim_last_host(si, d) : NULL;
+    int64_t kshape[TN_MAX_DIMS];
+    int knd = xv ? xv->ndim : 0;
+    for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
+    tn_tensor *ov = hv ? tn__own(tn__new(x->dtype, TN_CPU, kshape, knd)) : NULL, *oi = ov ? tn__own(tn__new(TN_I64, TN_CPU, kshape, knd)) : NULL;
+    tn_tensor *vals = NULL, *idx = NULL;
+    if (oi) {
+        const size_t es = tn_dtype_size(x->dtype);
+        const char *v = (const char *)tn_data_ptr(hv);
+        const int64_t *ix = (const int64_t *)tn_data_ptr(hi), lanes = tn_numel(ov);
+        char *outv = (char *)tn_data_ptr(ov);
+        int64_t *outi = (int64_t *)tn_data_ptr(oi);
+        for (int64_t l = 0; l < lanes; l++) {
+            const char *lv = v + (size_t)(l * n) * es;
+            int64_t best = 0, best_n = 0, run = 0;
+            for (int64_t i = 0; i < n; i++) {
+                run++;
+                if (i + 1 < n && tn__elem_eq(lv + (size_t)i * es, lv + (size_t)(i + 1) * es, x->dtype)) continue;
+                if (run > best_n) { best_n = run; best = i; }   /* strictly more: the smallest of equally frequent values */
+                run = 0;
+            }
+            memcpy(outv + (size_t)l * es, lv + (size_t)best * es, es);
+            outi[l] = ix[l * n + best];   /* the last of the run: its last occurrence (stable sort) */
+        }
+        vals = tn_keep(tn__own(tn__copy_as(ov, ov->dtype, x->device)));
+        idx = tn_keep(vals ? tn__own(tn__copy_as(oi, TN_I64, x->device)) : NULL);
+    }
+    tn_scope_end();
+    if (!vals || !idx) {
+        if (tn__nscopes == 0) { tn_release(vals); tn_release(idx); }
+        return tn__as_end(fn, NULL);
+    }
+    return tn__as_end(fn, tn__select_record(x, d, keepdim, vals, idx, "ModeBackward0", indices));
+}
+
+TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, 0, false, NULL)); }
+
+/* quantile / nanquantile as PyTorch's quantile_compute: sort the lane, turn q into ranks
+   (the last one where the lane has a NaN; for nanquantile over the values before the NaNs),
+   read the two nearest ranks and interpolate. Composed of differentiable ops: the gradient
+   is theirs, as in PyTorch (a composite there too). */
+static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts o, bool ignore_nan) {
+    TN__CHECK_NULL(x, q);
+    if (x->dtype != TN_F32 && x->dtype != TN_F64)
+        return (tn_tensor *)tn__error("%s: input tensor must be either float or double dtype, got %s", fn, tn_dtype_name(x->dtype));
+    if (q->ndim > 1) return (tn_tensor *)tn__error("%s: q must be a scalar or 1D tensor, got shape %s", fn, TN__SHAPE(q));
+    if (q->dtype != x->dtype && !q->is_wrapped_number)
+        return (tn_tensor *)tn__error("%s: q tensor must be same dtype as the input tensor, got %s and %s", fn, tn_dtype_name(q->dtype), tn_dtype_name(x->dtype));
+    if (tn_numel(x) == 0) return (tn_tensor *)tn__error("%s: input tensor must be non-empty (shape %s)", fn, TN__SHAPE(x));
+    if (o.interpolation < 0 || o.interpolation > TN_INTERPOLATION_NEAREST)
+        return (tn_tensor *)tn__error("%s: interpolation must be one of linear, lower, higher, midpoint or nearest, got %d", fn, o.interpolation);
+    int d = o.dim == TN_NONE ? -1 : tn__wrap_dim(fn, o.dim, x->ndim);
+    if (o.dim != TN_NONE && d < 0) return NULL;
+    if (tn__check_same_device(fn, x, q)) return NULL;
+    tn_tensor *qh = tn__copy_as(q, TN_F64, TN_CPU);   /* the range check reads q on the host */
+    if (!qh) return NULL;
+    const double *qv = (const double *)tn_data_ptr(qh);
+    for (int64_t i = 0, nq = tn_numel(qh); i < nq; i++)
+        if (!(qv[i] >= 0 && qv[i] <= 1)) {
+            if (q->ndim == 0) tn__error("%s: q must be in the range [0, 1] but got %g", fn, qv[i]);
+            else tn__error("%s: q values must be in the range [0, 1], got %g", fn, qv[i]);
+            tn_release(qh);
+            return NULL;
+        }
+    tn_release(qh);
+    tn__as_begin();
+    tn_scope_begin();
+    /* the output: q's dim (if any), then x's shape reduced over dim (all dims when none) */
+    int64_t out_shape[TN_MAX_DIMS + 1], in_shape[TN_MAX_DIMS + 1], m1 = -1;
+    int nout = 0;
+    if (d >= 0 && x->ndim > 0) {
+        for (int i = 0; i < x->ndim; i++) if (i != d || o.keepdim) out_shape[nout++] = i == d ? 1 : x->shape[i];
+    } else if (o.keepdim) {
+        for (int i = 0; i < x->ndim; i++) out_shape[nout++] = 1;
+    }
+    tn_tensor *sorted = d < 0 ? tn_sort(tn_reshape(x, &m1, 1), 0, false, NULL) : tn_sort(tn_transpose(tn_unsqueeze(x, -1), d, -1), -1, false, NULL);
+    const int64_t n = sorted ? sorted->shape[sorted->ndim - 1] : 0;
+    memcpy(in_shape, out_shape, sizeof(int64_t) * (size_t)nout);
+    in_shape[nout] = n;
+    sorted = tn_reshape(sorted, in_shape, nout + 1);
+    tn_tensor *q1 = tn_reshape(tn_to(tn_to_dtype(q, x->dtype), x->device), &m1, 1), *ranks;
+    if (ignore_nan) {   /* over the values before the NaNs; all NaN: rank 0, a NaN */
+        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, true);
+        ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
+        ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
+    } else {   /* a NaN in the lane: the last rank, a NaN */
+        ranks = tn_where(tn_any_dim(tn_isnan(sorted), -1, true), tn_scalar_tensor((double)(n - 1), x->dtype), tn_mul_scalar(q1, (double)(n - 1)));
+    }
+    if (o.interpolation == TN_INTERPOLATION_LOWER) ranks = tn_floor(ranks);
+    else if (o.interpolation == TN_INTERPOLATION_HIGHER) ranks = tn_ceil(ranks);
+    else if (o.interpolation == TN_INTERPOLATION_NEAREST) ranks = tn_round(ranks);   /* half to even, as PyTorch's round_ */
+    tn_tensor *below = tn_to_dtype(ranks, TN_I64), *r = tn_gather(sorted, -1, below);
+    if (o.interpolation == TN_INTERPOLATION_LINEAR || o.interpolation == TN_INTERPOLATION_MIDPOINT) {
+        tn_tensor *w = o.interpolation == TN_INTERPOLATION_MIDPOINT ? tn_full_like(ranks, 0.5) : tn_sub(ranks, tn_to_dtype(below, x->dtype));
+        r = tn_lerp(r, tn_gather(sorted, -1, tn_to_dtype(tn_ceil(ranks), TN_I64)), w);
+    }
+    r = q->ndim == 0 ? tn_squeeze_dim(r, -1) : tn_squeeze_dim(tn_transpose(tn_unsqueeze(r, 0), 0, -1), -1);
+    r = tn_keep(r);
+    tn_scope_end();
+    return tn__as_end(fn, r);
+}
+TNDEF tn_tensor *tn_quantile_opts(tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts o) { return tn__quantile("tn_quantile", x, q, o, false); }
+TNDEF tn_tensor *tn_nanquantile_opts(tn_tensor *x, tn_tensor *q, tn_quantile_fn_opts o) { return tn__quantile("tn_nanquantile", x, q, o, true); }
+TNDEF tn_tensor *tn_quantile_str(tn_tensor *x, tn_tensor *q, const char *options) {
+    TN__KW_STR(tn_quantile_fn_opts, quantile, "tn_quantile", options, tn_quantile_opts(x, q, o));
+}
+TNDEF tn_tensor *tn_nanquantile_str(tn_tensor *x, tn_tensor *q, const char *options) {
+    TN__KW_STR(tn_quantile_fn_opts, quantile, "tn_nanquantile", options, tn_nanquantile_opts(x, q, o));
+}
+
+/* ---- searchsorted, on the host (binary searches, as PyTorch's CPU kernel) ----
+   rows of the sequence (one shared row for a 1-d sequence) against rows of V values. */
+/* @template TN__DEFINE_SEARCH(T, S) */
+static void tn__search_##S(const char *bd, const int64_t *srt, int64_t rows, int64_t M, const char *vals, int64_t V, bool shared, bool right, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const T *b = (const T *)bd + (shared ? 0 : r * M);
+        const int64_t *so = srt ? srt + (shared ? 0 : r * M) : NULL;
+        for (int64_t j = 0; j < V; j++) {
+            const T v = ((const T *)vals)[r * V + j];
+            int64_t lo = 0, hi = M;
+            while (lo < hi) {   /* PyTorch's comparisons, so NaN lands where it does there */
+                const int64_t mid = lo + ((hi - lo) >> 1);
+                const T mv = so ? b[so[mid]] : b[mid];
+                if (right ? !(mv > v) : !(mv >= v)) lo = mid + 1;
+                else hi = mid;
+            }
+            out[r * V + j] = lo;
+        }
+    }
+}
+/* @end TN__DEFINE_SEARCH */
+TN__DEFINE_SEARCH(float, f32)
+TN__DEFINE_SEARCH(double, f64)
+TN__DEFINE_SEARCH(int32_t, i32)
+TN__DEFINE_SEARCH(int64_t, i64)
+TN__DEFINE_SEARCH(uint8_t, u8)
+
+static tn_tensor *tn__searchsorted(const char *fn, tn_tensor *seq, tn_tensor *values, tn_searchsorted_fn_opts o) {
+    TN__CHECK_NULL(seq, values);
+    if (tn__check_cpu_dtype(fn, seq) || tn__check_cpu_dtype(fn, values)) return NULL;
+    if (seq->ndim == 0) return (tn_tensor *)tn__error("%s: boundaries tensor should have positive dimension, but got 0 dimension", fn);
+    bool right = o.right;
+    if (o.side) {
+        if (strcmp(o.side, "left") && strcmp(o.side, "right")) return (tn_tensor *)tn__error("%s: side can only be 'left' or 'right' but got %s", fn, o.side);
+        if (o.right && !strcmp(o.side, "left")) return (tn_tensor *)tn__error("%s: side and right can't be set to opposites, got side of left while right was True", fn);
+        right = !strcmp(o.side, "right");
+    }
+    const bool shared = seq->ndim == 1;
+    if (!shared && (seq->ndim != values->ndim || memcmp(seq->shape, values->shape, (size_t)(seq->ndim - 1) * sizeof(int64_t))))
+        return (tn_tensor *)tn__error("%s: boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input value tensor must match, "
+                                      "but we got boundaries tensor %s and input value tensor %s", fn, TN__SHAPE(seq), TN__SHAPE(values));
+    if (o.sorter) {
+        if (o.sorter->dtype != TN_I64) return (tn_tensor *)tn__error("%s: sorter must be a tensor of long dtype but got dtype %s", fn, tn_dtype_name(o.sorter->dtype));
+        if (o.sorter->ndim != seq->ndim || memcmp(o.sorter->shape, seq->shape, (size_t)seq->ndim * sizeof(int64_t)))
+            return (tn_tensor *)tn__error("%s: boundary and sorter must have the same size, but got boundary tensor %s and got sorter tensor %s", fn, TN__SHAPE(seq), TN__SHAPE(o.sorter));
+        if (tn__check_same_device(fn, seq, o.sorter)) return NULL;
+    }
+    if (tn__check_same_device(fn, seq, values)) return NULL;
+    tn_tensor *pair[2] = {seq, values};
+    const tn_dtype ct = tn_result_type(pair, 2);
+    const int64_t M = seq->shape[seq->ndim - 1], V = values->ndim ? values->shape[values->ndim - 1] : 1, nv = tn_numel(values);
+    const int64_t rows = shared ? 1 : (M ? tn_numel(seq) / M : tn__numel(seq->shape, seq->ndim - 1));
+    tn_tensor *hs = tn__copy_as(seq, ct, TN_CPU), *hv = hs ? tn__copy_as(values, ct, TN_CPU) : NULL;
+    tn_tensor *hsrt = hv && o.sorter ? tn__copy_as(o.sorter, TN_I64, TN_CPU) : NULL;
+    tn_tensor *out = hv && (hsrt || !o.sorter) ? tn__new(TN_I64, TN_CPU, values->shape, values->ndim) : NULL, *r = NULL;
+    if (out) {
+        const int64_t *sv = hsrt ? (const int64_t *)tn_data_ptr(hsrt) : NULL;
+        bool ok = true;
+        for (int64_t i = 0, ns = hsrt ? tn_numel(hsrt) : 0; i < ns && ok; i++)
+            if (sv[i] < 0 || sv[i] >= M) ok = (tn__error("%s: sorter index %lld out of range for a sequence of %lld elements", fn, (long long)sv[i], (long long)M), false);
+        const char *b = (const char *)tn_data_ptr(hs), *v = (const char *)tn_data_ptr(hv);
+        int64_t *po = (int64_t *)tn_data_ptr(out);
+        if (ok && nv > 0) {
+            const int64_t vr = shared ? nv : V;   /* a shared sequence: all values as one row */
+            switch (ct) {
+            case TN_F32: tn__search_f32(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_F64: tn__search_f64(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_I32: tn__search_i32(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_I64: tn__search_i64(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_U8: tn__search_u8(b, sv, rows, M, v, vr, shared, right, po); break;
+            default: ok = (tn__error("%s: \"searchsorted_out_cpu\" not implemented for '%s'", fn, tn__torch_type_name(ct)), false); break;
+            }
+        }
+        if (ok) r = tn__copy_as(out, o.out_int32 ? TN_I32 : TN_I64, values->device);
+    }
+    tn_release(hs); tn_release(hv); tn_release(hsrt); tn_release(out);
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_searchsorted_opts(tn_tensor *sorted_sequence, tn_tensor *values, tn_searchsorted_fn_opts o) { return tn__searchsorted("tn_searchsorted", sorted_sequence, values, o); }
+TNDEF tn_tensor *tn_searchsorted_str(tn_tensor *sorted_sequence, tn_tensor *values, const char *options) {
+    tn_searchsorted_fn_opts o = TN_DEFAULTS(tn_searchsorted_fn_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_searchsorted", options, tn__kw_searchsorted, TN__KW_N(tn__kw_searchsorted), &o, &seen)) return NULL;
+    tn_tensor *r = tn_searchsorted_opts(sorted_sequence, values, o);
+    tn__kw_release(tn__kw_searchsorted, TN__KW_N(tn__kw_searchsorted), &o, seen);
+    return r;
+}
+TNDEF tn_tensor *tn_bucketize_opts(tn_tensor *input, tn_tensor *boundaries, tn_searchsorted_fn_opts o) {
+    TN__CHECK_NULL(input, boundaries);
+    const tn_searchsorted_fn_opts def = TN_DEFAULTS(tn_searchsorted_fn_opts);
+    if (tn__kw_only("tn_bucketize", "bucketize", tn__kw_searchsorted, TN__KW_N(tn__kw_searchsorted), &o, &def, "out_int32, right")) return NULL;
+    if (boundaries->ndim != 1) return (tn_tensor *)tn__error("tn_bucketize: boundaries tensor must be 1 dimension, but got dim(%d)", boundaries->ndim);
+    return tn__searchsorted("tn_bucketize", boundaries, input, o);
+}
+TNDEF tn_tensor *tn_bucketize_str(tn_tensor *input, tn_tensor *boundaries, const char *options) {
+    tn__kwkey keys[TN__KW_MAXKEYS];
+    const int n = tn__kw_filter(tn__kw_searchsorted, TN__KW_N(tn__kw_searchsorted), "out_int32, right", keys);
+    tn_searchsorted_fn_opts o = TN_DEFAULTS(tn_searchsorted_fn_opts);
+    return tn__kw_parse("tn_bucketize", options, keys, n, &o, NULL) ? NULL : tn_bucketize_opts(input, boundaries, o);
+}
+
+/* ---- unique and unique_consecutive, on the host ----
+   x as rows of m elements (a row per element, or per slice along dim), grouped after a
+   stable lexicographic sort (unique) or in place (unique_consecutive). */
+static tn_tensor *tn__unique(const char *fn, tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts o, bool consecutive) {
+    if (inverse) *inverse = NULL;
+    if (counts) *counts = NULL;
+    TN__CHECK_NULL(x);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (consecutive) {
+        const tn_unique_fn_opts def = TN_DEFAULTS(tn_unique_fn_opts);
+        if (tn__kw_only(fn, "unique_consecutive", tn__kw_unique, TN__KW_N(tn__kw_unique), &o, &def, "return_inverse, return_counts, dim")) return NULL;
+    }
+    const bool by_dim = o.dim != TN_NONE;
+    int d = 0;
+    if (by_dim) {
+        if (x->ndim == 0) return (tn_tensor *)tn__error("%s: dim %lld out of range: the tensor has no dimensions (Dimension specified as 0 but tensor has no dimensions)", fn, (long long)o.dim);
+        if ((d = tn__wrap_dim(fn, o.dim, x->ndim)) < 0) return NULL;
+        for (int i = 0; i < x->ndim; i++)
+            if (i != d && x->shape[i] == 0 && x->shape[d] != 0)
+                return (tn_tensor *)tn__error("%s: There are 0 sized dimensions, and they aren't selected, so unique cannot be applied (input %s, dim %d)", fn, TN__SHAPE(x), d);
+    }
+    tn__as_begin();
+    tn_scope_begin();
+    /* rows: [n, m], the dim first */
+    int64_t perm[TN_MAX_DIMS], inv_perm[TN_MAX_DIMS];
+    int np = 0;
+    if (by_dim) {
+        perm[np++] = d;
+        for (int i = 0; i < x->ndim; i++) if (i != d) perm[np++] = i;
+        for (int i = 0; i < np; i++) inv_perm[perm[i]] = i;
+    }
+    tn_tensor *xp = by_dim ? tn_permute(tn_detach(x), perm, x->ndim) : tn_detach(x);
+    tn_tensor *h = xp ? tn__own(tn__copy_as(xp, x->dtype, TN_CPU)) : NULL;
+    const int64_t n = by_dim ? x->shape[d] : tn_numel(x), m = n ? tn_numel(x) / n : 0;
+    int64_t *order = h ? (int64_t *)tn__malloc_n(fn, n ? 2 * n : 1, sizeof(int64_t)) : NULL, *rep = order ? (int64_t *)tn__malloc_n(fn, n ? n : 1, sizeof(int64_t)) : NULL;
+    tn_tensor *hinv = rep ? tn__own(tn__new(TN_I64, TN_CPU, &n, 1)) : NULL, *hcnt = NULL, *vals = NULL, *inv = NULL, *cnt = NULL;
+    if (hinv) {
+        tn__rows rows = {(const char *)tn_data_ptr(h), m, tn_dtype_size(x->dtype), x->dtype};
+        int64_t *pinv = (int64_t *)tn_data_ptr(hinv), groups = 0;
+        for (int64_t i = 0; i < n; i++) order[i] = i;
+        if (!consecutive) tn__msort(order, order + n, n, &rows, tn__row_less);
+        for (int64_t i = 0; i < n; i++) {
+            if (i == 0 || !tn__row_eq(&rows, order[i - 1], order[i])) rep[groups++] = order[i];
+            pinv[order[i]] = groups - 1;
+        }
+        hcnt = tn__own(tn__new(TN_I64, TN_CPU, &groups, 1));
+        if (hcnt) {   /* counts from the group starts in sorted order */
+            int64_t *pc = (int64_t *)tn_data_ptr(hcnt);
+            for (int64_t g = 0; g < groups; g++) pc[g] = 0;
+            for (int64_t i = 0; i < n; i++) pc[pinv[i]]++;
+        }
+        tn_tensor *ri = hcnt ? tn__own(tn__new(TN_I64, TN_CPU, &groups, 1)) : NULL;
+        if (ri) memcpy(tn_data_ptr(ri), rep, (size_t)groups * sizeof(int64_t));
+        /* the representatives' rows, back in x's layout and on its device */
+        if (by_dim) {
+            tn_tensor *g = tn_index_select(h, 0, ri);
+            vals = g ? tn_contiguous(tn_permute(g, inv_perm, x->ndim)) : NULL;
+        } else {
+            vals = tn_index_select(tn_reshape(h, &n, 1), 0, ri);
+        }
+        vals = tn_to(vals, x->device);
+        if (!by_dim) inv = tn_reshape(hinv, x->shape, x->ndim);
+        else inv = hinv;
+        inv = o.return_inverse ? tn_to(tn_contiguous(inv), x->device) : NULL;
+        cnt = o.return_counts ? tn_to(hcnt, x->device) : NULL;
+    }
+    TN_FREE(order);
+    TN_FREE(rep);
+    bool ok = vals && (!o.return_inverse || inv) && (!o.return_counts || cnt);
+    vals = ok ? tn_keep(vals) : NULL;
+    inv = ok && inverse ? tn_keep(inv) : NULL;
+    cnt = ok && counts ? tn_keep(cnt) : NULL;
+    tn_scope_end();
+    if (inverse) *inverse = inv;
+    if (counts) *counts = cnt;
+    return tn__as_end(fn, vals);
+}
+TNDEF tn_tensor *tn_unique_opts(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts o) { return tn__unique("tn_unique", x, inverse, counts, o, false); }
+TNDEF tn_tensor *tn_unique_consecutive_opts(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, tn_unique_fn_opts o) {
+    return tn__unique("tn_unique_consecutive", x, inverse, counts, o, true);
+}
+TNDEF tn_tensor *tn_unique_str(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, const char *options) {
+    TN__KW_STR(tn_unique_fn_opts, unique, "tn_unique", options, tn_unique_opts(x, inverse, counts, o));
+}
+TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn_tensor **counts, const char *options) {
+    if (inverse) *inverse = NULL;
+    if (counts) *counts = NULL;
+    tn__kwkey keys[TN__KW_MAXKEYS];   /* sorted is unique's */
+    const int n = tn__kw_filter(tn__kw_unique, TN__KW_N(tn__kw_unique), "return_inverse, return_counts, dim", keys);
+    tn_unique_fn_opts o = TN_DEFAULTS(tn_unique_fn_opts);
+    return tn__kw_parse("tn_unique_consecutive", options, keys, n, &o, NULL) ? NULL : tn_unique_consecutive_opts(x, inverse, counts, o);
 }

@@ -168,6 +168,8 @@ static double tn__reduce_identity(tn_reduce_op op) { return (op == PROD || op ==
 static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype(fn, x) || tn__dims_mask(fn, x, dims, n, mask)) return NULL;
+    if ((op == MAX || op == MIN) && n == 0 && tn_numel(x) == 0)   /* PyTorch's RuntimeError, not the IndexError of an empty dim named */
+        return (tn_tensor *)tn__error("%s: Expected reduction dim to be specified for input.numel() == 0 (input shape %s); specify the reduction dim", fn, TN__SHAPE(x));
     if (op == MAX || op == MIN) {
         for (int i = 0; i < x->ndim; i++)
             if (mask[i] && x->shape[i] == 0)
@@ -331,3 +333,128 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_scope_end();
     return r;
 }
+
+/* ---- NaN-skipping sums and means, counts, aminmax ---- */
+static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, keepdim);   /* nothing is NaN */
+    tn_scope_begin();
+    /* the NaNs read as 0: where's gradient is g where x is not NaN, 0 at the NaNs, as PyTorch's */
+    tn_tensor *r = tn_sum_dims(tn_where(tn_isnan(x), tn_zeros_like(x), x), dims, n, keepdim);
+    r = tn_keep(tn__grad_name(r, "NansumBackward0"));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_nansum(tn_tensor *x) { return TN__AS("tn_nansum", tn__nansum_impl(x, NULL, 0, false)); }
+TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nansum_dims", tn__nansum_impl(x, dims, n, keepdim)); }
+static tn_tensor *tn__nanmean_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype))
+        return (tn_tensor *)tn__error("tn_nanmean: expected input to have floating point dtype but got %s", tn_dtype_name(x->dtype));
+    tn_scope_begin();
+    tn_tensor *r = tn_div(tn__nansum_impl(x, dims, n, keepdim), tn_sum_dims(tn_logical_not(tn_isnan(x)), dims, n, keepdim));
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_nanmean(tn_tensor *x) { return TN__AS("tn_nanmean", tn__nanmean_impl(x, NULL, 0, false)); }
+TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nanmean_dims", tn__nanmean_impl(x, dims, n, keepdim)); }
+
+static tn_tensor *tn__count_nonzero_impl(tn_tensor *x, const int64_t *dims, int n) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *r = tn_keep(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, false));
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n) { return TN__AS("tn_count_nonzero", tn__count_nonzero_impl(x, dims, n)); }
+
+static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_aminmax";
+    const bool all = dim == TN_NONE;
+    if (all && tn_numel(x) == 0)
+        return (tn_tensor *)tn__error("%s: cannot compute aminmax over an empty dimension as the operation has no identity (input %s)", fn, TN__SHAPE(x));
+    if (!all && tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
+    tn_scope_begin();
+    tn_tensor *lo = all ? tn_amin(x, NULL, 0, keepdim) : tn_amin(x, &dim, 1, keepdim);
+    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, keepdim) : tn_amax(x, &dim, 1, keepdim)) : NULL;
+    if (hi && x->ndim == 0 && keepdim && !all) {   /* PyTorch keeps a dim of 1 for a 0-d input */
+        lo = tn_reshape(lo, tn__one, 1);
+        hi = tn_reshape(hi, tn__one, 1);
+    }
+    lo = hi ? tn_keep(lo) : NULL;
+    hi = lo && max ? tn_keep(hi) : NULL;
+    tn_scope_end();
+    if (max) *max = hi;
+    return lo;
+}
+TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max) {
+    if (max) *max = NULL;
+    return TN__AS("tn_aminmax", tn__aminmax_impl(x, dim, keepdim, max));
+}
+
+/* ---- histograms: bincount and histc, accumulated by index_put ---- */
+static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t minlength) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_bincount";
+    if (x->dtype != TN_I64 && x->dtype != TN_I32 && x->dtype != TN_U8)
+        return (tn_tensor *)tn__error("%s: \"bincount_cpu\" not implemented for '%s' (integer inputs only)", fn, tn__torch_type_name(x->dtype));
+    if (minlength < 0) return (tn_tensor *)tn__error("%s: minlength should be >= 0, got %lld", fn, (long long)minlength);
+    if (x->ndim != 1) return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got shape %s)", fn, TN__SHAPE(x));
+    if (weights && (weights->ndim != 1 || weights->shape[0] != x->shape[0]))
+        return (tn_tensor *)tn__error("%s: weights should be 1-d and have the same length as input (weights %s, input %s)", fn, TN__SHAPE(weights), TN__SHAPE(x));
+    if (weights && tn__check_same_device(fn, x, weights)) return NULL;
+    const tn_dtype od = !weights ? TN_I64 : weights->dtype == TN_F32 ? TN_F32 : TN_F64;
+    int64_t size = minlength;
+    tn_scope_begin();
+    if (tn_numel(x) > 0) {
+        tn_tensor *lo = tn_amin(x, NULL, 0, false), *hi = lo ? tn_amax(x, NULL, 0, false) : NULL;
+        if (!hi) { tn_scope_end(); return NULL; }
+        const double lov = tn_item(lo);
+        if (lov < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got %g)", fn, lov); }
+        int64_t need;   /* exact below 2^53; a larger maximum fails to allocate anyway */
+        if (tn__double_to_int64(fn, "the largest value plus one", tn_item(hi) + 1, &need)) { tn_scope_end(); return NULL; }
+        if (need > size) size = need;
+    }
+    tn_tensor *out = tn_to(tn_zeros(&size, 1, od), x->device), *xi = tn_to_dtype(x, TN_I64);
+    tn_tensor *w = weights ? tn_to_dtype(tn_detach(weights), od) : tn_ones_like(xi);
+    tn_tensor *r = out && w && xi ? tn_index_put_(out, &xi, 1, w, true) : NULL;
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength) { return TN__AS("tn_bincount", tn__bincount_impl(x, weights, minlength)); }
+
+static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double hi) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_histc";
+    if (!tn_dtype_is_floating(x->dtype) || tn__check_cpu_dtype(fn, x))
+        return (tn_tensor *)tn__error("%s: \"histogram_cpu\" not implemented for '%s' (floating inputs only)", fn, tn__torch_type_name(x->dtype));
+    if (bins <= 0) return (tn_tensor *)tn__error("%s: bins must be > 0, but got %lld", fn, (long long)bins);
+    tn_scope_begin();
+    if (lo == hi && tn_numel(x) > 0) {   /* the data's range */
+        tn_tensor *a = tn_amin(x, NULL, 0, false), *b = a ? tn_amax(x, NULL, 0, false) : NULL;
+        if (!b) { tn_scope_end(); return NULL; }
+        lo = tn_item(a);
+        hi = tn_item(b);
+    }
+    if (lo == hi) { lo -= 1; hi += 1; }
+    if (!(isfinite(lo) && isfinite(hi))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: range of [%g, %g] is not finite", fn, lo, hi); }
+    if (!(lo < hi)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: max must be larger than min (min %g, max %g)", fn, lo, hi); }
+    /* the edges in x's dtype, as PyTorch's bin edges; the bin (x - lo) * bins / (hi - lo)
+       truncated, the right edge in the last bin, elements outside [lo, hi] (and NaN) nowhere */
+    const bool f32 = x->dtype == TN_F32;
+    const double l = f32 ? (double)(float)lo : lo, h = f32 ? (double)(float)hi : hi, span = f32 ? (double)((float)h - (float)l) : h - l;
+    tn_tensor *xd = tn_detach(x), *in = tn_logical_and(tn_ge_scalar(xd, l), tn_le_scalar(xd, h));
+    tn_tensor *xs = tn_where(in, xd, tn_full_like(xd, l));   /* out of range: a safe value, weighed 0 */
+    tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), 0, (double)(bins - 1));
+    int64_t m1 = -1;
+    pos = tn_reshape(pos, &m1, 1);
+    tn_tensor *out = tn_to(tn_zeros(&bins, 1, x->dtype), x->device);
+    tn_tensor *r = pos && out ? tn_index_put_(out, &pos, 1, tn_reshape(tn_to_dtype(in, x->dtype), &m1, 1), true) : NULL;
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max) { return TN__AS("tn_histc", tn__histc_impl(x, bins, min, max)); }

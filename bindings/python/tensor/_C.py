@@ -19,7 +19,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
                     c_uint64, c_void_p)
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
-           "tn_print_options", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_print_options", "tn_searchsorted_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -58,6 +58,11 @@ class tn_print_options(ctypes.Structure):
                 ("linewidth", c_int64), ("profile", c_char_p), ("sci_mode", c_int)]
 
 
+class tn_searchsorted_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_searchsorted_fn_opts: side None (NULL), 'left' or 'right'; sorter a tensor or NULL."""
+    _fields_ = [("out_int32", c_bool), ("right", c_bool), ("side", c_char_p), ("sorter", c_void_p)]
+
+
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
 # tn_node_hook_fn: int (*)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user)
@@ -85,6 +90,7 @@ _TYPES = {
     "O": tn_autograd_opts,            # passed by value
     "Q": tn_loss_opts,                # passed by value
     "R": tn_print_options,            # passed by value
+    "J": tn_searchsorted_fn_opts,     # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -171,6 +177,8 @@ tn_scalar_bool T b
 tn_arange T d d d D
 tn_linspace T d d l D
 tn_eye T l l D
+tn_tril_indices T l l l D
+tn_triu_indices T l l l D
 tn_empty_like T T
 tn_zeros_like T T
 tn_ones_like T T
@@ -202,6 +210,7 @@ tn_randint T l l L i D G
 tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
+tn_multinomial T T l b G
 tn_view T T L i
 tn_reshape T T L i
 tn_flatten T T l l
@@ -227,14 +236,32 @@ tn_scatter T T l T T
 tn_scatter_add T T l T T
 tn_scatter_ T T l T T
 tn_scatter_add_ T T l T T
+tn_scatter_reduce T T l T T s b
+tn_scatter_reduce_ T T l T T s b
+tn_scatter_with_reduce T T l T T s
+tn_scatter_with_reduce_ T T l T T s
+tn_index_add T T l T T d
+tn_index_add_ T T l T T d
+tn_index_copy T T l T T
+tn_index_copy_ T T l T T
+tn_index_fill T T l T d
+tn_index_fill_ T T l T d
+tn_take T T T
+tn_put T T T T b
+tn_put_ T T T T b
+tn_take_along_dim T T T l
 tn_index T T A i
 tn_index_put T T A i T b
 tn_index_put_ T T A i T b
 tn_masked_fill T T T d
 tn_masked_fill_ T T T d
 tn_masked_select T T T
+tn_masked_scatter T T T T
+tn_masked_scatter_ T T T T
 tn_nonzero T T
+tn_argwhere T T
 tn_where T T T T
+tn_isin_str T T T s
 tn_cat T A i l
 tn_stack T A i l
 tn_split i T l l A i
@@ -243,6 +270,10 @@ tn_chunk i T l l A i
 tn_flip T T L i
 tn_roll T T L L i
 tn_repeat T T L i
+tn_repeat_interleave T T l l l
+tn_repeat_interleave_tensor T T T l l
+tn_repeat_interleave_indices T T l
+tn_diff T T l l T T
 tn_tril T T l
 tn_triu T T l
 tn_pad T T L i d
@@ -273,18 +304,24 @@ tn_sum T T
 tn_sum_dims T T L i b
 tn_mean T T
 tn_mean_dims T T L i b
+tn_nansum T T
+tn_nansum_dims T T L i b
+tn_nanmean T T
+tn_nanmean_dims T T L i b
 tn_prod T T
 tn_prod_dims T T L i b
 tn_amax T T L i b
 tn_amin T T L i b
 tn_max T T
 tn_min T T
+tn_aminmax T T l b A
 tn_max_dim T T l b A
 tn_min_dim T T l b A
 tn_argmax T T
 tn_argmin T T
 tn_argmax_dim T T l b
 tn_argmin_dim T T l b
+tn_count_nonzero T T L i
 tn_var T T l
 tn_var_dims T T L i l b
 tn_std T T l
@@ -294,6 +331,9 @@ tn_norm_dims T T d L i b
 tn_logsumexp T T L i b
 tn_cumsum T T l
 tn_cumprod T T l
+tn_cummax T T l A
+tn_cummin T T l A
+tn_logcumsumexp T T l
 tn_all T T
 tn_any T T
 tn_all_dim T T l b
@@ -301,6 +341,21 @@ tn_any_dim T T l b
 tn_sort T T l b A
 tn_argsort T T l b
 tn_topk T T l l b A
+tn_median T T
+tn_median_dim T T l b A
+tn_nanmedian T T
+tn_nanmedian_dim T T l b A
+tn_kthvalue T T l l b A
+tn_mode T T l b A
+tn_msort T T
+tn_quantile_str T T T s
+tn_nanquantile_str T T T s
+tn_searchsorted_opts T T T J
+tn_bucketize_str T T T s
+tn_unique_str T T A A s
+tn_unique_consecutive_str T T A A s
+tn_bincount T T T l
+tn_histc T T l d d
 tn_addmm T T T T d d
 tn_baddbmm T T T T d d
 tn_softmax T T l

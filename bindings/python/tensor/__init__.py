@@ -22,7 +22,7 @@ from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64,
 from ._core import _DTYPES, _raise
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS, METHOD_FUNCTIONS as _METHOD_FUNCTIONS, _SCALAR_FIRST
-from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_like, zeros_like, ones_like,
+from ._factories import (arange, linspace, logspace, eye, tril_indices, triu_indices, scalar_tensor, empty_like, zeros_like, ones_like,
                          full_like, rand_like, randn_like, randint_like, as_tensor, asarray, Generator,
                          default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                          rand, randn, randint, randperm, normal, bernoulli, memory_stats,

@@ -49,7 +49,8 @@ def _exception_for(msg):
         return _RuntimeZeroDivisionError
     if ("out of bounds" in msg or "too many indices" in msg or "shape of the mask" in msg
             or "index tensors must be" in msg or "could not be broadcast together" in msg
-            or ("out of range" in msg and "selected index k" not in msg)):
+            or "to have non-zero size" in msg
+            or ("out of range" in msg and "selected index k" not in msg and "selected number k" not in msg)):
         if msg.startswith(_RUNTIME_INDEX_FNS) or ("index tensors must be" in msg and not msg.startswith("tn_index:")):
             return _RuntimeIndexError
         return IndexError
@@ -162,6 +163,13 @@ def _bool(v, fn="", arg="value"):
     if _numpy() is not None and type(v).__name__ == "bool_":
         return bool(v)
     raise TypeError(f"{fn}(): argument '{arg}' must be bool, not {type(v).__name__}")
+
+
+def _str_arg(v, fn="", arg="value"):
+    """A str argument as the bytes C takes; PyTorch's TypeError for anything else."""
+    if isinstance(v, str):
+        return v.encode()
+    raise TypeError(f"{fn}(): argument '{arg}' must be str, not {type(v).__name__}")
 
 
 def _check_int(rc):
@@ -423,6 +431,11 @@ class return_types:
     topk_out = _return_type("topk_out", ("values", "indices"))
     kthvalue_out = _return_type("kthvalue_out", ("values", "indices"))
     aminmax_out = _return_type("aminmax_out", ("min", "max"))
+    median = _return_type("median", ("values", "indices"))
+    nanmedian = _return_type("nanmedian", ("values", "indices"))
+    mode = _return_type("mode", ("values", "indices"))
+    cummax = _return_type("cummax", ("values", "indices"))
+    cummin = _return_type("cummin", ("values", "indices"))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -1444,15 +1457,16 @@ class Tensor:
         return src
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
-        if reduce is not None:
-            raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
         s = self._scatter_src(index, src, value, "scatter")
+        if reduce is not None:     # 'add' | 'multiply': no derivative, as PyTorch
+            return _wrap(lib.tn_scatter_with_reduce(self._ptr, _int(dim, "scatter"), index._ptr, s._ptr, _str_arg(reduce, "scatter", "reduce")))
         return _wrap(lib.tn_scatter(self._ptr, _int(dim, "scatter"), index._ptr, s._ptr))
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
-        if reduce is not None:
-            raise NotImplementedError("scatter_(reduce=...) is not supported; use scatter_add_")
         s = self._scatter_src(index, src, value, "scatter_")
+        if reduce is not None:
+            return self._inplace(lib.tn_scatter_with_reduce_(self._ptr, _int(dim, "scatter_"), index._ptr, s._ptr,
+                                                             _str_arg(reduce, "scatter_", "reduce")))
         return self._inplace(lib.tn_scatter_(self._ptr, _int(dim, "scatter_"), index._ptr, s._ptr))
 
     def scatter_add(self, dim, index, src):
@@ -1493,7 +1507,7 @@ class Tensor:
         return tuple(nz.select(1, d) for d in range(self.ndim))
 
     def argwhere(self):
-        return self.nonzero()
+        return _wrap(lib.tn_argwhere(self._ptr))
 
     def where(self, condition, y):
         return where(condition, self, y)

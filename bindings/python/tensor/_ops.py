@@ -12,10 +12,11 @@ from ctypes import byref, c_void_p
 from . import _C
 from ._C import lib
 from ._core import (Tensor, _check_int, _default_dtype, _dims_list, _float, _i64, _int, _is_operand, _operand, _ptrs,
-                    _raise, _scalar, _scalar_kind, _scalar_ptr, _tensor_arg, _to_dtype, _tp, _unalias, _wrap, _wrap_dim,
-                    _DTYPES, bool_, float32, return_types, where)
+                    _raise, _scalar, _scalar_kind, _scalar_ptr, _scalar_tensor, _str_arg, _tensor_arg, _to_dtype, _tp,
+                    _unalias, _wrap, _wrap_dim, _DTYPES, bool_, float32, return_types, where)
 
 FUNCTIONS = {}          # name -> plain function, exported as tn.<name>
+_NONE = -(1 << 63)      # TN_NONE: an int argument's None
 METHOD_FUNCTIONS = {}   # name -> Tensor method, exported as tn.<name>(input, ...)
 _SCALAR_FIRST = set()   # functions whose first argument may be a Python number
 
@@ -484,8 +485,9 @@ def amin(self, dim=(), keepdim=False):
 
 @_method("aminmax")
 def aminmax(self, *, dim=None, keepdim=False):
-    d = () if dim is None else dim
-    return return_types.aminmax(amin(self, d, keepdim), amax(self, d, keepdim))
+    mx = c_void_p()
+    lo = _wrap(lib.tn_aminmax(self._ptr, _NONE if dim is None else _int(dim, "aminmax"), bool(keepdim), byref(mx)))
+    return return_types.aminmax(lo, _wrap(mx.value))
 
 
 def _extreme(self, dim, keepdim, f_all, f_dim, f_binary, rtype):
@@ -630,7 +632,18 @@ def any(self, dim=None, keepdim=False):
 
 @_method("count_nonzero")
 def count_nonzero(self, dim=None):
-    return sum(self.ne(0), dim)
+    arr, n = _i64(_dims_list(dim, "count_nonzero") or [])
+    return _wrap(lib.tn_count_nonzero(self._ptr, arr, n))
+
+
+@_method("nansum")
+def nansum(self, dim=None, keepdim=False, *, dtype=None):
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_nansum, lib.tn_nansum_dims)
+
+
+@_method("nanmean")
+def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_nanmean, lib.tn_nanmean_dims)
 
 
 @_method("sort")
@@ -649,7 +662,7 @@ def argsort(self, dim=-1, descending=False, stable=False):
 
 @_method("msort")
 def msort(self):
-    return sort(self, 0).values
+    return _wrap(lib.tn_msort(self._ptr))
 
 
 @_method("topk")
@@ -659,17 +672,249 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     return return_types.topk(v, _wrap(idx.value))
 
 
+def _values_indices(rtype, f, *args):
+    idx = c_void_p()
+    v = _wrap(f(*args, byref(idx)))
+    return rtype(v, _wrap(idx.value))
+
+
 @_method("kthvalue")
 def kthvalue(self, k, dim=-1, keepdim=False):
-    k, dim = _int(k, "kthvalue", "k"), _int(dim, "kthvalue")
-    size = self.size(dim) if self.ndim else 1
-    if not 1 <= k <= size:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim} (k = {k}, size {size})")
-    s = sort(self, dim)
-    v, i = s.values.narrow(dim, k - 1, 1), s.indices.narrow(dim, k - 1, 1)
-    if not keepdim and self.ndim:
-        v, i = v.squeeze(dim), i.squeeze(dim)
-    return return_types.kthvalue(v.contiguous(), i.contiguous())
+    return _values_indices(return_types.kthvalue, lib.tn_kthvalue, self._ptr, _int(k, "kthvalue", "k"), _int(dim, "kthvalue"), bool(keepdim))
+
+
+@_method("median")
+def median(self, dim=None, keepdim=False):
+    if dim is None:
+        return _wrap(lib.tn_median(self._ptr))
+    return _values_indices(return_types.median, lib.tn_median_dim, self._ptr, _int(dim, "median"), bool(keepdim))
+
+
+@_method("nanmedian")
+def nanmedian(self, dim=None, keepdim=False):
+    if dim is None:
+        return _wrap(lib.tn_nanmedian(self._ptr))
+    return _values_indices(return_types.nanmedian, lib.tn_nanmedian_dim, self._ptr, _int(dim, "nanmedian"), bool(keepdim))
+
+
+@_method("mode")
+def mode(self, dim=-1, keepdim=False):
+    return _values_indices(return_types.mode, lib.tn_mode, self._ptr, _int(dim, "mode"), bool(keepdim))
+
+
+@_method("cummax")
+def cummax(self, dim):
+    return _values_indices(return_types.cummax, lib.tn_cummax, self._ptr, _int(dim, "cummax"))
+
+
+@_method("cummin")
+def cummin(self, dim):
+    return _values_indices(return_types.cummin, lib.tn_cummin, self._ptr, _int(dim, "cummin"))
+
+
+@_method("logcumsumexp")
+def logcumsumexp(self, dim):
+    return _wrap(lib.tn_logcumsumexp(self._ptr, _int(dim, "logcumsumexp")))
+
+
+def _py_kw(v):
+    """A Python value as the C option text writes it (None, True, 3, 'linear')."""
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def _kw_text(**kw):
+    return ", ".join(f"{k}={_py_kw(v)}" for k, v in kw.items()).encode()
+
+
+def _quantile(cfn, name, self, q, dim, keepdim, interpolation):
+    qt = q if isinstance(q, Tensor) else _scalar_tensor(_float(q, name, "q"))
+    if not isinstance(interpolation, str):
+        raise TypeError(f"{name}(): argument 'interpolation' must be str, not {type(interpolation).__name__}")
+    d = None if dim is None else _int(dim, name)
+    return _wrap(cfn(self._ptr, qt._ptr, _kw_text(dim=d, keepdim=bool(keepdim), interpolation=interpolation)))
+
+
+@_method("quantile")
+def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+    return _quantile(lib.tn_quantile_str, "quantile", self, q, dim, keepdim, interpolation)
+
+
+@_method("nanquantile")
+def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+    return _quantile(lib.tn_nanquantile_str, "nanquantile", self, q, dim, keepdim, interpolation)
+
+
+def _unique(cfn, self, text, return_inverse, return_counts):
+    inv, cnt = c_void_p(), c_void_p()
+    v = _wrap(cfn(self._ptr, byref(inv), byref(cnt), text))
+    out = (v,) + ((_wrap(inv.value),) if return_inverse else ()) + ((_wrap(cnt.value),) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
+@_method("unique")
+def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    text = _kw_text(sorted=bool(sorted), return_inverse=bool(return_inverse), return_counts=bool(return_counts),
+                    dim=None if dim is None else _int(dim, "unique"))
+    return _unique(lib.tn_unique_str, self, text, return_inverse, return_counts)
+
+
+@_method("unique_consecutive")
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    text = _kw_text(return_inverse=bool(return_inverse), return_counts=bool(return_counts),
+                    dim=None if dim is None else _int(dim, "unique_consecutive"))
+    return _unique(lib.tn_unique_consecutive_str, self, text, return_inverse, return_counts)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    seq = _tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
+    v = _operand(input)
+    if side is not None and not isinstance(side, str):
+        raise TypeError(f"searchsorted(): argument 'side' must be str, not {type(side).__name__}")
+    srt = None if sorter is None else _tensor_arg(sorter, "searchsorted", "sorter")
+    o = _C.tn_searchsorted_fn_opts(bool(out_int32), bool(right), None if side is None else side.encode(), None if srt is None else srt._ptr)
+    return _wrap(lib.tn_searchsorted_opts(seq._ptr, v._ptr, o))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    b = _tensor_arg(boundaries, "bucketize", "boundaries")
+    v = _operand(input)
+    return _wrap(lib.tn_bucketize_str(v._ptr, b._ptr, _kw_text(out_int32=bool(out_int32), right=bool(right))))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    e, t = _operand(elements), _operand(test_elements)
+    return _wrap(lib.tn_isin_str(e._ptr, t._ptr, _kw_text(assume_unique=bool(assume_unique), invert=bool(invert))))
+
+
+FUNCTIONS.update(searchsorted=searchsorted, bucketize=bucketize, isin=isin)
+
+
+@_method("bincount")
+def bincount(self, weights=None, minlength=0):
+    w = None if weights is None else _tensor_arg(weights, "bincount", "weights")
+    return _wrap(lib.tn_bincount(self._ptr, None if w is None else w._ptr, _int(minlength, "bincount", "minlength")))
+
+
+@_method("histc")
+def histc(self, bins=100, min=0, max=0):
+    return _wrap(lib.tn_histc(self._ptr, _int(bins, "histc", "bins"), _scalar(min, "histc", "min"), _scalar(max, "histc", "max")))
+
+
+# --------------------------------------------------------------------------- indexed updates
+@_method("index_add")
+def index_add(self, dim, index, source, *, alpha=1):
+    return _wrap(lib.tn_index_add(self._ptr, _int(dim, "index_add"), _tp(index, "index_add", "index"), _tp(source, "index_add", "source"),
+                                  _scalar(alpha, "index_add", "alpha")))
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    source = _unalias(self, source)
+    return self._inplace(lib.tn_index_add_(self._ptr, _int(dim, "index_add_"), _tp(index, "index_add_", "index"),
+                                           _tp(source, "index_add_", "source"), _scalar(alpha, "index_add_", "alpha")))
+
+
+@_method("index_copy")
+def index_copy(self, dim, index, source):
+    return _wrap(lib.tn_index_copy(self._ptr, _int(dim, "index_copy"), _tp(index, "index_copy", "index"), _tp(source, "index_copy", "source")))
+
+
+def _index_copy_(self, dim, index, source):
+    source = _unalias(self, source)
+    return self._inplace(lib.tn_index_copy_(self._ptr, _int(dim, "index_copy_"), _tp(index, "index_copy_", "index"),
+                                            _tp(source, "index_copy_", "source")))
+
+
+def _fill_value(value, fn):
+    if isinstance(value, Tensor):      # a 0-d tensor's value (its gradient is not propagated)
+        if value.ndim != 0:
+            raise RuntimeError(f"{fn} only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s).")
+        return float(value.item())
+    return _scalar(value, fn, "value")
+
+
+@_method("index_fill")
+def index_fill(self, dim, index, value):
+    return _wrap(lib.tn_index_fill(self._ptr, _int(dim, "index_fill"), _tp(index, "index_fill", "index"), _fill_value(value, "index_fill")))
+
+
+def _index_fill_(self, dim, index, value):
+    return self._inplace(lib.tn_index_fill_(self._ptr, _int(dim, "index_fill_"), _tp(index, "index_fill_", "index"),
+                                            _fill_value(value, "index_fill_")))
+
+
+@_method("scatter_reduce")
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    return _wrap(lib.tn_scatter_reduce(self._ptr, _int(dim, "scatter_reduce"), _tp(index, "scatter_reduce", "index"),
+                                       _tp(src, "scatter_reduce", "src"), _str_arg(reduce, "scatter_reduce", "reduce"), bool(include_self)))
+
+
+def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    src = _unalias(self, src)
+    return self._inplace(lib.tn_scatter_reduce_(self._ptr, _int(dim, "scatter_reduce_"), _tp(index, "scatter_reduce_", "index"),
+                                                _tp(src, "scatter_reduce_", "src"), _str_arg(reduce, "scatter_reduce_", "reduce"),
+                                                bool(include_self)))
+
+
+@_method("take")
+def take(self, index):
+    return _wrap(lib.tn_take(self._ptr, _tp(index, "take", "index")))
+
+
+@_method("put")
+def put(self, index, source, accumulate=False):
+    return _wrap(lib.tn_put(self._ptr, _tp(index, "put", "index"), _tp(source, "put", "source"), bool(accumulate)))
+
+
+def _put_(self, index, source, accumulate=False):
+    source = _unalias(self, source)
+    return self._inplace(lib.tn_put_(self._ptr, _tp(index, "put_", "index"), _tp(source, "put_", "source"), bool(accumulate)))
+
+
+@_method("take_along_dim")
+def take_along_dim(self, indices, dim=None):
+    return _wrap(lib.tn_take_along_dim(self._ptr, _tp(indices, "take_along_dim", "indices"), _NONE if dim is None else _int(dim, "take_along_dim")))
+
+
+@_method("masked_scatter")
+def masked_scatter(self, mask, source):
+    return _wrap(lib.tn_masked_scatter(self._ptr, _tp(mask, "masked_scatter", "mask"), _tp(source, "masked_scatter", "source")))
+
+
+def _masked_scatter_(self, mask, source):
+    source = _unalias(self, source)
+    return self._inplace(lib.tn_masked_scatter_(self._ptr, _tp(mask, "masked_scatter_", "mask"), _tp(source, "masked_scatter_", "source")))
+
+
+Tensor.index_add_ = _index_add_
+Tensor.index_copy_ = _index_copy_
+Tensor.index_fill_ = _index_fill_
+Tensor.scatter_reduce_ = _scatter_reduce_
+Tensor.put_ = _put_
+Tensor.masked_scatter_ = _masked_scatter_
+
+
+# --------------------------------------------------------------------------- repeats and differences
+@_method("repeat_interleave")
+def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+    d = _NONE if dim is None else _int(dim, "repeat_interleave")
+    osz = _NONE if output_size is None else _int(output_size, "repeat_interleave", "output_size")
+    if repeats is None:                # torch.repeat_interleave(repeats): self holds the counts
+        return _wrap(lib.tn_repeat_interleave_indices(self._ptr, osz))
+    if isinstance(repeats, Tensor):
+        return _wrap(lib.tn_repeat_interleave_tensor(self._ptr, repeats._ptr, d, osz))
+    return _wrap(lib.tn_repeat_interleave(self._ptr, _int(repeats, "repeat_interleave", "repeats"), d, osz))
+
+
+@_method("diff")
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    return _wrap(lib.tn_diff(self._ptr, _int(n, "diff", "n"), _int(dim, "diff"), None if prepend is None else _tp(prepend, "diff", "prepend"),
+                             None if append is None else _tp(append, "diff", "append")))
+
+
+# --------------------------------------------------------------------------- sampling
+@_method("multinomial")
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    return _wrap(lib.tn_multinomial(self._ptr, _int(num_samples, "multinomial", "num_samples"), bool(replacement), _gen(generator)))
 
 
 # --------------------------------------------------------------------------- linear algebra
@@ -804,7 +1049,7 @@ FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstac
 # Methods of _core.Tensor that are also torch.<name>(input, ...) functions.
 for _n in ("clone contiguous detach flatten unflatten permute transpose swapaxes swapdims t narrow select "
            "squeeze unsqueeze unfold as_strided unbind chunk flip fliplr flipud roll repeat_interleave tile tril triu "
-           "index_select gather scatter scatter_add index_put masked_fill masked_select nonzero argwhere "
+           "index_select gather scatter scatter_add index_put index_put_ masked_fill masked_select nonzero argwhere "
            "movedim moveaxis reshape ravel numel is_floating_point is_complex is_nonzero").split():
     if hasattr(Tensor, _n):
         METHOD_FUNCTIONS[_n] = getattr(Tensor, _n)
