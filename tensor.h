@@ -522,6 +522,27 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b);    /* integer and bool */
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b);
+/* NaN-ignoring maximum and minimum (NaN only where both are); ties send the gradient to a. */
+TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b);
+/* Floating only (integer inputs are an error, as PyTorch): log(exp(a) + exp(b)),
+   log2(2^a + 2^b), sqrt(a^2 + b^2), the next float after a toward b (no gradient). */
+TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logaddexp2(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b);
+/* a log(b) / a log1p(b), 0 where a == 0 unless b is NaN; a with b's sign. Integer and bool
+   inputs give float32. */
+TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b);
+/* 0 where x < 0, values where x == 0, 1 where x > 0; x and values of one dtype (no gradient). */
+TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values);
+TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b);            /* integers, non-negative results */
+TNDEF tn_tensor *tn_lcm(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other);      /* x * 2^other; integers give float32 */
+TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b);    /* pow computed (and returned) in float64 */
+TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b);   /* a must be float64 */
 
 TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b);
@@ -592,10 +613,36 @@ TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x);
 TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
+TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
+TNDEF tn_tensor *tn_asinh(tn_tensor *x);
+TNDEF tn_tensor *tn_acosh(tn_tensor *x);
+TNDEF tn_tensor *tn_atanh(tn_tensor *x);
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x);
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x);
+TNDEF tn_tensor *tn_sinc(tn_tensor *x);                        /* sin(pi x) / (pi x), 1 at 0 */
+/* log(z / (1 - z)), z = x clamped to [eps, 1 - eps]; eps < 0 or NaN is PyTorch's None (no clamp). */
+TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps);
+/* Special functions (section 7's scalar formulas below, shared with the GPU unit). */
+TNDEF tn_tensor *tn_lgamma(tn_tensor *x);                      /* log|Gamma(x)| */
+TNDEF tn_tensor *tn_digamma(tn_tensor *x);
+TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x);        /* n-th derivative of digamma, n >= 0 */
+/* Multivariate log-gamma of dimension p >= 1; every element must exceed (p - 1) / 2. */
+TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p);
+TNDEF tn_tensor *tn_erfinv(tn_tensor *x);
+TNDEF tn_tensor *tn_i0(tn_tensor *x);                          /* modified Bessel functions of the first kind */
+TNDEF tn_tensor *tn_special_i0e(tn_tensor *x);                 /* i0(x) exp(-|x|) */
+TNDEF tn_tensor *tn_special_i1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_i1e(tn_tensor *x);                 /* i1(x) exp(-|x|) */
+/* x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the mantissa (x's float dtype), and the
+   int32 exponent in *exponent (ownership as the result's); floating inputs only. */
+TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent);
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf);
 /* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
 TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min);
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max);
 TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
 TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
@@ -607,6 +654,7 @@ TNDEF tn_tensor *tn_relu_(tn_tensor *x);
 TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
+TNDEF tn_tensor *tn_square_(tn_tensor *x);
 TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
 TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
@@ -618,6 +666,182 @@ TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb
 /* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
+
+/* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
+   (one formula each). The special functions work in double precision; float32 kernels
+   round their result. They follow the usual series: Stirling's for lgamma, the asymptotic
+   expansion for digamma, Euler-Maclaurin for the Hurwitz zeta function, power and
+   asymptotic series for the Bessel functions, Halley steps for erfinv. */
+/* log|Gamma(x)| for x >= 0.5: the recurrence up to 12, then Stirling's series */
+TN_HD static inline double tn__lgamma_pos_f64(double x) {
+    double p = 1;
+    while (x < 12) { p *= x; x += 1; }
+    const double z = 1 / (x * x);
+    const double s = (((((((-3617.0 / 122400 * z + 1.0 / 156) * z - 691.0 / 360360) * z + 1.0 / 1188) * z - 1.0 / 1680) * z
+                        + 1.0 / 1260) * z - 1.0 / 360) * z + 1.0 / 12) / x;
+    return (x - 0.5) * log(x) - x + 0.91893853320467274178 + s - log(p);
+}
+TN_HD static inline double tn_lgamma_f64(double x) {
+    if (x != x) return x;
+    if (x == INFINITY || x == -INFINITY || (x <= 0 && x == floor(x))) return INFINITY;
+    if (x >= 0.5) return tn__lgamma_pos_f64(x);
+    const double r = x - floor(x);   /* reflection: log(pi / |sin(pi x)|) - lgamma(1 - x) */
+    return 1.14472988584940017414 - log(sin(3.14159265358979323846 * (r < 0.5 ? r : 1 - r))) - tn__lgamma_pos_f64(1 - x);
+}
+/* digamma for x > 0: the recurrence up to 10, then ln x - 1/2x - sum B_2k / (2k x^2k) */
+TN_HD static inline double tn__digamma_pos_f64(double x) {
+    double r = 0;
+    while (x < 10) { r -= 1 / x; x += 1; }
+    if (x < 1e17) {
+        const double z = 1 / (x * x);
+        r -= z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    }
+    return r + log(x) - 0.5 / x;
+}
+/* PyTorch's values at the poles: -inf at +0, +inf at -0, NaN at negative integers */
+TN_HD static inline double tn_digamma_f64(double x) {
+    if (x == 0) return copysign(INFINITY, -x);
+    if (x < 0) {
+        if (x == trunc(x)) return NAN;
+        /* reflection, with tan of the fraction of x (pi x itself loses digits) */
+        return tn__digamma_pos_f64(1 - x) - 3.14159265358979323846 / tan(3.14159265358979323846 * (x - trunc(x)));
+    }
+    return tn__digamma_pos_f64(x);
+}
+/* Hurwitz zeta(x, q) = sum_k (q + k)^-x: nine or more terms, then the Euler-Maclaurin tail
+   (its coefficients are (2k)! / B_2k). inf at q a non-positive integer. */
+TN_HD static inline double tn_zeta_f64(double x, double q) {
+    const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                          -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                          1.8152105401943546773e17, -7.1661652561756670113e18};
+    const double eps = 1.11022302462515654042e-16;
+    if (x == 1) return INFINITY;
+    if (!(x >= 1) || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
+    if (q > 1e8) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (x != floor(x)) return NAN;   /* (q + k)^-x of a negative base */
+    }
+    double s = pow(q, -x), a = q, b = 0;
+    int i = 0;
+    while (i < 9 || a <= 9) {
+        i++;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (fabs(b) < eps * fabs(s)) return s;
+    }
+    const double w = a;
+    s += b * w / (x - 1) - 0.5 * b;
+    double f = 1, k = 0;
+    for (int j = 0; j < 12; j++) {
+        f *= x + k;
+        b /= w;
+        const double t = f * b / A[j];
+        s += t;
+        if (fabs(t) < eps * fabs(s)) break;
+        k += 1;
+        f *= x + k;
+        b /= w;
+        k += 1;
+    }
+    return s;
+}
+/* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1 */
+TN_HD static inline double tn_polygamma_f64(int64_t n, double x) {
+    if (n == 0) return tn_digamma_f64(x);
+    if (n == 1 && (x == INFINITY || x == -INFINITY)) return x > 0 ? 0 : NAN;   /* PyTorch's trigamma */
+    return ((n & 1) ? 1.0 : -1.0) * exp(tn_lgamma_f64((double)n + 1)) * tn_zeta_f64((double)n + 1, x);
+}
+/* erfinv: a first guess within 0.2 % (Winitzki's formula), then two Halley steps on
+   erf(x) - a, written (1 - a) - erfc(x) above 0.5 so that nothing cancels. */
+TN_HD static inline double tn_erfinv_f64(double y) {
+    const double a = fabs(y);
+    if (!(a <= 1)) return NAN;
+    if (a == 1) return copysign(INFINITY, y);
+    if (a == 0) return y;
+    const double l = log((1 - a) * (1 + a)), t = 4.33074675079143047 + 0.5 * l;   /* 2 / (pi 0.147) */
+    double x = sqrt(sqrt(t * t - l / 0.147) - t);
+    for (int k = 0; k < 2; k++) {
+        const double f = a <= 0.5 ? erf(x) - a : (1 - a) - erfc(x);
+        x -= f / (1.12837916709551257390 * exp(-x * x) + x * f);
+    }
+    return copysign(x, y);
+}
+/* The modified Bessel function I_nu (nu = 0, 1) of x >= 0, times exp(-x) when scaled: the
+   power series up to 30, the asymptotic series beyond (exp(x) in two halves, so I0 stays
+   finite as far as it can). */
+TN_HD static inline double tn__bessel_i_f64(int nu, double x, bool scaled) {
+    if (x != x) return x;
+    if (x == INFINITY) return scaled ? 0 : NAN;   /* PyTorch's NaN (its exp(x) / sqrt(x) is inf / inf) */
+    if (x <= 30) {
+        const double q = 0.25 * x * x;
+        double term = nu ? 0.5 * x : 1, sum = term;
+        for (int k = 1; k < 200 && term > 1e-17 * sum; k++) {
+            term *= q / ((double)k * (double)(k + nu));
+            sum += term;
+        }
+        return scaled ? sum * exp(-x) : sum;
+    }
+    const double mu = 4.0 * nu * nu;
+    double term = 1, sum = 1;
+    for (int k = 1; k < 60; k++) {
+        const double m = 2.0 * k - 1, t = term * (m * m - mu) / (8.0 * k * x);
+        if (fabs(t) >= fabs(term) || fabs(t) < 1e-17 * fabs(sum)) break;
+        term = t;
+        sum += t;
+    }
+    sum /= sqrt(6.28318530717958647693 * x);
+    if (scaled) return sum;
+    const double h = exp(0.5 * x);
+    return sum * h * h;
+}
+TN_HD static inline double tn_i0_f64(double x) { return tn__bessel_i_f64(0, fabs(x), false); }
+TN_HD static inline double tn_i0e_f64(double x) { return tn__bessel_i_f64(0, fabs(x), true); }
+TN_HD static inline double tn_i1_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, false) : tn__bessel_i_f64(1, x, false); }
+TN_HD static inline double tn_i1e_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, true) : tn__bessel_i_f64(1, x, true); }
+/* gcd of magnitudes (Euclid); the integer kernels pass |a|, |b| in their unsigned type */
+TN_HD static inline uint64_t tn_gcd_u64(uint64_t a, uint64_t b) {
+    while (a) { const uint64_t c = a; a = b % a; b = c; }
+    return b;
+}
+/* Formulas in the kernel's float type T (math functions with suffix F). */
+/* TN__DEFINE_ELEMENTWISE(float, f32, f): the template in src/api.h */
+TN_HD static inline float tn_sinc_f32(float x) {
+    if (x == 0) return (float)1;
+    const float p = (float)3.14159265358979323846 * x;
+    return sinf(p) / p; }
+TN_HD static inline float tn_logit_f32(float x, float eps) {
+    const float z = eps < 0 ? x : x < eps ? eps : x > (float)1 - eps ? (float)1 - eps : x;
+    return logf(z / ((float)1 - z)); }
+/* max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves */
+TN_HD static inline float tn_logaddexp_f32(float a, float b) {
+    if ((a == (float)INFINITY || a == -(float)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1pf(expf(-fabsf(a - b))); }
+TN_HD static inline float tn_logaddexp2_f32(float a, float b) {
+    if ((a == (float)INFINITY || a == -(float)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1pf(exp2f(-fabsf(a - b))) * (float)1.44269504088896340736; }
+TN_HD static inline float tn_xlogy_f32(float x, float y) { return y != y ? y : x == 0 ? (float)0 : x * logf(y); }
+TN_HD static inline float tn_xlog1py_f32(float x, float y) { return y != y ? y : x == 0 ? (float)0 : x * log1pf(y); }
+TN_HD static inline float tn_heaviside_f32(float x, float values) { return x == 0 ? values : (float)(x > 0); }
+/* TN__DEFINE_ELEMENTWISE(double, f64, ): the template in src/api.h */
+TN_HD static inline double tn_sinc_f64(double x) {
+    if (x == 0) return (double)1;
+    const double p = (double)3.14159265358979323846 * x;
+    return sin(p) / p; }
+TN_HD static inline double tn_logit_f64(double x, double eps) {
+    const double z = eps < 0 ? x : x < eps ? eps : x > (double)1 - eps ? (double)1 - eps : x;
+    return log(z / ((double)1 - z)); }
+/* max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves */
+TN_HD static inline double tn_logaddexp_f64(double a, double b) {
+    if ((a == (double)INFINITY || a == -(double)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1p(exp(-fabs(a - b))); }
+TN_HD static inline double tn_logaddexp2_f64(double a, double b) {
+    if ((a == (double)INFINITY || a == -(double)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1p(exp2(-fabs(a - b))) * (double)1.44269504088896340736; }
+TN_HD static inline double tn_xlogy_f64(double x, double y) { return y != y ? y : x == 0 ? (double)0 : x * log(y); }
+TN_HD static inline double tn_xlog1py_f64(double x, double y) { return y != y ? y : x == 0 ? (double)0 : x * log1p(y); }
+TN_HD static inline double tn_heaviside_f64(double x, double values) { return x == 0 ? values : (double)(x > 0); }
 
 /* ======================================================================= */
 /* 8. reductions                                                            */
@@ -1982,13 +2206,15 @@ TNDEF int tn_get_num_threads(void);
 #define TN_UNARY_OPS(X) \
     X(NEG) X(ABS) X(SIGN) X(SQUARE) X(RELU) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(CLAMP) \
     X(EXP) X(EXP2) X(LOG) X(LOG2) X(LOG10) X(LOG1P) X(EXPM1) X(SQRT) X(RSQRT) X(RECIPROCAL) \
-    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(SIGMOID) \
+    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(ASINH) X(ACOSH) X(ATANH) X(SIGMOID) \
     X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(LEAKY_RELU) X(ELU) X(HARDTANH) X(MISH) X(HARDSWISH) \
-    X(HARDSIGMOID) X(ERF) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
-    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE)
+    X(HARDSIGMOID) X(ERF) X(ERFINV) X(LGAMMA) X(DIGAMMA) X(POLYGAMMA) X(I0) X(I0E) X(I1) X(I1E) X(SINC) X(LOGIT) \
+    X(FREXP_MANTISSA) X(FREXP_EXPONENT) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
+    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE) X(SIGNBIT)
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
-    X(MAXIMUM) X(MINIMUM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
+    X(MAXIMUM) X(MINIMUM) X(FMAX) X(FMIN) X(LOGADDEXP) X(LOGADDEXP2) X(HYPOT) X(XLOGY) X(XLOG1PY) X(COPYSIGN) \
+    X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
     X(THRESHOLD_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
@@ -2021,7 +2247,8 @@ typedef struct tn_backend {
     int (*copy)(tn_tensor *dst, tn_tensor *src);
     int (*fill)(tn_tensor *dst, double value);
     /* params: CLAMP and HARDTANH (min, max), SOFTPLUS (beta, threshold), LEAKY_RELU (slope),
-       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf). */
+       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf), POLYGAMMA (n),
+       LOGIT (eps; negative: none). FREXP_EXPONENT gives the exponent in x's float dtype. */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
     /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
        backward in one pass, floating only; autograd uses it when not recording). */
@@ -3477,6 +3704,14 @@ TNDEF tn_tensor *tn_keep(tn_tensor *t) {
         return (tn_tensor *)tn__error("tn_keep: out of memory");
     }
     return t;
+}
+
+/* Composite ops open a scope for their intermediates and hand out only the result:
+   tn_scope_begin(); ... return tn__scope_return(r); */
+static tn_tensor *tn__scope_return(tn_tensor *r) {
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
 }
 
 /* Every public op returns through here: the open scope (if any) takes the reference. */
@@ -5411,6 +5646,9 @@ static void tn__unary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case SINH: TN__MAP1(float, float, sinhf(x)); break;
     case COSH: TN__MAP1(float, float, coshf(x)); break;
     case TANH: TN__MAP1(float, float, tanhf(x)); break;
+    case ASINH: TN__MAP1(float, float, asinhf(x)); break;
+    case ACOSH: TN__MAP1(float, float, acoshf(x)); break;
+    case ATANH: TN__MAP1(float, float, atanhf(x)); break;
     case SIGMOID: TN__MAP1(float, float, tn_sigmoid_f32(x)); break;
     case GELU: TN__MAP1(float, float, tn_gelu_f32(x)); break;
     case GELU_TANH: TN__MAP1(float, float, tn_gelu_tanh_f32(x)); break;
@@ -5424,6 +5662,19 @@ static void tn__unary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case HARDSIGMOID: TN__MAP1(float, float, tn_hardsigmoid_f32(x)); break;
     case ERF: TN__MAP1(float, float, erff(x)); break;
     case ERFC: TN__MAP1(float, float, erfcf(x)); break;
+    case ERFINV: TN__MAP1(float, float, tn_erfinv_f64((double)x)); break;
+    case LGAMMA: TN__MAP1(float, float, tn_lgamma_f64((double)x)); break;
+    case DIGAMMA: TN__MAP1(float, float, tn_digamma_f64((double)x)); break;
+    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; TN__MAP1(float, float, tn_polygamma_f64(order, (double)x)); break; }
+    case I0: TN__MAP1(float, float, tn_i0_f64((double)x)); break;
+    case I0E: TN__MAP1(float, float, tn_i0e_f64((double)x)); break;
+    case I1: TN__MAP1(float, float, tn_i1_f64((double)x)); break;
+    case I1E: TN__MAP1(float, float, tn_i1e_f64((double)x)); break;
+    case SINC: TN__MAP1(float, float, tn_sinc_f32(x)); break;
+    case LOGIT: TN__MAP1(float, float, tn_logit_f32(x, lo)); break;
+    case FREXP_MANTISSA: { int e; TN__MAP1(float, float, frexpf(x, &e)); break; }
+    case FREXP_EXPONENT: { int e; TN__MAP1(float, float, ((void)frexpf(x, &e), x == x && x != (float)INFINITY && x != -(float)INFINITY ? (float)e : (float)0)); break; }
+    case SIGNBIT: TN__MAP1(bool, float, signbit(x)); break;
     case ISNAN: TN__MAP1(bool, float, x != x); break;
     case ISINF: TN__MAP1(bool, float, x == (float)INFINITY || x == -(float)INFINITY); break;
     case ISFINITE: TN__MAP1(bool, float, x == x && x != (float)INFINITY && x != -(float)INFINITY); break;
@@ -5466,6 +5717,9 @@ static void tn__unary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case SINH: TN__MAP1(double, double, sinh(x)); break;
     case COSH: TN__MAP1(double, double, cosh(x)); break;
     case TANH: TN__MAP1(double, double, tanh(x)); break;
+    case ASINH: TN__MAP1(double, double, asinh(x)); break;
+    case ACOSH: TN__MAP1(double, double, acosh(x)); break;
+    case ATANH: TN__MAP1(double, double, atanh(x)); break;
     case SIGMOID: TN__MAP1(double, double, tn_sigmoid_f64(x)); break;
     case GELU: TN__MAP1(double, double, tn_gelu_f64(x)); break;
     case GELU_TANH: TN__MAP1(double, double, tn_gelu_tanh_f64(x)); break;
@@ -5479,6 +5733,19 @@ static void tn__unary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case HARDSIGMOID: TN__MAP1(double, double, tn_hardsigmoid_f64(x)); break;
     case ERF: TN__MAP1(double, double, erf(x)); break;
     case ERFC: TN__MAP1(double, double, erfc(x)); break;
+    case ERFINV: TN__MAP1(double, double, tn_erfinv_f64((double)x)); break;
+    case LGAMMA: TN__MAP1(double, double, tn_lgamma_f64((double)x)); break;
+    case DIGAMMA: TN__MAP1(double, double, tn_digamma_f64((double)x)); break;
+    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; TN__MAP1(double, double, tn_polygamma_f64(order, (double)x)); break; }
+    case I0: TN__MAP1(double, double, tn_i0_f64((double)x)); break;
+    case I0E: TN__MAP1(double, double, tn_i0e_f64((double)x)); break;
+    case I1: TN__MAP1(double, double, tn_i1_f64((double)x)); break;
+    case I1E: TN__MAP1(double, double, tn_i1e_f64((double)x)); break;
+    case SINC: TN__MAP1(double, double, tn_sinc_f64(x)); break;
+    case LOGIT: TN__MAP1(double, double, tn_logit_f64(x, lo)); break;
+    case FREXP_MANTISSA: { int e; TN__MAP1(double, double, frexp(x, &e)); break; }
+    case FREXP_EXPONENT: { int e; TN__MAP1(double, double, ((void)frexp(x, &e), x == x && x != (double)INFINITY && x != -(double)INFINITY ? (double)e : (double)0)); break; }
+    case SIGNBIT: TN__MAP1(bool, double, signbit(x)); break;
     case ISNAN: TN__MAP1(bool, double, x != x); break;
     case ISINF: TN__MAP1(bool, double, x == (double)INFINITY || x == -(double)INFINITY); break;
     case ISFINITE: TN__MAP1(bool, double, x == x && x != (double)INFINITY && x != -(double)INFINITY); break;
@@ -5502,6 +5769,7 @@ static void tn__unary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
     case CLAMP: TN__MAP1(int32_t, int32_t, (double)x > hi || lo > hi ? (int32_t)hi : (double)x < lo ? (int32_t)lo : x); break; /* min(max(x, lo), hi) */
     case BITWISE_NOT: TN__MAP1(int32_t, int32_t, ~x); break;
     case LOGICAL_NOT: TN__MAP1(bool, int32_t, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, int32_t, TN__ISNEG(x)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* TN__DEFINE_UNARY_INT(int64_t, i64, uint64_t): the template in src/ops/kernels.c */
@@ -5518,6 +5786,7 @@ static void tn__unary_i64(char **p, const int64_t *s, int64_t n, void *vc) {
     case CLAMP: TN__MAP1(int64_t, int64_t, (double)x > hi || lo > hi ? (int64_t)hi : (double)x < lo ? (int64_t)lo : x); break; /* min(max(x, lo), hi) */
     case BITWISE_NOT: TN__MAP1(int64_t, int64_t, ~x); break;
     case LOGICAL_NOT: TN__MAP1(bool, int64_t, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, int64_t, TN__ISNEG(x)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* TN__DEFINE_UNARY_INT(uint8_t, u8, uint8_t): the template in src/ops/kernels.c */
@@ -5534,6 +5803,7 @@ static void tn__unary_u8(char **p, const int64_t *s, int64_t n, void *vc) {
     case CLAMP: TN__MAP1(uint8_t, uint8_t, (double)x > hi || lo > hi ? (uint8_t)hi : (double)x < lo ? (uint8_t)lo : x); break; /* min(max(x, lo), hi) */
     case BITWISE_NOT: TN__MAP1(uint8_t, uint8_t, ~x); break;
     case LOGICAL_NOT: TN__MAP1(bool, uint8_t, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, uint8_t, TN__ISNEG(x)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 
@@ -5543,6 +5813,7 @@ static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(bool, bool, x); break;
     case CLAMP: TN__MAP1(bool, bool, (double)x < c->params[0] ? c->params[0] != 0 : (double)x > c->params[1] ? c->params[1] != 0 : x); break;
     case BITWISE_NOT: case LOGICAL_NOT: TN__MAP1(bool, bool, !x); break;
+    case SIGNBIT: TN__MAP1(bool, bool, false && x); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     }
 }
@@ -5602,6 +5873,16 @@ static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case ATAN2: TN__MAP2(float, float, atan2f(a, b)); break;
     case MAXIMUM: TN__MAP2(float, float, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(float, float, (a != a || a < b) ? a : b); break;
+    case FMAX: TN__MAP2(float, float, fmaxf(a, b)); break;
+    case FMIN: TN__MAP2(float, float, fminf(a, b)); break;
+    case LOGADDEXP: TN__MAP2(float, float, tn_logaddexp_f32(a, b)); break;
+    case LOGADDEXP2: TN__MAP2(float, float, tn_logaddexp2_f32(a, b)); break;
+    case HYPOT: TN__MAP2(float, float, hypotf(a, b)); break;
+    case XLOGY: TN__MAP2(float, float, tn_xlogy_f32(a, b)); break;
+    case XLOG1PY: TN__MAP2(float, float, tn_xlog1py_f32(a, b)); break;
+    case COPYSIGN: TN__MAP2(float, float, copysignf(a, b)); break;
+    case NEXTAFTER: TN__MAP2(float, float, nextafterf(a, b)); break;
+    case HEAVISIDE: TN__MAP2(float, float, tn_heaviside_f32(a, b)); break;
     case EQ: TN__MAP2(bool, float, a == b); break;
     case NE: TN__MAP2(bool, float, a != b); break;
     case LT: TN__MAP2(bool, float, a < b); break;
@@ -5627,6 +5908,16 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case ATAN2: TN__MAP2(double, double, atan2(a, b)); break;
     case MAXIMUM: TN__MAP2(double, double, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(double, double, (a != a || a < b) ? a : b); break;
+    case FMAX: TN__MAP2(double, double, fmax(a, b)); break;
+    case FMIN: TN__MAP2(double, double, fmin(a, b)); break;
+    case LOGADDEXP: TN__MAP2(double, double, tn_logaddexp_f64(a, b)); break;
+    case LOGADDEXP2: TN__MAP2(double, double, tn_logaddexp2_f64(a, b)); break;
+    case HYPOT: TN__MAP2(double, double, hypot(a, b)); break;
+    case XLOGY: TN__MAP2(double, double, tn_xlogy_f64(a, b)); break;
+    case XLOG1PY: TN__MAP2(double, double, tn_xlog1py_f64(a, b)); break;
+    case COPYSIGN: TN__MAP2(double, double, copysign(a, b)); break;
+    case NEXTAFTER: TN__MAP2(double, double, nextafter(a, b)); break;
+    case HEAVISIDE: TN__MAP2(double, double, tn_heaviside_f64(a, b)); break;
     case EQ: TN__MAP2(bool, double, a == b); break;
     case NE: TN__MAP2(bool, double, a != b); break;
     case LT: TN__MAP2(bool, double, a < b); break;
@@ -5655,6 +5946,10 @@ static int32_t tn__ipow_i32(int32_t a, int32_t b, int *bad) {
     uint32_t r = 1, base = (uint32_t)a;
     for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (uint32_t)(r * base); base = (uint32_t)(base * base); }
     return (int32_t)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static int32_t tn__lcm_i32(int32_t a, int32_t b) {
+    const uint32_t ua = TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, ub = TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b, g = (uint32_t)tn_gcd_u64(ua, ub);
+    return g == 0 ? (int32_t)0 : (int32_t)(uint32_t)((uint32_t)(ua / g) * ub); }
 /* TN__DEFINE_INT_DIVMOD(int64_t, i64, uint64_t, 1): the template in src/ops/kernels.c */
 static int64_t tn__ifloordiv_i64(int64_t a, int64_t b, int *bad) {
     if (b == 0) { *bad = 2; return 0; }
@@ -5671,6 +5966,10 @@ static int64_t tn__ipow_i64(int64_t a, int64_t b, int *bad) {
     uint64_t r = 1, base = (uint64_t)a;
     for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (uint64_t)(r * base); base = (uint64_t)(base * base); }
     return (int64_t)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static int64_t tn__lcm_i64(int64_t a, int64_t b) {
+    const uint64_t ua = TN__ISNEG(a) ? (uint64_t)0 - (uint64_t)a : (uint64_t)a, ub = TN__ISNEG(b) ? (uint64_t)0 - (uint64_t)b : (uint64_t)b, g = (uint64_t)tn_gcd_u64(ua, ub);
+    return g == 0 ? (int64_t)0 : (int64_t)(uint64_t)((uint64_t)(ua / g) * ub); }
 /* TN__DEFINE_INT_DIVMOD(uint8_t, u8, uint8_t, 0): the template in src/ops/kernels.c */
 static uint8_t tn__ifloordiv_u8(uint8_t a, uint8_t b, int *bad) {
     if (b == 0) { *bad = 2; return 0; }
@@ -5687,6 +5986,10 @@ static uint8_t tn__ipow_u8(uint8_t a, uint8_t b, int *bad) {
     uint8_t r = 1, base = (uint8_t)a;
     for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (uint8_t)(r * base); base = (uint8_t)(base * base); }
     return (uint8_t)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static uint8_t tn__lcm_u8(uint8_t a, uint8_t b) {
+    const uint8_t ua = TN__ISNEG(a) ? (uint8_t)0 - (uint8_t)a : (uint8_t)a, ub = TN__ISNEG(b) ? (uint8_t)0 - (uint8_t)b : (uint8_t)b, g = (uint8_t)tn_gcd_u64(ua, ub);
+    return g == 0 ? (uint8_t)0 : (uint8_t)(uint8_t)((uint8_t)(ua / g) * ub); }
 
 /* TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t): the template in src/ops/kernels.c */
 static void tn__binary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
@@ -5701,8 +6004,11 @@ static void tn__binary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
     case REMAINDER: TN__MAP2(int32_t, int32_t, tn__iremainder_i32(a, b, &bad, true)); break;
     case FMOD: TN__MAP2(int32_t, int32_t, tn__iremainder_i32(a, b, &bad, false)); break;
     case POW: TN__MAP2(int32_t, int32_t, tn__ipow_i32(a, b, &bad)); break;
-    case MAXIMUM: TN__MAP2(int32_t, int32_t, a > b ? a : b); break;
-    case MINIMUM: TN__MAP2(int32_t, int32_t, a < b ? a : b); break;
+    case MAXIMUM: case FMAX: TN__MAP2(int32_t, int32_t, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(int32_t, int32_t, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(int32_t, int32_t, a == 0 ? b : (int32_t)(a > 0)); break;
+    case GCD: TN__MAP2(int32_t, int32_t, tn_gcd_u64(TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b)); break;
+    case LCM: TN__MAP2(int32_t, int32_t, tn__lcm_i32(a, b)); break;
     case BITWISE_AND: TN__MAP2(int32_t, int32_t, a & b); break;
     case BITWISE_OR: TN__MAP2(int32_t, int32_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(int32_t, int32_t, a ^ b); break;
@@ -5728,8 +6034,11 @@ static void tn__binary_i64(char **p, const int64_t *s, int64_t n, void *vc) {
     case REMAINDER: TN__MAP2(int64_t, int64_t, tn__iremainder_i64(a, b, &bad, true)); break;
     case FMOD: TN__MAP2(int64_t, int64_t, tn__iremainder_i64(a, b, &bad, false)); break;
     case POW: TN__MAP2(int64_t, int64_t, tn__ipow_i64(a, b, &bad)); break;
-    case MAXIMUM: TN__MAP2(int64_t, int64_t, a > b ? a : b); break;
-    case MINIMUM: TN__MAP2(int64_t, int64_t, a < b ? a : b); break;
+    case MAXIMUM: case FMAX: TN__MAP2(int64_t, int64_t, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(int64_t, int64_t, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(int64_t, int64_t, a == 0 ? b : (int64_t)(a > 0)); break;
+    case GCD: TN__MAP2(int64_t, int64_t, tn_gcd_u64(TN__ISNEG(a) ? (uint64_t)0 - (uint64_t)a : (uint64_t)a, TN__ISNEG(b) ? (uint64_t)0 - (uint64_t)b : (uint64_t)b)); break;
+    case LCM: TN__MAP2(int64_t, int64_t, tn__lcm_i64(a, b)); break;
     case BITWISE_AND: TN__MAP2(int64_t, int64_t, a & b); break;
     case BITWISE_OR: TN__MAP2(int64_t, int64_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(int64_t, int64_t, a ^ b); break;
@@ -5755,8 +6064,11 @@ static void tn__binary_u8(char **p, const int64_t *s, int64_t n, void *vc) {
     case REMAINDER: TN__MAP2(uint8_t, uint8_t, tn__iremainder_u8(a, b, &bad, true)); break;
     case FMOD: TN__MAP2(uint8_t, uint8_t, tn__iremainder_u8(a, b, &bad, false)); break;
     case POW: TN__MAP2(uint8_t, uint8_t, tn__ipow_u8(a, b, &bad)); break;
-    case MAXIMUM: TN__MAP2(uint8_t, uint8_t, a > b ? a : b); break;
-    case MINIMUM: TN__MAP2(uint8_t, uint8_t, a < b ? a : b); break;
+    case MAXIMUM: case FMAX: TN__MAP2(uint8_t, uint8_t, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(uint8_t, uint8_t, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(uint8_t, uint8_t, a == 0 ? b : (uint8_t)(a > 0)); break;
+    case GCD: TN__MAP2(uint8_t, uint8_t, tn_gcd_u64(TN__ISNEG(a) ? (uint8_t)0 - (uint8_t)a : (uint8_t)a, TN__ISNEG(b) ? (uint8_t)0 - (uint8_t)b : (uint8_t)b)); break;
+    case LCM: TN__MAP2(uint8_t, uint8_t, tn__lcm_u8(a, b)); break;
     case BITWISE_AND: TN__MAP2(uint8_t, uint8_t, a & b); break;
     case BITWISE_OR: TN__MAP2(uint8_t, uint8_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(uint8_t, uint8_t, a ^ b); break;
@@ -5774,8 +6086,8 @@ static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     switch ((tn_binary_op)c->op) {
     case ADD: if (c->alpha == 0) { TN__MAP2(bool, bool, a && (b || !b)); break; } /* a + 0*b */ /* fall through */
-    case MAXIMUM: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
-    case MUL: case MINIMUM: case BITWISE_AND: case LOGICAL_AND: TN__MAP2(bool, bool, a && b); break;
+    case MAXIMUM: case FMAX: case HEAVISIDE: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
+    case MUL: case MINIMUM: case FMIN: case BITWISE_AND: case LOGICAL_AND: TN__MAP2(bool, bool, a && b); break;
     case BITWISE_XOR: case LOGICAL_XOR: case NE: TN__MAP2(bool, bool, a != b); break;
     case EQ: TN__MAP2(bool, bool, a == b); break;
     case LT: TN__MAP2(bool, bool, !a && b); break;
@@ -5903,6 +6215,8 @@ static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     /* before the float32 promotion of float functions: torch refuses integer input here */
     if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID && op != HARDTANH)))
         return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
+    if ((op == FREXP_MANTISSA || op == FREXP_EXPONENT) && !tn_dtype_is_floating(cd))
+        return (tn__error("%s: torch.frexp() only supports floating-point dtypes, got %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = TN_F32;
     if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
@@ -6095,7 +6409,13 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
     tn_tensor *ab[2] = {a, b};
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
-    if (op == DIV || op == ATAN2) { if (!tn_dtype_is_floating(rt)) cd = od = TN_F32; }
+    if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN) { if (!tn_dtype_is_floating(rt)) cd = od = TN_F32; }
+    else if ((op == LOGADDEXP || op == LOGADDEXP2 || op == HYPOT || op == NEXTAFTER) && !tn_dtype_is_floating(rt))
+        return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (floating tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
+    else if ((op == GCD || op == LCM) && (tn_dtype_is_floating(rt) || rt == TN_BOOL))
+        return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (integer tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
+    else if (op == HEAVISIDE && a->dtype != b->dtype)
+        return (tn_tensor *)tn__error("%s: heaviside is not yet implemented for tensors with different dtypes (%s and %s)", fn, tn_dtype_name(a->dtype), tn_dtype_name(b->dtype));
     else if (tn__is_cmp(op)) od = TN_BOOL;
     else if (tn__is_logical(op)) cd = od = TN_BOOL;
     else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))
@@ -6199,6 +6519,39 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b) { return tn__binary(
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_and", BITWISE_AND, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_or", BITWISE_OR, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_xor", BITWISE_XOR, a, b, 1); }
+TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmax", FMAX, a, b, 1); }
+TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmin", FMIN, a, b, 1); }
+TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logaddexp", LOGADDEXP, a, b, 1); }
+TNDEF tn_tensor *tn_logaddexp2(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logaddexp2", LOGADDEXP2, a, b, 1); }
+TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_hypot", HYPOT, a, b, 1); }
+TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_nextafter", NEXTAFTER, a, b, 1); }
+TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_xlogy", XLOGY, a, b, 1); }
+TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_xlog1py", XLOG1PY, a, b, 1); }
+TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_copysign", COPYSIGN, a, b, 1); }
+TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values) { return tn__binary("tn_heaviside", HEAVISIDE, x, values, 1); }
+TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_gcd", GCD, a, b, 1); }
+TNDEF tn_tensor *tn_lcm(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_lcm", LCM, a, b, 1); }
+/* x * 2.0^other as PyTorch writes it: 2.0 is a Python float, so integers give float32 */
+static tn_tensor *tn__ldexp_impl(tn_tensor *x, tn_tensor *other) {
+    TN__CHECK_NULL(x, other);
+    tn__stack_scalar ss;
+    tn_tensor *two = tn__stack_scalar_setup(&ss, TN_F64, true);
+    ss.v.f = 2.0;
+    tn_scope_begin();
+    return tn__scope_return(tn_mul(x, tn_pow(two, other)));
+}
+TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other) { return TN__AS("tn_ldexp", tn__ldexp_impl(x, other)); }
+static tn_tensor *tn__float_power_impl(tn_tensor *a, tn_tensor *b, bool inplace) {
+    TN__CHECK_NULL(a, b);
+    if (inplace && a->dtype != TN_F64)
+        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype float64", tn_dtype_name(a->dtype));
+    tn_scope_begin();
+    tn_tensor *b64 = tn_to_dtype(b, TN_F64);
+    if (inplace) { tn_tensor *r = b64 ? tn_pow_(a, b64) : NULL; tn_scope_end(); return r; }
+    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, TN_F64), b64), "PowBackward1"));
+}
+TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power", tn__float_power_impl(a, b, false)); }
+TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power_", tn__float_power_impl(a, b, true)); }
 
 TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_add_scalar", ADD, a, b, false, NULL); }
 TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_sub_scalar", SUB, a, b, false, NULL); }
@@ -6288,6 +6641,65 @@ TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x) { return tn__unary(BITWISE_NOT, x,
 TNDEF tn_tensor *tn_isnan(tn_tensor *x) { return tn__unary(ISNAN, x, NULL); }
 TNDEF tn_tensor *tn_isinf(tn_tensor *x) { return tn__unary(ISINF, x, NULL); }
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL); }
+TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
+TNDEF tn_tensor *tn_sgn(tn_tensor *x) { return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0"); }
+TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
+TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
+TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
+/* x * pi/180: a Python float, so integers and bool give float32 as in PyTorch */
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) { return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) { return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
+TNDEF tn_tensor *tn_sinc(tn_tensor *x) { return tn__unary(SINC, x, NULL); }
+TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps) {
+    double p[3] = {eps >= 0 ? eps : -1, 0, 0};   /* NaN and negative: no clamp */
+    return tn__unary(LOGIT, x, p);
+}
+TNDEF tn_tensor *tn_lgamma(tn_tensor *x) { return tn__unary(LGAMMA, x, NULL); }
+TNDEF tn_tensor *tn_digamma(tn_tensor *x) { return tn__unary(DIGAMMA, x, NULL); }
+TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (n < 0) return (tn_tensor *)tn__error("tn_polygamma: polygamma(n, x) does not support negative n (got %lld)", (long long)n);
+    double p[3] = {(double)n, 0, 0};
+    return tn__unary(POLYGAMMA, x, p);
+}
+/* sum_j lgamma(x - j/2) + p (p - 1) / 4 log(pi), j < p, as PyTorch composes it */
+static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
+    TN__CHECK_NULL(x);
+    if (p < 1) return (tn_tensor *)tn__error("tn_mvlgamma: p has to be greater than or equal to 1 (got %lld)", (long long)p);
+    if (tn__check_cpu_dtype("tn_mvlgamma", x)) return NULL;
+    tn_scope_begin();
+    tn_tensor *ok = tn_all(tn_gt_scalar(x, 0.5 * (double)(p - 1)));
+    if (ok && tn_item(ok) == 0) { tn_scope_end(); return (tn_tensor *)tn__error("tn_mvlgamma: all elements must be greater than (p-1)/2 = %g", 0.5 * (double)(p - 1)); }
+    tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
+    tn_tensor *args = ok ? tn_add(tn_unsqueeze(x, -1), offs) : NULL;
+    int64_t last = -1;
+    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
+                                        "MvlgammaBackward0"));
+}
+TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p) { return TN__AS("tn_mvlgamma", tn__mvlgamma_impl(x, p)); }
+TNDEF tn_tensor *tn_erfinv(tn_tensor *x) { return tn__unary(ERFINV, x, NULL); }
+TNDEF tn_tensor *tn_i0(tn_tensor *x) { return tn__unary(I0, x, NULL); }
+TNDEF tn_tensor *tn_special_i0e(tn_tensor *x) { return tn__unary(I0E, x, NULL); }
+TNDEF tn_tensor *tn_special_i1(tn_tensor *x) { return tn__unary(I1, x, NULL); }
+TNDEF tn_tensor *tn_special_i1e(tn_tensor *x) { return tn__unary(I1E, x, NULL); }
+static tn_tensor *tn__frexp_impl(tn_tensor *x, tn_tensor **exponent) {
+    TN__CHECK_NULL(x);
+    tn_tensor *e = NULL;
+    if (exponent) {   /* the exponent first (untracked), so a failure leaves nothing owned behind */
+        tn_tensor *ef = tn__unary_raw(FREXP_EXPONENT, x, NULL);
+        e = ef ? tn__copy_as(ef, TN_I32, ef->device) : NULL;
+        tn_release(ef);
+        if (!e) return NULL;
+    }
+    tn_tensor *m = tn__unary(FREXP_MANTISSA, x, NULL);
+    if (!m) { tn_release(e); return NULL; }
+    if (exponent) *exponent = tn__own(e);
+    return m;
+}
+TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent) {
+    if (exponent) *exponent = NULL;
+    return TN__AS("tn_frexp", tn__frexp_impl(x, exponent));
+}
 /* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
     TN__CHECK_NULL(x);
@@ -6349,6 +6761,8 @@ static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor 
     return r;
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn_clamp(x, min, INFINITY)), "ClampMinBackward0"); }
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn_clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
 
 TNDEF tn_tensor *tn_neg_(tn_tensor *x) { return tn__unary_inplace(NEG, x, NULL); }
 TNDEF tn_tensor *tn_exp_(tn_tensor *x) { return tn__unary_inplace(EXP, x, NULL); }
@@ -6356,6 +6770,7 @@ TNDEF tn_tensor *tn_relu_(tn_tensor *x) { return tn__unary_inplace(RELU, x, NULL
 TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x) { return tn__unary_inplace(SIGMOID, x, NULL); }
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x) { return tn__unary_inplace(TANH, x, NULL); }
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x) { return tn__unary_inplace(SQRT, x, NULL); }
+TNDEF tn_tensor *tn_square_(tn_tensor *x) { return tn__unary_inplace(SQUARE, x, NULL); }
 
 /* The engine of where/lerp/addcmul/addcdiv: broadcast three operands, promote. */
 static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value, tn_tensor *target) {
@@ -8506,12 +8921,6 @@ static tn_node *tn__fn_node(const char *name, tn_custom_backward bw, tn_tensor *
     tn_node *nd = tn__node_new(G_CUSTOM, 0, ins, n);
     if (nd) { nd->name = name; nd->custom_bw = bw; }
     return nd;
-}
-/* Composite nn ops open a scope for their intermediates and hand out only the result. */
-static tn_tensor *tn__scope_return(tn_tensor *r) {
-    r = tn_keep(r);
-    tn_scope_end();
-    return r;
 }
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
     if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
@@ -12396,20 +12805,41 @@ TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor 
    tn__node_save / tn__node_attach. */
 /* PyTorch's node names for the elementwise families, by op id */
 static const char *tn__unary_grad_name(int op) {
-    static const char *const names[] = {
-        "NegBackward0", "AbsBackward0", "SignBackward0", "PowBackward0", "ReluBackward0", "FloorBackward0", "CeilBackward0",
-        "RoundBackward0", "TruncBackward0", "ClampBackward1", "ExpBackward0", "Exp2Backward0", "LogBackward0", "Log2Backward0",
-        "Log10Backward0", "Log1PBackward0", "Expm1Backward0", "SqrtBackward0", "RsqrtBackward0", "ReciprocalBackward0",
-        "SinBackward0", "CosBackward0", "TanBackward0", "AsinBackward0", "AcosBackward0", "AtanBackward0", "SinhBackward0",
-        "CoshBackward0", "TanhBackward0", "SigmoidBackward0", "GeluBackward0", "GeluBackward0", "SiluBackward0",
-        "SoftplusBackward0", "LeakyReluBackward0", "EluBackward0", "HardtanhBackward0", "MishBackward0",
-        "HardswishBackward0", "HardsigmoidBackward0", "ErfBackward0", "ErfcBackward0", "FracBackward0", "NanToNumBackward0"};
-    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "UnaryBackward";
+    switch ((tn_unary_op)op) {
+    case NEG: return "NegBackward0"; case ABS: return "AbsBackward0"; case SIGN: return "SignBackward0";
+    case SQUARE: return "PowBackward0"; case RELU: return "ReluBackward0"; case FLOOR: return "FloorBackward0";
+    case CEIL: return "CeilBackward0"; case ROUND: return "RoundBackward0"; case TRUNC: return "TruncBackward0";
+    case CLAMP: return "ClampBackward1"; case EXP: return "ExpBackward0"; case EXP2: return "Exp2Backward0";
+    case LOG: return "LogBackward0"; case LOG2: return "Log2Backward0"; case LOG10: return "Log10Backward0";
+    case LOG1P: return "Log1PBackward0"; case EXPM1: return "Expm1Backward0"; case SQRT: return "SqrtBackward0";
+    case RSQRT: return "RsqrtBackward0"; case RECIPROCAL: return "ReciprocalBackward0"; case SIN: return "SinBackward0";
+    case COS: return "CosBackward0"; case TAN: return "TanBackward0"; case ASIN: return "AsinBackward0";
+    case ACOS: return "AcosBackward0"; case ATAN: return "AtanBackward0"; case SINH: return "SinhBackward0";
+    case COSH: return "CoshBackward0"; case TANH: return "TanhBackward0"; case ASINH: return "AsinhBackward0";
+    case ACOSH: return "AcoshBackward0"; case ATANH: return "AtanhBackward0"; case SIGMOID: return "SigmoidBackward0";
+    case GELU: case GELU_TANH: return "GeluBackward0"; case SILU: return "SiluBackward0";
+    case SOFTPLUS: return "SoftplusBackward0"; case LEAKY_RELU: return "LeakyReluBackward0"; case ELU: return "EluBackward0";
+    case HARDTANH: return "HardtanhBackward0"; case MISH: return "MishBackward0"; case HARDSWISH: return "HardswishBackward0";
+    case HARDSIGMOID: return "HardsigmoidBackward0"; case ERF: return "ErfBackward0"; case ERFINV: return "ErfinvBackward0";
+    case LGAMMA: return "LgammaBackward0"; case DIGAMMA: return "DigammaBackward0"; case POLYGAMMA: return "PolygammaBackward0";
+    case I0: return "I0Backward0"; case I0E: return "SpecialI0EBackward0"; case I1: return "SpecialI1Backward0";
+    case I1E: return "SpecialI1EBackward0"; case SINC: return "SincBackward0"; case LOGIT: return "LogitBackward0";
+    case FREXP_MANTISSA: case FREXP_EXPONENT: return "FrexpBackward0"; case ERFC: return "ErfcBackward0";
+    case FRAC: return "FracBackward0"; case NAN_TO_NUM: return "NanToNumBackward0";
+    default: return "UnaryBackward";
+    }
 }
 static const char *tn__binary_grad_name(int op) {
-    static const char *const names[] = {"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0", "FloorDivideBackward0",
-        "RemainderBackward0", "FmodBackward0", "PowBackward1", "Atan2Backward0", "MaximumBackward0", "MinimumBackward0"};
-    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "BinaryBackward";
+    switch ((tn_binary_op)op) {
+    case ADD: return "AddBackward0"; case SUB: return "SubBackward0"; case MUL: return "MulBackward0";
+    case DIV: return "DivBackward0"; case FLOOR_DIVIDE: return "FloorDivideBackward0"; case REMAINDER: return "RemainderBackward0";
+    case FMOD: return "FmodBackward0"; case POW: return "PowBackward1"; case ATAN2: return "Atan2Backward0";
+    case MAXIMUM: return "MaximumBackward0"; case MINIMUM: return "MinimumBackward0"; case FMAX: return "FmaxBackward0";
+    case FMIN: return "FminBackward0"; case LOGADDEXP: return "LogaddexpBackward0"; case LOGADDEXP2: return "Logaddexp2Backward0";
+    case HYPOT: return "HypotBackward0"; case XLOGY: return "XlogyBackward0"; case XLOG1PY: return "SpecialXlog1PyBackward0";
+    case COPYSIGN: return "CopysignBackward0"; case NEXTAFTER: return "NextafterBackward0"; case HEAVISIDE: return "HeavisideBackward0";
+    default: return "BinaryBackward";
+    }
 }
 static const char *const tn__ternary_grad_names[] = {"WhereBackward0", "LerpBackward1", "AddcmulBackward0", "AddcdivBackward0"};
 
@@ -12845,6 +13275,9 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case SINH: d = tn_cosh(x); break;
         case COSH: d = tn_sinh(x); break;
         case TANH: d = tn_rsub_scalar(tn_square(tn__saved_output(n, x)), 1); break;
+        case ASINH: d = tn_rsqrt(tn_add_scalar(tn_square(x), 1)); break;
+        case ACOSH: d = tn_rsqrt(tn_sub_scalar(tn_square(x), 1)); break;
+        case ATANH: d = tn_reciprocal(tn_rsub_scalar(tn_square(x), 1)); break;
         case SIGMOID: { tn_tensor *s = tn__saved_output(n, x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
         case GELU: { /* Phi(x) + x phi(x) */
             tn_tensor *cdf = tn_mul_scalar(tn_add_scalar(tn_erf(tn_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
@@ -12886,6 +13319,33 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ERF: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), 1.12837916709551257390); break;
 
         case ERFC: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), -1.12837916709551257390); break;
+        case ERFINV: d = tn_mul_scalar(tn_exp(tn_square(tn_erfinv(x))), 0.88622692545275801365); break;   /* sqrt(pi) / 2 */
+        case LGAMMA: d = tn_digamma(x); break;
+        case DIGAMMA: d = tn_polygamma(1, x); break;
+        case POLYGAMMA: d = tn_polygamma((int64_t)n->d[0] + 1, x); break;
+        case I0: d = tn_special_i1(x); break;
+        case I0E: d = tn_sub(tn_special_i1e(x), tn_mul(tn_sgn(x), tn_special_i0e(x))); break;
+        case I1: case I1E: { /* i0 - i1 / x (scaled: i0e - i1e (sgn x + 1 / x)), 1/2 at 0 */
+            tn_tensor *r = n->sub == I1 ? tn_sub(tn_i0(x), tn_div(tn_special_i1(x), x))
+                                        : tn_sub(tn_special_i0e(x), tn_mul(tn_special_i1e(x), tn_add(tn_sgn(x), tn_reciprocal(x))));
+            d = tn_where(tn_eq_scalar(x, 0), tn_full_like(g, 0.5), r);
+            break;
+        }
+        case SINC: { /* (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0 */
+            tn_tensor *px = tn_mul_scalar(x, 3.14159265358979323846);
+            tn_tensor *r = tn_div(tn_sub(tn_mul(tn_cos(px), px), tn_sin(px)), tn_mul(px, x));
+            d = tn_where(tn_eq_scalar(x, 0), tn_zeros_like(g), r);
+            break;
+        }
+        case LOGIT: { /* 1 / (x (1 - x)); outside [eps, 1 - eps] 0, or without eps NaN outside [0, 1] */
+            const double eps = n->d[0];
+            tn_tensor *r = tn_reciprocal(tn_mul(x, tn_rsub_scalar(x, 1)));
+            tn_tensor *out = tn_logical_or(tn_lt_scalar(x, eps < 0 ? 0 : eps), tn_gt_scalar(x, eps < 0 ? 1 : 1 - eps));
+            d = tn_where(out, tn_full_like(g, eps < 0 ? NAN : 0), r);
+            break;
+        }
+        case FREXP_MANTISSA: d = tn_exp2(tn_neg(tn__unary(FREXP_EXPONENT, x, NULL))); break;   /* 1 / 2^exponent */
+        case FREXP_EXPONENT: gin[0] = tn_zeros_like(g); return 0;
         case FRAC: gin[0] = g; return 0;
         case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_unary_op_name((tn_unary_op)n->sub));
@@ -12923,6 +13383,34 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             gb = tn_mul(g, tn_add(tn__mask_as(wb, g), half));
             break;
         }
+        case FMAX: case FMIN: { /* to a where it wins, ties and a NaN b included; else to b */
+            tn_tensor *wa = tn__mask_as(tn_logical_or(n->sub == FMAX ? tn_ge(a, b) : tn_le(a, b), tn_isnan(b)), g);
+            ga = tn_mul(g, wa);
+            gb = tn_mul(g, tn_rsub_scalar(wa, 1));
+            break;
+        }
+        case LOGADDEXP: case LOGADDEXP2: { /* g / (1 + e^(b - a)) and g / (1 + e^(a - b)), base 2 for logaddexp2 */
+            tn_tensor *(*ex)(tn_tensor *) = n->sub == LOGADDEXP ? tn_exp : tn_exp2;
+            ga = TN__NEED(0) ? tn_div(g, tn_add_scalar(ex(tn_sub(b, a)), 1)) : NULL;
+            gb = TN__NEED(1) ? tn_div(g, tn_add_scalar(ex(tn_sub(a, b)), 1)) : NULL;
+            break;
+        }
+        case HYPOT: {
+            tn_tensor *r = tn_hypot(a, b);
+            ga = TN__NEED(0) ? tn_div(tn_mul(g, a), r) : NULL;
+            gb = TN__NEED(1) ? tn_div(tn_mul(g, b), r) : NULL;
+            break;
+        }
+        case XLOGY: case XLOG1PY: { /* g xlogy(a != 0, b) and g a / b (xlog1py: log1p, b + 1) */
+            tn_tensor *nz = tn_ne_scalar(a, 0);
+            ga = TN__NEED(0) ? tn_mul(g, n->sub == XLOGY ? tn_xlogy(nz, b) : tn_special_xlog1py(nz, b)) : NULL;
+            gb = TN__NEED(1) ? tn_div(tn_mul(g, a), n->sub == XLOGY ? b : tn_add_scalar(b, 1)) : NULL;
+            break;
+        }
+        case COPYSIGN: /* copysign(a, b) / a, 0 where a == 0; b gets none */
+            ga = TN__NEED(0) ? tn_mul(g, tn_where(tn_eq_scalar(a, 0), tn_zeros_like(g), tn_div(tn_copysign(a, b), a))) : NULL;
+            gb = TN__NEED(1) ? tn_zeros_like(g) : NULL;
+            break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_binary_op_name((tn_binary_op)n->sub));
         }
         if (TN__NEED(0)) gin[0] = tn__sum_to(ga, &n->in[0]);

@@ -511,6 +511,27 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b);    /* integer and bool */
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b);
+/* NaN-ignoring maximum and minimum (NaN only where both are); ties send the gradient to a. */
+TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b);
+/* Floating only (integer inputs are an error, as PyTorch): log(exp(a) + exp(b)),
+   log2(2^a + 2^b), sqrt(a^2 + b^2), the next float after a toward b (no gradient). */
+TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logaddexp2(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b);
+/* a log(b) / a log1p(b), 0 where a == 0 unless b is NaN; a with b's sign. Integer and bool
+   inputs give float32. */
+TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b);
+/* 0 where x < 0, values where x == 0, 1 where x > 0; x and values of one dtype (no gradient). */
+TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values);
+TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b);            /* integers, non-negative results */
+TNDEF tn_tensor *tn_lcm(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other);      /* x * 2^other; integers give float32 */
+TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b);    /* pow computed (and returned) in float64 */
+TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b);   /* a must be float64 */
 
 TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b);
@@ -581,10 +602,36 @@ TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x);
 TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
+TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
+TNDEF tn_tensor *tn_asinh(tn_tensor *x);
+TNDEF tn_tensor *tn_acosh(tn_tensor *x);
+TNDEF tn_tensor *tn_atanh(tn_tensor *x);
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x);
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x);
+TNDEF tn_tensor *tn_sinc(tn_tensor *x);                        /* sin(pi x) / (pi x), 1 at 0 */
+/* log(z / (1 - z)), z = x clamped to [eps, 1 - eps]; eps < 0 or NaN is PyTorch's None (no clamp). */
+TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps);
+/* Special functions (section 7's scalar formulas below, shared with the GPU unit). */
+TNDEF tn_tensor *tn_lgamma(tn_tensor *x);                      /* log|Gamma(x)| */
+TNDEF tn_tensor *tn_digamma(tn_tensor *x);
+TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x);        /* n-th derivative of digamma, n >= 0 */
+/* Multivariate log-gamma of dimension p >= 1; every element must exceed (p - 1) / 2. */
+TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p);
+TNDEF tn_tensor *tn_erfinv(tn_tensor *x);
+TNDEF tn_tensor *tn_i0(tn_tensor *x);                          /* modified Bessel functions of the first kind */
+TNDEF tn_tensor *tn_special_i0e(tn_tensor *x);                 /* i0(x) exp(-|x|) */
+TNDEF tn_tensor *tn_special_i1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_i1e(tn_tensor *x);                 /* i1(x) exp(-|x|) */
+/* x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the mantissa (x's float dtype), and the
+   int32 exponent in *exponent (ownership as the result's); floating inputs only. */
+TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent);
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf);
 /* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
 TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min);
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max);
 TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
 TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
@@ -596,6 +643,7 @@ TNDEF tn_tensor *tn_relu_(tn_tensor *x);
 TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
+TNDEF tn_tensor *tn_square_(tn_tensor *x);
 TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
 TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
@@ -607,6 +655,167 @@ TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb
 /* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
+
+/* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
+   (one formula each). The special functions work in double precision; float32 kernels
+   round their result. They follow the usual series: Stirling's for lgamma, the asymptotic
+   expansion for digamma, Euler-Maclaurin for the Hurwitz zeta function, power and
+   asymptotic series for the Bessel functions, Halley steps for erfinv. */
+/* log|Gamma(x)| for x >= 0.5: the recurrence up to 12, then Stirling's series */
+TN_HD static inline double tn__lgamma_pos_f64(double x) {
+    double p = 1;
+    while (x < 12) { p *= x; x += 1; }
+    const double z = 1 / (x * x);
+    const double s = (((((((-3617.0 / 122400 * z + 1.0 / 156) * z - 691.0 / 360360) * z + 1.0 / 1188) * z - 1.0 / 1680) * z
+                        + 1.0 / 1260) * z - 1.0 / 360) * z + 1.0 / 12) / x;
+    return (x - 0.5) * log(x) - x + 0.91893853320467274178 + s - log(p);
+}
+TN_HD static inline double tn_lgamma_f64(double x) {
+    if (x != x) return x;
+    if (x == INFINITY || x == -INFINITY || (x <= 0 && x == floor(x))) return INFINITY;
+    if (x >= 0.5) return tn__lgamma_pos_f64(x);
+    const double r = x - floor(x);   /* reflection: log(pi / |sin(pi x)|) - lgamma(1 - x) */
+    return 1.14472988584940017414 - log(sin(3.14159265358979323846 * (r < 0.5 ? r : 1 - r))) - tn__lgamma_pos_f64(1 - x);
+}
+/* digamma for x > 0: the recurrence up to 10, then ln x - 1/2x - sum B_2k / (2k x^2k) */
+TN_HD static inline double tn__digamma_pos_f64(double x) {
+    double r = 0;
+    while (x < 10) { r -= 1 / x; x += 1; }
+    if (x < 1e17) {
+        const double z = 1 / (x * x);
+        r -= z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    }
+    return r + log(x) - 0.5 / x;
+}
+/* PyTorch's values at the poles: -inf at +0, +inf at -0, NaN at negative integers */
+TN_HD static inline double tn_digamma_f64(double x) {
+    if (x == 0) return copysign(INFINITY, -x);
+    if (x < 0) {
+        if (x == trunc(x)) return NAN;
+        /* reflection, with tan of the fraction of x (pi x itself loses digits) */
+        return tn__digamma_pos_f64(1 - x) - 3.14159265358979323846 / tan(3.14159265358979323846 * (x - trunc(x)));
+    }
+    return tn__digamma_pos_f64(x);
+}
+/* Hurwitz zeta(x, q) = sum_k (q + k)^-x: nine or more terms, then the Euler-Maclaurin tail
+   (its coefficients are (2k)! / B_2k). inf at q a non-positive integer. */
+TN_HD static inline double tn_zeta_f64(double x, double q) {
+    const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                          -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                          1.8152105401943546773e17, -7.1661652561756670113e18};
+    const double eps = 1.11022302462515654042e-16;
+    if (x == 1) return INFINITY;
+    if (!(x >= 1) || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
+    if (q > 1e8) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (x != floor(x)) return NAN;   /* (q + k)^-x of a negative base */
+    }
+    double s = pow(q, -x), a = q, b = 0;
+    int i = 0;
+    while (i < 9 || a <= 9) {
+        i++;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (fabs(b) < eps * fabs(s)) return s;
+    }
+    const double w = a;
+    s += b * w / (x - 1) - 0.5 * b;
+    double f = 1, k = 0;
+    for (int j = 0; j < 12; j++) {
+        f *= x + k;
+        b /= w;
+        const double t = f * b / A[j];
+        s += t;
+        if (fabs(t) < eps * fabs(s)) break;
+        k += 1;
+        f *= x + k;
+        b /= w;
+        k += 1;
+    }
+    return s;
+}
+/* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1 */
+TN_HD static inline double tn_polygamma_f64(int64_t n, double x) {
+    if (n == 0) return tn_digamma_f64(x);
+    if (n == 1 && (x == INFINITY || x == -INFINITY)) return x > 0 ? 0 : NAN;   /* PyTorch's trigamma */
+    return ((n & 1) ? 1.0 : -1.0) * exp(tn_lgamma_f64((double)n + 1)) * tn_zeta_f64((double)n + 1, x);
+}
+/* erfinv: a first guess within 0.2 % (Winitzki's formula), then two Halley steps on
+   erf(x) - a, written (1 - a) - erfc(x) above 0.5 so that nothing cancels. */
+TN_HD static inline double tn_erfinv_f64(double y) {
+    const double a = fabs(y);
+    if (!(a <= 1)) return NAN;
+    if (a == 1) return copysign(INFINITY, y);
+    if (a == 0) return y;
+    const double l = log((1 - a) * (1 + a)), t = 4.33074675079143047 + 0.5 * l;   /* 2 / (pi 0.147) */
+    double x = sqrt(sqrt(t * t - l / 0.147) - t);
+    for (int k = 0; k < 2; k++) {
+        const double f = a <= 0.5 ? erf(x) - a : (1 - a) - erfc(x);
+        x -= f / (1.12837916709551257390 * exp(-x * x) + x * f);
+    }
+    return copysign(x, y);
+}
+/* The modified Bessel function I_nu (nu = 0, 1) of x >= 0, times exp(-x) when scaled: the
+   power series up to 30, the asymptotic series beyond (exp(x) in two halves, so I0 stays
+   finite as far as it can). */
+TN_HD static inline double tn__bessel_i_f64(int nu, double x, bool scaled) {
+    if (x != x) return x;
+    if (x == INFINITY) return scaled ? 0 : NAN;   /* PyTorch's NaN (its exp(x) / sqrt(x) is inf / inf) */
+    if (x <= 30) {
+        const double q = 0.25 * x * x;
+        double term = nu ? 0.5 * x : 1, sum = term;
+        for (int k = 1; k < 200 && term > 1e-17 * sum; k++) {
+            term *= q / ((double)k * (double)(k + nu));
+            sum += term;
+        }
+        return scaled ? sum * exp(-x) : sum;
+    }
+    const double mu = 4.0 * nu * nu;
+    double term = 1, sum = 1;
+    for (int k = 1; k < 60; k++) {
+        const double m = 2.0 * k - 1, t = term * (m * m - mu) / (8.0 * k * x);
+        if (fabs(t) >= fabs(term) || fabs(t) < 1e-17 * fabs(sum)) break;
+        term = t;
+        sum += t;
+    }
+    sum /= sqrt(6.28318530717958647693 * x);
+    if (scaled) return sum;
+    const double h = exp(0.5 * x);
+    return sum * h * h;
+}
+TN_HD static inline double tn_i0_f64(double x) { return tn__bessel_i_f64(0, fabs(x), false); }
+TN_HD static inline double tn_i0e_f64(double x) { return tn__bessel_i_f64(0, fabs(x), true); }
+TN_HD static inline double tn_i1_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, false) : tn__bessel_i_f64(1, x, false); }
+TN_HD static inline double tn_i1e_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, true) : tn__bessel_i_f64(1, x, true); }
+/* gcd of magnitudes (Euclid); the integer kernels pass |a|, |b| in their unsigned type */
+TN_HD static inline uint64_t tn_gcd_u64(uint64_t a, uint64_t b) {
+    while (a) { const uint64_t c = a; a = b % a; b = c; }
+    return b;
+}
+/* Formulas in the kernel's float type T (math functions with suffix F). */
+/* @template TN__DEFINE_ELEMENTWISE(T, S, F) */
+TN_HD static inline T tn_sinc_##S(T x) {
+    if (x == 0) return (T)1;
+    const T p = (T)3.14159265358979323846 * x;
+    return sin##F(p) / p; }
+TN_HD static inline T tn_logit_##S(T x, T eps) {
+    const T z = eps < 0 ? x : x < eps ? eps : x > (T)1 - eps ? (T)1 - eps : x;
+    return log##F(z / ((T)1 - z)); }
+/* max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves */
+TN_HD static inline T tn_logaddexp_##S(T a, T b) {
+    if ((a == (T)INFINITY || a == -(T)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1p##F(exp##F(-fabs##F(a - b))); }
+TN_HD static inline T tn_logaddexp2_##S(T a, T b) {
+    if ((a == (T)INFINITY || a == -(T)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1p##F(exp2##F(-fabs##F(a - b))) * (T)1.44269504088896340736; }
+TN_HD static inline T tn_xlogy_##S(T x, T y) { return y != y ? y : x == 0 ? (T)0 : x * log##F(y); }
+TN_HD static inline T tn_xlog1py_##S(T x, T y) { return y != y ? y : x == 0 ? (T)0 : x * log1p##F(y); }
+TN_HD static inline T tn_heaviside_##S(T x, T values) { return x == 0 ? values : (T)(x > 0); }
+/* @end TN__DEFINE_ELEMENTWISE */
+TN__DEFINE_ELEMENTWISE(float, f32, f)
+TN__DEFINE_ELEMENTWISE(double, f64, )
 
 /* ======================================================================= */
 /* 8. reductions                                                            */
@@ -1869,13 +2078,15 @@ TNDEF int tn_get_num_threads(void);
 #define TN_UNARY_OPS(X) \
     X(NEG) X(ABS) X(SIGN) X(SQUARE) X(RELU) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(CLAMP) \
     X(EXP) X(EXP2) X(LOG) X(LOG2) X(LOG10) X(LOG1P) X(EXPM1) X(SQRT) X(RSQRT) X(RECIPROCAL) \
-    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(SIGMOID) \
+    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(ASINH) X(ACOSH) X(ATANH) X(SIGMOID) \
     X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(LEAKY_RELU) X(ELU) X(HARDTANH) X(MISH) X(HARDSWISH) \
-    X(HARDSIGMOID) X(ERF) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
-    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE)
+    X(HARDSIGMOID) X(ERF) X(ERFINV) X(LGAMMA) X(DIGAMMA) X(POLYGAMMA) X(I0) X(I0E) X(I1) X(I1E) X(SINC) X(LOGIT) \
+    X(FREXP_MANTISSA) X(FREXP_EXPONENT) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
+    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE) X(SIGNBIT)
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
-    X(MAXIMUM) X(MINIMUM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
+    X(MAXIMUM) X(MINIMUM) X(FMAX) X(FMIN) X(LOGADDEXP) X(LOGADDEXP2) X(HYPOT) X(XLOGY) X(XLOG1PY) X(COPYSIGN) \
+    X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
     X(THRESHOLD_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
@@ -1908,7 +2119,8 @@ typedef struct tn_backend {
     int (*copy)(tn_tensor *dst, tn_tensor *src);
     int (*fill)(tn_tensor *dst, double value);
     /* params: CLAMP and HARDTANH (min, max), SOFTPLUS (beta, threshold), LEAKY_RELU (slope),
-       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf). */
+       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf), POLYGAMMA (n),
+       LOGIT (eps; negative: none). FREXP_EXPONENT gives the exponent in x's float dtype. */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
     /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
        backward in one pass, floating only; autograd uses it when not recording). */

@@ -394,6 +394,14 @@ TNDEF tn_tensor *tn_keep(tn_tensor *t) {
     return t;
 }
 
+/* Composite ops open a scope for their intermediates and hand out only the result:
+   tn_scope_begin(); ... return tn__scope_return(r); */
+static tn_tensor *tn__scope_return(tn_tensor *r) {
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+
 /* Every public op returns through here: the open scope (if any) takes the reference. */
 static tn_tensor *tn__own(tn_tensor *t) {
     if (t && tn__nscopes > 0 && tn__scope_push(&tn__scopes[tn__nscopes - 1], t) != 0) {

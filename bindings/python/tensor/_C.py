@@ -200,6 +200,12 @@ tn_nan_to_num T T d d d
 tn_clamp T T d d
 tn_clamp_ T T d d
 tn_clamp_tensor T T T T
+tn_clamp_min T T d
+tn_clamp_max T T d
+tn_logit T T d
+tn_polygamma T l T
+tn_mvlgamma T T l
+tn_frexp T T A
 tn_lerp T T T T
 tn_lerp_scalar T T T d
 tn_lerp_ T T T d
@@ -302,17 +308,23 @@ tn_debug_cuda_stand_in v
 
 # Families with one signature each: the names are data, the signature is shared.
 UNARY = ("neg abs sign exp exp2 log log2 log10 log1p expm1 sqrt rsqrt square reciprocal "
-         "sin cos tan asin acos atan sinh cosh tanh sigmoid relu silu erf erfc floor ceil "
-         "round trunc frac logical_not bitwise_not isnan isinf isfinite").split()
-UNARY_INPLACE = "neg exp relu sigmoid tanh sqrt".split()        # tn_<name>_ exists in C
+         "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh sigmoid relu silu erf erfc erfinv "
+         "lgamma digamma i0 sinc sgn deg2rad rad2deg floor ceil "
+         "round trunc frac logical_not bitwise_not isnan isinf isfinite signbit").split()
+UNARY_INPLACE = "neg exp relu sigmoid tanh sqrt square".split()        # tn_<name>_ exists in C
+SPECIAL_UNARY = "i0e i1 i1e".split()                                    # tn_special_<name>
 BINARY = ("add sub mul div floor_divide remainder fmod pow atan2 maximum minimum "
-          "eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor").split()
-BINARY_INPLACE = "add sub mul div pow".split()
+          "eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
+          "xlogy copysign float_power").split()
+# binary ops whose `other` must be a tensor in PyTorch (a Python number is a TypeError)
+BINARY_TENSOR = "fmax fmin logaddexp logaddexp2 hypot nextafter heaviside gcd lcm ldexp".split()
+BINARY_INPLACE = "add sub mul div pow float_power".split()
 BINARY_SCALAR = ("add sub rsub mul div pow remainder floor_divide eq ne lt le gt ge").split()
 MATMUL = "matmul mm bmm mv dot outer".split()
 
 _FAMILIES = ([f"tn_{n} T T" for n in UNARY] + [f"tn_{n}_ T T" for n in UNARY_INPLACE] +
-             [f"tn_{n} T T T" for n in BINARY] + [f"tn_{n}_ T T T" for n in BINARY_INPLACE] +
+             [f"tn_special_{n} T T" for n in SPECIAL_UNARY] + ["tn_special_xlog1py T T T"] +
+             [f"tn_{n} T T T" for n in BINARY + BINARY_TENSOR] + [f"tn_{n}_ T T T" for n in BINARY_INPLACE] +
              [f"tn_{n}_scalar T T d" for n in BINARY_SCALAR] + ["tn_rpow_scalar T d T",
              "tn_add_scalar_ T T d", "tn_mul_scalar_ T T d"] +
              [f"tn_{n} T T T" for n in MATMUL])

@@ -27,7 +27,7 @@ from ._factories import (arange, linspace, logspace, eye, scalar_tensor, empty_l
                          rand, randn, randint, randperm, normal, bernoulli, memory_stats,
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
-from . import nn, autograd, optim, utils
+from . import nn, autograd, optim, utils, special
 from .serialization import save, load
 from .utils.dlpack import from_dlpack
 

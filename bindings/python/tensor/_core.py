@@ -360,6 +360,7 @@ class return_types:
     topk = _return_type("topk", ("values", "indices"))
     kthvalue = _return_type("kthvalue", ("values", "indices"))
     aminmax = _return_type("aminmax", ("min", "max"))
+    frexp = _return_type("frexp", ("mantissa", "exponent"))
 
 
 # --------------------------------------------------------------------------- helpers

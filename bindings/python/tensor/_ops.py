@@ -257,8 +257,9 @@ Tensor.__rsub__ = _rsub_op
 
 # --------------------------------------------------------------------------- unary ops
 _UNARY_ALIASES = {"abs": ("absolute",), "neg": ("negative",), "asin": ("arcsin",), "acos": ("arccos",),
-                  "atan": ("arctan",), "trunc": ("fix",), "sinh": (), "exp2": (), "sign": ()}
-_NO_INPLACE = {"isnan", "isinf", "isfinite"}
+                  "atan": ("arctan",), "trunc": ("fix",), "sinh": (), "exp2": (), "sign": (),
+                  "asinh": ("arcsinh",), "acosh": ("arccosh",), "atanh": ("arctanh",)}
+_NO_INPLACE = {"isnan", "isinf", "isfinite", "signbit"}
 
 
 def _make_unary(cname):
@@ -329,18 +330,68 @@ Tensor.clamp_ = Tensor.clip_ = _clamp_
 
 @_method("clamp_min")
 def clamp_min(self, min):
-    return clamp(self, min=min)
+    if isinstance(min, Tensor):
+        return clamp(self, min=min)
+    return _wrap(lib.tn_clamp_min(self._ptr, _scalar(min, "clamp_min", "min")))
 
 
 @_method("clamp_max")
 def clamp_max(self, max):
-    return clamp(self, max=max)
+    if isinstance(max, Tensor):
+        return clamp(self, max=max)
+    return _wrap(lib.tn_clamp_max(self._ptr, _scalar(max, "clamp_max", "max")))
 
 
 Tensor.clamp_min_ = lambda self, min: _clamp_(self, min=min)
 Tensor.clamp_max_ = lambda self, max: _clamp_(self, max=max)
 
 
+# --------------------------------------------------------------------------- special functions
+def polygamma(n, input):
+    return _wrap(lib.tn_polygamma(_int(n, "polygamma", "n"), _tp(input, "polygamma", "input")))
+
+
+FUNCTIONS["polygamma"] = polygamma
+Tensor.polygamma = lambda self, n: polygamma(n, self)
+Tensor.polygamma_ = lambda self, n: self._store(polygamma(n, self))
+
+
+@_method("mvlgamma")
+def mvlgamma(self, p):
+    return _wrap(lib.tn_mvlgamma(self._ptr, _int(p, "mvlgamma", "p")))
+
+
+Tensor.mvlgamma_ = lambda self, p: self._store(mvlgamma(self, p))
+
+
+@_method("logit")
+def logit(self, eps=None):
+    return _wrap(lib.tn_logit(self._ptr, -1.0 if eps is None else _float(eps, "logit", "eps")))
+
+
+Tensor.logit_ = lambda self, eps=None: self._store(logit(self, eps))
+
+
+@_method("frexp")
+def frexp(self):
+    e = c_void_p()
+    m = _wrap(lib.tn_frexp(self._ptr, byref(e)))
+    return return_types.frexp(m, _wrap(e.value))
+
+
+def _make_binary_tensor(cname):
+    f = getattr(lib, "tn_" + cname)
+
+    def method(self, other):
+        return _wrap(f(self._ptr, _tp(other, cname, "other")))
+    method.__name__ = cname
+    return method
+
+
+for _n in _C.BINARY_TENSOR:
+    _m = _make_binary_tensor(_n)
+    _method(_n)(_m)
+    setattr(Tensor, _n + "_", (lambda m: lambda self, other: self._store(m(self, other)))(_m))
 @_method("nan_to_num")
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     return _wrap(lib.tn_nan_to_num(self._ptr, _float(nan, "nan_to_num", "nan"),
