@@ -444,6 +444,8 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
 #define TN_END INT64_MAX
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index);      /* removes dim */
+/* The offset diagonal of dims dim1, dim2 as a view, appended as the last dim. */
+TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
 TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim);  /* -1 keeps a size */
 TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other);
 TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim);
@@ -482,9 +484,21 @@ TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim,
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
+/* k quarter turns from dims[0] towards dims[1] (n must be 2); a new tensor. */
+TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n);
+/* The n tensors (0-, 1- or 2-d) as blocks along the diagonal of one matrix, zeros elsewhere. */
+TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n);
+/* torch.meshgrid: n 0-/1-d tensors to n grids (expanded views) in out; indexing "ij"
+   (NULL) or "xy". Returns n, or -1. */
+TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out);
+TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n);   /* [prod of sizes, n] (one input: itself) */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
 TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
 TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
+/* A new tensor whose dims dim1, dim2 hold t's last dim on their offset diagonal, zeros elsewhere. */
+TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
+TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal);        /* 1-D: the matrix; 2-D: a copy of the diagonal */
+TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset);      /* the flattened input on a diagonal */
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
@@ -627,7 +641,7 @@ TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps);
 TNDEF tn_tensor *tn_lgamma(tn_tensor *x);                      /* log|Gamma(x)| */
 TNDEF tn_tensor *tn_digamma(tn_tensor *x);
 TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x);        /* n-th derivative of digamma, n >= 0 */
-/* Multivariate log-gamma of dimension p >= 1; every element must exceed (p - 1) / 2. */
+/* Multivariate log-gamma of dimension p >= 1 (NaN or inf where an element is not above (p - 1) / 2). */
 TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p);
 TNDEF tn_tensor *tn_erfinv(tn_tensor *x);
 TNDEF tn_tensor *tn_i0(tn_tensor *x);                          /* modified Bessel functions of the first kind */
@@ -750,7 +764,6 @@ TN_HD static inline double tn_zeta_f64(double x, double q) {
 /* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1 */
 TN_HD static inline double tn_polygamma_f64(int64_t n, double x) {
     if (n == 0) return tn_digamma_f64(x);
-    if (n == 1 && (x == INFINITY || x == -INFINITY)) return x > 0 ? 0 : NAN;   /* PyTorch's trigamma */
     return ((n & 1) ? 1.0 : -1.0) * exp(tn_lgamma_f64((double)n + 1)) * tn_zeta_f64((double)n + 1, x);
 }
 /* erfinv: a first guess within 0.2 % (Winitzki's formula), then two Halley steps on
@@ -824,6 +837,13 @@ TN_HD static inline float tn_logaddexp2_f32(float a, float b) {
 TN_HD static inline float tn_xlogy_f32(float x, float y) { return y != y ? y : x == 0 ? (float)0 : x * logf(y); }
 TN_HD static inline float tn_xlog1py_f32(float x, float y) { return y != y ? y : x == 0 ? (float)0 : x * log1pf(y); }
 TN_HD static inline float tn_heaviside_f32(float x, float values) { return x == 0 ? values : (float)(x > 0); }
+/* polygamma(1, x): zeta(2, x), by reflection below 0.5 with sin(pi x) in T as PyTorch computes
+   it, so that both give the same (huge, finite) values at the poles */
+TN_HD static inline float tn_trigamma_f32(float x) {
+    if (x == (float)INFINITY) return (float)0;
+    if (!(x < (float)0.5)) return (float)tn_zeta_f64(2, (double)x);
+    const float s = sinf((float)3.14159265358979323846 * x);
+    return (float)3.14159265358979323846 * (float)3.14159265358979323846 / (s * s) - (float)tn_zeta_f64(2, 1 - (double)x); }
 /* TN__DEFINE_ELEMENTWISE(double, f64, ): the template in src/api.h */
 TN_HD static inline double tn_sinc_f64(double x) {
     if (x == 0) return (double)1;
@@ -842,6 +862,13 @@ TN_HD static inline double tn_logaddexp2_f64(double a, double b) {
 TN_HD static inline double tn_xlogy_f64(double x, double y) { return y != y ? y : x == 0 ? (double)0 : x * log(y); }
 TN_HD static inline double tn_xlog1py_f64(double x, double y) { return y != y ? y : x == 0 ? (double)0 : x * log1p(y); }
 TN_HD static inline double tn_heaviside_f64(double x, double values) { return x == 0 ? values : (double)(x > 0); }
+/* polygamma(1, x): zeta(2, x), by reflection below 0.5 with sin(pi x) in T as PyTorch computes
+   it, so that both give the same (huge, finite) values at the poles */
+TN_HD static inline double tn_trigamma_f64(double x) {
+    if (x == (double)INFINITY) return (double)0;
+    if (!(x < (double)0.5)) return (double)tn_zeta_f64(2, (double)x);
+    const double s = sin((double)3.14159265358979323846 * x);
+    return (double)3.14159265358979323846 * (double)3.14159265358979323846 / (s * s) - (double)tn_zeta_f64(2, 1 - (double)x); }
 
 /* ======================================================================= */
 /* 8. reductions                                                            */
@@ -903,6 +930,23 @@ TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b);    /* [n] x [m] -> [n,m] 
 /* beta*input + alpha*(m1 @ m2); input broadcasts to the result. */
 TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha);
 TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha);
+/* beta*input + alpha*(mat @ vec); input broadcasts to [n]. */
+TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha);
+/* beta*input + alpha*outer(vec1, vec2). */
+TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, double beta, double alpha);
+/* beta*input + alpha*sum_b(batch1[b] @ batch2[b]). */
+TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, double beta, double alpha);
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b);     /* dot (real dtypes: no conjugation) */
+TNDEF tn_tensor *tn_trace(tn_tensor *t);                  /* sum of a matrix's diagonal */
+TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (at most 4 dims) */
+/* Contracts dims_a[i] of a with dims_b[i] of b (n pairs); torch.tensordot(dims=k) is the
+   last k of a with the first k of b. */
+TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n);
+/* linalg.cross along dim (size 3 in both); torch.cross's dim=None rule (the first dim of size 3) is the caller's. */
+TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
+/* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
+   (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
+TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */
@@ -3321,7 +3365,7 @@ static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
     X(G_MIN_DIM, "MinBackward0") X(G_CUMSUM, "CumsumBackward0") X(G_CUMPROD, "CumprodBackward0") \
     X(G_SOFTMAX, "SoftmaxBackward0") X(G_LOG_SOFTMAX, "LogSoftmaxBackward0") X(G_SORT, "SortBackward0") \
     X(G_RESHAPE, "ViewBackward0") X(G_PERMUTE, "PermuteBackward0") X(G_EXPAND, "ExpandBackward0") \
-    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_UNFOLD, "UnfoldBackward0") \
+    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_DIAGONAL, "DiagonalBackward0") X(G_UNFOLD, "UnfoldBackward0") \
     X(G_SLICE_SCATTER, "SliceScatterBackward0") X(G_FLIP, "FlipBackward0") X(G_PAD, "ConstantPadNdBackward0") \
     X(G_COPY, "CloneBackward0") X(G_TO, "ToCopyBackward0") X(G_INDEX_SELECT, "IndexSelectBackward0") \
     X(G_GATHER, "GatherBackward0") X(G_SCATTER, "ScatterBackward0") X(G_SCATTER_ADD, "ScatterAddBackward0") \
@@ -4742,6 +4786,76 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     return tn__view_record(t, tn__view_own(t, ns, st, nd, tn__view_offset(t, index, t->strides[d])), G_SELECT, attrs, 2);
 }
 
+/* g [..., L] laid along the offset diagonal of zeros [..., n, m], built of pad and reshape
+   so that it stays differentiable: row k of [L, m + 1] holds g[k] first, and read flat
+   from `start` those rows put g[k] at (k, k + offset) of the [n, m] matrix. */
+static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t offset) {
+    if (!g) return NULL;
+    int nb = g->ndim - 1;
+    int64_t shape[TN_MAX_DIMS + 1], flat[TN_MAX_DIMS], total, L = g->shape[nb], row, len;
+    memcpy(shape, g->shape, (size_t)nb * sizeof *shape);
+    shape[nb] = n; shape[nb + 1] = m;
+    if (nb + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_diag_embed: the result would have %d dims, more than %d", nb + 2, TN_MAX_DIMS);
+    if (!tn__mul_ok(n, m, &total) || !tn__add_ok(m, 1, &row) || !tn__mul_ok(L, row, &len) || tn__check_shape("tn_diag_embed", shape, nb + 2)) return NULL;
+    if (L == 0 || total == 0) return tn_to(tn_zeros(shape, nb + 2, g->dtype), g->device);   /* nothing to place */
+    memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
+    flat[nb] = len;
+    const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};
+    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2, 0), flat, nb + 1), p2, 2, 0), shape, nb + 2);
+}
+/* Where each of ndim dims comes from in [others..., d1, d2]: a permutation for tn_permute. */
+static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {
+    for (int k = 0, j = 0; k < ndim; k++) perm[k] = k == d1 ? ndim - 2 : k == d2 ? ndim - 1 : j++;
+}
+
+TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    TN__CHECK_NULL(t);
+    int d1 = tn__wrap_dim("tn_diagonal", dim1, t->ndim), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diagonal", dim2, t->ndim);
+    if (d1 < 0 || d2 < 0) return NULL;
+    if (d1 == d2) return (tn_tensor *)tn__error("tn_diagonal: diagonal dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t n = t->shape[d1], m = t->shape[d2], L, off = t->offset;
+    if (offset >= 0) L = offset >= m ? 0 : TN__MIN(n, m - offset);
+    else L = -offset >= n ? 0 : TN__MIN(n + offset, m);
+    if (L > 0) off = tn__view_offset(t, offset >= 0 ? offset : -offset, offset >= 0 ? t->strides[d2] : t->strides[d1]);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d1 && i != d2) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
+    ns[nd] = L;
+    st[nd++] = L > 1 ? t->strides[d1] + t->strides[d2] : 1;   /* a size-1 diagonal's stride never applies */
+    int64_t attrs[3] = {d1, d2, offset};
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, off), G_DIAGONAL, attrs, 3);
+}
+
+static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("tn_diag_embed: expected an input of at least 1 dimension, got a 0-d tensor");
+    int nd = t->ndim + 1, d1 = tn__wrap_dim("tn_diag_embed", dim1, nd), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diag_embed", dim2, nd);
+    if (d1 < 0 || d2 < 0) return NULL;
+    if (d1 == d2) return (tn_tensor *)tn__error("tn_diag_embed: diagonal dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t n, perm[TN_MAX_DIMS + 1];
+    if (!tn__add_ok(t->shape[t->ndim - 1], offset < 0 ? -offset : offset, &n)) return (tn_tensor *)tn__error("tn_diag_embed: offset %lld is too large", (long long)offset);
+    tn__diag_perm(nd, d1, d2, perm);
+    tn_scope_begin();
+    return tn__scope_return(tn_permute(tn__diag_place(t, n, n, offset), perm, nd));
+}
+TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, offset, dim1, dim2)), "DiagEmbedBackward0");
+}
+TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 1) return TN__AS("tn_diag", tn__diag_embed_impl(t, diagonal, 0, 1));
+    if (t->ndim != 2) return (tn_tensor *)tn__error("tn_diag: Supports 1D or 2D tensors. Got %dD", t->ndim);
+    tn_scope_begin();
+    return tn__scope_return(TN__AS("tn_diag", tn_clone(tn_diagonal(t, diagonal, 0, 1))));
+}
+TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset) {
+    TN__CHECK_NULL(t);
+    const int64_t flat = -1;
+    tn_scope_begin();
+    return tn__scope_return(TN__AS("tn_diagflat", tn__diag_embed_impl(tn_reshape(t, &flat, 1), offset, 0, 1)));
+}
+
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
 static int tn__expand_strides(const char *fn, tn_tensor *t, const int64_t *shape, int ndim, int64_t *ns, int64_t *st) {
     if (ndim < t->ndim || ndim > TN_MAX_DIMS || (ndim && !shape))
@@ -5570,6 +5684,110 @@ TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     return tn__own(tn__node_attach(nd, out));
 }
 
+/* ---- composites of the above ---- */
+static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {
+    TN__CHECK_NULL(t);
+    if (n != 2 || !dims) return (tn_tensor *)tn__error("tn_rot90: expected total rotation dims == 2, but got dims = %d", n);
+    if (t->ndim < 2) return (tn_tensor *)tn__error("tn_rot90: expected total dims >= 2, but got total dims = %d", t->ndim);
+    int d0 = tn__wrap_dim("tn_rot90", dims[0], t->ndim), d1 = d0 < 0 ? -1 : tn__wrap_dim("tn_rot90", dims[1], t->ndim);
+    if (d0 < 0 || d1 < 0) return NULL;
+    if (d0 == d1) return (tn_tensor *)tn__error("tn_rot90: expected rotation dims to be different, but got dim0 = %d and dim1 = %d", d0, d1);
+    k = ((k % 4) + 4) % 4;
+    const int64_t f0 = d0, f1 = d1, both[2] = {d0, d1};
+    tn_scope_begin();
+    switch (k) {
+    case 1: return tn__scope_return(tn_transpose(tn_flip(t, &f1, 1), d0, d1));
+    case 2: return tn__scope_return(tn_flip(t, both, 2));
+    case 3: return tn__scope_return(tn_transpose(tn_flip(t, &f0, 1), d0, d1));
+    default: return tn__scope_return(tn_clone(t));
+    }
+}
+TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n) { return TN__AS("tn_rot90", tn__rot90_impl(t, k, dims, n)); }
+
+static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
+    if (n < 0 || (n && !ts)) return (tn_tensor *)tn__error("tn_block_diag: invalid tensor list");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    if (n == 0) return tn__own(tn__new(TN_F32, TN_CPU, TN_SHAPE(0, 0)));
+    int64_t rows = 0, cols = 0;
+    for (int i = 0; i < n; i++) {
+        if (ts[i]->ndim > 2) return (tn_tensor *)tn__error("tn_block_diag: Input tensors must have 2 or fewer dimensions. Input %d has %d dimensions", i, ts[i]->ndim);
+        if (tn__check_same_device("tn_block_diag", ts[0], ts[i])) return NULL;
+        int64_t r = ts[i]->ndim == 2 ? ts[i]->shape[0] : 1, c = ts[i]->ndim == 2 ? ts[i]->shape[1] : ts[i]->ndim == 1 ? ts[i]->shape[0] : 1;
+        if (!tn__add_ok(rows, r, &rows) || !tn__add_ok(cols, c, &cols)) return (tn_tensor *)tn__error("tn_block_diag: sizes too large");
+    }
+    tn_dtype dt = tn_result_type(ts, n);
+    tn_tensor **rowsv = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *rowsv);
+    if (!rowsv) return (tn_tensor *)tn__error("tn_block_diag: out of memory");
+    tn_scope_begin();
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {   /* each block as a 2-d matrix, padded to the full width */
+        tn_tensor *b = ts[i];
+        int64_t c = b->ndim == 2 ? b->shape[1] : b->ndim == 1 ? b->shape[0] : 1;
+        int64_t s[2] = {b->ndim == 2 ? b->shape[0] : 1, c}, pad[2] = {at, cols - at - c};
+        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2, 0);
+        at += c;
+    }
+    tn_tensor *r = tn_cat(rowsv, n, 0);
+    TN_FREE(rowsv);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n) { return TN__AS("tn_block_diag", tn__block_diag_impl(ts, n)); }
+
+static int tn__meshgrid_impl(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+    if (n <= 0 || !ts || !out) return TN__FAIL_INT("tn_meshgrid: expects a non-empty list of tensors");
+    if (n > TN_MAX_DIMS) return TN__FAIL_INT("tn_meshgrid: %d tensors would make %d-d grids, more than %d", n, n, TN_MAX_DIMS);
+    bool xy;
+    if (!indexing || strcmp(indexing, "ij") == 0) xy = false;
+    else if (strcmp(indexing, "xy") == 0) xy = true;
+    else return TN__FAIL_INT("tn_meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s", indexing);
+    int64_t shape[TN_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return -1;
+        if (ts[i]->ndim > 1) return TN__FAIL_INT("tn_meshgrid: Expected 0D or 1D tensor in the tensor list but got: %s", TN__SHAPE(ts[i]));
+        if (ts[i]->dtype != ts[0]->dtype) return TN__FAIL_INT("tn_meshgrid: expects all tensors to have the same dtype");
+        if (ts[i]->device != ts[0]->device) return TN__FAIL_INT("tn_meshgrid: expects all tensors to have the same device");
+    }
+    for (int i = 0; i < n; i++) {   /* "xy" swaps the first two grid dims */
+        int d = xy && n >= 2 && i < 2 ? 1 - i : i;
+        shape[d] = tn_numel(ts[i]);
+    }
+    tn_tensor *grid[TN_MAX_DIMS];
+    bool ok = true;
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) {   /* each input along its own grid dim, expanded (a view) */
+        int d = xy && n >= 2 && i < 2 ? 1 - i : i;
+        int64_t s[TN_MAX_DIMS];
+        for (int j = 0; j < n; j++) s[j] = j == d ? -1 : 1;
+        grid[i] = tn_expand(tn_reshape(ts[i], s, n), shape, n);
+        ok = ok && grid[i];
+    }
+    for (int i = 0; i < n && ok; i++) out[i] = tn_keep(grid[i]);   /* the caller's, only when all are made */
+    tn_scope_end();
+    return ok ? n : -1;
+}
+TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+    tn__as_begin();
+    int r = tn__meshgrid_impl(ts, n, indexing, out);
+    return tn__as_end("tn_meshgrid", r < 0 ? NULL : (tn_tensor *)out) ? r : -1;
+}
+
+static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_cartesian_prod: expects a non-empty list of tensors");
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return NULL;
+        if (ts[i]->ndim != 1) return (tn_tensor *)tn__error("tn_cartesian_prod: Expect a 1D vector, but got shape %s", TN__SHAPE(ts[i]));
+    }
+    if (n == 1) return tn__own(tn_retain(ts[0]));
+    tn_tensor *grids[TN_MAX_DIMS];
+    if (n > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_cartesian_prod: at most %d tensors", TN_MAX_DIMS);
+    tn_scope_begin();
+    if (tn_meshgrid(ts, n, "ij", grids) < 0) return tn__scope_return(NULL);
+    const int64_t flat = -1;
+    for (int i = 0; i < n; i++) grids[i] = tn_reshape(grids[i], &flat, 1);
+    return tn__scope_return(tn_stack(grids, n, 1));
+}
+TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n) { return TN__AS("tn_cartesian_prod", tn__cartesian_prod_impl(ts, n)); }
+
 /* ======================================================================= */
 /* src/ops/kernels.c: the elementwise kernels: unary, binary, ternary      */
 /* ======================================================================= */
@@ -5665,7 +5883,7 @@ static void tn__unary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case ERFINV: TN__MAP1(float, float, tn_erfinv_f64((double)x)); break;
     case LGAMMA: TN__MAP1(float, float, tn_lgamma_f64((double)x)); break;
     case DIGAMMA: TN__MAP1(float, float, tn_digamma_f64((double)x)); break;
-    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; TN__MAP1(float, float, tn_polygamma_f64(order, (double)x)); break; }
+    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; if (order == 1) TN__MAP1(float, float, tn_trigamma_f32(x)); else TN__MAP1(float, float, tn_polygamma_f64(order, (double)x)); break; }
     case I0: TN__MAP1(float, float, tn_i0_f64((double)x)); break;
     case I0E: TN__MAP1(float, float, tn_i0e_f64((double)x)); break;
     case I1: TN__MAP1(float, float, tn_i1_f64((double)x)); break;
@@ -5736,7 +5954,7 @@ static void tn__unary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case ERFINV: TN__MAP1(double, double, tn_erfinv_f64((double)x)); break;
     case LGAMMA: TN__MAP1(double, double, tn_lgamma_f64((double)x)); break;
     case DIGAMMA: TN__MAP1(double, double, tn_digamma_f64((double)x)); break;
-    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; TN__MAP1(double, double, tn_polygamma_f64(order, (double)x)); break; }
+    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; if (order == 1) TN__MAP1(double, double, tn_trigamma_f64(x)); else TN__MAP1(double, double, tn_polygamma_f64(order, (double)x)); break; }
     case I0: TN__MAP1(double, double, tn_i0_f64((double)x)); break;
     case I0E: TN__MAP1(double, double, tn_i0e_f64((double)x)); break;
     case I1: TN__MAP1(double, double, tn_i1_f64((double)x)); break;
@@ -6667,11 +6885,11 @@ static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
     TN__CHECK_NULL(x);
     if (p < 1) return (tn_tensor *)tn__error("tn_mvlgamma: p has to be greater than or equal to 1 (got %lld)", (long long)p);
     if (tn__check_cpu_dtype("tn_mvlgamma", x)) return NULL;
+    /* PyTorch 1.13 and later no longer check that every x exceeds (p - 1) / 2 */
+    if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_mvlgamma: the input tensor may not be a boolean tensor");
     tn_scope_begin();
-    tn_tensor *ok = tn_all(tn_gt_scalar(x, 0.5 * (double)(p - 1)));
-    if (ok && tn_item(ok) == 0) { tn_scope_end(); return (tn_tensor *)tn__error("tn_mvlgamma: all elements must be greater than (p-1)/2 = %g", 0.5 * (double)(p - 1)); }
     tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
-    tn_tensor *args = ok ? tn_add(tn_unsqueeze(x, -1), offs) : NULL;
+    tn_tensor *args = tn_add(tn_unsqueeze(x, -1), offs);
     int64_t last = -1;
     return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
                                         "MvlgammaBackward0"));
@@ -8867,6 +9085,367 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
     return r;
 }
 TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmul", tn__matmul_impl(a, b)); }
+
+/* ---- composites of the above: their gradients are those of the ops they are made of ---- */
+static tn_tensor *tn__trace_impl(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    if (t->ndim != 2) return (tn_tensor *)tn__error("tn_trace: expected a matrix, but got tensor with dim %d", t->ndim);
+    tn_scope_begin();
+    return tn__scope_return(tn_sum(tn_diagonal(t, 0, 0, 1)));
+}
+TNDEF tn_tensor *tn_trace(tn_tensor *t) { return tn__grad_name(TN__AS("tn_trace", tn__trace_impl(t)), "TraceBackward0"); }
+
+static tn_tensor *tn__addmv_impl(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha) {
+    TN__CHECK_NULL(input, mat, vec);
+    if (tn__need_ndim("tn_addmv", "mat", mat, 2) || tn__need_ndim("tn_addmv", "vec", vec, 1)) return NULL;
+    if (input->ndim > 1) return (tn_tensor *)tn__error("tn_addmv: input of shape %s does not broadcast to the result's [%lld]", TN__SHAPE(input), (long long)mat->shape[0]);
+    tn_scope_begin();   /* as addmm of the column vec: input [n] broadcasts as [n, 1] */
+    return tn__scope_return(tn_squeeze_dim(tn_addmm(input->ndim ? tn_unsqueeze(input, -1) : input, mat, tn_unsqueeze(vec, -1), beta, alpha), -1));
+}
+TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha) {
+    return tn__grad_name(TN__AS("tn_addmv", tn__addmv_impl(input, mat, vec, beta, alpha)), "AddmvBackward0");
+}
+static tn_tensor *tn__addr_impl(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, double beta, double alpha) {
+    TN__CHECK_NULL(input, v1, v2);
+    if (tn__need_ndim("tn_addr", "vec1", v1, 1) || tn__need_ndim("tn_addr", "vec2", v2, 1)) return NULL;
+    int64_t shape[2] = {v1->shape[0], v2->shape[0]}, b[TN_MAX_DIMS];
+    if (tn__broadcast(input->shape, input->ndim, shape, 2, b) != 2 || b[0] != shape[0] || b[1] != shape[1])
+        return (tn_tensor *)tn__error("tn_addr: input of shape %s does not broadcast to the result's [%lld, %lld]", TN__SHAPE(input), (long long)shape[0], (long long)shape[1]);
+    tn_scope_begin();   /* as PyTorch: alpha * outer always (0 * NaN is NaN), input only where beta != 0 */
+    tn_tensor *r = tn_mul_scalar(tn_outer(v1, v2), alpha);
+    return tn__scope_return(beta == 0 ? r : tn_add(r, tn_mul_scalar(input, beta)));
+}
+TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, double beta, double alpha) {
+    return tn__grad_name(TN__AS("tn_addr", tn__addr_impl(input, v1, v2, beta, alpha)), "AddrBackward0");
+}
+static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
+    TN__CHECK_NULL(input, b1, b2);
+    if (tn__need_ndim("tn_addbmm", "batch1", b1, 3) || tn__need_ndim("tn_addbmm", "batch2", b2, 3)) return NULL;
+    if (b1->shape[0] != b2->shape[0])
+        return (tn_tensor *)tn__error("tn_addbmm: batch1 and batch2 must have same number of batches, got %lld and %lld", (long long)b1->shape[0], (long long)b2->shape[0]);
+    if (b1->shape[2] != b2->shape[1])
+        return (tn_tensor *)tn__error("tn_addbmm: incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)", (long long)b1->shape[1], (long long)b1->shape[2], (long long)b2->shape[1], (long long)b2->shape[2]);
+    int64_t bk, perm[3] = {1, 0, 2}, s1[2], s2[2];
+    if (!tn__mul_ok(b1->shape[0], b1->shape[2], &bk)) return (tn_tensor *)tn__error("tn_addbmm: sizes too large");
+    s1[0] = b1->shape[1]; s1[1] = bk; s2[0] = bk; s2[1] = b2->shape[2];
+    tn_scope_begin();   /* the sum of the batch's products is one product over [n, B*k] @ [B*k, m] */
+    return tn__scope_return(tn_addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
+}
+TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
+    return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, b1, b2, beta, alpha)), "AddbmmBackward0");
+}
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) { return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0"); }
+
+static tn_tensor *tn__kron_impl(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    int nd = TN__MAX(a->ndim, b->ndim);
+    if (2 * nd > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_kron: inputs of %d dims would need %d intermediate dims, more than %d", nd, 2 * nd, TN_MAX_DIMS);
+    int64_t sa[TN_MAX_DIMS], sb[TN_MAX_DIMS], sr[TN_MAX_DIMS];
+    for (int i = 0; i < nd; i++) {   /* a as [a0, 1, a1, 1, ...], b as [1, b0, 1, b1, ...] */
+        int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+        sa[2 * i] = ia >= 0 ? a->shape[ia] : 1; sa[2 * i + 1] = 1;
+        sb[2 * i] = 1; sb[2 * i + 1] = ib >= 0 ? b->shape[ib] : 1;
+        if (!tn__mul_ok(sa[2 * i], sb[2 * i + 1], &sr[i])) return (tn_tensor *)tn__error("tn_kron: sizes of %s and %s are too large", TN__SHAPE(a), TN__SHAPE(b));
+    }
+    tn_scope_begin();
+    return tn__scope_return(tn_reshape(tn_mul(tn_reshape(a, sa, 2 * nd), tn_reshape(b, sb, 2 * nd)), sr, nd));
+}
+TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b) { return tn__grad_name(TN__AS("tn_kron", tn__kron_impl(a, b)), "KronBackward0"); }
+
+/* Contract dims_a of a with dims_b of b; ATen's rule: a size-1 dim contracts with any size by first summing the other. */
+static tn_tensor *tn__tensordot_impl(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n) {
+    TN__CHECK_NULL(a, b);
+    if (n < 0 || n > TN_MAX_DIMS || (n && (!dims_a || !dims_b))) return (tn_tensor *)tn__error("tn_tensordot: invalid number of dims %d", n);
+    if (n > a->ndim || n > b->ndim) return (tn_tensor *)tn__error("tn_tensordot: cannot contract %d dims of tensors of %d and %d dims", n, a->ndim, b->ndim);
+    int da[TN_MAX_DIMS], db[TN_MAX_DIMS];
+    bool used_a[TN_MAX_DIMS] = {false}, used_b[TN_MAX_DIMS] = {false};
+    for (int i = 0; i < n; i++) {
+        da[i] = tn__wrap_dim("tn_tensordot", dims_a[i], a->ndim);
+        db[i] = da[i] < 0 ? -1 : tn__wrap_dim("tn_tensordot", dims_b[i], b->ndim);
+        if (da[i] < 0 || db[i] < 0) return NULL;
+        if (used_a[da[i]]) return (tn_tensor *)tn__error("tn_tensordot: dim %d appears multiple times in the list of dims", da[i]);
+        if (used_b[db[i]]) return (tn_tensor *)tn__error("tn_tensordot: dim %d appears multiple times in the list of dims", db[i]);
+        used_a[da[i]] = used_b[db[i]] = true;
+        int64_t s1 = a->shape[da[i]], s2 = b->shape[db[i]];
+        if (s1 != s2 && s1 != 1 && s2 != 1)
+            return (tn_tensor *)tn__error("tn_tensordot: contracted dimensions need to match, but first has size %lld in dim %d and second has size %lld in dim %d",
+                                          (long long)s1, da[i], (long long)s2, db[i]);
+    }
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) {
+        int64_t s1 = a->shape[da[i]], s2 = b->shape[db[i]], d;
+        if (s1 == s2) continue;
+        if (s1 == 1) { d = db[i]; b = tn_sum_dims(b, &d, 1, true); }
+        else { d = da[i]; a = tn_sum_dims(a, &d, 1, true); }
+        if (!a || !b) return tn__scope_return(NULL);
+    }
+    int64_t pa[TN_MAX_DIMS], pb[TN_MAX_DIMS], rs[2 * TN_MAX_DIMS], fa = 1, fb = 1, k = 1;
+    int na = 0, nb = 0, nr = 0;
+    for (int d = 0; d < a->ndim; d++) if (!used_a[d]) { pa[na++] = d; rs[nr++] = a->shape[d]; fa = tn__mul_sat(fa, a->shape[d]); }
+    for (int i = 0; i < n; i++) { pa[na++] = da[i]; pb[nb++] = db[i]; k = tn__mul_sat(k, a->shape[da[i]]); }
+    for (int d = 0; d < b->ndim; d++) if (!used_b[d]) { pb[nb++] = d; rs[nr++] = b->shape[d]; fb = tn__mul_sat(fb, b->shape[d]); }
+    if (nr > TN_MAX_DIMS) { tn__error("tn_tensordot: the result would have %d dims, more than %d", nr, TN_MAX_DIMS); return tn__scope_return(NULL); }
+    int64_t s1[2] = {fa, k}, s2[2] = {k, fb};
+    return tn__scope_return(tn_reshape(tn_mm(tn_reshape(tn_permute(a, pa, a->ndim), s1, 2), tn_reshape(tn_permute(b, pb, b->ndim), s2, 2)), rs, nr));
+}
+TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n) {
+    return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, dims_a, dims_b, n));
+}
+
+static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
+    TN__CHECK_NULL(a, b);
+    if (a->ndim != b->ndim) return (tn_tensor *)tn__error("tn_cross: inputs must have the same number of dimensions (got %s and %s)", TN__SHAPE(a), TN__SHAPE(b));
+    if (a->dtype != b->dtype) return (tn_tensor *)tn__error("tn_cross: expected both inputs to have the same dtype, got %s and %s", tn_dtype_name(a->dtype), tn_dtype_name(b->dtype));
+    int64_t shape[TN_MAX_DIMS];
+    int nd = tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, shape);
+    if (nd < 0) return (tn_tensor *)tn__error("tn_cross: the shapes %s and %s do not broadcast", TN__SHAPE(a), TN__SHAPE(b));
+    int d = tn__wrap_dim("tn_cross", dim, nd);
+    if (d < 0) return NULL;
+    if (a->shape[d] != 3 || b->shape[d] != 3)
+        return (tn_tensor *)tn__error("tn_cross: inputs dimension %lld must have length 3. Got %lld and %lld", (long long)dim, (long long)a->shape[d], (long long)b->shape[d]);
+    tn_scope_begin();
+    a = tn_expand(a, shape, nd);
+    b = tn_expand(b, shape, nd);
+    tn_tensor *x[3], *y[3], *r[3];
+    for (int i = 0; i < 3; i++) { x[i] = tn_narrow(a, d, i, 1); y[i] = tn_narrow(b, d, i, 1); }
+    for (int i = 0; i < 3; i++) r[i] = tn_sub(tn_mul(x[(i + 1) % 3], y[(i + 2) % 3]), tn_mul(x[(i + 2) % 3], y[(i + 1) % 3]));
+    return tn__scope_return(tn_cat(r, 3, d));
+}
+TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim) { return tn__grad_name(TN__AS("tn_cross", tn__cross_impl(a, b, dim)), "LinalgCrossBackward0"); }
+
+/* ---- einsum ---- */
+/* Labels: 'A'..'Z' are 0..25, 'a'..'z' 26..51 (so the implicit output lists capitals
+   first, as PyTorch's), the ellipsis' dims 52.. (aligned right across operands). */
+#define TN__EIN_NL (52 + TN_MAX_DIMS)
+typedef struct { tn_tensor *t; int n; int lab[TN_MAX_DIMS]; } tn__ein;
+
+static int tn__ein_letter(char c) { return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : -1; }
+static char tn__ein_char(int l) { return l < 26 ? (char)('A' + l) : l < 52 ? (char)('a' + l - 26) : '.'; }
+
+/* Sum away the dims of e whose labels keep[] does not want. */
+static int tn__ein_reduce(tn__ein *e, const bool *keep) {
+    int64_t dims[TN_MAX_DIMS];
+    int nd = 0, n = 0;
+    for (int i = 0; i < e->n; i++) {
+        if (keep[e->lab[i]]) e->lab[n++] = e->lab[i];
+        else dims[nd++] = i;
+    }
+    if (!nd) return 0;
+    e->t = tn_sum_dims(e->t, dims, nd, false);
+    e->n = n;
+    return e->t ? 0 : -1;
+}
+/* Permute e so its dims read labels order[0..n) (each present in e). */
+static int tn__ein_permute(tn__ein *e, const int *order, int n) {
+    int64_t perm[TN_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < e->n; j++) if (e->lab[j] == order[i]) perm[i] = j;
+    e->t = tn_permute(e->t, perm, n);
+    memcpy(e->lab, order, (size_t)n * sizeof *order);
+    return e->t ? 0 : -1;
+}
+
+/* Parses eq for the n operands: each operand's dims as labels, the output's labels, every
+   label's (broadcast) size. Returns 0, or -1 with the error recorded. */
+static int tn__ein_parse(const char *eq, tn_tensor *const *ts, int n, tn__ein *ops, int *out, int *nout, bool *in_out, int64_t *size) {
+    const char *arrow = strstr(eq, "->"), *end = arrow ? arrow : eq + strlen(eq);
+    int sub[TN__EIN_NL], starts[TN__EIN_NL + 1], width[TN__EIN_NL], nsub = 0, k = 0, nl = 0, ell = -1, ell_nd = 0;
+    bool seen[TN__EIN_NL] = {false}, any_ell = false;
+    starts[0] = 0;
+    for (const char *c = eq;; c++) {   /* the operands' subscripts: a letter's label, or -1 for the ellipsis */
+        if (c == end || *c == ',') {
+            if (k >= n) return TN__FAIL_INT("tn_einsum: more operands were specified in the equation than provided (%d)", n);
+            int nd = ts[k]->ndim;
+            if (ell >= 0 && nl > nd)
+                return TN__FAIL_INT("tn_einsum: the number of subscripts in the equation (%d) is more than the number of dimensions (%d) for operand %d", nl, nd, k);
+            if (ell < 0 && nl != nd)
+                return TN__FAIL_INT("tn_einsum: the number of subscripts in the equation (%d) does not match the number of dimensions (%d) for operand %d and no ellipsis was given", nl, nd, k);
+            if (ell >= 0) ell_nd = TN__MAX(ell_nd, nd - nl);
+            width[k] = ell >= 0 ? nd - nl : 0;
+            starts[++k] = nsub;
+            nl = 0; ell = -1;
+            if (c == end) break;
+            continue;
+        }
+        if (*c == ' ') continue;
+        if (nsub >= TN__EIN_NL || k >= TN__EIN_NL) return TN__FAIL_INT("tn_einsum: too many subscripts or operands in the equation");
+        if (*c == '.') {
+            if (c[1] != '.' || c[2] != '.') return TN__FAIL_INT("tn_einsum: found '.' for operand %d that is not part of any ellipsis", k);
+            if (ell >= 0) return TN__FAIL_INT("tn_einsum: found '.' for operand %d for which an ellipsis was already found", k);
+            ell = nsub;
+            any_ell = true;
+            sub[nsub++] = -1;
+            c += 2;
+            continue;
+        }
+        int l = tn__ein_letter(*c);
+        if (l < 0) return TN__FAIL_INT("tn_einsum: invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]", (int)(c - eq));
+        sub[nsub++] = l;
+        nl++;
+    }
+    if (k < n) return TN__FAIL_INT("tn_einsum: fewer operands were specified in the equation (%d) than provided (%d)", k, n);
+    for (int i = 0; i < n; i++) {   /* each operand's dims as labels */
+        int w = width[i], m = 0;
+        ops[i].t = ts[i];
+        for (int s = starts[i]; s < starts[i + 1]; s++) {
+            if (sub[s] >= 0) { ops[i].lab[m++] = sub[s]; continue; }
+            for (int j = 0; j < w; j++) ops[i].lab[m++] = 52 + ell_nd - w + j;
+        }
+        ops[i].n = m;
+        for (int j = 0; j < m; j++) seen[ops[i].lab[j]] = true;
+    }
+    *nout = 0;
+    if (arrow) {   /* the output's labels */
+        bool out_ell = false;
+        for (const char *c = arrow + 2; *c; c++) {
+            if (*c == ' ') continue;
+            if (*c == '.') {
+                if (c[1] != '.' || c[2] != '.') return TN__FAIL_INT("tn_einsum: found '.' for output but it is not part of any ellipsis");
+                if (out_ell) return TN__FAIL_INT("tn_einsum: found '.' for output for which an ellipsis was already found");
+                out_ell = true;
+                for (int j = 0; j < ell_nd; j++) { in_out[52 + j] = true; out[(*nout)++] = 52 + j; }
+                c += 2;
+                continue;
+            }
+            int l = tn__ein_letter(*c);
+            if (l < 0) return TN__FAIL_INT("tn_einsum: invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]", (int)(c - eq));
+            if (in_out[l]) return TN__FAIL_INT("tn_einsum: output subscript %c appears more than once in the output", *c);
+            if (!seen[l]) return TN__FAIL_INT("tn_einsum: output subscript %c does not appear in the equation for any input operand", *c);
+            if (*nout >= TN__EIN_NL) return TN__FAIL_INT("tn_einsum: too many output subscripts");
+            in_out[l] = true;
+            out[(*nout)++] = l;
+        }
+    } else {   /* implicit: the ellipsis' dims, then the letters used once, in label order */
+        int total[52] = {0};
+        if (any_ell) for (int j = 0; j < ell_nd; j++) { in_out[52 + j] = true; out[(*nout)++] = 52 + j; }
+        for (int s = 0; s < nsub; s++) if (sub[s] >= 0) total[sub[s]]++;
+        for (int l = 0; l < 52; l++) if (total[l] == 1) { in_out[l] = true; out[(*nout)++] = l; }
+    }
+    if (*nout > TN_MAX_DIMS) return TN__FAIL_INT("tn_einsum: the output would have %d dims, more than %d", *nout, TN_MAX_DIMS);
+    for (int l = 0; l < TN__EIN_NL; l++) size[l] = 1;   /* a label's sizes agree or are 1 (broadcast) */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < ops[i].n; j++) {
+            int l = ops[i].lab[j];
+            int64_t s = ops[i].t->shape[j];
+            for (int j2 = 0; j2 < j; j2++)
+                if (ops[i].lab[j2] == l && ops[i].t->shape[j2] != s)
+                    return TN__FAIL_INT("tn_einsum: subscript %c is repeated for operand %d but the sizes don't match, %lld != %lld", tn__ein_char(l), i, (long long)ops[i].t->shape[j2], (long long)s);
+            if (s != 1 && size[l] != 1 && size[l] != s)
+                return TN__FAIL_INT("tn_einsum: operands do not broadcast: subscript %c has sizes %lld and %lld", tn__ein_char(l), (long long)size[l], (long long)s);
+            if (s != 1) size[l] = s;
+        }
+    return 0;
+}
+
+static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout, const bool *in_out, const int64_t *size);
+static tn_tensor *tn__einsum_impl(const char *eq, tn_tensor *const *ts, int n) {
+    if (!eq) return (tn_tensor *)tn__error("tn_einsum: equation is NULL");
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_einsum: must provide at least one operand");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    tn__ein *ops = (tn__ein *)TN_MALLOC((size_t)n * sizeof *ops);
+    if (!ops) return (tn_tensor *)tn__error("tn_einsum: out of memory");
+    int out[TN__EIN_NL], nout = 0;
+    bool in_out[TN__EIN_NL] = {false};
+    int64_t size[TN__EIN_NL];
+    tn_tensor *r = tn__ein_parse(eq, ts, n, ops, out, &nout, in_out, size) ? NULL : tn__ein_contract(ops, n, out, nout, in_out, size);
+    TN_FREE(ops);
+    return r;
+}
+/* Diagonals for labels repeated within an operand, then the operands' products left to
+   right, each one bmm over (batch, free, contracted) dims as PyTorch's sumproduct_pair. */
+static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout, const bool *in_out, const int64_t *size) {
+    tn_tensor *result = NULL;
+    tn_scope_begin();
+    /* repeated labels within an operand: their diagonal */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < ops[i].n; j++)
+            for (int j2 = j + 1; j2 < ops[i].n; j2++)
+                if (ops[i].lab[j2] == ops[i].lab[j]) {
+                    int l = ops[i].lab[j];
+                    ops[i].t = tn_diagonal(ops[i].t, 0, j, j2);
+                    memmove(&ops[i].lab[j2], &ops[i].lab[j2 + 1], (size_t)(ops[i].n - j2 - 1) * sizeof(int));
+                    memmove(&ops[i].lab[j], &ops[i].lab[j + 1], (size_t)(ops[i].n - j - 2) * sizeof(int));
+                    ops[i].lab[ops[i].n - 2] = l;
+                    ops[i].n--;
+                    j = -1;   /* rescan */
+                    break;
+                }
+    /* left to right: A holds the product so far */
+    tn__ein A = ops[0];
+    bool keep[TN__EIN_NL];
+    for (int i = 1; i <= n; i++) {
+        /* labels wanted after this step: the output's and those of the operands still to come */
+        for (int l = 0; l < TN__EIN_NL; l++) keep[l] = in_out[l];
+        for (int j = i + 1; j < n; j++) for (int d = 0; d < ops[j].n; d++) keep[ops[j].lab[d]] = true;
+        if (i == n) {   /* the last operand is in: sum what the output drops, order as the output */
+            if (!A.t || tn__ein_reduce(&A, keep) || tn__ein_permute(&A, out, nout)) goto fail;
+            /* a label all of whose sizes are 1 here but larger elsewhere cannot happen: every operand is in */
+            break;
+        }
+        tn__ein B = ops[i];
+        bool inA[TN__EIN_NL] = {false}, inB[TN__EIN_NL] = {false}, want[TN__EIN_NL];
+        for (int d = 0; d < B.n; d++) inB[B.lab[d]] = true;
+        for (int l = 0; l < TN__EIN_NL; l++) want[l] = keep[l] || inB[l];
+        if (!A.t || !B.t || tn__ein_reduce(&A, want)) goto fail;
+        for (int d = 0; d < A.n; d++) inA[A.lab[d]] = true;
+        for (int l = 0; l < TN__EIN_NL; l++) want[l] = keep[l] || inA[l];
+        if (tn__ein_reduce(&B, want)) goto fail;
+        for (int l = 0; l < TN__EIN_NL; l++) inB[l] = false;
+        for (int d = 0; d < B.n; d++) inB[B.lab[d]] = true;
+        /* batch (both, wanted later), contracted (both, not wanted), free A, free B */
+        int ob[TN_MAX_DIMS], oc[TN_MAX_DIMS], ofa[TN_MAX_DIMS], ofb[TN_MAX_DIMS], nbt = 0, nc = 0, nfa = 0, nfb = 0;
+        int64_t sb[TN_MAX_DIMS], sfa[TN_MAX_DIMS], sfb[TN_MAX_DIMS];
+        for (int d = 0; d < A.n; d++) {
+            int l = A.lab[d];
+            if (!inB[l]) { sfa[nfa] = A.t->shape[d]; ofa[nfa++] = l; }
+            else if (keep[l]) ob[nbt++] = l;
+            else oc[nc++] = l;
+        }
+        for (int d = 0; d < B.n; d++) if (!inA[B.lab[d]]) { sfb[nfb] = B.t->shape[d]; ofb[nfb++] = B.lab[d]; }
+        if (nbt + nfa + nfb > TN_MAX_DIMS) { tn__error("tn_einsum: an intermediate product would have more than %d dims", TN_MAX_DIMS); goto fail; }
+        /* a contracted label of size 1 on one side: sum the other side first; batch labels broadcast */
+        for (int c = 0; c < nc; c++) {
+            int l = oc[c];
+            int64_t dA = 0, dB = 0;
+            for (int d = 0; d < A.n; d++) if (A.lab[d] == l) dA = d;
+            for (int d = 0; d < B.n; d++) if (B.lab[d] == l) dB = d;
+            if (A.t->shape[dA] == B.t->shape[dB]) continue;
+            if (A.t->shape[dA] == 1) B.t = tn_sum_dims(B.t, &dB, 1, true);
+            else A.t = tn_sum_dims(A.t, &dA, 1, true);
+            if (!A.t || !B.t) goto fail;
+        }
+        int oa[TN_MAX_DIMS], obb[TN_MAX_DIMS], na = 0, nbb = 0;
+        for (int j = 0; j < nbt; j++) { oa[na++] = ob[j]; obb[nbb++] = ob[j]; sb[j] = size[ob[j]]; }
+        for (int j = 0; j < nfa; j++) oa[na++] = ofa[j];
+        for (int j = 0; j < nc; j++) { oa[na++] = oc[j]; obb[nbb++] = oc[j]; }
+        for (int j = 0; j < nfb; j++) obb[nbb++] = ofb[j];
+        if (tn__ein_permute(&A, oa, na) || tn__ein_permute(&B, obb, nbb)) goto fail;
+        int64_t ea[TN_MAX_DIMS], eb[TN_MAX_DIMS], bn = 1, fa = 1, fb = 1, kc = 1;
+        for (int j = 0; j < na; j++) ea[j] = j < nbt ? sb[j] : A.t->shape[j];
+        for (int j = 0; j < nbb; j++) eb[j] = j < nbt ? sb[j] : B.t->shape[j];
+        for (int j = 0; j < nbt; j++) bn = tn__mul_sat(bn, sb[j]);
+        for (int j = 0; j < nfa; j++) fa = tn__mul_sat(fa, sfa[j]);
+        for (int j = 0; j < nfb; j++) fb = tn__mul_sat(fb, sfb[j]);
+        for (int j = 0; j < nc; j++) kc = tn__mul_sat(kc, A.t->shape[nbt + nfa + j]);
+        int64_t s3a[3] = {bn, fa, kc}, s3b[3] = {bn, kc, fb}, rs[TN_MAX_DIMS];
+        int nr = 0;
+        for (int j = 0; j < nbt; j++) rs[nr++] = sb[j];
+        for (int j = 0; j < nfa; j++) rs[nr++] = sfa[j];
+        for (int j = 0; j < nfb; j++) rs[nr++] = sfb[j];
+        A.t = tn_reshape(tn_bmm(tn_reshape(tn_expand(A.t, ea, na), s3a, 3), tn_reshape(tn_expand(B.t, eb, nbb), s3b, 3)), rs, nr);
+        A.n = 0;
+        for (int j = 0; j < nbt; j++) A.lab[A.n++] = ob[j];
+        for (int j = 0; j < nfa; j++) A.lab[A.n++] = ofa[j];
+        for (int j = 0; j < nfb; j++) A.lab[A.n++] = ofb[j];
+        if (!A.t) goto fail;
+    }
+    result = A.t;
+fail:
+    return tn__scope_return(result);
+}
+TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n) {
+    return TN__AS("tn_einsum", tn__einsum_impl(equation, operands, n));
+}
 
 /* ============================================================================== */
 /* src/nn/functional.c: softmax, activations, linear, bilinear, im2col and col2im */
@@ -13547,6 +14126,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_EXPAND: gin[0] = tn__sum_to(g, &n->in[0]); return 0;
     case G_SLICE: gin[0] = tn__slice_scatter(g, &n->in[0], n->i[0], n->i[1], n->i[2]); return 0;
     case G_SELECT: gin[0] = tn__slice_scatter(tn_unsqueeze(g, n->i[0]), &n->in[0], n->i[0], n->i[1], 1); return 0;
+    case G_DIAGONAL: {   /* the gradient on the diagonal, zeros elsewhere */
+        const tn__meta *m = &n->in[0];
+        int64_t perm[TN_MAX_DIMS];
+        tn__diag_perm(m->ndim, (int)n->i[0], (int)n->i[1], perm);
+        gin[0] = tn_permute(tn__diag_place(g, m->shape[n->i[0]], m->shape[n->i[1]], n->i[2]), perm, m->ndim);
+        return 0;
+    }
     case G_SLICE_SCATTER: {
         int64_t dim = n->i[0], len = n->in[0].shape[dim];
         gin[0] = tn_slice(g, dim, n->i[1], n->i[1] + (len ? (len - 1) * n->i[2] + 1 : 0), n->i[2]);

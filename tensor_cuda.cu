@@ -525,7 +525,7 @@ __device__ __forceinline__ double h_elu(double x, double a, double s, double i) 
 __device__ __forceinline__ float h_hardtanh(float x, float l, float h) { return tn_hardtanh_f32(x, l, h); }
 __device__ __forceinline__ double h_hardtanh(double x, double l, double h) { return tn_hardtanh_f64(x, l, h); }
 /* section 7's elementwise formulas, by overload */
-CU_HD1(sinc)
+CU_HD1(sinc) CU_HD1(trigamma)
 #define CU_HD2(name) \
     __device__ __forceinline__ float h_##name(float a, float b) { return tn_##name##_f32(a, b); } \
     __device__ __forceinline__ double h_##name(double a, double b) { return tn_##name##_f64(a, b); }
@@ -590,7 +590,7 @@ template <class T> __device__ __forceinline__ T unary_float(const UnaryArgs &u, 
     case ERFINV: return (T)tn_erfinv_f64((double)x);
     case LGAMMA: return (T)tn_lgamma_f64((double)x);
     case DIGAMMA: return (T)tn_digamma_f64((double)x);
-    case POLYGAMMA: return (T)tn_polygamma_f64((int64_t)u.p0, (double)x);
+    case POLYGAMMA: return u.p0 == 1 ? h_trigamma(x) : (T)tn_polygamma_f64((int64_t)u.p0, (double)x);
     case I0: return (T)tn_i0_f64((double)x);
     case I0E: return (T)tn_i0e_f64((double)x);
     case I1: return (T)tn_i1_f64((double)x);

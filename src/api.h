@@ -433,6 +433,8 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
 #define TN_END INT64_MAX
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index);      /* removes dim */
+/* The offset diagonal of dims dim1, dim2 as a view, appended as the last dim. */
+TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
 TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim);  /* -1 keeps a size */
 TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other);
 TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim);
@@ -471,9 +473,21 @@ TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim,
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
+/* k quarter turns from dims[0] towards dims[1] (n must be 2); a new tensor. */
+TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n);
+/* The n tensors (0-, 1- or 2-d) as blocks along the diagonal of one matrix, zeros elsewhere. */
+TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n);
+/* torch.meshgrid: n 0-/1-d tensors to n grids (expanded views) in out; indexing "ij"
+   (NULL) or "xy". Returns n, or -1. */
+TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out);
+TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n);   /* [prod of sizes, n] (one input: itself) */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
 TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
 TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
+/* A new tensor whose dims dim1, dim2 hold t's last dim on their offset diagonal, zeros elsewhere. */
+TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
+TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal);        /* 1-D: the matrix; 2-D: a copy of the diagonal */
+TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset);      /* the flattened input on a diagonal */
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
@@ -616,7 +630,7 @@ TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps);
 TNDEF tn_tensor *tn_lgamma(tn_tensor *x);                      /* log|Gamma(x)| */
 TNDEF tn_tensor *tn_digamma(tn_tensor *x);
 TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x);        /* n-th derivative of digamma, n >= 0 */
-/* Multivariate log-gamma of dimension p >= 1; every element must exceed (p - 1) / 2. */
+/* Multivariate log-gamma of dimension p >= 1 (NaN or inf where an element is not above (p - 1) / 2). */
 TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p);
 TNDEF tn_tensor *tn_erfinv(tn_tensor *x);
 TNDEF tn_tensor *tn_i0(tn_tensor *x);                          /* modified Bessel functions of the first kind */
@@ -739,7 +753,6 @@ TN_HD static inline double tn_zeta_f64(double x, double q) {
 /* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1 */
 TN_HD static inline double tn_polygamma_f64(int64_t n, double x) {
     if (n == 0) return tn_digamma_f64(x);
-    if (n == 1 && (x == INFINITY || x == -INFINITY)) return x > 0 ? 0 : NAN;   /* PyTorch's trigamma */
     return ((n & 1) ? 1.0 : -1.0) * exp(tn_lgamma_f64((double)n + 1)) * tn_zeta_f64((double)n + 1, x);
 }
 /* erfinv: a first guess within 0.2 % (Winitzki's formula), then two Halley steps on
@@ -813,6 +826,13 @@ TN_HD static inline T tn_logaddexp2_##S(T a, T b) {
 TN_HD static inline T tn_xlogy_##S(T x, T y) { return y != y ? y : x == 0 ? (T)0 : x * log##F(y); }
 TN_HD static inline T tn_xlog1py_##S(T x, T y) { return y != y ? y : x == 0 ? (T)0 : x * log1p##F(y); }
 TN_HD static inline T tn_heaviside_##S(T x, T values) { return x == 0 ? values : (T)(x > 0); }
+/* polygamma(1, x): zeta(2, x), by reflection below 0.5 with sin(pi x) in T as PyTorch computes
+   it, so that both give the same (huge, finite) values at the poles */
+TN_HD static inline T tn_trigamma_##S(T x) {
+    if (x == (T)INFINITY) return (T)0;
+    if (!(x < (T)0.5)) return (T)tn_zeta_f64(2, (double)x);
+    const T s = sin##F((T)3.14159265358979323846 * x);
+    return (T)3.14159265358979323846 * (T)3.14159265358979323846 / (s * s) - (T)tn_zeta_f64(2, 1 - (double)x); }
 /* @end TN__DEFINE_ELEMENTWISE */
 TN__DEFINE_ELEMENTWISE(float, f32, f)
 TN__DEFINE_ELEMENTWISE(double, f64, )
@@ -877,6 +897,23 @@ TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b);    /* [n] x [m] -> [n,m] 
 /* beta*input + alpha*(m1 @ m2); input broadcasts to the result. */
 TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha);
 TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha);
+/* beta*input + alpha*(mat @ vec); input broadcasts to [n]. */
+TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha);
+/* beta*input + alpha*outer(vec1, vec2). */
+TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, double beta, double alpha);
+/* beta*input + alpha*sum_b(batch1[b] @ batch2[b]). */
+TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, double beta, double alpha);
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b);     /* dot (real dtypes: no conjugation) */
+TNDEF tn_tensor *tn_trace(tn_tensor *t);                  /* sum of a matrix's diagonal */
+TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (at most 4 dims) */
+/* Contracts dims_a[i] of a with dims_b[i] of b (n pairs); torch.tensordot(dims=k) is the
+   last k of a with the first k of b. */
+TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n);
+/* linalg.cross along dim (size 3 in both); torch.cross's dim=None rule (the first dim of size 3) is the caller's. */
+TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
+/* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
+   (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
+TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */

@@ -409,6 +409,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_EXPAND: gin[0] = tn__sum_to(g, &n->in[0]); return 0;
     case G_SLICE: gin[0] = tn__slice_scatter(g, &n->in[0], n->i[0], n->i[1], n->i[2]); return 0;
     case G_SELECT: gin[0] = tn__slice_scatter(tn_unsqueeze(g, n->i[0]), &n->in[0], n->i[0], n->i[1], 1); return 0;
+    case G_DIAGONAL: {   /* the gradient on the diagonal, zeros elsewhere */
+        const tn__meta *m = &n->in[0];
+        int64_t perm[TN_MAX_DIMS];
+        tn__diag_perm(m->ndim, (int)n->i[0], (int)n->i[1], perm);
+        gin[0] = tn_permute(tn__diag_place(g, m->shape[n->i[0]], m->shape[n->i[1]], n->i[2]), perm, m->ndim);
+        return 0;
+    }
     case G_SLICE_SCATTER: {
         int64_t dim = n->i[0], len = n->in[0].shape[dim];
         gin[0] = tn_slice(g, dim, n->i[1], n->i[1] + (len ? (len - 1) * n->i[2] + 1 : 0), n->i[2]);

@@ -511,11 +511,11 @@ static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
     TN__CHECK_NULL(x);
     if (p < 1) return (tn_tensor *)tn__error("tn_mvlgamma: p has to be greater than or equal to 1 (got %lld)", (long long)p);
     if (tn__check_cpu_dtype("tn_mvlgamma", x)) return NULL;
+    /* PyTorch 1.13 and later no longer check that every x exceeds (p - 1) / 2 */
+    if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_mvlgamma: the input tensor may not be a boolean tensor");
     tn_scope_begin();
-    tn_tensor *ok = tn_all(tn_gt_scalar(x, 0.5 * (double)(p - 1)));
-    if (ok && tn_item(ok) == 0) { tn_scope_end(); return (tn_tensor *)tn__error("tn_mvlgamma: all elements must be greater than (p-1)/2 = %g", 0.5 * (double)(p - 1)); }
     tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
-    tn_tensor *args = ok ? tn_add(tn_unsqueeze(x, -1), offs) : NULL;
+    tn_tensor *args = tn_add(tn_unsqueeze(x, -1), offs);
     int64_t last = -1;
     return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
                                         "MvlgammaBackward0"));

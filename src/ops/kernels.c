@@ -90,7 +90,7 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case ERFINV: TN__MAP1(T, T, tn_erfinv_f64((double)x)); break;
     case LGAMMA: TN__MAP1(T, T, tn_lgamma_f64((double)x)); break;
     case DIGAMMA: TN__MAP1(T, T, tn_digamma_f64((double)x)); break;
-    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; TN__MAP1(T, T, tn_polygamma_f64(order, (double)x)); break; }
+    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; if (order == 1) TN__MAP1(T, T, tn_trigamma_##S(x)); else TN__MAP1(T, T, tn_polygamma_f64(order, (double)x)); break; }
     case I0: TN__MAP1(T, T, tn_i0_f64((double)x)); break;
     case I0E: TN__MAP1(T, T, tn_i0e_f64((double)x)); break;
     case I1: TN__MAP1(T, T, tn_i1_f64((double)x)); break;

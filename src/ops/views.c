@@ -234,6 +234,76 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     return tn__view_record(t, tn__view_own(t, ns, st, nd, tn__view_offset(t, index, t->strides[d])), G_SELECT, attrs, 2);
 }
 
+/* g [..., L] laid along the offset diagonal of zeros [..., n, m], built of pad and reshape
+   so that it stays differentiable: row k of [L, m + 1] holds g[k] first, and read flat
+   from `start` those rows put g[k] at (k, k + offset) of the [n, m] matrix. */
+static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t offset) {
+    if (!g) return NULL;
+    int nb = g->ndim - 1;
+    int64_t shape[TN_MAX_DIMS + 1], flat[TN_MAX_DIMS], total, L = g->shape[nb], row, len;
+    memcpy(shape, g->shape, (size_t)nb * sizeof *shape);
+    shape[nb] = n; shape[nb + 1] = m;
+    if (nb + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_diag_embed: the result would have %d dims, more than %d", nb + 2, TN_MAX_DIMS);
+    if (!tn__mul_ok(n, m, &total) || !tn__add_ok(m, 1, &row) || !tn__mul_ok(L, row, &len) || tn__check_shape("tn_diag_embed", shape, nb + 2)) return NULL;
+    if (L == 0 || total == 0) return tn_to(tn_zeros(shape, nb + 2, g->dtype), g->device);   /* nothing to place */
+    memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
+    flat[nb] = len;
+    const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};
+    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2, 0), flat, nb + 1), p2, 2, 0), shape, nb + 2);
+}
+/* Where each of ndim dims comes from in [others..., d1, d2]: a permutation for tn_permute. */
+static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {
+    for (int k = 0, j = 0; k < ndim; k++) perm[k] = k == d1 ? ndim - 2 : k == d2 ? ndim - 1 : j++;
+}
+
+TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    TN__CHECK_NULL(t);
+    int d1 = tn__wrap_dim("tn_diagonal", dim1, t->ndim), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diagonal", dim2, t->ndim);
+    if (d1 < 0 || d2 < 0) return NULL;
+    if (d1 == d2) return (tn_tensor *)tn__error("tn_diagonal: diagonal dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t n = t->shape[d1], m = t->shape[d2], L, off = t->offset;
+    if (offset >= 0) L = offset >= m ? 0 : TN__MIN(n, m - offset);
+    else L = -offset >= n ? 0 : TN__MIN(n + offset, m);
+    if (L > 0) off = tn__view_offset(t, offset >= 0 ? offset : -offset, offset >= 0 ? t->strides[d2] : t->strides[d1]);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d1 && i != d2) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
+    ns[nd] = L;
+    st[nd++] = L > 1 ? t->strides[d1] + t->strides[d2] : 1;   /* a size-1 diagonal's stride never applies */
+    int64_t attrs[3] = {d1, d2, offset};
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, off), G_DIAGONAL, attrs, 3);
+}
+
+static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("tn_diag_embed: expected an input of at least 1 dimension, got a 0-d tensor");
+    int nd = t->ndim + 1, d1 = tn__wrap_dim("tn_diag_embed", dim1, nd), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diag_embed", dim2, nd);
+    if (d1 < 0 || d2 < 0) return NULL;
+    if (d1 == d2) return (tn_tensor *)tn__error("tn_diag_embed: diagonal dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t n, perm[TN_MAX_DIMS + 1];
+    if (!tn__add_ok(t->shape[t->ndim - 1], offset < 0 ? -offset : offset, &n)) return (tn_tensor *)tn__error("tn_diag_embed: offset %lld is too large", (long long)offset);
+    tn__diag_perm(nd, d1, d2, perm);
+    tn_scope_begin();
+    return tn__scope_return(tn_permute(tn__diag_place(t, n, n, offset), perm, nd));
+}
+TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, offset, dim1, dim2)), "DiagEmbedBackward0");
+}
+TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 1) return TN__AS("tn_diag", tn__diag_embed_impl(t, diagonal, 0, 1));
+    if (t->ndim != 2) return (tn_tensor *)tn__error("tn_diag: Supports 1D or 2D tensors. Got %dD", t->ndim);
+    tn_scope_begin();
+    return tn__scope_return(TN__AS("tn_diag", tn_clone(tn_diagonal(t, diagonal, 0, 1))));
+}
+TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset) {
+    TN__CHECK_NULL(t);
+    const int64_t flat = -1;
+    tn_scope_begin();
+    return tn__scope_return(TN__AS("tn_diagflat", tn__diag_embed_impl(tn_reshape(t, &flat, 1), offset, 0, 1)));
+}
+
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
 static int tn__expand_strides(const char *fn, tn_tensor *t, const int64_t *shape, int ndim, int64_t *ns, int64_t *st) {
     if (ndim < t->ndim || ndim > TN_MAX_DIMS || (ndim && !shape))

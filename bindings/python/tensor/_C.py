@@ -155,6 +155,7 @@ tn_t T T
 tn_narrow T T l l l
 tn_slice T T l l l l
 tn_select T T l l
+tn_diagonal T T l l l
 tn_expand T T L i
 tn_expand_as T T T
 tn_broadcast_to T T L i
@@ -186,8 +187,15 @@ tn_chunk i T l l A i
 tn_flip T T L i
 tn_roll T T L L i
 tn_repeat T T L i
+tn_rot90 T T l L i
+tn_block_diag T A i
+tn_meshgrid i A i s A
+tn_cartesian_prod T A i
 tn_tril T T l
 tn_triu T T l
+tn_diag_embed T T l l l
+tn_diag T T l
+tn_diagflat T T l
 tn_pad T T L i d
 tn_add_alpha T T T d
 tn_sub_alpha T T T d
@@ -251,6 +259,15 @@ tn_argsort T T l b
 tn_topk T T l l b A
 tn_addmm T T T T d d
 tn_baddbmm T T T T d d
+tn_addmv T T T T d d
+tn_addr T T T T d d
+tn_addbmm T T T T d d
+tn_vdot T T T
+tn_trace T T
+tn_kron T T T
+tn_tensordot T T T L L i
+tn_cross T T T l
+tn_einsum T s A i
 tn_softmax T T l
 tn_log_softmax T T l
 tn_requires_grad b T

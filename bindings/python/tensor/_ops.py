@@ -5,6 +5,7 @@ taking the tensor first (PyTorch's ``torch.<name>(input, ...)``). The one-signat
 families (unary, binary) are generated from the name lists in ``_C``; the rest are
 written out because their PyTorch keyword arguments differ.
 """
+import builtins as _bi
 import math
 import numbers
 from ctypes import byref, c_void_p
@@ -97,7 +98,7 @@ for _n in _C.BINARY:
     if _n in ("add", "sub", "div"):
         continue          # written out below: alpha= / rounding_mode=
     _m = _make_binary(_n)
-    _method(_n, *_BINARY_ALIASES.get(_n, ()), scalar_first=True)(_m)
+    _method(_n, *_BINARY_ALIASES.get(_n, ()), scalar_first=_n != "copysign")(_m)
 for _n in _C.BINARY:
     if _n in ("add", "sub", "div"):
         continue
@@ -734,7 +735,7 @@ matmul = _method("matmul")(_lin("matmul"))
 _method("mm")(_lin("mm"))
 _method("bmm")(_lin("bmm"))
 _method("mv")(_lin("mv"))
-_method("dot", "inner")(_lin("dot"))
+_method("dot")(_lin("dot"))
 _method("outer", "ger")(_lin("outer"))
 
 
@@ -748,6 +749,152 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     return _wrap(lib.tn_baddbmm(self._ptr, _tp(batch1, "baddbmm", "batch1"), _tp(batch2, "baddbmm", "batch2"),
                                 _scalar(beta, "baddbmm", "beta"), _scalar(alpha, "baddbmm", "alpha")))
+
+
+@_method("addmv")
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    return _wrap(lib.tn_addmv(self._ptr, _tp(mat, "addmv", "mat"), _tp(vec, "addmv", "vec"),
+                              _scalar(beta, "addmv", "beta"), _scalar(alpha, "addmv", "alpha")))
+
+
+@_method("addr")
+def addr(self, vec1, vec2, *, beta=1, alpha=1):
+    return _wrap(lib.tn_addr(self._ptr, _tp(vec1, "addr", "vec1"), _tp(vec2, "addr", "vec2"),
+                             _scalar(beta, "addr", "beta"), _scalar(alpha, "addr", "alpha")))
+
+
+@_method("addbmm")
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    return _wrap(lib.tn_addbmm(self._ptr, _tp(batch1, "addbmm", "batch1"), _tp(batch2, "addbmm", "batch2"),
+                               _scalar(beta, "addbmm", "beta"), _scalar(alpha, "addbmm", "alpha")))
+
+
+def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    return self._store(addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+
+
+def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    return self._store(baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
+
+Tensor.addmm_, Tensor.baddbmm_ = _addmm_, _baddbmm_
+Tensor.addmv_ = lambda self, mat, vec, *, beta=1, alpha=1: self._store(addmv(self, mat, vec, beta=beta, alpha=alpha))
+Tensor.addr_ = lambda self, vec1, vec2, *, beta=1, alpha=1: self._store(addr(self, vec1, vec2, beta=beta, alpha=alpha))
+Tensor.addbmm_ = lambda self, b1, b2, *, beta=1, alpha=1: self._store(addbmm(self, b1, b2, beta=beta, alpha=alpha))
+_method("vdot")(_lin("vdot"))
+_method("kron")(_lin("kron"))
+
+
+@_method("inner")
+def inner(self, other):
+    other = _tensor_arg(other, "inner", "other")
+    if self.ndim == 0 or other.ndim == 0:
+        return self * other
+    if self.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes {list(self.shape)} and {list(other.shape)}")
+    return tensordot(self, other, ([-1], [-1]))
+
+
+@_method("trace")
+def trace(self):
+    return _wrap(lib.tn_trace(self._ptr))
+
+
+def tensordot(a, b, dims=2, out=None):
+    a, b = _tensor_arg(a, "tensordot", "a"), _tensor_arg(b, "tensordot", "b")
+    if out is not None:
+        raise TypeError("tensordot(): out= is not supported")
+    if isinstance(dims, Tensor):
+        dims = int(dims.item()) if dims.numel() == 1 else dims.tolist()
+    if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > _bi.min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        try:
+            da, db = dims
+        except (TypeError, ValueError):
+            raise TypeError("tensordot(): dims must be an int or a pair of lists of dims") from None
+        da, db = _dims_list(da, "tensordot", "dims"), _dims_list(db, "tensordot", "dims")
+        if len(da) != len(db):
+            raise RuntimeError(f"both dimension lists should have same length, got {len(da)} and {len(db)}")
+    pa, n = _i64(da)
+    pb, _ = _i64(db)
+    return _wrap(lib.tn_tensordot(a._ptr, b._ptr, pa, pb, n))
+
+
+@_method("cross")
+def cross(self, other, dim=None):
+    other = _tensor_arg(other, "cross", "other")
+    if dim is None:   # PyTorch's rule (deprecated there): the first dim of size 3 in the broadcast shape
+        shape = broadcast_shapes(self.shape, other.shape)
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(f"no dimension of size 3 in input (shapes {list(self.shape)} and {list(other.shape)})")
+    return _wrap(lib.tn_cross(self._ptr, other._ptr, _int(dim, "cross")))
+
+
+def linalg_cross(input, other, *, dim=-1):
+    return _wrap(lib.tn_cross(_tp(input, "linalg.cross"), _tp(other, "linalg.cross", "other"), _int(dim, "linalg.cross")))
+
+
+def _einsum_sublist(args):
+    """einsum(op1, sub1, op2, sub2, ..., [out]) as an equation: ints 0..51 are letters, Ellipsis is '...'."""
+    def letters(sub):
+        out = []
+        for v in sub:
+            if v is Ellipsis:
+                out.append("...")
+            elif isinstance(v, numbers.Integral) and 0 <= v < 52:
+                out.append(chr(ord("A") + v) if v < 26 else chr(ord("a") + v - 26))
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), got {v}")
+        return "".join(out)
+    n = len(args) // 2
+    ops, subs = [args[2 * i] for i in range(n)], [letters(args[2 * i + 1]) for i in range(n)]
+    eq = ",".join(subs) + ("->" + letters(args[-1]) if len(args) % 2 else "")
+    return eq, ops
+
+
+def einsum(*args):
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts list")
+    if isinstance(args[0], str):
+        eq, ops = args[0], list(args[1:])
+        if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+            ops = list(ops[0])
+    else:
+        eq, ops = _einsum_sublist(args)
+    ops = _tensor_list(ops, "einsum")
+    return _wrap(lib.tn_einsum(eq.encode(), _ptrs(ops), len(ops)))
+
+
+@_method("diagonal")
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    return _wrap(lib.tn_diagonal(self._ptr, _int(offset, "diagonal", "offset"), _int(dim1, "diagonal", "dim1"), _int(dim2, "diagonal", "dim2")))
+
+
+@_method("diag_embed")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    return _wrap(lib.tn_diag_embed(self._ptr, _int(offset, "diag_embed", "offset"), _int(dim1, "diag_embed", "dim1"), _int(dim2, "diag_embed", "dim2")))
+
+
+@_method("diag")
+def diag(self, diagonal=0):
+    return _wrap(lib.tn_diag(self._ptr, _int(diagonal, "diag", "diagonal")))
+
+
+@_method("diagflat")
+def diagflat(self, offset=0):
+    return _wrap(lib.tn_diagflat(self._ptr, _int(offset, "diagflat", "offset")))
+
+
+@_method("rot90")
+def rot90(self, k=1, dims=(0, 1)):
+    arr, n = _i64(_dims_list(dims, "rot90", "dims"))
+    return _wrap(lib.tn_rot90(self._ptr, _int(k, "rot90", "k"), arr, n))
 
 
 # --------------------------------------------------------------------------- in-place random fills
@@ -814,12 +961,146 @@ def vstack(tensors):
     return cat([atleast_2d(t) for t in _tensor_list(tensors, "vstack")], 0)
 
 
-def atleast_1d(t):
-    return t.reshape(1) if _tensor_arg(t, "atleast_1d").ndim == 0 else t
+def _atleast(name, one):
+    def fn(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return one(tensors[0])
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
+        return tuple(one(t) for t in _tensor_list(tensors, name))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def atleast_2d(t):
-    return t.reshape(1, -1) if _tensor_arg(t, "atleast_2d").ndim < 2 else t
+def _atleast_3d(t):
+    if t.ndim == 0:
+        return t.reshape(1, 1, 1)
+    if t.ndim == 1:
+        return t.reshape(1, -1, 1)
+    return t.unsqueeze(-1) if t.ndim == 2 else t
+
+
+atleast_1d = _atleast("atleast_1d", lambda t: t.reshape(1) if t.ndim == 0 else t)
+atleast_2d = _atleast("atleast_2d", lambda t: t.reshape(1, -1) if t.ndim < 2 else t)
+atleast_3d = _atleast("atleast_3d", _atleast_3d)
+
+
+def dstack(tensors):
+    return cat([atleast_3d(t) for t in _tensor_list(tensors, "dstack")], 2)
+
+
+def column_stack(tensors):
+    ts = _tensor_list(tensors, "column_stack")
+    return hstack([t.reshape(-1, 1) if t.ndim <= 1 else t for t in ts])
+
+
+def block_diag(*tensors):
+    ts = _tensor_list(tensors, "block_diag")
+    return _wrap(lib.tn_block_diag(_ptrs(ts), len(ts)))
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    ts = _tensor_list(tensors, "meshgrid")
+    if indexing is not None and not isinstance(indexing, str):
+        raise TypeError(f"meshgrid(): argument 'indexing' must be str, not {type(indexing).__name__}")
+    out = (c_void_p * _bi.max(len(ts), 1))()
+    k = _check_int(lib.tn_meshgrid(_ptrs(ts), len(ts), (indexing or "ij").encode(), out))
+    return tuple(_wrap(out[i]) for i in range(k))
+
+
+def cartesian_prod(*tensors):
+    ts = _tensor_list(tensors, "cartesian_prod")
+    return _wrap(lib.tn_cartesian_prod(_ptrs(ts), len(ts)))
+
+
+@_method("tensor_split")
+def tensor_split(self, indices_or_sections, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    dim = _wrap_dim(_int(dim, "tensor_split"), self.ndim)
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        if t.dtype.name != "int64":
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got {t.dtype}")
+        if t.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional tensor, but got a tensor with {t.ndim} dims")
+        indices_or_sections = int(t.item()) if t.ndim == 0 else t.tolist()
+    size = self.shape[dim]
+    if isinstance(indices_or_sections, (list, tuple)):
+        bounds = [0] + [_int(i, "tensor_split", "indices") for i in indices_or_sections] + [size]
+    else:
+        n = _int(indices_or_sections, "tensor_split", "sections")
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        base, extra = divmod(size, n)
+        bounds = [0]
+        for i in range(n):
+            bounds.append(bounds[-1] + base + (1 if i < extra else 0))
+    return tuple(_wrap(lib.tn_slice(self._ptr, dim, bounds[i], bounds[i + 1], 1)) for i in range(len(bounds) - 1))
+
+
+def _split_fn(name, dim_of, min_ndim):
+    def fn(self, indices_or_sections):
+        if self.ndim < min_ndim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} dimension{'s' if min_ndim > 1 else ''}, "
+                               f"but got a tensor with {self.ndim} dimensions!")
+        dim = dim_of(self)
+        if not isinstance(indices_or_sections, (list, tuple, Tensor)):
+            n = _int(indices_or_sections, name, "sections")
+            if n == 0 or self.shape[dim] % n:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                                   f"{self.shape[dim]} is not divisible by the split_size {n}!")
+        return tensor_split(self, indices_or_sections, dim)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+_method("hsplit")(_split_fn("hsplit", lambda t: 1 if t.ndim > 1 else 0, 1))
+_method("vsplit")(_split_fn("vsplit", lambda t: 0, 2))
+_method("dsplit")(_split_fn("dsplit", lambda t: 2, 3))
+
+
+@_method("split_with_sizes")
+def split_with_sizes(self, split_sizes, dim=0):
+    sizes = _dims_list(list(split_sizes), "split_with_sizes", "split_sizes")
+    d = _wrap_dim(_int(dim, "split_with_sizes"), self.ndim) if self.ndim else 0
+    if self.ndim and _bi.sum(sizes) != self.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return self.split(sizes, dim)
+
+
+@_method("narrow_copy")
+def narrow_copy(self, dim, start, length):
+    return self.narrow(dim, start, length).clone()
+
+
+@_method("sum_to_size", function=False)
+def sum_to_size(self, *size):
+    from ._core import _shape_args
+    size = _shape_args(size, "size")
+    shape = list(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or _bi.any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {size} is not expandable to size {shape}")
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
+    r = self.sum(dims, keepdim=True) if dims else self
+    return r.reshape(size) if lead else r
+
+
+def _become(self, view):
+    """An in-place view op: self's handle becomes the view's (the Python object stays the same)."""
+    self._ptr, view._ptr = view._ptr, self._ptr
+    return self
+
+
+Tensor.transpose_ = lambda self, dim0, dim1: _become(self, self.transpose(dim0, dim1))
+Tensor.swapaxes_ = Tensor.swapdims_ = Tensor.transpose_
+Tensor.t_ = lambda self: _become(self, self.t())
+Tensor.squeeze_ = lambda self, *dim: _become(self, self.squeeze(*dim))
+Tensor.unsqueeze_ = lambda self, dim: _become(self, self.unsqueeze(dim))
+Tensor.as_strided_ = lambda self, size, stride, storage_offset=None: _become(self, self.as_strided(size, stride, storage_offset))
 
 
 def broadcast_shapes(*shapes):
@@ -845,14 +1126,16 @@ def split(tensor, split_size_or_sections, dim=0):
     return _tensor_arg(tensor, "split", "tensor").split(split_size_or_sections, dim)
 
 
-FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstack, vstack=vstack,
-                 atleast_1d=atleast_1d, atleast_2d=atleast_2d, broadcast_shapes=broadcast_shapes,
+FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstack, vstack=vstack, row_stack=vstack,
+                 dstack=dstack, column_stack=column_stack, block_diag=block_diag, meshgrid=meshgrid,
+                 cartesian_prod=cartesian_prod, tensordot=tensordot, einsum=einsum,
+                 atleast_1d=atleast_1d, atleast_2d=atleast_2d, atleast_3d=atleast_3d, broadcast_shapes=broadcast_shapes,
                  broadcast_tensors=broadcast_tensors, split=split, result_type=result_type, where=where)
 
 # Methods of _core.Tensor that are also torch.<name>(input, ...) functions.
 for _n in ("clone contiguous detach flatten unflatten permute transpose swapaxes swapdims t narrow select "
            "squeeze unsqueeze unfold as_strided unbind chunk flip fliplr flipud roll repeat_interleave tile tril triu "
            "index_select gather scatter scatter_add index_put masked_fill masked_select nonzero argwhere "
-           "movedim moveaxis reshape ravel numel is_floating_point is_complex is_nonzero").split():
+           "movedim moveaxis broadcast_to reshape ravel numel is_floating_point is_complex is_nonzero").split():
     if hasattr(Tensor, _n):
         METHOD_FUNCTIONS[_n] = getattr(Tensor, _n)
