@@ -947,6 +947,14 @@ TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
    (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
+/* p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]: [..., P, R].
+   compute_mode as PyTorch's: 0 use_mm_for_euclid_dist_if_necessary (p = 2 and P or R > 25),
+   1 use_mm_for_euclid_dist, 2 donot_use_mm_for_euclid_dist. */
+TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode);
+TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p);        /* the rows' distances i < j, [N (N - 1) / 2] */
+/* torch.cov of the rows (variables) of a 1-/2-d input; fweights (integers), aweights (floats) may be NULL. */
+TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights);
+TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */
@@ -9446,6 +9454,121 @@ fail:
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n) {
     return TN__AS("tn_einsum", tn__einsum_impl(equation, operands, n));
 }
+
+/* ---- distances ---- */
+/* The p-norm of d's last dim as PyTorch's cdist/pdist compute it (0: the count of nonzeros). */
+static tn_tensor *tn__dist_lastdim(tn_tensor *d, double p) {
+    const int64_t last = -1;
+    if (p == 0 && d) {   /* a count, with PyTorch's zero gradient: plus 0 * d (d's finite entries) */
+        tn_tensor *dd = tn_detach(d);
+        tn_tensor *zero = tn_mul_scalar(tn_where(tn_isfinite(dd), d, tn_zeros_like(dd)), 0);
+        return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1, false), d->dtype), tn_sum_dims(zero, &last, 1, false));
+    }
+    return tn_norm_dims(d, p, &last, 1, false);
+}
+static int tn__dist_check(const char *fn, tn_tensor *t, const char *what, double p) {
+    if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: only supports floating-point dtypes, %s got: %s", fn, what, tn_dtype_name(t->dtype));
+    if (!(p >= 0)) return TN__FAIL_INT("%s: only supports non-negative p values, got %g", fn, p);
+    return 0;
+}
+static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode) {
+    TN__CHECK_NULL(x1, x2);
+    if (x1->ndim < 2 || x2->ndim < 2) return (tn_tensor *)tn__error("tn_cdist: only supports at least 2D tensors, X%d got: %dD", x1->ndim < 2 ? 1 : 2, x1->ndim < 2 ? x1->ndim : x2->ndim);
+    if (tn__dist_check("tn_cdist", x1, "X1", p) || tn__dist_check("tn_cdist", x2, "X2", p)) return NULL;
+    if (x1->dtype != x2->dtype) return (tn_tensor *)tn__error("tn_cdist: X1 and X2 must have the same dtype, got %s and %s", tn_dtype_name(x1->dtype), tn_dtype_name(x2->dtype));
+    if (compute_mode < 0 || compute_mode > 2) return (tn_tensor *)tn__error("tn_cdist: %d is not a valid value for compute_mode", compute_mode);
+    int64_t m = x1->shape[x1->ndim - 1], r1 = x1->shape[x1->ndim - 2], r2 = x2->shape[x2->ndim - 2];
+    if (m != x2->shape[x2->ndim - 1]) return (tn_tensor *)tn__error("tn_cdist: X1 and X2 must have the same number of columns. X1: %lld X2: %lld", (long long)m, (long long)x2->shape[x2->ndim - 1]);
+    int64_t batch[TN_MAX_DIMS], s1[TN_MAX_DIMS + 1], s2[TN_MAX_DIMS + 1];
+    int nb = tn__broadcast(x1->shape, x1->ndim - 2, x2->shape, x2->ndim - 2, batch);
+    if (nb < 0) return (tn_tensor *)tn__error("tn_cdist: the batch dims of %s and %s do not broadcast", TN__SHAPE(x1), TN__SHAPE(x2));
+    if (nb + 3 > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_cdist: too many dims");
+    memcpy(s1, batch, (size_t)nb * sizeof *batch); memcpy(s2, batch, (size_t)nb * sizeof *batch);
+    s1[nb] = r1; s1[nb + 1] = m; s2[nb] = r2; s2[nb + 1] = m;
+    tn_scope_begin();
+    tn_tensor *a = tn_expand(x1, s1, nb + 2), *b = tn_expand(x2, s2, nb + 2);
+    if (p == 2 && (compute_mode == 1 || (compute_mode == 0 && (r1 > 25 || r2 > 25)))) {
+        /* PyTorch's _euclidean_dist: |a|^2 + |b|^2 - 2 a.b by one matmul, clamped at 0 */
+        const int64_t last = -1;
+        tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, true), *nbb = tn_sum_dims(tn_square(b), &last, 1, true);
+        tn_tensor *pa[3] = {tn_mul_scalar(a, -2), na, tn_ones_like(na)}, *pb[3] = {b, tn_ones_like(nbb), nbb};
+        tn_tensor *res = tn_matmul(tn_cat(pa, 3, -1), tn_transpose(tn_cat(pb, 3, -1), -1, -2));
+        return tn__scope_return(tn_sqrt(tn_clamp_min(res, 0)));
+    }
+    return tn__scope_return(tn__dist_lastdim(tn_sub(tn_unsqueeze(a, -2), tn_unsqueeze(b, -3)), p));
+}
+TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode) {
+    return tn__grad_name(TN__AS("tn_cdist", tn__cdist_impl(x1, x2, p, compute_mode)), "CdistBackward0");
+}
+static tn_tensor *tn__pdist_impl(tn_tensor *x, double p) {
+    TN__CHECK_NULL(x);
+    if (x->ndim != 2) return (tn_tensor *)tn__error("tn_pdist: only supports 2D tensors, got: %dD", x->ndim);
+    if (tn__dist_check("tn_pdist", x, "input", p)) return NULL;
+    int64_t n = x->shape[0], pairs = n > 1 ? n * (n - 1) / 2 : 0, k = 0;
+    int64_t *ij = (int64_t *)TN_MALLOC((size_t)(2 * pairs + 1) * sizeof *ij);
+    if (!ij) return (tn_tensor *)tn__error("tn_pdist: out of memory");
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) { ij[k] = i; ij[pairs + k] = j; k++; }
+    tn_scope_begin();   /* rows i < j in PyTorch's order: (0,1), (0,2), ..., (1,2), ... */
+    tn_tensor *ii = tn_to(tn_from_data(ij, &pairs, 1, TN_I64), x->device), *jj = tn_to(tn_from_data(ij + pairs, &pairs, 1, TN_I64), x->device);
+    TN_FREE(ij);
+    return tn__scope_return(tn__dist_lastdim(tn_sub(tn_index_select(x, 0, ii), tn_index_select(x, 0, jj)), p));
+}
+TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_pdist", tn__pdist_impl(x, p)), "PdistBackward0"); }
+
+/* ---- covariance ---- */
+static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {
+    TN__CHECK_NULL(t);
+    if (t->ndim > 2) return (tn_tensor *)tn__error("tn_cov: expected input to have two or fewer dimensions but got an input with %d dimensions", t->ndim);
+    int64_t nobs = t->ndim ? t->shape[t->ndim - 1] : 1;
+    tn_tensor *const ws[2] = {fweights, aweights};
+    for (int k = 0; k < 2; k++) {
+        tn_tensor *w = ws[k];
+        const char *name = k ? "aweights" : "fweights";
+        if (!w) continue;
+        if (w->ndim > 1) return (tn_tensor *)tn__error("tn_cov: expected %s to have one or fewer dimensions but got %s with %d dimensions", name, name, w->ndim);
+        if (k == 0 && (tn_dtype_is_floating(w->dtype) || w->dtype == TN_BOOL)) return (tn_tensor *)tn__error("tn_cov: expected fweights to have integral dtype but got fweights with %s dtype", tn_dtype_name(w->dtype));
+        if (k == 1 && !tn_dtype_is_floating(w->dtype)) return (tn_tensor *)tn__error("tn_cov: expected aweights to have floating point dtype but got aweights with %s dtype", tn_dtype_name(w->dtype));
+        if (tn_numel(w) != nobs) return (tn_tensor *)tn__error("tn_cov: expected %s to have the same numel as there are observations in the input but got %lld != %lld", name, (long long)tn_numel(w), (long long)nobs);
+        if (tn__check_same_device("tn_cov", t, w)) return NULL;
+        tn_scope_begin();
+        tn_tensor *neg = tn_any(tn_lt_scalar(w, 0));
+        bool bad = neg && tn_item(neg) != 0;
+        tn_scope_end();
+        if (bad) return (tn_tensor *)tn__error("tn_cov: %s cannot be negative", name);
+    }
+    const int64_t row[2] = {1, -1}, obs = 1;
+    tn_scope_begin();
+    tn_tensor *x = t->ndim < 2 ? tn_reshape(t, row, 2) : t, *w = NULL;
+    if (x && !tn_dtype_is_floating(x->dtype)) x = tn_to_dtype(x, TN_F32);   /* the default float */
+    if (fweights) w = tn_reshape(fweights, &nobs, 1);
+    if (aweights) { tn_tensor *aw = tn_reshape(aweights, &nobs, 1); w = w ? tn_mul(w, aw) : aw; }
+    tn_tensor *wsum = w ? tn_sum(w) : tn_scalar_int(nobs);
+    tn_tensor *avg = w ? tn_div(tn_sum_dims(tn_mul(x, w), &obs, 1, false), wsum) : tn_mean_dims(x, &obs, 1, false);
+    tn_tensor *norm;
+    if (w && aweights && correction != 0)
+        norm = tn_sub(wsum, tn_div(tn_mul_scalar(tn_sum(tn_mul(w, aweights)), (double)correction), wsum));
+    else norm = tn_add_scalar(wsum, -(double)correction);
+    tn_tensor *neg = norm ? tn_le_scalar(norm, 0) : NULL;   /* PyTorch warns and divides by 0 */
+    if (neg) norm = tn_where(neg, tn_zeros_like(norm), norm);
+    tn_tensor *xc = tn_sub(x, tn_unsqueeze(avg, 1));
+    tn_tensor *c = tn_mm(xc, tn_t(w ? tn_mul(xc, w) : xc));
+    c = c ? tn_div(c, tn_to_dtype(norm, c->dtype)) : NULL;
+    return tn__scope_return(tn_squeeze(c));
+}
+TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {
+    return TN__AS("tn_cov", tn__cov_impl(t, correction, fweights, aweights));
+}
+static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    tn_scope_begin();
+    tn_tensor *c = tn_cov(t, 1, NULL, NULL);
+    if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
+    tn_tensor *sd = tn_sqrt(tn_diagonal(c, 0, 0, 1));
+    c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
+    return tn__scope_return(tn_clamp(c, -1, 1));   /* rounding can leave |c| just past 1 */
+}
+TNDEF tn_tensor *tn_corrcoef(tn_tensor *t) { return TN__AS("tn_corrcoef", tn__corrcoef_impl(t)); }
 
 /* ============================================================================== */
 /* src/nn/functional.c: softmax, activations, linear, bilinear, im2col and col2im */

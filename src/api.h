@@ -914,6 +914,14 @@ TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
    (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
+/* p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]: [..., P, R].
+   compute_mode as PyTorch's: 0 use_mm_for_euclid_dist_if_necessary (p = 2 and P or R > 25),
+   1 use_mm_for_euclid_dist, 2 donot_use_mm_for_euclid_dist. */
+TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode);
+TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p);        /* the rows' distances i < j, [N (N - 1) / 2] */
+/* torch.cov of the rows (variables) of a 1-/2-d input; fweights (integers), aweights (floats) may be NULL. */
+TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights);
+TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */

@@ -1,6 +1,7 @@
 /* test_ops_more_b.c — issue 20, item 2 (second half): the shape and linear-algebra-lite ops
  * (diagonal, diag_embed, diag, diagflat, einsum, tensordot, kron, cross, rot90,
- * block_diag, cartesian_prod, meshgrid, trace, addmv, addr, addbmm, vdot) and the special
+ * block_diag, cartesian_prod, meshgrid, trace, addmv, addr, addbmm, vdot, cdist, pdist,
+ * cov, corrcoef) and the special
  * functions of the elementwise families, against values PyTorch 1.13 computed (the
  * E_* arrays, generated with torch on the inputs built here), float64 gradchecks (and
  * gradgradchecks) of every differentiable one on non-contiguous views, and PyTorch's
@@ -40,6 +41,15 @@ static const double E_I0[4] = {1.0226268793515967, 1.8639649620738397, 3.2898391
 static const double E_LAE[4] = {1.4031860488854577, 1.7090541641698875, 0.5485873515737419, 7.255233798151743};
 static const double E_HYPOT[4] = {1.044030650891055, 3.4481879299133333, 2.5495097567963922, 7.520804478245662};
 static const double E_XLOGY[4] = {0.0, 1.8676408907357867, 1.7328679513998633, 5.025317059059604};
+static const double E_CDIST2[15] = {1.4253932901995967, 1.6632618282450458, 1.9142620230706455, 2.1738499448596817, 2.4392854237839425, 1.7457431218879391, 1.5028317941009048, 1.2777531299998797, 1.0816968277714807, 0.9331389496316869, 4.27617987059879, 3.9965971920680543, 3.717946913512978, 3.440455593940656, 3.1644281382545043};
+static const double E_CDIST1[15] = {2.2857142857142856, 2.8571428571428568, 3.4285714285714284, 4.0, 4.571428571428572, 3.0476190476190474, 2.4761904761904767, 2.095238095238095, 1.8095238095238095, 1.5238095238095237, 8.380952380952381, 7.809523809523808, 7.238095238095239, 6.666666666666666, 6.095238095238095};
+static const double E_CDISTINF[15] = {1.1428571428571428, 1.2857142857142856, 1.4285714285714284, 1.5714285714285716, 1.7142857142857144, 1.3333333333333333, 1.1904761904761905, 1.0476190476190474, 0.9047619047619047, 0.7619047619047619, 2.6666666666666665, 2.5238095238095237, 2.380952380952381, 2.238095238095238, 2.095238095238095};
+static const double E_CDIST0[15] = {3.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 3.0, 4.0, 4.0, 4.0, 4.0, 4.0};
+static const double E_CDISTMM[15] = {1.4253932901995967, 1.6632618282450458, 1.9142620230706455, 2.1738499448596817, 2.4392854237839425, 1.745743121887939, 1.502831794100905, 1.2777531299998799, 1.081696827771481, 0.933138949631687, 4.27617987059879, 3.9965971920680543, 3.717946913512978, 3.4404555939406554, 3.1644281382545048};
+static const double E_PDIST[10] = {0.22677157885259985, 0.45354315770519976, 0.6803147365577998, 0.9070863154103997, 0.22677157885259994, 0.4535431577052001, 0.6803147365578, 0.22677157885260016, 0.4535431577052001, 0.22677157885259994};
+static const double E_COV[9] = {7.0, 2.9166666666666665, -2.5, 2.9166666666666665, 3.0625, -1.2083333333333333, -2.5, -1.2083333333333333, 0.9166666666666666};
+static const double E_COVW[9] = {3.2834467120181405, 2.154195011337868, -1.26984126984127, 2.154195011337868, 3.2052154195011338, -0.984126984126984, -1.26984126984127, -0.984126984126984, 0.507936507936508};
+static const double E_CORR[9] = {0.9999999999999998, 0.629940788348712, -0.9869275424396534, 0.6299407883487119, 1.0, -0.721178860387891, -0.9869275424396534, -0.721178860387891, 1.0};
 
 /* ---- helpers ---- */
 static tn_tensor *f64(const double *v, const int64_t *shape, int nd) { return tn_from_data(v, shape, nd, TN_F64); }
@@ -294,6 +304,57 @@ TEST(products_grads) {
     tn_scope_end();
 }
 
+/* ---- distances and covariance ---- */
+TEST(distances_cov) {
+    tn_scope_begin();
+    tn_tensor *a = mk_a(), *bt = tn_t(mk_b());   /* [3, 4] and a non-contiguous [5, 4] */
+    CHECK_VALS(tn_cdist(a, bt, 2, 0), E_CDIST2, 1e-14);
+    CHECK_VALS(tn_cdist(a, bt, 1, 0), E_CDIST1, 1e-14);
+    CHECK_VALS(tn_cdist(a, bt, INFINITY, 0), E_CDISTINF, 1e-14);
+    CHECK_VALS(tn_cdist(a, bt, 0, 0), E_CDIST0, 0);
+    CHECK_VALS(tn_cdist(a, bt, 2, 1), E_CDISTMM, 1e-12);
+    CHECK_SHAPE(tn_cdist(tn_zeros(TN_SHAPE(2, 1, 0, 4), TN_F32), tn_zeros(TN_SHAPE(3, 5, 4), TN_F32), 2, 0), 2, 3, 0, 5);
+    CHECK_ERR(tn_cdist(a, tn_zeros(TN_SHAPE(2, 3), TN_F64), 2, 0), "same number of columns");
+    CHECK_ERR(tn_cdist(a, bt, -1, 0), "non-negative p");
+    CHECK_ERR(tn_cdist(tn_zeros(TN_SHAPE(4), TN_F64), bt, 2, 0), "at least 2D");
+    CHECK_ERR(tn_cdist(tn_zeros(TN_SHAPE(2, 4), TN_I64), tn_zeros(TN_SHAPE(2, 4), TN_I64), 2, 0), "floating-point");
+    CHECK_VALS(tn_pdist(bt, 3), E_PDIST, 1e-14);
+    CHECK_SHAPE(tn_pdist(tn_zeros(TN_SHAPE(1, 3), TN_F32), 2), 0);
+    CHECK_ERR(tn_pdist(a, -2), "non-negative p");
+    CHECK_ERR(tn_pdist(tn_zeros(TN_SHAPE(2, 3, 4), TN_F32), 2), "only supports 2D tensors, got: 3D");
+    tn_tensor *x = f64((const double[]){1, 2, 4, 7, 0.5, -1, 3, 2, 2, 2, 1, 0}, TN_SHAPE(3, 4));
+    tn_tensor *fw = tn_from_data((const int64_t[]){1, 2, 1, 3}, TN_SHAPE(4), TN_I64), *aw = f64((const double[]){0.5, 1, 2, 0.25}, TN_SHAPE(4));
+    CHECK_VALS(tn_cov(x, 1, NULL, NULL), E_COV, 1e-14);
+    CHECK_VALS(tn_cov(x, 0, fw, aw), E_COVW, 1e-14);
+    CHECK_VALS(tn_corrcoef(x), E_CORR, 1e-14);
+    tn_tensor *ci = tn_cov(tn_arange(0, 4, 1, TN_I64), 1, NULL, NULL);   /* integers: the default float, 0-d */
+    CHECK(ci && tn_ndim(ci) == 0 && tn_get_dtype(ci) == TN_F32 && fabs(tn_item(ci) - 5.0 / 3) < 1e-6);
+    tn_tensor *c1 = tn_cov(tn_ones(TN_SHAPE(1), TN_F64), 1, NULL, NULL);   /* no degrees of freedom: NaN */
+    CHECK(c1 && isnan(tn_item(c1)));
+    CHECK_ERR(tn_cov(tn_zeros(TN_SHAPE(2, 2, 2), TN_F32), 1, NULL, NULL), "two or fewer dimensions");
+    CHECK_ERR(tn_cov(x, 1, aw, NULL), "fweights to have integral dtype");
+    CHECK_ERR(tn_cov(x, 1, NULL, fw), "aweights to have floating point dtype");
+    CHECK_ERR(tn_cov(x, 1, tn_neg(fw), NULL), "fweights cannot be negative");
+    CHECK_ERR(tn_cov(x, 1, NULL, tn_ones(TN_SHAPE(3), TN_F64)), "same numel as there are observations");
+    tn_scope_end();
+}
+GF(g_cdist2, tn_cdist(tn_t(I0), I1, 2, 2))
+GF(g_cdist_mm, tn_cdist(tn_t(I0), I1, 2, 1))
+GF(g_cdist3, tn_cdist(tn_t(I0), I1, 3, 0))
+GF(g_pdist, tn_pdist(tn_t(I0), 1.5))
+GF(g_cov, tn_cov(tn_t(I0), 1, NULL, tn_exp(I1)))
+GF(g_corrcoef, tn_corrcoef(tn_t(I0)))
+TEST(distances_cov_grads) {
+    tn_scope_begin();
+    GC(g_cdist2, 2, LEAF(3, 4), LEAF(2, 5, 3));
+    GC(g_cdist_mm, 2, LEAF(3, 4), LEAF(5, 3));
+    GC(g_cdist3, 1, LEAF(3, 4), LEAF(1, 2, 3));
+    GC(g_pdist, 1, LEAF(3, 4));
+    GC(g_cov, 2, LEAF(5, 3), LEAF(5));
+    GC(g_corrcoef, 1, LEAF(6, 3));
+    tn_scope_end();
+}
+
 /* ---- the special functions of the elementwise families ---- */
 TEST(special_values) {
     tn_scope_begin();
@@ -347,6 +408,8 @@ int main(void) {
     RUN(products_values);
     RUN(addmv_addr_addbmm_vdot);
     RUN(products_grads);
+    RUN(distances_cov);
+    RUN(distances_cov_grads);
     RUN(special_values);
     RUN(special_grads);
     return tn_test_report();

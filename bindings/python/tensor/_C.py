@@ -268,6 +268,10 @@ tn_kron T T T
 tn_tensordot T T T L L i
 tn_cross T T T l
 tn_einsum T s A i
+tn_cdist T T T d i
+tn_pdist T T d
+tn_cov T T l T T
+tn_corrcoef T T
 tn_softmax T T l
 tn_log_softmax T T l
 tn_requires_grad b T

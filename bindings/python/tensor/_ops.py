@@ -12,7 +12,7 @@ from ctypes import byref, c_void_p
 
 from . import _C
 from ._C import lib
-from ._core import (Tensor, _check_int, _dims_list, _float, _i64, _int, _is_operand, _operand, _ptrs, _raise,
+from ._core import (Tensor, _check_int, _dims_list, _float, _i64, _int, _is_operand, _operand, _otp, _ptrs, _raise,
                     _scalar, _scalar_kind, _scalar_ptr, _tensor_arg, _to_dtype, _tp, _unalias, _wrap, _wrap_dim, _DTYPES,
                     float32, return_types, where)
 
@@ -871,6 +871,30 @@ def einsum(*args):
     return _wrap(lib.tn_einsum(eq.encode(), _ptrs(ops), len(ops)))
 
 
+_CDIST_MODES = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1, "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return _wrap(lib.tn_cdist(_tp(x1, "cdist", "x1"), _tp(x2, "cdist", "x2"), _float(p, "cdist", "p"), _CDIST_MODES[compute_mode]))
+
+
+def pdist(input, p=2):
+    return _wrap(lib.tn_pdist(_tp(input, "pdist"), _float(p, "pdist", "p")))
+
+
+@_method("cov")
+def cov(self, *, correction=1, fweights=None, aweights=None):
+    return _wrap(lib.tn_cov(self._ptr, _int(correction, "cov", "correction"), _otp(fweights, "cov", "fweights"),
+                            _otp(aweights, "cov", "aweights")))
+
+
+@_method("corrcoef")
+def corrcoef(self):
+    return _wrap(lib.tn_corrcoef(self._ptr))
+
+
 @_method("diagonal")
 def diagonal(self, offset=0, dim1=0, dim2=1):
     return _wrap(lib.tn_diagonal(self._ptr, _int(offset, "diagonal", "offset"), _int(dim1, "diagonal", "dim1"), _int(dim2, "diagonal", "dim2")))
@@ -1128,7 +1152,7 @@ def split(tensor, split_size_or_sections, dim=0):
 
 FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstack, vstack=vstack, row_stack=vstack,
                  dstack=dstack, column_stack=column_stack, block_diag=block_diag, meshgrid=meshgrid,
-                 cartesian_prod=cartesian_prod, tensordot=tensordot, einsum=einsum,
+                 cartesian_prod=cartesian_prod, tensordot=tensordot, einsum=einsum, cdist=cdist, pdist=pdist,
                  atleast_1d=atleast_1d, atleast_2d=atleast_2d, atleast_3d=atleast_3d, broadcast_shapes=broadcast_shapes,
                  broadcast_tensors=broadcast_tensors, split=split, result_type=result_type, where=where)
 

@@ -29,7 +29,7 @@ __all__ = [
     "softmax", "log_softmax", "softmin", "logsigmoid", "softsign", "tanhshrink", "threshold", "glu",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "cosine_embedding_loss",
-    "margin_ranking_loss", "pairwise_distance", "normalize", "pad",
+    "margin_ranking_loss", "pairwise_distance", "pdist", "normalize", "pad",
 ]
 
 
@@ -920,6 +920,11 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if not (isinstance(x1, Tensor) and isinstance(x2, Tensor)):
         _check("pairwise_distance", x1=x1, x2=x2)
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def pdist(input, p=2):
+    from .._ops import pdist as _pdist
+    return _pdist(input, p)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
