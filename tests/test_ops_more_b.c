@@ -289,6 +289,9 @@ GF(g_addmv, tn_addmv(I0, tn_t(I1), I2, 0.5, -2))
 GF(g_addr, tn_addr(I0, I1, I2, 3, 0.5))
 GF(g_addbmm, tn_addbmm(I0, tn_transpose(I1, 1, 2), I2, -1, 2))
 GF(g_vdot, tn_vdot(tn_select(I0, 1, 0), tn_select(I0, 1, 1)))
+/* as_strided with PyTorch's AsStridedBackward: overlapping windows sum their gradients */
+GF(g_as_strided, tn_as_strided(I0, TN_SHAPE(3, 3), (const int64_t[]){1, 2}, 1))
+GF(g_as_strided_view, tn_as_strided(tn_narrow(I0, 0, 2, 5), TN_SHAPE(2, 2), (const int64_t[]){1, 2}, 3))   /* positions 3..6: inside the narrowed view */
 TEST(products_grads) {
     tn_scope_begin();
     GC(g_tensordot, 2, LEAF(4, 3, 2), LEAF(4, 5, 3));
@@ -301,6 +304,15 @@ TEST(products_grads) {
     GC(g_addr, 2, LEAF(3, 1), LEAF(3), LEAF(2));
     GC(g_addbmm, 2, LEAF(3, 2), LEAF(2, 4, 3), LEAF(2, 4, 2));
     GC(g_vdot, 2, LEAF(3, 2));
+    GC(g_as_strided, 2, LEAF(8));
+    GC(g_as_strided_view, 1, LEAF(8));
+    tn_tensor *x = LEAF(6);
+    tn_tensor *v = tn_as_strided(x, TN_SHAPE(2, 2), (const int64_t[]){1, 1}, 0);
+    CHECK(v && strcmp(tn_grad_fn_name(v), "AsStridedBackward0") == 0 && tn_same_storage(v, x));
+    if (v && tn_backward(tn_sum(v)) == 0) {
+        const double want[6] = {1, 2, 1, 0, 0, 0};   /* storage positions 0, 1, 1, 2 */
+        CHECK_VALS(tn_grad(x), want, 0);
+    }
     tn_scope_end();
 }
 

@@ -416,6 +416,16 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         gin[0] = tn_permute(tn__diag_place(g, m->shape[n->i[0]], m->shape[n->i[1]], n->i[2]), perm, m->ndim);
         return 0;
     }
+    case G_AS_STRIDED: {   /* S[0], S[1]: the input's and the output's storage positions */
+        const tn__meta *m = &n->in[0];
+        int64_t npos = n->i[0], flat = -1;
+        if (tn_numel(g) == 0 || npos <= 0 || n->nsaved < 2) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }
+        tn_tensor *ii = tn_reshape(S[0], &flat, 1), *io = tn_reshape(S[1], &flat, 1);
+        tn_tensor *pos = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, io, tn_reshape(g, &flat, 1));
+        tn_tensor *cnt = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, ii, tn_ones_like(tn_to_dtype(ii, g->dtype)));
+        gin[0] = tn_reshape(tn_div(tn_gather(pos, 0, ii), tn_gather(cnt, 0, ii)), m->shape, m->ndim);
+        return 0;
+    }
     case G_SLICE_SCATTER: {
         int64_t dim = n->i[0], len = n->in[0].shape[dim];
         gin[0] = tn_slice(g, dim, n->i[1], n->i[1] + (len ? (len - 1) * n->i[2] + 1 : 0), n->i[2]);

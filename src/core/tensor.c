@@ -9,7 +9,7 @@ static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
     X(G_MIN_DIM, "MinBackward0") X(G_CUMSUM, "CumsumBackward0") X(G_CUMPROD, "CumprodBackward0") \
     X(G_SOFTMAX, "SoftmaxBackward0") X(G_LOG_SOFTMAX, "LogSoftmaxBackward0") X(G_SORT, "SortBackward0") \
     X(G_RESHAPE, "ViewBackward0") X(G_PERMUTE, "PermuteBackward0") X(G_EXPAND, "ExpandBackward0") \
-    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_DIAGONAL, "DiagonalBackward0") X(G_UNFOLD, "UnfoldBackward0") \
+    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_DIAGONAL, "DiagonalBackward0") X(G_AS_STRIDED, "AsStridedBackward0") X(G_UNFOLD, "UnfoldBackward0") \
     X(G_SLICE_SCATTER, "SliceScatterBackward0") X(G_FLIP, "FlipBackward0") X(G_PAD, "ConstantPadNdBackward0") \
     X(G_COPY, "CloneBackward0") X(G_TO, "ToCopyBackward0") X(G_INDEX_SELECT, "IndexSelectBackward0") \
     X(G_GATHER, "GatherBackward0") X(G_SCATTER, "ScatterBackward0") X(G_SCATTER_ADD, "ScatterAddBackward0") \

@@ -398,10 +398,41 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     return tn__view_record(t, tn__view_own(t, ns, st, nd + 1, t->offset), G_UNFOLD, attrs, 3);
 }
 
+/* The storage index (less base) of every element of a geometry, as an int64 tensor of its shape. */
+static tn_tensor *tn__storage_index(const int64_t *shape, const int64_t *strides, int nd, int64_t offset, int64_t base) {
+    int64_t ones[TN_MAX_DIMS];
+    for (int k = 0; k < nd; k++) ones[k] = 1;
+    tn_tensor *idx = tn_reshape(tn_scalar_tensor((double)(offset - base), TN_I64), ones, nd);
+    for (int k = 0; k < nd; k++) {
+        ones[k] = shape[k];
+        idx = tn_add(idx, tn_reshape(tn_mul(tn_arange(0, (double)shape[k], 1, TN_I64), tn_scalar_int(strides[k])), ones, nd));
+        ones[k] = 1;
+    }
+    return idx;
+}
+/* PyTorch's AsStridedBackward: the output's gradient is summed into the storage positions
+   it was read from, and each input element takes its position's sum (shared by the
+   elements of an input that overlaps itself). Index tensors of both geometries, relative
+   to the lowest position either reaches, are saved for it. */
+static tn_tensor *tn__as_strided_record(tn_tensor *t, tn_tensor *v) {
+    if (!v || !t->requires_grad || !tn_is_grad_enabled()) return v;
+    int64_t lo = TN__MIN(t->offset, v->offset), hi = -1, last;
+    if (tn_numel(t) && tn__span_ok(t->shape, t->strides, t->ndim, t->offset, &last)) hi = last;
+    if (tn_numel(v) && tn__span_ok(v->shape, v->strides, v->ndim, v->offset, &last)) hi = TN__MAX(hi, last);
+    tn_node *node = tn__node_new(G_AS_STRIDED, 0, &t, 1);
+    if (!node) return tn__node_attach(NULL, v);
+    node->i[0] = hi - lo + 1;   /* positions in all */
+    node->ni = 1;
+    tn_scope_begin();
+    tn_tensor *ii = tn_to(tn__storage_index(t->shape, t->strides, t->ndim, t->offset, lo), t->device);
+    tn_tensor *io = tn_to(tn__storage_index(v->shape, v->strides, v->ndim, v->offset, lo), t->device);
+    if (ii && io) { tn__node_save(node, ii); tn__node_save(node, io); }
+    tn_scope_end();
+    return tn__node_attach(node, v);
+}
+
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
     TN__CHECK_NULL(t);
-    if (t->requires_grad && tn_is_grad_enabled())
-        return (tn_tensor *)tn__error("tn_as_strided: autograd through as_strided is not supported yet (input requires grad); detach it or use view ops");
     if (tn__check_shape("tn_as_strided", shape, ndim)) return NULL;
     if (ndim && !strides) return (tn_tensor *)tn__error("tn_as_strided: strides is NULL");
     int64_t last, es = (int64_t)tn_dtype_size(t->dtype), bytes = 0;
@@ -412,7 +443,7 @@ TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, con
     if (!tn__span_ok(shape, strides, ndim, offset, &last) || (last >= 0 && (!tn__add_ok(last, 1, &count) || !tn__mul_ok(count, es, &bytes) || bytes > (int64_t)t->storage->nbytes)))
         return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach past the storage's %lld elements",
             tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)(t->storage->nbytes / (size_t)es));
-    return tn__view_own(t, shape, strides, ndim, offset);
+    return tn__as_strided_record(t, tn__view_own(t, shape, strides, ndim, offset));
 }
 
 TNDEF tn_tensor *tn_detach(tn_tensor *t) {

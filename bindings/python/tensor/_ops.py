@@ -1127,6 +1127,36 @@ Tensor.unsqueeze_ = lambda self, dim: _become(self, self.unsqueeze(dim))
 Tensor.as_strided_ = lambda self, size, stride, storage_offset=None: _become(self, self.as_strided(size, stride, storage_offset))
 
 
+def _resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_: a contiguous view of the same storage where it holds enough elements
+    (as PyTorch); otherwise a new, larger storage holding the old elements first (other
+    views of the old storage do not see it; the added elements are zeros, PyTorch's are
+    uninitialised)."""
+    from ._core import _shape_args
+    size = _shape_args(sizes, "size")
+    if _bi.any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {_bi.min(size)}: {size}")
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = math.prod(size)
+    strides, acc = [], 1
+    for s in reversed(size):
+        strides.append(acc)
+        acc *= _bi.max(s, 1)
+    strides.reverse()
+    if self.is_contiguous() and n <= self.numel():
+        return _become(self, self.as_strided(size, strides, self.storage_offset()))
+    new = self.new_zeros(size) if hasattr(self, "new_zeros") else (self.flatten()[:0].sum() * 0).expand(size).clone()
+    k = _bi.min(n, self.numel())
+    if k:
+        new.view(-1)[:k] = self.reshape(-1)[:k]
+    return _become(self, new)
+
+
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = lambda self, other, memory_format=None: _resize_(self, _tensor_arg(other, "resize_as_", "the_template").shape)
+
+
 def broadcast_shapes(*shapes):
     out = []
     for s in shapes:
