@@ -482,6 +482,21 @@ TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
 TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
+/* torch.tensor_split: `sections` pieces (the first size % sections one longer), or the
+   pieces between indices[0..n) (Python slices: n + 1 pieces, possibly empty). Views. */
+TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out);
+TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out);
+/* t itself (a new reference) or a view with size-1 dims added as numpy's atleast_*d. */
+TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t);
+TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t);
+TNDEF tn_tensor *tn_atleast_3d(tn_tensor *t);
+/* numpy's stacks: cat along dim 0 of 1-d inputs else 1 (hstack), of inputs made at least
+   2-d along 0 (vstack = row_stack), at least 3-d along 2 (dstack); column_stack takes 0-/1-d
+   inputs as columns. */
+TNDEF tn_tensor *tn_hstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_vstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n);
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
 /* k quarter turns from dims[0] towards dims[1] (n must be 2); a new tensor. */
@@ -5826,6 +5841,75 @@ static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
     return tn__scope_return(tn_stack(grids, n, 1));
 }
 TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n) { return TN__AS("tn_cartesian_prod", tn__cartesian_prod_impl(ts, n)); }
+
+/* ---- tensor_split and the numpy-style stacks ---- */
+/* Pieces [bounds[i], bounds[i + 1]) along dim, as Python slices (clamped; a later bound
+   below an earlier one gives an empty piece). */
+static int tn__split_bounds(const char *fn, tn_tensor *t, int d, const int64_t *inner, int n, tn_tensor **out, int max_out) {
+    if (n >= INT32_MAX) return TN__FAIL_INT("%s: too many pieces", fn);
+    if (out && max_out < n + 1) return TN__FAIL_INT("%s: %d pieces do not fit in max_out = %d", fn, n + 1, max_out);
+    for (int i = 0; i <= n && out; i++)
+        out[i] = tn_slice(t, d, i ? inner[i - 1] : 0, i < n ? inner[i] : TN_END, 1);
+    return n + 1;
+}
+TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+    int d = tn__wrap_dim("tn_tensor_split", dim, t->ndim);
+    if (d < 0) return -1;
+    if (sections <= 0) return TN__FAIL_INT("tn_tensor_split: number of sections must be larger than 0, got %lld", (long long)sections);
+    if (sections > INT32_MAX) return TN__FAIL_INT("tn_tensor_split: %lld sections is too many", (long long)sections);
+    if (out && max_out < sections) return TN__FAIL_INT("tn_tensor_split: %lld pieces do not fit in max_out = %d", (long long)sections, max_out);
+    int64_t size = t->shape[d], base = size / sections, extra = size % sections, start = 0;
+    for (int64_t i = 0; i < sections && out; i++) {   /* the first size % sections pieces one longer */
+        int64_t len = base + (i < extra);
+        out[i] = tn_narrow(t, d, start, len);
+        start += len;
+    }
+    return (int)sections;
+}
+TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split_indices: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+    int d = tn__wrap_dim("tn_tensor_split_indices", dim, t->ndim);
+    if (d < 0) return -1;
+    if (n < 0 || (n && !indices)) return TN__FAIL_INT("tn_tensor_split_indices: indices must be a non-NULL array of n >= 0 entries (n = %d)", n);
+    return tn__split_bounds("tn_tensor_split_indices", t, d, indices, n, out, max_out);
+}
+
+static tn_tensor *tn__atleast(tn_tensor *t, int nd) {
+    TN__CHECK_NULL(t);
+    if (t->ndim >= nd) return tn__own(tn_retain(t));
+    int64_t s[3] = {1, 1, 1};
+    if (t->ndim == 1) s[1] = t->shape[0];                          /* [n] -> [1, n] or [1, n, 1] */
+    if (t->ndim == 2) { s[0] = t->shape[0]; s[1] = t->shape[1]; }   /* [m, n] -> [m, n, 1] */
+    return tn_reshape(t, s, nd);
+}
+TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t) { return tn__atleast(t, 1); }
+TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t) { return tn__atleast(t, 2); }
+TNDEF tn_tensor *tn_atleast_3d(tn_tensor *t) { return tn__atleast(t, 3); }
+
+/* kind 1 hstack, 2 vstack, 3 dstack: cat of the inputs made at least kind-d; 0 column_stack:
+   0-/1-d inputs as columns, cat along dim 1 */
+static tn_tensor *tn__npstack(const char *fn, tn_tensor *const *ts, int n, int kind) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("%s: expected a non-empty list of tensors", fn);
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    tn_tensor **us = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *us);
+    if (!us) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) {
+        const int64_t col[2] = {-1, 1};
+        us[i] = kind == 0 ? (ts[i]->ndim <= 1 ? tn_reshape(ts[i], col, 2) : ts[i]) : tn__atleast(ts[i], kind);
+    }
+    int64_t dim = kind == 1 ? (us[0] && us[0]->ndim == 1 ? 0 : 1) : kind == 2 ? 0 : kind == 3 ? 2 : 1;
+    tn_tensor *r = tn_cat(us, n, dim);
+    TN_FREE(us);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_hstack(tn_tensor *const *ts, int n) { return TN__AS("tn_hstack", tn__npstack("tn_hstack", ts, n, 1)); }
+TNDEF tn_tensor *tn_vstack(tn_tensor *const *ts, int n) { return TN__AS("tn_vstack", tn__npstack("tn_vstack", ts, n, 2)); }
+TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n) { return TN__AS("tn_dstack", tn__npstack("tn_dstack", ts, n, 3)); }
+TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n) { return TN__AS("tn_column_stack", tn__npstack("tn_column_stack", ts, n, 0)); }
 
 /* ======================================================================= */
 /* src/ops/kernels.c: the elementwise kernels: unary, binary, ternary      */

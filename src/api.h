@@ -471,6 +471,21 @@ TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
 TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
+/* torch.tensor_split: `sections` pieces (the first size % sections one longer), or the
+   pieces between indices[0..n) (Python slices: n + 1 pieces, possibly empty). Views. */
+TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out);
+TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out);
+/* t itself (a new reference) or a view with size-1 dims added as numpy's atleast_*d. */
+TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t);
+TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t);
+TNDEF tn_tensor *tn_atleast_3d(tn_tensor *t);
+/* numpy's stacks: cat along dim 0 of 1-d inputs else 1 (hstack), of inputs made at least
+   2-d along 0 (vstack = row_stack), at least 3-d along 2 (dstack); column_stack takes 0-/1-d
+   inputs as columns. */
+TNDEF tn_tensor *tn_hstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_vstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n);
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
 /* k quarter turns from dims[0] towards dims[1] (n must be 2); a new tensor. */

@@ -316,6 +316,46 @@ TEST(products_grads) {
     tn_scope_end();
 }
 
+/* ---- tensor_split and the numpy-style stacks ---- */
+TEST(splits_stacks) {
+    tn_scope_begin();
+    tn_tensor *x = tn_reshape(tn_arange(0, 14, 1, TN_F64), TN_SHAPE(2, 7)), *out[10];
+    CHECK(tn_tensor_split(x, 3, -1, NULL, 0) == 3);   /* counting */
+    CHECK(tn_tensor_split(x, 3, -1, out, 8) == 3);
+    CHECK_SHAPE(out[0], 2, 3);
+    CHECK_SHAPE(out[2], 2, 2);
+    CHECK(tn_same_storage(out[1], x) && tn_item(tn_select(tn_select(out[1], 0, 0), 0, 0)) == 3);
+    CHECK(tn_tensor_split(x, 9, 1, out, 9) == 9);
+    CHECK_SHAPE(out[8], 2, 0);
+    CHECK(tn_tensor_split_indices(x, (const int64_t[]){2, -2, 100}, 3, 1, out, 8) == 4);
+    CHECK_SHAPE(out[0], 2, 2);
+    CHECK_SHAPE(out[1], 2, 3);   /* [2, -2) is [2, 5) */
+    CHECK_SHAPE(out[2], 2, 2);
+    CHECK_SHAPE(out[3], 2, 0);
+    CHECK_ERR(tn_tensor_split(x, 0, 0, out, 8) >= 0, "number of sections must be larger than 0");
+    CHECK_ERR(tn_tensor_split(tn_scalar_tensor(1, TN_F32), 1, 0, out, 8) >= 0, "at least a 1-dimensional tensor");
+    CHECK_ERR(tn_tensor_split(x, 3, 2, out, 8) >= 0, "out of range");
+    CHECK_ERR(tn_tensor_split(x, 3, 1, out, 2) >= 0, "max_out");
+    tn_tensor *s0 = tn_scalar_tensor(1, TN_F64), *v3 = tn_arange(0, 3, 1, TN_F64), *m = tn_ones(TN_SHAPE(2, 3), TN_F64);
+    CHECK_SHAPE(tn_atleast_1d(s0), 1);
+    CHECK_SHAPE(tn_atleast_2d(v3), 1, 3);
+    CHECK_SHAPE(tn_atleast_3d(v3), 1, 3, 1);
+    CHECK_SHAPE(tn_atleast_3d(m), 2, 3, 1);
+    tn_tensor *vv[2] = {v3, v3}, *mm[2] = {m, m}, *vm[2] = {m, v3};
+    CHECK_SHAPE(tn_hstack(vv, 2), 6);
+    CHECK_SHAPE(tn_hstack(mm, 2), 2, 6);
+    CHECK_SHAPE(tn_vstack(vm, 2), 3, 3);
+    CHECK_SHAPE(tn_dstack(mm, 2), 2, 3, 2);
+    CHECK_SHAPE(tn_column_stack(vv, 2), 3, 2);
+    tn_tensor *cs[2] = {tn_t(m), v3};
+    tn_tensor *c = tn_column_stack(cs, 2);
+    CHECK_SHAPE(c, 3, 3);
+    CHECK(c && tn_item(tn_select(tn_select(c, 0, 2), 0, 2)) == 2);   /* v3 is the last column */
+    CHECK_ERR(tn_hstack(vm, 2), "tn_hstack");
+    CHECK_ERR(tn_vstack(NULL, 0), "non-empty");
+    tn_scope_end();
+}
+
 /* ---- distances and covariance ---- */
 TEST(distances_cov) {
     tn_scope_begin();
@@ -420,6 +460,7 @@ int main(void) {
     RUN(products_values);
     RUN(addmv_addr_addbmm_vdot);
     RUN(products_grads);
+    RUN(splits_stacks);
     RUN(distances_cov);
     RUN(distances_cov_grads);
     RUN(special_values);

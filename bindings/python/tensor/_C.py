@@ -184,6 +184,15 @@ tn_stack T A i l
 tn_split i T l l A i
 tn_split_sizes i T L i l A i
 tn_chunk i T l l A i
+tn_tensor_split i T l l A i
+tn_tensor_split_indices i T L i l A i
+tn_atleast_1d T T
+tn_atleast_2d T T
+tn_atleast_3d T T
+tn_hstack T A i
+tn_vstack T A i
+tn_dstack T A i
+tn_column_stack T A i
 tn_flip T T L i
 tn_roll T T L L i
 tn_repeat T T L i

@@ -8,6 +8,7 @@ written out because their PyTorch keyword arguments differ.
 import builtins as _bi
 import math
 import numbers
+import warnings
 from ctypes import byref, c_void_p
 
 from . import _C
@@ -976,13 +977,18 @@ def stack(tensors, dim=0):
     return _wrap(lib.tn_stack(_ptrs(ts), len(ts), _int(dim, "stack")))
 
 
-def hstack(tensors):
-    ts = [atleast_1d(t) for t in _tensor_list(tensors, "hstack")]
-    return cat(ts, 0 if ts and ts[0].ndim == 1 else 1)
+def _npstack(name, f):
+    def fn(tensors):
+        ts = _tensor_list(tensors, name)
+        return _wrap(f(_ptrs(ts), len(ts)))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def vstack(tensors):
-    return cat([atleast_2d(t) for t in _tensor_list(tensors, "vstack")], 0)
+hstack = _npstack("hstack", lib.tn_hstack)
+vstack = _npstack("vstack", lib.tn_vstack)
+dstack = _npstack("dstack", lib.tn_dstack)
+column_stack = _npstack("column_stack", lib.tn_column_stack)
 
 
 def _atleast(name, one):
@@ -996,26 +1002,9 @@ def _atleast(name, one):
     return fn
 
 
-def _atleast_3d(t):
-    if t.ndim == 0:
-        return t.reshape(1, 1, 1)
-    if t.ndim == 1:
-        return t.reshape(1, -1, 1)
-    return t.unsqueeze(-1) if t.ndim == 2 else t
-
-
-atleast_1d = _atleast("atleast_1d", lambda t: t.reshape(1) if t.ndim == 0 else t)
-atleast_2d = _atleast("atleast_2d", lambda t: t.reshape(1, -1) if t.ndim < 2 else t)
-atleast_3d = _atleast("atleast_3d", _atleast_3d)
-
-
-def dstack(tensors):
-    return cat([atleast_3d(t) for t in _tensor_list(tensors, "dstack")], 2)
-
-
-def column_stack(tensors):
-    ts = _tensor_list(tensors, "column_stack")
-    return hstack([t.reshape(-1, 1) if t.ndim <= 1 else t for t in ts])
+atleast_1d = _atleast("atleast_1d", lambda t: t if t.ndim >= 1 else _wrap(lib.tn_atleast_1d(t._ptr)))
+atleast_2d = _atleast("atleast_2d", lambda t: t if t.ndim >= 2 else _wrap(lib.tn_atleast_2d(t._ptr)))
+atleast_3d = _atleast("atleast_3d", lambda t: t if t.ndim >= 3 else _wrap(lib.tn_atleast_3d(t._ptr)))
 
 
 def block_diag(*tensors):
@@ -1029,6 +1018,8 @@ def meshgrid(*tensors, indexing=None):
     ts = _tensor_list(tensors, "meshgrid")
     if indexing is not None and not isinstance(indexing, str):
         raise TypeError(f"meshgrid(): argument 'indexing' must be str, not {type(indexing).__name__}")
+    if indexing is None:   # as PyTorch (1.13 and 2.x)
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.", UserWarning, stacklevel=2)
     out = (c_void_p * _bi.max(len(ts), 1))()
     k = _check_int(lib.tn_meshgrid(_ptrs(ts), len(ts), (indexing or "ij").encode(), out))
     return tuple(_wrap(out[i]) for i in range(k))
@@ -1041,9 +1032,7 @@ def cartesian_prod(*tensors):
 
 @_method("tensor_split")
 def tensor_split(self, indices_or_sections, dim=0):
-    if self.ndim == 0:
-        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
-    dim = _wrap_dim(_int(dim, "tensor_split"), self.ndim)
+    dim = _int(dim, "tensor_split")
     if isinstance(indices_or_sections, Tensor):
         t = indices_or_sections
         if t.dtype.name != "int64":
@@ -1051,18 +1040,11 @@ def tensor_split(self, indices_or_sections, dim=0):
         if t.ndim > 1:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional tensor, but got a tensor with {t.ndim} dims")
         indices_or_sections = int(t.item()) if t.ndim == 0 else t.tolist()
-    size = self.shape[dim]
     if isinstance(indices_or_sections, (list, tuple)):
-        bounds = [0] + [_int(i, "tensor_split", "indices") for i in indices_or_sections] + [size]
-    else:
-        n = _int(indices_or_sections, "tensor_split", "sections")
-        if n <= 0:
-            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
-        base, extra = divmod(size, n)
-        bounds = [0]
-        for i in range(n):
-            bounds.append(bounds[-1] + base + (1 if i < extra else 0))
-    return tuple(_wrap(lib.tn_slice(self._ptr, dim, bounds[i], bounds[i + 1], 1)) for i in range(len(bounds) - 1))
+        arr, n = _i64([_int(i, "tensor_split", "indices") for i in indices_or_sections], "indices")
+        return self._pieces(lambda out, cap: lib.tn_tensor_split_indices(self._ptr, arr, n, dim, out, cap))
+    sections = _int(indices_or_sections, "tensor_split", "sections")
+    return self._pieces(lambda out, cap: lib.tn_tensor_split(self._ptr, sections, dim, out, cap))
 
 
 def _split_fn(name, dim_of, min_ndim):

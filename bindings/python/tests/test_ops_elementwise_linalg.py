@@ -276,6 +276,92 @@ def test_opinfo(spec):
     assert not failures, f"{spec}: {passed}/{total} passed\n" + "\n".join(failures[:20])
 
 
+# --------------------------------------------------------------------------- beyond OpInfo
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+
+def _pair(shape, dtype="float64"):
+    t = torch.randn(*shape, dtype=getattr(torch, dtype))
+    return t, to_tn(t)
+
+
+@needs_torch
+def test_inplace_view_ops():
+    for name, args in (("transpose_", (0, 2)), ("swapaxes_", (1, -1)), ("t_", ()), ("squeeze_", ()), ("squeeze_", (1,)),
+                       ("unsqueeze_", (-1,)), ("as_strided_", ((2, 2), (1, 2), 1))):
+        t = torch.randn(2, 1, 3, dtype=torch.float64) if name != "t_" else torch.randn(2, 3, dtype=torch.float64)
+        ours = to_tn(t)
+        r = getattr(ours, name)(*args)
+        assert r is ours, name
+        assert_close(ours, getattr(t, name)(*args), name)
+
+
+@needs_torch
+def test_resize():
+    t = torch.arange(6.)
+    ours = tn.arange(6.)
+    ours.resize_(2, 2)
+    t.resize_(2, 2)
+    assert_close(ours, t, "resize_ smaller")
+    assert ours.resize_as_(tn.ones(4)).shape == (4,)
+    big = tn.arange(3.).resize_(2, 3)
+    assert big.shape == (2, 3) and big.tolist()[0] == [0.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError):
+        tn.ones(2, requires_grad=True).resize_(3)
+
+
+@needs_torch
+def test_inplace_products():
+    for name, shapes in (("addmm_", ((3, 4), (3, 2), (2, 4))), ("baddbmm_", ((2, 3, 4), (2, 3, 5), (2, 5, 4))),
+                         ("addmv_", ((3,), (3, 2), (2,))), ("addr_", ((3, 2), (3,), (2,))),
+                         ("addbmm_", ((3, 4), (2, 3, 5), (2, 5, 4)))):
+        ts = [torch.randn(*sh, dtype=torch.float64) for sh in shapes]
+        ours = [to_tn(t) for t in ts]
+        r = getattr(ours[0], name)(ours[1], ours[2], beta=0.5, alpha=2)
+        assert r is ours[0]
+        assert_close(ours[0], getattr(ts[0], name)(ts[1], ts[2], beta=0.5, alpha=2), name)
+
+
+@needs_torch
+def test_call_forms():
+    a, ta = _pair((3, 4))
+    b, tb = _pair((4, 5))
+    assert_close(tn.einsum(ta, [0, 1], tb, [1, 2], [0, 2]), torch.einsum(a, [0, 1], b, [1, 2], [0, 2]), "einsum sublists")
+    assert_close(tn.einsum("ij,jk", [ta, tb]), torch.einsum("ij,jk", [a, b]), "einsum operand list")
+    e, te = _pair((4, 3))
+    assert_close(tn.einsum(ta, [Ellipsis, 1], te, [1, Ellipsis]), torch.einsum(a, [Ellipsis, 1], e, [1, Ellipsis]), "einsum ellipsis sublist")
+    assert_close(tn.tensordot(ta, tb, dims=1), torch.tensordot(a, b, dims=1), "tensordot int")
+    assert_close(tn.tensordot(ta, tb, dims=tn.tensor(1)), torch.tensordot(a, b, dims=torch.tensor(1)), "tensordot 0-d tensor")
+    assert_close(tn.tensordot(ta, tb, dims=([1], [0])), torch.tensordot(a, b, dims=([1], [0])), "tensordot lists")
+    c, tc = _pair((4, 3, 3))
+    d, td = _pair((4, 3, 3))
+    assert_close(tn.cross(tc, td), torch.cross(c, d), "cross dim=None: the first dim of size 3")
+    assert_close(tn.linalg.cross(tc, td), torch.linalg.cross(c, d), "linalg.cross: dim=-1")
+    assert_close(tc.cross(td, dim=1), c.cross(d, dim=1), "cross method")
+    x, tx = _pair((2,))
+    y, ty = _pair((3,))
+    for kw in ({}, {"indexing": "xy"}, {"indexing": "ij"}):
+        assert_close(tn.meshgrid(tx, ty, **kw), torch.meshgrid(x, y, **kw), f"meshgrid {kw}")
+    assert_close(tn.meshgrid([tx, ty]), torch.meshgrid([x, y]), "meshgrid list")
+    assert_close(tx.flip(dims=[0]), x.flip(dims=[0]), "flip(dims=)")
+    assert_close(ta.swapaxes(0, 1), a.swapaxes(0, 1), "swapaxes")
+    assert_close(ta.moveaxis(0, 1), a.moveaxis(0, 1), "moveaxis")
+    assert_close(tn.atleast_2d(tx, ty), torch.atleast_2d(x, y), "atleast_2d of several")
+    assert_close(tn.atleast_3d([tx, ty]), torch.atleast_3d([x, y]), "atleast_3d of a list")
+    assert_close(tn.row_stack([tx, tx]), torch.row_stack([x, x]), "row_stack")
+    assert_close(ta.sum_to_size(1, 4), a.sum_to_size(1, 4), "sum_to_size")
+    assert_close(ta.diagonal(offset=1, dim1=1, dim2=0), a.diagonal(offset=1, dim1=1, dim2=0), "diagonal keywords")
+    assert_close(tn.cdist(ta, tn.ones(2, 4, dtype=tn.float64), compute_mode="donot_use_mm_for_euclid_dist"),
+                 torch.cdist(a, torch.ones(2, 4, dtype=torch.float64), compute_mode="donot_use_mm_for_euclid_dist"), "cdist mode")
+    assert_close(tn.nn.functional.pdist(ta), torch.nn.functional.pdist(a), "F.pdist")
+    with pytest.raises(ValueError):
+        tn.cdist(ta, ta, compute_mode="fast")
+    with pytest.raises(RuntimeError):
+        tn.einsum("ij,jk->ik", ta, ta)
+    with pytest.raises(RuntimeError):
+        tn.cross(tn.ones(2, 2), tn.ones(2, 2))
+
+
 if __name__ == "__main__":
     if torch is None:
         sys.exit("torch is not installed")
