@@ -58,6 +58,17 @@ def _two_floats(s):
 
 SKIP = {"true_divide": _two_floats}
 
+def _cov_mixed(s):
+    """cov with float32 weights beside a float64 input: PyTorch forms the weights' sums
+    (w_sum - correction * sum(w * aweights) / w_sum, which cancels) in float32, so results
+    and gradients agree only to float32's rounding of those sums: (rtol, atol)."""
+    ws = [w for w in (s.kwargs.get("fweights"), s.kwargs.get("aweights")) if isinstance(w, torch.Tensor)]
+    return (1e-4, 1e-3) if any(w.dtype != s.input.dtype and w.is_floating_point() for w in ws) else None
+
+
+# (OpInfo name) -> function (sample) -> None or (rtol, atol) for values and gradients
+LOOSE = {"cov": _cov_mixed}
+
 # (OpInfo name) -> {error input index: reason}: error inputs PyTorch's own test expects to fail
 _SCALAR_RHS = "PyTorch's test_errors is an expected failure here: a Python-number rhs is supported"
 ERROR_SKIP = {"clamp_min": {0: _SCALAR_RHS}, "clamp_max": {0: _SCALAR_RHS}}
@@ -182,7 +193,9 @@ def run_sample(op, ours, s, k, check_grad):
         return f"raises {type(e).__name__}"
     grads = []
     got = ours(to_tn(s.input, noncontig, grads), *to_tn(s.args, noncontig, grads), **to_tn(s.kwargs, noncontig, grads))
-    assert_close(got, ref if not isinstance(ref, torch.Tensor) else ref.detach(), f"{op.name} sample {k}")
+    loose = LOOSE.get(op.name, lambda s: None)(s)
+    assert_close(got, ref if not isinstance(ref, torch.Tensor) else ref.detach(), f"{op.name} sample {k}",
+                 *(loose or (None, None)))
     if not check_grad or not grads:
         return "ok"
     outs, our_outs = _float_outputs(ref), _tn_float_outputs(got)
@@ -210,7 +223,7 @@ def run_sample(op, ours, s, k, check_grad):
         if strided:
             lg = lg.select(-1, 0)
         # a float32 leaf (cov's aweights beside a float64 input) has float32's rounding
-        tol = (1e-6, 1e-6) if w.dtype == torch.float64 else _tol(w.dtype)
+        tol = loose or ((1e-6, 1e-6) if w.dtype == torch.float64 else _tol(w.dtype))
         assert_close(lg, w, f"{op.name} sample {k} grad", rtol=tol[0], atol=tol[1])
     return "ok"
 
