@@ -503,6 +503,8 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
 #define TN_END INT64_MAX
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index);      /* removes dim */
+/* The offset diagonal of dims dim1, dim2 as a view, appended as the last dim. */
+TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
 TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim);  /* -1 keeps a size */
 TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other);
 TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim);
@@ -583,8 +585,31 @@ TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
 TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
+/* torch.tensor_split: `sections` pieces (the first size % sections one longer), or the
+   pieces between indices[0..n) (Python slices: n + 1 pieces, possibly empty). Views. */
+TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out);
+TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out);
+/* t itself (a new reference) or a view with size-1 dims added as numpy's atleast_*d. */
+TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t);
+TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t);
+TNDEF tn_tensor *tn_atleast_3d(tn_tensor *t);
+/* numpy's stacks: cat along dim 0 of 1-d inputs else 1 (hstack), of inputs made at least
+   2-d along 0 (vstack = row_stack), at least 3-d along 2 (dstack); column_stack takes 0-/1-d
+   inputs as columns. */
+TNDEF tn_tensor *tn_hstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_vstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n);
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
+/* k quarter turns from dims[0] towards dims[1] (n must be 2); a new tensor. */
+TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n);
+/* The n tensors (0-, 1- or 2-d) as blocks along the diagonal of one matrix, zeros elsewhere. */
+TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n);
+/* torch.meshgrid: n 0-/1-d tensors to n grids (expanded views) in out; indexing "ij"
+   (NULL) or "xy". Returns n, or -1. */
+TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out);
+TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n);   /* [prod of sizes, n] (one input: itself) */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
 /* Each element of t (each slice along dim) repeated repeats times, or repeats[i] times
    (tensor form: int64 or int32, one per slice, or a single count); dim TN_NONE flattens t
@@ -600,6 +625,10 @@ TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output
 TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append);
 TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
 TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
+/* A new tensor whose dims dim1, dim2 hold t's last dim on their offset diagonal, zeros elsewhere. */
+TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
+TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal);        /* 1-D: the matrix; 2-D: a copy of the diagonal */
+TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset);      /* the flattened input on a diagonal */
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
@@ -642,6 +671,27 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b);    /* integer and bool */
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b);
+/* NaN-ignoring maximum and minimum (NaN only where both are); ties send the gradient to a. */
+TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b);
+/* Floating only (integer inputs are an error, as PyTorch): log(exp(a) + exp(b)),
+   log2(2^a + 2^b), sqrt(a^2 + b^2), the next float after a toward b (no gradient). */
+TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logaddexp2(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b);
+/* a log(b) / a log1p(b), 0 where a == 0 unless b is NaN; a with b's sign. Integer and bool
+   inputs give float32. */
+TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b);
+/* 0 where x < 0, values where x == 0, 1 where x > 0; x and values of one dtype (no gradient). */
+TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values);
+TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b);            /* integers, non-negative results */
+TNDEF tn_tensor *tn_lcm(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other);      /* x * 2^other; integers give float32 */
+TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b);    /* pow computed (and returned) in float64 */
+TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b);   /* a must be float64 */
 
 TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b);
@@ -712,10 +762,36 @@ TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x);
 TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
+TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
+TNDEF tn_tensor *tn_asinh(tn_tensor *x);
+TNDEF tn_tensor *tn_acosh(tn_tensor *x);
+TNDEF tn_tensor *tn_atanh(tn_tensor *x);
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x);
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x);
+TNDEF tn_tensor *tn_sinc(tn_tensor *x);                        /* sin(pi x) / (pi x), 1 at 0 */
+/* log(z / (1 - z)), z = x clamped to [eps, 1 - eps]; eps < 0 or NaN is PyTorch's None (no clamp). */
+TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps);
+/* Special functions (section 7's scalar formulas below, shared with the GPU unit). */
+TNDEF tn_tensor *tn_lgamma(tn_tensor *x);                      /* log|Gamma(x)| */
+TNDEF tn_tensor *tn_digamma(tn_tensor *x);
+TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x);        /* n-th derivative of digamma, n >= 0 */
+/* Multivariate log-gamma of dimension p >= 1 (NaN or inf where an element is not above (p - 1) / 2). */
+TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p);
+TNDEF tn_tensor *tn_erfinv(tn_tensor *x);
+TNDEF tn_tensor *tn_i0(tn_tensor *x);                          /* modified Bessel functions of the first kind */
+TNDEF tn_tensor *tn_special_i0e(tn_tensor *x);                 /* i0(x) exp(-|x|) */
+TNDEF tn_tensor *tn_special_i1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_i1e(tn_tensor *x);                 /* i1(x) exp(-|x|) */
+/* x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the mantissa (x's float dtype), and the
+   int32 exponent in *exponent (ownership as the result's); floating inputs only. */
+TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent);
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf);
 /* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
 TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min);
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max);
 TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
 TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
@@ -727,6 +803,7 @@ TNDEF tn_tensor *tn_relu_(tn_tensor *x);
 TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
+TNDEF tn_tensor *tn_square_(tn_tensor *x);
 TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
 TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
@@ -738,6 +815,195 @@ TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb
 /* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
+
+/* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
+   (one formula each). The special functions work in double precision; float32 kernels
+   round their result. They follow the usual series: Stirling's for lgamma, the asymptotic
+   expansion for digamma, Euler-Maclaurin for the Hurwitz zeta function, power and
+   asymptotic series for the Bessel functions, Halley steps for erfinv. */
+/* log|Gamma(x)| for x >= 0.5: the recurrence up to 12, then Stirling's series */
+TN_HD static inline double tn__lgamma_pos_f64(double x) {
+    double p = 1;
+    while (x < 12) { p *= x; x += 1; }
+    const double z = 1 / (x * x);
+    const double s = (((((((-3617.0 / 122400 * z + 1.0 / 156) * z - 691.0 / 360360) * z + 1.0 / 1188) * z - 1.0 / 1680) * z
+                        + 1.0 / 1260) * z - 1.0 / 360) * z + 1.0 / 12) / x;
+    return (x - 0.5) * log(x) - x + 0.91893853320467274178 + s - log(p);
+}
+TN_HD static inline double tn_lgamma_f64(double x) {
+    if (x != x) return x;
+    if (x == INFINITY || x == -INFINITY || (x <= 0 && x == floor(x))) return INFINITY;
+    if (x >= 0.5) return tn__lgamma_pos_f64(x);
+    const double r = x - floor(x);   /* reflection: log(pi / |sin(pi x)|) - lgamma(1 - x) */
+    return 1.14472988584940017414 - log(sin(3.14159265358979323846 * (r < 0.5 ? r : 1 - r))) - tn__lgamma_pos_f64(1 - x);
+}
+/* digamma for x > 0: the recurrence up to 10, then ln x - 1/2x - sum B_2k / (2k x^2k) */
+TN_HD static inline double tn__digamma_pos_f64(double x) {
+    double r = 0;
+    while (x < 10) { r -= 1 / x; x += 1; }
+    if (x < 1e17) {
+        const double z = 1 / (x * x);
+        r -= z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    }
+    return r + log(x) - 0.5 / x;
+}
+/* PyTorch's values at the poles: -inf at +0, +inf at -0, NaN at negative integers */
+TN_HD static inline double tn_digamma_f64(double x) {
+    if (x == 0) return copysign(INFINITY, -x);
+    if (x < 0) {
+        if (x == trunc(x)) return NAN;
+        /* reflection, with tan of the fraction of x (pi x itself loses digits) */
+        return tn__digamma_pos_f64(1 - x) - 3.14159265358979323846 / tan(3.14159265358979323846 * (x - trunc(x)));
+    }
+    return tn__digamma_pos_f64(x);
+}
+/* Hurwitz zeta(x, q) = sum_k (q + k)^-x: nine or more terms, then the Euler-Maclaurin tail
+   (its coefficients are (2k)! / B_2k). inf at q a non-positive integer. */
+TN_HD static inline double tn_zeta_f64(double x, double q) {
+    const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                          -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                          1.8152105401943546773e17, -7.1661652561756670113e18};
+    const double eps = 1.11022302462515654042e-16;
+    if (x == 1) return INFINITY;
+    if (!(x >= 1) || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
+    if (q > 1e8) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (x != floor(x)) return NAN;   /* (q + k)^-x of a negative base */
+    }
+    double s = pow(q, -x), a = q, b = 0;
+    int i = 0;
+    while (i < 9 || a <= 9) {
+        i++;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (fabs(b) < eps * fabs(s)) return s;
+    }
+    const double w = a;
+    s += b * w / (x - 1) - 0.5 * b;
+    double f = 1, k = 0;
+    for (int j = 0; j < 12; j++) {
+        f *= x + k;
+        b /= w;
+        const double t = f * b / A[j];
+        s += t;
+        if (fabs(t) < eps * fabs(s)) break;
+        k += 1;
+        f *= x + k;
+        b /= w;
+        k += 1;
+    }
+    return s;
+}
+/* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1 */
+TN_HD static inline double tn_polygamma_f64(int64_t n, double x) {
+    if (n == 0) return tn_digamma_f64(x);
+    return ((n & 1) ? 1.0 : -1.0) * exp(tn_lgamma_f64((double)n + 1)) * tn_zeta_f64((double)n + 1, x);
+}
+/* erfinv: a first guess within 0.2 % (Winitzki's formula), then two Halley steps on
+   erf(x) - a, written (1 - a) - erfc(x) above 0.5 so that nothing cancels. */
+TN_HD static inline double tn_erfinv_f64(double y) {
+    const double a = fabs(y);
+    if (!(a <= 1)) return NAN;
+    if (a == 1) return copysign(INFINITY, y);
+    if (a == 0) return y;
+    const double l = log((1 - a) * (1 + a)), t = 4.33074675079143047 + 0.5 * l;   /* 2 / (pi 0.147) */
+    double x = sqrt(sqrt(t * t - l / 0.147) - t);
+    for (int k = 0; k < 2; k++) {
+        const double f = a <= 0.5 ? erf(x) - a : (1 - a) - erfc(x);
+        x -= f / (1.12837916709551257390 * exp(-x * x) + x * f);
+    }
+    return copysign(x, y);
+}
+/* The modified Bessel function I_nu (nu = 0, 1) of x >= 0, times exp(-x) when scaled: the
+   power series up to 30, the asymptotic series beyond (exp(x) in two halves, so I0 stays
+   finite as far as it can). */
+TN_HD static inline double tn__bessel_i_f64(int nu, double x, bool scaled) {
+    if (x != x) return x;
+    if (x == INFINITY) return scaled ? 0 : NAN;   /* PyTorch's NaN (its exp(x) / sqrt(x) is inf / inf) */
+    if (x <= 30) {
+        const double q = 0.25 * x * x;
+        double term = nu ? 0.5 * x : 1, sum = term;
+        for (int k = 1; k < 200 && term > 1e-17 * sum; k++) {
+            term *= q / ((double)k * (double)(k + nu));
+            sum += term;
+        }
+        return scaled ? sum * exp(-x) : sum;
+    }
+    const double mu = 4.0 * nu * nu;
+    double term = 1, sum = 1;
+    for (int k = 1; k < 60; k++) {
+        const double m = 2.0 * k - 1, t = term * (m * m - mu) / (8.0 * k * x);
+        if (fabs(t) >= fabs(term) || fabs(t) < 1e-17 * fabs(sum)) break;
+        term = t;
+        sum += t;
+    }
+    sum /= sqrt(6.28318530717958647693 * x);
+    if (scaled) return sum;
+    const double h = exp(0.5 * x);
+    return sum * h * h;
+}
+TN_HD static inline double tn_i0_f64(double x) { return tn__bessel_i_f64(0, fabs(x), false); }
+TN_HD static inline double tn_i0e_f64(double x) { return tn__bessel_i_f64(0, fabs(x), true); }
+TN_HD static inline double tn_i1_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, false) : tn__bessel_i_f64(1, x, false); }
+TN_HD static inline double tn_i1e_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, true) : tn__bessel_i_f64(1, x, true); }
+/* gcd of magnitudes (Euclid); the integer kernels pass |a|, |b| in their unsigned type */
+TN_HD static inline uint64_t tn_gcd_u64(uint64_t a, uint64_t b) {
+    while (a) { const uint64_t c = a; a = b % a; b = c; }
+    return b;
+}
+/* Formulas in the kernel's float type T (math functions with suffix F). */
+/* TN__DEFINE_ELEMENTWISE(float, f32, f): the template in src/api.h */
+TN_HD static inline float tn_sinc_f32(float x) {
+    if (x == 0) return (float)1;
+    const float p = (float)3.14159265358979323846 * x;
+    return sinf(p) / p; }
+TN_HD static inline float tn_logit_f32(float x, float eps) {
+    const float z = eps < 0 ? x : x < eps ? eps : x > (float)1 - eps ? (float)1 - eps : x;
+    return logf(z / ((float)1 - z)); }
+/* max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves */
+TN_HD static inline float tn_logaddexp_f32(float a, float b) {
+    if ((a == (float)INFINITY || a == -(float)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1pf(expf(-fabsf(a - b))); }
+TN_HD static inline float tn_logaddexp2_f32(float a, float b) {
+    if ((a == (float)INFINITY || a == -(float)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1pf(exp2f(-fabsf(a - b))) * (float)1.44269504088896340736; }
+TN_HD static inline float tn_xlogy_f32(float x, float y) { return y != y ? y : x == 0 ? (float)0 : x * logf(y); }
+TN_HD static inline float tn_xlog1py_f32(float x, float y) { return y != y ? y : x == 0 ? (float)0 : x * log1pf(y); }
+TN_HD static inline float tn_heaviside_f32(float x, float values) { return x == 0 ? values : (float)(x > 0); }
+/* polygamma(1, x): zeta(2, x), by reflection below 0.5 with sin(pi x) in T as PyTorch computes
+   it, so that both give the same (huge, finite) values at the poles */
+TN_HD static inline float tn_trigamma_f32(float x) {
+    if (x == (float)INFINITY) return (float)0;
+    if (!(x < (float)0.5)) return (float)tn_zeta_f64(2, (double)x);
+    const float s = sinf((float)3.14159265358979323846 * x);
+    return (float)3.14159265358979323846 * (float)3.14159265358979323846 / (s * s) - (float)tn_zeta_f64(2, 1 - (double)x); }
+/* TN__DEFINE_ELEMENTWISE(double, f64, ): the template in src/api.h */
+TN_HD static inline double tn_sinc_f64(double x) {
+    if (x == 0) return (double)1;
+    const double p = (double)3.14159265358979323846 * x;
+    return sin(p) / p; }
+TN_HD static inline double tn_logit_f64(double x, double eps) {
+    const double z = eps < 0 ? x : x < eps ? eps : x > (double)1 - eps ? (double)1 - eps : x;
+    return log(z / ((double)1 - z)); }
+/* max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves */
+TN_HD static inline double tn_logaddexp_f64(double a, double b) {
+    if ((a == (double)INFINITY || a == -(double)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1p(exp(-fabs(a - b))); }
+TN_HD static inline double tn_logaddexp2_f64(double a, double b) {
+    if ((a == (double)INFINITY || a == -(double)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1p(exp2(-fabs(a - b))) * (double)1.44269504088896340736; }
+TN_HD static inline double tn_xlogy_f64(double x, double y) { return y != y ? y : x == 0 ? (double)0 : x * log(y); }
+TN_HD static inline double tn_xlog1py_f64(double x, double y) { return y != y ? y : x == 0 ? (double)0 : x * log1p(y); }
+TN_HD static inline double tn_heaviside_f64(double x, double values) { return x == 0 ? values : (double)(x > 0); }
+/* polygamma(1, x): zeta(2, x), by reflection below 0.5 with sin(pi x) in T as PyTorch computes
+   it, so that both give the same (huge, finite) values at the poles */
+TN_HD static inline double tn_trigamma_f64(double x) {
+    if (x == (double)INFINITY) return (double)0;
+    if (!(x < (double)0.5)) return (double)tn_zeta_f64(2, (double)x);
+    const double s = sin((double)3.14159265358979323846 * x);
+    return (double)3.14159265358979323846 * (double)3.14159265358979323846 / (s * s) - (double)tn_zeta_f64(2, 1 - (double)x); }
 
 /* ======================================================================= */
 /* 8. reductions                                                            */
@@ -889,6 +1155,31 @@ TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b);    /* [n] x [m] -> [n,m] 
 /* beta*input + alpha*(m1 @ m2); input broadcasts to the result. */
 TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha);
 TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha);
+/* beta*input + alpha*(mat @ vec); input broadcasts to [n]. */
+TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha);
+/* beta*input + alpha*outer(vec1, vec2). */
+TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, double beta, double alpha);
+/* beta*input + alpha*sum_b(batch1[b] @ batch2[b]). */
+TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, double beta, double alpha);
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b);     /* dot (real dtypes: no conjugation) */
+TNDEF tn_tensor *tn_trace(tn_tensor *t);                  /* sum of a matrix's diagonal */
+TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (at most 4 dims) */
+/* Contracts dims_a[i] of a with dims_b[i] of b (n pairs); torch.tensordot(dims=k) is the
+   last k of a with the first k of b. */
+TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n);
+/* linalg.cross along dim (size 3 in both); torch.cross's dim=None rule (the first dim of size 3) is the caller's. */
+TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
+/* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
+   (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
+TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
+/* p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]: [..., P, R].
+   compute_mode as PyTorch's: 0 use_mm_for_euclid_dist_if_necessary (p = 2 and P or R > 25),
+   1 use_mm_for_euclid_dist, 2 donot_use_mm_for_euclid_dist. */
+TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode);
+TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p);        /* the rows' distances i < j, [N (N - 1) / 2] */
+/* torch.cov of the rows (variables) of a 1-/2-d input; fweights (integers), aweights (floats) may be NULL. */
+TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights);
+TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */
@@ -2689,13 +2980,15 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
 #define TN_UNARY_OPS(X) \
     X(NEG) X(ABS) X(SIGN) X(SQUARE) X(RELU) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(CLAMP) \
     X(EXP) X(EXP2) X(LOG) X(LOG2) X(LOG10) X(LOG1P) X(EXPM1) X(SQRT) X(RSQRT) X(RECIPROCAL) \
-    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(SIGMOID) \
+    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(ASINH) X(ACOSH) X(ATANH) X(SIGMOID) \
     X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(LEAKY_RELU) X(ELU) X(HARDTANH) X(MISH) X(HARDSWISH) \
-    X(HARDSIGMOID) X(ERF) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
-    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE)
+    X(HARDSIGMOID) X(ERF) X(ERFINV) X(LGAMMA) X(DIGAMMA) X(POLYGAMMA) X(I0) X(I0E) X(I1) X(I1E) X(SINC) X(LOGIT) \
+    X(FREXP_MANTISSA) X(FREXP_EXPONENT) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
+    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE) X(SIGNBIT)
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
-    X(MAXIMUM) X(MINIMUM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
+    X(MAXIMUM) X(MINIMUM) X(FMAX) X(FMIN) X(LOGADDEXP) X(LOGADDEXP2) X(HYPOT) X(XLOGY) X(XLOG1PY) X(COPYSIGN) \
+    X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
     X(THRESHOLD_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
@@ -2728,7 +3021,8 @@ typedef struct tn_backend {
     int (*copy)(tn_tensor *dst, tn_tensor *src);
     int (*fill)(tn_tensor *dst, double value);
     /* params: CLAMP and HARDTANH (min, max), SOFTPLUS (beta, threshold), LEAKY_RELU (slope),
-       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf). */
+       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf), POLYGAMMA (n),
+       LOGIT (eps; negative: none). FREXP_EXPONENT gives the exponent in x's float dtype. */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
     /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
        backward in one pass, floating only; autograd uses it when not recording). */
@@ -3903,7 +4197,7 @@ static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
     X(G_LOGCUMSUMEXP, "LogcumsumexpBackward0") \
     X(G_SOFTMAX, "SoftmaxBackward0") X(G_LOG_SOFTMAX, "LogSoftmaxBackward0") X(G_SORT, "SortBackward0") \
     X(G_RESHAPE, "ViewBackward0") X(G_PERMUTE, "PermuteBackward0") X(G_EXPAND, "ExpandBackward0") \
-    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_UNFOLD, "UnfoldBackward0") \
+    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_DIAGONAL, "DiagonalBackward0") X(G_AS_STRIDED, "AsStridedBackward0") X(G_UNFOLD, "UnfoldBackward0") \
     X(G_SLICE_SCATTER, "SliceScatterBackward0") X(G_FLIP, "FlipBackward0") X(G_PAD, "ConstantPadNdBackward0") \
     X(G_COPY, "CloneBackward0") X(G_TO, "ToCopyBackward0") X(G_INDEX_SELECT, "IndexSelectBackward0") \
     X(G_GATHER, "GatherBackward0") X(G_SCATTER, "ScatterBackward0") X(G_SCATTER_ADD, "ScatterAddBackward0") \
@@ -4363,6 +4657,14 @@ TNDEF tn_tensor *tn_keep(tn_tensor *t) {
         return (tn_tensor *)tn__error("tn_keep: out of memory");
     }
     return t;
+}
+
+/* Composite ops open a scope for their intermediates and hand out only the result:
+   tn_scope_begin(); ... return tn__scope_return(r); */
+static tn_tensor *tn__scope_return(tn_tensor *r) {
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
 }
 
 /* Every public op returns through here: the open scope (if any) takes the reference. */
@@ -5768,6 +6070,76 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     return tn__view_record(t, tn__view_own(t, ns, st, nd, tn__view_offset(t, index, t->strides[d])), G_SELECT, attrs, 2);
 }
 
+/* g [..., L] laid along the offset diagonal of zeros [..., n, m], built of pad and reshape
+   so that it stays differentiable: row k of [L, m + 1] holds g[k] first, and read flat
+   from `start` those rows put g[k] at (k, k + offset) of the [n, m] matrix. */
+static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t offset) {
+    if (!g) return NULL;
+    int nb = g->ndim - 1;
+    int64_t shape[TN_MAX_DIMS + 1], flat[TN_MAX_DIMS], total, L = g->shape[nb], row, len;
+    memcpy(shape, g->shape, (size_t)nb * sizeof *shape);
+    shape[nb] = n; shape[nb + 1] = m;
+    if (nb + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_diag_embed: the result would have %d dims, more than %d", nb + 2, TN_MAX_DIMS);
+    if (!tn__mul_ok(n, m, &total) || !tn__add_ok(m, 1, &row) || !tn__mul_ok(L, row, &len) || tn__check_shape("tn_diag_embed", shape, nb + 2)) return NULL;
+    if (L == 0 || total == 0) return tn_to(tn_zeros(shape, nb + 2, g->dtype), g->device);   /* nothing to place */
+    memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
+    flat[nb] = len;
+    const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};
+    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2, 0), flat, nb + 1), p2, 2, 0), shape, nb + 2);
+}
+/* Where each of ndim dims comes from in [others..., d1, d2]: a permutation for tn_permute. */
+static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {
+    for (int k = 0, j = 0; k < ndim; k++) perm[k] = k == d1 ? ndim - 2 : k == d2 ? ndim - 1 : j++;
+}
+
+TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    TN__CHECK_NULL(t);
+    int d1 = tn__wrap_dim("tn_diagonal", dim1, t->ndim), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diagonal", dim2, t->ndim);
+    if (d1 < 0 || d2 < 0) return NULL;
+    if (d1 == d2) return (tn_tensor *)tn__error("tn_diagonal: diagonal dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t n = t->shape[d1], m = t->shape[d2], L, off = t->offset;
+    if (offset >= 0) L = offset >= m ? 0 : TN__MIN(n, m - offset);
+    else L = -offset >= n ? 0 : TN__MIN(n + offset, m);
+    if (L > 0) off = tn__view_offset(t, offset >= 0 ? offset : -offset, offset >= 0 ? t->strides[d2] : t->strides[d1]);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d1 && i != d2) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
+    ns[nd] = L;
+    st[nd++] = L > 1 ? t->strides[d1] + t->strides[d2] : 1;   /* a size-1 diagonal's stride never applies */
+    int64_t attrs[3] = {d1, d2, offset};
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, off), G_DIAGONAL, attrs, 3);
+}
+
+static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("tn_diag_embed: expected an input of at least 1 dimension, got a 0-d tensor");
+    int nd = t->ndim + 1, d1 = tn__wrap_dim("tn_diag_embed", dim1, nd), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diag_embed", dim2, nd);
+    if (d1 < 0 || d2 < 0) return NULL;
+    if (d1 == d2) return (tn_tensor *)tn__error("tn_diag_embed: diagonal dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t n, perm[TN_MAX_DIMS + 1];
+    if (!tn__add_ok(t->shape[t->ndim - 1], offset < 0 ? -offset : offset, &n)) return (tn_tensor *)tn__error("tn_diag_embed: offset %lld is too large", (long long)offset);
+    tn__diag_perm(nd, d1, d2, perm);
+    tn_scope_begin();
+    return tn__scope_return(tn_permute(tn__diag_place(t, n, n, offset), perm, nd));
+}
+TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, offset, dim1, dim2)), "DiagEmbedBackward0");
+}
+TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 1) return TN__AS("tn_diag", tn__diag_embed_impl(t, diagonal, 0, 1));
+    if (t->ndim != 2) return (tn_tensor *)tn__error("tn_diag: Supports 1D or 2D tensors. Got %dD", t->ndim);
+    tn_scope_begin();
+    return tn__scope_return(TN__AS("tn_diag", tn_clone(tn_diagonal(t, diagonal, 0, 1))));
+}
+TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset) {
+    TN__CHECK_NULL(t);
+    const int64_t flat = -1;
+    tn_scope_begin();
+    return tn__scope_return(TN__AS("tn_diagflat", tn__diag_embed_impl(tn_reshape(t, &flat, 1), offset, 0, 1)));
+}
+
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
 static int tn__expand_strides(const char *fn, tn_tensor *t, const int64_t *shape, int ndim, int64_t *ns, int64_t *st) {
     if (ndim < t->ndim || ndim > TN_MAX_DIMS || (ndim && !shape))
@@ -5862,10 +6234,41 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     return tn__view_record(t, tn__view_own(t, ns, st, nd + 1, t->offset), G_UNFOLD, attrs, 3);
 }
 
+/* The storage index (less base) of every element of a geometry, as an int64 tensor of its shape. */
+static tn_tensor *tn__storage_index(const int64_t *shape, const int64_t *strides, int nd, int64_t offset, int64_t base) {
+    int64_t ones[TN_MAX_DIMS];
+    for (int k = 0; k < nd; k++) ones[k] = 1;
+    tn_tensor *idx = tn_reshape(tn_scalar_tensor((double)(offset - base), TN_I64), ones, nd);
+    for (int k = 0; k < nd; k++) {
+        ones[k] = shape[k];
+        idx = tn_add(idx, tn_reshape(tn_mul(tn_arange(0, (double)shape[k], 1, TN_I64), tn_scalar_int(strides[k])), ones, nd));
+        ones[k] = 1;
+    }
+    return idx;
+}
+/* PyTorch's AsStridedBackward: the output's gradient is summed into the storage positions
+   it was read from, and each input element takes its position's sum (shared by the
+   elements of an input that overlaps itself). Index tensors of both geometries, relative
+   to the lowest position either reaches, are saved for it. */
+static tn_tensor *tn__as_strided_record(tn_tensor *t, tn_tensor *v) {
+    if (!v || !t->requires_grad || !tn_is_grad_enabled()) return v;
+    int64_t lo = TN__MIN(t->offset, v->offset), hi = -1, last;
+    if (tn_numel(t) && tn__span_ok(t->shape, t->strides, t->ndim, t->offset, &last)) hi = last;
+    if (tn_numel(v) && tn__span_ok(v->shape, v->strides, v->ndim, v->offset, &last)) hi = TN__MAX(hi, last);
+    tn_node *node = tn__node_new(G_AS_STRIDED, 0, &t, 1);
+    if (!node) return tn__node_attach(NULL, v);
+    node->i[0] = hi - lo + 1;   /* positions in all */
+    node->ni = 1;
+    tn_scope_begin();
+    tn_tensor *ii = tn_to(tn__storage_index(t->shape, t->strides, t->ndim, t->offset, lo), t->device);
+    tn_tensor *io = tn_to(tn__storage_index(v->shape, v->strides, v->ndim, v->offset, lo), t->device);
+    if (ii && io) { tn__node_save(node, ii); tn__node_save(node, io); }
+    tn_scope_end();
+    return tn__node_attach(node, v);
+}
+
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
     TN__CHECK_NULL(t);
-    if (t->requires_grad && tn_is_grad_enabled())
-        return (tn_tensor *)tn__error("tn_as_strided: autograd through as_strided is not supported yet (input requires grad); detach it or use view ops");
     if (tn__check_shape("tn_as_strided", shape, ndim)) return NULL;
     if (ndim && !strides) return (tn_tensor *)tn__error("tn_as_strided: strides is NULL");
     int64_t last, es = (int64_t)tn_dtype_size(t->dtype), bytes = 0;
@@ -5876,7 +6279,7 @@ TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, con
     if (!tn__span_ok(shape, strides, ndim, offset, &last) || (last >= 0 && (!tn__add_ok(last, 1, &count) || !tn__mul_ok(count, es, &bytes) || bytes > (int64_t)t->storage->nbytes)))
         return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach past the storage's %lld elements",
             tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)(t->storage->nbytes / (size_t)es));
-    return tn__view_own(t, shape, strides, ndim, offset);
+    return tn__as_strided_record(t, tn__view_own(t, shape, strides, ndim, offset));
 }
 
 TNDEF tn_tensor *tn_detach(tn_tensor *t) {
@@ -7061,6 +7464,179 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
 }
 TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) { return TN__AS("tn_diff", tn__diff_impl(t, n, dim, prepend, append)); }
 
+/* ---- composites of the above ---- */
+static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {
+    TN__CHECK_NULL(t);
+    if (n != 2 || !dims) return (tn_tensor *)tn__error("tn_rot90: expected total rotation dims == 2, but got dims = %d", n);
+    if (t->ndim < 2) return (tn_tensor *)tn__error("tn_rot90: expected total dims >= 2, but got total dims = %d", t->ndim);
+    int d0 = tn__wrap_dim("tn_rot90", dims[0], t->ndim), d1 = d0 < 0 ? -1 : tn__wrap_dim("tn_rot90", dims[1], t->ndim);
+    if (d0 < 0 || d1 < 0) return NULL;
+    if (d0 == d1) return (tn_tensor *)tn__error("tn_rot90: expected rotation dims to be different, but got dim0 = %d and dim1 = %d", d0, d1);
+    k = ((k % 4) + 4) % 4;
+    const int64_t f0 = d0, f1 = d1, both[2] = {d0, d1};
+    tn_scope_begin();
+    switch (k) {
+    case 1: return tn__scope_return(tn_transpose(tn_flip(t, &f1, 1), d0, d1));
+    case 2: return tn__scope_return(tn_flip(t, both, 2));
+    case 3: return tn__scope_return(tn_transpose(tn_flip(t, &f0, 1), d0, d1));
+    default: return tn__scope_return(tn_clone(t));
+    }
+}
+TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n) { return TN__AS("tn_rot90", tn__rot90_impl(t, k, dims, n)); }
+
+static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
+    if (n < 0 || (n && !ts)) return (tn_tensor *)tn__error("tn_block_diag: invalid tensor list");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    if (n == 0) return tn__own(tn__new(TN_F32, TN_CPU, TN_SHAPE(0, 0)));
+    int64_t rows = 0, cols = 0;
+    for (int i = 0; i < n; i++) {
+        if (ts[i]->ndim > 2) return (tn_tensor *)tn__error("tn_block_diag: Input tensors must have 2 or fewer dimensions. Input %d has %d dimensions", i, ts[i]->ndim);
+        if (tn__check_same_device("tn_block_diag", ts[0], ts[i])) return NULL;
+        int64_t r = ts[i]->ndim == 2 ? ts[i]->shape[0] : 1, c = ts[i]->ndim == 2 ? ts[i]->shape[1] : ts[i]->ndim == 1 ? ts[i]->shape[0] : 1;
+        if (!tn__add_ok(rows, r, &rows) || !tn__add_ok(cols, c, &cols)) return (tn_tensor *)tn__error("tn_block_diag: sizes too large");
+    }
+    tn_dtype dt = tn_result_type(ts, n);
+    tn_tensor **rowsv = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *rowsv);
+    if (!rowsv) return (tn_tensor *)tn__error("tn_block_diag: out of memory");
+    tn_scope_begin();
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {   /* each block as a 2-d matrix, padded to the full width */
+        tn_tensor *b = ts[i];
+        int64_t c = b->ndim == 2 ? b->shape[1] : b->ndim == 1 ? b->shape[0] : 1;
+        int64_t s[2] = {b->ndim == 2 ? b->shape[0] : 1, c}, pad[2] = {at, cols - at - c};
+        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2, 0);
+        at += c;
+    }
+    tn_tensor *r = tn_cat(rowsv, n, 0);
+    TN_FREE(rowsv);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n) { return TN__AS("tn_block_diag", tn__block_diag_impl(ts, n)); }
+
+static int tn__meshgrid_impl(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+    if (n <= 0 || !ts || !out) return TN__FAIL_INT("tn_meshgrid: expects a non-empty list of tensors");
+    if (n > TN_MAX_DIMS) return TN__FAIL_INT("tn_meshgrid: %d tensors would make %d-d grids, more than %d", n, n, TN_MAX_DIMS);
+    bool xy;
+    if (!indexing || strcmp(indexing, "ij") == 0) xy = false;
+    else if (strcmp(indexing, "xy") == 0) xy = true;
+    else return TN__FAIL_INT("tn_meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s", indexing);
+    int64_t shape[TN_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return -1;
+        if (ts[i]->ndim > 1) return TN__FAIL_INT("tn_meshgrid: Expected 0D or 1D tensor in the tensor list but got: %s", TN__SHAPE(ts[i]));
+        if (ts[i]->dtype != ts[0]->dtype) return TN__FAIL_INT("tn_meshgrid: expects all tensors to have the same dtype");
+        if (ts[i]->device != ts[0]->device) return TN__FAIL_INT("tn_meshgrid: expects all tensors to have the same device");
+    }
+    for (int i = 0; i < n; i++) {   /* "xy" swaps the first two grid dims */
+        int d = xy && n >= 2 && i < 2 ? 1 - i : i;
+        shape[d] = tn_numel(ts[i]);
+    }
+    tn_tensor *grid[TN_MAX_DIMS];
+    bool ok = true;
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) {   /* each input along its own grid dim, expanded (a view) */
+        int d = xy && n >= 2 && i < 2 ? 1 - i : i;
+        int64_t s[TN_MAX_DIMS];
+        for (int j = 0; j < n; j++) s[j] = j == d ? -1 : 1;
+        grid[i] = tn_expand(tn_reshape(ts[i], s, n), shape, n);
+        ok = ok && grid[i];
+    }
+    for (int i = 0; i < n && ok; i++) out[i] = tn_keep(grid[i]);   /* the caller's, only when all are made */
+    tn_scope_end();
+    return ok ? n : -1;
+}
+TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+    tn__as_begin();
+    int r = tn__meshgrid_impl(ts, n, indexing, out);
+    return tn__as_end("tn_meshgrid", r < 0 ? NULL : (tn_tensor *)out) ? r : -1;
+}
+
+static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_cartesian_prod: expects a non-empty list of tensors");
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return NULL;
+        if (ts[i]->ndim != 1) return (tn_tensor *)tn__error("tn_cartesian_prod: Expect a 1D vector, but got shape %s", TN__SHAPE(ts[i]));
+    }
+    if (n == 1) return tn__own(tn_retain(ts[0]));
+    tn_tensor *grids[TN_MAX_DIMS];
+    if (n > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_cartesian_prod: at most %d tensors", TN_MAX_DIMS);
+    tn_scope_begin();
+    if (tn_meshgrid(ts, n, "ij", grids) < 0) return tn__scope_return(NULL);
+    const int64_t flat = -1;
+    for (int i = 0; i < n; i++) grids[i] = tn_reshape(grids[i], &flat, 1);
+    return tn__scope_return(tn_stack(grids, n, 1));
+}
+TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n) { return TN__AS("tn_cartesian_prod", tn__cartesian_prod_impl(ts, n)); }
+
+/* ---- tensor_split and the numpy-style stacks ---- */
+/* Pieces [bounds[i], bounds[i + 1]) along dim, as Python slices (clamped; a later bound
+   below an earlier one gives an empty piece). */
+static int tn__split_bounds(const char *fn, tn_tensor *t, int d, const int64_t *inner, int n, tn_tensor **out, int max_out) {
+    if (n >= INT32_MAX) return TN__FAIL_INT("%s: too many pieces", fn);
+    if (out && max_out < n + 1) return TN__FAIL_INT("%s: %d pieces do not fit in max_out = %d", fn, n + 1, max_out);
+    for (int i = 0; i <= n && out; i++)
+        out[i] = tn_slice(t, d, i ? inner[i - 1] : 0, i < n ? inner[i] : TN_END, 1);
+    return n + 1;
+}
+TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+    int d = tn__wrap_dim("tn_tensor_split", dim, t->ndim);
+    if (d < 0) return -1;
+    if (sections <= 0) return TN__FAIL_INT("tn_tensor_split: number of sections must be larger than 0, got %lld", (long long)sections);
+    if (sections > INT32_MAX) return TN__FAIL_INT("tn_tensor_split: %lld sections is too many", (long long)sections);
+    if (out && max_out < sections) return TN__FAIL_INT("tn_tensor_split: %lld pieces do not fit in max_out = %d", (long long)sections, max_out);
+    int64_t size = t->shape[d], base = size / sections, extra = size % sections, start = 0;
+    for (int64_t i = 0; i < sections && out; i++) {   /* the first size % sections pieces one longer */
+        int64_t len = base + (i < extra);
+        out[i] = tn_narrow(t, d, start, len);
+        start += len;
+    }
+    return (int)sections;
+}
+TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split_indices: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+    int d = tn__wrap_dim("tn_tensor_split_indices", dim, t->ndim);
+    if (d < 0) return -1;
+    if (n < 0 || (n && !indices)) return TN__FAIL_INT("tn_tensor_split_indices: indices must be a non-NULL array of n >= 0 entries (n = %d)", n);
+    return tn__split_bounds("tn_tensor_split_indices", t, d, indices, n, out, max_out);
+}
+
+static tn_tensor *tn__atleast(tn_tensor *t, int nd) {
+    TN__CHECK_NULL(t);
+    if (t->ndim >= nd) return tn__own(tn_retain(t));
+    int64_t s[3] = {1, 1, 1};
+    if (t->ndim == 1) s[1] = t->shape[0];                          /* [n] -> [1, n] or [1, n, 1] */
+    if (t->ndim == 2) { s[0] = t->shape[0]; s[1] = t->shape[1]; }   /* [m, n] -> [m, n, 1] */
+    return tn_reshape(t, s, nd);
+}
+TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t) { return tn__atleast(t, 1); }
+TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t) { return tn__atleast(t, 2); }
+TNDEF tn_tensor *tn_atleast_3d(tn_tensor *t) { return tn__atleast(t, 3); }
+
+/* kind 1 hstack, 2 vstack, 3 dstack: cat of the inputs made at least kind-d; 0 column_stack:
+   0-/1-d inputs as columns, cat along dim 1 */
+static tn_tensor *tn__npstack(const char *fn, tn_tensor *const *ts, int n, int kind) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("%s: expected a non-empty list of tensors", fn);
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    tn_tensor **us = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *us);
+    if (!us) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) {
+        const int64_t col[2] = {-1, 1};
+        us[i] = kind == 0 ? (ts[i]->ndim <= 1 ? tn_reshape(ts[i], col, 2) : ts[i]) : tn__atleast(ts[i], kind);
+    }
+    int64_t dim = kind == 1 ? (us[0] && us[0]->ndim == 1 ? 0 : 1) : kind == 2 ? 0 : kind == 3 ? 2 : 1;
+    tn_tensor *r = tn_cat(us, n, dim);
+    TN_FREE(us);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_hstack(tn_tensor *const *ts, int n) { return TN__AS("tn_hstack", tn__npstack("tn_hstack", ts, n, 1)); }
+TNDEF tn_tensor *tn_vstack(tn_tensor *const *ts, int n) { return TN__AS("tn_vstack", tn__npstack("tn_vstack", ts, n, 2)); }
+TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n) { return TN__AS("tn_dstack", tn__npstack("tn_dstack", ts, n, 3)); }
+TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n) { return TN__AS("tn_column_stack", tn__npstack("tn_column_stack", ts, n, 0)); }
+
 /* ======================================================================= */
 /* src/ops/kernels.c: the elementwise kernels: unary, binary, ternary      */
 /* ======================================================================= */
@@ -7137,6 +7713,9 @@ static void tn__unary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case SINH: TN__MAP1(float, float, sinhf(x)); break;
     case COSH: TN__MAP1(float, float, coshf(x)); break;
     case TANH: TN__MAP1(float, float, tanhf(x)); break;
+    case ASINH: TN__MAP1(float, float, asinhf(x)); break;
+    case ACOSH: TN__MAP1(float, float, acoshf(x)); break;
+    case ATANH: TN__MAP1(float, float, atanhf(x)); break;
     case SIGMOID: TN__MAP1(float, float, tn_sigmoid_f32(x)); break;
     case GELU: TN__MAP1(float, float, tn_gelu_f32(x)); break;
     case GELU_TANH: TN__MAP1(float, float, tn_gelu_tanh_f32(x)); break;
@@ -7150,6 +7729,19 @@ static void tn__unary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case HARDSIGMOID: TN__MAP1(float, float, tn_hardsigmoid_f32(x)); break;
     case ERF: TN__MAP1(float, float, erff(x)); break;
     case ERFC: TN__MAP1(float, float, erfcf(x)); break;
+    case ERFINV: TN__MAP1(float, float, tn_erfinv_f64((double)x)); break;
+    case LGAMMA: TN__MAP1(float, float, tn_lgamma_f64((double)x)); break;
+    case DIGAMMA: TN__MAP1(float, float, tn_digamma_f64((double)x)); break;
+    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; if (order == 1) TN__MAP1(float, float, tn_trigamma_f32(x)); else TN__MAP1(float, float, tn_polygamma_f64(order, (double)x)); break; }
+    case I0: TN__MAP1(float, float, tn_i0_f64((double)x)); break;
+    case I0E: TN__MAP1(float, float, tn_i0e_f64((double)x)); break;
+    case I1: TN__MAP1(float, float, tn_i1_f64((double)x)); break;
+    case I1E: TN__MAP1(float, float, tn_i1e_f64((double)x)); break;
+    case SINC: TN__MAP1(float, float, tn_sinc_f32(x)); break;
+    case LOGIT: TN__MAP1(float, float, tn_logit_f32(x, lo)); break;
+    case FREXP_MANTISSA: { int e; TN__MAP1(float, float, frexpf(x, &e)); break; }
+    case FREXP_EXPONENT: { int e; TN__MAP1(float, float, ((void)frexpf(x, &e), x == x && x != (float)INFINITY && x != -(float)INFINITY ? (float)e : (float)0)); break; }
+    case SIGNBIT: TN__MAP1(bool, float, signbit(x)); break;
     case ISNAN: TN__MAP1(bool, float, x != x); break;
     case ISINF: TN__MAP1(bool, float, x == (float)INFINITY || x == -(float)INFINITY); break;
     case ISFINITE: TN__MAP1(bool, float, x == x && x != (float)INFINITY && x != -(float)INFINITY); break;
@@ -7192,6 +7784,9 @@ static void tn__unary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case SINH: TN__MAP1(double, double, sinh(x)); break;
     case COSH: TN__MAP1(double, double, cosh(x)); break;
     case TANH: TN__MAP1(double, double, tanh(x)); break;
+    case ASINH: TN__MAP1(double, double, asinh(x)); break;
+    case ACOSH: TN__MAP1(double, double, acosh(x)); break;
+    case ATANH: TN__MAP1(double, double, atanh(x)); break;
     case SIGMOID: TN__MAP1(double, double, tn_sigmoid_f64(x)); break;
     case GELU: TN__MAP1(double, double, tn_gelu_f64(x)); break;
     case GELU_TANH: TN__MAP1(double, double, tn_gelu_tanh_f64(x)); break;
@@ -7205,6 +7800,19 @@ static void tn__unary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case HARDSIGMOID: TN__MAP1(double, double, tn_hardsigmoid_f64(x)); break;
     case ERF: TN__MAP1(double, double, erf(x)); break;
     case ERFC: TN__MAP1(double, double, erfc(x)); break;
+    case ERFINV: TN__MAP1(double, double, tn_erfinv_f64((double)x)); break;
+    case LGAMMA: TN__MAP1(double, double, tn_lgamma_f64((double)x)); break;
+    case DIGAMMA: TN__MAP1(double, double, tn_digamma_f64((double)x)); break;
+    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; if (order == 1) TN__MAP1(double, double, tn_trigamma_f64(x)); else TN__MAP1(double, double, tn_polygamma_f64(order, (double)x)); break; }
+    case I0: TN__MAP1(double, double, tn_i0_f64((double)x)); break;
+    case I0E: TN__MAP1(double, double, tn_i0e_f64((double)x)); break;
+    case I1: TN__MAP1(double, double, tn_i1_f64((double)x)); break;
+    case I1E: TN__MAP1(double, double, tn_i1e_f64((double)x)); break;
+    case SINC: TN__MAP1(double, double, tn_sinc_f64(x)); break;
+    case LOGIT: TN__MAP1(double, double, tn_logit_f64(x, lo)); break;
+    case FREXP_MANTISSA: { int e; TN__MAP1(double, double, frexp(x, &e)); break; }
+    case FREXP_EXPONENT: { int e; TN__MAP1(double, double, ((void)frexp(x, &e), x == x && x != (double)INFINITY && x != -(double)INFINITY ? (double)e : (double)0)); break; }
+    case SIGNBIT: TN__MAP1(bool, double, signbit(x)); break;
     case ISNAN: TN__MAP1(bool, double, x != x); break;
     case ISINF: TN__MAP1(bool, double, x == (double)INFINITY || x == -(double)INFINITY); break;
     case ISFINITE: TN__MAP1(bool, double, x == x && x != (double)INFINITY && x != -(double)INFINITY); break;
@@ -7228,6 +7836,7 @@ static void tn__unary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
     case CLAMP: TN__MAP1(int32_t, int32_t, (double)x > hi || lo > hi ? (int32_t)hi : (double)x < lo ? (int32_t)lo : x); break; /* min(max(x, lo), hi) */
     case BITWISE_NOT: TN__MAP1(int32_t, int32_t, ~x); break;
     case LOGICAL_NOT: TN__MAP1(bool, int32_t, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, int32_t, TN__ISNEG(x)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* TN__DEFINE_UNARY_INT(int64_t, i64, uint64_t): the template in src/ops/kernels.c */
@@ -7244,6 +7853,7 @@ static void tn__unary_i64(char **p, const int64_t *s, int64_t n, void *vc) {
     case CLAMP: TN__MAP1(int64_t, int64_t, (double)x > hi || lo > hi ? (int64_t)hi : (double)x < lo ? (int64_t)lo : x); break; /* min(max(x, lo), hi) */
     case BITWISE_NOT: TN__MAP1(int64_t, int64_t, ~x); break;
     case LOGICAL_NOT: TN__MAP1(bool, int64_t, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, int64_t, TN__ISNEG(x)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* TN__DEFINE_UNARY_INT(uint8_t, u8, uint8_t): the template in src/ops/kernels.c */
@@ -7260,6 +7870,7 @@ static void tn__unary_u8(char **p, const int64_t *s, int64_t n, void *vc) {
     case CLAMP: TN__MAP1(uint8_t, uint8_t, (double)x > hi || lo > hi ? (uint8_t)hi : (double)x < lo ? (uint8_t)lo : x); break; /* min(max(x, lo), hi) */
     case BITWISE_NOT: TN__MAP1(uint8_t, uint8_t, ~x); break;
     case LOGICAL_NOT: TN__MAP1(bool, uint8_t, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, uint8_t, TN__ISNEG(x)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 
@@ -7269,6 +7880,7 @@ static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(bool, bool, x); break;
     case CLAMP: TN__MAP1(bool, bool, (double)x < c->params[0] ? c->params[0] != 0 : (double)x > c->params[1] ? c->params[1] != 0 : x); break;
     case BITWISE_NOT: case LOGICAL_NOT: TN__MAP1(bool, bool, !x); break;
+    case SIGNBIT: TN__MAP1(bool, bool, false && x); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     }
 }
@@ -7328,6 +7940,16 @@ static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case ATAN2: TN__MAP2(float, float, atan2f(a, b)); break;
     case MAXIMUM: TN__MAP2(float, float, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(float, float, (a != a || a < b) ? a : b); break;
+    case FMAX: TN__MAP2(float, float, fmaxf(a, b)); break;
+    case FMIN: TN__MAP2(float, float, fminf(a, b)); break;
+    case LOGADDEXP: TN__MAP2(float, float, tn_logaddexp_f32(a, b)); break;
+    case LOGADDEXP2: TN__MAP2(float, float, tn_logaddexp2_f32(a, b)); break;
+    case HYPOT: TN__MAP2(float, float, hypotf(a, b)); break;
+    case XLOGY: TN__MAP2(float, float, tn_xlogy_f32(a, b)); break;
+    case XLOG1PY: TN__MAP2(float, float, tn_xlog1py_f32(a, b)); break;
+    case COPYSIGN: TN__MAP2(float, float, copysignf(a, b)); break;
+    case NEXTAFTER: TN__MAP2(float, float, nextafterf(a, b)); break;
+    case HEAVISIDE: TN__MAP2(float, float, tn_heaviside_f32(a, b)); break;
     case EQ: TN__MAP2(bool, float, a == b); break;
     case NE: TN__MAP2(bool, float, a != b); break;
     case LT: TN__MAP2(bool, float, a < b); break;
@@ -7353,6 +7975,16 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case ATAN2: TN__MAP2(double, double, atan2(a, b)); break;
     case MAXIMUM: TN__MAP2(double, double, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(double, double, (a != a || a < b) ? a : b); break;
+    case FMAX: TN__MAP2(double, double, fmax(a, b)); break;
+    case FMIN: TN__MAP2(double, double, fmin(a, b)); break;
+    case LOGADDEXP: TN__MAP2(double, double, tn_logaddexp_f64(a, b)); break;
+    case LOGADDEXP2: TN__MAP2(double, double, tn_logaddexp2_f64(a, b)); break;
+    case HYPOT: TN__MAP2(double, double, hypot(a, b)); break;
+    case XLOGY: TN__MAP2(double, double, tn_xlogy_f64(a, b)); break;
+    case XLOG1PY: TN__MAP2(double, double, tn_xlog1py_f64(a, b)); break;
+    case COPYSIGN: TN__MAP2(double, double, copysign(a, b)); break;
+    case NEXTAFTER: TN__MAP2(double, double, nextafter(a, b)); break;
+    case HEAVISIDE: TN__MAP2(double, double, tn_heaviside_f64(a, b)); break;
     case EQ: TN__MAP2(bool, double, a == b); break;
     case NE: TN__MAP2(bool, double, a != b); break;
     case LT: TN__MAP2(bool, double, a < b); break;
@@ -7381,6 +8013,10 @@ static int32_t tn__ipow_i32(int32_t a, int32_t b, int *bad) {
     uint32_t r = 1, base = (uint32_t)a;
     for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (uint32_t)(r * base); base = (uint32_t)(base * base); }
     return (int32_t)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static int32_t tn__lcm_i32(int32_t a, int32_t b) {
+    const uint32_t ua = TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, ub = TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b, g = (uint32_t)tn_gcd_u64(ua, ub);
+    return g == 0 ? (int32_t)0 : (int32_t)(uint32_t)((uint32_t)(ua / g) * ub); }
 /* TN__DEFINE_INT_DIVMOD(int64_t, i64, uint64_t, 1): the template in src/ops/kernels.c */
 static int64_t tn__ifloordiv_i64(int64_t a, int64_t b, int *bad) {
     if (b == 0) { *bad = 2; return 0; }
@@ -7397,6 +8033,10 @@ static int64_t tn__ipow_i64(int64_t a, int64_t b, int *bad) {
     uint64_t r = 1, base = (uint64_t)a;
     for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (uint64_t)(r * base); base = (uint64_t)(base * base); }
     return (int64_t)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static int64_t tn__lcm_i64(int64_t a, int64_t b) {
+    const uint64_t ua = TN__ISNEG(a) ? (uint64_t)0 - (uint64_t)a : (uint64_t)a, ub = TN__ISNEG(b) ? (uint64_t)0 - (uint64_t)b : (uint64_t)b, g = (uint64_t)tn_gcd_u64(ua, ub);
+    return g == 0 ? (int64_t)0 : (int64_t)(uint64_t)((uint64_t)(ua / g) * ub); }
 /* TN__DEFINE_INT_DIVMOD(uint8_t, u8, uint8_t, 0): the template in src/ops/kernels.c */
 static uint8_t tn__ifloordiv_u8(uint8_t a, uint8_t b, int *bad) {
     if (b == 0) { *bad = 2; return 0; }
@@ -7413,6 +8053,10 @@ static uint8_t tn__ipow_u8(uint8_t a, uint8_t b, int *bad) {
     uint8_t r = 1, base = (uint8_t)a;
     for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (uint8_t)(r * base); base = (uint8_t)(base * base); }
     return (uint8_t)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static uint8_t tn__lcm_u8(uint8_t a, uint8_t b) {
+    const uint8_t ua = TN__ISNEG(a) ? (uint8_t)0 - (uint8_t)a : (uint8_t)a, ub = TN__ISNEG(b) ? (uint8_t)0 - (uint8_t)b : (uint8_t)b, g = (uint8_t)tn_gcd_u64(ua, ub);
+    return g == 0 ? (uint8_t)0 : (uint8_t)(uint8_t)((uint8_t)(ua / g) * ub); }
 
 /* TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t): the template in src/ops/kernels.c */
 static void tn__binary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
@@ -7427,8 +8071,11 @@ static void tn__binary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
     case REMAINDER: TN__MAP2(int32_t, int32_t, tn__iremainder_i32(a, b, &bad, true)); break;
     case FMOD: TN__MAP2(int32_t, int32_t, tn__iremainder_i32(a, b, &bad, false)); break;
     case POW: TN__MAP2(int32_t, int32_t, tn__ipow_i32(a, b, &bad)); break;
-    case MAXIMUM: TN__MAP2(int32_t, int32_t, a > b ? a : b); break;
-    case MINIMUM: TN__MAP2(int32_t, int32_t, a < b ? a : b); break;
+    case MAXIMUM: case FMAX: TN__MAP2(int32_t, int32_t, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(int32_t, int32_t, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(int32_t, int32_t, a == 0 ? b : (int32_t)(a > 0)); break;
+    case GCD: TN__MAP2(int32_t, int32_t, tn_gcd_u64(TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b)); break;
+    case LCM: TN__MAP2(int32_t, int32_t, tn__lcm_i32(a, b)); break;
     case BITWISE_AND: TN__MAP2(int32_t, int32_t, a & b); break;
     case BITWISE_OR: TN__MAP2(int32_t, int32_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(int32_t, int32_t, a ^ b); break;
@@ -7454,8 +8101,11 @@ static void tn__binary_i64(char **p, const int64_t *s, int64_t n, void *vc) {
     case REMAINDER: TN__MAP2(int64_t, int64_t, tn__iremainder_i64(a, b, &bad, true)); break;
     case FMOD: TN__MAP2(int64_t, int64_t, tn__iremainder_i64(a, b, &bad, false)); break;
     case POW: TN__MAP2(int64_t, int64_t, tn__ipow_i64(a, b, &bad)); break;
-    case MAXIMUM: TN__MAP2(int64_t, int64_t, a > b ? a : b); break;
-    case MINIMUM: TN__MAP2(int64_t, int64_t, a < b ? a : b); break;
+    case MAXIMUM: case FMAX: TN__MAP2(int64_t, int64_t, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(int64_t, int64_t, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(int64_t, int64_t, a == 0 ? b : (int64_t)(a > 0)); break;
+    case GCD: TN__MAP2(int64_t, int64_t, tn_gcd_u64(TN__ISNEG(a) ? (uint64_t)0 - (uint64_t)a : (uint64_t)a, TN__ISNEG(b) ? (uint64_t)0 - (uint64_t)b : (uint64_t)b)); break;
+    case LCM: TN__MAP2(int64_t, int64_t, tn__lcm_i64(a, b)); break;
     case BITWISE_AND: TN__MAP2(int64_t, int64_t, a & b); break;
     case BITWISE_OR: TN__MAP2(int64_t, int64_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(int64_t, int64_t, a ^ b); break;
@@ -7481,8 +8131,11 @@ static void tn__binary_u8(char **p, const int64_t *s, int64_t n, void *vc) {
     case REMAINDER: TN__MAP2(uint8_t, uint8_t, tn__iremainder_u8(a, b, &bad, true)); break;
     case FMOD: TN__MAP2(uint8_t, uint8_t, tn__iremainder_u8(a, b, &bad, false)); break;
     case POW: TN__MAP2(uint8_t, uint8_t, tn__ipow_u8(a, b, &bad)); break;
-    case MAXIMUM: TN__MAP2(uint8_t, uint8_t, a > b ? a : b); break;
-    case MINIMUM: TN__MAP2(uint8_t, uint8_t, a < b ? a : b); break;
+    case MAXIMUM: case FMAX: TN__MAP2(uint8_t, uint8_t, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(uint8_t, uint8_t, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(uint8_t, uint8_t, a == 0 ? b : (uint8_t)(a > 0)); break;
+    case GCD: TN__MAP2(uint8_t, uint8_t, tn_gcd_u64(TN__ISNEG(a) ? (uint8_t)0 - (uint8_t)a : (uint8_t)a, TN__ISNEG(b) ? (uint8_t)0 - (uint8_t)b : (uint8_t)b)); break;
+    case LCM: TN__MAP2(uint8_t, uint8_t, tn__lcm_u8(a, b)); break;
     case BITWISE_AND: TN__MAP2(uint8_t, uint8_t, a & b); break;
     case BITWISE_OR: TN__MAP2(uint8_t, uint8_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(uint8_t, uint8_t, a ^ b); break;
@@ -7500,8 +8153,8 @@ static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     switch ((tn_binary_op)c->op) {
     case ADD: if (c->alpha == 0) { TN__MAP2(bool, bool, a && (b || !b)); break; } /* a + 0*b */ /* fall through */
-    case MAXIMUM: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
-    case MUL: case MINIMUM: case BITWISE_AND: case LOGICAL_AND: TN__MAP2(bool, bool, a && b); break;
+    case MAXIMUM: case FMAX: case HEAVISIDE: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
+    case MUL: case MINIMUM: case FMIN: case BITWISE_AND: case LOGICAL_AND: TN__MAP2(bool, bool, a && b); break;
     case BITWISE_XOR: case LOGICAL_XOR: case NE: TN__MAP2(bool, bool, a != b); break;
     case EQ: TN__MAP2(bool, bool, a == b); break;
     case LT: TN__MAP2(bool, bool, !a && b); break;
@@ -7629,6 +8282,8 @@ static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     /* before the float32 promotion of float functions: torch refuses integer input here */
     if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID && op != HARDTANH)))
         return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
+    if ((op == FREXP_MANTISSA || op == FREXP_EXPONENT) && !tn_dtype_is_floating(cd))
+        return (tn__error("%s: torch.frexp() only supports floating-point dtypes, got %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = tn__default_dtype;
     if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
@@ -7821,7 +8476,13 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
     tn_tensor *ab[2] = {a, b};
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
-    if (op == DIV || op == ATAN2) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
+    if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
+    else if ((op == LOGADDEXP || op == LOGADDEXP2 || op == HYPOT || op == NEXTAFTER) && !tn_dtype_is_floating(rt))
+        return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (floating tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
+    else if ((op == GCD || op == LCM) && (tn_dtype_is_floating(rt) || rt == TN_BOOL))
+        return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (integer tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
+    else if (op == HEAVISIDE && a->dtype != b->dtype)
+        return (tn_tensor *)tn__error("%s: heaviside is not yet implemented for tensors with different dtypes (%s and %s)", fn, tn_dtype_name(a->dtype), tn_dtype_name(b->dtype));
     else if (tn__is_cmp(op)) od = TN_BOOL;
     else if (tn__is_logical(op)) cd = od = TN_BOOL;
     else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))
@@ -7925,6 +8586,39 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b) { return tn__binary(
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_and", BITWISE_AND, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_or", BITWISE_OR, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_xor", BITWISE_XOR, a, b, 1); }
+TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmax", FMAX, a, b, 1); }
+TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmin", FMIN, a, b, 1); }
+TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logaddexp", LOGADDEXP, a, b, 1); }
+TNDEF tn_tensor *tn_logaddexp2(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logaddexp2", LOGADDEXP2, a, b, 1); }
+TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_hypot", HYPOT, a, b, 1); }
+TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_nextafter", NEXTAFTER, a, b, 1); }
+TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_xlogy", XLOGY, a, b, 1); }
+TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_xlog1py", XLOG1PY, a, b, 1); }
+TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_copysign", COPYSIGN, a, b, 1); }
+TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values) { return tn__binary("tn_heaviside", HEAVISIDE, x, values, 1); }
+TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_gcd", GCD, a, b, 1); }
+TNDEF tn_tensor *tn_lcm(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_lcm", LCM, a, b, 1); }
+/* x * 2.0^other as PyTorch writes it: 2.0 is a Python float, so integers give float32 */
+static tn_tensor *tn__ldexp_impl(tn_tensor *x, tn_tensor *other) {
+    TN__CHECK_NULL(x, other);
+    tn__stack_scalar ss;
+    tn_tensor *two = tn__stack_scalar_setup(&ss, TN_F64, true);
+    ss.v.f = 2.0;
+    tn_scope_begin();
+    return tn__scope_return(tn_mul(x, tn_pow(two, other)));
+}
+TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other) { return TN__AS("tn_ldexp", tn__ldexp_impl(x, other)); }
+static tn_tensor *tn__float_power_impl(tn_tensor *a, tn_tensor *b, bool inplace) {
+    TN__CHECK_NULL(a, b);
+    if (inplace && a->dtype != TN_F64)
+        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype float64", tn_dtype_name(a->dtype));
+    tn_scope_begin();
+    tn_tensor *b64 = tn_to_dtype(b, TN_F64);
+    if (inplace) { tn_tensor *r = b64 ? tn_pow_(a, b64) : NULL; tn_scope_end(); return r; }
+    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, TN_F64), b64), "PowBackward1"));
+}
+TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power", tn__float_power_impl(a, b, false)); }
+TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power_", tn__float_power_impl(a, b, true)); }
 
 TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_add_scalar", ADD, a, b, false, NULL); }
 TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_sub_scalar", SUB, a, b, false, NULL); }
@@ -8014,6 +8708,65 @@ TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x) { return tn__unary(BITWISE_NOT, x,
 TNDEF tn_tensor *tn_isnan(tn_tensor *x) { return tn__unary(ISNAN, x, NULL); }
 TNDEF tn_tensor *tn_isinf(tn_tensor *x) { return tn__unary(ISINF, x, NULL); }
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL); }
+TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
+TNDEF tn_tensor *tn_sgn(tn_tensor *x) { return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0"); }
+TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
+TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
+TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
+/* x * pi/180: a Python float, so integers and bool give float32 as in PyTorch */
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) { return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) { return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
+TNDEF tn_tensor *tn_sinc(tn_tensor *x) { return tn__unary(SINC, x, NULL); }
+TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps) {
+    double p[3] = {eps >= 0 ? eps : -1, 0, 0};   /* NaN and negative: no clamp */
+    return tn__unary(LOGIT, x, p);
+}
+TNDEF tn_tensor *tn_lgamma(tn_tensor *x) { return tn__unary(LGAMMA, x, NULL); }
+TNDEF tn_tensor *tn_digamma(tn_tensor *x) { return tn__unary(DIGAMMA, x, NULL); }
+TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (n < 0) return (tn_tensor *)tn__error("tn_polygamma: polygamma(n, x) does not support negative n (got %lld)", (long long)n);
+    double p[3] = {(double)n, 0, 0};
+    return tn__unary(POLYGAMMA, x, p);
+}
+/* sum_j lgamma(x - j/2) + p (p - 1) / 4 log(pi), j < p, as PyTorch composes it */
+static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
+    TN__CHECK_NULL(x);
+    if (p < 1) return (tn_tensor *)tn__error("tn_mvlgamma: p has to be greater than or equal to 1 (got %lld)", (long long)p);
+    if (tn__check_cpu_dtype("tn_mvlgamma", x)) return NULL;
+    /* PyTorch 1.13 and later no longer check that every x exceeds (p - 1) / 2 */
+    if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_mvlgamma: the input tensor may not be a boolean tensor");
+    tn_scope_begin();
+    tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
+    tn_tensor *args = tn_add(tn_unsqueeze(x, -1), offs);
+    int64_t last = -1;
+    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
+                                        "MvlgammaBackward0"));
+}
+TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p) { return TN__AS("tn_mvlgamma", tn__mvlgamma_impl(x, p)); }
+TNDEF tn_tensor *tn_erfinv(tn_tensor *x) { return tn__unary(ERFINV, x, NULL); }
+TNDEF tn_tensor *tn_i0(tn_tensor *x) { return tn__unary(I0, x, NULL); }
+TNDEF tn_tensor *tn_special_i0e(tn_tensor *x) { return tn__unary(I0E, x, NULL); }
+TNDEF tn_tensor *tn_special_i1(tn_tensor *x) { return tn__unary(I1, x, NULL); }
+TNDEF tn_tensor *tn_special_i1e(tn_tensor *x) { return tn__unary(I1E, x, NULL); }
+static tn_tensor *tn__frexp_impl(tn_tensor *x, tn_tensor **exponent) {
+    TN__CHECK_NULL(x);
+    tn_tensor *e = NULL;
+    if (exponent) {   /* the exponent first (untracked), so a failure leaves nothing owned behind */
+        tn_tensor *ef = tn__unary_raw(FREXP_EXPONENT, x, NULL);
+        e = ef ? tn__copy_as(ef, TN_I32, ef->device) : NULL;
+        tn_release(ef);
+        if (!e) return NULL;
+    }
+    tn_tensor *m = tn__unary(FREXP_MANTISSA, x, NULL);
+    if (!m) { tn_release(e); return NULL; }
+    if (exponent) *exponent = tn__own(e);
+    return m;
+}
+TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent) {
+    if (exponent) *exponent = NULL;
+    return TN__AS("tn_frexp", tn__frexp_impl(x, exponent));
+}
 /* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
     TN__CHECK_NULL(x);
@@ -8075,6 +8828,8 @@ static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor 
     return r;
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn_clamp(x, min, INFINITY)), "ClampMinBackward0"); }
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn_clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
 
 TNDEF tn_tensor *tn_neg_(tn_tensor *x) { return tn__unary_inplace(NEG, x, NULL); }
 TNDEF tn_tensor *tn_exp_(tn_tensor *x) { return tn__unary_inplace(EXP, x, NULL); }
@@ -8082,6 +8837,7 @@ TNDEF tn_tensor *tn_relu_(tn_tensor *x) { return tn__unary_inplace(RELU, x, NULL
 TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x) { return tn__unary_inplace(SIGMOID, x, NULL); }
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x) { return tn__unary_inplace(TANH, x, NULL); }
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x) { return tn__unary_inplace(SQRT, x, NULL); }
+TNDEF tn_tensor *tn_square_(tn_tensor *x) { return tn__unary_inplace(SQUARE, x, NULL); }
 
 /* The engine of where/lerp/addcmul/addcdiv: broadcast three operands, promote. */
 static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value, tn_tensor *target) {
@@ -10897,6 +11653,482 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
 }
 TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmul", tn__matmul_impl(a, b)); }
 
+/* ---- composites of the above: their gradients are those of the ops they are made of ---- */
+static tn_tensor *tn__trace_impl(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    if (t->ndim != 2) return (tn_tensor *)tn__error("tn_trace: expected a matrix, but got tensor with dim %d", t->ndim);
+    tn_scope_begin();
+    return tn__scope_return(tn_sum(tn_diagonal(t, 0, 0, 1)));
+}
+TNDEF tn_tensor *tn_trace(tn_tensor *t) { return tn__grad_name(TN__AS("tn_trace", tn__trace_impl(t)), "TraceBackward0"); }
+
+static tn_tensor *tn__addmv_impl(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha) {
+    TN__CHECK_NULL(input, mat, vec);
+    if (tn__need_ndim("tn_addmv", "mat", mat, 2) || tn__need_ndim("tn_addmv", "vec", vec, 1)) return NULL;
+    if (input->ndim > 1) return (tn_tensor *)tn__error("tn_addmv: input of shape %s does not broadcast to the result's [%lld]", TN__SHAPE(input), (long long)mat->shape[0]);
+    tn_scope_begin();   /* as addmm of the column vec: input [n] broadcasts as [n, 1] */
+    return tn__scope_return(tn_squeeze_dim(tn_addmm(input->ndim ? tn_unsqueeze(input, -1) : input, mat, tn_unsqueeze(vec, -1), beta, alpha), -1));
+}
+TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha) {
+    return tn__grad_name(TN__AS("tn_addmv", tn__addmv_impl(input, mat, vec, beta, alpha)), "AddmvBackward0");
+}
+static tn_tensor *tn__addr_impl(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, double beta, double alpha) {
+    TN__CHECK_NULL(input, v1, v2);
+    if (tn__need_ndim("tn_addr", "vec1", v1, 1) || tn__need_ndim("tn_addr", "vec2", v2, 1)) return NULL;
+    int64_t shape[2] = {v1->shape[0], v2->shape[0]}, b[TN_MAX_DIMS];
+    if (tn__broadcast(input->shape, input->ndim, shape, 2, b) != 2 || b[0] != shape[0] || b[1] != shape[1])
+        return (tn_tensor *)tn__error("tn_addr: input of shape %s does not broadcast to the result's [%lld, %lld]", TN__SHAPE(input), (long long)shape[0], (long long)shape[1]);
+    tn_scope_begin();   /* as PyTorch: alpha * outer always (0 * NaN is NaN), input only where beta != 0 */
+    tn_tensor *r = tn_mul_scalar(tn_outer(v1, v2), alpha);
+    return tn__scope_return(beta == 0 ? r : tn_add(r, tn_mul_scalar(input, beta)));
+}
+TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, double beta, double alpha) {
+    return tn__grad_name(TN__AS("tn_addr", tn__addr_impl(input, v1, v2, beta, alpha)), "AddrBackward0");
+}
+static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
+    TN__CHECK_NULL(input, b1, b2);
+    if (tn__need_ndim("tn_addbmm", "batch1", b1, 3) || tn__need_ndim("tn_addbmm", "batch2", b2, 3)) return NULL;
+    if (b1->shape[0] != b2->shape[0])
+        return (tn_tensor *)tn__error("tn_addbmm: batch1 and batch2 must have same number of batches, got %lld and %lld", (long long)b1->shape[0], (long long)b2->shape[0]);
+    if (b1->shape[2] != b2->shape[1])
+        return (tn_tensor *)tn__error("tn_addbmm: incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)", (long long)b1->shape[1], (long long)b1->shape[2], (long long)b2->shape[1], (long long)b2->shape[2]);
+    int64_t bk, perm[3] = {1, 0, 2}, s1[2], s2[2];
+    if (!tn__mul_ok(b1->shape[0], b1->shape[2], &bk)) return (tn_tensor *)tn__error("tn_addbmm: sizes too large");
+    s1[0] = b1->shape[1]; s1[1] = bk; s2[0] = bk; s2[1] = b2->shape[2];
+    tn_scope_begin();   /* the sum of the batch's products is one product over [n, B*k] @ [B*k, m] */
+    return tn__scope_return(tn_addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
+}
+TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
+    return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, b1, b2, beta, alpha)), "AddbmmBackward0");
+}
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) { return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0"); }
+
+static tn_tensor *tn__kron_impl(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    int nd = TN__MAX(a->ndim, b->ndim);
+    if (2 * nd > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_kron: inputs of %d dims would need %d intermediate dims, more than %d", nd, 2 * nd, TN_MAX_DIMS);
+    int64_t sa[TN_MAX_DIMS], sb[TN_MAX_DIMS], sr[TN_MAX_DIMS];
+    for (int i = 0; i < nd; i++) {   /* a as [a0, 1, a1, 1, ...], b as [1, b0, 1, b1, ...] */
+        int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+        sa[2 * i] = ia >= 0 ? a->shape[ia] : 1; sa[2 * i + 1] = 1;
+        sb[2 * i] = 1; sb[2 * i + 1] = ib >= 0 ? b->shape[ib] : 1;
+        if (!tn__mul_ok(sa[2 * i], sb[2 * i + 1], &sr[i])) return (tn_tensor *)tn__error("tn_kron: sizes of %s and %s are too large", TN__SHAPE(a), TN__SHAPE(b));
+    }
+    tn_scope_begin();
+    return tn__scope_return(tn_reshape(tn_mul(tn_reshape(a, sa, 2 * nd), tn_reshape(b, sb, 2 * nd)), sr, nd));
+}
+TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b) { return tn__grad_name(TN__AS("tn_kron", tn__kron_impl(a, b)), "KronBackward0"); }
+
+/* Contract dims_a of a with dims_b of b; ATen's rule: a size-1 dim contracts with any size by first summing the other. */
+static tn_tensor *tn__tensordot_impl(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n) {
+    TN__CHECK_NULL(a, b);
+    if (n < 0 || n > TN_MAX_DIMS || (n && (!dims_a || !dims_b))) return (tn_tensor *)tn__error("tn_tensordot: invalid number of dims %d", n);
+    if (n > a->ndim || n > b->ndim) return (tn_tensor *)tn__error("tn_tensordot: cannot contract %d dims of tensors of %d and %d dims", n, a->ndim, b->ndim);
+    int da[TN_MAX_DIMS], db[TN_MAX_DIMS];
+    bool used_a[TN_MAX_DIMS] = {false}, used_b[TN_MAX_DIMS] = {false};
+    for (int i = 0; i < n; i++) {
+        da[i] = tn__wrap_dim("tn_tensordot", dims_a[i], a->ndim);
+        db[i] = da[i] < 0 ? -1 : tn__wrap_dim("tn_tensordot", dims_b[i], b->ndim);
+        if (da[i] < 0 || db[i] < 0) return NULL;
+        if (used_a[da[i]]) return (tn_tensor *)tn__error("tn_tensordot: dim %d appears multiple times in the list of dims", da[i]);
+        if (used_b[db[i]]) return (tn_tensor *)tn__error("tn_tensordot: dim %d appears multiple times in the list of dims", db[i]);
+        used_a[da[i]] = used_b[db[i]] = true;
+        int64_t s1 = a->shape[da[i]], s2 = b->shape[db[i]];
+        if (s1 != s2 && s1 != 1 && s2 != 1)
+            return (tn_tensor *)tn__error("tn_tensordot: contracted dimensions need to match, but first has size %lld in dim %d and second has size %lld in dim %d",
+                                          (long long)s1, da[i], (long long)s2, db[i]);
+    }
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) {
+        int64_t s1 = a->shape[da[i]], s2 = b->shape[db[i]], d;
+        if (s1 == s2) continue;
+        if (s1 == 1) { d = db[i]; b = tn_sum_dims(b, &d, 1, true); }
+        else { d = da[i]; a = tn_sum_dims(a, &d, 1, true); }
+        if (!a || !b) return tn__scope_return(NULL);
+    }
+    int64_t pa[TN_MAX_DIMS], pb[TN_MAX_DIMS], rs[2 * TN_MAX_DIMS], fa = 1, fb = 1, k = 1;
+    int na = 0, nb = 0, nr = 0;
+    for (int d = 0; d < a->ndim; d++) if (!used_a[d]) { pa[na++] = d; rs[nr++] = a->shape[d]; fa = tn__mul_sat(fa, a->shape[d]); }
+    for (int i = 0; i < n; i++) { pa[na++] = da[i]; pb[nb++] = db[i]; k = tn__mul_sat(k, a->shape[da[i]]); }
+    for (int d = 0; d < b->ndim; d++) if (!used_b[d]) { pb[nb++] = d; rs[nr++] = b->shape[d]; fb = tn__mul_sat(fb, b->shape[d]); }
+    if (nr > TN_MAX_DIMS) { tn__error("tn_tensordot: the result would have %d dims, more than %d", nr, TN_MAX_DIMS); return tn__scope_return(NULL); }
+    int64_t s1[2] = {fa, k}, s2[2] = {k, fb};
+    return tn__scope_return(tn_reshape(tn_mm(tn_reshape(tn_permute(a, pa, a->ndim), s1, 2), tn_reshape(tn_permute(b, pb, b->ndim), s2, 2)), rs, nr));
+}
+TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n) {
+    return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, dims_a, dims_b, n));
+}
+
+static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
+    TN__CHECK_NULL(a, b);
+    if (a->ndim != b->ndim) return (tn_tensor *)tn__error("tn_cross: inputs must have the same number of dimensions (got %s and %s)", TN__SHAPE(a), TN__SHAPE(b));
+    if (a->dtype != b->dtype) return (tn_tensor *)tn__error("tn_cross: expected both inputs to have the same dtype, got %s and %s", tn_dtype_name(a->dtype), tn_dtype_name(b->dtype));
+    int64_t shape[TN_MAX_DIMS];
+    int nd = tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, shape);
+    if (nd < 0) return (tn_tensor *)tn__error("tn_cross: the shapes %s and %s do not broadcast", TN__SHAPE(a), TN__SHAPE(b));
+    int d = tn__wrap_dim("tn_cross", dim, nd);
+    if (d < 0) return NULL;
+    if (a->shape[d] != 3 || b->shape[d] != 3)
+        return (tn_tensor *)tn__error("tn_cross: inputs dimension %lld must have length 3. Got %lld and %lld", (long long)dim, (long long)a->shape[d], (long long)b->shape[d]);
+    tn_scope_begin();
+    a = tn_expand(a, shape, nd);
+    b = tn_expand(b, shape, nd);
+    tn_tensor *x[3], *y[3], *r[3];
+    for (int i = 0; i < 3; i++) { x[i] = tn_narrow(a, d, i, 1); y[i] = tn_narrow(b, d, i, 1); }
+    for (int i = 0; i < 3; i++) r[i] = tn_sub(tn_mul(x[(i + 1) % 3], y[(i + 2) % 3]), tn_mul(x[(i + 2) % 3], y[(i + 1) % 3]));
+    return tn__scope_return(tn_cat(r, 3, d));
+}
+TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim) { return tn__grad_name(TN__AS("tn_cross", tn__cross_impl(a, b, dim)), "LinalgCrossBackward0"); }
+
+/* ---- einsum ---- */
+/* Labels: 'A'..'Z' are 0..25, 'a'..'z' 26..51 (so the implicit output lists capitals
+   first, as PyTorch's), the ellipsis' dims 52.. (aligned right across operands). */
+#define TN__EIN_NL (52 + TN_MAX_DIMS)
+typedef struct { tn_tensor *t; int n; int lab[TN_MAX_DIMS]; } tn__ein;
+
+static int tn__ein_letter(char c) { return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : -1; }
+static char tn__ein_char(int l) { return l < 26 ? (char)('A' + l) : l < 52 ? (char)('a' + l - 26) : '.'; }
+
+/* Sum away the dims of e whose labels keep[] does not want. */
+static int tn__ein_reduce(tn__ein *e, const bool *keep) {
+    int64_t dims[TN_MAX_DIMS];
+    int nd = 0, n = 0;
+    for (int i = 0; i < e->n; i++) {
+        if (keep[e->lab[i]]) e->lab[n++] = e->lab[i];
+        else dims[nd++] = i;
+    }
+    if (!nd) return 0;
+    e->t = tn_sum_dims(e->t, dims, nd, false);
+    e->n = n;
+    return e->t ? 0 : -1;
+}
+/* Permute e so its dims read labels order[0..n) (each present in e). */
+static int tn__ein_permute(tn__ein *e, const int *order, int n) {
+    int64_t perm[TN_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < e->n; j++) if (e->lab[j] == order[i]) perm[i] = j;
+    e->t = tn_permute(e->t, perm, n);
+    memcpy(e->lab, order, (size_t)n * sizeof *order);
+    return e->t ? 0 : -1;
+}
+
+/* Parses eq for the n operands: each operand's dims as labels, the output's labels, every
+   label's (broadcast) size. Returns 0, or -1 with the error recorded. */
+static int tn__ein_parse(const char *eq, tn_tensor *const *ts, int n, tn__ein *ops, int *out, int *nout, bool *in_out, int64_t *size) {
+    const char *arrow = strstr(eq, "->"), *end = arrow ? arrow : eq + strlen(eq);
+    int sub[TN__EIN_NL], starts[TN__EIN_NL + 1], width[TN__EIN_NL], nsub = 0, k = 0, nl = 0, ell = -1, ell_nd = 0;
+    bool seen[TN__EIN_NL] = {false}, any_ell = false;
+    starts[0] = 0;
+    for (const char *c = eq;; c++) {   /* the operands' subscripts: a letter's label, or -1 for the ellipsis */
+        if (c == end || *c == ',') {
+            if (k >= n) return TN__FAIL_INT("tn_einsum: more operands were specified in the equation than provided (%d)", n);
+            int nd = ts[k]->ndim;
+            if (ell >= 0 && nl > nd)
+                return TN__FAIL_INT("tn_einsum: the number of subscripts in the equation (%d) is more than the number of dimensions (%d) for operand %d", nl, nd, k);
+            if (ell < 0 && nl != nd)
+                return TN__FAIL_INT("tn_einsum: the number of subscripts in the equation (%d) does not match the number of dimensions (%d) for operand %d and no ellipsis was given", nl, nd, k);
+            if (ell >= 0) ell_nd = TN__MAX(ell_nd, nd - nl);
+            width[k] = ell >= 0 ? nd - nl : 0;
+            starts[++k] = nsub;
+            nl = 0; ell = -1;
+            if (c == end) break;
+            continue;
+        }
+        if (*c == ' ') continue;
+        if (nsub >= TN__EIN_NL || k >= TN__EIN_NL) return TN__FAIL_INT("tn_einsum: too many subscripts or operands in the equation");
+        if (*c == '.') {
+            if (c[1] != '.' || c[2] != '.') return TN__FAIL_INT("tn_einsum: found '.' for operand %d that is not part of any ellipsis", k);
+            if (ell >= 0) return TN__FAIL_INT("tn_einsum: found '.' for operand %d for which an ellipsis was already found", k);
+            ell = nsub;
+            any_ell = true;
+            sub[nsub++] = -1;
+            c += 2;
+            continue;
+        }
+        int l = tn__ein_letter(*c);
+        if (l < 0) return TN__FAIL_INT("tn_einsum: invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]", (int)(c - eq));
+        sub[nsub++] = l;
+        nl++;
+    }
+    if (k < n) return TN__FAIL_INT("tn_einsum: fewer operands were specified in the equation (%d) than provided (%d)", k, n);
+    for (int i = 0; i < n; i++) {   /* each operand's dims as labels */
+        int w = width[i], m = 0;
+        ops[i].t = ts[i];
+        for (int s = starts[i]; s < starts[i + 1]; s++) {
+            if (sub[s] >= 0) { ops[i].lab[m++] = sub[s]; continue; }
+            for (int j = 0; j < w; j++) ops[i].lab[m++] = 52 + ell_nd - w + j;
+        }
+        ops[i].n = m;
+        for (int j = 0; j < m; j++) seen[ops[i].lab[j]] = true;
+    }
+    *nout = 0;
+    if (arrow) {   /* the output's labels */
+        bool out_ell = false;
+        for (const char *c = arrow + 2; *c; c++) {
+            if (*c == ' ') continue;
+            if (*c == '.') {
+                if (c[1] != '.' || c[2] != '.') return TN__FAIL_INT("tn_einsum: found '.' for output but it is not part of any ellipsis");
+                if (out_ell) return TN__FAIL_INT("tn_einsum: found '.' for output for which an ellipsis was already found");
+                out_ell = true;
+                for (int j = 0; j < ell_nd; j++) { in_out[52 + j] = true; out[(*nout)++] = 52 + j; }
+                c += 2;
+                continue;
+            }
+            int l = tn__ein_letter(*c);
+            if (l < 0) return TN__FAIL_INT("tn_einsum: invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]", (int)(c - eq));
+            if (in_out[l]) return TN__FAIL_INT("tn_einsum: output subscript %c appears more than once in the output", *c);
+            if (!seen[l]) return TN__FAIL_INT("tn_einsum: output subscript %c does not appear in the equation for any input operand", *c);
+            if (*nout >= TN__EIN_NL) return TN__FAIL_INT("tn_einsum: too many output subscripts");
+            in_out[l] = true;
+            out[(*nout)++] = l;
+        }
+    } else {   /* implicit: the ellipsis' dims, then the letters used once, in label order */
+        int total[52] = {0};
+        if (any_ell) for (int j = 0; j < ell_nd; j++) { in_out[52 + j] = true; out[(*nout)++] = 52 + j; }
+        for (int s = 0; s < nsub; s++) if (sub[s] >= 0) total[sub[s]]++;
+        for (int l = 0; l < 52; l++) if (total[l] == 1) { in_out[l] = true; out[(*nout)++] = l; }
+    }
+    if (*nout > TN_MAX_DIMS) return TN__FAIL_INT("tn_einsum: the output would have %d dims, more than %d", *nout, TN_MAX_DIMS);
+    for (int l = 0; l < TN__EIN_NL; l++) size[l] = 1;   /* a label's sizes agree or are 1 (broadcast) */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < ops[i].n; j++) {
+            int l = ops[i].lab[j];
+            int64_t s = ops[i].t->shape[j];
+            for (int j2 = 0; j2 < j; j2++)
+                if (ops[i].lab[j2] == l && ops[i].t->shape[j2] != s)
+                    return TN__FAIL_INT("tn_einsum: subscript %c is repeated for operand %d but the sizes don't match, %lld != %lld", tn__ein_char(l), i, (long long)ops[i].t->shape[j2], (long long)s);
+            if (s != 1 && size[l] != 1 && size[l] != s)
+                return TN__FAIL_INT("tn_einsum: operands do not broadcast: subscript %c has sizes %lld and %lld", tn__ein_char(l), (long long)size[l], (long long)s);
+            if (s != 1) size[l] = s;
+        }
+    return 0;
+}
+
+static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout, const bool *in_out, const int64_t *size);
+static tn_tensor *tn__einsum_impl(const char *eq, tn_tensor *const *ts, int n) {
+    if (!eq) return (tn_tensor *)tn__error("tn_einsum: equation is NULL");
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_einsum: must provide at least one operand");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    tn__ein *ops = (tn__ein *)TN_MALLOC((size_t)n * sizeof *ops);
+    if (!ops) return (tn_tensor *)tn__error("tn_einsum: out of memory");
+    int out[TN__EIN_NL], nout = 0;
+    bool in_out[TN__EIN_NL] = {false};
+    int64_t size[TN__EIN_NL];
+    tn_tensor *r = tn__ein_parse(eq, ts, n, ops, out, &nout, in_out, size) ? NULL : tn__ein_contract(ops, n, out, nout, in_out, size);
+    TN_FREE(ops);
+    return r;
+}
+/* Diagonals for labels repeated within an operand, then the operands' products left to
+   right, each one bmm over (batch, free, contracted) dims as PyTorch's sumproduct_pair. */
+static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout, const bool *in_out, const int64_t *size) {
+    tn_tensor *result = NULL;
+    tn_scope_begin();
+    /* repeated labels within an operand: their diagonal */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < ops[i].n; j++)
+            for (int j2 = j + 1; j2 < ops[i].n; j2++)
+                if (ops[i].lab[j2] == ops[i].lab[j]) {
+                    int l = ops[i].lab[j];
+                    ops[i].t = tn_diagonal(ops[i].t, 0, j, j2);
+                    memmove(&ops[i].lab[j2], &ops[i].lab[j2 + 1], (size_t)(ops[i].n - j2 - 1) * sizeof(int));
+                    memmove(&ops[i].lab[j], &ops[i].lab[j + 1], (size_t)(ops[i].n - j - 2) * sizeof(int));
+                    ops[i].lab[ops[i].n - 2] = l;
+                    ops[i].n--;
+                    j = -1;   /* rescan */
+                    break;
+                }
+    /* left to right: A holds the product so far */
+    tn__ein A = ops[0];
+    bool keep[TN__EIN_NL];
+    for (int i = 1; i <= n; i++) {
+        /* labels wanted after this step: the output's and those of the operands still to come */
+        for (int l = 0; l < TN__EIN_NL; l++) keep[l] = in_out[l];
+        for (int j = i + 1; j < n; j++) for (int d = 0; d < ops[j].n; d++) keep[ops[j].lab[d]] = true;
+        if (i == n) {   /* the last operand is in: sum what the output drops, order as the output */
+            if (!A.t || tn__ein_reduce(&A, keep) || tn__ein_permute(&A, out, nout)) goto fail;
+            /* a label all of whose sizes are 1 here but larger elsewhere cannot happen: every operand is in */
+            break;
+        }
+        tn__ein B = ops[i];
+        bool inA[TN__EIN_NL] = {false}, inB[TN__EIN_NL] = {false}, want[TN__EIN_NL];
+        for (int d = 0; d < B.n; d++) inB[B.lab[d]] = true;
+        for (int l = 0; l < TN__EIN_NL; l++) want[l] = keep[l] || inB[l];
+        if (!A.t || !B.t || tn__ein_reduce(&A, want)) goto fail;
+        for (int d = 0; d < A.n; d++) inA[A.lab[d]] = true;
+        for (int l = 0; l < TN__EIN_NL; l++) want[l] = keep[l] || inA[l];
+        if (tn__ein_reduce(&B, want)) goto fail;
+        for (int l = 0; l < TN__EIN_NL; l++) inB[l] = false;
+        for (int d = 0; d < B.n; d++) inB[B.lab[d]] = true;
+        /* batch (both, wanted later), contracted (both, not wanted), free A, free B */
+        int ob[TN_MAX_DIMS], oc[TN_MAX_DIMS], ofa[TN_MAX_DIMS], ofb[TN_MAX_DIMS], nbt = 0, nc = 0, nfa = 0, nfb = 0;
+        int64_t sb[TN_MAX_DIMS], sfa[TN_MAX_DIMS], sfb[TN_MAX_DIMS];
+        for (int d = 0; d < A.n; d++) {
+            int l = A.lab[d];
+            if (!inB[l]) { sfa[nfa] = A.t->shape[d]; ofa[nfa++] = l; }
+            else if (keep[l]) ob[nbt++] = l;
+            else oc[nc++] = l;
+        }
+        for (int d = 0; d < B.n; d++) if (!inA[B.lab[d]]) { sfb[nfb] = B.t->shape[d]; ofb[nfb++] = B.lab[d]; }
+        if (nbt + nfa + nfb > TN_MAX_DIMS) { tn__error("tn_einsum: an intermediate product would have more than %d dims", TN_MAX_DIMS); goto fail; }
+        /* a contracted label of size 1 on one side: sum the other side first; batch labels broadcast */
+        for (int c = 0; c < nc; c++) {
+            int l = oc[c];
+            int64_t dA = 0, dB = 0;
+            for (int d = 0; d < A.n; d++) if (A.lab[d] == l) dA = d;
+            for (int d = 0; d < B.n; d++) if (B.lab[d] == l) dB = d;
+            if (A.t->shape[dA] == B.t->shape[dB]) continue;
+            if (A.t->shape[dA] == 1) B.t = tn_sum_dims(B.t, &dB, 1, true);
+            else A.t = tn_sum_dims(A.t, &dA, 1, true);
+            if (!A.t || !B.t) goto fail;
+        }
+        int oa[TN_MAX_DIMS], obb[TN_MAX_DIMS], na = 0, nbb = 0;
+        for (int j = 0; j < nbt; j++) { oa[na++] = ob[j]; obb[nbb++] = ob[j]; sb[j] = size[ob[j]]; }
+        for (int j = 0; j < nfa; j++) oa[na++] = ofa[j];
+        for (int j = 0; j < nc; j++) { oa[na++] = oc[j]; obb[nbb++] = oc[j]; }
+        for (int j = 0; j < nfb; j++) obb[nbb++] = ofb[j];
+        if (tn__ein_permute(&A, oa, na) || tn__ein_permute(&B, obb, nbb)) goto fail;
+        int64_t ea[TN_MAX_DIMS], eb[TN_MAX_DIMS], bn = 1, fa = 1, fb = 1, kc = 1;
+        for (int j = 0; j < na; j++) ea[j] = j < nbt ? sb[j] : A.t->shape[j];
+        for (int j = 0; j < nbb; j++) eb[j] = j < nbt ? sb[j] : B.t->shape[j];
+        for (int j = 0; j < nbt; j++) bn = tn__mul_sat(bn, sb[j]);
+        for (int j = 0; j < nfa; j++) fa = tn__mul_sat(fa, sfa[j]);
+        for (int j = 0; j < nfb; j++) fb = tn__mul_sat(fb, sfb[j]);
+        for (int j = 0; j < nc; j++) kc = tn__mul_sat(kc, A.t->shape[nbt + nfa + j]);
+        int64_t s3a[3] = {bn, fa, kc}, s3b[3] = {bn, kc, fb}, rs[TN_MAX_DIMS];
+        int nr = 0;
+        for (int j = 0; j < nbt; j++) rs[nr++] = sb[j];
+        for (int j = 0; j < nfa; j++) rs[nr++] = sfa[j];
+        for (int j = 0; j < nfb; j++) rs[nr++] = sfb[j];
+        A.t = tn_reshape(tn_bmm(tn_reshape(tn_expand(A.t, ea, na), s3a, 3), tn_reshape(tn_expand(B.t, eb, nbb), s3b, 3)), rs, nr);
+        A.n = 0;
+        for (int j = 0; j < nbt; j++) A.lab[A.n++] = ob[j];
+        for (int j = 0; j < nfa; j++) A.lab[A.n++] = ofa[j];
+        for (int j = 0; j < nfb; j++) A.lab[A.n++] = ofb[j];
+        if (!A.t) goto fail;
+    }
+    result = A.t;
+fail:
+    return tn__scope_return(result);
+}
+TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n) {
+    return TN__AS("tn_einsum", tn__einsum_impl(equation, operands, n));
+}
+
+/* ---- distances ---- */
+/* The p-norm of d's last dim as PyTorch's cdist/pdist compute it (0: the count of nonzeros). */
+static tn_tensor *tn__dist_lastdim(tn_tensor *d, double p) {
+    const int64_t last = -1;
+    if (p == 0 && d) {   /* a count, with PyTorch's zero gradient: plus 0 * d (d's finite entries) */
+        tn_tensor *dd = tn_detach(d);
+        tn_tensor *zero = tn_mul_scalar(tn_where(tn_isfinite(dd), d, tn_zeros_like(dd)), 0);
+        return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1, false), d->dtype), tn_sum_dims(zero, &last, 1, false));
+    }
+    return tn_norm_dims(d, p, &last, 1, false);
+}
+static int tn__dist_check(const char *fn, tn_tensor *t, const char *what, double p) {
+    if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: only supports floating-point dtypes, %s got: %s", fn, what, tn_dtype_name(t->dtype));
+    if (!(p >= 0)) return TN__FAIL_INT("%s: only supports non-negative p values, got %g", fn, p);
+    return 0;
+}
+static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode) {
+    TN__CHECK_NULL(x1, x2);
+    if (x1->ndim < 2 || x2->ndim < 2) return (tn_tensor *)tn__error("tn_cdist: only supports at least 2D tensors, X%d got: %dD", x1->ndim < 2 ? 1 : 2, x1->ndim < 2 ? x1->ndim : x2->ndim);
+    if (tn__dist_check("tn_cdist", x1, "X1", p) || tn__dist_check("tn_cdist", x2, "X2", p)) return NULL;
+    if (x1->dtype != x2->dtype) return (tn_tensor *)tn__error("tn_cdist: X1 and X2 must have the same dtype, got %s and %s", tn_dtype_name(x1->dtype), tn_dtype_name(x2->dtype));
+    if (compute_mode < 0 || compute_mode > 2) return (tn_tensor *)tn__error("tn_cdist: %d is not a valid value for compute_mode", compute_mode);
+    int64_t m = x1->shape[x1->ndim - 1], r1 = x1->shape[x1->ndim - 2], r2 = x2->shape[x2->ndim - 2];
+    if (m != x2->shape[x2->ndim - 1]) return (tn_tensor *)tn__error("tn_cdist: X1 and X2 must have the same number of columns. X1: %lld X2: %lld", (long long)m, (long long)x2->shape[x2->ndim - 1]);
+    int64_t batch[TN_MAX_DIMS], s1[TN_MAX_DIMS + 1], s2[TN_MAX_DIMS + 1];
+    int nb = tn__broadcast(x1->shape, x1->ndim - 2, x2->shape, x2->ndim - 2, batch);
+    if (nb < 0) return (tn_tensor *)tn__error("tn_cdist: the batch dims of %s and %s do not broadcast", TN__SHAPE(x1), TN__SHAPE(x2));
+    if (nb + 3 > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_cdist: too many dims");
+    memcpy(s1, batch, (size_t)nb * sizeof *batch); memcpy(s2, batch, (size_t)nb * sizeof *batch);
+    s1[nb] = r1; s1[nb + 1] = m; s2[nb] = r2; s2[nb + 1] = m;
+    tn_scope_begin();
+    tn_tensor *a = tn_expand(x1, s1, nb + 2), *b = tn_expand(x2, s2, nb + 2);
+    if (p == 2 && (compute_mode == 1 || (compute_mode == 0 && (r1 > 25 || r2 > 25)))) {
+        /* PyTorch's _euclidean_dist: |a|^2 + |b|^2 - 2 a.b by one matmul, clamped at 0 */
+        const int64_t last = -1;
+        tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, true), *nbb = tn_sum_dims(tn_square(b), &last, 1, true);
+        tn_tensor *pa[3] = {tn_mul_scalar(a, -2), na, tn_ones_like(na)}, *pb[3] = {b, tn_ones_like(nbb), nbb};
+        tn_tensor *res = tn_matmul(tn_cat(pa, 3, -1), tn_transpose(tn_cat(pb, 3, -1), -1, -2));
+        return tn__scope_return(tn_sqrt(tn_clamp_min(res, 0)));
+    }
+    return tn__scope_return(tn__dist_lastdim(tn_sub(tn_unsqueeze(a, -2), tn_unsqueeze(b, -3)), p));
+}
+TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode) {
+    return tn__grad_name(TN__AS("tn_cdist", tn__cdist_impl(x1, x2, p, compute_mode)), "CdistBackward0");
+}
+static tn_tensor *tn__pdist_impl(tn_tensor *x, double p) {
+    TN__CHECK_NULL(x);
+    if (x->ndim != 2) return (tn_tensor *)tn__error("tn_pdist: only supports 2D tensors, got: %dD", x->ndim);
+    if (tn__dist_check("tn_pdist", x, "input", p)) return NULL;
+    int64_t n = x->shape[0], pairs = n > 1 ? n * (n - 1) / 2 : 0, k = 0;
+    int64_t *ij = (int64_t *)TN_MALLOC((size_t)(2 * pairs + 1) * sizeof *ij);
+    if (!ij) return (tn_tensor *)tn__error("tn_pdist: out of memory");
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) { ij[k] = i; ij[pairs + k] = j; k++; }
+    tn_scope_begin();   /* rows i < j in PyTorch's order: (0,1), (0,2), ..., (1,2), ... */
+    tn_tensor *ii = tn_to(tn_from_data(ij, &pairs, 1, TN_I64), x->device), *jj = tn_to(tn_from_data(ij + pairs, &pairs, 1, TN_I64), x->device);
+    TN_FREE(ij);
+    return tn__scope_return(tn__dist_lastdim(tn_sub(tn_index_select(x, 0, ii), tn_index_select(x, 0, jj)), p));
+}
+TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_pdist", tn__pdist_impl(x, p)), "PdistBackward0"); }
+
+/* ---- covariance ---- */
+static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {
+    TN__CHECK_NULL(t);
+    if (t->ndim > 2) return (tn_tensor *)tn__error("tn_cov: expected input to have two or fewer dimensions but got an input with %d dimensions", t->ndim);
+    int64_t nobs = t->ndim ? t->shape[t->ndim - 1] : 1;
+    tn_tensor *const ws[2] = {fweights, aweights};
+    for (int k = 0; k < 2; k++) {
+        tn_tensor *w = ws[k];
+        const char *name = k ? "aweights" : "fweights";
+        if (!w) continue;
+        if (w->ndim > 1) return (tn_tensor *)tn__error("tn_cov: expected %s to have one or fewer dimensions but got %s with %d dimensions", name, name, w->ndim);
+        if (k == 0 && (tn_dtype_is_floating(w->dtype) || w->dtype == TN_BOOL)) return (tn_tensor *)tn__error("tn_cov: expected fweights to have integral dtype but got fweights with %s dtype", tn_dtype_name(w->dtype));
+        if (k == 1 && !tn_dtype_is_floating(w->dtype)) return (tn_tensor *)tn__error("tn_cov: expected aweights to have floating point dtype but got aweights with %s dtype", tn_dtype_name(w->dtype));
+        if (tn_numel(w) != nobs) return (tn_tensor *)tn__error("tn_cov: expected %s to have the same numel as there are observations in the input but got %lld != %lld", name, (long long)tn_numel(w), (long long)nobs);
+        if (tn__check_same_device("tn_cov", t, w)) return NULL;
+        tn_scope_begin();
+        tn_tensor *neg = tn_any(tn_lt_scalar(w, 0));
+        bool bad = neg && tn_item(neg) != 0;
+        tn_scope_end();
+        if (bad) return (tn_tensor *)tn__error("tn_cov: %s cannot be negative", name);
+    }
+    const int64_t row[2] = {1, -1}, obs = 1;
+    tn_scope_begin();
+    tn_tensor *x = t->ndim < 2 ? tn_reshape(t, row, 2) : t, *w = NULL;
+    if (x && !tn_dtype_is_floating(x->dtype)) x = tn_to_dtype(x, TN_F32);   /* the default float */
+    if (fweights) w = tn_reshape(fweights, &nobs, 1);
+    if (aweights) { tn_tensor *aw = tn_reshape(aweights, &nobs, 1); w = w ? tn_mul(w, aw) : aw; }
+    tn_tensor *wsum = w ? tn_sum(w) : tn_scalar_int(nobs);
+    tn_tensor *avg = w ? tn_div(tn_sum_dims(tn_mul(x, w), &obs, 1, false), wsum) : tn_mean_dims(x, &obs, 1, false);
+    tn_tensor *norm;
+    if (w && aweights && correction != 0)
+        norm = tn_sub(wsum, tn_div(tn_mul_scalar(tn_sum(tn_mul(w, aweights)), (double)correction), wsum));
+    else norm = tn_add_scalar(wsum, -(double)correction);
+    tn_tensor *neg = norm ? tn_le_scalar(norm, 0) : NULL;   /* PyTorch warns and divides by 0 */
+    if (neg) norm = tn_where(neg, tn_zeros_like(norm), norm);
+    tn_tensor *xc = tn_sub(x, tn_unsqueeze(avg, 1));
+    tn_tensor *c = tn_mm(xc, tn_t(w ? tn_mul(xc, w) : xc));
+    c = c ? tn_div(c, tn_to_dtype(norm, c->dtype)) : NULL;
+    return tn__scope_return(tn_squeeze(c));
+}
+TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {
+    return TN__AS("tn_cov", tn__cov_impl(t, correction, fweights, aweights));
+}
+static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
+    TN__CHECK_NULL(t);
+    tn_scope_begin();
+    tn_tensor *c = tn_cov(t, 1, NULL, NULL);
+    if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
+    tn_tensor *sd = tn_sqrt(tn_diagonal(c, 0, 0, 1));
+    c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
+    return tn__scope_return(tn_clamp(c, -1, 1));   /* rounding can leave |c| just past 1 */
+}
+TNDEF tn_tensor *tn_corrcoef(tn_tensor *t) { return TN__AS("tn_corrcoef", tn__corrcoef_impl(t)); }
+
 /* ============================================================================== */
 /* src/nn/functional.c: softmax, activations, linear, bilinear, im2col and col2im */
 /* ============================================================================== */
@@ -10950,12 +12182,6 @@ static tn_node *tn__fn_node(const char *name, tn_custom_backward bw, tn_tensor *
     tn_node *nd = tn__node_new(G_CUSTOM, 0, ins, n);
     if (nd) { nd->name = name; nd->custom_bw = bw; }
     return nd;
-}
-/* Composite nn ops open a scope for their intermediates and hand out only the result. */
-static tn_tensor *tn__scope_return(tn_tensor *r) {
-    r = tn_keep(r);
-    tn_scope_end();
-    return r;
 }
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
     if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
@@ -16450,20 +17676,41 @@ TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_te
    tn__node_save / tn__node_attach. */
 /* PyTorch's node names for the elementwise families, by op id */
 static const char *tn__unary_grad_name(int op) {
-    static const char *const names[] = {
-        "NegBackward0", "AbsBackward0", "SignBackward0", "PowBackward0", "ReluBackward0", "FloorBackward0", "CeilBackward0",
-        "RoundBackward0", "TruncBackward0", "ClampBackward1", "ExpBackward0", "Exp2Backward0", "LogBackward0", "Log2Backward0",
-        "Log10Backward0", "Log1PBackward0", "Expm1Backward0", "SqrtBackward0", "RsqrtBackward0", "ReciprocalBackward0",
-        "SinBackward0", "CosBackward0", "TanBackward0", "AsinBackward0", "AcosBackward0", "AtanBackward0", "SinhBackward0",
-        "CoshBackward0", "TanhBackward0", "SigmoidBackward0", "GeluBackward0", "GeluBackward0", "SiluBackward0",
-        "SoftplusBackward0", "LeakyReluBackward0", "EluBackward0", "HardtanhBackward0", "MishBackward0",
-        "HardswishBackward0", "HardsigmoidBackward0", "ErfBackward0", "ErfcBackward0", "FracBackward0", "NanToNumBackward0"};
-    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "UnaryBackward";
+    switch ((tn_unary_op)op) {
+    case NEG: return "NegBackward0"; case ABS: return "AbsBackward0"; case SIGN: return "SignBackward0";
+    case SQUARE: return "PowBackward0"; case RELU: return "ReluBackward0"; case FLOOR: return "FloorBackward0";
+    case CEIL: return "CeilBackward0"; case ROUND: return "RoundBackward0"; case TRUNC: return "TruncBackward0";
+    case CLAMP: return "ClampBackward1"; case EXP: return "ExpBackward0"; case EXP2: return "Exp2Backward0";
+    case LOG: return "LogBackward0"; case LOG2: return "Log2Backward0"; case LOG10: return "Log10Backward0";
+    case LOG1P: return "Log1PBackward0"; case EXPM1: return "Expm1Backward0"; case SQRT: return "SqrtBackward0";
+    case RSQRT: return "RsqrtBackward0"; case RECIPROCAL: return "ReciprocalBackward0"; case SIN: return "SinBackward0";
+    case COS: return "CosBackward0"; case TAN: return "TanBackward0"; case ASIN: return "AsinBackward0";
+    case ACOS: return "AcosBackward0"; case ATAN: return "AtanBackward0"; case SINH: return "SinhBackward0";
+    case COSH: return "CoshBackward0"; case TANH: return "TanhBackward0"; case ASINH: return "AsinhBackward0";
+    case ACOSH: return "AcoshBackward0"; case ATANH: return "AtanhBackward0"; case SIGMOID: return "SigmoidBackward0";
+    case GELU: case GELU_TANH: return "GeluBackward0"; case SILU: return "SiluBackward0";
+    case SOFTPLUS: return "SoftplusBackward0"; case LEAKY_RELU: return "LeakyReluBackward0"; case ELU: return "EluBackward0";
+    case HARDTANH: return "HardtanhBackward0"; case MISH: return "MishBackward0"; case HARDSWISH: return "HardswishBackward0";
+    case HARDSIGMOID: return "HardsigmoidBackward0"; case ERF: return "ErfBackward0"; case ERFINV: return "ErfinvBackward0";
+    case LGAMMA: return "LgammaBackward0"; case DIGAMMA: return "DigammaBackward0"; case POLYGAMMA: return "PolygammaBackward0";
+    case I0: return "I0Backward0"; case I0E: return "SpecialI0EBackward0"; case I1: return "SpecialI1Backward0";
+    case I1E: return "SpecialI1EBackward0"; case SINC: return "SincBackward0"; case LOGIT: return "LogitBackward0";
+    case FREXP_MANTISSA: case FREXP_EXPONENT: return "FrexpBackward0"; case ERFC: return "ErfcBackward0";
+    case FRAC: return "FracBackward0"; case NAN_TO_NUM: return "NanToNumBackward0";
+    default: return "UnaryBackward";
+    }
 }
 static const char *tn__binary_grad_name(int op) {
-    static const char *const names[] = {"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0", "FloorDivideBackward0",
-        "RemainderBackward0", "FmodBackward0", "PowBackward1", "Atan2Backward0", "MaximumBackward0", "MinimumBackward0"};
-    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "BinaryBackward";
+    switch ((tn_binary_op)op) {
+    case ADD: return "AddBackward0"; case SUB: return "SubBackward0"; case MUL: return "MulBackward0";
+    case DIV: return "DivBackward0"; case FLOOR_DIVIDE: return "FloorDivideBackward0"; case REMAINDER: return "RemainderBackward0";
+    case FMOD: return "FmodBackward0"; case POW: return "PowBackward1"; case ATAN2: return "Atan2Backward0";
+    case MAXIMUM: return "MaximumBackward0"; case MINIMUM: return "MinimumBackward0"; case FMAX: return "FmaxBackward0";
+    case FMIN: return "FminBackward0"; case LOGADDEXP: return "LogaddexpBackward0"; case LOGADDEXP2: return "Logaddexp2Backward0";
+    case HYPOT: return "HypotBackward0"; case XLOGY: return "XlogyBackward0"; case XLOG1PY: return "SpecialXlog1PyBackward0";
+    case COPYSIGN: return "CopysignBackward0"; case NEXTAFTER: return "NextafterBackward0"; case HEAVISIDE: return "HeavisideBackward0";
+    default: return "BinaryBackward";
+    }
 }
 static const char *const tn__ternary_grad_names[] = {"WhereBackward0", "LerpBackward1", "AddcmulBackward0", "AddcdivBackward0"};
 
@@ -16950,6 +18197,9 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case SINH: d = tn_cosh(x); break;
         case COSH: d = tn_sinh(x); break;
         case TANH: d = tn_rsub_scalar(tn_square(tn__saved_output(n, x)), 1); break;
+        case ASINH: d = tn_rsqrt(tn_add_scalar(tn_square(x), 1)); break;
+        case ACOSH: d = tn_rsqrt(tn_sub_scalar(tn_square(x), 1)); break;
+        case ATANH: d = tn_reciprocal(tn_rsub_scalar(tn_square(x), 1)); break;
         case SIGMOID: { tn_tensor *s = tn__saved_output(n, x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
         case GELU: { /* Phi(x) + x phi(x) */
             tn_tensor *cdf = tn_mul_scalar(tn_add_scalar(tn_erf(tn_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
@@ -16991,6 +18241,33 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ERF: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), 1.12837916709551257390); break;
 
         case ERFC: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), -1.12837916709551257390); break;
+        case ERFINV: d = tn_mul_scalar(tn_exp(tn_square(tn_erfinv(x))), 0.88622692545275801365); break;   /* sqrt(pi) / 2 */
+        case LGAMMA: d = tn_digamma(x); break;
+        case DIGAMMA: d = tn_polygamma(1, x); break;
+        case POLYGAMMA: d = tn_polygamma((int64_t)n->d[0] + 1, x); break;
+        case I0: d = tn_special_i1(x); break;
+        case I0E: d = tn_sub(tn_special_i1e(x), tn_mul(tn_sgn(x), tn_special_i0e(x))); break;
+        case I1: case I1E: { /* i0 - i1 / x (scaled: i0e - i1e (sgn x + 1 / x)), 1/2 at 0 */
+            tn_tensor *r = n->sub == I1 ? tn_sub(tn_i0(x), tn_div(tn_special_i1(x), x))
+                                        : tn_sub(tn_special_i0e(x), tn_mul(tn_special_i1e(x), tn_add(tn_sgn(x), tn_reciprocal(x))));
+            d = tn_where(tn_eq_scalar(x, 0), tn_full_like(g, 0.5), r);
+            break;
+        }
+        case SINC: { /* (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0 */
+            tn_tensor *px = tn_mul_scalar(x, 3.14159265358979323846);
+            tn_tensor *r = tn_div(tn_sub(tn_mul(tn_cos(px), px), tn_sin(px)), tn_mul(px, x));
+            d = tn_where(tn_eq_scalar(x, 0), tn_zeros_like(g), r);
+            break;
+        }
+        case LOGIT: { /* 1 / (x (1 - x)); outside [eps, 1 - eps] 0, or without eps NaN outside [0, 1] */
+            const double eps = n->d[0];
+            tn_tensor *r = tn_reciprocal(tn_mul(x, tn_rsub_scalar(x, 1)));
+            tn_tensor *out = tn_logical_or(tn_lt_scalar(x, eps < 0 ? 0 : eps), tn_gt_scalar(x, eps < 0 ? 1 : 1 - eps));
+            d = tn_where(out, tn_full_like(g, eps < 0 ? NAN : 0), r);
+            break;
+        }
+        case FREXP_MANTISSA: d = tn_exp2(tn_neg(tn__unary(FREXP_EXPONENT, x, NULL))); break;   /* 1 / 2^exponent */
+        case FREXP_EXPONENT: gin[0] = tn_zeros_like(g); return 0;
         case FRAC: gin[0] = g; return 0;
         case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_unary_op_name((tn_unary_op)n->sub));
@@ -17028,6 +18305,34 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             gb = tn_mul(g, tn_add(tn__mask_as(wb, g), half));
             break;
         }
+        case FMAX: case FMIN: { /* to a where it wins, ties and a NaN b included; else to b */
+            tn_tensor *wa = tn__mask_as(tn_logical_or(n->sub == FMAX ? tn_ge(a, b) : tn_le(a, b), tn_isnan(b)), g);
+            ga = tn_mul(g, wa);
+            gb = tn_mul(g, tn_rsub_scalar(wa, 1));
+            break;
+        }
+        case LOGADDEXP: case LOGADDEXP2: { /* g / (1 + e^(b - a)) and g / (1 + e^(a - b)), base 2 for logaddexp2 */
+            tn_tensor *(*ex)(tn_tensor *) = n->sub == LOGADDEXP ? tn_exp : tn_exp2;
+            ga = TN__NEED(0) ? tn_div(g, tn_add_scalar(ex(tn_sub(b, a)), 1)) : NULL;
+            gb = TN__NEED(1) ? tn_div(g, tn_add_scalar(ex(tn_sub(a, b)), 1)) : NULL;
+            break;
+        }
+        case HYPOT: {
+            tn_tensor *r = tn_hypot(a, b);
+            ga = TN__NEED(0) ? tn_div(tn_mul(g, a), r) : NULL;
+            gb = TN__NEED(1) ? tn_div(tn_mul(g, b), r) : NULL;
+            break;
+        }
+        case XLOGY: case XLOG1PY: { /* g xlogy(a != 0, b) and g a / b (xlog1py: log1p, b + 1) */
+            tn_tensor *nz = tn_ne_scalar(a, 0);
+            ga = TN__NEED(0) ? tn_mul(g, n->sub == XLOGY ? tn_xlogy(nz, b) : tn_special_xlog1py(nz, b)) : NULL;
+            gb = TN__NEED(1) ? tn_div(tn_mul(g, a), n->sub == XLOGY ? b : tn_add_scalar(b, 1)) : NULL;
+            break;
+        }
+        case COPYSIGN: /* copysign(a, b) / a, 0 where a == 0; b gets none */
+            ga = TN__NEED(0) ? tn_mul(g, tn_where(tn_eq_scalar(a, 0), tn_zeros_like(g), tn_div(tn_copysign(a, b), a))) : NULL;
+            gb = TN__NEED(1) ? tn_zeros_like(g) : NULL;
+            break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_binary_op_name((tn_binary_op)n->sub));
         }
         if (TN__NEED(0)) gin[0] = tn__sum_to(ga, &n->in[0]);
@@ -17182,6 +18487,23 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_EXPAND: gin[0] = tn__sum_to(g, &n->in[0]); return 0;
     case G_SLICE: gin[0] = tn__slice_scatter(g, &n->in[0], n->i[0], n->i[1], n->i[2]); return 0;
     case G_SELECT: gin[0] = tn__slice_scatter(tn_unsqueeze(g, n->i[0]), &n->in[0], n->i[0], n->i[1], 1); return 0;
+    case G_DIAGONAL: {   /* the gradient on the diagonal, zeros elsewhere */
+        const tn__meta *m = &n->in[0];
+        int64_t perm[TN_MAX_DIMS];
+        tn__diag_perm(m->ndim, (int)n->i[0], (int)n->i[1], perm);
+        gin[0] = tn_permute(tn__diag_place(g, m->shape[n->i[0]], m->shape[n->i[1]], n->i[2]), perm, m->ndim);
+        return 0;
+    }
+    case G_AS_STRIDED: {   /* S[0], S[1]: the input's and the output's storage positions */
+        const tn__meta *m = &n->in[0];
+        int64_t npos = n->i[0], flat = -1;
+        if (tn_numel(g) == 0 || npos <= 0 || n->nsaved < 2) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }
+        tn_tensor *ii = tn_reshape(S[0], &flat, 1), *io = tn_reshape(S[1], &flat, 1);
+        tn_tensor *pos = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, io, tn_reshape(g, &flat, 1));
+        tn_tensor *cnt = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, ii, tn_ones_like(tn_to_dtype(ii, g->dtype)));
+        gin[0] = tn_reshape(tn_div(tn_gather(pos, 0, ii), tn_gather(cnt, 0, ii)), m->shape, m->ndim);
+        return 0;
+    }
     case G_SLICE_SCATTER: {
         int64_t dim = n->i[0], len = n->in[0].shape[dim];
         gin[0] = tn_slice(g, dim, n->i[1], n->i[1] + (len ? (len - 1) * n->i[2] + 1 : 0), n->i[2]);

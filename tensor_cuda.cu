@@ -504,11 +504,13 @@ static int cu_fill(tn_tensor *dst, double value) {
 CU_MATH1(fabs) CU_MATH1(floor) CU_MATH1(ceil) CU_MATH1(nearbyint) CU_MATH1(trunc) CU_MATH1(exp) CU_MATH1(exp2)
 CU_MATH1(log) CU_MATH1(log2) CU_MATH1(log10) CU_MATH1(log1p) CU_MATH1(expm1) CU_MATH1(sqrt) CU_MATH1(sin)
 CU_MATH1(cos) CU_MATH1(tan) CU_MATH1(asin) CU_MATH1(acos) CU_MATH1(atan) CU_MATH1(sinh) CU_MATH1(cosh)
-CU_MATH1(tanh) CU_MATH1(erf) CU_MATH1(erfc)
+CU_MATH1(tanh) CU_MATH1(erf) CU_MATH1(erfc) CU_MATH1(asinh) CU_MATH1(acosh) CU_MATH1(atanh)
 #define CU_MATH2(name) \
     __device__ __forceinline__ float m_##name(float a, float b) { return name##f(a, b); } \
     __device__ __forceinline__ double m_##name(double a, double b) { return name(a, b); }
-CU_MATH2(fmod) CU_MATH2(pow) CU_MATH2(atan2) CU_MATH2(copysign)
+CU_MATH2(fmod) CU_MATH2(pow) CU_MATH2(atan2) CU_MATH2(copysign) CU_MATH2(fmax) CU_MATH2(fmin) CU_MATH2(hypot) CU_MATH2(nextafter)
+__device__ __forceinline__ float m_frexp(float x, int *e) { return frexpf(x, e); }
+__device__ __forceinline__ double m_frexp(double x, int *e) { return frexp(x, e); }
 /* the shared activations, by overload */
 #define CU_HD1(name) \
     __device__ __forceinline__ float h_##name(float x) { return tn_##name##_f32(x); } \
@@ -522,6 +524,12 @@ __device__ __forceinline__ float h_elu(float x, float a, float s, float i) { ret
 __device__ __forceinline__ double h_elu(double x, double a, double s, double i) { return tn_elu_f64(x, a, s, i); }
 __device__ __forceinline__ float h_hardtanh(float x, float l, float h) { return tn_hardtanh_f32(x, l, h); }
 __device__ __forceinline__ double h_hardtanh(double x, double l, double h) { return tn_hardtanh_f64(x, l, h); }
+/* section 7's elementwise formulas, by overload */
+CU_HD1(sinc) CU_HD1(trigamma)
+#define CU_HD2(name) \
+    __device__ __forceinline__ float h_##name(float a, float b) { return tn_##name##_f32(a, b); } \
+    __device__ __forceinline__ double h_##name(double a, double b) { return tn_##name##_f64(a, b); }
+CU_HD2(logit) CU_HD2(logaddexp) CU_HD2(logaddexp2) CU_HD2(xlogy) CU_HD2(xlog1py) CU_HD2(heaviside)
 
 /* x < 0 without an "always false" warning for unsigned types */
 template <class T> __device__ __forceinline__ bool isneg(T x) { return x < 1 && x != 0; }
@@ -563,6 +571,9 @@ template <class T> __device__ __forceinline__ T unary_float(const UnaryArgs &u, 
     case SINH: return m_sinh(x);
     case COSH: return m_cosh(x);
     case TANH: return m_tanh(x);
+    case ASINH: return m_asinh(x);
+    case ACOSH: return m_acosh(x);
+    case ATANH: return m_atanh(x);
     case SIGMOID: return h_sigmoid(x);
     case GELU: return h_gelu(x);
     case GELU_TANH: return h_gelu_tanh(x);
@@ -576,6 +587,18 @@ template <class T> __device__ __forceinline__ T unary_float(const UnaryArgs &u, 
     case HARDSIGMOID: return h_hardsigmoid(x);
     case ERF: return m_erf(x);
     case ERFC: return m_erfc(x);
+    case ERFINV: return (T)tn_erfinv_f64((double)x);
+    case LGAMMA: return (T)tn_lgamma_f64((double)x);
+    case DIGAMMA: return (T)tn_digamma_f64((double)x);
+    case POLYGAMMA: return u.p0 == 1 ? h_trigamma(x) : (T)tn_polygamma_f64((int64_t)u.p0, (double)x);
+    case I0: return (T)tn_i0_f64((double)x);
+    case I0E: return (T)tn_i0e_f64((double)x);
+    case I1: return (T)tn_i1_f64((double)x);
+    case I1E: return (T)tn_i1e_f64((double)x);
+    case SINC: return h_sinc(x);
+    case LOGIT: return h_logit(x, lo);
+    case FREXP_MANTISSA: { int e; return m_frexp(x, &e); }
+    case FREXP_EXPONENT: { int e; m_frexp(x, &e); return x == x && !isinf(x) ? (T)e : (T)0; }
     default: return x;
     }
 }
@@ -607,8 +630,13 @@ template <> struct UnaryVal<bool> {
 template <class T> __device__ __forceinline__ bool is_inf(T) { return false; }
 __device__ __forceinline__ bool is_inf(float x) { return isinf(x); }
 __device__ __forceinline__ bool is_inf(double x) { return isinf(x); }
+template <class T> __device__ __forceinline__ bool sign_bit(T x) { return isneg(x); }
+__device__ __forceinline__ bool sign_bit(float x) { return signbit(x); }
+__device__ __forceinline__ bool sign_bit(double x) { return signbit(x); }
+__device__ __forceinline__ bool sign_bit(bool) { return false; }
 template <class T> __device__ __forceinline__ bool unary_pred(int op, T x) {
     switch ((tn_unary_op)op) {
+    case SIGNBIT: return sign_bit(x);
     case ISNAN: return x != x;
     case ISINF: return is_inf(x);
     case ISFINITE: return x == x && !is_inf(x);
@@ -659,7 +687,7 @@ static bool unary_supported(tn_unary_op op, tn_dtype d) {
     bool fl = d == TN_F32 || d == TN_F64;
     switch (op) {
     case ISNAN: case ISINF: case ISFINITE: return fl;
-    case LOGICAL_NOT: return true;
+    case LOGICAL_NOT: case SIGNBIT: return true;
     case BITWISE_NOT: return !fl;
     case NEG: case ABS: case SQUARE: case RELU: return d != TN_BOOL;
     case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: case CLAMP: return true;
@@ -681,7 +709,7 @@ static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *
     u.p0 = params ? params[0] : 0;
     u.p1 = params ? params[1] : 0;
     u.p2 = params ? params[2] : 0;
-    bool pred = op == ISNAN || op == ISINF || op == ISFINITE || (op == LOGICAL_NOT && x->dtype != TN_BOOL);
+    bool pred = op == ISNAN || op == ISINF || op == ISFINITE || op == SIGNBIT || (op == LOGICAL_NOT && x->dtype != TN_BOOL);
     if (op == LOGICAL_NOT && x->dtype == TN_BOOL) u.op = BITWISE_NOT;
     const bool vec = !pred && g.contig && !g.scalar[0] && !g.scalar[1] && !g.host[1] && aligned16(base_of(out)) && aligned16(dev_ptr(x));
     CU_DISPATCH(x->dtype, T, {
@@ -719,6 +747,16 @@ template <class T> __device__ __forceinline__ T binary_float(int op, T a, T b, T
     case ATAN2: return m_atan2(a, b);
     case MAXIMUM: return (a != a || a > b) ? a : b;
     case THRESHOLD_BACKWARD: return b > alpha ? a : (T)0; /* relu's backward: a where b > alpha */
+    case FMAX: return m_fmax(a, b);
+    case FMIN: return m_fmin(a, b);
+    case LOGADDEXP: return h_logaddexp(a, b);
+    case LOGADDEXP2: return h_logaddexp2(a, b);
+    case HYPOT: return m_hypot(a, b);
+    case XLOGY: return h_xlogy(a, b);
+    case XLOG1PY: return h_xlog1py(a, b);
+    case COPYSIGN: return m_copysign(a, b);
+    case NEXTAFTER: return m_nextafter(a, b);
+    case HEAVISIDE: return h_heaviside(a, b);
     default: return (a != a || a < b) ? a : b; /* MINIMUM */
     }
 }
@@ -746,8 +784,14 @@ template <class T, class U, bool SIGNED> __device__ __forceinline__ T binary_int
         for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (U)(r * base); base = (U)(base * base); }
         return (T)r;
     }
-    case MAXIMUM: return a > b ? a : b;
-    case MINIMUM: return a < b ? a : b;
+    case MAXIMUM: case FMAX: return a > b ? a : b;
+    case MINIMUM: case FMIN: return a < b ? a : b;
+    case HEAVISIDE: return a == 0 ? b : (T)(a > 0);
+    case GCD: return (T)tn_gcd_u64(isneg(a) ? (U)0 - (U)a : (U)a, isneg(b) ? (U)0 - (U)b : (U)b);
+    case LCM: {
+        const U ua = isneg(a) ? (U)0 - (U)a : (U)a, ub = isneg(b) ? (U)0 - (U)b : (U)b, g = (U)tn_gcd_u64(ua, ub);
+        return g == 0 ? (T)0 : (T)(U)((U)(ua / g) * ub);
+    }
     case BITWISE_AND: return a & b;
     case BITWISE_OR: return a | b;
     default: return a ^ b; /* BITWISE_XOR */
@@ -769,8 +813,8 @@ template <> struct BinaryVal<bool> {
     __device__ static bool f(int op, bool a, bool b, double al, int *) {
         switch ((tn_binary_op)op) {
         case ADD: if (al == 0) return a; return a || b;
-        case MAXIMUM: case BITWISE_OR: case LOGICAL_OR: return a || b;
-        case MUL: case MINIMUM: case BITWISE_AND: case LOGICAL_AND: return a && b;
+        case MAXIMUM: case FMAX: case HEAVISIDE: case BITWISE_OR: case LOGICAL_OR: return a || b;
+        case MUL: case MINIMUM: case FMIN: case BITWISE_AND: case LOGICAL_AND: return a && b;
         default: return a != b; /* BITWISE_XOR, LOGICAL_XOR */
         }
     }
@@ -834,7 +878,10 @@ static bool binary_supported(tn_binary_op op, tn_dtype d) {
     bool fl = d == TN_F32 || d == TN_F64;
     switch (op) {
     case ADD: case SUB: case MUL: case MAXIMUM: case MINIMUM: case EQ: case NE: case LT: case LE: case GT: case GE: return d != TN_BOOL || op != SUB;
-    case DIV: case ATAN2: case THRESHOLD_BACKWARD: return fl;
+    case DIV: case ATAN2: case THRESHOLD_BACKWARD: case LOGADDEXP: case LOGADDEXP2: case HYPOT: case XLOGY: case XLOG1PY:
+    case COPYSIGN: case NEXTAFTER: return fl;
+    case FMAX: case FMIN: case HEAVISIDE: return true;
+    case GCD: case LCM: return !fl && d != TN_BOOL;
     case FLOOR_DIVIDE: case REMAINDER: case FMOD: case POW: return d != TN_BOOL;
     case BITWISE_AND: case BITWISE_OR: case BITWISE_XOR: return !fl;
     default: return d == TN_BOOL; /* LOGICAL_* */

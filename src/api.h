@@ -490,6 +490,8 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
 #define TN_END INT64_MAX
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index);      /* removes dim */
+/* The offset diagonal of dims dim1, dim2 as a view, appended as the last dim. */
+TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
 TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim);  /* -1 keeps a size */
 TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other);
 TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim);
@@ -570,8 +572,31 @@ TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
 TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
+/* torch.tensor_split: `sections` pieces (the first size % sections one longer), or the
+   pieces between indices[0..n) (Python slices: n + 1 pieces, possibly empty). Views. */
+TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out);
+TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out);
+/* t itself (a new reference) or a view with size-1 dims added as numpy's atleast_*d. */
+TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t);
+TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t);
+TNDEF tn_tensor *tn_atleast_3d(tn_tensor *t);
+/* numpy's stacks: cat along dim 0 of 1-d inputs else 1 (hstack), of inputs made at least
+   2-d along 0 (vstack = row_stack), at least 3-d along 2 (dstack); column_stack takes 0-/1-d
+   inputs as columns. */
+TNDEF tn_tensor *tn_hstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_vstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n);
+TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n);
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
+/* k quarter turns from dims[0] towards dims[1] (n must be 2); a new tensor. */
+TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n);
+/* The n tensors (0-, 1- or 2-d) as blocks along the diagonal of one matrix, zeros elsewhere. */
+TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n);
+/* torch.meshgrid: n 0-/1-d tensors to n grids (expanded views) in out; indexing "ij"
+   (NULL) or "xy". Returns n, or -1. */
+TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out);
+TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n);   /* [prod of sizes, n] (one input: itself) */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
 /* Each element of t (each slice along dim) repeated repeats times, or repeats[i] times
    (tensor form: int64 or int32, one per slice, or a single count); dim TN_NONE flattens t
@@ -587,6 +612,10 @@ TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output
 TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append);
 TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
 TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
+/* A new tensor whose dims dim1, dim2 hold t's last dim on their offset diagonal, zeros elsewhere. */
+TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
+TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal);        /* 1-D: the matrix; 2-D: a copy of the diagonal */
+TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset);      /* the flattened input on a diagonal */
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
@@ -629,6 +658,27 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b);    /* integer and bool */
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b);
+/* NaN-ignoring maximum and minimum (NaN only where both are); ties send the gradient to a. */
+TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b);
+/* Floating only (integer inputs are an error, as PyTorch): log(exp(a) + exp(b)),
+   log2(2^a + 2^b), sqrt(a^2 + b^2), the next float after a toward b (no gradient). */
+TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_logaddexp2(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b);
+/* a log(b) / a log1p(b), 0 where a == 0 unless b is NaN; a with b's sign. Integer and bool
+   inputs give float32. */
+TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b);
+/* 0 where x < 0, values where x == 0, 1 where x > 0; x and values of one dtype (no gradient). */
+TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values);
+TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b);            /* integers, non-negative results */
+TNDEF tn_tensor *tn_lcm(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other);      /* x * 2^other; integers give float32 */
+TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b);    /* pow computed (and returned) in float64 */
+TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b);   /* a must be float64 */
 
 TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b);
@@ -699,10 +749,36 @@ TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x);
 TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
+TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
+TNDEF tn_tensor *tn_asinh(tn_tensor *x);
+TNDEF tn_tensor *tn_acosh(tn_tensor *x);
+TNDEF tn_tensor *tn_atanh(tn_tensor *x);
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x);
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x);
+TNDEF tn_tensor *tn_sinc(tn_tensor *x);                        /* sin(pi x) / (pi x), 1 at 0 */
+/* log(z / (1 - z)), z = x clamped to [eps, 1 - eps]; eps < 0 or NaN is PyTorch's None (no clamp). */
+TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps);
+/* Special functions (section 7's scalar formulas below, shared with the GPU unit). */
+TNDEF tn_tensor *tn_lgamma(tn_tensor *x);                      /* log|Gamma(x)| */
+TNDEF tn_tensor *tn_digamma(tn_tensor *x);
+TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x);        /* n-th derivative of digamma, n >= 0 */
+/* Multivariate log-gamma of dimension p >= 1 (NaN or inf where an element is not above (p - 1) / 2). */
+TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p);
+TNDEF tn_tensor *tn_erfinv(tn_tensor *x);
+TNDEF tn_tensor *tn_i0(tn_tensor *x);                          /* modified Bessel functions of the first kind */
+TNDEF tn_tensor *tn_special_i0e(tn_tensor *x);                 /* i0(x) exp(-|x|) */
+TNDEF tn_tensor *tn_special_i1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_i1e(tn_tensor *x);                 /* i1(x) exp(-|x|) */
+/* x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the mantissa (x's float dtype), and the
+   int32 exponent in *exponent (ownership as the result's); floating inputs only. */
+TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent);
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf);
 /* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
 TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min);
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max);
 TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
 TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
@@ -714,6 +790,7 @@ TNDEF tn_tensor *tn_relu_(tn_tensor *x);
 TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
+TNDEF tn_tensor *tn_square_(tn_tensor *x);
 TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
 TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
@@ -725,6 +802,173 @@ TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb
 /* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
+
+/* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
+   (one formula each). The special functions work in double precision; float32 kernels
+   round their result. They follow the usual series: Stirling's for lgamma, the asymptotic
+   expansion for digamma, Euler-Maclaurin for the Hurwitz zeta function, power and
+   asymptotic series for the Bessel functions, Halley steps for erfinv. */
+/* log|Gamma(x)| for x >= 0.5: the recurrence up to 12, then Stirling's series */
+TN_HD static inline double tn__lgamma_pos_f64(double x) {
+    double p = 1;
+    while (x < 12) { p *= x; x += 1; }
+    const double z = 1 / (x * x);
+    const double s = (((((((-3617.0 / 122400 * z + 1.0 / 156) * z - 691.0 / 360360) * z + 1.0 / 1188) * z - 1.0 / 1680) * z
+                        + 1.0 / 1260) * z - 1.0 / 360) * z + 1.0 / 12) / x;
+    return (x - 0.5) * log(x) - x + 0.91893853320467274178 + s - log(p);
+}
+TN_HD static inline double tn_lgamma_f64(double x) {
+    if (x != x) return x;
+    if (x == INFINITY || x == -INFINITY || (x <= 0 && x == floor(x))) return INFINITY;
+    if (x >= 0.5) return tn__lgamma_pos_f64(x);
+    const double r = x - floor(x);   /* reflection: log(pi / |sin(pi x)|) - lgamma(1 - x) */
+    return 1.14472988584940017414 - log(sin(3.14159265358979323846 * (r < 0.5 ? r : 1 - r))) - tn__lgamma_pos_f64(1 - x);
+}
+/* digamma for x > 0: the recurrence up to 10, then ln x - 1/2x - sum B_2k / (2k x^2k) */
+TN_HD static inline double tn__digamma_pos_f64(double x) {
+    double r = 0;
+    while (x < 10) { r -= 1 / x; x += 1; }
+    if (x < 1e17) {
+        const double z = 1 / (x * x);
+        r -= z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    }
+    return r + log(x) - 0.5 / x;
+}
+/* PyTorch's values at the poles: -inf at +0, +inf at -0, NaN at negative integers */
+TN_HD static inline double tn_digamma_f64(double x) {
+    if (x == 0) return copysign(INFINITY, -x);
+    if (x < 0) {
+        if (x == trunc(x)) return NAN;
+        /* reflection, with tan of the fraction of x (pi x itself loses digits) */
+        return tn__digamma_pos_f64(1 - x) - 3.14159265358979323846 / tan(3.14159265358979323846 * (x - trunc(x)));
+    }
+    return tn__digamma_pos_f64(x);
+}
+/* Hurwitz zeta(x, q) = sum_k (q + k)^-x: nine or more terms, then the Euler-Maclaurin tail
+   (its coefficients are (2k)! / B_2k). inf at q a non-positive integer. */
+TN_HD static inline double tn_zeta_f64(double x, double q) {
+    const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                          -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                          1.8152105401943546773e17, -7.1661652561756670113e18};
+    const double eps = 1.11022302462515654042e-16;
+    if (x == 1) return INFINITY;
+    if (!(x >= 1) || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
+    if (q > 1e8) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (x != floor(x)) return NAN;   /* (q + k)^-x of a negative base */
+    }
+    double s = pow(q, -x), a = q, b = 0;
+    int i = 0;
+    while (i < 9 || a <= 9) {
+        i++;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (fabs(b) < eps * fabs(s)) return s;
+    }
+    const double w = a;
+    s += b * w / (x - 1) - 0.5 * b;
+    double f = 1, k = 0;
+    for (int j = 0; j < 12; j++) {
+        f *= x + k;
+        b /= w;
+        const double t = f * b / A[j];
+        s += t;
+        if (fabs(t) < eps * fabs(s)) break;
+        k += 1;
+        f *= x + k;
+        b /= w;
+        k += 1;
+    }
+    return s;
+}
+/* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1 */
+TN_HD static inline double tn_polygamma_f64(int64_t n, double x) {
+    if (n == 0) return tn_digamma_f64(x);
+    return ((n & 1) ? 1.0 : -1.0) * exp(tn_lgamma_f64((double)n + 1)) * tn_zeta_f64((double)n + 1, x);
+}
+/* erfinv: a first guess within 0.2 % (Winitzki's formula), then two Halley steps on
+   erf(x) - a, written (1 - a) - erfc(x) above 0.5 so that nothing cancels. */
+TN_HD static inline double tn_erfinv_f64(double y) {
+    const double a = fabs(y);
+    if (!(a <= 1)) return NAN;
+    if (a == 1) return copysign(INFINITY, y);
+    if (a == 0) return y;
+    const double l = log((1 - a) * (1 + a)), t = 4.33074675079143047 + 0.5 * l;   /* 2 / (pi 0.147) */
+    double x = sqrt(sqrt(t * t - l / 0.147) - t);
+    for (int k = 0; k < 2; k++) {
+        const double f = a <= 0.5 ? erf(x) - a : (1 - a) - erfc(x);
+        x -= f / (1.12837916709551257390 * exp(-x * x) + x * f);
+    }
+    return copysign(x, y);
+}
+/* The modified Bessel function I_nu (nu = 0, 1) of x >= 0, times exp(-x) when scaled: the
+   power series up to 30, the asymptotic series beyond (exp(x) in two halves, so I0 stays
+   finite as far as it can). */
+TN_HD static inline double tn__bessel_i_f64(int nu, double x, bool scaled) {
+    if (x != x) return x;
+    if (x == INFINITY) return scaled ? 0 : NAN;   /* PyTorch's NaN (its exp(x) / sqrt(x) is inf / inf) */
+    if (x <= 30) {
+        const double q = 0.25 * x * x;
+        double term = nu ? 0.5 * x : 1, sum = term;
+        for (int k = 1; k < 200 && term > 1e-17 * sum; k++) {
+            term *= q / ((double)k * (double)(k + nu));
+            sum += term;
+        }
+        return scaled ? sum * exp(-x) : sum;
+    }
+    const double mu = 4.0 * nu * nu;
+    double term = 1, sum = 1;
+    for (int k = 1; k < 60; k++) {
+        const double m = 2.0 * k - 1, t = term * (m * m - mu) / (8.0 * k * x);
+        if (fabs(t) >= fabs(term) || fabs(t) < 1e-17 * fabs(sum)) break;
+        term = t;
+        sum += t;
+    }
+    sum /= sqrt(6.28318530717958647693 * x);
+    if (scaled) return sum;
+    const double h = exp(0.5 * x);
+    return sum * h * h;
+}
+TN_HD static inline double tn_i0_f64(double x) { return tn__bessel_i_f64(0, fabs(x), false); }
+TN_HD static inline double tn_i0e_f64(double x) { return tn__bessel_i_f64(0, fabs(x), true); }
+TN_HD static inline double tn_i1_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, false) : tn__bessel_i_f64(1, x, false); }
+TN_HD static inline double tn_i1e_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, true) : tn__bessel_i_f64(1, x, true); }
+/* gcd of magnitudes (Euclid); the integer kernels pass |a|, |b| in their unsigned type */
+TN_HD static inline uint64_t tn_gcd_u64(uint64_t a, uint64_t b) {
+    while (a) { const uint64_t c = a; a = b % a; b = c; }
+    return b;
+}
+/* Formulas in the kernel's float type T (math functions with suffix F). */
+/* @template TN__DEFINE_ELEMENTWISE(T, S, F) */
+TN_HD static inline T tn_sinc_##S(T x) {
+    if (x == 0) return (T)1;
+    const T p = (T)3.14159265358979323846 * x;
+    return sin##F(p) / p; }
+TN_HD static inline T tn_logit_##S(T x, T eps) {
+    const T z = eps < 0 ? x : x < eps ? eps : x > (T)1 - eps ? (T)1 - eps : x;
+    return log##F(z / ((T)1 - z)); }
+/* max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves */
+TN_HD static inline T tn_logaddexp_##S(T a, T b) {
+    if ((a == (T)INFINITY || a == -(T)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1p##F(exp##F(-fabs##F(a - b))); }
+TN_HD static inline T tn_logaddexp2_##S(T a, T b) {
+    if ((a == (T)INFINITY || a == -(T)INFINITY) && a == b) return a;
+    return (a < b ? b : a) + log1p##F(exp2##F(-fabs##F(a - b))) * (T)1.44269504088896340736; }
+TN_HD static inline T tn_xlogy_##S(T x, T y) { return y != y ? y : x == 0 ? (T)0 : x * log##F(y); }
+TN_HD static inline T tn_xlog1py_##S(T x, T y) { return y != y ? y : x == 0 ? (T)0 : x * log1p##F(y); }
+TN_HD static inline T tn_heaviside_##S(T x, T values) { return x == 0 ? values : (T)(x > 0); }
+/* polygamma(1, x): zeta(2, x), by reflection below 0.5 with sin(pi x) in T as PyTorch computes
+   it, so that both give the same (huge, finite) values at the poles */
+TN_HD static inline T tn_trigamma_##S(T x) {
+    if (x == (T)INFINITY) return (T)0;
+    if (!(x < (T)0.5)) return (T)tn_zeta_f64(2, (double)x);
+    const T s = sin##F((T)3.14159265358979323846 * x);
+    return (T)3.14159265358979323846 * (T)3.14159265358979323846 / (s * s) - (T)tn_zeta_f64(2, 1 - (double)x); }
+/* @end TN__DEFINE_ELEMENTWISE */
+TN__DEFINE_ELEMENTWISE(float, f32, f)
+TN__DEFINE_ELEMENTWISE(double, f64, )
 
 /* ======================================================================= */
 /* 8. reductions                                                            */
@@ -876,6 +1120,31 @@ TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b);    /* [n] x [m] -> [n,m] 
 /* beta*input + alpha*(m1 @ m2); input broadcasts to the result. */
 TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha);
 TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha);
+/* beta*input + alpha*(mat @ vec); input broadcasts to [n]. */
+TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha);
+/* beta*input + alpha*outer(vec1, vec2). */
+TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, double beta, double alpha);
+/* beta*input + alpha*sum_b(batch1[b] @ batch2[b]). */
+TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, double beta, double alpha);
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b);     /* dot (real dtypes: no conjugation) */
+TNDEF tn_tensor *tn_trace(tn_tensor *t);                  /* sum of a matrix's diagonal */
+TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (at most 4 dims) */
+/* Contracts dims_a[i] of a with dims_b[i] of b (n pairs); torch.tensordot(dims=k) is the
+   last k of a with the first k of b. */
+TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n);
+/* linalg.cross along dim (size 3 in both); torch.cross's dim=None rule (the first dim of size 3) is the caller's. */
+TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
+/* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
+   (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
+TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
+/* p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]: [..., P, R].
+   compute_mode as PyTorch's: 0 use_mm_for_euclid_dist_if_necessary (p = 2 and P or R > 25),
+   1 use_mm_for_euclid_dist, 2 donot_use_mm_for_euclid_dist. */
+TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode);
+TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p);        /* the rows' distances i < j, [N (N - 1) / 2] */
+/* torch.cov of the rows (variables) of a 1-/2-d input; fweights (integers), aweights (floats) may be NULL. */
+TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights);
+TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */
@@ -2574,13 +2843,15 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
 #define TN_UNARY_OPS(X) \
     X(NEG) X(ABS) X(SIGN) X(SQUARE) X(RELU) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(CLAMP) \
     X(EXP) X(EXP2) X(LOG) X(LOG2) X(LOG10) X(LOG1P) X(EXPM1) X(SQRT) X(RSQRT) X(RECIPROCAL) \
-    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(SIGMOID) \
+    X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(ASINH) X(ACOSH) X(ATANH) X(SIGMOID) \
     X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(LEAKY_RELU) X(ELU) X(HARDTANH) X(MISH) X(HARDSWISH) \
-    X(HARDSIGMOID) X(ERF) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
-    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE)
+    X(HARDSIGMOID) X(ERF) X(ERFINV) X(LGAMMA) X(DIGAMMA) X(POLYGAMMA) X(I0) X(I0E) X(I1) X(I1E) X(SINC) X(LOGIT) \
+    X(FREXP_MANTISSA) X(FREXP_EXPONENT) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
+    X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE) X(SIGNBIT)
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
-    X(MAXIMUM) X(MINIMUM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
+    X(MAXIMUM) X(MINIMUM) X(FMAX) X(FMIN) X(LOGADDEXP) X(LOGADDEXP2) X(HYPOT) X(XLOGY) X(XLOG1PY) X(COPYSIGN) \
+    X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
     X(THRESHOLD_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
@@ -2613,7 +2884,8 @@ typedef struct tn_backend {
     int (*copy)(tn_tensor *dst, tn_tensor *src);
     int (*fill)(tn_tensor *dst, double value);
     /* params: CLAMP and HARDTANH (min, max), SOFTPLUS (beta, threshold), LEAKY_RELU (slope),
-       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf). */
+       ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf), POLYGAMMA (n),
+       LOGIT (eps; negative: none). FREXP_EXPONENT gives the exponent in x's float dtype. */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
     /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
        backward in one pass, floating only; autograd uses it when not recording). */

@@ -137,6 +137,9 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case SINH: d = tn_cosh(x); break;
         case COSH: d = tn_sinh(x); break;
         case TANH: d = tn_rsub_scalar(tn_square(tn__saved_output(n, x)), 1); break;
+        case ASINH: d = tn_rsqrt(tn_add_scalar(tn_square(x), 1)); break;
+        case ACOSH: d = tn_rsqrt(tn_sub_scalar(tn_square(x), 1)); break;
+        case ATANH: d = tn_reciprocal(tn_rsub_scalar(tn_square(x), 1)); break;
         case SIGMOID: { tn_tensor *s = tn__saved_output(n, x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
         case GELU: { /* Phi(x) + x phi(x) */
             tn_tensor *cdf = tn_mul_scalar(tn_add_scalar(tn_erf(tn_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
@@ -178,6 +181,33 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ERF: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), 1.12837916709551257390); break;
 
         case ERFC: d = tn_mul_scalar(tn_exp(tn_neg(tn_square(x))), -1.12837916709551257390); break;
+        case ERFINV: d = tn_mul_scalar(tn_exp(tn_square(tn_erfinv(x))), 0.88622692545275801365); break;   /* sqrt(pi) / 2 */
+        case LGAMMA: d = tn_digamma(x); break;
+        case DIGAMMA: d = tn_polygamma(1, x); break;
+        case POLYGAMMA: d = tn_polygamma((int64_t)n->d[0] + 1, x); break;
+        case I0: d = tn_special_i1(x); break;
+        case I0E: d = tn_sub(tn_special_i1e(x), tn_mul(tn_sgn(x), tn_special_i0e(x))); break;
+        case I1: case I1E: { /* i0 - i1 / x (scaled: i0e - i1e (sgn x + 1 / x)), 1/2 at 0 */
+            tn_tensor *r = n->sub == I1 ? tn_sub(tn_i0(x), tn_div(tn_special_i1(x), x))
+                                        : tn_sub(tn_special_i0e(x), tn_mul(tn_special_i1e(x), tn_add(tn_sgn(x), tn_reciprocal(x))));
+            d = tn_where(tn_eq_scalar(x, 0), tn_full_like(g, 0.5), r);
+            break;
+        }
+        case SINC: { /* (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0 */
+            tn_tensor *px = tn_mul_scalar(x, 3.14159265358979323846);
+            tn_tensor *r = tn_div(tn_sub(tn_mul(tn_cos(px), px), tn_sin(px)), tn_mul(px, x));
+            d = tn_where(tn_eq_scalar(x, 0), tn_zeros_like(g), r);
+            break;
+        }
+        case LOGIT: { /* 1 / (x (1 - x)); outside [eps, 1 - eps] 0, or without eps NaN outside [0, 1] */
+            const double eps = n->d[0];
+            tn_tensor *r = tn_reciprocal(tn_mul(x, tn_rsub_scalar(x, 1)));
+            tn_tensor *out = tn_logical_or(tn_lt_scalar(x, eps < 0 ? 0 : eps), tn_gt_scalar(x, eps < 0 ? 1 : 1 - eps));
+            d = tn_where(out, tn_full_like(g, eps < 0 ? NAN : 0), r);
+            break;
+        }
+        case FREXP_MANTISSA: d = tn_exp2(tn_neg(tn__unary(FREXP_EXPONENT, x, NULL))); break;   /* 1 / 2^exponent */
+        case FREXP_EXPONENT: gin[0] = tn_zeros_like(g); return 0;
         case FRAC: gin[0] = g; return 0;
         case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_unary_op_name((tn_unary_op)n->sub));
@@ -215,6 +245,34 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             gb = tn_mul(g, tn_add(tn__mask_as(wb, g), half));
             break;
         }
+        case FMAX: case FMIN: { /* to a where it wins, ties and a NaN b included; else to b */
+            tn_tensor *wa = tn__mask_as(tn_logical_or(n->sub == FMAX ? tn_ge(a, b) : tn_le(a, b), tn_isnan(b)), g);
+            ga = tn_mul(g, wa);
+            gb = tn_mul(g, tn_rsub_scalar(wa, 1));
+            break;
+        }
+        case LOGADDEXP: case LOGADDEXP2: { /* g / (1 + e^(b - a)) and g / (1 + e^(a - b)), base 2 for logaddexp2 */
+            tn_tensor *(*ex)(tn_tensor *) = n->sub == LOGADDEXP ? tn_exp : tn_exp2;
+            ga = TN__NEED(0) ? tn_div(g, tn_add_scalar(ex(tn_sub(b, a)), 1)) : NULL;
+            gb = TN__NEED(1) ? tn_div(g, tn_add_scalar(ex(tn_sub(a, b)), 1)) : NULL;
+            break;
+        }
+        case HYPOT: {
+            tn_tensor *r = tn_hypot(a, b);
+            ga = TN__NEED(0) ? tn_div(tn_mul(g, a), r) : NULL;
+            gb = TN__NEED(1) ? tn_div(tn_mul(g, b), r) : NULL;
+            break;
+        }
+        case XLOGY: case XLOG1PY: { /* g xlogy(a != 0, b) and g a / b (xlog1py: log1p, b + 1) */
+            tn_tensor *nz = tn_ne_scalar(a, 0);
+            ga = TN__NEED(0) ? tn_mul(g, n->sub == XLOGY ? tn_xlogy(nz, b) : tn_special_xlog1py(nz, b)) : NULL;
+            gb = TN__NEED(1) ? tn_div(tn_mul(g, a), n->sub == XLOGY ? b : tn_add_scalar(b, 1)) : NULL;
+            break;
+        }
+        case COPYSIGN: /* copysign(a, b) / a, 0 where a == 0; b gets none */
+            ga = TN__NEED(0) ? tn_mul(g, tn_where(tn_eq_scalar(a, 0), tn_zeros_like(g), tn_div(tn_copysign(a, b), a))) : NULL;
+            gb = TN__NEED(1) ? tn_zeros_like(g) : NULL;
+            break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_binary_op_name((tn_binary_op)n->sub));
         }
         if (TN__NEED(0)) gin[0] = tn__sum_to(ga, &n->in[0]);
@@ -369,6 +427,23 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_EXPAND: gin[0] = tn__sum_to(g, &n->in[0]); return 0;
     case G_SLICE: gin[0] = tn__slice_scatter(g, &n->in[0], n->i[0], n->i[1], n->i[2]); return 0;
     case G_SELECT: gin[0] = tn__slice_scatter(tn_unsqueeze(g, n->i[0]), &n->in[0], n->i[0], n->i[1], 1); return 0;
+    case G_DIAGONAL: {   /* the gradient on the diagonal, zeros elsewhere */
+        const tn__meta *m = &n->in[0];
+        int64_t perm[TN_MAX_DIMS];
+        tn__diag_perm(m->ndim, (int)n->i[0], (int)n->i[1], perm);
+        gin[0] = tn_permute(tn__diag_place(g, m->shape[n->i[0]], m->shape[n->i[1]], n->i[2]), perm, m->ndim);
+        return 0;
+    }
+    case G_AS_STRIDED: {   /* S[0], S[1]: the input's and the output's storage positions */
+        const tn__meta *m = &n->in[0];
+        int64_t npos = n->i[0], flat = -1;
+        if (tn_numel(g) == 0 || npos <= 0 || n->nsaved < 2) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }
+        tn_tensor *ii = tn_reshape(S[0], &flat, 1), *io = tn_reshape(S[1], &flat, 1);
+        tn_tensor *pos = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, io, tn_reshape(g, &flat, 1));
+        tn_tensor *cnt = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, ii, tn_ones_like(tn_to_dtype(ii, g->dtype)));
+        gin[0] = tn_reshape(tn_div(tn_gather(pos, 0, ii), tn_gather(cnt, 0, ii)), m->shape, m->ndim);
+        return 0;
+    }
     case G_SLICE_SCATTER: {
         int64_t dim = n->i[0], len = n->in[0].shape[dim];
         gin[0] = tn_slice(g, dim, n->i[1], n->i[1] + (len ? (len - 1) * n->i[2] + 1 : 0), n->i[2]);

@@ -4,20 +4,41 @@
    tn__node_save / tn__node_attach. */
 /* PyTorch's node names for the elementwise families, by op id */
 static const char *tn__unary_grad_name(int op) {
-    static const char *const names[] = {
-        "NegBackward0", "AbsBackward0", "SignBackward0", "PowBackward0", "ReluBackward0", "FloorBackward0", "CeilBackward0",
-        "RoundBackward0", "TruncBackward0", "ClampBackward1", "ExpBackward0", "Exp2Backward0", "LogBackward0", "Log2Backward0",
-        "Log10Backward0", "Log1PBackward0", "Expm1Backward0", "SqrtBackward0", "RsqrtBackward0", "ReciprocalBackward0",
-        "SinBackward0", "CosBackward0", "TanBackward0", "AsinBackward0", "AcosBackward0", "AtanBackward0", "SinhBackward0",
-        "CoshBackward0", "TanhBackward0", "SigmoidBackward0", "GeluBackward0", "GeluBackward0", "SiluBackward0",
-        "SoftplusBackward0", "LeakyReluBackward0", "EluBackward0", "HardtanhBackward0", "MishBackward0",
-        "HardswishBackward0", "HardsigmoidBackward0", "ErfBackward0", "ErfcBackward0", "FracBackward0", "NanToNumBackward0"};
-    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "UnaryBackward";
+    switch ((tn_unary_op)op) {
+    case NEG: return "NegBackward0"; case ABS: return "AbsBackward0"; case SIGN: return "SignBackward0";
+    case SQUARE: return "PowBackward0"; case RELU: return "ReluBackward0"; case FLOOR: return "FloorBackward0";
+    case CEIL: return "CeilBackward0"; case ROUND: return "RoundBackward0"; case TRUNC: return "TruncBackward0";
+    case CLAMP: return "ClampBackward1"; case EXP: return "ExpBackward0"; case EXP2: return "Exp2Backward0";
+    case LOG: return "LogBackward0"; case LOG2: return "Log2Backward0"; case LOG10: return "Log10Backward0";
+    case LOG1P: return "Log1PBackward0"; case EXPM1: return "Expm1Backward0"; case SQRT: return "SqrtBackward0";
+    case RSQRT: return "RsqrtBackward0"; case RECIPROCAL: return "ReciprocalBackward0"; case SIN: return "SinBackward0";
+    case COS: return "CosBackward0"; case TAN: return "TanBackward0"; case ASIN: return "AsinBackward0";
+    case ACOS: return "AcosBackward0"; case ATAN: return "AtanBackward0"; case SINH: return "SinhBackward0";
+    case COSH: return "CoshBackward0"; case TANH: return "TanhBackward0"; case ASINH: return "AsinhBackward0";
+    case ACOSH: return "AcoshBackward0"; case ATANH: return "AtanhBackward0"; case SIGMOID: return "SigmoidBackward0";
+    case GELU: case GELU_TANH: return "GeluBackward0"; case SILU: return "SiluBackward0";
+    case SOFTPLUS: return "SoftplusBackward0"; case LEAKY_RELU: return "LeakyReluBackward0"; case ELU: return "EluBackward0";
+    case HARDTANH: return "HardtanhBackward0"; case MISH: return "MishBackward0"; case HARDSWISH: return "HardswishBackward0";
+    case HARDSIGMOID: return "HardsigmoidBackward0"; case ERF: return "ErfBackward0"; case ERFINV: return "ErfinvBackward0";
+    case LGAMMA: return "LgammaBackward0"; case DIGAMMA: return "DigammaBackward0"; case POLYGAMMA: return "PolygammaBackward0";
+    case I0: return "I0Backward0"; case I0E: return "SpecialI0EBackward0"; case I1: return "SpecialI1Backward0";
+    case I1E: return "SpecialI1EBackward0"; case SINC: return "SincBackward0"; case LOGIT: return "LogitBackward0";
+    case FREXP_MANTISSA: case FREXP_EXPONENT: return "FrexpBackward0"; case ERFC: return "ErfcBackward0";
+    case FRAC: return "FracBackward0"; case NAN_TO_NUM: return "NanToNumBackward0";
+    default: return "UnaryBackward";
+    }
 }
 static const char *tn__binary_grad_name(int op) {
-    static const char *const names[] = {"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0", "FloorDivideBackward0",
-        "RemainderBackward0", "FmodBackward0", "PowBackward1", "Atan2Backward0", "MaximumBackward0", "MinimumBackward0"};
-    return op >= 0 && op < (int)(sizeof names / sizeof names[0]) ? names[op] : "BinaryBackward";
+    switch ((tn_binary_op)op) {
+    case ADD: return "AddBackward0"; case SUB: return "SubBackward0"; case MUL: return "MulBackward0";
+    case DIV: return "DivBackward0"; case FLOOR_DIVIDE: return "FloorDivideBackward0"; case REMAINDER: return "RemainderBackward0";
+    case FMOD: return "FmodBackward0"; case POW: return "PowBackward1"; case ATAN2: return "Atan2Backward0";
+    case MAXIMUM: return "MaximumBackward0"; case MINIMUM: return "MinimumBackward0"; case FMAX: return "FmaxBackward0";
+    case FMIN: return "FminBackward0"; case LOGADDEXP: return "LogaddexpBackward0"; case LOGADDEXP2: return "Logaddexp2Backward0";
+    case HYPOT: return "HypotBackward0"; case XLOGY: return "XlogyBackward0"; case XLOG1PY: return "SpecialXlog1PyBackward0";
+    case COPYSIGN: return "CopysignBackward0"; case NEXTAFTER: return "NextafterBackward0"; case HEAVISIDE: return "HeavisideBackward0";
+    default: return "BinaryBackward";
+    }
 }
 static const char *const tn__ternary_grad_names[] = {"WhereBackward0", "LerpBackward1", "AddcmulBackward0", "AddcdivBackward0"};
 

@@ -10,7 +10,7 @@ static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
     X(G_LOGCUMSUMEXP, "LogcumsumexpBackward0") \
     X(G_SOFTMAX, "SoftmaxBackward0") X(G_LOG_SOFTMAX, "LogSoftmaxBackward0") X(G_SORT, "SortBackward0") \
     X(G_RESHAPE, "ViewBackward0") X(G_PERMUTE, "PermuteBackward0") X(G_EXPAND, "ExpandBackward0") \
-    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_UNFOLD, "UnfoldBackward0") \
+    X(G_SLICE, "SliceBackward0") X(G_SELECT, "SelectBackward0") X(G_DIAGONAL, "DiagonalBackward0") X(G_AS_STRIDED, "AsStridedBackward0") X(G_UNFOLD, "UnfoldBackward0") \
     X(G_SLICE_SCATTER, "SliceScatterBackward0") X(G_FLIP, "FlipBackward0") X(G_PAD, "ConstantPadNdBackward0") \
     X(G_COPY, "CloneBackward0") X(G_TO, "ToCopyBackward0") X(G_INDEX_SELECT, "IndexSelectBackward0") \
     X(G_GATHER, "GatherBackward0") X(G_SCATTER, "ScatterBackward0") X(G_SCATTER_ADD, "ScatterAddBackward0") \
@@ -470,6 +470,14 @@ TNDEF tn_tensor *tn_keep(tn_tensor *t) {
         return (tn_tensor *)tn__error("tn_keep: out of memory");
     }
     return t;
+}
+
+/* Composite ops open a scope for their intermediates and hand out only the result:
+   tn_scope_begin(); ... return tn__scope_return(r); */
+static tn_tensor *tn__scope_return(tn_tensor *r) {
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
 }
 
 /* Every public op returns through here: the open scope (if any) takes the reference. */

@@ -49,12 +49,6 @@ static tn_node *tn__fn_node(const char *name, tn_custom_backward bw, tn_tensor *
     if (nd) { nd->name = name; nd->custom_bw = bw; }
     return nd;
 }
-/* Composite nn ops open a scope for their intermediates and hand out only the result. */
-static tn_tensor *tn__scope_return(tn_tensor *r) {
-    r = tn_keep(r);
-    tn_scope_end();
-    return r;
-}
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
     if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
         return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));

@@ -59,6 +59,8 @@ static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     /* before the float32 promotion of float functions: torch refuses integer input here */
     if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID && op != HARDTANH)))
         return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
+    if ((op == FREXP_MANTISSA || op == FREXP_EXPONENT) && !tn_dtype_is_floating(cd))
+        return (tn__error("%s: torch.frexp() only supports floating-point dtypes, got %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (tn__is_float_op(op) && !tn_dtype_is_floating(cd)) cd = tn__default_dtype;
     if (op == FRAC && !tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
     if (op == BITWISE_NOT && tn_dtype_is_floating(cd)) return (tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
@@ -251,7 +253,13 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
     tn_tensor *ab[2] = {a, b};
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
-    if (op == DIV || op == ATAN2) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
+    if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
+    else if ((op == LOGADDEXP || op == LOGADDEXP2 || op == HYPOT || op == NEXTAFTER) && !tn_dtype_is_floating(rt))
+        return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (floating tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
+    else if ((op == GCD || op == LCM) && (tn_dtype_is_floating(rt) || rt == TN_BOOL))
+        return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (integer tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
+    else if (op == HEAVISIDE && a->dtype != b->dtype)
+        return (tn_tensor *)tn__error("%s: heaviside is not yet implemented for tensors with different dtypes (%s and %s)", fn, tn_dtype_name(a->dtype), tn_dtype_name(b->dtype));
     else if (tn__is_cmp(op)) od = TN_BOOL;
     else if (tn__is_logical(op)) cd = od = TN_BOOL;
     else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))
@@ -355,6 +363,39 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b) { return tn__binary(
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_and", BITWISE_AND, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_or", BITWISE_OR, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_xor", BITWISE_XOR, a, b, 1); }
+TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmax", FMAX, a, b, 1); }
+TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmin", FMIN, a, b, 1); }
+TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logaddexp", LOGADDEXP, a, b, 1); }
+TNDEF tn_tensor *tn_logaddexp2(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logaddexp2", LOGADDEXP2, a, b, 1); }
+TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_hypot", HYPOT, a, b, 1); }
+TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_nextafter", NEXTAFTER, a, b, 1); }
+TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_xlogy", XLOGY, a, b, 1); }
+TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_xlog1py", XLOG1PY, a, b, 1); }
+TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_copysign", COPYSIGN, a, b, 1); }
+TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values) { return tn__binary("tn_heaviside", HEAVISIDE, x, values, 1); }
+TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_gcd", GCD, a, b, 1); }
+TNDEF tn_tensor *tn_lcm(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_lcm", LCM, a, b, 1); }
+/* x * 2.0^other as PyTorch writes it: 2.0 is a Python float, so integers give float32 */
+static tn_tensor *tn__ldexp_impl(tn_tensor *x, tn_tensor *other) {
+    TN__CHECK_NULL(x, other);
+    tn__stack_scalar ss;
+    tn_tensor *two = tn__stack_scalar_setup(&ss, TN_F64, true);
+    ss.v.f = 2.0;
+    tn_scope_begin();
+    return tn__scope_return(tn_mul(x, tn_pow(two, other)));
+}
+TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other) { return TN__AS("tn_ldexp", tn__ldexp_impl(x, other)); }
+static tn_tensor *tn__float_power_impl(tn_tensor *a, tn_tensor *b, bool inplace) {
+    TN__CHECK_NULL(a, b);
+    if (inplace && a->dtype != TN_F64)
+        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype float64", tn_dtype_name(a->dtype));
+    tn_scope_begin();
+    tn_tensor *b64 = tn_to_dtype(b, TN_F64);
+    if (inplace) { tn_tensor *r = b64 ? tn_pow_(a, b64) : NULL; tn_scope_end(); return r; }
+    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, TN_F64), b64), "PowBackward1"));
+}
+TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power", tn__float_power_impl(a, b, false)); }
+TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power_", tn__float_power_impl(a, b, true)); }
 
 TNDEF tn_tensor *tn_add_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_add_scalar", ADD, a, b, false, NULL); }
 TNDEF tn_tensor *tn_sub_scalar(tn_tensor *a, double b) { return tn__binary_scalar("tn_sub_scalar", SUB, a, b, false, NULL); }
@@ -444,6 +485,65 @@ TNDEF tn_tensor *tn_bitwise_not(tn_tensor *x) { return tn__unary(BITWISE_NOT, x,
 TNDEF tn_tensor *tn_isnan(tn_tensor *x) { return tn__unary(ISNAN, x, NULL); }
 TNDEF tn_tensor *tn_isinf(tn_tensor *x) { return tn__unary(ISINF, x, NULL); }
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL); }
+TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
+TNDEF tn_tensor *tn_sgn(tn_tensor *x) { return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0"); }
+TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
+TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
+TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
+/* x * pi/180: a Python float, so integers and bool give float32 as in PyTorch */
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) { return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) { return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
+TNDEF tn_tensor *tn_sinc(tn_tensor *x) { return tn__unary(SINC, x, NULL); }
+TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps) {
+    double p[3] = {eps >= 0 ? eps : -1, 0, 0};   /* NaN and negative: no clamp */
+    return tn__unary(LOGIT, x, p);
+}
+TNDEF tn_tensor *tn_lgamma(tn_tensor *x) { return tn__unary(LGAMMA, x, NULL); }
+TNDEF tn_tensor *tn_digamma(tn_tensor *x) { return tn__unary(DIGAMMA, x, NULL); }
+TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (n < 0) return (tn_tensor *)tn__error("tn_polygamma: polygamma(n, x) does not support negative n (got %lld)", (long long)n);
+    double p[3] = {(double)n, 0, 0};
+    return tn__unary(POLYGAMMA, x, p);
+}
+/* sum_j lgamma(x - j/2) + p (p - 1) / 4 log(pi), j < p, as PyTorch composes it */
+static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
+    TN__CHECK_NULL(x);
+    if (p < 1) return (tn_tensor *)tn__error("tn_mvlgamma: p has to be greater than or equal to 1 (got %lld)", (long long)p);
+    if (tn__check_cpu_dtype("tn_mvlgamma", x)) return NULL;
+    /* PyTorch 1.13 and later no longer check that every x exceeds (p - 1) / 2 */
+    if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_mvlgamma: the input tensor may not be a boolean tensor");
+    tn_scope_begin();
+    tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
+    tn_tensor *args = tn_add(tn_unsqueeze(x, -1), offs);
+    int64_t last = -1;
+    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
+                                        "MvlgammaBackward0"));
+}
+TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p) { return TN__AS("tn_mvlgamma", tn__mvlgamma_impl(x, p)); }
+TNDEF tn_tensor *tn_erfinv(tn_tensor *x) { return tn__unary(ERFINV, x, NULL); }
+TNDEF tn_tensor *tn_i0(tn_tensor *x) { return tn__unary(I0, x, NULL); }
+TNDEF tn_tensor *tn_special_i0e(tn_tensor *x) { return tn__unary(I0E, x, NULL); }
+TNDEF tn_tensor *tn_special_i1(tn_tensor *x) { return tn__unary(I1, x, NULL); }
+TNDEF tn_tensor *tn_special_i1e(tn_tensor *x) { return tn__unary(I1E, x, NULL); }
+static tn_tensor *tn__frexp_impl(tn_tensor *x, tn_tensor **exponent) {
+    TN__CHECK_NULL(x);
+    tn_tensor *e = NULL;
+    if (exponent) {   /* the exponent first (untracked), so a failure leaves nothing owned behind */
+        tn_tensor *ef = tn__unary_raw(FREXP_EXPONENT, x, NULL);
+        e = ef ? tn__copy_as(ef, TN_I32, ef->device) : NULL;
+        tn_release(ef);
+        if (!e) return NULL;
+    }
+    tn_tensor *m = tn__unary(FREXP_MANTISSA, x, NULL);
+    if (!m) { tn_release(e); return NULL; }
+    if (exponent) *exponent = tn__own(e);
+    return m;
+}
+TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent) {
+    if (exponent) *exponent = NULL;
+    return TN__AS("tn_frexp", tn__frexp_impl(x, exponent));
+}
 /* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
     TN__CHECK_NULL(x);
@@ -505,6 +605,8 @@ static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor 
     return r;
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn_clamp(x, min, INFINITY)), "ClampMinBackward0"); }
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn_clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
 
 TNDEF tn_tensor *tn_neg_(tn_tensor *x) { return tn__unary_inplace(NEG, x, NULL); }
 TNDEF tn_tensor *tn_exp_(tn_tensor *x) { return tn__unary_inplace(EXP, x, NULL); }
@@ -512,6 +614,7 @@ TNDEF tn_tensor *tn_relu_(tn_tensor *x) { return tn__unary_inplace(RELU, x, NULL
 TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x) { return tn__unary_inplace(SIGMOID, x, NULL); }
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x) { return tn__unary_inplace(TANH, x, NULL); }
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x) { return tn__unary_inplace(SQRT, x, NULL); }
+TNDEF tn_tensor *tn_square_(tn_tensor *x) { return tn__unary_inplace(SQUARE, x, NULL); }
 
 /* The engine of where/lerp/addcmul/addcdiv: broadcast three operands, promote. */
 static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value, tn_tensor *target) {

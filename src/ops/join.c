@@ -406,3 +406,176 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
     return r;
 }
 TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) { return TN__AS("tn_diff", tn__diff_impl(t, n, dim, prepend, append)); }
+
+/* ---- composites of the above ---- */
+static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {
+    TN__CHECK_NULL(t);
+    if (n != 2 || !dims) return (tn_tensor *)tn__error("tn_rot90: expected total rotation dims == 2, but got dims = %d", n);
+    if (t->ndim < 2) return (tn_tensor *)tn__error("tn_rot90: expected total dims >= 2, but got total dims = %d", t->ndim);
+    int d0 = tn__wrap_dim("tn_rot90", dims[0], t->ndim), d1 = d0 < 0 ? -1 : tn__wrap_dim("tn_rot90", dims[1], t->ndim);
+    if (d0 < 0 || d1 < 0) return NULL;
+    if (d0 == d1) return (tn_tensor *)tn__error("tn_rot90: expected rotation dims to be different, but got dim0 = %d and dim1 = %d", d0, d1);
+    k = ((k % 4) + 4) % 4;
+    const int64_t f0 = d0, f1 = d1, both[2] = {d0, d1};
+    tn_scope_begin();
+    switch (k) {
+    case 1: return tn__scope_return(tn_transpose(tn_flip(t, &f1, 1), d0, d1));
+    case 2: return tn__scope_return(tn_flip(t, both, 2));
+    case 3: return tn__scope_return(tn_transpose(tn_flip(t, &f0, 1), d0, d1));
+    default: return tn__scope_return(tn_clone(t));
+    }
+}
+TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n) { return TN__AS("tn_rot90", tn__rot90_impl(t, k, dims, n)); }
+
+static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
+    if (n < 0 || (n && !ts)) return (tn_tensor *)tn__error("tn_block_diag: invalid tensor list");
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    if (n == 0) return tn__own(tn__new(TN_F32, TN_CPU, TN_SHAPE(0, 0)));
+    int64_t rows = 0, cols = 0;
+    for (int i = 0; i < n; i++) {
+        if (ts[i]->ndim > 2) return (tn_tensor *)tn__error("tn_block_diag: Input tensors must have 2 or fewer dimensions. Input %d has %d dimensions", i, ts[i]->ndim);
+        if (tn__check_same_device("tn_block_diag", ts[0], ts[i])) return NULL;
+        int64_t r = ts[i]->ndim == 2 ? ts[i]->shape[0] : 1, c = ts[i]->ndim == 2 ? ts[i]->shape[1] : ts[i]->ndim == 1 ? ts[i]->shape[0] : 1;
+        if (!tn__add_ok(rows, r, &rows) || !tn__add_ok(cols, c, &cols)) return (tn_tensor *)tn__error("tn_block_diag: sizes too large");
+    }
+    tn_dtype dt = tn_result_type(ts, n);
+    tn_tensor **rowsv = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *rowsv);
+    if (!rowsv) return (tn_tensor *)tn__error("tn_block_diag: out of memory");
+    tn_scope_begin();
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {   /* each block as a 2-d matrix, padded to the full width */
+        tn_tensor *b = ts[i];
+        int64_t c = b->ndim == 2 ? b->shape[1] : b->ndim == 1 ? b->shape[0] : 1;
+        int64_t s[2] = {b->ndim == 2 ? b->shape[0] : 1, c}, pad[2] = {at, cols - at - c};
+        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2, 0);
+        at += c;
+    }
+    tn_tensor *r = tn_cat(rowsv, n, 0);
+    TN_FREE(rowsv);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n) { return TN__AS("tn_block_diag", tn__block_diag_impl(ts, n)); }
+
+static int tn__meshgrid_impl(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+    if (n <= 0 || !ts || !out) return TN__FAIL_INT("tn_meshgrid: expects a non-empty list of tensors");
+    if (n > TN_MAX_DIMS) return TN__FAIL_INT("tn_meshgrid: %d tensors would make %d-d grids, more than %d", n, n, TN_MAX_DIMS);
+    bool xy;
+    if (!indexing || strcmp(indexing, "ij") == 0) xy = false;
+    else if (strcmp(indexing, "xy") == 0) xy = true;
+    else return TN__FAIL_INT("tn_meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s", indexing);
+    int64_t shape[TN_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return -1;
+        if (ts[i]->ndim > 1) return TN__FAIL_INT("tn_meshgrid: Expected 0D or 1D tensor in the tensor list but got: %s", TN__SHAPE(ts[i]));
+        if (ts[i]->dtype != ts[0]->dtype) return TN__FAIL_INT("tn_meshgrid: expects all tensors to have the same dtype");
+        if (ts[i]->device != ts[0]->device) return TN__FAIL_INT("tn_meshgrid: expects all tensors to have the same device");
+    }
+    for (int i = 0; i < n; i++) {   /* "xy" swaps the first two grid dims */
+        int d = xy && n >= 2 && i < 2 ? 1 - i : i;
+        shape[d] = tn_numel(ts[i]);
+    }
+    tn_tensor *grid[TN_MAX_DIMS];
+    bool ok = true;
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) {   /* each input along its own grid dim, expanded (a view) */
+        int d = xy && n >= 2 && i < 2 ? 1 - i : i;
+        int64_t s[TN_MAX_DIMS];
+        for (int j = 0; j < n; j++) s[j] = j == d ? -1 : 1;
+        grid[i] = tn_expand(tn_reshape(ts[i], s, n), shape, n);
+        ok = ok && grid[i];
+    }
+    for (int i = 0; i < n && ok; i++) out[i] = tn_keep(grid[i]);   /* the caller's, only when all are made */
+    tn_scope_end();
+    return ok ? n : -1;
+}
+TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+    tn__as_begin();
+    int r = tn__meshgrid_impl(ts, n, indexing, out);
+    return tn__as_end("tn_meshgrid", r < 0 ? NULL : (tn_tensor *)out) ? r : -1;
+}
+
+static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_cartesian_prod: expects a non-empty list of tensors");
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return NULL;
+        if (ts[i]->ndim != 1) return (tn_tensor *)tn__error("tn_cartesian_prod: Expect a 1D vector, but got shape %s", TN__SHAPE(ts[i]));
+    }
+    if (n == 1) return tn__own(tn_retain(ts[0]));
+    tn_tensor *grids[TN_MAX_DIMS];
+    if (n > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_cartesian_prod: at most %d tensors", TN_MAX_DIMS);
+    tn_scope_begin();
+    if (tn_meshgrid(ts, n, "ij", grids) < 0) return tn__scope_return(NULL);
+    const int64_t flat = -1;
+    for (int i = 0; i < n; i++) grids[i] = tn_reshape(grids[i], &flat, 1);
+    return tn__scope_return(tn_stack(grids, n, 1));
+}
+TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n) { return TN__AS("tn_cartesian_prod", tn__cartesian_prod_impl(ts, n)); }
+
+/* ---- tensor_split and the numpy-style stacks ---- */
+/* Pieces [bounds[i], bounds[i + 1]) along dim, as Python slices (clamped; a later bound
+   below an earlier one gives an empty piece). */
+static int tn__split_bounds(const char *fn, tn_tensor *t, int d, const int64_t *inner, int n, tn_tensor **out, int max_out) {
+    if (n >= INT32_MAX) return TN__FAIL_INT("%s: too many pieces", fn);
+    if (out && max_out < n + 1) return TN__FAIL_INT("%s: %d pieces do not fit in max_out = %d", fn, n + 1, max_out);
+    for (int i = 0; i <= n && out; i++)
+        out[i] = tn_slice(t, d, i ? inner[i - 1] : 0, i < n ? inner[i] : TN_END, 1);
+    return n + 1;
+}
+TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+    int d = tn__wrap_dim("tn_tensor_split", dim, t->ndim);
+    if (d < 0) return -1;
+    if (sections <= 0) return TN__FAIL_INT("tn_tensor_split: number of sections must be larger than 0, got %lld", (long long)sections);
+    if (sections > INT32_MAX) return TN__FAIL_INT("tn_tensor_split: %lld sections is too many", (long long)sections);
+    if (out && max_out < sections) return TN__FAIL_INT("tn_tensor_split: %lld pieces do not fit in max_out = %d", (long long)sections, max_out);
+    int64_t size = t->shape[d], base = size / sections, extra = size % sections, start = 0;
+    for (int64_t i = 0; i < sections && out; i++) {   /* the first size % sections pieces one longer */
+        int64_t len = base + (i < extra);
+        out[i] = tn_narrow(t, d, start, len);
+        start += len;
+    }
+    return (int)sections;
+}
+TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out) {
+    if (!t) return -1;
+    if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split_indices: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+    int d = tn__wrap_dim("tn_tensor_split_indices", dim, t->ndim);
+    if (d < 0) return -1;
+    if (n < 0 || (n && !indices)) return TN__FAIL_INT("tn_tensor_split_indices: indices must be a non-NULL array of n >= 0 entries (n = %d)", n);
+    return tn__split_bounds("tn_tensor_split_indices", t, d, indices, n, out, max_out);
+}
+
+static tn_tensor *tn__atleast(tn_tensor *t, int nd) {
+    TN__CHECK_NULL(t);
+    if (t->ndim >= nd) return tn__own(tn_retain(t));
+    int64_t s[3] = {1, 1, 1};
+    if (t->ndim == 1) s[1] = t->shape[0];                          /* [n] -> [1, n] or [1, n, 1] */
+    if (t->ndim == 2) { s[0] = t->shape[0]; s[1] = t->shape[1]; }   /* [m, n] -> [m, n, 1] */
+    return tn_reshape(t, s, nd);
+}
+TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t) { return tn__atleast(t, 1); }
+TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t) { return tn__atleast(t, 2); }
+TNDEF tn_tensor *tn_atleast_3d(tn_tensor *t) { return tn__atleast(t, 3); }
+
+/* kind 1 hstack, 2 vstack, 3 dstack: cat of the inputs made at least kind-d; 0 column_stack:
+   0-/1-d inputs as columns, cat along dim 1 */
+static tn_tensor *tn__npstack(const char *fn, tn_tensor *const *ts, int n, int kind) {
+    if (n <= 0 || !ts) return (tn_tensor *)tn__error("%s: expected a non-empty list of tensors", fn);
+    for (int i = 0; i < n; i++) if (!ts[i]) return NULL;
+    tn_tensor **us = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *us);
+    if (!us) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    tn_scope_begin();
+    for (int i = 0; i < n; i++) {
+        const int64_t col[2] = {-1, 1};
+        us[i] = kind == 0 ? (ts[i]->ndim <= 1 ? tn_reshape(ts[i], col, 2) : ts[i]) : tn__atleast(ts[i], kind);
+    }
+    int64_t dim = kind == 1 ? (us[0] && us[0]->ndim == 1 ? 0 : 1) : kind == 2 ? 0 : kind == 3 ? 2 : 1;
+    tn_tensor *r = tn_cat(us, n, dim);
+    TN_FREE(us);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_hstack(tn_tensor *const *ts, int n) { return TN__AS("tn_hstack", tn__npstack("tn_hstack", ts, n, 1)); }
+TNDEF tn_tensor *tn_vstack(tn_tensor *const *ts, int n) { return TN__AS("tn_vstack", tn__npstack("tn_vstack", ts, n, 2)); }
+TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n) { return TN__AS("tn_dstack", tn__npstack("tn_dstack", ts, n, 3)); }
+TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n) { return TN__AS("tn_column_stack", tn__npstack("tn_column_stack", ts, n, 0)); }

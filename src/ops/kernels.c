@@ -71,6 +71,9 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case SINH: TN__MAP1(T, T, sinh##F(x)); break;
     case COSH: TN__MAP1(T, T, cosh##F(x)); break;
     case TANH: TN__MAP1(T, T, tanh##F(x)); break;
+    case ASINH: TN__MAP1(T, T, asinh##F(x)); break;
+    case ACOSH: TN__MAP1(T, T, acosh##F(x)); break;
+    case ATANH: TN__MAP1(T, T, atanh##F(x)); break;
     case SIGMOID: TN__MAP1(T, T, tn_sigmoid_##S(x)); break;
     case GELU: TN__MAP1(T, T, tn_gelu_##S(x)); break;
     case GELU_TANH: TN__MAP1(T, T, tn_gelu_tanh_##S(x)); break;
@@ -84,6 +87,19 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case HARDSIGMOID: TN__MAP1(T, T, tn_hardsigmoid_##S(x)); break;
     case ERF: TN__MAP1(T, T, erf##F(x)); break;
     case ERFC: TN__MAP1(T, T, erfc##F(x)); break;
+    case ERFINV: TN__MAP1(T, T, tn_erfinv_f64((double)x)); break;
+    case LGAMMA: TN__MAP1(T, T, tn_lgamma_f64((double)x)); break;
+    case DIGAMMA: TN__MAP1(T, T, tn_digamma_f64((double)x)); break;
+    case POLYGAMMA: { const int64_t order = (int64_t)c->params[0]; if (order == 1) TN__MAP1(T, T, tn_trigamma_##S(x)); else TN__MAP1(T, T, tn_polygamma_f64(order, (double)x)); break; }
+    case I0: TN__MAP1(T, T, tn_i0_f64((double)x)); break;
+    case I0E: TN__MAP1(T, T, tn_i0e_f64((double)x)); break;
+    case I1: TN__MAP1(T, T, tn_i1_f64((double)x)); break;
+    case I1E: TN__MAP1(T, T, tn_i1e_f64((double)x)); break;
+    case SINC: TN__MAP1(T, T, tn_sinc_##S(x)); break;
+    case LOGIT: TN__MAP1(T, T, tn_logit_##S(x, lo)); break;
+    case FREXP_MANTISSA: { int e; TN__MAP1(T, T, frexp##F(x, &e)); break; }
+    case FREXP_EXPONENT: { int e; TN__MAP1(T, T, ((void)frexp##F(x, &e), x == x && x != (T)INFINITY && x != -(T)INFINITY ? (T)e : (T)0)); break; }
+    case SIGNBIT: TN__MAP1(bool, T, signbit(x)); break;
     case ISNAN: TN__MAP1(bool, T, x != x); break;
     case ISINF: TN__MAP1(bool, T, x == (T)INFINITY || x == -(T)INFINITY); break;
     case ISFINITE: TN__MAP1(bool, T, x == x && x != (T)INFINITY && x != -(T)INFINITY); break;
@@ -110,6 +126,7 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case CLAMP: TN__MAP1(T, T, (double)x > hi || lo > hi ? (T)hi : (double)x < lo ? (T)lo : x); break; /* min(max(x, lo), hi) */
     case BITWISE_NOT: TN__MAP1(T, T, ~x); break;
     case LOGICAL_NOT: TN__MAP1(bool, T, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, T, TN__ISNEG(x)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* @end TN__DEFINE_UNARY_INT */
@@ -123,6 +140,7 @@ static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(bool, bool, x); break;
     case CLAMP: TN__MAP1(bool, bool, (double)x < c->params[0] ? c->params[0] != 0 : (double)x > c->params[1] ? c->params[1] != 0 : x); break;
     case BITWISE_NOT: case LOGICAL_NOT: TN__MAP1(bool, bool, !x); break;
+    case SIGNBIT: TN__MAP1(bool, bool, false && x); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     }
 }
@@ -182,6 +200,16 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case ATAN2: TN__MAP2(T, T, atan2##F(a, b)); break;
     case MAXIMUM: TN__MAP2(T, T, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(T, T, (a != a || a < b) ? a : b); break;
+    case FMAX: TN__MAP2(T, T, fmax##F(a, b)); break;
+    case FMIN: TN__MAP2(T, T, fmin##F(a, b)); break;
+    case LOGADDEXP: TN__MAP2(T, T, tn_logaddexp_##S(a, b)); break;
+    case LOGADDEXP2: TN__MAP2(T, T, tn_logaddexp2_##S(a, b)); break;
+    case HYPOT: TN__MAP2(T, T, hypot##F(a, b)); break;
+    case XLOGY: TN__MAP2(T, T, tn_xlogy_##S(a, b)); break;
+    case XLOG1PY: TN__MAP2(T, T, tn_xlog1py_##S(a, b)); break;
+    case COPYSIGN: TN__MAP2(T, T, copysign##F(a, b)); break;
+    case NEXTAFTER: TN__MAP2(T, T, nextafter##F(a, b)); break;
+    case HEAVISIDE: TN__MAP2(T, T, tn_heaviside_##S(a, b)); break;
     case EQ: TN__MAP2(bool, T, a == b); break;
     case NE: TN__MAP2(bool, T, a != b); break;
     case LT: TN__MAP2(bool, T, a < b); break;
@@ -213,6 +241,10 @@ static T tn__ipow_##S(T a, T b, int *bad) {
     U r = 1, base = (U)a;
     for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (U)(r * base); base = (U)(base * base); }
     return (T)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static T tn__lcm_##S(T a, T b) {
+    const U ua = TN__ISNEG(a) ? (U)0 - (U)a : (U)a, ub = TN__ISNEG(b) ? (U)0 - (U)b : (U)b, g = (U)tn_gcd_u64(ua, ub);
+    return g == 0 ? (T)0 : (T)(U)((U)(ua / g) * ub); }
 /* @end TN__DEFINE_INT_DIVMOD */
 TN__DEFINE_INT_DIVMOD(int32_t, i32, uint32_t, 1)
 TN__DEFINE_INT_DIVMOD(int64_t, i64, uint64_t, 1)
@@ -231,8 +263,11 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case REMAINDER: TN__MAP2(T, T, tn__iremainder_##S(a, b, &bad, true)); break;
     case FMOD: TN__MAP2(T, T, tn__iremainder_##S(a, b, &bad, false)); break;
     case POW: TN__MAP2(T, T, tn__ipow_##S(a, b, &bad)); break;
-    case MAXIMUM: TN__MAP2(T, T, a > b ? a : b); break;
-    case MINIMUM: TN__MAP2(T, T, a < b ? a : b); break;
+    case MAXIMUM: case FMAX: TN__MAP2(T, T, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(T, T, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(T, T, a == 0 ? b : (T)(a > 0)); break;
+    case GCD: TN__MAP2(T, T, tn_gcd_u64(TN__ISNEG(a) ? (U)0 - (U)a : (U)a, TN__ISNEG(b) ? (U)0 - (U)b : (U)b)); break;
+    case LCM: TN__MAP2(T, T, tn__lcm_##S(a, b)); break;
     case BITWISE_AND: TN__MAP2(T, T, a & b); break;
     case BITWISE_OR: TN__MAP2(T, T, a | b); break;
     case BITWISE_XOR: TN__MAP2(T, T, a ^ b); break;
@@ -254,8 +289,8 @@ static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     switch ((tn_binary_op)c->op) {
     case ADD: if (c->alpha == 0) { TN__MAP2(bool, bool, a && (b || !b)); break; } /* a + 0*b */ /* fall through */
-    case MAXIMUM: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
-    case MUL: case MINIMUM: case BITWISE_AND: case LOGICAL_AND: TN__MAP2(bool, bool, a && b); break;
+    case MAXIMUM: case FMAX: case HEAVISIDE: case BITWISE_OR: case LOGICAL_OR: TN__MAP2(bool, bool, a || b); break;
+    case MUL: case MINIMUM: case FMIN: case BITWISE_AND: case LOGICAL_AND: TN__MAP2(bool, bool, a && b); break;
     case BITWISE_XOR: case LOGICAL_XOR: case NE: TN__MAP2(bool, bool, a != b); break;
     case EQ: TN__MAP2(bool, bool, a == b); break;
     case LT: TN__MAP2(bool, bool, !a && b); break;

@@ -234,6 +234,76 @@ TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index) {
     return tn__view_record(t, tn__view_own(t, ns, st, nd, tn__view_offset(t, index, t->strides[d])), G_SELECT, attrs, 2);
 }
 
+/* g [..., L] laid along the offset diagonal of zeros [..., n, m], built of pad and reshape
+   so that it stays differentiable: row k of [L, m + 1] holds g[k] first, and read flat
+   from `start` those rows put g[k] at (k, k + offset) of the [n, m] matrix. */
+static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t offset) {
+    if (!g) return NULL;
+    int nb = g->ndim - 1;
+    int64_t shape[TN_MAX_DIMS + 1], flat[TN_MAX_DIMS], total, L = g->shape[nb], row, len;
+    memcpy(shape, g->shape, (size_t)nb * sizeof *shape);
+    shape[nb] = n; shape[nb + 1] = m;
+    if (nb + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_diag_embed: the result would have %d dims, more than %d", nb + 2, TN_MAX_DIMS);
+    if (!tn__mul_ok(n, m, &total) || !tn__add_ok(m, 1, &row) || !tn__mul_ok(L, row, &len) || tn__check_shape("tn_diag_embed", shape, nb + 2)) return NULL;
+    if (L == 0 || total == 0) return tn_to(tn_zeros(shape, nb + 2, g->dtype), g->device);   /* nothing to place */
+    memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
+    flat[nb] = len;
+    const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};
+    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2, 0), flat, nb + 1), p2, 2, 0), shape, nb + 2);
+}
+/* Where each of ndim dims comes from in [others..., d1, d2]: a permutation for tn_permute. */
+static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {
+    for (int k = 0, j = 0; k < ndim; k++) perm[k] = k == d1 ? ndim - 2 : k == d2 ? ndim - 1 : j++;
+}
+
+TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    TN__CHECK_NULL(t);
+    int d1 = tn__wrap_dim("tn_diagonal", dim1, t->ndim), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diagonal", dim2, t->ndim);
+    if (d1 < 0 || d2 < 0) return NULL;
+    if (d1 == d2) return (tn_tensor *)tn__error("tn_diagonal: diagonal dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t n = t->shape[d1], m = t->shape[d2], L, off = t->offset;
+    if (offset >= 0) L = offset >= m ? 0 : TN__MIN(n, m - offset);
+    else L = -offset >= n ? 0 : TN__MIN(n + offset, m);
+    if (L > 0) off = tn__view_offset(t, offset >= 0 ? offset : -offset, offset >= 0 ? t->strides[d2] : t->strides[d1]);
+    int64_t ns[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d1 && i != d2) { ns[nd] = t->shape[i]; st[nd++] = t->strides[i]; }
+    ns[nd] = L;
+    st[nd++] = L > 1 ? t->strides[d1] + t->strides[d2] : 1;   /* a size-1 diagonal's stride never applies */
+    int64_t attrs[3] = {d1, d2, offset};
+    return tn__view_record(t, tn__view_own(t, ns, st, nd, off), G_DIAGONAL, attrs, 3);
+}
+
+static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 0) return (tn_tensor *)tn__error("tn_diag_embed: expected an input of at least 1 dimension, got a 0-d tensor");
+    int nd = t->ndim + 1, d1 = tn__wrap_dim("tn_diag_embed", dim1, nd), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diag_embed", dim2, nd);
+    if (d1 < 0 || d2 < 0) return NULL;
+    if (d1 == d2) return (tn_tensor *)tn__error("tn_diag_embed: diagonal dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t n, perm[TN_MAX_DIMS + 1];
+    if (!tn__add_ok(t->shape[t->ndim - 1], offset < 0 ? -offset : offset, &n)) return (tn_tensor *)tn__error("tn_diag_embed: offset %lld is too large", (long long)offset);
+    tn__diag_perm(nd, d1, d2, perm);
+    tn_scope_begin();
+    return tn__scope_return(tn_permute(tn__diag_place(t, n, n, offset), perm, nd));
+}
+TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, offset, dim1, dim2)), "DiagEmbedBackward0");
+}
+TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal) {
+    TN__CHECK_NULL(t);
+    if (t->ndim == 1) return TN__AS("tn_diag", tn__diag_embed_impl(t, diagonal, 0, 1));
+    if (t->ndim != 2) return (tn_tensor *)tn__error("tn_diag: Supports 1D or 2D tensors. Got %dD", t->ndim);
+    tn_scope_begin();
+    return tn__scope_return(TN__AS("tn_diag", tn_clone(tn_diagonal(t, diagonal, 0, 1))));
+}
+TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset) {
+    TN__CHECK_NULL(t);
+    const int64_t flat = -1;
+    tn_scope_begin();
+    return tn__scope_return(TN__AS("tn_diagflat", tn__diag_embed_impl(tn_reshape(t, &flat, 1), offset, 0, 1)));
+}
+
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
 static int tn__expand_strides(const char *fn, tn_tensor *t, const int64_t *shape, int ndim, int64_t *ns, int64_t *st) {
     if (ndim < t->ndim || ndim > TN_MAX_DIMS || (ndim && !shape))
@@ -328,10 +398,41 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
     return tn__view_record(t, tn__view_own(t, ns, st, nd + 1, t->offset), G_UNFOLD, attrs, 3);
 }
 
+/* The storage index (less base) of every element of a geometry, as an int64 tensor of its shape. */
+static tn_tensor *tn__storage_index(const int64_t *shape, const int64_t *strides, int nd, int64_t offset, int64_t base) {
+    int64_t ones[TN_MAX_DIMS];
+    for (int k = 0; k < nd; k++) ones[k] = 1;
+    tn_tensor *idx = tn_reshape(tn_scalar_tensor((double)(offset - base), TN_I64), ones, nd);
+    for (int k = 0; k < nd; k++) {
+        ones[k] = shape[k];
+        idx = tn_add(idx, tn_reshape(tn_mul(tn_arange(0, (double)shape[k], 1, TN_I64), tn_scalar_int(strides[k])), ones, nd));
+        ones[k] = 1;
+    }
+    return idx;
+}
+/* PyTorch's AsStridedBackward: the output's gradient is summed into the storage positions
+   it was read from, and each input element takes its position's sum (shared by the
+   elements of an input that overlaps itself). Index tensors of both geometries, relative
+   to the lowest position either reaches, are saved for it. */
+static tn_tensor *tn__as_strided_record(tn_tensor *t, tn_tensor *v) {
+    if (!v || !t->requires_grad || !tn_is_grad_enabled()) return v;
+    int64_t lo = TN__MIN(t->offset, v->offset), hi = -1, last;
+    if (tn_numel(t) && tn__span_ok(t->shape, t->strides, t->ndim, t->offset, &last)) hi = last;
+    if (tn_numel(v) && tn__span_ok(v->shape, v->strides, v->ndim, v->offset, &last)) hi = TN__MAX(hi, last);
+    tn_node *node = tn__node_new(G_AS_STRIDED, 0, &t, 1);
+    if (!node) return tn__node_attach(NULL, v);
+    node->i[0] = hi - lo + 1;   /* positions in all */
+    node->ni = 1;
+    tn_scope_begin();
+    tn_tensor *ii = tn_to(tn__storage_index(t->shape, t->strides, t->ndim, t->offset, lo), t->device);
+    tn_tensor *io = tn_to(tn__storage_index(v->shape, v->strides, v->ndim, v->offset, lo), t->device);
+    if (ii && io) { tn__node_save(node, ii); tn__node_save(node, io); }
+    tn_scope_end();
+    return tn__node_attach(node, v);
+}
+
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
     TN__CHECK_NULL(t);
-    if (t->requires_grad && tn_is_grad_enabled())
-        return (tn_tensor *)tn__error("tn_as_strided: autograd through as_strided is not supported yet (input requires grad); detach it or use view ops");
     if (tn__check_shape("tn_as_strided", shape, ndim)) return NULL;
     if (ndim && !strides) return (tn_tensor *)tn__error("tn_as_strided: strides is NULL");
     int64_t last, es = (int64_t)tn_dtype_size(t->dtype), bytes = 0;
@@ -342,7 +443,7 @@ TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, con
     if (!tn__span_ok(shape, strides, ndim, offset, &last) || (last >= 0 && (!tn__add_ok(last, 1, &count) || !tn__mul_ok(count, es, &bytes) || bytes > (int64_t)t->storage->nbytes)))
         return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach past the storage's %lld elements",
             tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)(t->storage->nbytes / (size_t)es));
-    return tn__view_own(t, shape, strides, ndim, offset);
+    return tn__as_strided_record(t, tn__view_own(t, shape, strides, ndim, offset));
 }
 
 TNDEF tn_tensor *tn_detach(tn_tensor *t) {

@@ -221,6 +221,7 @@ tn_t T T
 tn_narrow T T l l l
 tn_slice T T l l l l
 tn_select T T l l
+tn_diagonal T T l l l
 tn_expand T T L i
 tn_expand_as T T T
 tn_broadcast_to T T L i
@@ -267,6 +268,15 @@ tn_stack T A i l
 tn_split i T l l A i
 tn_split_sizes i T L i l A i
 tn_chunk i T l l A i
+tn_tensor_split i T l l A i
+tn_tensor_split_indices i T L i l A i
+tn_atleast_1d T T
+tn_atleast_2d T T
+tn_atleast_3d T T
+tn_hstack T A i
+tn_vstack T A i
+tn_dstack T A i
+tn_column_stack T A i
 tn_flip T T L i
 tn_roll T T L L i
 tn_repeat T T L i
@@ -274,8 +284,15 @@ tn_repeat_interleave T T l l l
 tn_repeat_interleave_tensor T T T l l
 tn_repeat_interleave_indices T T l
 tn_diff T T l l T T
+tn_rot90 T T l L i
+tn_block_diag T A i
+tn_meshgrid i A i s A
+tn_cartesian_prod T A i
 tn_tril T T l
 tn_triu T T l
+tn_diag_embed T T l l l
+tn_diag T T l
+tn_diagflat T T l
 tn_pad T T L i d
 tn_pad_mode T T L i i
 tn_add_alpha T T T d
@@ -289,6 +306,12 @@ tn_nan_to_num T T d d d
 tn_clamp T T d d
 tn_clamp_ T T d d
 tn_clamp_tensor T T T T
+tn_clamp_min T T d
+tn_clamp_max T T d
+tn_logit T T d
+tn_polygamma T l T
+tn_mvlgamma T T l
+tn_frexp T T A
 tn_lerp T T T T
 tn_lerp_scalar T T T d
 tn_lerp_ T T T d
@@ -358,6 +381,19 @@ tn_bincount T T T l
 tn_histc T T l d d
 tn_addmm T T T T d d
 tn_baddbmm T T T T d d
+tn_addmv T T T T d d
+tn_addr T T T T d d
+tn_addbmm T T T T d d
+tn_vdot T T T
+tn_trace T T
+tn_kron T T T
+tn_tensordot T T T L L i
+tn_cross T T T l
+tn_einsum T s A i
+tn_cdist T T T d i
+tn_pdist T T d
+tn_cov T T l T T
+tn_corrcoef T T
 tn_softmax T T l
 tn_log_softmax T T l
 tn_requires_grad b T
@@ -429,17 +465,23 @@ tn_debug_cuda_stand_in v
 
 # Families with one signature each: the names are data, the signature is shared.
 UNARY = ("neg abs sign exp exp2 log log2 log10 log1p expm1 sqrt rsqrt square reciprocal "
-         "sin cos tan asin acos atan sinh cosh tanh sigmoid relu silu erf erfc floor ceil "
-         "round trunc frac logical_not bitwise_not isnan isinf isfinite").split()
-UNARY_INPLACE = "neg exp relu sigmoid tanh sqrt".split()        # tn_<name>_ exists in C
+         "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh sigmoid relu silu erf erfc erfinv "
+         "lgamma digamma i0 sinc sgn deg2rad rad2deg floor ceil "
+         "round trunc frac logical_not bitwise_not isnan isinf isfinite signbit").split()
+UNARY_INPLACE = "neg exp relu sigmoid tanh sqrt square".split()        # tn_<name>_ exists in C
+SPECIAL_UNARY = "i0e i1 i1e".split()                                    # tn_special_<name>
 BINARY = ("add sub mul div floor_divide remainder fmod pow atan2 maximum minimum "
-          "eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor").split()
-BINARY_INPLACE = "add sub mul div pow".split()
+          "eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
+          "xlogy copysign float_power").split()
+# binary ops whose `other` must be a tensor in PyTorch (a Python number is a TypeError)
+BINARY_TENSOR = "fmax fmin logaddexp logaddexp2 hypot nextafter heaviside gcd lcm ldexp".split()
+BINARY_INPLACE = "add sub mul div pow float_power".split()
 BINARY_SCALAR = ("add sub rsub mul div pow remainder floor_divide eq ne lt le gt ge").split()
 MATMUL = "matmul mm bmm mv dot outer".split()
 
 _FAMILIES = ([f"tn_{n} T T" for n in UNARY] + [f"tn_{n}_ T T" for n in UNARY_INPLACE] +
-             [f"tn_{n} T T T" for n in BINARY] + [f"tn_{n}_ T T T" for n in BINARY_INPLACE] +
+             [f"tn_special_{n} T T" for n in SPECIAL_UNARY] + ["tn_special_xlog1py T T T"] +
+             [f"tn_{n} T T T" for n in BINARY + BINARY_TENSOR] + [f"tn_{n}_ T T T" for n in BINARY_INPLACE] +
              [f"tn_{n}_scalar T T d" for n in BINARY_SCALAR] + ["tn_rpow_scalar T d T",
              "tn_add_scalar_ T T d", "tn_mul_scalar_ T T d"] +
              [f"tn_{n} T T T" for n in MATMUL])

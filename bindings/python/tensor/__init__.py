@@ -29,7 +29,7 @@ from ._factories import (arange, linspace, logspace, eye, tril_indices, triu_ind
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
 from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                        is_inference_mode_enabled)
-from . import nn, autograd, optim, utils, backends, testing, accelerator
+from . import nn, autograd, optim, utils, backends, testing, accelerator, special, linalg
 from . import multiprocessing  # registers how tensors cross processes (shared memory)
 from . import distributed
 from .serialization import save, load
@@ -48,10 +48,15 @@ __version__ = _C.lib.tn_library_version().decode()   # TENSOR_VERSION_STRING of 
 globals().update(_TENSOR_TYPES)      # FloatTensor, LongTensor, ...: see _tensor_types
 
 
+# binary functions PyTorch also takes two Python numbers for (the others want a Tensor)
+_NUMBER_PAIRS = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide"}
+
+
 def _as_function(name, method, scalar_first):
     def fn(input, *args, **kwargs):
         if not isinstance(input, Tensor):
-            if scalar_first and _scalar_kind(input) is not None:
+            if (scalar_first and _scalar_kind(input) is not None and
+                    (name in _NUMBER_PAIRS or _builtins.any(isinstance(a, Tensor) for a in args + tuple(kwargs.values())))):
                 input = _operand(input)
             else:
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")

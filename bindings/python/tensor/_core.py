@@ -436,6 +436,7 @@ class return_types:
     mode = _return_type("mode", ("values", "indices"))
     cummax = _return_type("cummax", ("values", "indices"))
     cummin = _return_type("cummin", ("values", "indices"))
+    frexp = _return_type("frexp", ("mantissa", "exponent"))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -1386,14 +1387,22 @@ class Tensor:
         k = _check_int(call(out, k))
         return tuple(_wrap(out[i]) for i in range(k))
 
-    def flip(self, *dims):
+    def flip(self, *dims, **kw):
+        if kw:   # flip(dims=...) as PyTorch's keyword
+            if dims or set(kw) != {"dims"}:
+                raise TypeError(f"flip() got an unexpected keyword argument {sorted(set(kw) - {'dims'}) or ['dims']}")
+            dims = (kw["dims"],)
         arr, n = _i64(_shape_args(dims, "dims"))
         return _wrap(lib.tn_flip(self._ptr, arr, n))
 
     def fliplr(self):
+        if self.ndim < 2:
+            raise RuntimeError("Input must be >= 2-d.")
         return self.flip(1)
 
     def flipud(self):
+        if self.ndim < 1:
+            raise RuntimeError("Input must be >= 1-d.")
         return self.flip(0)
 
     def roll(self, shifts, dims=None):

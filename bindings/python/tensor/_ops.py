@@ -5,15 +5,17 @@ taking the tensor first (PyTorch's ``torch.<name>(input, ...)``). The one-signat
 families (unary, binary) are generated from the name lists in ``_C``; the rest are
 written out because their PyTorch keyword arguments differ.
 """
+import builtins as _bi
 import math
 import numbers
+import warnings
 from ctypes import byref, c_void_p
 
 from . import _C
 from ._C import lib
-from ._core import (Tensor, _check_int, _default_dtype, _dims_list, _float, _i64, _int, _is_operand, _operand, _ptrs,
-                    _raise, _scalar, _scalar_kind, _scalar_ptr, _scalar_tensor, _str_arg, _tensor_arg, _to_dtype, _tp,
-                    _unalias, _wrap, _wrap_dim, _DTYPES, bool_, float32, return_types, where)
+from ._core import (Tensor, _check_int, _default_dtype, _dims_list, _float, _i64, _int, _is_operand, _operand, _otp,
+                    _ptrs, _raise, _scalar, _scalar_kind, _scalar_ptr, _scalar_tensor, _str_arg, _tensor_arg, _to_dtype,
+                    _tp, _unalias, _wrap, _wrap_dim, _DTYPES, bool_, float32, return_types, where)
 
 FUNCTIONS = {}          # name -> plain function, exported as tn.<name>
 _NONE = -(1 << 63)      # TN_NONE: an int argument's None
@@ -98,7 +100,7 @@ for _n in _C.BINARY:
     if _n in ("add", "sub", "div"):
         continue          # written out below: alpha= / rounding_mode=
     _m = _make_binary(_n)
-    _method(_n, *_BINARY_ALIASES.get(_n, ()), scalar_first=True)(_m)
+    _method(_n, *_BINARY_ALIASES.get(_n, ()), scalar_first=_n != "copysign")(_m)
 for _n in _C.BINARY:
     if _n in ("add", "sub", "div"):
         continue
@@ -258,8 +260,9 @@ Tensor.__rsub__ = _rsub_op
 
 # --------------------------------------------------------------------------- unary ops
 _UNARY_ALIASES = {"abs": ("absolute",), "neg": ("negative",), "asin": ("arcsin",), "acos": ("arccos",),
-                  "atan": ("arctan",), "trunc": ("fix",), "sinh": (), "exp2": (), "sign": ()}
-_NO_INPLACE = {"isnan", "isinf", "isfinite"}
+                  "atan": ("arctan",), "trunc": ("fix",), "sinh": (), "exp2": (), "sign": (),
+                  "asinh": ("arcsinh",), "acosh": ("arccosh",), "atanh": ("arctanh",)}
+_NO_INPLACE = {"isnan", "isinf", "isfinite", "signbit"}
 
 
 def _make_unary(cname):
@@ -330,18 +333,68 @@ Tensor.clamp_ = Tensor.clip_ = _clamp_
 
 @_method("clamp_min")
 def clamp_min(self, min):
-    return clamp(self, min=min)
+    if isinstance(min, Tensor):
+        return clamp(self, min=min)
+    return _wrap(lib.tn_clamp_min(self._ptr, _scalar(min, "clamp_min", "min")))
 
 
 @_method("clamp_max")
 def clamp_max(self, max):
-    return clamp(self, max=max)
+    if isinstance(max, Tensor):
+        return clamp(self, max=max)
+    return _wrap(lib.tn_clamp_max(self._ptr, _scalar(max, "clamp_max", "max")))
 
 
 Tensor.clamp_min_ = lambda self, min: _clamp_(self, min=min)
 Tensor.clamp_max_ = lambda self, max: _clamp_(self, max=max)
 
 
+# --------------------------------------------------------------------------- special functions
+def polygamma(n, input):
+    return _wrap(lib.tn_polygamma(_int(n, "polygamma", "n"), _tp(input, "polygamma", "input")))
+
+
+FUNCTIONS["polygamma"] = polygamma
+Tensor.polygamma = lambda self, n: polygamma(n, self)
+Tensor.polygamma_ = lambda self, n: self._store(polygamma(n, self))
+
+
+@_method("mvlgamma")
+def mvlgamma(self, p):
+    return _wrap(lib.tn_mvlgamma(self._ptr, _int(p, "mvlgamma", "p")))
+
+
+Tensor.mvlgamma_ = lambda self, p: self._store(mvlgamma(self, p))
+
+
+@_method("logit")
+def logit(self, eps=None):
+    return _wrap(lib.tn_logit(self._ptr, -1.0 if eps is None else _float(eps, "logit", "eps")))
+
+
+Tensor.logit_ = lambda self, eps=None: self._store(logit(self, eps))
+
+
+@_method("frexp")
+def frexp(self):
+    e = c_void_p()
+    m = _wrap(lib.tn_frexp(self._ptr, byref(e)))
+    return return_types.frexp(m, _wrap(e.value))
+
+
+def _make_binary_tensor(cname):
+    f = getattr(lib, "tn_" + cname)
+
+    def method(self, other):
+        return _wrap(f(self._ptr, _tp(other, cname, "other")))
+    method.__name__ = cname
+    return method
+
+
+for _n in _C.BINARY_TENSOR:
+    _m = _make_binary_tensor(_n)
+    _method(_n)(_m)
+    setattr(Tensor, _n + "_", (lambda m: lambda self, other: self._store(m(self, other)))(_m))
 @_method("nan_to_num")
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     return _wrap(lib.tn_nan_to_num(self._ptr, _float(nan, "nan_to_num", "nan"),
@@ -931,7 +984,7 @@ matmul = _method("matmul")(_lin("matmul"))
 _method("mm")(_lin("mm"))
 _method("bmm")(_lin("bmm"))
 _method("mv")(_lin("mv"))
-_method("dot", "inner")(_lin("dot"))
+_method("dot")(_lin("dot"))
 _method("outer", "ger")(_lin("outer"))
 
 
@@ -945,6 +998,176 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     return _wrap(lib.tn_baddbmm(self._ptr, _tp(batch1, "baddbmm", "batch1"), _tp(batch2, "baddbmm", "batch2"),
                                 _scalar(beta, "baddbmm", "beta"), _scalar(alpha, "baddbmm", "alpha")))
+
+
+@_method("addmv")
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    return _wrap(lib.tn_addmv(self._ptr, _tp(mat, "addmv", "mat"), _tp(vec, "addmv", "vec"),
+                              _scalar(beta, "addmv", "beta"), _scalar(alpha, "addmv", "alpha")))
+
+
+@_method("addr")
+def addr(self, vec1, vec2, *, beta=1, alpha=1):
+    return _wrap(lib.tn_addr(self._ptr, _tp(vec1, "addr", "vec1"), _tp(vec2, "addr", "vec2"),
+                             _scalar(beta, "addr", "beta"), _scalar(alpha, "addr", "alpha")))
+
+
+@_method("addbmm")
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    return _wrap(lib.tn_addbmm(self._ptr, _tp(batch1, "addbmm", "batch1"), _tp(batch2, "addbmm", "batch2"),
+                               _scalar(beta, "addbmm", "beta"), _scalar(alpha, "addbmm", "alpha")))
+
+
+def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    return self._store(addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+
+
+def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    return self._store(baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
+
+Tensor.addmm_, Tensor.baddbmm_ = _addmm_, _baddbmm_
+Tensor.addmv_ = lambda self, mat, vec, *, beta=1, alpha=1: self._store(addmv(self, mat, vec, beta=beta, alpha=alpha))
+Tensor.addr_ = lambda self, vec1, vec2, *, beta=1, alpha=1: self._store(addr(self, vec1, vec2, beta=beta, alpha=alpha))
+Tensor.addbmm_ = lambda self, b1, b2, *, beta=1, alpha=1: self._store(addbmm(self, b1, b2, beta=beta, alpha=alpha))
+_method("vdot")(_lin("vdot"))
+_method("kron")(_lin("kron"))
+
+
+@_method("inner")
+def inner(self, other):
+    other = _tensor_arg(other, "inner", "other")
+    if self.ndim == 0 or other.ndim == 0:
+        return self * other
+    if self.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes {list(self.shape)} and {list(other.shape)}")
+    return tensordot(self, other, ([-1], [-1]))
+
+
+@_method("trace")
+def trace(self):
+    return _wrap(lib.tn_trace(self._ptr))
+
+
+def tensordot(a, b, dims=2, out=None):
+    a, b = _tensor_arg(a, "tensordot", "a"), _tensor_arg(b, "tensordot", "b")
+    if out is not None:
+        raise TypeError("tensordot(): out= is not supported")
+    if isinstance(dims, Tensor):
+        dims = int(dims.item()) if dims.numel() == 1 else dims.tolist()
+    if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > _bi.min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        try:
+            da, db = dims
+        except (TypeError, ValueError):
+            raise TypeError("tensordot(): dims must be an int or a pair of lists of dims") from None
+        da, db = _dims_list(da, "tensordot", "dims"), _dims_list(db, "tensordot", "dims")
+        if len(da) != len(db):
+            raise RuntimeError(f"both dimension lists should have same length, got {len(da)} and {len(db)}")
+    pa, n = _i64(da)
+    pb, _ = _i64(db)
+    return _wrap(lib.tn_tensordot(a._ptr, b._ptr, pa, pb, n))
+
+
+@_method("cross")
+def cross(self, other, dim=None):
+    other = _tensor_arg(other, "cross", "other")
+    if dim is None:   # PyTorch's rule (deprecated there): the first dim of size 3 in the broadcast shape
+        shape = broadcast_shapes(self.shape, other.shape)
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(f"no dimension of size 3 in input (shapes {list(self.shape)} and {list(other.shape)})")
+    return _wrap(lib.tn_cross(self._ptr, other._ptr, _int(dim, "cross")))
+
+
+def linalg_cross(input, other, *, dim=-1):
+    return _wrap(lib.tn_cross(_tp(input, "linalg.cross"), _tp(other, "linalg.cross", "other"), _int(dim, "linalg.cross")))
+
+
+def _einsum_sublist(args):
+    """einsum(op1, sub1, op2, sub2, ..., [out]) as an equation: ints 0..51 are letters, Ellipsis is '...'."""
+    def letters(sub):
+        out = []
+        for v in sub:
+            if v is Ellipsis:
+                out.append("...")
+            elif isinstance(v, numbers.Integral) and 0 <= v < 52:
+                out.append(chr(ord("A") + v) if v < 26 else chr(ord("a") + v - 26))
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), got {v}")
+        return "".join(out)
+    n = len(args) // 2
+    ops, subs = [args[2 * i] for i in range(n)], [letters(args[2 * i + 1]) for i in range(n)]
+    eq = ",".join(subs) + ("->" + letters(args[-1]) if len(args) % 2 else "")
+    return eq, ops
+
+
+def einsum(*args):
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts list")
+    if isinstance(args[0], str):
+        eq, ops = args[0], list(args[1:])
+        if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+            ops = list(ops[0])
+    else:
+        eq, ops = _einsum_sublist(args)
+    ops = _tensor_list(ops, "einsum")
+    return _wrap(lib.tn_einsum(eq.encode(), _ptrs(ops), len(ops)))
+
+
+_CDIST_MODES = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1, "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return _wrap(lib.tn_cdist(_tp(x1, "cdist", "x1"), _tp(x2, "cdist", "x2"), _float(p, "cdist", "p"), _CDIST_MODES[compute_mode]))
+
+
+def pdist(input, p=2):
+    return _wrap(lib.tn_pdist(_tp(input, "pdist"), _float(p, "pdist", "p")))
+
+
+@_method("cov")
+def cov(self, *, correction=1, fweights=None, aweights=None):
+    return _wrap(lib.tn_cov(self._ptr, _int(correction, "cov", "correction"), _otp(fweights, "cov", "fweights"),
+                            _otp(aweights, "cov", "aweights")))
+
+
+@_method("corrcoef")
+def corrcoef(self):
+    return _wrap(lib.tn_corrcoef(self._ptr))
+
+
+@_method("diagonal")
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    return _wrap(lib.tn_diagonal(self._ptr, _int(offset, "diagonal", "offset"), _int(dim1, "diagonal", "dim1"), _int(dim2, "diagonal", "dim2")))
+
+
+@_method("diag_embed")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    return _wrap(lib.tn_diag_embed(self._ptr, _int(offset, "diag_embed", "offset"), _int(dim1, "diag_embed", "dim1"), _int(dim2, "diag_embed", "dim2")))
+
+
+@_method("diag")
+def diag(self, diagonal=0):
+    return _wrap(lib.tn_diag(self._ptr, _int(diagonal, "diag", "diagonal")))
+
+
+@_method("diagflat")
+def diagflat(self, offset=0):
+    return _wrap(lib.tn_diagflat(self._ptr, _int(offset, "diagflat", "offset")))
+
+
+@_method("rot90")
+def rot90(self, k=1, dims=(0, 1)):
+    arr, n = _i64(_dims_list(dims, "rot90", "dims"))
+    return _wrap(lib.tn_rot90(self._ptr, _int(k, "rot90", "k"), arr, n))
 
 
 # --------------------------------------------------------------------------- in-place random fills
@@ -1002,21 +1225,166 @@ def stack(tensors, dim=0):
     return _wrap(lib.tn_stack(_ptrs(ts), len(ts), _int(dim, "stack")))
 
 
-def hstack(tensors):
-    ts = [atleast_1d(t) for t in _tensor_list(tensors, "hstack")]
-    return cat(ts, 0 if ts and ts[0].ndim == 1 else 1)
+def _npstack(name, f):
+    def fn(tensors):
+        ts = _tensor_list(tensors, name)
+        return _wrap(f(_ptrs(ts), len(ts)))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def vstack(tensors):
-    return cat([atleast_2d(t) for t in _tensor_list(tensors, "vstack")], 0)
+hstack = _npstack("hstack", lib.tn_hstack)
+vstack = _npstack("vstack", lib.tn_vstack)
+dstack = _npstack("dstack", lib.tn_dstack)
+column_stack = _npstack("column_stack", lib.tn_column_stack)
 
 
-def atleast_1d(t):
-    return t.reshape(1) if _tensor_arg(t, "atleast_1d").ndim == 0 else t
+def _atleast(name, one):
+    def fn(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return one(tensors[0])
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
+        return tuple(one(t) for t in _tensor_list(tensors, name))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def atleast_2d(t):
-    return t.reshape(1, -1) if _tensor_arg(t, "atleast_2d").ndim < 2 else t
+atleast_1d = _atleast("atleast_1d", lambda t: t if t.ndim >= 1 else _wrap(lib.tn_atleast_1d(t._ptr)))
+atleast_2d = _atleast("atleast_2d", lambda t: t if t.ndim >= 2 else _wrap(lib.tn_atleast_2d(t._ptr)))
+atleast_3d = _atleast("atleast_3d", lambda t: t if t.ndim >= 3 else _wrap(lib.tn_atleast_3d(t._ptr)))
+
+
+def block_diag(*tensors):
+    ts = _tensor_list(tensors, "block_diag")
+    return _wrap(lib.tn_block_diag(_ptrs(ts), len(ts)))
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    ts = _tensor_list(tensors, "meshgrid")
+    if indexing is not None and not isinstance(indexing, str):
+        raise TypeError(f"meshgrid(): argument 'indexing' must be str, not {type(indexing).__name__}")
+    if indexing is None:   # as PyTorch (1.13 and 2.x)
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.", UserWarning, stacklevel=2)
+    out = (c_void_p * _bi.max(len(ts), 1))()
+    k = _check_int(lib.tn_meshgrid(_ptrs(ts), len(ts), (indexing or "ij").encode(), out))
+    return tuple(_wrap(out[i]) for i in range(k))
+
+
+def cartesian_prod(*tensors):
+    ts = _tensor_list(tensors, "cartesian_prod")
+    return _wrap(lib.tn_cartesian_prod(_ptrs(ts), len(ts)))
+
+
+@_method("tensor_split")
+def tensor_split(self, indices_or_sections, dim=0):
+    dim = _int(dim, "tensor_split")
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        if t.dtype.name != "int64":
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got {t.dtype}")
+        if t.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional tensor, but got a tensor with {t.ndim} dims")
+        indices_or_sections = int(t.item()) if t.ndim == 0 else t.tolist()
+    if isinstance(indices_or_sections, (list, tuple)):
+        arr, n = _i64([_int(i, "tensor_split", "indices") for i in indices_or_sections], "indices")
+        return self._pieces(lambda out, cap: lib.tn_tensor_split_indices(self._ptr, arr, n, dim, out, cap))
+    sections = _int(indices_or_sections, "tensor_split", "sections")
+    return self._pieces(lambda out, cap: lib.tn_tensor_split(self._ptr, sections, dim, out, cap))
+
+
+def _split_fn(name, dim_of, min_ndim):
+    def fn(self, indices_or_sections):
+        if self.ndim < min_ndim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} dimension{'s' if min_ndim > 1 else ''}, "
+                               f"but got a tensor with {self.ndim} dimensions!")
+        dim = dim_of(self)
+        if not isinstance(indices_or_sections, (list, tuple, Tensor)):
+            n = _int(indices_or_sections, name, "sections")
+            if n == 0 or self.shape[dim] % n:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                                   f"{self.shape[dim]} is not divisible by the split_size {n}!")
+        return tensor_split(self, indices_or_sections, dim)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+_method("hsplit")(_split_fn("hsplit", lambda t: 1 if t.ndim > 1 else 0, 1))
+_method("vsplit")(_split_fn("vsplit", lambda t: 0, 2))
+_method("dsplit")(_split_fn("dsplit", lambda t: 2, 3))
+
+
+@_method("split_with_sizes")
+def split_with_sizes(self, split_sizes, dim=0):
+    sizes = _dims_list(list(split_sizes), "split_with_sizes", "split_sizes")
+    d = _wrap_dim(_int(dim, "split_with_sizes"), self.ndim) if self.ndim else 0
+    if self.ndim and _bi.sum(sizes) != self.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return self.split(sizes, dim)
+
+
+@_method("narrow_copy")
+def narrow_copy(self, dim, start, length):
+    return self.narrow(dim, start, length).clone()
+
+
+@_method("sum_to_size", function=False)
+def sum_to_size(self, *size):
+    from ._core import _shape_args
+    size = _shape_args(size, "size")
+    shape = list(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or _bi.any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {size} is not expandable to size {shape}")
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
+    r = self.sum(dims, keepdim=True) if dims else self
+    return r.reshape(size) if lead else r
+
+
+def _become(self, view):
+    """An in-place view op: self's handle becomes the view's (the Python object stays the same)."""
+    self._ptr, view._ptr = view._ptr, self._ptr
+    return self
+
+
+Tensor.transpose_ = lambda self, dim0, dim1: _become(self, self.transpose(dim0, dim1))
+Tensor.swapaxes_ = Tensor.swapdims_ = Tensor.transpose_
+Tensor.t_ = lambda self: _become(self, self.t())
+Tensor.squeeze_ = lambda self, *dim: _become(self, self.squeeze(*dim))
+Tensor.unsqueeze_ = lambda self, dim: _become(self, self.unsqueeze(dim))
+Tensor.as_strided_ = lambda self, size, stride, storage_offset=None: _become(self, self.as_strided(size, stride, storage_offset))
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_: a contiguous view of the same storage where it holds enough elements
+    (as PyTorch); otherwise a new, larger storage holding the old elements first (other
+    views of the old storage do not see it; the added elements are zeros, PyTorch's are
+    uninitialised)."""
+    from ._core import _shape_args
+    size = _shape_args(sizes, "size")
+    if _bi.any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {_bi.min(size)}: {size}")
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = math.prod(size)
+    strides, acc = [], 1
+    for s in reversed(size):
+        strides.append(acc)
+        acc *= _bi.max(s, 1)
+    strides.reverse()
+    if self.is_contiguous() and n <= self.numel():
+        return _become(self, self.as_strided(size, strides, self.storage_offset()))
+    new = self.new_zeros(size) if hasattr(self, "new_zeros") else (self.flatten()[:0].sum() * 0).expand(size).clone()
+    k = _bi.min(n, self.numel())
+    if k:
+        new.view(-1)[:k] = self.reshape(-1)[:k]
+    return _become(self, new)
+
+
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = lambda self, other, memory_format=None: _resize_(self, _tensor_arg(other, "resize_as_", "the_template").shape)
 
 
 def broadcast_shapes(*shapes):
@@ -1042,14 +1410,16 @@ def split(tensor, split_size_or_sections, dim=0):
     return _tensor_arg(tensor, "split", "tensor").split(split_size_or_sections, dim)
 
 
-FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstack, vstack=vstack,
-                 atleast_1d=atleast_1d, atleast_2d=atleast_2d, broadcast_shapes=broadcast_shapes,
+FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstack, vstack=vstack, row_stack=vstack,
+                 dstack=dstack, column_stack=column_stack, block_diag=block_diag, meshgrid=meshgrid,
+                 cartesian_prod=cartesian_prod, tensordot=tensordot, einsum=einsum, cdist=cdist, pdist=pdist,
+                 atleast_1d=atleast_1d, atleast_2d=atleast_2d, atleast_3d=atleast_3d, broadcast_shapes=broadcast_shapes,
                  broadcast_tensors=broadcast_tensors, split=split, result_type=result_type, where=where)
 
 # Methods of _core.Tensor that are also torch.<name>(input, ...) functions.
 for _n in ("clone contiguous detach flatten unflatten permute transpose swapaxes swapdims t narrow select "
            "squeeze unsqueeze unfold as_strided unbind chunk flip fliplr flipud roll repeat_interleave tile tril triu "
            "index_select gather scatter scatter_add index_put index_put_ masked_fill masked_select nonzero argwhere "
-           "movedim moveaxis reshape ravel numel is_floating_point is_complex is_nonzero").split():
+           "movedim moveaxis broadcast_to reshape ravel numel is_floating_point is_complex is_nonzero").split():
     if hasattr(Tensor, _n):
         METHOD_FUNCTIONS[_n] = getattr(Tensor, _n)

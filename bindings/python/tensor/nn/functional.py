@@ -35,7 +35,7 @@ __all__ = [
     "hardshrink", "softshrink", "prelu", "rrelu", "rrelu_",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "cosine_embedding_loss",
-    "margin_ranking_loss", "pairwise_distance", "normalize", "pad", "soft_margin_loss", "multilabel_soft_margin_loss",
+    "margin_ranking_loss", "pairwise_distance", "pdist", "normalize", "pad", "soft_margin_loss", "multilabel_soft_margin_loss",
     "multilabel_margin_loss", "hinge_embedding_loss", "multi_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "gaussian_nll_loss", "poisson_nll_loss", "ctc_loss",
 ]
@@ -1268,6 +1268,11 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
         _check("pairwise_distance", x1=x1, x2=x2)
     return _wrap(lib.tn_pairwise_distance(x1._ptr, x2._ptr, _float(p, "pairwise_distance", "p"),
                                           _float(eps, "pairwise_distance", "eps"), bool(keepdim)))
+
+
+def pdist(input, p=2):
+    from .._ops import pdist as _pdist
+    return _pdist(input, p)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
