@@ -3,6 +3,8 @@ forms side by side:
 
   ext      tensor.h, the C extension examples/extension/lltm.c (forward and backward in C,
            loaded by tensor.utils.cpp_extension.load) inside an autograd.Function
+  fused    tensor.h, lltm.c's lltm_cell: the same C forward and backward as one op of the
+           library's autograd (tn_custom_op), no Python between them
   python   tensor.h, the same cell in Python (autograd derives the backward)
   torch    PyTorch, the tutorial's pure-Python LLTM (the reference)
 
@@ -11,7 +13,7 @@ forms side by side:
 
 Each row is run at 1 and 2 threads (set_num_threads on both libraries); every repetition
 times --steps steps of forward + backward (grads reset with zero_grad); the table shows
-the median milliseconds per step and the ratios ext / python and ext / torch. The libraries
+the median milliseconds per step and the ratios fused / python and fused / torch. The libraries
 are timed alternately, so a busy machine slows all of them alike.
 """
 import argparse
@@ -92,12 +94,12 @@ def main():
     ap.add_argument("--features", type=int, default=32)
     ap.add_argument("--state", type=int, default=128)
     a = ap.parse_args()
-    cases = {"ext": tn_case(lltm.LLTM, a), "python": tn_case(lltm.LLTMPython, a)}
+    cases = {"ext": tn_case(lltm.LLTM, a), "fused": tn_case(lltm.LLTMFused, a), "python": tn_case(lltm.LLTMPython, a)}
     if torch is not None:
         cases["torch"] = torch_case(a)
     print(f"LLTM batch {a.batch}, {a.features} features, state {a.state}: ms per forward + backward "
           f"(median of {a.reps} x {a.steps} steps)")
-    print(f"{'threads':>7} " + " ".join(f"{k:>8}" for k in cases) + f" {'ext/python':>11} {'ext/torch':>10}")
+    print(f"{'threads':>7} " + " ".join(f"{k:>8}" for k in cases) + f" {'fused/python':>13} {'fused/torch':>12}")
     for threads in (1, 2):
         tn.set_num_threads(threads)
         if torch is not None:
@@ -109,8 +111,8 @@ def main():
             for k, step in cases.items():
                 times[k].append(timed(step, a.steps))
         med = {k: statistics.median(v) for k, v in times.items()}
-        ratio_t = f"{med['ext'] / med['torch']:10.2f}" if "torch" in med else f"{'-':>10}"
-        print(f"{threads:>7} " + " ".join(f"{med[k]:8.3f}" for k in cases) + f" {med['ext'] / med['python']:11.2f} {ratio_t}")
+        ratio_t = f"{med['fused'] / med['torch']:12.2f}" if "torch" in med else f"{'-':>12}"
+        print(f"{threads:>7} " + " ".join(f"{med[k]:8.3f}" for k in cases) + f" {med['fused'] / med['python']:13.2f} {ratio_t}")
 
 
 if __name__ == "__main__":

@@ -68,3 +68,90 @@ int lltm_backward(tn_tensor *grad_h, tn_tensor *grad_cell, tn_tensor *new_cell, 
     out[4] = d_old_cell;
     return 0;
 }
+
+/* The same cell as ONE differentiable op of the library's autograd (tn_custom_op), with its
+   elementwise work fused into one loop each way — what an extension is for: the matmuls
+   go to the library, everything between them is a single pass over the batch. The result
+   is new_h and new_cell stacked, [2, batch, state]; Python takes out[0] and out[1]. The
+   backward is raw loops, so first-order only (as the tutorial's). */
+#include <math.h>
+
+/* forward: gates G [B, 3S], old_cell c [B, S] -> out [2, B, S] (h, cell) and act [4, B, S]
+   (input gate, output gate, candidate cell, tanh(new cell)) for backward */
+#define LLTM_FWD(T, EXP, TANH, EXPM1)                                                        \
+    for (int64_t b = 0; b < B; b++)                                                           \
+        for (int64_t j = 0; j < S; j++) {                                                     \
+            const T *g = (const T *)G + b * 3 * S;                                            \
+            T ig = 1 / (1 + EXP(-g[j])), og = 1 / (1 + EXP(-g[S + j])), z = g[2 * S + j];     \
+            T cc = z > 0 ? z : EXPM1(z);                                                      \
+            T nc = ((const T *)cp)[b * S + j] + cc * ig, th = TANH(nc);                        \
+            ((T *)out)[b * S + j] = th * og;                                                  \
+            ((T *)out)[BS + b * S + j] = nc;                                                  \
+            ((T *)act)[b * S + j] = ig; ((T *)act)[BS + b * S + j] = og;                      \
+            ((T *)act)[2 * BS + b * S + j] = cc; ((T *)act)[3 * BS + b * S + j] = th;         \
+        }
+/* backward: grad [2, B, S] (of h, of cell), act -> d_gates [B, 3S], d_old_cell [B, S] */
+#define LLTM_BWD(T)                                                                           \
+    for (int64_t b = 0; b < B; b++)                                                           \
+        for (int64_t j = 0; j < S; j++) {                                                     \
+            const int64_t k = b * S + j;                                                      \
+            const T *A = (const T *)act, gh = ((const T *)gr)[k], gc = ((const T *)gr)[BS + k]; \
+            T ig = A[k], og = A[BS + k], cc = A[2 * BS + k], th = A[3 * BS + k];              \
+            T dnc = (1 - th * th) * og * gh + gc;                                             \
+            T *dg = (T *)dG + b * 3 * S;                                                      \
+            dg[j] = cc * dnc * ig * (1 - ig);                                                 \
+            dg[S + j] = th * gh * og * (1 - og);                                              \
+            dg[2 * S + j] = ig * dnc * (cc > 0 ? 1 : cc + 1);                                 \
+            ((T *)dc)[k] = dnc;                                                               \
+        }
+
+static tn_tensor *lltm_cell_forward(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *cat[2] = {in[3], in[0]};
+    tn_tensor *X = tn_contiguous(tn_cat(cat, 2, 1));
+    tn_tensor *gw = tn_contiguous(tn_addmm(in[2], X, tn_t(in[1]), 1, 1)), *c = tn_contiguous(in[4]);
+    if (!gw || !c) return NULL;
+    tn_dtype dt = tn_get_dtype(gw);
+    if (tn_get_device(gw) != TN_CPU || (dt != TN_F32 && dt != TN_F64) || tn_get_dtype(c) != dt) {
+        tn_error("lltm_cell: float32 or float64 CPU tensors of one dtype expected");
+        return NULL;
+    }
+    const int64_t B = tn_shape(gw)[0], S = tn_shape(gw)[1] / 3, BS = B * S;
+    tn_tensor *result = tn_empty(TN_SHAPE(2, B, S), dt), *acts = tn_empty(TN_SHAPE(4, B, S), dt);
+    if (!result || !acts) return NULL;
+    const void *G = tn_data_ptr(gw);
+    const void *cp = tn_data_ptr(c);
+    void *out = tn_data_ptr(result), *act = tn_data_ptr(acts);
+    if (dt == TN_F32) { LLTM_FWD(float, expf, tanhf, expm1f) } else { LLTM_FWD(double, exp, tanh, expm1) }
+    tn_ctx_save(ctx, acts);
+    tn_ctx_save(ctx, X);
+    tn_ctx_save(ctx, in[1]);
+    return result;
+}
+
+static int lltm_cell_backward(tn_ctx *ctx, tn_tensor *grad, tn_tensor **grad_in, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *acts = tn_ctx_saved(ctx, 0), *X = tn_ctx_saved(ctx, 1), *W = tn_ctx_saved(ctx, 2);
+    tn_tensor *g = tn_contiguous(tn_to_dtype(grad, tn_get_dtype(acts)));
+    if (!g) return -1;
+    const int64_t B = tn_shape(acts)[1], S = tn_shape(acts)[2], BS = B * S;
+    tn_dtype dt = tn_get_dtype(acts);
+    tn_tensor *d_gates = tn_empty(TN_SHAPE(B, 3 * S), dt), *d_old_cell = tn_empty(TN_SHAPE(B, S), dt);
+    if (!d_gates || !d_old_cell) return -1;
+    const void *act = tn_data_ptr(acts), *gr = tn_data_ptr(g);
+    void *dG = tn_data_ptr(d_gates), *dc = tn_data_ptr(d_old_cell);
+    if (dt == TN_F32) { LLTM_BWD(float) } else { LLTM_BWD(double) }
+    tn_tensor *d_X = tn_mm(d_gates, W);
+    if (!d_X) return -1;
+    if (tn_ctx_needs_grad(ctx, 0)) grad_in[0] = tn_narrow(d_X, 1, S, tn_shape(d_X)[1] - S);   /* input */
+    if (tn_ctx_needs_grad(ctx, 1)) grad_in[1] = tn_mm(tn_t(d_gates), X);                     /* weights */
+    if (tn_ctx_needs_grad(ctx, 2)) grad_in[2] = tn_sum_dims(d_gates, TN_DIMS(0), false);     /* bias */
+    if (tn_ctx_needs_grad(ctx, 3)) grad_in[3] = tn_narrow(d_X, 1, 0, S);                     /* old_h */
+    if (tn_ctx_needs_grad(ctx, 4)) grad_in[4] = d_old_cell;                                  /* old_cell */
+    return 0;
+}
+
+tn_tensor *lltm_cell(tn_tensor *input, tn_tensor *weights, tn_tensor *bias, tn_tensor *old_h, tn_tensor *old_cell) {
+    tn_tensor *in[5] = {input, weights, bias, old_h, old_cell};
+    return tn_custom_op("LLTMBackward", lltm_cell_forward, lltm_cell_backward, in, 5, NULL);
+}

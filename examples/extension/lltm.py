@@ -1,8 +1,10 @@
 """lltm.py — PyTorch's C++-extension tutorial (pytorch/extension-cpp) with tensor.h.
 
-The LLTM cell twice: in Python with the tensor API (autograd derives the backward), and
+The LLTM cell three ways: in Python with the tensor API (autograd derives the backward);
 as the C extension of lltm.c — compiled on first use by tensor.utils.cpp_extension.load,
-cached afterwards — wrapped in an autograd.Function with the C backward. Both are the
+cached afterwards — wrapped in an autograd.Function with the C backward (the tutorial's
+shape); and as lltm.c's one fused op (tn_custom_op), whose forward and backward run in C
+with no Python between them. Both are the
 tutorial's code with `import tensor as torch`; this script trains each for a few steps
 from the same weights and checks that they agree.
 
@@ -54,6 +56,15 @@ class LLTM(torch.nn.Module):
         return LLTMFunction.apply(input, self.weights, self.bias, *state)
 
 
+class LLTMFused(LLTM):
+    """The C cell as one differentiable op of the library (lltm_cell: tn_custom_op with the
+    C backward), so no Python runs between its forward and its backward."""
+
+    def forward(self, input, state):
+        out = lltm_c.lltm_cell(input, self.weights, self.bias, *state)
+        return out[0], out[1]
+
+
 class LLTMPython(LLTM):
     """The same cell in Python: autograd differentiates the forward."""
 
@@ -92,9 +103,10 @@ def train(cell_class, steps=20, batch_size=16, input_features=32, state_size=128
 
 if __name__ == "__main__":
     c_losses, _ = train(LLTM)
+    fused_losses, _ = train(LLTMFused)
     py_losses, _ = train(LLTMPython)
     for i in (0, 1, len(c_losses) - 1):
-        print(f"step {i:2d}: loss C extension {c_losses[i]:.6f}   Python {py_losses[i]:.6f}")
-    worst = max(abs(a - b) for a, b in zip(c_losses, py_losses))
+        print(f"step {i:2d}: loss C extension {c_losses[i]:.6f}   fused {fused_losses[i]:.6f}   Python {py_losses[i]:.6f}")
+    worst = max(abs(a - b) for a, b, in zip(c_losses + fused_losses, py_losses + py_losses))
     print(f"largest difference of the losses: {worst:.2e}")
     sys.exit(0 if worst < 1e-4 and c_losses[-1] < c_losses[0] else 1)

@@ -233,12 +233,21 @@ def test_lltm_gradcheck(lltm):
             tensor.randn(b, s, dtype=tensor.float64, requires_grad=True),
             tensor.randn(b, s, dtype=tensor.float64, requires_grad=True))
     assert tensor.autograd.gradcheck(lltm.LLTMFunction.apply, args)
+    assert tensor.autograd.gradcheck(lltm.lltm_c.lltm_cell, args)           # the fused op: C loops both ways
+    out = lltm.lltm_c.lltm_cell(*args)
+    assert out.shape == (2, b, s) and "LLTMBackward" in repr(out.grad_fn)
+    h, c = lltm.LLTMFunction.apply(*args)
+    assert tensor.allclose(out[0], h, rtol=1e-12, atol=1e-14) and tensor.allclose(out[1], c, rtol=1e-12, atol=1e-14)
 
 
 def test_lltm_matches_python_and_trains(lltm):
     c_losses, c_cell = lltm.train(lltm.LLTM, steps=10, dtype=tensor.float64)
+    fused_losses, fused_cell = lltm.train(lltm.LLTMFused, steps=10, dtype=tensor.float64)
     py_losses, py_cell = lltm.train(lltm.LLTMPython, steps=10, dtype=tensor.float64)
     assert max(abs(a - b) for a, b in zip(c_losses, py_losses)) < 1e-10
+    assert max(abs(a - b) for a, b in zip(fused_losses, py_losses)) < 1e-10
+    for p, q in zip(fused_cell.parameters(), py_cell.parameters()):
+        assert tensor.allclose(p, q, rtol=1e-9, atol=1e-12)
     assert c_losses[-1] < c_losses[0]
     for p, q in zip(c_cell.parameters(), py_cell.parameters()):
         assert tensor.allclose(p, q, rtol=1e-9, atol=1e-12)
