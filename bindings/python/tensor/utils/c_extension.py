@@ -298,8 +298,11 @@ def _digest(name, sources, cflags, ldflags, includes, cuda_cflags):
 def _run(cmd, name, verbose):
     if verbose:
         print("tensor.utils.c_extension:", " ".join(shlex.quote(c) for c in cmd), flush=True)
+    # compilers run without this process's preloads (a sanitizer runtime preloaded into
+    # the interpreter must not be preloaded into nvcc or cc)
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     except FileNotFoundError:
         raise RuntimeError(f"Error building extension '{name}': compiler not found: {cmd[0]} "
                            "(install one, e.g. Debian's build-essential, or set CC / CXX / NVCC)") from None
