@@ -41,40 +41,6 @@ static double now_s(void) {
     CHECK_MSG(!r_ && strstr(m_, s1) && strstr(m_, s2), "%s should fail with \"%s\" + \"%s\", got %s \"%s\"", #expr, s1, s2, \
               r_ ? "success," : "error", m_); } while (0)
 
-#ifdef __unix__
-static void run_isolated(const char *name, void (*fn)(void), unsigned seconds) {
-    int fd[2];
-    if (pipe(fd) != 0) { fn(); return; }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        tn_test_passed = tn_test_failed = 0;
-        tn_test_current = name;
-        alarm(seconds);   /* a hang becomes SIGALRM */
-        fn();
-        fflush(stdout);
-        int counts[2] = {tn_test_passed, tn_test_failed};
-        if (write(fd[1], counts, sizeof counts) != (ssize_t)sizeof counts) _exit(3);
-        _exit(0);
-    }
-    close(fd[1]);
-    int counts[2] = {0, 0}, st = 0;
-    ssize_t got = read(fd[0], counts, sizeof counts);
-    close(fd[0]);
-    waitpid(pid, &st, 0);
-    const char *saved = tn_test_current;
-    tn_test_current = name;
-    if (got == (ssize_t)sizeof counts) { tn_test_passed += counts[0]; tn_test_failed += counts[1]; }
-    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the child %s %d", name, WIFSIGNALED(st) ? "died of signal" : "exited",
-              WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-    tn_test_current = saved;
-}
-#define RUN_ISOLATED(name, seconds) run_isolated(#name, name, seconds)
-#else
-#define RUN_ISOLATED(name, seconds) RUN(name)
-#endif
 
 /* Layer counts whose parameters cannot fit: refused before the first layer is allocated. */
 TEST(rnn_num_layers_beyond_memory) {

@@ -57,6 +57,47 @@ int __lsan_do_recoverable_leak_check(void);
 #define TEST(name) static void name(void)
 #define RUN(name) do { tn_test_current = #name; name(); } while (0)
 
+/* RUN_ISOLATED(name, seconds): name runs in a forked child, so a crash, a sanitizer abort
+   or a hang past `seconds` (SIGALRM) is one failed check instead of the end of the suite;
+   the child's check counts come back through a pipe. Without fork it is RUN. */
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#include <sys/wait.h>
+static inline void tn_test_run_isolated(const char *name, void (*fn)(void), unsigned seconds) {
+    int fd[2];
+    if (pipe(fd) != 0) { fn(); return; }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        tn_test_passed = tn_test_failed = 0;
+        tn_test_current = name;
+        alarm(seconds);
+        fn();
+        fflush(stdout);
+        int counts[2] = {tn_test_passed, tn_test_failed};
+        if (write(fd[1], counts, sizeof counts) != (ssize_t)sizeof counts) _exit(3);
+        _exit(0);
+    }
+    close(fd[1]);
+    int counts[2] = {0, 0}, st = 0;
+    ssize_t got = read(fd[0], counts, sizeof counts);
+    close(fd[0]);
+    waitpid(pid, &st, 0);
+    const char *saved = tn_test_current;
+    tn_test_current = name;
+    if (got == (ssize_t)sizeof counts) { tn_test_passed += counts[0]; tn_test_failed += counts[1]; }
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0 && got == (ssize_t)sizeof counts,
+              "crashed: child %s %d (a crash, a hang or a sanitizer report; see stderr)", WIFSIGNALED(st) ? "killed by signal" : "exit status",
+              WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    tn_test_current = saved;
+}
+#define RUN_ISOLATED(name, seconds) tn_test_run_isolated(#name, name, seconds)
+#else
+#define RUN_ISOLATED(name, seconds) RUN(name)
+#endif
+
 static int tn_test_report(void) {
     printf("%d passed, %d failed\n", tn_test_passed, tn_test_failed);
     return tn_test_failed != 0;
