@@ -312,6 +312,22 @@ def _run(cmd, name, verbose):
         raise RuntimeError(f"Error building extension '{name}':\n{' '.join(cmd)}\n{p.stdout}")
 
 
+def _cuda_lib_dirs(nvcc, tmp):
+    """Where this nvcc's CUDA runtime lives, as nvcc itself would link it (its LIBRARIES line
+    under --dryrun): toolkits put libcudart in lib64/, targets/<arch>/lib/ or a distro path."""
+    p = subprocess.run([nvcc, "--dryrun", "-shared", "--cudart", "shared", "-o", os.path.join(tmp, "probe.so"),
+                        os.path.join(tmp, "probe.o")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    dirs = []
+    for line in p.stdout.splitlines():
+        if "LIBRARIES=" in line:
+            dirs += [os.path.normpath(d.strip('"')[2:]) for d in line.split("LIBRARIES=", 1)[1].split()
+                     if d.strip('"').startswith("-L")]
+    if not dirs:                        # older nvcc without the line: the runtime next to it
+        root = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which(nvcc) or nvcc)))
+        dirs = [os.path.join(root, "lib64")]
+    return dirs
+
+
 def _build(name, sources, cflags, ldflags, includes, cuda_cflags, out, verbose):
     cc, cxx, nvcc = _compilers()
     inc = [f"-I{d}" for d in includes + include_paths()]
@@ -333,9 +349,9 @@ def _build(name, sources, cflags, ldflags, includes, cuda_cflags, out, verbose):
             objs.append(obj)
         libdir = os.path.dirname(os.path.abspath(_C.path))
         cuda_libs = []
-        if cu:                          # the CUDA runtime next to nvcc (…/bin/nvcc -> …/lib64)
-            root = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which(nvcc) or nvcc)))
-            cuda_libs = [f"-L{root}/lib64", f"-Wl,-rpath,{root}/lib64", "-lcudart"]
+        if cu:
+            dirs = _cuda_lib_dirs(nvcc, tmp)
+            cuda_libs = [f"-L{d}" for d in dirs] + [f"-Wl,-rpath,{d}" for d in dirs if "stubs" not in d] + ["-lcudart"]
         tmp_out = os.path.join(tmp, "ext.so")
         # linked to the loaded library itself: the loader finds it already loaded (by its
         # soname or path), so the extension shares its one instance
