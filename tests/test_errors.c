@@ -1454,25 +1454,25 @@ TEST(linalg_errors) {
     ERR(tn_dot(v3, F64(3)), "tn_dot:", "float32", "float64");
     ERR(tn_outer(a23, v3), "tn_outer:", "[2, 3]");
     ERR(tn_outer(v3, s0), "tn_outer:", "[]");
-    ERR(tn_addmm(F32(2, 4), a23, F32(3, 2), 1, 1), "tn_addmm:", "[2, 4]", "[2, 2]");
-    ERR(tn_addmm(F32(2, 2), a23, a45, 1, 1), "tn_addmm:", "[2, 3]", "[4, 5]");
-    ERR(tn_addmm(F32(2, 2), v3, a23, 1, 1), "tn_addmm:", "[3]");
-    ERR(tn_addmm(F64(2, 2), a23, F32(3, 2), 1, 1), "tn_addmm:", "float64");
-    ERR(tn_baddbmm(F32(2, 2, 5), F32(2, 2, 3), F32(2, 3, 4), 1, 1), "tn_baddbmm:", "[2, 2, 5]", "[2, 2, 4]");
-    ERR(tn_baddbmm(F32(2, 2, 4), F32(2, 2, 3), F32(2, 4, 4), 1, 1), "tn_baddbmm:", "[2, 2, 3]", "[2, 4, 4]");
-    ERR(tn_baddbmm(F32(2, 2, 4), a23, F32(2, 3, 4), 1, 1), "tn_baddbmm:", "[2, 3]");
+    ERR(tn_addmm(F32(2, 4), a23, F32(3, 2)), "tn_addmm:", "[2, 4]", "[2, 2]");
+    ERR(tn_addmm(F32(2, 2), a23, a45), "tn_addmm:", "[2, 3]", "[4, 5]");
+    ERR(tn_addmm(F32(2, 2), v3, a23), "tn_addmm:", "[3]");
+    ERR(tn_addmm(F64(2, 2), a23, F32(3, 2)), "tn_addmm:", "float64");
+    ERR(tn_baddbmm(F32(2, 2, 5), F32(2, 2, 3), F32(2, 3, 4)), "tn_baddbmm:", "[2, 2, 5]", "[2, 2, 4]");
+    ERR(tn_baddbmm(F32(2, 2, 4), F32(2, 2, 3), F32(2, 4, 4)), "tn_baddbmm:", "[2, 2, 3]", "[2, 4, 4]");
+    ERR(tn_baddbmm(F32(2, 2, 4), a23, F32(2, 3, 4)), "tn_baddbmm:", "[2, 3]");
     /* NULL in each position */
     binary_fn lin[] = {tn_matmul, tn_mm, tn_bmm, tn_mv, tn_dot, tn_outer};
     for (int k = 0; k < 6; k++) {
         QUIET(lin[k](NULL, a23));
         QUIET(lin[k](a23, NULL));
     }
-    QUIET(tn_addmm(NULL, a23, a23, 1, 1));
-    QUIET(tn_addmm(a23, NULL, a23, 1, 1));
-    QUIET(tn_addmm(a23, a23, NULL, 1, 1));
-    QUIET(tn_baddbmm(NULL, a23, a23, 1, 1));
-    QUIET(tn_baddbmm(a23, NULL, a23, 1, 1));
-    QUIET(tn_baddbmm(a23, a23, NULL, 1, 1));
+    QUIET(tn_addmm(NULL, a23, a23));
+    QUIET(tn_addmm(a23, NULL, a23));
+    QUIET(tn_addmm(a23, a23, NULL));
+    QUIET(tn_baddbmm(NULL, a23, a23));
+    QUIET(tn_baddbmm(a23, NULL, a23));
+    QUIET(tn_baddbmm(a23, a23, NULL));
     tn_scope_end();
 }
 
@@ -1752,8 +1752,8 @@ static void failing_batch(const inputs *in) {
     drop(tn_mv(in->a23, in->a4));
     drop(tn_dot(in->a4, in->b3));
     drop(tn_outer(in->a23, in->a4));
-    drop(tn_addmm(in->a45, in->a23, tn_t(in->a23), 1, 1));
-    drop(tn_baddbmm(in->a4, F32(2, 2, 3), F32(2, 3, 2), 1, 1));
+    drop(tn_addmm(in->a45, in->a23, tn_t(in->a23)));
+    drop(tn_baddbmm(in->a4, F32(2, 2, 3), F32(2, 3, 2)));
     drop(tn_softmax(in->a23, 2));
     drop(tn_log_softmax(in->h2, 0));
     /* printing */
@@ -1821,7 +1821,7 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_randperm(3, TN_F16, NULL));
     STRICT_FAIL(tn_clamp_tensor(in.a23, in.a4, NULL));
     STRICT_FAIL(tn_std_dims(in.a23, TN_DIMS(0, 0), 1, false));
-    STRICT_FAIL(tn_addmm(in.a45, in.a23, in.tt, 1, 1));
+    STRICT_FAIL(tn_addmm(in.a45, in.a23, in.tt));
     STRICT_FAIL(tn_matmul(in.h2, in.h2));
 #undef STRICT_FAIL
     tn_memory_stats after = tn_memory_stats_get();
