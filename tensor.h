@@ -641,30 +641,69 @@ TNDEF int tn_meshgrid_opts(tn_tensor *const *ts, int n, tn_tensor **out, tn_mesh
 TNDEF int tn_meshgrid_str(tn_tensor *const *ts, int n, tn_tensor **out, const char *options);
 TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n);   /* [prod of sizes, n] (one input: itself) */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
-/* Each element of t (each slice along dim) repeated repeats times, or repeats[i] times
-   (tensor form: int64 or int32, one per slice, or a single count); dim TN_NONE flattens t
-   first. output_size: TN_NONE, or the result's length along dim (checked). */
-TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size);
-TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size);
+/* Each element of t (each slice along .dim) repeated repeats times, or repeats[i] times
+   (tensor form: int64 or int32, one per slice, or a single count); .dim TN_NONE (PyTorch's
+   default None) flattens t first. .output_size: TN_NONE, or the result's length along dim
+   (checked). tn_repeat_interleave(t, 2, .dim = 1). */
+#define TN_FIELDS_tn_repeat_interleave_fn_opts(X) \
+    X(I, dim,         TN_NONE, "") \
+    X(I, output_size, TN_NONE, "")
+TN__KW_STRUCT(tn_repeat_interleave_fn_opts);
+TNDEF tn_tensor *tn_repeat_interleave_opts(tn_tensor *t, int64_t repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave(t, ...) tn_repeat_interleave_opts(t, TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_str(tn_tensor *t, int64_t repeats, const char *options);
+TNDEF tn_tensor *tn_repeat_interleave_tensor_opts(tn_tensor *t, tn_tensor *repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave_tensor(t, ...) tn_repeat_interleave_tensor_opts(t, TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_tensor_str(tn_tensor *t, tn_tensor *repeats, const char *options);
 /* torch.repeat_interleave(repeats): i repeated repeats[i] times (repeats 1-d, int64 or int32;
-   the result in its dtype). */
-TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size);
-/* The n-th forward difference along dim of t with prepend and append (NULL: none; t's ndim)
-   concatenated before and after it; bool inputs differ by logical xor. PyTorch's defaults:
-   n 1, dim -1. */
-TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append);
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
-/* A new tensor whose dims dim1, dim2 hold t's last dim on their offset diagonal, zeros elsewhere. */
-TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
-/* torch.diag: 1-D: the matrix with t on its .diagonal (default 0); 2-D: a copy of that diagonal. */
+   the result in its dtype); .output_size only (.dim is an error). */
+TNDEF tn_tensor *tn_repeat_interleave_indices_opts(tn_tensor *repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave_indices(...) tn_repeat_interleave_indices_opts(TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_indices_str(tn_tensor *repeats, const char *options);
+/* The .n-th (default 1) forward difference along .dim (default -1) of t with .prepend and
+   .append (NULL: none; t's ndim) concatenated before and after it; bool inputs differ by
+   logical xor. */
+#define TN_FIELDS_tn_diff_fn_opts(X) \
+    X(I, n,       1,    "") \
+    X(I, dim,     -1,   "") \
+    X(T, prepend, NULL, "") \
+    X(T, append,  NULL, "")
+TN__KW_STRUCT(tn_diff_fn_opts);
+TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts opts);
+#define tn_diff(...) tn_diff_opts(TN__POS_KW(tn_diff_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options);
+/* torch.diag, tril and triu's keyword: .diagonal (default 0; > 0 above the main one). */
 #define TN_FIELDS_tn_diag_fn_opts(X) \
     X(I, diagonal, 0, "")
 TN__KW_STRUCT(tn_diag_fn_opts);
+/* The lower (tril) or upper (triu) triangle of the last two dims, the rest zeroed. */
+TNDEF tn_tensor *tn_tril_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_tril(...) tn_tril_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options);
+TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_triu(...) tn_triu_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options);
+/* A new tensor whose dims .dim1, .dim2 (default -2, -1) hold t's last dim on their .offset
+   diagonal (default 0), zeros elsewhere. */
+#define TN_FIELDS_tn_diag_embed_fn_opts(X) \
+    X(I, offset, 0,  "") \
+    X(I, dim1,   -2, "") \
+    X(I, dim2,   -1, "")
+TN__KW_STRUCT(tn_diag_embed_fn_opts);
+TNDEF tn_tensor *tn_diag_embed_opts(tn_tensor *t, tn_diag_embed_fn_opts opts);
+#define tn_diag_embed(...) tn_diag_embed_opts(TN__POS_KW(tn_diag_embed_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diag_embed_str(tn_tensor *t, const char *options);
+/* torch.diag: 1-D: the matrix with t on its .diagonal; 2-D: a copy of that diagonal. */
 TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts opts);
 #define tn_diag(...) tn_diag_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diag_str(tn_tensor *t, const char *options);
-TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset);      /* the flattened input on a diagonal */
+/* The flattened input on its .offset diagonal (default 0) of a square matrix. */
+#define TN_FIELDS_tn_diagflat_fn_opts(X) \
+    X(I, offset, 0, "")
+TN__KW_STRUCT(tn_diagflat_fn_opts);
+TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts opts);
+#define tn_diagflat(...) tn_diagflat_opts(TN__POS_KW(tn_diagflat_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
@@ -4116,6 +4155,18 @@ static const tn__kwkey tn__kw_pdist[] = {TN_FIELDS_tn_pdist_fn_opts(TN__KW_ROW)}
 #define TN__KW_T tn_cov_fn_opts
 static const tn__kwkey tn__kw_cov[] = {TN_FIELDS_tn_cov_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_repeat_interleave_fn_opts
+static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interleave_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diff_fn_opts
+static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diag_embed_fn_opts
+static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diagflat_fn_opts
+static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \
@@ -6240,8 +6291,11 @@ static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1
     tn_scope_begin();
     return tn__scope_return(tn_permute(tn__diag_place(t, n, n, offset), perm, nd));
 }
-TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
-    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, offset, dim1, dim2)), "DiagEmbedBackward0");
+TNDEF tn_tensor *tn_diag_embed_opts(tn_tensor *t, tn_diag_embed_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, o.offset, o.dim1, o.dim2)), "DiagEmbedBackward0");
+}
+TNDEF tn_tensor *tn_diag_embed_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diag_embed_fn_opts, diag_embed, "tn_diag_embed", options, tn_diag_embed_opts(t, o));
 }
 TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts o) {
     const int64_t diagonal = o.diagonal;
@@ -6254,11 +6308,15 @@ TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts o) {
 TNDEF tn_tensor *tn_diag_str(tn_tensor *t, const char *options) {
     TN__KW_STR(tn_diag_fn_opts, diag, "tn_diag", options, tn_diag_opts(t, o));
 }
-TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset) {
+TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts o) {
+    const int64_t offset = o.offset;
     TN__CHECK_NULL(t);
     const int64_t flat = -1;
     tn_scope_begin();
     return tn__scope_return(TN__AS("tn_diagflat", tn__diag_embed_impl(tn_reshape(t, &flat, 1), offset, 0, 1)));
+}
+TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diagflat_fn_opts, diagflat, "tn_diagflat", options, tn_diagflat_opts(t, o));
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
@@ -7398,8 +7456,13 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     tn_scope_end();
     return out;
 }
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+/* tril / triu, positional for the library's own callers */
+static tn_tensor *tn__tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
+static tn_tensor *tn__triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+TNDEF tn_tensor *tn_tril_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__tril(t, o.diagonal); }
+TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__triu(t, o.diagonal); }
+TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_tril", options, tn_tril_opts(t, o)); }
+TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_triu", options, tn_triu_opts(t, o)); }
 
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
@@ -7470,8 +7533,11 @@ static tn_tensor *tn__repeat_interleave_impl(tn_tensor *t, int64_t repeats, int6
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size) {
-    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, dim, output_size));
+TNDEF tn_tensor *tn_repeat_interleave_opts(tn_tensor *t, int64_t repeats, tn_repeat_interleave_fn_opts o) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, o.dim, o.output_size));
+}
+TNDEF tn_tensor *tn_repeat_interleave_str(tn_tensor *t, int64_t repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave", options, tn_repeat_interleave_opts(t, repeats, o));
 }
 /* The counts of repeats (1-d or 0-d, int64 or int32) on the host, checked non-negative;
    their total in *total. */
@@ -7515,8 +7581,12 @@ static tn_tensor *tn__repeat_indices_impl(const char *fn, tn_tensor *repeats, in
     tn_release(h);
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size) {
-    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, output_size);
+TNDEF tn_tensor *tn_repeat_interleave_indices_opts(tn_tensor *repeats, tn_repeat_interleave_fn_opts o) {
+    if (o.dim != TN_NONE) return (tn_tensor *)tn__error("tn_repeat_interleave_indices: dim is not an option of repeat_interleave(repeats) (valid: output_size)");
+    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, o.output_size);
+}
+TNDEF tn_tensor *tn_repeat_interleave_indices_str(tn_tensor *repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave_indices", options, tn_repeat_interleave_indices_opts(repeats, o));
 }
 static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
     const char *fn = "tn_repeat_interleave";
@@ -7532,7 +7602,7 @@ static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *rep
         tn_tensor *one = tn__copy_as(repeats, TN_I64, TN_CPU);
         int64_t k = one ? *(const int64_t *)tn_data_ptr(one) : 0;
         tn_release(one);
-        r = one ? tn_repeat_interleave(x, k, d, output_size) : NULL;
+        r = one ? TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(x, k, d, output_size)) : NULL;
     } else if (x && tn_numel(repeats) != x->shape[d]) {
         tn__error("%s: repeats must have the same size as input along dim (%lld repeats, size %lld)", fn, (long long)tn_numel(repeats), (long long)x->shape[d]);
     } else if (x) {
@@ -7544,8 +7614,11 @@ static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *rep
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
-    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, dim, output_size));
+TNDEF tn_tensor *tn_repeat_interleave_tensor_opts(tn_tensor *t, tn_tensor *repeats, tn_repeat_interleave_fn_opts o) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, o.dim, o.output_size));
+}
+TNDEF tn_tensor *tn_repeat_interleave_tensor_str(tn_tensor *t, tn_tensor *repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave", options, tn_repeat_interleave_tensor_opts(t, repeats, o));
 }
 
 static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) {
@@ -7583,7 +7656,8 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) { return TN__AS("tn_diff", tn__diff_impl(t, n, dim, prepend, append)); }
+TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts o) { return TN__AS("tn_diff", tn__diff_impl(t, o.n, o.dim, o.prepend, o.append)); }
+TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diff_fn_opts, diff, "tn_diff", options, tn_diff_opts(t, o)); }
 
 /* ---- composites of the above ---- */
 static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {
@@ -16347,7 +16421,7 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
     tn_scope_begin();
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale > 0 ? scale : 1 / sqrt((double)(E ? E : 1)));
-    if (causal) mask = tn_tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);
@@ -18606,7 +18680,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *eye = tn_to(tn_eye(L, -1, TN_BOOL), x->device);
         tn_tensor *rep = tn_where(eye, tn_ones(NULL, 0, x->dtype), tn_unsqueeze(xl, -2));
         int64_t LL[2] = {L, L}, last = -1;
-        tn_tensor *upper = tn_triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
+        tn_tensor *upper = tn__triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
         gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
 
@@ -21709,7 +21783,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *k = tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL);
     tn_tensor *v = tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL);
     /* additive masks: attn_mask [1 or N*H, L, S], key padding [N, S] */
-    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn_triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
+    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn__triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
     if (am && am->ndim == 2) am = tn_unsqueeze(am, 0);
     tn_tensor *kp = tn__mask_to_float(kpm, dt);
     tn_tensor *bk = tn_module_get(m, "bias_k"), *bv = tn_module_get(m, "bias_v");
@@ -21804,7 +21878,7 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
 }
 static tn_tensor *tn__square_mask(int64_t sz, tn_dtype dtype) {
     tn_scope_begin();
-    return tn__scope_return(tn_triu(tn_full(TN_SHAPE(sz, sz), -INFINITY, dtype), 1));
+    return tn__scope_return(tn__triu(tn_full(TN_SHAPE(sz, sz), -INFINITY, dtype), 1));
 }
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype) {
     const char *fn = "tn_nn_generate_square_subsequent_mask";

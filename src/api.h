@@ -628,30 +628,69 @@ TNDEF int tn_meshgrid_opts(tn_tensor *const *ts, int n, tn_tensor **out, tn_mesh
 TNDEF int tn_meshgrid_str(tn_tensor *const *ts, int n, tn_tensor **out, const char *options);
 TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n);   /* [prod of sizes, n] (one input: itself) */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
-/* Each element of t (each slice along dim) repeated repeats times, or repeats[i] times
-   (tensor form: int64 or int32, one per slice, or a single count); dim TN_NONE flattens t
-   first. output_size: TN_NONE, or the result's length along dim (checked). */
-TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size);
-TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size);
+/* Each element of t (each slice along .dim) repeated repeats times, or repeats[i] times
+   (tensor form: int64 or int32, one per slice, or a single count); .dim TN_NONE (PyTorch's
+   default None) flattens t first. .output_size: TN_NONE, or the result's length along dim
+   (checked). tn_repeat_interleave(t, 2, .dim = 1). */
+#define TN_FIELDS_tn_repeat_interleave_fn_opts(X) \
+    X(I, dim,         TN_NONE, "") \
+    X(I, output_size, TN_NONE, "")
+TN__KW_STRUCT(tn_repeat_interleave_fn_opts);
+TNDEF tn_tensor *tn_repeat_interleave_opts(tn_tensor *t, int64_t repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave(t, ...) tn_repeat_interleave_opts(t, TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_str(tn_tensor *t, int64_t repeats, const char *options);
+TNDEF tn_tensor *tn_repeat_interleave_tensor_opts(tn_tensor *t, tn_tensor *repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave_tensor(t, ...) tn_repeat_interleave_tensor_opts(t, TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_tensor_str(tn_tensor *t, tn_tensor *repeats, const char *options);
 /* torch.repeat_interleave(repeats): i repeated repeats[i] times (repeats 1-d, int64 or int32;
-   the result in its dtype). */
-TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size);
-/* The n-th forward difference along dim of t with prepend and append (NULL: none; t's ndim)
-   concatenated before and after it; bool inputs differ by logical xor. PyTorch's defaults:
-   n 1, dim -1. */
-TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append);
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
-/* A new tensor whose dims dim1, dim2 hold t's last dim on their offset diagonal, zeros elsewhere. */
-TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
-/* torch.diag: 1-D: the matrix with t on its .diagonal (default 0); 2-D: a copy of that diagonal. */
+   the result in its dtype); .output_size only (.dim is an error). */
+TNDEF tn_tensor *tn_repeat_interleave_indices_opts(tn_tensor *repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave_indices(...) tn_repeat_interleave_indices_opts(TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_indices_str(tn_tensor *repeats, const char *options);
+/* The .n-th (default 1) forward difference along .dim (default -1) of t with .prepend and
+   .append (NULL: none; t's ndim) concatenated before and after it; bool inputs differ by
+   logical xor. */
+#define TN_FIELDS_tn_diff_fn_opts(X) \
+    X(I, n,       1,    "") \
+    X(I, dim,     -1,   "") \
+    X(T, prepend, NULL, "") \
+    X(T, append,  NULL, "")
+TN__KW_STRUCT(tn_diff_fn_opts);
+TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts opts);
+#define tn_diff(...) tn_diff_opts(TN__POS_KW(tn_diff_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options);
+/* torch.diag, tril and triu's keyword: .diagonal (default 0; > 0 above the main one). */
 #define TN_FIELDS_tn_diag_fn_opts(X) \
     X(I, diagonal, 0, "")
 TN__KW_STRUCT(tn_diag_fn_opts);
+/* The lower (tril) or upper (triu) triangle of the last two dims, the rest zeroed. */
+TNDEF tn_tensor *tn_tril_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_tril(...) tn_tril_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options);
+TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_triu(...) tn_triu_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options);
+/* A new tensor whose dims .dim1, .dim2 (default -2, -1) hold t's last dim on their .offset
+   diagonal (default 0), zeros elsewhere. */
+#define TN_FIELDS_tn_diag_embed_fn_opts(X) \
+    X(I, offset, 0,  "") \
+    X(I, dim1,   -2, "") \
+    X(I, dim2,   -1, "")
+TN__KW_STRUCT(tn_diag_embed_fn_opts);
+TNDEF tn_tensor *tn_diag_embed_opts(tn_tensor *t, tn_diag_embed_fn_opts opts);
+#define tn_diag_embed(...) tn_diag_embed_opts(TN__POS_KW(tn_diag_embed_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diag_embed_str(tn_tensor *t, const char *options);
+/* torch.diag: 1-D: the matrix with t on its .diagonal; 2-D: a copy of that diagonal. */
 TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts opts);
 #define tn_diag(...) tn_diag_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diag_str(tn_tensor *t, const char *options);
-TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset);      /* the flattened input on a diagonal */
+/* The flattened input on its .offset diagonal (default 0) of a square matrix. */
+#define TN_FIELDS_tn_diagflat_fn_opts(X) \
+    X(I, offset, 0, "")
+TN__KW_STRUCT(tn_diagflat_fn_opts);
+TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts opts);
+#define tn_diagflat(...) tn_diagflat_opts(TN__POS_KW(tn_diagflat_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);

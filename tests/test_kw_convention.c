@@ -4,7 +4,8 @@
  * fields, NAME_opts with the struct and NAME_str with PyTorch's keyword text. Each is
  * called all three ways and checked against values PyTorch 1.13 computed on the same
  * inputs (torch.diagonal, diag, rot90, meshgrid, tensor_split, addmm, baddbmm, addmv,
- * addr, addbmm, cdist, pdist, cov), plus the text's errors: an unknown name (listed
+ * addr, addbmm, cdist, pdist, cov, tril, triu, diag_embed, diagflat, diff,
+ * repeat_interleave), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -240,11 +241,103 @@ TEST(cov_kw) {
     tn_scope_end();
 }
 
+/* tril and triu share diag's struct (diagonal=0) */
+TEST(tril_triu_kw) {
+    tn_scope_begin();
+    tn_tensor *m = tn_reshape(range64(12), S(3, 4));
+    CHECK_T(tn_tril(m), S(3, 4), V(0, 0, 0, 0, 4, 5, 0, 0, 8, 9, 10, 0));
+    CHECK_T(tn_tril(m, .diagonal = -1), S(3, 4), V(0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0));
+    CHECK_T(tn_tril_str(m, "diagonal=-1"), S(3, 4), V(0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0));
+    CHECK_T(tn_triu(m), S(3, 4), V(0, 1, 2, 3, 0, 5, 6, 7, 0, 0, 10, 11));
+    CHECK_T(tn_triu(m, .diagonal = 1), S(3, 4), V(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));
+    CHECK_T(tn_triu_str(m, "diagonal=1"), S(3, 4), V(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));
+    tn_diag_fn_opts o = TN_DEFAULTS(tn_diag_fn_opts);
+    o.diagonal = 1;
+    CHECK_T(tn_triu_opts(m, o), S(3, 4), V(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));
+    o.diagonal = -1;
+    CHECK_T(tn_tril_opts(m, o), S(3, 4), V(0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0));
+    CHECK_ERR(tn_tril_str(m, "k=1"), "tn_tril: unknown option 'k' (valid: diagonal)");
+    CHECK_T(tn_triu_str(m, "diagonal=True"), S(3, 4), V(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));   /* a bool is an int, as in Python */
+    CHECK_ERR(tn_triu_str(m, "diagonal=2.5"), "tn_triu: option diagonal=2.5: expected an integer");
+    tn_scope_end();
+}
+
+TEST(diag_embed_diagflat_kw) {
+    tn_scope_begin();
+    tn_tensor *v = f64(V(1, 2, 3, 4), S(2, 2));
+    CHECK_T(tn_diag_embed(v), S(2, 2, 2), V(1, 0, 0, 2, 3, 0, 0, 4));   /* offset 0, dims -2, -1 */
+    const double *kw = V(0, 1, 0, 0, 3, 0, 0, 0, 2, 0, 0, 4, 0, 0, 0, 0, 0, 0);
+    CHECK_T(tn_diag_embed(v, .offset = 1, .dim1 = 0, .dim2 = 2), S(3, 2, 3), kw);
+    CHECK_T(tn_diag_embed_str(v, "offset=1, dim1=0, dim2=2"), S(3, 2, 3), kw);
+    tn_diag_embed_fn_opts o = TN_DEFAULTS(tn_diag_embed_fn_opts);
+    CHECK(o.offset == 0 && o.dim1 == -2 && o.dim2 == -1);
+    o.offset = 1;
+    o.dim1 = 0;
+    o.dim2 = 2;
+    CHECK_T(tn_diag_embed_opts(v, o), S(3, 2, 3), kw);
+    CHECK_T(tn_diagflat(v), S(4, 4), V(1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0, 0, 4));
+    const double *f1 = V(0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0);
+    CHECK_T(tn_diagflat(v, .offset = 1), S(5, 5), f1);
+    CHECK_T(tn_diagflat_str(v, "offset=1"), S(5, 5), f1);
+    tn_diagflat_fn_opts fo = TN_DEFAULTS(tn_diagflat_fn_opts);
+    fo.offset = 1;
+    CHECK_T(tn_diagflat_opts(v, fo), S(5, 5), f1);
+    CHECK_ERR(tn_diag_embed_str(v, "offset=1, dim=0"), "tn_diag_embed: unknown option 'dim' (valid: offset, dim1, dim2)");
+    CHECK_ERR(tn_diagflat_str(v, "diagonal=1"), "tn_diagflat: unknown option 'diagonal' (valid: offset)");
+    CHECK_ERR(tn_diag_embed(v, .dim1 = 0, .dim2 = -3), "tn_diag_embed: diagonal dimensions cannot be identical");
+    tn_scope_end();
+}
+
+TEST(diff_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(1, 4, 9, 2, 3, 7), S(2, 3));
+    CHECK_T(tn_diff(x), S(2, 2), V(3, 5, 1, 4));   /* n 1, dim -1 */
+    CHECK_T(tn_diff(x, .n = 2), S(2, 1), V(2, 3));
+    CHECK_T(tn_diff_str(x, "n=2"), S(2, 1), V(2, 3));
+    CHECK_T(tn_diff_str(x, "dim=0"), S(1, 3), V(1, -1, -2));
+    CHECK_T(tn_diff(x, .prepend = tn_zeros(S(2, 1), TN_F64), .append = tn_ones(S(2, 1), TN_F64)), S(2, 4), V(1, 3, 5, -8, 2, 1, 4, -6));
+    tn_diff_fn_opts o = TN_DEFAULTS(tn_diff_fn_opts);
+    CHECK(o.n == 1 && o.dim == -1 && !o.prepend && !o.append);
+    o.dim = 0;
+    CHECK_T(tn_diff_opts(x, o), S(1, 3), V(1, -1, -2));
+    CHECK_ERR(tn_diff_str(x, "prepend=(0, 0)"), "tn_diff: option prepend is a tensor, which the option text cannot give");
+    CHECK_ERR(tn_diff_str(x, "order=2"), "tn_diff: unknown option 'order' (valid: n, dim, prepend, append)");
+    CHECK_ERR(tn_diff(x, .n = -1), "tn_diff: order must be non-negative");
+    tn_scope_end();
+}
+
+TEST(repeat_interleave_kw) {
+    tn_scope_begin();
+    tn_tensor *v = f64(V(1, 2, 3, 4), S(2, 2)), *r = tn_from_data((const int64_t[]){1, 2}, S(2), TN_I64);
+    CHECK_T(tn_repeat_interleave(v, 2), S(8), V(1, 1, 2, 2, 3, 3, 4, 4));   /* dim None: flattened */
+    CHECK_T(tn_repeat_interleave(v, 2, .dim = 1), S(2, 4), V(1, 1, 2, 2, 3, 3, 4, 4));
+    CHECK_T(tn_repeat_interleave_str(v, 2, "dim=1, output_size=4"), S(2, 4), V(1, 1, 2, 2, 3, 3, 4, 4));
+    CHECK_T(tn_repeat_interleave_str(v, 2, "dim=None"), S(8), V(1, 1, 2, 2, 3, 3, 4, 4));
+    CHECK_T(tn_repeat_interleave_tensor(v, r, .dim = 0), S(3, 2), V(1, 2, 3, 4, 3, 4));
+    CHECK_T(tn_repeat_interleave_tensor_str(v, r, "dim=0"), S(3, 2), V(1, 2, 3, 4, 3, 4));
+    tn_repeat_interleave_fn_opts o = TN_DEFAULTS(tn_repeat_interleave_fn_opts);
+    CHECK(o.dim == TN_NONE && o.output_size == TN_NONE);
+    o.dim = 0;
+    CHECK_T(tn_repeat_interleave_tensor_opts(v, r, o), S(3, 2), V(1, 2, 3, 4, 3, 4));
+    CHECK_T(tn_repeat_interleave_opts(v, 1, o), S(2, 2), V(1, 2, 3, 4));
+    tn_tensor *c = tn_from_data((const int64_t[]){2, 0, 1}, S(3), TN_I64);
+    CHECK_T(tn_repeat_interleave_indices(c), S(3), V(0, 0, 2));
+    CHECK_T(tn_repeat_interleave_indices(c, .output_size = 3), S(3), V(0, 0, 2));
+    CHECK_T(tn_repeat_interleave_indices_str(c, "output_size=3"), S(3), V(0, 0, 2));
+    CHECK_ERR(tn_repeat_interleave_indices(c, .output_size = 4), "allocated size does not match");
+    CHECK_ERR(tn_repeat_interleave_indices(c, .dim = 0), "tn_repeat_interleave_indices: dim is not an option of repeat_interleave(repeats)");
+    CHECK_ERR(tn_repeat_interleave_str(v, 2, "dims=1"), "tn_repeat_interleave: unknown option 'dims' (valid: dim, output_size)");
+    CHECK_ERR(tn_repeat_interleave_str(v, 2, "output_size=x"), "tn_repeat_interleave: option output_size=x is not a number");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
 static tn_tensor *g_cov(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cov(in[0], .correction = 0, .aweights = tn_exp(in[1])); }
 static tn_tensor *g_diag(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_diagonal(in[0], .offset = 1, .dim1 = 1, .dim2 = 0); }
+static tn_tensor *g_diff(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_diff(in[0], .n = 2, .dim = 0, .append = in[1]); }
+static tn_tensor *g_tri(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_mul(tn_triu(in[0], .diagonal = 1), tn_tril(in[0], .diagonal = 2)); }
 TEST(gradients_through_the_macros) {
     tn_scope_begin();
     tn_manual_seed(3);
@@ -261,6 +354,10 @@ TEST(gradients_through_the_macros) {
     tn_tensor *dg[1] = {tn_randn(S(3, 4), TN_F64)};
     tn_requires_grad_(dg[0], true);
     CHECK(tn_gradcheck(g_diag, dg, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_tri, dg, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *df[2] = {tn_randn(S(4, 3), TN_F64), tn_randn(S(1, 3), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(df[i], true);
+    CHECK(tn_gradcheck(g_diff, df, 2, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
@@ -273,6 +370,10 @@ int main(void) {
     RUN(addmm_family_kw);
     RUN(cdist_pdist_kw);
     RUN(cov_kw);
+    RUN(tril_triu_kw);
+    RUN(diag_embed_diagflat_kw);
+    RUN(diff_kw);
+    RUN(repeat_interleave_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

@@ -122,13 +122,13 @@ TEST(diagonal_views) {
     CHECK(tn_item(tn_select(tn_select(tn_select(x, 0, 1), 0, 1), 0, 1)) == 7);
 
     tn_tensor *v = tn_expand(tn_reshape(f64((const double[]){1.5, -2., 3.}, TN_SHAPE(3)), TN_SHAPE(1, 3)), TN_SHAPE(2, 3));
-    tn_tensor *e = tn_diag_embed(v, 1, 0, 2);
+    tn_tensor *e = tn_diag_embed(v, .offset = 1, .dim1 = 0, .dim2 = 2);
     CHECK_SHAPE(e, 4, 2, 4);
     CHECK_VALS(e, E_EMBED, 0);
-    CHECK_ERR(tn_diag_embed(tn_scalar_tensor(1, TN_F32), 0, -2, -1), "at least 1 dimension");
-    CHECK_ERR(tn_diag_embed(v, 0, 0, -3), "cannot be identical");
-    CHECK_VALS(tn_diagflat(f64((const double[]){1, 2, 3, 4}, TN_SHAPE(2, 2)), -1), E_DIAGFLAT, 0);
-    CHECK_SHAPE(tn_diagflat(tn_scalar_tensor(2, TN_I64), 0), 1, 1);
+    CHECK_ERR(tn_diag_embed(tn_scalar_tensor(1, TN_F32)), "at least 1 dimension");
+    CHECK_ERR(tn_diag_embed(v, .dim1 = 0, .dim2 = -3), "cannot be identical");
+    CHECK_VALS(tn_diagflat(f64((const double[]){1, 2, 3, 4}, TN_SHAPE(2, 2)), .offset = -1), E_DIAGFLAT, 0);
+    CHECK_SHAPE(tn_diagflat(tn_scalar_tensor(2, TN_I64)), 1, 1);
     CHECK_SHAPE(tn_diag(tn_zeros(TN_SHAPE(0), TN_F32), .diagonal = 2), 2, 2);
     tn_tensor *a = mk_a(), *dg = tn_diag(a, .diagonal = 1);
     CHECK_SHAPE(dg, 3);
@@ -141,9 +141,9 @@ TEST(diagonal_views) {
 }
 
 GF(g_diagonal, tn_diagonal(tn_transpose(I0, 0, 2), .offset = -1, .dim1 = 2, .dim2 = 0))
-GF(g_diag_embed, tn_diag_embed(tn_transpose(I0, 0, 1), 2, 2, 0))
+GF(g_diag_embed, tn_diag_embed(tn_transpose(I0, 0, 1), .offset = 2, .dim1 = 2, .dim2 = 0))
 GF(g_diag, tn_diag(tn_t(I0), .diagonal = -1))
-GF(g_diagflat, tn_diagflat(tn_t(I0), 1))
+GF(g_diagflat, tn_diagflat(tn_t(I0), .offset = 1))
 GF(g_trace, tn_trace(tn_t(I0)))
 TEST(diagonal_grads) {
     tn_scope_begin();

@@ -456,6 +456,18 @@ static const tn__kwkey tn__kw_pdist[] = {TN_FIELDS_tn_pdist_fn_opts(TN__KW_ROW)}
 #define TN__KW_T tn_cov_fn_opts
 static const tn__kwkey tn__kw_cov[] = {TN_FIELDS_tn_cov_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_repeat_interleave_fn_opts
+static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interleave_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diff_fn_opts
+static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diag_embed_fn_opts
+static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diagflat_fn_opts
+static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \

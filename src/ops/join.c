@@ -220,8 +220,13 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     tn_scope_end();
     return out;
 }
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+/* tril / triu, positional for the library's own callers */
+static tn_tensor *tn__tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
+static tn_tensor *tn__triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+TNDEF tn_tensor *tn_tril_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__tril(t, o.diagonal); }
+TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__triu(t, o.diagonal); }
+TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_tril", options, tn_tril_opts(t, o)); }
+TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_triu", options, tn_triu_opts(t, o)); }
 
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
@@ -292,8 +297,11 @@ static tn_tensor *tn__repeat_interleave_impl(tn_tensor *t, int64_t repeats, int6
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size) {
-    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, dim, output_size));
+TNDEF tn_tensor *tn_repeat_interleave_opts(tn_tensor *t, int64_t repeats, tn_repeat_interleave_fn_opts o) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, o.dim, o.output_size));
+}
+TNDEF tn_tensor *tn_repeat_interleave_str(tn_tensor *t, int64_t repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave", options, tn_repeat_interleave_opts(t, repeats, o));
 }
 /* The counts of repeats (1-d or 0-d, int64 or int32) on the host, checked non-negative;
    their total in *total. */
@@ -337,8 +345,12 @@ static tn_tensor *tn__repeat_indices_impl(const char *fn, tn_tensor *repeats, in
     tn_release(h);
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size) {
-    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, output_size);
+TNDEF tn_tensor *tn_repeat_interleave_indices_opts(tn_tensor *repeats, tn_repeat_interleave_fn_opts o) {
+    if (o.dim != TN_NONE) return (tn_tensor *)tn__error("tn_repeat_interleave_indices: dim is not an option of repeat_interleave(repeats) (valid: output_size)");
+    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, o.output_size);
+}
+TNDEF tn_tensor *tn_repeat_interleave_indices_str(tn_tensor *repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave_indices", options, tn_repeat_interleave_indices_opts(repeats, o));
 }
 static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
     const char *fn = "tn_repeat_interleave";
@@ -354,7 +366,7 @@ static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *rep
         tn_tensor *one = tn__copy_as(repeats, TN_I64, TN_CPU);
         int64_t k = one ? *(const int64_t *)tn_data_ptr(one) : 0;
         tn_release(one);
-        r = one ? tn_repeat_interleave(x, k, d, output_size) : NULL;
+        r = one ? TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(x, k, d, output_size)) : NULL;
     } else if (x && tn_numel(repeats) != x->shape[d]) {
         tn__error("%s: repeats must have the same size as input along dim (%lld repeats, size %lld)", fn, (long long)tn_numel(repeats), (long long)x->shape[d]);
     } else if (x) {
@@ -366,8 +378,11 @@ static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *rep
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
-    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, dim, output_size));
+TNDEF tn_tensor *tn_repeat_interleave_tensor_opts(tn_tensor *t, tn_tensor *repeats, tn_repeat_interleave_fn_opts o) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, o.dim, o.output_size));
+}
+TNDEF tn_tensor *tn_repeat_interleave_tensor_str(tn_tensor *t, tn_tensor *repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave", options, tn_repeat_interleave_tensor_opts(t, repeats, o));
 }
 
 static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) {
@@ -405,7 +420,8 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) { return TN__AS("tn_diff", tn__diff_impl(t, n, dim, prepend, append)); }
+TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts o) { return TN__AS("tn_diff", tn__diff_impl(t, o.n, o.dim, o.prepend, o.append)); }
+TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diff_fn_opts, diff, "tn_diff", options, tn_diff_opts(t, o)); }
 
 /* ---- composites of the above ---- */
 static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {

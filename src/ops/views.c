@@ -292,8 +292,11 @@ static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1
     tn_scope_begin();
     return tn__scope_return(tn_permute(tn__diag_place(t, n, n, offset), perm, nd));
 }
-TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
-    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, offset, dim1, dim2)), "DiagEmbedBackward0");
+TNDEF tn_tensor *tn_diag_embed_opts(tn_tensor *t, tn_diag_embed_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, o.offset, o.dim1, o.dim2)), "DiagEmbedBackward0");
+}
+TNDEF tn_tensor *tn_diag_embed_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diag_embed_fn_opts, diag_embed, "tn_diag_embed", options, tn_diag_embed_opts(t, o));
 }
 TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts o) {
     const int64_t diagonal = o.diagonal;
@@ -306,11 +309,15 @@ TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts o) {
 TNDEF tn_tensor *tn_diag_str(tn_tensor *t, const char *options) {
     TN__KW_STR(tn_diag_fn_opts, diag, "tn_diag", options, tn_diag_opts(t, o));
 }
-TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset) {
+TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts o) {
+    const int64_t offset = o.offset;
     TN__CHECK_NULL(t);
     const int64_t flat = -1;
     tn_scope_begin();
     return tn__scope_return(TN__AS("tn_diagflat", tn__diag_embed_impl(tn_reshape(t, &flat, 1), offset, 0, 1)));
+}
+TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diagflat_fn_opts, diagflat, "tn_diagflat", options, tn_diagflat_opts(t, o));
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */

@@ -6,7 +6,7 @@ argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_opts``,
-``tn_searchsorted_fn_opts`` and ``tn_cov_fn_opts``
+``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts`` and ``tn_diff_fn_opts``
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -20,7 +20,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
                     c_uint64, c_void_p)
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
-           "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -69,6 +69,11 @@ class tn_cov_fn_opts(ctypes.Structure):
     _fields_ = [("correction", c_int64), ("fweights", c_void_p), ("aweights", c_void_p)]
 
 
+class tn_diff_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_diff_fn_opts: prepend and append a tensor or NULL."""
+    _fields_ = [("n", c_int64), ("dim", c_int64), ("prepend", c_void_p), ("append", c_void_p)]
+
+
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
 # tn_node_hook_fn: int (*)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user)
@@ -98,6 +103,7 @@ _TYPES = {
     "R": tn_print_options,            # passed by value
     "J": tn_searchsorted_fn_opts,     # passed by value
     "V": tn_cov_fn_opts,              # passed by value
+    "U": tn_diff_fn_opts,             # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -287,19 +293,19 @@ tn_column_stack T A i
 tn_flip T T L i
 tn_roll T T L L i
 tn_repeat T T L i
-tn_repeat_interleave T T l l l
-tn_repeat_interleave_tensor T T T l l
-tn_repeat_interleave_indices T T l
-tn_diff T T l l T T
+tn_repeat_interleave_str T T l s
+tn_repeat_interleave_tensor_str T T T s
+tn_repeat_interleave_indices_str T T s
+tn_diff_opts T T U
 tn_rot90_str T T s
 tn_block_diag T A i
 tn_meshgrid_str i A i A s
 tn_cartesian_prod T A i
-tn_tril T T l
-tn_triu T T l
-tn_diag_embed T T l l l
+tn_tril_str T T s
+tn_triu_str T T s
+tn_diag_embed_str T T s
 tn_diag_str T T s
-tn_diagflat T T l
+tn_diagflat_str T T s
 tn_pad T T L i d
 tn_pad_mode T T L i i
 tn_add_alpha T T T d

@@ -949,19 +949,19 @@ Tensor.masked_scatter_ = _masked_scatter_
 # --------------------------------------------------------------------------- repeats and differences
 @_method("repeat_interleave")
 def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
-    d = _NONE if dim is None else _int(dim, "repeat_interleave")
-    osz = _NONE if output_size is None else _int(output_size, "repeat_interleave", "output_size")
+    d = None if dim is None else _int(dim, "repeat_interleave")
+    osz = None if output_size is None else _int(output_size, "repeat_interleave", "output_size")
     if repeats is None:                # torch.repeat_interleave(repeats): self holds the counts
-        return _wrap(lib.tn_repeat_interleave_indices(self._ptr, osz))
+        return _wrap(lib.tn_repeat_interleave_indices_str(self._ptr, _kw_text(output_size=osz)))
     if isinstance(repeats, Tensor):
-        return _wrap(lib.tn_repeat_interleave_tensor(self._ptr, repeats._ptr, d, osz))
-    return _wrap(lib.tn_repeat_interleave(self._ptr, _int(repeats, "repeat_interleave", "repeats"), d, osz))
+        return _wrap(lib.tn_repeat_interleave_tensor_str(self._ptr, repeats._ptr, _kw_text(dim=d, output_size=osz)))
+    return _wrap(lib.tn_repeat_interleave_str(self._ptr, _int(repeats, "repeat_interleave", "repeats"), _kw_text(dim=d, output_size=osz)))
 
 
 @_method("diff")
 def diff(self, n=1, dim=-1, prepend=None, append=None):
-    return _wrap(lib.tn_diff(self._ptr, _int(n, "diff", "n"), _int(dim, "diff"), None if prepend is None else _tp(prepend, "diff", "prepend"),
-                             None if append is None else _tp(append, "diff", "append")))
+    o = _C.tn_diff_fn_opts(_int(n, "diff", "n"), _int(dim, "diff"), _otp(prepend, "diff", "prepend"), _otp(append, "diff", "append"))
+    return _wrap(lib.tn_diff_opts(self._ptr, o))
 
 
 # --------------------------------------------------------------------------- sampling
@@ -1153,7 +1153,8 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 @_method("diag_embed")
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
-    return _wrap(lib.tn_diag_embed(self._ptr, _int(offset, "diag_embed", "offset"), _int(dim1, "diag_embed", "dim1"), _int(dim2, "diag_embed", "dim2")))
+    return _wrap(lib.tn_diag_embed_str(self._ptr, _kw_text(offset=_int(offset, "diag_embed", "offset"), dim1=_int(dim1, "diag_embed", "dim1"),
+                                                         dim2=_int(dim2, "diag_embed", "dim2"))))
 
 
 @_method("diag")
@@ -1163,7 +1164,7 @@ def diag(self, diagonal=0):
 
 @_method("diagflat")
 def diagflat(self, offset=0):
-    return _wrap(lib.tn_diagflat(self._ptr, _int(offset, "diagflat", "offset")))
+    return _wrap(lib.tn_diagflat_str(self._ptr, _kw_text(offset=_int(offset, "diagflat", "offset"))))
 
 
 @_method("rot90")
