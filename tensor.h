@@ -1213,7 +1213,14 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
    others float64). histc: bins equal bins over [min, max] (both 0 or equal: the data's
    range) counting x's elements inside it (floating x; the result in its dtype). */
 TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength);
-TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max);
+#define TN_FIELDS_tn_histc_fn_opts(X) \
+    X(I, bins, 100, "") \
+    X(D, min,  0,   "") \
+    X(D, max,  0,   "")
+TN__KW_STRUCT(tn_histc_fn_opts);
+TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts opts);
+#define tn_histc(...) tn_histc_opts(TN__POS_KW(tn_histc_fn_opts, __VA_ARGS__))   /* tn_histc(x, .bins = 10) */
+TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -1674,9 +1681,15 @@ TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor
 /* target (log(target) - input) for log-probabilities input (exp(target) (target - input) with
    log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL divergence. */
 TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target);
-/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim (torch 1.13's form), x1 and x2
+/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along .dim (torch 1.13's form), x1 and x2
    broadcast together (dim=1, eps=1e-8). */
-TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim, double eps);
+#define TN_FIELDS_tn_cosine_similarity_fn_opts(X) \
+    X(I, dim, 1,    "") \
+    X(D, eps, 1e-8, "")
+TN__KW_STRUCT(tn_cosine_similarity_fn_opts);
+TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts opts);
+#define tn_cosine_similarity(x1, ...) tn_cosine_similarity_opts(x1, TN__POS_KW(tn_cosine_similarity_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options);
 /* 1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1 (0 elsewhere);
    x1, x2 [N, D] with target [N], or [D] with a 0-d target (margin=0). */
 TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
@@ -1684,7 +1697,14 @@ TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tenso
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
 /* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
    eps=1e-6, keepdim=False). */
-TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim);
+#define TN_FIELDS_tn_pairwise_distance_fn_opts(X) \
+    X(D, p,       2,     "") \
+    X(D, eps,     1e-6,  "") \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_pairwise_distance_fn_opts);
+TNDEF tn_tensor *tn_pairwise_distance_opts(tn_tensor *x1, tn_tensor *x2, tn_pairwise_distance_fn_opts opts);
+#define tn_pairwise_distance(x1, ...) tn_pairwise_distance_opts(x1, TN__POS_KW(tn_pairwise_distance_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pairwise_distance_str(tn_tensor *x1, tn_tensor *x2, const char *options);
 /* The keyword arguments of the losses below, one struct for the family: each field starts
    "not given" (NAN, -1, TN_NONE) and each loss fills in its own PyTorch default (shown with
    it); a field the loss does not have is an error when given:
@@ -4166,6 +4186,15 @@ static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN
 #undef TN__KW_T
 #define TN__KW_T tn_diagflat_fn_opts
 static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_histc_fn_opts
+static const tn__kwkey tn__kw_histc[] = {TN_FIELDS_tn_histc_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cosine_similarity_fn_opts
+static const tn__kwkey tn__kw_cosine_similarity[] = {TN_FIELDS_tn_cosine_similarity_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pairwise_distance_fn_opts
+static const tn__kwkey tn__kw_pairwise_distance[] = {TN_FIELDS_tn_pairwise_distance_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
@@ -9618,7 +9647,8 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max) { return TN__AS("tn_histc", tn__histc_impl(x, bins, min, max)); }
+TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts o) { return TN__AS("tn_histc", tn__histc_impl(x, o.bins, o.min, o.max)); }
+TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }
 
 /* ============================================================================== */
 /* src/ops/lanes.c: lane ops (one dim at a time): arg-extremes, scans, sort, topk */
@@ -17261,8 +17291,11 @@ static tn_tensor *tn__cosine_similarity_impl(tn_tensor *x1, tn_tensor *x2, int64
     tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1, false);
     return tn__loss_finish(r, "SumBackward1");
 }
-TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim, double eps) {
-    return TN__AS("tn_cosine_similarity", tn__cosine_similarity_impl(x1, x2, dim, eps));
+TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts o) {
+    return TN__AS("tn_cosine_similarity", tn__cosine_similarity_impl(x1, x2, o.dim, o.eps));
+}
+TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options) {
+    TN__KW_STR(tn_cosine_similarity_fn_opts, cosine_similarity, "tn_cosine_similarity", options, tn_cosine_similarity_opts(x1, x2, o));
 }
 
 static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction red) {
@@ -17514,8 +17547,13 @@ static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, doubl
     tn_scope_begin();
     return tn__scope_return(tn__grad_name(tn_norm_dims(tn_add_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
 }
-TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
+/* tn_pairwise_distance, positional for the library's own callers */
+static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
     return TN__AS("tn_pairwise_distance", tn__pairwise_distance_impl(x1, x2, p, eps, keepdim));
+}
+TNDEF tn_tensor *tn_pairwise_distance_opts(tn_tensor *x1, tn_tensor *x2, tn_pairwise_distance_fn_opts o) { return tn__pairwise_distance(x1, x2, o.p, o.eps, o.keepdim); }
+TNDEF tn_tensor *tn_pairwise_distance_str(tn_tensor *x1, tn_tensor *x2, const char *options) {
+    TN__KW_STR(tn_pairwise_distance_fn_opts, pairwise_distance, "tn_pairwise_distance", options, tn_pairwise_distance_opts(x1, x2, o));
 }
 
 static tn_tensor *tn__soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
@@ -17661,9 +17699,9 @@ static tn_tensor *tn__triplet_impl(const char *fn, tn_tensor *a, tn_tensor *p, t
             return tn_last_error()[0] ? NULL : (tn_tensor *)tn__error("%s: the distance function returned NULL", fn);
         }
     } else {
-        dp = tn_pairwise_distance(a, p, pn, eps, false);
-        dn = tn_pairwise_distance(a, n, pn, eps, false);
-        if (swap) ds = tn_pairwise_distance(p, n, pn, eps, false);
+        dp = tn__pairwise_distance(a, p, pn, eps, false);
+        dn = tn__pairwise_distance(a, n, pn, eps, false);
+        if (swap) ds = tn__pairwise_distance(p, n, pn, eps, false);
     }
     if (swap) dn = tn_minimum(dn, ds);
     tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), 0, INFINITY);

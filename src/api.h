@@ -1178,7 +1178,14 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
    others float64). histc: bins equal bins over [min, max] (both 0 or equal: the data's
    range) counting x's elements inside it (floating x; the result in its dtype). */
 TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength);
-TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max);
+#define TN_FIELDS_tn_histc_fn_opts(X) \
+    X(I, bins, 100, "") \
+    X(D, min,  0,   "") \
+    X(D, max,  0,   "")
+TN__KW_STRUCT(tn_histc_fn_opts);
+TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts opts);
+#define tn_histc(...) tn_histc_opts(TN__POS_KW(tn_histc_fn_opts, __VA_ARGS__))   /* tn_histc(x, .bins = 10) */
+TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -1624,9 +1631,15 @@ TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor
 /* target (log(target) - input) for log-probabilities input (exp(target) (target - input) with
    log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL divergence. */
 TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target);
-/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim (torch 1.13's form), x1 and x2
+/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along .dim (torch 1.13's form), x1 and x2
    broadcast together (dim=1, eps=1e-8). */
-TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim, double eps);
+#define TN_FIELDS_tn_cosine_similarity_fn_opts(X) \
+    X(I, dim, 1,    "") \
+    X(D, eps, 1e-8, "")
+TN__KW_STRUCT(tn_cosine_similarity_fn_opts);
+TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts opts);
+#define tn_cosine_similarity(x1, ...) tn_cosine_similarity_opts(x1, TN__POS_KW(tn_cosine_similarity_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options);
 /* 1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1 (0 elsewhere);
    x1, x2 [N, D] with target [N], or [D] with a 0-d target (margin=0). */
 TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
@@ -1634,7 +1647,14 @@ TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tenso
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
 /* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
    eps=1e-6, keepdim=False). */
-TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim);
+#define TN_FIELDS_tn_pairwise_distance_fn_opts(X) \
+    X(D, p,       2,     "") \
+    X(D, eps,     1e-6,  "") \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_pairwise_distance_fn_opts);
+TNDEF tn_tensor *tn_pairwise_distance_opts(tn_tensor *x1, tn_tensor *x2, tn_pairwise_distance_fn_opts opts);
+#define tn_pairwise_distance(x1, ...) tn_pairwise_distance_opts(x1, TN__POS_KW(tn_pairwise_distance_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pairwise_distance_str(tn_tensor *x1, tn_tensor *x2, const char *options);
 /* The keyword arguments of the losses below, one struct for the family: each field starts
    "not given" (NAN, -1, TN_NONE) and each loss fills in its own PyTorch default (shown with
    it); a field the loss does not have is an error when given:

@@ -30,7 +30,7 @@ UNARY_FN(fa_unique, tn_unique(tn_floor(x[0]), NULL, NULL))
 static tn_tensor *fa_unique_inv(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_unique(tn_floor(x[0]), &i, NULL, .return_inverse = true, .dim = 1) ? more_a_i(i) : NULL; }
 static tn_tensor *fa_unique_consecutive(tn_tensor *const *x) { tn_tensor *c = NULL; return tn_unique_consecutive(tn_floor(x[0]), NULL, &c, .return_counts = true) ? more_a_i(c) : NULL; }
 UNARY_FN(fa_bincount, tn_bincount(x[1], x[0], 9))
-UNARY_FN(fa_histc, tn_histc(x[0], 7, -1, 1.5))
+UNARY_FN(fa_histc, tn_histc(x[0], .bins = 7, .min = -1, .max = 1.5))
 UNARY_FN(fa_index_add, tn_index_add(x[0], 1, x[1], x[2], 1.5))
 UNARY_FN(fa_index_copy, tn_index_copy(x[0], 0, x[1], x[2]))
 UNARY_FN(fa_index_fill, tn_index_fill(x[0], -1, x[1], -2))

@@ -5,7 +5,7 @@
  * called all three ways and checked against values PyTorch 1.13 computed on the same
  * inputs (torch.diagonal, diag, rot90, meshgrid, tensor_split, addmm, baddbmm, addmv,
  * addr, addbmm, cdist, pdist, cov, tril, triu, diag_embed, diagflat, diff,
- * repeat_interleave), plus the text's errors: an unknown name (listed
+ * repeat_interleave, histc, F.cosine_similarity, F.pairwise_distance), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -331,6 +331,52 @@ TEST(repeat_interleave_kw) {
     tn_scope_end();
 }
 
+TEST(histc_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(0, 1, 1, 2, 3, 3, 3, 5), S(8));
+    double want[100] = {0};   /* bins 100 over the data's range [0, 5] */
+    want[0] = 1; want[20] = 2; want[40] = 1; want[60] = 3; want[99] = 1;
+    CHECK_T(tn_histc(x), S(100), want);
+    CHECK_T(tn_histc(x, .bins = 4, .min = 0, .max = 4), S(4), V(1, 2, 1, 3));   /* 5 is outside */
+    CHECK_T(tn_histc_str(x, "bins=4, min=0, max=4"), S(4), V(1, 2, 1, 3));
+    CHECK_T(tn_histc_str(x, "bins=3"), S(3), V(3, 4, 1));
+    tn_histc_fn_opts o = TN_DEFAULTS(tn_histc_fn_opts);
+    CHECK(o.bins == 100 && o.min == 0 && o.max == 0);
+    o.bins = 3;
+    CHECK_T(tn_histc_opts(x, o), S(3), V(3, 4, 1));
+    CHECK_ERR(tn_histc_str(x, "bins=3, range=(0, 1)"), "tn_histc: unknown option 'range' (valid: bins, min, max)");
+    CHECK_ERR(tn_histc_str(x, "bins=2.5"), "tn_histc: option bins=2.5: expected an integer");
+    CHECK_ERR(tn_histc(x, .bins = 3, .min = 2, .max = 1), "tn_histc: max must be larger than min");
+    tn_scope_end();
+}
+
+TEST(cosine_pairwise_kw) {
+    tn_scope_begin();
+    tn_tensor *a = f64(V(1, 2, 3, 4), S(2, 2)), *b = f64(V(1, 0, 1, 1), S(2, 2));
+    CHECK_T(tn_cosine_similarity(a, b), S(2), V(0.4472135954999579, 0.9899494936611665));   /* dim 1, eps 1e-8 */
+    CHECK_T(tn_cosine_similarity(a, b, .dim = 0), S(2), V(0.8944271909999157, 0.8944271909999159));
+    CHECK_T(tn_cosine_similarity_str(a, b, "dim=0"), S(2), V(0.8944271909999157, 0.8944271909999159));
+    tn_tensor *sa = tn_mul_scalar(a, 1e-3), *sb = tn_mul_scalar(b, 1e-3);
+    CHECK_T(tn_cosine_similarity(sa, sb, .eps = 1e-2), S(2), V(0.010000000000000002, 0.07));
+    CHECK_T(tn_cosine_similarity_str(sa, sb, "eps=0.01"), S(2), V(0.010000000000000002, 0.07));
+    tn_cosine_similarity_fn_opts co = TN_DEFAULTS(tn_cosine_similarity_fn_opts);
+    CHECK(co.dim == 1 && co.eps == 1e-8);
+    co.dim = 0;
+    CHECK_T(tn_cosine_similarity_opts(a, b, co), S(2), V(0.8944271909999157, 0.8944271909999159));
+    CHECK_T(tn_pairwise_distance(a, b), S(2), V(2.00000100000025, 3.6055526622144907));   /* p 2, eps 1e-6 */
+    CHECK_T(tn_pairwise_distance(a, b, .p = 1, .keepdim = true), S(2, 1), V(2.0000020000000003, 5.000002));
+    CHECK_T(tn_pairwise_distance_str(a, b, "p=1, keepdim=True"), S(2, 1), V(2.0000020000000003, 5.000002));
+    CHECK_T(tn_pairwise_distance(a, b, .eps = 0), S(2), V(2, 3.605551275463989));
+    tn_pairwise_distance_fn_opts po = TN_DEFAULTS(tn_pairwise_distance_fn_opts);
+    CHECK(po.p == 2 && po.eps == 1e-6 && !po.keepdim);
+    po.eps = 0;
+    CHECK_T(tn_pairwise_distance_opts(a, b, po), S(2), V(2, 3.605551275463989));
+    CHECK_ERR(tn_cosine_similarity_str(a, b, "axis=0"), "tn_cosine_similarity: unknown option 'axis' (valid: dim, eps)");
+    CHECK_ERR(tn_pairwise_distance_str(a, b, "keepdim=yes"), "tn_pairwise_distance: option keepdim=yes: expected True or False");
+    CHECK_ERR(tn_pairwise_distance_str(a, b, "norm=1"), "tn_pairwise_distance: unknown option 'norm' (valid: p, eps, keepdim)");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -374,6 +420,8 @@ int main(void) {
     RUN(diag_embed_diagflat_kw);
     RUN(diff_kw);
     RUN(repeat_interleave_kw);
+    RUN(histc_kw);
+    RUN(cosine_pairwise_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

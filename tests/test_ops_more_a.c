@@ -350,11 +350,11 @@ TEST(test_bincount_histc) {
     CHECK_ERR(tn_bincount(tn_zeros(SH(2), TN_F64), NULL, 0), "tn_bincount");
     CHECK_ERR(tn_bincount(x, NULL, -1), "minlength");
     tn_tensor *b = nc(B_, 3, 4);
-    CHK(tn_histc(b, 4, -2, 6), E_histc, SH(4));
-    CHK(tn_histc(b, 5, 0, 0), E_histc0, SH(5));
-    CHECK_ERR(tn_histc(tn_to_dtype(b, TN_I64), 3, 0, 0), "tn_histc");
-    CHECK_ERR(tn_histc(b, 0, 0, 0), "bins");
-    CHECK_ERR(tn_histc(b, 3, 2, 1), "max");
+    CHK(tn_histc(b, .bins = 4, .min = -2, .max = 6), E_histc, SH(4));
+    CHK(tn_histc(b, .bins = 5), E_histc0, SH(5));
+    CHECK_ERR(tn_histc(tn_to_dtype(b, TN_I64), .bins = 3), "tn_histc");
+    CHECK_ERR(tn_histc(b, .bins = 0), "bins");
+    CHECK_ERR(tn_histc(b, .bins = 3, .min = 2, .max = 1), "max");
     END;
 }
 

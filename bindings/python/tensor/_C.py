@@ -391,7 +391,7 @@ tn_bucketize_str T T T s
 tn_unique_str T T A A s
 tn_unique_consecutive_str T T A A s
 tn_bincount T T T l
-tn_histc T T l d d
+tn_histc_str T T s
 tn_addmm_str T T T T s
 tn_baddbmm_str T T T T s
 tn_addmv_str T T T T s
@@ -635,10 +635,10 @@ tn_cross_entropy_opts T T T Q
 tn_binary_cross_entropy T T T T D
 tn_binary_cross_entropy_with_logits T T T T T D
 tn_kl_div T T T D b
-tn_cosine_similarity T T T l d
+tn_cosine_similarity_str T T T s
 tn_cosine_embedding_loss T T T T d D
 tn_margin_ranking_loss T T T T d D
-tn_pairwise_distance T T T d d b
+tn_pairwise_distance_str T T T s
 tn_soft_margin_loss_str T T T s
 tn_multilabel_soft_margin_loss_str T T T T s
 tn_multilabel_margin_loss_str T T T s

@@ -850,7 +850,7 @@ def bincount(self, weights=None, minlength=0):
 
 @_method("histc")
 def histc(self, bins=100, min=0, max=0):
-    return _wrap(lib.tn_histc(self._ptr, _int(bins, "histc", "bins"), _scalar(min, "histc", "min"), _scalar(max, "histc", "max")))
+    return _wrap(lib.tn_histc_str(self._ptr, _kw_text(bins=_int(bins, "histc", "bins"), min=_scalar(min, "histc", "min"), max=_scalar(max, "histc", "max"))))
 
 
 # --------------------------------------------------------------------------- indexed updates
