@@ -503,8 +503,16 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
 #define TN_END INT64_MAX
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index);      /* removes dim */
-/* The offset diagonal of dims dim1, dim2 as a view, appended as the last dim. */
-TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
+/* The offset diagonal of dims dim1, dim2 as a view, appended as the last dim:
+   tn_diagonal(t, .offset = 1, .dim1 = -2, .dim2 = -1). */
+#define TN_FIELDS_tn_diagonal_fn_opts(X) \
+    X(I, offset, 0, "") \
+    X(I, dim1,   0, "") \
+    X(I, dim2,   1, "")
+TN__KW_STRUCT(tn_diagonal_fn_opts);
+TNDEF tn_tensor *tn_diagonal_opts(tn_tensor *t, tn_diagonal_fn_opts opts);
+#define tn_diagonal(...) tn_diagonal_opts(TN__POS_KW(tn_diagonal_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagonal_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim);  /* -1 keeps a size */
 TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other);
 TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim);
@@ -585,10 +593,18 @@ TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
 TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
-/* torch.tensor_split: `sections` pieces (the first size % sections one longer), or the
-   pieces between indices[0..n) (Python slices: n + 1 pieces, possibly empty). Views. */
-TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out);
-TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out);
+/* torch.tensor_split along .dim (default 0): `sections` pieces (the first size % sections
+   one longer), or the pieces between indices[0..n) (Python slices: n + 1 pieces, possibly
+   empty). Views, written to out (up to max_out; out NULL counts them); returns how many. */
+#define TN_FIELDS_tn_tensor_split_fn_opts(X) \
+    X(I, dim, 0, "")
+TN__KW_STRUCT(tn_tensor_split_fn_opts);
+TNDEF int tn_tensor_split_opts(tn_tensor *t, int64_t sections, tn_tensor **out, int max_out, tn_tensor_split_fn_opts opts);
+#define tn_tensor_split(t, sections, out, ...) tn_tensor_split_opts(t, sections, out, TN__POS_KW(tn_tensor_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_tensor_split_str(tn_tensor *t, int64_t sections, tn_tensor **out, int max_out, const char *options);
+TNDEF int tn_tensor_split_indices_opts(tn_tensor *t, const int64_t *indices, int n, tn_tensor **out, int max_out, tn_tensor_split_fn_opts opts);
+#define tn_tensor_split_indices(t, indices, n, out, ...) tn_tensor_split_indices_opts(t, indices, n, out, TN__POS_KW(tn_tensor_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_tensor_split_indices_str(tn_tensor *t, const int64_t *indices, int n, tn_tensor **out, int max_out, const char *options);
 /* t itself (a new reference) or a view with size-1 dims added as numpy's atleast_*d. */
 TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t);
 TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t);
@@ -602,33 +618,92 @@ TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n);
 TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n);
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
-/* k quarter turns from dims[0] towards dims[1] (n must be 2); a new tensor. */
-TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n);
+/* k quarter turns from dims[0] towards dims[1] (two dims); a new tensor:
+   tn_rot90(t, .k = -1, .dims = TN_INTS(1, 2)). */
+#define TN__INTS_0_1 {2, {0, 1}}      /* rot90's dims=(0, 1) */
+#define TN_FIELDS_tn_rot90_fn_opts(X) \
+    X(I,  k,    1,            "") \
+    X(IL, dims, TN__INTS_0_1, "")
+TN__KW_STRUCT(tn_rot90_fn_opts);
+TNDEF tn_tensor *tn_rot90_opts(tn_tensor *t, tn_rot90_fn_opts opts);
+#define tn_rot90(...) tn_rot90_opts(TN__POS_KW(tn_rot90_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_rot90_str(tn_tensor *t, const char *options);
 /* The n tensors (0-, 1- or 2-d) as blocks along the diagonal of one matrix, zeros elsewhere. */
 TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n);
-/* torch.meshgrid: n 0-/1-d tensors to n grids (expanded views) in out; indexing "ij"
-   (NULL) or "xy". Returns n, or -1. */
-TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out);
+/* torch.meshgrid: n 0-/1-d tensors to n grids (expanded views) in out; .indexing
+   TN_INDEXING_IJ (the default: PyTorch's None) or TN_INDEXING_XY. Returns n, or -1. */
+typedef enum tn_indexing { TN_INDEXING_IJ = 0, TN_INDEXING_XY } tn_indexing;
+#define TN_FIELDS_tn_meshgrid_fn_opts(X) \
+    X(E, indexing, TN_INDEXING_IJ, "ij|xy")
+TN__KW_STRUCT(tn_meshgrid_fn_opts);
+TNDEF int tn_meshgrid_opts(tn_tensor *const *ts, int n, tn_tensor **out, tn_meshgrid_fn_opts opts);
+#define tn_meshgrid(ts, n, ...) tn_meshgrid_opts(ts, n, TN__POS_KW(tn_meshgrid_fn_opts, __VA_ARGS__))
+TNDEF int tn_meshgrid_str(tn_tensor *const *ts, int n, tn_tensor **out, const char *options);
 TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n);   /* [prod of sizes, n] (one input: itself) */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
-/* Each element of t (each slice along dim) repeated repeats times, or repeats[i] times
-   (tensor form: int64 or int32, one per slice, or a single count); dim TN_NONE flattens t
-   first. output_size: TN_NONE, or the result's length along dim (checked). */
-TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size);
-TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size);
+/* Each element of t (each slice along .dim) repeated repeats times, or repeats[i] times
+   (tensor form: int64 or int32, one per slice, or a single count); .dim TN_NONE (PyTorch's
+   default None) flattens t first. .output_size: TN_NONE, or the result's length along dim
+   (checked). tn_repeat_interleave(t, 2, .dim = 1). */
+#define TN_FIELDS_tn_repeat_interleave_fn_opts(X) \
+    X(I, dim,         TN_NONE, "") \
+    X(I, output_size, TN_NONE, "")
+TN__KW_STRUCT(tn_repeat_interleave_fn_opts);
+TNDEF tn_tensor *tn_repeat_interleave_opts(tn_tensor *t, int64_t repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave(t, ...) tn_repeat_interleave_opts(t, TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_str(tn_tensor *t, int64_t repeats, const char *options);
+TNDEF tn_tensor *tn_repeat_interleave_tensor_opts(tn_tensor *t, tn_tensor *repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave_tensor(t, ...) tn_repeat_interleave_tensor_opts(t, TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_tensor_str(tn_tensor *t, tn_tensor *repeats, const char *options);
 /* torch.repeat_interleave(repeats): i repeated repeats[i] times (repeats 1-d, int64 or int32;
-   the result in its dtype). */
-TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size);
-/* The n-th forward difference along dim of t with prepend and append (NULL: none; t's ndim)
-   concatenated before and after it; bool inputs differ by logical xor. PyTorch's defaults:
-   n 1, dim -1. */
-TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append);
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
-/* A new tensor whose dims dim1, dim2 hold t's last dim on their offset diagonal, zeros elsewhere. */
-TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
-TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal);        /* 1-D: the matrix; 2-D: a copy of the diagonal */
-TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset);      /* the flattened input on a diagonal */
+   the result in its dtype); .output_size only (.dim is an error). */
+TNDEF tn_tensor *tn_repeat_interleave_indices_opts(tn_tensor *repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave_indices(...) tn_repeat_interleave_indices_opts(TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_indices_str(tn_tensor *repeats, const char *options);
+/* The .n-th (default 1) forward difference along .dim (default -1) of t with .prepend and
+   .append (NULL: none; t's ndim) concatenated before and after it; bool inputs differ by
+   logical xor. */
+#define TN_FIELDS_tn_diff_fn_opts(X) \
+    X(I, n,       1,    "") \
+    X(I, dim,     -1,   "") \
+    X(T, prepend, NULL, "") \
+    X(T, append,  NULL, "")
+TN__KW_STRUCT(tn_diff_fn_opts);
+TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts opts);
+#define tn_diff(...) tn_diff_opts(TN__POS_KW(tn_diff_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options);
+/* torch.diag, tril and triu's keyword: .diagonal (default 0; > 0 above the main one). */
+#define TN_FIELDS_tn_diag_fn_opts(X) \
+    X(I, diagonal, 0, "")
+TN__KW_STRUCT(tn_diag_fn_opts);
+/* The lower (tril) or upper (triu) triangle of the last two dims, the rest zeroed. */
+TNDEF tn_tensor *tn_tril_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_tril(...) tn_tril_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options);
+TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_triu(...) tn_triu_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options);
+/* A new tensor whose dims .dim1, .dim2 (default -2, -1) hold t's last dim on their .offset
+   diagonal (default 0), zeros elsewhere. */
+#define TN_FIELDS_tn_diag_embed_fn_opts(X) \
+    X(I, offset, 0,  "") \
+    X(I, dim1,   -2, "") \
+    X(I, dim2,   -1, "")
+TN__KW_STRUCT(tn_diag_embed_fn_opts);
+TNDEF tn_tensor *tn_diag_embed_opts(tn_tensor *t, tn_diag_embed_fn_opts opts);
+#define tn_diag_embed(...) tn_diag_embed_opts(TN__POS_KW(tn_diag_embed_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diag_embed_str(tn_tensor *t, const char *options);
+/* torch.diag: 1-D: the matrix with t on its .diagonal; 2-D: a copy of that diagonal. */
+TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_diag(...) tn_diag_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diag_str(tn_tensor *t, const char *options);
+/* The flattened input on its .offset diagonal (default 0) of a square matrix. */
+#define TN_FIELDS_tn_diagflat_fn_opts(X) \
+    X(I, offset, 0, "")
+TN__KW_STRUCT(tn_diagflat_fn_opts);
+TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts opts);
+#define tn_diagflat(...) tn_diagflat_opts(TN__POS_KW(tn_diagflat_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
@@ -1138,7 +1213,14 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
    others float64). histc: bins equal bins over [min, max] (both 0 or equal: the data's
    range) counting x's elements inside it (floating x; the result in its dtype). */
 TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength);
-TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max);
+#define TN_FIELDS_tn_histc_fn_opts(X) \
+    X(I, bins, 100, "") \
+    X(D, min,  0,   "") \
+    X(D, max,  0,   "")
+TN__KW_STRUCT(tn_histc_fn_opts);
+TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts opts);
+#define tn_histc(...) tn_histc_opts(TN__POS_KW(tn_histc_fn_opts, __VA_ARGS__))   /* tn_histc(x, .bins = 10) */
+TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -1152,15 +1234,32 @@ TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b);      /* [B,n,k] @ [B,k,m] *
 TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v);       /* [n,k] @ [k] */
 TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b);      /* 1-D . 1-D -> 0-d */
 TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b);    /* [n] x [m] -> [n,m] */
+/* The add-products, beta*input + alpha*(product), PyTorch's beta=1, alpha=1 (beta 0: input
+   is ignored, NaNs included): tn_addmm(input, m1, m2, .beta = 0.5, .alpha = 2). */
+#define TN_FIELDS_tn_addmm_fn_opts(X) \
+    X(D, beta,  1, "") \
+    X(D, alpha, 1, "")
+TN__KW_STRUCT(tn_addmm_fn_opts);
 /* beta*input + alpha*(m1 @ m2); input broadcasts to the result. */
-TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha);
-TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha);
+TNDEF tn_tensor *tn_addmm_opts(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, tn_addmm_fn_opts opts);
+#define tn_addmm(input, m1, ...) tn_addmm_opts(input, m1, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, const char *options);
+/* beta*input + alpha*(b1 @ b2) batched; input broadcasts to [B, n, m]. */
+TNDEF tn_tensor *tn_baddbmm_opts(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, tn_addmm_fn_opts opts);
+#define tn_baddbmm(input, b1, ...) tn_baddbmm_opts(input, b1, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_baddbmm_str(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, const char *options);
 /* beta*input + alpha*(mat @ vec); input broadcasts to [n]. */
-TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha);
+TNDEF tn_tensor *tn_addmv_opts(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, tn_addmm_fn_opts opts);
+#define tn_addmv(input, mat, ...) tn_addmv_opts(input, mat, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addmv_str(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, const char *options);
 /* beta*input + alpha*outer(vec1, vec2). */
-TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, double beta, double alpha);
+TNDEF tn_tensor *tn_addr_opts(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, tn_addmm_fn_opts opts);
+#define tn_addr(input, vec1, ...) tn_addr_opts(input, vec1, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addr_str(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, const char *options);
 /* beta*input + alpha*sum_b(batch1[b] @ batch2[b]). */
-TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, double beta, double alpha);
+TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, tn_addmm_fn_opts opts);
+#define tn_addbmm(input, batch1, ...) tn_addbmm_opts(input, batch1, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options);
 TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b);     /* dot (real dtypes: no conjugation) */
 TNDEF tn_tensor *tn_trace(tn_tensor *t);                  /* sum of a matrix's diagonal */
 TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (at most 4 dims) */
@@ -1172,13 +1271,39 @@ TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
    (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
-/* p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]: [..., P, R].
-   compute_mode as PyTorch's: 0 use_mm_for_euclid_dist_if_necessary (p = 2 and P or R > 25),
-   1 use_mm_for_euclid_dist, 2 donot_use_mm_for_euclid_dist. */
-TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode);
-TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p);        /* the rows' distances i < j, [N (N - 1) / 2] */
-/* torch.cov of the rows (variables) of a 1-/2-d input; fweights (integers), aweights (floats) may be NULL. */
-TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights);
+/* p-norm distances (.p, default 2) between the rows of x1 [..., P, M] and x2 [..., R, M]:
+   [..., P, R]. .compute_mode as PyTorch's: TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST_IF_NECESSARY
+   (the default, PyTorch's None: the matrix product when p = 2 and P or R > 25),
+   ..._USE_MM_FOR_EUCLID_DIST, ..._DONOT_USE_MM_FOR_EUCLID_DIST. */
+typedef enum tn_compute_mode {
+    TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST_IF_NECESSARY = 0, TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST,
+    TN_COMPUTE_MODE_DONOT_USE_MM_FOR_EUCLID_DIST
+} tn_compute_mode;
+#define TN_FIELDS_tn_cdist_fn_opts(X) \
+    X(D, p,            2, "") \
+    X(E, compute_mode, TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST_IF_NECESSARY, \
+      "use_mm_for_euclid_dist_if_necessary|use_mm_for_euclid_dist|donot_use_mm_for_euclid_dist")
+TN__KW_STRUCT(tn_cdist_fn_opts);
+TNDEF tn_tensor *tn_cdist_opts(tn_tensor *x1, tn_tensor *x2, tn_cdist_fn_opts opts);
+#define tn_cdist(x1, ...) tn_cdist_opts(x1, TN__POS_KW(tn_cdist_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cdist_str(tn_tensor *x1, tn_tensor *x2, const char *options);
+/* The p-norm distances (.p, default 2) of the rows i < j of x [N, M]: [N (N - 1) / 2]. */
+#define TN_FIELDS_tn_pdist_fn_opts(X) \
+    X(D, p, 2, "")
+TN__KW_STRUCT(tn_pdist_fn_opts);
+TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts opts);
+#define tn_pdist(...) tn_pdist_opts(TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options);
+/* torch.cov of the rows (variables) of a 1-/2-d input: .correction (default 1), .fweights
+   (integers) and .aweights (floats), NULL for none (tensors: the option text cannot give them). */
+#define TN_FIELDS_tn_cov_fn_opts(X) \
+    X(I, correction, 1,    "") \
+    X(T, fweights,   NULL, "") \
+    X(T, aweights,   NULL, "")
+TN__KW_STRUCT(tn_cov_fn_opts);
+TNDEF tn_tensor *tn_cov_opts(tn_tensor *t, tn_cov_fn_opts opts);
+#define tn_cov(...) tn_cov_opts(TN__POS_KW(tn_cov_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
 
 /* ======================================================================= */
@@ -1556,9 +1681,15 @@ TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor
 /* target (log(target) - input) for log-probabilities input (exp(target) (target - input) with
    log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL divergence. */
 TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target);
-/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim (torch 1.13's form), x1 and x2
+/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along .dim (torch 1.13's form), x1 and x2
    broadcast together (dim=1, eps=1e-8). */
-TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim, double eps);
+#define TN_FIELDS_tn_cosine_similarity_fn_opts(X) \
+    X(I, dim, 1,    "") \
+    X(D, eps, 1e-8, "")
+TN__KW_STRUCT(tn_cosine_similarity_fn_opts);
+TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts opts);
+#define tn_cosine_similarity(x1, ...) tn_cosine_similarity_opts(x1, TN__POS_KW(tn_cosine_similarity_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options);
 /* 1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1 (0 elsewhere);
    x1, x2 [N, D] with target [N], or [D] with a 0-d target (margin=0). */
 TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
@@ -1566,7 +1697,14 @@ TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tenso
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
 /* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
    eps=1e-6, keepdim=False). */
-TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim);
+#define TN_FIELDS_tn_pairwise_distance_fn_opts(X) \
+    X(D, p,       2,     "") \
+    X(D, eps,     1e-6,  "") \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_pairwise_distance_fn_opts);
+TNDEF tn_tensor *tn_pairwise_distance_opts(tn_tensor *x1, tn_tensor *x2, tn_pairwise_distance_fn_opts opts);
+#define tn_pairwise_distance(x1, ...) tn_pairwise_distance_opts(x1, TN__POS_KW(tn_pairwise_distance_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pairwise_distance_str(tn_tensor *x1, tn_tensor *x2, const char *options);
 /* The keyword arguments of the losses below, one struct for the family: each field starts
    "not given" (NAN, -1, TN_NONE) and each loss fills in its own PyTorch default (shown with
    it); a field the loss does not have is an error when given:
@@ -4010,11 +4148,65 @@ static const tn__kwkey tn__kw_searchsorted[] = {TN_FIELDS_tn_searchsorted_fn_opt
 #define TN__KW_T tn_unique_fn_opts
 static const tn__kwkey tn__kw_unique[] = {TN_FIELDS_tn_unique_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_diagonal_fn_opts
+static const tn__kwkey tn__kw_diagonal[] = {TN_FIELDS_tn_diagonal_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tensor_split_fn_opts
+static const tn__kwkey tn__kw_tensor_split[] = {TN_FIELDS_tn_tensor_split_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rot90_fn_opts
+static const tn__kwkey tn__kw_rot90[] = {TN_FIELDS_tn_rot90_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_meshgrid_fn_opts
+static const tn__kwkey tn__kw_meshgrid[] = {TN_FIELDS_tn_meshgrid_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diag_fn_opts
+static const tn__kwkey tn__kw_diag[] = {TN_FIELDS_tn_diag_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_addmm_fn_opts
+static const tn__kwkey tn__kw_addmm[] = {TN_FIELDS_tn_addmm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cdist_fn_opts
+static const tn__kwkey tn__kw_cdist[] = {TN_FIELDS_tn_cdist_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pdist_fn_opts
+static const tn__kwkey tn__kw_pdist[] = {TN_FIELDS_tn_pdist_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cov_fn_opts
+static const tn__kwkey tn__kw_cov[] = {TN_FIELDS_tn_cov_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_repeat_interleave_fn_opts
+static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interleave_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diff_fn_opts
+static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diag_embed_fn_opts
+static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diagflat_fn_opts
+static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_histc_fn_opts
+static const tn__kwkey tn__kw_histc[] = {TN_FIELDS_tn_histc_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cosine_similarity_fn_opts
+static const tn__kwkey tn__kw_cosine_similarity[] = {TN_FIELDS_tn_cosine_similarity_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pairwise_distance_fn_opts
+static const tn__kwkey tn__kw_pairwise_distance[] = {TN_FIELDS_tn_pairwise_distance_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \
         T o = TN_DEFAULTS(T); \
         if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
+        return call; \
+    } while (0)
+/* The same for a _str function that returns an int (-1 on error). */
+#define TN__KW_STR_INT(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return -1; \
         return call; \
     } while (0)
 
@@ -6092,7 +6284,8 @@ static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {
     for (int k = 0, j = 0; k < ndim; k++) perm[k] = k == d1 ? ndim - 2 : k == d2 ? ndim - 1 : j++;
 }
 
-TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+/* tn_diagonal's body, positional for the library's own callers */
+static tn_tensor *tn__diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
     TN__CHECK_NULL(t);
     int d1 = tn__wrap_dim("tn_diagonal", dim1, t->ndim), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diagonal", dim2, t->ndim);
     if (d1 < 0 || d2 < 0) return NULL;
@@ -6110,6 +6303,10 @@ TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t
     int64_t attrs[3] = {d1, d2, offset};
     return tn__view_record(t, tn__view_own(t, ns, st, nd, off), G_DIAGONAL, attrs, 3);
 }
+TNDEF tn_tensor *tn_diagonal_opts(tn_tensor *t, tn_diagonal_fn_opts o) { return tn__diagonal(t, o.offset, o.dim1, o.dim2); }
+TNDEF tn_tensor *tn_diagonal_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diagonal_fn_opts, diagonal, "tn_diagonal", options, tn_diagonal_opts(t, o));
+}
 
 static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
     TN__CHECK_NULL(t);
@@ -6123,21 +6320,32 @@ static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1
     tn_scope_begin();
     return tn__scope_return(tn_permute(tn__diag_place(t, n, n, offset), perm, nd));
 }
-TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
-    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, offset, dim1, dim2)), "DiagEmbedBackward0");
+TNDEF tn_tensor *tn_diag_embed_opts(tn_tensor *t, tn_diag_embed_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, o.offset, o.dim1, o.dim2)), "DiagEmbedBackward0");
 }
-TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal) {
+TNDEF tn_tensor *tn_diag_embed_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diag_embed_fn_opts, diag_embed, "tn_diag_embed", options, tn_diag_embed_opts(t, o));
+}
+TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts o) {
+    const int64_t diagonal = o.diagonal;
     TN__CHECK_NULL(t);
     if (t->ndim == 1) return TN__AS("tn_diag", tn__diag_embed_impl(t, diagonal, 0, 1));
     if (t->ndim != 2) return (tn_tensor *)tn__error("tn_diag: Supports 1D or 2D tensors. Got %dD", t->ndim);
     tn_scope_begin();
-    return tn__scope_return(TN__AS("tn_diag", tn_clone(tn_diagonal(t, diagonal, 0, 1))));
+    return tn__scope_return(TN__AS("tn_diag", tn_clone(tn__diagonal(t, diagonal, 0, 1))));
 }
-TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset) {
+TNDEF tn_tensor *tn_diag_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diag_fn_opts, diag, "tn_diag", options, tn_diag_opts(t, o));
+}
+TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts o) {
+    const int64_t offset = o.offset;
     TN__CHECK_NULL(t);
     const int64_t flat = -1;
     tn_scope_begin();
     return tn__scope_return(TN__AS("tn_diagflat", tn__diag_embed_impl(tn_reshape(t, &flat, 1), offset, 0, 1)));
+}
+TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diagflat_fn_opts, diagflat, "tn_diagflat", options, tn_diagflat_opts(t, o));
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */
@@ -7277,8 +7485,13 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     tn_scope_end();
     return out;
 }
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+/* tril / triu, positional for the library's own callers */
+static tn_tensor *tn__tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
+static tn_tensor *tn__triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+TNDEF tn_tensor *tn_tril_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__tril(t, o.diagonal); }
+TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__triu(t, o.diagonal); }
+TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_tril", options, tn_tril_opts(t, o)); }
+TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_triu", options, tn_triu_opts(t, o)); }
 
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
@@ -7349,8 +7562,11 @@ static tn_tensor *tn__repeat_interleave_impl(tn_tensor *t, int64_t repeats, int6
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size) {
-    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, dim, output_size));
+TNDEF tn_tensor *tn_repeat_interleave_opts(tn_tensor *t, int64_t repeats, tn_repeat_interleave_fn_opts o) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, o.dim, o.output_size));
+}
+TNDEF tn_tensor *tn_repeat_interleave_str(tn_tensor *t, int64_t repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave", options, tn_repeat_interleave_opts(t, repeats, o));
 }
 /* The counts of repeats (1-d or 0-d, int64 or int32) on the host, checked non-negative;
    their total in *total. */
@@ -7394,8 +7610,12 @@ static tn_tensor *tn__repeat_indices_impl(const char *fn, tn_tensor *repeats, in
     tn_release(h);
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size) {
-    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, output_size);
+TNDEF tn_tensor *tn_repeat_interleave_indices_opts(tn_tensor *repeats, tn_repeat_interleave_fn_opts o) {
+    if (o.dim != TN_NONE) return (tn_tensor *)tn__error("tn_repeat_interleave_indices: dim is not an option of repeat_interleave(repeats) (valid: output_size)");
+    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, o.output_size);
+}
+TNDEF tn_tensor *tn_repeat_interleave_indices_str(tn_tensor *repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave_indices", options, tn_repeat_interleave_indices_opts(repeats, o));
 }
 static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
     const char *fn = "tn_repeat_interleave";
@@ -7411,7 +7631,7 @@ static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *rep
         tn_tensor *one = tn__copy_as(repeats, TN_I64, TN_CPU);
         int64_t k = one ? *(const int64_t *)tn_data_ptr(one) : 0;
         tn_release(one);
-        r = one ? tn_repeat_interleave(x, k, d, output_size) : NULL;
+        r = one ? TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(x, k, d, output_size)) : NULL;
     } else if (x && tn_numel(repeats) != x->shape[d]) {
         tn__error("%s: repeats must have the same size as input along dim (%lld repeats, size %lld)", fn, (long long)tn_numel(repeats), (long long)x->shape[d]);
     } else if (x) {
@@ -7423,8 +7643,11 @@ static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *rep
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
-    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, dim, output_size));
+TNDEF tn_tensor *tn_repeat_interleave_tensor_opts(tn_tensor *t, tn_tensor *repeats, tn_repeat_interleave_fn_opts o) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, o.dim, o.output_size));
+}
+TNDEF tn_tensor *tn_repeat_interleave_tensor_str(tn_tensor *t, tn_tensor *repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave", options, tn_repeat_interleave_tensor_opts(t, repeats, o));
 }
 
 static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) {
@@ -7462,12 +7685,13 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) { return TN__AS("tn_diff", tn__diff_impl(t, n, dim, prepend, append)); }
+TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts o) { return TN__AS("tn_diff", tn__diff_impl(t, o.n, o.dim, o.prepend, o.append)); }
+TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diff_fn_opts, diff, "tn_diff", options, tn_diff_opts(t, o)); }
 
 /* ---- composites of the above ---- */
 static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
-    if (n != 2 || !dims) return (tn_tensor *)tn__error("tn_rot90: expected total rotation dims == 2, but got dims = %d", n);
+    if (n != 2) return (tn_tensor *)tn__error("tn_rot90: expected total rotation dims == 2, but got dims = %d", n);
     if (t->ndim < 2) return (tn_tensor *)tn__error("tn_rot90: expected total dims >= 2, but got total dims = %d", t->ndim);
     int d0 = tn__wrap_dim("tn_rot90", dims[0], t->ndim), d1 = d0 < 0 ? -1 : tn__wrap_dim("tn_rot90", dims[1], t->ndim);
     if (d0 < 0 || d1 < 0) return NULL;
@@ -7482,7 +7706,10 @@ static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, i
     default: return tn__scope_return(tn_clone(t));
     }
 }
-TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n) { return TN__AS("tn_rot90", tn__rot90_impl(t, k, dims, n)); }
+TNDEF tn_tensor *tn_rot90_opts(tn_tensor *t, tn_rot90_fn_opts o) { return TN__AS("tn_rot90", tn__rot90_impl(t, o.k, o.dims.v, o.dims.n)); }
+TNDEF tn_tensor *tn_rot90_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_rot90_fn_opts, rot90, "tn_rot90", options, tn_rot90_opts(t, o));
+}
 
 static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
     if (n < 0 || (n && !ts)) return (tn_tensor *)tn__error("tn_block_diag: invalid tensor list");
@@ -7513,13 +7740,12 @@ static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
 }
 TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n) { return TN__AS("tn_block_diag", tn__block_diag_impl(ts, n)); }
 
-static int tn__meshgrid_impl(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+static int tn__meshgrid_impl(tn_tensor *const *ts, int n, int indexing, tn_tensor **out) {
     if (n <= 0 || !ts || !out) return TN__FAIL_INT("tn_meshgrid: expects a non-empty list of tensors");
     if (n > TN_MAX_DIMS) return TN__FAIL_INT("tn_meshgrid: %d tensors would make %d-d grids, more than %d", n, n, TN_MAX_DIMS);
-    bool xy;
-    if (!indexing || strcmp(indexing, "ij") == 0) xy = false;
-    else if (strcmp(indexing, "xy") == 0) xy = true;
-    else return TN__FAIL_INT("tn_meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s", indexing);
+    if (indexing != TN_INDEXING_IJ && indexing != TN_INDEXING_XY)
+        return TN__FAIL_INT("tn_meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %d", indexing);
+    const bool xy = indexing == TN_INDEXING_XY;
     int64_t shape[TN_MAX_DIMS];
     for (int i = 0; i < n; i++) {
         if (!ts[i]) return -1;
@@ -7545,10 +7771,13 @@ static int tn__meshgrid_impl(tn_tensor *const *ts, int n, const char *indexing, 
     tn_scope_end();
     return ok ? n : -1;
 }
-TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+TNDEF int tn_meshgrid_opts(tn_tensor *const *ts, int n, tn_tensor **out, tn_meshgrid_fn_opts o) {
     tn__as_begin();
-    int r = tn__meshgrid_impl(ts, n, indexing, out);
+    int r = tn__meshgrid_impl(ts, n, o.indexing, out);
     return tn__as_end("tn_meshgrid", r < 0 ? NULL : (tn_tensor *)out) ? r : -1;
+}
+TNDEF int tn_meshgrid_str(tn_tensor *const *ts, int n, tn_tensor **out, const char *options) {
+    TN__KW_STR_INT(tn_meshgrid_fn_opts, meshgrid, "tn_meshgrid", options, tn_meshgrid_opts(ts, n, out, o));
 }
 
 static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
@@ -7561,7 +7790,7 @@ static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
     tn_tensor *grids[TN_MAX_DIMS];
     if (n > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_cartesian_prod: at most %d tensors", TN_MAX_DIMS);
     tn_scope_begin();
-    if (tn_meshgrid(ts, n, "ij", grids) < 0) return tn__scope_return(NULL);
+    if (tn_meshgrid_opts(ts, n, grids, (tn_meshgrid_fn_opts)TN_DEFAULTS(tn_meshgrid_fn_opts)) < 0) return tn__scope_return(NULL);
     const int64_t flat = -1;
     for (int i = 0; i < n; i++) grids[i] = tn_reshape(grids[i], &flat, 1);
     return tn__scope_return(tn_stack(grids, n, 1));
@@ -7578,7 +7807,8 @@ static int tn__split_bounds(const char *fn, tn_tensor *t, int d, const int64_t *
         out[i] = tn_slice(t, d, i ? inner[i - 1] : 0, i < n ? inner[i] : TN_END, 1);
     return n + 1;
 }
-TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_tensor_split_opts(tn_tensor *t, int64_t sections, tn_tensor **out, int max_out, tn_tensor_split_fn_opts o) {
+    const int64_t dim = o.dim;
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
     int d = tn__wrap_dim("tn_tensor_split", dim, t->ndim);
@@ -7594,13 +7824,20 @@ TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor
     }
     return (int)sections;
 }
-TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_tensor_split_str(tn_tensor *t, int64_t sections, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_tensor_split_fn_opts, tensor_split, "tn_tensor_split", options, tn_tensor_split_opts(t, sections, out, max_out, o));
+}
+TNDEF int tn_tensor_split_indices_opts(tn_tensor *t, const int64_t *indices, int n, tn_tensor **out, int max_out, tn_tensor_split_fn_opts o) {
+    const int64_t dim = o.dim;
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split_indices: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
     int d = tn__wrap_dim("tn_tensor_split_indices", dim, t->ndim);
     if (d < 0) return -1;
     if (n < 0 || (n && !indices)) return TN__FAIL_INT("tn_tensor_split_indices: indices must be a non-NULL array of n >= 0 entries (n = %d)", n);
     return tn__split_bounds("tn_tensor_split_indices", t, d, indices, n, out, max_out);
+}
+TNDEF int tn_tensor_split_indices_str(tn_tensor *t, const int64_t *indices, int n, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_tensor_split_fn_opts, tensor_split, "tn_tensor_split_indices", options, tn_tensor_split_indices_opts(t, indices, n, out, max_out, o));
 }
 
 static tn_tensor *tn__atleast(tn_tensor *t, int nd) {
@@ -9410,7 +9647,8 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max) { return TN__AS("tn_histc", tn__histc_impl(x, bins, min, max)); }
+TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts o) { return TN__AS("tn_histc", tn__histc_impl(x, o.bins, o.min, o.max)); }
+TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }
 
 /* ============================================================================== */
 /* src/ops/lanes.c: lane ops (one dim at a time): arg-extremes, scans, sort, topk */
@@ -11571,17 +11809,26 @@ TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b) {
     if (tn__need_ndim("tn_bmm", "batch1", a, 3) || tn__need_ndim("tn_bmm", "batch2", b, 3)) return NULL;
     return tn__own(tn__gemm_record(G_BMM, NULL, a, b, 0, 1, tn__gemm_op("tn_bmm", a, b, NULL, 0, 1)));
 }
-TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
+/* tn_addmm's body, positional for the library's own callers */
+static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
     TN__CHECK_NULL(input, m1, m2);
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
     if (input->dtype != m1->dtype) return (tn_tensor *)tn__error("tn_addmm: self and mat1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(m1->dtype));
     return tn__own(tn__gemm_record(G_ADDMM, input, m1, m2, beta, alpha, tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha)));
 }
-TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
+TNDEF tn_tensor *tn_addmm_opts(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, tn_addmm_fn_opts o) { return tn__addmm(input, m1, m2, o.beta, o.alpha); }
+TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addmm", options, tn_addmm_opts(input, m1, m2, o));
+}
+TNDEF tn_tensor *tn_baddbmm_opts(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, tn_addmm_fn_opts o) {
+    const double beta = o.beta, alpha = o.alpha;
     TN__CHECK_NULL(input, b1, b2);
     if (tn__need_ndim("tn_baddbmm", "batch1", b1, 3) || tn__need_ndim("tn_baddbmm", "batch2", b2, 3)) return NULL;
     if (input->dtype != b1->dtype) return (tn_tensor *)tn__error("tn_baddbmm: self and batch1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(b1->dtype));
     return tn__own(tn__gemm_record(G_BADDBMM, input, b1, b2, beta, alpha, tn__gemm_op("tn_baddbmm", b1, b2, input, beta, alpha)));
+}
+TNDEF tn_tensor *tn_baddbmm_str(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_baddbmm", options, tn_baddbmm_opts(input, b1, b2, o));
 }
 
 static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
@@ -11658,7 +11905,7 @@ static tn_tensor *tn__trace_impl(tn_tensor *t) {
     TN__CHECK_NULL(t);
     if (t->ndim != 2) return (tn_tensor *)tn__error("tn_trace: expected a matrix, but got tensor with dim %d", t->ndim);
     tn_scope_begin();
-    return tn__scope_return(tn_sum(tn_diagonal(t, 0, 0, 1)));
+    return tn__scope_return(tn_sum(tn__diagonal(t, 0, 0, 1)));
 }
 TNDEF tn_tensor *tn_trace(tn_tensor *t) { return tn__grad_name(TN__AS("tn_trace", tn__trace_impl(t)), "TraceBackward0"); }
 
@@ -11667,10 +11914,13 @@ static tn_tensor *tn__addmv_impl(tn_tensor *input, tn_tensor *mat, tn_tensor *ve
     if (tn__need_ndim("tn_addmv", "mat", mat, 2) || tn__need_ndim("tn_addmv", "vec", vec, 1)) return NULL;
     if (input->ndim > 1) return (tn_tensor *)tn__error("tn_addmv: input of shape %s does not broadcast to the result's [%lld]", TN__SHAPE(input), (long long)mat->shape[0]);
     tn_scope_begin();   /* as addmm of the column vec: input [n] broadcasts as [n, 1] */
-    return tn__scope_return(tn_squeeze_dim(tn_addmm(input->ndim ? tn_unsqueeze(input, -1) : input, mat, tn_unsqueeze(vec, -1), beta, alpha), -1));
+    return tn__scope_return(tn_squeeze_dim(tn__addmm(input->ndim ? tn_unsqueeze(input, -1) : input, mat, tn_unsqueeze(vec, -1), beta, alpha), -1));
 }
-TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha) {
-    return tn__grad_name(TN__AS("tn_addmv", tn__addmv_impl(input, mat, vec, beta, alpha)), "AddmvBackward0");
+TNDEF tn_tensor *tn_addmv_opts(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, tn_addmm_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_addmv", tn__addmv_impl(input, mat, vec, o.beta, o.alpha)), "AddmvBackward0");
+}
+TNDEF tn_tensor *tn_addmv_str(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addmv", options, tn_addmv_opts(input, mat, vec, o));
 }
 static tn_tensor *tn__addr_impl(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, double beta, double alpha) {
     TN__CHECK_NULL(input, v1, v2);
@@ -11682,8 +11932,11 @@ static tn_tensor *tn__addr_impl(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, 
     tn_tensor *r = tn_mul_scalar(tn_outer(v1, v2), alpha);
     return tn__scope_return(beta == 0 ? r : tn_add(r, tn_mul_scalar(input, beta)));
 }
-TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, double beta, double alpha) {
-    return tn__grad_name(TN__AS("tn_addr", tn__addr_impl(input, v1, v2, beta, alpha)), "AddrBackward0");
+TNDEF tn_tensor *tn_addr_opts(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, tn_addmm_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_addr", tn__addr_impl(input, vec1, vec2, o.beta, o.alpha)), "AddrBackward0");
+}
+TNDEF tn_tensor *tn_addr_str(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addr", options, tn_addr_opts(input, vec1, vec2, o));
 }
 static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
     TN__CHECK_NULL(input, b1, b2);
@@ -11696,10 +11949,13 @@ static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2
     if (!tn__mul_ok(b1->shape[0], b1->shape[2], &bk)) return (tn_tensor *)tn__error("tn_addbmm: sizes too large");
     s1[0] = b1->shape[1]; s1[1] = bk; s2[0] = bk; s2[1] = b2->shape[2];
     tn_scope_begin();   /* the sum of the batch's products is one product over [n, B*k] @ [B*k, m] */
-    return tn__scope_return(tn_addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
+    return tn__scope_return(tn__addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
 }
-TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
-    return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, b1, b2, beta, alpha)), "AddbmmBackward0");
+TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, tn_addmm_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, batch1, batch2, o.beta, o.alpha)), "AddbmmBackward0");
+}
+TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addbmm", options, tn_addbmm_opts(input, batch1, batch2, o));
 }
 TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) { return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0"); }
 
@@ -11929,7 +12185,7 @@ static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout
             for (int j2 = j + 1; j2 < ops[i].n; j2++)
                 if (ops[i].lab[j2] == ops[i].lab[j]) {
                     int l = ops[i].lab[j];
-                    ops[i].t = tn_diagonal(ops[i].t, 0, j, j2);
+                    ops[i].t = tn__diagonal(ops[i].t, 0, j, j2);
                     memmove(&ops[i].lab[j2], &ops[i].lab[j2 + 1], (size_t)(ops[i].n - j2 - 1) * sizeof(int));
                     memmove(&ops[i].lab[j], &ops[i].lab[j + 1], (size_t)(ops[i].n - j - 2) * sizeof(int));
                     ops[i].lab[ops[i].n - 2] = l;
@@ -12056,8 +12312,11 @@ static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int com
     }
     return tn__scope_return(tn__dist_lastdim(tn_sub(tn_unsqueeze(a, -2), tn_unsqueeze(b, -3)), p));
 }
-TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode) {
-    return tn__grad_name(TN__AS("tn_cdist", tn__cdist_impl(x1, x2, p, compute_mode)), "CdistBackward0");
+TNDEF tn_tensor *tn_cdist_opts(tn_tensor *x1, tn_tensor *x2, tn_cdist_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_cdist", tn__cdist_impl(x1, x2, o.p, o.compute_mode)), "CdistBackward0");
+}
+TNDEF tn_tensor *tn_cdist_str(tn_tensor *x1, tn_tensor *x2, const char *options) {
+    TN__KW_STR(tn_cdist_fn_opts, cdist, "tn_cdist", options, tn_cdist_opts(x1, x2, o));
 }
 static tn_tensor *tn__pdist_impl(tn_tensor *x, double p) {
     TN__CHECK_NULL(x);
@@ -12073,7 +12332,10 @@ static tn_tensor *tn__pdist_impl(tn_tensor *x, double p) {
     TN_FREE(ij);
     return tn__scope_return(tn__dist_lastdim(tn_sub(tn_index_select(x, 0, ii), tn_index_select(x, 0, jj)), p));
 }
-TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_pdist", tn__pdist_impl(x, p)), "PdistBackward0"); }
+TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts o) { return tn__grad_name(TN__AS("tn_pdist", tn__pdist_impl(x, o.p)), "PdistBackward0"); }
+TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_pdist_fn_opts, pdist, "tn_pdist", options, tn_pdist_opts(x, o));
+}
 
 /* ---- covariance ---- */
 static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {
@@ -12115,15 +12377,16 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     c = c ? tn_div(c, tn_to_dtype(norm, c->dtype)) : NULL;
     return tn__scope_return(tn_squeeze(c));
 }
-TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {
-    return TN__AS("tn_cov", tn__cov_impl(t, correction, fweights, aweights));
+TNDEF tn_tensor *tn_cov_opts(tn_tensor *t, tn_cov_fn_opts o) { return TN__AS("tn_cov", tn__cov_impl(t, o.correction, o.fweights, o.aweights)); }
+TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_cov_fn_opts, cov, "tn_cov", options, tn_cov_opts(t, o));
 }
 static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
     TN__CHECK_NULL(t);
     tn_scope_begin();
-    tn_tensor *c = tn_cov(t, 1, NULL, NULL);
+    tn_tensor *c = tn_cov_opts(t, (tn_cov_fn_opts)TN_DEFAULTS(tn_cov_fn_opts));
     if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
-    tn_tensor *sd = tn_sqrt(tn_diagonal(c, 0, 0, 1));
+    tn_tensor *sd = tn_sqrt(tn__diagonal(c, 0, 0, 1));
     c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
     return tn__scope_return(tn_clamp(c, -1, 1));   /* rounding can leave |c| just past 1 */
 }
@@ -12219,7 +12482,7 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
     if (tn__nn_same("tn_linear", x, w, "weight") || tn__nn_same("tn_linear", x, b, "bias")) return NULL;
     tn_scope_begin();
     tn_tensor *wt = tn_t(w), *y;
-    if (x->ndim == 2 && b) y = tn_addmm(b, x, wt, 1, 1);  /* one GEMM with the bias as C, as PyTorch */
+    if (x->ndim == 2 && b) y = tn__addmm(b, x, wt, 1, 1);  /* one GEMM with the bias as C, as PyTorch */
     else {
         y = tn_matmul(x, wt);
         if (b) y = tn_add(y, b);
@@ -16188,7 +16451,7 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
     tn_scope_begin();
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale > 0 ? scale : 1 / sqrt((double)(E ? E : 1)));
-    if (causal) mask = tn_tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);
@@ -17028,8 +17291,11 @@ static tn_tensor *tn__cosine_similarity_impl(tn_tensor *x1, tn_tensor *x2, int64
     tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1, false);
     return tn__loss_finish(r, "SumBackward1");
 }
-TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim, double eps) {
-    return TN__AS("tn_cosine_similarity", tn__cosine_similarity_impl(x1, x2, dim, eps));
+TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts o) {
+    return TN__AS("tn_cosine_similarity", tn__cosine_similarity_impl(x1, x2, o.dim, o.eps));
+}
+TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options) {
+    TN__KW_STR(tn_cosine_similarity_fn_opts, cosine_similarity, "tn_cosine_similarity", options, tn_cosine_similarity_opts(x1, x2, o));
 }
 
 static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction red) {
@@ -17281,8 +17547,13 @@ static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, doubl
     tn_scope_begin();
     return tn__scope_return(tn__grad_name(tn_norm_dims(tn_add_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
 }
-TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
+/* tn_pairwise_distance, positional for the library's own callers */
+static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
     return TN__AS("tn_pairwise_distance", tn__pairwise_distance_impl(x1, x2, p, eps, keepdim));
+}
+TNDEF tn_tensor *tn_pairwise_distance_opts(tn_tensor *x1, tn_tensor *x2, tn_pairwise_distance_fn_opts o) { return tn__pairwise_distance(x1, x2, o.p, o.eps, o.keepdim); }
+TNDEF tn_tensor *tn_pairwise_distance_str(tn_tensor *x1, tn_tensor *x2, const char *options) {
+    TN__KW_STR(tn_pairwise_distance_fn_opts, pairwise_distance, "tn_pairwise_distance", options, tn_pairwise_distance_opts(x1, x2, o));
 }
 
 static tn_tensor *tn__soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
@@ -17428,9 +17699,9 @@ static tn_tensor *tn__triplet_impl(const char *fn, tn_tensor *a, tn_tensor *p, t
             return tn_last_error()[0] ? NULL : (tn_tensor *)tn__error("%s: the distance function returned NULL", fn);
         }
     } else {
-        dp = tn_pairwise_distance(a, p, pn, eps, false);
-        dn = tn_pairwise_distance(a, n, pn, eps, false);
-        if (swap) ds = tn_pairwise_distance(p, n, pn, eps, false);
+        dp = tn__pairwise_distance(a, p, pn, eps, false);
+        dn = tn__pairwise_distance(a, n, pn, eps, false);
+        if (swap) ds = tn__pairwise_distance(p, n, pn, eps, false);
     }
     if (swap) dn = tn_minimum(dn, ds);
     tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), 0, INFINITY);
@@ -18447,7 +18718,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *eye = tn_to(tn_eye(L, -1, TN_BOOL), x->device);
         tn_tensor *rep = tn_where(eye, tn_ones(NULL, 0, x->dtype), tn_unsqueeze(xl, -2));
         int64_t LL[2] = {L, L}, last = -1;
-        tn_tensor *upper = tn_triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
+        tn_tensor *upper = tn__triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
         gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
 
@@ -21550,7 +21821,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *k = tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL);
     tn_tensor *v = tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL);
     /* additive masks: attn_mask [1 or N*H, L, S], key padding [N, S] */
-    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn_triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
+    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn__triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
     if (am && am->ndim == 2) am = tn_unsqueeze(am, 0);
     tn_tensor *kp = tn__mask_to_float(kpm, dt);
     tn_tensor *bk = tn_module_get(m, "bias_k"), *bv = tn_module_get(m, "bias_v");
@@ -21645,7 +21916,7 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
 }
 static tn_tensor *tn__square_mask(int64_t sz, tn_dtype dtype) {
     tn_scope_begin();
-    return tn__scope_return(tn_triu(tn_full(TN_SHAPE(sz, sz), -INFINITY, dtype), 1));
+    return tn__scope_return(tn__triu(tn_full(TN_SHAPE(sz, sz), -INFINITY, dtype), 1));
 }
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype) {
     const char *fn = "tn_nn_generate_square_subsequent_mask";

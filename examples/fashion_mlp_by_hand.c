@@ -76,8 +76,8 @@ int main(int argc, char **argv) {
             tn_tensor *idx = tn_narrow(perm, 0, s * B, B);
             tn_tensor *x = tn_index_select(xtr, 0, idx), *y = tn_index_select(ytr, 0, idx);
             /* forward */
-            tn_tensor *h = tn_relu(tn_addmm(b1, x, W1, 1, 1));
-            tn_tensor *logits = tn_addmm(b2, h, W2, 1, 1);
+            tn_tensor *h = tn_relu(tn_addmm(b1, x, W1));
+            tn_tensor *logits = tn_addmm(b2, h, W2);
             tn_tensor *logp = tn_log_softmax(logits, 1);
             tn_tensor *onehot = tn_index_select(eye10, 0, y);
             total += -tn_item(tn_sum(tn_mul(logp, onehot))) / (double)B;
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
         }
         /* test accuracy */
         tn_scope_begin();
-        tn_tensor *logits = tn_addmm(b2, tn_relu(tn_addmm(b1, xte, W1, 1, 1)), W2, 1, 1);
+        tn_tensor *logits = tn_addmm(b2, tn_relu(tn_addmm(b1, xte, W1)), W2);
         double acc = tn_item(tn_mean(tn_to_dtype(tn_eq(tn_argmax_dim(logits, 1, false), yte), TN_F32)));
         double dt = now() - t0;
         printf("epoch %d  loss %.4f  test accuracy %.2f%%  (%.1f s, %.0f samples/s)\n", ep + 1, total / (double)steps, 100 * acc, dt, (double)(steps * B) / dt);

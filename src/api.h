@@ -490,8 +490,16 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
 #define TN_END INT64_MAX
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
 TNDEF tn_tensor *tn_select(tn_tensor *t, int64_t dim, int64_t index);      /* removes dim */
-/* The offset diagonal of dims dim1, dim2 as a view, appended as the last dim. */
-TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
+/* The offset diagonal of dims dim1, dim2 as a view, appended as the last dim:
+   tn_diagonal(t, .offset = 1, .dim1 = -2, .dim2 = -1). */
+#define TN_FIELDS_tn_diagonal_fn_opts(X) \
+    X(I, offset, 0, "") \
+    X(I, dim1,   0, "") \
+    X(I, dim2,   1, "")
+TN__KW_STRUCT(tn_diagonal_fn_opts);
+TNDEF tn_tensor *tn_diagonal_opts(tn_tensor *t, tn_diagonal_fn_opts opts);
+#define tn_diagonal(...) tn_diagonal_opts(TN__POS_KW(tn_diagonal_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagonal_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_expand(tn_tensor *t, const int64_t *shape, int ndim);  /* -1 keeps a size */
 TNDEF tn_tensor *tn_expand_as(tn_tensor *t, tn_tensor *other);
 TNDEF tn_tensor *tn_broadcast_to(tn_tensor *t, const int64_t *shape, int ndim);
@@ -572,10 +580,18 @@ TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
 TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
 TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
-/* torch.tensor_split: `sections` pieces (the first size % sections one longer), or the
-   pieces between indices[0..n) (Python slices: n + 1 pieces, possibly empty). Views. */
-TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out);
-TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out);
+/* torch.tensor_split along .dim (default 0): `sections` pieces (the first size % sections
+   one longer), or the pieces between indices[0..n) (Python slices: n + 1 pieces, possibly
+   empty). Views, written to out (up to max_out; out NULL counts them); returns how many. */
+#define TN_FIELDS_tn_tensor_split_fn_opts(X) \
+    X(I, dim, 0, "")
+TN__KW_STRUCT(tn_tensor_split_fn_opts);
+TNDEF int tn_tensor_split_opts(tn_tensor *t, int64_t sections, tn_tensor **out, int max_out, tn_tensor_split_fn_opts opts);
+#define tn_tensor_split(t, sections, out, ...) tn_tensor_split_opts(t, sections, out, TN__POS_KW(tn_tensor_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_tensor_split_str(tn_tensor *t, int64_t sections, tn_tensor **out, int max_out, const char *options);
+TNDEF int tn_tensor_split_indices_opts(tn_tensor *t, const int64_t *indices, int n, tn_tensor **out, int max_out, tn_tensor_split_fn_opts opts);
+#define tn_tensor_split_indices(t, indices, n, out, ...) tn_tensor_split_indices_opts(t, indices, n, out, TN__POS_KW(tn_tensor_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_tensor_split_indices_str(tn_tensor *t, const int64_t *indices, int n, tn_tensor **out, int max_out, const char *options);
 /* t itself (a new reference) or a view with size-1 dims added as numpy's atleast_*d. */
 TNDEF tn_tensor *tn_atleast_1d(tn_tensor *t);
 TNDEF tn_tensor *tn_atleast_2d(tn_tensor *t);
@@ -589,33 +605,92 @@ TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n);
 TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n);
 TNDEF tn_tensor *tn_flip(tn_tensor *t, const int64_t *dims, int n);
 TNDEF tn_tensor *tn_roll(tn_tensor *t, const int64_t *shifts, const int64_t *dims, int n); /* n = 0: flattened, shifts[0] */
-/* k quarter turns from dims[0] towards dims[1] (n must be 2); a new tensor. */
-TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n);
+/* k quarter turns from dims[0] towards dims[1] (two dims); a new tensor:
+   tn_rot90(t, .k = -1, .dims = TN_INTS(1, 2)). */
+#define TN__INTS_0_1 {2, {0, 1}}      /* rot90's dims=(0, 1) */
+#define TN_FIELDS_tn_rot90_fn_opts(X) \
+    X(I,  k,    1,            "") \
+    X(IL, dims, TN__INTS_0_1, "")
+TN__KW_STRUCT(tn_rot90_fn_opts);
+TNDEF tn_tensor *tn_rot90_opts(tn_tensor *t, tn_rot90_fn_opts opts);
+#define tn_rot90(...) tn_rot90_opts(TN__POS_KW(tn_rot90_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_rot90_str(tn_tensor *t, const char *options);
 /* The n tensors (0-, 1- or 2-d) as blocks along the diagonal of one matrix, zeros elsewhere. */
 TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n);
-/* torch.meshgrid: n 0-/1-d tensors to n grids (expanded views) in out; indexing "ij"
-   (NULL) or "xy". Returns n, or -1. */
-TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out);
+/* torch.meshgrid: n 0-/1-d tensors to n grids (expanded views) in out; .indexing
+   TN_INDEXING_IJ (the default: PyTorch's None) or TN_INDEXING_XY. Returns n, or -1. */
+typedef enum tn_indexing { TN_INDEXING_IJ = 0, TN_INDEXING_XY } tn_indexing;
+#define TN_FIELDS_tn_meshgrid_fn_opts(X) \
+    X(E, indexing, TN_INDEXING_IJ, "ij|xy")
+TN__KW_STRUCT(tn_meshgrid_fn_opts);
+TNDEF int tn_meshgrid_opts(tn_tensor *const *ts, int n, tn_tensor **out, tn_meshgrid_fn_opts opts);
+#define tn_meshgrid(ts, n, ...) tn_meshgrid_opts(ts, n, TN__POS_KW(tn_meshgrid_fn_opts, __VA_ARGS__))
+TNDEF int tn_meshgrid_str(tn_tensor *const *ts, int n, tn_tensor **out, const char *options);
 TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n);   /* [prod of sizes, n] (one input: itself) */
 TNDEF tn_tensor *tn_repeat(tn_tensor *t, const int64_t *repeats, int n);
-/* Each element of t (each slice along dim) repeated repeats times, or repeats[i] times
-   (tensor form: int64 or int32, one per slice, or a single count); dim TN_NONE flattens t
-   first. output_size: TN_NONE, or the result's length along dim (checked). */
-TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size);
-TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size);
+/* Each element of t (each slice along .dim) repeated repeats times, or repeats[i] times
+   (tensor form: int64 or int32, one per slice, or a single count); .dim TN_NONE (PyTorch's
+   default None) flattens t first. .output_size: TN_NONE, or the result's length along dim
+   (checked). tn_repeat_interleave(t, 2, .dim = 1). */
+#define TN_FIELDS_tn_repeat_interleave_fn_opts(X) \
+    X(I, dim,         TN_NONE, "") \
+    X(I, output_size, TN_NONE, "")
+TN__KW_STRUCT(tn_repeat_interleave_fn_opts);
+TNDEF tn_tensor *tn_repeat_interleave_opts(tn_tensor *t, int64_t repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave(t, ...) tn_repeat_interleave_opts(t, TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_str(tn_tensor *t, int64_t repeats, const char *options);
+TNDEF tn_tensor *tn_repeat_interleave_tensor_opts(tn_tensor *t, tn_tensor *repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave_tensor(t, ...) tn_repeat_interleave_tensor_opts(t, TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_tensor_str(tn_tensor *t, tn_tensor *repeats, const char *options);
 /* torch.repeat_interleave(repeats): i repeated repeats[i] times (repeats 1-d, int64 or int32;
-   the result in its dtype). */
-TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size);
-/* The n-th forward difference along dim of t with prepend and append (NULL: none; t's ndim)
-   concatenated before and after it; bool inputs differ by logical xor. PyTorch's defaults:
-   n 1, dim -1. */
-TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append);
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal);
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal);
-/* A new tensor whose dims dim1, dim2 hold t's last dim on their offset diagonal, zeros elsewhere. */
-TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
-TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal);        /* 1-D: the matrix; 2-D: a copy of the diagonal */
-TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset);      /* the flattened input on a diagonal */
+   the result in its dtype); .output_size only (.dim is an error). */
+TNDEF tn_tensor *tn_repeat_interleave_indices_opts(tn_tensor *repeats, tn_repeat_interleave_fn_opts opts);
+#define tn_repeat_interleave_indices(...) tn_repeat_interleave_indices_opts(TN__POS_KW(tn_repeat_interleave_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_repeat_interleave_indices_str(tn_tensor *repeats, const char *options);
+/* The .n-th (default 1) forward difference along .dim (default -1) of t with .prepend and
+   .append (NULL: none; t's ndim) concatenated before and after it; bool inputs differ by
+   logical xor. */
+#define TN_FIELDS_tn_diff_fn_opts(X) \
+    X(I, n,       1,    "") \
+    X(I, dim,     -1,   "") \
+    X(T, prepend, NULL, "") \
+    X(T, append,  NULL, "")
+TN__KW_STRUCT(tn_diff_fn_opts);
+TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts opts);
+#define tn_diff(...) tn_diff_opts(TN__POS_KW(tn_diff_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options);
+/* torch.diag, tril and triu's keyword: .diagonal (default 0; > 0 above the main one). */
+#define TN_FIELDS_tn_diag_fn_opts(X) \
+    X(I, diagonal, 0, "")
+TN__KW_STRUCT(tn_diag_fn_opts);
+/* The lower (tril) or upper (triu) triangle of the last two dims, the rest zeroed. */
+TNDEF tn_tensor *tn_tril_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_tril(...) tn_tril_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options);
+TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_triu(...) tn_triu_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options);
+/* A new tensor whose dims .dim1, .dim2 (default -2, -1) hold t's last dim on their .offset
+   diagonal (default 0), zeros elsewhere. */
+#define TN_FIELDS_tn_diag_embed_fn_opts(X) \
+    X(I, offset, 0,  "") \
+    X(I, dim1,   -2, "") \
+    X(I, dim2,   -1, "")
+TN__KW_STRUCT(tn_diag_embed_fn_opts);
+TNDEF tn_tensor *tn_diag_embed_opts(tn_tensor *t, tn_diag_embed_fn_opts opts);
+#define tn_diag_embed(...) tn_diag_embed_opts(TN__POS_KW(tn_diag_embed_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diag_embed_str(tn_tensor *t, const char *options);
+/* torch.diag: 1-D: the matrix with t on its .diagonal; 2-D: a copy of that diagonal. */
+TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts opts);
+#define tn_diag(...) tn_diag_opts(TN__POS_KW(tn_diag_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diag_str(tn_tensor *t, const char *options);
+/* The flattened input on its .offset diagonal (default 0) of a square matrix. */
+#define TN_FIELDS_tn_diagflat_fn_opts(X) \
+    X(I, offset, 0, "")
+TN__KW_STRUCT(tn_diagflat_fn_opts);
+TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts opts);
+#define tn_diagflat(...) tn_diagflat_opts(TN__POS_KW(tn_diagflat_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options);
 /* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
    n even; negative pads crop. */
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
@@ -1103,7 +1178,14 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
    others float64). histc: bins equal bins over [min, max] (both 0 or equal: the data's
    range) counting x's elements inside it (floating x; the result in its dtype). */
 TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength);
-TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max);
+#define TN_FIELDS_tn_histc_fn_opts(X) \
+    X(I, bins, 100, "") \
+    X(D, min,  0,   "") \
+    X(D, max,  0,   "")
+TN__KW_STRUCT(tn_histc_fn_opts);
+TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts opts);
+#define tn_histc(...) tn_histc_opts(TN__POS_KW(tn_histc_fn_opts, __VA_ARGS__))   /* tn_histc(x, .bins = 10) */
+TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -1117,15 +1199,32 @@ TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b);      /* [B,n,k] @ [B,k,m] *
 TNDEF tn_tensor *tn_mv(tn_tensor *a, tn_tensor *v);       /* [n,k] @ [k] */
 TNDEF tn_tensor *tn_dot(tn_tensor *a, tn_tensor *b);      /* 1-D . 1-D -> 0-d */
 TNDEF tn_tensor *tn_outer(tn_tensor *a, tn_tensor *b);    /* [n] x [m] -> [n,m] */
+/* The add-products, beta*input + alpha*(product), PyTorch's beta=1, alpha=1 (beta 0: input
+   is ignored, NaNs included): tn_addmm(input, m1, m2, .beta = 0.5, .alpha = 2). */
+#define TN_FIELDS_tn_addmm_fn_opts(X) \
+    X(D, beta,  1, "") \
+    X(D, alpha, 1, "")
+TN__KW_STRUCT(tn_addmm_fn_opts);
 /* beta*input + alpha*(m1 @ m2); input broadcasts to the result. */
-TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha);
-TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha);
+TNDEF tn_tensor *tn_addmm_opts(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, tn_addmm_fn_opts opts);
+#define tn_addmm(input, m1, ...) tn_addmm_opts(input, m1, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, const char *options);
+/* beta*input + alpha*(b1 @ b2) batched; input broadcasts to [B, n, m]. */
+TNDEF tn_tensor *tn_baddbmm_opts(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, tn_addmm_fn_opts opts);
+#define tn_baddbmm(input, b1, ...) tn_baddbmm_opts(input, b1, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_baddbmm_str(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, const char *options);
 /* beta*input + alpha*(mat @ vec); input broadcasts to [n]. */
-TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha);
+TNDEF tn_tensor *tn_addmv_opts(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, tn_addmm_fn_opts opts);
+#define tn_addmv(input, mat, ...) tn_addmv_opts(input, mat, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addmv_str(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, const char *options);
 /* beta*input + alpha*outer(vec1, vec2). */
-TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, double beta, double alpha);
+TNDEF tn_tensor *tn_addr_opts(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, tn_addmm_fn_opts opts);
+#define tn_addr(input, vec1, ...) tn_addr_opts(input, vec1, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addr_str(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, const char *options);
 /* beta*input + alpha*sum_b(batch1[b] @ batch2[b]). */
-TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, double beta, double alpha);
+TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, tn_addmm_fn_opts opts);
+#define tn_addbmm(input, batch1, ...) tn_addbmm_opts(input, batch1, TN__POS_KW(tn_addmm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options);
 TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b);     /* dot (real dtypes: no conjugation) */
 TNDEF tn_tensor *tn_trace(tn_tensor *t);                  /* sum of a matrix's diagonal */
 TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (at most 4 dims) */
@@ -1137,13 +1236,39 @@ TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
    (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
-/* p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]: [..., P, R].
-   compute_mode as PyTorch's: 0 use_mm_for_euclid_dist_if_necessary (p = 2 and P or R > 25),
-   1 use_mm_for_euclid_dist, 2 donot_use_mm_for_euclid_dist. */
-TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode);
-TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p);        /* the rows' distances i < j, [N (N - 1) / 2] */
-/* torch.cov of the rows (variables) of a 1-/2-d input; fweights (integers), aweights (floats) may be NULL. */
-TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights);
+/* p-norm distances (.p, default 2) between the rows of x1 [..., P, M] and x2 [..., R, M]:
+   [..., P, R]. .compute_mode as PyTorch's: TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST_IF_NECESSARY
+   (the default, PyTorch's None: the matrix product when p = 2 and P or R > 25),
+   ..._USE_MM_FOR_EUCLID_DIST, ..._DONOT_USE_MM_FOR_EUCLID_DIST. */
+typedef enum tn_compute_mode {
+    TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST_IF_NECESSARY = 0, TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST,
+    TN_COMPUTE_MODE_DONOT_USE_MM_FOR_EUCLID_DIST
+} tn_compute_mode;
+#define TN_FIELDS_tn_cdist_fn_opts(X) \
+    X(D, p,            2, "") \
+    X(E, compute_mode, TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST_IF_NECESSARY, \
+      "use_mm_for_euclid_dist_if_necessary|use_mm_for_euclid_dist|donot_use_mm_for_euclid_dist")
+TN__KW_STRUCT(tn_cdist_fn_opts);
+TNDEF tn_tensor *tn_cdist_opts(tn_tensor *x1, tn_tensor *x2, tn_cdist_fn_opts opts);
+#define tn_cdist(x1, ...) tn_cdist_opts(x1, TN__POS_KW(tn_cdist_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cdist_str(tn_tensor *x1, tn_tensor *x2, const char *options);
+/* The p-norm distances (.p, default 2) of the rows i < j of x [N, M]: [N (N - 1) / 2]. */
+#define TN_FIELDS_tn_pdist_fn_opts(X) \
+    X(D, p, 2, "")
+TN__KW_STRUCT(tn_pdist_fn_opts);
+TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts opts);
+#define tn_pdist(...) tn_pdist_opts(TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options);
+/* torch.cov of the rows (variables) of a 1-/2-d input: .correction (default 1), .fweights
+   (integers) and .aweights (floats), NULL for none (tensors: the option text cannot give them). */
+#define TN_FIELDS_tn_cov_fn_opts(X) \
+    X(I, correction, 1,    "") \
+    X(T, fweights,   NULL, "") \
+    X(T, aweights,   NULL, "")
+TN__KW_STRUCT(tn_cov_fn_opts);
+TNDEF tn_tensor *tn_cov_opts(tn_tensor *t, tn_cov_fn_opts opts);
+#define tn_cov(...) tn_cov_opts(TN__POS_KW(tn_cov_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
 
 /* ======================================================================= */
@@ -1506,9 +1631,15 @@ TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor
 /* target (log(target) - input) for log-probabilities input (exp(target) (target - input) with
    log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL divergence. */
 TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target);
-/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim (torch 1.13's form), x1 and x2
+/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along .dim (torch 1.13's form), x1 and x2
    broadcast together (dim=1, eps=1e-8). */
-TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim, double eps);
+#define TN_FIELDS_tn_cosine_similarity_fn_opts(X) \
+    X(I, dim, 1,    "") \
+    X(D, eps, 1e-8, "")
+TN__KW_STRUCT(tn_cosine_similarity_fn_opts);
+TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts opts);
+#define tn_cosine_similarity(x1, ...) tn_cosine_similarity_opts(x1, TN__POS_KW(tn_cosine_similarity_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options);
 /* 1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1 (0 elsewhere);
    x1, x2 [N, D] with target [N], or [D] with a 0-d target (margin=0). */
 TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
@@ -1516,7 +1647,14 @@ TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tenso
 TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
 /* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
    eps=1e-6, keepdim=False). */
-TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim);
+#define TN_FIELDS_tn_pairwise_distance_fn_opts(X) \
+    X(D, p,       2,     "") \
+    X(D, eps,     1e-6,  "") \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_pairwise_distance_fn_opts);
+TNDEF tn_tensor *tn_pairwise_distance_opts(tn_tensor *x1, tn_tensor *x2, tn_pairwise_distance_fn_opts opts);
+#define tn_pairwise_distance(x1, ...) tn_pairwise_distance_opts(x1, TN__POS_KW(tn_pairwise_distance_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pairwise_distance_str(tn_tensor *x1, tn_tensor *x2, const char *options);
 /* The keyword arguments of the losses below, one struct for the family: each field starts
    "not given" (NAN, -1, TN_NONE) and each loss fills in its own PyTorch default (shown with
    it); a field the loss does not have is an error when given:

@@ -30,7 +30,7 @@ UNARY_FN(fa_unique, tn_unique(tn_floor(x[0]), NULL, NULL))
 static tn_tensor *fa_unique_inv(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_unique(tn_floor(x[0]), &i, NULL, .return_inverse = true, .dim = 1) ? more_a_i(i) : NULL; }
 static tn_tensor *fa_unique_consecutive(tn_tensor *const *x) { tn_tensor *c = NULL; return tn_unique_consecutive(tn_floor(x[0]), NULL, &c, .return_counts = true) ? more_a_i(c) : NULL; }
 UNARY_FN(fa_bincount, tn_bincount(x[1], x[0], 9))
-UNARY_FN(fa_histc, tn_histc(x[0], 7, -1, 1.5))
+UNARY_FN(fa_histc, tn_histc(x[0], .bins = 7, .min = -1, .max = 1.5))
 UNARY_FN(fa_index_add, tn_index_add(x[0], 1, x[1], x[2], 1.5))
 UNARY_FN(fa_index_copy, tn_index_copy(x[0], 0, x[1], x[2]))
 UNARY_FN(fa_index_fill, tn_index_fill(x[0], -1, x[1], -2))
@@ -47,9 +47,9 @@ UNARY_FN(fa_take_along_dim, tn_take_along_dim(x[0], x[1], 1))
 UNARY_FN(fa_masked_scatter, tn_masked_scatter(x[0], tn_gt(x[0], tn_scalar(0)), x[1]))
 UNARY_FN(fa_argwhere, more_a_i(tn_argwhere(tn_gt(x[0], tn_scalar(0.5)))))
 UNARY_FN(fa_isin, tn_isin(tn_floor(x[0]), tn_floor(x[1]), .invert = true))
-UNARY_FN(fa_repeat_interleave, tn_repeat_interleave(x[0], 3, 1, TN_NONE))
-UNARY_FN(fa_repeat_interleave_t, tn_repeat_interleave_tensor(x[0], x[1], 0, TN_NONE))
-UNARY_FN(fa_diff, tn_diff(x[0], 2, -1, x[1], NULL))
+UNARY_FN(fa_repeat_interleave, tn_repeat_interleave(x[0], 3, .dim = 1))
+UNARY_FN(fa_repeat_interleave_t, tn_repeat_interleave_tensor(x[0], x[1], .dim = 0))
+UNARY_FN(fa_diff, tn_diff(x[0], .n = 2, .prepend = x[1]))
 
 TEST(gpu_more_a_ops_match_cpu) {
     tn_scope_begin();

@@ -60,7 +60,7 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(mse, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_mse_loss(x, R(8,5,0,0,2), TN_REDUCTION_MEAN)); }) \
  X(cat_stack, { tn_tensor *a = RG(R(2,3,0,0,2)); bw(tn_cat((tn_tensor *[]){a, a, a}, 3, 1)); bw(tn_stack((tn_tensor *[]){a, a}, 2, 0)); }) \
  X(repeat_roll_flip, { tn_tensor *a = RG(R(2,3,4,0,3)); bw(tn_repeat(a, TN_SHAPE(2, 1, 3, 1))); bw(tn_roll(a, (const int64_t[]){1, 2}, (const int64_t[]){0, 2}, 2)); bw(tn_flip(a, TN_SHAPE(0, 2))); }) \
- X(pad_tril, { tn_tensor *a = RG(R(3,4,0,0,2)); bw(tn_pad(a, TN_SHAPE(1, 2, -1, 1), 0.5)); bw(tn_tril(a, 0)); }) \
+ X(pad_tril, { tn_tensor *a = RG(R(3,4,0,0,2)); bw(tn_pad(a, TN_SHAPE(1, 2, -1, 1), 0.5)); bw(tn_tril(a)); }) \
  X(index, { tn_tensor *a = RG(R(5,4,3,0,3)); tn_tensor *i = tn_from_data((const int64_t[]){0, 4, 2}, TN_SHAPE(3), TN_I64); bw(tn_index(a, (tn_tensor *[]){i, NULL, tn_from_data((const int64_t[]){1, 0, 2}, TN_SHAPE(3), TN_I64)}, 3)); }) \
  X(index_mask, { tn_tensor *a = RG(R(5,4,0,0,2)); bw(tn_index(a, (tn_tensor *[]){tn_gt_scalar(tn_detach(a), 0)}, 1)); }) \
  X(index_put, { tn_tensor *a = RG(R(5,4,0,0,2)); tn_tensor *i = tn_from_data((const int64_t[]){0, 4, 0}, TN_SHAPE(3), TN_I64); bw(tn_index_put(a, &i, 1, RG(R(3,4,0,0,2)), true)); }) \

@@ -512,10 +512,10 @@ GF(v_roll, tn_square(tn_roll(IN0, I(1, -2), I(0, 1), 2)))
 GF(v_roll_flat, tn_roll(tn_t(IN0), I(2), NULL, 0))
 GF(v_repeat, tn_square(tn_repeat(IN0, TN_DIMS(2, 1, 2))))       /* [2,3] -> [2,2,6] */
 GF(v_repeat_t, tn_repeat(tn_t(IN0), TN_DIMS(1, 3)))
-GF(v_tril, tn_square(tn_tril(IN0, 0)))
-GF(v_tril_m1, tn_tril(tn_t(IN0), -1))
-GF(v_triu, tn_square(tn_triu(IN0, 1)))
-GF(v_triu_0, tn_triu(tn_t(IN0), 0))
+GF(v_tril, tn_square(tn_tril(IN0)))
+GF(v_tril_m1, tn_tril(tn_t(IN0), .diagonal = -1))
+GF(v_triu, tn_square(tn_triu(IN0, .diagonal = 1)))
+GF(v_triu_0, tn_triu(tn_t(IN0)))
 GF(v_pad, tn_square(tn_pad(IN0, TN_DIMS(1, 2, 0, 1), 0.5)))
 GF(v_pad_neg, tn_square(tn_pad(tn_t(IN0), TN_DIMS(-1, 1, 1, -1), 0)))
 
@@ -721,11 +721,11 @@ GF(l_mv_step, tn_mv(IN0, tn_slice(IN1, 0, 0, TN_END, 2)))
 GF(l_dot, tn_dot(IN0, tn_slice(IN1, 0, 0, TN_END, 2)))
 GF(l_dot_self, tn_dot(IN0, IN0))
 GF(l_outer, tn_outer(IN0, tn_slice(IN1, 0, 1, TN_END, 2)))
-GF(l_addmm, tn_addmm(IN0, IN1, IN2, 0.5, 2.0))     /* [3] + [2,4] @ [4,3] */
-GF(l_addmm_t, tn_addmm(IN0, tn_t(IN1), IN2, 1, 1)) /* [2,3] + [4,2]^T @ [4,3] */
-GF(l_addmm_b0, tn_addmm(IN0, IN1, IN2, 0, -1))     /* beta 0: input gets a zero gradient */
-GF(l_baddbmm, tn_baddbmm(IN0, IN1, IN2, -0.5, 1.5))  /* [3] + [2,2,4] @ [2,4,3] */
-GF(l_baddbmm_full, tn_baddbmm(IN0, IN1, tn_transpose(IN2, 1, 2), 2, 1))
+GF(l_addmm, tn_addmm(IN0, IN1, IN2, .beta = 0.5, .alpha = 2.0))     /* [3] + [2,4] @ [4,3] */
+GF(l_addmm_t, tn_addmm(IN0, tn_t(IN1), IN2)) /* [2,3] + [4,2]^T @ [4,3] */
+GF(l_addmm_b0, tn_addmm(IN0, IN1, IN2, .beta = 0, .alpha = -1))     /* beta 0: input gets a zero gradient */
+GF(l_baddbmm, tn_baddbmm(IN0, IN1, IN2, .beta = -0.5, .alpha = 1.5))  /* [3] + [2,2,4] @ [2,4,3] */
+GF(l_baddbmm_full, tn_baddbmm(IN0, IN1, tn_transpose(IN2, 1, 2), .beta = 2))
 GF(l_matmul, tn_matmul(IN0, IN1))
 GF(l_matmul_t, tn_matmul(tn_t(IN0), IN1))
 
@@ -1516,8 +1516,8 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_mv(m, v), "MvBackward0");
     CHECK_NAME(tn_matmul(x, v), "MvBackward0");
     CHECK_NAME(tn_dot(v, v), "DotBackward0");
-    CHECK_NAME(tn_addmm(v, x, m, 1, 1), "AddmmBackward0");
-    CHECK_NAME(tn_baddbmm(v, b3, b3, 1, 1), "BaddbmmBackward0");
+    CHECK_NAME(tn_addmm(v, x, m), "AddmmBackward0");
+    CHECK_NAME(tn_baddbmm(v, b3, b3), "BaddbmmBackward0");
     END;
 }
 
@@ -2100,7 +2100,7 @@ TEST(mem_training_loop_zero_grad) {
     double l0 = 0, l1 = 0;
     for (int step = 1; step <= 300; step++) {
         tn_scope_begin();
-        tn_tensor *loss = tn_mean(tn_square(tn_sub(tn_tanh(tn_addmm(b, xs, w, 1, 1)), ts)));
+        tn_tensor *loss = tn_mean(tn_square(tn_sub(tn_tanh(tn_addmm(b, xs, w)), ts)));
         tn_backward(loss);
         tn_no_grad_begin();
         tn_sub_(w, tn_mul_scalar(tn_grad(w), 0.2));

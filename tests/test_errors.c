@@ -577,8 +577,8 @@ static tn_tensor *u_var(tn_tensor *x) { return tn_var(x, 1); }
 static tn_tensor *u_std(tn_tensor *x) { return tn_std(x, 1); }
 static tn_tensor *u_norm(tn_tensor *x) { return tn_norm(x, 2); }
 static tn_tensor *u_bernoulli(tn_tensor *x) { return tn_bernoulli(x, NULL); }
-static tn_tensor *u_tril(tn_tensor *x) { return tn_tril(x, 0); }
-static tn_tensor *u_triu(tn_tensor *x) { return tn_triu(x, 0); }
+static tn_tensor *u_tril(tn_tensor *x) { return tn_tril(x); }
+static tn_tensor *u_triu(tn_tensor *x) { return tn_triu(x); }
 static tn_tensor *u_flip0(tn_tensor *x) { return tn_flip(x, TN_DIMS(0)); }
 static tn_tensor *u_roll0(tn_tensor *x) { return tn_roll(x, (const int64_t[]){1}, NULL, 0); }
 static tn_tensor *u_repeat(tn_tensor *x) { return tn_repeat(x, TN_DIMS(2, 1)); }
@@ -1040,10 +1040,10 @@ TEST(join_split_errors) {
     ERR(tn_repeat(a, NULL, 2), "tn_repeat:");
     QUIET(tn_repeat(NULL, TN_DIMS(2, 2)));
     /* tril / triu need 2 dims */
-    ERR(tn_tril(F32(3), 0), "tn_tril:", "[3]");
-    ERR(tn_triu(s0, 0), "tn_triu:", "[]");
-    QUIET(tn_tril(NULL, 0));
-    QUIET(tn_triu(NULL, 0));
+    ERR(tn_tril(F32(3)), "tn_tril:", "[3]");
+    ERR(tn_triu(s0), "tn_triu:", "[]");
+    QUIET(tn_tril(NULL));
+    QUIET(tn_triu(NULL));
     /* pad */
     ERR(tn_pad(a, TN_DIMS(1), 0), "tn_pad:", "1");
     ERR(tn_pad(a, TN_DIMS(1, 1, 1), 0), "tn_pad:", "3");
@@ -1454,25 +1454,25 @@ TEST(linalg_errors) {
     ERR(tn_dot(v3, F64(3)), "tn_dot:", "float32", "float64");
     ERR(tn_outer(a23, v3), "tn_outer:", "[2, 3]");
     ERR(tn_outer(v3, s0), "tn_outer:", "[]");
-    ERR(tn_addmm(F32(2, 4), a23, F32(3, 2), 1, 1), "tn_addmm:", "[2, 4]", "[2, 2]");
-    ERR(tn_addmm(F32(2, 2), a23, a45, 1, 1), "tn_addmm:", "[2, 3]", "[4, 5]");
-    ERR(tn_addmm(F32(2, 2), v3, a23, 1, 1), "tn_addmm:", "[3]");
-    ERR(tn_addmm(F64(2, 2), a23, F32(3, 2), 1, 1), "tn_addmm:", "float64");
-    ERR(tn_baddbmm(F32(2, 2, 5), F32(2, 2, 3), F32(2, 3, 4), 1, 1), "tn_baddbmm:", "[2, 2, 5]", "[2, 2, 4]");
-    ERR(tn_baddbmm(F32(2, 2, 4), F32(2, 2, 3), F32(2, 4, 4), 1, 1), "tn_baddbmm:", "[2, 2, 3]", "[2, 4, 4]");
-    ERR(tn_baddbmm(F32(2, 2, 4), a23, F32(2, 3, 4), 1, 1), "tn_baddbmm:", "[2, 3]");
+    ERR(tn_addmm(F32(2, 4), a23, F32(3, 2)), "tn_addmm:", "[2, 4]", "[2, 2]");
+    ERR(tn_addmm(F32(2, 2), a23, a45), "tn_addmm:", "[2, 3]", "[4, 5]");
+    ERR(tn_addmm(F32(2, 2), v3, a23), "tn_addmm:", "[3]");
+    ERR(tn_addmm(F64(2, 2), a23, F32(3, 2)), "tn_addmm:", "float64");
+    ERR(tn_baddbmm(F32(2, 2, 5), F32(2, 2, 3), F32(2, 3, 4)), "tn_baddbmm:", "[2, 2, 5]", "[2, 2, 4]");
+    ERR(tn_baddbmm(F32(2, 2, 4), F32(2, 2, 3), F32(2, 4, 4)), "tn_baddbmm:", "[2, 2, 3]", "[2, 4, 4]");
+    ERR(tn_baddbmm(F32(2, 2, 4), a23, F32(2, 3, 4)), "tn_baddbmm:", "[2, 3]");
     /* NULL in each position */
     binary_fn lin[] = {tn_matmul, tn_mm, tn_bmm, tn_mv, tn_dot, tn_outer};
     for (int k = 0; k < 6; k++) {
         QUIET(lin[k](NULL, a23));
         QUIET(lin[k](a23, NULL));
     }
-    QUIET(tn_addmm(NULL, a23, a23, 1, 1));
-    QUIET(tn_addmm(a23, NULL, a23, 1, 1));
-    QUIET(tn_addmm(a23, a23, NULL, 1, 1));
-    QUIET(tn_baddbmm(NULL, a23, a23, 1, 1));
-    QUIET(tn_baddbmm(a23, NULL, a23, 1, 1));
-    QUIET(tn_baddbmm(a23, a23, NULL, 1, 1));
+    QUIET(tn_addmm(NULL, a23, a23));
+    QUIET(tn_addmm(a23, NULL, a23));
+    QUIET(tn_addmm(a23, a23, NULL));
+    QUIET(tn_baddbmm(NULL, a23, a23));
+    QUIET(tn_baddbmm(a23, NULL, a23));
+    QUIET(tn_baddbmm(a23, a23, NULL));
     tn_scope_end();
 }
 
@@ -1694,8 +1694,8 @@ static void failing_batch(const inputs *in) {
     drop(tn_roll(in->h2, (const int64_t[]){1}, (const int64_t[]){0}, 1));
     drop(tn_repeat(in->a23, TN_DIMS(2, -2)));
     drop(tn_repeat(in->h2, TN_DIMS(2, 2)));
-    drop(tn_tril(in->a4, 0));
-    drop(tn_triu(in->h2, 0));
+    drop(tn_tril(in->a4));
+    drop(tn_triu(in->h2));
     drop(tn_pad(in->a23, TN_DIMS(1), 0));
     drop(tn_pad(in->h2, TN_DIMS(1, 1), 0));
     drop(tn_pad(in->a23, TN_DIMS(0, 1LL << 45), 0));
@@ -1752,8 +1752,8 @@ static void failing_batch(const inputs *in) {
     drop(tn_mv(in->a23, in->a4));
     drop(tn_dot(in->a4, in->b3));
     drop(tn_outer(in->a23, in->a4));
-    drop(tn_addmm(in->a45, in->a23, tn_t(in->a23), 1, 1));
-    drop(tn_baddbmm(in->a4, F32(2, 2, 3), F32(2, 3, 2), 1, 1));
+    drop(tn_addmm(in->a45, in->a23, tn_t(in->a23)));
+    drop(tn_baddbmm(in->a4, F32(2, 2, 3), F32(2, 3, 2)));
     drop(tn_softmax(in->a23, 2));
     drop(tn_log_softmax(in->h2, 0));
     /* printing */
@@ -1804,7 +1804,7 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_stack((tn_tensor *[]){in.a23, in.a45}, 2, 0));
     STRICT_FAIL(tn_roll(in.a23, (const int64_t[]){1}, (const int64_t[]){5}, 1));
     STRICT_FAIL(tn_repeat(in.h2, TN_DIMS(2, 2)));
-    STRICT_FAIL(tn_tril(in.h2, 0));
+    STRICT_FAIL(tn_tril(in.h2));
     STRICT_FAIL(tn_floor_divide_scalar(in.i23, 0));
     STRICT_FAIL(tn_var(in.h2, 1));
     STRICT_FAIL(tn_std(in.i23, 1));
@@ -1821,7 +1821,7 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_randperm(3, TN_F16, NULL));
     STRICT_FAIL(tn_clamp_tensor(in.a23, in.a4, NULL));
     STRICT_FAIL(tn_std_dims(in.a23, TN_DIMS(0, 0), 1, false));
-    STRICT_FAIL(tn_addmm(in.a45, in.a23, in.tt, 1, 1));
+    STRICT_FAIL(tn_addmm(in.a45, in.a23, in.tt));
     STRICT_FAIL(tn_matmul(in.h2, in.h2));
 #undef STRICT_FAIL
     tn_memory_stats after = tn_memory_stats_get();

@@ -288,11 +288,11 @@ TEST(test_hand_cases) {
     CHECK_CLOSE(tn_item(tn_kl_div(F64(&k0x, NULL, 0), F64(&k0t, NULL, 0), TN_REDUCTION_BATCHMEAN, false)), 0.2 * log(0.2) - 0.1, 1e-12);
     /* cosine_similarity: torch 1.13 clamps each norm at eps separately */
     double c1[] = {1e-5, 0}, c2[] = {1, 0};
-    CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(c1, TN_SHAPE(2)), F64(c1, TN_SHAPE(2)), 0, 1e-8)), 1, 1e-12);
-    CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(c1, TN_SHAPE(2)), F64(c1, TN_SHAPE(2)), 0, 1e-4)), 0.01, 1e-12);
-    CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(c1, TN_SHAPE(2)), F64(c2, TN_SHAPE(2)), 0, 1e-4)), 0.1, 1e-12);
+    CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(c1, TN_SHAPE(2)), F64(c1, TN_SHAPE(2)), .dim = 0)), 1, 1e-12);
+    CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(c1, TN_SHAPE(2)), F64(c1, TN_SHAPE(2)), .dim = 0, .eps = 1e-4)), 0.01, 1e-12);
+    CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(c1, TN_SHAPE(2)), F64(c2, TN_SHAPE(2)), .dim = 0, .eps = 1e-4)), 0.1, 1e-12);
     double s1 = 1, s2 = 2;
-    CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(&s1, NULL, 0), F64(&s2, NULL, 0), 0, 1e-8)), 1, 1e-12);
+    CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(&s1, NULL, 0), F64(&s2, NULL, 0), .dim = 0)), 1, 1e-12);
     /* cosine embedding: 1 - cos for +1, max(0, cos - margin) for -1, 0 otherwise */
     double e1[] = {1, 0, 0, 1, 1, 1}, e2[] = {1, 1, 0, 1, 1, 0}, et[] = {1, -1, 0.5};
     tn_tensor *ce = tn_cosine_embedding_loss(F64(e1, TN_SHAPE(3, 2)), F64(e2, TN_SHAPE(3, 2)), F64(et, TN_SHAPE(3)), 0.5, TN_REDUCTION_NONE);
@@ -481,7 +481,7 @@ TEST(test_cosine_values) {
     for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
         tn_tensor *a = tn_randn(cs[k].s1, cs[k].n1, TN_F64), *b = tn_randn(cs[k].s2, cs[k].n2, TN_F64);
         if (k == 0) a = tn_transpose(tn_randn(TN_SHAPE(4, 3), TN_F64), 0, 1);
-        tn_tensor *r = tn_cosine_similarity(a, b, cs[k].dim, 1e-8);
+        tn_tensor *r = tn_cosine_similarity(a, b, .dim = cs[k].dim);
         CHECK_MSG(r != NULL, "cosine %zu: %s", k, tn_last_error());
         if (!r) continue;
         int64_t os[TN_MAX_DIMS];
@@ -566,7 +566,7 @@ static tn_tensor *lcase_call(const lcase *c, tn_tensor *const *s) {
     case LC_BCE: return tn_binary_cross_entropy(s[0], s[1], s[2], c->red);
     case LC_BCEL: return tn_binary_cross_entropy_with_logits(s[0], s[1], s[2], s[3], c->red);
     case LC_KL: return tn_kl_div(s[0], s[1], c->red, c->flag);
-    case LC_COS: return tn_cosine_similarity(s[0], s[1], c->ii, c->p);
+    case LC_COS: return tn_cosine_similarity(s[0], s[1], .dim = c->ii, .eps = c->p);
     case LC_COSEMB: return tn_cosine_embedding_loss(s[0], s[1], s[2], c->p, c->red);
     case LC_MARGIN: return tn_margin_ranking_loss(s[0], s[1], s[2], c->p, c->red);
     }
@@ -913,9 +913,9 @@ TEST(test_errors) {
               "tn_binary_cross_entropy_with_logits: pos_weight [3] is not broadcastable");
     CHECK_ERR(tn_binary_cross_entropy_with_logits(x, tn_zeros(TN_SHAPE(3, 4), TN_I64), NULL, NULL, TN_REDUCTION_MEAN), "expected floating point input and target");
     /* cosine */
-    CHECK_ERR(tn_cosine_similarity(t, t, 0, 1e-8), "tn_cosine_similarity: expected a floating point common dtype, got int64");
-    CHECK_ERR(tn_cosine_similarity(x, y, 2, 1e-8), "tn_cosine_similarity: dim 2 out of range");
-    CHECK_ERR(tn_cosine_similarity(x, rnd(TN_SHAPE(5)), 1, 1e-8), "tn_cosine_similarity: x1 [3, 4] and x2 [5] are not broadcastable");
+    CHECK_ERR(tn_cosine_similarity(t, t, .dim = 0), "tn_cosine_similarity: expected a floating point common dtype, got int64");
+    CHECK_ERR(tn_cosine_similarity(x, y, .dim = 2), "tn_cosine_similarity: dim 2 out of range");
+    CHECK_ERR(tn_cosine_similarity(x, rnd(TN_SHAPE(5))), "tn_cosine_similarity: x1 [3, 4] and x2 [5] are not broadcastable");
     CHECK_ERR(tn_cosine_embedding_loss(x, y, I64(tv, TN_SHAPE(1, 3)), 0, TN_REDUCTION_MEAN), "tn_cosine_embedding_loss: expected a 0-d or 1-d target, got target [1, 3]");
     CHECK_ERR(tn_cosine_embedding_loss(rnd(TN_SHAPE(4)), rnd(TN_SHAPE(4)), I64(tv, TN_SHAPE(1)), 0, TN_REDUCTION_MEAN),
               "tn_cosine_embedding_loss: a 1-d target [1] expects 2-d inputs, got x1 [4] and x2 [4]");
@@ -930,7 +930,7 @@ TEST(test_errors) {
     CHECK(tn_cross_entropy(x, NULL) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_nll_loss(NULL, t, .reduction = TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_binary_cross_entropy_with_logits(NULL, y, NULL, NULL, TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
-    CHECK(tn_cosine_similarity(x, NULL, 1, 1e-8) == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_cosine_similarity(x, NULL) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_margin_ranking_loss(x, y, NULL, 0, TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
     tn_scope_end();
 }

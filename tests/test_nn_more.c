@@ -451,10 +451,10 @@ FN(f_triplet, tn_triplet_margin_loss(in[0], in[1], in[2], .swap = true, .p = 1.5
 FN(f_gauss, tn_gaussian_nll_loss(in[0], g_t, in[1], .full = true))
 FN(f_poisson, tn_poisson_nll_loss(in[0], g_t, .reduction = TN_REDUCTION_SUM))
 FN(f_poisson_full, tn_poisson_nll_loss(in[0], g_t, .log_input = false, .full = true))
-FN(f_pairwise, tn_pairwise_distance(in[0], in[1], 3.0, 1e-6, true))
+FN(f_pairwise, tn_pairwise_distance(in[0], in[1], .p = 3.0, .keepdim = true))
 static tn_tensor *cosine_distance(tn_tensor *a, tn_tensor *b, void *user) {
     (void)user;
-    return tn_rsub_scalar(tn_cosine_similarity(a, b, 1, 1e-8), 1.0);
+    return tn_rsub_scalar(tn_cosine_similarity(a, b), 1.0);
 }
 FN(f_triplet_dist, tn_triplet_margin_with_distance_loss(in[0], in[1], in[2], cosine_distance, NULL, .margin = 0.3))
 /* through log_softmax: PyTorch's gradient, exp(lp) - posterior, is the derivative for

@@ -2171,7 +2171,7 @@ static void run_addmm(bool batched, tn_dtype dt, const int64_t *ins, int inn, in
     tn_tensor *b = make_input(batched ? bs : bs + 1, batched ? 3 : 2, dt, lb, gen);
     tn_tensor *in = make_input(ins, inn, dt, L_TRANS, gen);
     if (nan_input) in = tn_full_like(in, NAN);
-    tn_tensor *r = batched ? tn_baddbmm(in, a, b, beta, alpha) : tn_addmm(in, a, b, beta, alpha);
+    tn_tensor *r = batched ? tn_baddbmm(in, a, b, .beta = beta, .alpha = alpha) : tn_addmm(in, a, b, .beta = beta, .alpha = alpha);
     double *ref, *mag;
     int64_t os[TN_MAX_DIMS];
     int on = matmul_ref(dv(a), tn_shape(a), tn_ndim(a), dv(b), tn_shape(b), tn_ndim(b), &ref, &mag, os);
@@ -2225,11 +2225,11 @@ TEST(addmm_baddbmm) {
     run_addmm(false, TN_F32, bigin, 2, 1, 65, 33, 129, 0.5, 2, L_TRANS, L_CONTIG, false);
     tn_scope_begin();
     LABEL("addmm values (torch: addmm([[1]], [[2]], [[3]], beta=0.5, alpha=2) = 12.5)");
-    CHECK_LIST(tn_addmm(tn_ones(TN_SHAPE(1, 1), TN_F32), tn_full(TN_SHAPE(1, 1), 2, TN_F32), tn_full(TN_SHAPE(1, 1), 3, TN_F32), 0.5, 2), 0, 12.5);
+    CHECK_LIST(tn_addmm(tn_ones(TN_SHAPE(1, 1), TN_F32), tn_full(TN_SHAPE(1, 1), 2, TN_F32), tn_full(TN_SHAPE(1, 1), 3, TN_F32), .beta = 0.5, .alpha = 2), 0, 12.5);
     LABEL("addmm errors");
-    CHECK_ERR(tn_addmm(tn_zeros(TN_SHAPE(3, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(2, 5), TN_F32), 1, 1), "");
-    CHECK_ERR(tn_addmm(tn_zeros(TN_SHAPE(7, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(3, 5), TN_F32), 1, 1), "");
-    CHECK_ERR(tn_baddbmm(tn_zeros(TN_SHAPE(7, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(2, 5), TN_F32), 1, 1), "3-d");
+    CHECK_ERR(tn_addmm(tn_zeros(TN_SHAPE(3, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(2, 5), TN_F32)), "");
+    CHECK_ERR(tn_addmm(tn_zeros(TN_SHAPE(7, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(3, 5), TN_F32)), "");
+    CHECK_ERR(tn_baddbmm(tn_zeros(TN_SHAPE(7, 5), TN_F32), tn_zeros(TN_SHAPE(7, 2), TN_F32), tn_zeros(TN_SHAPE(2, 5), TN_F32)), "3-d");
     end_scope_check_leaks();
 }
 
@@ -2404,7 +2404,7 @@ TEST(gemm_large_and_misaligned) {
             const double *inv = dv(in);
             for (int64_t i = 0; i < M * N; i++) { ref[i] = 2 * ref[i] - inv[i]; mag[i] = 2 * mag[i] + fabs(inv[i]); }
             LABEL("addmm %s %lldx%lldx%lld beta -1 alpha 2 offset operands", dname(dt), (long long)M, (long long)K, (long long)N);
-            ok = mm_vals_ok(tn_addmm(in, a, b, -1, 2), ref, mag, M * N, dt);
+            ok = mm_vals_ok(tn_addmm(in, a, b, .beta = -1, .alpha = 2), ref, mag, M * N, dt);
             CHECK_MSG(ok, "%s: %s", label, msg);
             free(ref);
             free(mag);

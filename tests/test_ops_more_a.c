@@ -350,11 +350,11 @@ TEST(test_bincount_histc) {
     CHECK_ERR(tn_bincount(tn_zeros(SH(2), TN_F64), NULL, 0), "tn_bincount");
     CHECK_ERR(tn_bincount(x, NULL, -1), "minlength");
     tn_tensor *b = nc(B_, 3, 4);
-    CHK(tn_histc(b, 4, -2, 6), E_histc, SH(4));
-    CHK(tn_histc(b, 5, 0, 0), E_histc0, SH(5));
-    CHECK_ERR(tn_histc(tn_to_dtype(b, TN_I64), 3, 0, 0), "tn_histc");
-    CHECK_ERR(tn_histc(b, 0, 0, 0), "bins");
-    CHECK_ERR(tn_histc(b, 3, 2, 1), "max");
+    CHK(tn_histc(b, .bins = 4, .min = -2, .max = 6), E_histc, SH(4));
+    CHK(tn_histc(b, .bins = 5), E_histc0, SH(5));
+    CHECK_ERR(tn_histc(tn_to_dtype(b, TN_I64), .bins = 3), "tn_histc");
+    CHECK_ERR(tn_histc(b, .bins = 0), "bins");
+    CHECK_ERR(tn_histc(b, .bins = 3, .min = 2, .max = 1), "max");
     END;
 }
 
@@ -486,30 +486,30 @@ TEST(test_repeat_interleave_diff) {
     static const double m_[] = {1, 2, 3, 4};
     static const int64_t r_[] = {1, 0, 2}, ri_[] = {2, 0, 3};
     tn_tensor *m = nc(m_, 2, 2), *x6 = tn_reshape(tn_arange(0, 6, 1, TN_F64), SH(2, 3));
-    CHK(tn_repeat_interleave(m, 2, 0, TN_NONE), E_ri, SH(4, 2));
-    CHK(tn_repeat_interleave(m, 2, -2, 4), E_ri, SH(4, 2));
-    CHK(tn_repeat_interleave_tensor(x6, I64(r_, SH(3)), 1, TN_NONE), E_ri_t, SH(2, 3));
-    CHK(tn_repeat_interleave_tensor(x6, tn_to_dtype(I64(r_, SH(3)), TN_I32), -1, 3), E_ri_t, SH(2, 3));
-    CHK(tn_repeat_interleave(m, 3, TN_NONE, TN_NONE), E_ri_flat, SH(12));
-    CHK(tn_repeat_interleave_tensor(m, tn_scalar_tensor(3, TN_I64), TN_NONE, TN_NONE), E_ri_flat, SH(12));
-    CHKI(tn_repeat_interleave_indices(I64(ri_, SH(3)), TN_NONE), E_ri_idx, SH(5));
-    CHECK(shape_is(tn_repeat_interleave(m, 0, 1, TN_NONE), SH(2, 0)));
-    CHECK(shape_is(tn_repeat_interleave(tn_scalar_tensor(1, TN_F64), 2, TN_NONE, TN_NONE), SH(2)));
-    CHECK_ERR(tn_repeat_interleave(m, 2, 0, 5), "output_size");
-    CHECK_ERR(tn_repeat_interleave(m, -1, 0, TN_NONE), "negative");
-    CHECK_ERR(tn_repeat_interleave_tensor(x6, I64(ri_, SH(2)), 1, TN_NONE), "tn_repeat_interleave");
-    CHECK_ERR(tn_repeat_interleave_indices(tn_neg(I64(ri_, SH(3))), TN_NONE), "negative");
+    CHK(tn_repeat_interleave(m, 2, .dim = 0), E_ri, SH(4, 2));
+    CHK(tn_repeat_interleave(m, 2, .dim = -2, .output_size = 4), E_ri, SH(4, 2));
+    CHK(tn_repeat_interleave_tensor(x6, I64(r_, SH(3)), .dim = 1), E_ri_t, SH(2, 3));
+    CHK(tn_repeat_interleave_tensor(x6, tn_to_dtype(I64(r_, SH(3)), TN_I32), .dim = -1, .output_size = 3), E_ri_t, SH(2, 3));
+    CHK(tn_repeat_interleave(m, 3), E_ri_flat, SH(12));
+    CHK(tn_repeat_interleave_tensor(m, tn_scalar_tensor(3, TN_I64)), E_ri_flat, SH(12));
+    CHKI(tn_repeat_interleave_indices(I64(ri_, SH(3))), E_ri_idx, SH(5));
+    CHECK(shape_is(tn_repeat_interleave(m, 0, .dim = 1), SH(2, 0)));
+    CHECK(shape_is(tn_repeat_interleave(tn_scalar_tensor(1, TN_F64), 2), SH(2)));
+    CHECK_ERR(tn_repeat_interleave(m, 2, .dim = 0, .output_size = 5), "output_size");
+    CHECK_ERR(tn_repeat_interleave(m, -1, .dim = 0), "negative");
+    CHECK_ERR(tn_repeat_interleave_tensor(x6, I64(ri_, SH(2)), .dim = 1), "tn_repeat_interleave");
+    CHECK_ERR(tn_repeat_interleave_indices(tn_neg(I64(ri_, SH(3)))), "negative");
 
     tn_tensor *b = nc(B_, 3, 4);
     static const double pre_[] = {1, 2, 3};
-    CHK(tn_diff(b, 2, 1, F64(pre_, SH(3, 1)), tn_ones(SH(3, 2), TN_F64)), E_diff, SH(3, 5));
-    CHK(tn_diff(b, 1, -2, NULL, NULL), E_diff0, SH(2, 4));
-    CHKB(tn_diff(tn_to_dtype(F64((const double[]){1, 0, 0, 1}, SH(4)), TN_BOOL), 1, -1, NULL, NULL), E_diff_bool, SH(3));
-    CHECK(shape_is(tn_diff(b, 5, 1, NULL, NULL), SH(3, 0)));   /* n past the length: empty */
-    CHK(tn_diff(b, 0, 1, NULL, NULL), B_, SH(3, 4));
-    CHECK_ERR(tn_diff(tn_scalar_tensor(1, TN_F64), 1, -1, NULL, NULL), "at least one-dimensional");
-    CHECK_ERR(tn_diff(b, -1, 1, NULL, NULL), "non-negative");   /* 2025 PyTorch; 1.13 returned the input */
-    CHECK_ERR(tn_diff(b, 1, 1, tn_ones(SH(2, 1), TN_F64), NULL), "tn_diff");
+    CHK(tn_diff(b, .n = 2, .dim = 1, .prepend = F64(pre_, SH(3, 1)), .append = tn_ones(SH(3, 2), TN_F64)), E_diff, SH(3, 5));
+    CHK(tn_diff(b, .dim = -2), E_diff0, SH(2, 4));
+    CHKB(tn_diff(tn_to_dtype(F64((const double[]){1, 0, 0, 1}, SH(4)), TN_BOOL)), E_diff_bool, SH(3));
+    CHECK(shape_is(tn_diff(b, .n = 5, .dim = 1), SH(3, 0)));   /* n past the length: empty */
+    CHK(tn_diff(b, .n = 0, .dim = 1), B_, SH(3, 4));
+    CHECK_ERR(tn_diff(tn_scalar_tensor(1, TN_F64)), "at least one-dimensional");
+    CHECK_ERR(tn_diff(b, .n = -1, .dim = 1), "non-negative");   /* 2025 PyTorch; 1.13 returned the input */
+    CHECK_ERR(tn_diff(b, .dim = 1, .prepend = tn_ones(SH(2, 1), TN_F64)), "tn_diff");
     END;
 }
 
@@ -594,9 +594,9 @@ static tn_tensor *gfn(tn_tensor *const *in, int n, void *user) {
     case G_PUT: return tn_put(x, I64(ti_, SH(5)), in[1], true);
     case G_TAD: return tn_take_along_dim(x, I64(IDX_, SH(3, 3)), 1);
     case G_MSCAT: return tn_masked_scatter(x, tn_to_dtype(F64((const double[]){1, 0, 1, 1}, SH(4)), TN_BOOL), in[1]);
-    case G_RI: return tn_repeat_interleave(x, 2, -1, TN_NONE);
-    case G_RI_T: return tn_repeat_interleave_tensor(x, I64((const int64_t[]){2, 0, 1}, SH(3)), 0, TN_NONE);
-    case G_DIFF: return tn_diff(x, 2, 1, in[1], NULL);
+    case G_RI: return tn_repeat_interleave(x, 2, .dim = -1);
+    case G_RI_T: return tn_repeat_interleave_tensor(x, I64((const int64_t[]){2, 0, 1}, SH(3)), .dim = 0);
+    case G_DIFF: return tn_diff(x, .n = 2, .dim = 1, .prepend = in[1]);
     }
     return NULL;
 }

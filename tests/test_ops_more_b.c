@@ -106,44 +106,44 @@ static void gc_(const char *name, tn_gradcheck_fn fn, tn_tensor **ins, int n, in
 TEST(diagonal_views) {
     tn_scope_begin();
     tn_tensor *x = mk_x();
-    tn_tensor *d = tn_diagonal(x, 1, 0, 2);
+    tn_tensor *d = tn_diagonal(x, .offset = 1, .dim2 = 2);
     CHECK_SHAPE(d, 3, 2);
     CHECK_VALS(d, E_DIAG1, 0);
     CHECK(tn_same_storage(d, x));   /* a view */
-    CHECK_VALS(tn_diagonal(x, -1, -1, 1), E_DIAGN, 0);
-    CHECK_SHAPE(tn_diagonal(x, 5, 1, 2), 2, 0);     /* past the edge: empty */
-    CHECK_SHAPE(tn_diagonal(x, -3, 1, 2), 2, 0);
-    CHECK_SHAPE(tn_diagonal(tn_zeros(TN_SHAPE(0, 3), TN_F32), 0, 0, 1), 0);
-    CHECK_ERR(tn_diagonal(x, 0, 1, -2), "diagonal dimensions cannot be identical");
-    CHECK_ERR(tn_diagonal(x, 0, 0, 3), "out of range");
-    CHECK_ERR(tn_diagonal(tn_zeros(TN_SHAPE(3), TN_F32), 0, 0, 1), "out of range");
+    CHECK_VALS(tn_diagonal(x, .offset = -1, .dim1 = -1), E_DIAGN, 0);
+    CHECK_SHAPE(tn_diagonal(x, .offset = 5, .dim1 = 1, .dim2 = 2), 2, 0);     /* past the edge: empty */
+    CHECK_SHAPE(tn_diagonal(x, .offset = -3, .dim1 = 1, .dim2 = 2), 2, 0);
+    CHECK_SHAPE(tn_diagonal(tn_zeros(TN_SHAPE(0, 3), TN_F32)), 0);
+    CHECK_ERR(tn_diagonal(x, .dim1 = 1, .dim2 = -2), "diagonal dimensions cannot be identical");
+    CHECK_ERR(tn_diagonal(x, .dim2 = 3), "out of range");
+    CHECK_ERR(tn_diagonal(tn_zeros(TN_SHAPE(3), TN_F32)), "out of range");
     /* writes through the view reach the base */
-    tn_fill_(tn_diagonal(x, 0, 1, 2), 7);
+    tn_fill_(tn_diagonal(x, .dim1 = 1, .dim2 = 2), 7);
     CHECK(tn_item(tn_select(tn_select(tn_select(x, 0, 1), 0, 1), 0, 1)) == 7);
 
     tn_tensor *v = tn_expand(tn_reshape(f64((const double[]){1.5, -2., 3.}, TN_SHAPE(3)), TN_SHAPE(1, 3)), TN_SHAPE(2, 3));
-    tn_tensor *e = tn_diag_embed(v, 1, 0, 2);
+    tn_tensor *e = tn_diag_embed(v, .offset = 1, .dim1 = 0, .dim2 = 2);
     CHECK_SHAPE(e, 4, 2, 4);
     CHECK_VALS(e, E_EMBED, 0);
-    CHECK_ERR(tn_diag_embed(tn_scalar_tensor(1, TN_F32), 0, -2, -1), "at least 1 dimension");
-    CHECK_ERR(tn_diag_embed(v, 0, 0, -3), "cannot be identical");
-    CHECK_VALS(tn_diagflat(f64((const double[]){1, 2, 3, 4}, TN_SHAPE(2, 2)), -1), E_DIAGFLAT, 0);
-    CHECK_SHAPE(tn_diagflat(tn_scalar_tensor(2, TN_I64), 0), 1, 1);
-    CHECK_SHAPE(tn_diag(tn_zeros(TN_SHAPE(0), TN_F32), 2), 2, 2);
-    tn_tensor *a = mk_a(), *dg = tn_diag(a, 1);
+    CHECK_ERR(tn_diag_embed(tn_scalar_tensor(1, TN_F32)), "at least 1 dimension");
+    CHECK_ERR(tn_diag_embed(v, .dim1 = 0, .dim2 = -3), "cannot be identical");
+    CHECK_VALS(tn_diagflat(f64((const double[]){1, 2, 3, 4}, TN_SHAPE(2, 2)), .offset = -1), E_DIAGFLAT, 0);
+    CHECK_SHAPE(tn_diagflat(tn_scalar_tensor(2, TN_I64)), 1, 1);
+    CHECK_SHAPE(tn_diag(tn_zeros(TN_SHAPE(0), TN_F32), .diagonal = 2), 2, 2);
+    tn_tensor *a = mk_a(), *dg = tn_diag(a, .diagonal = 1);
     CHECK_SHAPE(dg, 3);
     CHECK(!tn_same_storage(dg, a));   /* diag copies, diagonal views */
-    CHECK_ERR(tn_diag(x, 0), "Supports 1D or 2D tensors. Got 3D");
+    CHECK_ERR(tn_diag(x), "Supports 1D or 2D tensors. Got 3D");
     tn_tensor *tr = tn_trace(tn_reshape(tn_arange(0, 12, 1, TN_I32), TN_SHAPE(3, 4)));
     CHECK(tr && tn_get_dtype(tr) == TN_I64 && tn_item(tr) == 15);   /* 0 + 5 + 10; integers sum as int64 */
     CHECK_ERR(tn_trace(tn_zeros(TN_SHAPE(3), TN_F32)), "expected a matrix, but got tensor with dim 1");
     tn_scope_end();
 }
 
-GF(g_diagonal, tn_diagonal(tn_transpose(I0, 0, 2), -1, 2, 0))
-GF(g_diag_embed, tn_diag_embed(tn_transpose(I0, 0, 1), 2, 2, 0))
-GF(g_diag, tn_diag(tn_t(I0), -1))
-GF(g_diagflat, tn_diagflat(tn_t(I0), 1))
+GF(g_diagonal, tn_diagonal(tn_transpose(I0, 0, 2), .offset = -1, .dim1 = 2, .dim2 = 0))
+GF(g_diag_embed, tn_diag_embed(tn_transpose(I0, 0, 1), .offset = 2, .dim1 = 2, .dim2 = 0))
+GF(g_diag, tn_diag(tn_t(I0), .diagonal = -1))
+GF(g_diagflat, tn_diagflat(tn_t(I0), .offset = 1))
 GF(g_trace, tn_trace(tn_t(I0)))
 TEST(diagonal_grads) {
     tn_scope_begin();
@@ -154,7 +154,7 @@ TEST(diagonal_grads) {
     GC(g_trace, 2, LEAF(3, 4));
     /* PyTorch's node names */
     tn_tensor *x = LEAF(3, 3);
-    CHECK(strcmp(tn_grad_fn_name(tn_diagonal(x, 0, 0, 1)), "DiagonalBackward0") == 0);
+    CHECK(strcmp(tn_grad_fn_name(tn_diagonal(x)), "DiagonalBackward0") == 0);
     CHECK(strcmp(tn_grad_fn_name(tn_trace(x)), "TraceBackward0") == 0);
     tn_scope_end();
 }
@@ -233,13 +233,13 @@ TEST(products_values) {
     CHECK_ERR(tn_cross(c1, tn_reshape(c2, TN_SHAPE(3)), -1), "same number of dimensions");
     CHECK_ERR(tn_cross(c1, c2, 0), "must have length 3");
     CHECK_ERR(tn_cross(c1, tn_to_dtype(c2, TN_F32), -1), "same dtype");
-    CHECK_VALS(tn_rot90(a, 1, TN_SHAPE(0, 1)), E_ROT1, 0);
-    CHECK_VALS(tn_rot90(a, -1, TN_SHAPE(1, 0)), E_ROT3, 0);
-    CHECK_SHAPE(tn_rot90(x, 5, TN_SHAPE(-1, 0)), 4, 3, 2);
-    CHECK_SHAPE(tn_rot90(x, -2, TN_SHAPE(-1, 0)), 2, 3, 4);
-    CHECK_ERR(tn_rot90(x, 1, TN_SHAPE(0)), "expected total rotation dims == 2");
-    CHECK_ERR(tn_rot90(x, 1, TN_SHAPE(1, -2)), "expected rotation dims to be different");
-    CHECK_ERR(tn_rot90(tn_zeros(TN_SHAPE(3), TN_F32), 1, TN_SHAPE(0, 1)), "expected total dims >= 2");
+    CHECK_VALS(tn_rot90(a), E_ROT1, 0);
+    CHECK_VALS(tn_rot90(a, .k = -1, .dims = TN_INTS(1, 0)), E_ROT3, 0);
+    CHECK_SHAPE(tn_rot90(x, .k = 5, .dims = TN_INTS(-1, 0)), 4, 3, 2);
+    CHECK_SHAPE(tn_rot90(x, .k = -2, .dims = TN_INTS(-1, 0)), 2, 3, 4);
+    CHECK_ERR(tn_rot90(x, .dims = TN_INTS(0)), "expected total rotation dims == 2");
+    CHECK_ERR(tn_rot90(x, .dims = TN_INTS(1, -2)), "expected rotation dims to be different");
+    CHECK_ERR(tn_rot90(tn_zeros(TN_SHAPE(3), TN_F32)), "expected total dims >= 2");
     tn_tensor *blocks[3] = {f64((const double[]){1, 2}, TN_SHAPE(1, 2)), tn_scalar_tensor(3, TN_F32), f64((const double[]){4, 5}, TN_SHAPE(2))};
     tn_tensor *bd = tn_block_diag(blocks, 3);
     CHECK_SHAPE(bd, 3, 5);
@@ -249,31 +249,31 @@ TEST(products_values) {
     CHECK_ERR(tn_block_diag(bad, 1), "Input tensors must have 2 or fewer dimensions");
     tn_tensor *p[2] = {f64((const double[]){1, 2}, TN_SHAPE(2)), f64((const double[]){3, 4, 5}, TN_SHAPE(3))}, *g[2];
     CHECK_VALS(tn_cartesian_prod(p, 2), E_CART, 0);
-    CHECK(tn_meshgrid(p, 2, "xy", g) == 2);
+    CHECK(tn_meshgrid(p, 2, g, .indexing = TN_INDEXING_XY) == 2);
     CHECK_SHAPE(g[0], 3, 2);
     CHECK_VALS(g[0], E_MESH_XY0, 0);
-    CHECK(tn_meshgrid(p, 2, NULL, g) == 2);
+    CHECK(tn_meshgrid(p, 2, g) == 2);
     CHECK_SHAPE(g[1], 2, 3);
-    CHECK_ERR(tn_meshgrid(p, 2, "ji", g) == 2, "indexing must be one of");
+    CHECK_ERR(tn_meshgrid_str(p, 2, g, "indexing='ji'") == 2, "expected one of ij|xy");
     tn_tensor *p2[2] = {p[0], a};
-    CHECK_ERR(tn_meshgrid(p2, 2, "ij", g) == 2, "Expected 0D or 1D tensor");
+    CHECK_ERR(tn_meshgrid(p2, 2, g) == 2, "Expected 0D or 1D tensor");
     CHECK_ERR(tn_cartesian_prod(p2, 2), "Expect a 1D vector");
     tn_scope_end();
 }
 TEST(addmv_addr_addbmm_vdot) {
     tn_scope_begin();
     tn_tensor *x = mk_x(), *a = mk_a();
-    CHECK_VALS(tn_addmv(f64((const double[]){1, 2, 3}, TN_SHAPE(3)), a, tn_arange(0, 4, 1, TN_F64), 0.5, 2), E_ADDMV, 1e-14);
-    CHECK_VALS(tn_addr(tn_scalar_tensor(1, TN_F64), tn_arange(0, 3, 1, TN_F64), tn_arange(0, 4, 1, TN_F64), 2, -1), E_ADDR, 0);
-    CHECK_VALS(tn_addbmm(tn_ones(TN_SHAPE(3, 3), TN_F64), x, tn_transpose(x, 1, 2), 0.5, 0.25), E_ADDBMM, 1e-14);
+    CHECK_VALS(tn_addmv(f64((const double[]){1, 2, 3}, TN_SHAPE(3)), a, tn_arange(0, 4, 1, TN_F64), .beta = 0.5, .alpha = 2), E_ADDMV, 1e-14);
+    CHECK_VALS(tn_addr(tn_scalar_tensor(1, TN_F64), tn_arange(0, 3, 1, TN_F64), tn_arange(0, 4, 1, TN_F64), .beta = 2, .alpha = -1), E_ADDR, 0);
+    CHECK_VALS(tn_addbmm(tn_ones(TN_SHAPE(3, 3), TN_F64), x, tn_transpose(x, 1, 2), .beta = 0.5, .alpha = 0.25), E_ADDBMM, 1e-14);
     /* beta = 0 ignores input (NaN included); addr's alpha * NaN stays NaN as PyTorch's */
     tn_tensor *nan3 = tn_full(TN_SHAPE(3), NAN, TN_F64);
-    tn_tensor *r = tn_addmv(nan3, a, tn_ones(TN_SHAPE(4), TN_F64), 0, 1);
+    tn_tensor *r = tn_addmv(nan3, a, tn_ones(TN_SHAPE(4), TN_F64), .beta = 0);
     CHECK(r && !isnan(tn_item(tn_sum(r))));
-    CHECK_ERR(tn_addmv(nan3, a, tn_ones(TN_SHAPE(3), TN_F64), 1, 1), "tn_addmv");
-    CHECK_ERR(tn_addbmm(a, x, x, 1, 1), "incompatible matrix sizes");
-    CHECK_ERR(tn_addbmm(tn_zeros(TN_SHAPE(3, 3), TN_F64), x, tn_zeros(TN_SHAPE(3, 4, 3), TN_F64), 1, 1), "same number of batches");
-    CHECK_ERR(tn_addr(tn_zeros(TN_SHAPE(2, 2), TN_F64), tn_ones(TN_SHAPE(3), TN_F64), tn_ones(TN_SHAPE(3), TN_F64), 1, 1), "does not broadcast");
+    CHECK_ERR(tn_addmv(nan3, a, tn_ones(TN_SHAPE(3), TN_F64)), "tn_addmv");
+    CHECK_ERR(tn_addbmm(a, x, x), "incompatible matrix sizes");
+    CHECK_ERR(tn_addbmm(tn_zeros(TN_SHAPE(3, 3), TN_F64), x, tn_zeros(TN_SHAPE(3, 4, 3), TN_F64)), "same number of batches");
+    CHECK_ERR(tn_addr(tn_zeros(TN_SHAPE(2, 2), TN_F64), tn_ones(TN_SHAPE(3), TN_F64), tn_ones(TN_SHAPE(3), TN_F64)), "does not broadcast");
     tn_tensor *vd = tn_vdot(tn_arange(0, 3, 1, TN_F64), f64((const double[]){1, 2, 3}, TN_SHAPE(3)));
     CHECK(vd && tn_item(vd) == 8);
     CHECK_ERR(tn_vdot(a, a), "tn_vdot");
@@ -282,12 +282,12 @@ TEST(addmv_addr_addbmm_vdot) {
 GF(g_tensordot, tn_tensordot(tn_transpose(I0, 0, 2), I1, (const int64_t[]){2, 1}, (const int64_t[]){0, 2}, 2))
 GF(g_kron, tn_kron(tn_t(I0), I1))
 GF(g_cross, tn_cross(tn_t(I0), I1, 0))
-GF(g_rot90, tn_rot90(tn_transpose(I0, 0, 2), 3, TN_SHAPE(2, 0)))
+GF(g_rot90, tn_rot90(tn_transpose(I0, 0, 2), .k = 3, .dims = TN_INTS(2, 0)))
 GF(g_block, tn_block_diag((tn_tensor *[]){tn_t(I0), tn_select(I1, 0, 0), tn_select(I1, 0, 1)}, 3))
 GF(g_cart, tn_cartesian_prod((tn_tensor *[]){I0, tn_select(I1, 1, 0)}, 2))
-GF(g_addmv, tn_addmv(I0, tn_t(I1), I2, 0.5, -2))
-GF(g_addr, tn_addr(I0, I1, I2, 3, 0.5))
-GF(g_addbmm, tn_addbmm(I0, tn_transpose(I1, 1, 2), I2, -1, 2))
+GF(g_addmv, tn_addmv(I0, tn_t(I1), I2, .beta = 0.5, .alpha = -2))
+GF(g_addr, tn_addr(I0, I1, I2, .beta = 3, .alpha = 0.5))
+GF(g_addbmm, tn_addbmm(I0, tn_transpose(I1, 1, 2), I2, .beta = -1, .alpha = 2))
 GF(g_vdot, tn_vdot(tn_select(I0, 1, 0), tn_select(I0, 1, 1)))
 /* as_strided with PyTorch's AsStridedBackward: overlapping windows sum their gradients */
 GF(g_as_strided, tn_as_strided(I0, TN_SHAPE(3, 3), (const int64_t[]){1, 2}, 1))
@@ -320,22 +320,22 @@ TEST(products_grads) {
 TEST(splits_stacks) {
     tn_scope_begin();
     tn_tensor *x = tn_reshape(tn_arange(0, 14, 1, TN_F64), TN_SHAPE(2, 7)), *out[10];
-    CHECK(tn_tensor_split(x, 3, -1, NULL, 0) == 3);   /* counting */
-    CHECK(tn_tensor_split(x, 3, -1, out, 8) == 3);
+    CHECK(tn_tensor_split(x, 3, NULL, 0, .dim = -1) == 3);   /* counting */
+    CHECK(tn_tensor_split(x, 3, out, 8, .dim = -1) == 3);
     CHECK_SHAPE(out[0], 2, 3);
     CHECK_SHAPE(out[2], 2, 2);
     CHECK(tn_same_storage(out[1], x) && tn_item(tn_select(tn_select(out[1], 0, 0), 0, 0)) == 3);
-    CHECK(tn_tensor_split(x, 9, 1, out, 9) == 9);
+    CHECK(tn_tensor_split(x, 9, out, 9, .dim = 1) == 9);
     CHECK_SHAPE(out[8], 2, 0);
-    CHECK(tn_tensor_split_indices(x, (const int64_t[]){2, -2, 100}, 3, 1, out, 8) == 4);
+    CHECK(tn_tensor_split_indices(x, ((const int64_t[]){2, -2, 100}), 3, out, 8, .dim = 1) == 4);
     CHECK_SHAPE(out[0], 2, 2);
     CHECK_SHAPE(out[1], 2, 3);   /* [2, -2) is [2, 5) */
     CHECK_SHAPE(out[2], 2, 2);
     CHECK_SHAPE(out[3], 2, 0);
-    CHECK_ERR(tn_tensor_split(x, 0, 0, out, 8) >= 0, "number of sections must be larger than 0");
-    CHECK_ERR(tn_tensor_split(tn_scalar_tensor(1, TN_F32), 1, 0, out, 8) >= 0, "at least a 1-dimensional tensor");
-    CHECK_ERR(tn_tensor_split(x, 3, 2, out, 8) >= 0, "out of range");
-    CHECK_ERR(tn_tensor_split(x, 3, 1, out, 2) >= 0, "max_out");
+    CHECK_ERR(tn_tensor_split(x, 0, out, 8) >= 0, "number of sections must be larger than 0");
+    CHECK_ERR(tn_tensor_split(tn_scalar_tensor(1, TN_F32), 1, out, 8) >= 0, "at least a 1-dimensional tensor");
+    CHECK_ERR(tn_tensor_split(x, 3, out, 8, .dim = 2) >= 0, "out of range");
+    CHECK_ERR(tn_tensor_split(x, 3, out, 2, .dim = 1) >= 0, "max_out");
     tn_tensor *s0 = tn_scalar_tensor(1, TN_F64), *v3 = tn_arange(0, 3, 1, TN_F64), *m = tn_ones(TN_SHAPE(2, 3), TN_F64);
     CHECK_SHAPE(tn_atleast_1d(s0), 1);
     CHECK_SHAPE(tn_atleast_2d(v3), 1, 3);
@@ -360,41 +360,41 @@ TEST(splits_stacks) {
 TEST(distances_cov) {
     tn_scope_begin();
     tn_tensor *a = mk_a(), *bt = tn_t(mk_b());   /* [3, 4] and a non-contiguous [5, 4] */
-    CHECK_VALS(tn_cdist(a, bt, 2, 0), E_CDIST2, 1e-14);
-    CHECK_VALS(tn_cdist(a, bt, 1, 0), E_CDIST1, 1e-14);
-    CHECK_VALS(tn_cdist(a, bt, INFINITY, 0), E_CDISTINF, 1e-14);
-    CHECK_VALS(tn_cdist(a, bt, 0, 0), E_CDIST0, 0);
-    CHECK_VALS(tn_cdist(a, bt, 2, 1), E_CDISTMM, 1e-12);
-    CHECK_SHAPE(tn_cdist(tn_zeros(TN_SHAPE(2, 1, 0, 4), TN_F32), tn_zeros(TN_SHAPE(3, 5, 4), TN_F32), 2, 0), 2, 3, 0, 5);
-    CHECK_ERR(tn_cdist(a, tn_zeros(TN_SHAPE(2, 3), TN_F64), 2, 0), "same number of columns");
-    CHECK_ERR(tn_cdist(a, bt, -1, 0), "non-negative p");
-    CHECK_ERR(tn_cdist(tn_zeros(TN_SHAPE(4), TN_F64), bt, 2, 0), "at least 2D");
-    CHECK_ERR(tn_cdist(tn_zeros(TN_SHAPE(2, 4), TN_I64), tn_zeros(TN_SHAPE(2, 4), TN_I64), 2, 0), "floating-point");
-    CHECK_VALS(tn_pdist(bt, 3), E_PDIST, 1e-14);
-    CHECK_SHAPE(tn_pdist(tn_zeros(TN_SHAPE(1, 3), TN_F32), 2), 0);
-    CHECK_ERR(tn_pdist(a, -2), "non-negative p");
-    CHECK_ERR(tn_pdist(tn_zeros(TN_SHAPE(2, 3, 4), TN_F32), 2), "only supports 2D tensors, got: 3D");
+    CHECK_VALS(tn_cdist(a, bt), E_CDIST2, 1e-14);
+    CHECK_VALS(tn_cdist(a, bt, .p = 1), E_CDIST1, 1e-14);
+    CHECK_VALS(tn_cdist(a, bt, .p = INFINITY), E_CDISTINF, 1e-14);
+    CHECK_VALS(tn_cdist(a, bt, .p = 0), E_CDIST0, 0);
+    CHECK_VALS(tn_cdist(a, bt, .compute_mode = TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST), E_CDISTMM, 1e-12);
+    CHECK_SHAPE(tn_cdist(tn_zeros(TN_SHAPE(2, 1, 0, 4), TN_F32), tn_zeros(TN_SHAPE(3, 5, 4), TN_F32)), 2, 3, 0, 5);
+    CHECK_ERR(tn_cdist(a, tn_zeros(TN_SHAPE(2, 3), TN_F64)), "same number of columns");
+    CHECK_ERR(tn_cdist(a, bt, .p = -1), "non-negative p");
+    CHECK_ERR(tn_cdist(tn_zeros(TN_SHAPE(4), TN_F64), bt), "at least 2D");
+    CHECK_ERR(tn_cdist(tn_zeros(TN_SHAPE(2, 4), TN_I64), tn_zeros(TN_SHAPE(2, 4), TN_I64)), "floating-point");
+    CHECK_VALS(tn_pdist(bt, .p = 3), E_PDIST, 1e-14);
+    CHECK_SHAPE(tn_pdist(tn_zeros(TN_SHAPE(1, 3), TN_F32)), 0);
+    CHECK_ERR(tn_pdist(a, .p = -2), "non-negative p");
+    CHECK_ERR(tn_pdist(tn_zeros(TN_SHAPE(2, 3, 4), TN_F32)), "only supports 2D tensors, got: 3D");
     tn_tensor *x = f64((const double[]){1, 2, 4, 7, 0.5, -1, 3, 2, 2, 2, 1, 0}, TN_SHAPE(3, 4));
     tn_tensor *fw = tn_from_data((const int64_t[]){1, 2, 1, 3}, TN_SHAPE(4), TN_I64), *aw = f64((const double[]){0.5, 1, 2, 0.25}, TN_SHAPE(4));
-    CHECK_VALS(tn_cov(x, 1, NULL, NULL), E_COV, 1e-14);
-    CHECK_VALS(tn_cov(x, 0, fw, aw), E_COVW, 1e-14);
+    CHECK_VALS(tn_cov(x), E_COV, 1e-14);
+    CHECK_VALS(tn_cov(x, .correction = 0, .fweights = fw, .aweights = aw), E_COVW, 1e-14);
     CHECK_VALS(tn_corrcoef(x), E_CORR, 1e-14);
-    tn_tensor *ci = tn_cov(tn_arange(0, 4, 1, TN_I64), 1, NULL, NULL);   /* integers: the default float, 0-d */
+    tn_tensor *ci = tn_cov(tn_arange(0, 4, 1, TN_I64));   /* integers: the default float, 0-d */
     CHECK(ci && tn_ndim(ci) == 0 && tn_get_dtype(ci) == TN_F32 && fabs(tn_item(ci) - 5.0 / 3) < 1e-6);
-    tn_tensor *c1 = tn_cov(tn_ones(TN_SHAPE(1), TN_F64), 1, NULL, NULL);   /* no degrees of freedom: NaN */
+    tn_tensor *c1 = tn_cov(tn_ones(TN_SHAPE(1), TN_F64));   /* no degrees of freedom: NaN */
     CHECK(c1 && isnan(tn_item(c1)));
-    CHECK_ERR(tn_cov(tn_zeros(TN_SHAPE(2, 2, 2), TN_F32), 1, NULL, NULL), "two or fewer dimensions");
-    CHECK_ERR(tn_cov(x, 1, aw, NULL), "fweights to have integral dtype");
-    CHECK_ERR(tn_cov(x, 1, NULL, fw), "aweights to have floating point dtype");
-    CHECK_ERR(tn_cov(x, 1, tn_neg(fw), NULL), "fweights cannot be negative");
-    CHECK_ERR(tn_cov(x, 1, NULL, tn_ones(TN_SHAPE(3), TN_F64)), "same numel as there are observations");
+    CHECK_ERR(tn_cov(tn_zeros(TN_SHAPE(2, 2, 2), TN_F32)), "two or fewer dimensions");
+    CHECK_ERR(tn_cov(x, .fweights = aw), "fweights to have integral dtype");
+    CHECK_ERR(tn_cov(x, .aweights = fw), "aweights to have floating point dtype");
+    CHECK_ERR(tn_cov(x, .fweights = tn_neg(fw)), "fweights cannot be negative");
+    CHECK_ERR(tn_cov(x, .aweights = tn_ones(TN_SHAPE(3), TN_F64)), "same numel as there are observations");
     tn_scope_end();
 }
-GF(g_cdist2, tn_cdist(tn_t(I0), I1, 2, 2))
-GF(g_cdist_mm, tn_cdist(tn_t(I0), I1, 2, 1))
-GF(g_cdist3, tn_cdist(tn_t(I0), I1, 3, 0))
-GF(g_pdist, tn_pdist(tn_t(I0), 1.5))
-GF(g_cov, tn_cov(tn_t(I0), 1, NULL, tn_exp(I1)))
+GF(g_cdist2, tn_cdist(tn_t(I0), I1, .compute_mode = TN_COMPUTE_MODE_DONOT_USE_MM_FOR_EUCLID_DIST))
+GF(g_cdist_mm, tn_cdist(tn_t(I0), I1, .compute_mode = TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST))
+GF(g_cdist3, tn_cdist(tn_t(I0), I1, .p = 3))
+GF(g_pdist, tn_pdist(tn_t(I0), .p = 1.5))
+GF(g_cov, tn_cov(tn_t(I0), .aweights = tn_exp(I1)))
 GF(g_corrcoef, tn_corrcoef(tn_t(I0)))
 TEST(distances_cov_grads) {
     tn_scope_begin();

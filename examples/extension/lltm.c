@@ -27,7 +27,7 @@ int lltm_forward(tn_tensor *input, tn_tensor *weights, tn_tensor *bias, tn_tenso
                  tn_tensor *out[7]) {
     tn_tensor *cat[2] = {old_h, input};
     tn_tensor *X = tn_cat(cat, 2, 1);
-    tn_tensor *gate_weights = tn_addmm(bias, X, tn_t(weights), 1, 1);
+    tn_tensor *gate_weights = tn_addmm(bias, X, tn_t(weights));
     if (!gate_weights) return -1;                               /* the error names the shapes */
     tn_tensor *gates[3];
     if (tn_chunk(gate_weights, 3, 1, gates, 3) != 3) return -1;
@@ -109,7 +109,7 @@ static tn_tensor *lltm_cell_forward(tn_ctx *ctx, tn_tensor *const *in, int n, vo
     (void)n; (void)user;
     tn_tensor *cat[2] = {in[3], in[0]};
     tn_tensor *X = tn_contiguous(tn_cat(cat, 2, 1));
-    tn_tensor *gw = tn_contiguous(tn_addmm(in[2], X, tn_t(in[1]), 1, 1)), *c = tn_contiguous(in[4]);
+    tn_tensor *gw = tn_contiguous(tn_addmm(in[2], X, tn_t(in[1]))), *c = tn_contiguous(in[4]);
     if (!gw || !c) return NULL;
     tn_dtype dt = tn_get_dtype(gw);
     if (tn_get_device(gw) != TN_CPU || (dt != TN_F32 && dt != TN_F64) || tn_get_dtype(c) != dt) {

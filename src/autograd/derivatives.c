@@ -387,7 +387,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *eye = tn_to(tn_eye(L, -1, TN_BOOL), x->device);
         tn_tensor *rep = tn_where(eye, tn_ones(NULL, 0, x->dtype), tn_unsqueeze(xl, -2));
         int64_t LL[2] = {L, L}, last = -1;
-        tn_tensor *upper = tn_triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
+        tn_tensor *upper = tn__triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
         gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
 

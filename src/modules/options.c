@@ -429,10 +429,64 @@ static const tn__kwkey tn__kw_searchsorted[] = {TN_FIELDS_tn_searchsorted_fn_opt
 #define TN__KW_T tn_unique_fn_opts
 static const tn__kwkey tn__kw_unique[] = {TN_FIELDS_tn_unique_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_diagonal_fn_opts
+static const tn__kwkey tn__kw_diagonal[] = {TN_FIELDS_tn_diagonal_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tensor_split_fn_opts
+static const tn__kwkey tn__kw_tensor_split[] = {TN_FIELDS_tn_tensor_split_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rot90_fn_opts
+static const tn__kwkey tn__kw_rot90[] = {TN_FIELDS_tn_rot90_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_meshgrid_fn_opts
+static const tn__kwkey tn__kw_meshgrid[] = {TN_FIELDS_tn_meshgrid_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diag_fn_opts
+static const tn__kwkey tn__kw_diag[] = {TN_FIELDS_tn_diag_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_addmm_fn_opts
+static const tn__kwkey tn__kw_addmm[] = {TN_FIELDS_tn_addmm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cdist_fn_opts
+static const tn__kwkey tn__kw_cdist[] = {TN_FIELDS_tn_cdist_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pdist_fn_opts
+static const tn__kwkey tn__kw_pdist[] = {TN_FIELDS_tn_pdist_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cov_fn_opts
+static const tn__kwkey tn__kw_cov[] = {TN_FIELDS_tn_cov_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_repeat_interleave_fn_opts
+static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interleave_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diff_fn_opts
+static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diag_embed_fn_opts
+static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_diagflat_fn_opts
+static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_histc_fn_opts
+static const tn__kwkey tn__kw_histc[] = {TN_FIELDS_tn_histc_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cosine_similarity_fn_opts
+static const tn__kwkey tn__kw_cosine_similarity[] = {TN_FIELDS_tn_cosine_similarity_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pairwise_distance_fn_opts
+static const tn__kwkey tn__kw_pairwise_distance[] = {TN_FIELDS_tn_pairwise_distance_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \
         T o = TN_DEFAULTS(T); \
         if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
+        return call; \
+    } while (0)
+/* The same for a _str function that returns an int (-1 on error). */
+#define TN__KW_STR_INT(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return -1; \
         return call; \
     } while (0)

@@ -457,7 +457,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *k = tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL);
     tn_tensor *v = tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL);
     /* additive masks: attn_mask [1 or N*H, L, S], key padding [N, S] */
-    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn_triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
+    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn__triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
     if (am && am->ndim == 2) am = tn_unsqueeze(am, 0);
     tn_tensor *kp = tn__mask_to_float(kpm, dt);
     tn_tensor *bk = tn_module_get(m, "bias_k"), *bv = tn_module_get(m, "bias_v");
@@ -552,7 +552,7 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
 }
 static tn_tensor *tn__square_mask(int64_t sz, tn_dtype dtype) {
     tn_scope_begin();
-    return tn__scope_return(tn_triu(tn_full(TN_SHAPE(sz, sz), -INFINITY, dtype), 1));
+    return tn__scope_return(tn__triu(tn_full(TN_SHAPE(sz, sz), -INFINITY, dtype), 1));
 }
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype) {
     const char *fn = "tn_nn_generate_square_subsequent_mask";

@@ -85,7 +85,7 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
     if (tn__nn_same("tn_linear", x, w, "weight") || tn__nn_same("tn_linear", x, b, "bias")) return NULL;
     tn_scope_begin();
     tn_tensor *wt = tn_t(w), *y;
-    if (x->ndim == 2 && b) y = tn_addmm(b, x, wt, 1, 1);  /* one GEMM with the bias as C, as PyTorch */
+    if (x->ndim == 2 && b) y = tn__addmm(b, x, wt, 1, 1);  /* one GEMM with the bias as C, as PyTorch */
     else {
         y = tn_matmul(x, wt);
         if (b) y = tn_add(y, b);

@@ -457,8 +457,11 @@ static tn_tensor *tn__cosine_similarity_impl(tn_tensor *x1, tn_tensor *x2, int64
     tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1, false);
     return tn__loss_finish(r, "SumBackward1");
 }
-TNDEF tn_tensor *tn_cosine_similarity(tn_tensor *x1, tn_tensor *x2, int64_t dim, double eps) {
-    return TN__AS("tn_cosine_similarity", tn__cosine_similarity_impl(x1, x2, dim, eps));
+TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts o) {
+    return TN__AS("tn_cosine_similarity", tn__cosine_similarity_impl(x1, x2, o.dim, o.eps));
+}
+TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options) {
+    TN__KW_STR(tn_cosine_similarity_fn_opts, cosine_similarity, "tn_cosine_similarity", options, tn_cosine_similarity_opts(x1, x2, o));
 }
 
 static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction red) {

@@ -24,8 +24,13 @@ static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, doubl
     tn_scope_begin();
     return tn__scope_return(tn__grad_name(tn_norm_dims(tn_add_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
 }
-TNDEF tn_tensor *tn_pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
+/* tn_pairwise_distance, positional for the library's own callers */
+static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
     return TN__AS("tn_pairwise_distance", tn__pairwise_distance_impl(x1, x2, p, eps, keepdim));
+}
+TNDEF tn_tensor *tn_pairwise_distance_opts(tn_tensor *x1, tn_tensor *x2, tn_pairwise_distance_fn_opts o) { return tn__pairwise_distance(x1, x2, o.p, o.eps, o.keepdim); }
+TNDEF tn_tensor *tn_pairwise_distance_str(tn_tensor *x1, tn_tensor *x2, const char *options) {
+    TN__KW_STR(tn_pairwise_distance_fn_opts, pairwise_distance, "tn_pairwise_distance", options, tn_pairwise_distance_opts(x1, x2, o));
 }
 
 static tn_tensor *tn__soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
@@ -171,9 +176,9 @@ static tn_tensor *tn__triplet_impl(const char *fn, tn_tensor *a, tn_tensor *p, t
             return tn_last_error()[0] ? NULL : (tn_tensor *)tn__error("%s: the distance function returned NULL", fn);
         }
     } else {
-        dp = tn_pairwise_distance(a, p, pn, eps, false);
-        dn = tn_pairwise_distance(a, n, pn, eps, false);
-        if (swap) ds = tn_pairwise_distance(p, n, pn, eps, false);
+        dp = tn__pairwise_distance(a, p, pn, eps, false);
+        dn = tn__pairwise_distance(a, n, pn, eps, false);
+        if (swap) ds = tn__pairwise_distance(p, n, pn, eps, false);
     }
     if (swap) dn = tn_minimum(dn, ds);
     tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), 0, INFINITY);

@@ -220,8 +220,13 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     tn_scope_end();
     return out;
 }
-TNDEF tn_tensor *tn_tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
-TNDEF tn_tensor *tn_triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+/* tril / triu, positional for the library's own callers */
+static tn_tensor *tn__tril(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_tril", tn__tri("tn_tril", t, diagonal, true)), "TrilBackward0"); }
+static tn_tensor *tn__triu(tn_tensor *t, int64_t diagonal) { return tn__grad_name(TN__AS("tn_triu", tn__tri("tn_triu", t, diagonal, false)), "TriuBackward0"); }
+TNDEF tn_tensor *tn_tril_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__tril(t, o.diagonal); }
+TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__triu(t, o.diagonal); }
+TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_tril", options, tn_tril_opts(t, o)); }
+TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_triu", options, tn_triu_opts(t, o)); }
 
 TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
@@ -292,8 +297,11 @@ static tn_tensor *tn__repeat_interleave_impl(tn_tensor *t, int64_t repeats, int6
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat_interleave(tn_tensor *t, int64_t repeats, int64_t dim, int64_t output_size) {
-    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, dim, output_size));
+TNDEF tn_tensor *tn_repeat_interleave_opts(tn_tensor *t, int64_t repeats, tn_repeat_interleave_fn_opts o) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(t, repeats, o.dim, o.output_size));
+}
+TNDEF tn_tensor *tn_repeat_interleave_str(tn_tensor *t, int64_t repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave", options, tn_repeat_interleave_opts(t, repeats, o));
 }
 /* The counts of repeats (1-d or 0-d, int64 or int32) on the host, checked non-negative;
    their total in *total. */
@@ -337,8 +345,12 @@ static tn_tensor *tn__repeat_indices_impl(const char *fn, tn_tensor *repeats, in
     tn_release(h);
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_repeat_interleave_indices(tn_tensor *repeats, int64_t output_size) {
-    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, output_size);
+TNDEF tn_tensor *tn_repeat_interleave_indices_opts(tn_tensor *repeats, tn_repeat_interleave_fn_opts o) {
+    if (o.dim != TN_NONE) return (tn_tensor *)tn__error("tn_repeat_interleave_indices: dim is not an option of repeat_interleave(repeats) (valid: output_size)");
+    return tn__repeat_indices_impl("tn_repeat_interleave_indices", repeats, o.output_size);
+}
+TNDEF tn_tensor *tn_repeat_interleave_indices_str(tn_tensor *repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave_indices", options, tn_repeat_interleave_indices_opts(repeats, o));
 }
 static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
     const char *fn = "tn_repeat_interleave";
@@ -354,7 +366,7 @@ static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *rep
         tn_tensor *one = tn__copy_as(repeats, TN_I64, TN_CPU);
         int64_t k = one ? *(const int64_t *)tn_data_ptr(one) : 0;
         tn_release(one);
-        r = one ? tn_repeat_interleave(x, k, d, output_size) : NULL;
+        r = one ? TN__AS("tn_repeat_interleave", tn__repeat_interleave_impl(x, k, d, output_size)) : NULL;
     } else if (x && tn_numel(repeats) != x->shape[d]) {
         tn__error("%s: repeats must have the same size as input along dim (%lld repeats, size %lld)", fn, (long long)tn_numel(repeats), (long long)x->shape[d]);
     } else if (x) {
@@ -366,8 +378,11 @@ static tn_tensor *tn__repeat_interleave_tensor_impl(tn_tensor *t, tn_tensor *rep
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_repeat_interleave_tensor(tn_tensor *t, tn_tensor *repeats, int64_t dim, int64_t output_size) {
-    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, dim, output_size));
+TNDEF tn_tensor *tn_repeat_interleave_tensor_opts(tn_tensor *t, tn_tensor *repeats, tn_repeat_interleave_fn_opts o) {
+    return TN__AS("tn_repeat_interleave", tn__repeat_interleave_tensor_impl(t, repeats, o.dim, o.output_size));
+}
+TNDEF tn_tensor *tn_repeat_interleave_tensor_str(tn_tensor *t, tn_tensor *repeats, const char *options) {
+    TN__KW_STR(tn_repeat_interleave_fn_opts, repeat_interleave, "tn_repeat_interleave", options, tn_repeat_interleave_tensor_opts(t, repeats, o));
 }
 
 static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) {
@@ -405,12 +420,13 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_diff(tn_tensor *t, int64_t n, int64_t dim, tn_tensor *prepend, tn_tensor *append) { return TN__AS("tn_diff", tn__diff_impl(t, n, dim, prepend, append)); }
+TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts o) { return TN__AS("tn_diff", tn__diff_impl(t, o.n, o.dim, o.prepend, o.append)); }
+TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diff_fn_opts, diff, "tn_diff", options, tn_diff_opts(t, o)); }
 
 /* ---- composites of the above ---- */
 static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
-    if (n != 2 || !dims) return (tn_tensor *)tn__error("tn_rot90: expected total rotation dims == 2, but got dims = %d", n);
+    if (n != 2) return (tn_tensor *)tn__error("tn_rot90: expected total rotation dims == 2, but got dims = %d", n);
     if (t->ndim < 2) return (tn_tensor *)tn__error("tn_rot90: expected total dims >= 2, but got total dims = %d", t->ndim);
     int d0 = tn__wrap_dim("tn_rot90", dims[0], t->ndim), d1 = d0 < 0 ? -1 : tn__wrap_dim("tn_rot90", dims[1], t->ndim);
     if (d0 < 0 || d1 < 0) return NULL;
@@ -425,7 +441,10 @@ static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, i
     default: return tn__scope_return(tn_clone(t));
     }
 }
-TNDEF tn_tensor *tn_rot90(tn_tensor *t, int64_t k, const int64_t *dims, int n) { return TN__AS("tn_rot90", tn__rot90_impl(t, k, dims, n)); }
+TNDEF tn_tensor *tn_rot90_opts(tn_tensor *t, tn_rot90_fn_opts o) { return TN__AS("tn_rot90", tn__rot90_impl(t, o.k, o.dims.v, o.dims.n)); }
+TNDEF tn_tensor *tn_rot90_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_rot90_fn_opts, rot90, "tn_rot90", options, tn_rot90_opts(t, o));
+}
 
 static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
     if (n < 0 || (n && !ts)) return (tn_tensor *)tn__error("tn_block_diag: invalid tensor list");
@@ -456,13 +475,12 @@ static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
 }
 TNDEF tn_tensor *tn_block_diag(tn_tensor *const *ts, int n) { return TN__AS("tn_block_diag", tn__block_diag_impl(ts, n)); }
 
-static int tn__meshgrid_impl(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+static int tn__meshgrid_impl(tn_tensor *const *ts, int n, int indexing, tn_tensor **out) {
     if (n <= 0 || !ts || !out) return TN__FAIL_INT("tn_meshgrid: expects a non-empty list of tensors");
     if (n > TN_MAX_DIMS) return TN__FAIL_INT("tn_meshgrid: %d tensors would make %d-d grids, more than %d", n, n, TN_MAX_DIMS);
-    bool xy;
-    if (!indexing || strcmp(indexing, "ij") == 0) xy = false;
-    else if (strcmp(indexing, "xy") == 0) xy = true;
-    else return TN__FAIL_INT("tn_meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s", indexing);
+    if (indexing != TN_INDEXING_IJ && indexing != TN_INDEXING_XY)
+        return TN__FAIL_INT("tn_meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %d", indexing);
+    const bool xy = indexing == TN_INDEXING_XY;
     int64_t shape[TN_MAX_DIMS];
     for (int i = 0; i < n; i++) {
         if (!ts[i]) return -1;
@@ -488,10 +506,13 @@ static int tn__meshgrid_impl(tn_tensor *const *ts, int n, const char *indexing, 
     tn_scope_end();
     return ok ? n : -1;
 }
-TNDEF int tn_meshgrid(tn_tensor *const *ts, int n, const char *indexing, tn_tensor **out) {
+TNDEF int tn_meshgrid_opts(tn_tensor *const *ts, int n, tn_tensor **out, tn_meshgrid_fn_opts o) {
     tn__as_begin();
-    int r = tn__meshgrid_impl(ts, n, indexing, out);
+    int r = tn__meshgrid_impl(ts, n, o.indexing, out);
     return tn__as_end("tn_meshgrid", r < 0 ? NULL : (tn_tensor *)out) ? r : -1;
+}
+TNDEF int tn_meshgrid_str(tn_tensor *const *ts, int n, tn_tensor **out, const char *options) {
+    TN__KW_STR_INT(tn_meshgrid_fn_opts, meshgrid, "tn_meshgrid", options, tn_meshgrid_opts(ts, n, out, o));
 }
 
 static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
@@ -504,7 +525,7 @@ static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
     tn_tensor *grids[TN_MAX_DIMS];
     if (n > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_cartesian_prod: at most %d tensors", TN_MAX_DIMS);
     tn_scope_begin();
-    if (tn_meshgrid(ts, n, "ij", grids) < 0) return tn__scope_return(NULL);
+    if (tn_meshgrid_opts(ts, n, grids, (tn_meshgrid_fn_opts)TN_DEFAULTS(tn_meshgrid_fn_opts)) < 0) return tn__scope_return(NULL);
     const int64_t flat = -1;
     for (int i = 0; i < n; i++) grids[i] = tn_reshape(grids[i], &flat, 1);
     return tn__scope_return(tn_stack(grids, n, 1));
@@ -521,7 +542,8 @@ static int tn__split_bounds(const char *fn, tn_tensor *t, int d, const int64_t *
         out[i] = tn_slice(t, d, i ? inner[i - 1] : 0, i < n ? inner[i] : TN_END, 1);
     return n + 1;
 }
-TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_tensor_split_opts(tn_tensor *t, int64_t sections, tn_tensor **out, int max_out, tn_tensor_split_fn_opts o) {
+    const int64_t dim = o.dim;
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
     int d = tn__wrap_dim("tn_tensor_split", dim, t->ndim);
@@ -537,13 +559,20 @@ TNDEF int tn_tensor_split(tn_tensor *t, int64_t sections, int64_t dim, tn_tensor
     }
     return (int)sections;
 }
-TNDEF int tn_tensor_split_indices(tn_tensor *t, const int64_t *indices, int n, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_tensor_split_str(tn_tensor *t, int64_t sections, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_tensor_split_fn_opts, tensor_split, "tn_tensor_split", options, tn_tensor_split_opts(t, sections, out, max_out, o));
+}
+TNDEF int tn_tensor_split_indices_opts(tn_tensor *t, const int64_t *indices, int n, tn_tensor **out, int max_out, tn_tensor_split_fn_opts o) {
+    const int64_t dim = o.dim;
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_tensor_split_indices: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
     int d = tn__wrap_dim("tn_tensor_split_indices", dim, t->ndim);
     if (d < 0) return -1;
     if (n < 0 || (n && !indices)) return TN__FAIL_INT("tn_tensor_split_indices: indices must be a non-NULL array of n >= 0 entries (n = %d)", n);
     return tn__split_bounds("tn_tensor_split_indices", t, d, indices, n, out, max_out);
+}
+TNDEF int tn_tensor_split_indices_str(tn_tensor *t, const int64_t *indices, int n, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_tensor_split_fn_opts, tensor_split, "tn_tensor_split_indices", options, tn_tensor_split_indices_opts(t, indices, n, out, max_out, o));
 }
 
 static tn_tensor *tn__atleast(tn_tensor *t, int nd) {

@@ -137,17 +137,26 @@ TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b) {
     if (tn__need_ndim("tn_bmm", "batch1", a, 3) || tn__need_ndim("tn_bmm", "batch2", b, 3)) return NULL;
     return tn__own(tn__gemm_record(G_BMM, NULL, a, b, 0, 1, tn__gemm_op("tn_bmm", a, b, NULL, 0, 1)));
 }
-TNDEF tn_tensor *tn_addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
+/* tn_addmm's body, positional for the library's own callers */
+static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
     TN__CHECK_NULL(input, m1, m2);
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
     if (input->dtype != m1->dtype) return (tn_tensor *)tn__error("tn_addmm: self and mat1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(m1->dtype));
     return tn__own(tn__gemm_record(G_ADDMM, input, m1, m2, beta, alpha, tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha)));
 }
-TNDEF tn_tensor *tn_baddbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
+TNDEF tn_tensor *tn_addmm_opts(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, tn_addmm_fn_opts o) { return tn__addmm(input, m1, m2, o.beta, o.alpha); }
+TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addmm", options, tn_addmm_opts(input, m1, m2, o));
+}
+TNDEF tn_tensor *tn_baddbmm_opts(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, tn_addmm_fn_opts o) {
+    const double beta = o.beta, alpha = o.alpha;
     TN__CHECK_NULL(input, b1, b2);
     if (tn__need_ndim("tn_baddbmm", "batch1", b1, 3) || tn__need_ndim("tn_baddbmm", "batch2", b2, 3)) return NULL;
     if (input->dtype != b1->dtype) return (tn_tensor *)tn__error("tn_baddbmm: self and batch1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(b1->dtype));
     return tn__own(tn__gemm_record(G_BADDBMM, input, b1, b2, beta, alpha, tn__gemm_op("tn_baddbmm", b1, b2, input, beta, alpha)));
+}
+TNDEF tn_tensor *tn_baddbmm_str(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_baddbmm", options, tn_baddbmm_opts(input, b1, b2, o));
 }
 
 static tn_tensor *tn__mv(const char *fn, tn_tensor *a, tn_tensor *v) {
@@ -224,7 +233,7 @@ static tn_tensor *tn__trace_impl(tn_tensor *t) {
     TN__CHECK_NULL(t);
     if (t->ndim != 2) return (tn_tensor *)tn__error("tn_trace: expected a matrix, but got tensor with dim %d", t->ndim);
     tn_scope_begin();
-    return tn__scope_return(tn_sum(tn_diagonal(t, 0, 0, 1)));
+    return tn__scope_return(tn_sum(tn__diagonal(t, 0, 0, 1)));
 }
 TNDEF tn_tensor *tn_trace(tn_tensor *t) { return tn__grad_name(TN__AS("tn_trace", tn__trace_impl(t)), "TraceBackward0"); }
 
@@ -233,10 +242,13 @@ static tn_tensor *tn__addmv_impl(tn_tensor *input, tn_tensor *mat, tn_tensor *ve
     if (tn__need_ndim("tn_addmv", "mat", mat, 2) || tn__need_ndim("tn_addmv", "vec", vec, 1)) return NULL;
     if (input->ndim > 1) return (tn_tensor *)tn__error("tn_addmv: input of shape %s does not broadcast to the result's [%lld]", TN__SHAPE(input), (long long)mat->shape[0]);
     tn_scope_begin();   /* as addmm of the column vec: input [n] broadcasts as [n, 1] */
-    return tn__scope_return(tn_squeeze_dim(tn_addmm(input->ndim ? tn_unsqueeze(input, -1) : input, mat, tn_unsqueeze(vec, -1), beta, alpha), -1));
+    return tn__scope_return(tn_squeeze_dim(tn__addmm(input->ndim ? tn_unsqueeze(input, -1) : input, mat, tn_unsqueeze(vec, -1), beta, alpha), -1));
 }
-TNDEF tn_tensor *tn_addmv(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, double beta, double alpha) {
-    return tn__grad_name(TN__AS("tn_addmv", tn__addmv_impl(input, mat, vec, beta, alpha)), "AddmvBackward0");
+TNDEF tn_tensor *tn_addmv_opts(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, tn_addmm_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_addmv", tn__addmv_impl(input, mat, vec, o.beta, o.alpha)), "AddmvBackward0");
+}
+TNDEF tn_tensor *tn_addmv_str(tn_tensor *input, tn_tensor *mat, tn_tensor *vec, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addmv", options, tn_addmv_opts(input, mat, vec, o));
 }
 static tn_tensor *tn__addr_impl(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, double beta, double alpha) {
     TN__CHECK_NULL(input, v1, v2);
@@ -248,8 +260,11 @@ static tn_tensor *tn__addr_impl(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, 
     tn_tensor *r = tn_mul_scalar(tn_outer(v1, v2), alpha);
     return tn__scope_return(beta == 0 ? r : tn_add(r, tn_mul_scalar(input, beta)));
 }
-TNDEF tn_tensor *tn_addr(tn_tensor *input, tn_tensor *v1, tn_tensor *v2, double beta, double alpha) {
-    return tn__grad_name(TN__AS("tn_addr", tn__addr_impl(input, v1, v2, beta, alpha)), "AddrBackward0");
+TNDEF tn_tensor *tn_addr_opts(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, tn_addmm_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_addr", tn__addr_impl(input, vec1, vec2, o.beta, o.alpha)), "AddrBackward0");
+}
+TNDEF tn_tensor *tn_addr_str(tn_tensor *input, tn_tensor *vec1, tn_tensor *vec2, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addr", options, tn_addr_opts(input, vec1, vec2, o));
 }
 static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
     TN__CHECK_NULL(input, b1, b2);
@@ -262,10 +277,13 @@ static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2
     if (!tn__mul_ok(b1->shape[0], b1->shape[2], &bk)) return (tn_tensor *)tn__error("tn_addbmm: sizes too large");
     s1[0] = b1->shape[1]; s1[1] = bk; s2[0] = bk; s2[1] = b2->shape[2];
     tn_scope_begin();   /* the sum of the batch's products is one product over [n, B*k] @ [B*k, m] */
-    return tn__scope_return(tn_addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
+    return tn__scope_return(tn__addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
 }
-TNDEF tn_tensor *tn_addbmm(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, double beta, double alpha) {
-    return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, b1, b2, beta, alpha)), "AddbmmBackward0");
+TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, tn_addmm_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, batch1, batch2, o.beta, o.alpha)), "AddbmmBackward0");
+}
+TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {
+    TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addbmm", options, tn_addbmm_opts(input, batch1, batch2, o));
 }
 TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) { return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0"); }
 
@@ -495,7 +513,7 @@ static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout
             for (int j2 = j + 1; j2 < ops[i].n; j2++)
                 if (ops[i].lab[j2] == ops[i].lab[j]) {
                     int l = ops[i].lab[j];
-                    ops[i].t = tn_diagonal(ops[i].t, 0, j, j2);
+                    ops[i].t = tn__diagonal(ops[i].t, 0, j, j2);
                     memmove(&ops[i].lab[j2], &ops[i].lab[j2 + 1], (size_t)(ops[i].n - j2 - 1) * sizeof(int));
                     memmove(&ops[i].lab[j], &ops[i].lab[j + 1], (size_t)(ops[i].n - j - 2) * sizeof(int));
                     ops[i].lab[ops[i].n - 2] = l;
@@ -622,8 +640,11 @@ static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int com
     }
     return tn__scope_return(tn__dist_lastdim(tn_sub(tn_unsqueeze(a, -2), tn_unsqueeze(b, -3)), p));
 }
-TNDEF tn_tensor *tn_cdist(tn_tensor *x1, tn_tensor *x2, double p, int compute_mode) {
-    return tn__grad_name(TN__AS("tn_cdist", tn__cdist_impl(x1, x2, p, compute_mode)), "CdistBackward0");
+TNDEF tn_tensor *tn_cdist_opts(tn_tensor *x1, tn_tensor *x2, tn_cdist_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_cdist", tn__cdist_impl(x1, x2, o.p, o.compute_mode)), "CdistBackward0");
+}
+TNDEF tn_tensor *tn_cdist_str(tn_tensor *x1, tn_tensor *x2, const char *options) {
+    TN__KW_STR(tn_cdist_fn_opts, cdist, "tn_cdist", options, tn_cdist_opts(x1, x2, o));
 }
 static tn_tensor *tn__pdist_impl(tn_tensor *x, double p) {
     TN__CHECK_NULL(x);
@@ -639,7 +660,10 @@ static tn_tensor *tn__pdist_impl(tn_tensor *x, double p) {
     TN_FREE(ij);
     return tn__scope_return(tn__dist_lastdim(tn_sub(tn_index_select(x, 0, ii), tn_index_select(x, 0, jj)), p));
 }
-TNDEF tn_tensor *tn_pdist(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_pdist", tn__pdist_impl(x, p)), "PdistBackward0"); }
+TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts o) { return tn__grad_name(TN__AS("tn_pdist", tn__pdist_impl(x, o.p)), "PdistBackward0"); }
+TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_pdist_fn_opts, pdist, "tn_pdist", options, tn_pdist_opts(x, o));
+}
 
 /* ---- covariance ---- */
 static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {
@@ -681,15 +705,16 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     c = c ? tn_div(c, tn_to_dtype(norm, c->dtype)) : NULL;
     return tn__scope_return(tn_squeeze(c));
 }
-TNDEF tn_tensor *tn_cov(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {
-    return TN__AS("tn_cov", tn__cov_impl(t, correction, fweights, aweights));
+TNDEF tn_tensor *tn_cov_opts(tn_tensor *t, tn_cov_fn_opts o) { return TN__AS("tn_cov", tn__cov_impl(t, o.correction, o.fweights, o.aweights)); }
+TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_cov_fn_opts, cov, "tn_cov", options, tn_cov_opts(t, o));
 }
 static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
     TN__CHECK_NULL(t);
     tn_scope_begin();
-    tn_tensor *c = tn_cov(t, 1, NULL, NULL);
+    tn_tensor *c = tn_cov_opts(t, (tn_cov_fn_opts)TN_DEFAULTS(tn_cov_fn_opts));
     if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
-    tn_tensor *sd = tn_sqrt(tn_diagonal(c, 0, 0, 1));
+    tn_tensor *sd = tn_sqrt(tn__diagonal(c, 0, 0, 1));
     c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
     return tn__scope_return(tn_clamp(c, -1, 1));   /* rounding can leave |c| just past 1 */
 }

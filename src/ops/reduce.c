@@ -457,4 +457,5 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_histc(tn_tensor *x, int64_t bins, double min, double max) { return TN__AS("tn_histc", tn__histc_impl(x, bins, min, max)); }
+TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts o) { return TN__AS("tn_histc", tn__histc_impl(x, o.bins, o.min, o.max)); }
+TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }

@@ -256,7 +256,8 @@ static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {
     for (int k = 0, j = 0; k < ndim; k++) perm[k] = k == d1 ? ndim - 2 : k == d2 ? ndim - 1 : j++;
 }
 
-TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+/* tn_diagonal's body, positional for the library's own callers */
+static tn_tensor *tn__diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
     TN__CHECK_NULL(t);
     int d1 = tn__wrap_dim("tn_diagonal", dim1, t->ndim), d2 = d1 < 0 ? -1 : tn__wrap_dim("tn_diagonal", dim2, t->ndim);
     if (d1 < 0 || d2 < 0) return NULL;
@@ -274,6 +275,10 @@ TNDEF tn_tensor *tn_diagonal(tn_tensor *t, int64_t offset, int64_t dim1, int64_t
     int64_t attrs[3] = {d1, d2, offset};
     return tn__view_record(t, tn__view_own(t, ns, st, nd, off), G_DIAGONAL, attrs, 3);
 }
+TNDEF tn_tensor *tn_diagonal_opts(tn_tensor *t, tn_diagonal_fn_opts o) { return tn__diagonal(t, o.offset, o.dim1, o.dim2); }
+TNDEF tn_tensor *tn_diagonal_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diagonal_fn_opts, diagonal, "tn_diagonal", options, tn_diagonal_opts(t, o));
+}
 
 static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
     TN__CHECK_NULL(t);
@@ -287,21 +292,32 @@ static tn_tensor *tn__diag_embed_impl(tn_tensor *t, int64_t offset, int64_t dim1
     tn_scope_begin();
     return tn__scope_return(tn_permute(tn__diag_place(t, n, n, offset), perm, nd));
 }
-TNDEF tn_tensor *tn_diag_embed(tn_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
-    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, offset, dim1, dim2)), "DiagEmbedBackward0");
+TNDEF tn_tensor *tn_diag_embed_opts(tn_tensor *t, tn_diag_embed_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_diag_embed", tn__diag_embed_impl(t, o.offset, o.dim1, o.dim2)), "DiagEmbedBackward0");
 }
-TNDEF tn_tensor *tn_diag(tn_tensor *t, int64_t diagonal) {
+TNDEF tn_tensor *tn_diag_embed_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diag_embed_fn_opts, diag_embed, "tn_diag_embed", options, tn_diag_embed_opts(t, o));
+}
+TNDEF tn_tensor *tn_diag_opts(tn_tensor *t, tn_diag_fn_opts o) {
+    const int64_t diagonal = o.diagonal;
     TN__CHECK_NULL(t);
     if (t->ndim == 1) return TN__AS("tn_diag", tn__diag_embed_impl(t, diagonal, 0, 1));
     if (t->ndim != 2) return (tn_tensor *)tn__error("tn_diag: Supports 1D or 2D tensors. Got %dD", t->ndim);
     tn_scope_begin();
-    return tn__scope_return(TN__AS("tn_diag", tn_clone(tn_diagonal(t, diagonal, 0, 1))));
+    return tn__scope_return(TN__AS("tn_diag", tn_clone(tn__diagonal(t, diagonal, 0, 1))));
 }
-TNDEF tn_tensor *tn_diagflat(tn_tensor *t, int64_t offset) {
+TNDEF tn_tensor *tn_diag_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diag_fn_opts, diag, "tn_diag", options, tn_diag_opts(t, o));
+}
+TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts o) {
+    const int64_t offset = o.offset;
     TN__CHECK_NULL(t);
     const int64_t flat = -1;
     tn_scope_begin();
     return tn__scope_return(TN__AS("tn_diagflat", tn__diag_embed_impl(tn_reshape(t, &flat, 1), offset, 0, 1)));
+}
+TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_diagflat_fn_opts, diagflat, "tn_diagflat", options, tn_diagflat_opts(t, o));
 }
 
 /* Strides of t expanded to shape (aligned right); -1 keeps a size. Returns 0 or -1 + error. */

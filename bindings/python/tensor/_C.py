@@ -5,7 +5,8 @@ argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 ``void *`` handles read through the accessors (tn_ndim, tn_shape, ...). The only
 structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
-by value where a keyword argument is a tensor: ``tn_autograd_opts`` and ``tn_loss_opts``
+by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_opts``,
+``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts`` and ``tn_diff_fn_opts``
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -19,7 +20,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
                     c_uint64, c_void_p)
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
-           "tn_print_options", "tn_searchsorted_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -63,6 +64,16 @@ class tn_searchsorted_fn_opts(ctypes.Structure):
     _fields_ = [("out_int32", c_bool), ("right", c_bool), ("side", c_char_p), ("sorter", c_void_p)]
 
 
+class tn_cov_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_cov_fn_opts: fweights and aweights a tensor or NULL."""
+    _fields_ = [("correction", c_int64), ("fweights", c_void_p), ("aweights", c_void_p)]
+
+
+class tn_diff_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_diff_fn_opts: prepend and append a tensor or NULL."""
+    _fields_ = [("n", c_int64), ("dim", c_int64), ("prepend", c_void_p), ("append", c_void_p)]
+
+
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
 # tn_node_hook_fn: int (*)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user)
@@ -91,6 +102,8 @@ _TYPES = {
     "Q": tn_loss_opts,                # passed by value
     "R": tn_print_options,            # passed by value
     "J": tn_searchsorted_fn_opts,     # passed by value
+    "V": tn_cov_fn_opts,              # passed by value
+    "U": tn_diff_fn_opts,             # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -221,7 +234,7 @@ tn_t T T
 tn_narrow T T l l l
 tn_slice T T l l l l
 tn_select T T l l
-tn_diagonal T T l l l
+tn_diagonal_str T T s
 tn_expand T T L i
 tn_expand_as T T T
 tn_broadcast_to T T L i
@@ -268,8 +281,8 @@ tn_stack T A i l
 tn_split i T l l A i
 tn_split_sizes i T L i l A i
 tn_chunk i T l l A i
-tn_tensor_split i T l l A i
-tn_tensor_split_indices i T L i l A i
+tn_tensor_split_str i T l A i s
+tn_tensor_split_indices_str i T L i A i s
 tn_atleast_1d T T
 tn_atleast_2d T T
 tn_atleast_3d T T
@@ -280,19 +293,19 @@ tn_column_stack T A i
 tn_flip T T L i
 tn_roll T T L L i
 tn_repeat T T L i
-tn_repeat_interleave T T l l l
-tn_repeat_interleave_tensor T T T l l
-tn_repeat_interleave_indices T T l
-tn_diff T T l l T T
-tn_rot90 T T l L i
+tn_repeat_interleave_str T T l s
+tn_repeat_interleave_tensor_str T T T s
+tn_repeat_interleave_indices_str T T s
+tn_diff_opts T T U
+tn_rot90_str T T s
 tn_block_diag T A i
-tn_meshgrid i A i s A
+tn_meshgrid_str i A i A s
 tn_cartesian_prod T A i
-tn_tril T T l
-tn_triu T T l
-tn_diag_embed T T l l l
-tn_diag T T l
-tn_diagflat T T l
+tn_tril_str T T s
+tn_triu_str T T s
+tn_diag_embed_str T T s
+tn_diag_str T T s
+tn_diagflat_str T T s
 tn_pad T T L i d
 tn_pad_mode T T L i i
 tn_add_alpha T T T d
@@ -378,21 +391,21 @@ tn_bucketize_str T T T s
 tn_unique_str T T A A s
 tn_unique_consecutive_str T T A A s
 tn_bincount T T T l
-tn_histc T T l d d
-tn_addmm T T T T d d
-tn_baddbmm T T T T d d
-tn_addmv T T T T d d
-tn_addr T T T T d d
-tn_addbmm T T T T d d
+tn_histc_str T T s
+tn_addmm_str T T T T s
+tn_baddbmm_str T T T T s
+tn_addmv_str T T T T s
+tn_addr_str T T T T s
+tn_addbmm_str T T T T s
 tn_vdot T T T
 tn_trace T T
 tn_kron T T T
 tn_tensordot T T T L L i
 tn_cross T T T l
 tn_einsum T s A i
-tn_cdist T T T d i
-tn_pdist T T d
-tn_cov T T l T T
+tn_cdist_str T T T s
+tn_pdist_str T T s
+tn_cov_opts T T V
 tn_corrcoef T T
 tn_softmax T T l
 tn_log_softmax T T l
@@ -622,10 +635,10 @@ tn_cross_entropy_opts T T T Q
 tn_binary_cross_entropy T T T T D
 tn_binary_cross_entropy_with_logits T T T T T D
 tn_kl_div T T T D b
-tn_cosine_similarity T T T l d
+tn_cosine_similarity_str T T T s
 tn_cosine_embedding_loss T T T T d D
 tn_margin_ranking_loss T T T T d D
-tn_pairwise_distance T T T d d b
+tn_pairwise_distance_str T T T s
 tn_soft_margin_loss_str T T T s
 tn_multilabel_soft_margin_loss_str T T T T s
 tn_multilabel_margin_loss_str T T T s

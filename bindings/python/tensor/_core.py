@@ -1429,10 +1429,10 @@ class Tensor:
         return self.repeat(*d)
 
     def tril(self, diagonal=0):
-        return _wrap(lib.tn_tril(self._matrix("tril")._ptr, _int(diagonal, "tril", "diagonal")))
+        return _wrap(lib.tn_tril_str(self._matrix("tril")._ptr, f"diagonal={_int(diagonal, 'tril', 'diagonal')}".encode()))
 
     def triu(self, diagonal=0):
-        return _wrap(lib.tn_triu(self._matrix("triu")._ptr, _int(diagonal, "triu", "diagonal")))
+        return _wrap(lib.tn_triu_str(self._matrix("triu")._ptr, f"diagonal={_int(diagonal, 'triu', 'diagonal')}".encode()))
 
     def _matrix(self, fn):
         if self.ndim < 2:      # PyTorch checks the dim -2 first: IndexError

@@ -850,7 +850,7 @@ def bincount(self, weights=None, minlength=0):
 
 @_method("histc")
 def histc(self, bins=100, min=0, max=0):
-    return _wrap(lib.tn_histc(self._ptr, _int(bins, "histc", "bins"), _scalar(min, "histc", "min"), _scalar(max, "histc", "max")))
+    return _wrap(lib.tn_histc_str(self._ptr, _kw_text(bins=_int(bins, "histc", "bins"), min=_scalar(min, "histc", "min"), max=_scalar(max, "histc", "max"))))
 
 
 # --------------------------------------------------------------------------- indexed updates
@@ -949,19 +949,19 @@ Tensor.masked_scatter_ = _masked_scatter_
 # --------------------------------------------------------------------------- repeats and differences
 @_method("repeat_interleave")
 def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
-    d = _NONE if dim is None else _int(dim, "repeat_interleave")
-    osz = _NONE if output_size is None else _int(output_size, "repeat_interleave", "output_size")
+    d = None if dim is None else _int(dim, "repeat_interleave")
+    osz = None if output_size is None else _int(output_size, "repeat_interleave", "output_size")
     if repeats is None:                # torch.repeat_interleave(repeats): self holds the counts
-        return _wrap(lib.tn_repeat_interleave_indices(self._ptr, osz))
+        return _wrap(lib.tn_repeat_interleave_indices_str(self._ptr, _kw_text(output_size=osz)))
     if isinstance(repeats, Tensor):
-        return _wrap(lib.tn_repeat_interleave_tensor(self._ptr, repeats._ptr, d, osz))
-    return _wrap(lib.tn_repeat_interleave(self._ptr, _int(repeats, "repeat_interleave", "repeats"), d, osz))
+        return _wrap(lib.tn_repeat_interleave_tensor_str(self._ptr, repeats._ptr, _kw_text(dim=d, output_size=osz)))
+    return _wrap(lib.tn_repeat_interleave_str(self._ptr, _int(repeats, "repeat_interleave", "repeats"), _kw_text(dim=d, output_size=osz)))
 
 
 @_method("diff")
 def diff(self, n=1, dim=-1, prepend=None, append=None):
-    return _wrap(lib.tn_diff(self._ptr, _int(n, "diff", "n"), _int(dim, "diff"), None if prepend is None else _tp(prepend, "diff", "prepend"),
-                             None if append is None else _tp(append, "diff", "append")))
+    o = _C.tn_diff_fn_opts(_int(n, "diff", "n"), _int(dim, "diff"), _otp(prepend, "diff", "prepend"), _otp(append, "diff", "append"))
+    return _wrap(lib.tn_diff_opts(self._ptr, o))
 
 
 # --------------------------------------------------------------------------- sampling
@@ -990,32 +990,32 @@ _method("outer", "ger")(_lin("outer"))
 
 @_method("addmm")
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-    return _wrap(lib.tn_addmm(self._ptr, _tp(mat1, "addmm", "mat1"), _tp(mat2, "addmm", "mat2"),
-                              _scalar(beta, "addmm", "beta"), _scalar(alpha, "addmm", "alpha")))
+    return _wrap(lib.tn_addmm_str(self._ptr, _tp(mat1, "addmm", "mat1"), _tp(mat2, "addmm", "mat2"),
+                                  _kw_text(beta=_scalar(beta, "addmm", "beta"), alpha=_scalar(alpha, "addmm", "alpha"))))
 
 
 @_method("baddbmm")
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
-    return _wrap(lib.tn_baddbmm(self._ptr, _tp(batch1, "baddbmm", "batch1"), _tp(batch2, "baddbmm", "batch2"),
-                                _scalar(beta, "baddbmm", "beta"), _scalar(alpha, "baddbmm", "alpha")))
+    return _wrap(lib.tn_baddbmm_str(self._ptr, _tp(batch1, "baddbmm", "batch1"), _tp(batch2, "baddbmm", "batch2"),
+                                    _kw_text(beta=_scalar(beta, "baddbmm", "beta"), alpha=_scalar(alpha, "baddbmm", "alpha"))))
 
 
 @_method("addmv")
 def addmv(self, mat, vec, *, beta=1, alpha=1):
-    return _wrap(lib.tn_addmv(self._ptr, _tp(mat, "addmv", "mat"), _tp(vec, "addmv", "vec"),
-                              _scalar(beta, "addmv", "beta"), _scalar(alpha, "addmv", "alpha")))
+    return _wrap(lib.tn_addmv_str(self._ptr, _tp(mat, "addmv", "mat"), _tp(vec, "addmv", "vec"),
+                                  _kw_text(beta=_scalar(beta, "addmv", "beta"), alpha=_scalar(alpha, "addmv", "alpha"))))
 
 
 @_method("addr")
 def addr(self, vec1, vec2, *, beta=1, alpha=1):
-    return _wrap(lib.tn_addr(self._ptr, _tp(vec1, "addr", "vec1"), _tp(vec2, "addr", "vec2"),
-                             _scalar(beta, "addr", "beta"), _scalar(alpha, "addr", "alpha")))
+    return _wrap(lib.tn_addr_str(self._ptr, _tp(vec1, "addr", "vec1"), _tp(vec2, "addr", "vec2"),
+                                 _kw_text(beta=_scalar(beta, "addr", "beta"), alpha=_scalar(alpha, "addr", "alpha"))))
 
 
 @_method("addbmm")
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
-    return _wrap(lib.tn_addbmm(self._ptr, _tp(batch1, "addbmm", "batch1"), _tp(batch2, "addbmm", "batch2"),
-                               _scalar(beta, "addbmm", "beta"), _scalar(alpha, "addbmm", "alpha")))
+    return _wrap(lib.tn_addbmm_str(self._ptr, _tp(batch1, "addbmm", "batch1"), _tp(batch2, "addbmm", "batch2"),
+                                   _kw_text(beta=_scalar(beta, "addbmm", "beta"), alpha=_scalar(alpha, "addbmm", "alpha"))))
 
 
 def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
@@ -1120,23 +1120,24 @@ def einsum(*args):
     return _wrap(lib.tn_einsum(eq.encode(), _ptrs(ops), len(ops)))
 
 
-_CDIST_MODES = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1, "donot_use_mm_for_euclid_dist": 2}
+_CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
 
 
 def cdist(x1, x2, p=2.0, compute_mode=None):
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    return _wrap(lib.tn_cdist(_tp(x1, "cdist", "x1"), _tp(x2, "cdist", "x2"), _float(p, "cdist", "p"), _CDIST_MODES[compute_mode]))
+    return _wrap(lib.tn_cdist_str(_tp(x1, "cdist", "x1"), _tp(x2, "cdist", "x2"),
+                                  _kw_text(p=_float(p, "cdist", "p"), compute_mode=compute_mode or "use_mm_for_euclid_dist_if_necessary")))
 
 
 def pdist(input, p=2):
-    return _wrap(lib.tn_pdist(_tp(input, "pdist"), _float(p, "pdist", "p")))
+    return _wrap(lib.tn_pdist_str(_tp(input, "pdist"), _kw_text(p=_float(p, "pdist", "p"))))
 
 
 @_method("cov")
 def cov(self, *, correction=1, fweights=None, aweights=None):
-    return _wrap(lib.tn_cov(self._ptr, _int(correction, "cov", "correction"), _otp(fweights, "cov", "fweights"),
-                            _otp(aweights, "cov", "aweights")))
+    o = _C.tn_cov_fn_opts(_int(correction, "cov", "correction"), _otp(fweights, "cov", "fweights"), _otp(aweights, "cov", "aweights"))
+    return _wrap(lib.tn_cov_opts(self._ptr, o))
 
 
 @_method("corrcoef")
@@ -1146,28 +1147,32 @@ def corrcoef(self):
 
 @_method("diagonal")
 def diagonal(self, offset=0, dim1=0, dim2=1):
-    return _wrap(lib.tn_diagonal(self._ptr, _int(offset, "diagonal", "offset"), _int(dim1, "diagonal", "dim1"), _int(dim2, "diagonal", "dim2")))
+    return _wrap(lib.tn_diagonal_str(self._ptr, _kw_text(offset=_int(offset, "diagonal", "offset"), dim1=_int(dim1, "diagonal", "dim1"),
+                                                       dim2=_int(dim2, "diagonal", "dim2"))))
 
 
 @_method("diag_embed")
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
-    return _wrap(lib.tn_diag_embed(self._ptr, _int(offset, "diag_embed", "offset"), _int(dim1, "diag_embed", "dim1"), _int(dim2, "diag_embed", "dim2")))
+    return _wrap(lib.tn_diag_embed_str(self._ptr, _kw_text(offset=_int(offset, "diag_embed", "offset"), dim1=_int(dim1, "diag_embed", "dim1"),
+                                                         dim2=_int(dim2, "diag_embed", "dim2"))))
 
 
 @_method("diag")
 def diag(self, diagonal=0):
-    return _wrap(lib.tn_diag(self._ptr, _int(diagonal, "diag", "diagonal")))
+    return _wrap(lib.tn_diag_str(self._ptr, _kw_text(diagonal=_int(diagonal, "diag", "diagonal"))))
 
 
 @_method("diagflat")
 def diagflat(self, offset=0):
-    return _wrap(lib.tn_diagflat(self._ptr, _int(offset, "diagflat", "offset")))
+    return _wrap(lib.tn_diagflat_str(self._ptr, _kw_text(offset=_int(offset, "diagflat", "offset"))))
 
 
 @_method("rot90")
 def rot90(self, k=1, dims=(0, 1)):
-    arr, n = _i64(_dims_list(dims, "rot90", "dims"))
-    return _wrap(lib.tn_rot90(self._ptr, _int(k, "rot90", "k"), arr, n))
+    dims = _dims_list(dims, "rot90", "dims")
+    if len(dims) != 2:   # before the text, which has no empty tuple
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    return _wrap(lib.tn_rot90_str(self._ptr, _kw_text(k=_int(k, "rot90", "k"), dims=tuple(dims))))
 
 
 # --------------------------------------------------------------------------- in-place random fills
@@ -1268,8 +1273,10 @@ def meshgrid(*tensors, indexing=None):
         raise TypeError(f"meshgrid(): argument 'indexing' must be str, not {type(indexing).__name__}")
     if indexing is None:   # as PyTorch (1.13 and 2.x)
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.", UserWarning, stacklevel=2)
+    if indexing not in (None, "ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
     out = (c_void_p * _bi.max(len(ts), 1))()
-    k = _check_int(lib.tn_meshgrid(_ptrs(ts), len(ts), (indexing or "ij").encode(), out))
+    k = _check_int(lib.tn_meshgrid_str(_ptrs(ts), len(ts), out, _kw_text(indexing=indexing or "ij")))
     return tuple(_wrap(out[i]) for i in range(k))
 
 
@@ -1290,9 +1297,9 @@ def tensor_split(self, indices_or_sections, dim=0):
         indices_or_sections = int(t.item()) if t.ndim == 0 else t.tolist()
     if isinstance(indices_or_sections, (list, tuple)):
         arr, n = _i64([_int(i, "tensor_split", "indices") for i in indices_or_sections], "indices")
-        return self._pieces(lambda out, cap: lib.tn_tensor_split_indices(self._ptr, arr, n, dim, out, cap))
+        return self._pieces(lambda out, cap: lib.tn_tensor_split_indices_str(self._ptr, arr, n, out, cap, _kw_text(dim=dim)))
     sections = _int(indices_or_sections, "tensor_split", "sections")
-    return self._pieces(lambda out, cap: lib.tn_tensor_split(self._ptr, sections, dim, out, cap))
+    return self._pieces(lambda out, cap: lib.tn_tensor_split_str(self._ptr, sections, out, cap, _kw_text(dim=dim)))
 
 
 def _split_fn(name, dim_of, min_ndim):

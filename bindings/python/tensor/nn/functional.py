@@ -1259,15 +1259,16 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if not (isinstance(x1, Tensor) and isinstance(x2, Tensor)):
         _check("cosine_similarity", x1=x1, x2=x2)
-    return _wrap(lib.tn_cosine_similarity(x1._ptr, x2._ptr, _int(dim, "cosine_similarity"),
-                                          _float(eps, "cosine_similarity", "eps")))
+    from .._ops import _kw_text
+    return _wrap(lib.tn_cosine_similarity_str(x1._ptr, x2._ptr, _kw_text(dim=_int(dim, "cosine_similarity"), eps=_float(eps, "cosine_similarity", "eps"))))
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if not (isinstance(x1, Tensor) and isinstance(x2, Tensor)):
         _check("pairwise_distance", x1=x1, x2=x2)
-    return _wrap(lib.tn_pairwise_distance(x1._ptr, x2._ptr, _float(p, "pairwise_distance", "p"),
-                                          _float(eps, "pairwise_distance", "eps"), bool(keepdim)))
+    from .._ops import _kw_text
+    return _wrap(lib.tn_pairwise_distance_str(x1._ptr, x2._ptr, _kw_text(p=_float(p, "pairwise_distance", "p"), eps=_float(eps, "pairwise_distance", "eps"),
+                                                                          keepdim=bool(keepdim))))
 
 
 def pdist(input, p=2):

@@ -1,0 +1,427 @@
+/* test_kw_convention.c — issue 19's last gap: the functions that took PyTorch's keyword
+ * arguments positionally now take them as the one convention of api.h ("keyword
+ * arguments"): a macro named as the PyTorch function with PyTorch's defaults, designated
+ * fields, NAME_opts with the struct and NAME_str with PyTorch's keyword text. Each is
+ * called all three ways and checked against values PyTorch 1.13 computed on the same
+ * inputs (torch.diagonal, diag, rot90, meshgrid, tensor_split, addmm, baddbmm, addmv,
+ * addr, addbmm, cdist, pdist, cov, tril, triu, diag_embed, diagflat, diff,
+ * repeat_interleave, histc, F.cosine_similarity, F.pairwise_distance), plus the text's errors: an unknown name (listed
+ * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
+ * text. */
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include "tn_test.h"
+
+static tn_tensor *f64(const double *v, const int64_t *shape, int nd) { return tn_from_data(v, shape, nd, TN_F64); }
+static tn_tensor *range64(int64_t n) { return tn_arange(0, (double)n, 1, TN_F64); }
+/* t (any layout) has the shape `shape` and, as float64, the values want. */
+static void check_(tn_tensor *t, const int64_t *shape, int nd, const double *want, const char *what, int line) {
+    if (!t) { fail_at(line, "%s: NULL (%s)", what, tn_last_error()); return; }
+    if (tn_ndim(t) != nd) { fail_at(line, "%s: %d dims, expected %d", what, tn_ndim(t), nd); return; }
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) {
+        if (tn_shape(t)[i] != shape[i]) { fail_at(line, "%s: dim %d is %lld, expected %lld", what, i, (long long)tn_shape(t)[i], (long long)shape[i]); return; }
+        n *= shape[i];
+    }
+    tn_tensor *c = tn_contiguous(tn_to_dtype(t, TN_F64));
+    const double *d = (const double *)tn_data_ptr(c);
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabs(d[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])))) { fail_at(line, "%s: [%lld] = %.17g, expected %.17g", what, (long long)i, d[i], want[i]); return; }
+    tn_test_passed++;
+}
+#define CHECK_T(t, shape, want) check_((t), shape, (const double *)(want), #t, __LINE__)
+#define S(...) TN_SHAPE(__VA_ARGS__)
+#define V(...) ((const double[]){__VA_ARGS__})
+
+TEST(diagonal_kw) {
+    tn_scope_begin();
+    tn_tensor *x = tn_reshape(range64(24), S(2, 3, 4));
+    CHECK_T(tn_diagonal(x), S(4, 2), V(0, 16, 1, 17, 2, 18, 3, 19));   /* offset 0, dims 0 and 1 */
+    CHECK_T(tn_diagonal(x, .offset = 1, .dim1 = 1, .dim2 = 2), S(2, 3), V(1, 6, 11, 13, 18, 23));
+    CHECK_T(tn_diagonal_str(x, "offset=-1, dim1=-1, dim2=0"), S(3, 2), V(1, 14, 5, 18, 9, 22));
+    tn_diagonal_fn_opts o = TN_DEFAULTS(tn_diagonal_fn_opts);
+    CHECK(o.offset == 0 && o.dim1 == 0 && o.dim2);
+    o.dim1 = 1;
+    o.dim2 = 2;
+    o.offset = 1;
+    CHECK_T(tn_diagonal_opts(x, o), S(2, 3), V(1, 6, 11, 13, 18, 23));
+    CHECK_T(tn_diagonal_str(x, NULL), S(4, 2), V(0, 16, 1, 17, 2, 18, 3, 19));   /* no text: the defaults */
+    CHECK_ERR(tn_diagonal_str(x, "offset=1, dim=2"), "tn_diagonal: unknown option 'dim' (valid: offset, dim1, dim2)");
+    CHECK_ERR(tn_diagonal_str(x, "offset=0.5"), "tn_diagonal: option offset=0.5: expected an integer");
+    CHECK_ERR(tn_diagonal_str(x, "offset=1, offset=2"), "option 'offset' given twice");
+    CHECK_ERR(tn_diagonal_str(x, "offset"), "expected name=value");
+    CHECK_ERR(tn_diagonal(x, .dim1 = 1, .dim2 = 1), "tn_diagonal: diagonal dimensions cannot be identical");
+    tn_scope_end();
+}
+
+TEST(diag_kw) {
+    tn_scope_begin();
+    tn_tensor *v = f64(V(1, 2, 3), S(3)), *m = tn_reshape(range64(12), S(3, 4));
+    CHECK_T(tn_diag(v), S(3, 3), V(1, 0, 0, 0, 2, 0, 0, 0, 3));
+    CHECK_T(tn_diag(v, .diagonal = -1), S(4, 4), V(0, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0));
+    CHECK_T(tn_diag_str(m, "diagonal=1"), S(3), V(1, 6, 11));
+    tn_diag_fn_opts o = TN_DEFAULTS(tn_diag_fn_opts);
+    o.diagonal = 1;
+    CHECK_T(tn_diag_opts(m, o), S(3), V(1, 6, 11));
+    CHECK_ERR(tn_diag_str(m, "offset=1"), "tn_diag: unknown option 'offset' (valid: diagonal)");
+    CHECK_ERR(tn_diag_str(m, "diagonal=one"), "tn_diag: option diagonal=one is not a number");
+    tn_scope_end();
+}
+
+TEST(rot90_kw) {
+    tn_scope_begin();
+    tn_tensor *a = tn_reshape(range64(6), S(2, 3));
+    CHECK_T(tn_rot90(a), S(3, 2), V(2, 5, 1, 4, 0, 3));   /* k 1, dims (0, 1) */
+    CHECK_T(tn_rot90(a, .k = 2), S(2, 3), V(5, 4, 3, 2, 1, 0));
+    CHECK_T(tn_rot90(a, .k = -1, .dims = TN_INTS(1, 0)), S(3, 2), V(2, 5, 1, 4, 0, 3));
+    CHECK_T(tn_rot90_str(a, "k=-1, dims=(1, 0)"), S(3, 2), V(2, 5, 1, 4, 0, 3));
+    CHECK_T(tn_rot90_str(a, "dims=[-1, 0], k=3"), S(3, 2), V(2, 5, 1, 4, 0, 3));
+    tn_rot90_fn_opts o = TN_DEFAULTS(tn_rot90_fn_opts);
+    CHECK(o.k == 1 && o.dims.n == 2 && o.dims.v[0] == 0 && o.dims.v[1]);
+    o.k = 2;
+    CHECK_T(tn_rot90_opts(a, o), S(2, 3), V(5, 4, 3, 2, 1, 0));
+    CHECK_ERR(tn_rot90(a, .dims = TN_INTS(0, 1, 2)), "tn_rot90: expected total rotation dims == 2, but got dims = 3");
+    CHECK_ERR(tn_rot90_str(a, "dims=(0,)"), "tn_rot90: expected total rotation dims == 2, but got dims = 1");
+    CHECK_ERR(tn_rot90_str(a, "axes=(0, 1)"), "tn_rot90: unknown option 'axes' (valid: k, dims)");
+    CHECK_ERR(tn_rot90_str(a, "dims=(0, 1.5)"), "tn_rot90: option dims=1.5: expected an integer");
+    tn_scope_end();
+}
+
+TEST(meshgrid_kw) {
+    tn_scope_begin();
+    tn_tensor *p[2] = {f64(V(1, 2), S(2)), f64(V(3, 4, 5), S(3))}, *g[2] = {NULL, NULL};
+    CHECK(tn_meshgrid(p, 2, g) == 2);   /* "ij" */
+    CHECK_T(g[0], S(2, 3), V(1, 1, 1, 2, 2, 2));
+    CHECK_T(g[1], S(2, 3), V(3, 4, 5, 3, 4, 5));
+    CHECK(tn_meshgrid(p, 2, g, .indexing = TN_INDEXING_XY) == 2);
+    CHECK_T(g[0], S(3, 2), V(1, 2, 1, 2, 1, 2));
+    CHECK_T(g[1], S(3, 2), V(3, 3, 4, 4, 5, 5));
+    CHECK(tn_meshgrid_str(p, 2, g, "indexing='xy'") == 2);
+    CHECK_T(g[0], S(3, 2), V(1, 2, 1, 2, 1, 2));
+    CHECK(tn_meshgrid_str(p, 2, g, "indexing=ij") == 2);   /* a word, quoted or not */
+    CHECK_T(g[0], S(2, 3), V(1, 1, 1, 2, 2, 2));
+    tn_meshgrid_fn_opts o = TN_DEFAULTS(tn_meshgrid_fn_opts);
+    CHECK(o.indexing == TN_INDEXING_IJ);
+    o.indexing = TN_INDEXING_XY;
+    CHECK(tn_meshgrid_opts(p, 2, g, o) == 2);
+    CHECK_T(g[1], S(3, 2), V(3, 3, 4, 4, 5, 5));
+    CHECK_ERR(tn_meshgrid_str(p, 2, g, "indexing='ji'") >= 0, "tn_meshgrid: option indexing='ji': expected one of ij|xy");
+    CHECK_ERR(tn_meshgrid_str(p, 2, g, "sparse=True") >= 0, "tn_meshgrid: unknown option 'sparse' (valid: indexing)");
+    o.indexing = 2;
+    CHECK_ERR(tn_meshgrid_opts(p, 2, g, o) >= 0, "tn_meshgrid: indexing must be one of \"xy\" or \"ij\"");
+    tn_scope_end();
+}
+
+TEST(tensor_split_kw) {
+    tn_scope_begin();
+    tn_tensor *x = range64(7), *y = tn_reshape(range64(14), S(2, 7)), *out[8];
+    CHECK(tn_tensor_split(x, 3, out, 8) == 3);   /* dim 0: sizes 3, 2, 2 */
+    CHECK_T(out[0], S(3), V(0, 1, 2));
+    CHECK_T(out[2], S(2), V(5, 6));
+    CHECK(tn_tensor_split(y, 3, NULL, 0, .dim = 1) == 3);   /* counting */
+    CHECK(tn_tensor_split(y, 3, out, 8, .dim = 1) == 3);
+    CHECK_T(out[1], S(2, 2), V(3, 4, 10, 11));
+    CHECK(tn_tensor_split_str(y, 2, out, 8, "dim=-1") == 2);
+    CHECK_T(out[1], S(2, 3), V(4, 5, 6, 11, 12, 13));
+    tn_tensor_split_fn_opts o = TN_DEFAULTS(tn_tensor_split_fn_opts);
+    CHECK(o.dim == 0);
+    o.dim = 1;
+    CHECK(tn_tensor_split_opts(y, 7, out, 8, o) == 7);
+    CHECK_T(out[6], S(2, 1), V(6, 13));
+    const int64_t idx[2] = {1, 5};
+    CHECK(tn_tensor_split_indices(x, idx, 2, out, 8) == 3);
+    CHECK_T(out[1], S(4), V(1, 2, 3, 4));
+    CHECK(tn_tensor_split_indices(y, idx, 2, out, 8, .dim = 1) == 3);
+    CHECK_T(out[2], S(2, 2), V(5, 6, 12, 13));
+    CHECK(tn_tensor_split_indices_str(y, idx, 2, out, 8, "dim=1") == 3);
+    CHECK_T(out[0], S(2, 1), V(0, 7));
+    CHECK(tn_tensor_split_indices_opts(y, idx, 2, out, 8, o) == 3);
+    CHECK_T(out[0], S(2, 1), V(0, 7));
+    CHECK_ERR(tn_tensor_split_str(y, 2, out, 8, "dim=1.5") >= 0, "tn_tensor_split: option dim=1.5: expected an integer");
+    CHECK_ERR(tn_tensor_split_str(y, 2, out, 8, "axis=1") >= 0, "tn_tensor_split: unknown option 'axis' (valid: dim)");
+    CHECK_ERR(tn_tensor_split_indices_str(y, idx, 2, out, 8, "dims=1") >= 0, "tn_tensor_split_indices: unknown option 'dims' (valid: dim)");
+    CHECK_ERR(tn_tensor_split(y, 2, out, 8, .dim = 2) >= 0, "out of range");
+    tn_scope_end();
+}
+
+/* addmm and its family share tn_addmm_fn_opts (beta, alpha). */
+TEST(addmm_family_kw) {
+    tn_scope_begin();
+    tn_tensor *a = f64(V(1, 2, 3, 4), S(2, 2)), *b = f64(V(1, -1, 2, 0.5), S(2, 2)), *in = f64(V(10, 20, 30, 40), S(2, 2));
+    tn_tensor *b1 = tn_reshape(range64(8), S(2, 2, 2)), *b2 = tn_ones(S(2, 2, 2), TN_F64);
+    tn_tensor *v = f64(V(1, -2), S(2)), *iv = f64(V(5, 7), S(2));
+    CHECK_T(tn_addmm(in, a, b), S(2, 2), V(15, 20, 41, 39));
+    CHECK_T(tn_addmm(in, a, b, .beta = 0.5, .alpha = 2), S(2, 2), V(15, 10, 37, 18));
+    CHECK_T(tn_addmm_str(in, a, b, "beta=0.5, alpha=2"), S(2, 2), V(15, 10, 37, 18));
+    tn_addmm_fn_opts o = TN_DEFAULTS(tn_addmm_fn_opts);
+    CHECK(o.beta == 1 && o.alpha);
+    o.beta = 0.5;
+    o.alpha = 2;
+    CHECK_T(tn_addmm_opts(in, a, b, o), S(2, 2), V(15, 10, 37, 18));
+    CHECK_T(tn_baddbmm(in, b1, b2), S(2, 2, 2), V(11, 21, 35, 45, 19, 29, 43, 53));
+    CHECK_T(tn_baddbmm(in, b1, b2, .beta = -1, .alpha = 0.5), S(2, 2, 2), V(-9.5, -19.5, -27.5, -37.5, -5.5, -15.5, -23.5, -33.5));
+    CHECK_T(tn_baddbmm_str(in, b1, b2, "alpha=0.5, beta=-1"), S(2, 2, 2), V(-9.5, -19.5, -27.5, -37.5, -5.5, -15.5, -23.5, -33.5));
+    CHECK_T(tn_addbmm(in, b1, b2), S(2, 2), V(20, 30, 48, 58));
+    CHECK_T(tn_addbmm(in, b1, b2, .beta = 2, .alpha = 3), S(2, 2), V(50, 70, 114, 134));
+    CHECK_T(tn_addbmm_str(in, b1, b2, "beta=2, alpha=3"), S(2, 2), V(50, 70, 114, 134));
+    CHECK_T(tn_addmv(iv, a, v), S(2), V(2, 2));
+    CHECK_T(tn_addmv(iv, a, v, .beta = 0.5, .alpha = -1), S(2), V(5.5, 8.5));
+    CHECK_T(tn_addmv_str(iv, a, v, "beta=0.5, alpha=-1"), S(2), V(5.5, 8.5));
+    CHECK_T(tn_addr(in, v, iv), S(2, 2), V(15, 27, 20, 26));
+    CHECK_T(tn_addr(in, v, iv, .beta = 0, .alpha = 2), S(2, 2), V(10, 14, -20, -28));
+    CHECK_T(tn_addr_str(in, v, iv, "beta=0, alpha=2"), S(2, 2), V(10, 14, -20, -28));
+    o = (tn_addmm_fn_opts)TN_DEFAULTS(tn_addmm_fn_opts);
+    o.alpha = 2;
+    o.beta = 0;
+    CHECK_T(tn_addr_opts(in, v, iv, o), S(2, 2), V(10, 14, -20, -28));
+    CHECK_T(tn_addmv_opts(iv, a, v, o), S(2), V(-6, -10));
+    CHECK_T(tn_baddbmm_opts(in, b1, b2, o), S(2, 2, 2), V(2, 2, 10, 10, 18, 18, 26, 26));
+    CHECK_T(tn_addbmm_opts(in, b1, b2, o), S(2, 2), V(20, 20, 36, 36));
+    /* beta 0 ignores the input, NaN included, as PyTorch */
+    tn_tensor *nan = tn_full(S(2, 2), NAN, TN_F64);
+    CHECK_T(tn_addmm(nan, a, b, .beta = 0), S(2, 2), V(5, 0, 11, -1));
+    CHECK_ERR(tn_addmm_str(in, a, b, "beta=x"), "tn_addmm: option beta=x is not a number");
+    CHECK_ERR(tn_baddbmm_str(in, b1, b2, "gamma=1"), "tn_baddbmm: unknown option 'gamma' (valid: beta, alpha)");
+    CHECK_ERR(tn_addmv_str(iv, a, v, "alpha=(1, 2)"), "tn_addmv: option alpha=(1, 2): expected at most 1 value");
+    CHECK_ERR(tn_addr_str(in, v, iv, "beta=1,,alpha"), "tn_addr: option text");
+    CHECK_ERR(tn_addbmm_str(in, b1, b2, "Beta=1"), "tn_addbmm: unknown option 'Beta'");
+    tn_scope_end();
+}
+
+TEST(cdist_pdist_kw) {
+    tn_scope_begin();
+    tn_tensor *p1 = f64(V(0, 0, 1, 1, 3, 4), S(3, 2)), *p2 = f64(V(1, 0, 0, 2), S(2, 2));
+    const double *l2 = V(1, 2, 1, 1.4142135623730951, 4.47213595499958, 3.605551275463989);
+    CHECK_T(tn_cdist(p1, p2), S(3, 2), l2);   /* p 2 */
+    CHECK_T(tn_cdist(p1, p2, .p = 1), S(3, 2), V(1, 2, 1, 2, 6, 5));
+    CHECK_T(tn_cdist_str(p1, p2, "p=inf"), S(3, 2), V(1, 2, 1, 1, 4, 3));
+    CHECK_T(tn_cdist(p1, p2, .compute_mode = TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST), S(3, 2), l2);
+    CHECK_T(tn_cdist_str(p1, p2, "compute_mode='donot_use_mm_for_euclid_dist'"), S(3, 2), l2);
+    CHECK_T(tn_cdist_str(p1, p2, "p=2.0, compute_mode=use_mm_for_euclid_dist"), S(3, 2), l2);
+    tn_cdist_fn_opts o = TN_DEFAULTS(tn_cdist_fn_opts);
+    CHECK(o.p == 2 && o.compute_mode == TN_COMPUTE_MODE_USE_MM_FOR_EUCLID_DIST_IF_NECESSARY);
+    o.p = 1;
+    CHECK_T(tn_cdist_opts(p1, p2, o), S(3, 2), V(1, 2, 1, 2, 6, 5));
+    CHECK_ERR(tn_cdist_str(p1, p2, "compute_mode='fast'"), "tn_cdist: option compute_mode='fast': expected one of use_mm_for_euclid_dist_if_necessary|");
+    CHECK_ERR(tn_cdist_str(p1, p2, "q=2"), "tn_cdist: unknown option 'q' (valid: p, compute_mode)");
+    CHECK_ERR(tn_cdist(p1, p2, .p = -1), "tn_cdist: only supports non-negative p values");
+    o.compute_mode = 3;
+    CHECK_ERR(tn_cdist_opts(p1, p2, o), "tn_cdist: 3 is not a valid value for compute_mode");
+    CHECK_T(tn_pdist(p1), S(3), V(1.4142135623730951, 5, 3.605551275463989));
+    CHECK_T(tn_pdist(p1, .p = 1), S(3), V(2, 7, 5));
+    CHECK_T(tn_pdist_str(p1, "p=1"), S(3), V(2, 7, 5));
+    tn_pdist_fn_opts po = TN_DEFAULTS(tn_pdist_fn_opts);
+    CHECK(po.p == 2);
+    po.p = 1;
+    CHECK_T(tn_pdist_opts(p1, po), S(3), V(2, 7, 5));
+    CHECK_ERR(tn_pdist_str(p1, "p=None, q=1"), "tn_pdist: unknown option 'q' (valid: p)");
+    CHECK_ERR(tn_pdist_str(p1, "p=-2"), "tn_pdist: only supports non-negative p values");
+    tn_scope_end();
+}
+
+TEST(cov_kw) {
+    tn_scope_begin();
+    tn_tensor *c = f64(V(1, 2, 4, 2, 0, 5), S(2, 3)), *fw = tn_from_data((const int64_t[]){1, 2, 1}, S(3), TN_I64);
+    tn_tensor *aw = f64(V(0.5, 1, 2), S(3));
+    CHECK_T(tn_cov(c), S(2, 2), V(2.3333333333333335, 2.8333333333333335, 2.8333333333333335, 6.333333333333333));
+    const double *c0 = V(1.5555555555555556, 1.888888888888889, 1.888888888888889, 4.222222222222222);
+    CHECK_T(tn_cov(c, .correction = 0), S(2, 2), c0);
+    CHECK_T(tn_cov_str(c, "correction=0"), S(2, 2), c0);
+    CHECK_T(tn_cov(c, .fweights = fw), S(2, 2), V(1.5833333333333333, 2.0833333333333335, 2.0833333333333335, 5.583333333333333));
+    CHECK_T(tn_cov(c, .correction = 0, .aweights = aw), S(2, 2), V(1.4285714285714286, 2.2857142857142856, 2.2857142857142856, 4.979591836734694));
+    tn_cov_fn_opts o = TN_DEFAULTS(tn_cov_fn_opts);
+    CHECK(o.correction == 1 && !o.fweights && !o.aweights);
+    o.correction = 0;
+    o.aweights = aw;
+    CHECK_T(tn_cov_opts(c, o), S(2, 2), V(1.4285714285714286, 2.2857142857142856, 2.2857142857142856, 4.979591836734694));
+    CHECK_ERR(tn_cov_str(c, "fweights=(1, 2, 1)"), "tn_cov: option fweights is a tensor, which the option text cannot give");
+    CHECK_ERR(tn_cov_str(c, "aweights=None"), "tn_cov: option aweights is a tensor");   /* as every T field */
+    CHECK_ERR(tn_cov_str(c, "ddof=0"), "tn_cov: unknown option 'ddof' (valid: correction, fweights, aweights)");
+    CHECK_ERR(tn_cov(c, .fweights = aw), "tn_cov: expected fweights to have integral dtype");
+    tn_scope_end();
+}
+
+/* tril and triu share diag's struct (diagonal=0) */
+TEST(tril_triu_kw) {
+    tn_scope_begin();
+    tn_tensor *m = tn_reshape(range64(12), S(3, 4));
+    CHECK_T(tn_tril(m), S(3, 4), V(0, 0, 0, 0, 4, 5, 0, 0, 8, 9, 10, 0));
+    CHECK_T(tn_tril(m, .diagonal = -1), S(3, 4), V(0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0));
+    CHECK_T(tn_tril_str(m, "diagonal=-1"), S(3, 4), V(0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0));
+    CHECK_T(tn_triu(m), S(3, 4), V(0, 1, 2, 3, 0, 5, 6, 7, 0, 0, 10, 11));
+    CHECK_T(tn_triu(m, .diagonal = 1), S(3, 4), V(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));
+    CHECK_T(tn_triu_str(m, "diagonal=1"), S(3, 4), V(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));
+    tn_diag_fn_opts o = TN_DEFAULTS(tn_diag_fn_opts);
+    o.diagonal = 1;
+    CHECK_T(tn_triu_opts(m, o), S(3, 4), V(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));
+    o.diagonal = -1;
+    CHECK_T(tn_tril_opts(m, o), S(3, 4), V(0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0));
+    CHECK_ERR(tn_tril_str(m, "k=1"), "tn_tril: unknown option 'k' (valid: diagonal)");
+    CHECK_T(tn_triu_str(m, "diagonal=True"), S(3, 4), V(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));   /* a bool is an int, as in Python */
+    CHECK_ERR(tn_triu_str(m, "diagonal=2.5"), "tn_triu: option diagonal=2.5: expected an integer");
+    tn_scope_end();
+}
+
+TEST(diag_embed_diagflat_kw) {
+    tn_scope_begin();
+    tn_tensor *v = f64(V(1, 2, 3, 4), S(2, 2));
+    CHECK_T(tn_diag_embed(v), S(2, 2, 2), V(1, 0, 0, 2, 3, 0, 0, 4));   /* offset 0, dims -2, -1 */
+    const double *kw = V(0, 1, 0, 0, 3, 0, 0, 0, 2, 0, 0, 4, 0, 0, 0, 0, 0, 0);
+    CHECK_T(tn_diag_embed(v, .offset = 1, .dim1 = 0, .dim2 = 2), S(3, 2, 3), kw);
+    CHECK_T(tn_diag_embed_str(v, "offset=1, dim1=0, dim2=2"), S(3, 2, 3), kw);
+    tn_diag_embed_fn_opts o = TN_DEFAULTS(tn_diag_embed_fn_opts);
+    CHECK(o.offset == 0 && o.dim1 == -2 && o.dim2 == -1);
+    o.offset = 1;
+    o.dim1 = 0;
+    o.dim2 = 2;
+    CHECK_T(tn_diag_embed_opts(v, o), S(3, 2, 3), kw);
+    CHECK_T(tn_diagflat(v), S(4, 4), V(1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0, 0, 4));
+    const double *f1 = V(0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0);
+    CHECK_T(tn_diagflat(v, .offset = 1), S(5, 5), f1);
+    CHECK_T(tn_diagflat_str(v, "offset=1"), S(5, 5), f1);
+    tn_diagflat_fn_opts fo = TN_DEFAULTS(tn_diagflat_fn_opts);
+    fo.offset = 1;
+    CHECK_T(tn_diagflat_opts(v, fo), S(5, 5), f1);
+    CHECK_ERR(tn_diag_embed_str(v, "offset=1, dim=0"), "tn_diag_embed: unknown option 'dim' (valid: offset, dim1, dim2)");
+    CHECK_ERR(tn_diagflat_str(v, "diagonal=1"), "tn_diagflat: unknown option 'diagonal' (valid: offset)");
+    CHECK_ERR(tn_diag_embed(v, .dim1 = 0, .dim2 = -3), "tn_diag_embed: diagonal dimensions cannot be identical");
+    tn_scope_end();
+}
+
+TEST(diff_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(1, 4, 9, 2, 3, 7), S(2, 3));
+    CHECK_T(tn_diff(x), S(2, 2), V(3, 5, 1, 4));   /* n 1, dim -1 */
+    CHECK_T(tn_diff(x, .n = 2), S(2, 1), V(2, 3));
+    CHECK_T(tn_diff_str(x, "n=2"), S(2, 1), V(2, 3));
+    CHECK_T(tn_diff_str(x, "dim=0"), S(1, 3), V(1, -1, -2));
+    CHECK_T(tn_diff(x, .prepend = tn_zeros(S(2, 1), TN_F64), .append = tn_ones(S(2, 1), TN_F64)), S(2, 4), V(1, 3, 5, -8, 2, 1, 4, -6));
+    tn_diff_fn_opts o = TN_DEFAULTS(tn_diff_fn_opts);
+    CHECK(o.n == 1 && o.dim == -1 && !o.prepend && !o.append);
+    o.dim = 0;
+    CHECK_T(tn_diff_opts(x, o), S(1, 3), V(1, -1, -2));
+    CHECK_ERR(tn_diff_str(x, "prepend=(0, 0)"), "tn_diff: option prepend is a tensor, which the option text cannot give");
+    CHECK_ERR(tn_diff_str(x, "order=2"), "tn_diff: unknown option 'order' (valid: n, dim, prepend, append)");
+    CHECK_ERR(tn_diff(x, .n = -1), "tn_diff: order must be non-negative");
+    tn_scope_end();
+}
+
+TEST(repeat_interleave_kw) {
+    tn_scope_begin();
+    tn_tensor *v = f64(V(1, 2, 3, 4), S(2, 2)), *r = tn_from_data((const int64_t[]){1, 2}, S(2), TN_I64);
+    CHECK_T(tn_repeat_interleave(v, 2), S(8), V(1, 1, 2, 2, 3, 3, 4, 4));   /* dim None: flattened */
+    CHECK_T(tn_repeat_interleave(v, 2, .dim = 1), S(2, 4), V(1, 1, 2, 2, 3, 3, 4, 4));
+    CHECK_T(tn_repeat_interleave_str(v, 2, "dim=1, output_size=4"), S(2, 4), V(1, 1, 2, 2, 3, 3, 4, 4));
+    CHECK_T(tn_repeat_interleave_str(v, 2, "dim=None"), S(8), V(1, 1, 2, 2, 3, 3, 4, 4));
+    CHECK_T(tn_repeat_interleave_tensor(v, r, .dim = 0), S(3, 2), V(1, 2, 3, 4, 3, 4));
+    CHECK_T(tn_repeat_interleave_tensor_str(v, r, "dim=0"), S(3, 2), V(1, 2, 3, 4, 3, 4));
+    tn_repeat_interleave_fn_opts o = TN_DEFAULTS(tn_repeat_interleave_fn_opts);
+    CHECK(o.dim == TN_NONE && o.output_size == TN_NONE);
+    o.dim = 0;
+    CHECK_T(tn_repeat_interleave_tensor_opts(v, r, o), S(3, 2), V(1, 2, 3, 4, 3, 4));
+    CHECK_T(tn_repeat_interleave_opts(v, 1, o), S(2, 2), V(1, 2, 3, 4));
+    tn_tensor *c = tn_from_data((const int64_t[]){2, 0, 1}, S(3), TN_I64);
+    CHECK_T(tn_repeat_interleave_indices(c), S(3), V(0, 0, 2));
+    CHECK_T(tn_repeat_interleave_indices(c, .output_size = 3), S(3), V(0, 0, 2));
+    CHECK_T(tn_repeat_interleave_indices_str(c, "output_size=3"), S(3), V(0, 0, 2));
+    CHECK_ERR(tn_repeat_interleave_indices(c, .output_size = 4), "allocated size does not match");
+    CHECK_ERR(tn_repeat_interleave_indices(c, .dim = 0), "tn_repeat_interleave_indices: dim is not an option of repeat_interleave(repeats)");
+    CHECK_ERR(tn_repeat_interleave_str(v, 2, "dims=1"), "tn_repeat_interleave: unknown option 'dims' (valid: dim, output_size)");
+    CHECK_ERR(tn_repeat_interleave_str(v, 2, "output_size=x"), "tn_repeat_interleave: option output_size=x is not a number");
+    tn_scope_end();
+}
+
+TEST(histc_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(0, 1, 1, 2, 3, 3, 3, 5), S(8));
+    double want[100] = {0};   /* bins 100 over the data's range [0, 5] */
+    want[0] = 1; want[20] = 2; want[40] = 1; want[60] = 3; want[99] = 1;
+    CHECK_T(tn_histc(x), S(100), want);
+    CHECK_T(tn_histc(x, .bins = 4, .min = 0, .max = 4), S(4), V(1, 2, 1, 3));   /* 5 is outside */
+    CHECK_T(tn_histc_str(x, "bins=4, min=0, max=4"), S(4), V(1, 2, 1, 3));
+    CHECK_T(tn_histc_str(x, "bins=3"), S(3), V(3, 4, 1));
+    tn_histc_fn_opts o = TN_DEFAULTS(tn_histc_fn_opts);
+    CHECK(o.bins == 100 && o.min == 0 && o.max == 0);
+    o.bins = 3;
+    CHECK_T(tn_histc_opts(x, o), S(3), V(3, 4, 1));
+    CHECK_ERR(tn_histc_str(x, "bins=3, range=(0, 1)"), "tn_histc: unknown option 'range' (valid: bins, min, max)");
+    CHECK_ERR(tn_histc_str(x, "bins=2.5"), "tn_histc: option bins=2.5: expected an integer");
+    CHECK_ERR(tn_histc(x, .bins = 3, .min = 2, .max = 1), "tn_histc: max must be larger than min");
+    tn_scope_end();
+}
+
+TEST(cosine_pairwise_kw) {
+    tn_scope_begin();
+    tn_tensor *a = f64(V(1, 2, 3, 4), S(2, 2)), *b = f64(V(1, 0, 1, 1), S(2, 2));
+    CHECK_T(tn_cosine_similarity(a, b), S(2), V(0.4472135954999579, 0.9899494936611665));   /* dim 1, eps 1e-8 */
+    CHECK_T(tn_cosine_similarity(a, b, .dim = 0), S(2), V(0.8944271909999157, 0.8944271909999159));
+    CHECK_T(tn_cosine_similarity_str(a, b, "dim=0"), S(2), V(0.8944271909999157, 0.8944271909999159));
+    tn_tensor *sa = tn_mul_scalar(a, 1e-3), *sb = tn_mul_scalar(b, 1e-3);
+    CHECK_T(tn_cosine_similarity(sa, sb, .eps = 1e-2), S(2), V(0.010000000000000002, 0.07));
+    CHECK_T(tn_cosine_similarity_str(sa, sb, "eps=0.01"), S(2), V(0.010000000000000002, 0.07));
+    tn_cosine_similarity_fn_opts co = TN_DEFAULTS(tn_cosine_similarity_fn_opts);
+    CHECK(co.dim == 1 && co.eps == 1e-8);
+    co.dim = 0;
+    CHECK_T(tn_cosine_similarity_opts(a, b, co), S(2), V(0.8944271909999157, 0.8944271909999159));
+    CHECK_T(tn_pairwise_distance(a, b), S(2), V(2.00000100000025, 3.6055526622144907));   /* p 2, eps 1e-6 */
+    CHECK_T(tn_pairwise_distance(a, b, .p = 1, .keepdim = true), S(2, 1), V(2.0000020000000003, 5.000002));
+    CHECK_T(tn_pairwise_distance_str(a, b, "p=1, keepdim=True"), S(2, 1), V(2.0000020000000003, 5.000002));
+    CHECK_T(tn_pairwise_distance(a, b, .eps = 0), S(2), V(2, 3.605551275463989));
+    tn_pairwise_distance_fn_opts po = TN_DEFAULTS(tn_pairwise_distance_fn_opts);
+    CHECK(po.p == 2 && po.eps == 1e-6 && !po.keepdim);
+    po.eps = 0;
+    CHECK_T(tn_pairwise_distance_opts(a, b, po), S(2), V(2, 3.605551275463989));
+    CHECK_ERR(tn_cosine_similarity_str(a, b, "axis=0"), "tn_cosine_similarity: unknown option 'axis' (valid: dim, eps)");
+    CHECK_ERR(tn_pairwise_distance_str(a, b, "keepdim=yes"), "tn_pairwise_distance: option keepdim=yes: expected True or False");
+    CHECK_ERR(tn_pairwise_distance_str(a, b, "norm=1"), "tn_pairwise_distance: unknown option 'norm' (valid: p, eps, keepdim)");
+    tn_scope_end();
+}
+
+/* The migrated ops stay differentiable through the macro form. */
+static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
+static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
+static tn_tensor *g_cov(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cov(in[0], .correction = 0, .aweights = tn_exp(in[1])); }
+static tn_tensor *g_diag(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_diagonal(in[0], .offset = 1, .dim1 = 1, .dim2 = 0); }
+static tn_tensor *g_diff(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_diff(in[0], .n = 2, .dim = 0, .append = in[1]); }
+static tn_tensor *g_tri(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_mul(tn_triu(in[0], .diagonal = 1), tn_tril(in[0], .diagonal = 2)); }
+TEST(gradients_through_the_macros) {
+    tn_scope_begin();
+    tn_manual_seed(3);
+    tn_tensor *m[3] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(3, 4), TN_F64), tn_randn(S(4, 2), TN_F64)};
+    for (int i = 0; i < 3; i++) tn_requires_grad_(m[i], true);
+    CHECK(tn_gradcheck(g_addmm, m, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_addmm, m, 3, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *d[2] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(4, 2), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(d[i], true);
+    CHECK(tn_gradcheck(g_cdist, d, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *cv[2] = {tn_randn(S(2, 4), TN_F64), tn_randn(S(4), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(cv[i], true);
+    CHECK(tn_gradcheck(g_cov, cv, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *dg[1] = {tn_randn(S(3, 4), TN_F64)};
+    tn_requires_grad_(dg[0], true);
+    CHECK(tn_gradcheck(g_diag, dg, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_tri, dg, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *df[2] = {tn_randn(S(4, 3), TN_F64), tn_randn(S(1, 3), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(df[i], true);
+    CHECK(tn_gradcheck(g_diff, df, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_scope_end();
+}
+
+int main(void) {
+    RUN(diagonal_kw);
+    RUN(diag_kw);
+    RUN(rot90_kw);
+    RUN(meshgrid_kw);
+    RUN(tensor_split_kw);
+    RUN(addmm_family_kw);
+    RUN(cdist_pdist_kw);
+    RUN(cov_kw);
+    RUN(tril_triu_kw);
+    RUN(diag_embed_diagflat_kw);
+    RUN(diff_kw);
+    RUN(repeat_interleave_kw);
+    RUN(histc_kw);
+    RUN(cosine_pairwise_kw);
+    RUN(gradients_through_the_macros);
+    return tn_test_report();
+}
