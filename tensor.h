@@ -6969,7 +6969,10 @@ static int tn__scatter_reduce_into(const char *fn, tn_tensor *target, int64_t di
         double lowest = fl ? -INFINITY : target->dtype == TN_I32 ? (double)INT32_MIN : target->dtype == TN_I64 ? (double)INT64_MIN : 0;
         double highest = fl ? INFINITY : target->dtype == TN_I32 ? (double)INT32_MAX : target->dtype == TN_I64 ? (double)INT64_MAX : target->dtype == TN_U8 ? 255 : 1;
         double ident = kind == TN__SRED_PROD ? 1 : kind == TN__SRED_AMAX ? lowest : kind == TN__SRED_AMIN ? highest : 0;
-        tn_tensor *fill = tn_to(tn_full(index->shape, index->ndim, ident, target->dtype), target->device);
+        tn_tensor *fill = tn_full(index->shape, index->ndim, ident, target->dtype);
+        /* INT64_MAX is no double (2^63 saturates to INT64_MIN): its bits are ~INT64_MIN */
+        if (fill && kind == TN__SRED_AMIN && target->dtype == TN_I64) fill = tn_bitwise_not(tn_full(index->shape, index->ndim, (double)INT64_MIN, TN_I64));
+        fill = tn_to(fill, target->device);
         rc = fill ? tn__scatter_into(fn, target, dim, index, fill, SCATTER) : -1;
     }
     if (rc == 0) rc = tn__scatter_into(fn, target, dim, index, src, modes[kind]);
@@ -14368,7 +14371,8 @@ static int tn__pool_args(const char *fn, const char *what, int nsp, bool max, in
         out[a][1] = pair ? hw[a][1] : v[a];
     }
     if (o->stride != TN_NONE && o->stride == 0) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
-    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    /* a negative divisor is PyTorch's too (it only refuses 0) */
+    if (o->divisor_override != TN_NONE && o->divisor_override == 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
     *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
     return 0;
 }
@@ -14872,7 +14876,6 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     if (tn__pool_geometry(fn, nsp, k, s, p, NULL, g)) return NULL;
     for (int i = 0; i < 2; i++)
         if (g[4 + i] > g[i] / 2) return (tn_tensor *)tn__error("%s: pad should be smaller than or equal to half of kernel size, but got pad=%lld, kernel_size=%lld", fn, (long long)g[4 + i], (long long)g[i]);
-    if (divisor_override < 0) return (tn_tensor *)tn__error("%s: divisor must be not zero", fn);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, nsp), *y = NULL;
     bool declined = true;

@@ -1994,7 +1994,7 @@ TEST(errors) {
     CHECK_ERR(tn_max_pool1d(tn_randn(SH(4), TN_F32), 2), "tn_max_pool1d: expected 2D (unbatched) or 3D (batched) input");
     CHECK_ERR(tn_max_pool2d(tn_randn(SH(1, 1, 0, 4), TN_F32), 2), "tn_max_pool2d: expected input [1, 1, 0, 4] to have non-zero spatial sizes");
     CHECK_ERR(tn_avg_pool2d(x, 3, .stride = 1, .padding = 2), "tn_avg_pool2d: pad should be");
-    CHECK_ERR(tn_avg_pool2d(x, 2, .stride = 1, .divisor_override = -1), "tn_avg_pool2d: divisor must be not zero");
+    CHECK_ERR(tn_avg_pool2d(x, 2, .stride = 1, .divisor_override = 0), "tn_avg_pool2d: divisor must be not zero");   /* PyTorch refuses 0 only */
     CHECK_ERR(tn_avg_pool1d(tn_randn(SH(1, 1, 2), TN_F32), 3), "tn_avg_pool1d: given input size");
     CHECK_ERR(tn_avg_pool2d(tn_ones(SH(1, 1, 4, 4), TN_I64), 2), "tn_avg_pool2d: input must be float32 or float64");
     CHECK_ERR(tn_adaptive_avg_pool2d(x, 0, 2), "tn_adaptive_avg_pool2d: output size (0, 2) must be positive");

@@ -52,7 +52,8 @@ static int tn__pool_args(const char *fn, const char *what, int nsp, bool max, in
         out[a][1] = pair ? hw[a][1] : v[a];
     }
     if (o->stride != TN_NONE && o->stride == 0) return TN__FAIL_INT("%s: stride should be greater than zero (None: the kernel size)", fn);
-    if (o->divisor_override != TN_NONE && o->divisor_override <= 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
+    /* a negative divisor is PyTorch's too (it only refuses 0) */
+    if (o->divisor_override != TN_NONE && o->divisor_override == 0) return TN__FAIL_INT("%s: divisor must be not zero", fn);
     *divisor = o->divisor_override == TN_NONE ? 0 : o->divisor_override;
     return 0;
 }
@@ -485,7 +486,6 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     if (tn__pool_geometry(fn, nsp, k, s, p, NULL, g)) return NULL;
     for (int i = 0; i < 2; i++)
         if (g[4 + i] > g[i] / 2) return (tn_tensor *)tn__error("%s: pad should be smaller than or equal to half of kernel size, but got pad=%lld, kernel_size=%lld", fn, (long long)g[4 + i], (long long)g[i]);
-    if (divisor_override < 0) return (tn_tensor *)tn__error("%s: divisor must be not zero", fn);
     tn_scope_begin();
     tn_tensor *x4 = tn__pool_input(fn, x, nsp), *y = NULL;
     bool declined = true;

@@ -469,7 +469,10 @@ static int tn__scatter_reduce_into(const char *fn, tn_tensor *target, int64_t di
         double lowest = fl ? -INFINITY : target->dtype == TN_I32 ? (double)INT32_MIN : target->dtype == TN_I64 ? (double)INT64_MIN : 0;
         double highest = fl ? INFINITY : target->dtype == TN_I32 ? (double)INT32_MAX : target->dtype == TN_I64 ? (double)INT64_MAX : target->dtype == TN_U8 ? 255 : 1;
         double ident = kind == TN__SRED_PROD ? 1 : kind == TN__SRED_AMAX ? lowest : kind == TN__SRED_AMIN ? highest : 0;
-        tn_tensor *fill = tn_to(tn_full(index->shape, index->ndim, ident, target->dtype), target->device);
+        tn_tensor *fill = tn_full(index->shape, index->ndim, ident, target->dtype);
+        /* INT64_MAX is no double (2^63 saturates to INT64_MIN): its bits are ~INT64_MIN */
+        if (fill && kind == TN__SRED_AMIN && target->dtype == TN_I64) fill = tn_bitwise_not(tn_full(index->shape, index->ndim, (double)INT64_MIN, TN_I64));
+        fill = tn_to(fill, target->device);
         rc = fill ? tn__scatter_into(fn, target, dim, index, fill, SCATTER) : -1;
     }
     if (rc == 0) rc = tn__scatter_into(fn, target, dim, index, src, modes[kind]);

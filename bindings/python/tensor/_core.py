@@ -437,6 +437,7 @@ class return_types:
     cummax = _return_type("cummax", ("values", "indices"))
     cummin = _return_type("cummin", ("values", "indices"))
     frexp = _return_type("frexp", ("mantissa", "exponent"))
+    histogram = _return_type("histogram", ("hist", "bin_edges"))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -1177,29 +1178,30 @@ class Tensor:
     def is_pinned(self):
         return bool(lib.tn_is_pinned(self._ptr))
 
-    def float(self):
-        return self.to(float32)
+    # the conversions take PyTorch's memory_format= as to() does (a layout hint: ours are strided)
+    def float(self, memory_format=None):
+        return self.to(float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(float64)
+    def double(self, memory_format=None):
+        return self.to(float64, memory_format=memory_format)
 
-    def long(self):
-        return self.to(int64)
+    def long(self, memory_format=None):
+        return self.to(int64, memory_format=memory_format)
 
-    def int(self):
-        return self.to(int32)
+    def int(self, memory_format=None):
+        return self.to(int32, memory_format=memory_format)
 
-    def byte(self):
-        return self.to(uint8)
+    def byte(self, memory_format=None):
+        return self.to(uint8, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(bool_)
+    def bool(self, memory_format=None):
+        return self.to(bool_, memory_format=memory_format)
 
-    def half(self):
-        return self.to(float16)
+    def half(self, memory_format=None):
+        return self.to(float16, memory_format=memory_format)
 
-    def bfloat16(self):
-        return self.to(bfloat16)
+    def bfloat16(self, memory_format=None):
+        return self.to(bfloat16, memory_format=memory_format)
 
     def type_as(self, other):
         return self.to(_tensor_arg(other, "type_as", "other").dtype)

@@ -1427,6 +1427,331 @@ FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, hstack=hstac
 for _n in ("clone contiguous detach flatten unflatten permute transpose swapaxes swapdims t narrow select "
            "squeeze unsqueeze unfold as_strided unbind chunk flip fliplr flipud roll repeat_interleave tile tril triu "
            "index_select gather scatter scatter_add index_put index_put_ masked_fill masked_select nonzero argwhere "
-           "movedim moveaxis broadcast_to reshape ravel numel is_floating_point is_complex is_nonzero").split():
+           "movedim moveaxis broadcast_to reshape ravel numel is_floating_point is_complex is_nonzero "
+           "fill_ zero_ resize_as_").split():
     if hasattr(Tensor, _n):
         METHOD_FUNCTIONS[_n] = getattr(Tensor, _n)
+
+
+# --------------------------------------------------------------------------- op_db names (issue 20 item 5)
+# Composites of the library's differentiable ops: their gradients are those ops' gradients.
+def _like(kind, t, value=None, dtype=None):
+    from . import _factories
+    if kind == "full":
+        return _factories.full_like(t, value)
+    return getattr(_factories, kind + "_like")(t, dtype=dtype)
+
+
+@_method("positive")
+def positive(self):
+    if self.dtype == bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+# the complex-conjugation family: identities on real tensors (tensor.h has no complex dtypes)
+for _n in ("conj", "conj_physical", "resolve_conj", "resolve_neg"):
+    _method(_n)(lambda self: self)
+
+
+@_method("real")
+def real(self):
+    return self
+
+
+@_method("isreal")
+def isreal(self):
+    return _like("ones", self, dtype=bool_)
+
+
+@_method("isposinf")
+def isposinf(self):
+    return self.isinf() & (self > 0) if self.is_floating_point() else _like("zeros", self, dtype=bool_)
+
+
+@_method("isneginf")
+def isneginf(self):
+    return self.isinf() & (self < 0) if self.is_floating_point() else _like("zeros", self, dtype=bool_)
+
+
+@_method("angle")
+def angle(self):
+    """real input: 0 where x >= 0, pi where x < 0, NaN at NaN; integers give the default float
+    dtype. PyTorch's gradient of a real angle is zero (x * 0 carries the NaN and a zero gradient)."""
+    x = self if self.is_floating_point() else self.to(_default_dtype[0])
+    return where(x.isnan(), x * 0, where(x < 0, math.pi, 0.0).to(x.dtype))
+
+
+Tensor.__rdiv__ = Tensor.__rtruediv__
+
+
+@_method("dist")
+def dist(self, other, p=2):
+    return (self - _tensor_arg(other, "dist", "other")).norm(p)
+
+
+@_method("renorm")
+def renorm(self, p, dim, maxnorm):
+    """each slice along dim scaled to norm maxnorm where its p-norm exceeds it (PyTorch's
+    factor maxnorm / (norm + 1e-7))"""
+    if self.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = dim % self.ndim
+    others = [i for i in range(self.ndim) if i != d]
+    norm = self.norm(p, dim=others, keepdim=True)
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).to(self.dtype)
+    return self * factor
+
+
+def _trapezoid_args(y, x, dx, dim, name):
+    y = _tensor_arg(y, name, "y")
+    d = dim % y.ndim if y.ndim else 0
+    n = y.shape[d] if y.ndim else 0
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None            # trapezoid(y, 0.5): a number is the spacing
+    lo, hi = y.narrow(d, 0, _bi.max(n - 1, 0)), y.narrow(d, _bi.min(1, n), _bi.max(n - 1, 0))
+    if x is None:
+        return (lo + hi) * (0.5 * (1 if dx is None else dx)), d
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        spacing = x.diff().reshape([-1 if i == d else 1 for i in range(y.ndim)])
+    else:
+        spacing = x.diff(dim=dim)
+    return (lo + hi) * spacing * 0.5, d
+
+
+@_method("trapezoid", function=False)
+def _trapezoid_m(y, x=None, *, dx=None, dim=-1):
+    t, d = _trapezoid_args(y, x, dx, dim, "trapezoid")
+    return t.sum(d)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    return _trapezoid_m(y, x, dx=dx, dim=dim)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return _trapezoid_m(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    t, d = _trapezoid_args(y, x, dx, dim, "cumulative_trapezoid")
+    return t.cumsum(d)
+
+
+def constant_pad_nd(input, pad, value=0):
+    from .nn.functional import pad as _pad
+    return _pad(input, pad, mode="constant", value=value)
+
+
+def fill(input, value):
+    """out of place fill_: a new tensor of input's shape and dtype holding value (a 0-d
+    tensor value keeps its gradient)"""
+    input = _tensor_arg(input, "fill", "input")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+        return value.to(input.dtype).expand(input.shape).clone()
+    return _like("full", input, value)
+
+
+@_method("combinations", function=True)
+def combinations(self, r=2, with_replacement=False):
+    if self.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(self.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    import itertools
+    from ._core import tensor as _tensor, int64 as _int64
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(self.shape[0]), r)) if r else []
+    idx = _tensor([i for row in rows for i in row], dtype=_int64)
+    out = self.index_select(0, idx)        # (differentiable, also when empty)
+    return out if r == 0 else out.reshape(len(rows), r)
+
+
+def _scatter_view(name, self, src, view):
+    """self with view(self) replaced by src (a copy): out-of-place, differentiable in both"""
+    self = _tensor_arg(self, name, "input")
+    src = _tensor_arg(src, name, "src")
+    out = self.clone()
+    target = view(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(f"{name}: expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(target.shape)}")
+    target.copy_(src)
+    return out
+
+
+@_method("select_scatter")
+def select_scatter(self, src, dim, index):
+    return _scatter_view("select_scatter", self, src, lambda t: t.select(dim, index))
+
+
+@_method("slice_scatter")
+def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    def view(t):
+        n = t.shape[dim]
+        s, e = (start if start is not None else 0), (end if end is not None else n)
+        s, e = s + n if s < 0 else s, e + n if e < 0 else e
+        s, e = _bi.min(_bi.max(s, 0), n), _bi.min(_bi.max(e, 0), n)
+        idx = [slice(None)] * t.ndim
+        idx[dim % t.ndim] = slice(s, _bi.max(e, s), step)
+        return t[tuple(idx)]
+    return _scatter_view("slice_scatter", self, src, view)
+
+
+@_method("diagonal_scatter")
+def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    return _scatter_view("diagonal_scatter", self, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+@_method("as_strided_scatter")
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    return _scatter_view("as_strided_scatter", self, src,
+                         lambda t: t.as_strided(size, stride, 0 if storage_offset is None else storage_offset))
+
+
+@_method("index_reduce")
+def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+    """scatter_reduce with index spread along source's other dims"""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    source = _tensor_arg(source, "index_reduce", "source")
+    if index.ndim > 1:
+        raise RuntimeError("index_reduce_(): Index is supposed to be a vector")
+    d = dim % _bi.max(source.ndim, 1)
+    shape = [-1 if i == d else 1 for i in range(source.ndim)]
+    idx = index.reshape(shape).expand(source.shape) if source.ndim else index.reshape(())
+    return self.scatter_reduce(dim, idx, source, reduce, include_self=include_self)
+
+
+FUNCTIONS.update(trapezoid=trapezoid, trapz=trapz, cumulative_trapezoid=cumulative_trapezoid,
+                 constant_pad_nd=constant_pad_nd, fill=fill)
+
+
+def _new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False):
+    """uninitialised values in a storage just large enough for size and stride"""
+    size, stride = [int(s) for s in size], [int(s) for s in stride]
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    need = 1 + _bi.sum((n - 1) * st for n, st in zip(size, stride)) if _bi.all(n > 0 for n in size) else 0
+    r = self.new_empty((need,), dtype=dtype).as_strided(size, stride)
+    return r.requires_grad_() if requires_grad else r
+
+
+Tensor.new_empty_strided = _new_empty_strided
+
+
+@_method("histogram")
+def histogram(self, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) as numpy.histogram: bins of [edge_i, edge_i+1), the last one closed;
+    values outside the edges (and NaN) are not counted. Not differentiable (as PyTorch)."""
+    from . import _factories
+    from ._core import zeros as _zeros
+    if not self.is_floating_point():
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
+                           f"but got input {self.dtype} and bins float")
+    x = self.detach().reshape(-1)
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1 or bins.numel() < 1:
+            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 1 element")
+        edges = bins.detach().to(self.dtype)
+    else:
+        nb = _int(bins, "histogram", "bins")
+        if nb <= 0:
+            raise RuntimeError("torch.histogram(): bins must be > 0, but got " + str(nb))
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif x.numel():
+            lo, hi = x.min().item(), x.max().item()
+        else:
+            lo, hi = 0.0, 1.0       # (numpy's range of no values)
+        if lo > hi:
+            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
+        if lo == hi:   # (numpy's widening of an empty range)
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _factories.linspace(lo, hi, nb + 1, dtype=self.dtype)
+    n = edges.numel() - 1
+    w = None if weight is None else weight.detach().reshape(-1).to(self.dtype)
+    hist = _zeros(_bi.max(n, 0), dtype=self.dtype)
+    if n > 0 and x.numel():
+        inside = (x >= edges[0]) & (x <= edges[-1])
+        idx = (bucketize(x[inside], edges, right=True) - 1).clamp(0, n - 1)
+        vals = w[inside] if w is not None else _factories.ones_like(idx, dtype=self.dtype)
+        hist = hist.index_add(0, idx, vals)
+    if density and n > 0:
+        hist = hist / (hist.sum() * edges.diff())
+    return return_types.histogram(hist, edges)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """numpy.gradient as torch.gradient: central differences inside, one-sided ones of
+    edge_order at the ends; spacing a number, one number per dim, or coordinates per dim."""
+    input = _tensor_arg(input, "gradient", "input")
+    ndim = input.ndim
+    dims = list(range(ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    for d in dims:
+        if not -_bi.max(ndim, 1) <= d < _bi.max(ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+    dims = [d % _bi.max(ndim, 1) for d in dims]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if spacing is None:
+        spacing = 1
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                               f"arguments to have the same length, but got a spacing argument of length "
+                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
+        spacing = list(spacing)
+    else:
+        spacing = [spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    x = input if input.is_floating_point() else input.to(_default_dtype[0])
+    out = []
+    for d, h in zip(dims, spacing):
+        n = x.shape[d]
+
+        def at(a, length=1):
+            return x.narrow(d, a % n if a < 0 else a, length)
+
+        def shape_along(t):
+            return t.reshape([-1 if i == d else 1 for i in range(ndim)])
+        if isinstance(h, Tensor):
+            c = h.to(x.dtype) if not h.is_floating_point() else h
+            dx = c.diff()
+            dx1, dx2 = shape_along(dx[:-1]), shape_along(dx[1:])
+            a, b, cc = -dx2 / (dx1 * (dx1 + dx2)), (dx2 - dx1) / (dx1 * dx2), dx1 / (dx2 * (dx1 + dx2))
+            inner = a * at(0, n - 2) + b * at(1, n - 2) + cc * at(2, n - 2)
+            if edge_order == 1:
+                first = (at(1) - at(0)) / dx[0]
+                last = (at(-1) - at(-2)) / dx[-1]
+            else:
+                p, q = dx[0], dx[1]
+                first = (-(2 * p + q) / (p * (p + q))) * at(0) + ((p + q) / (p * q)) * at(1) + (-p / (q * (p + q))) * at(2)
+                p, q = dx[-2], dx[-1]
+                last = (q / (p * (p + q))) * at(-3) + (-(q + p) / (p * q)) * at(-2) + ((2 * q + p) / (q * (p + q))) * at(-1)
+        else:
+            h = float(h)
+            inner = (at(2, n - 2) - at(0, n - 2)) / (2 * h)
+            if edge_order == 1:
+                first, last = (at(1) - at(0)) / h, (at(-1) - at(-2)) / h
+            else:
+                first = (-1.5 * at(0) + 2 * at(1) - 0.5 * at(2)) / h
+                last = (0.5 * at(-3) - 2 * at(-2) + 1.5 * at(-1)) / h
+        out.append(cat([first, inner, last], d))
+    return tuple(out)
+
+
+FUNCTIONS.update(gradient=gradient)

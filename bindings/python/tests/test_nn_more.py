@@ -4,8 +4,8 @@ Lazy modules, weight_norm/spectral_norm and WeightedRandomSampler.
 
 PyTorch 1.13 is the oracle (the tests skip without it): the functional forms run
 PyTorch's OpInfo samples (common_methods_invocations.op_db), the modules PyTorch's
-ModuleInfo samples (common_modules.module_db) where it has them and hand-written cases
-otherwise; outputs, input gradients and parameter gradients must match, in float64.
+ModuleInfo samples (common_modules.module_db, in test_opinfo.py) and hand-written cases
+here; outputs, input gradients and parameter gradients must match, in float64.
 
 Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_nn_more.py
 """
@@ -26,49 +26,8 @@ np = pytest.importorskip("numpy")
 TF = torch.nn.functional
 
 
-# --------------------------------------------------------------------------- conversion helpers
-def ours(x, requires_grad=None):
-    """tn values (tensors converted, containers recursed) for torch values."""
-    if isinstance(x, torch.Tensor):
-        a = x.detach().cpu().numpy().copy()
-        t = tn.tensor(a)
-        if a.ndim == 0:           # tn.tensor(0-d ndarray) gives shape [1] (not ours to fix here)
-            t = t.reshape(())
-        if (x.requires_grad if requires_grad is None else requires_grad) and x.is_floating_point():
-            t.requires_grad_()
-        return t
-    if isinstance(x, (list, tuple)):
-        return type(x)(ours(v, requires_grad) for v in x)
-    if isinstance(x, dict):
-        return {k: ours(v, requires_grad) for k, v in x.items()}
-    if isinstance(x, torch.dtype):
-        return getattr(tn, str(x).split(".")[1])
-    return x
-
-
-def npy(x):
-    if isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy()
-    return np.asarray(x.detach().numpy())
-
-
-def close(a, b, rtol=1e-7, atol=1e-9, what=""):
-    a, b = npy(a), npy(b)
-    assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
-    if a.dtype.kind in "biu":
-        assert (a == b).all(), f"{what}: {a} != {b}"
-    else:
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
-
-
-def flat_tensors(x):
-    if isinstance(x, (torch.Tensor, tn.Tensor)):
-        return [x]
-    if isinstance(x, (list, tuple)):
-        return [t for v in x for t in flat_tensors(v)]
-    if isinstance(x, dict):
-        return [t for v in x.values() for t in flat_tensors(v)]
-    return []
+# --------------------------------------------------------------------------- conversion helpers (shared)
+from opinfo_util import close, compare_module, npy, ours_value as ours, tensors_of as flat_tensors  # noqa: E402
 
 
 def compare_call(tfn, ofn, targs, tkwargs, rtol=1e-7, atol=1e-9, what="", grad=True):
@@ -167,88 +126,7 @@ def test_opinfo_samples(op):
 
 
 # --------------------------------------------------------------------------- modules
-def compare_module(tm, om, targs, tkwargs=None, rtol=1e-6, atol=1e-8, what="", train=True):
-    """Copy tm's state into om, run both on the same inputs and compare the outputs, the
-    input gradients and the parameter gradients (and the reprs)."""
-    tkwargs = tkwargs or {}
-    what = what or type(tm).__name__
-    tm.double()
-    om.load_state_dict({k: ours(v, False) for k, v in tm.state_dict().items()})
-    om.double()
-    tm.train(train)
-    om.train(train)
-    oargs, okwargs = ours(targs), ours(tkwargs)
-    tout = tm(*targs, **tkwargs)
-    oout = om(*oargs, **okwargs)
-    touts, oouts = flat_tensors(tout), flat_tensors(oout)
-    assert len(touts) == len(oouts), what
-    for i, (a, b) in enumerate(zip(touts, oouts)):
-        close(b, a, rtol, atol, f"{what} output {i}")
-    for (k, a), (k2, b) in zip(tm.state_dict().items(), om.state_dict().items()):   # running stats
-        assert k == k2
-        close(b, a, rtol, atol, f"{what} state {k}")
-    tdiff = [(i, t) for i, t in enumerate(touts) if t.requires_grad]
-    if tdiff:
-        gen = torch.Generator().manual_seed(2)
-        ws = [torch.rand(t.shape, generator=gen, dtype=t.dtype) for _, t in tdiff]
-        sum((t * w).sum() for (_, t), w in zip(tdiff, ws)).backward()
-        ol = None
-        for (i, _), w in zip(tdiff, ws):
-            term = (oouts[i] * ours(w)).sum()
-            ol = term if ol is None else ol + term
-        ol.backward()
-        tin = [t for t in flat_tensors((targs, tkwargs)) if t.requires_grad]
-        oin = [t for t in flat_tensors((oargs, okwargs)) if t.requires_grad]
-        for j, (a, b) in enumerate(zip(tin, oin)):
-            if a.grad is not None:
-                close(b.grad, a.grad, rtol, atol, f"{what} input grad {j}")
-        for (n, a), (n2, b) in zip(tm.named_parameters(), om.named_parameters()):
-            assert n == n2
-            if a.grad is not None:
-                close(b.grad, a.grad, rtol, atol, f"{what} grad of {n}")
-    assert repr(om) == repr(tm), f"{repr(om)} != {repr(tm)}"
-
-
-_MODULEINFO_NAMES = ["BatchNorm3d", "Conv3d", "ConvTranspose3d", "GaussianNLLLoss", "LazyConv1d", "LazyConv2d",
-                     "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
-
-
-def _moduleinfos():
-    try:
-        from torch.testing._internal.common_modules import module_db
-    except Exception:  # noqa: BLE001
-        return []
-    return [m for m in module_db if m.module_cls.__name__ in _MODULEINFO_NAMES]
-
-
-@pytest.mark.parametrize("info", _moduleinfos(), ids=lambda m: m.module_cls.__name__)
-def test_moduleinfo_samples(info):
-    ran = 0
-    for mi in info.module_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=True, training=True):
-        if mi.forward_input is None:
-            continue
-        cargs, ckwargs = mi.constructor_input.args, mi.constructor_input.kwargs
-        fargs, fkwargs = mi.forward_input.args, mi.forward_input.kwargs
-        if info.module_cls.__name__.startswith("Lazy"):
-            ckwargs = dict(ckwargs, dtype=torch.float64)
-        torch.manual_seed(0)
-        tm = info.module_cls(*cargs, **ckwargs)
-        om = getattr(nn, info.module_cls.__name__)(*ours(cargs), **ours(ckwargs))
-        if info.module_cls.__name__.startswith("Lazy"):
-            with torch.no_grad():
-                tm(*fargs, **fkwargs)       # materialise both; then compare as the eager modules
-            om(*ours(fargs, False), **ours(fkwargs, False))
-            assert type(om).__name__ == type(tm).__name__
-        for train in (True, False):
-            compare_module(tm, om, fargs, fkwargs, what=f"{info.module_cls.__name__}{cargs}{ckwargs}", train=train)
-            for p in list(tm.parameters()):
-                p.grad = None
-            for p in list(om.parameters()):
-                p.grad = None
-            fargs = tuple(t.detach().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t
-                          for t in fargs)
-        ran += 1
-    assert ran > 0
+# (PyTorch's ModuleInfo samples of every module run in test_opinfo.py's test_module)
 
 
 def _r(*shape, grad=True, seed=None, low=None):

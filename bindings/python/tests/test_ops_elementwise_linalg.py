@@ -15,24 +15,13 @@ has that 2025 PyTorch changed, or that this package documents as different).
     make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_ops_elementwise_linalg.py
     python3 bindings/python/tests/test_ops_elementwise_linalg.py     # the per-op pass counts
 """
-import os
 import sys
-import types
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
-sys.path.insert(0, HERE)
-import conftest  # noqa: E402,F401  (the expecttest stand-in, also when run as a script)
-import tensor as tn  # noqa: E402
+from opinfo_util import assert_close, load_op_db, ours_callable, run_sample as _run_sample, SampleFailure, tn, to_tn, torch
 
-try:
-    import torch
-    from torch.testing._internal.common_methods_invocations import op_db
-except ImportError:  # the oracle tests skip themselves
-    torch = None
-    op_db = []
+op_db = load_op_db()
 
 # (OpInfo name, variant) -> None, or a function (sample) -> reason string to skip it
 OPS = """
@@ -74,158 +63,20 @@ _SCALAR_RHS = "PyTorch's test_errors is an expected failure here: a Python-numbe
 ERROR_SKIP = {"clamp_min": {0: _SCALAR_RHS}, "clamp_max": {0: _SCALAR_RHS}}
 
 
-def _tn_dtype(d):
-    return getattr(tn, str(d).split(".")[1])
-
-
-def _torch_dtype(d):
-    return getattr(torch, d.name)
-
-
-def to_tn(x, noncontig=False, grads=None):
-    """A tn value for a torch one (tensors, dtypes, lists, tuples, dicts). A tensor that
-    requires grad becomes a tn leaf (or, noncontig, a view of one), recorded in grads as
-    (torch tensor, tn leaf, index into the leaf)."""
-    if isinstance(x, torch.Tensor):
-        dt = _tn_dtype(x.dtype)
-        data = x.detach()
-        if noncontig and data.ndim >= 1 and data.numel() > 1:
-            wide = torch.stack([data, torch.zeros_like(data)], dim=-1)     # [..., n, 2]: every other element
-            leaf = tn.tensor(wide.tolist(), dtype=dt).reshape(tuple(wide.shape))
-            if x.requires_grad:
-                leaf.requires_grad_(True)
-            v = leaf.select(-1, 0)
-            assert not v.is_contiguous()
-        else:
-            leaf = v = tn.tensor(data.tolist(), dtype=dt).reshape(tuple(data.shape))
-            if x.requires_grad:
-                leaf.requires_grad_(True)
-        if x.requires_grad and grads is not None:
-            grads.append((x, leaf, v is not leaf))
-        return v
-    if isinstance(x, torch.dtype):
-        return _tn_dtype(x)
-    if isinstance(x, torch.Size):
-        return tuple(x)
-    if isinstance(x, (list, tuple)):
-        r = [to_tn(e, noncontig, grads) for e in x]
-        return r if isinstance(x, list) else tuple(r)
-    if isinstance(x, dict):
-        return {k: to_tn(v, noncontig, grads) for k, v in x.items()}
-    return x
-
-
-def to_torch(x):
-    if isinstance(x, tn.Tensor):
-        return torch.tensor(x.tolist(), dtype=_torch_dtype(x.dtype)).reshape(tuple(x.shape))
-    if isinstance(x, (list, tuple)):
-        return type(x)(to_torch(e) for e in x) if not hasattr(x, "_fields") else tuple(to_torch(e) for e in x)
-    return x
-
-
-def _tol(dtype):
-    return {torch.float32: (1.3e-5, 1e-5), torch.float64: (1e-7, 1e-7)}.get(dtype, (0, 0))
-
-
-def assert_close(ours, ref, what, rtol=None, atol=None):
-    if isinstance(ref, (list, tuple)):
-        assert isinstance(ours, (list, tuple)) and len(ours) == len(ref), f"{what}: {type(ours)} of {len(ours) if isinstance(ours, (list, tuple)) else '-'}, want {len(ref)}"
-        for i, (a, b) in enumerate(zip(ours, ref)):
-            assert_close(a, b, f"{what}[{i}]", rtol, atol)
-        return
-    if not isinstance(ref, torch.Tensor):
-        assert ours == ref or (ours != ours and ref != ref), f"{what}: {ours!r} != {ref!r}"
-        return
-    assert isinstance(ours, tn.Tensor), f"{what}: got {type(ours).__name__}"
-    assert tuple(ours.shape) == tuple(ref.shape), f"{what}: shape {tuple(ours.shape)} != {tuple(ref.shape)}"
-    assert ours.dtype.name == str(ref.dtype).split(".")[1], f"{what}: dtype {ours.dtype} != {ref.dtype}"
-    got = to_torch(ours)
-    r, a = _tol(ref.dtype)
-    r, a = rtol if rtol is not None else r, atol if atol is not None else a
-    if ref.dtype.is_floating_point:
-        ok = torch.allclose(got, ref, rtol=r, atol=a, equal_nan=True)
-    else:
-        ok = torch.equal(got, ref)
-    assert ok, f"{what}:\nours  {got}\ntorch {ref}"
-
-
-def _ours_callable(op):
-    """Our counterpart of op.op: the lambdas of op_db are rebound to this package (their
-    `torch.` becomes `tn.`); plain torch functions are looked up by the op's name."""
-    f = op.op
-    if isinstance(f, types.FunctionType) and f.__name__ == "<lambda>":
-        return types.FunctionType(f.__code__, {**f.__globals__, "torch": tn}, f.__name__, f.__defaults__, f.__closure__)
-    obj = tn
-    for part in op.name.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _float_outputs(r):
-    if isinstance(r, torch.Tensor):
-        return [r] if r.dtype.is_floating_point else []
-    if isinstance(r, (list, tuple)):
-        return [t for e in r for t in _float_outputs(e)]
-    return []
-
-
-def _tn_float_outputs(r):
-    if isinstance(r, tn.Tensor):
-        return [r] if r.dtype.is_floating_point else []
-    if isinstance(r, (list, tuple)):
-        return [t for e in r for t in _tn_float_outputs(e)]
-    return []
-
-
 # ops whose result depends on the input's memory layout (storage strides), not its values
 CONTIGUOUS_ONLY = {"as_strided"}
 
 
 def run_sample(op, ours, s, k, check_grad):
-    """One sample: raises AssertionError (or our exception) on a mismatch."""
+    """One sample (opinfo_util.run_sample): raises AssertionError on a mismatch. Odd-numbered
+    samples reach our op as non-contiguous views."""
     noncontig = k % 2 == 1 and op.name not in CONTIGUOUS_ONLY
-    try:
-        ref = op.op(s.input, *s.args, **s.kwargs)
-    except Exception as e:   # PyTorch raises: so must we
-        grads = []
-        with pytest.raises(Exception):
-            ours(to_tn(s.input, noncontig, grads), *to_tn(s.args), **to_tn(s.kwargs))
-        return f"raises {type(e).__name__}"
-    grads = []
-    got = ours(to_tn(s.input, noncontig, grads), *to_tn(s.args, noncontig, grads), **to_tn(s.kwargs, noncontig, grads))
     loose = LOOSE.get(op.name, lambda s: None)(s)
-    assert_close(got, ref if not isinstance(ref, torch.Tensor) else ref.detach(), f"{op.name} sample {k}",
-                 *(loose or (None, None)))
-    if not check_grad or not grads:
-        return "ok"
-    outs, our_outs = _float_outputs(ref), _tn_float_outputs(got)
-    outs = [o for o in outs if o.requires_grad]
-    if not outs:
-        return "ok"
-    g = torch.Generator().manual_seed(k)
-    weights = [torch.randn(o.shape, dtype=o.dtype, generator=g) for o in outs]
-    inputs = [t for t, _, _ in grads]
-    loss = sum((o * w).sum() for o, w in zip(outs, weights))
-    want = torch.autograd.grad(loss, inputs, allow_unused=True)
-    our_outs = [o for o in our_outs if o.requires_grad]
-    assert len(our_outs) == len(outs), f"{op.name} sample {k}: {len(our_outs)} outputs require grad, torch {len(outs)}"
-    our_loss = None
-    for o, w in zip(our_outs, weights):
-        term = (o * to_tn(w)).sum()
-        our_loss = term if our_loss is None else our_loss + term
-    our_loss.backward()
-    for (t, leaf, strided), w in zip(grads, want):
-        lg = leaf.grad
-        if w is None:
-            assert lg is None or not to_torch(lg).any(), f"{op.name} sample {k}: unexpected gradient"
-            continue
-        assert lg is not None, f"{op.name} sample {k}: no gradient for an input"
-        if strided:
-            lg = lg.select(-1, 0)
-        # a float32 leaf (cov's aweights beside a float64 input) has float32's rounding
-        tol = loose or ((1e-6, 1e-6) if w.dtype == torch.float64 else _tol(w.dtype))
-        assert_close(lg, w, f"{op.name} sample {k} grad", rtol=tol[0], atol=tol[1])
-    return "ok"
+    f32 = isinstance(s.input, torch.Tensor) and s.input.dtype == torch.float32
+    # (a float32 leaf beside float64 inputs, cov's aweights, has float32's rounding: loose;
+    # float32 values: this suite's rtol 1.3e-5, products summed in another order)
+    return _run_sample(op, ours, s, f"{op.name} sample {k}", noncontig=noncontig, check_grad=check_grad,
+                       tol=loose or ((1.3e-5, 1e-5) if f32 else None), grad_tol=loose)
 
 
 def _samples(op):
@@ -251,7 +102,7 @@ def _find(spec):
 def check_op(spec):
     """Runs every sample of one op; returns (passed, total, failures)."""
     op = _find(spec)
-    ours = _ours_callable(op)
+    ours = ours_callable(op)
     passed, total, failures = 0, 0, []
     for k, (s, grad) in enumerate(_samples(op)):
         total += 1
@@ -262,7 +113,7 @@ def check_op(spec):
         try:
             run_sample(op, ours, s, k, grad)
             passed += 1
-        except Exception as e:   # noqa: BLE001 (collected, reported together)
+        except (SampleFailure, Exception) as e:   # noqa: BLE001 (collected, reported together)
             failures.append(f"sample {k} {s.input.shape if isinstance(s.input, torch.Tensor) else type(s.input).__name__} "
                             f"args={s.args!r:.120} kwargs={s.kwargs!r:.80}: {type(e).__name__}: {str(e)[:300]}")
     if op.error_inputs_func is not None:

@@ -29,6 +29,7 @@ np = pytest.importorskip("numpy")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+from opinfo_util import describe, tensors_of  # noqa: E402  (shared with the other OpInfo suites)
 
 # op_db name -> (variant names or None for all, differentiable here)
 OPS = {
@@ -73,33 +74,10 @@ def to_tn(x):
     return x
 
 
-def describe(x):
-    """a sample, short: shapes, dtypes and layouts instead of values"""
-    if isinstance(x, torch.Tensor):
-        return "T%s%s%s" % (tuple(x.shape), str(x.dtype)[6:], "" if x.is_contiguous() else "nc")
-    if isinstance(x, (list, tuple)):
-        return "(" + ", ".join(describe(y) for y in x) + ")"
-    if isinstance(x, dict):
-        return "{" + ", ".join(f"{k}={describe(v)}" for k, v in x.items()) + "}"
-    if hasattr(x, "input") and hasattr(x, "args"):
-        return f"{describe(x.input)} {describe(x.args)} {describe(x.kwargs)}"
-    return repr(x)
-
-
 def to_np(t):
     if isinstance(t, torch.Tensor):
         return t.detach().numpy()
     return np.asarray(t.detach().numpy())
-
-
-def tensors_of(x):
-    if isinstance(x, (torch.Tensor, tn.Tensor)):
-        return [x]
-    if isinstance(x, (list, tuple)):
-        return [t for y in x for t in tensors_of(y)]
-    if isinstance(x, dict):
-        return [t for v in x.values() for t in tensors_of(v)]
-    return []
 
 
 def assert_same(ours, ref, what, exact_int=True):

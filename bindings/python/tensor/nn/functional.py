@@ -497,7 +497,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         _check("avg_pool2d", input=input)
     k = _ntuple(kernel_size, 2, "kernel_size")
     s, p = _pool_stride(stride, k, 2), _ntuple(padding, 2, "padding")
-    if divisor_override is not None and _int(divisor_override, "avg_pool2d", "divisor_override") <= 0:
+    if divisor_override is not None and _int(divisor_override, "avg_pool2d", "divisor_override") == 0:
         raise RuntimeError("divisor must be not zero")
     return _wrap(lib.tn_avg_pool2d_str(input._ptr, k[0], _kw(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
                                                              count_include_pad=bool(count_include_pad),
@@ -898,6 +898,29 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha dropout of whole feature maps ([N, C] channels): PyTorch's _dropout_impl with
+    feature and alpha noise, a bernoulli(1 - p) draw per channel."""
+    if not isinstance(input, Tensor):
+        _check("feature_alpha_dropout", input=input)
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1:
+        r = input * 0
+    else:
+        from .._core import empty as _empty
+        from .._factories import bernoulli as _bernoulli
+        alpha = 1.7580993408473766
+        a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+        noise = _bernoulli(_empty(tuple(input.shape[:2]) + (1,) * (input.ndim - 2), dtype=input.dtype), 1 - p)
+        b = (noise - 1) * (alpha * a) + alpha * a * p
+        r = input * (noise * a) + b
+    return _inplace(input, r) if inplace else r
 
 
 # --------------------------------------------------------------------------- embedding, one_hot
