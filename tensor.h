@@ -2943,9 +2943,10 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
    mode, ops without a replay (the message names the op). docs/deploy.md has the details. */
 typedef struct tn_graph tn_graph;
 typedef tn_tensor *(*tn_jit_trace_fn)(tn_tensor *const *inputs, int n, void *user);   /* the forward to trace: one result */
-/* Trace fn(inputs, n, user) (1 to 64 float CPU inputs); `names` (may be NULL) gives the
-   constants that are its parameters and buffers their names. NULL with an error. */
-TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_module *names);
+/* Trace fn(inputs, n, user) (1 to 64 float CPU inputs); `names` (may be NULL) names the
+   constants found among its values (tn_module_named_parameters' dict, a state dict of the
+   same tensors); others are c0, c1, ... NULL with an error. */
+TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names);
 TNDEF tn_graph *tn_jit_trace_module(tn_module *m, tn_tensor *x);   /* trace tn_module_forward(m, x); call tn_module_eval first */
 /* Let dim 0 (the batch) of input `input` differ between runs; shape attributes (reshape,
    expand) whose first size is the traced batch follow it. */
@@ -27281,7 +27282,7 @@ static int tn__trace_build(tn__tbuild *b, tn_tensor *y) {
     return tn__graph_prune(g);
 }
 
-static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn_module *m, tn_tensor *const *inputs, int n, const tn_module *names) {
+static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn_module *m, tn_tensor *const *inputs, int n, const tn_dict *names) {
     if (tn__tracing) return (tn_graph *)tn__error("%s: a trace is already running on this thread", fn);
     if (n < 1 || n > 64 || !inputs) return (tn_graph *)tn__error("%s: expected 1 to 64 example inputs, got %d", fn, n);
     for (int i = 0; i < n; i++) {
@@ -27301,9 +27302,8 @@ static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn
     b.tr = &tr;
     b.ninputs = n;
     tn_tensor *stand[64];
-    const tn_module *nm = m ? m : names;
-    tn_dict *params = nm ? tn_module_named_parameters(nm) : NULL, *buffers = nm ? tn_module_named_buffers(nm) : NULL;
-    b.params = params;
+    tn_dict *params = m ? tn_module_named_parameters(m) : NULL, *buffers = m ? tn_module_named_buffers(m) : NULL;
+    b.params = m ? params : names;
     b.buffers = buffers;
     b.inputs = stand;
     tn_scope_begin();
@@ -27332,7 +27332,7 @@ static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn
     if (rc) { tn_graph_free(g); return NULL; }
     return g;
 }
-TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_module *names) {
+TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names) {
     if (!fn) return (tn_graph *)tn__error("tn_jit_trace: the function is NULL");
     return tn__trace_run("tn_jit_trace", fn, user, NULL, inputs, n, names);
 }

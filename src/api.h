@@ -2804,9 +2804,10 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
    mode, ops without a replay (the message names the op). docs/deploy.md has the details. */
 typedef struct tn_graph tn_graph;
 typedef tn_tensor *(*tn_jit_trace_fn)(tn_tensor *const *inputs, int n, void *user);   /* the forward to trace: one result */
-/* Trace fn(inputs, n, user) (1 to 64 float CPU inputs); `names` (may be NULL) gives the
-   constants that are its parameters and buffers their names. NULL with an error. */
-TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_module *names);
+/* Trace fn(inputs, n, user) (1 to 64 float CPU inputs); `names` (may be NULL) names the
+   constants found among its values (tn_module_named_parameters' dict, a state dict of the
+   same tensors); others are c0, c1, ... NULL with an error. */
+TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names);
 TNDEF tn_graph *tn_jit_trace_module(tn_module *m, tn_tensor *x);   /* trace tn_module_forward(m, x); call tn_module_eval first */
 /* Let dim 0 (the batch) of input `input` differ between runs; shape attributes (reshape,
    expand) whose first size is the traced batch follow it. */

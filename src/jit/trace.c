@@ -456,7 +456,7 @@ static int tn__trace_build(tn__tbuild *b, tn_tensor *y) {
     return tn__graph_prune(g);
 }
 
-static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn_module *m, tn_tensor *const *inputs, int n, const tn_module *names) {
+static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn_module *m, tn_tensor *const *inputs, int n, const tn_dict *names) {
     if (tn__tracing) return (tn_graph *)tn__error("%s: a trace is already running on this thread", fn);
     if (n < 1 || n > 64 || !inputs) return (tn_graph *)tn__error("%s: expected 1 to 64 example inputs, got %d", fn, n);
     for (int i = 0; i < n; i++) {
@@ -476,9 +476,8 @@ static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn
     b.tr = &tr;
     b.ninputs = n;
     tn_tensor *stand[64];
-    const tn_module *nm = m ? m : names;
-    tn_dict *params = nm ? tn_module_named_parameters(nm) : NULL, *buffers = nm ? tn_module_named_buffers(nm) : NULL;
-    b.params = params;
+    tn_dict *params = m ? tn_module_named_parameters(m) : NULL, *buffers = m ? tn_module_named_buffers(m) : NULL;
+    b.params = m ? params : names;
     b.buffers = buffers;
     b.inputs = stand;
     tn_scope_begin();
@@ -507,7 +506,7 @@ static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn
     if (rc) { tn_graph_free(g); return NULL; }
     return g;
 }
-TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_module *names) {
+TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names) {
     if (!fn) return (tn_graph *)tn__error("tn_jit_trace: the function is NULL");
     return tn__trace_run("tn_jit_trace", fn, user, NULL, inputs, n, names);
 }
