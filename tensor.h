@@ -61,7 +61,7 @@
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
  *   io/        safetensors safetensors_write pt checkpoint
- *   jit/       trace graph_io
+ *   jit/       trace optimize graph_io
  *   io/        print dlpack shared
  *   dist/      dist ddp
  *   backend/   cpu stand_in cuda
@@ -2955,6 +2955,11 @@ TNDEF int tn_graph_set_dynamic(tn_graph *g, int input, int64_t dim);
    an op's results (owned by the open scope, if any). The number of outputs, or -1. */
 TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor **outputs, int nout);
 TNDEF tn_tensor *tn_graph_forward(tn_graph *g, tn_tensor *x);   /* one input, one output */
+/* Rewrite g for a cheaper replay with the same outputs (to float rounding): constant
+   folding, eval batch norm folded into the conv2d / linear before it, dead code removed.
+   The folded constants are copies (as torch.jit.freeze: optimise a trained model). The
+   number of rewrites, or -1. */
+TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
 TNDEF int tn_graph_num_outputs(const tn_graph *g);
 TNDEF int tn_graph_num_nodes(const tn_graph *g);
@@ -26821,9 +26826,9 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     return rc;
 }
 
-/* ================================================================================================= */
-/* src/jit/trace.c: tn_trace: a forward recorded as a graph where autograd records; replay, printing */
-/* ================================================================================================= */
+/* ===================================================================================================== */
+/* src/jit/trace.c: tn_jit_trace: a forward recorded as a graph where autograd records; replay, printing */
+/* ===================================================================================================== */
 /* tn_trace: one forward call recorded as a graph (torch.jit.trace), replayed, printed.
 
    Recording happens where autograd records (tn__node_new / tn__node_attach): the example
@@ -26885,12 +26890,15 @@ struct tn_graph {
     int noutputs, *outputs;
     int dyn_input;                /* -1, or the input whose dim 0 may change between runs */
     int64_t dyn_size;             /* its size when traced */
+    int *uses;                    /* per value: how many node inputs read it (tn__graph_plan; NULL: not planned) */
+    int *last_use;                /* per value: the last node reading it (-1: none) */
 };
 
 static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nvals; i++) { tn_release(g->vals[i].t); TN_FREE(g->vals[i].name); }
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
+    TN_FREE(g->uses); TN_FREE(g->last_use);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
     if (!g) return;
@@ -27447,6 +27455,32 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);
     }
 }
+/* The run's plan: each value's use count and last reader, so a replay frees an
+   intermediate right after its last use (the allocator's cache hands its block to a later
+   node) and may apply an activation in place on a result nothing else reads. Dropped by
+   anything that changes the graph (tn__graph_unplan). */
+static void tn__graph_unplan(tn_graph *g) { TN_FREE(g->uses); TN_FREE(g->last_use); g->uses = g->last_use = NULL; }
+static int tn__graph_plan(tn_graph *g) {
+    if (g->uses) return 0;
+    g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    g->last_use = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    if (!g->uses || !g->last_use) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    for (int v = 0; v < g->nvals; v++) { g->uses[v] = 0; g->last_use[v] = -1; }
+    for (int k = 0; k < g->nnodes; k++)
+        for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) { g->uses[g->nodes[k].in[i]]++; g->last_use[g->nodes[k].in[i]] = k; }
+    for (int i = 0; i < g->noutputs; i++) g->last_use[g->outputs[i]] = g->nnodes;   /* kept to the end */
+    return 0;
+}
+/* Ops whose result is new memory (never a view of an input): an in-place activation on it
+   changes nothing else. */
+static bool tn__graph_fresh(tn__jit_op op) {
+    return op == J_UNARY || op == J_BINARY || op == J_TERNARY || op == J_ADDMM || op == J_BADDBMM || op == J_MM || op == J_BMM || op == J_CONV2D ||
+           op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D;
+}
+static bool tn__graph_inplace_op(int op) {
+    return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
+           op == HARDSWISH || op == HARDSIGMOID || op == MISH || op == SOFTPLUS || op == NEG || op == EXP;
+}
 TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor **outputs, int nout) {
     if (!g) return TN__FAIL_INT("tn_graph_run: the graph is NULL");
     if (n != g->ninputs || !inputs) return TN__FAIL_INT("tn_graph_run: the graph takes %d inputs, got %d", g->ninputs, n);
@@ -27463,22 +27497,45 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
                                 tn_dtype_name(v->dtype), tn__shape_str(v->shape, v->ndim), i == g->dyn_input ? " (dim 0 dynamic)" : "");
         if (i == g->dyn_input) batch = x->shape[0];
     }
+    if (tn__graph_plan(g)) return -1;
     tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
     for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
-    tn_scope_begin();
+    const bool no_grad = !tn_is_grad_enabled();
     int rc = 0;
-    for (int k = 0; k < g->nnodes && rc == 0; k++) {
+    for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
-        if (!(v[nd->out] = tn__graph_node_run(g, nd, v, batch))) {
+        tn_tensor *r = NULL;
+        const int u = nd->nin > 0 ? nd->in[0] : -1;
+        if (no_grad && nd->op == J_UNARY && tn__graph_inplace_op(nd->sub) && u >= 0 && g->vals[u].kind == TN__GV_NODE && g->uses[u] == 1 &&
+            g->last_use[u] == k && v[u] && tn_dtype_is_floating(v[u]->dtype)) {
+            int p = k - 1;   /* the producer of u */
+            while (p >= 0 && g->nodes[p].out != u) p--;
+            if (p >= 0 && tn__graph_fresh(g->nodes[p].op)) {
+                tn_scope_begin();
+                r = tn__unary_inplace((tn_unary_op)nd->sub, v[u], nd->d);
+                tn_scope_end();
+                if (r) { v[nd->out] = v[u]; v[u] = NULL; continue; }   /* the reference moves with the tensor */
+            }
+        }
+        tn_scope_begin();
+        r = tn_retain(tn__graph_node_run(g, nd, v, batch));
+        tn_scope_end();
+        if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);
             rc = TN__FAIL_INT("tn_graph_run: node %d (%s) failed: %s", k, name, tn_last_error());
+            break;
+        }
+        v[nd->out] = r;
+        for (int i = 0; i < nd->nin; i++) {
+            const int w = nd->in[i];
+            if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
         }
     }
     for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
-    tn_scope_end();
+    for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
     for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
     TN_FREE(v);
     return rc ? -1 : g->noutputs;
@@ -27596,6 +27653,178 @@ TNDEF int tn_graph_print(const tn_graph *g) {
     fputs(s, stdout);
     TN_FREE(s);
     return 0;
+}
+
+/* ====================================================================================== */
+/* src/jit/optimize.c: tn_graph_optimize: constant folding, batch norm folding, dead code */
+/* ====================================================================================== */
+/* tn_graph_optimize: rewrites of a captured graph that keep its outputs (to float rounding)
+   and make its replay cheaper:
+     * constant folding: a node whose inputs are all constants runs once, its result becomes
+       a constant (a transposed weight, a batch norm's scale);
+     * batch norm folding: eval-mode batch_norm right after a conv2d (or linear's addmm) with
+       constant weights is folded into that op's weight and bias, in float64;
+     * dead code: nodes and constants no output needs are dropped.
+   The folded constants are copies: like torch.jit.freeze, optimise a trained model (later
+   changes to the module's parameters no longer reach the graph). At replay (tn_graph_run)
+   intermediates are freed after their last use and, under no_grad, an activation whose
+   input nothing else reads runs in place. */
+
+/* Which node produces value v (-1: an input or a constant). */
+static int tn__graph_producer(const tn_graph *g, int v) {
+    for (int k = 0; k < g->nnodes; k++) if (g->nodes[k].out == v) return k;
+    return -1;
+}
+static int tn__graph_count_uses(const tn_graph *g, int v) {
+    int c = 0;
+    for (int k = 0; k < g->nnodes; k++) for (int i = 0; i < g->nodes[k].nin; i++) c += g->nodes[k].in[i] == v;
+    for (int i = 0; i < g->noutputs; i++) c += g->outputs[i] == v;
+    return c;
+}
+static bool tn__graph_is_const(const tn_graph *g, int v) { return v < 0 || g->vals[v].kind == TN__GV_CONST; }
+/* Value v becomes constant t (a new reference taken over). */
+static int tn__graph_make_const(tn_graph *g, int v, tn_tensor *t, int *nfolded) {
+    char name[32];
+    snprintf(name, sizeof name, "folded%d", (*nfolded)++);
+    char *nm = tn__strdup(name);
+    if (!nm) { tn_release(t); return TN__FAIL_INT("tn_graph_optimize: out of memory"); }
+    tn__gval *x = &g->vals[v];
+    x->kind = TN__GV_CONST;
+    x->t = t;
+    x->name = nm;
+    x->dtype = t->dtype;
+    x->ndim = t->ndim;
+    memcpy(x->shape, t->shape, sizeof x->shape);
+    return 0;
+}
+static void tn__graph_drop_node(tn_graph *g, int k) {
+    TN_FREE(g->nodes[k].in);
+    memmove(&g->nodes[k], &g->nodes[k + 1], (size_t)(g->nnodes - k - 1) * sizeof *g->nodes);
+    g->nnodes--;
+}
+/* A float64 copy of a constant's values (no history; owned by the open scope), or NULL. */
+static tn_tensor *tn__graph_f64(tn_tensor *t) { return t ? tn__own(tn__copy_as(t, TN_F64, t->device)) : NULL; }
+
+/* batch_norm (node b) on the result of conv2d / addmm (node c): fold, if everything is constant. */
+static int tn__graph_fold_bn(tn_graph *g, int c, int b, int *nfolded, bool *done) {
+    tn__gnode *cn = &g->nodes[c], *bn = &g->nodes[b];
+    *done = false;
+    const bool conv = cn->op == J_CONV2D;
+    const int wi = conv ? 1 : 2, bi = conv ? 2 : 0;
+    if (!conv && (cn->op != J_ADDMM || cn->d[0] != 1 || cn->d[1] != 1)) return 0;
+    if (bn->in[0] != cn->out || tn__graph_count_uses(g, cn->out) != 1) return 0;
+    for (int i = 1; i < 5; i++) if (!tn__graph_is_const(g, bn->in[i])) return 0;
+    if (!tn__graph_is_const(g, cn->in[wi]) || !tn__graph_is_const(g, cn->in[bi]) || bn->in[1] < 0 || bn->in[2] < 0) return 0;
+    tn_tensor *w = g->vals[cn->in[wi]].t, *bias = cn->in[bi] >= 0 ? g->vals[cn->in[bi]].t : NULL;
+    const int64_t C = conv ? w->shape[0] : (w->ndim == 2 ? w->shape[1] : -1);
+    tn_tensor *rm = g->vals[bn->in[1]].t, *rv = g->vals[bn->in[2]].t;
+    tn_tensor *gam = bn->in[3] >= 0 ? g->vals[bn->in[3]].t : NULL, *bet = bn->in[4] >= 0 ? g->vals[bn->in[4]].t : NULL;
+    if (C < 0 || tn_numel(rm) != C || tn_numel(rv) != C || (gam && tn_numel(gam) != C) || (bet && tn_numel(bet) != C) ||
+        (bias && tn_numel(bias) != C) || !tn_dtype_is_floating(w->dtype) || g->vals[bn->out].ndim != (conv ? 4 : 2)) return 0;
+    tn_scope_begin();
+    tn_no_grad_begin();
+    /* s = gamma / sqrt(var + eps); w' = w * s (per output channel); b' = (b - mean) * s + beta */
+    tn_tensor *s = tn_rsqrt(tn_add_scalar(tn_reshape(tn__graph_f64(rv), TN_SHAPE(C)), bn->d[1]));
+    if (gam) s = tn_mul(s, tn_reshape(tn__graph_f64(gam), TN_SHAPE(C)));
+    tn_tensor *w64 = tn__graph_f64(w);
+    tn_tensor *nw = conv ? tn_mul(w64, tn_reshape(s, TN_SHAPE(C, 1, 1, 1))) : tn_mul(w64, tn_reshape(s, TN_SHAPE(1, C)));
+    tn_tensor *b0 = bias ? tn_reshape(tn__graph_f64(bias), TN_SHAPE(C)) : tn_zeros(TN_SHAPE(C), TN_F64);
+    tn_tensor *nb = tn_mul(tn_sub(b0, tn_reshape(tn__graph_f64(rm), TN_SHAPE(C))), s);
+    if (bet) nb = tn_add(nb, tn_reshape(tn__graph_f64(bet), TN_SHAPE(C)));
+    nw = nw ? tn__copy_as(nw, w->dtype, w->device) : NULL;   /* untracked references of our own */
+    nb = nb ? tn__copy_as(nb, w->dtype, w->device) : NULL;
+    tn_no_grad_end();
+    tn_scope_end();
+    if (!nw || !nb) { tn_release(nw); tn_release(nb); return -1; }
+    int vw = tn__graph_add_value(g, TN__GV_CONST, nw->dtype, nw->ndim, nw->shape), vb = vw < 0 ? -1 : tn__graph_add_value(g, TN__GV_CONST, nb->dtype, nb->ndim, nb->shape);
+    if (vw < 0 || vb < 0 || tn__graph_make_const(g, vw, nw, nfolded) || tn__graph_make_const(g, vb, nb, nfolded)) return -1;
+    cn = &g->nodes[c];   /* (the values array may have moved, the nodes did not) */
+    cn->in[wi] = vw;
+    cn->in[bi] = vb;
+    /* the conv's result is now the batch norm's: its value takes the place of bn's output */
+    const int old = cn->out, out = g->nodes[b].out;
+    cn->out = out;
+    g->vals[old].kind = TN__GV_CONST;   /* orphaned: pruned below (no node, no reader) */
+    g->vals[old].t = NULL;
+    tn__graph_drop_node(g, b);
+    *done = true;
+    return 0;
+}
+
+/* Nodes must produce values in increasing order after the rewrites (the saved format and
+   the printout number values by position): renumber by a stable pass. */
+static int tn__graph_reorder_values(tn_graph *g) {
+    int *map = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    tn__gval *nv = (tn__gval *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof *nv);
+    bool *placed = (bool *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(bool));
+    if (!map || !nv || !placed) { TN_FREE(map); TN_FREE(nv); TN_FREE(placed); return TN__FAIL_INT("tn_graph_optimize: out of memory"); }
+    int n = 0;
+    for (int v = 0; v < g->nvals; v++) { map[v] = -1; placed[v] = false; }
+    for (int i = 0; i < g->ninputs; i++) { map[g->inputs[i]] = n; nv[n++] = g->vals[g->inputs[i]]; placed[g->inputs[i]] = true; }
+    for (int k = 0; k < g->nnodes; k++) {
+        tn__gnode *x = &g->nodes[k];
+        for (int i = 0; i < x->nin; i++) {
+            int v = x->in[i];
+            if (v >= 0 && !placed[v]) { map[v] = n; nv[n++] = g->vals[v]; placed[v] = true; }
+        }
+        map[x->out] = n;
+        nv[n++] = g->vals[x->out];
+        placed[x->out] = true;
+    }
+    for (int i = 0; i < g->noutputs; i++) { int v = g->outputs[i]; if (!placed[v]) { map[v] = n; nv[n++] = g->vals[v]; placed[v] = true; } }
+    for (int v = 0; v < g->nvals; v++) if (!placed[v]) { tn_release(g->vals[v].t); TN_FREE(g->vals[v].name); }
+    for (int k = 0; k < g->nnodes; k++) {
+        for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) g->nodes[k].in[i] = map[g->nodes[k].in[i]];
+        g->nodes[k].out = map[g->nodes[k].out];
+    }
+    for (int i = 0; i < g->ninputs; i++) g->inputs[i] = map[g->inputs[i]];
+    for (int i = 0; i < g->noutputs; i++) g->outputs[i] = map[g->outputs[i]];
+    TN_FREE(g->vals);
+    g->vals = nv;
+    g->nvals = n;
+    g->capv = g->nvals + 1;
+    TN_FREE(map);
+    TN_FREE(placed);
+    return 0;
+}
+
+TNDEF int tn_graph_optimize(tn_graph *g) {
+    if (!g) return TN__FAIL_INT("tn_graph_optimize: the graph is NULL");
+    tn__graph_unplan(g);
+    int nfolded = 0, rewrites = 0;
+    for (int v = 0; v < g->nvals; v++)   /* continue the numbering of an earlier optimisation */
+        if (g->vals[v].kind == TN__GV_CONST && !strncmp(g->vals[v].name, "folded", 6)) nfolded++;
+    /* constant folding, in order: a folded result may make its readers foldable */
+    for (int k = 0; k < g->nnodes;) {
+        tn__gnode *n = &g->nodes[k];
+        bool all = true;
+        for (int i = 0; i < n->nin && all; i++) all = tn__graph_is_const(g, n->in[i]);
+        if (!all) { k++; continue; }
+        tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)g->nvals * sizeof *v);
+        if (!v) return TN__FAIL_INT("tn_graph_optimize: out of memory");
+        for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
+        tn_scope_begin();
+        tn_no_grad_begin();
+        tn_tensor *r = tn__graph_node_run(g, n, v, g->dyn_size);
+        tn_tensor *c = r ? tn__copy_as(r, r->dtype, r->device) : NULL;   /* its own memory: no view of a parameter */
+        tn_no_grad_end();
+        tn_scope_end();
+        TN_FREE(v);
+        if (!c) return -1;
+        if (tn__graph_make_const(g, n->out, c, &nfolded)) return -1;
+        tn__graph_drop_node(g, k);
+        rewrites++;
+    }
+    /* batch norm into the conv2d / linear before it */
+    for (int b = 0; b < g->nnodes; b++) {
+        if (g->nodes[b].op != J_BATCH_NORM) continue;
+        int c = tn__graph_producer(g, g->nodes[b].in[0]);
+        bool done = false;
+        if (c >= 0 && tn__graph_fold_bn(g, c, b, &nfolded, &done)) return -1;
+        if (done) { rewrites++; b--; }
+    }
+    if (tn__graph_reorder_values(g) || tn__graph_prune(g)) return -1;
+    return rewrites;
 }
 
 /* =============================================================================================== */

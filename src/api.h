@@ -2816,6 +2816,11 @@ TNDEF int tn_graph_set_dynamic(tn_graph *g, int input, int64_t dim);
    an op's results (owned by the open scope, if any). The number of outputs, or -1. */
 TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor **outputs, int nout);
 TNDEF tn_tensor *tn_graph_forward(tn_graph *g, tn_tensor *x);   /* one input, one output */
+/* Rewrite g for a cheaper replay with the same outputs (to float rounding): constant
+   folding, eval batch norm folded into the conv2d / linear before it, dead code removed.
+   The folded constants are copies (as torch.jit.freeze: optimise a trained model). The
+   number of rewrites, or -1. */
+TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
 TNDEF int tn_graph_num_outputs(const tn_graph *g);
 TNDEF int tn_graph_num_nodes(const tn_graph *g);

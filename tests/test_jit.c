@@ -194,6 +194,15 @@ TEST(test_function) {
     CHECK_ERR(tn_graph_run(g, bad2, 2, out, 1) >= 0, "input 0 is float64");
     CHECK_ERR(tn_graph_run(g, ins2, 2, out, 0) >= 0, "has 1 outputs");
     tn_graph_free(g);
+    /* constants named by a dict of the same tensors */
+    tn_dict *names = tn_dict_new();
+    tn_dict_set(names, "attn.mask", mask);
+    g = tn_jit_trace(fn2, mask, ins, 2, names);
+    char *s = tn_graph_str(g);
+    CHECK(s && strstr(s, "%attn.mask : Bool(3, 4) = prim::Constant()") && strstr(s, "aten::where(%attn.mask, "));
+    tn_string_free(s);
+    tn_dict_free(names);
+    tn_graph_free(g);
     end(__LINE__);
 }
 
@@ -423,6 +432,61 @@ TEST(test_load_fuzz) {
     end(__LINE__);
 }
 
+/* optimised replay = replay before (to float rounding): batch norm folded into conv and
+   linear, constants folded (the transposed linear weights), fewer nodes; in-place
+   activations under no_grad; peak memory of a replay no more than the eager forward's */
+TEST(test_optimize) {
+    begin();
+    tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                    tn_nn_conv2d(8, 16, 3, .padding = 1, .bias = false), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                    tn_nn_flatten(1, -1), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_batch_norm1d(32), tn_nn_relu(),
+                                    tn_nn_linear(32, 10, true));
+    tn_module_apply(m, randomize_bn, NULL);
+    tn_module_eval(m);
+    tn_tensor *x = rnd(TN_SHAPE(4, 1, 28, 28)), *x2 = rnd(TN_SHAPE(4, 1, 28, 28));
+    tn_graph *g = tn_jit_trace_module(m, x), *h = tn_jit_trace_module(m, x);
+    const int before = tn_graph_num_nodes(h);
+    int rw = tn_graph_optimize(h);
+    CHECK(rw >= 5);   /* 3 batch norms, 2 transposed weights */
+    if (rw < 5) printf("rewrites %d: %s\n", rw, tn_last_error());
+    CHECK(!has_op(h, "aten::batch_norm") && !has_op(h, "aten::permute") && tn_graph_num_nodes(h) == before - rw);
+    tn_tensor *a = tn_graph_forward(g, x2), *b = tn_graph_forward(h, x2);
+    CHECK(maxdiff(a, b) < 1e-4 && maxdiff(a, b) > 0);   /* folded in float64, rounded once: close, not identical */
+    /* a second optimisation finds nothing; saved and loaded, the same outputs */
+    CHECK(tn_graph_optimize(h) == 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/opt.tng", tmpdir());
+    CHECK(tn_graph_save(h, path) == 0);
+    tn_graph *l = tn_graph_load(path);
+    CHECK(l && maxdiff(tn_graph_forward(l, x2), b) == 0);
+    /* under no_grad: activations in place, intermediates freed after their last use */
+    tn_no_grad_begin();
+    tn_tensor *c = tn_graph_forward(h, x2);
+    CHECK(maxdiff(c, b) == 0);
+    tn_memory_stats_reset_peak();
+    int64_t base = tn_memory_stats_get().live_bytes;
+    tn_tensor *e = tn_module_forward(m, x2);
+    int64_t eager_peak = tn_memory_stats_get().peak_bytes - base;
+    tn_memory_stats_reset_peak();
+    base = tn_memory_stats_get().live_bytes;
+    tn_tensor *r = tn_graph_forward(h, x2);
+    int64_t replay_peak = tn_memory_stats_get().peak_bytes - base;
+    tn_no_grad_end();
+    CHECK(maxdiff(r, e) < 1e-4);
+    CHECK(replay_peak <= eager_peak);
+    if (getenv("TN_JIT_VERBOSE")) printf("peak bytes: eager %lld, optimised replay %lld\n", (long long)eager_peak, (long long)replay_peak);
+    /* gradients still flow through an optimised replay (to the input) */
+    tn_tensor *xg = tn_clone(x2);
+    tn_requires_grad_(xg, true);
+    CHECK(tn_backward(tn_sum(tn_graph_forward(h, xg))) == 0 && tn_grad(xg) != NULL);
+    CHECK_ERR(tn_graph_optimize(NULL) == 0, "the graph is NULL");
+    tn_graph_free(g);
+    tn_graph_free(h);
+    tn_graph_free(l);
+    tn_module_free(m);
+    end(__LINE__);
+}
+
 int main(void) {
     RUN_ISOLATED(test_mlp, 60);
     RUN_ISOLATED(test_cnn, 60);
@@ -431,6 +495,7 @@ int main(void) {
     RUN_ISOLATED(test_dynamic_batch_and_grad, 60);
     RUN_ISOLATED(test_refused, 60);
     RUN_ISOLATED(test_save_load, 60);
+    RUN_ISOLATED(test_optimize, 60);
     RUN_ISOLATED(test_load_hostile, 60);
     RUN_ISOLATED(test_load_fuzz, 300);
     return tn_test_report();

@@ -59,12 +59,15 @@ struct tn_graph {
     int noutputs, *outputs;
     int dyn_input;                /* -1, or the input whose dim 0 may change between runs */
     int64_t dyn_size;             /* its size when traced */
+    int *uses;                    /* per value: how many node inputs read it (tn__graph_plan; NULL: not planned) */
+    int *last_use;                /* per value: the last node reading it (-1: none) */
 };
 
 static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nvals; i++) { tn_release(g->vals[i].t); TN_FREE(g->vals[i].name); }
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
+    TN_FREE(g->uses); TN_FREE(g->last_use);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
     if (!g) return;
@@ -621,6 +624,32 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);
     }
 }
+/* The run's plan: each value's use count and last reader, so a replay frees an
+   intermediate right after its last use (the allocator's cache hands its block to a later
+   node) and may apply an activation in place on a result nothing else reads. Dropped by
+   anything that changes the graph (tn__graph_unplan). */
+static void tn__graph_unplan(tn_graph *g) { TN_FREE(g->uses); TN_FREE(g->last_use); g->uses = g->last_use = NULL; }
+static int tn__graph_plan(tn_graph *g) {
+    if (g->uses) return 0;
+    g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    g->last_use = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    if (!g->uses || !g->last_use) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    for (int v = 0; v < g->nvals; v++) { g->uses[v] = 0; g->last_use[v] = -1; }
+    for (int k = 0; k < g->nnodes; k++)
+        for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) { g->uses[g->nodes[k].in[i]]++; g->last_use[g->nodes[k].in[i]] = k; }
+    for (int i = 0; i < g->noutputs; i++) g->last_use[g->outputs[i]] = g->nnodes;   /* kept to the end */
+    return 0;
+}
+/* Ops whose result is new memory (never a view of an input): an in-place activation on it
+   changes nothing else. */
+static bool tn__graph_fresh(tn__jit_op op) {
+    return op == J_UNARY || op == J_BINARY || op == J_TERNARY || op == J_ADDMM || op == J_BADDBMM || op == J_MM || op == J_BMM || op == J_CONV2D ||
+           op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D;
+}
+static bool tn__graph_inplace_op(int op) {
+    return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
+           op == HARDSWISH || op == HARDSIGMOID || op == MISH || op == SOFTPLUS || op == NEG || op == EXP;
+}
 TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor **outputs, int nout) {
     if (!g) return TN__FAIL_INT("tn_graph_run: the graph is NULL");
     if (n != g->ninputs || !inputs) return TN__FAIL_INT("tn_graph_run: the graph takes %d inputs, got %d", g->ninputs, n);
@@ -637,22 +666,45 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
                                 tn_dtype_name(v->dtype), tn__shape_str(v->shape, v->ndim), i == g->dyn_input ? " (dim 0 dynamic)" : "");
         if (i == g->dyn_input) batch = x->shape[0];
     }
+    if (tn__graph_plan(g)) return -1;
     tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
     for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
-    tn_scope_begin();
+    const bool no_grad = !tn_is_grad_enabled();
     int rc = 0;
-    for (int k = 0; k < g->nnodes && rc == 0; k++) {
+    for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
-        if (!(v[nd->out] = tn__graph_node_run(g, nd, v, batch))) {
+        tn_tensor *r = NULL;
+        const int u = nd->nin > 0 ? nd->in[0] : -1;
+        if (no_grad && nd->op == J_UNARY && tn__graph_inplace_op(nd->sub) && u >= 0 && g->vals[u].kind == TN__GV_NODE && g->uses[u] == 1 &&
+            g->last_use[u] == k && v[u] && tn_dtype_is_floating(v[u]->dtype)) {
+            int p = k - 1;   /* the producer of u */
+            while (p >= 0 && g->nodes[p].out != u) p--;
+            if (p >= 0 && tn__graph_fresh(g->nodes[p].op)) {
+                tn_scope_begin();
+                r = tn__unary_inplace((tn_unary_op)nd->sub, v[u], nd->d);
+                tn_scope_end();
+                if (r) { v[nd->out] = v[u]; v[u] = NULL; continue; }   /* the reference moves with the tensor */
+            }
+        }
+        tn_scope_begin();
+        r = tn_retain(tn__graph_node_run(g, nd, v, batch));
+        tn_scope_end();
+        if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);
             rc = TN__FAIL_INT("tn_graph_run: node %d (%s) failed: %s", k, name, tn_last_error());
+            break;
+        }
+        v[nd->out] = r;
+        for (int i = 0; i < nd->nin; i++) {
+            const int w = nd->in[i];
+            if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
         }
     }
     for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
-    tn_scope_end();
+    for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
     for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
     TN_FREE(v);
     return rc ? -1 : g->noutputs;
