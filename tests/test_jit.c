@@ -237,6 +237,8 @@ TEST(test_dynamic_batch_and_grad) {
 }
 
 static tn_tensor *fn_mask(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_where(tn_gt_scalar(in[0], 0), in[0], tn_zeros_like(in[0])); }
+/* a float cast of a mask is a float tensor made outside the recorded ops: caught by the check on other inputs */
+static tn_tensor *fn_cast_mask(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_mul(in[0], tn_to_dtype(tn_gt_scalar(in[0], 0), TN_F32)); }
 static tn_tensor *fn_custom_sq(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_mul(in[0], in[0]); }
 TEST(test_refused) {
     begin();
@@ -247,6 +249,7 @@ TEST(test_refused) {
     tn_tensor *x = rnd(TN_SHAPE(3, 4));
     CHECK_ERR(tn_jit_trace(fn_mask, NULL, &x, 1, NULL), "a bool or integer tensor computed during the forward");
     CHECK_ERR(tn_jit_trace(NULL, NULL, &x, 1, NULL), "the function is NULL");
+    CHECK_ERR(tn_jit_trace(fn_cast_mask, NULL, &x, 1, NULL), "the graph replays differently from the forward on other inputs");
     CHECK_ERR(tn_jit_trace(fn_custom_sq, NULL, &x, 0, NULL), "expected 1 to 64 example inputs");
     tn_module *prelu = tn_nn_prelu(1, 0.25);   /* where(x > 0, ...): the mask is computed from the input */
     tn_module_eval(prelu);

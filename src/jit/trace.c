@@ -459,6 +459,33 @@ static int tn__trace_build(tn__tbuild *b, tn_tensor *y) {
     return tn__graph_prune(g);
 }
 
+/* As torch.jit.trace's check_trace: the graph and the forward must agree on other inputs
+   (each x as 0.5 x + cos(7.3 x + 1.1): no random draw). A disagreement means a value the
+   output depends on was computed outside the recorded ops (a float cast of a mask, a
+   value read in C and used as a number) and frozen: refused. */
+static int tn__trace_check(const char *fn, tn_graph *g, tn_jit_trace_fn f, void *user, tn_module *m, tn_tensor *const *inputs, int n) {
+    tn_scope_begin();
+    tn_no_grad_begin();
+    tn_tensor *alt[64];
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!(alt[i] = tn_add(tn_mul_scalar(inputs[i], 0.5), tn_cos(tn_add_scalar(tn_mul_scalar(inputs[i], 7.3), 1.1))))) rc = -1;
+    tn_tensor *want = rc ? NULL : m ? tn_module_forward(m, alt[0]) : f(alt, n, user), *got = NULL;
+    if (want && tn_graph_run(g, alt, n, &got, 1) < 0) got = NULL;
+    if (!want || !got) rc = TN__FAIL_INT("%s: checking the graph on other inputs failed: %s", fn, tn_last_error());
+    else if (want->dtype != got->dtype || want->ndim != got->ndim || memcmp(want->shape, got->shape, (size_t)want->ndim * sizeof(int64_t)) ||
+             !tn_allclose(got, want, 1e-4, 1e-5, true)) {
+        double d = want->dtype == got->dtype && want->ndim == got->ndim ? tn_item(tn_max(tn_abs(tn_sub(tn_to_dtype(got, TN_F64), tn_to_dtype(want, TN_F64))))) : NAN;
+        rc = TN__FAIL_INT("%s: the graph replays differently from the forward on other inputs (%s %s against %s %s, max difference %g): a value the "
+                          "output depends on was computed outside the recorded ops (a float cast of a mask or of integers, a random draw, a "
+                          "value read into C or Python) and was frozen as traced", fn, tn_dtype_name(got->dtype), TN__SHAPE(got),
+                          tn_dtype_name(want->dtype), TN__SHAPE(want), d);
+    }
+    tn_no_grad_end();
+    tn_scope_end();
+    return rc;
+}
+
 static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn_module *m, tn_tensor *const *inputs, int n, const tn_dict *names) {
     if (tn__tracing) return (tn_graph *)tn__error("%s: a trace is already running on this thread", fn);
     if (n < 1 || n > 64 || !inputs) return (tn_graph *)tn__error("%s: expected 1 to 64 example inputs, got %d", fn, n);
@@ -500,6 +527,7 @@ static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn
         if (!y) rc = -1;
         else if (tr.oom) rc = TN__FAIL_INT("%s: out of memory recording the trace", fn);
         else rc = tn__trace_build(&b, y);
+        if (rc == 0) rc = tn__trace_check(fn, g, f, user, m, inputs, n);
     }
     tn_scope_end();
     tn__tracer_free(&tr);
