@@ -715,6 +715,7 @@ tn_safetensors_save i s p
 tn_jit_trace p Z p A i p
 tn_jit_trace_module p p T
 tn_graph_set_dynamic i p i l
+tn_graph_optimize i p
 tn_graph_run i p A i A i
 tn_graph_forward T p T
 tn_graph_num_inputs i p

@@ -194,3 +194,21 @@ def test_ignore_unused_are_no_ops():
     x = tn.zeros(1)
     assert f(x).item() == 1 and g(x).item() == 2 and h(x).item() == 3
     assert not tn.jit.is_scripting()
+
+
+def test_freeze_folds_batch_norm():
+    tn.manual_seed(4)
+    model = cnn(tn.nn)
+    randomize_bn(model)
+    model.eval()
+    x = tn.randn(2, 1, 16, 16)
+    traced = tn.jit.trace(model, x)
+    frozen = tn.jit.freeze(tn.jit.trace(model, x))
+    assert "aten::batch_norm" in traced.graph.nodes() and "aten::batch_norm" not in frozen.graph.nodes()
+    assert len(frozen.graph.nodes()) < len(traced.graph.nodes())
+    x2 = tn.randn(2, 1, 16, 16)
+    assert maxdiff(frozen(x2), traced(x2)) < 1e-4
+    with tn.no_grad():                      # in-place activations, same values
+        assert maxdiff(tn.jit.optimize_for_inference(frozen)(x2), traced(x2)) < 1e-4
+    with pytest.raises(RuntimeError, match="Freezing expects a ScriptModule"):
+        tn.jit.freeze(model)

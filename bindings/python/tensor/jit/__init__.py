@@ -24,7 +24,8 @@ from .._core import Tensor, _borrow, _ptrs, _raise, _wrap
 from .._core import _callback as _core_callback
 from ..autograd import _call, _fail, _keep, _pending
 
-__all__ = ["trace", "script", "load", "save", "ScriptModule", "ignore", "unused", "TracerWarning", "Error"]
+__all__ = ["trace", "script", "load", "save", "freeze", "optimize_for_inference", "ScriptModule", "ignore", "unused",
+           "TracerWarning", "Error"]
 
 
 class TracerWarning(Warning):
@@ -246,6 +247,24 @@ def script(obj, *args, **kwargs):
     sm = ScriptModule(None, original=obj, name=type(obj).__name__ if isinstance(obj, Module) else getattr(obj, "__name__", "function"))
     sm._by_signature = {}
     return sm
+
+
+def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """torch.jit.freeze: the graph's parameters become constants and it is optimised
+    (tn_graph_optimize: constant folding, eval batch norm folded into conv / linear, dead
+    code). Here the ScriptModule's graph is rewritten in place and returned: later changes
+    to the original module's parameters no longer reach it."""
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
+    if lib.tn_graph_optimize(mod._handle()) < 0:
+        _raise()
+    return mod
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """torch.jit.optimize_for_inference: freeze (above); replays under no_grad also run
+    activations in place and free intermediates after their last use."""
+    return freeze(mod)
 
 
 def load(f, map_location=None, _extra_files=None):
