@@ -2957,7 +2957,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
 TNDEF tn_tensor *tn_graph_forward(tn_graph *g, tn_tensor *x);   /* one input, one output */
 /* Rewrite g for a cheaper replay with the same outputs (to float rounding): constant
    folding, eval batch norm folded into the conv2d / linear before it, dead code removed.
-   The folded constants are copies (as torch.jit.freeze: optimise a trained model). The
+   Folded batch norms make new weights (as torch.jit.freeze: optimise a trained model). The
    number of rewrites, or -1. */
 TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
@@ -27693,8 +27693,9 @@ TNDEF int tn_graph_print(const tn_graph *g) {
      * batch norm folding: eval-mode batch_norm right after a conv2d (or linear's addmm) with
        constant weights is folded into that op's weight and bias, in float64;
      * dead code: nodes and constants no output needs are dropped.
-   The folded constants are copies: like torch.jit.freeze, optimise a trained model (later
-   changes to the module's parameters no longer reach the graph). At replay (tn_graph_run)
+   Batch norm's folded weights are new tensors: like torch.jit.freeze, optimise a trained
+   model (later changes to those parameters no longer reach the graph); a folded view (a
+   transposed weight) stays a view. At replay (tn_graph_run)
    intermediates are freed after their last use and, under no_grad, an activation whose
    input nothing else reads runs in place. */
 
@@ -27825,7 +27826,7 @@ TNDEF int tn_graph_optimize(tn_graph *g) {
     /* constant folding, in order: a folded result may make its readers foldable */
     for (int k = 0; k < g->nnodes;) {
         tn__gnode *n = &g->nodes[k];
-        bool all = true;
+        bool all = n->op != J_EXPAND;   /* an expand stays a view at run time: folded it would be a copy of the expanded size */
         for (int i = 0; i < n->nin && all; i++) all = tn__graph_is_const(g, n->in[i]);
         if (!all) { k++; continue; }
         tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)g->nvals * sizeof *v);
@@ -27834,7 +27835,7 @@ TNDEF int tn_graph_optimize(tn_graph *g) {
         tn_scope_begin();
         tn_no_grad_begin();
         tn_tensor *r = tn__graph_node_run(g, n, v, g->dyn_size);
-        tn_tensor *c = r ? tn__copy_as(r, r->dtype, r->device) : NULL;   /* its own memory: no view of a parameter */
+        tn_tensor *c = tn_retain(r);   /* a view op's result stays a view (of a parameter: no copy) */
         tn_no_grad_end();
         tn_scope_end();
         TN_FREE(v);

@@ -2818,7 +2818,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
 TNDEF tn_tensor *tn_graph_forward(tn_graph *g, tn_tensor *x);   /* one input, one output */
 /* Rewrite g for a cheaper replay with the same outputs (to float rounding): constant
    folding, eval batch norm folded into the conv2d / linear before it, dead code removed.
-   The folded constants are copies (as torch.jit.freeze: optimise a trained model). The
+   Folded batch norms make new weights (as torch.jit.freeze: optimise a trained model). The
    number of rewrites, or -1. */
 TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);

@@ -5,8 +5,9 @@
      * batch norm folding: eval-mode batch_norm right after a conv2d (or linear's addmm) with
        constant weights is folded into that op's weight and bias, in float64;
      * dead code: nodes and constants no output needs are dropped.
-   The folded constants are copies: like torch.jit.freeze, optimise a trained model (later
-   changes to the module's parameters no longer reach the graph). At replay (tn_graph_run)
+   Batch norm's folded weights are new tensors: like torch.jit.freeze, optimise a trained
+   model (later changes to those parameters no longer reach the graph); a folded view (a
+   transposed weight) stays a view. At replay (tn_graph_run)
    intermediates are freed after their last use and, under no_grad, an activation whose
    input nothing else reads runs in place. */
 
@@ -137,7 +138,7 @@ TNDEF int tn_graph_optimize(tn_graph *g) {
     /* constant folding, in order: a folded result may make its readers foldable */
     for (int k = 0; k < g->nnodes;) {
         tn__gnode *n = &g->nodes[k];
-        bool all = true;
+        bool all = n->op != J_EXPAND;   /* an expand stays a view at run time: folded it would be a copy of the expanded size */
         for (int i = 0; i < n->nin && all; i++) all = tn__graph_is_const(g, n->in[i]);
         if (!all) { k++; continue; }
         tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)g->nvals * sizeof *v);
@@ -146,7 +147,7 @@ TNDEF int tn_graph_optimize(tn_graph *g) {
         tn_scope_begin();
         tn_no_grad_begin();
         tn_tensor *r = tn__graph_node_run(g, n, v, g->dyn_size);
-        tn_tensor *c = r ? tn__copy_as(r, r->dtype, r->device) : NULL;   /* its own memory: no view of a parameter */
+        tn_tensor *c = tn_retain(r);   /* a view op's result stays a view (of a parameter: no copy) */
         tn_no_grad_end();
         tn_scope_end();
         TN_FREE(v);
