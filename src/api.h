@@ -2930,6 +2930,51 @@ TNDEF void tn_ddp_free(tn_ddp *d);                     /* removes the hooks; NUL
 TNDEF int tn_checkpoint_save(const char *path, const tn_module *model, const tn_optim *opt, int64_t step);
 TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, int64_t *step);
 
+/* ---- graphs: a forward captured (torch.jit.trace), replayed, saved ----
+   tn_jit_trace records the ops of one forward call where autograd records them (the example
+   inputs are traced as tensors that require grad) into a tn_graph: typed, shaped nodes
+   named as PyTorch's ops ("aten::conv2d") with their arguments as attributes; the module's
+   parameters and buffers become constants under their state-dict names. Replaying calls
+   the same ops with the attributes, on new inputs of the traced dtypes and shapes (dim 0
+   of one input may be marked dynamic). As torch.jit.trace, data-dependent control flow is
+   frozen as traced. Not captured yet (refused with a message): integer inputs (embedding
+   indices), bool/integer tensors computed in the forward (masks), batch norm in training
+   mode, ops without a replay (the message names the op). docs/deploy.md has the details. */
+typedef struct tn_graph tn_graph;
+typedef tn_tensor *(*tn_jit_trace_fn)(tn_tensor *const *inputs, int n, void *user);   /* the forward to trace: one result */
+/* Trace fn(inputs, n, user) (1 to 64 float CPU inputs); `names` (may be NULL) names the
+   constants found among its values (tn_module_named_parameters' dict, a state dict of the
+   same tensors); others are c0, c1, ... NULL with an error. */
+TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names);
+TNDEF tn_graph *tn_jit_trace_module(tn_module *m, tn_tensor *x);   /* trace tn_module_forward(m, x); call tn_module_eval first */
+/* Let dim 0 (the batch) of input `input` differ between runs; shape attributes (reshape,
+   expand) whose first size is the traced batch follow it. */
+TNDEF int tn_graph_set_dynamic(tn_graph *g, int input, int64_t dim);
+/* Replay on inputs (dtypes and shapes as traced): the outputs into outputs[0..nout), as
+   an op's results (owned by the open scope, if any). The number of outputs, or -1. */
+TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor **outputs, int nout);
+TNDEF tn_tensor *tn_graph_forward(tn_graph *g, tn_tensor *x);   /* one input, one output */
+/* Rewrite g for a cheaper replay with the same outputs (to float rounding): constant
+   folding, eval batch norm folded into the conv2d / linear before it, dead code removed.
+   Folded batch norms make new weights (as torch.jit.freeze: optimise a trained model). The
+   number of rewrites, or -1. */
+TNDEF int tn_graph_optimize(tn_graph *g);
+TNDEF int tn_graph_num_inputs(const tn_graph *g);
+TNDEF int tn_graph_num_outputs(const tn_graph *g);
+TNDEF int tn_graph_num_nodes(const tn_graph *g);
+TNDEF const char *tn_graph_node_op(const tn_graph *g, int i);   /* "aten::addmm"; thread-local buffer, NULL out of range */
+TNDEF char *tn_graph_str(const tn_graph *g);   /* print(traced.graph): torch.jit's form; free with tn_string_free */
+TNDEF int tn_graph_print(const tn_graph *g);   /* tn_graph_str to stdout */
+TNDEF void tn_graph_free(tn_graph *g);         /* releases its constants; NULL is a no-op */
+/* A safetensors file: the constants as tensors under their names, the graph as text in
+   the metadata ("tn_graph", format version 1; docs/deploy.md). Written to a temporary file
+   renamed over path, so a failed save leaves an old file intact. Loading runs no code and
+   checks everything (ops, arities, value references, attributes, constants' shapes);
+   a damaged or hostile file gives an error naming what is wrong. */
+TNDEF int tn_graph_save(const tn_graph *g, const char *path);
+TNDEF tn_graph *tn_graph_load(const char *path);
+TNDEF tn_graph *tn_graph_load_buffer(const void *data, size_t size);   /* from bytes in memory */
+
 /* ---- printing ---- */
 /* PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)".
    Summarised with "..." past `threshold` elements (set_printoptions). The string is the

@@ -148,6 +148,7 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
         if (x->grad_fn) { nd->next[i].fn = x->grad_fn; TN__ATOMIC_ADD(&x->grad_fn->refcount, 1); }
         else nd->next[i].leaf = tn_retain(x);
     }
+    if (tn__tracing) tn__trace_new(tn__tracing, nd, ins, n);
     return nd;
 }
 
@@ -221,6 +222,7 @@ static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
     /* a formula without its saved tensors would read past them: the op fails (out of memory, recorded) */
     if (nd->save_failed) { tn__node_release(nd); tn_release(out); return NULL; }
     tn__meta_of(&nd->out, out);
+    if (tn__tracing) tn__trace_attach(tn__tracing, nd, out);
     if (out->grad_fn) tn__node_release(out->grad_fn);
     out->grad_fn = nd;
     out->requires_grad = true;

@@ -86,6 +86,16 @@ static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *othe
 static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);                     /* the end's copy and rebase */
 static tn_tensor *tn__inplace_end(const char *fn, tn_tensor *x, tn_tensor *r);
 static tn_tensor *tn__borrowed(tn_tensor *r);   /* an in-place result: the borrowed first argument */
+/* tn_trace (src/jit/trace.c) sees ops where autograd does: while a trace runs on this
+   thread, tn__node_new reports each node with all its operands, tn__node_attach its result,
+   an in-place op the tensor whose value it replaced, and every storage made. */
+typedef struct tn__tracer tn__tracer;
+static TN__TLS tn__tracer *tn__tracing;
+static void tn__trace_new(tn__tracer *tr, tn_node *nd, tn_tensor *const *ins, int n);
+static void tn__trace_attach(tn__tracer *tr, tn_node *nd, tn_tensor *out);
+static void tn__trace_alias(tn__tracer *tr, tn_tensor *x, tn_tensor *r);
+static void tn__trace_refuse(tn__tracer *tr, const char *what);
+static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made during the trace */
 
 
 /* The GPU unit, probed once on first use (section 17). */
@@ -195,6 +205,7 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     s->inline_data = inline_data;
     TN__ATOMIC_ADD(&tn__live_storages, 1);
     tn__track_bytes((int64_t)nbytes);
+    if (tn__tracing) tn__trace_storage(tn__tracing, s);
     return s;
 }
 

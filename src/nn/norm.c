@@ -330,6 +330,7 @@ static tn_tensor *tn__batch_norm_node(const tn_backend *be, tn_tensor *x, tn_ten
         tn__node_save(nd, xc);
         tn__node_save(nd, st);
         if (w) tn__node_save(nd, w);
+        if (tn__tracing) { tn__node_save(nd, rm); tn__node_save(nd, rv); nd->d[1] = momentum; }   /* tn_trace replays the call */
     }
     return tn__own(tn__node_attach(nd, y));
 }

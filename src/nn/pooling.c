@@ -422,6 +422,11 @@ static tn_tensor *tn__max_pool(const char *fn, tn_tensor *x, int nsp, const int6
     if (x4 && declined && (tab = tn__pool_table(fn, g, x4->shape[2], x4->shape[3]))) {
         y = tn__grad_name(tn__max_windows(x4, g[8], g[9], tab, g[2], g[3], indices ? &idx : NULL), "MaxPool2DWithIndicesBackward0");
         TN_FREE(tab);
+        if (y && tn__tracing && y->grad_fn && y->grad_fn->custom_bw == tn__max_pool_bw) {   /* tn_trace replays the call: the geometry */
+            memcpy(y->grad_fn->i + 8, g, 10 * sizeof(int64_t));
+            y->grad_fn->i[18] = ceil_mode;
+            y->grad_fn->ni = 19;
+        }
     }
     if (y && indices) *indices = tn_keep(tn__pool_output(idx, x, nsp));
     y = y ? tn__pool_output(y, x, nsp) : NULL;

@@ -143,6 +143,7 @@ static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r) {
     tn__bump_version(x);
     if (x->base) { /* a view: the base's history becomes "old base with this region replaced by r"
                       (CopySlices) and the view reads its values from the new base */
+        if (tn__tracing) tn__trace_refuse(tn__tracing, "an in-place op on a view");
         tn_tensor *b = x->base, *ins[2] = {b, r};
         tn_node *cs = tn__node_new(G_COPY_SLICES, 0, ins, 2);
         if (!cs) return 0;
@@ -155,6 +156,7 @@ static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r) {
         tn__node_attach(vn, x);
         return 0;
     }
+    if (tn__tracing) tn__trace_alias(tn__tracing, x, r);
     if (r->grad_fn) {
         tn_node *n = r->grad_fn;
         TN__ATOMIC_ADD(&n->refcount, 1);

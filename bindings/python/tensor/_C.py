@@ -725,6 +725,22 @@ tn_dict_get_meta s p s
 tn_dict_meta_len i p
 tn_dict_meta_key s p i
 tn_safetensors_save i s p
+tn_jit_trace p Z p A i p
+tn_jit_trace_module p p T
+tn_graph_set_dynamic i p i l
+tn_graph_optimize i p
+tn_graph_run i p A i A i
+tn_graph_forward T p T
+tn_graph_num_inputs i p
+tn_graph_num_outputs i p
+tn_graph_num_nodes i p
+tn_graph_node_op s p i
+tn_graph_str p p
+tn_graph_print i p
+tn_graph_free v p
+tn_graph_save i p s
+tn_graph_load p s
+tn_graph_load_buffer p p z
 tn_safetensors_load p s
 tn_safetensors_load_buffer p p z
 tn_safetensors_serialize p p S

@@ -454,6 +454,9 @@ def _own(ptr):
 
 
 _scope_depth = lib.tn_scope_depth
+# tensor.jit sets this while it traces: a forward that reads a tensor's values into Python
+# (item, bool, tolist) takes a data-dependent path the graph cannot follow.
+_data_read_hook = [None]
 _callback_depth = [0]
 
 
@@ -1021,6 +1024,8 @@ class Tensor:
         return _wrap(lib.tn_to(self._ptr, _C.CPU))
 
     def tolist(self):
+        if _data_read_hook[0] is not None:
+            _data_read_hook[0]("Tensor.tolist()")
         t = self._host().contiguous()
         n = t.numel()
         shape = list(t.shape)
@@ -1036,6 +1041,8 @@ class Tensor:
         return flat
 
     def item(self):
+        if _data_read_hook[0] is not None:
+            _data_read_hook[0]("Tensor.item() (or bool/int/float of a tensor)")
         if lib.tn_numel(self._ptr) != 1:
             lib.tn_item(self._ptr)        # records the C message
             raise ValueError(lib.tn_last_error().decode())

@@ -1,0 +1,853 @@
+/* tn_trace: one forward call recorded as a graph (torch.jit.trace), replayed, printed.
+
+   Recording happens where autograd records (tn__node_new / tn__node_attach): the example
+   inputs are traced as tensors that require grad, so every op that depends on them makes a
+   node; the tracer keeps each node with all its operands and its result. When the forward
+   returns, each node reachable from the output becomes a graph node: the op's PyTorch name
+   and the arguments of its forward (read from the node's attributes), whose inputs are
+   graph inputs, earlier nodes' results, or constants (the module's parameters and buffers
+   by their state-dict names, other tensors by number). Replaying a graph calls the same
+   public ops with those arguments: there is no second implementation of any op. */
+
+#define TN__JIT_MAXI 24   /* int attributes of a node */
+/* The graph's ops: kind, PyTorch's name (the unary/binary/ternary kinds take theirs from
+   the kernel op's name), the fixed number of inputs (-1: any, as cat). */
+#define TN__JIT_OPS(X) \
+    X(J_UNARY, "", 1) X(J_BINARY, "", 2) X(J_TERNARY, "", 3) \
+    X(J_ADDMM, "aten::addmm", 3) X(J_BADDBMM, "aten::baddbmm", 3) X(J_MM, "aten::mm", 2) X(J_BMM, "aten::bmm", 2) \
+    X(J_MV, "aten::mv", 2) X(J_DOT, "aten::dot", 2) \
+    X(J_RESHAPE, "aten::reshape", 1) X(J_PERMUTE, "aten::permute", 1) X(J_EXPAND, "aten::expand", 1) \
+    X(J_SLICE, "aten::slice", 1) X(J_SELECT, "aten::select", 1) X(J_SUM, "aten::sum", 1) X(J_MEAN, "aten::mean", 1) \
+    X(J_SOFTMAX, "aten::softmax", 1) X(J_LOG_SOFTMAX, "aten::log_softmax", 1) X(J_CAT, "aten::cat", -1) \
+    X(J_CLONE, "aten::clone", 1) X(J_TO, "aten::to", 1) X(J_INDEX_SELECT, "aten::index_select", 2) \
+    X(J_CONV2D, "aten::conv2d", 3) X(J_MAX_POOL2D, "aten::max_pool2d", 1) X(J_BATCH_NORM, "aten::batch_norm", 5) \
+    X(J_LAYER_NORM, "aten::layer_norm", 3) X(J_IM2COL, "aten::im2col", 1)
+#define TN__JIT_ENUM(e, name, nin) e,
+#define TN__JIT_NAME(e, name, nin) name,
+#define TN__JIT_KEY(e, name, nin) #e,
+#define TN__JIT_NIN(e, name, nin) nin,
+typedef enum tn__jit_op { TN__JIT_OPS(TN__JIT_ENUM) TN__NUM_JIT_OPS } tn__jit_op;
+static const char *const tn__jit_names[] = {TN__JIT_OPS(TN__JIT_NAME) ""};
+static const char *const tn__jit_keys[] = {TN__JIT_OPS(TN__JIT_KEY) ""};   /* the saved format's op names */
+static const int tn__jit_nin[] = {TN__JIT_OPS(TN__JIT_NIN) 0};
+static const char *const tn__ternary_names[] = {"where", "lerp", "addcmul", "addcdiv"};
+
+typedef enum { TN__GV_INPUT, TN__GV_CONST, TN__GV_NODE } tn__gv_kind;
+typedef struct tn__gval {
+    tn__gv_kind kind;
+    tn_dtype dtype;
+    int ndim;
+    int64_t shape[TN_MAX_DIMS];
+    tn_tensor *t;     /* a constant's tensor (retained) */
+    char *name;       /* a constant's name: "fc1.weight", "c3" */
+} tn__gval;
+typedef struct tn__gnode {
+    tn__jit_op op;
+    int sub;          /* the unary/binary/ternary op id */
+    int nin, *in;     /* value ids; -1: an optional input left out (a bias) */
+    int out;
+    int ni, nd;
+    int64_t i[TN__JIT_MAXI];
+    double d[4];
+} tn__gnode;
+struct tn_graph {
+    tn__gval *vals;
+    int nvals, capv;
+    tn__gnode *nodes;
+    int nnodes, capn;
+    int ninputs, *inputs;
+    int noutputs, *outputs;
+    int dyn_input;                /* -1, or the input whose dim 0 may change between runs */
+    int64_t dyn_size;             /* its size when traced */
+    int *uses;                    /* per value: how many node inputs read it (tn__graph_plan; NULL: not planned) */
+    int *last_use;                /* per value: the last node reading it (-1: none) */
+};
+
+static void tn__graph_free_parts(tn_graph *g) {
+    for (int i = 0; i < g->nvals; i++) { tn_release(g->vals[i].t); TN_FREE(g->vals[i].name); }
+    for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
+    TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
+    TN_FREE(g->uses); TN_FREE(g->last_use);
+}
+TNDEF void tn_graph_free(tn_graph *g) {
+    if (!g) return;
+    tn__graph_free_parts(g);
+    TN_FREE(g);
+}
+static tn_graph *tn__graph_new(void) {
+    tn_graph *g = (tn_graph *)TN_MALLOC(sizeof *g);
+    if (!g) return (tn_graph *)tn__error("tn_graph: out of memory");
+    memset(g, 0, sizeof *g);
+    g->dyn_input = -1;
+    return g;
+}
+/* A new value (its id), or -1 when out of memory. */
+static int tn__graph_add_value(tn_graph *g, tn__gv_kind kind, tn_dtype dtype, int ndim, const int64_t *shape) {
+    if (g->nvals == g->capv) {
+        int cap = g->capv ? 2 * g->capv : 16;
+        tn__gval *v = (tn__gval *)TN_REALLOC(g->vals, (size_t)cap * sizeof *v);
+        if (!v) return TN__FAIL_INT("tn_graph: out of memory");
+        g->vals = v;
+        g->capv = cap;
+    }
+    tn__gval *v = &g->vals[g->nvals];
+    memset(v, 0, sizeof *v);
+    v->kind = kind;
+    v->dtype = dtype;
+    v->ndim = ndim;
+    memcpy(v->shape, shape, (size_t)ndim * sizeof(int64_t));
+    return g->nvals++;
+}
+static tn__gnode *tn__graph_add_node(tn_graph *g, tn__jit_op op, int nin) {
+    if (g->nnodes == g->capn) {
+        int cap = g->capn ? 2 * g->capn : 16;
+        tn__gnode *n = (tn__gnode *)TN_REALLOC(g->nodes, (size_t)cap * sizeof *n);
+        if (!n) return (tn__gnode *)tn__error("tn_graph: out of memory");
+        g->nodes = n;
+        g->capn = cap;
+    }
+    tn__gnode *n = &g->nodes[g->nnodes];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    n->out = -1;
+    n->in = (int *)TN_MALLOC((size_t)(nin > 0 ? nin : 1) * sizeof(int));
+    if (!n->in) return (tn__gnode *)tn__error("tn_graph: out of memory");
+    for (int k = 0; k < nin; k++) n->in[k] = -1;
+    n->nin = nin;
+    g->nnodes++;
+    return n;
+}
+
+/* ---- recording ---- */
+typedef struct tn__trec {       /* one node seen during the trace */
+    tn_node *nd;                /* retained */
+    tn_tensor **ins;            /* its operands (retained; NULL entries kept) */
+    int nin;
+    tn_tensor *out;             /* retained; NULL until attached */
+} tn__trec;
+struct tn__tracer {
+    tn__trec *recs;
+    int nrecs, cap;
+    struct { tn_tensor *t; int rec; } *alias;   /* in-place ops: t now holds rec's result */
+    int nalias, capa;
+    const tn_storage **made;    /* storages made during the trace */
+    int nmade, capm;
+    const char *refused;        /* why the trace cannot be captured (first reason) */
+    bool oom;
+};
+static void tn__trace_new(tn__tracer *tr, tn_node *nd, tn_tensor *const *ins, int n) {
+    if (tr->nrecs == tr->cap) {
+        int cap = tr->cap ? 2 * tr->cap : 64;
+        tn__trec *r = (tn__trec *)TN_REALLOC(tr->recs, (size_t)cap * sizeof *r);
+        if (!r) { tr->oom = true; return; }
+        tr->recs = r;
+        tr->cap = cap;
+    }
+    tn__trec *r = &tr->recs[tr->nrecs];
+    r->ins = (tn_tensor **)TN_MALLOC((size_t)(n > 0 ? n : 1) * sizeof *r->ins);
+    if (!r->ins) { tr->oom = true; return; }
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = ins[i];
+        /* a Python-number operand lives on the op's stack (tn__stack_scalar): keep a copy */
+        if (x && (const char *)x->storage == (const char *)x + offsetof(tn__stack_scalar, st)) {
+            tn_tensor *c = tn__copy_as(x, x->dtype, TN_CPU);
+            if (c) c->is_wrapped_number = x->is_wrapped_number;
+            else tr->oom = true;
+            r->ins[i] = c;
+        } else r->ins[i] = tn_retain(x);
+    }
+    r->nin = n;
+    r->nd = nd;
+    TN__ATOMIC_ADD(&nd->refcount, 1);
+    r->out = NULL;
+    tr->nrecs++;
+}
+static void tn__trace_attach(tn__tracer *tr, tn_node *nd, tn_tensor *out) {
+    for (int k = tr->nrecs - 1; k >= 0; k--)   /* the newest record of this node */
+        if (tr->recs[k].nd == nd) { if (!tr->recs[k].out) tr->recs[k].out = tn_retain(out); return; }
+}
+static int tn__trace_find_out(const tn__tracer *tr, const tn_tensor *t) {
+    for (int k = tr->nrecs - 1; k >= 0; k--) if (tr->recs[k].out == t) return k;
+    return -1;
+}
+static void tn__trace_alias(tn__tracer *tr, tn_tensor *x, tn_tensor *r) {
+    int k = tn__trace_find_out(tr, r);
+    if (k < 0) return;
+    if (tr->nalias == tr->capa) {
+        int cap = tr->capa ? 2 * tr->capa : 16;
+        void *a = TN_REALLOC(tr->alias, (size_t)cap * sizeof *tr->alias);
+        if (!a) { tr->oom = true; return; }
+        memcpy(&tr->alias, &a, sizeof a);
+        tr->capa = cap;
+    }
+    tr->alias[tr->nalias].t = tn_retain(x);
+    tr->alias[tr->nalias].rec = k;
+    tr->nalias++;
+}
+static void tn__trace_refuse(tn__tracer *tr, const char *what) { if (!tr->refused) tr->refused = what; }
+static void tn__trace_storage(tn__tracer *tr, const tn_storage *s) {
+    if (tr->nmade == tr->capm) {
+        int cap = tr->capm ? 2 * tr->capm : 256;
+        const tn_storage **m = (const tn_storage **)TN_REALLOC((void *)tr->made, (size_t)cap * sizeof *m);
+        if (!m) { tr->oom = true; return; }
+        tr->made = m;
+        tr->capm = cap;
+    }
+    tr->made[tr->nmade++] = s;
+}
+/* A storage made during the trace (one alive before it cannot share an address with it). */
+static bool tn__trace_made(const tn__tracer *tr, const tn_storage *s) {
+    for (int k = 0; k < tr->nmade; k++) if (tr->made[k] == s) return true;
+    return false;
+}
+static void tn__tracer_free(tn__tracer *tr) {
+    for (int k = 0; k < tr->nrecs; k++) {
+        for (int i = 0; i < tr->recs[k].nin; i++) tn_release(tr->recs[k].ins[i]);
+        TN_FREE(tr->recs[k].ins);
+        tn_release(tr->recs[k].out);
+        tn__node_release(tr->recs[k].nd);
+    }
+    for (int k = 0; k < tr->nalias; k++) tn_release(tr->alias[k].t);
+    TN_FREE(tr->recs);
+    TN_FREE(tr->alias);
+    TN_FREE((void *)tr->made);
+}
+
+/* ---- building the graph from the records ---- */
+typedef struct tn__tbuild {
+    tn_graph *g;
+    tn__tracer *tr;
+    tn_tensor *const *inputs;    /* the traced stand-ins of the example inputs */
+    int ninputs;
+    int *rec_val;                /* value id of each record's result, -1 if none (yet) */
+    const tn_dict *params, *buffers;
+    int nconst;
+} tn__tbuild;
+
+/* The value id of operand t at record position `at` (records before it are visible):
+   an input, an earlier record's result (the newest, in-place ops included), or a constant. */
+static int tn__trace_value(tn__tbuild *b, tn_tensor *t, int at) {
+    if (!t) return -1;
+    int best_rec = -1;
+    for (int k = at - 1; k >= 0; k--) if (b->tr->recs[k].out == t && b->rec_val[k] >= 0) { best_rec = k; break; }
+    for (int a = b->tr->nalias - 1; a >= 0; a--)   /* an in-place op after that result replaced t's value */
+        if (b->tr->alias[a].t == t && b->tr->alias[a].rec < at && b->tr->alias[a].rec > best_rec && b->rec_val[b->tr->alias[a].rec] >= 0) {
+            best_rec = b->tr->alias[a].rec;
+            break;
+        }
+    if (best_rec >= 0) return b->rec_val[best_rec];
+    for (int i = 0; i < b->ninputs; i++) if (b->inputs[i] == t) return b->g->inputs[i];
+    for (int i = 0; i < b->g->nvals; i++) if (b->g->vals[i].kind == TN__GV_CONST && b->g->vals[i].t == t) return i;
+    /* a constant: a parameter or buffer by its name, else numbered */
+    const char *name = NULL;
+    for (int k = 0; k < 2 && !name; k++) {
+        const tn_dict *d = k ? b->buffers : b->params;
+        for (int i = 0; d && i < tn_dict_len(d) && !name; i++) if (tn_dict_value(d, i) == t) name = tn_dict_key(d, i);
+    }
+    if (!name && !t->is_wrapped_number && !tn_dtype_is_floating(t->dtype) && tn__trace_made(b->tr, t->storage)) {
+        /* an integer or bool tensor made during the forward (a mask, indices) may depend on
+           the input, and such ops are not recorded: refuse rather than freeze it */
+        tn__trace_refuse(b->tr, "a bool or integer tensor computed during the forward (a mask or indices: not recorded yet) feeds the output");
+    }
+    char buf[32];
+    if (!name) { snprintf(buf, sizeof buf, "c%d", b->nconst++); name = buf; }
+    int v = tn__graph_add_value(b->g, TN__GV_CONST, t->dtype, t->ndim, t->shape);
+    if (v < 0) return -2;
+    b->g->vals[v].t = tn_retain(t);
+    b->g->vals[v].name = tn__strdup(name);
+    if (!b->g->vals[v].name) return -2;
+    return v;
+}
+
+static bool tn__trace_same_device(tn_node *nd) { return nd->in[0].device == nd->out.device; }
+
+/* Translate record k into a graph node (op and forward arguments). 0; 1 when its op has
+   no replay (*why says which); -1 on an error. */
+static int tn__trace_translate(tn__tbuild *b, int k, const char **why) {
+    tn__trec *r = &b->tr->recs[k];
+    tn_node *nd = r->nd;
+    tn__jit_op op;
+    int nin = r->nin, sub = 0;
+    tn_tensor *ext[5] = {NULL, NULL, NULL, NULL, NULL};   /* operands other than r->ins */
+    int next = 0;
+    int64_t iv[TN__JIT_MAXI];
+    int ni = 0, ndbl = 0;
+    double dv[4] = {0, 0, 0, 0};
+    const tn__meta *out = &nd->out, *in0 = &nd->in[0];
+    switch (nd->op) {
+    case G_UNARY: op = J_UNARY; sub = nd->sub; ndbl = 3; memcpy(dv, nd->d, 3 * sizeof(double)); break;
+    case G_BINARY: op = J_BINARY; sub = nd->sub; ndbl = 1; dv[0] = nd->d[0]; break;
+    case G_TERNARY: op = J_TERNARY; sub = nd->sub; ndbl = 1; dv[0] = nd->d[0]; break;
+    case G_ADDMM: case G_BADDBMM: op = nd->op == G_ADDMM ? J_ADDMM : J_BADDBMM; ndbl = 2; dv[0] = nd->d[0]; dv[1] = nd->d[1]; break;
+    case G_MM: op = J_MM; break;
+    case G_BMM: op = J_BMM; break;
+    case G_MV: op = J_MV; break;
+    case G_DOT: op = J_DOT; break;
+    case G_RESHAPE: case G_EXPAND:
+        op = nd->op == G_RESHAPE ? J_RESHAPE : J_EXPAND;
+        ni = out->ndim;
+        memcpy(iv, out->shape, (size_t)ni * sizeof(int64_t));
+        break;
+    case G_PERMUTE: op = J_PERMUTE; ni = in0->ndim; memcpy(iv, nd->i, (size_t)ni * sizeof(int64_t)); break;
+    case G_SLICE: {   /* dim, start, stop, step */
+        op = J_SLICE;
+        int64_t d = nd->i[0], len = out->shape[d];
+        iv[0] = d; iv[1] = nd->i[1]; iv[3] = nd->i[2];
+        iv[2] = len > 0 ? nd->i[1] + (len - 1) * nd->i[2] + 1 : nd->i[1];
+        ni = 4;
+        break;
+    }
+    case G_SELECT: op = J_SELECT; iv[0] = nd->i[0]; iv[1] = nd->i[1]; ni = 2; break;
+    case G_SUM: case G_MEAN:   /* the reduced dims, then keepdim */
+        op = nd->op == G_SUM ? J_SUM : J_MEAN;
+        for (int d = 0; d < in0->ndim; d++) if (nd->i[d]) iv[ni++] = d;
+        iv[ni++] = out->ndim == in0->ndim && in0->ndim > 0;
+        if (out->dtype != in0->dtype) { *why = "a sum or mean with a dtype"; return 1; }
+        break;
+    case G_SOFTMAX: case G_LOG_SOFTMAX:
+        op = nd->op == G_SOFTMAX ? J_SOFTMAX : J_LOG_SOFTMAX;
+        iv[0] = nd->i[0]; ni = 1;
+        if (out->dtype != in0->dtype) { *why = "softmax with a dtype"; return 1; }
+        break;
+    case G_CAT: op = J_CAT; iv[0] = nd->i[0]; ni = 1; break;
+    case G_COPY: op = J_CLONE; break;
+    case G_TO:
+        if (!tn__trace_same_device(nd)) { *why = "a copy to another device"; return 1; }
+        op = J_TO; iv[0] = out->dtype; ni = 1;
+        break;
+    case G_INDEX_SELECT:
+        if (nd->nsaved < 1) { *why = "index_select without its index"; return 1; }
+        op = J_INDEX_SELECT; iv[0] = nd->i[0]; ni = 1;
+        ext[next++] = nd->saved[0];
+        break;
+    case G_CUSTOM:
+        if (nd->custom_bw == tn__conv_bw) {   /* conv2d: the geometry (tn__node_geom) as stride, padding, dilation, groups */
+            op = J_CONV2D;
+            const int64_t a[7] = {nd->i[6], nd->i[7], nd->i[4], nd->i[5], nd->i[2], nd->i[3], nd->i[10]};
+            memcpy(iv, a, sizeof a);
+            ni = 7;
+            if (nin == 2) { ext[next++] = NULL; }   /* no bias */
+        } else if (nd->custom_bw == tn__im2col_bw) {   /* the geometry: kernel, dilation, padding, stride, output size (h, w) */
+            op = J_IM2COL;
+            memcpy(iv, nd->i, 10 * sizeof(int64_t));
+            ni = 10;
+        } else if (nd->custom_bw == tn__max_pool_bw && nd->ni == 19) {   /* kernel, stride, padding, dilation (h, w), ceil_mode */
+            op = J_MAX_POOL2D;
+            const int64_t *g = nd->i + 8;
+            const int64_t a[9] = {g[0], g[1], g[6], g[7], g[4], g[5], g[2], g[3], nd->i[18]};
+            memcpy(iv, a, sizeof a);
+            ni = 9;
+        } else if (nd->custom_bw == tn__bn_bw && nd->i[0] == 0 && nd->nsaved >= 4) {   /* eval mode: the running statistics were saved for us */
+            op = J_BATCH_NORM;
+            ndbl = 2; dv[0] = nd->d[1]; dv[1] = nd->d[0];   /* momentum, eps */
+            tn_tensor *w = nin > 1 ? r->ins[1] : NULL, *bias = nin > 2 ? r->ins[2] : NULL;
+            nin = 1;
+            ext[next++] = nd->saved[nd->nsaved - 2];
+            ext[next++] = nd->saved[nd->nsaved - 1];
+            ext[next++] = w;
+            ext[next++] = bias;
+        } else if (nd->custom_bw == tn__bn_bw) {
+            *why = "batch_norm in training mode (call tn_module_eval before tracing)"; return 1;
+        } else if (nd->custom_bw == tn__ln_bw) {
+            op = J_LAYER_NORM;
+            iv[0] = nd->i[0]; ni = 1;
+            ndbl = 1; dv[0] = nd->d[0];
+            if (nin == 1) { ext[next++] = NULL; ext[next++] = NULL; }
+        } else { *why = nd->custom_name ? nd->custom_name : nd->name ? nd->name : "a custom op"; return 1; }
+        break;
+    default: *why = tn__node_name(nd); return 1;
+    }
+    tn__gnode *gn = tn__graph_add_node(b->g, op, nin + next);
+    if (!gn) return -1;
+    gn->sub = sub;
+    gn->ni = ni;
+    memcpy(gn->i, iv, (size_t)ni * sizeof(int64_t));
+    gn->nd = ndbl;
+    memcpy(gn->d, dv, sizeof dv);
+    for (int i = 0; i < nin + next; i++) {
+        tn_tensor *t = i < nin ? r->ins[i] : ext[i - nin];
+        int v = tn__trace_value(b, t, k);
+        if (v == -2) return -1;
+        gn->in[i] = v;
+    }
+    int v = tn__graph_add_value(b->g, TN__GV_NODE, out->dtype, out->ndim, out->shape);
+    if (v < 0) return -1;
+    gn->out = v;
+    b->rec_val[k] = v;
+    return 0;
+}
+
+/* Drop the nodes no output needs (composites' leftovers) and the values only they used,
+   renumbering the rest in order. */
+static int tn__graph_prune(tn_graph *g) {
+    bool *live = (bool *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(bool));
+    int *map = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    if (!live || !map) { TN_FREE(live); TN_FREE(map); return TN__FAIL_INT("tn_graph: out of memory"); }
+    memset(live, 0, (size_t)(g->nvals + 1) * sizeof(bool));
+    for (int i = 0; i < g->ninputs; i++) live[g->inputs[i]] = true;
+    for (int i = 0; i < g->noutputs; i++) live[g->outputs[i]] = true;
+    for (int n = g->nnodes - 1; n >= 0; n--)
+        if (live[g->nodes[n].out]) for (int k = 0; k < g->nodes[n].nin; k++) if (g->nodes[n].in[k] >= 0) live[g->nodes[n].in[k]] = true;
+    int nv = 0;
+    for (int i = 0; i < g->nvals; i++) {
+        if (live[i]) { map[i] = nv; g->vals[nv++] = g->vals[i]; }
+        else { map[i] = -1; tn_release(g->vals[i].t); TN_FREE(g->vals[i].name); }
+    }
+    int nn = 0;
+    for (int n = 0; n < g->nnodes; n++) {
+        tn__gnode *x = &g->nodes[n];
+        if (map[x->out] < 0) { TN_FREE(x->in); continue; }
+        for (int k = 0; k < x->nin; k++) if (x->in[k] >= 0) x->in[k] = map[x->in[k]];
+        x->out = map[x->out];
+        g->nodes[nn++] = *x;
+    }
+    for (int i = 0; i < g->ninputs; i++) g->inputs[i] = map[g->inputs[i]];
+    for (int i = 0; i < g->noutputs; i++) g->outputs[i] = map[g->outputs[i]];
+    g->nvals = nv;
+    g->nnodes = nn;
+    TN_FREE(live);
+    TN_FREE(map);
+    return 0;
+}
+
+/* The records' graph: values for inputs, nodes for the records, the output. */
+static int tn__trace_build(tn__tbuild *b, tn_tensor *y) {
+    tn_graph *g = b->g;
+    tn__tracer *tr = b->tr;
+    g->inputs = (int *)TN_MALLOC((size_t)(b->ninputs > 0 ? b->ninputs : 1) * sizeof(int));
+    g->outputs = (int *)TN_MALLOC(sizeof(int));
+    b->rec_val = (int *)TN_MALLOC((size_t)(tr->nrecs > 0 ? tr->nrecs : 1) * sizeof(int));
+    if (!g->inputs || !g->outputs || !b->rec_val) return TN__FAIL_INT("tn_jit_trace: out of memory");
+    for (int i = 0; i < b->ninputs; i++) {
+        tn_tensor *x = b->inputs[i];
+        if ((g->inputs[i] = tn__graph_add_value(g, TN__GV_INPUT, x->dtype, x->ndim, x->shape)) < 0) return -1;
+        g->ninputs++;
+    }
+    /* which records the output needs: walk back from it through the operands */
+    bool *need = (bool *)TN_MALLOC((size_t)(tr->nrecs > 0 ? tr->nrecs : 1) * sizeof(bool));
+    if (!need) return TN__FAIL_INT("tn_jit_trace: out of memory");
+    memset(need, 0, (size_t)(tr->nrecs > 0 ? tr->nrecs : 1) * sizeof(bool));
+    int ky = tn__trace_find_out(tr, y);
+    for (int a = tr->nalias - 1; a >= 0; a--) if (tr->alias[a].t == y) { if (tr->alias[a].rec > ky) ky = tr->alias[a].rec; break; }
+    if (ky >= 0) need[ky] = true;
+    for (int k = tr->nrecs - 1; k >= 0; k--) {
+        if (!need[k]) continue;
+        tn__trec *r = &tr->recs[k];
+        for (int i = 0; i < r->nin + r->nd->nsaved; i++) {   /* saved tensors too: some ops' operands are only there */
+            tn_tensor *t = i < r->nin ? r->ins[i] : r->nd->saved[i - r->nin];
+            if (!t) continue;
+            for (int j = k - 1; j >= 0; j--) if (tr->recs[j].out == t || (tr->recs[j].out && tr->recs[j].out->storage == t->storage && t->storage)) { need[j] = true; break; }
+            for (int a = tr->nalias - 1; a >= 0; a--) if (tr->alias[a].t == t && tr->alias[a].rec < k) { need[tr->alias[a].rec] = true; break; }
+        }
+    }
+    int rc = 0;
+    for (int k = 0; k < tr->nrecs && rc == 0; k++) {
+        b->rec_val[k] = -1;
+        if (!need[k] || !tr->recs[k].out) continue;
+        const char *why = NULL;
+        int t = tn__trace_translate(b, k, &why);
+        if (t < 0) rc = -1;
+        else if (t > 0) rc = TN__FAIL_INT("tn_jit_trace: the forward uses %s, which the graph cannot replay yet", why);
+    }
+    TN_FREE(need);
+    if (rc) return -1;
+    int vy = tn__trace_value(b, y, tr->nrecs);
+    if (vy < 0) return vy == -1 ? TN__FAIL_INT("tn_jit_trace: the forward returned no tensor") : -1;
+    g->outputs[0] = vy;
+    g->noutputs = 1;
+    if (tr->refused) return TN__FAIL_INT("tn_jit_trace: cannot capture this forward: %s", tr->refused);
+    return tn__graph_prune(g);
+}
+
+/* As torch.jit.trace's check_trace: the graph and the forward must agree on other inputs
+   (each x as 0.5 x + cos(7.3 x + 1.1): no random draw). A disagreement means a value the
+   output depends on was computed outside the recorded ops (a float cast of a mask, a
+   value read in C and used as a number) and frozen: refused. */
+static int tn__trace_check(const char *fn, tn_graph *g, tn_jit_trace_fn f, void *user, tn_module *m, tn_tensor *const *inputs, int n) {
+    tn_scope_begin();
+    tn_no_grad_begin();
+    tn_tensor *alt[64];
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!(alt[i] = tn_add(tn_mul_scalar(inputs[i], 0.5), tn_cos(tn_add_scalar(tn_mul_scalar(inputs[i], 7.3), 1.1))))) rc = -1;
+    tn_tensor *want = rc ? NULL : m ? tn_module_forward(m, alt[0]) : f(alt, n, user), *got = NULL;
+    if (want && tn_graph_run(g, alt, n, &got, 1) < 0) got = NULL;
+    if (!want || !got) rc = TN__FAIL_INT("%s: checking the graph on other inputs failed: %s", fn, tn_last_error());
+    else if (want->dtype != got->dtype || want->ndim != got->ndim || memcmp(want->shape, got->shape, (size_t)want->ndim * sizeof(int64_t)) ||
+             !tn_allclose(got, want, 1e-4, 1e-5, true)) {
+        double d = want->dtype == got->dtype && want->ndim == got->ndim ? tn_item(tn_max(tn_abs(tn_sub(tn_to_dtype(got, TN_F64), tn_to_dtype(want, TN_F64))))) : NAN;
+        rc = TN__FAIL_INT("%s: the graph replays differently from the forward on other inputs (%s %s against %s %s, max difference %g): a value the "
+                          "output depends on was computed outside the recorded ops (a float cast of a mask or of integers, a random draw, a "
+                          "value read into C or Python) and was frozen as traced", fn, tn_dtype_name(got->dtype), TN__SHAPE(got),
+                          tn_dtype_name(want->dtype), TN__SHAPE(want), d);
+    }
+    tn_no_grad_end();
+    tn_scope_end();
+    return rc;
+}
+
+static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn_module *m, tn_tensor *const *inputs, int n, const tn_dict *names) {
+    if (tn__tracing) return (tn_graph *)tn__error("%s: a trace is already running on this thread", fn);
+    if (n < 1 || n > 64 || !inputs) return (tn_graph *)tn__error("%s: expected 1 to 64 example inputs, got %d", fn, n);
+    for (int i = 0; i < n; i++) {
+        if (!inputs[i]) return (tn_graph *)tn__error("%s: example input %d is NULL", fn, i);
+        if (!tn_dtype_is_floating(inputs[i]->dtype))
+            return (tn_graph *)tn__error("%s: example input %d is %s: only floating point inputs can be traced yet (integer inputs such as embedding indices are not recorded)",
+                                         fn, i, tn_dtype_name(inputs[i]->dtype));
+        if (inputs[i]->device != TN_CPU) return (tn_graph *)tn__error("%s: example input %d is on %s: tracing runs on the CPU", fn, i, tn_device_name(inputs[i]->device));
+    }
+    tn_graph *g = tn__graph_new();
+    if (!g) return NULL;
+    tn__tracer tr;
+    memset(&tr, 0, sizeof tr);
+    tn__tbuild b;
+    memset(&b, 0, sizeof b);
+    b.g = g;
+    b.tr = &tr;
+    b.ninputs = n;
+    tn_tensor *stand[64];
+    tn_dict *params = m ? tn_module_named_parameters(m) : NULL, *buffers = m ? tn_module_named_buffers(m) : NULL;
+    b.params = m ? params : names;
+    b.buffers = buffers;
+    b.inputs = stand;
+    tn_scope_begin();
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {   /* stand-ins that require grad: every op on them records */
+        stand[i] = tn__view_of(inputs[i], inputs[i]->shape, inputs[i]->strides, inputs[i]->ndim, inputs[i]->offset);
+        if (!stand[i] || !tn__own(stand[i])) rc = -1;
+        else stand[i]->requires_grad = true;
+    }
+    tn_tensor *y = NULL;
+    if (rc == 0) {
+        tn_enable_grad_begin();
+        tn__tracing = &tr;
+        y = m ? tn_module_forward(m, stand[0]) : f(stand, n, user);
+        tn__tracing = NULL;
+        tn_enable_grad_end();
+        if (!y) rc = -1;
+        else if (tr.oom) rc = TN__FAIL_INT("%s: out of memory recording the trace", fn);
+        else rc = tn__trace_build(&b, y);
+        if (rc == 0) rc = tn__trace_check(fn, g, f, user, m, inputs, n);
+    }
+    tn_scope_end();
+    tn__tracer_free(&tr);
+    TN_FREE(b.rec_val);
+    tn_dict_free(params);
+    tn_dict_free(buffers);
+    if (rc) { tn_graph_free(g); return NULL; }
+    return g;
+}
+TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names) {
+    if (!fn) return (tn_graph *)tn__error("tn_jit_trace: the function is NULL");
+    return tn__trace_run("tn_jit_trace", fn, user, NULL, inputs, n, names);
+}
+TNDEF tn_graph *tn_jit_trace_module(tn_module *m, tn_tensor *x) {
+    if (!m) return (tn_graph *)tn__error("tn_jit_trace_module: the module is NULL");
+    if (!m->type || !m->type->forward) return (tn_graph *)tn__error("tn_jit_trace_module: %s has no forward", tn_module_name(m));
+    return tn__trace_run("tn_jit_trace_module", NULL, NULL, m, &x, 1, NULL);
+}
+
+TNDEF int tn_graph_set_dynamic(tn_graph *g, int input, int64_t dim) {
+    if (!g) return TN__FAIL_INT("tn_graph_set_dynamic: the graph is NULL");
+    if (input < 0 || input >= g->ninputs) return TN__FAIL_INT("tn_graph_set_dynamic: input %d out of range (the graph has %d)", input, g->ninputs);
+    const tn__gval *v = &g->vals[g->inputs[input]];
+    if (dim != 0 || v->ndim == 0) return TN__FAIL_INT("tn_graph_set_dynamic: only dim 0 (the batch) of a tensor input can be dynamic yet, got dim %lld", (long long)dim);
+    for (int i = 0; i < g->ninputs; i++)
+        if (i != input && g->vals[g->inputs[i]].ndim > 0 && g->vals[g->inputs[i]].shape[0] == v->shape[0] && g->dyn_input >= 0) break;
+    g->dyn_input = input;
+    g->dyn_size = v->shape[0];
+    return 0;
+}
+
+TNDEF int tn_graph_num_inputs(const tn_graph *g) { return g ? g->ninputs : 0; }
+TNDEF int tn_graph_num_outputs(const tn_graph *g) { return g ? g->noutputs : 0; }
+TNDEF int tn_graph_num_nodes(const tn_graph *g) { return g ? g->nnodes : 0; }
+static void tn__graph_op_name(const tn__gnode *n, char *buf, size_t cap) {
+    if (n->op == J_UNARY) snprintf(buf, cap, "aten::%s", tn_unary_op_name((tn_unary_op)n->sub));
+    else if (n->op == J_BINARY) snprintf(buf, cap, "aten::%s", tn_binary_op_name((tn_binary_op)n->sub));
+    else if (n->op == J_TERNARY) snprintf(buf, cap, "aten::%s", tn__ternary_names[n->sub]);
+    else snprintf(buf, cap, "%s", tn__jit_names[n->op]);
+}
+TNDEF const char *tn_graph_node_op(const tn_graph *g, int i) {
+    static TN__TLS char buf[64];
+    if (!g || i < 0 || i >= g->nnodes) return NULL;
+    tn__graph_op_name(&g->nodes[i], buf, sizeof buf);
+    return buf;
+}
+
+/* ---- replay ---- */
+/* A shape attribute with the dynamic batch: dim 0 equal to the traced size follows the run's. */
+static void tn__graph_dyn_shape(const tn_graph *g, int64_t batch, const int64_t *in, int n, int64_t *out) {
+    memcpy(out, in, (size_t)n * sizeof(int64_t));
+    if (g->dyn_input >= 0 && n > 0 && in[0] == g->dyn_size) out[0] = batch;
+}
+static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_tensor **v, int64_t batch) {
+    tn_tensor *a[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    for (int k = 0; k < n->nin && k < 8; k++) a[k] = n->in[k] >= 0 ? v[n->in[k]] : NULL;
+    int64_t shape[TN__JIT_MAXI];
+    switch (n->op) {
+    case J_UNARY: return tn__unary((tn_unary_op)n->sub, a[0], n->d);
+    case J_BINARY: return tn__binary("tn_graph_run", (tn_binary_op)n->sub, a[0], a[1], n->d[0]);
+    case J_TERNARY: return tn__ternary("tn_graph_run", (tn_ternary_op)n->sub, a[0], a[1], a[2], n->d[0]);
+    case J_ADDMM: return tn_addmm(a[0], a[1], a[2], n->d[0], n->d[1]);
+    case J_BADDBMM: return tn_baddbmm(a[0], a[1], a[2], n->d[0], n->d[1]);
+    case J_MM: return tn_mm(a[0], a[1]);
+    case J_BMM: return tn_bmm(a[0], a[1]);
+    case J_MV: return tn_mv(a[0], a[1]);
+    case J_DOT: return tn_dot(a[0], a[1]);
+    case J_RESHAPE: tn__graph_dyn_shape(g, batch, n->i, n->ni, shape); return tn_reshape(a[0], shape, n->ni);
+    case J_EXPAND: tn__graph_dyn_shape(g, batch, n->i, n->ni, shape); return tn_expand(a[0], shape, n->ni);
+    case J_PERMUTE: return tn_permute(a[0], n->i, n->ni);
+    case J_SLICE: return tn_slice(a[0], n->i[0], n->i[1], n->i[2], n->i[3]);
+    case J_SELECT: return tn_select(a[0], n->i[0], n->i[1]);
+    case J_SUM: return n->ni == 1 ? tn_sum(a[0]) : tn_sum_dims(a[0], n->i, n->ni - 1, n->i[n->ni - 1] != 0);
+    case J_MEAN: return n->ni == 1 ? tn_mean(a[0]) : tn_mean_dims(a[0], n->i, n->ni - 1, n->i[n->ni - 1] != 0);
+    case J_IM2COL: {   /* the geometry must be the input's (a loaded graph's is checked here) */
+        const int64_t *g4 = n->i;
+        bool ok = a[0] && a[0]->ndim == 4;
+        for (int k = 0; ok && k < 2; k++) {
+            const int64_t kk = g4[k], dl = g4[2 + k], pd = g4[4 + k], st = g4[6 + k], size = a[0]->shape[2 + k];
+            ok = kk > 0 && dl > 0 && st > 0 && pd >= 0 && kk <= INT32_MAX && dl <= INT32_MAX && st <= INT32_MAX && pd <= INT32_MAX &&
+                 size + 2 * pd >= dl * (kk - 1) + 1 && g4[8 + k] == (size + 2 * pd - dl * (kk - 1) - 1) / st + 1;
+        }
+        if (!ok) return (tn_tensor *)tn__error("tn_graph_run: im2col's geometry does not fit its input %s", a[0] ? TN__SHAPE(a[0]) : "(none)");
+        return tn__im2col(a[0], g4);
+    }
+    case J_SOFTMAX: return tn_softmax(a[0], n->i[0]);
+    case J_LOG_SOFTMAX: return tn_log_softmax(a[0], n->i[0]);
+    case J_CAT: {
+        for (int k = 0; k < n->nin; k++) if (n->in[k] < 0 || !v[n->in[k]]) return (tn_tensor *)tn__error("tn_graph_run: cat of a missing input");
+        tn_tensor **ts = (tn_tensor **)TN_MALLOC((size_t)n->nin * sizeof *ts);
+        if (!ts) return (tn_tensor *)tn__error("tn_graph_run: out of memory");
+        for (int k = 0; k < n->nin; k++) ts[k] = v[n->in[k]];
+        tn_tensor *r = tn_cat(ts, n->nin, n->i[0]);
+        TN_FREE(ts);
+        return r;
+    }
+    case J_CLONE: return tn_clone(a[0]);
+    case J_TO: return tn_to_dtype(a[0], (tn_dtype)n->i[0]);
+    case J_INDEX_SELECT: return tn_index_select(a[0], n->i[0], a[1]);
+    case J_CONV2D: {
+        tn_conv_fn_opts o = TN_DEFAULTS(tn_conv_fn_opts);
+        o.stride_hw[0] = n->i[0]; o.stride_hw[1] = n->i[1];
+        o.padding_hw[0] = n->i[2]; o.padding_hw[1] = n->i[3];
+        o.dilation_hw[0] = n->i[4]; o.dilation_hw[1] = n->i[5];
+        o.groups = n->i[6];
+        return tn_conv2d_opts(a[0], a[1], a[2], o);
+    }
+    case J_MAX_POOL2D: {
+        tn_pool_opts o = TN_DEFAULTS(tn_pool_opts);
+        o.kernel_size_hw[0] = n->i[0]; o.kernel_size_hw[1] = n->i[1];
+        o.stride_hw[0] = n->i[2]; o.stride_hw[1] = n->i[3];
+        o.padding_hw[0] = n->i[4]; o.padding_hw[1] = n->i[5];
+        o.dilation_hw[0] = n->i[6]; o.dilation_hw[1] = n->i[7];
+        o.ceil_mode = n->i[8] != 0;
+        return tn_max_pool2d_opts(a[0], NULL, 0, o);
+    }
+    case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
+    case J_LAYER_NORM: {
+        if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
+        return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], a[1], a[2], n->d[0]);
+    }
+    default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);
+    }
+}
+/* The run's plan: each value's use count and last reader, so a replay frees an
+   intermediate right after its last use (the allocator's cache hands its block to a later
+   node) and may apply an activation in place on a result nothing else reads. Dropped by
+   anything that changes the graph (tn__graph_unplan). */
+static void tn__graph_unplan(tn_graph *g) { TN_FREE(g->uses); TN_FREE(g->last_use); g->uses = g->last_use = NULL; }
+static int tn__graph_plan(tn_graph *g) {
+    if (g->uses) return 0;
+    g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    g->last_use = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    if (!g->uses || !g->last_use) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    for (int v = 0; v < g->nvals; v++) { g->uses[v] = 0; g->last_use[v] = -1; }
+    for (int k = 0; k < g->nnodes; k++)
+        for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) { g->uses[g->nodes[k].in[i]]++; g->last_use[g->nodes[k].in[i]] = k; }
+    for (int i = 0; i < g->noutputs; i++) g->last_use[g->outputs[i]] = g->nnodes;   /* kept to the end */
+    return 0;
+}
+/* Ops whose result is new memory (never a view of an input): an in-place activation on it
+   changes nothing else. */
+static bool tn__graph_fresh(tn__jit_op op) {
+    return op == J_UNARY || op == J_BINARY || op == J_TERNARY || op == J_ADDMM || op == J_BADDBMM || op == J_MM || op == J_BMM || op == J_CONV2D ||
+           op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D;
+}
+static bool tn__graph_inplace_op(int op) {
+    return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
+           op == HARDSWISH || op == HARDSIGMOID || op == MISH || op == SOFTPLUS || op == NEG || op == EXP;
+}
+TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor **outputs, int nout) {
+    if (!g) return TN__FAIL_INT("tn_graph_run: the graph is NULL");
+    if (n != g->ninputs || !inputs) return TN__FAIL_INT("tn_graph_run: the graph takes %d inputs, got %d", g->ninputs, n);
+    if (nout < g->noutputs || !outputs) return TN__FAIL_INT("tn_graph_run: the graph has %d outputs, room for %d given", g->noutputs, nout);
+    int64_t batch = 0;
+    for (int i = 0; i < n; i++) {
+        const tn__gval *v = &g->vals[g->inputs[i]];
+        tn_tensor *x = inputs[i];
+        if (!x) return TN__FAIL_INT("tn_graph_run: input %d is NULL", i);
+        bool ok = x->dtype == v->dtype && x->ndim == v->ndim;
+        for (int d = 0; ok && d < v->ndim; d++) ok = x->shape[d] == v->shape[d] || (d == 0 && i == g->dyn_input);
+        if (!ok)
+            return TN__FAIL_INT("tn_graph_run: input %d is %s %s, but the graph was traced with %s %s%s", i, tn_dtype_name(x->dtype), TN__SHAPE(x),
+                                tn_dtype_name(v->dtype), tn__shape_str(v->shape, v->ndim), i == g->dyn_input ? " (dim 0 dynamic)" : "");
+        if (i == g->dyn_input) batch = x->shape[0];
+    }
+    if (tn__graph_plan(g)) return -1;
+    tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
+    if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
+    for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
+    for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
+    const bool no_grad = !tn_is_grad_enabled();
+    int rc = 0;
+    for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
+        const tn__gnode *nd = &g->nodes[k];
+        tn_tensor *r = NULL;
+        const int u = nd->nin > 0 ? nd->in[0] : -1;
+        if (no_grad && nd->op == J_UNARY && tn__graph_inplace_op(nd->sub) && u >= 0 && g->vals[u].kind == TN__GV_NODE && g->uses[u] == 1 &&
+            g->last_use[u] == k && v[u] && tn_dtype_is_floating(v[u]->dtype)) {
+            int p = k - 1;   /* the producer of u */
+            while (p >= 0 && g->nodes[p].out != u) p--;
+            if (p >= 0 && tn__graph_fresh(g->nodes[p].op)) {
+                tn_scope_begin();
+                r = tn__unary_inplace((tn_unary_op)nd->sub, v[u], nd->d);
+                tn_scope_end();
+                if (r) { v[nd->out] = v[u]; v[u] = NULL; continue; }   /* the reference moves with the tensor */
+            }
+        }
+        tn_scope_begin();
+        r = tn_retain(tn__graph_node_run(g, nd, v, batch));
+        tn_scope_end();
+        if (!r) {
+            char name[64];
+            tn__graph_op_name(nd, name, sizeof name);
+            rc = TN__FAIL_INT("tn_graph_run: node %d (%s) failed: %s", k, name, tn_last_error());
+            break;
+        }
+        v[nd->out] = r;
+        for (int i = 0; i < nd->nin; i++) {
+            const int w = nd->in[i];
+            if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+        }
+    }
+    for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
+    for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
+    for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
+    TN_FREE(v);
+    return rc ? -1 : g->noutputs;
+}
+TNDEF tn_tensor *tn_graph_forward(tn_graph *g, tn_tensor *x) {
+    tn_tensor *y = NULL;
+    if (g && g->noutputs != 1) return (tn_tensor *)tn__error("tn_graph_forward: the graph has %d outputs; call tn_graph_run", g->noutputs);
+    return tn_graph_run(g, &x, 1, &y, 1) < 0 ? NULL : y;
+}
+
+/* ---- printing, as torch.jit's graph ---- */
+static const char *tn__graph_type_name(tn_dtype d) {
+    static const char *const names[] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16"};
+    return (unsigned)d < TN_NUM_DTYPES ? names[d] : "?";
+}
+static void tn__graph_sb_value(tn__sbuf *b, const tn_graph *g, int v) {
+    if (v < 0) { tn__sb_puts(b, "None"); return; }
+    const tn__gval *x = &g->vals[v];
+    if (x->kind == TN__GV_CONST) tn__sb_printf(b, "%%%s", x->name);
+    else if (x->kind == TN__GV_INPUT) {
+        int i = 0;
+        while (i < g->ninputs && g->inputs[i] != v) i++;
+        tn__sb_printf(b, "%%input%d", i);
+    } else tn__sb_printf(b, "%%%d", v);
+}
+static void tn__graph_sb_type(tn__sbuf *b, const tn__gval *x) {
+    tn__sb_printf(b, "%s(", tn__graph_type_name(x->dtype));
+    for (int d = 0; d < x->ndim; d++) tn__sb_printf(b, "%s%lld", d ? ", " : "", (long long)x->shape[d]);
+    tn__sb_puts(b, ")");
+}
+static void tn__graph_sb_ints(tn__sbuf *b, const char *name, const int64_t *v, int n) {
+    tn__sb_printf(b, ", %s=[", name);
+    for (int k = 0; k < n; k++) tn__sb_printf(b, "%s%lld", k ? ", " : "", (long long)v[k]);
+    tn__sb_puts(b, "]");
+}
+/* The attributes under PyTorch's argument names. */
+static void tn__graph_sb_attrs(tn__sbuf *b, const tn__gnode *n) {
+    switch (n->op) {
+    case J_UNARY:
+        if (n->sub == CLAMP || n->sub == HARDTANH) tn__sb_printf(b, ", min=%g, max=%g", n->d[0], n->d[1]);
+        else if (n->sub == LEAKY_RELU) tn__sb_printf(b, ", negative_slope=%g", n->d[0]);
+        else if (n->sub == ELU) tn__sb_printf(b, ", alpha=%g, scale=%g, input_scale=%g", n->d[0], n->d[1], n->d[2]);
+        else if (n->sub == SOFTPLUS) tn__sb_printf(b, ", beta=%g, threshold=%g", n->d[0], n->d[1]);
+        break;
+    case J_BINARY: if (n->sub == ADD || n->sub == SUB) tn__sb_printf(b, ", alpha=%g", n->d[0]); break;
+    case J_TERNARY: if (n->sub == ADDCMUL || n->sub == ADDCDIV) tn__sb_printf(b, ", value=%g", n->d[0]); break;
+    case J_ADDMM: case J_BADDBMM: tn__sb_printf(b, ", beta=%g, alpha=%g", n->d[0], n->d[1]); break;
+    case J_RESHAPE: tn__graph_sb_ints(b, "shape", n->i, n->ni); break;
+    case J_EXPAND: tn__graph_sb_ints(b, "size", n->i, n->ni); break;
+    case J_PERMUTE: tn__graph_sb_ints(b, "dims", n->i, n->ni); break;
+    case J_SLICE: tn__sb_printf(b, ", dim=%lld, start=%lld, end=%lld, step=%lld", (long long)n->i[0], (long long)n->i[1], (long long)n->i[2], (long long)n->i[3]); break;
+    case J_SELECT: tn__sb_printf(b, ", dim=%lld, index=%lld", (long long)n->i[0], (long long)n->i[1]); break;
+    case J_IM2COL:
+        tn__graph_sb_ints(b, "kernel_size", n->i, 2); tn__graph_sb_ints(b, "dilation", n->i + 2, 2); tn__graph_sb_ints(b, "padding", n->i + 4, 2);
+        tn__graph_sb_ints(b, "stride", n->i + 6, 2);
+        break;
+    case J_SUM: case J_MEAN: tn__graph_sb_ints(b, "dim", n->i, n->ni - 1); tn__sb_printf(b, ", keepdim=%s", n->i[n->ni - 1] ? "True" : "False"); break;
+    case J_SOFTMAX: case J_LOG_SOFTMAX: case J_CAT: case J_INDEX_SELECT: tn__sb_printf(b, ", dim=%lld", (long long)n->i[0]); break;
+    case J_TO: tn__sb_printf(b, ", dtype=%s", tn_dtype_name((tn_dtype)n->i[0])); break;
+    case J_CONV2D:
+        tn__graph_sb_ints(b, "stride", n->i, 2); tn__graph_sb_ints(b, "padding", n->i + 2, 2); tn__graph_sb_ints(b, "dilation", n->i + 4, 2);
+        tn__sb_printf(b, ", groups=%lld", (long long)n->i[6]);
+        break;
+    case J_MAX_POOL2D:
+        tn__graph_sb_ints(b, "kernel_size", n->i, 2); tn__graph_sb_ints(b, "stride", n->i + 2, 2); tn__graph_sb_ints(b, "padding", n->i + 4, 2);
+        tn__graph_sb_ints(b, "dilation", n->i + 6, 2); tn__sb_printf(b, ", ceil_mode=%s", n->i[8] ? "True" : "False");
+        break;
+    case J_BATCH_NORM: tn__sb_printf(b, ", training=False, momentum=%g, eps=%g", n->d[0], n->d[1]); break;
+    case J_LAYER_NORM: tn__sb_printf(b, ", normalized_dims=%lld, eps=%g", (long long)n->i[0], n->d[0]); break;
+    default: break;
+    }
+}
+TNDEF char *tn_graph_str(const tn_graph *g) {
+    if (!g) return (char *)tn__error("tn_graph_str: the graph is NULL");
+    tn__sbuf b;
+    memset(&b, 0, sizeof b);
+    tn__sb_puts(&b, "graph(");
+    for (int i = 0; i < g->ninputs; i++) {
+        tn__sb_printf(&b, "%s%%input%d : ", i ? ",\n      " : "", i);
+        tn__graph_sb_type(&b, &g->vals[g->inputs[i]]);
+        if (i == g->dyn_input) tn__sb_puts(&b, " (dim 0 dynamic)");
+    }
+    tn__sb_puts(&b, "):\n");
+    for (int v = 0; v < g->nvals; v++) {
+        if (g->vals[v].kind != TN__GV_CONST) continue;
+        tn__sb_printf(&b, "  %%%s : ", g->vals[v].name);
+        tn__graph_sb_type(&b, &g->vals[v]);
+        tn__sb_puts(&b, " = prim::Constant()\n");
+    }
+    for (int k = 0; k < g->nnodes; k++) {
+        const tn__gnode *n = &g->nodes[k];
+        char name[64];
+        tn__graph_op_name(n, name, sizeof name);
+        tn__sb_puts(&b, "  ");
+        tn__graph_sb_value(&b, g, n->out);
+        tn__sb_puts(&b, " : ");
+        tn__graph_sb_type(&b, &g->vals[n->out]);
+        tn__sb_printf(&b, " = %s(", name);
+        for (int i = 0; i < n->nin; i++) {
+            if (i) tn__sb_puts(&b, ", ");
+            tn__graph_sb_value(&b, g, n->in[i]);
+        }
+        tn__graph_sb_attrs(&b, n);
+        tn__sb_puts(&b, ")\n");
+    }
+    tn__sb_puts(&b, "  return (");
+    for (int i = 0; i < g->noutputs; i++) { if (i) tn__sb_puts(&b, ", "); tn__graph_sb_value(&b, g, g->outputs[i]); }
+    tn__sb_puts(&b, ")\n");
+    if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_graph_str: out of memory"); }
+    return b.s;
+}
+TNDEF int tn_graph_print(const tn_graph *g) {
+    char *s = tn_graph_str(g);
+    if (!s) return -1;
+    fputs(s, stdout);
+    TN_FREE(s);
+    return 0;
+}
