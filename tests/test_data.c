@@ -308,7 +308,7 @@ TEST(loader_collate) {
         CHECK(tn_loader_next(l, b) == 1 && shape_is(b[0], TN_SHAPE(4, 3)));
         tn_loader_free(l);
     }
-    CHECK(calls == 9);
+    CHECK(calls == 3);  /* the workers' calls count in their own processes */
     /* the default collate on its own, and its error */
     tn_tensor *s[4] = {tn_ones(TN_SHAPE(2), TN_F32), tn_scalar_tensor(1, TN_I64), tn_ones(TN_SHAPE(3), TN_F32), tn_scalar_tensor(2, TN_I64)};
     tn_tensor *b[2];
