@@ -24187,9 +24187,9 @@ static int64_t tn__loader_nbatches(const tn_loader *l, int64_t n) {
 
 #if TN__HAVE_FORK
 /* send() of one whole message, without SIGPIPE when the other end is gone; 0 or -1. */
-static int tn__loader_send(int sock, const void *p, size_t n) {
+static int tn__loader_send(int sock, const void *p, size_t n, int flags) {
     ssize_t w;
-    do w = send(sock, p, n, MSG_NOSIGNAL); while (w < 0 && errno == EINTR);
+    do w = send(sock, p, n, MSG_NOSIGNAL | flags); while (w < 0 && errno == EINTR);
     return w == (ssize_t)n ? 0 : -1;
 }
 
@@ -24262,7 +24262,7 @@ static void tn__loader_worker_main(tn_loader *l, int id, int sock) {
         } else {
             r->rc = tn__loader_load(l, t.batch, items, r->err, sizeof r->err, id) ? -1 : 0;
         }
-        if (tn__loader_send(sock, r, sizeof *r)) _exit(0);
+        if (tn__loader_send(sock, r, sizeof *r, 0)) _exit(0);
         if (r->rc) continue;
         tn__quiet++;
         tn_scope_begin();
@@ -24402,26 +24402,23 @@ static void tn__loader_dead(tn_loader *l, int w, char *err, size_t errcap) {
                  (long)pid, w, r == pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1, (long long)l->next);
 }
 
-/* Sends tasks up to prefetch_factor * num_workers batches ahead; 0 or -1 (a worker gone). */
-static int tn__loader_dispatch(tn_loader *l) {
+/* Sends tasks up to prefetch_factor * num_workers batches ahead. A send that cannot go
+   now (a worker gone, or its queue full) stops it until the next call: the batch the
+   caller waits for has been sent, or its worker's socket tells what became of it. */
+static void tn__loader_dispatch(tn_loader *l) {
     while (l->dispatched < l->nbatches && l->dispatched < l->next + l->cap) {
         int w = (int)(l->dispatched % l->num_workers);
         tn__loader_task t = {1, l->dispatched, l->n};
-        if (tn__loader_send(l->sock[w], &t, sizeof t)) {
-            char err[300];
-            tn__loader_dead(l, w, err, sizeof err);
-            return tn__loader_fail(l, err);
-        }
+        if (tn__loader_send(l->sock[w], &t, sizeof t, MSG_DONTWAIT)) return;
         l->dispatched++;
     }
-    return 0;
 }
 
 /* Batch l->next from its worker into batch[] (new references, owned as results of library
    ops are); 1, or -1 with an error. A failed batch is skipped (the epoch goes on) unless
    the worker is gone or timed out. */
 static int tn__loader_receive(tn_loader *l, tn_tensor **batch) {
-    if (tn__loader_dispatch(l)) return -1;
+    tn__loader_dispatch(l);
     int w = (int)(l->next % l->num_workers);
     tn__loader_reply r;
     char err[sizeof r.err + 64];
@@ -24453,7 +24450,10 @@ static int tn__loader_receive(tn_loader *l, tn_tensor **batch) {
     }
     tn_scope_end();
     tn__quiet--;
-    if (k == l->nitems) return tn__loader_dispatch(l) ? -1 : 1;
+    if (k == l->nitems) {
+        tn__loader_dispatch(l);
+        return 1;
+    }
     for (int j = 0; j < k; j++) tn_release(batch[j]), batch[j] = NULL;
     return tn__loader_fail(l, err);
 }
