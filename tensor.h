@@ -24203,17 +24203,21 @@ static void tn__worker_on_term(int sig) {
     else _exit(0);
 }
 
-/* A batch tensor as a worker sends it: a compact copy when it views a larger storage (a
-   sample of a TensorDataset is a view of the whole dataset), then in shared memory. */
-static int tn__loader_send_tensor(int sock, tn_tensor *t) {
+/* A batch tensor as a worker sends it (retained; NULL with an error): a compact copy when
+   it views a larger storage (a sample of a TensorDataset is a view of the whole dataset),
+   in shared memory. */
+static tn_tensor *tn__loader_shareable(tn_tensor *t) {
     int64_t bytes = tn_numel(t) * (int64_t)tn_dtype_size(t->dtype);
+    tn_scope_begin();
     if (t->offset || !tn_is_contiguous(t) || (int64_t)t->storage->nbytes != bytes || tn_requires_grad(t))
-        if (!(t = tn_clone(tn_detach(t)))) return -1;
+        t = tn_clone(tn_detach(t));
     tn__worker_hold = 1;
-    tn_tensor *shared = tn_share_memory_(t);
+    t = t ? tn_share_memory_(t) : NULL;
     tn__worker_hold = 0;
     if (tn__worker_term) _exit(0);
-    return shared ? tn_shared_send(sock, t) : -1;
+    tn_retain(t);
+    tn_scope_end();
+    return t;
 }
 
 /* A worker process: seed, worker_init_fn, then one reply per task until the exit task or
@@ -24262,16 +24266,26 @@ static void tn__loader_worker_main(tn_loader *l, int id, int sock) {
         } else {
             r->rc = tn__loader_load(l, t.batch, items, r->err, sizeof r->err, id) ? -1 : 0;
         }
+        /* into shared memory before the reply, so that a failure (a full /dev/shm) is the reply */
+        tn__quiet++;
+        for (int k = 0; k < l->nitems && r->rc == 0; k++) {
+            tn_tensor *s = tn__loader_shareable(items[k]);
+            if (!s) {
+                snprintf(r->err, sizeof r->err, "worker %d, batch %lld: %.900s", id, (long long)t.batch, tn__errbuf);
+                r->rc = -1;
+                for (int j = 0; j < l->nitems; j++) tn_release(items[j]);   /* shared ones before k, loaded ones after */
+                break;
+            }
+            tn_release(items[k]);
+            items[k] = s;
+        }
+        tn__quiet--;
         if (tn__loader_send(sock, r, sizeof *r, 0)) _exit(0);
         if (r->rc) continue;
-        tn__quiet++;
-        tn_scope_begin();
         for (int k = 0; k < l->nitems; k++) {
-            if (tn__loader_send_tensor(sock, items[k])) _exit(4);   /* the parent sees the end of the socket */
+            if (tn_shared_send(sock, items[k])) _exit(0);   /* the parent is gone */
             tn_release(items[k]);
         }
-        tn_scope_end();
-        tn__quiet--;
     }
 }
 
