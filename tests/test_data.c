@@ -1,5 +1,5 @@
 /* Tests of section 14 (data): TensorDataset, Subset, random_split, the DataLoader
-   (batching, shuffling, worker threads, errors, collate), and the IDX, CSV and MNIST
+   (batching, shuffling, worker processes, errors, collate), and the IDX, CSV and MNIST
    readers. Build with -DTENSOR_ZLIB -lz to test gzip files too. */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp: PyTorch as an oracle, a scratch directory */
 #define TENSOR_IMPLEMENTATION
