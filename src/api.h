@@ -2662,7 +2662,7 @@ TN__DEFINE_OPTIM_APPLY(double, f64)
 /* ======================================================================= */
 /* torch.utils.data: a dataset is a length and a way to get sample i as nitems tensors
    (image, label, ...); a loader batches, shuffles as PyTorch's DataLoader does (the same
-   order for a seed) and prefetches on worker threads. A user dataset embeds tn_dataset first in its own struct:
+   order for a seed) and prefetches in worker processes. A user dataset embeds tn_dataset first in its own struct:
 
        typedef struct { tn_dataset base; tn_tensor *x, *y; } my_ds;
        static int64_t my_len(tn_dataset *d) { return tn_size(((my_ds *)d)->x, 0); }
@@ -2678,9 +2678,10 @@ TN__DEFINE_OPTIM_APPLY(double, f64)
    library ops returned (while a scope is open, that scope owns them; the loader calls
    get inside a scope it closes after collating). To hand out a tensor the dataset
    holds, write a new reference to it such as tn_detach(t). With num_workers > 0, get
-   runs on several worker threads at once: reading shared tensors and calling library
-   ops is thread-safe; anything else the dataset mutates needs its own lock. On failure
-   get records an error (ops do) and returns -1. */
+   (and the collate function) run in forked worker processes, each on its own copy of the
+   dataset as it was when the workers started: what get changes in the dataset is not
+   seen by the caller or by the other workers. On failure get records an error (ops do)
+   and returns -1. */
 typedef struct tn_dataset tn_dataset;
 struct tn_dataset {
     int64_t (*len)(tn_dataset *ds);
@@ -2711,11 +2712,19 @@ TNDEF void tn_dataset_free(tn_dataset *ds);   /* calls ds->destroy; NULL is a no
    picks the loader's own generator (DataLoader(generator=torch.Generator().manual_seed(seed));
    TN_NONE: the default generator, so tn_manual_seed decides); each epoch draws as PyTorch's
    iterator and RandomSampler do (a base seed, then the permutation), so the order is
-   PyTorch's for a seed, whatever num_workers is. num_workers=0 loads in the caller's thread; N > 0 starts N threads that
-   load up to prefetch_factor * N batches ahead (prefetch_factor TN_NONE is PyTorch's None:
-   2 with workers; it may be given only with num_workers > 0, as in PyTorch). Batch k is
-   always the same samples, and batches arrive in order. Borrows ds (free the loader
-   first). One thread calls tn_loader_next. NULL on bad options. */
+   PyTorch's for a seed, whatever num_workers is. num_workers=0 loads in the caller's
+   thread; N > 0 forks N worker processes (POSIX) as an epoch starts, which load whole
+   batches into shared memory, up to prefetch_factor * N batches ahead (prefetch_factor
+   TN_NONE is PyTorch's None: 2 with workers; it may be given only with num_workers > 0, as
+   in PyTorch); batch k is loaded by worker k % N. persistent_workers keeps the workers
+   from one epoch to the next (else they exit at the end of each epoch). Worker i runs
+   tn_manual_seed(base_seed + i), base_seed drawn from the loader's generator as each
+   epoch starts (once for persistent workers), as PyTorch does. timeout (seconds, 0: none)
+   bounds the wait for one batch. A worker that dies or times out is an error, the workers
+   are shut down and the epoch ends. Batch k is always the same samples, and batches arrive
+   in order. Borrows ds (free the loader first). One thread calls tn_loader_next; fork
+   happens in it, so no other thread of the program should be inside the library then.
+   NULL on bad options. See docs/multiprocessing.md. */
 typedef struct tn_loader tn_loader;
 #define TN_FIELDS_tn_loader_opts(X) \
     X(I, batch_size,      1,       "") \
@@ -2723,25 +2732,36 @@ typedef struct tn_loader tn_loader;
     X(B, drop_last,       false,   "") \
     X(I, num_workers,     0,       "") \
     X(I, prefetch_factor, TN_NONE, "") \
+    X(B, persistent_workers, false, "") \
+    X(D, timeout,         0,       "") \
     X(I, seed,            TN_NONE, "")
 TN__KW_STRUCT(tn_loader_opts);
 TNDEF tn_loader *tn_loader_new_opts(tn_dataset *ds, tn_loader_opts opts);
 #define tn_loader_new(...) tn_loader_new_opts(TN__POS_KW(tn_loader_opts, __VA_ARGS__))
 TNDEF tn_loader *tn_loader_new_str(tn_dataset *ds, const char *options);
 /* Collate: samples[s * nitems + k] is item k of sample s; write nitems batch tensors
-   (results of library ops, as in get); 0 or -1 with an error. Runs on worker threads. */
+   (results of library ops, as in get); 0 or -1 with an error. Runs in the worker processes. */
 typedef int (*tn_collate_fn)(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
 /* The default: batch[k] = stack of item k of every sample along a new dim 0 (labels
    that are 0-d tensors become a 1-d batch), as torch's default_collate. */
 TNDEF int tn_default_collate(tn_tensor *const *samples, int64_t nsamples, int nitems, tn_tensor **batch, void *user);
 /* fn NULL restores the default. Refused in the middle of an epoch. 0 or -1. */
 TNDEF int tn_loader_set_collate(tn_loader *l, tn_collate_fn fn, void *user);
+/* worker_init_fn: called in each worker process after its seeding, before its first
+   batch; 0, or -1 with an error, which comes back as the error of each of that worker's
+   batches. fn NULL: none. Refused while workers run. 0 or -1. */
+typedef int (*tn_worker_init_fn)(int worker_id, void *user);
+TNDEF int tn_loader_set_worker_init_fn(tn_loader *l, tn_worker_init_fn fn, void *user);
+/* torch.utils.data.get_worker_info(): in a loader's worker process, who it is (the
+   dataset is the worker's copy); NULL in the main process. */
+typedef struct tn_worker_info { int id, num_workers; uint64_t seed; tn_dataset *dataset; } tn_worker_info;
+TNDEF const tn_worker_info *tn_get_worker_info(void);
 TNDEF int64_t tn_loader_len(const tn_loader *l);                /* batches per epoch (-1 on error) */
 /* 1: a batch in batch[0..nitems) (new references); 0: the epoch is over (the next call
    starts a new epoch, reshuffled); -1: error, e.g. from the dataset's get in a worker,
    with that message (the failed batch is skipped: the next call goes on with the next). */
 TNDEF int tn_loader_next(tn_loader *l, tn_tensor **batch);
-TNDEF void tn_loader_free(tn_loader *l);        /* joins the workers, also mid-epoch; NULL is a no-op */
+TNDEF void tn_loader_free(tn_loader *l);        /* ends and reaps the workers, also mid-epoch; NULL is a no-op */
 
 /* IDX files (MNIST's format): magic 00 00 <type> <ndim>, big-endian u32 dims, big-endian
    data. dtype from the type: uint8 -> U8, int32 -> I32, float32 -> F32, float64 -> F64,

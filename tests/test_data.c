@@ -1,5 +1,5 @@
 /* Tests of section 14 (data): TensorDataset, Subset, random_split, the DataLoader
-   (batching, shuffling, worker threads, errors, collate), and the IDX, CSV and MNIST
+   (batching, shuffling, worker processes, errors, collate), and the IDX, CSV and MNIST
    readers. Build with -DTENSOR_ZLIB -lz to test gzip files too. */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp: PyTorch as an oracle, a scratch directory */
 #define TENSOR_IMPLEMENTATION
@@ -308,7 +308,7 @@ TEST(loader_collate) {
         CHECK(tn_loader_next(l, b) == 1 && shape_is(b[0], TN_SHAPE(4, 3)));
         tn_loader_free(l);
     }
-    CHECK(calls == 9);
+    CHECK(calls == 3);  /* the workers' calls count in their own processes */
     /* the default collate on its own, and its error */
     tn_tensor *s[4] = {tn_ones(TN_SHAPE(2), TN_F32), tn_scalar_tensor(1, TN_I64), tn_ones(TN_SHAPE(3), TN_F32), tn_scalar_tensor(2, TN_I64)};
     tn_tensor *b[2];

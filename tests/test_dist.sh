@@ -2,7 +2,8 @@
 # torch.distributed over MPI: builds the library with DIST=mpi (build/mpi, lib/libtensor_mpi.so)
 # and runs tests/test_dist.c under mpirun with 1, 2 and 3 processes (--oversubscribe: more
 # ranks than cores), the timeout case (a rank that comes late makes the other fail with an
-# error, not hang), and the Python package's distributed test with 2 and 3 processes.
+# error, not hang), the Python package's distributed test with 2 and 3 processes, and the
+# examples (examples/ddp_fashion.c with the CNN and DataLoader workers, examples/ddp_fashion.py).
 # Skipped (0 passed, 0 failed) where Open MPI is not installed (Debian: libopenmpi-dev openmpi-bin).
 cd "$(dirname "$0")/.." || exit 1
 if ! command -v mpirun >/dev/null 2>&1 || ! command -v mpicc >/dev/null 2>&1; then
@@ -37,5 +38,15 @@ for n in 2 3; do
     check "tensor.distributed with $n processes (exit $rc)" '[ $rc -eq 0 ] && [ $(echo "$out" | grep -o "dist_worker: rank [0-9] ok" | wc -l) -eq $n ]'
     [ $rc -eq 0 ] || echo "$out" | tail -30
 done
+if [ -f data/fashion-mnist/train-labels-idx1-ubyte ] || [ -f data/fashion-mnist/train-labels-idx1-ubyte.gz ]; then
+    # the CNN with DataLoader worker processes on each rank (tn_loader over the rank's share)
+    out=$(timeout 600 mpirun -np 2 build/mpi/ddp_fashion --model cnn --lr 0.05 --workers 2 --max-steps 80 --expect 0.5 2>&1); rc=$?
+    check "examples/ddp_fashion --model cnn --workers 2 on 2 ranks learns (exit $rc)" '[ $rc -eq 0 ] && echo "$out" | grep -q "80 steps in .* over 2 ranks"'
+    [ $rc -eq 0 ] || echo "$out" | tail -10
+    # the Python example (torch's DDP tutorial pattern), briefly, with a worker per rank
+    out=$(TENSOR_LIB="$PWD/lib/libtensor_mpi.so" timeout 600 mpirun -np 2 "$PY" examples/ddp_fashion.py --max-steps 80 --workers 1 --expect 0.5 2>&1); rc=$?
+    check "examples/ddp_fashion.py on 2 ranks learns (exit $rc)" '[ $rc -eq 0 ] && echo "$out" | grep -q "80 steps in .* over 2 ranks"'
+    [ $rc -eq 0 ] || echo "$out" | tail -10
+fi
 echo "$p passed, $f failed"
 [ $f -eq 0 ]

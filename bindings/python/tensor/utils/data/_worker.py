@@ -12,8 +12,11 @@ results on the loader's shared data queue:
   iterable dataset), acknowledged with ``_ResumeIteration`` on the data queue;
 - ``None``: exit.
 
-Results travel pickled in the worker (tensors as raw bytes: shape, dtype, data; see
-``Tensor.__reduce_ex__``) and are unpickled by the loader. An exception in a worker comes
+Results are pickled in the worker with multiprocessing's ForkingPickler, where
+tensor.multiprocessing registered how tensors travel: a batch tensor's storage moves into
+shared memory and only its file descriptor and view cross (the data is never pickled or
+copied through the queue); the loader maps the same pages as it unpickles, as torch's
+file_descriptor strategy does. An exception in a worker comes
 back as an ``_ExceptionWrapper`` holding its class and the worker's formatted traceback,
 re-raised in the main process as torch does. A worker exits when its parent is gone.
 """
@@ -23,6 +26,9 @@ import queue
 import random
 import sys
 import traceback
+from multiprocessing.reduction import ForkingPickler
+
+from ... import multiprocessing as _tmp  # noqa: F401  (registers how tensors cross: shared memory)
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -109,13 +115,49 @@ class _KeyErrorMessage(str):
 
 def _put(data_queue, item, worker_id):
     """Pickle here (in the worker's thread, not the queue's feeder thread) so that a batch
-    that cannot be pickled comes back as that error."""
+    that cannot be pickled comes back as that error. ForkingPickler: tensors go by shared
+    memory (tensor.multiprocessing's reductions)."""
     try:
-        payload = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = bytes(ForkingPickler.dumps(item, pickle.HIGHEST_PROTOCOL))
     except Exception:
         idx = item[0] if isinstance(item, tuple) else None
         payload = pickle.dumps((idx, _ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")))
     data_queue.put(payload)
+
+
+def _generate_state(base_seed, worker_id):
+    """NumPy's seed for a worker: torch's _generate_state (a SeedSequence-like hash of the
+    worker id and base seed into four 32-bit words), so np.random in a worker draws what it
+    draws under torch."""
+    INIT_A, MULT_A, INIT_B, MULT_B = 0x43b0d7e5, 0x931e8875, 0x8b51f9dd, 0x58f38ded
+    MIX_MULT_L, MIX_MULT_R, XSHIFT, MASK32 = 0xca01f9dd, 0x4973f715, 16, 0xFFFFFFFF
+    entropy = [worker_id, base_seed & MASK32, base_seed >> 32, 0]
+    hash_const_a = INIT_A
+
+    def hash_(value):
+        nonlocal hash_const_a
+        value = (value ^ hash_const_a) & MASK32
+        hash_const_a = (hash_const_a * MULT_A) & MASK32
+        value = (value * hash_const_a) & MASK32
+        return (value ^ (value >> XSHIFT)) & MASK32
+
+    def mix(x, y):
+        result = ((MIX_MULT_L * x) & MASK32) - ((MIX_MULT_R * y) & MASK32)
+        result &= MASK32
+        return (result ^ (result >> XSHIFT)) & MASK32
+
+    pool = [hash_(e) for e in entropy]
+    for i_src in range(4):
+        for i_dst in range(4):
+            if i_src != i_dst:
+                pool[i_dst] = mix(pool[i_dst], hash_(pool[i_src]))
+    hash_const_b, state = INIT_B, []
+    for v in pool:
+        v = (v ^ hash_const_b) & MASK32
+        hash_const_b = (hash_const_b * MULT_B) & MASK32
+        v = (v * hash_const_b) & MASK32
+        state.append((v ^ (v >> XSHIFT)) & MASK32)
+    return state
 
 
 class _Fetcher:
@@ -149,7 +191,7 @@ class _Fetcher:
 
 
 def _worker_loop(dataset, iterable, auto_collation, collate_fn, batch_size, drop_last, fetch_indices, index_queue,
-                 data_queue, seed, worker_id, num_workers, worker_init_fn, parent_pid):
+                 data_queue, base_seed, worker_id, num_workers, worker_init_fn, parent_pid):
     global _worker_info
     try:
         import signal
@@ -158,11 +200,12 @@ def _worker_loop(dataset, iterable, auto_collation, collate_fn, batch_size, drop
         pass
     from ... import _factories
     _factories.set_num_threads(1)       # as torch: no OpenMP pool per worker (and none inherited over fork)
-    _factories.manual_seed(seed)
+    seed = base_seed + worker_id           # torch's seeding: random and torch by the seed, NumPy by a hash
     random.seed(seed)
+    _factories.manual_seed(seed)
     try:
         import numpy
-        numpy.random.seed(seed % (1 << 32))
+        numpy.random.seed(_generate_state(base_seed, worker_id))
     except ImportError:
         pass
     _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)

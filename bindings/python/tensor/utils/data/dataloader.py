@@ -7,8 +7,9 @@ batches per worker in flight, batches returned in the sampler's order, ``worker_
 and ``get_worker_info()`` in the workers, each worker seeded with ``base_seed + id``
 (tensor, ``random`` and NumPy generators), an exception in a worker re-raised here with
 the worker's traceback, a worker that dies or a ``timeout`` reported as RuntimeError, and
-``persistent_workers`` kept across epochs. Batches cross the process boundary pickled,
-tensors as raw bytes (see ``_worker.py``). ``pin_memory`` is accepted (CPU memory).
+````persistent_workers`` kept across epochs. Batch tensors cross the process boundary as
+shared memory (tensor.multiprocessing's reductions: the storage's file descriptor, never
+the data; see ``_worker.py``). ``pin_memory`` is accepted (CPU memory).
 
 A ``TensorDataset`` (or ``Subset`` of one) with the default collate is batched by one
 ``index_select`` per tensor, which gives exactly the stacked samples.
@@ -143,7 +144,7 @@ class _MultiProcessIter:
                 w = ctx.Process(target=_worker._worker_loop, daemon=True,
                                 args=(loader.dataset, self._iterable, loader._auto_collation, loader.collate_fn,
                                       loader.batch_size, loader.drop_last, fetch, iq, self._data_queue,
-                                      base_seed + i, i, self._num_workers, loader.worker_init_fn, os.getpid()))
+                                      base_seed, i, self._num_workers, loader.worker_init_fn, os.getpid()))
                 w.start()
                 self._index_queues.append(iq)
                 self._workers.append(w)
