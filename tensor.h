@@ -367,7 +367,7 @@ TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype d
 /* base ** linspace(start, end, steps), computed as PyTorch's CPU kernel: an integral dtype
    truncates start and end first and each power after. */
 TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype);
-TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m < 0 means m = n */
+TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m = TN_NONE (or -1) means m = n; other negatives are PyTorch's error */
 /* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
    in row-major order, the elements with column - row <= offset (>= offset for triu);
    dtype int64 or int32 (torch.tril_indices / triu_indices; PyTorch's default offset is 0). */
@@ -518,7 +518,8 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
 
-/* Gathering and scattering; index tensors are int64 (int32 accepted). Results are new tensors. */
+/* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
+   index_select takes it). Results are new tensors. */
 TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index);
 TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index);
 TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
@@ -5319,7 +5320,9 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
 }
 
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
-    if (m < 0) m = n;
+    if (n < 0) return (tn_tensor *)tn__error("tn_eye: n must be greater or equal to 0, got %lld", (long long)n);
+    if (m == TN_NONE || m == -1) m = n;
+    if (m < 0) return (tn_tensor *)tn__error("tn_eye: m must be greater or equal to 0, got %lld", (long long)m);
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;
@@ -6483,6 +6486,8 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
 /* Shared checks of gather/scatter: index has t's ndim and fits inside `bound` (t, or
    src for scatter) on every dim but `d`. */
 static int tn__check_gather_shapes(const char *fn, tn_tensor *t, tn_tensor *index, int d, tn_tensor *src) {
+    if (index->dtype != TN_I64)   /* PyTorch takes only int64 here (index_select also takes int32) */
+        return TN__FAIL_INT("%s: Expected dtype int64 for index, got %s", fn, tn_dtype_name(index->dtype));
     if (index->ndim != t->ndim && !(index->ndim <= 1 && t->ndim <= 1))
         return TN__FAIL_INT("%s: index tensor must have the same number of dimensions as input tensor (index %s, input %s)", fn, TN__SHAPE(index), TN__SHAPE(t));
     for (int i = 0; i < index->ndim && i < t->ndim; i++) {
@@ -14214,8 +14219,9 @@ static tn_tensor *tn__pool_input(const char *fn, tn_tensor *x, int nsp) {
     if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input")) return NULL;
-    for (int d = x->ndim - nsp; d < x->ndim; d++)
-        if (x->shape[d] == 0) return (tn_tensor *)tn__error("%s: expected input %s to have non-zero spatial sizes", fn, TN__SHAPE(x));
+    for (int d = x->ndim == nsp + 2 ? 1 : 0; d < x->ndim; d++)   /* every non-batch dim, channels too (as PyTorch) */
+        if (x->shape[d] == 0)
+            return (tn_tensor *)tn__error("%s: Expected input's non-batch dimensions to have positive length, but input has a shape of %s and non-batch dimension %d has length zero", fn, TN__SHAPE(x), d);
     tn_tensor *x4 = x->ndim == nsp + 2 ? x : tn_unsqueeze(x, 0);
     return nsp == 1 ? tn_unsqueeze(x4, 2) : x4;
 }

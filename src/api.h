@@ -354,7 +354,7 @@ TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype d
 /* base ** linspace(start, end, steps), computed as PyTorch's CPU kernel: an integral dtype
    truncates start and end first and each power after. */
 TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype);
-TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m < 0 means m = n */
+TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m = TN_NONE (or -1) means m = n; other negatives are PyTorch's error */
 /* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
    in row-major order, the elements with column - row <= offset (>= offset for triu);
    dtype int64 or int32 (torch.tril_indices / triu_indices; PyTorch's default offset is 0). */
@@ -505,7 +505,8 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
 
-/* Gathering and scattering; index tensors are int64 (int32 accepted). Results are new tensors. */
+/* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
+   index_select takes it). Results are new tensors. */
 TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index);
 TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index);
 TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);

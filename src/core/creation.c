@@ -371,7 +371,9 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
 }
 
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
-    if (m < 0) m = n;
+    if (n < 0) return (tn_tensor *)tn__error("tn_eye: n must be greater or equal to 0, got %lld", (long long)n);
+    if (m == TN_NONE || m == -1) m = n;
+    if (m < 0) return (tn_tensor *)tn__error("tn_eye: m must be greater or equal to 0, got %lld", (long long)m);
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;

@@ -81,6 +81,8 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
 /* Shared checks of gather/scatter: index has t's ndim and fits inside `bound` (t, or
    src for scatter) on every dim but `d`. */
 static int tn__check_gather_shapes(const char *fn, tn_tensor *t, tn_tensor *index, int d, tn_tensor *src) {
+    if (index->dtype != TN_I64)   /* PyTorch takes only int64 here (index_select also takes int32) */
+        return TN__FAIL_INT("%s: Expected dtype int64 for index, got %s", fn, tn_dtype_name(index->dtype));
     if (index->ndim != t->ndim && !(index->ndim <= 1 && t->ndim <= 1))
         return TN__FAIL_INT("%s: index tensor must have the same number of dimensions as input tensor (index %s, input %s)", fn, TN__SHAPE(index), TN__SHAPE(t));
     for (int i = 0; i < index->ndim && i < t->ndim; i++) {

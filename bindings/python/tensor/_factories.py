@@ -41,6 +41,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    if m is not None and _int(m, "eye", "m") < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _finish(_wrap(lib.tn_eye(_int(n, "eye", "n"), -1 if m is None else _int(m, "eye", "m"), _dt(dtype)._code)),
                    device, requires_grad)
 

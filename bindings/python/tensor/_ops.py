@@ -1238,6 +1238,8 @@ Tensor.bernoulli_ = _bernoulli_
 
 # --------------------------------------------------------------------------- joining and splitting
 def _tensor_list(tensors, fn):
+    if isinstance(tensors, Tensor):   # a tuple or list of tensors, not a tensor to iterate (PyTorch's TypeError)
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     ts = list(tensors)
     for t in ts:
         if not isinstance(t, Tensor):
