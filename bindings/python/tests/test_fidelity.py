@@ -502,9 +502,7 @@ def _error_input_counts():
 
 # error inputs still accepted, each with its reason
 KNOWN_ACCEPTED = {
-    "gather: 'unsupported operation'":       # out [1] aliasing the index only after PyTorch resizes it to [2]
-        1,
-    "index_select: 'unsupported operation'": # an expanded (stride 0) out that PyTorch refuses before resizing
+    "index_select: 'unsupported operation'": # an expanded (stride 0) out that PyTorch refuses before resizing it
         1,
 }
 
@@ -512,7 +510,7 @@ KNOWN_ACCEPTED = {
 @pytest.mark.filterwarnings("ignore")
 def test_opinfo_error_inputs_raise():
     """PyTorch's own error inputs (OpInfo error_inputs) for every op the package has: each
-    raises. Before this work 41 of 321 did not raise; now only the KNOWN_ACCEPTED ones."""
+    raises. Before this work 43 of 311 did not raise; now only the KNOWN_ACCEPTED one."""
     raised, missed = _error_input_counts()
     counts = {}
     for m in missed:
