@@ -366,7 +366,10 @@ TNDEF tn_tensor *tn_scalar_bool(bool value);    /* a Python bool */
 /* [start, end) by step. dtype as PyTorch infers it is the caller's choice here. */
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
-TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m < 0 means m = n */
+/* base ** linspace(start, end, steps), computed as PyTorch's CPU kernel: an integral dtype
+   truncates start and end first and each power after. */
+TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype);
+TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m = TN_NONE (or -1) means m = n; other negatives are PyTorch's error */
 /* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
    in row-major order, the elements with column - row <= offset (>= offset for triu);
    dtype int64 or int32 (torch.tril_indices / triu_indices; PyTorch's default offset is 0). */
@@ -525,7 +528,8 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
 
-/* Gathering and scattering; index tensors are int64 (int32 accepted). Results are new tensors. */
+/* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
+   index_select takes it). Results are new tensors. */
 TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index);
 TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index);
 TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
@@ -568,6 +572,9 @@ TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn
 TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
 TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value);
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value);
+/* masked_fill with a 0-d tensor value (cast to t's dtype): the gradient reaches value too. */
+TNDEF tn_tensor *tn_masked_fill_tensor(tn_tensor *t, tn_tensor *mask, tn_tensor *value);
+TNDEF tn_tensor *tn_masked_fill_tensor_(tn_tensor *t, tn_tensor *mask, tn_tensor *value);
 TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask);   /* 1-D */
 /* t (broadcast with the bool mask) with the positions where mask is true filled, in
    row-major order, from source's leading elements (source has t's dtype and at least as
@@ -1131,7 +1138,7 @@ TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices);
 TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices);
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim);   /* log(cumsum(exp(x))) without overflow; floating */
-TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d */
+TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x, as PyTorch) */
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
@@ -3229,7 +3236,7 @@ typedef struct tn_backend {
        ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf), POLYGAMMA (n),
        LOGIT (eps; negative: none). FREXP_EXPONENT gives the exponent in x's float dtype. */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
-    /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
+    /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (0 where b <= alpha, else a: relu's
        backward in one pass, floating only; autograd uses it when not recording). */
     int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
     int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);
@@ -4451,7 +4458,7 @@ static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
 /* Autograd recording, used by every differentiable op; the engine is section 11. */
 #define TN__GRAD_OPS(X) \
     X(G_UNARY, "") X(G_BINARY, "") X(G_TERNARY, "") X(G_SUM, "SumBackward0") X(G_MEAN, "MeanBackward0") \
-    X(G_PROD, "ProdBackward0") X(G_AMAX, "AmaxBackward0") X(G_AMIN, "AminBackward0") X(G_MAX_DIM, "MaxBackward0") \
+    X(G_PROD, "ProdBackward0") X(G_CLAMP, "ClampBackward0") X(G_AMAX, "AmaxBackward0") X(G_AMIN, "AminBackward0") X(G_MAX_DIM, "MaxBackward0") \
     X(G_MIN_DIM, "MinBackward0") X(G_MEDIAN, "MedianBackward0") X(G_CUMSUM, "CumsumBackward0") X(G_CUMPROD, "CumprodBackward0") \
     X(G_LOGCUMSUMEXP, "LogcumsumexpBackward0") \
     X(G_SOFTMAX, "SoftmaxBackward0") X(G_LOG_SOFTMAX, "LogSoftmaxBackward0") X(G_SORT, "SortBackward0") \
@@ -4521,6 +4528,9 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out);
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out);
 /* Give t's node PyTorch's name for the op the user called (a composite's last node). */
 static tn_tensor *tn__grad_name(tn_tensor *t, const char *name);
+/* Record r (fresh, no history) as PyTorch's node `name` over x whose gradient is zeros, or
+   none at all (undefined: x.grad stays None), as bernoulli and norm(x, 0) (section 11). */
+static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *name, bool zeros);
 /* The opening of every in-place op: tn__inplace_begin gives -1 (refused: an error), 0 (run the
    plain in-place path) or 1 (autograd must see it: a scope is open and *x0 is a clone of x);
    then the op returns tn__inplace_end(fn, x, its out-of-place form computed from *x0), which
@@ -5447,41 +5457,142 @@ TNDEF tn_tensor *tn_scalar_int(int64_t value) {
 }
 TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS("tn_scalar_tensor", tn__scalar_tensor_impl(value, dtype)); }
 
+/* PyTorch's CPU kernels of arange and linspace fill a contiguous result two 32-byte vectors
+   at a time (AVX2) and the tail one element at a time: a vector's first element comes from
+   the scalar formula f(i), the others from it plus k steps. The values differ from f(i + k)
+   in the last bit (floats) or by truncation (integers), so they are computed the same way
+   here: lanes(dtype) elements per vector, vectors in pairs. Its compiler fuses the scalar
+   formula's multiply-add (and arange's lanes'), hence fma() where it rounds once. */
+/* linspace/logspace's start or end in an integral dtype: truncated, and PyTorch's overflow
+   error where it does not fit (uint8 takes -255..-1 as an int does: modulo 256) */
+static int tn__range_end(const char *fn, double v, tn_dtype dtype, double *out) {
+    const double lo = dtype == TN_U8 ? -255 : dtype == TN_I32 ? -2147483648.0 : -9223372036854775808.0;
+    const double hi = dtype == TN_U8 ? 255 : dtype == TN_I32 ? 2147483647.0 : 9223372036854774784.0;
+    if (!(v >= lo && v <= hi)) return TN__FAIL_INT("%s: value cannot be converted to type %s without overflow (got %g)", fn, tn_dtype_name(dtype), v);
+    v = trunc(v);
+    *out = dtype == TN_U8 && v < 0 ? v + 256 : v;
+    return 0;
+}
+static int64_t tn__range_lanes(tn_dtype dtype) { return 32 / (int64_t)tn_dtype_size(dtype); }
+static bool tn__range_vector(int64_t i, int64_t n, int64_t lanes) { return i < n - n % (2 * lanes); }
+
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
     if (tn__check_cpu_dtype_arg("tn_arange", dtype)) return NULL;
-    if (step == 0 || step != step) return (tn_tensor *)tn__error("tn_arange: step must be nonzero");
-    if (!isfinite(start) || !isfinite(end)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
-    if ((step > 0 && end < start) || (step < 0 && end > start))
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for 'Bool'");
+    const bool integral = !tn_dtype_is_floating(dtype);
+    /* an integral result takes start, end and step truncated to int64 first (PyTorch's
+       accumulate type): arange(0, 5, 1.5, dtype=int64) steps by 1 */
+    double xs = start, xe = end, xst = step;
+    if (integral) {
+        if (!isfinite(start) || !isfinite(end)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
+        if (step != step || fabs(step) >= 9.2e18 || fabs(start) >= 9.2e18 || fabs(end) >= 9.2e18)
+            return (tn_tensor *)tn__error("tn_arange: start, end and step must fit in int64 for an integral dtype");
+        xs = trunc(start); xe = trunc(end); xst = trunc(step);
+    }
+    if (xst == 0 || xst != xst) return (tn_tensor *)tn__error("tn_arange: step must be nonzero");
+    if (!isfinite(xs) || !isfinite(xe)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
+    if ((xst > 0 && xe < xs) || (xst < 0 && xe > xs))
         return (tn_tensor *)tn__error("tn_arange: upper bound and larger bound inconsistent with step sign (start %g, end %g, step %g)", start, end, step);
-    double nd = ceil((end - start) / step);
+    double nd;
+    if (dtype == TN_I64) { /* int64: exact integer arithmetic, ceil of an integer quotient */
+        int64_t s = (int64_t)xs, e = (int64_t)xe, st = (int64_t)xst, sgn = st > 0 ? 1 : -1;
+        nd = (double)((e - s + st - sgn) / st);
+    } else {
+        nd = ceil((end - start) / step);   /* the other dtypes: from the values as given */
+    }
     if (nd > 9e15) return (tn_tensor *)tn__error("tn_arange: too many elements (%g)", nd);
-    int64_t n = (int64_t)nd;
+    int64_t n = nd > 0 ? (int64_t)nd : 0;
     tn_tensor *t = tn__new_checked("tn_arange", &n, 1, dtype);
     if (!t) return NULL;
     tn_tensor *tmp = tn__new(TN_F64, TN_CPU, &n, 1);
     if (!tmp) { tn_release(t); return NULL; }
-    for (int64_t i = 0; i < n; i++) ((double *)tmp->storage->data)[i] = start + (double)i * step;
+    double *v = (double *)tmp->storage->data;
+    const int64_t lanes = tn__range_lanes(dtype);
+    for (int64_t i = 0; i < n; i++) {
+        if (integral) { v[i] = xs + (double)i * xst; continue; }   /* exact in int64 (and in double up to 2^53) */
+        const int64_t i0 = tn__range_vector(i, n, lanes) ? i - i % lanes : i;
+        const double b = fma(xst, (double)i0, xs);
+        if (i == i0) v[i] = dtype == TN_F32 ? (float)b : b;
+        else if (dtype == TN_F32) v[i] = (float)fma((double)(i - i0), xst, (double)(float)b);
+        else v[i] = fma((double)(i - i0), xst, b);
+    }
     tn__cpu_copy(t, tmp);
     tn_release(tmp);
     return tn__own(t);
 }
 
+/* linspace's value i: from start in the first half, from end in the second (both ends exact) */
+#define TN__LINSPACE_AT(FMA, T, i) ((i) < half ? FMA(st, (T)(i), s) : FMA(-st, (T)(steps - (i) - 1), e))
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype) {
     if (steps < 0) return (tn_tensor *)tn__error("tn_linspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_linspace", dtype)) return NULL;
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_linspace: \"linspace_cpu\" not implemented for 'Bool'");
+    double s0 = start, e0 = end;
+    if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_linspace", start, dtype, &s0) || tn__range_end("tn_linspace", end, dtype, &e0))) return NULL;
     tn_tensor *t = tn__new_checked("tn_linspace", &steps, 1, dtype);
     tn_tensor *tmp = t ? tn__new(TN_F64, TN_CPU, &steps, 1) : NULL;
     if (!tmp) { tn_release(t); return NULL; }
-    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0, *v = (double *)tmp->storage->data;
-    for (int64_t i = 0; i < steps; i++) /* symmetric, as PyTorch: both ends exact */
-        v[i] = steps == 1 ? start : i < steps / 2 ? start + step * (double)i : end - step * (double)(steps - 1 - i);
+    double *v = (double *)tmp->storage->data;
+    const int64_t half = steps / 2, lanes = tn__range_lanes(dtype);
+    if (steps == 1) {
+        v[0] = s0;
+    } else if (dtype == TN_F32) { /* float arithmetic throughout, as PyTorch's float kernel */
+        const float s = (float)start, e = (float)end, st = (e - s) / (float)(steps - 1);
+        for (int64_t i = 0; i < steps; i++) {
+            const int64_t i0 = tn__range_vector(i, steps, lanes) ? i - i % lanes : i;
+            const float b = TN__LINSPACE_AT(fmaf, float, i0), k = (float)(i - i0) * st;
+            v[i] = i == i0 ? b : (float)(b + k);
+        }
+    } else if (dtype == TN_F64) {
+        const double s = start, e = end, st = (e - s) / (double)(steps - 1);
+        for (int64_t i = 0; i < steps; i++) {
+            const int64_t i0 = tn__range_vector(i, steps, lanes) ? i - i % lanes : i;
+            const double b = TN__LINSPACE_AT(fma, double, i0), k = (double)(i - i0) * st;
+            v[i] = i == i0 ? b : b + k;
+        }
+    } else { /* integral: start and end truncated first, a double step, each value truncated */
+        const double s = s0, e = e0, st = (e - s) / (double)(steps - 1);
+        for (int64_t i = 0; i < steps; i++) {
+            const int64_t i0 = tn__range_vector(i, steps, lanes) ? i - i % lanes : i;
+            const double b = trunc(TN__LINSPACE_AT(fma, double, i0)), k = (double)(i - i0) * st;
+            v[i] = i == i0 ? b : trunc(b + k);
+        }
+    }
+    tn__cpu_copy(t, tmp);
+    tn_release(tmp);
+    return tn__own(t);
+}
+#undef TN__LINSPACE_AT
+
+TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype) {
+    if (steps < 0) return (tn_tensor *)tn__error("tn_logspace: number of steps must be non-negative, got %lld", (long long)steps);
+    if (tn__check_cpu_dtype_arg("tn_logspace", dtype)) return NULL;
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_logspace: \"logspace_cpu\" not implemented for 'Bool'");
+    double s = start, e = end;
+    if (dtype == TN_F32) { s = (float)start; e = (float)end; }
+    else if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_logspace", start, dtype, &s) || tn__range_end("tn_logspace", end, dtype, &e))) return NULL;
+    tn_tensor *t = tn__new_checked("tn_logspace", &steps, 1, dtype);
+    tn_tensor *tmp = t ? tn__new(TN_F64, TN_CPU, &steps, 1) : NULL;
+    if (!tmp) { tn_release(t); return NULL; }
+    double *v = (double *)tmp->storage->data;
+    /* the step in double from the ends in the result's type (float32 ends subtract in float) */
+    const double st = steps > 1 ? (dtype == TN_F32 ? (double)((float)e - (float)s) : e - s) / (double)(steps - 1) : 0;
+    const int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; i++) {
+        double p = steps == 1 ? pow(base, start) : i < half ? pow(base, s + st * (double)i) : pow(base, e - st * (double)(steps - i - 1));
+        if (dtype == TN_F32) p = (float)p;
+        else if (!tn_dtype_is_floating(dtype)) p = trunc(p);
+        v[i] = p;
+    }
     tn__cpu_copy(t, tmp);
     tn_release(tmp);
     return tn__own(t);
 }
 
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
-    if (m < 0) m = n;
+    if (n < 0) return (tn_tensor *)tn__error("tn_eye: n must be greater or equal to 0, got %lld", (long long)n);
+    if (m == TN_NONE || m == -1) m = n;
+    if (m < 0) return (tn_tensor *)tn__error("tn_eye: m must be greater or equal to 0, got %lld", (long long)m);
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;
@@ -5990,7 +6101,9 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
     /* PyTorch's CPU kernel draws bernoulli_distribution<float> (a float uniform) for a float32 p */
     const tn_dtype ud = p->device == TN_CPU && tn__gen_mt(gen) && p->dtype == TN_F32 ? TN_F32 : TN_F64;
     tn_tensor *u = tn__random("tn_bernoulli", UNIFORM, p->shape, p->ndim, ud, gen, 0, 1, 0, 0, p->device);
-    tn_tensor *r = tn_keep(tn_to_dtype(tn_lt(u, p), p->dtype));
+    tn_tensor *r = tn_to_dtype(tn_lt(u, p), p->dtype);
+    r = tn__zero_grad_node(r, p, "BernoulliBackward0", true);   /* p's gradient: zeros, as PyTorch */
+    r = tn_keep(r);
     tn_scope_end();
     return r;
 }
@@ -6638,10 +6751,12 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
     os[d] = tn_numel(idx);
     ss[d] = 0;
     is[d] = 1;
-    tn_tensor *out = tn__new(t->dtype, t->device, os, t->ndim ? nd : index->ndim);
-    if (out && t->ndim == 0) { /* keep PyTorch's shape: a 0-d input gives the index's shape */
-        out->ndim = index->ndim;
+    if (t->ndim == 0 && os[0] == 0) { /* nothing selected from a 0-d input: PyTorch's 0-d result, here t's value */
+        tn_release(idx);
+        return tn__grad_name(tn_clone(t), "IndexSelectBackward0");
     }
+    tn_tensor *out = tn__new(t->dtype, t->device, os, nd);
+    if (out && t->ndim == 0) out->ndim = 0;   /* a 0-d input gives a 0-d result, as PyTorch (self[index[0]]) */
     tn_tensor src = tn__restrided(t, os, ss, nd), iv = tn__restrided(idx, os, is, nd), dstv;
     if (out) {
         dstv = tn__restrided(out, os, out->strides, nd);
@@ -6657,6 +6772,8 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
 /* Shared checks of gather/scatter: index has t's ndim and fits inside `bound` (t, or
    src for scatter) on every dim but `d`. */
 static int tn__check_gather_shapes(const char *fn, tn_tensor *t, tn_tensor *index, int d, tn_tensor *src) {
+    if (index->dtype != TN_I64)   /* PyTorch takes only int64 here (index_select also takes int32) */
+        return TN__FAIL_INT("%s: Expected dtype int64 for index, got %s", fn, tn_dtype_name(index->dtype));
     if (index->ndim != t->ndim && !(index->ndim <= 1 && t->ndim <= 1))
         return TN__FAIL_INT("%s: index tensor must have the same number of dimensions as input tensor (index %s, input %s)", fn, TN__SHAPE(index), TN__SHAPE(t));
     for (int i = 0; i < index->ndim && i < t->ndim; i++) {
@@ -6979,6 +7096,33 @@ static tn_tensor *tn__masked_fill__impl(tn_tensor *t, tn_tensor *mask, double va
     return rc ? NULL : t;
 }
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) { return tn__grad_name(TN__AS("tn_masked_fill_", tn__masked_fill__impl(t, mask, value)), "MaskedFillBackward0"); }
+
+static tn_tensor *tn__masked_fill_tensor_impl(tn_tensor *t, tn_tensor *mask, tn_tensor *value) {
+    TN__CHECK_NULL(t, mask, value);
+    if (tn__check_mask("tn_masked_fill", mask)) return NULL;
+    if (value->ndim != 0)
+        return (tn_tensor *)tn__error("tn_masked_fill: only supports a 0-dimensional value tensor, but got tensor with %d dimension(s)", value->ndim);
+    tn_scope_begin();
+    tn_tensor *v = tn_to_dtype(value, t->dtype); /* differentiable: value's gradient is the masked sum */
+    tn_tensor *w = v ? tn_where(mask, v, t) : NULL;
+    tn_tensor *r = tn_keep(w ? tn_to_dtype(w, t->dtype) : NULL);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_masked_fill_tensor(tn_tensor *t, tn_tensor *mask, tn_tensor *value) { return tn__grad_name(TN__AS("tn_masked_fill", tn__masked_fill_tensor_impl(t, mask, value)), "MaskedFillBackward1"); }
+
+static tn_tensor *tn__masked_fill_tensor__impl(tn_tensor *t, tn_tensor *mask, tn_tensor *value) {
+    TN__CHECK_NULL(t, mask, value);
+    tn_tensor *x0;
+    int m = tn__inplace_begin("tn_masked_fill_", t, &value, 1, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_masked_fill_", t, tn_masked_fill_tensor(x0, mask, value));
+    tn_scope_begin();
+    tn_tensor *r = tn_masked_fill_tensor(t, mask, value);
+    int rc = r ? tn__copy_into("tn_masked_fill_", t, r) : -1;
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_masked_fill_tensor_(tn_tensor *t, tn_tensor *mask, tn_tensor *value) { return tn__grad_name(TN__AS("tn_masked_fill_", tn__masked_fill_tensor__impl(t, mask, value)), "MaskedFillBackward1"); }
 
 TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask) {
     TN__CHECK_NULL(t, mask);
@@ -8274,7 +8418,7 @@ static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case LE: TN__MAP2(bool, float, a <= b); break;
     case GT: TN__MAP2(bool, float, a > b); break;
     case GE: TN__MAP2(bool, float, a >= b); break;
-    case THRESHOLD_BACKWARD: TN__MAP2(float, float, b > alpha ? a : (float)0); break;
+    case THRESHOLD_BACKWARD: TN__MAP2(float, float, b <= alpha ? (float)0 : a); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* TN__DEFINE_BINARY_FLOAT(double, f64, ): the template in src/ops/kernels.c */
@@ -8309,7 +8453,7 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case LE: TN__MAP2(bool, double, a <= b); break;
     case GT: TN__MAP2(bool, double, a > b); break;
     case GE: TN__MAP2(bool, double, a >= b); break;
-    case THRESHOLD_BACKWARD: TN__MAP2(double, double, b > alpha ? a : (double)0); break;
+    case THRESHOLD_BACKWARD: TN__MAP2(double, double, b <= alpha ? (double)0 : a); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 
@@ -9140,12 +9284,18 @@ static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor 
     TN__CHECK_NULL(x);
     if (!min && !max) return (tn_tensor *)tn__error("tn_clamp_tensor: at least one of min and max must be given");
     tn_scope_begin();
+    tn_no_grad_begin();   /* the value: minimum(maximum(x, min), max); the gradient is PyTorch's clamp_backward below */
     tn_tensor *r = x;
     if (min) r = tn_maximum(r, min);
     if (max && r) r = tn_minimum(r, max);
+    if (r == x) r = tn_clone(x);
+    tn_no_grad_end();
     r = tn_keep(r);
     tn_scope_end();
-    return r;
+    tn_tensor *ins[3] = {x, min, max};
+    tn_node *nd = r ? tn__node_new(G_CLAMP, 0, ins, 3) : NULL;
+    for (int k = 0; k < 3; k++) tn__node_save(nd, ins[k]);
+    return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
 TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn_clamp(x, min, INFINITY)), "ClampMinBackward0"); }
@@ -9466,6 +9616,11 @@ static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, 
         memcpy(out->shape, shape, sizeof shape);
         tn__contiguous_strides(shape, nd, out->strides);
     }
+    if (out && (op == ALL || op == ANY) && x->dtype == TN_U8) { /* uint8 in, uint8 out: PyTorch keeps this (2025 too) */
+        tn_tensor *u = tn__copy_as(out, TN_U8, out->device);
+        tn_release(out);
+        out = u;
+    }
     return out;
 }
 
@@ -9495,8 +9650,14 @@ TNDEF tn_tensor *tn_prod(tn_tensor *x) { return tn__reduce("tn_prod", PROD, x, N
 TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
-TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__grad_name(tn__reduce("tn_max", MAX, x, NULL, 0, false), "MaxBackward1"); }
-TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__grad_name(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
+/* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
+   NaNs when the result is NaN (amax's backward gives NaN everywhere then) */
+static tn_tensor *tn__evenly(tn_tensor *r, const char *name) {
+    if (r && r->grad_fn) r->grad_fn->d[0] = 1;
+    return tn__grad_name(r, name);
+}
+TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__evenly(tn__reduce("tn_max", MAX, x, NULL, 0, false), "MaxBackward1"); }
+TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__evenly(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
 TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
@@ -9567,7 +9728,8 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     tn_tensor *a = tn_abs(x), *r;
     if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, keepdim);
     else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
-    else if (p == 0) r = tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype);
+    else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
+        r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype), x, "NormBackward1", false);
     else if (p == 1) r = tn_sum_dims(a, dims, n, keepdim);
     else { /* (sum |x|^p)^(1/p), with a zero gradient where the norm is 0 (as PyTorch), not inf * 0 */
         tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, keepdim);
@@ -14403,8 +14565,9 @@ static tn_tensor *tn__pool_input(const char *fn, tn_tensor *x, int nsp) {
     if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input")) return NULL;
-    for (int d = x->ndim - nsp; d < x->ndim; d++)
-        if (x->shape[d] == 0) return (tn_tensor *)tn__error("%s: expected input %s to have non-zero spatial sizes", fn, TN__SHAPE(x));
+    for (int d = x->ndim == nsp + 2 ? 1 : 0; d < x->ndim; d++)   /* every non-batch dim, channels too (as PyTorch) */
+        if (x->shape[d] == 0)
+            return (tn_tensor *)tn__error("%s: Expected input's non-batch dimensions to have positive length, but input has a shape of %s and non-batch dimension %d has length zero", fn, TN__SHAPE(x), d);
     tn_tensor *x4 = x->ndim == nsp + 2 ? x : tn_unsqueeze(x, 0);
     return nsp == 1 ? tn_unsqueeze(x4, 2) : x4;
 }
@@ -18438,6 +18601,21 @@ static tn_tensor *tn__zeros_meta(const tn__meta *m, tn_dtype dtype) {
     tn_tensor *z = tn_zeros(m->shape, m->ndim, dtype);
     return m->device == TN_CPU ? z : tn_to(z, m->device);
 }
+static int tn__zeros_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    gin[0] = tn__zeros_meta(&n->in[0], g->dtype);
+    return gin[0] ? 0 : -1;
+}
+static int tn__undefined_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)n; (void)g; (void)nin; (void)user;
+    gin[0] = NULL;
+    return 0;
+}
+static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *name, bool zeros) {
+    tn_node *nd = r ? tn__node_new(G_CUSTOM, 0, &x, 1) : NULL;
+    if (nd) { nd->name = name; nd->custom_bw = zeros ? tn__zeros_bw : tn__undefined_bw; }
+    return tn__node_attach(nd, r);
+}
 
 /* g summed over the dims it was broadcast along, to the input's shape. */
 static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m) {
@@ -18537,7 +18715,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
                 gin[0] = tn__grad_binary("relu backward", THRESHOLD_BACKWARD, g, x, 0);   /* one pass, no mask */
                 return 0;
             }
-            d = tn__mask_as(tn_gt_scalar(x, 0), g);   /* recording (create_graph): differentiable ops */
+            d = tn__mask_as(tn_logical_not(tn_le_scalar(x, 0)), g);   /* recording (create_graph): differentiable ops */
             break;
         case CLAMP: d = tn__mask_as(tn_logical_and(tn_ge_scalar(x, n->d[0]), tn_le_scalar(x, n->d[1])), g); break;
         case EXP: d = tn__saved_output(n, x); break;                 /* x is the result y here */
@@ -18587,10 +18765,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case LEAKY_RELU: d = tn_where(tn_gt_scalar(x, 0), tn_ones_like(g), tn_full_like(g, n->d[0])); break;
         case ELU: { /* scale (x > 0), else scale alpha input_scale exp(x input_scale) */
             tn_tensor *neg = tn_mul_scalar(tn_exp(tn_mul_scalar(x, n->d[2])), n->d[0] * n->d[1] * n->d[2]);
-            d = tn_where(tn_gt_scalar(x, 0), tn_full_like(g, n->d[1]), neg);
+            d = tn_where(tn_le_scalar(x, 0), neg, tn_full_like(g, n->d[1]));   /* a NaN x takes the scale, as PyTorch */
             break;
         }
-        case HARDTANH: d = tn__mask_as(tn_logical_and(tn_gt_scalar(x, n->d[0]), tn_lt_scalar(x, n->d[1])), g); break;
+        case HARDTANH: /* hardtanh_backward: 0 where x <= min or x >= max (a NaN x passes g) */
+            d = tn__mask_as(tn_logical_not(tn_logical_or(tn_le_scalar(x, n->d[0]), tn_ge_scalar(x, n->d[1]))), g);
+            break;
         case MISH: { /* tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), sp = softplus(x) */
             tn_tensor *t = tn_tanh(tn_softplus(x, 1, 20));
             d = tn_add(t, tn_mul(tn_mul(x, tn_sigmoid(x)), tn_rsub_scalar(tn_square(t), 1)));
@@ -18660,11 +18840,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             gb = tn_neg(tn_div(tn_mul(g, a), den));
             break;
         }
-        case MAXIMUM: case MINIMUM: { /* ties split the gradient evenly, as PyTorch */
-            tn_tensor *half = tn_mul_scalar(tn__mask_as(tn_eq(a, b), g), 0.5);
-            tn_tensor *wa = n->sub == MAXIMUM ? tn_gt(a, b) : tn_lt(a, b), *wb = n->sub == MAXIMUM ? tn_gt(b, a) : tn_lt(b, a);
-            ga = tn_mul(g, tn_add(tn__mask_as(wa, g), half));
-            gb = tn_mul(g, tn_add(tn__mask_as(wb, g), half));
+        case MAXIMUM: case MINIMUM: { /* where(a == b, g / 2, g) masked to 0 where the other side wins, as PyTorch:
+                                          ties split evenly, and a NaN on either side gives g to both */
+            tn_tensor *h = tn_where(tn_eq(a, b), tn_mul_scalar(g, 0.5), g), *z = tn_zeros_like(h);
+            tn_tensor *la = n->sub == MAXIMUM ? tn_lt(a, b) : tn_gt(a, b), *lb = n->sub == MAXIMUM ? tn_gt(a, b) : tn_lt(a, b);
+            ga = tn_where(la, z, h);
+            gb = tn_where(lb, z, h);
             break;
         }
         case FMAX: case FMIN: { /* to a where it wins, ties and a NaN b included; else to b */
@@ -18764,12 +18945,32 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const tn__meta *m = &n->in[0];
         int64_t k[TN_MAX_DIMS];
         for (int d = 0; d < m->ndim; d++) k[d] = n->i[d] ? 1 : m->shape[d];
-        tn_tensor *mask = tn__mask_as(tn_eq(S[0], tn_reshape(S[1], k, m->ndim)), g);
+        tn_tensor *r = tn_reshape(S[1], k, m->ndim), *eq = tn_eq(S[0], r);
+        if (n->d[0]) eq = tn_logical_or(eq, tn_logical_and(tn_isnan(S[0]), tn_isnan(r)));   /* max()/min(): over the NaNs */
+        tn_tensor *mask = tn__mask_as(eq, g);
         int64_t dims[TN_MAX_DIMS];
         int nd = 0;
         for (int d = 0; d < m->ndim; d++) if (n->i[d]) dims[nd++] = d;
         tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, true) : mask;
         gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
+        return 0;
+    }
+    case G_CLAMP: { /* clamp_backward / clamp_backward_min_max: ties go to x, NaN x gets 0, and min > max gives all to max */
+        tn_tensor *x = S[0], *lo = S[1], *hi = S[2], *z = tn_zeros_like(g);
+        if (TN__NEED(0)) {
+            tn_tensor *in = lo && hi ? tn_logical_and(tn_ge(x, lo), tn_le(x, hi)) : lo ? tn_ge(x, lo) : tn_le(x, hi);
+            gin[0] = tn__sum_to(tn_where(in, g, z), &n->in[0]);
+        }
+        if (lo && TN__NEED(1)) {
+            tn_tensor *below = tn_lt(x, lo);
+            if (hi) below = tn_logical_and(below, tn_lt(lo, hi));
+            gin[1] = tn__sum_to(tn_where(below, g, z), &n->in[1]);
+        }
+        if (hi && TN__NEED(2)) {
+            tn_tensor *above = tn_gt(x, hi);
+            if (lo) above = tn_logical_or(above, tn_lt(hi, lo));
+            gin[2] = tn__sum_to(tn_where(above, g, z), &n->in[2]);
+        }
         return 0;
     }
     case G_MEDIAN: { /* evenly over the elements equal to the result, or over the NaNs when it is NaN (evenly_distribute_backward) */

@@ -746,7 +746,7 @@ template <class T> __device__ __forceinline__ T binary_float(int op, T a, T b, T
     case POW: return m_pow(a, b);
     case ATAN2: return m_atan2(a, b);
     case MAXIMUM: return (a != a || a > b) ? a : b;
-    case THRESHOLD_BACKWARD: return b > alpha ? a : (T)0; /* relu's backward: a where b > alpha */
+    case THRESHOLD_BACKWARD: return b <= alpha ? (T)0 : a; /* relu's backward: 0 where b <= alpha (a NaN b passes a) */
     case FMAX: return m_fmax(a, b);
     case FMIN: return m_fmin(a, b);
     case LOGADDEXP: return h_logaddexp(a, b);

@@ -351,7 +351,10 @@ TNDEF tn_tensor *tn_scalar_bool(bool value);    /* a Python bool */
 /* [start, end) by step. dtype as PyTorch infers it is the caller's choice here. */
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
-TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m < 0 means m = n */
+/* base ** linspace(start, end, steps), computed as PyTorch's CPU kernel: an integral dtype
+   truncates start and end first and each power after. */
+TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype);
+TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m = TN_NONE (or -1) means m = n; other negatives are PyTorch's error */
 /* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
    in row-major order, the elements with column - row <= offset (>= offset for triu);
    dtype int64 or int32 (torch.tril_indices / triu_indices; PyTorch's default offset is 0). */
@@ -510,7 +513,8 @@ TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
 
-/* Gathering and scattering; index tensors are int64 (int32 accepted). Results are new tensors. */
+/* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
+   index_select takes it). Results are new tensors. */
 TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index);
 TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index);
 TNDEF tn_tensor *tn_scatter(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
@@ -553,6 +557,9 @@ TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn
 TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
 TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value);
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value);
+/* masked_fill with a 0-d tensor value (cast to t's dtype): the gradient reaches value too. */
+TNDEF tn_tensor *tn_masked_fill_tensor(tn_tensor *t, tn_tensor *mask, tn_tensor *value);
+TNDEF tn_tensor *tn_masked_fill_tensor_(tn_tensor *t, tn_tensor *mask, tn_tensor *value);
 TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask);   /* 1-D */
 /* t (broadcast with the bool mask) with the positions where mask is true filled, in
    row-major order, from source's leading elements (source has t's dtype and at least as
@@ -1094,7 +1101,7 @@ TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices);
 TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices);
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim);   /* log(cumsum(exp(x))) without overflow; floating */
-TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d */
+TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x, as PyTorch) */
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
@@ -3090,7 +3097,7 @@ typedef struct tn_backend {
        ELU (alpha, scale, input_scale), NAN_TO_NUM (nan, posinf, neginf), POLYGAMMA (n),
        LOGIT (eps; negative: none). FREXP_EXPONENT gives the exponent in x's float dtype. */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
-    /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (a where b > alpha, else 0: relu's
+    /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (0 where b <= alpha, else a: relu's
        backward in one pass, floating only; autograd uses it when not recording). */
     int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
     int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);

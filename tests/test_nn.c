@@ -1992,7 +1992,7 @@ TEST(errors) {
     CHECK_ERR(tn_max_pool2d(tn_randn(SH(4, 4), TN_F32), 2), "tn_max_pool2d: expected 3D (unbatched) or 4D (batched) input, but got input of size [4, 4]");
     CHECK_ERR(tn_max_pool2d(tn_ones(SH(1, 1, 4, 4), TN_I64), 2), "tn_max_pool2d: input must be float32 or float64, got int64");
     CHECK_ERR(tn_max_pool1d(tn_randn(SH(4), TN_F32), 2), "tn_max_pool1d: expected 2D (unbatched) or 3D (batched) input");
-    CHECK_ERR(tn_max_pool2d(tn_randn(SH(1, 1, 0, 4), TN_F32), 2), "tn_max_pool2d: expected input [1, 1, 0, 4] to have non-zero spatial sizes");
+    CHECK_ERR(tn_max_pool2d(tn_randn(SH(1, 1, 0, 4), TN_F32), 2), "tn_max_pool2d: Expected input's non-batch dimensions to have positive length, but input has a shape of [1, 1, 0, 4]");
     CHECK_ERR(tn_avg_pool2d(x, 3, .stride = 1, .padding = 2), "tn_avg_pool2d: pad should be");
     CHECK_ERR(tn_avg_pool2d(x, 2, .stride = 1, .divisor_override = 0), "tn_avg_pool2d: divisor must be not zero");   /* PyTorch refuses 0 only */
     CHECK_ERR(tn_avg_pool1d(tn_randn(SH(1, 1, 2), TN_F32), 3), "tn_avg_pool1d: given input size");

@@ -707,7 +707,8 @@ TEST(eye) {
     CHECK_SHAPE(e, 0, 0);
     e = tn_eye(2, 0, TN_F32);
     CHECK_SHAPE(e, 2, 0);
-    CHECK_ERR(tn_eye(-2, -1, TN_F32), "negative");
+    CHECK_ERR(tn_eye(-2, -1, TN_F32), "n must be greater or equal to 0, got -2");
+    CHECK_ERR(tn_eye(0, -3, TN_F32), "m must be greater or equal to 0, got -3");
     tn_scope_end();
 }
 

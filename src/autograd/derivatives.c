@@ -16,6 +16,21 @@ static tn_tensor *tn__zeros_meta(const tn__meta *m, tn_dtype dtype) {
     tn_tensor *z = tn_zeros(m->shape, m->ndim, dtype);
     return m->device == TN_CPU ? z : tn_to(z, m->device);
 }
+static int tn__zeros_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    gin[0] = tn__zeros_meta(&n->in[0], g->dtype);
+    return gin[0] ? 0 : -1;
+}
+static int tn__undefined_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)n; (void)g; (void)nin; (void)user;
+    gin[0] = NULL;
+    return 0;
+}
+static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *name, bool zeros) {
+    tn_node *nd = r ? tn__node_new(G_CUSTOM, 0, &x, 1) : NULL;
+    if (nd) { nd->name = name; nd->custom_bw = zeros ? tn__zeros_bw : tn__undefined_bw; }
+    return tn__node_attach(nd, r);
+}
 
 /* g summed over the dims it was broadcast along, to the input's shape. */
 static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m) {
@@ -115,7 +130,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
                 gin[0] = tn__grad_binary("relu backward", THRESHOLD_BACKWARD, g, x, 0);   /* one pass, no mask */
                 return 0;
             }
-            d = tn__mask_as(tn_gt_scalar(x, 0), g);   /* recording (create_graph): differentiable ops */
+            d = tn__mask_as(tn_logical_not(tn_le_scalar(x, 0)), g);   /* recording (create_graph): differentiable ops */
             break;
         case CLAMP: d = tn__mask_as(tn_logical_and(tn_ge_scalar(x, n->d[0]), tn_le_scalar(x, n->d[1])), g); break;
         case EXP: d = tn__saved_output(n, x); break;                 /* x is the result y here */
@@ -165,10 +180,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case LEAKY_RELU: d = tn_where(tn_gt_scalar(x, 0), tn_ones_like(g), tn_full_like(g, n->d[0])); break;
         case ELU: { /* scale (x > 0), else scale alpha input_scale exp(x input_scale) */
             tn_tensor *neg = tn_mul_scalar(tn_exp(tn_mul_scalar(x, n->d[2])), n->d[0] * n->d[1] * n->d[2]);
-            d = tn_where(tn_gt_scalar(x, 0), tn_full_like(g, n->d[1]), neg);
+            d = tn_where(tn_le_scalar(x, 0), neg, tn_full_like(g, n->d[1]));   /* a NaN x takes the scale, as PyTorch */
             break;
         }
-        case HARDTANH: d = tn__mask_as(tn_logical_and(tn_gt_scalar(x, n->d[0]), tn_lt_scalar(x, n->d[1])), g); break;
+        case HARDTANH: /* hardtanh_backward: 0 where x <= min or x >= max (a NaN x passes g) */
+            d = tn__mask_as(tn_logical_not(tn_logical_or(tn_le_scalar(x, n->d[0]), tn_ge_scalar(x, n->d[1]))), g);
+            break;
         case MISH: { /* tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), sp = softplus(x) */
             tn_tensor *t = tn_tanh(tn_softplus(x, 1, 20));
             d = tn_add(t, tn_mul(tn_mul(x, tn_sigmoid(x)), tn_rsub_scalar(tn_square(t), 1)));
@@ -238,11 +255,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             gb = tn_neg(tn_div(tn_mul(g, a), den));
             break;
         }
-        case MAXIMUM: case MINIMUM: { /* ties split the gradient evenly, as PyTorch */
-            tn_tensor *half = tn_mul_scalar(tn__mask_as(tn_eq(a, b), g), 0.5);
-            tn_tensor *wa = n->sub == MAXIMUM ? tn_gt(a, b) : tn_lt(a, b), *wb = n->sub == MAXIMUM ? tn_gt(b, a) : tn_lt(b, a);
-            ga = tn_mul(g, tn_add(tn__mask_as(wa, g), half));
-            gb = tn_mul(g, tn_add(tn__mask_as(wb, g), half));
+        case MAXIMUM: case MINIMUM: { /* where(a == b, g / 2, g) masked to 0 where the other side wins, as PyTorch:
+                                          ties split evenly, and a NaN on either side gives g to both */
+            tn_tensor *h = tn_where(tn_eq(a, b), tn_mul_scalar(g, 0.5), g), *z = tn_zeros_like(h);
+            tn_tensor *la = n->sub == MAXIMUM ? tn_lt(a, b) : tn_gt(a, b), *lb = n->sub == MAXIMUM ? tn_gt(a, b) : tn_lt(a, b);
+            ga = tn_where(la, z, h);
+            gb = tn_where(lb, z, h);
             break;
         }
         case FMAX: case FMIN: { /* to a where it wins, ties and a NaN b included; else to b */
@@ -342,12 +360,32 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const tn__meta *m = &n->in[0];
         int64_t k[TN_MAX_DIMS];
         for (int d = 0; d < m->ndim; d++) k[d] = n->i[d] ? 1 : m->shape[d];
-        tn_tensor *mask = tn__mask_as(tn_eq(S[0], tn_reshape(S[1], k, m->ndim)), g);
+        tn_tensor *r = tn_reshape(S[1], k, m->ndim), *eq = tn_eq(S[0], r);
+        if (n->d[0]) eq = tn_logical_or(eq, tn_logical_and(tn_isnan(S[0]), tn_isnan(r)));   /* max()/min(): over the NaNs */
+        tn_tensor *mask = tn__mask_as(eq, g);
         int64_t dims[TN_MAX_DIMS];
         int nd = 0;
         for (int d = 0; d < m->ndim; d++) if (n->i[d]) dims[nd++] = d;
         tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, true) : mask;
         gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
+        return 0;
+    }
+    case G_CLAMP: { /* clamp_backward / clamp_backward_min_max: ties go to x, NaN x gets 0, and min > max gives all to max */
+        tn_tensor *x = S[0], *lo = S[1], *hi = S[2], *z = tn_zeros_like(g);
+        if (TN__NEED(0)) {
+            tn_tensor *in = lo && hi ? tn_logical_and(tn_ge(x, lo), tn_le(x, hi)) : lo ? tn_ge(x, lo) : tn_le(x, hi);
+            gin[0] = tn__sum_to(tn_where(in, g, z), &n->in[0]);
+        }
+        if (lo && TN__NEED(1)) {
+            tn_tensor *below = tn_lt(x, lo);
+            if (hi) below = tn_logical_and(below, tn_lt(lo, hi));
+            gin[1] = tn__sum_to(tn_where(below, g, z), &n->in[1]);
+        }
+        if (hi && TN__NEED(2)) {
+            tn_tensor *above = tn_gt(x, hi);
+            if (lo) above = tn_logical_or(above, tn_lt(hi, lo));
+            gin[2] = tn__sum_to(tn_where(above, g, z), &n->in[2]);
+        }
         return 0;
     }
     case G_MEDIAN: { /* evenly over the elements equal to the result, or over the NaNs when it is NaN (evenly_distribute_backward) */

@@ -238,41 +238,142 @@ TNDEF tn_tensor *tn_scalar_int(int64_t value) {
 }
 TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS("tn_scalar_tensor", tn__scalar_tensor_impl(value, dtype)); }
 
+/* PyTorch's CPU kernels of arange and linspace fill a contiguous result two 32-byte vectors
+   at a time (AVX2) and the tail one element at a time: a vector's first element comes from
+   the scalar formula f(i), the others from it plus k steps. The values differ from f(i + k)
+   in the last bit (floats) or by truncation (integers), so they are computed the same way
+   here: lanes(dtype) elements per vector, vectors in pairs. Its compiler fuses the scalar
+   formula's multiply-add (and arange's lanes'), hence fma() where it rounds once. */
+/* linspace/logspace's start or end in an integral dtype: truncated, and PyTorch's overflow
+   error where it does not fit (uint8 takes -255..-1 as an int does: modulo 256) */
+static int tn__range_end(const char *fn, double v, tn_dtype dtype, double *out) {
+    const double lo = dtype == TN_U8 ? -255 : dtype == TN_I32 ? -2147483648.0 : -9223372036854775808.0;
+    const double hi = dtype == TN_U8 ? 255 : dtype == TN_I32 ? 2147483647.0 : 9223372036854774784.0;
+    if (!(v >= lo && v <= hi)) return TN__FAIL_INT("%s: value cannot be converted to type %s without overflow (got %g)", fn, tn_dtype_name(dtype), v);
+    v = trunc(v);
+    *out = dtype == TN_U8 && v < 0 ? v + 256 : v;
+    return 0;
+}
+static int64_t tn__range_lanes(tn_dtype dtype) { return 32 / (int64_t)tn_dtype_size(dtype); }
+static bool tn__range_vector(int64_t i, int64_t n, int64_t lanes) { return i < n - n % (2 * lanes); }
+
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
     if (tn__check_cpu_dtype_arg("tn_arange", dtype)) return NULL;
-    if (step == 0 || step != step) return (tn_tensor *)tn__error("tn_arange: step must be nonzero");
-    if (!isfinite(start) || !isfinite(end)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
-    if ((step > 0 && end < start) || (step < 0 && end > start))
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for 'Bool'");
+    const bool integral = !tn_dtype_is_floating(dtype);
+    /* an integral result takes start, end and step truncated to int64 first (PyTorch's
+       accumulate type): arange(0, 5, 1.5, dtype=int64) steps by 1 */
+    double xs = start, xe = end, xst = step;
+    if (integral) {
+        if (!isfinite(start) || !isfinite(end)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
+        if (step != step || fabs(step) >= 9.2e18 || fabs(start) >= 9.2e18 || fabs(end) >= 9.2e18)
+            return (tn_tensor *)tn__error("tn_arange: start, end and step must fit in int64 for an integral dtype");
+        xs = trunc(start); xe = trunc(end); xst = trunc(step);
+    }
+    if (xst == 0 || xst != xst) return (tn_tensor *)tn__error("tn_arange: step must be nonzero");
+    if (!isfinite(xs) || !isfinite(xe)) return (tn_tensor *)tn__error("tn_arange: unsupported range: %g -> %g", start, end);
+    if ((xst > 0 && xe < xs) || (xst < 0 && xe > xs))
         return (tn_tensor *)tn__error("tn_arange: upper bound and larger bound inconsistent with step sign (start %g, end %g, step %g)", start, end, step);
-    double nd = ceil((end - start) / step);
+    double nd;
+    if (dtype == TN_I64) { /* int64: exact integer arithmetic, ceil of an integer quotient */
+        int64_t s = (int64_t)xs, e = (int64_t)xe, st = (int64_t)xst, sgn = st > 0 ? 1 : -1;
+        nd = (double)((e - s + st - sgn) / st);
+    } else {
+        nd = ceil((end - start) / step);   /* the other dtypes: from the values as given */
+    }
     if (nd > 9e15) return (tn_tensor *)tn__error("tn_arange: too many elements (%g)", nd);
-    int64_t n = (int64_t)nd;
+    int64_t n = nd > 0 ? (int64_t)nd : 0;
     tn_tensor *t = tn__new_checked("tn_arange", &n, 1, dtype);
     if (!t) return NULL;
     tn_tensor *tmp = tn__new(TN_F64, TN_CPU, &n, 1);
     if (!tmp) { tn_release(t); return NULL; }
-    for (int64_t i = 0; i < n; i++) ((double *)tmp->storage->data)[i] = start + (double)i * step;
+    double *v = (double *)tmp->storage->data;
+    const int64_t lanes = tn__range_lanes(dtype);
+    for (int64_t i = 0; i < n; i++) {
+        if (integral) { v[i] = xs + (double)i * xst; continue; }   /* exact in int64 (and in double up to 2^53) */
+        const int64_t i0 = tn__range_vector(i, n, lanes) ? i - i % lanes : i;
+        const double b = fma(xst, (double)i0, xs);
+        if (i == i0) v[i] = dtype == TN_F32 ? (float)b : b;
+        else if (dtype == TN_F32) v[i] = (float)fma((double)(i - i0), xst, (double)(float)b);
+        else v[i] = fma((double)(i - i0), xst, b);
+    }
     tn__cpu_copy(t, tmp);
     tn_release(tmp);
     return tn__own(t);
 }
 
+/* linspace's value i: from start in the first half, from end in the second (both ends exact) */
+#define TN__LINSPACE_AT(FMA, T, i) ((i) < half ? FMA(st, (T)(i), s) : FMA(-st, (T)(steps - (i) - 1), e))
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype) {
     if (steps < 0) return (tn_tensor *)tn__error("tn_linspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_linspace", dtype)) return NULL;
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_linspace: \"linspace_cpu\" not implemented for 'Bool'");
+    double s0 = start, e0 = end;
+    if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_linspace", start, dtype, &s0) || tn__range_end("tn_linspace", end, dtype, &e0))) return NULL;
     tn_tensor *t = tn__new_checked("tn_linspace", &steps, 1, dtype);
     tn_tensor *tmp = t ? tn__new(TN_F64, TN_CPU, &steps, 1) : NULL;
     if (!tmp) { tn_release(t); return NULL; }
-    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0, *v = (double *)tmp->storage->data;
-    for (int64_t i = 0; i < steps; i++) /* symmetric, as PyTorch: both ends exact */
-        v[i] = steps == 1 ? start : i < steps / 2 ? start + step * (double)i : end - step * (double)(steps - 1 - i);
+    double *v = (double *)tmp->storage->data;
+    const int64_t half = steps / 2, lanes = tn__range_lanes(dtype);
+    if (steps == 1) {
+        v[0] = s0;
+    } else if (dtype == TN_F32) { /* float arithmetic throughout, as PyTorch's float kernel */
+        const float s = (float)start, e = (float)end, st = (e - s) / (float)(steps - 1);
+        for (int64_t i = 0; i < steps; i++) {
+            const int64_t i0 = tn__range_vector(i, steps, lanes) ? i - i % lanes : i;
+            const float b = TN__LINSPACE_AT(fmaf, float, i0), k = (float)(i - i0) * st;
+            v[i] = i == i0 ? b : (float)(b + k);
+        }
+    } else if (dtype == TN_F64) {
+        const double s = start, e = end, st = (e - s) / (double)(steps - 1);
+        for (int64_t i = 0; i < steps; i++) {
+            const int64_t i0 = tn__range_vector(i, steps, lanes) ? i - i % lanes : i;
+            const double b = TN__LINSPACE_AT(fma, double, i0), k = (double)(i - i0) * st;
+            v[i] = i == i0 ? b : b + k;
+        }
+    } else { /* integral: start and end truncated first, a double step, each value truncated */
+        const double s = s0, e = e0, st = (e - s) / (double)(steps - 1);
+        for (int64_t i = 0; i < steps; i++) {
+            const int64_t i0 = tn__range_vector(i, steps, lanes) ? i - i % lanes : i;
+            const double b = trunc(TN__LINSPACE_AT(fma, double, i0)), k = (double)(i - i0) * st;
+            v[i] = i == i0 ? b : trunc(b + k);
+        }
+    }
+    tn__cpu_copy(t, tmp);
+    tn_release(tmp);
+    return tn__own(t);
+}
+#undef TN__LINSPACE_AT
+
+TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype) {
+    if (steps < 0) return (tn_tensor *)tn__error("tn_logspace: number of steps must be non-negative, got %lld", (long long)steps);
+    if (tn__check_cpu_dtype_arg("tn_logspace", dtype)) return NULL;
+    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_logspace: \"logspace_cpu\" not implemented for 'Bool'");
+    double s = start, e = end;
+    if (dtype == TN_F32) { s = (float)start; e = (float)end; }
+    else if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_logspace", start, dtype, &s) || tn__range_end("tn_logspace", end, dtype, &e))) return NULL;
+    tn_tensor *t = tn__new_checked("tn_logspace", &steps, 1, dtype);
+    tn_tensor *tmp = t ? tn__new(TN_F64, TN_CPU, &steps, 1) : NULL;
+    if (!tmp) { tn_release(t); return NULL; }
+    double *v = (double *)tmp->storage->data;
+    /* the step in double from the ends in the result's type (float32 ends subtract in float) */
+    const double st = steps > 1 ? (dtype == TN_F32 ? (double)((float)e - (float)s) : e - s) / (double)(steps - 1) : 0;
+    const int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; i++) {
+        double p = steps == 1 ? pow(base, start) : i < half ? pow(base, s + st * (double)i) : pow(base, e - st * (double)(steps - i - 1));
+        if (dtype == TN_F32) p = (float)p;
+        else if (!tn_dtype_is_floating(dtype)) p = trunc(p);
+        v[i] = p;
+    }
     tn__cpu_copy(t, tmp);
     tn_release(tmp);
     return tn__own(t);
 }
 
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
-    if (m < 0) m = n;
+    if (n < 0) return (tn_tensor *)tn__error("tn_eye: n must be greater or equal to 0, got %lld", (long long)n);
+    if (m == TN_NONE || m == -1) m = n;
+    if (m < 0) return (tn_tensor *)tn__error("tn_eye: m must be greater or equal to 0, got %lld", (long long)m);
     int64_t shape[2] = {n, m};
     tn_tensor *t = tn__filled("tn_eye", shape, 2, 0, dtype);
     if (!t) return NULL;

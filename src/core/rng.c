@@ -299,7 +299,9 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
     /* PyTorch's CPU kernel draws bernoulli_distribution<float> (a float uniform) for a float32 p */
     const tn_dtype ud = p->device == TN_CPU && tn__gen_mt(gen) && p->dtype == TN_F32 ? TN_F32 : TN_F64;
     tn_tensor *u = tn__random("tn_bernoulli", UNIFORM, p->shape, p->ndim, ud, gen, 0, 1, 0, 0, p->device);
-    tn_tensor *r = tn_keep(tn_to_dtype(tn_lt(u, p), p->dtype));
+    tn_tensor *r = tn_to_dtype(tn_lt(u, p), p->dtype);
+    r = tn__zero_grad_node(r, p, "BernoulliBackward0", true);   /* p's gradient: zeros, as PyTorch */
+    r = tn_keep(r);
     tn_scope_end();
     return r;
 }

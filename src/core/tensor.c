@@ -5,7 +5,7 @@ static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
 /* Autograd recording, used by every differentiable op; the engine is section 11. */
 #define TN__GRAD_OPS(X) \
     X(G_UNARY, "") X(G_BINARY, "") X(G_TERNARY, "") X(G_SUM, "SumBackward0") X(G_MEAN, "MeanBackward0") \
-    X(G_PROD, "ProdBackward0") X(G_AMAX, "AmaxBackward0") X(G_AMIN, "AminBackward0") X(G_MAX_DIM, "MaxBackward0") \
+    X(G_PROD, "ProdBackward0") X(G_CLAMP, "ClampBackward0") X(G_AMAX, "AmaxBackward0") X(G_AMIN, "AminBackward0") X(G_MAX_DIM, "MaxBackward0") \
     X(G_MIN_DIM, "MinBackward0") X(G_MEDIAN, "MedianBackward0") X(G_CUMSUM, "CumsumBackward0") X(G_CUMPROD, "CumprodBackward0") \
     X(G_LOGCUMSUMEXP, "LogcumsumexpBackward0") \
     X(G_SOFTMAX, "SoftmaxBackward0") X(G_LOG_SOFTMAX, "LogSoftmaxBackward0") X(G_SORT, "SortBackward0") \
@@ -75,6 +75,9 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out);
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out);
 /* Give t's node PyTorch's name for the op the user called (a composite's last node). */
 static tn_tensor *tn__grad_name(tn_tensor *t, const char *name);
+/* Record r (fresh, no history) as PyTorch's node `name` over x whose gradient is zeros, or
+   none at all (undefined: x.grad stays None), as bernoulli and norm(x, 0) (section 11). */
+static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *name, bool zeros);
 /* The opening of every in-place op: tn__inplace_begin gives -1 (refused: an error), 0 (run the
    plain in-place path) or 1 (autograd must see it: a scope is open and *x0 is a clone of x);
    then the op returns tn__inplace_end(fn, x, its out-of-place form computed from *x0), which

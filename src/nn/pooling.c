@@ -4,8 +4,9 @@ static tn_tensor *tn__pool_input(const char *fn, tn_tensor *x, int nsp) {
     if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input")) return NULL;
-    for (int d = x->ndim - nsp; d < x->ndim; d++)
-        if (x->shape[d] == 0) return (tn_tensor *)tn__error("%s: expected input %s to have non-zero spatial sizes", fn, TN__SHAPE(x));
+    for (int d = x->ndim == nsp + 2 ? 1 : 0; d < x->ndim; d++)   /* every non-batch dim, channels too (as PyTorch) */
+        if (x->shape[d] == 0)
+            return (tn_tensor *)tn__error("%s: Expected input's non-batch dimensions to have positive length, but input has a shape of %s and non-batch dimension %d has length zero", fn, TN__SHAPE(x), d);
     tn_tensor *x4 = x->ndim == nsp + 2 ? x : tn_unsqueeze(x, 0);
     return nsp == 1 ? tn_unsqueeze(x4, 2) : x4;
 }

@@ -599,12 +599,18 @@ static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor 
     TN__CHECK_NULL(x);
     if (!min && !max) return (tn_tensor *)tn__error("tn_clamp_tensor: at least one of min and max must be given");
     tn_scope_begin();
+    tn_no_grad_begin();   /* the value: minimum(maximum(x, min), max); the gradient is PyTorch's clamp_backward below */
     tn_tensor *r = x;
     if (min) r = tn_maximum(r, min);
     if (max && r) r = tn_minimum(r, max);
+    if (r == x) r = tn_clone(x);
+    tn_no_grad_end();
     r = tn_keep(r);
     tn_scope_end();
-    return r;
+    tn_tensor *ins[3] = {x, min, max};
+    tn_node *nd = r ? tn__node_new(G_CLAMP, 0, ins, 3) : NULL;
+    for (int k = 0; k < 3; k++) tn__node_save(nd, ins[k]);
+    return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
 TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn_clamp(x, min, INFINITY)), "ClampMinBackward0"); }

@@ -60,10 +60,12 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
     os[d] = tn_numel(idx);
     ss[d] = 0;
     is[d] = 1;
-    tn_tensor *out = tn__new(t->dtype, t->device, os, t->ndim ? nd : index->ndim);
-    if (out && t->ndim == 0) { /* keep PyTorch's shape: a 0-d input gives the index's shape */
-        out->ndim = index->ndim;
+    if (t->ndim == 0 && os[0] == 0) { /* nothing selected from a 0-d input: PyTorch's 0-d result, here t's value */
+        tn_release(idx);
+        return tn__grad_name(tn_clone(t), "IndexSelectBackward0");
     }
+    tn_tensor *out = tn__new(t->dtype, t->device, os, nd);
+    if (out && t->ndim == 0) out->ndim = 0;   /* a 0-d input gives a 0-d result, as PyTorch (self[index[0]]) */
     tn_tensor src = tn__restrided(t, os, ss, nd), iv = tn__restrided(idx, os, is, nd), dstv;
     if (out) {
         dstv = tn__restrided(out, os, out->strides, nd);
@@ -79,6 +81,8 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
 /* Shared checks of gather/scatter: index has t's ndim and fits inside `bound` (t, or
    src for scatter) on every dim but `d`. */
 static int tn__check_gather_shapes(const char *fn, tn_tensor *t, tn_tensor *index, int d, tn_tensor *src) {
+    if (index->dtype != TN_I64)   /* PyTorch takes only int64 here (index_select also takes int32) */
+        return TN__FAIL_INT("%s: Expected dtype int64 for index, got %s", fn, tn_dtype_name(index->dtype));
     if (index->ndim != t->ndim && !(index->ndim <= 1 && t->ndim <= 1))
         return TN__FAIL_INT("%s: index tensor must have the same number of dimensions as input tensor (index %s, input %s)", fn, TN__SHAPE(index), TN__SHAPE(t));
     for (int i = 0; i < index->ndim && i < t->ndim; i++) {
@@ -401,6 +405,33 @@ static tn_tensor *tn__masked_fill__impl(tn_tensor *t, tn_tensor *mask, double va
     return rc ? NULL : t;
 }
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value) { return tn__grad_name(TN__AS("tn_masked_fill_", tn__masked_fill__impl(t, mask, value)), "MaskedFillBackward0"); }
+
+static tn_tensor *tn__masked_fill_tensor_impl(tn_tensor *t, tn_tensor *mask, tn_tensor *value) {
+    TN__CHECK_NULL(t, mask, value);
+    if (tn__check_mask("tn_masked_fill", mask)) return NULL;
+    if (value->ndim != 0)
+        return (tn_tensor *)tn__error("tn_masked_fill: only supports a 0-dimensional value tensor, but got tensor with %d dimension(s)", value->ndim);
+    tn_scope_begin();
+    tn_tensor *v = tn_to_dtype(value, t->dtype); /* differentiable: value's gradient is the masked sum */
+    tn_tensor *w = v ? tn_where(mask, v, t) : NULL;
+    tn_tensor *r = tn_keep(w ? tn_to_dtype(w, t->dtype) : NULL);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_masked_fill_tensor(tn_tensor *t, tn_tensor *mask, tn_tensor *value) { return tn__grad_name(TN__AS("tn_masked_fill", tn__masked_fill_tensor_impl(t, mask, value)), "MaskedFillBackward1"); }
+
+static tn_tensor *tn__masked_fill_tensor__impl(tn_tensor *t, tn_tensor *mask, tn_tensor *value) {
+    TN__CHECK_NULL(t, mask, value);
+    tn_tensor *x0;
+    int m = tn__inplace_begin("tn_masked_fill_", t, &value, 1, &x0);
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_masked_fill_", t, tn_masked_fill_tensor(x0, mask, value));
+    tn_scope_begin();
+    tn_tensor *r = tn_masked_fill_tensor(t, mask, value);
+    int rc = r ? tn__copy_into("tn_masked_fill_", t, r) : -1;
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_masked_fill_tensor_(tn_tensor *t, tn_tensor *mask, tn_tensor *value) { return tn__grad_name(TN__AS("tn_masked_fill_", tn__masked_fill_tensor__impl(t, mask, value)), "MaskedFillBackward1"); }
 
 TNDEF tn_tensor *tn_masked_select(tn_tensor *t, tn_tensor *mask) {
     TN__CHECK_NULL(t, mask);

@@ -216,7 +216,7 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case LE: TN__MAP2(bool, T, a <= b); break;
     case GT: TN__MAP2(bool, T, a > b); break;
     case GE: TN__MAP2(bool, T, a >= b); break;
-    case THRESHOLD_BACKWARD: TN__MAP2(T, T, b > alpha ? a : (T)0); break;
+    case THRESHOLD_BACKWARD: TN__MAP2(T, T, b <= alpha ? (T)0 : a); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* @end TN__DEFINE_BINARY_FLOAT */

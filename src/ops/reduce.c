@@ -193,6 +193,11 @@ static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, 
         memcpy(out->shape, shape, sizeof shape);
         tn__contiguous_strides(shape, nd, out->strides);
     }
+    if (out && (op == ALL || op == ANY) && x->dtype == TN_U8) { /* uint8 in, uint8 out: PyTorch keeps this (2025 too) */
+        tn_tensor *u = tn__copy_as(out, TN_U8, out->device);
+        tn_release(out);
+        out = u;
+    }
     return out;
 }
 
@@ -222,8 +227,14 @@ TNDEF tn_tensor *tn_prod(tn_tensor *x) { return tn__reduce("tn_prod", PROD, x, N
 TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
-TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__grad_name(tn__reduce("tn_max", MAX, x, NULL, 0, false), "MaxBackward1"); }
-TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__grad_name(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
+/* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
+   NaNs when the result is NaN (amax's backward gives NaN everywhere then) */
+static tn_tensor *tn__evenly(tn_tensor *r, const char *name) {
+    if (r && r->grad_fn) r->grad_fn->d[0] = 1;
+    return tn__grad_name(r, name);
+}
+TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__evenly(tn__reduce("tn_max", MAX, x, NULL, 0, false), "MaxBackward1"); }
+TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__evenly(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
 TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
@@ -294,7 +305,8 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     tn_tensor *a = tn_abs(x), *r;
     if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, keepdim);
     else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
-    else if (p == 0) r = tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype);
+    else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
+        r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype), x, "NormBackward1", false);
     else if (p == 1) r = tn_sum_dims(a, dims, n, keepdim);
     else { /* (sum |x|^p)^(1/p), with a zero gradient where the norm is 0 (as PyTorch), not inf * 0 */
         tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, keepdim);

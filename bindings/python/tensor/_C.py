@@ -189,6 +189,7 @@ tn_scalar_int T l
 tn_scalar_bool T b
 tn_arange T d d d D
 tn_linspace T d d l D
+tn_logspace T d d l d D
 tn_eye T l l D
 tn_tril_indices T l l l D
 tn_triu_indices T l l l D
@@ -269,6 +270,8 @@ tn_index_put T T A i T b
 tn_index_put_ T T A i T b
 tn_masked_fill T T T d
 tn_masked_fill_ T T T d
+tn_masked_fill_tensor T T T T
+tn_masked_fill_tensor_ T T T T
 tn_masked_select T T T
 tn_masked_scatter T T T T
 tn_masked_scatter_ T T T T

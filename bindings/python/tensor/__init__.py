@@ -58,7 +58,10 @@ def _as_function(name, method, scalar_first):
         if not isinstance(input, Tensor):
             if (scalar_first and _scalar_kind(input) is not None and
                     (name in _NUMBER_PAIRS or _builtins.any(isinstance(a, Tensor) for a in args + tuple(kwargs.values())))):
-                input = _operand(input)
+                if name in _NUMBER_PAIRS and args and _scalar_kind(input) == 2 and _scalar_kind(args[0]) == 2:
+                    input = tensor(input, dtype=float64)   # two floats: PyTorch's double tensors (add(2.5, 1.0) is float64)
+                else:
+                    input = _operand(input)
             else:
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         return method(input, *args, **kwargs)

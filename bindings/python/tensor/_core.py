@@ -1296,17 +1296,25 @@ class Tensor:
     def T(self):
         return self.permute(*range(self.ndim - 1, -1, -1))     # PyTorch's: PermuteBackward0 even for 2-d
 
-    @property
-    def mT(self):
+    def _matrix_t(self, what):
+        # a 0-d tensor is its own transpose (PyTorch: deprecated, still allowed in 2025); 1-d raises
+        if self.ndim == 0:
+            return self.view(())
         if self.ndim < 2:
-            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+            raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
-    H = T
-    mH = mT
+    mT = property(lambda self: self._matrix_t("mT"))
+    mH = property(lambda self: self._matrix_t("mH"))
+
+    @property
+    def H(self):
+        if self.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        return self.T
 
     def adjoint(self):
-        return self.mT
+        return self._matrix_t("adjoint()")
 
     def movedim(self, source, destination):
         src, dst = _dims_list(source, "movedim", "source"), _dims_list(destination, "movedim", "destination")
@@ -1315,6 +1323,8 @@ class Tensor:
             raise RuntimeError("movedim: Invalid source or destination dims: source and destination must have the same number of dims")
         src = [_wrap_dim(s, nd) for s in src]
         dst = [_wrap_dim(d, nd) for d in dst]
+        if nd == 0:   # dims 0 / -1 of a 0-d tensor: itself (a view), as PyTorch
+            return self.view(())
         if len(set(src)) != len(src):
             raise RuntimeError(f"movedim: repeated dim in `source` ({list(source) if isinstance(source, (list, tuple)) else source})")
         if len(set(dst)) != len(dst):
@@ -1506,10 +1516,14 @@ class Tensor:
         return _wrap(lib.tn_index_put(self._ptr, _ptrs(idx), len(idx), v._ptr, bool(accumulate)))
 
     def masked_fill(self, mask, value):
+        if isinstance(value, Tensor):  # the tensor overload: value gets its gradient
+            return _wrap(lib.tn_masked_fill_tensor(self._ptr, _tp(mask, "masked_fill", "mask"), value._ptr))
         return _wrap(lib.tn_masked_fill(self._ptr, _tp(mask, "masked_fill", "mask"),
                                         _scalar(value, "masked_fill", "value")))
 
     def masked_fill_(self, mask, value):
+        if isinstance(value, Tensor):
+            return self._inplace(lib.tn_masked_fill_tensor_(self._ptr, _tp(mask, "masked_fill_", "mask"), value._ptr))
         return self._inplace(lib.tn_masked_fill_(self._ptr, _tp(mask, "masked_fill_", "mask"),
                                                  _scalar(value, "masked_fill_", "value")))
 

@@ -35,12 +35,14 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    exps = _wrap(lib.tn_linspace(_scalar(start, "logspace", "start"), _scalar(end, "logspace", "end"),
-                                 _int(steps, "logspace", "steps"), float64._code))
-    return _finish(exps.__rpow__(_float(base, "logspace", "base")).to(_dt(dtype)), device, requires_grad)
+    return _finish(_wrap(lib.tn_logspace(_scalar(start, "logspace", "start"), _scalar(end, "logspace", "end"),
+                                         _int(steps, "logspace", "steps"), _float(base, "logspace", "base"),
+                                         _dt(dtype)._code)), device, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    if m is not None and _int(m, "eye", "m") < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _finish(_wrap(lib.tn_eye(_int(n, "eye", "n"), -1 if m is None else _int(m, "eye", "m"), _dt(dtype)._code)),
                    device, requires_grad)
 

@@ -71,8 +71,22 @@ def _binary_inplace(f, a, b):
         lib.tn_release(s)
 
 
+# binary ops PyTorch takes a Python number first for (torch.pow(2, t)); the others (torch.eq(2, t),
+# torch.atan2(2, t), torch.rsub(2, t)) are its TypeError
+_NUMBER_FIRST = {"mul", "floor_divide", "remainder", "pow", "xlogy", "float_power", "bitwise_and", "bitwise_or", "bitwise_xor"}
+# binary ops whose `other` must be a Tensor in PyTorch (torch.maximum(t, 2) is a TypeError)
+_TENSOR_OTHER = {"atan2", "maximum", "minimum", "logical_and", "logical_or", "logical_xor"}
+
+
 def _make_binary(cname):
     f = getattr(lib, "tn_" + cname)
+    if cname in _TENSOR_OTHER:
+        def method(self, other):
+            if not isinstance(other, Tensor):
+                raise TypeError(f"{cname}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+            return _wrap(f(self._ptr, other._ptr))
+        method.__name__ = cname
+        return method
 
     def method(self, other):
         return _binary(f, self, other)
@@ -100,7 +114,7 @@ for _n in _C.BINARY:
     if _n in ("add", "sub", "div"):
         continue          # written out below: alpha= / rounding_mode=
     _m = _make_binary(_n)
-    _method(_n, *_BINARY_ALIASES.get(_n, ()), scalar_first=_n != "copysign")(_m)
+    _method(_n, *_BINARY_ALIASES.get(_n, ()), scalar_first=_n in _NUMBER_FIRST)(_m)
 for _n in _C.BINARY:
     if _n in ("add", "sub", "div"):
         continue
@@ -125,7 +139,7 @@ def sub(self, other, *, alpha=1):
     return _wrap(lib.tn_sub_alpha(self._ptr, o._ptr, _scalar(alpha, "sub", "alpha")))
 
 
-@_method("rsub", scalar_first=True)
+@_method("rsub")
 def rsub(self, other, *, alpha=1):
     if alpha == 1 and not isinstance(other, Tensor) and self.dtype.is_floating_point and _scalar_kind(other) in (1, 2):
         return _wrap(lib.tn_rsub_scalar(self._ptr, _scalar(other, "rsub", "other")))
@@ -466,7 +480,13 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 @_method("isclose")
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    o = _operand(other)
+    o = _tensor_arg(other, "isclose", "other")
+    if self.dtype is not o.dtype:
+        raise RuntimeError(f"{self.dtype} did not match {o.dtype}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     close = self.eq(o)
     if equal_nan and (self.is_floating_point() or o.is_floating_point()):
         close = close.logical_or(self.isnan().logical_and(o.isnan()))
@@ -509,9 +529,19 @@ def _cast(x, dtype):
     return x if dtype is None else x.to(_to_dtype(dtype, False))
 
 
+def _in_dtype(r, dtype):
+    """A sum/prod/cumsum/cumprod result in the dtype= asked for: an integral one is what
+    PyTorch's wrapping arithmetic in that dtype gives (the int64 accumulation taken modulo
+    its range: sum(x, dtype=torch.uint8) is uint8)."""
+    if dtype is None:
+        return r
+    dt = _to_dtype(dtype, False)
+    return r if r.dtype is dt else r.to(dt)
+
+
 @_method("sum")
 def sum(self, dim=None, keepdim=False, *, dtype=None):
-    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_sum, lib.tn_sum_dims)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_sum, lib.tn_sum_dims), dtype)
 
 
 @_method("mean")
@@ -521,7 +551,7 @@ def mean(self, dim=None, keepdim=False, *, dtype=None):
 
 @_method("prod")
 def prod(self, dim=None, keepdim=False, *, dtype=None):
-    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_prod, lib.tn_prod_dims)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_prod, lib.tn_prod_dims), dtype)
 
 
 @_method("amax")
@@ -648,13 +678,13 @@ def logsumexp(self, dim, keepdim=False):
 @_method("cumsum")
 def cumsum(self, dim, *, dtype=None):
     x = _cast(self, dtype)
-    return _wrap(lib.tn_cumsum(x._ptr, _int(dim, "cumsum")))
+    return _in_dtype(_wrap(lib.tn_cumsum(x._ptr, _int(dim, "cumsum"))), dtype)
 
 
 @_method("cumprod")
 def cumprod(self, dim, *, dtype=None):
     x = _cast(self, dtype)
-    return _wrap(lib.tn_cumprod(x._ptr, _int(dim, "cumprod")))
+    return _in_dtype(_wrap(lib.tn_cumprod(x._ptr, _int(dim, "cumprod"))), dtype)
 
 
 Tensor.cumsum_ = lambda self, dim, *, dtype=None: self._store(cumsum(self, dim, dtype=dtype))
@@ -691,7 +721,7 @@ def count_nonzero(self, dim=None):
 
 @_method("nansum")
 def nansum(self, dim=None, keepdim=False, *, dtype=None):
-    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_nansum, lib.tn_nansum_dims)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_nansum, lib.tn_nansum_dims), dtype)
 
 
 @_method("nanmean")
@@ -1213,6 +1243,8 @@ Tensor.bernoulli_ = _bernoulli_
 
 # --------------------------------------------------------------------------- joining and splitting
 def _tensor_list(tensors, fn):
+    if isinstance(tensors, Tensor):   # a tuple or list of tensors, not a tensor to iterate (PyTorch's TypeError)
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     ts = list(tensors)
     for t in ts:
         if not isinstance(t, Tensor):

@@ -26,7 +26,7 @@ import functools
 import warnings
 
 from ._C import lib
-from ._core import Tensor, _check_int, bool_, can_cast, int64, return_types
+from ._core import Tensor, _check_int, can_cast, int64, return_types
 
 __all__ = ["install", "PLAIN", "DIM_REQUIRED", "TUPLE", "FACTORIES"]
 
@@ -36,15 +36,46 @@ atan2 baddbmm bernoulli bitwise_and bitwise_not bitwise_or bitwise_xor bmm cat c
 concat concatenate cos cosh cumprod cumsum div divide dot eq erf erfc exp exp2 expm1 fix floor floor_divide fmod frac
 gather ge ger greater greater_equal gt hstack index_select inner le lerp less less_equal log log10 log1p log2
 log_softmax logical_and logical_not logical_or logical_xor logsumexp lt masked_select matmul maximum minimum mm msort
-mul multiply mv nan_to_num ne neg negative nonzero norm normal not_equal outer pow reciprocal remainder round rsqrt
-scatter scatter_add sigmoid sign sin sinh softmax sqrt square stack sub subtract tan tanh tril triu true_divide trunc
+mul multinomial multiply mv nan_to_num ne neg negative nonzero norm normal not_equal outer pow reciprocal remainder round rsqrt
+scatter scatter_add sigmoid sign sin sinh softmax sqrt square stack sub subtract take tan tanh tril triu true_divide trunc
 vstack where
 """.split())
 DIM_REQUIRED = frozenset("sum mean prod std var".split())      # out= only with a dim, as torch's overloads
 TUPLE = frozenset("sort topk kthvalue aminmax".split())          # out=(values, indices) / (min, max)
 FACTORIES = frozenset("arange empty eye full linspace logspace ones zeros rand randn randint randperm".split())
-_EXACT = {"argmax": (int64,), "argmin": (int64,), "nonzero": (int64,), "all": (bool_,), "any": (bool_,)}
+_EXACT = {"argmax": (int64,), "argmin": (int64,), "nonzero": (int64,), "multinomial": (int64,)}
 _INDICES = frozenset("sort topk kthvalue max min".split())       # their second output is int64 exactly
+# out must have the result's dtype exactly (PyTorch 1.13's structured kernels: "Expected out tensor to have
+# dtype float, but got double instead"), not just one it can be cast to
+_SAME_DTYPE = frozenset("""
+addcmul addmm all amax amin aminmax any baddbmm bmm clamp dot gather index_select inner log_softmax masked_select matmul
+mm msort mv nan_to_num normal pow scatter scatter_add tril triu where
+""".split())
+# out may share no memory with an input (PyTorch's assert_no_overlap: "unsupported operation: ...")
+_NO_OVERLAP = frozenset("bernoulli cat concat concatenate gather index_select kthvalue masked_select stack take".split())
+_SCALAR_TYPE = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "uint8": "unsigned char",
+                "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _span(t):
+    """The bytes t's elements occupy, [lo, hi) (None when empty)."""
+    if t.numel() == 0:
+        return None
+    lo = hi = t.data_ptr()
+    for n, s in zip(t.shape, t.stride()):
+        (lo, hi) = (lo + (n - 1) * s * t.element_size(), hi) if s < 0 else (lo, hi + (n - 1) * s * t.element_size())
+    return lo, hi + t.element_size()
+
+
+def _check_no_overlap(inputs, outs):
+    for o in outs:
+        so = _span(o)
+        for t in inputs:
+            st = _span(t)
+            if so and st and o._same_storage(t) and so[0] < st[1] and st[0] < so[1]:
+                raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                                   "refer to a single memory location. Please clone() the tensor before performing the "
+                                   "operation.")
 
 
 def _tensors(obj, seen):
@@ -65,7 +96,8 @@ def _has_dim(args, kwargs):
 
 def _copy_out(name, o, r, exact):
     if exact is not None and o.dtype is not exact:
-        raise RuntimeError(f"{name}(): expected out tensor to have dtype {exact}, but got {o.dtype} instead")
+        raise RuntimeError(f"{name}(): Expected out tensor to have dtype {_SCALAR_TYPE.get(exact.name, exact.name)}, "
+                           f"but got {_SCALAR_TYPE.get(o.dtype.name, o.dtype.name)} instead")
     if not can_cast(r.dtype, o.dtype):
         raise RuntimeError(f"result type {r.dtype._legacy} can't be cast to the desired output type {o.dtype._legacy}")
     if o.device != r.device:
@@ -104,15 +136,18 @@ def _call_with_out(name, fn, args, kwargs, out):
     if lib.tn_is_grad_enabled() and any(t.requires_grad for t in _tensors((args, kwargs, out), [])):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
+    if name in _NO_OVERLAP:
+        _check_no_overlap(_tensors((args, kwargs), []), outs if tuple_out else (out,))
     if name in FACTORIES and kwargs.get("dtype") is None:
         kwargs["dtype"] = out.dtype
     result = fn(*args, **kwargs)
+    same = name in _SAME_DTYPE or (name not in FACTORIES and kwargs.get("dtype") is not None)   # sum(..., dtype=)
     if not tuple_out:
-        exact = _EXACT.get(name, (None,))[0]
+        exact = _EXACT.get(name, (result.dtype if same else None,))[0]
         _copy_out(name, out, result, exact)
         return out
     for k, (o, r) in enumerate(zip(outs, result)):
-        _copy_out(name, o, r, int64 if k == 1 and name in _INDICES else None)
+        _copy_out(name, o, r, int64 if k == 1 and name in _INDICES else r.dtype if same else None)
     return getattr(return_types, name + "_out")(*outs)
 
 

@@ -243,9 +243,7 @@ def duplicate_indices(indices):
 
 
 # Error inputs where the package deliberately differs from PyTorch, with the reason.
-KNOWN_ERROR_DIFFERENCES = {
-    ("scatter", "int32"): "tensor.h's gather/scatter take int32 index tensors too (api.h section 6); PyTorch wants int64",
-}
+KNOWN_ERROR_DIFFERENCES = {}   # (gather/scatter's int32 index is PyTorch's error now, as there)
 
 
 def known_difference(op, s):

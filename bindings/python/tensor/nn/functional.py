@@ -482,9 +482,28 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+def _avg_pool_long(pool, input, divisor_override):
+    """Average pooling of an int64 input as PyTorch's CPU kernel: the window's integer sum
+    divided by the divisor, truncating (sums exact in float64 up to 2^53)."""
+    from .. import float64, full_like, ones_like, where
+    x = input.to(float64)
+    sums = pool(x, 1)                                   # divisor_override=1: the sums
+    if divisor_override is not None:
+        div = full_like(sums, float(divisor_override))
+    else:                                               # the divisor per window, from pooling ones
+        ones = ones_like(x)
+        count, mean = pool(ones, 1), pool(ones, None)
+        div = where(count > 0, (count / where(mean > 0, mean, ones_like(mean))).round(), ones_like(count))
+    return sums.to(int64).div(div.to(int64), rounding_mode="trunc")
+
+
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     if not isinstance(input, Tensor):
         _check("avg_pool1d", input=input)
+    if input.dtype is int64 and input.ndim in (2, 3):   # PyTorch pools int64 (and no other integral dtype)
+        return avg_pool2d(input.unsqueeze(-2), (1, kernel_size if isinstance(kernel_size, int) else kernel_size[0]),
+                          None if stride is None else (1, stride if isinstance(stride, int) else stride[0]),
+                          (0, padding if isinstance(padding, int) else padding[0]), ceil_mode, count_include_pad).squeeze(-2)
     (k,) = _ntuple(kernel_size, 1, "kernel_size")
     (s,), (p,) = _pool_stride(stride, [k], 1), _ntuple(padding, 1, "padding")
     return _wrap(lib.tn_avg_pool1d_str(input._ptr, k, _kw(stride=s, padding=p, ceil_mode=bool(ceil_mode),
@@ -499,6 +518,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     s, p = _pool_stride(stride, k, 2), _ntuple(padding, 2, "padding")
     if divisor_override is not None and _int(divisor_override, "avg_pool2d", "divisor_override") == 0:
         raise RuntimeError("divisor must be not zero")
+    if input.dtype is int64:
+        return _avg_pool_long(lambda x, d: avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, d),
+                              input, divisor_override)
     return _wrap(lib.tn_avg_pool2d_str(input._ptr, k[0], _kw(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
                                                              count_include_pad=bool(count_include_pad),
                                                              divisor_override=None if divisor_override is None else int(divisor_override))))
@@ -584,6 +606,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     s, p = _pool_stride(stride, k, 3), _ntuple(padding, 3, "padding")
     if divisor_override is not None and _int(divisor_override, "avg_pool3d", "divisor_override") == 0:
         raise RuntimeError("divisor must be not zero")
+    if input.dtype is int64:
+        return _avg_pool_long(lambda x, d: avg_pool3d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, d),
+                              input, divisor_override)
     return _wrap(lib.tn_avg_pool3d_str(input._ptr, k[0], _kw(kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
                                                              count_include_pad=bool(count_include_pad),
                                                              divisor_override=None if divisor_override is None else int(divisor_override))))
