@@ -55,7 +55,7 @@
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling
  *              pooling3d pooling_more norm lrn dropout embedding embedding_bag resize
- *              grid_sample losses activations padding losses_more ctc
+ *              grid_sample losses activations padding losses_more ctc samplers
  *   autograd/  graph derivatives engine custom debug gradcheck
  *   modules/   dict module init layers layers_more rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
@@ -446,6 +446,15 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
    non-negative, finite, no row all zero): with replacement independent draws, without
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+/* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
+   default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
+   dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),
+   torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim. */
+TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen);
+TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x);
+TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen);
+TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen);
+TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen);
 /* Raw Philox block: 4 x uint32 for (key, counter). */
 TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
     uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
@@ -867,10 +876,27 @@ TN_HD static inline double tn__lgamma_pos_f64(double x) {
                         + 1.0 / 1260) * z - 1.0 / 360) * z + 1.0 / 12) / x;
     return (x - 0.5) * log(x) - x + 0.91893853320467274178 + s - log(p);
 }
+/* lgamma(2 + z) for |z| <= 0.5: (1 - gamma) z + sum_k>=2 (-1)^k (zeta(k) - 1) / k z^k (terms fall as
+   4^-k); with log1p it gives lgamma on [0.5, 2.5) without the cancellation near its zeros 1 and 2 */
+TN_HD static inline double tn__lgamma2_f64(double z) {
+    const double c[30] = {   /* zeta(k) - 1, k = 2..31 */
+        0.64493406684822663, 0.20205690315959429, 0.082323233711138213, 0.036927755143369941, 0.017343061984449137,
+        0.0083492773819228289, 0.0040773561979443405, 0.0020083928260822143, 0.00099457512781808569, 0.00049418860411946475,
+        0.00024608655330804827, 0.00012271334757848917, 6.1248135058704814e-05, 3.0588236307020493e-05, 1.5282259408651864e-05,
+        7.6371976378997609e-06, 3.8172932649998402e-06, 1.9082127165539394e-06, 9.53962033872796e-07, 4.7693298678780645e-07,
+        2.3845050272773295e-07, 1.1921992596531106e-07, 5.960818905125948e-08, 2.9803503514652279e-08, 1.4901554828365039e-08,
+        7.4507117898354301e-09, 3.7253340247884573e-09, 1.8626597235130496e-09, 9.3132743241966817e-10, 4.6566290650337837e-10};
+    double s = 0;
+    for (int k = 31; k >= 2; k--) s = s * z + ((k & 1) ? -c[k - 2] : c[k - 2]) / k;
+    return z * (0.42278433509846713939 + z * s);
+}
 TN_HD static inline double tn_lgamma_f64(double x) {
     if (x != x) return x;
     if (x == INFINITY || x == -INFINITY || (x <= 0 && x == floor(x))) return INFINITY;
+    if (x >= 1.5 && x < 2.5) return tn__lgamma2_f64(x - 2);
+    if (x >= 0.5 && x < 1.5) return tn__lgamma2_f64(x - 1) - log1p(x - 1);
     if (x >= 0.5) return tn__lgamma_pos_f64(x);
+    if (x > -0.5) return tn__lgamma2_f64(x) - log1p(x) - log(fabs(x));   /* Gamma(x) = Gamma(x + 1) / x: near 0 reflection's sin(pi r) rounds to 0 */
     const double r = x - floor(x);   /* reflection: log(pi / |sin(pi x)|) - lgamma(1 - x) */
     return 1.14472988584940017414 - log(sin(3.14159265358979323846 * (r < 0.5 ? r : 1 - r))) - tn__lgamma_pos_f64(1 - x);
 }
@@ -1035,6 +1061,14 @@ TN_HD static inline double tn_ndtri_f64(double p) {
             (((((-5.447609879822406e+01 * t + 1.615858368580409e+02) * t - 1.556989798598866e+02) * t + 6.680131188771972e+01) * t
               - 1.328068155288572e+01) * t + 1);
     }
+    if (q < 1e-280) {   /* Newton on log ndtr(x) = log q: ndtr(x) and the pdf are subnormal here */
+        const double lq = log(q);
+        for (int k = 0; k < 3; k++) {
+            const double l = tn_log_ndtr_f64(x);
+            x -= (l - lq) / exp(-0.5 * x * x - 0.91893853320467274178 - l);
+        }
+        return x;
+    }
     for (int k = 0; k < 2; k++) {
         const double pdf = 0.39894228040143267794 * exp(-0.5 * x * x);
         if (!(pdf > 0)) break;
@@ -1070,7 +1104,7 @@ TN_HD static inline double tn__bessel_jy_f64(int which, double x) {
         const double f = sqrt(twopi / x) * 0.70710678118654752440;
         return which < 2 ? f * (P * cc - Q * ss) : f * (P * ss + Q * cc);
     }
-    const double lg = log(0.5 * x) + gam;
+    const double lg = log(x) - 0.69314718055994530942 + gam;   /* log(x/2): x/2 underflows at the smallest x */
     if (x < 1) {
         const double q = -0.25 * x * x;
         double t0 = 1, j0 = 1, t1 = 1, j1 = 1, h = 0, y0 = 0, y1 = 1 - 2 * gam, psi = -gam;   /* psi(k+1) */
@@ -1111,17 +1145,18 @@ TN_HD static inline double tn__bessel_jy_f64(int which, double x) {
     if (which == 2) return twopi * (lg * J0 - 2 * s0 / norm);
     return twopi * (lg * J1 - J0 / x - J1 + s1 / norm);
 }
-TN_HD static inline double tn_bessel_j0_f64(double x) { return x != x ? x : fabs(x) == INFINITY ? 0 : x == 0 ? 1 : tn__bessel_jy_f64(0, fabs(x)); }
+/* NaN at +-inf, as PyTorch's (its asymptotic form takes cos(inf)) */
+TN_HD static inline double tn_bessel_j0_f64(double x) { return x != x || fabs(x) == INFINITY ? NAN : x == 0 ? 1 : tn__bessel_jy_f64(0, fabs(x)); }
 TN_HD static inline double tn_bessel_j1_f64(double x) {
-    if (x != x) return x;
-    if (fabs(x) == INFINITY || x == 0) return 0;
+    if (x != x || fabs(x) == INFINITY) return NAN;
+    if (x == 0) return x;
     return x < 0 ? -tn__bessel_jy_f64(1, -x) : tn__bessel_jy_f64(1, x);
 }
 TN_HD static inline double tn_bessel_y_f64(int nu, double x) {
     if (x != x) return x;
     if (x < 0) return NAN;
     if (x == 0) return -INFINITY;
-    if (x == INFINITY) return 0;
+    if (x == INFINITY) return NAN;
     return tn__bessel_jy_f64(2 + nu, x);
 }
 /* K_nu(x) e^x, x > 0: the trapezoidal rule on int_0^inf exp(-2 x sinh(t/2)^2) cosh(nu t) dt. The
@@ -1144,7 +1179,7 @@ TN_HD static inline double tn_bessel_k_f64(int nu, double x, bool scaled) {
     if (x == 0) return INFINITY;
     if (x == INFINITY) return 0;
     if (x > 2) { const double k = tn__bessel_k_scaled_f64(nu, x); return scaled ? k : k * exp(-x); }
-    const double q = 0.25 * x * x, lg = log(0.5 * x), gam = 0.57721566490153286061;
+    const double q = 0.25 * x * x, lg = log(x) - 0.69314718055994530942, gam = 0.57721566490153286061;
     double r;
     if (nu == 0) {
         double t = 1, h = 0, s = 0;
@@ -1203,7 +1238,10 @@ TN_HD static inline double tn_airy_ai_f64(double x) {
         const tn__dd r = tn__dd_add(tn__dd_mul(c1, f), tn__dd_mul(c2, g));
         return r.hi + r.lo;
     }
-    const double z = -x, zeta = 2.0 / 3.0 * z * sqrt(z);
+    /* zeta = 2/3 z^1.5 in double-double: its rounding would shift the phase by eps zeta */
+    const double z = -x, sq = sqrt(z);
+    const tn__dd zd = tn__dd_div_d(tn__dd_mul(tn__dd_norm(z + z, 0), tn__dd_norm(sq, fma(-sq, sq, z) / (sq + sq))), 3);
+    const double zeta = zd.hi;
     double P = 1, Q = 0, u = 1, pw = 1;
     for (int k = 1; k < 30; k++) {
         u *= (6.0 * k - 5) * (6.0 * k - 3) * (6.0 * k - 1) / ((2.0 * k - 1) * 216.0 * k);
@@ -1212,7 +1250,7 @@ TN_HD static inline double tn_airy_ai_f64(double x) {
         if (k & 1) Q += s; else P += s;
         if (t < 1e-17) break;
     }
-    const double c = cos(zeta), sn = sin(zeta);   /* cos(zeta - pi/4) = (c + sn)/sqrt 2, sin = (sn - c)/sqrt 2 */
+    const double c0 = cos(zeta), s0 = sin(zeta), c = c0 - s0 * zd.lo, sn = s0 + c0 * zd.lo;   /* of zeta + lo; cos(zeta - pi/4) = (c + sn)/sqrt 2 */
     return 0.56418958354775628695 * 0.70710678118654752440 / sqrt(sqrt(z)) * (P * (c + sn) + Q * (sn - c));
 }
 /* log(x^a e^-x / Gamma(a)): by Stirling's series with log1p(u) - u, u = (x - a)/a, for a >= 10,
@@ -1241,16 +1279,26 @@ TN_HD static inline double tn_igamma_f64(double a, double x, bool upper) {
     if (a == INFINITY) return x == INFINITY ? NAN : (upper ? 1 : 0);
     if (x == INFINITY) return upper ? 0 : 1;
     if (a != a || x != x) return NAN;
-    const double lf = tn__igam_logfac_f64(a, x);
-    if (x < a + 1) {
-        double t = 1 / a, s = t;
-        for (int n = 1; n < 100000; n++) { t *= x / (a + n); s += t; if (t < 1e-17 * s) break; }
-        const double p = exp(lf) * s;
+    const int iters = 1000 + (int)fmin(5e7, 50 * sqrt(a));   /* both converge in O(sqrt a) steps near x = a */
+    if (upper && x <= 1.1 && (x <= 0.5 ? !(-0.4 / log(x) < a) : !(x * 1.1 < a))) {
+        /* Q = 1 - x^a / Gamma(a + 1) - x^a / Gamma(a) sum_n>=1 (-x)^n / (n! (a + n)) (DLMF 8.7.1), with the
+           first difference by expm1: 1 - P would cancel for small a (SciPy's choice of region) */
+        double fac = 1, s = 0;
+        for (int n = 1; n < 200; n++) { fac *= -x / n; const double t = fac / (a + n); s += t; if (fabs(t) <= 1e-17 * fabs(s)) break; }
+        const double lx = log(x);
+        return -expm1(a * lx - tn_lgamma_f64(a + 1)) - exp(a * lx - tn_lgamma_f64(a)) * s;
+    }
+    if (x < a + 1) {   /* x^a e^-x / Gamma(a + 1) sum x^n / ((a + 1) ... (a + n)): no 1/a for the tiniest a */
+        const double lf1 = a < 10 ? a * log(x) - x - tn_lgamma_f64(a + 1) : tn__igam_logfac_f64(a, x) - log(a);
+        double t = 1, s = 1;
+        for (int n = 1; n < iters; n++) { t *= x / (a + n); s += t; if (t < 1e-17 * s) break; }
+        const double p = exp(lf1) * s;
         return upper ? 1 - p : p;
     }
+    const double lf = tn__igam_logfac_f64(a, x);
     const double tiny = 1e-300;
     double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
-    for (int i = 1; i < 100000; i++) {
+    for (int i = 1; i < iters; i++) {
         const double an = -i * (i - a);
         b += 2;
         d = an * d + b;
@@ -1296,9 +1344,9 @@ TN_HD static inline float tn_trigamma_f32(float x) {
     if (!(x < (float)0.5)) return (float)tn_zeta_f64(2, (double)x);
     const float s = sinf((float)3.14159265358979323846 * x);
     return (float)3.14159265358979323846 * (float)3.14159265358979323846 / (s * s) - (float)tn_zeta_f64(2, 1 - (double)x); }
-/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0), in T as
-   PyTorch computes them (so that float32 overflows where PyTorch's does): the three-term
-   recurrences, with the trigonometric forms for large n inside (-1, 1). kind: 0-3 Chebyshev
+/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0): the
+   three-term recurrences, with the trigonometric forms for large n inside (-1, 1). The
+   kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
    T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
 TN_HD static inline float tn_orthopoly_f32(int kind, float x, float nf) {
     if (nf != nf) return nf;
@@ -1369,9 +1417,9 @@ TN_HD static inline double tn_trigamma_f64(double x) {
     if (!(x < (double)0.5)) return (double)tn_zeta_f64(2, (double)x);
     const double s = sin((double)3.14159265358979323846 * x);
     return (double)3.14159265358979323846 * (double)3.14159265358979323846 / (s * s) - (double)tn_zeta_f64(2, 1 - (double)x); }
-/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0), in T as
-   PyTorch computes them (so that float32 overflows where PyTorch's does): the three-term
-   recurrences, with the trigonometric forms for large n inside (-1, 1). kind: 0-3 Chebyshev
+/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0): the
+   three-term recurrences, with the trigonometric forms for large n inside (-1, 1). The
+   kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
    T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
 TN_HD static inline double tn_orthopoly_f64(int kind, double x, double nf) {
     if (nf != nf) return nf;
@@ -8401,18 +8449,18 @@ static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case ZETA: TN__MAP2(float, float, (float)tn_zeta_f64((double)a, (double)b)); break;
     case GAMMAINC: TN__MAP2(float, float, (float)tn_igamma_f64((double)a, (double)b, false)); break;
     case GAMMAINCC: TN__MAP2(float, float, (float)tn_igamma_f64((double)a, (double)b, true)); break;
-    case CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(float, float, tn_orthopoly_f32(0, a, b)); break;
-    case CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(float, float, tn_orthopoly_f32(1, a, b)); break;
-    case CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(float, float, tn_orthopoly_f32(2, a, b)); break;
-    case CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(float, float, tn_orthopoly_f32(3, a, b)); break;
-    case HERMITE_POLYNOMIAL_H: TN__MAP2(float, float, tn_orthopoly_f32(4, a, b)); break;
-    case HERMITE_POLYNOMIAL_HE: TN__MAP2(float, float, tn_orthopoly_f32(5, a, b)); break;
-    case LAGUERRE_POLYNOMIAL_L: TN__MAP2(float, float, tn_orthopoly_f32(6, a, b)); break;
-    case LEGENDRE_POLYNOMIAL_P: TN__MAP2(float, float, tn_orthopoly_f32(7, a, b)); break;
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(float, float, tn_orthopoly_f32(0, a + a - 1, b)); break;
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(float, float, tn_orthopoly_f32(1, a + a - 1, b)); break;
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(float, float, tn_orthopoly_f32(2, a + a - 1, b)); break;
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(float, float, tn_orthopoly_f32(3, a + a - 1, b)); break;
+    case CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(float, float, (float)tn_orthopoly_f64(0, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(float, float, (float)tn_orthopoly_f64(1, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(float, float, (float)tn_orthopoly_f64(2, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(float, float, (float)tn_orthopoly_f64(3, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_H: TN__MAP2(float, float, (float)tn_orthopoly_f64(4, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_HE: TN__MAP2(float, float, (float)tn_orthopoly_f64(5, (double)a, (double)b)); break;
+    case LAGUERRE_POLYNOMIAL_L: TN__MAP2(float, float, (float)tn_orthopoly_f64(6, (double)a, (double)b)); break;
+    case LEGENDRE_POLYNOMIAL_P: TN__MAP2(float, float, (float)tn_orthopoly_f64(7, (double)a, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(float, float, (float)tn_orthopoly_f64(0, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(float, float, (float)tn_orthopoly_f64(1, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(float, float, (float)tn_orthopoly_f64(2, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(float, float, (float)tn_orthopoly_f64(3, 2.0 * a - 1, (double)b)); break;
     case COPYSIGN: TN__MAP2(float, float, copysignf(a, b)); break;
     case NEXTAFTER: TN__MAP2(float, float, nextafterf(a, b)); break;
     case HEAVISIDE: TN__MAP2(float, float, tn_heaviside_f32(a, b)); break;
@@ -8451,18 +8499,18 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case ZETA: TN__MAP2(double, double, (double)tn_zeta_f64((double)a, (double)b)); break;
     case GAMMAINC: TN__MAP2(double, double, (double)tn_igamma_f64((double)a, (double)b, false)); break;
     case GAMMAINCC: TN__MAP2(double, double, (double)tn_igamma_f64((double)a, (double)b, true)); break;
-    case CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(double, double, tn_orthopoly_f64(0, a, b)); break;
-    case CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(double, double, tn_orthopoly_f64(1, a, b)); break;
-    case CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(double, double, tn_orthopoly_f64(2, a, b)); break;
-    case CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(double, double, tn_orthopoly_f64(3, a, b)); break;
-    case HERMITE_POLYNOMIAL_H: TN__MAP2(double, double, tn_orthopoly_f64(4, a, b)); break;
-    case HERMITE_POLYNOMIAL_HE: TN__MAP2(double, double, tn_orthopoly_f64(5, a, b)); break;
-    case LAGUERRE_POLYNOMIAL_L: TN__MAP2(double, double, tn_orthopoly_f64(6, a, b)); break;
-    case LEGENDRE_POLYNOMIAL_P: TN__MAP2(double, double, tn_orthopoly_f64(7, a, b)); break;
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(double, double, tn_orthopoly_f64(0, a + a - 1, b)); break;
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(double, double, tn_orthopoly_f64(1, a + a - 1, b)); break;
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(double, double, tn_orthopoly_f64(2, a + a - 1, b)); break;
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(double, double, tn_orthopoly_f64(3, a + a - 1, b)); break;
+    case CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(double, double, (double)tn_orthopoly_f64(0, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(double, double, (double)tn_orthopoly_f64(1, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(double, double, (double)tn_orthopoly_f64(2, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(double, double, (double)tn_orthopoly_f64(3, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_H: TN__MAP2(double, double, (double)tn_orthopoly_f64(4, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_HE: TN__MAP2(double, double, (double)tn_orthopoly_f64(5, (double)a, (double)b)); break;
+    case LAGUERRE_POLYNOMIAL_L: TN__MAP2(double, double, (double)tn_orthopoly_f64(6, (double)a, (double)b)); break;
+    case LEGENDRE_POLYNOMIAL_P: TN__MAP2(double, double, (double)tn_orthopoly_f64(7, (double)a, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(double, double, (double)tn_orthopoly_f64(0, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(double, double, (double)tn_orthopoly_f64(1, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(double, double, (double)tn_orthopoly_f64(2, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(double, double, (double)tn_orthopoly_f64(3, 2.0 * a - 1, (double)b)); break;
     case COPYSIGN: TN__MAP2(double, double, copysign(a, b)); break;
     case NEXTAFTER: TN__MAP2(double, double, nextafter(a, b)); break;
     case HEAVISIDE: TN__MAP2(double, double, tn_heaviside_f64(a, b)); break;
@@ -18186,6 +18234,157 @@ TNDEF tn_tensor *tn_ctc_loss_opts(tn_tensor *log_probs, tn_tensor *targets, tn_t
 }
 TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_tensor *input_lengths, tn_tensor *target_lengths, const char *options) {
     TN__KW_STR(tn_loss_fn_opts, loss_fn, "tn_ctc_loss", options, tn_ctc_loss_opts(log_probs, targets, input_lengths, target_lengths, o));
+}
+
+/* ============================================================================================================= */
+/* src/nn/samplers.c: the distributions' samplers: standard gamma and its gradient, Poisson, binomial, Dirichlet */
+/* ============================================================================================================= */
+/* The samplers torch.distributions needs, on the CPU (a CUDA tensor is refused: not on CUDA
+   yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang), with the
+   implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its CDF P;
+   Poisson (PTRS transformed rejection from 10 up, products of uniforms below); binomial
+   (beta splitting of the order statistics, then geometric waiting times); Dirichlet. */
+static double tn__smp_unif(tn_generator *g) {   /* (0, 1): log(0) never */
+    double u;
+    do u = tn_generator_uniform(g); while (u <= 0);
+    return u;
+}
+static double tn__smp_normal(tn_generator *g) {   /* Marsaglia's polar method */
+    double u, v, s;
+    do { u = 2 * tn_generator_uniform(g) - 1; v = 2 * tn_generator_uniform(g) - 1; s = u * u + v * v; } while (s >= 1 || s == 0);
+    return u * sqrt(-2 * log(s) / s);
+}
+/* Gamma(alpha, 1): Marsaglia and Tsang's squeeze for alpha >= 1; alpha < 1 from alpha + 1
+   times U^(1/alpha), in logs so that tiny alpha gives the smallest positive number, not 0 */
+static double tn__smp_gamma(double alpha, tn_generator *g) {
+    if (!(alpha > 0)) return alpha == 0 ? 0 : NAN;
+    if (alpha == INFINITY) return INFINITY;
+    double boost = 0;
+    if (alpha < 1) { boost = log(tn__smp_unif(g)) / alpha; alpha += 1; }
+    const double d = alpha - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x, v;
+        do { x = tn__smp_normal(g); v = 1 + c * x; } while (v <= 0);
+        v = v * v * v;
+        const double u = tn__smp_unif(g);
+        if (u < 1 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1 - v + log(v))) {
+            const double r = exp(log(d * v) + boost);
+            return r > 0 ? r : 2.2250738585072014e-308;   /* PyTorch clamps to the smallest normal */
+        }
+    }
+}
+static double tn__smp_poisson(double lam, tn_generator *g) {
+    if (!(lam >= 0)) return NAN;
+    if (lam == 0) return 0;
+    if (lam < 10) {   /* the count of uniforms whose product stays above e^-lam */
+        const double l = exp(-lam);
+        double p = 1, k = -1;
+        do { k += 1; p *= tn_generator_uniform(g); } while (p > l);
+        return k;
+    }
+    /* Hormann's PTRS */
+    const double sl = sqrt(lam), ll = log(lam), b = 0.931 + 2.53 * sl, a = -0.059 + 0.02483 * b;
+    const double ia = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+    for (;;) {
+        const double U = tn_generator_uniform(g) - 0.5, V = tn_generator_uniform(g), us = 0.5 - fabs(U);
+        const double k = floor((2 * a / us + b) * U + lam + 0.43);
+        if (us >= 0.07 && V <= vr) return k;
+        if (k < 0 || (us < 0.013 && V > us)) continue;
+        if (log(V) + log(ia) - log(a / (us * us) + b) <= -lam + k * ll - tn_lgamma_f64(k + 1)) return k;
+    }
+}
+/* Binomial(n, p): while n p is large, the k-th smallest of n uniforms is Beta(k, n + 1 - k)
+   (from two gammas): it splits the count at the median, recursing into one side; then the
+   sum of geometric waiting times. p > 1/2 by symmetry. */
+static double tn__smp_binomial(double n, double p, tn_generator *g) {
+    if (!(n >= 0) || !(p >= 0 && p <= 1) || n != floor(n)) return NAN;
+    if (p == 0 || n == 0) return 0;
+    if (p == 1) return n;
+    const double n0 = n;
+    const bool flip = p > 0.5;
+    if (flip) p = 1 - p;
+    double x = 0;
+    while (n * p > 16) {
+        const double k = floor((n + 1) / 2), ga = tn__smp_gamma(k, g), gb = tn__smp_gamma(n + 1 - k, g), y = ga / (ga + gb);
+        if (y <= p) { x += k; n -= k; p = (p - y) / (1 - y); }
+        else { n = k - 1; p /= y; }
+    }
+    const double lq = log1p(-p);
+    double s = 0;
+    for (;;) {
+        s += ceil(log(tn__smp_unif(g)) / lq);
+        if (s > n) break;
+        x += 1;
+    }
+    return flip ? n0 - x : x;
+}
+/* dP(alpha, x)/dalpha by a central difference on the smaller of P and Q (its relative digits),
+   step 1e-4 min(alpha, sqrt alpha): the scale P changes on; over the density x^(alpha-1) e^-x / Gamma(alpha) */
+static double tn__smp_gamma_grad(double alpha, double x, tn_generator *g) {
+    (void)g;
+    if (!(alpha > 0) || !(x > 0) || x == INFINITY || alpha == INFINITY) return alpha == alpha && x == x ? 0 : NAN;
+    const double h = 1e-4 * fmin(alpha, sqrt(alpha));
+    const bool up = tn_igamma_f64(alpha, x, false) > 0.5;
+    double d = (tn_igamma_f64(alpha + h, x, up) - tn_igamma_f64(alpha - h, x, up)) / (2 * h);
+    if (up) d = -d;
+    const double pdf = exp((alpha - 1) * log(x) - x - tn_lgamma_f64(alpha));
+    return pdf > 0 ? -d / pdf : 0;
+}
+
+/* f over the broadcast of a and b (b may be NULL), in double on the CPU; the result in dtype. */
+static tn_tensor *tn__smp_map(const char *fn, tn_tensor *a, tn_tensor *b, double (*f2)(double, double, tn_generator *),
+                              double (*f1)(double, tn_generator *), tn_generator *g, tn_dtype dtype) {
+    TN__CHECK_NULL(a);
+    if (a->device != TN_CPU || (b && b->device != TN_CPU)) return (tn_tensor *)tn__error("%s: not on CUDA yet (CPU tensors only)", fn);
+    if (!tn_dtype_is_floating(a->dtype) || (b && !tn_dtype_is_floating(b->dtype)))
+        return (tn_tensor *)tn__error("%s: expected floating tensors, got %s%s%s", fn, tn_dtype_name(a->dtype), b ? " and " : "", b ? tn_dtype_name(b->dtype) : "");
+    int64_t shape[TN_MAX_DIMS];
+    int nd = a->ndim;
+    memcpy(shape, a->shape, (size_t)nd * sizeof(int64_t));
+    if (b && (nd = tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, shape)) < 0)
+        return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be broadcast", fn, TN__SHAPE(a), TN__SHAPE(b));
+    tn_scope_begin();
+    tn_tensor *ac = tn_contiguous(tn_to_dtype(tn_expand(a, shape, nd), TN_F64));
+    tn_tensor *bc = b ? tn_contiguous(tn_to_dtype(tn_expand(b, shape, nd), TN_F64)) : NULL;
+    tn_tensor *out = tn_empty(shape, nd, TN_F64);
+    if (!ac || (b && !bc) || !out) { tn_scope_end(); return NULL; }
+    const double *pa = (const double *)tn_data_ptr(ac), *pb = bc ? (const double *)tn_data_ptr(bc) : NULL;
+    double *po = (double *)tn_data_ptr(out);
+    const int64_t n = tn_numel(out);
+    for (int64_t i = 0; i < n; i++) po[i] = f2 ? f2(pa[i], pb[i], g) : f1(pa[i], g);
+    return tn__scope_return(tn_to_dtype(out, dtype));
+}
+static int tn__standard_gamma_bw(tn_ctx *n, tn_tensor *gout, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    return (gin[0] = tn_mul(gout, tn_standard_gamma_grad(tn_ctx_saved(n, 0), tn_ctx_saved(n, 1)))) ? 0 : -1;
+}
+TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen) {
+    tn_tensor *x = TN__AS("tn_standard_gamma", tn__smp_map("tn_standard_gamma", alpha, NULL, NULL, tn__smp_gamma, gen, alpha ? alpha->dtype : TN_F32));
+    if (!x || !alpha->requires_grad || tn__grad_disabled) return x;
+    tn_node *nd = tn__fn_node("StandardGammaBackward0", tn__standard_gamma_bw, &alpha, 1);
+    if (nd) { tn__node_save(nd, alpha); tn__node_save_result(nd, x); }
+    return tn__node_attach(nd, x);
+}
+TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x) {
+    TN__CHECK_NULL(alpha, x);
+    return TN__AS("tn_standard_gamma_grad", tn__smp_map("tn_standard_gamma_grad", alpha, x, tn__smp_gamma_grad, NULL, NULL, tn_promote_types(alpha->dtype, x->dtype)));
+}
+TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen) {
+    return TN__AS("tn_poisson", tn__smp_map("tn_poisson", rates, NULL, NULL, tn__smp_poisson, gen, rates ? rates->dtype : TN_F32));
+}
+static double tn__smp_binomial2(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g); }
+TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen) {
+    TN__CHECK_NULL(count, prob);
+    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, tn__smp_binomial2, NULL, gen, tn_promote_types(count->dtype, prob->dtype)));
+}
+/* Gamma(alpha) draws over their sum along the last dim (the gradient flows through the gammas) */
+TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
+    TN__CHECK_NULL(alpha);
+    if (alpha->ndim < 1) return (tn_tensor *)tn__error("tn_sample_dirichlet: alpha must have at least one dim (the categories), got shape %s", TN__SHAPE(alpha));
+    tn_scope_begin();
+    tn_tensor *g = tn_standard_gamma(alpha, gen);
+    const int64_t last = -1;
+    return tn__scope_return(g ? tn_div(g, tn_sum_dims(g, &last, 1, true)) : NULL);
 }
 
 /* ======================================================================== */

@@ -530,7 +530,7 @@ CU_HD1(sinc) CU_HD1(trigamma)
     __device__ __forceinline__ float h_##name(float a, float b) { return tn_##name##_f32(a, b); } \
     __device__ __forceinline__ double h_##name(double a, double b) { return tn_##name##_f64(a, b); }
 CU_HD2(logit) CU_HD2(logaddexp) CU_HD2(logaddexp2) CU_HD2(xlogy) CU_HD2(xlog1py) CU_HD2(heaviside)
-__device__ __forceinline__ float h_orthopoly(int k, float x, float n) { return tn_orthopoly_f32(k, x, n); }
+__device__ __forceinline__ float h_orthopoly(int k, float x, float n) { return (float)tn_orthopoly_f64(k, x, n); }
 __device__ __forceinline__ double h_orthopoly(int k, double x, double n) { return tn_orthopoly_f64(k, x, n); }
 
 /* x < 0 without an "always false" warning for unsigned types */
@@ -784,10 +784,10 @@ template <class T> __device__ __forceinline__ T binary_float(int op, T a, T b, T
     case HERMITE_POLYNOMIAL_HE: return h_orthopoly(5, a, b);
     case LAGUERRE_POLYNOMIAL_L: return h_orthopoly(6, a, b);
     case LEGENDRE_POLYNOMIAL_P: return h_orthopoly(7, a, b);
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: return h_orthopoly(0, a + a - (T)1, b);
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: return h_orthopoly(1, a + a - (T)1, b);
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: return h_orthopoly(2, a + a - (T)1, b);
-    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: return h_orthopoly(3, a + a - (T)1, b);
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: return h_orthopoly(0, (T)2 * a - (T)1, b);
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: return h_orthopoly(1, (T)2 * a - (T)1, b);
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: return h_orthopoly(2, (T)2 * a - (T)1, b);
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: return h_orthopoly(3, (T)2 * a - (T)1, b);
     case COPYSIGN: return m_copysign(a, b);
     case NEXTAFTER: return m_nextafter(a, b);
     case HEAVISIDE: return h_heaviside(a, b);

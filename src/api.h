@@ -433,6 +433,15 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
    non-negative, finite, no row all zero): with replacement independent draws, without
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+/* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
+   default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
+   dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),
+   torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim. */
+TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen);
+TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x);
+TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen);
+TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen);
+TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen);
 /* Raw Philox block: 4 x uint32 for (key, counter). */
 TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
     uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
@@ -854,10 +863,27 @@ TN_HD static inline double tn__lgamma_pos_f64(double x) {
                         + 1.0 / 1260) * z - 1.0 / 360) * z + 1.0 / 12) / x;
     return (x - 0.5) * log(x) - x + 0.91893853320467274178 + s - log(p);
 }
+/* lgamma(2 + z) for |z| <= 0.5: (1 - gamma) z + sum_k>=2 (-1)^k (zeta(k) - 1) / k z^k (terms fall as
+   4^-k); with log1p it gives lgamma on [0.5, 2.5) without the cancellation near its zeros 1 and 2 */
+TN_HD static inline double tn__lgamma2_f64(double z) {
+    const double c[30] = {   /* zeta(k) - 1, k = 2..31 */
+        0.64493406684822663, 0.20205690315959429, 0.082323233711138213, 0.036927755143369941, 0.017343061984449137,
+        0.0083492773819228289, 0.0040773561979443405, 0.0020083928260822143, 0.00099457512781808569, 0.00049418860411946475,
+        0.00024608655330804827, 0.00012271334757848917, 6.1248135058704814e-05, 3.0588236307020493e-05, 1.5282259408651864e-05,
+        7.6371976378997609e-06, 3.8172932649998402e-06, 1.9082127165539394e-06, 9.53962033872796e-07, 4.7693298678780645e-07,
+        2.3845050272773295e-07, 1.1921992596531106e-07, 5.960818905125948e-08, 2.9803503514652279e-08, 1.4901554828365039e-08,
+        7.4507117898354301e-09, 3.7253340247884573e-09, 1.8626597235130496e-09, 9.3132743241966817e-10, 4.6566290650337837e-10};
+    double s = 0;
+    for (int k = 31; k >= 2; k--) s = s * z + ((k & 1) ? -c[k - 2] : c[k - 2]) / k;
+    return z * (0.42278433509846713939 + z * s);
+}
 TN_HD static inline double tn_lgamma_f64(double x) {
     if (x != x) return x;
     if (x == INFINITY || x == -INFINITY || (x <= 0 && x == floor(x))) return INFINITY;
+    if (x >= 1.5 && x < 2.5) return tn__lgamma2_f64(x - 2);
+    if (x >= 0.5 && x < 1.5) return tn__lgamma2_f64(x - 1) - log1p(x - 1);
     if (x >= 0.5) return tn__lgamma_pos_f64(x);
+    if (x > -0.5) return tn__lgamma2_f64(x) - log1p(x) - log(fabs(x));   /* Gamma(x) = Gamma(x + 1) / x: near 0 reflection's sin(pi r) rounds to 0 */
     const double r = x - floor(x);   /* reflection: log(pi / |sin(pi x)|) - lgamma(1 - x) */
     return 1.14472988584940017414 - log(sin(3.14159265358979323846 * (r < 0.5 ? r : 1 - r))) - tn__lgamma_pos_f64(1 - x);
 }
@@ -1022,6 +1048,14 @@ TN_HD static inline double tn_ndtri_f64(double p) {
             (((((-5.447609879822406e+01 * t + 1.615858368580409e+02) * t - 1.556989798598866e+02) * t + 6.680131188771972e+01) * t
               - 1.328068155288572e+01) * t + 1);
     }
+    if (q < 1e-280) {   /* Newton on log ndtr(x) = log q: ndtr(x) and the pdf are subnormal here */
+        const double lq = log(q);
+        for (int k = 0; k < 3; k++) {
+            const double l = tn_log_ndtr_f64(x);
+            x -= (l - lq) / exp(-0.5 * x * x - 0.91893853320467274178 - l);
+        }
+        return x;
+    }
     for (int k = 0; k < 2; k++) {
         const double pdf = 0.39894228040143267794 * exp(-0.5 * x * x);
         if (!(pdf > 0)) break;
@@ -1057,7 +1091,7 @@ TN_HD static inline double tn__bessel_jy_f64(int which, double x) {
         const double f = sqrt(twopi / x) * 0.70710678118654752440;
         return which < 2 ? f * (P * cc - Q * ss) : f * (P * ss + Q * cc);
     }
-    const double lg = log(0.5 * x) + gam;
+    const double lg = log(x) - 0.69314718055994530942 + gam;   /* log(x/2): x/2 underflows at the smallest x */
     if (x < 1) {
         const double q = -0.25 * x * x;
         double t0 = 1, j0 = 1, t1 = 1, j1 = 1, h = 0, y0 = 0, y1 = 1 - 2 * gam, psi = -gam;   /* psi(k+1) */
@@ -1098,17 +1132,18 @@ TN_HD static inline double tn__bessel_jy_f64(int which, double x) {
     if (which == 2) return twopi * (lg * J0 - 2 * s0 / norm);
     return twopi * (lg * J1 - J0 / x - J1 + s1 / norm);
 }
-TN_HD static inline double tn_bessel_j0_f64(double x) { return x != x ? x : fabs(x) == INFINITY ? 0 : x == 0 ? 1 : tn__bessel_jy_f64(0, fabs(x)); }
+/* NaN at +-inf, as PyTorch's (its asymptotic form takes cos(inf)) */
+TN_HD static inline double tn_bessel_j0_f64(double x) { return x != x || fabs(x) == INFINITY ? NAN : x == 0 ? 1 : tn__bessel_jy_f64(0, fabs(x)); }
 TN_HD static inline double tn_bessel_j1_f64(double x) {
-    if (x != x) return x;
-    if (fabs(x) == INFINITY || x == 0) return 0;
+    if (x != x || fabs(x) == INFINITY) return NAN;
+    if (x == 0) return x;
     return x < 0 ? -tn__bessel_jy_f64(1, -x) : tn__bessel_jy_f64(1, x);
 }
 TN_HD static inline double tn_bessel_y_f64(int nu, double x) {
     if (x != x) return x;
     if (x < 0) return NAN;
     if (x == 0) return -INFINITY;
-    if (x == INFINITY) return 0;
+    if (x == INFINITY) return NAN;
     return tn__bessel_jy_f64(2 + nu, x);
 }
 /* K_nu(x) e^x, x > 0: the trapezoidal rule on int_0^inf exp(-2 x sinh(t/2)^2) cosh(nu t) dt. The
@@ -1131,7 +1166,7 @@ TN_HD static inline double tn_bessel_k_f64(int nu, double x, bool scaled) {
     if (x == 0) return INFINITY;
     if (x == INFINITY) return 0;
     if (x > 2) { const double k = tn__bessel_k_scaled_f64(nu, x); return scaled ? k : k * exp(-x); }
-    const double q = 0.25 * x * x, lg = log(0.5 * x), gam = 0.57721566490153286061;
+    const double q = 0.25 * x * x, lg = log(x) - 0.69314718055994530942, gam = 0.57721566490153286061;
     double r;
     if (nu == 0) {
         double t = 1, h = 0, s = 0;
@@ -1190,7 +1225,10 @@ TN_HD static inline double tn_airy_ai_f64(double x) {
         const tn__dd r = tn__dd_add(tn__dd_mul(c1, f), tn__dd_mul(c2, g));
         return r.hi + r.lo;
     }
-    const double z = -x, zeta = 2.0 / 3.0 * z * sqrt(z);
+    /* zeta = 2/3 z^1.5 in double-double: its rounding would shift the phase by eps zeta */
+    const double z = -x, sq = sqrt(z);
+    const tn__dd zd = tn__dd_div_d(tn__dd_mul(tn__dd_norm(z + z, 0), tn__dd_norm(sq, fma(-sq, sq, z) / (sq + sq))), 3);
+    const double zeta = zd.hi;
     double P = 1, Q = 0, u = 1, pw = 1;
     for (int k = 1; k < 30; k++) {
         u *= (6.0 * k - 5) * (6.0 * k - 3) * (6.0 * k - 1) / ((2.0 * k - 1) * 216.0 * k);
@@ -1199,7 +1237,7 @@ TN_HD static inline double tn_airy_ai_f64(double x) {
         if (k & 1) Q += s; else P += s;
         if (t < 1e-17) break;
     }
-    const double c = cos(zeta), sn = sin(zeta);   /* cos(zeta - pi/4) = (c + sn)/sqrt 2, sin = (sn - c)/sqrt 2 */
+    const double c0 = cos(zeta), s0 = sin(zeta), c = c0 - s0 * zd.lo, sn = s0 + c0 * zd.lo;   /* of zeta + lo; cos(zeta - pi/4) = (c + sn)/sqrt 2 */
     return 0.56418958354775628695 * 0.70710678118654752440 / sqrt(sqrt(z)) * (P * (c + sn) + Q * (sn - c));
 }
 /* log(x^a e^-x / Gamma(a)): by Stirling's series with log1p(u) - u, u = (x - a)/a, for a >= 10,
@@ -1228,16 +1266,26 @@ TN_HD static inline double tn_igamma_f64(double a, double x, bool upper) {
     if (a == INFINITY) return x == INFINITY ? NAN : (upper ? 1 : 0);
     if (x == INFINITY) return upper ? 0 : 1;
     if (a != a || x != x) return NAN;
-    const double lf = tn__igam_logfac_f64(a, x);
-    if (x < a + 1) {
-        double t = 1 / a, s = t;
-        for (int n = 1; n < 100000; n++) { t *= x / (a + n); s += t; if (t < 1e-17 * s) break; }
-        const double p = exp(lf) * s;
+    const int iters = 1000 + (int)fmin(5e7, 50 * sqrt(a));   /* both converge in O(sqrt a) steps near x = a */
+    if (upper && x <= 1.1 && (x <= 0.5 ? !(-0.4 / log(x) < a) : !(x * 1.1 < a))) {
+        /* Q = 1 - x^a / Gamma(a + 1) - x^a / Gamma(a) sum_n>=1 (-x)^n / (n! (a + n)) (DLMF 8.7.1), with the
+           first difference by expm1: 1 - P would cancel for small a (SciPy's choice of region) */
+        double fac = 1, s = 0;
+        for (int n = 1; n < 200; n++) { fac *= -x / n; const double t = fac / (a + n); s += t; if (fabs(t) <= 1e-17 * fabs(s)) break; }
+        const double lx = log(x);
+        return -expm1(a * lx - tn_lgamma_f64(a + 1)) - exp(a * lx - tn_lgamma_f64(a)) * s;
+    }
+    if (x < a + 1) {   /* x^a e^-x / Gamma(a + 1) sum x^n / ((a + 1) ... (a + n)): no 1/a for the tiniest a */
+        const double lf1 = a < 10 ? a * log(x) - x - tn_lgamma_f64(a + 1) : tn__igam_logfac_f64(a, x) - log(a);
+        double t = 1, s = 1;
+        for (int n = 1; n < iters; n++) { t *= x / (a + n); s += t; if (t < 1e-17 * s) break; }
+        const double p = exp(lf1) * s;
         return upper ? 1 - p : p;
     }
+    const double lf = tn__igam_logfac_f64(a, x);
     const double tiny = 1e-300;
     double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
-    for (int i = 1; i < 100000; i++) {
+    for (int i = 1; i < iters; i++) {
         const double an = -i * (i - a);
         b += 2;
         d = an * d + b;
@@ -1283,9 +1331,9 @@ TN_HD static inline T tn_trigamma_##S(T x) {
     if (!(x < (T)0.5)) return (T)tn_zeta_f64(2, (double)x);
     const T s = sin##F((T)3.14159265358979323846 * x);
     return (T)3.14159265358979323846 * (T)3.14159265358979323846 / (s * s) - (T)tn_zeta_f64(2, 1 - (double)x); }
-/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0), in T as
-   PyTorch computes them (so that float32 overflows where PyTorch's does): the three-term
-   recurrences, with the trigonometric forms for large n inside (-1, 1). kind: 0-3 Chebyshev
+/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0): the
+   three-term recurrences, with the trigonometric forms for large n inside (-1, 1). The
+   kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
    T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
 TN_HD static inline T tn_orthopoly_##S(int kind, T x, T nf) {
     if (nf != nf) return nf;

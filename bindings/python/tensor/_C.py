@@ -211,6 +211,11 @@ tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
 tn_multinomial T T l b G
+tn_standard_gamma T T G
+tn_standard_gamma_grad T T T
+tn_poisson T T G
+tn_binomial T T T G
+tn_sample_dirichlet T T G
 tn_view T T L i
 tn_reshape T T L i
 tn_flatten T T l l
