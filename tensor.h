@@ -934,6 +934,7 @@ TN_HD static inline double tn_zeta_f64(double x, double q) {
         if (x != floor(x)) return NAN;   /* (q + k)^-x of a negative base */
     }
     if (x != x || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
+    if (pow(q, -x) == 0) return NAN;   /* PyTorch's: its first term underflows and its 0/0 test never ends the sum */
     if (q > 1e8 && x != INFINITY) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
     double s = pow(q, -x), a = q, b = 0;
     int i = 0;
@@ -1250,7 +1251,8 @@ TN_HD static inline double tn_airy_ai_f64(double x) {
         if (k & 1) Q += s; else P += s;
         if (t < 1e-17) break;
     }
-    const double c0 = cos(zeta), s0 = sin(zeta), c = c0 - s0 * zd.lo, sn = s0 + c0 * zd.lo;   /* of zeta + lo; cos(zeta - pi/4) = (c + sn)/sqrt 2 */
+    const double c0 = cos(zeta), s0 = sin(zeta), cl = cos(zd.lo), sl = sin(zd.lo);   /* of zeta + lo (lo is large for huge zeta) */
+    const double c = c0 * cl - s0 * sl, sn = s0 * cl + c0 * sl;   /* cos(zeta - pi/4) = (c + sn)/sqrt 2 */
     return 0.56418958354775628695 * 0.70710678118654752440 / sqrt(sqrt(z)) * (P * (c + sn) + Q * (sn - c));
 }
 /* log(x^a e^-x / Gamma(a)): by Stirling's series with log1p(u) - u, u = (x - a)/a, for a >= 10,
@@ -1350,7 +1352,7 @@ TN_HD static inline float tn_trigamma_f32(float x) {
    T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
 TN_HD static inline float tn_orthopoly_f32(int kind, float x, float nf) {
     if (nf != nf) return nf;
-    const int64_t n = nf < (float)-1 ? -1 : nf > (float)9.2e18 ? (int64_t)9.2e18 : (int64_t)nf;
+    const int64_t n = nf < (float)-1 || nf > (float)9.2e18 ? -1 : (int64_t)nf;   /* PyTorch's int64 cast of a huge n is INT64_MIN (x86): 0 */
     if (n < 0) return (float)0;
     const bool odd = (n & 1) != 0, unit = fabsf(x) == (float)1;
     const float nn = (float)n;
@@ -1423,7 +1425,7 @@ TN_HD static inline double tn_trigamma_f64(double x) {
    T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
 TN_HD static inline double tn_orthopoly_f64(int kind, double x, double nf) {
     if (nf != nf) return nf;
-    const int64_t n = nf < (double)-1 ? -1 : nf > (double)9.2e18 ? (int64_t)9.2e18 : (int64_t)nf;
+    const int64_t n = nf < (double)-1 || nf > (double)9.2e18 ? -1 : (int64_t)nf;   /* PyTorch's int64 cast of a huge n is INT64_MIN (x86): 0 */
     if (n < 0) return (double)0;
     const bool odd = (n & 1) != 0, unit = fabs(x) == (double)1;
     const double nn = (double)n;
