@@ -934,7 +934,6 @@ TN_HD static inline double tn_zeta_f64(double x, double q) {
         if (x != floor(x)) return NAN;   /* (q + k)^-x of a negative base */
     }
     if (x != x || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
-    if (pow(q, -x) == 0) return NAN;   /* PyTorch's: its first term underflows and its 0/0 test never ends the sum */
     if (q > 1e8 && x != INFINITY) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
     double s = pow(q, -x), a = q, b = 0;
     int i = 0;
