@@ -55,7 +55,7 @@
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling
  *              pooling3d pooling_more norm lrn dropout embedding embedding_bag resize
- *              grid_sample losses activations padding losses_more ctc
+ *              grid_sample losses activations padding losses_more ctc samplers
  *   autograd/  graph derivatives engine custom debug gradcheck
  *   modules/   dict module init layers layers_more rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
@@ -451,6 +451,15 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
    non-negative, finite, no row all zero): with replacement independent draws, without
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+/* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
+   default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
+   dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),
+   torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim. */
+TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen);
+TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x);
+TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen);
+TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen);
+TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen);
 /* Raw Philox block: 4 x uint32 for (key, counter). */
 TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
     uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
@@ -867,6 +876,43 @@ TNDEF tn_tensor *tn_i0(tn_tensor *x);                          /* modified Besse
 TNDEF tn_tensor *tn_special_i0e(tn_tensor *x);                 /* i0(x) exp(-|x|) */
 TNDEF tn_tensor *tn_special_i1(tn_tensor *x);
 TNDEF tn_tensor *tn_special_i1e(tn_tensor *x);                 /* i1(x) exp(-|x|) */
+/* torch.special (float results; integer and bool inputs give the default dtype). ndtr is the
+   standard normal CDF, ndtri its inverse, erfcx exp(x^2) erfc(x), entr -x log x. The Bessel,
+   Airy and polynomial functions have no gradient (as PyTorch: the result does not require grad). */
+TNDEF tn_tensor *tn_special_ndtr(tn_tensor *x);
+TNDEF tn_tensor *tn_special_ndtri(tn_tensor *x);
+TNDEF tn_tensor *tn_special_log_ndtr(tn_tensor *x);
+TNDEF tn_tensor *tn_special_erfcx(tn_tensor *x);
+TNDEF tn_tensor *tn_special_entr(tn_tensor *x);
+TNDEF tn_tensor *tn_special_bessel_j0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_bessel_j1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_bessel_y0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_bessel_y1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_modified_bessel_i0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_modified_bessel_i1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_modified_bessel_k0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_modified_bessel_k1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_scaled_modified_bessel_k0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_scaled_modified_bessel_k1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_spherical_bessel_j0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_airy_ai(tn_tensor *x);
+/* Hurwitz zeta(x, q) (gradient for q only); the regularised incomplete gamma functions
+   P(a, x), Q(a, x) (gradient for x only); the polynomials p_n(x) of degree n (a tensor, truncated). */
+TNDEF tn_tensor *tn_special_zeta(tn_tensor *x, tn_tensor *q);
+TNDEF tn_tensor *tn_special_gammainc(tn_tensor *a, tn_tensor *x);
+TNDEF tn_tensor *tn_special_gammaincc(tn_tensor *a, tn_tensor *x);
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_t(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_u(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_v(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_w(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_hermite_polynomial_h(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_hermite_polynomial_he(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_laguerre_polynomial_l(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_legendre_polynomial_p(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_t(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_u(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_v(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_w(tn_tensor *x, tn_tensor *n);
 /* x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the mantissa (x's float dtype), and the
    int32 exponent in *exponent (ownership as the result's); floating inputs only. */
 TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent);
@@ -914,10 +960,27 @@ TN_HD static inline double tn__lgamma_pos_f64(double x) {
                         + 1.0 / 1260) * z - 1.0 / 360) * z + 1.0 / 12) / x;
     return (x - 0.5) * log(x) - x + 0.91893853320467274178 + s - log(p);
 }
+/* lgamma(2 + z) for |z| <= 0.5: (1 - gamma) z + sum_k>=2 (-1)^k (zeta(k) - 1) / k z^k (terms fall as
+   4^-k); with log1p it gives lgamma on [0.5, 2.5) without the cancellation near its zeros 1 and 2 */
+TN_HD static inline double tn__lgamma2_f64(double z) {
+    const double c[30] = {   /* zeta(k) - 1, k = 2..31 */
+        0.64493406684822663, 0.20205690315959429, 0.082323233711138213, 0.036927755143369941, 0.017343061984449137,
+        0.0083492773819228289, 0.0040773561979443405, 0.0020083928260822143, 0.00099457512781808569, 0.00049418860411946475,
+        0.00024608655330804827, 0.00012271334757848917, 6.1248135058704814e-05, 3.0588236307020493e-05, 1.5282259408651864e-05,
+        7.6371976378997609e-06, 3.8172932649998402e-06, 1.9082127165539394e-06, 9.53962033872796e-07, 4.7693298678780645e-07,
+        2.3845050272773295e-07, 1.1921992596531106e-07, 5.960818905125948e-08, 2.9803503514652279e-08, 1.4901554828365039e-08,
+        7.4507117898354301e-09, 3.7253340247884573e-09, 1.8626597235130496e-09, 9.3132743241966817e-10, 4.6566290650337837e-10};
+    double s = 0;
+    for (int k = 31; k >= 2; k--) s = s * z + ((k & 1) ? -c[k - 2] : c[k - 2]) / k;
+    return z * (0.42278433509846713939 + z * s);
+}
 TN_HD static inline double tn_lgamma_f64(double x) {
     if (x != x) return x;
     if (x == INFINITY || x == -INFINITY || (x <= 0 && x == floor(x))) return INFINITY;
+    if (x >= 1.5 && x < 2.5) return tn__lgamma2_f64(x - 2);
+    if (x >= 0.5 && x < 1.5) return tn__lgamma2_f64(x - 1) - log1p(x - 1);
     if (x >= 0.5) return tn__lgamma_pos_f64(x);
+    if (x > -0.5) return tn__lgamma2_f64(x) - log1p(x) - log(fabs(x));   /* Gamma(x) = Gamma(x + 1) / x: near 0 reflection's sin(pi r) rounds to 0 */
     const double r = x - floor(x);   /* reflection: log(pi / |sin(pi x)|) - lgamma(1 - x) */
     return 1.14472988584940017414 - log(sin(3.14159265358979323846 * (r < 0.5 ? r : 1 - r))) - tn__lgamma_pos_f64(1 - x);
 }
@@ -949,12 +1012,13 @@ TN_HD static inline double tn_zeta_f64(double x, double q) {
                           1.8152105401943546773e17, -7.1661652561756670113e18};
     const double eps = 1.11022302462515654042e-16;
     if (x == 1) return INFINITY;
-    if (!(x >= 1) || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
-    if (q > 1e8) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
-    if (q <= 0) {
+    if (x < 1) return NAN;
+    if (q <= 0) {   /* before the NaN test: a pole wins over a NaN x, as in PyTorch */
         if (q == floor(q)) return INFINITY;
         if (x != floor(x)) return NAN;   /* (q + k)^-x of a negative base */
     }
+    if (x != x || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
+    if (q > 1e8 && x != INFINITY) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
     double s = pow(q, -x), a = q, b = 0;
     int i = 0;
     while (i < 9 || a <= 9) {
@@ -1032,6 +1096,308 @@ TN_HD static inline double tn_i0_f64(double x) { return tn__bessel_i_f64(0, fabs
 TN_HD static inline double tn_i0e_f64(double x) { return tn__bessel_i_f64(0, fabs(x), true); }
 TN_HD static inline double tn_i1_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, false) : tn__bessel_i_f64(1, x, false); }
 TN_HD static inline double tn_i1e_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, true) : tn__bessel_i_f64(1, x, true); }
+/* ---- torch.special: the normal distribution, Bessel and Airy functions, incomplete gamma ----
+   Each is accurate to a few ulp over the whole range (relative where the value is not near a
+   zero of an oscillating function, absolute there). */
+/* exp(x^2) without the rounding of x^2: x = h + l with h^2 exact (|x| < 27) */
+TN_HD static inline double tn__exp_sq_f64(double x) {
+    const double h = floor(x * 4096 + 0.5) / 4096, l = x - h;
+    return exp(h * h) * exp(l * (h + h + l));
+}
+/* exp(x^2) erfc(x): directly below 26, the asymptotic series above (erfc underflows) */
+TN_HD static inline double tn__erfcx_pos_f64(double x) {
+    if (x < 26) return tn__exp_sq_f64(x) * erfc(x);
+    if (x > 1e8) return 0.56418958354775628695 / x;   /* 1 / (x sqrt(pi)) */
+    const double r = 0.5 / (x * x);
+    double term = 1, sum = 1;
+    for (int k = 1; k < 14; k++) { term *= -(2 * k - 1) * r; sum += term; }
+    return 0.56418958354775628695 / x * sum;
+}
+TN_HD static inline double tn_erfcx_f64(double x) {
+    if (x != x) return x;
+    if (x >= 0) return tn__erfcx_pos_f64(x);
+    if (x < -26.7) return INFINITY;
+    return 2 * tn__exp_sq_f64(x) - tn__erfcx_pos_f64(-x);
+}
+TN_HD static inline double tn_ndtr_f64(double x) { return 0.5 * erfc(-x * 0.70710678118654752440); }
+/* log ndtr(x): through erfcx below -1 (where ndtr underflows long before its log does) */
+TN_HD static inline double tn_log_ndtr_f64(double x) {
+    if (x < -1) { const double t = -x * 0.70710678118654752440; return log(0.5 * tn__erfcx_pos_f64(t)) - t * t; }
+    return log1p(-0.5 * erfc(x * 0.70710678118654752440));
+}
+/* The inverse of ndtr: Acklam's rational first guess (relative error 1e-9), then two Halley
+   steps on ndtr(x) - q, q = min(p, 1 - p) (1 - p is exact there). */
+TN_HD static inline double tn_ndtri_f64(double p) {
+    if (p != p || p < 0 || p > 1) return NAN;
+    if (p == 0) return -INFINITY;
+    if (p == 1) return INFINITY;
+    const double q = p > 0.5 ? 1 - p : p;
+    double x;
+    if (q < 0.02425) {
+        const double t = sqrt(-2 * log(q));
+        x = (((((-7.784894002430293e-03 * t - 3.223964580411365e-01) * t - 2.400758277161838e+00) * t - 2.549732539343734e+00) * t
+              + 4.374664141464968e+00) * t + 2.938163982698783e+00) /
+            ((((7.784695709041462e-03 * t + 3.224671290700398e-01) * t + 2.445134137142996e+00) * t + 3.754408661907416e+00) * t + 1);
+    } else {
+        const double r = q - 0.5, t = r * r;
+        x = (((((-3.969683028665376e+01 * t + 2.209460984245205e+02) * t - 2.759285104469687e+02) * t + 1.383577518672690e+02) * t
+              - 3.066479806614716e+01) * t + 2.506628277459239e+00) * r /
+            (((((-5.447609879822406e+01 * t + 1.615858368580409e+02) * t - 1.556989798598866e+02) * t + 6.680131188771972e+01) * t
+              - 1.328068155288572e+01) * t + 1);
+    }
+    if (q < 1e-280) {   /* Newton on log ndtr(x) = log q: ndtr(x) and the pdf are subnormal here */
+        const double lq = log(q);
+        for (int k = 0; k < 3; k++) {
+            const double l = tn_log_ndtr_f64(x);
+            x -= (l - lq) / exp(-0.5 * x * x - 0.91893853320467274178 - l);
+        }
+        return x;
+    }
+    for (int k = 0; k < 2; k++) {
+        const double pdf = 0.39894228040143267794 * exp(-0.5 * x * x);
+        if (!(pdf > 0)) break;
+        const double u = (tn_ndtr_f64(x) - q) / pdf;
+        x -= u / (1 + 0.5 * x * u);
+    }
+    return p > 0.5 ? -x : x;
+}
+/* -x log x: 0 at 0, -inf below */
+TN_HD static inline double tn_entr_f64(double x) {
+    if (x != x) return x;
+    return x > 0 ? -x * log(x) : x == 0 ? 0 : -INFINITY;
+}
+/* Bessel J0, J1, Y0, Y1 of x > 0 (which = 0, 1, 2, 3). Below 1 the power series; up to 20
+   Miller's backward recurrence normalised by J0 + 2 sum J2k = 1, with Neumann's series for
+   Y0 and Y1 (Y0 = 2/pi ((log(x/2) + gamma) J0 - 2 sum (-1)^k J2k / k), Y1 its derivative);
+   beyond 20 Hankel's asymptotic expansion (its smallest term is below e^-2x). */
+TN_HD static inline double tn__bessel_jy_f64(int which, double x) {
+    const double twopi = 0.63661977236758134308, gam = 0.57721566490153286061;   /* 2/pi, Euler's */
+    if (x > 20) {
+        const int nu = which & 1;
+        const double mu = 4.0 * nu;
+        double P = 1, Q = 0, t = 1;
+        for (int k = 1; k < 40; k++) {
+            const double m = 2.0 * k - 1;
+            t *= (mu - m * m) / (8.0 * k * x);
+            const double s = (k % 4 == 1 || k % 4 == 0) ? t : -t;   /* (-1)^(k/2) even k, (-1)^((k-1)/2) odd */
+            if (k & 1) Q += s; else P += s;
+            if (fabs(t) < 1e-17) break;
+        }
+        const double c = cos(x), sn = sin(x);
+        const double cc = nu ? sn - c : c + sn, ss = nu ? -sn - c : sn - c;   /* sqrt(2) cos, sin of x - (nu/2 + 1/4) pi */
+        const double f = sqrt(twopi / x) * 0.70710678118654752440;
+        return which < 2 ? f * (P * cc - Q * ss) : f * (P * ss + Q * cc);
+    }
+    const double lg = log(x) - 0.69314718055994530942 + gam;   /* log(x/2): x/2 underflows at the smallest x */
+    if (x < 1) {
+        const double q = -0.25 * x * x;
+        double t0 = 1, j0 = 1, t1 = 1, j1 = 1, h = 0, y0 = 0, y1 = 1 - 2 * gam, psi = -gam;   /* psi(k+1) */
+        for (int k = 1; k < 30; k++) {
+            t0 *= q / ((double)k * k);
+            t1 *= q / ((double)k * (k + 1));
+            h += 1.0 / k;
+            j0 += t0;
+            j1 += t1;
+            y0 -= h * t0;   /* (-1)^(k+1) H_k (x^2/4)^k / k!^2 = -H_k t0 */
+            psi += 1.0 / k;
+            y1 += (2 * psi + 1.0 / (k + 1)) * t1;
+        }
+        j1 *= 0.5 * x;
+        if (which == 0) return j0;
+        if (which == 1) return j1;
+        if (which == 2) return twopi * (lg * j0 + y0);
+        return -twopi / x + twopi * (lg - gam) * j1 - 0.25 * x * twopi * y1;
+    }
+    const int N = 2 * ((int)x / 2) + 40;
+    double jp = 0, j = 1e-30, norm = 0, s0 = 0, s1 = 0, j1 = 0;
+    for (int k = N; k >= 1; k--) {
+        const double jm = 2.0 * k / x * j - jp;   /* J_{k-1} */
+        jp = j;
+        j = jm;
+        const int m = k - 1;
+        if (m > 0 && !(m & 1)) { norm += 2 * j; s0 += ((m / 2) & 1 ? -j : j) / (m / 2); }
+        if (m & 1) {
+            if (m == 1) j1 = j;
+            else { const int h = (m - 1) / 2; s1 += ((h & 1) ? 1.0 : -1.0) * (2.0 * h + 1) / ((double)h * (h + 1)) * j; }
+        }
+        if (fabs(j) > 1e250) { j *= 1e-250; jp *= 1e-250; norm *= 1e-250; s0 *= 1e-250; s1 *= 1e-250; j1 *= 1e-250; }
+    }
+    norm += j;
+    const double J0 = j / norm, J1 = j1 / norm;
+    if (which == 0) return J0;
+    if (which == 1) return J1;
+    if (which == 2) return twopi * (lg * J0 - 2 * s0 / norm);
+    return twopi * (lg * J1 - J0 / x - J1 + s1 / norm);
+}
+/* NaN at +-inf, as PyTorch's (its asymptotic form takes cos(inf)) */
+TN_HD static inline double tn_bessel_j0_f64(double x) { return x != x || fabs(x) == INFINITY ? NAN : x == 0 ? 1 : tn__bessel_jy_f64(0, fabs(x)); }
+TN_HD static inline double tn_bessel_j1_f64(double x) {
+    if (x != x || fabs(x) == INFINITY) return NAN;
+    if (x == 0) return x;
+    return x < 0 ? -tn__bessel_jy_f64(1, -x) : tn__bessel_jy_f64(1, x);
+}
+TN_HD static inline double tn_bessel_y_f64(int nu, double x) {
+    if (x != x) return x;
+    if (x < 0) return NAN;
+    if (x == 0) return -INFINITY;
+    if (x == INFINITY) return NAN;
+    return tn__bessel_jy_f64(2 + nu, x);
+}
+/* K_nu(x) e^x, x > 0: the trapezoidal rule on int_0^inf exp(-2 x sinh(t/2)^2) cosh(nu t) dt. The
+   integrand is analytic in a strip and decays double-exponentially, so the rule converges
+   geometrically: step 1/4 (the strip) or 1/(2 sqrt x) (the peak's width), error below 1e-17. */
+TN_HD static inline double tn__bessel_k_scaled_f64(double nu, double x) {
+    const double h = x > 4 ? 0.5 / sqrt(x) : 0.25;
+    double s = 0.5;
+    for (int k = 1; k < 4000; k++) {
+        const double t = k * h, sh = sinh(0.5 * t), e = exp(-2 * x * sh * sh) * cosh(nu * t);
+        s += e;
+        if (e < 1e-18 * s) break;
+    }
+    return s * h;
+}
+/* K0, K1 (times e^x when scaled): the series in I0, I1 and log(x/2) up to 2, the integral above */
+TN_HD static inline double tn_bessel_k_f64(int nu, double x, bool scaled) {
+    if (x != x) return x;
+    if (x < 0) return NAN;
+    if (x == 0) return INFINITY;
+    if (x == INFINITY) return 0;
+    if (x > 2) { const double k = tn__bessel_k_scaled_f64(nu, x); return scaled ? k : k * exp(-x); }
+    const double q = 0.25 * x * x, lg = log(x) - 0.69314718055994530942, gam = 0.57721566490153286061;
+    double r;
+    if (nu == 0) {
+        double t = 1, h = 0, s = 0;
+        for (int k = 1; k < 30; k++) { t *= q / ((double)k * k); h += 1.0 / k; s += h * t; }
+        r = -(lg + gam) * tn_i0_f64(x) + s;
+    } else {
+        double t = 1, psi = -gam, s = 1 - 2 * gam;   /* psi(k+1) + psi(k+2) over k! (k+1)! */
+        for (int k = 1; k < 30; k++) { t *= q / ((double)k * (k + 1)); psi += 1.0 / k; s += (2 * psi + 1.0 / (k + 1)) * t; }
+        r = 1 / x + lg * tn_i1_f64(x) - 0.25 * x * s;
+    }
+    return scaled ? r * exp(x) : r;
+}
+TN_HD static inline double tn_spherical_bessel_j0_f64(double x) {
+    if (x != x) return x;
+    if (fabs(x) == INFINITY) return 0;
+    if (fabs(x) < 0.5) { const double z = x * x; return 1 - z / 6 * (1 - z / 20 * (1 - z / 42 * (1 - z / 72 * (1 - z / 110 * (1 - z / 156))))); }
+    return sin(x) / x;
+}
+/* Double-double arithmetic (value hi + lo) for the Airy series, which cancels ~10 digits. */
+typedef struct tn__dd { double hi, lo; } tn__dd;
+TN_HD static inline tn__dd tn__dd_norm(double a, double b) { tn__dd r; r.hi = a + b; r.lo = b - (r.hi - a); return r; }
+TN_HD static inline tn__dd tn__dd_add(tn__dd a, tn__dd b) {
+    const double s = a.hi + b.hi, v = s - a.hi, e = (a.hi - (s - v)) + (b.hi - v);
+    return tn__dd_norm(s, e + a.lo + b.lo);
+}
+TN_HD static inline tn__dd tn__dd_mul(tn__dd a, tn__dd b) {
+    const double p = a.hi * b.hi, e = fma(a.hi, b.hi, -p);
+    return tn__dd_norm(p, e + a.hi * b.lo + a.lo * b.hi);
+}
+TN_HD static inline tn__dd tn__dd_div_d(tn__dd a, double d) {
+    const double q = a.hi / d, p = q * d, e = fma(q, d, -p);
+    return tn__dd_norm(q, ((a.hi - p) - e + a.lo) / d);
+}
+/* Airy Ai: the Maclaurin series Ai(0) f(x) + Ai'(0) g(x) in double-double on [-10.5, 1];
+   sqrt(x/3) K_1/3(2/3 x^1.5) / pi above; the asymptotic expansion (DLMF 9.7.9) below. */
+TN_HD static inline double tn_airy_ai_f64(double x) {
+    if (x != x) return x;
+    if (x == INFINITY) return 0;
+    if (x == -INFINITY) return NAN;   /* PyTorch's */
+    if (x > 1) {
+        const double z = 2.0 / 3.0 * x * sqrt(x);
+        if (z > 745) return 0;
+        return sqrt(x / 3) * 0.31830988618379067154 * tn__bessel_k_scaled_f64(1.0 / 3.0, z) * exp(-z);
+    }
+    if (x >= -10.5) {
+        const tn__dd c1 = {0.3550280538878172, 2.05233632436212e-17}, c2 = {-0.2588194037928068, 2.522243111610832e-17};   /* Ai(0), Ai'(0) */
+        tn__dd x2 = tn__dd_norm(x * x, fma(x, x, -x * x)), x3 = tn__dd_mul(x2, tn__dd_norm(x, 0));
+        tn__dd f = {1, 0}, g = {x, 0}, tf = {1, 0}, tg = {x, 0};
+        for (int k = 1; k < 80; k++) {
+            tf = tn__dd_div_d(tn__dd_mul(tf, x3), (3.0 * k - 1) * (3.0 * k));
+            tg = tn__dd_div_d(tn__dd_mul(tg, x3), (3.0 * k) * (3.0 * k + 1));
+            f = tn__dd_add(f, tf);
+            g = tn__dd_add(g, tg);
+            if (fabs(tf.hi) + fabs(tg.hi) < 1e-33) break;
+        }
+        const tn__dd r = tn__dd_add(tn__dd_mul(c1, f), tn__dd_mul(c2, g));
+        return r.hi + r.lo;
+    }
+    /* zeta = 2/3 z^1.5 in double-double: its rounding would shift the phase by eps zeta */
+    const double z = -x, sq = sqrt(z);
+    const tn__dd zd = tn__dd_div_d(tn__dd_mul(tn__dd_norm(z + z, 0), tn__dd_norm(sq, fma(-sq, sq, z) / (sq + sq))), 3);
+    const double zeta = zd.hi;
+    double P = 1, Q = 0, u = 1, pw = 1;
+    for (int k = 1; k < 30; k++) {
+        u *= (6.0 * k - 5) * (6.0 * k - 3) * (6.0 * k - 1) / ((2.0 * k - 1) * 216.0 * k);
+        pw /= zeta;
+        const double t = u * pw, s = (k % 4 == 1 || k % 4 == 0) ? t : -t;
+        if (k & 1) Q += s; else P += s;
+        if (t < 1e-17) break;
+    }
+    const double c0 = cos(zeta), s0 = sin(zeta), cl = cos(zd.lo), sl = sin(zd.lo);   /* of zeta + lo (lo is large for huge zeta) */
+    const double c = c0 * cl - s0 * sl, sn = s0 * cl + c0 * sl;   /* cos(zeta - pi/4) = (c + sn)/sqrt 2 */
+    return 0.56418958354775628695 * 0.70710678118654752440 / sqrt(sqrt(z)) * (P * (c + sn) + Q * (sn - c));
+}
+/* log(x^a e^-x / Gamma(a)): by Stirling's series with log1p(u) - u, u = (x - a)/a, for a >= 10,
+   which keeps its digits for large a near x */
+TN_HD static inline double tn__igam_logfac_f64(double a, double x) {
+    if (a < 10) return a * log(x) - x - tn_lgamma_f64(a);
+    const double u = (x - a) / a;
+    double l;
+    if (fabs(u) < 0.25) {
+        double pw = u * u;
+        l = 0;
+        for (int n = 2; n < 40; n++) { l += (n & 1 ? pw : -pw) / n; pw *= u; if (fabs(pw) < 1e-18 * fabs(l)) break; }
+    } else {
+        l = log1p(u) - u;
+    }
+    const double z = 1 / (a * a), corr = (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z / 1680))) / a;
+    return a * l + 0.5 * log(a) - 0.91893853320467274178 - corr;
+}
+/* The regularised lower (upper = false) or upper incomplete gamma function: the series for P
+   below x = a + 1, Legendre's continued fraction (modified Lentz) for Q above; SciPy's values
+   on the edges (a or x zero or infinite). */
+TN_HD static inline double tn_igamma_f64(double a, double x, bool upper) {
+    if (a < 0 || x < 0) return NAN;
+    if (a == 0) return x > 0 ? (upper ? 0 : 1) : NAN;
+    if (x == 0) return upper ? 1 : 0;   /* before the NaN test, as in PyTorch */
+    if (a == INFINITY) return x == INFINITY ? NAN : (upper ? 1 : 0);
+    if (x == INFINITY) return upper ? 0 : 1;
+    if (a != a || x != x) return NAN;
+    const int iters = 1000 + (int)fmin(5e7, 50 * sqrt(a));   /* both converge in O(sqrt a) steps near x = a */
+    if (upper && x <= 1.1 && (x <= 0.5 ? !(-0.4 / log(x) < a) : !(x * 1.1 < a))) {
+        /* Q = 1 - x^a / Gamma(a + 1) - x^a / Gamma(a) sum_n>=1 (-x)^n / (n! (a + n)) (DLMF 8.7.1), with the
+           first difference by expm1: 1 - P would cancel for small a (SciPy's choice of region) */
+        double fac = 1, s = 0;
+        for (int n = 1; n < 200; n++) { fac *= -x / n; const double t = fac / (a + n); s += t; if (fabs(t) <= 1e-17 * fabs(s)) break; }
+        const double lx = log(x);
+        return -expm1(a * lx - tn_lgamma_f64(a + 1)) - exp(a * lx - tn_lgamma_f64(a)) * s;
+    }
+    if (x < a + 1) {   /* x^a e^-x / Gamma(a + 1) sum x^n / ((a + 1) ... (a + n)): no 1/a for the tiniest a */
+        const double lf1 = a < 10 ? a * log(x) - x - tn_lgamma_f64(a + 1) : tn__igam_logfac_f64(a, x) - log(a);
+        double t = 1, s = 1;
+        for (int n = 1; n < iters; n++) { t *= x / (a + n); s += t; if (t < 1e-17 * s) break; }
+        const double p = exp(lf1) * s;
+        return upper ? 1 - p : p;
+    }
+    const double lf = tn__igam_logfac_f64(a, x);
+    const double tiny = 1e-300;
+    double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+    for (int i = 1; i < iters; i++) {
+        const double an = -i * (i - a);
+        b += 2;
+        d = an * d + b;
+        if (fabs(d) < tiny) d = tiny;
+        c = b + an / c;
+        if (fabs(c) < tiny) c = tiny;
+        d = 1 / d;
+        const double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < 1e-16) break;
+    }
+    const double q = exp(lf) * h;
+    return upper ? q : 1 - q;
+}
 /* gcd of magnitudes (Euclid); the integer kernels pass |a|, |b| in their unsigned type */
 TN_HD static inline uint64_t tn_gcd_u64(uint64_t a, uint64_t b) {
     while (a) { const uint64_t c = a; a = b % a; b = c; }
@@ -1063,6 +1429,54 @@ TN_HD static inline float tn_trigamma_f32(float x) {
     if (!(x < (float)0.5)) return (float)tn_zeta_f64(2, (double)x);
     const float s = sinf((float)3.14159265358979323846 * x);
     return (float)3.14159265358979323846 * (float)3.14159265358979323846 / (s * s) - (float)tn_zeta_f64(2, 1 - (double)x); }
+/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0): the
+   three-term recurrences, with the trigonometric forms for large n inside (-1, 1). The
+   kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
+   T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
+TN_HD static inline float tn_orthopoly_f32(int kind, float x, float nf) {
+    if (nf != nf) return nf;
+    const int64_t n = nf < (float)-1 || nf > (float)9.2e18 ? -1 : (int64_t)nf;   /* PyTorch's int64 cast of a huge n is INT64_MIN (x86): 0 */
+    if (n < 0) return (float)0;
+    const bool odd = (n & 1) != 0, unit = fabsf(x) == (float)1;
+    const float nn = (float)n;
+    if (kind <= 3 && unit) {
+        if (kind == 0) return x > 0 || !odd ? (float)1 : (float)-1;
+        if (kind == 1) return x > 0 || !odd ? nn + 1 : -(nn + 1);
+        if (kind == 2) return x > 0 ? (float)1 : !odd ? nn + nn + 1 : -(nn + nn + 1);
+        return x > 0 ? nn + nn + 1 : !odd ? (float)1 : (float)-1;
+    }
+    if (kind <= 3 && n > (kind == 0 ? 6 : 8) && fabsf(x) < (float)1) {
+        const float th = acosf(x);
+        if (kind == 0) return cosf(nn * th);
+        if (kind == 1) { const float s = sinf(th); return s != 0 ? sinf((nn + 1) * th) / s : (nn + 1) * cosf((nn + 1) * th) / x; }
+        if (kind == 2) return sinf(th / 2) != (float)1 ? cosf((nn + (float)0.5) * th) / cosf(th / 2) : !odd ? nn + nn + 1 : -(nn + nn + 1);
+        return cosf(th / 2) != (float)1 ? sinf((nn + (float)0.5) * th) / sinf(th / 2) : x > 0 ? nn + nn + 1 : !odd ? (float)1 : (float)-1;
+    }
+    if (kind == 7 && unit) return x > 0 || !odd ? (float)1 : (float)-1;
+    if (kind == 6 && x == 0) return (float)1;
+    if (n == 0) return (float)1;
+    float p = 1, q;
+    switch (kind) {
+    case 0: case 5: case 7: q = x; break;
+    case 1: case 4: q = x + x; break;
+    case 2: q = x + x - 1; break;
+    case 3: q = x + x + 1; break;
+    default: q = 1 - x; break;
+    }
+    for (int64_t k = 1; k < n && q == q; k++) {   /* q = P_k; once NaN it stays NaN */
+        const float kk = (float)k;
+        float r;
+        switch (kind) {
+        case 4: r = (x + x) * q - (kk + kk) * p; break;
+        case 5: r = x * q - kk * p; break;
+        case 6: r = ((kk + kk + 1 - x) * q - kk * p) / (kk + 1); break;
+        case 7: r = ((kk + kk + 1) * x * q - kk * p) / (kk + 1); break;
+        default: r = (x + x) * q - p; break;
+        }
+        p = q;
+        q = r;
+    }
+    return q; }
 /* TN__DEFINE_ELEMENTWISE(double, f64, ): the template in src/api.h */
 TN_HD static inline double tn_sinc_f64(double x) {
     if (x == 0) return (double)1;
@@ -1088,6 +1502,54 @@ TN_HD static inline double tn_trigamma_f64(double x) {
     if (!(x < (double)0.5)) return (double)tn_zeta_f64(2, (double)x);
     const double s = sin((double)3.14159265358979323846 * x);
     return (double)3.14159265358979323846 * (double)3.14159265358979323846 / (s * s) - (double)tn_zeta_f64(2, 1 - (double)x); }
+/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0): the
+   three-term recurrences, with the trigonometric forms for large n inside (-1, 1). The
+   kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
+   T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
+TN_HD static inline double tn_orthopoly_f64(int kind, double x, double nf) {
+    if (nf != nf) return nf;
+    const int64_t n = nf < (double)-1 || nf > (double)9.2e18 ? -1 : (int64_t)nf;   /* PyTorch's int64 cast of a huge n is INT64_MIN (x86): 0 */
+    if (n < 0) return (double)0;
+    const bool odd = (n & 1) != 0, unit = fabs(x) == (double)1;
+    const double nn = (double)n;
+    if (kind <= 3 && unit) {
+        if (kind == 0) return x > 0 || !odd ? (double)1 : (double)-1;
+        if (kind == 1) return x > 0 || !odd ? nn + 1 : -(nn + 1);
+        if (kind == 2) return x > 0 ? (double)1 : !odd ? nn + nn + 1 : -(nn + nn + 1);
+        return x > 0 ? nn + nn + 1 : !odd ? (double)1 : (double)-1;
+    }
+    if (kind <= 3 && n > (kind == 0 ? 6 : 8) && fabs(x) < (double)1) {
+        const double th = acos(x);
+        if (kind == 0) return cos(nn * th);
+        if (kind == 1) { const double s = sin(th); return s != 0 ? sin((nn + 1) * th) / s : (nn + 1) * cos((nn + 1) * th) / x; }
+        if (kind == 2) return sin(th / 2) != (double)1 ? cos((nn + (double)0.5) * th) / cos(th / 2) : !odd ? nn + nn + 1 : -(nn + nn + 1);
+        return cos(th / 2) != (double)1 ? sin((nn + (double)0.5) * th) / sin(th / 2) : x > 0 ? nn + nn + 1 : !odd ? (double)1 : (double)-1;
+    }
+    if (kind == 7 && unit) return x > 0 || !odd ? (double)1 : (double)-1;
+    if (kind == 6 && x == 0) return (double)1;
+    if (n == 0) return (double)1;
+    double p = 1, q;
+    switch (kind) {
+    case 0: case 5: case 7: q = x; break;
+    case 1: case 4: q = x + x; break;
+    case 2: q = x + x - 1; break;
+    case 3: q = x + x + 1; break;
+    default: q = 1 - x; break;
+    }
+    for (int64_t k = 1; k < n && q == q; k++) {   /* q = P_k; once NaN it stays NaN */
+        const double kk = (double)k;
+        double r;
+        switch (kind) {
+        case 4: r = (x + x) * q - (kk + kk) * p; break;
+        case 5: r = x * q - kk * p; break;
+        case 6: r = ((kk + kk + 1 - x) * q - kk * p) / (kk + 1); break;
+        case 7: r = ((kk + kk + 1) * x * q - kk * p) / (kk + 1); break;
+        default: r = (x + x) * q - p; break;
+        }
+        p = q;
+        q = r;
+    }
+    return q; }
 
 /* ======================================================================= */
 /* 8. reductions                                                            */
@@ -3195,11 +3657,15 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
     X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(ASINH) X(ACOSH) X(ATANH) X(SIGMOID) \
     X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(LEAKY_RELU) X(ELU) X(HARDTANH) X(MISH) X(HARDSWISH) \
     X(HARDSIGMOID) X(ERF) X(ERFINV) X(LGAMMA) X(DIGAMMA) X(POLYGAMMA) X(I0) X(I0E) X(I1) X(I1E) X(SINC) X(LOGIT) \
+    X(NDTR) X(NDTRI) X(LOG_NDTR) X(ERFCX) X(ENTR) X(BESSEL_J0) X(BESSEL_J1) X(BESSEL_Y0) X(BESSEL_Y1) \
+    X(MODIFIED_BESSEL_I0) X(MODIFIED_BESSEL_I1) X(MODIFIED_BESSEL_K0) X(MODIFIED_BESSEL_K1) X(SCALED_MODIFIED_BESSEL_K0) X(SCALED_MODIFIED_BESSEL_K1) X(SPHERICAL_BESSEL_J0) X(AIRY_AI) \
     X(FREXP_MANTISSA) X(FREXP_EXPONENT) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
     X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE) X(SIGNBIT)
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
     X(MAXIMUM) X(MINIMUM) X(FMAX) X(FMIN) X(LOGADDEXP) X(LOGADDEXP2) X(HYPOT) X(XLOGY) X(XLOG1PY) X(COPYSIGN) \
+    X(ZETA) X(GAMMAINC) X(GAMMAINCC) X(CHEBYSHEV_POLYNOMIAL_T) X(CHEBYSHEV_POLYNOMIAL_U) X(CHEBYSHEV_POLYNOMIAL_V) X(CHEBYSHEV_POLYNOMIAL_W) \
+    X(HERMITE_POLYNOMIAL_H) X(HERMITE_POLYNOMIAL_HE) X(LAGUERRE_POLYNOMIAL_L) X(LEGENDRE_POLYNOMIAL_P) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_T) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_U) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_V) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_W) \
     X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
     X(THRESHOLD_BACKWARD)
@@ -8201,6 +8667,23 @@ static void tn__unary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case I1E: TN__MAP1(float, float, tn_i1e_f64((double)x)); break;
     case SINC: TN__MAP1(float, float, tn_sinc_f32(x)); break;
     case LOGIT: TN__MAP1(float, float, tn_logit_f32(x, lo)); break;
+    case NDTR: TN__MAP1(float, float, tn_ndtr_f64((double)x)); break;
+    case NDTRI: TN__MAP1(float, float, tn_ndtri_f64((double)x)); break;
+    case LOG_NDTR: TN__MAP1(float, float, tn_log_ndtr_f64((double)x)); break;
+    case ERFCX: TN__MAP1(float, float, tn_erfcx_f64((double)x)); break;
+    case ENTR: TN__MAP1(float, float, tn_entr_f64((double)x)); break;
+    case BESSEL_J0: TN__MAP1(float, float, tn_bessel_j0_f64((double)x)); break;
+    case BESSEL_J1: TN__MAP1(float, float, tn_bessel_j1_f64((double)x)); break;
+    case BESSEL_Y0: TN__MAP1(float, float, tn_bessel_y_f64(0, (double)x)); break;
+    case BESSEL_Y1: TN__MAP1(float, float, tn_bessel_y_f64(1, (double)x)); break;
+    case MODIFIED_BESSEL_I0: TN__MAP1(float, float, tn_i0_f64((double)x)); break;
+    case MODIFIED_BESSEL_I1: TN__MAP1(float, float, tn_i1_f64((double)x)); break;
+    case MODIFIED_BESSEL_K0: TN__MAP1(float, float, tn_bessel_k_f64(0, (double)x, false)); break;
+    case MODIFIED_BESSEL_K1: TN__MAP1(float, float, tn_bessel_k_f64(1, (double)x, false)); break;
+    case SCALED_MODIFIED_BESSEL_K0: TN__MAP1(float, float, tn_bessel_k_f64(0, (double)x, true)); break;
+    case SCALED_MODIFIED_BESSEL_K1: TN__MAP1(float, float, tn_bessel_k_f64(1, (double)x, true)); break;
+    case SPHERICAL_BESSEL_J0: TN__MAP1(float, float, tn_spherical_bessel_j0_f64((double)x)); break;
+    case AIRY_AI: TN__MAP1(float, float, tn_airy_ai_f64((double)x)); break;
     case FREXP_MANTISSA: { int e; TN__MAP1(float, float, frexpf(x, &e)); break; }
     case FREXP_EXPONENT: { int e; TN__MAP1(float, float, ((void)frexpf(x, &e), x == x && x != (float)INFINITY && x != -(float)INFINITY ? (float)e : (float)0)); break; }
     case SIGNBIT: TN__MAP1(bool, float, signbit(x)); break;
@@ -8272,6 +8755,23 @@ static void tn__unary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case I1E: TN__MAP1(double, double, tn_i1e_f64((double)x)); break;
     case SINC: TN__MAP1(double, double, tn_sinc_f64(x)); break;
     case LOGIT: TN__MAP1(double, double, tn_logit_f64(x, lo)); break;
+    case NDTR: TN__MAP1(double, double, tn_ndtr_f64((double)x)); break;
+    case NDTRI: TN__MAP1(double, double, tn_ndtri_f64((double)x)); break;
+    case LOG_NDTR: TN__MAP1(double, double, tn_log_ndtr_f64((double)x)); break;
+    case ERFCX: TN__MAP1(double, double, tn_erfcx_f64((double)x)); break;
+    case ENTR: TN__MAP1(double, double, tn_entr_f64((double)x)); break;
+    case BESSEL_J0: TN__MAP1(double, double, tn_bessel_j0_f64((double)x)); break;
+    case BESSEL_J1: TN__MAP1(double, double, tn_bessel_j1_f64((double)x)); break;
+    case BESSEL_Y0: TN__MAP1(double, double, tn_bessel_y_f64(0, (double)x)); break;
+    case BESSEL_Y1: TN__MAP1(double, double, tn_bessel_y_f64(1, (double)x)); break;
+    case MODIFIED_BESSEL_I0: TN__MAP1(double, double, tn_i0_f64((double)x)); break;
+    case MODIFIED_BESSEL_I1: TN__MAP1(double, double, tn_i1_f64((double)x)); break;
+    case MODIFIED_BESSEL_K0: TN__MAP1(double, double, tn_bessel_k_f64(0, (double)x, false)); break;
+    case MODIFIED_BESSEL_K1: TN__MAP1(double, double, tn_bessel_k_f64(1, (double)x, false)); break;
+    case SCALED_MODIFIED_BESSEL_K0: TN__MAP1(double, double, tn_bessel_k_f64(0, (double)x, true)); break;
+    case SCALED_MODIFIED_BESSEL_K1: TN__MAP1(double, double, tn_bessel_k_f64(1, (double)x, true)); break;
+    case SPHERICAL_BESSEL_J0: TN__MAP1(double, double, tn_spherical_bessel_j0_f64((double)x)); break;
+    case AIRY_AI: TN__MAP1(double, double, tn_airy_ai_f64((double)x)); break;
     case FREXP_MANTISSA: { int e; TN__MAP1(double, double, frexp(x, &e)); break; }
     case FREXP_EXPONENT: { int e; TN__MAP1(double, double, ((void)frexp(x, &e), x == x && x != (double)INFINITY && x != -(double)INFINITY ? (double)e : (double)0)); break; }
     case SIGNBIT: TN__MAP1(bool, double, signbit(x)); break;
@@ -8409,6 +8909,21 @@ static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case HYPOT: TN__MAP2(float, float, hypotf(a, b)); break;
     case XLOGY: TN__MAP2(float, float, tn_xlogy_f32(a, b)); break;
     case XLOG1PY: TN__MAP2(float, float, tn_xlog1py_f32(a, b)); break;
+    case ZETA: TN__MAP2(float, float, (float)tn_zeta_f64((double)a, (double)b)); break;
+    case GAMMAINC: TN__MAP2(float, float, (float)tn_igamma_f64((double)a, (double)b, false)); break;
+    case GAMMAINCC: TN__MAP2(float, float, (float)tn_igamma_f64((double)a, (double)b, true)); break;
+    case CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(float, float, (float)tn_orthopoly_f64(0, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(float, float, (float)tn_orthopoly_f64(1, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(float, float, (float)tn_orthopoly_f64(2, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(float, float, (float)tn_orthopoly_f64(3, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_H: TN__MAP2(float, float, (float)tn_orthopoly_f64(4, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_HE: TN__MAP2(float, float, (float)tn_orthopoly_f64(5, (double)a, (double)b)); break;
+    case LAGUERRE_POLYNOMIAL_L: TN__MAP2(float, float, (float)tn_orthopoly_f64(6, (double)a, (double)b)); break;
+    case LEGENDRE_POLYNOMIAL_P: TN__MAP2(float, float, (float)tn_orthopoly_f64(7, (double)a, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(float, float, (float)tn_orthopoly_f64(0, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(float, float, (float)tn_orthopoly_f64(1, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(float, float, (float)tn_orthopoly_f64(2, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(float, float, (float)tn_orthopoly_f64(3, 2.0 * a - 1, (double)b)); break;
     case COPYSIGN: TN__MAP2(float, float, copysignf(a, b)); break;
     case NEXTAFTER: TN__MAP2(float, float, nextafterf(a, b)); break;
     case HEAVISIDE: TN__MAP2(float, float, tn_heaviside_f32(a, b)); break;
@@ -8444,6 +8959,21 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case HYPOT: TN__MAP2(double, double, hypot(a, b)); break;
     case XLOGY: TN__MAP2(double, double, tn_xlogy_f64(a, b)); break;
     case XLOG1PY: TN__MAP2(double, double, tn_xlog1py_f64(a, b)); break;
+    case ZETA: TN__MAP2(double, double, (double)tn_zeta_f64((double)a, (double)b)); break;
+    case GAMMAINC: TN__MAP2(double, double, (double)tn_igamma_f64((double)a, (double)b, false)); break;
+    case GAMMAINCC: TN__MAP2(double, double, (double)tn_igamma_f64((double)a, (double)b, true)); break;
+    case CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(double, double, (double)tn_orthopoly_f64(0, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(double, double, (double)tn_orthopoly_f64(1, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(double, double, (double)tn_orthopoly_f64(2, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(double, double, (double)tn_orthopoly_f64(3, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_H: TN__MAP2(double, double, (double)tn_orthopoly_f64(4, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_HE: TN__MAP2(double, double, (double)tn_orthopoly_f64(5, (double)a, (double)b)); break;
+    case LAGUERRE_POLYNOMIAL_L: TN__MAP2(double, double, (double)tn_orthopoly_f64(6, (double)a, (double)b)); break;
+    case LEGENDRE_POLYNOMIAL_P: TN__MAP2(double, double, (double)tn_orthopoly_f64(7, (double)a, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(double, double, (double)tn_orthopoly_f64(0, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(double, double, (double)tn_orthopoly_f64(1, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(double, double, (double)tn_orthopoly_f64(2, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(double, double, (double)tn_orthopoly_f64(3, 2.0 * a - 1, (double)b)); break;
     case COPYSIGN: TN__MAP2(double, double, copysign(a, b)); break;
     case NEXTAFTER: TN__MAP2(double, double, nextafter(a, b)); break;
     case HEAVISIDE: TN__MAP2(double, double, tn_heaviside_f64(a, b)); break;
@@ -8779,7 +9309,10 @@ static bool tn__saves_result(tn_unary_op op) {
 }
 
 /* Record a unary op's node: the input (or the result) is saved, params kept (clamp bounds, softplus). */
+/* torch.special's Bessel and Airy functions have no derivative in PyTorch: their result does not require grad */
+static bool tn__unary_nondiff(tn_unary_op op) { return op >= BESSEL_J0 && op <= AIRY_AI; }
 static tn_tensor *tn__unary_record(tn_unary_op op, tn_tensor *x, const double *params, tn_tensor *out) {
+    if (tn__unary_nondiff(op)) return out;
     tn_node *nd = out ? tn__node_new(G_UNARY, op, &x, 1) : NULL;
     if (nd) {
         if (tn__saves_result(op)) tn__node_save_result(nd, out); else tn__node_save(nd, x);
@@ -8897,6 +9430,8 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
 static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
 static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND && op <= LOGICAL_XOR; }
 static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_XOR; }
+/* torch.special's binary functions: float results (integers give the default dtype) */
+static bool tn__is_special_float(tn_binary_op op) { return op >= ZETA && op <= SHIFTED_CHEBYSHEV_POLYNOMIAL_W; }
 
 /* A Python number as a 0-d wrapped tensor living on the caller's stack: no allocation.
    Its one reference belongs to the stack frame, so it must never be stored (a node
@@ -8940,7 +9475,9 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
     tn_tensor *ab[2] = {a, b};
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
-    if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
+    if (op == GAMMAINC || op == GAMMAINCC) {   /* igamma: floating only, as PyTorch */
+        if (!tn_dtype_is_floating(rt)) return (tn_tensor *)tn__error("%s: \"igamma%s_cpu\" not implemented for '%s'", fn, op == GAMMAINCC ? "c" : "", tn__torch_type_name(rt));
+    } else if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN || tn__is_special_float(op)) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
     else if ((op == LOGADDEXP || op == LOGADDEXP2 || op == HYPOT || op == NEXTAFTER) && !tn_dtype_is_floating(rt))
         return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (floating tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
     else if ((op == GCD || op == LCM) && (tn_dtype_is_floating(rt) || rt == TN_BOOL))
@@ -8982,6 +9519,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
 }
 
 static tn_tensor *tn__binary_record(tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha, tn_tensor *out) {
+    if (op >= CHEBYSHEV_POLYNOMIAL_T && op <= SHIFTED_CHEBYSHEV_POLYNOMIAL_W) return out;   /* no derivative, as PyTorch */
     tn_tensor *ab[2] = {a, b};
     tn_node *nd = out ? tn__node_new(G_BINARY, op, ab, 2) : NULL;
     if (nd && op != ADD && op != SUB) { /* add/sub need only shapes, as PyTorch: no saved tensors */
@@ -9058,6 +9596,21 @@ TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_hy
 TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_nextafter", NEXTAFTER, a, b, 1); }
 TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_xlogy", XLOGY, a, b, 1); }
 TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_xlog1py", XLOG1PY, a, b, 1); }
+TNDEF tn_tensor *tn_special_zeta(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_zeta", ZETA, a, b, 1); }
+TNDEF tn_tensor *tn_special_gammainc(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_gammainc", GAMMAINC, a, b, 1); }
+TNDEF tn_tensor *tn_special_gammaincc(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_gammaincc", GAMMAINCC, a, b, 1); }
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_t(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_chebyshev_polynomial_t", CHEBYSHEV_POLYNOMIAL_T, a, b, 1); }
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_u(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_chebyshev_polynomial_u", CHEBYSHEV_POLYNOMIAL_U, a, b, 1); }
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_v(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_chebyshev_polynomial_v", CHEBYSHEV_POLYNOMIAL_V, a, b, 1); }
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_w(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_chebyshev_polynomial_w", CHEBYSHEV_POLYNOMIAL_W, a, b, 1); }
+TNDEF tn_tensor *tn_special_hermite_polynomial_h(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_hermite_polynomial_h", HERMITE_POLYNOMIAL_H, a, b, 1); }
+TNDEF tn_tensor *tn_special_hermite_polynomial_he(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_hermite_polynomial_he", HERMITE_POLYNOMIAL_HE, a, b, 1); }
+TNDEF tn_tensor *tn_special_laguerre_polynomial_l(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_laguerre_polynomial_l", LAGUERRE_POLYNOMIAL_L, a, b, 1); }
+TNDEF tn_tensor *tn_special_legendre_polynomial_p(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_legendre_polynomial_p", LEGENDRE_POLYNOMIAL_P, a, b, 1); }
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_t(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_shifted_chebyshev_polynomial_t", SHIFTED_CHEBYSHEV_POLYNOMIAL_T, a, b, 1); }
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_u(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_shifted_chebyshev_polynomial_u", SHIFTED_CHEBYSHEV_POLYNOMIAL_U, a, b, 1); }
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_v(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_shifted_chebyshev_polynomial_v", SHIFTED_CHEBYSHEV_POLYNOMIAL_V, a, b, 1); }
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_w(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_shifted_chebyshev_polynomial_w", SHIFTED_CHEBYSHEV_POLYNOMIAL_W, a, b, 1); }
 TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_copysign", COPYSIGN, a, b, 1); }
 TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values) { return tn__binary("tn_heaviside", HEAVISIDE, x, values, 1); }
 TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_gcd", GCD, a, b, 1); }
@@ -9213,6 +9766,23 @@ TNDEF tn_tensor *tn_i0(tn_tensor *x) { return tn__unary(I0, x, NULL); }
 TNDEF tn_tensor *tn_special_i0e(tn_tensor *x) { return tn__unary(I0E, x, NULL); }
 TNDEF tn_tensor *tn_special_i1(tn_tensor *x) { return tn__unary(I1, x, NULL); }
 TNDEF tn_tensor *tn_special_i1e(tn_tensor *x) { return tn__unary(I1E, x, NULL); }
+TNDEF tn_tensor *tn_special_ndtr(tn_tensor *x) { return tn__unary(NDTR, x, NULL); }
+TNDEF tn_tensor *tn_special_ndtri(tn_tensor *x) { return tn__unary(NDTRI, x, NULL); }
+TNDEF tn_tensor *tn_special_log_ndtr(tn_tensor *x) { return tn__unary(LOG_NDTR, x, NULL); }
+TNDEF tn_tensor *tn_special_erfcx(tn_tensor *x) { return tn__unary(ERFCX, x, NULL); }
+TNDEF tn_tensor *tn_special_entr(tn_tensor *x) { return tn__unary(ENTR, x, NULL); }
+TNDEF tn_tensor *tn_special_bessel_j0(tn_tensor *x) { return tn__unary(BESSEL_J0, x, NULL); }
+TNDEF tn_tensor *tn_special_bessel_j1(tn_tensor *x) { return tn__unary(BESSEL_J1, x, NULL); }
+TNDEF tn_tensor *tn_special_bessel_y0(tn_tensor *x) { return tn__unary(BESSEL_Y0, x, NULL); }
+TNDEF tn_tensor *tn_special_bessel_y1(tn_tensor *x) { return tn__unary(BESSEL_Y1, x, NULL); }
+TNDEF tn_tensor *tn_special_modified_bessel_i0(tn_tensor *x) { return tn__unary(MODIFIED_BESSEL_I0, x, NULL); }
+TNDEF tn_tensor *tn_special_modified_bessel_i1(tn_tensor *x) { return tn__unary(MODIFIED_BESSEL_I1, x, NULL); }
+TNDEF tn_tensor *tn_special_modified_bessel_k0(tn_tensor *x) { return tn__unary(MODIFIED_BESSEL_K0, x, NULL); }
+TNDEF tn_tensor *tn_special_modified_bessel_k1(tn_tensor *x) { return tn__unary(MODIFIED_BESSEL_K1, x, NULL); }
+TNDEF tn_tensor *tn_special_scaled_modified_bessel_k0(tn_tensor *x) { return tn__unary(SCALED_MODIFIED_BESSEL_K0, x, NULL); }
+TNDEF tn_tensor *tn_special_scaled_modified_bessel_k1(tn_tensor *x) { return tn__unary(SCALED_MODIFIED_BESSEL_K1, x, NULL); }
+TNDEF tn_tensor *tn_special_spherical_bessel_j0(tn_tensor *x) { return tn__unary(SPHERICAL_BESSEL_J0, x, NULL); }
+TNDEF tn_tensor *tn_special_airy_ai(tn_tensor *x) { return tn__unary(AIRY_AI, x, NULL); }
 static tn_tensor *tn__frexp_impl(tn_tensor *x, tn_tensor **exponent) {
     TN__CHECK_NULL(x);
     tn_tensor *e = NULL;
@@ -18190,6 +18760,157 @@ TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_te
     TN__KW_STR(tn_loss_fn_opts, loss_fn, "tn_ctc_loss", options, tn_ctc_loss_opts(log_probs, targets, input_lengths, target_lengths, o));
 }
 
+/* ============================================================================================================= */
+/* src/nn/samplers.c: the distributions' samplers: standard gamma and its gradient, Poisson, binomial, Dirichlet */
+/* ============================================================================================================= */
+/* The samplers torch.distributions needs, on the CPU (a CUDA tensor is refused: not on CUDA
+   yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang), with the
+   implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its CDF P;
+   Poisson (PTRS transformed rejection from 10 up, products of uniforms below); binomial
+   (beta splitting of the order statistics, then geometric waiting times); Dirichlet. */
+static double tn__smp_unif(tn_generator *g) {   /* (0, 1): log(0) never */
+    double u;
+    do u = tn_generator_uniform(g); while (u <= 0);
+    return u;
+}
+static double tn__smp_normal(tn_generator *g) {   /* Marsaglia's polar method */
+    double u, v, s;
+    do { u = 2 * tn_generator_uniform(g) - 1; v = 2 * tn_generator_uniform(g) - 1; s = u * u + v * v; } while (s >= 1 || s == 0);
+    return u * sqrt(-2 * log(s) / s);
+}
+/* Gamma(alpha, 1): Marsaglia and Tsang's squeeze for alpha >= 1; alpha < 1 from alpha + 1
+   times U^(1/alpha), in logs so that tiny alpha gives the smallest positive number, not 0 */
+static double tn__smp_gamma(double alpha, tn_generator *g) {
+    if (!(alpha > 0)) return alpha == 0 ? 0 : NAN;
+    if (alpha == INFINITY) return INFINITY;
+    double boost = 0;
+    if (alpha < 1) { boost = log(tn__smp_unif(g)) / alpha; alpha += 1; }
+    const double d = alpha - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x, v;
+        do { x = tn__smp_normal(g); v = 1 + c * x; } while (v <= 0);
+        v = v * v * v;
+        const double u = tn__smp_unif(g);
+        if (u < 1 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1 - v + log(v))) {
+            const double r = exp(log(d * v) + boost);
+            return r > 0 ? r : 2.2250738585072014e-308;   /* PyTorch clamps to the smallest normal */
+        }
+    }
+}
+static double tn__smp_poisson(double lam, tn_generator *g) {
+    if (!(lam >= 0)) return NAN;
+    if (lam == 0) return 0;
+    if (lam < 10) {   /* the count of uniforms whose product stays above e^-lam */
+        const double l = exp(-lam);
+        double p = 1, k = -1;
+        do { k += 1; p *= tn_generator_uniform(g); } while (p > l);
+        return k;
+    }
+    /* Hormann's PTRS */
+    const double sl = sqrt(lam), ll = log(lam), b = 0.931 + 2.53 * sl, a = -0.059 + 0.02483 * b;
+    const double ia = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+    for (;;) {
+        const double U = tn_generator_uniform(g) - 0.5, V = tn_generator_uniform(g), us = 0.5 - fabs(U);
+        const double k = floor((2 * a / us + b) * U + lam + 0.43);
+        if (us >= 0.07 && V <= vr) return k;
+        if (k < 0 || (us < 0.013 && V > us)) continue;
+        if (log(V) + log(ia) - log(a / (us * us) + b) <= -lam + k * ll - tn_lgamma_f64(k + 1)) return k;
+    }
+}
+/* Binomial(n, p): while n p is large, the k-th smallest of n uniforms is Beta(k, n + 1 - k)
+   (from two gammas): it splits the count at the median, recursing into one side; then the
+   sum of geometric waiting times. p > 1/2 by symmetry. */
+static double tn__smp_binomial(double n, double p, tn_generator *g) {
+    if (!(n >= 0) || !(p >= 0 && p <= 1) || n != floor(n)) return NAN;
+    if (p == 0 || n == 0) return 0;
+    if (p == 1) return n;
+    const double n0 = n;
+    const bool flip = p > 0.5;
+    if (flip) p = 1 - p;
+    double x = 0;
+    while (n * p > 16) {
+        const double k = floor((n + 1) / 2), ga = tn__smp_gamma(k, g), gb = tn__smp_gamma(n + 1 - k, g), y = ga / (ga + gb);
+        if (y <= p) { x += k; n -= k; p = (p - y) / (1 - y); }
+        else { n = k - 1; p /= y; }
+    }
+    const double lq = log1p(-p);
+    double s = 0;
+    for (;;) {
+        s += ceil(log(tn__smp_unif(g)) / lq);
+        if (s > n) break;
+        x += 1;
+    }
+    return flip ? n0 - x : x;
+}
+/* dP(alpha, x)/dalpha by a central difference on the smaller of P and Q (its relative digits),
+   step 1e-4 min(alpha, sqrt alpha): the scale P changes on; over the density x^(alpha-1) e^-x / Gamma(alpha) */
+static double tn__smp_gamma_grad(double alpha, double x, tn_generator *g) {
+    (void)g;
+    if (!(alpha > 0) || !(x > 0) || x == INFINITY || alpha == INFINITY) return alpha == alpha && x == x ? 0 : NAN;
+    const double h = 1e-4 * fmin(alpha, sqrt(alpha));
+    const bool up = tn_igamma_f64(alpha, x, false) > 0.5;
+    double d = (tn_igamma_f64(alpha + h, x, up) - tn_igamma_f64(alpha - h, x, up)) / (2 * h);
+    if (up) d = -d;
+    const double pdf = exp((alpha - 1) * log(x) - x - tn_lgamma_f64(alpha));
+    return pdf > 0 ? -d / pdf : 0;
+}
+
+/* f over the broadcast of a and b (b may be NULL), in double on the CPU; the result in dtype. */
+static tn_tensor *tn__smp_map(const char *fn, tn_tensor *a, tn_tensor *b, double (*f2)(double, double, tn_generator *),
+                              double (*f1)(double, tn_generator *), tn_generator *g, tn_dtype dtype) {
+    TN__CHECK_NULL(a);
+    if (a->device != TN_CPU || (b && b->device != TN_CPU)) return (tn_tensor *)tn__error("%s: not on CUDA yet (CPU tensors only)", fn);
+    if (!tn_dtype_is_floating(a->dtype) || (b && !tn_dtype_is_floating(b->dtype)))
+        return (tn_tensor *)tn__error("%s: expected floating tensors, got %s%s%s", fn, tn_dtype_name(a->dtype), b ? " and " : "", b ? tn_dtype_name(b->dtype) : "");
+    int64_t shape[TN_MAX_DIMS];
+    int nd = a->ndim;
+    memcpy(shape, a->shape, (size_t)nd * sizeof(int64_t));
+    if (b && (nd = tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, shape)) < 0)
+        return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be broadcast", fn, TN__SHAPE(a), TN__SHAPE(b));
+    tn_scope_begin();
+    tn_tensor *ac = tn_contiguous(tn_to_dtype(tn_expand(a, shape, nd), TN_F64));
+    tn_tensor *bc = b ? tn_contiguous(tn_to_dtype(tn_expand(b, shape, nd), TN_F64)) : NULL;
+    tn_tensor *out = tn_empty(shape, nd, TN_F64);
+    if (!ac || (b && !bc) || !out) { tn_scope_end(); return NULL; }
+    const double *pa = (const double *)tn_data_ptr(ac), *pb = bc ? (const double *)tn_data_ptr(bc) : NULL;
+    double *po = (double *)tn_data_ptr(out);
+    const int64_t n = tn_numel(out);
+    for (int64_t i = 0; i < n; i++) po[i] = f2 ? f2(pa[i], pb[i], g) : f1(pa[i], g);
+    return tn__scope_return(tn_to_dtype(out, dtype));
+}
+static int tn__standard_gamma_bw(tn_ctx *n, tn_tensor *gout, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    return (gin[0] = tn_mul(gout, tn_standard_gamma_grad(tn_ctx_saved(n, 0), tn_ctx_saved(n, 1)))) ? 0 : -1;
+}
+TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen) {
+    tn_tensor *x = TN__AS("tn_standard_gamma", tn__smp_map("tn_standard_gamma", alpha, NULL, NULL, tn__smp_gamma, gen, alpha ? alpha->dtype : TN_F32));
+    if (!x || !alpha->requires_grad || tn__grad_disabled) return x;
+    tn_node *nd = tn__fn_node("StandardGammaBackward0", tn__standard_gamma_bw, &alpha, 1);
+    if (nd) { tn__node_save(nd, alpha); tn__node_save_result(nd, x); }
+    return tn__node_attach(nd, x);
+}
+TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x) {
+    TN__CHECK_NULL(alpha, x);
+    return TN__AS("tn_standard_gamma_grad", tn__smp_map("tn_standard_gamma_grad", alpha, x, tn__smp_gamma_grad, NULL, NULL, tn_promote_types(alpha->dtype, x->dtype)));
+}
+TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen) {
+    return TN__AS("tn_poisson", tn__smp_map("tn_poisson", rates, NULL, NULL, tn__smp_poisson, gen, rates ? rates->dtype : TN_F32));
+}
+static double tn__smp_binomial2(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g); }
+TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen) {
+    TN__CHECK_NULL(count, prob);
+    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, tn__smp_binomial2, NULL, gen, tn_promote_types(count->dtype, prob->dtype)));
+}
+/* Gamma(alpha) draws over their sum along the last dim (the gradient flows through the gammas) */
+TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
+    TN__CHECK_NULL(alpha);
+    if (alpha->ndim < 1) return (tn_tensor *)tn__error("tn_sample_dirichlet: alpha must have at least one dim (the categories), got shape %s", TN__SHAPE(alpha));
+    tn_scope_begin();
+    tn_tensor *g = tn_standard_gamma(alpha, gen);
+    const int64_t last = -1;
+    return tn__scope_return(g ? tn_div(g, tn_sum_dims(g, &last, 1, true)) : NULL);
+}
+
 /* ======================================================================== */
 /* src/autograd/graph.c: grad mode, nodes, saving tensors, recording, hooks */
 /* ======================================================================== */
@@ -18808,6 +19529,11 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             d = tn_where(out, tn_full_like(g, eps < 0 ? NAN : 0), r);
             break;
         }
+        case NDTR: d = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(x), -0.5)), 0.39894228040143267794); break;   /* the normal pdf */
+        case NDTRI: d = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(tn_special_ndtri(x)), 0.5)), 2.50662827463100050242); break;
+        case LOG_NDTR: d = tn_mul_scalar(tn_exp(tn_sub(tn_mul_scalar(tn_square(x), -0.5), tn_special_log_ndtr(x))), 0.39894228040143267794); break;
+        case ERFCX: d = tn_add_scalar(tn_mul_scalar(tn_mul(x, tn_special_erfcx(x)), 2), -1.12837916709551257390); break;   /* 2 x erfcx - 2/sqrt(pi) */
+        case ENTR: d = tn_neg(tn_add_scalar(tn_log(x), 1)); break;
         case FREXP_MANTISSA: d = tn_exp2(tn_neg(tn__unary(FREXP_EXPONENT, x, NULL))); break;   /* 1 / 2^exponent */
         case FREXP_EXPONENT: gin[0] = tn_zeros_like(g); return 0;
         case FRAC: gin[0] = g; return 0;
@@ -18870,6 +19596,16 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             tn_tensor *nz = tn_ne_scalar(a, 0);
             ga = TN__NEED(0) ? tn_mul(g, n->sub == XLOGY ? tn_xlogy(nz, b) : tn_special_xlog1py(nz, b)) : NULL;
             gb = TN__NEED(1) ? tn_div(tn_mul(g, a), n->sub == XLOGY ? b : tn_add_scalar(b, 1)) : NULL;
+            break;
+        }
+        case ZETA: /* d/dq zeta(x, q) = -x zeta(x + 1, q); none for x, as PyTorch */
+            if (TN__NEED(0)) return TN__FAIL_INT("autograd: the derivative for 'zeta' is not implemented.");
+            gb = tn_mul(g, tn_neg(tn_mul(a, tn_special_zeta(tn_add_scalar(a, 1), b))));
+            break;
+        case GAMMAINC: case GAMMAINCC: { /* d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) (Q: its negative); none for a */
+            if (TN__NEED(0)) return TN__FAIL_INT("autograd: the derivative for '%s: input' is not implemented.", n->sub == GAMMAINC ? "igamma" : "igammac");
+            tn_tensor *dp = tn_exp(tn_sub(tn_sub(tn_mul(tn_add_scalar(a, -1), tn_log(b)), b), tn_lgamma(a)));
+            gb = tn_mul(g, n->sub == GAMMAINC ? dp : tn_neg(dp));
             break;
         }
         case COPYSIGN: /* copysign(a, b) / a, 0 where a == 0; b gets none */

@@ -530,6 +530,8 @@ CU_HD1(sinc) CU_HD1(trigamma)
     __device__ __forceinline__ float h_##name(float a, float b) { return tn_##name##_f32(a, b); } \
     __device__ __forceinline__ double h_##name(double a, double b) { return tn_##name##_f64(a, b); }
 CU_HD2(logit) CU_HD2(logaddexp) CU_HD2(logaddexp2) CU_HD2(xlogy) CU_HD2(xlog1py) CU_HD2(heaviside)
+__device__ __forceinline__ float h_orthopoly(int k, float x, float n) { return (float)tn_orthopoly_f64(k, x, n); }
+__device__ __forceinline__ double h_orthopoly(int k, double x, double n) { return tn_orthopoly_f64(k, x, n); }
 
 /* x < 0 without an "always false" warning for unsigned types */
 template <class T> __device__ __forceinline__ bool isneg(T x) { return x < 1 && x != 0; }
@@ -597,6 +599,23 @@ template <class T> __device__ __forceinline__ T unary_float(const UnaryArgs &u, 
     case I1E: return (T)tn_i1e_f64((double)x);
     case SINC: return h_sinc(x);
     case LOGIT: return h_logit(x, lo);
+    case NDTR: return (T)tn_ndtr_f64((double)x);
+    case NDTRI: return (T)tn_ndtri_f64((double)x);
+    case LOG_NDTR: return (T)tn_log_ndtr_f64((double)x);
+    case ERFCX: return (T)tn_erfcx_f64((double)x);
+    case ENTR: return (T)tn_entr_f64((double)x);
+    case BESSEL_J0: return (T)tn_bessel_j0_f64((double)x);
+    case BESSEL_J1: return (T)tn_bessel_j1_f64((double)x);
+    case BESSEL_Y0: return (T)tn_bessel_y_f64(0, (double)x);
+    case BESSEL_Y1: return (T)tn_bessel_y_f64(1, (double)x);
+    case MODIFIED_BESSEL_I0: return (T)tn_i0_f64((double)x);
+    case MODIFIED_BESSEL_I1: return (T)tn_i1_f64((double)x);
+    case MODIFIED_BESSEL_K0: return (T)tn_bessel_k_f64(0, (double)x, false);
+    case MODIFIED_BESSEL_K1: return (T)tn_bessel_k_f64(1, (double)x, false);
+    case SCALED_MODIFIED_BESSEL_K0: return (T)tn_bessel_k_f64(0, (double)x, true);
+    case SCALED_MODIFIED_BESSEL_K1: return (T)tn_bessel_k_f64(1, (double)x, true);
+    case SPHERICAL_BESSEL_J0: return (T)tn_spherical_bessel_j0_f64((double)x);
+    case AIRY_AI: return (T)tn_airy_ai_f64((double)x);
     case FREXP_MANTISSA: { int e; return m_frexp(x, &e); }
     case FREXP_EXPONENT: { int e; m_frexp(x, &e); return x == x && !isinf(x) ? (T)e : (T)0; }
     default: return x;
@@ -754,6 +773,21 @@ template <class T> __device__ __forceinline__ T binary_float(int op, T a, T b, T
     case HYPOT: return m_hypot(a, b);
     case XLOGY: return h_xlogy(a, b);
     case XLOG1PY: return h_xlog1py(a, b);
+    case ZETA: return (T)tn_zeta_f64((double)a, (double)b);
+    case GAMMAINC: return (T)tn_igamma_f64((double)a, (double)b, false);
+    case GAMMAINCC: return (T)tn_igamma_f64((double)a, (double)b, true);
+    case CHEBYSHEV_POLYNOMIAL_T: return h_orthopoly(0, a, b);
+    case CHEBYSHEV_POLYNOMIAL_U: return h_orthopoly(1, a, b);
+    case CHEBYSHEV_POLYNOMIAL_V: return h_orthopoly(2, a, b);
+    case CHEBYSHEV_POLYNOMIAL_W: return h_orthopoly(3, a, b);
+    case HERMITE_POLYNOMIAL_H: return h_orthopoly(4, a, b);
+    case HERMITE_POLYNOMIAL_HE: return h_orthopoly(5, a, b);
+    case LAGUERRE_POLYNOMIAL_L: return h_orthopoly(6, a, b);
+    case LEGENDRE_POLYNOMIAL_P: return h_orthopoly(7, a, b);
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: return h_orthopoly(0, (T)2 * a - (T)1, b);
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: return h_orthopoly(1, (T)2 * a - (T)1, b);
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: return h_orthopoly(2, (T)2 * a - (T)1, b);
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: return h_orthopoly(3, (T)2 * a - (T)1, b);
     case COPYSIGN: return m_copysign(a, b);
     case NEXTAFTER: return m_nextafter(a, b);
     case HEAVISIDE: return h_heaviside(a, b);
@@ -879,6 +913,8 @@ static bool binary_supported(tn_binary_op op, tn_dtype d) {
     switch (op) {
     case ADD: case SUB: case MUL: case MAXIMUM: case MINIMUM: case EQ: case NE: case LT: case LE: case GT: case GE: return d != TN_BOOL || op != SUB;
     case DIV: case ATAN2: case THRESHOLD_BACKWARD: case LOGADDEXP: case LOGADDEXP2: case HYPOT: case XLOGY: case XLOG1PY:
+    case ZETA: case GAMMAINC: case GAMMAINCC: case CHEBYSHEV_POLYNOMIAL_T: case CHEBYSHEV_POLYNOMIAL_U: case CHEBYSHEV_POLYNOMIAL_V: case CHEBYSHEV_POLYNOMIAL_W:
+    case HERMITE_POLYNOMIAL_H: case HERMITE_POLYNOMIAL_HE: case LAGUERRE_POLYNOMIAL_L: case LEGENDRE_POLYNOMIAL_P: case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: case SHIFTED_CHEBYSHEV_POLYNOMIAL_W:
     case COPYSIGN: case NEXTAFTER: return fl;
     case FMAX: case FMIN: case HEAVISIDE: return true;
     case GCD: case LCM: return !fl && d != TN_BOOL;

@@ -436,6 +436,15 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
    non-negative, finite, no row all zero): with replacement independent draws, without
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+/* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
+   default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
+   dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),
+   torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim. */
+TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen);
+TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x);
+TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen);
+TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen);
+TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen);
 /* Raw Philox block: 4 x uint32 for (key, counter). */
 TN_HD static inline void tn_philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
     uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
@@ -852,6 +861,43 @@ TNDEF tn_tensor *tn_i0(tn_tensor *x);                          /* modified Besse
 TNDEF tn_tensor *tn_special_i0e(tn_tensor *x);                 /* i0(x) exp(-|x|) */
 TNDEF tn_tensor *tn_special_i1(tn_tensor *x);
 TNDEF tn_tensor *tn_special_i1e(tn_tensor *x);                 /* i1(x) exp(-|x|) */
+/* torch.special (float results; integer and bool inputs give the default dtype). ndtr is the
+   standard normal CDF, ndtri its inverse, erfcx exp(x^2) erfc(x), entr -x log x. The Bessel,
+   Airy and polynomial functions have no gradient (as PyTorch: the result does not require grad). */
+TNDEF tn_tensor *tn_special_ndtr(tn_tensor *x);
+TNDEF tn_tensor *tn_special_ndtri(tn_tensor *x);
+TNDEF tn_tensor *tn_special_log_ndtr(tn_tensor *x);
+TNDEF tn_tensor *tn_special_erfcx(tn_tensor *x);
+TNDEF tn_tensor *tn_special_entr(tn_tensor *x);
+TNDEF tn_tensor *tn_special_bessel_j0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_bessel_j1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_bessel_y0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_bessel_y1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_modified_bessel_i0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_modified_bessel_i1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_modified_bessel_k0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_modified_bessel_k1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_scaled_modified_bessel_k0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_scaled_modified_bessel_k1(tn_tensor *x);
+TNDEF tn_tensor *tn_special_spherical_bessel_j0(tn_tensor *x);
+TNDEF tn_tensor *tn_special_airy_ai(tn_tensor *x);
+/* Hurwitz zeta(x, q) (gradient for q only); the regularised incomplete gamma functions
+   P(a, x), Q(a, x) (gradient for x only); the polynomials p_n(x) of degree n (a tensor, truncated). */
+TNDEF tn_tensor *tn_special_zeta(tn_tensor *x, tn_tensor *q);
+TNDEF tn_tensor *tn_special_gammainc(tn_tensor *a, tn_tensor *x);
+TNDEF tn_tensor *tn_special_gammaincc(tn_tensor *a, tn_tensor *x);
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_t(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_u(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_v(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_w(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_hermite_polynomial_h(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_hermite_polynomial_he(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_laguerre_polynomial_l(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_legendre_polynomial_p(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_t(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_u(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_v(tn_tensor *x, tn_tensor *n);
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_w(tn_tensor *x, tn_tensor *n);
 /* x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the mantissa (x's float dtype), and the
    int32 exponent in *exponent (ownership as the result's); floating inputs only. */
 TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent);
@@ -899,10 +945,27 @@ TN_HD static inline double tn__lgamma_pos_f64(double x) {
                         + 1.0 / 1260) * z - 1.0 / 360) * z + 1.0 / 12) / x;
     return (x - 0.5) * log(x) - x + 0.91893853320467274178 + s - log(p);
 }
+/* lgamma(2 + z) for |z| <= 0.5: (1 - gamma) z + sum_k>=2 (-1)^k (zeta(k) - 1) / k z^k (terms fall as
+   4^-k); with log1p it gives lgamma on [0.5, 2.5) without the cancellation near its zeros 1 and 2 */
+TN_HD static inline double tn__lgamma2_f64(double z) {
+    const double c[30] = {   /* zeta(k) - 1, k = 2..31 */
+        0.64493406684822663, 0.20205690315959429, 0.082323233711138213, 0.036927755143369941, 0.017343061984449137,
+        0.0083492773819228289, 0.0040773561979443405, 0.0020083928260822143, 0.00099457512781808569, 0.00049418860411946475,
+        0.00024608655330804827, 0.00012271334757848917, 6.1248135058704814e-05, 3.0588236307020493e-05, 1.5282259408651864e-05,
+        7.6371976378997609e-06, 3.8172932649998402e-06, 1.9082127165539394e-06, 9.53962033872796e-07, 4.7693298678780645e-07,
+        2.3845050272773295e-07, 1.1921992596531106e-07, 5.960818905125948e-08, 2.9803503514652279e-08, 1.4901554828365039e-08,
+        7.4507117898354301e-09, 3.7253340247884573e-09, 1.8626597235130496e-09, 9.3132743241966817e-10, 4.6566290650337837e-10};
+    double s = 0;
+    for (int k = 31; k >= 2; k--) s = s * z + ((k & 1) ? -c[k - 2] : c[k - 2]) / k;
+    return z * (0.42278433509846713939 + z * s);
+}
 TN_HD static inline double tn_lgamma_f64(double x) {
     if (x != x) return x;
     if (x == INFINITY || x == -INFINITY || (x <= 0 && x == floor(x))) return INFINITY;
+    if (x >= 1.5 && x < 2.5) return tn__lgamma2_f64(x - 2);
+    if (x >= 0.5 && x < 1.5) return tn__lgamma2_f64(x - 1) - log1p(x - 1);
     if (x >= 0.5) return tn__lgamma_pos_f64(x);
+    if (x > -0.5) return tn__lgamma2_f64(x) - log1p(x) - log(fabs(x));   /* Gamma(x) = Gamma(x + 1) / x: near 0 reflection's sin(pi r) rounds to 0 */
     const double r = x - floor(x);   /* reflection: log(pi / |sin(pi x)|) - lgamma(1 - x) */
     return 1.14472988584940017414 - log(sin(3.14159265358979323846 * (r < 0.5 ? r : 1 - r))) - tn__lgamma_pos_f64(1 - x);
 }
@@ -934,12 +997,13 @@ TN_HD static inline double tn_zeta_f64(double x, double q) {
                           1.8152105401943546773e17, -7.1661652561756670113e18};
     const double eps = 1.11022302462515654042e-16;
     if (x == 1) return INFINITY;
-    if (!(x >= 1) || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
-    if (q > 1e8) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
-    if (q <= 0) {
+    if (x < 1) return NAN;
+    if (q <= 0) {   /* before the NaN test: a pole wins over a NaN x, as in PyTorch */
         if (q == floor(q)) return INFINITY;
         if (x != floor(x)) return NAN;   /* (q + k)^-x of a negative base */
     }
+    if (x != x || q != q || q == INFINITY) return NAN;   /* q = inf: NaN, as PyTorch's */
+    if (q > 1e8 && x != INFINITY) return pow(q, 1 - x) / (x - 1) + 0.5 * pow(q, -x);   /* the sum's terms would underflow one by one */
     double s = pow(q, -x), a = q, b = 0;
     int i = 0;
     while (i < 9 || a <= 9) {
@@ -1017,6 +1081,308 @@ TN_HD static inline double tn_i0_f64(double x) { return tn__bessel_i_f64(0, fabs
 TN_HD static inline double tn_i0e_f64(double x) { return tn__bessel_i_f64(0, fabs(x), true); }
 TN_HD static inline double tn_i1_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, false) : tn__bessel_i_f64(1, x, false); }
 TN_HD static inline double tn_i1e_f64(double x) { return x < 0 ? -tn__bessel_i_f64(1, -x, true) : tn__bessel_i_f64(1, x, true); }
+/* ---- torch.special: the normal distribution, Bessel and Airy functions, incomplete gamma ----
+   Each is accurate to a few ulp over the whole range (relative where the value is not near a
+   zero of an oscillating function, absolute there). */
+/* exp(x^2) without the rounding of x^2: x = h + l with h^2 exact (|x| < 27) */
+TN_HD static inline double tn__exp_sq_f64(double x) {
+    const double h = floor(x * 4096 + 0.5) / 4096, l = x - h;
+    return exp(h * h) * exp(l * (h + h + l));
+}
+/* exp(x^2) erfc(x): directly below 26, the asymptotic series above (erfc underflows) */
+TN_HD static inline double tn__erfcx_pos_f64(double x) {
+    if (x < 26) return tn__exp_sq_f64(x) * erfc(x);
+    if (x > 1e8) return 0.56418958354775628695 / x;   /* 1 / (x sqrt(pi)) */
+    const double r = 0.5 / (x * x);
+    double term = 1, sum = 1;
+    for (int k = 1; k < 14; k++) { term *= -(2 * k - 1) * r; sum += term; }
+    return 0.56418958354775628695 / x * sum;
+}
+TN_HD static inline double tn_erfcx_f64(double x) {
+    if (x != x) return x;
+    if (x >= 0) return tn__erfcx_pos_f64(x);
+    if (x < -26.7) return INFINITY;
+    return 2 * tn__exp_sq_f64(x) - tn__erfcx_pos_f64(-x);
+}
+TN_HD static inline double tn_ndtr_f64(double x) { return 0.5 * erfc(-x * 0.70710678118654752440); }
+/* log ndtr(x): through erfcx below -1 (where ndtr underflows long before its log does) */
+TN_HD static inline double tn_log_ndtr_f64(double x) {
+    if (x < -1) { const double t = -x * 0.70710678118654752440; return log(0.5 * tn__erfcx_pos_f64(t)) - t * t; }
+    return log1p(-0.5 * erfc(x * 0.70710678118654752440));
+}
+/* The inverse of ndtr: Acklam's rational first guess (relative error 1e-9), then two Halley
+   steps on ndtr(x) - q, q = min(p, 1 - p) (1 - p is exact there). */
+TN_HD static inline double tn_ndtri_f64(double p) {
+    if (p != p || p < 0 || p > 1) return NAN;
+    if (p == 0) return -INFINITY;
+    if (p == 1) return INFINITY;
+    const double q = p > 0.5 ? 1 - p : p;
+    double x;
+    if (q < 0.02425) {
+        const double t = sqrt(-2 * log(q));
+        x = (((((-7.784894002430293e-03 * t - 3.223964580411365e-01) * t - 2.400758277161838e+00) * t - 2.549732539343734e+00) * t
+              + 4.374664141464968e+00) * t + 2.938163982698783e+00) /
+            ((((7.784695709041462e-03 * t + 3.224671290700398e-01) * t + 2.445134137142996e+00) * t + 3.754408661907416e+00) * t + 1);
+    } else {
+        const double r = q - 0.5, t = r * r;
+        x = (((((-3.969683028665376e+01 * t + 2.209460984245205e+02) * t - 2.759285104469687e+02) * t + 1.383577518672690e+02) * t
+              - 3.066479806614716e+01) * t + 2.506628277459239e+00) * r /
+            (((((-5.447609879822406e+01 * t + 1.615858368580409e+02) * t - 1.556989798598866e+02) * t + 6.680131188771972e+01) * t
+              - 1.328068155288572e+01) * t + 1);
+    }
+    if (q < 1e-280) {   /* Newton on log ndtr(x) = log q: ndtr(x) and the pdf are subnormal here */
+        const double lq = log(q);
+        for (int k = 0; k < 3; k++) {
+            const double l = tn_log_ndtr_f64(x);
+            x -= (l - lq) / exp(-0.5 * x * x - 0.91893853320467274178 - l);
+        }
+        return x;
+    }
+    for (int k = 0; k < 2; k++) {
+        const double pdf = 0.39894228040143267794 * exp(-0.5 * x * x);
+        if (!(pdf > 0)) break;
+        const double u = (tn_ndtr_f64(x) - q) / pdf;
+        x -= u / (1 + 0.5 * x * u);
+    }
+    return p > 0.5 ? -x : x;
+}
+/* -x log x: 0 at 0, -inf below */
+TN_HD static inline double tn_entr_f64(double x) {
+    if (x != x) return x;
+    return x > 0 ? -x * log(x) : x == 0 ? 0 : -INFINITY;
+}
+/* Bessel J0, J1, Y0, Y1 of x > 0 (which = 0, 1, 2, 3). Below 1 the power series; up to 20
+   Miller's backward recurrence normalised by J0 + 2 sum J2k = 1, with Neumann's series for
+   Y0 and Y1 (Y0 = 2/pi ((log(x/2) + gamma) J0 - 2 sum (-1)^k J2k / k), Y1 its derivative);
+   beyond 20 Hankel's asymptotic expansion (its smallest term is below e^-2x). */
+TN_HD static inline double tn__bessel_jy_f64(int which, double x) {
+    const double twopi = 0.63661977236758134308, gam = 0.57721566490153286061;   /* 2/pi, Euler's */
+    if (x > 20) {
+        const int nu = which & 1;
+        const double mu = 4.0 * nu;
+        double P = 1, Q = 0, t = 1;
+        for (int k = 1; k < 40; k++) {
+            const double m = 2.0 * k - 1;
+            t *= (mu - m * m) / (8.0 * k * x);
+            const double s = (k % 4 == 1 || k % 4 == 0) ? t : -t;   /* (-1)^(k/2) even k, (-1)^((k-1)/2) odd */
+            if (k & 1) Q += s; else P += s;
+            if (fabs(t) < 1e-17) break;
+        }
+        const double c = cos(x), sn = sin(x);
+        const double cc = nu ? sn - c : c + sn, ss = nu ? -sn - c : sn - c;   /* sqrt(2) cos, sin of x - (nu/2 + 1/4) pi */
+        const double f = sqrt(twopi / x) * 0.70710678118654752440;
+        return which < 2 ? f * (P * cc - Q * ss) : f * (P * ss + Q * cc);
+    }
+    const double lg = log(x) - 0.69314718055994530942 + gam;   /* log(x/2): x/2 underflows at the smallest x */
+    if (x < 1) {
+        const double q = -0.25 * x * x;
+        double t0 = 1, j0 = 1, t1 = 1, j1 = 1, h = 0, y0 = 0, y1 = 1 - 2 * gam, psi = -gam;   /* psi(k+1) */
+        for (int k = 1; k < 30; k++) {
+            t0 *= q / ((double)k * k);
+            t1 *= q / ((double)k * (k + 1));
+            h += 1.0 / k;
+            j0 += t0;
+            j1 += t1;
+            y0 -= h * t0;   /* (-1)^(k+1) H_k (x^2/4)^k / k!^2 = -H_k t0 */
+            psi += 1.0 / k;
+            y1 += (2 * psi + 1.0 / (k + 1)) * t1;
+        }
+        j1 *= 0.5 * x;
+        if (which == 0) return j0;
+        if (which == 1) return j1;
+        if (which == 2) return twopi * (lg * j0 + y0);
+        return -twopi / x + twopi * (lg - gam) * j1 - 0.25 * x * twopi * y1;
+    }
+    const int N = 2 * ((int)x / 2) + 40;
+    double jp = 0, j = 1e-30, norm = 0, s0 = 0, s1 = 0, j1 = 0;
+    for (int k = N; k >= 1; k--) {
+        const double jm = 2.0 * k / x * j - jp;   /* J_{k-1} */
+        jp = j;
+        j = jm;
+        const int m = k - 1;
+        if (m > 0 && !(m & 1)) { norm += 2 * j; s0 += ((m / 2) & 1 ? -j : j) / (m / 2); }
+        if (m & 1) {
+            if (m == 1) j1 = j;
+            else { const int h = (m - 1) / 2; s1 += ((h & 1) ? 1.0 : -1.0) * (2.0 * h + 1) / ((double)h * (h + 1)) * j; }
+        }
+        if (fabs(j) > 1e250) { j *= 1e-250; jp *= 1e-250; norm *= 1e-250; s0 *= 1e-250; s1 *= 1e-250; j1 *= 1e-250; }
+    }
+    norm += j;
+    const double J0 = j / norm, J1 = j1 / norm;
+    if (which == 0) return J0;
+    if (which == 1) return J1;
+    if (which == 2) return twopi * (lg * J0 - 2 * s0 / norm);
+    return twopi * (lg * J1 - J0 / x - J1 + s1 / norm);
+}
+/* NaN at +-inf, as PyTorch's (its asymptotic form takes cos(inf)) */
+TN_HD static inline double tn_bessel_j0_f64(double x) { return x != x || fabs(x) == INFINITY ? NAN : x == 0 ? 1 : tn__bessel_jy_f64(0, fabs(x)); }
+TN_HD static inline double tn_bessel_j1_f64(double x) {
+    if (x != x || fabs(x) == INFINITY) return NAN;
+    if (x == 0) return x;
+    return x < 0 ? -tn__bessel_jy_f64(1, -x) : tn__bessel_jy_f64(1, x);
+}
+TN_HD static inline double tn_bessel_y_f64(int nu, double x) {
+    if (x != x) return x;
+    if (x < 0) return NAN;
+    if (x == 0) return -INFINITY;
+    if (x == INFINITY) return NAN;
+    return tn__bessel_jy_f64(2 + nu, x);
+}
+/* K_nu(x) e^x, x > 0: the trapezoidal rule on int_0^inf exp(-2 x sinh(t/2)^2) cosh(nu t) dt. The
+   integrand is analytic in a strip and decays double-exponentially, so the rule converges
+   geometrically: step 1/4 (the strip) or 1/(2 sqrt x) (the peak's width), error below 1e-17. */
+TN_HD static inline double tn__bessel_k_scaled_f64(double nu, double x) {
+    const double h = x > 4 ? 0.5 / sqrt(x) : 0.25;
+    double s = 0.5;
+    for (int k = 1; k < 4000; k++) {
+        const double t = k * h, sh = sinh(0.5 * t), e = exp(-2 * x * sh * sh) * cosh(nu * t);
+        s += e;
+        if (e < 1e-18 * s) break;
+    }
+    return s * h;
+}
+/* K0, K1 (times e^x when scaled): the series in I0, I1 and log(x/2) up to 2, the integral above */
+TN_HD static inline double tn_bessel_k_f64(int nu, double x, bool scaled) {
+    if (x != x) return x;
+    if (x < 0) return NAN;
+    if (x == 0) return INFINITY;
+    if (x == INFINITY) return 0;
+    if (x > 2) { const double k = tn__bessel_k_scaled_f64(nu, x); return scaled ? k : k * exp(-x); }
+    const double q = 0.25 * x * x, lg = log(x) - 0.69314718055994530942, gam = 0.57721566490153286061;
+    double r;
+    if (nu == 0) {
+        double t = 1, h = 0, s = 0;
+        for (int k = 1; k < 30; k++) { t *= q / ((double)k * k); h += 1.0 / k; s += h * t; }
+        r = -(lg + gam) * tn_i0_f64(x) + s;
+    } else {
+        double t = 1, psi = -gam, s = 1 - 2 * gam;   /* psi(k+1) + psi(k+2) over k! (k+1)! */
+        for (int k = 1; k < 30; k++) { t *= q / ((double)k * (k + 1)); psi += 1.0 / k; s += (2 * psi + 1.0 / (k + 1)) * t; }
+        r = 1 / x + lg * tn_i1_f64(x) - 0.25 * x * s;
+    }
+    return scaled ? r * exp(x) : r;
+}
+TN_HD static inline double tn_spherical_bessel_j0_f64(double x) {
+    if (x != x) return x;
+    if (fabs(x) == INFINITY) return 0;
+    if (fabs(x) < 0.5) { const double z = x * x; return 1 - z / 6 * (1 - z / 20 * (1 - z / 42 * (1 - z / 72 * (1 - z / 110 * (1 - z / 156))))); }
+    return sin(x) / x;
+}
+/* Double-double arithmetic (value hi + lo) for the Airy series, which cancels ~10 digits. */
+typedef struct tn__dd { double hi, lo; } tn__dd;
+TN_HD static inline tn__dd tn__dd_norm(double a, double b) { tn__dd r; r.hi = a + b; r.lo = b - (r.hi - a); return r; }
+TN_HD static inline tn__dd tn__dd_add(tn__dd a, tn__dd b) {
+    const double s = a.hi + b.hi, v = s - a.hi, e = (a.hi - (s - v)) + (b.hi - v);
+    return tn__dd_norm(s, e + a.lo + b.lo);
+}
+TN_HD static inline tn__dd tn__dd_mul(tn__dd a, tn__dd b) {
+    const double p = a.hi * b.hi, e = fma(a.hi, b.hi, -p);
+    return tn__dd_norm(p, e + a.hi * b.lo + a.lo * b.hi);
+}
+TN_HD static inline tn__dd tn__dd_div_d(tn__dd a, double d) {
+    const double q = a.hi / d, p = q * d, e = fma(q, d, -p);
+    return tn__dd_norm(q, ((a.hi - p) - e + a.lo) / d);
+}
+/* Airy Ai: the Maclaurin series Ai(0) f(x) + Ai'(0) g(x) in double-double on [-10.5, 1];
+   sqrt(x/3) K_1/3(2/3 x^1.5) / pi above; the asymptotic expansion (DLMF 9.7.9) below. */
+TN_HD static inline double tn_airy_ai_f64(double x) {
+    if (x != x) return x;
+    if (x == INFINITY) return 0;
+    if (x == -INFINITY) return NAN;   /* PyTorch's */
+    if (x > 1) {
+        const double z = 2.0 / 3.0 * x * sqrt(x);
+        if (z > 745) return 0;
+        return sqrt(x / 3) * 0.31830988618379067154 * tn__bessel_k_scaled_f64(1.0 / 3.0, z) * exp(-z);
+    }
+    if (x >= -10.5) {
+        const tn__dd c1 = {0.3550280538878172, 2.05233632436212e-17}, c2 = {-0.2588194037928068, 2.522243111610832e-17};   /* Ai(0), Ai'(0) */
+        tn__dd x2 = tn__dd_norm(x * x, fma(x, x, -x * x)), x3 = tn__dd_mul(x2, tn__dd_norm(x, 0));
+        tn__dd f = {1, 0}, g = {x, 0}, tf = {1, 0}, tg = {x, 0};
+        for (int k = 1; k < 80; k++) {
+            tf = tn__dd_div_d(tn__dd_mul(tf, x3), (3.0 * k - 1) * (3.0 * k));
+            tg = tn__dd_div_d(tn__dd_mul(tg, x3), (3.0 * k) * (3.0 * k + 1));
+            f = tn__dd_add(f, tf);
+            g = tn__dd_add(g, tg);
+            if (fabs(tf.hi) + fabs(tg.hi) < 1e-33) break;
+        }
+        const tn__dd r = tn__dd_add(tn__dd_mul(c1, f), tn__dd_mul(c2, g));
+        return r.hi + r.lo;
+    }
+    /* zeta = 2/3 z^1.5 in double-double: its rounding would shift the phase by eps zeta */
+    const double z = -x, sq = sqrt(z);
+    const tn__dd zd = tn__dd_div_d(tn__dd_mul(tn__dd_norm(z + z, 0), tn__dd_norm(sq, fma(-sq, sq, z) / (sq + sq))), 3);
+    const double zeta = zd.hi;
+    double P = 1, Q = 0, u = 1, pw = 1;
+    for (int k = 1; k < 30; k++) {
+        u *= (6.0 * k - 5) * (6.0 * k - 3) * (6.0 * k - 1) / ((2.0 * k - 1) * 216.0 * k);
+        pw /= zeta;
+        const double t = u * pw, s = (k % 4 == 1 || k % 4 == 0) ? t : -t;
+        if (k & 1) Q += s; else P += s;
+        if (t < 1e-17) break;
+    }
+    const double c0 = cos(zeta), s0 = sin(zeta), cl = cos(zd.lo), sl = sin(zd.lo);   /* of zeta + lo (lo is large for huge zeta) */
+    const double c = c0 * cl - s0 * sl, sn = s0 * cl + c0 * sl;   /* cos(zeta - pi/4) = (c + sn)/sqrt 2 */
+    return 0.56418958354775628695 * 0.70710678118654752440 / sqrt(sqrt(z)) * (P * (c + sn) + Q * (sn - c));
+}
+/* log(x^a e^-x / Gamma(a)): by Stirling's series with log1p(u) - u, u = (x - a)/a, for a >= 10,
+   which keeps its digits for large a near x */
+TN_HD static inline double tn__igam_logfac_f64(double a, double x) {
+    if (a < 10) return a * log(x) - x - tn_lgamma_f64(a);
+    const double u = (x - a) / a;
+    double l;
+    if (fabs(u) < 0.25) {
+        double pw = u * u;
+        l = 0;
+        for (int n = 2; n < 40; n++) { l += (n & 1 ? pw : -pw) / n; pw *= u; if (fabs(pw) < 1e-18 * fabs(l)) break; }
+    } else {
+        l = log1p(u) - u;
+    }
+    const double z = 1 / (a * a), corr = (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z / 1680))) / a;
+    return a * l + 0.5 * log(a) - 0.91893853320467274178 - corr;
+}
+/* The regularised lower (upper = false) or upper incomplete gamma function: the series for P
+   below x = a + 1, Legendre's continued fraction (modified Lentz) for Q above; SciPy's values
+   on the edges (a or x zero or infinite). */
+TN_HD static inline double tn_igamma_f64(double a, double x, bool upper) {
+    if (a < 0 || x < 0) return NAN;
+    if (a == 0) return x > 0 ? (upper ? 0 : 1) : NAN;
+    if (x == 0) return upper ? 1 : 0;   /* before the NaN test, as in PyTorch */
+    if (a == INFINITY) return x == INFINITY ? NAN : (upper ? 1 : 0);
+    if (x == INFINITY) return upper ? 0 : 1;
+    if (a != a || x != x) return NAN;
+    const int iters = 1000 + (int)fmin(5e7, 50 * sqrt(a));   /* both converge in O(sqrt a) steps near x = a */
+    if (upper && x <= 1.1 && (x <= 0.5 ? !(-0.4 / log(x) < a) : !(x * 1.1 < a))) {
+        /* Q = 1 - x^a / Gamma(a + 1) - x^a / Gamma(a) sum_n>=1 (-x)^n / (n! (a + n)) (DLMF 8.7.1), with the
+           first difference by expm1: 1 - P would cancel for small a (SciPy's choice of region) */
+        double fac = 1, s = 0;
+        for (int n = 1; n < 200; n++) { fac *= -x / n; const double t = fac / (a + n); s += t; if (fabs(t) <= 1e-17 * fabs(s)) break; }
+        const double lx = log(x);
+        return -expm1(a * lx - tn_lgamma_f64(a + 1)) - exp(a * lx - tn_lgamma_f64(a)) * s;
+    }
+    if (x < a + 1) {   /* x^a e^-x / Gamma(a + 1) sum x^n / ((a + 1) ... (a + n)): no 1/a for the tiniest a */
+        const double lf1 = a < 10 ? a * log(x) - x - tn_lgamma_f64(a + 1) : tn__igam_logfac_f64(a, x) - log(a);
+        double t = 1, s = 1;
+        for (int n = 1; n < iters; n++) { t *= x / (a + n); s += t; if (t < 1e-17 * s) break; }
+        const double p = exp(lf1) * s;
+        return upper ? 1 - p : p;
+    }
+    const double lf = tn__igam_logfac_f64(a, x);
+    const double tiny = 1e-300;
+    double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+    for (int i = 1; i < iters; i++) {
+        const double an = -i * (i - a);
+        b += 2;
+        d = an * d + b;
+        if (fabs(d) < tiny) d = tiny;
+        c = b + an / c;
+        if (fabs(c) < tiny) c = tiny;
+        d = 1 / d;
+        const double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < 1e-16) break;
+    }
+    const double q = exp(lf) * h;
+    return upper ? q : 1 - q;
+}
 /* gcd of magnitudes (Euclid); the integer kernels pass |a|, |b| in their unsigned type */
 TN_HD static inline uint64_t tn_gcd_u64(uint64_t a, uint64_t b) {
     while (a) { const uint64_t c = a; a = b % a; b = c; }
@@ -1048,6 +1414,54 @@ TN_HD static inline T tn_trigamma_##S(T x) {
     if (!(x < (T)0.5)) return (T)tn_zeta_f64(2, (double)x);
     const T s = sin##F((T)3.14159265358979323846 * x);
     return (T)3.14159265358979323846 * (T)3.14159265358979323846 / (s * s) - (T)tn_zeta_f64(2, 1 - (double)x); }
+/* torch.special's orthogonal polynomials of degree n (n truncated; 0 for n < 0): the
+   three-term recurrences, with the trigonometric forms for large n inside (-1, 1). The
+   kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
+   T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
+TN_HD static inline T tn_orthopoly_##S(int kind, T x, T nf) {
+    if (nf != nf) return nf;
+    const int64_t n = nf < (T)-1 || nf > (T)9.2e18 ? -1 : (int64_t)nf;   /* PyTorch's int64 cast of a huge n is INT64_MIN (x86): 0 */
+    if (n < 0) return (T)0;
+    const bool odd = (n & 1) != 0, unit = fabs##F(x) == (T)1;
+    const T nn = (T)n;
+    if (kind <= 3 && unit) {
+        if (kind == 0) return x > 0 || !odd ? (T)1 : (T)-1;
+        if (kind == 1) return x > 0 || !odd ? nn + 1 : -(nn + 1);
+        if (kind == 2) return x > 0 ? (T)1 : !odd ? nn + nn + 1 : -(nn + nn + 1);
+        return x > 0 ? nn + nn + 1 : !odd ? (T)1 : (T)-1;
+    }
+    if (kind <= 3 && n > (kind == 0 ? 6 : 8) && fabs##F(x) < (T)1) {
+        const T th = acos##F(x);
+        if (kind == 0) return cos##F(nn * th);
+        if (kind == 1) { const T s = sin##F(th); return s != 0 ? sin##F((nn + 1) * th) / s : (nn + 1) * cos##F((nn + 1) * th) / x; }
+        if (kind == 2) return sin##F(th / 2) != (T)1 ? cos##F((nn + (T)0.5) * th) / cos##F(th / 2) : !odd ? nn + nn + 1 : -(nn + nn + 1);
+        return cos##F(th / 2) != (T)1 ? sin##F((nn + (T)0.5) * th) / sin##F(th / 2) : x > 0 ? nn + nn + 1 : !odd ? (T)1 : (T)-1;
+    }
+    if (kind == 7 && unit) return x > 0 || !odd ? (T)1 : (T)-1;
+    if (kind == 6 && x == 0) return (T)1;
+    if (n == 0) return (T)1;
+    T p = 1, q;
+    switch (kind) {
+    case 0: case 5: case 7: q = x; break;
+    case 1: case 4: q = x + x; break;
+    case 2: q = x + x - 1; break;
+    case 3: q = x + x + 1; break;
+    default: q = 1 - x; break;
+    }
+    for (int64_t k = 1; k < n && q == q; k++) {   /* q = P_k; once NaN it stays NaN */
+        const T kk = (T)k;
+        T r;
+        switch (kind) {
+        case 4: r = (x + x) * q - (kk + kk) * p; break;
+        case 5: r = x * q - kk * p; break;
+        case 6: r = ((kk + kk + 1 - x) * q - kk * p) / (kk + 1); break;
+        case 7: r = ((kk + kk + 1) * x * q - kk * p) / (kk + 1); break;
+        default: r = (x + x) * q - p; break;
+        }
+        p = q;
+        q = r;
+    }
+    return q; }
 /* @end TN__DEFINE_ELEMENTWISE */
 TN__DEFINE_ELEMENTWISE(float, f32, f)
 TN__DEFINE_ELEMENTWISE(double, f64, )
@@ -3056,11 +3470,15 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
     X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(TANH) X(ASINH) X(ACOSH) X(ATANH) X(SIGMOID) \
     X(GELU) X(GELU_TANH) X(SILU) X(SOFTPLUS) X(LEAKY_RELU) X(ELU) X(HARDTANH) X(MISH) X(HARDSWISH) \
     X(HARDSIGMOID) X(ERF) X(ERFINV) X(LGAMMA) X(DIGAMMA) X(POLYGAMMA) X(I0) X(I0E) X(I1) X(I1E) X(SINC) X(LOGIT) \
+    X(NDTR) X(NDTRI) X(LOG_NDTR) X(ERFCX) X(ENTR) X(BESSEL_J0) X(BESSEL_J1) X(BESSEL_Y0) X(BESSEL_Y1) \
+    X(MODIFIED_BESSEL_I0) X(MODIFIED_BESSEL_I1) X(MODIFIED_BESSEL_K0) X(MODIFIED_BESSEL_K1) X(SCALED_MODIFIED_BESSEL_K0) X(SCALED_MODIFIED_BESSEL_K1) X(SPHERICAL_BESSEL_J0) X(AIRY_AI) \
     X(FREXP_MANTISSA) X(FREXP_EXPONENT) X(ERFC) X(FRAC) X(NAN_TO_NUM) \
     X(BITWISE_NOT) X(LOGICAL_NOT) X(ISNAN) X(ISINF) X(ISFINITE) X(SIGNBIT)
 #define TN_BINARY_OPS(X) \
     X(ADD) X(SUB) X(MUL) X(DIV) X(FLOOR_DIVIDE) X(REMAINDER) X(FMOD) X(POW) X(ATAN2) \
     X(MAXIMUM) X(MINIMUM) X(FMAX) X(FMIN) X(LOGADDEXP) X(LOGADDEXP2) X(HYPOT) X(XLOGY) X(XLOG1PY) X(COPYSIGN) \
+    X(ZETA) X(GAMMAINC) X(GAMMAINCC) X(CHEBYSHEV_POLYNOMIAL_T) X(CHEBYSHEV_POLYNOMIAL_U) X(CHEBYSHEV_POLYNOMIAL_V) X(CHEBYSHEV_POLYNOMIAL_W) \
+    X(HERMITE_POLYNOMIAL_H) X(HERMITE_POLYNOMIAL_HE) X(LAGUERRE_POLYNOMIAL_L) X(LEGENDRE_POLYNOMIAL_P) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_T) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_U) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_V) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_W) \
     X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
     X(THRESHOLD_BACKWARD)

@@ -223,6 +223,11 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             d = tn_where(out, tn_full_like(g, eps < 0 ? NAN : 0), r);
             break;
         }
+        case NDTR: d = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(x), -0.5)), 0.39894228040143267794); break;   /* the normal pdf */
+        case NDTRI: d = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(tn_special_ndtri(x)), 0.5)), 2.50662827463100050242); break;
+        case LOG_NDTR: d = tn_mul_scalar(tn_exp(tn_sub(tn_mul_scalar(tn_square(x), -0.5), tn_special_log_ndtr(x))), 0.39894228040143267794); break;
+        case ERFCX: d = tn_add_scalar(tn_mul_scalar(tn_mul(x, tn_special_erfcx(x)), 2), -1.12837916709551257390); break;   /* 2 x erfcx - 2/sqrt(pi) */
+        case ENTR: d = tn_neg(tn_add_scalar(tn_log(x), 1)); break;
         case FREXP_MANTISSA: d = tn_exp2(tn_neg(tn__unary(FREXP_EXPONENT, x, NULL))); break;   /* 1 / 2^exponent */
         case FREXP_EXPONENT: gin[0] = tn_zeros_like(g); return 0;
         case FRAC: gin[0] = g; return 0;
@@ -285,6 +290,16 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             tn_tensor *nz = tn_ne_scalar(a, 0);
             ga = TN__NEED(0) ? tn_mul(g, n->sub == XLOGY ? tn_xlogy(nz, b) : tn_special_xlog1py(nz, b)) : NULL;
             gb = TN__NEED(1) ? tn_div(tn_mul(g, a), n->sub == XLOGY ? b : tn_add_scalar(b, 1)) : NULL;
+            break;
+        }
+        case ZETA: /* d/dq zeta(x, q) = -x zeta(x + 1, q); none for x, as PyTorch */
+            if (TN__NEED(0)) return TN__FAIL_INT("autograd: the derivative for 'zeta' is not implemented.");
+            gb = tn_mul(g, tn_neg(tn_mul(a, tn_special_zeta(tn_add_scalar(a, 1), b))));
+            break;
+        case GAMMAINC: case GAMMAINCC: { /* d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) (Q: its negative); none for a */
+            if (TN__NEED(0)) return TN__FAIL_INT("autograd: the derivative for '%s: input' is not implemented.", n->sub == GAMMAINC ? "igamma" : "igammac");
+            tn_tensor *dp = tn_exp(tn_sub(tn_sub(tn_mul(tn_add_scalar(a, -1), tn_log(b)), b), tn_lgamma(a)));
+            gb = tn_mul(g, n->sub == GAMMAINC ? dp : tn_neg(dp));
             break;
         }
         case COPYSIGN: /* copysign(a, b) / a, 0 where a == 0; b gets none */

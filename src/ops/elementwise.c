@@ -94,7 +94,10 @@ static bool tn__saves_result(tn_unary_op op) {
 }
 
 /* Record a unary op's node: the input (or the result) is saved, params kept (clamp bounds, softplus). */
+/* torch.special's Bessel and Airy functions have no derivative in PyTorch: their result does not require grad */
+static bool tn__unary_nondiff(tn_unary_op op) { return op >= BESSEL_J0 && op <= AIRY_AI; }
 static tn_tensor *tn__unary_record(tn_unary_op op, tn_tensor *x, const double *params, tn_tensor *out) {
+    if (tn__unary_nondiff(op)) return out;
     tn_node *nd = out ? tn__node_new(G_UNARY, op, &x, 1) : NULL;
     if (nd) {
         if (tn__saves_result(op)) tn__node_save_result(nd, out); else tn__node_save(nd, x);
@@ -212,6 +215,8 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
 static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
 static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND && op <= LOGICAL_XOR; }
 static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_XOR; }
+/* torch.special's binary functions: float results (integers give the default dtype) */
+static bool tn__is_special_float(tn_binary_op op) { return op >= ZETA && op <= SHIFTED_CHEBYSHEV_POLYNOMIAL_W; }
 
 /* A Python number as a 0-d wrapped tensor living on the caller's stack: no allocation.
    Its one reference belongs to the stack frame, so it must never be stored (a node
@@ -255,7 +260,9 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     if (nd < 0) return (tn_tensor *)tn__error("%s: the size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(a), TN__SHAPE(b));
     tn_tensor *ab[2] = {a, b};
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
-    if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
+    if (op == GAMMAINC || op == GAMMAINCC) {   /* igamma: floating only, as PyTorch */
+        if (!tn_dtype_is_floating(rt)) return (tn_tensor *)tn__error("%s: \"igamma%s_cpu\" not implemented for '%s'", fn, op == GAMMAINCC ? "c" : "", tn__torch_type_name(rt));
+    } else if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN || tn__is_special_float(op)) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
     else if ((op == LOGADDEXP || op == LOGADDEXP2 || op == HYPOT || op == NEXTAFTER) && !tn_dtype_is_floating(rt))
         return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (floating tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
     else if ((op == GCD || op == LCM) && (tn_dtype_is_floating(rt) || rt == TN_BOOL))
@@ -297,6 +304,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
 }
 
 static tn_tensor *tn__binary_record(tn_binary_op op, tn_tensor *a, tn_tensor *b, double alpha, tn_tensor *out) {
+    if (op >= CHEBYSHEV_POLYNOMIAL_T && op <= SHIFTED_CHEBYSHEV_POLYNOMIAL_W) return out;   /* no derivative, as PyTorch */
     tn_tensor *ab[2] = {a, b};
     tn_node *nd = out ? tn__node_new(G_BINARY, op, ab, 2) : NULL;
     if (nd && op != ADD && op != SUB) { /* add/sub need only shapes, as PyTorch: no saved tensors */
@@ -373,6 +381,21 @@ TNDEF tn_tensor *tn_hypot(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_hy
 TNDEF tn_tensor *tn_nextafter(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_nextafter", NEXTAFTER, a, b, 1); }
 TNDEF tn_tensor *tn_xlogy(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_xlogy", XLOGY, a, b, 1); }
 TNDEF tn_tensor *tn_special_xlog1py(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_xlog1py", XLOG1PY, a, b, 1); }
+TNDEF tn_tensor *tn_special_zeta(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_zeta", ZETA, a, b, 1); }
+TNDEF tn_tensor *tn_special_gammainc(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_gammainc", GAMMAINC, a, b, 1); }
+TNDEF tn_tensor *tn_special_gammaincc(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_gammaincc", GAMMAINCC, a, b, 1); }
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_t(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_chebyshev_polynomial_t", CHEBYSHEV_POLYNOMIAL_T, a, b, 1); }
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_u(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_chebyshev_polynomial_u", CHEBYSHEV_POLYNOMIAL_U, a, b, 1); }
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_v(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_chebyshev_polynomial_v", CHEBYSHEV_POLYNOMIAL_V, a, b, 1); }
+TNDEF tn_tensor *tn_special_chebyshev_polynomial_w(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_chebyshev_polynomial_w", CHEBYSHEV_POLYNOMIAL_W, a, b, 1); }
+TNDEF tn_tensor *tn_special_hermite_polynomial_h(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_hermite_polynomial_h", HERMITE_POLYNOMIAL_H, a, b, 1); }
+TNDEF tn_tensor *tn_special_hermite_polynomial_he(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_hermite_polynomial_he", HERMITE_POLYNOMIAL_HE, a, b, 1); }
+TNDEF tn_tensor *tn_special_laguerre_polynomial_l(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_laguerre_polynomial_l", LAGUERRE_POLYNOMIAL_L, a, b, 1); }
+TNDEF tn_tensor *tn_special_legendre_polynomial_p(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_legendre_polynomial_p", LEGENDRE_POLYNOMIAL_P, a, b, 1); }
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_t(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_shifted_chebyshev_polynomial_t", SHIFTED_CHEBYSHEV_POLYNOMIAL_T, a, b, 1); }
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_u(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_shifted_chebyshev_polynomial_u", SHIFTED_CHEBYSHEV_POLYNOMIAL_U, a, b, 1); }
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_v(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_shifted_chebyshev_polynomial_v", SHIFTED_CHEBYSHEV_POLYNOMIAL_V, a, b, 1); }
+TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_w(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_special_shifted_chebyshev_polynomial_w", SHIFTED_CHEBYSHEV_POLYNOMIAL_W, a, b, 1); }
 TNDEF tn_tensor *tn_copysign(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_copysign", COPYSIGN, a, b, 1); }
 TNDEF tn_tensor *tn_heaviside(tn_tensor *x, tn_tensor *values) { return tn__binary("tn_heaviside", HEAVISIDE, x, values, 1); }
 TNDEF tn_tensor *tn_gcd(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_gcd", GCD, a, b, 1); }
@@ -528,6 +551,23 @@ TNDEF tn_tensor *tn_i0(tn_tensor *x) { return tn__unary(I0, x, NULL); }
 TNDEF tn_tensor *tn_special_i0e(tn_tensor *x) { return tn__unary(I0E, x, NULL); }
 TNDEF tn_tensor *tn_special_i1(tn_tensor *x) { return tn__unary(I1, x, NULL); }
 TNDEF tn_tensor *tn_special_i1e(tn_tensor *x) { return tn__unary(I1E, x, NULL); }
+TNDEF tn_tensor *tn_special_ndtr(tn_tensor *x) { return tn__unary(NDTR, x, NULL); }
+TNDEF tn_tensor *tn_special_ndtri(tn_tensor *x) { return tn__unary(NDTRI, x, NULL); }
+TNDEF tn_tensor *tn_special_log_ndtr(tn_tensor *x) { return tn__unary(LOG_NDTR, x, NULL); }
+TNDEF tn_tensor *tn_special_erfcx(tn_tensor *x) { return tn__unary(ERFCX, x, NULL); }
+TNDEF tn_tensor *tn_special_entr(tn_tensor *x) { return tn__unary(ENTR, x, NULL); }
+TNDEF tn_tensor *tn_special_bessel_j0(tn_tensor *x) { return tn__unary(BESSEL_J0, x, NULL); }
+TNDEF tn_tensor *tn_special_bessel_j1(tn_tensor *x) { return tn__unary(BESSEL_J1, x, NULL); }
+TNDEF tn_tensor *tn_special_bessel_y0(tn_tensor *x) { return tn__unary(BESSEL_Y0, x, NULL); }
+TNDEF tn_tensor *tn_special_bessel_y1(tn_tensor *x) { return tn__unary(BESSEL_Y1, x, NULL); }
+TNDEF tn_tensor *tn_special_modified_bessel_i0(tn_tensor *x) { return tn__unary(MODIFIED_BESSEL_I0, x, NULL); }
+TNDEF tn_tensor *tn_special_modified_bessel_i1(tn_tensor *x) { return tn__unary(MODIFIED_BESSEL_I1, x, NULL); }
+TNDEF tn_tensor *tn_special_modified_bessel_k0(tn_tensor *x) { return tn__unary(MODIFIED_BESSEL_K0, x, NULL); }
+TNDEF tn_tensor *tn_special_modified_bessel_k1(tn_tensor *x) { return tn__unary(MODIFIED_BESSEL_K1, x, NULL); }
+TNDEF tn_tensor *tn_special_scaled_modified_bessel_k0(tn_tensor *x) { return tn__unary(SCALED_MODIFIED_BESSEL_K0, x, NULL); }
+TNDEF tn_tensor *tn_special_scaled_modified_bessel_k1(tn_tensor *x) { return tn__unary(SCALED_MODIFIED_BESSEL_K1, x, NULL); }
+TNDEF tn_tensor *tn_special_spherical_bessel_j0(tn_tensor *x) { return tn__unary(SPHERICAL_BESSEL_J0, x, NULL); }
+TNDEF tn_tensor *tn_special_airy_ai(tn_tensor *x) { return tn__unary(AIRY_AI, x, NULL); }
 static tn_tensor *tn__frexp_impl(tn_tensor *x, tn_tensor **exponent) {
     TN__CHECK_NULL(x);
     tn_tensor *e = NULL;

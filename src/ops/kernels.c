@@ -97,6 +97,23 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case I1E: TN__MAP1(T, T, tn_i1e_f64((double)x)); break;
     case SINC: TN__MAP1(T, T, tn_sinc_##S(x)); break;
     case LOGIT: TN__MAP1(T, T, tn_logit_##S(x, lo)); break;
+    case NDTR: TN__MAP1(T, T, tn_ndtr_f64((double)x)); break;
+    case NDTRI: TN__MAP1(T, T, tn_ndtri_f64((double)x)); break;
+    case LOG_NDTR: TN__MAP1(T, T, tn_log_ndtr_f64((double)x)); break;
+    case ERFCX: TN__MAP1(T, T, tn_erfcx_f64((double)x)); break;
+    case ENTR: TN__MAP1(T, T, tn_entr_f64((double)x)); break;
+    case BESSEL_J0: TN__MAP1(T, T, tn_bessel_j0_f64((double)x)); break;
+    case BESSEL_J1: TN__MAP1(T, T, tn_bessel_j1_f64((double)x)); break;
+    case BESSEL_Y0: TN__MAP1(T, T, tn_bessel_y_f64(0, (double)x)); break;
+    case BESSEL_Y1: TN__MAP1(T, T, tn_bessel_y_f64(1, (double)x)); break;
+    case MODIFIED_BESSEL_I0: TN__MAP1(T, T, tn_i0_f64((double)x)); break;
+    case MODIFIED_BESSEL_I1: TN__MAP1(T, T, tn_i1_f64((double)x)); break;
+    case MODIFIED_BESSEL_K0: TN__MAP1(T, T, tn_bessel_k_f64(0, (double)x, false)); break;
+    case MODIFIED_BESSEL_K1: TN__MAP1(T, T, tn_bessel_k_f64(1, (double)x, false)); break;
+    case SCALED_MODIFIED_BESSEL_K0: TN__MAP1(T, T, tn_bessel_k_f64(0, (double)x, true)); break;
+    case SCALED_MODIFIED_BESSEL_K1: TN__MAP1(T, T, tn_bessel_k_f64(1, (double)x, true)); break;
+    case SPHERICAL_BESSEL_J0: TN__MAP1(T, T, tn_spherical_bessel_j0_f64((double)x)); break;
+    case AIRY_AI: TN__MAP1(T, T, tn_airy_ai_f64((double)x)); break;
     case FREXP_MANTISSA: { int e; TN__MAP1(T, T, frexp##F(x, &e)); break; }
     case FREXP_EXPONENT: { int e; TN__MAP1(T, T, ((void)frexp##F(x, &e), x == x && x != (T)INFINITY && x != -(T)INFINITY ? (T)e : (T)0)); break; }
     case SIGNBIT: TN__MAP1(bool, T, signbit(x)); break;
@@ -207,6 +224,21 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case HYPOT: TN__MAP2(T, T, hypot##F(a, b)); break;
     case XLOGY: TN__MAP2(T, T, tn_xlogy_##S(a, b)); break;
     case XLOG1PY: TN__MAP2(T, T, tn_xlog1py_##S(a, b)); break;
+    case ZETA: TN__MAP2(T, T, (T)tn_zeta_f64((double)a, (double)b)); break;
+    case GAMMAINC: TN__MAP2(T, T, (T)tn_igamma_f64((double)a, (double)b, false)); break;
+    case GAMMAINCC: TN__MAP2(T, T, (T)tn_igamma_f64((double)a, (double)b, true)); break;
+    case CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(T, T, (T)tn_orthopoly_f64(0, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(T, T, (T)tn_orthopoly_f64(1, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(T, T, (T)tn_orthopoly_f64(2, (double)a, (double)b)); break;
+    case CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(T, T, (T)tn_orthopoly_f64(3, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_H: TN__MAP2(T, T, (T)tn_orthopoly_f64(4, (double)a, (double)b)); break;
+    case HERMITE_POLYNOMIAL_HE: TN__MAP2(T, T, (T)tn_orthopoly_f64(5, (double)a, (double)b)); break;
+    case LAGUERRE_POLYNOMIAL_L: TN__MAP2(T, T, (T)tn_orthopoly_f64(6, (double)a, (double)b)); break;
+    case LEGENDRE_POLYNOMIAL_P: TN__MAP2(T, T, (T)tn_orthopoly_f64(7, (double)a, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: TN__MAP2(T, T, (T)tn_orthopoly_f64(0, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: TN__MAP2(T, T, (T)tn_orthopoly_f64(1, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: TN__MAP2(T, T, (T)tn_orthopoly_f64(2, 2.0 * a - 1, (double)b)); break;
+    case SHIFTED_CHEBYSHEV_POLYNOMIAL_W: TN__MAP2(T, T, (T)tn_orthopoly_f64(3, 2.0 * a - 1, (double)b)); break;
     case COPYSIGN: TN__MAP2(T, T, copysign##F(a, b)); break;
     case NEXTAFTER: TN__MAP2(T, T, nextafter##F(a, b)); break;
     case HEAVISIDE: TN__MAP2(T, T, tn_heaviside_##S(a, b)); break;

@@ -225,6 +225,11 @@ tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
 tn_multinomial T T l b G
+tn_standard_gamma T T G
+tn_standard_gamma_grad T T T
+tn_poisson T T G
+tn_binomial T T T G
+tn_sample_dirichlet T T G
 tn_view T T L i
 tn_reshape T T L i
 tn_flatten T T l l
@@ -485,7 +490,13 @@ UNARY = ("neg abs sign exp exp2 log log2 log10 log1p expm1 sqrt rsqrt square rec
          "lgamma digamma i0 sinc sgn deg2rad rad2deg floor ceil "
          "round trunc frac logical_not bitwise_not isnan isinf isfinite signbit").split()
 UNARY_INPLACE = "neg exp relu sigmoid tanh sqrt square".split()        # tn_<name>_ exists in C
-SPECIAL_UNARY = "i0e i1 i1e".split()                                    # tn_special_<name>
+SPECIAL_UNARY = ("i0e i1 i1e ndtr ndtri log_ndtr erfcx entr bessel_j0 bessel_j1 bessel_y0 bessel_y1 "   # tn_special_<name>
+                 "modified_bessel_i0 modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 "
+                 "scaled_modified_bessel_k0 scaled_modified_bessel_k1 spherical_bessel_j0 airy_ai").split()
+SPECIAL_BINARY = ("xlog1py zeta gammainc gammaincc chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v "
+                  "chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he laguerre_polynomial_l "
+                  "legendre_polynomial_p shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u "
+                  "shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w").split()   # tn_special_<name>(a, b)
 BINARY = ("add sub mul div floor_divide remainder fmod pow atan2 maximum minimum "
           "eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
           "xlogy copysign float_power").split()
@@ -496,7 +507,7 @@ BINARY_SCALAR = ("add sub rsub mul div pow remainder floor_divide eq ne lt le gt
 MATMUL = "matmul mm bmm mv dot outer".split()
 
 _FAMILIES = ([f"tn_{n} T T" for n in UNARY] + [f"tn_{n}_ T T" for n in UNARY_INPLACE] +
-             [f"tn_special_{n} T T" for n in SPECIAL_UNARY] + ["tn_special_xlog1py T T T"] +
+             [f"tn_special_{n} T T" for n in SPECIAL_UNARY] + [f"tn_special_{n} T T T" for n in SPECIAL_BINARY] +
              [f"tn_{n} T T T" for n in BINARY + BINARY_TENSOR] + [f"tn_{n}_ T T T" for n in BINARY_INPLACE] +
              [f"tn_{n}_scalar T T d" for n in BINARY_SCALAR] + ["tn_rpow_scalar T d T",
              "tn_add_scalar_ T T d", "tn_mul_scalar_ T T d"] +

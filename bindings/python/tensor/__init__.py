@@ -26,10 +26,11 @@ from ._factories import (arange, linspace, logspace, eye, tril_indices, triu_ind
                          full_like, rand_like, randn_like, randint_like, as_tensor, asarray, Generator,
                          default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                          rand, randn, randint, randperm, normal, bernoulli, memory_stats,
+                         _standard_gamma, _standard_gamma_grad, poisson, binomial, _sample_dirichlet,
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
 from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                        is_inference_mode_enabled)
-from . import nn, autograd, optim, utils, backends, testing, accelerator, special, linalg
+from . import nn, autograd, optim, utils, backends, testing, accelerator, special, linalg, distributions
 from . import jit
 from . import multiprocessing  # registers how tensors cross processes (shared memory)
 from . import distributed

@@ -359,6 +359,27 @@ def bernoulli(input, p=None, *, generator=None):
 Tensor.bernoulli = bernoulli
 
 
+# the samplers behind torch.distributions (CPU)
+def _standard_gamma(input, generator=None):
+    return _wrap(lib.tn_standard_gamma(_tp(input, "_standard_gamma"), _gen(generator)))
+
+
+def _standard_gamma_grad(input, output):
+    return _wrap(lib.tn_standard_gamma_grad(_tp(input, "_standard_gamma_grad"), _tp(output, "_standard_gamma_grad", "output")))
+
+
+def poisson(input, generator=None):
+    return _wrap(lib.tn_poisson(_tp(input, "poisson"), _gen(generator)))
+
+
+def binomial(count, prob, generator=None):
+    return _wrap(lib.tn_binomial(_tp(count, "binomial", "count"), _tp(prob, "binomial", "prob"), _gen(generator)))
+
+
+def _sample_dirichlet(input, generator=None):
+    return _wrap(lib.tn_sample_dirichlet(_tp(input, "_sample_dirichlet"), _gen(generator)))
+
+
 # --------------------------------------------------------------------------- library state
 def memory_stats():
     """The C library's live tensor/storage/byte counts and peak bytes."""

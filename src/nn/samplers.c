@@ -1,0 +1,147 @@
+/* The samplers torch.distributions needs, on the CPU (a CUDA tensor is refused: not on CUDA
+   yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang), with the
+   implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its CDF P;
+   Poisson (PTRS transformed rejection from 10 up, products of uniforms below); binomial
+   (beta splitting of the order statistics, then geometric waiting times); Dirichlet. */
+static double tn__smp_unif(tn_generator *g) {   /* (0, 1): log(0) never */
+    double u;
+    do u = tn_generator_uniform(g); while (u <= 0);
+    return u;
+}
+static double tn__smp_normal(tn_generator *g) {   /* Marsaglia's polar method */
+    double u, v, s;
+    do { u = 2 * tn_generator_uniform(g) - 1; v = 2 * tn_generator_uniform(g) - 1; s = u * u + v * v; } while (s >= 1 || s == 0);
+    return u * sqrt(-2 * log(s) / s);
+}
+/* Gamma(alpha, 1): Marsaglia and Tsang's squeeze for alpha >= 1; alpha < 1 from alpha + 1
+   times U^(1/alpha), in logs so that tiny alpha gives the smallest positive number, not 0 */
+static double tn__smp_gamma(double alpha, tn_generator *g) {
+    if (!(alpha > 0)) return alpha == 0 ? 0 : NAN;
+    if (alpha == INFINITY) return INFINITY;
+    double boost = 0;
+    if (alpha < 1) { boost = log(tn__smp_unif(g)) / alpha; alpha += 1; }
+    const double d = alpha - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x, v;
+        do { x = tn__smp_normal(g); v = 1 + c * x; } while (v <= 0);
+        v = v * v * v;
+        const double u = tn__smp_unif(g);
+        if (u < 1 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1 - v + log(v))) {
+            const double r = exp(log(d * v) + boost);
+            return r > 0 ? r : 2.2250738585072014e-308;   /* PyTorch clamps to the smallest normal */
+        }
+    }
+}
+static double tn__smp_poisson(double lam, tn_generator *g) {
+    if (!(lam >= 0)) return NAN;
+    if (lam == 0) return 0;
+    if (lam < 10) {   /* the count of uniforms whose product stays above e^-lam */
+        const double l = exp(-lam);
+        double p = 1, k = -1;
+        do { k += 1; p *= tn_generator_uniform(g); } while (p > l);
+        return k;
+    }
+    /* Hormann's PTRS */
+    const double sl = sqrt(lam), ll = log(lam), b = 0.931 + 2.53 * sl, a = -0.059 + 0.02483 * b;
+    const double ia = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+    for (;;) {
+        const double U = tn_generator_uniform(g) - 0.5, V = tn_generator_uniform(g), us = 0.5 - fabs(U);
+        const double k = floor((2 * a / us + b) * U + lam + 0.43);
+        if (us >= 0.07 && V <= vr) return k;
+        if (k < 0 || (us < 0.013 && V > us)) continue;
+        if (log(V) + log(ia) - log(a / (us * us) + b) <= -lam + k * ll - tn_lgamma_f64(k + 1)) return k;
+    }
+}
+/* Binomial(n, p): while n p is large, the k-th smallest of n uniforms is Beta(k, n + 1 - k)
+   (from two gammas): it splits the count at the median, recursing into one side; then the
+   sum of geometric waiting times. p > 1/2 by symmetry. */
+static double tn__smp_binomial(double n, double p, tn_generator *g) {
+    if (!(n >= 0) || !(p >= 0 && p <= 1) || n != floor(n)) return NAN;
+    if (p == 0 || n == 0) return 0;
+    if (p == 1) return n;
+    const double n0 = n;
+    const bool flip = p > 0.5;
+    if (flip) p = 1 - p;
+    double x = 0;
+    while (n * p > 16) {
+        const double k = floor((n + 1) / 2), ga = tn__smp_gamma(k, g), gb = tn__smp_gamma(n + 1 - k, g), y = ga / (ga + gb);
+        if (y <= p) { x += k; n -= k; p = (p - y) / (1 - y); }
+        else { n = k - 1; p /= y; }
+    }
+    const double lq = log1p(-p);
+    double s = 0;
+    for (;;) {
+        s += ceil(log(tn__smp_unif(g)) / lq);
+        if (s > n) break;
+        x += 1;
+    }
+    return flip ? n0 - x : x;
+}
+/* dP(alpha, x)/dalpha by a central difference on the smaller of P and Q (its relative digits),
+   step 1e-4 min(alpha, sqrt alpha): the scale P changes on; over the density x^(alpha-1) e^-x / Gamma(alpha) */
+static double tn__smp_gamma_grad(double alpha, double x, tn_generator *g) {
+    (void)g;
+    if (!(alpha > 0) || !(x > 0) || x == INFINITY || alpha == INFINITY) return alpha == alpha && x == x ? 0 : NAN;
+    const double h = 1e-4 * fmin(alpha, sqrt(alpha));
+    const bool up = tn_igamma_f64(alpha, x, false) > 0.5;
+    double d = (tn_igamma_f64(alpha + h, x, up) - tn_igamma_f64(alpha - h, x, up)) / (2 * h);
+    if (up) d = -d;
+    const double pdf = exp((alpha - 1) * log(x) - x - tn_lgamma_f64(alpha));
+    return pdf > 0 ? -d / pdf : 0;
+}
+
+/* f over the broadcast of a and b (b may be NULL), in double on the CPU; the result in dtype. */
+static tn_tensor *tn__smp_map(const char *fn, tn_tensor *a, tn_tensor *b, double (*f2)(double, double, tn_generator *),
+                              double (*f1)(double, tn_generator *), tn_generator *g, tn_dtype dtype) {
+    TN__CHECK_NULL(a);
+    if (a->device != TN_CPU || (b && b->device != TN_CPU)) return (tn_tensor *)tn__error("%s: not on CUDA yet (CPU tensors only)", fn);
+    if (!tn_dtype_is_floating(a->dtype) || (b && !tn_dtype_is_floating(b->dtype)))
+        return (tn_tensor *)tn__error("%s: expected floating tensors, got %s%s%s", fn, tn_dtype_name(a->dtype), b ? " and " : "", b ? tn_dtype_name(b->dtype) : "");
+    int64_t shape[TN_MAX_DIMS];
+    int nd = a->ndim;
+    memcpy(shape, a->shape, (size_t)nd * sizeof(int64_t));
+    if (b && (nd = tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, shape)) < 0)
+        return (tn_tensor *)tn__error("%s: shapes %s and %s cannot be broadcast", fn, TN__SHAPE(a), TN__SHAPE(b));
+    tn_scope_begin();
+    tn_tensor *ac = tn_contiguous(tn_to_dtype(tn_expand(a, shape, nd), TN_F64));
+    tn_tensor *bc = b ? tn_contiguous(tn_to_dtype(tn_expand(b, shape, nd), TN_F64)) : NULL;
+    tn_tensor *out = tn_empty(shape, nd, TN_F64);
+    if (!ac || (b && !bc) || !out) { tn_scope_end(); return NULL; }
+    const double *pa = (const double *)tn_data_ptr(ac), *pb = bc ? (const double *)tn_data_ptr(bc) : NULL;
+    double *po = (double *)tn_data_ptr(out);
+    const int64_t n = tn_numel(out);
+    for (int64_t i = 0; i < n; i++) po[i] = f2 ? f2(pa[i], pb[i], g) : f1(pa[i], g);
+    return tn__scope_return(tn_to_dtype(out, dtype));
+}
+static int tn__standard_gamma_bw(tn_ctx *n, tn_tensor *gout, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    return (gin[0] = tn_mul(gout, tn_standard_gamma_grad(tn_ctx_saved(n, 0), tn_ctx_saved(n, 1)))) ? 0 : -1;
+}
+TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen) {
+    tn_tensor *x = TN__AS("tn_standard_gamma", tn__smp_map("tn_standard_gamma", alpha, NULL, NULL, tn__smp_gamma, gen, alpha ? alpha->dtype : TN_F32));
+    if (!x || !alpha->requires_grad || tn__grad_disabled) return x;
+    tn_node *nd = tn__fn_node("StandardGammaBackward0", tn__standard_gamma_bw, &alpha, 1);
+    if (nd) { tn__node_save(nd, alpha); tn__node_save_result(nd, x); }
+    return tn__node_attach(nd, x);
+}
+TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x) {
+    TN__CHECK_NULL(alpha, x);
+    return TN__AS("tn_standard_gamma_grad", tn__smp_map("tn_standard_gamma_grad", alpha, x, tn__smp_gamma_grad, NULL, NULL, tn_promote_types(alpha->dtype, x->dtype)));
+}
+TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen) {
+    return TN__AS("tn_poisson", tn__smp_map("tn_poisson", rates, NULL, NULL, tn__smp_poisson, gen, rates ? rates->dtype : TN_F32));
+}
+static double tn__smp_binomial2(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g); }
+TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen) {
+    TN__CHECK_NULL(count, prob);
+    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, tn__smp_binomial2, NULL, gen, tn_promote_types(count->dtype, prob->dtype)));
+}
+/* Gamma(alpha) draws over their sum along the last dim (the gradient flows through the gammas) */
+TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
+    TN__CHECK_NULL(alpha);
+    if (alpha->ndim < 1) return (tn_tensor *)tn__error("tn_sample_dirichlet: alpha must have at least one dim (the categories), got shape %s", TN__SHAPE(alpha));
+    tn_scope_begin();
+    tn_tensor *g = tn_standard_gamma(alpha, gen);
+    const int64_t last = -1;
+    return tn__scope_return(g ? tn_div(g, tn_sum_dims(g, &last, 1, true)) : NULL);
+}
