@@ -111,7 +111,35 @@ TEST(default_count) {
     printf("  this machine: %d online, affinity %d, quota %d -> %d threads\n", online, aff, q, d);
 }
 
+TEST(job_verdicts) {
+    CHECK(tn__job_was_worse(3e-3, 1e-3, 1, 2));            /* waited 2 ms for a helper after 1 ms of its own */
+    CHECK(!tn__job_was_worse(1.5e-3, 1e-3, 1, 2));         /* the helper took a bit longer: still a gain */
+    CHECK(!tn__job_was_worse(5e-3, 1e-3, 2, 2));           /* ran every chunk itself: the serial cost */
+    CHECK(!tn__job_was_worse(5e-3, 0, 0, 2));              /* the helpers ran all */
+    CHECK(tn__job_was_worse(5e-3, 1e-3, 1, 3));            /* 3 chunks: alone it would take 3 ms */
+    CHECK(!tn__job_was_worse(2.9e-3, 1e-3, 1, 3));
+    int st[3] = {0, 0, 0};
+    tn__pool_backoff(st, false);
+    CHECK(st[0] == 0 && st[1] == 0 && st[2] == 32);
+    tn__pool_backoff(st, true);                              /* one strike: nothing yet */
+    CHECK(st[0] == 1 && st[1] == 0);
+    tn__pool_backoff(st, false);                             /* a good job clears it */
+    CHECK(st[0] == 0 && st[1] == 0);
+    tn__pool_backoff(st, true);
+    tn__pool_backoff(st, true);                              /* two in a row: 32 jobs inline */
+    CHECK(st[0] == 0 && st[1] == 32 && st[2] == 64);
+    st[1] = 0;
+    tn__pool_backoff(st, true);
+    tn__pool_backoff(st, true);                              /* again: longer */
+    CHECK(st[1] == 64 && st[2] == 128);
+    for (int i = 0; i < 20; i++) { st[1] = 0; tn__pool_backoff(st, true); tn__pool_backoff(st, true); }
+    CHECK(st[1] == 4096 && st[2] == 4096);                   /* capped */
+    tn__pool_backoff(st, false);
+    CHECK(st[2] == 2048);                                    /* good jobs shorten it */
+}
+
 /* ---- the pool ---- */
+static void pool_reset(void) { memset(tn__pool.backoff, 0, sizeof tn__pool.backoff); }
 typedef struct { int hits[64]; pthread_t who[64]; int nested[64]; int sleep_ms; } job_t;
 static void count_chunk(void *p, int t, int nt) {
     job_t *j = (job_t *)p;
@@ -124,6 +152,7 @@ static void count_chunk(void *p, int t, int nt) {
 
 TEST(every_chunk_once) {
     tn_set_num_threads(3);
+    pool_reset();
     for (int round = 0; round < 200; round++) {
         job_t j;
         memset(&j, 0, sizeof j);
@@ -141,6 +170,7 @@ TEST(every_chunk_once) {
 /* the pool's helpers take chunks: with 2 threads and slow chunks, two threads ran them */
 TEST(helpers_help) {
     tn_set_num_threads(2);
+    pool_reset();
     job_t j;
     memset(&j, 0, sizeof j);
     j.sleep_ms = 50;
@@ -162,6 +192,7 @@ static void *long_job(void *arg) {
 }
 TEST(busy_pool_runs_inline) {
     tn_set_num_threads(2);
+    pool_reset();
     job_t slow, quick;
     memset(&slow, 0, sizeof slow);
     memset(&quick, 0, sizeof quick);
@@ -176,6 +207,41 @@ TEST(busy_pool_runs_inline) {
     for (int t = 0; t < 4; t++) CHECK(quick.hits[t] == 1 && pthread_equal(quick.who[t], pthread_self()));
     pthread_join(th, NULL);
     CHECK(slow.hits[0] == 1 && slow.hits[1] == 1);
+    tn_set_num_threads(1);
+}
+
+/* A helper that stalls inside its chunk (as one preempted on a loaded machine does): two
+   such jobs and the pool runs the next ones inline, on the submitting thread. */
+static void stall_chunk(void *p, int t, int nt) {
+    job_t *j = (job_t *)p;
+    (void)t; (void)nt;
+    if (!pthread_equal(pthread_self(), j->who[63])) sleep_ms(40);   /* who[63]: the submitter */
+    else sleep_ms(2);
+}
+TEST(stalled_helpers_back_off) {
+    tn_set_num_threads(2);
+    pool_reset();
+    job_t j;
+    memset(&j, 0, sizeof j);
+    j.who[63] = pthread_self();
+    int strikes = 0;
+    for (int i = 0; i < 2; i++) {
+        const double t0 = now_s();
+        tn__parallel(2, stall_chunk, &j);
+        strikes += now_s() - t0 > 0.030;   /* a helper took a chunk and stalled */
+    }
+    if (strikes == 2) {   /* (a helper may not have woken in time: then the submitter ran both) */
+        CHECK(tn__pool.backoff[1] == 32);
+        job_t k;
+        memset(&k, 0, sizeof k);
+        tn__parallel(2, count_chunk, &k);
+        CHECK(pthread_equal(k.who[0], pthread_self()) && pthread_equal(k.who[1], pthread_self()));
+        CHECK(tn__pool.backoff[1] == 31);
+    } else {
+        CHECK(tn__pool.backoff[1] == 0);
+        printf("  stalled_helpers_back_off: %d of 2 jobs reached a helper; the back-off was not exercised\n", strikes);
+    }
+    pool_reset();
     tn_set_num_threads(1);
 }
 
@@ -240,9 +306,11 @@ int main(void) {
     RUN(cpu_lists);
     RUN(cgroup_quota);
     RUN(default_count);
+    RUN(job_verdicts);
     RUN(every_chunk_once);
     RUN(helpers_help);
     RUN(busy_pool_runs_inline);
+    RUN(stalled_helpers_back_off);
     RUN(pool_sites_same_bits);
     RUN(forked_child_one_thread);
     return tn_test_report();

@@ -9,8 +9,13 @@
    thread is free claims; the submitting thread claims chunks too and never waits for a
    helper that has not started one, so a job costs at most what one thread would take plus
    the chunks helpers already hold. Idle helpers spin briefly (TN_POOL_SPIN rounds), then
-   sleep on a condition variable. Built with -fopenmp (the Makefile's default) or
-   -DTN_THREADS the pool is on; -DTN_NO_THREADS or neither: one thread. */
+   sleep on a condition variable. A helper preempted inside its chunk still holds the
+   submitter up; the pool watches for that: a job that took longer than its submitter alone
+   would have (from the submitter's own chunks' time) is a strike, and two in a row send
+   the next jobs inline for a while (longer each time it recurs, shorter as jobs go well),
+   so on a loaded machine the threads back off instead of making things worse. Built with
+   -fopenmp (the Makefile's default) or -DTN_THREADS the pool is on; -DTN_NO_THREADS or
+   neither: one thread. */
 #ifndef TN_PARALLEL_MIN
 #define TN_PARALLEL_MIN 32768   /* work units (about one simple element op each) worth a thread */
 #endif
@@ -22,7 +27,7 @@
     (defined(__GNUC__) || defined(__clang__))
 #define TN__POOL 1
 #include <pthread.h>
-#include <sched.h>
+#include <time.h>
 #endif
 
 /* ---- the policy: pure functions of their inputs (tests/test_threads_policy.c) ---- */
@@ -82,6 +87,29 @@ static int tn__default_threads_of(int online, int affinity, int quota) {
     if (affinity > 0 && affinity < n) n = affinity;
     if (quota > 0 && quota < n) n = quota;
     return n > TN__POOL_MAX ? TN__POOL_MAX : n;
+}
+
+/* Whether a job that took `total` seconds, its submitter `own` seconds for `own_chunks` of
+   its nt chunks, was slower than the submitter alone (own / own_chunks per chunk) would
+   have been: the threads made it worse. */
+static bool tn__job_was_worse(double total, double own, int own_chunks, int nt) {
+    if (own_chunks < 1 || own_chunks >= nt || !(own > 0)) return false;   /* all its own: the serial cost */
+    return total > own / own_chunks * nt;
+}
+/* The back-off after a job's verdict: state[0] strikes in a row, state[1] jobs left to run
+   inline, state[2] the next back-off's length (32 jobs, doubling while strikes recur, to
+   4096; halved by each good job). */
+static void tn__pool_backoff(int *state, bool worse) {
+    if (state[2] < 32) state[2] = 32;
+    if (!worse) {
+        state[0] = 0;
+        if (state[2] > 32) state[2] /= 2;
+        return;
+    }
+    if (++state[0] < 2) return;
+    state[0] = 0;
+    state[1] = state[2];
+    state[2] = state[2] < 4096 ? 2 * state[2] : 4096;
 }
 
 /* ---- the machine ---- */
@@ -203,7 +231,13 @@ static struct {
     int nt, done;                    /* chunks in the job; chunks finished */
     tn__par_fn fn;
     void *ctx;
-} tn__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, NULL, NULL};
+    int backoff[3];                  /* tn__pool_backoff's state (the submitter's, under busy) */
+} tn__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, NULL, NULL, {0, 0, 0}};
+static double tn__pool_now(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 static void tn__pool_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -212,22 +246,25 @@ static void tn__pool_pause(void) {
 #endif
 }
 /* Claim and run the chunks of generation gen left; a helper passes the generation it saw,
-   so it never claims a chunk of a later job with an earlier job's fn (the claim fails). */
-static void tn__pool_work(uint64_t gen) {
+   so it never claims a chunk of a later job with an earlier job's fn (the claim fails).
+   Returns the chunks this thread ran. */
+static int tn__pool_work(uint64_t gen) {
+    int ran = 0;
     for (;;) {
         uint64_t w = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE);
-        if (w >> 32 != gen) return;
+        if (w >> 32 != gen) return ran;
         tn__par_fn fn = __atomic_load_n(&tn__pool.fn, __ATOMIC_RELAXED);
         void *ctx = __atomic_load_n(&tn__pool.ctx, __ATOMIC_RELAXED);
         int nt = __atomic_load_n(&tn__pool.nt, __ATOMIC_RELAXED);
         int t = (int)(uint32_t)w;
-        if (t >= nt) return;
+        if (t >= nt) return ran;
         /* a successful claim proves the job did not change since w was read (its chunk t
            was still open, so the job could not have finished), so fn, ctx, nt are its own */
         if (!__atomic_compare_exchange_n(&tn__pool.word, &w, w + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
         tn__in_job = 1;
         fn(ctx, t, nt);
         tn__in_job = 0;
+        ran++;
         if (__atomic_add_fetch(&tn__pool.done, 1, __ATOMIC_ACQ_REL) == nt) {
             pthread_mutex_lock(&tn__pool.mu);   /* the last chunk: wake a sleeping submitter */
             pthread_cond_broadcast(&tn__pool.done_cv);
@@ -264,6 +301,15 @@ static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
 #ifdef TN__POOL
     int expect = 0;
     if (nt > 1 && !tn__in_job && __atomic_compare_exchange_n(&tn__pool.busy, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        if (tn__pool.backoff[1] > 0) {   /* backing off: this one inline (as one job: nested ones too) */
+            tn__pool.backoff[1]--;
+            __atomic_store_n(&tn__pool.busy, 0, __ATOMIC_RELEASE);
+            tn__in_job = 1;
+            for (int t = 0; t < nt; t++) fn(ctx, t, nt);
+            tn__in_job = 0;
+            return;
+        }
+        const double t0 = tn__pool_now();
         const int max = tn__max_threads(), want = (nt < max ? nt : max) - 1;   /* helpers: the count's, not the chunks' */
         if (tn__pool.helpers < want) {   /* started as counts first need them */
             pthread_attr_t at;
@@ -283,7 +329,8 @@ static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
         pthread_mutex_lock(&tn__pool.mu);   /* wake as many sleeping helpers as the job can use */
         for (int i = 0; i < tn__pool.sleeping && i < nt - 1; i++) pthread_cond_signal(&tn__pool.wake);
         pthread_mutex_unlock(&tn__pool.mu);
-        tn__pool_work(gen & 0xffffffffu);
+        const int own = tn__pool_work(gen & 0xffffffffu);
+        const double t1 = tn__pool_now();
         /* every chunk is claimed now: wait for the helpers' (a moment polling, then asleep) */
         for (int i = 0; __atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt && i < TN_POOL_SPIN; i++) tn__pool_pause();
         if (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) {
@@ -291,6 +338,7 @@ static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
             while (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) pthread_cond_wait(&tn__pool.done_cv, &tn__pool.mu);
             pthread_mutex_unlock(&tn__pool.mu);
         }
+        tn__pool_backoff(tn__pool.backoff, tn__job_was_worse(tn__pool_now() - t0, t1 - t0, own, nt));
         __atomic_store_n(&tn__pool.busy, 0, __ATOMIC_RELEASE);
         return;
     }
