@@ -19,7 +19,8 @@ NCPU=$(getconf _NPROCESSORS_ONLN)
 TMP=$(mktemp -d)
 BUSY=""
 stop_busy() { for p in $BUSY; do kill "$p" 2>/dev/null; done; for p in $BUSY; do wait "$p" 2>/dev/null; done; BUSY=""; }
-trap 'stop_busy; rm -rf "$TMP"' EXIT INT TERM
+trap 'stop_busy; rm -rf "$TMP"' EXIT
+trap 'exit 1' INT TERM
 have_torch=0
 /usr/bin/python3 -c "import torch, numpy" 2>/dev/null && have_torch=1
 
@@ -49,7 +50,9 @@ for rep in $(seq 1 "$REPS"); do
             for t in 1 2; do
                 for lib in ours torch; do
                     [ $lib = torch ] && [ $have_torch = 0 ] && continue
-                    one $lib $model $t "$steps" >> "$TMP/$lib.$model.$t.$cond"
+                    v=$(one $lib $model $t "$steps")
+                    echo "$v" >> "$TMP/$lib.$model.$t.$cond"
+                    echo "run $rep $cond $model $t $lib: $v s" >&2   # progress, and the raw figures
                 done
             done
         done
