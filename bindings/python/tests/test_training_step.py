@@ -132,3 +132,43 @@ def test_cross_entropy_large_vocab(kw):
     tl.backward()
     np.testing.assert_allclose(ol.item(), tl.item(), rtol=2e-6)
     np.testing.assert_allclose(ox.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=2e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("max_norm", [0.5, 1e6])
+def test_clip_grad_norm_one_pass(dtype, max_norm):
+    """clip_grad_norm_ over many gradients (one pass): torch's total and clipped grads."""
+    rng = np.random.default_rng(5)
+    shapes = [(300, 257), (257,), (64, 3, 3, 3), (1,), (70000,), (0, 4)]
+    grads = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    res = []
+    for lib in (tn, torch):
+        ps = [lib.zeros(*s, dtype=getattr(lib, dtype), requires_grad=True) for s in shapes]
+        for p, g in zip(ps, grads):
+            p.grad = lib.tensor(g)
+        total = lib.nn.utils.clip_grad_norm_(ps, max_norm)
+        res.append((float(total), [p.grad.numpy().copy() for p in ps]))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-6 if dtype == "float32" else 1e-12)
+    for a, b in zip(res[0][1], res[1][1]):
+        np.testing.assert_allclose(a, b, rtol=2e-6 if dtype == "float32" else 1e-12, atol=0)
+    if max_norm > 1e5:   # no clipping: the gradients untouched, bit for bit
+        for a, g in zip(res[0][1], grads):
+            np.testing.assert_array_equal(a, g)
+
+
+def test_clip_grad_norm_other_cases_keep_the_composite():
+    """inf norm, mixed dtypes, a non-contiguous gradient: torch's numbers still."""
+    rng = np.random.default_rng(6)
+    g1, g2 = rng.standard_normal((5, 7)), rng.standard_normal((7, 5)).astype("float32")
+    for norm_type in (float("inf"), 1.0, 2.0):
+        res = []
+        for lib in (tn, torch):
+            a = lib.zeros(5, 7, dtype=lib.float64, requires_grad=True)
+            b = lib.zeros(5, 7, dtype=lib.float64, requires_grad=True)
+            a.grad = lib.tensor(g1)
+            b.grad = lib.tensor(g2.astype("float64")).t()       # non-contiguous
+            total = lib.nn.utils.clip_grad_norm_([a, b], 1.0, norm_type=norm_type)
+            res.append((float(total), a.grad.numpy().copy(), b.grad.numpy().copy()))
+        np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-12)
+        np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-12)
+        np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-12)
