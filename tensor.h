@@ -2960,15 +2960,18 @@ TNDEF void tn_get_printoptions(tn_print_options *out);
 /* ======================================================================= */
 /* 16. threading                                                            */
 /* ======================================================================= */
-/* Built with -fopenmp, CPU kernels split work of TN_PARALLEL_MIN elements or more among
-   the threads: GEMM (row blocks), the strided iterator's elementwise ops, copies and fills
-   (contiguous ranges), reductions and softmax-style lanes (over output elements only, so
-   every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
-   conv2d (over images). Results are the same bits for any thread count, except conv2d's
-   weight gradient: per-thread partial sums added in thread order, the same bits for a
-   given count. OMP_NUM_THREADS sets the default count. A process forked after kernels ran
-   threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
-TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
+/* Built with -fopenmp (or -DTN_THREADS), CPU kernels split work among the library's own
+   thread pool (core/threads.c; OpenMP's runtime is not used): an op gets one thread per
+   TN_PARALLEL_MIN work units, up to the count: GEMM (row blocks), the strided iterator's
+   elementwise ops, copies and fills, reductions and softmax-style lanes (over output
+   elements only, so every sum keeps its serial order), im2col/col2im, pooling, norms,
+   convolutions, optimizer steps, clip_grad_norm_, embedding gradients. Results are the same
+   bits for any thread count, except conv2d's weight gradient (per-thread partial sums added
+   in thread order: the same bits for a given count). Idle threads sleep; on a loaded
+   machine the pool backs off to one thread after jobs its helpers slowed down. The default
+   count: TN_NUM_THREADS or OMP_NUM_THREADS, else the fewest of the CPUs online, the
+   affinity mask and the cgroup CPU quota. A process forked after threads ran uses one. */
+TNDEF void tn_set_num_threads(int n);           /* threads for kernels (when built with -fopenmp or -DTN_THREADS) */
 TNDEF int tn_get_num_threads(void);
 TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.backends.openmp.is_available) */
 
@@ -24558,12 +24561,20 @@ typedef struct { tn_tensor **g; int n; const int64_t *end; double *part; double 
 static void tn__clip_sq_blocks(void *args, int64_t b0, int64_t b1) {
     tn__clip_args *a = (tn__clip_args *)args;
     for (int64_t b = b0; b < b1; b++) {
-        double acc = 0;
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};   /* 8 lanes (they vectorise), added last */
         TN__CLIP_WALK(a, b * TN__CLIP_BLOCK, (b + 1) * TN__CLIP_BLOCK, {
-            if (a->f64) { const double *x = (const double *)p_; for (int64_t k = k0; k < k1; k++) acc += x[k] * x[k]; }
-            else { const float *x = (const float *)p_; for (int64_t k = k0; k < k1; k++) acc += (double)x[k] * (double)x[k]; }
+            int64_t k = k0;
+            if (a->f64) {
+                const double *x = (const double *)p_;
+                for (; k + 8 <= k1; k += 8) for (int l = 0; l < 8; l++) acc[l] += x[k + l] * x[k + l];
+                for (; k < k1; k++) acc[k & 7] += x[k] * x[k];
+            } else {
+                const float *x = (const float *)p_;
+                for (; k + 8 <= k1; k += 8) for (int l = 0; l < 8; l++) acc[l] += (double)x[k + l] * (double)x[k + l];
+                for (; k < k1; k++) acc[k & 7] += (double)x[k] * (double)x[k];
+            }
         })
-        a->part[b] = acc;
+        a->part[b] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     }
 }
 static void tn__clip_scale(void *args, int64_t lo, int64_t hi) {
