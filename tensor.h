@@ -4242,6 +4242,7 @@ static int tn__max_threads(void) {
     return d;
 #else
     (void)tn__in_forked_child; (void)tn__default_threads; (void)tn__threads_user; (void)tn__threads_dflt;
+    (void)tn__job_was_worse; (void)tn__pool_backoff;
     return 1;
 #endif
 }
