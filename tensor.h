@@ -3634,15 +3634,18 @@ TNDEF void tn_get_printoptions(tn_print_options *out);
 /* ======================================================================= */
 /* 16. threading                                                            */
 /* ======================================================================= */
-/* Built with -fopenmp, CPU kernels split work of TN_PARALLEL_MIN elements or more among
-   the threads: GEMM (row blocks), the strided iterator's elementwise ops, copies and fills
-   (contiguous ranges), reductions and softmax-style lanes (over output elements only, so
-   every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
-   conv2d (over images). Results are the same bits for any thread count, except conv2d's
-   weight gradient: per-thread partial sums added in thread order, the same bits for a
-   given count. OMP_NUM_THREADS sets the default count. A process forked after kernels ran
-   threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
-TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
+/* Built with -fopenmp (or -DTN_THREADS), CPU kernels split work among the library's own
+   thread pool (core/threads.c; OpenMP's runtime is not used): an op gets one thread per
+   TN_PARALLEL_MIN work units, up to the count: GEMM (row blocks), the strided iterator's
+   elementwise ops, copies and fills, reductions and softmax-style lanes (over output
+   elements only, so every sum keeps its serial order), im2col/col2im, pooling, norms,
+   convolutions, optimizer steps, clip_grad_norm_, embedding gradients. Results are the same
+   bits for any thread count, except conv2d's weight gradient (per-thread partial sums added
+   in thread order: the same bits for a given count). Idle threads sleep; on a loaded
+   machine the pool backs off to one thread after jobs its helpers slowed down. The default
+   count: TN_NUM_THREADS or OMP_NUM_THREADS, else the fewest of the CPUs online, the
+   affinity mask and the cgroup CPU quota. A process forked after threads ran uses one. */
+TNDEF void tn_set_num_threads(int n);           /* threads for kernels (when built with -fopenmp or -DTN_THREADS) */
 TNDEF int tn_get_num_threads(void);
 TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.backends.openmp.is_available) */
 
@@ -3883,9 +3886,6 @@ bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products w
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>      /* sysconf: the machine's memory (tn__fits_memory) */
 #endif
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #ifdef TENSOR_CBLAS
 #include <cblas.h>
 #endif
@@ -4034,60 +4034,6 @@ static bool tn__fits_memory(int64_t bytes) {
 #define TN__STORE_RELAXED(p, v) (*(p) = (v))
 #endif
 
-/* OpenMP (built with -fopenmp): CPU kernels split work of at least TN_PARALLEL_MIN
-   elements among tn_get_num_threads() threads; below it, waking the team costs more than
-   it saves. Elementwise kernels give the same bits for any thread count (each element is
-   computed alone); reductions too, as they split only over output elements. */
-#ifndef TN_PARALLEL_MIN
-#define TN_PARALLEL_MIN 32768
-#endif
-/* A child forked after the parent ran an OpenMP region must not start one: libgomp's
-   thread pool does not survive fork, and the child's first parallel region would wait for
-   it forever (a multiprocessing.Pool with fork hangs). As PyTorch, a forked child drops to
-   one thread: a pthread_atfork handler, registered before the first parallel region (every
-   thread count comes from tn__omp_max_threads), sets the flag. */
-#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
-#include <pthread.h>
-#define TN__FORK_GUARD 1
-static volatile int tn__forked_child;
-static void tn__atfork_child(void) { tn__forked_child = 1; }
-static void tn__fork_guard_register(void) { pthread_atfork(NULL, NULL, tn__atfork_child); }
-static pthread_once_t tn__fork_guard_once = PTHREAD_ONCE_INIT;
-#endif
-/* Whether this process was forked after the guard was set up: no parallel region then. */
-static bool tn__in_forked_child(void) {
-#ifdef TN__FORK_GUARD
-    pthread_once(&tn__fork_guard_once, tn__fork_guard_register);
-    return tn__forked_child != 0;
-#else
-    return false;
-#endif
-}
-/* The threads a parallel region may use now: OpenMP's count, 1 in a forked child. */
-static int tn__omp_max_threads(void) {
-#ifdef _OPENMP
-    return tn__in_forked_child() ? 1 : omp_get_max_threads();
-#else
-    (void)tn__in_forked_child;
-    return 1;
-#endif
-}
-/* Threads for `work` elements split into at most `parts` independent pieces. */
-static int tn__par_threads(int64_t work, int64_t parts) {
-#ifdef _OPENMP
-    if (work < TN_PARALLEL_MIN || parts < 2 || omp_in_parallel()) return 1;
-    int t = tn__omp_max_threads();
-    return (int64_t)t < parts ? t : (int)parts;
-#else
-    (void)work; (void)parts;
-    return 1;
-#endif
-}
-#ifdef _OPENMP
-#define TN__OMP_PARALLEL_FOR(nthr) _Pragma("omp parallel for schedule(static) num_threads(nthr) if(nthr > 1)")
-#else
-#define TN__OMP_PARALLEL_FOR(nthr) (void)(nthr);
-#endif
 
 /* ========================================================================================= */
 /* src/core/errors.c: error messages: recording, handlers, reporting under the caller's name */
@@ -4815,14 +4761,377 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
 /* ======================================================================= */
 /* src/core/threads.c: the thread count                                    */
 /* ======================================================================= */
-TNDEF void tn_set_num_threads(int n) {
-#ifdef _OPENMP
-    if (n > 0) omp_set_num_threads(n);
+/* Threads for the CPU kernels: how many an op gets (a work-size model, the machine's CPU
+   budget) and the library's own pool that runs them.
+
+   Why not OpenMP's runtime: a parallel region ends at a barrier every team thread must
+   reach, and libgomp's waiting threads spin (300000 rounds by default, set from the
+   environment before main). On a machine with other load one preempted or spinning thread
+   stalls every region: an epoch measured 6.7x slower at 2 threads than at 1 (bench/RESULTS.md,
+   "threads on a busy machine"). The pool below runs a job as numbered chunks that whichever
+   thread is free claims; the submitting thread claims chunks too and never waits for a
+   helper that has not started one, so a job costs at most what one thread would take plus
+   the chunks helpers already hold. Idle helpers spin briefly (TN_POOL_SPIN rounds), then
+   sleep on a condition variable. A helper preempted inside its chunk still holds the
+   submitter up; the pool watches for that: a job that took longer than its submitter alone
+   would have (from the submitter's own chunks' time) is a strike, and two in a row send
+   the next jobs inline for a while (longer each time it recurs, shorter as jobs go well),
+   so on a loaded machine the threads back off instead of making things worse. Built with
+   -fopenmp (the Makefile's default) or -DTN_THREADS the pool is on; -DTN_NO_THREADS or
+   neither: one thread. */
+#ifndef TN_PARALLEL_MIN
+#define TN_PARALLEL_MIN 32768   /* work units (about one simple element op each) worth a thread */
+#endif
+#ifndef TN_POOL_SPIN
+#define TN_POOL_SPIN 2000       /* pause rounds an idle helper polls before it sleeps (a few us) */
+#endif
+#define TN__POOL_MAX 256        /* threads at most (the submitting thread included) */
+#if (defined(_OPENMP) || defined(TN_THREADS)) && !defined(TN_NO_THREADS) && (defined(__unix__) || defined(__APPLE__)) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define TN__POOL 1
+#include <pthread.h>
+#include <time.h>
+#endif
+
+/* ---- the policy: pure functions of their inputs (tests/test_threads_policy.c) ---- */
+
+/* Threads worth giving `work` units split into at most `parts` independent pieces with
+   `max` threads available: each thread must get TN_PARALLEL_MIN units at least (below that,
+   waking a helper costs more than it saves), and no more threads than pieces. */
+static int tn__threads_for(double work, int64_t parts, int max) {
+    if (max < 2 || parts < 2 || !(work >= 2.0 * TN_PARALLEL_MIN)) return 1;
+    double t = work / TN_PARALLEL_MIN;
+    int n = t < (double)max ? (int)t : max;
+    return (int64_t)n < parts ? n : (int)parts;
+}
+/* CPUs in a Linux CPU list ("0-3,8,10-11", /proc/self/status's Cpus_allowed_list); 0 when
+   the text is not one. */
+static int tn__cpu_list_count(const char *s) {
+    int n = 0;
+    while (s && *s && *s != '\n') {
+        char *e;
+        long a = strtol(s, &e, 10), b = a;
+        if (e == s || a < 0) return 0;
+        if (*e == '-') {
+            const char *f = e + 1;
+            b = strtol(f, &e, 10);
+            if (e == f || b < a) return 0;
+        }
+        n += (int)(b - a + 1 > 100000 ? 100000 : b - a + 1);
+        if (*e == ',') e++;
+        else if (*e && *e != '\n' && *e != ' ') return 0;
+        s = e;
+        while (*s == ' ') s++;
+    }
+    return n;
+}
+/* CPUs a CFS quota lets run at once: quota / period rounded down, at least 1; 0: no limit
+   (quota <= 0, cgroup v1's -1). */
+static int tn__quota_cpus(int64_t quota, int64_t period) {
+    if (quota <= 0 || period <= 0) return 0;
+    int64_t n = quota / period;
+    return n < 1 ? 1 : n > TN__POOL_MAX ? TN__POOL_MAX : (int)n;
+}
+/* The same from cgroup v2's cpu.max text ("max 100000" or "150000 100000"); 0: no limit. */
+static int tn__cpu_max_cpus(const char *s) {
+    if (!s) return 0;
+    while (*s == ' ') s++;
+    if (!strncmp(s, "max", 3)) return 0;
+    char *e;
+    long long q = strtoll(s, &e, 10);
+    if (e == s) return 0;
+    long long p = strtoll(e, NULL, 10);
+    return tn__quota_cpus((int64_t)q, p > 0 ? (int64_t)p : 100000);
+}
+/* The default thread count: the fewest of the CPUs online, the CPUs this process may run
+   on (affinity) and the CPUs its container's quota runs at once (each 0 when unknown). */
+static int tn__default_threads_of(int online, int affinity, int quota) {
+    int n = online > 0 ? online : 1;
+    if (affinity > 0 && affinity < n) n = affinity;
+    if (quota > 0 && quota < n) n = quota;
+    return n > TN__POOL_MAX ? TN__POOL_MAX : n;
+}
+
+/* Whether a job that took `total` seconds, its submitter `own` seconds for `own_chunks` of
+   its nt chunks, was slower than the submitter alone (own / own_chunks per chunk) would
+   have been: the threads made it worse. */
+static bool tn__job_was_worse(double total, double own, int own_chunks, int nt) {
+    if (own_chunks < 1 || own_chunks >= nt || !(own > 0)) return false;   /* all its own: the serial cost */
+    return total > own / own_chunks * nt;
+}
+/* The back-off after a job's verdict: state[0] strikes in a row, state[1] jobs left to run
+   inline, state[2] the next back-off's length (32 jobs, doubling while strikes recur, to
+   4096; halved by each good job). */
+static void tn__pool_backoff(int *state, bool worse) {
+    if (state[2] < 32) state[2] = 32;
+    if (!worse) {
+        state[0] = 0;
+        if (state[2] > 32) state[2] /= 2;
+        return;
+    }
+    if (++state[0] < 2) return;
+    state[0] = 0;
+    state[1] = state[2];
+    state[2] = state[2] < 4096 ? 2 * state[2] : 4096;
+}
+
+/* ---- the machine ---- */
+
+/* The first line of `path` starting with `key` (the whole first line when key is ""), its
+   text after the key into buf; false when there is none. */
+static bool tn__read_line(const char *path, const char *key, char *buf, size_t cap) {
+    FILE *f = fopen(path, "r");
+    bool ok = false;
+    size_t kl = strlen(key);
+    while (f && !ok && fgets(buf, (int)cap, f))
+        if (!strncmp(buf, key, kl)) {
+            memmove(buf, buf + kl, strlen(buf + kl) + 1);
+            ok = true;
+        }
+    if (f) fclose(f);
+    return ok;
+}
+/* The CPU quota of this process's cgroup (v2 cpu.max, else v1 cfs_quota_us), 0: none. */
+static int tn__cgroup_quota_cpus(void) {
+    char line[512], path[700];
+    /* cgroup v2: "0::/the/group" names the group under /sys/fs/cgroup (just "/" in a
+       container with its own cgroup namespace) */
+    if (tn__read_line("/proc/self/cgroup", "0::", line, sizeof line)) {
+        line[strcspn(line, "\n")] = 0;
+        for (char *g = line; *g;) {   /* the group, then each parent: the tightest limit */
+            snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpu.max", strcmp(g, "/") ? g : "");
+            char text[128];
+            int n = tn__read_line(path, "", text, sizeof text) ? tn__cpu_max_cpus(text) : 0;
+            if (n > 0) return n;
+            char *slash = strrchr(g, '/');
+            if (!slash || slash == g) { if (!strcmp(g, "/")) break; g[1] = 0; continue; }
+            *slash = 0;
+        }
+        return 0;
+    }
+    char q[64], p[64];
+    if (tn__read_line("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "", q, sizeof q) &&
+        tn__read_line("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "", p, sizeof p))
+        return tn__quota_cpus((int64_t)strtoll(q, NULL, 10), (int64_t)strtoll(p, NULL, 10));
+    return 0;
+}
+/* The default count: TN_NUM_THREADS or OMP_NUM_THREADS when set (as PyTorch honours the
+   latter), else tn__default_threads_of this machine and process. */
+static int tn__default_threads(void) {
+    const char *env = getenv("TN_NUM_THREADS");
+    if (!env || !*env) env = getenv("OMP_NUM_THREADS");
+    if (env && *env) {
+        long v = strtol(env, NULL, 10);   /* "4,2" (nested levels): the first */
+        if (v > 0) return v > TN__POOL_MAX ? TN__POOL_MAX : (int)v;
+    }
+    int online = 0;
+#if defined(__unix__) || defined(__APPLE__)
+    online = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    char list[4096];
+    int affinity = tn__read_line("/proc/self/status", "Cpus_allowed_list:", list, sizeof list) ? tn__cpu_list_count(list + strspn(list, " \t")) : 0;
+    return tn__default_threads_of(online, affinity, tn__cgroup_quota_cpus());
+}
+
+/* ---- fork ---- */
+
+/* A child forked while helpers existed has none of them (fork copies one thread) and may
+   have copied the pool's lock held: as PyTorch, a forked child runs one thread. A
+   pthread_atfork handler, registered before the first helper starts (every thread count
+   comes from tn__max_threads), sets the flag. */
+#ifdef TN__POOL
+#define TN__FORK_GUARD 1
+static volatile int tn__forked_child;
+static void tn__atfork_child(void) { tn__forked_child = 1; }
+static void tn__fork_guard_register(void) { pthread_atfork(NULL, NULL, tn__atfork_child); }
+static pthread_once_t tn__fork_guard_once = PTHREAD_ONCE_INIT;
+#endif
+/* Whether this process was forked after the guard was set up: one thread then. */
+static bool tn__in_forked_child(void) {
+#ifdef TN__FORK_GUARD
+    pthread_once(&tn__fork_guard_once, tn__fork_guard_register);
+    return tn__forked_child != 0;
 #else
-    (void)n;
+    return false;
 #endif
 }
-TNDEF int tn_get_num_threads(void) { return tn__omp_max_threads(); }   /* 1 in a forked child */
+
+/* ---- the count ---- */
+
+static int tn__threads_user;      /* tn_set_num_threads's count; 0: the default */
+static int tn__threads_dflt;      /* the default, computed once */
+#ifdef TN__POOL
+static TN__TLS int tn__in_job;    /* this thread runs a chunk: nested jobs run inline */
+#endif
+/* The threads a job may use now: 1 without the pool, in a forked child or inside a job. */
+static int tn__max_threads(void) {
+#ifdef TN__POOL
+    if (tn__in_forked_child() || tn__in_job) return 1;
+    int u = __atomic_load_n(&tn__threads_user, __ATOMIC_RELAXED);
+    if (u > 0) return u;
+    int d = __atomic_load_n(&tn__threads_dflt, __ATOMIC_RELAXED);
+    if (d <= 0) __atomic_store_n(&tn__threads_dflt, d = tn__default_threads(), __ATOMIC_RELAXED);
+    return d;
+#else
+    (void)tn__in_forked_child; (void)tn__default_threads; (void)tn__threads_user; (void)tn__threads_dflt;
+    (void)tn__job_was_worse; (void)tn__pool_backoff;
+    return 1;
+#endif
+}
+/* Threads for `work` units split into at most `parts` independent pieces, now. */
+static int tn__par_threads(int64_t work, int64_t parts) { return tn__threads_for((double)work, parts, tn__max_threads()); }
+
+/* ---- the pool ---- */
+
+/* A job: fn(ctx, t, nt) for every chunk t in [0, nt), each exactly once, on any thread. */
+typedef void (*tn__par_fn)(void *ctx, int t, int nt);
+#ifdef TN__POOL
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done_cv;    /* helpers sleep on wake; the submitter on done_cv */
+    int helpers, sleeping;           /* started helpers; those asleep (under mu) */
+    int busy;                        /* a job in flight: another submitter runs inline */
+    uint64_t word;                   /* the job: generation << 32 | next unclaimed chunk */
+    int nt, done;                    /* chunks in the job; chunks finished */
+    tn__par_fn fn;
+    void *ctx;
+    int backoff[3];                  /* tn__pool_backoff's state (the submitter's, under busy) */
+} tn__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, NULL, NULL, {0, 0, 0}};
+static double tn__pool_now(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static void tn__pool_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+/* Claim and run the chunks of generation gen left; a helper passes the generation it saw,
+   so it never claims a chunk of a later job with an earlier job's fn (the claim fails).
+   Returns the chunks this thread ran. */
+static int tn__pool_work(uint64_t gen) {
+    int ran = 0;
+    for (;;) {
+        uint64_t w = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE);
+        if (w >> 32 != gen) return ran;
+        tn__par_fn fn = __atomic_load_n(&tn__pool.fn, __ATOMIC_RELAXED);
+        void *ctx = __atomic_load_n(&tn__pool.ctx, __ATOMIC_RELAXED);
+        int nt = __atomic_load_n(&tn__pool.nt, __ATOMIC_RELAXED);
+        int t = (int)(uint32_t)w;
+        if (t >= nt) return ran;
+        /* a successful claim proves the job did not change since w was read (its chunk t
+           was still open, so the job could not have finished), so fn, ctx, nt are its own */
+        if (!__atomic_compare_exchange_n(&tn__pool.word, &w, w + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+        tn__in_job = 1;
+        fn(ctx, t, nt);
+        tn__in_job = 0;
+        ran++;
+        if (__atomic_add_fetch(&tn__pool.done, 1, __ATOMIC_ACQ_REL) == nt) {
+            pthread_mutex_lock(&tn__pool.mu);   /* the last chunk: wake a sleeping submitter */
+            pthread_cond_broadcast(&tn__pool.done_cv);
+            pthread_mutex_unlock(&tn__pool.mu);
+        }
+    }
+}
+static void *tn__pool_helper(void *arg) {
+    (void)arg;
+    uint64_t seen = 0;
+    for (;;) {
+        uint64_t gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
+        for (int i = 0; gen == seen && i < TN_POOL_SPIN; i++) {   /* back-to-back jobs: poll a moment */
+            tn__pool_pause();
+            gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
+        }
+        if (gen == seen) {   /* then sleep: a waiting helper takes no CPU from anyone */
+            pthread_mutex_lock(&tn__pool.mu);
+            tn__pool.sleeping++;
+            while ((gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32) == seen) pthread_cond_wait(&tn__pool.wake, &tn__pool.mu);
+            tn__pool.sleeping--;
+            pthread_mutex_unlock(&tn__pool.mu);
+        }
+        seen = gen;
+        tn__pool_work(gen);
+    }
+    return NULL;
+}
+#endif
+/* Run job fn on up to nt threads (nt chunks; nt from tn__par_threads). The submitting
+   thread works too; it waits only for chunks a helper has already claimed. Inline, chunk
+   by chunk, when nt < 2, inside a job, or while another thread's job holds the pool. */
+static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
+#ifdef TN__POOL
+    int expect = 0;
+    if (nt > 1 && !tn__in_job && __atomic_compare_exchange_n(&tn__pool.busy, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        if (tn__pool.backoff[1] > 0) {   /* backing off: this one inline (as one job: nested ones too) */
+            tn__pool.backoff[1]--;
+            __atomic_store_n(&tn__pool.busy, 0, __ATOMIC_RELEASE);
+            tn__in_job = 1;
+            for (int t = 0; t < nt; t++) fn(ctx, t, nt);
+            tn__in_job = 0;
+            return;
+        }
+        const double t0 = tn__pool_now();
+        const int max = tn__max_threads(), want = (nt < max ? nt : max) - 1;   /* helpers: the count's, not the chunks' */
+        if (tn__pool.helpers < want) {   /* started as counts first need them */
+            pthread_attr_t at;
+            pthread_attr_init(&at);
+            pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+            pthread_t th;
+            while (tn__pool.helpers < want && pthread_create(&th, &at, tn__pool_helper, NULL) == 0) tn__pool.helpers++;
+            pthread_attr_destroy(&at);
+        }
+        __atomic_store_n(&tn__pool.fn, fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&tn__pool.ctx, ctx, __ATOMIC_RELAXED);
+        __atomic_store_n(&tn__pool.nt, nt, __ATOMIC_RELAXED);
+        __atomic_store_n(&tn__pool.done, 0, __ATOMIC_RELAXED);
+        uint64_t gen = (__atomic_load_n(&tn__pool.word, __ATOMIC_RELAXED) >> 32) + 1;
+        if ((uint32_t)gen == 0) gen = 1;   /* helpers start having seen generation 0 */
+        __atomic_store_n(&tn__pool.word, (gen & 0xffffffffu) << 32, __ATOMIC_RELEASE);
+        pthread_mutex_lock(&tn__pool.mu);   /* wake as many sleeping helpers as the job can use */
+        for (int i = 0; i < tn__pool.sleeping && i < nt - 1; i++) pthread_cond_signal(&tn__pool.wake);
+        pthread_mutex_unlock(&tn__pool.mu);
+        const int own = tn__pool_work(gen & 0xffffffffu);
+        const double t1 = tn__pool_now();
+        /* every chunk is claimed now: wait for the helpers' (a moment polling, then asleep) */
+        for (int i = 0; __atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt && i < TN_POOL_SPIN; i++) tn__pool_pause();
+        if (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) {
+            pthread_mutex_lock(&tn__pool.mu);
+            while (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) pthread_cond_wait(&tn__pool.done_cv, &tn__pool.mu);
+            pthread_mutex_unlock(&tn__pool.mu);
+        }
+        tn__pool_backoff(tn__pool.backoff, tn__job_was_worse(tn__pool_now() - t0, t1 - t0, own, nt));
+        __atomic_store_n(&tn__pool.busy, 0, __ATOMIC_RELEASE);
+        return;
+    }
+#endif
+    for (int t = 0; t < nt; t++) fn(ctx, t, nt);
+}
+/* A job over n items: chunk t of nt runs body(args, i0, i1) on its share [i0, i1) (the
+   shares tn__split_at gives, so a body that depends only on its items gives the same bits
+   for any count). */
+typedef struct { void (*body)(void *args, int64_t i0, int64_t i1); void *args; int64_t n; } tn__range_job;
+static void tn__range_chunk(void *p, int t, int nt) {
+    const tn__range_job *j = (const tn__range_job *)p;
+    int64_t i0 = tn__split_at(j->n, t, nt), i1 = tn__split_at(j->n, t + 1, nt);
+    if (i1 > i0) j->body(j->args, i0, i1);
+}
+static void tn__parallel_range(int nt, int64_t n, void (*body)(void *args, int64_t i0, int64_t i1), void *args) {
+    if (nt < 2 || n < 2) { if (n > 0) body(args, 0, n); return; }
+    tn__range_job j = {body, args, n};
+    tn__parallel(nt, tn__range_chunk, &j);
+}
+
+TNDEF void tn_set_num_threads(int n) {
+    if (n > 0) {
+#ifdef TN__POOL
+        __atomic_store_n(&tn__threads_user, n > TN__POOL_MAX ? TN__POOL_MAX : n, __ATOMIC_RELAXED);
+#endif
+    }
+}
+TNDEF int tn_get_num_threads(void) { return tn__max_threads(); }   /* 1 in a forked child */
 TNDEF bool tn_openmp_is_available(void) {
 #ifdef _OPENMP
     return true;
@@ -5628,6 +5937,24 @@ static void tn__iter_run_range(const tn__iter *it, tn__loop_fn fn, void *ctx, in
     }
 }
 
+/* A threaded iteration: chunk t of nt runs fn over its range of elements (d < 0) or of
+   dim d's indices. */
+typedef struct { const tn__iter *it; tn__loop_fn fn; void *ctx; int64_t numel; int d; } tn__iter_job;
+static void tn__iter_range_chunk(void *p, int t, int nt) {   /* boundaries on 64-element multiples: no shared cache lines */
+    const tn__iter_job *j = (const tn__iter_job *)p;
+    int64_t e0 = tn__split_at(j->numel / 64, t, nt) * 64, e1 = t == nt - 1 ? j->numel : tn__split_at(j->numel / 64, t + 1, nt) * 64;
+    if (e1 > e0) tn__iter_run_range(j->it, j->fn, j->ctx, e0, e1);
+}
+static void tn__iter_dim_chunk(void *p, int t, int nt) {
+    const tn__iter_job *j = (const tn__iter_job *)p;
+    tn__iter sub = *j->it;
+    const int d = j->d;
+    int64_t a = tn__split_at(sub.shape[d], t, nt), b = tn__split_at(sub.shape[d], t + 1, nt);
+    sub.shape[d] = b - a;
+    for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
+    if (b > a) tn__iter_run_rows(&sub, j->fn, j->ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
+}
+
 /* tn__iter_run for elementwise kernels (every element written once through operand 0,
    independent of the others): above TN_PARALLEL_MIN elements of work (work < 0: the
    iteration size) the threads take contiguous ranges. fn must only read ctx (flags by
@@ -5639,12 +5966,8 @@ static void tn__iter_run_par(tn__iter *it, tn__loop_fn fn, void *ctx, int64_t wo
     tn__iter_coalesce(it);
     for (int i = 0; i < it->ndim; i++)   /* an output that repeats elements: keep the order */
         if (it->strides[0][i] == 0) { tn__iter_run_rows(it, fn, ctx, 0, it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1); return; }
-    const tn__iter *cit = it;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {   /* boundaries on 64-element multiples: no shared cache lines */
-        int64_t e0 = tn__split_at(numel / 64, t, nthr) * 64, e1 = t == nthr - 1 ? numel : tn__split_at(numel / 64, t + 1, nthr) * 64;
-        if (e1 > e0) tn__iter_run_range(cit, fn, ctx, e0, e1);
-    }
+    tn__iter_job job = {it, fn, ctx, numel, -1};
+    tn__parallel(nthr, tn__iter_range_chunk, &job);
 }
 
 /* tn__iter_run for reductions (operand 0 the output, stride 0 on reduced dims): threads
@@ -5660,15 +5983,8 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
     int nthr = d < 0 ? 1 : tn__par_threads(numel, it->shape[d]);
     int64_t rows = it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1;
     if (nthr < 2) { tn__iter_run_rows(it, fn, ctx, 0, rows); return; }
-    const tn__iter *cit = it;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
-        tn__iter sub = *cit;
-        int64_t a = tn__split_at(cit->shape[d], t, nthr), b = tn__split_at(cit->shape[d], t + 1, nthr);
-        sub.shape[d] = b - a;
-        for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
-        if (b > a) tn__iter_run_rows(&sub, fn, ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
-    }
+    tn__iter_job job = {it, fn, ctx, numel, d};
+    tn__parallel(nthr, tn__iter_dim_chunk, &job);
 }
 
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:
@@ -5768,35 +6084,35 @@ static int tn__cpu_fill(tn_tensor *dst, double value) {
 
 /* Philox draws: element i of a draw uses counter (offset + i), so threads can take ranges
    and the numbers do not depend on how many there are. */
-static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
-    const int64_t n = tn_numel(out);
-    char *base = (char *)tn_data_ptr(out);
-    const tn_dtype dt = out->dtype;
-    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
+typedef struct { tn_random_op op; char *base; tn_dtype dt; uint64_t seed, offset; double a, b; int64_t low; uint64_t range; } tn__random_args;
+static void tn__random_part(void *args, int64_t lo, int64_t hi) {
+    const tn__random_args *r = (const tn__random_args *)args;
+    const tn_random_op op = r->op;
+    const tn_dtype dt = r->dt;
+    const uint64_t seed = r->seed, offset = r->offset;
+    const double a = r->a, b = r->b;
+    char *base = r->base;
     /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
        per-element switches fold and the Philox rounds vectorise (the same numbers) */
-    if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
-        if (dt == TN_F32) {
-            float *o = (float *)base;
-            TN__OMP_PARALLEL_FOR(nthr)
-            for (int64_t i = 0; i < n; i++) {
-                int64_t iv;
-                o[i] = (float)tn_philox_draw(UNIFORM, true, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
-            }
-        } else {
-            double *o = (double *)base;
-            TN__OMP_PARALLEL_FOR(nthr)
-            for (int64_t i = 0; i < n; i++) {
-                int64_t iv;
-                o[i] = tn_philox_draw(UNIFORM, false, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
-            }
+    if (op == UNIFORM && dt == TN_F32) {
+        float *o = (float *)base;
+        for (int64_t i = lo; i < hi; i++) {
+            int64_t iv;
+            o[i] = (float)tn_philox_draw(UNIFORM, true, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
         }
-        return 0;
+        return;
     }
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t i = 0; i < n; i++) {
+    if (op == UNIFORM && dt == TN_F64) {
+        double *o = (double *)base;
+        for (int64_t i = lo; i < hi; i++) {
+            int64_t iv;
+            o[i] = tn_philox_draw(UNIFORM, false, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
+        }
+        return;
+    }
+    for (int64_t i = lo; i < hi; i++) {
         int64_t iv;
-        double v = tn_philox_draw((int)op, dt == TN_F32, seed, offset + (uint64_t)i, a, b, low, range, &iv);
+        double v = tn_philox_draw((int)op, dt == TN_F32, seed, offset + (uint64_t)i, a, b, r->low, r->range, &iv);
         if (op == RANDINT && dt == TN_I64) { ((int64_t *)base)[i] = iv; continue; } /* exact */
         switch (dt) {
         case TN_F32: ((float *)base)[i] = (float)v; break;
@@ -5807,6 +6123,11 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
         default: ((bool *)base)[i] = v != 0; break;
         }
     }
+}
+static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
+    const int64_t n = tn_numel(out);
+    tn__random_args r = {op, (char *)tn_data_ptr(out), out->dtype, seed, offset, a, b, low, range};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(n, 16), n), n, tn__random_part, &r);   /* a draw costs about 16 simple ops */
     return 0;
 }
 
@@ -11509,17 +11830,14 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
  * FMAs per 2 + MR loads, so streaming the packed panels from L2 keeps up.
  * Tiny products (M*N*K <= 4096) skip packing and use a direct triple loop.
  * The packing buffer is cached between calls (see tn__gemm_buf_get).
- * With OpenMP (-fopenmp) the ic loop is split across threads, each packing
- * its own A block; the packed B panel is shared.
+ * With threads (core/threads.c's pool) the ic loop is split across them, each
+ * packing its own A block; the packed B panel is shared.
  * ========================================================================== */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__GEMM_X86 1
 #else
 #define TN__GEMM_X86 0
-#endif
-#ifdef _OPENMP
-#include <omp.h>
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define TN__GEMM_GNUC 1 /* __atomic builtins, __attribute__ */
@@ -11983,14 +12301,23 @@ TN__GEMM_MAYBE_UNUSED TN__TESTABLE void tn__gemm_free_cache(void)
 
 /* The driver's loop over the M blocks (its locals by name): pack the A block of
  * thread TID, multiply it by the current B panel. */
-#define TN__GEMM_IC_LOOP(T, SFX, TID)                                                     \
-    for (ic = 0; ic < M; ic += mstep) {                                                   \
+/* M blocks [b0, b1) (of mstep rows) of one (jc, pc) step, packing A into Apt */
+#define TN__GEMM_IC_LOOP(T, SFX, b0, b1, Apt)                                             \
+    for (ic = (b0) * mstep; ic < M && ic < (b1) * mstep; ic += mstep) {                   \
         int64_t mcb = M - ic < mstep ? M - ic : mstep;                                    \
-        T *Apt = (T *)((char *)Ap + (size_t)(TID) * szA);                                 \
         tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr, Apt);    \
         tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, Bd, rsb, beta_p,         \
                              C + ic * rsc + jc * csc, rsc, csc);                          \
     }
+/* Threads for an M x N x K product: the work model (a multiply-add in the packed kernels
+   counts 1/TN__GEMM_UNIT of a work unit; 2 threads from about 4e6) and whole MR panels
+   per thread; tn__gemm_tune.threads (tests) overrides the count, not the nesting rule. */
+#define TN__GEMM_UNIT 64
+static int64_t tn__gemm_threads(int64_t M, int64_t N, int64_t K, int64_t mr) {
+    int max = tn__max_threads();
+    if (tn__gemm_tune.threads > 0 && max > 1) max = tn__gemm_tune.threads;
+    return tn__threads_for((double)M * (double)N * (double)K / TN__GEMM_UNIT, (M + mr - 1) / mr, max);
+}
 
 /* The transposing copy of packing: P[k*ld + i] = a[i*rsa + k] for i < rows, k < kc (rows of
  * A along K, or columns of a transposed B). In 4x4 (float) or 2x2 (double) SSE transposes,
@@ -12077,27 +12404,18 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
  * and double.
  * ------------------------------------------------------------------------- */
 
-/* OpenMP: split the ic loop (M blocks) when there is enough work; every thread
- * packs into its own A block.  Without OpenMP these expand to nothing. */
-#ifdef _OPENMP
-#define TN__GEMM_NTHREADS(nthr, M, N, K, mr)                                              \
-    {                                                                                     \
-        int64_t npanels_ = ((M) + (mr) - 1) / (mr);                                       \
-        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : tn__omp_max_threads(); \
-        if (omp_in_parallel() || tn__in_forked_child() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
-        if (nthr > npanels_) nthr = npanels_;                                             \
-        if (nthr < 1) nthr = 1;                                                           \
-    }
-/* uses the driver's local nthr */
-#define TN__GEMM_OMP_FOR _Pragma("omp parallel for schedule(static) num_threads((int)nthr) if(nthr > 1)")
-#define TN__GEMM_TID omp_get_thread_num()
-#else
-#define TN__GEMM_NTHREADS(nthr, M, N, K, mr)
-#define TN__GEMM_OMP_FOR
-#define TN__GEMM_TID 0
-#endif
+/* the ic loop (M blocks) splits among the pool's threads when there is enough work; each
+   packs into its own A block */
+#define TN__GEMM_NTHREADS(nthr, M, N, K, mr) nthr = tn__gemm_threads(M, N, K, mr);
 
 /* TN__GEMM_DEFINE(float, f32): the template in src/ops/gemm.c */
+/* one (jc, pc) step of the driver, for the pool: chunk t of nthr takes its share of the
+   M blocks and packs into A block t */
+typedef struct {
+    const tn__gemm_kern_f32 *kn; const float *A, *Bp, *Bd; float *C, *Ap; float alpha, beta_p;
+    int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
+} tn__gemm_step_f32;
+static void tn__gemm_step_part_f32(void *args, int t, int nthr);
 
 /* Pack A[0:mc, 0:kc] into mr-row micro-panels: Ap[p][k*mr + i], rows >= mc zeroed. */
 static void tn__gemm_packA_f32(int64_t mc, int64_t kc, const float *A, int64_t rsa,
@@ -12272,18 +12590,35 @@ TN__TESTABLE int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha,
             if (!direct) tn__gemm_packB_f32(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_f32(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
-            if (nthr > 1) { /* a parallel region costs even when it runs on one thread */
-                TN__GEMM_OMP_FOR
-                TN__GEMM_IC_LOOP(float, f32, TN__GEMM_TID)
+            if (nthr > 1) {
+                tn__gemm_step_f32 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA};
+                tn__parallel((int)nthr, tn__gemm_step_part_f32, &st);
             } else {
-                TN__GEMM_IC_LOOP(float, f32, 0)
+                TN__GEMM_IC_LOOP(float, f32, 0, (M + mstep - 1) / mstep, Ap)
             }
         }
     }
     tn__gemm_buf_put(buf, cached);
     return 0;
 }
+static void tn__gemm_step_part_f32(void *args, int t, int nthr) {
+    const tn__gemm_step_f32 *s_ = (const tn__gemm_step_f32 *)args;
+    const tn__gemm_kern_f32 kn = *s_->kn;
+    const float *A = s_->A, *Bp = s_->Bp, *Bd = s_->Bd, alpha = s_->alpha, beta_p = s_->beta_p;
+    float *C = s_->C, *Apt = (float *)((char *)s_->Ap + (size_t)t * s_->szA);
+    const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
+                  csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
+    int64_t ic;
+    TN__GEMM_IC_LOOP(float, f32, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
+}
 /* TN__GEMM_DEFINE(double, f64): the template in src/ops/gemm.c */
+/* one (jc, pc) step of the driver, for the pool: chunk t of nthr takes its share of the
+   M blocks and packs into A block t */
+typedef struct {
+    const tn__gemm_kern_f64 *kn; const double *A, *Bp, *Bd; double *C, *Ap; double alpha, beta_p;
+    int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
+} tn__gemm_step_f64;
+static void tn__gemm_step_part_f64(void *args, int t, int nthr);
 
 /* Pack A[0:mc, 0:kc] into mr-row micro-panels: Ap[p][k*mr + i], rows >= mc zeroed. */
 static void tn__gemm_packA_f64(int64_t mc, int64_t kc, const double *A, int64_t rsa,
@@ -12458,22 +12793,30 @@ TN__TESTABLE int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha,
             if (!direct) tn__gemm_packB_f64(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_f64(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
-            if (nthr > 1) { /* a parallel region costs even when it runs on one thread */
-                TN__GEMM_OMP_FOR
-                TN__GEMM_IC_LOOP(double, f64, TN__GEMM_TID)
+            if (nthr > 1) {
+                tn__gemm_step_f64 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA};
+                tn__parallel((int)nthr, tn__gemm_step_part_f64, &st);
             } else {
-                TN__GEMM_IC_LOOP(double, f64, 0)
+                TN__GEMM_IC_LOOP(double, f64, 0, (M + mstep - 1) / mstep, Ap)
             }
         }
     }
     tn__gemm_buf_put(buf, cached);
     return 0;
 }
+static void tn__gemm_step_part_f64(void *args, int t, int nthr) {
+    const tn__gemm_step_f64 *s_ = (const tn__gemm_step_f64 *)args;
+    const tn__gemm_kern_f64 kn = *s_->kn;
+    const double *A = s_->A, *Bp = s_->Bp, *Bd = s_->Bd, alpha = s_->alpha, beta_p = s_->beta_p;
+    double *C = s_->C, *Apt = (double *)((char *)s_->Ap + (size_t)t * s_->szA);
+    const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
+                  csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
+    int64_t ic;
+    TN__GEMM_IC_LOOP(double, f64, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
+}
 
 #undef TN__GEMM_IC_LOOP
 #undef TN__GEMM_NTHREADS
-#undef TN__GEMM_OMP_FOR
-#undef TN__GEMM_TID
 #undef TN__GEMM_MAX_TILE
 #undef TN__GEMM_SC_MR
 #undef TN__GEMM_SC_NR32
@@ -13547,14 +13890,19 @@ static void tn__dw_cols_f32(int64_t off, int64_t sw, int64_t W, int64_t ow, int6
    1: the input gradient gx (= x, written) from gy (= y); 2: the weight gradient gw (= w,
    written) from gy and x. Threads take planes (0, 2) or input planes (1); every sum runs in
    one order, so the result is the same for any thread count. */
-static void tn__dw_conv_f32(int mode, float *x, float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
-                              int64_t W, int64_t O, const int64_t *g, int nthr)
+typedef struct { int mode; float *x, *w; const float *b; float *y; int64_t N, C, H, W, O; const int64_t *g; } tn__dw_args_f32;
+/* planes [p0, p1) */
+static void tn__dw_part_f32(void *args, int64_t p0, int64_t p1)
 {
+    const tn__dw_args_f32 *a_ = (const tn__dw_args_f32 *)args;
+    const int mode = a_->mode;
+    float *x = a_->x, *w = a_->w, *y = a_->y;
+    const float *b = a_->b;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
     const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7];
-    const int64_t oh = g[8], ow = g[9], Og = O / C, np = mode == 1 ? N * C : mode == 2 ? O : N * O;
+    const int64_t oh = g[8], ow = g[9], Og = O / C;
     int64_t p;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (p = 0; p < np; p++) {
+    for (p = p0; p < p1; p++) {
         const int64_t nb = mode == 1 ? p / C : mode == 2 ? 0 : p / O, ne = mode == 2 ? N : nb + 1;
         const int64_t oa = mode == 1 ? p % C * Og : p % O, ob = mode == 1 ? oa + Og : oa + 1;
         int64_t oy, i, j, o0, o1, n, o;
@@ -13591,6 +13939,12 @@ static void tn__dw_conv_f32(int mode, float *x, float *w, const float *b, float 
             }
     }
 }
+static void tn__dw_conv_f32(int mode, float *x, float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
+                              int64_t W, int64_t O, const int64_t *g, int nthr)
+{
+    tn__dw_args_f32 a = {mode, x, w, b, y, N, C, H, W, O, g};
+    tn__parallel_range(nthr, mode == 1 ? N * C : mode == 2 ? O : N * O, tn__dw_part_f32, &a);
+}
 /* TN__DW_DEFINE(double, f64): the template in src/nn/conv_depthwise.c */
 /* y[i] += a x[i] (restrict: vectorises) */
 static void tn__dw_axpy_f64(int64_t n, double a, const double *TN__RESTRICT x, double *TN__RESTRICT y)
@@ -13619,14 +13973,19 @@ static void tn__dw_cols_f64(int64_t off, int64_t sw, int64_t W, int64_t ow, int6
    1: the input gradient gx (= x, written) from gy (= y); 2: the weight gradient gw (= w,
    written) from gy and x. Threads take planes (0, 2) or input planes (1); every sum runs in
    one order, so the result is the same for any thread count. */
-static void tn__dw_conv_f64(int mode, double *x, double *w, const double *b, double *y, int64_t N, int64_t C, int64_t H,
-                              int64_t W, int64_t O, const int64_t *g, int nthr)
+typedef struct { int mode; double *x, *w; const double *b; double *y; int64_t N, C, H, W, O; const int64_t *g; } tn__dw_args_f64;
+/* planes [p0, p1) */
+static void tn__dw_part_f64(void *args, int64_t p0, int64_t p1)
 {
+    const tn__dw_args_f64 *a_ = (const tn__dw_args_f64 *)args;
+    const int mode = a_->mode;
+    double *x = a_->x, *w = a_->w, *y = a_->y;
+    const double *b = a_->b;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
     const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7];
-    const int64_t oh = g[8], ow = g[9], Og = O / C, np = mode == 1 ? N * C : mode == 2 ? O : N * O;
+    const int64_t oh = g[8], ow = g[9], Og = O / C;
     int64_t p;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (p = 0; p < np; p++) {
+    for (p = p0; p < p1; p++) {
         const int64_t nb = mode == 1 ? p / C : mode == 2 ? 0 : p / O, ne = mode == 2 ? N : nb + 1;
         const int64_t oa = mode == 1 ? p % C * Og : p % O, ob = mode == 1 ? oa + Og : oa + 1;
         int64_t oy, i, j, o0, o1, n, o;
@@ -13662,6 +14021,12 @@ static void tn__dw_conv_f64(int mode, double *x, double *w, const double *b, dou
                 }
             }
     }
+}
+static void tn__dw_conv_f64(int mode, double *x, double *w, const double *b, double *y, int64_t N, int64_t C, int64_t H,
+                              int64_t W, int64_t O, const int64_t *g, int nthr)
+{
+    tn__dw_args_f64 a = {mode, x, w, b, y, N, C, H, W, O, g};
+    tn__parallel_range(nthr, mode == 1 ? N * C : mode == 2 ? O : N * O, tn__dw_part_f64, &a);
 }
 /* mode 0: y = conv(x, w) + b; 1: x = the input gradient from y = gy; 2: w = the weight
    gradient from y = gy and x; by the depthwise loops. The written tensor is new and
@@ -13713,14 +14078,17 @@ static void tn__smallk_pad(const float *xn, int64_t C, int64_t H, int64_t W, con
             for (int64_t j = 0; j < g[1]; j++) koff[k++] = (c * hp + i) * wp + j;
 }
 static int64_t tn__smallk_wp(const int64_t *g) { return (g[9] + 15) / 16 * 16 + g[1] - 1; }
+/* the arguments of the threaded loops */
+typedef struct { const float *x, *w, *b, *gy; float *y, *gw, *buf; int64_t N, C, H, W, O; const int64_t *g; } tn__smallk_args;
 /* y [N, O, oh, ow] = conv(x [N, C, H, W], w [O, K]) + b (NULL: none), all contiguous;
-   buf: nthr C (H + 2 ph) wp floats. */
-TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
-                                                int64_t W, int64_t O, const int64_t *g, int nthr, float *buf) {
+   buf: nthr C (H + 2 ph) wp floats. Chunk t of nthr: its share of the images, buffer t. */
+TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
+    const tn__smallk_args *a_ = (const tn__smallk_args *)args;
+    const float *x = a_->x, *w = a_->w, *b = a_->b;
+    float *y = a_->y, *buf = a_->buf;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
     const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp;
-    int t;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (t = 0; t < nthr; t++) {
+    {
         float *pad = buf + t * per;
         int64_t koff[TN__SMALLK_MAX];
         for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
@@ -13757,14 +14125,20 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w,
         }
     }
 }
+static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
+                               int64_t W, int64_t O, const int64_t *g, int nthr, float *buf) {
+    tn__smallk_args a = {x, w, b, NULL, y, NULL, buf, N, C, H, W, O, g};
+    tn__parallel(nthr, tn__smallk_fwd_part, &a);
+}
 /* gw [O, K] (written) = the weight gradient from gy [N, O, oh, ow] and x; buf: nthr
    (C (H + 2 ph) wp + O K 16) floats. */
-TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int64_t N, int64_t C, int64_t H, int64_t W,
-                                                  int64_t O, const int64_t *g, int nthr, float *buf) {
+TN__SMALLK_AVX512 static void tn__smallk_wgrad_part(void *args, int t, int nthr) {
+    const tn__smallk_args *a_ = (const tn__smallk_args *)args;
+    const float *x = a_->x, *gy = a_->gy;
+    float *buf = a_->buf;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
     const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp + O * K * 16;
-    int t;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (t = 0; t < nthr; t++) {
+    {
         float *pad = buf + t * per, *A = pad + per - O * K * 16;
         int64_t koff[TN__SMALLK_MAX];
         memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
@@ -13811,6 +14185,12 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *
             }
         }
     }
+}
+static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int64_t N, int64_t C, int64_t H, int64_t W,
+                                 int64_t O, const int64_t *g, int nthr, float *buf) {
+    const int64_t K = C * g[0] * g[1], per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + O * K * 16;
+    tn__smallk_args a = {x, NULL, NULL, gy, NULL, gw, buf, N, C, H, W, O, g};
+    tn__parallel(nthr, tn__smallk_wgrad_part, &a);
     for (int64_t q = 0; q < O * K; q++) {   /* threads, then lanes, in order */
         float s = 0;
         for (int u = 0; u < nthr; u++)
@@ -14131,17 +14511,23 @@ static void tn__wino_input_f32(const float *x, int64_t Q, int64_t H, int64_t W, 
    output transform into y. Per thread buf holds 16 Q tbp + 16 P tb + 8 tb + 2 elements
    (tb = br t1 >= the br tw tiles of a block, tbp = tb rounded up to nr), and zero W zeros. Every tile is computed alike
    in whichever block it falls: the same result for any thread count. */
-static void tn__wino_conv_f32(const float *x, int64_t N, int64_t Q, int64_t H, int64_t W,
-                                int64_t ph, int64_t pw, const tn__gemm_kern_f32 *kn,
-                                const float *Up, int64_t P, const float *b, float *y, int64_t oh, int64_t ow,
-                                int64_t br, float *buf, const float *zero, int nthr)
-{
+/* the arguments of the threaded Winograd loops (the convolution or the weight gradient) */
+typedef struct {
+    const float *x, *gy, *Up, *b, *zero; float *y, *gw, *buf; const tn__gemm_kern_f32 *kn;
+    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed;
+} tn__wino_args_f32;
+/* chunk t of nthr: a share of the tile rows, with buffer t */
+static void tn__wino_conv_part_f32(void *args, int t, int nthr) {
+    tn__wino_args_f32 *A = (tn__wino_args_f32 *)args;
+    const float *x = A->x, *Up = A->Up, *b = A->b, *zero = A->zero;
+    float *y = A->y, *buf = A->buf;
+    const tn__gemm_kern_f32 *kn = A->kn;
+    const int64_t N = A->N, Q = A->Q, H = A->H, W = A->W, ph = A->ph, pw = A->pw, P = A->P, oh = A->oh, ow = A->ow, br = A->br;
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th;
     const int64_t tb = br * t1, tbp = tn__gemm_roundup(tb, kn->nr), nr = kn->nr;
     const int64_t vx = Q * tbp + 16, S = P * tb + 16; /* the 16 V and M a line off 4 KiB multiples: no set conflicts */
     const int64_t per = 16 * vx + 16 * S + 8 * tb + 2, ups = tn__gemm_roundup(P, kn->mr) * Q;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
+    {
         float *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
@@ -14167,6 +14553,14 @@ static void tn__wino_conv_f32(const float *x, int64_t N, int64_t Q, int64_t H, i
         }
     }
 }
+static void tn__wino_conv_f32(const float *x, int64_t N, int64_t Q, int64_t H, int64_t W,
+                                int64_t ph, int64_t pw, const tn__gemm_kern_f32 *kn,
+                                const float *Up, int64_t P, const float *b, float *y, int64_t oh, int64_t ow,
+                                int64_t br, float *buf, const float *zero, int nthr)
+{
+    tn__wino_args_f32 A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__parallel(nthr, tn__wino_conv_part_f32, &A);
+}
 
 /* The weight gradient gw [P, Q, 3, 3] (contiguous) of y = conv3x3(x, w) padded by ph, pw,
    from gy [N, P, oh, ow] and x [N, Q, H, W] (both contiguous): with the forward's tiles,
@@ -14175,16 +14569,15 @@ static void tn__wino_conv_f32(const float *x, int64_t N, int64_t Q, int64_t H, i
    tiles (Y: 16 x [P, tb], V: 16 x [Q, tb], rows). Each thread sums its own Z (buf: per
    thread 16 Q tb + 16 P tb + 8 tb + 2 + 16 P Q elements); the threads' sums are added in
    thread order: the same bits for a given thread count. */
-static int tn__wino_wgrad_f32(const float *x, const float *gy, int64_t N, int64_t Q, int64_t H, int64_t W,
-                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, float *gw,
-                                int64_t br, float *buf, const float *zero, int nthr)
-{
+/* chunk t of nthr: its share of the tile rows into its own sums Z */
+static void tn__wino_wgrad_part_f32(void *args, int t, int nthr) {
+    tn__wino_args_f32 *A = (tn__wino_args_f32 *)args;
+    const float *x = A->x, *gy = A->gy, *zero = A->zero;
+    float *buf = A->buf;
+    const int64_t N = A->N, Q = A->Q, H = A->H, W = A->W, ph = A->ph, pw = A->pw, P = A->P, oh = A->oh, ow = A->ow, br = A->br;
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th, tb = br * t1;
     const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
-    int64_t p, q;
-    int failed = 0, t;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (t = 0; t < nthr; t++) {
+    {
         float *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
@@ -14201,9 +14594,21 @@ static int tn__wino_wgrad_f32(const float *x, const float *gy, int64_t N, int64_
                 }
             for (xi = 0; xi < 16; xi++)
                 if (tn__gemm_f32(P, Q, nt, (float)1, Y + xi * ys, tb, 1, V + xi * vx, 1, tb, (float)1, Z + xi * P * Q, Q, 1))
-                    TN__STORE_RELAXED(&failed, 1);
+                    TN__STORE_RELAXED(&A->failed, 1);
         }
     }
+}
+static int tn__wino_wgrad_f32(const float *x, const float *gy, int64_t N, int64_t Q, int64_t H, int64_t W,
+                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, float *gw,
+                                int64_t br, float *buf, const float *zero, int nthr)
+{
+    const int64_t t1 = (ow + 1) / 2 + 1, tb = br * t1;
+    const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
+    int64_t p, q;
+    int t;
+    tn__wino_args_f32 A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__parallel(nthr, tn__wino_wgrad_part_f32, &A);
+    const int failed = A.failed;
     for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */
         const float *zt = buf + t * per + zo;
         float *z0 = buf + zo;
@@ -14388,17 +14793,23 @@ static void tn__wino_input_f64(const double *x, int64_t Q, int64_t H, int64_t W,
    output transform into y. Per thread buf holds 16 Q tbp + 16 P tb + 8 tb + 2 elements
    (tb = br t1 >= the br tw tiles of a block, tbp = tb rounded up to nr), and zero W zeros. Every tile is computed alike
    in whichever block it falls: the same result for any thread count. */
-static void tn__wino_conv_f64(const double *x, int64_t N, int64_t Q, int64_t H, int64_t W,
-                                int64_t ph, int64_t pw, const tn__gemm_kern_f64 *kn,
-                                const double *Up, int64_t P, const double *b, double *y, int64_t oh, int64_t ow,
-                                int64_t br, double *buf, const double *zero, int nthr)
-{
+/* the arguments of the threaded Winograd loops (the convolution or the weight gradient) */
+typedef struct {
+    const double *x, *gy, *Up, *b, *zero; double *y, *gw, *buf; const tn__gemm_kern_f64 *kn;
+    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed;
+} tn__wino_args_f64;
+/* chunk t of nthr: a share of the tile rows, with buffer t */
+static void tn__wino_conv_part_f64(void *args, int t, int nthr) {
+    tn__wino_args_f64 *A = (tn__wino_args_f64 *)args;
+    const double *x = A->x, *Up = A->Up, *b = A->b, *zero = A->zero;
+    double *y = A->y, *buf = A->buf;
+    const tn__gemm_kern_f64 *kn = A->kn;
+    const int64_t N = A->N, Q = A->Q, H = A->H, W = A->W, ph = A->ph, pw = A->pw, P = A->P, oh = A->oh, ow = A->ow, br = A->br;
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th;
     const int64_t tb = br * t1, tbp = tn__gemm_roundup(tb, kn->nr), nr = kn->nr;
     const int64_t vx = Q * tbp + 16, S = P * tb + 16; /* the 16 V and M a line off 4 KiB multiples: no set conflicts */
     const int64_t per = 16 * vx + 16 * S + 8 * tb + 2, ups = tn__gemm_roundup(P, kn->mr) * Q;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
+    {
         double *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
@@ -14424,6 +14835,14 @@ static void tn__wino_conv_f64(const double *x, int64_t N, int64_t Q, int64_t H, 
         }
     }
 }
+static void tn__wino_conv_f64(const double *x, int64_t N, int64_t Q, int64_t H, int64_t W,
+                                int64_t ph, int64_t pw, const tn__gemm_kern_f64 *kn,
+                                const double *Up, int64_t P, const double *b, double *y, int64_t oh, int64_t ow,
+                                int64_t br, double *buf, const double *zero, int nthr)
+{
+    tn__wino_args_f64 A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__parallel(nthr, tn__wino_conv_part_f64, &A);
+}
 
 /* The weight gradient gw [P, Q, 3, 3] (contiguous) of y = conv3x3(x, w) padded by ph, pw,
    from gy [N, P, oh, ow] and x [N, Q, H, W] (both contiguous): with the forward's tiles,
@@ -14432,16 +14851,15 @@ static void tn__wino_conv_f64(const double *x, int64_t N, int64_t Q, int64_t H, 
    tiles (Y: 16 x [P, tb], V: 16 x [Q, tb], rows). Each thread sums its own Z (buf: per
    thread 16 Q tb + 16 P tb + 8 tb + 2 + 16 P Q elements); the threads' sums are added in
    thread order: the same bits for a given thread count. */
-static int tn__wino_wgrad_f64(const double *x, const double *gy, int64_t N, int64_t Q, int64_t H, int64_t W,
-                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, double *gw,
-                                int64_t br, double *buf, const double *zero, int nthr)
-{
+/* chunk t of nthr: its share of the tile rows into its own sums Z */
+static void tn__wino_wgrad_part_f64(void *args, int t, int nthr) {
+    tn__wino_args_f64 *A = (tn__wino_args_f64 *)args;
+    const double *x = A->x, *gy = A->gy, *zero = A->zero;
+    double *buf = A->buf;
+    const int64_t N = A->N, Q = A->Q, H = A->H, W = A->W, ph = A->ph, pw = A->pw, P = A->P, oh = A->oh, ow = A->ow, br = A->br;
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th, tb = br * t1;
     const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
-    int64_t p, q;
-    int failed = 0, t;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (t = 0; t < nthr; t++) {
+    {
         double *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
@@ -14458,9 +14876,21 @@ static int tn__wino_wgrad_f64(const double *x, const double *gy, int64_t N, int6
                 }
             for (xi = 0; xi < 16; xi++)
                 if (tn__gemm_f64(P, Q, nt, (double)1, Y + xi * ys, tb, 1, V + xi * vx, 1, tb, (double)1, Z + xi * P * Q, Q, 1))
-                    TN__STORE_RELAXED(&failed, 1);
+                    TN__STORE_RELAXED(&A->failed, 1);
         }
     }
+}
+static int tn__wino_wgrad_f64(const double *x, const double *gy, int64_t N, int64_t Q, int64_t H, int64_t W,
+                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, double *gw,
+                                int64_t br, double *buf, const double *zero, int nthr)
+{
+    const int64_t t1 = (ow + 1) / 2 + 1, tb = br * t1;
+    const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
+    int64_t p, q;
+    int t;
+    tn__wino_args_f64 A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__parallel(nthr, tn__wino_wgrad_part_f64, &A);
+    const int failed = A.failed;
     for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */
         const double *zt = buf + t * per + zo;
         double *z0 = buf + zo;
@@ -14564,38 +14994,33 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     tn_release(xc); tn_release(gyc); tn_release(buf);
     return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
 }
-/* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
-static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
+/* the arguments of a threaded im2col convolution: the operands, the block geometry, the per-thread buffers */
+typedef struct { tn_tensor *y, *x, *w, *b; const int64_t *g; int64_t G; tn_tensor *buf, *ybuf; bool direct; int64_t R, IB, LB; int failed; } tn__conv_fwd_args;
+/* chunk t of nthr: its share of the images, with buffer t */
+static void tn__conv_forward_part(void *args, int t, int nthr) {
+    tn__conv_fwd_args *a_ = (tn__conv_fwd_args *)args;
+    tn_tensor *y = a_->y, *x = a_->x, *w = a_->w, *buf = a_->buf, *ybuf = a_->ybuf;
+    const int64_t *g = a_->g, G = a_->G, R = a_->R, IB = a_->IB, LB = a_->LB;
+    const bool direct = a_->direct;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
-    const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
-    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), IB = tn__conv_block_images(K, g, es, 1, R, direct);
-    const int64_t LB = IB > 1 ? IB * L : R * g[9];   /* columns of a block */
-    if (tn__conv_smallk_ok(x, g, G)) return tn__conv_smallk_cpu(0, x, w, b, y, g);
-    if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
-    if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
-    tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
-    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
-    int failed = (!direct && !buf) || (IB > 1 && !ybuf);
-    const char *bp = b ? (const char *)tn_data_ptr(b) : NULL;
+    const char *bp = a_->b ? (const char *)tn_data_ptr(a_->b) : NULL;
     char *yp = (char *)tn_data_ptr(y);
-    if (!failed) {
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
+    {
+    {
         const int64_t n1 = tn__split_at(N, t + 1, nthr);
         for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB > 1; n += IB) {   /* several whole images per block */
             const int64_t ni = TN__MIN(IB, n1 - n), Lc = ni * L;
             const int64_t cb = buf->offset + t * K * LB, yb = ybuf->offset + t * O * LB;
             for (int64_t i = 0; i < ni; i++) {
                 tn_tensor img = tn__image_view(x, n + i), cols = tn__mat_view(buf, cb + i * L, K, L, Lc, 1);
-                if (be->im2col(0, &cols, &img, g)) TN__STORE_RELAXED(&failed, 1);
+                if (be->im2col(0, &cols, &img, g)) TN__STORE_RELAXED(&a_->failed, 1);
             }
             for (int64_t gi = 0; gi < G; gi++) {
                 tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1), B = tn__mat_view(buf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
                 tn_tensor Cm = tn__mat_view(ybuf, yb + gi * Og * Lc, Og, Lc, Lc, 1);
-                if (be->matmul(&Cm, &A, &B, 1, 0)) TN__STORE_RELAXED(&failed, 1);
+                if (be->matmul(&Cm, &A, &B, 1, 0)) TN__STORE_RELAXED(&a_->failed, 1);
             }
             for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++) {   /* [O, ni*L] -> y[n + i], + bias */
                 if (es == 4) {
@@ -14621,17 +15046,37 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
                 int64_t gb[10];
                 tn__conv_block_geom(g, y0, rows, gb);
                 tn_tensor cols = direct ? img : tn__mat_view(buf, buf->offset + t * K * LB, K, Lc, Lc, 1);
-                if (!direct && be->im2col(0, &cols, &img, gb)) { TN__STORE_RELAXED(&failed, 1); break; }
+                if (!direct && be->im2col(0, &cols, &img, gb)) { TN__STORE_RELAXED(&a_->failed, 1); break; }
                 for (int64_t gi = 0; gi < G; gi++) {
                     tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1);
                     tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
                                          : tn__mat_view(buf, cols.offset + gi * Kg * Lc, Kg, Lc, Lc, 1);
                     tn_tensor Cm = tn__mat_view(y, y->offset + n * O * L + gi * Og * L + y0 * g[9], Og, Lc, L, 1);
-                    if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&failed, 1);
+                    if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&a_->failed, 1);
                 }
             }
         }
     }
+    }
+}
+/* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
+static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
+    const bool direct = tn__conv_direct(x, g);
+    const size_t es = tn_dtype_size(x->dtype);
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), IB = tn__conv_block_images(K, g, es, 1, R, direct);
+    const int64_t LB = IB > 1 ? IB * L : R * g[9];   /* columns of a block */
+    if (tn__conv_smallk_ok(x, g, G)) return tn__conv_smallk_cpu(0, x, w, b, y, g);
+    if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
+    if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
+    tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
+    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
+    int failed = (!direct && !buf) || (IB > 1 && !ybuf);
+    if (!failed) {
+        tn__conv_fwd_args a = {y, x, w, b, g, G, buf, ybuf, direct, R, IB, LB, 0};
+        tn__parallel(nthr, tn__conv_forward_part, &a);
+        failed = a.failed;
     }
     tn_release(buf); tn_release(ybuf);
     return failed ? TN__FAIL_INT("conv2d: out of memory") : 0;
@@ -14640,6 +15085,66 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
 /* ======================================================================================= */
 /* src/nn/conv_ops.c: conv1d, conv2d, conv_transpose: forward, backward, the backend entry */
 /* ======================================================================================= */
+/* the arguments of a threaded im2col convolution backward */
+typedef struct { tn_tensor *gx, *gw, *gy, *x, *w; const int64_t *g; int64_t G; tn_tensor *cbuf, *gbuf, *ybuf, *wbuf; bool direct, wt; int64_t R, IB, LB; int failed; } tn__conv_bwd_args;
+/* chunk t of nthr: its share of the images, with buffers t (and weight-gradient sum t) */
+static void tn__conv_backward_part(void *args, int t, int nthr) {
+    tn__conv_bwd_args *a_ = (tn__conv_bwd_args *)args;
+    tn_tensor *gx = a_->gx, *gw = a_->gw, *gy = a_->gy, *x = a_->x, *w = a_->w, *cbuf = a_->cbuf, *gbuf = a_->gbuf, *ybuf = a_->ybuf, *wbuf = a_->wbuf;
+    const int64_t *g = a_->g, G = a_->G, R = a_->R, IB = a_->IB, LB = a_->LB;
+    const bool direct = a_->direct, wt = a_->wt;
+    const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);
+    const size_t es = tn_dtype_size(x->dtype);
+    const tn_backend *be = tn__backend(TN_CPU);
+        {
+            const int64_t n1 = tn__split_at(N, t + 1, nthr);
+            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
+                const int64_t ni = TN__MIN(IB, n1 - n);
+                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
+                /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
+                for (int64_t y0 = 0; y0 < g[8]; y0 += IB > 1 ? g[8] : R) {
+                    const int64_t rows = IB > 1 ? g[8] : TN__MIN(R, g[8] - y0), Lc = IB > 1 ? ni * L : rows * g[9];
+                    int64_t gb[10];
+                    tn__conv_block_geom(g, y0, rows, gb);
+                    const int64_t cb = cbuf ? cbuf->offset + t * K * LB : 0, gcb = gbuf ? gbuf->offset + t * K * LB : 0, yb = ybuf ? ybuf->offset + t * O * LB : 0;
+                    tn_tensor img = tn__image_view(x, n);
+                    /* gy of the block as an [O, Lc] matrix (row stride gys) at gyo */
+                    const tn_tensor *gys_t = IB > 1 ? ybuf : gy;
+                    const int64_t gys = IB > 1 ? Lc : L, gyo = IB > 1 ? yb : gy->offset + n * O * L + y0 * g[9];
+                    if (IB > 1) for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++)
+                        memcpy((char *)tn_data_ptr(ybuf) + (size_t)(t * O * LB + o * Lc + i * L) * es, (const char *)tn_data_ptr(gy) + (size_t)(((n + i) * O + o) * L) * es, (size_t)L * es);
+                    if (gw && !direct)
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor im = tn__image_view(x, n + i), cols = tn__mat_view(cbuf, cb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(0, &cols, &im, IB > 1 ? g : gb)) TN__STORE_RELAXED(&a_->failed, 1);
+                        }
+                    for (int64_t gi = 0; gi < G; gi++) {
+                        tn_tensor gyn = tn__mat_view(gys_t, gyo + gi * Og * gys, Og, Lc, gys, 1);
+                        if (gw) {   /* gw[g] += gy[g] @ cols[g]^T, or gw[g]^T += cols[g] @ gy[g]^T */
+                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * G + gi) * Og * Kg, wt ? Kg : Og, wt ? Og : Kg, wt ? Og : Kg, 1);
+                            tn_tensor cm = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
+                                                  : tn__mat_view(cbuf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            tn_tensor cmT = tn__mat_view(&cm, cm.offset, Lc, Kg, cm.strides[2], cm.strides[1]);
+                            tn_tensor gynT = tn__mat_view(&gyn, gyn.offset, Lc, Og, 1, gys);
+                            if (wt ? be->matmul(&Cm, &cm, &gynT, 1, 1) : be->matmul(&Cm, &gyn, &cmT, 1, 1)) TN__STORE_RELAXED(&a_->failed, 1);
+                        }
+                        if (gx) {   /* the columns' gradient w[g]^T @ gy[g] (1x1: the image's) */
+                            tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
+                            tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
+                                                  : tn__mat_view(gbuf, gcb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&a_->failed, 1);
+                        }
+                    }
+                    if (gx && !direct)   /* folded back onto the images */
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor gimg = tn__image_view(gx, n + i), gcols = tn__mat_view(gbuf, gcb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(1, &gcols, &gimg, IB > 1 ? g : gb)) TN__STORE_RELAXED(&a_->failed, 1);
+                        }
+                }
+            }
+        }
+}
 /* The gradients of tn__conv_forward_cpu for the inputs that need them (gx, gw new and
    contiguous, or NULL): per block of images or of rows, with a per-thread weight-gradient
    sum added up in thread order at the end (deterministic for a given thread count). The
@@ -14663,8 +15168,8 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
         gw = NULL;
     }
     if (!gx && !gw) return 0;
-    const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
-    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int nbuf = gx && gw ? 2 : 1;
@@ -14679,54 +15184,9 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     tn_tensor *wbuf = gw ? (nthr == 1 && !wt ? tn_retain(gw) : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, G, wt ? Kg : Og, wt ? Og : Kg))) : NULL;
     int failed = (gw && !wbuf) || (gw && !direct && !cbuf) || (gx && !direct && !gbuf) || (IB > 1 && !ybuf) || (wbuf && be->fill(wbuf, 0));
     if (!failed) {
-        TN__OMP_PARALLEL_FOR(nthr)
-        for (int t = 0; t < nthr; t++) {
-            const int64_t n1 = tn__split_at(N, t + 1, nthr);
-            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
-                const int64_t ni = TN__MIN(IB, n1 - n);
-                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
-                /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
-                for (int64_t y0 = 0; y0 < g[8]; y0 += IB > 1 ? g[8] : R) {
-                    const int64_t rows = IB > 1 ? g[8] : TN__MIN(R, g[8] - y0), Lc = IB > 1 ? ni * L : rows * g[9];
-                    int64_t gb[10];
-                    tn__conv_block_geom(g, y0, rows, gb);
-                    const int64_t cb = cbuf ? cbuf->offset + t * K * LB : 0, gcb = gbuf ? gbuf->offset + t * K * LB : 0, yb = ybuf ? ybuf->offset + t * O * LB : 0;
-                    tn_tensor img = tn__image_view(x, n);
-                    /* gy of the block as an [O, Lc] matrix (row stride gys) at gyo */
-                    const tn_tensor *gys_t = IB > 1 ? ybuf : gy;
-                    const int64_t gys = IB > 1 ? Lc : L, gyo = IB > 1 ? yb : gy->offset + n * O * L + y0 * g[9];
-                    if (IB > 1) for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++)
-                        memcpy((char *)tn_data_ptr(ybuf) + (size_t)(t * O * LB + o * Lc + i * L) * es, (const char *)tn_data_ptr(gy) + (size_t)(((n + i) * O + o) * L) * es, (size_t)L * es);
-                    if (gw && !direct)
-                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
-                            tn_tensor im = tn__image_view(x, n + i), cols = tn__mat_view(cbuf, cb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
-                            if (be->im2col(0, &cols, &im, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
-                        }
-                    for (int64_t gi = 0; gi < G; gi++) {
-                        tn_tensor gyn = tn__mat_view(gys_t, gyo + gi * Og * gys, Og, Lc, gys, 1);
-                        if (gw) {   /* gw[g] += gy[g] @ cols[g]^T, or gw[g]^T += cols[g] @ gy[g]^T */
-                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * G + gi) * Og * Kg, wt ? Kg : Og, wt ? Og : Kg, wt ? Og : Kg, 1);
-                            tn_tensor cm = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
-                                                  : tn__mat_view(cbuf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
-                            tn_tensor cmT = tn__mat_view(&cm, cm.offset, Lc, Kg, cm.strides[2], cm.strides[1]);
-                            tn_tensor gynT = tn__mat_view(&gyn, gyn.offset, Lc, Og, 1, gys);
-                            if (wt ? be->matmul(&Cm, &cm, &gynT, 1, 1) : be->matmul(&Cm, &gyn, &cmT, 1, 1)) TN__STORE_RELAXED(&failed, 1);
-                        }
-                        if (gx) {   /* the columns' gradient w[g]^T @ gy[g] (1x1: the image's) */
-                            tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
-                            tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
-                                                  : tn__mat_view(gbuf, gcb + gi * Kg * Lc, Kg, Lc, Lc, 1);
-                            if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&failed, 1);
-                        }
-                    }
-                    if (gx && !direct)   /* folded back onto the images */
-                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
-                            tn_tensor gimg = tn__image_view(gx, n + i), gcols = tn__mat_view(gbuf, gcb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
-                            if (be->im2col(1, &gcols, &gimg, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
-                        }
-                }
-            }
-        }
+        tn__conv_bwd_args a = {gx, gw, gy, x, w, g, G, cbuf, gbuf, ybuf, wbuf, direct, wt, R, IB, LB, 0};
+        tn__parallel(nthr, tn__conv_backward_part, &a);
+        failed = a.failed;
     }
     if (!failed && gw && (nthr > 1 || wt)) {   /* the threads' partial sums, in thread order */
         tn_tensor *sum = tn__reduce("conv2d", SUM, wbuf, TN_SHAPE(0), false);
@@ -15360,13 +15820,20 @@ static bool tn__pool22_has_avx512(void) {
    windows at (2y, 2z). Forward: x any strides (k22 needs unit column stride), y and codes
    [N*C, OH, OW] contiguous. Backward: gx from gy and codes, all contiguous. */
 /* TN__POOL_CODES_DEFINE(float, f32): the template in src/nn/pooling.c */
-static void tn__pool_codes_fwd_f32(float *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) {
-    const int64_t N = x->shape[0], C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW;
+/* the arguments of threaded max pooling with codes (forward or backward) */
+typedef struct { float *yb, *gxb; const float *gyb; uint8_t *cb; const tn_tensor *x; const int64_t *tab; int64_t H, W, OH, OW, dh, dw, KW; bool k22; } tn__pool_codes_args_f32;
+/* planes [p0, p1) of the forward */
+static void tn__pool_codes_fwd_part_f32(void *args, int64_t p0, int64_t p1) {
+    const tn__pool_codes_args_f32 *A = (const tn__pool_codes_args_f32 *)args;
+    const tn_tensor *x = A->x;
+    float *yb = A->yb;
+    uint8_t *cb = A->cb;
+    const int64_t *tab = A->tab, OH = A->OH, OW = A->OW, dh = A->dh, dw = A->dw, KW = A->KW;
+    const bool k22 = A->k22;
+    const int64_t C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW;
     const float *xb = (const float *)x->storage->data + x->offset;
     void (*row)(const float *, const float *, float *, uint8_t *, int64_t) = TN__POOL22_FWD_f32;
-    const int nthr = tn__par_threads(N * C * x->shape[2] * x->shape[3], N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) {
+    for (int64_t nc = p0; nc < p1; nc++) {
         const float *plane = xb + nc / C * xs[0] + nc % C * xs[1];
         float *yp = yb + nc * OH * OW;
         uint8_t *cp = cb + nc * OH * OW;
@@ -15380,12 +15847,21 @@ static void tn__pool_codes_fwd_f32(float *yb, uint8_t *cb, const tn_tensor *x, c
         }
     }
 }
-static void tn__pool_codes_bwd_f32(float *gxb, const float *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW,
-                                   int64_t dh, int64_t dw, int64_t KW, bool k22) {
+static void tn__pool_codes_fwd_f32(float *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) {
+    const int64_t NC = x->shape[0] * x->shape[1];
+    tn__pool_codes_args_f32 A = {yb, NULL, NULL, cb, x, tab, 0, 0, OH, OW, dh, dw, KW, k22};
+    tn__parallel_range(tn__par_threads(NC * x->shape[2] * x->shape[3], NC), NC, tn__pool_codes_fwd_part_f32, &A);
+}
+/* planes [p0, p1) of the backward */
+static void tn__pool_codes_bwd_part_f32(void *args, int64_t p0, int64_t p1) {
+    const tn__pool_codes_args_f32 *A = (const tn__pool_codes_args_f32 *)args;
+    float *gxb = A->gxb;
+    const float *gyb = A->gyb;
+    const uint8_t *cb = A->cb;
+    const int64_t *tab = A->tab, H = A->H, W = A->W, OH = A->OH, OW = A->OW, dh = A->dh, dw = A->dw, KW = A->KW;
+    const bool k22 = A->k22;
     void (*row)(const float *, const uint8_t *, float *, float *, int64_t) = TN__POOL22_BWD_f32;
-    const int nthr = tn__par_threads(NC * (H * W + OH * OW), NC);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < NC; nc++) {   /* planes in parallel; within one, in order */
+    for (int64_t nc = p0; nc < p1; nc++) {   /* planes in parallel; within one, in order */
         float *o = gxb + nc * H * W;
         const float *v = gyb + nc * OH * OW;
         const uint8_t *cp = cb + nc * OH * OW;
@@ -15405,14 +15881,26 @@ static void tn__pool_codes_bwd_f32(float *gxb, const float *gyb, const uint8_t *
             }
     }
 }
+static void tn__pool_codes_bwd_f32(float *gxb, const float *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW,
+                                   int64_t dh, int64_t dw, int64_t KW, bool k22) {
+    tn__pool_codes_args_f32 A = {NULL, gxb, gyb, (uint8_t *)cb, NULL, tab, H, W, OH, OW, dh, dw, KW, k22};
+    tn__parallel_range(tn__par_threads(NC * (H * W + OH * OW), NC), NC, tn__pool_codes_bwd_part_f32, &A);
+}
 /* TN__POOL_CODES_DEFINE(double, f64): the template in src/nn/pooling.c */
-static void tn__pool_codes_fwd_f64(double *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) {
-    const int64_t N = x->shape[0], C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW;
+/* the arguments of threaded max pooling with codes (forward or backward) */
+typedef struct { double *yb, *gxb; const double *gyb; uint8_t *cb; const tn_tensor *x; const int64_t *tab; int64_t H, W, OH, OW, dh, dw, KW; bool k22; } tn__pool_codes_args_f64;
+/* planes [p0, p1) of the forward */
+static void tn__pool_codes_fwd_part_f64(void *args, int64_t p0, int64_t p1) {
+    const tn__pool_codes_args_f64 *A = (const tn__pool_codes_args_f64 *)args;
+    const tn_tensor *x = A->x;
+    double *yb = A->yb;
+    uint8_t *cb = A->cb;
+    const int64_t *tab = A->tab, OH = A->OH, OW = A->OW, dh = A->dh, dw = A->dw, KW = A->KW;
+    const bool k22 = A->k22;
+    const int64_t C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW;
     const double *xb = (const double *)x->storage->data + x->offset;
     void (*row)(const double *, const double *, double *, uint8_t *, int64_t) = TN__POOL22_FWD_f64;
-    const int nthr = tn__par_threads(N * C * x->shape[2] * x->shape[3], N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) {
+    for (int64_t nc = p0; nc < p1; nc++) {
         const double *plane = xb + nc / C * xs[0] + nc % C * xs[1];
         double *yp = yb + nc * OH * OW;
         uint8_t *cp = cb + nc * OH * OW;
@@ -15426,12 +15914,21 @@ static void tn__pool_codes_fwd_f64(double *yb, uint8_t *cb, const tn_tensor *x, 
         }
     }
 }
-static void tn__pool_codes_bwd_f64(double *gxb, const double *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW,
-                                   int64_t dh, int64_t dw, int64_t KW, bool k22) {
+static void tn__pool_codes_fwd_f64(double *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) {
+    const int64_t NC = x->shape[0] * x->shape[1];
+    tn__pool_codes_args_f64 A = {yb, NULL, NULL, cb, x, tab, 0, 0, OH, OW, dh, dw, KW, k22};
+    tn__parallel_range(tn__par_threads(NC * x->shape[2] * x->shape[3], NC), NC, tn__pool_codes_fwd_part_f64, &A);
+}
+/* planes [p0, p1) of the backward */
+static void tn__pool_codes_bwd_part_f64(void *args, int64_t p0, int64_t p1) {
+    const tn__pool_codes_args_f64 *A = (const tn__pool_codes_args_f64 *)args;
+    double *gxb = A->gxb;
+    const double *gyb = A->gyb;
+    const uint8_t *cb = A->cb;
+    const int64_t *tab = A->tab, H = A->H, W = A->W, OH = A->OH, OW = A->OW, dh = A->dh, dw = A->dw, KW = A->KW;
+    const bool k22 = A->k22;
     void (*row)(const double *, const uint8_t *, double *, double *, int64_t) = TN__POOL22_BWD_f64;
-    const int nthr = tn__par_threads(NC * (H * W + OH * OW), NC);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < NC; nc++) {   /* planes in parallel; within one, in order */
+    for (int64_t nc = p0; nc < p1; nc++) {   /* planes in parallel; within one, in order */
         double *o = gxb + nc * H * W;
         const double *v = gyb + nc * OH * OW;
         const uint8_t *cp = cb + nc * OH * OW;
@@ -15450,6 +15947,11 @@ static void tn__pool_codes_bwd_f64(double *gxb, const double *gyb, const uint8_t
                 o[(tab[y] + k / KW * dh) * W + tab[2 * OH + z] + k % KW * dw] += v[y * OW + z];
             }
     }
+}
+static void tn__pool_codes_bwd_f64(double *gxb, const double *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW,
+                                   int64_t dh, int64_t dw, int64_t KW, bool k22) {
+    tn__pool_codes_args_f64 A = {NULL, gxb, gyb, (uint8_t *)cb, NULL, tab, H, W, OH, OW, dh, dw, KW, k22};
+    tn__parallel_range(tn__par_threads(NC * (H * W + OH * OW), NC), NC, tn__pool_codes_bwd_part_f64, &A);
 }
 #undef TN__POOL22_FWD_f32
 #undef TN__POOL22_BWD_f32
@@ -16289,13 +16791,19 @@ static void tn__bn_dot_f32(const float *xp, const float *gp, int64_t L, double m
     for (int j = 0; j < 8; j++) { gacc[j] = g8[j]; xacc[j] = x8[j]; }
     for (; l < L; l++) { gacc[l & 7] += gp[l]; xacc[l & 7] += gp[l] * (xp[l] - m); }
 }
-static void tn__bn_fwd_f32(const float *x, float *y, const float *w, const float *b, double *mean, double *invstd, double *var, int64_t N, int64_t C,
-                          int64_t L, bool stats, double eps) {
-    const int nthr = tn__par_threads(N * C * L, C);
+/* the arguments of a threaded batch norm (forward or backward) */
+typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb; double *mean, *invstd, *var; int64_t N, C, L; bool flag; double eps; } tn__bn_args_f32;
+/* channels [cb, ce) of the forward (flag: compute the statistics) */
+static void tn__bn_fwd_part_f32(void *args, int64_t cb, int64_t ce) {
+    const tn__bn_args_f32 *A = (const tn__bn_args_f32 *)args;
+    const float *x = A->x, *w = A->w, *b = A->b;
+    float *y = A->y;
+    double *mean = A->mean, *invstd = A->invstd, *var = A->var, eps = A->eps;
+    const int64_t N = A->N, C = A->C, L = A->L;
+    const bool stats = A->flag;
     const double M = (double)(N * L);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
+    {
+        for (int64_t c0 = cb, c1 = ce; c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -16329,14 +16837,24 @@ static void tn__bn_fwd_f32(const float *x, float *y, const float *w, const float
                     for (int64_t l = 0; l < L; l++) yp[l] = shift + xp[l] * scale;
                 }
         }
+    }
 }
-static void tn__bn_bwd_f32(const float *x, const float *gy, const float *w, const double *mean, const double *invstd, float *gx, float *gw, float *gb,
-                          int64_t N, int64_t C, int64_t L, bool training) {
-    const int nthr = tn__par_threads(N * C * L, C);
+static void tn__bn_fwd_f32(const float *x, float *y, const float *w, const float *b, double *mean, double *invstd, double *var, int64_t N, int64_t C,
+                          int64_t L, bool stats, double eps) {
+    tn__bn_args_f32 A = {x, NULL, w, b, y, NULL, NULL, NULL, mean, invstd, var, N, C, L, stats, eps};
+    tn__parallel_range(tn__par_threads(N * C * L, C), C, tn__bn_fwd_part_f32, &A);
+}
+/* channels [cb, ce) of the backward (flag: training) */
+static void tn__bn_bwd_part_f32(void *args, int64_t cb, int64_t ce) {
+    const tn__bn_args_f32 *A = (const tn__bn_args_f32 *)args;
+    const float *x = A->x, *gy = A->gy, *w = A->w;
+    float *gx = A->gx, *gw = A->gw, *gb = A->gb;
+    const double *mean = A->mean, *invstd = A->invstd;
+    const int64_t N = A->N, C = A->C, L = A->L;
+    const bool training = A->flag;
     const double M = (double)(N * L);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
+    {
+        for (int64_t c0 = cb, c1 = ce; c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -16365,6 +16883,12 @@ static void tn__bn_bwd_f32(const float *x, const float *gy, const float *w, cons
                     for (int64_t l = 0; l < L; l++) op[l] = (float)(kc * ((double)gp[l] - ac - ((double)xp[l] - m) * bc));
                 }
         }
+    }
+}
+static void tn__bn_bwd_f32(const float *x, const float *gy, const float *w, const double *mean, const double *invstd, float *gx, float *gw, float *gb,
+                          int64_t N, int64_t C, int64_t L, bool training) {
+    tn__bn_args_f32 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)mean, (double *)invstd, NULL, N, C, L, training, 0};
+    tn__parallel_range(tn__par_threads(N * C * L, C), C, tn__bn_bwd_part_f32, &A);
 }
 static void tn__bn_run_f32(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, double *ms, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                           tn_tensor *gb, double eps) {
@@ -16399,13 +16923,19 @@ static void tn__bn_dot_f64(const double *xp, const double *gp, int64_t L, double
     for (int j = 0; j < 8; j++) { gacc[j] = g8[j]; xacc[j] = x8[j]; }
     for (; l < L; l++) { gacc[l & 7] += gp[l]; xacc[l & 7] += gp[l] * (xp[l] - m); }
 }
-static void tn__bn_fwd_f64(const double *x, double *y, const double *w, const double *b, double *mean, double *invstd, double *var, int64_t N, int64_t C,
-                          int64_t L, bool stats, double eps) {
-    const int nthr = tn__par_threads(N * C * L, C);
+/* the arguments of a threaded batch norm (forward or backward) */
+typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb; double *mean, *invstd, *var; int64_t N, C, L; bool flag; double eps; } tn__bn_args_f64;
+/* channels [cb, ce) of the forward (flag: compute the statistics) */
+static void tn__bn_fwd_part_f64(void *args, int64_t cb, int64_t ce) {
+    const tn__bn_args_f64 *A = (const tn__bn_args_f64 *)args;
+    const double *x = A->x, *w = A->w, *b = A->b;
+    double *y = A->y;
+    double *mean = A->mean, *invstd = A->invstd, *var = A->var, eps = A->eps;
+    const int64_t N = A->N, C = A->C, L = A->L;
+    const bool stats = A->flag;
     const double M = (double)(N * L);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
+    {
+        for (int64_t c0 = cb, c1 = ce; c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -16439,14 +16969,24 @@ static void tn__bn_fwd_f64(const double *x, double *y, const double *w, const do
                     for (int64_t l = 0; l < L; l++) yp[l] = shift + xp[l] * scale;
                 }
         }
+    }
 }
-static void tn__bn_bwd_f64(const double *x, const double *gy, const double *w, const double *mean, const double *invstd, double *gx, double *gw, double *gb,
-                          int64_t N, int64_t C, int64_t L, bool training) {
-    const int nthr = tn__par_threads(N * C * L, C);
+static void tn__bn_fwd_f64(const double *x, double *y, const double *w, const double *b, double *mean, double *invstd, double *var, int64_t N, int64_t C,
+                          int64_t L, bool stats, double eps) {
+    tn__bn_args_f64 A = {x, NULL, w, b, y, NULL, NULL, NULL, mean, invstd, var, N, C, L, stats, eps};
+    tn__parallel_range(tn__par_threads(N * C * L, C), C, tn__bn_fwd_part_f64, &A);
+}
+/* channels [cb, ce) of the backward (flag: training) */
+static void tn__bn_bwd_part_f64(void *args, int64_t cb, int64_t ce) {
+    const tn__bn_args_f64 *A = (const tn__bn_args_f64 *)args;
+    const double *x = A->x, *gy = A->gy, *w = A->w;
+    double *gx = A->gx, *gw = A->gw, *gb = A->gb;
+    const double *mean = A->mean, *invstd = A->invstd;
+    const int64_t N = A->N, C = A->C, L = A->L;
+    const bool training = A->flag;
     const double M = (double)(N * L);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
+    {
+        for (int64_t c0 = cb, c1 = ce; c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -16475,6 +17015,12 @@ static void tn__bn_bwd_f64(const double *x, const double *gy, const double *w, c
                     for (int64_t l = 0; l < L; l++) op[l] = (double)(kc * ((double)gp[l] - ac - ((double)xp[l] - m) * bc));
                 }
         }
+    }
+}
+static void tn__bn_bwd_f64(const double *x, const double *gy, const double *w, const double *mean, const double *invstd, double *gx, double *gw, double *gb,
+                          int64_t N, int64_t C, int64_t L, bool training) {
+    tn__bn_args_f64 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)mean, (double *)invstd, NULL, N, C, L, training, 0};
+    tn__parallel_range(tn__par_threads(N * C * L, C), C, tn__bn_bwd_part_f64, &A);
 }
 static void tn__bn_run_f64(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, double *ms, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                           tn_tensor *gb, double eps) {
@@ -16493,11 +17039,18 @@ static void tn__bn_run_f64(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, d
    weight and bias gradients are column sums, taken by threads over column blocks with
    rows in order, so the bits do not depend on the number of threads. */
 /* TN__LN_KERNELS(float, f32): the template in src/nn/norm.c */
-static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
-    const int nthr = tn__par_threads(M * D, M);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32;
+/* rows [rb, re) of the forward */
+static void tn__ln_fwd_part_f32(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
+    const float *x = A->x, *w = A->w, *b = A->b;
+    float *y = A->y;
+    double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const double eps = A->eps;
+    {
+        for (int64_t r = rb; r < re; r++) {
             const float *xp = x + r * D; float *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_f32(xp, D, a8);
@@ -16511,13 +17064,21 @@ static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float
             if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
             else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
         }
+    }
 }
-static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
-    if (gx) {
-        const int nthr = tn__par_threads(M * D, M);
-        TN__OMP_PARALLEL_FOR(nthr)
-        for (int t = 0; t < nthr; t++)
-            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
+static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32, &A);
+}
+/* rows [rb, re) of the input gradient */
+static void tn__ln_gx_part_f32(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
+    const float *x = A->x, *gy = A->gy, *w = A->w;
+    float *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    {
+            for (int64_t r = rb; r < re; r++) {
                 const float *xp = x + r * D, *gp = gy + r * D; float *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -16532,11 +17093,16 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
                 for (l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
             }
     }
-    if (!gw && !gb) return;
-    const int nthr = tn__par_threads(M * D, (D + 63) / 64);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
+}
+/* columns [d0, d1) of the weight and bias gradients (rows in order) */
+static void tn__ln_gw_part_f32(void *args, int64_t d0, int64_t d1) {
+    const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
+    const float *x = A->x, *gy = A->gy;
+    float *gw = A->gw, *gb = A->gb;
+    const double *st = A->st;
+    double *colacc = A->colacc;
+    const int64_t M = A->M, D = A->D;
+    {
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -16547,12 +17113,25 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
         for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (float)aw[d]; if (gb) gb[d0 + d] = (float)ab[d]; }
     }
 }
+static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_f32 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
+    if (gx) tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_gx_part_f32, &A);
+    /* column blocks of 64 at least: no shared cache lines */
+    if (gw || gb) tn__parallel_range(tn__par_threads(M * D, (D + 63) / 64), D, tn__ln_gw_part_f32, &A);
+}
 /* TN__LN_KERNELS(double, f64): the template in src/nn/norm.c */
-static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
-    const int nthr = tn__par_threads(M * D, M);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64;
+/* rows [rb, re) of the forward */
+static void tn__ln_fwd_part_f64(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
+    const double *x = A->x, *w = A->w, *b = A->b;
+    double *y = A->y;
+    double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const double eps = A->eps;
+    {
+        for (int64_t r = rb; r < re; r++) {
             const double *xp = x + r * D; double *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_f64(xp, D, a8);
@@ -16566,13 +17145,21 @@ static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const do
             if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
             else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
         }
+    }
 }
-static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
-    if (gx) {
-        const int nthr = tn__par_threads(M * D, M);
-        TN__OMP_PARALLEL_FOR(nthr)
-        for (int t = 0; t < nthr; t++)
-            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
+static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f64, &A);
+}
+/* rows [rb, re) of the input gradient */
+static void tn__ln_gx_part_f64(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
+    const double *x = A->x, *gy = A->gy, *w = A->w;
+    double *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    {
+            for (int64_t r = rb; r < re; r++) {
                 const double *xp = x + r * D, *gp = gy + r * D; double *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -16587,11 +17174,16 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
                 for (l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
             }
     }
-    if (!gw && !gb) return;
-    const int nthr = tn__par_threads(M * D, (D + 63) / 64);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
+}
+/* columns [d0, d1) of the weight and bias gradients (rows in order) */
+static void tn__ln_gw_part_f64(void *args, int64_t d0, int64_t d1) {
+    const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
+    const double *x = A->x, *gy = A->gy;
+    double *gw = A->gw, *gb = A->gb;
+    const double *st = A->st;
+    double *colacc = A->colacc;
+    const int64_t M = A->M, D = A->D;
+    {
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -16601,6 +17193,12 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
         }
         for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (double)aw[d]; if (gb) gb[d0 + d] = (double)ab[d]; }
     }
+}
+static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_f64 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
+    if (gx) tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_gx_part_f64, &A);
+    /* column blocks of 64 at least: no shared cache lines */
+    if (gw || gb) tn__parallel_range(tn__par_threads(M * D, (D + 63) / 64), D, tn__ln_gw_part_f64, &A);
 }
 /* The backend entry (tn_backend.layer_norm) over CPU memory. */
 static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
@@ -16626,11 +17224,17 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
 /* Cross-entropy rows on the CPU: threads take rows; the max, then the sum of exponentials
    in double, lse = max + log(sum); the backward's softmax from the saved lse. */
 /* TN__CE_KERNELS(float, f32, expf): the template in src/nn/norm.c */
-static void tn__ce_rows_f32(int mode, const float *x, const int64_t *t, const float *wr, double *lse, float *out, float *gx, int64_t N, int64_t C) {
-    const int nthr = tn__par_threads(N * C, N);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int th = 0; th < nthr; th++)
-        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
+typedef struct { int mode; const float *x; const int64_t *t; const float *wr; double *lse; float *out, *gx; int64_t N, C; } tn__ce_args_f32;
+/* rows [ib, ie) */
+static void tn__ce_part_f32(void *args, int64_t ib, int64_t ie) {
+    const tn__ce_args_f32 *A = (const tn__ce_args_f32 *)args;
+    const int mode = A->mode;
+    const float *x = A->x, *wr = A->wr;
+    const int64_t *t = A->t, C = A->C;
+    double *lse = A->lse;
+    float *out = A->out, *gx = A->gx;
+    {
+        for (int64_t i = ib; i < ie; i++) {
             const float *xp = x + i * C;
             if (mode == 0) {
                 float m = xp[0];
@@ -16646,13 +17250,24 @@ static void tn__ce_rows_f32(int mode, const float *x, const int64_t *t, const fl
                 op[t[i]] = (float)(g * (exp((double)xp[t[i]] - l) - 1));
             }
         }
+    }
+}
+static void tn__ce_rows_f32(int mode, const float *x, const int64_t *t, const float *wr, double *lse, float *out, float *gx, int64_t N, int64_t C) {
+    tn__ce_args_f32 A = {mode, x, t, wr, lse, out, gx, N, C};
+    tn__parallel_range(tn__par_threads(N * C, N), N, tn__ce_part_f32, &A);
 }
 /* TN__CE_KERNELS(double, f64, exp): the template in src/nn/norm.c */
-static void tn__ce_rows_f64(int mode, const double *x, const int64_t *t, const double *wr, double *lse, double *out, double *gx, int64_t N, int64_t C) {
-    const int nthr = tn__par_threads(N * C, N);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int th = 0; th < nthr; th++)
-        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
+typedef struct { int mode; const double *x; const int64_t *t; const double *wr; double *lse; double *out, *gx; int64_t N, C; } tn__ce_args_f64;
+/* rows [ib, ie) */
+static void tn__ce_part_f64(void *args, int64_t ib, int64_t ie) {
+    const tn__ce_args_f64 *A = (const tn__ce_args_f64 *)args;
+    const int mode = A->mode;
+    const double *x = A->x, *wr = A->wr;
+    const int64_t *t = A->t, C = A->C;
+    double *lse = A->lse;
+    double *out = A->out, *gx = A->gx;
+    {
+        for (int64_t i = ib; i < ie; i++) {
             const double *xp = x + i * C;
             if (mode == 0) {
                 double m = xp[0];
@@ -16668,6 +17283,11 @@ static void tn__ce_rows_f64(int mode, const double *x, const int64_t *t, const d
                 op[t[i]] = (double)(g * (exp((double)xp[t[i]] - l) - 1));
             }
         }
+    }
+}
+static void tn__ce_rows_f64(int mode, const double *x, const int64_t *t, const double *wr, double *lse, double *out, double *gx, int64_t N, int64_t C) {
+    tn__ce_args_f64 A = {mode, x, t, wr, lse, out, gx, N, C};
+    tn__parallel_range(tn__par_threads(N * C, N), N, tn__ce_part_f64, &A);
 }
 /* The backend entry (tn_backend.cross_entropy) over CPU memory. */
 static int tn__cpu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
@@ -17150,6 +17770,15 @@ __attribute__((target("avx2"))) static void tn__drop_mask_avx2(float *of, double
     }
 }
 #endif
+/* the arguments of a threaded Philox mask: the loop for this CPU, its outputs and counters */
+typedef struct {
+    void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double);
+    float *of; double *od; uint64_t seed, off, thr; double scale;
+} tn__drop_args;
+static void tn__drop_part(void *args, int64_t lo, int64_t hi) {
+    const tn__drop_args *a = (const tn__drop_args *)args;
+    a->fn(a->of, a->od, lo, hi, a->seed, a->off, a->thr, a->scale);
+}
 static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype, double p) {
     tn_tensor *m = tn__new(dtype, TN_CPU, shape, nd);
     if (!m) return NULL;
@@ -17179,9 +17808,8 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     if (__builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
     else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
-    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
+    tn__drop_args a = {fn, of, od, seed, off, thr, 1 / (1 - p)};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(n, 16), n), n, tn__drop_part, &a);   /* a draw costs about 16 simple ops */
     return tn__own(m);
 }
 /* channels: 0 elementwise, 2 dropout2d's channels (3-d [N, C, L] or 4-d input), 3 dropout3d's
@@ -17217,6 +17845,68 @@ TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN
 /* src/nn/embedding.c: embedding, one_hot, scaled dot-product attention    */
 /* ======================================================================= */
 /* ---- embedding, one_hot ---- */
+/* The weight gradient of an embedding on the CPU: gw [V, D] (new) from gy rows [n, D] and
+   their indices (int64, checked by the forward), the padding row (pad >= 0) left zero. A
+   segmented sum instead of a scatter-add per row: the positions sorted by index (a counting
+   sort, stable), then each row of gw written once, its hits added in position order (the
+   order of a serial index_add, as PyTorch's CPU embedding_backward: the same bits), rows
+   split among threads with nothing shared. */
+typedef struct { const int64_t *start, *order; const void *gy; void *gw; int64_t D, pad; bool f64; } tn__emb_bw_args;
+static void tn__emb_bw_rows(void *args, int64_t r0, int64_t r1) {
+    const tn__emb_bw_args *a = (const tn__emb_bw_args *)args;
+    const int64_t D = a->D;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t b = a->start[r], e = r == a->pad ? b : a->start[r + 1];
+        if (a->f64) {
+            double *o = (double *)a->gw + r * D;
+            const double *g = (const double *)a->gy;
+            memset(o, 0, (size_t)D * sizeof *o);
+            for (int64_t k = b; k < e; k++) { const double *gr = g + a->order[k] * D; for (int64_t d = 0; d < D; d++) o[d] += gr[d]; }
+        } else {
+            float *o = (float *)a->gw + r * D;
+            const float *g = (const float *)a->gy;
+            memset(o, 0, (size_t)D * sizeof *o);
+            for (int64_t k = b; k < e; k++) { const float *gr = g + a->order[k] * D; for (int64_t d = 0; d < D; d++) o[d] += gr[d]; }
+        }
+    }
+}
+static tn_tensor *tn__embedding_grad_cpu(tn_tensor *gy, tn_tensor *idx, int64_t V, int64_t pad) {
+    const int64_t n = tn_numel(idx), D = gy->shape[1];
+    tn_tensor *gw = tn__own(tn__new(gy->dtype, TN_CPU, TN_SHAPE(V, D)));
+    int64_t *start = (int64_t *)tn__malloc_n("embedding backward", tn__add_sat(V, 1), sizeof(int64_t));
+    int64_t *order = (int64_t *)tn__malloc_n("embedding backward", n > 0 ? n : 1, sizeof(int64_t));
+    if (!gw || !start || !order) { TN_FREE(start); TN_FREE(order); return NULL; }
+    const int64_t *ix = (const int64_t *)tn_data_ptr(idx);
+    memset(start, 0, (size_t)(V + 1) * sizeof *start);
+    for (int64_t i = 0; i < n; i++) start[ix[i] + 1]++;
+    for (int64_t r = 0; r < V; r++) start[r + 1] += start[r];
+    for (int64_t i = 0; i < n; i++) order[start[ix[i]]++] = i;   /* stable: positions ascending per index */
+    for (int64_t r = V; r > 0; r--) start[r] = start[r - 1];      /* start[r] moved to the end of row r: back */
+    start[0] = 0;
+    tn__emb_bw_args a = {start, order, tn_data_ptr(gy), tn_data_ptr(gw), D, pad, gy->dtype == TN_F64};
+    tn__parallel_range(tn__par_threads(tn__add_sat(tn__mul_sat(n, D), tn__mul_sat(V, D)), V), V, tn__emb_bw_rows, &a);
+    TN_FREE(start);
+    TN_FREE(order);
+    return gw;
+}
+/* EmbeddingBackward0: saved the flat int64 indices; i[0] V, i[1] the padding row (-1: none). */
+static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)user; (void)nin;
+    tn_tensor *idx = tn_ctx_saved(n, 0);
+    const int64_t V = n->i[0], pad = n->i[1], D = gy->shape[gy->ndim - 1];
+    if (!idx) return -1;
+    tn_tensor *g2 = tn_reshape(gy, TN_SHAPE(-1, D));
+    if (tn__grad_disabled && gy->device == TN_CPU && (gy->dtype == TN_F32 || gy->dtype == TN_F64)) {   /* plain: the segmented sum */
+        tn_tensor *gc = tn_contiguous(g2);
+        return !gc || !(gin[0] = tn__embedding_grad_cpu(gc, idx, V, pad)) ? -1 : 0;
+    }
+    /* recording (create_graph) or elsewhere: an accumulating index_put, differentiable in gy */
+    if (pad >= 0) g2 = tn_where(tn_unsqueeze(tn_ne_scalar(idx, (double)pad), 1), g2, tn_zeros_like(g2));
+    tn_tensor *ix[1] = {idx};
+    gin[0] = tn_index_put(tn_zeros(TN_SHAPE(V, D), gy->dtype), ix, 1, g2, true);
+    if (gin[0] && gy->device != TN_CPU) gin[0] = tn_to(gin[0], gy->device);
+    return gin[0] ? 0 : -1;
+}
 static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
     const char *fn = "tn_embedding";
     TN__CHECK_NULL(idx); TN__CHECK_NULL(w);
@@ -17229,15 +17919,24 @@ static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, 
     if (pad < 0) pad += V;
     tn_scope_begin();
     tn_tensor *flat = tn_reshape(idx, TN_SHAPE(-1));
+    tn_no_grad_begin();   /* the rows without history: the node below is the op's */
     tn_tensor *rows = tn_index_select(w, 0, flat);
-    if (padded && w->requires_grad) { /* the padding row gets no gradient */
-        tn_tensor *keep = tn_unsqueeze(tn_ne_scalar(flat, (double)pad), 1);
-        rows = tn_where(keep, rows, tn_index_select(tn_detach(w), 0, flat));
-    }
+    tn_no_grad_end();
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, idx->shape, (size_t)idx->ndim * sizeof(int64_t));
     shape[idx->ndim] = D;
-    return tn__scope_return(tn__grad_name(tn_reshape(rows, shape, idx->ndim + 1), "EmbeddingBackward0"));
+    tn_tensor *y = rows ? tn_reshape(rows, shape, idx->ndim + 1) : NULL;
+    if (y && w->requires_grad && !tn__grad_disabled) {
+        tn_tensor *ix64 = tn_contiguous(tn_to_dtype(tn_to(flat, TN_CPU), TN_I64));
+        tn_node *nd = ix64 ? tn__fn_node("EmbeddingBackward0", tn__embedding_bw, &w, 1) : NULL;
+        if (!nd) { tn_scope_end(); return NULL; }
+        nd->i[0] = V;
+        nd->i[1] = padded ? pad : -1;
+        nd->ni = 2;
+        tn__node_save(nd, ix64);
+        y = tn__node_attach(nd, y);
+    }
+    return tn__scope_return(y);
 }
 TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight) { return TN__AS("tn_embedding", tn__embedding_impl(indices, weight, false, 0)); }
 TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx) {
@@ -23616,65 +24315,112 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
    vectorises (the same operations in the same order per element: the same bits as the
    general loop); the common rules get such a copy, the rest the general loop. A, B, E: the
    state pointers of element i (&d: a scratch value for a slot the rule does not touch). */
-#define TN__OPTIM_LOOP(T, S, KIND, F, A, B, E) do { \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int t = 0; t < nthr; t++) { \
-        T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
-        memcpy(cl, c, sizeof cl); \
-        for (int64_t i = tn__split_at(n, t, nthr), hi = tn__split_at(n, t + 1, nthr); i < hi; i++) { \
-            T d = 0; \
-            p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
-        } \
+/* the arguments of a threaded step: the rule's constants, the buffers */
+#define TN__OPTIM_ARGS(T, S) typedef struct { const tn__optk *k; const T *c; T *p; const T *g; T *s0, *s1, *s2; } tn__optim_args_##S;
+#define TN__OPTIM_LOOP(T, S, NAME, KIND, F, A, B, E) \
+static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
+    const tn__optim_args_##S *a_ = (const tn__optim_args_##S *)args; \
+    T *p = a_->p, *s0 = a_->s0, *s1 = a_->s1; \
+    const T *g = a_->g; \
+    T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
+    memcpy(cl, a_->c, sizeof cl); \
+    (void)s0; (void)s1; \
+    for (int64_t i = lo; i < hi; i++) { \
+        T d = 0; \
+        p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
     } \
-} while (0)
+}
+#define TN__OPTIM_WD TN_OPTF_WEIGHT_DECAY
+#define TN__OPTIM_DEC TN_OPTF_DECOUPLED
+#define TN__OPTIM_MOM TN_OPTF_MOMENTUM
 
 /* TN__OPTIM_KERNEL(float, f32): the template in src/optim/optim.c */
+TN__OPTIM_ARGS(float, f32)
+TN__OPTIM_LOOP(float, f32, adam, TN__ADAM, 0, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(float, f32, adam_wd, TN__ADAM, TN__OPTIM_WD, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(float, f32, adam_wd_dec, TN__ADAM, TN__OPTIM_WD | TN__OPTIM_DEC, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(float, f32, adam_dec, TN__ADAM, TN__OPTIM_DEC, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(float, f32, sgd, TN__SGD, 0, &d, &d, &d)
+TN__OPTIM_LOOP(float, f32, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
+TN__OPTIM_LOOP(float, f32, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
+TN__OPTIM_LOOP(float, f32, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
+/* the general loop: any rule and flags */
+static void tn__optim_part_f32_any(void *args, int64_t lo, int64_t hi) {
+    const tn__optim_args_f32 *a = (const tn__optim_args_f32 *)args;
+    float *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2;
+    const float *g = a->g, *c = a->c;
+    const int kind = a->k->kind, f = a->k->flags;
+    for (int64_t i = lo; i < hi; i++) {
+        float d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
+        p[i] = tn_optim_apply_f32(kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
+    }
+}
+/* The loop for k's rule and flags: a specialised copy when there is one. */
+static void (*tn__optim_part_for_f32(const tn__optk *k, const float *s0, const float *s1))(void *, int64_t, int64_t) {
+    const int f = k->flags, WD = TN__OPTIM_WD, DEC = TN__OPTIM_DEC, MOM = TN__OPTIM_MOM;
+    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
+        if (f == 0) return tn__optim_part_f32_adam;
+        if (f == WD) return tn__optim_part_f32_adam_wd;
+        if (f == (WD | DEC)) return tn__optim_part_f32_adam_wd_dec;
+        if (f == DEC) return tn__optim_part_f32_adam_dec;
+    } else if (k->kind == TN__SGD) {
+        if (f == 0) return tn__optim_part_f32_sgd;
+        if (f == WD) return tn__optim_part_f32_sgd_wd;
+        if (s0 && f == MOM) return tn__optim_part_f32_sgd_mom;
+        if (s0 && f == (MOM | WD)) return tn__optim_part_f32_sgd_mom_wd;
+    }
+    return tn__optim_part_f32_any;
+}
 static void tn__optim_kernel_f32(const tn__optk *k, int64_t n, float *p, const float *g, float *s0, float *s1, float *s2) {
     float c[12];
     for (int j = 0; j < 12; j++) c[j] = (float)k->c[j];
-    const int f = k->flags;
-    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
-    const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
-    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
-        if (f == 0) { TN__OPTIM_LOOP(float, f32, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }
-        if (f == WD) { TN__OPTIM_LOOP(float, f32, TN__ADAM, WD, s0 + i, s1 + i, &d); return; }
-        if (f == (WD | DEC)) { TN__OPTIM_LOOP(float, f32, TN__ADAM, WD | DEC, s0 + i, s1 + i, &d); return; }
-        if (f == DEC) { TN__OPTIM_LOOP(float, f32, TN__ADAM, DEC, s0 + i, s1 + i, &d); return; }
-    } else if (k->kind == TN__SGD) {
-        if (f == 0) { TN__OPTIM_LOOP(float, f32, TN__SGD, 0, &d, &d, &d); return; }
-        if (f == WD) { TN__OPTIM_LOOP(float, f32, TN__SGD, WD, &d, &d, &d); return; }
-        if (s0 && f == MOM) { TN__OPTIM_LOOP(float, f32, TN__SGD, MOM, s0 + i, &d, &d); return; }
-        if (s0 && f == (MOM | WD)) { TN__OPTIM_LOOP(float, f32, TN__SGD, MOM | WD, s0 + i, &d, &d); return; }
-    }
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t i = 0; i < n; i++) {
-        float d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
-        p[i] = tn_optim_apply_f32(k->kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
-    }
+    tn__optim_args_f32 a = {k, c, p, g, s0, s1, s2};
+    /* elementwise: the same result for any thread count */
+    tn__parallel_range(tn__par_threads(tn__mul_sat(n, 8), n), n, tn__optim_part_for_f32(k, s0, s1), &a);
 }
 /* TN__OPTIM_KERNEL(double, f64): the template in src/optim/optim.c */
+TN__OPTIM_ARGS(double, f64)
+TN__OPTIM_LOOP(double, f64, adam, TN__ADAM, 0, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(double, f64, adam_wd, TN__ADAM, TN__OPTIM_WD, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(double, f64, adam_wd_dec, TN__ADAM, TN__OPTIM_WD | TN__OPTIM_DEC, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(double, f64, adam_dec, TN__ADAM, TN__OPTIM_DEC, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(double, f64, sgd, TN__SGD, 0, &d, &d, &d)
+TN__OPTIM_LOOP(double, f64, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
+TN__OPTIM_LOOP(double, f64, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
+TN__OPTIM_LOOP(double, f64, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
+/* the general loop: any rule and flags */
+static void tn__optim_part_f64_any(void *args, int64_t lo, int64_t hi) {
+    const tn__optim_args_f64 *a = (const tn__optim_args_f64 *)args;
+    double *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2;
+    const double *g = a->g, *c = a->c;
+    const int kind = a->k->kind, f = a->k->flags;
+    for (int64_t i = lo; i < hi; i++) {
+        double d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
+        p[i] = tn_optim_apply_f64(kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
+    }
+}
+/* The loop for k's rule and flags: a specialised copy when there is one. */
+static void (*tn__optim_part_for_f64(const tn__optk *k, const double *s0, const double *s1))(void *, int64_t, int64_t) {
+    const int f = k->flags, WD = TN__OPTIM_WD, DEC = TN__OPTIM_DEC, MOM = TN__OPTIM_MOM;
+    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
+        if (f == 0) return tn__optim_part_f64_adam;
+        if (f == WD) return tn__optim_part_f64_adam_wd;
+        if (f == (WD | DEC)) return tn__optim_part_f64_adam_wd_dec;
+        if (f == DEC) return tn__optim_part_f64_adam_dec;
+    } else if (k->kind == TN__SGD) {
+        if (f == 0) return tn__optim_part_f64_sgd;
+        if (f == WD) return tn__optim_part_f64_sgd_wd;
+        if (s0 && f == MOM) return tn__optim_part_f64_sgd_mom;
+        if (s0 && f == (MOM | WD)) return tn__optim_part_f64_sgd_mom_wd;
+    }
+    return tn__optim_part_f64_any;
+}
 static void tn__optim_kernel_f64(const tn__optk *k, int64_t n, double *p, const double *g, double *s0, double *s1, double *s2) {
     double c[12];
     for (int j = 0; j < 12; j++) c[j] = (double)k->c[j];
-    const int f = k->flags;
-    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
-    const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
-    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
-        if (f == 0) { TN__OPTIM_LOOP(double, f64, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }
-        if (f == WD) { TN__OPTIM_LOOP(double, f64, TN__ADAM, WD, s0 + i, s1 + i, &d); return; }
-        if (f == (WD | DEC)) { TN__OPTIM_LOOP(double, f64, TN__ADAM, WD | DEC, s0 + i, s1 + i, &d); return; }
-        if (f == DEC) { TN__OPTIM_LOOP(double, f64, TN__ADAM, DEC, s0 + i, s1 + i, &d); return; }
-    } else if (k->kind == TN__SGD) {
-        if (f == 0) { TN__OPTIM_LOOP(double, f64, TN__SGD, 0, &d, &d, &d); return; }
-        if (f == WD) { TN__OPTIM_LOOP(double, f64, TN__SGD, WD, &d, &d, &d); return; }
-        if (s0 && f == MOM) { TN__OPTIM_LOOP(double, f64, TN__SGD, MOM, s0 + i, &d, &d); return; }
-        if (s0 && f == (MOM | WD)) { TN__OPTIM_LOOP(double, f64, TN__SGD, MOM | WD, s0 + i, &d, &d); return; }
-    }
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t i = 0; i < n; i++) {
-        double d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
-        p[i] = tn_optim_apply_f64(k->kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
-    }
+    tn__optim_args_f64 a = {k, c, p, g, s0, s1, s2};
+    /* elementwise: the same result for any thread count */
+    tn__parallel_range(tn__par_threads(tn__mul_sat(n, 8), n), n, tn__optim_part_for_f64(k, s0, s1), &a);
 }
 /* The CPU backend's optim entry. */
 static int tn__cpu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
@@ -25094,6 +25840,83 @@ static tn_tensor *tn__clip_total_norm(tn_tensor *const *grads, int n, double nor
     TN_FREE(norms);
     return total;
 }
+/* clip_grad_norm_'s common case in one pass: float32 or float64 gradients, contiguous, on
+   the CPU, all one dtype, the 2-norm. The squares are summed in double over fixed blocks of
+   the gradients laid end to end (the blocks' sums added in order: the same bits for any
+   thread count); the total rounded to the gradients' dtype, as torch's; the coefficient
+   max_norm / (total + 1e-6) in that dtype, and when below 1 a second pass scales every
+   gradient (torch multiplies by the clamped 1 too: the same values). */
+#define TN__CLIP_BLOCK 65536
+typedef struct { tn_tensor **g; int n; const int64_t *end; double *part; double coef; bool f64; } tn__clip_args;
+/* the gradient element range [lo, hi) of the concatenation, gradient by gradient */
+#define TN__CLIP_WALK(a, lo, hi, BODY) \
+    for (int i_ = 0; i_ < (a)->n; i_++) { \
+        const int64_t b_ = i_ ? (a)->end[i_ - 1] : 0, e_ = (a)->end[i_]; \
+        const int64_t s_ = (lo) > b_ ? (lo) : b_, t_ = (hi) < e_ ? (hi) : e_; \
+        if (s_ >= t_) continue; \
+        char *p_ = (char *)tn_data_ptr((a)->g[i_]); \
+        const int64_t k0 = s_ - b_, k1 = t_ - b_; \
+        BODY \
+    }
+static void tn__clip_sq_blocks(void *args, int64_t b0, int64_t b1) {
+    tn__clip_args *a = (tn__clip_args *)args;
+    for (int64_t b = b0; b < b1; b++) {
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};   /* 8 lanes (they vectorise), added last */
+        TN__CLIP_WALK(a, b * TN__CLIP_BLOCK, (b + 1) * TN__CLIP_BLOCK, {
+            int64_t k = k0;
+            if (a->f64) {
+                const double *x = (const double *)p_;
+                for (; k + 8 <= k1; k += 8) for (int l = 0; l < 8; l++) acc[l] += x[k + l] * x[k + l];
+                for (; k < k1; k++) acc[k & 7] += x[k] * x[k];
+            } else {
+                const float *x = (const float *)p_;
+                for (; k + 8 <= k1; k += 8) for (int l = 0; l < 8; l++) acc[l] += (double)x[k + l] * (double)x[k + l];
+                for (; k < k1; k++) acc[k & 7] += (double)x[k] * (double)x[k];
+            }
+        })
+        a->part[b] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    }
+}
+static void tn__clip_scale(void *args, int64_t lo, int64_t hi) {
+    tn__clip_args *a = (tn__clip_args *)args;
+    TN__CLIP_WALK(a, lo, hi, {
+        if (a->f64) { double *x = (double *)p_; const double c = a->coef; for (int64_t k = k0; k < k1; k++) x[k] *= c; }
+        else { float *x = (float *)p_; const float c = (float)a->coef; for (int64_t k = k0; k < k1; k++) x[k] *= c; }
+    })
+}
+#undef TN__CLIP_WALK
+/* 1: not this case (the composite runs); 0 with *result; -1 on failure */
+static int tn__clip_fused(tn_tensor **grads, int n, double max_norm, double norm_type, double *result) {
+    if (norm_type != 2 || n < 1) return 1;
+    const tn_dtype dt = grads[0]->dtype;
+    for (int i = 0; i < n; i++)
+        if (grads[i]->device != TN_CPU || grads[i]->dtype != dt || (dt != TN_F32 && dt != TN_F64) || !tn_is_contiguous(grads[i])) return 1;
+    int64_t *end = (int64_t *)tn__malloc_n("tn_clip_grad_norm_", n, sizeof(int64_t)), total_n = 0;
+    if (!end) return -1;
+    for (int i = 0; i < n; i++) end[i] = total_n = tn__add_sat(total_n, tn_numel(grads[i]));
+    const int64_t nblk = (total_n + TN__CLIP_BLOCK - 1) / TN__CLIP_BLOCK;
+    double *part = (double *)tn__malloc_n("tn_clip_grad_norm_", nblk > 0 ? nblk : 1, sizeof(double));
+    if (!part) { TN_FREE(end); return -1; }
+    tn__clip_args a = {grads, n, end, part, 1.0, dt == TN_F64};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(total_n, 2), nblk), nblk, tn__clip_sq_blocks, &a);
+    double sq = 0;
+    for (int64_t b = 0; b < nblk; b++) sq += part[b];
+    double total = sqrt(sq);
+    if (dt == TN_F32) {
+        const float tf = (float)total, coef = (float)max_norm / (tf + (float)1e-6);
+        total = tf;
+        a.coef = coef;
+    } else
+        a.coef = max_norm / (total + 1e-6);
+    if (a.coef < 1 || a.coef != a.coef)   /* clamped to 1: the gradients stay as they are */
+        tn__parallel_range(tn__par_threads(total_n, total_n), total_n, tn__clip_scale, &a);
+    for (int i = 0; i < n; i++) tn__bump_version(grads[i]);
+    TN_FREE(part);
+    TN_FREE(end);
+    *result = total;
+    return 0;
+}
+#undef TN__CLIP_BLOCK
 TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm, double norm_type) {
     const char *fn = "tn_clip_grad_norm_";
     if (n < 0 || (n > 0 && !params)) return tn__error("%s: need an array of %d parameters", fn, n), NAN;
@@ -25108,6 +25931,11 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     ng = 0;
     for (int i = 0; i < n; i++) if (params[i]->grad) grads[ng++] = params[i]->grad;
     double result = NAN;
+    const int fused = tn__clip_fused(grads, ng, max_norm, norm_type, &result);
+    if (fused <= 0) {   /* done in one pass (or out of memory, recorded) */
+        TN_FREE(grads);
+        return fused < 0 ? NAN : result;
+    }
     tn_no_grad_begin();
     tn_scope_begin();
     tn_tensor *total = TN__AS(fn, tn__clip_total_norm(grads, ng, norm_type));
@@ -30994,16 +31822,21 @@ static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_
 }
 
 /* ---- sliding windows (convolution and pooling) ---- */
+/* the arguments of a threaded im2col / pooling argmax */
+typedef struct { int fold; tn_tensor *cols, *img; const int64_t *g; } tn__im2col_args;
+typedef struct { tn_tensor *idx, *x; const int64_t *hs, *he, *ws, *we; int64_t dh, dw; } tn__argmax_args;
 /* TN__DEFINE_IM2COL(float, f32): the template in src/backend/cpu.c */
-static void tn__im2col_f32(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) {
-    const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3];
+/* planes [nc0, nc1) of im2col (fold: col2im) */
+static void tn__im2col_part_f32(void *args, int64_t nc0, int64_t nc1) {
+    const tn__im2col_args *a = (const tn__im2col_args *)args;
+    const int fold = a->fold;
+    tn_tensor *cols = a->cols, *img = a->img;
+    const int64_t *g = a->g;
+    const int64_t C = img->shape[1], H = img->shape[2], W = img->shape[3];
     const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7], oh = g[8], ow = g[9];
     const int64_t *is = img->strides, *cs = cols->strides;
     float *ib = (float *)img->storage->data + img->offset, *cb = (float *)cols->storage->data + cols->offset;
-    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */
-    const int nthr = tn__par_threads(N * C * kh * kw * oh * ow, N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) {
+    for (int64_t nc = nc0; nc < nc1; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) {
         const int64_t n = nc / C, c = nc % C;
         float *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1];
         /* the window columns x in [x0, x1) read inside the image: iw = x*sw - pw + kj*dw in [0, W) */
@@ -31029,14 +31862,22 @@ static void tn__im2col_f32(int fold, tn_tensor *cols, tn_tensor *img, const int6
         }
     }
 }
-static void tn__pool_argmax_f32(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    const int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3];
+static void tn__im2col_f32(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) {
+    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */
+    const int64_t NC = img->shape[0] * img->shape[1];
+    tn__im2col_args a = {fold, cols, img, g};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(NC, g[0] * g[1] * g[8] * g[9]), NC), NC, tn__im2col_part_f32, &a);
+}
+/* planes [nc0, nc1) of the pooling argmax */
+static void tn__pool_argmax_part_f32(void *args, int64_t nc0, int64_t nc1) {
+    const tn__argmax_args *a = (const tn__argmax_args *)args;
+    tn_tensor *idx = a->idx, *x = a->x;
+    const int64_t *hs = a->hs, *he = a->he, *ws = a->ws, *we = a->we, dh = a->dh, dw = a->dw;
+    const int64_t C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3];
     const int64_t *xs = x->strides;
     const float *xb = (const float *)x->storage->data + x->offset;
     int64_t *obase = (int64_t *)idx->storage->data + idx->offset;
-    const int nthr = tn__par_threads(N * C * x->shape[2] * W, N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) {
+    for (int64_t nc = nc0; nc < nc1; nc++) {
         const int64_t n = nc / C, c = nc % C;
         const float *plane = xb + n * xs[0] + c * xs[1];
         int64_t *ob = obase + nc * OH * OW;
@@ -31047,16 +31888,23 @@ static void tn__pool_argmax_f32(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
         }
     }
 }
+static void tn__pool_argmax_f32(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    const int64_t NC = x->shape[0] * x->shape[1];
+    tn__argmax_args a = {idx, x, hs, he, ws, we, dh, dw};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(NC, x->shape[2] * x->shape[3]), NC), NC, tn__pool_argmax_part_f32, &a);
+}
 /* TN__DEFINE_IM2COL(double, f64): the template in src/backend/cpu.c */
-static void tn__im2col_f64(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) {
-    const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3];
+/* planes [nc0, nc1) of im2col (fold: col2im) */
+static void tn__im2col_part_f64(void *args, int64_t nc0, int64_t nc1) {
+    const tn__im2col_args *a = (const tn__im2col_args *)args;
+    const int fold = a->fold;
+    tn_tensor *cols = a->cols, *img = a->img;
+    const int64_t *g = a->g;
+    const int64_t C = img->shape[1], H = img->shape[2], W = img->shape[3];
     const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7], oh = g[8], ow = g[9];
     const int64_t *is = img->strides, *cs = cols->strides;
     double *ib = (double *)img->storage->data + img->offset, *cb = (double *)cols->storage->data + cols->offset;
-    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */
-    const int nthr = tn__par_threads(N * C * kh * kw * oh * ow, N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) {
+    for (int64_t nc = nc0; nc < nc1; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) {
         const int64_t n = nc / C, c = nc % C;
         double *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1];
         /* the window columns x in [x0, x1) read inside the image: iw = x*sw - pw + kj*dw in [0, W) */
@@ -31082,14 +31930,22 @@ static void tn__im2col_f64(int fold, tn_tensor *cols, tn_tensor *img, const int6
         }
     }
 }
-static void tn__pool_argmax_f64(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    const int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3];
+static void tn__im2col_f64(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) {
+    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */
+    const int64_t NC = img->shape[0] * img->shape[1];
+    tn__im2col_args a = {fold, cols, img, g};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(NC, g[0] * g[1] * g[8] * g[9]), NC), NC, tn__im2col_part_f64, &a);
+}
+/* planes [nc0, nc1) of the pooling argmax */
+static void tn__pool_argmax_part_f64(void *args, int64_t nc0, int64_t nc1) {
+    const tn__argmax_args *a = (const tn__argmax_args *)args;
+    tn_tensor *idx = a->idx, *x = a->x;
+    const int64_t *hs = a->hs, *he = a->he, *ws = a->ws, *we = a->we, dh = a->dh, dw = a->dw;
+    const int64_t C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3];
     const int64_t *xs = x->strides;
     const double *xb = (const double *)x->storage->data + x->offset;
     int64_t *obase = (int64_t *)idx->storage->data + idx->offset;
-    const int nthr = tn__par_threads(N * C * x->shape[2] * W, N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) {
+    for (int64_t nc = nc0; nc < nc1; nc++) {
         const int64_t n = nc / C, c = nc % C;
         const double *plane = xb + n * xs[0] + c * xs[1];
         int64_t *ob = obase + nc * OH * OW;
@@ -31099,6 +31955,11 @@ static void tn__pool_argmax_f64(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
             ob[y * OW + z] = bh * W + bw;
         }
     }
+}
+static void tn__pool_argmax_f64(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    const int64_t NC = x->shape[0] * x->shape[1];
+    tn__argmax_args a = {idx, x, hs, he, ws, we, dh, dw};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(NC, x->shape[2] * x->shape[3]), NC), NC, tn__pool_argmax_part_f64, &a);
 }
 static int tn__cpu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom) {
     if (img->dtype == TN_F32) tn__im2col_f32(fold, cols, img, geom);

@@ -7,6 +7,8 @@
  * process; the table gives each process's peak resident memory (VmHWM) beside the times.
  *
  *     ./build/bench_epoch [DATA_DIR] [THREADS...]     (make bench-epoch; data: make demo)
+ *     ./build/bench_epoch --one DATA_DIR THREADS [cnn|mlp [STEPS]]   (one side, one process:
+ *         "seconds S loss L peak MB"; bench/bench_busy.sh runs these under load)
  */
 #define _POSIX_C_SOURCE 200809L
 #define TENSOR_IMPLEMENTATION
@@ -23,10 +25,13 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* seconds for one epoch, mean loss in *loss; -1 on failure */
-static double our_epoch(const char *dir, double *loss) {
+/* seconds for one epoch (or its first max_steps steps when > 0) of the CNN or, with mlp,
+   examples/fashion_mlp.c's MLP; mean loss in *loss; -1 on failure */
+static double our_epoch(const char *dir, bool mlp, int64_t max_steps, double *loss) {
     tn_manual_seed(0);
-    tn_module *model = tn_nn_sequential(
+    tn_module *model = mlp ? tn_nn_sequential(tn_nn_flatten(1, -1), tn_nn_linear(784, 256, true), tn_nn_relu(),
+                                              tn_nn_linear(256, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true))
+                           : tn_nn_sequential(
         tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_batch_norm2d(32), tn_nn_relu(), tn_nn_max_pool2d(2),
         tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_batch_norm2d(64), tn_nn_relu(), tn_nn_max_pool2d(2),
         tn_nn_flatten(1, -1), tn_nn_dropout(0.25), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
@@ -39,7 +44,7 @@ static double our_epoch(const char *dir, double *loss) {
     double total = 0, t0 = now_s();
     int64_t steps = 0;
     int rc;
-    for (;;) {
+    while (max_steps <= 0 || steps < max_steps) {
         tn_scope_begin();
         if ((rc = tn_loader_next(loader, batch)) != 1) { tn_scope_end(); break; }
         tn_tensor *l = tn_cross_entropy(tn_module_forward(model, batch[0]), batch[1]);
@@ -71,9 +76,9 @@ static double peak_mb(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 4 && !strcmp(argv[1], "--one")) {   /* a child: our epoch in a fresh process, as PyTorch's */
+    if (argc >= 4 && !strcmp(argv[1], "--one")) {   /* a child: our epoch in a fresh process, as PyTorch's */
         tn_set_num_threads(atoi(argv[3]));
-        double loss = 0, s = our_epoch(argv[2], &loss);
+        double loss = 0, s = our_epoch(argv[2], argc > 4 && !strcmp(argv[4], "mlp"), argc > 5 ? atoll(argv[5]) : 0, &loss);
         if (s < 0) return 1;
         printf("seconds %.3f loss %.4f peak %.1f\n", s, loss, peak_mb());
         return 0;

@@ -1,6 +1,6 @@
 """PyTorch's side of bench_epoch.c: one training epoch of examples/fashion_cnn.c's CNN.
 
-    /usr/bin/python3 bench/bench_epoch.py DATA_DIR THREADS
+    /usr/bin/python3 bench/bench_epoch.py DATA_DIR THREADS [cnn|mlp [STEPS]]
         -> prints "seconds <s> loss <mean loss> peak <the process's VmHWM in MB>"
 
 Same model, batch 64, shuffled, Adam lr 1e-3; the images are held as uint8 (as
@@ -31,11 +31,14 @@ def idx(path):
 
 def main():
     folder, threads = sys.argv[1], int(sys.argv[2])
+    mlp = len(sys.argv) > 3 and sys.argv[3] == "mlp"   # examples/fashion_mlp.c's MLP instead
+    max_steps = int(sys.argv[4]) if len(sys.argv) > 4 else 0   # > 0: only the first steps
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     x = torch.from_numpy(idx(os.path.join(folder, "train-images-idx3-ubyte")).copy()).unsqueeze(1)
     y = torch.from_numpy(idx(os.path.join(folder, "train-labels-idx1-ubyte")).astype(np.int64))
-    model = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
+                          nn.Linear(128, 10)) if mlp else nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Dropout(0.25), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -44,6 +47,8 @@ def main():
     perm = torch.randperm(len(x))
     total, steps = 0.0, 0
     for i in range(0, len(x), 64):
+        if max_steps > 0 and steps >= max_steps:
+            break
         b = perm[i:i + 64]
         loss = F.cross_entropy(model(x[b].float() / 255.0), y[b])
         opt.zero_grad()

@@ -3447,15 +3447,18 @@ TNDEF void tn_get_printoptions(tn_print_options *out);
 /* ======================================================================= */
 /* 16. threading                                                            */
 /* ======================================================================= */
-/* Built with -fopenmp, CPU kernels split work of TN_PARALLEL_MIN elements or more among
-   the threads: GEMM (row blocks), the strided iterator's elementwise ops, copies and fills
-   (contiguous ranges), reductions and softmax-style lanes (over output elements only, so
-   every sum keeps its serial order), gather, im2col/col2im and max pooling (over planes),
-   conv2d (over images). Results are the same bits for any thread count, except conv2d's
-   weight gradient: per-thread partial sums added in thread order, the same bits for a
-   given count. OMP_NUM_THREADS sets the default count. A process forked after kernels ran
-   threads uses one thread (OpenMP's pool does not survive fork), as PyTorch. */
-TNDEF void tn_set_num_threads(int n);           /* OpenMP threads for kernels (when built with -fopenmp) */
+/* Built with -fopenmp (or -DTN_THREADS), CPU kernels split work among the library's own
+   thread pool (core/threads.c; OpenMP's runtime is not used): an op gets one thread per
+   TN_PARALLEL_MIN work units, up to the count: GEMM (row blocks), the strided iterator's
+   elementwise ops, copies and fills, reductions and softmax-style lanes (over output
+   elements only, so every sum keeps its serial order), im2col/col2im, pooling, norms,
+   convolutions, optimizer steps, clip_grad_norm_, embedding gradients. Results are the same
+   bits for any thread count, except conv2d's weight gradient (per-thread partial sums added
+   in thread order: the same bits for a given count). Idle threads sleep; on a loaded
+   machine the pool backs off to one thread after jobs its helpers slowed down. The default
+   count: TN_NUM_THREADS or OMP_NUM_THREADS, else the fewest of the CPUs online, the
+   affinity mask and the cgroup CPU quota. A process forked after threads ran uses one. */
+TNDEF void tn_set_num_threads(int n);           /* threads for kernels (when built with -fopenmp or -DTN_THREADS) */
 TNDEF int tn_get_num_threads(void);
 TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.backends.openmp.is_available) */
 

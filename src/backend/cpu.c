@@ -61,16 +61,21 @@ static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_
 }
 
 /* ---- sliding windows (convolution and pooling) ---- */
+/* the arguments of a threaded im2col / pooling argmax */
+typedef struct { int fold; tn_tensor *cols, *img; const int64_t *g; } tn__im2col_args;
+typedef struct { tn_tensor *idx, *x; const int64_t *hs, *he, *ws, *we; int64_t dh, dw; } tn__argmax_args;
 /* @template TN__DEFINE_IM2COL(T, S) */
-static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) {
-    const int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3];
+/* planes [nc0, nc1) of im2col (fold: col2im) */
+static void tn__im2col_part_##S(void *args, int64_t nc0, int64_t nc1) {
+    const tn__im2col_args *a = (const tn__im2col_args *)args;
+    const int fold = a->fold;
+    tn_tensor *cols = a->cols, *img = a->img;
+    const int64_t *g = a->g;
+    const int64_t C = img->shape[1], H = img->shape[2], W = img->shape[3];
     const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7], oh = g[8], ow = g[9];
     const int64_t *is = img->strides, *cs = cols->strides;
     T *ib = (T *)img->storage->data + img->offset, *cb = (T *)cols->storage->data + cols->offset;
-    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */
-    const int nthr = tn__par_threads(N * C * kh * kw * oh * ow, N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) {
+    for (int64_t nc = nc0; nc < nc1; nc++) for (int64_t ki = 0; ki < kh; ki++) for (int64_t kj = 0; kj < kw; kj++) {
         const int64_t n = nc / C, c = nc % C;
         T *row = cb + n * cs[0] + ((c * kh + ki) * kw + kj) * cs[1], *plane = ib + n * is[0] + c * is[1];
         /* the window columns x in [x0, x1) read inside the image: iw = x*sw - pw + kj*dw in [0, W) */
@@ -96,14 +101,22 @@ static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int6
         }
     }
 }
-static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    const int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3];
+static void tn__im2col_##S(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g) {
+    /* planes (n, c) in parallel: each writes its own rows of cols (or its own image plane) */
+    const int64_t NC = img->shape[0] * img->shape[1];
+    tn__im2col_args a = {fold, cols, img, g};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(NC, g[0] * g[1] * g[8] * g[9]), NC), NC, tn__im2col_part_##S, &a);
+}
+/* planes [nc0, nc1) of the pooling argmax */
+static void tn__pool_argmax_part_##S(void *args, int64_t nc0, int64_t nc1) {
+    const tn__argmax_args *a = (const tn__argmax_args *)args;
+    tn_tensor *idx = a->idx, *x = a->x;
+    const int64_t *hs = a->hs, *he = a->he, *ws = a->ws, *we = a->we, dh = a->dh, dw = a->dw;
+    const int64_t C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3];
     const int64_t *xs = x->strides;
     const T *xb = (const T *)x->storage->data + x->offset;
     int64_t *obase = (int64_t *)idx->storage->data + idx->offset;
-    const int nthr = tn__par_threads(N * C * x->shape[2] * W, N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) {
+    for (int64_t nc = nc0; nc < nc1; nc++) {
         const int64_t n = nc / C, c = nc % C;
         const T *plane = xb + n * xs[0] + c * xs[1];
         int64_t *ob = obase + nc * OH * OW;
@@ -113,6 +126,11 @@ static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs,
             ob[y * OW + z] = bh * W + bw;
         }
     }
+}
+static void tn__pool_argmax_##S(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    const int64_t NC = x->shape[0] * x->shape[1];
+    tn__argmax_args a = {idx, x, hs, he, ws, we, dh, dw};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(NC, x->shape[2] * x->shape[3]), NC), NC, tn__pool_argmax_part_##S, &a);
 }
 /* @end TN__DEFINE_IM2COL */
 TN__DEFINE_IM2COL(float, f32)

@@ -7,9 +7,6 @@
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>      /* sysconf: the machine's memory (tn__fits_memory) */
 #endif
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #ifdef TENSOR_CBLAS
 #include <cblas.h>
 #endif
@@ -158,57 +155,3 @@ static bool tn__fits_memory(int64_t bytes) {
 #define TN__STORE_RELAXED(p, v) (*(p) = (v))
 #endif
 
-/* OpenMP (built with -fopenmp): CPU kernels split work of at least TN_PARALLEL_MIN
-   elements among tn_get_num_threads() threads; below it, waking the team costs more than
-   it saves. Elementwise kernels give the same bits for any thread count (each element is
-   computed alone); reductions too, as they split only over output elements. */
-#ifndef TN_PARALLEL_MIN
-#define TN_PARALLEL_MIN 32768
-#endif
-/* A child forked after the parent ran an OpenMP region must not start one: libgomp's
-   thread pool does not survive fork, and the child's first parallel region would wait for
-   it forever (a multiprocessing.Pool with fork hangs). As PyTorch, a forked child drops to
-   one thread: a pthread_atfork handler, registered before the first parallel region (every
-   thread count comes from tn__omp_max_threads), sets the flag. */
-#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
-#include <pthread.h>
-#define TN__FORK_GUARD 1
-static volatile int tn__forked_child;
-static void tn__atfork_child(void) { tn__forked_child = 1; }
-static void tn__fork_guard_register(void) { pthread_atfork(NULL, NULL, tn__atfork_child); }
-static pthread_once_t tn__fork_guard_once = PTHREAD_ONCE_INIT;
-#endif
-/* Whether this process was forked after the guard was set up: no parallel region then. */
-static bool tn__in_forked_child(void) {
-#ifdef TN__FORK_GUARD
-    pthread_once(&tn__fork_guard_once, tn__fork_guard_register);
-    return tn__forked_child != 0;
-#else
-    return false;
-#endif
-}
-/* The threads a parallel region may use now: OpenMP's count, 1 in a forked child. */
-static int tn__omp_max_threads(void) {
-#ifdef _OPENMP
-    return tn__in_forked_child() ? 1 : omp_get_max_threads();
-#else
-    (void)tn__in_forked_child;
-    return 1;
-#endif
-}
-/* Threads for `work` elements split into at most `parts` independent pieces. */
-static int tn__par_threads(int64_t work, int64_t parts) {
-#ifdef _OPENMP
-    if (work < TN_PARALLEL_MIN || parts < 2 || omp_in_parallel()) return 1;
-    int t = tn__omp_max_threads();
-    return (int64_t)t < parts ? t : (int)parts;
-#else
-    (void)work; (void)parts;
-    return 1;
-#endif
-}
-#ifdef _OPENMP
-#define TN__OMP_PARALLEL_FOR(nthr) _Pragma("omp parallel for schedule(static) num_threads(nthr) if(nthr > 1)")
-#else
-#define TN__OMP_PARALLEL_FOR(nthr) (void)(nthr);
-#endif

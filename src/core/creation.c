@@ -83,35 +83,35 @@ static int tn__cpu_fill(tn_tensor *dst, double value) {
 
 /* Philox draws: element i of a draw uses counter (offset + i), so threads can take ranges
    and the numbers do not depend on how many there are. */
-static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
-    const int64_t n = tn_numel(out);
-    char *base = (char *)tn_data_ptr(out);
-    const tn_dtype dt = out->dtype;
-    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
+typedef struct { tn_random_op op; char *base; tn_dtype dt; uint64_t seed, offset; double a, b; int64_t low; uint64_t range; } tn__random_args;
+static void tn__random_part(void *args, int64_t lo, int64_t hi) {
+    const tn__random_args *r = (const tn__random_args *)args;
+    const tn_random_op op = r->op;
+    const tn_dtype dt = r->dt;
+    const uint64_t seed = r->seed, offset = r->offset;
+    const double a = r->a, b = r->b;
+    char *base = r->base;
     /* uniform float draws (dropout's masks, rand): the op and dtype as constants, so the
        per-element switches fold and the Philox rounds vectorise (the same numbers) */
-    if (op == UNIFORM && (dt == TN_F32 || dt == TN_F64)) {
-        if (dt == TN_F32) {
-            float *o = (float *)base;
-            TN__OMP_PARALLEL_FOR(nthr)
-            for (int64_t i = 0; i < n; i++) {
-                int64_t iv;
-                o[i] = (float)tn_philox_draw(UNIFORM, true, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
-            }
-        } else {
-            double *o = (double *)base;
-            TN__OMP_PARALLEL_FOR(nthr)
-            for (int64_t i = 0; i < n; i++) {
-                int64_t iv;
-                o[i] = tn_philox_draw(UNIFORM, false, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
-            }
+    if (op == UNIFORM && dt == TN_F32) {
+        float *o = (float *)base;
+        for (int64_t i = lo; i < hi; i++) {
+            int64_t iv;
+            o[i] = (float)tn_philox_draw(UNIFORM, true, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
         }
-        return 0;
+        return;
     }
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t i = 0; i < n; i++) {
+    if (op == UNIFORM && dt == TN_F64) {
+        double *o = (double *)base;
+        for (int64_t i = lo; i < hi; i++) {
+            int64_t iv;
+            o[i] = tn_philox_draw(UNIFORM, false, seed, offset + (uint64_t)i, a, b, 0, 0, &iv);
+        }
+        return;
+    }
+    for (int64_t i = lo; i < hi; i++) {
         int64_t iv;
-        double v = tn_philox_draw((int)op, dt == TN_F32, seed, offset + (uint64_t)i, a, b, low, range, &iv);
+        double v = tn_philox_draw((int)op, dt == TN_F32, seed, offset + (uint64_t)i, a, b, r->low, r->range, &iv);
         if (op == RANDINT && dt == TN_I64) { ((int64_t *)base)[i] = iv; continue; } /* exact */
         switch (dt) {
         case TN_F32: ((float *)base)[i] = (float)v; break;
@@ -122,6 +122,11 @@ static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64
         default: ((bool *)base)[i] = v != 0; break;
         }
     }
+}
+static int tn__cpu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
+    const int64_t n = tn_numel(out);
+    tn__random_args r = {op, (char *)tn_data_ptr(out), out->dtype, seed, offset, a, b, low, range};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(n, 16), n), n, tn__random_part, &r);   /* a draw costs about 16 simple ops */
     return 0;
 }
 

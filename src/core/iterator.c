@@ -126,6 +126,24 @@ static void tn__iter_run_range(const tn__iter *it, tn__loop_fn fn, void *ctx, in
     }
 }
 
+/* A threaded iteration: chunk t of nt runs fn over its range of elements (d < 0) or of
+   dim d's indices. */
+typedef struct { const tn__iter *it; tn__loop_fn fn; void *ctx; int64_t numel; int d; } tn__iter_job;
+static void tn__iter_range_chunk(void *p, int t, int nt) {   /* boundaries on 64-element multiples: no shared cache lines */
+    const tn__iter_job *j = (const tn__iter_job *)p;
+    int64_t e0 = tn__split_at(j->numel / 64, t, nt) * 64, e1 = t == nt - 1 ? j->numel : tn__split_at(j->numel / 64, t + 1, nt) * 64;
+    if (e1 > e0) tn__iter_run_range(j->it, j->fn, j->ctx, e0, e1);
+}
+static void tn__iter_dim_chunk(void *p, int t, int nt) {
+    const tn__iter_job *j = (const tn__iter_job *)p;
+    tn__iter sub = *j->it;
+    const int d = j->d;
+    int64_t a = tn__split_at(sub.shape[d], t, nt), b = tn__split_at(sub.shape[d], t + 1, nt);
+    sub.shape[d] = b - a;
+    for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
+    if (b > a) tn__iter_run_rows(&sub, j->fn, j->ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
+}
+
 /* tn__iter_run for elementwise kernels (every element written once through operand 0,
    independent of the others): above TN_PARALLEL_MIN elements of work (work < 0: the
    iteration size) the threads take contiguous ranges. fn must only read ctx (flags by
@@ -137,12 +155,8 @@ static void tn__iter_run_par(tn__iter *it, tn__loop_fn fn, void *ctx, int64_t wo
     tn__iter_coalesce(it);
     for (int i = 0; i < it->ndim; i++)   /* an output that repeats elements: keep the order */
         if (it->strides[0][i] == 0) { tn__iter_run_rows(it, fn, ctx, 0, it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1); return; }
-    const tn__iter *cit = it;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {   /* boundaries on 64-element multiples: no shared cache lines */
-        int64_t e0 = tn__split_at(numel / 64, t, nthr) * 64, e1 = t == nthr - 1 ? numel : tn__split_at(numel / 64, t + 1, nthr) * 64;
-        if (e1 > e0) tn__iter_run_range(cit, fn, ctx, e0, e1);
-    }
+    tn__iter_job job = {it, fn, ctx, numel, -1};
+    tn__parallel(nthr, tn__iter_range_chunk, &job);
 }
 
 /* tn__iter_run for reductions (operand 0 the output, stride 0 on reduced dims): threads
@@ -158,15 +172,8 @@ static void tn__iter_run_reduce(tn__iter *it, tn__loop_fn fn, void *ctx) {
     int nthr = d < 0 ? 1 : tn__par_threads(numel, it->shape[d]);
     int64_t rows = it->ndim > 1 ? tn__numel(it->shape, it->ndim - 1) : 1;
     if (nthr < 2) { tn__iter_run_rows(it, fn, ctx, 0, rows); return; }
-    const tn__iter *cit = it;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
-        tn__iter sub = *cit;
-        int64_t a = tn__split_at(cit->shape[d], t, nthr), b = tn__split_at(cit->shape[d], t + 1, nthr);
-        sub.shape[d] = b - a;
-        for (int k = 0; k < sub.nops; k++) sub.data[k] += a * sub.strides[k][d];
-        if (b > a) tn__iter_run_rows(&sub, fn, ctx, 0, sub.ndim > 1 ? tn__numel(sub.shape, sub.ndim - 1) : 1);
-    }
+    tn__iter_job job = {it, fn, ctx, numel, d};
+    tn__parallel(nthr, tn__iter_dim_chunk, &job);
 }
 
 /* Operand t restrided to the iteration shape `shape` (same rank) without copying:

@@ -28,14 +28,19 @@ static void tn__dw_cols_##SFX(int64_t off, int64_t sw, int64_t W, int64_t ow, in
    1: the input gradient gx (= x, written) from gy (= y); 2: the weight gradient gw (= w,
    written) from gy and x. Threads take planes (0, 2) or input planes (1); every sum runs in
    one order, so the result is the same for any thread count. */
-static void tn__dw_conv_##SFX(int mode, T *x, T *w, const T *b, T *y, int64_t N, int64_t C, int64_t H,
-                              int64_t W, int64_t O, const int64_t *g, int nthr)
+typedef struct { int mode; T *x, *w; const T *b; T *y; int64_t N, C, H, W, O; const int64_t *g; } tn__dw_args_##SFX;
+/* planes [p0, p1) */
+static void tn__dw_part_##SFX(void *args, int64_t p0, int64_t p1)
 {
+    const tn__dw_args_##SFX *a_ = (const tn__dw_args_##SFX *)args;
+    const int mode = a_->mode;
+    T *x = a_->x, *w = a_->w, *y = a_->y;
+    const T *b = a_->b;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
     const int64_t kh = g[0], kw = g[1], dh = g[2], dw = g[3], ph = g[4], pw = g[5], sh = g[6], sw = g[7];
-    const int64_t oh = g[8], ow = g[9], Og = O / C, np = mode == 1 ? N * C : mode == 2 ? O : N * O;
+    const int64_t oh = g[8], ow = g[9], Og = O / C;
     int64_t p;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (p = 0; p < np; p++) {
+    for (p = p0; p < p1; p++) {
         const int64_t nb = mode == 1 ? p / C : mode == 2 ? 0 : p / O, ne = mode == 2 ? N : nb + 1;
         const int64_t oa = mode == 1 ? p % C * Og : p % O, ob = mode == 1 ? oa + Og : oa + 1;
         int64_t oy, i, j, o0, o1, n, o;
@@ -71,6 +76,12 @@ static void tn__dw_conv_##SFX(int mode, T *x, T *w, const T *b, T *y, int64_t N,
                 }
             }
     }
+}
+static void tn__dw_conv_##SFX(int mode, T *x, T *w, const T *b, T *y, int64_t N, int64_t C, int64_t H,
+                              int64_t W, int64_t O, const int64_t *g, int nthr)
+{
+    tn__dw_args_##SFX a = {mode, x, w, b, y, N, C, H, W, O, g};
+    tn__parallel_range(nthr, mode == 1 ? N * C : mode == 2 ? O : N * O, tn__dw_part_##SFX, &a);
 }
 /* @end TN__DW_DEFINE */
 

@@ -1,3 +1,63 @@
+/* the arguments of a threaded im2col convolution backward */
+typedef struct { tn_tensor *gx, *gw, *gy, *x, *w; const int64_t *g; int64_t G; tn_tensor *cbuf, *gbuf, *ybuf, *wbuf; bool direct, wt; int64_t R, IB, LB; int failed; } tn__conv_bwd_args;
+/* chunk t of nthr: its share of the images, with buffers t (and weight-gradient sum t) */
+static void tn__conv_backward_part(void *args, int t, int nthr) {
+    tn__conv_bwd_args *a_ = (tn__conv_bwd_args *)args;
+    tn_tensor *gx = a_->gx, *gw = a_->gw, *gy = a_->gy, *x = a_->x, *w = a_->w, *cbuf = a_->cbuf, *gbuf = a_->gbuf, *ybuf = a_->ybuf, *wbuf = a_->wbuf;
+    const int64_t *g = a_->g, G = a_->G, R = a_->R, IB = a_->IB, LB = a_->LB;
+    const bool direct = a_->direct, wt = a_->wt;
+    const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);
+    const size_t es = tn_dtype_size(x->dtype);
+    const tn_backend *be = tn__backend(TN_CPU);
+        {
+            const int64_t n1 = tn__split_at(N, t + 1, nthr);
+            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
+                const int64_t ni = TN__MIN(IB, n1 - n);
+                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
+                /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
+                for (int64_t y0 = 0; y0 < g[8]; y0 += IB > 1 ? g[8] : R) {
+                    const int64_t rows = IB > 1 ? g[8] : TN__MIN(R, g[8] - y0), Lc = IB > 1 ? ni * L : rows * g[9];
+                    int64_t gb[10];
+                    tn__conv_block_geom(g, y0, rows, gb);
+                    const int64_t cb = cbuf ? cbuf->offset + t * K * LB : 0, gcb = gbuf ? gbuf->offset + t * K * LB : 0, yb = ybuf ? ybuf->offset + t * O * LB : 0;
+                    tn_tensor img = tn__image_view(x, n);
+                    /* gy of the block as an [O, Lc] matrix (row stride gys) at gyo */
+                    const tn_tensor *gys_t = IB > 1 ? ybuf : gy;
+                    const int64_t gys = IB > 1 ? Lc : L, gyo = IB > 1 ? yb : gy->offset + n * O * L + y0 * g[9];
+                    if (IB > 1) for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++)
+                        memcpy((char *)tn_data_ptr(ybuf) + (size_t)(t * O * LB + o * Lc + i * L) * es, (const char *)tn_data_ptr(gy) + (size_t)(((n + i) * O + o) * L) * es, (size_t)L * es);
+                    if (gw && !direct)
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor im = tn__image_view(x, n + i), cols = tn__mat_view(cbuf, cb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(0, &cols, &im, IB > 1 ? g : gb)) TN__STORE_RELAXED(&a_->failed, 1);
+                        }
+                    for (int64_t gi = 0; gi < G; gi++) {
+                        tn_tensor gyn = tn__mat_view(gys_t, gyo + gi * Og * gys, Og, Lc, gys, 1);
+                        if (gw) {   /* gw[g] += gy[g] @ cols[g]^T, or gw[g]^T += cols[g] @ gy[g]^T */
+                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * G + gi) * Og * Kg, wt ? Kg : Og, wt ? Og : Kg, wt ? Og : Kg, 1);
+                            tn_tensor cm = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
+                                                  : tn__mat_view(cbuf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            tn_tensor cmT = tn__mat_view(&cm, cm.offset, Lc, Kg, cm.strides[2], cm.strides[1]);
+                            tn_tensor gynT = tn__mat_view(&gyn, gyn.offset, Lc, Og, 1, gys);
+                            if (wt ? be->matmul(&Cm, &cm, &gynT, 1, 1) : be->matmul(&Cm, &gyn, &cmT, 1, 1)) TN__STORE_RELAXED(&a_->failed, 1);
+                        }
+                        if (gx) {   /* the columns' gradient w[g]^T @ gy[g] (1x1: the image's) */
+                            tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
+                            tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
+                                                  : tn__mat_view(gbuf, gcb + gi * Kg * Lc, Kg, Lc, Lc, 1);
+                            if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&a_->failed, 1);
+                        }
+                    }
+                    if (gx && !direct)   /* folded back onto the images */
+                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
+                            tn_tensor gimg = tn__image_view(gx, n + i), gcols = tn__mat_view(gbuf, gcb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
+                            if (be->im2col(1, &gcols, &gimg, IB > 1 ? g : gb)) TN__STORE_RELAXED(&a_->failed, 1);
+                        }
+                }
+            }
+        }
+}
 /* The gradients of tn__conv_forward_cpu for the inputs that need them (gx, gw new and
    contiguous, or NULL): per block of images or of rows, with a per-thread weight-gradient
    sum added up in thread order at the end (deterministic for a given thread count). The
@@ -21,8 +81,8 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
         gw = NULL;
     }
     if (!gx && !gw) return 0;
-    const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
-    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, Cg = C / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0];
+    const int64_t K = tn__mul_sat(C, g[0] * g[1]), Kg = K / G, Og = O / G, L = tn__mul_sat(g[8], g[9]);   /* fit: at most w's and y's numel */
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int nbuf = gx && gw ? 2 : 1;
@@ -37,54 +97,9 @@ static int tn__conv_backward_cpu(tn_tensor *gx, tn_tensor *gw, tn_tensor *gy, tn
     tn_tensor *wbuf = gw ? (nthr == 1 && !wt ? tn_retain(gw) : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, G, wt ? Kg : Og, wt ? Og : Kg))) : NULL;
     int failed = (gw && !wbuf) || (gw && !direct && !cbuf) || (gx && !direct && !gbuf) || (IB > 1 && !ybuf) || (wbuf && be->fill(wbuf, 0));
     if (!failed) {
-        TN__OMP_PARALLEL_FOR(nthr)
-        for (int t = 0; t < nthr; t++) {
-            const int64_t n1 = tn__split_at(N, t + 1, nthr);
-            for (int64_t n = tn__split_at(N, t, nthr); n < n1; n += IB) {
-                const int64_t ni = TN__MIN(IB, n1 - n);
-                if (gx && !direct) memset((char *)tn_data_ptr(gx) + (size_t)(n * C * H * W) * es, 0, (size_t)(ni * C * H * W) * es);
-                /* a block: ni whole images (ni > 1 or IB > 1), or rows [y0, y0 + rows) of image n */
-                for (int64_t y0 = 0; y0 < g[8]; y0 += IB > 1 ? g[8] : R) {
-                    const int64_t rows = IB > 1 ? g[8] : TN__MIN(R, g[8] - y0), Lc = IB > 1 ? ni * L : rows * g[9];
-                    int64_t gb[10];
-                    tn__conv_block_geom(g, y0, rows, gb);
-                    const int64_t cb = cbuf ? cbuf->offset + t * K * LB : 0, gcb = gbuf ? gbuf->offset + t * K * LB : 0, yb = ybuf ? ybuf->offset + t * O * LB : 0;
-                    tn_tensor img = tn__image_view(x, n);
-                    /* gy of the block as an [O, Lc] matrix (row stride gys) at gyo */
-                    const tn_tensor *gys_t = IB > 1 ? ybuf : gy;
-                    const int64_t gys = IB > 1 ? Lc : L, gyo = IB > 1 ? yb : gy->offset + n * O * L + y0 * g[9];
-                    if (IB > 1) for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++)
-                        memcpy((char *)tn_data_ptr(ybuf) + (size_t)(t * O * LB + o * Lc + i * L) * es, (const char *)tn_data_ptr(gy) + (size_t)(((n + i) * O + o) * L) * es, (size_t)L * es);
-                    if (gw && !direct)
-                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
-                            tn_tensor im = tn__image_view(x, n + i), cols = tn__mat_view(cbuf, cb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
-                            if (be->im2col(0, &cols, &im, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
-                        }
-                    for (int64_t gi = 0; gi < G; gi++) {
-                        tn_tensor gyn = tn__mat_view(gys_t, gyo + gi * Og * gys, Og, Lc, gys, 1);
-                        if (gw) {   /* gw[g] += gy[g] @ cols[g]^T, or gw[g]^T += cols[g] @ gy[g]^T */
-                            tn_tensor Cm = tn__mat_view(wbuf, wbuf->offset + (t * G + gi) * Og * Kg, wt ? Kg : Og, wt ? Og : Kg, wt ? Og : Kg, 1);
-                            tn_tensor cm = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
-                                                  : tn__mat_view(cbuf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
-                            tn_tensor cmT = tn__mat_view(&cm, cm.offset, Lc, Kg, cm.strides[2], cm.strides[1]);
-                            tn_tensor gynT = tn__mat_view(&gyn, gyn.offset, Lc, Og, 1, gys);
-                            if (wt ? be->matmul(&Cm, &cm, &gynT, 1, 1) : be->matmul(&Cm, &gyn, &cmT, 1, 1)) TN__STORE_RELAXED(&failed, 1);
-                        }
-                        if (gx) {   /* the columns' gradient w[g]^T @ gy[g] (1x1: the image's) */
-                            tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Kg, Og, 1, Kg);
-                            tn_tensor Cm = direct ? tn__mat_view(gx, gx->offset + n * C * L + gi * Cg * L, Cg, L, L, 1)
-                                                  : tn__mat_view(gbuf, gcb + gi * Kg * Lc, Kg, Lc, Lc, 1);
-                            if (be->matmul(&Cm, &A, &gyn, 1, 0)) TN__STORE_RELAXED(&failed, 1);
-                        }
-                    }
-                    if (gx && !direct)   /* folded back onto the images */
-                        for (int64_t i = 0; i < (IB > 1 ? ni : 1); i++) {
-                            tn_tensor gimg = tn__image_view(gx, n + i), gcols = tn__mat_view(gbuf, gcb + i * L, K, Lc / (IB > 1 ? ni : 1), Lc, 1);
-                            if (be->im2col(1, &gcols, &gimg, IB > 1 ? g : gb)) TN__STORE_RELAXED(&failed, 1);
-                        }
-                }
-            }
-        }
+        tn__conv_bwd_args a = {gx, gw, gy, x, w, g, G, cbuf, gbuf, ybuf, wbuf, direct, wt, R, IB, LB, 0};
+        tn__parallel(nthr, tn__conv_backward_part, &a);
+        failed = a.failed;
     }
     if (!failed && gw && (nthr > 1 || wt)) {   /* the threads' partial sums, in thread order */
         tn_tensor *sum = tn__reduce("conv2d", SUM, wbuf, TN_SHAPE(0), false);

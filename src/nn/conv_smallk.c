@@ -22,14 +22,17 @@ static void tn__smallk_pad(const float *xn, int64_t C, int64_t H, int64_t W, con
             for (int64_t j = 0; j < g[1]; j++) koff[k++] = (c * hp + i) * wp + j;
 }
 static int64_t tn__smallk_wp(const int64_t *g) { return (g[9] + 15) / 16 * 16 + g[1] - 1; }
+/* the arguments of the threaded loops */
+typedef struct { const float *x, *w, *b, *gy; float *y, *gw, *buf; int64_t N, C, H, W, O; const int64_t *g; } tn__smallk_args;
 /* y [N, O, oh, ow] = conv(x [N, C, H, W], w [O, K]) + b (NULL: none), all contiguous;
-   buf: nthr C (H + 2 ph) wp floats. */
-TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
-                                                int64_t W, int64_t O, const int64_t *g, int nthr, float *buf) {
+   buf: nthr C (H + 2 ph) wp floats. Chunk t of nthr: its share of the images, buffer t. */
+TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
+    const tn__smallk_args *a_ = (const tn__smallk_args *)args;
+    const float *x = a_->x, *w = a_->w, *b = a_->b;
+    float *y = a_->y, *buf = a_->buf;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
     const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp;
-    int t;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (t = 0; t < nthr; t++) {
+    {
         float *pad = buf + t * per;
         int64_t koff[TN__SMALLK_MAX];
         for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
@@ -66,14 +69,20 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_f32(const float *x, const float *w,
         }
     }
 }
+static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
+                               int64_t W, int64_t O, const int64_t *g, int nthr, float *buf) {
+    tn__smallk_args a = {x, w, b, NULL, y, NULL, buf, N, C, H, W, O, g};
+    tn__parallel(nthr, tn__smallk_fwd_part, &a);
+}
 /* gw [O, K] (written) = the weight gradient from gy [N, O, oh, ow] and x; buf: nthr
    (C (H + 2 ph) wp + O K 16) floats. */
-TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int64_t N, int64_t C, int64_t H, int64_t W,
-                                                  int64_t O, const int64_t *g, int nthr, float *buf) {
+TN__SMALLK_AVX512 static void tn__smallk_wgrad_part(void *args, int t, int nthr) {
+    const tn__smallk_args *a_ = (const tn__smallk_args *)args;
+    const float *x = a_->x, *gy = a_->gy;
+    float *buf = a_->buf;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
     const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp + O * K * 16;
-    int t;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (t = 0; t < nthr; t++) {
+    {
         float *pad = buf + t * per, *A = pad + per - O * K * 16;
         int64_t koff[TN__SMALLK_MAX];
         memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
@@ -120,6 +129,12 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_f32(const float *x, const float *
             }
         }
     }
+}
+static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int64_t N, int64_t C, int64_t H, int64_t W,
+                                 int64_t O, const int64_t *g, int nthr, float *buf) {
+    const int64_t K = C * g[0] * g[1], per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + O * K * 16;
+    tn__smallk_args a = {x, NULL, NULL, gy, NULL, gw, buf, N, C, H, W, O, g};
+    tn__parallel(nthr, tn__smallk_wgrad_part, &a);
     for (int64_t q = 0; q < O * K; q++) {   /* threads, then lanes, in order */
         float s = 0;
         for (int u = 0; u < nthr; u++)

@@ -35,6 +35,15 @@ TN__DROP_MASK(tn__drop_mask_base, )
 TN__DROP_MASK(tn__drop_mask_avx512, __attribute__((target("avx512f"))))
 TN__DROP_MASK(tn__drop_mask_avx2, __attribute__((target("avx2"))))
 #endif
+/* the arguments of a threaded Philox mask: the loop for this CPU, its outputs and counters */
+typedef struct {
+    void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double);
+    float *of; double *od; uint64_t seed, off, thr; double scale;
+} tn__drop_args;
+static void tn__drop_part(void *args, int64_t lo, int64_t hi) {
+    const tn__drop_args *a = (const tn__drop_args *)args;
+    a->fn(a->of, a->od, lo, hi, a->seed, a->off, a->thr, a->scale);
+}
 static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype, double p) {
     tn_tensor *m = tn__new(dtype, TN_CPU, shape, nd);
     if (!m) return NULL;
@@ -64,9 +73,8 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     if (__builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
     else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
-    const int nthr = tn__par_threads(tn__mul_sat(n, 16), n);   /* a draw costs about 16 simple ops */
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) fn(of, od, tn__split_at(n, t, nthr), tn__split_at(n, t + 1, nthr), seed, off, thr, 1 / (1 - p));
+    tn__drop_args a = {fn, of, od, seed, off, thr, 1 / (1 - p)};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(n, 16), n), n, tn__drop_part, &a);   /* a draw costs about 16 simple ops */
     return tn__own(m);
 }
 /* channels: 0 elementwise, 2 dropout2d's channels (3-d [N, C, L] or 4-d input), 3 dropout3d's

@@ -1,4 +1,66 @@
 /* ---- embedding, one_hot ---- */
+/* The weight gradient of an embedding on the CPU: gw [V, D] (new) from gy rows [n, D] and
+   their indices (int64, checked by the forward), the padding row (pad >= 0) left zero. A
+   segmented sum instead of a scatter-add per row: the positions sorted by index (a counting
+   sort, stable), then each row of gw written once, its hits added in position order (the
+   order of a serial index_add, as PyTorch's CPU embedding_backward: the same bits), rows
+   split among threads with nothing shared. */
+typedef struct { const int64_t *start, *order; const void *gy; void *gw; int64_t D, pad; bool f64; } tn__emb_bw_args;
+static void tn__emb_bw_rows(void *args, int64_t r0, int64_t r1) {
+    const tn__emb_bw_args *a = (const tn__emb_bw_args *)args;
+    const int64_t D = a->D;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t b = a->start[r], e = r == a->pad ? b : a->start[r + 1];
+        if (a->f64) {
+            double *o = (double *)a->gw + r * D;
+            const double *g = (const double *)a->gy;
+            memset(o, 0, (size_t)D * sizeof *o);
+            for (int64_t k = b; k < e; k++) { const double *gr = g + a->order[k] * D; for (int64_t d = 0; d < D; d++) o[d] += gr[d]; }
+        } else {
+            float *o = (float *)a->gw + r * D;
+            const float *g = (const float *)a->gy;
+            memset(o, 0, (size_t)D * sizeof *o);
+            for (int64_t k = b; k < e; k++) { const float *gr = g + a->order[k] * D; for (int64_t d = 0; d < D; d++) o[d] += gr[d]; }
+        }
+    }
+}
+static tn_tensor *tn__embedding_grad_cpu(tn_tensor *gy, tn_tensor *idx, int64_t V, int64_t pad) {
+    const int64_t n = tn_numel(idx), D = gy->shape[1];
+    tn_tensor *gw = tn__own(tn__new(gy->dtype, TN_CPU, TN_SHAPE(V, D)));
+    int64_t *start = (int64_t *)tn__malloc_n("embedding backward", tn__add_sat(V, 1), sizeof(int64_t));
+    int64_t *order = (int64_t *)tn__malloc_n("embedding backward", n > 0 ? n : 1, sizeof(int64_t));
+    if (!gw || !start || !order) { TN_FREE(start); TN_FREE(order); return NULL; }
+    const int64_t *ix = (const int64_t *)tn_data_ptr(idx);
+    memset(start, 0, (size_t)(V + 1) * sizeof *start);
+    for (int64_t i = 0; i < n; i++) start[ix[i] + 1]++;
+    for (int64_t r = 0; r < V; r++) start[r + 1] += start[r];
+    for (int64_t i = 0; i < n; i++) order[start[ix[i]]++] = i;   /* stable: positions ascending per index */
+    for (int64_t r = V; r > 0; r--) start[r] = start[r - 1];      /* start[r] moved to the end of row r: back */
+    start[0] = 0;
+    tn__emb_bw_args a = {start, order, tn_data_ptr(gy), tn_data_ptr(gw), D, pad, gy->dtype == TN_F64};
+    tn__parallel_range(tn__par_threads(tn__add_sat(tn__mul_sat(n, D), tn__mul_sat(V, D)), V), V, tn__emb_bw_rows, &a);
+    TN_FREE(start);
+    TN_FREE(order);
+    return gw;
+}
+/* EmbeddingBackward0: saved the flat int64 indices; i[0] V, i[1] the padding row (-1: none). */
+static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *user) {
+    (void)user; (void)nin;
+    tn_tensor *idx = tn_ctx_saved(n, 0);
+    const int64_t V = n->i[0], pad = n->i[1], D = gy->shape[gy->ndim - 1];
+    if (!idx) return -1;
+    tn_tensor *g2 = tn_reshape(gy, TN_SHAPE(-1, D));
+    if (tn__grad_disabled && gy->device == TN_CPU && (gy->dtype == TN_F32 || gy->dtype == TN_F64)) {   /* plain: the segmented sum */
+        tn_tensor *gc = tn_contiguous(g2);
+        return !gc || !(gin[0] = tn__embedding_grad_cpu(gc, idx, V, pad)) ? -1 : 0;
+    }
+    /* recording (create_graph) or elsewhere: an accumulating index_put, differentiable in gy */
+    if (pad >= 0) g2 = tn_where(tn_unsqueeze(tn_ne_scalar(idx, (double)pad), 1), g2, tn_zeros_like(g2));
+    tn_tensor *ix[1] = {idx};
+    gin[0] = tn_index_put(tn_zeros(TN_SHAPE(V, D), gy->dtype), ix, 1, g2, true);
+    if (gin[0] && gy->device != TN_CPU) gin[0] = tn_to(gin[0], gy->device);
+    return gin[0] ? 0 : -1;
+}
 static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
     const char *fn = "tn_embedding";
     TN__CHECK_NULL(idx); TN__CHECK_NULL(w);
@@ -11,15 +73,24 @@ static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, 
     if (pad < 0) pad += V;
     tn_scope_begin();
     tn_tensor *flat = tn_reshape(idx, TN_SHAPE(-1));
+    tn_no_grad_begin();   /* the rows without history: the node below is the op's */
     tn_tensor *rows = tn_index_select(w, 0, flat);
-    if (padded && w->requires_grad) { /* the padding row gets no gradient */
-        tn_tensor *keep = tn_unsqueeze(tn_ne_scalar(flat, (double)pad), 1);
-        rows = tn_where(keep, rows, tn_index_select(tn_detach(w), 0, flat));
-    }
+    tn_no_grad_end();
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, idx->shape, (size_t)idx->ndim * sizeof(int64_t));
     shape[idx->ndim] = D;
-    return tn__scope_return(tn__grad_name(tn_reshape(rows, shape, idx->ndim + 1), "EmbeddingBackward0"));
+    tn_tensor *y = rows ? tn_reshape(rows, shape, idx->ndim + 1) : NULL;
+    if (y && w->requires_grad && !tn__grad_disabled) {
+        tn_tensor *ix64 = tn_contiguous(tn_to_dtype(tn_to(flat, TN_CPU), TN_I64));
+        tn_node *nd = ix64 ? tn__fn_node("EmbeddingBackward0", tn__embedding_bw, &w, 1) : NULL;
+        if (!nd) { tn_scope_end(); return NULL; }
+        nd->i[0] = V;
+        nd->i[1] = padded ? pad : -1;
+        nd->ni = 2;
+        tn__node_save(nd, ix64);
+        y = tn__node_attach(nd, y);
+    }
+    return tn__scope_return(y);
 }
 TNDEF tn_tensor *tn_embedding(tn_tensor *indices, tn_tensor *weight) { return TN__AS("tn_embedding", tn__embedding_impl(indices, weight, false, 0)); }
 TNDEF tn_tensor *tn_embedding_padded(tn_tensor *indices, tn_tensor *weight, int64_t padding_idx) {

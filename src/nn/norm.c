@@ -33,13 +33,19 @@ static void tn__bn_dot_##S(const T *xp, const T *gp, int64_t L, double m, double
     for (int j = 0; j < 8; j++) { gacc[j] = g8[j]; xacc[j] = x8[j]; }
     for (; l < L; l++) { gacc[l & 7] += gp[l]; xacc[l & 7] += gp[l] * (xp[l] - m); }
 }
-static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mean, double *invstd, double *var, int64_t N, int64_t C,
-                          int64_t L, bool stats, double eps) {
-    const int nthr = tn__par_threads(N * C * L, C);
+/* the arguments of a threaded batch norm (forward or backward) */
+typedef struct { const T *x, *gy, *w, *b; T *y, *gx, *gw, *gb; double *mean, *invstd, *var; int64_t N, C, L; bool flag; double eps; } tn__bn_args_##S;
+/* channels [cb, ce) of the forward (flag: compute the statistics) */
+static void tn__bn_fwd_part_##S(void *args, int64_t cb, int64_t ce) {
+    const tn__bn_args_##S *A = (const tn__bn_args_##S *)args;
+    const T *x = A->x, *w = A->w, *b = A->b;
+    T *y = A->y;
+    double *mean = A->mean, *invstd = A->invstd, *var = A->var, eps = A->eps;
+    const int64_t N = A->N, C = A->C, L = A->L;
+    const bool stats = A->flag;
     const double M = (double)(N * L);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
+    {
+        for (int64_t c0 = cb, c1 = ce; c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             if (stats) {
                 double a8[TN__BN_CB][8];
@@ -73,14 +79,24 @@ static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mea
                     for (int64_t l = 0; l < L; l++) yp[l] = shift + xp[l] * scale;
                 }
         }
+    }
 }
-static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *mean, const double *invstd, T *gx, T *gw, T *gb,
-                          int64_t N, int64_t C, int64_t L, bool training) {
-    const int nthr = tn__par_threads(N * C * L, C);
+static void tn__bn_fwd_##S(const T *x, T *y, const T *w, const T *b, double *mean, double *invstd, double *var, int64_t N, int64_t C,
+                          int64_t L, bool stats, double eps) {
+    tn__bn_args_##S A = {x, NULL, w, b, y, NULL, NULL, NULL, mean, invstd, var, N, C, L, stats, eps};
+    tn__parallel_range(tn__par_threads(N * C * L, C), C, tn__bn_fwd_part_##S, &A);
+}
+/* channels [cb, ce) of the backward (flag: training) */
+static void tn__bn_bwd_part_##S(void *args, int64_t cb, int64_t ce) {
+    const tn__bn_args_##S *A = (const tn__bn_args_##S *)args;
+    const T *x = A->x, *gy = A->gy, *w = A->w;
+    T *gx = A->gx, *gw = A->gw, *gb = A->gb;
+    const double *mean = A->mean, *invstd = A->invstd;
+    const int64_t N = A->N, C = A->C, L = A->L;
+    const bool training = A->flag;
     const double M = (double)(N * L);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t c0 = tn__split_at(C, t, nthr), c1 = tn__split_at(C, t + 1, nthr); c0 < c1; c0 += TN__BN_CB) {
+    {
+        for (int64_t c0 = cb, c1 = ce; c0 < c1; c0 += TN__BN_CB) {
             const int64_t nc = c1 - c0 < TN__BN_CB ? c1 - c0 : TN__BN_CB;
             double g8[TN__BN_CB][8], x8[TN__BN_CB][8], k[TN__BN_CB], a[TN__BN_CB], bq[TN__BN_CB];
             memset(g8, 0, sizeof g8);
@@ -109,6 +125,12 @@ static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *me
                     for (int64_t l = 0; l < L; l++) op[l] = (T)(kc * ((double)gp[l] - ac - ((double)xp[l] - m) * bc));
                 }
         }
+    }
+}
+static void tn__bn_bwd_##S(const T *x, const T *gy, const T *w, const double *mean, const double *invstd, T *gx, T *gw, T *gb,
+                          int64_t N, int64_t C, int64_t L, bool training) {
+    tn__bn_args_##S A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)mean, (double *)invstd, NULL, N, C, L, training, 0};
+    tn__parallel_range(tn__par_threads(N * C * L, C), C, tn__bn_bwd_part_##S, &A);
 }
 static void tn__bn_run_##S(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, double *ms, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                           tn_tensor *gb, double eps) {
@@ -130,11 +152,18 @@ TN__BN_KERNELS(double, f64)
    weight and bias gradients are column sums, taken by threads over column blocks with
    rows in order, so the bits do not depend on the number of threads. */
 /* @template TN__LN_KERNELS(T, S) */
-static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st, int64_t M, int64_t D, double eps) {
-    const int nthr = tn__par_threads(M * D, M);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++)
-        for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const T *x, *gy, *w, *b; T *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_##S;
+/* rows [rb, re) of the forward */
+static void tn__ln_fwd_part_##S(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
+    const T *x = A->x, *w = A->w, *b = A->b;
+    T *y = A->y;
+    double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const double eps = A->eps;
+    {
+        for (int64_t r = rb; r < re; r++) {
             const T *xp = x + r * D; T *yp = y + r * D;
             double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
             tn__bn_sum_##S(xp, D, a8);
@@ -148,13 +177,21 @@ static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st,
             if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
             else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
         }
+    }
 }
-static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st, T *gx, T *gw, T *gb, int64_t M, int64_t D, double *colacc) {
-    if (gx) {
-        const int nthr = tn__par_threads(M * D, M);
-        TN__OMP_PARALLEL_FOR(nthr)
-        for (int t = 0; t < nthr; t++)
-            for (int64_t r = tn__split_at(M, t, nthr), r1 = tn__split_at(M, t + 1, nthr); r < r1; r++) {
+static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_##S A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_##S, &A);
+}
+/* rows [rb, re) of the input gradient */
+static void tn__ln_gx_part_##S(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
+    const T *x = A->x, *gy = A->gy, *w = A->w;
+    T *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    {
+            for (int64_t r = rb; r < re; r++) {
                 const T *xp = x + r * D, *gp = gy + r * D; T *op = gx + r * D;
                 const double m = st[r], is = st[M + r];
                 double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
@@ -169,11 +206,16 @@ static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st
                 for (l = 0; l < D; l++) op[l] = (T)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
             }
     }
-    if (!gw && !gb) return;
-    const int nthr = tn__par_threads(M * D, (D + 63) / 64);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
-        const int64_t d0 = tn__split_at(D, t, nthr), d1 = tn__split_at(D, t + 1, nthr);
+}
+/* columns [d0, d1) of the weight and bias gradients (rows in order) */
+static void tn__ln_gw_part_##S(void *args, int64_t d0, int64_t d1) {
+    const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
+    const T *x = A->x, *gy = A->gy;
+    T *gw = A->gw, *gb = A->gb;
+    const double *st = A->st;
+    double *colacc = A->colacc;
+    const int64_t M = A->M, D = A->D;
+    {
         double *aw = colacc + d0, *ab = colacc + D + d0;
         for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
         for (int64_t r = 0; r < M; r++) {
@@ -183,6 +225,12 @@ static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st
         }
         for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (T)aw[d]; if (gb) gb[d0 + d] = (T)ab[d]; }
     }
+}
+static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st, T *gx, T *gw, T *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_##S A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
+    if (gx) tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_gx_part_##S, &A);
+    /* column blocks of 64 at least: no shared cache lines */
+    if (gw || gb) tn__parallel_range(tn__par_threads(M * D, (D + 63) / 64), D, tn__ln_gw_part_##S, &A);
 }
 /* @end TN__LN_KERNELS */
 TN__LN_KERNELS(float, f32)
@@ -211,11 +259,17 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
 /* Cross-entropy rows on the CPU: threads take rows; the max, then the sum of exponentials
    in double, lse = max + log(sum); the backward's softmax from the saved lse. */
 /* @template TN__CE_KERNELS(T, S, EXP) */
-static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr, double *lse, T *out, T *gx, int64_t N, int64_t C) {
-    const int nthr = tn__par_threads(N * C, N);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int th = 0; th < nthr; th++)
-        for (int64_t i = tn__split_at(N, th, nthr), i1 = tn__split_at(N, th + 1, nthr); i < i1; i++) {
+typedef struct { int mode; const T *x; const int64_t *t; const T *wr; double *lse; T *out, *gx; int64_t N, C; } tn__ce_args_##S;
+/* rows [ib, ie) */
+static void tn__ce_part_##S(void *args, int64_t ib, int64_t ie) {
+    const tn__ce_args_##S *A = (const tn__ce_args_##S *)args;
+    const int mode = A->mode;
+    const T *x = A->x, *wr = A->wr;
+    const int64_t *t = A->t, C = A->C;
+    double *lse = A->lse;
+    T *out = A->out, *gx = A->gx;
+    {
+        for (int64_t i = ib; i < ie; i++) {
             const T *xp = x + i * C;
             if (mode == 0) {
                 T m = xp[0];
@@ -231,6 +285,11 @@ static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr,
                 op[t[i]] = (T)(g * (exp((double)xp[t[i]] - l) - 1));
             }
         }
+    }
+}
+static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr, double *lse, T *out, T *gx, int64_t N, int64_t C) {
+    tn__ce_args_##S A = {mode, x, t, wr, lse, out, gx, N, C};
+    tn__parallel_range(tn__par_threads(N * C, N), N, tn__ce_part_##S, &A);
 }
 /* @end TN__CE_KERNELS */
 TN__CE_KERNELS(float, f32, expf)

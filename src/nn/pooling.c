@@ -201,13 +201,20 @@ static bool tn__pool22_has_avx512(void) {
    windows at (2y, 2z). Forward: x any strides (k22 needs unit column stride), y and codes
    [N*C, OH, OW] contiguous. Backward: gx from gy and codes, all contiguous. */
 /* @template TN__POOL_CODES_DEFINE(T, S) */
-static void tn__pool_codes_fwd_##S(T *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) {
-    const int64_t N = x->shape[0], C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW;
+/* the arguments of threaded max pooling with codes (forward or backward) */
+typedef struct { T *yb, *gxb; const T *gyb; uint8_t *cb; const tn_tensor *x; const int64_t *tab; int64_t H, W, OH, OW, dh, dw, KW; bool k22; } tn__pool_codes_args_##S;
+/* planes [p0, p1) of the forward */
+static void tn__pool_codes_fwd_part_##S(void *args, int64_t p0, int64_t p1) {
+    const tn__pool_codes_args_##S *A = (const tn__pool_codes_args_##S *)args;
+    const tn_tensor *x = A->x;
+    T *yb = A->yb;
+    uint8_t *cb = A->cb;
+    const int64_t *tab = A->tab, OH = A->OH, OW = A->OW, dh = A->dh, dw = A->dw, KW = A->KW;
+    const bool k22 = A->k22;
+    const int64_t C = x->shape[1], *xs = x->strides, *hs = tab, *he = tab + OH, *ws = tab + 2 * OH, *we = ws + OW;
     const T *xb = (const T *)x->storage->data + x->offset;
     void (*row)(const T *, const T *, T *, uint8_t *, int64_t) = TN__POOL22_FWD_##S;
-    const int nthr = tn__par_threads(N * C * x->shape[2] * x->shape[3], N * C);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < N * C; nc++) {
+    for (int64_t nc = p0; nc < p1; nc++) {
         const T *plane = xb + nc / C * xs[0] + nc % C * xs[1];
         T *yp = yb + nc * OH * OW;
         uint8_t *cp = cb + nc * OH * OW;
@@ -221,12 +228,21 @@ static void tn__pool_codes_fwd_##S(T *yb, uint8_t *cb, const tn_tensor *x, const
         }
     }
 }
-static void tn__pool_codes_bwd_##S(T *gxb, const T *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW,
-                                   int64_t dh, int64_t dw, int64_t KW, bool k22) {
+static void tn__pool_codes_fwd_##S(T *yb, uint8_t *cb, const tn_tensor *x, const int64_t *tab, int64_t OH, int64_t OW, int64_t dh, int64_t dw, int64_t KW, bool k22) {
+    const int64_t NC = x->shape[0] * x->shape[1];
+    tn__pool_codes_args_##S A = {yb, NULL, NULL, cb, x, tab, 0, 0, OH, OW, dh, dw, KW, k22};
+    tn__parallel_range(tn__par_threads(NC * x->shape[2] * x->shape[3], NC), NC, tn__pool_codes_fwd_part_##S, &A);
+}
+/* planes [p0, p1) of the backward */
+static void tn__pool_codes_bwd_part_##S(void *args, int64_t p0, int64_t p1) {
+    const tn__pool_codes_args_##S *A = (const tn__pool_codes_args_##S *)args;
+    T *gxb = A->gxb;
+    const T *gyb = A->gyb;
+    const uint8_t *cb = A->cb;
+    const int64_t *tab = A->tab, H = A->H, W = A->W, OH = A->OH, OW = A->OW, dh = A->dh, dw = A->dw, KW = A->KW;
+    const bool k22 = A->k22;
     void (*row)(const T *, const uint8_t *, T *, T *, int64_t) = TN__POOL22_BWD_##S;
-    const int nthr = tn__par_threads(NC * (H * W + OH * OW), NC);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t nc = 0; nc < NC; nc++) {   /* planes in parallel; within one, in order */
+    for (int64_t nc = p0; nc < p1; nc++) {   /* planes in parallel; within one, in order */
         T *o = gxb + nc * H * W;
         const T *v = gyb + nc * OH * OW;
         const uint8_t *cp = cb + nc * OH * OW;
@@ -245,6 +261,11 @@ static void tn__pool_codes_bwd_##S(T *gxb, const T *gyb, const uint8_t *cb, int6
                 o[(tab[y] + k / KW * dh) * W + tab[2 * OH + z] + k % KW * dw] += v[y * OW + z];
             }
     }
+}
+static void tn__pool_codes_bwd_##S(T *gxb, const T *gyb, const uint8_t *cb, int64_t NC, int64_t H, int64_t W, const int64_t *tab, int64_t OH, int64_t OW,
+                                   int64_t dh, int64_t dw, int64_t KW, bool k22) {
+    tn__pool_codes_args_##S A = {NULL, gxb, gyb, (uint8_t *)cb, NULL, tab, H, W, OH, OW, dh, dw, KW, k22};
+    tn__parallel_range(tn__par_threads(NC * (H * W + OH * OW), NC), NC, tn__pool_codes_bwd_part_##S, &A);
 }
 /* @end TN__POOL_CODES_DEFINE */
 TN__POOL_CODES_DEFINE(float, f32)

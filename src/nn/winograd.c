@@ -275,17 +275,23 @@ static void tn__wino_input_##SFX(const T *x, int64_t Q, int64_t H, int64_t W, in
    output transform into y. Per thread buf holds 16 Q tbp + 16 P tb + 8 tb + 2 elements
    (tb = br t1 >= the br tw tiles of a block, tbp = tb rounded up to nr), and zero W zeros. Every tile is computed alike
    in whichever block it falls: the same result for any thread count. */
-static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int64_t W,
-                                int64_t ph, int64_t pw, const tn__gemm_kern_##SFX *kn,
-                                const T *Up, int64_t P, const T *b, T *y, int64_t oh, int64_t ow,
-                                int64_t br, T *buf, const T *zero, int nthr)
-{
+/* the arguments of the threaded Winograd loops (the convolution or the weight gradient) */
+typedef struct {
+    const T *x, *gy, *Up, *b, *zero; T *y, *gw, *buf; const tn__gemm_kern_##SFX *kn;
+    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed;
+} tn__wino_args_##SFX;
+/* chunk t of nthr: a share of the tile rows, with buffer t */
+static void tn__wino_conv_part_##SFX(void *args, int t, int nthr) {
+    tn__wino_args_##SFX *A = (tn__wino_args_##SFX *)args;
+    const T *x = A->x, *Up = A->Up, *b = A->b, *zero = A->zero;
+    T *y = A->y, *buf = A->buf;
+    const tn__gemm_kern_##SFX *kn = A->kn;
+    const int64_t N = A->N, Q = A->Q, H = A->H, W = A->W, ph = A->ph, pw = A->pw, P = A->P, oh = A->oh, ow = A->ow, br = A->br;
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th;
     const int64_t tb = br * t1, tbp = tn__gemm_roundup(tb, kn->nr), nr = kn->nr;
     const int64_t vx = Q * tbp + 16, S = P * tb + 16; /* the 16 V and M a line off 4 KiB multiples: no set conflicts */
     const int64_t per = 16 * vx + 16 * S + 8 * tb + 2, ups = tn__gemm_roundup(P, kn->mr) * Q;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
+    {
         T *V = buf + t * per, *M = V + 16 * vx, *E = M + 16 * S, *O4 = E; /* E is done by then */
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, p, xi;
@@ -311,6 +317,14 @@ static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int
         }
     }
 }
+static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int64_t W,
+                                int64_t ph, int64_t pw, const tn__gemm_kern_##SFX *kn,
+                                const T *Up, int64_t P, const T *b, T *y, int64_t oh, int64_t ow,
+                                int64_t br, T *buf, const T *zero, int nthr)
+{
+    tn__wino_args_##SFX A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__parallel(nthr, tn__wino_conv_part_##SFX, &A);
+}
 
 /* The weight gradient gw [P, Q, 3, 3] (contiguous) of y = conv3x3(x, w) padded by ph, pw,
    from gy [N, P, oh, ow] and x [N, Q, H, W] (both contiguous): with the forward's tiles,
@@ -319,16 +333,15 @@ static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int
    tiles (Y: 16 x [P, tb], V: 16 x [Q, tb], rows). Each thread sums its own Z (buf: per
    thread 16 Q tb + 16 P tb + 8 tb + 2 + 16 P Q elements); the threads' sums are added in
    thread order: the same bits for a given thread count. */
-static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, int64_t H, int64_t W,
-                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, T *gw,
-                                int64_t br, T *buf, const T *zero, int nthr)
-{
+/* chunk t of nthr: its share of the tile rows into its own sums Z */
+static void tn__wino_wgrad_part_##SFX(void *args, int t, int nthr) {
+    tn__wino_args_##SFX *A = (tn__wino_args_##SFX *)args;
+    const T *x = A->x, *gy = A->gy, *zero = A->zero;
+    T *buf = A->buf;
+    const int64_t N = A->N, Q = A->Q, H = A->H, W = A->W, ph = A->ph, pw = A->pw, P = A->P, oh = A->oh, ow = A->ow, br = A->br;
     const int64_t th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1, R = N * th, tb = br * t1;
     const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
-    int64_t p, q;
-    int failed = 0, t;
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (t = 0; t < nthr; t++) {
+    {
         T *V = buf + t * per, *Y = V + 16 * vx, *E = Y + 16 * ys, *Z = buf + t * per + zo;
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
@@ -345,9 +358,21 @@ static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, i
                 }
             for (xi = 0; xi < 16; xi++)
                 if (tn__gemm_##SFX(P, Q, nt, (T)1, Y + xi * ys, tb, 1, V + xi * vx, 1, tb, (T)1, Z + xi * P * Q, Q, 1))
-                    TN__STORE_RELAXED(&failed, 1);
+                    TN__STORE_RELAXED(&A->failed, 1);
         }
     }
+}
+static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, int64_t H, int64_t W,
+                                int64_t ph, int64_t pw, int64_t P, int64_t oh, int64_t ow, T *gw,
+                                int64_t br, T *buf, const T *zero, int nthr)
+{
+    const int64_t t1 = (ow + 1) / 2 + 1, tb = br * t1;
+    const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
+    int64_t p, q;
+    int t;
+    tn__wino_args_##SFX A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__parallel(nthr, tn__wino_wgrad_part_##SFX, &A);
+    const int failed = A.failed;
     for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */
         const T *zt = buf + t * per + zo;
         T *z0 = buf + zo;
@@ -455,38 +480,33 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     tn_release(xc); tn_release(gyc); tn_release(buf);
     return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
 }
-/* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
-static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
+/* the arguments of a threaded im2col convolution: the operands, the block geometry, the per-thread buffers */
+typedef struct { tn_tensor *y, *x, *w, *b; const int64_t *g; int64_t G; tn_tensor *buf, *ybuf; bool direct; int64_t R, IB, LB; int failed; } tn__conv_fwd_args;
+/* chunk t of nthr: its share of the images, with buffer t */
+static void tn__conv_forward_part(void *args, int t, int nthr) {
+    tn__conv_fwd_args *a_ = (tn__conv_fwd_args *)args;
+    tn_tensor *y = a_->y, *x = a_->x, *w = a_->w, *buf = a_->buf, *ybuf = a_->ybuf;
+    const int64_t *g = a_->g, G = a_->G, R = a_->R, IB = a_->IB, LB = a_->LB;
+    const bool direct = a_->direct;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
-    const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
-    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), IB = tn__conv_block_images(K, g, es, 1, R, direct);
-    const int64_t LB = IB > 1 ? IB * L : R * g[9];   /* columns of a block */
-    if (tn__conv_smallk_ok(x, g, G)) return tn__conv_smallk_cpu(0, x, w, b, y, g);
-    if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
-    if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
     const tn_backend *be = tn__backend(TN_CPU);
-    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
-    tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
-    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
-    int failed = (!direct && !buf) || (IB > 1 && !ybuf);
-    const char *bp = b ? (const char *)tn_data_ptr(b) : NULL;
+    const char *bp = a_->b ? (const char *)tn_data_ptr(a_->b) : NULL;
     char *yp = (char *)tn_data_ptr(y);
-    if (!failed) {
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int t = 0; t < nthr; t++) {
+    {
+    {
         const int64_t n1 = tn__split_at(N, t + 1, nthr);
         for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB > 1; n += IB) {   /* several whole images per block */
             const int64_t ni = TN__MIN(IB, n1 - n), Lc = ni * L;
             const int64_t cb = buf->offset + t * K * LB, yb = ybuf->offset + t * O * LB;
             for (int64_t i = 0; i < ni; i++) {
                 tn_tensor img = tn__image_view(x, n + i), cols = tn__mat_view(buf, cb + i * L, K, L, Lc, 1);
-                if (be->im2col(0, &cols, &img, g)) TN__STORE_RELAXED(&failed, 1);
+                if (be->im2col(0, &cols, &img, g)) TN__STORE_RELAXED(&a_->failed, 1);
             }
             for (int64_t gi = 0; gi < G; gi++) {
                 tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1), B = tn__mat_view(buf, cb + gi * Kg * Lc, Kg, Lc, Lc, 1);
                 tn_tensor Cm = tn__mat_view(ybuf, yb + gi * Og * Lc, Og, Lc, Lc, 1);
-                if (be->matmul(&Cm, &A, &B, 1, 0)) TN__STORE_RELAXED(&failed, 1);
+                if (be->matmul(&Cm, &A, &B, 1, 0)) TN__STORE_RELAXED(&a_->failed, 1);
             }
             for (int64_t i = 0; i < ni; i++) for (int64_t o = 0; o < O; o++) {   /* [O, ni*L] -> y[n + i], + bias */
                 if (es == 4) {
@@ -512,17 +532,37 @@ static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_ten
                 int64_t gb[10];
                 tn__conv_block_geom(g, y0, rows, gb);
                 tn_tensor cols = direct ? img : tn__mat_view(buf, buf->offset + t * K * LB, K, Lc, Lc, 1);
-                if (!direct && be->im2col(0, &cols, &img, gb)) { TN__STORE_RELAXED(&failed, 1); break; }
+                if (!direct && be->im2col(0, &cols, &img, gb)) { TN__STORE_RELAXED(&a_->failed, 1); break; }
                 for (int64_t gi = 0; gi < G; gi++) {
                     tn_tensor A = tn__mat_view(w, w->offset + gi * Og * Kg, Og, Kg, Kg, 1);
                     tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
                                          : tn__mat_view(buf, cols.offset + gi * Kg * Lc, Kg, Lc, Lc, 1);
                     tn_tensor Cm = tn__mat_view(y, y->offset + n * O * L + gi * Og * L + y0 * g[9], Og, Lc, L, 1);
-                    if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&failed, 1);
+                    if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&a_->failed, 1);
                 }
             }
         }
     }
+    }
+}
+/* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
+static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
+    const bool direct = tn__conv_direct(x, g);
+    const size_t es = tn_dtype_size(x->dtype);
+    const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), IB = tn__conv_block_images(K, g, es, 1, R, direct);
+    const int64_t LB = IB > 1 ? IB * L : R * g[9];   /* columns of a block */
+    if (tn__conv_smallk_ok(x, g, G)) return tn__conv_smallk_cpu(0, x, w, b, y, g);
+    if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
+    if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
+    tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
+    tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
+    int failed = (!direct && !buf) || (IB > 1 && !ybuf);
+    if (!failed) {
+        tn__conv_fwd_args a = {y, x, w, b, g, G, buf, ybuf, direct, R, IB, LB, 0};
+        tn__parallel(nthr, tn__conv_forward_part, &a);
+        failed = a.failed;
     }
     tn_release(buf); tn_release(ybuf);
     return failed ? TN__FAIL_INT("conv2d: out of memory") : 0;

@@ -53,17 +53,14 @@
  * FMAs per 2 + MR loads, so streaming the packed panels from L2 keeps up.
  * Tiny products (M*N*K <= 4096) skip packing and use a direct triple loop.
  * The packing buffer is cached between calls (see tn__gemm_buf_get).
- * With OpenMP (-fopenmp) the ic loop is split across threads, each packing
- * its own A block; the packed B panel is shared.
+ * With threads (core/threads.c's pool) the ic loop is split across them, each
+ * packing its own A block; the packed B panel is shared.
  * ========================================================================== */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__GEMM_X86 1
 #else
 #define TN__GEMM_X86 0
-#endif
-#ifdef _OPENMP
-#include <omp.h>
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define TN__GEMM_GNUC 1 /* __atomic builtins, __attribute__ */
@@ -431,14 +428,23 @@ TN__GEMM_MAYBE_UNUSED TN__TESTABLE void tn__gemm_free_cache(void)
 
 /* The driver's loop over the M blocks (its locals by name): pack the A block of
  * thread TID, multiply it by the current B panel. */
-#define TN__GEMM_IC_LOOP(T, SFX, TID)                                                     \
-    for (ic = 0; ic < M; ic += mstep) {                                                   \
+/* M blocks [b0, b1) (of mstep rows) of one (jc, pc) step, packing A into Apt */
+#define TN__GEMM_IC_LOOP(T, SFX, b0, b1, Apt)                                             \
+    for (ic = (b0) * mstep; ic < M && ic < (b1) * mstep; ic += mstep) {                   \
         int64_t mcb = M - ic < mstep ? M - ic : mstep;                                    \
-        T *Apt = (T *)((char *)Ap + (size_t)(TID) * szA);                                 \
         tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr, Apt);    \
         tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, Bd, rsb, beta_p,         \
                              C + ic * rsc + jc * csc, rsc, csc);                          \
     }
+/* Threads for an M x N x K product: the work model (a multiply-add in the packed kernels
+   counts 1/TN__GEMM_UNIT of a work unit; 2 threads from about 4e6) and whole MR panels
+   per thread; tn__gemm_tune.threads (tests) overrides the count, not the nesting rule. */
+#define TN__GEMM_UNIT 64
+static int64_t tn__gemm_threads(int64_t M, int64_t N, int64_t K, int64_t mr) {
+    int max = tn__max_threads();
+    if (tn__gemm_tune.threads > 0 && max > 1) max = tn__gemm_tune.threads;
+    return tn__threads_for((double)M * (double)N * (double)K / TN__GEMM_UNIT, (M + mr - 1) / mr, max);
+}
 
 /* The transposing copy of packing: P[k*ld + i] = a[i*rsa + k] for i < rows, k < kc (rows of
  * A along K, or columns of a transposed B). In 4x4 (float) or 2x2 (double) SSE transposes,
@@ -525,6 +531,13 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
  * and double.
  * ------------------------------------------------------------------------- */
 /* @template TN__GEMM_DEFINE(T, SFX) */
+/* one (jc, pc) step of the driver, for the pool: chunk t of nthr takes its share of the
+   M blocks and packs into A block t */
+typedef struct {
+    const tn__gemm_kern_##SFX *kn; const T *A, *Bp, *Bd; T *C, *Ap; T alpha, beta_p;
+    int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
+} tn__gemm_step_##SFX;
+static void tn__gemm_step_part_##SFX(void *args, int t, int nthr);
 
 /* Pack A[0:mc, 0:kc] into mr-row micro-panels: Ap[p][k*mr + i], rows >= mc zeroed. */
 static void tn__gemm_packA_##SFX(int64_t mc, int64_t kc, const T *A, int64_t rsa,
@@ -699,46 +712,38 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
             if (!direct) tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_##SFX(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
-            if (nthr > 1) { /* a parallel region costs even when it runs on one thread */
-                TN__GEMM_OMP_FOR
-                TN__GEMM_IC_LOOP(T, SFX, TN__GEMM_TID)
+            if (nthr > 1) {
+                tn__gemm_step_##SFX st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA};
+                tn__parallel((int)nthr, tn__gemm_step_part_##SFX, &st);
             } else {
-                TN__GEMM_IC_LOOP(T, SFX, 0)
+                TN__GEMM_IC_LOOP(T, SFX, 0, (M + mstep - 1) / mstep, Ap)
             }
         }
     }
     tn__gemm_buf_put(buf, cached);
     return 0;
 }
+static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
+    const tn__gemm_step_##SFX *s_ = (const tn__gemm_step_##SFX *)args;
+    const tn__gemm_kern_##SFX kn = *s_->kn;
+    const T *A = s_->A, *Bp = s_->Bp, *Bd = s_->Bd, alpha = s_->alpha, beta_p = s_->beta_p;
+    T *C = s_->C, *Apt = (T *)((char *)s_->Ap + (size_t)t * s_->szA);
+    const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
+                  csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
+    int64_t ic;
+    TN__GEMM_IC_LOOP(T, SFX, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
+}
 /* @end TN__GEMM_DEFINE */
 
-/* OpenMP: split the ic loop (M blocks) when there is enough work; every thread
- * packs into its own A block.  Without OpenMP these expand to nothing. */
-#ifdef _OPENMP
-#define TN__GEMM_NTHREADS(nthr, M, N, K, mr)                                              \
-    {                                                                                     \
-        int64_t npanels_ = ((M) + (mr) - 1) / (mr);                                       \
-        nthr = tn__gemm_tune.threads > 0 ? tn__gemm_tune.threads : tn__omp_max_threads(); \
-        if (omp_in_parallel() || tn__in_forked_child() || (double)(M) * (double)(N) * (double)(K) < 4e6) nthr = 1; \
-        if (nthr > npanels_) nthr = npanels_;                                             \
-        if (nthr < 1) nthr = 1;                                                           \
-    }
-/* uses the driver's local nthr */
-#define TN__GEMM_OMP_FOR _Pragma("omp parallel for schedule(static) num_threads((int)nthr) if(nthr > 1)")
-#define TN__GEMM_TID omp_get_thread_num()
-#else
-#define TN__GEMM_NTHREADS(nthr, M, N, K, mr)
-#define TN__GEMM_OMP_FOR
-#define TN__GEMM_TID 0
-#endif
+/* the ic loop (M blocks) splits among the pool's threads when there is enough work; each
+   packs into its own A block */
+#define TN__GEMM_NTHREADS(nthr, M, N, K, mr) nthr = tn__gemm_threads(M, N, K, mr);
 
 TN__GEMM_DEFINE(float, f32)
 TN__GEMM_DEFINE(double, f64)
 
 #undef TN__GEMM_IC_LOOP
 #undef TN__GEMM_NTHREADS
-#undef TN__GEMM_OMP_FOR
-#undef TN__GEMM_TID
 #undef TN__GEMM_MAX_TILE
 #undef TN__GEMM_SC_MR
 #undef TN__GEMM_SC_NR32

@@ -459,40 +459,67 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
    vectorises (the same operations in the same order per element: the same bits as the
    general loop); the common rules get such a copy, the rest the general loop. A, B, E: the
    state pointers of element i (&d: a scratch value for a slot the rule does not touch). */
-#define TN__OPTIM_LOOP(T, S, KIND, F, A, B, E) do { \
-    TN__OMP_PARALLEL_FOR(nthr) \
-    for (int t = 0; t < nthr; t++) { \
-        T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
-        memcpy(cl, c, sizeof cl); \
-        for (int64_t i = tn__split_at(n, t, nthr), hi = tn__split_at(n, t + 1, nthr); i < hi; i++) { \
-            T d = 0; \
-            p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
-        } \
+/* the arguments of a threaded step: the rule's constants, the buffers */
+#define TN__OPTIM_ARGS(T, S) typedef struct { const tn__optk *k; const T *c; T *p; const T *g; T *s0, *s1, *s2; } tn__optim_args_##S;
+#define TN__OPTIM_LOOP(T, S, NAME, KIND, F, A, B, E) \
+static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
+    const tn__optim_args_##S *a_ = (const tn__optim_args_##S *)args; \
+    T *p = a_->p, *s0 = a_->s0, *s1 = a_->s1; \
+    const T *g = a_->g; \
+    T cl[12];   /* a private copy: the stores cannot alias it, the loop keeps it in registers */ \
+    memcpy(cl, a_->c, sizeof cl); \
+    (void)s0; (void)s1; \
+    for (int64_t i = lo; i < hi; i++) { \
+        T d = 0; \
+        p[i] = tn_optim_apply_##S(KIND, F, cl, p[i], g[i], A, B, E); \
     } \
-} while (0)
+}
+#define TN__OPTIM_WD TN_OPTF_WEIGHT_DECAY
+#define TN__OPTIM_DEC TN_OPTF_DECOUPLED
+#define TN__OPTIM_MOM TN_OPTF_MOMENTUM
 /* @template TN__OPTIM_KERNEL(T, S) */
+TN__OPTIM_ARGS(T, S)
+TN__OPTIM_LOOP(T, S, adam, TN__ADAM, 0, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(T, S, adam_wd, TN__ADAM, TN__OPTIM_WD, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(T, S, adam_wd_dec, TN__ADAM, TN__OPTIM_WD | TN__OPTIM_DEC, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(T, S, adam_dec, TN__ADAM, TN__OPTIM_DEC, s0 + i, s1 + i, &d)
+TN__OPTIM_LOOP(T, S, sgd, TN__SGD, 0, &d, &d, &d)
+TN__OPTIM_LOOP(T, S, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
+TN__OPTIM_LOOP(T, S, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
+TN__OPTIM_LOOP(T, S, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
+/* the general loop: any rule and flags */
+static void tn__optim_part_##S##_any(void *args, int64_t lo, int64_t hi) {
+    const tn__optim_args_##S *a = (const tn__optim_args_##S *)args;
+    T *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2;
+    const T *g = a->g, *c = a->c;
+    const int kind = a->k->kind, f = a->k->flags;
+    for (int64_t i = lo; i < hi; i++) {
+        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
+        p[i] = tn_optim_apply_##S(kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
+    }
+}
+/* The loop for k's rule and flags: a specialised copy when there is one. */
+static void (*tn__optim_part_for_##S(const tn__optk *k, const T *s0, const T *s1))(void *, int64_t, int64_t) {
+    const int f = k->flags, WD = TN__OPTIM_WD, DEC = TN__OPTIM_DEC, MOM = TN__OPTIM_MOM;
+    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
+        if (f == 0) return tn__optim_part_##S##_adam;
+        if (f == WD) return tn__optim_part_##S##_adam_wd;
+        if (f == (WD | DEC)) return tn__optim_part_##S##_adam_wd_dec;
+        if (f == DEC) return tn__optim_part_##S##_adam_dec;
+    } else if (k->kind == TN__SGD) {
+        if (f == 0) return tn__optim_part_##S##_sgd;
+        if (f == WD) return tn__optim_part_##S##_sgd_wd;
+        if (s0 && f == MOM) return tn__optim_part_##S##_sgd_mom;
+        if (s0 && f == (MOM | WD)) return tn__optim_part_##S##_sgd_mom_wd;
+    }
+    return tn__optim_part_##S##_any;
+}
 static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g, T *s0, T *s1, T *s2) {
     T c[12];
     for (int j = 0; j < 12; j++) c[j] = (T)k->c[j];
-    const int f = k->flags;
-    const int nthr = tn__par_threads(tn__mul_sat(n, 8), n);   /* elementwise: the same result for any thread count */
-    const int WD = TN_OPTF_WEIGHT_DECAY, DEC = TN_OPTF_DECOUPLED, MOM = TN_OPTF_MOMENTUM;
-    if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
-        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__ADAM, 0, s0 + i, s1 + i, &d); return; }
-        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD, s0 + i, s1 + i, &d); return; }
-        if (f == (WD | DEC)) { TN__OPTIM_LOOP(T, S, TN__ADAM, WD | DEC, s0 + i, s1 + i, &d); return; }
-        if (f == DEC) { TN__OPTIM_LOOP(T, S, TN__ADAM, DEC, s0 + i, s1 + i, &d); return; }
-    } else if (k->kind == TN__SGD) {
-        if (f == 0) { TN__OPTIM_LOOP(T, S, TN__SGD, 0, &d, &d, &d); return; }
-        if (f == WD) { TN__OPTIM_LOOP(T, S, TN__SGD, WD, &d, &d, &d); return; }
-        if (s0 && f == MOM) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM, s0 + i, &d, &d); return; }
-        if (s0 && f == (MOM | WD)) { TN__OPTIM_LOOP(T, S, TN__SGD, MOM | WD, s0 + i, &d, &d); return; }
-    }
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t i = 0; i < n; i++) {
-        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
-        p[i] = tn_optim_apply_##S(k->kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
-    }
+    tn__optim_args_##S a = {k, c, p, g, s0, s1, s2};
+    /* elementwise: the same result for any thread count */
+    tn__parallel_range(tn__par_threads(tn__mul_sat(n, 8), n), n, tn__optim_part_for_##S(k, s0, s1), &a);
 }
 /* @end TN__OPTIM_KERNEL */
 
