@@ -589,8 +589,8 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     case J_UNARY: return tn__unary((tn_unary_op)n->sub, a[0], n->d);
     case J_BINARY: return tn__binary("tn_graph_run", (tn_binary_op)n->sub, a[0], a[1], n->d[0]);
     case J_TERNARY: return tn__ternary("tn_graph_run", (tn_ternary_op)n->sub, a[0], a[1], a[2], n->d[0]);
-    case J_ADDMM: return tn_addmm(a[0], a[1], a[2], n->d[0], n->d[1]);
-    case J_BADDBMM: return tn_baddbmm(a[0], a[1], a[2], n->d[0], n->d[1]);
+    case J_ADDMM: return tn_addmm(a[0], a[1], a[2], .beta = n->d[0], .alpha = n->d[1]);
+    case J_BADDBMM: return tn_baddbmm(a[0], a[1], a[2], .beta = n->d[0], .alpha = n->d[1]);
     case J_MM: return tn_mm(a[0], a[1]);
     case J_BMM: return tn_bmm(a[0], a[1]);
     case J_MV: return tn_mv(a[0], a[1]);
