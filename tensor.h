@@ -16254,6 +16254,9 @@ static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const flo
                     float *d = dp + r * TN__SDPA_BC;
                     const float *pr = p + r * TN__SDPA_BC;
                     for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(float));
                 }
                 /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
                 tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * E, E, 1);
@@ -16356,6 +16359,9 @@ static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const do
                     double *d = dp + r * TN__SDPA_BC;
                     const double *pr = p + r * TN__SDPA_BC;
                     for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(double));
                 }
                 /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
                 tn__gemm_f64(br, E, bc, (double)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (double)1, dqb + i0 * E, E, 1);
@@ -21933,6 +21939,64 @@ static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
     if (!mask || mask->dtype != TN_BOOL) return mask;
     return tn_masked_fill(tn_to(tn_zeros(mask->shape, mask->ndim, dtype), mask->device), mask, -INFINITY);
 }
+/* Whether a 2-d [L, S] mask is exactly the causal one (bool: True above the diagonal;
+   float: -inf above, 0 elsewhere), as PyTorch's _detect_is_causal_mask: the fused kernel
+   then skips the masked key blocks instead of reading the mask. */
+static bool tn__is_causal_mask(tn_tensor *mask, int64_t L, int64_t S) {
+    if (!mask || mask->ndim != 2 || mask->shape[0] != L || mask->shape[1] != S || mask->device != TN_CPU) return false;
+    if (mask->dtype != TN_BOOL && mask->dtype != TN_F32 && mask->dtype != TN_F64) return false;
+    const char *p = (const char *)tn_data_ptr(mask);
+    const int64_t es = (int64_t)tn_dtype_size(mask->dtype);
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t j = 0; j < S; j++) {
+            const char *e = p + (i * mask->strides[0] + j * mask->strides[1]) * es;
+            const double x = mask->dtype == TN_BOOL ? (*(const bool *)e ? -INFINITY : 0) : mask->dtype == TN_F32 ? *(const float *)e : *(const double *)e;
+            if (x != (j > i ? -INFINITY : 0)) return false;
+        }
+    return true;
+}
+/* MultiheadAttention without weights returned and without dropout, on the fused attention
+   (src/nn/attention.c): self-attention projects q, k and v in one GEMM; the heads are views
+   [N, H, L, hd] of the projections (no copies); a causal mask becomes the kernel's flag. x
+   is [L, N, E], or [N, L, E] with bf (batch_first). */
+static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, tn_tensor *value, tn_tensor *kpm, tn_tensor *mask, bool causal) {
+    tn_module *m = &a->base;
+    const int64_t E = a->E, H = a->heads, hd = E / H;
+    const bool batched = query->ndim == 3, self = query == key && key == value, bf = batched && a->batch_first;
+    tn_scope_begin();
+    if (!batched) { query = tn_unsqueeze(query, 1); key = self ? query : tn_unsqueeze(key, 1); value = self ? query : tn_unsqueeze(value, 1); }
+    const int64_t A = query->shape[0], Bd = query->shape[1], N = bf ? A : Bd, L = bf ? Bd : A, S = key->shape[bf ? 1 : 0];
+    const int64_t perm[4] = {bf ? 0 : 1, 2, bf ? 1 : 0, 3};   /* [A, B, H, hd] -> [N, H, seq, hd] */
+    tn_tensor *W = tn_module_get(m, "in_proj_weight"), *b = tn_module_get(m, "in_proj_bias"), *q, *k, *v;
+    if (W && self) { /* one GEMM for the three projections */
+        tn_tensor *qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
+        q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2);
+    } else {
+        tn_tensor *wq = W ? tn_narrow(W, 0, 0, E) : tn_module_get(m, "q_proj_weight"), *wk = W ? tn_narrow(W, 0, E, E) : tn_module_get(m, "k_proj_weight");
+        tn_tensor *wv = W ? tn_narrow(W, 0, 2 * E, E) : tn_module_get(m, "v_proj_weight");
+        q = tn_reshape(tn_linear(query, wq, b ? tn_narrow(b, 0, 0, E) : NULL), TN_SHAPE(A, Bd, H, hd));
+        k = tn_reshape(tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL), TN_SHAPE(key->shape[0], key->shape[1], H, hd));
+        v = tn_reshape(tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL), TN_SHAPE(value->shape[0], value->shape[1], H, hd));
+    }
+    q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4);
+    /* masks: attn_mask [L, S] or [N*H, L, S] (bool: True = masked out), key padding [N, S] */
+    tn_tensor *am = NULL;
+    if (mask && tn__is_causal_mask(mask, L, S)) causal = true;
+    else if (mask) {
+        causal = false;
+        am = mask->ndim == 3 ? tn_reshape(mask, TN_SHAPE(N, H, L, S)) : mask;
+    }
+    tn_tensor *kp = kpm ? tn_reshape(kpm, TN_SHAPE(N, 1, 1, S)) : NULL;
+    if (am && kp) { am = tn_add(tn__mask_to_float(am, q->dtype), tn__mask_to_float(kp, q->dtype)); kp = NULL; }
+    if (!am) am = kp;
+    if (am && am->dtype == TN_BOOL) am = tn_logical_not(am);   /* the kernel's bool masks say where to attend */
+    tn_tensor *o = q && k && v ? tn__sdpa_fused(q, k, v, am, causal, 1 / sqrt((double)hd)) : NULL;   /* [N, H, L, hd] */
+    const int64_t back[4] = {bf ? 0 : 2, bf ? 2 : 0, 1, 3};
+    o = tn_reshape(tn_permute(o, back, 4), TN_SHAPE(A * Bd, E));
+    o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(A, Bd, E));
+    if (!batched) o = tn_squeeze_dim(o, 1);
+    return tn__scope_return(o);
+}
 /* F.multi_head_attention_forward on checked inputs. */
 static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn_tensor *value, tn_tensor *kpm, tn_tensor *mask,
                                bool need_weights, bool average, bool causal, tn_tensor **weights) {
@@ -22047,6 +22111,11 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
     TN__CHECK_NULL(q, k, v);
     tn__mham *a = (tn__mham *)m;
     if (tn__mha_check(fn, a, q, k, v, key_padding_mask, attn_mask)) return NULL;
+    const bool fused = !need_weights && !(a->dropout > 0 && m->training) && !a->add_zero_attn && !tn_module_get(m, "bias_k") &&
+                       q->device == TN_CPU && (q->dtype == TN_F32 || q->dtype == TN_F64) && tn_numel(q) && tn_numel(k) && (!attn_mask || attn_mask->device == TN_CPU) &&
+                       (!key_padding_mask || key_padding_mask->device == TN_CPU) &&
+                       !(tn_is_grad_enabled() && ((attn_mask && attn_mask->requires_grad) || (key_padding_mask && key_padding_mask->requires_grad)));
+    if (fused) return TN__AS(fn, tn__mha_fused(a, q, k, v, key_padding_mask, attn_mask, is_causal));
     return TN__AS(fn, tn__mha_core(a, q, k, v, key_padding_mask, attn_mask, need_weights, average_attn_weights, is_causal, attn_weights));
 }
 static tn_tensor *tn__square_mask(int64_t sz, tn_dtype dtype) {

@@ -121,6 +121,9 @@ static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *ls
                     T *d = dp + r * TN__SDPA_BC;
                     const T *pr = p + r * TN__SDPA_BC;
                     for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(T));
                 }
                 /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
                 tn__gemm_##SFX(br, E, bc, (T)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (T)1, dqb + i0 * E, E, 1);

@@ -204,3 +204,27 @@ def test_transformer_encoder_layer_causal_matches_torch():
     tgrads = {k_: p.grad for k_, p in tl.named_parameters()}
     for k_, p in ml.named_parameters():
         torch.testing.assert_close(torch.from_numpy(p.grad.numpy()), tgrads[k_], msg=k_)
+
+
+@needs_torch
+@pytest.mark.parametrize("batched", [False, True])
+def test_mha_cross_attention_fused_matches_torch(batched):
+    torch.manual_seed(5)
+    E, H, L, S, N = 12, 3, 9, 70, 2
+    tm = torch.nn.MultiheadAttention(E, H, kdim=5, vdim=7, dtype=torch.float64)
+    m = tn.nn.MultiheadAttention(E, H, kdim=5, vdim=7, dtype=tn.float64)
+    m.load_state_dict({k_: ours(v_) for k_, v_ in tm.state_dict().items()})
+    lead = (N,) if batched else ()
+    q = torch.randn(L, *lead, E, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(S, *lead, 5, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(S, *lead, 7, dtype=torch.float64, requires_grad=True)
+    mask = torch.rand(L, S) > 0.8  # True: masked out
+    mask[:, 0] = False
+    want, _ = tm(q, k, v, attn_mask=mask, need_weights=False)
+    want.sum().backward()
+    Q, K, V = (ours(t).requires_grad_() for t in (q, k, v))
+    got, _ = m(Q, K, V, attn_mask=ours(mask), need_weights=False)
+    torch.testing.assert_close(torch.from_numpy(got.detach().numpy()), want.detach())
+    got.sum().backward()
+    for a, b in ((Q, q), (K, k), (V, v)):
+        torch.testing.assert_close(torch.from_numpy(a.grad.numpy()), b.grad)
