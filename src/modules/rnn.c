@@ -27,6 +27,151 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
     return w_hr ? tn_linear(hn, w_hr, NULL) : hn;
 }
 
+/* ---- the LSTM layer's recurrence as one op (issue 25) ----
+   Inputs: gi [L, N, 4H] (x W_ih^T + b_ih + b_hh for every step, one GEMM by the caller), h0 and
+   c0 [N, H], W_hh [4H, H], and a float64 [reverse]. Result [L + 1, N, H]: h_t for each t, then
+   the last c. Per step: one GEMM adds h W_hh^T to the step's gates (W_hh transposed once per
+   sequence, so its rows are read in place), then one pass does the gates' pointwise math.
+   Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
+   for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
+   Under create_graph the backward is autograd of the same steps in library ops. */
+/* @template TN__LSTM_DEFINE(T, SFX, EXP, TANH) */
+static void tn__lstm_fwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *c0, const T *WT,
+                               T *out, T *acts, T *cs) {
+    const int64_t G = 4 * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const T *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
+        T *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
+        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(T));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_##SFX(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, a + r0 * G, G, 1);
+        for (int64_t n = 0; n < N; n++) {
+            T *ar = a + n * G;
+            for (int64_t j = 0; j < H; j++) {
+                const T ig = 1 / (1 + EXP(-ar[j])), fg = 1 / (1 + EXP(-ar[H + j])), gg = TANH(ar[2 * H + j]), og = 1 / (1 + EXP(-ar[3 * H + j]));
+                const T cn = fg * cp[n * H + j] + ig * gg;
+                ar[j] = ig; ar[H + j] = fg; ar[2 * H + j] = gg; ar[3 * H + j] = og;
+                c[n * H + j] = cn;
+                h[n * H + j] = og * TANH(cn);
+            }
+        }
+    }
+    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(T));
+}
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
+static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *c0, const T *W, const T *out, const T *acts,
+                               const T *cs, const T *g, T *dgi, T *dh, T *dc, T *dW, T *tmp) {
+    const int64_t G = 4 * H;
+    memset(dh, 0, (size_t)(N * H) * sizeof(T));
+    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(T));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const T *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
+        T *d = dgi + t * N * G;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < H; j++) {
+                const int64_t k = n * H + j;
+                const T ig = a[n * G + j], fg = a[n * G + H + j], gg = a[n * G + 2 * H + j], og = a[n * G + 3 * H + j];
+                const T tc = TANH(c[k]), dhk = dh[k] + gh[k];
+                const T dck = dc[k] + dhk * og * (1 - tc * tc);
+                d[n * G + j] = dck * gg * ig * (1 - ig);
+                d[n * G + H + j] = dck * cp[k] * fg * (1 - fg);
+                d[n * G + 2 * H + j] = dck * ig * (1 - gg * gg);
+                d[n * G + 3 * H + j] = dhk * tc * og * (1 - og);
+                dc[k] = dck * fg;
+            }
+        tn__gemm_##SFX(N, H, G, (T)1, d, G, 1, W, H, 1, (T)0, tmp, H, 1); /* dh_prev = dgates W_hh */
+        memcpy(dh, tmp, (size_t)(N * H) * sizeof(T));
+    }
+    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_##SFX(G, H, N, (T)1, dgi + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
+    if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
+        tn__gemm_##SFX(G, H, (L - 1) * N, (T)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
+}
+/* @end TN__LSTM_DEFINE */
+TN__LSTM_DEFINE(float, f32, expf, tanhf)
+TN__LSTM_DEFINE(double, f64, exp, tanh)
+
+static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_contiguous(in[0]), *h0 = tn_contiguous(in[1]), *c0 = tn_contiguous(in[2]), *WT = tn_contiguous(tn_t(in[3]));
+    if (!gi || !h0 || !c0 || !WT) return NULL;
+    const bool rev = *(const double *)tn_data_ptr(in[4]) != 0;
+    const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1];
+    tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
+    if (!out || !acts || !cs) return NULL;
+    if (gi->dtype == TN_F32)
+        tn__lstm_fwd_f32(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
+                         (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
+    else
+        tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
+                         (const double *)tn_data_ptr(WT), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(cs));
+    for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
+    tn_ctx_save(ctx, out);
+    tn_ctx_save(ctx, acts);
+    tn_ctx_save(ctx, cs);
+    return out;
+}
+/* the same steps in library ops: [L + 1, N, H] as the fused op's result */
+static tn_tensor *tn__lstm_seq_ops(tn_tensor *gi, tn_tensor *h, tn_tensor *c, tn_tensor *w, bool rev) {
+    const int64_t L = gi->shape[0];
+    tn_tensor **hs = (tn_tensor **)TN_MALLOC((size_t)(L + 1) * sizeof(tn_tensor *));
+    if (!hs) return (tn_tensor *)tn__error("LSTM: out of memory");
+    for (int64_t s = 0; s < L && h; s++) {
+        const int64_t t = rev ? L - 1 - s : s;
+        h = tn__rnn_step(TN__RNN_LSTM, tn_select(gi, 0, t), h, &c, w, NULL, NULL);
+        hs[t] = h;
+    }
+    hs[L] = c;
+    tn_tensor *r = h && c ? tn_stack(hs, (int)(L + 1), 0) : NULL;
+    TN_FREE(hs);
+    return r;
+}
+static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_ctx_saved(ctx, 0), *h0 = tn_ctx_saved(ctx, 1), *c0 = tn_ctx_saved(ctx, 2), *W = tn_ctx_saved(ctx, 3);
+    const bool rev = *(const double *)tn_data_ptr(tn_ctx_saved(ctx, 4)) != 0;
+    if (tn_is_grad_enabled()) { /* create_graph: differentiate the steps written in library ops */
+        tn_tensor *ins[4] = {gi, h0, c0, W}, *sel[4], *res[4] = {NULL, NULL, NULL, NULL};
+        int idx[4], k = 0;
+        for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { sel[k] = ins[i]; idx[k++] = i; }
+        tn_tensor *y = tn__lstm_seq_ops(gi, h0, c0, W, rev);
+        if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
+        for (int i = 0; i < k; i++) gin[idx[i]] = tn__own(res[i]);
+        return 0;
+    }
+    tn_tensor *out = tn_ctx_saved(ctx, 5), *acts = tn_ctx_saved(ctx, 6), *cs = tn_ctx_saved(ctx, 7);
+    tn_tensor *g = tn_contiguous(grad), *h0c = tn_contiguous(h0), *c0c = tn_contiguous(c0), *Wc = tn_contiguous(W);
+    if (!g || !h0c || !c0c || !Wc || !out || !acts || !cs) return -1;
+    const int64_t L = acts->shape[0], N = acts->shape[1], H = h0->shape[1];
+    const tn_dtype dt = acts->dtype;
+    tn_tensor *dgi = tn_empty(acts->shape, 3, dt), *dh = tn_empty(TN_SHAPE(N, H), dt), *dc = tn_empty(TN_SHAPE(N, H), dt);
+    tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
+    if (!dgi || !dh || !dc || !dW || !tmp) return -1;
+#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    if (dt == TN_F32)
+        tn__lstm_bwd_f32(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
+                         TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
+                         TN__P(dc, float), TN__P(dW, float), TN__P(tmp, float));
+    else
+        tn__lstm_bwd_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(c0c, const double), TN__P(Wc, const double), TN__P(out, const double),
+                         TN__P(acts, const double), TN__P(cs, const double), TN__P(g, const double), TN__P(dgi, double), TN__P(dh, double),
+                         TN__P(dc, double), TN__P(dW, double), TN__P(tmp, double));
+#undef TN__P
+    tn_tensor *r[4] = {dgi, dh, dc, dW};
+    for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) gin[i] = r[i];
+    return 0;
+}
+/* The fused recurrence, [L + 1, N, H] (h_t, then the last c); NULL with an error on failure. */
+static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_tensor *w_hh, bool rev) {
+    tn_scope_begin();
+    tn_tensor *par = tn_from_data((const double[1]){rev ? 1.0 : 0.0}, TN_SHAPE(1), TN_F64);
+    tn_tensor *in[5] = {gi, h0, c0, w_hh, par};
+    return tn__scope_return(par ? tn_custom_op("LstmBackward", tn__lstm_seq_fwd, tn__lstm_seq_bwd, in, 5, NULL) : NULL);
+}
+
 /* A cell step's arguments, with PyTorch's messages; fn is the function or the layer. h and c
    may be NULL (zeros). */
 static int tn__cell_check(const char *fn, int mode, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor *w_ih, tn_tensor *w_hh,
@@ -285,6 +430,13 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             tn_tensor *w_hh = tn__rnn_param(m, "weight_hh", sfx), *b_hh = tn__rnn_param(m, "bias_hh", sfx), *w_hr = tn__rnn_param(m, "weight_hr", sfx);
             tn_tensor *gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
             tn_tensor *h = tn_select(h0, 0, l * D + d), *c = lstm ? tn_select(c0, 0, l * D + d) : NULL;
+            if (lstm && !w_hr && gi && gi->device == TN_CPU && (gi->dtype == TN_F32 || gi->dtype == TN_F64)) { /* the fused recurrence */
+                tn_tensor *seq = tn__lstm_seq(b_hh ? tn_add(gi, b_hh) : gi, h, c, w_hh, d == 1);
+                hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
+                cn[l * D + d] = seq ? tn_select(seq, 0, L) : NULL;
+                ok = (dir[d] = seq ? tn_narrow(seq, 0, 0, L) : NULL) != NULL;
+                continue;
+            }
             tn__unbind_steps(gi, 0, L, gis);
             for (int64_t s = 0; s < L && h; s++) {
                 const int64_t t = d ? L - 1 - s : s;   /* the reverse direction reads the sequence backwards */
