@@ -16139,6 +16139,33 @@ TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN
    output plus one logsumexp per row. Causal key blocks wholly right of the diagonal are
    skipped. Backward (FlashAttention-2) recomputes each tile from q, k and the logsumexp.
    Double backward (create_graph) uses the same formulas written in library ops instead. */
+/* expf and tanhf the compiler can vectorise (plain arithmetic, no libm call): Cephes' expf
+   polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
+   -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's and the LSTM's
+   inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step. */
+static inline float tn__expf_fast(float x) {
+    const float lo = -87.33654f, hi = 88.0f;
+    const float xc = x > lo ? (x < hi ? x : hi) : lo;
+    const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const int32_t bits = ((int32_t)n + 127) * (1 << 23);
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return x != x ? x : x < lo ? 0.0f : p * scale;
+}
+/* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
+static inline float tn__tanhf_fast(float x) {
+    const float x2 = x * x;
+    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_fast(2.0f * x) + 1.0f);
+}
+
 #define TN__SDPA_BR 64
 #define TN__SDPA_BC 64
 
@@ -16160,7 +16187,7 @@ typedef struct tn__sdpa_args {
 #define TN__SDPA_TID 0
 #endif
 
-/* TN__SDPA_DEFINE(float, f32, expf, logf): the template in src/nn/attention.c */
+/* TN__SDPA_DEFINE(float, f32, tn__expf_fast, logf): the template in src/nn/attention.c */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
 static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
@@ -16201,9 +16228,9 @@ static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
                 float *s = st + r * TN__SDPA_BC, m = mx[r];
                 for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
                 if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
-                const float alpha = expf(mx[r] - m); /* 0 when the row had nothing yet */
+                const float alpha = tn__expf_fast(mx[r] - m); /* 0 when the row had nothing yet */
                 float acc = 0;
-                for (int64_t j = 0; j < bc; j++) { s[j] = expf(s[j] - m); acc += s[j]; }
+                for (int64_t j = 0; j < bc; j++) { s[j] = tn__expf_fast(s[j] - m); acc += s[j]; }
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
@@ -16244,7 +16271,7 @@ static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const flo
                 for (int64_t r = 0; r < br; r++) { /* P = exp(s - lse) */
                     float *s = p + r * TN__SDPA_BC;
                     const float l = ls[i0 + r];
-                    for (int64_t j = 0; j < bc; j++) s[j] = expf(s[j] - l);
+                    for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_fast(s[j] - l);
                 }
                 /* dv_j += P^T dout_i */
                 tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * Ev, Ev, 1);
@@ -21540,7 +21567,7 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
    Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
    for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
    Under create_graph the backward is autograd of the same steps in library ops. */
-/* TN__LSTM_DEFINE(float, f32, expf, tanhf): the template in src/modules/rnn.c */
+/* TN__LSTM_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast): the template in src/modules/rnn.c */
 static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
                                float *out, float *acts, float *cs) {
     const int64_t G = 4 * H;
@@ -21554,11 +21581,11 @@ static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const fl
         for (int64_t n = 0; n < N; n++) {
             float *ar = a + n * G;
             for (int64_t j = 0; j < H; j++) {
-                const float ig = 1 / (1 + expf(-ar[j])), fg = 1 / (1 + expf(-ar[H + j])), gg = tanhf(ar[2 * H + j]), og = 1 / (1 + expf(-ar[3 * H + j]));
+                const float ig = 1 / (1 + tn__expf_fast(-ar[j])), fg = 1 / (1 + tn__expf_fast(-ar[H + j])), gg = tn__tanhf_fast(ar[2 * H + j]), og = 1 / (1 + tn__expf_fast(-ar[3 * H + j]));
                 const float cn = fg * cp[n * H + j] + ig * gg;
                 ar[j] = ig; ar[H + j] = fg; ar[2 * H + j] = gg; ar[3 * H + j] = og;
                 c[n * H + j] = cn;
-                h[n * H + j] = og * tanhf(cn);
+                h[n * H + j] = og * tn__tanhf_fast(cn);
             }
         }
     }
@@ -21578,7 +21605,7 @@ static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const fl
             for (int64_t j = 0; j < H; j++) {
                 const int64_t k = n * H + j;
                 const float ig = a[n * G + j], fg = a[n * G + H + j], gg = a[n * G + 2 * H + j], og = a[n * G + 3 * H + j];
-                const float tc = tanhf(c[k]), dhk = dh[k] + gh[k];
+                const float tc = tn__tanhf_fast(c[k]), dhk = dh[k] + gh[k];
                 const float dck = dc[k] + dhk * og * (1 - tc * tc);
                 d[n * G + j] = dck * gg * ig * (1 - ig);
                 d[n * G + H + j] = dck * cp[k] * fg * (1 - fg);
@@ -21985,10 +22012,13 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             char sfx[40];
             snprintf(sfx, sizeof sfx, "_l%lld%s", (long long)l, d ? "_reverse" : "");
             tn_tensor *w_hh = tn__rnn_param(m, "weight_hh", sfx), *b_hh = tn__rnn_param(m, "bias_hh", sfx), *w_hr = tn__rnn_param(m, "weight_hr", sfx);
-            tn_tensor *gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
+            const bool fused = lstm && !w_hr && in && in->device == TN_CPU && (in->dtype == TN_F32 || in->dtype == TN_F64);
+            tn_tensor *gi = fused && b_hh ? in : tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
             tn_tensor *h = tn_select(h0, 0, l * D + d), *c = lstm ? tn_select(c0, 0, l * D + d) : NULL;
-            if (lstm && !w_hr && gi && gi->device == TN_CPU && (gi->dtype == TN_F32 || gi->dtype == TN_F64)) { /* the fused recurrence */
-                tn_tensor *seq = tn__lstm_seq(b_hh ? tn_add(gi, b_hh) : gi, h, c, w_hh, d == 1);
+            if (fused) { /* the fused recurrence */
+                tn_tensor *b_ih = tn__rnn_param(m, "bias_ih", sfx);   /* both biases in the projection's GEMM: one bias gradient sum */
+                gi = b_hh ? tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn_add(b_ih, b_hh)) : gi;
+                tn_tensor *seq = gi ? tn__lstm_seq(gi, h, c, w_hh, d == 1) : NULL;
                 hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
                 cn[l * D + d] = seq ? tn_select(seq, 0, L) : NULL;
                 ok = (dir[d] = seq ? tn_narrow(seq, 0, 0, L) : NULL) != NULL;

@@ -91,7 +91,7 @@ static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const 
         tn__gemm_##SFX(G, H, (L - 1) * N, (T)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
 }
 /* @end TN__LSTM_DEFINE */
-TN__LSTM_DEFINE(float, f32, expf, tanhf)
+TN__LSTM_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast)
 TN__LSTM_DEFINE(double, f64, exp, tanh)
 
 static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
@@ -428,10 +428,13 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             char sfx[40];
             snprintf(sfx, sizeof sfx, "_l%lld%s", (long long)l, d ? "_reverse" : "");
             tn_tensor *w_hh = tn__rnn_param(m, "weight_hh", sfx), *b_hh = tn__rnn_param(m, "bias_hh", sfx), *w_hr = tn__rnn_param(m, "weight_hr", sfx);
-            tn_tensor *gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
+            const bool fused = lstm && !w_hr && in && in->device == TN_CPU && (in->dtype == TN_F32 || in->dtype == TN_F64);
+            tn_tensor *gi = fused && b_hh ? in : tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
             tn_tensor *h = tn_select(h0, 0, l * D + d), *c = lstm ? tn_select(c0, 0, l * D + d) : NULL;
-            if (lstm && !w_hr && gi && gi->device == TN_CPU && (gi->dtype == TN_F32 || gi->dtype == TN_F64)) { /* the fused recurrence */
-                tn_tensor *seq = tn__lstm_seq(b_hh ? tn_add(gi, b_hh) : gi, h, c, w_hh, d == 1);
+            if (fused) { /* the fused recurrence */
+                tn_tensor *b_ih = tn__rnn_param(m, "bias_ih", sfx);   /* both biases in the projection's GEMM: one bias gradient sum */
+                gi = b_hh ? tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn_add(b_ih, b_hh)) : gi;
+                tn_tensor *seq = gi ? tn__lstm_seq(gi, h, c, w_hh, d == 1) : NULL;
                 hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
                 cn[l * D + d] = seq ? tn_select(seq, 0, L) : NULL;
                 ok = (dir[d] = seq ? tn_narrow(seq, 0, 0, L) : NULL) != NULL;
