@@ -3176,6 +3176,8 @@ double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
 bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
+float tn__expf_fast(float x);                                  /* the attention's and the LSTM's vectorisable expf, tanhf */
+float tn__tanhf_fast(float x);
 #else
 #define TN__TESTABLE static
 #endif
@@ -16143,7 +16145,7 @@ TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN
    polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
    -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's and the LSTM's
    inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step. */
-static inline float tn__expf_fast(float x) {
+TN__TESTABLE float tn__expf_fast(float x) {
     const float lo = -87.33654f, hi = 88.0f;
     const float xc = x > lo ? (x < hi ? x : hi) : lo;
     const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -16161,7 +16163,7 @@ static inline float tn__expf_fast(float x) {
     return x != x ? x : x < lo ? 0.0f : p * scale;
 }
 /* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
-static inline float tn__tanhf_fast(float x) {
+TN__TESTABLE float tn__tanhf_fast(float x) {
     const float x2 = x * x;
     return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_fast(2.0f * x) + 1.0f);
 }
@@ -21723,7 +21725,7 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
         for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { sel[k] = ins[i]; idx[k++] = i; }
         tn_tensor *y = tn__lstm_seq_ops(gi, h0, c0, W, rev);
         if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
-        for (int i = 0; i < k; i++) gin[idx[i]] = tn__own(res[i]);
+        for (int i = 0; i < k; i++) gin[idx[i]] = res[i];   /* owned by the scope already, as op results */
         return 0;
     }
     tn_tensor *out = tn_ctx_saved(ctx, 5), *acts = tn_ctx_saved(ctx, 6), *cs = tn_ctx_saved(ctx, 7);
@@ -21754,6 +21756,223 @@ static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_t
     tn_tensor *par = tn_from_data((const double[1]){rev ? 1.0 : 0.0}, TN_SHAPE(1), TN_F64);
     tn_tensor *in[5] = {gi, h0, c0, w_hh, par};
     return tn__scope_return(par ? tn_custom_op("LstmBackward", tn__lstm_seq_fwd, tn__lstm_seq_bwd, in, 5, NULL) : NULL);
+}
+
+/* ---- the GRU's and the plain RNN's recurrence as one op, as the LSTM's above ----
+   Inputs: gi [L, N, G*H] (x W_ih^T + b_ih, and for the RNN b_hh too), h0 [N, H], W_hh [G*H, H],
+   b_hh [3H] (GRU: its n part is scaled by r, so it stays apart; zeros without a bias) and a
+   float64 [mode, reverse]. Result [L, N, H]: h_t. acts keeps per step r, z, n and the hidden
+   n part (GRU) or nothing (the RNN reads h_t back). */
+/* TN__RNNSEQ_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast): the template in src/modules/rnn.c */
+static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
+                                 const float *bh, float *out, float *acts, float *gh) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
+        float *h = out + t * N * H;
+        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(float));
+        else memcpy(gh, g, (size_t)(N * G) * sizeof(float));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, gh + r0 * G, G, 1);
+        if (mode != TN__RNN_GRU) {
+            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tn__tanhf_fast(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+            continue;
+        }
+        float *a = acts + t * N * 4 * H;
+        for (int64_t n = 0; n < N; n++) {
+            const float *gr = g + n * G, *hr = gh + n * G;
+            float *ar = a + n * 4 * H;
+            for (int64_t j = 0; j < H; j++) {
+                const float r = 1 / (1 + tn__expf_fast(-(gr[j] + hr[j]))), z = 1 / (1 + tn__expf_fast(-(gr[H + j] + hr[H + j])));
+                const float nn = tn__tanhf_fast(gr[2 * H + j] + r * hr[2 * H + j]);
+                ar[j] = r; ar[H + j] = z; ar[2 * H + j] = nn; ar[3 * H + j] = hr[2 * H + j];
+                h[n * H + j] = nn + z * (hp[n * H + j] - nn);
+            }
+        }
+    }
+}
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
+                                 const float *g, float *dgi, float *dgh, float *dh, float *dW, float *tmp) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    const bool gru = mode == TN__RNN_GRU;
+    if (!gru) dgh = dgi;
+    memset(dh, 0, (size_t)(N * H) * sizeof(float));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
+        float *di = dgi + t * N * G, *dg = dgh + t * N * G;
+        if (!gru) {
+            for (int64_t k = 0; k < N * H; k++) {
+                const float d = dh[k] + gt[k];
+                di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
+            }
+        } else {
+            const float *a = acts + t * N * 4 * H;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t j = 0; j < H; j++) {
+                    const int64_t k = n * H + j;
+                    const float r = a[n * 4 * H + j], z = a[n * 4 * H + H + j], nn = a[n * 4 * H + 2 * H + j], ghn = a[n * 4 * H + 3 * H + j];
+                    const float d = dh[k] + gt[k];
+                    const float dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[k] - nn) * z * (1 - z);
+                    di[n * G + j] = dg[n * G + j] = dr;
+                    di[n * G + H + j] = dg[n * G + H + j] = dz;
+                    di[n * G + 2 * H + j] = dnp;
+                    dg[n * G + 2 * H + j] = dnp * r;
+                    dh[k] = d * z; /* the direct path; the GEMM's part is added below */
+                }
+        }
+        tn__gemm_f32(N, H, G, (float)1, dg, G, 1, W, H, 1, (float)0, tmp, H, 1);
+        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
+        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(float));
+    }
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
+    if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
+}
+/* TN__RNNSEQ_DEFINE(double, f64, exp, tanh): the template in src/modules/rnn.c */
+static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *WT,
+                                 const double *bh, double *out, double *acts, double *gh) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const double *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
+        double *h = out + t * N * H;
+        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(double));
+        else memcpy(gh, g, (size_t)(N * G) * sizeof(double));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_f64(N - r0 < 24 ? N - r0 : 24, G, H, (double)1, hp + r0 * H, H, 1, WT, G, 1, (double)1, gh + r0 * G, G, 1);
+        if (mode != TN__RNN_GRU) {
+            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tanh(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+            continue;
+        }
+        double *a = acts + t * N * 4 * H;
+        for (int64_t n = 0; n < N; n++) {
+            const double *gr = g + n * G, *hr = gh + n * G;
+            double *ar = a + n * 4 * H;
+            for (int64_t j = 0; j < H; j++) {
+                const double r = 1 / (1 + exp(-(gr[j] + hr[j]))), z = 1 / (1 + exp(-(gr[H + j] + hr[H + j])));
+                const double nn = tanh(gr[2 * H + j] + r * hr[2 * H + j]);
+                ar[j] = r; ar[H + j] = z; ar[2 * H + j] = nn; ar[3 * H + j] = hr[2 * H + j];
+                h[n * H + j] = nn + z * (hp[n * H + j] - nn);
+            }
+        }
+    }
+}
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+static void tn__rnnseq_bwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *W, const double *out, const double *acts,
+                                 const double *g, double *dgi, double *dgh, double *dh, double *dW, double *tmp) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    const bool gru = mode == TN__RNN_GRU;
+    if (!gru) dgh = dgi;
+    memset(dh, 0, (size_t)(N * H) * sizeof(double));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const double *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
+        double *di = dgi + t * N * G, *dg = dgh + t * N * G;
+        if (!gru) {
+            for (int64_t k = 0; k < N * H; k++) {
+                const double d = dh[k] + gt[k];
+                di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
+            }
+        } else {
+            const double *a = acts + t * N * 4 * H;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t j = 0; j < H; j++) {
+                    const int64_t k = n * H + j;
+                    const double r = a[n * 4 * H + j], z = a[n * 4 * H + H + j], nn = a[n * 4 * H + 2 * H + j], ghn = a[n * 4 * H + 3 * H + j];
+                    const double d = dh[k] + gt[k];
+                    const double dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[k] - nn) * z * (1 - z);
+                    di[n * G + j] = dg[n * G + j] = dr;
+                    di[n * G + H + j] = dg[n * G + H + j] = dz;
+                    di[n * G + 2 * H + j] = dnp;
+                    dg[n * G + 2 * H + j] = dnp * r;
+                    dh[k] = d * z; /* the direct path; the GEMM's part is added below */
+                }
+        }
+        tn__gemm_f64(N, H, G, (double)1, dg, G, 1, W, H, 1, (double)0, tmp, H, 1);
+        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
+        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(double));
+    }
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f64(G, H, N, (double)1, dgh + t0 * N * G, 1, G, h0, H, 1, (double)0, dW, H, 1);
+    if (L > 1) tn__gemm_f64(G, H, (L - 1) * N, (double)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (double)1, dW, H, 1);
+}
+
+static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    const double *pv = (const double *)tn_data_ptr(in[4]);
+    const int mode = (int)pv[0];
+    const bool rev = pv[1] != 0, gru = mode == TN__RNN_GRU;
+    tn_tensor *gi = tn_contiguous(in[0]), *h0 = tn_contiguous(in[1]), *WT = tn_contiguous(tn_t(in[2])), *bh = tn_contiguous(in[3]);
+    if (!gi || !h0 || !WT || !bh) return NULL;
+    const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1], G = gi->shape[2];
+    tn_tensor *out = tn_empty(TN_SHAPE(L, N, H), gi->dtype), *acts = tn_empty(TN_SHAPE(gru ? L : 1, N, gru ? 4 * H : 1), gi->dtype);
+    tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
+    if (!out || !acts || !gh) return NULL;
+    if (gi->dtype == TN_F32)
+        tn__rnnseq_fwd_f32(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
+                           (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
+    else
+        tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
+                           (const double *)tn_data_ptr(bh), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(gh));
+    for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
+    tn_ctx_save(ctx, out);
+    tn_ctx_save(ctx, acts);
+    return out;
+}
+static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_ctx_saved(ctx, 0), *h0 = tn_ctx_saved(ctx, 1), *W = tn_ctx_saved(ctx, 2), *bh = tn_ctx_saved(ctx, 3);
+    const double *pv = (const double *)tn_data_ptr(tn_ctx_saved(ctx, 4));
+    const int mode = (int)pv[0];
+    const bool rev = pv[1] != 0, gru = mode == TN__RNN_GRU;
+    if (tn_is_grad_enabled()) { /* create_graph: differentiate the steps written in library ops */
+        tn_tensor *ins[4] = {gi, h0, W, bh}, *sel[4], *res[4] = {NULL, NULL, NULL, NULL};
+        int idx[4], k = 0;
+        for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { sel[k] = ins[i]; idx[k++] = i; }
+        const int64_t L = gi->shape[0];
+        tn_tensor **hs = (tn_tensor **)TN_MALLOC((size_t)L * sizeof(tn_tensor *)), *h = h0;
+        if (!hs) return TN__FAIL_INT("%s: out of memory", gru ? "GRU" : "RNN");
+        for (int64_t s = 0; s < L && h; s++) {
+            const int64_t t = rev ? L - 1 - s : s;
+            h = tn__rnn_step(mode, tn_select(gi, 0, t), h, NULL, W, gru ? bh : NULL, NULL);
+            hs[t] = h;
+        }
+        tn_tensor *y = h ? tn_stack(hs, (int)L, 0) : NULL;
+        TN_FREE(hs);
+        if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
+        for (int i = 0; i < k; i++) gin[idx[i]] = res[i];   /* owned by the scope already, as op results */
+        return 0;
+    }
+    tn_tensor *out = tn_ctx_saved(ctx, 5), *acts = tn_ctx_saved(ctx, 6);
+    tn_tensor *g = tn_contiguous(grad), *h0c = tn_contiguous(h0), *Wc = tn_contiguous(W);
+    if (!g || !h0c || !Wc || !out || !acts) return -1;
+    const int64_t L = gi->shape[0], N = gi->shape[1], G = gi->shape[2], H = h0->shape[1];
+    const tn_dtype dt = out->dtype;
+    tn_tensor *dgi = tn_empty(TN_SHAPE(L, N, G), dt), *dgh = gru ? tn_empty(TN_SHAPE(L, N, G), dt) : dgi;
+    tn_tensor *dh = tn_empty(TN_SHAPE(N, H), dt), *dW = tn_empty(TN_SHAPE(G, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
+    if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
+#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    if (dt == TN_F32)
+        tn__rnnseq_bwd_f32(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
+                           TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
+    else
+        tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
+                           TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
+#undef TN__P
+    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1), false) : NULL};
+    for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
+    return 0;
+}
+/* The fused GRU / RNN recurrence, [L, N, H]; b_hh NULL: none (the RNN's is in gi). */
+static tn_tensor *tn__rnnseq(int mode, tn_tensor *gi, tn_tensor *h0, tn_tensor *w_hh, tn_tensor *b_hh, bool rev) {
+    tn_scope_begin();
+    tn_tensor *par = tn_from_data((const double[2]){(double)mode, rev ? 1.0 : 0.0}, TN_SHAPE(2), TN_F64);
+    if (!b_hh) b_hh = tn_zeros(TN_SHAPE(w_hh->shape[0]), w_hh->dtype);
+    tn_tensor *in[5] = {gi, h0, w_hh, b_hh, par};
+    return tn__scope_return(par && b_hh ? tn_custom_op(mode == TN__RNN_GRU ? "GruBackward" : "RnnBackward", tn__rnnseq_fwd, tn__rnnseq_bwd, in, 5, NULL) : NULL);
 }
 
 /* A cell step's arguments, with PyTorch's messages; fn is the function or the layer. h and c
@@ -22012,12 +22231,18 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             char sfx[40];
             snprintf(sfx, sizeof sfx, "_l%lld%s", (long long)l, d ? "_reverse" : "");
             tn_tensor *w_hh = tn__rnn_param(m, "weight_hh", sfx), *b_hh = tn__rnn_param(m, "bias_hh", sfx), *w_hr = tn__rnn_param(m, "weight_hr", sfx);
-            const bool fused = lstm && !w_hr && in && in->device == TN_CPU && (in->dtype == TN_F32 || in->dtype == TN_F64);
-            tn_tensor *gi = fused && b_hh ? in : tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
+            const bool fused = !w_hr && in && in->device == TN_CPU && (in->dtype == TN_F32 || in->dtype == TN_F64);
+            const bool fold = fused && b_hh && mode != TN__RNN_GRU;   /* b_hh joins b_ih in the projection */
+            tn_tensor *gi = fold ? in : tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
             tn_tensor *h = tn_select(h0, 0, l * D + d), *c = lstm ? tn_select(c0, 0, l * D + d) : NULL;
-            if (fused) { /* the fused recurrence */
-                tn_tensor *b_ih = tn__rnn_param(m, "bias_ih", sfx);   /* both biases in the projection's GEMM: one bias gradient sum */
-                gi = b_hh ? tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn_add(b_ih, b_hh)) : gi;
+            if (fold) gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn_add(tn__rnn_param(m, "bias_ih", sfx), b_hh));   /* one bias gradient sum */
+            if (fused && !lstm) { /* GRU, RNN: the fused recurrence */
+                tn_tensor *seq = gi ? tn__rnnseq(mode, gi, h, w_hh, mode == TN__RNN_GRU ? b_hh : NULL, d == 1) : NULL;
+                hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
+                ok = (dir[d] = seq) != NULL;
+                continue;
+            }
+            if (fused) { /* the LSTM's fused recurrence */
                 tn_tensor *seq = gi ? tn__lstm_seq(gi, h, c, w_hh, d == 1) : NULL;
                 hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
                 cn[l * D + d] = seq ? tn_select(seq, 0, L) : NULL;

@@ -10,7 +10,7 @@
    polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
    -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's and the LSTM's
    inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step. */
-static inline float tn__expf_fast(float x) {
+TN__TESTABLE float tn__expf_fast(float x) {
     const float lo = -87.33654f, hi = 88.0f;
     const float xc = x > lo ? (x < hi ? x : hi) : lo;
     const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -28,7 +28,7 @@ static inline float tn__expf_fast(float x) {
     return x != x ? x : x < lo ? 0.0f : p * scale;
 }
 /* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
-static inline float tn__tanhf_fast(float x) {
+TN__TESTABLE float tn__tanhf_fast(float x) {
     const float x2 = x * x;
     return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_fast(2.0f * x) + 1.0f);
 }
