@@ -167,7 +167,8 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
 /* The fused recurrence, [L + 1, N, H] (h_t, then the last c); NULL with an error on failure. */
 static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_tensor *w_hh, bool rev) {
     tn_scope_begin();
-    tn_tensor *par = tn_from_data((const double[1]){rev ? 1.0 : 0.0}, TN_SHAPE(1), TN_F64);
+    const double pv[1] = {rev ? 1.0 : 0.0};
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(1), TN_F64);
     tn_tensor *in[5] = {gi, h0, c0, w_hh, par};
     return tn__scope_return(par ? tn_custom_op("LstmBackward", tn__lstm_seq_fwd, tn__lstm_seq_bwd, in, 5, NULL) : NULL);
 }
@@ -318,7 +319,8 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
 /* The fused GRU / RNN recurrence, [L, N, H]; b_hh NULL: none (the RNN's is in gi). */
 static tn_tensor *tn__rnnseq(int mode, tn_tensor *gi, tn_tensor *h0, tn_tensor *w_hh, tn_tensor *b_hh, bool rev) {
     tn_scope_begin();
-    tn_tensor *par = tn_from_data((const double[2]){(double)mode, rev ? 1.0 : 0.0}, TN_SHAPE(2), TN_F64);
+    const double pv[2] = {(double)mode, rev ? 1.0 : 0.0};
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
     if (!b_hh) b_hh = tn_zeros(TN_SHAPE(w_hh->shape[0]), w_hh->dtype);
     tn_tensor *in[5] = {gi, h0, w_hh, b_hh, par};
     return tn__scope_return(par && b_hh ? tn_custom_op(mode == TN__RNN_GRU ? "GruBackward" : "RnnBackward", tn__rnnseq_fwd, tn__rnnseq_bwd, in, 5, NULL) : NULL);

@@ -324,7 +324,8 @@ static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor
    bool (true = may attend) or additive; scale > 0. */
 static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale) {
     tn_scope_begin();
-    tn_tensor *par = tn_from_data((const double[2]){scale, causal ? 1.0 : 0.0}, TN_SHAPE(2), TN_F64);
+    const double pv[2] = {scale, causal ? 1.0 : 0.0};   /* no compound literal: the header compiles as C++ */
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
     tn_tensor *in[5] = {q, k, v, par, mask};
     /* PyTorch's CPU flash attention node */
     return tn__scope_return(par ? tn_custom_op("ScaledDotProductFlashAttentionForCpuBackward0", tn__sdpa_fused_fwd, tn__sdpa_fused_bwd, in, mask ? 5 : 4, NULL) : NULL);
