@@ -54,8 +54,8 @@
  *   core/      dtypes threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling
- *              pooling3d pooling_more norm lrn dropout embedding embedding_bag resize
- *              grid_sample losses activations padding losses_more ctc samplers
+ *              pooling3d pooling_more norm lrn dropout attention embedding embedding_bag
+ *              resize grid_sample losses activations padding losses_more ctc samplers
  *   autograd/  graph derivatives engine custom debug gradcheck
  *   modules/   dict module init layers layers_more rnn
  *   optim/     optim lbfgs state_dict lr_scheduler clip
@@ -3857,6 +3857,8 @@ double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
 bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
+float tn__expf_fast(float x);                                  /* the attention's and the LSTM's vectorisable expf, tanhf */
+float tn__tanhf_fast(float x);
 #else
 #define TN__TESTABLE static
 #endif
@@ -17841,6 +17843,444 @@ TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__
 TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, 2)); }
 TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, p, training, 3)); }
 
+/* ======================================================================================================== */
+/* src/nn/attention.c: fused scaled dot-product attention: tiled, online softmax, FlashAttention's backward */
+/* ======================================================================================================== */
+/* ---- fused scaled dot-product attention (CPU) ----
+   FlashAttention's scheme on the CPU: per batch and block of TN__SDPA_BR query rows, the keys
+   go by in blocks of TN__SDPA_BC; each block's scores are one small GEMM into a Br x Bc tile,
+   the softmax runs online (a running maximum and sum per row, earlier output rescaled), and
+   P V accumulates straight into the output rows. No L x S matrix exists: memory is the
+   output plus one logsumexp per row. Causal key blocks wholly right of the diagonal are
+   skipped. Backward (FlashAttention-2) recomputes each tile from q, k and the logsumexp.
+   Double backward (create_graph) uses the same formulas written in library ops instead. */
+/* expf and tanhf the compiler can vectorise (plain arithmetic, no libm call): Cephes' expf
+   polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
+   -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's and the LSTM's
+   inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step. */
+TN__TESTABLE float tn__expf_fast(float x) {
+    const float lo = -87.33654f, hi = 88.0f;
+    const float xc = x > lo ? (x < hi ? x : hi) : lo;
+    const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const int32_t bits = ((int32_t)n + 127) * (1 << 23);
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return x != x ? x : x < lo ? 0.0f : p * scale;
+}
+/* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
+TN__TESTABLE float tn__tanhf_fast(float x) {
+    const float x2 = x * x;
+    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_fast(2.0f * x) + 1.0f);
+}
+
+#define TN__SDPA_BR 64
+#define TN__SDPA_BC 64
+
+/* The problem as the kernels see it: batch b's q rows at q + qo[b] + i * rsq (last dim
+   contiguous), likewise k, v; the mask element (b, i, j) at m + mo[b] + i * rsm + j * csm. */
+typedef struct tn__sdpa_args {
+    int64_t B, L, S, E, Ev;
+    const int64_t *qo, *ko, *vo, *mo;
+    int64_t rsq, rsk, rsv, rsm, csm;
+    const void *q, *k, *v, *m;
+    int mask_kind; /* 0 none, 1 bool (true = may attend), 2 additive (q's dtype) */
+    bool causal;
+    double scale;
+} tn__sdpa_args;
+
+#ifdef _OPENMP
+#define TN__SDPA_TID omp_get_thread_num()
+#else
+#define TN__SDPA_TID 0
+#endif
+
+/* TN__SDPA_DEFINE(float, f32, tn__expf_fast, logf): the template in src/nn/attention.c */
+/* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
+   scale q k^T, masked entries -inf, the additive mask added */
+static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+                                  int64_t bc, float *st) {
+    const float *q = (const float *)a->q + a->qo[b] + i0 * a->rsq, *k = (const float *)a->k + a->ko[b] + j0 * a->rsk;
+    tn__gemm_f32(br, bc, a->E, (float)a->scale, q, a->rsq, 1, k, 1, a->rsk, (float)0, st, TN__SDPA_BC, 1);
+    for (int64_t r = 0; r < br; r++) {
+        float *s = st + r * TN__SDPA_BC;
+        const int64_t i = i0 + r;
+        if (a->mask_kind == 1) {
+            const bool *mb = (const bool *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) if (!mb[j * a->csm]) s[j] = (float)-INFINITY;
+        } else if (a->mask_kind == 2) {
+            const float *mf = (const float *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) s[j] += mf[j * a->csm];
+        }
+        if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (float)-INFINITY;
+    }
+}
+/* out [B, L, Ev] and lse [B, L], contiguous */
+static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
+    const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
+    const int64_t ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), ntask);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t task = 0; task < ntask; task++) {
+        float st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
+        const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
+        const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+        const int64_t jend = a->causal && i0 + br < S ? i0 + br : S; /* keys past the last row's: masked */
+        float *o = out + (b * L + i0) * Ev;
+        memset(o, 0, (size_t)(br * Ev) * sizeof(float));
+        for (int64_t r = 0; r < br; r++) { mx[r] = (float)-INFINITY; sum[r] = 0; }
+        for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+            const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+            tn__sdpa_scores_f32(a, b, i0, br, j0, bc, st);
+            for (int64_t r = 0; r < br; r++) {
+                float *s = st + r * TN__SDPA_BC, m = mx[r];
+                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
+                const float alpha = tn__expf_fast(mx[r] - m); /* 0 when the row had nothing yet */
+                float acc = 0;
+                for (int64_t j = 0; j < bc; j++) { s[j] = tn__expf_fast(s[j] - m); acc += s[j]; }
+                sum[r] = sum[r] * alpha + acc;
+                mx[r] = m;
+                if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
+            }
+            tn__gemm_f32(br, Ev, bc, (float)1, st, TN__SDPA_BC, 1, (const float *)a->v + a->vo[b] + j0 * a->rsv,
+                           a->rsv, 1, (float)1, o, Ev, 1);
+        }
+        for (int64_t r = 0; r < br; r++) { /* a row with every key masked is NaN, as softmax over -inf */
+            float *orow = o + r * Ev;
+            const float inv = sum[r] > 0 ? 1 / sum[r] : (float)NAN;
+            for (int64_t e = 0; e < Ev; e++) orow[e] *= inv;
+            lse[b * L + i0 + r] = sum[r] > 0 ? mx[r] + logf(sum[r]) : (float)NAN;
+        }
+    }
+}
+/* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
+   key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
+static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), a->B);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t b = 0; b < a->B; b++) {
+        float p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
+        const float *q = (const float *)a->q + a->qo[b], *k = (const float *)a->k + a->ko[b], *v = (const float *)a->v + a->vo[b];
+        const float *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
+        float *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
+            const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+            for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
+                float acc = 0;
+                for (int64_t e = 0; e < Ev; e++) acc += dO[(i0 + r) * Ev + e] * O[(i0 + r) * Ev + e];
+                D[r] = acc;
+            }
+            const int64_t jend = a->causal && i0 + br < S ? i0 + br : S;
+            for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+                const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+                tn__sdpa_scores_f32(a, b, i0, br, j0, bc, p);
+                for (int64_t r = 0; r < br; r++) { /* P = exp(s - lse) */
+                    float *s = p + r * TN__SDPA_BC;
+                    const float l = ls[i0 + r];
+                    for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_fast(s[j] - l);
+                }
+                /* dv_j += P^T dout_i */
+                tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * Ev, Ev, 1);
+                /* dP = dout_i v_j^T, then dS = P (dP - D) */
+                tn__gemm_f32(br, bc, Ev, (float)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (float)0, dp, TN__SDPA_BC, 1);
+                for (int64_t r = 0; r < br; r++) {
+                    float *d = dp + r * TN__SDPA_BC;
+                    const float *pr = p + r * TN__SDPA_BC;
+                    for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(float));
+                }
+                /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
+                tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * E, E, 1);
+                tn__gemm_f32(bc, E, br, (float)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (float)1, dkb + j0 * E, E, 1);
+            }
+        }
+    }
+}
+/* TN__SDPA_DEFINE(double, f64, exp, log): the template in src/nn/attention.c */
+/* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
+   scale q k^T, masked entries -inf, the additive mask added */
+static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+                                  int64_t bc, double *st) {
+    const double *q = (const double *)a->q + a->qo[b] + i0 * a->rsq, *k = (const double *)a->k + a->ko[b] + j0 * a->rsk;
+    tn__gemm_f64(br, bc, a->E, (double)a->scale, q, a->rsq, 1, k, 1, a->rsk, (double)0, st, TN__SDPA_BC, 1);
+    for (int64_t r = 0; r < br; r++) {
+        double *s = st + r * TN__SDPA_BC;
+        const int64_t i = i0 + r;
+        if (a->mask_kind == 1) {
+            const bool *mb = (const bool *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) if (!mb[j * a->csm]) s[j] = (double)-INFINITY;
+        } else if (a->mask_kind == 2) {
+            const double *mf = (const double *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) s[j] += mf[j * a->csm];
+        }
+        if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (double)-INFINITY;
+    }
+}
+/* out [B, L, Ev] and lse [B, L], contiguous */
+static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
+    const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
+    const int64_t ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), ntask);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t task = 0; task < ntask; task++) {
+        double st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
+        const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
+        const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+        const int64_t jend = a->causal && i0 + br < S ? i0 + br : S; /* keys past the last row's: masked */
+        double *o = out + (b * L + i0) * Ev;
+        memset(o, 0, (size_t)(br * Ev) * sizeof(double));
+        for (int64_t r = 0; r < br; r++) { mx[r] = (double)-INFINITY; sum[r] = 0; }
+        for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+            const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+            tn__sdpa_scores_f64(a, b, i0, br, j0, bc, st);
+            for (int64_t r = 0; r < br; r++) {
+                double *s = st + r * TN__SDPA_BC, m = mx[r];
+                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                if (m == (double)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(double)); continue; } /* all masked so far */
+                const double alpha = exp(mx[r] - m); /* 0 when the row had nothing yet */
+                double acc = 0;
+                for (int64_t j = 0; j < bc; j++) { s[j] = exp(s[j] - m); acc += s[j]; }
+                sum[r] = sum[r] * alpha + acc;
+                mx[r] = m;
+                if (alpha != (double)1) { double *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
+            }
+            tn__gemm_f64(br, Ev, bc, (double)1, st, TN__SDPA_BC, 1, (const double *)a->v + a->vo[b] + j0 * a->rsv,
+                           a->rsv, 1, (double)1, o, Ev, 1);
+        }
+        for (int64_t r = 0; r < br; r++) { /* a row with every key masked is NaN, as softmax over -inf */
+            double *orow = o + r * Ev;
+            const double inv = sum[r] > 0 ? 1 / sum[r] : (double)NAN;
+            for (int64_t e = 0; e < Ev; e++) orow[e] *= inv;
+            lse[b * L + i0 + r] = sum[r] > 0 ? mx[r] + log(sum[r]) : (double)NAN;
+        }
+    }
+}
+/* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
+   key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
+static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
+    const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), a->B);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t b = 0; b < a->B; b++) {
+        double p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
+        const double *q = (const double *)a->q + a->qo[b], *k = (const double *)a->k + a->ko[b], *v = (const double *)a->v + a->vo[b];
+        const double *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
+        double *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
+            const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+            for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
+                double acc = 0;
+                for (int64_t e = 0; e < Ev; e++) acc += dO[(i0 + r) * Ev + e] * O[(i0 + r) * Ev + e];
+                D[r] = acc;
+            }
+            const int64_t jend = a->causal && i0 + br < S ? i0 + br : S;
+            for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+                const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+                tn__sdpa_scores_f64(a, b, i0, br, j0, bc, p);
+                for (int64_t r = 0; r < br; r++) { /* P = exp(s - lse) */
+                    double *s = p + r * TN__SDPA_BC;
+                    const double l = ls[i0 + r];
+                    for (int64_t j = 0; j < bc; j++) s[j] = exp(s[j] - l);
+                }
+                /* dv_j += P^T dout_i */
+                tn__gemm_f64(bc, Ev, br, (double)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (double)1, dvb + j0 * Ev, Ev, 1);
+                /* dP = dout_i v_j^T, then dS = P (dP - D) */
+                tn__gemm_f64(br, bc, Ev, (double)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (double)0, dp, TN__SDPA_BC, 1);
+                for (int64_t r = 0; r < br; r++) {
+                    double *d = dp + r * TN__SDPA_BC;
+                    const double *pr = p + r * TN__SDPA_BC;
+                    for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(double));
+                }
+                /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
+                tn__gemm_f64(br, E, bc, (double)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (double)1, dqb + i0 * E, E, 1);
+                tn__gemm_f64(bc, E, br, (double)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (double)1, dkb + j0 * E, E, 1);
+            }
+        }
+    }
+}
+
+/* The batch layout of q [*, L, E], k [*, S, E], v [*, S, Ev] and the mask (broadcast to
+   [*, L, S]): the broadcast batch shape, per-batch offsets (one buffer, freed by the caller
+   as *offs) and strides. The tensors' last dims must be contiguous (the caller's job).
+   false when the shapes do not broadcast. */
+static bool tn__sdpa_layout(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn__sdpa_args *a, int64_t *bshape, int *nb,
+                            int64_t **offs) {
+    tn_tensor *const ts[4] = {q, k, v, mask};
+    int n = 0;
+    for (int t = 0; t < 4; t++) if (ts[t] && ts[t]->ndim - 2 > n) n = ts[t]->ndim - 2;
+    for (int d = 0; d < n; d++) bshape[d] = 1;
+    for (int t = 0; t < 4; t++) {
+        if (!ts[t]) continue;
+        const int tb = ts[t]->ndim - 2 > 0 ? ts[t]->ndim - 2 : 0;
+        for (int d = 0; d < tb; d++) {
+            int64_t *s = &bshape[n - tb + d], x = ts[t]->shape[d];
+            if (x != 1 && *s != 1 && x != *s) return false;
+            if (x != 1) *s = x;
+        }
+    }
+    if (mask) { /* [.., Lm, Sm] (or [Sm]) against [L, S] */
+        const int64_t Lm = mask->ndim >= 2 ? mask->shape[mask->ndim - 2] : 1, Sm = mask->ndim >= 1 ? mask->shape[mask->ndim - 1] : 1;
+        if ((Lm != 1 && Lm != a->L) || (Sm != 1 && Sm != a->S)) return false;
+        a->rsm = Lm == 1 ? 0 : mask->strides[mask->ndim - 2];
+        a->csm = Sm == 1 ? 0 : mask->strides[mask->ndim - 1];
+    }
+    int64_t B = 1;
+    for (int d = 0; d < n; d++) if (!tn__mul_ok(B, bshape[d], &B)) return false;
+    *nb = n;
+    a->B = B;
+    int64_t *o = (int64_t *)TN_MALLOC((size_t)(4 * (B ? B : 1)) * sizeof(int64_t));
+    if (!o) return false;
+    *offs = o;
+    int64_t idx[TN_MAX_DIMS] = {0};
+    for (int64_t b = 0; b < B; b++) {
+        for (int t = 0; t < 4; t++) {
+            int64_t off = 0;
+            if (ts[t]) {
+                const int tb = ts[t]->ndim - 2 > 0 ? ts[t]->ndim - 2 : 0;
+                for (int d = 0; d < tb; d++) if (ts[t]->shape[d] != 1) off += idx[n - tb + d] * ts[t]->strides[d];
+            }
+            o[t * B + b] = off;
+        }
+        for (int d = n - 1; d >= 0; d--) { if (++idx[d] < bshape[d]) break; idx[d] = 0; }
+    }
+    a->qo = o; a->ko = o + B; a->vo = o + 2 * B; a->mo = o + 3 * B;
+    a->q = tn_data_ptr(q); a->k = tn_data_ptr(k); a->v = tn_data_ptr(v); a->m = mask ? tn_data_ptr(mask) : NULL;
+    a->rsq = q->strides[q->ndim - 2]; a->rsk = k->strides[k->ndim - 2]; a->rsv = v->strides[v->ndim - 2];
+    a->mask_kind = !mask ? 0 : mask->dtype == TN_BOOL ? 1 : 2;
+    return true;
+}
+/* t with its last dim contiguous (a copy only when it is not) */
+static tn_tensor *tn__sdpa_lastdim(tn_tensor *t) {
+    return !t || t->ndim == 0 || t->strides[t->ndim - 1] == 1 || t->shape[t->ndim - 1] == 1 ? t : tn_contiguous(t);
+}
+/* The fused op's inputs: q, k, v and the mask (or none), and a float64 [scale, causal]. */
+static tn_tensor *tn__sdpa_fused_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)user;
+    tn_tensor *q = tn__sdpa_lastdim(in[0]), *k = tn__sdpa_lastdim(in[1]), *v = tn__sdpa_lastdim(in[2]);
+    tn_tensor *mask = n > 4 ? tn__sdpa_lastdim(in[4]) : NULL, *par = in[3];
+    if (!q || !k || !v || (n > 4 && !mask)) return NULL;
+    const double *pv = (const double *)tn_data_ptr(par);
+    tn__sdpa_args a;
+    memset(&a, 0, sizeof a);
+    a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2]; a.E = q->shape[q->ndim - 1]; a.Ev = v->shape[v->ndim - 1];
+    a.scale = pv[0]; a.causal = pv[1] != 0;
+    int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
+    int nb = 0;
+    if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) return (tn_tensor *)tn__error("tn_scaled_dot_product_attention: out of memory");
+    bshape[nb] = a.L; bshape[nb + 1] = a.Ev;
+    tn_tensor *out = tn_empty(bshape, nb + 2, q->dtype), *lse = tn_empty(bshape, nb + 1, q->dtype);
+    if (out && lse) {
+        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
+        else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
+    }
+    TN_FREE(offs);
+    if (!out || !lse) return NULL;
+    for (int i = 0; i < n; i++) tn_ctx_save(ctx, in[i]);   /* the inputs themselves: double backward differentiates through them */
+    tn_ctx_save(ctx, out);
+    tn_ctx_save(ctx, lse);
+    return out;
+}
+static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m);
+/* The gradients in library ops (create_graph: so that they are differentiable again). */
+static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double scale, bool causal,
+                                    tn_tensor **gq, tn_tensor **gk, tn_tensor **gv) {
+    const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
+    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
+    if (causal) mask = tn_tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
+    else if (mask) att = tn_add(att, mask);
+    tn_tensor *p = tn_softmax(att, -1);
+    tn_tensor *dp = tn_matmul(g, tn_transpose(v, -2, -1));
+    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), true)));
+    *gv = tn_matmul(tn_transpose(p, -2, -1), g);
+    *gq = tn_mul_scalar(tn_matmul(ds, k), scale);
+    *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
+}
+static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)user;
+    tn_tensor *q0 = tn_ctx_saved(ctx, 0), *k0 = tn_ctx_saved(ctx, 1), *v0 = tn_ctx_saved(ctx, 2), *par = tn_ctx_saved(ctx, 3);
+    tn_tensor *mask0 = n > 4 ? tn_ctx_saved(ctx, 4) : NULL, *out = tn_ctx_saved(ctx, n), *lse = tn_ctx_saved(ctx, n + 1);
+    if (!q0 || !k0 || !v0 || !par || !out || !lse) return -1;
+    const double *pv = (const double *)tn_data_ptr(par);
+    tn_tensor *g[3] = {NULL, NULL, NULL};
+    if (tn_is_grad_enabled()) { /* create_graph */
+        tn__sdpa_grad_composite(grad, q0, k0, v0, mask0, pv[0], pv[1] != 0, &g[0], &g[1], &g[2]);
+    } else {
+        tn_tensor *q = tn__sdpa_lastdim(q0), *k = tn__sdpa_lastdim(k0), *v = tn__sdpa_lastdim(v0), *mask = tn__sdpa_lastdim(mask0);
+        tn_tensor *dout = tn_contiguous(tn_expand(grad, out->shape, out->ndim));
+        if (!q || !k || !v || (mask0 && !mask) || !dout) return -1;
+        tn__sdpa_args a;
+        memset(&a, 0, sizeof a);
+        a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2]; a.E = q->shape[q->ndim - 1]; a.Ev = v->shape[v->ndim - 1];
+        a.scale = pv[0]; a.causal = pv[1] != 0;
+        int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
+        int nb = 0;
+        if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) return TN__FAIL_INT("tn_scaled_dot_product_attention: out of memory");
+        bshape[nb] = a.L; bshape[nb + 1] = a.E;
+        g[0] = tn_zeros(bshape, nb + 2, q->dtype);
+        bshape[nb] = a.S;
+        g[1] = tn_zeros(bshape, nb + 2, q->dtype);
+        bshape[nb + 1] = a.Ev;
+        g[2] = tn_zeros(bshape, nb + 2, q->dtype);
+        if (g[0] && g[1] && g[2]) {
+            if (q->dtype == TN_F32)
+                tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
+                                 (float *)tn_data_ptr(g[0]), (float *)tn_data_ptr(g[1]), (float *)tn_data_ptr(g[2]));
+            else
+                tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout),
+                                 (double *)tn_data_ptr(g[0]), (double *)tn_data_ptr(g[1]), (double *)tn_data_ptr(g[2]));
+        }
+        TN_FREE(offs);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!g[i]) return -1;
+        if (tn_ctx_needs_grad(ctx, i)) gin[i] = tn__sum_to(g[i], &ctx->in[i]);
+    }
+    return 0;
+}
+/* Whether the fused kernels take these arguments (the composite does everything else:
+   dropout, other devices and dtypes, empty sizes, a mask that wants a gradient, shapes that
+   do not broadcast, so that its message names them). */
+static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p) {
+    if (dropout_p > 0 || q->device != TN_CPU || (q->dtype != TN_F32 && q->dtype != TN_F64)) return false;
+    if (mask && (mask->device != TN_CPU || (mask->dtype != TN_BOOL && mask->requires_grad && tn_is_grad_enabled()) || mask->ndim < 1)) return false;
+    tn_tensor *const ts[4] = {q, k, v, mask};
+    for (int t = 0; t < 4; t++)
+        for (int d = 0; ts[t] && d < ts[t]->ndim; d++) if (ts[t]->shape[d] == 0) return false;
+    tn__sdpa_args a;
+    memset(&a, 0, sizeof a);
+    a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2];
+    int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
+    int nb = 0;
+    const bool ok = tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs);
+    TN_FREE(offs);
+    return ok;
+}
+/* The fused attention on checked, fusable q [*, L, E], k [*, S, E], v [*, S, Ev]; mask NULL,
+   bool (true = may attend) or additive; scale > 0. */
+static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale) {
+    tn_scope_begin();
+    const double pv[2] = {scale, causal ? 1.0 : 0.0};   /* no compound literal: the header compiles as C++ */
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
+    tn_tensor *in[5] = {q, k, v, par, mask};
+    /* PyTorch's CPU flash attention node */
+    return tn__scope_return(par ? tn_custom_op("ScaledDotProductFlashAttentionForCpuBackward0", tn__sdpa_fused_fwd, tn__sdpa_fused_bwd, in, mask ? 5 : 4, NULL) : NULL);
+}
+
 /* ======================================================================= */
 /* src/nn/embedding.c: embedding, one_hot, scaled dot-product attention    */
 /* ======================================================================= */
@@ -17970,8 +18410,10 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
         return (tn_tensor *)tn__error("%s: attn_mask must be bool or match the query dtype %s, got %s", fn, tn_dtype_name(q->dtype), tn_dtype_name(mask->dtype));
     if (causal && mask) return (tn_tensor *)tn__error("%s: give attn_mask or is_causal, not both", fn);
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
+    if (!(scale > 0)) scale = 1 / sqrt((double)(E ? E : 1));
+    if (tn__sdpa_fusable(q, k, v, mask, dropout_p)) return tn__sdpa_fused(q, k, v, mask, causal, scale);   /* no L x S matrix */
     tn_scope_begin();
-    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale > 0 ? scale : 1 / sqrt((double)(E ? E : 1)));
+    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
     if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
@@ -23118,6 +23560,422 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
     return w_hr ? tn_linear(hn, w_hr, NULL) : hn;
 }
 
+/* ---- the LSTM layer's recurrence as one op (issue 25) ----
+   Inputs: gi [L, N, 4H] (x W_ih^T + b_ih + b_hh for every step, one GEMM by the caller), h0 and
+   c0 [N, H], W_hh [4H, H], and a float64 [reverse]. Result [L + 1, N, H]: h_t for each t, then
+   the last c. Per step: one GEMM adds h W_hh^T to the step's gates (W_hh transposed once per
+   sequence, so its rows are read in place), then one pass does the gates' pointwise math.
+   Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
+   for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
+   Under create_graph the backward is autograd of the same steps in library ops. */
+/* TN__LSTM_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast): the template in src/modules/rnn.c */
+static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
+                               float *out, float *acts, float *cs) {
+    const int64_t G = 4 * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
+        float *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
+        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(float));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, a + r0 * G, G, 1);
+        for (int64_t n = 0; n < N; n++) {
+            float *ar = a + n * G;
+            for (int64_t j = 0; j < H; j++) {
+                const float ig = 1 / (1 + tn__expf_fast(-ar[j])), fg = 1 / (1 + tn__expf_fast(-ar[H + j])), gg = tn__tanhf_fast(ar[2 * H + j]), og = 1 / (1 + tn__expf_fast(-ar[3 * H + j]));
+                const float cn = fg * cp[n * H + j] + ig * gg;
+                ar[j] = ig; ar[H + j] = fg; ar[2 * H + j] = gg; ar[3 * H + j] = og;
+                c[n * H + j] = cn;
+                h[n * H + j] = og * tn__tanhf_fast(cn);
+            }
+        }
+    }
+    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(float));
+}
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
+static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
+                               const float *cs, const float *g, float *dgi, float *dh, float *dc, float *dW, float *tmp) {
+    const int64_t G = 4 * H;
+    memset(dh, 0, (size_t)(N * H) * sizeof(float));
+    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(float));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
+        float *d = dgi + t * N * G;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < H; j++) {
+                const int64_t k = n * H + j;
+                const float ig = a[n * G + j], fg = a[n * G + H + j], gg = a[n * G + 2 * H + j], og = a[n * G + 3 * H + j];
+                const float tc = tn__tanhf_fast(c[k]), dhk = dh[k] + gh[k];
+                const float dck = dc[k] + dhk * og * (1 - tc * tc);
+                d[n * G + j] = dck * gg * ig * (1 - ig);
+                d[n * G + H + j] = dck * cp[k] * fg * (1 - fg);
+                d[n * G + 2 * H + j] = dck * ig * (1 - gg * gg);
+                d[n * G + 3 * H + j] = dhk * tc * og * (1 - og);
+                dc[k] = dck * fg;
+            }
+        tn__gemm_f32(N, H, G, (float)1, d, G, 1, W, H, 1, (float)0, tmp, H, 1); /* dh_prev = dgates W_hh */
+        memcpy(dh, tmp, (size_t)(N * H) * sizeof(float));
+    }
+    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f32(G, H, N, (float)1, dgi + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
+    if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
+        tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
+}
+/* TN__LSTM_DEFINE(double, f64, exp, tanh): the template in src/modules/rnn.c */
+static void tn__lstm_fwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *c0, const double *WT,
+                               double *out, double *acts, double *cs) {
+    const int64_t G = 4 * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const double *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
+        double *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
+        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(double));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_f64(N - r0 < 24 ? N - r0 : 24, G, H, (double)1, hp + r0 * H, H, 1, WT, G, 1, (double)1, a + r0 * G, G, 1);
+        for (int64_t n = 0; n < N; n++) {
+            double *ar = a + n * G;
+            for (int64_t j = 0; j < H; j++) {
+                const double ig = 1 / (1 + exp(-ar[j])), fg = 1 / (1 + exp(-ar[H + j])), gg = tanh(ar[2 * H + j]), og = 1 / (1 + exp(-ar[3 * H + j]));
+                const double cn = fg * cp[n * H + j] + ig * gg;
+                ar[j] = ig; ar[H + j] = fg; ar[2 * H + j] = gg; ar[3 * H + j] = og;
+                c[n * H + j] = cn;
+                h[n * H + j] = og * tanh(cn);
+            }
+        }
+    }
+    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(double));
+}
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
+static void tn__lstm_bwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *c0, const double *W, const double *out, const double *acts,
+                               const double *cs, const double *g, double *dgi, double *dh, double *dc, double *dW, double *tmp) {
+    const int64_t G = 4 * H;
+    memset(dh, 0, (size_t)(N * H) * sizeof(double));
+    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(double));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const double *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
+        double *d = dgi + t * N * G;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < H; j++) {
+                const int64_t k = n * H + j;
+                const double ig = a[n * G + j], fg = a[n * G + H + j], gg = a[n * G + 2 * H + j], og = a[n * G + 3 * H + j];
+                const double tc = tanh(c[k]), dhk = dh[k] + gh[k];
+                const double dck = dc[k] + dhk * og * (1 - tc * tc);
+                d[n * G + j] = dck * gg * ig * (1 - ig);
+                d[n * G + H + j] = dck * cp[k] * fg * (1 - fg);
+                d[n * G + 2 * H + j] = dck * ig * (1 - gg * gg);
+                d[n * G + 3 * H + j] = dhk * tc * og * (1 - og);
+                dc[k] = dck * fg;
+            }
+        tn__gemm_f64(N, H, G, (double)1, d, G, 1, W, H, 1, (double)0, tmp, H, 1); /* dh_prev = dgates W_hh */
+        memcpy(dh, tmp, (size_t)(N * H) * sizeof(double));
+    }
+    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f64(G, H, N, (double)1, dgi + t0 * N * G, 1, G, h0, H, 1, (double)0, dW, H, 1);
+    if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
+        tn__gemm_f64(G, H, (L - 1) * N, (double)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (double)1, dW, H, 1);
+}
+
+static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_contiguous(in[0]), *h0 = tn_contiguous(in[1]), *c0 = tn_contiguous(in[2]), *WT = tn_contiguous(tn_t(in[3]));
+    if (!gi || !h0 || !c0 || !WT) return NULL;
+    const bool rev = *(const double *)tn_data_ptr(in[4]) != 0;
+    const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1];
+    tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
+    if (!out || !acts || !cs) return NULL;
+    if (gi->dtype == TN_F32)
+        tn__lstm_fwd_f32(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
+                         (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
+    else
+        tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
+                         (const double *)tn_data_ptr(WT), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(cs));
+    for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
+    tn_ctx_save(ctx, out);
+    tn_ctx_save(ctx, acts);
+    tn_ctx_save(ctx, cs);
+    return out;
+}
+/* the same steps in library ops: [L + 1, N, H] as the fused op's result */
+static tn_tensor *tn__lstm_seq_ops(tn_tensor *gi, tn_tensor *h, tn_tensor *c, tn_tensor *w, bool rev) {
+    const int64_t L = gi->shape[0];
+    tn_tensor **hs = (tn_tensor **)TN_MALLOC((size_t)(L + 1) * sizeof(tn_tensor *));
+    if (!hs) return (tn_tensor *)tn__error("LSTM: out of memory");
+    for (int64_t s = 0; s < L && h; s++) {
+        const int64_t t = rev ? L - 1 - s : s;
+        h = tn__rnn_step(TN__RNN_LSTM, tn_select(gi, 0, t), h, &c, w, NULL, NULL);
+        hs[t] = h;
+    }
+    hs[L] = c;
+    tn_tensor *r = h && c ? tn_stack(hs, (int)(L + 1), 0) : NULL;
+    TN_FREE(hs);
+    return r;
+}
+static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_ctx_saved(ctx, 0), *h0 = tn_ctx_saved(ctx, 1), *c0 = tn_ctx_saved(ctx, 2), *W = tn_ctx_saved(ctx, 3);
+    const bool rev = *(const double *)tn_data_ptr(tn_ctx_saved(ctx, 4)) != 0;
+    if (tn_is_grad_enabled()) { /* create_graph: differentiate the steps written in library ops */
+        tn_tensor *ins[4] = {gi, h0, c0, W}, *sel[4], *res[4] = {NULL, NULL, NULL, NULL};
+        int idx[4], k = 0;
+        for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { sel[k] = ins[i]; idx[k++] = i; }
+        tn_tensor *y = tn__lstm_seq_ops(gi, h0, c0, W, rev);
+        if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
+        for (int i = 0; i < k; i++) gin[idx[i]] = res[i];   /* owned by the scope already, as op results */
+        return 0;
+    }
+    tn_tensor *out = tn_ctx_saved(ctx, 5), *acts = tn_ctx_saved(ctx, 6), *cs = tn_ctx_saved(ctx, 7);
+    tn_tensor *g = tn_contiguous(grad), *h0c = tn_contiguous(h0), *c0c = tn_contiguous(c0), *Wc = tn_contiguous(W);
+    if (!g || !h0c || !c0c || !Wc || !out || !acts || !cs) return -1;
+    const int64_t L = acts->shape[0], N = acts->shape[1], H = h0->shape[1];
+    const tn_dtype dt = acts->dtype;
+    tn_tensor *dgi = tn_empty(acts->shape, 3, dt), *dh = tn_empty(TN_SHAPE(N, H), dt), *dc = tn_empty(TN_SHAPE(N, H), dt);
+    tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
+    if (!dgi || !dh || !dc || !dW || !tmp) return -1;
+#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    if (dt == TN_F32)
+        tn__lstm_bwd_f32(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
+                         TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
+                         TN__P(dc, float), TN__P(dW, float), TN__P(tmp, float));
+    else
+        tn__lstm_bwd_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(c0c, const double), TN__P(Wc, const double), TN__P(out, const double),
+                         TN__P(acts, const double), TN__P(cs, const double), TN__P(g, const double), TN__P(dgi, double), TN__P(dh, double),
+                         TN__P(dc, double), TN__P(dW, double), TN__P(tmp, double));
+#undef TN__P
+    tn_tensor *r[4] = {dgi, dh, dc, dW};
+    for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) gin[i] = r[i];
+    return 0;
+}
+/* The fused recurrence, [L + 1, N, H] (h_t, then the last c); NULL with an error on failure. */
+static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_tensor *w_hh, bool rev) {
+    tn_scope_begin();
+    const double pv[1] = {rev ? 1.0 : 0.0};
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(1), TN_F64);
+    tn_tensor *in[5] = {gi, h0, c0, w_hh, par};
+    return tn__scope_return(par ? tn_custom_op("LstmBackward", tn__lstm_seq_fwd, tn__lstm_seq_bwd, in, 5, NULL) : NULL);
+}
+
+/* ---- the GRU's and the plain RNN's recurrence as one op, as the LSTM's above ----
+   Inputs: gi [L, N, G*H] (x W_ih^T + b_ih, and for the RNN b_hh too), h0 [N, H], W_hh [G*H, H],
+   b_hh [3H] (GRU: its n part is scaled by r, so it stays apart; zeros without a bias) and a
+   float64 [mode, reverse]. Result [L, N, H]: h_t. acts keeps per step r, z, n and the hidden
+   n part (GRU) or nothing (the RNN reads h_t back). */
+/* TN__RNNSEQ_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast): the template in src/modules/rnn.c */
+static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
+                                 const float *bh, float *out, float *acts, float *gh) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
+        float *h = out + t * N * H;
+        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(float));
+        else memcpy(gh, g, (size_t)(N * G) * sizeof(float));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, gh + r0 * G, G, 1);
+        if (mode != TN__RNN_GRU) {
+            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tn__tanhf_fast(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+            continue;
+        }
+        float *a = acts + t * N * 4 * H;
+        for (int64_t n = 0; n < N; n++) {
+            const float *gr = g + n * G, *hr = gh + n * G;
+            float *ar = a + n * 4 * H;
+            for (int64_t j = 0; j < H; j++) {
+                const float r = 1 / (1 + tn__expf_fast(-(gr[j] + hr[j]))), z = 1 / (1 + tn__expf_fast(-(gr[H + j] + hr[H + j])));
+                const float nn = tn__tanhf_fast(gr[2 * H + j] + r * hr[2 * H + j]);
+                ar[j] = r; ar[H + j] = z; ar[2 * H + j] = nn; ar[3 * H + j] = hr[2 * H + j];
+                h[n * H + j] = nn + z * (hp[n * H + j] - nn);
+            }
+        }
+    }
+}
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
+                                 const float *g, float *dgi, float *dgh, float *dh, float *dW, float *tmp) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    const bool gru = mode == TN__RNN_GRU;
+    if (!gru) dgh = dgi;
+    memset(dh, 0, (size_t)(N * H) * sizeof(float));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
+        float *di = dgi + t * N * G, *dg = dgh + t * N * G;
+        if (!gru) {
+            for (int64_t k = 0; k < N * H; k++) {
+                const float d = dh[k] + gt[k];
+                di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
+            }
+        } else {
+            const float *a = acts + t * N * 4 * H;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t j = 0; j < H; j++) {
+                    const int64_t k = n * H + j;
+                    const float r = a[n * 4 * H + j], z = a[n * 4 * H + H + j], nn = a[n * 4 * H + 2 * H + j], ghn = a[n * 4 * H + 3 * H + j];
+                    const float d = dh[k] + gt[k];
+                    const float dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[k] - nn) * z * (1 - z);
+                    di[n * G + j] = dg[n * G + j] = dr;
+                    di[n * G + H + j] = dg[n * G + H + j] = dz;
+                    di[n * G + 2 * H + j] = dnp;
+                    dg[n * G + 2 * H + j] = dnp * r;
+                    dh[k] = d * z; /* the direct path; the GEMM's part is added below */
+                }
+        }
+        tn__gemm_f32(N, H, G, (float)1, dg, G, 1, W, H, 1, (float)0, tmp, H, 1);
+        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
+        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(float));
+    }
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
+    if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
+}
+/* TN__RNNSEQ_DEFINE(double, f64, exp, tanh): the template in src/modules/rnn.c */
+static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *WT,
+                                 const double *bh, double *out, double *acts, double *gh) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const double *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
+        double *h = out + t * N * H;
+        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(double));
+        else memcpy(gh, g, (size_t)(N * G) * sizeof(double));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_f64(N - r0 < 24 ? N - r0 : 24, G, H, (double)1, hp + r0 * H, H, 1, WT, G, 1, (double)1, gh + r0 * G, G, 1);
+        if (mode != TN__RNN_GRU) {
+            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tanh(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+            continue;
+        }
+        double *a = acts + t * N * 4 * H;
+        for (int64_t n = 0; n < N; n++) {
+            const double *gr = g + n * G, *hr = gh + n * G;
+            double *ar = a + n * 4 * H;
+            for (int64_t j = 0; j < H; j++) {
+                const double r = 1 / (1 + exp(-(gr[j] + hr[j]))), z = 1 / (1 + exp(-(gr[H + j] + hr[H + j])));
+                const double nn = tanh(gr[2 * H + j] + r * hr[2 * H + j]);
+                ar[j] = r; ar[H + j] = z; ar[2 * H + j] = nn; ar[3 * H + j] = hr[2 * H + j];
+                h[n * H + j] = nn + z * (hp[n * H + j] - nn);
+            }
+        }
+    }
+}
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+static void tn__rnnseq_bwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *W, const double *out, const double *acts,
+                                 const double *g, double *dgi, double *dgh, double *dh, double *dW, double *tmp) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    const bool gru = mode == TN__RNN_GRU;
+    if (!gru) dgh = dgi;
+    memset(dh, 0, (size_t)(N * H) * sizeof(double));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const double *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
+        double *di = dgi + t * N * G, *dg = dgh + t * N * G;
+        if (!gru) {
+            for (int64_t k = 0; k < N * H; k++) {
+                const double d = dh[k] + gt[k];
+                di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
+            }
+        } else {
+            const double *a = acts + t * N * 4 * H;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t j = 0; j < H; j++) {
+                    const int64_t k = n * H + j;
+                    const double r = a[n * 4 * H + j], z = a[n * 4 * H + H + j], nn = a[n * 4 * H + 2 * H + j], ghn = a[n * 4 * H + 3 * H + j];
+                    const double d = dh[k] + gt[k];
+                    const double dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[k] - nn) * z * (1 - z);
+                    di[n * G + j] = dg[n * G + j] = dr;
+                    di[n * G + H + j] = dg[n * G + H + j] = dz;
+                    di[n * G + 2 * H + j] = dnp;
+                    dg[n * G + 2 * H + j] = dnp * r;
+                    dh[k] = d * z; /* the direct path; the GEMM's part is added below */
+                }
+        }
+        tn__gemm_f64(N, H, G, (double)1, dg, G, 1, W, H, 1, (double)0, tmp, H, 1);
+        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
+        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(double));
+    }
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f64(G, H, N, (double)1, dgh + t0 * N * G, 1, G, h0, H, 1, (double)0, dW, H, 1);
+    if (L > 1) tn__gemm_f64(G, H, (L - 1) * N, (double)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (double)1, dW, H, 1);
+}
+
+static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    const double *pv = (const double *)tn_data_ptr(in[4]);
+    const int mode = (int)pv[0];
+    const bool rev = pv[1] != 0, gru = mode == TN__RNN_GRU;
+    tn_tensor *gi = tn_contiguous(in[0]), *h0 = tn_contiguous(in[1]), *WT = tn_contiguous(tn_t(in[2])), *bh = tn_contiguous(in[3]);
+    if (!gi || !h0 || !WT || !bh) return NULL;
+    const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1], G = gi->shape[2];
+    tn_tensor *out = tn_empty(TN_SHAPE(L, N, H), gi->dtype), *acts = tn_empty(TN_SHAPE(gru ? L : 1, N, gru ? 4 * H : 1), gi->dtype);
+    tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
+    if (!out || !acts || !gh) return NULL;
+    if (gi->dtype == TN_F32)
+        tn__rnnseq_fwd_f32(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
+                           (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
+    else
+        tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
+                           (const double *)tn_data_ptr(bh), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(gh));
+    for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
+    tn_ctx_save(ctx, out);
+    tn_ctx_save(ctx, acts);
+    return out;
+}
+static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_ctx_saved(ctx, 0), *h0 = tn_ctx_saved(ctx, 1), *W = tn_ctx_saved(ctx, 2), *bh = tn_ctx_saved(ctx, 3);
+    const double *pv = (const double *)tn_data_ptr(tn_ctx_saved(ctx, 4));
+    const int mode = (int)pv[0];
+    const bool rev = pv[1] != 0, gru = mode == TN__RNN_GRU;
+    if (tn_is_grad_enabled()) { /* create_graph: differentiate the steps written in library ops */
+        tn_tensor *ins[4] = {gi, h0, W, bh}, *sel[4], *res[4] = {NULL, NULL, NULL, NULL};
+        int idx[4], k = 0;
+        for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { sel[k] = ins[i]; idx[k++] = i; }
+        const int64_t L = gi->shape[0];
+        tn_tensor **hs = (tn_tensor **)TN_MALLOC((size_t)L * sizeof(tn_tensor *)), *h = h0;
+        if (!hs) return TN__FAIL_INT("%s: out of memory", gru ? "GRU" : "RNN");
+        for (int64_t s = 0; s < L && h; s++) {
+            const int64_t t = rev ? L - 1 - s : s;
+            h = tn__rnn_step(mode, tn_select(gi, 0, t), h, NULL, W, gru ? bh : NULL, NULL);
+            hs[t] = h;
+        }
+        tn_tensor *y = h ? tn_stack(hs, (int)L, 0) : NULL;
+        TN_FREE(hs);
+        if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
+        for (int i = 0; i < k; i++) gin[idx[i]] = res[i];   /* owned by the scope already, as op results */
+        return 0;
+    }
+    tn_tensor *out = tn_ctx_saved(ctx, 5), *acts = tn_ctx_saved(ctx, 6);
+    tn_tensor *g = tn_contiguous(grad), *h0c = tn_contiguous(h0), *Wc = tn_contiguous(W);
+    if (!g || !h0c || !Wc || !out || !acts) return -1;
+    const int64_t L = gi->shape[0], N = gi->shape[1], G = gi->shape[2], H = h0->shape[1];
+    const tn_dtype dt = out->dtype;
+    tn_tensor *dgi = tn_empty(TN_SHAPE(L, N, G), dt), *dgh = gru ? tn_empty(TN_SHAPE(L, N, G), dt) : dgi;
+    tn_tensor *dh = tn_empty(TN_SHAPE(N, H), dt), *dW = tn_empty(TN_SHAPE(G, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
+    if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
+#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    if (dt == TN_F32)
+        tn__rnnseq_bwd_f32(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
+                           TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
+    else
+        tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
+                           TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
+#undef TN__P
+    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1), false) : NULL};
+    for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
+    return 0;
+}
+/* The fused GRU / RNN recurrence, [L, N, H]; b_hh NULL: none (the RNN's is in gi). */
+static tn_tensor *tn__rnnseq(int mode, tn_tensor *gi, tn_tensor *h0, tn_tensor *w_hh, tn_tensor *b_hh, bool rev) {
+    tn_scope_begin();
+    const double pv[2] = {(double)mode, rev ? 1.0 : 0.0};
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
+    if (!b_hh) b_hh = tn_zeros(TN_SHAPE(w_hh->shape[0]), w_hh->dtype);
+    tn_tensor *in[5] = {gi, h0, w_hh, b_hh, par};
+    return tn__scope_return(par && b_hh ? tn_custom_op(mode == TN__RNN_GRU ? "GruBackward" : "RnnBackward", tn__rnnseq_fwd, tn__rnnseq_bwd, in, 5, NULL) : NULL);
+}
+
 /* A cell step's arguments, with PyTorch's messages; fn is the function or the layer. h and c
    may be NULL (zeros). */
 static int tn__cell_check(const char *fn, int mode, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor *w_ih, tn_tensor *w_hh,
@@ -23374,8 +24232,24 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             char sfx[40];
             snprintf(sfx, sizeof sfx, "_l%lld%s", (long long)l, d ? "_reverse" : "");
             tn_tensor *w_hh = tn__rnn_param(m, "weight_hh", sfx), *b_hh = tn__rnn_param(m, "bias_hh", sfx), *w_hr = tn__rnn_param(m, "weight_hr", sfx);
-            tn_tensor *gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
+            const bool fused = !w_hr && in && in->device == TN_CPU && (in->dtype == TN_F32 || in->dtype == TN_F64);
+            const bool fold = fused && b_hh && mode != TN__RNN_GRU;   /* b_hh joins b_ih in the projection */
+            tn_tensor *gi = fold ? in : tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
             tn_tensor *h = tn_select(h0, 0, l * D + d), *c = lstm ? tn_select(c0, 0, l * D + d) : NULL;
+            if (fold) gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn_add(tn__rnn_param(m, "bias_ih", sfx), b_hh));   /* one bias gradient sum */
+            if (fused && !lstm) { /* GRU, RNN: the fused recurrence */
+                tn_tensor *seq = gi ? tn__rnnseq(mode, gi, h, w_hh, mode == TN__RNN_GRU ? b_hh : NULL, d == 1) : NULL;
+                hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
+                ok = (dir[d] = seq) != NULL;
+                continue;
+            }
+            if (fused) { /* the LSTM's fused recurrence */
+                tn_tensor *seq = gi ? tn__lstm_seq(gi, h, c, w_hh, d == 1) : NULL;
+                hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
+                cn[l * D + d] = seq ? tn_select(seq, 0, L) : NULL;
+                ok = (dir[d] = seq ? tn_narrow(seq, 0, 0, L) : NULL) != NULL;
+                continue;
+            }
             tn__unbind_steps(gi, 0, L, gis);
             for (int64_t s = 0; s < L && h; s++) {
                 const int64_t t = d ? L - 1 - s : s;   /* the reverse direction reads the sequence backwards */
@@ -23525,6 +24399,64 @@ static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
     if (!mask || mask->dtype != TN_BOOL) return mask;
     return tn_masked_fill(tn_to(tn_zeros(mask->shape, mask->ndim, dtype), mask->device), mask, -INFINITY);
 }
+/* Whether a 2-d [L, S] mask is exactly the causal one (bool: True above the diagonal;
+   float: -inf above, 0 elsewhere), as PyTorch's _detect_is_causal_mask: the fused kernel
+   then skips the masked key blocks instead of reading the mask. */
+static bool tn__is_causal_mask(tn_tensor *mask, int64_t L, int64_t S) {
+    if (!mask || mask->ndim != 2 || mask->shape[0] != L || mask->shape[1] != S || mask->device != TN_CPU) return false;
+    if (mask->dtype != TN_BOOL && mask->dtype != TN_F32 && mask->dtype != TN_F64) return false;
+    const char *p = (const char *)tn_data_ptr(mask);
+    const int64_t es = (int64_t)tn_dtype_size(mask->dtype);
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t j = 0; j < S; j++) {
+            const char *e = p + (i * mask->strides[0] + j * mask->strides[1]) * es;
+            const double x = mask->dtype == TN_BOOL ? (*(const bool *)e ? -INFINITY : 0) : mask->dtype == TN_F32 ? *(const float *)e : *(const double *)e;
+            if (x != (j > i ? -INFINITY : 0)) return false;
+        }
+    return true;
+}
+/* MultiheadAttention without weights returned and without dropout, on the fused attention
+   (src/nn/attention.c): self-attention projects q, k and v in one GEMM; the heads are views
+   [N, H, L, hd] of the projections (no copies); a causal mask becomes the kernel's flag. x
+   is [L, N, E], or [N, L, E] with bf (batch_first). */
+static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, tn_tensor *value, tn_tensor *kpm, tn_tensor *mask, bool causal) {
+    tn_module *m = &a->base;
+    const int64_t E = a->E, H = a->heads, hd = E / H;
+    const bool batched = query->ndim == 3, self = query == key && key == value, bf = batched && a->batch_first;
+    tn_scope_begin();
+    if (!batched) { query = tn_unsqueeze(query, 1); key = self ? query : tn_unsqueeze(key, 1); value = self ? query : tn_unsqueeze(value, 1); }
+    const int64_t A = query->shape[0], Bd = query->shape[1], N = bf ? A : Bd, L = bf ? Bd : A, S = key->shape[bf ? 1 : 0];
+    const int64_t perm[4] = {bf ? 0 : 1, 2, bf ? 1 : 0, 3};   /* [A, B, H, hd] -> [N, H, seq, hd] */
+    tn_tensor *W = tn_module_get(m, "in_proj_weight"), *b = tn_module_get(m, "in_proj_bias"), *q, *k, *v;
+    if (W && self) { /* one GEMM for the three projections */
+        tn_tensor *qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
+        q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2);
+    } else {
+        tn_tensor *wq = W ? tn_narrow(W, 0, 0, E) : tn_module_get(m, "q_proj_weight"), *wk = W ? tn_narrow(W, 0, E, E) : tn_module_get(m, "k_proj_weight");
+        tn_tensor *wv = W ? tn_narrow(W, 0, 2 * E, E) : tn_module_get(m, "v_proj_weight");
+        q = tn_reshape(tn_linear(query, wq, b ? tn_narrow(b, 0, 0, E) : NULL), TN_SHAPE(A, Bd, H, hd));
+        k = tn_reshape(tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL), TN_SHAPE(key->shape[0], key->shape[1], H, hd));
+        v = tn_reshape(tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL), TN_SHAPE(value->shape[0], value->shape[1], H, hd));
+    }
+    q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4);
+    /* masks: attn_mask [L, S] or [N*H, L, S] (bool: True = masked out), key padding [N, S] */
+    tn_tensor *am = NULL;
+    if (mask && tn__is_causal_mask(mask, L, S)) causal = true;
+    else if (mask) {
+        causal = false;
+        am = mask->ndim == 3 ? tn_reshape(mask, TN_SHAPE(N, H, L, S)) : mask;
+    }
+    tn_tensor *kp = kpm ? tn_reshape(kpm, TN_SHAPE(N, 1, 1, S)) : NULL;
+    if (am && kp) { am = tn_add(tn__mask_to_float(am, q->dtype), tn__mask_to_float(kp, q->dtype)); kp = NULL; }
+    if (!am) am = kp;
+    if (am && am->dtype == TN_BOOL) am = tn_logical_not(am);   /* the kernel's bool masks say where to attend */
+    tn_tensor *o = q && k && v ? tn__sdpa_fused(q, k, v, am, causal, 1 / sqrt((double)hd)) : NULL;   /* [N, H, L, hd] */
+    const int64_t back[4] = {bf ? 0 : 2, bf ? 2 : 0, 1, 3};
+    o = tn_reshape(tn_permute(o, back, 4), TN_SHAPE(A * Bd, E));
+    o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(A, Bd, E));
+    if (!batched) o = tn_squeeze_dim(o, 1);
+    return tn__scope_return(o);
+}
 /* F.multi_head_attention_forward on checked inputs. */
 static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn_tensor *value, tn_tensor *kpm, tn_tensor *mask,
                                bool need_weights, bool average, bool causal, tn_tensor **weights) {
@@ -23639,6 +24571,11 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
     TN__CHECK_NULL(q, k, v);
     tn__mham *a = (tn__mham *)m;
     if (tn__mha_check(fn, a, q, k, v, key_padding_mask, attn_mask)) return NULL;
+    const bool fused = !need_weights && !(a->dropout > 0 && m->training) && !a->add_zero_attn && !tn_module_get(m, "bias_k") &&
+                       q->device == TN_CPU && (q->dtype == TN_F32 || q->dtype == TN_F64) && tn_numel(q) && tn_numel(k) && (!attn_mask || attn_mask->device == TN_CPU) &&
+                       (!key_padding_mask || key_padding_mask->device == TN_CPU) &&
+                       !(tn_is_grad_enabled() && ((attn_mask && attn_mask->requires_grad) || (key_padding_mask && key_padding_mask->requires_grad)));
+    if (fused) return TN__AS(fn, tn__mha_fused(a, q, k, v, key_padding_mask, attn_mask, is_causal));
     return TN__AS(fn, tn__mha_core(a, q, k, v, key_padding_mask, attn_mask, need_weights, average_attn_weights, is_causal, attn_weights));
 }
 static tn_tensor *tn__square_mask(int64_t sz, tn_dtype dtype) {
@@ -29747,8 +30684,8 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     case J_UNARY: return tn__unary((tn_unary_op)n->sub, a[0], n->d);
     case J_BINARY: return tn__binary("tn_graph_run", (tn_binary_op)n->sub, a[0], a[1], n->d[0]);
     case J_TERNARY: return tn__ternary("tn_graph_run", (tn_ternary_op)n->sub, a[0], a[1], a[2], n->d[0]);
-    case J_ADDMM: return tn_addmm(a[0], a[1], a[2], n->d[0], n->d[1]);
-    case J_BADDBMM: return tn_baddbmm(a[0], a[1], a[2], n->d[0], n->d[1]);
+    case J_ADDMM: return tn_addmm(a[0], a[1], a[2], .beta = n->d[0], .alpha = n->d[1]);
+    case J_BADDBMM: return tn_baddbmm(a[0], a[1], a[2], .beta = n->d[0], .alpha = n->d[1]);
     case J_MM: return tn_mm(a[0], a[1]);
     case J_BMM: return tn_bmm(a[0], a[1]);
     case J_MV: return tn_mv(a[0], a[1]);

@@ -7,6 +7,16 @@
  *   conv_fwd_bwd  the same, forward and backward (input and weight gradients)
  *   dwconv_fwd_bwd  depthwise conv2d (groups 64, 64 channels, 56x56, 3x3, padding 1, batch
  *                 32), forward and backward
+ *   gpt           (issue 25) embedding 256->128, TransformerEncoder of 2 x TransformerEncoderLayer(128,
+ *                 4 heads, ff 512, dropout 0, batch_first) under the causal mask
+ *                 (generate_square_subsequent_mask), LM head 128->256, cross-entropy, AdamW;
+ *                 batch 16 x 64 tokens: one step
+ *   lstm          (issue 25) embedding 96->64, LSTM(64, 256, num_layers 2, batch_first), head
+ *                 256->96, cross-entropy, Adam, clip_grad_norm_(1.0); batch 32 x 64: one step
+ *   attn512       (issue 25) causal attention of [4, 8, 512, 64] float32 q, k, v: forward and
+ *                 backward (PyTorch 1.13 has no F.scaled_dot_product_attention: its side is the
+ *                 definition in torch ops, as its MultiheadAttention computes it)
+ *   attn512_full  the same without the causal mask
  *
  * For each workload and thread count (1, 2): both sides set up and warm up in their own
  * fresh processes (ours: this program with --serve; PyTorch's: bench/bench_train.py
@@ -40,7 +50,7 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-typedef struct workload { tn_module *model; tn_optim *opt; tn_tensor *x, *y, *w; int kind; } workload;
+typedef struct workload { tn_module *model; tn_optim *opt; tn_tensor *x, *y, *w, *k, *v, *mask; tn_tensor **params; int nparams, kind; } workload;
 
 static void setup(workload *w, const char *name) {
     memset(w, 0, sizeof *w);
@@ -59,6 +69,31 @@ static void setup(workload *w, const char *name) {
         w->x = mlp ? tn_randn(TN_SHAPE(128, 784), TN_F32) : tn_randn(TN_SHAPE(64, 1, 28, 28), TN_F32);
         w->y = tn_randint(0, 10, TN_SHAPE(mlp ? 128 : 64), TN_I64, NULL);
         w->kind = 0;
+    } else if (!strcmp(name, "gpt") || !strcmp(name, "lstm")) {
+        const bool gpt = !strcmp(name, "gpt");
+        /* a Sequential as the container (one parameter list); step() calls the children */
+        w->model = gpt ? tn_nn_sequential(tn_nn_embedding(256, 128),
+                                          tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(128, 4, .dim_feedforward = 512, .dropout = 0,
+                                                                                                    .batch_first = true), 2, NULL),
+                                          tn_nn_linear(128, 256, true))
+                       : tn_nn_sequential(tn_nn_embedding(96, 64), tn_nn_lstm(64, 256, .num_layers = 2, .batch_first = true), tn_nn_linear(256, 96, true));
+        tn_dict *ps = tn_module_named_parameters(w->model);
+        w->nparams = (int)tn_dict_len(ps);
+        w->params = (tn_tensor **)malloc((size_t)w->nparams * sizeof(tn_tensor *));
+        for (int i = 0; i < w->nparams; i++) w->params[i] = tn_retain(tn_dict_values(ps)[i]);
+        w->opt = gpt ? tn_optim_adamw(tn_dict_values(ps), tn_dict_len(ps), .lr = 1e-3) : tn_optim_adam(tn_dict_values(ps), tn_dict_len(ps), .lr = 1e-3);
+        tn_dict_free(ps);
+        const int64_t V = gpt ? 256 : 96, N = gpt ? 16 : 32;
+        w->x = tn_randint(0, V, TN_SHAPE(N, 64), TN_I64, NULL);
+        w->y = tn_randint(0, V, TN_SHAPE(N * 64), TN_I64, NULL);
+        w->mask = gpt ? tn_nn_generate_square_subsequent_mask(64, TN_F32) : NULL;
+        w->kind = gpt ? 4 : 5;
+    } else if (!strncmp(name, "attn512", 7)) {
+        w->x = tn_randn(TN_SHAPE(4, 8, 512, 64), TN_F32);
+        w->k = tn_randn(TN_SHAPE(4, 8, 512, 64), TN_F32);
+        w->v = tn_randn(TN_SHAPE(4, 8, 512, 64), TN_F32);
+        tn_requires_grad_(w->x, true); tn_requires_grad_(w->k, true); tn_requires_grad_(w->v, true);
+        w->kind = strcmp(name, "attn512") ? 7 : 6;
     } else {
         w->x = tn_randn(TN_SHAPE(32, 64, 56, 56), TN_F32);
         w->w = !strcmp(name, "dwconv_fwd_bwd") ? tn_randn(TN_SHAPE(64, 1, 3, 3), TN_F32) : tn_randn(TN_SHAPE(64, 64, 3, 3), TN_F32);
@@ -77,6 +112,18 @@ static void step(workload *w) {
         tn_no_grad_begin();
         tn_conv2d(w->x, w->w, NULL, .padding = 1);
         tn_no_grad_end();
+    } else if (w->kind == 4 || w->kind == 5) {
+        tn_optim_zero_grad(w->opt);
+        tn_tensor *h = tn_module_forward(tn_module_child_at(w->model, 0, NULL), w->x);
+        h = w->kind == 4 ? tn_nn_transformer_encoder_forward(tn_module_child_at(w->model, 1, NULL), h, w->mask, NULL, false)
+                         : tn_nn_lstm_forward(tn_module_child_at(w->model, 1, NULL), h, NULL, NULL, NULL, NULL);
+        tn_tensor *logits = tn_module_forward(tn_module_child_at(w->model, 2, NULL), h);
+        tn_backward(tn_cross_entropy(tn_reshape(logits, TN_SHAPE(-1, tn_shape(logits)[2])), w->y));
+        if (w->kind == 5) tn_clip_grad_norm_(w->params, w->nparams, 1.0, 2.0);
+        tn_optim_step(w->opt);
+    } else if (w->kind == 6 || w->kind == 7) {
+        tn_set_grad(w->x, NULL); tn_set_grad(w->k, NULL); tn_set_grad(w->v, NULL);
+        tn_backward(tn_sum(tn_scaled_dot_product_attention(w->x, w->k, w->v, NULL, 0, w->kind == 6, 0)));
     } else {
         tn_set_grad(w->x, NULL);
         tn_set_grad(w->w, NULL);
@@ -87,7 +134,9 @@ static void step(workload *w) {
 static void teardown(workload *w) {
     tn_optim_free(w->opt);
     tn_module_free(w->model);
-    tn_release(w->x); tn_release(w->y); tn_release(w->w);
+    tn_release(w->x); tn_release(w->y); tn_release(w->w); tn_release(w->k); tn_release(w->v); tn_release(w->mask);
+    for (int i = 0; i < w->nparams; i++) tn_release(w->params[i]);
+    free(w->params);
 }
 
 /* Each side runs as a server in its own fresh process (so neither inherits the other's heap
@@ -200,7 +249,7 @@ int main(int argc, char **argv) {
     const char *only = argc > 2 && strcmp(argv[2], "all") ? argv[2] : NULL;
     int only_threads = argc > 3 ? atoi(argv[3]) : 0, with_torch = !(argc > 4 && !strcmp(argv[4], "notorch"));
     if (reps < 1) reps = 1;
-    const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd", "dwconv_fwd_bwd"};
+    const char *names[] = {"mlp", "cnn", "conv_fwd", "conv_fwd_bwd", "dwconv_fwd_bwd", "gpt", "lstm", "attn512", "attn512_full"};
     char self[400] = {0};   /* this program, run again per workload */
     if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) snprintf(self, sizeof self, "%s", argv[0]);
     printf("| workload | threads | tensor.h ms | PyTorch ms | ratio | ratio per round | tensor.h peak tensor MB | tensor.h peak RSS MB | PyTorch peak RSS MB "

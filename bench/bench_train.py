@@ -75,6 +75,57 @@ def dwconv_fwd_bwd():
     return step
 
 
+def gpt():
+    """issue 25's GPT-style step: see bench_train.c (dropout 0: both sides' attention fused or not alike)."""
+    layer = nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0, batch_first=True)
+    model = nn.Sequential(nn.Embedding(256, 128), nn.TransformerEncoder(layer, 2), nn.Linear(128, 256)).to(DEV)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = torch.randint(0, 256, (16, 64), device=DEV), torch.randint(0, 256, (16 * 64,), device=DEV)
+    mask = nn.Transformer.generate_square_subsequent_mask(64).to(DEV)
+
+    def step():
+        opt.zero_grad()
+        h = model[1](model[0](x), mask=mask)
+        F.cross_entropy(model[2](h).reshape(-1, 256), y).backward()
+        opt.step()
+    return step
+
+
+def lstm():
+    """issue 25's character-LSTM step: see bench_train.c."""
+    model = nn.Sequential(nn.Embedding(96, 64), nn.LSTM(64, 256, 2, batch_first=True), nn.Linear(256, 96)).to(DEV)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randint(0, 96, (32, 64), device=DEV), torch.randint(0, 96, (32 * 64,), device=DEV)
+
+    def step():
+        opt.zero_grad()
+        h, _ = model[1](model[0](x))
+        F.cross_entropy(model[2](h).reshape(-1, 96), y).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return step
+
+
+def sdpa(q, k, v, causal):
+    """F.scaled_dot_product_attention where it exists (torch >= 2.0), else its definition."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    s = (q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5
+    if causal:
+        L = q.shape[-2]
+        s = s.masked_fill(~torch.ones(L, L, dtype=torch.bool, device=q.device).tril(), float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
+def attn(causal):
+    q, k, v = (torch.randn(4, 8, 512, 64, device=DEV, requires_grad=True) for _ in range(3))
+
+    def step():
+        q.grad = k.grad = v.grad = None
+        sdpa(q, k, v, causal).sum().backward()
+    return step
+
+
 def rss_mb(field):
     """VmRSS / VmHWM of this process in MB (Linux), 0 elsewhere."""
     try:
@@ -87,7 +138,8 @@ def rss_mb(field):
     return 0.0
 
 
-WORKLOADS = {"mlp": mlp, "cnn": cnn, "conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd, "dwconv_fwd_bwd": dwconv_fwd_bwd}
+WORKLOADS = {"mlp": mlp, "cnn": cnn, "conv_fwd": conv_fwd, "conv_fwd_bwd": conv_fwd_bwd, "dwconv_fwd_bwd": dwconv_fwd_bwd,
+             "gpt": gpt, "lstm": lstm, "attn512": lambda: attn(True), "attn512_full": lambda: attn(False)}
 
 
 def setup(name, threads):

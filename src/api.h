@@ -3670,6 +3670,8 @@ double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
 bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
+float tn__expf_fast(float x);                                  /* the attention's and the LSTM's vectorisable expf, tanhf */
+float tn__tanhf_fast(float x);
 #else
 #define TN__TESTABLE static
 #endif

@@ -27,6 +27,305 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
     return w_hr ? tn_linear(hn, w_hr, NULL) : hn;
 }
 
+/* ---- the LSTM layer's recurrence as one op (issue 25) ----
+   Inputs: gi [L, N, 4H] (x W_ih^T + b_ih + b_hh for every step, one GEMM by the caller), h0 and
+   c0 [N, H], W_hh [4H, H], and a float64 [reverse]. Result [L + 1, N, H]: h_t for each t, then
+   the last c. Per step: one GEMM adds h W_hh^T to the step's gates (W_hh transposed once per
+   sequence, so its rows are read in place), then one pass does the gates' pointwise math.
+   Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
+   for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
+   Under create_graph the backward is autograd of the same steps in library ops. */
+/* @template TN__LSTM_DEFINE(T, SFX, EXP, TANH) */
+static void tn__lstm_fwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *c0, const T *WT,
+                               T *out, T *acts, T *cs) {
+    const int64_t G = 4 * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const T *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
+        T *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
+        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(T));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_##SFX(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, a + r0 * G, G, 1);
+        for (int64_t n = 0; n < N; n++) {
+            T *ar = a + n * G;
+            for (int64_t j = 0; j < H; j++) {
+                const T ig = 1 / (1 + EXP(-ar[j])), fg = 1 / (1 + EXP(-ar[H + j])), gg = TANH(ar[2 * H + j]), og = 1 / (1 + EXP(-ar[3 * H + j]));
+                const T cn = fg * cp[n * H + j] + ig * gg;
+                ar[j] = ig; ar[H + j] = fg; ar[2 * H + j] = gg; ar[3 * H + j] = og;
+                c[n * H + j] = cn;
+                h[n * H + j] = og * TANH(cn);
+            }
+        }
+    }
+    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(T));
+}
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
+static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *c0, const T *W, const T *out, const T *acts,
+                               const T *cs, const T *g, T *dgi, T *dh, T *dc, T *dW, T *tmp) {
+    const int64_t G = 4 * H;
+    memset(dh, 0, (size_t)(N * H) * sizeof(T));
+    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(T));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const T *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
+        T *d = dgi + t * N * G;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < H; j++) {
+                const int64_t k = n * H + j;
+                const T ig = a[n * G + j], fg = a[n * G + H + j], gg = a[n * G + 2 * H + j], og = a[n * G + 3 * H + j];
+                const T tc = TANH(c[k]), dhk = dh[k] + gh[k];
+                const T dck = dc[k] + dhk * og * (1 - tc * tc);
+                d[n * G + j] = dck * gg * ig * (1 - ig);
+                d[n * G + H + j] = dck * cp[k] * fg * (1 - fg);
+                d[n * G + 2 * H + j] = dck * ig * (1 - gg * gg);
+                d[n * G + 3 * H + j] = dhk * tc * og * (1 - og);
+                dc[k] = dck * fg;
+            }
+        tn__gemm_##SFX(N, H, G, (T)1, d, G, 1, W, H, 1, (T)0, tmp, H, 1); /* dh_prev = dgates W_hh */
+        memcpy(dh, tmp, (size_t)(N * H) * sizeof(T));
+    }
+    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_##SFX(G, H, N, (T)1, dgi + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
+    if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
+        tn__gemm_##SFX(G, H, (L - 1) * N, (T)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
+}
+/* @end TN__LSTM_DEFINE */
+TN__LSTM_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast)
+TN__LSTM_DEFINE(double, f64, exp, tanh)
+
+static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_contiguous(in[0]), *h0 = tn_contiguous(in[1]), *c0 = tn_contiguous(in[2]), *WT = tn_contiguous(tn_t(in[3]));
+    if (!gi || !h0 || !c0 || !WT) return NULL;
+    const bool rev = *(const double *)tn_data_ptr(in[4]) != 0;
+    const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1];
+    tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
+    if (!out || !acts || !cs) return NULL;
+    if (gi->dtype == TN_F32)
+        tn__lstm_fwd_f32(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
+                         (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
+    else
+        tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
+                         (const double *)tn_data_ptr(WT), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(cs));
+    for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
+    tn_ctx_save(ctx, out);
+    tn_ctx_save(ctx, acts);
+    tn_ctx_save(ctx, cs);
+    return out;
+}
+/* the same steps in library ops: [L + 1, N, H] as the fused op's result */
+static tn_tensor *tn__lstm_seq_ops(tn_tensor *gi, tn_tensor *h, tn_tensor *c, tn_tensor *w, bool rev) {
+    const int64_t L = gi->shape[0];
+    tn_tensor **hs = (tn_tensor **)TN_MALLOC((size_t)(L + 1) * sizeof(tn_tensor *));
+    if (!hs) return (tn_tensor *)tn__error("LSTM: out of memory");
+    for (int64_t s = 0; s < L && h; s++) {
+        const int64_t t = rev ? L - 1 - s : s;
+        h = tn__rnn_step(TN__RNN_LSTM, tn_select(gi, 0, t), h, &c, w, NULL, NULL);
+        hs[t] = h;
+    }
+    hs[L] = c;
+    tn_tensor *r = h && c ? tn_stack(hs, (int)(L + 1), 0) : NULL;
+    TN_FREE(hs);
+    return r;
+}
+static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_ctx_saved(ctx, 0), *h0 = tn_ctx_saved(ctx, 1), *c0 = tn_ctx_saved(ctx, 2), *W = tn_ctx_saved(ctx, 3);
+    const bool rev = *(const double *)tn_data_ptr(tn_ctx_saved(ctx, 4)) != 0;
+    if (tn_is_grad_enabled()) { /* create_graph: differentiate the steps written in library ops */
+        tn_tensor *ins[4] = {gi, h0, c0, W}, *sel[4], *res[4] = {NULL, NULL, NULL, NULL};
+        int idx[4], k = 0;
+        for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { sel[k] = ins[i]; idx[k++] = i; }
+        tn_tensor *y = tn__lstm_seq_ops(gi, h0, c0, W, rev);
+        if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
+        for (int i = 0; i < k; i++) gin[idx[i]] = res[i];   /* owned by the scope already, as op results */
+        return 0;
+    }
+    tn_tensor *out = tn_ctx_saved(ctx, 5), *acts = tn_ctx_saved(ctx, 6), *cs = tn_ctx_saved(ctx, 7);
+    tn_tensor *g = tn_contiguous(grad), *h0c = tn_contiguous(h0), *c0c = tn_contiguous(c0), *Wc = tn_contiguous(W);
+    if (!g || !h0c || !c0c || !Wc || !out || !acts || !cs) return -1;
+    const int64_t L = acts->shape[0], N = acts->shape[1], H = h0->shape[1];
+    const tn_dtype dt = acts->dtype;
+    tn_tensor *dgi = tn_empty(acts->shape, 3, dt), *dh = tn_empty(TN_SHAPE(N, H), dt), *dc = tn_empty(TN_SHAPE(N, H), dt);
+    tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
+    if (!dgi || !dh || !dc || !dW || !tmp) return -1;
+#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    if (dt == TN_F32)
+        tn__lstm_bwd_f32(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
+                         TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
+                         TN__P(dc, float), TN__P(dW, float), TN__P(tmp, float));
+    else
+        tn__lstm_bwd_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(c0c, const double), TN__P(Wc, const double), TN__P(out, const double),
+                         TN__P(acts, const double), TN__P(cs, const double), TN__P(g, const double), TN__P(dgi, double), TN__P(dh, double),
+                         TN__P(dc, double), TN__P(dW, double), TN__P(tmp, double));
+#undef TN__P
+    tn_tensor *r[4] = {dgi, dh, dc, dW};
+    for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) gin[i] = r[i];
+    return 0;
+}
+/* The fused recurrence, [L + 1, N, H] (h_t, then the last c); NULL with an error on failure. */
+static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_tensor *w_hh, bool rev) {
+    tn_scope_begin();
+    const double pv[1] = {rev ? 1.0 : 0.0};
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(1), TN_F64);
+    tn_tensor *in[5] = {gi, h0, c0, w_hh, par};
+    return tn__scope_return(par ? tn_custom_op("LstmBackward", tn__lstm_seq_fwd, tn__lstm_seq_bwd, in, 5, NULL) : NULL);
+}
+
+/* ---- the GRU's and the plain RNN's recurrence as one op, as the LSTM's above ----
+   Inputs: gi [L, N, G*H] (x W_ih^T + b_ih, and for the RNN b_hh too), h0 [N, H], W_hh [G*H, H],
+   b_hh [3H] (GRU: its n part is scaled by r, so it stays apart; zeros without a bias) and a
+   float64 [mode, reverse]. Result [L, N, H]: h_t. acts keeps per step r, z, n and the hidden
+   n part (GRU) or nothing (the RNN reads h_t back). */
+/* @template TN__RNNSEQ_DEFINE(T, SFX, EXP, TANH) */
+static void tn__rnnseq_fwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *WT,
+                                 const T *bh, T *out, T *acts, T *gh) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const T *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
+        T *h = out + t * N * H;
+        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(T));
+        else memcpy(gh, g, (size_t)(N * G) * sizeof(T));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_##SFX(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, gh + r0 * G, G, 1);
+        if (mode != TN__RNN_GRU) {
+            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? TANH(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+            continue;
+        }
+        T *a = acts + t * N * 4 * H;
+        for (int64_t n = 0; n < N; n++) {
+            const T *gr = g + n * G, *hr = gh + n * G;
+            T *ar = a + n * 4 * H;
+            for (int64_t j = 0; j < H; j++) {
+                const T r = 1 / (1 + EXP(-(gr[j] + hr[j]))), z = 1 / (1 + EXP(-(gr[H + j] + hr[H + j])));
+                const T nn = TANH(gr[2 * H + j] + r * hr[2 * H + j]);
+                ar[j] = r; ar[H + j] = z; ar[2 * H + j] = nn; ar[3 * H + j] = hr[2 * H + j];
+                h[n * H + j] = nn + z * (hp[n * H + j] - nn);
+            }
+        }
+    }
+}
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+static void tn__rnnseq_bwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *W, const T *out, const T *acts,
+                                 const T *g, T *dgi, T *dgh, T *dh, T *dW, T *tmp) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    const bool gru = mode == TN__RNN_GRU;
+    if (!gru) dgh = dgi;
+    memset(dh, 0, (size_t)(N * H) * sizeof(T));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const T *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
+        T *di = dgi + t * N * G, *dg = dgh + t * N * G;
+        if (!gru) {
+            for (int64_t k = 0; k < N * H; k++) {
+                const T d = dh[k] + gt[k];
+                di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
+            }
+        } else {
+            const T *a = acts + t * N * 4 * H;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t j = 0; j < H; j++) {
+                    const int64_t k = n * H + j;
+                    const T r = a[n * 4 * H + j], z = a[n * 4 * H + H + j], nn = a[n * 4 * H + 2 * H + j], ghn = a[n * 4 * H + 3 * H + j];
+                    const T d = dh[k] + gt[k];
+                    const T dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[k] - nn) * z * (1 - z);
+                    di[n * G + j] = dg[n * G + j] = dr;
+                    di[n * G + H + j] = dg[n * G + H + j] = dz;
+                    di[n * G + 2 * H + j] = dnp;
+                    dg[n * G + 2 * H + j] = dnp * r;
+                    dh[k] = d * z; /* the direct path; the GEMM's part is added below */
+                }
+        }
+        tn__gemm_##SFX(N, H, G, (T)1, dg, G, 1, W, H, 1, (T)0, tmp, H, 1);
+        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
+        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(T));
+    }
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_##SFX(G, H, N, (T)1, dgh + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
+    if (L > 1) tn__gemm_##SFX(G, H, (L - 1) * N, (T)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
+}
+/* @end TN__RNNSEQ_DEFINE */
+TN__RNNSEQ_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast)
+TN__RNNSEQ_DEFINE(double, f64, exp, tanh)
+
+static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    const double *pv = (const double *)tn_data_ptr(in[4]);
+    const int mode = (int)pv[0];
+    const bool rev = pv[1] != 0, gru = mode == TN__RNN_GRU;
+    tn_tensor *gi = tn_contiguous(in[0]), *h0 = tn_contiguous(in[1]), *WT = tn_contiguous(tn_t(in[2])), *bh = tn_contiguous(in[3]);
+    if (!gi || !h0 || !WT || !bh) return NULL;
+    const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1], G = gi->shape[2];
+    tn_tensor *out = tn_empty(TN_SHAPE(L, N, H), gi->dtype), *acts = tn_empty(TN_SHAPE(gru ? L : 1, N, gru ? 4 * H : 1), gi->dtype);
+    tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
+    if (!out || !acts || !gh) return NULL;
+    if (gi->dtype == TN_F32)
+        tn__rnnseq_fwd_f32(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
+                           (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
+    else
+        tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
+                           (const double *)tn_data_ptr(bh), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(gh));
+    for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
+    tn_ctx_save(ctx, out);
+    tn_ctx_save(ctx, acts);
+    return out;
+}
+static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *gi = tn_ctx_saved(ctx, 0), *h0 = tn_ctx_saved(ctx, 1), *W = tn_ctx_saved(ctx, 2), *bh = tn_ctx_saved(ctx, 3);
+    const double *pv = (const double *)tn_data_ptr(tn_ctx_saved(ctx, 4));
+    const int mode = (int)pv[0];
+    const bool rev = pv[1] != 0, gru = mode == TN__RNN_GRU;
+    if (tn_is_grad_enabled()) { /* create_graph: differentiate the steps written in library ops */
+        tn_tensor *ins[4] = {gi, h0, W, bh}, *sel[4], *res[4] = {NULL, NULL, NULL, NULL};
+        int idx[4], k = 0;
+        for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { sel[k] = ins[i]; idx[k++] = i; }
+        const int64_t L = gi->shape[0];
+        tn_tensor **hs = (tn_tensor **)TN_MALLOC((size_t)L * sizeof(tn_tensor *)), *h = h0;
+        if (!hs) return TN__FAIL_INT("%s: out of memory", gru ? "GRU" : "RNN");
+        for (int64_t s = 0; s < L && h; s++) {
+            const int64_t t = rev ? L - 1 - s : s;
+            h = tn__rnn_step(mode, tn_select(gi, 0, t), h, NULL, W, gru ? bh : NULL, NULL);
+            hs[t] = h;
+        }
+        tn_tensor *y = h ? tn_stack(hs, (int)L, 0) : NULL;
+        TN_FREE(hs);
+        if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
+        for (int i = 0; i < k; i++) gin[idx[i]] = res[i];   /* owned by the scope already, as op results */
+        return 0;
+    }
+    tn_tensor *out = tn_ctx_saved(ctx, 5), *acts = tn_ctx_saved(ctx, 6);
+    tn_tensor *g = tn_contiguous(grad), *h0c = tn_contiguous(h0), *Wc = tn_contiguous(W);
+    if (!g || !h0c || !Wc || !out || !acts) return -1;
+    const int64_t L = gi->shape[0], N = gi->shape[1], G = gi->shape[2], H = h0->shape[1];
+    const tn_dtype dt = out->dtype;
+    tn_tensor *dgi = tn_empty(TN_SHAPE(L, N, G), dt), *dgh = gru ? tn_empty(TN_SHAPE(L, N, G), dt) : dgi;
+    tn_tensor *dh = tn_empty(TN_SHAPE(N, H), dt), *dW = tn_empty(TN_SHAPE(G, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
+    if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
+#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    if (dt == TN_F32)
+        tn__rnnseq_bwd_f32(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
+                           TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
+    else
+        tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
+                           TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
+#undef TN__P
+    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1), false) : NULL};
+    for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
+    return 0;
+}
+/* The fused GRU / RNN recurrence, [L, N, H]; b_hh NULL: none (the RNN's is in gi). */
+static tn_tensor *tn__rnnseq(int mode, tn_tensor *gi, tn_tensor *h0, tn_tensor *w_hh, tn_tensor *b_hh, bool rev) {
+    tn_scope_begin();
+    const double pv[2] = {(double)mode, rev ? 1.0 : 0.0};
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
+    if (!b_hh) b_hh = tn_zeros(TN_SHAPE(w_hh->shape[0]), w_hh->dtype);
+    tn_tensor *in[5] = {gi, h0, w_hh, b_hh, par};
+    return tn__scope_return(par && b_hh ? tn_custom_op(mode == TN__RNN_GRU ? "GruBackward" : "RnnBackward", tn__rnnseq_fwd, tn__rnnseq_bwd, in, 5, NULL) : NULL);
+}
+
 /* A cell step's arguments, with PyTorch's messages; fn is the function or the layer. h and c
    may be NULL (zeros). */
 static int tn__cell_check(const char *fn, int mode, tn_tensor *x, tn_tensor *h, tn_tensor *c, tn_tensor *w_ih, tn_tensor *w_hh,
@@ -283,8 +582,24 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             char sfx[40];
             snprintf(sfx, sizeof sfx, "_l%lld%s", (long long)l, d ? "_reverse" : "");
             tn_tensor *w_hh = tn__rnn_param(m, "weight_hh", sfx), *b_hh = tn__rnn_param(m, "bias_hh", sfx), *w_hr = tn__rnn_param(m, "weight_hr", sfx);
-            tn_tensor *gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
+            const bool fused = !w_hr && in && in->device == TN_CPU && (in->dtype == TN_F32 || in->dtype == TN_F64);
+            const bool fold = fused && b_hh && mode != TN__RNN_GRU;   /* b_hh joins b_ih in the projection */
+            tn_tensor *gi = fold ? in : tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn__rnn_param(m, "bias_ih", sfx));   /* [L, N, G*H] */
             tn_tensor *h = tn_select(h0, 0, l * D + d), *c = lstm ? tn_select(c0, 0, l * D + d) : NULL;
+            if (fold) gi = tn_linear(in, tn__rnn_param(m, "weight_ih", sfx), tn_add(tn__rnn_param(m, "bias_ih", sfx), b_hh));   /* one bias gradient sum */
+            if (fused && !lstm) { /* GRU, RNN: the fused recurrence */
+                tn_tensor *seq = gi ? tn__rnnseq(mode, gi, h, w_hh, mode == TN__RNN_GRU ? b_hh : NULL, d == 1) : NULL;
+                hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
+                ok = (dir[d] = seq) != NULL;
+                continue;
+            }
+            if (fused) { /* the LSTM's fused recurrence */
+                tn_tensor *seq = gi ? tn__lstm_seq(gi, h, c, w_hh, d == 1) : NULL;
+                hn[l * D + d] = seq ? tn_select(seq, 0, d ? 0 : L - 1) : NULL;
+                cn[l * D + d] = seq ? tn_select(seq, 0, L) : NULL;
+                ok = (dir[d] = seq ? tn_narrow(seq, 0, 0, L) : NULL) != NULL;
+                continue;
+            }
             tn__unbind_steps(gi, 0, L, gis);
             for (int64_t s = 0; s < L && h; s++) {
                 const int64_t t = d ? L - 1 - s : s;   /* the reverse direction reads the sequence backwards */
@@ -434,6 +749,64 @@ static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
     if (!mask || mask->dtype != TN_BOOL) return mask;
     return tn_masked_fill(tn_to(tn_zeros(mask->shape, mask->ndim, dtype), mask->device), mask, -INFINITY);
 }
+/* Whether a 2-d [L, S] mask is exactly the causal one (bool: True above the diagonal;
+   float: -inf above, 0 elsewhere), as PyTorch's _detect_is_causal_mask: the fused kernel
+   then skips the masked key blocks instead of reading the mask. */
+static bool tn__is_causal_mask(tn_tensor *mask, int64_t L, int64_t S) {
+    if (!mask || mask->ndim != 2 || mask->shape[0] != L || mask->shape[1] != S || mask->device != TN_CPU) return false;
+    if (mask->dtype != TN_BOOL && mask->dtype != TN_F32 && mask->dtype != TN_F64) return false;
+    const char *p = (const char *)tn_data_ptr(mask);
+    const int64_t es = (int64_t)tn_dtype_size(mask->dtype);
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t j = 0; j < S; j++) {
+            const char *e = p + (i * mask->strides[0] + j * mask->strides[1]) * es;
+            const double x = mask->dtype == TN_BOOL ? (*(const bool *)e ? -INFINITY : 0) : mask->dtype == TN_F32 ? *(const float *)e : *(const double *)e;
+            if (x != (j > i ? -INFINITY : 0)) return false;
+        }
+    return true;
+}
+/* MultiheadAttention without weights returned and without dropout, on the fused attention
+   (src/nn/attention.c): self-attention projects q, k and v in one GEMM; the heads are views
+   [N, H, L, hd] of the projections (no copies); a causal mask becomes the kernel's flag. x
+   is [L, N, E], or [N, L, E] with bf (batch_first). */
+static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, tn_tensor *value, tn_tensor *kpm, tn_tensor *mask, bool causal) {
+    tn_module *m = &a->base;
+    const int64_t E = a->E, H = a->heads, hd = E / H;
+    const bool batched = query->ndim == 3, self = query == key && key == value, bf = batched && a->batch_first;
+    tn_scope_begin();
+    if (!batched) { query = tn_unsqueeze(query, 1); key = self ? query : tn_unsqueeze(key, 1); value = self ? query : tn_unsqueeze(value, 1); }
+    const int64_t A = query->shape[0], Bd = query->shape[1], N = bf ? A : Bd, L = bf ? Bd : A, S = key->shape[bf ? 1 : 0];
+    const int64_t perm[4] = {bf ? 0 : 1, 2, bf ? 1 : 0, 3};   /* [A, B, H, hd] -> [N, H, seq, hd] */
+    tn_tensor *W = tn_module_get(m, "in_proj_weight"), *b = tn_module_get(m, "in_proj_bias"), *q, *k, *v;
+    if (W && self) { /* one GEMM for the three projections */
+        tn_tensor *qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
+        q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2);
+    } else {
+        tn_tensor *wq = W ? tn_narrow(W, 0, 0, E) : tn_module_get(m, "q_proj_weight"), *wk = W ? tn_narrow(W, 0, E, E) : tn_module_get(m, "k_proj_weight");
+        tn_tensor *wv = W ? tn_narrow(W, 0, 2 * E, E) : tn_module_get(m, "v_proj_weight");
+        q = tn_reshape(tn_linear(query, wq, b ? tn_narrow(b, 0, 0, E) : NULL), TN_SHAPE(A, Bd, H, hd));
+        k = tn_reshape(tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL), TN_SHAPE(key->shape[0], key->shape[1], H, hd));
+        v = tn_reshape(tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL), TN_SHAPE(value->shape[0], value->shape[1], H, hd));
+    }
+    q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4);
+    /* masks: attn_mask [L, S] or [N*H, L, S] (bool: True = masked out), key padding [N, S] */
+    tn_tensor *am = NULL;
+    if (mask && tn__is_causal_mask(mask, L, S)) causal = true;
+    else if (mask) {
+        causal = false;
+        am = mask->ndim == 3 ? tn_reshape(mask, TN_SHAPE(N, H, L, S)) : mask;
+    }
+    tn_tensor *kp = kpm ? tn_reshape(kpm, TN_SHAPE(N, 1, 1, S)) : NULL;
+    if (am && kp) { am = tn_add(tn__mask_to_float(am, q->dtype), tn__mask_to_float(kp, q->dtype)); kp = NULL; }
+    if (!am) am = kp;
+    if (am && am->dtype == TN_BOOL) am = tn_logical_not(am);   /* the kernel's bool masks say where to attend */
+    tn_tensor *o = q && k && v ? tn__sdpa_fused(q, k, v, am, causal, 1 / sqrt((double)hd)) : NULL;   /* [N, H, L, hd] */
+    const int64_t back[4] = {bf ? 0 : 2, bf ? 2 : 0, 1, 3};
+    o = tn_reshape(tn_permute(o, back, 4), TN_SHAPE(A * Bd, E));
+    o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(A, Bd, E));
+    if (!batched) o = tn_squeeze_dim(o, 1);
+    return tn__scope_return(o);
+}
 /* F.multi_head_attention_forward on checked inputs. */
 static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn_tensor *value, tn_tensor *kpm, tn_tensor *mask,
                                bool need_weights, bool average, bool causal, tn_tensor **weights) {
@@ -548,6 +921,11 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
     TN__CHECK_NULL(q, k, v);
     tn__mham *a = (tn__mham *)m;
     if (tn__mha_check(fn, a, q, k, v, key_padding_mask, attn_mask)) return NULL;
+    const bool fused = !need_weights && !(a->dropout > 0 && m->training) && !a->add_zero_attn && !tn_module_get(m, "bias_k") &&
+                       q->device == TN_CPU && (q->dtype == TN_F32 || q->dtype == TN_F64) && tn_numel(q) && tn_numel(k) && (!attn_mask || attn_mask->device == TN_CPU) &&
+                       (!key_padding_mask || key_padding_mask->device == TN_CPU) &&
+                       !(tn_is_grad_enabled() && ((attn_mask && attn_mask->requires_grad) || (key_padding_mask && key_padding_mask->requires_grad)));
+    if (fused) return TN__AS(fn, tn__mha_fused(a, q, k, v, key_padding_mask, attn_mask, is_causal));
     return TN__AS(fn, tn__mha_core(a, q, k, v, key_padding_mask, attn_mask, need_weights, average_attn_weights, is_causal, attn_weights));
 }
 static tn_tensor *tn__square_mask(int64_t sz, tn_dtype dtype) {

@@ -124,8 +124,10 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
         return (tn_tensor *)tn__error("%s: attn_mask must be bool or match the query dtype %s, got %s", fn, tn_dtype_name(q->dtype), tn_dtype_name(mask->dtype));
     if (causal && mask) return (tn_tensor *)tn__error("%s: give attn_mask or is_causal, not both", fn);
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
+    if (!(scale > 0)) scale = 1 / sqrt((double)(E ? E : 1));
+    if (tn__sdpa_fusable(q, k, v, mask, dropout_p)) return tn__sdpa_fused(q, k, v, mask, causal, scale);   /* no L x S matrix */
     tn_scope_begin();
-    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale > 0 ? scale : 1 / sqrt((double)(E ? E : 1)));
+    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
     if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);

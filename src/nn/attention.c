@@ -1,0 +1,332 @@
+/* ---- fused scaled dot-product attention (CPU) ----
+   FlashAttention's scheme on the CPU: per batch and block of TN__SDPA_BR query rows, the keys
+   go by in blocks of TN__SDPA_BC; each block's scores are one small GEMM into a Br x Bc tile,
+   the softmax runs online (a running maximum and sum per row, earlier output rescaled), and
+   P V accumulates straight into the output rows. No L x S matrix exists: memory is the
+   output plus one logsumexp per row. Causal key blocks wholly right of the diagonal are
+   skipped. Backward (FlashAttention-2) recomputes each tile from q, k and the logsumexp.
+   Double backward (create_graph) uses the same formulas written in library ops instead. */
+/* expf and tanhf the compiler can vectorise (plain arithmetic, no libm call): Cephes' expf
+   polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
+   -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's and the LSTM's
+   inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step. */
+TN__TESTABLE float tn__expf_fast(float x) {
+    const float lo = -87.33654f, hi = 88.0f;
+    const float xc = x > lo ? (x < hi ? x : hi) : lo;
+    const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const int32_t bits = ((int32_t)n + 127) * (1 << 23);
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return x != x ? x : x < lo ? 0.0f : p * scale;
+}
+/* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
+TN__TESTABLE float tn__tanhf_fast(float x) {
+    const float x2 = x * x;
+    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_fast(2.0f * x) + 1.0f);
+}
+
+#define TN__SDPA_BR 64
+#define TN__SDPA_BC 64
+
+/* The problem as the kernels see it: batch b's q rows at q + qo[b] + i * rsq (last dim
+   contiguous), likewise k, v; the mask element (b, i, j) at m + mo[b] + i * rsm + j * csm. */
+typedef struct tn__sdpa_args {
+    int64_t B, L, S, E, Ev;
+    const int64_t *qo, *ko, *vo, *mo;
+    int64_t rsq, rsk, rsv, rsm, csm;
+    const void *q, *k, *v, *m;
+    int mask_kind; /* 0 none, 1 bool (true = may attend), 2 additive (q's dtype) */
+    bool causal;
+    double scale;
+} tn__sdpa_args;
+
+#ifdef _OPENMP
+#define TN__SDPA_TID omp_get_thread_num()
+#else
+#define TN__SDPA_TID 0
+#endif
+
+/* @template TN__SDPA_DEFINE(T, SFX, EXP, LOG) */
+/* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
+   scale q k^T, masked entries -inf, the additive mask added */
+static void tn__sdpa_scores_##SFX(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+                                  int64_t bc, T *st) {
+    const T *q = (const T *)a->q + a->qo[b] + i0 * a->rsq, *k = (const T *)a->k + a->ko[b] + j0 * a->rsk;
+    tn__gemm_##SFX(br, bc, a->E, (T)a->scale, q, a->rsq, 1, k, 1, a->rsk, (T)0, st, TN__SDPA_BC, 1);
+    for (int64_t r = 0; r < br; r++) {
+        T *s = st + r * TN__SDPA_BC;
+        const int64_t i = i0 + r;
+        if (a->mask_kind == 1) {
+            const bool *mb = (const bool *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) if (!mb[j * a->csm]) s[j] = (T)-INFINITY;
+        } else if (a->mask_kind == 2) {
+            const T *mf = (const T *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) s[j] += mf[j * a->csm];
+        }
+        if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (T)-INFINITY;
+    }
+}
+/* out [B, L, Ev] and lse [B, L], contiguous */
+static void tn__sdpa_fwd_##SFX(const tn__sdpa_args *a, T *out, T *lse) {
+    const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
+    const int64_t ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), ntask);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t task = 0; task < ntask; task++) {
+        T st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
+        const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
+        const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+        const int64_t jend = a->causal && i0 + br < S ? i0 + br : S; /* keys past the last row's: masked */
+        T *o = out + (b * L + i0) * Ev;
+        memset(o, 0, (size_t)(br * Ev) * sizeof(T));
+        for (int64_t r = 0; r < br; r++) { mx[r] = (T)-INFINITY; sum[r] = 0; }
+        for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+            const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+            tn__sdpa_scores_##SFX(a, b, i0, br, j0, bc, st);
+            for (int64_t r = 0; r < br; r++) {
+                T *s = st + r * TN__SDPA_BC, m = mx[r];
+                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                if (m == (T)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(T)); continue; } /* all masked so far */
+                const T alpha = EXP(mx[r] - m); /* 0 when the row had nothing yet */
+                T acc = 0;
+                for (int64_t j = 0; j < bc; j++) { s[j] = EXP(s[j] - m); acc += s[j]; }
+                sum[r] = sum[r] * alpha + acc;
+                mx[r] = m;
+                if (alpha != (T)1) { T *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
+            }
+            tn__gemm_##SFX(br, Ev, bc, (T)1, st, TN__SDPA_BC, 1, (const T *)a->v + a->vo[b] + j0 * a->rsv,
+                           a->rsv, 1, (T)1, o, Ev, 1);
+        }
+        for (int64_t r = 0; r < br; r++) { /* a row with every key masked is NaN, as softmax over -inf */
+            T *orow = o + r * Ev;
+            const T inv = sum[r] > 0 ? 1 / sum[r] : (T)NAN;
+            for (int64_t e = 0; e < Ev; e++) orow[e] *= inv;
+            lse[b * L + i0 + r] = sum[r] > 0 ? mx[r] + LOG(sum[r]) : (T)NAN;
+        }
+    }
+}
+/* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
+   key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
+static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *lse, const T *dout, T *dq, T *dk, T *dv) {
+    const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), a->B);
+    TN__OMP_PARALLEL_FOR(nthr)
+    for (int64_t b = 0; b < a->B; b++) {
+        T p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
+        const T *q = (const T *)a->q + a->qo[b], *k = (const T *)a->k + a->ko[b], *v = (const T *)a->v + a->vo[b];
+        const T *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
+        T *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
+            const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+            for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
+                T acc = 0;
+                for (int64_t e = 0; e < Ev; e++) acc += dO[(i0 + r) * Ev + e] * O[(i0 + r) * Ev + e];
+                D[r] = acc;
+            }
+            const int64_t jend = a->causal && i0 + br < S ? i0 + br : S;
+            for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+                const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+                tn__sdpa_scores_##SFX(a, b, i0, br, j0, bc, p);
+                for (int64_t r = 0; r < br; r++) { /* P = exp(s - lse) */
+                    T *s = p + r * TN__SDPA_BC;
+                    const T l = ls[i0 + r];
+                    for (int64_t j = 0; j < bc; j++) s[j] = EXP(s[j] - l);
+                }
+                /* dv_j += P^T dout_i */
+                tn__gemm_##SFX(bc, Ev, br, (T)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (T)1, dvb + j0 * Ev, Ev, 1);
+                /* dP = dout_i v_j^T, then dS = P (dP - D) */
+                tn__gemm_##SFX(br, bc, Ev, (T)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (T)0, dp, TN__SDPA_BC, 1);
+                for (int64_t r = 0; r < br; r++) {
+                    T *d = dp + r * TN__SDPA_BC;
+                    const T *pr = p + r * TN__SDPA_BC;
+                    for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(T));
+                }
+                /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
+                tn__gemm_##SFX(br, E, bc, (T)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (T)1, dqb + i0 * E, E, 1);
+                tn__gemm_##SFX(bc, E, br, (T)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (T)1, dkb + j0 * E, E, 1);
+            }
+        }
+    }
+}
+/* @end TN__SDPA_DEFINE */
+TN__SDPA_DEFINE(float, f32, tn__expf_fast, logf)
+TN__SDPA_DEFINE(double, f64, exp, log)
+
+/* The batch layout of q [*, L, E], k [*, S, E], v [*, S, Ev] and the mask (broadcast to
+   [*, L, S]): the broadcast batch shape, per-batch offsets (one buffer, freed by the caller
+   as *offs) and strides. The tensors' last dims must be contiguous (the caller's job).
+   false when the shapes do not broadcast. */
+static bool tn__sdpa_layout(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn__sdpa_args *a, int64_t *bshape, int *nb,
+                            int64_t **offs) {
+    tn_tensor *const ts[4] = {q, k, v, mask};
+    int n = 0;
+    for (int t = 0; t < 4; t++) if (ts[t] && ts[t]->ndim - 2 > n) n = ts[t]->ndim - 2;
+    for (int d = 0; d < n; d++) bshape[d] = 1;
+    for (int t = 0; t < 4; t++) {
+        if (!ts[t]) continue;
+        const int tb = ts[t]->ndim - 2 > 0 ? ts[t]->ndim - 2 : 0;
+        for (int d = 0; d < tb; d++) {
+            int64_t *s = &bshape[n - tb + d], x = ts[t]->shape[d];
+            if (x != 1 && *s != 1 && x != *s) return false;
+            if (x != 1) *s = x;
+        }
+    }
+    if (mask) { /* [.., Lm, Sm] (or [Sm]) against [L, S] */
+        const int64_t Lm = mask->ndim >= 2 ? mask->shape[mask->ndim - 2] : 1, Sm = mask->ndim >= 1 ? mask->shape[mask->ndim - 1] : 1;
+        if ((Lm != 1 && Lm != a->L) || (Sm != 1 && Sm != a->S)) return false;
+        a->rsm = Lm == 1 ? 0 : mask->strides[mask->ndim - 2];
+        a->csm = Sm == 1 ? 0 : mask->strides[mask->ndim - 1];
+    }
+    int64_t B = 1;
+    for (int d = 0; d < n; d++) if (!tn__mul_ok(B, bshape[d], &B)) return false;
+    *nb = n;
+    a->B = B;
+    int64_t *o = (int64_t *)TN_MALLOC((size_t)(4 * (B ? B : 1)) * sizeof(int64_t));
+    if (!o) return false;
+    *offs = o;
+    int64_t idx[TN_MAX_DIMS] = {0};
+    for (int64_t b = 0; b < B; b++) {
+        for (int t = 0; t < 4; t++) {
+            int64_t off = 0;
+            if (ts[t]) {
+                const int tb = ts[t]->ndim - 2 > 0 ? ts[t]->ndim - 2 : 0;
+                for (int d = 0; d < tb; d++) if (ts[t]->shape[d] != 1) off += idx[n - tb + d] * ts[t]->strides[d];
+            }
+            o[t * B + b] = off;
+        }
+        for (int d = n - 1; d >= 0; d--) { if (++idx[d] < bshape[d]) break; idx[d] = 0; }
+    }
+    a->qo = o; a->ko = o + B; a->vo = o + 2 * B; a->mo = o + 3 * B;
+    a->q = tn_data_ptr(q); a->k = tn_data_ptr(k); a->v = tn_data_ptr(v); a->m = mask ? tn_data_ptr(mask) : NULL;
+    a->rsq = q->strides[q->ndim - 2]; a->rsk = k->strides[k->ndim - 2]; a->rsv = v->strides[v->ndim - 2];
+    a->mask_kind = !mask ? 0 : mask->dtype == TN_BOOL ? 1 : 2;
+    return true;
+}
+/* t with its last dim contiguous (a copy only when it is not) */
+static tn_tensor *tn__sdpa_lastdim(tn_tensor *t) {
+    return !t || t->ndim == 0 || t->strides[t->ndim - 1] == 1 || t->shape[t->ndim - 1] == 1 ? t : tn_contiguous(t);
+}
+/* The fused op's inputs: q, k, v and the mask (or none), and a float64 [scale, causal]. */
+static tn_tensor *tn__sdpa_fused_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)user;
+    tn_tensor *q = tn__sdpa_lastdim(in[0]), *k = tn__sdpa_lastdim(in[1]), *v = tn__sdpa_lastdim(in[2]);
+    tn_tensor *mask = n > 4 ? tn__sdpa_lastdim(in[4]) : NULL, *par = in[3];
+    if (!q || !k || !v || (n > 4 && !mask)) return NULL;
+    const double *pv = (const double *)tn_data_ptr(par);
+    tn__sdpa_args a;
+    memset(&a, 0, sizeof a);
+    a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2]; a.E = q->shape[q->ndim - 1]; a.Ev = v->shape[v->ndim - 1];
+    a.scale = pv[0]; a.causal = pv[1] != 0;
+    int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
+    int nb = 0;
+    if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) return (tn_tensor *)tn__error("tn_scaled_dot_product_attention: out of memory");
+    bshape[nb] = a.L; bshape[nb + 1] = a.Ev;
+    tn_tensor *out = tn_empty(bshape, nb + 2, q->dtype), *lse = tn_empty(bshape, nb + 1, q->dtype);
+    if (out && lse) {
+        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
+        else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
+    }
+    TN_FREE(offs);
+    if (!out || !lse) return NULL;
+    for (int i = 0; i < n; i++) tn_ctx_save(ctx, in[i]);   /* the inputs themselves: double backward differentiates through them */
+    tn_ctx_save(ctx, out);
+    tn_ctx_save(ctx, lse);
+    return out;
+}
+static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m);
+/* The gradients in library ops (create_graph: so that they are differentiable again). */
+static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double scale, bool causal,
+                                    tn_tensor **gq, tn_tensor **gk, tn_tensor **gv) {
+    const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
+    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
+    if (causal) mask = tn_tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
+    else if (mask) att = tn_add(att, mask);
+    tn_tensor *p = tn_softmax(att, -1);
+    tn_tensor *dp = tn_matmul(g, tn_transpose(v, -2, -1));
+    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), true)));
+    *gv = tn_matmul(tn_transpose(p, -2, -1), g);
+    *gq = tn_mul_scalar(tn_matmul(ds, k), scale);
+    *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
+}
+static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)user;
+    tn_tensor *q0 = tn_ctx_saved(ctx, 0), *k0 = tn_ctx_saved(ctx, 1), *v0 = tn_ctx_saved(ctx, 2), *par = tn_ctx_saved(ctx, 3);
+    tn_tensor *mask0 = n > 4 ? tn_ctx_saved(ctx, 4) : NULL, *out = tn_ctx_saved(ctx, n), *lse = tn_ctx_saved(ctx, n + 1);
+    if (!q0 || !k0 || !v0 || !par || !out || !lse) return -1;
+    const double *pv = (const double *)tn_data_ptr(par);
+    tn_tensor *g[3] = {NULL, NULL, NULL};
+    if (tn_is_grad_enabled()) { /* create_graph */
+        tn__sdpa_grad_composite(grad, q0, k0, v0, mask0, pv[0], pv[1] != 0, &g[0], &g[1], &g[2]);
+    } else {
+        tn_tensor *q = tn__sdpa_lastdim(q0), *k = tn__sdpa_lastdim(k0), *v = tn__sdpa_lastdim(v0), *mask = tn__sdpa_lastdim(mask0);
+        tn_tensor *dout = tn_contiguous(tn_expand(grad, out->shape, out->ndim));
+        if (!q || !k || !v || (mask0 && !mask) || !dout) return -1;
+        tn__sdpa_args a;
+        memset(&a, 0, sizeof a);
+        a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2]; a.E = q->shape[q->ndim - 1]; a.Ev = v->shape[v->ndim - 1];
+        a.scale = pv[0]; a.causal = pv[1] != 0;
+        int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
+        int nb = 0;
+        if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) return TN__FAIL_INT("tn_scaled_dot_product_attention: out of memory");
+        bshape[nb] = a.L; bshape[nb + 1] = a.E;
+        g[0] = tn_zeros(bshape, nb + 2, q->dtype);
+        bshape[nb] = a.S;
+        g[1] = tn_zeros(bshape, nb + 2, q->dtype);
+        bshape[nb + 1] = a.Ev;
+        g[2] = tn_zeros(bshape, nb + 2, q->dtype);
+        if (g[0] && g[1] && g[2]) {
+            if (q->dtype == TN_F32)
+                tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
+                                 (float *)tn_data_ptr(g[0]), (float *)tn_data_ptr(g[1]), (float *)tn_data_ptr(g[2]));
+            else
+                tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout),
+                                 (double *)tn_data_ptr(g[0]), (double *)tn_data_ptr(g[1]), (double *)tn_data_ptr(g[2]));
+        }
+        TN_FREE(offs);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!g[i]) return -1;
+        if (tn_ctx_needs_grad(ctx, i)) gin[i] = tn__sum_to(g[i], &ctx->in[i]);
+    }
+    return 0;
+}
+/* Whether the fused kernels take these arguments (the composite does everything else:
+   dropout, other devices and dtypes, empty sizes, a mask that wants a gradient, shapes that
+   do not broadcast, so that its message names them). */
+static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p) {
+    if (dropout_p > 0 || q->device != TN_CPU || (q->dtype != TN_F32 && q->dtype != TN_F64)) return false;
+    if (mask && (mask->device != TN_CPU || (mask->dtype != TN_BOOL && mask->requires_grad && tn_is_grad_enabled()) || mask->ndim < 1)) return false;
+    tn_tensor *const ts[4] = {q, k, v, mask};
+    for (int t = 0; t < 4; t++)
+        for (int d = 0; ts[t] && d < ts[t]->ndim; d++) if (ts[t]->shape[d] == 0) return false;
+    tn__sdpa_args a;
+    memset(&a, 0, sizeof a);
+    a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2];
+    int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
+    int nb = 0;
+    const bool ok = tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs);
+    TN_FREE(offs);
+    return ok;
+}
+/* The fused attention on checked, fusable q [*, L, E], k [*, S, E], v [*, S, Ev]; mask NULL,
+   bool (true = may attend) or additive; scale > 0. */
+static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale) {
+    tn_scope_begin();
+    const double pv[2] = {scale, causal ? 1.0 : 0.0};   /* no compound literal: the header compiles as C++ */
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
+    tn_tensor *in[5] = {q, k, v, par, mask};
+    /* PyTorch's CPU flash attention node */
+    return tn__scope_return(par ? tn_custom_op("ScaledDotProductFlashAttentionForCpuBackward0", tn__sdpa_fused_fwd, tn__sdpa_fused_bwd, in, mask ? 5 : 4, NULL) : NULL);
+}
