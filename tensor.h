@@ -17896,12 +17896,6 @@ typedef struct tn__sdpa_args {
     double scale;
 } tn__sdpa_args;
 
-#ifdef _OPENMP
-#define TN__SDPA_TID omp_get_thread_num()
-#else
-#define TN__SDPA_TID 0
-#endif
-
 /* TN__SDPA_DEFINE(float, f32, tn__expf_fast, logf): the template in src/nn/attention.c */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
@@ -17923,12 +17917,13 @@ static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, i
     }
 }
 /* out [B, L, Ev] and lse [B, L], contiguous */
-static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
+typedef struct { const tn__sdpa_args *a; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32;
+static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
+    const tn__sdpa_job_f32 *jb = (const tn__sdpa_job_f32 *)job;
+    const tn__sdpa_args *a = jb->a;
+    float *out = jb->out, *lse = jb->lse;
     const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
-    const int64_t ntask = a->B * nqb;
-    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), ntask);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t task = 0; task < ntask; task++) {
+    for (int64_t task = t0; task < t1; task++) {
         float st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
         const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
         const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
@@ -17961,13 +17956,21 @@ static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
         }
     }
 }
+static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
+    const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
+    tn__sdpa_job_f32 jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_f32, &jb);
+}
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
    key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
-static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t b1) {
+    const tn__sdpa_job_f32 *jb = (const tn__sdpa_job_f32 *)job;
+    const tn__sdpa_args *a = jb->a;
+    const float *out = jb->out, *lse = jb->lse, *dout = jb->dout;
+    float *dq = jb->dq, *dk = jb->dk, *dv = jb->dv;
     const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
-    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), a->B);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t b = 0; b < a->B; b++) {
+    for (int64_t b = b0; b < b1; b++) {
         float p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
         const float *q = (const float *)a->q + a->qo[b], *k = (const float *)a->k + a->ko[b], *v = (const float *)a->v + a->vo[b];
         const float *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
@@ -18007,6 +18010,11 @@ static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const flo
         }
     }
 }
+static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
+    tn__sdpa_job_f32 jb = {a, (float *)out, (float *)lse, dout, dq, dk, dv};
+    tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f32, &jb);
+}
 /* TN__SDPA_DEFINE(double, f64, exp, log): the template in src/nn/attention.c */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
@@ -18028,12 +18036,13 @@ static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, int64_t i0, i
     }
 }
 /* out [B, L, Ev] and lse [B, L], contiguous */
-static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
+typedef struct { const tn__sdpa_args *a; double *out, *lse; const double *dout; double *dq, *dk, *dv; } tn__sdpa_job_f64;
+static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
+    const tn__sdpa_job_f64 *jb = (const tn__sdpa_job_f64 *)job;
+    const tn__sdpa_args *a = jb->a;
+    double *out = jb->out, *lse = jb->lse;
     const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
-    const int64_t ntask = a->B * nqb;
-    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), ntask);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t task = 0; task < ntask; task++) {
+    for (int64_t task = t0; task < t1; task++) {
         double st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
         const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
         const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
@@ -18066,13 +18075,21 @@ static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
         }
     }
 }
+static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
+    const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
+    tn__sdpa_job_f64 jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_f64, &jb);
+}
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
    key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
-static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
+static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t b1) {
+    const tn__sdpa_job_f64 *jb = (const tn__sdpa_job_f64 *)job;
+    const tn__sdpa_args *a = jb->a;
+    const double *out = jb->out, *lse = jb->lse, *dout = jb->dout;
+    double *dq = jb->dq, *dk = jb->dk, *dv = jb->dv;
     const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
-    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), a->B);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t b = 0; b < a->B; b++) {
+    for (int64_t b = b0; b < b1; b++) {
         double p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
         const double *q = (const double *)a->q + a->qo[b], *k = (const double *)a->k + a->ko[b], *v = (const double *)a->v + a->vo[b];
         const double *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
@@ -18111,6 +18128,11 @@ static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const do
             }
         }
     }
+}
+static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
+    tn__sdpa_job_f64 jb = {a, (double *)out, (double *)lse, dout, dq, dk, dv};
+    tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f64, &jb);
 }
 
 /* The batch layout of q [*, L, E], k [*, S, E], v [*, S, Ev] and the mask (broadcast to
@@ -18200,7 +18222,7 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
                                     tn_tensor **gq, tn_tensor **gk, tn_tensor **gv) {
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
-    if (causal) mask = tn_tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     tn_tensor *p = tn_softmax(att, -1);

@@ -48,12 +48,6 @@ typedef struct tn__sdpa_args {
     double scale;
 } tn__sdpa_args;
 
-#ifdef _OPENMP
-#define TN__SDPA_TID omp_get_thread_num()
-#else
-#define TN__SDPA_TID 0
-#endif
-
 /* @template TN__SDPA_DEFINE(T, SFX, EXP, LOG) */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
@@ -75,12 +69,13 @@ static void tn__sdpa_scores_##SFX(const tn__sdpa_args *a, int64_t b, int64_t i0,
     }
 }
 /* out [B, L, Ev] and lse [B, L], contiguous */
-static void tn__sdpa_fwd_##SFX(const tn__sdpa_args *a, T *out, T *lse) {
+typedef struct { const tn__sdpa_args *a; T *out, *lse; const T *dout; T *dq, *dk, *dv; } tn__sdpa_job_##SFX;
+static void tn__sdpa_fwd_tasks_##SFX(void *job, int64_t t0, int64_t t1) {
+    const tn__sdpa_job_##SFX *jb = (const tn__sdpa_job_##SFX *)job;
+    const tn__sdpa_args *a = jb->a;
+    T *out = jb->out, *lse = jb->lse;
     const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
-    const int64_t ntask = a->B * nqb;
-    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), ntask);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t task = 0; task < ntask; task++) {
+    for (int64_t task = t0; task < t1; task++) {
         T st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
         const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
         const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
@@ -113,13 +108,21 @@ static void tn__sdpa_fwd_##SFX(const tn__sdpa_args *a, T *out, T *lse) {
         }
     }
 }
+static void tn__sdpa_fwd_##SFX(const tn__sdpa_args *a, T *out, T *lse) {
+    const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
+    tn__sdpa_job_##SFX jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_##SFX, &jb);
+}
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
    key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
-static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *lse, const T *dout, T *dq, T *dk, T *dv) {
+static void tn__sdpa_bwd_batches_##SFX(void *job, int64_t b0, int64_t b1) {
+    const tn__sdpa_job_##SFX *jb = (const tn__sdpa_job_##SFX *)job;
+    const tn__sdpa_args *a = jb->a;
+    const T *out = jb->out, *lse = jb->lse, *dout = jb->dout;
+    T *dq = jb->dq, *dk = jb->dk, *dv = jb->dv;
     const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
-    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, L), tn__mul_sat(S, a->E + Ev)), a->B);
-    TN__OMP_PARALLEL_FOR(nthr)
-    for (int64_t b = 0; b < a->B; b++) {
+    for (int64_t b = b0; b < b1; b++) {
         T p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
         const T *q = (const T *)a->q + a->qo[b], *k = (const T *)a->k + a->ko[b], *v = (const T *)a->v + a->vo[b];
         const T *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
@@ -158,6 +161,11 @@ static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *ls
             }
         }
     }
+}
+static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *lse, const T *dout, T *dq, T *dk, T *dv) {
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
+    tn__sdpa_job_##SFX jb = {a, (T *)out, (T *)lse, dout, dq, dk, dv};
+    tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_##SFX, &jb);
 }
 /* @end TN__SDPA_DEFINE */
 TN__SDPA_DEFINE(float, f32, tn__expf_fast, logf)
@@ -250,7 +258,7 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
                                     tn_tensor **gq, tn_tensor **gk, tn_tensor **gv) {
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
-    if (causal) mask = tn_tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     tn_tensor *p = tn_softmax(att, -1);
