@@ -21,7 +21,8 @@
     X(J_SOFTMAX, "aten::softmax", 1) X(J_LOG_SOFTMAX, "aten::log_softmax", 1) X(J_CAT, "aten::cat", -1) \
     X(J_CLONE, "aten::clone", 1) X(J_TO, "aten::to", 1) X(J_INDEX_SELECT, "aten::index_select", 2) \
     X(J_CONV2D, "aten::conv2d", 3) X(J_MAX_POOL2D, "aten::max_pool2d", 1) X(J_BATCH_NORM, "aten::batch_norm", 5) \
-    X(J_LAYER_NORM, "aten::layer_norm", 3) X(J_IM2COL, "aten::im2col", 1)
+    X(J_LAYER_NORM, "aten::layer_norm", 3) X(J_IM2COL, "aten::im2col", 1) \
+    X(J_SDPA, "aten::scaled_dot_product_attention", 4)
 #define TN__JIT_ENUM(e, name, nin) e,
 #define TN__JIT_NAME(e, name, nin) name,
 #define TN__JIT_KEY(e, name, nin) #e,
@@ -353,6 +354,12 @@ static int tn__trace_translate(tn__tbuild *b, int k, const char **why) {
             iv[0] = nd->i[0]; ni = 1;
             ndbl = 1; dv[0] = nd->d[0];
             if (nin == 1) { ext[next++] = NULL; ext[next++] = NULL; }
+        } else if (nd->custom_bw == tn__sdpa_fused_bwd && nin >= 4 && r->ins[3]) {   /* q, k, v, [scale, causal], mask */
+            op = J_SDPA;
+            const double *pv = (const double *)tn_data_ptr(r->ins[3]);
+            ndbl = 2; dv[0] = pv[0]; dv[1] = pv[1];
+            ext[next++] = nin > 4 ? r->ins[4] : NULL;
+            nin = 3;
         } else { *why = nd->custom_name ? nd->custom_name : nd->name ? nd->name : "a custom op"; return 1; }
         break;
     default: *why = tn__node_name(nd); return 1;
@@ -649,6 +656,7 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
         return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], a[1], a[2], n->d[0]);
     }
+    case J_SDPA: return tn_scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, n->d[1] != 0, n->d[0]);
     default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);
     }
 }
@@ -802,6 +810,7 @@ static void tn__graph_sb_attrs(tn__sbuf *b, const tn__gnode *n) {
         break;
     case J_BATCH_NORM: tn__sb_printf(b, ", training=False, momentum=%g, eps=%g", n->d[0], n->d[1]); break;
     case J_LAYER_NORM: tn__sb_printf(b, ", normalized_dims=%lld, eps=%g", (long long)n->i[0], n->d[0]); break;
+    case J_SDPA: tn__sb_printf(b, ", scale=%g, is_causal=%d", n->d[0], n->d[1] != 0); break;
     default: break;
     }
 }
