@@ -110,11 +110,11 @@ TEST(inv_solve_errors) {
     tn_scope_begin();
     const double s[9] = {1, 2, 3, 2, 4, 6, 1, 1, 1};
     tn_tensor *S = tn_from_data(s, TN_SHAPE(3, 3), TN_F64), *info = NULL;
-    CHECK_ERR(tn_linalg_inv(S), "linalg.inv: The diagonal element 3 is zero, the inversion could not be completed because the input matrix is singular.");
+    CHECK_ERR(tn_linalg_inv(S), "tn_linalg_inv: The diagonal element 3 is zero, the inversion could not be completed because the input matrix is singular.");
     tn_tensor *r = tn_linalg_inv_ex(S, false, &info);
     CHECK(r && info && tn_item(info) == 3);
     CHECK_ERR(tn_linalg_inv(tn_stack((tn_tensor *[]){tn_eye(3, 3, TN_F64), S}, 2, 0)), "(Batch element 1): The diagonal element 3 is zero");
-    CHECK_ERR(tn_linalg_solve(S, tn_ones(TN_SHAPE(3, 1), TN_F64), true), "linalg.solve: The diagonal element 3 is zero");
+    CHECK_ERR(tn_linalg_solve(S, tn_ones(TN_SHAPE(3, 1), TN_F64), true), "tn_linalg_solve: The diagonal element 3 is zero");
     CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(2, 3), TN_F64)), "must be batches of square matrices, but they are 2 by 3 matrices");
     CHECK_ERR(tn_linalg_det(tn_zeros(TN_SHAPE(3), TN_F64)), "must have at least 2 dimensions");
     CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(2, 2), TN_I64)), "Expected a floating point tensor as input. Got int64");
@@ -133,7 +133,7 @@ TEST(cholesky_values_and_errors) {
     CHECK(maxabs(tn_matmul(tn_transpose(U, 1, 2), U), A) / tn_item(tn_max(tn_abs(A))) < 7 * 4 * 2.2e-16);
     const double np[4] = {1, 2, 2, 1};
     tn_tensor *N = tn_from_data(np, TN_SHAPE(2, 2), TN_F64), *info = NULL;
-    CHECK_ERR(tn_linalg_cholesky(N, false), "linalg.cholesky: The factorization could not be completed because the input is not positive-definite (the leading minor of order 2 is not positive-definite).");
+    CHECK_ERR(tn_linalg_cholesky(N, false), "tn_linalg_cholesky: The factorization could not be completed because the input is not positive-definite (the leading minor of order 2 is not positive-definite).");
     CHECK(tn_linalg_cholesky_ex(N, false, false, &info) && tn_item(info) == 2);
     tn_scope_end();
 }

@@ -127,7 +127,7 @@ static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
 /* ---- lu_factor ---- */
 static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    const char *fn = "linalg.lu_factor_ex";
+    const char *fn = "tn_linalg_lu_factor_ex";
     if (tn__la_check(fn, A, "A", false)) return NULL;
     if (!pivot) return (tn_tensor *)tn__error("%s: LU without pivoting is not implemented on the CPU", fn);
     tn_scope_begin();
@@ -192,7 +192,7 @@ static tn_tensor *tn__det_record(tn_tensor *A, tn_tensor *out, bool det) {
 }
 static tn_tensor *tn__det_impl(tn_tensor *A) {
     TN__CHECK_NULL(A);
-    if (tn__la_check("linalg.det", A, "A", true)) return NULL;
+    if (tn__la_check("tn_linalg_det", A, "A", true)) return NULL;
     tn_scope_begin();
     tn_tensor *s = NULL, *l = NULL, *r = NULL;
     if (!tn__la_slogdet_raw(A, &s, &l)) r = tn_keep(tn_to_dtype(tn_mul(s, tn_exp(l)), A->dtype));
@@ -215,12 +215,12 @@ static tn_tensor *tn__slogdet_impl(tn_tensor *A, tn_tensor **sign, const char *f
 }
 TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign) {
     if (sign) *sign = NULL;
-    return TN__AS("tn_linalg_slogdet", tn__slogdet_impl(A, sign, "linalg.slogdet"));
+    return TN__AS("tn_linalg_slogdet", tn__slogdet_impl(A, sign, "tn_linalg_slogdet"));
 }
 /* log(det(A)): nan for a negative determinant, -inf for a singular matrix. */
 static tn_tensor *tn__logdet_impl(tn_tensor *A) {
     tn_scope_begin();
-    tn_tensor *s = NULL, *l = tn__slogdet_impl(A, &s, "logdet"), *r = NULL;
+    tn_tensor *s = NULL, *l = tn__slogdet_impl(A, &s, "tn_logdet"), *r = NULL;
     if (l && s) {   /* sign -1 -> nan, as log of a negative number; sign 0 -> -inf already */
         tn_tensor *nan = tn_full_like(l, NAN);
         r = tn_where(tn_lt(s, tn_zeros_like(s)), nan, l);
@@ -249,11 +249,11 @@ static tn_tensor *tn__solve_core(tn_tensor *A, tn_tensor *Bm, bool check_errors,
 static int tn__solve_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     tn_tensor *A = tn_ctx_saved(n, 0), *Bm = tn_ctx_saved(n, 1);
-    tn_tensor *gB = tn__solve_core(tn_transpose(A, -2, -1), g, false, NULL, "linalg.solve backward");
+    tn_tensor *gB = tn__solve_core(tn_transpose(A, -2, -1), g, false, NULL, "tn_linalg_solve");
     if (!gB) return -1;
     if (tn_ctx_needs_grad(n, 1)) gin[1] = gB;
     if (tn_ctx_needs_grad(n, 0)) {
-        tn_tensor *X = tn__solve_core(A, Bm, false, NULL, "linalg.solve backward");
+        tn_tensor *X = tn__solve_core(A, Bm, false, NULL, "tn_linalg_solve");
         if (!(gin[0] = tn_neg(tn_matmul(gB, tn_transpose(X, -2, -1))))) return -1;
     }
     return 0;
@@ -309,10 +309,10 @@ static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool
 }
 TNDEF tn_tensor *tn_linalg_solve_ex(tn_tensor *A, tn_tensor *B, bool left, bool check_errors, tn_tensor **info) {
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, left, check_errors, info, "linalg.solve_ex")), "LinalgSolveExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, left, check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
 }
 TNDEF tn_tensor *tn_linalg_solve(tn_tensor *A, tn_tensor *B, bool left) {
-    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, left, true, NULL, "linalg.solve")), "LinalgSolveExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
 }
 /* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
 static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **info, const char *fn) {
@@ -327,10 +327,10 @@ static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **i
 }
 TNDEF tn_tensor *tn_linalg_inv_ex(tn_tensor *A, bool check_errors, tn_tensor **info) {
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, check_errors, info, "linalg.inv_ex")), "LinalgInvExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
 }
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
-    return tn__grad_name(TN__AS("tn_linalg_inv", tn__inv_ex_impl(A, true, NULL, "linalg.inv")), "LinalgInvExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_inv", tn__inv_ex_impl(A, true, NULL, "tn_linalg_inv")), "LinalgInvExBackward0");
 }
 
 /* ---- cholesky ---- */
@@ -369,8 +369,8 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
 }
 TNDEF tn_tensor *tn_linalg_cholesky_ex(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info) {
     if (info) *info = NULL;
-    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, upper, check_errors, info, "linalg.cholesky_ex"));
+    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, upper, check_errors, info, "tn_linalg_cholesky_ex"));
 }
 TNDEF tn_tensor *tn_linalg_cholesky(tn_tensor *A, bool upper) {
-    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, upper, true, NULL, "linalg.cholesky"));
+    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, upper, true, NULL, "tn_linalg_cholesky"));
 }

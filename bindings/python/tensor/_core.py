@@ -437,6 +437,14 @@ class return_types:
     cummax = _return_type("cummax", ("values", "indices"))
     cummin = _return_type("cummin", ("values", "indices"))
     frexp = _return_type("frexp", ("mantissa", "exponent"))
+    # torch.linalg's
+    slogdet = _return_type("slogdet", ("sign", "logabsdet"))
+    linalg_slogdet = _return_type("linalg_slogdet", ("sign", "logabsdet"))
+    linalg_lu_factor = _return_type("linalg_lu_factor", ("LU", "pivots"))
+    linalg_lu_factor_ex = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+    linalg_inv_ex = _return_type("linalg_inv_ex", ("inverse", "info"))
+    linalg_solve_ex = _return_type("linalg_solve_ex", ("result", "info"))
+    linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ("L", "info"))
 
 
 # --------------------------------------------------------------------------- helpers
