@@ -12510,6 +12510,55 @@ static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
 #define TN__LA_NOT_PD "The factorization could not be completed because the input is not positive-definite (the leading minor of order %d is not positive-definite)."
 
 /* ---- lu_factor ---- */
+/* P [..., m, m] (dtype dt) with A = P L U, from getrf's 1-based row swaps. */
+static tn_tensor *tn__la_perm(tn_tensor *piv, int64_t m, tn_dtype dt) {
+    const int nd = piv->ndim;
+    int64_t shape[TN_MAX_DIMS], k = piv->shape[nd - 1], B = tn__numel(piv->shape, nd - 1);
+    memcpy(shape, piv->shape, sizeof shape);
+    shape[nd - 1] = m; shape[nd] = m;
+    tn_tensor *P = tn__own(tn__new(TN_F64, TN_CPU, shape, nd + 1));
+    int64_t *order = (int64_t *)TN_MALLOC((size_t)(m ? m : 1) * sizeof(int64_t));
+    if (!P || !order) { TN_FREE(order); return P ? (tn_tensor *)tn__error("tn_linalg_lu_factor: out of memory") : NULL; }
+    const int32_t *pv = (const int32_t *)tn_data_ptr(piv);
+    double *p = (double *)tn_data_ptr(P);
+    memset(p, 0, (size_t)(B * m * m) * sizeof(double));
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t i = 0; i < m; i++) order[i] = i;
+        for (int64_t i = 0; i < k; i++) { int64_t j = pv[b * k + i] - 1, t = order[i]; order[i] = order[j]; order[j] = t; }
+        for (int64_t i = 0; i < m; i++) p[b * m * m + order[i] * m + i] = 1;   /* row i of P^T A is row order[i] of A */
+    }
+    TN_FREE(order);
+    return tn_to_dtype(P, dt);
+}
+/* PyTorch's linalg_lu_backward (square, wide and tall) for the packed LU: gL = tril(gLU, -1),
+   gU = triu(gLU); the triangular solves go through linalg.solve. LU is recomputed from A. */
+static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, true, &piv);
+    if (!LU) return -1;
+    const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
+    tn_tensor *L = tn_add(tn_tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
+    tn_tensor *U = tn_triu(tn_narrow(LU, -2, 0, k), 0);
+    tn_tensor *gL = tn_tril(tn_narrow(g, -1, 0, k), -1), *gU = tn_triu(tn_narrow(g, -2, 0, k), 0);
+    tn_tensor *LH = tn_transpose(L, -2, -1), *UH = tn_transpose(U, -2, -1), *X;
+    if (m == n) {
+        X = tn_add(tn_tril(tn_matmul(LH, gL), -1), tn_triu(tn_matmul(gU, UH), 0));
+        X = tn_linalg_solve(LH, tn_linalg_solve(UH, X, false), true);
+    } else if (m < n) {   /* wide: U = [U1 U2] */
+        X = tn_tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
+        X = tn_linalg_solve(tn_transpose(tn_narrow(U, -1, 0, k), -2, -1), X, false);
+        tn_tensor *parts[2] = {tn_add(X, tn_narrow(gU, -1, 0, k)), tn_narrow(gU, -1, k, n - k)};
+        X = tn_linalg_solve(LH, tn_cat(parts, 2, -1), true);
+    } else {              /* tall: L = [L1; L2] */
+        X = tn_triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
+        X = tn_linalg_solve(tn_transpose(tn_narrow(L, -2, 0, k), -2, -1), X, true);
+        tn_tensor *parts[2] = {tn_add(X, tn_narrow(gL, -2, 0, k)), tn_narrow(gL, -2, k, m - k)};
+        X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), false);
+    }
+    tn_tensor *P = X ? tn__la_perm(piv, m, A->dtype) : NULL;
+    gin[0] = P ? tn_matmul(P, X) : NULL;
+    return gin[0] ? 0 : -1;
+}
 static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_lu_factor_ex";
@@ -12518,9 +12567,12 @@ static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_err
     tn_scope_begin();
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *r = NULL;
     if (w && !(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (U[%d, %d] is zero)")))
-        r = tn_to_dtype(w, A->dtype);
+        r = tn_keep(tn_to_dtype(w, A->dtype));
     if (r) { *pivots = tn_keep(p); if (info) *info = tn_keep(f); }
-    return tn__scope_return(r);
+    tn_scope_end();
+    tn_node *nd = r ? tn__fn_node("LinalgLuFactorExBackward0", tn__lu_factor_bw, &A, 1) : NULL;
+    if (nd) tn__node_save(nd, A);
+    return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     if (pivots) *pivots = NULL;
@@ -12562,16 +12614,18 @@ static int tn__la_slogdet_raw(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs
     *logabs = l;
     return 0;
 }
-/* d det(A) = det(A) A^{-T}; d log|det(A)| = A^{-T} (PyTorch's formulas for invertible A). */
+/* d det(A) = det(A) A^{-T}; d log|det(A)| = A^{-T} (PyTorch's formulas for invertible A);
+   slogdet's sign (i[0] = 2) is recorded as PyTorch does, with a zero gradient for real A. */
 static int tn__det_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     tn_tensor *A = tn_ctx_saved(n, 0);
+    if (n->i[0] == 2) return (gin[0] = tn_zeros_like(A)) ? 0 : -1;
     if (n->i[0]) g = tn_mul(g, tn_linalg_det(A));
     gin[0] = tn_mul(tn_unsqueeze(tn_unsqueeze(g, -1), -1), tn_transpose(tn_linalg_inv(A), -2, -1));
     return gin[0] ? 0 : -1;
 }
-static tn_tensor *tn__det_record(tn_tensor *A, tn_tensor *out, bool det) {
-    tn_node *nd = tn__fn_node(det ? "LinalgDetBackward0" : "LinalgSlogdetBackward0", tn__det_bw, &A, 1);
+static tn_tensor *tn__det_record(tn_tensor *A, tn_tensor *out, int det) {
+    tn_node *nd = out ? tn__fn_node(det == 1 ? "LinalgDetBackward0" : "LinalgSlogdetBackward0", tn__det_bw, &A, 1) : NULL;
     if (nd) { nd->i[0] = det; nd->ni = 1; tn__node_save(nd, A); }
     return tn__node_attach(nd, out);
 }
@@ -12582,7 +12636,7 @@ static tn_tensor *tn__det_impl(tn_tensor *A) {
     tn_tensor *s = NULL, *l = NULL, *r = NULL;
     if (!tn__la_slogdet_raw(A, &s, &l)) r = tn_keep(tn_to_dtype(tn_mul(s, tn_exp(l)), A->dtype));
     tn_scope_end();
-    return tn__det_record(A, r, true);
+    return tn__det_record(A, r, 1);
 }
 TNDEF tn_tensor *tn_linalg_det(tn_tensor *A) { return TN__AS("tn_linalg_det", tn__det_impl(A)); }
 /* sign (no gradient) and log|det| (returned). */
@@ -12596,7 +12650,8 @@ static tn_tensor *tn__slogdet_impl(tn_tensor *A, tn_tensor **sign, const char *f
         if (sign) *sign = tn_keep(tn_to_dtype(s, A->dtype));
     }
     tn_scope_end();
-    return tn__det_record(A, r, false);
+    if (r && sign && *sign && !tn__det_record(A, *sign, 2)) { tn_release(r); return NULL; }
+    return tn__det_record(A, r, 0);
 }
 TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign) {
     if (sign) *sign = NULL;

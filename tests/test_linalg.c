@@ -149,6 +149,7 @@ static tn_tensor *f_chol(tn_tensor *const *x, int n, void *u) {
     tn_tensor *A = tn_add(tn_matmul(x[0], tn_transpose(x[0], -2, -1)), tn_eye(tn_size(x[0], -1), -1, TN_F64));
     return tn_linalg_cholesky(A, u != NULL);
 }
+static tn_tensor *f_lu(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; tn_tensor *p = NULL; return tn_linalg_lu_factor(T_(x[0]), true, &p); }
 static bool gc(tn_gradcheck_fn f, tn_tensor *const *in, int n, void *u) {
     return tn_gradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4) && tn_gradgradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4);
 }
@@ -177,6 +178,16 @@ TEST(gradcheck_all) {
     tn_requires_grad_(X, true);
     CHECK(gc(f_chol, &X, 1, NULL));
     CHECK(gc(f_chol, &X, 1, (void *)1));
+    /* LU: square, wide (m < n) and tall (m > n), batched */
+    tn_tensor *Ls = tn_randn(TN_SHAPE(2, 4, 4), TN_F64), *Lw = tn_randn(TN_SHAPE(5, 3), TN_F64), *Lt = tn_randn(TN_SHAPE(2, 3, 5), TN_F64);
+    tn_requires_grad_(Ls, true); tn_requires_grad_(Lw, true); tn_requires_grad_(Lt, true);
+    CHECK(gc(f_lu, &Ls, 1, NULL));
+    CHECK(gc(f_lu, &Lw, 1, NULL));   /* f_lu transposes: A is 3 x 5 (wide) */
+    CHECK(gc(f_lu, &Lt, 1, NULL));   /* A is [2, 5, 3] (tall) */
+    /* slogdet's sign is recorded (as PyTorch's), with a zero gradient */
+    tn_tensor *sg = NULL;
+    tn_linalg_slogdet(A0, &sg);
+    CHECK(sg && tn_requires_grad(sg) && strcmp(tn_grad_fn_name(sg), "LinalgSlogdetBackward0") == 0);
     /* grad_fn names as PyTorch's */
     tn_tensor *d = tn_linalg_det(A0);
     CHECK(d && strcmp(tn_grad_fn_name(d), "LinalgDetBackward0") == 0);
