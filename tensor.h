@@ -1187,6 +1187,7 @@ TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation
    except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based. */
 TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivots);   /* LU (packed) of [..., m, n], partial pivoting */
 TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info); /* info: first zero pivot */
+TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U); /* torch.lu_unpack: returns P; L, U required */
 TNDEF tn_tensor *tn_linalg_det(tn_tensor *A);                       /* determinant of [..., n, n] */
 TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign); /* log|det A|; *sign: -1, 0 or 1 */
 TNDEF tn_tensor *tn_logdet(tn_tensor *A);                           /* log det A: nan for det < 0, -inf for det = 0 */
@@ -12585,6 +12586,35 @@ TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivot
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor: pivots must not be NULL");
     /* torch.linalg.lu_factor has no check for singular input: it returns the factors */
     return TN__AS("tn_linalg_lu_factor", tn__lu_factor_ex_impl(A, pivot, false, pivots, NULL));
+}
+
+/* torch.lu_unpack: P, L, U from the packed LU and its pivots (a composite of tril/triu: the
+   gradient reaches LU through them). */
+static tn_tensor *tn__lu_unpack_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U) {
+    TN__CHECK_NULL(LU, pivots);
+    const char *fn = "tn_lu_unpack";
+    if (tn__la_check(fn, LU, "LU_data", false)) return NULL;
+    const int64_t m = LU->shape[LU->ndim - 2], n = LU->shape[LU->ndim - 1], k = m < n ? m : n;
+    if (pivots->dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. Got %s", fn, tn_dtype_name(pivots->dtype));
+    if (pivots->ndim != LU->ndim - 1 || pivots->shape[pivots->ndim - 1] != k || memcmp(pivots->shape, LU->shape, (size_t)(LU->ndim - 2) * sizeof(int64_t)))
+        return (tn_tensor *)tn__error("%s: LU_pivots %s does not match LU_data %s (expected [..., %lld])", fn, TN__SHAPE(pivots), TN__SHAPE(LU), (long long)k);
+    tn_scope_begin();
+    tn_tensor *pc = tn_contiguous(pivots);
+    const int32_t *pv = pc ? (const int32_t *)tn_data_ptr(pc) : NULL;
+    for (int64_t i = 0, N = tn_numel(pc); pv && i < N; i++)
+        if (pv[i] < 1 || pv[i] > m) { tn__error("%s: LU_pivots holds %d, outside [1, %lld]", fn, (int)pv[i], (long long)m); pv = NULL; }
+    tn_tensor *P = pv ? tn__la_perm(pc, m, LU->dtype) : NULL;
+    if (P) {
+        *L = tn_keep(tn_add(tn_tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, LU->dtype)));
+        *U = tn_keep(tn_triu(tn_narrow(LU, -2, 0, k), 0));
+    }
+    return tn__scope_return(P && *L && *U ? P : NULL);
+}
+TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U) {
+    if (!L || !U) return (tn_tensor *)tn__error("tn_lu_unpack: L and U must not be NULL");
+    *L = *U = NULL;
+    return TN__AS("tn_lu_unpack", tn__lu_unpack_impl(LU, pivots, L, U));
 }
 
 /* ---- det, slogdet: from the LU's diagonal and the pivots' parity ---- */

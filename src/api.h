@@ -1150,6 +1150,7 @@ TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation
    except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based. */
 TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivots);   /* LU (packed) of [..., m, n], partial pivoting */
 TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info); /* info: first zero pivot */
+TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U); /* torch.lu_unpack: returns P; L, U required */
 TNDEF tn_tensor *tn_linalg_det(tn_tensor *A);                       /* determinant of [..., n, n] */
 TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign); /* log|det A|; *sign: -1, 0 or 1 */
 TNDEF tn_tensor *tn_logdet(tn_tensor *A);                           /* log det A: nan for det < 0, -inf for det = 0 */

@@ -57,6 +57,20 @@ TEST(lu_factor_rectangular_and_info) {
     CHECK_ERR(tn_linalg_lu_factor_ex(S, true, true, &piv, &info), "singular");
     tn_scope_end();
 }
+TEST(lu_unpack_reconstructs) {
+    tn_manual_seed(5);
+    tn_scope_begin();
+    const int64_t shapes[3][2] = {{4, 4}, {3, 5}, {5, 3}};
+    for (int c = 0; c < 3; c++) {
+        tn_tensor *A = tn_randn(TN_SHAPE(2, shapes[c][0], shapes[c][1]), TN_F64), *piv = NULL, *L = NULL, *U = NULL;
+        tn_tensor *LU = tn_linalg_lu_factor(A, true, &piv), *P = tn_lu_unpack(LU, piv, &L, &U);
+        CHECK(P && L && U && maxabs(tn_matmul(P, tn_matmul(L, U)), A) < 1e-13);
+    }
+    tn_tensor *piv = NULL, *L = NULL, *U = NULL, *LU = tn_linalg_lu_factor(tn_eye(3, 3, TN_F64), true, &piv);
+    CHECK_ERR(tn_lu_unpack(LU, tn_to_dtype(piv, TN_I64), &L, &U), "LU_pivots is expected to be a contiguous tensor of torch.int32 dtype");
+    CHECK_ERR(tn_lu_unpack(LU, tn_full(TN_SHAPE(3), 7, TN_I32), &L, &U), "outside [1, 3]");
+    tn_scope_end();
+}
 TEST(det_slogdet_values) {
     tn_scope_begin();
     const double a[9] = {2, -1, 0, -1, 2, -1, 0, -1, 2}, b[4] = {0, 1, 1, 0}, c[4] = {1, 2, 2, 4};
@@ -198,6 +212,7 @@ TEST(gradcheck_all) {
 int main(void) {
     RUN(lu_factor_backward_error);
     RUN(lu_factor_rectangular_and_info);
+    RUN(lu_unpack_reconstructs);
     RUN(det_slogdet_values);
     RUN(inv_solve_values);
     RUN(inv_solve_errors);

@@ -391,6 +391,7 @@ tn_tensordot T T T L L i
 tn_cross T T T l
 tn_linalg_lu_factor T T b A
 tn_linalg_lu_factor_ex T T b b A A
+tn_lu_unpack T T T A A
 tn_linalg_det T T
 tn_linalg_slogdet T T A
 tn_logdet T T

@@ -440,6 +440,8 @@ class return_types:
     # torch.linalg's
     slogdet = _return_type("slogdet", ("sign", "logabsdet"))
     linalg_slogdet = _return_type("linalg_slogdet", ("sign", "logabsdet"))
+    lu_unpack = _return_type("lu_unpack", ("P", "L", "U"))
+    linalg_lu = _return_type("linalg_lu", ("P", "L", "U"))
     linalg_lu_factor = _return_type("linalg_lu_factor", ("LU", "pivots"))
     linalg_lu_factor_ex = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
     linalg_inv_ex = _return_type("linalg_inv_ex", ("inverse", "info"))

@@ -1102,6 +1102,22 @@ def linalg_lu_factor(A, *, pivot=True):
     return return_types.linalg_lu_factor(LU, _wrap(piv.value))
 
 
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    L, U = c_void_p(), c_void_p()
+    P = _wrap(lib.tn_lu_unpack(_tp(LU_data, "lu_unpack", "LU_data"), _tp(LU_pivots, "lu_unpack", "LU_pivots"), byref(L), byref(U)))
+    L, U = _wrap(L.value), _wrap(U.value)
+    empty = LU_data.new_empty(0)   # what torch returns for a part not unpacked
+    return return_types.lu_unpack(P if unpack_pivots else empty, L if unpack_data else empty, U if unpack_data else empty)
+
+
+FUNCTIONS["lu_unpack"] = lu_unpack
+
+
+def linalg_lu(A, *, pivot=True):
+    LU, piv = linalg_lu_factor(A, pivot=pivot)
+    return return_types.linalg_lu(*lu_unpack(LU, piv))
+
+
 @_method("det")
 def det(A):
     return _wrap(lib.tn_linalg_det(_tp(A, "det", "A")))

@@ -21,7 +21,7 @@ torch = H.torch
 
 OPS = """
 linalg.det linalg.slogdet logdet linalg.inv linalg.inv_ex linalg.solve linalg.solve_ex
-linalg.lu_factor linalg.lu_factor_ex linalg.cholesky linalg.cholesky_ex cholesky
+linalg.lu_factor linalg.lu_factor_ex linalg.lu lu_unpack linalg.cholesky linalg.cholesky_ex cholesky
 """.split()
 
 
