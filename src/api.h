@@ -1691,6 +1691,22 @@ TNDEF tn_tensor *tn_cov_opts(tn_tensor *t, tn_cov_fn_opts opts);
 #define tn_cov(...) tn_cov_opts(TN__POS_KW(tn_cov_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
+/* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32/float64 on the
+   CPU, batched over leading dims. Second results come back through pointers (NULL: not wanted,
+   except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based. */
+TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivots);   /* LU (packed) of [..., m, n], partial pivoting */
+TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info); /* info: first zero pivot */
+TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U); /* torch.lu_unpack: returns P; L, U required */
+TNDEF tn_tensor *tn_linalg_det(tn_tensor *A);                       /* determinant of [..., n, n] */
+TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign); /* log|det A|; *sign: -1, 0 or 1 */
+TNDEF tn_tensor *tn_logdet(tn_tensor *A);                           /* log det A: nan for det < 0, -inf for det = 0 */
+TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A);                       /* inverse; raises for a singular matrix */
+TNDEF tn_tensor *tn_linalg_inv_ex(tn_tensor *A, bool check_errors, tn_tensor **info); /* inverse; info > 0: singular */
+/* Solves A X = B (left) or X A = B; B [..., n] is a batch of vectors when its shape is A's without the last dim. */
+TNDEF tn_tensor *tn_linalg_solve(tn_tensor *A, tn_tensor *B, bool left);
+TNDEF tn_tensor *tn_linalg_solve_ex(tn_tensor *A, tn_tensor *B, bool left, bool check_errors, tn_tensor **info); /* solve with info */
+TNDEF tn_tensor *tn_linalg_cholesky(tn_tensor *A, bool upper);      /* L (or U = L^T) of a positive-definite A's lower triangle */
+TNDEF tn_tensor *tn_linalg_cholesky_ex(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info); /* info > 0: not positive-definite */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */

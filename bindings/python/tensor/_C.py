@@ -410,6 +410,18 @@ tn_trace T T
 tn_kron T T T
 tn_tensordot T T T L L i
 tn_cross T T T l
+tn_linalg_lu_factor T T b A
+tn_linalg_lu_factor_ex T T b b A A
+tn_lu_unpack T T T A A
+tn_linalg_det T T
+tn_linalg_slogdet T T A
+tn_logdet T T
+tn_linalg_inv T T
+tn_linalg_inv_ex T T b A
+tn_linalg_solve T T T b
+tn_linalg_solve_ex T T T b b A
+tn_linalg_cholesky T T b
+tn_linalg_cholesky_ex T T b b A
 tn_einsum T s A i
 tn_cdist_str T T T s
 tn_pdist_str T T s

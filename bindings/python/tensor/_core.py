@@ -438,6 +438,16 @@ class return_types:
     cummin = _return_type("cummin", ("values", "indices"))
     frexp = _return_type("frexp", ("mantissa", "exponent"))
     histogram = _return_type("histogram", ("hist", "bin_edges"))
+    # torch.linalg's
+    slogdet = _return_type("slogdet", ("sign", "logabsdet"))
+    linalg_slogdet = _return_type("linalg_slogdet", ("sign", "logabsdet"))
+    lu_unpack = _return_type("lu_unpack", ("P", "L", "U"))
+    linalg_lu = _return_type("linalg_lu", ("P", "L", "U"))
+    linalg_lu_factor = _return_type("linalg_lu_factor", ("LU", "pivots"))
+    linalg_lu_factor_ex = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+    linalg_inv_ex = _return_type("linalg_inv_ex", ("inverse", "info"))
+    linalg_solve_ex = _return_type("linalg_solve_ex", ("result", "info"))
+    linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ("L", "info"))
 
 
 # --------------------------------------------------------------------------- helpers

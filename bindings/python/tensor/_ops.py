@@ -1119,6 +1119,97 @@ def linalg_cross(input, other, *, dim=-1):
     return _wrap(lib.tn_cross(_tp(input, "linalg.cross"), _tp(other, "linalg.cross", "other"), _int(dim, "linalg.cross")))
 
 
+# ---- torch.linalg's factorisations (src/ops/linalg_factor.c); tensor.linalg wraps them ----
+def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
+    piv, info = c_void_p(), c_void_p()
+    LU = _wrap(lib.tn_linalg_lu_factor_ex(_tp(A, "linalg.lu_factor_ex", "A"), bool(pivot), bool(check_errors), byref(piv), byref(info)))
+    return return_types.linalg_lu_factor_ex(LU, _wrap(piv.value), _wrap(info.value))
+
+
+def linalg_lu_factor(A, *, pivot=True):
+    piv = c_void_p()
+    LU = _wrap(lib.tn_linalg_lu_factor(_tp(A, "linalg.lu_factor", "A"), bool(pivot), byref(piv)))
+    return return_types.linalg_lu_factor(LU, _wrap(piv.value))
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    L, U = c_void_p(), c_void_p()
+    P = _wrap(lib.tn_lu_unpack(_tp(LU_data, "lu_unpack", "LU_data"), _tp(LU_pivots, "lu_unpack", "LU_pivots"), byref(L), byref(U)))
+    L, U = _wrap(L.value), _wrap(U.value)
+    empty = LU_data.new_empty(0)   # what torch returns for a part not unpacked
+    return return_types.lu_unpack(P if unpack_pivots else empty, L if unpack_data else empty, U if unpack_data else empty)
+
+
+FUNCTIONS["lu_unpack"] = lu_unpack
+
+
+def linalg_lu(A, *, pivot=True):
+    LU, piv = linalg_lu_factor(A, pivot=pivot)
+    return return_types.linalg_lu(*lu_unpack(LU, piv))
+
+
+@_method("det")
+def det(A):
+    return _wrap(lib.tn_linalg_det(_tp(A, "det", "A")))
+
+
+def _slogdet(A, fn, rt):
+    sign = c_void_p()
+    la = _wrap(lib.tn_linalg_slogdet(_tp(A, fn, "A"), byref(sign)))
+    return rt(_wrap(sign.value), la)
+
+
+@_method("slogdet")
+def slogdet(A):
+    return _slogdet(A, "slogdet", return_types.slogdet)
+
+
+def linalg_slogdet(A):
+    return _slogdet(A, "linalg.slogdet", return_types.linalg_slogdet)
+
+
+@_method("logdet")
+def logdet(A):
+    return _wrap(lib.tn_logdet(_tp(A, "logdet")))
+
+
+@_method("inverse")
+def inverse(A):
+    return _wrap(lib.tn_linalg_inv(_tp(A, "inverse")))
+
+
+def linalg_inv_ex(A, *, check_errors=False):
+    info = c_void_p()
+    r = _wrap(lib.tn_linalg_inv_ex(_tp(A, "linalg.inv_ex", "A"), bool(check_errors), byref(info)))
+    return return_types.linalg_inv_ex(r, _wrap(info.value))
+
+
+def linalg_solve(A, B, *, left=True):
+    return _wrap(lib.tn_linalg_solve(_tp(A, "linalg.solve", "A"), _tp(B, "linalg.solve", "B"), bool(left)))
+
+
+def linalg_solve_ex(A, B, *, left=True, check_errors=False):
+    info = c_void_p()
+    r = _wrap(lib.tn_linalg_solve_ex(_tp(A, "linalg.solve_ex", "A"), _tp(B, "linalg.solve_ex", "B"), bool(left), bool(check_errors), byref(info)))
+    return return_types.linalg_solve_ex(r, _wrap(info.value))
+
+
+def linalg_cholesky(A, *, upper=False):
+    return _wrap(lib.tn_linalg_cholesky(_tp(A, "linalg.cholesky", "A"), bool(upper)))
+
+
+def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
+    info = c_void_p()
+    L = _wrap(lib.tn_linalg_cholesky_ex(_tp(A, "linalg.cholesky_ex", "A"), bool(upper), bool(check_errors), byref(info)))
+    return return_types.linalg_cholesky_ex(L, _wrap(info.value))
+
+
+@_method("cholesky")
+def cholesky(A, upper=False):
+    """torch.cholesky (deprecated in PyTorch for linalg.cholesky): upper is positional."""
+    return _wrap(lib.tn_linalg_cholesky(_tp(A, "cholesky"), bool(upper)))
+
+
 def _einsum_sublist(args):
     """einsum(op1, sub1, op2, sub2, ..., [out]) as an equation: ints 0..51 are letters, Ellipsis is '...'."""
     def letters(sub):

@@ -1,0 +1,48 @@
+"""torch.linalg beside PyTorch in one run (issue 26, item 3): batched solve
+(torch.linalg.solve(A [64, 64, 64], B [64, 64, 1])), inv and det of the same batch, and svd of
+512 x 512 once the package has it. One thread each (tensor's and torch's).
+
+    make lib/libtensor.so && python3 bench/bench_linalg.py [reps]
+
+Prints one line per case: "<case> tensor <ms> torch <ms> ratio <tensor/torch>" (median ms)."""
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+import tensor as tn  # noqa: E402
+import torch  # noqa: E402
+
+torch.set_num_threads(1)
+tn.set_num_threads(1)
+reps = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+
+
+def median_ms(f):
+    f()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ts)
+
+
+torch.manual_seed(0)
+A = torch.randn(64, 64, 64, dtype=torch.float64) + 8 * torch.eye(64, dtype=torch.float64)
+B = torch.randn(64, 64, 1, dtype=torch.float64)
+a, b = tn.from_numpy(A.numpy()), tn.from_numpy(B.numpy())
+cases = [("solve 64 x 64x64 float64", lambda: tn.linalg.solve(a, b), lambda: torch.linalg.solve(A, B)),
+         ("solve 64 x 64x64 float32", lambda: tn.linalg.solve(a.float(), b.float()), lambda: torch.linalg.solve(A.float(), B.float())),
+         ("inv 64 x 64x64 float64", lambda: tn.linalg.inv(a), lambda: torch.linalg.inv(A)),
+         ("det 64 x 64x64 float64", lambda: tn.linalg.det(a), lambda: torch.linalg.det(A))]
+if hasattr(tn.linalg, "svd"):
+    S = torch.randn(512, 512, dtype=torch.float32)
+    s = tn.from_numpy(S.numpy())
+    cases.append(("svd 512x512 float32", lambda: tn.linalg.svd(s), lambda: torch.linalg.svd(S)))
+else:
+    print("svd 512x512: not in the package yet")
+for name, ours, theirs in cases:
+    t_ours, t_torch = median_ms(ours), median_ms(theirs)
+    print(f"{name}: tensor {t_ours:.3f} ms torch {t_torch:.3f} ms ratio {t_ours / t_torch:.2f}")

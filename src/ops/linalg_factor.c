@@ -1,0 +1,460 @@
+/* ---- torch.linalg: LU and Cholesky factorisations and what is built on them ----
+   Real dtypes (float32, float64), CPU. The kernels run on a contiguous float64 copy of the
+   batch (a float32 input is rounded once, at the end), one [m, n] row-major matrix at a
+   time. Complex dtypes will add a complex scalar type to the tn__la_* kernels (the same
+   loops with conjugated transposes) and to tn__la_work's conversion. The backward formulas
+   are PyTorch's, written in library ops that recompute the forward differentiably, so that
+   double backward works. */
+
+static int tn__la_check(const char *fn, tn_tensor *A, const char *what, bool square) {
+    if (A->ndim < 2)
+        return TN__FAIL_INT("%s: The input tensor %s must have at least 2 dimensions.", fn, what);
+    if (A->dtype != TN_F32 && A->dtype != TN_F64)
+        return TN__FAIL_INT("%s: Expected a floating point tensor as input. Got %s (complex dtypes are not supported yet)", fn, tn_dtype_name(A->dtype));
+    if (A->device != TN_CPU) return TN__FAIL_INT("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(A->device));
+    if (square && A->shape[A->ndim - 1] != A->shape[A->ndim - 2])
+        return TN__FAIL_INT("%s: %s must be batches of square matrices, but they are %lld by %lld matrices", fn, what,
+                            (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
+    return 0;
+}
+/* A contiguous float64 copy, without history: the kernels overwrite it. */
+static tn_tensor *tn__la_work(tn_tensor *A) { return tn_clone(tn_to_dtype(tn_detach(A), TN_F64)); }
+static int64_t tn__la_batch(tn_tensor *A) { return tn__numel(A->shape, A->ndim - 2); }
+
+/* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
+   piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
+   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. */
+static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
+    int64_t info = 0, k = m < n ? m : n;
+    for (int64_t j = 0; j < k; j++) {
+        int64_t p = j;
+        double best = fabs(a[j * n + j]);
+        for (int64_t i = j + 1; i < m; i++)
+            if (fabs(a[i * n + j]) > best) { best = fabs(a[i * n + j]); p = i; }
+        piv[j] = (int32_t)(p + 1);
+        if (best == 0) { if (!info) info = j + 1; continue; }
+        if (p != j)
+            for (int64_t c = 0; c < n; c++) { double t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; }
+        const double inv = 1 / a[j * n + j], *rj = a + j * n;
+        for (int64_t i = j + 1; i < m; i++) {
+            double *ri = a + i * n, l = ri[j] *= inv;
+            if (l != 0)
+                for (int64_t c = j + 1; c < n; c++) ri[c] -= l * rj[c];
+        }
+    }
+    return info;
+}
+/* Solves A X = B (n x n factored by getrf, B n x k row-major, in place), as getrs. */
+static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k) {
+    for (int64_t j = 0; j < n; j++) {
+        int64_t p = piv[j] - 1;
+        if (p != j)
+            for (int64_t c = 0; c < k; c++) { double t = b[j * k + c]; b[j * k + c] = b[p * k + c]; b[p * k + c] = t; }
+    }
+    for (int64_t i = 0; i < n; i++)   /* L y = P b (unit lower) */
+        for (int64_t j = 0; j < i; j++) {
+            double l = lu[i * n + j];
+            if (l != 0)
+                for (int64_t c = 0; c < k; c++) b[i * k + c] -= l * b[j * k + c];
+        }
+    for (int64_t i = n - 1; i >= 0; i--) {   /* U x = y */
+        for (int64_t j = i + 1; j < n; j++) {
+            double u = lu[i * n + j];
+            if (u != 0)
+                for (int64_t c = 0; c < k; c++) b[i * k + c] -= u * b[j * k + c];
+        }
+        double d = 1 / lu[i * n + i];
+        for (int64_t c = 0; c < k; c++) b[i * k + c] *= d;
+    }
+}
+/* Cholesky A = L L^T of the lower triangle (row-major n x n, in place; the strict upper
+   triangle is zeroed), as potrf: returns info (0, or the order of the leading minor that
+   is not positive-definite). */
+static int64_t tn__la_potrf(double *a, int64_t n) {
+    for (int64_t j = 0; j < n; j++) {
+        double d = a[j * n + j];
+        for (int64_t c = 0; c < j; c++) d -= a[j * n + c] * a[j * n + c];
+        if (!(d > 0)) return j + 1;
+        d = sqrt(d);
+        a[j * n + j] = d;
+        for (int64_t i = j + 1; i < n; i++) {
+            double s = a[i * n + j];
+            for (int64_t c = 0; c < j; c++) s -= a[i * n + c] * a[j * n + c];
+            a[i * n + j] = s / d;
+        }
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
+    return 0;
+}
+
+/* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
+   info [...] int32. */
+static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
+    tn_tensor *w = tn__la_work(A);
+    if (!w) return NULL;
+    const int nd = A->ndim;
+    const int64_t m = A->shape[nd - 2], n = A->shape[nd - 1], k = m < n ? m : n, B = tn__la_batch(A);
+    int64_t ps[TN_MAX_DIMS];
+    memcpy(ps, A->shape, sizeof ps);
+    ps[nd - 2] = k;
+    tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, ps, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2));
+    if (!p || !f) return NULL;
+    double *a = (double *)tn_data_ptr(w);
+    int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
+    for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf(a + b * m * n, m, n, pv + b * k);
+    *pivots = p;
+    *info = f;
+    return w;
+}
+/* The first nonzero info of a batch as PyTorch's message ("(Batch element 3): " in front
+   for a batch), or 0. */
+static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
+    const int32_t *v = (const int32_t *)tn_data_ptr(info);
+    int64_t B = tn_numel(info);
+    for (int64_t b = 0; b < B; b++)
+        if (v[b] > 0) {
+            char msg[256];
+            snprintf(msg, sizeof msg, fmt, (int)v[b]);
+            if (info->ndim > 0) return TN__FAIL_INT("%s: (Batch element %lld): %s", fn, (long long)b, msg);
+            return TN__FAIL_INT("%s: %s", fn, msg);
+        }
+    return 0;
+}
+#define TN__LA_SINGULAR "The diagonal element %d is zero, the inversion could not be completed because the input matrix is singular."
+#define TN__LA_NOT_PD "The factorization could not be completed because the input is not positive-definite (the leading minor of order %d is not positive-definite)."
+
+/* ---- lu_factor ---- */
+/* P [..., m, m] (dtype dt) with A = P L U, from getrf's 1-based row swaps. */
+static tn_tensor *tn__la_perm(tn_tensor *piv, int64_t m, tn_dtype dt) {
+    const int nd = piv->ndim;
+    int64_t shape[TN_MAX_DIMS], k = piv->shape[nd - 1], B = tn__numel(piv->shape, nd - 1);
+    memcpy(shape, piv->shape, sizeof shape);
+    shape[nd - 1] = m; shape[nd] = m;
+    tn_tensor *P = tn__own(tn__new(TN_F64, TN_CPU, shape, nd + 1));
+    int64_t *order = (int64_t *)TN_MALLOC((size_t)(m ? m : 1) * sizeof(int64_t));
+    if (!P || !order) { TN_FREE(order); return P ? (tn_tensor *)tn__error("tn_linalg_lu_factor: out of memory") : NULL; }
+    const int32_t *pv = (const int32_t *)tn_data_ptr(piv);
+    double *p = (double *)tn_data_ptr(P);
+    memset(p, 0, (size_t)(B * m * m) * sizeof(double));
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t i = 0; i < m; i++) order[i] = i;
+        for (int64_t i = 0; i < k; i++) { int64_t j = pv[b * k + i] - 1, t = order[i]; order[i] = order[j]; order[j] = t; }
+        for (int64_t i = 0; i < m; i++) p[b * m * m + order[i] * m + i] = 1;   /* row i of P^T A is row order[i] of A */
+    }
+    TN_FREE(order);
+    return tn_to_dtype(P, dt);
+}
+/* PyTorch's linalg_lu_backward (square, wide and tall) for the packed LU: gL = tril(gLU, -1),
+   gU = triu(gLU); the triangular solves go through linalg.solve. LU is recomputed from A. */
+static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, true, &piv);
+    if (!LU) return -1;
+    const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
+    tn_tensor *L = tn_add(tn_tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
+    tn_tensor *U = tn_triu(tn_narrow(LU, -2, 0, k), 0);
+    tn_tensor *gL = tn_tril(tn_narrow(g, -1, 0, k), -1), *gU = tn_triu(tn_narrow(g, -2, 0, k), 0);
+    tn_tensor *LH = tn_transpose(L, -2, -1), *UH = tn_transpose(U, -2, -1), *X;
+    if (m == n) {
+        X = tn_add(tn_tril(tn_matmul(LH, gL), -1), tn_triu(tn_matmul(gU, UH), 0));
+        X = tn_linalg_solve(LH, tn_linalg_solve(UH, X, false), true);
+    } else if (m < n) {   /* wide: U = [U1 U2] */
+        X = tn_tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
+        X = tn_linalg_solve(tn_transpose(tn_narrow(U, -1, 0, k), -2, -1), X, false);
+        tn_tensor *parts[2] = {tn_add(X, tn_narrow(gU, -1, 0, k)), tn_narrow(gU, -1, k, n - k)};
+        X = tn_linalg_solve(LH, tn_cat(parts, 2, -1), true);
+    } else {              /* tall: L = [L1; L2] */
+        X = tn_triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
+        X = tn_linalg_solve(tn_transpose(tn_narrow(L, -2, 0, k), -2, -1), X, true);
+        tn_tensor *parts[2] = {tn_add(X, tn_narrow(gL, -2, 0, k)), tn_narrow(gL, -2, k, m - k)};
+        X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), false);
+    }
+    tn_tensor *P = X ? tn__la_perm(piv, m, A->dtype) : NULL;
+    gin[0] = P ? tn_matmul(P, X) : NULL;
+    return gin[0] ? 0 : -1;
+}
+static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+    TN__CHECK_NULL(A);
+    const char *fn = "tn_linalg_lu_factor_ex";
+    if (tn__la_check(fn, A, "A", false)) return NULL;
+    if (!pivot) return (tn_tensor *)tn__error("%s: LU without pivoting is not implemented on the CPU", fn);
+    tn_scope_begin();
+    tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *r = NULL;
+    if (w && !(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (U[%d, %d] is zero)")))
+        r = tn_keep(tn_to_dtype(w, A->dtype));
+    if (r) { *pivots = tn_keep(p); if (info) *info = tn_keep(f); }
+    tn_scope_end();
+    tn_node *nd = r ? tn__fn_node("LinalgLuFactorExBackward0", tn__lu_factor_bw, &A, 1) : NULL;
+    if (nd) tn__node_save(nd, A);
+    return tn__node_attach(nd, r);
+}
+TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+    if (pivots) *pivots = NULL;
+    if (info) *info = NULL;
+    if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor_ex: pivots must not be NULL");
+    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, pivot, check_errors, pivots, info));
+}
+TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivots) {
+    if (pivots) *pivots = NULL;
+    if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor: pivots must not be NULL");
+    /* torch.linalg.lu_factor has no check for singular input: it returns the factors */
+    return TN__AS("tn_linalg_lu_factor", tn__lu_factor_ex_impl(A, pivot, false, pivots, NULL));
+}
+
+/* torch.lu_unpack: P, L, U from the packed LU and its pivots (a composite of tril/triu: the
+   gradient reaches LU through them). */
+static tn_tensor *tn__lu_unpack_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U) {
+    TN__CHECK_NULL(LU, pivots);
+    const char *fn = "tn_lu_unpack";
+    if (tn__la_check(fn, LU, "LU_data", false)) return NULL;
+    const int64_t m = LU->shape[LU->ndim - 2], n = LU->shape[LU->ndim - 1], k = m < n ? m : n;
+    if (pivots->dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. Got %s", fn, tn_dtype_name(pivots->dtype));
+    if (pivots->ndim != LU->ndim - 1 || pivots->shape[pivots->ndim - 1] != k || memcmp(pivots->shape, LU->shape, (size_t)(LU->ndim - 2) * sizeof(int64_t)))
+        return (tn_tensor *)tn__error("%s: LU_pivots %s does not match LU_data %s (expected [..., %lld])", fn, TN__SHAPE(pivots), TN__SHAPE(LU), (long long)k);
+    tn_scope_begin();
+    tn_tensor *pc = tn_contiguous(pivots);
+    const int32_t *pv = pc ? (const int32_t *)tn_data_ptr(pc) : NULL;
+    for (int64_t i = 0, N = tn_numel(pc); pv && i < N; i++)
+        if (pv[i] < 1 || pv[i] > m) { tn__error("%s: LU_pivots holds %d, outside [1, %lld]", fn, (int)pv[i], (long long)m); pv = NULL; }
+    tn_tensor *P = pv ? tn__la_perm(pc, m, LU->dtype) : NULL;
+    if (P) {
+        *L = tn_keep(tn_add(tn_tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, LU->dtype)));
+        *U = tn_keep(tn_triu(tn_narrow(LU, -2, 0, k), 0));
+    }
+    return tn__scope_return(P && *L && *U ? P : NULL);
+}
+TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U) {
+    if (!L || !U) return (tn_tensor *)tn__error("tn_lu_unpack: L and U must not be NULL");
+    *L = *U = NULL;
+    return TN__AS("tn_lu_unpack", tn__lu_unpack_impl(LU, pivots, L, U));
+}
+
+/* ---- det, slogdet: from the LU's diagonal and the pivots' parity ---- */
+/* sign and log|det| of each matrix of the batch (float64 work tensors of the batch shape). */
+static int tn__la_slogdet_raw(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
+    tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f);
+    if (!w) return -1;
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
+    tn_tensor *s = tn__own(tn__new(TN_F64, TN_CPU, A->shape, A->ndim - 2)), *l = tn__own(tn__new(TN_F64, TN_CPU, A->shape, A->ndim - 2));
+    if (!s || !l) return -1;
+    const double *a = (const double *)tn_data_ptr(w);
+    const int32_t *pv = (const int32_t *)tn_data_ptr(p);
+    double *sv = (double *)tn_data_ptr(s), *lv = (double *)tn_data_ptr(l);
+    for (int64_t b = 0; b < B; b++) {
+        double sg = 1, la = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double d = a[b * n * n + i * n + i];
+            if (pv[b * n + i] != i + 1) sg = -sg;
+            if (d < 0) sg = -sg;
+            if (d == 0) sg = 0;
+            la += log(fabs(d));
+        }
+        sv[b] = sg;
+        lv[b] = la;
+    }
+    *sign = s;
+    *logabs = l;
+    return 0;
+}
+/* d det(A) = det(A) A^{-T}; d log|det(A)| = A^{-T} (PyTorch's formulas for invertible A);
+   slogdet's sign (i[0] = 2) is recorded as PyTorch does, with a zero gradient for real A. */
+static int tn__det_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(n, 0);
+    if (n->i[0] == 2) return (gin[0] = tn_zeros_like(A)) ? 0 : -1;
+    if (n->i[0]) g = tn_mul(g, tn_linalg_det(A));
+    gin[0] = tn_mul(tn_unsqueeze(tn_unsqueeze(g, -1), -1), tn_transpose(tn_linalg_inv(A), -2, -1));
+    return gin[0] ? 0 : -1;
+}
+static tn_tensor *tn__det_record(tn_tensor *A, tn_tensor *out, int det) {
+    tn_node *nd = out ? tn__fn_node(det == 1 ? "LinalgDetBackward0" : "LinalgSlogdetBackward0", tn__det_bw, &A, 1) : NULL;
+    if (nd) { nd->i[0] = det; nd->ni = 1; tn__node_save(nd, A); }
+    return tn__node_attach(nd, out);
+}
+static tn_tensor *tn__det_impl(tn_tensor *A) {
+    TN__CHECK_NULL(A);
+    if (tn__la_check("tn_linalg_det", A, "A", true)) return NULL;
+    tn_scope_begin();
+    tn_tensor *s = NULL, *l = NULL, *r = NULL;
+    if (!tn__la_slogdet_raw(A, &s, &l)) r = tn_keep(tn_to_dtype(tn_mul(s, tn_exp(l)), A->dtype));
+    tn_scope_end();
+    return tn__det_record(A, r, 1);
+}
+TNDEF tn_tensor *tn_linalg_det(tn_tensor *A) { return TN__AS("tn_linalg_det", tn__det_impl(A)); }
+/* sign (no gradient) and log|det| (returned). */
+static tn_tensor *tn__slogdet_impl(tn_tensor *A, tn_tensor **sign, const char *fn) {
+    TN__CHECK_NULL(A);
+    if (tn__la_check(fn, A, "A", true)) return NULL;
+    tn_scope_begin();
+    tn_tensor *s = NULL, *l = NULL, *r = NULL;
+    if (!tn__la_slogdet_raw(A, &s, &l)) {
+        r = tn_keep(tn_to_dtype(l, A->dtype));
+        if (sign) *sign = tn_keep(tn_to_dtype(s, A->dtype));
+    }
+    tn_scope_end();
+    if (r && sign && *sign && !tn__det_record(A, *sign, 2)) { tn_release(r); return NULL; }
+    return tn__det_record(A, r, 0);
+}
+TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign) {
+    if (sign) *sign = NULL;
+    return TN__AS("tn_linalg_slogdet", tn__slogdet_impl(A, sign, "tn_linalg_slogdet"));
+}
+/* log(det(A)): nan for a negative determinant, -inf for a singular matrix. */
+static tn_tensor *tn__logdet_impl(tn_tensor *A) {
+    tn_scope_begin();
+    tn_tensor *s = NULL, *l = tn__slogdet_impl(A, &s, "tn_logdet"), *r = NULL;
+    if (l && s) {   /* sign -1 -> nan, as log of a negative number; sign 0 -> -inf already */
+        tn_tensor *nan = tn_full_like(l, NAN);
+        r = tn_where(tn_lt(s, tn_zeros_like(s)), nan, l);
+    }
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_logdet(tn_tensor *A) { return tn__grad_name(TN__AS("tn_logdet", tn__logdet_impl(A)), "LogdetBackward0"); }
+
+/* ---- solve, inv: getrs on the LU ---- */
+/* X = A^{-1} B for A [..., n, n], B [..., n, k] of one batch shape (no broadcasting here);
+   info [...] (first zero pivot). Raw: no history. */
+static tn_tensor *tn__la_getrs_raw(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
+    tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *x = w ? tn__la_work(Bm) : NULL;
+    if (!x) return NULL;
+    const int64_t n = A->shape[A->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
+    const double *a = (const double *)tn_data_ptr(w);
+    const int32_t *pv = (const int32_t *)tn_data_ptr(p), *fv = (const int32_t *)tn_data_ptr(f);
+    double *xv = (double *)tn_data_ptr(x);
+    for (int64_t b = 0; b < B; b++)
+        if (!fv[b]) tn__la_getrs(a + b * n * n, pv + b * n, n, xv + b * n * k, k);
+    *info = f;
+    return x;
+}
+static tn_tensor *tn__solve_core(tn_tensor *A, tn_tensor *Bm, bool check_errors, tn_tensor **info, const char *fn);
+/* X = A^{-1} B: gB = A^{-T} g, gA = -gB X^T (PyTorch's linalg_solve backward). */
+static int tn__solve_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(n, 0), *Bm = tn_ctx_saved(n, 1);
+    tn_tensor *gB = tn__solve_core(tn_transpose(A, -2, -1), g, false, NULL, "tn_linalg_solve");
+    if (!gB) return -1;
+    if (tn_ctx_needs_grad(n, 1)) gin[1] = gB;
+    if (tn_ctx_needs_grad(n, 0)) {
+        tn_tensor *X = tn__solve_core(A, Bm, false, NULL, "tn_linalg_solve");
+        if (!(gin[0] = tn_neg(tn_matmul(gB, tn_transpose(X, -2, -1))))) return -1;
+    }
+    return 0;
+}
+/* A [..., n, n], Bm [..., n, k] of one batch shape; the result joins the open scope. */
+static tn_tensor *tn__solve_core(tn_tensor *A, tn_tensor *Bm, bool check_errors, tn_tensor **info, const char *fn) {
+    if (!A || !Bm) return NULL;
+    tn_scope_begin();
+    tn_tensor *f = NULL, *x = tn__la_getrs_raw(A, Bm, &f), *r = NULL;
+    if (x && !(check_errors && tn__la_info_error(fn, f, TN__LA_SINGULAR))) {
+        r = tn_keep(tn_to_dtype(x, A->dtype));
+        if (info) *info = tn_keep(f);
+    }
+    tn_scope_end();
+    tn_tensor *ins[2] = {A, Bm};
+    tn_node *nd = r ? tn__fn_node("LinalgSolveExBackward0", tn__solve_bw, ins, 2) : NULL;
+    if (nd) { tn__node_save(nd, A); tn__node_save(nd, Bm); }
+    return tn__node_attach(nd, r);
+}
+/* linalg.solve's broadcasting: B is a batch of vectors when B.ndim == 1 or B's shape is
+   A's without its last dim; batch dims broadcast. left = false solves X A = B. */
+static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool check_errors, tn_tensor **info, const char *fn) {
+    TN__CHECK_NULL(A, Bm);
+    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (Bm->dtype != A->dtype)
+        return (tn_tensor *)tn__error("%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead", fn, tn_dtype_name(A->dtype), tn_dtype_name(Bm->dtype));
+    const int64_t n = A->shape[A->ndim - 1];
+    bool vec = Bm->ndim == 1 || (Bm->ndim == A->ndim - 1 && !memcmp(Bm->shape, A->shape, (size_t)(A->ndim - 1) * sizeof(int64_t)));
+    if (vec && !left) return (tn_tensor *)tn__error("%s: Vector broadcasting of the left hand side is not supported for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)", fn);
+    tn_scope_begin();
+    tn_tensor *b = vec ? tn_unsqueeze(Bm, -1) : Bm, *r = NULL;
+    if (b && b->ndim < 2) tn__error("%s: The input tensor B must have at least 2 dimensions.", fn);
+    else if (b) {
+        int64_t rows = b->shape[b->ndim - (left ? 2 : 1)];
+        int64_t bs[TN_MAX_DIMS], sa[TN_MAX_DIMS], sb[TN_MAX_DIMS];
+        int bnd = tn__broadcast(A->shape, A->ndim - 2, b->shape, b->ndim - 2, bs);
+        if (rows != n)
+            tn__error("%s: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)", fn, left ? "AX = B" : "XA = B",
+                      (long long)n, (long long)n, (long long)b->shape[b->ndim - 2], (long long)b->shape[b->ndim - 1]);
+        else if (bnd < 0) tn__error("%s: the batch dims of A %s and B %s do not broadcast", fn, TN__SHAPE(A), TN__SHAPE(Bm));
+        else {
+            memcpy(sa, bs, (size_t)bnd * sizeof(int64_t)); sa[bnd] = n; sa[bnd + 1] = n;
+            memcpy(sb, bs, (size_t)bnd * sizeof(int64_t)); sb[bnd] = b->shape[b->ndim - 2]; sb[bnd + 1] = b->shape[b->ndim - 1];
+            tn_tensor *a = tn_expand(A, sa, bnd + 2), *bb = tn_expand(b, sb, bnd + 2);
+            /* X A = B is A^T X^T = B^T */
+            r = left ? tn__solve_core(a, bb, check_errors, info, fn)
+                     : tn_transpose(tn__solve_core(tn_transpose(a, -2, -1), tn_transpose(bb, -2, -1), check_errors, info, fn), -2, -1);
+            if (r && vec) r = tn_squeeze_dim(r, -1);
+            if (r && info && *info) *info = tn_keep(*info);
+        }
+    }
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_linalg_solve_ex(tn_tensor *A, tn_tensor *B, bool left, bool check_errors, tn_tensor **info) {
+    if (info) *info = NULL;
+    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, left, check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
+}
+TNDEF tn_tensor *tn_linalg_solve(tn_tensor *A, tn_tensor *B, bool left) {
+    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
+}
+/* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
+static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **info, const char *fn) {
+    TN__CHECK_NULL(A);
+    if (tn__la_check(fn, A, "A", true)) return NULL;
+    tn_scope_begin();
+    const int64_t n = A->shape[A->ndim - 1];
+    tn_tensor *I = tn_expand(tn_eye(n, n, A->dtype), A->shape, A->ndim);
+    tn_tensor *r = tn__solve_core(A, I, check_errors, info, fn);
+    if (r && info && *info) *info = tn_keep(*info);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_linalg_inv_ex(tn_tensor *A, bool check_errors, tn_tensor **info) {
+    if (info) *info = NULL;
+    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
+}
+TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
+    return tn__grad_name(TN__AS("tn_linalg_inv", tn__inv_ex_impl(A, true, NULL, "tn_linalg_inv")), "LinalgInvExBackward0");
+}
+
+/* ---- cholesky ---- */
+/* PyTorch's cholesky_backward: gA = L^{-H} Phi(L^H gL) L^{-1}, Phi: the lower triangle with
+   the diagonal halved, symmetrised. L is recomputed from A (double backward). */
+static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A, false);
+    if (n->i[0]) g = tn_transpose(g, -2, -1);
+    tn_tensor *LH = tn_transpose(L, -2, -1);
+    tn_tensor *gA = tn_tril(tn_matmul(LH, g), 0);
+    gA = tn_mul_scalar(tn_add(gA, tn_transpose(tn_tril(gA, -1), -2, -1)), 0.5);
+    gA = tn_linalg_solve(LH, gA, true);
+    gin[0] = tn_linalg_solve(L, gA, false);
+    return gin[0] ? 0 : -1;
+}
+static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
+    TN__CHECK_NULL(A);
+    if (tn__la_check(fn, A, "A", true)) return NULL;
+    tn_scope_begin();
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
+    tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
+    if (w && f) {
+        double *a = (double *)tn_data_ptr(w);
+        int32_t *fv = (int32_t *)tn_data_ptr(f);
+        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf(a + b * n * n, n);
+        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {
+            r = tn_keep(tn_contiguous(tn_to_dtype(upper ? tn_transpose(w, -2, -1) : w, A->dtype)));
+            if (info) *info = tn_keep(f);
+        }
+    }
+    tn_scope_end();
+    tn_node *nd = r ? tn__fn_node("LinalgCholeskyExBackward0", tn__cholesky_bw, &A, 1) : NULL;
+    if (nd) { nd->i[0] = upper; nd->ni = 1; tn__node_save(nd, A); }
+    return tn__node_attach(nd, r);
+}
+TNDEF tn_tensor *tn_linalg_cholesky_ex(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info) {
+    if (info) *info = NULL;
+    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, upper, check_errors, info, "tn_linalg_cholesky_ex"));
+}
+TNDEF tn_tensor *tn_linalg_cholesky(tn_tensor *A, bool upper) {
+    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, upper, true, NULL, "tn_linalg_cholesky"));
+}
