@@ -25,7 +25,7 @@ else ifneq ($(shell printf 'int main(void){return 0;}' | $(CC) $(OMP) -x c - -o 
   OMP :=
 endif
 FAST     ?= -O3 $(OMP) -fno-math-errno
-WARN     := -std=c11 -Wall -Wextra -pedantic
+WARN     := -std=c11 -Wall -Wextra -pedantic-errors   # errors: a positional call to a keyword macro is only a warning in gcc
 CPPFLAGS += -I.
 LDLIBS   += -lm -pthread
 BUILD    := build

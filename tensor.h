@@ -13961,20 +13961,20 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
     tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, true, &piv);
     if (!LU) return -1;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
-    tn_tensor *L = tn_add(tn_tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
-    tn_tensor *U = tn_triu(tn_narrow(LU, -2, 0, k), 0);
-    tn_tensor *gL = tn_tril(tn_narrow(g, -1, 0, k), -1), *gU = tn_triu(tn_narrow(g, -2, 0, k), 0);
+    tn_tensor *L = tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
+    tn_tensor *U = tn__triu(tn_narrow(LU, -2, 0, k), 0);
+    tn_tensor *gL = tn__tril(tn_narrow(g, -1, 0, k), -1), *gU = tn__triu(tn_narrow(g, -2, 0, k), 0);
     tn_tensor *LH = tn_transpose(L, -2, -1), *UH = tn_transpose(U, -2, -1), *X;
     if (m == n) {
-        X = tn_add(tn_tril(tn_matmul(LH, gL), -1), tn_triu(tn_matmul(gU, UH), 0));
+        X = tn_add(tn__tril(tn_matmul(LH, gL), -1), tn__triu(tn_matmul(gU, UH), 0));
         X = tn_linalg_solve(LH, tn_linalg_solve(UH, X, false), true);
     } else if (m < n) {   /* wide: U = [U1 U2] */
-        X = tn_tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
+        X = tn__tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
         X = tn_linalg_solve(tn_transpose(tn_narrow(U, -1, 0, k), -2, -1), X, false);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gU, -1, 0, k)), tn_narrow(gU, -1, k, n - k)};
         X = tn_linalg_solve(LH, tn_cat(parts, 2, -1), true);
     } else {              /* tall: L = [L1; L2] */
-        X = tn_triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
+        X = tn__triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
         X = tn_linalg_solve(tn_transpose(tn_narrow(L, -2, 0, k), -2, -1), X, true);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gL, -2, 0, k)), tn_narrow(gL, -2, k, m - k)};
         X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), false);
@@ -14029,8 +14029,8 @@ static tn_tensor *tn__lu_unpack_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor
         if (pv[i] < 1 || pv[i] > m) { tn__error("%s: LU_pivots holds %d, outside [1, %lld]", fn, (int)pv[i], (long long)m); pv = NULL; }
     tn_tensor *P = pv ? tn__la_perm(pc, m, LU->dtype) : NULL;
     if (P) {
-        *L = tn_keep(tn_add(tn_tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, LU->dtype)));
-        *U = tn_keep(tn_triu(tn_narrow(LU, -2, 0, k), 0));
+        *L = tn_keep(tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, LU->dtype)));
+        *U = tn_keep(tn__triu(tn_narrow(LU, -2, 0, k), 0));
     }
     return tn__scope_return(P && *L && *U ? P : NULL);
 }
@@ -14234,8 +14234,8 @@ static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, vo
     tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A, false);
     if (n->i[0]) g = tn_transpose(g, -2, -1);
     tn_tensor *LH = tn_transpose(L, -2, -1);
-    tn_tensor *gA = tn_tril(tn_matmul(LH, g), 0);
-    gA = tn_mul_scalar(tn_add(gA, tn_transpose(tn_tril(gA, -1), -2, -1)), 0.5);
+    tn_tensor *gA = tn__tril(tn_matmul(LH, g), 0);
+    gA = tn_mul_scalar(tn_add(gA, tn_transpose(tn__tril(gA, -1), -2, -1)), 0.5);
     gA = tn_linalg_solve(LH, gA, true);
     gin[0] = tn_linalg_solve(L, gA, false);
     return gin[0] ? 0 : -1;

@@ -24,7 +24,7 @@
 static tn_tensor *ref_sdpa(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale) {
     const int64_t L = tn_shape(q)[tn_ndim(q) - 2], S = tn_shape(k)[tn_ndim(k) - 2], E = tn_shape(q)[tn_ndim(q) - 1];
     tn_tensor *s = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale > 0 ? scale : 1 / sqrt((double)E));
-    if (causal) mask = tn_tril(tn_ones(SH(L, S), TN_BOOL), 0);
+    if (causal) mask = tn_tril(tn_ones(SH(L, S), TN_BOOL));
     if (mask && tn_get_dtype(mask) == TN_BOOL) s = tn_masked_fill(s, tn_logical_not(mask), -INFINITY);
     else if (mask) s = tn_add(s, mask);
     return tn_matmul(tn_softmax(s, -1), v);
