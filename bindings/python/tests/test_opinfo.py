@@ -83,8 +83,8 @@ def scope_reason(op):
 # missing name is here; test_missing_still_missing, strict xfail: every name here is missing).
 _DECOMP = "a matrix decomposition/solver: belongs with linalg.* (scientific-namespaces issue)"
 MISSING = {
-    "cholesky": _DECOMP, "cholesky_inverse": _DECOMP, "cholesky_solve": _DECOMP, "geqrf": _DECOMP, "logdet": _DECOMP,
-    "lu": _DECOMP, "lu_solve": _DECOMP, "lu_unpack": _DECOMP, "matrix_exp": _DECOMP, "ormqr": _DECOMP,
+    "cholesky_inverse": _DECOMP, "cholesky_solve": _DECOMP, "geqrf": _DECOMP,
+    "lu": _DECOMP, "lu_solve": _DECOMP, "matrix_exp": _DECOMP, "ormqr": _DECOMP,
     "pinverse": _DECOMP, "qr": _DECOMP, "svd": _DECOMP, "symeig": _DECOMP, "triangular_solve": _DECOMP,
     "pca_lowrank": _DECOMP, "svd_lowrank": _DECOMP,
     "stft": "short-time Fourier transform: needs fft.* (scientific-namespaces issue)",
@@ -109,29 +109,23 @@ RANDOM = {"bernoulli", "multinomial", "normal", "normal.number_mean", "uniform",
 CONTIGUOUS_ONLY = {"as_strided", "as_strided_scatter", "new_empty_strided"}
 
 # (entry, phase) -> reason: the reviewed known differences
-FID = "fixed on branch fid"
-_ERRORS = FID + ": error inputs PyTorch rejects (scalar-first calls, bad index dtypes, out= overlap and dtype checks)"
-_NN_INT = FID + ": nn ops on integer inputs (PyTorch computes them in the integer dtype or promotes)"
+_OUT_OVERLAP = ("out= with internal overlap (an expanded, stride-0 tensor) or overlapping its own inputs in ways "
+                "PyTorch refuses ('unsupported operation'): ours writes it (an out= overlapping an input is refused)")
+_UNBOUND = ("the reflected operator called unbound with a Python number as self (Tensor.__radd__(2, t)): "
+            "torch's C method refuses a non-Tensor self; ours is a Python method that computes 2 + t")
+_NN_INT = ("nn ops on integer inputs: PyTorch 1.13 computes conv/bilinear/these losses in int64 on the CPU; "
+           "ours refuses with an error naming the dtype (integer conv kernels are not written)")
 _HALF = ("a float16/bfloat16 tensor on the CPU: tensor.h keeps half precision for the GPU unit (CPU conversions "
          "to and arithmetic in these dtypes are refused)")
 _DIMS = "a 9-dim tensor: tensor.h's TN_MAX_DIMS is 8 (PyTorch allows 64; issue 20 item 2)"
 KNOWN = {
-    # -- classes branch fid fixes (issue 20 item 4)
-    ("arange", "int"): FID + ": integer arange of float bounds",
-    ("linspace", "int"): FID + ": integer linspace",
-    ("logspace", "int"): FID + ": integer logspace",
-    ("masked_fill", "grad"): FID + ": masked_fill's gradient of a tensor value",
-    ("index_select", "values"): FID + ": index_select of a 0-dim input", ("index_select", "int"): FID + ": 0-dim index_select",
-    ("mT", "values"): FID + ": .mT of a 0-dim tensor", ("mT", "int"): FID + ": .mT of a 0-dim tensor",
-    ("mH", "values"): FID + ": .mH of a 0-dim tensor", ("mH", "int"): FID + ": .mH of a 0-dim tensor",
-    **{(k, "errors"): _ERRORS for k in (
-        "atan2 eq fmod ge gt le lt ne maximum minimum logical_and logical_or logical_xor isclose __radd__ __rmul__ "
-        "__rand__ __ror__ __rxor__ __rpow__ rsub eye masked_fill scatter scatter_add gather index_select kthvalue "
-        "masked_select aminmax bernoulli cat mean nn.functional.max_pool1d nn.functional.max_pool3d").split()},
+    # -- open classes of issue 20 item 4
+    **{(k, "errors"): _OUT_OVERLAP for k in "gather index_select kthvalue masked_select bernoulli cat take".split()},
+    **{(k, "errors"): _UNBOUND for k in "__radd__ __rmul__ __rand__ __ror__ __rxor__ __rpow__".split()},
     **{("nn.functional." + k, "int"): _NN_INT for k in (
-        "avg_pool1d avg_pool2d avg_pool3d conv1d conv2d conv_transpose1d conv_transpose2d conv_transpose3d "
-        "local_response_norm margin_ranking_loss bilinear triplet_margin_loss triplet_margin_with_distance_loss "
-        "cosine_embedding_loss poisson_nll_loss pairwise_distance").split()},
+        "conv1d conv2d conv_transpose1d conv_transpose2d conv_transpose3d local_response_norm margin_ranking_loss "
+        "bilinear triplet_margin_loss triplet_margin_with_distance_loss cosine_embedding_loss poisson_nll_loss "
+        "pairwise_distance").split()},
     # -- dtypes and limits of tensor.h
     ("bfloat16", "values"): _HALF, ("bfloat16", "int"): _HALF, ("half", "values"): _HALF, ("half", "int"): _HALF,
     ("addcmul", "values"): _HALF, ("addcmul", "int"): _HALF, ("addcdiv", "values"): _HALF,
