@@ -36,7 +36,7 @@ TEST(lu_factor_backward_error) {
         tn_tensor *A = tn_randn(TN_SHAPE(n, n), TN_F64), *piv = NULL;
         tn_tensor *LU = tn_linalg_lu_factor(A, true, &piv);
         CHECK(LU && piv && tn_get_dtype(piv) == TN_I32 && tn_size(piv, 0) == n);
-        tn_tensor *L = tn_add(tn_tril(LU, -1), tn_eye(n, n, TN_F64)), *U = tn_triu(LU, 0);
+        tn_tensor *L = tn_add(tn_tril(LU, .diagonal = -1), tn_eye(n, n, TN_F64)), *U = tn_triu(LU);
         tn_tensor *P = perm_from_pivots(piv, n);
         double err = maxabs(tn_matmul(P, tn_matmul(L, U)), A) / tn_item(tn_max(tn_abs(A)));
         CHECK(err < 4 * (double)n * 2.2e-16);
@@ -142,7 +142,7 @@ TEST(cholesky_values_and_errors) {
     tn_tensor *X = tn_randn(TN_SHAPE(2, 7, 7), TN_F64);
     tn_tensor *A = tn_add(tn_matmul(X, tn_transpose(X, 1, 2)), tn_eye(7, 7, TN_F64));
     tn_tensor *L = tn_linalg_cholesky(A, false), *U = tn_linalg_cholesky(A, true);
-    CHECK(maxabs(tn_triu(L, 1), tn_zeros_like(L)) == 0 && maxabs(tn_tril(U, -1), tn_zeros_like(U)) == 0);
+    CHECK(maxabs(tn_triu(L, .diagonal = 1), tn_zeros_like(L)) == 0 && maxabs(tn_tril(U, .diagonal = -1), tn_zeros_like(U)) == 0);
     CHECK(maxabs(tn_matmul(L, tn_transpose(L, 1, 2)), A) / tn_item(tn_max(tn_abs(A))) < 7 * 4 * 2.2e-16);
     CHECK(maxabs(tn_matmul(tn_transpose(U, 1, 2), U), A) / tn_item(tn_max(tn_abs(A))) < 7 * 4 * 2.2e-16);
     const double np[4] = {1, 2, 2, 1};
