@@ -1436,8 +1436,8 @@ TN_HD static inline float tn_trigamma_f32(float x) {
    kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
    T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
 TN_HD static inline float tn_orthopoly_f32(int kind, float x, float nf) {
-    if (nf != nf) return nf;
-    const int64_t n = nf < (float)-1 || nf > (float)9.2e18 ? -1 : (int64_t)nf;   /* PyTorch's int64 cast of a huge n is INT64_MIN (x86): 0 */
+    /* PyTorch's int64 cast of a NaN or huge n is INT64_MIN (x86): a negative degree, 0 */
+    const int64_t n = nf != nf || nf < (float)-1 || nf > (float)9.2e18 ? -1 : (int64_t)nf;
     if (n < 0) return (float)0;
     const bool odd = (n & 1) != 0, unit = fabsf(x) == (float)1;
     const float nn = (float)n;
@@ -1509,8 +1509,8 @@ TN_HD static inline double tn_trigamma_f64(double x) {
    kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
    T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
 TN_HD static inline double tn_orthopoly_f64(int kind, double x, double nf) {
-    if (nf != nf) return nf;
-    const int64_t n = nf < (double)-1 || nf > (double)9.2e18 ? -1 : (int64_t)nf;   /* PyTorch's int64 cast of a huge n is INT64_MIN (x86): 0 */
+    /* PyTorch's int64 cast of a NaN or huge n is INT64_MIN (x86): a negative degree, 0 */
+    const int64_t n = nf != nf || nf < (double)-1 || nf > (double)9.2e18 ? -1 : (int64_t)nf;
     if (n < 0) return (double)0;
     const bool odd = (n & 1) != 0, unit = fabs(x) == (double)1;
     const double nn = (double)n;

@@ -1419,8 +1419,8 @@ TN_HD static inline T tn_trigamma_##S(T x) {
    kernels use the double form for float32 too (PyTorch's float recurrences lose digits). kind: 0-3 Chebyshev
    T, U, V, W; 4, 5 Hermite H, He; 6 Laguerre L; 7 Legendre P. */
 TN_HD static inline T tn_orthopoly_##S(int kind, T x, T nf) {
-    if (nf != nf) return nf;
-    const int64_t n = nf < (T)-1 || nf > (T)9.2e18 ? -1 : (int64_t)nf;   /* PyTorch's int64 cast of a huge n is INT64_MIN (x86): 0 */
+    /* PyTorch's int64 cast of a NaN or huge n is INT64_MIN (x86): a negative degree, 0 */
+    const int64_t n = nf != nf || nf < (T)-1 || nf > (T)9.2e18 ? -1 : (int64_t)nf;
     if (n < 0) return (T)0;
     const bool odd = (n & 1) != 0, unit = fabs##F(x) == (T)1;
     const T nn = (T)n;
