@@ -464,7 +464,7 @@ TEST(data_agree) {
     CHECK_ERR(tn_loader_new(ds, .batch_size = 0), "batch_size should be a positive integer value");   /* 0 is not None */
     CHECK_ERR(tn_loader_new(ds, .prefetch_factor = 2), "prefetch_factor option could only be specified with num_workers > 0");
     CHECK_ERR(tn_loader_new_str(ds, "prefetch_factor=2"), "prefetch_factor option could only be specified with num_workers > 0");
-    CHECK_ERR(tn_loader_new_str(ds, "batch_size=1, batch=2"), "tn_loader_new: unknown option 'batch' (valid: batch_size, shuffle, drop_last, num_workers, prefetch_factor, seed)");
+    CHECK_ERR(tn_loader_new_str(ds, "batch_size=1, batch=2"), "tn_loader_new: unknown option 'batch' (valid: batch_size, shuffle, drop_last, num_workers, prefetch_factor, persistent_workers, timeout, seed)");
     tn_dataset_free(ds);
     tn_release(xs[0]);
     tn_release(x);

@@ -56,9 +56,10 @@ static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, 
     }
     /* recording (create_graph) or elsewhere: an accumulating index_put, differentiable in gy */
     if (pad >= 0) g2 = tn_where(tn_unsqueeze(tn_ne_scalar(idx, (double)pad), 1), g2, tn_zeros_like(g2));
-    tn_tensor *ix[1] = {idx};
-    gin[0] = tn_index_put(tn_zeros(TN_SHAPE(V, D), gy->dtype), ix, 1, g2, true);
-    if (gin[0] && gy->device != TN_CPU) gin[0] = tn_to(gin[0], gy->device);
+    tn_tensor *z = tn_zeros(TN_SHAPE(V, D), gy->dtype), *ix[1] = {idx};   /* on gy's device, as its index */
+    if (z && gy->device != TN_CPU) z = tn_to(z, gy->device);
+    if (idx->device != gy->device) ix[0] = tn_to(idx, gy->device);
+    gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, true) : NULL;
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
