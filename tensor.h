@@ -27942,6 +27942,7 @@ static ssize_t tn__loader_recv(tn_loader *l, int w, void *buf, size_t cap, char 
         if (!buf) return 1;            /* readable: a tensor for tn_shared_recv */
         ssize_t n;
         do n = recv(l->sock[w], buf, cap, 0); while (n < 0 && errno == EINTR);
+        if (n < 0 && errno == ECONNRESET) return 0;   /* died with our task unread: ended, as at EOF */
         if (n < 0) { snprintf(err, errcap, "recv from worker %d: %s", w, strerror(errno)); return -1; }
         return n;
     }
