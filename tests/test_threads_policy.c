@@ -266,6 +266,7 @@ static tn_tensor *step_results(tn_tensor *x, tn_tensor *w, tn_tensor *tgt) {
     return tn_cat((tn_tensor *[]){tn_flatten(h, 0, -1), tn_flatten(tn_grad(xl), 0, -1), tn_flatten(wl, 0, -1)}, 3, 0);
 }
 TEST(pool_sites_same_bits) {
+    tn_scope_begin();   /* everything below is released at its end */
     tn_manual_seed(1);
     tn_tensor *x = tn_randn(TN_SHAPE(256, 384), TN_F32), *w = tn_randn(TN_SHAPE(384, 512), TN_F32);
     tn_tensor *tgt = tn_randint(0, 512, TN_SHAPE(256), TN_I64, NULL);
@@ -276,6 +277,7 @@ TEST(pool_sites_same_bits) {
         CHECK_MSG(same_bits(r1, step_results(x, w, tgt)), "%d threads differ from 1", t);
     }
     tn_set_num_threads(1);
+    tn_scope_end();
 }
 
 /* A child forked after the pool ran: one thread, and jobs still finish (inline). */
