@@ -15,7 +15,7 @@
 #define TN__GRAPH_MAX_VALUES (1 << 22)
 
 static bool tn__graph_name_ok(const char *s) {
-    if (!*s || strlen(s) > 200) return false;
+    if (!*s) return false;   /* any length: the reader takes names of any length */
     for (; *s; s++) if ((unsigned char)*s <= ' ' || *s == '"' || *s == '\\' || (unsigned char)*s >= 127) return false;
     return true;
 }
@@ -98,6 +98,14 @@ static int tn__gp_token(tn__gparse *ps, char *buf, size_t cap) {
     }
     buf[n] = 0;
     return n ? 0 : -1;
+}
+/* The next token as a new string (NULL: none, or out of memory): names have no length limit. */
+static char *tn__gp_token_dup(tn__gparse *ps) {
+    while (*ps->p == ' ') ps->p++;
+    size_t n = strcspn(ps->p, " \n");
+    char *s = n ? (char *)TN_MALLOC(n + 1) : NULL;
+    if (s) { memcpy(s, ps->p, n); s[n] = 0; ps->p += n; }
+    return s;
 }
 static int tn__gp_int(tn__gparse *ps, int64_t lo, int64_t hi, int64_t *out, const char *what) {
     char buf[32], *end;
@@ -238,9 +246,9 @@ static tn_graph *tn__graph_from_dict(const char *fn, const tn_dict *d) {
             else if (tn__gp_shape(&ps, &dt, &ndim, shape)) rc = -1;
             else { int x = tn__graph_add_value(g, TN__GV_INPUT, dt, ndim, shape); if (x < 0) rc = -1; else g->inputs[g->ninputs++] = x; }
         } else if (!strcmp(tok, "const")) {
-            char name[256];
+            char *name = NULL;
             if (tn__gp_int(&ps, 0, 1, &v, "the wrapped-number flag")) rc = -1;
-            else if (tn__gp_token(&ps, name, sizeof name)) rc = tn__gp_fail(&ps, "expected a constant's name");
+            else if (!(name = tn__gp_token_dup(&ps))) rc = tn__gp_fail(&ps, "expected a constant's name");
             else {
                 tn_tensor *t = tn_dict_get(d, name);
                 int dup = 0;
@@ -260,6 +268,7 @@ static tn_graph *tn__graph_from_dict(const char *fn, const tn_dict *d) {
                     }
                 }
             }
+            TN_FREE(name);
         } else if (!strcmp(tok, "node")) {
             rc = tn__graph_parse_node(&ps, g);
         } else if (!strcmp(tok, "output")) {

@@ -102,6 +102,19 @@ def test_trace_function_two_inputs():
         g(a2)
 
 
+def test_long_parameter_names_round_trip(tmp_path):
+    """a constant's name has no length limit in the saved graph (it was a 256-byte buffer)"""
+    tn.manual_seed(3)
+    model = tn.nn.Sequential()
+    model.add_module("layer_" + "x" * 300, tn.nn.Linear(4, 3))
+    x = tn.randn(2, 4)
+    traced = tn.jit.trace(model, x)
+    traced.save(tmp_path / "long.pt")
+    loaded = tn.jit.load(tmp_path / "long.pt")
+    assert "x" * 300 in str(loaded.graph)
+    assert maxdiff(loaded(x), model(x)) == 0
+
+
 def test_save_load(tmp_path):
     tn.manual_seed(2)
     model = cnn(tn.nn)
