@@ -12,6 +12,7 @@ import os
 import pickle
 import random
 import signal
+import time
 
 import pytest
 
@@ -185,3 +186,12 @@ def test_worker_exception_as_torch(T):
 def test_killed_worker_is_an_error():
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
         list(data.DataLoader(Probe(tn, 8, kill_at=5), batch_size=2, num_workers=2, timeout=30))
+
+
+def test_worker_killed_before_its_batch_is_read():
+    # Worker 0 sends batch 0, then dies on batch 2 before we read batch 0: the batch's
+    # tensors are handed over by the dead worker, so reading it fails; that is its death.
+    it = iter(data.DataLoader(Probe(tn, 8, kill_at=4), batch_size=2, num_workers=2, timeout=30))
+    time.sleep(2.0)
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
+        list(it)

@@ -199,13 +199,28 @@ class _MultiProcessIter:
             try:
                 return pickle.loads(self._data_queue.get(timeout=wait))
             except queue.Empty:
-                dead = [w.pid for w in self._workers if not w.is_alive()]
-                if dead:
-                    self._shutdown_workers()
-                    raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(map(str, dead))}) exited "
-                                       "unexpectedly") from None
+                self._check_workers(0.0)
                 if self._timeout and time.monotonic() - start >= self._timeout:
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds") from None
+            except (OSError, EOFError):
+                # A batch's tensors arrive as file descriptors handed over by the worker that
+                # sent it; a worker killed in between resets that connection. That is its death.
+                self._check_workers(5.0)
+                raise
+
+    def _check_workers(self, grace):
+        """Raises PyTorch's dead-worker error if a worker has exited (waiting up to grace
+        seconds for one that is on its way out)."""
+        end = time.monotonic() + grace
+        while True:
+            dead = [w.pid for w in self._workers if not w.is_alive()]
+            if dead:
+                self._shutdown_workers()
+                raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(map(str, dead))}) exited "
+                                   "unexpectedly") from None
+            if time.monotonic() >= end:
+                return
+            time.sleep(0.05)
 
     def __iter__(self):
         return self
