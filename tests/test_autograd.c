@@ -2423,6 +2423,75 @@ TEST(edge_float32) {
     END;
 }
 
+/* A backward inside a backward: y = x^2 whose backward recomputes x^2 in library ops on the
+   saved x (which has history) and differentiates it with tn_autograd_grad, as the fused
+   RNNs do under create_graph. The inner run walks nodes of the outer graph (x's exp) and
+   must hand them back untouched: outer gradients, accumulation and double backward hold. */
+static tn_tensor *sq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    tn_ctx_save(ctx, in[0]);
+    return tn_mul(in[0], in[0]);
+}
+static int sq_bwd(tn_ctx *ctx, tn_tensor *g, tn_tensor **gin, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *x = tn_ctx_saved(ctx, 0), *r = NULL;
+    if (!tn_is_grad_enabled()) { gin[0] = tn_mul(g, tn_mul_scalar(x, 2)); return 0; }
+    tn_tensor *y = tn_mul(x, x);
+    if (!y || tn_autograd_grad(&y, 1, &x, 1, &g, &r, .create_graph = true)) return -1;
+    gin[0] = r;
+    return 0;
+}
+static tn_tensor *sq(tn_tensor *x) { return tn_custom_op("SqBackward", sq_fwd, sq_bwd, &x, 1, NULL); }
+GF(sq_gc, tn_sum(sq(tn_exp(IN0))))
+GF(sq_gc2, tn_sum(tn_mul(sq(tn_exp(IN0)), tn_sin(IN0))))
+static tn_tensor *count_hook(tn_tensor *g, void *user) { (*(int *)user)++; return g; }
+
+TEST(reentrant_backward) {
+    BEGIN;
+    tn_tensor *a = LD(D(-1, 0.5, 2), 3);
+    /* create_graph: d/da e^{2a} = 2e^{2a}, then d/da sum(2e^{2a}) = 4e^{2a} */
+    tn_tensor *g1 = grad1(tn_sum(sq(tn_exp(a))), a, true);
+    CHECK_VALS(g1, 1e-12, 2 * exp(-2.0), 2 * exp(1.0), 2 * exp(4.0));
+    tn_tensor *g2 = g1 ? grad1(tn_sum(g1), a, false) : NULL;
+    CHECK_VALS(g2, 1e-12, 4 * exp(-2.0), 4 * exp(1.0), 4 * exp(4.0));
+    /* the same op twice in one graph, with a second consumer of exp(a): gradients sum */
+    tn_tensor *e = tn_exp(a);
+    tn_enable_grad_begin();
+    tn_tensor *out = tn_sum(tn_add(tn_add(sq(e), sq(e)), e));
+    tn_tensor *g3 = grad1(out, a, true);
+    tn_enable_grad_end();
+    CHECK_VALS(g3, 1e-12, 4 * exp(-2.0) + exp(-1.0), 4 * exp(1.0) + exp(0.5), 4 * exp(4.0) + exp(2.0));
+    GC(sq_gc, RN(4));
+    GC(sq_gc2, RN(2, 3));
+    END;
+}
+
+/* tn_autograd_grad runs only what leads to its inputs (PyTorch's exec_info): nothing
+   upstream of a non-leaf input runs, so its hooks stay silent and, without retain_graph,
+   its saved tensors stay for a later backward. */
+TEST(autograd_grad_runs_only_what_it_needs) {
+    BEGIN;
+    tn_tensor *a = LD(D(0.5, 1, 2), 3);
+    tn_tensor *b = tn_exp(a);
+    int calls = 0;
+    CHECK(tn_register_hook(b, count_hook, &calls) >= 0);
+    tn_tensor *m = tn_mul_scalar(b, 2), *r = NULL;
+    tn_tensor *out = tn_sum(tn_mul(m, m));
+    CHECK(tn_autograd_grad(&out, 1, &m, 1, NULL, &r) == 0);
+    CHECK_VALS(r, 1e-12, 4 * exp(0.5), 4 * exp(1.0), 4 * exp(2.0));
+    CHECK(calls == 0);
+    CHECK(tn_backward(tn_sum(b)) == 0);                        /* exp's saved result is still there */
+    CHECK(calls == 1);
+    CHECK_VALS(tn_grad(a), 1e-12, exp(0.5), exp(1.0), exp(2.0));
+    /* a leaf input and a non-leaf input on one path: both captured, in one run */
+    tn_tensor *b2 = tn_exp(a), *ins[2] = {a, b2}, *rs[2] = {NULL, NULL};
+    tn_tensor *o2 = tn_sum(tn_mul_scalar(b2, 3));
+    CHECK(tn_autograd_grad(&o2, 1, ins, 2, NULL, rs) == 0);
+    CHECK_VALS(rs[0], 1e-12, 3 * exp(0.5), 3 * exp(1.0), 3 * exp(2.0));
+    CHECK_VALS(rs[1], 0, 3, 3, 3);
+    END;
+}
+
 /* Each test runs in a forked child, so a crash (or a sanitizer report, or a leak found by
    LeakSanitizer) is one failed check and the remaining tests still run. */
 #ifdef __unix__
@@ -2440,6 +2509,7 @@ static void run_isolated(const char *name, void (*fn)(void)) {
         fn();
         fflush(stdout);
         int leaks = 0;
+
 #ifdef TN_TEST_LSAN
         leaks = __lsan_do_recoverable_leak_check();
 #endif
@@ -2505,6 +2575,8 @@ int main(void) {
     RUN_T(ip_view_of_nonleaf);
     RUN_T(custom_op);
     RUN_T(custom_op_bad_gradient_shape);
+    RUN_T(reentrant_backward);
+    RUN_T(autograd_grad_runs_only_what_it_needs);
     RUN_T(anomaly_names_graph_dot);
 #ifdef __unix__
     RUN_T(grad_mode_per_thread);

@@ -174,9 +174,59 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
     return rc;
 }
 
+/* A node's engine scratch as a run found it: a backward run inside another one (a custom
+   op's backward calling tn_autograd_grad, as the fused RNNs do under create_graph) walks
+   nodes of the outer run's graph, and must hand them back as they were. */
+typedef struct tn__scratch { tn_node *n; int64_t deps, epoch, need; tn_tensor *gsum; } tn__scratch;
+typedef struct tn__scratchvec { tn__scratch *v; int64_t n, cap; } tn__scratchvec;
+static int tn__engine_visit(tn__scratchvec *sv, tn__nodevec *stack, tn_node *x, int64_t epoch) {
+    if (sv->n == sv->cap) {
+        int64_t cap = sv->cap ? 2 * sv->cap : 64;
+        tn__scratch *v = (tn__scratch *)TN_REALLOC(sv->v, (size_t)cap * sizeof *v);
+        if (!v) return TN__FAIL_INT("autograd: out of memory walking the graph");
+        sv->v = v;
+        sv->cap = cap;
+    }
+    tn__scratch *e = &sv->v[sv->n++];
+    e->n = x; e->deps = x->deps; e->epoch = x->epoch; e->need = x->need; e->gsum = x->gsum;
+    x->epoch = epoch; x->deps = 0; x->need = 0; x->gsum = NULL;
+    return tn__nodevec_push(stack, x);
+}
+
+/* For tn_autograd_grad: which nodes must run, as PyTorch's GraphTask exec_info. need bit 1:
+   the node leads to an input (is an input's grad_fn, or has an edge to an input leaf or to
+   such a node); bit 0: it must run (an edge to an input leaf or to a node with bit 1). Nodes
+   without bit 0 are not run, so nothing upstream of the inputs is computed (or released). */
+static int tn__mark_needed(tn__nodevec *all, tn_tensor *const *inputs, int ninputs) {
+    tn__nodevec order = {NULL, 0, 0}, q = {NULL, 0, 0};
+    int rc = 0;
+    for (int64_t k = 0; k < all->n; k++) all->v[k]->need = all->v[k]->deps;     /* consumers left */
+    for (int64_t k = 0; k < all->n && rc == 0; k++) if (all->v[k]->need == 0) rc = tn__nodevec_push(&q, all->v[k]);
+    while (q.n > 0 && rc == 0) { /* consumers before producers */
+        tn_node *x = q.v[--q.n];
+        rc = tn__nodevec_push(&order, x);
+        for (int i = 0; i < x->nin && rc == 0; i++)
+            if (x->next[i].fn && --x->next[i].fn->need == 0) rc = tn__nodevec_push(&q, x->next[i].fn);
+    }
+    for (int64_t k = order.n - 1; k >= 0 && rc == 0; k--) { /* producers first */
+        tn_node *x = order.v[k];
+        int64_t need = 0;
+        for (int i = 0; i < x->nin; i++) {
+            if (x->next[i].fn && (x->next[i].fn->need & 2)) need = 3;
+            for (int j = 0; x->next[i].leaf && j < ninputs; j++) if (x->next[i].leaf == inputs[j]) need = 3;
+        }
+        for (int j = 0; j < ninputs && !need; j++) if (inputs[j]->grad_fn == x) need = 2;
+        x->need = need;
+    }
+    TN_FREE(order.v);
+    TN_FREE(q.v);
+    return rc;
+}
+
 static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **root_grads, int nroots,
                           tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__nodevec all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
+    tn__scratchvec found = {NULL, 0, 0};
     tn__leafvec leaves = {NULL, 0, 0};
     int64_t epoch = TN__ATOMIC_ADD(&tn__epoch, 1);
     int rc = 0;
@@ -186,7 +236,7 @@ static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **r
     /* 1. collect the reachable nodes and count each one's consumers */
     for (int r = 0; r < nroots && rc == 0; r++) {
         tn_node *x = roots[r]->grad_fn;
-        if (x && x->epoch != epoch) { x->epoch = epoch; x->deps = 0; rc = tn__nodevec_push(&stack, x); }
+        if (x && x->epoch != epoch) rc = tn__engine_visit(&found, &stack, x, epoch);
     }
     while (stack.n > 0 && rc == 0) {
         tn_node *x = stack.v[--stack.n];
@@ -198,10 +248,11 @@ static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **r
                 if (!e) rc = -1; else e->deps++;
             }
             if (!c) continue;
-            if (c->epoch != epoch) { c->epoch = epoch; c->deps = 0; rc = tn__nodevec_push(&stack, c); }
+            if (c->epoch != epoch) rc = tn__engine_visit(&found, &stack, c, epoch);
             c->deps++;
         }
     }
+    if (rc == 0 && captured) rc = tn__mark_needed(&all, inputs, ninputs);
     tn__grad_mode_push(o.create_graph);
     /* 2. seed the roots */
     for (int r = 0; r < nroots && rc == 0; r++) {
@@ -230,6 +281,11 @@ static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **r
             }
             for (int k = 0; captured && k < ninputs; k++)
                 if (inputs[k]->grad_fn == n) captured[k] = tn__accumulate(captured[k], tn_retain(g));
+            if (captured && !(n->need & 1)) { /* nothing it leads to is wanted: not run */
+                tn_release(g);
+                if (gv != gin) TN_FREE(gv);
+                continue;
+            }
             if (n->released)
                 rc = TN__FAIL_INT("%s: trying to backward through the graph a second time (or to use saved tensors after they were freed); "
                                   "pass retain_graph = true to the first backward if you need to do this", fn);
@@ -279,7 +335,12 @@ static int tn__engine_run(const char *fn, tn_tensor *const *roots, tn_tensor **r
         }
     }
     tn__grad_mode_pop(fn);
-    for (int64_t k = 0; k < all.n; k++) { tn_release(all.v[k]->gsum); all.v[k]->gsum = NULL; all.v[k]->deps = 0; }
+    for (int64_t k = found.n - 1; k >= 0; k--) { /* each node's scratch as this run found it */
+        tn__scratch *e = &found.v[k];
+        tn_release(e->n->gsum);
+        e->n->gsum = e->gsum; e->n->deps = e->deps; e->n->epoch = e->epoch; e->n->need = e->need;
+    }
+    TN_FREE(found.v);
     for (int64_t k = 0; k < leaves.n; k++) tn_release(leaves.v[k].g);
     TN_FREE(leaves.v);
     TN_FREE(all.v);

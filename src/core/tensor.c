@@ -58,8 +58,8 @@ struct tn_node {
     uint32_t saved_output_mask;       /* G_CUSTOM: saved slots that are the op's own result */
     tn_tensor *retain_target;         /* weak: the non-leaf result that called tn_retain_grad (its .grad gets the gradient) */
     tn_tensor **unpacked;             /* during a custom op's backward: its saved tensors with history */
-    /* engine scratch, valid during one backward */
-    int64_t deps, epoch;
+    /* engine scratch, valid during one backward (a backward inside a backward saves and restores it) */
+    int64_t deps, epoch, need;
     tn_tensor *gsum;
 };
 

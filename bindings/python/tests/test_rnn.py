@@ -970,3 +970,29 @@ def test_initialisation_statistics():
         if p.dim() > 1:
             fan_in, fan_out = p.shape[1], p.shape[0]
             assert p.abs().max().item() <= math.sqrt(6 / (fan_in + fan_out)), n
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("params_grad", [False, True])
+def test_double_backward_like_torch(name, params_grad):
+    # the fused recurrence's create_graph backward runs a backward inside the backward, over
+    # the input's projection: gradients of gradients must still reach the input
+    if torch is None:
+        pytest.skip("needs torch")
+    torch.manual_seed(0)
+    m = getattr(torch.nn, name)(3, 4, dtype=torch.float64)
+    mt = getattr(tn.nn, name)(3, 4, dtype=tn.float64)
+    mt.load_state_dict({k: tn.tensor(v.detach().numpy()) for k, v in m.state_dict().items()})
+    for p in list(m.parameters()) + list(mt.parameters()):
+        p.requires_grad_(params_grad)
+    x = torch.randn(5, 2, 3, dtype=torch.float64, requires_grad=True)
+    xt = tn.tensor(x.detach().numpy(), requires_grad=True)
+
+    def grads(mod, inp, lib):
+        y, _ = mod(inp)
+        g, = lib.autograd.grad((y ** 2).sum(), inp, create_graph=True)
+        g2, = lib.autograd.grad((g ** 2).sum(), inp)
+        return g, g2
+
+    for a, b in zip(grads(m, x, torch), grads(mt, xt, tn)):
+        assert abs(a.detach().numpy() - b.detach().numpy()).max() < 1e-12
