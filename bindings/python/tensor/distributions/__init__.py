@@ -12,7 +12,15 @@ from .constraints import Constraint
 
 __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Beta",
            "Dirichlet", "Poisson", "Bernoulli", "Categorical", "Binomial", "Geometric", "Gumbel", "LogNormal",
-           "Independent", "kl_divergence", "register_kl", "constraints"]
+           "Independent", "kl_divergence", "register_kl", "constraints",
+           "TransformedDistribution", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy",
+           "MultivariateNormal", "LowRankMultivariateNormal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Multinomial", "StudentT", "Chi2", "LogitRelaxedBernoulli", "RelaxedBernoulli", "ExpRelaxedCategorical",
+           "RelaxedOneHotCategorical", "MixtureSameFamily", "transforms", "biject_to", "transform_to",
+           "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
+           "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform", "identity_transform"]
 
 _tn = None
 
@@ -219,42 +227,6 @@ class Normal(ExponentialFamily):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 
 
-class LogNormal(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.positive
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.base_dist = Normal(loc, scale, validate_args=validate_args)
-        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return LogNormal(self.loc.expand(tuple(batch_shape)), self.scale.expand(tuple(batch_shape)), validate_args=False)
-
-    mean = property(lambda self: (self.loc + self.scale.pow(2) / 2).exp())
-    mode = property(lambda self: (self.loc - self.scale.pow(2)).exp())
-    variance = property(lambda self: (self.scale.pow(2).exp() - 1) * (2 * self.loc + self.scale.pow(2)).exp())
-
-    def rsample(self, sample_shape=()):
-        return self.base_dist.rsample(sample_shape).exp()
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        y = value.log()
-        return self.base_dist.log_prob(y) - y
-
-    def cdf(self, value):
-        return self.base_dist.cdf(value.log())
-
-    def icdf(self, value):
-        return self.base_dist.icdf(value).exp()
-
-    def entropy(self):
-        return self.base_dist.entropy() + self.loc
-
-
 class Uniform(Distribution):
     arg_constraints = {"low": constraints.dependent, "high": constraints.dependent}
     has_rsample = True
@@ -406,45 +378,6 @@ class Cauchy(Distribution):
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()
-
-
-class Gumbel(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Gumbel, batch_shape, _instance, ("loc", "scale"))
-
-    mean = property(lambda self: self.loc + self.scale * _EULER)
-    mode = property(lambda self: self.loc)
-    stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
-    variance = property(lambda self: self.stddev.pow(2))
-
-    def rsample(self, sample_shape=()):
-        tn = _t()
-        fi = tn.finfo(self.loc.dtype)
-        u = tn.rand(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype).clamp(min=fi.tiny, max=1 - fi.eps)
-        return self.loc - self.scale * (-u.log()).log()
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        z = (self.loc - value) / self.scale
-        return z - z.exp() - self.scale.log()
-
-    def cdf(self, value):
-        return (-(-(value - self.loc) / self.scale).exp()).exp()
-
-    def icdf(self, value):
-        return self.loc - self.scale * (-value.log()).log()
-
-    def entropy(self):
-        return self.scale.log() + (1 + _EULER)
 
 
 class Gamma(ExponentialFamily):
@@ -981,3 +914,20 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return p._sum_rightmost(kl_divergence(p.base_dist, q.base_dist))
+
+
+# the rest of the namespace, in modules of their own (they build on the classes above)
+from . import utils, transforms  # noqa: E402
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,  # noqa: E402
+                         CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
+                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
+                         SoftmaxTransform, StackTransform, StickBreakingTransform, Transform, identity_transform)
+from .constraint_registry import biject_to, transform_to  # noqa: E402
+from .transformed_distribution import (TransformedDistribution, LogNormal, Gumbel, HalfNormal, HalfCauchy, Pareto,  # noqa: E402
+                                       Weibull, Kumaraswamy)
+from .multivariate_normal import MultivariateNormal, LowRankMultivariateNormal  # noqa: E402
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial  # noqa: E402
+from .studentT import StudentT, Chi2  # noqa: E402
+from .relaxed import LogitRelaxedBernoulli, RelaxedBernoulli, ExpRelaxedCategorical, RelaxedOneHotCategorical  # noqa: E402
+from .mixture_same_family import MixtureSameFamily  # noqa: E402
+from . import _kl_more  # noqa: E402,F401 - registers the remaining KL pairs
