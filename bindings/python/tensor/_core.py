@@ -1023,7 +1023,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.ndim == 0 and spec:
+        if self.ndim == 0:          # torch formats a 0-d tensor as its number, spec or not: f"{t}" is "1.0"
             return format(self.item(), spec)
         return object.__format__(self, spec) if spec else repr(self)
 

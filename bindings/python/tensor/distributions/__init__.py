@@ -15,8 +15,8 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Exponentia
            "Independent", "kl_divergence", "register_kl", "constraints",
            "TransformedDistribution", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy",
            "MultivariateNormal", "LowRankMultivariateNormal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Multinomial", "StudentT", "Chi2", "LogitRelaxedBernoulli", "RelaxedBernoulli", "ExpRelaxedCategorical",
-           "RelaxedOneHotCategorical", "MixtureSameFamily", "transforms", "biject_to", "transform_to",
+           "Multinomial", "StudentT", "Chi2", "RelaxedBernoulli", "RelaxedOneHotCategorical", "MixtureSameFamily",
+           "transforms", "biject_to", "transform_to",
            "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
@@ -80,8 +80,11 @@ class Distribution:
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
+            from .utils import lazy_property
             for param, constraint in self.arg_constraints.items():
-                if constraints.is_dependent(constraint) or param not in self.__dict__ and isinstance(getattr(type(self), param, None), property):
+                # a lazy parameter not computed yet (the other of probs / logits) is not checked, as torch
+                if constraints.is_dependent(constraint) or (param not in self.__dict__
+                                                            and isinstance(getattr(type(self), param, None), lazy_property)):
                     continue
                 value = getattr(self, param)
                 valid = constraint.check(value)
@@ -237,7 +240,7 @@ class Uniform(Distribution):
         if self._validate_args and not bool((self.low < self.high).all()):
             raise ValueError("Uniform is not defined when low>= high")
 
-    @property
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         return constraints.interval(self.low, self.high)
 
@@ -660,7 +663,7 @@ class Categorical(Distribution):
     def expand(self, batch_shape, _instance=None):
         return type(self)(**{self._given: getattr(self, self._given).expand(tuple(batch_shape) + (self._num_events,))}, validate_args=False)
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
 
@@ -719,7 +722,7 @@ class Binomial(Distribution):
         return {"total_count": constraints.nonnegative_integer,
                 self._given: constraints.unit_interval if self._given == "probs" else constraints.real}
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
 
@@ -773,7 +776,7 @@ class Independent(Distribution):
 
     has_rsample = property(lambda self: self.base_dist.has_rsample)
 
-    @property
+    @constraints.dependent_property
     def support(self):
         s = self.base_dist.support
         return constraints.independent(s, self.reinterpreted_batch_ndims) if self.reinterpreted_batch_ndims else s
@@ -917,7 +920,7 @@ def _kl_independent_independent(p, q):
 
 
 # the rest of the namespace, in modules of their own (they build on the classes above)
-from . import utils, transforms  # noqa: E402
+from . import utils, transforms  # noqa: E402,F401
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,  # noqa: E402
                          CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
@@ -928,6 +931,8 @@ from .transformed_distribution import (TransformedDistribution, LogNormal, Gumbe
 from .multivariate_normal import MultivariateNormal, LowRankMultivariateNormal  # noqa: E402
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial  # noqa: E402
 from .studentT import StudentT, Chi2  # noqa: E402
-from .relaxed import LogitRelaxedBernoulli, RelaxedBernoulli, ExpRelaxedCategorical, RelaxedOneHotCategorical  # noqa: E402
+# LogitRelaxedBernoulli and ExpRelaxedCategorical stay in their modules, as in torch
+from .relaxed_bernoulli import RelaxedBernoulli  # noqa: E402
+from .relaxed_categorical import RelaxedOneHotCategorical  # noqa: E402
 from .mixture_same_family import MixtureSameFamily  # noqa: E402
 from . import _kl_more  # noqa: E402,F401 - registers the remaining KL pairs

@@ -1,0 +1,909 @@
+"""The rest of torch.distributions against PyTorch 1.13 (the oracle; skips without it):
+MultivariateNormal, LowRankMultivariateNormal, OneHotCategorical(+StraightThrough), Multinomial,
+StudentT, Chi2, the relaxed distributions, MixtureSameFamily, TransformedDistribution and its
+families (LogNormal, Gumbel, HalfNormal, HalfCauchy, Pareto, Weibull, Kumaraswamy), the transforms,
+constraints and biject_to / transform_to, and every KL pair torch registers among the classes here.
+Values (log_prob, cdf, icdf, entropy, moments) on random batched float64 parameters, sample shapes
+and moments (fixed seeds, tolerances in units of the standard error), rsample gradients against the
+same reparameterisation evaluated by torch, validation errors.
+Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_distributions_more.py
+"""
+import math
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tensor as tn  # noqa: E402
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+TD, D = torch.distributions, tn.distributions
+f64 = torch.float64
+
+
+def T(a, grad=False):
+    t = tn.tensor(np.asarray(a.detach().numpy() if isinstance(a, torch.Tensor) else a))
+    return t.requires_grad_() if grad else t
+
+
+def N(a):
+    return a.detach().numpy() if hasattr(a, "detach") else np.asarray(a)
+
+
+def close(a, b, rtol=1e-9, atol=1e-11, what=""):
+    a, b = N(a), N(b)
+    assert a.shape == b.shape, f"{what}: shape {a.shape} vs {b.shape}"
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+g = torch.Generator().manual_seed(1234)
+
+
+def pos(*s):
+    return torch.rand(*s, generator=g, dtype=f64) * 2 + 0.3
+
+
+def real(*s):
+    return torch.randn(*s, generator=g, dtype=f64)
+
+
+def unit(*s):
+    return torch.rand(*s, generator=g, dtype=f64) * 0.9 + 0.05
+
+
+def spd(*batch, n=4):
+    a = real(*batch, n, n)
+    return a @ a.mT + n * torch.eye(n, dtype=f64)
+
+
+def simplex(*s):
+    p = unit(*s)
+    return p / p.sum(-1, keepdim=True)
+
+
+def pair(name, *args, **kw):
+    """(torch distribution, ours) from the same torch parameters."""
+    conv = lambda v: T(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
+    return (getattr(TD, name)(*args, **kw),
+            getattr(D, name)(*[conv(a) for a in args], **{k: conv(v) for k, v in kw.items()}))
+
+
+# --------------------------------------------------------------------------- univariate families
+UNIVARIATE = [
+    # name, torch args, value sampler over the support
+    ("HalfNormal", lambda: (pos(3, 4),), lambda s: pos(*s)),
+    ("HalfCauchy", lambda: (pos(3, 4),), lambda s: pos(*s)),
+    ("Pareto", lambda: (pos(3, 4), pos(3, 4) + 2), lambda s: pos(*s) + 2.4),
+    ("Weibull", lambda: (pos(3, 4), pos(3, 4)), lambda s: pos(*s)),
+    ("Kumaraswamy", lambda: (pos(3, 4), pos(3, 4)), lambda s: unit(*s)),
+    ("LogNormal", lambda: (real(3, 4), pos(4)), lambda s: pos(*s)),
+    ("Gumbel", lambda: (real(3, 4), pos(3, 4)), lambda s: real(*s)),
+    ("StudentT", lambda: (pos(3, 4) * 3, real(3, 4), pos(3, 4)), lambda s: real(*s)),
+    ("Chi2", lambda: (pos(3, 4) * 3,), lambda s: pos(*s)),
+]
+METHODS = ["log_prob", "cdf", "icdf", "entropy", "mean", "variance", "stddev", "mode"]
+# methods 2025 torch has and 1.13 lacks: the reference computed from 1.13's pieces
+NEWER = {("Chi2", "cdf"): lambda td, v: torch.special.gammainc(td.concentration, td.rate * v)}
+
+
+@pytest.mark.parametrize("name,params,values", UNIVARIATE, ids=[c[0] for c in UNIVARIATE])
+def test_univariate_against_torch(name, params, values):
+    td, od = pair(name, *params())
+    assert tuple(od.batch_shape) == tuple(td.batch_shape) and tuple(od.event_shape) == tuple(td.event_shape)
+    assert od.has_rsample == td.has_rsample
+    ran = []
+    for m in METHODS:
+        try:
+            if m in ("log_prob", "cdf"):
+                v = values((2, 3, 4))
+                ref = getattr(td, m)(v)
+                got = getattr(od, m)(T(v))
+            elif m == "icdf":
+                v = unit(2, 3, 4)
+                ref, got = td.icdf(v), od.icdf(T(v))
+            elif m == "entropy":
+                ref, got = td.entropy(), od.entropy()
+            else:
+                ref, got = getattr(td, m), getattr(od, m)
+        except NotImplementedError:
+            if (name, m) in NEWER:
+                close(getattr(od, m)(T(v)), NEWER[name, m](td, v), 1e-9, 1e-11, f"{name}.{m}")
+                ran.append(m)
+                continue
+            with pytest.raises(NotImplementedError):     # ours raises where torch does
+                getattr(od, m)(T(values((3, 4)))) if m in ("log_prob", "cdf", "icdf") else (od.entropy() if m == "entropy" else getattr(od, m))
+            continue
+        close(got, ref, 1e-9, 1e-11, f"{name}.{m}")
+        ran.append(m)
+    assert {"log_prob", "mean", "variance"} <= set(ran), f"{name}: compared only {ran}"
+    # expand: values and shapes kept; sample shapes
+    e, te = od.expand((5, 3, 4)), td.expand((5, 3, 4))
+    assert type(e) is type(od) and tuple(e.batch_shape) == (5, 3, 4)
+    v = values((3, 4))
+    close(e.log_prob(T(v)), te.log_prob(v), 1e-9, 1e-11, f"{name}.expand")
+    s = od.sample((7,))
+    assert tuple(s.shape) == (7, 3, 4) and s.dtype == tn.float64
+    assert bool(od.support.check(s).all())
+
+
+MOMENTS = [
+    ("HalfNormal", (torch.tensor([0.5, 2.0]),)),
+    ("Pareto", (torch.tensor([1.0, 2.5]), torch.tensor([6.0, 9.0]))),
+    ("Weibull", (torch.tensor([1.0, 2.5]), torch.tensor([0.8, 3.0]))),
+    ("Kumaraswamy", (torch.tensor([0.7, 3.0]), torch.tensor([2.0, 0.9]))),
+    ("StudentT", (torch.tensor([9.0, 30.0]), torch.tensor([0.5, -1.0]), torch.tensor([2.0, 0.3]))),
+    ("Chi2", (torch.tensor([0.7, 5.0]),)),
+    ("LogNormal", (torch.tensor([0.1, -0.5]), torch.tensor([0.3, 0.5]))),
+]
+
+
+@pytest.mark.parametrize("name,params", MOMENTS, ids=[c[0] for c in MOMENTS])
+def test_sample_moments(name, params):
+    # 2e5 draws, fixed seed. The mean within 5 standard errors (sqrt(var / n)); the variance within
+    # 6 % -- its standard error is var sqrt((kurtosis - 1) / n) <= 1.2 % for these parameters
+    # (Pareto alpha >= 6, StudentT df >= 9 keep the fourth moment small), so both are >= 5 sigma.
+    tn.manual_seed(0)
+    od = getattr(D, name)(*[T(a.double()) for a in params])
+    n = 200000
+    x = od.sample((n,)).numpy()
+    mean, var = od.mean.numpy(), od.variance.numpy()
+    assert (np.abs(x.mean(0) - mean) < 5 * np.sqrt(var / n)).all(), f"{name}: mean {x.mean(0)} vs {mean}"
+    assert (np.abs(x.var(0) - var) < 0.06 * var).all(), f"{name}: var {x.var(0)} vs {var}"
+
+
+def _implicit_grad(td_cls, params, x, names):
+    """The pathwise derivative dx/dtheta at fixed base noise, from the CDF: -dF/dtheta / p(x),
+    with torch's cdf and log_prob (what any reparameterised sampler must produce)."""
+    ps = [p.detach().clone().requires_grad_() for p in params]
+    d = td_cls(*ps)
+    F = d.cdf(x).sum()
+    grads = torch.autograd.grad(F, ps)
+    dens = d.log_prob(x).exp().detach()
+    return {n: -gr / dens for n, gr in zip(names, grads)}
+
+
+@pytest.mark.parametrize("name,params,names", [
+    ("HalfNormal", lambda: (pos(5),), ("scale",)),
+    ("HalfCauchy", lambda: (pos(5),), ("scale",)),
+    ("Pareto", lambda: (pos(5), pos(5) + 1), ("scale", "alpha")),
+    ("Weibull", lambda: (pos(5), pos(5)), ("scale", "concentration")),
+    ("Kumaraswamy", lambda: (pos(5), pos(5)), ("concentration1", "concentration0")),
+    ("LogNormal", lambda: (real(5), pos(5)), ("loc", "scale")),
+    ("Gumbel", lambda: (real(5), pos(5)), ("loc", "scale")),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_rsample_gradients_univariate(name, params, names):
+    p = params()
+    ours = [T(a, grad=True) for a in p]
+    od = getattr(D, name)(*ours)
+    if name == "Pareto":        # torch's Pareto has has_rsample False (Exponential base is reparameterised)
+        assert od.has_rsample == getattr(TD, name)(*p).has_rsample
+    x = od.rsample()
+    x.sum().backward()
+    ref = _implicit_grad(getattr(TD, name), p, torch.from_numpy(x.detach().numpy()), names)
+    for n, o in zip(names, ours):
+        close(o.grad, ref[n], 1e-6, 1e-9, f"{name} d x / d {n}")
+
+
+def test_studentt_rsample_gradients():
+    df, loc, scale = (T(torch.tensor([4.0, 12.0], dtype=f64), grad=True), T(torch.tensor([0.5, -1.0], dtype=f64), grad=True),
+                      T(torch.tensor([2.0, 0.5], dtype=f64), grad=True))
+    tn.manual_seed(3)
+    x = D.StudentT(df, loc, scale).rsample((4,))
+    x.sum().backward()
+    close(loc.grad, np.full(2, 4.0))
+    close(scale.grad, ((x - loc) / scale).sum(0).detach())
+    # d E[x^2] / d df for StudentT(df, 0, 1): E[x^2] = df / (df - 2), derivative -2 / (df - 2)^2
+    df = T(torch.tensor([6.0, 12.0], dtype=f64), grad=True)
+    tn.manual_seed(4)
+    D.StudentT(df).rsample((400000,)).pow(2).mean(0).sum().backward()
+    ref = -2 / (np.array([6.0, 12.0]) - 2) ** 2
+    assert np.allclose(df.grad.numpy(), ref, rtol=0.15, atol=2e-3), (df.grad, ref)
+
+
+# --------------------------------------------------------------------------- multivariate normals
+@pytest.mark.parametrize("kind", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_multivariate_normal(kind):
+    C = spd(3)
+    M = torch.linalg.cholesky(C) if kind == "scale_tril" else C
+    loc = real(2, 1, 4)      # broadcast against the matrix batch (3,)
+    td, od = pair("MultivariateNormal", loc, **{kind: M})
+    assert tuple(od.batch_shape) == (2, 3) and tuple(od.event_shape) == (4,)
+    x = real(5, 2, 3, 4)
+    close(od.log_prob(T(x)), td.log_prob(x), 1e-10, 1e-10, "log_prob")
+    x1 = real(4)             # one value broadcast over the batch
+    close(od.log_prob(T(x1)), td.log_prob(x1), 1e-10, 1e-10, "log_prob broadcast")
+    close(od.entropy(), td.entropy())
+    for attr in ("mean", "mode", "variance", "stddev", "covariance_matrix", "precision_matrix", "scale_tril"):
+        close(getattr(od, attr), getattr(td, attr), 1e-10, 1e-11, attr)
+    e, te = od.expand((4, 2, 3)), td.expand((4, 2, 3))
+    close(e.log_prob(T(x1)), te.log_prob(x1), 1e-10, 1e-10, "expand")
+    assert tuple(od.sample((6,)).shape) == (6, 2, 3, 4) and tuple(od.rsample().shape) == (2, 3, 4)
+    # 0-size batch: validation reshapes to (0, -1), which torch refuses too; without it, it works
+    with pytest.raises(RuntimeError):
+        TD.MultivariateNormal(torch.zeros(0, 4, dtype=f64), C[0])
+    with pytest.raises(RuntimeError):
+        D.MultivariateNormal(tn.zeros(0, 4, dtype=tn.float64), T(C[0]))
+    z = D.MultivariateNormal(tn.zeros(0, 4, dtype=tn.float64), T(C[0]), validate_args=False)
+    assert tuple(z.log_prob(tn.zeros(0, 4, dtype=tn.float64)).shape) == (0,)
+    assert tuple(z.sample((2,)).shape) == (2, 0, 4)
+
+
+@pytest.mark.parametrize("kind", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_multivariate_normal_log_prob_gradients(kind):
+    C = spd(2, n=3)
+    M = torch.linalg.cholesky(C) if kind == "scale_tril" else C
+    loc, x = real(2, 3), real(4, 2, 3)
+    ml, mm = loc.clone().requires_grad_(), M.clone().requires_grad_()
+    TD.MultivariateNormal(ml, **{kind: mm}).log_prob(x).sum().backward()
+    ol, om = T(loc, grad=True), T(M, grad=True)
+    D.MultivariateNormal(ol, **{kind: om}).log_prob(T(x)).sum().backward()
+    close(ol.grad, ml.grad, 1e-9, 1e-10, "d/dloc")
+    close(om.grad, mm.grad, 1e-9, 1e-10, f"d/d{kind}")
+
+
+def test_multivariate_normal_rsample_gradients():
+    # x = loc + chol(C) eps: recover our eps, push it through torch's cholesky and compare gradients
+    C, loc = spd(n=3), real(3)
+    oc, ol = T(C, grad=True), T(loc, grad=True)
+    tn.manual_seed(5)
+    x = D.MultivariateNormal(ol, covariance_matrix=oc).rsample((6,))
+    w = real(6, 3)
+    (x * T(w)).sum().backward()
+    L = torch.linalg.cholesky(C)
+    eps = torch.linalg.solve_triangular(L, torch.from_numpy(x.detach().numpy() - loc.numpy()).unsqueeze(-1), upper=False).squeeze(-1)
+    tc, tl = C.clone().requires_grad_(), loc.clone().requires_grad_()
+    xr = tl + (torch.linalg.cholesky(tc) @ eps.unsqueeze(-1)).squeeze(-1)
+    close(x, xr, 1e-10, 1e-10, "same sample")
+    (xr * w).sum().backward()
+    close(ol.grad, tl.grad, 1e-9, 1e-10)
+    close(oc.grad, tc.grad, 1e-8, 1e-10)
+
+
+def test_lowrank_multivariate_normal():
+    loc, W, Dg = real(3, 5), real(3, 5, 2), pos(3, 5)
+    td, od = pair("LowRankMultivariateNormal", loc, W, Dg)
+    x = real(4, 3, 5)
+    close(od.log_prob(T(x)), td.log_prob(x), 1e-10, 1e-10)
+    close(od.entropy(), td.entropy())
+    for attr in ("mean", "variance", "covariance_matrix", "precision_matrix", "scale_tril"):
+        close(getattr(od, attr), getattr(td, attr), 1e-10, 1e-11, attr)
+    close(od.expand((2, 3)).log_prob(T(x[0])), td.expand((2, 3)).log_prob(x[0]))
+    # gradients of log_prob in all three parameters
+    tp = [a.clone().requires_grad_() for a in (loc, W, Dg)]
+    TD.LowRankMultivariateNormal(*tp).log_prob(x).sum().backward()
+    op = [T(a, grad=True) for a in (loc, W, Dg)]
+    D.LowRankMultivariateNormal(*op).log_prob(T(x)).sum().backward()
+    for o, t, n in zip(op, tp, ("loc", "cov_factor", "cov_diag")):
+        close(o.grad, t.grad, 1e-9, 1e-10, n)
+    # moments: the sample covariance within 3 % of W W^T + D (2e5 draws: the entries' standard errors
+    # are below 0.3 % of the diagonal)
+    tn.manual_seed(6)
+    d1 = D.LowRankMultivariateNormal(T(loc[0]), T(W[0]), T(Dg[0]))
+    s = d1.sample((200000,)).numpy()
+    cov = d1.covariance_matrix.numpy()
+    scale = np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
+    assert (np.abs(np.cov(s.T) - cov) < 0.03 * scale).all()
+    assert (np.abs(s.mean(0) - loc[0].numpy()) < 5 * np.sqrt(np.diag(cov) / 200000)).all()
+
+
+def test_mvn_sample_moments():
+    tn.manual_seed(7)
+    C, loc = spd(n=3), real(3)
+    d = D.MultivariateNormal(T(loc), T(C))
+    s = d.sample((200000,)).numpy()
+    scale = np.sqrt(np.outer(np.diag(C.numpy()), np.diag(C.numpy())))
+    assert (np.abs(np.cov(s.T) - C.numpy()) < 0.03 * scale).all()
+    assert (np.abs(s.mean(0) - loc.numpy()) < 5 * np.sqrt(np.diag(C.numpy()) / 200000)).all()
+
+
+def test_multivariate_normal_errors():
+    C = T(spd(n=3))
+    with pytest.raises(ValueError, match="Exactly one"):
+        D.MultivariateNormal(tn.zeros(3, dtype=tn.float64))
+    with pytest.raises(ValueError, match="Exactly one"):
+        D.MultivariateNormal(tn.zeros(3, dtype=tn.float64), C, scale_tril=C)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        D.MultivariateNormal(tn.tensor(0.0, dtype=tn.float64), C)
+    with pytest.raises(ValueError, match="two-dimensional"):
+        D.MultivariateNormal(tn.zeros(3, dtype=tn.float64), tn.ones(3, dtype=tn.float64))
+    bad = tn.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=tn.float64)      # symmetric, not positive definite
+    with pytest.raises(ValueError):
+        TD.MultivariateNormal(torch.zeros(2, dtype=f64), torch.from_numpy(bad.numpy()))
+    with pytest.raises(ValueError, match="covariance_matrix"):
+        D.MultivariateNormal(tn.zeros(2, dtype=tn.float64), bad)
+    with pytest.raises(ValueError, match="scale_tril"):
+        D.MultivariateNormal(tn.zeros(2, dtype=tn.float64), scale_tril=tn.tensor([[1.0, 1.0], [0.0, 1.0]], dtype=tn.float64))
+    with pytest.raises(ValueError, match="event_shape|broadcastable"):
+        D.MultivariateNormal(tn.zeros(3, dtype=tn.float64), C).log_prob(tn.zeros(2, dtype=tn.float64))
+    with pytest.raises(ValueError, match="cov_factor must be a batch"):
+        D.LowRankMultivariateNormal(tn.zeros(3), tn.zeros(4, 1), tn.ones(3))
+    with pytest.raises(ValueError, match="cov_diag"):
+        D.LowRankMultivariateNormal(tn.zeros(3), tn.zeros(3, 1), tn.ones(4))
+    with pytest.raises(ValueError, match="Incompatible batch shapes"):
+        D.LowRankMultivariateNormal(tn.zeros(2, 3), tn.zeros(5, 3, 1), tn.ones(3))
+
+
+# --------------------------------------------------------------------------- discrete
+@pytest.mark.parametrize("kw", ["probs", "logits"])
+def test_one_hot_categorical(kw):
+    p = simplex(3, 5) if kw == "probs" else real(3, 5)
+    td, od = pair("OneHotCategorical", **{kw: p})
+    assert tuple(od.batch_shape) == (3,) and tuple(od.event_shape) == (5,)
+    v = torch.nn.functional.one_hot(torch.randint(0, 5, (2, 3), generator=g), 5).double()
+    close(od.log_prob(T(v)), td.log_prob(v), 1e-10, 1e-12)
+    close(od.entropy(), td.entropy())
+    for attr in ("mean", "variance", "mode", "probs", "logits"):
+        close(getattr(od, attr), getattr(td, attr), 1e-10, 1e-12, attr)
+    close(od.enumerate_support(), td.enumerate_support())
+    close(od.enumerate_support(expand=False), td.enumerate_support(expand=False))
+    tn.manual_seed(8)
+    s = od.sample((40000,))
+    assert tuple(s.shape) == (40000, 3, 5) and bool(od.support.check(s).all())
+    # frequencies: standard error sqrt(p(1-p)/n) <= 0.0025, tolerance 0.0125 = 5 se
+    np.testing.assert_allclose(s.numpy().mean(0), td.probs.numpy(), atol=0.0125)
+    with pytest.raises(ValueError, match="support"):
+        od.log_prob(tn.ones(3, 5, dtype=tn.float64))
+    assert tuple(od.expand((2, 3)).sample().shape) == (2, 3, 5)
+
+
+def test_one_hot_categorical_straight_through():
+    logits = T(real(4, 3), grad=True)
+    d = D.OneHotCategoricalStraightThrough(logits=logits)
+    assert d.has_rsample and not D.OneHotCategorical(logits=logits).has_rsample
+    tn.manual_seed(9)
+    s = d.rsample((2,))
+    assert bool(((s.detach() == 0) | (s.detach() == 1)).all()) and bool((s.detach().sum(-1) == 1).all())
+    w = real(2, 4, 3)
+    (s * T(w)).sum().backward()
+    # the gradient is that of probs = softmax(logits): sum_samples w . d probs
+    tl = torch.from_numpy(logits.detach().numpy()).requires_grad_()
+    (torch.softmax(tl, -1) * w.sum(0)).sum().backward()
+    close(logits.grad, tl.grad, 1e-10, 1e-12)
+
+
+def test_multinomial():
+    p = simplex(3, 4)
+    td, od = pair("Multinomial", 7, p)
+    v = torch.distributions.Multinomial(7, p).sample((2,))
+    close(od.log_prob(T(v)), td.log_prob(v), 1e-10, 1e-12)
+    # torch 1.13 takes lgamma(n + 1) of an int64 tensor, i.e. in float32: agreement to ~1e-7 only
+    close(od.entropy(), td.entropy(), 1e-6, 1e-12)
+    n = 7
+    ref = (n * TD.Categorical(p).entropy() - math.lgamma(n + 1)
+           + sum(torch.exp(TD.Binomial(n, p).log_prob(torch.tensor(float(k), dtype=f64))) * math.lgamma(k + 1)
+                 for k in range(1, n + 1)).sum(-1))
+    close(od.entropy(), ref, 1e-12, 1e-12)
+    close(od.mean, td.mean)
+    close(od.variance, td.variance)
+    tl, ol = pair("Multinomial", 5, logits=real(2, 3))
+    vl = TD.Multinomial(5, logits=tl.logits).sample((3,))
+    close(ol.log_prob(T(vl)), tl.log_prob(vl), 1e-10, 1e-12)
+    # a zero probability with a zero count contributes 0, as torch
+    pz = torch.tensor([0.0, 0.3, 0.7], dtype=f64)
+    vz = torch.tensor([0.0, 2.0, 1.0], dtype=f64)
+    close(D.Multinomial(3, probs=T(pz)).log_prob(T(vz)), TD.Multinomial(3, probs=pz).log_prob(vz))
+    tn.manual_seed(10)
+    s = od.sample((50000,))
+    assert tuple(s.shape) == (50000, 3, 4) and s.dtype == tn.float64
+    assert (s.numpy().sum(-1) == 7).all() and bool(od.support.check(s).all())
+    mean = od.mean.numpy()
+    assert (np.abs(s.numpy().mean(0) - mean) < 5 * np.sqrt(od.variance.numpy() / 50000)).all()
+    assert tuple(od.expand((2, 3)).sample((4,)).shape) == (4, 2, 3, 4)
+    with pytest.raises(NotImplementedError, match="inhomogeneous"):
+        D.Multinomial(tn.tensor([3.0]), T(p))
+    with pytest.raises(ValueError, match="support"):
+        od.log_prob(tn.full((3, 4), 3.0, dtype=tn.float64))    # counts summing past total_count
+
+
+# --------------------------------------------------------------------------- relaxed
+def test_relaxed_bernoulli():
+    temp, p = torch.tensor([0.5], dtype=f64), unit(3, 4)
+    for kw in ("probs", "logits"):
+        par = p if kw == "probs" else real(3, 4)
+        td, od = pair("RelaxedBernoulli", temp, **{kw: par})
+        v = unit(2, 3, 4)
+        close(od.log_prob(T(v)), td.log_prob(v), 1e-9, 1e-11, kw)
+        tb = TD.relaxed_bernoulli.LogitRelaxedBernoulli(temp, **{kw: par})
+        ob = D.relaxed_bernoulli.LogitRelaxedBernoulli(T(temp), **{kw: T(par)})
+        lv = real(2, 3, 4)
+        close(ob.log_prob(T(lv)), tb.log_prob(lv), 1e-9, 1e-11, "logit " + kw)
+        close(od.probs, td.probs)
+        close(od.logits, td.logits)
+        assert od.has_rsample and tuple(od.rsample((5,)).shape) == (5, 3, 4)
+        close(od.expand((2, 3, 4)).log_prob(T(v[0])), td.expand((2, 3, 4)).log_prob(v[0]), 1e-9, 1e-11)
+    # rsample gradient: x = sigmoid((logit(u) + logits) / t) at our u, through torch
+    t, lg = T(temp, grad=True), T(real(6), grad=True)
+    tn.manual_seed(11)
+    x = D.RelaxedBernoulli(t, logits=lg).rsample()
+    x.sum().backward()
+    xt = torch.from_numpy(x.detach().numpy())
+    tt, tl = temp.clone().requires_grad_(), torch.from_numpy(lg.detach().numpy()).requires_grad_()
+    logit_u = (torch.logit(xt) * temp - tl).detach()
+    xr = torch.sigmoid((logit_u + tl) / tt)
+    close(x, xr, 1e-9, 1e-12)
+    xr.sum().backward()
+    close(t.grad, tt.grad, 1e-7, 1e-10)
+    close(lg.grad, tl.grad, 1e-7, 1e-10)
+    # low temperature: samples near {0, 1} with frequency of 1 ~ probs (5 se over 40000 draws)
+    tn.manual_seed(12)
+    s = D.RelaxedBernoulli(tn.tensor(0.05, dtype=tn.float64), probs=tn.tensor([0.2, 0.7], dtype=tn.float64)).sample((40000,)).numpy()
+    assert ((s < 0.01) | (s > 0.99)).mean() > 0.85
+    np.testing.assert_allclose((s > 0.5).mean(0), [0.2, 0.7], atol=0.012)
+
+
+def test_relaxed_one_hot_categorical():
+    temp = torch.tensor(0.7, dtype=f64)
+    for kw in ("probs", "logits"):
+        par = simplex(3, 4) if kw == "probs" else real(3, 4)
+        td, od = pair("RelaxedOneHotCategorical", temp, **{kw: par})
+        assert tuple(od.batch_shape) == (3,) and tuple(od.event_shape) == (4,)
+        v = TD.RelaxedOneHotCategorical(temp, **{kw: par}).sample((2,))
+        close(od.log_prob(T(v)), td.log_prob(v), 1e-9, 1e-10, kw)
+        te = TD.relaxed_categorical.ExpRelaxedCategorical(temp, **{kw: par})
+        oe = D.relaxed_categorical.ExpRelaxedCategorical(T(temp), **{kw: T(par)})
+        close(oe.log_prob(T(v.log())), te.log_prob(v.log()), 1e-9, 1e-10)
+        s = od.rsample((5,))
+        assert tuple(s.shape) == (5, 3, 4) and bool(od.support.check(s).all())
+    # rsample gradient: log x = log_softmax((logits + G) / t); G recovered from our sample
+    lg = T(real(2, 4), grad=True)
+    tn.manual_seed(13)
+    x = D.RelaxedOneHotCategorical(T(temp), logits=lg).rsample()
+    w = real(2, 4)
+    (x * T(w)).sum().backward()
+    logx = torch.from_numpy(x.detach().numpy()).log()
+    tl = torch.from_numpy(lg.detach().numpy()).requires_grad_()
+    G = (logx * temp - tl).detach()      # (logits + G) up to a per-row constant, which softmax ignores
+    xr = torch.softmax((tl + G) / temp, -1)
+    close(x, xr, 1e-9, 1e-12)
+    (xr * w).sum().backward()
+    close(lg.grad, tl.grad, 1e-7, 1e-10)
+
+
+# --------------------------------------------------------------------------- mixture
+def test_mixture_same_family():
+    mix = simplex(2, 3)
+    loc, scale = real(2, 3), pos(2, 3)
+    td = TD.MixtureSameFamily(TD.Categorical(mix), TD.Normal(loc, scale))
+    od = D.MixtureSameFamily(D.Categorical(T(mix)), D.Normal(T(loc), T(scale)))
+    assert tuple(od.batch_shape) == (2,) and tuple(od.event_shape) == ()
+    x = real(5, 2)
+    close(od.log_prob(T(x)), td.log_prob(x), 1e-10, 1e-12)
+    close(od.cdf(T(x)), td.cdf(x), 1e-10, 1e-12)
+    close(od.mean, td.mean)
+    close(od.variance, td.variance)
+    close(od.expand((4, 2)).log_prob(T(x[0])), td.expand((4, 2)).log_prob(x[0]))
+    # multivariate components (event dim 1)
+    mloc, mscale = real(2, 3, 4), pos(2, 3, 4)
+    td2 = TD.MixtureSameFamily(TD.Categorical(mix), TD.Independent(TD.Normal(mloc, mscale), 1))
+    od2 = D.MixtureSameFamily(D.Categorical(T(mix)), D.Independent(D.Normal(T(mloc), T(mscale)), 1))
+    x2 = real(5, 2, 4)
+    close(od2.log_prob(T(x2)), td2.log_prob(x2), 1e-10, 1e-12)
+    close(od2.mean, td2.mean)
+    close(od2.variance, td2.variance)
+    s = od2.sample((3,))
+    assert tuple(s.shape) == (3, 2, 4)
+    # moments of a 1-d mixture (law of total variance), 2e5 draws, 5 se / 5 %
+    tn.manual_seed(14)
+    m = D.MixtureSameFamily(D.Categorical(tn.tensor([0.3, 0.7], dtype=tn.float64)),
+                            D.Normal(tn.tensor([-2.0, 1.0], dtype=tn.float64), tn.tensor([0.5, 1.5], dtype=tn.float64)))
+    xs = m.sample((200000,)).numpy()
+    assert abs(xs.mean() - m.mean.item()) < 5 * math.sqrt(m.variance.item() / 200000)
+    assert abs(xs.var() - m.variance.item()) < 0.05 * m.variance.item()
+    # log_prob is differentiable in the mixture and component parameters
+    tm, tl = mix.clone().requires_grad_(), loc.clone().requires_grad_()
+    TD.MixtureSameFamily(TD.Categorical(tm), TD.Normal(tl, scale)).log_prob(x).sum().backward()
+    om, ol = T(mix, grad=True), T(loc, grad=True)
+    D.MixtureSameFamily(D.Categorical(om), D.Normal(ol, T(scale))).log_prob(T(x)).sum().backward()
+    close(om.grad, tm.grad, 1e-9, 1e-11)
+    close(ol.grad, tl.grad, 1e-9, 1e-11)
+    with pytest.raises(ValueError, match="Categorical"):
+        D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(T(loc), T(scale)))
+    with pytest.raises(ValueError, match="does not equal"):
+        D.MixtureSameFamily(D.Categorical(T(simplex(2, 4))), D.Normal(T(loc), T(scale)))
+
+
+# --------------------------------------------------------------------------- TransformedDistribution
+def test_transformed_distribution():
+    base_t, base_o = TD.Normal(real(3), pos(3)), None
+    base_o = D.Normal(T(base_t.loc), T(base_t.scale))
+    a, b = real(3), pos(3)
+    tt = TD.TransformedDistribution(base_t, [TD.transforms.AffineTransform(a, b), TD.transforms.ExpTransform()])
+    ot = D.TransformedDistribution(base_o, [D.transforms.AffineTransform(T(a), T(b)), D.transforms.ExpTransform()])
+    v = pos(4, 3)
+    close(ot.log_prob(T(v)), tt.log_prob(v))
+    close(ot.cdf(T(v)), tt.cdf(v))
+    u = unit(4, 3)
+    close(ot.icdf(T(u)), tt.icdf(u))
+    assert ot.has_rsample and tuple(ot.rsample((2,)).shape) == (2, 3)
+    assert repr(ot.support) == repr(tt.support)
+    # a decreasing map: cdf is monotonized (1 - F)
+    td2 = TD.TransformedDistribution(base_t, TD.transforms.AffineTransform(0.0, -2.0))
+    od2 = D.TransformedDistribution(base_o, D.transforms.AffineTransform(0.0, -2.0))
+    x = real(4, 3)
+    close(od2.cdf(T(x)), td2.cdf(x))
+    close(od2.icdf(T(u)), td2.icdf(u))
+    # event dims from the transforms: StickBreaking turns a batch of vectors into simplex events
+    tb = TD.TransformedDistribution(TD.Normal(real(2, 3), pos(2, 3)), TD.transforms.StickBreakingTransform())
+    ob = D.TransformedDistribution(D.Normal(T(tb.base_dist.base_dist.loc), T(tb.base_dist.base_dist.scale)),
+                                   D.transforms.StickBreakingTransform())
+    assert tuple(ob.batch_shape) == (2,) and tuple(ob.event_shape) == (4,)
+    sv = tb.sample((3,))
+    close(ob.log_prob(T(sv)), tb.log_prob(sv), 1e-9, 1e-11)
+    close(ob.expand((5, 2)).log_prob(T(sv[0])), tb.expand((5, 2)).log_prob(sv[0]), 1e-9, 1e-11)
+    # ReshapeTransform turns (6,) events into (2, 3) ones
+    tr = TD.TransformedDistribution(TD.Independent(TD.Normal(real(6), pos(6)), 1), TD.transforms.ReshapeTransform((6,), (2, 3)))
+    orr = D.TransformedDistribution(D.Independent(D.Normal(T(tr.base_dist.base_dist.loc), T(tr.base_dist.base_dist.scale)), 1),
+                                    D.transforms.ReshapeTransform((6,), (2, 3)))
+    assert tuple(orr.event_shape) == (2, 3)
+    rv = real(4, 2, 3)
+    close(orr.log_prob(T(rv)), tr.log_prob(rv))
+    with pytest.raises(ValueError, match="transforms must be"):
+        D.TransformedDistribution(base_o, "exp")
+    with pytest.raises(ValueError, match="transforms must be"):
+        D.TransformedDistribution(base_o, [D.transforms.ExpTransform(), 3])
+
+
+# --------------------------------------------------------------------------- transforms
+def _tr(name, *args, **kw):
+    conv = lambda v: T(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
+    return (getattr(TD.transforms, name)(*args, **kw), getattr(D.transforms, name)(*[conv(a) for a in args], **kw))
+
+
+TRANSFORMS = [
+    ("ExpTransform", (), lambda: real(3, 4)),
+    ("SigmoidTransform", (), lambda: real(3, 4)),
+    ("TanhTransform", (), lambda: real(3, 4)),
+    ("SoftplusTransform", (), lambda: real(3, 4)),
+    ("AbsTransform", (), lambda: real(3, 4)),
+    ("PowerTransform", (torch.tensor(2.5, dtype=f64),), lambda: pos(3, 4)),
+    ("AffineTransform", (torch.tensor([1.0, -2.0, 0.5, 3.0], dtype=f64), torch.tensor([2.0, -0.5, 1.5, -3.0], dtype=f64)), lambda: real(3, 4)),
+    ("SoftmaxTransform", (), lambda: real(3, 4)),
+    ("StickBreakingTransform", (), lambda: real(3, 4)),
+    ("LowerCholeskyTransform", (), lambda: real(3, 4, 4)),
+    ("CorrCholeskyTransform", (), lambda: real(3, 6)),
+]
+
+
+@pytest.mark.parametrize("name,args,xs", TRANSFORMS, ids=[t[0] for t in TRANSFORMS])
+def test_transform_against_torch(name, args, xs):
+    tt, ot = _tr(name, *args)
+    x = xs()
+    y_t = tt(x)
+    y_o = ot(T(x))
+    close(y_o, y_t, 1e-10, 1e-12, "forward")
+    close(ot.inv(T(y_t)), tt.inv(y_t), 1e-8, 1e-10, "inverse")
+    try:
+        ref = tt.log_abs_det_jacobian(x, y_t)
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            ot.log_abs_det_jacobian(T(x), y_o)
+    else:
+        close(ot.log_abs_det_jacobian(T(x), y_o), ref, 1e-9, 1e-11, "log_abs_det_jacobian")
+    assert ot.bijective == tt.bijective
+    assert ot.domain.event_dim == tt.domain.event_dim and ot.codomain.event_dim == tt.codomain.event_dim
+    assert repr(ot.domain) == repr(tt.domain) and repr(ot.codomain) == repr(tt.codomain)
+    assert tuple(ot.forward_shape(x.shape)) == tuple(tt.forward_shape(x.shape))
+    assert tuple(ot.inverse_shape(y_t.shape)) == tuple(tt.inverse_shape(y_t.shape))
+    assert ot.inv.inv is ot and ot == ot.with_cache(0) if ot._cache_size == 0 else True
+    assert bool(ot.codomain.check(y_o).all())
+    # gradients through forward and log_abs_det_jacobian
+    xo, xt = T(x, grad=True), x.clone().requires_grad_()
+    w = real(*y_t.shape)
+    out_o, out_t = (ot(xo) * T(w)).sum(), (tt(xt) * w).sum()
+    try:
+        out_o = out_o + ot.log_abs_det_jacobian(xo, ot(xo)).sum()
+        out_t = out_t + tt.log_abs_det_jacobian(xt, tt(xt)).sum()
+    except NotImplementedError:
+        pass
+    out_o.backward()
+    out_t.backward()
+    close(xo.grad, xt.grad, 1e-8, 1e-10, "grad")
+
+
+def test_univariate_jacobians_by_autograd():
+    # log |dy/dx| of the elementwise bijections is the log of autograd's derivative
+    for tr in (D.transforms.ExpTransform(), D.transforms.SigmoidTransform(), D.transforms.TanhTransform(),
+               D.transforms.SoftplusTransform(), D.transforms.AffineTransform(1.0, -3.0),
+               D.transforms.PowerTransform(tn.tensor(0.5, dtype=tn.float64))):
+        x = T(pos(7), grad=True)
+        y = tr(x)
+        (dy,) = tn.autograd.grad(y.sum(), [x])
+        close(tr.log_abs_det_jacobian(x, y), dy.abs().log(), 1e-10, 1e-12, repr(tr))
+
+
+def test_compose_independent_reshape_cat_stack_and_cache():
+    tr = D.transforms
+    a, b = real(4), pos(4)
+    tt = TD.transforms.ComposeTransform([TD.transforms.AffineTransform(a, b), TD.transforms.ExpTransform()])
+    ot = tr.ComposeTransform([tr.AffineTransform(T(a), T(b)), tr.ExpTransform()])
+    x = real(3, 4)
+    close(ot(T(x)), tt(x))
+    close(ot.inv(T(tt(x))), x, 1e-10, 1e-12)
+    close(ot.log_abs_det_jacobian(T(x), T(tt(x))), tt.log_abs_det_jacobian(x, tt(x)))
+    assert ot.inv.inv is ot and ot.bijective
+    close(ot.sign, tt.sign)
+    # IndependentTransform sums the jacobian over the reinterpreted dims
+    it, io = TD.transforms.IndependentTransform(TD.transforms.ExpTransform(), 1), tr.IndependentTransform(tr.ExpTransform(), 1)
+    close(io.log_abs_det_jacobian(T(x), T(x.exp())), it.log_abs_det_jacobian(x, x.exp()))
+    assert io.domain.event_dim == 1 and repr(io) == repr(it)
+    # ReshapeTransform
+    rt, ro = TD.transforms.ReshapeTransform((4,), (2, 2)), tr.ReshapeTransform((4,), (2, 2))
+    close(ro(T(x)), rt(x))
+    assert tuple(ro.forward_shape((3, 4))) == (3, 2, 2) and tuple(ro.inverse_shape((3, 2, 2))) == (3, 4)
+    close(ro.log_abs_det_jacobian(T(x), ro(T(x))), rt.log_abs_det_jacobian(x, rt(x)))
+    with pytest.raises(ValueError, match="different numbers of elements"):
+        tr.ReshapeTransform((4,), (3,))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        ro.forward_shape((3, 5))
+    # CatTransform / StackTransform
+    ct = TD.transforms.CatTransform([TD.transforms.ExpTransform(), TD.transforms.identity_transform], dim=1, lengths=[2, 2])
+    co = tr.CatTransform([tr.ExpTransform(), tr.identity_transform], dim=1, lengths=[2, 2])
+    close(co(T(x)), ct(x))
+    close(co.inv(T(ct(x))), ct.inv(ct(x)))
+    close(co.log_abs_det_jacobian(T(x), T(ct(x))), ct.log_abs_det_jacobian(x, ct(x)))
+    st = TD.transforms.StackTransform([TD.transforms.ExpTransform(), TD.transforms.SigmoidTransform()], dim=0)
+    so = tr.StackTransform([tr.ExpTransform(), tr.SigmoidTransform()], dim=0)
+    x2 = real(2, 5)
+    close(so(T(x2)), st(x2))
+    close(so.inv(T(st(x2))), st.inv(st(x2)))
+    close(so.log_abs_det_jacobian(T(x2), T(st(x2))), st.log_abs_det_jacobian(x2, st(x2)))
+    assert bool(so.codomain.check(so(T(x2))).all())
+    with pytest.raises(ValueError, match="StackTransform"):
+        so(T(real(3, 5)))
+    # caching: cache_size=1 returns the cached x for the same y object (torch's rule)
+    c = tr.AbsTransform(cache_size=1)
+    xn = T(-pos(3))
+    y = c(xn)
+    assert c.inv(y) is xn and c(xn) is y
+    assert tr.AbsTransform()(xn) is not y
+    with pytest.raises(ValueError, match="cache_size"):
+        tr.ExpTransform(cache_size=2)
+    assert tr.ExpTransform() == tr.ExpTransform() and tr.ExpTransform() != tr.SigmoidTransform()
+    assert tr.ExpTransform().inv == tr.ExpTransform().inv
+    assert repr(tr.ExpTransform().inv) == repr(TD.transforms.ExpTransform().inv)
+
+
+# --------------------------------------------------------------------------- constraints and registries
+CONSTRAINT_VALUES = [
+    ("real", lambda: torch.tensor([0.0, float("nan"), float("inf")], dtype=f64)),
+    ("positive", lambda: torch.tensor([-1.0, 0.0, 2.0], dtype=f64)),
+    ("nonnegative", lambda: torch.tensor([-1.0, 0.0, 2.0], dtype=f64)),
+    ("unit_interval", lambda: torch.tensor([-0.1, 0.0, 0.5, 1.0, 1.1], dtype=f64)),
+    ("simplex", lambda: torch.tensor([[0.2, 0.8], [0.5, 0.6], [-0.1, 1.1]], dtype=f64)),
+    ("lower_cholesky", lambda: torch.stack([torch.eye(3, dtype=f64), -torch.eye(3, dtype=f64), torch.ones(3, 3, dtype=f64)])),
+    ("lower_triangular", lambda: torch.stack([torch.eye(3, dtype=f64).tril(), torch.ones(3, 3, dtype=f64)])),
+    ("positive_definite", lambda: torch.stack([spd(n=3), -spd(n=3), torch.ones(3, 3, dtype=f64)])),
+    ("positive_semidefinite", lambda: torch.stack([spd(n=3), torch.diag(torch.tensor([1.0, 0.0, 2.0], dtype=f64)), -spd(n=3)])),
+    ("symmetric", lambda: torch.stack([spd(n=3), real(3, 3)])),
+    ("square", lambda: real(2, 3, 3)),
+    ("corr_cholesky", lambda: torch.stack([torch.eye(3, dtype=f64), torch.linalg.cholesky(spd(n=3))])),
+    ("real_vector", lambda: torch.tensor([[0.0, 1.0], [float("nan"), 0.0]], dtype=f64)),
+    ("nonnegative_integer", lambda: torch.tensor([-1.0, 0.0, 1.5, 3.0], dtype=f64)),
+    ("positive_integer", lambda: torch.tensor([0.0, 1.0, 2.0], dtype=f64)),
+    ("boolean", lambda: torch.tensor([0.0, 1.0, 0.5], dtype=f64)),
+    ("one_hot", lambda: torch.tensor([[0.0, 1.0], [1.0, 1.0], [0.0, 0.0]], dtype=f64)),
+]
+
+
+@pytest.mark.parametrize("name,values", CONSTRAINT_VALUES, ids=[c[0] for c in CONSTRAINT_VALUES])
+def test_constraints(name, values):
+    v = values()
+    tc, oc = getattr(TD.constraints, name), getattr(D.constraints, name)
+    close(oc.check(T(v)), tc.check(v), what=name)
+    assert oc.event_dim == tc.event_dim and oc.is_discrete == tc.is_discrete
+    assert repr(oc) == repr(tc)
+
+
+def test_constraint_factories():
+    C, TC = D.constraints, TD.constraints
+    v = torch.tensor([0.0, 1.0, 2.0, 3.0], dtype=f64)
+    for name, args in [("interval", (0.5, 2.5)), ("half_open_interval", (0.0, 2.0)), ("greater_than", (1.0,)),
+                       ("greater_than_eq", (1.0,)), ("less_than", (2.0,)), ("integer_interval", (1, 2))]:
+        oc, tc = getattr(C, name)(*args), getattr(TC, name)(*args)
+        close(oc.check(T(v)), tc.check(v), what=name)
+        assert repr(oc) == repr(tc)
+    counts = torch.tensor([[1.0, 2.0], [3.0, 1.0], [-1.0, 2.0]], dtype=f64)
+    close(C.multinomial(3).check(T(counts)), TC.multinomial(3).check(counts))
+    oc = C.cat([C.positive, C.real], dim=0, lengths=[2, 2])
+    tc = TC.cat([TC.positive, TC.real], dim=0, lengths=[2, 2])
+    w = torch.tensor([1.0, -1.0, -1.0, 5.0], dtype=f64)
+    close(oc.check(T(w)), tc.check(w))
+    os_, ts = C.stack([C.positive, C.unit_interval], dim=1), TC.stack([TC.positive, TC.unit_interval], dim=1)
+    w2 = torch.tensor([[1.0, 0.5], [-1.0, 1.5]], dtype=f64)
+    close(os_.check(T(w2)), ts.check(w2))
+    assert os_.event_dim == ts.event_dim
+    ic, tic = C.independent(C.positive, 1), TC.independent(TC.positive, 1)
+    close(ic.check(T(counts)), tic.check(counts))
+    assert repr(ic) == repr(tic) and ic.event_dim == 1
+    assert C.is_dependent(C.dependent) and not C.is_dependent(C.real)
+    with pytest.raises(ValueError, match="dependent"):
+        C.dependent.check(T(v))
+    with pytest.raises(NotImplementedError):
+        C.dependent.event_dim
+    assert C.dependent(is_discrete=True, event_dim=1).event_dim == 1
+    # dependent_property: the class attribute is a dependent constraint, the instance one is real
+    assert C.is_dependent(D.Uniform.support) and not C.is_dependent(D.Uniform(0.0, 1.0).support)
+    assert C.is_dependent(D.Pareto.support) and D.Pareto.support.event_dim == 0
+    assert repr(D.Pareto(1.0, 2.0).support) == repr(TD.Pareto(1.0, 2.0).support)
+
+
+REGISTRY_CASES = [
+    ("real", lambda C: C.real, lambda: real(3)),
+    ("positive", lambda C: C.positive, lambda: real(3)),
+    ("nonnegative", lambda C: C.nonnegative, lambda: real(3)),
+    ("greater_than", lambda C: C.greater_than(2.0), lambda: real(3)),
+    ("less_than", lambda C: C.less_than(-1.0), lambda: real(3)),
+    ("unit_interval", lambda C: C.unit_interval, lambda: real(3)),
+    ("interval", lambda C: C.interval(-2.0, 5.0), lambda: real(3)),
+    ("half_open_interval", lambda C: C.half_open_interval(-2.0, 5.0), lambda: real(3)),
+    ("simplex", lambda C: C.simplex, lambda: real(2, 3)),
+    ("lower_cholesky", lambda C: C.lower_cholesky, lambda: real(2, 3, 3)),
+    ("corr_cholesky", lambda C: C.corr_cholesky, lambda: real(2, 3)),
+    ("independent", lambda C: C.independent(C.positive, 1), lambda: real(2, 3)),
+    ("cat", lambda C: C.cat([C.positive, C.real], 0, [2, 1]), lambda: real(3)),
+    ("stack", lambda C: C.stack([C.positive, C.unit_interval], 0), lambda: real(2, 3)),
+]
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("name,make,xs", REGISTRY_CASES, ids=[c[0] for c in REGISTRY_CASES])
+def test_biject_to_transform_to(registry, name, make, xs):
+    treg, oreg = getattr(TD, registry), getattr(D, registry)
+    try:
+        tt = treg(make(TD.constraints))
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError, match="Cannot transform"):
+            oreg(make(D.constraints))
+        return
+    ot = oreg(make(D.constraints))
+    assert type(ot).__name__ == type(tt).__name__
+    x = xs()
+    y = ot(T(x))
+    close(y, tt(x), 1e-10, 1e-12)
+    assert bool(make(D.constraints).check(y).all())
+    if tt.bijective:
+        close(ot.inv(y), x, 1e-7, 1e-9, "round trip")
+        close(ot.log_abs_det_jacobian(T(x), y), tt.log_abs_det_jacobian(x, tt(x)), 1e-9, 1e-11)
+
+
+def test_registry_register_and_errors():
+    reg = D.constraint_registry.ConstraintRegistry()
+    with pytest.raises(NotImplementedError, match="Cannot transform"):
+        reg(D.constraints.positive)
+    reg.register(D.constraints.positive, lambda c: D.transforms.SoftplusTransform())
+    assert isinstance(reg(D.constraints.positive), D.transforms.SoftplusTransform)
+    with pytest.raises(TypeError, match="Constraint subclass"):
+        reg.register(int, lambda c: None)
+    with pytest.raises(NotImplementedError):
+        D.biject_to(D.constraints.lower_cholesky)     # not a bijection's codomain in torch either
+
+
+# --------------------------------------------------------------------------- KL: every pair torch registers
+def _factories():
+    loc, sc = real(3), pos(3)
+    return {
+        "Normal": lambda: pair("Normal", real(3), pos(3)),
+        "Uniform": lambda: pair("Uniform", unit(3) * 0.4, unit(3) * 0.4 + 0.5),
+        "Exponential": lambda: pair("Exponential", pos(3)),
+        "Laplace": lambda: pair("Laplace", real(3), pos(3)),
+        "Cauchy": lambda: pair("Cauchy", real(3), pos(3)),
+        "Gamma": lambda: pair("Gamma", pos(3), pos(3)),
+        "Chi2": lambda: pair("Chi2", pos(3)),
+        "Beta": lambda: pair("Beta", pos(3), pos(3)),
+        "Dirichlet": lambda: pair("Dirichlet", pos(3, 4)),
+        "Poisson": lambda: pair("Poisson", pos(3)),
+        "Bernoulli": lambda: pair("Bernoulli", unit(3)),
+        "Binomial": lambda: pair("Binomial", torch.full((3,), 6.0, dtype=f64), unit(3)),
+        "Geometric": lambda: pair("Geometric", unit(3)),
+        "Categorical": lambda: pair("Categorical", simplex(3, 4)),
+        "OneHotCategorical": lambda: pair("OneHotCategorical", simplex(3, 4)),
+        "Gumbel": lambda: pair("Gumbel", real(3), pos(3)),
+        "LogNormal": lambda: pair("LogNormal", real(3), pos(3)),
+        "HalfNormal": lambda: pair("HalfNormal", pos(3)),
+        "Pareto": lambda: pair("Pareto", pos(3), pos(3) + 2.5),
+        "MultivariateNormal": lambda: pair("MultivariateNormal", real(3, 4), spd(3)),
+        "LowRankMultivariateNormal": lambda: pair("LowRankMultivariateNormal", real(3, 4), real(3, 4, 2), pos(3, 4)),
+        "Independent": lambda: (lambda l, s: (TD.Independent(TD.Normal(l, s), 1), D.Independent(D.Normal(T(l), T(s)), 1)))(real(3, 2), pos(3, 2)),
+        "_": lambda: (loc, sc),
+    }
+
+
+def _kl_pairs():
+    names = set(_factories())
+    out = []
+    for (tp, tq) in sorted(TD.kl._KL_REGISTRY, key=lambda k: (k[0].__name__, k[1].__name__)):
+        if tp.__name__ in names and tq.__name__ in names:
+            out.append((tp.__name__, tq.__name__))
+    return out
+
+
+KL_PAIRS = _kl_pairs()
+
+
+def test_kl_registry_covers_torch():
+    # every pair torch registers between classes that exist here is registered here too; the ones
+    # left out involve ContinuousBernoulli or the generic ExponentialFamily Bregman form
+    ours = {(p.__name__, q.__name__) for (p, q) in D._KL_REGISTRY}
+    theirs = {(p.__name__, q.__name__) for (p, q) in TD.kl._KL_REGISTRY}
+    missing = {pq for pq in theirs - ours if "ContinuousBernoulli" not in pq and pq != ("ExponentialFamily", "ExponentialFamily")}
+    assert not missing, missing
+    assert len(KL_PAIRS) >= 70
+
+
+@pytest.mark.parametrize("pn,qn", KL_PAIRS, ids=[f"{p}-{q}" for p, q in KL_PAIRS])
+def test_kl_pair(pn, qn):
+    f = _factories()
+    tp, op = f[pn]()
+    tq, oq = f[qn]()
+    try:
+        ref = TD.kl_divergence(tp, tq)
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            D.kl_divergence(op, oq)
+        return
+    got = D.kl_divergence(op, oq)
+    close(got, ref, 1e-8, 1e-10, f"KL({pn} || {qn})")
+
+
+def test_kl_same_family_values_and_gradients():
+    # KL(p || p) = 0 and the gradients of KL(MVN || MVN) in both scale_trils against torch
+    for name in ("Gumbel", "HalfNormal", "Pareto", "LogNormal", "OneHotCategorical", "MultivariateNormal", "LowRankMultivariateNormal"):
+        _, o = _factories()[name]()
+        close(D.kl_divergence(o, o), np.zeros(3), 0, 1e-9, name)
+    Lp, Lq = torch.linalg.cholesky(spd(2, n=3)), torch.linalg.cholesky(spd(2, n=3))
+    mp, mq = real(2, 3), real(2, 3)
+    tl = [a.clone().requires_grad_() for a in (mp, Lp, mq, Lq)]
+    TD.kl_divergence(TD.MultivariateNormal(tl[0], scale_tril=tl[1]), TD.MultivariateNormal(tl[2], scale_tril=tl[3])).sum().backward()
+    ol = [T(a, grad=True) for a in (mp, Lp, mq, Lq)]
+    D.kl_divergence(D.MultivariateNormal(ol[0], scale_tril=ol[1]), D.MultivariateNormal(ol[2], scale_tril=ol[3])).sum().backward()
+    for o, t in zip(ol, tl):
+        close(o.grad, t.grad, 1e-9, 1e-11)
+    # LogNormal pairs go through TransformedDistribution's rule (same transforms)
+    lp, lq = pair("LogNormal", real(3), pos(3)), pair("LogNormal", real(3), pos(3))
+    close(D.kl_divergence(lp[1], lq[1]), TD.kl_divergence(lp[0], lq[0]))
+    with pytest.raises(NotImplementedError):
+        D.kl_divergence(D.HalfCauchy(1.0), D.HalfNormal(1.0))
+    with pytest.raises(ValueError, match="event shapes"):
+        D.kl_divergence(D.MultivariateNormal(tn.zeros(2), tn.eye(2)), D.MultivariateNormal(tn.zeros(3), tn.eye(3)))
+
+
+# --------------------------------------------------------------------------- validation
+def test_validate_args_new_distributions():
+    cases = [
+        (lambda m: m.HalfNormal(tn.tensor([-1.0])), lambda: TD.HalfNormal(torch.tensor([-1.0]))),
+        (lambda m: m.Pareto(tn.tensor([1.0]), tn.tensor([0.0])), lambda: TD.Pareto(torch.tensor([1.0]), torch.tensor([0.0]))),
+        (lambda m: m.Weibull(tn.tensor([1.0]), tn.tensor([-2.0])), lambda: TD.Weibull(torch.tensor([1.0]), torch.tensor([-2.0]))),
+        (lambda m: m.Kumaraswamy(tn.tensor([0.0]), tn.tensor([1.0])), lambda: TD.Kumaraswamy(torch.tensor([0.0]), torch.tensor([1.0]))),
+        (lambda m: m.StudentT(tn.tensor([-1.0])), lambda: TD.StudentT(torch.tensor([-1.0]))),
+        (lambda m: m.OneHotCategorical(tn.tensor([-0.5, 1.5])), lambda: TD.OneHotCategorical(torch.tensor([-0.5, 1.5]))),
+        (lambda m: m.Multinomial(3, tn.tensor([-0.5, 1.5])), lambda: TD.Multinomial(3, torch.tensor([-0.5, 1.5]))),
+        (lambda m: m.RelaxedBernoulli(tn.tensor(0.5), tn.tensor([1.5])), lambda: TD.RelaxedBernoulli(torch.tensor(0.5), torch.tensor([1.5]))),
+        (lambda m: m.LowRankMultivariateNormal(tn.zeros(2), tn.zeros(2, 1), tn.tensor([1.0, -1.0])),
+         lambda: TD.LowRankMultivariateNormal(torch.zeros(2), torch.zeros(2, 1), torch.tensor([1.0, -1.0]))),
+    ]
+    for ours, theirs in cases:
+        with pytest.raises(ValueError):
+            theirs()
+        with pytest.raises(ValueError):
+            ours(D)
+    # values outside the support
+    with pytest.raises(ValueError, match="support"):
+        D.HalfNormal(tn.tensor([1.0])).log_prob(tn.tensor([-1.0]))
+    with pytest.raises(ValueError, match="support"):
+        D.Pareto(tn.tensor([2.0]), tn.tensor([1.0])).log_prob(tn.tensor([1.0]))
+    with pytest.raises(ValueError, match="support"):
+        D.Kumaraswamy(tn.tensor([2.0]), tn.tensor([1.0])).log_prob(tn.tensor([1.5]))
+    with pytest.raises(ValueError, match="support"):
+        D.RelaxedOneHotCategorical(tn.tensor(0.5), tn.tensor([0.3, 0.7])).log_prob(tn.tensor([0.5, 0.6]))
+    # validate_args=False lets them through, as torch
+    D.HalfNormal(tn.tensor([-1.0]), validate_args=False)
+    D.OneHotCategorical(tn.tensor([0.5, 0.6]), validate_args=False)
+    assert D.HalfNormal(tn.tensor([1.0]), validate_args=False).log_prob(tn.tensor([-1.0])).item() == -math.inf
+    # arg_constraints as torch's
+    for name in ("HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy", "StudentT", "MultivariateNormal",
+                 "LowRankMultivariateNormal", "Gumbel", "LogNormal"):
+        oc, tc = getattr(D, name).arg_constraints, getattr(TD, name).arg_constraints
+        assert sorted(oc) == sorted(tc), name
+        assert all(repr(oc[k]) == repr(tc[k]) for k in oc), name
