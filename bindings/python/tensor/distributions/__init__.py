@@ -16,6 +16,7 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Exponentia
            "TransformedDistribution", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy",
            "MultivariateNormal", "LowRankMultivariateNormal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
            "Multinomial", "StudentT", "Chi2", "RelaxedBernoulli", "RelaxedOneHotCategorical", "MixtureSameFamily",
+           "LogisticNormal", "NegativeBinomial", "FisherSnedecor", "ContinuousBernoulli",
            "transforms", "biject_to", "transform_to",
            "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
@@ -927,7 +928,10 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          SoftmaxTransform, StackTransform, StickBreakingTransform, Transform, identity_transform)
 from .constraint_registry import biject_to, transform_to  # noqa: E402
 from .transformed_distribution import (TransformedDistribution, LogNormal, Gumbel, HalfNormal, HalfCauchy, Pareto,  # noqa: E402
-                                       Weibull, Kumaraswamy)
+                                       Weibull, Kumaraswamy, LogisticNormal)
+from .negative_binomial import NegativeBinomial  # noqa: E402
+from .fishersnedecor import FisherSnedecor  # noqa: E402
+from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
 from .multivariate_normal import MultivariateNormal, LowRankMultivariateNormal  # noqa: E402
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial  # noqa: E402
 from .studentT import StudentT, Chi2  # noqa: E402
@@ -935,4 +939,28 @@ from .studentT import StudentT, Chi2  # noqa: E402
 from .relaxed_bernoulli import RelaxedBernoulli  # noqa: E402
 from .relaxed_categorical import RelaxedOneHotCategorical  # noqa: E402
 from .mixture_same_family import MixtureSameFamily  # noqa: E402
-from . import _kl_more  # noqa: E402,F401 - registers the remaining KL pairs
+from . import kl  # noqa: E402,F401 - registers the remaining KL pairs
+
+
+def _module_aliases():
+    """torch's per-class module paths (tensor.distributions.normal.Normal, ...) for the classes that do
+    not live in a module of that name here."""
+    import sys
+    import types
+    paths = {"distribution": "Distribution", "exp_family": "ExponentialFamily", "normal": "Normal", "uniform": "Uniform",
+             "exponential": "Exponential", "laplace": "Laplace", "cauchy": "Cauchy", "gamma": "Gamma", "beta": "Beta",
+             "dirichlet": "Dirichlet", "poisson": "Poisson", "bernoulli": "Bernoulli", "categorical": "Categorical",
+             "binomial": "Binomial", "geometric": "Geometric", "independent": "Independent", "gumbel": "Gumbel",
+             "log_normal": "LogNormal", "half_normal": "HalfNormal", "half_cauchy": "HalfCauchy", "pareto": "Pareto",
+             "weibull": "Weibull", "kumaraswamy": "Kumaraswamy", "multinomial": "Multinomial", "chi2": "Chi2",
+             "logistic_normal": "LogisticNormal"}
+    g = globals()
+    for mod, cls in paths.items():
+        m = types.ModuleType(f"{__name__}.{mod}", f"torch.distributions.{mod}")
+        setattr(m, cls, g[cls])
+        m.__all__ = [cls]
+        sys.modules[m.__name__] = m
+        g[mod] = m
+
+
+_module_aliases()

@@ -199,7 +199,7 @@ class _Symmetric(_Square):
         square = _Square.check(self, value)
         if not bool(square.all()):
             return square
-        return ((value - value.transpose(-1, -2)).abs() <= 1e-6).flatten(-2).all(-1)
+        return value.isclose(value.transpose(-1, -2), atol=1e-6).all(-2).all(-1)
 
 
 class _PositiveSemidefinite(_Symmetric):

@@ -16,11 +16,6 @@ class OneHotCategorical(Distribution):
         self._categorical = Categorical(probs, logits)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:], validate_args=validate_args)
 
-    @property
-    def arg_constraints(self):
-        return {self._categorical._given: OneHotCategorical._constraints[self._categorical._given]}
-    _constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(OneHotCategorical, _instance)
         new._categorical = self._categorical.expand(batch_shape)
@@ -82,11 +77,6 @@ class Multinomial(Distribution):
         self._categorical = Categorical(probs=probs, logits=logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:], validate_args=validate_args)
-
-    @property
-    def arg_constraints(self):
-        return {self._categorical._given: Multinomial._constraints[self._categorical._given]}
-    _constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Multinomial, _instance)

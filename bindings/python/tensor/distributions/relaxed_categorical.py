@@ -20,11 +20,6 @@ class ExpRelaxedCategorical(Distribution):
         self.temperature = temperature
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:], validate_args=validate_args)
 
-    @property
-    def arg_constraints(self):
-        return {self._categorical._given: ExpRelaxedCategorical._constraints[self._categorical._given]}
-    _constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
         new.temperature = self.temperature

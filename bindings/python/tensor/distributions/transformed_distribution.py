@@ -6,10 +6,12 @@ import numbers
 
 from . import (constraints, Distribution, Independent, Normal, Cauchy, Exponential, Uniform, broadcast_all, _t,
                _size, _EULER)
-from .transforms import AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, Transform
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, StickBreakingTransform,
+                         Transform)
 from .utils import _sum_rightmost
 
-__all__ = ["TransformedDistribution", "LogNormal", "Gumbel", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy"]
+__all__ = ["TransformedDistribution", "LogNormal", "Gumbel", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy",
+           "LogisticNormal"]
 
 
 class TransformedDistribution(Distribution):
@@ -360,3 +362,22 @@ class Kumaraswamy(TransformedDistribution):
         t0 = 1 - self.concentration0.reciprocal()
         h0 = tn.digamma(self.concentration0 + 1) + _EULER
         return t0 + t1 * h0 - self.concentration1.log() - self.concentration0.log()
+
+
+class LogisticNormal(TransformedDistribution):
+    """StickBreakingTransform of Normal(loc, scale): a distribution on the simplex of one more dimension."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return _expand_td(self, LogisticNormal, batch_shape, _instance)
+
+    loc = property(lambda self: self.base_dist.base_dist.loc)
+    scale = property(lambda self: self.base_dist.base_dist.scale)

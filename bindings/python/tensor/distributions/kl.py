@@ -1,15 +1,20 @@
-"""The KL pairs torch registers beyond the same-family ones in __init__: the multivariate normals,
-the TransformedDistribution families, and the cross-family closed forms (torch.distributions.kl)."""
+"""torch.distributions.kl: kl_divergence and register_kl (defined with the same-family pairs in the
+package's __init__), and the pairs torch registers beyond those: the multivariate normals, the
+TransformedDistribution families, and the cross-family closed forms."""
 import math
 
-from . import (register_kl, kl_divergence, _kl_normal_normal, _kl_categorical_categorical, _EULER, _t,
+from . import (register_kl, kl_divergence, _KL_REGISTRY, _kl_normal_normal, _kl_categorical_categorical, _EULER, _t,
                Bernoulli, Beta, Binomial, Cauchy, Exponential, Gamma, Geometric, Laplace, Normal, Poisson, Uniform)
 from .multivariate_normal import (MultivariateNormal, LowRankMultivariateNormal, _batch_lowrank_logdet,
                                   _batch_lowrank_mahalanobis, _batch_mahalanobis, _solve_tril)
+from .continuous_bernoulli import ContinuousBernoulli
 from .one_hot_categorical import OneHotCategorical
 from .transformed_distribution import TransformedDistribution, Gumbel, HalfNormal, Pareto
 
+__all__ = ["register_kl", "kl_divergence"]
+
 _inf = math.inf
+_ = _KL_REGISTRY
 
 
 def _infinite_like(t):
@@ -185,6 +190,7 @@ def _kl_beta_uniform(p, q):
 
 
 @register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
 @register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p, q):
@@ -220,6 +226,7 @@ def _kl_exponential_normal(p, q):
 
 
 @register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
 @register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p, q):
@@ -253,6 +260,7 @@ def _kl_gamma_normal(p, q):
 
 
 @register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
 @register_kl(Gumbel, Exponential)
 @register_kl(Gumbel, Gamma)
 @register_kl(Gumbel, Pareto)
@@ -271,6 +279,7 @@ def _kl_gumbel_normal(p, q):
 
 
 @register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
 @register_kl(Laplace, Pareto)
@@ -291,6 +300,7 @@ def _kl_laplace_normal(p, q):
 
 
 @register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Exponential)
 @register_kl(Normal, Gamma)
 @register_kl(Normal, Pareto)
@@ -322,6 +332,7 @@ def _kl_normal_laplace(p, q):
 
 
 @register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
 @register_kl(Pareto, Uniform)
 def _kl_pareto_infinity(p, q):
     return _infinite_like(p.scale)
@@ -415,3 +426,49 @@ def _kl_uniform_pareto(p, q):
     t1 = (q.alpha * q.scale.pow(q.alpha) * support_uniform).log()
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
     return (t2 * (q.alpha + 1) - t1).masked_fill(p.low < q.support.lower_bound, _inf)
+
+
+# ---------------------------------------------------------------- ContinuousBernoulli
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).pow(2)) + q.scale.log()
+    t3 = (p.variance + p.mean.pow(2) - 2.0 * q.loc * p.mean) / (2.0 * q.scale.pow(2))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return _t().where(outside, _t().ones_like(result) * _inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return _t().where(outside, _t().ones_like(result) * _inf, result)
