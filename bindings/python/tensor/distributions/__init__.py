@@ -16,7 +16,7 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Exponentia
            "TransformedDistribution", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy",
            "MultivariateNormal", "LowRankMultivariateNormal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
            "Multinomial", "StudentT", "Chi2", "RelaxedBernoulli", "RelaxedOneHotCategorical", "MixtureSameFamily",
-           "LogisticNormal", "NegativeBinomial", "FisherSnedecor", "ContinuousBernoulli",
+           "LogisticNormal", "NegativeBinomial", "FisherSnedecor", "ContinuousBernoulli", "VonMises", "LKJCholesky", "Wishart",
            "transforms", "biject_to", "transform_to",
            "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
@@ -932,6 +932,9 @@ from .transformed_distribution import (TransformedDistribution, LogNormal, Gumbe
 from .negative_binomial import NegativeBinomial  # noqa: E402
 from .fishersnedecor import FisherSnedecor  # noqa: E402
 from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
+from .von_mises import VonMises  # noqa: E402
+from .lkj_cholesky import LKJCholesky  # noqa: E402
+from .wishart import Wishart  # noqa: E402
 from .multivariate_normal import MultivariateNormal, LowRankMultivariateNormal  # noqa: E402
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial  # noqa: E402
 from .studentT import StudentT, Chi2  # noqa: E402

@@ -8,14 +8,22 @@ from .utils import lazy_property
 __all__ = ["MultivariateNormal", "LowRankMultivariateNormal"]
 
 
-def _solve_tril(L, B):
-    """L^-1 B for lower-triangular L (batched, broadcast). linalg.solve_triangular when the library has
-    it; otherwise linalg.solve on L.tril() (the tril keeps the gradient on the lower triangle, as
-    solve_triangular's)."""
+def _solve_tril(L, B, upper=False):
+    """L^-1 B for lower-triangular L (upper=True: upper-triangular), batched and broadcast.
+    linalg.solve_triangular when the library has it; otherwise linalg.solve on L.tril() / L.triu()
+    (which keeps the gradient on that triangle, as solve_triangular's)."""
     linalg = _t().linalg
     if hasattr(linalg, "solve_triangular"):
-        return linalg.solve_triangular(L, B, upper=False)
-    return linalg.solve(L.tril(), B)
+        return linalg.solve_triangular(L, B, upper=upper)
+    if B.dim() < L.dim():
+        # B as matrices: linalg.solve would read a (n, k) B beside a batched (b, n, n) L as b vectors when k == b
+        B = B.expand(tuple(L.shape[:L.dim() - B.dim()]) + tuple(B.shape))
+    return linalg.solve(L.triu() if upper else L.tril(), B)
+
+
+def _cholesky_solve(B, L):
+    """(L L^T)^-1 B from the lower factor L (torch.cholesky_solve(B, L))."""
+    return _solve_tril(L.transpose(-2, -1), _solve_tril(L, B), upper=True)
 
 
 def _batch_mv(bmat, bvec):
@@ -45,7 +53,7 @@ def _precision_to_scale_tril(P):
 
 
 def _cholesky_inverse(L):
-    """(L L^T)^-1 from the lower factor L."""
+    """(L L^T)^-1 from the lower factor L: L^-T L^-1."""
     Linv = _solve_tril(L, _t().eye(L.shape[-1], dtype=L.dtype).expand(tuple(L.shape)))
     return Linv.transpose(-2, -1) @ Linv
 
