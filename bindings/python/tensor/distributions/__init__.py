@@ -173,7 +173,31 @@ class Distribution:
 
 
 class ExponentialFamily(Distribution):
-    pass
+    """p(x) = exp(<t(x), theta> - F(theta) + k(x)): subclasses give the natural parameters theta
+    (_natural_params), the log normaliser F and E[k(x)] (_mean_carrier_measure); the entropy and the
+    KL divergence between two members of one family follow from F's Bregman divergence."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        tn = _t()
+        result = -self._mean_carrier_measure
+        nparams = [p.detach().requires_grad_() for p in self._natural_params]
+        lg_normal = self._log_normalizer(*nparams)
+        gradients = tn.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        result = result + lg_normal
+        for nat, g in zip(nparams, gradients):
+            result = result - (nat * g).reshape(tuple(self._batch_shape) + (-1,)).sum(-1)
+        return result
 
 
 def _expand_params(self, cls, batch_shape, _instance, names, **extra):
@@ -229,6 +253,15 @@ class Normal(ExponentialFamily):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
 
 
 class Uniform(Distribution):
@@ -308,6 +341,15 @@ class Exponential(ExponentialFamily):
 
     def entropy(self):
         return 1.0 - self.rate.log()
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
 
 
 class Laplace(Distribution):
@@ -423,6 +465,15 @@ class Gamma(ExponentialFamily):
         c = self.concentration
         return c - self.rate.log() + tn.lgamma(c) + (1.0 - c) * tn.digamma(c)
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return _t().lgamma(x + 1) + (x + 1) * (-y.reciprocal()).log()
+
 
 class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
@@ -474,6 +525,13 @@ class Dirichlet(ExponentialFamily):
         return (tn.lgamma(self.concentration).sum(-1) - tn.lgamma(a0) - (k - a0) * tn.digamma(a0)
                 - ((self.concentration - 1.0) * tn.digamma(self.concentration)).sum(-1))
 
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
 
 class Beta(ExponentialFamily):
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
@@ -510,6 +568,13 @@ class Beta(ExponentialFamily):
     def entropy(self):
         return self._dirichlet.entropy()
 
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
+
 
 class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
@@ -536,6 +601,13 @@ class Poisson(ExponentialFamily):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return tn.xlogy(value, rate) - rate - tn.lgamma(value + 1)
+
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
 
 class Bernoulli(ExponentialFamily):
@@ -586,6 +658,15 @@ class Bernoulli(ExponentialFamily):
         tn = _t()
         values = tn.arange(2, dtype=self._param.dtype).view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return ((self.probs / (1 - self.probs)).log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()
 
 
 class Geometric(Distribution):

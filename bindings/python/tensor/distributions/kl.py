@@ -3,7 +3,7 @@ package's __init__), and the pairs torch registers beyond those: the multivariat
 TransformedDistribution families, and the cross-family closed forms."""
 import math
 
-from . import (register_kl, kl_divergence, _KL_REGISTRY, _kl_normal_normal, _kl_categorical_categorical, _EULER, _t,
+from . import (register_kl, kl_divergence, _KL_REGISTRY, ExponentialFamily, _kl_normal_normal, _kl_categorical_categorical, _EULER, _t,
                Bernoulli, Beta, Binomial, Cauchy, Exponential, Gamma, Geometric, Laplace, Normal, Poisson, Uniform)
 from .multivariate_normal import (MultivariateNormal, LowRankMultivariateNormal, _batch_lowrank_logdet,
                                   _batch_lowrank_mahalanobis, _batch_mahalanobis, _solve_tril)
@@ -36,6 +36,26 @@ def _kl_binomial_binomial(p, q):
         raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
     return kl.masked_fill(p.total_count > q.total_count, _inf)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log normaliser, for two members of one family without a closed
+    form of their own (Wishart)."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential families cannot "
+                                  "be computed using Bregman divergences")
+    p_nparams = [nat.detach().requires_grad_() for nat in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = _t().autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        # each parameter summed over its own event dims (torch sums len(event_shape) dims of every
+        # one, which for a batched Wishart also sums the scalar df term over the batch)
+        term = (qnp - pnp) * g
+        result = result - term.reshape(tuple(term.shape[:result.dim()]) + (-1,)).sum(-1)
+    return result
 
 
 @register_kl(Gumbel, Gumbel)
