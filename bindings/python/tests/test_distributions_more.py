@@ -1016,6 +1016,19 @@ def test_exponential_family_bregman_entropy_and_kl():
         D.kl._kl_expfamily_expfamily(D.Normal(0.0, 1.0), D.Exponential(1.0))
 
 
+def test_namespace_matches_torch():
+    assert set(TD.__all__) <= set(D.__all__)
+    for mod in ("transforms", "constraints", "constraint_registry", "kl"):
+        missing = [n for n in getattr(TD, mod).__all__ if not hasattr(getattr(D, mod), n)]
+        assert not missing, (mod, missing)
+    # torch's per-class module paths
+    from tensor.distributions.normal import Normal
+    from tensor.distributions.relaxed_bernoulli import LogitRelaxedBernoulli
+    from tensor.distributions.log_normal import LogNormal
+    assert Normal is D.Normal and LogNormal is D.LogNormal and LogitRelaxedBernoulli.__name__ == "LogitRelaxedBernoulli"
+    assert D.utils.euler_constant == TD.utils.euler_constant
+
+
 # --------------------------------------------------------------------------- validation
 def test_validate_args_new_distributions():
     cases = [

@@ -1,10 +1,12 @@
 """torch.distributions.utils: the helpers the distributions and transforms share."""
 from functools import update_wrapper
 
-from . import broadcast_all, probs_to_logits, logits_to_probs, _t
+from . import broadcast_all, probs_to_logits, logits_to_probs, _t, _EULER
 
 __all__ = ["broadcast_all", "probs_to_logits", "logits_to_probs", "clamp_probs", "lazy_property",
-           "tril_matrix_to_vec", "vec_to_tril_matrix"]
+           "tril_matrix_to_vec", "vec_to_tril_matrix", "euler_constant"]
+
+euler_constant = _EULER
 
 
 def _sum_rightmost(value, dim):
