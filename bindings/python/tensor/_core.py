@@ -733,7 +733,7 @@ def _np_dtype(arr):
 def _from_ndarray_copy(arr, dt):
     np = _numpy()
     src = _np_dtype(arr)
-    a = np.ascontiguousarray(arr)
+    a = np.ascontiguousarray(arr).reshape(arr.shape)   # ascontiguousarray makes a 0-d array 1-d
     shp, n = _i64(a.shape)
     if a.size == 0:
         t = _wrap(lib.tn_empty(shp, n, src._code))

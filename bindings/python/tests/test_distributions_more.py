@@ -1016,6 +1016,88 @@ def test_exponential_family_bregman_entropy_and_kl():
         D.kl._kl_expfamily_expfamily(D.Normal(0.0, 1.0), D.Exponential(1.0))
 
 
+GRAD_CASES = [
+    # name, torch parameter tensors, keyword names (None: positional), value sampler
+    ("HalfNormal", lambda: [pos(4)], None, lambda: pos(3, 4)),
+    ("HalfCauchy", lambda: [pos(4)], None, lambda: pos(3, 4)),
+    ("Pareto", lambda: [pos(4), pos(4) + 2], None, lambda: pos(3, 4) + 2.4),
+    ("Weibull", lambda: [pos(4), pos(4)], None, lambda: pos(3, 4)),
+    ("Kumaraswamy", lambda: [pos(4), pos(4)], None, lambda: unit(3, 4)),
+    ("LogNormal", lambda: [real(4), pos(4)], None, lambda: pos(3, 4)),
+    ("Gumbel", lambda: [real(4), pos(4)], None, lambda: real(3, 4)),
+    ("StudentT", lambda: [pos(4) * 3, real(4), pos(4)], None, lambda: real(3, 4)),
+    ("Chi2", lambda: [pos(4) * 3], None, lambda: pos(3, 4)),
+    ("FisherSnedecor", lambda: [pos(4) * 3, pos(4) * 3], None, lambda: pos(3, 4)),
+    ("ContinuousBernoulli", lambda: [unit(4)], None, lambda: unit(3, 4)),
+    ("NegativeBinomial", lambda: [pos(4) * 3, unit(4)], None, lambda: torch.randint(0, 9, (3, 4), generator=g).double()),
+    ("VonMises", lambda: [real(4), pos(4) * 3], None, lambda: real(3, 4)),
+    ("LogisticNormal", lambda: [real(4), pos(4)], None, lambda: torch.softmax(real(3, 5), -1)),
+    ("RelaxedBernoulli", lambda: [pos(()), unit(4)], None, lambda: unit(3, 4)),
+    ("RelaxedOneHotCategorical", lambda: [pos(()), simplex(4)], None, lambda: torch.softmax(real(3, 4), -1)),
+    ("OneHotCategorical", lambda: [simplex(2, 4)], None, lambda: torch.eye(4, dtype=f64)[torch.randint(0, 4, (3, 2), generator=g)]),
+    ("Multinomial", lambda: [simplex(2, 4)], ["probs"], lambda: TD.Multinomial(5, simplex(2, 4)).sample((3,))),
+    ("LowRankMultivariateNormal", lambda: [real(2, 3), real(2, 3, 2), pos(2, 3)], None, lambda: real(3, 2, 3)),
+    ("LKJCholesky", lambda: [pos(2)], ["concentration"], lambda: TD.LKJCholesky(3, 1.0).sample((3, 2))),
+    ("Wishart", lambda: [pos(2) + 3, spd(2, n=3)], None, lambda: TD.Wishart(torch.tensor(5.0, dtype=f64), spd(n=3)).sample((3, 2))),
+]
+
+
+@pytest.mark.filterwarnings("ignore:Singular sample")     # torch 1.13's Wishart sampler warns on valid samples
+@pytest.mark.parametrize("name,params,kws,values", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_log_prob_and_entropy_gradients(name, params, kws, values):
+    # d/dtheta of sum(log_prob(v)) (+ sum(entropy) where both have it) against torch, float64
+    p, v = params(), values()
+    extra = {"Multinomial": (5,), "LKJCholesky": (3,)}.get(name, ())
+
+    def build(mod, tensors):
+        return getattr(mod, name)(*extra, **dict(zip(kws, tensors))) if kws else getattr(mod, name)(*extra, *tensors)
+    tp = [a.clone().requires_grad_() for a in p]
+    op = [T(a, grad=True) for a in p]
+    td, od = build(TD, tp), build(D, op)
+    tl, ol = td.log_prob(v).sum(), od.log_prob(T(v)).sum()
+    close(ol, tl, 1e-9, 1e-10, "log_prob")
+    try:
+        te = td.entropy().sum()
+    except NotImplementedError:
+        te = None
+    if te is not None:
+        tl, ol = tl + te, ol + od.entropy().sum()
+    tg = torch.autograd.grad(tl, tp, allow_unused=True)
+    ol.backward()
+    for i, (o, t) in enumerate(zip(op, tg)):
+        if t is None:
+            assert o.grad is None or np.allclose(o.grad.numpy(), 0), (name, i)
+        else:
+            close(o.grad, t, 1e-7, 1e-10, f"{name} d/dparam{i}")
+
+
+def test_double_backward_gradgradcheck():
+    # the log densities are written in differentiable ops: second derivatives check numerically
+    # (the covariance built from a free matrix: cholesky reads one triangle, its gradient is symmetric)
+    A = T(real(3, 3), grad=True)
+    loc = T(real(3), grad=True)
+    x = T(real(2, 3))
+    eye = tn.eye(3, dtype=tn.float64)
+    assert tn.autograd.gradgradcheck(lambda l, a: D.MultivariateNormal(l, a @ a.mT + eye).log_prob(x), (loc, A))
+    assert tn.autograd.gradgradcheck(lambda l, a: D.MultivariateNormal(l, scale_tril=a.tril() + 3 * eye).log_prob(x), (loc, A))
+    df, sc = T(pos(2) + 2, grad=True), T(pos(2), grad=True)
+    v1, v2 = T(real(3, 2)), T(pos(3, 2))
+    assert tn.autograd.gradgradcheck(lambda a, b: D.StudentT(a, 0.0, b).log_prob(v1), (df, sc))
+    assert tn.autograd.gradgradcheck(lambda a, b: D.Weibull(b, a).log_prob(v2), (df, sc))
+    w = T(real(3, 2), grad=True)
+    dg = T(pos(3), grad=True)
+    assert tn.autograd.gradgradcheck(lambda a, b: D.LowRankMultivariateNormal(tn.zeros(3, dtype=tn.float64), a, b).log_prob(x),
+                                     (w, dg))
+
+
+def test_tensor_from_0d_ndarray():
+    # (found here: numpy's ascontiguousarray turns a 0-d array 1-d, which tensor() copied)
+    for a in (np.asarray(0.5), np.float64(0.5), np.asarray(3, dtype=np.int64)):
+        t = tn.tensor(a)
+        assert tuple(t.shape) == () and t.item() == a.item()
+    assert tuple(tn.tensor(np.asarray(0.5), dtype=tn.float32).shape) == ()
+
+
 def test_namespace_matches_torch():
     assert set(TD.__all__) <= set(D.__all__)
     for mod in ("transforms", "constraints", "constraint_registry", "kl"):
