@@ -1090,6 +1090,67 @@ def test_double_backward_gradgradcheck():
                                      (w, dg))
 
 
+# ---------------------------------------------------------------- later PyTorch's InverseGamma, GeneralizedPareto
+def test_inverse_gamma():
+    # 1.13 has no InverseGamma: the reference is its definition, Gamma pushed through x -> 1 / x
+    c, r = pos(3) + 2.5, pos(3)
+    ref = TD.TransformedDistribution(TD.Gamma(c, r), TD.transforms.PowerTransform(-torch.ones((), dtype=f64)))
+    od = D.InverseGamma(T(c), T(r))
+    assert tuple(od.batch_shape) == (3,) and od.has_rsample
+    x = pos(4, 3)
+    close(od.log_prob(T(x)), ref.log_prob(x), 1e-10, 1e-12)
+    close(od.cdf(T(x)), torch.special.gammaincc(c, r / x), 1e-10, 1e-12)    # P(1/X <= x) = Q(c, r / x)
+    with pytest.raises(NotImplementedError):
+        od.icdf(T(unit(3)))                  # Gamma has no icdf (nor has torch's)
+    close(od.mode, r / (c + 1))
+    low = D.InverseGamma(tn.tensor([0.5, 1.0, 1.5], dtype=tn.float64), T(r))
+    close(low.mean[:2], np.full(2, np.inf))
+    close(low.variance, np.full(3, np.inf))
+    tn.manual_seed(20)
+    s = od.sample((200000,)).numpy()
+    close(s.mean(0), od.mean.numpy(), 0, 5 * float(np.sqrt(od.variance.numpy() / 200000).max()))
+    # entropy = -E[log p], 5 standard errors of the Monte Carlo mean
+    lp = od.log_prob(tn.from_numpy(s)).numpy()
+    assert (np.abs(-lp.mean(0) - od.entropy().numpy()) < 5 * lp.std(0) / math.sqrt(200000)).all()
+    assert tuple(od.expand((2, 3)).sample().shape) == (2, 3)
+
+
+def test_generalized_pareto():
+    # special cases against 1.13's distributions: xi = 0 Exponential, xi = -1 Uniform, xi > 0 Pareto
+    x = pos(5)
+    sc = pos(())
+    gp0 = D.GeneralizedPareto(0.0, T(sc), 0.0)
+    close(gp0.log_prob(T(x)), TD.Exponential(1 / sc).log_prob(x), 1e-12, 1e-12)
+    close(gp0.cdf(T(x)), TD.Exponential(1 / sc).cdf(x), 1e-12, 1e-12)
+    gpu = D.GeneralizedPareto(T(real(())), T(sc), -1.0)
+    xu = gpu.loc + T(unit(5)) * gpu.scale
+    ref = TD.Uniform(torch.from_numpy(gpu.loc.numpy()), torch.from_numpy((gpu.loc + gpu.scale).numpy()))
+    close(gpu.log_prob(xu), ref.log_prob(torch.from_numpy(xu.numpy())), 1e-12, 1e-12)
+    close(gpu.cdf(xu), ref.cdf(torch.from_numpy(xu.numpy())), 1e-12, 1e-12)
+    xi = torch.tensor([0.2, 0.5], dtype=f64)
+    gpp = D.GeneralizedPareto(T(sc / xi), T(sc.expand(2)), T(xi))
+    par = TD.Pareto(sc / xi, 1 / xi)
+    xp = par.sample((3,))
+    close(gpp.log_prob(T(xp)), par.log_prob(xp), 1e-10, 1e-12)
+    close(gpp.cdf(T(xp)), par.cdf(xp), 1e-10, 1e-12)
+    close(gpp.mean, par.mean, 1e-10, 1e-12)
+    close(gpp.variance[:1], par.variance[:1], 1e-10, 1e-12)   # xi = 0.5: infinite variance (nan here, as later torch)
+    assert math.isnan(gpp.variance[1].item())
+    close(gpp.entropy(), par.entropy(), 1e-10, 1e-12)
+    # icdf inverts cdf; log_prob is d cdf / dx
+    g = D.GeneralizedPareto(T(real(3)), T(pos(3)), T(torch.tensor([-0.3, 0.0, 0.4], dtype=f64)))
+    u = T(unit(4, 3))
+    v = g.icdf(u)
+    close(g.cdf(v), u, 1e-10, 1e-12)
+    vg = v.detach().requires_grad_()
+    (dens,) = tn.autograd.grad(g.cdf(vg).sum(), [vg])
+    close(g.log_prob(v), dens.log(), 1e-9, 1e-12)
+    assert bool(g.support.check(g.sample((1000,))).all())
+    assert tuple(g.rsample((2,)).shape) == (2, 3) and g.has_rsample
+    with pytest.raises(ValueError):
+        D.GeneralizedPareto(0.0, -1.0, 0.0)
+
+
 def test_tensor_from_0d_ndarray():
     # (found here: numpy's ascontiguousarray turns a 0-d array 1-d, which tensor() copied)
     for a in (np.asarray(0.5), np.float64(0.5), np.asarray(3, dtype=np.int64)):
@@ -1099,7 +1160,7 @@ def test_tensor_from_0d_ndarray():
 
 
 def test_namespace_matches_torch():
-    assert set(TD.__all__) <= set(D.__all__)
+    assert set(TD.__all__) | {"InverseGamma", "GeneralizedPareto"} == set(D.__all__) - {"constraints", "transforms"}
     for mod in ("transforms", "constraints", "constraint_registry", "kl"):
         missing = [n for n in getattr(TD, mod).__all__ if not hasattr(getattr(D, mod), n)]
         assert not missing, (mod, missing)

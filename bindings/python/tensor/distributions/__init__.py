@@ -17,6 +17,7 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Exponentia
            "MultivariateNormal", "LowRankMultivariateNormal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
            "Multinomial", "StudentT", "Chi2", "RelaxedBernoulli", "RelaxedOneHotCategorical", "MixtureSameFamily",
            "LogisticNormal", "NegativeBinomial", "FisherSnedecor", "ContinuousBernoulli", "VonMises", "LKJCholesky", "Wishart",
+           "InverseGamma", "GeneralizedPareto",
            "transforms", "biject_to", "transform_to",
            "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
@@ -1009,7 +1010,8 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          SoftmaxTransform, StackTransform, StickBreakingTransform, Transform, identity_transform)
 from .constraint_registry import biject_to, transform_to  # noqa: E402
 from .transformed_distribution import (TransformedDistribution, LogNormal, Gumbel, HalfNormal, HalfCauchy, Pareto,  # noqa: E402
-                                       Weibull, Kumaraswamy, LogisticNormal)
+                                       Weibull, Kumaraswamy, LogisticNormal, InverseGamma)
+from .generalized_pareto import GeneralizedPareto  # noqa: E402
 from .negative_binomial import NegativeBinomial  # noqa: E402
 from .fishersnedecor import FisherSnedecor  # noqa: E402
 from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
@@ -1037,7 +1039,7 @@ def _module_aliases():
              "binomial": "Binomial", "geometric": "Geometric", "independent": "Independent", "gumbel": "Gumbel",
              "log_normal": "LogNormal", "half_normal": "HalfNormal", "half_cauchy": "HalfCauchy", "pareto": "Pareto",
              "weibull": "Weibull", "kumaraswamy": "Kumaraswamy", "multinomial": "Multinomial", "chi2": "Chi2",
-             "logistic_normal": "LogisticNormal"}
+             "logistic_normal": "LogisticNormal", "inverse_gamma": "InverseGamma"}
     g = globals()
     for mod, cls in paths.items():
         m = types.ModuleType(f"{__name__}.{mod}", f"torch.distributions.{mod}")

@@ -4,14 +4,14 @@ log_prob by the change of variables and rsample reparameterised when the base's 
 import math
 import numbers
 
-from . import (constraints, Distribution, Independent, Normal, Cauchy, Exponential, Uniform, broadcast_all, _t,
+from . import (constraints, Distribution, Independent, Normal, Cauchy, Exponential, Gamma, Uniform, broadcast_all, _t,
                _size, _EULER)
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, StickBreakingTransform,
                          Transform)
 from .utils import _sum_rightmost
 
 __all__ = ["TransformedDistribution", "LogNormal", "Gumbel", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy",
-           "LogisticNormal"]
+           "LogisticNormal", "InverseGamma"]
 
 
 class TransformedDistribution(Distribution):
@@ -381,3 +381,36 @@ class LogisticNormal(TransformedDistribution):
 
     loc = property(lambda self: self.base_dist.base_dist.loc)
     scale = property(lambda self: self.base_dist.base_dist.scale)
+
+
+class InverseGamma(TransformedDistribution):
+    """1 / X, X ~ Gamma(concentration, rate) (later PyTorch's)."""
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        super().__init__(base, PowerTransform(-base.rate.new_ones(())), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return _expand_td(self, InverseGamma, batch_shape, _instance)
+
+    concentration = property(lambda self: self.base_dist.concentration)
+    rate = property(lambda self: self.base_dist.rate)
+
+    @property
+    def mean(self):
+        c = self.concentration
+        return _t().where(c > 1, self.rate / (c - 1), _t().full_like(c, math.inf))
+
+    mode = property(lambda self: self.rate / (self.concentration + 1))
+
+    @property
+    def variance(self):
+        c = self.concentration
+        return _t().where(c > 2, self.rate.pow(2) / ((c - 1).pow(2) * (c - 2)), _t().full_like(c, math.inf))
+
+    def entropy(self):
+        c = self.concentration
+        return c + self.rate.log() + c.lgamma() - (1 + c) * c.digamma()

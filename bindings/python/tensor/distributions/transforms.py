@@ -365,7 +365,6 @@ class PowerTransform(Transform):
     domain = constraints.positive
     codomain = constraints.positive
     bijective = True
-    sign = +1
 
     def __init__(self, exponent, cache_size=0):
         super().__init__(cache_size=cache_size)
@@ -378,6 +377,12 @@ class PowerTransform(Transform):
         return isinstance(other, PowerTransform) and bool(self.exponent.eq(other.exponent).all().item())
 
     __hash__ = object.__hash__
+
+    @property
+    def sign(self):
+        # decreasing for a negative exponent (torch 1.13 says +1 always; later torch, whose InverseGamma
+        # needs it for its cdf, the exponent's sign)
+        return self.exponent.sign()
 
     def _call(self, x):
         return x.pow(self.exponent)
