@@ -1151,6 +1151,110 @@ def test_generalized_pareto():
         D.GeneralizedPareto(0.0, -1.0, 0.0)
 
 
+# ---------------------------------------------------------------- edge-case parameters (as torch's own suite uses)
+def _t64(*rows):
+    return torch.tensor(rows if len(rows) > 1 else rows[0], dtype=f64)
+
+
+EDGE_EXAMPLES = [
+    ("Binomial", dict(total_count=10, probs=_t64([1.0, 0.0], [0.0, 1.0]))),
+    ("Binomial", dict(total_count=_t64([[10.0, 8.0], [5.0, 3.0]]), probs=_t64([1.0, 0.0], [0.0, 1.0]))),
+    ("Binomial", dict(total_count=_t64(0.0), probs=_t64([0.2, 0.7]))),
+    ("NegativeBinomial", dict(total_count=10, probs=_t64([0.9, 0.0], [0.0, 0.9]))),
+    ("NegativeBinomial", dict(total_count=_t64(0.0), probs=_t64([0.9, 0.0], [0.0, 0.9]))),
+    ("Multinomial", dict(total_count=10, probs=_t64([1.0, 0.0], [0.0, 1.0]))),
+    ("OneHotCategorical", dict(probs=_t64([1.0, 0.0], [0.0, 1.0]))),
+    ("OneHotCategorical", dict(logits=_t64([0.0, 0.0], [0.0, 0.0]))),
+    ("OneHotCategoricalStraightThrough", dict(probs=_t64([0.1, 0.2, 0.3], [0.5, 0.3, 0.2]))),
+    ("HalfNormal", dict(scale=_t64([1e-5, 1e-5]))),
+    ("LogNormal", dict(loc=_t64([1.0, 0.0]), scale=_t64([1e-5, 1e-5]))),
+    ("LogisticNormal", dict(loc=_t64([1.0, 0.0]), scale=_t64([1e-5, 1e-5]))),
+    ("Pareto", dict(scale=1.0, alpha=1.0)),
+    ("HalfCauchy", dict(scale=1.0)),
+    ("FisherSnedecor", dict(df1=_t64([1.0]), df2=1.0)),
+    ("LKJCholesky", dict(dim=2, concentration=0.5)),
+    ("LKJCholesky", dict(dim=30, concentration=4.0)),
+    ("RelaxedBernoulli", dict(temperature=_t64([7.2]), logits=_t64([-2.0, 2.0, 1.0, 5.0]))),
+    ("RelaxedOneHotCategorical", dict(temperature=_t64([2.0]), probs=_t64([1.0, 0.0], [0.0, 1.0]))),
+    ("MultivariateNormal", dict(loc=_t64([1.0, -1.0]), covariance_matrix=_t64([5.0, -0.5], [-0.5, 1.5]))),
+    ("MultivariateNormal", dict(loc=torch.randn(2, 3, generator=g, dtype=f64),
+                                precision_matrix=_t64([2.0, 0.1, 0.0], [0.1, 0.25, 0.0], [0.0, 0.0, 0.3]))),
+    ("LowRankMultivariateNormal", dict(loc=torch.randn(4, 3, generator=g, dtype=f64), cov_factor=torch.randn(3, 2, generator=g, dtype=f64),
+                                       cov_diag=_t64([5.0, 1.5, 3.0]))),
+    ("Wishart", dict(covariance_matrix=_t64([5.0, -0.5], [-0.5, 1.5]), df=3.0)),
+    ("Wishart", dict(precision_matrix=_t64([2.0, 0.1, 0.0], [0.1, 0.25, 0.0], [0.0, 0.0, 0.3]), df=_t64([5.0, 4.0]))),
+    ("VonMises", dict(loc=_t64(1.0), concentration=_t64(10.0))),
+    ("ContinuousBernoulli", dict(probs=0.3)),
+    ("ContinuousBernoulli", dict(logits=_t64([0.0]))),
+    ("StudentT", dict(df=_t64([0.4, 1.5, 3.0]))),
+    ("Kumaraswamy", dict(concentration1=_t64([1.2, 1.9]), concentration0=_t64([1.5, 1.1]))),
+]
+
+
+@pytest.mark.filterwarnings("ignore:Singular sample", "ignore:Low df")
+@pytest.mark.parametrize("name,kw", EDGE_EXAMPLES, ids=[f"{n}{i}" for i, (n, _) in enumerate(EDGE_EXAMPLES)])
+def test_edge_parameters_against_torch(name, kw):
+    conv = lambda v: T(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
+    td = getattr(TD, name)(**kw)
+    od = getattr(D, name)(**{k: conv(v) for k, v in kw.items()})
+    assert tuple(od.batch_shape) == tuple(td.batch_shape) and tuple(od.event_shape) == tuple(td.event_shape)
+    v = td.sample((3,))
+    # float32 where a parameter is a Python number (the default dtype), as torch
+    tol = (1e-8, 1e-8) if v.dtype == f64 else (2e-6, 2e-6)
+    close(od.log_prob(T(v)), td.log_prob(v), *tol, "log_prob")
+    s = od.sample((3,))
+    assert tuple(s.shape) == tuple(v.shape)
+    if not isinstance(od.support, D.constraints.Constraint) or not D.constraints.is_dependent(od.support):
+        assert bool(od.support.check(s).all())
+    for m in ("entropy", "mean", "variance", "mode"):
+        try:
+            ref = td.entropy() if m == "entropy" else getattr(td, m)
+        except NotImplementedError:
+            continue
+        got = od.entropy() if m == "entropy" else getattr(od, m)
+        # torch 1.13's Multinomial entropy takes lgamma in float32 (see test_multinomial)
+        close(got, ref, *((1e-6, 1e-6) if name == "Multinomial" else tol), m)
+
+
+BAD_EXAMPLES = [
+    ("Bernoulli", dict(probs=1.00001)),
+    ("Geometric", dict(probs=_t64([1.1, 0.2]))),
+    ("Categorical", dict(probs=_t64([-1.0, 10.0], [0.0, -1.0]))),
+    ("Binomial", dict(total_count=10, probs=_t64([-0.0000001, 0.2, 0.3], [0.5, 0.3, 0.2]))),
+    ("NegativeBinomial", dict(total_count=10, probs=_t64([1.0, 0.0], [0.0, 2.0]))),
+    ("Cauchy", dict(loc=0.0, scale=-1.0)),
+    ("Chi2", dict(df=_t64([0.0]))),
+    ("StudentT", dict(df=_t64([-2.0]))),
+    ("FisherSnedecor", dict(df1=_t64([1.0]), df2=-1.0)),
+    ("HalfCauchy", dict(scale=-1.0)),
+    ("HalfNormal", dict(scale=_t64([0.0]))),
+    ("LogNormal", dict(loc=_t64([1.0]), scale=_t64([0.0]))),
+    ("LogisticNormal", dict(loc=_t64([1.0]), scale=_t64([-1.0]))),
+    ("Pareto", dict(scale=0.0, alpha=1.0)),
+    ("Kumaraswamy", dict(concentration1=_t64([-1.0]), concentration0=_t64([1.0]))),
+    ("Weibull", dict(scale=_t64([0.0]), concentration=_t64([1.0]))),
+    ("VonMises", dict(loc=_t64(1.0), concentration=_t64(-1.0))),
+    ("LKJCholesky", dict(dim=3, concentration=-1.0)),
+    ("ContinuousBernoulli", dict(probs=1.00001)),
+    ("RelaxedBernoulli", dict(temperature=_t64([1.5]), probs=_t64([1.7]))),
+    ("RelaxedOneHotCategorical", dict(temperature=_t64([0.5]), probs=_t64([-0.1, 0.5, 0.6]))),
+    ("MultivariateNormal", dict(loc=_t64([1.0, 1.0]), covariance_matrix=_t64([1.0, 0.0], [0.0, -2.0]))),
+    ("LowRankMultivariateNormal", dict(loc=_t64([1.0, 1.0]), cov_factor=_t64([0.0], [0.0]), cov_diag=_t64([-1.0, 1.0]))),
+    ("Wishart", dict(covariance_matrix=_t64([1.0, 0.0], [0.0, -2.0]), df=_t64([1.5]))),
+    ("Uniform", dict(low=_t64([2.0]), high=_t64([1.0]))),
+]
+
+
+@pytest.mark.filterwarnings("ignore:Low df")
+@pytest.mark.parametrize("name,kw", BAD_EXAMPLES, ids=[f"{n}{i}" for i, (n, _) in enumerate(BAD_EXAMPLES)])
+def test_bad_parameters_raise_like_torch(name, kw):
+    conv = lambda v: T(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
+    with pytest.raises(ValueError):
+        getattr(TD, name)(**kw, validate_args=True)
+    with pytest.raises(ValueError):
+        getattr(D, name)(**{k: conv(v) for k, v in kw.items()}, validate_args=True)
+
+
 def test_tensor_from_0d_ndarray():
     # (found here: numpy's ascontiguousarray turns a 0-d array 1-d, which tensor() copied)
     for a in (np.asarray(0.5), np.float64(0.5), np.asarray(3, dtype=np.int64)):
