@@ -1255,6 +1255,16 @@ def test_bad_parameters_raise_like_torch(name, kw):
         getattr(D, name)(**{k: conv(v) for k, v in kw.items()}, validate_args=True)
 
 
+def test_repr_like_torch():
+    for mk in ("Normal(M.zeros(3), M.ones(3))", "Normal(M.zeros(1), M.ones(1))", "MultivariateNormal(M.zeros(3), M.eye(3))",
+               "OneHotCategorical(M.ones(3) / 3)", "Multinomial(3, M.ones(3) / 3)", "LogNormal(M.zeros(3), M.ones(3))",
+               "Wishart(4.0, M.eye(3))", "Pareto(M.ones(2), M.ones(2))", "StudentT(M.ones(2))",
+               "Independent(M.distributions.Normal(M.zeros(3), M.ones(3)), 1)"):
+        a = eval("torch.distributions." + mk.replace("M.", "torch."))
+        b = eval("tn.distributions." + mk.replace("M.", "tn."))
+        assert repr(a) == repr(b), (repr(a), repr(b))
+
+
 def test_tensor_from_0d_ndarray():
     # (found here: numpy's ascontiguousarray turns a 0-d array 1-d, which tensor() copied)
     for a in (np.asarray(0.5), np.float64(0.5), np.asarray(3, dtype=np.int64)):

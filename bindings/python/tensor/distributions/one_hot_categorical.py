@@ -52,9 +52,6 @@ class OneHotCategorical(Distribution):
         values = _t().eye(n, dtype=self.probs.dtype).view((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
 
-    def __repr__(self):
-        return f"{type(self).__name__}({self._categorical._given}: {tuple(self.param_shape)})"
-
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     """rsample: the one-hot sample in the forward pass, the gradient of probs in the backward pass."""
@@ -126,6 +123,3 @@ class Multinomial(Distribution):
         log_factorial_xs = tn.lgamma(value + 1).sum(-1)
         logits = logits.masked_fill((value == 0) & (logits == -math.inf), 0)   # 0 * -inf counts as 0
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
-
-    def __repr__(self):
-        return f"Multinomial({self._categorical._given}: {tuple(self.param_shape)})"

@@ -116,11 +116,6 @@ class TransformedDistribution(Distribution):
             value = t(value)
         return value
 
-    def __repr__(self):
-        if type(self) is TransformedDistribution:
-            return "TransformedDistribution()"
-        return Distribution.__repr__(self)
-
 
 def _expand_td(self, cls, batch_shape, _instance, names=()):
     new = self._get_checked_instance(cls, _instance)
