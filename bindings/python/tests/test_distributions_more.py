@@ -1198,6 +1198,7 @@ def test_edge_parameters_against_torch(name, kw):
     td = getattr(TD, name)(**kw)
     od = getattr(D, name)(**{k: conv(v) for k, v in kw.items()})
     assert tuple(od.batch_shape) == tuple(td.batch_shape) and tuple(od.event_shape) == tuple(td.event_shape)
+    assert od.has_rsample == td.has_rsample and od.has_enumerate_support == td.has_enumerate_support
     v = td.sample((3,))
     # float32 where a parameter is a Python number (the default dtype), as torch
     tol = (1e-8, 1e-8) if v.dtype == f64 else (2e-6, 2e-6)
@@ -1253,6 +1254,26 @@ def test_bad_parameters_raise_like_torch(name, kw):
         getattr(TD, name)(**kw, validate_args=True)
     with pytest.raises(ValueError):
         getattr(D, name)(**{k: conv(v) for k, v in kw.items()}, validate_args=True)
+
+
+def test_enumerate_support():
+    cases = [("Binomial", (torch.full((2, 3), 4.0, dtype=f64), unit(2, 3))), ("Bernoulli", (unit(2, 3),)),
+             ("Categorical", (simplex(2, 3),)), ("OneHotCategorical", (simplex(2, 3),))]
+    for name, args in cases:
+        td, od = pair(name, *args)
+        assert od.has_enumerate_support and td.has_enumerate_support
+        for expand in (True, False):
+            close(od.enumerate_support(expand), td.enumerate_support(expand), what=f"{name} {expand}")
+    with pytest.raises(NotImplementedError, match="Inhomogeneous"):
+        D.Binomial(tn.tensor([3.0, 4.0]), tn.tensor([0.5, 0.5])).enumerate_support()
+    ti = TD.Independent(TD.Bernoulli(unit(2, 3)), 0)
+    oi = D.Independent(D.Bernoulli(T(ti.base_dist.probs)), 0)
+    assert oi.has_enumerate_support == ti.has_enumerate_support
+    close(oi.enumerate_support(), ti.enumerate_support())
+    oi1 = D.Independent(D.Bernoulli(T(ti.base_dist.probs)), 1)
+    assert not oi1.has_enumerate_support
+    with pytest.raises(NotImplementedError):
+        oi1.enumerate_support()
 
 
 def test_repr_like_torch():

@@ -786,6 +786,8 @@ class Categorical(Distribution):
 
 
 class Binomial(Distribution):
+    has_enumerate_support = True
+
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
@@ -843,6 +845,14 @@ class Binomial(Distribution):
         lp = self.log_prob(values.expand((-1,) + tuple(self._batch_shape)))
         return -(lp.exp() * lp).sum(0)
 
+    def enumerate_support(self, expand=True):
+        tn = _t()
+        total = int(self.total_count.max().item())
+        if not bool((self.total_count == total).all()):
+            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+        values = tn.arange(1 + total, dtype=self.probs.dtype).view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
 
 class Independent(Distribution):
     arg_constraints = {}
@@ -858,6 +868,13 @@ class Independent(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     has_rsample = property(lambda self: self.base_dist.has_rsample)
+    # enumerating the product of reinterpreted dims is not supported (torch neither)
+    has_enumerate_support = property(lambda self: self.reinterpreted_batch_ndims == 0 and self.base_dist.has_enumerate_support)
+
+    def enumerate_support(self, expand=True):
+        if self.reinterpreted_batch_ndims:
+            raise NotImplementedError("Enumeration over cartesian product is not implemented")
+        return self.base_dist.enumerate_support(expand=expand)
 
     @constraints.dependent_property
     def support(self):
