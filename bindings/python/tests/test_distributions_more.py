@@ -714,6 +714,22 @@ def test_transform_against_torch(name, args, xs):
     close(xo.grad, xt.grad, 1e-8, 1e-10, "grad")
 
 
+def test_positive_definite_transform():
+    # later PyTorch's: L L^T of the LowerCholeskyTransform; the reference built from 1.13's pieces
+    x = real(2, 3, 3)
+    L = TD.transforms.LowerCholeskyTransform()(x)
+    t = D.transforms.PositiveDefiniteTransform()
+    y = t(T(x))
+    close(y, L @ L.mT, 1e-12, 1e-12)
+    assert bool(D.constraints.positive_definite.check(y).all())
+    close(t.inv(y), x.tril(), 1e-9, 1e-10)       # not bijective: the upper triangle is lost
+    assert t.domain.event_dim == 2 and not t.bijective and t.codomain.event_dim == 2
+    assert isinstance(D.transform_to(D.constraints.positive_definite), D.transforms.PositiveDefiniteTransform)
+    assert isinstance(D.transform_to(D.constraints.positive_semidefinite), D.transforms.PositiveDefiniteTransform)
+    with pytest.raises(NotImplementedError):
+        D.biject_to(D.constraints.positive_definite)
+
+
 def test_univariate_jacobians_by_autograd():
     # log |dy/dx| of the elementwise bijections is the log of autograd's derivative
     for tr in (D.transforms.ExpTransform(), D.transforms.SigmoidTransform(), D.transforms.TanhTransform(),
@@ -1307,7 +1323,8 @@ def test_tensor_from_0d_ndarray():
 
 
 def test_namespace_matches_torch():
-    assert set(TD.__all__) | {"InverseGamma", "GeneralizedPareto"} == set(D.__all__) - {"constraints", "transforms"}
+    assert (set(TD.__all__) | {"InverseGamma", "GeneralizedPareto", "PositiveDefiniteTransform"}
+            == set(D.__all__) - {"constraints", "transforms"})
     for mod in ("transforms", "constraints", "constraint_registry", "kl"):
         missing = [n for n in getattr(TD, mod).__all__ if not hasattr(getattr(D, mod), n)]
         assert not missing, (mod, missing)

@@ -21,7 +21,7 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Exponentia
            "transforms", "biject_to", "transform_to",
            "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
-           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
            "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform", "identity_transform"]
 
 _tn = None
@@ -1023,7 +1023,7 @@ def _kl_independent_independent(p, q):
 from . import utils, transforms  # noqa: E402,F401
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,  # noqa: E402
                          CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
-                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
+                         PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
                          SoftmaxTransform, StackTransform, StickBreakingTransform, Transform, identity_transform)
 from .constraint_registry import biject_to, transform_to  # noqa: E402
 from .transformed_distribution import (TransformedDistribution, LogNormal, Gumbel, HalfNormal, HalfCauchy, Pareto,  # noqa: E402

@@ -11,7 +11,7 @@ from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
-           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
            "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform", "identity_transform"]
 
 
@@ -685,6 +685,24 @@ class LowerCholeskyTransform(Transform):
 
     def _inverse(self, y):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained matrices -> positive-definite ones, L L^T of their LowerCholeskyTransform (later PyTorch's)."""
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.transpose(-2, -1)
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(_t().linalg.cholesky(y))
 
 
 class CatTransform(Transform):
