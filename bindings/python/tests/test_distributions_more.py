@@ -1336,6 +1336,34 @@ def test_namespace_matches_torch():
     assert D.utils.euler_constant == TD.utils.euler_constant
 
 
+def test_kl_dispatch_like_torch():
+    # the most specific pair wins; an ambiguous pair warns as torch's dispatcher does
+    class N1(D.Normal):
+        pass
+
+    class N2(D.Normal):
+        pass
+
+    @D.register_kl(N1, D.Normal)
+    def _a(p, q):
+        return tn.tensor(1.0)
+
+    @D.register_kl(D.Normal, N2)
+    def _b(p, q):
+        return tn.tensor(2.0)
+    try:
+        assert D.kl_divergence(N1(0.0, 1.0), D.Normal(0.0, 1.0)).item() == 1.0
+        assert D.kl_divergence(D.Normal(0.0, 1.0), N2(0.0, 1.0)).item() == 2.0
+        with pytest.warns(RuntimeWarning, match="Ambiguous kl_divergence"):
+            assert D.kl_divergence(N1(0.0, 1.0), N2(0.0, 1.0)).item() == 1.0     # torch's left order
+        D.register_kl(N1, N2)(lambda p, q: tn.tensor(3.0))                      # settles it (memo reset)
+        assert D.kl_divergence(N1(0.0, 1.0), N2(0.0, 1.0)).item() == 3.0
+    finally:
+        for k in [(N1, D.Normal), (D.Normal, N2), (N1, N2)]:
+            D._KL_REGISTRY.pop(k, None)
+        D._KL_MEMOIZE.clear()
+
+
 # --------------------------------------------------------------------------- validation
 def test_validate_args_new_distributions():
     cases = [

@@ -910,7 +910,8 @@ class Independent(Distribution):
 
 
 # --------------------------------------------------------------------------- KL divergence
-_KL_REGISTRY = {}
+_KL_REGISTRY = {}   # (type_p, type_q) -> function, as registered
+_KL_MEMOIZE = {}    # the dispatch result for each concrete pair of types
 
 
 def register_kl(type_p, type_q):
@@ -919,20 +920,58 @@ def register_kl(type_p, type_q):
 
     def decorator(fun):
         _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()     # the most specific match may have changed
         return fun
     return decorator
 
 
+class _Match:
+    """A registered pair, ordered lexicographically by subclass (torch's dispatch order)."""
+    __slots__ = ["types"]
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+    def __lt__(self, other):
+        return self <= other and self != other
+
+
+def _dispatch_kl(type_p, type_q):
+    """The most specific registered pair for (type_p, type_q); a RuntimeWarning when the order by p
+    first and the order by q first disagree (register the more specific pair to settle it)."""
+    import warnings
+    matches = [(sp, sq) for sp, sq in _KL_REGISTRY if issubclass(type_p, sp) and issubclass(type_q, sq)]
+    if not matches:
+        return NotImplemented
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun, right_fun = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+                      f"Please register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning)
+    return left_fun
+
+
 def kl_divergence(p, q):
-    """KL(p || q) by the most specific registered pair (p's and q's MROs)."""
-    best = None
-    for i, tp in enumerate(type(p).__mro__):
-        for j, tq in enumerate(type(q).__mro__):
-            if (tp, tq) in _KL_REGISTRY and (best is None or (i + j) < best[0]):
-                best = (i + j, _KL_REGISTRY[tp, tq])
-    if best is None:
+    """KL(p || q) by the most specific registered pair of p's and q's types."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _KL_MEMOIZE[type(p), type(q)] = _dispatch_kl(type(p), type(q))
+    if fun is NotImplemented:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} and q type {type(q).__name__}")
-    return best[1](p, q)
+    return fun(p, q)
 
 
 @register_kl(Normal, Normal)
