@@ -1336,6 +1336,30 @@ def test_namespace_matches_torch():
     assert D.utils.euler_constant == TD.utils.euler_constant
 
 
+def test_distribution_base_like_torch():
+    class NoConstraints(D.Distribution):
+        pass
+    with pytest.warns(UserWarning, match="does not define `arg_constraints`"):
+        d = NoConstraints(validate_args=True)
+    with pytest.warns(UserWarning, match="does not define `support`"):
+        d._validate_sample(tn.zeros(()))
+    with pytest.raises(NotImplementedError):
+        d.support
+    with pytest.warns(UserWarning, match="sample_n will be deprecated"):
+        assert tuple(D.Normal(0.0, 1.0).sample_n(3).shape) == (3,)
+
+    class Shifted(D.Normal):        # a custom __init__ needs a custom expand, as torch says
+        def __init__(self, loc):
+            super().__init__(loc, 1.0)
+    with pytest.raises(NotImplementedError, match="custom .expand"):
+        Shifted(tn.zeros(2)).expand((3, 2))
+
+    class Plain(D.Normal):
+        pass
+    e = Plain(tn.zeros(2), tn.ones(2)).expand((3, 2))
+    assert type(e) is Plain and tuple(e.batch_shape) == (3, 2)
+
+
 def test_kl_dispatch_like_torch():
     # the most specific pair wins; an ambiguous pair warns as torch's dispatcher does
     class N1(D.Normal):

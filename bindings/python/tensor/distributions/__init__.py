@@ -68,8 +68,16 @@ class Distribution:
     has_rsample = False
     has_enumerate_support = False
     _validate_args = __debug__
-    arg_constraints = {}
-    support = None
+
+    @property
+    def arg_constraints(self):
+        """{parameter name: Constraint} for the tensor parameters (subclasses define it)."""
+        raise NotImplementedError
+
+    @property
+    def support(self):
+        """The Constraint the values lie in (subclasses define it)."""
+        raise NotImplementedError
 
     @staticmethod
     def set_default_validate_args(value):
@@ -82,8 +90,15 @@ class Distribution:
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
+            import warnings
             from .utils import lazy_property
-            for param, constraint in self.arg_constraints.items():
+            try:
+                arg_constraints = self.arg_constraints
+            except NotImplementedError:
+                arg_constraints = {}
+                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` or "
+                              "initialize the distribution with `validate_args=False` to turn off validation.")
+            for param, constraint in arg_constraints.items():
                 # a lazy parameter not computed yet (the other of probs / logits) is not checked, as torch
                 if constraints.is_dependent(constraint) or (param not in self.__dict__
                                                             and isinstance(getattr(type(self), param, None), lazy_property)):
@@ -129,6 +144,8 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n):
+        import warnings
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
         return self.sample((n,))
 
     def log_prob(self, value):
@@ -159,13 +176,22 @@ class Distribution:
         for i, j in zip(reversed(actual), reversed(expected)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {actual} vs {expected}.")
-        if self.support is not None and not constraints.is_dependent(self.support):
-            if not bool(self.support.check(value).all()):
-                raise ValueError(f"Expected value argument ({type(value).__name__} of shape {actual}) to be within the support "
-                                 f"({self.support!r}) of the distribution {self!r}, but found invalid values:\n{value}")
+        try:
+            support = self.support
+        except NotImplementedError:
+            import warnings
+            warnings.warn(f"{self.__class__} does not define `support` to enable sample validation. Please initialize "
+                          "the distribution with `validate_args=False` to turn off validation.")
+            return
+        if not constraints.is_dependent(support) and not bool(support.check(value).all()):
+            raise ValueError(f"Expected value argument ({type(value).__name__} of shape {actual}) to be within the support "
+                             f"({support!r}) of the distribution {self!r}, but found invalid values:\n{value}")
 
-    def _get_checked_instance(self, cls, _instance):
-        return _instance if _instance is not None else cls.__new__(type(self))
+    def _get_checked_instance(self, cls, _instance=None):
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom __init__ method "
+                                      "must also define a custom .expand() method.")
+        return type(self).__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self):
         names = [k for k in self.arg_constraints if k in self.__dict__]
