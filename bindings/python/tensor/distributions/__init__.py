@@ -253,7 +253,7 @@ class Normal(ExponentialFamily):
     mean = property(lambda self: self.loc)
     mode = property(lambda self: self.loc)
     stddev = property(lambda self: self.scale)
-    variance = property(lambda self: self.scale.pow(2))
+    variance = property(lambda self: self.scale.square())
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -267,8 +267,8 @@ class Normal(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        var = self.scale ** 2
-        return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
+        var = self.scale.square()
+        return -(value - self.loc).square() / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
         if self._validate_args:
@@ -285,10 +285,10 @@ class Normal(ExponentialFamily):
 
     @property
     def _natural_params(self):
-        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+        return (self.loc / self.scale.square(), -0.5 * self.scale.square().reciprocal())
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
+        return -0.25 * x.square() / y + 0.5 * (-math.pi / y).log()
 
 
 class Uniform(Distribution):
@@ -311,7 +311,7 @@ class Uniform(Distribution):
     mean = property(lambda self: (self.high + self.low) / 2)
     mode = property(lambda self: self.high * float("nan"))
     stddev = property(lambda self: (self.high - self.low) / 12 ** 0.5)
-    variance = property(lambda self: (self.high - self.low).pow(2) / 12)
+    variance = property(lambda self: (self.high - self.low).square() / 12)
 
     def rsample(self, sample_shape=()):
         u = _t().rand(tuple(self._extended_shape(sample_shape)), dtype=self.low.dtype)
@@ -394,7 +394,7 @@ class Laplace(Distribution):
     mean = property(lambda self: self.loc)
     mode = property(lambda self: self.loc)
     stddev = property(lambda self: 2 ** 0.5 * self.scale)
-    variance = property(lambda self: 2 * self.scale.pow(2))
+    variance = property(lambda self: 2 * self.scale.square())
 
     def rsample(self, sample_shape=()):
         tn = _t()
@@ -441,7 +441,7 @@ class Cauchy(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+        return -math.log(math.pi) - self.scale.log() - ((value - self.loc) / self.scale).square().log1p()
 
     def cdf(self, value):
         return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
@@ -467,7 +467,7 @@ class Gamma(ExponentialFamily):
 
     mean = property(lambda self: self.concentration / self.rate)
     mode = property(lambda self: ((self.concentration - 1) / self.rate).clamp(min=0))
-    variance = property(lambda self: self.concentration / self.rate.pow(2))
+    variance = property(lambda self: self.concentration / self.rate.square())
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
@@ -543,7 +543,7 @@ class Dirichlet(ExponentialFamily):
     @property
     def variance(self):
         c0 = self.concentration.sum(-1, True)
-        return self.concentration * (c0 - self.concentration) / (c0.pow(2) * (c0 + 1))
+        return self.concentration * (c0 - self.concentration) / (c0.square() * (c0 + 1))
 
     def entropy(self):
         tn = _t()
@@ -581,7 +581,7 @@ class Beta(ExponentialFamily):
     @property
     def variance(self):
         total = self.concentration1 + self.concentration0
-        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+        return self.concentration1 * self.concentration0 / (total.square() * (total + 1))
 
     def rsample(self, sample_shape=()):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
@@ -1002,8 +1002,8 @@ def kl_divergence(p, q):
 
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p, q):
-    var_ratio = (p.scale / q.scale).pow(2)
-    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    var_ratio = (p.scale / q.scale).square()
+    t1 = ((p.loc - q.loc) / q.scale).square()
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
 
 

@@ -182,7 +182,7 @@ class _CorrCholesky(Constraint):
     def check(self, value):
         from .. import finfo
         tol = finfo(value.dtype).eps * value.size(-1) * 10   # torch's fudge factor
-        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        row_norm = value.detach().square().sum(-1).sqrt()
         return _LowerCholesky().check(value) & ((row_norm - 1.0).abs() <= tol).all(-1)
 
 

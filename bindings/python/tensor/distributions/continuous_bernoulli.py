@@ -58,7 +58,7 @@ class ContinuousBernoulli(ExponentialFamily):
         above = tn.where(cut_probs >= 0.5, cut_probs, tn.ones_like(cut_probs))
         log_norm = ((-cut_probs).log1p() - cut_probs.log()).abs().log() - tn.where(
             cut_probs <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log())
-        x = (self.probs - 0.5).pow(2)
+        x = (self.probs - 0.5).square()
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
         return tn.where(self._outside_unstable_region(), log_norm, taylor)
 
@@ -67,7 +67,7 @@ class ContinuousBernoulli(ExponentialFamily):
         cut_probs = self._cut_probs()
         mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / ((-cut_probs).log1p() - cut_probs.log())
         x = self.probs - 0.5
-        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.square()) * x
         return _t().where(self._outside_unstable_region(), mus, taylor)
 
     stddev = property(lambda self: self.variance.sqrt())
@@ -75,9 +75,9 @@ class ContinuousBernoulli(ExponentialFamily):
     @property
     def variance(self):
         cut_probs = self._cut_probs()
-        vs = (cut_probs * (cut_probs - 1.0) / (1.0 - 2.0 * cut_probs).pow(2)
-              + 1.0 / ((-cut_probs).log1p() - cut_probs.log()).pow(2))
-        x = (self.probs - 0.5).pow(2)
+        vs = (cut_probs * (cut_probs - 1.0) / (1.0 - 2.0 * cut_probs).square()
+              + 1.0 / ((-cut_probs).log1p() - cut_probs.log()).square())
+        x = (self.probs - 0.5).square()
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
         return _t().where(self._outside_unstable_region(), vs, taylor)
 
@@ -133,5 +133,5 @@ class ContinuousBernoulli(ExponentialFamily):
         out = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
         cut = tn.where(out, x, (self._lims[0] - 0.5) * tn.ones_like(x))
         log_norm = (cut.exp() - 1.0).abs().log() - cut.abs().log()
-        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        taylor = 0.5 * x + x.square() / 24.0 - x.pow(4) / 2880.0
         return tn.where(out, log_norm, taylor)

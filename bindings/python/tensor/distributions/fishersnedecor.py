@@ -42,7 +42,7 @@ class FisherSnedecor(Distribution):
     @property
     def variance(self):
         df2 = self.df2.masked_fill(self.df2 <= 4, math.nan)
-        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+        return 2 * df2.square() * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).square() * (df2 - 4))
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))

@@ -80,7 +80,7 @@ class GeneralizedPareto(Distribution):
         c = self.concentration
         valid = c < 0.5
         safe = tn.where(valid, c, tn.full_like(c, 0.25))
-        return tn.where(valid, self.scale ** 2 / ((1 - safe) ** 2 * (1 - 2 * safe)), tn.full_like(c, math.nan))
+        return tn.where(valid, self.scale.square() / ((1 - safe).square() * (1 - 2 * safe)), tn.full_like(c, math.nan))
 
     def entropy(self):
         return (self.scale.log() + self.concentration + 1).broadcast_to(tuple(self._batch_shape))

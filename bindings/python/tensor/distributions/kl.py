@@ -27,7 +27,7 @@ def _x_log_x(t):
 
 def _batch_trace_XXT(bmat):
     """trace(X X^T) over the last two dims."""
-    return bmat.pow(2).sum((-2, -1))
+    return bmat.square().sum((-2, -1))
 
 
 @register_kl(Binomial, Binomial)
@@ -162,7 +162,7 @@ def _kl_transformed_transformed(p, q):
 
 @register_kl(Cauchy, Cauchy)
 def _kl_cauchy_cauchy(p, q):
-    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    t1 = ((p.scale + q.scale).square() + (p.loc - q.loc).square()).log()
     return t1 - (4 * p.scale * q.scale).log()
 
 
@@ -194,12 +194,12 @@ def _kl_beta_gamma(p, q):
 @register_kl(Beta, Normal)
 def _kl_beta_normal(p, q):
     E_beta = p.concentration1 / (p.concentration1 + p.concentration0)
-    var_normal = q.scale.pow(2)
+    var_normal = q.scale.square()
     t1 = -p.entropy()
     t2 = 0.5 * (var_normal * 2 * math.pi).log()
-    t3 = (E_beta * (1 - E_beta) / (p.concentration1 + p.concentration0 + 1) + E_beta.pow(2)) * 0.5
+    t3 = (E_beta * (1 - E_beta) / (p.concentration1 + p.concentration0 + 1) + E_beta.square()) * 0.5
     t4 = q.loc * E_beta
-    t5 = q.loc.pow(2) * 0.5
+    t5 = q.loc.square() * 0.5
     return t1 + t2 + (t3 - t4 + t5) / var_normal
 
 
@@ -236,12 +236,12 @@ def _kl_exponential_gumbel(p, q):
 
 @register_kl(Exponential, Normal)
 def _kl_exponential_normal(p, q):
-    var_normal = q.scale.pow(2)
-    rate_sqr = p.rate.pow(2)
+    var_normal = q.scale.square()
+    rate_sqr = p.rate.square()
     t1 = 0.5 * (rate_sqr * var_normal * 2 * math.pi).log()
     t2 = rate_sqr.reciprocal()
     t3 = q.loc / p.rate
-    t4 = q.loc.pow(2) * 0.5
+    t4 = q.loc.square() * 0.5
     return t1 - 1 + (t2 - t3 + t4) / var_normal
 
 
@@ -270,12 +270,12 @@ def _kl_gamma_gumbel(p, q):
 
 @register_kl(Gamma, Normal)
 def _kl_gamma_normal(p, q):
-    var_normal = q.scale.pow(2)
-    beta_sqr = p.rate.pow(2)
+    var_normal = q.scale.square()
+    beta_sqr = p.rate.square()
     t1 = 0.5 * (beta_sqr * var_normal * 2 * math.pi).log() - p.concentration - p.concentration.lgamma()
-    t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
+    t2 = 0.5 * (p.concentration.square() + p.concentration) / beta_sqr
     t3 = q.loc * p.concentration / p.rate
-    t4 = 0.5 * q.loc.pow(2)
+    t4 = 0.5 * q.loc.square()
     return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
 
 
@@ -293,8 +293,8 @@ def _kl_gumbel_infinity(p, q):
 def _kl_gumbel_normal(p, q):
     param_ratio = p.scale / q.scale
     t1 = (param_ratio / math.sqrt(2 * math.pi)).log()
-    t2 = (math.pi * param_ratio * 0.5).pow(2) / 3
-    t3 = ((p.loc + p.scale * _EULER - q.loc) / q.scale).pow(2) * 0.5
+    t2 = (math.pi * param_ratio * 0.5).square() / 3
+    t3 = ((p.loc + p.scale * _EULER - q.loc) / q.scale).square() * 0.5
     return -t1 + t2 + t3 - (_EULER + 1)
 
 
@@ -310,12 +310,12 @@ def _kl_laplace_infinity(p, q):
 
 @register_kl(Laplace, Normal)
 def _kl_laplace_normal(p, q):
-    var_normal = q.scale.pow(2)
-    scale_sqr_var_ratio = p.scale.pow(2) / var_normal
+    var_normal = q.scale.square()
+    scale_sqr_var_ratio = p.scale.square() / var_normal
     t1 = 0.5 * (2 * scale_sqr_var_ratio / math.pi).log()
-    t2 = 0.5 * p.loc.pow(2)
+    t2 = 0.5 * p.loc.square()
     t3 = p.loc * q.loc
-    t4 = 0.5 * q.loc.pow(2)
+    t4 = 0.5 * q.loc.square()
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
 
 
@@ -332,7 +332,7 @@ def _kl_normal_infinity(p, q):
 @register_kl(Normal, Gumbel)
 def _kl_normal_gumbel(p, q):
     mean_scale_ratio = p.loc / q.scale
-    var_scale_sqr_ratio = (p.scale / q.scale).pow(2)
+    var_scale_sqr_ratio = (p.scale / q.scale).square()
     loc_scale_ratio = q.loc / q.scale
     t1 = var_scale_sqr_ratio.log() * 0.5
     t2 = mean_scale_ratio - loc_scale_ratio
@@ -346,7 +346,7 @@ def _kl_normal_laplace(p, q):
     scale_ratio = p.scale / q.scale
     loc_diff_scale_ratio = loc_diff / p.scale
     t1 = scale_ratio.log()
-    t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * loc_diff_scale_ratio.pow(2)).exp()
+    t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * loc_diff_scale_ratio.square()).exp()
     t3 = loc_diff * _t().erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
@@ -379,12 +379,12 @@ def _kl_pareto_gamma(p, q):
 
 @register_kl(Pareto, Normal)
 def _kl_pareto_normal(p, q):
-    var_normal = 2 * q.scale.pow(2)
+    var_normal = 2 * q.scale.square()
     common_term = p.scale / (p.alpha - 1)
     t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
     t2 = p.alpha.reciprocal()
-    t3 = p.alpha * common_term.pow(2) / (p.alpha - 2)
-    t4 = (p.alpha * common_term - q.loc).pow(2)
+    t3 = p.alpha * common_term.square() / (p.alpha - 2)
+    t4 = (p.alpha * common_term - q.loc).square()
     return (t1 - t2 + (t3 + t4) / var_normal - 1).masked_fill(p.alpha <= 2, _inf)
 
 
@@ -435,9 +435,9 @@ def _kl_uniform_gumbel(p, q):
 def _kl_uniform_normal(p, q):
     common_term = p.high - p.low
     t1 = (math.sqrt(math.pi * 2) * q.scale / common_term).log()
-    t2 = common_term.pow(2) / 12
-    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
-    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+    t2 = common_term.square() / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).square()
+    return t1 + 0.5 * (t2 + t3) / q.scale.square()
 
 
 @register_kl(Uniform, Pareto)
@@ -475,8 +475,8 @@ def _kl_continuous_bernoulli_exponential(p, q):
 @register_kl(ContinuousBernoulli, Normal)
 def _kl_continuous_bernoulli_normal(p, q):
     t1 = -p.entropy()
-    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).pow(2)) + q.scale.log()
-    t3 = (p.variance + p.mean.pow(2) - 2.0 * q.loc * p.mean) / (2.0 * q.scale.pow(2))
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + q.scale.log()
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
     return t1 + t2 + t3
 
 

@@ -42,11 +42,11 @@ class LKJCholesky(Distribution):
         with tn.no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
             u_normal = tn.randn(tuple(self._extended_shape(sample_shape)), dtype=y.dtype).tril(-1)
-            norm = u_normal.pow(2).sum(-1, keepdim=True).sqrt()
+            norm = u_normal.square().sum(-1, keepdim=True).sqrt()
             # row 0 is all zeros (0 / 0 in torch, then zeroed): keep it zero
             u_hypersphere = tn.where(norm > 0, u_normal / norm.clamp(min=tn.finfo(y.dtype).tiny), tn.zeros_like(u_normal))
             w = y.sqrt() * u_hypersphere
-            diag_elems = (1 - w.pow(2).sum(-1)).clamp(min=tn.finfo(w.dtype).tiny).sqrt()
+            diag_elems = (1 - w.square().sum(-1)).clamp(min=tn.finfo(w.dtype).tiny).sqrt()
             return w + diag_elems.diag_embed()
 
     def log_prob(self, value):

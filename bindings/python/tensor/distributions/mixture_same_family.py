@@ -56,7 +56,7 @@ class MixtureSameFamily(Distribution):
         # law of total variance
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
         mean_cond_var = (probs * self.component_distribution.variance).sum(-1 - self._event_ndims)
-        var_cond_mean = (probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0)).sum(-1 - self._event_ndims)
+        var_cond_mean = (probs * (self.component_distribution.mean - self._pad(self.mean)).square()).sum(-1 - self._event_ndims)
         return mean_cond_var + var_cond_mean
 
     def cdf(self, x):

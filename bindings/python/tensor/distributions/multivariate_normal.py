@@ -39,9 +39,9 @@ def _batch_mahalanobis(bL, bx):
     if outer > 0 and tuple(bx.shape[outer:-1]) == lb:
         xs = tuple(bx.shape[:-1])
         x = bx.reshape((-1,) + lb + (n,)).movedim(0, -1)           # (*lb, n, S)
-        m = _solve_tril(bL, x).pow(2).sum(-2)                      # (*lb, S)
+        m = _solve_tril(bL, x).square().sum(-2)                      # (*lb, S)
         return m.movedim(-1, 0).reshape(xs)
-    return _solve_tril(bL, bx.unsqueeze(-1)).squeeze(-1).pow(2).sum(-1)
+    return _solve_tril(bL, bx.unsqueeze(-1)).squeeze(-1).square().sum(-1)
 
 
 def _precision_to_scale_tril(P):
@@ -119,7 +119,7 @@ class MultivariateNormal(Distribution):
 
     mean = property(lambda self: self.loc)
     mode = property(lambda self: self.loc)
-    variance = property(lambda self: self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(
+    variance = property(lambda self: self._unbroadcasted_scale_tril.square().sum(-1).expand(
         tuple(self._batch_shape) + tuple(self._event_shape)))
 
     def rsample(self, sample_shape=()):
@@ -156,7 +156,7 @@ def _batch_lowrank_logdet(W, D, capacitance_tril):
 def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     # Woodbury: x^T (W W^T + D)^-1 x = x^T D^-1 x - |C^-1 W^T D^-1 x|^2
     Wt_Dinv = W.transpose(-2, -1) / D.unsqueeze(-2)
-    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, _batch_mv(Wt_Dinv, x))
+    return (x.square() / D).sum(-1) - _batch_mahalanobis(capacitance_tril, _batch_mv(Wt_Dinv, x))
 
 
 class LowRankMultivariateNormal(Distribution):
@@ -207,7 +207,7 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def variance(self):
-        return (self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag).expand(
+        return (self._unbroadcasted_cov_factor.square().sum(-1) + self._unbroadcasted_cov_diag).expand(
             tuple(self._batch_shape) + tuple(self._event_shape))
 
     @lazy_property

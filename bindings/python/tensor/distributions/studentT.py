@@ -49,7 +49,7 @@ class StudentT(Distribution):
     def variance(self):
         tn = _t()
         df = self.df
-        v = tn.where(df > 2, self.scale.pow(2) * df / (df - 2), df)
+        v = tn.where(df > 2, self.scale.square() * df / (df - 2), df)
         return v.masked_fill((df <= 2) & (df > 1), math.inf).masked_fill(df <= 1, math.nan)
 
     def rsample(self, sample_shape=()):
@@ -65,7 +65,7 @@ class StudentT(Distribution):
         y = (value - self.loc) / self.scale
         Z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
              + tn.lgamma(0.5 * self.df) - tn.lgamma(0.5 * (self.df + 1.0)))
-        return -0.5 * (self.df + 1.0) * (y ** 2.0 / self.df).log1p() - Z
+        return -0.5 * (self.df + 1.0) * (y.square() / self.df).log1p() - Z
 
     def entropy(self):
         tn = _t()

@@ -138,9 +138,9 @@ class LogNormal(TransformedDistribution):
 
     loc = property(lambda self: self.base_dist.loc)
     scale = property(lambda self: self.base_dist.scale)
-    mean = property(lambda self: (self.loc + self.scale.pow(2) / 2).exp())
-    mode = property(lambda self: (self.loc - self.scale.pow(2)).exp())
-    variance = property(lambda self: (self.scale.pow(2).exp() - 1) * (2 * self.loc + self.scale.pow(2)).exp())
+    mean = property(lambda self: (self.loc + self.scale.square() / 2).exp())
+    mode = property(lambda self: (self.loc - self.scale.square()).exp())
+    variance = property(lambda self: (self.scale.square().exp() - 1) * (2 * self.loc + self.scale.square()).exp())
 
     def entropy(self):
         return self.base_dist.entropy() + self.loc
@@ -175,7 +175,7 @@ class Gumbel(TransformedDistribution):
     mean = property(lambda self: self.loc + self.scale * _EULER)
     mode = property(lambda self: self.loc)
     stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
-    variance = property(lambda self: self.stddev.pow(2))
+    variance = property(lambda self: self.stddev.square())
 
     def entropy(self):
         return self.scale.log() + (1 + _EULER)
@@ -196,7 +196,7 @@ class HalfNormal(TransformedDistribution):
     scale = property(lambda self: self.base_dist.scale)
     mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
     mode = property(lambda self: _t().zeros_like(self.scale))
-    variance = property(lambda self: self.scale.pow(2) * (1 - 2 / math.pi))
+    variance = property(lambda self: self.scale.square() * (1 - 2 / math.pi))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -272,7 +272,7 @@ class Pareto(TransformedDistribution):
     @property
     def variance(self):
         a = self.alpha.clamp(min=2)
-        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+        return self.scale.square() * a / ((a - 1).square() * (a - 2))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
@@ -310,7 +310,7 @@ class Weibull(TransformedDistribution):
     @property
     def variance(self):
         tn = _t()
-        return self.scale.pow(2) * (tn.lgamma(1 + 2 * self.concentration_reciprocal).exp()
+        return self.scale.square() * (tn.lgamma(1 + 2 * self.concentration_reciprocal).exp()
                                     - (2 * tn.lgamma(1 + self.concentration_reciprocal)).exp())
 
     def entropy(self):
@@ -349,7 +349,7 @@ class Kumaraswamy(TransformedDistribution):
         log_mode = c0.reciprocal() * (-c0).log1p() - (-c0 * c1).log1p()
         return log_mode.masked_fill((c0 < 1) | (c1 < 1), math.nan).exp()
 
-    variance = property(lambda self: _kumaraswamy_moments(self.concentration1, self.concentration0, 2) - self.mean.pow(2))
+    variance = property(lambda self: _kumaraswamy_moments(self.concentration1, self.concentration0, 2) - self.mean.square())
 
     def entropy(self):
         tn = _t()
@@ -404,7 +404,7 @@ class InverseGamma(TransformedDistribution):
     @property
     def variance(self):
         c = self.concentration
-        return _t().where(c > 2, self.rate.pow(2) / ((c - 1).pow(2) * (c - 2)), _t().full_like(c, math.inf))
+        return _t().where(c > 2, self.rate.square() / ((c - 1).square() * (c - 2)), _t().full_like(c, math.inf))
 
     def entropy(self):
         c = self.concentration

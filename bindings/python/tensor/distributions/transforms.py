@@ -568,7 +568,7 @@ class CorrCholeskyTransform(Transform):
         eps = tn.finfo(x.dtype).eps
         x = x.clamp(min=-1 + eps, max=1 - eps)
         r = vec_to_tril_matrix(x, diag=-1)
-        z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
+        z1m_cumprod_sqrt = (1 - r.square()).sqrt().cumprod(-1)
         r = r + tn.eye(r.shape[-1], dtype=r.dtype)
         return r * _F().pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
 

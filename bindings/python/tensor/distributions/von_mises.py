@@ -28,7 +28,7 @@ _COEF_LARGE = [_I0_COEF_LARGE, _I1_COEF_LARGE]
 
 def _log_modified_bessel_fn(x, order=0):
     """log I_order(x) for x > 0, order 0 or 1."""
-    y = (x / 3.75) ** 2
+    y = (x / 3.75).square()
     small = _eval_poly(y, _COEF_SMALL[order])
     if order == 1:
         small = x.abs() * small
@@ -59,9 +59,9 @@ class VonMises(Distribution):
 
     def __init__(self, loc, concentration, validate_args=None):
         self.loc, self.concentration = broadcast_all(loc, concentration)
-        tau = 1 + (1 + 4 * self.concentration ** 2).sqrt()
+        tau = 1 + (1 + 4 * self.concentration.square()).sqrt()
         rho = (tau - (2 * tau).sqrt()) / (2 * self.concentration)
-        self._proposal_r = (1 + rho ** 2) / (2 * rho)
+        self._proposal_r = (1 + rho.square()) / (2 * rho)
         super().__init__(self.loc.shape, (), validate_args)
 
     def log_prob(self, value):

@@ -121,7 +121,7 @@ class Wishart(ExponentialFamily):
     def variance(self):
         V = self.covariance_matrix
         diag_V = V.diagonal(dim1=-2, dim2=-1)
-        return self.df.view(tuple(self._batch_shape) + (1, 1)) * (V.pow(2) + diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2))
+        return self.df.view(tuple(self._batch_shape) + (1, 1)) * (V.square() + diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2))
 
     def _bartlett_sampling(self, sample_shape=()):
         tn = _t()
