@@ -27,6 +27,9 @@ def _cholesky_solve(B, L):
 
 
 def _batch_mv(bmat, bvec):
+    """bmat @ bvec over the last dims, broadcast; one GEMM when bmat is a single matrix."""
+    if bmat.dim() == 2:
+        return bvec @ bmat.transpose(-2, -1)
     return (bmat @ bvec.unsqueeze(-1)).squeeze(-1)
 
 
