@@ -824,6 +824,17 @@ def test_constraints(name, values):
     assert repr(oc) == repr(tc)
 
 
+def test_positive_semidefinite_rank_deficient():
+    # rank-deficient PSD matrices (eigenvalues exactly 0 in theory, +-rounding in practice) pass in both
+    # float32 and float64; their negatives fail; an empty batch is fine
+    for dt in (tn.float32, tn.float64):
+        a = tn.randn(4, 5, 3, dtype=dt)
+        psd = a @ a.mT
+        assert bool(D.constraints.positive_semidefinite.check(psd).all())
+        assert not bool(D.constraints.positive_semidefinite.check(-psd).any())
+        assert tuple(D.constraints.positive_semidefinite.check(tn.zeros(0, 2, 2, dtype=dt)).shape) == (0,)
+
+
 def test_constraint_factories():
     C, TC = D.constraints, TD.constraints
     v = torch.tensor([0.0, 1.0, 2.0, 3.0], dtype=f64)

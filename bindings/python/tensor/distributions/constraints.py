@@ -210,9 +210,14 @@ class _PositiveSemidefinite(_Symmetric):
         from .. import linalg
         if hasattr(linalg, "eigvalsh"):
             return (linalg.eigvalsh(value) >= 0).all(-1)
-        # without eigvalsh: a PSD matrix plus a tiny ridge has a Cholesky factor
-        eye = value.new_zeros(value.shape[-1:]).add(1e-10 * float(value.abs().max()) + 1e-300).diag_embed()
-        return linalg.cholesky_ex(value + eye)[1] == 0
+        # without eigvalsh: a PSD matrix plus a ridge of a few roundings of its largest entry has a
+        # Cholesky factor (a clearly indefinite one does not)
+        from .. import finfo
+        if value.numel() == 0:
+            return sym
+        n = value.shape[-1]
+        ridge = finfo(value.dtype).eps * n * float(value.abs().max()) + finfo(value.dtype).tiny
+        return linalg.cholesky_ex(value + value.new_zeros((n,)).add(ridge).diag_embed())[1] == 0
 
 
 class _PositiveDefinite(_Symmetric):
