@@ -733,7 +733,7 @@ def _np_dtype(arr):
 def _from_ndarray_copy(arr, dt):
     np = _numpy()
     src = _np_dtype(arr)
-    a = np.ascontiguousarray(arr)
+    a = np.ascontiguousarray(arr).reshape(arr.shape)   # ascontiguousarray makes a 0-d array 1-d
     shp, n = _i64(a.shape)
     if a.size == 0:
         t = _wrap(lib.tn_empty(shp, n, src._code))
@@ -1023,7 +1023,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.ndim == 0 and spec:
+        if self.ndim == 0:          # torch formats a 0-d tensor as its number, spec or not: f"{t}" is "1.0"
             return format(self.item(), spec)
         return object.__format__(self, spec) if spec else repr(self)
 

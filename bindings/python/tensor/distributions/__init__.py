@@ -12,7 +12,17 @@ from .constraints import Constraint
 
 __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Beta",
            "Dirichlet", "Poisson", "Bernoulli", "Categorical", "Binomial", "Geometric", "Gumbel", "LogNormal",
-           "Independent", "kl_divergence", "register_kl", "constraints"]
+           "Independent", "kl_divergence", "register_kl", "constraints",
+           "TransformedDistribution", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "Kumaraswamy",
+           "MultivariateNormal", "LowRankMultivariateNormal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Multinomial", "StudentT", "Chi2", "RelaxedBernoulli", "RelaxedOneHotCategorical", "MixtureSameFamily",
+           "LogisticNormal", "NegativeBinomial", "FisherSnedecor", "ContinuousBernoulli", "VonMises", "LKJCholesky", "Wishart",
+           "InverseGamma", "GeneralizedPareto",
+           "transforms", "biject_to", "transform_to",
+           "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
+           "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform", "identity_transform"]
 
 _tn = None
 
@@ -58,8 +68,16 @@ class Distribution:
     has_rsample = False
     has_enumerate_support = False
     _validate_args = __debug__
-    arg_constraints = {}
-    support = None
+
+    @property
+    def arg_constraints(self):
+        """{parameter name: Constraint} for the tensor parameters (subclasses define it)."""
+        raise NotImplementedError
+
+    @property
+    def support(self):
+        """The Constraint the values lie in (subclasses define it)."""
+        raise NotImplementedError
 
     @staticmethod
     def set_default_validate_args(value):
@@ -72,8 +90,18 @@ class Distribution:
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
-            for param, constraint in self.arg_constraints.items():
-                if constraints.is_dependent(constraint) or param not in self.__dict__ and isinstance(getattr(type(self), param, None), property):
+            import warnings
+            from .utils import lazy_property
+            try:
+                arg_constraints = self.arg_constraints
+            except NotImplementedError:
+                arg_constraints = {}
+                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` or "
+                              "initialize the distribution with `validate_args=False` to turn off validation.")
+            for param, constraint in arg_constraints.items():
+                # a lazy parameter not computed yet (the other of probs / logits) is not checked, as torch
+                if constraints.is_dependent(constraint) or (param not in self.__dict__
+                                                            and isinstance(getattr(type(self), param, None), lazy_property)):
                     continue
                 value = getattr(self, param)
                 valid = constraint.check(value)
@@ -116,6 +144,8 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n):
+        import warnings
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
         return self.sample((n,))
 
     def log_prob(self, value):
@@ -146,22 +176,55 @@ class Distribution:
         for i, j in zip(reversed(actual), reversed(expected)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {actual} vs {expected}.")
-        if self.support is not None and not constraints.is_dependent(self.support):
-            if not bool(self.support.check(value).all()):
-                raise ValueError(f"Expected value argument ({type(value).__name__} of shape {actual}) to be within the support "
-                                 f"({self.support!r}) of the distribution {self!r}, but found invalid values:\n{value}")
+        try:
+            support = self.support
+        except NotImplementedError:
+            import warnings
+            warnings.warn(f"{self.__class__} does not define `support` to enable sample validation. Please initialize "
+                          "the distribution with `validate_args=False` to turn off validation.")
+            return
+        if not constraints.is_dependent(support) and not bool(support.check(value).all()):
+            raise ValueError(f"Expected value argument ({type(value).__name__} of shape {actual}) to be within the support "
+                             f"({support!r}) of the distribution {self!r}, but found invalid values:\n{value}")
 
-    def _get_checked_instance(self, cls, _instance):
-        return _instance if _instance is not None else cls.__new__(type(self))
+    def _get_checked_instance(self, cls, _instance=None):
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom __init__ method "
+                                      "must also define a custom .expand() method.")
+        return type(self).__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self):
         names = [k for k in self.arg_constraints if k in self.__dict__]
-        args = ", ".join(f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else tuple(self.__dict__[p].shape)}" for p in names)
+        args = ", ".join(f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].shape}" for p in names)
         return type(self).__name__ + "(" + args + ")"
 
 
 class ExponentialFamily(Distribution):
-    pass
+    """p(x) = exp(<t(x), theta> - F(theta) + k(x)): subclasses give the natural parameters theta
+    (_natural_params), the log normaliser F and E[k(x)] (_mean_carrier_measure); the entropy and the
+    KL divergence between two members of one family follow from F's Bregman divergence."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        tn = _t()
+        result = -self._mean_carrier_measure
+        nparams = [p.detach().requires_grad_() for p in self._natural_params]
+        lg_normal = self._log_normalizer(*nparams)
+        gradients = tn.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        result = result + lg_normal
+        for nat, g in zip(nparams, gradients):
+            result = result - (nat * g).reshape(tuple(self._batch_shape) + (-1,)).sum(-1)
+        return result
 
 
 def _expand_params(self, cls, batch_shape, _instance, names, **extra):
@@ -190,7 +253,7 @@ class Normal(ExponentialFamily):
     mean = property(lambda self: self.loc)
     mode = property(lambda self: self.loc)
     stddev = property(lambda self: self.scale)
-    variance = property(lambda self: self.scale.pow(2))
+    variance = property(lambda self: self.scale.square())
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -204,8 +267,8 @@ class Normal(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        var = self.scale ** 2
-        return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
+        var = self.scale.square()
+        return -(value - self.loc).square() / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
         if self._validate_args:
@@ -218,41 +281,14 @@ class Normal(ExponentialFamily):
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 
+    _mean_carrier_measure = 0
 
-class LogNormal(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.positive
-    has_rsample = True
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.square(), -0.5 * self.scale.square().reciprocal())
 
-    def __init__(self, loc, scale, validate_args=None):
-        self.base_dist = Normal(loc, scale, validate_args=validate_args)
-        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return LogNormal(self.loc.expand(tuple(batch_shape)), self.scale.expand(tuple(batch_shape)), validate_args=False)
-
-    mean = property(lambda self: (self.loc + self.scale.pow(2) / 2).exp())
-    mode = property(lambda self: (self.loc - self.scale.pow(2)).exp())
-    variance = property(lambda self: (self.scale.pow(2).exp() - 1) * (2 * self.loc + self.scale.pow(2)).exp())
-
-    def rsample(self, sample_shape=()):
-        return self.base_dist.rsample(sample_shape).exp()
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        y = value.log()
-        return self.base_dist.log_prob(y) - y
-
-    def cdf(self, value):
-        return self.base_dist.cdf(value.log())
-
-    def icdf(self, value):
-        return self.base_dist.icdf(value).exp()
-
-    def entropy(self):
-        return self.base_dist.entropy() + self.loc
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.square() / y + 0.5 * (-math.pi / y).log()
 
 
 class Uniform(Distribution):
@@ -265,7 +301,7 @@ class Uniform(Distribution):
         if self._validate_args and not bool((self.low < self.high).all()):
             raise ValueError("Uniform is not defined when low>= high")
 
-    @property
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         return constraints.interval(self.low, self.high)
 
@@ -275,7 +311,7 @@ class Uniform(Distribution):
     mean = property(lambda self: (self.high + self.low) / 2)
     mode = property(lambda self: self.high * float("nan"))
     stddev = property(lambda self: (self.high - self.low) / 12 ** 0.5)
-    variance = property(lambda self: (self.high - self.low).pow(2) / 12)
+    variance = property(lambda self: (self.high - self.low).square() / 12)
 
     def rsample(self, sample_shape=()):
         u = _t().rand(tuple(self._extended_shape(sample_shape)), dtype=self.low.dtype)
@@ -333,6 +369,15 @@ class Exponential(ExponentialFamily):
     def entropy(self):
         return 1.0 - self.rate.log()
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
+
 
 class Laplace(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -349,7 +394,7 @@ class Laplace(Distribution):
     mean = property(lambda self: self.loc)
     mode = property(lambda self: self.loc)
     stddev = property(lambda self: 2 ** 0.5 * self.scale)
-    variance = property(lambda self: 2 * self.scale.pow(2))
+    variance = property(lambda self: 2 * self.scale.square())
 
     def rsample(self, sample_shape=()):
         tn = _t()
@@ -396,7 +441,7 @@ class Cauchy(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+        return -math.log(math.pi) - self.scale.log() - ((value - self.loc) / self.scale).square().log1p()
 
     def cdf(self, value):
         return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
@@ -406,45 +451,6 @@ class Cauchy(Distribution):
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()
-
-
-class Gumbel(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Gumbel, batch_shape, _instance, ("loc", "scale"))
-
-    mean = property(lambda self: self.loc + self.scale * _EULER)
-    mode = property(lambda self: self.loc)
-    stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
-    variance = property(lambda self: self.stddev.pow(2))
-
-    def rsample(self, sample_shape=()):
-        tn = _t()
-        fi = tn.finfo(self.loc.dtype)
-        u = tn.rand(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype).clamp(min=fi.tiny, max=1 - fi.eps)
-        return self.loc - self.scale * (-u.log()).log()
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        z = (self.loc - value) / self.scale
-        return z - z.exp() - self.scale.log()
-
-    def cdf(self, value):
-        return (-(-(value - self.loc) / self.scale).exp()).exp()
-
-    def icdf(self, value):
-        return self.loc - self.scale * (-value.log()).log()
-
-    def entropy(self):
-        return self.scale.log() + (1 + _EULER)
 
 
 class Gamma(ExponentialFamily):
@@ -461,7 +467,7 @@ class Gamma(ExponentialFamily):
 
     mean = property(lambda self: self.concentration / self.rate)
     mode = property(lambda self: ((self.concentration - 1) / self.rate).clamp(min=0))
-    variance = property(lambda self: self.concentration / self.rate.pow(2))
+    variance = property(lambda self: self.concentration / self.rate.square())
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
@@ -485,6 +491,15 @@ class Gamma(ExponentialFamily):
         tn = _t()
         c = self.concentration
         return c - self.rate.log() + tn.lgamma(c) + (1.0 - c) * tn.digamma(c)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return _t().lgamma(x + 1) + (x + 1) * (-y.reciprocal()).log()
 
 
 class Dirichlet(ExponentialFamily):
@@ -528,7 +543,7 @@ class Dirichlet(ExponentialFamily):
     @property
     def variance(self):
         c0 = self.concentration.sum(-1, True)
-        return self.concentration * (c0 - self.concentration) / (c0.pow(2) * (c0 + 1))
+        return self.concentration * (c0 - self.concentration) / (c0.square() * (c0 + 1))
 
     def entropy(self):
         tn = _t()
@@ -536,6 +551,13 @@ class Dirichlet(ExponentialFamily):
         a0 = self.concentration.sum(-1)
         return (tn.lgamma(self.concentration).sum(-1) - tn.lgamma(a0) - (k - a0) * tn.digamma(a0)
                 - ((self.concentration - 1.0) * tn.digamma(self.concentration)).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
 
 
 class Beta(ExponentialFamily):
@@ -559,7 +581,7 @@ class Beta(ExponentialFamily):
     @property
     def variance(self):
         total = self.concentration1 + self.concentration0
-        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+        return self.concentration1 * self.concentration0 / (total.square() * (total + 1))
 
     def rsample(self, sample_shape=()):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
@@ -572,6 +594,13 @@ class Beta(ExponentialFamily):
 
     def entropy(self):
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
 
 class Poisson(ExponentialFamily):
@@ -599,6 +628,13 @@ class Poisson(ExponentialFamily):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return tn.xlogy(value, rate) - rate - tn.lgamma(value + 1)
+
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
 
 class Bernoulli(ExponentialFamily):
@@ -649,6 +685,15 @@ class Bernoulli(ExponentialFamily):
         tn = _t()
         values = tn.arange(2, dtype=self._param.dtype).view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return ((self.probs / (1 - self.probs)).log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()
 
 
 class Geometric(Distribution):
@@ -727,7 +772,7 @@ class Categorical(Distribution):
     def expand(self, batch_shape, _instance=None):
         return type(self)(**{self._given: getattr(self, self._given).expand(tuple(batch_shape) + (self._num_events,))}, validate_args=False)
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
 
@@ -767,6 +812,8 @@ class Categorical(Distribution):
 
 
 class Binomial(Distribution):
+    has_enumerate_support = True
+
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
@@ -786,7 +833,7 @@ class Binomial(Distribution):
         return {"total_count": constraints.nonnegative_integer,
                 self._given: constraints.unit_interval if self._given == "probs" else constraints.real}
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
 
@@ -824,6 +871,14 @@ class Binomial(Distribution):
         lp = self.log_prob(values.expand((-1,) + tuple(self._batch_shape)))
         return -(lp.exp() * lp).sum(0)
 
+    def enumerate_support(self, expand=True):
+        tn = _t()
+        total = int(self.total_count.max().item())
+        if not bool((self.total_count == total).all()):
+            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+        values = tn.arange(1 + total, dtype=self.probs.dtype).view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
 
 class Independent(Distribution):
     arg_constraints = {}
@@ -839,8 +894,15 @@ class Independent(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     has_rsample = property(lambda self: self.base_dist.has_rsample)
+    # enumerating the product of reinterpreted dims is not supported (torch neither)
+    has_enumerate_support = property(lambda self: self.reinterpreted_batch_ndims == 0 and self.base_dist.has_enumerate_support)
 
-    @property
+    def enumerate_support(self, expand=True):
+        if self.reinterpreted_batch_ndims:
+            raise NotImplementedError("Enumeration over cartesian product is not implemented")
+        return self.base_dist.enumerate_support(expand=expand)
+
+    @constraints.dependent_property
     def support(self):
         s = self.base_dist.support
         return constraints.independent(s, self.reinterpreted_batch_ndims) if self.reinterpreted_batch_ndims else s
@@ -874,7 +936,8 @@ class Independent(Distribution):
 
 
 # --------------------------------------------------------------------------- KL divergence
-_KL_REGISTRY = {}
+_KL_REGISTRY = {}   # (type_p, type_q) -> function, as registered
+_KL_MEMOIZE = {}    # the dispatch result for each concrete pair of types
 
 
 def register_kl(type_p, type_q):
@@ -883,26 +946,64 @@ def register_kl(type_p, type_q):
 
     def decorator(fun):
         _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()     # the most specific match may have changed
         return fun
     return decorator
 
 
+class _Match:
+    """A registered pair, ordered lexicographically by subclass (torch's dispatch order)."""
+    __slots__ = ["types"]
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+    def __lt__(self, other):
+        return self <= other and self != other
+
+
+def _dispatch_kl(type_p, type_q):
+    """The most specific registered pair for (type_p, type_q); a RuntimeWarning when the order by p
+    first and the order by q first disagree (register the more specific pair to settle it)."""
+    import warnings
+    matches = [(sp, sq) for sp, sq in _KL_REGISTRY if issubclass(type_p, sp) and issubclass(type_q, sq)]
+    if not matches:
+        return NotImplemented
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun, right_fun = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+                      f"Please register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning)
+    return left_fun
+
+
 def kl_divergence(p, q):
-    """KL(p || q) by the most specific registered pair (p's and q's MROs)."""
-    best = None
-    for i, tp in enumerate(type(p).__mro__):
-        for j, tq in enumerate(type(q).__mro__):
-            if (tp, tq) in _KL_REGISTRY and (best is None or (i + j) < best[0]):
-                best = (i + j, _KL_REGISTRY[tp, tq])
-    if best is None:
+    """KL(p || q) by the most specific registered pair of p's and q's types."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _KL_MEMOIZE[type(p), type(q)] = _dispatch_kl(type(p), type(q))
+    if fun is NotImplemented:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} and q type {type(q).__name__}")
-    return best[1](p, q)
+    return fun(p, q)
 
 
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p, q):
-    var_ratio = (p.scale / q.scale).pow(2)
-    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    var_ratio = (p.scale / q.scale).square()
+    t1 = ((p.loc - q.loc) / q.scale).square()
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
 
 
@@ -981,3 +1082,53 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return p._sum_rightmost(kl_divergence(p.base_dist, q.base_dist))
+
+
+# the rest of the namespace, in modules of their own (they build on the classes above)
+from . import utils, transforms  # noqa: E402,F401
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,  # noqa: E402
+                         CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
+                         PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
+                         SoftmaxTransform, StackTransform, StickBreakingTransform, Transform, identity_transform)
+from .constraint_registry import biject_to, transform_to  # noqa: E402
+from .transformed_distribution import (TransformedDistribution, LogNormal, Gumbel, HalfNormal, HalfCauchy, Pareto,  # noqa: E402
+                                       Weibull, Kumaraswamy, LogisticNormal, InverseGamma)
+from .generalized_pareto import GeneralizedPareto  # noqa: E402
+from .negative_binomial import NegativeBinomial  # noqa: E402
+from .fishersnedecor import FisherSnedecor  # noqa: E402
+from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
+from .von_mises import VonMises  # noqa: E402
+from .lkj_cholesky import LKJCholesky  # noqa: E402
+from .wishart import Wishart  # noqa: E402
+from .multivariate_normal import MultivariateNormal, LowRankMultivariateNormal  # noqa: E402
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough, Multinomial  # noqa: E402
+from .studentT import StudentT, Chi2  # noqa: E402
+# LogitRelaxedBernoulli and ExpRelaxedCategorical stay in their modules, as in torch
+from .relaxed_bernoulli import RelaxedBernoulli  # noqa: E402
+from .relaxed_categorical import RelaxedOneHotCategorical  # noqa: E402
+from .mixture_same_family import MixtureSameFamily  # noqa: E402
+from . import kl  # noqa: E402,F401 - registers the remaining KL pairs
+
+
+def _module_aliases():
+    """torch's per-class module paths (tensor.distributions.normal.Normal, ...) for the classes that do
+    not live in a module of that name here."""
+    import sys
+    import types
+    paths = {"distribution": "Distribution", "exp_family": "ExponentialFamily", "normal": "Normal", "uniform": "Uniform",
+             "exponential": "Exponential", "laplace": "Laplace", "cauchy": "Cauchy", "gamma": "Gamma", "beta": "Beta",
+             "dirichlet": "Dirichlet", "poisson": "Poisson", "bernoulli": "Bernoulli", "categorical": "Categorical",
+             "binomial": "Binomial", "geometric": "Geometric", "independent": "Independent", "gumbel": "Gumbel",
+             "log_normal": "LogNormal", "half_normal": "HalfNormal", "half_cauchy": "HalfCauchy", "pareto": "Pareto",
+             "weibull": "Weibull", "kumaraswamy": "Kumaraswamy", "multinomial": "Multinomial", "chi2": "Chi2",
+             "logistic_normal": "LogisticNormal", "inverse_gamma": "InverseGamma"}
+    g = globals()
+    for mod, cls in paths.items():
+        m = types.ModuleType(f"{__name__}.{mod}", f"torch.distributions.{mod}")
+        setattr(m, cls, g[cls])
+        m.__all__ = [cls]
+        sys.modules[m.__name__] = m
+        g[mod] = m
+
+
+_module_aliases()
