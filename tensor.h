@@ -14778,6 +14778,46 @@ static int tn__la_norm_dtype(const char *fn, tn_tensor *x, int dtype, tn_tensor 
     *out = dtype >= 0 ? tn_to_dtype(x, (tn_dtype)dtype) : x;
     return *out ? 0 : -1;
 }
+/* PyTorch's norm_backward for an ord other than 0, 1, 2, inf, -inf, in library ops: x |x|^(p-2)
+   g / |x|_p^(p-1), with the zero subgradient where x = 0 (p < 1) or where the norm is 0
+   (p > 1), as torch's (reduce.c's composite would give 0 * inf there). The dims in i[], the
+   number of them in i[TN_MAX_DIMS] (0: all), keepdim in i[TN_MAX_DIMS + 1]; ord in d[0]. */
+static tn_tensor *tn__safe_pow(tn_tensor *t, tn_tensor *zero, double e) { return tn_where(zero, tn_zeros_like(t), tn_pow_scalar(tn_where(zero, tn_ones_like(t), t), e)); }
+static tn_tensor *tn__vnorm_p(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+static int tn__vnorm_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *x = tn_ctx_saved(nd, 0);
+    const double p = nd->d[0];
+    const int n = (int)nd->i[TN_MAX_DIMS];
+    tn_tensor *N = tn__vnorm_p(x, p, nd->i, n, true), *a = tn_abs(x);
+    tn_tensor *gk = N ? tn_reshape(g, N->shape, N->ndim) : NULL;
+    if (!gk || !a) return -1;
+    if (p < 1) {
+        tn_tensor *xs = tn_mul(tn_sgn(x), tn__safe_pow(a, tn_eq_scalar(x, 0), p - 1));
+        gin[0] = tn_mul(tn_mul(xs, gk), tn__safe_pow(N, tn_eq_scalar(N, 0), 1 - p));
+    } else {
+        tn_tensor *xs = p < 2 ? tn_mul(tn_sgn(x), tn_pow_scalar(a, p - 1)) : tn_mul(x, tn_pow_scalar(a, p - 2));
+        tn_tensor *z = tn_eq_scalar(N, 0), *scale = tn_where(z, tn_zeros_like(N), tn_div(gk, tn_pow_scalar(tn_where(z, tn_ones_like(N), N), p - 1)));
+        gin[0] = tn_mul(xs, scale);
+    }
+    return gin[0] ? 0 : -1;
+}
+/* |x|_p over dims (n = 0: all), a float x: reduce.c's value, torch's gradient for the general p. */
+static tn_tensor *tn__vnorm_p(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
+    if (!x) return NULL;
+    if (p == 0 || p == 1 || p == 2 || isinf(p) || n > TN_MAX_DIMS) return tn_norm_dims(x, p, n ? dims : NULL, n, keepdim);
+    tn_scope_begin();
+    tn_tensor *r = tn_keep(tn_norm_dims(tn_detach(x), p, n ? dims : NULL, n, keepdim));
+    tn_scope_end();
+    tn_node *nd = r ? tn__fn_node("LinalgVectorNormBackward0", tn__vnorm_bw, &x, 1) : NULL;
+    if (nd) {
+        for (int i = 0; i < n; i++) nd->i[i] = dims[i];
+        nd->i[TN_MAX_DIMS] = n; nd->i[TN_MAX_DIMS + 1] = keepdim; nd->ni = TN_MAX_DIMS + 2;
+        nd->d[0] = p;
+        tn__node_save(nd, x);
+    }
+    return tn__node_attach(nd, r);
+}
 static tn_tensor *tn__vector_norm_impl(tn_tensor *x, double ord, const tn_ints *dim, bool keepdim, int dtype) {
     TN__CHECK_NULL(x);
     const char *fn = "tn_linalg_vector_norm";
@@ -14797,12 +14837,10 @@ static tn_tensor *tn__vector_norm_impl(tn_tensor *x, double ord, const tn_ints *
     tn_scope_begin();
     tn_tensor *xc = NULL, *r = NULL;
     if (!tn__la_norm_dtype(fn, x, dtype, &xc)) {
-        if (dim->n || !keepdim) r = tn_norm_dims(xc, ord, dim->n ? dim->v : NULL, dim->n, keepdim);
-        else {   /* every dim kept, as size 1 */
-            int64_t all[TN_MAX_DIMS];
-            for (int i = 0; i < x->ndim; i++) all[i] = i;
-            r = tn_norm_dims(xc, ord, all, x->ndim, true);
-        }
+        int64_t all[TN_MAX_DIMS];
+        for (int i = 0; i < x->ndim; i++) all[i] = i;
+        /* dim None with keepdim: every dim kept, as size 1 */
+        r = dim->n ? tn__vnorm_p(xc, ord, dim->v, dim->n, keepdim) : tn__vnorm_p(xc, ord, all, keepdim ? x->ndim : 0, keepdim);
     }
     return tn__scope_return(r);
 }
@@ -14984,19 +15022,16 @@ TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim) { ret
 static tn_tensor *tn__vander_impl(tn_tensor *x, int64_t N) {
     TN__CHECK_NULL(x);
     const char *fn = "tn_linalg_vander";
-    if (x->ndim < 1) return (tn_tensor *)tn__error("%s: x must have at least one dimension.", fn);
     if (x->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: bool tensors are not supported", fn);
-    const int64_t n = x->shape[x->ndim - 1];
+    const int64_t n = x->ndim ? x->shape[x->ndim - 1] : 1;   /* a 0-d x is one value (torch's [1, N]) */
     if (N == TN_NONE) N = n;
-    if (N < 0) return (tn_tensor *)tn__error("%s: N must be non-negative.", fn);
+    if (N <= 1) return (tn_tensor *)tn__error("%s: N must be greater than 1.", fn);   /* torch's check (N = 0, 1 too) */
     tn_scope_begin();
+    if (x->ndim == 0) x = tn_unsqueeze(x, 0);
     int64_t shape[TN_MAX_DIMS];
-    memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
-    tn_tensor *u = tn_unsqueeze(x, -1), *r = NULL;
-    if (u && N <= 1) {
-        shape[x->ndim] = N;
-        r = tn_ones(shape, x->ndim + 1, x->dtype);
-    } else if (u) {
+    if (x) memcpy(shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
+    tn_tensor *u = x ? tn_unsqueeze(x, -1) : NULL, *r = NULL;
+    if (u) {
         shape[x->ndim] = 1;
         tn_tensor *ones = tn_ones(shape, x->ndim + 1, x->dtype);
         shape[x->ndim] = N - 1;
@@ -15010,6 +15045,12 @@ TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N) { return TN__AS("tn_l
 /* ---- householder_product: Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
    A below the diagonal with a 1 on it (LAPACK's orgqr), first n columns; applied from the
    right end to an m x n identity, in library ops (differentiable) ---- */
+static int tn__zeros2_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)g; (void)user;
+    for (int i = 0; i < nin; i++)
+        if (tn_ctx_needs_grad(n, i) && !(gin[i] = tn_zeros_like(tn_ctx_saved(n, i)))) return -1;
+    return 0;
+}
 static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     TN__CHECK_NULL(A, tau);
     const char *fn = "tn_linalg_householder_product";
@@ -15027,6 +15068,12 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     tn_scope_begin();
     tn_tensor *V = tn_add(tn__tril(A, -1), tn_eye(m, n, A->dtype));
     tn_tensor *Q = tn_contiguous(tn_expand(tn_eye(m, n, A->dtype), A->shape, A->ndim));
+    if (k == 0 && Q) {   /* no reflection: I, in the graph of both inputs with zero gradients (as torch's) */
+        tn_tensor *ins[2] = {A, tau};
+        tn_node *nd = tn__fn_node("LinalgHouseholderProductBackward0", tn__zeros2_bw, ins, 2);
+        if (nd) { tn__node_save(nd, A); tn__node_save(nd, tau); }
+        Q = tn__node_attach(nd, tn_clone(Q));
+    }
     for (int64_t i = k - 1; i >= 0 && Q; i--) {
         tn_tensor *v = tn_narrow(V, -1, i, 1), *t = tn_unsqueeze(tn_narrow(tau, -1, i, 1), -1);
         Q = tn_sub(Q, tn_mul(t, tn_matmul(v, tn_matmul(tn_transpose(v, -2, -1), Q))));
@@ -15079,10 +15126,10 @@ static tn_tensor *tn__tensorsolve_impl(tn_tensor *A, tn_tensor *Bm, const int64_
         if (!a) tn__error("%s: dims holds a repeated dim", fn);
     }
     if (a) {
+        /* torch compares the products only: prod(A.shape[B.ndim:]) == B.numel() */
         const int bn = Bm->ndim;
         int64_t pb = tn_numel(Bm), pr = 1, shape[TN_MAX_DIMS];
-        bool ok = bn <= a->ndim;
-        for (int i = 0; ok && i < bn; i++) ok = a->shape[i] == Bm->shape[i];
+        bool ok = bn <= a->ndim && tn_numel(a) / (pb ? pb : 1) == pb;
         int rn = 0;
         for (int i = bn; ok && i < a->ndim; i++) { shape[rn++] = a->shape[i]; if (!tn__mul_ok(pr, a->shape[i], &pr)) ok = false; }
         if (!ok || pr != pb)

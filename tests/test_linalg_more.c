@@ -182,6 +182,7 @@ TEST(products_and_friends) {
     CHECK(V && maxabs(V, tn_from_data(vref, TN_SHAPE(3, 4), TN_F64)) == 0);
     CHECK(tn_size(tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), TN_NONE), 1) == 3);
     CHECK_ERR(tn_linalg_vander(tn_scalar_tensor(1, TN_F64), 2), "at least one dimension");
+    CHECK_ERR(tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), 1), "N must be greater than 1.");
     /* householder_product: Q^T Q = I, and the Householder vectors reproduce Q H_i */
     tn_tensor *H = tn_randn(TN_SHAPE(2, 5, 3), TN_F64), *tau = tn_full(TN_SHAPE(2, 3), 0, TN_F64);
     tn_tensor *vv = tn_add(tn_tril(H, .diagonal = -1), tn_eye(5, 3, TN_F64));
