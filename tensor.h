@@ -14409,7 +14409,8 @@ static int tn__la_trsm(const double *a, int64_t n, double *b, int64_t k, bool up
 /* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 work tensor,
    no history. */
 static tn_tensor *tn__la_trsm_raw(tn_tensor *T, tn_tensor *Bm, bool upper, bool unit) {
-    tn_tensor *a = tn__la_work(T), *x = a ? tn__la_work(Bm) : NULL;
+    /* T is only read: a contiguous float64 T is used in place (no copy) */
+    tn_tensor *a = tn_contiguous(tn_to_dtype(tn_detach(T), TN_F64)), *x = a ? tn__la_work(Bm) : NULL;
     if (!x) return NULL;
     const int64_t n = T->shape[T->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(T);
     const double *av = (const double *)tn_data_ptr(a);

@@ -181,7 +181,8 @@ TEST(products_and_friends) {
     tn_tensor *V = tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), 4);
     CHECK(V && maxabs(V, tn_from_data(vref, TN_SHAPE(3, 4), TN_F64)) == 0);
     CHECK(tn_size(tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), TN_NONE), 1) == 3);
-    CHECK_ERR(tn_linalg_vander(tn_scalar_tensor(1, TN_F64), 2), "at least one dimension");
+    tn_tensor *V0 = tn_linalg_vander(tn_scalar_tensor(3, TN_F64), 2);   /* 0-d: one value, [1, N] (torch's) */
+    CHECK(V0 && tn_ndim(V0) == 2 && tn_size(V0, 0) == 1 && tn_item(tn_sum(V0)) == 4);
     CHECK_ERR(tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), 1), "N must be greater than 1.");
     /* householder_product: Q^T Q = I, and the Householder vectors reproduce Q H_i */
     tn_tensor *H = tn_randn(TN_SHAPE(2, 5, 3), TN_F64), *tau = tn_full(TN_SHAPE(2, 3), 0, TN_F64);
