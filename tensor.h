@@ -1868,6 +1868,12 @@ TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /*
 TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
+/* linalg.ldl_factor(_ex): A = P L D L^T P^T of a symmetric A's lower triangle (LAPACK's sytrf,
+   Bunch-Kaufman pivoting; hermitian= is the same for real dtypes): LD, *pivots (int32, LAPACK's:
+   negative for a 2x2 block), *info; ldl_factor raises where info > 0. Not differentiable (as torch's). */
+TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots);
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info);
+TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */
@@ -15143,6 +15149,170 @@ static tn_tensor *tn__tensorsolve_impl(tn_tensor *A, tn_tensor *Bm, const int64_
 }
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n) {
     return TN__AS("tn_linalg_tensorsolve", tn__tensorsolve_impl(A, B, dims, n));
+}
+
+/* ---- ldl_factor, ldl_solve: LAPACK's sytrf / sytrs (lower), Bunch-Kaufman pivoting ----
+   Not differentiable (as torch's). LD holds L below the diagonal and the 1x1 / 2x2 blocks of
+   D on it (and the first subdiagonal for a 2x2 block); pivots are LAPACK's, 1-based: k for a
+   1x1 block that swapped rows k and kp (kp > 0), -kp on both rows of a 2x2 block. */
+/* sytf2 ('L') on a row-major n x n (the lower triangle read and written): info, as LAPACK's. */
+static int64_t tn__la_sytf2(double *a, int64_t n, int32_t *piv) {
+#define A_(i, j) a[(i) * n + (j)]
+    const double alpha = (1 + sqrt(17.0)) / 8;
+    int64_t info = 0;
+    for (int64_t k = 0; k < n;) {
+        int64_t kstep = 1, kp = k, imax = k;
+        const double absakk = fabs(A_(k, k));
+        double colmax = 0;
+        for (int64_t i = k + 1; i < n; i++)
+            if (fabs(A_(i, k)) > colmax) { colmax = fabs(A_(i, k)); imax = i; }
+        if ((absakk > colmax ? absakk : colmax) == 0 || absakk != absakk) {
+            if (!info) info = k + 1;
+            kp = k;
+        } else {
+            if (absakk >= alpha * colmax) kp = k;
+            else {   /* the largest off-diagonal of row / column imax */
+                double rowmax = 0;
+                for (int64_t j = k; j < imax; j++) rowmax = fabs(A_(imax, j)) > rowmax ? fabs(A_(imax, j)) : rowmax;
+                for (int64_t j = imax + 1; j < n; j++) rowmax = fabs(A_(j, imax)) > rowmax ? fabs(A_(j, imax)) : rowmax;
+                if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k;
+                else if (fabs(A_(imax, imax)) >= alpha * rowmax) kp = imax;
+                else { kp = imax; kstep = 2; }
+            }
+            const int64_t kk = k + kstep - 1;
+            if (kp != kk) {   /* rows and columns kk and kp of the trailing matrix */
+                double t;
+                for (int64_t i = kp + 1; i < n; i++) { t = A_(i, kk); A_(i, kk) = A_(i, kp); A_(i, kp) = t; }
+                for (int64_t j = kk + 1; j < kp; j++) { t = A_(j, kk); A_(j, kk) = A_(kp, j); A_(kp, j) = t; }
+                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = t;
+                if (kstep == 2) { t = A_(k + 1, k); A_(k + 1, k) = A_(kp, k); A_(kp, k) = t; }
+            }
+            if (kstep == 1) {
+                const double d11 = 1 / A_(k, k);
+                for (int64_t j = k + 1; j < n; j++) {
+                    const double xj = A_(j, k) * d11;
+                    for (int64_t i = j; i < n; i++) A_(i, j) -= A_(i, k) * xj;
+                }
+                for (int64_t i = k + 1; i < n; i++) A_(i, k) *= d11;
+            } else if (k < n - 2) {
+                double d21 = A_(k + 1, k);
+                const double d11 = A_(k + 1, k + 1) / d21, d22 = A_(k, k) / d21, t = 1 / (d11 * d22 - 1);
+                d21 = t / d21;
+                for (int64_t j = k + 2; j < n; j++) {
+                    const double wk = d21 * (d11 * A_(j, k) - A_(j, k + 1)), wkp1 = d21 * (d22 * A_(j, k + 1) - A_(j, k));
+                    for (int64_t i = j; i < n; i++) A_(i, j) -= A_(i, k) * wk + A_(i, k + 1) * wkp1;
+                    A_(j, k) = wk;
+                    A_(j, k + 1) = wkp1;
+                }
+            }
+        }
+        if (kstep == 1) piv[k] = (int32_t)(kp + 1);
+        else piv[k] = piv[k + 1] = (int32_t)-(kp + 1);
+        k += kstep;
+    }
+    return info;
+#undef A_
+}
+/* sytrs ('L'): solves A X = B in place (B n x m row-major) from sytf2's factors. */
+static void tn__la_sytrs(const double *a, const int32_t *piv, int64_t n, double *b, int64_t m) {
+#define A_(i, j) a[(i) * n + (j)]
+#define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { double t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
+    for (int64_t k = 0; k < n;) {   /* L D y = P b */
+        if (piv[k] > 0) {
+            SWAP_ROWS(k, (int64_t)piv[k] - 1);
+            for (int64_t i = k + 1; i < n; i++)
+                for (int64_t c = 0; c < m; c++) b[i * m + c] -= A_(i, k) * b[k * m + c];
+            const double d = 1 / A_(k, k);
+            for (int64_t c = 0; c < m; c++) b[k * m + c] *= d;
+            k++;
+        } else {
+            SWAP_ROWS(k + 1, (int64_t)-piv[k] - 1);
+            for (int64_t i = k + 2; i < n; i++)
+                for (int64_t c = 0; c < m; c++) b[i * m + c] -= A_(i, k) * b[k * m + c] + A_(i, k + 1) * b[(k + 1) * m + c];
+            const double akm1k = A_(k + 1, k), akm1 = A_(k, k) / akm1k, ak = A_(k + 1, k + 1) / akm1k, denom = akm1 * ak - 1;
+            for (int64_t c = 0; c < m; c++) {
+                const double bkm1 = b[k * m + c] / akm1k, bk = b[(k + 1) * m + c] / akm1k;
+                b[k * m + c] = (ak * bkm1 - bk) / denom;
+                b[(k + 1) * m + c] = (akm1 * bk - bkm1) / denom;
+            }
+            k += 2;
+        }
+    }
+    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y */
+        const int64_t k0 = piv[k] > 0 ? k : k - 1;   /* the block's first row */
+        for (int64_t r = k0; r <= k; r++)
+            for (int64_t i = k + 1; i < n; i++)
+                for (int64_t c = 0; c < m; c++) b[r * m + c] -= A_(i, r) * b[i * m + c];
+        SWAP_ROWS(k, (int64_t)(piv[k] > 0 ? piv[k] : -piv[k]) - 1);
+        k = k0 - 1;
+    }
+#undef SWAP_ROWS
+#undef A_
+}
+static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+    TN__CHECK_NULL(A);
+    const char *fn = "tn_linalg_ldl_factor_ex";
+    if (tn__la_check(fn, A, "A", true)) return NULL;
+    tn_scope_begin();
+    const int nd = A->ndim;
+    const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
+    tn_tensor *w = tn__la_work(tn__tril(tn_detach(A), 0));
+    tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2)), *r = NULL;
+    if (w && p && f) {
+        double *a = (double *)tn_data_ptr(w);
+        int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
+        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_sytf2(a + b * n * n, n, pv + b * n);
+        if (!(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"))) {
+            r = tn_keep(tn_to_dtype(w, A->dtype));
+            *pivots = tn_keep(p);
+            if (info) *info = tn_keep(f);
+        }
+    }
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+    if (pivots) *pivots = NULL;
+    if (info) *info = NULL;
+    if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor_ex: pivots must not be NULL");
+    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, check_errors, pivots, info));
+}
+TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots) {
+    if (pivots) *pivots = NULL;
+    if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor: pivots must not be NULL");
+    return TN__AS("tn_linalg_ldl_factor", tn__ldl_factor_impl(A, true, pivots, NULL));
+}
+static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm) {
+    TN__CHECK_NULL(LD, pivots, Bm);
+    const char *fn = "tn_linalg_ldl_solve";
+    if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
+    if (LD->ndim >= 2 && (pivots->ndim != LD->ndim - 1 || memcmp(pivots->shape, LD->shape, (size_t)(LD->ndim - 1) * sizeof(int64_t))))
+        return (tn_tensor *)tn__error("%s: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape %s instead", fn, TN__SHAPE(pivots));
+    tn_scope_begin();
+    tn_tensor *a = NULL, *b = NULL, *r = NULL;
+    if (!tn__la_broadcast_pair(fn, LD, Bm, true, &a, &b)) {
+        const int64_t n = a->shape[a->ndim - 1], k = b->shape[b->ndim - 1], nb = tn__la_batch(a);
+        int64_t ps[TN_MAX_DIMS];
+        memcpy(ps, a->shape, sizeof ps);
+        tn_tensor *pc = tn_contiguous(tn_expand(pivots, ps, a->ndim - 1));
+        tn_tensor *ld = tn__la_work(a), *x = tn__la_work(b);
+        if (pc && ld && x) {
+            const int32_t *pv = (const int32_t *)tn_data_ptr(pc);
+            bool ok = true;
+            for (int64_t i = 0, N = tn_numel(pc); ok && i < N; i++) ok = pv[i] != 0 && pv[i] >= -n && pv[i] <= n;
+            if (!ok) tn__error("%s: pivots holds a value outside [-%lld, %lld] or 0", fn, (long long)n, (long long)n);
+            else {
+                const double *av = (const double *)tn_data_ptr(ld);
+                double *xv = (double *)tn_data_ptr(x);
+                for (int64_t bi = 0; bi < nb; bi++) tn__la_sytrs(av + bi * n * n, pv + bi * n, n, xv + bi * n * k, k);
+                r = tn_to_dtype(x, LD->dtype);
+            }
+        }
+    }
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B) {
+    return TN__AS("tn_linalg_ldl_solve", tn__ldl_solve_impl(LD, pivots, B));
 }
 
 /* ======================================================================= */

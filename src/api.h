@@ -1781,6 +1781,12 @@ TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /*
 TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
+/* linalg.ldl_factor(_ex): A = P L D L^T P^T of a symmetric A's lower triangle (LAPACK's sytrf,
+   Bunch-Kaufman pivoting; hermitian= is the same for real dtypes): LD, *pivots (int32, LAPACK's:
+   negative for a 2x2 block), *info; ldl_factor raises where info > 0. Not differentiable (as torch's). */
+TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots);
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info);
+TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */

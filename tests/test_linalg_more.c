@@ -205,6 +205,34 @@ TEST(products_and_friends) {
     tn_scope_end();
 }
 
+TEST(ldl_factor_solve) {
+    tn_manual_seed(7);
+    tn_scope_begin();
+    const int64_t sizes[4] = {1, 4, 9, 70};
+    for (int i = 0; i < 4; i++) {   /* symmetric indefinite: 1x1 and 2x2 pivots */
+        const int64_t n = sizes[i];
+        tn_tensor *R = tn_randn(TN_SHAPE(2, n, n), TN_F64), *S = tn_add(R, tn_transpose(R, -2, -1)), *piv = NULL;
+        tn_tensor *LD = tn_linalg_ldl_factor(S, &piv), *B = tn_randn(TN_SHAPE(n, 3), TN_F64);
+        CHECK(LD && piv && tn_get_dtype(piv) == TN_I32 && tn_size(piv, -1) == n);
+        tn_tensor *X = tn_linalg_ldl_solve(LD, piv, B);
+        CHECK(X && maxabs(tn_matmul(S, X), tn_expand(B, TN_SHAPE(2, n, 3))) < 1e-9 * (double)n);
+        /* only the lower triangle is read */
+        tn_tensor *piv2 = NULL, *LD2 = tn_linalg_ldl_factor(tn_add(S, tn_triu(R, .diagonal = 1)), &piv2);
+        CHECK(LD2 && maxabs(LD2, LD) == 0 && maxabs(piv2, piv) == 0);
+    }
+    /* PyTorch 1.13's (LAPACK's) factors of [[0, 1, 2], [1, 0, 3], [2, 3, 0]]: a 2x2 block first */
+    const double z[9] = {0, 1, 2, 1, 0, 3, 2, 3, 0}, ldref[9] = {0, 0, 0, 2, 0, 0, 1.5, 0.5, -3};
+    const int32_t pref[3] = {-3, -3, 3};
+    tn_tensor *piv = NULL, *info = NULL, *LD = tn_linalg_ldl_factor(tn_from_data(z, TN_SHAPE(3, 3), TN_F64), &piv);
+    CHECK(LD && maxabs(LD, tn_from_data(ldref, TN_SHAPE(3, 3), TN_F64)) < 1e-15);
+    CHECK(piv && maxabs(tn_to_dtype(piv, TN_F64), tn_to_dtype(tn_from_data(pref, TN_SHAPE(3), TN_I32), TN_F64)) == 0);
+    tn_tensor *Z = tn_zeros(TN_SHAPE(2, 2), TN_F64);
+    CHECK(tn_linalg_ldl_factor_ex(Z, false, &piv, &info) && tn_item(info) == 1);
+    CHECK_ERR(tn_linalg_ldl_factor(Z, &piv), "could not be completed");
+    CHECK_ERR(tn_linalg_ldl_solve(LD, tn_ones(TN_SHAPE(3), TN_I64), tn_ones(TN_SHAPE(3, 1), TN_F64)), "Expected pivots to be integers");
+    tn_scope_end();
+}
+
 /* gradcheck's leaves are contiguous: the ops get transposed (non-contiguous) views of them */
 static tn_tensor *T_(tn_tensor *x) { return tn_transpose(x, -2, -1); }
 static int mode_;
@@ -290,6 +318,7 @@ int main(void) {
     RUN(matrix_power_exp);
     RUN(norms);
     RUN(products_and_friends);
+    RUN(ldl_factor_solve);
     RUN(gradcheck_all);
     return tn_test_report();
 }

@@ -438,6 +438,9 @@ tn_linalg_vander T T l
 tn_linalg_householder_product T T T
 tn_linalg_tensorinv T T l
 tn_linalg_tensorsolve T T T L i
+tn_linalg_ldl_factor T T A
+tn_linalg_ldl_factor_ex T T b A A
+tn_linalg_ldl_solve T T T T
 tn_einsum T s A i
 tn_cdist_str T T T s
 tn_pdist_str T T s

@@ -25,7 +25,8 @@ def eig(A):
 __all__ = ["cross", "matmul", "det", "slogdet", "lu", "lu_factor", "lu_factor_ex", "inv", "inv_ex", "solve", "solve_ex",
            "cholesky", "cholesky_ex", "eig", "eigvals",
            "solve_triangular", "lu_solve", "matrix_power", "matrix_exp", "vector_norm", "matrix_norm", "norm",
-           "multi_dot", "vecdot", "vander", "householder_product", "tensorinv", "tensorsolve", "diagonal"]
+           "multi_dot", "vecdot", "vander", "householder_product", "tensorinv", "tensorsolve", "diagonal",
+           "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 
 # ---- src/ops/linalg_more.c: triangular and LU solves, matrix functions, norms, products; and
@@ -173,6 +174,29 @@ def tensorsolve(A, B, dims=None):
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return _diagonal(A, offset, dim1, dim2)
+
+
+_ldl_factor_rt = _return_type("linalg_ldl_factor", ("LD", "pivots"))
+_ldl_factor_ex_rt = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """hermitian is the same factorisation for real dtypes."""
+    from ctypes import byref, c_void_p
+    piv, info = c_void_p(), c_void_p()
+    LD = _wrap(lib.tn_linalg_ldl_factor_ex(_tp(A, "linalg.ldl_factor_ex", "A"), bool(check_errors), byref(piv), byref(info)))
+    return _ldl_factor_ex_rt(LD, _wrap(piv.value), _wrap(info.value))
+
+
+def ldl_factor(A, *, hermitian=False):
+    from ctypes import byref, c_void_p
+    piv = c_void_p()
+    LD = _wrap(lib.tn_linalg_ldl_factor(_tp(A, "linalg.ldl_factor", "A"), byref(piv)))
+    return _ldl_factor_rt(LD, _wrap(piv.value))
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    return _wrap(lib.tn_linalg_ldl_solve(_tp(LD, "linalg.ldl_solve", "LD"), _tp(pivots, "linalg.ldl_solve", "pivots"), _tp(B, "linalg.ldl_solve", "B")))
 
 
 _Tensor.lu_solve = lambda self, LU_data, LU_pivots: _torch_lu_solve(self, LU_data, LU_pivots)

@@ -29,6 +29,7 @@ OPS = """
 linalg.solve_triangular triangular_solve cholesky_solve cholesky_inverse linalg.lu_solve lu_solve lu
 linalg.matrix_power matrix_exp linalg.vector_norm linalg.matrix_norm linalg.norm linalg.norm:subgradients_at_zero
 linalg.multi_dot linalg.vecdot linalg.vander linalg.householder_product linalg.tensorinv linalg.tensorsolve
+linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve
 """.split()
 
 _SVD_ORDS = ("nuc", 2, -2)
@@ -292,3 +293,22 @@ def test_matrix_exp_float32_accuracy():
     ours = to_torch(tn.linalg.matrix_exp(H.to_tn(A))).double()
     theirs = torch.linalg.matrix_exp(A).double()
     assert (ours - exact).abs().max() <= (theirs - exact).abs().max()
+
+
+@needs_torch
+def test_ldl_against_torch():
+    torch.manual_seed(5)
+    for n in (1, 2, 5, 9):
+        S = torch.randn(3, n, n, dtype=torch.float64)
+        S = S + S.mT                       # symmetric indefinite: 2x2 pivots appear
+        LD, piv = torch.linalg.ldl_factor(S)
+        r = tn.linalg.ldl_factor(H.to_tn(S))
+        H.assert_close(tuple(r), (LD, piv), f"ldl_factor {n}")
+        assert type(r).__name__ == "linalg_ldl_factor"
+        B = torch.randn(n, 2, dtype=torch.float64)
+        H.assert_close(tn.linalg.ldl_solve(r.LD, r.pivots, H.to_tn(B)), torch.linalg.ldl_solve(LD, piv, B), f"ldl_solve {n}")
+        H.assert_close(tn.linalg.ldl_solve(r.LD, r.pivots, H.to_tn(B)), torch.linalg.solve(S, B), f"ldl_solve = solve {n}")
+    # a 2x2 pivot for sure: [[0, 1], [1, 0]]
+    Z = torch.tensor([[0., 1., 2.], [1., 0., 3.], [2., 3., 0.]], dtype=torch.float64)
+    H.assert_close(tuple(tn.linalg.ldl_factor(H.to_tn(Z))), tuple(torch.linalg.ldl_factor(Z)), "ldl_factor 2x2 block")
+    H.assert_close(tuple(tn.linalg.ldl_factor_ex(H.to_tn(torch.zeros(2, 2)))), tuple(torch.linalg.ldl_factor_ex(torch.zeros(2, 2))), "ldl_factor_ex singular")
