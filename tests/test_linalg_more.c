@@ -90,6 +90,13 @@ TEST(triangular_cholesky_lu_solves) {
     CHECK(maxabs(tn_matmul(MT, tn_linalg_lu_solve(LU, piv, Bl, .adjoint = true)), tn_expand(Bl, TN_SHAPE(2, 5, 3))) < 1e-12);
     CHECK(maxabs(tn_matmul(tn_linalg_lu_solve(LU, piv, Br, .left = false), M), tn_expand(Br, TN_SHAPE(2, 3, 5))) < 1e-12);
     CHECK(maxabs(tn_matmul(tn_linalg_lu_solve(LU, piv, Br, .left = false, .adjoint = true), MT), tn_expand(Br, TN_SHAPE(2, 3, 5))) < 1e-12);
+    CHECK(maxabs(tn_linalg_lu_solve_str(LU, piv, Br, "left=False, adjoint=True"), tn_linalg_lu_solve(LU, piv, Br, .left = false, .adjoint = true)) == 0);
+    tn_lu_solve_fn_opts lo = TN_DEFAULTS(tn_lu_solve_fn_opts);
+    lo.adjoint = true;
+    CHECK(maxabs(tn_linalg_lu_solve_opts(LU, piv, Bl, lo), tn_linalg_lu_solve(LU, piv, Bl, .adjoint = true)) == 0);
+    tn_tensor *C2 = NULL;
+    CHECK(maxabs(tn_triangular_solve_str(b, U, &C2, "transpose=True"), tn_triangular_solve(b, U, NULL, .transpose = true)) == 0 && C2);
+    CHECK_ERR(tn_triangular_solve_str(b, U, NULL, "lower=True"), "unknown option 'lower'");
     CHECK_ERR(tn_linalg_lu_solve(LU, tn_to_dtype(piv, TN_I64), Bl), "pivots should be a Tensor of scalar type int32");
     CHECK_ERR(tn_cholesky_solve(tn_ones(TN_SHAPE(3), TN_F64), L, false), "b should have at least 2 dimensions");
     tn_scope_end();
@@ -158,6 +165,18 @@ TEST(norms) {
     CHECK(tn_item(tn_linalg_norm(tn_flatten(A, 0, -1), .ord = "inf")) == 6);                        /* 1-d: vector */
     CHECK(tn_item(tn_sum(tn_linalg_norm(A, .ord = "inf", .dim = TN_INTS(1)))) == 9);                /* one dim: vector */
     CHECK_ERR(tn_linalg_norm(tn_expand(A, TN_SHAPE(2, 2, 3)), .ord = "2"), "the input must be 1D or 2D. Got 3D");
+    /* the three forms of the keyword convention: macro, _opts with TN_DEFAULTS, _str */
+    tn_vector_norm_fn_opts vo = TN_DEFAULTS(tn_vector_norm_fn_opts);
+    vo.ord = 1; vo.keepdim = true;
+    tn_tensor *v1 = tn_linalg_vector_norm_opts(A, vo), *v2 = tn_linalg_vector_norm_str(A, "ord=1, dim=(0, 1), keepdim=True");
+    CHECK(v1 && v2 && tn_ndim(v1) == 2 && tn_ndim(v2) == 2 && tn_item(v1) == 21 && tn_item(v2) == 21);
+    CHECK(tn_get_dtype(tn_linalg_vector_norm_str(tn_to_dtype(A, TN_F32), "dtype=float64")) == TN_F64);
+    CHECK(tn_item(tn_linalg_norm_str(A, "ord='fro'")) == tn_item(tn_linalg_matrix_norm(A)));
+    tn_tensor *nv = tn_linalg_norm_str(A, "ord=-inf, dim=1");
+    CHECK(nv && tn_item(tn_min(nv)) == 1 && tn_item(tn_max(nv)) == 4);
+    CHECK_ERR(tn_linalg_vector_norm_str(A, "p=2"), "unknown option 'p'");
+    CHECK_ERR(tn_linalg_matrix_norm_str(A, "dtype=int64"), "dtype");
+    CHECK_ERR(tn_linalg_vector_norm(A, .dtype = TN_F32), "should be convertible without narrowing");
     tn_scope_end();
 }
 TEST(products_and_friends) {
