@@ -1,6 +1,8 @@
 """torch.linalg beside PyTorch in one run (issue 26, item 3): batched solve
-(torch.linalg.solve(A [64, 64, 64], B [64, 64, 1])), inv and det of the same batch, and svd of
-512 x 512 once the package has it. One thread each (tensor's and torch's).
+(torch.linalg.solve(A [64, 64, 64], B [64, 64, 1])), inv and det of the same batch,
+solve_triangular (the batch, and one 1024 x 1024 system with 256 right-hand sides: the blocked
+path over the GEMM), matrix_exp (the batch, and one 256 x 256), and svd of 512 x 512 once the
+package has it. One thread each (tensor's and torch's).
 
     make lib/libtensor.so && python3 bench/bench_linalg.py [reps]
 
@@ -37,6 +39,17 @@ cases = [("solve 64 x 64x64 float64", lambda: tn.linalg.solve(a, b), lambda: tor
          ("solve 64 x 64x64 float32", lambda: tn.linalg.solve(a.float(), b.float()), lambda: torch.linalg.solve(A.float(), B.float())),
          ("inv 64 x 64x64 float64", lambda: tn.linalg.inv(a), lambda: torch.linalg.inv(A)),
          ("det 64 x 64x64 float64", lambda: tn.linalg.det(a), lambda: torch.linalg.det(A))]
+U = torch.randn(1024, 1024, dtype=torch.float64).triu() + 32 * torch.eye(1024, dtype=torch.float64)
+UB = torch.randn(1024, 256, dtype=torch.float64)
+E = torch.randn(256, 256, dtype=torch.float64) / 16
+ta, tu, tub, te = tn.from_numpy(A.triu().numpy()), tn.from_numpy(U.numpy()), tn.from_numpy(UB.numpy()), tn.from_numpy(E.numpy())
+At = A.triu()
+cases += [("solve_triangular 64 x 64x64 float64", lambda: tn.linalg.solve_triangular(ta, b, upper=True),
+           lambda: torch.linalg.solve_triangular(At, B, upper=True)),
+          ("solve_triangular 1024x1024, 256 rhs float64", lambda: tn.linalg.solve_triangular(tu, tub, upper=True),
+           lambda: torch.linalg.solve_triangular(U, UB, upper=True)),
+          ("matrix_exp 64 x 64x64 float64", lambda: tn.linalg.matrix_exp(a), lambda: torch.linalg.matrix_exp(A)),
+          ("matrix_exp 256x256 float64", lambda: tn.linalg.matrix_exp(te), lambda: torch.linalg.matrix_exp(E))]
 if hasattr(tn.linalg, "svd"):
     S = torch.randn(512, 512, dtype=torch.float32)
     s = tn.from_numpy(S.numpy())

@@ -1707,6 +1707,86 @@ TNDEF tn_tensor *tn_linalg_solve(tn_tensor *A, tn_tensor *B, bool left);
 TNDEF tn_tensor *tn_linalg_solve_ex(tn_tensor *A, tn_tensor *B, bool left, bool check_errors, tn_tensor **info); /* solve with info */
 TNDEF tn_tensor *tn_linalg_cholesky(tn_tensor *A, bool upper);      /* L (or U = L^T) of a positive-definite A's lower triangle */
 TNDEF tn_tensor *tn_linalg_cholesky_ex(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info); /* info > 0: not positive-definite */
+/* More of torch.linalg (src/ops/linalg_more.c): float32/float64, CPU, batch dims broadcast.
+   linalg.solve_triangular(A, B, upper, .left = true, .unitriangular = false): T X = B (or X T = B)
+   for triangular A (only its upper / lower triangle is read), blocked over the GEMM. */
+#define TN_FIELDS_tn_solve_triangular_fn_opts(X) \
+    X(B, left,          true,  "") \
+    X(B, unitriangular, false, "")
+TN__KW_STRUCT(tn_solve_triangular_fn_opts);
+TNDEF tn_tensor *tn_linalg_solve_triangular_opts(tn_tensor *A, tn_tensor *B, bool upper, tn_solve_triangular_fn_opts opts);
+#define tn_linalg_solve_triangular(A, B, ...) tn_linalg_solve_triangular_opts(A, B, TN__POS_KW(tn_solve_triangular_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_solve_triangular_str(tn_tensor *A, tn_tensor *B, bool upper, const char *options);
+/* torch.triangular_solve(b, A, .upper = true, .transpose = false, .unitriangular = false):
+   the solution; *cloned_coefficient (NULL: not wanted) gets a copy of A, as torch's second result. */
+#define TN_FIELDS_tn_triangular_solve_fn_opts(X) \
+    X(B, upper,         true,  "") \
+    X(B, transpose,     false, "") \
+    X(B, unitriangular, false, "")
+TN__KW_STRUCT(tn_triangular_solve_fn_opts);
+TNDEF tn_tensor *tn_triangular_solve_opts(tn_tensor *b, tn_tensor *A, tn_tensor **cloned_coefficient, tn_triangular_solve_fn_opts opts);
+#define tn_triangular_solve(b, A, ...) tn_triangular_solve_opts(b, A, TN__POS_KW(tn_triangular_solve_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_triangular_solve_str(tn_tensor *b, tn_tensor *A, tn_tensor **cloned_coefficient, const char *options);
+TNDEF tn_tensor *tn_cholesky_solve(tn_tensor *B, tn_tensor *L, bool upper);  /* (L L^T)^{-1} B, L a Cholesky factor (U^T U if upper) */
+TNDEF tn_tensor *tn_cholesky_inverse(tn_tensor *L, bool upper);             /* (L L^T)^{-1} from the factor L (U^T U if upper) */
+/* linalg.lu_solve(LU, pivots, B, .left = true, .adjoint = false): A X = B (A^T X = B when
+   adjoint; X A = B when not left) from lu_factor's LU and pivots. */
+#define TN_FIELDS_tn_lu_solve_fn_opts(X) \
+    X(B, left,    true,  "") \
+    X(B, adjoint, false, "")
+TN__KW_STRUCT(tn_lu_solve_fn_opts);
+TNDEF tn_tensor *tn_linalg_lu_solve_opts(tn_tensor *LU, tn_tensor *pivots, tn_tensor *B, tn_lu_solve_fn_opts opts);
+#define tn_linalg_lu_solve(LU, pivots, ...) tn_linalg_lu_solve_opts(LU, pivots, TN__POS_KW(tn_lu_solve_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_lu_solve_str(tn_tensor *LU, tn_tensor *pivots, tn_tensor *B, const char *options);
+TNDEF tn_tensor *tn_linalg_matrix_power(tn_tensor *A, int64_t n);  /* A^n by repeated squaring; n < 0: inv(A)^-n; n = 0: I */
+TNDEF tn_tensor *tn_linalg_matrix_exp(tn_tensor *A);               /* exp(A): scaling and squaring, Pade degree 3..13 */
+/* linalg.vector_norm(x, .ord = 2, .dim = TN_INTS(...) (empty: all), .keepdim, .dtype = TN_F64
+   (-1: None; the input is cast to it first)). ord: any number, INFINITY, -INFINITY, 0. */
+#define TN_FIELDS_tn_vector_norm_fn_opts(X) \
+    X(D,  ord,     2,         "") \
+    X(IL, dim,     TN__LIST0, "") \
+    X(B,  keepdim, false,     "") \
+    X(E,  dtype,   -1,        "float32|float64")
+TN__KW_STRUCT(tn_vector_norm_fn_opts);
+TNDEF tn_tensor *tn_linalg_vector_norm_opts(tn_tensor *x, tn_vector_norm_fn_opts opts);
+#define tn_linalg_vector_norm(...) tn_linalg_vector_norm_opts(TN__POS_KW(tn_vector_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_vector_norm_str(tn_tensor *x, const char *options);
+/* linalg.matrix_norm(A, .ord = "fro", .dim = TN_INTS(d0, d1) (empty: -2, -1), .keepdim,
+   .dtype): ord "fro", "nuc", or a number as text: "inf", "-inf", "1", "-1", "2", "-2"
+   ("nuc", "2", "-2" need the singular values: an error until tn_linalg_svdvals exists). */
+#define TN_FIELDS_tn_matrix_norm_fn_opts(X) \
+    X(S,  ord,     "fro",     "") \
+    X(IL, dim,     TN__LIST0, "") \
+    X(B,  keepdim, false,     "") \
+    X(E,  dtype,   -1,        "float32|float64")
+TN__KW_STRUCT(tn_matrix_norm_fn_opts);
+TNDEF tn_tensor *tn_linalg_matrix_norm_opts(tn_tensor *A, tn_matrix_norm_fn_opts opts);
+#define tn_linalg_matrix_norm(...) tn_linalg_matrix_norm_opts(TN__POS_KW(tn_matrix_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_matrix_norm_str(tn_tensor *A, const char *options);
+/* linalg.norm(A, .ord = NULL (None), .dim, .keepdim, .dtype): torch's dispatch: a matrix norm
+   when ord is given and dim has 2 dims (or is empty and A is 2-d), else a vector norm. */
+#define TN_FIELDS_tn_linalg_norm_fn_opts(X) \
+    X(S,  ord,     NULL,      "") \
+    X(IL, dim,     TN__LIST0, "") \
+    X(B,  keepdim, false,     "") \
+    X(E,  dtype,   -1,        "float32|float64")
+TN__KW_STRUCT(tn_linalg_norm_fn_opts);
+TNDEF tn_tensor *tn_linalg_norm_opts(tn_tensor *A, tn_linalg_norm_fn_opts opts);
+#define tn_linalg_norm(...) tn_linalg_norm_opts(TN__POS_KW(tn_linalg_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_norm_str(tn_tensor *A, const char *options);
+TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the chain product in the cheapest order; first/last may be 1-d */
+TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
+TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N);               /* [..., n, N]: x^0 .. x^(N-1); N = TN_NONE: n */
+TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
+TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
+/* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
+TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
+/* linalg.ldl_factor(_ex): A = P L D L^T P^T of a symmetric A's lower triangle (LAPACK's sytrf,
+   Bunch-Kaufman pivoting; hermitian= is the same for real dtypes): LD, *pivots (int32, LAPACK's:
+   negative for a 2x2 block), *info; ldl_factor raises where info > 0. Not differentiable (as torch's). */
+TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots);
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info);
+TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */

@@ -456,6 +456,24 @@ static const tn__kwkey tn__kw_pdist[] = {TN_FIELDS_tn_pdist_fn_opts(TN__KW_ROW)}
 #define TN__KW_T tn_cov_fn_opts
 static const tn__kwkey tn__kw_cov[] = {TN_FIELDS_tn_cov_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_solve_triangular_fn_opts
+static const tn__kwkey tn__kw_solve_triangular[] = {TN_FIELDS_tn_solve_triangular_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_triangular_solve_fn_opts
+static const tn__kwkey tn__kw_triangular_solve[] = {TN_FIELDS_tn_triangular_solve_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lu_solve_fn_opts
+static const tn__kwkey tn__kw_lu_solve[] = {TN_FIELDS_tn_lu_solve_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_vector_norm_fn_opts
+static const tn__kwkey tn__kw_vector_norm[] = {TN_FIELDS_tn_vector_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_matrix_norm_fn_opts
+static const tn__kwkey tn__kw_matrix_norm[] = {TN_FIELDS_tn_matrix_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linalg_norm_fn_opts
+static const tn__kwkey tn__kw_linalg_norm[] = {TN_FIELDS_tn_linalg_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_repeat_interleave_fn_opts
 static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interleave_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

@@ -422,6 +422,25 @@ tn_linalg_solve T T T b
 tn_linalg_solve_ex T T T b b A
 tn_linalg_cholesky T T b
 tn_linalg_cholesky_ex T T b b A
+tn_linalg_solve_triangular_str T T T b s
+tn_triangular_solve_str T T T A s
+tn_cholesky_solve T T T b
+tn_cholesky_inverse T T b
+tn_linalg_lu_solve_str T T T T s
+tn_linalg_matrix_power T T l
+tn_linalg_matrix_exp T T
+tn_linalg_vector_norm_str T T s
+tn_linalg_matrix_norm_str T T s
+tn_linalg_norm_str T T s
+tn_linalg_multi_dot T A i
+tn_linalg_vecdot T T T l
+tn_linalg_vander T T l
+tn_linalg_householder_product T T T
+tn_linalg_tensorinv T T l
+tn_linalg_tensorsolve T T T L i
+tn_linalg_ldl_factor T T A
+tn_linalg_ldl_factor_ex T T b A A
+tn_linalg_ldl_solve T T T T
 tn_einsum T s A i
 tn_cdist_str T T T s
 tn_pdist_str T T s

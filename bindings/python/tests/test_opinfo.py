@@ -83,9 +83,8 @@ def scope_reason(op):
 # missing name is here; test_missing_still_missing, strict xfail: every name here is missing).
 _DECOMP = "a matrix decomposition/solver: belongs with linalg.* (scientific-namespaces issue)"
 MISSING = {
-    "cholesky_inverse": _DECOMP, "cholesky_solve": _DECOMP, "geqrf": _DECOMP,
-    "lu": _DECOMP, "lu_solve": _DECOMP, "matrix_exp": _DECOMP, "ormqr": _DECOMP,
-    "pinverse": _DECOMP, "qr": _DECOMP, "svd": _DECOMP, "symeig": _DECOMP, "triangular_solve": _DECOMP,
+    "geqrf": _DECOMP, "ormqr": _DECOMP,
+    "pinverse": _DECOMP, "qr": _DECOMP, "svd": _DECOMP, "symeig": _DECOMP,
     "pca_lowrank": _DECOMP, "svd_lowrank": _DECOMP,
     "stft": "short-time Fourier transform: needs fft.* (scientific-namespaces issue)",
     "istft": "inverse short-time Fourier transform: needs fft.* (scientific-namespaces issue)",
@@ -119,6 +118,10 @@ _HALF = ("a float16/bfloat16 tensor on the CPU: tensor.h keeps half precision fo
          "to and arithmetic in these dtypes are refused)")
 _DIMS = "a 9-dim tensor: tensor.h's TN_MAX_DIMS is 8 (PyTorch allows 64; issue 20 item 2)"
 KNOWN = {
+    # float32 matrix_exp: PyTorch evaluates its Taylor polynomials and squarings in float32
+    # (relative errors near 1e-5 for these samples' norms); the package runs in float64 and
+    # rounds once, closer to the exact value (test_linalg_more.py's test_matrix_exp_float32_accuracy)
+    ("matrix_exp", "values"): "float32 values differ by PyTorch's own float32 rounding (ours: float64, rounded once)",
     # -- open classes of issue 20 item 4
     **{(k, "errors"): _OUT_OVERLAP for k in "gather index_select kthvalue masked_select bernoulli cat take".split()},
     **{(k, "errors"): _UNBOUND for k in "__radd__ __rmul__ __rand__ __ror__ __rxor__ __rpow__".split()},
