@@ -204,6 +204,48 @@ def test_vae(mnist_dirs):
     check(mnist_dirs, "vae.py", ["--epochs", "1", "--batch-size", "32", "--log-interval", "2"], TRAIN_LOSS)
 
 
+def text_corpus(d):
+    """d/{train,valid,test}.txt (wikitext-2's layout) from this checkout's README.md: every
+    tenth line valid, the next test, the rest train (wikitext-2 itself is not here)."""
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(HERE, "..", "..", "..", "README.md"), encoding="utf8") as f:
+        lines = [ln for ln in f if ln.strip()]
+    parts = {"train": [], "valid": [], "test": []}
+    for i, ln in enumerate(lines):
+        parts["valid" if i % 10 == 8 else "test" if i % 10 == 9 else "train"].append(" ".join(ln.split()) + "\n")
+    for k, v in parts.items():
+        with open(os.path.join(d, k + ".txt"), "w", encoding="utf8") as f:
+            f.writelines(v)
+
+
+# "| epoch   1 |    10/  123 batches | lr 20.00 | ms/batch 41.90 | loss  7.45 | ppl  1721.77"
+WLM_LOSS = r"\| loss +([\d.]+) \|"
+WLM_PPL = r"\| loss +[\d.]+ \| ppl +([\d.]+)"
+
+
+@pytest.mark.parametrize("model,extra", [("LSTM", []), ("Transformer", ["--nlayers", "1", "--lr", "1"])])
+def test_word_language_model(tmp_path, model, extra):
+    """It prints its training loss with 2 decimals only, and its perplexity exp(loss) with
+    2 decimals (6 to 7 digits): each printed loss must be PyTorch's, and the first
+    perplexity PyTorch's to 1e-5 (relative; so the mean loss to ~1e-5 absolute). Dropout
+    (0.2, the default) is on: its masks are PyTorch's draws. Then the model is saved whole
+    (torch.save(model)) and loaded back with torch.load under
+    torch.serialization.safe_globals, as the program does."""
+    (tmp_path / "work").mkdir()
+    text_corpus(str(tmp_path / "work" / "data" / "wikitext-2"))
+    args = ["--model", model, "--emsize", "32", "--nhid", "32", "--epochs", "2", "--bptt", "12", "--batch_size", "10",
+            "--log-interval", "10"] + extra
+    ours = run("tensor", "word_language_model/main.py", args, str(tmp_path / "work"))
+    mine = losses(ours, WLM_LOSS)
+    assert mine[-1] < mine[0], mine
+    assert "End of training | test loss" in ours
+    if HAVE_TORCH:
+        out = run("torch", "word_language_model/main.py", args, str(tmp_path / "work"))
+        assert mine == losses(out, WLM_LOSS)
+        ppl = [losses(o, WLM_PPL)[0] for o in (ours, out)]
+        assert abs(ppl[0] - ppl[1]) <= 1e-5 * ppl[1], ppl
+
+
 def read_png(path):
     """An 8-bit, filter-0 PNG (as save_image writes) -> uint8 array [H, W, C]."""
     import zlib
@@ -255,3 +297,86 @@ def test_save_image_and_make_grid(tmp_path):
         save_image(tn.from_numpy(x), str(tmp_path / "a.jpg"))
     with pytest.raises(ValueError, match="dimensions"):
         make_grid(tn.zeros(1, 1, 1, 1, 1))
+
+
+# ------------------------------------------------------------------ what the programs needed
+def test_save_a_whole_model_and_load_it_with_safe_globals(tmp_path, monkeypatch):
+    """torch.save(model) pickles the module (its class, attributes, tensors as storages);
+    torch.load refuses its classes unless allowed: safe_globals / add_safe_globals (by
+    object), as PyTorch >= 2.6, or TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1."""
+    import tensor as tn
+    import tensor.serialization as ser
+    tn.manual_seed(3)
+    m = tn.nn.Sequential(tn.nn.Linear(3, 4), tn.nn.ReLU())
+    lstm = tn.nn.LSTM(4, 5)
+    x = tn.randn(6, 2, 4)
+    y0, _ = lstm(x)                       # the LSTM now caches its C module: not pickled
+    p = str(tmp_path / "m.pt")
+    tn.save({"seq": m, "lstm": lstm}, p)
+    with pytest.raises(ser.WeightsOnlyUnpicklingError, match="refuses the global 'tensor.nn.container.Sequential'.*"
+                                                             "add_safe_globals"):
+        tn.load(p)
+    allowed = [tn.nn.Sequential, tn.nn.modules.linear.Linear, tn.nn.modules.activation.ReLU, tn.nn.modules.rnn.LSTM]
+    assert ser.get_safe_globals() == []
+    with ser.safe_globals(allowed + [tn.nn.Linear]):          # a duplicate is fine
+        got = tn.load(p)
+        assert set(ser.get_safe_globals()) == set(allowed)
+    assert ser.get_safe_globals() == []
+    assert type(got["seq"]) is tn.nn.Sequential and type(got["seq"][0]) is tn.nn.Linear
+    assert tn.equal(got["seq"][0].weight, m[0].weight) and got["seq"][0].weight is not m[0].weight
+    assert isinstance(got["seq"][0].weight, tn.nn.Parameter) and got["seq"][0].weight.requires_grad
+    y1, _ = got["lstm"](x)
+    assert tn.equal(y0, y1)
+    with pytest.raises(ser.WeightsOnlyUnpicklingError):
+        tn.load(p)
+    ser.add_safe_globals(allowed[:-1])
+    ser.add_safe_globals([(tn.nn.LSTM, "tensor.nn.rnn_modules.LSTM")])   # (object, name) form
+    try:
+        assert type(tn.load(p)["lstm"]) is tn.nn.LSTM
+    finally:
+        ser.clear_safe_globals()
+    assert ser.get_safe_globals() == []
+    with pytest.raises(ValueError, match="tuple of length 2"):
+        ser.add_safe_globals([(tn.nn.LSTM,)])
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    assert type(tn.load(p)["seq"]) is tn.nn.Sequential
+    with pytest.raises(ser.WeightsOnlyUnpicklingError):
+        tn.load(p, weights_only=True)                        # only a load that does not say
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.raises(ser.WeightsOnlyUnpicklingError):
+        tn.load(p, weights_only=False)
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="needs PyTorch")
+def test_load_numpy_array_file_of_torch(tmp_path, monkeypatch):
+    """time_sequence_prediction's traindata.pt: a NumPy array that torch.save pickled.
+    PyTorch >= 2.6's default refuses it (numpy's globals); the environment switch loads it."""
+    import torch as pt
+    import tensor as tn
+    import tensor.serialization as ser
+    a = np.arange(6.0).reshape(2, 3)
+    pt.save(a, str(tmp_path / "a.pt"))
+    with pytest.raises(ser.WeightsOnlyUnpicklingError, match="numpy"):
+        tn.load(str(tmp_path / "a.pt"))
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "true")
+    np.testing.assert_array_equal(tn.load(str(tmp_path / "a.pt")), a)
+
+
+def test_nn_modules_paths_and_onnx():
+    import tensor as tn
+    import tensor.nn.modules.transformer as tr
+    assert tr.TransformerEncoderLayer is tn.nn.TransformerEncoderLayer
+    assert tn.nn.modules.sparse.Embedding is tn.nn.Embedding and tn.nn.modules.dropout.Dropout is tn.nn.Dropout
+    assert issubclass(tn.nn.modules.linear.NonDynamicallyQuantizableLinear, tn.nn.Linear)
+    assert type(tn.nn.MultiheadAttention(4, 2).out_proj) is tn.nn.modules.linear.NonDynamicallyQuantizableLinear
+    if HAVE_TORCH:
+        import torch.nn as pnn
+        for sub in ("activation", "conv", "linear", "rnn", "sparse", "transformer", "container", "normalization"):
+            mod = getattr(pnn.modules, sub)
+            theirs = {n for n in dir(mod) if getattr(getattr(mod, n), "__module__", "") == mod.__name__
+                      and hasattr(tn.nn, n)}
+            assert theirs <= set(dir(getattr(tn.nn.modules, sub))), (sub, theirs - set(dir(getattr(tn.nn.modules, sub))))
+    import tensor.onnx
+    assert tensor.onnx.is_in_onnx_export() is False
+    with pytest.raises(RuntimeError, match="ONNX is not implemented"):
+        tensor.onnx.export(tn.nn.Linear(2, 2), (tn.zeros(1, 2),), "m.onnx")
