@@ -230,6 +230,44 @@ def test_time_sequence_prediction(tmp_path):
     assert len(out) >= 10 and min(out) < 0.1 * out[0]
 
 
+DCGAN_LINE = r"(?m)^\[\d+/\d+\]\[\d+/\d+\] Loss_D: .*$"
+
+
+def dcgan(tmp_path, dataroot, extra):
+    """dcgan prints each batch's losses and D outputs with 4 decimals: the first line must
+    be PyTorch's, character for character (so Loss_D to 5e-5, and the rest); Loss_D must
+    fall. Small networks (--ngf/--ndf/--nz), the 64x64 images its layers need (Resize)."""
+    args = ["--dataset", "mnist", "--dataroot", dataroot, "--workers", "0", "--batchSize", "16", "--manualSeed", "1",
+            "--ngf", "8", "--ndf", "8", "--nz", "16", "--outf", "out"] + extra
+    ours = run("tensor", "dcgan.py", args, str(tmp_path / "work"))
+    lines = re.findall(DCGAN_LINE, ours)
+    loss_d = [float(v) for v in re.findall(r"Loss_D: ([\d.]+)", ours)]
+    px = read_png(tmp_path / "work" / "out" / "real_samples.png")
+    assert px.shape == (2 + 2 * (64 + 2), 2 + 8 * (64 + 2), 3)      # 16 images, 8 a row, padding 2
+    assert (tmp_path / "work" / "out" / "netG_epoch_0.pth").is_file()
+    if HAVE_TORCH:
+        theirs = re.findall(DCGAN_LINE, run("torch", "dcgan.py", args, str(tmp_path / "work")))
+        assert lines[0] == theirs[0]
+    return loss_d
+
+
+def test_dcgan(mnist_dirs):
+    loss_d = dcgan(mnist_dirs, "../data", ["--niter", "1"])
+    assert len(loss_d) == 16 and loss_d[-1] < 0.7 * loss_d[0], loss_d
+
+
+FASHION = os.path.join(HERE, "..", "..", "..", "data", "fashion-mnist")
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(FASHION, "train-images-idx3-ubyte")),
+                    reason="data/fashion-mnist is absent (tools/fetch_fashion_mnist.sh fetches it)")
+def test_dcgan_fashion_mnist(tmp_path):
+    """--dataset mnist reads MNIST's files from --dataroot itself too (as tensor.vision's
+    MNIST looks there), so data/fashion-mnist trains it on Fashion-MNIST: one batch."""
+    (tmp_path / "work").mkdir()
+    dcgan(tmp_path, os.path.abspath(FASHION), ["--dry-run"])
+
+
 def text_corpus(d):
     """d/{train,valid,test}.txt (wikitext-2's layout) from this checkout's README.md: every
     tenth line valid, the next test, the rest train (wikitext-2 itself is not here)."""
