@@ -268,6 +268,53 @@ def test_dcgan_fashion_mnist(tmp_path):
     dcgan(tmp_path, os.path.abspath(FASHION), ["--dry-run"])
 
 
+def cora_like(d, nodes=1700, features=48, classes=7, seed=0):
+    """d/cora.content ("<id> <0/1 features...> <class name>" a line) and d/cora.cites
+    ("<cited id> <citing id>"): Cora's format, with a made-up graph (Cora itself cannot be
+    fetched here): the features and 80 % of the edges follow the class, so it can be learnt.
+    gat.py takes the first 1600 shuffled nodes for test and validation, the rest to train."""
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.RandomState(seed)
+    labels = rng.randint(0, classes, nodes)
+    ids = rng.choice(np.arange(1000, 10 ** 6), nodes, replace=False)
+    names = ["Case_Based", "Genetic_Algorithms", "Neural_Networks", "Probabilistic_Methods",
+             "Reinforcement_Learning", "Rule_Learning", "Theory"]
+    width = features // classes
+    with open(os.path.join(d, "cora.content"), "w") as f:
+        for i in range(nodes):
+            p = np.full(features, 0.03)
+            p[labels[i] * width:(labels[i] + 1) * width] = 0.4
+            feat = (rng.rand(features) < p).astype(int)
+            f.write("\t".join([str(ids[i])] + [str(v) for v in feat] + [names[labels[i]]]) + "\n")
+    with open(os.path.join(d, "cora.cites"), "w") as f:
+        for _ in range(4 * nodes):
+            a = rng.randint(nodes)
+            b = rng.choice(np.flatnonzero(labels == labels[a])) if rng.rand() < 0.8 else rng.randint(nodes)
+            if a != b:
+                f.write(f"{ids[a]}\t{ids[b]}\n")
+
+
+GAT_LINE = r"(?m)^Epoch: \d+ \([\d.]+s\) (loss_train: .*)$"
+
+
+def test_gat(tmp_path):
+    """gat prints, each --val-every epochs, the losses and accuracies after the step with 4
+    decimals: each line must be PyTorch's character for character (dropout 0.6, the
+    default, is on: its masks are PyTorch's draws); the training loss must fall. Its
+    sparse adjacency (torch.sparse_coo_tensor, to_sparse, sparse @ dense, eye + sparse)
+    goes through tensor.sparse."""
+    (tmp_path / "work").mkdir()
+    cora_like(str(tmp_path / "work" / "cora"))
+    args = ["--epochs", "4", "--val-every", "1", "--hidden-dim", "16", "--num-heads", "2"]
+    ours = run("tensor", "gat.py", args, str(tmp_path / "work"))
+    lines = re.findall(GAT_LINE, ours)
+    train = [float(v) for v in re.findall(r"loss_train: ([\d.]+)", ours)]
+    assert len(lines) == 4 and train[-1] < train[0], ours
+    assert "Test set results: loss" in ours
+    if HAVE_TORCH:
+        assert lines == re.findall(GAT_LINE, run("torch", "gat.py", args, str(tmp_path / "work")))
+
+
 def text_corpus(d):
     """d/{train,valid,test}.txt (wikitext-2's layout) from this checkout's README.md: every
     tenth line valid, the next test, the rest train (wikitext-2 itself is not here)."""
@@ -444,3 +491,58 @@ def test_nn_modules_paths_and_onnx():
     assert tensor.onnx.is_in_onnx_export() is False
     with pytest.raises(RuntimeError, match="ONNX is not implemented"):
         tensor.onnx.export(tn.nn.Linear(2, 2), (tn.zeros(1, 2),), "m.onnx")
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="needs PyTorch")
+def test_sparse_coo_matches_torch():
+    """tensor.sparse (gat's adjacency): construction (NumPy int32 indices, duplicates,
+    inferred size), coalesce, to_dense, to_sparse, sparse @ dense, dense + sparse, errors."""
+    import torch as pt
+    import tensor as tn
+    rng = np.random.RandomState(5)
+    idx = np.array([[0, 2, 1, 2, 0], [1, 3, 0, 3, 1]], np.int32)
+    val = rng.randn(5).astype(np.float32)
+    for size in ((3, 4), None):
+        a = tn.sparse_coo_tensor(idx, tn.from_numpy(val), *([size] if size else []))
+        b = pt.sparse_coo_tensor(idx, pt.from_numpy(val), *([size] if size else []))
+        assert a.shape == tuple(b.shape) and a.dtype == tn.float32 and a._nnz() == b._nnz() == 5
+        assert a.is_sparse and a.layout is tn.sparse_coo and tn.ones(1).layout is tn.strided
+        np.testing.assert_allclose(a.to_dense().numpy(), b.to_dense().numpy(), rtol=1e-6)
+        ac, bc = a.coalesce(), b.coalesce()
+        assert ac.is_coalesced() and not a.is_coalesced()
+        np.testing.assert_array_equal(ac.indices().numpy(), bc.indices().numpy())
+        np.testing.assert_allclose(ac.values().numpy(), bc.values().numpy(), rtol=1e-6)
+        with pytest.raises(RuntimeError, match="uncoalesced"):
+            a.indices()
+    # sparse @ dense (a non-contiguous dense operand), 1-D too; dense + sparse is dense
+    d = rng.randn(6, 4).astype(np.float32)
+    a = tn.sparse_coo_tensor(idx, tn.from_numpy(val), (3, 4))
+    b = pt.sparse_coo_tensor(idx, pt.from_numpy(val), (3, 4))
+    np.testing.assert_allclose((a @ tn.from_numpy(d).t()[:4]).numpy(), (b @ pt.from_numpy(d).t()[:4]).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tn.sparse.mm(a, tn.from_numpy(d[0])).numpy(), (b @ pt.from_numpy(d[0])).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    ai = tn.sparse_coo_tensor(idx, tn.ones(5), (3, 4), dtype=tn.int64)
+    bi = pt.sparse_coo_tensor(idx, pt.ones(5), (3, 4), dtype=pt.int64)
+    s1, s2 = tn.ones(3, 4) + ai, pt.ones(3, 4) + bi
+    assert s1.dtype == tn.float32 and str(s2.dtype) == "torch.float32" and not s2.is_sparse
+    np.testing.assert_array_equal(s1.numpy(), s2.numpy())
+    np.testing.assert_array_equal((ai + ai).to_dense().numpy(), (bi + bi).to_dense().numpy())
+    # to_sparse of a dense tensor with zeros
+    x = rng.randn(3, 5).astype(np.float32) * (rng.rand(3, 5) < 0.4)
+    xs, ps = tn.from_numpy(x).to_sparse(), pt.from_numpy(x).to_sparse()
+    np.testing.assert_array_equal(xs.indices().numpy(), ps.indices().numpy())
+    np.testing.assert_array_equal(xs.values().numpy(), ps.values().numpy())
+    # errors, as PyTorch's
+    for bad, msg in (((np.array([[0, 3]]), tn.ones(2), (3,)), "size is inconsistent with indices"),
+                     ((np.array([[0, -1]]), tn.ones(2), (3,)), "negative index"),
+                     ((np.array([[0, 1]]), tn.ones(3), (3,)), "same nnz"),
+                     ((np.array([0, 1]), tn.ones(2), (3,)), "sparse_dim x nnz")):
+        with pytest.raises(RuntimeError, match=msg):
+            tn.sparse_coo_tensor(*bad)
+        with pytest.raises(RuntimeError):
+            pt.sparse_coo_tensor(bad[0], pt.ones(bad[1].shape[0]), bad[2])
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        a @ tn.ones(3, 2)
+    with pytest.raises(RuntimeError, match="int64"):
+        tn.sparse_coo_tensor(tn.zeros(2, 1), tn.ones(1), (2, 2))
