@@ -110,6 +110,19 @@ def save_image(tensor, fp, **kwargs):
         f.write(b"")
 
 
+def _models():
+    """The package's tensor/vision/models.py run with torch.nn: the same ResNet code, so
+    the two runs build the same network (this checks the rest of the program, not the
+    port of torchvision's ResNet; test_resnet18_layout checks that against its layout)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tensor", "vision", "models.py")
+    with open(path) as f:
+        src = f.read()
+    assert "from .. import nn\n" in src
+    m = types.ModuleType("torchvision.models")
+    exec(compile(src.replace("from .. import nn\n", "import torch.nn as nn\n", 1), path, "exec"), m.__dict__)
+    return m
+
+
 def install():
     tv = types.ModuleType("torchvision")
     ds = types.ModuleType("torchvision.datasets")
@@ -118,6 +131,6 @@ def install():
     tr.Compose, tr.ToTensor, tr.Normalize, tr.Lambda, tr.Resize = Compose, ToTensor, Normalize, Lambda, Resize
     ut = types.ModuleType("torchvision.utils")
     ut.save_image = save_image
-    tv.datasets, tv.transforms, tv.utils = ds, tr, ut
-    for m in (tv, ds, tr, ut):
+    tv.datasets, tv.transforms, tv.utils, tv.models = ds, tr, ut, _models()
+    for m in (tv, ds, tr, ut, tv.models):
         sys.modules[m.__name__] = m

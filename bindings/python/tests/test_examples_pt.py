@@ -9,7 +9,9 @@ The PyTorch run is the same file with its imports turned back (``import tensor a
 False), ``torch.serialization.safe_globals`` (a no-op: 1.13's torch.load has no
 allow-list), and torchvision (Debian ships none: tests/_torchvision_standin.py does what
 tensor.vision does, with torch). matplotlib, which time_sequence_prediction only plots
-with, is a stub in both runs when it is not installed.
+with, is a stub in both runs when it is not installed; with NumPy 1 (Debian's),
+``np.array(x, copy=None)`` (NumPy 2, in siamese_network) is given NumPy 1's copy=False in
+both runs.
 
 Data: a small MNIST-format set written here (class-dependent blobs, so the loss can fall)
 in torchvision's layout; a small text corpus for word_language_model (wikitext-2 is not
@@ -52,6 +54,10 @@ PRELUDE = textwrap.dedent('''
                 return lambda *a, **k: None
         sys.modules["matplotlib"] = _Any("matplotlib")
         sys.modules["matplotlib"].pyplot = sys.modules["matplotlib.pyplot"] = _Any("matplotlib.pyplot")
+    import numpy
+    if int(numpy.__version__.split(".")[0]) < 2:
+        _array = numpy.array       # NumPy 2's copy=None (copy only if needed) is NumPy 1's copy=False
+        numpy.array = lambda *a, copy=True, **k: _array(*a, copy=False if copy is None else copy, **k)
     if backend == "torch":
         import contextlib, torch, torch.serialization
         sys.path.insert(0, {here!r})
@@ -64,6 +70,8 @@ PRELUDE = textwrap.dedent('''
     else:
         sys.path.insert(0, {pkg!r})
         import tensor as torch
+    import random
+    random.seed(0)              # siamese_network draws its pairs with Python's random, unseeded
     torch.manual_seed(0)        # for the programs that draw before seeding (regression seeds nothing)
     runpy.run_path(script, run_name="__main__")
 ''').format(here=HERE, pkg=os.path.dirname(HERE))
@@ -139,13 +147,14 @@ def write_idx(path, a):
         f.write(a.astype(np.uint8).tobytes())
 
 
-def mnist_data(root, n_train, n_test, seed=0):
-    """root/MNIST/raw with MNIST's four files: noise plus a block whose place is the class."""
+def mnist_data(root, n_train, n_test, seed=0, balanced=False):
+    """root/MNIST/raw with MNIST's four files: noise plus a block whose place is the class;
+    balanced: every class as often (siamese_network needs two images of each class)."""
     d = os.path.join(root, "MNIST", "raw")
     os.makedirs(d, exist_ok=True)
     rng = np.random.RandomState(seed)
     for split, n in (("train", n_train), ("t10k", n_test)):
-        y = rng.randint(0, 10, n)
+        y = rng.permutation(np.arange(n) % 10) if balanced else rng.randint(0, 10, n)
         x = rng.randint(0, 60, (n, 28, 28))
         for i in range(n):
             x[i, 2 + 2 * y[i]:8 + 2 * y[i], 4 + y[i]:12 + y[i]] += 180
@@ -546,3 +555,57 @@ def test_sparse_coo_matches_torch():
         a @ tn.ones(3, 2)
     with pytest.raises(RuntimeError, match="int64"):
         tn.sparse_coo_tensor(tn.zeros(2, 1), tn.ones(1), (2, 2))
+
+
+def test_siamese_network(tmp_path):
+    """siamese_network: torchvision's resnet18 (tensor.vision.models; the PyTorch run uses
+    the same file with torch.nn), BCELoss on image pairs drawn with Python's random
+    (random.seed(0) in both runs: the program seeds only torch). The first printed loss (6
+    decimals) must be PyTorch's to 1e-5. The later ones part from PyTorch's (5.5565 and
+    5.5600 at the second batch): layer4's BatchNorm normalises over 8 samples of 1x1, and
+    Adadelta's first step (lr 1) divides each gradient by its own magnitude, which turns
+    last-bit differences of tiny gradients into visible ones. So "the loss falls" is
+    checked over epochs: the second epoch's mean training loss is below the first's."""
+    (tmp_path / "work").mkdir()
+    mnist_data(str(tmp_path / "data"), 40, 20, balanced=True)
+    out = check(tmp_path, "siamese_network.py", ["--epochs", "2", "--batch-size", "8", "--test-batch-size", "20",
+                                                 "--log-interval", "1"], TRAIN_LOSS, falls=False)
+    assert len(out) == 10 and np.mean(out[5:]) < np.mean(out[:5]), out
+
+
+def test_resnet_layouts():
+    """tensor.vision.models against torchvision's published facts (its parameter counts and
+    state-dict names) and, under the same seed, the same file run with torch.nn."""
+    import tensor as tn
+    import tensor.vision.models as M
+    m = M.resnet18()
+    assert sum(p.numel() for p in m.parameters()) == 11689512
+    keys = list(m.state_dict())
+    assert keys[:6] == ["conv1.weight", "bn1.weight", "bn1.bias", "bn1.running_mean", "bn1.running_var",
+                        "bn1.num_batches_tracked"]
+    assert "layer2.0.downsample.0.weight" in keys and "layer1.0.downsample.0.weight" not in keys
+    assert keys[-2:] == ["fc.weight", "fc.bias"] and len(keys) == 122
+    assert sum(p.numel() for p in M.resnet50().parameters()) == 25557032
+    assert sum(p.numel() for p in M.resnext50_32x4d().parameters()) == 25028904
+    with pytest.raises(RuntimeError, match="cannot be downloaded"):
+        M.resnet18(weights="IMAGENET1K_V1")
+    x = tn.randn(2, 3, 40, 40)
+    assert m(x).shape == (2, 1000)
+    b = M.resnet18(zero_init_residual=True)
+    assert float(b.layer1[0].bn2.weight.abs().sum()) == 0
+    if HAVE_TORCH:
+        import torch as pt
+        sys.path.insert(0, HERE)
+        import _torchvision_standin
+        tm = _torchvision_standin._models()
+        pt.manual_seed(7)
+        theirs = tm.resnet18(num_classes=10)
+        tn.manual_seed(7)
+        ours = M.resnet18(num_classes=10)
+        ours.eval()          # BatchNorm from running statistics (over a batch of 2 at 1x1: ill-conditioned)
+        theirs.eval()
+        for (k, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
+        xi = np.random.RandomState(0).randn(2, 3, 32, 32).astype(np.float32)
+        np.testing.assert_allclose(ours(tn.from_numpy(xi)).detach().numpy(),
+                                   theirs(pt.from_numpy(xi)).detach().numpy(), rtol=1e-4, atol=1e-5)
