@@ -20,7 +20,6 @@ fetched offline).
 
 Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_examples_pt.py
 """
-import gzip  # noqa: F401  (the stand-in reads .gz too)
 import os
 import re
 import struct
@@ -173,6 +172,12 @@ def mnist_dirs(tmp_path):
 
 # ------------------------------------------------------------------------------- the programs
 TRAIN_LOSS = r"Loss: ([-\d.]+)"
+
+
+def test_mnist_main(mnist_dirs):
+    # the CNN with Dropout (masks drawn as PyTorch draws them); tests/test_vision.py runs it alone
+    check(mnist_dirs, "mnist_main.py", ["--epochs", "1", "--batch-size", "32", "--test-batch-size", "64",
+                                        "--log-interval", "2"], TRAIN_LOSS)
 
 
 def test_mnist_rnn(mnist_dirs):

@@ -56,5 +56,5 @@ for _sub, _names in _SUBMODULES.items():
     globals().update({_n: _nn[_n] for _n in _names})
 # MultiheadAttention's out_proj class (a Linear), which PyTorch defines in linear
 from ..rnn_modules import NonDynamicallyQuantizableLinear  # noqa: E402
-linear.NonDynamicallyQuantizableLinear = NonDynamicallyQuantizableLinear  # noqa: F821  (made in the loop above)
+_sys.modules[__name__ + ".linear"].NonDynamicallyQuantizableLinear = NonDynamicallyQuantizableLinear
 del _sub, _names, _m, _n
