@@ -252,10 +252,17 @@ def mm(mat1, mat2):
 
 
 def _to_sparse(self, sparse_dim=None):
-    """Tensor.to_sparse(): the non-zero elements as a sparse COO tensor (coalesced)."""
-    if sparse_dim is not None and sparse_dim != self.dim():
-        raise NotImplementedError("to_sparse(sparse_dim): only all dimensions sparse is supported")
-    idx = self.nonzero().t().contiguous()
+    """Tensor.to_sparse(sparse_dim=None): a coalesced sparse COO tensor of the non-zero
+    elements, or (sparse_dim=k) of the index tuples over the first k dimensions whose
+    slice has a non-zero, each with its slice as a dense value."""
+    k = self.dim() if sparse_dim is None else int(sparse_dim)
+    if not 0 <= k <= self.dim():
+        raise RuntimeError(f"sparse_dim argument must be in [0, {self.dim()}] range, but {k} is given")
+    if k == 0:
+        return SparseTensor(_core.zeros((0, 1), dtype=int64), self.unsqueeze(0), self.shape, True)
+    lead = self.reshape(tuple(self.shape[:k]) + (-1,)) if k < self.dim() else self
+    mask = (lead != 0).any(-1) if k < self.dim() else lead != 0
+    idx = mask.nonzero().t().contiguous()
     vals = self[tuple(idx)] if self.dim() else self.reshape(1)[:idx.shape[1]]
     return SparseTensor(idx, vals, self.shape, True)
 
