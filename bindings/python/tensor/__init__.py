@@ -31,7 +31,8 @@ from ._factories import (arange, linspace, logspace, eye, tril_indices, triu_ind
 from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                        is_inference_mode_enabled)
 from . import nn, autograd, optim, utils, backends, testing, accelerator, special, linalg, distributions
-from . import jit
+from . import jit, onnx, sparse
+from .sparse import sparse_coo_tensor, layout, strided, sparse_coo
 from . import multiprocessing  # registers how tensors cross processes (shared memory)
 from . import distributed
 from .serialization import save, load

@@ -965,6 +965,9 @@ class Tensor:
     def is_cpu(self):
         return lib.tn_get_device(self._ptr) == _C.CPU
 
+    # the other accelerators PyTorch names (programs test them to pick a path): never here
+    is_xpu = is_mps = is_meta = is_hpu = is_ipu = is_mkldnn = is_vulkan = property(lambda self: False)
+
     def is_contiguous(self, memory_format=None):
         return bool(lib.tn_is_contiguous(self._ptr))
 

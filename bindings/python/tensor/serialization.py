@@ -30,6 +30,7 @@ be plain JSON of the known node kinds, and a pickled value is refused with an er
 says how to opt in (``weights_only=False``, for files from a trusted source only).
 """
 import base64
+import codecs
 import collections
 import ctypes
 import errno
@@ -40,13 +41,15 @@ import numbers
 import os
 import pickle
 import struct
+import types
 import zipfile
 
 from . import _core
 from ._C import lib
 from ._core import Tensor, _borrow, _check_int, _raise, _wrap
 
-__all__ = ["save", "load", "WeightsOnlyUnpicklingError"]
+__all__ = ["save", "load", "WeightsOnlyUnpicklingError", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals"]
 
 _STRUCT_KEY = b"tensor.h/structure"
 _FORMAT = 1
@@ -213,7 +216,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     mapping; map_location is accepted and ignored (CPU). weights_only=None or True (the
     default) refuses pickled objects other than tensors, containers and plain values;
     weights_only=False unpickles them (only for files from a trusted source)."""
-    weights_only = weights_only is None or bool(weights_only)
+    weights_only = _weights_only_default(weights_only)
     path = isinstance(f, (str, bytes, os.PathLike))
     if path:
         with open(f, "rb") as fh:    # PyTorch's OSError (FileNotFoundError, IsADirectoryError, ...) first
@@ -312,7 +315,11 @@ def _allowed_globals():
          ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
          ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
          ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-         ("torch", "Size"): _core.Size}
+         ("torch", "Size"): _core.Size,
+         ("collections", "Counter"): collections.Counter,
+         ("_codecs", "encode"): codecs.encode}             # bytes, as protocol 2 pickles them
+    for b in (set, frozenset, bytearray, complex):          # as PyTorch's: plain values
+        g[("builtins", b.__name__)] = g[("__builtin__", b.__name__)] = b
     for name, dt in _STORAGE_DTYPES.items():
         g[("torch", name)] = _StorageType(name, dt)
     for dt in _core._DTYPES:
@@ -321,6 +328,73 @@ def _allowed_globals():
 
 
 _ALLOWED = _allowed_globals()
+
+# torch.serialization.add_safe_globals: what the user allows beyond _ALLOWED (objects, or
+# (object, "module.name") pairs), for .pt files only, as PyTorch's weights-only unpickler
+_USER_SAFE = []
+
+
+def add_safe_globals(safe_globals):
+    """Allows these globals (classes or functions, or (object, "module.name") pairs) in
+    weights_only loads: a class named by the file is built with __new__ and its state set
+    (BUILD), as PyTorch's unpickler does for allow-listed classes."""
+    for g in safe_globals:
+        if isinstance(g, tuple) and (len(g) != 2 or not isinstance(g[1], str)):
+            raise ValueError(f"Expected tuple of length 2 (global, str of callable full path), but got {g!r}")
+        if g not in _USER_SAFE:
+            _USER_SAFE.append(g)
+
+
+def get_safe_globals():
+    """The globals add_safe_globals allowed (a list)."""
+    return list(_USER_SAFE)
+
+
+def clear_safe_globals():
+    """Forgets every global add_safe_globals allowed."""
+    del _USER_SAFE[:]
+
+
+class safe_globals:
+    """``with torch.serialization.safe_globals([...]):`` add_safe_globals for the block."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = list(safe_globals)
+
+    def __enter__(self):
+        self._added = []
+        for g in self.safe_globals:
+            if g not in _USER_SAFE and g not in self._added:
+                self._added.append(g)
+        add_safe_globals(self._added)
+
+    def __exit__(self, *exc):
+        for g in self._added:
+            _USER_SAFE.remove(g)
+
+
+def _user_allowed():
+    """{(module, name): object} of the user's allow-list."""
+    out = {}
+    for g in _USER_SAFE:
+        if isinstance(g, tuple):
+            module, _, name = g[1].rpartition(".")
+            out[(module, name)] = g[0]
+        else:
+            out[(g.__module__, g.__qualname__)] = g
+    return out
+
+
+def _weights_only_default(weights_only):
+    """PyTorch's environment overrides: TORCH_FORCE_WEIGHTS_ONLY_LOAD makes every load
+    weights-only; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD makes a load that does not say
+    weights_only a full unpickling (for trusted files written before the 2.6 default)."""
+    yes = ("1", "y", "yes", "true")
+    if os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in yes:
+        return True
+    if weights_only is None and os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in yes:
+        return False
+    return weights_only is None or bool(weights_only)
 
 
 class _PtUnpickler(pickle._Unpickler):
@@ -341,10 +415,15 @@ class _PtUnpickler(pickle._Unpickler):
         if module == "torch" and name in _UNSUPPORTED_STORAGES:
             raise RuntimeError(f"tensor.load: torch.{name}: tensors of this dtype are not supported by tensor.h")
         if self._weights_only:
+            hit = _user_allowed().get((module, name))
+            if hit is not None:
+                return hit
             raise WeightsOnlyUnpicklingError(
                 f"tensor.load: weights_only=True (the default) refuses the global '{module}.{name}': a weights file "
                 "may name only tensors, state-dict containers and plain values, and loading it never runs code. "
-                "If you trust the file's source, load it with tensor.load(f, weights_only=False).")
+                "If you trust the file's source, load it with tensor.load(f, weights_only=False), or allow the "
+                f"global with tensor.serialization.add_safe_globals([{module}.{name}]) (or the safe_globals "
+                "context manager).")
         if module.split(".")[0] == "torch":
             raise RuntimeError(f"tensor.load: '{module}.{name}' is a PyTorch object tensor.h does not rebuild")
         return super().find_class(module, name)
@@ -376,6 +455,9 @@ class _PtUnpickler(pickle._Unpickler):
     def _load_build(self):
         if self._weights_only:
             state, obj = self.stack[-1], self.stack[-2]
+            if type(obj) in [v for v in _user_allowed().values() if isinstance(v, type)]:
+                pickle._Unpickler.load_build(self)      # an allow-listed class: its own state setting
+                return
             if not (isinstance(obj, dict) and isinstance(state, dict)) and state is not None:
                 raise WeightsOnlyUnpicklingError(
                     f"tensor.load: weights_only=True refuses setting the state of a {type(obj).__name__} (BUILD); "
@@ -504,10 +586,13 @@ def _collect(obj, seen, out, depth=0):
         seen.add(id(obj))
         for v in obj.values():
             _collect(v, seen, out, depth + 1)
-    elif isinstance(obj, (list, tuple)):
+    elif isinstance(obj, (list, tuple, set, frozenset)):
         seen.add(id(obj))
         for v in obj:
             _collect(v, seen, out, depth + 1)
+    elif not isinstance(obj, (type, types.ModuleType)) and isinstance(getattr(obj, "__dict__", None), dict):
+        seen.add(id(obj))      # an object pickled with its attributes (torch.save(model)): its tensors too
+        _collect(obj.__dict__, seen, out, depth + 1)
 
 
 def _pt_bytes(obj):

@@ -180,6 +180,14 @@ def assert_close(ours, ref, what, rtol=None, atol=None):
             ours = ours.item()
         assert ours == ref or (ours != ours and ref != ref), f"{what}: {ours!r} != {ref!r}"
         return
+    if ref.is_sparse:        # a sparse COO result: its coalesced indices and values
+        assert isinstance(ours, tn.sparse.SparseTensor), f"{what}: got {type(ours).__name__}, want a sparse tensor"
+        assert tuple(ours.shape) == tuple(ref.shape), f"{what}: shape {tuple(ours.shape)} != {tuple(ref.shape)}"
+        assert ours.sparse_dim() == ref.sparse_dim(), f"{what}: sparse_dim {ours.sparse_dim()} != {ref.sparse_dim()}"
+        ours, ref = ours.coalesce(), ref.coalesce()
+        assert_close(ours.indices(), ref.indices(), what + " indices", rtol, atol)
+        assert_close(ours.values(), ref.values(), what + " values", rtol, atol)
+        return
     assert isinstance(ours, tn.Tensor), f"{what}: got {type(ours).__name__}, want a tensor"
     assert tuple(ours.shape) == tuple(ref.shape), f"{what}: shape {tuple(ours.shape)} != {tuple(ref.shape)}"
     assert ours.dtype.name == str(ref.dtype).split(".")[1], f"{what}: dtype {ours.dtype} != {ref.dtype}"

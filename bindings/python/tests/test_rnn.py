@@ -769,7 +769,7 @@ def test_copies_and_pickles_are_independent(T):
     c = copy.deepcopy(om)
     p = pickle.loads(pickle.dumps(om))
     for m in (c, p):
-        assert m._c.ptr is None or m._c.ptr != om._c.ptr
+        assert "_c" not in m.__dict__ or m._c.ptr is None or m._c.ptr != om._c.ptr   # the C module is not copied
         assert m(ours(x))[0].equal(ref)
         with tn.no_grad():
             m.weight_ih_l0.mul_(2)

@@ -24,3 +24,4 @@ from .rnn_modules import __all__ as _rnn_all
 __all__ = (["functional", "init", "parallel", "utils", "Parameter", "Module", "Sequential", "ModuleList", "ModuleDict",
             "ParameterList", "ParameterDict", "DataParallel", "DistributedDataParallel"] + list(_layers_all) + list(_loss_all)
            + list(_rnn_all) + list(_more_all))
+from . import modules  # noqa: E402,F401  (after every class it names)

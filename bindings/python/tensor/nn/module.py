@@ -336,6 +336,13 @@ class Module:
                 + list(self._modules.keys()) + list(self._buffers.keys()))
         return sorted(k for k in keys if not k[0].isdigit())
 
+    def __getstate__(self):
+        # "_c": the C module a layer caches (rnn_modules._c_module), rebuilt on first use;
+        # not pickled, so a saved model names only what PyTorch's would
+        state = dict(self.__dict__)
+        state.pop("_c", None)
+        return state
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         for k in ("_forward_pre_hooks", "_forward_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
