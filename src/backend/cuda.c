@@ -61,13 +61,15 @@ TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
     if (!tn__dc.slots) {   /* once: pinned (the GPU writes it through unified addressing) or plain host memory (the stand-in) */
         const tn_cuda_unit *u = tn__cuda_unit();
         const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
-        int64_t *p = u && u->backend && tn__backend(device) == u->backend ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
+        const bool pinned = u && u->backend && tn__backend(device) == u->backend;
+        int64_t *p = pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
         if (!p) return (int64_t *)tn__error("tn_deferred_check: out of memory");
         memset(p, 0, nb);
         tn__dc_lock();
         if (!tn__dc.slots) tn__dc.slots = p, p = NULL;
         tn__dc_unlock();
-        if (p) TN_FREE(p);   /* another thread was first (pinned memory is never raced for: one unit) */
+        if (p && pinned) u->host_free(p);   /* another thread was first */
+        else if (p) TN_FREE(p);
     }
     for (int tries = 0; tries < 2; tries++) {
         tn__dc_lock();
