@@ -6446,6 +6446,11 @@ static tn_tensor *tn__full_on(const int64_t *shape, int ndim, double v, tn_dtype
     if (r && tn__backend(device)->fill(r, v)) { tn_release(r); return NULL; }
     return r;
 }
+/* int64 0, 1, ..., n - 1 on any device (owned); off the CPU made there: the running sum of ones, less one */
+static tn_tensor *tn__arange_on(int64_t n, tn_device device) {
+    if (device == TN_CPU) return tn_arange(0, (double)n, 1, TN_I64);
+    return tn_sub(tn_cumsum(tn__own(tn__full_on(&n, 1, 1, TN_I64, device)), 0), tn_scalar_int(1));
+}
 static tn_tensor *tn__zeros_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 0)); }
 static tn_tensor *tn__ones_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
 static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
@@ -18950,12 +18955,17 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     if (idx->ndim + 1 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: indices %s have too many dims", fn, TN__SHAPE(idx));
     tn_scope_begin();
     int64_t lo = 0, hi = -1;
-    if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
+    if (nc >= 0 && idx->device != TN_CPU && tn__backend(idx->device)->check_index) {   /* checked on the device, reported at the next sync */
+        if (!tn__own(tn__device_checked(idx, nc, 0, 0, "%s: class value %%lld is out of range for num_classes = %lld", fn, (long long)nc))) {
+            tn_scope_end();
+            return NULL;
+        }
+    } else if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
     if (nc < 0 && tn_numel(idx) == 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: can not infer total number of classes from empty tensor", fn); }
     if (nc < 0) nc = hi + 1;
     if (lo < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be non-negative (got %lld)", fn, (long long)lo); }
     if (hi >= nc) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be smaller than num_classes (got %lld for %lld classes)", fn, (long long)hi, (long long)nc); }
-    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn_to(tn_arange(0, (double)nc, 1, TN_I64), idx->device)), TN_I64);
+    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn__arange_on(nc, idx->device)), TN_I64);
     return tn__scope_return(y);
 }
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
@@ -20152,7 +20162,7 @@ static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_o
     tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), 0, INFINITY);   /* margin - x[y] + x[i] */
     if (p == 2) z = tn_mul(z, z);
     if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
-    tn_tensor *own = tn_eq(tn_to(tn_arange(0, (double)C, 1, TN_I64), x->device), t2);   /* i == y counts nowhere */
+    tn_tensor *own = tn_eq(tn__arange_on(C, x->device), t2);   /* i == y counts nowhere */
     tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");

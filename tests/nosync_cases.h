@@ -257,13 +257,16 @@ TEST(nosync_device_helpers) {
     nosync_counts c0 = nosync_now();
     tn_tensor *u = tn_triu(x, .diagonal = 1), *lo = tn_tril(x, .diagonal = -2);
     tn_tensor *e = tn_embedding(ei, ew);
+    tn_tensor *oh = tn_one_hot(ei, 6);
     tn_tensor *att = tn_scaled_dot_product_attention(q, q, q, NULL, 0, true, 0);
     CHECK(e && tn_backward(tn_sum(e)) == 0 && att);
     nosync_counts c = nosync_since(c0);
-    CHECK_MSG(c.h2d == 0 && c.d2h == 0 && c.syncs == 0, "triu, tril, embedding, causal attention: %lld/%lld/%lld", (long long)c.h2d, (long long)c.d2h,
+    CHECK_MSG(c.h2d == 0 && c.d2h == 0 && c.syncs == 0, "triu, tril, embedding, one_hot, causal attention: %lld/%lld/%lld", (long long)c.h2d, (long long)c.d2h,
               (long long)c.syncs);
     NS_SAME("triu", u, tn_triu(xh, .diagonal = 1), 0);
     NS_SAME("tril", lo, tn_tril(xh, .diagonal = -2), 0);
+    NS_SAME("one_hot", oh, tn_one_hot(NS_I64(1, 4, 1), 6), 0);
+    NS_DEFERRED(tn_one_hot(ei, 4), tn_to(tn_one_hot(ei, 4), TN_CPU), "tn_one_hot: class value 4 is out of range for num_classes = 4");
     tn_tensor *qh = tn_to(q, TN_CPU);
     NS_SAME("causal attention", att, tn_scaled_dot_product_attention(qh, qh, qh, NULL, 0, true, 0), 1e-5);
     tn_scope_end();

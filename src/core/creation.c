@@ -405,6 +405,11 @@ static tn_tensor *tn__full_on(const int64_t *shape, int ndim, double v, tn_dtype
     if (r && tn__backend(device)->fill(r, v)) { tn_release(r); return NULL; }
     return r;
 }
+/* int64 0, 1, ..., n - 1 on any device (owned); off the CPU made there: the running sum of ones, less one */
+static tn_tensor *tn__arange_on(int64_t n, tn_device device) {
+    if (device == TN_CPU) return tn_arange(0, (double)n, 1, TN_I64);
+    return tn_sub(tn_cumsum(tn__own(tn__full_on(&n, 1, 1, TN_I64, device)), 0), tn_scalar_int(1));
+}
 static tn_tensor *tn__zeros_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 0)); }
 static tn_tensor *tn__ones_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
 static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }

@@ -103,12 +103,17 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     if (idx->ndim + 1 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: indices %s have too many dims", fn, TN__SHAPE(idx));
     tn_scope_begin();
     int64_t lo = 0, hi = -1;
-    if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
+    if (nc >= 0 && idx->device != TN_CPU && tn__backend(idx->device)->check_index) {   /* checked on the device, reported at the next sync */
+        if (!tn__own(tn__device_checked(idx, nc, 0, 0, "%s: class value %%lld is out of range for num_classes = %lld", fn, (long long)nc))) {
+            tn_scope_end();
+            return NULL;
+        }
+    } else if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
     if (nc < 0 && tn_numel(idx) == 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: can not infer total number of classes from empty tensor", fn); }
     if (nc < 0) nc = hi + 1;
     if (lo < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be non-negative (got %lld)", fn, (long long)lo); }
     if (hi >= nc) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be smaller than num_classes (got %lld for %lld classes)", fn, (long long)hi, (long long)nc); }
-    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn_to(tn_arange(0, (double)nc, 1, TN_I64), idx->device)), TN_I64);
+    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn__arange_on(nc, idx->device)), TN_I64);
     return tn__scope_return(y);
 }
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
