@@ -3872,7 +3872,22 @@ typedef struct tn_backend {
        = g wr (softmax(x) - onehot(t)) per row for g [N] passed as out, softmax from lse.
        Returns 1 when it declines. */
     int (*cross_entropy)(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx);
+    /* Optional (NULL: the header reads the values back and checks them on the host). Index
+       values checked where they are, without waiting: out (int64, contiguous, idx's shape;
+       NULL: check only) = idx (int64 or int32, any strides), plus size where negative when
+       flags & 1; a value equal to skip (flags & 2) becomes 0 and is no error; any other
+       outside [0, size) after that becomes 0 and is recorded in err (tn_deferred_check):
+       err[1] = the value as given, then err[0] = 1. */
+    int (*check_index)(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err);
 } tn_backend;
+
+/* Device-side checks (PyTorch's device-side asserts, without the abort). A slot {flag,
+   value} in host memory that the device writes (a kernel that finds a bad value stores
+   slot[1] = the value, then slot[0] = 1), for the error msg, whose one "%lld" is the value.
+   The error is reported by the next synchronisation (a copy to the host, nonzero,
+   tn_cuda_synchronize), which fails with it. NULL with an error when none is available.
+   Slots are reused after each synchronisation; one message, one slot. */
+TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg);
 
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
 TNDEF void tn_register_backend(tn_device device, const tn_backend *backend);
@@ -3898,8 +3913,11 @@ typedef struct tn_cuda_stats {
     size_t allocated, reserved;                     /* bytes in tensors; bytes held from cudaMalloc */
     size_t peak_allocated, peak_reserved;
     int64_t num_allocs, num_cache_hits, num_cuda_mallocs, num_ooms;
+    /* transfers and waits (the stand-in counts the same): copies host -> device and device ->
+       host, and host synchronisations (a synchronous copy either way, nonzero, synchronize) */
+    int64_t num_h2d, num_d2h, num_syncs;
 } tn_cuda_stats;
-TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU */
+TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
 TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul/conv (default off) */
@@ -5449,6 +5467,8 @@ static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made du
 
 /* The GPU unit, probed once on first use (section 17). */
 static const tn_cuda_unit *tn__cuda_unit(void);
+static int tn__deferred_report(const char *at);   /* device-side checks (backend/cuda.c) */
+static TN__TLS int tn__si_inside;   /* > 0 in a CPU kernel run by the stand-in (backend/stand_in.c): its own copies are no transfers */
 static const tn_backend *tn__backend(tn_device d) {
     if (d == TN_CPU) return tn__cpu_backend_get();
     if (d == TN_CUDA && !tn__backends[d]) tn__cuda_unit();
@@ -6518,6 +6538,17 @@ static tn_tensor *tn__full_like(tn_tensor *t, double v) {
     if (r && tn__backend(r->device)->fill(r, v)) { tn_release(r); return NULL; }
     return r;
 }
+/* A new tensor filled with v on any device (no copy from the host), untracked. */
+static tn_tensor *tn__full_on(const int64_t *shape, int ndim, double v, tn_dtype dtype, tn_device device) {
+    tn_tensor *r = tn__new(dtype, device, shape, ndim);
+    if (r && tn__backend(device)->fill(r, v)) { tn_release(r); return NULL; }
+    return r;
+}
+/* int64 0, 1, ..., n - 1 on any device (owned); off the CPU made there: the running sum of ones, less one */
+static tn_tensor *tn__arange_on(int64_t n, tn_device device) {
+    if (device == TN_CPU) return tn_arange(0, (double)n, 1, TN_I64);
+    return tn_sub(tn_cumsum(tn__own(tn__full_on(&n, 1, 1, TN_I64, device)), 0), tn_scalar_int(1));
+}
 static tn_tensor *tn__zeros_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 0)); }
 static tn_tensor *tn__ones_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
 static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
@@ -6527,7 +6558,9 @@ static int tn__copy(tn_tensor *dst, tn_tensor *src) {
     const tn_backend *be = tn__backend(dst->device != TN_CPU ? dst->device : src->device);
     if (!be) return TN__FAIL_INT("copy: no backend for device %s", tn_device_name(src->device));
     if (tn__check_cpu_dtype("copy", src) || (dst->device == TN_CPU && tn__check_cpu_dtype("copy", dst))) return -1;
-    return be->copy(dst, src);
+    if (be->copy(dst, src)) return -1;
+    /* a copy to the host waited for the device: a failed device-side check surfaces here */
+    return dst->device == TN_CPU && src->device != TN_CPU && !tn__si_inside ? tn__deferred_report("a copy to the host") : 0;
 }
 TNDEF tn_tensor *tn_full_like(tn_tensor *t, double v) { return TN__AS("tn_full_like", tn__full_like_impl(t, v)); }
 TNDEF tn_tensor *tn_ones_like(tn_tensor *t) { return TN__AS("tn_ones_like", tn__ones_like_impl(t)); }
@@ -7369,7 +7402,7 @@ static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t off
     shape[nb] = n; shape[nb + 1] = m;
     if (nb + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_diag_embed: the result would have %d dims, more than %d", nb + 2, TN_MAX_DIMS);
     if (!tn__mul_ok(n, m, &total) || !tn__add_ok(m, 1, &row) || !tn__mul_ok(L, row, &len) || tn__check_shape("tn_diag_embed", shape, nb + 2)) return NULL;
-    if (L == 0 || total == 0) return tn_to(tn_zeros(shape, nb + 2, g->dtype), g->device);   /* nothing to place */
+    if (L == 0 || total == 0) return tn__own(tn__full_on(shape, nb + 2, 0, g->dtype, g->device));   /* nothing to place */
     memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
     flat[nb] = len;
     const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};
@@ -7599,11 +7632,36 @@ TNDEF tn_tensor *tn_detach(tn_tensor *t) {
    over one iteration shape by restriding (stride 0 on the dim an index replaces), and
    the kernel adds idx * stride to the gathered-from or scattered-to address. */
 
+/* Index values checked by the device's check_index entry (flags, skip: its), untracked: a
+   contiguous int64 tensor on idx's device. A bad value is reported at the next
+   synchronisation as the message (printf-formatted here; its "%%lld" is the value). */
+static tn_tensor *tn__device_checked(tn_tensor *idx, int64_t size, int flags, int64_t skip, const char *fmt, ...) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int64_t *slot = tn_deferred_check(idx->device, msg);
+    tn_tensor *c = slot ? tn__new(TN_I64, idx->device, idx->shape, idx->ndim) : NULL;
+    if (c && tn__backend(idx->device)->check_index(c, idx, size, flags, skip, slot)) { tn_release(c); return NULL; }
+    return c;
+}
+
+/* The backend's nonzero (untracked): off the CPU it waits for the device, so a failed
+   device-side check surfaces here. */
+static tn_tensor *tn__nonzero_raw(tn_tensor *x) {
+    tn_tensor *r = tn__backend(x->device)->nonzero(x);
+    if (r && x->device != TN_CPU && tn__deferred_report("nonzero")) { tn_release(r); return NULL; }
+    return r;
+}
+
 /* Contiguous int64 copy of an index tensor after checking every value is in
    [-size, size) (negatives wrapped when allowed, else [0, size)). Untracked. */
 static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size, bool allow_negative, int dim, tn_device dev) {
     if (idx->dtype != TN_I64 && idx->dtype != TN_I32)
         return (tn_tensor *)tn__error("%s: index tensors must be int64 or int32, got %s", fn, tn_dtype_name(idx->dtype));
+    if (idx->device != TN_CPU && idx->device == dev && tn__backend(dev)->check_index)   /* on the device, reported at the next sync */
+        return tn__device_checked(idx, size, allow_negative ? 1 : 0, 0, "%s: index %%lld is out of bounds for dimension %d with size %lld", fn, dim, (long long)size);
     tn_tensor *c = tn__copy_as(idx, TN_I64, TN_CPU);
     if (!c) return NULL;
     int64_t *v = (int64_t *)tn_data_ptr(c), n = tn_numel(c);
@@ -7793,7 +7851,7 @@ static int tn__adv_plan(const char *fn, tn_tensor *t, tn_tensor *const *indices,
                     break;
                 }
             if (rc) break;
-            tn_tensor *nz = tn__backend(ix->device)->nonzero(ix);
+            tn_tensor *nz = tn__nonzero_raw(ix);
             if (!nz) { rc = -1; break; }
             temps[ntemps++] = nz;
             for
@@ -8070,7 +8128,7 @@ static tn_tensor *tn__cpu_nonzero(tn_tensor *x) {
 TNDEF tn_tensor *tn_nonzero(tn_tensor *t) {
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype("tn_nonzero", t)) return NULL;
-    return tn__own(tn__backend(t->device)->nonzero(t));
+    return tn__own(tn__nonzero_raw(t));
 }
 
 TNDEF tn_tensor *tn_argwhere(tn_tensor *t) { return TN__AS("tn_argwhere", tn_nonzero(t)); }
@@ -8606,9 +8664,13 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     if (t->ndim < 2) return (tn_tensor *)tn__error("%s: input tensor must have at least 2 dimensions, got shape %s", fn, TN__SHAPE(t));
     int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
     tn_scope_begin();
-    tn_tensor *rows = tn_unsqueeze(tn_arange(0, (double)r, 1, TN_I64), 1);
-    tn_tensor *cols = tn_arange(0, (double)c, 1, TN_I64);
-    tn_tensor *diff = tn_to(tn_sub(cols, rows), t->device);
+    tn_tensor *diff;   /* col - row over [r, c] */
+    if (t->device == TN_CPU) {
+        diff = tn_sub(tn_arange(0, (double)c, 1, TN_I64), tn_unsqueeze(tn_arange(0, (double)r, 1, TN_I64), 1));
+    } else {   /* made on the device (no upload): running sums of ones along each dim are col + 1 and row + 1 */
+        tn_tensor *ones = tn__own(tn__full_on(TN_SHAPE(r, c), 1, TN_I64, t->device));
+        diff = tn_sub(tn_cumsum(ones, 1), tn_cumsum(ones, 0));
+    }
     tn_tensor *mask = lower ? tn_le_scalar(diff, (double)diagonal) : tn_ge_scalar(diff, (double)diagonal);
     tn_tensor *res = tn_where(mask, t, tn_zeros(NULL, 0, t->dtype));
     tn_tensor *out = tn_keep(res ? tn_to_dtype(res, t->dtype) : NULL);
@@ -10861,7 +10923,7 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
         if (tn__double_to_int64(fn, "the largest value plus one", tn_item(hi) + 1, &need)) { tn_scope_end(); return NULL; }
         if (need > size) size = need;
     }
-    tn_tensor *out = tn_to(tn_zeros(&size, 1, od), x->device), *xi = tn_to_dtype(x, TN_I64);
+    tn_tensor *out = tn__own(tn__full_on(&size, 1, 0, od, x->device)), *xi = tn_to_dtype(x, TN_I64);
     tn_tensor *w = weights ? tn_to_dtype(tn_detach(weights), od) : tn_ones_like(xi);
     tn_tensor *r = out && w && xi ? tn_index_put_(out, &xi, 1, w, true) : NULL;
     r = tn_keep(r);
@@ -10895,7 +10957,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), 0, (double)(bins - 1));
     int64_t m1 = -1;
     pos = tn_reshape(pos, &m1, 1);
-    tn_tensor *out = tn_to(tn_zeros(&bins, 1, x->dtype), x->device);
+    tn_tensor *out = tn__own(tn__full_on(&bins, 1, 0, x->dtype, x->device));
     tn_tensor *r = pos && out ? tn_index_put_(out, &pos, 1, tn_reshape(tn_to_dtype(in, x->dtype), &m1, 1), true) : NULL;
     r = tn_keep(r);
     tn_scope_end();
@@ -11409,11 +11471,11 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     int knd = xv ? xv->ndim : 0;
     for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
     if (kind == TN__SEL_KTH) {
-        pos = tn_to(tn_full(kshape, knd, (double)(k - 1), TN_I64), x->device);
+        pos = tn__own(tn__full_on(kshape, knd, (double)(k - 1), TN_I64, x->device));
     } else {
         tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, true);   /* int64 counts */
         if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
-            pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn_to(tn_full(kshape, knd, (double)((n - 1) / 2), TN_I64), x->device));
+            pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn__own(tn__full_on(kshape, knd, (double)((n - 1) / 2), TN_I64, x->device)));
         else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
             pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), 0, INFINITY);
     }
@@ -18182,7 +18244,7 @@ static tn_tensor *tn__max_unpool_impl(tn_tensor *x, tn_tensor *idx, const int64_
             return (tn_tensor *)tn__error("%s: Found an invalid max index: %lld (output volumes are of size %s)", fn, (long long)(lo < 0 ? lo : hi), sz);
         }
     }
-    tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(N, C, vol), x->dtype), x->device);
+    tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N, C, vol), 0, x->dtype, x->device));
     tn_tensor *y = tn_scatter(z, 2, tn_reshape(idx, TN_SHAPE(N, C, L)), tn_reshape(x, TN_SHAPE(N, C, L)));
     y = tn_reshape(y, batched ? shape : shape + 1, batched ? n + 2 : n + 1);
     static const char *const names[3] = {"SqueezeBackward1", "MaxUnpool2DBackward0", "MaxUnpool3DBackward0"};   /* 1-d: PyTorch squeezes a 2-d unpooling */
@@ -19362,7 +19424,7 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
     }
     tn_scope_begin();
     /* bernoulli_p's draws, made where x lives: the same mask for the same seed on every device */
-    tn_tensor *mask = p == 1 ? tn_to(tn_zeros(shape, nd, x->dtype), x->device)
+    tn_tensor *mask = p == 1 ? tn__own(tn__full_on(shape, nd, 0, x->dtype, x->device))
                     : x->device == TN_CPU && (x->dtype == TN_F32 || x->dtype == TN_F64) ? tn__drop_mask_cpu(shape, nd, x->dtype, p)
                     : tn_mul_scalar(tn_to_dtype(tn_lt_scalar(tn__random("tn_dropout", UNIFORM, shape, nd, TN_F64, NULL, 0, 1, 0, 0, x->device), 1 - p),
                                                 x->dtype), 1 / (1 - p));
@@ -19751,7 +19813,7 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
                                     tn_tensor **gq, tn_tensor **gk, tn_tensor **gv) {
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
-    if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (causal) mask = tn__tril(tn__own(tn__full_on(TN_SHAPE(L, S), 1, TN_BOOL, q->device)), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     tn_tensor *p = tn_softmax(att, -1);
@@ -19893,8 +19955,7 @@ static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, 
     }
     /* recording (create_graph) or elsewhere: an accumulating index_put, differentiable in gy */
     if (pad >= 0) g2 = tn_where(tn_unsqueeze(tn_ne_scalar(idx, (double)pad), 1), g2, tn_zeros_like(g2));
-    tn_tensor *z = tn_zeros(TN_SHAPE(V, D), gy->dtype), *ix[1] = {idx};   /* on gy's device, as its index */
-    if (z && gy->device != TN_CPU) z = tn_to(z, gy->device);
+    tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(V, D), 0, gy->dtype, gy->device)), *ix[1] = {idx};   /* on gy's device, as its index */
     if (idx->device != gy->device) ix[0] = tn_to(idx, gy->device);
     gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, true) : NULL;
     return gin[0] ? 0 : -1;
@@ -19919,7 +19980,7 @@ static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, 
     shape[idx->ndim] = D;
     tn_tensor *y = rows ? tn_reshape(rows, shape, idx->ndim + 1) : NULL;
     if (y && w->requires_grad && !tn__grad_disabled) {
-        tn_tensor *ix64 = tn_contiguous(tn_to_dtype(tn_to(flat, TN_CPU), TN_I64));
+        tn_tensor *ix64 = tn_contiguous(tn_to_dtype(flat, TN_I64));   /* where they are: no wait for a device */
         tn_node *nd = ix64 ? tn__fn_node("EmbeddingBackward0", tn__embedding_bw, &w, 1) : NULL;
         if (!nd) { tn_scope_end(); return NULL; }
         nd->i[0] = V;
@@ -19941,12 +20002,17 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     if (idx->ndim + 1 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: indices %s have too many dims", fn, TN__SHAPE(idx));
     tn_scope_begin();
     int64_t lo = 0, hi = -1;
-    if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
+    if (nc >= 0 && idx->device != TN_CPU && tn__backend(idx->device)->check_index) {   /* checked on the device, reported at the next sync */
+        if (!tn__own(tn__device_checked(idx, nc, 0, 0, "%s: class value %%lld is out of range for num_classes = %lld", fn, (long long)nc))) {
+            tn_scope_end();
+            return NULL;
+        }
+    } else if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
     if (nc < 0 && tn_numel(idx) == 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: can not infer total number of classes from empty tensor", fn); }
     if (nc < 0) nc = hi + 1;
     if (lo < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be non-negative (got %lld)", fn, (long long)lo); }
     if (hi >= nc) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be smaller than num_classes (got %lld for %lld classes)", fn, (long long)hi, (long long)nc); }
-    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn_to(tn_arange(0, (double)nc, 1, TN_I64), idx->device)), TN_I64);
+    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn__arange_on(nc, idx->device)), TN_I64);
     return tn__scope_return(y);
 }
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
@@ -19966,7 +20032,7 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     if (tn__sdpa_fusable(q, k, v, mask, dropout_p)) return tn__sdpa_fused(q, k, v, mask, causal, scale);   /* no L x S matrix */
     tn_scope_begin();
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
-    if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (causal) mask = tn__tril(tn__own(tn__full_on(TN_SHAPE(L, S), 1, TN_BOOL, q->device)), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);
@@ -20060,9 +20126,9 @@ static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embeddi
     tn_tensor *idx = tn_index_select(tn_to(tn_reshape(ic, TN_SHAPE(-1)), w->device), 0, tn_reshape(posd, TN_SHAPE(-1)));
     tn_tensor *rows = tn_reshape(tn_index_select(w, 0, idx), TN_SHAPE(B, Lmax, D)), *y;
     if (o.mode == TN_BAG_MAX) {
-        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn_to(tn_full(NULL, 0, -INFINITY, w->dtype), w->device)), 1, false, NULL) : NULL;
+        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn__own(tn__full_on(NULL, 0, -INFINITY, w->dtype, w->device))), 1, false, NULL) : NULL;
         tn_tensor *empty = tn_to(tn_eq_scalar(cnt, 0), w->device);
-        y = Lmax ? tn_where(empty, tn_zeros_like(y), y) : tn_to(tn_zeros(TN_SHAPE(B, D), w->dtype), w->device);
+        y = Lmax ? tn_where(empty, tn_zeros_like(y), y) : tn__own(tn__full_on(TN_SHAPE(B, D), 0, w->dtype, w->device));
     } else {
         tn_tensor *scale = tn_to_dtype(keepd, w->dtype);
         if (psw) scale = tn_mul(scale, tn_reshape(tn_index_select(tn_reshape(psw, TN_SHAPE(-1)), 0, tn_reshape(posd, TN_SHAPE(-1))), TN_SHAPE(B, Lmax, 1)));
@@ -20463,9 +20529,17 @@ static int tn__class_check(const char *fn, tn_tensor *input, tn_tensor *target, 
 
 /* Read the class indices (in the caller's scope): *safe (int64, target's shape, ignored
    entries replaced by class 0 so gathers stay in range) and *keep (bool: entries that
-   count). Returns how many count, or -1 (a target out of [0, C) that is not ignore_index). */
+   count). Returns how many count, or -1 (a target out of [0, C) that is not ignore_index),
+   or, for targets on a device with index checks, -2 without waiting for it: the count is
+   not known and a bad target is reported at the next synchronisation. */
 static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *target, int64_t ignore_index, tn_tensor **safe, tn_tensor **keep) {
     int64_t c = input->shape[input->ndim == 1 ? 0 : 1], n = tn_numel(target), count = 0;
+    if (target->device != TN_CPU && target->device == input->device && tn__backend(target->device)->check_index) {
+        *safe = tn__own(tn__device_checked(target, c, 2, ignore_index, "%s: target %%lld is out of bounds for %lld classes (input %s, target %s)", fn,
+                                           (long long)c, TN__SHAPE(input), TN__SHAPE(target)));
+        *keep = tn_ne(target, tn_scalar_int(ignore_index));
+        return *safe && *keep ? -2 : -1;
+    }
     tn_tensor *tc = tn_contiguous(tn_to(target, TN_CPU));
     int64_t *s = (int64_t *)tn__malloc_n(fn, n + 1, sizeof(int64_t));
     uint8_t *k = s ? (uint8_t *)tn__malloc_n(fn, n + 1, 1) : NULL;
@@ -20504,13 +20578,18 @@ static tn_tensor *tn__class_weights(tn_tensor *input, tn_tensor *weight, tn_tens
 
 /* Sum of w_i * l_i over target entries divided by the total weight tw (w includes the
    ignore mask): PyTorch's weighted mean. When no weight counts (tw == 0) the result is NaN
-   with a zero gradient at ignored entries, as PyTorch's. */
+   with a zero gradient at ignored entries, as PyTorch's. nkeep: the entries that count, or
+   -2 when unknown (targets on a device: tw stays there, no waiting). */
 static tn_tensor *tn__class_mean(tn_tensor *wl, tn_tensor *w, tn_tensor *keep, tn_tensor *weight, int64_t nkeep) {
-    if (!weight) { /* tw = nkeep */
+    if (!weight && nkeep >= 0) { /* tw = nkeep */
         tn_tensor *s = tn_sum(wl);
         return nkeep ? tn_div_scalar(s, (double)nkeep) : tn_add_scalar(tn_mul_scalar(s, 0), NAN);
     }
     tn_tensor *tw = tn_sum(w);
+    if (tw && tw->device != TN_CPU) {   /* sum / (tw or 1) + (NaN where tw == 0): the gradient stays 0 at ignored entries */
+        tn_tensor *none = tn_eq_scalar(tw, 0);
+        return tn_add(tn_div(tn_sum(wl), tn_where(none, tn_scalar(1), tw)), tn_where(none, tn_scalar(NAN), tn_scalar(0)));
+    }
     double twv = tw ? tn_item(tw) : 0;
     if (twv != 0) return tn_div(tn_sum(wl), tw);
     /* wl / tw elementwise with the ignored entries kept at exactly 0 */
@@ -20544,7 +20623,7 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     tn_scope_begin();
     tn_tensor *safe = NULL, *keep = NULL;
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
-    return tn__loss_finish(nkeep < 0 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
+    return tn__loss_finish(nkeep == -1 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
 TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
     if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
@@ -20640,7 +20719,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     tn_scope_begin();
     tn_tensor *safe = NULL, *keep = NULL;
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
-    if (nkeep < 0) return tn__loss_finish(NULL, NULL);
+    if (nkeep == -1) return tn__loss_finish(NULL, NULL);
     const tn_backend *be = tn__backend(input->device);
     if (be->cross_entropy && input->ndim <= 2 && !(ls > 0) && !(weight && weight->requires_grad)) {   /* one node over the rows, the reduction on top */
         bool declined = false;
@@ -20663,8 +20742,8 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     tn_tensor *ret = sm;
     if (red == TN_REDUCTION_SUM) ret = tn_sum(sm);
     else if (red == TN_REDUCTION_MEAN) {
-        tn_tensor *tw = weight ? tn_sum(tn__class_weights(input, weight, safe, keep)) : NULL;
-        ret = tw ? tn_div(tn_sum(sm), tw) : tn_div_scalar(tn_sum(sm), (double)nkeep);
+        ret = weight || nkeep < 0 ? tn__class_mean(sm, tn__class_weights(input, weight, safe, keep), keep, weight, nkeep)
+                                  : tn_div_scalar(tn_sum(sm), (double)nkeep);
     }
     int64_t c = input->shape[cd];
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");
@@ -21130,7 +21209,7 @@ static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_o
     tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), 0, INFINITY);   /* margin - x[y] + x[i] */
     if (p == 2) z = tn_mul(z, z);
     if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
-    tn_tensor *own = tn_eq(tn_to(tn_arange(0, (double)C, 1, TN_I64), x->device), t2);   /* i == y counts nowhere */
+    tn_tensor *own = tn_eq(tn__arange_on(C, x->device), t2);   /* i == y counts nowhere */
     tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");
@@ -22357,7 +22436,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         memcpy(one_shape, flat, sizeof one_shape);
         one_shape[nk] = 1;
         int64_t last = -1;
-        tn_tensor *ones = tn_to(tn_ones(one_shape, nk + 1, x->dtype), x->device);
+        tn_tensor *ones = tn__own(tn__full_on(one_shape, nk + 1, 1, x->dtype, x->device));
         tn_tensor *lparts[2] = {ones, tn_narrow(tn_cumprod(xp, -1), -1, 0, L - 1)};
         tn_tensor *left = tn_cat(lparts, 2, -1);
         tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
@@ -22439,7 +22518,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *eye = tn_to(tn_eye(L, -1, TN_BOOL), x->device);
         tn_tensor *rep = tn_where(eye, tn_ones(NULL, 0, x->dtype), tn_unsqueeze(xl, -2));
         int64_t LL[2] = {L, L}, last = -1;
-        tn_tensor *upper = tn__triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
+        tn_tensor *upper = tn__triu(tn__own(tn__full_on(LL, 2, 1, TN_BOOL, x->device)), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
         gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
 
@@ -22491,8 +22570,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t npos = n->i[0], flat = -1;
         if (tn_numel(g) == 0 || npos <= 0 || n->nsaved < 2) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }
         tn_tensor *ii = tn_reshape(S[0], &flat, 1), *io = tn_reshape(S[1], &flat, 1);
-        tn_tensor *pos = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, io, tn_reshape(g, &flat, 1));
-        tn_tensor *cnt = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, ii, tn_ones_like(tn_to_dtype(ii, g->dtype)));
+        tn_tensor *pos = tn_scatter_add(tn__own(tn__full_on(&npos, 1, 0, g->dtype, g->device)), 0, io, tn_reshape(g, &flat, 1));
+        tn_tensor *cnt = tn_scatter_add(tn__own(tn__full_on(&npos, 1, 0, g->dtype, g->device)), 0, ii, tn_ones_like(tn_to_dtype(ii, g->dtype)));
         gin[0] = tn_reshape(tn_div(tn_gather(pos, 0, ii), tn_gather(cnt, 0, ii)), m->shape, m->ndim);
         return 0;
     }
@@ -22597,7 +22676,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int s = 0; /* saved: the non-NULL index tensors, in order */
         for (int k = 0; k < n->ni; k++) ix[k] = n->i[k] ? S[s++] : NULL;
         if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, true); return 0; }
-        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn_to(tn_zeros(NULL, 0, g->dtype), g->device), false);
+        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn__own(tn__full_on(NULL, 0, 0, g->dtype, g->device)), false);
         if (TN__NEED(1)) gin[1] = tn__sum_to(tn_index(g, ix, n->ni), &n->in[1]);
         return 0;
     }
@@ -22638,7 +22717,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_COPY_SLICES: case G_BASE_VIEW: { /* first order only: the region is cut out with raw views */
         int nd = (int)n->i[0];
         const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
-        tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
+        tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn__own(tn__full_on(bm->shape, bm->ndim, 0, g->dtype, g->device));
         if (!gb) return -1;
         tn_tensor reg = tn__shallow(gb);
         reg.ndim = nd;
@@ -25631,8 +25710,8 @@ static tn_tensor *tn__cell_core(int mode, tn_tensor *x, tn_tensor *h, tn_tensor 
         h = h ? tn_unsqueeze(h, 0) : NULL;
         c = c ? tn_unsqueeze(c, 0) : NULL;
     }
-    if (x && !h) h = tn_to(tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype), x->device);
-    if (x && lstm && !c) c = tn_to(tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype), x->device);
+    if (x && !h) h = tn__own(tn__full_on(TN_SHAPE(x->shape[0], H), 0, x->dtype, x->device));
+    if (x && lstm && !c) c = tn__own(tn__full_on(TN_SHAPE(x->shape[0], H), 0, x->dtype, x->device));
     tn_tensor *hn = x ? tn__rnn_step(mode, tn_linear(x, w_ih, b_ih), h, &c, w_hh, b_hh, NULL) : NULL;
     if (!batched) {
         hn = tn_squeeze_dim(hn, 0);
@@ -25833,8 +25912,8 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
         c0 = c0 ? tn_unsqueeze(c0, 1) : NULL;
     } else if (r->batch_first) x = tn_transpose(x, 0, 1);
     const int64_t L = x ? x->shape[0] : 0, N = x ? x->shape[1] : 0;
-    if (x && !h0) h0 = tn_to(tn_zeros(TN_SHAPE(D * nl, N, Hout), x->dtype), x->device);
-    if (x && lstm && !c0) c0 = tn_to(tn_zeros(TN_SHAPE(D * nl, N, r->hidden), x->dtype), x->device);
+    if (x && !h0) h0 = tn__own(tn__full_on(TN_SHAPE(D * nl, N, Hout), 0, x->dtype, x->device));
+    if (x && lstm && !c0) c0 = tn__own(tn__full_on(TN_SHAPE(D * nl, N, r->hidden), 0, x->dtype, x->device));
     tn_tensor **steps = (tn_tensor **)TN_MALLOC((size_t)(2 * L + 2 * D * nl) * sizeof(tn_tensor *));
     if (!steps) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", m->type->name); }
     tn_tensor **gis = steps + L, **hn = gis + L, **cn = hn + D * nl, *y = NULL, *in = x;
@@ -26010,7 +26089,7 @@ TNDEF tn_module *tn_nn_multihead_attention_str(int64_t E, int64_t heads, const c
 /* A bool mask (True = masked out) as an additive float mask: -inf where True, else 0. */
 static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
     if (!mask || mask->dtype != TN_BOOL) return mask;
-    return tn_masked_fill(tn_to(tn_zeros(mask->shape, mask->ndim, dtype), mask->device), mask, -INFINITY);
+    return tn_masked_fill(tn__own(tn__full_on(mask->shape, mask->ndim, 0, dtype, mask->device)), mask, -INFINITY);
 }
 /* Whether a 2-d [L, S] mask is exactly the causal one (bool: True above the diagonal;
    float: -inf above, 0 elsewhere), as PyTorch's _detect_is_causal_mask: the fused kernel
@@ -26093,7 +26172,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *k = tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL);
     tn_tensor *v = tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL);
     /* additive masks: attn_mask [1 or N*H, L, S], key padding [N, S] */
-    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn__triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
+    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn__triu(tn__own(tn__full_on(TN_SHAPE(L, S), -INFINITY, dt, q->device)), 1) : NULL;
     if (am && am->ndim == 2) am = tn_unsqueeze(am, 0);
     tn_tensor *kp = tn__mask_to_float(kpm, dt);
     tn_tensor *bk = tn_module_get(m, "bias_k"), *bv = tn_module_get(m, "bias_v");
@@ -26111,7 +26190,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     k = tn_transpose(tn_reshape(k, TN_SHAPE(Sk, N * H, hd)), 0, 1);
     v = tn_transpose(tn_reshape(v, TN_SHAPE(Sk, N * H, hd)), 0, 1);
     if (a->add_zero_attn) { /* a zero key and value at the end */
-        tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(N * H, 1, hd), dt), k->device), *kk[2] = {k, z}, *vv[2] = {v, z};
+        tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N * H, 1, hd), 0, dt, k->device)), *kk[2] = {k, z}, *vv[2] = {v, z};
         k = tn_cat(kk, 2, 1);
         v = tn_cat(vv, 2, 1);
         am = am ? tn_pad(am, pad, 2, 0) : NULL;
@@ -34547,6 +34626,7 @@ static const tn_backend tn__cpu_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
     tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy,
+    NULL,   /* check_index: the host checks at once */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -34566,50 +34646,87 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
 }
 #define TN__SI_DEV(op, t) do { if ((t) && (t)->device != TN_CUDA) return tn__stand_in_bad(op, #t, (t)); } while (0)
 #define TN__SI_DEV_OR_SCALAR(op, t) do { if ((t) && (t)->device != TN_CUDA && (t)->ndim != 0) return tn__stand_in_bad(op, #t, (t)); } while (0)
+/* The unit's transfer counters (tn_cuda_stats), counted where the unit counts them: every
+   copy between host and device is synchronous there (an upload from pageable memory waits
+   for the queue first), so each one is a synchronisation too. */
+static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
+#define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
+static TN__TLS int tn__si_ran;
+static void tn__si_transfer(bool up) {
+    if (tn__si_inside) return;
+    TN__ATOMIC_ADD(up ? &tn__si_h2d : &tn__si_d2h, 1);
+    TN__ATOMIC_ADD(&tn__si_syncs, 1);
+}
 static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
     if (dst->device != TN_CUDA && src->device != TN_CUDA) return tn__stand_in_bad("copy", "two CPU tensors", dst);
+    if (dst->device != src->device && tn_numel(dst) > 0) tn__si_transfer(dst->device == TN_CUDA);
     return tn__cpu_copy(dst, src);
 }
-static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return tn__cpu_fill(t, v); }
+static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return TN__SI_RUN(tn__cpu_fill(t, v)); }
 static int tn__si_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *p) {
-    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); return tn__cpu_unary(op, out, x, p);
+    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
 }
 static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double al) {
-    TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b); return tn__cpu_binary(op, out, a, b, al);
+    TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b);
+    if ((op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD) && !tn_dtype_is_floating(a->dtype) && b->device == TN_CUDA) {
+        /* as the unit: a zero divisor on the device is reported at the next synchronisation */
+        tn_tensor bv = tn__shallow(b);
+        bv.device = TN_CPU;
+        tn_tensor *h = (tn__si_inside++, tn__copy_as(&bv, TN_I64, TN_CPU));
+        tn__si_inside--;
+        if (!h) return -1;
+        bool zero = false;
+        for (int64_t i = 0, n = tn_numel(h); i < n && !zero; i++) zero = ((const int64_t *)tn_data_ptr(h))[i] == 0;
+        tn_release(h);
+        if (zero) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s: integer division by zero (ZeroDivisionError)", tn_binary_op_name(op));
+            int64_t *err = tn_deferred_check(TN_CUDA, msg);
+            if (!err) return -1;
+            err[1] = 0;
+            err[0] = 1;
+            return 0;
+        }
+    }
+    return TN__SI_RUN(tn__cpu_binary(op, out, a, b, al));
 }
 static int tn__si_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v) {
     TN__SI_DEV("ternary", out); TN__SI_DEV_OR_SCALAR("ternary", a); TN__SI_DEV_OR_SCALAR("ternary", b); TN__SI_DEV_OR_SCALAR("ternary", c);
-    return tn__cpu_ternary(op, out, a, b, c, v);
+    return TN__SI_RUN(tn__cpu_ternary(op, out, a, b, c, v));
 }
-static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) { TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); return tn__cpu_reduce(op, out, x); }
+static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) { TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); return TN__SI_RUN(tn__cpu_reduce(op, out, x)); }
 static int tn__si_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t d, int f) {
-    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); return tn__cpu_lane(op, out, out1, x, d, f);
+    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
 }
 static int tn__si_index(tn_index_mode m, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *is, int k) {
     TN__SI_DEV("index", dst); TN__SI_DEV("index", src);
     for (int j = 0; j < k; j++) TN__SI_DEV("index", idx[j]);
-    return tn__cpu_index(m, dst, src, idx, is, k);
+    return TN__SI_RUN(tn__cpu_index(m, dst, src, idx, is, k));
 }
 static tn_tensor *tn__si_nonzero(tn_tensor *x) {
     if (x->device != TN_CUDA) return (tn__stand_in_bad("nonzero", "x", x), (tn_tensor *)NULL);
-    tn_tensor *r = tn__cpu_nonzero(x), *d = r ? tn__copy_as(r, r->dtype, TN_CUDA) : NULL; /* the result lives on the device */
+    if (tn_numel(x) > 0) tn__si_transfer(false);   /* the unit reads the flags back; the result's upload counts in copy */
+    tn__si_inside++;
+    tn_tensor *r = tn__cpu_nonzero(x);
+    tn__si_inside--;
+    tn_tensor *d = r ? tn__copy_as(r, r->dtype, TN_CUDA) : NULL; /* the result lives on the device */
     tn_release(r);
     return d;
 }
 static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
-    TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b); return tn__cpu_matmul(c, a, b, al, be);
+    TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b); return TN__SI_RUN(tn__cpu_matmul(c, a, b, al, be));
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
-    TN__SI_DEV("random", o); return tn__cpu_random(op, o, s, off, a, b, l, r);
+    TN__SI_DEV("random", o); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
 }
-static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) { TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i); return tn__cpu_im2col(f, c, i, g); }
+static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) { TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i); return TN__SI_RUN(tn__cpu_im2col(f, c, i, g)); }
 static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); return tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw);
+    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
 }
 static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
-    return tn__cpu_optim(k, p, g, st);
+    return TN__SI_RUN(tn__cpu_optim(k, p, g, st));
 }
 /* The operands of a library entry (NULL where unused): on the device and contiguous. */
 static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
@@ -34627,25 +34744,25 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
     tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
-    if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
-    return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);
+    if (mode == 0) return TN__SI_RUN(tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]));
+    return TN__SI_RUN(tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]));
 }
 static int tn__si_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                              tn_tensor *gb, double eps) {
     tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
     if (tn__si_dense("batch_norm", ts, 8)) return -1;
-    return tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+    return TN__SI_RUN(tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                              tn_tensor *gb, double eps) {
     tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
     if (tn__si_dense("layer_norm", ts, 8)) return -1;
-    return tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+    return TN__SI_RUN(tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
     tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
     if (tn__si_dense("cross_entropy", ts, 6)) return -1;
-    return tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx);
+    return TN__SI_RUN(tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx));
 }
 /* the library pooling's contract, served by direct loops over each window (double sums) */
 static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
@@ -34688,12 +34805,37 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
 #undef TN__SI_LD
     return 0;
 }
+/* the unit's check: values rewritten into out, a bad one recorded in err (read after the
+   next synchronisation), nothing reported now */
+static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
+    TN__SI_DEV("check_index", out); TN__SI_DEV("check_index", idx);
+    if (out && (out->dtype != TN_I64 || !tn_is_contiguous(out))) return TN__FAIL_INT("stand-in GPU: check_index writes a contiguous int64 out");
+    tn_tensor iv = tn__shallow(idx);   /* the same host memory, seen as a CPU tensor */
+    iv.device = TN_CPU;
+    tn_tensor *v = tn__copy_as(&iv, TN_I64, TN_CPU);
+    if (!v) return -1;
+    const int64_t *p = (const int64_t *)tn_data_ptr(v), n = tn_numel(v);
+    int64_t *o = out ? (int64_t *)tn_data_ptr(out) : NULL;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x = p[i], w = x < 0 && (flags & 1) ? x + size : x;
+        if ((flags & 2) && x == skip) w = 0;
+        else if (w < 0 || w >= size) {
+            err[1] = x;
+            err[0] = 1;
+            w = 0;
+        }
+        if (o) o[i] = w;
+    }
+    tn_release(v);
+    return 0;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy,
+    tn__si_check_index,
 };
 TNDEF void tn_debug_cuda_stand_in(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }
 
@@ -34717,6 +34859,80 @@ static const tn_cuda_unit *tn__cuda_ready(const char *fn) {
     tn__error("%s: CUDA is not available: %s", fn, tn_cuda_unavailable_reason());
     return NULL;
 }
+
+/* ---- device-side checks: slots the device writes, read after the next synchronisation ---- */
+#define TN__DC_SLOTS 64
+static struct {
+    int64_t *slots;                  /* TN__DC_SLOTS x {flag, value}: pinned memory with the unit, else host memory */
+    char msg[TN__DC_SLOTS][256];
+    int n;                           /* slots handed out since the last synchronisation */
+    int lock;
+} tn__dc;
+static void tn__dc_lock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&tn__dc.lock, 1, __ATOMIC_ACQUIRE)) {}
+#endif
+}
+static void tn__dc_unlock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&tn__dc.lock, 0, __ATOMIC_RELEASE);
+#endif
+}
+/* The first failed check since the last synchronisation as an error (at: the synchronising
+   call), all slots cleared; 0 when none failed. Called after every synchronisation. */
+static int tn__deferred_report(const char *at) {
+    if (!TN__ATOMIC_LOAD(&tn__dc.n)) return 0;
+    char text[400] = "";
+    tn__dc_lock();
+    for (int k = 0; k < tn__dc.n; k++) {
+        volatile int64_t *sl = tn__dc.slots + 2 * k;
+        if (sl[0] && !text[0]) {   /* msg with its "%lld" replaced by the value */
+            const char *m = tn__dc.msg[k], *at_v = strstr(m, "%lld");
+            int pre = at_v ? (int)(at_v - m) : (int)strlen(m);
+            if (at_v) snprintf(text, sizeof text, "%.*s%lld%s", pre, m, (long long)sl[1], at_v + 4);
+            else snprintf(text, sizeof text, "%s", m);
+        }
+        sl[0] = sl[1] = 0;
+    }
+    tn__dc.n = 0;
+    tn__dc_unlock();
+    if (!text[0]) return 0;
+    return TN__FAIL_INT("%s (found on the device, reported at %s)", text, at);
+}
+static int tn__cuda_sync_now(const char *fn);
+TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
+    if (device == TN_CPU || !msg) return (int64_t *)tn__error("tn_deferred_check: device checks are for devices other than the CPU");
+    if (!tn__dc.slots) {   /* once: pinned (the GPU writes it through unified addressing) or plain host memory (the stand-in) */
+        const tn_cuda_unit *u = tn__cuda_unit();
+        const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
+        const bool pinned = u && u->backend && tn__backend(device) == u->backend;
+        int64_t *p = pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
+        if (!p) return (int64_t *)tn__error("tn_deferred_check: out of memory");
+        memset(p, 0, nb);
+        tn__dc_lock();
+        if (!tn__dc.slots) tn__dc.slots = p, p = NULL;
+        tn__dc_unlock();
+        if (p && pinned) u->host_free(p);   /* another thread was first */
+        else if (p) TN_FREE(p);
+    }
+    for (int tries = 0; tries < 2; tries++) {
+        tn__dc_lock();
+        for (int k = 0; k < tn__dc.n; k++)
+            if (strcmp(tn__dc.msg[k], msg) == 0) { tn__dc_unlock(); return tn__dc.slots + 2 * k; }
+        if (tn__dc.n < TN__DC_SLOTS) {
+            int k = tn__dc.n;
+            snprintf(tn__dc.msg[k], sizeof tn__dc.msg[k], "%s", msg);
+            TN__ATOMIC_ADD(&tn__dc.n, 1);
+            tn__dc_unlock();
+            return tn__dc.slots + 2 * k;
+        }
+        tn__dc_unlock();
+        /* every slot in use since the last synchronisation: wait for the device, report, reuse */
+        if (tn__cuda_sync_now("tn_deferred_check") || tn__deferred_report("tn_deferred_check")) return NULL;
+    }
+    return NULL;
+}
+
 TNDEF bool tn_cuda_is_available(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend; }
 TNDEF const char *tn_cuda_unavailable_reason(void) {
     const tn_cuda_unit *u = tn__cuda_unit();
@@ -34726,12 +34942,26 @@ TNDEF const char *tn_cuda_unavailable_reason(void) {
 TNDEF int tn_cuda_device_count(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend ? u->device_count() : 0; }
 TNDEF int tn_cuda_set_device(int index) { const tn_cuda_unit *u = tn__cuda_ready("tn_cuda_set_device"); return u ? u->set_device(index) : -1; }
 TNDEF int tn_cuda_current_device(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend ? u->current_device() : -1; }
-TNDEF int tn_cuda_synchronize(void) { const tn_cuda_unit *u = tn__cuda_ready("tn_cuda_synchronize"); return u ? u->synchronize() : -1; }
+/* Wait for the device: the unit's synchronize, or (the stand-in, whose kernels are done
+   when they return) one counted synchronisation. */
+static int tn__cuda_sync_now(const char *fn) {
+    if (tn__backends[TN_CUDA] == &tn__stand_in_backend) { TN__ATOMIC_ADD(&tn__si_syncs, 1); return 0; }
+    const tn_cuda_unit *u = tn__cuda_ready(fn);
+    return u ? u->synchronize() : -1;
+}
+TNDEF int tn_cuda_synchronize(void) {
+    return tn__cuda_sync_now("tn_cuda_synchronize") ? -1 : tn__deferred_report("tn_cuda_synchronize");
+}
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     const tn_cuda_unit *u = tn__cuda_unit();
     tn_cuda_stats s;
     if (u && u->backend) return u->memory_stats();
     memset(&s, 0, sizeof s);
+    if (tn__backends[TN_CUDA] == &tn__stand_in_backend) {   /* the stand-in's counters */
+        s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
+        s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
+        s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
+    }
     return s;
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }

@@ -31,6 +31,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -424,6 +425,14 @@ static bool same_shape(const tn_tensor *a, const tn_tensor *b) {
     return true;
 }
 
+/* tn_cuda_stats' transfer counters: every copy between host and device (a synchronous one
+   waits for the queue too), every other wait for the device */
+static std::atomic<int64_t> n_h2d, n_d2h, n_syncs;
+static void count_transfer(bool up, bool sync) {
+    (up ? n_h2d : n_d2h)++;
+    if (sync) n_syncs++;
+}
+
 /* Host <-> device: one cudaMemcpy of contiguous bytes; conversion, broadcasting and
    strides are done on the device side (or by the CPU backend for a strided CPU side). */
 static int cu_copy_impl(tn_tensor *dst, tn_tensor *src, bool async) {
@@ -448,12 +457,14 @@ static int cu_copy_impl(tn_tensor *dst, tn_tensor *src, bool async) {
         if (plain_contiguous(dst)) {
             if (async) CU_CHECK("copy to the GPU", cudaMemcpyAsync(base_of(dst), from, nb, kind, 0));
             else CU_CHECK("copy to the GPU", cudaMemcpy(base_of(dst), from, nb, kind));
+            count_transfer(true, !async);
             return 0;
         }
         Scratch sc;
         void *tmp = sc.get(nb);
         if (!tmp) return -1;
         CU_CHECK("copy to the GPU", cudaMemcpy(tmp, from, nb, kind));
+        count_transfer(true, true);
         DevTensor d(tmp, dst->dtype, dst->shape, dst->ndim, TN_CUDA);
         return dev_copy(dst, &d.t);
     }
@@ -470,10 +481,12 @@ static int cu_copy_impl(tn_tensor *dst, tn_tensor *src, bool async) {
     }
     if (plain_contiguous(dst)) {
         CU_CHECK("copy from the GPU", cudaMemcpy(base_of(dst), from, nb, kind));
+        count_transfer(false, true);
         return 0;
     }
     std::vector<char> host(nb);
     CU_CHECK("copy from the GPU", cudaMemcpy(host.data(), from, nb, kind));
+    count_transfer(false, true);
     DevTensor h(host.data(), dst->dtype, dst->shape, dst->ndim, TN_CPU);
     return cpu->copy(dst, &h.t);
 }
@@ -863,14 +876,20 @@ template <class T> __device__ __forceinline__ bool compare(int op, T a, T b) {
     default: return a >= b;
     }
 }
-template <class T> __global__ void k_binary(int64_t n, Geo<3> g, T *o, const T *a, const T *b, int op, double alpha, int *bad) {
+/* a failed device-side check: the value, then the flag, into the host's slot (tn_deferred_check) */
+__device__ __forceinline__ void report_bad(int64_t *err, int64_t value) {
+    err[1] = value;
+    __threadfence_system();
+    err[0] = 1;
+}
+template <class T> __global__ void k_binary(int64_t n, Geo<3> g, T *o, const T *a, const T *b, int op, double alpha, int64_t *err) {
     int flag = 0;
     GRID_LOOP(i, n) {
         int64_t off[3];
         offsets<3>(g, i, off);
         o[off[0]] = BinaryVal<T>::f(op, ld(g, 1, a, off[1]), ld(g, 2, b, off[2]), alpha, &flag);
     }
-    if (flag) *bad = flag;
+    if (flag && err) report_bad(err, 0);
 }
 /* contiguous floating operands, each in 16-byte packs or one broadcast value */
 template <class T> __global__ void k_binary_vec(int64_t n, Geo<3> g, T *o, const T *a, const T *b, int op, double alpha) {
@@ -935,12 +954,16 @@ static int cu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b
     if (mark_host<3>(g, ops, fn)) return -1;
     bool cmp = op == EQ || op == NE || op == LT || op == LE || op == GT || op == GE;
     bool divides = !tn_dtype_is_floating(a->dtype) && (op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD);
-    Scratch sc;
-    int *bad = NULL;
-    if (divides) {
-        bad = (int *)sc.get(sizeof(int));
-        if (!bad) return -1;
-        CU_CHECK(fn, cudaMemset(bad, 0, sizeof(int)));
+    int64_t *bad = NULL;
+    if (divides && g.host[2]) { /* a divisor from the host: checked now */
+        int64_t v = 0;
+        memcpy(&v, &g.hbits[2], tn_dtype_size(b->dtype));
+        if ((b->dtype == TN_U8 ? (v & 0xff) : b->dtype == TN_I32 ? (int64_t)(int32_t)v : v) == 0)
+            return tn_error("%s: integer division by zero (ZeroDivisionError)", fn);
+    } else if (divides) { /* PyTorch raises on integer division by zero: reported at the next synchronisation */
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s: integer division by zero (ZeroDivisionError)", fn);
+        if (!(bad = tn_deferred_check(TN_CUDA, msg))) return -1;
     }
     const bool vec = !cmp && g.contig && !g.scalar[0] && (g.scalar[1] || aligned16(dev_ptr(a))) && (g.scalar[2] || aligned16(dev_ptr(b))) &&
                      aligned16(base_of(out));
@@ -950,11 +973,6 @@ static int cu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b
             k_binary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op, alpha, bad);
     })
     CU_LAUNCHED(fn);
-    if (divides) { /* PyTorch raises on integer division by zero: read the flag back */
-        int h = 0;
-        CU_CHECK(fn, cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost));
-        if (h) return tn_error("%s: integer division by zero (ZeroDivisionError)", fn);
-    }
     return 0;
 }
 
@@ -1617,6 +1635,37 @@ static int cu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tenso
     return 0;
 }
 
+/* index values checked on the device (tn_backend.check_index): a bad one is written to
+   the host's slot and read after the next synchronisation, so nothing waits here */
+template <class TI> __global__ void k_check_index(int64_t n, Geo<2> g, int64_t *out, const TI *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
+    GRID_LOOP(i, n) {
+        int64_t off[2];
+        offsets<2>(g, i, off);
+        const int64_t v = (int64_t)idx[off[1]];
+        int64_t w = v < 0 && (flags & 1) ? v + size : v;
+        if ((flags & 2) && v == skip) w = 0;
+        else if (w < 0 || w >= size) { report_bad(err, v); w = 0; }
+        if (out) out[off[0]] = w;
+    }
+}
+static int cu_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
+    const char *fn = "check_index";
+    const int64_t n = tn_numel(idx);
+    if (n == 0) return 0;
+    if (idx->device != TN_CUDA || (out && (out->device != TN_CUDA || out->dtype != TN_I64 || !tn_is_contiguous(out))))
+        return tn_error("%s: expected the indices and a contiguous int64 result on the GPU", fn);
+    if (idx->dtype != TN_I64 && idx->dtype != TN_I32) return tn_error("%s: indices must be int64 or int32, got %s", fn, tn_dtype_name(idx->dtype));
+    int64_t cst[TN_MAX_DIMS], st = 1;
+    for (int d = idx->ndim - 1; d >= 0; d--) { cst[d] = st; st *= idx->shape[d] > 1 ? idx->shape[d] : 1; }
+    const int64_t *strides[2] = {cst, idx->strides};
+    Geo<2> g = make_geo<2>(idx->shape, idx->ndim, strides);
+    int64_t *o = out ? (int64_t *)base_of(out) : NULL;
+    if (idx->dtype == TN_I64) k_check_index<int64_t><<<blocks_for(n), kThreads>>>(n, g, o, (const int64_t *)base_of(idx), size, flags, skip, err);
+    else k_check_index<int32_t><<<blocks_for(n), kThreads>>>(n, g, o, (const int32_t *)base_of(idx), size, flags, skip, err);
+    CU_LAUNCHED(fn);
+    return 0;
+}
+
 /* The count decides the shape, so the host needs it anyway: the flags go to the host
    and the CPU backend lists them (as PyTorch, nonzero synchronises). */
 static tn_tensor *cu_nonzero(tn_tensor *x) {
@@ -1801,19 +1850,56 @@ static int cu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g
     return 0;
 }
 
+/* The window tables travel in the kernel's parameters, never uploaded (an upload would wait
+   on the device in every step): per axis as the formula that made them when one does (the
+   strided windows of max_pool2d: start + i * step, end clipped; adaptive pooling's floor and
+   ceil), else listed when they fit; only a longer table of another shape is copied up. */
+struct PoolAxis {
+    int kind;                   /* 0 strided, 1 adaptive, 2 listed (tab) */
+    int64_t a, b, c, lim;       /* strided: start a, step b, extent c, end = min(start + c, lim); adaptive: in a, out b */
+};
+enum { kPoolTab = 224 };
+struct PoolWin {
+    int64_t xs[4];
+    PoolAxis h, w;
+    const int64_t *dev;         /* the listed tables in device memory when they did not fit tab */
+    int64_t tab[kPoolTab];      /* hs, he, ws, we when listed */
+};
+static bool pool_axis_formula(const int64_t *s, const int64_t *e, int64_t n, PoolAxis *ax) {
+    ax->kind = 0;   /* strided: s[i] = s[0] + i * step, e[i] = min(s[i] + ext, lim) with lim the largest end */
+    int64_t step = n > 1 ? s[1] - s[0] : 1, lim = e[0], ext = e[0] - s[0];
+    for (int64_t i = 0; i < n; i++) lim = e[i] > lim ? e[i] : lim, ext = e[i] - s[i] > ext ? e[i] - s[i] : ext;
+    bool ok = true;
+    for (int64_t i = 0; i < n && ok; i++) ok = s[i] == s[0] + i * step && e[i] == (s[i] + ext < lim ? s[i] + ext : lim);
+    if (ok) { ax->a = s[0]; ax->b = step; ax->c = ext; ax->lim = lim; return true; }
+    ax->kind = 1;   /* adaptive over lim inputs */
+    ok = true;
+    for (int64_t i = 0; i < n && ok; i++) ok = s[i] == i * lim / n && e[i] == ((i + 1) * lim + n - 1) / n;
+    if (ok) { ax->a = lim; ax->b = n; return true; }
+    ax->kind = 2;
+    return false;
+}
+__device__ __forceinline__ void pool_window(const PoolAxis &ax, const int64_t *list, int64_t n, int64_t i, int64_t *s, int64_t *e) {
+    if (ax.kind == 0) { *s = ax.a + i * ax.b; *e = *s + ax.c < ax.lim ? *s + ax.c : ax.lim; }
+    else if (ax.kind == 1) { *s = i * ax.a / ax.b; *e = ((i + 1) * ax.a + ax.b - 1) / ax.b; }
+    else { *s = list[i]; *e = list[n + i]; }
+}
 /* the index (h*W + w) of each window's largest element, the last NaN winning (as the CPU) */
-template <class T> __global__ void k_pool_argmax(int64_t total, int64_t C, int64_t W, int64_t OH, int64_t OW, const int64_t *xs, const T *x,
-                                                 const int64_t *win, int64_t dh, int64_t dw, int64_t *idx) {
+template <class T> __global__ void k_pool_argmax(int64_t total, int64_t C, int64_t W, int64_t OH, int64_t OW, const T *x, PoolWin pw,
+                                                 int64_t dh, int64_t dw, int64_t *idx) {
+    const int64_t *list = pw.dev ? pw.dev : pw.tab, *xs = pw.xs;
     GRID_LOOP(i, total) {
         int64_t z = i % OW, y = (i / OW) % OH, c = (i / (OW * OH)) % C, n = i / (OW * OH * C);
-        const int64_t *hs = win, *he = win + OH, *ws = win + 2 * OH, *we = win + 2 * OH + OW;
+        int64_t hs, he, ws, we;
+        pool_window(pw.h, list, OH, y, &hs, &he);
+        pool_window(pw.w, list + 2 * OH, OW, z, &ws, &we);
         const T *plane = x + n * xs[0] + c * xs[1];
-        int64_t h0 = hs[y] >= 0 ? hs[y] : hs[y] + (-hs[y] + dh - 1) / dh * dh;
-        int64_t w0 = ws[z] >= 0 ? ws[z] : ws[z] + (-ws[z] + dw - 1) / dw * dw;
+        int64_t h0 = hs >= 0 ? hs : hs + (-hs + dh - 1) / dh * dh;
+        int64_t w0 = ws >= 0 ? ws : ws + (-ws + dw - 1) / dw * dw;
         int64_t best = h0 * W + w0;
         T m = plane[h0 * xs[2] + w0 * xs[3]];
-        for (int64_t h = h0; h < he[y]; h += dh)
-            for (int64_t w = w0; w < we[z]; w += dw) {
+        for (int64_t h = h0; h < he; h += dh)
+            for (int64_t w = w0; w < we; w += dw) {
                 T v = plane[h * xs[2] + w * xs[3]];
                 if (v > m || v != v) { m = v; best = h * W + w; }
             }
@@ -1825,19 +1911,29 @@ static int cu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const
     int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3], total = N * C * OH * OW;
     if (total == 0) return 0;
     if (x->dtype != TN_F32 && x->dtype != TN_F64) return tn_error("max pooling: dtype %s not supported (floating only)", tn_dtype_name(x->dtype));
-    std::vector<int64_t> h(2 * OH + 2 * OW + 4);
-    memcpy(h.data(), hs, (size_t)OH * 8);
-    memcpy(h.data() + OH, he, (size_t)OH * 8);
-    memcpy(h.data() + 2 * OH, ws, (size_t)OW * 8);
-    memcpy(h.data() + 2 * OH + OW, we, (size_t)OW * 8);
-    for (int d = 0; d < 4; d++) h[2 * OH + 2 * OW + d] = x->strides[d];
+    PoolWin pw;
+    memset(&pw, 0, sizeof pw);
+    for (int d = 0; d < 4; d++) pw.xs[d] = x->strides[d];
+    const bool formulas = pool_axis_formula(hs, he, OH, &pw.h) & pool_axis_formula(ws, we, OW, &pw.w);
     Scratch sc;
-    int64_t *d = (int64_t *)sc.get(h.size() * 8);
-    if (!d) return -1;
-    CU_CHECK(fn, cudaMemcpy(d, h.data(), h.size() * 8, cudaMemcpyHostToDevice));
-    const int64_t *xs = d + 2 * OH + 2 * OW;
-    if (x->dtype == TN_F32) k_pool_argmax<float><<<blocks_for(total), kThreads>>>(total, C, W, OH, OW, xs, (const float *)base_of(x), d, dh, dw, (int64_t *)base_of(idx));
-    else k_pool_argmax<double><<<blocks_for(total), kThreads>>>(total, C, W, OH, OW, xs, (const double *)base_of(x), d, dh, dw, (int64_t *)base_of(idx));
+    if (!formulas) { /* both axes listed: hs, he, ws, we */
+        pw.h.kind = pw.w.kind = 2;
+        std::vector<int64_t> h(2 * OH + 2 * OW);
+        memcpy(h.data(), hs, (size_t)OH * 8);
+        memcpy(h.data() + OH, he, (size_t)OH * 8);
+        memcpy(h.data() + 2 * OH, ws, (size_t)OW * 8);
+        memcpy(h.data() + 2 * OH + OW, we, (size_t)OW * 8);
+        if ((int64_t)h.size() <= kPoolTab) memcpy(pw.tab, h.data(), h.size() * 8);
+        else { /* too long for the parameters: copied up (counted; no library pooling gets here) */
+            int64_t *d = (int64_t *)sc.get(h.size() * 8);
+            if (!d) return -1;
+            CU_CHECK(fn, cudaMemcpy(d, h.data(), h.size() * 8, cudaMemcpyHostToDevice));
+            count_transfer(true, true);
+            pw.dev = d;
+        }
+    }
+    if (x->dtype == TN_F32) k_pool_argmax<float><<<blocks_for(total), kThreads>>>(total, C, W, OH, OW, (const float *)base_of(x), pw, dh, dw, (int64_t *)base_of(idx));
+    else k_pool_argmax<double><<<blocks_for(total), kThreads>>>(total, C, W, OH, OW, (const double *)base_of(x), pw, dh, dw, (int64_t *)base_of(idx));
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -2142,6 +2238,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy,
+    cu_check_index,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }
@@ -2154,12 +2251,17 @@ static int u_set_device(int index) {
 static int u_current_device(void) { int d = -1; return cudaGetDevice(&d) == cudaSuccess ? d : -1; }
 static int u_synchronize(void) {
     CU_CHECK("tn_cuda_synchronize", cudaDeviceSynchronize());
+    n_syncs++;
     return 0;
 }
 static tn_cuda_stats u_memory_stats(void) {
     Allocator &a = allocator();
     std::lock_guard<std::mutex> lock(a.mu);
-    return a.st;
+    tn_cuda_stats st = a.st;
+    st.num_h2d = n_h2d;
+    st.num_d2h = n_d2h;
+    st.num_syncs = n_syncs;
+    return st;
 }
 static void u_reset_peak(void) {
     Allocator &a = allocator();

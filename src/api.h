@@ -3683,7 +3683,22 @@ typedef struct tn_backend {
        = g wr (softmax(x) - onehot(t)) per row for g [N] passed as out, softmax from lse.
        Returns 1 when it declines. */
     int (*cross_entropy)(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx);
+    /* Optional (NULL: the header reads the values back and checks them on the host). Index
+       values checked where they are, without waiting: out (int64, contiguous, idx's shape;
+       NULL: check only) = idx (int64 or int32, any strides), plus size where negative when
+       flags & 1; a value equal to skip (flags & 2) becomes 0 and is no error; any other
+       outside [0, size) after that becomes 0 and is recorded in err (tn_deferred_check):
+       err[1] = the value as given, then err[0] = 1. */
+    int (*check_index)(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err);
 } tn_backend;
+
+/* Device-side checks (PyTorch's device-side asserts, without the abort). A slot {flag,
+   value} in host memory that the device writes (a kernel that finds a bad value stores
+   slot[1] = the value, then slot[0] = 1), for the error msg, whose one "%lld" is the value.
+   The error is reported by the next synchronisation (a copy to the host, nonzero,
+   tn_cuda_synchronize), which fails with it. NULL with an error when none is available.
+   Slots are reused after each synchronisation; one message, one slot. */
+TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg);
 
 /* Install the backend of a device (tensor_cuda.cu calls this for TN_CUDA). */
 TNDEF void tn_register_backend(tn_device device, const tn_backend *backend);
@@ -3709,8 +3724,11 @@ typedef struct tn_cuda_stats {
     size_t allocated, reserved;                     /* bytes in tensors; bytes held from cudaMalloc */
     size_t peak_allocated, peak_reserved;
     int64_t num_allocs, num_cache_hits, num_cuda_mallocs, num_ooms;
+    /* transfers and waits (the stand-in counts the same): copies host -> device and device ->
+       host, and host synchronisations (a synchronous copy either way, nonzero, synchronize) */
+    int64_t num_h2d, num_d2h, num_syncs;
 } tn_cuda_stats;
-TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU */
+TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
 TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul/conv (default off) */

@@ -72,6 +72,7 @@ TEST(shared_philox_draw) {
 
 #include "cuda_cases.h"
 #include "cuda_cases_more_a.h"
+#include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
 TEST(gpu_transfers) {
@@ -162,6 +163,7 @@ int main(void) {
     RUN(gpu_allocator);
     RUN(gpu_cudnn_conv);
     RUN(gpu_cnn_training_step);
+    NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
     return tn_test_report();
 }

@@ -358,7 +358,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         memcpy(one_shape, flat, sizeof one_shape);
         one_shape[nk] = 1;
         int64_t last = -1;
-        tn_tensor *ones = tn_to(tn_ones(one_shape, nk + 1, x->dtype), x->device);
+        tn_tensor *ones = tn__own(tn__full_on(one_shape, nk + 1, 1, x->dtype, x->device));
         tn_tensor *lparts[2] = {ones, tn_narrow(tn_cumprod(xp, -1), -1, 0, L - 1)};
         tn_tensor *left = tn_cat(lparts, 2, -1);
         tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
@@ -440,7 +440,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *eye = tn_to(tn_eye(L, -1, TN_BOOL), x->device);
         tn_tensor *rep = tn_where(eye, tn_ones(NULL, 0, x->dtype), tn_unsqueeze(xl, -2));
         int64_t LL[2] = {L, L}, last = -1;
-        tn_tensor *upper = tn__triu(tn_to(tn_ones(LL, 2, TN_BOOL), x->device), 0); /* [i][j]: j >= i */
+        tn_tensor *upper = tn__triu(tn__own(tn__full_on(LL, 2, 1, TN_BOOL, x->device)), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
         gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
 
@@ -492,8 +492,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t npos = n->i[0], flat = -1;
         if (tn_numel(g) == 0 || npos <= 0 || n->nsaved < 2) { gin[0] = tn__zeros_meta(m, g->dtype); return 0; }
         tn_tensor *ii = tn_reshape(S[0], &flat, 1), *io = tn_reshape(S[1], &flat, 1);
-        tn_tensor *pos = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, io, tn_reshape(g, &flat, 1));
-        tn_tensor *cnt = tn_scatter_add(tn_to(tn_zeros(&npos, 1, g->dtype), g->device), 0, ii, tn_ones_like(tn_to_dtype(ii, g->dtype)));
+        tn_tensor *pos = tn_scatter_add(tn__own(tn__full_on(&npos, 1, 0, g->dtype, g->device)), 0, io, tn_reshape(g, &flat, 1));
+        tn_tensor *cnt = tn_scatter_add(tn__own(tn__full_on(&npos, 1, 0, g->dtype, g->device)), 0, ii, tn_ones_like(tn_to_dtype(ii, g->dtype)));
         gin[0] = tn_reshape(tn_div(tn_gather(pos, 0, ii), tn_gather(cnt, 0, ii)), m->shape, m->ndim);
         return 0;
     }
@@ -598,7 +598,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int s = 0; /* saved: the non-NULL index tensors, in order */
         for (int k = 0; k < n->ni; k++) ix[k] = n->i[k] ? S[s++] : NULL;
         if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, true); return 0; }
-        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn_to(tn_zeros(NULL, 0, g->dtype), g->device), false);
+        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn__own(tn__full_on(NULL, 0, 0, g->dtype, g->device)), false);
         if (TN__NEED(1)) gin[1] = tn__sum_to(tn_index(g, ix, n->ni), &n->in[1]);
         return 0;
     }
@@ -639,7 +639,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_COPY_SLICES: case G_BASE_VIEW: { /* first order only: the region is cut out with raw views */
         int nd = (int)n->i[0];
         const tn__meta *bm = n->op == G_COPY_SLICES ? &n->out : &n->in[0];
-        tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn_to(tn_zeros(bm->shape, bm->ndim, g->dtype), g->device);
+        tn_tensor *gb = n->op == G_COPY_SLICES ? tn_contiguous(g) : tn__own(tn__full_on(bm->shape, bm->ndim, 0, g->dtype, g->device));
         if (!gb) return -1;
         tn_tensor reg = tn__shallow(gb);
         reg.ndim = nd;

@@ -15,6 +15,80 @@ static const tn_cuda_unit *tn__cuda_ready(const char *fn) {
     tn__error("%s: CUDA is not available: %s", fn, tn_cuda_unavailable_reason());
     return NULL;
 }
+
+/* ---- device-side checks: slots the device writes, read after the next synchronisation ---- */
+#define TN__DC_SLOTS 64
+static struct {
+    int64_t *slots;                  /* TN__DC_SLOTS x {flag, value}: pinned memory with the unit, else host memory */
+    char msg[TN__DC_SLOTS][256];
+    int n;                           /* slots handed out since the last synchronisation */
+    int lock;
+} tn__dc;
+static void tn__dc_lock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&tn__dc.lock, 1, __ATOMIC_ACQUIRE)) {}
+#endif
+}
+static void tn__dc_unlock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&tn__dc.lock, 0, __ATOMIC_RELEASE);
+#endif
+}
+/* The first failed check since the last synchronisation as an error (at: the synchronising
+   call), all slots cleared; 0 when none failed. Called after every synchronisation. */
+static int tn__deferred_report(const char *at) {
+    if (!TN__ATOMIC_LOAD(&tn__dc.n)) return 0;
+    char text[400] = "";
+    tn__dc_lock();
+    for (int k = 0; k < tn__dc.n; k++) {
+        volatile int64_t *sl = tn__dc.slots + 2 * k;
+        if (sl[0] && !text[0]) {   /* msg with its "%lld" replaced by the value */
+            const char *m = tn__dc.msg[k], *at_v = strstr(m, "%lld");
+            int pre = at_v ? (int)(at_v - m) : (int)strlen(m);
+            if (at_v) snprintf(text, sizeof text, "%.*s%lld%s", pre, m, (long long)sl[1], at_v + 4);
+            else snprintf(text, sizeof text, "%s", m);
+        }
+        sl[0] = sl[1] = 0;
+    }
+    tn__dc.n = 0;
+    tn__dc_unlock();
+    if (!text[0]) return 0;
+    return TN__FAIL_INT("%s (found on the device, reported at %s)", text, at);
+}
+static int tn__cuda_sync_now(const char *fn);
+TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
+    if (device == TN_CPU || !msg) return (int64_t *)tn__error("tn_deferred_check: device checks are for devices other than the CPU");
+    if (!tn__dc.slots) {   /* once: pinned (the GPU writes it through unified addressing) or plain host memory (the stand-in) */
+        const tn_cuda_unit *u = tn__cuda_unit();
+        const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
+        const bool pinned = u && u->backend && tn__backend(device) == u->backend;
+        int64_t *p = pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
+        if (!p) return (int64_t *)tn__error("tn_deferred_check: out of memory");
+        memset(p, 0, nb);
+        tn__dc_lock();
+        if (!tn__dc.slots) tn__dc.slots = p, p = NULL;
+        tn__dc_unlock();
+        if (p && pinned) u->host_free(p);   /* another thread was first */
+        else if (p) TN_FREE(p);
+    }
+    for (int tries = 0; tries < 2; tries++) {
+        tn__dc_lock();
+        for (int k = 0; k < tn__dc.n; k++)
+            if (strcmp(tn__dc.msg[k], msg) == 0) { tn__dc_unlock(); return tn__dc.slots + 2 * k; }
+        if (tn__dc.n < TN__DC_SLOTS) {
+            int k = tn__dc.n;
+            snprintf(tn__dc.msg[k], sizeof tn__dc.msg[k], "%s", msg);
+            TN__ATOMIC_ADD(&tn__dc.n, 1);
+            tn__dc_unlock();
+            return tn__dc.slots + 2 * k;
+        }
+        tn__dc_unlock();
+        /* every slot in use since the last synchronisation: wait for the device, report, reuse */
+        if (tn__cuda_sync_now("tn_deferred_check") || tn__deferred_report("tn_deferred_check")) return NULL;
+    }
+    return NULL;
+}
+
 TNDEF bool tn_cuda_is_available(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend; }
 TNDEF const char *tn_cuda_unavailable_reason(void) {
     const tn_cuda_unit *u = tn__cuda_unit();
@@ -24,12 +98,26 @@ TNDEF const char *tn_cuda_unavailable_reason(void) {
 TNDEF int tn_cuda_device_count(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend ? u->device_count() : 0; }
 TNDEF int tn_cuda_set_device(int index) { const tn_cuda_unit *u = tn__cuda_ready("tn_cuda_set_device"); return u ? u->set_device(index) : -1; }
 TNDEF int tn_cuda_current_device(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend ? u->current_device() : -1; }
-TNDEF int tn_cuda_synchronize(void) { const tn_cuda_unit *u = tn__cuda_ready("tn_cuda_synchronize"); return u ? u->synchronize() : -1; }
+/* Wait for the device: the unit's synchronize, or (the stand-in, whose kernels are done
+   when they return) one counted synchronisation. */
+static int tn__cuda_sync_now(const char *fn) {
+    if (tn__backends[TN_CUDA] == &tn__stand_in_backend) { TN__ATOMIC_ADD(&tn__si_syncs, 1); return 0; }
+    const tn_cuda_unit *u = tn__cuda_ready(fn);
+    return u ? u->synchronize() : -1;
+}
+TNDEF int tn_cuda_synchronize(void) {
+    return tn__cuda_sync_now("tn_cuda_synchronize") ? -1 : tn__deferred_report("tn_cuda_synchronize");
+}
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     const tn_cuda_unit *u = tn__cuda_unit();
     tn_cuda_stats s;
     if (u && u->backend) return u->memory_stats();
     memset(&s, 0, sizeof s);
+    if (tn__backends[TN_CUDA] == &tn__stand_in_backend) {   /* the stand-in's counters */
+        s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
+        s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
+        s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
+    }
     return s;
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }

@@ -5,50 +5,87 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
 }
 #define TN__SI_DEV(op, t) do { if ((t) && (t)->device != TN_CUDA) return tn__stand_in_bad(op, #t, (t)); } while (0)
 #define TN__SI_DEV_OR_SCALAR(op, t) do { if ((t) && (t)->device != TN_CUDA && (t)->ndim != 0) return tn__stand_in_bad(op, #t, (t)); } while (0)
+/* The unit's transfer counters (tn_cuda_stats), counted where the unit counts them: every
+   copy between host and device is synchronous there (an upload from pageable memory waits
+   for the queue first), so each one is a synchronisation too. */
+static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
+#define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
+static TN__TLS int tn__si_ran;
+static void tn__si_transfer(bool up) {
+    if (tn__si_inside) return;
+    TN__ATOMIC_ADD(up ? &tn__si_h2d : &tn__si_d2h, 1);
+    TN__ATOMIC_ADD(&tn__si_syncs, 1);
+}
 static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
     if (dst->device != TN_CUDA && src->device != TN_CUDA) return tn__stand_in_bad("copy", "two CPU tensors", dst);
+    if (dst->device != src->device && tn_numel(dst) > 0) tn__si_transfer(dst->device == TN_CUDA);
     return tn__cpu_copy(dst, src);
 }
-static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return tn__cpu_fill(t, v); }
+static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return TN__SI_RUN(tn__cpu_fill(t, v)); }
 static int tn__si_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *p) {
-    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); return tn__cpu_unary(op, out, x, p);
+    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
 }
 static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double al) {
-    TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b); return tn__cpu_binary(op, out, a, b, al);
+    TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b);
+    if ((op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD) && !tn_dtype_is_floating(a->dtype) && b->device == TN_CUDA) {
+        /* as the unit: a zero divisor on the device is reported at the next synchronisation */
+        tn_tensor bv = tn__shallow(b);
+        bv.device = TN_CPU;
+        tn_tensor *h = (tn__si_inside++, tn__copy_as(&bv, TN_I64, TN_CPU));
+        tn__si_inside--;
+        if (!h) return -1;
+        bool zero = false;
+        for (int64_t i = 0, n = tn_numel(h); i < n && !zero; i++) zero = ((const int64_t *)tn_data_ptr(h))[i] == 0;
+        tn_release(h);
+        if (zero) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s: integer division by zero (ZeroDivisionError)", tn_binary_op_name(op));
+            int64_t *err = tn_deferred_check(TN_CUDA, msg);
+            if (!err) return -1;
+            err[1] = 0;
+            err[0] = 1;
+            return 0;
+        }
+    }
+    return TN__SI_RUN(tn__cpu_binary(op, out, a, b, al));
 }
 static int tn__si_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v) {
     TN__SI_DEV("ternary", out); TN__SI_DEV_OR_SCALAR("ternary", a); TN__SI_DEV_OR_SCALAR("ternary", b); TN__SI_DEV_OR_SCALAR("ternary", c);
-    return tn__cpu_ternary(op, out, a, b, c, v);
+    return TN__SI_RUN(tn__cpu_ternary(op, out, a, b, c, v));
 }
-static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) { TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); return tn__cpu_reduce(op, out, x); }
+static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) { TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); return TN__SI_RUN(tn__cpu_reduce(op, out, x)); }
 static int tn__si_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t d, int f) {
-    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); return tn__cpu_lane(op, out, out1, x, d, f);
+    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
 }
 static int tn__si_index(tn_index_mode m, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *is, int k) {
     TN__SI_DEV("index", dst); TN__SI_DEV("index", src);
     for (int j = 0; j < k; j++) TN__SI_DEV("index", idx[j]);
-    return tn__cpu_index(m, dst, src, idx, is, k);
+    return TN__SI_RUN(tn__cpu_index(m, dst, src, idx, is, k));
 }
 static tn_tensor *tn__si_nonzero(tn_tensor *x) {
     if (x->device != TN_CUDA) return (tn__stand_in_bad("nonzero", "x", x), (tn_tensor *)NULL);
-    tn_tensor *r = tn__cpu_nonzero(x), *d = r ? tn__copy_as(r, r->dtype, TN_CUDA) : NULL; /* the result lives on the device */
+    if (tn_numel(x) > 0) tn__si_transfer(false);   /* the unit reads the flags back; the result's upload counts in copy */
+    tn__si_inside++;
+    tn_tensor *r = tn__cpu_nonzero(x);
+    tn__si_inside--;
+    tn_tensor *d = r ? tn__copy_as(r, r->dtype, TN_CUDA) : NULL; /* the result lives on the device */
     tn_release(r);
     return d;
 }
 static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
-    TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b); return tn__cpu_matmul(c, a, b, al, be);
+    TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b); return TN__SI_RUN(tn__cpu_matmul(c, a, b, al, be));
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
-    TN__SI_DEV("random", o); return tn__cpu_random(op, o, s, off, a, b, l, r);
+    TN__SI_DEV("random", o); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
 }
-static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) { TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i); return tn__cpu_im2col(f, c, i, g); }
+static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) { TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i); return TN__SI_RUN(tn__cpu_im2col(f, c, i, g)); }
 static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); return tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw);
+    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
 }
 static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
-    return tn__cpu_optim(k, p, g, st);
+    return TN__SI_RUN(tn__cpu_optim(k, p, g, st));
 }
 /* The operands of a library entry (NULL where unused): on the device and contiguous. */
 static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
@@ -66,25 +103,25 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
     tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
-    if (mode == 0) return tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]);
-    return tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]);
+    if (mode == 0) return TN__SI_RUN(tn__conv_forward_cpu(&yv, &xv, &wv, NULL, g, geom[6]));
+    return TN__SI_RUN(tn__conv_backward_cpu(mode == 1 ? &xv : NULL, mode == 2 ? &wv : NULL, &yv, &xv, &wv, g, geom[6]));
 }
 static int tn__si_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                              tn_tensor *gb, double eps) {
     tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
     if (tn__si_dense("batch_norm", ts, 8)) return -1;
-    return tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+    return TN__SI_RUN(tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                              tn_tensor *gb, double eps) {
     tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
     if (tn__si_dense("layer_norm", ts, 8)) return -1;
-    return tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+    return TN__SI_RUN(tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
     tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
     if (tn__si_dense("cross_entropy", ts, 6)) return -1;
-    return tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx);
+    return TN__SI_RUN(tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx));
 }
 /* the library pooling's contract, served by direct loops over each window (double sums) */
 static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
@@ -127,11 +164,36 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
 #undef TN__SI_LD
     return 0;
 }
+/* the unit's check: values rewritten into out, a bad one recorded in err (read after the
+   next synchronisation), nothing reported now */
+static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
+    TN__SI_DEV("check_index", out); TN__SI_DEV("check_index", idx);
+    if (out && (out->dtype != TN_I64 || !tn_is_contiguous(out))) return TN__FAIL_INT("stand-in GPU: check_index writes a contiguous int64 out");
+    tn_tensor iv = tn__shallow(idx);   /* the same host memory, seen as a CPU tensor */
+    iv.device = TN_CPU;
+    tn_tensor *v = tn__copy_as(&iv, TN_I64, TN_CPU);
+    if (!v) return -1;
+    const int64_t *p = (const int64_t *)tn_data_ptr(v), n = tn_numel(v);
+    int64_t *o = out ? (int64_t *)tn_data_ptr(out) : NULL;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x = p[i], w = x < 0 && (flags & 1) ? x + size : x;
+        if ((flags & 2) && x == skip) w = 0;
+        else if (w < 0 || w >= size) {
+            err[1] = x;
+            err[0] = 1;
+            w = 0;
+        }
+        if (o) o[i] = w;
+    }
+    tn_release(v);
+    return 0;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy,
+    tn__si_check_index,
 };
 TNDEF void tn_debug_cuda_stand_in(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }

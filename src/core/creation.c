@@ -399,6 +399,17 @@ static tn_tensor *tn__full_like(tn_tensor *t, double v) {
     if (r && tn__backend(r->device)->fill(r, v)) { tn_release(r); return NULL; }
     return r;
 }
+/* A new tensor filled with v on any device (no copy from the host), untracked. */
+static tn_tensor *tn__full_on(const int64_t *shape, int ndim, double v, tn_dtype dtype, tn_device device) {
+    tn_tensor *r = tn__new(dtype, device, shape, ndim);
+    if (r && tn__backend(device)->fill(r, v)) { tn_release(r); return NULL; }
+    return r;
+}
+/* int64 0, 1, ..., n - 1 on any device (owned); off the CPU made there: the running sum of ones, less one */
+static tn_tensor *tn__arange_on(int64_t n, tn_device device) {
+    if (device == TN_CPU) return tn_arange(0, (double)n, 1, TN_I64);
+    return tn_sub(tn_cumsum(tn__own(tn__full_on(&n, 1, 1, TN_I64, device)), 0), tn_scalar_int(1));
+}
 static tn_tensor *tn__zeros_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 0)); }
 static tn_tensor *tn__ones_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
 static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
@@ -408,7 +419,9 @@ static int tn__copy(tn_tensor *dst, tn_tensor *src) {
     const tn_backend *be = tn__backend(dst->device != TN_CPU ? dst->device : src->device);
     if (!be) return TN__FAIL_INT("copy: no backend for device %s", tn_device_name(src->device));
     if (tn__check_cpu_dtype("copy", src) || (dst->device == TN_CPU && tn__check_cpu_dtype("copy", dst))) return -1;
-    return be->copy(dst, src);
+    if (be->copy(dst, src)) return -1;
+    /* a copy to the host waited for the device: a failed device-side check surfaces here */
+    return dst->device == TN_CPU && src->device != TN_CPU && !tn__si_inside ? tn__deferred_report("a copy to the host") : 0;
 }
 TNDEF tn_tensor *tn_full_like(tn_tensor *t, double v) { return TN__AS("tn_full_like", tn__full_like_impl(t, v)); }
 TNDEF tn_tensor *tn_ones_like(tn_tensor *t) { return TN__AS("tn_ones_like", tn__ones_like_impl(t)); }

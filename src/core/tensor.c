@@ -103,6 +103,8 @@ static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made du
 
 /* The GPU unit, probed once on first use (section 17). */
 static const tn_cuda_unit *tn__cuda_unit(void);
+static int tn__deferred_report(const char *at);   /* device-side checks (backend/cuda.c) */
+static TN__TLS int tn__si_inside;   /* > 0 in a CPU kernel run by the stand-in (backend/stand_in.c): its own copies are no transfers */
 static const tn_backend *tn__backend(tn_device d) {
     if (d == TN_CPU) return tn__cpu_backend_get();
     if (d == TN_CUDA && !tn__backends[d]) tn__cuda_unit();

@@ -368,8 +368,8 @@ static tn_tensor *tn__cell_core(int mode, tn_tensor *x, tn_tensor *h, tn_tensor 
         h = h ? tn_unsqueeze(h, 0) : NULL;
         c = c ? tn_unsqueeze(c, 0) : NULL;
     }
-    if (x && !h) h = tn_to(tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype), x->device);
-    if (x && lstm && !c) c = tn_to(tn_zeros(TN_SHAPE(x->shape[0], H), x->dtype), x->device);
+    if (x && !h) h = tn__own(tn__full_on(TN_SHAPE(x->shape[0], H), 0, x->dtype, x->device));
+    if (x && lstm && !c) c = tn__own(tn__full_on(TN_SHAPE(x->shape[0], H), 0, x->dtype, x->device));
     tn_tensor *hn = x ? tn__rnn_step(mode, tn_linear(x, w_ih, b_ih), h, &c, w_hh, b_hh, NULL) : NULL;
     if (!batched) {
         hn = tn_squeeze_dim(hn, 0);
@@ -570,8 +570,8 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
         c0 = c0 ? tn_unsqueeze(c0, 1) : NULL;
     } else if (r->batch_first) x = tn_transpose(x, 0, 1);
     const int64_t L = x ? x->shape[0] : 0, N = x ? x->shape[1] : 0;
-    if (x && !h0) h0 = tn_to(tn_zeros(TN_SHAPE(D * nl, N, Hout), x->dtype), x->device);
-    if (x && lstm && !c0) c0 = tn_to(tn_zeros(TN_SHAPE(D * nl, N, r->hidden), x->dtype), x->device);
+    if (x && !h0) h0 = tn__own(tn__full_on(TN_SHAPE(D * nl, N, Hout), 0, x->dtype, x->device));
+    if (x && lstm && !c0) c0 = tn__own(tn__full_on(TN_SHAPE(D * nl, N, r->hidden), 0, x->dtype, x->device));
     tn_tensor **steps = (tn_tensor **)TN_MALLOC((size_t)(2 * L + 2 * D * nl) * sizeof(tn_tensor *));
     if (!steps) { tn_scope_end(); return (tn_tensor *)tn__error("%s: out of memory", m->type->name); }
     tn_tensor **gis = steps + L, **hn = gis + L, **cn = hn + D * nl, *y = NULL, *in = x;
@@ -747,7 +747,7 @@ TNDEF tn_module *tn_nn_multihead_attention_str(int64_t E, int64_t heads, const c
 /* A bool mask (True = masked out) as an additive float mask: -inf where True, else 0. */
 static tn_tensor *tn__mask_to_float(tn_tensor *mask, tn_dtype dtype) {
     if (!mask || mask->dtype != TN_BOOL) return mask;
-    return tn_masked_fill(tn_to(tn_zeros(mask->shape, mask->ndim, dtype), mask->device), mask, -INFINITY);
+    return tn_masked_fill(tn__own(tn__full_on(mask->shape, mask->ndim, 0, dtype, mask->device)), mask, -INFINITY);
 }
 /* Whether a 2-d [L, S] mask is exactly the causal one (bool: True above the diagonal;
    float: -inf above, 0 elsewhere), as PyTorch's _detect_is_causal_mask: the fused kernel
@@ -830,7 +830,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *k = tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL);
     tn_tensor *v = tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL);
     /* additive masks: attn_mask [1 or N*H, L, S], key padding [N, S] */
-    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn__triu(tn_to(tn_full(TN_SHAPE(L, S), -INFINITY, dt), q->device), 1) : NULL;
+    tn_tensor *am = mask ? tn__mask_to_float(mask, dt) : causal ? tn__triu(tn__own(tn__full_on(TN_SHAPE(L, S), -INFINITY, dt, q->device)), 1) : NULL;
     if (am && am->ndim == 2) am = tn_unsqueeze(am, 0);
     tn_tensor *kp = tn__mask_to_float(kpm, dt);
     tn_tensor *bk = tn_module_get(m, "bias_k"), *bv = tn_module_get(m, "bias_v");
@@ -848,7 +848,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     k = tn_transpose(tn_reshape(k, TN_SHAPE(Sk, N * H, hd)), 0, 1);
     v = tn_transpose(tn_reshape(v, TN_SHAPE(Sk, N * H, hd)), 0, 1);
     if (a->add_zero_attn) { /* a zero key and value at the end */
-        tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(N * H, 1, hd), dt), k->device), *kk[2] = {k, z}, *vv[2] = {v, z};
+        tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N * H, 1, hd), 0, dt, k->device)), *kk[2] = {k, z}, *vv[2] = {v, z};
         k = tn_cat(kk, 2, 1);
         v = tn_cat(vv, 2, 1);
         am = am ? tn_pad(am, pad, 2, 0) : NULL;

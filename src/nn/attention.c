@@ -258,7 +258,7 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
                                     tn_tensor **gq, tn_tensor **gk, tn_tensor **gv) {
     const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
-    if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (causal) mask = tn__tril(tn__own(tn__full_on(TN_SHAPE(L, S), 1, TN_BOOL, q->device)), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     tn_tensor *p = tn_softmax(att, -1);

@@ -96,7 +96,7 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
     }
     tn_scope_begin();
     /* bernoulli_p's draws, made where x lives: the same mask for the same seed on every device */
-    tn_tensor *mask = p == 1 ? tn_to(tn_zeros(shape, nd, x->dtype), x->device)
+    tn_tensor *mask = p == 1 ? tn__own(tn__full_on(shape, nd, 0, x->dtype, x->device))
                     : x->device == TN_CPU && (x->dtype == TN_F32 || x->dtype == TN_F64) ? tn__drop_mask_cpu(shape, nd, x->dtype, p)
                     : tn_mul_scalar(tn_to_dtype(tn_lt_scalar(tn__random("tn_dropout", UNIFORM, shape, nd, TN_F64, NULL, 0, 1, 0, 0, x->device), 1 - p),
                                                 x->dtype), 1 / (1 - p));

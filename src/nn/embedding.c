@@ -56,8 +56,7 @@ static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, 
     }
     /* recording (create_graph) or elsewhere: an accumulating index_put, differentiable in gy */
     if (pad >= 0) g2 = tn_where(tn_unsqueeze(tn_ne_scalar(idx, (double)pad), 1), g2, tn_zeros_like(g2));
-    tn_tensor *z = tn_zeros(TN_SHAPE(V, D), gy->dtype), *ix[1] = {idx};   /* on gy's device, as its index */
-    if (z && gy->device != TN_CPU) z = tn_to(z, gy->device);
+    tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(V, D), 0, gy->dtype, gy->device)), *ix[1] = {idx};   /* on gy's device, as its index */
     if (idx->device != gy->device) ix[0] = tn_to(idx, gy->device);
     gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, true) : NULL;
     return gin[0] ? 0 : -1;
@@ -82,7 +81,7 @@ static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, 
     shape[idx->ndim] = D;
     tn_tensor *y = rows ? tn_reshape(rows, shape, idx->ndim + 1) : NULL;
     if (y && w->requires_grad && !tn__grad_disabled) {
-        tn_tensor *ix64 = tn_contiguous(tn_to_dtype(tn_to(flat, TN_CPU), TN_I64));
+        tn_tensor *ix64 = tn_contiguous(tn_to_dtype(flat, TN_I64));   /* where they are: no wait for a device */
         tn_node *nd = ix64 ? tn__fn_node("EmbeddingBackward0", tn__embedding_bw, &w, 1) : NULL;
         if (!nd) { tn_scope_end(); return NULL; }
         nd->i[0] = V;
@@ -104,12 +103,17 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     if (idx->ndim + 1 > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: indices %s have too many dims", fn, TN__SHAPE(idx));
     tn_scope_begin();
     int64_t lo = 0, hi = -1;
-    if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
+    if (nc >= 0 && idx->device != TN_CPU && tn__backend(idx->device)->check_index) {   /* checked on the device, reported at the next sync */
+        if (!tn__own(tn__device_checked(idx, nc, 0, 0, "%s: class value %%lld is out of range for num_classes = %lld", fn, (long long)nc))) {
+            tn_scope_end();
+            return NULL;
+        }
+    } else if (tn_numel(idx) > 0) { lo = (int64_t)tn_item(tn_min(idx)); hi = (int64_t)tn_item(tn_max(idx)); }
     if (nc < 0 && tn_numel(idx) == 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: can not infer total number of classes from empty tensor", fn); }
     if (nc < 0) nc = hi + 1;
     if (lo < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be non-negative (got %lld)", fn, (long long)lo); }
     if (hi >= nc) { tn_scope_end(); return (tn_tensor *)tn__error("%s: class values must be smaller than num_classes (got %lld for %lld classes)", fn, (long long)hi, (long long)nc); }
-    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn_to(tn_arange(0, (double)nc, 1, TN_I64), idx->device)), TN_I64);
+    tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn__arange_on(nc, idx->device)), TN_I64);
     return tn__scope_return(y);
 }
 TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
@@ -129,7 +133,7 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     if (tn__sdpa_fusable(q, k, v, mask, dropout_p)) return tn__sdpa_fused(q, k, v, mask, causal, scale);   /* no L x S matrix */
     tn_scope_begin();
     tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
-    if (causal) mask = tn__tril(tn_to(tn_ones(TN_SHAPE(L, S), TN_BOOL), q->device), 0);
+    if (causal) mask = tn__tril(tn__own(tn__full_on(TN_SHAPE(L, S), 1, TN_BOOL, q->device)), 0);
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);

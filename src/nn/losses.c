@@ -114,9 +114,17 @@ static int tn__class_check(const char *fn, tn_tensor *input, tn_tensor *target, 
 
 /* Read the class indices (in the caller's scope): *safe (int64, target's shape, ignored
    entries replaced by class 0 so gathers stay in range) and *keep (bool: entries that
-   count). Returns how many count, or -1 (a target out of [0, C) that is not ignore_index). */
+   count). Returns how many count, or -1 (a target out of [0, C) that is not ignore_index),
+   or, for targets on a device with index checks, -2 without waiting for it: the count is
+   not known and a bad target is reported at the next synchronisation. */
 static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *target, int64_t ignore_index, tn_tensor **safe, tn_tensor **keep) {
     int64_t c = input->shape[input->ndim == 1 ? 0 : 1], n = tn_numel(target), count = 0;
+    if (target->device != TN_CPU && target->device == input->device && tn__backend(target->device)->check_index) {
+        *safe = tn__own(tn__device_checked(target, c, 2, ignore_index, "%s: target %%lld is out of bounds for %lld classes (input %s, target %s)", fn,
+                                           (long long)c, TN__SHAPE(input), TN__SHAPE(target)));
+        *keep = tn_ne(target, tn_scalar_int(ignore_index));
+        return *safe && *keep ? -2 : -1;
+    }
     tn_tensor *tc = tn_contiguous(tn_to(target, TN_CPU));
     int64_t *s = (int64_t *)tn__malloc_n(fn, n + 1, sizeof(int64_t));
     uint8_t *k = s ? (uint8_t *)tn__malloc_n(fn, n + 1, 1) : NULL;
@@ -155,13 +163,18 @@ static tn_tensor *tn__class_weights(tn_tensor *input, tn_tensor *weight, tn_tens
 
 /* Sum of w_i * l_i over target entries divided by the total weight tw (w includes the
    ignore mask): PyTorch's weighted mean. When no weight counts (tw == 0) the result is NaN
-   with a zero gradient at ignored entries, as PyTorch's. */
+   with a zero gradient at ignored entries, as PyTorch's. nkeep: the entries that count, or
+   -2 when unknown (targets on a device: tw stays there, no waiting). */
 static tn_tensor *tn__class_mean(tn_tensor *wl, tn_tensor *w, tn_tensor *keep, tn_tensor *weight, int64_t nkeep) {
-    if (!weight) { /* tw = nkeep */
+    if (!weight && nkeep >= 0) { /* tw = nkeep */
         tn_tensor *s = tn_sum(wl);
         return nkeep ? tn_div_scalar(s, (double)nkeep) : tn_add_scalar(tn_mul_scalar(s, 0), NAN);
     }
     tn_tensor *tw = tn_sum(w);
+    if (tw && tw->device != TN_CPU) {   /* sum / (tw or 1) + (NaN where tw == 0): the gradient stays 0 at ignored entries */
+        tn_tensor *none = tn_eq_scalar(tw, 0);
+        return tn_add(tn_div(tn_sum(wl), tn_where(none, tn_scalar(1), tw)), tn_where(none, tn_scalar(NAN), tn_scalar(0)));
+    }
     double twv = tw ? tn_item(tw) : 0;
     if (twv != 0) return tn_div(tn_sum(wl), tw);
     /* wl / tw elementwise with the ignored entries kept at exactly 0 */
@@ -195,7 +208,7 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     tn_scope_begin();
     tn_tensor *safe = NULL, *keep = NULL;
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
-    return tn__loss_finish(nkeep < 0 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
+    return tn__loss_finish(nkeep == -1 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
 TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
     if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
@@ -291,7 +304,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     tn_scope_begin();
     tn_tensor *safe = NULL, *keep = NULL;
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
-    if (nkeep < 0) return tn__loss_finish(NULL, NULL);
+    if (nkeep == -1) return tn__loss_finish(NULL, NULL);
     const tn_backend *be = tn__backend(input->device);
     if (be->cross_entropy && input->ndim <= 2 && !(ls > 0) && !(weight && weight->requires_grad)) {   /* one node over the rows, the reduction on top */
         bool declined = false;
@@ -314,8 +327,8 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     tn_tensor *ret = sm;
     if (red == TN_REDUCTION_SUM) ret = tn_sum(sm);
     else if (red == TN_REDUCTION_MEAN) {
-        tn_tensor *tw = weight ? tn_sum(tn__class_weights(input, weight, safe, keep)) : NULL;
-        ret = tw ? tn_div(tn_sum(sm), tw) : tn_div_scalar(tn_sum(sm), (double)nkeep);
+        ret = weight || nkeep < 0 ? tn__class_mean(sm, tn__class_weights(input, weight, safe, keep), keep, weight, nkeep)
+                                  : tn_div_scalar(tn_sum(sm), (double)nkeep);
     }
     int64_t c = input->shape[cd];
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");

@@ -92,7 +92,7 @@ static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_o
     tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), 0, INFINITY);   /* margin - x[y] + x[i] */
     if (p == 2) z = tn_mul(z, z);
     if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
-    tn_tensor *own = tn_eq(tn_to(tn_arange(0, (double)C, 1, TN_I64), x->device), t2);   /* i == y counts nowhere */
+    tn_tensor *own = tn_eq(tn__arange_on(C, x->device), t2);   /* i == y counts nowhere */
     tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");

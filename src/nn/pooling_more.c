@@ -81,7 +81,7 @@ static tn_tensor *tn__max_unpool_impl(tn_tensor *x, tn_tensor *idx, const int64_
             return (tn_tensor *)tn__error("%s: Found an invalid max index: %lld (output volumes are of size %s)", fn, (long long)(lo < 0 ? lo : hi), sz);
         }
     }
-    tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(N, C, vol), x->dtype), x->device);
+    tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N, C, vol), 0, x->dtype, x->device));
     tn_tensor *y = tn_scatter(z, 2, tn_reshape(idx, TN_SHAPE(N, C, L)), tn_reshape(x, TN_SHAPE(N, C, L)));
     y = tn_reshape(y, batched ? shape : shape + 1, batched ? n + 2 : n + 1);
     static const char *const names[3] = {"SqueezeBackward1", "MaxUnpool2DBackward0", "MaxUnpool3DBackward0"};   /* 1-d: PyTorch squeezes a 2-d unpooling */

@@ -3,11 +3,36 @@
    over one iteration shape by restriding (stride 0 on the dim an index replaces), and
    the kernel adds idx * stride to the gathered-from or scattered-to address. */
 
+/* Index values checked by the device's check_index entry (flags, skip: its), untracked: a
+   contiguous int64 tensor on idx's device. A bad value is reported at the next
+   synchronisation as the message (printf-formatted here; its "%%lld" is the value). */
+static tn_tensor *tn__device_checked(tn_tensor *idx, int64_t size, int flags, int64_t skip, const char *fmt, ...) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int64_t *slot = tn_deferred_check(idx->device, msg);
+    tn_tensor *c = slot ? tn__new(TN_I64, idx->device, idx->shape, idx->ndim) : NULL;
+    if (c && tn__backend(idx->device)->check_index(c, idx, size, flags, skip, slot)) { tn_release(c); return NULL; }
+    return c;
+}
+
+/* The backend's nonzero (untracked): off the CPU it waits for the device, so a failed
+   device-side check surfaces here. */
+static tn_tensor *tn__nonzero_raw(tn_tensor *x) {
+    tn_tensor *r = tn__backend(x->device)->nonzero(x);
+    if (r && x->device != TN_CPU && tn__deferred_report("nonzero")) { tn_release(r); return NULL; }
+    return r;
+}
+
 /* Contiguous int64 copy of an index tensor after checking every value is in
    [-size, size) (negatives wrapped when allowed, else [0, size)). Untracked. */
 static tn_tensor *tn__checked_index(const char *fn, tn_tensor *idx, int64_t size, bool allow_negative, int dim, tn_device dev) {
     if (idx->dtype != TN_I64 && idx->dtype != TN_I32)
         return (tn_tensor *)tn__error("%s: index tensors must be int64 or int32, got %s", fn, tn_dtype_name(idx->dtype));
+    if (idx->device != TN_CPU && idx->device == dev && tn__backend(dev)->check_index)   /* on the device, reported at the next sync */
+        return tn__device_checked(idx, size, allow_negative ? 1 : 0, 0, "%s: index %%lld is out of bounds for dimension %d with size %lld", fn, dim, (long long)size);
     tn_tensor *c = tn__copy_as(idx, TN_I64, TN_CPU);
     if (!c) return NULL;
     int64_t *v = (int64_t *)tn_data_ptr(c), n = tn_numel(c);
@@ -197,7 +222,7 @@ static int tn__adv_plan(const char *fn, tn_tensor *t, tn_tensor *const *indices,
                     break;
                 }
             if (rc) break;
-            tn_tensor *nz = tn__backend(ix->device)->nonzero(ix);
+            tn_tensor *nz = tn__nonzero_raw(ix);
             if (!nz) { rc = -1; break; }
             temps[ntemps++] = nz;
             for
@@ -474,7 +499,7 @@ static tn_tensor *tn__cpu_nonzero(tn_tensor *x) {
 TNDEF tn_tensor *tn_nonzero(tn_tensor *t) {
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype("tn_nonzero", t)) return NULL;
-    return tn__own(tn__backend(t->device)->nonzero(t));
+    return tn__own(tn__nonzero_raw(t));
 }
 
 TNDEF tn_tensor *tn_argwhere(tn_tensor *t) { return TN__AS("tn_argwhere", tn_nonzero(t)); }

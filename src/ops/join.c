@@ -211,9 +211,13 @@ static tn_tensor *tn__tri(const char *fn, tn_tensor *t, int64_t diagonal, bool l
     if (t->ndim < 2) return (tn_tensor *)tn__error("%s: input tensor must have at least 2 dimensions, got shape %s", fn, TN__SHAPE(t));
     int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
     tn_scope_begin();
-    tn_tensor *rows = tn_unsqueeze(tn_arange(0, (double)r, 1, TN_I64), 1);
-    tn_tensor *cols = tn_arange(0, (double)c, 1, TN_I64);
-    tn_tensor *diff = tn_to(tn_sub(cols, rows), t->device);
+    tn_tensor *diff;   /* col - row over [r, c] */
+    if (t->device == TN_CPU) {
+        diff = tn_sub(tn_arange(0, (double)c, 1, TN_I64), tn_unsqueeze(tn_arange(0, (double)r, 1, TN_I64), 1));
+    } else {   /* made on the device (no upload): running sums of ones along each dim are col + 1 and row + 1 */
+        tn_tensor *ones = tn__own(tn__full_on(TN_SHAPE(r, c), 1, TN_I64, t->device));
+        diff = tn_sub(tn_cumsum(ones, 1), tn_cumsum(ones, 0));
+    }
     tn_tensor *mask = lower ? tn_le_scalar(diff, (double)diagonal) : tn_ge_scalar(diff, (double)diagonal);
     tn_tensor *res = tn_where(mask, t, tn_zeros(NULL, 0, t->dtype));
     tn_tensor *out = tn_keep(res ? tn_to_dtype(res, t->dtype) : NULL);

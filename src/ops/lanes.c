@@ -346,11 +346,11 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     int knd = xv ? xv->ndim : 0;
     for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
     if (kind == TN__SEL_KTH) {
-        pos = tn_to(tn_full(kshape, knd, (double)(k - 1), TN_I64), x->device);
+        pos = tn__own(tn__full_on(kshape, knd, (double)(k - 1), TN_I64, x->device));
     } else {
         tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, true);   /* int64 counts */
         if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
-            pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn_to(tn_full(kshape, knd, (double)((n - 1) / 2), TN_I64), x->device));
+            pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn__own(tn__full_on(kshape, knd, (double)((n - 1) / 2), TN_I64, x->device)));
         else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
             pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), 0, INFINITY);
     }

@@ -429,7 +429,7 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
         if (tn__double_to_int64(fn, "the largest value plus one", tn_item(hi) + 1, &need)) { tn_scope_end(); return NULL; }
         if (need > size) size = need;
     }
-    tn_tensor *out = tn_to(tn_zeros(&size, 1, od), x->device), *xi = tn_to_dtype(x, TN_I64);
+    tn_tensor *out = tn__own(tn__full_on(&size, 1, 0, od, x->device)), *xi = tn_to_dtype(x, TN_I64);
     tn_tensor *w = weights ? tn_to_dtype(tn_detach(weights), od) : tn_ones_like(xi);
     tn_tensor *r = out && w && xi ? tn_index_put_(out, &xi, 1, w, true) : NULL;
     r = tn_keep(r);
@@ -463,7 +463,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), 0, (double)(bins - 1));
     int64_t m1 = -1;
     pos = tn_reshape(pos, &m1, 1);
-    tn_tensor *out = tn_to(tn_zeros(&bins, 1, x->dtype), x->device);
+    tn_tensor *out = tn__own(tn__full_on(&bins, 1, 0, x->dtype, x->device));
     tn_tensor *r = pos && out ? tn_index_put_(out, &pos, 1, tn_reshape(tn_to_dtype(in, x->dtype), &m1, 1), true) : NULL;
     r = tn_keep(r);
     tn_scope_end();

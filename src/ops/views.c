@@ -245,7 +245,7 @@ static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t off
     shape[nb] = n; shape[nb + 1] = m;
     if (nb + 2 > TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_diag_embed: the result would have %d dims, more than %d", nb + 2, TN_MAX_DIMS);
     if (!tn__mul_ok(n, m, &total) || !tn__add_ok(m, 1, &row) || !tn__mul_ok(L, row, &len) || tn__check_shape("tn_diag_embed", shape, nb + 2)) return NULL;
-    if (L == 0 || total == 0) return tn_to(tn_zeros(shape, nb + 2, g->dtype), g->device);   /* nothing to place */
+    if (L == 0 || total == 0) return tn__own(tn__full_on(shape, nb + 2, 0, g->dtype, g->device));   /* nothing to place */
     memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
     flat[nb] = len;
     const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};

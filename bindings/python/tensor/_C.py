@@ -32,7 +32,8 @@ class tn_memory_stats(ctypes.Structure):
 class tn_cuda_stats(ctypes.Structure):
     _fields_ = [("allocated", c_size_t), ("reserved", c_size_t), ("peak_allocated", c_size_t),
                 ("peak_reserved", c_size_t), ("num_allocs", c_int64), ("num_cache_hits", c_int64),
-                ("num_cuda_mallocs", c_int64), ("num_ooms", c_int64)]
+                ("num_cuda_mallocs", c_int64), ("num_ooms", c_int64),
+                ("num_h2d", c_int64), ("num_d2h", c_int64), ("num_syncs", c_int64)]
 
 
 class tn_generator(ctypes.Structure):

@@ -111,6 +111,24 @@ STAND_IN = textwrap.dedent("""
         oc.step(), og.step()
     for (k, a), (_, b) in zip(cpu.state_dict().items(), gpu.state_dict().items()):
         assert b.is_cuda and (a - b.cpu()).abs().max().item() < 1e-5, k
+    # a steady-state step neither copies nor waits (counted as the GPU unit counts); .item() does once
+    s0 = tn.cuda.memory_stats()
+    lg = tn.nn.functional.cross_entropy(gpu(xg), yg)
+    og.zero_grad(), lg.backward(), og.step()
+    s1 = tn.cuda.memory_stats()
+    assert all(s1[k] == s0[k] for k in ("num_h2d", "num_d2h", "num_syncs")), (s0, s1)
+    lg.item()
+    s2 = tn.cuda.memory_stats()
+    assert (s2["num_d2h"], s2["num_syncs"]) == (s1["num_d2h"] + 1, s1["num_syncs"] + 1), (s1, s2)
+    # a bad index on the device is reported by the next synchronisation, naming the op
+    bad = xg[tn.tensor([70]).cuda()]
+    try:
+        bad.sum().item()
+    except (RuntimeError, IndexError) as e:
+        assert "index 70 is out of bounds for dimension 0 with size 64" in str(e), str(e)
+    else:
+        raise AssertionError("the bad index was not reported")
+    tn.cuda.synchronize()
     assert "device='cuda:0'" in repr(xg[:1, :2])
     z = xg[tn.tensor([0, 3])] * 2 + 1          # CPU indices move to the device; scalars ride along
     assert z.is_cuda and (z.cpu() - (x[tn.tensor([0, 3])] * 2 + 1)).abs().max().item() == 0
