@@ -238,11 +238,15 @@ CUDA_LIBS  := $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) \
               $(if $(CUDNN),$(CUDNN_LINK)) $(CUBLAS_LINK) -lcudart -lstdc++
 CUDA_WARN  += $(if $(CUDNN),-I$(CUDNN_INC),-DTN_NO_CUDNN)
 CUDA_BUILD := build/cuda
-# the unit's flags as a file that changes when they do, so a build for another GPU, with or
-# without cuDNN, recompiles and relinks (make gpu-check builds for the present GPU only)
+# the unit's compile and link flags as files that change when they do, so a build for
+# another GPU, with or without cuDNN, or against other libraries recompiles or relinks
+# (make gpu-check builds for the present GPU only)
 $(CUDA_BUILD)/flags: tn_force
 	@mkdir -p $(CUDA_BUILD)
-	@echo '$(NVCC) $(NVFLAGS) $(CUDA_WARN) $(CUDA_ARCH) $(CUDA_LIBS)' | cmp -s - $@ || echo '$(NVCC) $(NVFLAGS) $(CUDA_WARN) $(CUDA_ARCH) $(CUDA_LIBS)' > $@
+	@echo '$(NVCC) $(NVFLAGS) $(CUDA_WARN) $(CUDA_ARCH)' | cmp -s - $@ || echo '$(NVCC) $(NVFLAGS) $(CUDA_WARN) $(CUDA_ARCH)' > $@
+$(CUDA_BUILD)/link_flags: tn_force
+	@mkdir -p $(CUDA_BUILD)
+	@echo '$(CUDA_LIBS)' | cmp -s - $@ || echo '$(CUDA_LIBS)' > $@
 .PHONY: tn_force
 tn_force:
 
@@ -257,17 +261,17 @@ $(CUDA_BUILD)/tensor_fast.o: build/tensor_lines.h
 	@mkdir -p $(CUDA_BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(FAST) -fPIC $(CPPFLAGS) -DTENSOR_CUDA $(IMPL) -c $< -o $@
 
-lib/libtensor_cuda.so: $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o
+lib/libtensor_cuda.so: $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	@mkdir -p lib
 	$(CC) $(CFLAGS) $(FAST) -shared $(filter %.o,$^) -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
-$(CUDA_BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER) $(CUDA_BUILD)/tensor.o $(CUDA_BUILD)/tensor_cuda.o
+$(CUDA_BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER) $(CUDA_BUILD)/tensor.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTN_TESTING -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
-$(CUDA_BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o
+$(CUDA_BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
-$(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o
+$(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 
 .PHONY: cuda test-cuda cuda-check bench-cuda

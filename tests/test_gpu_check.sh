@@ -35,10 +35,11 @@ check "H100: the GPU is named" 'echo "$out" | grep -q "^GPU: *NVIDIA H100 80GB H
 check "H100: built for sm_90 only" 'echo "$out" | grep -q "CUDA_ARCH=-gencode arch=compute_90,code=sm_90 "'
 check "pip cuDNN: the header from nvidia/cudnn" 'echo "$out" | grep -q "CUDNN_INC=$d/site/nvidia/cudnn/include "'
 check "pip cuDNN: linked by its versioned name" 'echo "$out" | grep -q "CUDNN_LINK=-l:libcudnn.so.9 "'
-check "pip cuDNN: its directory searched and on the rpath" 'echo "$out" | grep -q "CUDA_LIBDIRS=$d/site/nvidia/cudnn/lib $d/cuda/lib64"'
+check "pip cuDNN: its directory searched and on the rpath" 'echo "$out" | grep -q "CUDA_LIBDIRS=$d/site/nvidia/cudnn/lib ZLIB="'
 check "pip cuDNN: the version" 'echo "$out" | grep -q "^cuDNN: *9.1.0 "'
 check "CUDA and cuBLAS versions" 'echo "$out" | grep -q "^CUDA: *12.4 " && echo "$out" | grep -q "^cuBLAS: *12.4.5 ($d/cuda/lib64 -lcublas)"'
 check "the interpreter is TN_BENCH_PYTHON" 'echo "$out" | grep -q "^python: *$d/bin/fakepy" && echo "$out" | grep -q "PY=$d/bin/fakepy"'
+check "pip's libraries on LD_LIBRARY_PATH" 'echo "$out" | grep -q "^LD_LIBRARY_PATH=$d/site/nvidia/cudnn/lib:$d/cuda/lib64\(:\|$\)"'
 check "cuDNN is built in" 'echo "$out" | grep -q " CUDNN=1 "'
 check "the log is a flat file in GPU_CHECK_OUT" '[ -s "$d/out/gpu_check.log" ] && grep -q "^GPU:" "$d/out/gpu_check.log"'
 

@@ -3,7 +3,8 @@
  * The GPU comparator (an infinity only where the same infinity is expected, NaN only where
  * NaN is), the stand-in declining exactly the cases tensor_cuda.cu declines, the stand-in's
  * unreadable-device-memory mode (a host read of a CUDA tensor's data faults; the GPU test
- * cases all pass with it), PyTorch's two TF32 switches, and the test filters. */
+ * cases and bench_cuda's GPT-style step all pass with it), PyTorch's two TF32 switches, and
+ * the test filters. */
 #define _POSIX_C_SOURCE 200809L   /* setenv */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
@@ -127,6 +128,52 @@ TEST(unreadable_device_memory) {
     tn_debug_cuda_stand_in();
 }
 
+/* bench_cuda's GPT-style step (smaller): token + position embeddings, pre-norm GELU encoder
+   layers under the causal mask, final LayerNorm, LM head, AdamW; three steps on the CPU and
+   on the stand-in with unreadable memory give the same losses */
+enum { G_V = 64, G_D = 32, G_H = 4, G_FF = 64, G_L = 2, G_T = 16, G_B = 3 };
+static double gpt_losses(tn_device dev, double *losses) {
+    tn_manual_seed(0);
+    tn_module *m = tn_nn_sequential(tn_nn_embedding(G_V, G_D), tn_nn_embedding(G_T, G_D),
+                                    tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(G_D, G_H, .dim_feedforward = G_FF, .dropout = 0,
+                                                                                              .activation = TN_ACTIVATION_GELU, .batch_first = true,
+                                                                                              .norm_first = true),
+                                                              G_L, tn_nn_layer_norm(TN_SHAPE(G_D))),
+                                    tn_nn_linear(G_D, G_V, false));
+    if (!m || tn_module_to(m, dev)) return -1;
+    tn_dict *ps = tn_module_named_parameters(m);
+    tn_optim *opt = tn_optim_adamw(tn_dict_values(ps), tn_dict_len(ps), .lr = 3e-4);
+    tn_dict_free(ps);
+    tn_scope_begin();
+    tn_tensor *x = tn_to(tn_randint(0, G_V, TN_SHAPE(G_B, G_T), TN_I64, NULL), dev), *y = tn_to(tn_randint(0, G_V, TN_SHAPE(G_B * G_T), TN_I64, NULL), dev);
+    tn_tensor *pos = tn_to(tn_arange(0, G_T, 1, TN_I64), dev), *mask = tn_to(tn_nn_generate_square_subsequent_mask(G_T, TN_F32), dev);
+    int rc = 0;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+        tn_scope_begin();
+        tn_optim_zero_grad(opt);
+        tn_tensor *h = tn_add(tn_module_forward(tn_module_child_at(m, 0, NULL), x), tn_module_forward(tn_module_child_at(m, 1, NULL), pos));
+        h = h ? tn_nn_transformer_encoder_forward(tn_module_child_at(m, 2, NULL), h, mask, NULL, true) : NULL;
+        tn_tensor *logits = h ? tn_module_forward(tn_module_child_at(m, 3, NULL), h) : NULL;
+        tn_tensor *loss = logits ? tn_cross_entropy(tn_reshape(logits, TN_SHAPE(-1, G_V)), y) : NULL;
+        rc = loss && loss->device == dev && tn_backward(loss) == 0 && tn_optim_step(opt) == 0 ? 0 : -1;
+        if (rc == 0) losses[i] = tn_item(loss);
+        tn_scope_end();
+    }
+    tn_scope_end();
+    tn_optim_free(opt);
+    tn_module_free(m);
+    return rc;
+}
+TEST(gpt_step_on_stand_in) {
+    double cpu[3] = {0}, dev[3] = {0};
+    CHECK_MSG(gpt_losses(TN_CPU, cpu) == 0, "cpu: %s", tn_last_error());
+    tn_debug_cuda_stand_in_unreadable();
+    CHECK_MSG(gpt_losses(TN_CUDA, dev) == 0, "stand-in: %s", tn_last_error());
+    tn_debug_cuda_stand_in();
+    for (int i = 0; i < 3; i++) CHECK_CLOSE(dev[i], cpu[i], 1e-5);
+    CHECK(cpu[2] < cpu[0]);   /* it trains */
+}
+
 TEST(tf32_switches) {
     CHECK(!tn_get_tf32());          /* torch.backends.cuda.matmul.allow_tf32: False */
     CHECK(tn_get_cudnn_tf32());     /* torch.backends.cudnn.allow_tf32: True */
@@ -168,6 +215,7 @@ int main(void) {
     RUN(comparator_infinities_and_nan);
     RUN(stand_in_declines_as_the_unit);
     RUN(unreadable_device_memory);
+    RUN(gpt_step_on_stand_in);
     RUN(tf32_switches);
     RUN(test_filters);
     CHECK(tn_memory_stats_get().live_tensors == 0);
