@@ -27,6 +27,7 @@
 #   TN_TEST_FILTER        comma-separated substrings: run only the C tests whose names contain
 #                         one (TN_CASE_FILTER: the same for the op cases of tests/cuda_cases.h)
 #   CUDA_HOME, NVCC       where the toolkit is (else found: PATH, /usr/local/cuda*, pip)
+#   CUDA_ARCH             without a GPU: the architectures to build (default: the Makefile's list)
 #   GPU_CHECK_BUDGET      seconds for the whole run (default 470); memcheck gets the rest
 #   GPU_CHECK_BUILD_TIMEOUT  the build's timeout without a GPU (default 1800 s)
 #   GPU_CHECK_STEPS       the steps to run after the build (default "test pytest bench memcheck")
@@ -173,10 +174,17 @@ if r=$(find_lib cublas); then BLAS_LIB=${r% *}; BLAS_LINK=${r#* }; fi
 if b=$(find_header cublas_api.h); then BLAS_VER=$(hdr_version "$b/cublas_api.h" CUBLAS_VER_MAJOR CUBLAS_VER_MINOR CUBLAS_VER_PATCH); fi
 RT_LIB=""
 if r=$(find_lib cudart); then RT_LIB=${r% *}; fi
-EXTRA_LIBDIRS=""
-for d in $DNN_LIB $BLAS_LIB $RT_LIB; do case " $EXTRA_LIBDIRS " in *" $d "*) ;; *) EXTRA_LIBDIRS="$EXTRA_LIBDIRS${EXTRA_LIBDIRS:+ }$d" ;; esac; done
-# cuDNN 9 loads its engine libraries by name at run time: they must be on the search path too
-export LD_LIBRARY_PATH="$(echo "$EXTRA_LIBDIRS" | tr ' ' ':')${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+EXTRA_LIBDIRS=""   # beyond the CUDA tree's lib64/ and lib/, which the Makefile links and rpaths itself
+for d in $DNN_LIB $BLAS_LIB $RT_LIB; do
+    case " $EXTRA_LIBDIRS $CUDA_HOME/lib64 $CUDA_HOME/lib " in *" $d "*) ;; *) EXTRA_LIBDIRS="$EXTRA_LIBDIRS${EXTRA_LIBDIRS:+ }$d" ;; esac
+done
+# cuDNN 9 loads its engine libraries (and pip's cuDNN its pip cuBLAS) by name at run time:
+# the directories found, then every pip nvidia/*/lib, go on the search path too
+RUNDIRS=""
+for d in $DNN_LIB $BLAS_LIB $RT_LIB $(for p in $PIPDIRS; do echo "$p/lib"; done); do
+    [ -d "$d" ] && case ":$RUNDIRS:" in *":$d:"*) ;; *) RUNDIRS="$RUNDIRS${RUNDIRS:+:}$d" ;; esac
+done
+export LD_LIBRARY_PATH="$RUNDIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ARCH=""
 [ -n "$CC_NUM" ] && ARCH="-gencode arch=compute_$CC_NUM,code=sm_$CC_NUM"
 ZL=1
@@ -185,7 +193,9 @@ printf '#include <zlib.h>\n' | ${CC:-cc} -E - >/dev/null 2>&1 || ZL=0
 CUDA_VER=$("$NVCC_BIN" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
 echo "== versions"
 echo "GPU:      ${GPU:-none ($GPU_WHY)}"
-echo "arch:     ${ARCH:-the default list (CUDA_ARCH in the Makefile)}"
+if [ -n "$ARCH" ]; then echo "arch:     $ARCH"
+elif [ -n "${CUDA_ARCH:-}" ]; then echo "arch:     $CUDA_ARCH (CUDA_ARCH from the environment)"
+else echo "arch:     the default list (CUDA_ARCH in the Makefile)"; fi
 echo "CUDA:     ${CUDA_VER:-?} (nvcc $NVCC_BIN, CUDA_HOME $CUDA_HOME)"
 echo "cuBLAS:   ${BLAS_VER:-?} (${BLAS_LIB:-not found} $BLAS_LINK)"
 if [ "$USE_CUDNN" = 1 ]; then echo "cuDNN:    ${DNN_VER:-?} (cudnn.h in $DNN_INC; $DNN_LIB $DNN_LINK)"
@@ -193,6 +203,7 @@ elif [ "$WANT_CUDNN" = 0 ]; then echo "cuDNN:    not used (CUDNN=0): convolution
 else echo "cuDNN:    not found: convolution takes im2col + cuBLAS (CUDNN=1 makes this an error)"; fi
 echo "python:   ${PY:-none} $([ -n "$PY" ] && "$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>/dev/null || echo "(no torch)")"
 echo "jobs:     $JOBS; budget ${BUDGET}s; logs in $OUT"
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 recap probe ok $((SECONDS - START)) gpu_check.log "${GPU:-no GPU}"
 
 # ---- 2. build ----
