@@ -2022,8 +2022,33 @@ static cudnnStatus_t conv_launch(cudnnHandle_t h, int mode, const ConvDescs &d, 
         return cudnnConvolutionBackwardData(h, alpha, d.w, base_of(w), d.y, base_of(y), d.c, (cudnnConvolutionBwdDataAlgo_t)algo, ws, wsn, beta, d.x, base_of(x));
     return cudnnConvolutionBackwardFilter(h, alpha, d.x, base_of(x), d.y, base_of(y), d.c, (cudnnConvolutionBwdFilterAlgo_t)algo, ws, wsn, beta, d.w, base_of(w));
 }
-/* a candidate's failure that the next candidate may not have (anything else is an error) */
-static bool conv_try_next(cudnnStatus_t s) { return s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM || s == CUDNN_STATUS_ALLOC_FAILED; }
+/* cuDNN 9's statuses come in categories (NOT_SUPPORTED_SHAPE, NOT_SUPPORTED_SUBLIBRARY_
+   UNAVAILABLE, ... are all 3xxx): a case cuDNN does not take, whatever the sub-code */
+static bool dnn_not_supported(cudnnStatus_t s) {
+#if CUDNN_MAJOR >= 9
+    return CUDNN_STATUS_CATEGORY((int)s) == CUDNN_STATUS_NOT_SUPPORTED;
+#else
+    return s == CUDNN_STATUS_NOT_SUPPORTED;
+#endif
+}
+#if CUDNN_MAJOR >= 9
+static const cudnnStatus_t kNoWorkspace = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+#else
+static const cudnnStatus_t kNoWorkspace = CUDNN_STATUS_ALLOC_FAILED;
+#endif
+/* a candidate's failure that the next candidate may not have: not supported, a parameter
+   it does not take, no room for its workspace, its kernel failing to compile at run time;
+   anything else is an error */
+static bool conv_try_next(cudnnStatus_t s) {
+#if CUDNN_MAJOR >= 9
+    if (CUDNN_STATUS_CATEGORY((int)s) == CUDNN_STATUS_BAD_PARAM || s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+        s == CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED)
+        return true;
+#else
+    if (s == CUDNN_STATUS_BAD_PARAM) return true;
+#endif
+    return s == kNoWorkspace || dnn_not_supported(s);
+}
 
 static int dnn_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g) {
     const char *what = mode == 0 ? "conv2d (cuDNN forward)" : mode == 1 ? "conv2d (cuDNN backward data)" : "conv2d (cuDNN backward filter)";
@@ -2084,7 +2109,7 @@ static int dnn_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const 
         if (st == CUDNN_STATUS_SUCCESS) st = conv_workspace(h, mode, d, c.algo, &wsn);
         Scratch sc;
         void *ws = NULL;
-        if (st == CUDNN_STATUS_SUCCESS && wsn && !(ws = sc.get(wsn))) { tn_clear_error(); st = CUDNN_STATUS_ALLOC_FAILED; }
+        if (st == CUDNN_STATUS_SUCCESS && wsn && !(ws = sc.get(wsn))) { tn_clear_error(); st = kNoWorkspace; }
         if (st == CUDNN_STATUS_SUCCESS) st = conv_launch(h, mode, d, c.algo, ws, wsn, f32, x, w, y);
         if (st == CUDNN_STATUS_SUCCESS) { done = ConvAlgo{c.algo, wsn, c.math}; break; }
         if (!conv_try_next(st)) return cudnn_fail(what, st);
@@ -2211,7 +2236,7 @@ static int dnn_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, 
     Blend bl(f32);
     cudnnStatus_t s = gx ? cudnnPoolingBackward(h, d.p, bl.one(), d.y, base_of(y), d.y, base_of(gy), d.x, base_of(x), bl.zero(), d.x, base_of(gx))
                          : cudnnPoolingForward(h, d.p, bl.one(), d.x, base_of(x), bl.zero(), d.y, base_of(y));
-    if (s == CUDNN_STATUS_NOT_SUPPORTED) return 1;
+    if (dnn_not_supported(s)) return 1;
     if (s != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, s);
     return 0;
 }

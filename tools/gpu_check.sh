@@ -218,7 +218,7 @@ if [ "$DRY" = 1 ]; then say "dry run: nothing built"; exit 0; fi
 # take longer: every architecture of CUDA_ARCH is compiled
 if [ -n "$GPU" ]; then BT=$(( $(left) > 330 ? 300 : $(left) - 30 )); else BT=${GPU_CHECK_BUILD_TIMEOUT:-1800}; fi
 run_step build "$BT" build.log make -j"$JOBS" "${MAKEARGS[@]}" "${TARGETS[@]}"
-recap build "$STEP_STATUS" "$STEP_SECS" build.log "$(grep -ci 'warning' "$OUT/build.log") warning lines"
+recap build "$STEP_STATUS" "$STEP_SECS" build.log "$(grep -cE 'warning[: #]' "$OUT/build.log") warnings"   # not nvcc's "all-warnings" flag
 if [ $RC -ne 0 ]; then
     tail -n 30 "$OUT/build.log"
     printf '\n== recap\n%s' "$RECAP"
