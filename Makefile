@@ -147,7 +147,7 @@ check-header: $(HEADER) docs/ops.md docs/api.md
 # the last line is the summed "N passed, N failed".
 test: check-header $(TESTS) $(LIB) $(EXAMPLES)
 	@TENSOR_LIB=$(abspath $(LIB)) PY_PRELOAD='$(PY_PRELOAD)' PYTHON=$(PY) DEMO_BIN=$(BUILD)/fashion_mlp BUILD=$(BUILD) \
-	  sh tests/run_all.sh $(TESTS) tests/test_run_all.sh tests/test_examples.sh $(if $(filter 1,$(SANITIZE)),,tests/test_install.sh tests/test_pip_install.sh tests/test_dist.sh) python demo-check
+	  sh tests/run_all.sh $(TESTS) tests/test_run_all.sh tests/test_examples.sh tests/test_gpu_check.sh $(if $(filter 1,$(SANITIZE)),,tests/test_install.sh tests/test_pip_install.sh tests/test_dist.sh) python demo-check
 
 # The main job: fetch Fashion-MNIST if missing, train the MLP, print the test accuracy.
 demo: $(BUILD)/fashion_mlp
@@ -215,15 +215,42 @@ CUDA_ARCH  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=
 # -fmad=false: no fused multiply-adds the CPU does not do (the same Philox numbers on both)
 NVFLAGS    ?= -O3 -std=c++17 -fmad=false
 CUDA_WARN  := --Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror,-fPIC
-# cuDNN 9 where its header is (lib/ or lib64/ of the CUDA tree); without it the unit builds
-# with TN_NO_CUDNN and convolution takes the im2col + cuBLAS path
-CUDNN      ?= $(shell test -f $(CUDA_HOME)/include/cudnn.h && echo 1)
-CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
-              $(if $(CUDNN),-lcudnn) -lcublas -lcudart -lstdc++
-CUDA_WARN  += $(if $(CUDNN),,-DTN_NO_CUDNN)
+# cuDNN 9 where its header is (CUDNN_INC, default the CUDA tree's include/); without it the
+# unit builds with TN_NO_CUDNN and convolution takes the im2col + cuBLAS path. CUDNN=1 makes
+# a missing cudnn.h an error instead. Libraries outside the CUDA tree (pip's nvidia/*/lib,
+# which ship only libcudnn.so.9: CUDNN_LINK=-l:libcudnn.so.9) come in through CUDA_LIBDIRS;
+# tools/gpu_check.sh (make gpu-check) finds them all.
+CUDNN_INC  ?= $(CUDA_HOME)/include
+CUDNN_LINK ?= -lcudnn
+CUBLAS_LINK ?= -lcublas
+CUDA_LIBDIRS ?=
+CUDNN      ?= $(shell test -f $(CUDNN_INC)/cudnn.h && echo 1)
+ifeq ($(CUDNN),0)
+  override CUDNN :=
+endif
+ifeq ($(CUDNN),1)
+  ifeq ($(wildcard $(CUDNN_INC)/cudnn.h),)
+    $(error CUDNN=1 but there is no cudnn.h in $(CUDNN_INC) (set CUDNN_INC, or CUDNN=0 to build without cuDNN; make gpu-check searches pip's nvidia/cudnn too))
+  endif
+endif
+CUDA_LIBS  := $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) \
+              -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
+              $(if $(CUDNN),$(CUDNN_LINK)) $(CUBLAS_LINK) -lcudart -lstdc++
+CUDA_WARN  += $(if $(CUDNN),-I$(CUDNN_INC),-DTN_NO_CUDNN)
 CUDA_BUILD := build/cuda
+# the unit's compile and link flags as files that change when they do, so a build for
+# another GPU, with or without cuDNN, or against other libraries recompiles or relinks
+# (make gpu-check builds for the present GPU only)
+$(CUDA_BUILD)/flags: tn_force
+	@mkdir -p $(CUDA_BUILD)
+	@echo '$(NVCC) $(NVFLAGS) $(CUDA_WARN) $(CUDA_ARCH)' | cmp -s - $@ || echo '$(NVCC) $(NVFLAGS) $(CUDA_WARN) $(CUDA_ARCH)' > $@
+$(CUDA_BUILD)/link_flags: tn_force
+	@mkdir -p $(CUDA_BUILD)
+	@echo '$(CUDA_LIBS)' | cmp -s - $@ || echo '$(CUDA_LIBS)' > $@
+.PHONY: tn_force
+tn_force:
 
-$(CUDA_BUILD)/tensor_cuda.o: tensor_cuda.cu $(HEADER)
+$(CUDA_BUILD)/tensor_cuda.o: tensor_cuda.cu $(HEADER) $(CUDA_BUILD)/flags
 	@mkdir -p $(CUDA_BUILD)
 	$(NVCC) $(NVFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -c $< -o $@
 # the header's side of the unit: the implementation with TENSOR_CUDA, tests' and fast flags
@@ -234,17 +261,17 @@ $(CUDA_BUILD)/tensor_fast.o: build/tensor_lines.h
 	@mkdir -p $(CUDA_BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(FAST) -fPIC $(CPPFLAGS) -DTENSOR_CUDA $(IMPL) -c $< -o $@
 
-lib/libtensor_cuda.so: $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o
+lib/libtensor_cuda.so: $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	@mkdir -p lib
-	$(CC) $(CFLAGS) $(FAST) -shared $^ -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
+	$(CC) $(CFLAGS) $(FAST) -shared $(filter %.o,$^) -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
-$(CUDA_BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER) $(CUDA_BUILD)/tensor.o $(CUDA_BUILD)/tensor_cuda.o
+$(CUDA_BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER) $(CUDA_BUILD)/tensor.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DTN_TESTING -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
-$(CUDA_BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o
+$(CUDA_BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
-$(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o
+$(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 
 .PHONY: cuda test-cuda cuda-check bench-cuda
@@ -263,6 +290,15 @@ bench-cuda: $(CUDA_BUILD)/bench_cuda
 cuda-check:
 	@if command -v $(NVCC) >/dev/null 2>&1; then $(MAKE) --no-print-directory cuda && ./$(CUDA_BUILD)/test_cuda; \
 	else echo "cuda-check: skipped (no nvcc at $(NVCC); set CUDA_HOME or NVCC)"; fi
+
+# Everything a machine with an NVIDIA GPU should run, in one command (tools/gpu_check.sh):
+# finds nvcc, cuBLAS and cuDNN (also pip PyTorch's nvidia/*), builds for this GPU only, runs
+# the GPU tests, the benchmark beside PyTorch and compute-sanitizer; logs in OUT (default
+# build/gpu-check), a recap last. Without a GPU it builds everything and says so.
+#   make gpu-check [OUT=dir] [CUDNN=0|1] [TN_TEST_FILTER=name] [TN_BENCH_PYTHON=python]
+.PHONY: gpu-check
+gpu-check:
+	@$(if $(OUT),GPU_CHECK_OUT='$(OUT)') bash tools/gpu_check.sh
 
 clean:
 	rm -rf build lib

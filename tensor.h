@@ -3897,6 +3897,11 @@ TNDEF const tn_backend *tn_get_backend(tn_device device);   /* NULL if none */
    0-d CPU scalar where the unit takes one); a failed check is an error naming the op and
    the operand, where a real GPU would fault. tn_cuda_is_available() stays false. */
 TNDEF void tn_debug_cuda_stand_in(void);
+/* The stand-in with its device memory unreadable from the host outside backend calls
+   (PROT_NONE pages; without mmap the plain stand-in): host code that touches a CUDA
+   tensor's data, where a GPU would hand it garbage, faults at once. tn_debug_cuda_stand_in()
+   chooses it when TN_STAND_IN_UNREADABLE=1 is in the environment. */
+TNDEF void tn_debug_cuda_stand_in_unreadable(void);
 
 /* ---- the GPU unit: tensor_cuda.cu, linked and compiled in with TENSOR_CUDA ----
    Without the unit, or without a GPU or a recent enough driver, tn_cuda_is_available()
@@ -3916,12 +3921,19 @@ typedef struct tn_cuda_stats {
     /* transfers and waits (the stand-in counts the same): copies host -> device and device ->
        host, and host synchronisations (a synchronous copy either way, nonzero, synchronize) */
     int64_t num_h2d, num_d2h, num_syncs;
+    /* which path the library entries took: calls cuDNN ran, calls it declined (the header's
+       fallback ran: im2col + cuBLAS for convolution, the composites for pooling and batch
+       norm; max pooling's backward always), and heuristic algorithms that failed to run */
+    int64_t num_cudnn_conv, num_conv_fallbacks, num_cudnn_algo_retries;
+    int64_t num_cudnn_pool, num_pool_fallbacks, num_cudnn_batch_norm, num_batch_norm_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
-TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul/conv (default off) */
+TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul (default off: torch.backends.cuda.matmul.allow_tf32) */
 TNDEF bool tn_get_tf32(void);
+TNDEF void tn_set_cudnn_tf32(bool allow);           /* TF32 in cuDNN's float32 convolutions (default on: torch.backends.cudnn.allow_tf32) */
+TNDEF bool tn_get_cudnn_tf32(void);
 /* A CPU copy of t in page-locked (pinned) memory, from which tn_to_non_blocking copies
    asynchronously (on CPU-only builds an ordinary copy). */
 TNDEF tn_tensor *tn_pin_memory(tn_tensor *t);
@@ -34736,11 +34748,32 @@ static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
     }
     return 0;
 }
+/* The cases tensor_cuda.cu's library entries decline (return 1: the header's fallback
+   runs), declined here too, so the stand-in takes the GPU's paths (max-pool backward
+   through the argmax, evaluation-mode batch norm backward through the closed form ...).
+   Keep in step with the `return 1`s of cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm
+   and cu_cross_entropy. */
+static bool tn__si_float(const tn_tensor *x) { return x->dtype == TN_F32 || x->dtype == TN_F64; }
+static bool tn__si_same_dtype(tn_tensor *const *ts, int n, const tn_tensor *like) {
+    for (int k = 0; k < n; k++)
+        if (ts[k] && ts[k]->dtype != like->dtype) return false;
+    return true;
+}
+/* the unit's int32 limits of cuDNN's descriptors, and its empty-tensor early exits */
+static bool tn__si_int32(tn_tensor *const *ts, int n) {
+    for (int k = 0; k < n; k++)
+        if (ts[k] && (tn_numel(ts[k]) > INT32_MAX || tn_numel(ts[k]) == 0)) return false;
+    return true;
+}
+static bool tn__si_cudnn_off(void) { const char *e = getenv("TN_CUDNN"); return e && !strcmp(e, "0"); }   /* the unit's switch */
 /* the library convolution's contract, served by the CPU's convolution (so the one-node
    path the GPU takes with cuDNN is exercised too) */
 static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *geom) {
     tn_tensor *const ts[3] = {x, w, y};
     if (tn__si_dense("conv2d", ts, 3)) return -1;
+    if (tn__si_cudnn_off() || !tn__si_float(x) || !tn__si_same_dtype(ts, 3, x) || !tn__si_int32(ts, 3)) return 1;
+    for (int i = 0; i < 7; i++)
+        if (geom[i] > INT32_MAX || geom[i] < 0) return 1;
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
     tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
@@ -34751,24 +34784,36 @@ static int tn__si_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b,
                              tn_tensor *gb, double eps) {
     tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
     if (tn__si_dense("batch_norm", ts, 8)) return -1;
+    tn_tensor *const same[7] = {x, w, b, y, gx, gw, gb};
+    /* mode 3, the evaluation-mode backward: the header's closed form, as on the GPU; eps
+       below cuDNN's CUDNN_BN_MIN_EPSILON (0 in cuDNN 9) */
+    if (tn__si_cudnn_off() || mode == 3 || !tn__si_float(x) || st->dtype != TN_F64 || eps < 0 || !tn__si_same_dtype(same, 7, x) || !tn__si_int32(&x, 1)) return 1;
     return TN__SI_RUN(tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                              tn_tensor *gb, double eps) {
     tn_tensor *const ts[8] = {x, w, b, st, y, gx, gw, gb};
     if (tn__si_dense("layer_norm", ts, 8)) return -1;
+    tn_tensor *const same[7] = {x, w, b, y, gx, gw, gb};
+    if (!tn__si_float(x) || st->dtype != TN_F64 || tn_numel(x) == 0 || (mode == 0 && !w != !b) || !tn__si_same_dtype(same, 7, x)) return 1;
     return TN__SI_RUN(tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
     tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
     if (tn__si_dense("cross_entropy", ts, 6)) return -1;
+    if (!tn__si_float(x) || t->dtype != TN_I64 || lse->dtype != TN_F64 || wr->dtype != x->dtype || out->dtype != x->dtype || x->shape[1] == 0) return 1;
     return TN__SI_RUN(tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx));
 }
 /* the library pooling's contract, served by direct loops over each window (double sums) */
 static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
     tn_tensor *const ts[4] = {x, y, gy, gx};
     if (tn__si_dense("pool2d", ts, 4)) return -1;
-    if (x->dtype != TN_F32 && x->dtype != TN_F64) return 1;
+    /* max pooling: the forward without padding only (cuDNN pads with -FLT_MAX, and its
+       backward would not pick the first of tied maxima as PyTorch does) */
+    if (geom[6] == 0 && (gx || geom[4] || geom[5])) return 1;
+    if (tn__si_cudnn_off() || !tn__si_float(x) || !tn__si_same_dtype(ts, 4, x) || !tn__si_int32(ts, 2)) return 1;
+    for (int i = 0; i < 6; i++)
+        if (geom[i] > INT32_MAX) return 1;
     const bool f32 = x->dtype == TN_F32;
     const int64_t P = x->shape[0] * x->shape[1], H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];
     const int64_t kh = geom[0], kw = geom[1], sh = geom[2], sw = geom[3], ph = geom[4], pw = geom[5], mode = geom[6];
@@ -34837,7 +34882,110 @@ static const tn_backend tn__stand_in_backend = {
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy,
     tn__si_check_index,
 };
-TNDEF void tn_debug_cuda_stand_in(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }
+
+/* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
+   Every allocation is its own pages, PROT_NONE except while a backend call runs (a depth
+   count: nested and concurrent calls open them once), so host code that reads or writes a
+   CUDA tensor's data outside the backend faults where a GPU would hand it garbage. */
+#ifdef TN__HAVE_MMAP
+typedef struct tn__si_region { void *p; size_t len; } tn__si_region;
+static tn__si_region *tn__si_regions;
+static size_t tn__si_nregions, tn__si_cap;
+static int tn__si_depth;
+static char tn__si_lock;
+static void tn__si_acquire(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_test_and_set(&tn__si_lock, __ATOMIC_ACQUIRE)) { }
+#endif
+}
+static void tn__si_release(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_clear(&tn__si_lock, __ATOMIC_RELEASE);
+#endif
+}
+static void tn__si_protect_all(int prot) {
+    for (size_t i = 0; i < tn__si_nregions; i++) mprotect(tn__si_regions[i].p, tn__si_regions[i].len, prot);
+}
+static void tn__si_open(void) { tn__si_acquire(); if (tn__si_depth++ == 0) tn__si_protect_all(PROT_READ | PROT_WRITE); tn__si_release(); }
+static void tn__si_close(void) { tn__si_acquire(); if (--tn__si_depth == 0) tn__si_protect_all(PROT_NONE); tn__si_release(); }
+static size_t tn__si_pages(size_t nbytes) {
+    const long pg = sysconf(_SC_PAGESIZE);
+    const size_t p = pg > 0 ? (size_t)pg : 4096;
+    return nbytes / p * p + p;   /* at least one page; the spare tail traps nothing, as a GPU's rounding */
+}
+static void *tn__siu_alloc(size_t nbytes) {
+    const size_t len = tn__si_pages(nbytes);
+#ifdef MAP_ANONYMOUS
+    void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#else   /* strict C11 hides MAP_ANONYMOUS: private pages of /dev/zero are the same */
+    int fd = open("/dev/zero", O_RDWR);
+    void *p = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_NONE, MAP_PRIVATE, fd, 0);
+    if (fd >= 0) close(fd);
+#endif
+    if (p == MAP_FAILED) return NULL;
+    tn__si_acquire();
+    if (tn__si_nregions == tn__si_cap) {
+        size_t cap = tn__si_cap ? 2 * tn__si_cap : 256;
+        tn__si_region *r = (tn__si_region *)TN_REALLOC(tn__si_regions, cap * sizeof *r);
+        if (!r) { tn__si_release(); munmap(p, len); return NULL; }
+        tn__si_regions = r;
+        tn__si_cap = cap;
+    }
+    tn__si_regions[tn__si_nregions].p = p;
+    tn__si_regions[tn__si_nregions++].len = len;
+    if (tn__si_depth > 0) mprotect(p, len, PROT_READ | PROT_WRITE);
+    tn__si_release();
+    return p;
+}
+static void tn__siu_free(void *p, size_t nbytes) {
+    if (!p) return;
+    tn__si_acquire();
+    for (size_t i = 0; i < tn__si_nregions; i++)
+        if (tn__si_regions[i].p == p) { tn__si_regions[i] = tn__si_regions[--tn__si_nregions]; break; }
+    tn__si_release();
+    munmap(p, tn__si_pages(nbytes));
+}
+/* each entry of the table, between opening and closing the device memory */
+#define TN__SIU(ret, name, params, args) static ret tn__siu_##name params { tn__si_open(); ret r_ = tn__si_##name args; tn__si_close(); return r_; }
+TN__SIU(int, copy, (tn_tensor *d, tn_tensor *s), (d, s))
+TN__SIU(int, fill, (tn_tensor *t, double v), (t, v))
+TN__SIU(int, unary, (tn_unary_op op, tn_tensor *o, tn_tensor *x, const double *p), (op, o, x, p))
+TN__SIU(int, binary, (tn_binary_op op, tn_tensor *o, tn_tensor *a, tn_tensor *b, double al), (op, o, a, b, al))
+TN__SIU(int, ternary, (tn_ternary_op op, tn_tensor *o, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v), (op, o, a, b, c, v))
+TN__SIU(int, reduce, (tn_reduce_op op, tn_tensor *o, tn_tensor *x), (op, o, x))
+TN__SIU(int, lane, (tn_lane_op op, tn_tensor *o, tn_tensor *o1, tn_tensor *x, int64_t d, int f), (op, o, o1, x, d, f))
+TN__SIU(int, index, (tn_index_mode m, tn_tensor *d, tn_tensor *s, tn_tensor *const *idx, const int64_t *is, int k), (m, d, s, idx, is, k))
+TN__SIU(tn_tensor *, nonzero, (tn_tensor *x), (x))
+TN__SIU(int, matmul, (tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be), (c, a, b, al, be))
+TN__SIU(int, random, (tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r), (op, o, s, off, a, b, l, r))
+TN__SIU(int, im2col, (int f, tn_tensor *c, tn_tensor *i, const int64_t *g), (f, c, i, g))
+TN__SIU(int, pool, (tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw),
+        (idx, x, hs, he, ws, we, dh, dw))
+TN__SIU(int, optim, (const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st), (k, p, g, st))
+TN__SIU(int, conv2d, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g), (mode, x, w, y, g))
+TN__SIU(int, batch_norm, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb, double eps),
+        (mode, x, w, b, st, y, gx, gw, gb, eps))
+TN__SIU(int, pool2d, (tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *g), (x, y, gy, gx, g))
+TN__SIU(int, layer_norm, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb, double eps),
+        (mode, x, w, b, st, y, gx, gw, gb, eps))
+TN__SIU(int, cross_entropy, (int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx), (mode, x, t, wr, lse, out, gx))
+TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
+#undef TN__SIU
+static const tn_backend tn__stand_in_unreadable_backend = {
+    "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
+    tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
+    tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy,
+    tn__siu_check_index,
+};
+TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
+#else
+TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }   /* no mmap: the plain stand-in */
+#endif
+TNDEF void tn_debug_cuda_stand_in(void) {
+    const char *e = getenv("TN_STAND_IN_UNREADABLE");
+    if (e && *e && strcmp(e, "0")) tn_debug_cuda_stand_in_unreadable();
+    else tn_register_backend(TN_CUDA, &tn__stand_in_backend);
+}
 
 /* ============================================================================ */
 /* src/backend/cuda.c: the GPU unit's entry points, forwarded to tensor_cuda.cu */
@@ -34966,9 +35114,12 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }
 TNDEF void tn_cuda_empty_cache(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->empty_cache(); }
-static bool tn__tf32;
+/* PyTorch's two TF32 switches and their defaults: matmul off (since 1.12), cuDNN on */
+static bool tn__tf32, tn__cudnn_tf32 = true;
 TNDEF void tn_set_tf32(bool allow) { tn__tf32 = allow; }
 TNDEF bool tn_get_tf32(void) { return tn__tf32; }
+TNDEF void tn_set_cudnn_tf32(bool allow) { tn__cudnn_tf32 = allow; }
+TNDEF bool tn_get_cudnn_tf32(void) { return tn__cudnn_tf32; }
 
 static void tn__pinned_free(void *data, void *ctx) { ((const tn_cuda_unit *)ctx)->host_free(data); }
 TNDEF bool tn_is_pinned(const tn_tensor *t) { return t && t->storage && t->storage->deleter == tn__pinned_free; }

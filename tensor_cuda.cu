@@ -491,9 +491,43 @@ static int cu_copy_impl(tn_tensor *dst, tn_tensor *src, bool async) {
     return cpu->copy(dst, &h.t);
 }
 static int cu_copy(tn_tensor *dst, tn_tensor *src) { return cu_copy_impl(dst, src, false); }
+/* Pinned host memory with an asynchronous upload in flight: the event recorded after its
+   last upload, waited for before cudaFreeHost (which is not documented to wait for copies
+   from the block it frees). */
+struct PinnedUses {
+    std::mutex mu;
+    std::unordered_map<void *, cudaEvent_t> last;
+};
+static PinnedUses &pinned_uses(void) {
+    static PinnedUses p;
+    return p;
+}
+static int pinned_mark(void *block) {
+    PinnedUses &u = pinned_uses();
+    std::lock_guard<std::mutex> lock(u.mu);
+    auto it = u.last.find(block);
+    cudaEvent_t ev;
+    if (it != u.last.end()) ev = it->second;
+    else {
+        CU_CHECK("tn_to_non_blocking", cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+        u.last[block] = ev;
+    }
+    CU_CHECK("tn_to_non_blocking", cudaEventRecord(ev, 0));   /* the default stream, after the copy */
+    return 0;
+}
+static void pinned_release(void *block) {
+    PinnedUses &u = pinned_uses();
+    std::lock_guard<std::mutex> lock(u.mu);
+    auto it = u.last.find(block);
+    if (it == u.last.end()) return;
+    cudaEventSynchronize(it->second);   /* the block's last upload has read it */
+    cudaEventDestroy(it->second);
+    u.last.erase(it);
+}
 static int cu_copy_async(tn_tensor *dst, tn_tensor *src) {
     bool pinned_up = dst->device == TN_CUDA && src->device == TN_CPU && tn_is_pinned(src);
     if (cu_copy_impl(dst, src, pinned_up) < 0) return -1;
+    if (pinned_up && pinned_mark(src->storage->data) < 0) return -1;
     return pinned_up || (dst->device == TN_CUDA && src->device == TN_CUDA) ? 0 : 1;
 }
 
@@ -1753,7 +1787,7 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     if (!h) return tn_error("matmul: cuBLAS could not be initialised (cublasCreate failed)");
     static std::mutex mu; /* one handle for all threads: its math mode and the call go together */
     std::lock_guard<std::mutex> lock(mu);
-    cublasSetMathMode(h, c->dtype == TN_F32 && tn_get_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    cublasSetMathMode(h, c->dtype == TN_F32 && tn_get_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);   /* matmul's switch, not cuDNN's */
     /* Column-major BLAS computes C^T = B^T A^T when C is row-major: then BLAS's first
        operand is bm and its second a. For a column-major C it computes C = A B. */
     const void *p1, *p2;
@@ -1970,15 +2004,21 @@ static int cu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *co
 /* 9. cuDNN: convolution, batch norm, pooling                              */
 /* ======================================================================= */
 /* cuDNN's convolution API (forward, backward data, backward filter). The algorithm for a
-   shape comes from cuDNN's heuristics (cudnnGet*Algorithm_v7: the first one that runs
-   without a failure), is cached per (mode, dtype, shapes, geometry, TF32), and its
-   workspace comes from the caching allocator. TF32 follows tn_set_tf32 (off: FMA math).
+   shape: cuDNN's heuristics (cudnnGet*Algorithm_v7) give candidates in order; each is tried
+   with the math type its result names (TF32 off: FMA math, tensor-op results skipped), its
+   workspace confirmed by cudnnGet*WorkspaceSize and taken from the caching allocator, until
+   one runs. What ran is cached per (mode, dtype, shapes, geometry, TF32); a shape no
+   candidate runs is cached as declined (the im2col path), and tn_cuda_stats counts every
+   declined call and every candidate that failed, so a fallback is never silent. TF32
+   follows tn_get_cudnn_tf32 (on by default, as torch.backends.cudnn.allow_tf32).
    TN_CUDNN=0 in the environment turns cuDNN off (the im2col path then runs); a build
    with TN_NO_CUDNN (the Makefile's choice where cudnn.h is missing) has none. */
+/* which path the library entries took, reported by tn_cuda_memory_stats */
+static std::atomic<int64_t> n_dnn_conv, n_conv_fallbacks, n_algo_retries, n_dnn_pool, n_pool_fallbacks, n_dnn_bn, n_bn_fallbacks;
 #ifdef TN_NO_CUDNN
-static int cu_conv2d(int, tn_tensor *, tn_tensor *, tn_tensor *, const int64_t *) { return 1; }
-static int cu_batch_norm(int, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, double) { return 1; }
-static int cu_pool2d(tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, const int64_t *) { return 1; }
+static int dnn_conv2d(int, tn_tensor *, tn_tensor *, tn_tensor *, const int64_t *) { return 1; }
+static int dnn_batch_norm(int, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, double) { return 1; }
+static int dnn_pool2d(tn_tensor *, tn_tensor *, tn_tensor *, tn_tensor *, const int64_t *) { return 1; }
 #else
 static int cudnn_fail(const char *what, cudnnStatus_t s) { return tn_error("%s: cuDNN error %s", what, cudnnGetErrorString(s)); }
 #define DNN_CHECK(what, call) do { cudnnStatus_t s_ = (call); if (s_ != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, s_); } while (0)
@@ -2013,7 +2053,8 @@ struct ConvKey {
     int64_t v[20];
     bool operator<(const ConvKey &o) const { return memcmp(v, o.v, sizeof v) < 0; }
 };
-struct ConvAlgo { int algo; size_t workspace; };
+struct ConvAlgo { int algo; size_t workspace; cudnnMathType_t math; };   /* algo -1: declined */
+struct ConvCand { int algo; cudnnMathType_t math; };
 
 /* RAII for the four descriptors of one call */
 struct ConvDescs {
@@ -2028,7 +2069,83 @@ struct ConvDescs {
     }
 };
 
-static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g) {
+/* the heuristics' candidates for mode, best first: those cuDNN says can run, with their
+   math type; without TF32 a float32 candidate runs with FMA math and tensor-op ones
+   (which would round to TF32 or half) are left out */
+template <class Perf> static void conv_candidates(const Perf *perf, int n, bool f32, bool tf32, std::vector<ConvCand> &out) {
+    for (int i = 0; i < n; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        cudnnMathType_t m = perf[i].mathType;
+        if (f32 && !tf32) {
+            if (m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
+            m = CUDNN_FMA_MATH;
+        }
+        out.push_back(ConvCand{(int)perf[i].algo, m});
+    }
+}
+static int conv_heuristics(cudnnHandle_t h, int mode, const ConvDescs &d, bool f32, bool tf32, std::vector<ConvCand> &out, const char *what) {
+    int n = 0;
+    if (mode == 0) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        DNN_CHECK(what, cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.c, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf));
+        conv_candidates(perf, n, f32, tf32, out);
+    } else if (mode == 1) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        DNN_CHECK(what, cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.c, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf));
+        conv_candidates(perf, n, f32, tf32, out);
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        DNN_CHECK(what, cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.c, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf));
+        conv_candidates(perf, n, f32, tf32, out);
+    }
+    return 0;
+}
+/* the workspace algo needs with the descriptor's math type (cuDNN's own count, not the
+   heuristics' estimate) */
+static cudnnStatus_t conv_workspace(cudnnHandle_t h, int mode, const ConvDescs &d, int algo, size_t *ws) {
+    if (mode == 0) return cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.c, d.y, (cudnnConvolutionFwdAlgo_t)algo, ws);
+    if (mode == 1) return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.c, d.x, (cudnnConvolutionBwdDataAlgo_t)algo, ws);
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.c, d.w, (cudnnConvolutionBwdFilterAlgo_t)algo, ws);
+}
+static cudnnStatus_t conv_launch(cudnnHandle_t h, int mode, const ConvDescs &d, int algo, void *ws, size_t wsn, bool f32, tn_tensor *x, tn_tensor *w,
+                                 tn_tensor *y) {
+    Blend bl(f32);
+    const void *alpha = bl.one(), *beta = bl.zero();
+    if (mode == 0)
+        return cudnnConvolutionForward(h, alpha, d.x, base_of(x), d.w, base_of(w), d.c, (cudnnConvolutionFwdAlgo_t)algo, ws, wsn, beta, d.y, base_of(y));
+    if (mode == 1)
+        return cudnnConvolutionBackwardData(h, alpha, d.w, base_of(w), d.y, base_of(y), d.c, (cudnnConvolutionBwdDataAlgo_t)algo, ws, wsn, beta, d.x, base_of(x));
+    return cudnnConvolutionBackwardFilter(h, alpha, d.x, base_of(x), d.y, base_of(y), d.c, (cudnnConvolutionBwdFilterAlgo_t)algo, ws, wsn, beta, d.w, base_of(w));
+}
+/* cuDNN 9's statuses come in categories (NOT_SUPPORTED_SHAPE, NOT_SUPPORTED_SUBLIBRARY_
+   UNAVAILABLE, ... are all 3xxx): a case cuDNN does not take, whatever the sub-code */
+static bool dnn_not_supported(cudnnStatus_t s) {
+#if CUDNN_MAJOR >= 9
+    return CUDNN_STATUS_CATEGORY((int)s) == CUDNN_STATUS_NOT_SUPPORTED;
+#else
+    return s == CUDNN_STATUS_NOT_SUPPORTED;
+#endif
+}
+#if CUDNN_MAJOR >= 9
+static const cudnnStatus_t kNoWorkspace = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+#else
+static const cudnnStatus_t kNoWorkspace = CUDNN_STATUS_ALLOC_FAILED;
+#endif
+/* a candidate's failure that the next candidate may not have: not supported, a parameter
+   it does not take, no room for its workspace, its kernel failing to compile at run time;
+   anything else is an error */
+static bool conv_try_next(cudnnStatus_t s) {
+#if CUDNN_MAJOR >= 9
+    if (CUDNN_STATUS_CATEGORY((int)s) == CUDNN_STATUS_BAD_PARAM || s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+        s == CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED)
+        return true;
+#else
+    if (s == CUDNN_STATUS_BAD_PARAM) return true;
+#endif
+    return s == kNoWorkspace || dnn_not_supported(s);
+}
+
+static int dnn_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g) {
     const char *what = mode == 0 ? "conv2d (cuDNN forward)" : mode == 1 ? "conv2d (cuDNN backward data)" : "conv2d (cuDNN backward filter)";
     bool f32 = x->dtype == TN_F32;
     if ((!f32 && x->dtype != TN_F64) || w->dtype != x->dtype || y->dtype != x->dtype) return 1;
@@ -2051,10 +2168,10 @@ static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const i
     DNN_CHECK(what, cudnnSetFilter4dDescriptor(d.w, dt, CUDNN_TENSOR_NCHW, (int)w->shape[0], (int)w->shape[1], (int)w->shape[2], (int)w->shape[3]));
     DNN_CHECK(what, cudnnSetConvolution2dDescriptor(d.c, (int)g[2], (int)g[3], (int)g[0], (int)g[1], (int)g[4], (int)g[5], CUDNN_CROSS_CORRELATION, dt));
     DNN_CHECK(what, cudnnSetConvolutionGroupCount(d.c, (int)g[6]));
-    bool tf32 = f32 && tn_get_tf32();
-    DNN_CHECK(what, cudnnSetConvolutionMathType(d.c, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+    const bool tf32 = f32 && tn_get_cudnn_tf32();
+    /* the heuristics see the math the call may use */
+    DNN_CHECK(what, cudnnSetConvolutionMathType(d.c, tf32 || !f32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 
-    /* the algorithm for this case, from the cache or the heuristics */
     static std::mutex mu;
     static std::map<ConvKey, ConvAlgo> cache;
     ConvKey key;
@@ -2062,52 +2179,40 @@ static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const i
     key.v[0] = mode; key.v[1] = f32; key.v[2] = tf32;
     for (int i = 0; i < 4; i++) { key.v[3 + i] = x->shape[i]; key.v[7 + i] = w->shape[i]; }
     for (int i = 0; i < 7; i++) key.v[11 + i] = g[i];
-    ConvAlgo a;
-    bool found;
     {
         std::lock_guard<std::mutex> lock(mu);
         auto it = cache.find(key);
-        found = it != cache.end();
-        if (found) a = it->second;
-    }
-    if (!found) {
-        int n = 0;
-        a.algo = -1;
-        if (mode == 0) {
-            cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-            DNN_CHECK(what, cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.c, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf));
-            for (int i = 0; i < n && a.algo < 0; i++)
-                if (perf[i].status == CUDNN_STATUS_SUCCESS) { a.algo = (int)perf[i].algo; a.workspace = perf[i].memory; }
-        } else if (mode == 1) {
-            cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-            DNN_CHECK(what, cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.c, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf));
-            for (int i = 0; i < n && a.algo < 0; i++)
-                if (perf[i].status == CUDNN_STATUS_SUCCESS) { a.algo = (int)perf[i].algo; a.workspace = perf[i].memory; }
-        } else {
-            cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-            DNN_CHECK(what, cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.c, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf));
-            for (int i = 0; i < n && a.algo < 0; i++)
-                if (perf[i].status == CUDNN_STATUS_SUCCESS) { a.algo = (int)perf[i].algo; a.workspace = perf[i].memory; }
+        if (it != cache.end()) {   /* what ran before (or that nothing did) */
+            ConvAlgo a = it->second;
+            if (a.algo < 0) return 1;
+            DNN_CHECK(what, cudnnSetConvolutionMathType(d.c, a.math));
+            Scratch sc;
+            void *ws = a.workspace ? sc.get(a.workspace) : NULL;
+            if (a.workspace && !ws) { tn_clear_error(); return 1; }   /* no room for its workspace now: the im2col path, which needs less */
+            cudnnStatus_t st = conv_launch(h, mode, d, a.algo, ws, a.workspace, f32, x, w, y);
+            if (st == CUDNN_STATUS_SUCCESS) return 0;
+            if (!conv_try_next(st)) return cudnn_fail(what, st);
+            cache.erase(key);   /* it ran before and not now: search again */
         }
-        if (a.algo < 0) return 1; /* no algorithm for this case: the im2col path */
-        std::lock_guard<std::mutex> lock(mu);
-        cache[key] = a;
     }
-    Scratch sc;
-    void *ws = a.workspace ? sc.get(a.workspace) : NULL;
-    if (a.workspace && !ws) { tn_clear_error(); return 1; } /* no room for its workspace: the im2col path, which needs less */
-    Blend bl(f32);
-    const void *alpha = bl.one(), *beta = bl.zero();
-    cudnnStatus_t st;
-    if (mode == 0)
-        st = (cudnnConvolutionForward(h, alpha, d.x, base_of(x), d.w, base_of(w), d.c, (cudnnConvolutionFwdAlgo_t)a.algo, ws, a.workspace, beta, d.y, base_of(y)));
-    else if (mode == 1)
-        st = (cudnnConvolutionBackwardData(h, alpha, d.w, base_of(w), d.y, base_of(y), d.c, (cudnnConvolutionBwdDataAlgo_t)a.algo, ws, a.workspace, beta, d.x, base_of(x)));
-    else
-        st = (cudnnConvolutionBackwardFilter(h, alpha, d.x, base_of(x), d.y, base_of(y), d.c, (cudnnConvolutionBwdFilterAlgo_t)a.algo, ws, a.workspace, beta, d.w, base_of(w)));
-    if (st == CUDNN_STATUS_NOT_SUPPORTED) return 1;
-    if (st != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, st);
-    return 0;
+    std::vector<ConvCand> cands;
+    if (conv_heuristics(h, mode, d, f32, tf32, cands, what)) return -1;
+    ConvAlgo done = {-1, 0, CUDNN_DEFAULT_MATH};
+    for (const ConvCand &c : cands) {
+        size_t wsn = 0;
+        cudnnStatus_t st = cudnnSetConvolutionMathType(d.c, c.math);
+        if (st == CUDNN_STATUS_SUCCESS) st = conv_workspace(h, mode, d, c.algo, &wsn);
+        Scratch sc;
+        void *ws = NULL;
+        if (st == CUDNN_STATUS_SUCCESS && wsn && !(ws = sc.get(wsn))) { tn_clear_error(); st = kNoWorkspace; }
+        if (st == CUDNN_STATUS_SUCCESS) st = conv_launch(h, mode, d, c.algo, ws, wsn, f32, x, w, y);
+        if (st == CUDNN_STATUS_SUCCESS) { done = ConvAlgo{c.algo, wsn, c.math}; break; }
+        if (!conv_try_next(st)) return cudnn_fail(what, st);
+        n_algo_retries++;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    cache[key] = done;   /* declined too: later calls of this shape go straight to im2col */
+    return done.algo < 0 ? 1 : 0;
 }
 
 /* ---- batch norm (cuDNN, spatial mode: statistics per channel over N and H*W) ---- */
@@ -2161,8 +2266,8 @@ template <class P> static int bn_run(cudnnHandle_t h, int mode, tn_tensor *x, tn
     }
     return 0;
 }
-static int cu_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb,
-                         double eps) {
+static int dnn_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb,
+                          double eps) {
     const bool f32 = x->dtype == TN_F32;
     if (mode == 3 || (!f32 && x->dtype != TN_F64) || eps < CUDNN_BN_MIN_EPSILON || st->dtype != TN_F64) return 1;
     tn_tensor *const ts[7] = {x, w, b, y, gx, gw, gb};
@@ -2189,7 +2294,7 @@ static int cu_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_
    (which of tied maxima gets it, and a NaN's) goes through the argmax kernel, the first
    index as PyTorch's; padded windows, which cuDNN fills with -FLT_MAX rather than -inf
    (a window of -inf would not give -inf), run the composite too. */
-static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *g) {
+static int dnn_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *g) {
     const char *what = gx ? "pool2d (cuDNN backward)" : "pool2d (cuDNN forward)";
     if (g[6] == 0 && (gx || g[4] || g[5])) return 1;
     const bool f32 = x->dtype == TN_F32;
@@ -2226,11 +2331,28 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
     Blend bl(f32);
     cudnnStatus_t s = gx ? cudnnPoolingBackward(h, d.p, bl.one(), d.y, base_of(y), d.y, base_of(gy), d.x, base_of(x), bl.zero(), d.x, base_of(gx))
                          : cudnnPoolingForward(h, d.p, bl.one(), d.x, base_of(x), bl.zero(), d.y, base_of(y));
-    if (s == CUDNN_STATUS_NOT_SUPPORTED) return 1;
+    if (dnn_not_supported(s)) return 1;
     if (s != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, s);
     return 0;
 }
 #endif /* TN_NO_CUDNN */
+/* the library entries, counting which path each call took (0: cuDNN ran; 1: declined, the
+   header's fallback runs) */
+static int count_path(int r, std::atomic<int64_t> &ran, std::atomic<int64_t> &declined) {
+    if (r == 0) ran++;
+    else if (r == 1) declined++;
+    return r;
+}
+static int cu_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g) {
+    return count_path(dnn_conv2d(mode, x, w, y, g), n_dnn_conv, n_conv_fallbacks);
+}
+static int cu_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb,
+                         double eps) {
+    return count_path(dnn_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps), n_dnn_bn, n_bn_fallbacks);
+}
+static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *g) {
+    return count_path(dnn_pool2d(x, y, gy, gx, g), n_dnn_pool, n_pool_fallbacks);
+}
 
 /* ======================================================================= */
 /* 10. the backend table and the unit                                       */
@@ -2256,11 +2378,16 @@ static int u_synchronize(void) {
 }
 static tn_cuda_stats u_memory_stats(void) {
     Allocator &a = allocator();
-    std::lock_guard<std::mutex> lock(a.mu);
-    tn_cuda_stats st = a.st;
+    tn_cuda_stats st;
+    {
+        std::lock_guard<std::mutex> lock(a.mu);
+        st = a.st;
+    }
     st.num_h2d = n_h2d;
     st.num_d2h = n_d2h;
     st.num_syncs = n_syncs;
+    st.num_cudnn_conv = n_dnn_conv; st.num_conv_fallbacks = n_conv_fallbacks; st.num_cudnn_algo_retries = n_algo_retries;
+    st.num_cudnn_pool = n_dnn_pool; st.num_pool_fallbacks = n_pool_fallbacks; st.num_cudnn_batch_norm = n_dnn_bn; st.num_batch_norm_fallbacks = n_bn_fallbacks;
     return st;
 }
 static void u_reset_peak(void) {
@@ -2279,7 +2406,10 @@ static void *u_host_alloc(size_t nbytes) {
     if (cudaHostAlloc(&p, nbytes, cudaHostAllocDefault) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
     return p;
 }
-static void u_host_free(void *p) { cudaFreeHost(p); }
+static void u_host_free(void *p) {
+    pinned_release(p);
+    cudaFreeHost(p);
+}
 
 extern "C" const tn_cuda_unit *tn_cuda_unit_get(void) {
     static tn_cuda_unit unit;

@@ -1,24 +1,33 @@
-/* GPU benchmarks of issue 7, this library beside PyTorch on the same GPU in the same run:
+/* GPU benchmarks of issues 7 and 23, this library beside PyTorch on the same GPU in the same run:
  *
  *   matmul N      f32 (N x N) @ (N x N), N = 1024, 2048, 4096, 8192, TF32 off and on: TFLOP/s
  *   conv_fwd      conv2d forward, batch 32, 64 -> 64 channels, 56x56, 3x3, padding 1
  *   conv_fwd_bwd  the same, forward and backward (input and weight gradients)
  *   mlp           bench_train's MLP 784-256-128-10, batch 128, cross-entropy, SGD momentum 0.9: one step
  *   cnn           bench_train's two-conv CNN, batch 64 of 28x28, Adam: one step
+ *   gpt           a GPT-style training step: token + learned position embeddings (vocab 8192,
+ *                 d 512), 4 pre-norm TransformerEncoderLayers (8 heads, ff 2048, GELU, dropout
+ *                 0, batch_first) under the causal mask, final LayerNorm, LM head without
+ *                 bias, cross-entropy, AdamW; batch 16 x 256 tokens, float32
+ *   gpt bf16      the same under bf16 autocast: PyTorch's side runs it; ours waits for the
+ *                 half-precision work (issue 23 item 5): see the BF16 hook in step()
  *
- * For each workload: ours, then PyTorch's (bench/bench_cuda.py under /usr/bin/python3,
- * one process per workload so each peak is its own). Each side: warm-up, then REPS
+ * First all of ours, then all of PyTorch's in ONE process (bench/bench_cuda.py run ...:
+ * one CUDA context, one cuBLAS/cuDNN start-up, as a PyTorch program has), with the
+ * interpreter from TN_BENCH_PYTHON, else python3 on the PATH. Each side: warm-up, then REPS
  * repetitions of INNER steps between two synchronizes (a single step of the smaller
  * workloads is shorter than a launch-and-wait round trip; INNER is chosen from our first
  * timed step so a repetition lasts about 10 ms, and PyTorch runs the same INNER), the
  * median ms per step, and the ratio ours / PyTorch (below 1: we are faster; the target is
  * at most 1.10). Peak GPU memory over the timed steps, everything resident included:
  * tn_cuda_memory_stats().peak_allocated beside torch.cuda.max_memory_allocated().
- * TF32 is set explicitly on both sides: off for conv and the training steps (PyTorch's
- * cuDNN default would be on), off and on for matmul.
+ * TF32: matmul rows set both libraries' switches off, then on; every other row keeps
+ * PyTorch's defaults on both sides (matmul TF32 off, cuDNN convolution TF32 on). The last
+ * column says which path our library entries took per step (tn_cuda_stats: cuDNN, or the
+ * fallback: im2col + cuBLAS, the composites).
  *
- * Without a GPU it prints why in one line and exits 0. Without PyTorch with CUDA under
- * /usr/bin/python3 it prints our figures and why the PyTorch column is missing.
+ * Without a GPU it prints why in one line and exits 0. Without PyTorch with CUDA under the
+ * interpreter it prints our figures and why the PyTorch column is missing.
  * Run from the repository root:   make bench-cuda   or   ./build/cuda/bench_cuda [REPS]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -33,8 +42,13 @@
 #include <unistd.h>
 
 #define SCRIPT "bench/bench_cuda.py"
-#define PYTHON "/usr/bin/python3"
 #define TARGET_REP_MS 10.0
+
+/* the interpreter with PyTorch: TN_BENCH_PYTHON, else python3 on the PATH (popen's shell) */
+static const char *python(void) {
+    const char *p = getenv("TN_BENCH_PYTHON");
+    return p && *p ? p : "python3";
+}
 
 static double now_ms(void) {
     struct timespec ts;
@@ -46,9 +60,12 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-enum { MATMUL, CONV_FWD, CONV_FWD_BWD, MLP, CNN };
-typedef struct spec { const char *arg; int kind; int64_t n; bool tf32; } spec; /* arg: the workload as bench_cuda.py reads it */
-typedef struct workload { spec s; tn_module *model; tn_optim *opt; tn_tensor *x, *y, *w; } workload;
+enum { MATMUL, CONV_FWD, CONV_FWD_BWD, MLP, CNN, GPT };
+/* arg: the workload as bench_cuda.py reads it; tf32: matmul rows' switches (else PyTorch's
+   defaults); bf16: under bf16 autocast */
+typedef struct spec { const char *arg; int kind; int64_t n; bool tf32, bf16; } spec;
+typedef struct workload { spec s; tn_module *model; tn_optim *opt; tn_tensor *x, *y, *w, *pos, *mask; } workload;
+enum { GPT_V = 8192, GPT_D = 512, GPT_H = 8, GPT_FF = 2048, GPT_L = 4, GPT_T = 256, GPT_B = 16 };
 
 /* floating-point operations of one step (0: not reported) */
 static double flops(const spec *s) {
@@ -72,7 +89,9 @@ static int setup(workload *w, const spec *s) {
     memset(w, 0, sizeof *w);
     w->s = *s;
     tn_manual_seed(0);
-    tn_set_tf32(s->tf32);
+    tn_set_tf32(s->kind == MATMUL && s->tf32);
+    tn_set_cudnn_tf32(s->kind != MATMUL || s->tf32);   /* PyTorch's default (on) outside the matmul rows */
+    if (s->bf16) return tn_error("bf16 autocast is not in this library yet (issue 23 item 5)");
     if (s->kind == MATMUL) {
         w->x = on_gpu(tn_randn(TN_SHAPE(s->n, s->n), TN_F32));
         w->w = on_gpu(tn_randn(TN_SHAPE(s->n, s->n), TN_F32));
@@ -83,6 +102,23 @@ static int setup(workload *w, const spec *s) {
         w->w = on_gpu(tn_randn(TN_SHAPE(64, 64, 3, 3), TN_F32));
         if (!w->x || !w->w) return -1;
         return tn_requires_grad_(w->x, true) || tn_requires_grad_(w->w, true) ? -1 : 0;
+    }
+    if (s->kind == GPT) {   /* a Sequential as the container (one parameter list); step() calls the children */
+        w->model = tn_nn_sequential(tn_nn_embedding(GPT_V, GPT_D), tn_nn_embedding(GPT_T, GPT_D),
+                                    tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(GPT_D, GPT_H, .dim_feedforward = GPT_FF, .dropout = 0,
+                                                                                              .activation = TN_ACTIVATION_GELU, .batch_first = true,
+                                                                                              .norm_first = true),
+                                                              GPT_L, tn_nn_layer_norm(TN_SHAPE(GPT_D))),
+                                    tn_nn_linear(GPT_D, GPT_V, false));
+        if (!w->model || tn_module_to(w->model, TN_CUDA) != 0) return -1;
+        tn_dict *ps = tn_module_named_parameters(w->model);
+        w->opt = tn_optim_adamw(tn_dict_values(ps), tn_dict_len(ps), .lr = 3e-4);
+        tn_dict_free(ps);
+        w->x = on_gpu(tn_randint(0, GPT_V, TN_SHAPE(GPT_B, GPT_T), TN_I64, NULL));
+        w->y = on_gpu(tn_randint(0, GPT_V, TN_SHAPE(GPT_B * GPT_T), TN_I64, NULL));
+        w->pos = on_gpu(tn_arange(0, GPT_T, 1, TN_I64));
+        w->mask = on_gpu(tn_nn_generate_square_subsequent_mask(GPT_T, TN_F32));
+        return w->opt && w->x && w->y && w->pos && w->mask ? 0 : -1;
     }
     bool mlp = s->kind == MLP;
     w->model = mlp ? tn_nn_sequential(tn_nn_linear(784, 256, true), tn_nn_relu(), tn_nn_linear(256, 128, true), tn_nn_relu(),
@@ -104,6 +140,9 @@ static int setup(workload *w, const spec *s) {
 static int step(workload *w) {
     int rc = 0;
     tn_scope_begin();
+    /* BF16 hook: once tn_autocast_begin/end exist (issue 23 item 5), a bf16 spec runs its
+       step between tn_autocast_begin(TN_CUDA, TN_BF16) and tn_autocast_end(), setup()
+       stops refusing it, and the gpt bf16 row gets our figure. */
     switch (w->s.kind) {
     case MATMUL:
         rc = tn_matmul(w->x, w->w) ? 0 : -1;
@@ -118,6 +157,15 @@ static int step(workload *w) {
         tn_set_grad(w->w, NULL);
         tn_tensor *out = tn_conv2d(w->x, w->w, NULL, .padding = 1);
         rc = out ? tn_backward(tn_sum(out)) : -1;
+        break;
+    }
+    case GPT: {
+        tn_optim_zero_grad(w->opt);
+        tn_tensor *h = tn_add(tn_module_forward(tn_module_child_at(w->model, 0, NULL), w->x), tn_module_forward(tn_module_child_at(w->model, 1, NULL), w->pos));
+        h = h ? tn_nn_transformer_encoder_forward(tn_module_child_at(w->model, 2, NULL), h, w->mask, NULL, true) : NULL;
+        tn_tensor *logits = h ? tn_module_forward(tn_module_child_at(w->model, 3, NULL), h) : NULL;
+        tn_tensor *loss = logits ? tn_cross_entropy(tn_reshape(logits, TN_SHAPE(-1, GPT_V)), w->y) : NULL;
+        rc = loss && tn_backward(loss) == 0 ? tn_optim_step(w->opt) : -1;
         break;
     }
     default: {
@@ -143,7 +191,7 @@ static double timed(workload *w, int inner, int *rc) {
 static void teardown(workload *w) {
     tn_optim_free(w->opt);
     tn_module_free(w->model);
-    tn_release(w->x); tn_release(w->y); tn_release(w->w);
+    tn_release(w->x); tn_release(w->y); tn_release(w->w); tn_release(w->pos); tn_release(w->mask);
     tn_cuda_synchronize();
     tn_cuda_empty_cache(); /* PyTorch's process runs next on the same GPU */
 }
@@ -156,32 +204,18 @@ static void chomp(char *s) {
 /* Can bench_cuda.py run PyTorch on a GPU? "" into why when it can (what into desc), else why not. */
 static void probe_torch(char *why, size_t nwhy, char *desc, size_t ndesc) {
     *why = *desc = 0;
-    if (access(PYTHON, X_OK) != 0) { snprintf(why, nwhy, "no %s", PYTHON); return; }
     if (access(SCRIPT, R_OK) != 0) { snprintf(why, nwhy, "%s not found (run from the repository root)", SCRIPT); return; }
-    FILE *p = popen(PYTHON " " SCRIPT " probe 2>/dev/null", "r");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "'%s' " SCRIPT " probe 2>&1", python());
+    FILE *p = popen(cmd, "r");
     char line[512] = "";
     bool got = p && fgets(line, sizeof line, p);
-    if (p) pclose(p);
+    int rc = p ? pclose(p) : -1;
     chomp(line);
-    if (!got || !*line) snprintf(why, nwhy, "%s %s probe printed nothing", PYTHON, SCRIPT);
+    if (!got || !*line || (rc != 0 && strncmp(line, "ok ", 3)))
+        snprintf(why, nwhy, "%s could not run %s probe (%s; set TN_BENCH_PYTHON to an interpreter with PyTorch)", python(), SCRIPT, *line ? line : "no output");
     else if (!strncmp(line, "ok ", 3)) snprintf(desc, ndesc, "%s", line + 3);
     else snprintf(why, nwhy, "%s", line);
-}
-
-/* PyTorch's median ms per step and peak bytes; 0, or -1 with the reason in err */
-static int torch_run(const spec *s, int reps, int inner, double *ms, double *peak, char *err, size_t nerr) {
-    char cmd[256], line[512];
-    snprintf(cmd, sizeof cmd, PYTHON " " SCRIPT " %s %d %d %d 2>&1", s->arg, s->tf32 ? 1 : 0, reps, inner);
-    FILE *p = popen(cmd, "r");
-    int rc = -1;
-    snprintf(err, nerr, "no output");
-    while (p && fgets(line, sizeof line, p)) {
-        chomp(line);
-        if (sscanf(line, "result %lf %lf", ms, peak) == 2 && *ms > 0) rc = 0;
-        else if (*line) snprintf(err, nerr, "%s", !strncmp(line, "error ", 6) ? line + 6 : line); /* else the last line (a traceback's) */
-    }
-    if (p) pclose(p);
-    return rc;
 }
 
 /* a table cell: the message with the characters that would break a markdown row replaced */
@@ -191,6 +225,62 @@ static const char *cell(char *s) {
     return s;
 }
 
+/* one workload's figures on each side */
+typedef struct row {
+    char name[40], err[600], terr[400], paths[160];
+    int inner;
+    double ours, peak, theirs, tpeak;   /* ms per step (-1: none) and peak bytes */
+} row;
+
+/* the per-step path counts of our library entries between two snapshots, as "conv 3 cuDNN, 2 fallback; ..." */
+static void paths_cell(char *out, size_t n, const tn_cuda_stats *a, const tn_cuda_stats *b, double steps) {
+    const struct { const char *name; int64_t ran, fell; } e[3] = {
+        {"conv", b->num_cudnn_conv - a->num_cudnn_conv, b->num_conv_fallbacks - a->num_conv_fallbacks},
+        {"pool", b->num_cudnn_pool - a->num_cudnn_pool, b->num_pool_fallbacks - a->num_pool_fallbacks},
+        {"batch norm", b->num_cudnn_batch_norm - a->num_cudnn_batch_norm, b->num_batch_norm_fallbacks - a->num_batch_norm_fallbacks},
+    };
+    size_t k = 0;
+    *out = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!e[i].ran && !e[i].fell) continue;
+        k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s %.3g cuDNN", k ? "; " : "", e[i].name, (double)e[i].ran / steps);
+        if (e[i].fell) k += (size_t)snprintf(out + k, k < n ? n - k : 0, ", %.3g fallback", (double)e[i].fell / steps);
+    }
+    int64_t retries = b->num_cudnn_algo_retries - a->num_cudnn_algo_retries;
+    if (retries && k < n) snprintf(out + k, n - k, "; %lld failed algorithms", (long long)retries);
+    if (!*out) snprintf(out, n, "-");
+}
+
+/* PyTorch's side: every workload in one process, one "result NAME MS PEAK" or "error NAME WHY"
+   line each; rows without one get the process's last line as the reason */
+static void torch_run_all(const spec *specs, row *rows, int n, int reps) {
+    size_t cap = 256 + (size_t)n * 64, len;
+    char *cmd = (char *)malloc(cap), line[1024], last[400] = "no output";
+    if (!cmd) return;
+    len = (size_t)snprintf(cmd, cap, "'%s' " SCRIPT " run %d", python(), reps);
+    for (int k = 0; k < n; k++)
+        len += (size_t)snprintf(cmd + len, cap - len, " %s:%d:%d:%d", specs[k].arg, specs[k].tf32 ? 1 : 0, specs[k].bf16 ? 1 : 0, rows[k].inner);
+    snprintf(cmd + len, cap - len, " 2>&1");
+    FILE *p = popen(cmd, "r");
+    while (p && fgets(line, sizeof line, p)) {
+        chomp(line);
+        char name[64];
+        double ms, peak;
+        int at = -1, used = 0;
+        if (sscanf(line, "result %63s %lf %lf", name, &ms, &peak) == 3) {
+            at = atoi(name);
+            if (at >= 0 && at < n) { rows[at].theirs = ms; rows[at].tpeak = peak; }
+        } else if (sscanf(line, "error %63s %n", name, &used) == 1 && used > 0) {
+            at = atoi(name);
+            if (at >= 0 && at < n) snprintf(rows[at].terr, sizeof rows[at].terr, "%s", line + used);
+        } else if (*line) snprintf(last, sizeof last, "%s", line);
+    }
+    if (p) pclose(p);
+    free(cmd);
+    for (int k = 0; k < n; k++)
+        if (rows[k].theirs < 0 && !*rows[k].terr) snprintf(rows[k].terr, sizeof rows[k].terr, "%s", last);
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 10;
     if (reps < 1) reps = 1;
@@ -198,7 +288,7 @@ int main(int argc, char **argv) {
         printf("bench_cuda: skipped, no usable GPU: %s\n", tn_cuda_unavailable_reason());
         return 0;
     }
-    char dev[300], why[512], desc[512];
+    char dev[300], why[700], desc[512];
     struct cudaDeviceProp prop;
     int d = tn_cuda_current_device();
     if (d >= 0 && cudaGetDeviceProperties(&prop, d) == cudaSuccess)
@@ -206,82 +296,95 @@ int main(int argc, char **argv) {
     else snprintf(dev, sizeof dev, "CUDA device %d", d);
     probe_torch(why, sizeof why, desc, sizeof desc);
 
-    printf("## bench_cuda on %s\n\n", dev);
-    if (*why) printf("PyTorch column missing: %s\n\n", why);
-    else printf("beside %s; median of %d repetitions; ratio = ours / PyTorch (target <= 1.10)\n\n", desc, reps);
-    printf("| workload | TF32 | tensor.h ms | PyTorch ms | ratio | tensor.h TFLOP/s | PyTorch TFLOP/s | tensor.h peak MB | PyTorch peak MB |\n"
-           "|---|---|---|---|---|---|---|---|---|\n");
-    fflush(stdout);
-
     static const spec specs[] = {
-        {"matmul_1024", MATMUL, 1024, false}, {"matmul_1024", MATMUL, 1024, true},
-        {"matmul_2048", MATMUL, 2048, false}, {"matmul_2048", MATMUL, 2048, true},
-        {"matmul_4096", MATMUL, 4096, false}, {"matmul_4096", MATMUL, 4096, true},
-        {"matmul_8192", MATMUL, 8192, false}, {"matmul_8192", MATMUL, 8192, true},
-        {"conv_fwd", CONV_FWD, 0, false},     {"conv_fwd_bwd", CONV_FWD_BWD, 0, false},
-        {"mlp", MLP, 0, false},               {"cnn", CNN, 0, false},
+        {"matmul_1024", MATMUL, 1024, false, false}, {"matmul_1024", MATMUL, 1024, true, false},
+        {"matmul_2048", MATMUL, 2048, false, false}, {"matmul_2048", MATMUL, 2048, true, false},
+        {"matmul_4096", MATMUL, 4096, false, false}, {"matmul_4096", MATMUL, 4096, true, false},
+        {"matmul_8192", MATMUL, 8192, false, false}, {"matmul_8192", MATMUL, 8192, true, false},
+        {"conv_fwd", CONV_FWD, 0, false, false},     {"conv_fwd_bwd", CONV_FWD_BWD, 0, false, false},
+        {"mlp", MLP, 0, false, false},               {"cnn", CNN, 0, false, false},
+        {"gpt", GPT, 0, false, false},               {"gpt", GPT, 0, false, true},
     };
-    int nspecs = (int)(sizeof specs / sizeof specs[0]), failed = 0, compared = 0, within = 0;
+    enum { NSPECS = (int)(sizeof specs / sizeof specs[0]) };
+    row rows[NSPECS];
+    int failed = 0, compared = 0, within = 0;
     char over[512] = "";
     double *ms = (double *)malloc((size_t)reps * sizeof(double));
     if (!ms) return 1;
-    for (int k = 0; k < nspecs; k++) {
+    /* ours, every workload: warm-up (cuBLAS handle, allocator cache, optimizer state), one
+       timed step to choose INNER, then the timed repetitions */
+    for (int k = 0; k < NSPECS; k++) {
         const spec *s = &specs[k];
-        char name[32], err[1024] = "", terr[512] = "";
-        if (s->kind == MATMUL) snprintf(name, sizeof name, "matmul %lld", (long long)s->n);
-        else snprintf(name, sizeof name, "%s", s->arg);
-
-        /* ours: warm-up (cuBLAS handle, allocator cache, optimizer state), one timed step
-           to choose INNER, then the timed repetitions */
+        row *r = &rows[k];
+        memset(r, 0, sizeof *r);
+        r->ours = r->theirs = -1;
+        r->inner = 1;
+        if (s->kind == MATMUL) snprintf(r->name, sizeof r->name, "matmul %lld", (long long)s->n);
+        else snprintf(r->name, sizeof r->name, "%s%s", s->arg, s->bf16 ? " bf16" : "");
         workload w;
-        int rc = setup(&w, s), inner = 1;
+        int rc = setup(&w, s);
         for (int i = 0; i < 3 && rc == 0; i++) rc = step(&w);
         if (rc == 0) {
             double one = timed(&w, 1, &rc);
-            inner = one > 0 ? (int)ceil(TARGET_REP_MS / one) : 1000;
-            if (inner > 1000) inner = 1000;
-        }
-        double ours = -1, peak = 0;
+            r->inner = one > 0 ? (int)ceil(TARGET_REP_MS / one) : 1000;
+            if (r->inner > 1000) r->inner = 1000;
+        } else if (s->bf16 && k > 0) r->inner = rows[k - 1].inner;   /* PyTorch's bf16 row: the fp32 row's INNER */
         if (rc == 0) {
             tn_cuda_reset_peak_memory_stats();
-            for (int r = 0; r < reps && rc == 0; r++) ms[r] = timed(&w, inner, &rc);
+            tn_cuda_stats a = tn_cuda_memory_stats();
+            for (int i = 0; i < reps && rc == 0; i++) ms[i] = timed(&w, r->inner, &rc);
+            tn_cuda_stats b = tn_cuda_memory_stats();
             qsort(ms, (size_t)reps, sizeof(double), cmp_double);
-            ours = ms[reps / 2];
-            peak = (double)tn_cuda_memory_stats().peak_allocated / 1e6;
+            r->ours = ms[reps / 2];
+            r->peak = (double)b.peak_allocated;
+            if (s->kind == MATMUL) snprintf(r->paths, sizeof r->paths, "cuBLAS");
+            else paths_cell(r->paths, sizeof r->paths, &a, &b, (double)reps * r->inner);
         }
-        if (rc != 0) { snprintf(err, sizeof err, "%s", tn_last_error()); failed++; }
-        teardown(&w);
+        if (rc != 0) {
+            snprintf(r->err, sizeof r->err, "%s", tn_last_error());
+            r->ours = -1;
+            if (!s->bf16) failed++;   /* bf16 is not ours yet: said in the row, not a failure */
+        }
+        teardown(&w);   /* returns our cached blocks: PyTorch's process runs next on the same GPU */
+    }
+    free(ms);
+    if (!*why) torch_run_all(specs, rows, NSPECS, reps);
 
-        double theirs = -1, tpeak = 0;
-        bool have = !*why && torch_run(s, reps, inner, &theirs, &tpeak, terr, sizeof terr) == 0;
+    printf("## bench_cuda on %s\n\n", dev);
+    if (*why) printf("PyTorch column missing: %s\n\n", why);
+    else printf("beside %s, all its workloads in one process; median of %d repetitions; ratio = ours / PyTorch (target <= 1.10); "
+                "TF32: matmul rows as marked on both sides, other rows PyTorch's defaults (matmul off, cuDNN on)\n\n", desc, reps);
+    printf("| workload | TF32 | tensor.h ms | PyTorch ms | ratio | tensor.h TFLOP/s | PyTorch TFLOP/s | tensor.h peak MB | PyTorch peak MB | our path per step |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < NSPECS; k++) {
+        const spec *s = &specs[k];
+        row *r = &rows[k];
         double f = flops(s);
-        char c_ours[1100], c_theirs[600], c_ratio[32] = "", f_ours[32] = "", f_theirs[32] = "", m_ours[32] = "", m_theirs[32] = "";
-        if (rc == 0) {
-            snprintf(c_ours, sizeof c_ours, "%.3f", ours);
-            snprintf(m_ours, sizeof m_ours, "%.1f", peak);
-            if (f > 0) snprintf(f_ours, sizeof f_ours, "%.1f", f / (ours * 1e-3) / 1e12);
-        } else snprintf(c_ours, sizeof c_ours, "failed: %s", cell(err));
-        if (have) {
-            snprintf(c_theirs, sizeof c_theirs, "%.3f", theirs);
-            snprintf(m_theirs, sizeof m_theirs, "%.1f", tpeak / 1e6);
-            if (f > 0) snprintf(f_theirs, sizeof f_theirs, "%.1f", f / (theirs * 1e-3) / 1e12);
+        char c_ours[700], c_theirs[500], c_ratio[32] = "", f_ours[32] = "", f_theirs[32] = "", m_ours[32] = "", m_theirs[32] = "";
+        if (r->ours >= 0) {
+            snprintf(c_ours, sizeof c_ours, "%.3f", r->ours);
+            snprintf(m_ours, sizeof m_ours, "%.1f", r->peak / 1e6);
+            if (f > 0) snprintf(f_ours, sizeof f_ours, "%.1f", f / (r->ours * 1e-3) / 1e12);
+        } else snprintf(c_ours, sizeof c_ours, "%s: %s", s->bf16 ? "n/a" : "failed", cell(r->err));
+        if (r->theirs >= 0) {
+            snprintf(c_theirs, sizeof c_theirs, "%.3f", r->theirs);
+            snprintf(m_theirs, sizeof m_theirs, "%.1f", r->tpeak / 1e6);
+            if (f > 0) snprintf(f_theirs, sizeof f_theirs, "%.1f", f / (r->theirs * 1e-3) / 1e12);
         } else if (*why) snprintf(c_theirs, sizeof c_theirs, "(no torch)");
-        else snprintf(c_theirs, sizeof c_theirs, "failed: %s", cell(terr));
-        if (rc == 0 && have) {
-            double ratio = ours / theirs;
+        else snprintf(c_theirs, sizeof c_theirs, "failed: %s", cell(r->terr));
+        if (r->ours >= 0 && r->theirs > 0) {
+            double ratio = r->ours / r->theirs;
             snprintf(c_ratio, sizeof c_ratio, "%.2f", ratio);
             compared++;
             if (ratio <= 1.10) within++;
             else {
                 size_t n = strlen(over);
-                snprintf(over + n, sizeof over - n, "%s%s%s", n ? ", " : "", name, s->kind == MATMUL ? (s->tf32 ? " (TF32)" : " (f32)") : "");
+                snprintf(over + n, sizeof over - n, "%s%s%s", n ? ", " : "", r->name, s->kind == MATMUL ? (s->tf32 ? " (TF32)" : " (f32)") : "");
             }
         }
-        printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, s->tf32 ? "on" : "off", c_ours, c_theirs, c_ratio,
-               f_ours, f_theirs, m_ours, m_theirs);
-        fflush(stdout);
+        printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->name, s->kind == MATMUL ? (s->tf32 ? "on" : "off") : "default", c_ours,
+               c_theirs, c_ratio, f_ours, f_theirs, m_ours, m_theirs, r->paths[0] ? r->paths : "");
     }
-    free(ms);
     if (compared) printf("\nwithin 10 %% of PyTorch: %d of %d workloads%s%s\n", within, compared, *over ? "; over: " : "", over);
     if (failed) printf("\n%d workload(s) failed on our side (the error is in the row)\n", failed);
     return failed ? 1 : 0;

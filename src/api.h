@@ -3708,6 +3708,11 @@ TNDEF const tn_backend *tn_get_backend(tn_device device);   /* NULL if none */
    0-d CPU scalar where the unit takes one); a failed check is an error naming the op and
    the operand, where a real GPU would fault. tn_cuda_is_available() stays false. */
 TNDEF void tn_debug_cuda_stand_in(void);
+/* The stand-in with its device memory unreadable from the host outside backend calls
+   (PROT_NONE pages; without mmap the plain stand-in): host code that touches a CUDA
+   tensor's data, where a GPU would hand it garbage, faults at once. tn_debug_cuda_stand_in()
+   chooses it when TN_STAND_IN_UNREADABLE=1 is in the environment. */
+TNDEF void tn_debug_cuda_stand_in_unreadable(void);
 
 /* ---- the GPU unit: tensor_cuda.cu, linked and compiled in with TENSOR_CUDA ----
    Without the unit, or without a GPU or a recent enough driver, tn_cuda_is_available()
@@ -3727,12 +3732,19 @@ typedef struct tn_cuda_stats {
     /* transfers and waits (the stand-in counts the same): copies host -> device and device ->
        host, and host synchronisations (a synchronous copy either way, nonzero, synchronize) */
     int64_t num_h2d, num_d2h, num_syncs;
+    /* which path the library entries took: calls cuDNN ran, calls it declined (the header's
+       fallback ran: im2col + cuBLAS for convolution, the composites for pooling and batch
+       norm; max pooling's backward always), and heuristic algorithms that failed to run */
+    int64_t num_cudnn_conv, num_conv_fallbacks, num_cudnn_algo_retries;
+    int64_t num_cudnn_pool, num_pool_fallbacks, num_cudnn_batch_norm, num_batch_norm_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
-TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul/conv (default off) */
+TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul (default off: torch.backends.cuda.matmul.allow_tf32) */
 TNDEF bool tn_get_tf32(void);
+TNDEF void tn_set_cudnn_tf32(bool allow);           /* TF32 in cuDNN's float32 convolutions (default on: torch.backends.cudnn.allow_tf32) */
+TNDEF bool tn_get_cudnn_tf32(void);
 /* A CPU copy of t in page-locked (pinned) memory, from which tn_to_non_blocking copies
    asynchronously (on CPU-only builds an ordinary copy). */
 TNDEF tn_tensor *tn_pin_memory(tn_tensor *t);

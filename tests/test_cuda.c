@@ -31,10 +31,15 @@ TEST(unavailable_errors) {
     CHECK(s.allocated == 0 && s.reserved == 0 && s.num_allocs == 0);
     tn_cuda_empty_cache(); /* harmless */
     tn_cuda_reset_peak_memory_stats();
-    CHECK(!tn_get_tf32());
+    CHECK(!tn_get_tf32());   /* PyTorch's defaults: matmul TF32 off, cuDNN's on, two switches */
+    CHECK(tn_get_cudnn_tf32());
     tn_set_tf32(true);
-    CHECK(tn_get_tf32());
+    CHECK(tn_get_tf32() && tn_get_cudnn_tf32());
+    tn_set_cudnn_tf32(false);
+    CHECK(tn_get_tf32() && !tn_get_cudnn_tf32());
     tn_set_tf32(false);
+    tn_set_cudnn_tf32(true);
+    CHECK(s.num_cudnn_conv == 0 && s.num_conv_fallbacks == 0 && s.num_cudnn_algo_retries == 0);
     CHECK(tn_to(x, TN_CPU) == x); /* same device: the tensor itself */
     tn_scope_end();
     CHECK(tn_memory_stats_get().live_tensors == 0);
@@ -146,6 +151,31 @@ TEST(gpu_cudnn_conv) {
         }
 }
 
+/* The convolution's algorithm choice: every call counted as cuDNN or fallback, a float32
+   convolution with cuDNN's TF32 on within TF32's rounding and off within float32's, and
+   the second call of a shape served from the cache (no new heuristic failures). */
+TEST(gpu_cudnn_paths) {
+    const tn_backend *be = tn_get_backend(TN_CUDA);
+    if (!be->conv2d) { printf("gpu_cudnn_paths: the unit was built without cuDNN\n"); return; }
+    tn_scope_begin();
+    tn_tensor *x = RANDN(4, 16, 20, 20), *w = RANDN(32, 16, 3, 3);
+    tn_tensor *ref = tn_conv2d(x, w, NULL, .padding = 1), *xg = tn_to(x, TN_CUDA), *wg = tn_to(w, TN_CUDA);
+    for (int tf32 = 0; tf32 < 2; tf32++) {
+        tn_set_cudnn_tf32(tf32);
+        tn_cuda_stats s0 = tn_cuda_memory_stats();
+        SAME(tf32 ? "conv2d, cuDNN TF32 on" : "conv2d, cuDNN TF32 off", tn_conv2d(xg, wg, NULL, .padding = 1), ref, tf32 ? 2e-2 : 1e-4);
+        tn_cuda_stats s1 = tn_cuda_memory_stats();
+        CHECK_MSG(s1.num_cudnn_conv + s1.num_conv_fallbacks == s0.num_cudnn_conv + s0.num_conv_fallbacks + 1, "one call, one path");
+        CHECK_MSG(s1.num_cudnn_conv == s0.num_cudnn_conv + 1, "cuDNN declined a plain 3x3 convolution (%lld fallbacks, %lld failed algorithms)",
+                  (long long)s1.num_conv_fallbacks, (long long)s1.num_cudnn_algo_retries);
+        CHECK(tn_conv2d(xg, wg, NULL, .padding = 1) != NULL);
+        tn_cuda_stats s2 = tn_cuda_memory_stats();
+        CHECK(s2.num_cudnn_algo_retries == s1.num_cudnn_algo_retries && s2.num_cudnn_conv == s1.num_cudnn_conv + 1);
+    }
+    tn_set_cudnn_tf32(false);
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(shared_philox_draw);
     if (!tn_cuda_is_available()) {
@@ -153,7 +183,8 @@ int main(void) {
         printf("test_cuda: GPU tests skipped: %s\n", tn_cuda_unavailable_reason());
         return tn_test_report();
     }
-    tn_set_tf32(false);
+    tn_set_tf32(false);         /* float32 tolerances: TF32 off in cuBLAS and cuDNN alike */
+    tn_set_cudnn_tf32(false);
     RUN(gpu_ops_match_cpu);
     RUN(gpu_more_a_ops_match_cpu);
     RUN(gpu_random_matches_cpu);
@@ -162,8 +193,13 @@ int main(void) {
     RUN(gpu_transfers);
     RUN(gpu_allocator);
     RUN(gpu_cudnn_conv);
+    RUN(gpu_cudnn_paths);
     RUN(gpu_cnn_training_step);
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
+    tn_cuda_stats st = tn_cuda_memory_stats();
+    printf("test_cuda: cuDNN paths: conv %lld (fallbacks %lld, failed algorithms %lld), pooling %lld (declined %lld), batch norm %lld (declined %lld)\n",
+           (long long)st.num_cudnn_conv, (long long)st.num_conv_fallbacks, (long long)st.num_cudnn_algo_retries, (long long)st.num_cudnn_pool,
+           (long long)st.num_pool_fallbacks, (long long)st.num_cudnn_batch_norm, (long long)st.num_batch_norm_fallbacks);
     return tn_test_report();
 }

@@ -2,6 +2,7 @@
  *
  *   TEST(name) { CHECK(cond); CHECK_CLOSE(a, b, tol); CHECK_ERR(expr, "substring"); }
  *   int main(void) { RUN(name); ...; return tn_test_report(); }
+ *   TN_TEST_FILTER=name1,name2 ./build/test_x    runs only the tests whose names contain one
  *
  * Each failed check prints file:line and what failed; tn_test_report() prints
  * "N passed, N failed" as the last line and returns nonzero on failure. */
@@ -55,7 +56,23 @@ int __lsan_do_recoverable_leak_check(void);
     else TN_TEST_FAIL_("%s should fail with \"%s\", got %s \"%s\"", #expr, substr, ok_ ? "error" : "success,", tn_last_error()); } while (0)
 
 #define TEST(name) static void name(void)
-#define RUN(name) do { tn_test_current = #name; name(); } while (0)
+/* TN_TEST_FILTER=a,b in the environment: only the tests whose names contain a or b run (so
+   one case can be rerun, e.g. under compute-sanitizer); tn_test_selected(env, name) is the
+   same match for finer filters (cuda_cases.h's TN_CASE_FILTER). */
+#include <stdlib.h>
+static inline int tn_test_selected(const char *env, const char *name) {
+    const char *f = getenv(env);
+    if (!f || !*f) return 1;
+    while (*f) {
+        size_t n = strcspn(f, ",");
+        for (const char *p = name; n && *p; p++)
+            if (!strncmp(p, f, n)) return 1;
+        f += n;
+        if (*f) f++;
+    }
+    return 0;
+}
+#define RUN(name) do { if (tn_test_selected("TN_TEST_FILTER", #name)) { tn_test_current = #name; name(); } } while (0)
 
 /* RUN_ISOLATED(name, seconds): name runs in a forked child, so a crash, a sanitizer abort
    or a hang past `seconds` (SIGALRM) is one failed check instead of the end of the suite;
@@ -93,7 +110,7 @@ static inline void tn_test_run_isolated(const char *name, void (*fn)(void), unsi
               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     tn_test_current = saved;
 }
-#define RUN_ISOLATED(name, seconds) tn_test_run_isolated(#name, name, seconds)
+#define RUN_ISOLATED(name, seconds) do { if (tn_test_selected("TN_TEST_FILTER", #name)) tn_test_run_isolated(#name, name, seconds); } while (0)
 #else
 #define RUN_ISOLATED(name, seconds) RUN(name)
 #endif

@@ -122,9 +122,12 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }
 TNDEF void tn_cuda_empty_cache(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->empty_cache(); }
-static bool tn__tf32;
+/* PyTorch's two TF32 switches and their defaults: matmul off (since 1.12), cuDNN on */
+static bool tn__tf32, tn__cudnn_tf32 = true;
 TNDEF void tn_set_tf32(bool allow) { tn__tf32 = allow; }
 TNDEF bool tn_get_tf32(void) { return tn__tf32; }
+TNDEF void tn_set_cudnn_tf32(bool allow) { tn__cudnn_tf32 = allow; }
+TNDEF bool tn_get_cudnn_tf32(void) { return tn__cudnn_tf32; }
 
 static void tn__pinned_free(void *data, void *ctx) { ((const tn_cuda_unit *)ctx)->host_free(data); }
 TNDEF bool tn_is_pinned(const tn_tensor *t) { return t && t->storage && t->storage->deleter == tn__pinned_free; }

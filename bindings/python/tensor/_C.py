@@ -33,7 +33,11 @@ class tn_cuda_stats(ctypes.Structure):
     _fields_ = [("allocated", c_size_t), ("reserved", c_size_t), ("peak_allocated", c_size_t),
                 ("peak_reserved", c_size_t), ("num_allocs", c_int64), ("num_cache_hits", c_int64),
                 ("num_cuda_mallocs", c_int64), ("num_ooms", c_int64),
-                ("num_h2d", c_int64), ("num_d2h", c_int64), ("num_syncs", c_int64)]
+                ("num_h2d", c_int64), ("num_d2h", c_int64), ("num_syncs", c_int64),
+                # which path the cuDNN entries took (tn_cuda_stats' second part)
+                ("num_cudnn_conv", c_int64), ("num_conv_fallbacks", c_int64), ("num_cudnn_algo_retries", c_int64),
+                ("num_cudnn_pool", c_int64), ("num_pool_fallbacks", c_int64), ("num_cudnn_batch_norm", c_int64),
+                ("num_batch_norm_fallbacks", c_int64)]
 
 
 class tn_generator(ctypes.Structure):
@@ -510,10 +514,13 @@ tn_cuda_reset_peak_memory_stats v
 tn_cuda_empty_cache v
 tn_set_tf32 v b
 tn_get_tf32 b
+tn_set_cudnn_tf32 v b
+tn_get_cudnn_tf32 b
 tn_pin_memory T T
 tn_is_pinned b T
 tn_to_non_blocking T T D
 tn_debug_cuda_stand_in v
+tn_debug_cuda_stand_in_unreadable v
 """
 
 # Families with one signature each: the names are data, the signature is shared.

@@ -32,6 +32,7 @@ def _restore_globals():
     tn.set_default_dtype(tn.float32)
     tn.set_printoptions(profile="default")
     tn.backends.cuda.matmul.allow_tf32 = False
+    tn.backends.cudnn.allow_tf32 = True
     tn.set_default_device(None)
     torch = sys.modules.get("torch")
     if torch is not None and torch is not tn:
@@ -89,7 +90,7 @@ def test_backends_are_modules_with_torch_defaults(T):
     assert tn.backends.cuda.matmul.allow_tf32 is False is T.backends.cuda.matmul.allow_tf32
 
 
-def test_backends_settings_stick_and_tf32_is_wired():
+def test_backends_settings_stick_and_tf32_is_wired(T):
     cudnn = tn.backends.cudnn
     saved = (cudnn.benchmark, cudnn.deterministic, cudnn.enabled)
     try:
@@ -100,14 +101,19 @@ def test_backends_settings_stick_and_tf32_is_wired():
         assert (cudnn.benchmark, cudnn.deterministic, cudnn.enabled) == (True, True, False)
     finally:
         cudnn.benchmark, cudnn.deterministic, cudnn.enabled = saved
-    # one switch in the library: cudnn.allow_tf32 and cuda.matmul.allow_tf32 read and write it
-    cudnn.allow_tf32 = True
-    assert tn._C.lib.tn_get_tf32() and tn.backends.cuda.matmul.allow_tf32
+    # two switches, as PyTorch's: cudnn.allow_tf32 (default on) and cuda.matmul.allow_tf32 (off)
+    assert cudnn.allow_tf32 is True is T.backends.cudnn.allow_tf32
+    cudnn.allow_tf32 = False
+    assert not tn._C.lib.tn_get_cudnn_tf32() and tn.backends.cuda.matmul.allow_tf32 is False
+    tn.backends.cuda.matmul.allow_tf32 = True
+    assert tn._C.lib.tn_get_tf32() and cudnn.allow_tf32 is False
     tn.backends.cuda.matmul.allow_tf32 = False
-    assert not tn._C.lib.tn_get_tf32() and cudnn.allow_tf32 is False
     with cudnn.flags(allow_tf32=True):
-        assert tn._C.lib.tn_get_tf32()
-    assert not tn._C.lib.tn_get_tf32()
+        assert tn._C.lib.tn_get_cudnn_tf32() and not tn._C.lib.tn_get_tf32()
+    assert not tn._C.lib.tn_get_cudnn_tf32()
+    with cudnn.flags():                  # PyTorch's default: allow_tf32=True inside
+        assert cudnn.allow_tf32 is True
+    cudnn.allow_tf32 = True
     m = tn.backends.cuda.matmul
     m.allow_fp16_reduced_precision_reduction = False
     assert m.allow_fp16_reduced_precision_reduction is False

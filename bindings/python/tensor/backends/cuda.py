@@ -1,6 +1,6 @@
-"""torch.backends.cuda: ``matmul.allow_tf32`` is the library's TF32 switch (tn_set_tf32,
-off by default as in PyTorch since 1.12); it covers float32 convolutions too, so it is
-also what torch.backends.cudnn.allow_tf32 reads and writes."""
+"""torch.backends.cuda: ``matmul.allow_tf32`` is the library's matmul TF32 switch
+(tn_set_tf32: cuBLAS float32 GEMMs, off by default as in PyTorch since 1.12);
+torch.backends.cudnn.allow_tf32 is cuDNN's own (tn_set_cudnn_tf32, on by default)."""
 import builtins
 
 from .. import _C

@@ -1,9 +1,9 @@
-"""torch.backends.cudnn: the library has no cuDNN (its convolutions are its own kernels), so
-is_available() is False and version() None; enabled, benchmark, deterministic and
-benchmark_limit are settable attributes that change nothing. allow_tf32 is the library's
-one TF32 switch (tn_set_tf32, shared with torch.backends.cuda.matmul.allow_tf32), so it
-reads False until one of them enables it; PyTorch keeps two switches and starts this one
-at True."""
+"""torch.backends.cudnn: enabled, benchmark, deterministic and benchmark_limit are settable
+attributes that change nothing (the GPU unit always takes cuDNN's heuristics; TN_CUDNN=0 in
+the environment turns cuDNN off). allow_tf32 is the library's cuDNN TF32 switch
+(tn_set_cudnn_tf32: TF32 in float32 convolutions), on by default as in PyTorch and apart
+from torch.backends.cuda.matmul.allow_tf32 (tn_set_tf32, off by default). is_available()
+and version() stay False and None: the CPU library has no cuDNN."""
 import builtins
 import contextlib
 import sys
@@ -33,15 +33,12 @@ def is_acceptable(tensor):
 
 
 @contextlib.contextmanager
-def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=None):
-    """Set the flags for the block, restoring them after (torch.backends.cudnn.flags).
-    allow_tf32=None leaves the TF32 switch alone: it is matmul's too here (torch's default
-    True would turn TF32 matmuls on inside the block)."""
+def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):
+    """Set the flags for the block, restoring them after (torch.backends.cudnn.flags)."""
     mod = sys.modules[__name__]
     saved = (mod.enabled, mod.benchmark, mod.benchmark_limit, mod.deterministic, mod.allow_tf32)
     mod.enabled, mod.benchmark, mod.benchmark_limit, mod.deterministic = enabled, benchmark, benchmark_limit, deterministic
-    if allow_tf32 is not None:
-        mod.allow_tf32 = allow_tf32
+    mod.allow_tf32 = allow_tf32
     try:
         yield
     finally:
@@ -49,15 +46,15 @@ def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=Fals
 
 
 class _CudnnModule(types.ModuleType):
-    """This module's class: allow_tf32 is a property over the library's switch."""
+    """This module's class: allow_tf32 is a property over the library's cuDNN switch."""
 
     @property
     def allow_tf32(self):
-        return builtins.bool(lib.tn_get_tf32())
+        return builtins.bool(lib.tn_get_cudnn_tf32())
 
     @allow_tf32.setter
     def allow_tf32(self, v):
-        lib.tn_set_tf32(builtins.bool(v))
+        lib.tn_set_cudnn_tf32(builtins.bool(v))
 
 
 sys.modules[__name__].__class__ = _CudnnModule
