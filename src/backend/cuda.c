@@ -101,7 +101,7 @@ TNDEF int tn_cuda_current_device(void) { const tn_cuda_unit *u = tn__cuda_unit()
 /* Wait for the device: the unit's synchronize, or (the stand-in, whose kernels are done
    when they return) one counted synchronisation. */
 static int tn__cuda_sync_now(const char *fn) {
-    if (tn__backends[TN_CUDA] == &tn__stand_in_backend) { TN__ATOMIC_ADD(&tn__si_syncs, 1); return 0; }
+    if (tn__stand_in_registered()) { TN__ATOMIC_ADD(&tn__si_syncs, 1); return 0; }
     const tn_cuda_unit *u = tn__cuda_ready(fn);
     return u ? u->synchronize() : -1;
 }
@@ -113,7 +113,7 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     tn_cuda_stats s;
     if (u && u->backend) return u->memory_stats();
     memset(&s, 0, sizeof s);
-    if (tn__backends[TN_CUDA] == &tn__stand_in_backend) {   /* the stand-in's counters */
+    if (tn__stand_in_registered()) {   /* the stand-in's counters */
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);

@@ -328,6 +328,14 @@ TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA
 #else
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_backend); }   /* no mmap: the plain stand-in */
 #endif
+/* whether a stand-in (either mode) serves TN_CUDA: then it counts transfers and syncs */
+static bool tn__stand_in_registered(void) {
+    const tn_backend *b = tn__backends[TN_CUDA];
+#ifdef TN__HAVE_MMAP
+    if (b == &tn__stand_in_unreadable_backend) return true;
+#endif
+    return b == &tn__stand_in_backend;
+}
 TNDEF void tn_debug_cuda_stand_in(void) {
     const char *e = getenv("TN_STAND_IN_UNREADABLE");
     if (e && *e && strcmp(e, "0")) tn_debug_cuda_stand_in_unreadable();
