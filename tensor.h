@@ -14448,8 +14448,9 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
     memcpy(qs, A->shape, sizeof qs);
     memcpy(rs, A->shape, sizeof rs);
     if (mode == 3) rs[nd - 2] = k;
-    else { qs[nd - 1] = mode == 2 ? 0 : qc; qs[nd - 2] = mode == 2 ? 0 : m; rs[nd - 2] = rr; }
-    tn_tensor *q = tn__own(tn__new(TN_F64, TN_CPU, qs, nd)), *r = tn__own(tn__new(TN_F64, TN_CPU, rs, mode == 3 ? nd - 1 : nd));
+    else { qs[nd - 1] = qc; rs[nd - 2] = rr; }
+    if (mode == 2) qs[0] = 0;   /* no Q: torch's is shape [0] */
+    tn_tensor *q = tn__own(tn__new(TN_F64, TN_CPU, qs, mode == 2 ? 1 : nd)), *r = tn__own(tn__new(TN_F64, TN_CPU, rs, mode == 3 ? nd - 1 : nd));
     double *h = (double *)TN_MALLOC((size_t)(m * n + k + (mode < 2 ? qc * m : 0) + 1) * sizeof(double));
     if (!q || !r || !h) { TN_FREE(h); if (q && r) tn__error("tn_linalg_qr: out of memory"); return -1; }
     double *tau = h + m * n, *qt = tau + k;
