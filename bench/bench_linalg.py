@@ -1,6 +1,6 @@
 """torch.linalg beside PyTorch in one run (issue 26, item 3): batched solve
-(torch.linalg.solve(A [64, 64, 64], B [64, 64, 1])), inv and det of the same batch, and svd of
-512 x 512 once the package has it. One thread each (tensor's and torch's).
+(torch.linalg.solve(A [64, 64, 64], B [64, 64, 1])), inv and det of the same batch, and qr,
+eigh, eigvalsh, svd and svdvals of 512 x 512. One thread each (tensor's and torch's).
 
     make lib/libtensor.so && python3 bench/bench_linalg.py [reps]
 
@@ -37,12 +37,16 @@ cases = [("solve 64 x 64x64 float64", lambda: tn.linalg.solve(a, b), lambda: tor
          ("solve 64 x 64x64 float32", lambda: tn.linalg.solve(a.float(), b.float()), lambda: torch.linalg.solve(A.float(), B.float())),
          ("inv 64 x 64x64 float64", lambda: tn.linalg.inv(a), lambda: torch.linalg.inv(A)),
          ("det 64 x 64x64 float64", lambda: tn.linalg.det(a), lambda: torch.linalg.det(A))]
-if hasattr(tn.linalg, "svd"):
-    S = torch.randn(512, 512, dtype=torch.float32)
-    s = tn.from_numpy(S.numpy())
-    cases.append(("svd 512x512 float32", lambda: tn.linalg.svd(s), lambda: torch.linalg.svd(S)))
-else:
-    print("svd 512x512: not in the package yet")
+# the decompositions (src/ops/linalg_decomp.c), 512 x 512
+S = torch.randn(512, 512, dtype=torch.float64)
+Sym = S + S.mT
+s, sym = tn.from_numpy(S.numpy()), tn.from_numpy(Sym.numpy())
+cases += [("qr 512x512 float64", lambda: tn.linalg.qr(s), lambda: torch.linalg.qr(S)),
+          ("eigh 512x512 float64", lambda: tn.linalg.eigh(sym), lambda: torch.linalg.eigh(Sym)),
+          ("eigvalsh 512x512 float64", lambda: tn.linalg.eigvalsh(sym), lambda: torch.linalg.eigvalsh(Sym)),
+          ("svd 512x512 float64", lambda: tn.linalg.svd(s), lambda: torch.linalg.svd(S)),
+          ("svd 512x512 float32", lambda: tn.linalg.svd(s.float()), lambda: torch.linalg.svd(S.float())),
+          ("svdvals 512x512 float64", lambda: tn.linalg.svdvals(s), lambda: torch.linalg.svdvals(S))]
 for name, ours, theirs in cases:
     t_ours, t_torch = median_ms(ours), median_ms(theirs)
     print(f"{name}: tensor {t_ours:.3f} ms torch {t_torch:.3f} ms ratio {t_ours / t_torch:.2f}")

@@ -124,9 +124,10 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
 }
 
 /* ---- symmetric eigen: tred2 + tql2 ---- */
-/* v [n, n] row-major holds a symmetric matrix: on return its columns are the eigenvectors and
-   d the eigenvalues, ascending; e is scratch [n]. Returns 0, or -1 when QL did not converge. */
-static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_t n) {
+/* v [n, n] row-major holds a symmetric matrix: on return its columns are the eigenvectors
+   (with `vectors`) and d the eigenvalues, ascending; e [n] and wt [n, n] are scratch. Returns
+   0, or -1 when QL did not converge. */
+static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_t n, bool vectors) {
 #define V_(i, j) v[(i) * n + (j)]
     if (n == 0) return 0;
     for (int64_t j = 0; j < n; j++) d[j] = V_(n - 1, j);
@@ -165,6 +166,11 @@ static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_
         }
         d[i] = h;
     }
+    if (!vectors) {   /* the tridiagonal's diagonal is on v's (see the accumulation below) */
+        for (int64_t j = 0; j < n; j++) d[j] = V_(j, j);
+        e[0] = 0;
+        goto ql;
+    }
     for (int64_t i = 0; i < n - 1; i++) {   /* accumulate the transformations */
         V_(n - 1, i) = V_(i, i);
         V_(i, i) = 1;
@@ -185,6 +191,7 @@ static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_
     /* implicit QL on the tridiagonal (d, e), rotating the rows of wt = V^T (contiguous) */
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) wt[j * n + i] = V_(i, j);
+ql:
     for (int64_t i = 1; i < n; i++) e[i - 1] = e[i];
     e[n - 1] = 0;
     double f = 0, tst1 = 0;
@@ -220,8 +227,10 @@ static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_
                     c = p / r;
                     p = c * d[i] - s * g;
                     d[i + 1] = h + s * (c * g + s * d[i]);
-                    double *wi = wt + i * n, *wj = wi + n;
-                    for (int64_t k = 0; k < n; k++) { h = wj[k]; wj[k] = s * wi[k] + c * h; wi[k] = c * wi[k] - s * h; }
+                    if (vectors) {
+                        double *wi = wt + i * n, *wj = wi + n;
+                        for (int64_t k = 0; k < n; k++) { h = wj[k]; wj[k] = s * wi[k] + c * h; wi[k] = c * wi[k] - s * h; }
+                    }
                 }
                 p = -s * s2 * c3 * el1 * e[l] / dl1;
                 e[l] = s * p;
@@ -239,10 +248,12 @@ static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_
         if (k != i) {
             d[k] = d[i];
             d[i] = p;
-            for (int64_t j = 0; j < n; j++) { double t = wt[i * n + j]; wt[i * n + j] = wt[k * n + j]; wt[k * n + j] = t; }
+            if (vectors)
+                for (int64_t j = 0; j < n; j++) { double t = wt[i * n + j]; wt[i * n + j] = wt[k * n + j]; wt[k * n + j] = t; }
         }
     }
-    for (int64_t i = 0; i < n; i++)
+    if (vectors)
+        for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) V_(i, j) = wt[j * n + i];
 #undef V_
     return status;
@@ -266,7 +277,7 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
                 if (upper) ab[i * n + j] = ab[j * n + i];
                 else ab[j * n + i] = ab[i * n + j];
             }
-        if (tn__la_tred2_tql2(ab, lv + b * n, e, s, n)) bad = 1;
+        if (tn__la_tred2_tql2(ab, lv + b * n, e, s, n, vectors)) bad = 1;
     }
     TN_FREE(s);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues", fn);
@@ -280,25 +291,36 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
    NULL) takes the same rotations. Returns 0, or -1 when the sweeps did not converge. */
 static int tn__la_jacobi(double *x, int64_t p, int64_t q, double *y) {
     const double tol = DBL_EPSILON * 2;
+    double *nrm = (double *)TN_MALLOC((size_t)(q + 1) * sizeof(double));
+    if (!nrm) return -2;
+    int status = -1;
     for (int sweep = 0; sweep < 80; sweep++) {
         int64_t rot = 0;
+        /* the squared norms, exact at each sweep's start and updated by the rotations
+           (a' = a - t c, b' = b + t c): one dot product per pair */
+        for (int64_t i = 0; i < q; i++) nrm[i] = tn__la_dot(x + i * p, x + i * p, p);
         for (int64_t i = 0; i < q - 1; i++)
             for (int64_t j = i + 1; j < q; j++) {
-                double *xi = x + i * p, *xj = x + j * p, a = 0, b = 0, c = 0;
-                for (int64_t r = 0; r < p; r++) { a += xi[r] * xi[r]; b += xj[r] * xj[r]; c += xi[r] * xj[r]; }
+                double *xi = x + i * p, *xj = x + j * p;
+                const double a = nrm[i], b = nrm[j];
+                if (a == 0 || b == 0) continue;
+                const double c = tn__la_dot(xi, xj, p);
                 if (!(fabs(c) > tol * sqrt(a) * sqrt(b))) continue;
                 rot++;
                 const double zeta = (b - a) / (2 * c), t = copysign(1, zeta) / (fabs(zeta) + hypot(1, zeta));
                 const double cs = 1 / sqrt(1 + t * t), sn = cs * t;
                 for (int64_t r = 0; r < p; r++) { double u = xi[r], v = xj[r]; xi[r] = cs * u - sn * v; xj[r] = sn * u + cs * v; }
+                nrm[i] = fmax(a - t * c, 0);
+                nrm[j] = b + t * c;
                 if (y) {
                     double *yi = y + i * q, *yj = y + j * q;
                     for (int64_t r = 0; r < q; r++) { double u = yi[r], v = yj[r]; yi[r] = cs * u - sn * v; yj[r] = sn * u + cs * v; }
                 }
             }
-        if (!rot) return 0;
+        if (!rot) { status = 0; break; }
     }
-    return -1;
+    TN_FREE(nrm);
+    return status;
 }
 /* Rows from..to-1 of x [*, p] made unit vectors orthogonal to rows 0..to-1 (those before
    `from` orthonormal already; rows flagged in `fill` are replaced): Gram-Schmidt, twice,
@@ -354,7 +376,8 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
         if (tall) { for (int64_t i = 0; i < m; i++) for (int64_t j = 0; j < n; j++) x[j * m + i] = ab[i * n + j]; }
         else memcpy(x, ab, (size_t)(m * n) * sizeof(double));
         if (uv) { memset(y, 0, (size_t)(k * k) * sizeof(double)); for (int64_t i = 0; i < k; i++) y[i * k + i] = 1; }
-        if (tn__la_jacobi(x, p, k, uv ? y : NULL)) { bad = 1; break; }
+        const int js = tn__la_jacobi(x, p, k, uv ? y : NULL);
+        if (js) { bad = js == -2 ? 2 : 1; break; }
         for (int64_t i = 0; i < k; i++) { nr[i] = tn__la_nrm2(x + i * p, p, 1); ord[i] = i; }
         for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
             int64_t o = ord[i], j = i;
