@@ -14487,7 +14487,9 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
    (with `vectors`) and d the eigenvalues, ascending; e [n] and wt [n, n] are scratch. Returns
    0, or -1 when QL did not converge. */
 static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_t n, bool vectors) {
-#define V_(i, j) v[(i) * n + (j)]
+    /* v read column-major (A is symmetric: the same matrix), so that tred2's loops over k
+       in V(k, j) run along memory */
+#define V_(i, j) v[(j) * n + (i)]
     if (n == 0) return 0;
     for (int64_t j = 0; j < n; j++) d[j] = V_(n - 1, j);
     for (int64_t i = n - 1; i > 0; i--) {   /* Householder reduction to tridiagonal form */
@@ -14548,8 +14550,7 @@ static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_
     V_(n - 1, n - 1) = 1;
     e[0] = 0;
     /* implicit QL on the tridiagonal (d, e), rotating the rows of wt = V^T (contiguous) */
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++) wt[j * n + i] = V_(i, j);
+    memcpy(wt, v, (size_t)(n * n) * sizeof(double));   /* wt = V^T row-major: V's column-major storage */
 ql:
     for (int64_t i = 1; i < n; i++) e[i - 1] = e[i];
     e[n - 1] = 0;
@@ -14611,9 +14612,9 @@ ql:
                 for (int64_t j = 0; j < n; j++) { double t = wt[i * n + j]; wt[i * n + j] = wt[k * n + j]; wt[k * n + j] = t; }
         }
     }
-    if (vectors)
+    if (vectors)   /* row-major V: V[i][j] = wt[j][i] */
         for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++) V_(i, j) = wt[j * n + i];
+            for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
 #undef V_
     return status;
 }
@@ -15213,7 +15214,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
             int64_t dr = -2;
             tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1, false);
             tn_no_grad_end();
-            *res = tn_keep(vec ? tn_squeeze_dim(r, -1) : r);
+            *res = tn_keep(r);   /* [..., 1] for vectors too, as torch */
         } else *res = tn_keep(empty);
         if (!*rank || !*sv || !*res) X = NULL;
     } else X = NULL;

@@ -1304,7 +1304,7 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     pinv(A, rcond, hermitian=False) (rcond is rtol)."""
     if rcond is not None:
         if atol is not None or rtol is not None:
-            raise RuntimeError("linalg.pinv: rcond cannot be given with atol or rtol")
+            raise TypeError("linalg_pinv() received an invalid combination of arguments: rcond cannot be given with atol or rtol")
         rtol = rcond
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):   # per-matrix tolerances: a composite over svd / eigh
         _tp(A, "linalg.pinv", "A")
@@ -1329,7 +1329,7 @@ def linalg_matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     matrix_rank(A, tol=None, hermitian=False) (tol is atol, with rtol 0)."""
     if tol is not None:
         if atol is not None or rtol is not None:
-            raise RuntimeError("linalg.matrix_rank: tol cannot be given with atol or rtol")
+            raise TypeError("linalg_matrix_rank() received an invalid combination of arguments: tol cannot be given with atol or rtol")
         atol, rtol = tol, 0.0
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):   # per-matrix tolerances
         _tp(A, "linalg.matrix_rank", "A")

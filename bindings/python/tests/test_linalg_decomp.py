@@ -158,6 +158,11 @@ def test_values_against_torch():
     for driver in (None, "gels", "gelsy", "gelsd", "gelss"):
         got, ref = tn.linalg.lstsq(H.to_tn(A), H.to_tn(B), driver=driver), torch.linalg.lstsq(A, B, driver=driver)
         H.assert_close(tuple(got), tuple(ref), f"lstsq driver={driver}", 1e-10, 1e-10)
+    # B as a batch of vectors (B.ndim == A.ndim - 1): residuals keep their [..., 1]
+    v = torch.randn(2, 6, dtype=torch.float64)
+    for driver in (None, "gelsd"):
+        got, ref = tn.linalg.lstsq(H.to_tn(A), H.to_tn(v), driver=driver), torch.linalg.lstsq(A, v, driver=driver)
+        H.assert_close(tuple(got), tuple(ref), f"lstsq vectors driver={driver}", 1e-10, 1e-10)
     # cond's ords
     C = torch.randn(3, 4, 4, dtype=torch.float64)
     for p in (None, 2, -2, 1, -1, float("inf"), float("-inf"), "fro", "nuc"):
