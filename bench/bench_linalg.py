@@ -1,8 +1,8 @@
 """torch.linalg beside PyTorch in one run (issue 26, item 3): batched solve
 (torch.linalg.solve(A [64, 64, 64], B [64, 64, 1])), inv and det of the same batch,
 solve_triangular (the batch, and one 1024 x 1024 system with 256 right-hand sides: the blocked
-path over the GEMM), matrix_exp (the batch, and one 256 x 256), and svd of 512 x 512 once the
-package has it. One thread each (tensor's and torch's).
+path over the GEMM), matrix_exp (the batch, and one 256 x 256), and qr, eigh, eigvalsh, svd
+and svdvals of 512 x 512. One thread each (tensor's and torch's).
 
     make lib/libtensor.so && python3 bench/bench_linalg.py [reps]
 
@@ -50,12 +50,16 @@ cases += [("solve_triangular 64 x 64x64 float64", lambda: tn.linalg.solve_triang
            lambda: torch.linalg.solve_triangular(U, UB, upper=True)),
           ("matrix_exp 64 x 64x64 float64", lambda: tn.linalg.matrix_exp(a), lambda: torch.linalg.matrix_exp(A)),
           ("matrix_exp 256x256 float64", lambda: tn.linalg.matrix_exp(te), lambda: torch.linalg.matrix_exp(E))]
-if hasattr(tn.linalg, "svd"):
-    S = torch.randn(512, 512, dtype=torch.float32)
-    s = tn.from_numpy(S.numpy())
-    cases.append(("svd 512x512 float32", lambda: tn.linalg.svd(s), lambda: torch.linalg.svd(S)))
-else:
-    print("svd 512x512: not in the package yet")
+# the decompositions (src/ops/linalg_decomp.c), 512 x 512
+S = torch.randn(512, 512, dtype=torch.float64)
+Sym = S + S.mT
+s, sym = tn.from_numpy(S.numpy()), tn.from_numpy(Sym.numpy())
+cases += [("qr 512x512 float64", lambda: tn.linalg.qr(s), lambda: torch.linalg.qr(S)),
+          ("eigh 512x512 float64", lambda: tn.linalg.eigh(sym), lambda: torch.linalg.eigh(Sym)),
+          ("eigvalsh 512x512 float64", lambda: tn.linalg.eigvalsh(sym), lambda: torch.linalg.eigvalsh(Sym)),
+          ("svd 512x512 float64", lambda: tn.linalg.svd(s), lambda: torch.linalg.svd(S)),
+          ("svd 512x512 float32", lambda: tn.linalg.svd(s.float()), lambda: torch.linalg.svd(S.float())),
+          ("svdvals 512x512 float64", lambda: tn.linalg.svdvals(s), lambda: torch.linalg.svdvals(S))]
 for name, ours, theirs in cases:
     t_ours, t_torch = median_ms(ours), median_ms(theirs)
     print(f"{name}: tensor {t_ours:.3f} ms torch {t_torch:.3f} ms ratio {t_ours / t_torch:.2f}")

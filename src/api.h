@@ -1787,6 +1787,74 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
 TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots);
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info);
 TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
+/* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
+   over leading dims, differentiable with PyTorch's formulas. Several results: the first is
+   returned, the others come back through pointers (required). */
+/* linalg.qr: returns Q, *R. .mode: 0 'reduced' (Q [..., m, k], R [..., k, n]), 1 'complete'
+   (Q [..., m, m], R [..., m, n]), 2 'r' (Q empty, R reduced). */
+#define TN_FIELDS_tn_linalg_qr_fn_opts(X) \
+    X(E, mode, 0, "reduced|complete|r")
+TN__KW_STRUCT(tn_linalg_qr_fn_opts);
+TNDEF tn_tensor *tn_linalg_qr_opts(tn_tensor *A, tn_tensor **R, tn_linalg_qr_fn_opts opts);
+#define tn_linalg_qr(A, ...) tn_linalg_qr_opts(A, TN__POS_KW(tn_linalg_qr_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_qr_str(tn_tensor *A, tn_tensor **R, const char *options);
+TNDEF tn_tensor *tn_qr(tn_tensor *A, bool some, tn_tensor **R);    /* torch.qr: some = reduced, else complete */
+TNDEF tn_tensor *tn_geqrf(tn_tensor *A, tn_tensor **tau);          /* torch.geqrf: LAPACK's packed QR [..., m, n] and tau [..., k] */
+/* linalg.eigh of the symmetric matrices whose lower (.UPLO "L") or upper ("U") triangle A
+   holds: returns the eigenvalues [..., n] ascending, *eigenvectors [..., n, n] (columns). */
+#define TN_FIELDS_tn_linalg_eigh_fn_opts(X) \
+    X(S, UPLO, "L", "")
+TN__KW_STRUCT(tn_linalg_eigh_fn_opts);
+TNDEF tn_tensor *tn_linalg_eigh_opts(tn_tensor *A, tn_tensor **eigenvectors, tn_linalg_eigh_fn_opts opts);
+#define tn_linalg_eigh(A, ...) tn_linalg_eigh_opts(A, TN__POS_KW(tn_linalg_eigh_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_eigh_str(tn_tensor *A, tn_tensor **eigenvectors, const char *options);
+TNDEF tn_tensor *tn_linalg_eigvalsh_opts(tn_tensor *A, tn_linalg_eigh_fn_opts opts);  /* eigh's eigenvalues alone */
+#define tn_linalg_eigvalsh(...) tn_linalg_eigvalsh_opts(TN__POS_KW(tn_linalg_eigh_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_eigvalsh_str(tn_tensor *A, const char *options);
+/* linalg.svd: returns U, *S [..., k] descending, *Vh; .full_matrices (default true): U
+   [..., m, m], Vh [..., n, n], else [..., m, k], [..., k, n]. */
+#define TN_FIELDS_tn_linalg_svd_fn_opts(X) \
+    X(B, full_matrices, true, "")
+TN__KW_STRUCT(tn_linalg_svd_fn_opts);
+TNDEF tn_tensor *tn_linalg_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **Vh, tn_linalg_svd_fn_opts opts);
+#define tn_linalg_svd(A, S, ...) tn_linalg_svd_opts(A, S, TN__POS_KW(tn_linalg_svd_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **Vh, const char *options);
+TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A);                  /* the singular values [..., k], descending */
+/* torch.svd: returns U, *S, *V (not Vh); compute_uv false: U, V zeros [..., m, m], [..., n, n]. */
+TNDEF tn_tensor *tn_svd(tn_tensor *A, bool some, bool compute_uv, tn_tensor **S, tn_tensor **V);
+/* linalg.pinv and matrix_rank: singular values above max(.atol, .rtol * largest) count; NAN is
+   None (atol None: 0; rtol None: eps * max(m, n), or 0 when atol > 0). .hermitian: through eigh. */
+#define TN_FIELDS_tn_linalg_pinv_fn_opts(X) \
+    X(D, atol,      NAN,   "") \
+    X(D, rtol,      NAN,   "") \
+    X(B, hermitian, false, "")
+TN__KW_STRUCT(tn_linalg_pinv_fn_opts);
+TNDEF tn_tensor *tn_linalg_pinv_opts(tn_tensor *A, tn_linalg_pinv_fn_opts opts);
+#define tn_linalg_pinv(...) tn_linalg_pinv_opts(TN__POS_KW(tn_linalg_pinv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_pinv_str(tn_tensor *A, const char *options);
+TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond);          /* torch.pinverse (rcond 1e-15): pinv with rtol = rcond */
+#define TN_FIELDS_tn_linalg_matrix_rank_fn_opts(X) \
+    X(D, atol,      NAN,   "") \
+    X(D, rtol,      NAN,   "") \
+    X(B, hermitian, false, "")
+TN__KW_STRUCT(tn_linalg_matrix_rank_fn_opts);
+TNDEF tn_tensor *tn_linalg_matrix_rank_opts(tn_tensor *A, tn_linalg_matrix_rank_fn_opts opts); /* int64 [...] */
+#define tn_linalg_matrix_rank(...) tn_linalg_matrix_rank_opts(TN__POS_KW(tn_linalg_matrix_rank_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_matrix_rank_str(tn_tensor *A, const char *options);
+/* linalg.lstsq: returns the solution of min |A X - B| (B [..., m, k], or [..., m] vectors; batch
+   dims broadcast), the minimum-norm one for rank-deficient A; *residuals, *rank (int64),
+   *singular_values as .driver ("gels", "gelsy" (NULL: the CPU default), "gelsd", "gelss")
+   reports them (empty tensors where it does not). .rcond: NAN is eps * max(m, n). */
+#define TN_FIELDS_tn_linalg_lstsq_fn_opts(X) \
+    X(D, rcond,  NAN,  "") \
+    X(S, driver, NULL, "")
+TN__KW_STRUCT(tn_linalg_lstsq_fn_opts);
+TNDEF tn_tensor *tn_linalg_lstsq_opts(tn_tensor *A, tn_tensor *B, tn_tensor **residuals, tn_tensor **rank, tn_tensor **singular_values, tn_linalg_lstsq_fn_opts opts);
+#define tn_linalg_lstsq(A, B, residuals, rank, ...) tn_linalg_lstsq_opts(A, B, residuals, rank, TN__POS_KW(tn_linalg_lstsq_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_lstsq_str(tn_tensor *A, tn_tensor *B, tn_tensor **residuals, tn_tensor **rank, tn_tensor **singular_values, const char *options);
+/* linalg.cond: p NULL (None) or "2", "-2" (singular values), "fro", "nuc", "inf", "-inf", "1",
+   "-1" (norm(A) norm(A^{-1}), square A; inf for a singular one). */
+TNDEF tn_tensor *tn_linalg_cond(tn_tensor *A, const char *p);
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */

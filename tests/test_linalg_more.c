@@ -152,7 +152,11 @@ TEST(norms) {
     CHECK(mk && tn_ndim(mk) == 3 && tn_size(mk, 1) == 1 && tn_size(mk, 2) == 1 && tn_item(tn_max(mk)) == 15);
     CHECK(tn_item(tn_linalg_matrix_norm(A, .ord = "1", .dim = TN_INTS(1, 0))) == 15);   /* dims swapped: the transpose's */
     CHECK(tn_item(tn_linalg_matrix_norm_str(A, "ord=inf")) == 15);
-    CHECK_ERR(tn_linalg_matrix_norm(A, .ord = "nuc"), "needs SVD");
+    tn_tensor *Dg = tn_diag(tn_from_data((double[]){3, -4}, TN_SHAPE(2), TN_F64));   /* singular values 4, 3 */
+    CHECK(fabs(tn_item(tn_linalg_matrix_norm(Dg, .ord = "nuc")) - 7) < 1e-12 && fabs(tn_item(tn_linalg_matrix_norm(Dg, .ord = "2")) - 4) < 1e-12);
+    CHECK(fabs(tn_item(tn_linalg_matrix_norm(Dg, .ord = "-2")) - 3) < 1e-12);
+    tn_tensor *nk = tn_linalg_matrix_norm(tn_expand(A, TN_SHAPE(4, 2, 3)), .ord = "nuc", .dim = TN_INTS(2, 0), .keepdim = true);
+    CHECK(nk && tn_ndim(nk) == 3 && tn_size(nk, 0) == 1 && tn_size(nk, 1) == 2 && tn_size(nk, 2) == 1);
     CHECK_ERR(tn_linalg_matrix_norm(A, .ord = "3"), "Order 3 not supported");
     CHECK_ERR(tn_linalg_matrix_norm(tn_ones(TN_SHAPE(3), TN_F64)), "at least 2 dimensions");
     CHECK_ERR(tn_linalg_matrix_norm(A, .dim = TN_INTS(1, -1)), "dims must be different");

@@ -474,6 +474,24 @@ static const tn__kwkey tn__kw_matrix_norm[] = {TN_FIELDS_tn_matrix_norm_fn_opts(
 #define TN__KW_T tn_linalg_norm_fn_opts
 static const tn__kwkey tn__kw_linalg_norm[] = {TN_FIELDS_tn_linalg_norm_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_linalg_qr_fn_opts
+static const tn__kwkey tn__kw_linalg_qr[] = {TN_FIELDS_tn_linalg_qr_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linalg_eigh_fn_opts
+static const tn__kwkey tn__kw_linalg_eigh[] = {TN_FIELDS_tn_linalg_eigh_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linalg_svd_fn_opts
+static const tn__kwkey tn__kw_linalg_svd[] = {TN_FIELDS_tn_linalg_svd_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linalg_pinv_fn_opts
+static const tn__kwkey tn__kw_linalg_pinv[] = {TN_FIELDS_tn_linalg_pinv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linalg_matrix_rank_fn_opts
+static const tn__kwkey tn__kw_linalg_matrix_rank[] = {TN_FIELDS_tn_linalg_matrix_rank_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linalg_lstsq_fn_opts
+static const tn__kwkey tn__kw_linalg_lstsq[] = {TN_FIELDS_tn_linalg_lstsq_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_repeat_interleave_fn_opts
 static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interleave_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

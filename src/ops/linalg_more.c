@@ -519,10 +519,19 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
     if (word == 1) {
         const int64_t dd[2] = {d0, d1};
         r = tn_norm_dims(xc, 2, dd, 2, keepdim);
-    } else if (word == 2 || fabs(num) == 2)
-        /* the nuclear and spectral norms are sums and extremes of the singular values */
-        tn__error("%s: ord=%s needs SVD (the singular values, tn_linalg_svdvals), which this build does not have yet", fn, ord);
-    else {   /* 1, -1: the extreme column sum; inf, -inf: the extreme row sum */
+    } else if (word == 2 || fabs(num) == 2) {
+        /* the nuclear and spectral norms: the sum and the extremes of the singular values of
+           the matrices over (d0, d1), moved last */
+        int64_t perm[TN_MAX_DIMS];
+        int k = 0;
+        for (int i = 0; i < A->ndim; i++) if (i != d0 && i != d1) perm[k++] = i;
+        perm[k++] = d0;
+        perm[k++] = d1;
+        const int64_t last[1] = {-1};
+        tn_tensor *sv = tn_linalg_svdvals(tn_permute(xc, perm, k));
+        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1, false) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
+        if (r && keepdim) r = tn_unsqueeze(tn_unsqueeze(r, d0 < d1 ? d0 : d1), d0 < d1 ? d1 : d0);
+    } else {   /* 1, -1: the extreme column sum; inf, -inf: the extreme row sum */
         int s0 = d0, s1 = d1;
         if (isinf(num)) { s0 = d1; s1 = d0; }
         if (!keepdim && s0 < s1) s1--;

@@ -446,6 +446,19 @@ tn_linalg_tensorsolve T T T L i
 tn_linalg_ldl_factor T T A
 tn_linalg_ldl_factor_ex T T b A A
 tn_linalg_ldl_solve T T T T
+tn_linalg_qr_str T T A s
+tn_qr T T b A
+tn_geqrf T T A
+tn_linalg_eigh_str T T A s
+tn_linalg_eigvalsh_str T T s
+tn_linalg_svd_str T T A A s
+tn_linalg_svdvals T T
+tn_svd T T b b A A
+tn_linalg_pinv_str T T s
+tn_pinverse T T d
+tn_linalg_matrix_rank_str T T s
+tn_linalg_lstsq_str T T T A A A s
+tn_linalg_cond T T s
 tn_einsum T s A i
 tn_cdist_str T T T s
 tn_pdist_str T T s

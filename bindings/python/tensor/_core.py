@@ -448,6 +448,13 @@ class return_types:
     linalg_inv_ex = _return_type("linalg_inv_ex", ("inverse", "info"))
     linalg_solve_ex = _return_type("linalg_solve_ex", ("result", "info"))
     linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ("L", "info"))
+    linalg_qr = _return_type("linalg_qr", ("Q", "R"))
+    qr = _return_type("qr", ("Q", "R"))
+    geqrf = _return_type("geqrf", ("a", "tau"))
+    linalg_eigh = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+    linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
+    svd = _return_type("svd", ("U", "S", "V"))
+    linalg_lstsq = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 
 # --------------------------------------------------------------------------- helpers

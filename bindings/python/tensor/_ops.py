@@ -1210,6 +1210,154 @@ def cholesky(A, upper=False):
     return _wrap(lib.tn_linalg_cholesky(_tp(A, "cholesky"), bool(upper)))
 
 
+# ---- torch.linalg's decompositions (src/ops/linalg_decomp.c); tensor.linalg wraps them ----
+def linalg_qr(A, mode="reduced"):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")
+    R = c_void_p()
+    Q = _wrap(lib.tn_linalg_qr_str(_tp(A, "linalg.qr", "A"), byref(R), _kw_text(mode=mode)))
+    return return_types.linalg_qr(Q, _wrap(R.value))
+
+
+@_method("qr")
+def qr(A, some=True):
+    """torch.qr (deprecated in PyTorch for linalg.qr): some=True is mode='reduced', else 'complete'."""
+    R = c_void_p()
+    Q = _wrap(lib.tn_qr(_tp(A, "qr"), bool(some), byref(R)))
+    return return_types.qr(Q, _wrap(R.value))
+
+
+@_method("geqrf")
+def geqrf(A):
+    tau = c_void_p()
+    a = _wrap(lib.tn_geqrf(_tp(A, "geqrf"), byref(tau)))
+    return return_types.geqrf(a, _wrap(tau.value))
+
+
+def _uplo(UPLO, fn):
+    if not isinstance(UPLO, str):
+        raise TypeError(f"{fn}(): argument 'UPLO' must be str, not {type(UPLO).__name__}")
+    return _kw_text(UPLO=UPLO)
+
+
+def linalg_eigh(A, UPLO="L"):
+    V = c_void_p()
+    L = _wrap(lib.tn_linalg_eigh_str(_tp(A, "linalg.eigh", "A"), byref(V), _uplo(UPLO, "linalg.eigh")))
+    return return_types.linalg_eigh(L, _wrap(V.value))
+
+
+def linalg_eigvalsh(A, UPLO="L"):
+    return _wrap(lib.tn_linalg_eigvalsh_str(_tp(A, "linalg.eigvalsh", "A"), _uplo(UPLO, "linalg.eigvalsh")))
+
+
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    """driver: cuSOLVER's choice on CUDA in PyTorch; only None is accepted on the CPU, as there."""
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.")
+    S, Vh = c_void_p(), c_void_p()
+    U = _wrap(lib.tn_linalg_svd_str(_tp(A, "linalg.svd", "A"), byref(S), byref(Vh), _kw_text(full_matrices=bool(full_matrices))))
+    return return_types.linalg_svd(U, _wrap(S.value), _wrap(Vh.value))
+
+
+def linalg_svdvals(A, *, driver=None):
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svdvals: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.")
+    return _wrap(lib.tn_linalg_svdvals(_tp(A, "linalg.svdvals", "A")))
+
+
+@_method("svd")
+def svd(A, some=True, compute_uv=True):
+    S, V = c_void_p(), c_void_p()
+    U = _wrap(lib.tn_svd(_tp(A, "svd"), bool(some), bool(compute_uv), byref(S), byref(V)))
+    return return_types.svd(U, _wrap(S.value), _wrap(V.value))
+
+
+def _tols_text(fn, atol, rtol, hermitian):
+    a = float("nan") if atol is None else _float(atol, fn, "atol")
+    r = float("nan") if rtol is None else _float(rtol, fn, "rtol")
+    return _kw_text(atol=a, rtol=r, hermitian=bool(hermitian))
+
+
+def _tensor_tols(A, atol, rtol, hermitian, fn):
+    """PyTorch's tolerances as tensors that broadcast over the batch (one per matrix): the
+    singular values (|eigenvalues|, hermitian) and max(atol, rtol * largest) [..., 1]."""
+    from ._core import full, zeros
+    m, n = A.shape[-2], A.shape[-1]
+    if hermitian and m != n:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are {m} by {n} matrices")
+    eps = 1.1920928955078125e-07 if A.dtype == float32 else 2.220446049250313e-16
+    default = eps * _bi.max(m, n)
+    as_t = lambda v: v if isinstance(v, Tensor) else full((), 0.0 if v is None else _float(v, fn, "tol"), dtype=A.dtype)
+    a = as_t(atol)
+    if rtol is None:
+        r = full((), default, dtype=A.dtype) if atol is None else where(a > 0, full((), 0.0, dtype=A.dtype), full((), default, dtype=A.dtype))
+    else:
+        r = as_t(rtol)
+    S = linalg_eigvalsh(A).abs() if hermitian else linalg_svdvals(A)
+    smax = S.amax(-1) if S.shape[-1] else zeros(S.shape[:-1], dtype=A.dtype)
+    tol = a.to(A.dtype).maximum(r.to(A.dtype) * smax)
+    return S, tol.unsqueeze(-1)
+
+
+def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    """linalg.pinv(A, *, atol=None, rtol=None, hermitian=False), and the older
+    pinv(A, rcond, hermitian=False) (rcond is rtol)."""
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv() received an invalid combination of arguments: rcond cannot be given with atol or rtol")
+        rtol = rcond
+    if isinstance(atol, Tensor) or isinstance(rtol, Tensor):   # per-matrix tolerances: a composite over svd / eigh
+        _tp(A, "linalg.pinv", "A")
+        S, tol = _tensor_tols(A, atol, rtol, hermitian, "linalg.pinv")
+        if hermitian:
+            L, V = linalg_eigh(A)
+            Linv = where(L.abs() > tol, 1 / L, L.new_zeros(()))
+            return (V * Linv.unsqueeze(-2)) @ V.mT
+        U, S, Vh = linalg_svd(A, full_matrices=False)
+        Sinv = where(S > tol, 1 / S, S.new_zeros(()))
+        return (Vh.mT * Sinv.unsqueeze(-2)) @ U.mT
+    return _wrap(lib.tn_linalg_pinv_str(_tp(A, "linalg.pinv", "A"), _tols_text("linalg.pinv", atol, rtol, hermitian)))
+
+
+@_method("pinverse")
+def pinverse(A, rcond=1e-15):
+    return _wrap(lib.tn_pinverse(_tp(A, "pinverse"), _float(rcond, "pinverse", "rcond")))
+
+
+def linalg_matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
+    """linalg.matrix_rank(A, *, atol=None, rtol=None, hermitian=False), and the older
+    matrix_rank(A, tol=None, hermitian=False) (tol is atol, with rtol 0)."""
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_matrix_rank() received an invalid combination of arguments: tol cannot be given with atol or rtol")
+        atol, rtol = tol, 0.0
+    if isinstance(atol, Tensor) or isinstance(rtol, Tensor):   # per-matrix tolerances
+        _tp(A, "linalg.matrix_rank", "A")
+        S, tol = _tensor_tols(A, atol, rtol, hermitian, "linalg.matrix_rank")
+        return (S > tol).sum(-1)
+    return _wrap(lib.tn_linalg_matrix_rank_str(_tp(A, "linalg.matrix_rank", "A"), _tols_text("linalg.matrix_rank", atol, rtol, hermitian)))
+
+
+def linalg_lstsq(A, B, rcond=None, *, driver=None):
+    if driver is not None and not isinstance(driver, str):
+        raise TypeError(f"linalg.lstsq(): argument 'driver' must be str, not {type(driver).__name__}")
+    res, rank, sv = c_void_p(), c_void_p(), c_void_p()
+    kw = {"rcond": float("nan") if rcond is None else _float(rcond, "linalg.lstsq", "rcond")}
+    if driver is not None:
+        kw["driver"] = driver
+    X = _wrap(lib.tn_linalg_lstsq_str(_tp(A, "linalg.lstsq", "A"), _tp(B, "linalg.lstsq", "B"), byref(res), byref(rank), byref(sv), _kw_text(**kw)))
+    return return_types.linalg_lstsq(X, _wrap(res.value), _wrap(rank.value), _wrap(sv.value))
+
+
+_COND_ORDS = {2: "2", -2: "-2", 1: "1", -1: "-1", float("inf"): "inf", float("-inf"): "-inf", "fro": "fro", "nuc": "nuc"}
+
+
+def linalg_cond(A, p=None):
+    if p is not None and (isinstance(p, bool) or p not in _COND_ORDS):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    return _wrap(lib.tn_linalg_cond(_tp(A, "linalg.cond", "A"), None if p is None else _COND_ORDS[p].encode()))
+
+
 def _einsum_sublist(args):
     """einsum(op1, sub1, op2, sub2, ..., [out]) as an equation: ints 0..51 are letters, Ellipsis is '...'."""
     def letters(sub):

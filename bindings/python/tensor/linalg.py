@@ -1,11 +1,15 @@
-"""torch.linalg: the factorisations and solvers of src/ops/linalg_factor.c and the triangular
-and LU solves, matrix functions, norms and products of src/ops/linalg_more.c (float32/float64,
-CPU), cross and matmul. qr, eigh, svd, lstsq, pinv and the spectral norms are not here yet;
-eig and eigvals raise NotImplementedError until complex dtypes exist."""
+"""torch.linalg: the factorisations and solvers of src/ops/linalg_factor.c, the triangular
+and LU solves, matrix functions, norms and products of src/ops/linalg_more.c and the
+decompositions of src/ops/linalg_decomp.c (float32/float64, CPU), cross and matmul. eig and
+eigvals raise NotImplementedError until complex dtypes exist."""
 from ._ops import (linalg_cross as cross, matmul, det, linalg_slogdet as slogdet, linalg_lu_factor as lu_factor, linalg_lu as lu,
                    linalg_lu_factor_ex as lu_factor_ex, linalg_inv_ex as inv_ex, linalg_solve as solve,
                    linalg_solve_ex as solve_ex, linalg_cholesky as cholesky, linalg_cholesky_ex as cholesky_ex)
 from ._ops import _tp, _wrap, lib
+# the decompositions (src/ops/linalg_decomp.c) and what is built on them
+from ._ops import (linalg_qr as qr, linalg_eigh as eigh, linalg_eigvalsh as eigvalsh, linalg_svd as svd,
+                   linalg_svdvals as svdvals, linalg_pinv as pinv, linalg_matrix_rank as matrix_rank,
+                   linalg_lstsq as lstsq, linalg_cond as cond)
 
 
 def inv(A):
@@ -26,7 +30,8 @@ __all__ = ["cross", "matmul", "det", "slogdet", "lu", "lu_factor", "lu_factor_ex
            "cholesky", "cholesky_ex", "eig", "eigvals",
            "solve_triangular", "lu_solve", "matrix_power", "matrix_exp", "vector_norm", "matrix_norm", "norm",
            "multi_dot", "vecdot", "vander", "householder_product", "tensorinv", "tensorsolve", "diagonal",
-           "ldl_factor", "ldl_factor_ex", "ldl_solve"]
+           "ldl_factor", "ldl_factor_ex", "ldl_solve",
+           "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "lstsq", "cond"]
 
 
 # ---- src/ops/linalg_more.c: triangular and LU solves, matrix functions, norms, products; and
@@ -108,12 +113,6 @@ def _ord_text(ord, fn):
     return "inf" if ord == _math.inf else "-inf" if ord == -_math.inf else repr(float(ord))
 
 
-def _needs_svd(ord, fn):
-    if ord in ("nuc", 2, -2, 2.0, -2.0):
-        raise NotImplementedError(f"{fn}: ord={ord!r} needs SVD (the singular values, linalg.svdvals), which this build "
-                                  "does not have yet")
-
-
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     fn = "linalg.vector_norm"
     if isinstance(ord, str) or isinstance(ord, bool) or not isinstance(ord, _numbers.Real):
@@ -124,7 +123,6 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     fn = "linalg.matrix_norm"
-    _needs_svd(ord, fn)
     kw = dict(ord=repr(_ord_text(ord, fn)), **_dim_kw(dim, fn), keepdim=bool(keepdim), **_dtype_kw(dtype))
     return _wrap(lib.tn_linalg_matrix_norm_str(_tp(A, fn, "A"), ", ".join(f"{k}={v}" for k, v in kw.items()).encode()))
 
@@ -133,9 +131,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     fn = "linalg.norm"
     kw = _dim_kw(dim, fn)
     if ord is not None:
-        two = (dim is not None and len(dim if isinstance(dim, (list, tuple)) else [dim]) == 2) or (dim is None and isinstance(A, _Tensor) and A.ndim == 2)
-        if two:
-            _needs_svd(ord, fn)
         kw["ord"] = repr(_ord_text(ord, fn))
     kw.update(keepdim=bool(keepdim), **_dtype_kw(dtype))
     return _wrap(lib.tn_linalg_norm_str(_tp(A, fn, "A"), ", ".join(f"{k}={v}" for k, v in kw.items()).encode()))

@@ -5,9 +5,8 @@ torch.lu, matrix_power, matrix_exp, the norms, multi_dot, vecdot, vander, househ
 
 The OpInfo run reuses test_ops_elementwise_linalg's harness (every sample of the entry's
 sample_inputs for float64 with gradients and float32, odd samples as non-contiguous views,
-error inputs). The samples of the nuclear and spectral norms (ord 'nuc', 2, -2) need the
-singular values, which this build does not have yet: they are skipped here, and the package
-raises NotImplementedError for them (test_spectral_norms_need_svd).
+error inputs), the nuclear and spectral norms (ord 'nuc', 2, -2: through linalg.svdvals)
+included.
 
     make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_linalg_more.py
 """
@@ -31,26 +30,6 @@ linalg.matrix_power matrix_exp linalg.vector_norm linalg.matrix_norm linalg.norm
 linalg.multi_dot linalg.vecdot linalg.vander linalg.householder_product linalg.tensorinv linalg.tensorsolve
 linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve
 """.split()
-
-_SVD_ORDS = ("nuc", 2, -2)
-
-
-def _needs_svd(s):
-    """A linalg.norm sample that dispatches to the nuclear or spectral matrix norm."""
-    ord = s.kwargs.get("ord", s.args[0] if s.args else None)
-    dim = s.kwargs.get("dim", s.args[1] if len(s.args) > 1 else None)
-    matrix = ord is not None and ((dim is not None and not isinstance(dim, int) and len(dim) == 2) or (dim is None and s.input.ndim == 2))
-    return "needs svdvals" if matrix and not isinstance(ord, bool) and ord in _SVD_ORDS else None
-
-
-def _needs_svd_matrix(s):
-    ord = s.kwargs.get("ord", s.args[0] if s.args else "fro")
-    return "needs svdvals" if ord in _SVD_ORDS and not isinstance(ord, bool) else None
-
-
-for _spec, _f in (("linalg.matrix_norm", _needs_svd_matrix), ("linalg.norm", _needs_svd), ("linalg.norm:subgradients_at_zero", _needs_svd)):
-    H.SKIP[_spec] = _f
-
 
 def _matrix_exp_f32(s):
     """float32 matrix_exp: PyTorch evaluates its Taylor polynomials and squarings in float32
@@ -171,14 +150,20 @@ def test_norms_against_torch():
 
 
 @needs_torch
-def test_spectral_norms_need_svd():
-    A = tn.eye(3)
+def test_spectral_norms_against_torch():
+    # 'nuc', 2, -2: the sum and extremes of the singular values (linalg.svdvals), any dims, keepdim
+    torch.manual_seed(0)
+    A = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
+    a = tn.tensor(A.detach().numpy(), requires_grad=True)
     for ord in ("nuc", 2, -2):
-        with pytest.raises(NotImplementedError, match="needs SVD"):
-            tn.linalg.matrix_norm(A, ord)
-        with pytest.raises(NotImplementedError, match="needs SVD"):
-            tn.linalg.norm(A, ord)
-    assert tn.linalg.norm(tn.ones(4), 2).item() == 2.0   # a vector's 2-norm needs no SVD
+        for dim, keepdim in (((-2, -1), False), ((2, 0), True), ((0, 1), False)):
+            r, t = tn.linalg.matrix_norm(a, ord, dim, keepdim), torch.linalg.matrix_norm(A, ord, dim, keepdim)
+            H.assert_close(r, t, f"matrix_norm {ord} {dim}")
+            g, = tn.autograd.grad(r.sum(), a)
+            gt, = torch.autograd.grad(t.sum(), A)
+            H.assert_close(g, gt, f"matrix_norm {ord} {dim} grad")
+        H.assert_close(tn.linalg.norm(a[0], ord), torch.linalg.norm(A[0], ord), f"norm {ord}")
+    assert tn.linalg.norm(tn.ones(4), 2).item() == 2.0   # a vector's 2-norm
 
 
 @needs_torch
