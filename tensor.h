@@ -51,7 +51,7 @@
  *   under a banner with its path:
  *   core/      config errors
  *   modules/   options
- *   core/      dtypes threads alloc tensor iterator creation rng
+ *   core/      dtypes half threads alloc tensor iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional
  *   ops/       linalg_factor
@@ -66,7 +66,7 @@
  *   jit/       trace optimize graph_io
  *   io/        print dlpack shared
  *   dist/      dist ddp
- *   backend/   cpu stand_in cuda
+ *   backend/   cpu_half cpu stand_in cuda
  */
 #ifndef TENSOR_H
 #define TENSOR_H
@@ -246,7 +246,7 @@ TNDEF int tn_error(const char *fmt, ...);
 typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
-    TN_F16, TN_BF16,   /* reserved for half precision on the GPU (not implemented yet); kernels refuse them */
+    TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU; not on CUDA yet) */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -258,6 +258,12 @@ TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
 /* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
 TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
+/* float16 and bfloat16 bit patterns from and to float, bit for bit as PyTorch converts
+   (round to nearest even; subnormals, infinities and NaN kept). */
+TNDEF uint16_t tn_float_to_half(float value);
+TNDEF float tn_half_to_float(uint16_t bits);
+TNDEF uint16_t tn_float_to_bfloat16(float value);
+TNDEF float tn_bfloat16_to_float(uint16_t bits);
 /* torch.set_default_dtype / get_default_dtype (process-wide, float32 at start): the dtype
    of Python float literals in type promotion (an int tensor * 2.5), of float functions and
    true division of integer tensors, and the dtype the printer leaves unnamed. Explicit
@@ -4778,6 +4784,103 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
     return r == TN_NUM_DTYPES ? tn__default_dtype : r;
 }
 
+/* ======================================================================================== */
+/* src/core/half.c: float16 and bfloat16: bit-exact conversions (c10's), the staging copies */
+/* ======================================================================================== */
+/* ---- half precision: float16 and bfloat16 scalars ----
+   The conversions are c10's (fp16_ieee_from_fp32_value, round_to_nearest_even), so every
+   bit pattern converts as in PyTorch: round to nearest even, subnormals, inf, and NaN
+   (float16: the quiet NaN 0x7E00 with the sign; bfloat16: 0x7FC0). Storage only: values
+   are computed in float32 registers (the CPU backend stages half operands in float32). */
+static float tn__bits_f32(uint32_t w) { float f; memcpy(&f, &w, 4); return f; }
+static uint32_t tn__f32_bits(float f) { uint32_t w; memcpy(&w, &f, 4); return w; }
+
+TNDEF float tn_half_to_float(uint16_t h) {
+    const uint32_t w = (uint32_t)h << 16, sign = w & 0x80000000u, two_w = w + w;
+    /* normal: the exponent rebased by a multiply; subnormal: the mantissa minus a magic 0.5 */
+    const float normalized = tn__bits_f32((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+    const float denormalized = tn__bits_f32((two_w >> 17) | (126u << 23)) - 0.5f;
+    return tn__bits_f32(sign | (two_w < (1u << 27) ? tn__f32_bits(denormalized) : tn__f32_bits(normalized)));
+}
+TNDEF uint16_t tn_float_to_half(float f) {
+    /* scaling up then down rounds the mantissa to 10 bits in the FPU (round to nearest even) */
+    float base = (fabsf(f) * 0x1.0p+112f) * 0x1.0p-110f;
+    const uint32_t w = tn__f32_bits(f), shl1_w = w + w, sign = w & 0x80000000u;
+    uint32_t bias = shl1_w & 0xFF000000u;
+    if (bias < 0x71000000u) bias = 0x71000000u;
+    base = tn__bits_f32((bias >> 1) + 0x07800000u) + base;
+    const uint32_t bits = tn__f32_bits(base);
+    const uint32_t nonsign = ((bits >> 13) & 0x00007C00u) + (bits & 0x00000FFFu);
+    return (uint16_t)((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
+}
+TNDEF float tn_bfloat16_to_float(uint16_t h) { return tn__bits_f32((uint32_t)h << 16); }
+TNDEF uint16_t tn_float_to_bfloat16(float f) {
+    if (f != f) return 0x7FC0;
+    const uint32_t w = tn__f32_bits(f);
+    return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
+}
+static bool tn__is_half(tn_dtype d) { return d == TN_F16 || d == TN_BF16; }
+
+/* Strided conversions between a half dtype and float32 (the staging copies). */
+static void tn__half_from_f32(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const bool bf = *(const tn_dtype *)ctx == TN_BF16;
+    if (s[0] == 2 && s[1] == 4) {
+        uint16_t *o = (uint16_t *)p[0]; const float *in = (const float *)p[1];
+        if (bf) for (int64_t i = 0; i < n; i++) o[i] = tn_float_to_bfloat16(in[i]);
+        else for (int64_t i = 0; i < n; i++) o[i] = tn_float_to_half(in[i]);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float v = *(const float *)(p[1] + i * s[1]);
+        *(uint16_t *)(p[0] + i * s[0]) = bf ? tn_float_to_bfloat16(v) : tn_float_to_half(v);
+    }
+}
+static void tn__f32_from_half(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const bool bf = *(const tn_dtype *)ctx == TN_BF16;
+    if (s[0] == 4 && s[1] == 2) {
+        float *o = (float *)p[0]; const uint16_t *in = (const uint16_t *)p[1];
+        if (bf) for (int64_t i = 0; i < n; i++) o[i] = tn_bfloat16_to_float(in[i]);
+        else for (int64_t i = 0; i < n; i++) o[i] = tn_half_to_float(in[i]);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h = *(const uint16_t *)(p[1] + i * s[1]);
+        *(float *)(p[0] + i * s[0]) = bf ? tn_bfloat16_to_float(h) : tn_half_to_float(h);
+    }
+}
+/* Element conversions where one side is half and the other is not float32 (rare: a
+   double, an integer or the other half type): through float, as c10 converts. */
+typedef struct { tn_dtype to, from; } tn__half_cast;
+static float tn__load_as_float(const char *p, tn_dtype d) {
+    switch (d) {
+    case TN_F32: return *(const float *)p;
+    case TN_F64: return (float)*(const double *)p;
+    case TN_I32: return (float)*(const int32_t *)p;
+    case TN_I64: return (float)*(const int64_t *)p;
+    case TN_U8: return (float)*(const uint8_t *)p;
+    case TN_BOOL: return *(const bool *)p ? 1.0f : 0.0f;
+    case TN_F16: return tn_half_to_float(*(const uint16_t *)p);
+    default: return tn_bfloat16_to_float(*(const uint16_t *)p);
+    }
+}
+static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tn__half_cast *c = (const tn__half_cast *)ctx;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = tn__load_as_float(p[1] + i * s[1], c->from);
+        char *o = p[0] + i * s[0];
+        switch (c->to) {
+        case TN_F32: *(float *)o = v; break;
+        case TN_F64: *(double *)o = v; break;
+        case TN_I32: *(int32_t *)o = v != v || v >= 2147483648.0f || v < -2147483648.0f ? INT32_MIN : (int32_t)v; break;
+        case TN_I64: *(int64_t *)o = v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v; break;
+        case TN_U8: *(uint8_t *)o = (uint8_t)(uint64_t)(v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v); break;
+        case TN_BOOL: *(bool *)o = v != 0; break;
+        case TN_F16: *(uint16_t *)o = tn_float_to_half(v); break;
+        default: *(uint16_t *)o = tn_float_to_bfloat16(v); break;
+        }
+    }
+}
+
 /* ======================================================================= */
 /* src/core/threads.c: the thread count                                    */
 /* ======================================================================= */
@@ -5787,9 +5890,11 @@ static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version
     for (size_t tn__i_ = 0; tn__i_ < sizeof tn__args_ / sizeof tn__args_[0]; tn__i_++) \
         if (!tn__args_[tn__i_]) return NULL; } while (0)
 
+/* Whether t's device computes in t's dtype: half precision runs on the CPU (staged in
+   float32 by the CPU backend), not yet in the GPU unit. */
 static int tn__check_cpu_dtype(const char *fn, tn_tensor *t) {
-    if (t->dtype == TN_F16 || t->dtype == TN_BF16)
-        return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(t->dtype));
+    if ((t->dtype == TN_F16 || t->dtype == TN_BF16) && t->device != TN_CPU)
+        return TN__FAIL_INT("%s: dtype %s is not supported on %s yet (half precision runs on the CPU only)", fn, tn_dtype_name(t->dtype), tn_device_name(t->device));
     return 0;
 }
 
@@ -6077,9 +6182,16 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
     tn__iter_add(&it, dst);
     tn__iter_add(&it, src);
     tn_dtype from = src->dtype;
-    if (from == dst->dtype && (from == TN_F32 || from == TN_F64 || from == TN_I32 || from == TN_I64 || from == TN_U8)) {
+    if (from == dst->dtype && from != TN_BOOL) {
         int64_t es = (int64_t)tn_dtype_size(from);
         tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
+        return 0;
+    }
+    if (tn__is_half(dst->dtype) && from == TN_F32) { tn__iter_run_par(&it, tn__half_from_f32, &dst->dtype, -1); return 0; }
+    if (tn__is_half(from) && dst->dtype == TN_F32) { tn__iter_run_par(&it, tn__f32_from_half, &from, -1); return 0; }
+    if (tn__is_half(from) || tn__is_half(dst->dtype)) {
+        tn__half_cast c = {dst->dtype, from};
+        tn__iter_run_par(&it, tn__cast_half_any, &c, -1);
         return 0;
     }
     switch (dst->dtype) {
@@ -6156,11 +6268,7 @@ static int tn__check_dtype_arg(const char *fn, tn_dtype dtype) {
     return 0;
 }
 /* A dtype the CPU kernels can write (creation functions that fill values). */
-static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) {
-    if (tn__check_dtype_arg(fn, dtype)) return -1;
-    if (dtype == TN_F16 || dtype == TN_BF16) return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(dtype));
-    return 0;
-}
+static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) { return tn__check_dtype_arg(fn, dtype); }
 
 /* New uninitialised tensor after checking a user shape, untracked. */
 static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim, tn_dtype dtype) {
@@ -6428,7 +6536,7 @@ static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t)
 static int tn__copy(tn_tensor *dst, tn_tensor *src) {
     const tn_backend *be = tn__backend(dst->device != TN_CPU ? dst->device : src->device);
     if (!be) return TN__FAIL_INT("copy: no backend for device %s", tn_device_name(src->device));
-    if (tn__check_cpu_dtype("copy", src) || (dst->device == TN_CPU && tn__check_cpu_dtype("copy", dst))) return -1;
+    if (tn__check_cpu_dtype("copy", src) || tn__check_cpu_dtype("copy", dst)) return -1;
     return be->copy(dst, src);
 }
 TNDEF tn_tensor *tn_full_like(tn_tensor *t, double v) { return TN__AS("tn_full_like", tn__full_like_impl(t, v)); }
@@ -6861,9 +6969,15 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     if (!t) return NULL;
     tn_generator *g = gen ? gen : &tn__default_gen;
     if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
+        /* half precision: drawn as float32, rounded (PyTorch's half streams are not reproduced) */
+        tn_tensor *d = tn__is_half(dtype) ? tn__new(TN_F32, TN_CPU, t->shape, t->ndim) : tn_retain(t);
+        if (!d) { tn_release(t); return NULL; }
         tn__gen_lock(g);
-        tn__mt_fill(op, t, g, a, b, low, range);
+        tn__mt_fill(op, d, g, a, b, low, range);
         tn__gen_unlock(g);
+        int rc = d != t ? tn__copy(t, d) : 0;
+        tn_release(d);
+        if (rc) { tn_release(t); return NULL; }
         return tn__own(t);
     }
     uint64_t off = tn__gen_take(g, tn_numel(t));
@@ -10592,12 +10706,16 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
-    tn_tensor *s = count < 0 ? NULL : tn__reduce_raw("tn_mean", SUM, x, dims, n, keepdim);
+    /* half precision: sum and divide in float32, rounded once (PyTorch 2's CPU mean; 1.13 rounds the sum first) */
+    tn_tensor *xs = count < 0 ? NULL : tn__is_half(x->dtype) ? tn__copy_as(x, TN_F32, x->device) : tn_retain(x);
+    tn_tensor *s = xs ? tn__reduce_raw("tn_mean", SUM, xs, dims, n, keepdim) : NULL;
+    tn_release(xs);
     if (!s) return NULL;
     tn_tensor *inv = tn__scalar_new(count ? 1.0 / (double)count : NAN, TN_F64, true); /* empty: NaN as PyTorch */
     tn_tensor *r = inv ? tn__binary_raw("tn_mean", MUL, s, inv, 1, s) : NULL;
     tn_release(inv);
     tn_release(s);
+    if (r && r->dtype != x->dtype) { tn_tensor *h = tn__copy_as(r, x->dtype, r->device); tn_release(r); r = h; }
     r = tn__reduce_record("tn_mean", G_MEAN, x, dims, n, r);
     if (r && r->grad_fn) { r->grad_fn->d[0] = (double)count; r->grad_fn->name = n ? "MeanBackward1" : "MeanBackward0"; }
     return tn__own(r);
@@ -33217,6 +33335,152 @@ TNDEF int tn_ddp_no_sync(tn_ddp *d, bool no_sync) {
     return 0;
 }
 
+/* ======================================================================================================= */
+/* src/backend/cpu_half.c: half precision on the CPU: operands staged in float32 around every kernel entry */
+/* ======================================================================================================= */
+/* ---- half precision on the CPU: every kernel entry stages float16/bfloat16 operands in
+   float32, runs the float32 kernel and rounds each result once on the way back: the values
+   of PyTorch's CPU kernels, which load half into float32 registers and round on store
+   (reductions and matmul accumulate in float32). Copies and fills convert directly
+   (core/half.c); gathers and plain scatters move 2-byte elements as they are. ---- */
+static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
+static int tn__cpu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom);
+static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw);
+
+enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
+typedef struct { tn_tensor *orig[TN__STAGE_MAX], *st[TN__STAGE_MAX]; int role[TN__STAGE_MAX], n, failed; } tn__stage;
+
+/* t as the float32 kernel sees it: t itself unless half, else a float32 tensor of t's shape
+   (read from t when role has TN__STAGE_IN) whose broadcast dims keep stride 0. */
+static tn_tensor *tn__stage_add(tn__stage *s, tn_tensor *t, int role) {
+    if (!t || !tn__is_half(t->dtype)) return t;
+    TN_ASSERT(s->n < TN__STAGE_MAX);
+    int64_t rs[TN_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) rs[i] = t->strides[i] == 0 ? 1 : t->shape[i];
+    tn_tensor *r = tn__new(TN_F32, TN_CPU, rs, t->ndim);
+    if (!r) { s->failed = 1; return t; }
+    if (role & TN__STAGE_IN) {
+        tn_tensor v = *t;                         /* t's elements without the broadcast */
+        memcpy(v.shape, rs, sizeof rs);
+        if (tn__cpu_copy(r, &v)) s->failed = 1;
+    }
+    for (int i = 0; i < t->ndim; i++) if (t->strides[i] == 0) { r->shape[i] = t->shape[i]; r->strides[i] = 0; }
+    s->orig[s->n] = t; s->st[s->n] = r; s->role[s->n] = role; s->n++;
+    return r;
+}
+/* After the kernel (rc): the outputs rounded back into their half tensors; the stage freed. */
+static int tn__stage_end(tn__stage *s, int rc) {
+    for (int i = 0; i < s->n; i++) {
+        if (rc == 0 && (s->role[i] & TN__STAGE_OUT) && tn__cpu_copy(s->orig[i], s->st[i])) rc = -1;
+        tn_release(s->st[i]);
+    }
+    return rc;
+}
+#define TN__STAGE_BEGIN(...) tn__stage stg_; stg_.n = stg_.failed = 0; tn_tensor *ts_[] = {__VA_ARGS__}; \
+    bool any_ = false; for (size_t i_ = 0; i_ < sizeof ts_ / sizeof ts_[0]; i_++) any_ = any_ || (ts_[i_] && tn__is_half(ts_[i_]->dtype))
+#define TN__STAGE_RUN(call) (stg_.failed ? tn__stage_end(&stg_, -1) : tn__stage_end(&stg_, (call)))
+
+static int tn__cpu_half_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
+    TN__STAGE_BEGIN(out, x);
+    if (!any_) return tn__cpu_unary(op, out, x, params);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_unary(op, so, sx, params));
+}
+static int tn__cpu_half_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha) {
+    TN__STAGE_BEGIN(out, a, b);
+    if (!any_) return tn__cpu_binary(op, out, a, b, alpha);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sa = tn__stage_add(&stg_, a, TN__STAGE_IN), *sb = tn__stage_add(&stg_, b, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_binary(op, so, sa, sb, alpha));
+}
+static int tn__cpu_half_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
+    TN__STAGE_BEGIN(out, x, y, z);
+    if (!any_) return tn__cpu_ternary(op, out, x, y, z, value);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    tn_tensor *sy = tn__stage_add(&stg_, y, TN__STAGE_IN), *sz = tn__stage_add(&stg_, z, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_ternary(op, so, sx, sy, sz, value));
+}
+static int tn__cpu_half_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
+    TN__STAGE_BEGIN(out, x);
+    if (!any_) return tn__cpu_reduce(op, out, x);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_INOUT)   /* out holds the start value */, *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_reduce(op, so, sx));
+}
+static int tn__cpu_half_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
+    TN__STAGE_BEGIN(out, out1, x);
+    if (!any_) return tn__cpu_lane(op, out, out1, x, dim, flag);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *so1 = tn__stage_add(&stg_, out1, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_lane(op, so, so1, sx, dim, flag));
+}
+/* The accumulating scatters reach dst's elements through offsets past its view (stride 0
+   on the indexed dims): the whole storage is staged, and dst's view moved onto the copy. */
+static int tn__cpu_half_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
+    if (!tn__is_half(dst->dtype) || mode == GATHER || mode == SCATTER) return tn__cpu_index(mode, dst, src, idx, idx_strides, k);   /* bytes moved */
+    const int64_t n = (int64_t)(dst->storage->nbytes / 2);
+    tn_tensor flat = *dst;                        /* the whole storage as a 1-d half tensor */
+    flat.ndim = 1; flat.shape[0] = n; flat.strides[0] = 1; flat.offset = 0;
+    tn_tensor *whole = tn__new(TN_F32, TN_CPU, &n, 1);
+    if (!whole) return -1;
+    TN__STAGE_BEGIN(src);
+    tn_tensor *ss = tn__stage_add(&stg_, src, TN__STAGE_IN);
+    tn_tensor sd = *dst;
+    sd.dtype = TN_F32; sd.storage = whole->storage;
+    int rc = stg_.failed || tn__cpu_copy(whole, &flat) ? -1 : tn__cpu_index(mode, &sd, ss, idx, idx_strides, k);
+    if (rc == 0) rc = tn__cpu_copy(&flat, whole);
+    tn_release(whole);
+    (void)any_;
+    return tn__stage_end(&stg_, rc);
+}
+static tn_tensor *tn__cpu_half_nonzero(tn_tensor *x) {
+    if (!tn__is_half(x->dtype)) return tn__cpu_nonzero(x);
+    tn_tensor *sx = tn__copy_as(x, TN_F32, TN_CPU), *r = sx ? tn__cpu_nonzero(sx) : NULL;
+    tn_release(sx);
+    return r;
+}
+static int tn__cpu_half_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha, double beta) {
+    TN__STAGE_BEGIN(c, a, b);
+    if (!any_) return tn__cpu_matmul(c, a, b, alpha, beta);
+    tn_tensor *sc = tn__stage_add(&stg_, c, beta != 0 ? TN__STAGE_INOUT : TN__STAGE_OUT);
+    tn_tensor *sa = tn__stage_add(&stg_, a, TN__STAGE_IN), *sb = tn__stage_add(&stg_, b, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_matmul(sc, sa, sb, alpha, beta));
+}
+static int tn__cpu_half_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
+    TN__STAGE_BEGIN(out);
+    if (!any_) return tn__cpu_random(op, out, seed, offset, a, b, low, range);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT);
+    return TN__STAGE_RUN(tn__cpu_random(op, so, seed, offset, a, b, low, range));
+}
+static int tn__cpu_half_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom) {
+    TN__STAGE_BEGIN(cols, img);
+    if (!any_) return tn__cpu_im2col(fold, cols, img, geom);
+    tn_tensor *sc = tn__stage_add(&stg_, cols, fold ? TN__STAGE_IN : TN__STAGE_OUT), *si = tn__stage_add(&stg_, img, fold ? TN__STAGE_INOUT : TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_im2col(fold, sc, si, geom));
+}
+static int tn__cpu_half_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    TN__STAGE_BEGIN(x);
+    if (!any_) return tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw);
+    tn_tensor *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_pool_argmax(idx, sx, hs, he, ws, we, dh, dw));
+}
+static int tn__cpu_half_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
+    TN__STAGE_BEGIN(p, g, s[0], s[1], s[2]);
+    if (!any_) return tn__cpu_optim(k, p, g, s);
+    tn_tensor *sp = tn__stage_add(&stg_, p, TN__STAGE_INOUT), *sg = tn__stage_add(&stg_, g, TN__STAGE_IN), *ss[3];
+    for (int i = 0; i < 3; i++) ss[i] = tn__stage_add(&stg_, s[i], TN__STAGE_INOUT);
+    return TN__STAGE_RUN(tn__cpu_optim(k, sp, sg, ss));
+}
+/* The fused norm and loss kernels decline half operands: their composites run instead. */
+static int tn__cpu_half_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                                   tn_tensor *gb, double eps) {
+    return tn__is_half(x->dtype) ? 1 : tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+}
+static int tn__cpu_half_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                                   tn_tensor *gb, double eps) {
+    return tn__is_half(x->dtype) ? 1 : tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+}
+static int tn__cpu_half_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
+    return tn__is_half(x->dtype) ? 1 : tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx);
+}
+
 /* ========================================================================= */
 /* src/backend/cpu.c: the CPU backend table and its index and window kernels */
 /* ========================================================================= */
@@ -33436,9 +33700,10 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 }
 
 static const tn_backend tn__cpu_backend = {
-    "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
-    tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy,
+    /* the compute entries through backend/cpu_half.c: half operands staged in float32 */
+    "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_half_unary, tn__cpu_half_binary, tn__cpu_half_ternary,
+    tn__cpu_half_reduce, tn__cpu_half_lane, tn__cpu_half_index, tn__cpu_half_nonzero, tn__cpu_half_matmul, tn__cpu_half_random,
+    tn__cpu_half_im2col, tn__cpu_half_pool_argmax, tn__cpu_half_optim, NULL, tn__cpu_half_batch_norm, NULL, tn__cpu_half_layer_norm, tn__cpu_half_cross_entropy,
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

@@ -229,7 +229,7 @@ TNDEF int tn_error(const char *fmt, ...);
 typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
-    TN_F16, TN_BF16,   /* reserved for half precision on the GPU (not implemented yet); kernels refuse them */
+    TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU; not on CUDA yet) */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -241,6 +241,12 @@ TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
 /* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
 TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
+/* float16 and bfloat16 bit patterns from and to float, bit for bit as PyTorch converts
+   (round to nearest even; subnormals, infinities and NaN kept). */
+TNDEF uint16_t tn_float_to_half(float value);
+TNDEF float tn_half_to_float(uint16_t bits);
+TNDEF uint16_t tn_float_to_bfloat16(float value);
+TNDEF float tn_bfloat16_to_float(uint16_t bits);
 /* torch.set_default_dtype / get_default_dtype (process-wide, float32 at start): the dtype
    of Python float literals in type promotion (an int tensor * 2.5), of float functions and
    true division of integer tensors, and the dtype the printer leaves unnamed. Explicit

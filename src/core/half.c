@@ -1,0 +1,93 @@
+/* ---- half precision: float16 and bfloat16 scalars ----
+   The conversions are c10's (fp16_ieee_from_fp32_value, round_to_nearest_even), so every
+   bit pattern converts as in PyTorch: round to nearest even, subnormals, inf, and NaN
+   (float16: the quiet NaN 0x7E00 with the sign; bfloat16: 0x7FC0). Storage only: values
+   are computed in float32 registers (the CPU backend stages half operands in float32). */
+static float tn__bits_f32(uint32_t w) { float f; memcpy(&f, &w, 4); return f; }
+static uint32_t tn__f32_bits(float f) { uint32_t w; memcpy(&w, &f, 4); return w; }
+
+TNDEF float tn_half_to_float(uint16_t h) {
+    const uint32_t w = (uint32_t)h << 16, sign = w & 0x80000000u, two_w = w + w;
+    /* normal: the exponent rebased by a multiply; subnormal: the mantissa minus a magic 0.5 */
+    const float normalized = tn__bits_f32((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+    const float denormalized = tn__bits_f32((two_w >> 17) | (126u << 23)) - 0.5f;
+    return tn__bits_f32(sign | (two_w < (1u << 27) ? tn__f32_bits(denormalized) : tn__f32_bits(normalized)));
+}
+TNDEF uint16_t tn_float_to_half(float f) {
+    /* scaling up then down rounds the mantissa to 10 bits in the FPU (round to nearest even) */
+    float base = (fabsf(f) * 0x1.0p+112f) * 0x1.0p-110f;
+    const uint32_t w = tn__f32_bits(f), shl1_w = w + w, sign = w & 0x80000000u;
+    uint32_t bias = shl1_w & 0xFF000000u;
+    if (bias < 0x71000000u) bias = 0x71000000u;
+    base = tn__bits_f32((bias >> 1) + 0x07800000u) + base;
+    const uint32_t bits = tn__f32_bits(base);
+    const uint32_t nonsign = ((bits >> 13) & 0x00007C00u) + (bits & 0x00000FFFu);
+    return (uint16_t)((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
+}
+TNDEF float tn_bfloat16_to_float(uint16_t h) { return tn__bits_f32((uint32_t)h << 16); }
+TNDEF uint16_t tn_float_to_bfloat16(float f) {
+    if (f != f) return 0x7FC0;
+    const uint32_t w = tn__f32_bits(f);
+    return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
+}
+static bool tn__is_half(tn_dtype d) { return d == TN_F16 || d == TN_BF16; }
+
+/* Strided conversions between a half dtype and float32 (the staging copies). */
+static void tn__half_from_f32(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const bool bf = *(const tn_dtype *)ctx == TN_BF16;
+    if (s[0] == 2 && s[1] == 4) {
+        uint16_t *o = (uint16_t *)p[0]; const float *in = (const float *)p[1];
+        if (bf) for (int64_t i = 0; i < n; i++) o[i] = tn_float_to_bfloat16(in[i]);
+        else for (int64_t i = 0; i < n; i++) o[i] = tn_float_to_half(in[i]);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float v = *(const float *)(p[1] + i * s[1]);
+        *(uint16_t *)(p[0] + i * s[0]) = bf ? tn_float_to_bfloat16(v) : tn_float_to_half(v);
+    }
+}
+static void tn__f32_from_half(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const bool bf = *(const tn_dtype *)ctx == TN_BF16;
+    if (s[0] == 4 && s[1] == 2) {
+        float *o = (float *)p[0]; const uint16_t *in = (const uint16_t *)p[1];
+        if (bf) for (int64_t i = 0; i < n; i++) o[i] = tn_bfloat16_to_float(in[i]);
+        else for (int64_t i = 0; i < n; i++) o[i] = tn_half_to_float(in[i]);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h = *(const uint16_t *)(p[1] + i * s[1]);
+        *(float *)(p[0] + i * s[0]) = bf ? tn_bfloat16_to_float(h) : tn_half_to_float(h);
+    }
+}
+/* Element conversions where one side is half and the other is not float32 (rare: a
+   double, an integer or the other half type): through float, as c10 converts. */
+typedef struct { tn_dtype to, from; } tn__half_cast;
+static float tn__load_as_float(const char *p, tn_dtype d) {
+    switch (d) {
+    case TN_F32: return *(const float *)p;
+    case TN_F64: return (float)*(const double *)p;
+    case TN_I32: return (float)*(const int32_t *)p;
+    case TN_I64: return (float)*(const int64_t *)p;
+    case TN_U8: return (float)*(const uint8_t *)p;
+    case TN_BOOL: return *(const bool *)p ? 1.0f : 0.0f;
+    case TN_F16: return tn_half_to_float(*(const uint16_t *)p);
+    default: return tn_bfloat16_to_float(*(const uint16_t *)p);
+    }
+}
+static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tn__half_cast *c = (const tn__half_cast *)ctx;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = tn__load_as_float(p[1] + i * s[1], c->from);
+        char *o = p[0] + i * s[0];
+        switch (c->to) {
+        case TN_F32: *(float *)o = v; break;
+        case TN_F64: *(double *)o = v; break;
+        case TN_I32: *(int32_t *)o = v != v || v >= 2147483648.0f || v < -2147483648.0f ? INT32_MIN : (int32_t)v; break;
+        case TN_I64: *(int64_t *)o = v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v; break;
+        case TN_U8: *(uint8_t *)o = (uint8_t)(uint64_t)(v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v); break;
+        case TN_BOOL: *(bool *)o = v != 0; break;
+        case TN_F16: *(uint16_t *)o = tn_float_to_half(v); break;
+        default: *(uint16_t *)o = tn_float_to_bfloat16(v); break;
+        }
+    }
+}
