@@ -13743,8 +13743,8 @@ static tn_node *tn__fn_node(const char *name, tn_custom_backward bw, tn_tensor *
     return nd;
 }
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
-    if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
-        return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    if (!tn_dtype_is_floating(x->dtype))
+        return TN__FAIL_INT("%s: %s must be a floating dtype, got %s", fn, what, tn_dtype_name(x->dtype));
     /* the layers multiply sizes in groups (N * C, H * W): an empty tensor's other sizes
        (zeros(0, 2^40, 2^40)) must multiply within int64 too (a non-empty one's do) */
     int64_t p = 1;
@@ -13760,6 +13760,11 @@ static int tn__nn_same(const char *fn, tn_tensor *x, tn_tensor *t, const char *w
     if (t->device != x->device) return TN__FAIL_INT("%s: input (%s) and %s (%s) must be on the same device", fn, tn_device_name(x->device), what, tn_device_name(t->device));
     return 0;
 }
+/* Layers in half precision compute in float32: t cast with a node (its gradient comes back
+   rounded to t's dtype), owned by the open scope; the layer's float32 result is rounded to
+   the input's dtype once, as PyTorch's CPU kernels store it. */
+static tn_tensor *tn__nn_f32(tn_tensor *t) { return t && tn__is_half(t->dtype) ? tn_to_dtype(t, TN_F32) : t; }
+static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__scope_return(r ? tn_to_dtype(r, dtype) : NULL); }
 /* A [1, C, 1, ...] view of a per-channel vector for an input of ndim dims. */
 static tn_tensor *tn__per_channel(tn_tensor *v, int ndim) {
     int64_t shape[TN_MAX_DIMS];
@@ -15934,6 +15939,10 @@ static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor
     if (w->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__conv(fn, tn__nn_f32(x), tn__nn_f32(w), tn__nn_f32(b), nsp, transposed, s, p, d, op, groups), x->dtype);
+    }
     if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
     bool same = p[0] == TN_PADDING_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
@@ -17997,6 +18006,13 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias") ||
         tn__nn_same(fn, x, rm, "running_mean") || tn__nn_same(fn, x, rv, "running_var")) return NULL;
+    if (tn__is_half(x->dtype)) {   /* in float32; the running statistics updated through float32 copies */
+        tn_scope_begin();
+        tn_tensor *rm32 = rm ? tn_to_dtype(tn_detach(rm), TN_F32) : NULL, *rv32 = rv ? tn_to_dtype(tn_detach(rv), TN_F32) : NULL;
+        tn_tensor *r = tn__batch_norm_impl(tn__nn_f32(x), rm32, rv32, tn__nn_f32(w), tn__nn_f32(b), training, momentum, eps);
+        if (r && training && rm && rv && (tn_copy_(rm, rm32) || tn_copy_(rv, rv32))) r = NULL;
+        return tn__nn_half_return(r, x->dtype);
+    }
     const int64_t C = x->shape[1];
     tn_tensor *const vs[4] = {rm, rv, w, b};
     const char *const names[4] = {"running_mean", "running_var", "weight", "bias"};
@@ -18112,6 +18128,10 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     const char *fn = "tn_layer_norm";
     TN__CHECK_NULL(x);
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__layer_norm_impl(tn__nn_f32(x), ns, n, tn__nn_f32(w), tn__nn_f32(b), eps), x->dtype);
+    }
     bool ok = n >= 1 && n <= x->ndim && ns;
     for (int k = 0; ok && k < n; k++) ok = x->shape[x->ndim - n + k] == ns[k];
     if (!ok) return (tn_tensor *)tn__error("%s: given normalized_shape=%s, expected input with shape [*, %s, but got input of size %s", fn,
@@ -18144,6 +18164,10 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     TN__CHECK_NULL(x);
     if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__group_norm_impl(tn__nn_f32(x), G, tn__nn_f32(w), tn__nn_f32(b), eps), x->dtype);
+    }
     const int64_t N = x->shape[0], C = x->shape[1];
     if (G <= 0 || C % G) return (tn_tensor *)tn__error("%s: expected number of channels in input to be divisible by num_groups, but got input of shape %s and num_groups=%lld", fn, TN__SHAPE(x), (long long)G);
     if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
