@@ -51,7 +51,7 @@
  *   under a banner with its path:
  *   core/      config errors
  *   modules/   options
- *   core/      dtypes half threads alloc tensor iterator creation rng
+ *   core/      dtypes half threads alloc tensor autocast iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional
  *   ops/       linalg_factor
@@ -270,6 +270,15 @@ TNDEF float tn_bfloat16_to_float(uint16_t bits);
    dtypes of C factories are unaffected. TN_F32 or TN_F64; 0 or -1 with an error. */
 TNDEF int tn_set_default_dtype(tn_dtype dtype);
 TNDEF tn_dtype tn_get_default_dtype(void);
+/* torch.autocast on this thread: from begin to the matching end, ops on device's tensors
+   cast their floating inputs (float64 excepted) as PyTorch's CPU lists say: matmul, mm,
+   bmm, addmm, baddbmm, addbmm, linear, conv*, conv_transpose*, prelu and scaled dot-product
+   attention to dtype (TN_BF16 or TN_F16); the losses and prod to float32; cat and stack to
+   the widest floating input. enabled false: a region with autocast off. Regions nest. */
+TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled);
+TNDEF int tn_autocast_end(void);                                  /* closes the innermost region */
+TNDEF bool tn_autocast_is_enabled(tn_device device);              /* torch.is_autocast_enabled */
+TNDEF tn_dtype tn_autocast_get_dtype(tn_device device);           /* torch.get_autocast_dtype (bfloat16 CPU, float16 CUDA at start) */
 
 /* ======================================================================= */
 /* 4. storage & tensor, ownership                                           */
@@ -5931,6 +5940,86 @@ static int tn__check_same_device(const char *fn, tn_tensor *a, tn_tensor *b) {
     return TN__FAIL_INT("%s: expected all tensors on the same device, got %s and %s", fn, tn_device_name(a->device), tn_device_name(b->device));
 }
 
+/* ============================================================================================== */
+/* src/core/autocast.c: autocast: per-thread state, PyTorch's CPU op lists, the casts on op entry */
+/* ============================================================================================== */
+/* ---- autocast (torch.autocast): per thread and device type, a switch and a dtype; ops of
+   PyTorch's lists cast their floating inputs (float64 excepted, as PyTorch) on entry:
+   TN__AC_LOWER to the autocast dtype (matmul, conv, linear, ...), TN__AC_F32 to float32
+   (losses, prod, ...),
+   TN__AC_PROMOTE to the widest floating dtype among them (cat, stack). The op then runs
+   with autocast suspended, so the ops it is made of run as called, and so does backward. */
+enum { TN__AC_LOWER, TN__AC_F32, TN__AC_PROMOTE };
+typedef struct { bool enabled; tn_dtype dtype; } tn__ac_state;
+static TN__TLS tn__ac_state tn__ac_now[TN_NUM_DEVICES] = {{false, TN_BF16}, {false, TN_F16}};   /* PyTorch's defaults */
+static TN__TLS struct { tn_device device; tn__ac_state prev; } tn__ac_stack[64];
+static TN__TLS int tn__ac_depth, tn__ac_suspended;
+
+TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled) {
+    if ((unsigned)device >= TN_NUM_DEVICES) return TN__FAIL_INT("tn_autocast_begin: invalid device %d", (int)device);
+    if (dtype != TN_F16 && dtype != TN_BF16 && !(device == TN_CUDA && dtype == TN_F32))
+        return TN__FAIL_INT("tn_autocast_begin: in %s autocast the target dtype must be float16 or bfloat16, got %s", tn_device_name(device), tn_dtype_name(dtype));
+    if (tn__ac_depth == (int)(sizeof tn__ac_stack / sizeof tn__ac_stack[0])) return TN__FAIL_INT("tn_autocast_begin: autocast regions nested more than 64 deep");
+    tn__ac_stack[tn__ac_depth].device = device;
+    tn__ac_stack[tn__ac_depth++].prev = tn__ac_now[device];
+    tn__ac_now[device].enabled = enabled;
+    tn__ac_now[device].dtype = dtype;
+    return 0;
+}
+TNDEF int tn_autocast_end(void) {
+    if (tn__ac_depth == 0) return TN__FAIL_INT("tn_autocast_end: no autocast region is open");
+    tn__ac_depth--;
+    tn__ac_now[tn__ac_stack[tn__ac_depth].device] = tn__ac_stack[tn__ac_depth].prev;
+    return 0;
+}
+TNDEF bool tn_autocast_is_enabled(tn_device device) { return (unsigned)device < TN_NUM_DEVICES && tn__ac_now[device].enabled; }
+TNDEF tn_dtype tn_autocast_get_dtype(tn_device device) { return (unsigned)device < TN_NUM_DEVICES ? tn__ac_now[device].dtype : TN_NUM_DTYPES; }
+
+/* Whether autocast applies to an op of class cls on n inputs (NULLs skipped); if so, out[]
+   gets them cast (owned by a scope opened here) and autocast is suspended: the caller calls
+   itself with out[] and returns through tn__ac_done. */
+static bool tn__autocast(int cls, tn_tensor *const *in, int n, tn_tensor **out) {
+    if (tn__ac_suspended) return false;
+    int first = 0;
+    while (first < n && !in[first]) first++;
+    if (first == n) return false;
+    const tn_device dev = in[first]->device;
+    if ((unsigned)dev >= TN_NUM_DEVICES || !tn__ac_now[dev].enabled) return false;
+    tn_dtype to = cls == TN__AC_LOWER ? tn__ac_now[dev].dtype : TN_F32;
+    if (cls == TN__AC_PROMOTE) {
+        to = tn__ac_now[dev].dtype;
+        for (int i = 0; i < n; i++) if (in[i] && tn_dtype_is_floating(in[i]->dtype)) to = tn_promote_types(to, in[i]->dtype);
+    }
+    tn_scope_begin();
+    tn__ac_suspended++;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *t = in[i];
+        const bool eligible = t && tn_dtype_is_floating(t->dtype) && t->dtype != TN_F64 && t->device == dev;
+        out[i] = eligible && t->dtype != to ? tn_to_dtype(t, to) : t;
+    }
+    return true;
+}
+static tn_tensor *tn__ac_done(tn_tensor *r) {
+    tn__ac_suspended--;
+    return tn__scope_return(r);
+}
+/* At the top of an op of class cls with tensor arguments ...: under autocast, return call
+   (written with ac_[i] for the i-th argument) on the cast arguments. */
+#define TN__AUTOCAST(cls, call, ...) do { \
+        tn_tensor *ac_in_[] = {__VA_ARGS__}, *ac_[sizeof ac_in_ / sizeof ac_in_[0]]; \
+        if (tn__autocast(cls, ac_in_, (int)(sizeof ac_in_ / sizeof ac_in_[0]), ac_)) return tn__ac_done(call); \
+    } while (0)
+/* The same for a list of n tensors (cat, stack): call written with ac_ for the cast list. */
+#define TN__AUTOCAST_LIST(cls, call, ts, n) do { \
+        if (!tn__ac_suspended && (n) > 0 && (ts) && (ts)[0] && (unsigned)(ts)[0]->device < TN_NUM_DEVICES && tn__ac_now[(ts)[0]->device].enabled) { \
+            tn_tensor **ac_ = (tn_tensor **)TN_MALLOC((size_t)(n) * sizeof(tn_tensor *)); \
+            if (!ac_) return (tn_tensor *)tn__error("autocast: out of memory"); \
+            tn_tensor *ac_r_ = tn__autocast(cls, ts, n, ac_) ? tn__ac_done(call) : NULL; \
+            TN_FREE(ac_); \
+            return ac_r_; \
+        } \
+    } while (0)
+
 /* ======================================================================= */
 /* src/core/iterator.c: the strided iterator every CPU kernel runs on      */
 /* ======================================================================= */
@@ -8449,7 +8538,10 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (nd) nd->i[0] = d;
     return tn__own(tn__node_attach(nd, out));
 }
-TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) { return TN__AS("tn_cat", tn__cat_impl(ts, n, dim)); }
+TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_cat(ac_, n, dim), ts, n);
+    return TN__AS("tn_cat", tn__cat_impl(ts, n, dim));
+}
 
 static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_stack: expected a non-empty list of tensors");
@@ -8468,7 +8560,10 @@ static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     TN_FREE(us);
     return r;
 }
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) { return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0"); }
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_stack(ac_, n, dim), ts, n);
+    return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0");
+}
 
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
     if (!t) return -1;
@@ -10671,8 +10766,14 @@ static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, cons
 
 TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
-TNDEF tn_tensor *tn_prod(tn_tensor *x) { return tn__reduce("tn_prod", PROD, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_prod(tn_tensor *x) {
+    TN__AUTOCAST(TN__AC_F32, tn_prod(ac_[0]), x);
+    return tn__reduce("tn_prod", PROD, x, NULL, 0, false);
+}
+TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__AUTOCAST(TN__AC_F32, tn_prod_dims(ac_[0], dims, n, keepdim), x);
+    return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
+}
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
 /* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
@@ -13096,17 +13197,20 @@ static tn_tensor *tn__mm(const char *fn, tn_tensor *a, tn_tensor *b) {
 }
 
 TNDEF tn_tensor *tn_mm(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_mm(ac_[0], ac_[1]), a, b);
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_mm", "self", a, 2) || tn__need_ndim("tn_mm", "mat2", b, 2)) return NULL;
     return tn__mm("tn_mm", a, b);
 }
 TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_bmm(ac_[0], ac_[1]), a, b);
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_bmm", "batch1", a, 3) || tn__need_ndim("tn_bmm", "batch2", b, 3)) return NULL;
     return tn__own(tn__gemm_record(G_BMM, NULL, a, b, 0, 1, tn__gemm_op("tn_bmm", a, b, NULL, 0, 1)));
 }
 /* tn_addmm's body, positional for the library's own callers */
 static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__addmm(ac_[0], ac_[1], ac_[2], beta, alpha), input, m1, m2);
     TN__CHECK_NULL(input, m1, m2);
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
     if (input->dtype != m1->dtype) return (tn_tensor *)tn__error("tn_addmm: self and mat1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(m1->dtype));
@@ -13118,6 +13222,7 @@ TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, co
 }
 TNDEF tn_tensor *tn_baddbmm_opts(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, tn_addmm_fn_opts o) {
     const double beta = o.beta, alpha = o.alpha;
+    TN__AUTOCAST(TN__AC_LOWER, tn_baddbmm_opts(ac_[0], ac_[1], ac_[2], o), input, b1, b2);
     TN__CHECK_NULL(input, b1, b2);
     if (tn__need_ndim("tn_baddbmm", "batch1", b1, 3) || tn__need_ndim("tn_baddbmm", "batch2", b2, 3)) return NULL;
     if (input->dtype != b1->dtype) return (tn_tensor *)tn__error("tn_baddbmm: self and batch1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(b1->dtype));
@@ -13194,7 +13299,10 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmul", tn__matmul_impl(a, b)); }
+TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_matmul(ac_[0], ac_[1]), a, b);
+    return TN__AS("tn_matmul", tn__matmul_impl(a, b));
+}
 
 /* ---- composites of the above: their gradients are those of the ops they are made of ---- */
 static tn_tensor *tn__trace_impl(tn_tensor *t) {
@@ -13248,6 +13356,7 @@ static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2
     return tn__scope_return(tn__addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
 }
 TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, tn_addmm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_addbmm_opts(ac_[0], ac_[1], ac_[2], o), input, batch1, batch2);
     return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, batch1, batch2, o.beta, o.alpha)), "AddbmmBackward0");
 }
 TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {
@@ -13790,7 +13899,10 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
     }
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_linear", tn__linear_impl(x, w, b)); }
+TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_linear(ac_[0], ac_[1], ac_[2]), x, w, b);
+    return TN__AS("tn_linear", tn__linear_impl(x, w, b));
+}
 static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) {
     TN__CHECK_NULL(x1); TN__CHECK_NULL(x2); TN__CHECK_NULL(w);
     if (w->ndim != 3 || x1->ndim == 0 || x2->ndim == 0 || x1->shape[x1->ndim - 1] != w->shape[1] || x2->shape[x2->ndim - 1] != w->shape[2] ||
@@ -15933,6 +16045,7 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
 /* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PADDING_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__conv(fn, ac_[0], ac_[1], ac_[2], nsp, transposed, s, p, d, op, groups), x, w, b);
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
     if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
@@ -16180,6 +16293,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     return tn__scope_return(batched ? y : tn__grad_name(tn_squeeze_dim(y, 0), "SqueezeBackward1"));
 }
 static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__conv3d_kw(fn, ac_[0], ac_[1], ac_[2], transposed, o), x, w, b);
     int64_t s[3], p[3], d[3], op[3];
     if (tn__kw_triple(fn, "stride", o->stride, &o->stride_dhw, s) || tn__kw_triple(fn, "padding", o->padding == TN_PADDING_VALID ? 0 : o->padding, &o->padding_dhw, p) ||
         tn__kw_triple(fn, "dilation", o->dilation, &o->dilation_dhw, d) || tn__kw_triple(fn, "output_padding", o->output_padding, &o->output_padding_dhw, op))
@@ -19069,6 +19183,7 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     return tn__scope_return(tn_matmul(att, v));
 }
 TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask, double dropout_p, bool is_causal, double scale) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_scaled_dot_product_attention(ac_[0], ac_[1], ac_[2], ac_[3], dropout_p, is_causal, scale), q, k, v, attn_mask);
     return TN__AS("tn_scaled_dot_product_attention", tn__sdpa_impl(q, k, v, attn_mask, dropout_p, is_causal, scale));
 }
 
@@ -19487,9 +19602,11 @@ static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *t
     return tn__loss_finish(tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red), l1 ? NULL : "MseLossBackward0");
 }
 TNDEF tn_tensor *tn_mse_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_mse_loss(ac_[0], ac_[1], reduction), input, target);
     return TN__AS("tn_mse_loss", tn__mse_l1_impl("tn_mse_loss", input, target, reduction, false));
 }
 TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_l1_loss(ac_[0], ac_[1], reduction), input, target);
     return TN__AS("tn_l1_loss", tn__mse_l1_impl("tn_l1_loss", input, target, reduction, true));
 }
 
@@ -19514,9 +19631,11 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
     return tn__loss_finish(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0");
 }
 TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta) {
+    TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss(ac_[0], ac_[1], reduction, beta), input, target);
     return TN__AS("tn_smooth_l1_loss", tn__smooth_l1_impl("tn_smooth_l1_loss", input, target, reduction, beta, false));
 }
 TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta) {
+    TN__AUTOCAST(TN__AC_F32, tn_huber_loss(ac_[0], ac_[1], reduction, delta), input, target);
     return TN__AS("tn_huber_loss", tn__smooth_l1_impl("tn_huber_loss", input, target, reduction, delta, true));
 }
 
@@ -19642,6 +19761,7 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     return tn__loss_finish(nkeep < 0 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
 TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_nll_loss_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
     if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
     return TN__AS("tn_nll_loss", tn__nll_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction));
 }
@@ -19765,6 +19885,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");
 }
 TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_cross_entropy_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
     return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction, o.label_smoothing));
 }
 TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options) {
@@ -19813,6 +19934,7 @@ static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     return tn__loss_finish(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0");
 }
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy(ac_[0], ac_[1], ac_[2], reduction), input, target, weight);
     return TN__AS("tn_binary_cross_entropy", tn__bce_impl(input, target, weight, reduction));
 }
 
@@ -19839,6 +19961,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     return tn__loss_finish(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0");
 }
 TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits(ac_[0], ac_[1], ac_[2], ac_[3], reduction), input, target, weight, pos_weight);
     return TN__AS("tn_binary_cross_entropy_with_logits", tn__bce_logits_impl(input, target, weight, pos_weight, reduction));
 }
 
@@ -19867,6 +19990,7 @@ static tn_tensor *tn__kl_div_impl(tn_tensor *input, tn_tensor *target, tn_reduct
     return tn__loss_finish(l, name);
 }
 TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target) {
+    TN__AUTOCAST(TN__AC_F32, tn_kl_div(ac_[0], ac_[1], reduction, log_target), input, target);
     return TN__AS("tn_kl_div", tn__kl_div_impl(input, target, reduction, log_target));
 }
 
@@ -20037,7 +20161,10 @@ static tn_tensor *tn__prelu_impl(tn_tensor *x, tn_tensor *w) {
     tn_tensor *y = tn_where(tn_gt_scalar(x, 0), x, tn_mul(wb, x));
     return tn__scope_return(tn__grad_name(y, "PreluBackward0"));
 }
-TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) { return TN__AS("tn_prelu", tn__prelu_impl(x, weight)); }
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_prelu(ac_[0], ac_[1]), x, weight);   /* PyTorch 2's CPU list (1.13: float32) */
+    return TN__AS("tn_prelu", tn__prelu_impl(x, weight));
+}
 static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool training) {
     const char *fn = "tn_rrelu";
     TN__CHECK_NULL(x);
@@ -21939,7 +22066,9 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
                       tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__final_list finals = {NULL, 0, 0}, *outer = tn__final_current;
     tn__final_current = &finals;
+    tn__ac_suspended++;   /* backward runs its ops as the formulas call them, never autocast */
     int rc = tn__engine_run(fn, roots, root_grads, nroots, inputs, ninputs, captured, o);
+    tn__ac_suspended--;
     tn__final_current = outer;
     for (int i = 0; i < finals.n; i++) {       /* a callback may queue another: finals.n grows */
         tn__final_current = &finals;

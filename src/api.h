@@ -253,6 +253,15 @@ TNDEF float tn_bfloat16_to_float(uint16_t bits);
    dtypes of C factories are unaffected. TN_F32 or TN_F64; 0 or -1 with an error. */
 TNDEF int tn_set_default_dtype(tn_dtype dtype);
 TNDEF tn_dtype tn_get_default_dtype(void);
+/* torch.autocast on this thread: from begin to the matching end, ops on device's tensors
+   cast their floating inputs (float64 excepted) as PyTorch's CPU lists say: matmul, mm,
+   bmm, addmm, baddbmm, addbmm, linear, conv*, conv_transpose*, prelu and scaled dot-product
+   attention to dtype (TN_BF16 or TN_F16); the losses and prod to float32; cat and stack to
+   the widest floating input. enabled false: a region with autocast off. Regions nest. */
+TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled);
+TNDEF int tn_autocast_end(void);                                  /* closes the innermost region */
+TNDEF bool tn_autocast_is_enabled(tn_device device);              /* torch.is_autocast_enabled */
+TNDEF tn_dtype tn_autocast_get_dtype(tn_device device);           /* torch.get_autocast_dtype (bfloat16 CPU, float16 CUDA at start) */
 
 /* ======================================================================= */
 /* 4. storage & tensor, ownership                                           */
