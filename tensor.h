@@ -4799,7 +4799,7 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
 /* ---- half precision: float16 and bfloat16 scalars ----
    The conversions are c10's (fp16_ieee_from_fp32_value, round_to_nearest_even), so every
    bit pattern converts as in PyTorch: round to nearest even, subnormals, inf, and NaN
-   (float16: the quiet NaN 0x7E00 with the sign; bfloat16: 0x7FC0). Storage only: values
+   (float16: the quiet NaN 0x7E00 with the sign; bfloat16: 0xFFFF, as PyTorch's tensor conversions). Storage only: values
    are computed in float32 registers (the CPU backend stages half operands in float32). */
 static float tn__bits_f32(uint32_t w) { float f; memcpy(&f, &w, 4); return f; }
 static uint32_t tn__f32_bits(float f) { uint32_t w; memcpy(&w, &f, 4); return w; }
@@ -4824,7 +4824,7 @@ TNDEF uint16_t tn_float_to_half(float f) {
 }
 TNDEF float tn_bfloat16_to_float(uint16_t h) { return tn__bits_f32((uint32_t)h << 16); }
 TNDEF uint16_t tn_float_to_bfloat16(float f) {
-    if (f != f) return 0x7FC0;
+    if (f != f) return 0xFFFF;   /* PyTorch's tensor conversions (its vector kernels); c10's scalar one gives 0x7FC0 */
     const uint32_t w = tn__f32_bits(f);
     return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
 }
@@ -4885,7 +4885,7 @@ static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) 
         case TN_U8: *(uint8_t *)o = (uint8_t)(uint64_t)(v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v); break;
         case TN_BOOL: *(bool *)o = v != 0; break;
         case TN_F16: *(uint16_t *)o = tn_float_to_half(v); break;
-        default: *(uint16_t *)o = tn_float_to_bfloat16(v); break;
+        default: *(uint16_t *)o = v != v ? 0x7FC0 : tn_float_to_bfloat16(v); break;   /* c10's scalar NaN, as PyTorch's non-float32 sources */
         }
     }
 }
@@ -25787,7 +25787,8 @@ static tn_tensor *tn__optim_state_new(tn_tensor *p, const char *name, double ini
     int64_t n = tn_numel(t);
     double v = !strcmp(name, "mu_product") ? 1 : scalar ? 0 : init;
     if (t->dtype == TN_F32) for (int64_t i = 0; i < n; i++) ((float *)t->storage->data)[i] = (float)v;
-    else for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    else if (t->dtype == TN_F64) for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    else if (tn__cpu_fill(t, v)) { tn_release(t); return NULL; }   /* half precision buffers */
     if (!scalar && p->device != TN_CPU) { /* buffers live beside the parameter; step counters stay on the CPU, as PyTorch's */
         tn_tensor *d = tn__copy_as(t, t->dtype, p->device);
         tn_release(t);
@@ -25837,8 +25838,8 @@ static int tn__optim_check_params(const char *fn, const tn_optim *o, tn_tensor *
         if (p->grad_fn) return TN__FAIL_INT("%s: can't optimize a non-leaf Tensor (parameter %d has grad_fn %s)", fn, i, tn_grad_fn_name(p));
         if (!p->requires_grad)
             return TN__FAIL_INT("%s: parameter %d does not require grad (call tn_requires_grad_(t, true) first)", fn, i);
-        if (p->dtype != TN_F32 && p->dtype != TN_F64)
-            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+        if (!tn_dtype_is_floating(p->dtype))
+            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
         for (int j = 0; j < i; j++)
             if (params[j] == p) return TN__FAIL_INT("%s: parameter %d appears twice in the parameter group", fn, i);
         for (int j = 0; j < o->np; j++)
@@ -26242,8 +26243,8 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
             if (!gr) continue;
             if (gr->device != p->device)
                 return TN__FAIL_INT("%s: parameter %d is on %s but its grad is on %s", fn, i, tn_device_name(p->device), tn_device_name(gr->device));
-            if (p->dtype != TN_F32 && p->dtype != TN_F64)
-                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+            if (!tn_dtype_is_floating(p->dtype))
+                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
             if (gr->dtype != p->dtype || gr->ndim != p->ndim || memcmp(gr->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)))
                 return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
                                     TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));

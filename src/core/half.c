@@ -1,7 +1,7 @@
 /* ---- half precision: float16 and bfloat16 scalars ----
    The conversions are c10's (fp16_ieee_from_fp32_value, round_to_nearest_even), so every
    bit pattern converts as in PyTorch: round to nearest even, subnormals, inf, and NaN
-   (float16: the quiet NaN 0x7E00 with the sign; bfloat16: 0x7FC0). Storage only: values
+   (float16: the quiet NaN 0x7E00 with the sign; bfloat16: 0xFFFF, as PyTorch's tensor conversions). Storage only: values
    are computed in float32 registers (the CPU backend stages half operands in float32). */
 static float tn__bits_f32(uint32_t w) { float f; memcpy(&f, &w, 4); return f; }
 static uint32_t tn__f32_bits(float f) { uint32_t w; memcpy(&w, &f, 4); return w; }
@@ -26,7 +26,7 @@ TNDEF uint16_t tn_float_to_half(float f) {
 }
 TNDEF float tn_bfloat16_to_float(uint16_t h) { return tn__bits_f32((uint32_t)h << 16); }
 TNDEF uint16_t tn_float_to_bfloat16(float f) {
-    if (f != f) return 0x7FC0;
+    if (f != f) return 0xFFFF;   /* PyTorch's tensor conversions (its vector kernels); c10's scalar one gives 0x7FC0 */
     const uint32_t w = tn__f32_bits(f);
     return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
 }
@@ -87,7 +87,7 @@ static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) 
         case TN_U8: *(uint8_t *)o = (uint8_t)(uint64_t)(v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v); break;
         case TN_BOOL: *(bool *)o = v != 0; break;
         case TN_F16: *(uint16_t *)o = tn_float_to_half(v); break;
-        default: *(uint16_t *)o = tn_float_to_bfloat16(v); break;
+        default: *(uint16_t *)o = v != v ? 0x7FC0 : tn_float_to_bfloat16(v); break;   /* c10's scalar NaN, as PyTorch's non-float32 sources */
         }
     }
 }
