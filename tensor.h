@@ -4829,6 +4829,8 @@ TNDEF uint16_t tn_float_to_bfloat16(float f) {
     return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
 }
 static bool tn__is_half(tn_dtype d) { return d == TN_F16 || d == TN_BF16; }
+/* torch.finfo(d).max of a floating dtype */
+static double tn__finfo_max(tn_dtype d) { return d == TN_F32 ? FLT_MAX : d == TN_F16 ? 65504.0 : d == TN_BF16 ? 0x1.FEp127 : DBL_MAX; }
 
 /* Strided conversions between a half dtype and float32 (the staging copies). */
 static void tn__half_from_f32(char **p, const int64_t *s, int64_t n, void *ctx) {
@@ -10354,7 +10356,7 @@ TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent) {
 /* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
     TN__CHECK_NULL(x);
-    double big = x->dtype == TN_F32 ? FLT_MAX : DBL_MAX;
+    double big = tn__finfo_max(x->dtype);
     double p[3] = {nan, isinf(posinf) && posinf > 0 ? big : posinf, isinf(neginf) && neginf < 0 ? -big : neginf};
     return tn__unary(NAN_TO_NUM, x, p);
 }
@@ -21671,7 +21673,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t dim = n->i[0];
         if (n->in[0].ndim == 0 || tn_numel(g) == 0) { gin[0] = g; return 0; }
         tn_tensor *x = S[0], *y = tn__saved_output(n, S[1]);
-        tn_tensor *lowest = tn_full_like(g, g->dtype == TN_F32 ? -FLT_MAX : -DBL_MAX), *la = tn_log(tn_abs(g)), *part[2];
+        tn_tensor *lowest = tn_full_like(g, -tn__finfo_max(g->dtype)), *la = tn_log(tn_abs(g)), *part[2];
         for (int k = 0; k < 2; k++) {
             tn_tensor *lg = tn_where(k ? tn_lt_scalar(g, 0) : tn_gt_scalar(g, 0), la, lowest);
             part[k] = tn_exp(tn_add(tn_flip(tn_logcumsumexp(tn_flip(tn_sub(lg, y), &dim, 1), dim), &dim, 1), x));
@@ -26331,6 +26333,12 @@ static void tn__lbfgs_flat(tn_optim *o, double *buf, int mode, double alpha) {
             if (t->dtype == TN_F32) {
                 float *x = (float *)t->storage->data + e;
                 if (mode <= 1) *b = *x; else *x = (float)(mode == 2 ? *x + alpha * *b : *b);
+            } else if (tn__is_half(t->dtype)) {   /* through float32, rounded once */
+                uint16_t *x = (uint16_t *)t->storage->data + e;
+                const bool bf = t->dtype == TN_BF16;
+                const double xv = bf ? tn_bfloat16_to_float(*x) : tn_half_to_float(*x);
+                const float nv = (float)(mode == 2 ? xv + alpha * *b : *b);
+                if (mode <= 1) *b = xv; else *x = bf ? tn_float_to_bfloat16(nv) : tn_float_to_half(nv);
             } else {
                 double *x = (double *)t->storage->data + e;
                 if (mode <= 1) *b = *x; else *x = mode == 2 ? *x + alpha * *b : *b;

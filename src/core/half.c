@@ -31,6 +31,8 @@ TNDEF uint16_t tn_float_to_bfloat16(float f) {
     return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
 }
 static bool tn__is_half(tn_dtype d) { return d == TN_F16 || d == TN_BF16; }
+/* torch.finfo(d).max of a floating dtype */
+static double tn__finfo_max(tn_dtype d) { return d == TN_F32 ? FLT_MAX : d == TN_F16 ? 65504.0 : d == TN_BF16 ? 0x1.FEp127 : DBL_MAX; }
 
 /* Strided conversions between a half dtype and float32 (the staging copies). */
 static void tn__half_from_f32(char **p, const int64_t *s, int64_t n, void *ctx) {

@@ -414,3 +414,35 @@ def test_half_errors():
         tt._C.lib.tn_autocast_begin(tt._C.CPU, tt.float64._code, True) == 0 or tt._core._raise()
     with pytest.raises(RuntimeError, match="no autocast region"):
         tt._C.lib.tn_autocast_end() == 0 or tt._core._raise()
+
+
+@pytest.mark.parametrize("name,dt,tdt", HALVES)
+def test_paths_with_their_own_loops(name, dt, tdt):
+    # nan_to_num's default bounds are the half dtype's finfo.max, not float64's (which rounds to inf)
+    v = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0])
+    assert ours(v, dt).nan_to_num().tolist() == torch.nan_to_num(v.to(tdt)).tolist()
+    # LBFGS reads and writes half parameters through float32
+    p = tt.nn.Parameter(tt.tensor([1.0, -2.0]).to(dt))
+    opt = tt.optim.LBFGS([p], lr=0.5)
+
+    def closure():
+        opt.zero_grad()
+        loss = (p.float() ** 2).sum()
+        loss.backward()
+        return loss
+    for _ in range(3):
+        opt.step(closure)
+    assert p.dtype is dt and max(abs(x) for x in p.tolist()) < 1e-3
+    # gradient clipping over half gradients (the composite), init in place
+    q = tt.nn.Parameter(tt.ones(4, dtype=dt))
+    q.grad = tt.full((4,), 3.0, dtype=dt)
+    total = tt.nn.utils.clip_grad_norm_([q], 1.0)
+    assert abs(float(total) - 6.0) < 1e-2 and abs(q.grad.float().norm().item() - 1.0) < 1e-2
+    w = tt.empty(50, 40, dtype=dt)
+    tt.nn.init.trunc_normal_(w, std=0.02)
+    tt.nn.init.kaiming_uniform_(w)
+    assert w.dtype is dt and bool(w.isfinite().all()) and 0 < w.float().std().item() < 1
+    # logcumsumexp's backward uses the dtype's lowest finite value
+    x = ours(torch.randn(5), dt).requires_grad_()
+    x.logcumsumexp(0).float().sum().backward()
+    assert bool(x.grad.isfinite().all())
