@@ -51,7 +51,7 @@
  *   under a banner with its path:
  *   core/      config errors
  *   modules/   options
- *   core/      dtypes threads alloc tensor iterator creation rng
+ *   core/      dtypes half threads alloc tensor autocast iterator creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional
  *   ops/       linalg_factor linalg_more linalg_decomp
@@ -66,7 +66,7 @@
  *   jit/       trace optimize graph_io
  *   io/        print dlpack shared
  *   dist/      dist ddp
- *   backend/   cpu stand_in cuda
+ *   backend/   cpu_half cpu stand_in cuda
  */
 #ifndef TENSOR_H
 #define TENSOR_H
@@ -246,7 +246,7 @@ TNDEF int tn_error(const char *fmt, ...);
 typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
-    TN_F16, TN_BF16,   /* reserved for half precision on the GPU (not implemented yet); kernels refuse them */
+    TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU; not on CUDA yet) */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -258,12 +258,27 @@ TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
 /* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
 TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
+/* float16 and bfloat16 bit patterns from and to float, bit for bit as PyTorch converts
+   (round to nearest even; subnormals, infinities and NaN kept). */
+TNDEF uint16_t tn_float_to_half(float value);
+TNDEF float tn_half_to_float(uint16_t bits);
+TNDEF uint16_t tn_float_to_bfloat16(float value);
+TNDEF float tn_bfloat16_to_float(uint16_t bits);
 /* torch.set_default_dtype / get_default_dtype (process-wide, float32 at start): the dtype
    of Python float literals in type promotion (an int tensor * 2.5), of float functions and
    true division of integer tensors, and the dtype the printer leaves unnamed. Explicit
    dtypes of C factories are unaffected. TN_F32 or TN_F64; 0 or -1 with an error. */
 TNDEF int tn_set_default_dtype(tn_dtype dtype);
 TNDEF tn_dtype tn_get_default_dtype(void);
+/* torch.autocast on this thread: from begin to the matching end, ops on device's tensors
+   cast their floating inputs (float64 excepted) as PyTorch's CPU lists say: matmul, mm,
+   bmm, addmm, baddbmm, addbmm, linear, conv*, conv_transpose*, prelu and scaled dot-product
+   attention to dtype (TN_BF16 or TN_F16); the losses and prod to float32; cat and stack to
+   the widest floating input. enabled false: a region with autocast off. Regions nest. */
+TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled);
+TNDEF int tn_autocast_end(void);                                  /* closes the innermost region */
+TNDEF bool tn_autocast_is_enabled(tn_device device);              /* torch.is_autocast_enabled */
+TNDEF tn_dtype tn_autocast_get_dtype(tn_device device);           /* torch.get_autocast_dtype (bfloat16 CPU, float16 CUDA at start) */
 
 /* ======================================================================= */
 /* 4. storage & tensor, ownership                                           */
@@ -4992,6 +5007,112 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
     return r == TN_NUM_DTYPES ? tn__default_dtype : r;
 }
 
+/* ======================================================================================== */
+/* src/core/half.c: float16 and bfloat16: bit-exact conversions (c10's), the staging copies */
+/* ======================================================================================== */
+/* ---- half precision: float16 and bfloat16 scalars ----
+   The conversions are c10's (fp16_ieee_from_fp32_value, round_to_nearest_even), so every
+   bit pattern converts as in PyTorch: round to nearest even, subnormals, inf, and NaN
+   (float16: the quiet NaN 0x7E00 with the sign; bfloat16: 0xFFFF, as PyTorch's tensor conversions). Storage only: values
+   are computed in float32 registers (the CPU backend stages half operands in float32). */
+static float tn__bits_f32(uint32_t w) { float f; memcpy(&f, &w, 4); return f; }
+static uint32_t tn__f32_bits(float f) { uint32_t w; memcpy(&w, &f, 4); return w; }
+
+/* static, so the conversion loops below inline and vectorise them; the TNDEF names wrap them */
+static inline float tn__h2f(uint16_t h) {
+    const uint32_t w = (uint32_t)h << 16, sign = w & 0x80000000u, two_w = w + w;
+    /* normal: the exponent rebased by a multiply; subnormal: the mantissa minus a magic 0.5 */
+    const float normalized = tn__bits_f32((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+    const float denormalized = tn__bits_f32((two_w >> 17) | (126u << 23)) - 0.5f;
+    const uint32_t sub_mask = 0u - (uint32_t)(two_w < (1u << 27));
+    return tn__bits_f32(sign | (sub_mask & tn__f32_bits(denormalized)) | (~sub_mask & tn__f32_bits(normalized)));
+}
+static inline uint16_t tn__f2h(float f) {
+    /* scaling up then down rounds the mantissa to 10 bits in the FPU (round to nearest even) */
+    float base = (fabsf(f) * 0x1.0p+112f) * 0x1.0p-110f;
+    const uint32_t w = tn__f32_bits(f), shl1_w = w + w, sign = w & 0x80000000u;
+    uint32_t bias = shl1_w & 0xFF000000u;
+    bias = bias > 0x71000000u ? bias : 0x71000000u;   /* branch-free throughout: the loops vectorise */
+    base = tn__bits_f32((bias >> 1) + 0x07800000u) + base;
+    const uint32_t bits = tn__f32_bits(base);
+    const uint32_t nonsign = ((bits >> 13) & 0x00007C00u) + (bits & 0x00000FFFu);
+    const uint32_t nan_mask = 0u - (uint32_t)(shl1_w > 0xFF000000u);
+    return (uint16_t)((sign >> 16) | (nan_mask & 0x7E00u) | (~nan_mask & nonsign));
+}
+static inline float tn__bf2f(uint16_t h) { return tn__bits_f32((uint32_t)h << 16); }
+static inline uint16_t tn__f2bf(float f) {
+    if (f != f) return 0xFFFF;   /* PyTorch's tensor conversions (its vector kernels); c10's scalar one gives 0x7FC0 */
+    const uint32_t w = tn__f32_bits(f);
+    return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
+}
+TNDEF float tn_half_to_float(uint16_t bits) { return tn__h2f(bits); }
+TNDEF uint16_t tn_float_to_half(float value) { return tn__f2h(value); }
+TNDEF float tn_bfloat16_to_float(uint16_t bits) { return tn__bf2f(bits); }
+TNDEF uint16_t tn_float_to_bfloat16(float value) { return tn__f2bf(value); }
+static bool tn__is_half(tn_dtype d) { return d == TN_F16 || d == TN_BF16; }
+/* torch.finfo(d).max of a floating dtype */
+static double tn__finfo_max(tn_dtype d) { return d == TN_F32 ? FLT_MAX : d == TN_F16 ? 65504.0 : d == TN_BF16 ? 0x1.FEp127 : DBL_MAX; }
+
+/* Strided conversions between a half dtype and float32 (the staging copies). */
+static void tn__half_from_f32(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const bool bf = *(const tn_dtype *)ctx == TN_BF16;
+    if (s[0] == 2 && s[1] == 4) {
+        uint16_t *o = (uint16_t *)p[0]; const float *in = (const float *)p[1];
+        if (bf) for (int64_t i = 0; i < n; i++) o[i] = tn__f2bf(in[i]);
+        else for (int64_t i = 0; i < n; i++) o[i] = tn__f2h(in[i]);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float v = *(const float *)(p[1] + i * s[1]);
+        *(uint16_t *)(p[0] + i * s[0]) = bf ? tn__f2bf(v) : tn__f2h(v);
+    }
+}
+static void tn__f32_from_half(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const bool bf = *(const tn_dtype *)ctx == TN_BF16;
+    if (s[0] == 4 && s[1] == 2) {
+        float *o = (float *)p[0]; const uint16_t *in = (const uint16_t *)p[1];
+        if (bf) for (int64_t i = 0; i < n; i++) o[i] = tn__bf2f(in[i]);
+        else for (int64_t i = 0; i < n; i++) o[i] = tn__h2f(in[i]);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h = *(const uint16_t *)(p[1] + i * s[1]);
+        *(float *)(p[0] + i * s[0]) = bf ? tn__bf2f(h) : tn__h2f(h);
+    }
+}
+/* Element conversions where one side is half and the other is not float32 (rare: a
+   double, an integer or the other half type): through float, as c10 converts. */
+typedef struct { tn_dtype to, from; } tn__half_cast;
+static float tn__load_as_float(const char *p, tn_dtype d) {
+    switch (d) {
+    case TN_F32: return *(const float *)p;
+    case TN_F64: return (float)*(const double *)p;
+    case TN_I32: return (float)*(const int32_t *)p;
+    case TN_I64: return (float)*(const int64_t *)p;
+    case TN_U8: return (float)*(const uint8_t *)p;
+    case TN_BOOL: return *(const bool *)p ? 1.0f : 0.0f;
+    case TN_F16: return tn__h2f(*(const uint16_t *)p);
+    default: return tn__bf2f(*(const uint16_t *)p);
+    }
+}
+static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tn__half_cast *c = (const tn__half_cast *)ctx;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = tn__load_as_float(p[1] + i * s[1], c->from);
+        char *o = p[0] + i * s[0];
+        switch (c->to) {
+        case TN_F32: *(float *)o = v; break;
+        case TN_F64: *(double *)o = v; break;
+        case TN_I32: *(int32_t *)o = v != v || v >= 2147483648.0f || v < -2147483648.0f ? INT32_MIN : (int32_t)v; break;
+        case TN_I64: *(int64_t *)o = v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v; break;
+        case TN_U8: *(uint8_t *)o = (uint8_t)(uint64_t)(v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v); break;
+        case TN_BOOL: *(bool *)o = v != 0; break;
+        case TN_F16: *(uint16_t *)o = tn__f2h(v); break;
+        default: *(uint16_t *)o = v != v ? 0x7FC0 : tn__f2bf(v); break;   /* c10's scalar NaN, as PyTorch's non-float32 sources */
+        }
+    }
+}
+
 /* ======================================================================= */
 /* src/core/threads.c: the thread count                                    */
 /* ======================================================================= */
@@ -6003,9 +6124,11 @@ static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version
     for (size_t tn__i_ = 0; tn__i_ < sizeof tn__args_ / sizeof tn__args_[0]; tn__i_++) \
         if (!tn__args_[tn__i_]) return NULL; } while (0)
 
+/* Whether t's device computes in t's dtype: half precision runs on the CPU (staged in
+   float32 by the CPU backend), not yet in the GPU unit. */
 static int tn__check_cpu_dtype(const char *fn, tn_tensor *t) {
-    if (t->dtype == TN_F16 || t->dtype == TN_BF16)
-        return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(t->dtype));
+    if ((t->dtype == TN_F16 || t->dtype == TN_BF16) && t->device != TN_CPU)
+        return TN__FAIL_INT("%s: dtype %s is not supported on %s yet (half precision runs on the CPU only)", fn, tn_dtype_name(t->dtype), tn_device_name(t->device));
     return 0;
 }
 
@@ -6041,6 +6164,86 @@ static int tn__check_same_device(const char *fn, tn_tensor *a, tn_tensor *b) {
     if (a->device == b->device || (b->ndim == 0 && b->device == TN_CPU) || (a->ndim == 0 && a->device == TN_CPU)) return 0;
     return TN__FAIL_INT("%s: expected all tensors on the same device, got %s and %s", fn, tn_device_name(a->device), tn_device_name(b->device));
 }
+
+/* ============================================================================================== */
+/* src/core/autocast.c: autocast: per-thread state, PyTorch's CPU op lists, the casts on op entry */
+/* ============================================================================================== */
+/* ---- autocast (torch.autocast): per thread and device type, a switch and a dtype; ops of
+   PyTorch's lists cast their floating inputs (float64 excepted, as PyTorch) on entry:
+   TN__AC_LOWER to the autocast dtype (matmul, conv, linear, ...), TN__AC_F32 to float32
+   (losses, prod, ...),
+   TN__AC_PROMOTE to the widest floating dtype among them (cat, stack). The op then runs
+   with autocast suspended, so the ops it is made of run as called, and so does backward. */
+enum { TN__AC_LOWER, TN__AC_F32, TN__AC_PROMOTE };
+typedef struct { bool enabled; tn_dtype dtype; } tn__ac_state;
+static TN__TLS tn__ac_state tn__ac_now[TN_NUM_DEVICES] = {{false, TN_BF16}, {false, TN_F16}};   /* PyTorch's defaults */
+static TN__TLS struct { tn_device device; tn__ac_state prev; } tn__ac_stack[64];
+static TN__TLS int tn__ac_depth, tn__ac_suspended;
+
+TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled) {
+    if ((unsigned)device >= TN_NUM_DEVICES) return TN__FAIL_INT("tn_autocast_begin: invalid device %d", (int)device);
+    if (dtype != TN_F16 && dtype != TN_BF16 && !(device == TN_CUDA && dtype == TN_F32))
+        return TN__FAIL_INT("tn_autocast_begin: in %s autocast the target dtype must be float16 or bfloat16, got %s", tn_device_name(device), tn_dtype_name(dtype));
+    if (tn__ac_depth == (int)(sizeof tn__ac_stack / sizeof tn__ac_stack[0])) return TN__FAIL_INT("tn_autocast_begin: autocast regions nested more than 64 deep");
+    tn__ac_stack[tn__ac_depth].device = device;
+    tn__ac_stack[tn__ac_depth++].prev = tn__ac_now[device];
+    tn__ac_now[device].enabled = enabled;
+    tn__ac_now[device].dtype = dtype;
+    return 0;
+}
+TNDEF int tn_autocast_end(void) {
+    if (tn__ac_depth == 0) return TN__FAIL_INT("tn_autocast_end: no autocast region is open");
+    tn__ac_depth--;
+    tn__ac_now[tn__ac_stack[tn__ac_depth].device] = tn__ac_stack[tn__ac_depth].prev;
+    return 0;
+}
+TNDEF bool tn_autocast_is_enabled(tn_device device) { return (unsigned)device < TN_NUM_DEVICES && tn__ac_now[device].enabled; }
+TNDEF tn_dtype tn_autocast_get_dtype(tn_device device) { return (unsigned)device < TN_NUM_DEVICES ? tn__ac_now[device].dtype : TN_NUM_DTYPES; }
+
+/* Whether autocast applies to an op of class cls on n inputs (NULLs skipped); if so, out[]
+   gets them cast (owned by a scope opened here) and autocast is suspended: the caller calls
+   itself with out[] and returns through tn__ac_done. */
+static bool tn__autocast(int cls, tn_tensor *const *in, int n, tn_tensor **out) {
+    if (tn__ac_suspended) return false;
+    int first = 0;
+    while (first < n && !in[first]) first++;
+    if (first == n) return false;
+    const tn_device dev = in[first]->device;
+    if ((unsigned)dev >= TN_NUM_DEVICES || !tn__ac_now[dev].enabled) return false;
+    tn_dtype to = cls == TN__AC_LOWER ? tn__ac_now[dev].dtype : TN_F32;
+    if (cls == TN__AC_PROMOTE) {
+        to = tn__ac_now[dev].dtype;
+        for (int i = 0; i < n; i++) if (in[i] && tn_dtype_is_floating(in[i]->dtype)) to = tn_promote_types(to, in[i]->dtype);
+    }
+    tn_scope_begin();
+    tn__ac_suspended++;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *t = in[i];
+        const bool eligible = t && tn_dtype_is_floating(t->dtype) && t->dtype != TN_F64 && t->device == dev;
+        out[i] = eligible && t->dtype != to ? tn_to_dtype(t, to) : t;
+    }
+    return true;
+}
+static tn_tensor *tn__ac_done(tn_tensor *r) {
+    tn__ac_suspended--;
+    return tn__scope_return(r);
+}
+/* At the top of an op of class cls with tensor arguments ...: under autocast, return call
+   (written with ac_[i] for the i-th argument) on the cast arguments. */
+#define TN__AUTOCAST(cls, call, ...) do { \
+        tn_tensor *ac_in_[] = {__VA_ARGS__}, *ac_[sizeof ac_in_ / sizeof ac_in_[0]]; \
+        if (tn__autocast(cls, ac_in_, (int)(sizeof ac_in_ / sizeof ac_in_[0]), ac_)) return tn__ac_done(call); \
+    } while (0)
+/* The same for a list of n tensors (cat, stack): call written with ac_ for the cast list. */
+#define TN__AUTOCAST_LIST(cls, call, ts, n) do { \
+        if (!tn__ac_suspended && (n) > 0 && (ts) && (ts)[0] && (unsigned)(ts)[0]->device < TN_NUM_DEVICES && tn__ac_now[(ts)[0]->device].enabled) { \
+            tn_tensor **ac_ = (tn_tensor **)TN_MALLOC((size_t)(n) * sizeof(tn_tensor *)); \
+            if (!ac_) return (tn_tensor *)tn__error("autocast: out of memory"); \
+            tn_tensor *ac_r_ = tn__autocast(cls, ts, n, ac_) ? tn__ac_done(call) : NULL; \
+            TN_FREE(ac_); \
+            return ac_r_; \
+        } \
+    } while (0)
 
 /* ======================================================================= */
 /* src/core/iterator.c: the strided iterator every CPU kernel runs on      */
@@ -6293,9 +6496,16 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
     tn__iter_add(&it, dst);
     tn__iter_add(&it, src);
     tn_dtype from = src->dtype;
-    if (from == dst->dtype && (from == TN_F32 || from == TN_F64 || from == TN_I32 || from == TN_I64 || from == TN_U8)) {
+    if (from == dst->dtype && from != TN_BOOL) {
         int64_t es = (int64_t)tn_dtype_size(from);
         tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
+        return 0;
+    }
+    if (tn__is_half(dst->dtype) && from == TN_F32) { tn__iter_run_par(&it, tn__half_from_f32, &dst->dtype, -1); return 0; }
+    if (tn__is_half(from) && dst->dtype == TN_F32) { tn__iter_run_par(&it, tn__f32_from_half, &from, -1); return 0; }
+    if (tn__is_half(from) || tn__is_half(dst->dtype)) {
+        tn__half_cast c = {dst->dtype, from};
+        tn__iter_run_par(&it, tn__cast_half_any, &c, -1);
         return 0;
     }
     switch (dst->dtype) {
@@ -6372,11 +6582,7 @@ static int tn__check_dtype_arg(const char *fn, tn_dtype dtype) {
     return 0;
 }
 /* A dtype the CPU kernels can write (creation functions that fill values). */
-static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) {
-    if (tn__check_dtype_arg(fn, dtype)) return -1;
-    if (dtype == TN_F16 || dtype == TN_BF16) return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(dtype));
-    return 0;
-}
+static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) { return tn__check_dtype_arg(fn, dtype); }
 
 /* New uninitialised tensor after checking a user shape, untracked. */
 static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim, tn_dtype dtype) {
@@ -7090,9 +7296,15 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     if (!t) return NULL;
     tn_generator *g = gen ? gen : &tn__default_gen;
     if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
+        /* half precision: drawn as float32, rounded (PyTorch's half streams are not reproduced) */
+        tn_tensor *d = tn__is_half(dtype) ? tn__new(TN_F32, TN_CPU, t->shape, t->ndim) : tn_retain(t);
+        if (!d) { tn_release(t); return NULL; }
         tn__gen_lock(g);
-        tn__mt_fill(op, t, g, a, b, low, range);
+        tn__mt_fill(op, d, g, a, b, low, range);
         tn__gen_unlock(g);
+        int rc = d != t ? tn__copy(t, d) : 0;
+        tn_release(d);
+        if (rc) { tn_release(t); return NULL; }
         return tn__own(t);
     }
     uint64_t off = tn__gen_take(g, tn_numel(t));
@@ -8589,7 +8801,10 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (nd) nd->i[0] = d;
     return tn__own(tn__node_attach(nd, out));
 }
-TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) { return TN__AS("tn_cat", tn__cat_impl(ts, n, dim)); }
+TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_cat(ac_, n, dim), ts, n);
+    return TN__AS("tn_cat", tn__cat_impl(ts, n, dim));
+}
 
 static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_stack: expected a non-empty list of tensors");
@@ -8608,7 +8823,10 @@ static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     TN_FREE(us);
     return r;
 }
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) { return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0"); }
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_stack(ac_, n, dim), ts, n);
+    return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0");
+}
 
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
     if (!t) return -1;
@@ -10403,7 +10621,7 @@ TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent) {
 /* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
     TN__CHECK_NULL(x);
-    double big = x->dtype == TN_F32 ? FLT_MAX : DBL_MAX;
+    double big = tn__finfo_max(x->dtype);
     double p[3] = {nan, isinf(posinf) && posinf > 0 ? big : posinf, isinf(neginf) && neginf < 0 ? -big : neginf};
     return tn__unary(NAN_TO_NUM, x, p);
 }
@@ -10815,8 +11033,14 @@ static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, cons
 
 TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
-TNDEF tn_tensor *tn_prod(tn_tensor *x) { return tn__reduce("tn_prod", PROD, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_prod(tn_tensor *x) {
+    TN__AUTOCAST(TN__AC_F32, tn_prod(ac_[0]), x);
+    return tn__reduce("tn_prod", PROD, x, NULL, 0, false);
+}
+TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__AUTOCAST(TN__AC_F32, tn_prod_dims(ac_[0], dims, n, keepdim), x);
+    return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
+}
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
 /* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
@@ -10850,12 +11074,16 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
-    tn_tensor *s = count < 0 ? NULL : tn__reduce_raw("tn_mean", SUM, x, dims, n, keepdim);
+    /* half precision: sum and divide in float32, rounded once (PyTorch 2's CPU mean; 1.13 rounds the sum first) */
+    tn_tensor *xs = count < 0 ? NULL : tn__is_half(x->dtype) ? tn__copy_as(x, TN_F32, x->device) : tn_retain(x);
+    tn_tensor *s = xs ? tn__reduce_raw("tn_mean", SUM, xs, dims, n, keepdim) : NULL;
+    tn_release(xs);
     if (!s) return NULL;
     tn_tensor *inv = tn__scalar_new(count ? 1.0 / (double)count : NAN, TN_F64, true); /* empty: NaN as PyTorch */
     tn_tensor *r = inv ? tn__binary_raw("tn_mean", MUL, s, inv, 1, s) : NULL;
     tn_release(inv);
     tn_release(s);
+    if (r && r->dtype != x->dtype) { tn_tensor *h = tn__copy_as(r, x->dtype, r->device); tn_release(r); r = h; }
     r = tn__reduce_record("tn_mean", G_MEAN, x, dims, n, r);
     if (r && r->grad_fn) { r->grad_fn->d[0] = (double)count; r->grad_fn->name = n ? "MeanBackward1" : "MeanBackward0"; }
     return tn__own(r);
@@ -13236,17 +13464,20 @@ static tn_tensor *tn__mm(const char *fn, tn_tensor *a, tn_tensor *b) {
 }
 
 TNDEF tn_tensor *tn_mm(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_mm(ac_[0], ac_[1]), a, b);
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_mm", "self", a, 2) || tn__need_ndim("tn_mm", "mat2", b, 2)) return NULL;
     return tn__mm("tn_mm", a, b);
 }
 TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_bmm(ac_[0], ac_[1]), a, b);
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_bmm", "batch1", a, 3) || tn__need_ndim("tn_bmm", "batch2", b, 3)) return NULL;
     return tn__own(tn__gemm_record(G_BMM, NULL, a, b, 0, 1, tn__gemm_op("tn_bmm", a, b, NULL, 0, 1)));
 }
 /* tn_addmm's body, positional for the library's own callers */
 static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__addmm(ac_[0], ac_[1], ac_[2], beta, alpha), input, m1, m2);
     TN__CHECK_NULL(input, m1, m2);
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
     if (input->dtype != m1->dtype) return (tn_tensor *)tn__error("tn_addmm: self and mat1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(m1->dtype));
@@ -13258,6 +13489,7 @@ TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, co
 }
 TNDEF tn_tensor *tn_baddbmm_opts(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, tn_addmm_fn_opts o) {
     const double beta = o.beta, alpha = o.alpha;
+    TN__AUTOCAST(TN__AC_LOWER, tn_baddbmm_opts(ac_[0], ac_[1], ac_[2], o), input, b1, b2);
     TN__CHECK_NULL(input, b1, b2);
     if (tn__need_ndim("tn_baddbmm", "batch1", b1, 3) || tn__need_ndim("tn_baddbmm", "batch2", b2, 3)) return NULL;
     if (input->dtype != b1->dtype) return (tn_tensor *)tn__error("tn_baddbmm: self and batch1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(b1->dtype));
@@ -13334,7 +13566,10 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmul", tn__matmul_impl(a, b)); }
+TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_matmul(ac_[0], ac_[1]), a, b);
+    return TN__AS("tn_matmul", tn__matmul_impl(a, b));
+}
 
 /* ---- composites of the above: their gradients are those of the ops they are made of ---- */
 static tn_tensor *tn__trace_impl(tn_tensor *t) {
@@ -13388,6 +13623,7 @@ static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2
     return tn__scope_return(tn__addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
 }
 TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, tn_addmm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_addbmm_opts(ac_[0], ac_[1], ac_[2], o), input, batch1, batch2);
     return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, batch1, batch2, o.beta, o.alpha)), "AddbmmBackward0");
 }
 TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {
@@ -13883,8 +14119,8 @@ static tn_node *tn__fn_node(const char *name, tn_custom_backward bw, tn_tensor *
     return nd;
 }
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
-    if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
-        return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    if (!tn_dtype_is_floating(x->dtype))
+        return TN__FAIL_INT("%s: %s must be a floating dtype, got %s", fn, what, tn_dtype_name(x->dtype));
     /* the layers multiply sizes in groups (N * C, H * W): an empty tensor's other sizes
        (zeros(0, 2^40, 2^40)) must multiply within int64 too (a non-empty one's do) */
     int64_t p = 1;
@@ -13900,6 +14136,11 @@ static int tn__nn_same(const char *fn, tn_tensor *x, tn_tensor *t, const char *w
     if (t->device != x->device) return TN__FAIL_INT("%s: input (%s) and %s (%s) must be on the same device", fn, tn_device_name(x->device), what, tn_device_name(t->device));
     return 0;
 }
+/* Layers in half precision compute in float32: t cast with a node (its gradient comes back
+   rounded to t's dtype), owned by the open scope; the layer's float32 result is rounded to
+   the input's dtype once, as PyTorch's CPU kernels store it. */
+static tn_tensor *tn__nn_f32(tn_tensor *t) { return t && tn__is_half(t->dtype) ? tn_to_dtype(t, TN_F32) : t; }
+static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__scope_return(r ? tn_to_dtype(r, dtype) : NULL); }
 /* A [1, C, 1, ...] view of a per-channel vector for an input of ndim dims. */
 static tn_tensor *tn__per_channel(tn_tensor *v, int ndim) {
     int64_t shape[TN_MAX_DIMS];
@@ -13925,7 +14166,10 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
     }
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_linear", tn__linear_impl(x, w, b)); }
+TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_linear(ac_[0], ac_[1], ac_[2]), x, w, b);
+    return TN__AS("tn_linear", tn__linear_impl(x, w, b));
+}
 static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) {
     TN__CHECK_NULL(x1); TN__CHECK_NULL(x2); TN__CHECK_NULL(w);
     if (w->ndim != 3 || x1->ndim == 0 || x2->ndim == 0 || x1->shape[x1->ndim - 1] != w->shape[1] || x2->shape[x2->ndim - 1] != w->shape[2] ||
@@ -17960,12 +18204,17 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
 /* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PADDING_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__conv(fn, ac_[0], ac_[1], ac_[2], nsp, transposed, s, p, d, op, groups), x, w, b);
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
     if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
     if (w->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__conv(fn, tn__nn_f32(x), tn__nn_f32(w), tn__nn_f32(b), nsp, transposed, s, p, d, op, groups), x->dtype);
+    }
     if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
     bool same = p[0] == TN_PADDING_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;
@@ -18203,6 +18452,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     return tn__scope_return(batched ? y : tn__grad_name(tn_squeeze_dim(y, 0), "SqueezeBackward1"));
 }
 static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__conv3d_kw(fn, ac_[0], ac_[1], ac_[2], transposed, o), x, w, b);
     int64_t s[3], p[3], d[3], op[3];
     if (tn__kw_triple(fn, "stride", o->stride, &o->stride_dhw, s) || tn__kw_triple(fn, "padding", o->padding == TN_PADDING_VALID ? 0 : o->padding, &o->padding_dhw, p) ||
         tn__kw_triple(fn, "dilation", o->dilation, &o->dilation_dhw, d) || tn__kw_triple(fn, "output_padding", o->output_padding, &o->output_padding_dhw, op))
@@ -20029,6 +20279,13 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias") ||
         tn__nn_same(fn, x, rm, "running_mean") || tn__nn_same(fn, x, rv, "running_var")) return NULL;
+    if (tn__is_half(x->dtype)) {   /* in float32; the running statistics updated through float32 copies */
+        tn_scope_begin();
+        tn_tensor *rm32 = rm ? tn_to_dtype(tn_detach(rm), TN_F32) : NULL, *rv32 = rv ? tn_to_dtype(tn_detach(rv), TN_F32) : NULL;
+        tn_tensor *r = tn__batch_norm_impl(tn__nn_f32(x), rm32, rv32, tn__nn_f32(w), tn__nn_f32(b), training, momentum, eps);
+        if (r && training && rm && rv && (tn_copy_(rm, rm32) || tn_copy_(rv, rv32))) r = NULL;
+        return tn__nn_half_return(r, x->dtype);
+    }
     const int64_t C = x->shape[1];
     tn_tensor *const vs[4] = {rm, rv, w, b};
     const char *const names[4] = {"running_mean", "running_var", "weight", "bias"};
@@ -20144,6 +20401,10 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     const char *fn = "tn_layer_norm";
     TN__CHECK_NULL(x);
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__layer_norm_impl(tn__nn_f32(x), ns, n, tn__nn_f32(w), tn__nn_f32(b), eps), x->dtype);
+    }
     bool ok = n >= 1 && n <= x->ndim && ns;
     for (int k = 0; ok && k < n; k++) ok = x->shape[x->ndim - n + k] == ns[k];
     if (!ok) return (tn_tensor *)tn__error("%s: given normalized_shape=%s, expected input with shape [*, %s, but got input of size %s", fn,
@@ -20176,6 +20437,10 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     TN__CHECK_NULL(x);
     if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__group_norm_impl(tn__nn_f32(x), G, tn__nn_f32(w), tn__nn_f32(b), eps), x->dtype);
+    }
     const int64_t N = x->shape[0], C = x->shape[1];
     if (G <= 0 || C % G) return (tn_tensor *)tn__error("%s: expected number of channels in input to be divisible by num_groups, but got input of shape %s and num_groups=%lld", fn, TN__SHAPE(x), (long long)G);
     if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));
@@ -21081,6 +21346,7 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     return tn__scope_return(tn_matmul(att, v));
 }
 TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask, double dropout_p, bool is_causal, double scale) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_scaled_dot_product_attention(ac_[0], ac_[1], ac_[2], ac_[3], dropout_p, is_causal, scale), q, k, v, attn_mask);
     return TN__AS("tn_scaled_dot_product_attention", tn__sdpa_impl(q, k, v, attn_mask, dropout_p, is_causal, scale));
 }
 
@@ -21499,9 +21765,11 @@ static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *t
     return tn__loss_finish(tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red), l1 ? NULL : "MseLossBackward0");
 }
 TNDEF tn_tensor *tn_mse_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_mse_loss(ac_[0], ac_[1], reduction), input, target);
     return TN__AS("tn_mse_loss", tn__mse_l1_impl("tn_mse_loss", input, target, reduction, false));
 }
 TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_l1_loss(ac_[0], ac_[1], reduction), input, target);
     return TN__AS("tn_l1_loss", tn__mse_l1_impl("tn_l1_loss", input, target, reduction, true));
 }
 
@@ -21526,9 +21794,11 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
     return tn__loss_finish(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0");
 }
 TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta) {
+    TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss(ac_[0], ac_[1], reduction, beta), input, target);
     return TN__AS("tn_smooth_l1_loss", tn__smooth_l1_impl("tn_smooth_l1_loss", input, target, reduction, beta, false));
 }
 TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta) {
+    TN__AUTOCAST(TN__AC_F32, tn_huber_loss(ac_[0], ac_[1], reduction, delta), input, target);
     return TN__AS("tn_huber_loss", tn__smooth_l1_impl("tn_huber_loss", input, target, reduction, delta, true));
 }
 
@@ -21667,6 +21937,7 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     return tn__loss_finish(nkeep == -1 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
 TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_nll_loss_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
     if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
     return TN__AS("tn_nll_loss", tn__nll_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction));
 }
@@ -21790,6 +22061,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");
 }
 TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_cross_entropy_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
     return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction, o.label_smoothing));
 }
 TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options) {
@@ -21838,6 +22110,7 @@ static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     return tn__loss_finish(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0");
 }
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy(ac_[0], ac_[1], ac_[2], reduction), input, target, weight);
     return TN__AS("tn_binary_cross_entropy", tn__bce_impl(input, target, weight, reduction));
 }
 
@@ -21864,6 +22137,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     return tn__loss_finish(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0");
 }
 TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits(ac_[0], ac_[1], ac_[2], ac_[3], reduction), input, target, weight, pos_weight);
     return TN__AS("tn_binary_cross_entropy_with_logits", tn__bce_logits_impl(input, target, weight, pos_weight, reduction));
 }
 
@@ -21892,6 +22166,7 @@ static tn_tensor *tn__kl_div_impl(tn_tensor *input, tn_tensor *target, tn_reduct
     return tn__loss_finish(l, name);
 }
 TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target) {
+    TN__AUTOCAST(TN__AC_F32, tn_kl_div(ac_[0], ac_[1], reduction, log_target), input, target);
     return TN__AS("tn_kl_div", tn__kl_div_impl(input, target, reduction, log_target));
 }
 
@@ -22062,7 +22337,10 @@ static tn_tensor *tn__prelu_impl(tn_tensor *x, tn_tensor *w) {
     tn_tensor *y = tn_where(tn_gt_scalar(x, 0), x, tn_mul(wb, x));
     return tn__scope_return(tn__grad_name(y, "PreluBackward0"));
 }
-TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) { return TN__AS("tn_prelu", tn__prelu_impl(x, weight)); }
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_prelu(ac_[0], ac_[1]), x, weight);   /* PyTorch 2's CPU list (1.13: float32) */
+    return TN__AS("tn_prelu", tn__prelu_impl(x, weight));
+}
 static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool training) {
     const char *fn = "tn_rrelu";
     TN__CHECK_NULL(x);
@@ -23569,7 +23847,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t dim = n->i[0];
         if (n->in[0].ndim == 0 || tn_numel(g) == 0) { gin[0] = g; return 0; }
         tn_tensor *x = S[0], *y = tn__saved_output(n, S[1]);
-        tn_tensor *lowest = tn_full_like(g, g->dtype == TN_F32 ? -FLT_MAX : -DBL_MAX), *la = tn_log(tn_abs(g)), *part[2];
+        tn_tensor *lowest = tn_full_like(g, -tn__finfo_max(g->dtype)), *la = tn_log(tn_abs(g)), *part[2];
         for (int k = 0; k < 2; k++) {
             tn_tensor *lg = tn_where(k ? tn_lt_scalar(g, 0) : tn_gt_scalar(g, 0), la, lowest);
             part[k] = tn_exp(tn_add(tn_flip(tn_logcumsumexp(tn_flip(tn_sub(lg, y), &dim, 1), dim), &dim, 1), x));
@@ -23964,7 +24242,9 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
                       tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__final_list finals = {NULL, 0, 0}, *outer = tn__final_current;
     tn__final_current = &finals;
+    tn__ac_suspended++;   /* backward runs its ops as the formulas call them, never autocast */
     int rc = tn__engine_run(fn, roots, root_grads, nroots, inputs, ninputs, captured, o);
+    tn__ac_suspended--;
     tn__final_current = outer;
     for (int i = 0; i < finals.n; i++) {       /* a callback may queue another: finals.n grows */
         tn__final_current = &finals;
@@ -27744,7 +28024,8 @@ static tn_tensor *tn__optim_state_new(tn_tensor *p, const char *name, double ini
     int64_t n = tn_numel(t);
     double v = !strcmp(name, "mu_product") ? 1 : scalar ? 0 : init;
     if (t->dtype == TN_F32) for (int64_t i = 0; i < n; i++) ((float *)t->storage->data)[i] = (float)v;
-    else for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    else if (t->dtype == TN_F64) for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    else if (tn__cpu_fill(t, v)) { tn_release(t); return NULL; }   /* half precision buffers */
     if (!scalar && p->device != TN_CPU) { /* buffers live beside the parameter; step counters stay on the CPU, as PyTorch's */
         tn_tensor *d = tn__copy_as(t, t->dtype, p->device);
         tn_release(t);
@@ -27794,8 +28075,8 @@ static int tn__optim_check_params(const char *fn, const tn_optim *o, tn_tensor *
         if (p->grad_fn) return TN__FAIL_INT("%s: can't optimize a non-leaf Tensor (parameter %d has grad_fn %s)", fn, i, tn_grad_fn_name(p));
         if (!p->requires_grad)
             return TN__FAIL_INT("%s: parameter %d does not require grad (call tn_requires_grad_(t, true) first)", fn, i);
-        if (p->dtype != TN_F32 && p->dtype != TN_F64)
-            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+        if (!tn_dtype_is_floating(p->dtype))
+            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
         for (int j = 0; j < i; j++)
             if (params[j] == p) return TN__FAIL_INT("%s: parameter %d appears twice in the parameter group", fn, i);
         for (int j = 0; j < o->np; j++)
@@ -28199,8 +28480,8 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
             if (!gr) continue;
             if (gr->device != p->device)
                 return TN__FAIL_INT("%s: parameter %d is on %s but its grad is on %s", fn, i, tn_device_name(p->device), tn_device_name(gr->device));
-            if (p->dtype != TN_F32 && p->dtype != TN_F64)
-                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+            if (!tn_dtype_is_floating(p->dtype))
+                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
             if (gr->dtype != p->dtype || gr->ndim != p->ndim || memcmp(gr->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)))
                 return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
                                     TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));
@@ -28287,6 +28568,12 @@ static void tn__lbfgs_flat(tn_optim *o, double *buf, int mode, double alpha) {
             if (t->dtype == TN_F32) {
                 float *x = (float *)t->storage->data + e;
                 if (mode <= 1) *b = *x; else *x = (float)(mode == 2 ? *x + alpha * *b : *b);
+            } else if (tn__is_half(t->dtype)) {   /* through float32, rounded once */
+                uint16_t *x = (uint16_t *)t->storage->data + e;
+                const bool bf = t->dtype == TN_BF16;
+                const double xv = bf ? tn_bfloat16_to_float(*x) : tn_half_to_float(*x);
+                const float nv = (float)(mode == 2 ? xv + alpha * *b : *b);
+                if (mode <= 1) *b = xv; else *x = bf ? tn_float_to_bfloat16(nv) : tn_float_to_half(nv);
             } else {
                 double *x = (double *)t->storage->data + e;
                 if (mode <= 1) *b = *x; else *x = mode == 2 ? *x + alpha * *b : *b;
@@ -35445,6 +35732,152 @@ TNDEF int tn_ddp_no_sync(tn_ddp *d, bool no_sync) {
     return 0;
 }
 
+/* ======================================================================================================= */
+/* src/backend/cpu_half.c: half precision on the CPU: operands staged in float32 around every kernel entry */
+/* ======================================================================================================= */
+/* ---- half precision on the CPU: every kernel entry stages float16/bfloat16 operands in
+   float32, runs the float32 kernel and rounds each result once on the way back: the values
+   of PyTorch's CPU kernels, which load half into float32 registers and round on store
+   (reductions and matmul accumulate in float32). Copies and fills convert directly
+   (core/half.c); gathers and plain scatters move 2-byte elements as they are. ---- */
+static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
+static int tn__cpu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom);
+static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw);
+
+enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
+typedef struct { tn_tensor *orig[TN__STAGE_MAX], *st[TN__STAGE_MAX]; int role[TN__STAGE_MAX], n, failed; } tn__stage;
+
+/* t as the float32 kernel sees it: t itself unless half, else a float32 tensor of t's shape
+   (read from t when role has TN__STAGE_IN) whose broadcast dims keep stride 0. */
+static tn_tensor *tn__stage_add(tn__stage *s, tn_tensor *t, int role) {
+    if (!t || !tn__is_half(t->dtype)) return t;
+    TN_ASSERT(s->n < TN__STAGE_MAX);
+    int64_t rs[TN_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) rs[i] = t->strides[i] == 0 ? 1 : t->shape[i];
+    tn_tensor *r = tn__new(TN_F32, TN_CPU, rs, t->ndim);
+    if (!r) { s->failed = 1; return t; }
+    if (role & TN__STAGE_IN) {
+        tn_tensor v = *t;                         /* t's elements without the broadcast */
+        memcpy(v.shape, rs, sizeof rs);
+        if (tn__cpu_copy(r, &v)) s->failed = 1;
+    }
+    for (int i = 0; i < t->ndim; i++) if (t->strides[i] == 0) { r->shape[i] = t->shape[i]; r->strides[i] = 0; }
+    s->orig[s->n] = t; s->st[s->n] = r; s->role[s->n] = role; s->n++;
+    return r;
+}
+/* After the kernel (rc): the outputs rounded back into their half tensors; the stage freed. */
+static int tn__stage_end(tn__stage *s, int rc) {
+    for (int i = 0; i < s->n; i++) {
+        if (rc == 0 && (s->role[i] & TN__STAGE_OUT) && tn__cpu_copy(s->orig[i], s->st[i])) rc = -1;
+        tn_release(s->st[i]);
+    }
+    return rc;
+}
+#define TN__STAGE_BEGIN(...) tn__stage stg_; stg_.n = stg_.failed = 0; tn_tensor *ts_[] = {__VA_ARGS__}; \
+    bool any_ = false; for (size_t i_ = 0; i_ < sizeof ts_ / sizeof ts_[0]; i_++) any_ = any_ || (ts_[i_] && tn__is_half(ts_[i_]->dtype))
+#define TN__STAGE_RUN(call) (stg_.failed ? tn__stage_end(&stg_, -1) : tn__stage_end(&stg_, (call)))
+
+static int tn__cpu_half_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
+    TN__STAGE_BEGIN(out, x);
+    if (!any_) return tn__cpu_unary(op, out, x, params);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_unary(op, so, sx, params));
+}
+static int tn__cpu_half_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha) {
+    TN__STAGE_BEGIN(out, a, b);
+    if (!any_) return tn__cpu_binary(op, out, a, b, alpha);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sa = tn__stage_add(&stg_, a, TN__STAGE_IN), *sb = tn__stage_add(&stg_, b, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_binary(op, so, sa, sb, alpha));
+}
+static int tn__cpu_half_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
+    TN__STAGE_BEGIN(out, x, y, z);
+    if (!any_) return tn__cpu_ternary(op, out, x, y, z, value);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    tn_tensor *sy = tn__stage_add(&stg_, y, TN__STAGE_IN), *sz = tn__stage_add(&stg_, z, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_ternary(op, so, sx, sy, sz, value));
+}
+static int tn__cpu_half_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
+    TN__STAGE_BEGIN(out, x);
+    if (!any_) return tn__cpu_reduce(op, out, x);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_INOUT)   /* out holds the start value */, *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_reduce(op, so, sx));
+}
+static int tn__cpu_half_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
+    TN__STAGE_BEGIN(out, out1, x);
+    if (!any_) return tn__cpu_lane(op, out, out1, x, dim, flag);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *so1 = tn__stage_add(&stg_, out1, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_lane(op, so, so1, sx, dim, flag));
+}
+/* The accumulating scatters reach dst's elements through offsets past its view (stride 0
+   on the indexed dims): the whole storage is staged, and dst's view moved onto the copy. */
+static int tn__cpu_half_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
+    if (!tn__is_half(dst->dtype) || mode == GATHER || mode == SCATTER) return tn__cpu_index(mode, dst, src, idx, idx_strides, k);   /* bytes moved */
+    const int64_t n = (int64_t)(dst->storage->nbytes / 2);
+    tn_tensor flat = *dst;                        /* the whole storage as a 1-d half tensor */
+    flat.ndim = 1; flat.shape[0] = n; flat.strides[0] = 1; flat.offset = 0;
+    tn_tensor *whole = tn__new(TN_F32, TN_CPU, &n, 1);
+    if (!whole) return -1;
+    TN__STAGE_BEGIN(src);
+    tn_tensor *ss = tn__stage_add(&stg_, src, TN__STAGE_IN);
+    tn_tensor sd = *dst;
+    sd.dtype = TN_F32; sd.storage = whole->storage;
+    int rc = stg_.failed || tn__cpu_copy(whole, &flat) ? -1 : tn__cpu_index(mode, &sd, ss, idx, idx_strides, k);
+    if (rc == 0) rc = tn__cpu_copy(&flat, whole);
+    tn_release(whole);
+    (void)any_;
+    return tn__stage_end(&stg_, rc);
+}
+static tn_tensor *tn__cpu_half_nonzero(tn_tensor *x) {
+    if (!tn__is_half(x->dtype)) return tn__cpu_nonzero(x);
+    tn_tensor *sx = tn__copy_as(x, TN_F32, TN_CPU), *r = sx ? tn__cpu_nonzero(sx) : NULL;
+    tn_release(sx);
+    return r;
+}
+static int tn__cpu_half_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha, double beta) {
+    TN__STAGE_BEGIN(c, a, b);
+    if (!any_) return tn__cpu_matmul(c, a, b, alpha, beta);
+    tn_tensor *sc = tn__stage_add(&stg_, c, beta != 0 ? TN__STAGE_INOUT : TN__STAGE_OUT);
+    tn_tensor *sa = tn__stage_add(&stg_, a, TN__STAGE_IN), *sb = tn__stage_add(&stg_, b, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_matmul(sc, sa, sb, alpha, beta));
+}
+static int tn__cpu_half_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
+    TN__STAGE_BEGIN(out);
+    if (!any_) return tn__cpu_random(op, out, seed, offset, a, b, low, range);
+    tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT);
+    return TN__STAGE_RUN(tn__cpu_random(op, so, seed, offset, a, b, low, range));
+}
+static int tn__cpu_half_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom) {
+    TN__STAGE_BEGIN(cols, img);
+    if (!any_) return tn__cpu_im2col(fold, cols, img, geom);
+    tn_tensor *sc = tn__stage_add(&stg_, cols, fold ? TN__STAGE_IN : TN__STAGE_OUT), *si = tn__stage_add(&stg_, img, fold ? TN__STAGE_INOUT : TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_im2col(fold, sc, si, geom));
+}
+static int tn__cpu_half_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+    TN__STAGE_BEGIN(x);
+    if (!any_) return tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw);
+    tn_tensor *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
+    return TN__STAGE_RUN(tn__cpu_pool_argmax(idx, sx, hs, he, ws, we, dh, dw));
+}
+static int tn__cpu_half_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
+    TN__STAGE_BEGIN(p, g, s[0], s[1], s[2]);
+    if (!any_) return tn__cpu_optim(k, p, g, s);
+    tn_tensor *sp = tn__stage_add(&stg_, p, TN__STAGE_INOUT), *sg = tn__stage_add(&stg_, g, TN__STAGE_IN), *ss[3];
+    for (int i = 0; i < 3; i++) ss[i] = tn__stage_add(&stg_, s[i], TN__STAGE_INOUT);
+    return TN__STAGE_RUN(tn__cpu_optim(k, sp, sg, ss));
+}
+/* The fused norm and loss kernels decline half operands: their composites run instead. */
+static int tn__cpu_half_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                                   tn_tensor *gb, double eps) {
+    return tn__is_half(x->dtype) ? 1 : tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+}
+static int tn__cpu_half_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                                   tn_tensor *gb, double eps) {
+    return tn__is_half(x->dtype) ? 1 : tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+}
+static int tn__cpu_half_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
+    return tn__is_half(x->dtype) ? 1 : tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx);
+}
+
 /* ========================================================================= */
 /* src/backend/cpu.c: the CPU backend table and its index and window kernels */
 /* ========================================================================= */
@@ -35664,9 +36097,10 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 }
 
 static const tn_backend tn__cpu_backend = {
-    "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
-    tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy,
+    /* the compute entries through backend/cpu_half.c: half operands staged in float32 */
+    "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_half_unary, tn__cpu_half_binary, tn__cpu_half_ternary,
+    tn__cpu_half_reduce, tn__cpu_half_lane, tn__cpu_half_index, tn__cpu_half_nonzero, tn__cpu_half_matmul, tn__cpu_half_random,
+    tn__cpu_half_im2col, tn__cpu_half_pool_argmax, tn__cpu_half_optim, NULL, tn__cpu_half_batch_norm, NULL, tn__cpu_half_layer_norm, tn__cpu_half_cross_entropy,
     NULL,   /* check_index: the host checks at once */
 };
 

@@ -229,7 +229,7 @@ TNDEF int tn_error(const char *fmt, ...);
 typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
-    TN_F16, TN_BF16,   /* reserved for half precision on the GPU (not implemented yet); kernels refuse them */
+    TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU; not on CUDA yet) */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -241,12 +241,27 @@ TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
 /* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
 TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
+/* float16 and bfloat16 bit patterns from and to float, bit for bit as PyTorch converts
+   (round to nearest even; subnormals, infinities and NaN kept). */
+TNDEF uint16_t tn_float_to_half(float value);
+TNDEF float tn_half_to_float(uint16_t bits);
+TNDEF uint16_t tn_float_to_bfloat16(float value);
+TNDEF float tn_bfloat16_to_float(uint16_t bits);
 /* torch.set_default_dtype / get_default_dtype (process-wide, float32 at start): the dtype
    of Python float literals in type promotion (an int tensor * 2.5), of float functions and
    true division of integer tensors, and the dtype the printer leaves unnamed. Explicit
    dtypes of C factories are unaffected. TN_F32 or TN_F64; 0 or -1 with an error. */
 TNDEF int tn_set_default_dtype(tn_dtype dtype);
 TNDEF tn_dtype tn_get_default_dtype(void);
+/* torch.autocast on this thread: from begin to the matching end, ops on device's tensors
+   cast their floating inputs (float64 excepted) as PyTorch's CPU lists say: matmul, mm,
+   bmm, addmm, baddbmm, addbmm, linear, conv*, conv_transpose*, prelu and scaled dot-product
+   attention to dtype (TN_BF16 or TN_F16); the losses and prod to float32; cat and stack to
+   the widest floating input. enabled false: a region with autocast off. Regions nest. */
+TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled);
+TNDEF int tn_autocast_end(void);                                  /* closes the innermost region */
+TNDEF bool tn_autocast_is_enabled(tn_device device);              /* torch.is_autocast_enabled */
+TNDEF tn_dtype tn_autocast_get_dtype(tn_device device);           /* torch.get_autocast_dtype (bfloat16 CPU, float16 CUDA at start) */
 
 /* ======================================================================= */
 /* 4. storage & tensor, ownership                                           */

@@ -416,13 +416,9 @@ TEST(creation_shapes_and_dtypes) {
         ERR(c->fn(TN_SHAPE(2), (tn_dtype)99), c->name, "dtype");
         ERR(c->fn(TN_SHAPE(2), (tn_dtype)-1), c->name, "dtype");
         ERR(c->fn(TN_SHAPE(2), TN_NUM_DTYPES), c->name, "dtype");
-        /* float16 / bfloat16: storage types of the GPU unit; CPU kernels refuse them */
-        if (c->runs_kernel) {
-            ERR(c->fn(TN_SHAPE(2), TN_F16), c->name, "float16");
-            ERR(c->fn(TN_SHAPE(2), TN_BF16), c->name, "bfloat16");
-        } else {
-            OK(c->fn(TN_SHAPE(2), TN_F16));
-        }
+        /* float16 / bfloat16: the CPU kernels run them (staged in float32) */
+        OK(c->fn(TN_SHAPE(2), TN_F16));
+        OK(c->fn(TN_SHAPE(2), TN_BF16));
         /* float-only creators refuse integer and bool dtypes */
         if (c->float_only) {
             ERR(c->fn(TN_SHAPE(2), TN_I64), c->name, "int64");
@@ -437,7 +433,7 @@ TEST(creation_other) {
     tn_scope_begin();
     /* scalars */
     ERR(tn_scalar_tensor(1, (tn_dtype)99), "tn_scalar_tensor:", "dtype");
-    ERR(tn_scalar_tensor(1, TN_F16), "tn_scalar_tensor:", "float16");
+    OK(tn_scalar_tensor(1, TN_F16));
     OK(tn_scalar_tensor(1, TN_BOOL));
     OK(tn_scalar(NAN));
     OK(tn_scalar(INFINITY));
@@ -454,12 +450,12 @@ TEST(creation_other) {
     ERR(tn_arange(NAN, 1, 1, TN_F32), "tn_arange:", "nan");
     ERR(tn_arange(0, 1e300, 1e-300, TN_F64), "tn_arange:", "too many");
     ERR(tn_arange(0, 4, 1, (tn_dtype)99), "tn_arange:", "dtype");
-    ERR(tn_arange(0, 4, 1, TN_F16), "tn_arange:", "float16");
+    OK(tn_arange(0, 4, 1, TN_F16));
     OK(tn_arange(5, 5, 1, TN_F32)); /* empty is fine */
     /* linspace */
     ERR(tn_linspace(0, 1, -1, TN_F32), "tn_linspace:", "-1");
     ERR(tn_linspace(0, 1, 5, (tn_dtype)99), "tn_linspace:", "dtype");
-    ERR(tn_linspace(0, 1, 5, TN_F16), "tn_linspace:", "float16");
+    OK(tn_linspace(0, 1, 5, TN_F16));
     ERR(tn_linspace(0, 1, INT64_MAX, TN_F32), "tn_linspace:", "too many");
     OK(tn_linspace(0, 1, 0, TN_F32));
     /* eye */
@@ -467,7 +463,7 @@ TEST(creation_other) {
     ERR(tn_eye(-1, -1, TN_F32), "tn_eye:", "-1");
     OK(tn_eye(2, -1, TN_F32)); /* m < 0 means m = n */
     ERR(tn_eye(2, 3, (tn_dtype)99), "tn_eye:", "dtype");
-    ERR(tn_eye(2, 3, TN_F16), "tn_eye:", "float16");
+    OK(tn_eye(2, 3, TN_F16));
     ERR(tn_eye(1LL << 40, 1LL << 40, TN_F32), "tn_eye:", "too many elements");
     /* RNG arguments */
     ERR(tn_normal(0, -1, TN_SHAPE(2), TN_F32, NULL), "tn_normal:", "std", "-1");
@@ -485,13 +481,13 @@ TEST(creation_other) {
     OK(tn_bernoulli_p(TN_SHAPE(2), 1, TN_F32, NULL));
     ERR(tn_randperm(-1, TN_I64, NULL), "tn_randperm:", "-1");
     ERR(tn_randperm(4, (tn_dtype)99, NULL), "tn_randperm:", "dtype");
-    ERR(tn_randperm(4, TN_F16, NULL), "tn_randperm:", "float16");
+    OK(tn_randperm(4, TN_F16, NULL));
     OK(tn_randperm(0, TN_I64, NULL));
     /* bernoulli(p): p must be floating and in [0, 1] */
     QUIET(tn_bernoulli(NULL, NULL));
     ERR(tn_bernoulli(I64(3), NULL), "tn_bernoulli:", "int64");
     ERR(tn_bernoulli(BOOLT(3), NULL), "tn_bernoulli:", "bool");
-    ERR(tn_bernoulli(H16(3), NULL), "tn_bernoulli:", "float16");
+    OK(tn_bernoulli(tn_full(TN_SHAPE(3), 0.5, TN_F16), NULL));
     ERR(tn_bernoulli(FVEC(0.5f, 1.5f), NULL), "tn_bernoulli:", "1.5");
     ERR(tn_bernoulli(FVEC(-0.5f, 0.5f), NULL), "tn_bernoulli:", "-0.5");
     OK(tn_bernoulli(FVEC(0.f, 1.f), NULL));
@@ -633,7 +629,7 @@ static tn_tensor *u_index(tn_tensor *x) { tn_tensor *ix = tn_zeros(TN_SHAPE(1), 
 static tn_tensor *u_where_self(tn_tensor *x) { return tn_where(tn_ones(TN_SHAPE(2), TN_BOOL), x, x); }
 static tn_tensor *u_masked_select(tn_tensor *x) { return tn_masked_select(x, tn_ones(TN_SHAPE(2), TN_BOOL)); }
 
-/* One-tensor calls: NULL gives NULL quietly; on float16 (CPU) every kernel refuses. */
+/* One-tensor calls: NULL gives NULL quietly; float16 (CPU) runs (the flag: the call runs a kernel). */
 static const unary_case unary_cases[] = {
     /* section 5 */
     {"tn_empty_like:", tn_empty_like, false}, {"tn_zeros_like:", tn_zeros_like, true}, {"tn_ones_like:", tn_ones_like, true},
@@ -689,39 +685,35 @@ static const unary_case unary_cases[] = {
 
 TEST(one_tensor_calls_null_and_float16) {
     tn_scope_begin();
-    tn_tensor *h1 = H16(2), *h2 = H16(2, 2);
-    CHECK(h1 != NULL && h2 != NULL); /* tn_empty makes float16 storage on the CPU */
+    tn_tensor *h1 = tn_ones(TN_SHAPE(2), TN_F16), *h2 = tn_ones(TN_SHAPE(2, 2), TN_F16);
+    CHECK(h1 != NULL && h2 != NULL);
     for (size_t i = 0; i < sizeof unary_cases / sizeof unary_cases[0]; i++) {
         const unary_case *c = &unary_cases[i];
         tn_test_current = c->name;
         QUIET(c->fn(NULL));
         bool two_d = c->fn == u_tril || c->fn == u_triu;
         tn_tensor *h = two_d ? h2 : h1;
-        if (c->f16_fails) ERR(c->fn(h), c->name, "float16");
-        else if (c->fn == tn_empty_like || c->fn == tn_contiguous || c->fn == u_to_cpu || c->fn == u_view || c->fn == u_reshape ||
-                 c->fn == u_flatten || c->fn == tn_t || c->fn == u_squeeze || c->fn == tn_detach) OK(c->fn(h)); /* no kernel runs */
-        else { tn_clear_error(); tn_tensor *r_ = c->fn(h); /* either way, but a failure must say why */
-               CHECK_MSG(r_ || (strstr(tn_last_error(), c->name) && strstr(tn_last_error(), "float16")), "%s(float16): \"%s\"", c->name, tn_last_error()); }
-        /* the same call on float32 works, so the failure above is the dtype's */
+        /* half precision runs everywhere but in the integer-only bitwise_not, which names the dtype */
+        if (c->fn == tn_bitwise_not) ERR(c->fn(h), c->name, "float16");
+        else OK(c->fn(h));
+        /* the same call on float32 works too */
         tn_dtype okd = c->fn == tn_bitwise_not ? TN_I64 : TN_F32;
         OK(c->fn(two_d ? tn_ones(TN_SHAPE(2, 2), okd) : tn_ones(TN_SHAPE(2), okd)));
     }
     tn_test_current = "one_tensor_calls_null_and_float16";
     /* the other non-tensor returns on float16 */
-    ERR_DBL(tn_item(H16(1)), "tn_item:", "float16");
-    ERR_INT(tn_copy_(F32(2), h1), "tn_copy_:", "float16");
-    ERR_INT(tn_copy_(h1, F32(2)), "tn_copy_:", "float16");
-    ERR_BOOL(tn_allclose(h1, h1, 1e-5, 1e-8, false), "tn_allclose:", "float16");
-    ERR_BOOL(tn_equal(h1, h1), "tn_equal:", "float16");
-    tn_clear_error();
+    CHECK(tn_item(tn_ones(TN_SHAPE(1), TN_F16)) == 1);
+    CHECK(tn_copy_(F32(2), h1) == 0);
+    CHECK(tn_copy_(h1, F32(2)) == 0);
+    CHECK(tn_allclose(h1, h1, 1e-5, 1e-8, false));
+    CHECK(tn_equal(h1, h1));
     char *str = tn_to_string(h1);
-    ERR_CHECK_(str == NULL, "tn_to_string(h1)", "tn_to_string:", "float16");
+    CHECK(str && strstr(str, "dtype=torch.float16"));
     tn_string_free(str);
-    ERR_INT(tn_print(h1), "tn_print:", "float16");
-    ERR(tn_to_dtype(F32(2), TN_F16), "tn_to_dtype:", "float16");
-    ERR(tn_to_dtype(F32(2), TN_BF16), "tn_to_dtype:", "bfloat16");
-    ERR(tn_contiguous(tn_t(h2)), "tn_contiguous:", "float16");
-    ERR(tn_reshape(tn_t(h2), TN_SHAPE(4)), "tn_reshape:", "float16");
+    OK(tn_to_dtype(F32(2), TN_F16));
+    OK(tn_to_dtype(F32(2), TN_BF16));
+    OK(tn_contiguous(tn_t(h2)));
+    OK(tn_reshape(tn_t(h2), TN_SHAPE(4)));
     tn_scope_end();
 }
 
@@ -1114,10 +1106,12 @@ TEST(binary_table) {
         /* broadcasting mismatch: both shapes in the message */
         ERR(c->fn(x, bits ? I64(4) : a4), c->name, "[2, 3]", "[4]");
         ERR(c->fn(bits ? I64(2, 1, 5) : F32(2, 1, 5), x), c->name, "[2, 1, 5]", "[2, 3]");
-        /* float16 on the CPU, either side */
-        ERR(c->fn(h, x), c->name, "float16");
-        if (c->kind != B_INPLACE) ERR(c->fn(x, h), c->name, "float16");
-        else ERR(c->fn(tn_clone(x), h), c->name, "float16");
+        /* float16 on the CPU, either side: runs (bitwise ops refuse it, naming it) */
+        if (bits) ERR(c->fn(h, x), c->name, "float16");
+        else OK(c->fn(c->kind == B_INPLACE ? tn_clone(h) : h, x));
+        if (bits) ERR(c->fn(x, h), c->name, "float16");
+        else if (c->kind != B_INPLACE) OK(c->fn(x, h));
+        else OK(c->fn(tn_clone(x), h));
         if (bits) {
             ERR(c->fn(a23, a23), c->name, "float32");
             ERR(c->fn(I64(2, 3), F64(2, 3)), c->name, "float64");
@@ -1211,7 +1205,7 @@ TEST(scalar_table) {
     for (size_t i = 0; i < sizeof scalar_cases / sizeof scalar_cases[0]; i++) {
         tn_test_current = scalar_cases[i].name;
         QUIET(scalar_cases[i].fn(NULL, 2));
-        ERR(scalar_cases[i].fn(H16(2), 2), scalar_cases[i].name, "float16");
+        OK(scalar_cases[i].fn(tn_ones(TN_SHAPE(2), TN_F16), 2));
         OK(scalar_cases[i].fn(F32(2), 2));
     }
     tn_test_current = "scalar_table";
@@ -1312,7 +1306,7 @@ TEST(reduction_dims_table) {
         ERR(fn(a, nine, 9, false), nm);
         ERR(fn(a, nine, -1, false), nm);
         ERR(fn(a, NULL, 1, false), nm);
-        ERR(fn(H16(2, 3), TN_DIMS(0), false), nm, "float16");
+        OK(fn(tn_ones(TN_SHAPE(2, 3), TN_F16), TN_DIMS(0), false));
         if (dims_cases[i].need_float) {
             ERR(fn(I64(2, 3), TN_DIMS(0), false), nm, "int64");
             ERR(fn(BOOLT(2, 3), TN_DIMS(0), false), nm, "bool");
@@ -1413,7 +1407,7 @@ TEST(reduction_other) {
     ERR(tn_topk(a, -1, 1, true, NULL), "tn_topk:", "-1");
     ERR(tn_topk(a, 3, 0, false, NULL), "tn_topk:", "3", "2");
     OK(tn_topk(a, 0, 1, true, NULL));
-    ERR(tn_topk(H16(3), 1, 0, true, NULL), "tn_topk:", "float16");
+    OK(tn_topk(H16(3), 1, 0, true, NULL));
     tn_scope_end();
 }
 
@@ -1435,7 +1429,7 @@ TEST(linalg_errors) {
     ERR(tn_matmul(a23, F64(3, 2)), "tn_matmul:", "float32", "float64");
     ERR(tn_matmul(F32(2, 2, 3), F64(3, 2)), "tn_matmul:", "float32", "float64");
     ERR(tn_matmul(BOOLT(2, 3), BOOLT(3, 2)), "tn_matmul:", "bool");
-    ERR(tn_matmul(H16(2, 3), H16(3, 2)), "tn_matmul:", "float16");
+    OK(tn_matmul(H16(2, 3), H16(3, 2)));
     OK(tn_matmul(F32(4, 1, 2, 3), F32(5, 3, 2)));
     /* mm / bmm / mv / dot / outer: ranks and sizes */
     ERR(tn_mm(a23, a45), "tn_mm:", "[2, 3]", "[4, 5]");
@@ -1632,37 +1626,23 @@ static void failing_batch(const inputs *in) {
     /* creation */
     drop(tn_empty(TN_SHAPE(1LL << 40, 1LL << 20), TN_F32));
     drop(tn_empty(TN_SHAPE(1LL << 45), TN_F32));
-    drop(tn_zeros(TN_SHAPE(2), TN_F16));
     drop(tn_full(TN_SHAPE(-1), 1, TN_F32));
     drop(tn_from_data(NULL, TN_SHAPE(2), TN_F32));
     drop(tn_from_blob(g_blob, TN_SHAPE(2), (const int64_t[]){-1}, TN_F32, NULL, NULL));
     drop(tn_arange(0, 10, 0, TN_F32));
-    drop(tn_arange(0, 4, 1, TN_F16));
-    drop(tn_linspace(0, 1, 4, TN_F16));
-    drop(tn_eye(2, 2, TN_F16));
-    drop(tn_scalar_tensor(1, TN_F16));
     drop(tn_rand(TN_SHAPE(2), TN_I64));
-    drop(tn_randn(TN_SHAPE(2), TN_F16));
     drop(tn_normal(0, -1, TN_SHAPE(2), TN_F32, NULL));
     drop(tn_randint(3, 1, TN_SHAPE(2), TN_I64, NULL));
     drop(tn_bernoulli(in->i23, NULL));
     drop(tn_bernoulli_p(TN_SHAPE(2), 2, TN_F32, NULL));
     drop(tn_bernoulli_p(TN_SHAPE(-2), 0.5, TN_F32, NULL));
-    drop(tn_bernoulli_p(TN_SHAPE(2), 0.5, TN_F16, NULL));
     drop(tn_randperm(-1, TN_I64, NULL));
-    drop(tn_randperm(3, TN_F16, NULL));
-    drop(tn_zeros_like(in->h2));
-    drop(tn_clone(in->h2));
-    drop(tn_to_dtype(in->a23, TN_F16));
     drop(tn_to(in->a23, TN_CUDA));
     drop_int(tn_copy_(in->a23, in->a45));
-    drop_int(tn_copy_(in->a23, in->h2));
     (void)tn_item(in->a23);
-    (void)tn_item(in->h2);
     /* views & indexing */
     drop(tn_view(in->tt, TN_SHAPE(6)));
     drop(tn_reshape(in->a23, TN_SHAPE(7)));
-    drop(tn_reshape(tn_t(in->h2), TN_SHAPE(-1)));
     drop(tn_unflatten(in->a23, 1, TN_SHAPE(2, 2)));
     drop(tn_permute(in->a23, TN_DIMS(1, 1)));
     drop(tn_narrow(in->a23, 1, 2, 5));
@@ -1680,28 +1660,20 @@ static void failing_batch(const inputs *in) {
     drop(tn_masked_fill(in->a23, in->m4, 1));
     drop(tn_masked_fill_(in->a23, in->m4, 1));
     drop(tn_masked_select(in->a23, in->m4));
-    drop(tn_nonzero(in->h2));
     drop(tn_where(in->m4, in->a23, in->a23));
     drop(tn_cat(ab, 2, 0));
-    drop(tn_cat((tn_tensor *[]){in->a23, in->h2}, 2, 0));
     drop(tn_stack(ab, 2, 0));
     drop_int(tn_split(in->a23, 0, 1, out, 4));
     drop_int(tn_split_sizes(in->a23, TN_DIMS(1, 1), 1, out, 4));
     drop_int(tn_chunk(in->a23, 0, 1, out, 4));
     drop(tn_flip(in->a23, TN_DIMS(0, 0)));
-    drop(tn_flip(in->h2, TN_DIMS(0)));
     drop(tn_roll(in->a23, (const int64_t[]){1}, (const int64_t[]){5}, 1));
-    drop(tn_roll(in->h2, (const int64_t[]){1}, (const int64_t[]){0}, 1));
     drop(tn_repeat(in->a23, TN_DIMS(2, -2)));
-    drop(tn_repeat(in->h2, TN_DIMS(2, 2)));
     drop(tn_tril(in->a4));
-    drop(tn_triu(in->h2));
     drop(tn_pad(in->a23, TN_DIMS(1), 0));
-    drop(tn_pad(in->h2, TN_DIMS(1, 1), 0));
     drop(tn_pad(in->a23, TN_DIMS(0, 1LL << 45), 0));
     /* elementwise */
     drop(tn_add(in->a23, in->a4));
-    drop(tn_add(in->a23, in->h2));
     drop(tn_sub(in->b3, in->b3));
     drop(tn_bitwise_and(in->a23, in->a23));
     drop(tn_floor_divide(in->i23, tn_zeros(TN_SHAPE(3), TN_I64)));
@@ -1713,26 +1685,19 @@ static void failing_batch(const inputs *in) {
     drop(tn_exp_(in->i23));
     drop(tn_neg_(in->b3));
     drop(tn_clamp_(in->i23, 0.5, 1.5));
-    drop(tn_exp(in->h2));
-    drop(tn_clamp(in->h2, 0, 1));
-    drop(tn_nan_to_num(in->h2, 0, 1, -1));
     drop(tn_softplus(in->a23, 0, 20));
     drop(tn_clamp_tensor(in->a23, in->a4, NULL));
     drop(tn_lerp(in->i23, in->i23, in->i23));
     drop(tn_addcdiv(in->i23, in->i23, in->i23, 1));
     drop(tn_addcmul_(in->a4, in->a23, in->a23, 1));
     drop(tn_lerp_(in->a4, in->a23, 0.5));
-    drop(tn_fill_(in->h2, 1));
     if (tn_allclose(in->a23, in->a4, 1e-5, 1e-8, false)) g_unexpected_success++;
-    if (tn_equal(in->h2, in->h2)) g_unexpected_success++;
     /* reductions */
     drop(tn_sum_dims(in->a23, TN_DIMS(0, 0), false));
-    drop(tn_sum(in->h2));
     drop(tn_mean(in->i23));
     drop(tn_mean_dims(in->a23, TN_DIMS(5), false));
     drop(tn_var_dims(in->a23, TN_DIMS(5), 1, false));
     drop(tn_std_dims(in->a23, TN_DIMS(0, 0), 1, false));
-    drop(tn_std(in->h2, 1));
     drop(tn_norm_dims(in->a23, 3, TN_DIMS(7), false));
     drop(tn_logsumexp(in->a23, TN_DIMS(7), false));
     drop(tn_max(in->e0));
@@ -1741,9 +1706,7 @@ static void failing_batch(const inputs *in) {
     drop(tn_sort(in->a23, 4, false, &idx));
     drop(tn_argsort(in->a23, 4, false));
     drop(tn_topk(in->a23, 7, 1, true, &idx));
-    drop(tn_topk(in->h2, 1, 0, true, NULL));
     drop(tn_cumsum(in->a23, 3));
-    drop(tn_all_dim(in->h2, 0, false));
     /* linear algebra, softmax */
     drop(tn_matmul(in->a23, in->a45));
     drop(tn_matmul(F32(2, 2, 3), F32(3, 3, 4)));
@@ -1755,11 +1718,6 @@ static void failing_batch(const inputs *in) {
     drop(tn_addmm(in->a45, in->a23, tn_t(in->a23)));
     drop(tn_baddbmm(in->a4, F32(2, 2, 3), F32(2, 3, 2)));
     drop(tn_softmax(in->a23, 2));
-    drop(tn_log_softmax(in->h2, 0));
-    /* printing */
-    char *s = tn_to_string(in->h2);
-    if (s) { g_unexpected_success++; tn_string_free(s); }
-    drop_int(tn_print(in->h2));
 }
 
 static void make_inputs(inputs *in) {
@@ -1803,32 +1761,23 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_masked_select(in.a23, in.m4));
     STRICT_FAIL(tn_stack((tn_tensor *[]){in.a23, in.a45}, 2, 0));
     STRICT_FAIL(tn_roll(in.a23, (const int64_t[]){1}, (const int64_t[]){5}, 1));
-    STRICT_FAIL(tn_repeat(in.h2, TN_DIMS(2, 2)));
-    STRICT_FAIL(tn_tril(in.h2));
     STRICT_FAIL(tn_floor_divide_scalar(in.i23, 0));
-    STRICT_FAIL(tn_var(in.h2, 1));
     STRICT_FAIL(tn_std(in.i23, 1));
     STRICT_FAIL(tn_norm_dims(in.a23, 3, TN_DIMS(7), false));
     STRICT_FAIL(tn_logsumexp(in.a23, TN_DIMS(7), false));
-    STRICT_FAIL(tn_logsumexp(in.h2, NULL, 0, false));
     STRICT_FAIL(tn_argmax(in.e0));
     STRICT_FAIL(tn_argsort(in.a23, 4, false));
     STRICT_FAIL(tn_topk(in.a23, 1, 9, true, NULL));
-    STRICT_FAIL(tn_topk(in.h2, 1, 0, true, NULL));
     STRICT_FAIL(tn_outer(in.a4, in.a23));
-    STRICT_FAIL(tn_bernoulli(in.h2, NULL));
     STRICT_FAIL(tn_bernoulli_p(TN_SHAPE(-2), 0.5, TN_F32, NULL));
-    STRICT_FAIL(tn_randperm(3, TN_F16, NULL));
     STRICT_FAIL(tn_clamp_tensor(in.a23, in.a4, NULL));
     STRICT_FAIL(tn_std_dims(in.a23, TN_DIMS(0, 0), 1, false));
     STRICT_FAIL(tn_addmm(in.a45, in.a23, in.tt));
-    STRICT_FAIL(tn_matmul(in.h2, in.h2));
 #undef STRICT_FAIL
     tn_memory_stats after = tn_memory_stats_get();
     SAME_STATS(before, after);
     CHECK_MSG(bad == 0, "%d strict failing calls succeeded", bad);
     CHECK(tn_allclose(in.a23, in.a4, 1e-5, 1e-8, false) == false);
-    CHECK(tn_equal(in.h2, in.h2) == false);
     SAME_STATS(before, tn_memory_stats_get());
     CHECK(tn_scope_depth() == 0);
     release_inputs(&in);
@@ -1933,13 +1882,14 @@ static void hz_flip_null(void) {
     ERR(tn_flip(F32(4), TN_DIMS(0, 0, 0, 0, 0, 0, 0, 0, 0)), "tn_flip:");
     tn_scope_end();
 }
-/* float16 targets on the CPU: scatter_add / accumulate would add float16 bit patterns
-   as bool (UBSan: invalid bool load). Plain copies (scatter_, index_put_) may work. */
+/* float16 targets on the CPU: scatter_add / accumulate once added float16 bit patterns
+   as bool (UBSan: invalid bool load); they now accumulate in float32 over the whole storage. */
 static void hz_float16_inplace_index(void) {
     tn_scope_begin();
-    tn_tensor *h23 = H16(2, 3), *g_ok = tn_zeros(TN_SHAPE(2, 2), TN_I64), *i1 = IVEC(0, 1);
-    ERR(tn_scatter_add_(h23, 1, g_ok, H16(2, 2)), "tn_scatter_add_:", "float16");
-    ERR(tn_index_put_(h23, &i1, 1, H16(1), true), "tn_index_put_:", "float16");
+    tn_tensor *h23 = tn_zeros(TN_SHAPE(2, 3), TN_F16), *g_ok = tn_zeros(TN_SHAPE(2, 2), TN_I64), *i1 = IVEC(0, 1);
+    OK(tn_scatter_add_(h23, 1, g_ok, tn_ones(TN_SHAPE(2, 2), TN_F16)));   /* column 0 += 2 */
+    OK(tn_index_put_(h23, &i1, 1, tn_ones(TN_SHAPE(1), TN_F16), true));   /* rows 0 and 1 += 1 */
+    CHECK(tn_item(tn_sum(h23)) == 10 && tn_item(tn_select(tn_select(h23, 0, 1), 0, 0)) == 3);
     tn_scope_end();
 }
 static void hz_broadcast_shapes_bad_ndim(void) {

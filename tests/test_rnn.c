@@ -1352,7 +1352,7 @@ TEST(test_errors) {
     CHECK_ERR(tn_nn_lstm_forward(lstm, x, tn_zeros(SH(2, 4), TN_F32), tn_zeros(SH(2, 4), TN_F32), NULL, NULL), "LSTM: for batched 3-D input, hx and cx should also be 3-D but got (2-D, 2-D) tensors");
     CHECK_ERR(tn_nn_lstm_forward(lstm, x, tn_zeros(SH(2, 2, 4), TN_F32), NULL, NULL, NULL), "LSTM: give both h0 and c0");
     CHECK_ERR(tn_nn_lstm_forward(lstm, tn_randn(SH(5, 2, 3, 1), TN_F32), NULL, NULL, NULL, NULL), "LSTM: expected input to be 2-D or 3-D but received 4-D tensor");
-    CHECK_ERR(tn_nn_lstm_forward(lstm, tn_ones(SH(5, 2, 3), TN_I64), NULL, NULL, NULL, NULL), "LSTM: input must be float32 or float64, got int64");
+    CHECK_ERR(tn_nn_lstm_forward(lstm, tn_ones(SH(5, 2, 3), TN_I64), NULL, NULL, NULL, NULL), "LSTM: input must be a floating dtype, got int64");
     CHECK_ERR(tn_nn_lstm_forward(lstm, tn_randn(SH(5, 2, 3), TN_F64), NULL, NULL, NULL, NULL), "LSTM: input (float64) and weight_ih_l0 (float32) must have the same dtype");
     CHECK_ERR(tn_nn_lstm_forward(lstm, tn_randn(SH(0, 2, 3), TN_F32), NULL, NULL, NULL, NULL), "LSTM: the sequence length must be positive");
     CHECK_ERR(tn_nn_rnn_forward(gru, x, tn_zeros(SH(2, 3, 4), TN_F32), &hn), "GRU: Expected hidden size (2, 2, 4), got [2, 3, 4]");

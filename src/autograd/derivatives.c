@@ -450,7 +450,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t dim = n->i[0];
         if (n->in[0].ndim == 0 || tn_numel(g) == 0) { gin[0] = g; return 0; }
         tn_tensor *x = S[0], *y = tn__saved_output(n, S[1]);
-        tn_tensor *lowest = tn_full_like(g, g->dtype == TN_F32 ? -FLT_MAX : -DBL_MAX), *la = tn_log(tn_abs(g)), *part[2];
+        tn_tensor *lowest = tn_full_like(g, -tn__finfo_max(g->dtype)), *la = tn_log(tn_abs(g)), *part[2];
         for (int k = 0; k < 2; k++) {
             tn_tensor *lg = tn_where(k ? tn_lt_scalar(g, 0) : tn_gt_scalar(g, 0), la, lowest);
             part[k] = tn_exp(tn_add(tn_flip(tn_logcumsumexp(tn_flip(tn_sub(lg, y), &dim, 1), dim), &dim, 1), x));

@@ -162,7 +162,9 @@ static int tn__engine(const char *fn, tn_tensor *const *roots, tn_tensor **root_
                       tn_tensor *const *inputs, int ninputs, tn_tensor **captured, tn_autograd_opts o) {
     tn__final_list finals = {NULL, 0, 0}, *outer = tn__final_current;
     tn__final_current = &finals;
+    tn__ac_suspended++;   /* backward runs its ops as the formulas call them, never autocast */
     int rc = tn__engine_run(fn, roots, root_grads, nroots, inputs, ninputs, captured, o);
+    tn__ac_suspended--;
     tn__final_current = outer;
     for (int i = 0; i < finals.n; i++) {       /* a callback may queue another: finals.n grows */
         tn__final_current = &finals;

@@ -56,9 +56,16 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
     tn__iter_add(&it, dst);
     tn__iter_add(&it, src);
     tn_dtype from = src->dtype;
-    if (from == dst->dtype && (from == TN_F32 || from == TN_F64 || from == TN_I32 || from == TN_I64 || from == TN_U8)) {
+    if (from == dst->dtype && from != TN_BOOL) {
         int64_t es = (int64_t)tn_dtype_size(from);
         tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
+        return 0;
+    }
+    if (tn__is_half(dst->dtype) && from == TN_F32) { tn__iter_run_par(&it, tn__half_from_f32, &dst->dtype, -1); return 0; }
+    if (tn__is_half(from) && dst->dtype == TN_F32) { tn__iter_run_par(&it, tn__f32_from_half, &from, -1); return 0; }
+    if (tn__is_half(from) || tn__is_half(dst->dtype)) {
+        tn__half_cast c = {dst->dtype, from};
+        tn__iter_run_par(&it, tn__cast_half_any, &c, -1);
         return 0;
     }
     switch (dst->dtype) {
@@ -135,11 +142,7 @@ static int tn__check_dtype_arg(const char *fn, tn_dtype dtype) {
     return 0;
 }
 /* A dtype the CPU kernels can write (creation functions that fill values). */
-static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) {
-    if (tn__check_dtype_arg(fn, dtype)) return -1;
-    if (dtype == TN_F16 || dtype == TN_BF16) return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(dtype));
-    return 0;
-}
+static int tn__check_cpu_dtype_arg(const char *fn, tn_dtype dtype) { return tn__check_dtype_arg(fn, dtype); }
 
 /* New uninitialised tensor after checking a user shape, untracked. */
 static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim, tn_dtype dtype) {

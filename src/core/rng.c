@@ -252,9 +252,15 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     if (!t) return NULL;
     tn_generator *g = gen ? gen : &tn__default_gen;
     if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
+        /* half precision: drawn as float32, rounded (PyTorch's half streams are not reproduced) */
+        tn_tensor *d = tn__is_half(dtype) ? tn__new(TN_F32, TN_CPU, t->shape, t->ndim) : tn_retain(t);
+        if (!d) { tn_release(t); return NULL; }
         tn__gen_lock(g);
-        tn__mt_fill(op, t, g, a, b, low, range);
+        tn__mt_fill(op, d, g, a, b, low, range);
         tn__gen_unlock(g);
+        int rc = d != t ? tn__copy(t, d) : 0;
+        tn_release(d);
+        if (rc) { tn_release(t); return NULL; }
         return tn__own(t);
     }
     uint64_t off = tn__gen_take(g, tn_numel(t));

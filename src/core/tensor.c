@@ -541,9 +541,11 @@ static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version
     for (size_t tn__i_ = 0; tn__i_ < sizeof tn__args_ / sizeof tn__args_[0]; tn__i_++) \
         if (!tn__args_[tn__i_]) return NULL; } while (0)
 
+/* Whether t's device computes in t's dtype: half precision runs on the CPU (staged in
+   float32 by the CPU backend), not yet in the GPU unit. */
 static int tn__check_cpu_dtype(const char *fn, tn_tensor *t) {
-    if (t->dtype == TN_F16 || t->dtype == TN_BF16)
-        return TN__FAIL_INT("%s: dtype %s is not supported yet (half precision is reserved for the GPU unit)", fn, tn_dtype_name(t->dtype));
+    if ((t->dtype == TN_F16 || t->dtype == TN_BF16) && t->device != TN_CPU)
+        return TN__FAIL_INT("%s: dtype %s is not supported on %s yet (half precision runs on the CPU only)", fn, tn_dtype_name(t->dtype), tn_device_name(t->device));
     return 0;
 }
 

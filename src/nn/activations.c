@@ -84,7 +84,10 @@ static tn_tensor *tn__prelu_impl(tn_tensor *x, tn_tensor *w) {
     tn_tensor *y = tn_where(tn_gt_scalar(x, 0), x, tn_mul(wb, x));
     return tn__scope_return(tn__grad_name(y, "PreluBackward0"));
 }
-TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) { return TN__AS("tn_prelu", tn__prelu_impl(x, weight)); }
+TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_prelu(ac_[0], ac_[1]), x, weight);   /* PyTorch 2's CPU list (1.13: float32) */
+    return TN__AS("tn_prelu", tn__prelu_impl(x, weight));
+}
 static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool training) {
     const char *fn = "tn_rrelu";
     TN__CHECK_NULL(x);

@@ -104,6 +104,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     return tn__scope_return(batched ? y : tn__grad_name(tn_squeeze_dim(y, 0), "SqueezeBackward1"));
 }
 static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__conv3d_kw(fn, ac_[0], ac_[1], ac_[2], transposed, o), x, w, b);
     int64_t s[3], p[3], d[3], op[3];
     if (tn__kw_triple(fn, "stride", o->stride, &o->stride_dhw, s) || tn__kw_triple(fn, "padding", o->padding == TN_PADDING_VALID ? 0 : o->padding, &o->padding_dhw, p) ||
         tn__kw_triple(fn, "dilation", o->dilation, &o->dilation_dhw, d) || tn__kw_triple(fn, "output_padding", o->output_padding, &o->output_padding_dhw, op))

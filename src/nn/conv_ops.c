@@ -239,12 +239,17 @@ static tn_tensor *tn__conv2d_lib(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, con
 /* nsp spatial dims (1 or 2), values per dim in s, p, d, op; p[0] == TN_PADDING_SAME for 'same'. */
 static tn_tensor *tn__conv(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed,
                            const int64_t *s, const int64_t *p, const int64_t *d, const int64_t *op, int64_t groups) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__conv(fn, ac_[0], ac_[1], ac_[2], nsp, transposed, s, p, d, op, groups), x, w, b);
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
     if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected %dD (unbatched) or %dD (batched) input, but got input of size %s", fn, nsp + 1, nsp + 2, TN__SHAPE(x));
     if (w->ndim != nsp + 2)
         return (tn_tensor *)tn__error("%s: expected a %d-d weight [%s, k...], got %s", fn, nsp + 2, transposed ? "in_channels, out_channels/groups" : "out_channels, in_channels/groups", TN__SHAPE(w));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__conv(fn, tn__nn_f32(x), tn__nn_f32(w), tn__nn_f32(b), nsp, transposed, s, p, d, op, groups), x->dtype);
+    }
     if (groups <= 0) return (tn_tensor *)tn__error("%s: non-positive groups is not supported (got %lld)", fn, (long long)groups);
     bool same = p[0] == TN_PADDING_SAME;
     if (tn__check_positive(fn, "stride", s, nsp) || tn__check_positive(fn, "dilation", d, nsp)) return NULL;

@@ -50,8 +50,8 @@ static tn_node *tn__fn_node(const char *name, tn_custom_backward bw, tn_tensor *
     return nd;
 }
 static int tn__nn_check(const char *fn, tn_tensor *x, const char *what) {
-    if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
-        return TN__FAIL_INT("%s: %s must be float32 or float64, got %s", fn, what, tn_dtype_name(x->dtype));
+    if (!tn_dtype_is_floating(x->dtype))
+        return TN__FAIL_INT("%s: %s must be a floating dtype, got %s", fn, what, tn_dtype_name(x->dtype));
     /* the layers multiply sizes in groups (N * C, H * W): an empty tensor's other sizes
        (zeros(0, 2^40, 2^40)) must multiply within int64 too (a non-empty one's do) */
     int64_t p = 1;
@@ -67,6 +67,11 @@ static int tn__nn_same(const char *fn, tn_tensor *x, tn_tensor *t, const char *w
     if (t->device != x->device) return TN__FAIL_INT("%s: input (%s) and %s (%s) must be on the same device", fn, tn_device_name(x->device), what, tn_device_name(t->device));
     return 0;
 }
+/* Layers in half precision compute in float32: t cast with a node (its gradient comes back
+   rounded to t's dtype), owned by the open scope; the layer's float32 result is rounded to
+   the input's dtype once, as PyTorch's CPU kernels store it. */
+static tn_tensor *tn__nn_f32(tn_tensor *t) { return t && tn__is_half(t->dtype) ? tn_to_dtype(t, TN_F32) : t; }
+static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__scope_return(r ? tn_to_dtype(r, dtype) : NULL); }
 /* A [1, C, 1, ...] view of a per-channel vector for an input of ndim dims. */
 static tn_tensor *tn__per_channel(tn_tensor *v, int ndim) {
     int64_t shape[TN_MAX_DIMS];
@@ -92,7 +97,10 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
     }
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_linear", tn__linear_impl(x, w, b)); }
+TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_linear(ac_[0], ac_[1], ac_[2]), x, w, b);
+    return TN__AS("tn_linear", tn__linear_impl(x, w, b));
+}
 static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) {
     TN__CHECK_NULL(x1); TN__CHECK_NULL(x2); TN__CHECK_NULL(w);
     if (w->ndim != 3 || x1->ndim == 0 || x2->ndim == 0 || x1->shape[x1->ndim - 1] != w->shape[1] || x2->shape[x2->ndim - 1] != w->shape[2] ||

@@ -43,9 +43,11 @@ static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *t
     return tn__loss_finish(tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red), l1 ? NULL : "MseLossBackward0");
 }
 TNDEF tn_tensor *tn_mse_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_mse_loss(ac_[0], ac_[1], reduction), input, target);
     return TN__AS("tn_mse_loss", tn__mse_l1_impl("tn_mse_loss", input, target, reduction, false));
 }
 TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_l1_loss(ac_[0], ac_[1], reduction), input, target);
     return TN__AS("tn_l1_loss", tn__mse_l1_impl("tn_l1_loss", input, target, reduction, true));
 }
 
@@ -70,9 +72,11 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
     return tn__loss_finish(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0");
 }
 TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta) {
+    TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss(ac_[0], ac_[1], reduction, beta), input, target);
     return TN__AS("tn_smooth_l1_loss", tn__smooth_l1_impl("tn_smooth_l1_loss", input, target, reduction, beta, false));
 }
 TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta) {
+    TN__AUTOCAST(TN__AC_F32, tn_huber_loss(ac_[0], ac_[1], reduction, delta), input, target);
     return TN__AS("tn_huber_loss", tn__smooth_l1_impl("tn_huber_loss", input, target, reduction, delta, true));
 }
 
@@ -211,6 +215,7 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     return tn__loss_finish(nkeep == -1 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
 }
 TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_nll_loss_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
     if (o.label_smoothing != 0) return (tn_tensor *)tn__error("tn_nll_loss: label_smoothing is an option of cross_entropy, not nll_loss");
     return TN__AS("tn_nll_loss", tn__nll_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction));
 }
@@ -334,6 +339,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     return tn__loss_finish(tn_add(tn_mul_scalar(nll, 1 - ls), tn_mul_scalar(ret, ls / (double)c)), "AddBackward0");
 }
 TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_cross_entropy_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
     return TN__AS("tn_cross_entropy", tn__ce_impl(input, target, o.weight, o.ignore_index, (tn_reduction)o.reduction, o.label_smoothing));
 }
 TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options) {
@@ -382,6 +388,7 @@ static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     return tn__loss_finish(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0");
 }
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy(ac_[0], ac_[1], ac_[2], reduction), input, target, weight);
     return TN__AS("tn_binary_cross_entropy", tn__bce_impl(input, target, weight, reduction));
 }
 
@@ -408,6 +415,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     return tn__loss_finish(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0");
 }
 TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction reduction) {
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits(ac_[0], ac_[1], ac_[2], ac_[3], reduction), input, target, weight, pos_weight);
     return TN__AS("tn_binary_cross_entropy_with_logits", tn__bce_logits_impl(input, target, weight, pos_weight, reduction));
 }
 
@@ -436,6 +444,7 @@ static tn_tensor *tn__kl_div_impl(tn_tensor *input, tn_tensor *target, tn_reduct
     return tn__loss_finish(l, name);
 }
 TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target) {
+    TN__AUTOCAST(TN__AC_F32, tn_kl_div(ac_[0], ac_[1], reduction, log_target), input, target);
     return TN__AS("tn_kl_div", tn__kl_div_impl(input, target, reduction, log_target));
 }
 

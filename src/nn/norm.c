@@ -400,6 +400,13 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias") ||
         tn__nn_same(fn, x, rm, "running_mean") || tn__nn_same(fn, x, rv, "running_var")) return NULL;
+    if (tn__is_half(x->dtype)) {   /* in float32; the running statistics updated through float32 copies */
+        tn_scope_begin();
+        tn_tensor *rm32 = rm ? tn_to_dtype(tn_detach(rm), TN_F32) : NULL, *rv32 = rv ? tn_to_dtype(tn_detach(rv), TN_F32) : NULL;
+        tn_tensor *r = tn__batch_norm_impl(tn__nn_f32(x), rm32, rv32, tn__nn_f32(w), tn__nn_f32(b), training, momentum, eps);
+        if (r && training && rm && rv && (tn_copy_(rm, rm32) || tn_copy_(rv, rv32))) r = NULL;
+        return tn__nn_half_return(r, x->dtype);
+    }
     const int64_t C = x->shape[1];
     tn_tensor *const vs[4] = {rm, rv, w, b};
     const char *const names[4] = {"running_mean", "running_var", "weight", "bias"};
@@ -515,6 +522,10 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     const char *fn = "tn_layer_norm";
     TN__CHECK_NULL(x);
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__layer_norm_impl(tn__nn_f32(x), ns, n, tn__nn_f32(w), tn__nn_f32(b), eps), x->dtype);
+    }
     bool ok = n >= 1 && n <= x->ndim && ns;
     for (int k = 0; ok && k < n; k++) ok = x->shape[x->ndim - n + k] == ns[k];
     if (!ok) return (tn_tensor *)tn__error("%s: given normalized_shape=%s, expected input with shape [*, %s, but got input of size %s", fn,
@@ -547,6 +558,10 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     TN__CHECK_NULL(x);
     if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias")) return NULL;
+    if (tn__is_half(x->dtype)) {
+        tn_scope_begin();
+        return tn__nn_half_return(tn__group_norm_impl(tn__nn_f32(x), G, tn__nn_f32(w), tn__nn_f32(b), eps), x->dtype);
+    }
     const int64_t N = x->shape[0], C = x->shape[1];
     if (G <= 0 || C % G) return (tn_tensor *)tn__error("%s: expected number of channels in input to be divisible by num_groups, but got input of shape %s and num_groups=%lld", fn, TN__SHAPE(x), (long long)G);
     if ((w && tn_numel(w) != C) || (b && tn_numel(b) != C)) return (tn_tensor *)tn__error("%s: weight and bias must have %lld elements (input %s)", fn, (long long)C, TN__SHAPE(x));

@@ -589,7 +589,7 @@ TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent) {
 /* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
 TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
     TN__CHECK_NULL(x);
-    double big = x->dtype == TN_F32 ? FLT_MAX : DBL_MAX;
+    double big = tn__finfo_max(x->dtype);
     double p[3] = {nan, isinf(posinf) && posinf > 0 ? big : posinf, isinf(neginf) && neginf < 0 ? -big : neginf};
     return tn__unary(NAN_TO_NUM, x, p);
 }

@@ -38,7 +38,10 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (nd) nd->i[0] = d;
     return tn__own(tn__node_attach(nd, out));
 }
-TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) { return TN__AS("tn_cat", tn__cat_impl(ts, n, dim)); }
+TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_cat(ac_, n, dim), ts, n);
+    return TN__AS("tn_cat", tn__cat_impl(ts, n, dim));
+}
 
 static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (n <= 0 || !ts) return (tn_tensor *)tn__error("tn_stack: expected a non-empty list of tensors");
@@ -57,7 +60,10 @@ static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     TN_FREE(us);
     return r;
 }
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) { return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0"); }
+TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_stack(ac_, n, dim), ts, n);
+    return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0");
+}
 
 TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
     if (!t) return -1;

@@ -128,17 +128,20 @@ static tn_tensor *tn__mm(const char *fn, tn_tensor *a, tn_tensor *b) {
 }
 
 TNDEF tn_tensor *tn_mm(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_mm(ac_[0], ac_[1]), a, b);
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_mm", "self", a, 2) || tn__need_ndim("tn_mm", "mat2", b, 2)) return NULL;
     return tn__mm("tn_mm", a, b);
 }
 TNDEF tn_tensor *tn_bmm(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_bmm(ac_[0], ac_[1]), a, b);
     TN__CHECK_NULL(a, b);
     if (tn__need_ndim("tn_bmm", "batch1", a, 3) || tn__need_ndim("tn_bmm", "batch2", b, 3)) return NULL;
     return tn__own(tn__gemm_record(G_BMM, NULL, a, b, 0, 1, tn__gemm_op("tn_bmm", a, b, NULL, 0, 1)));
 }
 /* tn_addmm's body, positional for the library's own callers */
 static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha) {
+    TN__AUTOCAST(TN__AC_LOWER, tn__addmm(ac_[0], ac_[1], ac_[2], beta, alpha), input, m1, m2);
     TN__CHECK_NULL(input, m1, m2);
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
     if (input->dtype != m1->dtype) return (tn_tensor *)tn__error("tn_addmm: self and mat1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(m1->dtype));
@@ -150,6 +153,7 @@ TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, co
 }
 TNDEF tn_tensor *tn_baddbmm_opts(tn_tensor *input, tn_tensor *b1, tn_tensor *b2, tn_addmm_fn_opts o) {
     const double beta = o.beta, alpha = o.alpha;
+    TN__AUTOCAST(TN__AC_LOWER, tn_baddbmm_opts(ac_[0], ac_[1], ac_[2], o), input, b1, b2);
     TN__CHECK_NULL(input, b1, b2);
     if (tn__need_ndim("tn_baddbmm", "batch1", b1, 3) || tn__need_ndim("tn_baddbmm", "batch2", b2, 3)) return NULL;
     if (input->dtype != b1->dtype) return (tn_tensor *)tn__error("tn_baddbmm: self and batch1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(b1->dtype));
@@ -226,7 +230,10 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_matmul", tn__matmul_impl(a, b)); }
+TNDEF tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_matmul(ac_[0], ac_[1]), a, b);
+    return TN__AS("tn_matmul", tn__matmul_impl(a, b));
+}
 
 /* ---- composites of the above: their gradients are those of the ops they are made of ---- */
 static tn_tensor *tn__trace_impl(tn_tensor *t) {
@@ -280,6 +287,7 @@ static tn_tensor *tn__addbmm_impl(tn_tensor *input, tn_tensor *b1, tn_tensor *b2
     return tn__scope_return(tn__addmm(input, tn_reshape(tn_permute(b1, perm, 3), s1, 2), tn_reshape(b2, s2, 2), beta, alpha));
 }
 TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, tn_addmm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_addbmm_opts(ac_[0], ac_[1], ac_[2], o), input, batch1, batch2);
     return tn__grad_name(TN__AS("tn_addbmm", tn__addbmm_impl(input, batch1, batch2, o.beta, o.alpha)), "AddbmmBackward0");
 }
 TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {

@@ -223,8 +223,14 @@ static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, cons
 
 TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
-TNDEF tn_tensor *tn_prod(tn_tensor *x) { return tn__reduce("tn_prod", PROD, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_prod(tn_tensor *x) {
+    TN__AUTOCAST(TN__AC_F32, tn_prod(ac_[0]), x);
+    return tn__reduce("tn_prod", PROD, x, NULL, 0, false);
+}
+TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__AUTOCAST(TN__AC_F32, tn_prod_dims(ac_[0], dims, n, keepdim), x);
+    return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
+}
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
 /* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
@@ -258,12 +264,16 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
-    tn_tensor *s = count < 0 ? NULL : tn__reduce_raw("tn_mean", SUM, x, dims, n, keepdim);
+    /* half precision: sum and divide in float32, rounded once (PyTorch 2's CPU mean; 1.13 rounds the sum first) */
+    tn_tensor *xs = count < 0 ? NULL : tn__is_half(x->dtype) ? tn__copy_as(x, TN_F32, x->device) : tn_retain(x);
+    tn_tensor *s = xs ? tn__reduce_raw("tn_mean", SUM, xs, dims, n, keepdim) : NULL;
+    tn_release(xs);
     if (!s) return NULL;
     tn_tensor *inv = tn__scalar_new(count ? 1.0 / (double)count : NAN, TN_F64, true); /* empty: NaN as PyTorch */
     tn_tensor *r = inv ? tn__binary_raw("tn_mean", MUL, s, inv, 1, s) : NULL;
     tn_release(inv);
     tn_release(s);
+    if (r && r->dtype != x->dtype) { tn_tensor *h = tn__copy_as(r, x->dtype, r->device); tn_release(r); r = h; }
     r = tn__reduce_record("tn_mean", G_MEAN, x, dims, n, r);
     if (r && r->grad_fn) { r->grad_fn->d[0] = (double)count; r->grad_fn->name = n ? "MeanBackward1" : "MeanBackward0"; }
     return tn__own(r);

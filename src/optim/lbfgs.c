@@ -13,6 +13,12 @@ static void tn__lbfgs_flat(tn_optim *o, double *buf, int mode, double alpha) {
             if (t->dtype == TN_F32) {
                 float *x = (float *)t->storage->data + e;
                 if (mode <= 1) *b = *x; else *x = (float)(mode == 2 ? *x + alpha * *b : *b);
+            } else if (tn__is_half(t->dtype)) {   /* through float32, rounded once */
+                uint16_t *x = (uint16_t *)t->storage->data + e;
+                const bool bf = t->dtype == TN_BF16;
+                const double xv = bf ? tn_bfloat16_to_float(*x) : tn_half_to_float(*x);
+                const float nv = (float)(mode == 2 ? xv + alpha * *b : *b);
+                if (mode <= 1) *b = xv; else *x = bf ? tn_float_to_bfloat16(nv) : tn_float_to_half(nv);
             } else {
                 double *x = (double *)t->storage->data + e;
                 if (mode <= 1) *b = *x; else *x = mode == 2 ? *x + alpha * *b : *b;

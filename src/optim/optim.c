@@ -218,7 +218,8 @@ static tn_tensor *tn__optim_state_new(tn_tensor *p, const char *name, double ini
     int64_t n = tn_numel(t);
     double v = !strcmp(name, "mu_product") ? 1 : scalar ? 0 : init;
     if (t->dtype == TN_F32) for (int64_t i = 0; i < n; i++) ((float *)t->storage->data)[i] = (float)v;
-    else for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    else if (t->dtype == TN_F64) for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
+    else if (tn__cpu_fill(t, v)) { tn_release(t); return NULL; }   /* half precision buffers */
     if (!scalar && p->device != TN_CPU) { /* buffers live beside the parameter; step counters stay on the CPU, as PyTorch's */
         tn_tensor *d = tn__copy_as(t, t->dtype, p->device);
         tn_release(t);
@@ -268,8 +269,8 @@ static int tn__optim_check_params(const char *fn, const tn_optim *o, tn_tensor *
         if (p->grad_fn) return TN__FAIL_INT("%s: can't optimize a non-leaf Tensor (parameter %d has grad_fn %s)", fn, i, tn_grad_fn_name(p));
         if (!p->requires_grad)
             return TN__FAIL_INT("%s: parameter %d does not require grad (call tn_requires_grad_(t, true) first)", fn, i);
-        if (p->dtype != TN_F32 && p->dtype != TN_F64)
-            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+        if (!tn_dtype_is_floating(p->dtype))
+            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
         for (int j = 0; j < i; j++)
             if (params[j] == p) return TN__FAIL_INT("%s: parameter %d appears twice in the parameter group", fn, i);
         for (int j = 0; j < o->np; j++)
@@ -632,8 +633,8 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
             if (!gr) continue;
             if (gr->device != p->device)
                 return TN__FAIL_INT("%s: parameter %d is on %s but its grad is on %s", fn, i, tn_device_name(p->device), tn_device_name(gr->device));
-            if (p->dtype != TN_F32 && p->dtype != TN_F64)
-                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update float32 and float64 tensors", fn, i, tn_dtype_name(p->dtype));
+            if (!tn_dtype_is_floating(p->dtype))
+                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
             if (gr->dtype != p->dtype || gr->ndim != p->ndim || memcmp(gr->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)))
                 return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
                                     TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));

@@ -94,7 +94,7 @@ GRADCHECK_FN = ctypes.CFUNCTYPE(c_void_p, POINTER(c_void_p), c_int, c_void_p)
 # One letter per C type.  T = tn_tensor* (an opaque handle; Python int or None).
 _TYPES = {
     "v": None, "T": c_void_p, "p": c_void_p, "s": c_char_p, "i": c_int, "l": c_int64,
-    "u": c_uint64, "d": c_double, "b": c_bool, "z": c_size_t,
+    "u": c_uint64, "d": c_double, "b": c_bool, "z": c_size_t, "f": ctypes.c_float, "h": ctypes.c_uint16,
     "D": c_int,                       # tn_dtype / tn_device / op enums
     "L": POINTER(c_int64),            # const int64_t *  (shapes, strides, dims)
     "A": POINTER(c_void_p),           # tn_tensor *const * / tn_tensor ** (arrays, out-params)
@@ -126,7 +126,15 @@ tn_dtype_is_floating b D
 tn_promote_types D D D
 tn_set_default_dtype i D
 tn_get_default_dtype D
+tn_autocast_begin i D D b
+tn_autocast_end i
+tn_autocast_is_enabled b D
+tn_autocast_get_dtype D D
 tn_device_name s D
+tn_float_to_half h f
+tn_half_to_float f h
+tn_float_to_bfloat16 h f
+tn_bfloat16_to_float f h
 tn_retain T T
 tn_release v T
 tn_scope_depth i

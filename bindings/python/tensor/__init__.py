@@ -166,3 +166,46 @@ for _name, _cls in _CUDA_TENSOR_TYPES.items():
 
 
 del _name, _m, _cls
+
+# half precision training: torch.autocast, torch.amp, torch.cpu.amp, torch.cuda.amp
+from . import amp  # noqa: E402
+from .amp import autocast  # noqa: E402
+
+cuda.amp = amp.cuda_amp
+
+
+class cpu:
+    """torch.cpu: the CPU device's namespace (amp: autocast in bfloat16, GradScaler)."""
+    amp = amp.cpu_amp
+
+    @staticmethod
+    def is_available():
+        return True
+
+    @staticmethod
+    def device_count():
+        return 1
+
+    @staticmethod
+    def synchronize(device=None):
+        pass
+
+
+def is_autocast_enabled(device_type=None):
+    return amp.is_autocast_enabled(device_type)
+
+
+def is_autocast_cpu_enabled():
+    return amp.is_autocast_enabled("cpu")
+
+
+def get_autocast_dtype(device_type):
+    return amp.get_autocast_dtype(device_type)
+
+
+def get_autocast_cpu_dtype():
+    return amp.get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    return amp.get_autocast_dtype("cuda")

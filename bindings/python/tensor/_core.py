@@ -725,7 +725,7 @@ def _from_flat(flat, shape, dt):
     return t if src is dt else _wrap(lib.tn_to_dtype(t._ptr, dt._code))
 
 
-_NP_TO_DTYPE = {"float32": float32, "float64": float64, "int32": int32, "int64": int64,
+_NP_TO_DTYPE = {"float32": float32, "float64": float64, "float16": float16, "int32": int32, "int64": int64,
                 "uint8": uint8, "bool": bool_}
 
 
@@ -733,7 +733,7 @@ def _np_dtype(arr):
     dt = _NP_TO_DTYPE.get(arr.dtype.name)
     if dt is None or not arr.dtype.isnative:
         raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported "
-                        "types are: float64, float32, int64, int32, uint8, and bool.")
+                        "types are: float64, float32, float16, int64, int32, uint8, and bool.")
     return dt
 
 
@@ -818,6 +818,8 @@ class _ArrayView:
 
     def __init__(self, t):
         dt = t.dtype
+        if dt is bfloat16:   # NumPy has no bfloat16: torch's message
+            raise TypeError("Got unsupported ScalarType BFloat16")
         self._tensor = t
         self.__array_interface__ = {
             "shape": tuple(t.shape), "typestr": dt._typestr, "version": 3,
@@ -1047,6 +1049,8 @@ class Tensor:
         if _data_read_hook[0] is not None:
             _data_read_hook[0]("Tensor.tolist()")
         t = self._host().contiguous()
+        if t.dtype in (float16, bfloat16):   # exact in float32, read as Python floats
+            t = t.float()
         n = t.numel()
         shape = list(t.shape)
         if n == 0:
@@ -1067,6 +1071,8 @@ class Tensor:
             lib.tn_item(self._ptr)        # records the C message
             raise ValueError(lib.tn_last_error().decode())
         t = self._host()
+        if t.dtype in (float16, bfloat16):
+            t = t.float()
         return t.dtype._ctype.from_address(lib.tn_data_ptr(t._ptr)).value
 
     def __float__(self):
