@@ -4101,9 +4101,11 @@ TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {
 static void *tn__error(const char *fmt, ...) TN__PRINTF_FMT(1, 2);
 static void *tn__error(const char *fmt, ...) {
     va_list ap;
+    char msg[sizeof tn__errbuf];   /* formatted aside: an argument may be tn_last_error() itself (a message wrapped) */
     va_start(ap, fmt);
-    vsnprintf(tn__errbuf, sizeof tn__errbuf, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(tn__errbuf, msg, sizeof msg);
     tn__nerrors++;
     if (tn__quiet) return NULL;
     /* TN_LOG_ERRORS=1: every error to stderr as it happens; TN_ABORT_ON_ERROR=1: and abort */
@@ -32970,12 +32972,18 @@ static int tn__oxi_op(tn__oxi *c, tn__jit_op op, int sub, const int *ins, int ni
         if (ins[k] >= 0 && c->v[ins[k]].gv >= 0) known = false;
     }
     t.op = op; t.sub = sub; t.nin = nin; t.in = idx; t.out = -1;
+
     t.ni = ni; if (ni) memcpy(t.i, iv, (size_t)ni * sizeof(int64_t));
     t.nd = nd; if (nd) memcpy(t.d, dv, (size_t)nd * sizeof(double));
     tn_scope_begin();
+    tn_tensor *ones = NULL;   /* an integer divisor known only when running: ones in the example run (zeros would raise) */
+    if (op == J_BINARY && (sub == DIV || sub == FLOOR_DIVIDE || sub == REMAINDER || sub == FMOD) && nin == 2 && ins[1] >= 0 && c->v[ins[1]].gv >= 0 &&
+        !tn_dtype_is_floating(vv[1]->dtype) && (ones = tn_retain(tn_ones_like(vv[1]))))
+        vv[1] = ones;
     tn_tensor *r = tn_retain(tn__graph_node_run(c->g, &t, vv, 0));
     tn_scope_end();
     TN_FREE(vv);
+    tn_release(ones);
     if (!r) { TN_FREE(idx); return -1; }
     if (known) { TN_FREE(idx); return tn__oxi_add(c, NULL, r, -1); }
     for (int k = 0; k < nin; k++) if (ins[k] >= 0 && (idx[k] = tn__oxi_gv(c, ins[k])) < 0) { TN_FREE(idx); tn_release(r); return -1; }
@@ -33012,7 +33020,7 @@ static int tn__oxi_const_ints(tn__oxi *c, const tn__oxn *n, int e, int64_t *v, i
     char b[64];
     if (e < 0) return TN__FAIL_INT("%s: %s: the %s is missing", c->fn, tn__pbs_show(n->op, b, sizeof b), what);
     const tn_tensor *t = c->v[e].t;
-    if (c->v[e].gv >= 0) return TN__FAIL_INT("%s: %s: the %s must be known when loading (a constant, or computed from static shapes)", c->fn, tn__pbs_show(n->op, b, sizeof b), what);
+    if (c->v[e].gv >= 0) return TN__FAIL_INT("%s: %s: a %s computed when running is not supported (it must be a constant, or computed from static shapes)", c->fn, tn__pbs_show(n->op, b, sizeof b), what);
     if (t->ndim > 1 || tn_numel(t) > cap || (t->dtype != TN_I64 && t->dtype != TN_I32))
         return TN__FAIL_INT("%s: %s: the %s must be at most %d int32 or int64 values", c->fn, tn__pbs_show(n->op, b, sizeof b), what, cap);
     tn_tensor *ct = tn_contiguous((tn_tensor *)t);
@@ -33066,12 +33074,16 @@ static int tn__oxi_pads2(tn__oxi *c, const tn__oxn *n, const tn_tensor *x, const
     if (p[0] != p[2] || p[1] != p[3])
         return TN__FAIL_INT("%s: %s: asymmetric pads [%lld, %lld, %lld, %lld] are not supported", c->fn, tn__pbs_show(n->op, b, sizeof b), (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3]);
     pad[0] = p[0]; pad[1] = p[1];
+    for (int d = 0; d < 2; d++)   /* PyTorch's limit, which the ops check */
+        if (!tn__pbs_eq(n->op, "Conv") && 2 * pad[d] > dl[d] * (k[d] - 1) + 1)
+            return TN__FAIL_INT("%s: %s: padding %lld beyond half the kernel (%lld) is not supported", c->fn, tn__pbs_show(n->op, b, sizeof b), (long long)pad[d], (long long)k[d]);
     return 0;
 }
 /* kernel_shape, strides, dilations of a 2-d window op */
 static int tn__oxi_window(tn__oxi *c, const tn__oxn *n, const tn_tensor *x, const int64_t *wshape, int64_t *k, int64_t *s, int64_t *dl, int64_t *pad) {
     char b[64];
-    if (x->ndim != 4) return TN__FAIL_INT("%s: %s: only 2-d windows over [N, C, H, W] inputs are supported, got a %d-d input", c->fn, tn__pbs_show(n->op, b, sizeof b), x->ndim);
+    if (x->ndim != 4) return TN__FAIL_INT("%s: %s: a %d-d input is not supported (only 2-d windows over [N, C, H, W])", c->fn, tn__pbs_show(n->op, b, sizeof b), x->ndim);
+    if (!tn_dtype_is_floating(x->dtype)) return TN__FAIL_INT("%s: %s of %s is not supported", c->fn, tn__pbs_show(n->op, b, sizeof b), tn_dtype_name(x->dtype));
     k[0] = k[1] = s[0] = s[1] = dl[0] = dl[1] = 1;
     int nk = tn__oxn_ints(n, "kernel_shape", k, 2);
     if (nk < 0 && wshape) { k[0] = wshape[2]; k[1] = wshape[3]; nk = 2; }
@@ -33113,6 +33125,10 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
             if (n->nin != 2 || in[1] < 0) return TN__FAIL_INT("%s: %s takes 2 inputs", fn, tn__pbs_show(op, b, sizeof b));
             r = tn__oxi_binary(c, tn__oxi_binaries[k].sub, x, in[1]);
         }
+    if (r >= 0 && tn__pbs_eq(op, "Pow") && tn__oxi_ex(c, r)->dtype != xt->dtype) {   /* ONNX: the base's type */
+        iv[0] = xt->dtype;
+        r = tn__oxi_op1(c, J_TO, r, iv, 1);
+    }
     if (r != -2) {}
     else if (tn__pbs_eq(op, "Div")) {   /* integers: truncated (ONNX), not true division */
         if (n->nin != 2 || in[1] < 0) return TN__FAIL_INT("%s: Div takes 2 inputs", fn);
@@ -33164,7 +33180,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
         for (int k = 1; k <= 2; k++) {
             if (in[k] < 0) continue;
             const tn_tensor *t = tn__oxi_ex(c, in[k]);
-            if (c->v[in[k]].gv >= 0 || tn_numel(t) != 1) return TN__FAIL_INT("%s: Clip: min and max must be constant scalars", fn);
+            if (c->v[in[k]].gv >= 0 || tn_numel(t) != 1) return TN__FAIL_INT("%s: Clip: min and max computed when running are not supported (constant scalars are)", fn);
             const double v = tn_item((tn_tensor *)t);
             if (k == 1) lo = v; else hi = v;
         }
@@ -33256,8 +33272,9 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
             if (r >= 0) r = tn__oxi_reshape(c, r, xt->shape, xt->ndim);
         }
     } else if (tn__pbs_eq(op, "Flatten")) {
-        int64_t ax;
-        if (tn__oxi_axis(c, n, tn__oxn_int(n, "axis", 1), xt->ndim + 1, &ax)) return -1;
+        int64_t ax = tn__oxn_int(n, "axis", 1);
+        if (ax < -xt->ndim || ax > xt->ndim) return TN__FAIL_INT("%s: Flatten: axis %lld out of range for a %d-d input", fn, (long long)ax, xt->ndim);
+        if (ax < 0) ax += xt->ndim;
         int64_t f[2] = {1, 1};
         for (int d = 0; d < xt->ndim; d++) f[d >= ax] *= xt->shape[d];
         r = tn__oxi_reshape(c, x, f, 2);
@@ -33389,9 +33406,17 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
                 const int64_t a[2] = {ax, ((const int64_t *)tn_data_ptr(kept))[0]};
                 r = tn__oxi_op1(c, J_SELECT, x, a, 2);
             }
-        } else if (it->dtype != TN_I64) {
-            iv[0] = TN_I64;
-            if ((idx = tn__oxi_op1(c, J_TO, idx, iv, 1)) < 0) return -1;
+        } else {   /* indices known when running: int64, negative ones wrapped (where(i < 0, i + n, i)) */
+            if (it->dtype != TN_I64) {
+                iv[0] = TN_I64;
+                if ((idx = tn__oxi_op1(c, J_TO, idx, iv, 1)) < 0) return -1;
+            }
+            const int z = tn__oxi_scalar(c, 0, TN_I64), sz = tn__oxi_scalar(c, (double)xt->shape[ax], TN_I64);
+            const int neg = z < 0 ? -1 : tn__oxi_binary(c, LT, idx, z), wrapped = sz < 0 ? -1 : tn__oxi_binary(c, ADD, idx, sz);
+            if (neg < 0 || wrapped < 0) return -1;
+            const int w3[3] = {neg, wrapped, idx};
+            const double one = 1;
+            if ((idx = tn__oxi_op(c, J_TERNARY, WHERE, w3, 3, NULL, 0, &one, 1)) < 0) return -1;
             it = tn__oxi_ex(c, idx);
         }
         if (r == -2) {
@@ -33487,7 +33512,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
         r = tn__oxi_add(c, NULL, t, -1);
     } else if (tn__pbs_eq(op, "Range")) {
         for (int k = 0; k < 3; k++)
-            if (in[k] < 0 || c->v[in[k]].gv >= 0 || tn_numel(c->v[in[k]].t) != 1) return TN__FAIL_INT("%s: Range: start, limit and delta must be constant scalars", fn);
+            if (in[k] < 0 || c->v[in[k]].gv >= 0 || tn_numel(c->v[in[k]].t) != 1) return TN__FAIL_INT("%s: Range: start, limit and delta computed when running are not supported (constant scalars are)", fn);
         const double s0 = tn_item(c->v[in[0]].t), l0 = tn_item(c->v[in[1]].t), d0 = tn_item(c->v[in[2]].t);
         if (d0 == 0) return TN__FAIL_INT("%s: Range: delta is 0", fn);
         tn_scope_begin();
@@ -33523,7 +33548,7 @@ static int tn__oxi_input(tn__oxi *c, tn__pbs msg, tn__pbs *name, tn_dtype *dt, i
     if (r < 0) return tn__oxi_fail(c, "an input's bytes are malformed");
     char b[64];
     while (has_type && (r = tn__pb_next(&type, &f)) > 0) if (f.field == 1 && f.wt == 2) { tt = f.s; has_tt = true; }
-    if (r < 0 || !has_tt) return TN__FAIL_INT("%s: input '%s' is not a tensor", c->fn, tn__pbs_show(*name, b, sizeof b));
+    if (r < 0 || !has_tt) return TN__FAIL_INT("%s: input '%s' is not a tensor: sequences, maps and optionals are not supported", c->fn, tn__pbs_show(*name, b, sizeof b));
     while ((r = tn__pb_next(&tt, &f)) > 0) {
         if (f.field == 1 && f.wt == 0) et = (int64_t)f.v;
         else if (f.field == 2 && f.wt == 2) { sh = f.s; has_shape = true; }
@@ -33582,7 +33607,7 @@ static tn_graph *tn__onnx_load(const char *fn, const uint8_t *data, size_t size)
     }
     if (r < 0) { tn__oxi_fail(&c, "the model's bytes are malformed (not an ONNX protobuf)"); return NULL; }
     if (!has_graph) { tn__oxi_fail(&c, "the model has no graph"); return NULL; }
-    if (!has_opset) return (tn_graph *)tn__error("%s: the model imports no opset of the default domain", fn);
+    if (!has_opset) return (tn_graph *)tn__error("%s: the model imports no opset of the default domain (ai.onnx): other domains (training, ML) are not supported", fn);
     if (c.opset < 7 || c.opset > 18) return (tn_graph *)tn__error("%s: opset %lld is not supported (7 to 18 are)", fn, (long long)c.opset);
     if (!(c.g = tn__graph_new())) return NULL;
     tn_graph *g = c.g;
@@ -33631,7 +33656,6 @@ static tn_graph *tn__onnx_load(const char *fn, const uint8_t *data, size_t size)
         if (!ex || !nm) { tn_release(ex); TN_FREE(nm); rc = -1; break; }
         if (tn__oxi_add(&c, nm, ex, v) < 0) rc = -1;
     }
-    if (rc == 0 && g->ninputs == 0) rc = TN__FAIL_INT("%s: the graph has no inputs", fn);
     /* the nodes, in order (ONNX lists them topologically sorted) */
     gm = graph;
     while (rc == 0 && tn__pb_next(&gm, &f) > 0) {

@@ -126,9 +126,88 @@ TEST(test_roundtrip_module_types) {
     end(__LINE__);
 }
 
+/* ---- ONNX's node tests ---- */
+static const char *testdata_dir(void) {
+    const char *d = getenv("TN_ONNX_TESTDATA");
+    return d ? d : "/usr/share/libonnx-testdata/data/node";
+}
+static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
+/* all values close (NaN where NaN), same dtype and shape */
+static bool outputs_match(tn_tensor *got, tn_tensor *want, char *why, size_t cap) {
+    if (!got || !want) { snprintf(why, cap, "no output"); return false; }
+    if (tn_get_dtype(got) != tn_get_dtype(want)) { snprintf(why, cap, "dtype %s, expected %s", tn_dtype_name(tn_get_dtype(got)), tn_dtype_name(tn_get_dtype(want))); return false; }
+    if (tn_ndim(got) != tn_ndim(want) || memcmp(tn_shape(got), tn_shape(want), (size_t)tn_ndim(got) * sizeof(int64_t))) { snprintf(why, cap, "shape differs"); return false; }
+    if (tn_numel(got) == 0) return true;
+    tn_tensor *g = tn_to_dtype(got, TN_F64), *w = tn_to_dtype(want, TN_F64);
+    tn_tensor *bad = tn_logical_and(tn_gt(tn_abs(tn_sub(g, w)), tn_add_scalar(tn_mul_scalar(tn_abs(w), 1e-3), 1e-5)),
+                                    tn_logical_not(tn_logical_and(tn_isnan(g), tn_isnan(w))));
+    tn_tensor *inf_same = tn_logical_and(tn_isinf(g), tn_eq(g, w));
+    bad = tn_logical_and(bad, tn_logical_not(inf_same));
+    if (tn_item(tn_sum(bad)) > 0) { snprintf(why, cap, "values differ by up to %g", tn_item(tn_max(tn_nan_to_num(tn_abs(tn_sub(g, w)), 0, 0, 0)))); return false; }
+    return true;
+}
+TEST(test_onnx_node_conformance) {
+    const char *root = testdata_dir();
+    DIR *dir = opendir(root);
+    if (!dir) { printf("  (ONNX test data not found at %s: install libonnx-testdata; skipped)\n", root); return; }
+    char **names = NULL;
+    int n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        if (de->d_name[0] == '.') continue;
+        if (n == cap) { cap = cap ? 2 * cap : 256; names = (char **)realloc(names, (size_t)cap * sizeof *names); }
+        names[n++] = strdup(de->d_name);
+    }
+    closedir(dir);
+    qsort(names, (size_t)n, sizeof *names, (int (*)(const void *, const void *))strcmp);
+    int passed = 0, skipped = 0, failed = 0;
+    const bool verbose = getenv("TN_ONNX_VERBOSE") != NULL;
+    for (int i = 0; i < n; i++) {
+        char path[2048], why[256] = "";
+        snprintf(path, sizeof path, "%s/%s/model.onnx", root, names[i]);
+        if (!file_exists(path)) continue;
+        begin();
+        tn_clear_error();
+        tn_graph *g = tn_onnx_load(path);
+        bool ok = g != NULL;
+        if (!g) {
+            if (strstr(tn_last_error(), "not supported")) { skipped++; if (verbose) printf("  skip %s: %s\n", names[i], tn_last_error()); end(__LINE__); continue; }
+            snprintf(why, sizeof why, "load: %.200s", tn_last_error());
+        }
+        for (int s = 0; ok; s++) {
+            char sd[1024];
+            snprintf(sd, sizeof sd, "%s/%s/test_data_set_%d", root, names[i], s);
+            if (!file_exists(sd)) break;
+            int ni = tn_graph_num_inputs(g), no = tn_graph_num_outputs(g);
+            tn_tensor *ins[16], *outs[16];
+            for (int k = 0; k < ni && k < 16 && ok; k++) {
+                snprintf(path, sizeof path, "%s/input_%d.pb", sd, k);
+                if (!(ins[k] = tn_onnx_load_tensor(path))) { ok = false; snprintf(why, sizeof why, "input %d: %.200s", k, tn_last_error()); }
+            }
+            if (ok && (ni > 16 || no > 16)) { ok = false; snprintf(why, sizeof why, "too many inputs or outputs"); }
+            if (ok && tn_graph_run(g, ins, ni, outs, 16) < 0) { ok = false; snprintf(why, sizeof why, "run: %.200s", tn_last_error()); }
+            for (int k = 0; k < no && ok; k++) {
+                snprintf(path, sizeof path, "%s/output_%d.pb", sd, k);
+                tn_tensor *want = tn_onnx_load_tensor(path);
+                char w2[200];
+                if (!outputs_match(outs[k], want, w2, sizeof w2)) { ok = false; snprintf(why, sizeof why, "set %d output %d: %s", s, k, want ? w2 : tn_last_error()); }
+            }
+        }
+        tn_graph_free(g);
+        end(__LINE__);
+        if (ok) passed++;
+        else { failed++; fail_at(__LINE__, "ONNX node test %s: %s", names[i], why); }
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    printf("  ONNX node tests (%s): %d passed, %d skipped (an operator or attribute not supported), %d failed\n", root, passed, skipped, failed);
+    if (passed < 100) fail_at(__LINE__, "only %d ONNX node tests passed", passed);
+}
+
 int main(int argc, char **argv) {
     (void)argc; (void)argv;
     RUN_ISOLATED(test_roundtrip_models, 300);
     RUN_ISOLATED(test_roundtrip_module_types, 300);
+    RUN_ISOLATED(test_onnx_node_conformance, 600);
     return tn_test_report();
 }
