@@ -175,13 +175,12 @@ typedef struct tn__oxe {
 } tn__oxe;
 
 static void tn__ox_tensor_proto(tn__pbw *w, const char *name, tn_tensor *t) {
-    tn_tensor *c = tn_contiguous(t);
+    tn_tensor *c = tn_contiguous(t);   /* the export's scope holds it */
     if (!c) { w->failed = true; return; }
     for (int d = 0; d < c->ndim; d++) tn__pbw_int(w, 1, c->shape[d]);
     tn__pbw_int(w, 2, tn__onnx_type(c->dtype));
     tn__pbw_str(w, 8, name);
     tn__pbw_bytes(w, 9, tn_data_ptr(c), (size_t)tn_numel(c) * tn_dtype_size(c->dtype));   /* raw_data: little-endian (checked by the caller) */
-    tn_release(c);
 }
 /* An initializer of tensor t (CPU) named name. */
 static void tn__ox_init(tn__oxe *e, const char *name, tn_tensor *t) {
@@ -703,7 +702,12 @@ TNDEF int tn_onnx_export_opts(const tn_graph *g, const char *path, tn_onnx_opts 
     return rc;
 }
 TNDEF int tn_onnx_export_str(const tn_graph *g, const char *path, const char *options) {
-    TN__KW_STR_INT(tn_onnx_opts, onnx_export, "tn_onnx_export", options, tn_onnx_export_opts(g, path, o));
+    tn_onnx_opts o = TN_DEFAULTS(tn_onnx_opts);
+    uint64_t seen = 0;
+    if (tn__kw_parse("tn_onnx_export", options, tn__kw_onnx_export, TN__KW_N(tn__kw_onnx_export), &o, &seen)) return -1;
+    int rc = tn_onnx_export_opts(g, path, o);
+    tn__kw_release(tn__kw_onnx_export, TN__KW_N(tn__kw_onnx_export), &o, seen);   /* the names are copies */
+    return rc;
 }
 
 /* ======================================================================= */
@@ -967,7 +971,7 @@ static int tn__oxi_op(tn__oxi *c, tn__jit_op op, int sub, const int *ins, int ni
     if (op == J_BINARY && (sub == DIV || sub == FLOOR_DIVIDE || sub == REMAINDER || sub == FMOD) && nin == 2 && ins[1] >= 0 && c->v[ins[1]].gv >= 0 &&
         !tn_dtype_is_floating(vv[1]->dtype) && (ones = tn_retain(tn_ones_like(vv[1]))))
         vv[1] = ones;
-    tn_tensor *r = tn_retain(tn__graph_node_run(c->g, &t, vv, 0));
+    tn_tensor *r = tn_retain(tn__graph_node_run(c->g, &t, vv, c->g->dyn_size));   /* the example batch: shapes as they are */
     tn_scope_end();
     TN_FREE(vv);
     tn_release(ones);
@@ -1010,11 +1014,11 @@ static int tn__oxi_const_ints(tn__oxi *c, const tn__oxn *n, int e, int64_t *v, i
     if (c->v[e].gv >= 0) return TN__FAIL_INT("%s: %s: a %s computed when running is not supported (it must be a constant, or computed from static shapes)", c->fn, tn__pbs_show(n->op, b, sizeof b), what);
     if (t->ndim > 1 || tn_numel(t) > cap || (t->dtype != TN_I64 && t->dtype != TN_I32))
         return TN__FAIL_INT("%s: %s: the %s must be at most %d int32 or int64 values", c->fn, tn__pbs_show(n->op, b, sizeof b), what, cap);
+    tn_scope_begin();
     tn_tensor *ct = tn_contiguous((tn_tensor *)t);
-    if (!ct) return -1;
-    const int cnt = (int)tn_numel(ct);
+    const int cnt = ct ? (int)tn_numel(ct) : -1;
     for (int k = 0; k < cnt; k++) v[k] = ct->dtype == TN_I64 ? ((const int64_t *)tn_data_ptr(ct))[k] : ((const int32_t *)tn_data_ptr(ct))[k];
-    tn_release(ct);
+    tn_scope_end();
     return cnt;
 }
 static int tn__oxi_axis(tn__oxi *c, const tn__oxn *n, int64_t axis, int ndim, int64_t *out) {
@@ -1521,13 +1525,17 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
 }
 
 /* A graph input's ValueInfoProto: name, dtype, static shape. */
-static int tn__oxi_input(tn__oxi *c, tn__pbs msg, tn__pbs *name, tn_dtype *dt, int64_t *shape, int *ndim) {
+/* The example size of a symbolic batch dim: an unusual size, since a reshape or expand whose
+   first size equals it follows the batch when running (tn_graph_set_dynamic). */
+#define TN__ONNX_DYN_EXAMPLE 7
+static int tn__oxi_input(tn__oxi *c, tn__pbs msg, tn__pbs *name, tn_dtype *dt, int64_t *shape, int *ndim, bool *dyn0) {
     tn__pbs m = msg, type = {NULL, 0}, tt = {NULL, 0}, sh = {NULL, 0};
     tn__pbf f;
     int r;
     bool has_type = false, has_tt = false, has_shape = false;
     int64_t et = 0;
     name->p = NULL; name->n = 0;
+    *dyn0 = false;
     while ((r = tn__pb_next(&m, &f)) > 0) {
         if (f.field == 1 && f.wt == 2) *name = f.s;
         else if (f.field == 2 && f.wt == 2) { type = f.s; has_type = true; }
@@ -1556,9 +1564,10 @@ static int tn__oxi_input(tn__oxi *c, tn__pbs msg, tn__pbs *name, tn_dtype *dt, i
             else if (g.field == 2 && g.wt == 2) param = g.s;
         }
         if (r < 0) return tn__oxi_fail(c, "an input's shape is malformed");
-        if (!val || shape[*ndim] < 0) {
+        if (!val && *ndim == 0) { shape[0] = TN__ONNX_DYN_EXAMPLE; *dyn0 = true; }   /* a symbolic batch */
+        else if (!val || shape[*ndim] < 0) {
             char b2[64];
-            return TN__FAIL_INT("%s: input '%s' has a symbolic size%s%s%s in dim %d: only static shapes are supported yet (export with fixed sizes)", c->fn,
+            return TN__FAIL_INT("%s: input '%s' has a symbolic size%s%s%s in dim %d: only static shapes and a symbolic dim 0 (the batch) are supported", c->fn,
                                 tn__pbs_show(*name, b, sizeof b), param.n ? " ('" : "", param.n ? tn__pbs_show(param, b2, sizeof b2) : "", param.n ? "')" : "", *ndim);
         }
         (*ndim)++;
@@ -1629,14 +1638,16 @@ static tn_graph *tn__onnx_load(const char *fn, const uint8_t *data, size_t size)
         tn_dtype dt;
         int64_t shape[TN_MAX_DIMS];
         int nd;
-        if (tn__oxi_input(&c, f.s, &name, &dt, shape, &nd)) { rc = -1; break; }
+        bool dyn0;
+        if (tn__oxi_input(&c, f.s, &name, &dt, shape, &nd, &dyn0)) { rc = -1; break; }
         bool init = false;   /* an input with an initializer is a constant (IR < 4 lists them) */
         for (int k = 0; k < ninit && !init; k++) init = strlen(c.v[k].name) == name.n && !memcmp(c.v[k].name, name.p, name.n);
         if (init) continue;
         int v = tn__graph_add_value(g, TN__GV_INPUT, dt, nd, shape);
         if (v < 0) { rc = -1; break; }
         g->inputs[g->ninputs++] = v;
-        tn_scope_begin();
+        if (dyn0 && g->dyn_input >= 0) { char b[64]; rc = TN__FAIL_INT("%s: input '%s': a symbolic batch in more than one input is not supported", fn, tn__pbs_show(name, b, sizeof b)); break; }
+        if (dyn0 && tn_graph_set_dynamic(g, g->ninputs - 1, 0)) { rc = -1; break; }        tn_scope_begin();
         tn_tensor *ex = tn_retain(tn_zeros(shape, nd, dt));
         tn_scope_end();
         char *nm = tn__pbs_dup(name);

@@ -32,6 +32,7 @@ from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, 
                        is_inference_mode_enabled)
 from . import nn, autograd, optim, utils, backends, testing, accelerator, special, linalg, distributions
 from . import jit
+from . import onnx
 from . import multiprocessing  # registers how tensors cross processes (shared memory)
 from . import distributed
 from .serialization import save, load
