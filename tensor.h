@@ -32749,6 +32749,7 @@ typedef struct tn__oxi {
     int nv, cap;
     int64_t opset;
     int nconst;
+    int64_t dyn_example;   /* the size a symbolic batch takes when loading */
 } tn__oxi;
 
 static int tn__oxi_fail(const tn__oxi *c, const char *what) { return TN__FAIL_INT("%s: not a valid ONNX model: %s", c->fn, what); }
@@ -33391,6 +33392,53 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
             r = tn__oxi_op1(c, J_SLICE, r, sa, 4);
         }
         if (r == x) r = tn__oxi_op1(c, J_CLONE, x, NULL, 0);
+    } else if (tn__pbs_eq(op, "Pad")) {   /* constant mode: slices (negative pads) and concatenated constant blocks */
+        const tn__oxa *md = tn__oxn_attr(n, "mode");
+        if (md) {
+            tn__pbs m = md->msg, sv = {NULL, 0};
+            tn__pbf f;
+            while (tn__pb_next(&m, &f) > 0) if (f.field == 4 && f.wt == 2) sv = f.s;
+            if (!tn__pbs_eq(sv, "constant")) return TN__FAIL_INT("%s: Pad: mode '%s' is not supported (only 'constant')", fn, tn__pbs_show(sv, b, sizeof b));
+        }
+        int64_t pads[2 * TN_MAX_DIMS];
+        double value = 0;
+        int np = c->opset < 11 ? tn__oxn_ints(n, "pads", pads, 2 * TN_MAX_DIMS) : tn__oxi_const_ints(c, n, in[1], pads, 2 * TN_MAX_DIMS, "pads");
+        if (np < 0) return np == -1 && c->opset < 11 ? TN__FAIL_INT("%s: Pad: pads are required", fn) : -1;
+        if (np != 2 * xt->ndim) return TN__FAIL_INT("%s: Pad: %d pads for a %d-d input", fn, np, xt->ndim);
+        if (c->opset < 11) value = tn__oxn_float(n, "value", 0);
+        else if (in[2] >= 0) {
+            if (c->v[in[2]].gv >= 0 || tn_numel(c->v[in[2]].t) != 1) return TN__FAIL_INT("%s: Pad: a constant_value computed when running is not supported", fn);
+            value = tn_item(c->v[in[2]].t);
+        }
+        if (n->nin > 3 && in[3] >= 0) return TN__FAIL_INT("%s: Pad: axes are not supported", fn);
+        r = x;
+        for (int d = 0; d < xt->ndim && r >= 0; d++) {
+            const int64_t lo = pads[d], hi = pads[xt->ndim + d];
+            if (lo == 0 && hi == 0) continue;
+            if (c->g->dyn_input >= 0) return TN__FAIL_INT("%s: Pad with a dynamic batch is not supported", fn);
+            const tn_tensor *cur = tn__oxi_ex(c, r);
+            if (lo < 0 || hi < 0) {
+                const int64_t s0 = lo < 0 ? -lo : 0, e0 = cur->shape[d] - (hi < 0 ? -hi : 0);
+                if (e0 < s0) return TN__FAIL_INT("%s: Pad: negative pads remove more than dim %d holds", fn, d);
+                const int64_t sa[4] = {d, s0, e0, 1};
+                if ((r = tn__oxi_op1(c, J_SLICE, r, sa, 4)) < 0) break;
+                cur = tn__oxi_ex(c, r);
+            }
+            int parts[3], m = 0;
+            for (int side = 0; side < 2; side++) {
+                const int64_t w = side ? hi : lo;
+                if (side == 1) parts[m++] = r;
+                if (w <= 0) continue;
+                int64_t bs[TN_MAX_DIMS];
+                memcpy(bs, cur->shape, (size_t)cur->ndim * sizeof(int64_t));
+                bs[d] = w;
+                tn_scope_begin();
+                tn_tensor *blk = tn_retain(tn_full(bs, cur->ndim, value, cur->dtype));
+                tn_scope_end();
+                if (!blk || (parts[m++] = tn__oxi_add(c, NULL, blk, -1)) < 0) return -1;
+            }
+            if (m > 1) { const int64_t dd = d; r = tn__oxi_op(c, J_CAT, 0, parts, m, &dd, 1, NULL, 0); }
+        }
     } else if (tn__pbs_eq(op, "Gather")) {
         if (in[1] < 0) return TN__FAIL_INT("%s: Gather takes 2 inputs", fn);
         int64_t ax;
@@ -33425,9 +33473,8 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
             it = tn__oxi_ex(c, idx);
         }
         if (r == -2) {
-            const int64_t flat = -1;
-            int64_t total = tn_numel(it);
-            const int fi = it->ndim == 1 ? idx : tn__oxi_reshape(c, idx, total >= 0 ? &total : &flat, 1);
+            const int64_t flat = -1;   /* -1, not the size: a dynamic batch changes it */
+            const int fi = it->ndim == 1 ? idx : tn__oxi_reshape(c, idx, &flat, 1);
             if (fi < 0) return -1;
             const int ins[2] = {x, fi};
             r = tn__oxi_op(c, J_INDEX_SELECT, 0, ins, 2, &ax, 1, NULL, 0);
@@ -33539,9 +33586,11 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
 }
 
 /* A graph input's ValueInfoProto: name, dtype, static shape. */
-/* The example size of a symbolic batch dim: an unusual size, since a reshape or expand whose
-   first size equals it follows the batch when running (tn_graph_set_dynamic). */
-#define TN__ONNX_DYN_EXAMPLE 7
+/* The example sizes of a symbolic batch dim: the model is loaded with each, and the
+   reshape / expand sizes that differ between the two are the ones that follow the batch
+   (tn__onnx_dyn_merge). Unusual sizes, since a first size equal to the batch follows it. */
+#define TN__ONNX_DYN_EXAMPLE 13
+#define TN__ONNX_DYN_EXAMPLE2 17
 static int tn__oxi_input(tn__oxi *c, tn__pbs msg, tn__pbs *name, tn_dtype *dt, int64_t *shape, int *ndim, bool *dyn0) {
     tn__pbs m = msg, type = {NULL, 0}, tt = {NULL, 0}, sh = {NULL, 0};
     tn__pbf f;
@@ -33578,7 +33627,7 @@ static int tn__oxi_input(tn__oxi *c, tn__pbs msg, tn__pbs *name, tn_dtype *dt, i
             else if (g.field == 2 && g.wt == 2) param = g.s;
         }
         if (r < 0) return tn__oxi_fail(c, "an input's shape is malformed");
-        if (!val && *ndim == 0) { shape[0] = TN__ONNX_DYN_EXAMPLE; *dyn0 = true; }   /* a symbolic batch */
+        if (!val && *ndim == 0) { shape[0] = c->dyn_example; *dyn0 = true; }   /* a symbolic batch */
         else if (!val || shape[*ndim] < 0) {
             char b2[64];
             return TN__FAIL_INT("%s: input '%s' has a symbolic size%s%s%s in dim %d: only static shapes and a symbolic dim 0 (the batch) are supported", c->fn,
@@ -33592,10 +33641,11 @@ static int tn__oxi_input(tn__oxi *c, tn__pbs msg, tn__pbs *name, tn_dtype *dt, i
     return 0;
 }
 
-static tn_graph *tn__onnx_load(const char *fn, const uint8_t *data, size_t size) {
+static tn_graph *tn__onnx_load_as(const char *fn, const uint8_t *data, size_t size, int64_t dyn_example) {
     tn__oxi c;
     memset(&c, 0, sizeof c);
     c.fn = fn;
+    c.dyn_example = dyn_example;
     tn__pbs m = {data, size}, graph = {NULL, 0};
     tn__pbf f;
     int r;
@@ -33703,6 +33753,42 @@ static tn_graph *tn__onnx_load(const char *fn, const uint8_t *data, size_t size)
     TN_FREE(c.v);
     if (rc == 0) rc = tn__graph_prune(g);
     if (rc) { tn_graph_free(g); return NULL; }
+    return g;
+}
+/* A dynamic batch: the graph loaded with another example batch (b) must be the same but
+   for sizes that follow the batch: a reshape's or expand's size that differs becomes -1
+   (reshape: inferred; expand: kept), besides a first size equal to the batch (which
+   follows it when running); anything else that depends on the batch is refused. */
+static int tn__onnx_dyn_merge(const char *fn, tn_graph *a, const tn_graph *b) {
+    const char *why = NULL;
+    if (a->nnodes != b->nnodes || a->nvals != b->nvals) why = "the graph's structure depends on it";
+    for (int v = 0; v < a->nvals && !why; v++)
+        if (a->vals[v].kind == TN__GV_CONST && (a->vals[v].ndim != b->vals[v].ndim || memcmp(a->vals[v].shape, b->vals[v].shape, (size_t)a->vals[v].ndim * sizeof(int64_t))))
+            why = "a constant computed when loading depends on it";
+    for (int k = 0; k < a->nnodes && !why; k++) {
+        tn__gnode *x = &a->nodes[k];
+        const tn__gnode *y = &b->nodes[k];
+        if (x->op != y->op || x->sub != y->sub || x->ni != y->ni || x->nin != y->nin) { why = "the graph's structure depends on it"; break; }
+        int diff = 0, pos = -1;
+        for (int d = 0; d < x->ni; d++) {
+            if (x->i[d] == y->i[d]) continue;
+            if ((x->op == J_RESHAPE || x->op == J_EXPAND) && d == 0 && x->i[0] == a->dyn_size && y->i[0] == b->dyn_size) continue;
+            diff++;
+            pos = d;
+        }
+        if (diff == 0) continue;
+        if ((x->op != J_RESHAPE && x->op != J_EXPAND) || diff > 1) { why = "an op's sizes depend on it in a way a replay cannot follow"; break; }
+        x->i[pos] = -1;
+    }
+    if (why) return TN__FAIL_INT("%s: a dynamic batch (a symbolic dim 0) is not supported for this model: %s (export it with a fixed batch)", fn, why);
+    return 0;
+}
+static tn_graph *tn__onnx_load(const char *fn, const uint8_t *data, size_t size) {
+    tn_graph *g = tn__onnx_load_as(fn, data, size, TN__ONNX_DYN_EXAMPLE);
+    if (!g || g->dyn_input < 0) return g;
+    tn_graph *h = tn__onnx_load_as(fn, data, size, TN__ONNX_DYN_EXAMPLE2);
+    if (!h || tn__onnx_dyn_merge(fn, g, h)) { tn_graph_free(g); g = NULL; }
+    tn_graph_free(h);
     return g;
 }
 TNDEF tn_graph *tn_onnx_load_buffer(const void *data, size_t size) {
