@@ -48,6 +48,8 @@ static void randomize_bn(tn_module *m, void *user) {
     tn_no_grad_end();
 }
 
+static tn_tensor *lgamma_fn(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_lgamma(in[0]); }
+
 /* trace m on x, export, load back: the loaded graph on x2 equals eager */
 static void roundtrip(int line, tn_module *m, tn_tensor *x, tn_tensor *x2, double tol, const char *file) {
     tn_module_apply(m, randomize_bn, NULL);
@@ -123,6 +125,143 @@ TEST(test_roundtrip_module_types) {
         roundtrip(__LINE__, cases[i].m, rnd(cases[i].shape, cases[i].nd), rnd(cases[i].shape, cases[i].nd), 1e-5, file);
         tn_module_free(cases[i].m);
     }
+    end(__LINE__);
+}
+
+/* ---- hand-written protobuf: varints and length-delimited fields ---- */
+typedef struct { unsigned char b[4096]; size_t n; } pb;
+static void pb_varint(pb *p, uint64_t v) { do { p->b[p->n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)); v >>= 7; } while (v); }
+static void pb_int(pb *p, int field, int64_t v) { pb_varint(p, (uint64_t)field << 3); pb_varint(p, (uint64_t)v); }
+static void pb_bytes(pb *p, int field, const void *d, size_t n) { pb_varint(p, ((uint64_t)field << 3) | 2); pb_varint(p, n); memcpy(p->b + p->n, d, n); p->n += n; }
+static void pb_str(pb *p, int field, const char *s) { pb_bytes(p, field, s, strlen(s)); }
+static void pb_msg(pb *p, int field, const pb *m) { pb_bytes(p, field, m->b, m->n); }
+/* a model: graph (input x float [2], one node op(x) -> y, output y), opset 17 */
+static pb model_with(const char *op, const pb *extra_graph_fields) {
+    pb dim = {{0}, 0}, shape = {{0}, 0}, tt = {{0}, 0}, type = {{0}, 0}, vi = {{0}, 0}, node = {{0}, 0}, g = {{0}, 0}, m = {{0}, 0}, os = {{0}, 0}, vo = {{0}, 0};
+    pb_int(&dim, 1, 2); pb_msg(&shape, 1, &dim);
+    pb_int(&tt, 1, 1); pb_msg(&tt, 2, &shape);
+    pb_msg(&type, 1, &tt);
+    pb_str(&vi, 1, "x"); pb_msg(&vi, 2, &type);
+    pb_str(&vo, 1, "y"); pb_msg(&vo, 2, &type);
+    pb_str(&node, 1, "x"); pb_str(&node, 2, "y"); pb_str(&node, 4, op);
+    pb_msg(&g, 1, &node);
+    if (extra_graph_fields) { memcpy(g.b + g.n, extra_graph_fields->b, extra_graph_fields->n); g.n += extra_graph_fields->n; }
+    pb_msg(&g, 11, &vi); pb_msg(&g, 12, &vo);
+    pb_int(&m, 1, 8); pb_msg(&m, 7, &g);
+    pb_str(&os, 1, ""); pb_int(&os, 2, 17); pb_msg(&m, 8, &os);
+    return m;
+}
+
+TEST(test_errors_named) {
+    begin();
+    /* a hand-written model runs */
+    pb m = model_with("Relu", NULL);
+    tn_graph *g = tn_onnx_load_buffer(m.b, m.n);
+    CHECK_MSG(g != NULL, "hand-written Relu model: %s", tn_last_error());
+    if (g) {
+        tn_tensor *x = tn_from_data((float[]){-1, 2}, TN_SHAPE(2), TN_F32), *y = tn_graph_forward(g, x);
+        CHECK(y && maxdiff(y, tn_relu(x)) == 0);
+        tn_graph_free(g);
+    }
+    /* an unknown operator: named, with the opset */
+    m = model_with("FancyOp", NULL);
+    CHECK_ERR(tn_onnx_load_buffer(m.b, m.n), "operator FancyOp (opset 17) is not supported");
+    /* a tensor whose sizes promise far more than its data: refused before any allocation */
+    pb t = {{0}, 0}, extra = {{0}, 0};
+    pb_int(&t, 1, (int64_t)1 << 40); pb_int(&t, 1, (int64_t)1 << 30); pb_int(&t, 2, 1); pb_str(&t, 8, "w"); pb_bytes(&t, 9, "abcd", 4);
+    pb_msg(&extra, 5, &t);
+    m = model_with("Relu", &extra);
+    CHECK_ERR(tn_onnx_load_buffer(m.b, m.n), "multiply past int64");
+    pb t2 = {{0}, 0}, extra2 = {{0}, 0};
+    pb_int(&t2, 1, 1000000); pb_int(&t2, 2, 1); pb_str(&t2, 8, "w"); pb_bytes(&t2, 9, "abcd", 4);
+    pb_msg(&extra2, 5, &t2);
+    m = model_with("Relu", &extra2);
+    CHECK_ERR(tn_onnx_load_buffer(m.b, m.n), "raw data does not match its sizes");
+    /* lengths past the end, a varint of 11 bytes, a group wire type */
+    const unsigned char bad1[] = {0x3a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01};
+    CHECK_ERR(tn_onnx_load_buffer(bad1, sizeof bad1), "not a valid ONNX model");
+    const unsigned char bad2[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    CHECK_ERR(tn_onnx_load_buffer(bad2, sizeof bad2), "not a valid ONNX model");
+    const unsigned char bad3[] = {0x0b, 0x00};
+    CHECK_ERR(tn_onnx_load_buffer(bad3, sizeof bad3), "not a valid ONNX model");
+    CHECK_ERR(tn_onnx_load_buffer("", 0), "has no graph");
+    CHECK_ERR(tn_onnx_load("/nonexistent/model.onnx"), "cannot open");
+    CHECK_ERR(tn_onnx_load_tensor_buffer(bad1, sizeof bad1), "not a valid ONNX model");
+    /* export: an op without an export is named; a bad opset; the old file is kept on failure */
+    tn_tensor *a = tn_randn(TN_SHAPE(2, 3), TN_F32);
+    tn_graph *gi = tn_jit_trace(lgamma_fn, NULL, &a, 1, NULL);
+    CHECK_MSG(gi != NULL, "trace: %s", tn_last_error());
+    char path[256];
+    snprintf(path, sizeof path, "%s/err.onnx", tmpdir());
+    FILE *f = fopen(path, "wb");
+    if (f) { fputs("old", f); fclose(f); }
+    CHECK(tn_onnx_export(gi, path) == -1);
+    CHECK(strstr(tn_last_error(), "aten::lgamma has no ONNX export") != NULL);
+    CHECK(tn_onnx_export(gi, path, .opset_version = 13) == -1);
+    CHECK(strstr(tn_last_error(), "opset_version=13 is not supported") != NULL);
+    CHECK(tn_onnx_export_str(gi, path, "opset_version=17, input_names='a', colour=2") == -1);
+    f = fopen(path, "rb");
+    char buf[8] = {0};
+    if (f) { CHECK(fread(buf, 1, 7, f) == 3); fclose(f); }
+    CHECK(!strcmp(buf, "old"));
+    tn_graph_free(gi);
+    end(__LINE__);
+}
+
+/* truncations and mutations of a valid model: an error or a graph, never a crash or a leak */
+TEST(test_hostile_bytes) {
+    begin();
+    tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 2, 3, .padding = 1), tn_nn_batch_norm2d(2), tn_nn_relu(), tn_nn_flatten(1, -1), tn_nn_linear(2 * 4 * 4, 3, true),
+                                    tn_nn_activation("Softmax", .dim = 1));
+    tn_module_eval(m);
+    tn_graph *g = tn_jit_trace_module(m, rnd(TN_SHAPE(2, 1, 4, 4)));
+    char path[256];
+    snprintf(path, sizeof path, "%s/hostile.onnx", tmpdir());
+    CHECK(g && tn_onnx_export(g, path) == 0);
+    FILE *f = fopen(path, "rb");
+    unsigned char *data = NULL;
+    long n = 0;
+    if (f) { fseek(f, 0, SEEK_END); n = ftell(f); fseek(f, 0, SEEK_SET); data = (unsigned char *)malloc((size_t)n); if (fread(data, 1, (size_t)n, f) != (size_t)n) n = 0; fclose(f); }
+    CHECK(n > 100);
+    int loaded = 0, refused = 0;
+    for (long len = 0; len < n; len += (len < 64 ? 1 : 7)) {   /* every short prefix, then a sample */
+        tn_scope_begin();
+        unsigned char *cut = (unsigned char *)malloc((size_t)(len ? len : 1));   /* an exact-size copy: ASan sees a read past it */
+        memcpy(cut, data, (size_t)len);
+        tn_graph *h = tn_onnx_load_buffer(cut, (size_t)len);
+        if (h) loaded++; else { refused++; if (!tn_last_error()[0]) fail_at(__LINE__, "a truncation to %ld bytes was refused without a message", len); }
+        tn_graph_free(h);
+        free(cut);
+        tn_scope_end();
+    }
+    srand(5);
+    unsigned char *mut = (unsigned char *)malloc((size_t)n);
+    for (int it = 0; it < 1500; it++) {
+        tn_scope_begin();
+        memcpy(mut, data, (size_t)n);
+        for (int k = 0, nm = 1 + rand() % 4; k < nm; k++) {
+            const long at = rand() % n;
+            const int kind = rand() % 3;
+            mut[at] = kind == 0 ? (unsigned char)(mut[at] ^ (1u << (rand() % 8))) : kind == 1 ? (unsigned char)rand() : 0xff;
+        }
+        tn_clear_error();
+        tn_graph *h = tn_onnx_load_buffer(mut, (size_t)n);
+        if (h) {   /* a graph that loads runs, or refuses its input with a message */
+            loaded++;
+            if (tn_graph_num_inputs(h) == 1 && tn_graph_num_outputs(h) == 1) {
+                tn_tensor *y = tn_graph_forward(h, rnd(TN_SHAPE(2, 1, 4, 4)));
+                if (!y && !tn_last_error()[0]) fail_at(__LINE__, "a mutated model's run failed without a message");
+            }
+        } else { refused++; if (!tn_last_error()[0]) fail_at(__LINE__, "a mutation was refused without a message"); }
+        tn_graph_free(h);
+        tn_scope_end();
+    }
+    printf("  hostile bytes: %d loaded, %d refused\n", loaded, refused);
+    CHECK(refused > 100 && loaded > 0);
+    free(mut);
+    free(data);
+    tn_graph_free(g);
+    tn_module_free(m);
     end(__LINE__);
 }
 
@@ -208,6 +347,8 @@ int main(int argc, char **argv) {
     (void)argc; (void)argv;
     RUN_ISOLATED(test_roundtrip_models, 300);
     RUN_ISOLATED(test_roundtrip_module_types, 300);
+    RUN_ISOLATED(test_errors_named, 60);
+    RUN_ISOLATED(test_hostile_bytes, 300);
     RUN_ISOLATED(test_onnx_node_conformance, 600);
     return tn_test_report();
 }
