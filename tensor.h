@@ -33026,7 +33026,7 @@ static int tn__oxi_const_ints(tn__oxi *c, const tn__oxn *n, int e, int64_t *v, i
     char b[64];
     if (e < 0) return TN__FAIL_INT("%s: %s: the %s is missing", c->fn, tn__pbs_show(n->op, b, sizeof b), what);
     const tn_tensor *t = c->v[e].t;
-    if (c->v[e].gv >= 0) return TN__FAIL_INT("%s: %s: a %s computed when running is not supported (it must be a constant, or computed from static shapes)", c->fn, tn__pbs_show(n->op, b, sizeof b), what);
+    if (c->v[e].gv >= 0) return TN__FAIL_INT("%s: %s: its input '%s' computed when running is not supported (it must be a constant, or computed from static shapes)", c->fn, tn__pbs_show(n->op, b, sizeof b), what);
     if (t->ndim > 1 || tn_numel(t) > cap || (t->dtype != TN_I64 && t->dtype != TN_I32))
         return TN__FAIL_INT("%s: %s: the %s must be at most %d int32 or int64 values", c->fn, tn__pbs_show(n->op, b, sizeof b), what, cap);
     tn_scope_begin();
