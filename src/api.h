@@ -3445,7 +3445,7 @@ TN__KW_STRUCT(tn_onnx_opts);
 TNDEF int tn_onnx_export_opts(const tn_graph *g, const char *path, tn_onnx_opts opts);
 #define tn_onnx_export(g, ...) tn_onnx_export_opts(g, TN__POS_KW(tn_onnx_opts, __VA_ARGS__))
 TNDEF int tn_onnx_export_str(const tn_graph *g, const char *path, const char *options);
-/* An ONNX model (opsets 7 to 18; static input shapes, except a symbolic dim 0 of one input,
+/* An ONNX model (opsets 6 to 18; static input shapes, except a symbolic dim 0 of one input,
    which becomes the graph's dynamic batch) as a graph tn_graph_run replays: the
    initializers become constants, Shape / Gather / Concat arithmetic on static shapes and
    other nodes of constants are computed when loading. Hostile bytes are refused with an

@@ -266,10 +266,7 @@ TEST(test_hostile_bytes) {
 }
 
 /* ---- ONNX's node tests ---- */
-static const char *testdata_dir(void) {
-    const char *d = getenv("TN_ONNX_TESTDATA");
-    return d ? d : "/usr/share/libonnx-testdata/data/node";
-}
+#define TESTDATA "/usr/share/libonnx-testdata/data"
 static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 /* all values close (NaN where NaN), same dtype and shape */
 static bool outputs_match(tn_tensor *got, tn_tensor *want, char *why, size_t cap) {
@@ -285,8 +282,8 @@ static bool outputs_match(tn_tensor *got, tn_tensor *want, char *why, size_t cap
     if (tn_item(tn_sum(bad)) > 0) { snprintf(why, cap, "values differ by up to %g", tn_item(tn_max(tn_nan_to_num(tn_abs(tn_sub(g, w)), 0, 0, 0)))); return false; }
     return true;
 }
-TEST(test_onnx_node_conformance) {
-    const char *root = testdata_dir();
+static int total_passed;
+static void run_suite(const char *root) {
     DIR *dir = opendir(root);
     if (!dir) { printf("  (ONNX test data not found at %s: install libonnx-testdata; skipped)\n", root); return; }
     char **names = NULL;
@@ -339,8 +336,22 @@ TEST(test_onnx_node_conformance) {
     }
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
-    printf("  ONNX node tests (%s): %d passed, %d skipped (an operator or attribute not supported), %d failed\n", root, passed, skipped, failed);
-    if (passed < 100) fail_at(__LINE__, "only %d ONNX node tests passed", passed);
+    printf("  ONNX tests (%s): %d passed, %d skipped (an operator or attribute not supported), %d failed\n", root, passed, skipped, failed);
+    total_passed += passed;
+}
+/* ONNX's node tests, and its models converted from PyTorch (pytorch-converted: modules,
+   pytorch-operator: ops) and simple ones; TN_ONNX_TESTDATA=DIR runs one directory of them */
+TEST(test_onnx_node_conformance) {
+    const char *one = getenv("TN_ONNX_TESTDATA");
+    if (one) { run_suite(one); return; }
+    if (!file_exists(TESTDATA)) { printf("  (ONNX test data not found at %s: install libonnx-testdata; skipped)\n", TESTDATA); return; }
+    const char *subs[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+    for (int i = 0; i < 4; i++) {
+        char root[256];
+        snprintf(root, sizeof root, "%s/%s", TESTDATA, subs[i]);
+        run_suite(root);
+    }
+    if (total_passed < 250) fail_at(__LINE__, "only %d ONNX tests passed", total_passed);
 }
 
 int main(int argc, char **argv) {

@@ -1109,7 +1109,16 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
         return TN__FAIL_INT("%s: operator %s.%s is not supported (only the default domain's operators)", fn, tn__pbs_show(n->domain, b2, sizeof b2), tn__pbs_show(op, b, sizeof b));
     }
     bool needs_x = !tn__pbs_eq(op, "Constant");
-    if (needs_x && x < 0) return TN__FAIL_INT("%s: %s: its first input is missing", fn, tn__pbs_show(op, b, sizeof b));
+    if (needs_x && x < 0) return TN__FAIL_INT("%s: %s without a first input is not supported", fn, tn__pbs_show(op, b, sizeof b));
+    if (c->opset < 7 && n->nin == 2 && in[1] >= 0 && tn__oxn_int(n, "broadcast", 0)) {   /* before opset 7: B aligned at axis */
+        const tn_tensor *bt = tn__oxi_ex(c, in[1]);
+        const int64_t axis = tn__oxn_int(n, "axis", xt->ndim - bt->ndim);
+        if (axis < 0 || axis + bt->ndim > xt->ndim) return TN__FAIL_INT("%s: %s: broadcast axis %lld does not fit", fn, tn__pbs_show(op, b, sizeof b), (long long)axis);
+        int m = 0;
+        for (int d = 0; d < bt->ndim; d++) sh[m++] = bt->shape[d];
+        while (m < xt->ndim - axis) sh[m++] = 1;
+        if (m != bt->ndim && (in[1] = tn__oxi_reshape(c, in[1], sh, m)) < 0) return -1;
+    }
     for (size_t k = 0; k < sizeof tn__oxi_unaries / sizeof *tn__oxi_unaries && r == -2; k++)
         if (tn__pbs_eq(op, tn__oxi_unaries[k].name)) r = tn__oxi_unary(c, tn__oxi_unaries[k].sub, x, 0, 0, 0);
     for (size_t k = 0; k < sizeof tn__oxi_binaries / sizeof *tn__oxi_binaries && r == -2; k++)
@@ -1208,11 +1217,37 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
         if (in[1] < 0) return TN__FAIL_INT("%s: Conv takes 2 or 3 inputs", fn);
         const tn_tensor *w = tn__oxi_ex(c, in[1]);
         int64_t k[2], s[2], dl[2], pad[2];
-        if (w->ndim != 4) return TN__FAIL_INT("%s: Conv: only 2-d convolutions are supported (weight %s)", fn, TN__SHAPE(w));
-        if (tn__oxi_window(c, n, xt, w->shape, k, s, dl, pad)) return -1;
-        const int64_t a[7] = {s[0], s[1], pad[0], pad[1], dl[0], dl[1], tn__oxn_int(n, "group", 1)};
-        const int ins[3] = {x, in[1], in[2]};
-        r = tn__oxi_op(c, J_CONV2D, 0, ins, 3, a, 7, NULL, 0);
+        if (w->ndim == 3 && xt->ndim == 3) {   /* 1-d: a 2-d convolution over [N, C, 1, L] */
+            int64_t k = w->shape[2], s = 1, dl = 1, p[2] = {0, 0};
+            const int ns = tn__oxn_ints(n, "strides", &s, 1), nd = tn__oxn_ints(n, "dilations", &dl, 1), np = tn__oxn_ints(n, "pads", p, 2);
+            if (ns == -2 || nd == -2 || np == -2 || (np >= 0 && np != 2)) return TN__FAIL_INT("%s: Conv: 1-d strides, dilations and pads are malformed", fn);
+            const tn__oxa *ap = tn__oxn_attr(n, "auto_pad");
+            if (ap) {
+                tn__pbs m = ap->msg, sv = {NULL, 0};
+                tn__pbf f;
+                while (tn__pb_next(&m, &f) > 0) if (f.field == 4 && f.wt == 2) sv = f.s;
+                if (sv.n && !tn__pbs_eq(sv, "NOTSET") && !tn__pbs_eq(sv, "VALID")) return TN__FAIL_INT("%s: Conv: 1-d auto_pad '%s' is not supported", fn, tn__pbs_show(sv, b, sizeof b));
+            }
+            if (p[0] != p[1]) return TN__FAIL_INT("%s: Conv: asymmetric pads are not supported", fn);
+            (void)k;
+            const int64_t xs[4] = {xt->shape[0], xt->shape[1], 1, xt->shape[2]}, ws[4] = {w->shape[0], w->shape[1], 1, w->shape[2]};
+            const int x4 = tn__oxi_reshape(c, x, xs, 4), w4 = x4 < 0 ? -1 : tn__oxi_reshape(c, in[1], ws, 4);
+            if (w4 < 0) return -1;
+            const int64_t a[7] = {1, s, 0, p[0], 1, dl, tn__oxn_int(n, "group", 1)};
+            const int ins[3] = {x4, w4, in[2]};
+            r = tn__oxi_op(c, J_CONV2D, 0, ins, 3, a, 7, NULL, 0);
+            if (r >= 0) {
+                const tn_tensor *o = tn__oxi_ex(c, r);
+                const int64_t os[3] = {o->shape[0], o->shape[1], o->shape[3]};
+                r = tn__oxi_reshape(c, r, os, 3);
+            }
+        } else {
+            if (w->ndim != 4) return TN__FAIL_INT("%s: Conv: a %d-d convolution is not supported (1-d and 2-d are; weight %s)", fn, w->ndim - 2, TN__SHAPE(w));
+            if (tn__oxi_window(c, n, xt, w->shape, k, s, dl, pad)) return -1;
+            const int64_t a[7] = {s[0], s[1], pad[0], pad[1], dl[0], dl[1], tn__oxn_int(n, "group", 1)};
+            const int ins[3] = {x, in[1], in[2]};
+            r = tn__oxi_op(c, J_CONV2D, 0, ins, 3, a, 7, NULL, 0);
+        }
     } else if (tn__pbs_eq(op, "MaxPool") || tn__pbs_eq(op, "AveragePool")) {
         int64_t k[2], s[2], dl[2], pad[2];
         if (tn__oxi_window(c, n, xt, NULL, k, s, dl, pad)) return -1;
@@ -1240,6 +1275,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
     } else if (tn__pbs_eq(op, "BatchNormalization")) {
         if (n->nin < 5 || in[1] < 0 || in[2] < 0 || in[3] < 0 || in[4] < 0) return TN__FAIL_INT("%s: BatchNormalization takes 5 inputs", fn);
         if (tn__oxn_int(n, "training_mode", 0)) return TN__FAIL_INT("%s: BatchNormalization in training mode is not supported", fn);
+        if (c->opset < 7 && (!tn__oxn_int(n, "is_test", 0) || !tn__oxn_int(n, "spatial", 1))) return TN__FAIL_INT("%s: BatchNormalization with is_test=0 or spatial=0 is not supported", fn);
         const int ins[5] = {x, in[3], in[4], in[1], in[2]};
         const double d[2] = {1 - tn__oxn_float(n, "momentum", 0.9), tn__oxn_float(n, "epsilon", 1e-5)};
         r = tn__oxi_op(c, J_BATCH_NORM, 0, ins, 5, NULL, 0, d, 2);
@@ -1654,7 +1690,7 @@ static tn_graph *tn__onnx_load_as(const char *fn, const uint8_t *data, size_t si
     if (r < 0) { tn__oxi_fail(&c, "the model's bytes are malformed (not an ONNX protobuf)"); return NULL; }
     if (!has_graph) { tn__oxi_fail(&c, "the model has no graph"); return NULL; }
     if (!has_opset) return (tn_graph *)tn__error("%s: the model imports no opset of the default domain (ai.onnx): other domains (training, ML) are not supported", fn);
-    if (c.opset < 7 || c.opset > 18) return (tn_graph *)tn__error("%s: opset %lld is not supported (7 to 18 are)", fn, (long long)c.opset);
+    if (c.opset < 6 || c.opset > 18) return (tn_graph *)tn__error("%s: opset %lld is not supported (6 to 18 are)", fn, (long long)c.opset);
     if (!(c.g = tn__graph_new())) return NULL;
     tn_graph *g = c.g;
     int rc = 0, ni = 0, no = 0;
