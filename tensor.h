@@ -33104,7 +33104,8 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
     char b[64];
     const char *fn = c->fn;
     int in[16];
-    const int nin = n->nin < 16 ? n->nin : 16;
+    if (n->nin > 16) return TN__FAIL_INT("%s: %s with %d inputs is not supported (at most 16)", fn, tn__pbs_show(n->op, b, sizeof b), n->nin);
+    const int nin = n->nin;
     for (int k = 0; k < nin; k++) {
         in[k] = n->in[k].n ? tn__oxi_find(c, n->in[k]) : -1;
         if (n->in[k].n && in[k] < 0) { char b2[64]; return TN__FAIL_INT("%s: node %s (%s): input '%s' is not defined before it", fn, tn__pbs_show(n->name, b, sizeof b), tn__pbs_show(n->op, b2, sizeof b2), tn__pbs_show(n->in[k], b2, sizeof b2)); }
@@ -33370,7 +33371,6 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
         if (np < 0) { np = xt->ndim; for (int d = 0; d < np; d++) iv[d] = np - 1 - d; }
         r = tn__oxi_op1(c, J_PERMUTE, x, iv, np);
     } else if (tn__pbs_eq(op, "Concat")) {
-        if (n->nin > 16) return TN__FAIL_INT("%s: Concat of more than 16 inputs is not supported", fn);
         int64_t ax;
         if (tn__oxi_axis(c, n, tn__oxn_int(n, "axis", 0), xt->ndim, &ax)) return -1;
         int ins[16], m = 0;
