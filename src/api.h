@@ -3594,6 +3594,31 @@ TNDEF void tn_graph_free(tn_graph *g);         /* releases its constants; NULL i
 TNDEF int tn_graph_save(const tn_graph *g, const char *path);
 TNDEF tn_graph *tn_graph_load(const char *path);
 TNDEF tn_graph *tn_graph_load_buffer(const void *data, size_t size);   /* from bytes in memory */
+/* ONNX (torch.onnx.export): a graph written as an ONNX model, opset 17, atomically (a
+   temporary file renamed over path). input_names / output_names: comma-separated names
+   ("x,mask"; default input0.., output0..); a graph with a dynamic batch
+   (tn_graph_set_dynamic) writes that dim as "batch". Conv, pooling, norms, Gemm/MatMul,
+   activations (GELU as its Erf form), softmax, reshapes, Gather, attention as MatMul +
+   Softmax; an op without an export is an error naming it. docs/deploy.md has the table. */
+#define TN_FIELDS_tn_onnx_opts(X) \
+    X(I, opset_version, 17,   "") \
+    X(S, input_names,   NULL, "") \
+    X(S, output_names,  NULL, "")
+TN__KW_STRUCT(tn_onnx_opts);
+TNDEF int tn_onnx_export_opts(const tn_graph *g, const char *path, tn_onnx_opts opts);
+#define tn_onnx_export(g, ...) tn_onnx_export_opts(g, TN__POS_KW(tn_onnx_opts, __VA_ARGS__))
+TNDEF int tn_onnx_export_str(const tn_graph *g, const char *path, const char *options);
+/* An ONNX model (opsets 6 to 18; static input shapes, except a symbolic dim 0 of one input,
+   which becomes the graph's dynamic batch) as a graph tn_graph_run replays: the
+   initializers become constants, Shape / Gather / Concat arithmetic on static shapes and
+   other nodes of constants are computed when loading. Hostile bytes are refused with an
+   error; so is the first unsupported operator (named, with the opset). */
+TNDEF tn_graph *tn_onnx_load(const char *path);
+TNDEF tn_graph *tn_onnx_load_buffer(const void *data, size_t size);
+/* A serialized ONNX TensorProto (ONNX's test data, input_0.pb) as a tensor (float, double,
+   int32, int64, uint8, bool). */
+TNDEF tn_tensor *tn_onnx_load_tensor(const char *path);
+TNDEF tn_tensor *tn_onnx_load_tensor_buffer(const void *data, size_t size);
 
 /* ---- printing ---- */
 /* PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)".

@@ -38,6 +38,9 @@
 #define FUZZ_ENTRY fuzz_csv_one
 #include "fuzz/fuzz_csv.c"
 #undef FUZZ_ENTRY
+#define FUZZ_ENTRY fuzz_onnx_one
+#include "fuzz/fuzz_onnx.c"
+#undef FUZZ_ENTRY
 #define FUZZ_SEEDS_NO_MAIN
 #include "fuzz/seeds.c"   /* also the options harness, as fuzz_options_one */
 
@@ -45,7 +48,7 @@ typedef int (*harness_fn)(const uint8_t *data, size_t size);
 static const struct { const char *name; harness_fn fn; } harnesses[] = {
     {"safetensors_buffer", fuzz_safetensors_buffer_one}, {"safetensors_file", fuzz_safetensors_file_one},
     {"checkpoint", fuzz_checkpoint_one}, {"idx", fuzz_idx_one}, {"idx_gz", fuzz_idx_gz_one},
-    {"csv", fuzz_csv_one}, {"options", fuzz_options_one},
+    {"csv", fuzz_csv_one}, {"options", fuzz_options_one}, {"onnx", fuzz_onnx_one},
 };
 #define NH ((int)(sizeof harnesses / sizeof harnesses[0]))
 static harness_fn harness(const char *name) {

@@ -17,9 +17,11 @@ TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {
 static void *tn__error(const char *fmt, ...) TN__PRINTF_FMT(1, 2);
 static void *tn__error(const char *fmt, ...) {
     va_list ap;
+    char msg[sizeof tn__errbuf];   /* formatted aside: an argument may be tn_last_error() itself (a message wrapped) */
     va_start(ap, fmt);
-    vsnprintf(tn__errbuf, sizeof tn__errbuf, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(tn__errbuf, msg, sizeof msg);
     tn__nerrors++;
     if (tn__quiet) return NULL;
     /* TN_LOG_ERRORS=1: every error to stderr as it happens; TN_ABORT_ON_ERROR=1: and abort */

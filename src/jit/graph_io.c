@@ -163,6 +163,7 @@ static int tn__graph_check_attrs(tn__gparse *ps, const tn__gnode *n, int in_ndim
     case J_SOFTMAX: case J_LOG_SOFTMAX: case J_CAT: case J_INDEX_SELECT: case J_TO: lo = hi = 1; break;
     case J_CONV2D: lo = hi = 7; break;
     case J_MAX_POOL2D: lo = hi = 9; break;
+    case J_AVG_POOL2D: lo = hi = 8; break;
     case J_LAYER_NORM: lo = hi = 1; nd = 1; break;
     default: break;
     }

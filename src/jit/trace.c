@@ -22,7 +22,8 @@
     X(J_CLONE, "aten::clone", 1) X(J_TO, "aten::to", 1) X(J_INDEX_SELECT, "aten::index_select", 2) \
     X(J_CONV2D, "aten::conv2d", 3) X(J_MAX_POOL2D, "aten::max_pool2d", 1) X(J_BATCH_NORM, "aten::batch_norm", 5) \
     X(J_LAYER_NORM, "aten::layer_norm", 3) X(J_IM2COL, "aten::im2col", 1) \
-    X(J_SDPA, "aten::scaled_dot_product_attention", 4)
+    X(J_SDPA, "aten::scaled_dot_product_attention", 4) \
+    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1)   /* these two: made by tn_onnx_load */
 #define TN__JIT_ENUM(e, name, nin) e,
 #define TN__JIT_NAME(e, name, nin) name,
 #define TN__JIT_KEY(e, name, nin) #e,
@@ -651,6 +652,16 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
         o.ceil_mode = n->i[8] != 0;
         return tn_max_pool2d_opts(a[0], NULL, 0, o);
     }
+    case J_AVG_POOL2D: {   /* kernel, stride, padding (h, w), ceil_mode, count_include_pad */
+        tn_pool_opts o = TN_DEFAULTS(tn_pool_opts);
+        o.kernel_size_hw[0] = n->i[0]; o.kernel_size_hw[1] = n->i[1];
+        o.stride_hw[0] = n->i[2]; o.stride_hw[1] = n->i[3];
+        o.padding_hw[0] = n->i[4]; o.padding_hw[1] = n->i[5];
+        o.ceil_mode = n->i[6] != 0;
+        o.count_include_pad = n->i[7] != 0;
+        return tn_avg_pool2d_opts(a[0], 0, o);
+    }
+    case J_MATMUL: return tn_matmul(a[0], a[1]);
     case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
@@ -680,7 +691,8 @@ static int tn__graph_plan(tn_graph *g) {
    changes nothing else. */
 static bool tn__graph_fresh(tn__jit_op op) {
     return op == J_UNARY || op == J_BINARY || op == J_TERNARY || op == J_ADDMM || op == J_BADDBMM || op == J_MM || op == J_BMM || op == J_CONV2D ||
-           op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D;
+           op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D ||
+           op == J_MATMUL || op == J_AVG_POOL2D;
 }
 static bool tn__graph_inplace_op(int op) {
     return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
@@ -807,6 +819,10 @@ static void tn__graph_sb_attrs(tn__sbuf *b, const tn__gnode *n) {
     case J_MAX_POOL2D:
         tn__graph_sb_ints(b, "kernel_size", n->i, 2); tn__graph_sb_ints(b, "stride", n->i + 2, 2); tn__graph_sb_ints(b, "padding", n->i + 4, 2);
         tn__graph_sb_ints(b, "dilation", n->i + 6, 2); tn__sb_printf(b, ", ceil_mode=%s", n->i[8] ? "True" : "False");
+        break;
+    case J_AVG_POOL2D:
+        tn__graph_sb_ints(b, "kernel_size", n->i, 2); tn__graph_sb_ints(b, "stride", n->i + 2, 2); tn__graph_sb_ints(b, "padding", n->i + 4, 2);
+        tn__sb_printf(b, ", ceil_mode=%s, count_include_pad=%s", n->i[6] ? "True" : "False", n->i[7] ? "True" : "False");
         break;
     case J_BATCH_NORM: tn__sb_printf(b, ", training=False, momentum=%g, eps=%g", n->d[0], n->d[1]); break;
     case J_LAYER_NORM: tn__sb_printf(b, ", normalized_dims=%lld, eps=%g", (long long)n->i[0], n->d[0]); break;

@@ -378,6 +378,9 @@ static const tn__kwkey tn__kw_sched[] = {TN_FIELDS_tn_lr_scheduler_opts(TN__KW_R
 #define TN__KW_T tn_loader_opts
 static const tn__kwkey tn__kw_loader[] = {TN_FIELDS_tn_loader_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_onnx_opts
+static const tn__kwkey tn__kw_onnx_export[] = {TN_FIELDS_tn_onnx_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_csv_opts
 static const tn__kwkey tn__kw_csv[] = {TN_FIELDS_tn_csv_opts(TN__KW_ROW)};
 #undef TN__KW_T

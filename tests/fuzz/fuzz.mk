@@ -19,7 +19,7 @@ FUZZ_S       ?= 60
 FUZZ_BUILD   := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  ?= -g -O1 $(FUZZ_SAN)
-FUZZ_TARGETS ?= safetensors_buffer safetensors_file checkpoint idx idx_gz csv options
+FUZZ_TARGETS ?= safetensors_buffer safetensors_file checkpoint idx idx_gz csv options onnx
 FUZZ_BINS    := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_DEPS    := tests/fuzz/fuzz_common.h
 

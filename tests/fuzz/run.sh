@@ -23,7 +23,8 @@ for h in "$@"; do
     # a reader of a file must never allocate far more than the file holds: a 256 MiB
     # allocation from a few KiB of input is a finding; the option texts may ask for large
     # tensors legitimately, so there only ASan's cap (64 MiB, returned as NULL) applies
-    case $h in options) mem="-rss_limit_mb=2048 -malloc_limit_mb=2048"; TO=${FUZZ_TIMEOUT:-60} ;;
+    # (onnx: loading runs the model once on zero inputs of the shapes it declares)
+    case $h in options|onnx) mem="-rss_limit_mb=2048 -malloc_limit_mb=2048"; TO=${FUZZ_TIMEOUT:-60} ;;
                *) mem="-rss_limit_mb=2048 -malloc_limit_mb=256"; TO=${FUZZ_TIMEOUT:-10} ;; esac
     stamp=$B/logs/$h.start; touch "$stamp"; sleep 1
     start=$(date +%s)

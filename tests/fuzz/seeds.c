@@ -356,12 +356,41 @@ static void seeds_options(fuzz_emit_fn emit, void *user) {
     }
 }
 
+/* ONNX models tn_onnx_export writes: an MLP, a small CNN with batch norm (dynamic batch) */
+static void seeds_onnx(fuzz_emit_fn emit, void *user) {
+    tn_scope_begin();
+    tn_manual_seed(13);
+    tn_module *ms[3] = {tn_nn_sequential(tn_nn_linear(4, 8, true), tn_nn_gelu(), tn_nn_linear(8, 3, true), tn_nn_activation("Softmax", .dim = 1)),
+                        tn_nn_sequential(tn_nn_conv2d(1, 2, 3, .padding = 1), tn_nn_batch_norm2d(2), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                         tn_nn_flatten(1, -1), tn_nn_linear(2 * 2 * 2, 2, true)),
+                        tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 8, .batch_first = true)};
+    const int64_t shapes[3][4] = {{2, 4}, {2, 1, 4, 4}, {2, 3, 8}};
+    const int nds[3] = {2, 4, 3};
+    const char *names[3] = {"mlp", "cnn_dynamic_batch", "encoder_layer"};
+    char path[256];
+    fuzz_tmp_path("seed.onnx", path, sizeof path);
+    for (int i = 0; i < 3; i++) {
+        tn_module_eval(ms[i]);
+        tn_graph *g = tn_jit_trace_module(ms[i], tn_randn(shapes[i], nds[i], TN_F32));
+        if (!g || (i == 1 && tn_graph_set_dynamic(g, 0, 0)) || tn_onnx_export(g, path)) seeds_fail(names[i]);
+        size_t n;
+        unsigned char *b = seeds_slurp(path, &n);
+        emit("onnx", names[i], b, n, user);
+        free(b);
+        tn_graph_free(g);
+        tn_module_free(ms[i]);
+    }
+    unlink(path);
+    tn_scope_end();
+}
+
 static void fuzz_make_seeds(fuzz_emit_fn emit, void *user) {
     seeds_safetensors(emit, user);
     seeds_checkpoint(emit, user);
     seeds_idx(emit, user);
     seeds_csv(emit, user);
     seeds_options(emit, user);
+    seeds_onnx(emit, user);
 }
 
 #ifndef FUZZ_SEEDS_NO_MAIN

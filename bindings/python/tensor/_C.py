@@ -815,6 +815,11 @@ tn_graph_free v p
 tn_graph_save i p s
 tn_graph_load p s
 tn_graph_load_buffer p p z
+tn_onnx_export_str i p s s
+tn_onnx_load p s
+tn_onnx_load_buffer p p z
+tn_onnx_load_tensor T s
+tn_onnx_load_tensor_buffer T p z
 tn_safetensors_load p s
 tn_safetensors_load_buffer p p z
 tn_safetensors_serialize p p S
