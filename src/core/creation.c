@@ -421,7 +421,7 @@ static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t)
 static int tn__copy(tn_tensor *dst, tn_tensor *src) {
     const tn_backend *be = tn__backend(dst->device != TN_CPU ? dst->device : src->device);
     if (!be) return TN__FAIL_INT("copy: no backend for device %s", tn_device_name(src->device));
-    if (tn__check_cpu_dtype("copy", src) || (dst->device == TN_CPU && tn__check_cpu_dtype("copy", dst))) return -1;
+    if (tn__check_cpu_dtype("copy", src) || tn__check_cpu_dtype("copy", dst)) return -1;
     if (be->copy(dst, src)) return -1;
     /* a copy to the host waited for the device: a failed device-side check surfaces here */
     return dst->device == TN_CPU && src->device != TN_CPU && !tn__si_inside ? tn__deferred_report("a copy to the host") : 0;
