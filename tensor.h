@@ -9745,7 +9745,16 @@ static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case FLOOR_DIVIDE: TN__MAP2(float, float, tn__floordiv_f32(a, b)); break;
     case REMAINDER: TN__MAP2(float, float, tn__remainder_f32(a, b)); break;
     case FMOD: TN__MAP2(float, float, fmodf(a, b)); break;
-    case POW: TN__MAP2(float, float, powf(a, b)); break;
+    case POW: { /* a constant exponent of 2, 3, 0.5, -0.5, -1, -2: PyTorch's pow_tensor_scalar special cases, same values */
+        const float e = s[2] == 0 && n > 0 ? *(const float *)p[2] : (float)0.25;
+        if (e == 2) TN__MAP2(float, float, ((void)b, a * a));
+        else if (e == 3) TN__MAP2(float, float, ((void)b, a * a * a));
+        else if (e == (float)0.5) TN__MAP2(float, float, ((void)b, sqrtf(a)));
+        else if (e == (float)-0.5) TN__MAP2(float, float, ((void)b, (float)1 / sqrtf(a)));
+        else if (e == -1) TN__MAP2(float, float, ((void)b, (float)1 / a));
+        else if (e == -2) TN__MAP2(float, float, ((void)b, (float)1 / (a * a)));
+        else TN__MAP2(float, float, powf(a, b));
+        break; }
     case ATAN2: TN__MAP2(float, float, atan2f(a, b)); break;
     case MAXIMUM: TN__MAP2(float, float, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(float, float, (a != a || a < b) ? a : b); break;
@@ -9795,7 +9804,16 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case FLOOR_DIVIDE: TN__MAP2(double, double, tn__floordiv_f64(a, b)); break;
     case REMAINDER: TN__MAP2(double, double, tn__remainder_f64(a, b)); break;
     case FMOD: TN__MAP2(double, double, fmod(a, b)); break;
-    case POW: TN__MAP2(double, double, pow(a, b)); break;
+    case POW: { /* a constant exponent of 2, 3, 0.5, -0.5, -1, -2: PyTorch's pow_tensor_scalar special cases, same values */
+        const double e = s[2] == 0 && n > 0 ? *(const double *)p[2] : (double)0.25;
+        if (e == 2) TN__MAP2(double, double, ((void)b, a * a));
+        else if (e == 3) TN__MAP2(double, double, ((void)b, a * a * a));
+        else if (e == (double)0.5) TN__MAP2(double, double, ((void)b, sqrt(a)));
+        else if (e == (double)-0.5) TN__MAP2(double, double, ((void)b, (double)1 / sqrt(a)));
+        else if (e == -1) TN__MAP2(double, double, ((void)b, (double)1 / a));
+        else if (e == -2) TN__MAP2(double, double, ((void)b, (double)1 / (a * a)));
+        else TN__MAP2(double, double, pow(a, b));
+        break; }
     case ATAN2: TN__MAP2(double, double, atan2(a, b)); break;
     case MAXIMUM: TN__MAP2(double, double, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(double, double, (a != a || a < b) ? a : b); break;

@@ -213,7 +213,16 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case FLOOR_DIVIDE: TN__MAP2(T, T, tn__floordiv_##S(a, b)); break;
     case REMAINDER: TN__MAP2(T, T, tn__remainder_##S(a, b)); break;
     case FMOD: TN__MAP2(T, T, fmod##F(a, b)); break;
-    case POW: TN__MAP2(T, T, pow##F(a, b)); break;
+    case POW: { /* a constant exponent of 2, 3, 0.5, -0.5, -1, -2: PyTorch's pow_tensor_scalar special cases, same values */
+        const T e = s[2] == 0 && n > 0 ? *(const T *)p[2] : (T)0.25;
+        if (e == 2) TN__MAP2(T, T, ((void)b, a * a));
+        else if (e == 3) TN__MAP2(T, T, ((void)b, a * a * a));
+        else if (e == (T)0.5) TN__MAP2(T, T, ((void)b, sqrt##F(a)));
+        else if (e == (T)-0.5) TN__MAP2(T, T, ((void)b, (T)1 / sqrt##F(a)));
+        else if (e == -1) TN__MAP2(T, T, ((void)b, (T)1 / a));
+        else if (e == -2) TN__MAP2(T, T, ((void)b, (T)1 / (a * a)));
+        else TN__MAP2(T, T, pow##F(a, b));
+        break; }
     case ATAN2: TN__MAP2(T, T, atan2##F(a, b)); break;
     case MAXIMUM: TN__MAP2(T, T, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(T, T, (a != a || a < b) ? a : b); break;

@@ -234,3 +234,17 @@ if __name__ == "__main__":
         print(f"{spec:40s} {p:4d} / {t:4d}")
         for line in f[:8]:
             print("    " + line)
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_special_exponents_like_torch(dtype):
+    # exponents 2, 3, 0.5, -0.5, -1, -2 take PyTorch's special cases (x*x, sqrt, 1/x, ...):
+    # the same bits as torch's, signed zeros, infinities and NaN included
+    import numpy as np
+    a = np.concatenate([np.random.RandomState(0).randn(500) * 10, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e30]])
+    a = a.astype(dtype)
+    for e in (2, 3, 0.5, -0.5, -1, -2, 1, 0):
+        ours, theirs = (tn.tensor(a) ** e).numpy(), (torch.tensor(a) ** e).numpy()
+        same = (ours == theirs) & (np.signbit(ours) == np.signbit(theirs)) | (np.isnan(ours) & np.isnan(theirs))
+        assert same.all(), (e, a[~same][:3], ours[~same][:3], theirs[~same][:3])
