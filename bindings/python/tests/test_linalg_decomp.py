@@ -34,6 +34,16 @@ linalg.matrix_rank linalg.matrix_rank:hermitian linalg.lstsq linalg.lstsq:grad_o
 """.split()
 
 
+def _pinv_f32(s):
+    """float32 pinv: ours factors in float64 and rounds once, torch's LAPACK works in float32;
+    on the samples' ill-conditioned matrices their difference reaches ~2e-5 relative."""
+    return (1e-4, 1e-4) if s.input.dtype == torch.float32 else None
+
+
+if torch is not None:
+    H.LOOSE["linalg.pinv"] = _pinv_f32
+
+
 @needs_torch
 @pytest.mark.parametrize("spec", OPS)
 def test_opinfo(spec):

@@ -41,6 +41,16 @@ def _matrix_exp_f32(s):
 H.LOOSE["matrix_exp"] = _matrix_exp_f32
 
 
+def _multi_dot_f32(s):
+    """float32 chains: the same multiplication order as torch, but our GEMM's summation order
+    differs from OpenBLAS's, and a chain of products with cancellation shows it above the
+    default float32 tolerance on some random samples."""
+    return (1e-4, 1e-4) if s.input[0].dtype == torch.float32 else None
+
+
+H.LOOSE["linalg.multi_dot"] = _multi_dot_f32
+
+
 @pytest.mark.parametrize("spec", OPS)
 def test_opinfo(spec):
     if torch is None:

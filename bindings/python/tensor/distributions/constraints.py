@@ -208,16 +208,7 @@ class _PositiveSemidefinite(_Symmetric):
         if not bool(sym.all()):
             return sym
         from .. import linalg
-        if hasattr(linalg, "eigvalsh"):
-            return (linalg.eigvalsh(value) >= 0).all(-1)
-        # without eigvalsh: a PSD matrix plus a ridge of a few roundings of its largest entry has a
-        # Cholesky factor (a clearly indefinite one does not)
-        from .. import finfo
-        if value.numel() == 0:
-            return sym
-        n = value.shape[-1]
-        ridge = finfo(value.dtype).eps * n * float(value.abs().max()) + finfo(value.dtype).tiny
-        return linalg.cholesky_ex(value + value.new_zeros((n,)).add(ridge).diag_embed())[1] == 0
+        return (linalg.eigvalsh(value) >= 0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
