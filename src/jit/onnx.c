@@ -1817,14 +1817,20 @@ TNDEF tn_graph *tn_onnx_load_buffer(const void *data, size_t size) {
     if (!data && size) return (tn_graph *)tn__error("tn_onnx_load_buffer: the data is NULL");
     return tn__onnx_load("tn_onnx_load_buffer", (const uint8_t *)data, size);
 }
-TNDEF tn_graph *tn_onnx_load(const char *path) {
-    const char *fn = "tn_onnx_load";
-    if (!path) return (tn_graph *)tn__error("%s: the path is NULL", fn);
+/* The whole file at path in a buffer the caller frees (*n: its size); NULL with an error. */
+static char *tn__onnx_read_file(const char *fn, const char *path, int64_t *n) {
+    if (!path) return (char *)tn__error("%s: the path is NULL", fn);
     tn__file f;
     if (tn__file_open(fn, path, &f)) return NULL;
-    const int64_t n = tn__file_left(&f);
-    char *buf = n < 0 ? (char *)tn__error("%s: cannot read '%s'", fn, path) : tn__file_read_exact(fn, path, &f, n);
+    *n = tn__file_left(&f);
+    char *buf = *n < 0 ? (char *)tn__error("%s: cannot read '%s'", fn, path) : tn__file_read_exact(fn, path, &f, *n);
     tn__file_close(&f);
+    return buf;
+}
+TNDEF tn_graph *tn_onnx_load(const char *path) {
+    const char *fn = "tn_onnx_load";
+    int64_t n = 0;
+    char *buf = tn__onnx_read_file(fn, path, &n);
     if (!buf) return NULL;
     tn_graph *g = tn__onnx_load(fn, (const uint8_t *)buf, (size_t)n);
     TN_FREE(buf);
@@ -1842,13 +1848,8 @@ TNDEF tn_tensor *tn_onnx_load_tensor_buffer(const void *data, size_t size) {
     return tn__own(t);
 }
 TNDEF tn_tensor *tn_onnx_load_tensor(const char *path) {
-    const char *fn = "tn_onnx_load_tensor";
-    if (!path) return (tn_tensor *)tn__error("%s: the path is NULL", fn);
-    tn__file f;
-    if (tn__file_open(fn, path, &f)) return NULL;
-    const int64_t n = tn__file_left(&f);
-    char *buf = n < 0 ? (char *)tn__error("%s: cannot read '%s'", fn, path) : tn__file_read_exact(fn, path, &f, n);
-    tn__file_close(&f);
+    int64_t n = 0;
+    char *buf = tn__onnx_read_file("tn_onnx_load_tensor", path, &n);
     if (!buf) return NULL;
     tn_tensor *t = tn_onnx_load_tensor_buffer(buf, (size_t)n);
     TN_FREE(buf);
