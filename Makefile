@@ -273,6 +273,9 @@ $(CUDA_BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(CUDA_BUILD)/tens
 
 $(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
+# the same as a shared library (tn_bench_main), for a profiler that runs in the process: tools/gpu_profile.py
+$(CUDA_BUILD)/libbench_cuda.so: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
+	$(CC) $(WARN) $(FAST) -g -fPIC -shared -DTN_BENCH_MAIN=tn_bench_main $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 
 .PHONY: cuda test-cuda cuda-check bench-cuda
 cuda: lib/libtensor_cuda.so $(CUDA_BUILD)/test_cuda $(CUDA_BUILD)/fashion_mlp $(CUDA_BUILD)/fashion_cnn

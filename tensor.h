@@ -13591,6 +13591,17 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
     if (a->ndim == 1 && b->ndim == 1) return tn__dot("tn_matmul", a, b);
     if (a->ndim == 2 && b->ndim == 1) return tn__mv("tn_matmul", a, b);
     if (a->ndim == 2 && b->ndim == 2) return tn__mm("tn_matmul", a, b);
+    if (a->ndim >= 3 && b->ndim <= 2) {   /* PyTorch's fold: a's batch dims into its rows, one GEMM (and one per gradient) */
+        const int64_t k = a->shape[a->ndim - 1], k2 = b->shape[0];
+        if (k != k2) return (tn_tensor *)tn__error("tn_matmul: shapes %s and %s cannot be multiplied (%lld != %lld)", TN__SHAPE(a), TN__SHAPE(b), (long long)k, (long long)k2);
+        int64_t rs[TN_MAX_DIMS], a2[2] = {tn__numel(a->shape, a->ndim - 1), k};
+        memcpy(rs, a->shape, (size_t)(a->ndim - 1) * sizeof(int64_t));
+        if (b->ndim == 2) rs[a->ndim - 1] = b->shape[1];
+        tn_scope_begin();
+        tn_tensor *a2d = tn_reshape(a, a2, 2);
+        tn_tensor *r = tn_reshape(b->ndim == 2 ? tn__mm("tn_matmul", a2d, b) : tn__mv("tn_matmul", a2d, b), rs, a->ndim - (b->ndim == 1));
+        return tn__scope_return(tn__grad_name(r, "UnsafeViewBackward0"));
+    }
     tn_scope_begin();
     tn_tensor *x = a->ndim == 1 ? tn_unsqueeze(a, 0) : a, *y = b->ndim == 1 ? tn_unsqueeze(b, 1) : b, *r = NULL;
     int64_t n = x->shape[x->ndim - 2], k = x->shape[x->ndim - 1], k2 = y->shape[y->ndim - 2], m = y->shape[y->ndim - 1];
@@ -14208,7 +14219,12 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
     tn_scope_begin();
     tn_tensor *wt = tn_t(w), *y;
     if (x->ndim == 2 && b) y = tn__addmm(b, x, wt, 1, 1);  /* one GEMM with the bias as C, as PyTorch */
-    else {
+    else if (x->ndim > 2 && b) {   /* the leading dims folded into rows: the same GEMM */
+        int64_t x2[2] = {tn__numel(x->shape, x->ndim - 1), x->shape[x->ndim - 1]}, ys[TN_MAX_DIMS];
+        memcpy(ys, x->shape, (size_t)(x->ndim - 1) * sizeof(int64_t));
+        ys[x->ndim - 1] = w->shape[0];
+        y = tn_reshape(tn__addmm(b, tn_reshape(x, x2, 2), wt, 1, 1), ys, x->ndim);
+    } else {
         y = tn_matmul(x, wt);
         if (b) y = tn_add(y, b);
     }
@@ -38500,14 +38516,14 @@ TNDEF int tn_cuda_synchronize(void) {
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     const tn_cuda_unit *u = tn__cuda_unit();
     tn_cuda_stats s;
-    if (u && u->backend) return u->memory_stats();
     memset(&s, 0, sizeof s);
-    if (tn__stand_in_registered()) {   /* the stand-in's counters */
+    if (tn__stand_in_registered()) {   /* the stand-in's counters, also over a real unit */
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
+        return s;
     }
-    return s;
+    return u && u->backend ? u->memory_stats() : s;
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }
 TNDEF void tn_cuda_empty_cache(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->empty_cache(); }

@@ -1113,6 +1113,39 @@ template <class T> __global__ void k_reduce_block(int64_t m, int64_t r, Geo<2> g
         __syncthreads();
     }
 }
+/* Outputs side by side in memory, each reduced down a column (a bias gradient: [rows, C]
+   to [C]): a warp takes 32 neighbouring outputs, so that its loads are consecutive, and 8
+   warps split each column; with few outputs the columns split again across blocks (grid y)
+   into partials that k_reduce_fold folds in order (splits is 1 otherwise). */
+enum { kColY = 8 };
+template <class T> __global__ void k_reduce_cols(int64_t m, int64_t r, int64_t per, Geo<2> go, Geo<1> gr, T *out, const T *x, int op,
+                                                 typename Acc<T>::type *part) {
+    typedef typename Acc<T>::type A;
+    __shared__ A sh[kColY][32];
+    __shared__ bool shv[kColY][32];
+    const int64_t j = (int64_t)blockIdx.x * 32 + threadIdx.x, k0 = (int64_t)blockIdx.y * per, k1 = k0 + per < r ? k0 + per : r;
+    int64_t o[2] = {0, 0};
+    bool have = false;
+    A acc = 0;
+    if (j < m) {
+        offsets<2>(go, j, o);
+        for (int64_t k = k0 + threadIdx.y; k < k1; k += kColY) {
+            int64_t q[1];
+            offsets<1>(gr, k, q);
+            A v = (A)x[o[1] + q[0]];
+            acc = have ? combine<A>(op, acc, v) : v;
+            have = true;
+        }
+    }
+    sh[threadIdx.y][threadIdx.x] = acc;
+    shv[threadIdx.y][threadIdx.x] = have;
+    __syncthreads();
+    if (threadIdx.y != 0 || j >= m) return;
+    for (int t = 1; t < kColY; t++)   /* row 0 holds k0's element: every split has one */
+        if (shv[t][threadIdx.x]) acc = combine<A>(op, acc, sh[t][threadIdx.x]);
+    if (part) part[j * gridDim.y + blockIdx.y] = acc;
+    else out[o[0]] = store_acc<T, A>(combine<A>(op, (A)out[o[0]], acc));
+}
 /* Few outputs, many elements each (a full sum): blocks take chunks of one output's
    elements and leave partials; a second kernel folds each output's partials in order,
    so the result does not depend on timing. */
@@ -1174,7 +1207,18 @@ static int cu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     Scratch sc;
     CU_DISPATCH(x->dtype, T, {
         if (r < 64 && m > 1) k_reduce_thread<T><<<blocks_for(m), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
-        else if (m < 64 && chunks > 1 && m * chunks <= 65535) {
+        else if (m >= 32 && m / 32 < INT32_MAX && go.nd >= 1 && go.st[1][go.nd - 1] == 1) {   /* columns: see k_reduce_cols */
+            typedef typename Acc<T>::type A;
+            const int64_t tiles = (m + 31) / 32, most = (r + 63) / 64;   /* at least 64 elements per split */
+            int64_t splits = 1024 / tiles < most ? 1024 / tiles : most;
+            if (splits < 1) splits = 1;
+            const int64_t per = (r + splits - 1) / splits;
+            splits = (r + per - 1) / per;   /* none empty */
+            A *part = NULL;
+            if (splits > 1 && !(part = (A *)sc.get((size_t)(m * splits) * sizeof(A)))) return -1;
+            k_reduce_cols<T><<<dim3((unsigned)tiles, (unsigned)splits), dim3(32, kColY)>>>(m, r, per, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op, part);
+            if (part) k_reduce_fold<T><<<blocks_for(m), kThreads>>>(m, splits, go, (T *)base_of(out), part, (int)op);
+        } else if (m < 64 && chunks > 1 && m * chunks <= 65535) {
             typedef typename Acc<T>::type A;
             A *part = (A *)sc.get((size_t)(m * chunks) * sizeof(A));
             if (!part) return -1;
@@ -1761,6 +1805,23 @@ template <class T, class U> __global__ void k_matmul(int64_t B, int64_t M, int64
 #define CU_MATMUL_PLAIN(T, U) k_matmul<T, U><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const T *)base_of(a), (const T *)base_of(bm), \
     (T *)base_of(c), a->strides[0], a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2], \
     c->strides[0], c->strides[1], c->strides[2], alpha, beta)
+/* An operand whose matrices BLAS cannot take (both strides past 1: a transposed view of a
+   permuted batch) as a packed copy in scratch, as PyTorch makes one; a broadcast batch
+   (stride 0) is copied once and stays broadcast. NULL with the error set. */
+static tn_tensor *blas_pack(tn_tensor *t, Scratch &sc, std::vector<DevTensor> &keep) {
+    const bool bcast = t->strides[0] == 0;
+    const int64_t shape[3] = {bcast ? 1 : t->shape[0], t->shape[1], t->shape[2]};
+    void *p = sc.get((size_t)(shape[0] * shape[1] * shape[2]) * tn_dtype_size(t->dtype));
+    if (!p) return NULL;
+    keep.emplace_back(p, t->dtype, shape, 3, TN_CUDA);
+    DevTensor &d = keep.back();
+    tn_tensor src = *t;   /* the first matrix alone when broadcast */
+    src.shape[0] = shape[0];
+    if (dev_copy(&d.t, &src)) return NULL;
+    d.t.shape[0] = t->shape[0];
+    if (bcast) d.t.strides[0] = 0;
+    return &d.t;
+}
 static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta) {
     const char *fn = "matmul";
     int64_t B = c->shape[0], M = c->shape[1], N = c->shape[2], K = a->shape[2];
@@ -1768,6 +1829,13 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     bool fl = c->dtype == TN_F32 || c->dtype == TN_F64;
     bool ar, br, cr;
     int64_t lda, ldb, ldc;
+    Scratch sc;
+    std::vector<DevTensor> keep;
+    keep.reserve(2);   /* the packed operands' headers: no reallocation moves them */
+    if (fl && K > 0) {
+        if (!blas_view(M, K, a->strides[1], a->strides[2], &ar, &lda) && !(a = blas_pack(a, sc, keep))) return -1;
+        if (!blas_view(K, N, bm->strides[1], bm->strides[2], &br, &ldb) && !(bm = blas_pack(bm, sc, keep))) return -1;
+    }
     bool ok = fl && K > 0 && blas_view(M, K, a->strides[1], a->strides[2], &ar, &lda) && blas_view(K, N, bm->strides[1], bm->strides[2], &br, &ldb) &&
               blas_view(M, N, c->strides[1], c->strides[2], &cr, &ldc) && (B == 1 || c->strides[0] != 0) &&
               M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX && ldc <= INT32_MAX;
@@ -2290,10 +2358,28 @@ static int dnn_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn
 }
 
 /* ---- pooling (cuDNN): average pooling both ways, max pooling's forward ---- */
+/* cuDNN's max starts from the lowest finite value, so a window of -inf gives -FLT_MAX where
+   PyTorch gives -inf: those outputs (and only those) get their window's true maximum. */
+template <class T> __global__ void k_pool_max_lowest(int64_t total, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t kh, int64_t kw,
+                                                     int64_t sh, int64_t sw, const T *x, T *y) {
+    const T lowest = sizeof(T) == 4 ? (T)-3.402823466e+38 : (T)-1.7976931348623157e+308;
+    GRID_LOOP(i, total) {
+        if (y[i] != lowest) continue;
+        const int64_t ox = i % OW, oy = (i / OW) % OH, nc = i / (OW * OH);
+        const T *p = x + nc * H * W + oy * sh * W + ox * sw;
+        T m = p[0];
+        for (int64_t h = 0; h < kh; h++)
+            for (int64_t w = 0; w < kw; w++) {
+                T v = p[h * W + w];
+                if (v > m || v != v) m = v;
+            }
+        y[i] = m;
+    }
+}
 /* Max pooling's cases cuDNN does not settle as PyTorch does are declined: its gradient
    (which of tied maxima gets it, and a NaN's) goes through the argmax kernel, the first
-   index as PyTorch's; padded windows, which cuDNN fills with -FLT_MAX rather than -inf
-   (a window of -inf would not give -inf), run the composite too. */
+   index as PyTorch's; padded windows, whose padding cuDNN reads as -FLT_MAX (the fix above
+   cannot tell padding from data), run the composite too. */
 static int dnn_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *g) {
     const char *what = gx ? "pool2d (cuDNN backward)" : "pool2d (cuDNN forward)";
     if (g[6] == 0 && (gx || g[4] || g[5])) return 1;
@@ -2333,6 +2419,12 @@ static int dnn_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, 
                          : cudnnPoolingForward(h, d.p, bl.one(), d.x, base_of(x), bl.zero(), d.y, base_of(y));
     if (dnn_not_supported(s)) return 1;
     if (s != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, s);
+    if (g[6] == 0) {   /* max forward: windows of -inf */
+        const int64_t total = tn_numel(y), H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];
+        if (f32) k_pool_max_lowest<float><<<blocks_for(total), kThreads>>>(total, H, W, OH, OW, g[0], g[1], g[2], g[3], (const float *)base_of(x), (float *)base_of(y));
+        else k_pool_max_lowest<double><<<blocks_for(total), kThreads>>>(total, H, W, OH, OW, g[0], g[1], g[2], g[3], (const double *)base_of(x), (double *)base_of(y));
+        CU_LAUNCHED(what);
+    }
     return 0;
 }
 #endif /* TN_NO_CUDNN */

@@ -26,6 +26,10 @@
  * column says which path our library entries took per step (tn_cuda_stats: cuDNN, or the
  * fallback: im2col + cuBLAS, the composites).
  *
+ * TN_BENCH_ONLY=gpt,cnn runs only the workloads so named; TN_BENCH_PYTHON=none leaves out
+ * PyTorch's side. Built as build/cuda/libbench_cuda.so (main as tn_bench_main), it runs
+ * inside a profiler's process: tools/gpu_profile.py.
+ *
  * Without a GPU it prints why in one line and exits 0. Without PyTorch with CUDA under the
  * interpreter it prints our figures and why the PyTorch column is missing.
  * Run from the repository root:   make bench-cuda   or   ./build/cuda/bench_cuda [REPS]
@@ -48,6 +52,24 @@
 static const char *python(void) {
     const char *p = getenv("TN_BENCH_PYTHON");
     return p && *p ? p : "python3";
+}
+
+/* TN_BENCH_ONLY=gpt,cnn: only the workloads whose names contain one of these (both sides);
+   unset: all */
+static bool selected(const char *name) {
+    const char *f = getenv("TN_BENCH_ONLY");
+    if (!f || !*f) return true;
+    for (const char *p = f; *p;) {
+        size_t n = strcspn(p, ",");
+        char part[64];
+        if (n && n < sizeof part) {
+            memcpy(part, p, n);
+            part[n] = 0;
+            if (strstr(name, part)) return true;
+        }
+        p += n + (p[n] == ',');
+    }
+    return false;
 }
 
 static double now_ms(void) {
@@ -209,6 +231,7 @@ static void probe_torch(char *why, size_t nwhy, char *desc, size_t ndesc) {
     snprintf(cmd, sizeof cmd, "'%s' " SCRIPT " probe 2>&1", python());
     FILE *p = popen(cmd, "r");
     char line[512] = "";
+    if (!strcmp(python(), "none")) { snprintf(why, nwhy, "not run (TN_BENCH_PYTHON=none)"); return; }
     bool got = p && fgets(line, sizeof line, p);
     int rc = p ? pclose(p) : -1;
     chomp(line);
@@ -278,10 +301,13 @@ static void torch_run_all(const spec *specs, row *rows, int n, int reps) {
     if (p) pclose(p);
     free(cmd);
     for (int k = 0; k < n; k++)
-        if (rows[k].theirs < 0 && !*rows[k].terr) snprintf(rows[k].terr, sizeof rows[k].terr, "%s", last);
+        if (rows[k].inner && rows[k].theirs < 0 && !*rows[k].terr) snprintf(rows[k].terr, sizeof rows[k].terr, "%s", last);
 }
 
-int main(int argc, char **argv) {
+#ifndef TN_BENCH_MAIN
+#define TN_BENCH_MAIN main
+#endif
+int TN_BENCH_MAIN(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 10;
     if (reps < 1) reps = 1;
     if (!tn_cuda_is_available()) {
@@ -321,6 +347,7 @@ int main(int argc, char **argv) {
         r->inner = 1;
         if (s->kind == MATMUL) snprintf(r->name, sizeof r->name, "matmul %lld", (long long)s->n);
         else snprintf(r->name, sizeof r->name, "%s%s", s->arg, s->bf16 ? " bf16" : "");
+        if (!selected(r->name)) { r->inner = 0; continue; }   /* PyTorch's side skips INNER 0 */
         workload w;
         int rc = setup(&w, s);
         for (int i = 0; i < 3 && rc == 0; i++) rc = step(&w);
@@ -359,6 +386,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NSPECS; k++) {
         const spec *s = &specs[k];
         row *r = &rows[k];
+        if (!r->inner) continue;   /* not selected (TN_BENCH_ONLY) */
         double f = flops(s);
         char c_ours[700], c_theirs[500], c_ratio[32] = "", f_ours[32] = "", f_theirs[32] = "", m_ours[32] = "", m_theirs[32] = "";
         if (r->ours >= 0) {

@@ -123,6 +123,8 @@ def main(argv):
             continue
         try:
             name, tf32, bf16, inner = w.split(":")
+            if inner == "0":  # not selected (TN_BENCH_ONLY)
+                continue
             ms, peak = run(name, tf32 == "1", bf16 == "1", reps, int(inner))
             print(f"result {i} {ms:.6f} {peak}", flush=True)
         except Exception as e:  # out of memory, an unknown workload: one line for the table

@@ -30,7 +30,8 @@
 #   CUDA_ARCH             without a GPU: the architectures to build (default: the Makefile's list)
 #   GPU_CHECK_BUDGET      seconds for the whole run (default 470); memcheck gets the rest
 #   GPU_CHECK_BUILD_TIMEOUT  the build's timeout without a GPU (default 1800 s)
-#   GPU_CHECK_STEPS       the steps to run after the build (default "test pytest bench memcheck")
+#   GPU_CHECK_STEPS       the steps to run after the build (default "test pytest bench memcheck";
+#                         "profile" adds tools/gpu_profile.py on TN_BENCH_ONLY's workloads, gpt by default)
 #   BENCH_REPS            repetitions per benchmark workload (default 7)
 #   JOBS                  parallel make jobs (default: the number of cores)
 #   GPU_CHECK_DRY=1       probe and print the make command, build and run nothing
@@ -201,7 +202,8 @@ echo "cuBLAS:   ${BLAS_VER:-?} (${BLAS_LIB:-not found} $BLAS_LINK)"
 if [ "$USE_CUDNN" = 1 ]; then echo "cuDNN:    ${DNN_VER:-?} (cudnn.h in $DNN_INC; $DNN_LIB $DNN_LINK)"
 elif [ "$WANT_CUDNN" = 0 ]; then echo "cuDNN:    not used (CUDNN=0): convolution takes im2col + cuBLAS"
 else echo "cuDNN:    not found: convolution takes im2col + cuBLAS (CUDNN=1 makes this an error)"; fi
-echo "python:   ${PY:-none} $([ -n "$PY" ] && "$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>/dev/null || echo "(no torch)")"
+# the interpreter's PyTorch, or the last line of why it has none
+echo "python:   ${PY:-none} $([ -n "$PY" ] && { "$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>&1 || echo "(no torch)"; } | tail -1)"
 echo "jobs:     $JOBS; budget ${BUDGET}s; logs in $OUT"
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 recap probe ok $((SECONDS - START)) gpu_check.log "${GPU:-no GPU}"
@@ -212,6 +214,8 @@ MAKEARGS=(CUDA_HOME="$CUDA_HOME" NVCC="$NVCC_BIN" CUDNN="$USE_CUDNN" CUDNN_INC="
 [ -n "$ARCH" ] && MAKEARGS+=(CUDA_ARCH="$ARCH")
 [ -n "$PY" ] && MAKEARGS+=(PY="$PY")
 TARGETS=(lib/libtensor.so lib/libtensor_cuda.so build/cuda/test_cuda build/cuda/bench_cuda build/cuda/fashion_mlp build/cuda/fashion_cnn)
+has_step() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+has_step profile && TARGETS+=(build/cuda/libbench_cuda.so)
 echo "make -j$JOBS ${MAKEARGS[*]} ${TARGETS[*]}"
 if [ "$DRY" = 1 ]; then say "dry run: nothing built"; exit 0; fi
 # with a GPU the build gets 300 s of the budget; without one (a CI machine, a laptop) it may
@@ -226,8 +230,7 @@ if [ $RC -ne 0 ]; then
 fi
 ldd build/cuda/test_cuda | grep -E 'cudnn|cublas|cudart|not found' | tee "$OUT/libraries.txt"
 
-# ---- 3-5. tests, benchmark, memcheck ----
-has_step() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+# ---- 3-5. tests, benchmark, (profile), memcheck ----
 if has_step test; then
     run_step test 150 test.log ./build/cuda/test_cuda
     tail -n 12 "$OUT/test.log"
@@ -262,6 +265,11 @@ if has_step bench; then
     [ $RC -ne 0 ] && FAILED=1
     tail -n 25 "$OUT/bench.md"
     recap bench "$STEP_STATUS" "$STEP_SECS" bench.md "$(grep -E 'within 10 %|failed on our side|PyTorch column missing' "$OUT/bench.md" | tr '\n' ' ')"
+fi
+if has_step profile; then   # not a default step: where the GPU time of TN_BENCH_ONLY's workloads goes
+    run_step profile $(( $(left) > 200 ? 150 : $(left) / 2 )) profile.log env TN_BENCH_ONLY="${TN_BENCH_ONLY:-gpt}" "${PY:-python3}" tools/gpu_profile.py 3 40
+    tail -n 50 "$OUT/profile.log"
+    recap profile "$STEP_STATUS" "$STEP_SECS" profile.log "$(grep -E '^GPU busy' "$OUT/profile.log")"
 fi
 if has_step memcheck; then
     SAN=""

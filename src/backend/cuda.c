@@ -111,14 +111,14 @@ TNDEF int tn_cuda_synchronize(void) {
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     const tn_cuda_unit *u = tn__cuda_unit();
     tn_cuda_stats s;
-    if (u && u->backend) return u->memory_stats();
     memset(&s, 0, sizeof s);
-    if (tn__stand_in_registered()) {   /* the stand-in's counters */
+    if (tn__stand_in_registered()) {   /* the stand-in's counters, also over a real unit */
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
+        return s;
     }
-    return s;
+    return u && u->backend ? u->memory_stats() : s;
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }
 TNDEF void tn_cuda_empty_cache(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->empty_cache(); }

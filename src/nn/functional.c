@@ -91,7 +91,12 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
     tn_scope_begin();
     tn_tensor *wt = tn_t(w), *y;
     if (x->ndim == 2 && b) y = tn__addmm(b, x, wt, 1, 1);  /* one GEMM with the bias as C, as PyTorch */
-    else {
+    else if (x->ndim > 2 && b) {   /* the leading dims folded into rows: the same GEMM */
+        int64_t x2[2] = {tn__numel(x->shape, x->ndim - 1), x->shape[x->ndim - 1]}, ys[TN_MAX_DIMS];
+        memcpy(ys, x->shape, (size_t)(x->ndim - 1) * sizeof(int64_t));
+        ys[x->ndim - 1] = w->shape[0];
+        y = tn_reshape(tn__addmm(b, tn_reshape(x, x2, 2), wt, 1, 1), ys, x->ndim);
+    } else {
         y = tn_matmul(x, wt);
         if (b) y = tn_add(y, b);
     }

@@ -207,6 +207,17 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
     if (a->ndim == 1 && b->ndim == 1) return tn__dot("tn_matmul", a, b);
     if (a->ndim == 2 && b->ndim == 1) return tn__mv("tn_matmul", a, b);
     if (a->ndim == 2 && b->ndim == 2) return tn__mm("tn_matmul", a, b);
+    if (a->ndim >= 3 && b->ndim <= 2) {   /* PyTorch's fold: a's batch dims into its rows, one GEMM (and one per gradient) */
+        const int64_t k = a->shape[a->ndim - 1], k2 = b->shape[0];
+        if (k != k2) return (tn_tensor *)tn__error("tn_matmul: shapes %s and %s cannot be multiplied (%lld != %lld)", TN__SHAPE(a), TN__SHAPE(b), (long long)k, (long long)k2);
+        int64_t rs[TN_MAX_DIMS], a2[2] = {tn__numel(a->shape, a->ndim - 1), k};
+        memcpy(rs, a->shape, (size_t)(a->ndim - 1) * sizeof(int64_t));
+        if (b->ndim == 2) rs[a->ndim - 1] = b->shape[1];
+        tn_scope_begin();
+        tn_tensor *a2d = tn_reshape(a, a2, 2);
+        tn_tensor *r = tn_reshape(b->ndim == 2 ? tn__mm("tn_matmul", a2d, b) : tn__mv("tn_matmul", a2d, b), rs, a->ndim - (b->ndim == 1));
+        return tn__scope_return(tn__grad_name(r, "UnsafeViewBackward0"));
+    }
     tn_scope_begin();
     tn_tensor *x = a->ndim == 1 ? tn_unsqueeze(a, 0) : a, *y = b->ndim == 1 ? tn_unsqueeze(b, 1) : b, *r = NULL;
     int64_t n = x->shape[x->ndim - 2], k = x->shape[x->ndim - 1], k2 = y->shape[y->ndim - 2], m = y->shape[y->ndim - 1];
