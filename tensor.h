@@ -5448,8 +5448,8 @@ static void *tn__pool_helper(void *arg) {
    by chunk, when nt < 2, inside a job, or while another thread's job holds the pool. */
 static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
 #ifdef TN__POOL
-    int expect = 0;
-    if (nt > 1 && !tn__in_job && __atomic_compare_exchange_n(&tn__pool.busy, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    int expect = 0;   /* a forked child never touches the pool: it has no helpers, and fork may have copied its lock held */
+    if (nt > 1 && !tn__in_job && !tn__in_forked_child() && __atomic_compare_exchange_n(&tn__pool.busy, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
         if (tn__pool.backoff[1] > 0) {   /* backing off: this one inline (as one job: nested ones too) */
             tn__pool.backoff[1]--;
             __atomic_store_n(&tn__pool.busy, 0, __ATOMIC_RELEASE);
