@@ -1969,6 +1969,13 @@ TN_HD static inline float tn_silu_f32(float x) { return x * tn_sigmoid_f32(x); }
 TN_HD static inline float tn_gelu_f32(float x) { return (float)0.5 * x * ((float)1 + erff(x * (float)0.70710678118654752440)); }
 TN_HD static inline float tn_gelu_tanh_f32(float x) {
     return (float)0.5 * x * ((float)1 + tanhf((float)0.79788456080286535588 * (x + (float)0.044715 * x * x * x))); }
+/* g times gelu's derivative, Phi(x) + x phi(x) (PyTorch's gelu_backward, one pass) */
+TN_HD static inline float tn_gelu_backward_f32(float g, float x) {
+    return g * ((float)0.5 * ((float)1 + erff(x * (float)0.70710678118654752440)) + x * (float)0.39894228040143267794 * expf((float)-0.5 * x * x)); }
+/* the tanh form's: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3)) */
+TN_HD static inline float tn_gelu_tanh_backward_f32(float g, float x) {
+    const float k = (float)0.79788456080286535588, c = (float)0.044715, t = tanhf(k * (x + c * x * x * x));
+    return g * ((float)0.5 * ((float)1 + t) + (float)0.5 * x * ((float)1 - t * t) * k * ((float)1 + (float)3 * c * x * x)); }
 /* softplus = log(1 + exp(beta x)) / beta, linear above threshold as PyTorch */
 TN_HD static inline float tn_softplus_f32(float x, float beta, float threshold) {
     return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta; }
@@ -1987,6 +1994,13 @@ TN_HD static inline double tn_silu_f64(double x) { return x * tn_sigmoid_f64(x);
 TN_HD static inline double tn_gelu_f64(double x) { return (double)0.5 * x * ((double)1 + erf(x * (double)0.70710678118654752440)); }
 TN_HD static inline double tn_gelu_tanh_f64(double x) {
     return (double)0.5 * x * ((double)1 + tanh((double)0.79788456080286535588 * (x + (double)0.044715 * x * x * x))); }
+/* g times gelu's derivative, Phi(x) + x phi(x) (PyTorch's gelu_backward, one pass) */
+TN_HD static inline double tn_gelu_backward_f64(double g, double x) {
+    return g * ((double)0.5 * ((double)1 + erf(x * (double)0.70710678118654752440)) + x * (double)0.39894228040143267794 * exp((double)-0.5 * x * x)); }
+/* the tanh form's: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3)) */
+TN_HD static inline double tn_gelu_tanh_backward_f64(double g, double x) {
+    const double k = (double)0.79788456080286535588, c = (double)0.044715, t = tanh(k * (x + c * x * x * x));
+    return g * ((double)0.5 * ((double)1 + t) + (double)0.5 * x * ((double)1 - t * t) * k * ((double)1 + (double)3 * c * x * x)); }
 /* softplus = log(1 + exp(beta x)) / beta, linear above threshold as PyTorch */
 TN_HD static inline double tn_softplus_f64(double x, double beta, double threshold) {
     return x * beta > threshold ? x : log1p(exp(x * beta)) / beta; }
@@ -3877,7 +3891,7 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
     X(HERMITE_POLYNOMIAL_H) X(HERMITE_POLYNOMIAL_HE) X(LAGUERRE_POLYNOMIAL_L) X(LEGENDRE_POLYNOMIAL_P) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_T) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_U) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_V) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_W) \
     X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
-    X(THRESHOLD_BACKWARD)
+    X(THRESHOLD_BACKWARD) X(GELU_BACKWARD) X(GELU_TANH_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
 #define TN_REDUCE_OPS(X) X(SUM) X(PROD) X(MAX) X(MIN) X(ALL) X(ANY)
 #define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(CUMMAX) X(CUMMIN) X(LOGCUMSUMEXP) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
@@ -3912,7 +3926,8 @@ typedef struct tn_backend {
        LOGIT (eps; negative: none). FREXP_EXPONENT gives the exponent in x's float dtype. */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
     /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (0 where b <= alpha, else a: relu's
-       backward in one pass, floating only; autograd uses it when not recording). */
+       backward in one pass, floating only; autograd uses it when not recording; so are
+       GELU_BACKWARD and GELU_TANH_BACKWARD: a times gelu's derivative at b). */
     int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
     int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);
     /* out has x's ndim with size 1 on reduced dims. */
@@ -9790,6 +9805,8 @@ static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case GT: TN__MAP2(bool, float, a > b); break;
     case GE: TN__MAP2(bool, float, a >= b); break;
     case THRESHOLD_BACKWARD: TN__MAP2(float, float, b <= alpha ? (float)0 : a); break;
+    case GELU_BACKWARD: TN__MAP2(float, float, tn_gelu_backward_f32(a, b)); break;
+    case GELU_TANH_BACKWARD: TN__MAP2(float, float, tn_gelu_tanh_backward_f32(a, b)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* TN__DEFINE_BINARY_FLOAT(double, f64, ): the template in src/ops/kernels.c */
@@ -9849,6 +9866,8 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case GT: TN__MAP2(bool, double, a > b); break;
     case GE: TN__MAP2(bool, double, a >= b); break;
     case THRESHOLD_BACKWARD: TN__MAP2(double, double, b <= alpha ? (double)0 : a); break;
+    case GELU_BACKWARD: TN__MAP2(double, double, tn_gelu_backward_f64(a, b)); break;
+    case GELU_TANH_BACKWARD: TN__MAP2(double, double, tn_gelu_tanh_backward_f64(a, b)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 
@@ -23618,12 +23637,20 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ATANH: d = tn_reciprocal(tn_rsub_scalar(tn_square(x), 1)); break;
         case SIGMOID: { tn_tensor *s = tn__saved_output(n, x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
         case GELU: { /* Phi(x) + x phi(x) */
+            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+                gin[0] = tn__grad_binary("gelu backward", GELU_BACKWARD, g, x, 0);   /* one pass */
+                return 0;
+            }
             tn_tensor *cdf = tn_mul_scalar(tn_add_scalar(tn_erf(tn_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
             tn_tensor *pdf = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(x), -0.5)), 0.39894228040143267794);
             d = tn_add(cdf, tn_mul(x, pdf));
             break;
         }
         case GELU_TANH: { /* 0.5(1+t) + 0.5 x (1-t^2) k (1 + 3c x^2), t = tanh(k(x + c x^3)) */
+            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+                gin[0] = tn__grad_binary("gelu backward", GELU_TANH_BACKWARD, g, x, 0);
+                return 0;
+            }
             const double k = 0.79788456080286535588, c = 0.044715;
             tn_tensor *x2 = tn_square(x);
             tn_tensor *t = tn_tanh(tn_mul_scalar(tn_add(x, tn_mul_scalar(tn_mul(x2, x), c)), k));

@@ -576,7 +576,7 @@ CU_HD1(sinc) CU_HD1(trigamma)
 #define CU_HD2(name) \
     __device__ __forceinline__ float h_##name(float a, float b) { return tn_##name##_f32(a, b); } \
     __device__ __forceinline__ double h_##name(double a, double b) { return tn_##name##_f64(a, b); }
-CU_HD2(logit) CU_HD2(logaddexp) CU_HD2(logaddexp2) CU_HD2(xlogy) CU_HD2(xlog1py) CU_HD2(heaviside)
+CU_HD2(logit) CU_HD2(logaddexp) CU_HD2(logaddexp2) CU_HD2(xlogy) CU_HD2(xlog1py) CU_HD2(heaviside) CU_HD2(gelu_backward) CU_HD2(gelu_tanh_backward)
 __device__ __forceinline__ float h_orthopoly(int k, float x, float n) { return (float)tn_orthopoly_f64(k, x, n); }
 __device__ __forceinline__ double h_orthopoly(int k, double x, double n) { return tn_orthopoly_f64(k, x, n); }
 
@@ -813,6 +813,8 @@ template <class T> __device__ __forceinline__ T binary_float(int op, T a, T b, T
     case ATAN2: return m_atan2(a, b);
     case MAXIMUM: return (a != a || a > b) ? a : b;
     case THRESHOLD_BACKWARD: return b <= alpha ? (T)0 : a; /* relu's backward: 0 where b <= alpha (a NaN b passes a) */
+    case GELU_BACKWARD: return h_gelu_backward(a, b);
+    case GELU_TANH_BACKWARD: return h_gelu_tanh_backward(a, b);
     case FMAX: return m_fmax(a, b);
     case FMIN: return m_fmin(a, b);
     case LOGADDEXP: return h_logaddexp(a, b);
@@ -965,7 +967,7 @@ static bool binary_supported(tn_binary_op op, tn_dtype d) {
     bool fl = d == TN_F32 || d == TN_F64;
     switch (op) {
     case ADD: case SUB: case MUL: case MAXIMUM: case MINIMUM: case EQ: case NE: case LT: case LE: case GT: case GE: return d != TN_BOOL || op != SUB;
-    case DIV: case ATAN2: case THRESHOLD_BACKWARD: case LOGADDEXP: case LOGADDEXP2: case HYPOT: case XLOGY: case XLOG1PY:
+    case DIV: case ATAN2: case THRESHOLD_BACKWARD: case GELU_BACKWARD: case GELU_TANH_BACKWARD: case LOGADDEXP: case LOGADDEXP2: case HYPOT: case XLOGY: case XLOG1PY:
     case ZETA: case GAMMAINC: case GAMMAINCC: case CHEBYSHEV_POLYNOMIAL_T: case CHEBYSHEV_POLYNOMIAL_U: case CHEBYSHEV_POLYNOMIAL_V: case CHEBYSHEV_POLYNOMIAL_W:
     case HERMITE_POLYNOMIAL_H: case HERMITE_POLYNOMIAL_HE: case LAGUERRE_POLYNOMIAL_L: case LEGENDRE_POLYNOMIAL_P: case SHIFTED_CHEBYSHEV_POLYNOMIAL_T: case SHIFTED_CHEBYSHEV_POLYNOMIAL_U: case SHIFTED_CHEBYSHEV_POLYNOMIAL_V: case SHIFTED_CHEBYSHEV_POLYNOMIAL_W:
     case COPYSIGN: case NEXTAFTER: return fl;

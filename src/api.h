@@ -1882,6 +1882,13 @@ TN_HD static inline T tn_silu_##S(T x) { return x * tn_sigmoid_##S(x); }
 TN_HD static inline T tn_gelu_##S(T x) { return (T)0.5 * x * ((T)1 + erf##F(x * (T)0.70710678118654752440)); }
 TN_HD static inline T tn_gelu_tanh_##S(T x) {
     return (T)0.5 * x * ((T)1 + tanh##F((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))); }
+/* g times gelu's derivative, Phi(x) + x phi(x) (PyTorch's gelu_backward, one pass) */
+TN_HD static inline T tn_gelu_backward_##S(T g, T x) {
+    return g * ((T)0.5 * ((T)1 + erf##F(x * (T)0.70710678118654752440)) + x * (T)0.39894228040143267794 * exp##F((T)-0.5 * x * x)); }
+/* the tanh form's: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3)) */
+TN_HD static inline T tn_gelu_tanh_backward_##S(T g, T x) {
+    const T k = (T)0.79788456080286535588, c = (T)0.044715, t = tanh##F(k * (x + c * x * x * x));
+    return g * ((T)0.5 * ((T)1 + t) + (T)0.5 * x * ((T)1 - t * t) * k * ((T)1 + (T)3 * c * x * x)); }
 /* softplus = log(1 + exp(beta x)) / beta, linear above threshold as PyTorch */
 TN_HD static inline T tn_softplus_##S(T x, T beta, T threshold) {
     return x * beta > threshold ? x : log1p##F(exp##F(x * beta)) / beta; }
@@ -3688,7 +3695,7 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
     X(HERMITE_POLYNOMIAL_H) X(HERMITE_POLYNOMIAL_HE) X(LAGUERRE_POLYNOMIAL_L) X(LEGENDRE_POLYNOMIAL_P) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_T) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_U) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_V) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_W) \
     X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
-    X(THRESHOLD_BACKWARD)
+    X(THRESHOLD_BACKWARD) X(GELU_BACKWARD) X(GELU_TANH_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
 #define TN_REDUCE_OPS(X) X(SUM) X(PROD) X(MAX) X(MIN) X(ALL) X(ANY)
 #define TN_LANE_OPS(X) X(ARGMAX) X(ARGMIN) X(CUMSUM) X(CUMPROD) X(CUMMAX) X(CUMMIN) X(LOGCUMSUMEXP) X(SOFTMAX) X(LOG_SOFTMAX) X(SORT)
@@ -3723,7 +3730,8 @@ typedef struct tn_backend {
        LOGIT (eps; negative: none). FREXP_EXPONENT gives the exponent in x's float dtype. */
     int (*unary)(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params);
     /* alpha: ADD, SUB (a + alpha b); THRESHOLD_BACKWARD (0 where b <= alpha, else a: relu's
-       backward in one pass, floating only; autograd uses it when not recording). */
+       backward in one pass, floating only; autograd uses it when not recording; so are
+       GELU_BACKWARD and GELU_TANH_BACKWARD: a times gelu's derivative at b). */
     int (*binary)(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha);
     int (*ternary)(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double value);
     /* out has x's ndim with size 1 on reduced dims. */

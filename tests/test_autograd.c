@@ -2535,6 +2535,31 @@ static void run_isolated(const char *name, void (*fn)(void)) {
 #define RUN_T(name) RUN(name)
 #endif
 
+/* gelu's backward in one pass (not recording) equals the formula in library ops (recording,
+   create_graph), both forms, float64 and float32, with NaN and infinities */
+TEST(gelu_backward_one_pass) {
+    for (int approx = 0; approx < 2; approx++)
+        for (int f64 = 0; f64 < 2; f64++) {
+            tn_scope_begin();
+            tn_tensor *x = tn_contiguous(tn_mul_scalar(tn_randn(TN_SHAPE(7, 33), f64 ? TN_F64 : TN_F32), 3));
+            const double special[3] = {NAN, INFINITY, -INFINITY};
+            for (int i = 0; i < 3; i++) {
+                if (f64) ((double *)tn_data_ptr(x))[i] = special[i];
+                else ((float *)tn_data_ptr(x))[i] = (float)special[i];
+            }
+            tn_requires_grad_(x, true);
+            tn_tensor *w = tn_randn_like(x), *fused = NULL, *formula = NULL;
+            tn_tensor *y = tn_sum(tn_mul(tn_gelu(x, approx), w));
+            CHECK(tn_autograd_grad(&y, 1, &x, 1, NULL, &fused) == 0);
+            y = tn_sum(tn_mul(tn_gelu(x, approx), w));
+            CHECK(tn_autograd_grad(&y, 1, &x, 1, NULL, &formula, .create_graph = true) == 0);
+            const double tol = f64 ? 1e-13 : 2e-6;
+            CHECK_MSG(fused && formula && tn_allclose(fused, tn_detach(formula), tol, tol, true), "approx %d f64 %d: max diff %g", approx, f64,
+                      fused && formula ? tn_item(tn_max(tn_abs(tn_sub(fused, tn_detach(formula))))) : -1.0);
+            tn_scope_end();
+        }
+}   /* gradcheck and gradgradcheck of both forms: gc_unary */
+
 int main(void) {
     RUN_T(gc_unary);
     RUN_T(gc_binary);
@@ -2595,5 +2620,6 @@ int main(void) {
     RUN_T(edge_prod_double_backward_zeros);
     RUN_T(edge_float32);
     RUN_T(sem_grad_reuse);
+    RUN_T(gelu_backward_one_pass);
     return tn_test_report();
 }

@@ -157,12 +157,20 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ATANH: d = tn_reciprocal(tn_rsub_scalar(tn_square(x), 1)); break;
         case SIGMOID: { tn_tensor *s = tn__saved_output(n, x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
         case GELU: { /* Phi(x) + x phi(x) */
+            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+                gin[0] = tn__grad_binary("gelu backward", GELU_BACKWARD, g, x, 0);   /* one pass */
+                return 0;
+            }
             tn_tensor *cdf = tn_mul_scalar(tn_add_scalar(tn_erf(tn_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
             tn_tensor *pdf = tn_mul_scalar(tn_exp(tn_mul_scalar(tn_square(x), -0.5)), 0.39894228040143267794);
             d = tn_add(cdf, tn_mul(x, pdf));
             break;
         }
         case GELU_TANH: { /* 0.5(1+t) + 0.5 x (1-t^2) k (1 + 3c x^2), t = tanh(k(x + c x^3)) */
+            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+                gin[0] = tn__grad_binary("gelu backward", GELU_TANH_BACKWARD, g, x, 0);
+                return 0;
+            }
             const double k = 0.79788456080286535588, c = 0.044715;
             tn_tensor *x2 = tn_square(x);
             tn_tensor *t = tn_tanh(tn_mul_scalar(tn_add(x, tn_mul_scalar(tn_mul(x2, x), c)), k));

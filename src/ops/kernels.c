@@ -258,6 +258,8 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case GT: TN__MAP2(bool, T, a > b); break;
     case GE: TN__MAP2(bool, T, a >= b); break;
     case THRESHOLD_BACKWARD: TN__MAP2(T, T, b <= alpha ? (T)0 : a); break;
+    case GELU_BACKWARD: TN__MAP2(T, T, tn_gelu_backward_##S(a, b)); break;
+    case GELU_TANH_BACKWARD: TN__MAP2(T, T, tn_gelu_tanh_backward_##S(a, b)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
 /* @end TN__DEFINE_BINARY_FLOAT */
