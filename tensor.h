@@ -13617,8 +13617,8 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
         memcpy(rs, a->shape, (size_t)(a->ndim - 1) * sizeof(int64_t));
         if (b->ndim == 2) rs[a->ndim - 1] = b->shape[1];
         tn_scope_begin();
-        tn_tensor *a2d = tn_reshape(a, a2, 2);
-        tn_tensor *r = tn_reshape(b->ndim == 2 ? tn__mm("tn_matmul", a2d, b) : tn__mv("tn_matmul", a2d, b), rs, a->ndim - (b->ndim == 1));
+        tn_tensor *a2d = tn_reshape(a, a2, 2), *p = !a2d ? NULL : b->ndim == 2 ? tn__mm("tn_matmul", a2d, b) : tn__mv("tn_matmul", a2d, b);
+        tn_tensor *r = p ? tn_reshape(p, rs, a->ndim - (b->ndim == 1)) : NULL;
         return tn__scope_return(tn__grad_name(r, "UnsafeViewBackward0"));
     }
     tn_scope_begin();
