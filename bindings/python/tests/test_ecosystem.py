@@ -82,3 +82,37 @@ def test_the_scan_finds_a_reason_that_speaks_of_a_session():
                      'def test_x(): pass\nKNOWN = {"a": "a worker' + "'" + 's branch"}\n')
     found = [r for _, r in _reasons(tree)]
     assert len(found) == 2 and all(_NOT_THE_PROJECT.search(r) for r in found), found
+
+
+# ---- what the docs say about half precision in files holds (checkpoints.md, python.md)
+def test_half_in_files_as_the_docs_say(tmp_path):
+    x, y = tensor.randn(3).half(), tensor.randn(2).bfloat16()
+    tensor.save({"a": x, "b": y}, str(tmp_path / "h.safetensors"))
+    d = tensor.load(str(tmp_path / "h.safetensors"))
+    assert (d["a"].dtype, d["b"].dtype) == (tensor.float16, tensor.bfloat16)
+    tensor.save({"a": x, "b": y}, str(tmp_path / "h.pt"))
+    d = tensor.load(str(tmp_path / "h.pt"))                         # widened on load
+    assert (d["a"].dtype, d["b"].dtype) == (tensor.float32, tensor.float32)
+    assert d["a"].tolist() == x.float().tolist() and d["b"].tolist() == y.float().tolist()
+    try:
+        import torch
+    except ImportError:
+        return
+    t = torch.load(str(tmp_path / "h.pt"))                          # written half
+    assert (t["a"].dtype, t["b"].dtype) == (torch.float16, torch.bfloat16)
+    assert t["a"].float().tolist() == x.float().tolist()
+
+
+# statements the docs made once and that stopped being true; each was corrected
+_STALE = ["has not yet met a GPU", "No GPU has been lent", "have never run; they print",
+          "they are storage only, on every device", "half precision is storage only in tensor.h"]
+
+
+def test_docs_drop_statements_that_stopped_being_true():
+    docs = ["README.md", "bindings/python/README.md"] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
+    found = []
+    for path in docs:
+        with open(os.path.join(REPO, path)) as f:
+            text = " ".join(f.read().split())
+        found += [f"{os.path.relpath(path, REPO)}: {s}" for s in _STALE if s in text]
+    assert not found, found
