@@ -1,7 +1,9 @@
 #!/bin/sh
-# pip install ./bindings/python into a fresh venv, offline (--no-build-isolation: the system's
-# setuptools), then import the package from / and run a computation: the package carries
-# its own library compiled from tensor.h, and finds it wherever it is installed. Then a wheel
+# pip install ./bindings/python into a fresh venv, offline (--no-index) and with pip's build
+# isolation (the package's backend, _build/tensor_build.py, takes the interpreter's
+# setuptools instead of fetching it), then import the package from / and run a computation:
+# the package carries its own library compiled from tensor.h, and finds it wherever it is
+# installed. Then a wheel
 # (pip wheel) tagged for this platform, installed into a second venv; and a venv without
 # the wheel package gets setup.py's message, not setuptools' "invalid command". The
 # library is compiled at -O0 ($CFLAGS, which setup.py honours): this checks packaging, not speed.
@@ -17,7 +19,7 @@ p=0; f=0
 mkdir -p "$d/src/bindings" && cp tensor.h "$d/src/" && cp -r bindings/python "$d/src/bindings/"
 rm -rf "$d/src/bindings/python/build" "$d/src/bindings/python/"*.egg-info
 export CFLAGS=-O0
-if "$d/venv/bin/python" -m pip install -q --no-build-isolation --no-index "$d/src/bindings/python" >"$d/pip.log" 2>&1; then
+if "$d/venv/bin/python" -m pip install -q --no-index "$d/src/bindings/python" >"$d/pip.log" 2>&1; then
     p=$((p + 1))
 else
     tail -n 30 "$d/pip.log"; echo "FAIL pip install"; f=$((f + 1))
@@ -38,7 +40,8 @@ from tensor.utils.cpp_extension import load_inline
 m = load_inline('twice', c_sources='tn_tensor *twice(tn_tensor *x) { return tn_mul_scalar(x, 2); }')
 print(float(m.twice(tensor.arange(4.0)).sum()))" 2>&1)
 if [ "$out" = "12.0" ]; then p=$((p + 1)); else echo "FAIL load_inline from the installed package: got '$out'"; f=$((f + 1)); fi
-# a wheel: it carries a compiled library, so it is tagged for this platform, not "any"
+# a wheel (--no-build-isolation, the documented offline route): it carries a compiled
+# library, so it is tagged for this platform, not "any"
 if "$d/venv/bin/python" -m pip wheel -q --no-build-isolation --no-index --no-deps -w "$d/wheels" "$d/src/bindings/python" >"$d/wheel.log" 2>&1; then
     whl=$(ls "$d/wheels"/*.whl 2>/dev/null)
     case $(basename "$whl") in
