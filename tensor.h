@@ -13599,7 +13599,7 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
         if (b->ndim == 2) rs[a->ndim - 1] = b->shape[1];
         tn_scope_begin();
         tn_tensor *a2d = tn_reshape(a, a2, 2);
-        tn_tensor *r = tn_reshape(b->ndim == 2 ? tn__mm("tn_matmul", a2d, b) : tn__mv("tn_matmul", a2d, b), rs, a->ndim - (b->ndim == 1));
+        tn_tensor *r = !a2d ? NULL : tn_reshape(b->ndim == 2 ? tn__mm("tn_matmul", a2d, b) : tn__mv("tn_matmul", a2d, b), rs, a->ndim - (b->ndim == 1));   /* a2d NULL: out of memory */
         return tn__scope_return(tn__grad_name(r, "UnsafeViewBackward0"));
     }
     tn_scope_begin();
@@ -14223,7 +14223,8 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
         int64_t x2[2] = {tn__numel(x->shape, x->ndim - 1), x->shape[x->ndim - 1]}, ys[TN_MAX_DIMS];
         memcpy(ys, x->shape, (size_t)(x->ndim - 1) * sizeof(int64_t));
         ys[x->ndim - 1] = w->shape[0];
-        y = tn_reshape(tn__addmm(b, tn_reshape(x, x2, 2), wt, 1, 1), ys, x->ndim);
+        tn_tensor *x2d = tn_reshape(x, x2, 2);
+        y = x2d ? tn_reshape(tn__addmm(b, x2d, wt, 1, 1), ys, x->ndim) : NULL;   /* NULL: out of memory */
     } else {
         y = tn_matmul(x, wt);
         if (b) y = tn_add(y, b);

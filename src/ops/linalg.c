@@ -215,7 +215,7 @@ static tn_tensor *tn__matmul_impl(tn_tensor *a, tn_tensor *b) {
         if (b->ndim == 2) rs[a->ndim - 1] = b->shape[1];
         tn_scope_begin();
         tn_tensor *a2d = tn_reshape(a, a2, 2);
-        tn_tensor *r = tn_reshape(b->ndim == 2 ? tn__mm("tn_matmul", a2d, b) : tn__mv("tn_matmul", a2d, b), rs, a->ndim - (b->ndim == 1));
+        tn_tensor *r = !a2d ? NULL : tn_reshape(b->ndim == 2 ? tn__mm("tn_matmul", a2d, b) : tn__mv("tn_matmul", a2d, b), rs, a->ndim - (b->ndim == 1));   /* a2d NULL: out of memory */
         return tn__scope_return(tn__grad_name(r, "UnsafeViewBackward0"));
     }
     tn_scope_begin();
