@@ -95,8 +95,7 @@ static tn_tensor *tn__linear_impl(tn_tensor *x, tn_tensor *w, tn_tensor *b) {
         int64_t x2[2] = {tn__numel(x->shape, x->ndim - 1), x->shape[x->ndim - 1]}, ys[TN_MAX_DIMS];
         memcpy(ys, x->shape, (size_t)(x->ndim - 1) * sizeof(int64_t));
         ys[x->ndim - 1] = w->shape[0];
-        tn_tensor *x2d = tn_reshape(x, x2, 2);
-        y = x2d ? tn_reshape(tn__addmm(b, x2d, wt, 1, 1), ys, x->ndim) : NULL;   /* NULL: out of memory */
+        y = tn_reshape(tn__addmm(b, tn_reshape(x, x2, 2), wt, 1, 1), ys, x->ndim);
     } else {
         y = tn_matmul(x, wt);
         if (b) y = tn_add(y, b);
