@@ -54,8 +54,10 @@ ifneq ($(ZLIB),0)
   LDLIBS   += -lz
 endif
 # the built-in GEMM has AVX2/AVX-512 kernels; elsewhere OpenBLAS is faster where it is installed
+# (MACHINE: uname -m, overridable so tests/test_build_config.sh can check the choice)
+MACHINE  ?= $(shell uname -m)
 ifeq ($(BLAS),)
-  ifeq ($(filter x86_64 amd64 i386 i686,$(shell uname -m)),)
+  ifeq ($(filter x86_64 amd64 i386 i686,$(MACHINE)),)
     BLAS := $(shell pkg-config --exists openblas 2>/dev/null && echo openblas)
   endif
 endif
@@ -147,7 +149,7 @@ check-header: $(HEADER) docs/ops.md docs/api.md
 # the last line is the summed "N passed, N failed".
 test: check-header $(TESTS) $(LIB) $(EXAMPLES)
 	@TENSOR_LIB=$(abspath $(LIB)) PY_PRELOAD='$(PY_PRELOAD)' PYTHON=$(PY) DEMO_BIN=$(BUILD)/fashion_mlp BUILD=$(BUILD) \
-	  sh tests/run_all.sh $(TESTS) tests/test_run_all.sh tests/test_examples.sh tests/test_gpu_check.sh $(if $(filter 1,$(SANITIZE)),,tests/test_install.sh tests/test_pip_install.sh tests/test_dist.sh) python demo-check
+	  sh tests/run_all.sh $(TESTS) tests/test_run_all.sh tests/test_examples.sh tests/test_build_config.sh tests/test_gpu_check.sh $(if $(filter 1,$(SANITIZE)),,tests/test_install.sh tests/test_pip_install.sh tests/test_dist.sh) python demo-check
 
 # The main job: fetch Fashion-MNIST if missing, train the MLP, print the test accuracy.
 demo: $(BUILD)/fashion_mlp

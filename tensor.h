@@ -4140,7 +4140,7 @@ float tn__tanhf_fast(float x);
 #include <unistd.h>      /* sysconf: the machine's memory (tn__fits_memory) */
 #endif
 #ifdef TENSOR_CBLAS
-#include <cblas.h>
+#include <cblas.h>       /* OpenBLAS's brings <complex.h>: no identifier here may be I (tests/test_build_config.sh) */
 #endif
 #if defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TN_NO_LEAK_CHECK)
 #include <execinfo.h>    /* TN_LEAK_CHECK's creation backtraces (core/tensor.c) */
@@ -14798,8 +14798,8 @@ static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **i
     if (tn__la_check(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1];
-    tn_tensor *I = tn_expand(tn_eye(n, n, A->dtype), A->shape, A->ndim);
-    tn_tensor *r = tn__solve_core(A, I, check_errors, info, fn);
+    tn_tensor *eye = tn_expand(tn_eye(n, n, A->dtype), A->shape, A->ndim);   /* not I: <complex.h>'s macro under TENSOR_CBLAS */
+    tn_tensor *r = tn__solve_core(A, eye, check_errors, info, fn);
     if (r && info && *info) *info = tn_keep(*info);
     return tn__scope_return(r);
 }
@@ -15075,8 +15075,8 @@ static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     if (tn__la_check(fn, L, "input", true)) return NULL;
     tn_scope_begin();
     const int64_t n = L->shape[L->ndim - 1];
-    tn_tensor *D = tn_detach(L), *I = tn_contiguous(tn_expand(tn_eye(n, n, L->dtype), L->shape, L->ndim));
-    tn_tensor *x = tn__cholesky_solve_core(I, D, upper);
+    tn_tensor *D = tn_detach(L), *eye = tn_contiguous(tn_expand(tn_eye(n, n, L->dtype), L->shape, L->ndim));
+    tn_tensor *x = tn__cholesky_solve_core(eye, D, upper);
     tn_tensor *r = x ? tn_keep(tn_detach(x)) : NULL;
     tn_scope_end();
     tn_node *nd = r ? tn__fn_node("CholeskyInverseBackward0", tn__cholesky_inverse_bw, &L, 1) : NULL;
@@ -32588,7 +32588,7 @@ static tn__pv *tn__pm_storage(tn__pm *m, tn__pv *pid) {
     const unsigned char *data = tn__zip_read(m->z, e, &owned);
     if (!data) return NULL;
     tn__pv *s = tn__pm_new(m, TN__PV_STORAGE);
-    bool half = dt == TN_F16 || dt == TN_BF16;   /* storage only in tensor.h: float32 on load */
+    bool half = dt == TN_F16 || dt == TN_BF16;   /* widened to float32 on load (issue 24 item 3; torch.load keeps half) */
     tn_tensor *t = s ? tn_empty(&numel, 1, half ? TN_F32 : dt) : NULL;
     if (t && half) tn__pt_half_to_float((float *)tn_data_ptr(t), data, numel, dt == TN_BF16);
     else if (t && nbytes) memcpy(tn_data_ptr(t), data, (size_t)nbytes);

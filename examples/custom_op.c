@@ -10,6 +10,7 @@
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include <stdio.h>
+#include <string.h>
 
 static tn_tensor *softclip_forward(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
@@ -35,7 +36,11 @@ static tn_tensor *loss_fn(tn_tensor *const *in, int n, void *user) {
     return tn_sum(tn_mul(softclip(in[0]), in[1]));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1) {                      /* no flags: --help says so, anything else is an error */
+        fprintf(stderr, "usage: %s (no arguments)\n", argv[0]);
+        return strcmp(argv[1], "--help") ? 2 : 0;
+    }
     tn_manual_seed(0);
     tn_scope_begin();
     tn_tensor *x = tn_randn(TN_SHAPE(2, 3), TN_F64), *w = tn_randn(TN_SHAPE(3), TN_F64);

@@ -2,8 +2,13 @@
 #define TENSOR_IMPLEMENTATION          /* in exactly one .c file */
 #include "tensor.h"
 #include <stdio.h>
+#include <string.h>
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1) {                                     /* no flags: --help says so, anything else is an error */
+        fprintf(stderr, "usage: %s (no arguments)\n", argv[0]);
+        return strcmp(argv[1], "--help") ? 2 : 0;
+    }
     tn_manual_seed(0);
     tn_scope_begin();                                   /* owns every tensor made below */
     tn_tensor *x = tn_randn(TN_SHAPE(4, 3), TN_F32);    /* 4 samples, 3 features */

@@ -71,6 +71,7 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(embedding, { tn_tensor *w = RG(R(10,4,0,0,2)); bw(tn_embedding_padded(tn_randint(0, 10, TN_SHAPE(3, 5), TN_I64, NULL), w, 2)); tn_one_hot(tn_randint(0, 4, TN_SHAPE(6), TN_I64, NULL), -1); }) \
  X(dropout, { tn_tensor *x = RG(R(4,6,5,5,4)); bw(tn_dropout(x, 0.3, true)); bw(tn_dropout2d(x, 0.3, true)); }) \
  X(sdpa, { tn_tensor *q = RG(R(2,5,8,0,3)); bw(tn_scaled_dot_product_attention(q, R(2,6,8,0,3), R(2,6,4,0,3), NULL, 0, true, 0)); }) \
+ X(linear_3d, { tn_tensor *x = RG(R(2,3,5,0,3)); bw(tn_linear(x, RG(R(4,5,0,0,2)), RG(R(4,0,0,0,1)))); bw(tn_matmul(x, R(5,0,0,0,1))); }) \
  X(linear_bil, { tn_tensor *x = RG(R(4,5,0,0,2)); bw(tn_linear(x, RG(R(3,5,0,0,2)), RG(R(3,0,0,0,1)))); bw(tn_bilinear(x, R(4,6,0,0,2), R(2,5,6,0,3), NULL)); }) \
  X(im2col, { tn_tensor *x = RG(R(2,3,6,6,4)); tn_tensor *c = tn_im2col(x, (const int64_t[]){2,2}, (const int64_t[]){1,1}, (const int64_t[]){1,1}, (const int64_t[]){2,2}); bw(c); if (c) bw(tn_col2im(tn_detach(c), (const int64_t[]){6,6}, (const int64_t[]){2,2}, (const int64_t[]){1,1}, (const int64_t[]){1,1}, (const int64_t[]){2,2})); }) \
  X(pixel, { tn_tensor *x = RG(R(1,8,3,3,4)); bw(tn_pixel_shuffle(x, 2)); bw(tn_pixel_unshuffle(R(1,2,4,4,4), 2)); }) \

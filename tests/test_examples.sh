@@ -1,7 +1,8 @@
 #!/bin/sh
 # The examples behave like programs: --help prints their flags and exits 0; an unknown or
 # misspelt flag, a flag without its value and a value that is not a number are errors
-# (exit 2, with the nearest flag suggested) rather than silently ignored or read as 0.
+# (exit 2, with the nearest flag suggested) rather than silently ignored or read as 0; the
+# progress bar is drawn only on a terminal.
 cd "$(dirname "$0")/.." || exit 1
 B=${BUILD:-build}
 p=0; f=0
@@ -17,6 +18,30 @@ for e in fashion_mlp fashion_cnn custom_module char_lm fashion_mlp_by_hand hogwi
     out=$("$x" stray 2>&1); rc=$?
     check "$e refuses a stray argument" '[ $rc -eq 2 ] && echo "$out" | grep -q "unexpected argument"'
 done
+# the examples without flags (and onnx_run, whose arguments are files) say so too
+for e in hello custom_op onnx_run; do
+    x="$B/$e"
+    [ -x "$x" ] || { f=$((f + 1)); echo "FAIL $x is not built"; continue; }
+    out=$("$x" --help 2>&1); rc=$?
+    check "$e --help exits 0 with its usage" '[ $rc -eq 0 ] && echo "$out" | grep -q "^usage: "'
+    out=$("$x" --bogus-flag 2>&1); rc=$?
+    check "$e refuses an unknown flag" '[ $rc -eq 2 ] && echo "$out" | grep -q "usage: "'
+done
+# the progress bar only on a terminal: a log gets one plain line per epoch. A 200-sample
+# IDX set (random pixels, label 0) keeps the runs to a fraction of a second.
+t=$(mktemp -d)
+{ printf '\000\000\010\003\000\000\000\310\000\000\000\034\000\000\000\034'; head -c 156800 /dev/urandom; } > "$t/train-images-idx3-ubyte"
+{ printf '\000\000\010\001\000\000\000\310'; head -c 200 /dev/zero; } > "$t/train-labels-idx1-ubyte"
+cp "$t/train-images-idx3-ubyte" "$t/t10k-images-idx3-ubyte"; cp "$t/train-labels-idx1-ubyte" "$t/t10k-labels-idx1-ubyte"
+"$B/fashion_mlp" --data "$t" --epochs 2 --save "$t/ck.safetensors" >/dev/null 2>"$t/log"; rc=$?
+check "a log gets one line per epoch, no bar" '[ $rc -eq 0 ] && [ $(grep -c "^epoch [12]/2  loss [0-9.]*  [0-9]* samples/s" "$t/log") -eq 2 ] && ! grep -q "$(printf "\r")" "$t/log" && ! grep -q "\[#" "$t/log"'
+if command -v script >/dev/null; then
+    script -qec "$B/fashion_mlp --data $t --epochs 1 --save $t/ck.safetensors" /dev/null >"$t/tty" 2>&1
+    check "a terminal gets the progress bar" 'grep -aq "epoch 1/1 \[####################\] *[0-9]*/[0-9]*  loss" "$t/tty"'
+else
+    echo "terminal check skipped: no script(1) (util-linux)"
+fi
+rm -rf "$t"
 out=$("$B/fashion_mlp" --epoch 3 2>&1); rc=$?
 check "a misspelt flag gets a suggestion" '[ $rc -eq 2 ] && echo "$out" | grep -q "did you mean --epochs?"'
 out=$("$B/fashion_mlp" --epochs two 2>&1); rc=$?

@@ -19,6 +19,14 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
+try:                                    # setuptools < 70.1 builds wheels through the wheel package
+    from wheel.bdist_wheel import bdist_wheel as _bdist_wheel
+except ImportError:
+    try:
+        from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
+    except ImportError:
+        _bdist_wheel = None
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -76,4 +84,26 @@ class sdist_with_header(sdist):
         shutil.copy(_header(), os.path.join(base_dir, "tensor.h"))
 
 
-setup(version=_version(), cmdclass={"build_py": build_with_library, "sdist": sdist_with_header})
+cmdclass = {"build_py": build_with_library, "sdist": sdist_with_header}
+if _bdist_wheel is not None:
+    class bdist_wheel_platform(_bdist_wheel):
+        """The wheel carries a compiled library: tagged for this platform (py3-none-linux_x86_64),
+        not as pure Python, so pip never installs it on another machine; any Python 3 (ctypes)."""
+
+        def finalize_options(self):
+            super().finalize_options()
+            self.root_is_pure = False
+
+        def get_tag(self):
+            return ("py3", "none", super().get_tag()[2])
+
+    cmdclass["bdist_wheel"] = bdist_wheel_platform
+elif set(sys.argv[1:]) & {"bdist_wheel", "dist_info", "editable_wheel"}:
+    # otherwise setuptools stops at "invalid command 'bdist_wheel'" (a venv made without
+    # --system-site-packages on Debian has setuptools but not wheel)
+    sys.exit("tensor: building a wheel needs the 'wheel' package, which this Python lacks: "
+             "pip install wheel, or, offline on Debian, make the venv with "
+             "'python3 -m venv --system-site-packages' (python3-wheel) and install with "
+             "'pip install --no-build-isolation ./bindings/python'")
+
+setup(version=_version(), cmdclass=cmdclass)

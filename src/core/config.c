@@ -8,7 +8,7 @@
 #include <unistd.h>      /* sysconf: the machine's memory (tn__fits_memory) */
 #endif
 #ifdef TENSOR_CBLAS
-#include <cblas.h>
+#include <cblas.h>       /* OpenBLAS's brings <complex.h>: no identifier here may be I (tests/test_build_config.sh) */
 #endif
 #if defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TN_NO_LEAK_CHECK)
 #include <execinfo.h>    /* TN_LEAK_CHECK's creation backtraces (core/tensor.c) */

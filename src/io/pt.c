@@ -468,7 +468,7 @@ static tn__pv *tn__pm_storage(tn__pm *m, tn__pv *pid) {
     const unsigned char *data = tn__zip_read(m->z, e, &owned);
     if (!data) return NULL;
     tn__pv *s = tn__pm_new(m, TN__PV_STORAGE);
-    bool half = dt == TN_F16 || dt == TN_BF16;   /* storage only in tensor.h: float32 on load */
+    bool half = dt == TN_F16 || dt == TN_BF16;   /* widened to float32 on load (issue 24 item 3; torch.load keeps half) */
     tn_tensor *t = s ? tn_empty(&numel, 1, half ? TN_F32 : dt) : NULL;
     if (t && half) tn__pt_half_to_float((float *)tn_data_ptr(t), data, numel, dt == TN_BF16);
     else if (t && nbytes) memcpy(tn_data_ptr(t), data, (size_t)nbytes);

@@ -404,8 +404,8 @@ static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **i
     if (tn__la_check(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1];
-    tn_tensor *I = tn_expand(tn_eye(n, n, A->dtype), A->shape, A->ndim);
-    tn_tensor *r = tn__solve_core(A, I, check_errors, info, fn);
+    tn_tensor *eye = tn_expand(tn_eye(n, n, A->dtype), A->shape, A->ndim);   /* not I: <complex.h>'s macro under TENSOR_CBLAS */
+    tn_tensor *r = tn__solve_core(A, eye, check_errors, info, fn);
     if (r && info && *info) *info = tn_keep(*info);
     return tn__scope_return(r);
 }

@@ -217,8 +217,8 @@ static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     if (tn__la_check(fn, L, "input", true)) return NULL;
     tn_scope_begin();
     const int64_t n = L->shape[L->ndim - 1];
-    tn_tensor *D = tn_detach(L), *I = tn_contiguous(tn_expand(tn_eye(n, n, L->dtype), L->shape, L->ndim));
-    tn_tensor *x = tn__cholesky_solve_core(I, D, upper);
+    tn_tensor *D = tn_detach(L), *eye = tn_contiguous(tn_expand(tn_eye(n, n, L->dtype), L->shape, L->ndim));
+    tn_tensor *x = tn__cholesky_solve_core(eye, D, upper);
     tn_tensor *r = x ? tn_keep(tn_detach(x)) : NULL;
     tn_scope_end();
     tn_node *nd = r ? tn__fn_node("CholeskyInverseBackward0", tn__cholesky_inverse_bw, &L, 1) : NULL;
