@@ -449,7 +449,8 @@ TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dty
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* int64 as in PyTorch */
 /* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
    non-negative, finite, no row all zero): with replacement independent draws, without
-   distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
+   distinct categories (an exponential race, as PyTorch: zero-weight ones come last). From
+   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. */
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
 /* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
    default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient

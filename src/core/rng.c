@@ -369,33 +369,114 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
 }
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { return TN__AS("tn_randperm", tn__randperm_impl(n, dtype, gen)); }
 
-/* multinomial as PyTorch: without replacement (or for one sample) the categories' race
-   p / E, E ~ Exp(1) (the largest num_samples win: each a draw without replacement in
-   proportion to p); with replacement inverse-CDF draws: the first category whose
-   cumulative probability exceeds a uniform. */
+/* exponential_distribution<double>(lambda) of PyTorch's CPU kernel: -log1p(-u) / lambda, u a
+   uniform double (2025 PyTorch; 1.13 computed log(1 - u), which can differ in the last bit) */
+static double tn__mt_exponential(tn_generator *g, double lambda) { return -1.0 / lambda * log1p(-tn__mt_unif64(g)); }
+
+/* multinomial from mt19937 as PyTorch's CPU code draws it. Without replacement, and for one
+   sample (2025 PyTorch; 1.13 sent one sample with replacement down the second path), the
+   race p / E with E = empty_like(p).exponential_() (one double per element in p's memory
+   order, rounded to p's dtype; the quotient in p's dtype): argmax, or topk's largest. With
+   replacement (MultinomialKernel.cpp) row by row: the running sum of p in p's dtype (float
+   for half), divided by the sum, the last set to 1, then for each sample a uniform double u
+   and the first category whose cumulative value is >= u. pd: p detached, as [R, C]. */
+static tn_tensor *tn__multinomial_mt(tn_tensor *p, tn_tensor *pd, int64_t R, int64_t C, int64_t ns, bool replacement, tn_generator *g) {
+    const char *fn = "tn_multinomial";
+    int64_t oshape[2] = {R, ns};
+    if (!replacement || ns == 1) {
+        /* empty_like keeps a dense permuted layout: a column-major [R, C] draws column by column */
+        const bool colmajor = p->ndim == 2 && R > 1 && C > 1 && p->strides[0] == 1 && p->strides[1] == R;
+        int64_t qs[2] = {colmajor ? C : R, colmajor ? R : C};
+        tn_tensor *e = tn__own(tn__new_checked(fn, qs, 2, TN_F64));
+        if (!e) return NULL;
+        double *d = (double *)tn_data_ptr(e);
+        tn__gen_lock(g);
+        for (int64_t i = 0; i < R * C; i++) d[i] = tn__mt_exponential(g, 1.0);
+        tn__gen_unlock(g);
+        tn_tensor *q = tn_div(pd, tn_to_dtype(colmajor ? tn_transpose(e, 0, 1) : e, p->dtype));
+        tn_tensor *r = NULL;
+        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        else if (q) tn_topk(q, ns, -1, true, &r);
+        return r;
+    }
+    if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn);
+    /* the running sum in float for float32 and half, double for float64 */
+    const tn_dtype acc = p->dtype == TN_F64 ? TN_F64 : TN_F32;
+    tn_tensor *pc = tn_contiguous(tn_to_dtype(pd, acc));
+    tn_tensor *r = pc ? tn__own(tn__new_checked(fn, oshape, 2, TN_I64)) : NULL;
+    double *cum = r ? (double *)TN_MALLOC((size_t)C * sizeof(double)) : NULL;   /* C <= 2^24 */
+    if (r && !cum) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    if (!r) return NULL;
+    int64_t *out = (int64_t *)tn_data_ptr(r);
+    const float *pf = acc == TN_F32 ? (const float *)tn_data_ptr(pc) : NULL;
+    const double *pdd = acc == TN_F64 ? (const double *)tn_data_ptr(pc) : NULL;
+    const char *bad = NULL;
+    tn__gen_lock(g);
+    for (int64_t i = 0; i < R && !bad; i++) {
+        float sf = 0;
+        double sd = 0;
+        for (int64_t j = 0; j < C && !bad; j++) {
+            const double v = pf ? (double)pf[i * C + j] : pdd[i * C + j];
+            if (!(v >= 0)) bad = "invalid multinomial distribution (encountering probability entry < 0)";
+            else if (!isfinite(v)) bad = "invalid multinomial distribution (encountering probability entry = infinity or NaN)";
+            if (pf) { sf += (float)v; cum[j] = sf; } else { sd += v; cum[j] = sd; }
+        }
+        if (bad) break;
+        if (!((pf ? (double)sf : sd) > 0)) { bad = "invalid multinomial distribution (sum of probabilities <= 0)"; break; }
+        for (int64_t j = 0; j < C; j++) cum[j] = pf ? (double)((float)cum[j] / sf) : cum[j] / sd;
+        cum[C - 1] = 1;
+        for (int64_t k = 0; k < ns; k++) {
+            const double u = tn__mt_unif64(g);
+            int64_t lo = 0, hi = C;
+            while (hi > lo) {
+                const int64_t mid = lo + (hi - lo) / 2;
+                if (cum[mid] < u) lo = mid + 1;
+                else hi = mid;
+            }
+            out[i * ns + k] = lo;
+        }
+    }
+    tn__gen_unlock(g);
+    TN_FREE(cum);
+    if (bad) return (tn_tensor *)tn__error("%s: %s", fn, bad);
+    return r;
+}
+
+/* On a device or from a Philox generator the same race and inverse CDF through tensor ops
+   (uniforms in p's dtype; the numbers are the generator's own, not PyTorch's). */
 static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacement, tn_generator *gen) {
     const char *fn = "tn_multinomial";
     TN__CHECK_NULL(p);
     if (tn__check_cpu_dtype(fn, p)) return NULL;
-    if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("%s: multinomial only supports floating-point dtypes for input, got: %s", fn, tn_dtype_name(p->dtype));
     if (p->ndim != 1 && p->ndim != 2) return (tn_tensor *)tn__error("%s: prob_dist must be 1 or 2 dim, got shape %s", fn, TN__SHAPE(p));
+    if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("%s: multinomial only supports floating-point dtypes for input, got: %s", fn, tn_dtype_name(p->dtype));
     const int64_t C = p->shape[p->ndim - 1], R = p->ndim == 2 ? p->shape[0] : 1;
-    if (C > ((int64_t)1 << 24)) return (tn_tensor *)tn__error("%s: number of categories cannot exceed 2^24 (got %lld)", fn, (long long)C);
     if (ns <= 0) return (tn_tensor *)tn__error("%s: cannot sample n_sample <= 0 samples (got %lld)", fn, (long long)ns);
     if (!replacement && ns > C)
         return (tn_tensor *)tn__error("%s: cannot sample n_sample > prob_dist.size(-1) samples without replacement (%lld > %lld)", fn, (long long)ns, (long long)C);
+    if (C > ((int64_t)1 << 24)) return (tn_tensor *)tn__error("%s: number of categories cannot exceed 2^24 (got %lld)", fn, (long long)C);
     int64_t oshape[2] = {R, ns};
     if (R == 0) return tn__own(tn__new(TN_I64, p->device, p->ndim == 2 ? oshape : oshape + 1, p->ndim));
-    if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0): no categories", fn);
+    tn_generator *g = gen ? gen : &tn__default_gen;
+    const bool mt = p->device == TN_CPU && g->kind == TN_GEN_MT19937;
+    const bool race = !replacement || ns == 1;
     tn_scope_begin();
     int64_t last = -1, rc2[2] = {R, C};
     tn_tensor *pd = tn_reshape(tn_detach(p), rc2, 2), *r = NULL;
-    tn_tensor *lo = tn_amin(pd, NULL, 0, false), *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
-    tn_tensor *sums = hi ? tn_sum_dims(pd, &last, 1, true) : NULL;
-    bool ok = sums != NULL;
-    if (ok && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY)) ok = (tn__error("%s: probability tensor contains either `inf`, `nan` or element < 0", fn), false);
-    if (ok && tn_item(tn_any(tn_eq_scalar(sums, 0)))) ok = (tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn), false);
-    if (ok && (!replacement || ns == 1)) {
+    bool ok = pd != NULL;
+    tn_tensor *sums = NULL;
+    if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
+        tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
+        sums = tn_sum_dims(pd, &last, 1, true);
+        ok = sums != NULL && (C == 0 || hi != NULL);
+        if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
+            ok = (tn__error(race ? "%s: probability tensor contains either `inf`, `nan` or element < 0"
+                                 : "%s: invalid multinomial distribution (encountering probability entry < 0, infinity or NaN)", fn), false);
+        if (ok && (C == 0 || tn_item(tn_any(tn_eq_scalar(sums, 0))))) ok = (tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn), false);
+    }
+    if (ok && mt) {
+        r = tn__multinomial_mt(p, pd, R, C, ns, replacement, g);
+    } else if (ok && race) {
         tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
         tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
         if (ns == 1) r = tn_argmax_dim(q, -1, true);
