@@ -452,6 +452,20 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). From
    an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. */
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+/* Tensor's in-place samplers: t filled with PyTorch's CPU draws for the same seed (gen NULL:
+   the default; from an mt19937 generator one double per element, in t's memory order, cast
+   to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
+   and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
+   are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
+TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
+TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
+TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
+TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen); /* exp(mean + std z) */
+/* Tensor.random_(from, to): integers uniform in [from, to) in t's dtype; to TN_NONE: up to
+   the dtype's largest value (2^mantissa bits for a float one) included (random_() is
+   tn_random_(t, 0, TN_NONE, NULL)); from and to both TN_NONE: all 64 bits (int64, float64,
+   float32, bfloat16). PyTorch's checks of the range against the dtype. */
+TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen);
 /* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
    default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
    dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),

@@ -231,7 +231,8 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
         }
         return;
     }
-    const bool wide = range >= (UINT64_C(1) << 32) && (dt == TN_I64 || dt == TN_F64 || dt == TN_F32);
+    /* range 0: random_'s full 64 bits (random64() as an int64) */
+    const bool wide = (range == 0 || range >= (UINT64_C(1) << 32)) && (dt == TN_I64 || dt == TN_F64 || dt == TN_F32);
     const float af = (float)a, bf = (float)b;
     for (int64_t i = 0; i < n; i++) {
         if (op == UNIFORM && dt == TN_F32) { ((float *)base)[i] = fmaf(tn__mt_unif32(g), bf - af, af); continue; }
@@ -497,4 +498,203 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
 }
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen) {
     return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, replacement, gen));
+}
+
+/* ---- the in-place samplers: exponential_, geometric_, cauchy_, log_normal_, random_ ----
+   PyTorch's CPU kernels draw one double per element from mt19937 (DistributionsHelper.h's
+   distributions, TransformationHelper.h's transformations) and cast it to the tensor's
+   dtype, element by element in the tensor's memory order (TensorIterator's: the dims by
+   stride). From a Philox generator, or for a device tensor, the same transformations of the
+   generator's own uniforms / normals (the Philox stream, device-independent). */
+typedef enum { TN__EXPONENTIAL, TN__GEOMETRIC, TN__CAUCHY, TN__LOG_NORMAL } tn__sampler;
+static double tn__sample_of(tn__sampler s, double u, double a, double b) {
+    switch (s) {
+    case TN__EXPONENTIAL: return -1.0 / a * log1p(-u);
+    case TN__GEOMETRIC: return ceil(log(u) / log1p(-a));
+    case TN__CAUCHY: return fma(b, tan(3.14159265358979323846 * (u - 0.5)), a);   /* PyTorch's build contracts it */
+    default: return exp(u);   /* TN__LOG_NORMAL: u is the normal a + b z */
+    }
+}
+static double tn__mt_sample(tn_generator *g, tn__sampler s, double a, double b) {
+    if (s == TN__LOG_NORMAL) return exp(fma(tn__mt_normal(g), b, a));
+    return tn__sample_of(s, tn__mt_unif64(g), a, b);
+}
+/* t's dims from the largest stride to the smallest (memory order; stable), and the inverse */
+static void tn__memory_order(const tn_tensor *t, int64_t *perm, int64_t *inv, int64_t *pshape) {
+    for (int i = 0; i < t->ndim; i++) perm[i] = i;
+    for (int i = 1; i < t->ndim; i++)
+        for (int j = i; j > 0 && t->shape[perm[j]] > 1 && (t->shape[perm[j - 1]] <= 1 || t->strides[perm[j]] > t->strides[perm[j - 1]]); j--) {
+            const int64_t k = perm[j]; perm[j] = perm[j - 1]; perm[j - 1] = k;
+        }
+    for (int i = 0; i < t->ndim; i++) { inv[perm[i]] = i; pshape[i] = t->shape[perm[i]]; }
+}
+/* v (t's values in memory order, as pshape) into t */
+static int tn__fill_in_order(tn_tensor *t, tn_tensor *v, const int64_t *inv) {
+    return v ? tn_copy_(t, tn_permute(v, inv, t->ndim)) : -1;
+}
+static tn_tensor *tn__sample_(const char *fn, tn_tensor *t, tn__sampler s, double a, double b, tn_generator *gen) {
+    if (tn_numel(t) == 0) return t;
+    tn_generator *g = gen ? gen : &tn__default_gen;
+    int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], pshape[TN_MAX_DIMS];
+    tn__memory_order(t, perm, inv, pshape);
+    tn_scope_begin();
+    tn_tensor *v = tn__own(tn__new_checked(fn, pshape, t->ndim, TN_F64));
+    if (v && t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
+        double *d = (double *)tn_data_ptr(v);
+        tn__gen_lock(g);
+        for (int64_t i = 0; i < tn_numel(v); i++) d[i] = tn__mt_sample(g, s, a, b);
+        tn__gen_unlock(g);
+    } else if (v) {   /* the counters of t's device, transformed here */
+        const bool normal = s == TN__LOG_NORMAL;
+        tn_tensor *u = tn__random(fn, normal ? NORMAL : UNIFORM, pshape, t->ndim, TN_F64, g, normal ? a : 0, normal ? b : 1, 0, 0, t->device);
+        u = u && t->device != TN_CPU ? tn_to(tn__own(u), TN_CPU) : tn__own(u);
+        double *d = (double *)tn_data_ptr(v);
+        const double *du = u ? (const double *)tn_data_ptr(u) : NULL;
+        for (int64_t i = 0; du && i < tn_numel(v); i++) d[i] = tn__sample_of(s, du[i], a, b);
+        if (!du) v = NULL;
+    }
+    /* to an integer dtype (geometric_) as C++'s static_cast: truncated to int64, then wrapped */
+    if (v && !tn_dtype_is_floating(t->dtype)) v = tn_to_dtype(tn_to_dtype(v, TN_I64), t->dtype);
+    else if (v) v = tn_to_dtype(v, t->dtype);
+    if (v && t->device != TN_CPU) v = tn_to(v, t->device);
+    const int rc = tn__fill_in_order(t, v, inv);
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {
+    if (tn__check_cpu_dtype(fn, t)) return -1;
+    if (!tn_dtype_is_floating(t->dtype))
+        return TN__FAIL_INT("%s: %s distribution is a continuous probability distribution. dtype must be a floating point but you specified %s",
+                            fn, what, tn__torch_type_name(t->dtype));
+    return 0;
+}
+TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen) {
+    const char *fn = "tn_exponential_";
+    TN__CHECK_NULL(t);
+    if (tn__check_sampler_target(fn, "Exponential", t)) return NULL;
+    /* 2025 PyTorch; 1.13 took lambda = 0 (all inf) */
+    if (!(lambd > 0)) return (tn_tensor *)tn__error("%s: exponential_ expects lambda > 0.0, but found lambda=%g", fn, lambd);
+    return TN__AS(fn, tn__sample_(fn, t, TN__EXPONENTIAL, lambd, 0, gen));
+}
+TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
+    const char *fn = "tn_geometric_";
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (!(p > 0 && p < 1)) return (tn_tensor *)tn__error("%s: geometric_ expects p to be in (0, 1), but got p=%g", fn, p);
+    if (t->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for 'Bool'", fn);
+    return TN__AS(fn, tn__sample_(fn, t, TN__GEOMETRIC, p, 0, gen));
+}
+TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen) {
+    const char *fn = "tn_cauchy_";
+    TN__CHECK_NULL(t);
+    /* 2025 PyTorch checks sigma (1.13 drew with any) */
+    if (!(sigma > 0)) return (tn_tensor *)tn__error("%s: cauchy_ expects sigma > 0.0, but found sigma=%g", fn, sigma);
+    if (tn__check_sampler_target(fn, "Cauchy", t)) return NULL;
+    return TN__AS(fn, tn__sample_(fn, t, TN__CAUCHY, median, sigma, gen));
+}
+TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+    const char *fn = "tn_log_normal_";
+    TN__CHECK_NULL(t);
+    if (!(std > 0)) return (tn_tensor *)tn__error("%s: log_normal_ expects std > 0.0, but found std=%g", fn, std);
+    if (tn__check_sampler_target(fn, "LogNormal", t)) return NULL;
+    return TN__AS(fn, tn__sample_(fn, t, TN__LOG_NORMAL, mean, std, gen));
+}
+
+static int tn__float_digits(tn_dtype dt) { return dt == TN_F64 ? 53 : dt == TN_F32 ? 24 : dt == TN_F16 ? 11 : 8; }
+/* static_cast<int64_t>(static_cast<scalar_t>(v)) for a float dtype of `digits` mantissa bits */
+static int64_t tn__round_to_digits(int64_t v, tn_dtype dt) {
+    if (dt == TN_F64) return (int64_t)(double)v;
+    const float f = (float)v;
+    if (dt == TN_F32) return (int64_t)f;
+    int e;
+    const double m = frexp((double)f, &e);   /* half: round f's significand to 11 (8) bits, to nearest even */
+    return (int64_t)ldexp(nearbyint(ldexp(m, dt == TN_F16 ? 11 : 8)), e - (dt == TN_F16 ? 11 : 8));
+}
+/* PyTorch's update_from / update_to: a float dtype's from / to moved inside what it represents */
+static int64_t tn__update_from(int64_t from, tn_dtype dt) {
+    const int64_t fp1 = tn__round_to_digits(from + 1, dt);
+    if (fp1 < from) {
+        int64_t f = from + 1 < 0 ? -(from + 1) : from + 1;
+        int n = 0;
+        while (f >>= 1) ++n;
+        from = fp1 + ((int64_t)1 << (n - tn__float_digits(dt) + 1));
+    }
+    return from;
+}
+static int64_t tn__update_to(int64_t to, tn_dtype dt) {
+    const int64_t tm1 = tn__round_to_digits(to - 1, dt);
+    if (tm1 >= to) {
+        int64_t f = to - 1 < 0 ? -(to - 1) : to - 1;
+        int n = 0;
+        while (f >>= 1) ++n;
+        to = tm1 - ((int64_t)1 << (n - tn__float_digits(dt) + 1));
+    }
+    return to;
+}
+static const char *tn__cpp_type_name(tn_dtype dt) {
+    switch (dt) {
+    case TN_F32: return "float";
+    case TN_F64: return "double";
+    case TN_F16: return "c10::Half";
+    case TN_BF16: return "c10::BFloat16";
+    case TN_I32: return "int";
+    case TN_I64: return "long int";
+    case TN_U8: return "unsigned char";
+    default: return "bool";
+    }
+}
+/* random_(from, to): PyTorch's random_from_to_impl (checks, then uniform_int_from_to draws:
+   random() % range + from, random64() from a 2^32 range in int64/double/float/bfloat16);
+   to TN_NONE: the dtype's largest value (2^digits for a float one) included; from TN_NONE
+   (INT64_MIN) too: all 64 bits of random64(), in int64, double, float or bfloat16. */
+static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
+    const char *fn = "tn_random_";
+    const tn_dtype dt = t->dtype;
+    const bool fl = tn_dtype_is_floating(dt), full = from == INT64_MIN && to == TN_NONE;
+    int64_t last = 0;   /* the largest value drawn */
+    if (to != TN_NONE) {
+        if (from >= to) return (tn_tensor *)tn__error("%s: random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld", fn, (long long)from, (long long)to);
+        if (fl) {
+            from = tn__update_from(from, dt);
+            to = tn__update_to(to, dt);
+            if (from >= to)
+                return (tn_tensor *)tn__error("%s: random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got from=%lld >= to=%lld",
+                                              fn, (long long)from, (long long)to);
+        }
+        last = to - 1;
+    } else if (!full) {
+        last = dt == TN_BOOL ? 1 : dt == TN_U8 ? 255 : dt == TN_I32 ? INT32_MAX : dt == TN_I64 ? INT64_MAX : (int64_t)1 << tn__float_digits(dt);
+        if (fl) {
+            from = tn__update_from(from, dt);
+            if (from >= last)
+                return (tn_tensor *)tn__error("%s: random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to dtype, but got from=%lld > to_inc=%lld",
+                                              fn, (long long)from, (long long)last);
+        }
+    } else if (dt == TN_BOOL || dt == TN_F16) {   /* not in the kernel's dispatch */
+        return (tn_tensor *)tn__error("%s: \"random_full_64_bits_range_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(dt));
+    } else if (dt != TN_I64 && dt != TN_F64 && dt != TN_F32 && dt != TN_BF16) {
+        return (tn_tensor *)tn__error("%s: random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16", fn);
+    }
+    if (!full) {   /* check_from_to_in_range: from and to - 1 within the dtype */
+        const double lo = dt == TN_BOOL || dt == TN_U8 ? 0 : dt == TN_I32 ? INT32_MIN : dt == TN_F16 ? -65504.0 : dt == TN_BF16 ? -3.3895313892515355e38 : -1e300;
+        const double hi = dt == TN_BOOL ? 1 : dt == TN_U8 ? 255 : dt == TN_I32 ? INT32_MAX : -lo;
+        if (!((double)from >= lo && (double)from <= hi)) return (tn_tensor *)tn__error("%s: from is out of bounds for %s", fn, tn__cpp_type_name(dt));
+        if (!((double)last >= lo && (double)last <= hi)) return (tn_tensor *)tn__error("%s: to - 1 is out of bounds for %s", fn, tn__cpp_type_name(dt));
+    }
+    const uint64_t range = full ? 0 : (uint64_t)last - (uint64_t)from + 1;   /* 0: all 64 bits */
+    if (tn_numel(t) == 0) return t;
+    tn_generator *g = gen ? gen : &tn__default_gen;
+    int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], pshape[TN_MAX_DIMS];
+    tn__memory_order(t, perm, inv, pshape);
+    tn_scope_begin();
+    /* the values in memory order, on t's device (Philox counters there); then into t */
+    tn_tensor *v = tn__random(fn, RANDINT, pshape, t->ndim, dt, g, (double)from, (double)last + 1, full ? 0 : from, range, t->device);
+    const int rc = tn__fill_in_order(t, v ? tn__own(v) : NULL, inv);
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype("tn_random_", t)) return NULL;
+    return TN__AS("tn_random_", tn__random_impl(t, from, to, gen));
 }

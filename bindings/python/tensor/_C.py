@@ -238,6 +238,11 @@ tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
 tn_multinomial T T l b G
+tn_exponential_ T T d G
+tn_geometric_ T T d G
+tn_cauchy_ T T d d G
+tn_log_normal_ T T d d G
+tn_random_ T T l l G
 tn_standard_gamma T T G
 tn_standard_gamma_grad T T T
 tn_poisson T T G

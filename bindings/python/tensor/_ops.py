@@ -1480,6 +1480,50 @@ Tensor.normal_ = _normal_
 Tensor.bernoulli_ = _bernoulli_
 
 
+def _exponential_(self, lambd=1.0, *, generator=None):
+    return self._inplace(lib.tn_exponential_(self._ptr, _float(lambd, "exponential_", "lambd"), _gen(generator)))
+
+
+def _geometric_(self, p, *, generator=None):
+    return self._inplace(lib.tn_geometric_(self._ptr, _float(p, "geometric_", "p"), _gen(generator)))
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    return self._inplace(lib.tn_cauchy_(self._ptr, _float(median, "cauchy_", "median"), _float(sigma, "cauchy_", "sigma"),
+                                        _gen(generator)))
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    return self._inplace(lib.tn_log_normal_(self._ptr, _float(mean, "log_normal_", "mean"), _float(std, "log_normal_", "std"),
+                                            _gen(generator)))
+
+
+_NONE64 = -(1 << 63)   # TN_NONE
+
+
+def _random_(self, *args, generator=None, **kw):
+    """random_(), random_(to), random_(from, to) (to None: up to the dtype's largest value)"""
+    if "from" in kw:
+        args = (kw.pop("from"),) + args
+    if "to" in kw:
+        args = (args[0] if args else 0, kw.pop("to"))
+    if kw or len(args) > 2:
+        raise TypeError(f"random_() received an invalid combination of arguments: {len(args)} positional, keywords {sorted(kw)}")
+    if len(args) == 1:
+        args = (0, args[0])
+    from_, to = args if args else (0, None)
+    from_ = _int(from_, "random_", "from")
+    to = _NONE64 if to is None else _int(to, "random_", "to")
+    return self._inplace(lib.tn_random_(self._ptr, from_, to, _gen(generator)))
+
+
+Tensor.exponential_ = _exponential_
+Tensor.geometric_ = _geometric_
+Tensor.cauchy_ = _cauchy_
+Tensor.log_normal_ = _log_normal_
+Tensor.random_ = _random_
+
+
 # --------------------------------------------------------------------------- joining and splitting
 def _tensor_list(tensors, fn):
     if isinstance(tensors, Tensor):   # a tuple or list of tensors, not a tensor to iterate (PyTorch's TypeError)

@@ -103,3 +103,112 @@ def test_multinomial_errors_match_torch():
         assert str(want.value).split("\n")[0] in str(got.value), (p, n, rep, str(got.value))
     e = tn.multinomial(tn.zeros(0, 3), 2)
     assert tuple(e.shape) == (0, 2) and e.dtype == tn.int64
+
+
+# --------------------------------------------------------------------------- in-place samplers
+def _vals(x):
+    if str(x.dtype).split(".")[-1] in ("float16", "bfloat16"):
+        x = x.float()
+    return np.array(x.tolist()).reshape(tuple(x.shape))
+
+
+def same_values(a, b, rtol=0.0):
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], (a.dtype, b.dtype)
+    x, y = _vals(a), _vals(b)
+    assert x.shape == y.shape, (x.shape, y.shape)
+    if rtol:
+        np.testing.assert_allclose(x, y, rtol=rtol, atol=0)
+    else:
+        np.testing.assert_array_equal(x, y)
+
+
+SAMPLERS = [("exponential_", (), {}), ("exponential_", (2.5,), {}), ("geometric_", (0.3,), {}), ("geometric_", (0.01,), {}),
+            ("cauchy_", (), {}), ("cauchy_", (0.3, 1.7), {}), ("log_normal_", (), {}), ("log_normal_", (0.2, 0.5), {})]
+
+
+@pytest.mark.parametrize("s", SEEDS[:3])
+@pytest.mark.parametrize("fn,args,kw", SAMPLERS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_samplers_match_torch(s, fn, args, kw, dtype):
+    seed(s)
+    for n in (0, 1, 5, 16, 17, 300):
+        a = getattr(tn.empty(n, dtype=getattr(tn, dtype)), fn)(*args, **kw)
+        b = getattr(torch.empty(n, dtype=getattr(torch, dtype)), fn)(*args, **kw)
+        # exponential_ in float64: 2025 PyTorch's -log1p(-u), 1.13's -log(1 - u) (the last bit)
+        same_values(a, b, rtol=1e-15 if fn == "exponential_" and dtype == "float64" else 0)
+    # views fill in memory order (a transposed tensor column by column)
+    for make in (lambda L: L.empty(5, 7, dtype=getattr(L, dtype)).t(), lambda L: L.empty(4, 9, dtype=getattr(L, dtype))[:, ::2],
+                 lambda L: L.empty(2, 3, 4, dtype=getattr(L, dtype)).permute(2, 0, 1)):
+        x, y = make(tn), make(torch)
+        rx, ry = getattr(x, fn)(*args, **kw), getattr(y, fn)(*args, **kw)
+        assert rx is x   # in place, returned
+        same_values(rx, ry, rtol=1e-15 if fn == "exponential_" and dtype == "float64" else 0)
+    # and an own generator
+    ga, gb = tn.Generator().manual_seed(s + 5), torch.Generator().manual_seed(s + 5)
+    same_values(getattr(tn.empty(33, dtype=getattr(tn, dtype)), fn)(*args, generator=ga),
+                getattr(torch.empty(33, dtype=getattr(torch, dtype)), fn)(*args, generator=gb),
+                rtol=1e-15 if fn == "exponential_" and dtype == "float64" else 0)
+    in_step()
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_geometric_integer_dtypes(dtype):
+    for s in SEEDS[:3]:
+        seed(s)
+        same_values(tn.empty(200, dtype=getattr(tn, dtype)).geometric_(0.05), torch.empty(200, dtype=getattr(torch, dtype)).geometric_(0.05))
+        in_step()
+
+
+RANDOM_ARGS = [(), (10,), (-3, 10), (0, 2**32), (-2**40, 2**40), (5, None), (-2**63, None)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "bool", "float16", "bfloat16"])
+@pytest.mark.parametrize("args", RANDOM_ARGS, ids=str)
+def test_random_matches_torch(dtype, args):
+    for s in SEEDS[:3]:
+        results = []
+        for lib in (tn, torch):
+            lib.manual_seed(s)
+            try:
+                with __import__("warnings").catch_warnings():
+                    __import__("warnings").simplefilter("ignore")   # torch's "out of bounds [-(2^24), 2^24]" warning
+                    results.append((lib.empty(40, dtype=getattr(lib, dtype)).random_(*args), lib.empty(3, 4, dtype=getattr(lib, dtype)).t().random_(*args)))
+            except RuntimeError as e:
+                results.append(str(e).split("\n")[0])
+        a, b = results
+        if isinstance(b, str):
+            assert isinstance(a, str) and b.strip('"') in a, (a, b)
+            continue
+        assert not isinstance(a, str), a
+        for x, y in zip(a, b):
+            same_values(x, y)
+        in_step()
+
+
+def test_random_keywords_and_errors():
+    seed(2)
+    same_values(tn.empty(9, dtype=tn.int64).random_(to=7), torch.empty(9, dtype=torch.int64).random_(to=7))
+    same_values(tn.empty(9, dtype=tn.int64).random_(-2, to=7), torch.empty(9, dtype=torch.int64).random_(-2, to=7))
+    in_step()
+    for lib in (tn, torch):
+        with pytest.raises(RuntimeError, match="to - 1 is out of bounds for unsigned char"):
+            lib.empty(3, dtype=lib.uint8).random_(0, 300)
+        with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
+            lib.empty(3).random_(-5)
+        with pytest.raises(RuntimeError, match="geometric_ expects p to be in"):
+            lib.empty(3).geometric_(1.0)
+        with pytest.raises(RuntimeError, match="log_normal_ expects std > 0.0"):
+            lib.empty(3).log_normal_(0, 0)
+        with pytest.raises(RuntimeError):
+            lib.zeros(3, requires_grad=True).exponential_()
+
+
+def test_distributions_sample_as_torch():
+    """Exponential and Cauchy draw through exponential_ / cauchy_, as torch's do"""
+    rate, loc, scale = [1.0, 2.5, 0.3], [0.0, 1.0], [1.0, 0.5]
+    for s in SEEDS[:3]:
+        seed(s)
+        same_values(tn.distributions.Exponential(tn.tensor(rate)).sample((4,)), torch.distributions.Exponential(torch.tensor(rate)).sample((4,)))
+        same_values(tn.distributions.Cauchy(tn.tensor(loc), tn.tensor(scale)).rsample((3,)),
+                    torch.distributions.Cauchy(torch.tensor(loc), torch.tensor(scale)).rsample((3,)))
+        in_step()
