@@ -1,11 +1,13 @@
 /* issue 20's remainders on random streams: torch.multinomial and Tensor's in-place samplers
-   (exponential_, geometric_, cauchy_, log_normal_, random_) from the default (mt19937)
+   (exponential_, geometric_, cauchy_, log_normal_, random_), _standard_gamma and
+   _sample_dirichlet from the default (mt19937)
    generator give the numbers PyTorch 1.13 printed for the same seeds (hard-coded here;
    bindings/python/tests/test_rng_more.py compares with torch live): with and without
    replacement, 1-d and 2-d, float32 and float64, transposed tensors, and PyTorch's errors. */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
+#include <float.h>
 
 static bool same_i64(tn_tensor *t, const int64_t *want, int64_t n) {
     if (!t || tn_get_dtype(t) != TN_I64 || tn_numel(t) != n) return false;
@@ -246,6 +248,32 @@ TEST(samplers_philox) {
     tn_scope_end();
 }
 
+/* torch._standard_gamma and torch._sample_dirichlet (Gamma, Beta, Chi2, StudentT, Dirichlet
+   sample through them): PyTorch 1.13's numbers, float32 with the kernel's float steps */
+TEST(gamma_dirichlet_match_pytorch) {
+    tn_scope_begin();
+    tn_tensor *a = tn_from_data((const float[]){0.3f, 1.0f, 2.5f, 7.0f, 0.05f, 40.0f}, TN_SHAPE(6), TN_F32);
+    tn_manual_seed(8);
+    CHECK_MSG(same_f32(tn_standard_gamma(a, NULL), (const float[]){0.00364979147f, 0.509834588f, 1.23018098f, 10.0003309f, 9.04324833e-14f, 49.3787079f}, 6),
+              "_standard_gamma float32 seed 8");
+    CHECK_MSG(close_f64(tn_standard_gamma(tn_to_dtype(a, TN_F64), NULL), (const double[]){0.5628818833746596, 0.535907921037244, 4.870564950121049, 9.781480832490907,
+                                                                                         3.5935617014093866e-12, 45.358392394913785}, 6, 0),
+              "_standard_gamma float64 after, to the bit");
+    CHECK_MSG(next_uniforms((const double[]){0.5053809516769739, 0.7668557747400309}), "rand(2) after the gammas");
+    tn_manual_seed(1);
+    CHECK_MSG(same_f32(tn_standard_gamma(tn_from_data((const float[]){0, 1e-30f}, TN_SHAPE(2), TN_F32), NULL), (const float[]){FLT_MIN, FLT_MIN}, 2),
+              "_standard_gamma of 0 and 1e-30: float32's smallest normal");
+    tn_tensor *c = tn_from_data((const float[]){0.5f, 1.0f, 2.0f, 3.0f, 0.2f, 1.0f}, TN_SHAPE(2, 3), TN_F32);
+    tn_manual_seed(9);
+    CHECK_MSG(same_f32(tn_sample_dirichlet(c, NULL), (const float[]){0.41049844f, 0.0862338766f, 0.503267705f, 0.828372777f, 0.00158403022f, 0.1700432f}, 6),
+              "_sample_dirichlet float32 seed 9");
+    tn_manual_seed(9);
+    CHECK_MSG(close_f64(tn_sample_dirichlet(tn_to_dtype(c, TN_F64), NULL), (const double[]){0.4104984458026845, 0.0862338759328442, 0.5032676782644712,
+                                                                                           0.8283727660980051, 0.0015840302397073544, 0.1700432036622875}, 6, 1e-15),
+              "_sample_dirichlet float64 seed 9");
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(multinomial_matches_pytorch);
     RUN(multinomial_errors_as_pytorch);
@@ -255,6 +283,7 @@ int main(void) {
     RUN(random_matches_pytorch);
     RUN(sampler_errors_as_pytorch);
     RUN(samplers_philox);
+    RUN(gamma_dirichlet_match_pytorch);
     CHECK(tn_memory_stats_get().live_tensors == 0);
     return tn_test_report();
 }

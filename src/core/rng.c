@@ -115,6 +115,14 @@ TNDEF uint32_t tn_generator_random(tn_generator *g) {
     return v;
 }
 TNDEF double tn_generator_uniform(tn_generator *g) { return (double)(tn_generator_random64(g) & ((UINT64_C(1) << 53) - 1)) * 0x1.0p-53; }
+/* normal_distribution<double>(0, 1) of an mt19937 generator, its cached sine half included
+   (the samplers of src/nn/samplers.c draw their normals so) */
+static double tn__gen_mt_normal(tn_generator *g) {
+    tn__gen_lock(g);
+    const double z = tn__mt_normal(g);
+    tn__gen_unlock(g);
+    return z;
+}
 
 /* PyTorch's CPUGeneratorImplState: {uint64 seed; int left, seeded; uint64 next; uint64
    state[624]; double normal_x, normal_y, normal_rho; int normal_is_valid; (pad) float
