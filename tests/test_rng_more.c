@@ -274,6 +274,16 @@ TEST(gamma_dirichlet_match_pytorch) {
     tn_scope_end();
 }
 
+/* F.rrelu(training=True): a uniform slope in [lower, upper) for each x <= 0 only, in order */
+TEST(rrelu_noise_matches_pytorch) {
+    tn_scope_begin();
+    tn_tensor *x = tn_from_data((const float[]){-1, 2, -0.5f, 0, 3, -2}, TN_SHAPE(6), TN_F32);
+    tn_manual_seed(12);
+    CHECK_MSG(same_f32(tn_rrelu(x, 0.1, 0.4, true), (const float[]){-0.317649961f, 2, -0.143265262f, 0, 3, -0.258961022f}, 6), "rrelu(training) seed 12");
+    CHECK_MSG(next_uniforms((const double[]){0.8495237114325871, 0.5938825769253581}), "rand(2) after rrelu: four draws, for the four x <= 0");
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(multinomial_matches_pytorch);
     RUN(multinomial_errors_as_pytorch);
@@ -284,6 +294,7 @@ int main(void) {
     RUN(sampler_errors_as_pytorch);
     RUN(samplers_philox);
     RUN(gamma_dirichlet_match_pytorch);
+    RUN(rrelu_noise_matches_pytorch);
     CHECK(tn_memory_stats_get().live_tensors == 0);
     return tn_test_report();
 }

@@ -233,3 +233,24 @@ def test_gamma_family_samples_as_torch(dtype):
         same_values(tn._standard_gamma(tn.full((50,), 0.7, dtype=getattr(tn, dtype))),
                     torch._standard_gamma(torch.full((50,), 0.7, dtype=getattr(torch, dtype))))
         in_step()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rrelu_training_noise_as_torch(dtype):
+    """F.rrelu(training=True): a uniform slope drawn only where x <= 0, in x's element order"""
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(5, 7, generator=g, dtype=getattr(torch, dtype))
+    x[0, 0], x[1, 1] = 0.0, float("nan")
+    for s in SEEDS[:3]:
+        seed(s)
+        a = tn.nn.functional.rrelu(ours(x), 0.1, 0.4, training=True)
+        b = torch.nn.functional.rrelu(x, 0.1, 0.4, training=True)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        same_values(tn.nn.RReLU()(ours(x).t()), torch.nn.RReLU()(x.t()))   # a transposed input: its values in order
+        in_step()
+    # the gradient is the noise
+    seed(1)
+    xa, xb = ours(x).requires_grad_(), x.clone().requires_grad_()
+    tn.nn.functional.rrelu(xa, training=True).sum().backward()
+    torch.nn.functional.rrelu(xb, training=True).sum().backward()
+    np.testing.assert_array_equal(xa.grad.numpy(), xb.grad.numpy())
