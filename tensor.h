@@ -977,6 +977,11 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
 TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out);
 /* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.isclose elementwise (bool, broadcast): a == b, or both finite with |a - b| <= atol +
+   |rtol b| computed in their dtype (bool as the default float dtype); NaNs equal if
+   equal_nan. Same dtypes, rtol and atol >= 0, as PyTorch. Positional, as tn_allclose
+   (PyTorch's defaults rtol 1e-5, atol 1e-8, equal_nan false). */
+TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
 
 /* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
@@ -1798,6 +1803,20 @@ TN__KW_STRUCT(tn_pdist_fn_opts);
 TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts opts);
 #define tn_pdist(...) tn_pdist_opts(TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options);
+/* torch.dist: the p-norm (.p, default 2; pdist's options) of a - b, broadcast; differentiable. */
+TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts opts);
+#define tn_dist(a, ...) tn_dist_opts(a, TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options);
+/* F.normalize: x / max(||x||_p along dim, eps), the norm kept and broadcast (.p 2, .dim 1,
+   .eps 1e-12, PyTorch's defaults); differentiable. */
+#define TN_FIELDS_tn_normalize_fn_opts(X) \
+    X(D, p,   2,     "") \
+    X(I, dim, 1,     "") \
+    X(D, eps, 1e-12, "")
+TN__KW_STRUCT(tn_normalize_fn_opts);
+TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts opts);
+#define tn_normalize(...) tn_normalize_opts(TN__POS_KW(tn_normalize_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_normalize_str(tn_tensor *x, const char *options);
 /* torch.cov of the rows (variables) of a 1-/2-d input: .correction (default 1), .fweights
    (integers) and .aweights (floats), NULL for none (tensors: the option text cannot give them). */
 #define TN_FIELDS_tn_cov_fn_opts(X) \
@@ -4917,6 +4936,9 @@ static const tn__kwkey tn__kw_cdist[] = {TN_FIELDS_tn_cdist_fn_opts(TN__KW_ROW)}
 #define TN__KW_T tn_pdist_fn_opts
 static const tn__kwkey tn__kw_pdist[] = {TN_FIELDS_tn_pdist_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_normalize_fn_opts
+static const tn__kwkey tn__kw_normalize[] = {TN_FIELDS_tn_normalize_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_cov_fn_opts
 static const tn__kwkey tn__kw_cov[] = {TN_FIELDS_tn_cov_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -7645,7 +7667,7 @@ static tn_tensor *tn__sample_(const char *fn, tn_tensor *t, tn__sampler s, doubl
     } else if (v) {   /* the counters of t's device, transformed here */
         const bool normal = s == TN__LOG_NORMAL;
         tn_tensor *u = tn__random(fn, normal ? NORMAL : UNIFORM, pshape, t->ndim, TN_F64, g, normal ? a : 0, normal ? b : 1, 0, 0, t->device);
-        u = u && t->device != TN_CPU ? tn_to(tn__own(u), TN_CPU) : tn__own(u);
+        if (u && t->device != TN_CPU) u = tn_to(u, TN_CPU);   /* tn__random's results are the scope's */
         double *d = (double *)tn_data_ptr(v);
         const double *du = u ? (const double *)tn_data_ptr(u) : NULL;
         for (int64_t i = 0; du && i < tn_numel(v); i++) d[i] = tn__sample_of(s, du[i], a, b);
@@ -7787,7 +7809,7 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
     tn_scope_begin();
     /* the values in memory order, on t's device (Philox counters there); then into t */
     tn_tensor *v = tn__random(fn, RANDINT, pshape, t->ndim, dt, g, (double)from, (double)last + 1, full ? 0 : from, range, t->device);
-    const int rc = tn__fill_in_order(t, v ? tn__own(v) : NULL, inv);
+    const int rc = tn__fill_in_order(t, v, inv);   /* v: the scope's */
     tn_scope_end();
     return rc ? NULL : t;
 }
@@ -11148,6 +11170,26 @@ TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, boo
     return r;
 }
 
+static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+    TN__CHECK_NULL(a, b);
+    if (a->dtype != b->dtype) return (tn_tensor *)tn__error("tn_isclose: %s did not match %s", tn__torch_type_name(a->dtype), tn__torch_type_name(b->dtype));
+    if (!(rtol >= 0)) return (tn_tensor *)tn__error("tn_isclose: rtol must be greater than or equal to zero, but got %g", rtol);
+    if (!(atol >= 0)) return (tn_tensor *)tn__error("tn_isclose: atol must be greater than or equal to zero, but got %g", atol);
+    tn_scope_begin();
+    tn_tensor *close = tn_eq(a, b);
+    if (close && equal_nan && tn_dtype_is_floating(a->dtype)) close = tn_logical_or(close, tn_logical_and(tn_isnan(a), tn_isnan(b)));
+    if (close && (rtol != 0 || atol != 0)) {
+        /* in the inputs' dtype, as PyTorch (bools as the default float dtype) */
+        tn_tensor *ca = a->dtype == TN_BOOL ? tn_to_dtype(a, tn_get_default_dtype()) : a, *cb = a->dtype == TN_BOOL ? tn_to_dtype(b, tn_get_default_dtype()) : b;
+        tn_tensor *err = tn_abs(tn_sub(ca, cb)), *allowed = tn_add_scalar(tn_abs(tn_mul_scalar(cb, rtol)), atol);
+        close = tn_logical_or(close, tn_logical_and(tn_isfinite(err), tn_le(err, allowed)));
+    }
+    return tn__scope_return(close);
+}
+TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+    return TN__AS("tn_isclose", tn__isclose_impl(a, b, rtol, atol, equal_nan));
+}
+
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b) {
     if (a && b && (tn__check_cpu_dtype("tn_equal", a) || tn__check_cpu_dtype("tn_equal", b))) return false;
     if (!a || !b || a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t))) return false;
@@ -14371,6 +14413,25 @@ static tn_tensor *tn__pdist_impl(tn_tensor *x, double p) {
 TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts o) { return tn__grad_name(TN__AS("tn_pdist", tn__pdist_impl(x, o.p)), "PdistBackward0"); }
 TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options) {
     TN__KW_STR(tn_pdist_fn_opts, pdist, "tn_pdist", options, tn_pdist_opts(x, o));
+}
+static tn_tensor *tn__dist_impl(tn_tensor *a, tn_tensor *b, double p) {
+    TN__CHECK_NULL(a, b);
+    tn_scope_begin();
+    return tn__scope_return(tn_norm(tn_sub(a, b), p));
+}
+TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts o) { return TN__AS("tn_dist", tn__dist_impl(a, b, o.p)); }
+TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_pdist_fn_opts, pdist, "tn_dist", options, tn_dist_opts(a, b, o));
+}
+static tn_tensor *tn__normalize_impl(tn_tensor *x, tn_normalize_fn_opts o) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, o.p, &o.dim, 1, true), o.eps);
+    return tn__scope_return(n ? tn_div(x, tn_expand(n, x->shape, x->ndim)) : NULL);
+}
+TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts o) { return TN__AS("tn_normalize", tn__normalize_impl(x, o)); }
+TNDEF tn_tensor *tn_normalize_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_normalize_fn_opts, normalize, "tn_normalize", options, tn_normalize_opts(x, o));
 }
 
 /* ---- covariance ---- */

@@ -960,6 +960,11 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
 TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out);
 /* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.isclose elementwise (bool, broadcast): a == b, or both finite with |a - b| <= atol +
+   |rtol b| computed in their dtype (bool as the default float dtype); NaNs equal if
+   equal_nan. Same dtypes, rtol and atol >= 0, as PyTorch. Positional, as tn_allclose
+   (PyTorch's defaults rtol 1e-5, atol 1e-8, equal_nan false). */
+TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
 
 /* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
@@ -1711,6 +1716,20 @@ TN__KW_STRUCT(tn_pdist_fn_opts);
 TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts opts);
 #define tn_pdist(...) tn_pdist_opts(TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options);
+/* torch.dist: the p-norm (.p, default 2; pdist's options) of a - b, broadcast; differentiable. */
+TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts opts);
+#define tn_dist(a, ...) tn_dist_opts(a, TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options);
+/* F.normalize: x / max(||x||_p along dim, eps), the norm kept and broadcast (.p 2, .dim 1,
+   .eps 1e-12, PyTorch's defaults); differentiable. */
+#define TN_FIELDS_tn_normalize_fn_opts(X) \
+    X(D, p,   2,     "") \
+    X(I, dim, 1,     "") \
+    X(D, eps, 1e-12, "")
+TN__KW_STRUCT(tn_normalize_fn_opts);
+TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts opts);
+#define tn_normalize(...) tn_normalize_opts(TN__POS_KW(tn_normalize_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_normalize_str(tn_tensor *x, const char *options);
 /* torch.cov of the rows (variables) of a 1-/2-d input: .correction (default 1), .fweights
    (integers) and .aweights (floats), NULL for none (tensors: the option text cannot give them). */
 #define TN_FIELDS_tn_cov_fn_opts(X) \

@@ -15,8 +15,7 @@ static bool same_i64(tn_tensor *t, const int64_t *want, int64_t n) {
     const int64_t *v = (const int64_t *)tn_data_ptr(c);
     bool ok = true;
     for (int64_t i = 0; i < n; i++) ok = ok && v[i] == want[i];
-    tn_release(c);
-    return ok;
+    return ok;   /* c belongs to the caller's scope */
 }
 static bool same_f32(tn_tensor *t, const float *want, int64_t n) {
     if (!t || tn_get_dtype(t) != TN_F32 || tn_numel(t) != n) return false;
@@ -24,8 +23,7 @@ static bool same_f32(tn_tensor *t, const float *want, int64_t n) {
     const float *v = (const float *)tn_data_ptr(c);
     bool ok = true;
     for (int64_t i = 0; i < n; i++) ok = ok && v[i] == want[i];
-    tn_release(c);
-    return ok;
+    return ok;   /* c belongs to the caller's scope */
 }
 /* float64 to a relative 1e-15: 2025 PyTorch's log1p(-u) where 1.13 (which printed these) took log(1 - u) */
 static bool close_f64(tn_tensor *t, const double *want, int64_t n, double rtol) {
@@ -34,8 +32,7 @@ static bool close_f64(tn_tensor *t, const double *want, int64_t n, double rtol) 
     const double *v = (const double *)tn_data_ptr(c);
     bool ok = true;
     for (int64_t i = 0; i < n; i++) ok = ok && fabs(v[i] - want[i]) <= rtol * fabs(want[i]);
-    tn_release(c);
-    return ok;
+    return ok;   /* c belongs to the caller's scope */
 }
 /* the next draws of the default stream: both libraries advanced it alike */
 static bool next_uniforms(const double *want) {
@@ -284,6 +281,62 @@ TEST(rrelu_noise_matches_pytorch) {
     tn_scope_end();
 }
 
+/* ---- ops that lived only in the Python package, now in C: isclose, dist, F.normalize ---- */
+static tn_tensor *f_normalize(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_normalize(tn_transpose(in[0], 0, 1), .dim = -1); }   /* strided */
+static tn_tensor *f_normalize_p3(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_normalize(in[0], .p = 3, .dim = 0); }
+static tn_tensor *f_dist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_dist(in[0], in[1]); }
+static tn_tensor *f_dist_p3(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_dist(in[0], in[1], .p = 3); }
+
+static bool close_vals(tn_tensor *t, const double *want, int64_t n) {
+    return t && tn_numel(t) == n && close_f64(tn_to_dtype(t, TN_F64), want, n, 1e-15);
+}
+
+TEST(isclose_dist_normalize_as_pytorch) {
+    tn_scope_begin();
+    tn_tensor *x = tn_from_data((const double[]){3, -4, 0.5, 0, 0, 0}, TN_SHAPE(2, 3), TN_F64);
+    /* F.normalize: the norm clamped at eps, so a zero row stays zero */
+    CHECK_MSG(close_vals(tn_normalize(x), (const double[]){0.5970223141259935, -0.7960297521679913, 0.09950371902099892, 0, 0, 0}, 6), "normalize(x)");
+    tn_tensor *n1 = tn_normalize(x, .p = 1, .dim = 0);
+    const double n1w[6] = {1, -1, 1, 0, 0, 0};
+    CHECK_MSG(n1 && tn_numel(n1) == 6 && close_f64(n1, n1w, 6, 0), "normalize(x, p=1, dim=0)");
+    CHECK(tn_normalize_str(x, "p=1, dim=0") && tn_equal(tn_normalize_str(x, "p=1, dim=0"), n1));
+    CHECK_ERR(tn_normalize_str(x, "q=1"), "tn_normalize: unknown option 'q'");
+    CHECK_ERR(tn_normalize(x, .dim = 5), "tn_normalize");
+    /* dist: the p-norm of the broadcast difference */
+    tn_tensor *y = tn_from_data((const double[]){1, 2, -1}, TN_SHAPE(3), TN_F64);
+    CHECK_MSG(close_vals(tn_dist(x, y), (const double[]){6.946221994724902}, 1), "dist(x, y)");
+    CHECK_MSG(close_vals(tn_dist(x, y, .p = 1), (const double[]){13.5}, 1), "dist(x, y, 1)");
+    CHECK_MSG(close_vals(tn_dist_str(x, y, "p=inf"), (const double[]){6}, 1), "dist(x, y, inf)");
+    CHECK(tn_ndim(tn_dist(x, y)) == 0);
+    CHECK_ERR(tn_dist(x, tn_ones(TN_SHAPE(4), TN_F64)), "tn_dist");
+    /* isclose: equal, or finite within atol + |rtol b|; NaN only with equal_nan; ints with tolerances */
+    tn_tensor *a = tn_from_data((const float[]){1, 1.0001f, NAN, INFINITY, 2}, TN_SHAPE(5), TN_F32);
+    tn_tensor *b = tn_from_data((const float[]){1, 1, NAN, INFINITY, INFINITY}, TN_SHAPE(5), TN_F32);
+    tn_tensor *c = tn_isclose(a, b, 1e-5, 1e-8, false);
+    CHECK(c && tn_get_dtype(c) == TN_BOOL && same_i64(tn_to_dtype(c, TN_I64), (const int64_t[]){1, 0, 0, 1, 0}, 5));
+    CHECK(same_i64(tn_to_dtype(tn_isclose(a, b, 1e-5, 1e-8, true), TN_I64), (const int64_t[]){1, 0, 1, 1, 0}, 5));
+    tn_tensor *i1 = tn_from_data((const int64_t[]){1, 100, 1000}, TN_SHAPE(3), TN_I64), *i2 = tn_from_data((const int64_t[]){1, 101, 1001}, TN_SHAPE(3), TN_I64);
+    CHECK(same_i64(tn_to_dtype(tn_isclose(i1, i2, 0.001, 0, false), TN_I64), (const int64_t[]){1, 0, 1}, 3));
+    tn_tensor *bc = tn_isclose(tn_zeros(TN_SHAPE(2, 1), TN_F32), tn_full(TN_SHAPE(3), 1e-9, TN_F32), 1e-5, 1e-8, false);
+    CHECK(bc && tn_ndim(bc) == 2 && tn_shape(bc)[0] == 2 && tn_shape(bc)[1] == 3 && tn_item(tn_all(bc)) == 1);
+    CHECK_ERR(tn_isclose(a, tn_to_dtype(b, TN_F64), 1e-5, 1e-8, false), "Float did not match Double");
+    CHECK_ERR(tn_isclose(a, b, -1, 1e-8, false), "rtol must be greater than or equal to zero, but got -1");
+    CHECK_ERR(tn_isclose(a, b, 1e-5, -1, false), "atol must be greater than or equal to zero, but got -1");
+    /* gradients in float64 on random inputs (normalize's through a transposed view) */
+    tn_manual_seed(0);
+    tn_tensor *r = tn_randn(TN_SHAPE(3, 4), TN_F64), *s2 = tn_randn(TN_SHAPE(4), TN_F64);
+    CHECK(tn_requires_grad_(r, true) == 0 && tn_requires_grad_(s2, true) == 0);
+    tn_tensor *ins[2] = {r, s2};
+    CHECK(tn_gradcheck(f_normalize, ins, 1, NULL, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradcheck(f_normalize_p3, ins, 1, NULL, 1e-6, 1e-5, 1e-3));
+    tn_clear_error();
+    CHECK_MSG(tn_gradgradcheck(f_normalize, ins, 1, NULL, 1e-6, 1e-5, 1e-3), "gradgradcheck normalize: %s", tn_last_error());
+    CHECK(tn_gradcheck(f_dist, ins, 2, NULL, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradcheck(f_dist_p3, ins, 2, NULL, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradgradcheck(f_dist, ins, 2, NULL, 1e-6, 1e-5, 1e-3));
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(multinomial_matches_pytorch);
     RUN(multinomial_errors_as_pytorch);
@@ -295,6 +348,7 @@ int main(void) {
     RUN(samplers_philox);
     RUN(gamma_dirichlet_match_pytorch);
     RUN(rrelu_noise_matches_pytorch);
+    RUN(isclose_dist_normalize_as_pytorch);
     CHECK(tn_memory_stats_get().live_tensors == 0);
     return tn_test_report();
 }

@@ -555,7 +555,7 @@ static tn_tensor *tn__sample_(const char *fn, tn_tensor *t, tn__sampler s, doubl
     } else if (v) {   /* the counters of t's device, transformed here */
         const bool normal = s == TN__LOG_NORMAL;
         tn_tensor *u = tn__random(fn, normal ? NORMAL : UNIFORM, pshape, t->ndim, TN_F64, g, normal ? a : 0, normal ? b : 1, 0, 0, t->device);
-        u = u && t->device != TN_CPU ? tn_to(tn__own(u), TN_CPU) : tn__own(u);
+        if (u && t->device != TN_CPU) u = tn_to(u, TN_CPU);   /* tn__random's results are the scope's */
         double *d = (double *)tn_data_ptr(v);
         const double *du = u ? (const double *)tn_data_ptr(u) : NULL;
         for (int64_t i = 0; du && i < tn_numel(v); i++) d[i] = tn__sample_of(s, du[i], a, b);
@@ -697,7 +697,7 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
     tn_scope_begin();
     /* the values in memory order, on t's device (Philox counters there); then into t */
     tn_tensor *v = tn__random(fn, RANDINT, pshape, t->ndim, dt, g, (double)from, (double)last + 1, full ? 0 : from, range, t->device);
-    const int rc = tn__fill_in_order(t, v ? tn__own(v) : NULL, inv);
+    const int rc = tn__fill_in_order(t, v, inv);   /* v: the scope's */
     tn_scope_end();
     return rc ? NULL : t;
 }

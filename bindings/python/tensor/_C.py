@@ -361,6 +361,7 @@ tn_addcdiv_ T T T T d
 tn_result_type D A i
 tn_broadcast_shapes i L i L i L
 tn_allclose b T T d d b
+tn_isclose T T T d d b
 tn_equal b T T
 tn_sum T T
 tn_sum_dims T T L i b
@@ -475,6 +476,8 @@ tn_linalg_cond T T s
 tn_einsum T s A i
 tn_cdist_str T T T s
 tn_pdist_str T T s
+tn_dist_str T T T s
+tn_normalize_str T T s
 tn_cov_opts T T V
 tn_corrcoef T T
 tn_softmax T T l

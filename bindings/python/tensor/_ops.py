@@ -481,23 +481,7 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 @_method("isclose")
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     o = _tensor_arg(other, "isclose", "other")
-    if self.dtype is not o.dtype:
-        raise RuntimeError(f"{self.dtype} did not match {o.dtype}")
-    if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
-    close = self.eq(o)
-    if equal_nan and (self.is_floating_point() or o.is_floating_point()):
-        close = close.logical_or(self.isnan().logical_and(o.isnan()))
-    if rtol == 0 and atol == 0:
-        return close
-    # PyTorch's: bools compare as the default dtype; integers with their tolerances too
-    a = self.to(_default_dtype[0]) if self.dtype is bool_ else self
-    b = o.to(_default_dtype[0]) if o.dtype is bool_ else o
-    diff = a.sub(b).abs()
-    tol = b.mul(rtol).abs().add(atol)
-    return close.logical_or(diff.le(tol).logical_and(diff.isfinite()))
+    return _wrap(lib.tn_isclose(self._ptr, o._ptr, _float(rtol, "isclose", "rtol"), _float(atol, "isclose", "atol"), bool(equal_nan)))
 
 
 @_method("equal")
@@ -1802,7 +1786,7 @@ Tensor.__rdiv__ = Tensor.__rtruediv__
 
 @_method("dist")
 def dist(self, other, p=2):
-    return (self - _tensor_arg(other, "dist", "other")).norm(p)
+    return _wrap(lib.tn_dist_str(self._ptr, _tensor_arg(other, "dist", "other")._ptr, _kw_text(p=_float(p, "dist", "p"))))
 
 
 @_method("renorm")

@@ -254,3 +254,66 @@ def test_rrelu_training_noise_as_torch(dtype):
     tn.nn.functional.rrelu(xa, training=True).sum().backward()
     torch.nn.functional.rrelu(xb, training=True).sum().backward()
     np.testing.assert_array_equal(xa.grad.numpy(), xb.grad.numpy())
+
+
+# --------------------------------------------------------------------------- moved from Python to C
+def _pair(shape, dtype="float64", s=0):
+    g = torch.Generator().manual_seed(s)
+    x = torch.randn(shape, generator=g, dtype=getattr(torch, dtype))
+    return x, ours(x)
+
+
+@pytest.mark.parametrize("p,dim", [(2.0, 1), (1.0, -1), (3.0, 0), (float("inf"), 2), (0.5, 1)])
+def test_normalize_is_c_and_matches_torch(p, dim):
+    x, xt = _pair((3, 4, 5))
+    for a, b in ((xt, x), (xt.transpose(0, 2), x.transpose(0, 2)), (xt[:, ::2], x[:, ::2])):
+        np.testing.assert_allclose(tn.nn.functional.normalize(a, p, dim).numpy(), torch.nn.functional.normalize(b, p, dim).numpy(),
+                                   rtol=1e-12, atol=1e-15)
+    z = tn.nn.functional.normalize(tn.zeros(2, 3))
+    assert not bool(z.isnan().any())     # eps keeps a zero row zero
+    # gradients as torch's (float64)
+    a, b = xt.clone().requires_grad_(), x.clone().requires_grad_()
+    (tn.nn.functional.normalize(a, p, dim) ** 3).sum().backward()
+    (torch.nn.functional.normalize(b, p, dim) ** 3).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [2, 1, 0, 3.5, float("inf"), float("-inf")])
+def test_dist_is_c_and_matches_torch(p):
+    x, xt = _pair((3, 4))
+    y, yt = _pair((4,), s=1)
+    np.testing.assert_allclose(tn.dist(xt, yt, p).numpy(), torch.dist(x, y, p).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(xt.t().dist(yt[:, None], p).numpy(), x.t().dist(y[:, None], p).numpy(), rtol=1e-12)
+    assert tn.dist(xt, yt, p).ndim == 0
+    if p not in (0, float("inf"), float("-inf")):
+        a, b = xt.clone().requires_grad_(), x.clone().requires_grad_()
+        tn.dist(a, yt, p).backward()
+        torch.dist(b, y, p).backward()
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
+    with pytest.raises(RuntimeError):
+        tn.dist(xt, tn.ones(5, dtype=tn.float64))
+
+
+def test_isclose_is_c_and_matches_torch():
+    nan, inf = float("nan"), float("inf")
+    cases = [([1.0, 1.0001, nan, inf, 2.0, -inf], [1.0, 1.0, nan, inf, inf, -inf], {}),
+             ([1.0, 1.0001, nan, inf], [1.0, 1.0, nan, inf], dict(equal_nan=True)),
+             ([1.0, 1.1, 1e-9], [1.0, 1.0, 0.0], dict(rtol=0.2, atol=0)),
+             ([1.0, 1.1], [1.0, 1.0], dict(rtol=0, atol=0))]
+    for a, b, kw in cases:
+        for dt in ("float32", "float64"):
+            np.testing.assert_array_equal(tn.isclose(tn.tensor(a, dtype=getattr(tn, dt)), tn.tensor(b, dtype=getattr(tn, dt)), **kw).numpy(),
+                                          torch.isclose(torch.tensor(a, dtype=getattr(torch, dt)), torch.tensor(b, dtype=getattr(torch, dt)), **kw).numpy())
+    ints = ([1, 100, 1000], [1, 101, 1001])
+    np.testing.assert_array_equal(tn.isclose(tn.tensor(ints[0]), tn.tensor(ints[1]), rtol=0.001, atol=0).numpy(),
+                                  torch.isclose(torch.tensor(ints[0]), torch.tensor(ints[1]), rtol=0.001, atol=0).numpy())
+    np.testing.assert_array_equal(tn.tensor([True, False]).isclose(tn.tensor([True, True])).numpy(),
+                                  torch.tensor([True, False]).isclose(torch.tensor([True, True])).numpy())
+    x, xt = _pair((3, 1))
+    y, yt = _pair((4,), s=2)
+    np.testing.assert_array_equal(tn.isclose(xt, yt, rtol=2.0).numpy(), torch.isclose(x, y, rtol=2.0).numpy())   # broadcast
+    for bad in (dict(rtol=-1), dict(atol=-1)):
+        with pytest.raises(RuntimeError, match="must be greater than or equal to zero"):
+            tn.isclose(xt, xt, **bad)
+    with pytest.raises(RuntimeError, match="Double did not match Float"):
+        tn.isclose(xt, xt.float())

@@ -821,8 +821,9 @@ native_channel_shuffle = channel_shuffle
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if not isinstance(input, Tensor):
         _check("normalize", input=input)
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    r = input / denom
+    from .._ops import _kw_text
+    r = _wrap(lib.tn_normalize_str(input._ptr, _kw_text(p=_float(p, "normalize", "p"), dim=_int(dim, "normalize", "dim"),
+                                                       eps=_float(eps, "normalize", "eps"))))
     return r if out is None else out.copy_(r)
 
 
