@@ -337,6 +337,16 @@ TEST(isclose_dist_normalize_as_pytorch) {
     tn_scope_end();
 }
 
+/* rand / uniform_ in float16 and bfloat16: 11 (8) bits of random() over half-rounded bounds */
+TEST(half_uniform_matches_pytorch) {
+    tn_scope_begin();
+    tn_manual_seed(3);
+    CHECK_MSG(close_vals(tn_rand(TN_SHAPE(5), TN_F16), (const double[]){0.9267578125, 0.82421875, 0.62158203125, 0.81396484375, 0.46484375}, 5), "rand(5, float16) seed 3");
+    tn_tensor *u = tn_uniform(-2.3, 7.1, TN_SHAPE(4), TN_BF16, NULL);
+    CHECK_MSG(u && tn_get_dtype(u) == TN_BF16 && close_vals(u, (const double[]){5.03125, -2.296875, -1.53125, 6.96875}, 4), "uniform_(-2.3, 7.1) bfloat16 after");
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(multinomial_matches_pytorch);
     RUN(multinomial_errors_as_pytorch);
@@ -349,6 +359,7 @@ int main(void) {
     RUN(gamma_dirichlet_match_pytorch);
     RUN(rrelu_noise_matches_pytorch);
     RUN(isclose_dist_normalize_as_pytorch);
+    RUN(half_uniform_matches_pytorch);
     CHECK(tn_memory_stats_get().live_tensors == 0);
     return tn_test_report();
 }

@@ -251,6 +251,14 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
     }
 }
 
+/* v rounded to a float of `digits` significant bits, to nearest even (half's 11, bfloat16's 8;
+   the small range the bounds of a draw take) */
+static float tn__round_float_to(double v, int digits) {
+    if (v == 0 || !isfinite(v)) return (float)v;
+    int e;
+    const double m = frexp(v, &e);
+    return (float)ldexp(nearbyint(ldexp(m, digits)), e - digits);
+}
 static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                              tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
@@ -261,11 +269,22 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     if (!t) return NULL;
     tn_generator *g = gen ? gen : &tn__default_gen;
     if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
-        /* half precision: drawn as float32, rounded (PyTorch's half streams are not reproduced) */
+        /* half precision: drawn as float32, rounded. uniform_ as PyTorch's: 11 (bfloat16: 8) bits
+           of random() over the bounds rounded to the dtype, in float; its normals are not
+           reproduced (normal_fill's arithmetic in half) */
         tn_tensor *d = tn__is_half(dtype) ? tn__new(TN_F32, TN_CPU, t->shape, t->ndim) : tn_retain(t);
         if (!d) { tn_release(t); return NULL; }
         tn__gen_lock(g);
-        tn__mt_fill(op, d, g, a, b, low, range);
+        if (op == UNIFORM && tn__is_half(dtype)) {
+            const int digits = dtype == TN_F16 ? 11 : 8;
+            /* to - from in the half dtype (c10's Half arithmetic rounds), the rest in float */
+            const float af = tn__round_float_to(a, digits), bf = tn__round_float_to(tn__round_float_to(b, digits) - (double)af, digits);
+            float *o = (float *)tn_data_ptr(d);
+            for (int64_t i = 0; i < tn_numel(d); i++)
+                o[i] = fmaf((float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits), bf, af);
+        } else {
+            tn__mt_fill(op, d, g, a, b, low, range);
+        }
         tn__gen_unlock(g);
         int rc = d != t ? tn__copy(t, d) : 0;
         tn_release(d);

@@ -317,3 +317,15 @@ def test_isclose_is_c_and_matches_torch():
             tn.isclose(xt, xt, **bad)
     with pytest.raises(RuntimeError, match="Double did not match Float"):
         tn.isclose(xt, xt.float())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_rand_and_uniform_match_torch(dtype):
+    """uniform_real_distribution<Half>: 11 (bfloat16: 8) bits of random(), to - from rounded to the dtype"""
+    for s in SEEDS[:3]:
+        seed(s)
+        for n in (1, 17, 500):
+            same_values(tn.rand(n, dtype=getattr(tn, dtype)), torch.rand(n, dtype=getattr(torch, dtype)))
+        for lo, hi in ((-2.3, 7.1), (1000.3, 1000.9), (0.0, 1e-3)):
+            same_values(tn.empty(300, dtype=getattr(tn, dtype)).uniform_(lo, hi), torch.empty(300, dtype=getattr(torch, dtype)).uniform_(lo, hi))
+        in_step()
