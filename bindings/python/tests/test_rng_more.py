@@ -329,3 +329,21 @@ def test_half_rand_and_uniform_match_torch(dtype):
         for lo, hi in ((-2.3, 7.1), (1000.3, 1000.9), (0.0, 1e-3)):
             same_values(tn.empty(300, dtype=getattr(tn, dtype)).uniform_(lo, hi), torch.empty(300, dtype=getattr(torch, dtype)).uniform_(lo, hi))
         in_step()
+
+
+def test_alpha_dropout_modules_match_torch():
+    """F.alpha_dropout, nn.AlphaDropout and nn.FeatureAlphaDropout: PyTorch's _dropout_impl
+    (a bernoulli_(1 - p) noise per element / per channel), the same values for a seed"""
+    x = torch.randn(4, 6, 5, generator=torch.Generator().manual_seed(0))
+    xt = ours(x)
+    for s in SEEDS[:3]:
+        seed(s)
+        for p in (0.0, 0.3, 1.0):
+            same_values(tn.nn.functional.alpha_dropout(xt, p, True), torch.nn.functional.alpha_dropout(x, p, True))
+        same_values(tn.nn.AlphaDropout(0.2)(xt), torch.nn.AlphaDropout(0.2)(x))
+        same_values(tn.nn.FeatureAlphaDropout(0.4)(xt), torch.nn.FeatureAlphaDropout(0.4)(x))
+        in_step()
+    m = tn.nn.AlphaDropout(0.5).eval()
+    assert bool((m(xt) == xt).all()) and repr(m) == repr(torch.nn.AlphaDropout(0.5))
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        tn.nn.AlphaDropout(1.5)

@@ -26,7 +26,7 @@ __all__ = [
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-    "batch_norm", "layer_norm", "group_norm", "instance_norm", "dropout", "dropout1d", "dropout2d",
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "dropout", "dropout1d", "dropout2d", "alpha_dropout", "feature_alpha_dropout",
     "embedding", "one_hot", "scaled_dot_product_attention", "interpolate", "upsample", "upsample_nearest",
     "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
@@ -924,6 +924,27 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """SELU-preserving dropout: PyTorch's _dropout_impl with alpha noise, a bernoulli(1 - p)
+    draw per element (so the same seed drops torch's elements)"""
+    if not isinstance(input, Tensor):
+        _check("alpha_dropout", input=input)
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        r = input * 0
+    else:
+        from .._core import empty as _empty
+        from .._factories import bernoulli as _bernoulli
+        alpha = 1.7580993408473766
+        a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+        noise = _bernoulli(_empty(tuple(input.shape), dtype=input.dtype), 1 - p)
+        b = (noise - 1) * (alpha * a) + alpha * a * p
+        r = input * (noise * a) + b
+    return _inplace(input, r) if inplace else r
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
