@@ -466,12 +466,28 @@ TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dty
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* int64 as in PyTorch */
 /* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
    non-negative, finite, no row all zero): with replacement independent draws, without
-   distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
+   distinct categories (an exponential race, as PyTorch: zero-weight ones come last). From
+   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. */
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+/* Tensor's in-place samplers: t filled with PyTorch's CPU draws for the same seed (gen NULL:
+   the default; from an mt19937 generator one double per element, in t's memory order, cast
+   to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
+   and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
+   are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
+TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
+TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
+TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
+TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen); /* exp(mean + std z) */
+/* Tensor.random_(from, to): integers uniform in [from, to) in t's dtype; to TN_NONE: up to
+   the dtype's largest value (2^mantissa bits for a float one) included (random_() is
+   tn_random_(t, 0, TN_NONE, NULL)); from and to both TN_NONE: all 64 bits (int64, float64,
+   float32, bfloat16). PyTorch's checks of the range against the dtype. */
+TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen);
 /* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
    default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
    dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),
-   torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim. */
+   torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim.
+   _standard_gamma and _sample_dirichlet from an mt19937 generator give PyTorch's CPU numbers. */
 TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen);
 TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x);
 TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen);
@@ -961,6 +977,11 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
 TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out);
 /* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.isclose elementwise (bool, broadcast): a == b, or both finite with |a - b| <= atol +
+   |rtol b| computed in their dtype (bool as the default float dtype); NaNs equal if
+   equal_nan. Same dtypes, rtol and atol >= 0, as PyTorch. Positional, as tn_allclose
+   (PyTorch's defaults rtol 1e-5, atol 1e-8, equal_nan false). */
+TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
 
 /* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
@@ -1782,6 +1803,20 @@ TN__KW_STRUCT(tn_pdist_fn_opts);
 TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts opts);
 #define tn_pdist(...) tn_pdist_opts(TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options);
+/* torch.dist: the p-norm (.p, default 2; pdist's options) of a - b, broadcast; differentiable. */
+TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts opts);
+#define tn_dist(a, ...) tn_dist_opts(a, TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options);
+/* F.normalize: x / max(||x||_p along dim, eps), the norm kept and broadcast (.p 2, .dim 1,
+   .eps 1e-12, PyTorch's defaults); differentiable. */
+#define TN_FIELDS_tn_normalize_fn_opts(X) \
+    X(D, p,   2,     "") \
+    X(I, dim, 1,     "") \
+    X(D, eps, 1e-12, "")
+TN__KW_STRUCT(tn_normalize_fn_opts);
+TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts opts);
+#define tn_normalize(...) tn_normalize_opts(TN__POS_KW(tn_normalize_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_normalize_str(tn_tensor *x, const char *options);
 /* torch.cov of the rows (variables) of a 1-/2-d input: .correction (default 1), .fweights
    (integers) and .aweights (floats), NULL for none (tensors: the option text cannot give them). */
 #define TN_FIELDS_tn_cov_fn_opts(X) \
@@ -4916,6 +4951,9 @@ static const tn__kwkey tn__kw_cdist[] = {TN_FIELDS_tn_cdist_fn_opts(TN__KW_ROW)}
 #define TN__KW_T tn_pdist_fn_opts
 static const tn__kwkey tn__kw_pdist[] = {TN_FIELDS_tn_pdist_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_normalize_fn_opts
+static const tn__kwkey tn__kw_normalize[] = {TN_FIELDS_tn_normalize_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_cov_fn_opts
 static const tn__kwkey tn__kw_cov[] = {TN_FIELDS_tn_cov_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -7204,6 +7242,14 @@ TNDEF uint32_t tn_generator_random(tn_generator *g) {
     return v;
 }
 TNDEF double tn_generator_uniform(tn_generator *g) { return (double)(tn_generator_random64(g) & ((UINT64_C(1) << 53) - 1)) * 0x1.0p-53; }
+/* normal_distribution<double>(0, 1) of an mt19937 generator, its cached sine half included
+   (the samplers of src/nn/samplers.c draw their normals so) */
+static double tn__gen_mt_normal(tn_generator *g) {
+    tn__gen_lock(g);
+    const double z = tn__mt_normal(g);
+    tn__gen_unlock(g);
+    return z;
+}
 
 /* PyTorch's CPUGeneratorImplState: {uint64 seed; int left, seeded; uint64 next; uint64
    state[624]; double normal_x, normal_y, normal_rho; int normal_is_valid; (pad) float
@@ -7320,7 +7366,8 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
         }
         return;
     }
-    const bool wide = range >= (UINT64_C(1) << 32) && (dt == TN_I64 || dt == TN_F64 || dt == TN_F32);
+    /* range 0: random_'s full 64 bits (random64() as an int64) */
+    const bool wide = (range == 0 || range >= (UINT64_C(1) << 32)) && (dt == TN_I64 || dt == TN_F64 || dt == TN_F32);
     const float af = (float)a, bf = (float)b;
     for (int64_t i = 0; i < n; i++) {
         if (op == UNIFORM && dt == TN_F32) { ((float *)base)[i] = fmaf(tn__mt_unif32(g), bf - af, af); continue; }
@@ -7331,6 +7378,14 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
     }
 }
 
+/* v rounded to a float of `digits` significant bits, to nearest even (half's 11, bfloat16's 8;
+   the small range the bounds of a draw take) */
+static float tn__round_float_to(double v, int digits) {
+    if (v == 0 || !isfinite(v)) return (float)v;
+    int e;
+    const double m = frexp(v, &e);
+    return (float)ldexp(nearbyint(ldexp(m, digits)), e - digits);
+}
 static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                              tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
@@ -7341,11 +7396,22 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     if (!t) return NULL;
     tn_generator *g = gen ? gen : &tn__default_gen;
     if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
-        /* half precision: drawn as float32, rounded (PyTorch's half streams are not reproduced) */
+        /* half precision: drawn as float32, rounded. uniform_ as PyTorch's: 11 (bfloat16: 8) bits
+           of random() over the bounds rounded to the dtype, in float; its normals are not
+           reproduced (normal_fill's arithmetic in half) */
         tn_tensor *d = tn__is_half(dtype) ? tn__new(TN_F32, TN_CPU, t->shape, t->ndim) : tn_retain(t);
         if (!d) { tn_release(t); return NULL; }
         tn__gen_lock(g);
-        tn__mt_fill(op, d, g, a, b, low, range);
+        if (op == UNIFORM && tn__is_half(dtype)) {
+            const int digits = dtype == TN_F16 ? 11 : 8;
+            /* to - from in the half dtype (c10's Half arithmetic rounds), the rest in float */
+            const float af = tn__round_float_to(a, digits), bf = tn__round_float_to(tn__round_float_to(b, digits) - (double)af, digits);
+            float *o = (float *)tn_data_ptr(d);
+            for (int64_t i = 0; i < tn_numel(d); i++)
+                o[i] = fmaf((float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits), bf, af);
+        } else {
+            tn__mt_fill(op, d, g, a, b, low, range);
+        }
         tn__gen_unlock(g);
         int rc = d != t ? tn__copy(t, d) : 0;
         tn_release(d);
@@ -7458,33 +7524,114 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
 }
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen) { return TN__AS("tn_randperm", tn__randperm_impl(n, dtype, gen)); }
 
-/* multinomial as PyTorch: without replacement (or for one sample) the categories' race
-   p / E, E ~ Exp(1) (the largest num_samples win: each a draw without replacement in
-   proportion to p); with replacement inverse-CDF draws: the first category whose
-   cumulative probability exceeds a uniform. */
+/* exponential_distribution<double>(lambda) of PyTorch's CPU kernel: -log1p(-u) / lambda, u a
+   uniform double (2025 PyTorch; 1.13 computed log(1 - u), which can differ in the last bit) */
+static double tn__mt_exponential(tn_generator *g, double lambda) { return -1.0 / lambda * log1p(-tn__mt_unif64(g)); }
+
+/* multinomial from mt19937 as PyTorch's CPU code draws it. Without replacement, and for one
+   sample (2025 PyTorch; 1.13 sent one sample with replacement down the second path), the
+   race p / E with E = empty_like(p).exponential_() (one double per element in p's memory
+   order, rounded to p's dtype; the quotient in p's dtype): argmax, or topk's largest. With
+   replacement (MultinomialKernel.cpp) row by row: the running sum of p in p's dtype (float
+   for half), divided by the sum, the last set to 1, then for each sample a uniform double u
+   and the first category whose cumulative value is >= u. pd: p detached, as [R, C]. */
+static tn_tensor *tn__multinomial_mt(tn_tensor *p, tn_tensor *pd, int64_t R, int64_t C, int64_t ns, bool replacement, tn_generator *g) {
+    const char *fn = "tn_multinomial";
+    int64_t oshape[2] = {R, ns};
+    if (!replacement || ns == 1) {
+        /* empty_like keeps a dense permuted layout: a column-major [R, C] draws column by column */
+        const bool colmajor = p->ndim == 2 && R > 1 && C > 1 && p->strides[0] == 1 && p->strides[1] == R;
+        int64_t qs[2] = {colmajor ? C : R, colmajor ? R : C};
+        tn_tensor *e = tn__own(tn__new_checked(fn, qs, 2, TN_F64));
+        if (!e) return NULL;
+        double *d = (double *)tn_data_ptr(e);
+        tn__gen_lock(g);
+        for (int64_t i = 0; i < R * C; i++) d[i] = tn__mt_exponential(g, 1.0);
+        tn__gen_unlock(g);
+        tn_tensor *q = tn_div(pd, tn_to_dtype(colmajor ? tn_transpose(e, 0, 1) : e, p->dtype));
+        tn_tensor *r = NULL;
+        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        else if (q) tn_topk(q, ns, -1, true, &r);
+        return r;
+    }
+    if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn);
+    /* the running sum in float for float32 and half, double for float64 */
+    const tn_dtype acc = p->dtype == TN_F64 ? TN_F64 : TN_F32;
+    tn_tensor *pc = tn_contiguous(tn_to_dtype(pd, acc));
+    tn_tensor *r = pc ? tn__own(tn__new_checked(fn, oshape, 2, TN_I64)) : NULL;
+    double *cum = r ? (double *)TN_MALLOC((size_t)C * sizeof(double)) : NULL;   /* C <= 2^24 */
+    if (r && !cum) return (tn_tensor *)tn__error("%s: out of memory", fn);
+    if (!r) return NULL;
+    int64_t *out = (int64_t *)tn_data_ptr(r);
+    const float *pf = acc == TN_F32 ? (const float *)tn_data_ptr(pc) : NULL;
+    const double *pdd = acc == TN_F64 ? (const double *)tn_data_ptr(pc) : NULL;
+    const char *bad = NULL;
+    tn__gen_lock(g);
+    for (int64_t i = 0; i < R && !bad; i++) {
+        float sf = 0;
+        double sd = 0;
+        for (int64_t j = 0; j < C && !bad; j++) {
+            const double v = pf ? (double)pf[i * C + j] : pdd[i * C + j];
+            if (!(v >= 0)) bad = "invalid multinomial distribution (encountering probability entry < 0)";
+            else if (!isfinite(v)) bad = "invalid multinomial distribution (encountering probability entry = infinity or NaN)";
+            if (pf) { sf += (float)v; cum[j] = sf; } else { sd += v; cum[j] = sd; }
+        }
+        if (bad) break;
+        if (!((pf ? (double)sf : sd) > 0)) { bad = "invalid multinomial distribution (sum of probabilities <= 0)"; break; }
+        for (int64_t j = 0; j < C; j++) cum[j] = pf ? (double)((float)cum[j] / sf) : cum[j] / sd;
+        cum[C - 1] = 1;
+        for (int64_t k = 0; k < ns; k++) {
+            const double u = tn__mt_unif64(g);
+            int64_t lo = 0, hi = C;
+            while (hi > lo) {
+                const int64_t mid = lo + (hi - lo) / 2;
+                if (cum[mid] < u) lo = mid + 1;
+                else hi = mid;
+            }
+            out[i * ns + k] = lo;
+        }
+    }
+    tn__gen_unlock(g);
+    TN_FREE(cum);
+    if (bad) return (tn_tensor *)tn__error("%s: %s", fn, bad);
+    return r;
+}
+
+/* On a device or from a Philox generator the same race and inverse CDF through tensor ops
+   (uniforms in p's dtype; the numbers are the generator's own, not PyTorch's). */
 static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacement, tn_generator *gen) {
     const char *fn = "tn_multinomial";
     TN__CHECK_NULL(p);
     if (tn__check_cpu_dtype(fn, p)) return NULL;
-    if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("%s: multinomial only supports floating-point dtypes for input, got: %s", fn, tn_dtype_name(p->dtype));
     if (p->ndim != 1 && p->ndim != 2) return (tn_tensor *)tn__error("%s: prob_dist must be 1 or 2 dim, got shape %s", fn, TN__SHAPE(p));
+    if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("%s: multinomial only supports floating-point dtypes for input, got: %s", fn, tn_dtype_name(p->dtype));
     const int64_t C = p->shape[p->ndim - 1], R = p->ndim == 2 ? p->shape[0] : 1;
-    if (C > ((int64_t)1 << 24)) return (tn_tensor *)tn__error("%s: number of categories cannot exceed 2^24 (got %lld)", fn, (long long)C);
     if (ns <= 0) return (tn_tensor *)tn__error("%s: cannot sample n_sample <= 0 samples (got %lld)", fn, (long long)ns);
     if (!replacement && ns > C)
         return (tn_tensor *)tn__error("%s: cannot sample n_sample > prob_dist.size(-1) samples without replacement (%lld > %lld)", fn, (long long)ns, (long long)C);
+    if (C > ((int64_t)1 << 24)) return (tn_tensor *)tn__error("%s: number of categories cannot exceed 2^24 (got %lld)", fn, (long long)C);
     int64_t oshape[2] = {R, ns};
     if (R == 0) return tn__own(tn__new(TN_I64, p->device, p->ndim == 2 ? oshape : oshape + 1, p->ndim));
-    if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0): no categories", fn);
+    tn_generator *g = gen ? gen : &tn__default_gen;
+    const bool mt = p->device == TN_CPU && g->kind == TN_GEN_MT19937;
+    const bool race = !replacement || ns == 1;
     tn_scope_begin();
     int64_t last = -1, rc2[2] = {R, C};
     tn_tensor *pd = tn_reshape(tn_detach(p), rc2, 2), *r = NULL;
-    tn_tensor *lo = tn_amin(pd, NULL, 0, false), *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
-    tn_tensor *sums = hi ? tn_sum_dims(pd, &last, 1, true) : NULL;
-    bool ok = sums != NULL;
-    if (ok && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY)) ok = (tn__error("%s: probability tensor contains either `inf`, `nan` or element < 0", fn), false);
-    if (ok && tn_item(tn_any(tn_eq_scalar(sums, 0)))) ok = (tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn), false);
-    if (ok && (!replacement || ns == 1)) {
+    bool ok = pd != NULL;
+    tn_tensor *sums = NULL;
+    if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
+        tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
+        sums = tn_sum_dims(pd, &last, 1, true);
+        ok = sums != NULL && (C == 0 || hi != NULL);
+        if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
+            ok = (tn__error(race ? "%s: probability tensor contains either `inf`, `nan` or element < 0"
+                                 : "%s: invalid multinomial distribution (encountering probability entry < 0, infinity or NaN)", fn), false);
+        if (ok && (C == 0 || tn_item(tn_any(tn_eq_scalar(sums, 0))))) ok = (tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn), false);
+    }
+    if (ok && mt) {
+        r = tn__multinomial_mt(p, pd, R, C, ns, replacement, g);
+    } else if (ok && race) {
         tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
         tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
         if (ns == 1) r = tn_argmax_dim(q, -1, true);
@@ -7505,6 +7652,205 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
 }
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen) {
     return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, replacement, gen));
+}
+
+/* ---- the in-place samplers: exponential_, geometric_, cauchy_, log_normal_, random_ ----
+   PyTorch's CPU kernels draw one double per element from mt19937 (DistributionsHelper.h's
+   distributions, TransformationHelper.h's transformations) and cast it to the tensor's
+   dtype, element by element in the tensor's memory order (TensorIterator's: the dims by
+   stride). From a Philox generator, or for a device tensor, the same transformations of the
+   generator's own uniforms / normals (the Philox stream, device-independent). */
+typedef enum { TN__EXPONENTIAL, TN__GEOMETRIC, TN__CAUCHY, TN__LOG_NORMAL } tn__sampler;
+static double tn__sample_of(tn__sampler s, double u, double a, double b) {
+    switch (s) {
+    case TN__EXPONENTIAL: return -1.0 / a * log1p(-u);
+    case TN__GEOMETRIC: return ceil(log(u) / log1p(-a));
+    case TN__CAUCHY: return fma(b, tan(3.14159265358979323846 * (u - 0.5)), a);   /* PyTorch's build contracts it */
+    default: return exp(u);   /* TN__LOG_NORMAL: u is the normal a + b z */
+    }
+}
+static double tn__mt_sample(tn_generator *g, tn__sampler s, double a, double b) {
+    if (s == TN__LOG_NORMAL) return exp(fma(tn__mt_normal(g), b, a));
+    return tn__sample_of(s, tn__mt_unif64(g), a, b);
+}
+/* t's dims from the largest stride to the smallest (memory order; stable), and the inverse */
+static void tn__memory_order(const tn_tensor *t, int64_t *perm, int64_t *inv, int64_t *pshape) {
+    for (int i = 0; i < t->ndim; i++) perm[i] = i;
+    for (int i = 1; i < t->ndim; i++)
+        for (int j = i; j > 0 && t->shape[perm[j]] > 1 && (t->shape[perm[j - 1]] <= 1 || t->strides[perm[j]] > t->strides[perm[j - 1]]); j--) {
+            const int64_t k = perm[j]; perm[j] = perm[j - 1]; perm[j - 1] = k;
+        }
+    for (int i = 0; i < t->ndim; i++) { inv[perm[i]] = i; pshape[i] = t->shape[perm[i]]; }
+}
+/* v (t's values in memory order, as pshape) into t */
+static int tn__fill_in_order(tn_tensor *t, tn_tensor *v, const int64_t *inv) {
+    return v ? tn_copy_(t, tn_permute(v, inv, t->ndim)) : -1;
+}
+static tn_tensor *tn__sample_(const char *fn, tn_tensor *t, tn__sampler s, double a, double b, tn_generator *gen) {
+    if (tn_numel(t) == 0) return t;
+    tn_generator *g = gen ? gen : &tn__default_gen;
+    int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], pshape[TN_MAX_DIMS];
+    tn__memory_order(t, perm, inv, pshape);
+    tn_scope_begin();
+    tn_tensor *v = tn__own(tn__new_checked(fn, pshape, t->ndim, TN_F64));
+    if (v && t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
+        double *d = (double *)tn_data_ptr(v);
+        tn__gen_lock(g);
+        for (int64_t i = 0; i < tn_numel(v); i++) d[i] = tn__mt_sample(g, s, a, b);
+        tn__gen_unlock(g);
+    } else if (v) {   /* the counters of t's device, transformed here */
+        const bool normal = s == TN__LOG_NORMAL;
+        tn_tensor *u = tn__random(fn, normal ? NORMAL : UNIFORM, pshape, t->ndim, TN_F64, g, normal ? a : 0, normal ? b : 1, 0, 0, t->device);
+        if (u && t->device != TN_CPU) u = tn_to(u, TN_CPU);   /* tn__random's results are the scope's */
+        double *d = (double *)tn_data_ptr(v);
+        const double *du = u ? (const double *)tn_data_ptr(u) : NULL;
+        for (int64_t i = 0; du && i < tn_numel(v); i++) d[i] = tn__sample_of(s, du[i], a, b);
+        if (!du) v = NULL;
+    }
+    /* to an integer dtype (geometric_) as C++'s static_cast: truncated to int64, then wrapped */
+    if (v && !tn_dtype_is_floating(t->dtype)) v = tn_to_dtype(tn_to_dtype(v, TN_I64), t->dtype);
+    else if (v) v = tn_to_dtype(v, t->dtype);
+    if (v && t->device != TN_CPU) v = tn_to(v, t->device);
+    const int rc = tn__fill_in_order(t, v, inv);
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {
+    if (tn__check_cpu_dtype(fn, t)) return -1;
+    if (!tn_dtype_is_floating(t->dtype))
+        return TN__FAIL_INT("%s: %s distribution is a continuous probability distribution. dtype must be a floating point but you specified %s",
+                            fn, what, tn__torch_type_name(t->dtype));
+    return 0;
+}
+TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen) {
+    const char *fn = "tn_exponential_";
+    TN__CHECK_NULL(t);
+    if (tn__check_sampler_target(fn, "Exponential", t)) return NULL;
+    /* 2025 PyTorch; 1.13 took lambda = 0 (all inf) */
+    if (!(lambd > 0)) return (tn_tensor *)tn__error("%s: exponential_ expects lambda > 0.0, but found lambda=%g", fn, lambd);
+    return TN__AS(fn, tn__sample_(fn, t, TN__EXPONENTIAL, lambd, 0, gen));
+}
+TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
+    const char *fn = "tn_geometric_";
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (!(p > 0 && p < 1)) return (tn_tensor *)tn__error("%s: geometric_ expects p to be in (0, 1), but got p=%g", fn, p);
+    if (t->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for 'Bool'", fn);
+    return TN__AS(fn, tn__sample_(fn, t, TN__GEOMETRIC, p, 0, gen));
+}
+TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen) {
+    const char *fn = "tn_cauchy_";
+    TN__CHECK_NULL(t);
+    /* 2025 PyTorch checks sigma (1.13 drew with any) */
+    if (!(sigma > 0)) return (tn_tensor *)tn__error("%s: cauchy_ expects sigma > 0.0, but found sigma=%g", fn, sigma);
+    if (tn__check_sampler_target(fn, "Cauchy", t)) return NULL;
+    return TN__AS(fn, tn__sample_(fn, t, TN__CAUCHY, median, sigma, gen));
+}
+TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+    const char *fn = "tn_log_normal_";
+    TN__CHECK_NULL(t);
+    if (!(std > 0)) return (tn_tensor *)tn__error("%s: log_normal_ expects std > 0.0, but found std=%g", fn, std);
+    if (tn__check_sampler_target(fn, "LogNormal", t)) return NULL;
+    return TN__AS(fn, tn__sample_(fn, t, TN__LOG_NORMAL, mean, std, gen));
+}
+
+static int tn__float_digits(tn_dtype dt) { return dt == TN_F64 ? 53 : dt == TN_F32 ? 24 : dt == TN_F16 ? 11 : 8; }
+/* static_cast<int64_t>(static_cast<scalar_t>(v)) for a float dtype of `digits` mantissa bits */
+static int64_t tn__round_to_digits(int64_t v, tn_dtype dt) {
+    if (dt == TN_F64) return (int64_t)(double)v;
+    const float f = (float)v;
+    if (dt == TN_F32) return (int64_t)f;
+    int e;
+    const double m = frexp((double)f, &e);   /* half: round f's significand to 11 (8) bits, to nearest even */
+    return (int64_t)ldexp(nearbyint(ldexp(m, dt == TN_F16 ? 11 : 8)), e - (dt == TN_F16 ? 11 : 8));
+}
+/* PyTorch's update_from / update_to: a float dtype's from / to moved inside what it represents */
+static int64_t tn__update_from(int64_t from, tn_dtype dt) {
+    const int64_t fp1 = tn__round_to_digits(from + 1, dt);
+    if (fp1 < from) {
+        int64_t f = from + 1 < 0 ? -(from + 1) : from + 1;
+        int n = 0;
+        while (f >>= 1) ++n;
+        from = fp1 + ((int64_t)1 << (n - tn__float_digits(dt) + 1));
+    }
+    return from;
+}
+static int64_t tn__update_to(int64_t to, tn_dtype dt) {
+    const int64_t tm1 = tn__round_to_digits(to - 1, dt);
+    if (tm1 >= to) {
+        int64_t f = to - 1 < 0 ? -(to - 1) : to - 1;
+        int n = 0;
+        while (f >>= 1) ++n;
+        to = tm1 - ((int64_t)1 << (n - tn__float_digits(dt) + 1));
+    }
+    return to;
+}
+static const char *tn__cpp_type_name(tn_dtype dt) {
+    switch (dt) {
+    case TN_F32: return "float";
+    case TN_F64: return "double";
+    case TN_F16: return "c10::Half";
+    case TN_BF16: return "c10::BFloat16";
+    case TN_I32: return "int";
+    case TN_I64: return "long int";
+    case TN_U8: return "unsigned char";
+    default: return "bool";
+    }
+}
+/* random_(from, to): PyTorch's random_from_to_impl (checks, then uniform_int_from_to draws:
+   random() % range + from, random64() from a 2^32 range in int64/double/float/bfloat16);
+   to TN_NONE: the dtype's largest value (2^digits for a float one) included; from TN_NONE
+   (INT64_MIN) too: all 64 bits of random64(), in int64, double, float or bfloat16. */
+static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
+    const char *fn = "tn_random_";
+    const tn_dtype dt = t->dtype;
+    const bool fl = tn_dtype_is_floating(dt), full = from == INT64_MIN && to == TN_NONE;
+    int64_t last = 0;   /* the largest value drawn */
+    if (to != TN_NONE) {
+        if (from >= to) return (tn_tensor *)tn__error("%s: random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld", fn, (long long)from, (long long)to);
+        if (fl) {
+            from = tn__update_from(from, dt);
+            to = tn__update_to(to, dt);
+            if (from >= to)
+                return (tn_tensor *)tn__error("%s: random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got from=%lld >= to=%lld",
+                                              fn, (long long)from, (long long)to);
+        }
+        last = to - 1;
+    } else if (!full) {
+        last = dt == TN_BOOL ? 1 : dt == TN_U8 ? 255 : dt == TN_I32 ? INT32_MAX : dt == TN_I64 ? INT64_MAX : (int64_t)1 << tn__float_digits(dt);
+        if (fl) {
+            from = tn__update_from(from, dt);
+            if (from >= last)
+                return (tn_tensor *)tn__error("%s: random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to dtype, but got from=%lld > to_inc=%lld",
+                                              fn, (long long)from, (long long)last);
+        }
+    } else if (dt == TN_BOOL || dt == TN_F16) {   /* not in the kernel's dispatch */
+        return (tn_tensor *)tn__error("%s: \"random_full_64_bits_range_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(dt));
+    } else if (dt != TN_I64 && dt != TN_F64 && dt != TN_F32 && dt != TN_BF16) {
+        return (tn_tensor *)tn__error("%s: random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16", fn);
+    }
+    if (!full) {   /* check_from_to_in_range: from and to - 1 within the dtype */
+        const double lo = dt == TN_BOOL || dt == TN_U8 ? 0 : dt == TN_I32 ? INT32_MIN : dt == TN_F16 ? -65504.0 : dt == TN_BF16 ? -3.3895313892515355e38 : -1e300;
+        const double hi = dt == TN_BOOL ? 1 : dt == TN_U8 ? 255 : dt == TN_I32 ? INT32_MAX : -lo;
+        if (!((double)from >= lo && (double)from <= hi)) return (tn_tensor *)tn__error("%s: from is out of bounds for %s", fn, tn__cpp_type_name(dt));
+        if (!((double)last >= lo && (double)last <= hi)) return (tn_tensor *)tn__error("%s: to - 1 is out of bounds for %s", fn, tn__cpp_type_name(dt));
+    }
+    const uint64_t range = full ? 0 : (uint64_t)last - (uint64_t)from + 1;   /* 0: all 64 bits */
+    if (tn_numel(t) == 0) return t;
+    tn_generator *g = gen ? gen : &tn__default_gen;
+    int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], pshape[TN_MAX_DIMS];
+    tn__memory_order(t, perm, inv, pshape);
+    tn_scope_begin();
+    /* the values in memory order, on t's device (Philox counters there); then into t */
+    tn_tensor *v = tn__random(fn, RANDINT, pshape, t->ndim, dt, g, (double)from, (double)last + 1, full ? 0 : from, range, t->device);
+    const int rc = tn__fill_in_order(t, v, inv);   /* v: the scope's */
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype("tn_random_", t)) return NULL;
+    return TN__AS("tn_random_", tn__random_impl(t, from, to, gen));
 }
 
 /* =============================================================================== */
@@ -10862,6 +11208,26 @@ TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, boo
     return r;
 }
 
+static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+    TN__CHECK_NULL(a, b);
+    if (a->dtype != b->dtype) return (tn_tensor *)tn__error("tn_isclose: %s did not match %s", tn__torch_type_name(a->dtype), tn__torch_type_name(b->dtype));
+    if (!(rtol >= 0)) return (tn_tensor *)tn__error("tn_isclose: rtol must be greater than or equal to zero, but got %g", rtol);
+    if (!(atol >= 0)) return (tn_tensor *)tn__error("tn_isclose: atol must be greater than or equal to zero, but got %g", atol);
+    tn_scope_begin();
+    tn_tensor *close = tn_eq(a, b);
+    if (close && equal_nan && tn_dtype_is_floating(a->dtype)) close = tn_logical_or(close, tn_logical_and(tn_isnan(a), tn_isnan(b)));
+    if (close && (rtol != 0 || atol != 0)) {
+        /* in the inputs' dtype, as PyTorch (bools as the default float dtype) */
+        tn_tensor *ca = a->dtype == TN_BOOL ? tn_to_dtype(a, tn_get_default_dtype()) : a, *cb = a->dtype == TN_BOOL ? tn_to_dtype(b, tn_get_default_dtype()) : b;
+        tn_tensor *err = tn_abs(tn_sub(ca, cb)), *allowed = tn_add_scalar(tn_abs(tn_mul_scalar(cb, rtol)), atol);
+        close = tn_logical_or(close, tn_logical_and(tn_isfinite(err), tn_le(err, allowed)));
+    }
+    return tn__scope_return(close);
+}
+TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+    return TN__AS("tn_isclose", tn__isclose_impl(a, b, rtol, atol, equal_nan));
+}
+
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b) {
     if (a && b && (tn__check_cpu_dtype("tn_equal", a) || tn__check_cpu_dtype("tn_equal", b))) return false;
     if (!a || !b || a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t))) return false;
@@ -14085,6 +14451,25 @@ static tn_tensor *tn__pdist_impl(tn_tensor *x, double p) {
 TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts o) { return tn__grad_name(TN__AS("tn_pdist", tn__pdist_impl(x, o.p)), "PdistBackward0"); }
 TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options) {
     TN__KW_STR(tn_pdist_fn_opts, pdist, "tn_pdist", options, tn_pdist_opts(x, o));
+}
+static tn_tensor *tn__dist_impl(tn_tensor *a, tn_tensor *b, double p) {
+    TN__CHECK_NULL(a, b);
+    tn_scope_begin();
+    return tn__scope_return(tn_norm(tn_sub(a, b), p));
+}
+TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts o) { return TN__AS("tn_dist", tn__dist_impl(a, b, o.p)); }
+TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_pdist_fn_opts, pdist, "tn_dist", options, tn_dist_opts(a, b, o));
+}
+static tn_tensor *tn__normalize_impl(tn_tensor *x, tn_normalize_fn_opts o) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, o.p, &o.dim, 1, true), o.eps);
+    return tn__scope_return(n ? tn_div(x, tn_expand(n, x->shape, x->ndim)) : NULL);
+}
+TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts o) { return TN__AS("tn_normalize", tn__normalize_impl(x, o)); }
+TNDEF tn_tensor *tn_normalize_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_normalize_fn_opts, normalize, "tn_normalize", options, tn_normalize_opts(x, o));
 }
 
 /* ---- covariance ---- */
@@ -22432,8 +22817,22 @@ static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool 
     if (!training) return TN__AS(fn, tn__grad_name(tn_leaky_relu(x, (lower + upper) / 2), "RreluWithNoiseBackward0"));
     tn_scope_begin();
     /* the noise PyTorch saves: a U(lower, upper) slope where x <= 0, 1 elsewhere; y = x * noise */
-    tn_tensor *slopes = tn_to(tn_uniform(lower, upper, x->shape, x->ndim, x->dtype, NULL), x->device);
-    tn_tensor *noise = tn_where(tn_gt_scalar(tn_detach(x), 0), tn_ones_like(slopes), slopes);
+    tn_tensor *noise;
+    if (x->device == TN_CPU && tn_default_generator()->kind == TN_GEN_MT19937) {
+        /* PyTorch's CPU loop: over x's elements in order, a uniform double only where x <= 0 (a
+           NaN draws none), lower and upper first rounded to x's dtype */
+        tn_tensor *xc = tn_contiguous(tn_to_dtype(tn_detach(x), TN_F64));
+        noise = xc ? tn_empty(x->shape, x->ndim, TN_F64) : NULL;
+        if (!noise) return tn__scope_return(NULL);
+        const double lo = x->dtype == TN_F64 ? lower : (double)(float)lower, hi = x->dtype == TN_F64 ? upper : (double)(float)upper;
+        const double *xv = (const double *)tn_data_ptr(xc);
+        double *nv = (double *)tn_data_ptr(noise);
+        for (int64_t i = 0; i < tn_numel(noise); i++) nv[i] = xv[i] <= 0 ? tn_generator_uniform(NULL) * (hi - lo) + lo : 1;
+        noise = tn_to_dtype(noise, x->dtype);
+    } else {
+        tn_tensor *slopes = tn_to(tn_uniform(lower, upper, x->shape, x->ndim, x->dtype, NULL), x->device);
+        noise = tn_where(tn_gt_scalar(tn_detach(x), 0), tn_ones_like(slopes), slopes);
+    }
     return tn__scope_return(tn__grad_name(tn_mul(x, noise), "RreluWithNoiseBackward0"));
 }
 TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, lower, upper, training)); }
@@ -22938,7 +23337,8 @@ TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_te
 /* src/nn/samplers.c: the distributions' samplers: standard gamma and its gradient, Poisson, binomial, Dirichlet */
 /* ============================================================================================================= */
 /* The samplers torch.distributions needs, on the CPU (a CUDA tensor is refused: not on CUDA
-   yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang), with the
+   yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang, PyTorch's
+   kernel: its numbers from mt19937; binomial's splitting takes the polar one below), with the
    implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its CDF P;
    Poisson (PTRS transformed rejection from 10 up, products of uniforms below); binomial
    (beta splitting of the order statistics, then geometric waiting times); Dirichlet. */
@@ -22971,6 +23371,43 @@ static double tn__smp_gamma(double alpha, tn_generator *g) {
         }
     }
 }
+/* torch._standard_gamma's CPU kernel (sample_gamma in ATen's Distributions.h): Marsaglia and
+   Tsang from the generator's uniform and normal doubles (an mt19937 one: PyTorch's draws for
+   the same seed), alpha < 1 boosted by (1 - u)^(1/alpha); the arithmetic in double but the
+   float literals' (1/3 and 0.0331 as floats) and, for a float32 alpha, its own steps in
+   float; clamped to the dtype's smallest normal. NaN and negative alpha give NaN (PyTorch
+   loops for ever there). */
+static double tn__smp_std_normal(tn_generator *g) {
+    if (!g) g = tn_default_generator();
+    return g->kind == TN_GEN_MT19937 ? tn__gen_mt_normal(g) : tn__smp_normal(g);
+}
+static double tn__smp_gamma_as(double alpha, tn_generator *g, bool f32) {
+    if (!(alpha >= 0)) return NAN;
+    const double tiny = f32 ? (double)FLT_MIN : DBL_MIN;
+    if (alpha == INFINITY) return INFINITY;
+    double scale = 1.0;
+    if (alpha < 1) {
+        if (alpha == 0) return tiny;
+        scale *= pow(1 - tn_generator_uniform(g), f32 ? (double)(1.0f / (float)alpha) : 1.0 / alpha);
+        alpha = f32 ? (double)((float)alpha + 1.0f) : alpha + 1.0;
+    }
+    const double d = f32 ? (double)((float)alpha - 1.0f / 3.0f) : alpha - (double)(1.0f / 3.0f);
+    const double c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x, y;
+        do {
+            x = tn__smp_std_normal(g);
+            y = 1.0 + c * x;
+        } while (y <= 0);
+        const double v = y * y * y, u = 1 - tn_generator_uniform(g), xx = x * x;
+        if (u < 1.0 - (double)0.0331f * xx * xx || log(u) < 0.5 * xx + d * (1.0 - v + log(v))) {
+            const double r = f32 ? (double)(float)(scale * d * v) : scale * d * v;
+            return r > tiny ? r : tiny;
+        }
+    }
+}
+static double tn__smp_gamma_f32(double alpha, tn_generator *g) { return tn__smp_gamma_as(alpha, g, true); }
+static double tn__smp_gamma_f64(double alpha, tn_generator *g) { return tn__smp_gamma_as(alpha, g, false); }
 static double tn__smp_poisson(double lam, tn_generator *g) {
     if (!(lam >= 0)) return NAN;
     if (lam == 0) return 0;
@@ -23057,7 +23494,9 @@ static int tn__standard_gamma_bw(tn_ctx *n, tn_tensor *gout, tn_tensor **gin, in
     return (gin[0] = tn_mul(gout, tn_standard_gamma_grad(tn_ctx_saved(n, 0), tn_ctx_saved(n, 1)))) ? 0 : -1;
 }
 TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen) {
-    tn_tensor *x = TN__AS("tn_standard_gamma", tn__smp_map("tn_standard_gamma", alpha, NULL, NULL, tn__smp_gamma, gen, alpha ? alpha->dtype : TN_F32));
+    /* float32 (and half) alphas take the kernel's float steps */
+    double (*f)(double, tn_generator *) = alpha && alpha->dtype == TN_F64 ? tn__smp_gamma_f64 : tn__smp_gamma_f32;
+    tn_tensor *x = TN__AS("tn_standard_gamma", tn__smp_map("tn_standard_gamma", alpha, NULL, NULL, f, gen, alpha ? alpha->dtype : TN_F32));
     if (!x || !alpha->requires_grad || tn__grad_disabled) return x;
     tn_node *nd = tn__fn_node("StandardGammaBackward0", tn__standard_gamma_bw, &alpha, 1);
     if (nd) { tn__node_save(nd, alpha); tn__node_save_result(nd, x); }
@@ -23075,14 +23514,19 @@ TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *ge
     TN__CHECK_NULL(count, prob);
     return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, tn__smp_binomial2, NULL, gen, tn_promote_types(count->dtype, prob->dtype)));
 }
-/* Gamma(alpha) draws over their sum along the last dim (the gradient flows through the gammas) */
+/* Gamma(alpha) draws over their sum along the last dim, as PyTorch's CPU kernel: the gammas
+   of alpha as doubles, the quotient cast to alpha's dtype and kept within [its smallest
+   normal, the float below 1] (the gradient flows through the gammas) */
 TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
     TN__CHECK_NULL(alpha);
     if (alpha->ndim < 1) return (tn_tensor *)tn__error("tn_sample_dirichlet: alpha must have at least one dim (the categories), got shape %s", TN__SHAPE(alpha));
+    if (!tn_dtype_is_floating(alpha->dtype)) return (tn_tensor *)tn__error("tn_sample_dirichlet: expected a floating alpha, got %s", tn_dtype_name(alpha->dtype));
     tn_scope_begin();
-    tn_tensor *g = tn_standard_gamma(alpha, gen);
+    tn_tensor *g = tn_standard_gamma(tn_to_dtype(alpha, TN_F64), gen);
     const int64_t last = -1;
-    return tn__scope_return(g ? tn_div(g, tn_sum_dims(g, &last, 1, true)) : NULL);
+    tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, true)), alpha->dtype) : NULL;
+    const bool f64 = alpha->dtype == TN_F64;
+    return tn__scope_return(r ? tn_clamp(r, f64 ? DBL_MIN : FLT_MIN, f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
 }
 
 /* ======================================================================== */

@@ -449,12 +449,28 @@ TNDEF tn_tensor *tn_bernoulli_p(const int64_t *shape, int ndim, double p, tn_dty
 TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* int64 as in PyTorch */
 /* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
    non-negative, finite, no row all zero): with replacement independent draws, without
-   distinct categories (an exponential race, as PyTorch: zero-weight ones come last). */
+   distinct categories (an exponential race, as PyTorch: zero-weight ones come last). From
+   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. */
 TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+/* Tensor's in-place samplers: t filled with PyTorch's CPU draws for the same seed (gen NULL:
+   the default; from an mt19937 generator one double per element, in t's memory order, cast
+   to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
+   and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
+   are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
+TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
+TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
+TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
+TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen); /* exp(mean + std z) */
+/* Tensor.random_(from, to): integers uniform in [from, to) in t's dtype; to TN_NONE: up to
+   the dtype's largest value (2^mantissa bits for a float one) included (random_() is
+   tn_random_(t, 0, TN_NONE, NULL)); from and to both TN_NONE: all 64 bits (int64, float64,
+   float32, bfloat16). PyTorch's checks of the range against the dtype. */
+TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen);
 /* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
    default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
    dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),
-   torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim. */
+   torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim.
+   _standard_gamma and _sample_dirichlet from an mt19937 generator give PyTorch's CPU numbers. */
 TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen);
 TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x);
 TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen);
@@ -944,6 +960,11 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
 TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out);
 /* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.isclose elementwise (bool, broadcast): a == b, or both finite with |a - b| <= atol +
+   |rtol b| computed in their dtype (bool as the default float dtype); NaNs equal if
+   equal_nan. Same dtypes, rtol and atol >= 0, as PyTorch. Positional, as tn_allclose
+   (PyTorch's defaults rtol 1e-5, atol 1e-8, equal_nan false). */
+TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
 
 /* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
@@ -1695,6 +1716,20 @@ TN__KW_STRUCT(tn_pdist_fn_opts);
 TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts opts);
 #define tn_pdist(...) tn_pdist_opts(TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options);
+/* torch.dist: the p-norm (.p, default 2; pdist's options) of a - b, broadcast; differentiable. */
+TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts opts);
+#define tn_dist(a, ...) tn_dist_opts(a, TN__POS_KW(tn_pdist_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options);
+/* F.normalize: x / max(||x||_p along dim, eps), the norm kept and broadcast (.p 2, .dim 1,
+   .eps 1e-12, PyTorch's defaults); differentiable. */
+#define TN_FIELDS_tn_normalize_fn_opts(X) \
+    X(D, p,   2,     "") \
+    X(I, dim, 1,     "") \
+    X(D, eps, 1e-12, "")
+TN__KW_STRUCT(tn_normalize_fn_opts);
+TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts opts);
+#define tn_normalize(...) tn_normalize_opts(TN__POS_KW(tn_normalize_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_normalize_str(tn_tensor *x, const char *options);
 /* torch.cov of the rows (variables) of a 1-/2-d input: .correction (default 1), .fweights
    (integers) and .aweights (floats), NULL for none (tensors: the option text cannot give them). */
 #define TN_FIELDS_tn_cov_fn_opts(X) \

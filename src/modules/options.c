@@ -456,6 +456,9 @@ static const tn__kwkey tn__kw_cdist[] = {TN_FIELDS_tn_cdist_fn_opts(TN__KW_ROW)}
 #define TN__KW_T tn_pdist_fn_opts
 static const tn__kwkey tn__kw_pdist[] = {TN_FIELDS_tn_pdist_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_normalize_fn_opts
+static const tn__kwkey tn__kw_normalize[] = {TN_FIELDS_tn_normalize_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_cov_fn_opts
 static const tn__kwkey tn__kw_cov[] = {TN_FIELDS_tn_cov_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

@@ -96,8 +96,22 @@ static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool 
     if (!training) return TN__AS(fn, tn__grad_name(tn_leaky_relu(x, (lower + upper) / 2), "RreluWithNoiseBackward0"));
     tn_scope_begin();
     /* the noise PyTorch saves: a U(lower, upper) slope where x <= 0, 1 elsewhere; y = x * noise */
-    tn_tensor *slopes = tn_to(tn_uniform(lower, upper, x->shape, x->ndim, x->dtype, NULL), x->device);
-    tn_tensor *noise = tn_where(tn_gt_scalar(tn_detach(x), 0), tn_ones_like(slopes), slopes);
+    tn_tensor *noise;
+    if (x->device == TN_CPU && tn_default_generator()->kind == TN_GEN_MT19937) {
+        /* PyTorch's CPU loop: over x's elements in order, a uniform double only where x <= 0 (a
+           NaN draws none), lower and upper first rounded to x's dtype */
+        tn_tensor *xc = tn_contiguous(tn_to_dtype(tn_detach(x), TN_F64));
+        noise = xc ? tn_empty(x->shape, x->ndim, TN_F64) : NULL;
+        if (!noise) return tn__scope_return(NULL);
+        const double lo = x->dtype == TN_F64 ? lower : (double)(float)lower, hi = x->dtype == TN_F64 ? upper : (double)(float)upper;
+        const double *xv = (const double *)tn_data_ptr(xc);
+        double *nv = (double *)tn_data_ptr(noise);
+        for (int64_t i = 0; i < tn_numel(noise); i++) nv[i] = xv[i] <= 0 ? tn_generator_uniform(NULL) * (hi - lo) + lo : 1;
+        noise = tn_to_dtype(noise, x->dtype);
+    } else {
+        tn_tensor *slopes = tn_to(tn_uniform(lower, upper, x->shape, x->ndim, x->dtype, NULL), x->device);
+        noise = tn_where(tn_gt_scalar(tn_detach(x), 0), tn_ones_like(slopes), slopes);
+    }
     return tn__scope_return(tn__grad_name(tn_mul(x, noise), "RreluWithNoiseBackward0"));
 }
 TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, lower, upper, training)); }

@@ -1,5 +1,6 @@
 /* The samplers torch.distributions needs, on the CPU (a CUDA tensor is refused: not on CUDA
-   yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang), with the
+   yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang, PyTorch's
+   kernel: its numbers from mt19937; binomial's splitting takes the polar one below), with the
    implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its CDF P;
    Poisson (PTRS transformed rejection from 10 up, products of uniforms below); binomial
    (beta splitting of the order statistics, then geometric waiting times); Dirichlet. */
@@ -32,6 +33,43 @@ static double tn__smp_gamma(double alpha, tn_generator *g) {
         }
     }
 }
+/* torch._standard_gamma's CPU kernel (sample_gamma in ATen's Distributions.h): Marsaglia and
+   Tsang from the generator's uniform and normal doubles (an mt19937 one: PyTorch's draws for
+   the same seed), alpha < 1 boosted by (1 - u)^(1/alpha); the arithmetic in double but the
+   float literals' (1/3 and 0.0331 as floats) and, for a float32 alpha, its own steps in
+   float; clamped to the dtype's smallest normal. NaN and negative alpha give NaN (PyTorch
+   loops for ever there). */
+static double tn__smp_std_normal(tn_generator *g) {
+    if (!g) g = tn_default_generator();
+    return g->kind == TN_GEN_MT19937 ? tn__gen_mt_normal(g) : tn__smp_normal(g);
+}
+static double tn__smp_gamma_as(double alpha, tn_generator *g, bool f32) {
+    if (!(alpha >= 0)) return NAN;
+    const double tiny = f32 ? (double)FLT_MIN : DBL_MIN;
+    if (alpha == INFINITY) return INFINITY;
+    double scale = 1.0;
+    if (alpha < 1) {
+        if (alpha == 0) return tiny;
+        scale *= pow(1 - tn_generator_uniform(g), f32 ? (double)(1.0f / (float)alpha) : 1.0 / alpha);
+        alpha = f32 ? (double)((float)alpha + 1.0f) : alpha + 1.0;
+    }
+    const double d = f32 ? (double)((float)alpha - 1.0f / 3.0f) : alpha - (double)(1.0f / 3.0f);
+    const double c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x, y;
+        do {
+            x = tn__smp_std_normal(g);
+            y = 1.0 + c * x;
+        } while (y <= 0);
+        const double v = y * y * y, u = 1 - tn_generator_uniform(g), xx = x * x;
+        if (u < 1.0 - (double)0.0331f * xx * xx || log(u) < 0.5 * xx + d * (1.0 - v + log(v))) {
+            const double r = f32 ? (double)(float)(scale * d * v) : scale * d * v;
+            return r > tiny ? r : tiny;
+        }
+    }
+}
+static double tn__smp_gamma_f32(double alpha, tn_generator *g) { return tn__smp_gamma_as(alpha, g, true); }
+static double tn__smp_gamma_f64(double alpha, tn_generator *g) { return tn__smp_gamma_as(alpha, g, false); }
 static double tn__smp_poisson(double lam, tn_generator *g) {
     if (!(lam >= 0)) return NAN;
     if (lam == 0) return 0;
@@ -118,7 +156,9 @@ static int tn__standard_gamma_bw(tn_ctx *n, tn_tensor *gout, tn_tensor **gin, in
     return (gin[0] = tn_mul(gout, tn_standard_gamma_grad(tn_ctx_saved(n, 0), tn_ctx_saved(n, 1)))) ? 0 : -1;
 }
 TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen) {
-    tn_tensor *x = TN__AS("tn_standard_gamma", tn__smp_map("tn_standard_gamma", alpha, NULL, NULL, tn__smp_gamma, gen, alpha ? alpha->dtype : TN_F32));
+    /* float32 (and half) alphas take the kernel's float steps */
+    double (*f)(double, tn_generator *) = alpha && alpha->dtype == TN_F64 ? tn__smp_gamma_f64 : tn__smp_gamma_f32;
+    tn_tensor *x = TN__AS("tn_standard_gamma", tn__smp_map("tn_standard_gamma", alpha, NULL, NULL, f, gen, alpha ? alpha->dtype : TN_F32));
     if (!x || !alpha->requires_grad || tn__grad_disabled) return x;
     tn_node *nd = tn__fn_node("StandardGammaBackward0", tn__standard_gamma_bw, &alpha, 1);
     if (nd) { tn__node_save(nd, alpha); tn__node_save_result(nd, x); }
@@ -136,12 +176,17 @@ TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *ge
     TN__CHECK_NULL(count, prob);
     return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, tn__smp_binomial2, NULL, gen, tn_promote_types(count->dtype, prob->dtype)));
 }
-/* Gamma(alpha) draws over their sum along the last dim (the gradient flows through the gammas) */
+/* Gamma(alpha) draws over their sum along the last dim, as PyTorch's CPU kernel: the gammas
+   of alpha as doubles, the quotient cast to alpha's dtype and kept within [its smallest
+   normal, the float below 1] (the gradient flows through the gammas) */
 TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
     TN__CHECK_NULL(alpha);
     if (alpha->ndim < 1) return (tn_tensor *)tn__error("tn_sample_dirichlet: alpha must have at least one dim (the categories), got shape %s", TN__SHAPE(alpha));
+    if (!tn_dtype_is_floating(alpha->dtype)) return (tn_tensor *)tn__error("tn_sample_dirichlet: expected a floating alpha, got %s", tn_dtype_name(alpha->dtype));
     tn_scope_begin();
-    tn_tensor *g = tn_standard_gamma(alpha, gen);
+    tn_tensor *g = tn_standard_gamma(tn_to_dtype(alpha, TN_F64), gen);
     const int64_t last = -1;
-    return tn__scope_return(g ? tn_div(g, tn_sum_dims(g, &last, 1, true)) : NULL);
+    tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, true)), alpha->dtype) : NULL;
+    const bool f64 = alpha->dtype == TN_F64;
+    return tn__scope_return(r ? tn_clamp(r, f64 ? DBL_MIN : FLT_MIN, f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
 }

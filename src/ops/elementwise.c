@@ -763,6 +763,26 @@ TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, boo
     return r;
 }
 
+static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+    TN__CHECK_NULL(a, b);
+    if (a->dtype != b->dtype) return (tn_tensor *)tn__error("tn_isclose: %s did not match %s", tn__torch_type_name(a->dtype), tn__torch_type_name(b->dtype));
+    if (!(rtol >= 0)) return (tn_tensor *)tn__error("tn_isclose: rtol must be greater than or equal to zero, but got %g", rtol);
+    if (!(atol >= 0)) return (tn_tensor *)tn__error("tn_isclose: atol must be greater than or equal to zero, but got %g", atol);
+    tn_scope_begin();
+    tn_tensor *close = tn_eq(a, b);
+    if (close && equal_nan && tn_dtype_is_floating(a->dtype)) close = tn_logical_or(close, tn_logical_and(tn_isnan(a), tn_isnan(b)));
+    if (close && (rtol != 0 || atol != 0)) {
+        /* in the inputs' dtype, as PyTorch (bools as the default float dtype) */
+        tn_tensor *ca = a->dtype == TN_BOOL ? tn_to_dtype(a, tn_get_default_dtype()) : a, *cb = a->dtype == TN_BOOL ? tn_to_dtype(b, tn_get_default_dtype()) : b;
+        tn_tensor *err = tn_abs(tn_sub(ca, cb)), *allowed = tn_add_scalar(tn_abs(tn_mul_scalar(cb, rtol)), atol);
+        close = tn_logical_or(close, tn_logical_and(tn_isfinite(err), tn_le(err, allowed)));
+    }
+    return tn__scope_return(close);
+}
+TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+    return TN__AS("tn_isclose", tn__isclose_impl(a, b, rtol, atol, equal_nan));
+}
+
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b) {
     if (a && b && (tn__check_cpu_dtype("tn_equal", a) || tn__check_cpu_dtype("tn_equal", b))) return false;
     if (!a || !b || a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t))) return false;

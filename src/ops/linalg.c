@@ -683,6 +683,25 @@ TNDEF tn_tensor *tn_pdist_opts(tn_tensor *x, tn_pdist_fn_opts o) { return tn__gr
 TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options) {
     TN__KW_STR(tn_pdist_fn_opts, pdist, "tn_pdist", options, tn_pdist_opts(x, o));
 }
+static tn_tensor *tn__dist_impl(tn_tensor *a, tn_tensor *b, double p) {
+    TN__CHECK_NULL(a, b);
+    tn_scope_begin();
+    return tn__scope_return(tn_norm(tn_sub(a, b), p));
+}
+TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts o) { return TN__AS("tn_dist", tn__dist_impl(a, b, o.p)); }
+TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_pdist_fn_opts, pdist, "tn_dist", options, tn_dist_opts(a, b, o));
+}
+static tn_tensor *tn__normalize_impl(tn_tensor *x, tn_normalize_fn_opts o) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, o.p, &o.dim, 1, true), o.eps);
+    return tn__scope_return(n ? tn_div(x, tn_expand(n, x->shape, x->ndim)) : NULL);
+}
+TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts o) { return TN__AS("tn_normalize", tn__normalize_impl(x, o)); }
+TNDEF tn_tensor *tn_normalize_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_normalize_fn_opts, normalize, "tn_normalize", options, tn_normalize_opts(x, o));
+}
 
 /* ---- covariance ---- */
 static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fweights, tn_tensor *aweights) {

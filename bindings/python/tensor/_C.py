@@ -238,6 +238,11 @@ tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
 tn_multinomial T T l b G
+tn_exponential_ T T d G
+tn_geometric_ T T d G
+tn_cauchy_ T T d d G
+tn_log_normal_ T T d d G
+tn_random_ T T l l G
 tn_standard_gamma T T G
 tn_standard_gamma_grad T T T
 tn_poisson T T G
@@ -356,6 +361,7 @@ tn_addcdiv_ T T T T d
 tn_result_type D A i
 tn_broadcast_shapes i L i L i L
 tn_allclose b T T d d b
+tn_isclose T T T d d b
 tn_equal b T T
 tn_sum T T
 tn_sum_dims T T L i b
@@ -470,6 +476,8 @@ tn_linalg_cond T T s
 tn_einsum T s A i
 tn_cdist_str T T T s
 tn_pdist_str T T s
+tn_dist_str T T T s
+tn_normalize_str T T s
 tn_cov_opts T T V
 tn_corrcoef T T
 tn_softmax T T l

@@ -35,13 +35,13 @@ def _torch_class(name, bases, doc):
     return cls
 
 
-# gather/scatter out of bounds and float index tensors: PyTorch raises RuntimeError
+# gather/scatter out of bounds, float index tensors and random_'s range: PyTorch raises RuntimeError
 _RuntimeIndexError = _torch_class("RuntimeError", (RuntimeError, IndexError),
                                   "An index error PyTorch reports as RuntimeError (gather, scatter).")
 # integer division by zero: PyTorch's "RuntimeError: ZeroDivisionError"
 _RuntimeZeroDivisionError = _torch_class("RuntimeError", (RuntimeError, ZeroDivisionError),
                                          "Integer division by zero (PyTorch: RuntimeError: ZeroDivisionError).")
-_RUNTIME_INDEX_FNS = ("tn_gather", "tn_scatter")
+_RUNTIME_INDEX_FNS = ("tn_gather", "tn_scatter", "tn_random_")
 
 
 def _exception_for(msg):

@@ -481,23 +481,7 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 @_method("isclose")
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     o = _tensor_arg(other, "isclose", "other")
-    if self.dtype is not o.dtype:
-        raise RuntimeError(f"{self.dtype} did not match {o.dtype}")
-    if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
-    close = self.eq(o)
-    if equal_nan and (self.is_floating_point() or o.is_floating_point()):
-        close = close.logical_or(self.isnan().logical_and(o.isnan()))
-    if rtol == 0 and atol == 0:
-        return close
-    # PyTorch's: bools compare as the default dtype; integers with their tolerances too
-    a = self.to(_default_dtype[0]) if self.dtype is bool_ else self
-    b = o.to(_default_dtype[0]) if o.dtype is bool_ else o
-    diff = a.sub(b).abs()
-    tol = b.mul(rtol).abs().add(atol)
-    return close.logical_or(diff.le(tol).logical_and(diff.isfinite()))
+    return _wrap(lib.tn_isclose(self._ptr, o._ptr, _float(rtol, "isclose", "rtol"), _float(atol, "isclose", "atol"), bool(equal_nan)))
 
 
 @_method("equal")
@@ -1480,6 +1464,50 @@ Tensor.normal_ = _normal_
 Tensor.bernoulli_ = _bernoulli_
 
 
+def _exponential_(self, lambd=1.0, *, generator=None):
+    return self._inplace(lib.tn_exponential_(self._ptr, _float(lambd, "exponential_", "lambd"), _gen(generator)))
+
+
+def _geometric_(self, p, *, generator=None):
+    return self._inplace(lib.tn_geometric_(self._ptr, _float(p, "geometric_", "p"), _gen(generator)))
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    return self._inplace(lib.tn_cauchy_(self._ptr, _float(median, "cauchy_", "median"), _float(sigma, "cauchy_", "sigma"),
+                                        _gen(generator)))
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    return self._inplace(lib.tn_log_normal_(self._ptr, _float(mean, "log_normal_", "mean"), _float(std, "log_normal_", "std"),
+                                            _gen(generator)))
+
+
+_NONE64 = -(1 << 63)   # TN_NONE
+
+
+def _random_(self, *args, generator=None, **kw):
+    """random_(), random_(to), random_(from, to) (to None: up to the dtype's largest value)"""
+    if "from" in kw:
+        args = (kw.pop("from"),) + args
+    if "to" in kw:
+        args = (args[0] if args else 0, kw.pop("to"))
+    if kw or len(args) > 2:
+        raise TypeError(f"random_() received an invalid combination of arguments: {len(args)} positional, keywords {sorted(kw)}")
+    if len(args) == 1:
+        args = (0, args[0])
+    from_, to = args if args else (0, None)
+    from_ = _int(from_, "random_", "from")
+    to = _NONE64 if to is None else _int(to, "random_", "to")
+    return self._inplace(lib.tn_random_(self._ptr, from_, to, _gen(generator)))
+
+
+Tensor.exponential_ = _exponential_
+Tensor.geometric_ = _geometric_
+Tensor.cauchy_ = _cauchy_
+Tensor.log_normal_ = _log_normal_
+Tensor.random_ = _random_
+
+
 # --------------------------------------------------------------------------- joining and splitting
 def _tensor_list(tensors, fn):
     if isinstance(tensors, Tensor):   # a tuple or list of tensors, not a tensor to iterate (PyTorch's TypeError)
@@ -1758,7 +1786,7 @@ Tensor.__rdiv__ = Tensor.__rtruediv__
 
 @_method("dist")
 def dist(self, other, p=2):
-    return (self - _tensor_arg(other, "dist", "other")).norm(p)
+    return _wrap(lib.tn_dist_str(self._ptr, _tensor_arg(other, "dist", "other")._ptr, _kw_text(p=_float(p, "dist", "p"))))
 
 
 @_method("renorm")

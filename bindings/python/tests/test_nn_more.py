@@ -378,7 +378,12 @@ def test_weighted_random_sampler():
         with pytest.raises(ValueError, match=err):
             torch.utils.data.WeightedRandomSampler(**bad)
     with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
-        list(WeightedRandomSampler(w, 4, replacement=False))
+        list(WeightedRandomSampler(w, 5, replacement=False))
+    # torch.multinomial of the weights: torch's indices for the same seed (a zero weight last)
+    for n, rep in [(4, False), (2, False), (50, True)]:
+        tn.manual_seed(7)
+        torch.manual_seed(7)
+        assert list(WeightedRandomSampler(w, n, rep)) == list(torch.utils.data.WeightedRandomSampler(w, n, rep))
     with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
         list(WeightedRandomSampler([1.0, -1.0], 2))
 

@@ -352,8 +352,8 @@ class Exponential(ExponentialFamily):
     variance = property(lambda self: self.rate.pow(-2))
 
     def rsample(self, sample_shape=()):
-        u = _t().rand(tuple(self._extended_shape(sample_shape)), dtype=self.rate.dtype)
-        return -(-u).log1p() / self.rate
+        # torch's: exponential_ of a new tensor (the same draws for the same seed), over the rate
+        return _t().empty(tuple(self._extended_shape(sample_shape)), dtype=self.rate.dtype).exponential_() / self.rate
 
     def log_prob(self, value):
         if self._validate_args:
@@ -435,8 +435,8 @@ class Cauchy(Distribution):
     variance = property(lambda self: _t().full(tuple(self._extended_shape()), math.inf, dtype=self.loc.dtype))
 
     def rsample(self, sample_shape=()):
-        u = _t().rand(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype)
-        return self.loc + self.scale * (math.pi * (u - 0.5)).tan()
+        eps = _t().empty(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype).cauchy_()   # torch's draws
+        return self.loc + eps * self.scale
 
     def log_prob(self, value):
         if self._validate_args:

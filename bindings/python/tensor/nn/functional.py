@@ -26,7 +26,7 @@ __all__ = [
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-    "batch_norm", "layer_norm", "group_norm", "instance_norm", "dropout", "dropout1d", "dropout2d",
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "dropout", "dropout1d", "dropout2d", "alpha_dropout", "feature_alpha_dropout",
     "embedding", "one_hot", "scaled_dot_product_attention", "interpolate", "upsample", "upsample_nearest",
     "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
@@ -821,8 +821,9 @@ native_channel_shuffle = channel_shuffle
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if not isinstance(input, Tensor):
         _check("normalize", input=input)
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    r = input / denom
+    from .._ops import _kw_text
+    r = _wrap(lib.tn_normalize_str(input._ptr, _kw_text(p=_float(p, "normalize", "p"), dim=_int(dim, "normalize", "dim"),
+                                                       eps=_float(eps, "normalize", "eps"))))
     return r if out is None else out.copy_(r)
 
 
@@ -923,6 +924,27 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """SELU-preserving dropout: PyTorch's _dropout_impl with alpha noise, a bernoulli(1 - p)
+    draw per element (so the same seed drops torch's elements)"""
+    if not isinstance(input, Tensor):
+        _check("alpha_dropout", input=input)
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        r = input * 0
+    else:
+        from .._core import empty as _empty
+        from .._factories import bernoulli as _bernoulli
+        alpha = 1.7580993408473766
+        a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+        noise = _bernoulli(_empty(tuple(input.shape), dtype=input.dtype), 1 - p)
+        b = (noise - 1) * (alpha * a) + alpha * a * p
+        r = input * (noise * a) + b
+    return _inplace(input, r) if inplace else r
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):

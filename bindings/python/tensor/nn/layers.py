@@ -20,7 +20,7 @@ __all__ = [
     "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold",
     "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d",
-    "LayerNorm", "GroupNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "Flatten", "Unflatten",
+    "LayerNorm", "GroupNorm", "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "FeatureAlphaDropout", "Embedding", "Flatten", "Unflatten",
     "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh",
     "Hardswish", "Hardsigmoid", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "LogSigmoid", "Softsign",
@@ -678,6 +678,16 @@ class Dropout1d(_DropoutNd):
 class Dropout2d(_DropoutNd):
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
 
 
 # --------------------------------------------------------------------------- embedding

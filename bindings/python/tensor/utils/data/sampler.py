@@ -1,10 +1,8 @@
 """Samplers (torch.utils.data.sampler): which indices, in which order, in which batches."""
-import bisect
-import math
-
 from ..._C import lib
 from ..._core import float64, int64
-from ..._factories import Generator, as_tensor, rand, randint, randperm
+from ..._factories import Generator, as_tensor, randint, randperm
+from ..._ops import multinomial
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
@@ -79,10 +77,8 @@ class SubsetRandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
-    """num_samples indices drawn with probabilities proportional to weights (torch.multinomial's
-    distribution; draws from ``generator`` or the default one, not torch's stream): with
-    replacement by inverting the cumulative weights, without by the largest of
-    log(u) / w (Efraimidis-Spirakis), which is sequential weighted sampling."""
+    """num_samples indices drawn with probabilities proportional to weights: torch.multinomial of
+    the weights (as float64), so the same seed gives torch's indices."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
@@ -98,31 +94,8 @@ class WeightedRandomSampler(Sampler):
         self.replacement = replacement
         self.generator = generator
 
-    def _draw(self):
-        w = self.weights.tolist()
-        if any(not (x >= 0) or math.isinf(x) for x in w):
-            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
-        total = math.fsum(w)
-        if not total > 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        n = self.num_samples
-        u = rand(n if self.replacement else len(w), dtype=float64, generator=self.generator).tolist()
-        if self.replacement:
-            cdf, acc = [], 0.0
-            for x in w:
-                acc += x
-                cdf.append(acc / total)
-            last = max(i for i, x in enumerate(w) if x > 0)
-            # the first index whose cumulative weight exceeds u (never a zero-weight one)
-            return [min(bisect.bisect_right(cdf, r), last) for r in u]
-        if n > sum(1 for x in w if x > 0):
-            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-        keys = [(math.log(r) / x if x > 0 else -math.inf, i) for i, (r, x) in enumerate(zip(u, w))]
-        keys.sort(key=lambda k: -k[0])
-        return [i for _, i in keys[:n]]
-
     def __iter__(self):
-        yield from self._draw()
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples
