@@ -5,6 +5,7 @@
  * With a GPU (built by `make cuda`, so TENSOR_CUDA is defined): every op and its
  * gradient on the GPU against the CPU result (float32 tolerances, TF32 off), the
  * caching allocator's reuse and statistics, and a CNN training step. */
+#define _POSIX_C_SOURCE 200809L   /* setenv (cuda_cases_attention.h) */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -77,6 +78,7 @@ TEST(shared_philox_draw) {
 
 #include "cuda_cases.h"
 #include "cuda_cases_more_a.h"
+#include "cuda_cases_attention.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -190,6 +192,9 @@ int main(void) {
     RUN(gpu_random_matches_cpu);
     RUN(gpu_norm_pool_state);
     RUN(gpu_library_entries);
+    RUN(gpu_attention_declines);
+    RUN(gpu_fused_attention);
+    RUN(gpu_fused_mha);
     RUN(gpu_transfers);
     RUN(gpu_allocator);
     RUN(gpu_cudnn_conv);
