@@ -791,7 +791,10 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
     q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4);
     /* masks: attn_mask [L, S] or [N*H, L, S] (bool: True = masked out), key padding [N, S] */
     tn_tensor *am = NULL;
-    if (mask && tn__is_causal_mask(mask, L, S)) causal = true;
+    /* is_causal with a mask and no padding mask: PyTorch's F.multi_head_attention_forward
+       trusts the hint and drops the mask; a device's mask is taken on trust likewise (reading
+       it back would wait on the GPU), a CPU one is checked */
+    if (mask && (tn__is_causal_mask(mask, L, S) || (causal && !kpm && mask->device != TN_CPU))) causal = true;
     else if (mask) {
         causal = false;
         am = mask->ndim == 3 ? tn_reshape(mask, TN_SHAPE(N, H, L, S)) : mask;
