@@ -4045,6 +4045,8 @@ typedef struct tn_cuda_stats {
        norm; max pooling's backward always), and heuristic algorithms that failed to run */
     int64_t num_cudnn_conv, num_conv_fallbacks, num_cudnn_algo_retries;
     int64_t num_cudnn_pool, num_pool_fallbacks, num_cudnn_batch_norm, num_batch_norm_fallbacks;
+    /* the fused attention kernels: calls (forward and backward) they ran, calls declined (the composite ran) */
+    int64_t num_fused_attention, num_attention_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
@@ -38148,6 +38150,7 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
    copy between host and device is synchronous there (an upload from pageable memory waits
    for the queue first), so each one is a synchronisation too. */
 static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
+static int64_t tn__si_attn, tn__si_attn_fallbacks;   /* the attention entry's calls run and declined, as the unit counts them */
 #define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
 static TN__TLS int tn__si_ran;
 static void tn__si_transfer(bool up) {
@@ -38328,7 +38331,11 @@ static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
     for (int t = 0; t < 10; t++)
         if (ts[t] && ts[t]->device != TN_CUDA) return tn__stand_in_bad("attention", "an operand", ts[t]);
     if (dout && (!dq || !dk || !dv)) return TN__FAIL_INT("stand-in GPU: attention's backward writes dq, dk and dv");
-    if (tn__si_attention_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) return 1;
+    if (tn__si_attention_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) {
+        TN__ATOMIC_ADD(&tn__si_attn_fallbacks, 1);
+        return 1;
+    }
+    TN__ATOMIC_ADD(&tn__si_attn, 1);
     tn__si_inside++;
     tn__sdpa_args a;
     memset(&a, 0, sizeof a);
@@ -38665,6 +38672,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
+        s.num_fused_attention = TN__ATOMIC_LOAD(&tn__si_attn);
+        s.num_attention_fallbacks = TN__ATOMIC_LOAD(&tn__si_attn_fallbacks);
         return s;
     }
     return u && u->backend ? u->memory_stats() : s;

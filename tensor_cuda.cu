@@ -1947,10 +1947,15 @@ static bool attn_declines(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m
         if (dn[t] && !tn_is_contiguous(dn[t])) return true;
     return out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L;
 }
+static std::atomic<int64_t> n_attn, n_attn_fallbacks;   /* calls run, calls declined (tn_cuda_stats) */
 static int cu_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
                         tn_tensor *dk, tn_tensor *dv, double scale, bool causal) {
     if (dout && (!dq || !dk || !dv)) return tn_error("attention backward: dq, dk and dv are all written");
-    if (attn_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) return 1;
+    if (attn_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) {
+        n_attn_fallbacks++;
+        return 1;
+    }
+    n_attn++;
     const int nd = q->ndim;
     AttnGeo g;
     memset(&g, 0, sizeof g);
@@ -2856,6 +2861,7 @@ static tn_cuda_stats u_memory_stats(void) {
     st.num_syncs = n_syncs;
     st.num_cudnn_conv = n_dnn_conv; st.num_conv_fallbacks = n_conv_fallbacks; st.num_cudnn_algo_retries = n_algo_retries;
     st.num_cudnn_pool = n_dnn_pool; st.num_pool_fallbacks = n_pool_fallbacks; st.num_cudnn_batch_norm = n_dnn_bn; st.num_batch_norm_fallbacks = n_bn_fallbacks;
+    st.num_fused_attention = n_attn; st.num_attention_fallbacks = n_attn_fallbacks;
     return st;
 }
 static void u_reset_peak(void) {

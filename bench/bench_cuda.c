@@ -257,16 +257,17 @@ typedef struct row {
 
 /* the per-step path counts of our library entries between two snapshots, as "conv 3 cuDNN, 2 fallback; ..." */
 static void paths_cell(char *out, size_t n, const tn_cuda_stats *a, const tn_cuda_stats *b, double steps) {
-    const struct { const char *name; int64_t ran, fell; } e[3] = {
-        {"conv", b->num_cudnn_conv - a->num_cudnn_conv, b->num_conv_fallbacks - a->num_conv_fallbacks},
-        {"pool", b->num_cudnn_pool - a->num_cudnn_pool, b->num_pool_fallbacks - a->num_pool_fallbacks},
-        {"batch norm", b->num_cudnn_batch_norm - a->num_cudnn_batch_norm, b->num_batch_norm_fallbacks - a->num_batch_norm_fallbacks},
+    const struct { const char *name, *lib; int64_t ran, fell; } e[4] = {
+        {"conv", "cuDNN", b->num_cudnn_conv - a->num_cudnn_conv, b->num_conv_fallbacks - a->num_conv_fallbacks},
+        {"pool", "cuDNN", b->num_cudnn_pool - a->num_cudnn_pool, b->num_pool_fallbacks - a->num_pool_fallbacks},
+        {"batch norm", "cuDNN", b->num_cudnn_batch_norm - a->num_cudnn_batch_norm, b->num_batch_norm_fallbacks - a->num_batch_norm_fallbacks},
+        {"attention", "fused", b->num_fused_attention - a->num_fused_attention, b->num_attention_fallbacks - a->num_attention_fallbacks},
     };
     size_t k = 0;
     *out = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!e[i].ran && !e[i].fell) continue;
-        k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s %.3g cuDNN", k ? "; " : "", e[i].name, (double)e[i].ran / steps);
+        k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s %.3g %s", k ? "; " : "", e[i].name, (double)e[i].ran / steps, e[i].lib);
         if (e[i].fell) k += (size_t)snprintf(out + k, k < n ? n - k : 0, ", %.3g fallback", (double)e[i].fell / steps);
     }
     int64_t retries = b->num_cudnn_algo_retries - a->num_cudnn_algo_retries;

@@ -3856,6 +3856,8 @@ typedef struct tn_cuda_stats {
        norm; max pooling's backward always), and heuristic algorithms that failed to run */
     int64_t num_cudnn_conv, num_conv_fallbacks, num_cudnn_algo_retries;
     int64_t num_cudnn_pool, num_pool_fallbacks, num_cudnn_batch_norm, num_batch_norm_fallbacks;
+    /* the fused attention kernels: calls (forward and backward) they ran, calls declined (the composite ran) */
+    int64_t num_fused_attention, num_attention_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);

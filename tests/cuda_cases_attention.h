@@ -140,11 +140,14 @@ TEST(gpu_fused_mha) {
         tn_tensor *xc = tn_detach(x), *xg = tn_detach(tn_to(x, TN_CUDA));
         tn_requires_grad_(xc, true);
         tn_requires_grad_(xg, true);
+        const tn_cuda_stats s0 = tn_cuda_memory_stats();
         tn_tensor *yc = tn_nn_mha_forward(cpu, xc, xc, xc, mode ? NULL : kpm, mode ? causal : NULL, false, true, mode == 1, NULL);
         tn_tensor *yg = tn_nn_mha_forward(gpu, xg, xg, xg, mode ? NULL : tn_to(kpm, TN_CUDA), mode ? tn_to(causal, TN_CUDA) : NULL, false, true, mode == 1, NULL);
         SAME(mode ? "mha causal" : "mha key padding", yg, yc, 1e-4);
         tn_tensor *w = tn_rand_like(yc);
         CHECK(tn_backward(tn_sum(tn_mul(yc, w))) == 0 && tn_backward(tn_sum(tn_mul(yg, tn_to(w, TN_CUDA)))) == 0);
+        const tn_cuda_stats s1 = tn_cuda_memory_stats();
+        CHECK(s1.num_fused_attention - s0.num_fused_attention == 2);   /* the fused kernels ran, forward and backward */
         SAME("mha grad x", tn_grad(xg), tn_grad(xc), 1e-3);
         SAME("mha grad in_proj_weight", tn_grad(tn_module_get(gpu, "in_proj_weight")), tn_grad(tn_module_get(cpu, "in_proj_weight")), 1e-3);
     }

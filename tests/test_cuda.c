@@ -203,8 +203,10 @@ int main(void) {
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
     tn_cuda_stats st = tn_cuda_memory_stats();
-    printf("test_cuda: cuDNN paths: conv %lld (fallbacks %lld, failed algorithms %lld), pooling %lld (declined %lld), batch norm %lld (declined %lld)\n",
+    printf("test_cuda: cuDNN paths: conv %lld (fallbacks %lld, failed algorithms %lld), pooling %lld (declined %lld), batch norm %lld (declined %lld); "
+           "fused attention %lld (declined %lld)\n",
            (long long)st.num_cudnn_conv, (long long)st.num_conv_fallbacks, (long long)st.num_cudnn_algo_retries, (long long)st.num_cudnn_pool,
-           (long long)st.num_pool_fallbacks, (long long)st.num_cudnn_batch_norm, (long long)st.num_batch_norm_fallbacks);
+           (long long)st.num_pool_fallbacks, (long long)st.num_cudnn_batch_norm, (long long)st.num_batch_norm_fallbacks, (long long)st.num_fused_attention,
+           (long long)st.num_attention_fallbacks);
     return tn_test_report();
 }

@@ -175,7 +175,11 @@ TEST(gpt_step_on_stand_in) {
     double cpu[3] = {0}, dev[3] = {0};
     CHECK_MSG(gpt_losses(TN_CPU, cpu) == 0, "cpu: %s", tn_last_error());
     tn_debug_cuda_stand_in_unreadable();
+    const tn_cuda_stats a = tn_cuda_memory_stats();
     CHECK_MSG(gpt_losses(TN_CUDA, dev) == 0, "stand-in: %s", tn_last_error());
+    const tn_cuda_stats b = tn_cuda_memory_stats();
+    /* every layer's attention through the fused entry, forward and backward, three steps */
+    CHECK(b.num_fused_attention - a.num_fused_attention == 2 * G_L * 3 && b.num_attention_fallbacks == a.num_attention_fallbacks);
     tn_debug_cuda_stand_in();
     for (int i = 0; i < 3; i++) CHECK_CLOSE(dev[i], cpu[i], 1e-5);
     CHECK(cpu[2] < cpu[0]);   /* it trains */

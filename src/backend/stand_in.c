@@ -9,6 +9,7 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
    copy between host and device is synchronous there (an upload from pageable memory waits
    for the queue first), so each one is a synchronisation too. */
 static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
+static int64_t tn__si_attn, tn__si_attn_fallbacks;   /* the attention entry's calls run and declined, as the unit counts them */
 #define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
 static TN__TLS int tn__si_ran;
 static void tn__si_transfer(bool up) {
@@ -189,7 +190,11 @@ static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
     for (int t = 0; t < 10; t++)
         if (ts[t] && ts[t]->device != TN_CUDA) return tn__stand_in_bad("attention", "an operand", ts[t]);
     if (dout && (!dq || !dk || !dv)) return TN__FAIL_INT("stand-in GPU: attention's backward writes dq, dk and dv");
-    if (tn__si_attention_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) return 1;
+    if (tn__si_attention_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) {
+        TN__ATOMIC_ADD(&tn__si_attn_fallbacks, 1);
+        return 1;
+    }
+    TN__ATOMIC_ADD(&tn__si_attn, 1);
     tn__si_inside++;
     tn__sdpa_args a;
     memset(&a, 0, sizeof a);
