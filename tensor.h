@@ -21335,7 +21335,10 @@ static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_te
         tn_tensor *qe = q, *ke = k, *ve = v, *me = mask;
         int64_t bshape[TN_MAX_DIMS + 2];
         int nb = 0;
-        if (!tn__sdpa_entry_operands(&qe, &ke, &ve, &me, bshape, &nb)) return tn__scope_return(NULL);
+        tn_no_grad_begin();   /* the views and copies for the entry record nothing: the node's inputs are q, k, v */
+        const bool ok = tn__sdpa_entry_operands(&qe, &ke, &ve, &me, bshape, &nb);
+        tn_no_grad_end();
+        if (!ok) return tn__scope_return(NULL);
         bshape[nb] = qe->shape[nb];
         bshape[nb + 1] = ve->shape[nb + 1];
         pre.out = tn__own(tn__new(q->dtype, q->device, bshape, nb + 2));
