@@ -1626,6 +1626,9 @@ struct AttnGeo {
 __device__ __forceinline__ float attn_exp(float x) { return expf(x); }
 __device__ __forceinline__ double attn_exp(double x) { return exp(x); }
 __device__ __forceinline__ float attn_log(float x) { return logf(x); }
+/* the tile products' multiply-adds fused explicitly: the unit builds with -fmad=false */
+__device__ __forceinline__ float attn_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double attn_fma(double a, double b, double c) { return fma(a, b, c); }
 __device__ __forceinline__ double attn_log(double x) { return log(x); }
 template <class T> __device__ __forceinline__ T attn_sum16(T v) {   /* over the 16 lanes of a row */
     for (int w = 8; w > 0; w >>= 1) v += __shfl_xor_sync(0xffffffffu, v, w);
@@ -1659,7 +1662,7 @@ __device__ __forceinline__ void attn_dot(T (&acc)[4][NC], const T *A, int pa, co
 #pragma unroll
         for (int ii = 0; ii < 4; ii++)
 #pragma unroll
-            for (int jj = 0; jj < NC; jj++) acc[ii][jj] += a[ii] * b[jj];
+            for (int jj = 0; jj < NC; jj++) acc[ii][jj] = attn_fma(a[ii], b[jj], acc[ii][jj]);
     }
 }
 /* acc[ii][jj] += sum_c P[row ii][c] M[c][x + 16 jj] over c < nc (P pitch pp, M pitch pm, width w) */
@@ -1674,7 +1677,7 @@ __device__ __forceinline__ void attn_pm(T (&acc)[4][NO], const T *P, int pp, con
 #pragma unroll
         for (int ii = 0; ii < 4; ii++)
 #pragma unroll
-            for (int jj = 0; jj < NO; jj++) acc[ii][jj] += p[ii] * mv[jj];
+            for (int jj = 0; jj < NO; jj++) acc[ii][jj] = attn_fma(p[ii], mv[jj], acc[ii][jj]);
     }
 }
 /* the score (i, j) from scale q_i . k_j: -inf outside [0, L) x [0, S), where the bool mask or
