@@ -279,7 +279,7 @@ $(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast
 $(CUDA_BUILD)/libbench_cuda.so: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(FAST) -g -fPIC -shared -DTN_BENCH_MAIN=tn_bench_main $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 
-.PHONY: cuda test-cuda cuda-check bench-cuda
+.PHONY: cuda test-cuda cuda-check bench-cuda emulate-attention
 cuda: lib/libtensor_cuda.so $(CUDA_BUILD)/test_cuda $(CUDA_BUILD)/fashion_mlp $(CUDA_BUILD)/fashion_cnn
 
 test-cuda: cuda
@@ -293,8 +293,18 @@ bench-cuda: $(CUDA_BUILD)/bench_cuda
 # CI runs this beside `make test`: the unit must compile and link (warnings are errors)
 # wherever nvcc is; its tests run on a GPU and say why they skipped elsewhere
 cuda-check:
-	@if command -v $(NVCC) >/dev/null 2>&1; then $(MAKE) --no-print-directory cuda && ./$(CUDA_BUILD)/test_cuda; \
+	@if command -v $(NVCC) >/dev/null 2>&1; then $(MAKE) --no-print-directory emulate-attention cuda && ./$(CUDA_BUILD)/test_cuda; \
 	else echo "cuda-check: skipped (no nvcc at $(NVCC); set CUDA_HOME or NVCC)"; fi
+
+# tensor_cuda.cu's attention kernels on the CPU (a thread per CUDA thread) against a double
+# reference (tools/emulate_attention.cpp): their indexing and masking checked without a GPU
+emulate-attention: build/emulate_attention
+	./build/emulate_attention
+build/emulate_attention: tools/emulate_attention.cpp tensor_cuda.cu
+	@mkdir -p build
+	sed -n '/^struct AttnGeo {/,/^\/\* dynamic shared memory above/p' tensor_cuda.cu | sed '$$d' \
+	  | sed 's|extern __shared__ __align__(16) unsigned char attn_smem\[\];|ATTN_SMEM|' > build/attn_kernels.inc
+	$(CXX) -std=c++20 -O2 -pthread -Wall -Wextra -Wno-unknown-pragmas -Ibuild tools/emulate_attention.cpp -o $@
 
 # Everything a machine with an NVIDIA GPU should run, in one command (tools/gpu_check.sh):
 # finds nvcc, cuBLAS and cuDNN (also pip PyTorch's nvidia/*), builds for this GPU only, runs

@@ -4030,6 +4030,17 @@ typedef struct tn_backend {
        = g wr (softmax(x) - onehot(t)) per row for g [N] passed as out, softmax from lse.
        Returns 1 when it declines. */
     int (*cross_entropy)(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx);
+    /* Optional (NULL: the composite). Fused scaled dot-product attention, no L x S matrix:
+       q [*, L, E], k [*, S, E], v [*, S, Ev] and the mask (NULL, or [*, L, S]: bool, true =
+       may attend, or additive of q's dtype) of one batch shape, any strides (0 where
+       broadcast) but q's, k's and v's last dims contiguous; out [*, L, Ev] and lse [*, L]
+       contiguous, q's float dtype. dout NULL: out = softmax(scale q k^T + mask) v, keys j > i
+       masked when causal, and lse = the rows' logsumexp (a row with every key masked: NaN in
+       both). Else dq, dk, dv (contiguous, q's, k's, v's shapes; overwritten) = the gradients
+       for dout (contiguous, out's shape), recomputed from out and lse. Returns 1 when it
+       declines (tensor_cuda.cu: head dims over 128, TN_CUDA_FUSED_ATTENTION=0, ...). */
+    int (*attention)(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
+                     tn_tensor *dk, tn_tensor *dv, double scale, bool causal);
     /* Optional (NULL: the header reads the values back and checks them on the host). Index
        values checked where they are, without waiting: out (int64, contiguous, idx's shape;
        NULL: check only) = idx (int64 or int32, any strides), plus size where negative when
@@ -4084,6 +4095,8 @@ typedef struct tn_cuda_stats {
        norm; max pooling's backward always), and heuristic algorithms that failed to run */
     int64_t num_cudnn_conv, num_conv_fallbacks, num_cudnn_algo_retries;
     int64_t num_cudnn_pool, num_pool_fallbacks, num_cudnn_batch_norm, num_batch_norm_fallbacks;
+    /* the fused attention kernels: calls (forward and backward) they ran, calls declined (the composite ran) */
+    int64_t num_fused_attention, num_attention_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
@@ -21554,9 +21567,40 @@ static bool tn__sdpa_layout(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
 static tn_tensor *tn__sdpa_lastdim(tn_tensor *t) {
     return !t || t->ndim == 0 || t->strides[t->ndim - 1] == 1 || t->shape[t->ndim - 1] == 1 ? t : tn_contiguous(t);
 }
+/* q, k, v and the mask as a backend's attention entry takes them: last dims contiguous,
+   expanded (views) to the broadcast batch shape bshape[0..nb). false after an error. */
+static bool tn__sdpa_entry_operands(tn_tensor **q, tn_tensor **k, tn_tensor **v, tn_tensor **mask, int64_t *bshape, int *nb) {
+    *q = tn__sdpa_lastdim(*q); *k = tn__sdpa_lastdim(*k); *v = tn__sdpa_lastdim(*v);
+    tn_tensor *m = *mask ? tn__sdpa_lastdim(*mask) : NULL;
+    if (!*q || !*k || !*v || (*mask && !m)) return false;
+    tn__sdpa_args a;
+    memset(&a, 0, sizeof a);
+    a.L = (*q)->shape[(*q)->ndim - 2]; a.S = (*k)->shape[(*k)->ndim - 2];
+    int64_t *offs = NULL;
+    if (!tn__sdpa_layout(*q, *k, *v, m, &a, bshape, nb, &offs)) { tn__error("tn_scaled_dot_product_attention: out of memory"); return false; }
+    TN_FREE(offs);
+    tn_tensor **ts[4] = {q, k, v, &m};
+    for (int t = 0; t < 4; t++) {
+        if (!*ts[t]) continue;
+        tn_tensor *x = *ts[t];
+        bshape[*nb] = t == 3 ? a.L : x->shape[x->ndim - 2];
+        bshape[*nb + 1] = t == 3 ? a.S : x->shape[x->ndim - 1];
+        if (!(*ts[t] = tn_expand(x, bshape, *nb + 2))) return false;
+    }
+    *mask = m;
+    return true;
+}
+/* A device's results (out, lse) from its backend entry: the node's forward only saves them. */
+typedef struct tn__sdpa_pre { tn_tensor *out, *lse; } tn__sdpa_pre;
 /* The fused op's inputs: q, k, v and the mask (or none), and a float64 [scale, causal]. */
 static tn_tensor *tn__sdpa_fused_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
-    (void)user;
+    const tn__sdpa_pre *pre = (const tn__sdpa_pre *)user;
+    if (pre) {
+        for (int i = 0; i < n; i++) tn_ctx_save(ctx, in[i]);
+        tn_ctx_save(ctx, pre->out);
+        tn_ctx_save(ctx, pre->lse);
+        return pre->out;
+    }
     tn_tensor *q = tn__sdpa_lastdim(in[0]), *k = tn__sdpa_lastdim(in[1]), *v = tn__sdpa_lastdim(in[2]);
     tn_tensor *mask = n > 4 ? tn__sdpa_lastdim(in[4]) : NULL, *par = in[3];
     if (!q || !k || !v || (n > 4 && !mask)) return NULL;
@@ -21606,6 +21650,18 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
     tn_tensor *g[3] = {NULL, NULL, NULL};
     if (tn_is_grad_enabled()) { /* create_graph */
         tn__sdpa_grad_composite(grad, q0, k0, v0, mask0, pv[0], pv[1] != 0, &g[0], &g[1], &g[2]);
+    } else if (q0->device != TN_CPU) { /* the backend's entry; where it declines, the formulas in library ops */
+        tn_tensor *q = q0, *k = k0, *v = v0, *mask = mask0, *dout = tn_contiguous(tn_expand(grad, out->shape, out->ndim));
+        int64_t bshape[TN_MAX_DIMS + 2];
+        int nb = 0, r = 1;
+        if (!dout || !tn__sdpa_entry_operands(&q, &k, &v, &mask, &bshape[0], &nb)) return -1;
+        for (int i = 0; i < 3; i++) {
+            tn_tensor *like = i == 0 ? q : i == 1 ? k : v;
+            if (!(g[i] = tn__own(tn__new(q->dtype, q->device, like->shape, like->ndim)))) return -1;
+        }
+        r = tn__backend(q0->device)->attention(q, k, v, mask, out, lse, dout, g[0], g[1], g[2], pv[0], pv[1] != 0);
+        if (r < 0) return -1;
+        if (r > 0) tn__sdpa_grad_composite(grad, q0, k0, v0, mask0, pv[0], pv[1] != 0, &g[0], &g[1], &g[2]);
     } else {
         tn_tensor *q = tn__sdpa_lastdim(q0), *k = tn__sdpa_lastdim(k0), *v = tn__sdpa_lastdim(v0), *mask = tn__sdpa_lastdim(mask0);
         tn_tensor *dout = tn_contiguous(tn_expand(grad, out->shape, out->ndim));
@@ -21643,8 +21699,9 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
    dropout, other devices and dtypes, empty sizes, a mask that wants a gradient, shapes that
    do not broadcast, so that its message names them). */
 static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p) {
-    if (dropout_p > 0 || q->device != TN_CPU || (q->dtype != TN_F32 && q->dtype != TN_F64)) return false;
-    if (mask && (mask->device != TN_CPU || (mask->dtype != TN_BOOL && mask->requires_grad && tn_is_grad_enabled()) || mask->ndim < 1)) return false;
+    /* another device: through its backend's entry (src/nn/attention.c, tn__sdpa_fused) */
+    if (dropout_p > 0 || (q->device != TN_CPU && !tn__backend(q->device)->attention) || (q->dtype != TN_F32 && q->dtype != TN_F64)) return false;
+    if (mask && (mask->device != q->device || (mask->dtype != TN_BOOL && mask->requires_grad && tn_is_grad_enabled()) || mask->ndim < 1)) return false;
     tn_tensor *const ts[4] = {q, k, v, mask};
     for (int t = 0; t < 4; t++)
         for (int d = 0; ts[t] && d < ts[t]->ndim; d++) if (ts[t]->shape[d] == 0) return false;
@@ -21657,15 +21714,47 @@ static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor
     TN_FREE(offs);
     return ok;
 }
+/* The attention in library ops, with its L x S matrix (checked arguments; mask as above). */
+static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p, bool causal, double scale) {
+    const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
+    tn_scope_begin();
+    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
+    if (causal) mask = tn__tril(tn__own(tn__full_on(TN_SHAPE(L, S), 1, TN_BOOL, q->device)), 0);
+    if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
+    else if (mask) att = tn_add(att, mask);
+    att = tn_softmax(att, -1);
+    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
+    return tn__scope_return(tn_matmul(att, v));
+}
 /* The fused attention on checked, fusable q [*, L, E], k [*, S, E], v [*, S, Ev]; mask NULL,
-   bool (true = may attend) or additive; scale > 0. */
+   bool (true = may attend) or additive; scale > 0. Off the CPU through the backend's entry,
+   and where that declines the case, the composite. */
 static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale) {
     tn_scope_begin();
     const double pv[2] = {scale, causal ? 1.0 : 0.0};   /* no compound literal: the header compiles as C++ */
     tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
     tn_tensor *in[5] = {q, k, v, par, mask};
-    /* PyTorch's CPU flash attention node */
-    return tn__scope_return(par ? tn_custom_op("ScaledDotProductFlashAttentionForCpuBackward0", tn__sdpa_fused_fwd, tn__sdpa_fused_bwd, in, mask ? 5 : 4, NULL) : NULL);
+    tn__sdpa_pre pre = {NULL, NULL}, *user = NULL;
+    if (par && q->device != TN_CPU) {
+        tn_tensor *qe = q, *ke = k, *ve = v, *me = mask;
+        int64_t bshape[TN_MAX_DIMS + 2];
+        int nb = 0;
+        tn_no_grad_begin();   /* the views and copies for the entry record nothing: the node's inputs are q, k, v */
+        const bool ok = tn__sdpa_entry_operands(&qe, &ke, &ve, &me, bshape, &nb);
+        tn_no_grad_end();
+        if (!ok) return tn__scope_return(NULL);
+        bshape[nb] = qe->shape[nb];
+        bshape[nb + 1] = ve->shape[nb + 1];
+        pre.out = tn__own(tn__new(q->dtype, q->device, bshape, nb + 2));
+        pre.lse = tn__own(tn__new(q->dtype, q->device, bshape, nb + 1));
+        const int r = pre.out && pre.lse ? tn__backend(q->device)->attention(qe, ke, ve, me, pre.out, pre.lse, NULL, NULL, NULL, NULL, scale, causal) : -1;
+        if (r < 0) return tn__scope_return(NULL);
+        if (r > 0) return tn__scope_return(tn__sdpa_composite(q, k, v, mask, 0, causal, scale));
+        user = &pre;
+    }
+    /* PyTorch's CPU flash attention node (on a GPU, its _scaled_dot_product_efficient_attention) */
+    const char *name = q->device == TN_CPU ? "ScaledDotProductFlashAttentionForCpuBackward0" : "ScaledDotProductEfficientAttentionBackward0";
+    return tn__scope_return(par ? tn_custom_op(name, tn__sdpa_fused_fwd, tn__sdpa_fused_bwd, in, mask ? 5 : 4, user) : NULL);
 }
 
 /* ======================================================================= */
@@ -21801,17 +21890,10 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     if (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)
         return (tn_tensor *)tn__error("%s: attn_mask must be bool or match the query dtype %s, got %s", fn, tn_dtype_name(q->dtype), tn_dtype_name(mask->dtype));
     if (causal && mask) return (tn_tensor *)tn__error("%s: give attn_mask or is_causal, not both", fn);
-    const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
+    const int64_t E = q->shape[q->ndim - 1];
     if (!(scale > 0)) scale = 1 / sqrt((double)(E ? E : 1));
     if (tn__sdpa_fusable(q, k, v, mask, dropout_p)) return tn__sdpa_fused(q, k, v, mask, causal, scale);   /* no L x S matrix */
-    tn_scope_begin();
-    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
-    if (causal) mask = tn__tril(tn__own(tn__full_on(TN_SHAPE(L, S), 1, TN_BOOL, q->device)), 0);
-    if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
-    else if (mask) att = tn_add(att, mask);
-    att = tn_softmax(att, -1);
-    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
-    return tn__scope_return(tn_matmul(att, v));
+    return tn__sdpa_composite(q, k, v, mask, dropout_p, causal, scale);
 }
 TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask, double dropout_p, bool is_causal, double scale) {
     TN__AUTOCAST(TN__AC_LOWER, tn_scaled_dot_product_attention(ac_[0], ac_[1], ac_[2], ac_[3], dropout_p, is_causal, scale), q, k, v, attn_mask);
@@ -27989,7 +28071,10 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
     q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4);
     /* masks: attn_mask [L, S] or [N*H, L, S] (bool: True = masked out), key padding [N, S] */
     tn_tensor *am = NULL;
-    if (mask && tn__is_causal_mask(mask, L, S)) causal = true;
+    /* is_causal with a mask and no padding mask: PyTorch's F.multi_head_attention_forward
+       trusts the hint and drops the mask; a device's mask is taken on trust likewise (reading
+       it back would wait on the GPU), a CPU one is checked */
+    if (mask && (tn__is_causal_mask(mask, L, S) || (causal && !kpm && mask->device != TN_CPU))) causal = true;
     else if (mask) {
         causal = false;
         am = mask->ndim == 3 ? tn_reshape(mask, TN_SHAPE(N, H, L, S)) : mask;
@@ -28120,8 +28205,8 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
     tn__mham *a = (tn__mham *)m;
     if (tn__mha_check(fn, a, q, k, v, key_padding_mask, attn_mask)) return NULL;
     const bool fused = !need_weights && !(a->dropout > 0 && m->training) && !a->add_zero_attn && !tn_module_get(m, "bias_k") &&
-                       q->device == TN_CPU && (q->dtype == TN_F32 || q->dtype == TN_F64) && tn_numel(q) && tn_numel(k) && (!attn_mask || attn_mask->device == TN_CPU) &&
-                       (!key_padding_mask || key_padding_mask->device == TN_CPU) &&
+                       (q->device == TN_CPU || tn__backend(q->device)->attention) && (q->dtype == TN_F32 || q->dtype == TN_F64) && tn_numel(q) && tn_numel(k) &&
+                       (!attn_mask || attn_mask->device == q->device) && (!key_padding_mask || key_padding_mask->device == q->device) &&
                        !(tn_is_grad_enabled() && ((attn_mask && attn_mask->requires_grad) || (key_padding_mask && key_padding_mask->requires_grad)));
     if (fused) return TN__AS(fn, tn__mha_fused(a, q, k, v, key_padding_mask, attn_mask, is_causal));
     return TN__AS(fn, tn__mha_core(a, q, k, v, key_padding_mask, attn_mask, need_weights, average_attn_weights, is_causal, attn_weights));
@@ -38514,6 +38599,7 @@ static const tn_backend tn__cpu_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_half_unary, tn__cpu_half_binary, tn__cpu_half_ternary,
     tn__cpu_half_reduce, tn__cpu_half_lane, tn__cpu_half_index, tn__cpu_half_nonzero, tn__cpu_half_matmul, tn__cpu_half_random,
     tn__cpu_half_im2col, tn__cpu_half_pool_argmax, tn__cpu_half_optim, NULL, tn__cpu_half_batch_norm, NULL, tn__cpu_half_layer_norm, tn__cpu_half_cross_entropy,
+    NULL,   /* attention: src/nn/attention.c runs its own fused kernel on the CPU */
     NULL,   /* check_index: the host checks at once */
 };
 
@@ -38538,6 +38624,7 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
    copy between host and device is synchronous there (an upload from pageable memory waits
    for the queue first), so each one is a synchronisation too. */
 static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
+static int64_t tn__si_attn, tn__si_attn_fallbacks;   /* the attention entry's calls run and declined, as the unit counts them */
 #define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
 static TN__TLS int tn__si_ran;
 static void tn__si_transfer(bool up) {
@@ -38627,8 +38714,8 @@ static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
 /* The cases tensor_cuda.cu's library entries decline (return 1: the header's fallback
    runs), declined here too, so the stand-in takes the GPU's paths (max-pool backward
    through the argmax, evaluation-mode batch norm backward through the closed form ...).
-   Keep in step with the `return 1`s of cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm
-   and cu_cross_entropy. */
+   Keep in step with the `return 1`s of cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm,
+   cu_cross_entropy and cu_attention (attn_declines). */
 static bool tn__si_float(const tn_tensor *x) { return x->dtype == TN_F32 || x->dtype == TN_F64; }
 static bool tn__si_same_dtype(tn_tensor *const *ts, int n, const tn_tensor *like) {
     for (int k = 0; k < n; k++)
@@ -38679,6 +38766,71 @@ static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor 
     if (tn__si_dense("cross_entropy", ts, 6)) return -1;
     if (!tn__si_float(x) || t->dtype != TN_I64 || lse->dtype != TN_F64 || wr->dtype != x->dtype || out->dtype != x->dtype || x->shape[1] == 0) return 1;
     return TN__SI_RUN(tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx));
+}
+/* The cases cu_attention declines (keep in step): the switch TN_CUDA_FUSED_ATTENTION=0, a
+   dtype other than float32/float64 or mixed ones, head dims over 128, empty sizes, batch
+   shapes that differ, q's, k's or v's last dim strided, results not contiguous, and grids
+   past 2^31 - 1 rows (batch x max(L, S)). */
+static bool tn__si_attention_declines(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout,
+                                      tn_tensor *dq, tn_tensor *dk, tn_tensor *dv) {
+    const char *e = getenv("TN_CUDA_FUSED_ATTENTION");
+    if ((e && !strcmp(e, "0")) || !tn__si_float(q) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
+    tn_tensor *const same[9] = {k, v, out, lse, dout, dq, dk, dv, mask && mask->dtype != TN_BOOL ? mask : NULL};
+    if (!tn__si_same_dtype(same, 9, q)) return true;
+    const int nd = q->ndim;
+    if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;
+    const int64_t L = q->shape[nd - 2], S = k->shape[nd - 2], E = q->shape[nd - 1], Ev = v->shape[nd - 1];
+    if (L == 0 || S == 0 || E == 0 || Ev == 0 || E > 128 || Ev > 128 || k->shape[nd - 1] != E || v->shape[nd - 2] != S) return true;
+    if (mask && (mask->shape[nd - 2] != L || mask->shape[nd - 1] != S)) return true;
+    int64_t B = 1;
+    for (int d = 0; d < nd - 2; d++) {
+        const int64_t b = q->shape[d];
+        if (k->shape[d] != b || v->shape[d] != b || (mask && mask->shape[d] != b) || out->shape[d] != b || lse->shape[d] != b) return true;
+        B *= b;
+    }
+    if (B == 0 || B > INT32_MAX / (L > S ? L : S)) return true;
+    tn_tensor *const qkv[3] = {q, k, v};
+    for (int t = 0; t < 3; t++)
+        if (qkv[t]->shape[nd - 1] > 1 && qkv[t]->strides[nd - 1] != 1) return true;
+    tn_tensor *const dense[6] = {out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 6; t++)
+        if (dense[t] && !tn_is_contiguous(dense[t])) return true;
+    if (out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L) return true;
+    return false;
+}
+/* the attention entry's contract, served by the CPU's fused kernels (src/nn/attention.c) */
+static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
+                            tn_tensor *dk, tn_tensor *dv, double scale, bool causal) {
+    tn_tensor *const ts[10] = {q, k, v, mask, out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 10; t++)
+        if (ts[t] && ts[t]->device != TN_CUDA) return tn__stand_in_bad("attention", "an operand", ts[t]);
+    if (dout && (!dq || !dk || !dv)) return TN__FAIL_INT("stand-in GPU: attention's backward writes dq, dk and dv");
+    if (tn__si_attention_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) {
+        TN__ATOMIC_ADD(&tn__si_attn_fallbacks, 1);
+        return 1;
+    }
+    TN__ATOMIC_ADD(&tn__si_attn, 1);
+    tn__si_inside++;
+    tn__sdpa_args a;
+    memset(&a, 0, sizeof a);
+    a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2]; a.E = q->shape[q->ndim - 1]; a.Ev = v->shape[v->ndim - 1];
+    a.scale = scale; a.causal = causal;
+    int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
+    int nb = 0, r = 0;
+    if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) r = TN__FAIL_INT("stand-in GPU: attention: out of memory");
+    else if (!dout) {
+        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
+        else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
+    } else if (tn__cpu_fill(dq, 0) || tn__cpu_fill(dk, 0) || tn__cpu_fill(dv, 0)) r = -1;
+    else if (q->dtype == TN_F32)
+        tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout), (float *)tn_data_ptr(dq),
+                         (float *)tn_data_ptr(dk), (float *)tn_data_ptr(dv));
+    else
+        tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout), (double *)tn_data_ptr(dq),
+                         (double *)tn_data_ptr(dk), (double *)tn_data_ptr(dv));
+    TN_FREE(offs);
+    tn__si_inside--;
+    return r;
 }
 /* the library pooling's contract, served by direct loops over each window (double sums) */
 static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
@@ -38755,7 +38907,7 @@ static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int 
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
-    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy,
+    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index,
 };
 
@@ -38845,12 +38997,14 @@ TN__SIU(int, pool2d, (tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, 
 TN__SIU(int, layer_norm, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb, double eps),
         (mode, x, w, b, st, y, gx, gw, gb, eps))
 TN__SIU(int, cross_entropy, (int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx), (mode, x, t, wr, lse, out, gx))
+TN__SIU(int, attention, (tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m, tn_tensor *o, tn_tensor *l, tn_tensor *go, tn_tensor *gq, tn_tensor *gk, tn_tensor *gv, double sc, bool ca),
+        (q, k, v, m, o, l, go, gq, gk, gv, sc, ca))
 TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
-    tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy,
+    tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
@@ -38992,6 +39146,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
+        s.num_fused_attention = TN__ATOMIC_LOAD(&tn__si_attn);
+        s.num_attention_fallbacks = TN__ATOMIC_LOAD(&tn__si_attn_fallbacks);
         return s;
     }
     return u && u->backend ? u->memory_stats() : s;

@@ -10,7 +10,7 @@
  *    2. caching allocator
  *    3. strided geometry (the GPU side of the strided iterator)
  *    4. conversions and elementwise kernels (copy, fill, unary, binary, ternary)
- *    5. reductions, lane ops, layer norm, cross-entropy
+ *    5. reductions, lane ops, layer norm, cross-entropy, fused attention
  *    6. indexing, nonzero
  *    7. matmul (cuBLAS)
  *    8. random, sliding windows, pooling, optimizer steps
@@ -1603,6 +1603,390 @@ static int cu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_
     return f32 ? ln_run<float>(mode, x, w, b, st, y, gx, gw, gb, eps) : ln_run<double>(mode, x, w, b, st, y, gx, gw, gb, eps);
 }
 
+/* ---- fused attention (tn_backend.attention): FlashAttention's tiling on CUDA cores ----
+   A block of 4 BR threads owns a tile of BR rows; thread t (x = t % 16, gr = t / 16) holds
+   rows gr + BR/4 ii (ii < 4) and columns x + 16 jj of every tile product it computes, so
+   one row's values sit in 16 lanes of one warp (its maximum and sum by shuffles, no shared
+   memory). Forward: a block per (batch, query tile) walks the key tiles with the online
+   softmax, the output rescaled in registers; out and the logsumexp per row are written,
+   never the L x S scores. Backward, deterministic (no atomics): D = rowsum(dout * out), a
+   block per (batch, key tile) walking the query tiles for dk and dv, and a block per
+   (batch, query tile) walking the key tiles for dq; both recompute P = exp(s - lse).
+   float32 accumulates in float32 (as the CPU's kernel), float64 in float64. The rules
+   (masked rows NaN, their score gradients zero except under an additive mask) are
+   src/nn/attention.c's. */
+struct AttnGeo {
+    int nb;                       /* batch dims */
+    int64_t bshape[TN_MAX_DIMS], qb[TN_MAX_DIMS], kb[TN_MAX_DIMS], vb[TN_MAX_DIMS], mb[TN_MAX_DIMS];
+    int64_t rq, rk, rv, rm, cm;   /* row strides; the mask's column stride */
+    int64_t L, S;
+    int E, Ev;
+    int mask_kind;                /* 0 none, 1 bool (true = may attend), 2 additive */
+    bool causal;
+    double scale;
+};
+__device__ __forceinline__ float attn_exp(float x) { return expf(x); }
+__device__ __forceinline__ double attn_exp(double x) { return exp(x); }
+__device__ __forceinline__ float attn_log(float x) { return logf(x); }
+/* the tile products' multiply-adds fused explicitly: the unit builds with -fmad=false */
+__device__ __forceinline__ float attn_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double attn_fma(double a, double b, double c) { return fma(a, b, c); }
+__device__ __forceinline__ double attn_log(double x) { return log(x); }
+template <class T> __device__ __forceinline__ T attn_sum16(T v) {   /* over the 16 lanes of a row */
+    for (int w = 8; w > 0; w >>= 1) v += __shfl_xor_sync(0xffffffffu, v, w);
+    return v;
+}
+template <class T> __device__ __forceinline__ T attn_max16(T v) {   /* NaN never wins, as the CPU's s > m */
+    for (int w = 8; w > 0; w >>= 1) { T o = __shfl_xor_sync(0xffffffffu, v, w); v = o > v ? o : v; }
+    return v;
+}
+__device__ __forceinline__ void attn_offsets(const AttnGeo &g, int64_t b, int64_t *qo, int64_t *ko, int64_t *vo, int64_t *mo) {
+    *qo = *ko = *vo = *mo = 0;
+    for (int d = g.nb - 1; d >= 0; d--) {
+        const int64_t i = b % g.bshape[d];
+        b /= g.bshape[d];
+        *qo += i * g.qb[d]; *ko += i * g.kb[d]; *vo += i * g.vb[d]; *mo += i * g.mb[d];
+    }
+}
+/* acc[ii][jj] = A[row ii] . B[col jj] over n: A and B row-major in shared memory, pitches pa, pb */
+template <class T, int NC>
+__device__ __forceinline__ void attn_dot(T (&acc)[4][NC], const T *A, int pa, const T *B, int pb, int n, int gr, int x, int gs) {
+#pragma unroll
+    for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+        for (int jj = 0; jj < NC; jj++) acc[ii][jj] = 0;
+    for (int d = 0; d < n; d++) {
+        T a[4], b[NC];
+#pragma unroll
+        for (int ii = 0; ii < 4; ii++) a[ii] = A[(gr + gs * ii) * pa + d];
+#pragma unroll
+        for (int jj = 0; jj < NC; jj++) b[jj] = B[(x + 16 * jj) * pb + d];
+#pragma unroll
+        for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+            for (int jj = 0; jj < NC; jj++) acc[ii][jj] = attn_fma(a[ii], b[jj], acc[ii][jj]);
+    }
+}
+/* acc[ii][jj] += sum_c P[row ii][c] M[c][x + 16 jj] over c < nc (P pitch pp, M pitch pm, width w) */
+template <class T, int NO>
+__device__ __forceinline__ void attn_pm(T (&acc)[4][NO], const T *P, int pp, const T *M, int pm, int w, int nc, int gr, int x, int gs) {
+    for (int c = 0; c < nc; c++) {
+        T p[4], mv[NO];
+#pragma unroll
+        for (int ii = 0; ii < 4; ii++) p[ii] = P[(gr + gs * ii) * pp + c];
+#pragma unroll
+        for (int jj = 0; jj < NO; jj++) mv[jj] = x + 16 * jj < w ? M[c * pm + x + 16 * jj] : (T)0;
+#pragma unroll
+        for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+            for (int jj = 0; jj < NO; jj++) acc[ii][jj] = attn_fma(p[ii], mv[jj], acc[ii][jj]);
+    }
+}
+/* the score (i, j) from scale q_i . k_j: -inf outside [0, L) x [0, S), where the bool mask or
+   the causal rule masks it; the additive mask added */
+template <class T> __device__ __forceinline__ T attn_score(const AttnGeo &g, const void *m, int64_t mo, int64_t i, int64_t j, T s) {
+    if (i >= g.L || j >= g.S) return -(T)INFINITY;
+    if (g.mask_kind == 1 && !((const bool *)m)[mo + i * g.rm + j * g.cm]) s = -(T)INFINITY;
+    else if (g.mask_kind == 2) s += ((const T *)m)[mo + i * g.rm + j * g.cm];
+    return g.causal && j > i ? -(T)INFINITY : s;
+}
+/* rows [r0, r0 + n) of a matrix (row stride rs, last dim contiguous, width w) into shared rows of pitch p; zeros past nmax */
+template <class T> __device__ __forceinline__ void attn_load(T *dst, int p, const T *src, int64_t rs, int64_t r0, int n, int64_t nmax, int w) {
+    for (int idx = threadIdx.x; idx < n * w; idx += blockDim.x) {
+        const int r = idx / w, d = idx - r * w;
+        dst[r * p + d] = r0 + r < nmax ? src[(r0 + r) * rs + d] : (T)0;
+    }
+}
+
+template <class T, int BR, int BC, int NO>
+__global__ void __launch_bounds__(4 * BR) k_attn_fwd(AttnGeo g, const T *q, const T *k, const T *v, const void *m, T *out, T *lse) {
+    extern __shared__ __align__(16) unsigned char attn_smem[];
+    constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
+    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
+    T *Qs = (T *)attn_smem, *Ks = Qs + BR * pq, *Vs = Ks + BC * pq, *Ps = Vs + BC * pv;
+    const int64_t nqt = (g.L + BR - 1) / BR, b = blockIdx.x / nqt, i0 = blockIdx.x % nqt * BR;
+    int64_t qo, ko, vo, mo;
+    attn_offsets(g, b, &qo, &ko, &vo, &mo);
+    attn_load(Qs, pq, q + qo, g.rq, i0, BR, g.L, E);
+    T o[4][NO], mx[4], sum[4];
+#pragma unroll
+    for (int ii = 0; ii < 4; ii++) {
+        mx[ii] = -(T)INFINITY;
+        sum[ii] = 0;
+#pragma unroll
+        for (int jj = 0; jj < NO; jj++) o[ii][jj] = 0;
+    }
+    const int64_t iend = i0 + BR < g.L ? i0 + BR : g.L, jend = g.causal && iend < g.S ? iend : g.S;   /* keys past the last row's: masked */
+    for (int64_t j0 = 0; j0 < jend; j0 += BC) {
+        __syncthreads();   /* the last tile's reads are done */
+        attn_load(Ks, pq, k + ko, g.rk, j0, BC, g.S, E);
+        attn_load(Vs, pv, v + vo, g.rv, j0, BC, g.S, Ev);
+        __syncthreads();
+        T s[4][NC];
+        attn_dot<T, NC>(s, Qs, pq, Ks, pq, E, gr, x, GS);
+#pragma unroll
+        for (int ii = 0; ii < 4; ii++) {
+            const int64_t i = i0 + gr + GS * ii;
+            T rmax = -(T)INFINITY;
+#pragma unroll
+            for (int jj = 0; jj < NC; jj++) {
+                s[ii][jj] = attn_score<T>(g, m, mo, i, j0 + x + 16 * jj, s[ii][jj] * (T)g.scale);
+                rmax = s[ii][jj] > rmax ? s[ii][jj] : rmax;
+            }
+            rmax = attn_max16(rmax);
+            const T mnew = rmax > mx[ii] ? rmax : mx[ii];
+            const bool live = mnew != -(T)INFINITY;   /* else every key so far is masked: nothing changes */
+            const T alpha = live ? attn_exp(mx[ii] - mnew) : (T)1;
+            T rs = 0;
+#pragma unroll
+            for (int jj = 0; jj < NC; jj++) {
+                s[ii][jj] = live ? attn_exp(s[ii][jj] - mnew) : (T)0;
+                rs += s[ii][jj];
+                Ps[(gr + GS * ii) * PP + x + 16 * jj] = s[ii][jj];
+            }
+            rs = attn_sum16(rs);   /* every lane of the warp, whatever live is */
+            if (live) {
+                sum[ii] = sum[ii] * alpha + rs;
+                mx[ii] = mnew;
+#pragma unroll
+                for (int jj = 0; jj < NO; jj++) o[ii][jj] *= alpha;
+            }
+        }
+        __syncwarp();   /* a row of P is written and read by its own 16 lanes */
+        attn_pm<T, NO>(o, Ps, PP, Vs, pv, Ev, BC, gr, x, GS);
+    }
+#pragma unroll
+    for (int ii = 0; ii < 4; ii++) {   /* a row with every key masked is NaN, as softmax over -inf */
+        const int64_t i = i0 + gr + GS * ii;
+        if (i >= g.L) continue;
+        const T inv = sum[ii] > 0 ? 1 / sum[ii] : (T)NAN;
+#pragma unroll
+        for (int jj = 0; jj < NO; jj++)
+            if (x + 16 * jj < Ev) out[(b * g.L + i) * Ev + x + 16 * jj] = o[ii][jj] * inv;
+        if (x == 0) lse[b * g.L + i] = sum[ii] > 0 ? mx[ii] + attn_log(sum[ii]) : (T)NAN;
+    }
+}
+/* D[r] = dout[r] . out[r]: a warp per row */
+template <class T> __global__ void k_attn_rowdot(int64_t M, int n, const T *a, const T *b, T *D) {
+    const int lane = threadIdx.x & 31;
+    for (int64_t r = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < M; r += (int64_t)gridDim.x * blockDim.x / 32) {
+        T s = 0;
+        for (int e = lane; e < n; e += 32) s += a[r * n + e] * b[r * n + e];
+        for (int w = 16; w > 0; w >>= 1) s += __shfl_xor_sync(0xffffffffu, s, w);
+        if (lane == 0) D[r] = s;
+    }
+}
+/* dk and dv of the key tile [j0, j0 + BR): rows are keys, columns queries */
+template <class T, int BR, int BC, int NO>
+__global__ void __launch_bounds__(4 * BR) k_attn_bwd_kv(AttnGeo g, const T *q, const T *k, const T *v, const void *m, const T *dout, const T *lse,
+                                                         const T *D, T *dk, T *dv) {
+    extern __shared__ __align__(16) unsigned char attn_smem[];
+    constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
+    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
+    T *Ks = (T *)attn_smem, *Vs = Ks + BR * pq, *Qs = Vs + BR * pv, *dOs = Qs + BC * pq, *Ps = dOs + BC * pv, *ls = Ps + BR * PP, *Ds = ls + BC;
+    const int64_t nkt = (g.S + BR - 1) / BR, b = blockIdx.x / nkt, j0 = blockIdx.x % nkt * BR;
+    int64_t qo, ko, vo, mo;
+    attn_offsets(g, b, &qo, &ko, &vo, &mo);
+    attn_load(Ks, pq, k + ko, g.rk, j0, BR, g.S, E);
+    attn_load(Vs, pv, v + vo, g.rv, j0, BR, g.S, Ev);
+    T ak[4][NO], av[4][NO];
+#pragma unroll
+    for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+        for (int jj = 0; jj < NO; jj++) ak[ii][jj] = av[ii][jj] = 0;
+    /* causal: queries before j0 see none of these keys */
+    for (int64_t i0 = g.causal ? j0 / BC * BC : 0; i0 < g.L; i0 += BC) {
+        __syncthreads();
+        attn_load(Qs, pq, q + qo, g.rq, i0, BC, g.L, E);
+        attn_load(dOs, pv, dout + b * g.L * Ev, (int64_t)Ev, i0, BC, g.L, Ev);
+        for (int c = threadIdx.x; c < BC; c += blockDim.x) {
+            ls[c] = i0 + c < g.L ? lse[b * g.L + i0 + c] : (T)0;
+            Ds[c] = i0 + c < g.L ? D[b * g.L + i0 + c] : (T)0;
+        }
+        __syncthreads();
+        T s[4][NC], dp[4][NC];
+        attn_dot<T, NC>(s, Ks, pq, Qs, pq, E, gr, x, GS);
+        attn_dot<T, NC>(dp, Vs, pv, dOs, pv, Ev, gr, x, GS);
+#pragma unroll
+        for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+            for (int jj = 0; jj < NC; jj++) {
+                const int c = x + 16 * jj;
+                const int64_t i = i0 + c, j = j0 + gr + GS * ii;
+                const T l = ls[c], p = i < g.L ? attn_exp(attn_score<T>(g, m, mo, i, j, s[ii][jj] * (T)g.scale) - l) : (T)0;
+                /* a row with every key masked by a bool or causal mask: NaN weights (dv gets them),
+                   but masked_fill's backward zeroes its scores' gradient */
+                dp[ii][jj] = g.mask_kind != 2 && l != l ? (T)0 : p * (dp[ii][jj] - Ds[c]);
+                Ps[(gr + GS * ii) * PP + c] = p;
+            }
+        __syncwarp();
+        attn_pm<T, NO>(av, Ps, PP, dOs, pv, Ev, BC, gr, x, GS);   /* dv += P^T dout */
+        __syncwarp();
+#pragma unroll
+        for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+            for (int jj = 0; jj < NC; jj++) Ps[(gr + GS * ii) * PP + x + 16 * jj] = dp[ii][jj];
+        __syncwarp();
+        attn_pm<T, NO>(ak, Ps, PP, Qs, pq, E, BC, gr, x, GS);     /* dk += dS^T q (scaled below) */
+    }
+#pragma unroll
+    for (int ii = 0; ii < 4; ii++) {
+        const int64_t j = j0 + gr + GS * ii;
+        if (j >= g.S) continue;
+#pragma unroll
+        for (int jj = 0; jj < NO; jj++) {
+            const int e = x + 16 * jj;
+            if (e < E) dk[(b * g.S + j) * E + e] = ak[ii][jj] * (T)g.scale;
+            if (e < Ev) dv[(b * g.S + j) * Ev + e] = av[ii][jj];
+        }
+    }
+}
+/* dq of the query tile [i0, i0 + BR): rows are queries, columns keys */
+template <class T, int BR, int BC, int NO>
+__global__ void __launch_bounds__(4 * BR) k_attn_bwd_q(AttnGeo g, const T *q, const T *k, const T *v, const void *m, const T *dout, const T *lse,
+                                                        const T *D, T *dq) {
+    extern __shared__ __align__(16) unsigned char attn_smem[];
+    constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
+    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
+    T *Qs = (T *)attn_smem, *dOs = Qs + BR * pq, *Ks = dOs + BR * pv, *Vs = Ks + BC * pq, *Ps = Vs + BC * pv;
+    const int64_t nqt = (g.L + BR - 1) / BR, b = blockIdx.x / nqt, i0 = blockIdx.x % nqt * BR;
+    int64_t qo, ko, vo, mo;
+    attn_offsets(g, b, &qo, &ko, &vo, &mo);
+    attn_load(Qs, pq, q + qo, g.rq, i0, BR, g.L, E);
+    attn_load(dOs, pv, dout + b * g.L * Ev, (int64_t)Ev, i0, BR, g.L, Ev);
+    T l[4], Dr[4], aq[4][NO];
+#pragma unroll
+    for (int ii = 0; ii < 4; ii++) {
+        const int64_t i = i0 + gr + GS * ii;
+        l[ii] = i < g.L ? lse[b * g.L + i] : (T)0;
+        Dr[ii] = i < g.L ? D[b * g.L + i] : (T)0;
+#pragma unroll
+        for (int jj = 0; jj < NO; jj++) aq[ii][jj] = 0;
+    }
+    const int64_t iend = i0 + BR < g.L ? i0 + BR : g.L, jend = g.causal && iend < g.S ? iend : g.S;
+    for (int64_t j0 = 0; j0 < jend; j0 += BC) {
+        __syncthreads();
+        attn_load(Ks, pq, k + ko, g.rk, j0, BC, g.S, E);
+        attn_load(Vs, pv, v + vo, g.rv, j0, BC, g.S, Ev);
+        __syncthreads();
+        T s[4][NC], dp[4][NC];
+        attn_dot<T, NC>(s, Qs, pq, Ks, pq, E, gr, x, GS);
+        attn_dot<T, NC>(dp, dOs, pv, Vs, pv, Ev, gr, x, GS);
+#pragma unroll
+        for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+            for (int jj = 0; jj < NC; jj++) {
+                const int64_t i = i0 + gr + GS * ii, j = j0 + x + 16 * jj;
+                const T p = attn_exp(attn_score<T>(g, m, mo, i, j, s[ii][jj] * (T)g.scale) - l[ii]);
+                Ps[(gr + GS * ii) * PP + x + 16 * jj] = g.mask_kind != 2 && l[ii] != l[ii] ? (T)0 : p * (dp[ii][jj] - Dr[ii]);
+            }
+        __syncwarp();
+        attn_pm<T, NO>(aq, Ps, PP, Ks, pq, E, BC, gr, x, GS);     /* dq += dS k (scaled below) */
+    }
+#pragma unroll
+    for (int ii = 0; ii < 4; ii++) {
+        const int64_t i = i0 + gr + GS * ii;
+        if (i >= g.L) continue;
+#pragma unroll
+        for (int jj = 0; jj < NO; jj++)
+            if (x + 16 * jj < E) dq[(b * g.L + i) * E + x + 16 * jj] = aq[ii][jj] * (T)g.scale;
+    }
+}
+/* dynamic shared memory above the default 48 KiB needs the kernel's consent first */
+template <class K> static int attn_smem_ok(K kernel, size_t bytes) {
+    if (bytes > 48 * 1024) CU_CHECK("attention", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    return 0;
+}
+template <class T, int BR, int BC, int NO>
+static int attn_run(const AttnGeo &g, int64_t B, const T *q, const T *k, const T *v, const void *m, T *out, T *lse, const T *dout, T *dq, T *dk, T *dv) {
+    const int E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
+    const int64_t nqt = (g.L + BR - 1) / BR, nkt = (g.S + BR - 1) / BR;
+    if (!dout) {
+        const size_t bytes = (size_t)((BR + BC) * pq + BC * pv + BR * (BC + 1)) * sizeof(T);
+        if (attn_smem_ok(k_attn_fwd<T, BR, BC, NO>, bytes)) return -1;
+        k_attn_fwd<T, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, out, lse);
+        CU_LAUNCHED("attention forward");
+        return 0;
+    }
+    Scratch sc;
+    T *D = (T *)sc.get((size_t)(B * g.L) * sizeof(T));
+    if (!D) return -1;
+    k_attn_rowdot<T><<<blocks_for(B * g.L * 32), kThreads>>>(B * g.L, Ev, dout, out, D);
+    CU_LAUNCHED("attention backward");
+    const size_t bytes = (size_t)((BR + BC) * (pq + pv) + BR * (BC + 1) + 2 * BC) * sizeof(T);
+    if (attn_smem_ok(k_attn_bwd_kv<T, BR, BC, NO>, bytes) || attn_smem_ok(k_attn_bwd_q<T, BR, BC, NO>, bytes)) return -1;
+    k_attn_bwd_kv<T, BR, BC, NO><<<(unsigned)(B * nkt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dk, dv);
+    CU_LAUNCHED("attention backward");
+    k_attn_bwd_q<T, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dq);
+    CU_LAUNCHED("attention backward");
+    return 0;
+}
+/* Declines (the stand-in's tn__si_attention_declines declines the same): the switch
+   TN_CUDA_FUSED_ATTENTION=0, a dtype other than float32/float64 or mixed ones, head dims
+   over 128, empty sizes, batch shapes that differ, q's, k's or v's last dim strided,
+   results not contiguous, grids past 2^31 - 1 rows (batch x max(L, S)). */
+static bool attn_declines(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
+                          tn_tensor *dk, tn_tensor *dv) {
+    const char *e = getenv("TN_CUDA_FUSED_ATTENTION");
+    if ((e && !strcmp(e, "0")) || (q->dtype != TN_F32 && q->dtype != TN_F64) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
+    tn_tensor *const same[8] = {k, v, out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 8; t++)
+        if (same[t] && same[t]->dtype != q->dtype) return true;
+    const int nd = q->ndim;
+    if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;
+    const int64_t L = q->shape[nd - 2], S = k->shape[nd - 2], E = q->shape[nd - 1], Ev = v->shape[nd - 1];
+    if (L == 0 || S == 0 || E == 0 || Ev == 0 || E > 128 || Ev > 128 || k->shape[nd - 1] != E || v->shape[nd - 2] != S) return true;
+    if (mask && (mask->shape[nd - 2] != L || mask->shape[nd - 1] != S)) return true;
+    int64_t B = 1;
+    for (int d = 0; d < nd - 2; d++) {
+        const int64_t b = q->shape[d];
+        if (k->shape[d] != b || v->shape[d] != b || (mask && mask->shape[d] != b) || out->shape[d] != b || lse->shape[d] != b) return true;
+        B *= b;
+    }
+    if (B == 0 || B > INT32_MAX / (L > S ? L : S)) return true;
+    tn_tensor *const qkv[3] = {q, k, v};
+    for (int t = 0; t < 3; t++)
+        if (qkv[t]->shape[nd - 1] > 1 && qkv[t]->strides[nd - 1] != 1) return true;
+    tn_tensor *const dn[6] = {out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 6; t++)
+        if (dn[t] && !tn_is_contiguous(dn[t])) return true;
+    return out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L;
+}
+static std::atomic<int64_t> n_attn, n_attn_fallbacks;   /* calls run, calls declined (tn_cuda_stats) */
+static int cu_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
+                        tn_tensor *dk, tn_tensor *dv, double scale, bool causal) {
+    if (dout && (!dq || !dk || !dv)) return tn_error("attention backward: dq, dk and dv are all written");
+    if (attn_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) {
+        n_attn_fallbacks++;
+        return 1;
+    }
+    n_attn++;
+    const int nd = q->ndim;
+    AttnGeo g;
+    memset(&g, 0, sizeof g);
+    g.nb = nd - 2;
+    int64_t B = 1;
+    for (int d = 0; d < g.nb; d++) {
+        g.bshape[d] = q->shape[d];
+        g.qb[d] = q->strides[d]; g.kb[d] = k->strides[d]; g.vb[d] = v->strides[d]; g.mb[d] = mask ? mask->strides[d] : 0;
+        B *= q->shape[d];
+    }
+    g.rq = q->strides[nd - 2]; g.rk = k->strides[nd - 2]; g.rv = v->strides[nd - 2];
+    g.rm = mask ? mask->strides[nd - 2] : 0; g.cm = mask ? mask->strides[nd - 1] : 0;
+    g.L = q->shape[nd - 2]; g.S = k->shape[nd - 2]; g.E = (int)q->shape[nd - 1]; g.Ev = (int)v->shape[nd - 1];
+    g.mask_kind = !mask ? 0 : mask->dtype == TN_BOOL ? 1 : 2;
+    g.causal = causal;
+    g.scale = scale;
+    const void *mp = mask ? (const void *)base_of(mask) : NULL;
+    const bool wide = g.E > 64 || g.Ev > 64;
+#define ATTN_ARGS(T) g, B, (const T *)base_of(q), (const T *)base_of(k), (const T *)base_of(v), mp, (T *)base_of(out), (T *)base_of(lse), \
+                     dout ? (const T *)base_of(dout) : NULL, dq ? (T *)base_of(dq) : NULL, dk ? (T *)base_of(dk) : NULL, dv ? (T *)base_of(dv) : NULL
+    /* float64 in 32-row tiles: its shared memory then fits as float32's 64-row ones */
+    if (q->dtype == TN_F32) return wide ? attn_run<float, 64, 64, 8>(ATTN_ARGS(float)) : attn_run<float, 64, 64, 4>(ATTN_ARGS(float));
+    return wide ? attn_run<double, 32, 32, 8>(ATTN_ARGS(double)) : attn_run<double, 32, 32, 4>(ATTN_ARGS(double));
+#undef ATTN_ARGS
+}
+
 /* ======================================================================= */
 /* 6. indexing, nonzero                                                     */
 /* ======================================================================= */
@@ -2453,7 +2837,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
-    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy,
+    cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
     cu_check_index,
 };
 
@@ -2482,6 +2866,7 @@ static tn_cuda_stats u_memory_stats(void) {
     st.num_syncs = n_syncs;
     st.num_cudnn_conv = n_dnn_conv; st.num_conv_fallbacks = n_conv_fallbacks; st.num_cudnn_algo_retries = n_algo_retries;
     st.num_cudnn_pool = n_dnn_pool; st.num_pool_fallbacks = n_pool_fallbacks; st.num_cudnn_batch_norm = n_dnn_bn; st.num_batch_norm_fallbacks = n_bn_fallbacks;
+    st.num_fused_attention = n_attn; st.num_attention_fallbacks = n_attn_fallbacks;
     return st;
 }
 static void u_reset_peak(void) {

@@ -9,6 +9,9 @@
  *                 d 512), 4 pre-norm TransformerEncoderLayers (8 heads, ff 2048, GELU, dropout
  *                 0, batch_first) under the causal mask, final LayerNorm, LM head without
  *                 bias, cross-entropy, AdamW; batch 16 x 256 tokens, float32
+ *   gpt composite attention   the same with TN_CUDA_FUSED_ATTENTION=0 on our side (the
+ *                 attention through matmul + softmax, its scores in memory; PyTorch's side
+ *                 unchanged): what the fused attention kernels gain or lose
  *   gpt bf16      the same under bf16 autocast: PyTorch's side runs it; ours waits for the
  *                 half-precision work (issue 23 item 5): see the BF16 hook in step()
  *
@@ -84,7 +87,7 @@ static int cmp_double(const void *a, const void *b) {
 
 enum { MATMUL, CONV_FWD, CONV_FWD_BWD, MLP, CNN, GPT };
 /* arg: the workload as bench_cuda.py reads it; tf32: matmul rows' switches (else PyTorch's
-   defaults); bf16: under bf16 autocast */
+   defaults); bf16: under bf16 autocast; n: matmul's size, gpt's 1 = our fused attention off */
 typedef struct spec { const char *arg; int kind; int64_t n; bool tf32, bf16; } spec;
 typedef struct workload { spec s; tn_module *model; tn_optim *opt; tn_tensor *x, *y, *w, *pos, *mask; } workload;
 enum { GPT_V = 8192, GPT_D = 512, GPT_H = 8, GPT_FF = 2048, GPT_L = 4, GPT_T = 256, GPT_B = 16 };
@@ -257,16 +260,17 @@ typedef struct row {
 
 /* the per-step path counts of our library entries between two snapshots, as "conv 3 cuDNN, 2 fallback; ..." */
 static void paths_cell(char *out, size_t n, const tn_cuda_stats *a, const tn_cuda_stats *b, double steps) {
-    const struct { const char *name; int64_t ran, fell; } e[3] = {
-        {"conv", b->num_cudnn_conv - a->num_cudnn_conv, b->num_conv_fallbacks - a->num_conv_fallbacks},
-        {"pool", b->num_cudnn_pool - a->num_cudnn_pool, b->num_pool_fallbacks - a->num_pool_fallbacks},
-        {"batch norm", b->num_cudnn_batch_norm - a->num_cudnn_batch_norm, b->num_batch_norm_fallbacks - a->num_batch_norm_fallbacks},
+    const struct { const char *name, *lib; int64_t ran, fell; } e[4] = {
+        {"conv", "cuDNN", b->num_cudnn_conv - a->num_cudnn_conv, b->num_conv_fallbacks - a->num_conv_fallbacks},
+        {"pool", "cuDNN", b->num_cudnn_pool - a->num_cudnn_pool, b->num_pool_fallbacks - a->num_pool_fallbacks},
+        {"batch norm", "cuDNN", b->num_cudnn_batch_norm - a->num_cudnn_batch_norm, b->num_batch_norm_fallbacks - a->num_batch_norm_fallbacks},
+        {"attention", "fused", b->num_fused_attention - a->num_fused_attention, b->num_attention_fallbacks - a->num_attention_fallbacks},
     };
     size_t k = 0;
     *out = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!e[i].ran && !e[i].fell) continue;
-        k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s %.3g cuDNN", k ? "; " : "", e[i].name, (double)e[i].ran / steps);
+        k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s %.3g %s", k ? "; " : "", e[i].name, (double)e[i].ran / steps, e[i].lib);
         if (e[i].fell) k += (size_t)snprintf(out + k, k < n ? n - k : 0, ", %.3g fallback", (double)e[i].fell / steps);
     }
     int64_t retries = b->num_cudnn_algo_retries - a->num_cudnn_algo_retries;
@@ -330,6 +334,7 @@ int TN_BENCH_MAIN(int argc, char **argv) {
         {"conv_fwd", CONV_FWD, 0, false, false},     {"conv_fwd_bwd", CONV_FWD_BWD, 0, false, false},
         {"mlp", MLP, 0, false, false},               {"cnn", CNN, 0, false, false},
         {"gpt", GPT, 0, false, false},               {"gpt", GPT, 0, false, true},
+        {"gpt", GPT, 1, false, false},   /* after bf16, whose INNER is the row before's */
     };
     enum { NSPECS = (int)(sizeof specs / sizeof specs[0]) };
     row rows[NSPECS];
@@ -346,8 +351,9 @@ int TN_BENCH_MAIN(int argc, char **argv) {
         r->ours = r->theirs = -1;
         r->inner = 1;
         if (s->kind == MATMUL) snprintf(r->name, sizeof r->name, "matmul %lld", (long long)s->n);
-        else snprintf(r->name, sizeof r->name, "%s%s", s->arg, s->bf16 ? " bf16" : "");
+        else snprintf(r->name, sizeof r->name, "%s%s%s", s->arg, s->bf16 ? " bf16" : "", s->kind == GPT && s->n == 1 ? " composite attention" : "");
         if (!selected(r->name)) { r->inner = 0; continue; }   /* PyTorch's side skips INNER 0 */
+        if (s->kind == GPT && s->n == 1) setenv("TN_CUDA_FUSED_ATTENTION", "0", 1);   /* tensor_cuda.cu's switch, read per call */
         workload w;
         int rc = setup(&w, s);
         for (int i = 0; i < 3 && rc == 0; i++) rc = step(&w);
@@ -373,6 +379,7 @@ int TN_BENCH_MAIN(int argc, char **argv) {
             if (!s->bf16) failed++;   /* bf16 is not ours yet: said in the row, not a failure */
         }
         teardown(&w);   /* returns our cached blocks: PyTorch's process runs next on the same GPU */
+        unsetenv("TN_CUDA_FUSED_ATTENTION");
     }
     free(ms);
     if (!*why) torch_run_all(specs, rows, NSPECS, reps);

@@ -3834,6 +3834,17 @@ typedef struct tn_backend {
        = g wr (softmax(x) - onehot(t)) per row for g [N] passed as out, softmax from lse.
        Returns 1 when it declines. */
     int (*cross_entropy)(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx);
+    /* Optional (NULL: the composite). Fused scaled dot-product attention, no L x S matrix:
+       q [*, L, E], k [*, S, E], v [*, S, Ev] and the mask (NULL, or [*, L, S]: bool, true =
+       may attend, or additive of q's dtype) of one batch shape, any strides (0 where
+       broadcast) but q's, k's and v's last dims contiguous; out [*, L, Ev] and lse [*, L]
+       contiguous, q's float dtype. dout NULL: out = softmax(scale q k^T + mask) v, keys j > i
+       masked when causal, and lse = the rows' logsumexp (a row with every key masked: NaN in
+       both). Else dq, dk, dv (contiguous, q's, k's, v's shapes; overwritten) = the gradients
+       for dout (contiguous, out's shape), recomputed from out and lse. Returns 1 when it
+       declines (tensor_cuda.cu: head dims over 128, TN_CUDA_FUSED_ATTENTION=0, ...). */
+    int (*attention)(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
+                     tn_tensor *dk, tn_tensor *dv, double scale, bool causal);
     /* Optional (NULL: the header reads the values back and checks them on the host). Index
        values checked where they are, without waiting: out (int64, contiguous, idx's shape;
        NULL: check only) = idx (int64 or int32, any strides), plus size where negative when
@@ -3888,6 +3899,8 @@ typedef struct tn_cuda_stats {
        norm; max pooling's backward always), and heuristic algorithms that failed to run */
     int64_t num_cudnn_conv, num_conv_fallbacks, num_cudnn_algo_retries;
     int64_t num_cudnn_pool, num_pool_fallbacks, num_cudnn_batch_norm, num_batch_norm_fallbacks;
+    /* the fused attention kernels: calls (forward and backward) they ran, calls declined (the composite ran) */
+    int64_t num_fused_attention, num_attention_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);

@@ -5,6 +5,7 @@
  * With a GPU (built by `make cuda`, so TENSOR_CUDA is defined): every op and its
  * gradient on the GPU against the CPU result (float32 tolerances, TF32 off), the
  * caching allocator's reuse and statistics, and a CNN training step. */
+#define _POSIX_C_SOURCE 200809L   /* setenv (cuda_cases_attention.h) */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -77,6 +78,7 @@ TEST(shared_philox_draw) {
 
 #include "cuda_cases.h"
 #include "cuda_cases_more_a.h"
+#include "cuda_cases_attention.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -190,6 +192,9 @@ int main(void) {
     RUN(gpu_random_matches_cpu);
     RUN(gpu_norm_pool_state);
     RUN(gpu_library_entries);
+    RUN(gpu_attention_declines);
+    RUN(gpu_fused_attention);
+    RUN(gpu_fused_mha);
     RUN(gpu_transfers);
     RUN(gpu_allocator);
     RUN(gpu_cudnn_conv);
@@ -198,8 +203,10 @@ int main(void) {
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
     tn_cuda_stats st = tn_cuda_memory_stats();
-    printf("test_cuda: cuDNN paths: conv %lld (fallbacks %lld, failed algorithms %lld), pooling %lld (declined %lld), batch norm %lld (declined %lld)\n",
+    printf("test_cuda: cuDNN paths: conv %lld (fallbacks %lld, failed algorithms %lld), pooling %lld (declined %lld), batch norm %lld (declined %lld); "
+           "fused attention %lld (declined %lld)\n",
            (long long)st.num_cudnn_conv, (long long)st.num_conv_fallbacks, (long long)st.num_cudnn_algo_retries, (long long)st.num_cudnn_pool,
-           (long long)st.num_pool_fallbacks, (long long)st.num_cudnn_batch_norm, (long long)st.num_batch_norm_fallbacks);
+           (long long)st.num_pool_fallbacks, (long long)st.num_cudnn_batch_norm, (long long)st.num_batch_norm_fallbacks, (long long)st.num_fused_attention,
+           (long long)st.num_attention_fallbacks);
     return tn_test_report();
 }

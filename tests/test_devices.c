@@ -5,12 +5,14 @@
  * where the unit takes one); a failed check is an error. Then the GPU test cases of
  * cuda_cases.h run against it, plus cases that once let a CPU tensor reach a device
  * kernel (on a real GPU: an illegal address) or left a result on the CPU. */
+#define _POSIX_C_SOURCE 200809L   /* setenv (cuda_cases_attention.h) */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
 
 #include "cuda_cases.h"
 #include "cuda_cases_more_a.h"
+#include "cuda_cases_attention.h"
 
 static tn_tensor *dev(tn_tensor *t) { return tn_to(t, TN_CUDA); }
 #define I64(...) tn_from_data((int64_t[]){__VA_ARGS__}, TN_SHAPE(sizeof((int64_t[]){__VA_ARGS__}) / 8), TN_I64)
@@ -71,6 +73,9 @@ int main(void) {
     RUN(gpu_random_matches_cpu);
     RUN(gpu_norm_pool_state);
     RUN(gpu_library_entries);
+    RUN(gpu_attention_declines);
+    RUN(gpu_fused_attention);
+    RUN(gpu_fused_mha);
     RUN(gpu_cnn_training_step);
     RUN(device_mixing);
     CHECK(tn_memory_stats_get().live_tensors == 0);

@@ -11,6 +11,7 @@
 #include "tn_test.h"
 
 #include "cuda_cases.h"
+#include "cuda_cases_attention.h"
 
 TEST(comparator_infinities_and_nan) {
     CHECK(same_value(INFINITY, INFINITY, 1e-5));
@@ -32,7 +33,7 @@ TEST(comparator_infinities_and_nan) {
 }
 
 /* Each library entry of the stand-in declines (returns 1) where cu_conv2d, cu_batch_norm,
-   cu_pool2d, cu_layer_norm and cu_cross_entropy do, and runs where they run. */
+   cu_pool2d, cu_layer_norm, cu_cross_entropy and cu_attention do, and runs where they run. */
 TEST(stand_in_declines_as_the_unit) {
     const tn_backend *be = tn_get_backend(TN_CUDA);
     tn_scope_begin();
@@ -62,6 +63,7 @@ TEST(stand_in_declines_as_the_unit) {
     tn_tensor *cx = tn_to(tn_zeros(TN_SHAPE(3, 4), TN_I64), TN_CUDA), *ct = tn_to(tn_zeros(TN_SHAPE(3), TN_I64), TN_CUDA);
     tn_tensor *clse = tn_to(tn_zeros(TN_SHAPE(3), TN_F64), TN_CUDA);
     CHECK(be->cross_entropy(0, cx, ct, ct, clse, ct, NULL) == 1);
+    attention_declines(be);   /* cuda_cases_attention.h: the same checks run on the GPU in test_cuda */
     /* convolution runs; TN_CUDNN=0 turns every library entry off, as the unit's */
     tn_tensor *w = tn_to(tn_randn(TN_SHAPE(4, 3, 3, 3), TN_F32), TN_CUDA), *cy = tn_to(tn_zeros(TN_SHAPE(2, 4, 4, 4), TN_F32), TN_CUDA);
     const int64_t cg[7] = {1, 1, 0, 0, 1, 1, 1};
@@ -127,6 +129,9 @@ TEST(unreadable_device_memory) {
     gpu_library_entries();
     gpu_random_matches_cpu();
     gpu_cnn_training_step();
+    gpu_attention_declines();
+    gpu_fused_attention();
+    gpu_fused_mha();
     tn_debug_cuda_stand_in();
 }
 
@@ -170,7 +175,11 @@ TEST(gpt_step_on_stand_in) {
     double cpu[3] = {0}, dev[3] = {0};
     CHECK_MSG(gpt_losses(TN_CPU, cpu) == 0, "cpu: %s", tn_last_error());
     tn_debug_cuda_stand_in_unreadable();
+    const tn_cuda_stats a = tn_cuda_memory_stats();
     CHECK_MSG(gpt_losses(TN_CUDA, dev) == 0, "stand-in: %s", tn_last_error());
+    const tn_cuda_stats b = tn_cuda_memory_stats();
+    /* every layer's attention through the fused entry, forward and backward, three steps */
+    CHECK(b.num_fused_attention - a.num_fused_attention == 2 * G_L * 3 && b.num_attention_fallbacks == a.num_attention_fallbacks);
     tn_debug_cuda_stand_in();
     for (int i = 0; i < 3; i++) CHECK_CLOSE(dev[i], cpu[i], 1e-5);
     CHECK(cpu[2] < cpu[0]);   /* it trains */

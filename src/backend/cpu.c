@@ -153,6 +153,7 @@ static const tn_backend tn__cpu_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_half_unary, tn__cpu_half_binary, tn__cpu_half_ternary,
     tn__cpu_half_reduce, tn__cpu_half_lane, tn__cpu_half_index, tn__cpu_half_nonzero, tn__cpu_half_matmul, tn__cpu_half_random,
     tn__cpu_half_im2col, tn__cpu_half_pool_argmax, tn__cpu_half_optim, NULL, tn__cpu_half_batch_norm, NULL, tn__cpu_half_layer_norm, tn__cpu_half_cross_entropy,
+    NULL,   /* attention: src/nn/attention.c runs its own fused kernel on the CPU */
     NULL,   /* check_index: the host checks at once */
 };
 

@@ -116,6 +116,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
+        s.num_fused_attention = TN__ATOMIC_LOAD(&tn__si_attn);
+        s.num_attention_fallbacks = TN__ATOMIC_LOAD(&tn__si_attn_fallbacks);
         return s;
     }
     return u && u->backend ? u->memory_stats() : s;

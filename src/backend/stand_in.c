@@ -9,6 +9,7 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
    copy between host and device is synchronous there (an upload from pageable memory waits
    for the queue first), so each one is a synchronisation too. */
 static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
+static int64_t tn__si_attn, tn__si_attn_fallbacks;   /* the attention entry's calls run and declined, as the unit counts them */
 #define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
 static TN__TLS int tn__si_ran;
 static void tn__si_transfer(bool up) {
@@ -98,8 +99,8 @@ static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
 /* The cases tensor_cuda.cu's library entries decline (return 1: the header's fallback
    runs), declined here too, so the stand-in takes the GPU's paths (max-pool backward
    through the argmax, evaluation-mode batch norm backward through the closed form ...).
-   Keep in step with the `return 1`s of cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm
-   and cu_cross_entropy. */
+   Keep in step with the `return 1`s of cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm,
+   cu_cross_entropy and cu_attention (attn_declines). */
 static bool tn__si_float(const tn_tensor *x) { return x->dtype == TN_F32 || x->dtype == TN_F64; }
 static bool tn__si_same_dtype(tn_tensor *const *ts, int n, const tn_tensor *like) {
     for (int k = 0; k < n; k++)
@@ -150,6 +151,71 @@ static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor 
     if (tn__si_dense("cross_entropy", ts, 6)) return -1;
     if (!tn__si_float(x) || t->dtype != TN_I64 || lse->dtype != TN_F64 || wr->dtype != x->dtype || out->dtype != x->dtype || x->shape[1] == 0) return 1;
     return TN__SI_RUN(tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx));
+}
+/* The cases cu_attention declines (keep in step): the switch TN_CUDA_FUSED_ATTENTION=0, a
+   dtype other than float32/float64 or mixed ones, head dims over 128, empty sizes, batch
+   shapes that differ, q's, k's or v's last dim strided, results not contiguous, and grids
+   past 2^31 - 1 rows (batch x max(L, S)). */
+static bool tn__si_attention_declines(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout,
+                                      tn_tensor *dq, tn_tensor *dk, tn_tensor *dv) {
+    const char *e = getenv("TN_CUDA_FUSED_ATTENTION");
+    if ((e && !strcmp(e, "0")) || !tn__si_float(q) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
+    tn_tensor *const same[9] = {k, v, out, lse, dout, dq, dk, dv, mask && mask->dtype != TN_BOOL ? mask : NULL};
+    if (!tn__si_same_dtype(same, 9, q)) return true;
+    const int nd = q->ndim;
+    if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;
+    const int64_t L = q->shape[nd - 2], S = k->shape[nd - 2], E = q->shape[nd - 1], Ev = v->shape[nd - 1];
+    if (L == 0 || S == 0 || E == 0 || Ev == 0 || E > 128 || Ev > 128 || k->shape[nd - 1] != E || v->shape[nd - 2] != S) return true;
+    if (mask && (mask->shape[nd - 2] != L || mask->shape[nd - 1] != S)) return true;
+    int64_t B = 1;
+    for (int d = 0; d < nd - 2; d++) {
+        const int64_t b = q->shape[d];
+        if (k->shape[d] != b || v->shape[d] != b || (mask && mask->shape[d] != b) || out->shape[d] != b || lse->shape[d] != b) return true;
+        B *= b;
+    }
+    if (B == 0 || B > INT32_MAX / (L > S ? L : S)) return true;
+    tn_tensor *const qkv[3] = {q, k, v};
+    for (int t = 0; t < 3; t++)
+        if (qkv[t]->shape[nd - 1] > 1 && qkv[t]->strides[nd - 1] != 1) return true;
+    tn_tensor *const dense[6] = {out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 6; t++)
+        if (dense[t] && !tn_is_contiguous(dense[t])) return true;
+    if (out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L) return true;
+    return false;
+}
+/* the attention entry's contract, served by the CPU's fused kernels (src/nn/attention.c) */
+static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
+                            tn_tensor *dk, tn_tensor *dv, double scale, bool causal) {
+    tn_tensor *const ts[10] = {q, k, v, mask, out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 10; t++)
+        if (ts[t] && ts[t]->device != TN_CUDA) return tn__stand_in_bad("attention", "an operand", ts[t]);
+    if (dout && (!dq || !dk || !dv)) return TN__FAIL_INT("stand-in GPU: attention's backward writes dq, dk and dv");
+    if (tn__si_attention_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) {
+        TN__ATOMIC_ADD(&tn__si_attn_fallbacks, 1);
+        return 1;
+    }
+    TN__ATOMIC_ADD(&tn__si_attn, 1);
+    tn__si_inside++;
+    tn__sdpa_args a;
+    memset(&a, 0, sizeof a);
+    a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2]; a.E = q->shape[q->ndim - 1]; a.Ev = v->shape[v->ndim - 1];
+    a.scale = scale; a.causal = causal;
+    int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
+    int nb = 0, r = 0;
+    if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) r = TN__FAIL_INT("stand-in GPU: attention: out of memory");
+    else if (!dout) {
+        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
+        else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
+    } else if (tn__cpu_fill(dq, 0) || tn__cpu_fill(dk, 0) || tn__cpu_fill(dv, 0)) r = -1;
+    else if (q->dtype == TN_F32)
+        tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout), (float *)tn_data_ptr(dq),
+                         (float *)tn_data_ptr(dk), (float *)tn_data_ptr(dv));
+    else
+        tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout), (double *)tn_data_ptr(dq),
+                         (double *)tn_data_ptr(dk), (double *)tn_data_ptr(dv));
+    TN_FREE(offs);
+    tn__si_inside--;
+    return r;
 }
 /* the library pooling's contract, served by direct loops over each window (double sums) */
 static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
@@ -226,7 +292,7 @@ static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int 
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
-    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy,
+    tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index,
 };
 
@@ -316,12 +382,14 @@ TN__SIU(int, pool2d, (tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, 
 TN__SIU(int, layer_norm, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb, double eps),
         (mode, x, w, b, st, y, gx, gw, gb, eps))
 TN__SIU(int, cross_entropy, (int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx), (mode, x, t, wr, lse, out, gx))
+TN__SIU(int, attention, (tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m, tn_tensor *o, tn_tensor *l, tn_tensor *go, tn_tensor *gq, tn_tensor *gk, tn_tensor *gv, double sc, bool ca),
+        (q, k, v, m, o, l, go, gq, gk, gv, sc, ca))
 TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
-    tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy,
+    tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }

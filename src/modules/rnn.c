@@ -791,7 +791,10 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
     q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4);
     /* masks: attn_mask [L, S] or [N*H, L, S] (bool: True = masked out), key padding [N, S] */
     tn_tensor *am = NULL;
-    if (mask && tn__is_causal_mask(mask, L, S)) causal = true;
+    /* is_causal with a mask and no padding mask: PyTorch's F.multi_head_attention_forward
+       trusts the hint and drops the mask; a device's mask is taken on trust likewise (reading
+       it back would wait on the GPU), a CPU one is checked */
+    if (mask && (tn__is_causal_mask(mask, L, S) || (causal && !kpm && mask->device != TN_CPU))) causal = true;
     else if (mask) {
         causal = false;
         am = mask->ndim == 3 ? tn_reshape(mask, TN_SHAPE(N, H, L, S)) : mask;
@@ -922,8 +925,8 @@ TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_
     tn__mham *a = (tn__mham *)m;
     if (tn__mha_check(fn, a, q, k, v, key_padding_mask, attn_mask)) return NULL;
     const bool fused = !need_weights && !(a->dropout > 0 && m->training) && !a->add_zero_attn && !tn_module_get(m, "bias_k") &&
-                       q->device == TN_CPU && (q->dtype == TN_F32 || q->dtype == TN_F64) && tn_numel(q) && tn_numel(k) && (!attn_mask || attn_mask->device == TN_CPU) &&
-                       (!key_padding_mask || key_padding_mask->device == TN_CPU) &&
+                       (q->device == TN_CPU || tn__backend(q->device)->attention) && (q->dtype == TN_F32 || q->dtype == TN_F64) && tn_numel(q) && tn_numel(k) &&
+                       (!attn_mask || attn_mask->device == q->device) && (!key_padding_mask || key_padding_mask->device == q->device) &&
                        !(tn_is_grad_enabled() && ((attn_mask && attn_mask->requires_grad) || (key_padding_mask && key_padding_mask->requires_grad)));
     if (fused) return TN__AS(fn, tn__mha_fused(a, q, k, v, key_padding_mask, attn_mask, is_causal));
     return TN__AS(fn, tn__mha_core(a, q, k, v, key_padding_mask, attn_mask, need_weights, average_attn_weights, is_causal, attn_weights));

@@ -225,9 +225,40 @@ static bool tn__sdpa_layout(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
 static tn_tensor *tn__sdpa_lastdim(tn_tensor *t) {
     return !t || t->ndim == 0 || t->strides[t->ndim - 1] == 1 || t->shape[t->ndim - 1] == 1 ? t : tn_contiguous(t);
 }
+/* q, k, v and the mask as a backend's attention entry takes them: last dims contiguous,
+   expanded (views) to the broadcast batch shape bshape[0..nb). false after an error. */
+static bool tn__sdpa_entry_operands(tn_tensor **q, tn_tensor **k, tn_tensor **v, tn_tensor **mask, int64_t *bshape, int *nb) {
+    *q = tn__sdpa_lastdim(*q); *k = tn__sdpa_lastdim(*k); *v = tn__sdpa_lastdim(*v);
+    tn_tensor *m = *mask ? tn__sdpa_lastdim(*mask) : NULL;
+    if (!*q || !*k || !*v || (*mask && !m)) return false;
+    tn__sdpa_args a;
+    memset(&a, 0, sizeof a);
+    a.L = (*q)->shape[(*q)->ndim - 2]; a.S = (*k)->shape[(*k)->ndim - 2];
+    int64_t *offs = NULL;
+    if (!tn__sdpa_layout(*q, *k, *v, m, &a, bshape, nb, &offs)) { tn__error("tn_scaled_dot_product_attention: out of memory"); return false; }
+    TN_FREE(offs);
+    tn_tensor **ts[4] = {q, k, v, &m};
+    for (int t = 0; t < 4; t++) {
+        if (!*ts[t]) continue;
+        tn_tensor *x = *ts[t];
+        bshape[*nb] = t == 3 ? a.L : x->shape[x->ndim - 2];
+        bshape[*nb + 1] = t == 3 ? a.S : x->shape[x->ndim - 1];
+        if (!(*ts[t] = tn_expand(x, bshape, *nb + 2))) return false;
+    }
+    *mask = m;
+    return true;
+}
+/* A device's results (out, lse) from its backend entry: the node's forward only saves them. */
+typedef struct tn__sdpa_pre { tn_tensor *out, *lse; } tn__sdpa_pre;
 /* The fused op's inputs: q, k, v and the mask (or none), and a float64 [scale, causal]. */
 static tn_tensor *tn__sdpa_fused_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
-    (void)user;
+    const tn__sdpa_pre *pre = (const tn__sdpa_pre *)user;
+    if (pre) {
+        for (int i = 0; i < n; i++) tn_ctx_save(ctx, in[i]);
+        tn_ctx_save(ctx, pre->out);
+        tn_ctx_save(ctx, pre->lse);
+        return pre->out;
+    }
     tn_tensor *q = tn__sdpa_lastdim(in[0]), *k = tn__sdpa_lastdim(in[1]), *v = tn__sdpa_lastdim(in[2]);
     tn_tensor *mask = n > 4 ? tn__sdpa_lastdim(in[4]) : NULL, *par = in[3];
     if (!q || !k || !v || (n > 4 && !mask)) return NULL;
@@ -277,6 +308,18 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
     tn_tensor *g[3] = {NULL, NULL, NULL};
     if (tn_is_grad_enabled()) { /* create_graph */
         tn__sdpa_grad_composite(grad, q0, k0, v0, mask0, pv[0], pv[1] != 0, &g[0], &g[1], &g[2]);
+    } else if (q0->device != TN_CPU) { /* the backend's entry; where it declines, the formulas in library ops */
+        tn_tensor *q = q0, *k = k0, *v = v0, *mask = mask0, *dout = tn_contiguous(tn_expand(grad, out->shape, out->ndim));
+        int64_t bshape[TN_MAX_DIMS + 2];
+        int nb = 0, r = 1;
+        if (!dout || !tn__sdpa_entry_operands(&q, &k, &v, &mask, &bshape[0], &nb)) return -1;
+        for (int i = 0; i < 3; i++) {
+            tn_tensor *like = i == 0 ? q : i == 1 ? k : v;
+            if (!(g[i] = tn__own(tn__new(q->dtype, q->device, like->shape, like->ndim)))) return -1;
+        }
+        r = tn__backend(q0->device)->attention(q, k, v, mask, out, lse, dout, g[0], g[1], g[2], pv[0], pv[1] != 0);
+        if (r < 0) return -1;
+        if (r > 0) tn__sdpa_grad_composite(grad, q0, k0, v0, mask0, pv[0], pv[1] != 0, &g[0], &g[1], &g[2]);
     } else {
         tn_tensor *q = tn__sdpa_lastdim(q0), *k = tn__sdpa_lastdim(k0), *v = tn__sdpa_lastdim(v0), *mask = tn__sdpa_lastdim(mask0);
         tn_tensor *dout = tn_contiguous(tn_expand(grad, out->shape, out->ndim));
@@ -314,8 +357,9 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
    dropout, other devices and dtypes, empty sizes, a mask that wants a gradient, shapes that
    do not broadcast, so that its message names them). */
 static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p) {
-    if (dropout_p > 0 || q->device != TN_CPU || (q->dtype != TN_F32 && q->dtype != TN_F64)) return false;
-    if (mask && (mask->device != TN_CPU || (mask->dtype != TN_BOOL && mask->requires_grad && tn_is_grad_enabled()) || mask->ndim < 1)) return false;
+    /* another device: through its backend's entry (src/nn/attention.c, tn__sdpa_fused) */
+    if (dropout_p > 0 || (q->device != TN_CPU && !tn__backend(q->device)->attention) || (q->dtype != TN_F32 && q->dtype != TN_F64)) return false;
+    if (mask && (mask->device != q->device || (mask->dtype != TN_BOOL && mask->requires_grad && tn_is_grad_enabled()) || mask->ndim < 1)) return false;
     tn_tensor *const ts[4] = {q, k, v, mask};
     for (int t = 0; t < 4; t++)
         for (int d = 0; ts[t] && d < ts[t]->ndim; d++) if (ts[t]->shape[d] == 0) return false;
@@ -328,13 +372,45 @@ static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor
     TN_FREE(offs);
     return ok;
 }
+/* The attention in library ops, with its L x S matrix (checked arguments; mask as above). */
+static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p, bool causal, double scale) {
+    const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
+    tn_scope_begin();
+    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
+    if (causal) mask = tn__tril(tn__own(tn__full_on(TN_SHAPE(L, S), 1, TN_BOOL, q->device)), 0);
+    if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
+    else if (mask) att = tn_add(att, mask);
+    att = tn_softmax(att, -1);
+    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
+    return tn__scope_return(tn_matmul(att, v));
+}
 /* The fused attention on checked, fusable q [*, L, E], k [*, S, E], v [*, S, Ev]; mask NULL,
-   bool (true = may attend) or additive; scale > 0. */
+   bool (true = may attend) or additive; scale > 0. Off the CPU through the backend's entry,
+   and where that declines the case, the composite. */
 static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale) {
     tn_scope_begin();
     const double pv[2] = {scale, causal ? 1.0 : 0.0};   /* no compound literal: the header compiles as C++ */
     tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
     tn_tensor *in[5] = {q, k, v, par, mask};
-    /* PyTorch's CPU flash attention node */
-    return tn__scope_return(par ? tn_custom_op("ScaledDotProductFlashAttentionForCpuBackward0", tn__sdpa_fused_fwd, tn__sdpa_fused_bwd, in, mask ? 5 : 4, NULL) : NULL);
+    tn__sdpa_pre pre = {NULL, NULL}, *user = NULL;
+    if (par && q->device != TN_CPU) {
+        tn_tensor *qe = q, *ke = k, *ve = v, *me = mask;
+        int64_t bshape[TN_MAX_DIMS + 2];
+        int nb = 0;
+        tn_no_grad_begin();   /* the views and copies for the entry record nothing: the node's inputs are q, k, v */
+        const bool ok = tn__sdpa_entry_operands(&qe, &ke, &ve, &me, bshape, &nb);
+        tn_no_grad_end();
+        if (!ok) return tn__scope_return(NULL);
+        bshape[nb] = qe->shape[nb];
+        bshape[nb + 1] = ve->shape[nb + 1];
+        pre.out = tn__own(tn__new(q->dtype, q->device, bshape, nb + 2));
+        pre.lse = tn__own(tn__new(q->dtype, q->device, bshape, nb + 1));
+        const int r = pre.out && pre.lse ? tn__backend(q->device)->attention(qe, ke, ve, me, pre.out, pre.lse, NULL, NULL, NULL, NULL, scale, causal) : -1;
+        if (r < 0) return tn__scope_return(NULL);
+        if (r > 0) return tn__scope_return(tn__sdpa_composite(q, k, v, mask, 0, causal, scale));
+        user = &pre;
+    }
+    /* PyTorch's CPU flash attention node (on a GPU, its _scaled_dot_product_efficient_attention) */
+    const char *name = q->device == TN_CPU ? "ScaledDotProductFlashAttentionForCpuBackward0" : "ScaledDotProductEfficientAttentionBackward0";
+    return tn__scope_return(par ? tn_custom_op(name, tn__sdpa_fused_fwd, tn__sdpa_fused_bwd, in, mask ? 5 : 4, user) : NULL);
 }

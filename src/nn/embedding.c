@@ -128,17 +128,10 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     if (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)
         return (tn_tensor *)tn__error("%s: attn_mask must be bool or match the query dtype %s, got %s", fn, tn_dtype_name(q->dtype), tn_dtype_name(mask->dtype));
     if (causal && mask) return (tn_tensor *)tn__error("%s: give attn_mask or is_causal, not both", fn);
-    const int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
+    const int64_t E = q->shape[q->ndim - 1];
     if (!(scale > 0)) scale = 1 / sqrt((double)(E ? E : 1));
     if (tn__sdpa_fusable(q, k, v, mask, dropout_p)) return tn__sdpa_fused(q, k, v, mask, causal, scale);   /* no L x S matrix */
-    tn_scope_begin();
-    tn_tensor *att = tn_mul_scalar(tn_matmul(q, tn_transpose(k, -2, -1)), scale);
-    if (causal) mask = tn__tril(tn__own(tn__full_on(TN_SHAPE(L, S), 1, TN_BOOL, q->device)), 0);
-    if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
-    else if (mask) att = tn_add(att, mask);
-    att = tn_softmax(att, -1);
-    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
-    return tn__scope_return(tn_matmul(att, v));
+    return tn__sdpa_composite(q, k, v, mask, dropout_p, causal, scale);
 }
 TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask, double dropout_p, bool is_causal, double scale) {
     TN__AUTOCAST(TN__AC_LOWER, tn_scaled_dot_product_attention(ac_[0], ac_[1], ac_[2], ac_[3], dropout_p, is_causal, scale), q, k, v, attn_mask);

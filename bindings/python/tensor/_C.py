@@ -37,7 +37,9 @@ class tn_cuda_stats(ctypes.Structure):
                 # which path the cuDNN entries took (tn_cuda_stats' second part)
                 ("num_cudnn_conv", c_int64), ("num_conv_fallbacks", c_int64), ("num_cudnn_algo_retries", c_int64),
                 ("num_cudnn_pool", c_int64), ("num_pool_fallbacks", c_int64), ("num_cudnn_batch_norm", c_int64),
-                ("num_batch_norm_fallbacks", c_int64)]
+                ("num_batch_norm_fallbacks", c_int64),
+                # the fused attention kernels: calls run, calls declined
+                ("num_fused_attention", c_int64), ("num_attention_fallbacks", c_int64)]
 
 
 class tn_generator(ctypes.Structure):
