@@ -37840,7 +37840,7 @@ static tn_tensor *tn__stage_whole(tn_tensor *t, tn_tensor *view, tn_tensor *flat
    ways), so its unit never indexes 2-byte elements. */
 static int tn__half_index(const tn_backend *in, tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
     const bool bytes = in == &tn__cpu_f32_backend && (mode == GATHER || mode == SCATTER);
-    if ((!tn__is_half(dst->dtype) && !tn__is_half(src->dtype)) || bytes) return in->index(mode, dst, src, idx, idx_strides, k);
+    if ((!tn__is_half(dst->dtype) && (!src || !tn__is_half(src->dtype))) || bytes) return in->index(mode, dst, src, idx, idx_strides, k);
     tn_tensor *far = mode == GATHER ? src : dst, view, flat;   /* the side the offsets move in */
     tn_tensor *whole = NULL;
     if (tn__is_half(far->dtype) && !(whole = tn__stage_whole(far, &view, &flat))) return -1;
