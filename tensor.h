@@ -3964,7 +3964,9 @@ typedef struct tn_backend {
        SCATTER_MAX, SCATTER_MIN: duplicates combine; MAX and MIN propagate NaN). */
     int (*index)(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
     tn_tensor *(*nonzero)(tn_tensor *x);                    /* [n, ndim] int64, owned by the caller */
-    /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read). */
+    /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read).
+       A GPU's table gets half operands here only (every other compute entry sees them staged
+       in float32, backend/cpu_half.c); it may return 1 to decline them: they are staged then. */
     int (*matmul)(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta);
     /* Element i of out from Philox(seed, offset + i): UNIFORM a + (b-a)u, NORMAL a + b z,
        RANDINT low + (64 random bits mod range), exact for any int64 bounds. */
