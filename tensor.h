@@ -246,7 +246,7 @@ TNDEF int tn_error(const char *fmt, ...);
 typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
-    TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU; not on CUDA yet) */
+    TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU and CUDA) */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -264,6 +264,39 @@ TNDEF uint16_t tn_float_to_half(float value);
 TNDEF float tn_half_to_float(uint16_t bits);
 TNDEF uint16_t tn_float_to_bfloat16(float value);
 TNDEF float tn_bfloat16_to_float(uint16_t bits);
+/* The same conversions on float32 bit patterns in integer arithmetic only (no FPU
+   rounding mode or flush-to-zero can change them): the GPU unit's copy kernels use them,
+   and tests hold them equal to the four functions above on every half pattern. */
+TN_HD static inline uint32_t tn__hd_f16_to_f32(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu;
+    uint32_t m = h & 0x3FFu;
+    if (e == 0x1F) return sign | 0x7F800000u | (m << 13) | (m ? 0x00400000u : 0u);   /* inf; NaN quieted as x86 does */
+    if (e != 0) return sign | ((e + 112u) << 23) | (m << 13);
+    if (m == 0) return sign;
+    uint32_t ex = 113;                            /* a subnormal: normalised */
+    while (!(m & 0x400u)) { m <<= 1; ex--; }
+    return sign | (ex << 23) | ((m & 0x3FFu) << 13);
+}
+TN_HD static inline uint16_t tn__hd_f32_to_f16(uint32_t w) {
+    const uint16_t sign = (uint16_t)((w >> 16) & 0x8000u);
+    const uint32_t a = w & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u);          /* NaN */
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u);         /* inf, or past 65504 + half an ulp */
+    if (a >= 0x38800000u) {                                          /* a normal half: 13 bits rounded off */
+        const uint32_t r = a - 0x38000000u, q = r >> 13, rem = r & 0x1FFFu;
+        return (uint16_t)(sign | (q + (rem > 0x1000u || (rem == 0x1000u && (q & 1u)))));
+    }
+    const uint32_t e = a >> 23;
+    if (e < 102) return sign;                                        /* below a quarter of the least subnormal */
+    const uint32_t m = (a & 0x7FFFFFu) | 0x800000u, s = 126 - e;    /* value = m 2^(e-150); units of 2^-24 */
+    const uint32_t q = m >> s, rem = m & ((1u << s) - 1u), half = 1u << (s - 1);
+    return (uint16_t)(sign | (q + (rem > half || (rem == half && (q & 1u)))));
+}
+TN_HD static inline uint32_t tn__hd_bf16_to_f32(uint16_t h) { return (uint32_t)h << 16; }
+TN_HD static inline uint16_t tn__hd_f32_to_bf16(uint32_t w) {
+    if ((w & 0x7FFFFFFFu) > 0x7F800000u) return 0xFFFFu;              /* NaN, as PyTorch's float32 -> bfloat16 kernels */
+    return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
+}
 /* torch.set_default_dtype / get_default_dtype (process-wide, float32 at start): the dtype
    of Python float literals in type promotion (an int tensor * 2.5), of float functions and
    true division of integer tensors, and the dtype the printer leaves unnamed. Explicit
@@ -274,7 +307,11 @@ TNDEF tn_dtype tn_get_default_dtype(void);
    cast their floating inputs (float64 excepted) as PyTorch's CPU lists say: matmul, mm,
    bmm, addmm, baddbmm, addbmm, linear, conv*, conv_transpose*, prelu and scaled dot-product
    attention to dtype (TN_BF16 or TN_F16); the losses and prod to float32; cat and stack to
-   the widest floating input. enabled false: a region with autocast off. Regions nest. */
+   the widest floating input. enabled false: a region with autocast off. Regions nest.
+   On TN_CUDA as PyTorch's CUDA lists where they differ from the CPU's: softmax,
+   log_softmax, layer_norm, group_norm and logsumexp to float32 too, binary_cross_entropy
+   refused (not yet: CUDA's float32 list of pointwise functions such as exp and log, and
+   its sum and cumsum, which stay in the input's dtype here). */
 TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled);
 TNDEF int tn_autocast_end(void);                                  /* closes the innermost region */
 TNDEF bool tn_autocast_is_enabled(tn_device device);              /* torch.is_autocast_enabled */
@@ -3977,7 +4014,9 @@ typedef struct tn_backend {
        SCATTER_MAX, SCATTER_MIN: duplicates combine; MAX and MIN propagate NaN). */
     int (*index)(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
     tn_tensor *(*nonzero)(tn_tensor *x);                    /* [n, ndim] int64, owned by the caller */
-    /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read). */
+    /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read).
+       A GPU's table gets half operands here only (every other compute entry sees them staged
+       in float32, backend/cpu_half.c); it may return 1 to decline them: they are staged then. */
     int (*matmul)(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta);
     /* Element i of out from Philox(seed, offset + i): UNIFORM a + (b-a)u, NORMAL a + b z,
        RANDINT low + (64 random bits mod range), exact for any int64 bounds. */
@@ -5784,10 +5823,17 @@ static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made du
 static const tn_cuda_unit *tn__cuda_unit(void);
 static int tn__deferred_report(const char *at);   /* device-side checks (backend/cuda.c) */
 static TN__TLS int tn__si_inside;   /* > 0 in a CPU kernel run by the stand-in (backend/stand_in.c): its own copies are no transfers */
-static const tn_backend *tn__backend(tn_device d) {
+static const tn_backend *tn__half_wrap(const tn_backend *in);   /* backend/cpu_half.c */
+/* The table registered for d (the GPU: probed on first use), as registered */
+static const tn_backend *tn__backend_registered(tn_device d) {
     if (d == TN_CPU) return tn__cpu_backend_get();
     if (d == TN_CUDA && !tn__backends[d]) tn__cuda_unit();
     return (unsigned)d < TN_NUM_DEVICES ? tn__backends[d] : NULL;
+}
+/* ... and as the ops call it: a GPU's table behind the half-precision staging entries */
+static const tn_backend *tn__backend(tn_device d) {
+    const tn_backend *b = tn__backend_registered(d);
+    return b && d != TN_CPU ? tn__half_wrap(b) : b;
 }
 
 TNDEF tn_memory_stats tn_memory_stats_get(void) {
@@ -6220,11 +6266,11 @@ static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version
     for (size_t tn__i_ = 0; tn__i_ < sizeof tn__args_ / sizeof tn__args_[0]; tn__i_++) \
         if (!tn__args_[tn__i_]) return NULL; } while (0)
 
-/* Whether t's device computes in t's dtype: half precision runs on the CPU (staged in
-   float32 by the CPU backend), not yet in the GPU unit. */
+/* Whether t's device computes in t's dtype: half precision runs on the CPU and the GPU
+   (staged in float32 around every backend entry, backend/cpu_half.c), nowhere else. */
 static int tn__check_cpu_dtype(const char *fn, tn_tensor *t) {
-    if ((t->dtype == TN_F16 || t->dtype == TN_BF16) && t->device != TN_CPU)
-        return TN__FAIL_INT("%s: dtype %s is not supported on %s yet (half precision runs on the CPU only)", fn, tn_dtype_name(t->dtype), tn_device_name(t->device));
+    if ((t->dtype == TN_F16 || t->dtype == TN_BF16) && t->device != TN_CPU && t->device != TN_CUDA)
+        return TN__FAIL_INT("%s: dtype %s is not supported on %s yet (half precision runs on the CPU and CUDA)", fn, tn_dtype_name(t->dtype), tn_device_name(t->device));
     return 0;
 }
 
@@ -6270,7 +6316,9 @@ static int tn__check_same_device(const char *fn, tn_tensor *a, tn_tensor *b) {
    (losses, prod, ...),
    TN__AC_PROMOTE to the widest floating dtype among them (cat, stack). The op then runs
    with autocast suspended, so the ops it is made of run as called, and so does backward. */
-enum { TN__AC_LOWER, TN__AC_F32, TN__AC_PROMOTE };
+/* TN__AC_F32_CUDA: float32 under CUDA's autocast only (PyTorch's CUDA fp32 list has
+   softmax, log_softmax, layer_norm, group_norm and logsumexp, its CPU list does not). */
+enum { TN__AC_LOWER, TN__AC_F32, TN__AC_PROMOTE, TN__AC_F32_CUDA };
 typedef struct { bool enabled; tn_dtype dtype; } tn__ac_state;
 static TN__TLS tn__ac_state tn__ac_now[TN_NUM_DEVICES] = {{false, TN_BF16}, {false, TN_F16}};   /* PyTorch's defaults */
 static TN__TLS struct { tn_device device; tn__ac_state prev; } tn__ac_stack[64];
@@ -6305,7 +6353,7 @@ static bool tn__autocast(int cls, tn_tensor *const *in, int n, tn_tensor **out) 
     while (first < n && !in[first]) first++;
     if (first == n) return false;
     const tn_device dev = in[first]->device;
-    if ((unsigned)dev >= TN_NUM_DEVICES || !tn__ac_now[dev].enabled) return false;
+    if ((unsigned)dev >= TN_NUM_DEVICES || !tn__ac_now[dev].enabled || (cls == TN__AC_F32_CUDA && dev != TN_CUDA)) return false;
     tn_dtype to = cls == TN__AC_LOWER ? tn__ac_now[dev].dtype : TN_F32;
     if (cls == TN__AC_PROMOTE) {
         to = tn__ac_now[dev].dtype;
@@ -11588,6 +11636,7 @@ TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("
 
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp(ac_[0], dims, n, keepdim), x);
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_logsumexp", x) || tn__dims_mask("tn_logsumexp", x, dims, n, mask)) return NULL;
     tn_scope_begin();
@@ -14554,8 +14603,14 @@ static tn_tensor *tn__softmax(const char *fn, tn_lane_op op, tn_tensor *x, int64
     }
     return tn__lane_like(fn, op, x, dim, x->dtype);
 }
-TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_softmax", SOFTMAX, x, dim); }
-TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
+TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_softmax(ac_[0], dim), x);
+    return tn__softmax("tn_softmax", SOFTMAX, x, dim);
+}
+TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_log_softmax(ac_[0], dim), x);
+    return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim);
+}
 
 /* ---- activations ---- */
 static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p0, double p1, double p2) {
@@ -20911,6 +20966,7 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
 }
 TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, ac_[1], ac_[2], eps), x, weight, bias);
     return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, weight, bias, eps));
 }
 static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_tensor *b, double eps) {
@@ -20937,6 +20993,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     return tn__scope_return(tn__grad_name(y, "NativeGroupNormBackward0"));
 }
 TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, ac_[1], ac_[2], eps), x, weight, bias);
     return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, weight, bias, eps));
 }
 /* Instance norm is batch norm of [1, N*C, *] with statistics repeated per sample, as ATen. */
@@ -22660,6 +22717,11 @@ static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     return tn__loss_finish(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0");
 }
 TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction) {
+    if (input && input->device == TN_CUDA && tn_autocast_is_enabled(TN_CUDA) && !tn__ac_suspended)   /* PyTorch's CUDA autocast bans it */
+        return (tn_tensor *)tn__error("tn_binary_cross_entropy: torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast. "
+                                      "Many models use a sigmoid layer right before the binary cross entropy layer. In this case, combine the two layers "
+                                      "using torch.nn.functional.binary_cross_entropy_with_logits or torch.nn.BCEWithLogitsLoss. "
+                                      "binary_cross_entropy_with_logits and BCEWithLogits are safe to autocast.");
     TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy(ac_[0], ac_[1], ac_[2], reduction), input, target, weight);
     return TN__AS("tn_binary_cross_entropy", tn__bce_impl(input, target, weight, reduction));
 }
@@ -38230,34 +38292,46 @@ TNDEF int tn_ddp_no_sync(tn_ddp *d, bool no_sync) {
     return 0;
 }
 
-/* ======================================================================================================= */
-/* src/backend/cpu_half.c: half precision on the CPU: operands staged in float32 around every kernel entry */
-/* ======================================================================================================= */
-/* ---- half precision on the CPU: every kernel entry stages float16/bfloat16 operands in
-   float32, runs the float32 kernel and rounds each result once on the way back: the values
-   of PyTorch's CPU kernels, which load half into float32 registers and round on store
-   (reductions and matmul accumulate in float32). Copies and fills convert directly
-   (core/half.c); gathers and plain scatters move 2-byte elements as they are. ---- */
+/* ======================================================================================================================================== */
+/* src/backend/cpu_half.c: half precision: operands staged in float32 around every kernel entry (the CPU's table; a wrapper over the GPU's) */
+/* ======================================================================================================================================== */
+/* ---- half precision on every device: each kernel entry stages float16/bfloat16 operands
+   in float32 on the operand's device, runs the device's float32 kernel and rounds each
+   result once on the way back: the values of PyTorch's kernels, which load half into
+   float32 registers and round on store (reductions and matmul accumulate in float32).
+   Copies and fills convert directly (core/half.c; the GPU unit's copy kernels the same
+   bits); gathers and plain scatters on the CPU move 2-byte elements as they are. One
+   set of entries serves the CPU's table (over its float32 kernels, tn__cpu_f32_backend)
+   and the wrapper tn__backend puts over a GPU's registered table (tn__half_wrap), whose
+   unit then sees half operands only in copy, fill and matmul (cuBLAS's half GEMM; it
+   returns 1 for a layout it cannot take, and the operands are staged instead). ---- */
 static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
 static int tn__cpu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom);
 static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw);
+
+/* the CPU's float32 kernels as a table: what the CPU's half entries stage around */
+static const tn_backend tn__cpu_f32_backend = {
+    "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
+    tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL,
+};
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
 typedef struct { tn_tensor *orig[TN__STAGE_MAX], *st[TN__STAGE_MAX]; int role[TN__STAGE_MAX], n, failed; } tn__stage;
 
 /* t as the float32 kernel sees it: t itself unless half, else a float32 tensor of t's shape
-   (read from t when role has TN__STAGE_IN) whose broadcast dims keep stride 0. */
+   on t's device (read from t when role has TN__STAGE_IN) whose broadcast dims keep stride 0. */
 static tn_tensor *tn__stage_add(tn__stage *s, tn_tensor *t, int role) {
     if (!t || !tn__is_half(t->dtype)) return t;
     TN_ASSERT(s->n < TN__STAGE_MAX);
     int64_t rs[TN_MAX_DIMS];
     for (int i = 0; i < t->ndim; i++) rs[i] = t->strides[i] == 0 ? 1 : t->shape[i];
-    tn_tensor *r = tn__new(TN_F32, TN_CPU, rs, t->ndim);
+    tn_tensor *r = tn__new(TN_F32, t->device, rs, t->ndim);
     if (!r) { s->failed = 1; return t; }
     if (role & TN__STAGE_IN) {
         tn_tensor v = *t;                         /* t's elements without the broadcast */
         memcpy(v.shape, rs, sizeof rs);
-        if (tn__cpu_copy(r, &v)) s->failed = 1;
+        if (tn__backend(t->device)->copy(r, &v)) s->failed = 1;
     }
     for (int i = 0; i < t->ndim; i++) if (t->strides[i] == 0) { r->shape[i] = t->shape[i]; r->strides[i] = 0; }
     s->orig[s->n] = t; s->st[s->n] = r; s->role[s->n] = role; s->n++;
@@ -38266,7 +38340,7 @@ static tn_tensor *tn__stage_add(tn__stage *s, tn_tensor *t, int role) {
 /* After the kernel (rc): the outputs rounded back into their half tensors; the stage freed. */
 static int tn__stage_end(tn__stage *s, int rc) {
     for (int i = 0; i < s->n; i++) {
-        if (rc == 0 && (s->role[i] & TN__STAGE_OUT) && tn__cpu_copy(s->orig[i], s->st[i])) rc = -1;
+        if (rc == 0 && (s->role[i] & TN__STAGE_OUT) && tn__backend(s->orig[i]->device)->copy(s->orig[i], s->st[i])) rc = -1;
         tn_release(s->st[i]);
     }
     return rc;
@@ -38275,105 +38349,196 @@ static int tn__stage_end(tn__stage *s, int rc) {
     bool any_ = false; for (size_t i_ = 0; i_ < sizeof ts_ / sizeof ts_[0]; i_++) any_ = any_ || (ts_[i_] && tn__is_half(ts_[i_]->dtype))
 #define TN__STAGE_RUN(call) (stg_.failed ? tn__stage_end(&stg_, -1) : tn__stage_end(&stg_, (call)))
 
-static int tn__cpu_half_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
+/* The entries over the float32 table in (the CPU's, or a GPU's registered one). */
+static int tn__half_unary(const tn_backend *in, tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
     TN__STAGE_BEGIN(out, x);
-    if (!any_) return tn__cpu_unary(op, out, x, params);
+    if (!any_) return in->unary(op, out, x, params);
     tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
-    return TN__STAGE_RUN(tn__cpu_unary(op, so, sx, params));
+    return TN__STAGE_RUN(in->unary(op, so, sx, params));
 }
-static int tn__cpu_half_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha) {
+static int tn__half_binary(const tn_backend *in, tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha) {
     TN__STAGE_BEGIN(out, a, b);
-    if (!any_) return tn__cpu_binary(op, out, a, b, alpha);
+    if (!any_) return in->binary(op, out, a, b, alpha);
     tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sa = tn__stage_add(&stg_, a, TN__STAGE_IN), *sb = tn__stage_add(&stg_, b, TN__STAGE_IN);
-    return TN__STAGE_RUN(tn__cpu_binary(op, so, sa, sb, alpha));
+    return TN__STAGE_RUN(in->binary(op, so, sa, sb, alpha));
 }
-static int tn__cpu_half_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
+static int tn__half_ternary(const tn_backend *in, tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
     TN__STAGE_BEGIN(out, x, y, z);
-    if (!any_) return tn__cpu_ternary(op, out, x, y, z, value);
+    if (!any_) return in->ternary(op, out, x, y, z, value);
     tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
     tn_tensor *sy = tn__stage_add(&stg_, y, TN__STAGE_IN), *sz = tn__stage_add(&stg_, z, TN__STAGE_IN);
-    return TN__STAGE_RUN(tn__cpu_ternary(op, so, sx, sy, sz, value));
+    return TN__STAGE_RUN(in->ternary(op, so, sx, sy, sz, value));
 }
-static int tn__cpu_half_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
+static int tn__half_reduce(const tn_backend *in, tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     TN__STAGE_BEGIN(out, x);
-    if (!any_) return tn__cpu_reduce(op, out, x);
+    if (!any_) return in->reduce(op, out, x);
     tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_INOUT)   /* out holds the start value */, *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
-    return TN__STAGE_RUN(tn__cpu_reduce(op, so, sx));
+    return TN__STAGE_RUN(in->reduce(op, so, sx));
 }
-static int tn__cpu_half_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
+static int tn__half_lane(const tn_backend *in, tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
     TN__STAGE_BEGIN(out, out1, x);
-    if (!any_) return tn__cpu_lane(op, out, out1, x, dim, flag);
+    if (!any_) return in->lane(op, out, out1, x, dim, flag);
     tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT), *so1 = tn__stage_add(&stg_, out1, TN__STAGE_OUT), *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
-    return TN__STAGE_RUN(tn__cpu_lane(op, so, so1, sx, dim, flag));
+    return TN__STAGE_RUN(in->lane(op, so, so1, sx, dim, flag));
 }
-/* The accumulating scatters reach dst's elements through offsets past its view (stride 0
-   on the indexed dims): the whole storage is staged, and dst's view moved onto the copy. */
-static int tn__cpu_half_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
-    if (!tn__is_half(dst->dtype) || mode == GATHER || mode == SCATTER) return tn__cpu_index(mode, dst, src, idx, idx_strides, k);   /* bytes moved */
-    const int64_t n = (int64_t)(dst->storage->nbytes / 2);
-    tn_tensor flat = *dst;                        /* the whole storage as a 1-d half tensor */
-    flat.ndim = 1; flat.shape[0] = n; flat.strides[0] = 1; flat.offset = 0;
-    tn_tensor *whole = tn__new(TN_F32, TN_CPU, &n, 1);
-    if (!whole) return -1;
-    TN__STAGE_BEGIN(src);
-    tn_tensor *ss = tn__stage_add(&stg_, src, TN__STAGE_IN);
-    tn_tensor sd = *dst;
-    sd.dtype = TN_F32; sd.storage = whole->storage;
-    int rc = stg_.failed || tn__cpu_copy(whole, &flat) ? -1 : tn__cpu_index(mode, &sd, ss, idx, idx_strides, k);
-    if (rc == 0) rc = tn__cpu_copy(&flat, whole);
+/* The indexed side reaches its elements through offsets past its view (stride 0 on the
+   indexed dims): src for GATHER, dst for the scatters. Its whole storage is staged, and
+   its view moved onto the float32 copy (*view); whole is the copy, flat the half original. */
+static tn_tensor *tn__stage_whole(tn_tensor *t, tn_tensor *view, tn_tensor *flat) {
+    const int64_t n = (int64_t)(t->storage->nbytes / 2);
+    *flat = *t;                                   /* the whole storage as a 1-d half tensor */
+    flat->ndim = 1; flat->shape[0] = n; flat->strides[0] = 1; flat->offset = 0;
+    tn_tensor *whole = tn__new(TN_F32, t->device, &n, 1);
+    if (!whole || tn__backend(t->device)->copy(whole, flat)) { tn_release(whole); return NULL; }
+    *view = *t;
+    view->dtype = TN_F32; view->storage = whole->storage;
+    return whole;
+}
+/* The CPU moves the bytes of gathers and plain scatters; a GPU's are staged too (exact both
+   ways), so its unit never indexes 2-byte elements. */
+static int tn__half_index(const tn_backend *in, tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
+    const bool bytes = in == &tn__cpu_f32_backend && (mode == GATHER || mode == SCATTER);
+    if ((!tn__is_half(dst->dtype) && (!src || !tn__is_half(src->dtype))) || bytes) return in->index(mode, dst, src, idx, idx_strides, k);
+    tn_tensor *far = mode == GATHER ? src : dst, view, flat;   /* the side the offsets move in */
+    tn_tensor *whole = NULL;
+    if (tn__is_half(far->dtype) && !(whole = tn__stage_whole(far, &view, &flat))) return -1;
+    TN__STAGE_BEGIN(mode == GATHER ? dst : src);
+    tn_tensor *near = tn__stage_add(&stg_, mode == GATHER ? dst : src, mode == GATHER ? TN__STAGE_OUT : TN__STAGE_IN);
+    tn_tensor *fv = whole ? &view : far;
+    int rc = stg_.failed ? -1 : mode == GATHER ? in->index(mode, near, fv, idx, idx_strides, k) : in->index(mode, fv, near, idx, idx_strides, k);
+    if (rc == 0 && whole && mode != GATHER) rc = tn__backend(dst->device)->copy(&flat, whole);
     tn_release(whole);
     (void)any_;
     return tn__stage_end(&stg_, rc);
 }
-static tn_tensor *tn__cpu_half_nonzero(tn_tensor *x) {
-    if (!tn__is_half(x->dtype)) return tn__cpu_nonzero(x);
-    tn_tensor *sx = tn__copy_as(x, TN_F32, TN_CPU), *r = sx ? tn__cpu_nonzero(sx) : NULL;
+static tn_tensor *tn__half_nonzero(const tn_backend *in, tn_tensor *x) {
+    if (!tn__is_half(x->dtype)) return in->nonzero(x);
+    tn_tensor *sx = tn__copy_as(x, TN_F32, x->device), *r = sx ? in->nonzero(sx) : NULL;
     tn_release(sx);
     return r;
 }
-static int tn__cpu_half_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha, double beta) {
+static int tn__half_matmul(const tn_backend *in, tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha, double beta) {
     TN__STAGE_BEGIN(c, a, b);
-    if (!any_) return tn__cpu_matmul(c, a, b, alpha, beta);
+    if (!any_) return in->matmul(c, a, b, alpha, beta);
+    if (in != &tn__cpu_f32_backend && a->dtype == c->dtype && b->dtype == c->dtype) {   /* a GPU's half GEMM, unless it declines (1) */
+        int rc = in->matmul(c, a, b, alpha, beta);
+        if (rc != 1) return rc;
+    }
     tn_tensor *sc = tn__stage_add(&stg_, c, beta != 0 ? TN__STAGE_INOUT : TN__STAGE_OUT);
     tn_tensor *sa = tn__stage_add(&stg_, a, TN__STAGE_IN), *sb = tn__stage_add(&stg_, b, TN__STAGE_IN);
-    return TN__STAGE_RUN(tn__cpu_matmul(sc, sa, sb, alpha, beta));
+    return TN__STAGE_RUN(in->matmul(sc, sa, sb, alpha, beta));
 }
-static int tn__cpu_half_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
+static int tn__half_random(const tn_backend *in, tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
     TN__STAGE_BEGIN(out);
-    if (!any_) return tn__cpu_random(op, out, seed, offset, a, b, low, range);
+    if (!any_) return in->random(op, out, seed, offset, a, b, low, range);
     tn_tensor *so = tn__stage_add(&stg_, out, TN__STAGE_OUT);
-    return TN__STAGE_RUN(tn__cpu_random(op, so, seed, offset, a, b, low, range));
+    return TN__STAGE_RUN(in->random(op, so, seed, offset, a, b, low, range));
 }
-static int tn__cpu_half_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom) {
+static int tn__half_im2col(const tn_backend *in, int fold, tn_tensor *cols, tn_tensor *img, const int64_t *geom) {
     TN__STAGE_BEGIN(cols, img);
-    if (!any_) return tn__cpu_im2col(fold, cols, img, geom);
+    if (!any_) return in->im2col(fold, cols, img, geom);
     tn_tensor *sc = tn__stage_add(&stg_, cols, fold ? TN__STAGE_IN : TN__STAGE_OUT), *si = tn__stage_add(&stg_, img, fold ? TN__STAGE_INOUT : TN__STAGE_IN);
-    return TN__STAGE_RUN(tn__cpu_im2col(fold, sc, si, geom));
+    return TN__STAGE_RUN(in->im2col(fold, sc, si, geom));
 }
-static int tn__cpu_half_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
+static int tn__half_pool_argmax(const tn_backend *in, tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
     TN__STAGE_BEGIN(x);
-    if (!any_) return tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw);
+    if (!any_) return in->pool_argmax(idx, x, hs, he, ws, we, dh, dw);
     tn_tensor *sx = tn__stage_add(&stg_, x, TN__STAGE_IN);
-    return TN__STAGE_RUN(tn__cpu_pool_argmax(idx, sx, hs, he, ws, we, dh, dw));
+    return TN__STAGE_RUN(in->pool_argmax(idx, sx, hs, he, ws, we, dh, dw));
 }
-static int tn__cpu_half_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
+static int tn__half_optim(const tn_backend *in, const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
     TN__STAGE_BEGIN(p, g, s[0], s[1], s[2]);
-    if (!any_) return tn__cpu_optim(k, p, g, s);
+    if (!any_) return in->optim(k, p, g, s);
     tn_tensor *sp = tn__stage_add(&stg_, p, TN__STAGE_INOUT), *sg = tn__stage_add(&stg_, g, TN__STAGE_IN), *ss[3];
     for (int i = 0; i < 3; i++) ss[i] = tn__stage_add(&stg_, s[i], TN__STAGE_INOUT);
-    return TN__STAGE_RUN(tn__cpu_optim(k, sp, sg, ss));
+    return TN__STAGE_RUN(in->optim(k, sp, sg, ss));
 }
-/* The fused norm and loss kernels decline half operands: their composites run instead. */
-static int tn__cpu_half_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
-                                   tn_tensor *gb, double eps) {
-    return tn__is_half(x->dtype) ? 1 : tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+/* The fused library entries (convolution, norms, pooling, loss) decline half operands:
+   their composites run instead, through the entries above. */
+static int tn__half_conv2d(const tn_backend *in, int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *geom) {
+    return tn__is_half(x->dtype) || tn__is_half(w->dtype) || tn__is_half(y->dtype) ? 1 : in->conv2d(mode, x, w, y, geom);
 }
-static int tn__cpu_half_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
-                                   tn_tensor *gb, double eps) {
-    return tn__is_half(x->dtype) ? 1 : tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+static int tn__half_batch_norm(const tn_backend *in, int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                               tn_tensor *gb, double eps) {
+    return tn__is_half(x->dtype) ? 1 : in->batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
 }
-static int tn__cpu_half_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
-    return tn__is_half(x->dtype) ? 1 : tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx);
+static int tn__half_pool2d(const tn_backend *in, tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *geom) {
+    return tn__is_half(x->dtype) ? 1 : in->pool2d(x, y, gy, gx, geom);
+}
+static int tn__half_layer_norm(const tn_backend *in, int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
+                               tn_tensor *gb, double eps) {
+    return tn__is_half(x->dtype) ? 1 : in->layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps);
+}
+static int tn__half_cross_entropy(const tn_backend *in, int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
+    return tn__is_half(x->dtype) ? 1 : in->cross_entropy(mode, x, t, wr, lse, out, gx);
+}
+
+/* Each entry twice: tn__cpu_half_X over the CPU's kernels (the CPU's table, backend/cpu.c),
+   tn__gpu_half_X over the table registered for TN_CUDA (the unit or the stand-in). */
+#define TN__HALF_ENTRY_GPU(ret, name, params, ...) \
+    static ret tn__gpu_half_##name params { return tn__half_##name(tn__backends[TN_CUDA], __VA_ARGS__); }
+#define TN__HALF_ENTRY(ret, name, params, ...) \
+    static ret tn__cpu_half_##name params { return tn__half_##name(&tn__cpu_f32_backend, __VA_ARGS__); } \
+    TN__HALF_ENTRY_GPU(ret, name, params, __VA_ARGS__)
+TN__HALF_ENTRY(int, unary, (tn_unary_op op, tn_tensor *o, tn_tensor *x, const double *p), op, o, x, p)
+TN__HALF_ENTRY(int, binary, (tn_binary_op op, tn_tensor *o, tn_tensor *a, tn_tensor *b, double al), op, o, a, b, al)
+TN__HALF_ENTRY(int, ternary, (tn_ternary_op op, tn_tensor *o, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v), op, o, a, b, c, v)
+TN__HALF_ENTRY(int, reduce, (tn_reduce_op op, tn_tensor *o, tn_tensor *x), op, o, x)
+TN__HALF_ENTRY(int, lane, (tn_lane_op op, tn_tensor *o, tn_tensor *o1, tn_tensor *x, int64_t d, int f), op, o, o1, x, d, f)
+TN__HALF_ENTRY(int, index, (tn_index_mode m, tn_tensor *d, tn_tensor *s, tn_tensor *const *idx, const int64_t *is, int k), m, d, s, idx, is, k)
+TN__HALF_ENTRY(tn_tensor *, nonzero, (tn_tensor *x), x)
+TN__HALF_ENTRY(int, matmul, (tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be), c, a, b, al, be)
+TN__HALF_ENTRY(int, random, (tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r), op, o, s, off, a, b, l, r)
+TN__HALF_ENTRY(int, im2col, (int f, tn_tensor *c, tn_tensor *i, const int64_t *g), f, c, i, g)
+TN__HALF_ENTRY(int, pool_argmax, (tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw),
+               idx, x, hs, he, ws, we, dh, dw)
+TN__HALF_ENTRY(int, optim, (const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st), k, p, g, st)
+TN__HALF_ENTRY_GPU(int, conv2d, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g), mode, x, w, y, g)
+TN__HALF_ENTRY(int, batch_norm, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb, double eps),
+               mode, x, w, b, st, y, gx, gw, gb, eps)
+TN__HALF_ENTRY_GPU(int, pool2d, (tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, const int64_t *g), x, y, gy, gx, g)
+TN__HALF_ENTRY(int, layer_norm, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb, double eps),
+               mode, x, w, b, st, y, gx, gw, gb, eps)
+TN__HALF_ENTRY(int, cross_entropy, (int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx), mode, x, t, wr, lse, out, gx)
+#undef TN__HALF_ENTRY
+#undef TN__HALF_ENTRY_GPU
+
+/* A GPU's registered table seen through the half entries: alloc, free, copy, fill and
+   check_index its own, every other entry staged; the optional entries it leaves NULL stay
+   NULL (callers choose paths by them). One wrapper per registered table, made on first use
+   and kept (tables are static: the unit's, the stand-ins', a user's). */
+static struct { const tn_backend *in; tn_backend out; } tn__half_wraps[8];
+static int tn__half_nwraps, tn__half_wrap_lock;
+static const tn_backend *tn__half_wrap(const tn_backend *in) {
+    const int n = TN__ATOMIC_LOAD(&tn__half_nwraps);
+    for (int i = 0; i < n; i++)
+        if (tn__half_wraps[i].in == in) return &tn__half_wraps[i].out;
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&tn__half_wrap_lock, 1, __ATOMIC_ACQUIRE)) {}
+#endif
+    const tn_backend *r = in;   /* more tables than slots: unwrapped (half operands then reach the table itself) */
+    int m = tn__half_nwraps, i = 0;
+    while (i < m && tn__half_wraps[i].in != in) i++;
+    if (i < m) r = &tn__half_wraps[i].out;
+    else if (m < (int)(sizeof tn__half_wraps / sizeof tn__half_wraps[0])) {
+        tn_backend w = *in;
+        w.unary = tn__gpu_half_unary; w.binary = tn__gpu_half_binary; w.ternary = tn__gpu_half_ternary; w.reduce = tn__gpu_half_reduce;
+        w.lane = tn__gpu_half_lane; w.index = tn__gpu_half_index; w.nonzero = tn__gpu_half_nonzero; w.matmul = tn__gpu_half_matmul;
+        w.random = tn__gpu_half_random; w.im2col = tn__gpu_half_im2col; w.pool_argmax = tn__gpu_half_pool_argmax; w.optim = tn__gpu_half_optim;
+        if (in->conv2d) w.conv2d = tn__gpu_half_conv2d;
+        if (in->batch_norm) w.batch_norm = tn__gpu_half_batch_norm;
+        if (in->pool2d) w.pool2d = tn__gpu_half_pool2d;
+        if (in->layer_norm) w.layer_norm = tn__gpu_half_layer_norm;
+        if (in->cross_entropy) w.cross_entropy = tn__gpu_half_cross_entropy;
+        tn__half_wraps[m].in = in;
+        tn__half_wraps[m].out = w;
+        r = &tn__half_wraps[m].out;
+        TN__ATOMIC_ADD(&tn__half_nwraps, 1);   /* published after the slot is written */
+    }
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&tn__half_wrap_lock, 0, __ATOMIC_RELEASE);
+#endif
+    return r;
 }
 
 /* ========================================================================= */
@@ -38608,7 +38773,7 @@ static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
 TNDEF void tn_register_backend(tn_device device, const tn_backend *backend) {
     if ((unsigned)device < TN_NUM_DEVICES && device != TN_CPU) tn__backends[device] = backend;
 }
-TNDEF const tn_backend *tn_get_backend(tn_device device) { return tn__backend(device); }
+TNDEF const tn_backend *tn_get_backend(tn_device device) { return tn__backend_registered(device); }
 
 /* ============================================================================= */
 /* src/backend/stand_in.c: the checking stand-in for the GPU (tests without one) */
@@ -38689,7 +38854,8 @@ static tn_tensor *tn__si_nonzero(tn_tensor *x) {
     return d;
 }
 static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
-    TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b); return TN__SI_RUN(tn__cpu_matmul(c, a, b, al, be));
+    TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b);
+    return TN__SI_RUN(tn__cpu_half_matmul(c, a, b, al, be));   /* half operands: the CPU's half matmul serves for cuBLAS's GemmEx */
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
     TN__SI_DEV("random", o); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
@@ -39091,7 +39257,7 @@ TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
     if (!tn__dc.slots) {   /* once: pinned (the GPU writes it through unified addressing) or plain host memory (the stand-in) */
         const tn_cuda_unit *u = tn__cuda_unit();
         const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
-        const bool pinned = u && u->backend && tn__backend(device) == u->backend;
+        const bool pinned = u && u->backend && tn__backend_registered(device) == u->backend;
         int64_t *p = pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
         if (!p) return (int64_t *)tn__error("tn_deferred_check: out of memory");
         memset(p, 0, nb);

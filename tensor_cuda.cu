@@ -340,12 +340,59 @@ template <> struct Cvt<bool> {
     __host__ __device__ static bool f(double v) { return v != 0; }
     __host__ __device__ static bool i(int64_t v) { return v != 0; }
 };
+/* float16 and bfloat16 as storage only (copies and fills; cuBLAS reads them in matmul):
+   their conversions are tensor.h's integer ones, bit for bit the CPU's (core/half.c):
+   through float32, round to nearest even, NaN kept (float16 0x7E00 with the sign;
+   bfloat16 0xFFFF from float32 and 0x7FC0 from anything else, as PyTorch). */
+struct h16 { uint16_t b; };
+struct bf16 { uint16_t b; };
+__host__ __device__ __forceinline__ uint32_t f32_bits(float f) {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(f);
+#else
+    uint32_t w;
+    memcpy(&w, &f, 4);
+    return w;
+#endif
+}
+__host__ __device__ __forceinline__ float bits_f32(uint32_t w) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(w);
+#else
+    float f;
+    memcpy(&f, &w, 4);
+    return f;
+#endif
+}
+__host__ __device__ __forceinline__ h16 to_h16(float v) { h16 r; r.b = tn__hd_f32_to_f16(f32_bits(v)); return r; }
+__host__ __device__ __forceinline__ bf16 to_bf16(float v, bool from_f32) {
+    bf16 r;
+    r.b = v != v && !from_f32 ? (uint16_t)0x7FC0 : tn__hd_f32_to_bf16(f32_bits(v));
+    return r;
+}
+__host__ __device__ __forceinline__ float h16_f(h16 h) { return bits_f32(tn__hd_f16_to_f32(h.b)); }
+__host__ __device__ __forceinline__ float bf16_f(bf16 h) { return bits_f32(tn__hd_bf16_to_f32(h.b)); }
+template <> struct Cvt<h16> {
+    __host__ __device__ static h16 f(double v) { return to_h16((float)v); }
+    __host__ __device__ static h16 i(int64_t v) { return to_h16((float)v); }
+};
+template <> struct Cvt<bf16> {
+    __host__ __device__ static bf16 f(double v) { return to_bf16((float)v, false); }
+    __host__ __device__ static bf16 i(int64_t v) { return to_bf16((float)v, false); }
+};
 template <class T> struct IsFloat { static const bool v = false; };
 template <> struct IsFloat<float> { static const bool v = true; };
 template <> struct IsFloat<double> { static const bool v = true; };
-template <class TO, class TI> __device__ __forceinline__ TO convert(TI x) {
-    return IsFloat<TI>::v ? Cvt<TO>::f((double)x) : Cvt<TO>::i((int64_t)x);
-}
+/* element conversions: floats through double, integers through int64, half through float */
+template <class TO, class TI> struct Conv {
+    __device__ static TO c(TI x) { return IsFloat<TI>::v ? Cvt<TO>::f((double)x) : Cvt<TO>::i((int64_t)x); }
+};
+template <class TO> struct Conv<TO, h16> { __device__ static TO c(h16 x) { return Cvt<TO>::f((double)h16_f(x)); } };
+template <class TO> struct Conv<TO, bf16> { __device__ static TO c(bf16 x) { return Cvt<TO>::f((double)bf16_f(x)); } };
+template <> struct Conv<h16, h16> { __device__ static h16 c(h16 x) { return x; } };        /* same dtype: the bits */
+template <> struct Conv<bf16, bf16> { __device__ static bf16 c(bf16 x) { return x; } };
+template <> struct Conv<bf16, float> { __device__ static bf16 c(float x) { return to_bf16(x, true); } };
+template <class TO, class TI> __device__ __forceinline__ TO convert(TI x) { return Conv<TO, TI>::c(x); }
 
 /* One switch over the dtypes the kernels know; body sees the C type as T. */
 #define CU_DISPATCH(dtype, T, ...) \
@@ -357,6 +404,14 @@ template <class TO, class TI> __device__ __forceinline__ TO convert(TI x) {
     case TN_U8: { typedef uint8_t T; __VA_ARGS__; break; } \
     case TN_BOOL: { typedef bool T; __VA_ARGS__; break; } \
     default: return tn_error("%s: dtype %s is not supported by the GPU unit", fn, tn_dtype_name(dtype)); \
+    }
+
+/* CU_DISPATCH with the half dtypes: the copies and fills, the only kernels that see them */
+#define CU_DISPATCH_ALL(dtype, T, ...) \
+    switch (dtype) { \
+    case TN_F16: { typedef h16 T; __VA_ARGS__; break; } \
+    case TN_BF16: { typedef bf16 T; __VA_ARGS__; break; } \
+    default: CU_DISPATCH(dtype, T, __VA_ARGS__) \
     }
 
 template <class TO, class TI> __global__ void k_copy(int64_t n, Geo<2> g, TO *o, const TI *x) {
@@ -382,12 +437,12 @@ static int dev_copy(tn_tensor *dst, tn_tensor *src) {
     Aligned as = align_to(src, dst->ndim);
     const int64_t *strides[2] = {dst->strides, as.st};
     Geo<2> g = make_geo<2>(dst->shape, dst->ndim, strides);
-    CU_DISPATCH(dst->dtype, TO, {
+    CU_DISPATCH_ALL(dst->dtype, TO, {
         const char *fn2 = fn;
         tn_dtype sd = src->dtype;
         {
             const char *fn = fn2;
-            CU_DISPATCH(sd, TI, k_copy<TO, TI><<<blocks_for(n), kThreads>>>(n, g, (TO *)base_of(dst), (const TI *)base_of(src)))
+            CU_DISPATCH_ALL(sd, TI, k_copy<TO, TI><<<blocks_for(n), kThreads>>>(n, g, (TO *)base_of(dst), (const TI *)base_of(src)))
         }
     })
     CU_LAUNCHED("copy");
@@ -538,7 +593,7 @@ static int cu_fill(tn_tensor *dst, double value) {
     const int64_t *strides[1] = {dst->strides};
     Geo<1> g = make_geo<1>(dst->shape, dst->ndim, strides);
     /* the value converted by the same rules as a copy (on the host: no round trip) */
-    CU_DISPATCH(dst->dtype, T, k_fill<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(dst), Cvt<T>::f(value)))
+    CU_DISPATCH_ALL(dst->dtype, T, k_fill<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(dst), Cvt<T>::f(value)))
     CU_LAUNCHED("fill");
     return 0;
 }
@@ -2212,7 +2267,8 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     const char *fn = "matmul";
     int64_t B = c->shape[0], M = c->shape[1], N = c->shape[2], K = a->shape[2];
     if (B == 0 || M == 0 || N == 0) return 0;
-    bool fl = c->dtype == TN_F32 || c->dtype == TN_F64;
+    const bool half = c->dtype == TN_F16 || c->dtype == TN_BF16;   /* the header passes half only when a, bm, c share it */
+    bool fl = c->dtype == TN_F32 || c->dtype == TN_F64 || half;
     bool ar, br, cr;
     int64_t lda, ldb, ldc;
     Scratch sc;
@@ -2225,6 +2281,7 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     bool ok = fl && K > 0 && blas_view(M, K, a->strides[1], a->strides[2], &ar, &lda) && blas_view(K, N, bm->strides[1], bm->strides[2], &br, &ldb) &&
               blas_view(M, N, c->strides[1], c->strides[2], &cr, &ldc) && (B == 1 || c->strides[0] != 0) &&
               M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX && ldc <= INT32_MAX;
+    if ((!ok || B > INT32_MAX) && half) return 1;   /* declined: the header stages the operands in float32 */
     if (!ok || B > INT32_MAX) { /* integers, K = 0, or layouts (or batch counts) BLAS cannot take */
         switch (c->dtype) {
         case TN_F32: CU_MATMUL_PLAIN(float, double); break;
@@ -2252,7 +2309,12 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     else { m_ = M; n_ = N; p1 = base_of(a); p2 = base_of(bm); o1 = ar ? CUBLAS_OP_T : CUBLAS_OP_N; o2 = br ? CUBLAS_OP_T : CUBLAS_OP_N;
            ld1 = lda; ld2 = ldb; s1 = a->strides[0]; s2 = bm->strides[0]; }
     cublasStatus_t s;
-    if (c->dtype == TN_F32) {
+    if (half) {   /* PyTorch's half GEMM: 16-bit operands and result, float32 accumulation (tensor cores) */
+        const cudaDataType_t dt = c->dtype == TN_F16 ? CUDA_R_16F : CUDA_R_16BF;
+        float al = (float)alpha, be = (float)beta;
+        s = cublasGemmStridedBatchedEx(h, o1, o2, (int)m_, (int)n_, (int)K, &al, p1, dt, (int)ld1, s1, p2, dt, (int)ld2, s2,
+                                       &be, base_of(c), dt, (int)ldc, c->strides[0], (int)B, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    } else if (c->dtype == TN_F32) {
         float al = (float)alpha, be = (float)beta;
         s = cublasSgemmStridedBatched(h, o1, o2, (int)m_, (int)n_, (int)K, &al, (const float *)p1, (int)ld1, s1, (const float *)p2, (int)ld2, s2,
                                       &be, (float *)base_of(c), (int)ldc, c->strides[0], (int)B);

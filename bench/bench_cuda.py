@@ -9,7 +9,7 @@
 WORKLOAD: matmul_N, conv_fwd, conv_fwd_bwd, mlp, cnn, gpt (as bench_cuda.c). TF32 1: matmul's
 and cuDNN's TF32 on, 0: both off (matmul rows); other workloads keep PyTorch's defaults
 (matmul off, cuDNN on) whatever TF32 says. BF16 1: the step under torch.autocast("cuda",
-torch.bfloat16). Each repetition times INNER steps between two synchronizes. One process
+torch.bfloat16); a matmul row's operands in torch.bfloat16. Each repetition times INNER steps between two synchronizes. One process
 for all workloads, as a PyTorch program runs: one CUDA context and library start-up; each
 workload's tensors are freed (and the cache emptied) before the next, so each peak is its own.
 bench_cuda.c runs it with TN_BENCH_PYTHON, else python3 on the PATH.
@@ -41,8 +41,8 @@ def probe():
     return f"ok PyTorch {torch.__version__} (CUDA {torch.version.cuda}) on {torch.cuda.get_device_name()}"
 
 
-def matmul(n):
-    a, b = torch.randn(n, n, device=DEV), torch.randn(n, n, device=DEV)
+def matmul(n, dtype=None):
+    a, b = torch.randn(n, n, device=DEV, dtype=dtype), torch.randn(n, n, device=DEV, dtype=dtype)
 
     def step():
         torch.matmul(a, b)
@@ -78,9 +78,9 @@ def gpt():
     return step
 
 
-def make(name):
-    if name.startswith("matmul_"):
-        return matmul(int(name[len("matmul_"):]))
+def make(name, bf16=False):
+    if name.startswith("matmul_"):  # bf16: both operands in torch.bfloat16 (cuBLAS's bf16 GEMM)
+        return matmul(int(name[len("matmul_"):]), torch.bfloat16 if bf16 else None)
     b = bench_train
     return {"conv_fwd": b.conv_fwd, "conv_fwd_bwd": b.conv_fwd_bwd, "mlp": b.mlp, "cnn": b.cnn, "gpt": gpt}[name]()
 
@@ -90,9 +90,9 @@ def run(name, tf32, bf16, reps, inner):
     torch.backends.cuda.matmul.allow_tf32 = matmul_row and tf32
     torch.backends.cudnn.allow_tf32 = tf32 or not matmul_row  # PyTorch's default (on) outside matmul rows
     torch.manual_seed(0)
-    amp = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    amp = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 and not matmul_row else contextlib.nullcontext()
     with amp:
-        step = make(name)
+        step = make(name, bf16)
         for _ in range(4):  # as bench_cuda.c: 3 warm-up steps and the one that chose INNER
             step()
         torch.cuda.synchronize()

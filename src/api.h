@@ -229,7 +229,7 @@ TNDEF int tn_error(const char *fmt, ...);
 typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
-    TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU; not on CUDA yet) */
+    TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU and CUDA) */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -247,6 +247,39 @@ TNDEF uint16_t tn_float_to_half(float value);
 TNDEF float tn_half_to_float(uint16_t bits);
 TNDEF uint16_t tn_float_to_bfloat16(float value);
 TNDEF float tn_bfloat16_to_float(uint16_t bits);
+/* The same conversions on float32 bit patterns in integer arithmetic only (no FPU
+   rounding mode or flush-to-zero can change them): the GPU unit's copy kernels use them,
+   and tests hold them equal to the four functions above on every half pattern. */
+TN_HD static inline uint32_t tn__hd_f16_to_f32(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu;
+    uint32_t m = h & 0x3FFu;
+    if (e == 0x1F) return sign | 0x7F800000u | (m << 13) | (m ? 0x00400000u : 0u);   /* inf; NaN quieted as x86 does */
+    if (e != 0) return sign | ((e + 112u) << 23) | (m << 13);
+    if (m == 0) return sign;
+    uint32_t ex = 113;                            /* a subnormal: normalised */
+    while (!(m & 0x400u)) { m <<= 1; ex--; }
+    return sign | (ex << 23) | ((m & 0x3FFu) << 13);
+}
+TN_HD static inline uint16_t tn__hd_f32_to_f16(uint32_t w) {
+    const uint16_t sign = (uint16_t)((w >> 16) & 0x8000u);
+    const uint32_t a = w & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u);          /* NaN */
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u);         /* inf, or past 65504 + half an ulp */
+    if (a >= 0x38800000u) {                                          /* a normal half: 13 bits rounded off */
+        const uint32_t r = a - 0x38000000u, q = r >> 13, rem = r & 0x1FFFu;
+        return (uint16_t)(sign | (q + (rem > 0x1000u || (rem == 0x1000u && (q & 1u)))));
+    }
+    const uint32_t e = a >> 23;
+    if (e < 102) return sign;                                        /* below a quarter of the least subnormal */
+    const uint32_t m = (a & 0x7FFFFFu) | 0x800000u, s = 126 - e;    /* value = m 2^(e-150); units of 2^-24 */
+    const uint32_t q = m >> s, rem = m & ((1u << s) - 1u), half = 1u << (s - 1);
+    return (uint16_t)(sign | (q + (rem > half || (rem == half && (q & 1u)))));
+}
+TN_HD static inline uint32_t tn__hd_bf16_to_f32(uint16_t h) { return (uint32_t)h << 16; }
+TN_HD static inline uint16_t tn__hd_f32_to_bf16(uint32_t w) {
+    if ((w & 0x7FFFFFFFu) > 0x7F800000u) return 0xFFFFu;              /* NaN, as PyTorch's float32 -> bfloat16 kernels */
+    return (uint16_t)((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
+}
 /* torch.set_default_dtype / get_default_dtype (process-wide, float32 at start): the dtype
    of Python float literals in type promotion (an int tensor * 2.5), of float functions and
    true division of integer tensors, and the dtype the printer leaves unnamed. Explicit
@@ -257,7 +290,11 @@ TNDEF tn_dtype tn_get_default_dtype(void);
    cast their floating inputs (float64 excepted) as PyTorch's CPU lists say: matmul, mm,
    bmm, addmm, baddbmm, addbmm, linear, conv*, conv_transpose*, prelu and scaled dot-product
    attention to dtype (TN_BF16 or TN_F16); the losses and prod to float32; cat and stack to
-   the widest floating input. enabled false: a region with autocast off. Regions nest. */
+   the widest floating input. enabled false: a region with autocast off. Regions nest.
+   On TN_CUDA as PyTorch's CUDA lists where they differ from the CPU's: softmax,
+   log_softmax, layer_norm, group_norm and logsumexp to float32 too, binary_cross_entropy
+   refused (not yet: CUDA's float32 list of pointwise functions such as exp and log, and
+   its sum and cumsum, which stay in the input's dtype here). */
 TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled);
 TNDEF int tn_autocast_end(void);                                  /* closes the innermost region */
 TNDEF bool tn_autocast_is_enabled(tn_device device);              /* torch.is_autocast_enabled */
@@ -3781,7 +3818,9 @@ typedef struct tn_backend {
        SCATTER_MAX, SCATTER_MIN: duplicates combine; MAX and MIN propagate NaN). */
     int (*index)(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k);
     tn_tensor *(*nonzero)(tn_tensor *x);                    /* [n, ndim] int64, owned by the caller */
-    /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read). */
+    /* c[b] = alpha * a[b] @ bm[b] + beta * c[b] for 3-d operands of one dtype (beta 0: c is not read).
+       A GPU's table gets half operands here only (every other compute entry sees them staged
+       in float32, backend/cpu_half.c); it may return 1 to decline them: they are staged then. */
     int (*matmul)(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, double beta);
     /* Element i of out from Philox(seed, offset + i): UNIFORM a + (b-a)u, NORMAL a + b z,
        RANDINT low + (64 random bits mod range), exact for any int64 bounds. */

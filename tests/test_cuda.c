@@ -79,6 +79,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases.h"
 #include "cuda_cases_more_a.h"
 #include "cuda_cases_attention.h"
+#include "cuda_cases_half.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -189,6 +190,11 @@ int main(void) {
     tn_set_cudnn_tf32(false);
     RUN(gpu_ops_match_cpu);
     RUN(gpu_more_a_ops_match_cpu);
+    RUN(gpu_half_bit_conversions);
+    RUN(gpu_half_storage);
+    RUN(gpu_half_ops_match_cpu);
+    RUN(gpu_half_autocast);
+    RUN(gpu_half_autocast_training);
     RUN(gpu_random_matches_cpu);
     RUN(gpu_norm_pool_state);
     RUN(gpu_library_entries);

@@ -13,6 +13,7 @@
 #include "cuda_cases.h"
 #include "cuda_cases_more_a.h"
 #include "cuda_cases_attention.h"
+#include "cuda_cases_half.h"
 
 static tn_tensor *dev(tn_tensor *t) { return tn_to(t, TN_CUDA); }
 #define I64(...) tn_from_data((int64_t[]){__VA_ARGS__}, TN_SHAPE(sizeof((int64_t[]){__VA_ARGS__}) / 8), TN_I64)
@@ -70,6 +71,11 @@ int main(void) {
     CHECK(!tn_cuda_is_available());   /* the stand-in is not a GPU */
     RUN(gpu_ops_match_cpu);
     RUN(gpu_more_a_ops_match_cpu);
+    RUN(gpu_half_bit_conversions);
+    RUN(gpu_half_storage);
+    RUN(gpu_half_ops_match_cpu);
+    RUN(gpu_half_autocast);
+    RUN(gpu_half_autocast_training);
     RUN(gpu_random_matches_cpu);
     RUN(gpu_norm_pool_state);
     RUN(gpu_library_entries);

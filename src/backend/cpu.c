@@ -162,4 +162,4 @@ static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
 TNDEF void tn_register_backend(tn_device device, const tn_backend *backend) {
     if ((unsigned)device < TN_NUM_DEVICES && device != TN_CPU) tn__backends[device] = backend;
 }
-TNDEF const tn_backend *tn_get_backend(tn_device device) { return tn__backend(device); }
+TNDEF const tn_backend *tn_get_backend(tn_device device) { return tn__backend_registered(device); }

@@ -61,7 +61,7 @@ TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
     if (!tn__dc.slots) {   /* once: pinned (the GPU writes it through unified addressing) or plain host memory (the stand-in) */
         const tn_cuda_unit *u = tn__cuda_unit();
         const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
-        const bool pinned = u && u->backend && tn__backend(device) == u->backend;
+        const bool pinned = u && u->backend && tn__backend_registered(device) == u->backend;
         int64_t *p = pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
         if (!p) return (int64_t *)tn__error("tn_deferred_check: out of memory");
         memset(p, 0, nb);

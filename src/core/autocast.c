@@ -4,7 +4,9 @@
    (losses, prod, ...),
    TN__AC_PROMOTE to the widest floating dtype among them (cat, stack). The op then runs
    with autocast suspended, so the ops it is made of run as called, and so does backward. */
-enum { TN__AC_LOWER, TN__AC_F32, TN__AC_PROMOTE };
+/* TN__AC_F32_CUDA: float32 under CUDA's autocast only (PyTorch's CUDA fp32 list has
+   softmax, log_softmax, layer_norm, group_norm and logsumexp, its CPU list does not). */
+enum { TN__AC_LOWER, TN__AC_F32, TN__AC_PROMOTE, TN__AC_F32_CUDA };
 typedef struct { bool enabled; tn_dtype dtype; } tn__ac_state;
 static TN__TLS tn__ac_state tn__ac_now[TN_NUM_DEVICES] = {{false, TN_BF16}, {false, TN_F16}};   /* PyTorch's defaults */
 static TN__TLS struct { tn_device device; tn__ac_state prev; } tn__ac_stack[64];
@@ -39,7 +41,7 @@ static bool tn__autocast(int cls, tn_tensor *const *in, int n, tn_tensor **out) 
     while (first < n && !in[first]) first++;
     if (first == n) return false;
     const tn_device dev = in[first]->device;
-    if ((unsigned)dev >= TN_NUM_DEVICES || !tn__ac_now[dev].enabled) return false;
+    if ((unsigned)dev >= TN_NUM_DEVICES || !tn__ac_now[dev].enabled || (cls == TN__AC_F32_CUDA && dev != TN_CUDA)) return false;
     tn_dtype to = cls == TN__AC_LOWER ? tn__ac_now[dev].dtype : TN_F32;
     if (cls == TN__AC_PROMOTE) {
         to = tn__ac_now[dev].dtype;

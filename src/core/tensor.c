@@ -105,10 +105,17 @@ static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made du
 static const tn_cuda_unit *tn__cuda_unit(void);
 static int tn__deferred_report(const char *at);   /* device-side checks (backend/cuda.c) */
 static TN__TLS int tn__si_inside;   /* > 0 in a CPU kernel run by the stand-in (backend/stand_in.c): its own copies are no transfers */
-static const tn_backend *tn__backend(tn_device d) {
+static const tn_backend *tn__half_wrap(const tn_backend *in);   /* backend/cpu_half.c */
+/* The table registered for d (the GPU: probed on first use), as registered */
+static const tn_backend *tn__backend_registered(tn_device d) {
     if (d == TN_CPU) return tn__cpu_backend_get();
     if (d == TN_CUDA && !tn__backends[d]) tn__cuda_unit();
     return (unsigned)d < TN_NUM_DEVICES ? tn__backends[d] : NULL;
+}
+/* ... and as the ops call it: a GPU's table behind the half-precision staging entries */
+static const tn_backend *tn__backend(tn_device d) {
+    const tn_backend *b = tn__backend_registered(d);
+    return b && d != TN_CPU ? tn__half_wrap(b) : b;
 }
 
 TNDEF tn_memory_stats tn_memory_stats_get(void) {
@@ -541,11 +548,11 @@ static void tn__bump_version(tn_tensor *t) { TN__ATOMIC_ADD(&t->storage->version
     for (size_t tn__i_ = 0; tn__i_ < sizeof tn__args_ / sizeof tn__args_[0]; tn__i_++) \
         if (!tn__args_[tn__i_]) return NULL; } while (0)
 
-/* Whether t's device computes in t's dtype: half precision runs on the CPU (staged in
-   float32 by the CPU backend), not yet in the GPU unit. */
+/* Whether t's device computes in t's dtype: half precision runs on the CPU and the GPU
+   (staged in float32 around every backend entry, backend/cpu_half.c), nowhere else. */
 static int tn__check_cpu_dtype(const char *fn, tn_tensor *t) {
-    if ((t->dtype == TN_F16 || t->dtype == TN_BF16) && t->device != TN_CPU)
-        return TN__FAIL_INT("%s: dtype %s is not supported on %s yet (half precision runs on the CPU only)", fn, tn_dtype_name(t->dtype), tn_device_name(t->device));
+    if ((t->dtype == TN_F16 || t->dtype == TN_BF16) && t->device != TN_CPU && t->device != TN_CUDA)
+        return TN__FAIL_INT("%s: dtype %s is not supported on %s yet (half precision runs on the CPU and CUDA)", fn, tn_dtype_name(t->dtype), tn_device_name(t->device));
     return 0;
 }
 

@@ -9,8 +9,14 @@ static tn_tensor *tn__softmax(const char *fn, tn_lane_op op, tn_tensor *x, int64
     }
     return tn__lane_like(fn, op, x, dim, x->dtype);
 }
-TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_softmax", SOFTMAX, x, dim); }
-TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) { return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim); }
+TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_softmax(ac_[0], dim), x);
+    return tn__softmax("tn_softmax", SOFTMAX, x, dim);
+}
+TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_log_softmax(ac_[0], dim), x);
+    return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim);
+}
 
 /* ---- activations ---- */
 static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p0, double p1, double p2) {
