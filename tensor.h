@@ -4088,6 +4088,37 @@ typedef struct tn_backend {
        err[1] = the value as given, then err[0] = 1. */
     int (*check_index)(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err);
 } tn_backend;
+/* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
+   stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
+   dtype other than float32/float64 or mixed ones, head dims over 128, empty sizes, batch
+   shapes that differ, q's, k's or v's last dim strided, results not contiguous, grids past
+   2^31 - 1 rows (batch x max(L, S)). off: the caller read the switch. */
+static inline bool tn__attention_declines(bool off, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse,
+                                          tn_tensor *dout, tn_tensor *dq, tn_tensor *dk, tn_tensor *dv) {
+    if (off || (q->dtype != TN_F32 && q->dtype != TN_F64) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
+    tn_tensor *const same[8] = {k, v, out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 8; t++)
+        if (same[t] && same[t]->dtype != q->dtype) return true;
+    const int nd = q->ndim;
+    if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;
+    const int64_t L = q->shape[nd - 2], S = k->shape[nd - 2], E = q->shape[nd - 1], Ev = v->shape[nd - 1];
+    if (L == 0 || S == 0 || E == 0 || Ev == 0 || E > 128 || Ev > 128 || k->shape[nd - 1] != E || v->shape[nd - 2] != S) return true;
+    if (mask && (mask->shape[nd - 2] != L || mask->shape[nd - 1] != S)) return true;
+    int64_t B = 1;
+    for (int d = 0; d < nd - 2; d++) {
+        const int64_t b = q->shape[d];
+        if (k->shape[d] != b || v->shape[d] != b || (mask && mask->shape[d] != b) || out->shape[d] != b || lse->shape[d] != b) return true;
+        B *= b;
+    }
+    if (B == 0 || B > INT32_MAX / (L > S ? L : S)) return true;
+    tn_tensor *const qkv[3] = {q, k, v};
+    for (int t = 0; t < 3; t++)
+        if (qkv[t]->shape[nd - 1] > 1 && qkv[t]->strides[nd - 1] != 1) return true;
+    tn_tensor *const dn[6] = {out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 6; t++)
+        if (dn[t] && !tn_is_contiguous(dn[t])) return true;
+    return out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L;
+}
 
 /* Device-side checks (PyTorch's device-side asserts, without the abort). A slot {flag,
    value} in host memory that the device writes (a kernel that finds a bad value stores
@@ -38881,7 +38912,7 @@ static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
    runs), declined here too, so the stand-in takes the GPU's paths (max-pool backward
    through the argmax, evaluation-mode batch norm backward through the closed form ...).
    Keep in step with the `return 1`s of cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm,
-   cu_cross_entropy and cu_attention (attn_declines). */
+   cu_cross_entropy; cu_attention's cases are one function both call (tn__attention_declines). */
 static bool tn__si_float(const tn_tensor *x) { return x->dtype == TN_F32 || x->dtype == TN_F64; }
 static bool tn__si_same_dtype(tn_tensor *const *ts, int n, const tn_tensor *like) {
     for (int k = 0; k < n; k++)
@@ -38933,37 +38964,6 @@ static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor 
     if (!tn__si_float(x) || t->dtype != TN_I64 || lse->dtype != TN_F64 || wr->dtype != x->dtype || out->dtype != x->dtype || x->shape[1] == 0) return 1;
     return TN__SI_RUN(tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx));
 }
-/* The cases cu_attention declines (keep in step): the switch TN_CUDA_FUSED_ATTENTION=0, a
-   dtype other than float32/float64 or mixed ones, head dims over 128, empty sizes, batch
-   shapes that differ, q's, k's or v's last dim strided, results not contiguous, and grids
-   past 2^31 - 1 rows (batch x max(L, S)). */
-static bool tn__si_attention_declines(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout,
-                                      tn_tensor *dq, tn_tensor *dk, tn_tensor *dv) {
-    const char *e = getenv("TN_CUDA_FUSED_ATTENTION");
-    if ((e && !strcmp(e, "0")) || !tn__si_float(q) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
-    tn_tensor *const same[9] = {k, v, out, lse, dout, dq, dk, dv, mask && mask->dtype != TN_BOOL ? mask : NULL};
-    if (!tn__si_same_dtype(same, 9, q)) return true;
-    const int nd = q->ndim;
-    if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;
-    const int64_t L = q->shape[nd - 2], S = k->shape[nd - 2], E = q->shape[nd - 1], Ev = v->shape[nd - 1];
-    if (L == 0 || S == 0 || E == 0 || Ev == 0 || E > 128 || Ev > 128 || k->shape[nd - 1] != E || v->shape[nd - 2] != S) return true;
-    if (mask && (mask->shape[nd - 2] != L || mask->shape[nd - 1] != S)) return true;
-    int64_t B = 1;
-    for (int d = 0; d < nd - 2; d++) {
-        const int64_t b = q->shape[d];
-        if (k->shape[d] != b || v->shape[d] != b || (mask && mask->shape[d] != b) || out->shape[d] != b || lse->shape[d] != b) return true;
-        B *= b;
-    }
-    if (B == 0 || B > INT32_MAX / (L > S ? L : S)) return true;
-    tn_tensor *const qkv[3] = {q, k, v};
-    for (int t = 0; t < 3; t++)
-        if (qkv[t]->shape[nd - 1] > 1 && qkv[t]->strides[nd - 1] != 1) return true;
-    tn_tensor *const dense[6] = {out, lse, dout, dq, dk, dv};
-    for (int t = 0; t < 6; t++)
-        if (dense[t] && !tn_is_contiguous(dense[t])) return true;
-    if (out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L) return true;
-    return false;
-}
 /* the attention entry's contract, served by the CPU's fused kernels (src/nn/attention.c) */
 static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
                             tn_tensor *dk, tn_tensor *dv, double scale, bool causal) {
@@ -38971,7 +38971,8 @@ static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
     for (int t = 0; t < 10; t++)
         if (ts[t] && ts[t]->device != TN_CUDA) return tn__stand_in_bad("attention", "an operand", ts[t]);
     if (dout && (!dq || !dk || !dv)) return TN__FAIL_INT("stand-in GPU: attention's backward writes dq, dk and dv");
-    if (tn__si_attention_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) {
+    const char *off_ = getenv("TN_CUDA_FUSED_ATTENTION");
+    if (tn__attention_declines(off_ && !strcmp(off_, "0"), q, k, v, mask, out, lse, dout, dq, dk, dv)) {   /* the unit's cases (src/api.h) */
         TN__ATOMIC_ADD(&tn__si_attn_fallbacks, 1);
         return 1;
     }

@@ -1976,42 +1976,12 @@ static int attn_run(const AttnGeo &g, int64_t B, const T *q, const T *k, const T
     CU_LAUNCHED("attention backward");
     return 0;
 }
-/* Declines (the stand-in's tn__si_attention_declines declines the same): the switch
-   TN_CUDA_FUSED_ATTENTION=0, a dtype other than float32/float64 or mixed ones, head dims
-   over 128, empty sizes, batch shapes that differ, q's, k's or v's last dim strided,
-   results not contiguous, grids past 2^31 - 1 rows (batch x max(L, S)). */
-static bool attn_declines(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
-                          tn_tensor *dk, tn_tensor *dv) {
-    const char *e = getenv("TN_CUDA_FUSED_ATTENTION");
-    if ((e && !strcmp(e, "0")) || (q->dtype != TN_F32 && q->dtype != TN_F64) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
-    tn_tensor *const same[8] = {k, v, out, lse, dout, dq, dk, dv};
-    for (int t = 0; t < 8; t++)
-        if (same[t] && same[t]->dtype != q->dtype) return true;
-    const int nd = q->ndim;
-    if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;
-    const int64_t L = q->shape[nd - 2], S = k->shape[nd - 2], E = q->shape[nd - 1], Ev = v->shape[nd - 1];
-    if (L == 0 || S == 0 || E == 0 || Ev == 0 || E > 128 || Ev > 128 || k->shape[nd - 1] != E || v->shape[nd - 2] != S) return true;
-    if (mask && (mask->shape[nd - 2] != L || mask->shape[nd - 1] != S)) return true;
-    int64_t B = 1;
-    for (int d = 0; d < nd - 2; d++) {
-        const int64_t b = q->shape[d];
-        if (k->shape[d] != b || v->shape[d] != b || (mask && mask->shape[d] != b) || out->shape[d] != b || lse->shape[d] != b) return true;
-        B *= b;
-    }
-    if (B == 0 || B > INT32_MAX / (L > S ? L : S)) return true;
-    tn_tensor *const qkv[3] = {q, k, v};
-    for (int t = 0; t < 3; t++)
-        if (qkv[t]->shape[nd - 1] > 1 && qkv[t]->strides[nd - 1] != 1) return true;
-    tn_tensor *const dn[6] = {out, lse, dout, dq, dk, dv};
-    for (int t = 0; t < 6; t++)
-        if (dn[t] && !tn_is_contiguous(dn[t])) return true;
-    return out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L;
-}
 static std::atomic<int64_t> n_attn, n_attn_fallbacks;   /* calls run, calls declined (tn_cuda_stats) */
 static int cu_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse, tn_tensor *dout, tn_tensor *dq,
                         tn_tensor *dk, tn_tensor *dv, double scale, bool causal) {
     if (dout && (!dq || !dk || !dv)) return tn_error("attention backward: dq, dk and dv are all written");
-    if (attn_declines(q, k, v, mask, out, lse, dout, dq, dk, dv)) {
+    const char *off_ = getenv("TN_CUDA_FUSED_ATTENTION");
+    if (tn__attention_declines(off_ && !strcmp(off_, "0"), q, k, v, mask, out, lse, dout, dq, dk, dv)) {   /* src/api.h */
         n_attn_fallbacks++;
         return 1;
     }

@@ -3892,6 +3892,37 @@ typedef struct tn_backend {
        err[1] = the value as given, then err[0] = 1. */
     int (*check_index)(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err);
 } tn_backend;
+/* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
+   stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
+   dtype other than float32/float64 or mixed ones, head dims over 128, empty sizes, batch
+   shapes that differ, q's, k's or v's last dim strided, results not contiguous, grids past
+   2^31 - 1 rows (batch x max(L, S)). off: the caller read the switch. */
+static inline bool tn__attention_declines(bool off, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse,
+                                          tn_tensor *dout, tn_tensor *dq, tn_tensor *dk, tn_tensor *dv) {
+    if (off || (q->dtype != TN_F32 && q->dtype != TN_F64) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
+    tn_tensor *const same[8] = {k, v, out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 8; t++)
+        if (same[t] && same[t]->dtype != q->dtype) return true;
+    const int nd = q->ndim;
+    if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;
+    const int64_t L = q->shape[nd - 2], S = k->shape[nd - 2], E = q->shape[nd - 1], Ev = v->shape[nd - 1];
+    if (L == 0 || S == 0 || E == 0 || Ev == 0 || E > 128 || Ev > 128 || k->shape[nd - 1] != E || v->shape[nd - 2] != S) return true;
+    if (mask && (mask->shape[nd - 2] != L || mask->shape[nd - 1] != S)) return true;
+    int64_t B = 1;
+    for (int d = 0; d < nd - 2; d++) {
+        const int64_t b = q->shape[d];
+        if (k->shape[d] != b || v->shape[d] != b || (mask && mask->shape[d] != b) || out->shape[d] != b || lse->shape[d] != b) return true;
+        B *= b;
+    }
+    if (B == 0 || B > INT32_MAX / (L > S ? L : S)) return true;
+    tn_tensor *const qkv[3] = {q, k, v};
+    for (int t = 0; t < 3; t++)
+        if (qkv[t]->shape[nd - 1] > 1 && qkv[t]->strides[nd - 1] != 1) return true;
+    tn_tensor *const dn[6] = {out, lse, dout, dq, dk, dv};
+    for (int t = 0; t < 6; t++)
+        if (dn[t] && !tn_is_contiguous(dn[t])) return true;
+    return out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L;
+}
 
 /* Device-side checks (PyTorch's device-side asserts, without the abort). A slot {flag,
    value} in host memory that the device writes (a kernel that finds a bad value stores
