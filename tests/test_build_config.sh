@@ -9,11 +9,12 @@ d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 p=0; f=0
 check() { if eval "$2"; then p=$((p + 1)); else echo "FAIL $1"; f=$((f + 1)); fi; }
 # the commands for the library's object, from a make that does not inherit this run's flags
-cmds() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -B --no-print-directory "$@" build/tensor_fast.o 2>&1; }
+# (make exports command-line variables such as SANITIZE=1 to its recipes: unset too)
+cmds() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u DIST -u BLAS -u NO_OMP -u MACHINE make -n -B --no-print-directory "$@" build/tensor_fast.o 2>&1; }
 cmds > "$d/default"
 check "OpenMP on by default" "grep -q -- '-fopenmp' '$d/default'"
 cmds NO_OMP=1 > "$d/noomp"
-check "NO_OMP=1: no -fopenmp" "! grep -q -- '-fopenmp' '$d/noomp' && grep -q 'tensor_fast.o' '$d/noomp'"
+check "NO_OMP=1: no -fopenmp" "! grep -q -- '-fopenmp' '$d/noomp' && grep -q -- '-o build/tensor_fast.o' '$d/noomp'"
 # a compiler that refuses -fopenmp
 printf '#!/bin/sh\nfor a in "$@"; do [ "$a" = -fopenmp ] && { echo "no OpenMP here" >&2; exit 1; }; done\nexec cc "$@"\n' > "$d/cc"
 chmod +x "$d/cc"
