@@ -34,7 +34,7 @@ def pytest_collection_modifyitems(config, items):
         return
     import inspect
     import pytest
-    skip = pytest.mark.skip(reason="forks worker processes: GCC 12's ASan runtime can hang a child forked from a threaded process")
+    skip = pytest.mark.skip(reason="forks child processes: GCC 12's ASan runtime can hang a child forked from a threaded process")
     for item in items:
         mod = os.path.basename(str(item.fspath))
         try:
