@@ -522,7 +522,8 @@ TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_genera
 TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen);
 /* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
    default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
-   dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),
+   dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes with
+   PyTorch's approximations, giving its values),
    torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim.
    _standard_gamma and _sample_dirichlet from an mt19937 generator give PyTorch's CPU numbers. */
 TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen);
@@ -23630,15 +23631,49 @@ static double tn__smp_binomial(double n, double p, tn_generator *g) {
 }
 /* dP(alpha, x)/dalpha by a central difference on the smaller of P and Q (its relative digits),
    step 1e-4 min(alpha, sqrt alpha): the scale P changes on; over the density x^(alpha-1) e^-x / Gamma(alpha) */
+/* -(d/dalpha P(alpha, x)) / pdf(x; alpha) for x ~ Gamma(alpha), as PyTorch's CPU kernel
+   (standard_gamma_grad_one in double): a Taylor series for small x, Rice's saddle-point
+   expansion for large alpha, else a bivariate rational approximation in log(x / alpha) and
+   log(alpha). Its thresholds are float literals there, so they are float here too. */
 static double tn__smp_gamma_grad(double alpha, double x, tn_generator *g) {
     (void)g;
-    if (!(alpha > 0) || !(x > 0) || x == INFINITY || alpha == INFINITY) return alpha == alpha && x == x ? 0 : NAN;
-    const double h = 1e-4 * fmin(alpha, sqrt(alpha));
-    const bool up = tn_igamma_f64(alpha, x, false) > 0.5;
-    double d = (tn_igamma_f64(alpha + h, x, up) - tn_igamma_f64(alpha - h, x, up)) / (2 * h);
-    if (up) d = -d;
-    const double pdf = exp((alpha - 1) * log(x) - x - tn_lgamma_f64(alpha));
-    return pdf > 0 ? -d / pdf : 0;
+    if (x < (double)0.8f) {
+        double numer = 1, denom = alpha, series1 = numer / denom, series2 = numer / (denom * denom);
+        for (int i = 1; i <= 5; ++i) {
+            numer *= -x / i;
+            denom += 1;
+            series1 += numer / denom;
+            series2 += numer / (denom * denom);
+        }
+        const double pow_x_alpha = pow(x, alpha), pdf = pow(x, alpha - 1) * exp(-x);
+        const double cdf_alpha = (log(x) - tn_digamma_f64(alpha)) * (pow_x_alpha * series1) - pow_x_alpha * series2;
+        const double r = -cdf_alpha / pdf;
+        return r != r ? 0 : r;
+    }
+    if (alpha > 8) {
+        if ((double)0.9f * alpha <= x && x <= (double)1.1f * alpha) {
+            const double numer_1 = 1 + 24 * alpha * (1 + 12 * alpha);
+            const double numer_2 = 1440 * (alpha * alpha) + 6 * x * (53 - 120 * x) - 65 * x * x / alpha + alpha * (107 + 3600 * x);
+            return numer_1 * numer_2 / (1244160 * (alpha * alpha) * (alpha * alpha));
+        }
+        const double denom = sqrt(8 * alpha), term2 = denom / (alpha - x);
+        const double term3 = pow(x - alpha - alpha * log(x / alpha), -1.5);
+        const double term23 = x < alpha ? term2 - term3 : term2 + term3;
+        const double term1 = log(x / alpha) * term23 - sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x));
+        const double stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha));
+        return -stirling * (x * term1) / denom;
+    }
+    static const double c[3][8] = {
+        {0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089, 0.0014179084},
+        {0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113, -0.0035938915, -0.00058392623},
+        {0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326, 0.00085092367, -1.5247877e-07},
+    };
+    const double u = log(x / alpha), v = log(alpha);
+    double cv[8];
+    for (int i = 0; i < 8; ++i) cv[i] = c[0][i] + u * (c[1][i] + u * c[2][i]);
+    const double p = cv[0] + v * (cv[1] + v * (cv[2] + v * cv[3]));
+    const double q = cv[4] + v * (cv[5] + v * (cv[6] + v * cv[7]));
+    return exp(p / q);
 }
 
 /* f over the broadcast of a and b (b may be NULL), in double on the CPU; the result in dtype. */

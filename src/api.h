@@ -505,7 +505,8 @@ TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_genera
 TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen);
 /* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
    default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
-   dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes),
+   dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes with
+   PyTorch's approximations, giving its values),
    torch.poisson, torch.binomial(count, prob) (broadcast), torch._sample_dirichlet along the last dim.
    _standard_gamma and _sample_dirichlet from an mt19937 generator give PyTorch's CPU numbers. */
 TNDEF tn_tensor *tn_standard_gamma(tn_tensor *alpha, tn_generator *gen);

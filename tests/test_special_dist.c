@@ -155,6 +155,18 @@ TEST(samplers) {
     tn_tensor *x = tn_standard_gamma(tn_expand(al, n, 1), NULL);
     CHECK(tn_backward(tn_mean(x)) == 0);
     CHECK(fabs(tn_item(tn_grad(al)) - 1) < 0.02);
+    /* _standard_gamma_grad takes PyTorch's approximations, one point in each branch (Taylor
+       in x, Rice near and away from alpha, the rational fit): torch's values */
+    const double ga[] = {0.5, 20, 20, 20, 3, 3, 0.05}, gx[] = {0.3, 19, 5, 40, 2, 0.1, 1e-20};
+    const double gref[] = {1.0098019827369256, 0.9827254818951642, 0.4658532955884762, 1.3979334994829276,
+                           0.856564023915415, 0.12186533318881881, 9.110771373716225e-18};
+    tn_tensor *gg = tn_standard_gamma_grad(tn_from_data(ga, (int64_t[]){7}, 1, TN_F64), tn_from_data(gx, (int64_t[]){7}, 1, TN_F64));
+    for (int i = 0; i < 7; i++) NEAR(tn_item(tn_select(gg, 0, i)), gref[i], 1e-14);
+    /* torch's edges: NaN in gives NaN, x = 0 gives 0, alpha = 0 or x = inf NaN */
+    const double ea[] = {1, NAN, 2, 0, 2}, ex[] = {NAN, 1, 0, 1, INFINITY};
+    tn_tensor *eg = tn_standard_gamma_grad(tn_from_data(ea, (int64_t[]){5}, 1, TN_F64), tn_from_data(ex, (int64_t[]){5}, 1, TN_F64));
+    CHECK(isnan(tn_item(tn_select(eg, 0, 0))) && isnan(tn_item(tn_select(eg, 0, 1))) && tn_item(tn_select(eg, 0, 2)) == 0);
+    CHECK(isnan(tn_item(tn_select(eg, 0, 3))) && isnan(tn_item(tn_select(eg, 0, 4))));
     tn_scope_end();
 }
 
