@@ -642,10 +642,19 @@ FUNCTIONS["std_mean"] = std_mean
 @_method("norm")
 def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     x = _cast(self, dtype)
+    if p == "nuc":   # the sum of the singular values of the matrices over two dims
+        if dim is None:
+            if x.ndim != 2:
+                raise RuntimeError(f"norm: p='nuc' expects a tensor with 2 dimensions, got {x.ndim} (or pass dim=(d0, d1))")
+            dim = (-2, -1)
+        if isinstance(dim, int) or len(dim) != 2:
+            raise RuntimeError("norm: the nuclear norm requires a 'dim' argument of size 2")
+        from . import linalg
+        return linalg.matrix_norm(x, "nuc", dim=tuple(dim), keepdim=keepdim)
     if p is None or p == "fro":
         p = 2.0
     elif isinstance(p, str):
-        raise NotImplementedError(f"norm: p='{p}' is not supported")
+        raise RuntimeError(f"norm: only valid string values are 'fro' and 'nuc', found {p}")
     p = _scalar(p, "norm", "p")
     if dim is None and not keepdim:
         return _wrap(lib.tn_norm(x._ptr, p))

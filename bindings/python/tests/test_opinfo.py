@@ -135,7 +135,6 @@ KNOWN = {
     ("gather", "int"): "an empty uint8 index: PyTorch reads no index and accepts it; tensor.h takes int64/int32 "
                        "index tensors only",
     # -- features not implemented
-    ("norm.nuc", "values"): "p='nuc' is the sum of singular values: needs an SVD (linalg, scientific-namespaces issue)",
     ("nn.functional.embedding", "values"): "sparse=True: sparse gradients (tensor.h has strided layouts only)",
     ("to_sparse", "grad"): "a sparse result (tensor.sparse's SparseTensor) has no autograd here; PyTorch's own "
                            "gradient check of it fails too in this harness (sum.dim_IntList has no SparseCPU kernel)",
