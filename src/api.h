@@ -2243,7 +2243,7 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
 TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
 /* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
    [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
-   for 5-d) or nearest (half to even); padding_mode: taps outside the input read 0, the border
+   for 5-d), nearest (half to even) or bicubic (4-d; PyTorch's A = -0.75, each tap padded); padding_mode: taps outside the input read 0, the border
    value, or the reflection; align_corners: -1 and 1 are the corner pixels' centres (else
    their outer edges). Differentiable in input and grid (zero for nearest), as PyTorch's. */
 enum { TN_GRID_BILINEAR = 0, TN_GRID_NEAREST, TN_GRID_BICUBIC };

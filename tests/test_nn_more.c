@@ -365,6 +365,9 @@ FN(f_grid_border_ac, tn_grid_sample(in[0], in[1], .padding_mode = TN_GRID_BORDER
 FN(f_grid_reflect, tn_grid_sample(in[0], in[1], .padding_mode = TN_GRID_REFLECTION))
 FN(f_grid_reflect_ac, tn_grid_sample(in[0], in[1], .padding_mode = TN_GRID_REFLECTION, .align_corners = true))
 FN(f_grid_nearest, tn_grid_sample(in[0], in[1], .mode = TN_GRID_NEAREST))
+FN(f_grid_bicubic, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC))
+FN(f_grid_bicubic_border_ac, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC, .padding_mode = TN_GRID_BORDER, .align_corners = true))
+FN(f_grid_bicubic_reflect, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC, .padding_mode = TN_GRID_REFLECTION))
 FN(f_affine2d, tn_affine_grid(in[0], TN_SHAPE(2, 3, 4, 5), false))
 FN(f_affine3d, tn_affine_grid(in[0], TN_SHAPE(2, 1, 3, 2, 4), true))
 FN(f_bicubic, tn_interpolate(in[0], (const int64_t[]){5, 7}, NULL, "bicubic", false))
@@ -409,8 +412,20 @@ TEST(test_sampling) {
     tn_tensor *in3[2] = {x3, g3};
     GC(f_grid_zeros, in3, 2, NULL, 1);
     GC(f_grid_reflect_ac, in3, 2, NULL, 1);
+    CHECK_ERR(tn_grid_sample(x3, g3, .mode = TN_GRID_BICUBIC), "bicubic interpolation only supports 4D input");
     CHECK_ERR(tn_grid_sample(x, tn_zeros(TN_SHAPE(2, 3, 2, 3), TN_F64)), "grid");
-    CHECK_ERR(tn_grid_sample(x, grid, .mode = TN_GRID_BICUBIC), "bicubic");
+    GC(f_grid_bicubic, in2, 2, NULL, 1);
+    GC(f_grid_bicubic_border_ac, in2, 2, NULL, 1);
+    GC(f_grid_bicubic_reflect, in2, 2, NULL, 1);
+    {   /* bicubic at the pixel centres (align_corners, identity grid) is the input itself, and
+           far outside with border padding the edge value (the weights sum to 1) */
+        const double *a = D(tn_grid_sample(x, idg, .mode = TN_GRID_BICUBIC, .align_corners = true)), *b = D(x);
+        bool ok = a && b;
+        for (int i = 0; ok && i < 120; i++) ok &= fabs(a[i] - b[i]) < 1e-12;
+        CHECK(ok);
+        const double *bb = D(tn_grid_sample(x, gfar, .mode = TN_GRID_BICUBIC, .padding_mode = TN_GRID_BORDER));
+        CHECK(bb && fabs(bb[0] - xv[19]) < 1e-12);
+    }
     tn_tensor *t2 = rnd(TN_SHAPE(2, 2, 3)), *t3 = rnd(TN_SHAPE(2, 3, 4));
     GC(f_affine2d, &t2, 1, NULL, 2);
     GC(f_affine3d, &t3, 1, NULL, 2);

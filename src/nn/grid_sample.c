@@ -15,12 +15,26 @@ static tn_tensor *tn__grid_reflect(tn_tensor *c, double twice_low, double twice_
     tn_tensor *r = tn_where(even, tn_add_scalar(extra, lo), tn_add_scalar(tn_rsub_scalar(extra, span), lo));
     return tn_clamp(r, 0, (double)(size - 1));
 }
-/* The source coordinate along a dim of size from the normalised grid coordinate g. */
-static tn_tensor *tn__grid_coord(tn_tensor *g, int64_t size, int padding, bool align) {
-    tn_tensor *c = align ? tn_mul_scalar(tn_add_scalar(g, 1), (double)(size - 1) / 2) : tn_div_scalar(tn_sub_scalar(tn_mul_scalar(tn_add_scalar(g, 1), (double)size), 1), 2);
+/* The unpadded source coordinate along a dim of size from the normalised grid coordinate g. */
+static tn_tensor *tn__grid_unnormalize(tn_tensor *g, int64_t size, bool align) {
+    return align ? tn_mul_scalar(tn_add_scalar(g, 1), (double)(size - 1) / 2) : tn_div_scalar(tn_sub_scalar(tn_mul_scalar(tn_add_scalar(g, 1), (double)size), 1), 2);
+}
+/* A source coordinate c brought inside by the padding mode (PyTorch's compute_coordinates). */
+static tn_tensor *tn__grid_pad(tn_tensor *c, int64_t size, int padding, bool align) {
     if (padding == TN_GRID_BORDER) return tn_clamp(c, 0, (double)(size - 1));
     if (padding == TN_GRID_REFLECTION) return align ? tn__grid_reflect(c, 0, 2.0 * (double)(size - 1), size) : tn__grid_reflect(c, -1, 2.0 * (double)size - 1, size);
     return c;
+}
+/* PyTorch's cubic convolution weights (A = -0.75) of the taps at -1, 0, 1, 2 from t in [0, 1). */
+static tn_tensor *tn__grid_cubic_weight(tn_tensor *t, int tap) {
+    const double A = -0.75;
+    if (tap == 0 || tap == 1) {   /* |d| <= 1: ((A + 2) d - (A + 3)) d^2 + 1, d = t or 1 - t */
+        tn_tensor *d = tap == 0 ? t : tn_rsub_scalar(t, 1);
+        return tn_add_scalar(tn_mul(tn_sub_scalar(tn_mul_scalar(d, A + 2), A + 3), tn_mul(d, d)), 1);
+    }
+    /* 1 < |d| < 2: ((A d - 5A) d + 8A) d - 4A, d = t + 1 or 2 - t */
+    tn_tensor *d = tap == -1 ? tn_add_scalar(t, 1) : tn_rsub_scalar(t, 2);
+    return tn_sub_scalar(tn_mul(tn_add_scalar(tn_mul(tn_sub_scalar(tn_mul_scalar(d, A), 5 * A), d), 8 * A), d), 4 * A);
 }
 static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_opts o) {
     const char *fn = "tn_grid_sample";
@@ -38,8 +52,8 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
             return (tn_tensor *)tn__error("%s: grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes %s with dimension %d being empty", fn, TN__SHAPE(x), d);
     if (o.mode < 0 || o.mode > TN_GRID_BICUBIC || o.padding_mode < 0 || o.padding_mode > TN_GRID_REFLECTION)
         return (tn_tensor *)tn__error("%s: mode %d or padding_mode %d is out of range", fn, o.mode, o.padding_mode);
-    if (o.mode == TN_GRID_BICUBIC)
-        return (tn_tensor *)tn__error("%s: grid_sampler(): mode 'bicubic' is not supported (bilinear and nearest are)", fn);
+    if (o.mode == TN_GRID_BICUBIC && nsp != 2)
+        return (tn_tensor *)tn__error("%s: grid_sampler(): bicubic interpolation only supports 4D input, got input with sizes %s", fn, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, grid, "grid")) return NULL;
     const int64_t N = x->shape[0], C = x->shape[1], *in = x->shape + 2, *out = grid->shape + 1, V = tn__numel(in, nsp), L = tn__numel(out, nsp);
     int64_t oshape[5] = {N, C, 0, 0, 0};
@@ -49,17 +63,35 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
     /* coords[i]: the source coordinate along spatial dim i (D, H, W order); the grid's last
        dim lists them as (x, y[, z]), the reverse */
     tn_tensor *coord[3], *xf = tn_reshape(x, TN_SHAPE(N, C, V)), *y = NULL;
-    for (int i = 0; i < nsp; i++) coord[i] = tn__grid_coord(tn_select(grid, -1, nsp - 1 - i), in[i], o.padding_mode, o.align_corners);
-    const int corners = o.mode == TN_GRID_NEAREST ? 1 : 1 << nsp;
+    /* bicubic pads each tap, not the coordinate (PyTorch's get_value_bounded) */
+    for (int i = 0; i < nsp; i++) {
+        coord[i] = tn__grid_unnormalize(tn_select(grid, -1, nsp - 1 - i), in[i], o.align_corners);
+        if (o.mode != TN_GRID_BICUBIC) coord[i] = tn__grid_pad(coord[i], in[i], o.padding_mode, o.align_corners);
+    }
+    const int corners = o.mode == TN_GRID_NEAREST ? 1 : o.mode == TN_GRID_BICUBIC ? 16 : 1 << nsp;
     tn_tensor *base[3], *frac[3];
     for (int i = 0; i < nsp; i++) {   /* the first tap: floor (or the nearest), from finite values */
-        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), -2, (double)in[i] + 1), -2, (double)in[i] + 1, -2);
+        /* bilinear/nearest coordinates far outside read only zeros: clamp them near; bicubic's
+           taps are padded one by one, so its coordinates keep their distance to the taps */
+        const double lo = o.mode == TN_GRID_BICUBIC ? -1073741824.0 : -2, hi = o.mode == TN_GRID_BICUBIC ? 1073741824.0 : (double)in[i] + 1;
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), lo, hi), lo, hi, lo);
         base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
         frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
     }
     for (int k = 0; k < corners; k++) {
         tn_tensor *lin = NULL, *valid = NULL, *w = NULL;
         for (int i = 0; i < nsp; i++) {
+            if (o.mode == TN_GRID_BICUBIC) {   /* tap -1..2 of dim i: k's two bits for it */
+                const int tap = (k >> (2 * (nsp - 1 - i)) & 3) - 1;
+                tn_tensor *t = tn__grid_pad(tn_add_scalar(base[i], tap), in[i], o.padding_mode, o.align_corners);
+                tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
+                tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+                valid = valid ? tn_logical_and(valid, ok) : ok;
+                lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
+                tn_tensor *wi = tn__grid_cubic_weight(frac[i], tap);
+                w = w ? tn_mul(w, wi) : wi;
+                continue;
+            }
             const int up = k >> (nsp - 1 - i) & 1;
             tn_tensor *t = up ? tn_add_scalar(base[i], 1) : base[i];
             tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));

@@ -113,8 +113,6 @@ def test_opinfo_samples(op):
     for s in op.sample_inputs("cpu", torch.float64, requires_grad=True):
         if name == "rrelu":       # random slopes in training mode: the same samples in eval mode
             s.kwargs["training"] = False
-        if name == "grid_sample" and s.kwargs.get("mode") == "bicubic":
-            continue              # not implemented (bilinear and nearest are)
         if any(callable(v) and _our_callable(v) is None for v in s.kwargs.values()):
             continue              # a Python lambda over torch ops
         args = (s.input, *s.args)
