@@ -17,6 +17,8 @@ rules (at::native::resize_output and the out= checks of its codegen):
   with PyTorch's deprecation UserWarning when it had elements;
 - factories (zeros, arange, rand, ...) make their values in out's dtype unless dtype= is
   given, as PyTorch's;
+- an out with internal overlap (expanded: a stride-0 dim of more than one element) is
+  refused, and for the ops of _NO_OVERLAP an out sharing memory with an input;
 - the call returns out itself (a tuple out: torch.return_types.<name>_out of the out tensors).
 
 The names below are those whose PyTorch 1.13 Python signature has ``out`` (checked by
@@ -78,6 +80,14 @@ def _check_no_overlap(inputs, outs):
                                    "operation.")
 
 
+def _check_no_internal_overlap(o):
+    """PyTorch's assert_no_internal_overlap on a written-to tensor: a dim of stride 0 and more
+    than one element (an expanded tensor) writes one location twice."""
+    if any(st == 0 and n > 1 for n, st in zip(o.shape, o.stride())):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+
+
 def _tensors(obj, seen):
     if isinstance(obj, Tensor):
         seen.append(obj)
@@ -94,7 +104,7 @@ def _has_dim(args, kwargs):
     return len(args) >= 2 or kwargs.get("dim") is not None
 
 
-def _copy_out(name, o, r, exact):
+def _copy_out(name, o, r, exact, inputs=()):
     if exact is not None and o.dtype is not exact:
         raise RuntimeError(f"{name}(): Expected out tensor to have dtype {_SCALAR_TYPE.get(exact.name, exact.name)}, "
                            f"but got {_SCALAR_TYPE.get(o.dtype.name, o.dtype.name)} instead")
@@ -110,6 +120,8 @@ def _copy_out(name, o, r, exact):
                           "can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
                           "t.resize_(0).", UserWarning, stacklevel=4)
         o.resize_(r.shape)
+    if name in _NO_OVERLAP:   # after the resize, as PyTorch's: a grown out may now reach an input
+        _check_no_overlap(inputs, (o,))
     lib.tn_no_grad_begin()
     try:
         _check_int(lib.tn_copy_(o._ptr, r._ptr))
@@ -136,18 +148,21 @@ def _call_with_out(name, fn, args, kwargs, out):
     if lib.tn_is_grad_enabled() and any(t.requires_grad for t in _tensors((args, kwargs, out), [])):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
+    for o in (outs if tuple_out else (out,)):
+        _check_no_internal_overlap(o)
+    inputs = _tensors((args, kwargs), [])
     if name in _NO_OVERLAP:
-        _check_no_overlap(_tensors((args, kwargs), []), outs if tuple_out else (out,))
+        _check_no_overlap(inputs, outs if tuple_out else (out,))
     if name in FACTORIES and kwargs.get("dtype") is None:
         kwargs["dtype"] = out.dtype
     result = fn(*args, **kwargs)
     same = name in _SAME_DTYPE or (name not in FACTORIES and kwargs.get("dtype") is not None)   # sum(..., dtype=)
     if not tuple_out:
         exact = _EXACT.get(name, (result.dtype if same else None,))[0]
-        _copy_out(name, out, result, exact)
+        _copy_out(name, out, result, exact, inputs)
         return out
     for k, (o, r) in enumerate(zip(outs, result)):
-        _copy_out(name, o, r, int64 if k == 1 and name in _INDICES else r.dtype if same else None)
+        _copy_out(name, o, r, int64 if k == 1 and name in _INDICES else r.dtype if same else None, inputs)
     return getattr(return_types, name + "_out")(*outs)
 
 

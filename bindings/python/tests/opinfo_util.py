@@ -78,10 +78,26 @@ def _tn_copy(data):
     return tn.from_dlpack(data.contiguous().clone())
 
 
-def to_tn(x, noncontig=False, grads=None):
+def _tn_aliased(x, memo):
+    """x as a view of a tn copy of its whole storage, one copy per storage in memo: tensors
+    that share memory in torch (an out= that is an input, an expanded out) share it here."""
+    st = x.storage()
+    key = (st.data_ptr(), x.dtype)
+    if key not in memo:
+        whole = torch.empty(0, dtype=x.dtype).set_(st, 0, (st.size(),), (1,))
+        memo[key] = _tn_copy(whole)
+    return memo[key].as_strided(tuple(x.shape), tuple(x.stride()), x.storage_offset())
+
+
+def to_tn(x, noncontig=False, grads=None, memo=None):
     """A tn value for a torch one (tensors, dtypes, devices, lists, tuples, dicts). A tensor
     that requires grad becomes a tn leaf (or, noncontig, a strided view of one: every other
-    element of a wider buffer), recorded in grads as (torch tensor, tn leaf, strided)."""
+    element of a wider buffer), recorded in grads as (torch tensor, tn leaf, strided). With
+    memo (a dict), tensors keep torch's memory sharing (_tn_aliased)."""
+    if memo is not None and isinstance(x, torch.Tensor) and not x.requires_grad:
+        if id(x) not in memo:   # the same tensor twice (an input passed as out=) is one tensor here
+            memo[id(x)] = _tn_aliased(x, memo) if x.numel() > 0 else to_tn(x)
+        return memo[id(x)]
     if isinstance(x, torch.Tensor):
         data = x.detach()
         if noncontig and data.ndim >= 1 and data.numel() > 1:
@@ -106,10 +122,10 @@ def to_tn(x, noncontig=False, grads=None):
     if isinstance(x, torch.device):
         return str(x)
     if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
-        r = [to_tn(e, noncontig, grads) for e in x]
+        r = [to_tn(e, noncontig, grads, memo) for e in x]
         return r if isinstance(x, list) else tuple(r)
     if isinstance(x, dict):
-        return {k: to_tn(v, noncontig, grads) for k, v in x.items()}
+        return {k: to_tn(v, noncontig, grads, memo) for k, v in x.items()}
     return x
 
 

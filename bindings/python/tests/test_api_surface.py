@@ -324,6 +324,21 @@ def test_out_errors(T):
     raises_like(T, lambda M: M.add(M.ones(2), 1, out=(M.empty(0),)))
     raises_like(T, lambda M: M.add(M.ones(2), 1, out=[1, 2]))
     raises_like(T, lambda M: M.clone(M.ones(2), out=M.empty(0)))               # no out= in torch
+    # an expanded out writes one location twice; gather/cat/take refuse an out that reaches an input
+    raises_like(T, lambda M: M.add(M.ones(3), 1, out=M.zeros(1).expand(3)), "more than one element of the written-to")
+    raises_like(T, lambda M: M.sort(M.ones(3), out=(M.zeros(1).expand(3), M.zeros(3, dtype=M.long))), "unsupported")
+    def gather_into_input(M):
+        src = M.arange(6.)
+        return M.gather(src, 0, M.tensor([2, 1, 0]), out=src)
+    raises_like(T, gather_into_input, "some elements of the input tensor and the written-to tensor")
+    def grown_out_reaches_index(M):   # out is resized to 2 elements first, then overlaps the index
+        ind = M.tensor([2, 1, 0])
+        return M.gather(ind.clone(), 0, ind[1:], out=ind[:1])
+    raises_like(T, grown_out_reaches_index, "unsupported operation")
+    def cat_into_its_input(M):
+        x = M.zeros(0)
+        return M.cat((x, M.ones(4, 6)), out=x)
+    raises_like(T, cat_into_its_input, "unsupported operation")
     # under no_grad the arguments may require grad
     def run(M):
         w = M.ones(2, requires_grad=True)
