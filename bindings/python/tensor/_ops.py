@@ -193,9 +193,12 @@ Tensor.div_ = Tensor.divide_ = Tensor.true_divide_ = _div_
 
 
 # operators: NotImplemented for operands we do not know, so Python can try the other side
-def _op(f, reflected=False):
+def _op(f, reflected=False, name=""):
     if reflected:
         def op(self, other):
+            if not isinstance(self, Tensor):   # Tensor.__radd__(2, t): torch's C methods refuse a non-Tensor self
+                raise TypeError(f"descriptor '{name}' for 'Tensor' objects doesn't apply to a "
+                                f"'{type(self).__name__}' object")
             if not _is_operand(other):
                 return NotImplemented
             if isinstance(other, Tensor):
@@ -222,7 +225,7 @@ for _dunder, _cname in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truedi
                         ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")]:
     _f = getattr(lib, "tn_" + _cname)
     setattr(Tensor, f"__{_dunder}__", _op(_f))
-    setattr(Tensor, f"__r{_dunder}__", _op(_f, reflected=True))
+    setattr(Tensor, f"__r{_dunder}__", _op(_f, reflected=True, name=f"__r{_dunder}__"))
     setattr(Tensor, f"__i{_dunder}__", _iop(_cname + "_"))
 for _dunder, _cname in [("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge")]:
     setattr(Tensor, f"__{_dunder}__", _op(getattr(lib, "tn_" + _cname)))

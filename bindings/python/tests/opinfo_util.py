@@ -258,6 +258,8 @@ def ours_callable(op):
         return types.FunctionType(f.__code__, glb, f.__name__, f.__defaults__, f.__closure__)
     if function:
         return obj
+    if method == op.name and getattr(torch.Tensor, method, None) is f:   # torch.Tensor.__radd__ itself: unbound
+        return getattr(tn.Tensor, method)
     return lambda x, *a, **k: getattr(x, method)(*a, **k)
 
 

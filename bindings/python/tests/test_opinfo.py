@@ -106,8 +106,6 @@ RANDOM = {"bernoulli", "multinomial", "normal", "normal.number_mean", "uniform",
 CONTIGUOUS_ONLY = {"as_strided", "as_strided_scatter", "new_empty_strided"}
 
 # (entry, phase) -> reason: the reviewed known differences
-_UNBOUND = ("the reflected operator called unbound with a Python number as self (Tensor.__radd__(2, t)): "
-            "torch's C method refuses a non-Tensor self; ours is a Python method that computes 2 + t")
 _NN_INT = ("nn ops on integer inputs: PyTorch 1.13 computes conv/bilinear/these losses in int64 on the CPU; "
            "ours refuses with an error naming the dtype (integer conv kernels are not written)")
 _HALF = ("a bfloat16 result: the harness reads results through NumPy, which has no bfloat16 (Tensor.numpy() "
@@ -119,7 +117,6 @@ KNOWN = {
     # rounds once, closer to the exact value (test_linalg_more.py's test_matrix_exp_float32_accuracy)
     ("matrix_exp", "values"): "float32 values differ by PyTorch's own float32 rounding (ours: float64, rounded once)",
     # -- open classes of issue 20 item 4
-    **{(k, "errors"): _UNBOUND for k in "__radd__ __rmul__ __rand__ __ror__ __rxor__ __rpow__".split()},
     **{("nn.functional." + k, "int"): _NN_INT for k in (
         "conv1d conv2d conv_transpose1d conv_transpose2d conv_transpose3d local_response_norm margin_ranking_loss "
         "bilinear triplet_margin_loss triplet_margin_with_distance_loss cosine_embedding_loss poisson_nll_loss "
