@@ -273,7 +273,7 @@ TEST(gather_values) {
                     exp[i] = fv(ravel(o, xs, nd), dt);
                 }
                 EXPECT_ARR(tn_gather(x, cases[c].dim, idx), dt, is, nd, exp, n);
-                if (kind == 0) CHECK_ERR(tn_gather(x, cases[c].dim, tn_to_dtype(idx, TN_I32)), "Expected dtype int64 for index"); /* PyTorch: int64 only */
+                if (kind == 0 && n > 0) CHECK_ERR(tn_gather(x, cases[c].dim, tn_to_dtype(idx, TN_I32)), "Expected dtype int64 for index"); /* PyTorch: int64 only (any dtype when empty) */
             }
     END;
 }
@@ -313,6 +313,12 @@ TEST(gather_errors) {
     CHECK_ERR(tn_gather(x, 2, ibig0), "out of range");
     CHECK_ERR(tn_gather(x, -3, ibig0), "out of range");
     ERRS_END;
+    {   /* an empty index is read by no one: PyTorch takes any dtype and shape then */
+        tn_tensor *e = tn_gather(x, 0, tn_zeros(SH(0, 9), TN_U8));
+        CHECK(e && e->dtype == x->dtype && e->ndim == 2 && e->shape[0] == 0 && e->shape[1] == 9);
+        tn_tensor *y = tn_clone(x);
+        CHECK(tn_scatter_add_(y, 1, tn_zeros(SH(0, 2), TN_F32), tn_ones(SH(2, 2), x->dtype)) && tn_equal(y, x));
+    }
     END;
 }
 

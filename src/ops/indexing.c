@@ -103,9 +103,16 @@ TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index) {
     return tn__own(tn__node_attach(node, out));
 }
 
+/* gather/scatter read no index when it is empty, so PyTorch takes any dtype then: an empty
+   index of another dtype stands in as int64 (NULL when there is no need; t to release). */
+static tn_tensor *tn__empty_index_i64(tn_tensor *index) {
+    if (tn_numel(index) != 0 || index->dtype == TN_I64 || index->dtype == TN_I32) return NULL;
+    return tn__new(TN_I64, index->device, index->shape, index->ndim);
+}
 /* Shared checks of gather/scatter: index has t's ndim and fits inside `bound` (t, or
    src for scatter) on every dim but `d`. */
 static int tn__check_gather_shapes(const char *fn, tn_tensor *t, tn_tensor *index, int d, tn_tensor *src) {
+    if (tn_numel(index) == 0) return 0;   /* PyTorch reads no index then: any dtype, any shape */
     if (index->dtype != TN_I64)   /* PyTorch takes only int64 here (index_select also takes int32) */
         return TN__FAIL_INT("%s: Expected dtype int64 for index, got %s", fn, tn_dtype_name(index->dtype));
     if (index->ndim != t->ndim && !(index->ndim <= 1 && t->ndim <= 1))
@@ -123,7 +130,9 @@ TNDEF tn_tensor *tn_gather(tn_tensor *t, int64_t dim, tn_tensor *index) {
     TN__CHECK_NULL(t, index);
     int d = tn__wrap_dim("tn_gather", dim, t->ndim);
     if (d < 0 || tn__check_gather_shapes("tn_gather", t, index, d, NULL) || tn__check_same_device("tn_gather", t, index)) return NULL;
-    tn_tensor *idx = tn__checked_index("tn_gather", index, t->ndim ? t->shape[d] : 1, false, d, t->device);
+    tn_tensor *empty = tn__empty_index_i64(index);
+    tn_tensor *idx = tn__checked_index("tn_gather", empty ? empty : index, t->ndim ? t->shape[d] : 1, false, d, t->device);
+    tn_release(empty);
     if (!idx) return NULL;
     tn_tensor *out = tn__new(t->dtype, t->device, idx->shape, idx->ndim);
     int nd = idx->ndim;
@@ -146,7 +155,9 @@ static int tn__scatter_into(const char *fn, tn_tensor *target, int64_t dim, tn_t
         return TN__FAIL_INT("%s: expected self.dtype to be equal to src.dtype (%s vs %s)", fn, tn_dtype_name(target->dtype), tn_dtype_name(src->dtype));
     if (tn__check_no_internal_overlap(fn, target) || tn__check_cpu_dtype(fn, target)) return -1;
     if (tn__check_no_overlap(fn, target, src) || tn__check_no_overlap(fn, target, index)) return -1;
-    tn_tensor *idx = tn__checked_index(fn, index, target->ndim ? target->shape[d] : 1, false, d, target->device);
+    tn_tensor *empty = tn__empty_index_i64(index);
+    tn_tensor *idx = tn__checked_index(fn, empty ? empty : index, target->ndim ? target->shape[d] : 1, false, d, target->device);
+    tn_release(empty);
     tn_tensor *s = idx ? tn_retain(src) : NULL;
     if (!s) { tn_release(idx); return -1; }
     int nd = idx->ndim;

@@ -124,10 +124,6 @@ KNOWN = {
     # -- dtypes and limits of tensor.h
     ("bfloat16", "values"): _HALF, ("bfloat16", "int"): _HALF,
     **{(k, ph): _DIMS for k in ("clone", "contiguous", "reshape_as", "view_as", "flatten") for ph in ("values", "int")},
-    ("gather", "values"): "an empty uint8 index: PyTorch reads no index and accepts it; tensor.h takes int64/int32 "
-                          "index tensors only",
-    ("gather", "int"): "an empty uint8 index: PyTorch reads no index and accepts it; tensor.h takes int64/int32 "
-                       "index tensors only",
     # -- features not implemented
     ("nn.functional.embedding", "values"): "sparse=True: sparse gradients (tensor.h has strided layouts only)",
     ("to_sparse", "grad"): "a sparse result (tensor.sparse's SparseTensor) has no autograd here; PyTorch's own "
