@@ -20855,6 +20855,11 @@ static tn_tensor *tn__batch_norm_node(const tn_backend *be, tn_tensor *x, tn_ten
 static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool training, double momentum, double eps) {
     const char *fn = "tn_batch_norm";
     TN__CHECK_NULL(x);
+    if (x->ndim < 2 && tn_numel(x) == 0) {   /* PyTorch's empty input: a copy (through weight[0], bias[0] if any) */
+        tn_scope_begin();
+        return tn__scope_return(tn_add(tn_mul(tn_clone(x), w && tn_numel(w) ? tn_select(w, 0, 0) : tn_ones(NULL, 0, x->dtype)),
+                                       b && tn_numel(b) ? tn_select(b, 0, 0) : tn_zeros(NULL, 0, x->dtype)));
+    }
     if (x->ndim < 2) return (tn_tensor *)tn__error("%s: expected input with at least 2 dims [N, C, *], got %s", fn, TN__SHAPE(x));
     if (tn__nn_check(fn, x, "input") || tn__nn_same(fn, x, w, "weight") || tn__nn_same(fn, x, b, "bias") ||
         tn__nn_same(fn, x, rm, "running_mean") || tn__nn_same(fn, x, rv, "running_var")) return NULL;

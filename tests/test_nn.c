@@ -2006,6 +2006,10 @@ TEST(errors) {
     CHECK_ERR(tn_batch_norm(x, NULL, NULL, NULL, NULL, false, 0.1, 1e-5), "tn_batch_norm: running_mean and running_var must be given when not training");
     CHECK_ERR(tn_batch_norm(tn_randn(SH(1, 3), TN_F32), NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "tn_batch_norm: expected more than 1 value per channel when training, got input size [1, 3]");
     CHECK_ERR(tn_batch_norm(tn_randn(SH(3), TN_F32), NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "tn_batch_norm: expected input with at least 2 dims");
+    {   /* an empty 1-d input comes back as a copy, as PyTorch's */
+        tn_tensor *e = tn_batch_norm(tn_zeros(SH(0), TN_F32), NULL, NULL, NULL, NULL, true, 0.1, 1e-5);
+        CHECK(e && e->ndim == 1 && e->shape[0] == 0 && e->dtype == TN_F32);
+    }
     CHECK_ERR(tn_batch_norm(x, NULL, NULL, tn_ones(SH(3), TN_F64), NULL, true, 0.1, 1e-5), "tn_batch_norm: input (float32) and weight (float64) must have the same dtype");
     CHECK_ERR(tn_layer_norm(x, I(4), 1, NULL, NULL, 1e-5), "tn_layer_norm: given normalized_shape=[4], expected input with shape [*, 4], but got input of size [1, 3, 5, 5]");
     CHECK_ERR(tn_layer_norm(x, I(5, 5), 2, tn_ones(SH(5), TN_F32), NULL, 1e-5), "tn_layer_norm: weight of shape [5] must have normalized_shape [5, 5]");

@@ -129,8 +129,6 @@ KNOWN = {
     ("to_sparse", "grad"): "a sparse result (tensor.sparse's SparseTensor) has no autograd here; PyTorch's own "
                            "gradient check of it fails too in this harness (sum.dim_IntList has no SparseCPU kernel)",
     ("nn.functional.embedding_bag", "values"): "sparse=True: sparse gradients (tensor.h has strided layouts only)",
-    ("nn.functional.batch_norm", "values"): "a 1-d empty input (no channel dim): torch's kernel returns it as is; "
-                                            "ours asks for [N, C, *] first",
     # -- where 2025 PyTorch differs from 1.13 (ours follows 2025)
     ("__rpow__", "grad"): "1.13's __rpow__ copies the base with torch.tensor(other) (no gradient to it); 2025's is "
                           "torch.pow(other, self), which differentiates the base, as ours",
