@@ -144,7 +144,8 @@ def ours_function(f):
 
 def to_torch(x):
     if isinstance(x, tn.Tensor):
-        a = np.array(x.detach().numpy(), copy=True)
+        half = x.dtype == tn.bfloat16   # (NumPy has no bfloat16: through float32, which holds it exactly)
+        a = np.array((x.detach().float() if half else x.detach()).numpy(), copy=True)
         return torch.from_numpy(a).reshape(tuple(x.shape)).to(torch_dtype(x.dtype))
     if isinstance(x, (list, tuple)):
         return type(x)(to_torch(e) for e in x) if not hasattr(x, "_fields") else tuple(to_torch(e) for e in x)

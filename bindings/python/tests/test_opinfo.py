@@ -108,8 +108,6 @@ CONTIGUOUS_ONLY = {"as_strided", "as_strided_scatter", "new_empty_strided"}
 # (entry, phase) -> reason: the reviewed known differences
 _NN_INT = ("nn ops on integer inputs: PyTorch 1.13 computes conv/bilinear/these losses in int64 on the CPU; "
            "ours refuses with an error naming the dtype (integer conv kernels are not written)")
-_HALF = ("a bfloat16 result: the harness reads results through NumPy, which has no bfloat16 (Tensor.numpy() "
-         "raises PyTorch's 'Got unsupported ScalarType BFloat16'); test_half.py checks bfloat16 values")
 _DIMS = "a 9-dim tensor: tensor.h's TN_MAX_DIMS is 8 (PyTorch allows 64; issue 20 item 2)"
 KNOWN = {
     # float32 matrix_exp: PyTorch evaluates its Taylor polynomials and squarings in float32
@@ -122,7 +120,6 @@ KNOWN = {
         "bilinear triplet_margin_loss triplet_margin_with_distance_loss cosine_embedding_loss poisson_nll_loss "
         "pairwise_distance").split()},
     # -- dtypes and limits of tensor.h
-    ("bfloat16", "values"): _HALF, ("bfloat16", "int"): _HALF,
     **{(k, ph): _DIMS for k in ("clone", "contiguous", "reshape_as", "view_as", "flatten") for ph in ("values", "int")},
     # -- features not implemented
     ("nn.functional.embedding", "values"): "sparse=True: sparse gradients (tensor.h has strided layouts only)",
