@@ -53,7 +53,11 @@ static bool tn__cpu_avx512(void) {
 #define TN__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
 #define TN__ATOMIC_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define TN__PRINTF_FMT(a, b) __attribute__((format(printf, a, b)))
+/* for small math helpers in vectorised loops: GCC's inliner gives up on a loop body with
+   several calls to them, and one call left in keeps the loop scalar */
+#define TN__ALWAYS_INLINE static inline __attribute__((always_inline))
 #else
+#define TN__ALWAYS_INLINE static inline
 #define TN__ATOMIC_ADD(p, v) (*(p) += (v)) /* TODO(port): MSVC Interlocked */
 #define TN__ATOMIC_LOAD(p) (*(p))
 #define TN__PRINTF_FMT(a, b)
