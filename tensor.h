@@ -4215,7 +4215,7 @@ typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 def
 #ifdef TN_TESTING
 #define TN__TESTABLE
 extern tn__gemm_tune_t tn__gemm_tune;
-extern int tn__rnn_avx512;   /* the recurrences' AVX-512 loops (src/modules/rnn.c); 0: the plain ones */
+extern int tn__avx512_loops;   /* the AVX-512 copies of float loops (TN__WIDE, src/core/config.c); 0: the plain ones */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);
@@ -4278,6 +4278,17 @@ static bool tn__cpu_avx512(void) {
     return has != 0;
 }
 #endif
+/* Float loops compiled twice, plain and for AVX-512 (TN__AVX512_FN: 16 lanes instead of SSE's
+   4; the same IEEE operations, so the same bits), chosen per call by TN__WIDE(f): f##x on a
+   CPU with AVX-512, else f. tn__avx512_loops = 0 (tests) runs the plain ones. */
+TN__TESTABLE int tn__avx512_loops = 1;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__AVX512_FN __attribute__((target("avx512f")))
+#define TN__WIDE(f) (tn__avx512_loops && tn__cpu_avx512() ? f##x : f)
+#else
+#define TN__WIDE(f) ((void)tn__avx512_loops, f)
+#endif
+#define TN__PLAIN_FN
 
 #if defined(TN_MALLOC) && defined(TN_FREE) && defined(TN_REALLOC)
 #elif !defined(TN_MALLOC) && !defined(TN_FREE) && !defined(TN_REALLOC)
@@ -21380,10 +21391,10 @@ typedef struct tn__sdpa_args {
     double scale;
 } tn__sdpa_args;
 
-/* TN__SDPA_DEFINE(float, f32, tn__expf_v, logf): the template in src/nn/attention.c */
+/* TN__SDPA_DEFINE(float, f32, tn__expf_v, logf, TN__PLAIN_FN, tn__gemm_f32): the template in src/nn/attention.c */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
-static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+TN__PLAIN_FN static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
                                   int64_t bc, float *st) {
     const float *q = (const float *)a->q + a->qo[b] + i0 * a->rsq, *k = (const float *)a->k + a->ko[b] + j0 * a->rsk;
     tn__gemm_f32(br, bc, a->E, (float)a->scale, q, a->rsq, 1, k, 1, a->rsk, (float)0, st, TN__SDPA_BC, 1);
@@ -21402,7 +21413,7 @@ static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, i
 }
 /* out [B, L, Ev] and lse [B, L], contiguous */
 typedef struct { const tn__sdpa_args *a; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32;
-static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
+TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_f32 *jb = (const tn__sdpa_job_f32 *)job;
     const tn__sdpa_args *a = jb->a;
     float *out = jb->out, *lse = jb->lse;
@@ -21424,7 +21435,8 @@ static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
                 if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
                 const float alpha = tn__expf_v(mx[r] - m); /* 0 when the row had nothing yet */
                 float acc = 0;
-                for (int64_t j = 0; j < bc; j++) { s[j] = tn__expf_v(s[j] - m); acc += s[j]; }
+                for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
+                for (int64_t j = 0; j < bc; j++) acc += s[j];
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
@@ -21440,7 +21452,7 @@ static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
         }
     }
 }
-static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
+TN__PLAIN_FN static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
     tn__sdpa_job_f32 jb = {a, out, lse, NULL, NULL, NULL, NULL};
@@ -21448,7 +21460,7 @@ static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
    key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
-static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t b1) {
+TN__PLAIN_FN static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t b1) {
     const tn__sdpa_job_f32 *jb = (const tn__sdpa_job_f32 *)job;
     const tn__sdpa_args *a = jb->a;
     const float *out = jb->out, *lse = jb->lse, *dout = jb->dout;
@@ -21494,15 +21506,137 @@ static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t b1) {
         }
     }
 }
-static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+TN__PLAIN_FN static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
     tn__sdpa_job_f32 jb = {a, (float *)out, (float *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f32, &jb);
 }
-/* TN__SDPA_DEFINE(double, f64, exp, log): the template in src/nn/attention.c */
+#ifdef TN__AVX512_FN
+/* TN__SDPA_DEFINE(float, f32x, tn__expf_v, logf, TN__AVX512_FN, tn__gemm_f32): the template in src/nn/attention.c */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
-static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+TN__AVX512_FN static void tn__sdpa_scores_f32x(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+                                  int64_t bc, float *st) {
+    const float *q = (const float *)a->q + a->qo[b] + i0 * a->rsq, *k = (const float *)a->k + a->ko[b] + j0 * a->rsk;
+    tn__gemm_f32(br, bc, a->E, (float)a->scale, q, a->rsq, 1, k, 1, a->rsk, (float)0, st, TN__SDPA_BC, 1);
+    for (int64_t r = 0; r < br; r++) {
+        float *s = st + r * TN__SDPA_BC;
+        const int64_t i = i0 + r;
+        if (a->mask_kind == 1) {
+            const bool *mb = (const bool *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) if (!mb[j * a->csm]) s[j] = (float)-INFINITY;
+        } else if (a->mask_kind == 2) {
+            const float *mf = (const float *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) s[j] += mf[j * a->csm];
+        }
+        if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (float)-INFINITY;
+    }
+}
+/* out [B, L, Ev] and lse [B, L], contiguous */
+typedef struct { const tn__sdpa_args *a; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32x;
+TN__AVX512_FN static void tn__sdpa_fwd_tasks_f32x(void *job, int64_t t0, int64_t t1) {
+    const tn__sdpa_job_f32x *jb = (const tn__sdpa_job_f32x *)job;
+    const tn__sdpa_args *a = jb->a;
+    float *out = jb->out, *lse = jb->lse;
+    const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
+    for (int64_t task = t0; task < t1; task++) {
+        float st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
+        const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
+        const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+        const int64_t jend = a->causal && i0 + br < S ? i0 + br : S; /* keys past the last row's: masked */
+        float *o = out + (b * L + i0) * Ev;
+        memset(o, 0, (size_t)(br * Ev) * sizeof(float));
+        for (int64_t r = 0; r < br; r++) { mx[r] = (float)-INFINITY; sum[r] = 0; }
+        for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+            const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+            tn__sdpa_scores_f32x(a, b, i0, br, j0, bc, st);
+            for (int64_t r = 0; r < br; r++) {
+                float *s = st + r * TN__SDPA_BC, m = mx[r];
+                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
+                const float alpha = tn__expf_v(mx[r] - m); /* 0 when the row had nothing yet */
+                float acc = 0;
+                for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
+                for (int64_t j = 0; j < bc; j++) acc += s[j];
+                sum[r] = sum[r] * alpha + acc;
+                mx[r] = m;
+                if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
+            }
+            tn__gemm_f32(br, Ev, bc, (float)1, st, TN__SDPA_BC, 1, (const float *)a->v + a->vo[b] + j0 * a->rsv,
+                           a->rsv, 1, (float)1, o, Ev, 1);
+        }
+        for (int64_t r = 0; r < br; r++) { /* a row with every key masked is NaN, as softmax over -inf */
+            float *orow = o + r * Ev;
+            const float inv = sum[r] > 0 ? 1 / sum[r] : (float)NAN;
+            for (int64_t e = 0; e < Ev; e++) orow[e] *= inv;
+            lse[b * L + i0 + r] = sum[r] > 0 ? mx[r] + logf(sum[r]) : (float)NAN;
+        }
+    }
+}
+TN__AVX512_FN static void tn__sdpa_fwd_f32x(const tn__sdpa_args *a, float *out, float *lse) {
+    const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
+    tn__sdpa_job_f32x jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_f32x, &jb);
+}
+/* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
+   key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
+TN__AVX512_FN static void tn__sdpa_bwd_batches_f32x(void *job, int64_t b0, int64_t b1) {
+    const tn__sdpa_job_f32x *jb = (const tn__sdpa_job_f32x *)job;
+    const tn__sdpa_args *a = jb->a;
+    const float *out = jb->out, *lse = jb->lse, *dout = jb->dout;
+    float *dq = jb->dq, *dk = jb->dk, *dv = jb->dv;
+    const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
+    for (int64_t b = b0; b < b1; b++) {
+        float p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
+        const float *q = (const float *)a->q + a->qo[b], *k = (const float *)a->k + a->ko[b], *v = (const float *)a->v + a->vo[b];
+        const float *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
+        float *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
+            const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+            for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
+                float acc = 0;
+                for (int64_t e = 0; e < Ev; e++) acc += dO[(i0 + r) * Ev + e] * O[(i0 + r) * Ev + e];
+                D[r] = acc;
+            }
+            const int64_t jend = a->causal && i0 + br < S ? i0 + br : S;
+            for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+                const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+                tn__sdpa_scores_f32x(a, b, i0, br, j0, bc, p);
+                for (int64_t r = 0; r < br; r++) { /* P = exp(s - lse) */
+                    float *s = p + r * TN__SDPA_BC;
+                    const float l = ls[i0 + r];
+                    for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - l);
+                }
+                /* dv_j += P^T dout_i */
+                tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * Ev, Ev, 1);
+                /* dP = dout_i v_j^T, then dS = P (dP - D) */
+                tn__gemm_f32(br, bc, Ev, (float)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (float)0, dp, TN__SDPA_BC, 1);
+                for (int64_t r = 0; r < br; r++) {
+                    float *d = dp + r * TN__SDPA_BC;
+                    const float *pr = p + r * TN__SDPA_BC;
+                    for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(float));
+                }
+                /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
+                tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * E, E, 1);
+                tn__gemm_f32(bc, E, br, (float)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (float)1, dkb + j0 * E, E, 1);
+            }
+        }
+    }
+}
+TN__AVX512_FN static void tn__sdpa_bwd_f32x(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
+    tn__sdpa_job_f32x jb = {a, (float *)out, (float *)lse, dout, dq, dk, dv};
+    tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f32x, &jb);
+}
+#endif
+/* TN__SDPA_DEFINE(double, f64, exp, log, TN__PLAIN_FN, tn__gemm_f64): the template in src/nn/attention.c */
+/* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
+   scale q k^T, masked entries -inf, the additive mask added */
+TN__PLAIN_FN static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
                                   int64_t bc, double *st) {
     const double *q = (const double *)a->q + a->qo[b] + i0 * a->rsq, *k = (const double *)a->k + a->ko[b] + j0 * a->rsk;
     tn__gemm_f64(br, bc, a->E, (double)a->scale, q, a->rsq, 1, k, 1, a->rsk, (double)0, st, TN__SDPA_BC, 1);
@@ -21521,7 +21655,7 @@ static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, int64_t i0, i
 }
 /* out [B, L, Ev] and lse [B, L], contiguous */
 typedef struct { const tn__sdpa_args *a; double *out, *lse; const double *dout; double *dq, *dk, *dv; } tn__sdpa_job_f64;
-static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
+TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_f64 *jb = (const tn__sdpa_job_f64 *)job;
     const tn__sdpa_args *a = jb->a;
     double *out = jb->out, *lse = jb->lse;
@@ -21543,7 +21677,8 @@ static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
                 if (m == (double)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(double)); continue; } /* all masked so far */
                 const double alpha = exp(mx[r] - m); /* 0 when the row had nothing yet */
                 double acc = 0;
-                for (int64_t j = 0; j < bc; j++) { s[j] = exp(s[j] - m); acc += s[j]; }
+                for (int64_t j = 0; j < bc; j++) s[j] = exp(s[j] - m);   /* apart from the sum: this loop vectorises */
+                for (int64_t j = 0; j < bc; j++) acc += s[j];
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (double)1) { double *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
@@ -21559,7 +21694,7 @@ static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
         }
     }
 }
-static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
+TN__PLAIN_FN static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
     tn__sdpa_job_f64 jb = {a, out, lse, NULL, NULL, NULL, NULL};
@@ -21567,7 +21702,7 @@ static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
    key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
-static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t b1) {
+TN__PLAIN_FN static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t b1) {
     const tn__sdpa_job_f64 *jb = (const tn__sdpa_job_f64 *)job;
     const tn__sdpa_args *a = jb->a;
     const double *out = jb->out, *lse = jb->lse, *dout = jb->dout;
@@ -21613,7 +21748,7 @@ static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t b1) {
         }
     }
 }
-static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
+TN__PLAIN_FN static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
     tn__sdpa_job_f64 jb = {a, (double *)out, (double *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f64, &jb);
@@ -21721,7 +21856,7 @@ static tn_tensor *tn__sdpa_fused_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, v
     bshape[nb] = a.L; bshape[nb + 1] = a.Ev;
     tn_tensor *out = tn_empty(bshape, nb + 2, q->dtype), *lse = tn_empty(bshape, nb + 1, q->dtype);
     if (out && lse) {
-        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
+        if (q->dtype == TN_F32) TN__WIDE(tn__sdpa_fwd_f32)(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
         else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
     }
     TN_FREE(offs);
@@ -21787,7 +21922,7 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
         g[2] = tn_zeros(bshape, nb + 2, q->dtype);
         if (g[0] && g[1] && g[2]) {
             if (q->dtype == TN_F32)
-                tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
+                TN__WIDE(tn__sdpa_bwd_f32)(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
                                  (float *)tn_data_ptr(g[0]), (float *)tn_data_ptr(g[1]), (float *)tn_data_ptr(g[2]));
             else
                 tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout),
@@ -27323,22 +27458,12 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
    Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
    for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
    Under create_graph the backward is autograd of the same steps in library ops. */
-/* The float loops come twice: plain, and compiled for AVX-512 (16 lanes instead of SSE's 4 in
-   the gates' pass; the same IEEE operations, so the same bits), chosen per call by
-   TN__RNN_WIDE(f): f##x on a CPU with AVX-512, else f. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TN__RNN_AVX512 __attribute__((target("avx512f")))
-TN__TESTABLE int tn__rnn_avx512 = 1;   /* tests: 0 runs the plain loops */
-#define TN__RNN_WIDE(f) (tn__rnn_avx512 && tn__cpu_avx512() ? f##x : f)
-#else
-#define TN__RNN_WIDE(f) f
-#endif
-#define TN__RNN_PLAIN
-/* TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__RNN_PLAIN, tn__gemm_f32): the template in src/modules/rnn.c */
+/* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
+/* TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32): the template in src/modules/rnn.c */
 /* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
    are restrict parameters so that the loop vectorises without GCC's run-time alias checks
    (more than it will emit: block-scope restrict pointers are not enough). */
-TN__RNN_PLAIN static inline void tn__lstm_row_fwd_f32(int64_t H, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag, float *TN__RESTRICT ao,
+TN__PLAIN_FN static inline void tn__lstm_row_fwd_f32(int64_t H, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag, float *TN__RESTRICT ao,
                                               const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
         const float ig = 1 / (1 + tn__expf_v(-ai[j])), fg = 1 / (1 + tn__expf_v(-af[j])), gg = tn__tanhf_v(ag[j]), og = 1 / (1 + tn__expf_v(-ao[j]));
@@ -27349,7 +27474,7 @@ TN__RNN_PLAIN static inline void tn__lstm_row_fwd_f32(int64_t H, float *TN__REST
     }
 }
 /* one row's backward: the gates' gradients into di..do_, the carried dc updated */
-TN__RNN_PLAIN static inline void tn__lstm_row_bwd_f32(int64_t H, const float *TN__RESTRICT ai, const float *TN__RESTRICT af, const float *TN__RESTRICT ag,
+TN__PLAIN_FN static inline void tn__lstm_row_bwd_f32(int64_t H, const float *TN__RESTRICT ai, const float *TN__RESTRICT af, const float *TN__RESTRICT ag,
                                               const float *TN__RESTRICT ao, const float *TN__RESTRICT c, const float *TN__RESTRICT cp,
                                               const float *TN__RESTRICT gh, const float *TN__RESTRICT dh, float *TN__RESTRICT dc, float *TN__RESTRICT di,
                                               float *TN__RESTRICT df, float *TN__RESTRICT dg, float *TN__RESTRICT do_) {
@@ -27364,7 +27489,7 @@ TN__RNN_PLAIN static inline void tn__lstm_row_bwd_f32(int64_t H, const float *TN
         dc[j] = dck * fg;
     }
 }
-TN__RNN_PLAIN static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
+TN__PLAIN_FN static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
                                float *out, float *acts, float *cs) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27382,7 +27507,7 @@ TN__RNN_PLAIN static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool
     memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(float));
 }
 /* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-TN__RNN_PLAIN static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
+TN__PLAIN_FN static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
                                const float *cs, const float *g, float *dgi, float *dh, float *dc, float *dW) {
     const int64_t G = 4 * H;
     memset(dh, 0, (size_t)(N * H) * sizeof(float));
@@ -27405,12 +27530,12 @@ TN__RNN_PLAIN static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool
     if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
         tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
 }
-#ifdef TN__RNN_AVX512
-/* TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__RNN_AVX512, tn__gemm_f32): the template in src/modules/rnn.c */
+#ifdef TN__AVX512_FN
+/* TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32): the template in src/modules/rnn.c */
 /* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
    are restrict parameters so that the loop vectorises without GCC's run-time alias checks
    (more than it will emit: block-scope restrict pointers are not enough). */
-TN__RNN_AVX512 static inline void tn__lstm_row_fwd_f32x(int64_t H, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag, float *TN__RESTRICT ao,
+TN__AVX512_FN static inline void tn__lstm_row_fwd_f32x(int64_t H, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag, float *TN__RESTRICT ao,
                                               const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
         const float ig = 1 / (1 + tn__expf_v(-ai[j])), fg = 1 / (1 + tn__expf_v(-af[j])), gg = tn__tanhf_v(ag[j]), og = 1 / (1 + tn__expf_v(-ao[j]));
@@ -27421,7 +27546,7 @@ TN__RNN_AVX512 static inline void tn__lstm_row_fwd_f32x(int64_t H, float *TN__RE
     }
 }
 /* one row's backward: the gates' gradients into di..do_, the carried dc updated */
-TN__RNN_AVX512 static inline void tn__lstm_row_bwd_f32x(int64_t H, const float *TN__RESTRICT ai, const float *TN__RESTRICT af, const float *TN__RESTRICT ag,
+TN__AVX512_FN static inline void tn__lstm_row_bwd_f32x(int64_t H, const float *TN__RESTRICT ai, const float *TN__RESTRICT af, const float *TN__RESTRICT ag,
                                               const float *TN__RESTRICT ao, const float *TN__RESTRICT c, const float *TN__RESTRICT cp,
                                               const float *TN__RESTRICT gh, const float *TN__RESTRICT dh, float *TN__RESTRICT dc, float *TN__RESTRICT di,
                                               float *TN__RESTRICT df, float *TN__RESTRICT dg, float *TN__RESTRICT do_) {
@@ -27436,7 +27561,7 @@ TN__RNN_AVX512 static inline void tn__lstm_row_bwd_f32x(int64_t H, const float *
         dc[j] = dck * fg;
     }
 }
-TN__RNN_AVX512 static void tn__lstm_fwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
+TN__AVX512_FN static void tn__lstm_fwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
                                float *out, float *acts, float *cs) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27454,7 +27579,7 @@ TN__RNN_AVX512 static void tn__lstm_fwd_f32x(int64_t L, int64_t N, int64_t H, bo
     memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(float));
 }
 /* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-TN__RNN_AVX512 static void tn__lstm_bwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
+TN__AVX512_FN static void tn__lstm_bwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
                                const float *cs, const float *g, float *dgi, float *dh, float *dc, float *dW) {
     const int64_t G = 4 * H;
     memset(dh, 0, (size_t)(N * H) * sizeof(float));
@@ -27478,11 +27603,11 @@ TN__RNN_AVX512 static void tn__lstm_bwd_f32x(int64_t L, int64_t N, int64_t H, bo
         tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
 }
 #endif
-/* TN__LSTM_DEFINE(double, f64, exp, tanh, TN__RNN_PLAIN, tn__gemm_f64): the template in src/modules/rnn.c */
+/* TN__LSTM_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64): the template in src/modules/rnn.c */
 /* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
    are restrict parameters so that the loop vectorises without GCC's run-time alias checks
    (more than it will emit: block-scope restrict pointers are not enough). */
-TN__RNN_PLAIN static inline void tn__lstm_row_fwd_f64(int64_t H, double *TN__RESTRICT ai, double *TN__RESTRICT af, double *TN__RESTRICT ag, double *TN__RESTRICT ao,
+TN__PLAIN_FN static inline void tn__lstm_row_fwd_f64(int64_t H, double *TN__RESTRICT ai, double *TN__RESTRICT af, double *TN__RESTRICT ag, double *TN__RESTRICT ao,
                                               const double *TN__RESTRICT cp, double *TN__RESTRICT c, double *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
         const double ig = 1 / (1 + exp(-ai[j])), fg = 1 / (1 + exp(-af[j])), gg = tanh(ag[j]), og = 1 / (1 + exp(-ao[j]));
@@ -27493,7 +27618,7 @@ TN__RNN_PLAIN static inline void tn__lstm_row_fwd_f64(int64_t H, double *TN__RES
     }
 }
 /* one row's backward: the gates' gradients into di..do_, the carried dc updated */
-TN__RNN_PLAIN static inline void tn__lstm_row_bwd_f64(int64_t H, const double *TN__RESTRICT ai, const double *TN__RESTRICT af, const double *TN__RESTRICT ag,
+TN__PLAIN_FN static inline void tn__lstm_row_bwd_f64(int64_t H, const double *TN__RESTRICT ai, const double *TN__RESTRICT af, const double *TN__RESTRICT ag,
                                               const double *TN__RESTRICT ao, const double *TN__RESTRICT c, const double *TN__RESTRICT cp,
                                               const double *TN__RESTRICT gh, const double *TN__RESTRICT dh, double *TN__RESTRICT dc, double *TN__RESTRICT di,
                                               double *TN__RESTRICT df, double *TN__RESTRICT dg, double *TN__RESTRICT do_) {
@@ -27508,7 +27633,7 @@ TN__RNN_PLAIN static inline void tn__lstm_row_bwd_f64(int64_t H, const double *T
         dc[j] = dck * fg;
     }
 }
-TN__RNN_PLAIN static void tn__lstm_fwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *c0, const double *WT,
+TN__PLAIN_FN static void tn__lstm_fwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *c0, const double *WT,
                                double *out, double *acts, double *cs) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27526,7 +27651,7 @@ TN__RNN_PLAIN static void tn__lstm_fwd_f64(int64_t L, int64_t N, int64_t H, bool
     memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(double));
 }
 /* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-TN__RNN_PLAIN static void tn__lstm_bwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *c0, const double *W, const double *out, const double *acts,
+TN__PLAIN_FN static void tn__lstm_bwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *c0, const double *W, const double *out, const double *acts,
                                const double *cs, const double *g, double *dgi, double *dh, double *dc, double *dW) {
     const int64_t G = 4 * H;
     memset(dh, 0, (size_t)(N * H) * sizeof(double));
@@ -27559,7 +27684,7 @@ static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, voi
     tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
     if (!out || !acts || !cs) return NULL;
     if (gi->dtype == TN_F32)
-        TN__RNN_WIDE(tn__lstm_fwd_f32)(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
+        TN__WIDE(tn__lstm_fwd_f32)(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
                          (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
     else
         tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
@@ -27608,7 +27733,7 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     if (!dgi || !dh || !dc || !dW) return -1;
 #define TN__P(t, T) ((T *)tn_data_ptr(t))
     if (dt == TN_F32)
-        TN__RNN_WIDE(tn__lstm_bwd_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
+        TN__WIDE(tn__lstm_bwd_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
                          TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
                          TN__P(dc, float), TN__P(dW, float));
     else
@@ -27634,10 +27759,10 @@ static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_t
    b_hh [3H] (GRU: its n part is scaled by r, so it stays apart; zeros without a bias) and a
    float64 [mode, reverse]. Result [L, N, H]: h_t. acts keeps per step r, z, n and the hidden
    n part (GRU) or nothing (the RNN reads h_t back). */
-/* TN__RNNSEQ_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__RNN_PLAIN, tn__gemm_f32): the template in src/modules/rnn.c */
+/* TN__RNNSEQ_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32): the template in src/modules/rnn.c */
 /* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
    input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
-TN__RNN_PLAIN static inline void tn__gru_row_fwd_f32(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
+TN__PLAIN_FN static inline void tn__gru_row_fwd_f32(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
                                              const float *TN__RESTRICT hr, const float *TN__RESTRICT hz, const float *TN__RESTRICT hn,
                                              const float *TN__RESTRICT hp, float *TN__RESTRICT ar, float *TN__RESTRICT az, float *TN__RESTRICT an,
                                              float *TN__RESTRICT ahn, float *TN__RESTRICT h) {
@@ -27650,7 +27775,7 @@ TN__RNN_PLAIN static inline void tn__gru_row_fwd_f32(int64_t H, const float *TN_
 }
 /* backward of one row: the input parts' and hidden parts' gate gradients; dh gets the direct
    path (the GEMM's part is added by the caller) */
-TN__RNN_PLAIN static inline void tn__gru_row_bwd_f32(int64_t H, const float *TN__RESTRICT ar, const float *TN__RESTRICT az, const float *TN__RESTRICT an,
+TN__PLAIN_FN static inline void tn__gru_row_bwd_f32(int64_t H, const float *TN__RESTRICT ar, const float *TN__RESTRICT az, const float *TN__RESTRICT an,
                                              const float *TN__RESTRICT ahn, const float *TN__RESTRICT hp, const float *TN__RESTRICT gt,
                                              float *TN__RESTRICT dh, float *TN__RESTRICT dir, float *TN__RESTRICT diz, float *TN__RESTRICT din,
                                              float *TN__RESTRICT dgr, float *TN__RESTRICT dgz, float *TN__RESTRICT dgn) {
@@ -27665,7 +27790,7 @@ TN__RNN_PLAIN static inline void tn__gru_row_bwd_f32(int64_t H, const float *TN_
         dh[j] = d * z;
     }
 }
-TN__RNN_PLAIN static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
+TN__PLAIN_FN static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
                                  const float *bh, float *out, float *acts, float *gh) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27689,7 +27814,7 @@ TN__RNN_PLAIN static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int
     }
 }
 /* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
-TN__RNN_PLAIN static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
+TN__PLAIN_FN static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
                                  const float *g, float *dgi, float *dgh, float *dh, float *dW, float *tmp) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
@@ -27721,11 +27846,11 @@ TN__RNN_PLAIN static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int
     tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
     if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
 }
-#ifdef TN__RNN_AVX512
-/* TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__RNN_AVX512, tn__gemm_f32): the template in src/modules/rnn.c */
+#ifdef TN__AVX512_FN
+/* TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32): the template in src/modules/rnn.c */
 /* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
    input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
-TN__RNN_AVX512 static inline void tn__gru_row_fwd_f32x(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
+TN__AVX512_FN static inline void tn__gru_row_fwd_f32x(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
                                              const float *TN__RESTRICT hr, const float *TN__RESTRICT hz, const float *TN__RESTRICT hn,
                                              const float *TN__RESTRICT hp, float *TN__RESTRICT ar, float *TN__RESTRICT az, float *TN__RESTRICT an,
                                              float *TN__RESTRICT ahn, float *TN__RESTRICT h) {
@@ -27738,7 +27863,7 @@ TN__RNN_AVX512 static inline void tn__gru_row_fwd_f32x(int64_t H, const float *T
 }
 /* backward of one row: the input parts' and hidden parts' gate gradients; dh gets the direct
    path (the GEMM's part is added by the caller) */
-TN__RNN_AVX512 static inline void tn__gru_row_bwd_f32x(int64_t H, const float *TN__RESTRICT ar, const float *TN__RESTRICT az, const float *TN__RESTRICT an,
+TN__AVX512_FN static inline void tn__gru_row_bwd_f32x(int64_t H, const float *TN__RESTRICT ar, const float *TN__RESTRICT az, const float *TN__RESTRICT an,
                                              const float *TN__RESTRICT ahn, const float *TN__RESTRICT hp, const float *TN__RESTRICT gt,
                                              float *TN__RESTRICT dh, float *TN__RESTRICT dir, float *TN__RESTRICT diz, float *TN__RESTRICT din,
                                              float *TN__RESTRICT dgr, float *TN__RESTRICT dgz, float *TN__RESTRICT dgn) {
@@ -27753,7 +27878,7 @@ TN__RNN_AVX512 static inline void tn__gru_row_bwd_f32x(int64_t H, const float *T
         dh[j] = d * z;
     }
 }
-TN__RNN_AVX512 static void tn__rnnseq_fwd_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
+TN__AVX512_FN static void tn__rnnseq_fwd_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
                                  const float *bh, float *out, float *acts, float *gh) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27777,7 +27902,7 @@ TN__RNN_AVX512 static void tn__rnnseq_fwd_f32x(int mode, int64_t L, int64_t N, i
     }
 }
 /* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
-TN__RNN_AVX512 static void tn__rnnseq_bwd_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
+TN__AVX512_FN static void tn__rnnseq_bwd_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
                                  const float *g, float *dgi, float *dgh, float *dh, float *dW, float *tmp) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
@@ -27810,10 +27935,10 @@ TN__RNN_AVX512 static void tn__rnnseq_bwd_f32x(int mode, int64_t L, int64_t N, i
     if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
 }
 #endif
-/* TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__RNN_PLAIN, tn__gemm_f64): the template in src/modules/rnn.c */
+/* TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64): the template in src/modules/rnn.c */
 /* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
    input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
-TN__RNN_PLAIN static inline void tn__gru_row_fwd_f64(int64_t H, const double *TN__RESTRICT gr, const double *TN__RESTRICT gz, const double *TN__RESTRICT gn,
+TN__PLAIN_FN static inline void tn__gru_row_fwd_f64(int64_t H, const double *TN__RESTRICT gr, const double *TN__RESTRICT gz, const double *TN__RESTRICT gn,
                                              const double *TN__RESTRICT hr, const double *TN__RESTRICT hz, const double *TN__RESTRICT hn,
                                              const double *TN__RESTRICT hp, double *TN__RESTRICT ar, double *TN__RESTRICT az, double *TN__RESTRICT an,
                                              double *TN__RESTRICT ahn, double *TN__RESTRICT h) {
@@ -27826,7 +27951,7 @@ TN__RNN_PLAIN static inline void tn__gru_row_fwd_f64(int64_t H, const double *TN
 }
 /* backward of one row: the input parts' and hidden parts' gate gradients; dh gets the direct
    path (the GEMM's part is added by the caller) */
-TN__RNN_PLAIN static inline void tn__gru_row_bwd_f64(int64_t H, const double *TN__RESTRICT ar, const double *TN__RESTRICT az, const double *TN__RESTRICT an,
+TN__PLAIN_FN static inline void tn__gru_row_bwd_f64(int64_t H, const double *TN__RESTRICT ar, const double *TN__RESTRICT az, const double *TN__RESTRICT an,
                                              const double *TN__RESTRICT ahn, const double *TN__RESTRICT hp, const double *TN__RESTRICT gt,
                                              double *TN__RESTRICT dh, double *TN__RESTRICT dir, double *TN__RESTRICT diz, double *TN__RESTRICT din,
                                              double *TN__RESTRICT dgr, double *TN__RESTRICT dgz, double *TN__RESTRICT dgn) {
@@ -27841,7 +27966,7 @@ TN__RNN_PLAIN static inline void tn__gru_row_bwd_f64(int64_t H, const double *TN
         dh[j] = d * z;
     }
 }
-TN__RNN_PLAIN static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *WT,
+TN__PLAIN_FN static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *WT,
                                  const double *bh, double *out, double *acts, double *gh) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27865,7 +27990,7 @@ TN__RNN_PLAIN static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int
     }
 }
 /* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
-TN__RNN_PLAIN static void tn__rnnseq_bwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *W, const double *out, const double *acts,
+TN__PLAIN_FN static void tn__rnnseq_bwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *W, const double *out, const double *acts,
                                  const double *g, double *dgi, double *dgh, double *dh, double *dW, double *tmp) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
@@ -27910,7 +28035,7 @@ static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void 
     tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
     if (!out || !acts || !gh) return NULL;
     if (gi->dtype == TN_F32)
-        TN__RNN_WIDE(tn__rnnseq_fwd_f32)(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
+        TN__WIDE(tn__rnnseq_fwd_f32)(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
                            (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
     else
         tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
@@ -27954,7 +28079,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
     if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
 #define TN__P(t, T) ((T *)tn_data_ptr(t))
     if (dt == TN_F32)
-        TN__RNN_WIDE(tn__rnnseq_bwd_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
+        TN__WIDE(tn__rnnseq_bwd_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
                            TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
     else
         tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),

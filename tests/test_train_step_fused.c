@@ -1,10 +1,13 @@
 /* test_train_step_fused.c — issue 25's second CPU round (the transformer and LSTM training
  * steps): every faster path gives the bits of the path it replaced.
- *   - the recurrences' AVX-512 loops (src/modules/rnn.c, tn__rnn_avx512) against the plain
+ *   - the recurrences' AVX-512 loops (src/modules/rnn.c, tn__avx512_loops) against the plain
  *     ones: LSTM, GRU and RNN layers, float32, outputs, final states and every gradient
  *     bit-identical (the same IEEE operations, 16 lanes instead of 4), with a hidden size
  *     that leaves a vector tail; the layers against PyTorch and the cells are in
  *     test_rnn_fused.c and bindings/python/tests/test_rnn.py.
+ *   - the fused attention's AVX-512 loops (src/nn/attention.c) against the plain ones: causal,
+ *     bool-masked, additive-masked and unmasked, non-contiguous q, k, v, rows and keys across
+ *     the 64-row tiles with tails: output and q, k, v gradients bit-identical.
  *   - gradient accumulation in place (src/autograd/engine.c, tn__accumulate): several paths
  *     into a leaf, into a retained non-leaf and into autograd.grad's inputs give the sums
  *     of the out-of-place path, and no tensor the caller can see is written: the gradient
@@ -55,13 +58,42 @@ TEST(test_rnn_wide_loops_bitwise) {
     for (int kind = 0; kind < 4; kind++) {
         tn_scope_begin();
         tn_tensor *a[64], *b[64];
-        tn__rnn_avx512 = 0;
+        tn__avx512_loops = 0;
         const int na = run_layer(kind, a);
-        tn__rnn_avx512 = 1;
+        tn__avx512_loops = 1;
         const int nb = run_layer(kind, b);
         CHECK(na == nb && na > 3);
         for (int i = 0; i < na && i < nb; i++)
             CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "kind %d: result %d differs between the plain and the AVX-512 loops", kind, i);
+        tn_scope_end();
+    }
+}
+
+/* the attention forward and backward, results into out[0..3] (out, dq, dk, dv) */
+static void run_sdpa(int maskkind, tn_tensor **out) {
+    tn_manual_seed(11);
+    const int64_t B = 3, L = 70, S = 75, E = 20;
+    /* q, k, v as transposed views of [B, E, L] buffers: not contiguous */
+    tn_tensor *q = tn_transpose(tn_randn(SH(B, E, L), TN_F32), 1, 2), *k = tn_transpose(tn_randn(SH(B, E, S), TN_F32), 1, 2);
+    tn_tensor *v = tn_transpose(tn_randn(SH(B, E, S), TN_F32), 1, 2);
+    tn_tensor *leaves[3] = {q, k, v};
+    for (int i = 0; i < 3; i++) tn_requires_grad_(leaves[i], true);
+    tn_tensor *mask = maskkind == 2 ? tn_gt(tn_randn(SH(L, S), TN_F32), tn_scalar_tensor(-1.0, TN_F32))
+                    : maskkind == 3 ? tn_randn(SH(B, 1, S), TN_F32) : NULL;
+    out[0] = tn_scaled_dot_product_attention(q, k, v, mask, 0, maskkind == 1, 0);
+    tn_tensor *loss = tn_sum(tn_mul(out[0], tn_randn(tn_shape(out[0]), 3, TN_F32)));
+    CHECK(tn_autograd_grad(&loss, 1, leaves, 3, NULL, out + 1) == 0);
+}
+TEST(test_sdpa_wide_loops_bitwise) {
+    for (int mk = 0; mk < 4; mk++) {
+        tn_scope_begin();
+        tn_tensor *a[4] = {NULL}, *b[4] = {NULL};
+        tn__avx512_loops = 0;
+        run_sdpa(mk, a);
+        tn__avx512_loops = 1;
+        run_sdpa(mk, b);
+        for (int i = 0; i < 4; i++)
+            CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "mask kind %d: result %d differs between the plain and the AVX-512 loops", mk, i);
         tn_scope_end();
     }
 }
@@ -118,6 +150,7 @@ TEST(test_accumulate_in_place) {
 int main(void) {
     tn_memory_stats start = tn_memory_stats_get();
     RUN(test_rnn_wide_loops_bitwise);
+    RUN(test_sdpa_wide_loops_bitwise);
     RUN(test_accumulate_in_place);
     tn_memory_stats end = tn_memory_stats_get();
     CHECK_MSG(end.live_tensors == start.live_tensors, "leaked %lld tensors", (long long)(end.live_tensors - start.live_tensors));

@@ -35,17 +35,7 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
    Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
    for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
    Under create_graph the backward is autograd of the same steps in library ops. */
-/* The float loops come twice: plain, and compiled for AVX-512 (16 lanes instead of SSE's 4 in
-   the gates' pass; the same IEEE operations, so the same bits), chosen per call by
-   TN__RNN_WIDE(f): f##x on a CPU with AVX-512, else f. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TN__RNN_AVX512 __attribute__((target("avx512f")))
-TN__TESTABLE int tn__rnn_avx512 = 1;   /* tests: 0 runs the plain loops */
-#define TN__RNN_WIDE(f) (tn__rnn_avx512 && tn__cpu_avx512() ? f##x : f)
-#else
-#define TN__RNN_WIDE(f) f
-#endif
-#define TN__RNN_PLAIN
+/* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
 /* @template TN__LSTM_DEFINE(T, SFX, EXP, TANH, ATTR, GEMM) */
 /* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
    are restrict parameters so that the loop vectorises without GCC's run-time alias checks
@@ -118,11 +108,11 @@ ATTR static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, c
         GEMM(G, H, (L - 1) * N, (T)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
 }
 /* @end TN__LSTM_DEFINE */
-TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__RNN_PLAIN, tn__gemm_f32)
-#ifdef TN__RNN_AVX512
-TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__RNN_AVX512, tn__gemm_f32)
+TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32)
+#ifdef TN__AVX512_FN
+TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32)
 #endif
-TN__LSTM_DEFINE(double, f64, exp, tanh, TN__RNN_PLAIN, tn__gemm_f64)
+TN__LSTM_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64)
 
 static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
@@ -133,7 +123,7 @@ static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, voi
     tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
     if (!out || !acts || !cs) return NULL;
     if (gi->dtype == TN_F32)
-        TN__RNN_WIDE(tn__lstm_fwd_f32)(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
+        TN__WIDE(tn__lstm_fwd_f32)(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
                          (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
     else
         tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
@@ -182,7 +172,7 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     if (!dgi || !dh || !dc || !dW) return -1;
 #define TN__P(t, T) ((T *)tn_data_ptr(t))
     if (dt == TN_F32)
-        TN__RNN_WIDE(tn__lstm_bwd_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
+        TN__WIDE(tn__lstm_bwd_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
                          TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
                          TN__P(dc, float), TN__P(dW, float));
     else
@@ -296,11 +286,11 @@ ATTR static void tn__rnnseq_bwd_##SFX(int mode, int64_t L, int64_t N, int64_t H,
     if (L > 1) GEMM(G, H, (L - 1) * N, (T)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
 }
 /* @end TN__RNNSEQ_DEFINE */
-TN__RNNSEQ_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__RNN_PLAIN, tn__gemm_f32)
-#ifdef TN__RNN_AVX512
-TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__RNN_AVX512, tn__gemm_f32)
+TN__RNNSEQ_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32)
+#ifdef TN__AVX512_FN
+TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32)
 #endif
-TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__RNN_PLAIN, tn__gemm_f64)
+TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64)
 
 static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
@@ -314,7 +304,7 @@ static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void 
     tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
     if (!out || !acts || !gh) return NULL;
     if (gi->dtype == TN_F32)
-        TN__RNN_WIDE(tn__rnnseq_fwd_f32)(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
+        TN__WIDE(tn__rnnseq_fwd_f32)(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
                            (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
     else
         tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
@@ -358,7 +348,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
     if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
 #define TN__P(t, T) ((T *)tn_data_ptr(t))
     if (dt == TN_F32)
-        TN__RNN_WIDE(tn__rnnseq_bwd_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
+        TN__WIDE(tn__rnnseq_bwd_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
                            TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
     else
         tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
