@@ -4216,6 +4216,8 @@ typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 def
 #ifdef TN_TESTING
 #define TN__TESTABLE
 extern tn__gemm_tune_t tn__gemm_tune;
+extern int tn__optim_multi;    /* the optimizers' multi-tensor step (src/optim/optim.c); 0: one parameter at a time */
+extern int tn__avx512_loops;   /* the AVX-512 copies of float loops (TN__WIDE, src/core/config.c); 0: the plain ones */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);
@@ -4278,6 +4280,17 @@ static bool tn__cpu_avx512(void) {
     return has != 0;
 }
 #endif
+/* Float loops compiled twice, plain and for AVX-512 (TN__AVX512_FN: 16 lanes instead of SSE's
+   4; the same IEEE operations, so the same bits), chosen per call by TN__WIDE(f): f##x on a
+   CPU with AVX-512, else f. tn__avx512_loops = 0 (tests) runs the plain ones. */
+TN__TESTABLE int tn__avx512_loops = 1;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__AVX512_FN __attribute__((target("avx512f")))
+#define TN__WIDE(f) (tn__avx512_loops && tn__cpu_avx512() ? f##x : f)
+#else
+#define TN__WIDE(f) ((void)tn__avx512_loops, f)
+#endif
+#define TN__PLAIN_FN
 
 #if defined(TN_MALLOC) && defined(TN_FREE) && defined(TN_REALLOC)
 #elif !defined(TN_MALLOC) && !defined(TN_FREE) && !defined(TN_REALLOC)
@@ -4304,7 +4317,11 @@ static bool tn__cpu_avx512(void) {
 #define TN__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
 #define TN__ATOMIC_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define TN__PRINTF_FMT(a, b) __attribute__((format(printf, a, b)))
+/* for small math helpers in vectorised loops: GCC's inliner gives up on a loop body with
+   several calls to them, and one call left in keeps the loop scalar */
+#define TN__ALWAYS_INLINE static inline __attribute__((always_inline))
 #else
+#define TN__ALWAYS_INLINE static inline
 #define TN__ATOMIC_ADD(p, v) (*(p) += (v)) /* TODO(port): MSVC Interlocked */
 #define TN__ATOMIC_LOAD(p) (*(p))
 #define TN__PRINTF_FMT(a, b)
@@ -13471,7 +13488,10 @@ static void tn__gemm_packA_f32(int64_t mc, int64_t kc, const float *A, int64_t r
         const float *a = A + i0 * rsa;
         if (csa == 1) { /* rows contiguous: a transposing copy */
             tn__gemm_packT_f32(mb, kc, a, rsa, mr, Ap);
-        } else { /* columns contiguous (transposed A) or general strides */
+        } else if (rsa == 1) { /* columns contiguous (transposed A: the weight gradients' x^T): mb-long runs */
+            for (k = 0; k < kc; k++)
+                for (i = 0; i < mb; i++) Ap[k * mr + i] = a[k * csa + i];
+        } else { /* general strides */
             for (k = 0; k < kc; k++)
                 for (i = 0; i < mb; i++) Ap[k * mr + i] = a[i * rsa + k * csa];
         }
@@ -13674,7 +13694,10 @@ static void tn__gemm_packA_f64(int64_t mc, int64_t kc, const double *A, int64_t 
         const double *a = A + i0 * rsa;
         if (csa == 1) { /* rows contiguous: a transposing copy */
             tn__gemm_packT_f64(mb, kc, a, rsa, mr, Ap);
-        } else { /* columns contiguous (transposed A) or general strides */
+        } else if (rsa == 1) { /* columns contiguous (transposed A: the weight gradients' x^T): mb-long runs */
+            for (k = 0; k < kc; k++)
+                for (i = 0; i < mb; i++) Ap[k * mr + i] = a[k * csa + i];
+        } else { /* general strides */
             for (k = 0; k < kc; k++)
                 for (i = 0; i < mb; i++) Ap[k * mr + i] = a[i * rsa + k * csa];
         }
@@ -21340,8 +21363,10 @@ TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN
 /* expf and tanhf the compiler can vectorise (plain arithmetic, no libm call): Cephes' expf
    polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
    -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's and the LSTM's
-   inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step. */
-TN__TESTABLE float tn__expf_fast(float x) {
+   inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step.
+   Always inlined: an LSTM gate loop with five calls to an out-of-line copy stayed scalar (14 %
+   of the step); tn__expf_fast and tn__tanhf_fast are the same, extern for the tests. */
+TN__ALWAYS_INLINE float tn__expf_v(float x) {
     const float lo = -87.33654f, hi = 88.0f;
     const float xc = x > lo ? (x < hi ? x : hi) : lo;
     const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -21359,10 +21384,15 @@ TN__TESTABLE float tn__expf_fast(float x) {
     return x != x ? x : x < lo ? 0.0f : p * scale;
 }
 /* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
-TN__TESTABLE float tn__tanhf_fast(float x) {
+TN__ALWAYS_INLINE float tn__tanhf_v(float x) {
     const float x2 = x * x;
-    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_fast(2.0f * x) + 1.0f);
+    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_v(2.0f * x) + 1.0f);
 }
+
+#ifdef TN_TESTING
+float tn__expf_fast(float x) { return tn__expf_v(x); }
+float tn__tanhf_fast(float x) { return tn__tanhf_v(x); }
+#endif
 
 #define TN__SDPA_BR 64
 #define TN__SDPA_BC 64
@@ -21379,10 +21409,10 @@ typedef struct tn__sdpa_args {
     double scale;
 } tn__sdpa_args;
 
-/* TN__SDPA_DEFINE(float, f32, tn__expf_fast, logf): the template in src/nn/attention.c */
+/* TN__SDPA_DEFINE(float, f32, tn__expf_v, logf, TN__PLAIN_FN, tn__gemm_f32): the template in src/nn/attention.c */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
-static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+TN__PLAIN_FN static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
                                   int64_t bc, float *st) {
     const float *q = (const float *)a->q + a->qo[b] + i0 * a->rsq, *k = (const float *)a->k + a->ko[b] + j0 * a->rsk;
     tn__gemm_f32(br, bc, a->E, (float)a->scale, q, a->rsq, 1, k, 1, a->rsk, (float)0, st, TN__SDPA_BC, 1);
@@ -21401,7 +21431,7 @@ static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, int64_t i0, i
 }
 /* out [B, L, Ev] and lse [B, L], contiguous */
 typedef struct { const tn__sdpa_args *a; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32;
-static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
+TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_f32 *jb = (const tn__sdpa_job_f32 *)job;
     const tn__sdpa_args *a = jb->a;
     float *out = jb->out, *lse = jb->lse;
@@ -21421,9 +21451,10 @@ static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
                 float *s = st + r * TN__SDPA_BC, m = mx[r];
                 for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
                 if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
-                const float alpha = tn__expf_fast(mx[r] - m); /* 0 when the row had nothing yet */
+                const float alpha = tn__expf_v(mx[r] - m); /* 0 when the row had nothing yet */
                 float acc = 0;
-                for (int64_t j = 0; j < bc; j++) { s[j] = tn__expf_fast(s[j] - m); acc += s[j]; }
+                for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
+                for (int64_t j = 0; j < bc; j++) acc += s[j];
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
@@ -21439,7 +21470,7 @@ static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
         }
     }
 }
-static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
+TN__PLAIN_FN static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
     tn__sdpa_job_f32 jb = {a, out, lse, NULL, NULL, NULL, NULL};
@@ -21447,7 +21478,7 @@ static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
    key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
-static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t b1) {
+TN__PLAIN_FN static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t b1) {
     const tn__sdpa_job_f32 *jb = (const tn__sdpa_job_f32 *)job;
     const tn__sdpa_args *a = jb->a;
     const float *out = jb->out, *lse = jb->lse, *dout = jb->dout;
@@ -21472,7 +21503,7 @@ static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t b1) {
                 for (int64_t r = 0; r < br; r++) { /* P = exp(s - lse) */
                     float *s = p + r * TN__SDPA_BC;
                     const float l = ls[i0 + r];
-                    for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_fast(s[j] - l);
+                    for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - l);
                 }
                 /* dv_j += P^T dout_i */
                 tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * Ev, Ev, 1);
@@ -21493,15 +21524,137 @@ static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t b1) {
         }
     }
 }
-static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+TN__PLAIN_FN static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
     tn__sdpa_job_f32 jb = {a, (float *)out, (float *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f32, &jb);
 }
-/* TN__SDPA_DEFINE(double, f64, exp, log): the template in src/nn/attention.c */
+#ifdef TN__AVX512_FN
+/* TN__SDPA_DEFINE(float, f32x, tn__expf_v, logf, TN__AVX512_FN, tn__gemm_f32): the template in src/nn/attention.c */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
-static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+TN__AVX512_FN static void tn__sdpa_scores_f32x(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+                                  int64_t bc, float *st) {
+    const float *q = (const float *)a->q + a->qo[b] + i0 * a->rsq, *k = (const float *)a->k + a->ko[b] + j0 * a->rsk;
+    tn__gemm_f32(br, bc, a->E, (float)a->scale, q, a->rsq, 1, k, 1, a->rsk, (float)0, st, TN__SDPA_BC, 1);
+    for (int64_t r = 0; r < br; r++) {
+        float *s = st + r * TN__SDPA_BC;
+        const int64_t i = i0 + r;
+        if (a->mask_kind == 1) {
+            const bool *mb = (const bool *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) if (!mb[j * a->csm]) s[j] = (float)-INFINITY;
+        } else if (a->mask_kind == 2) {
+            const float *mf = (const float *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) s[j] += mf[j * a->csm];
+        }
+        if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (float)-INFINITY;
+    }
+}
+/* out [B, L, Ev] and lse [B, L], contiguous */
+typedef struct { const tn__sdpa_args *a; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32x;
+TN__AVX512_FN static void tn__sdpa_fwd_tasks_f32x(void *job, int64_t t0, int64_t t1) {
+    const tn__sdpa_job_f32x *jb = (const tn__sdpa_job_f32x *)job;
+    const tn__sdpa_args *a = jb->a;
+    float *out = jb->out, *lse = jb->lse;
+    const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
+    for (int64_t task = t0; task < t1; task++) {
+        float st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
+        const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
+        const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+        const int64_t jend = a->causal && i0 + br < S ? i0 + br : S; /* keys past the last row's: masked */
+        float *o = out + (b * L + i0) * Ev;
+        memset(o, 0, (size_t)(br * Ev) * sizeof(float));
+        for (int64_t r = 0; r < br; r++) { mx[r] = (float)-INFINITY; sum[r] = 0; }
+        for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+            const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+            tn__sdpa_scores_f32x(a, b, i0, br, j0, bc, st);
+            for (int64_t r = 0; r < br; r++) {
+                float *s = st + r * TN__SDPA_BC, m = mx[r];
+                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
+                const float alpha = tn__expf_v(mx[r] - m); /* 0 when the row had nothing yet */
+                float acc = 0;
+                for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
+                for (int64_t j = 0; j < bc; j++) acc += s[j];
+                sum[r] = sum[r] * alpha + acc;
+                mx[r] = m;
+                if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
+            }
+            tn__gemm_f32(br, Ev, bc, (float)1, st, TN__SDPA_BC, 1, (const float *)a->v + a->vo[b] + j0 * a->rsv,
+                           a->rsv, 1, (float)1, o, Ev, 1);
+        }
+        for (int64_t r = 0; r < br; r++) { /* a row with every key masked is NaN, as softmax over -inf */
+            float *orow = o + r * Ev;
+            const float inv = sum[r] > 0 ? 1 / sum[r] : (float)NAN;
+            for (int64_t e = 0; e < Ev; e++) orow[e] *= inv;
+            lse[b * L + i0 + r] = sum[r] > 0 ? mx[r] + logf(sum[r]) : (float)NAN;
+        }
+    }
+}
+TN__AVX512_FN static void tn__sdpa_fwd_f32x(const tn__sdpa_args *a, float *out, float *lse) {
+    const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
+    tn__sdpa_job_f32x jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_f32x, &jb);
+}
+/* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
+   key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
+TN__AVX512_FN static void tn__sdpa_bwd_batches_f32x(void *job, int64_t b0, int64_t b1) {
+    const tn__sdpa_job_f32x *jb = (const tn__sdpa_job_f32x *)job;
+    const tn__sdpa_args *a = jb->a;
+    const float *out = jb->out, *lse = jb->lse, *dout = jb->dout;
+    float *dq = jb->dq, *dk = jb->dk, *dv = jb->dv;
+    const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
+    for (int64_t b = b0; b < b1; b++) {
+        float p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
+        const float *q = (const float *)a->q + a->qo[b], *k = (const float *)a->k + a->ko[b], *v = (const float *)a->v + a->vo[b];
+        const float *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
+        float *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
+            const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+            for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
+                float acc = 0;
+                for (int64_t e = 0; e < Ev; e++) acc += dO[(i0 + r) * Ev + e] * O[(i0 + r) * Ev + e];
+                D[r] = acc;
+            }
+            const int64_t jend = a->causal && i0 + br < S ? i0 + br : S;
+            for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+                const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+                tn__sdpa_scores_f32x(a, b, i0, br, j0, bc, p);
+                for (int64_t r = 0; r < br; r++) { /* P = exp(s - lse) */
+                    float *s = p + r * TN__SDPA_BC;
+                    const float l = ls[i0 + r];
+                    for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - l);
+                }
+                /* dv_j += P^T dout_i */
+                tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * Ev, Ev, 1);
+                /* dP = dout_i v_j^T, then dS = P (dP - D) */
+                tn__gemm_f32(br, bc, Ev, (float)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (float)0, dp, TN__SDPA_BC, 1);
+                for (int64_t r = 0; r < br; r++) {
+                    float *d = dp + r * TN__SDPA_BC;
+                    const float *pr = p + r * TN__SDPA_BC;
+                    for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(float));
+                }
+                /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
+                tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * E, E, 1);
+                tn__gemm_f32(bc, E, br, (float)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (float)1, dkb + j0 * E, E, 1);
+            }
+        }
+    }
+}
+TN__AVX512_FN static void tn__sdpa_bwd_f32x(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
+    tn__sdpa_job_f32x jb = {a, (float *)out, (float *)lse, dout, dq, dk, dv};
+    tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f32x, &jb);
+}
+#endif
+/* TN__SDPA_DEFINE(double, f64, exp, log, TN__PLAIN_FN, tn__gemm_f64): the template in src/nn/attention.c */
+/* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
+   scale q k^T, masked entries -inf, the additive mask added */
+TN__PLAIN_FN static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
                                   int64_t bc, double *st) {
     const double *q = (const double *)a->q + a->qo[b] + i0 * a->rsq, *k = (const double *)a->k + a->ko[b] + j0 * a->rsk;
     tn__gemm_f64(br, bc, a->E, (double)a->scale, q, a->rsq, 1, k, 1, a->rsk, (double)0, st, TN__SDPA_BC, 1);
@@ -21520,7 +21673,7 @@ static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, int64_t i0, i
 }
 /* out [B, L, Ev] and lse [B, L], contiguous */
 typedef struct { const tn__sdpa_args *a; double *out, *lse; const double *dout; double *dq, *dk, *dv; } tn__sdpa_job_f64;
-static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
+TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_f64 *jb = (const tn__sdpa_job_f64 *)job;
     const tn__sdpa_args *a = jb->a;
     double *out = jb->out, *lse = jb->lse;
@@ -21542,7 +21695,8 @@ static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
                 if (m == (double)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(double)); continue; } /* all masked so far */
                 const double alpha = exp(mx[r] - m); /* 0 when the row had nothing yet */
                 double acc = 0;
-                for (int64_t j = 0; j < bc; j++) { s[j] = exp(s[j] - m); acc += s[j]; }
+                for (int64_t j = 0; j < bc; j++) s[j] = exp(s[j] - m);   /* apart from the sum: this loop vectorises */
+                for (int64_t j = 0; j < bc; j++) acc += s[j];
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (double)1) { double *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
@@ -21558,7 +21712,7 @@ static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
         }
     }
 }
-static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
+TN__PLAIN_FN static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
     tn__sdpa_job_f64 jb = {a, out, lse, NULL, NULL, NULL, NULL};
@@ -21566,7 +21720,7 @@ static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
    key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
-static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t b1) {
+TN__PLAIN_FN static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t b1) {
     const tn__sdpa_job_f64 *jb = (const tn__sdpa_job_f64 *)job;
     const tn__sdpa_args *a = jb->a;
     const double *out = jb->out, *lse = jb->lse, *dout = jb->dout;
@@ -21612,7 +21766,7 @@ static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t b1) {
         }
     }
 }
-static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
+TN__PLAIN_FN static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
     tn__sdpa_job_f64 jb = {a, (double *)out, (double *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f64, &jb);
@@ -21720,7 +21874,7 @@ static tn_tensor *tn__sdpa_fused_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, v
     bshape[nb] = a.L; bshape[nb + 1] = a.Ev;
     tn_tensor *out = tn_empty(bshape, nb + 2, q->dtype), *lse = tn_empty(bshape, nb + 1, q->dtype);
     if (out && lse) {
-        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
+        if (q->dtype == TN_F32) TN__WIDE(tn__sdpa_fwd_f32)(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
         else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
     }
     TN_FREE(offs);
@@ -21786,7 +21940,7 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
         g[2] = tn_zeros(bshape, nb + 2, q->dtype);
         if (g[0] && g[1] && g[2]) {
             if (q->dtype == TN_F32)
-                tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
+                TN__WIDE(tn__sdpa_bwd_f32)(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
                                  (float *)tn_data_ptr(g[0]), (float *)tn_data_ptr(g[1]), (float *)tn_data_ptr(g[2]));
             else
                 tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout),
@@ -24887,10 +25041,24 @@ static int tn__nodevec_push(tn__nodevec *s, tn_node *x) {
     return 0;
 }
 
-/* acc <- acc + g (references: takes g, returns the sum); under create_graph the sum is recorded. */
+/* acc <- acc + g (references: takes g, returns the sum); under create_graph the sum is recorded.
+   Without it, an acc no one else can see (its only reference and its storage's, contiguous, g's
+   shape and dtype) takes the sum in place, as PyTorch's InputBuffer does: the same bits, no
+   new buffer (the residual connections' gradients: 4 % of a transformer step went on them). */
 static tn_tensor *tn__accumulate(tn_tensor *acc, tn_tensor *g) {
     if (!acc) return g;
     if (!g) return acc;
+    if (!tn_is_grad_enabled() && acc != g && acc->storage && TN__ATOMIC_LOAD(&acc->refcount) == 1 && TN__ATOMIC_LOAD(&acc->storage->refcount) == 1 &&
+        acc->dtype == g->dtype && acc->device == g->device && acc->ndim == g->ndim && tn_is_contiguous(acc) &&
+        !memcmp(acc->shape, g->shape, (size_t)acc->ndim * sizeof(int64_t))) {
+        tn_scope_begin();
+        tn_tensor *r = tn_add_(acc, g);
+        tn_scope_end();
+        tn_release(g);
+        if (r) return acc;
+        tn_release(acc);
+        return NULL;
+    }
     tn_scope_begin();
     tn_tensor *s = tn_retain(tn_add(acc, g));
     tn_scope_end();
@@ -27374,8 +27542,38 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
    Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
    for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
    Under create_graph the backward is autograd of the same steps in library ops. */
-/* TN__LSTM_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast): the template in src/modules/rnn.c */
-static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
+/* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
+/* TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32): the template in src/modules/rnn.c */
+/* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
+   are restrict parameters so that the loop vectorises without GCC's run-time alias checks
+   (more than it will emit: block-scope restrict pointers are not enough). */
+TN__PLAIN_FN static inline void tn__lstm_row_fwd_f32(int64_t H, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag, float *TN__RESTRICT ao,
+                                              const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const float ig = 1 / (1 + tn__expf_v(-ai[j])), fg = 1 / (1 + tn__expf_v(-af[j])), gg = tn__tanhf_v(ag[j]), og = 1 / (1 + tn__expf_v(-ao[j]));
+        const float cn = fg * cp[j] + ig * gg;
+        ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
+        c[j] = cn;
+        h[j] = og * tn__tanhf_v(cn);
+    }
+}
+/* one row's backward: the gates' gradients into di..do_, the carried dc updated */
+TN__PLAIN_FN static inline void tn__lstm_row_bwd_f32(int64_t H, const float *TN__RESTRICT ai, const float *TN__RESTRICT af, const float *TN__RESTRICT ag,
+                                              const float *TN__RESTRICT ao, const float *TN__RESTRICT c, const float *TN__RESTRICT cp,
+                                              const float *TN__RESTRICT gh, const float *TN__RESTRICT dh, float *TN__RESTRICT dc, float *TN__RESTRICT di,
+                                              float *TN__RESTRICT df, float *TN__RESTRICT dg, float *TN__RESTRICT do_) {
+    for (int64_t j = 0; j < H; j++) {
+        const float ig = ai[j], fg = af[j], gg = ag[j], og = ao[j];
+        const float tc = tn__tanhf_v(c[j]), dhk = dh[j] + gh[j];
+        const float dck = dc[j] + dhk * og * (1 - tc * tc);
+        di[j] = dck * gg * ig * (1 - ig);
+        df[j] = dck * cp[j] * fg * (1 - fg);
+        dg[j] = dck * ig * (1 - gg * gg);
+        do_[j] = dhk * tc * og * (1 - og);
+        dc[j] = dck * fg;
+    }
+}
+TN__PLAIN_FN static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
                                float *out, float *acts, float *cs) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27387,20 +27585,14 @@ static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const fl
             tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, a + r0 * G, G, 1);
         for (int64_t n = 0; n < N; n++) {
             float *ar = a + n * G;
-            for (int64_t j = 0; j < H; j++) {
-                const float ig = 1 / (1 + tn__expf_fast(-ar[j])), fg = 1 / (1 + tn__expf_fast(-ar[H + j])), gg = tn__tanhf_fast(ar[2 * H + j]), og = 1 / (1 + tn__expf_fast(-ar[3 * H + j]));
-                const float cn = fg * cp[n * H + j] + ig * gg;
-                ar[j] = ig; ar[H + j] = fg; ar[2 * H + j] = gg; ar[3 * H + j] = og;
-                c[n * H + j] = cn;
-                h[n * H + j] = og * tn__tanhf_fast(cn);
-            }
+            tn__lstm_row_fwd_f32(H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
         }
     }
     memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(float));
 }
 /* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
-                               const float *cs, const float *g, float *dgi, float *dh, float *dc, float *dW, float *tmp) {
+TN__PLAIN_FN static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
+                               const float *cs, const float *g, float *dgi, float *dh, float *dc, float *dW) {
     const int64_t G = 4 * H;
     memset(dh, 0, (size_t)(N * H) * sizeof(float));
     memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(float));
@@ -27408,20 +27600,13 @@ static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const fl
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
         float *d = dgi + t * N * G;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t j = 0; j < H; j++) {
-                const int64_t k = n * H + j;
-                const float ig = a[n * G + j], fg = a[n * G + H + j], gg = a[n * G + 2 * H + j], og = a[n * G + 3 * H + j];
-                const float tc = tn__tanhf_fast(c[k]), dhk = dh[k] + gh[k];
-                const float dck = dc[k] + dhk * og * (1 - tc * tc);
-                d[n * G + j] = dck * gg * ig * (1 - ig);
-                d[n * G + H + j] = dck * cp[k] * fg * (1 - fg);
-                d[n * G + 2 * H + j] = dck * ig * (1 - gg * gg);
-                d[n * G + 3 * H + j] = dhk * tc * og * (1 - og);
-                dc[k] = dck * fg;
-            }
-        tn__gemm_f32(N, H, G, (float)1, d, G, 1, W, H, 1, (float)0, tmp, H, 1); /* dh_prev = dgates W_hh */
-        memcpy(dh, tmp, (size_t)(N * H) * sizeof(float));
+        for (int64_t n = 0; n < N; n++) {
+            const float *ar = a + n * G;
+            float *dr = d + n * G;
+            tn__lstm_row_bwd_f32(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
+                                   dr, dr + H, dr + 2 * H, dr + 3 * H);
+        }
+        tn__gemm_f32(N, H, G, (float)1, d, G, 1, W, H, 1, (float)0, dh, H, 1); /* dh_prev = dgates W_hh (dh read above) */
     }
     /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
     const int64_t t0 = rev ? L - 1 : 0;
@@ -27429,8 +27614,110 @@ static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const fl
     if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
         tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
 }
-/* TN__LSTM_DEFINE(double, f64, exp, tanh): the template in src/modules/rnn.c */
-static void tn__lstm_fwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *c0, const double *WT,
+#ifdef TN__AVX512_FN
+/* TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32): the template in src/modules/rnn.c */
+/* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
+   are restrict parameters so that the loop vectorises without GCC's run-time alias checks
+   (more than it will emit: block-scope restrict pointers are not enough). */
+TN__AVX512_FN static inline void tn__lstm_row_fwd_f32x(int64_t H, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag, float *TN__RESTRICT ao,
+                                              const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const float ig = 1 / (1 + tn__expf_v(-ai[j])), fg = 1 / (1 + tn__expf_v(-af[j])), gg = tn__tanhf_v(ag[j]), og = 1 / (1 + tn__expf_v(-ao[j]));
+        const float cn = fg * cp[j] + ig * gg;
+        ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
+        c[j] = cn;
+        h[j] = og * tn__tanhf_v(cn);
+    }
+}
+/* one row's backward: the gates' gradients into di..do_, the carried dc updated */
+TN__AVX512_FN static inline void tn__lstm_row_bwd_f32x(int64_t H, const float *TN__RESTRICT ai, const float *TN__RESTRICT af, const float *TN__RESTRICT ag,
+                                              const float *TN__RESTRICT ao, const float *TN__RESTRICT c, const float *TN__RESTRICT cp,
+                                              const float *TN__RESTRICT gh, const float *TN__RESTRICT dh, float *TN__RESTRICT dc, float *TN__RESTRICT di,
+                                              float *TN__RESTRICT df, float *TN__RESTRICT dg, float *TN__RESTRICT do_) {
+    for (int64_t j = 0; j < H; j++) {
+        const float ig = ai[j], fg = af[j], gg = ag[j], og = ao[j];
+        const float tc = tn__tanhf_v(c[j]), dhk = dh[j] + gh[j];
+        const float dck = dc[j] + dhk * og * (1 - tc * tc);
+        di[j] = dck * gg * ig * (1 - ig);
+        df[j] = dck * cp[j] * fg * (1 - fg);
+        dg[j] = dck * ig * (1 - gg * gg);
+        do_[j] = dhk * tc * og * (1 - og);
+        dc[j] = dck * fg;
+    }
+}
+TN__AVX512_FN static void tn__lstm_fwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
+                               float *out, float *acts, float *cs) {
+    const int64_t G = 4 * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
+        float *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
+        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(float));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, a + r0 * G, G, 1);
+        for (int64_t n = 0; n < N; n++) {
+            float *ar = a + n * G;
+            tn__lstm_row_fwd_f32x(H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
+        }
+    }
+    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(float));
+}
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
+TN__AVX512_FN static void tn__lstm_bwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
+                               const float *cs, const float *g, float *dgi, float *dh, float *dc, float *dW) {
+    const int64_t G = 4 * H;
+    memset(dh, 0, (size_t)(N * H) * sizeof(float));
+    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(float));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
+        float *d = dgi + t * N * G;
+        for (int64_t n = 0; n < N; n++) {
+            const float *ar = a + n * G;
+            float *dr = d + n * G;
+            tn__lstm_row_bwd_f32x(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
+                                   dr, dr + H, dr + 2 * H, dr + 3 * H);
+        }
+        tn__gemm_f32(N, H, G, (float)1, d, G, 1, W, H, 1, (float)0, dh, H, 1); /* dh_prev = dgates W_hh (dh read above) */
+    }
+    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f32(G, H, N, (float)1, dgi + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
+    if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
+        tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
+}
+#endif
+/* TN__LSTM_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64): the template in src/modules/rnn.c */
+/* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
+   are restrict parameters so that the loop vectorises without GCC's run-time alias checks
+   (more than it will emit: block-scope restrict pointers are not enough). */
+TN__PLAIN_FN static inline void tn__lstm_row_fwd_f64(int64_t H, double *TN__RESTRICT ai, double *TN__RESTRICT af, double *TN__RESTRICT ag, double *TN__RESTRICT ao,
+                                              const double *TN__RESTRICT cp, double *TN__RESTRICT c, double *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const double ig = 1 / (1 + exp(-ai[j])), fg = 1 / (1 + exp(-af[j])), gg = tanh(ag[j]), og = 1 / (1 + exp(-ao[j]));
+        const double cn = fg * cp[j] + ig * gg;
+        ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
+        c[j] = cn;
+        h[j] = og * tanh(cn);
+    }
+}
+/* one row's backward: the gates' gradients into di..do_, the carried dc updated */
+TN__PLAIN_FN static inline void tn__lstm_row_bwd_f64(int64_t H, const double *TN__RESTRICT ai, const double *TN__RESTRICT af, const double *TN__RESTRICT ag,
+                                              const double *TN__RESTRICT ao, const double *TN__RESTRICT c, const double *TN__RESTRICT cp,
+                                              const double *TN__RESTRICT gh, const double *TN__RESTRICT dh, double *TN__RESTRICT dc, double *TN__RESTRICT di,
+                                              double *TN__RESTRICT df, double *TN__RESTRICT dg, double *TN__RESTRICT do_) {
+    for (int64_t j = 0; j < H; j++) {
+        const double ig = ai[j], fg = af[j], gg = ag[j], og = ao[j];
+        const double tc = tanh(c[j]), dhk = dh[j] + gh[j];
+        const double dck = dc[j] + dhk * og * (1 - tc * tc);
+        di[j] = dck * gg * ig * (1 - ig);
+        df[j] = dck * cp[j] * fg * (1 - fg);
+        dg[j] = dck * ig * (1 - gg * gg);
+        do_[j] = dhk * tc * og * (1 - og);
+        dc[j] = dck * fg;
+    }
+}
+TN__PLAIN_FN static void tn__lstm_fwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *c0, const double *WT,
                                double *out, double *acts, double *cs) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27442,20 +27729,14 @@ static void tn__lstm_fwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const do
             tn__gemm_f64(N - r0 < 24 ? N - r0 : 24, G, H, (double)1, hp + r0 * H, H, 1, WT, G, 1, (double)1, a + r0 * G, G, 1);
         for (int64_t n = 0; n < N; n++) {
             double *ar = a + n * G;
-            for (int64_t j = 0; j < H; j++) {
-                const double ig = 1 / (1 + exp(-ar[j])), fg = 1 / (1 + exp(-ar[H + j])), gg = tanh(ar[2 * H + j]), og = 1 / (1 + exp(-ar[3 * H + j]));
-                const double cn = fg * cp[n * H + j] + ig * gg;
-                ar[j] = ig; ar[H + j] = fg; ar[2 * H + j] = gg; ar[3 * H + j] = og;
-                c[n * H + j] = cn;
-                h[n * H + j] = og * tanh(cn);
-            }
+            tn__lstm_row_fwd_f64(H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
         }
     }
     memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(double));
 }
 /* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-static void tn__lstm_bwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *c0, const double *W, const double *out, const double *acts,
-                               const double *cs, const double *g, double *dgi, double *dh, double *dc, double *dW, double *tmp) {
+TN__PLAIN_FN static void tn__lstm_bwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *c0, const double *W, const double *out, const double *acts,
+                               const double *cs, const double *g, double *dgi, double *dh, double *dc, double *dW) {
     const int64_t G = 4 * H;
     memset(dh, 0, (size_t)(N * H) * sizeof(double));
     memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(double));
@@ -27463,20 +27744,13 @@ static void tn__lstm_bwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const do
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const double *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
         double *d = dgi + t * N * G;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t j = 0; j < H; j++) {
-                const int64_t k = n * H + j;
-                const double ig = a[n * G + j], fg = a[n * G + H + j], gg = a[n * G + 2 * H + j], og = a[n * G + 3 * H + j];
-                const double tc = tanh(c[k]), dhk = dh[k] + gh[k];
-                const double dck = dc[k] + dhk * og * (1 - tc * tc);
-                d[n * G + j] = dck * gg * ig * (1 - ig);
-                d[n * G + H + j] = dck * cp[k] * fg * (1 - fg);
-                d[n * G + 2 * H + j] = dck * ig * (1 - gg * gg);
-                d[n * G + 3 * H + j] = dhk * tc * og * (1 - og);
-                dc[k] = dck * fg;
-            }
-        tn__gemm_f64(N, H, G, (double)1, d, G, 1, W, H, 1, (double)0, tmp, H, 1); /* dh_prev = dgates W_hh */
-        memcpy(dh, tmp, (size_t)(N * H) * sizeof(double));
+        for (int64_t n = 0; n < N; n++) {
+            const double *ar = a + n * G;
+            double *dr = d + n * G;
+            tn__lstm_row_bwd_f64(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
+                                   dr, dr + H, dr + 2 * H, dr + 3 * H);
+        }
+        tn__gemm_f64(N, H, G, (double)1, d, G, 1, W, H, 1, (double)0, dh, H, 1); /* dh_prev = dgates W_hh (dh read above) */
     }
     /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
     const int64_t t0 = rev ? L - 1 : 0;
@@ -27494,7 +27768,7 @@ static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, voi
     tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
     if (!out || !acts || !cs) return NULL;
     if (gi->dtype == TN_F32)
-        tn__lstm_fwd_f32(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
+        TN__WIDE(tn__lstm_fwd_f32)(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
                          (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
     else
         tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
@@ -27539,17 +27813,17 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     const int64_t L = acts->shape[0], N = acts->shape[1], H = h0->shape[1];
     const tn_dtype dt = acts->dtype;
     tn_tensor *dgi = tn_empty(acts->shape, 3, dt), *dh = tn_empty(TN_SHAPE(N, H), dt), *dc = tn_empty(TN_SHAPE(N, H), dt);
-    tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
-    if (!dgi || !dh || !dc || !dW || !tmp) return -1;
+    tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt);
+    if (!dgi || !dh || !dc || !dW) return -1;
 #define TN__P(t, T) ((T *)tn_data_ptr(t))
     if (dt == TN_F32)
-        tn__lstm_bwd_f32(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
+        TN__WIDE(tn__lstm_bwd_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
                          TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
-                         TN__P(dc, float), TN__P(dW, float), TN__P(tmp, float));
+                         TN__P(dc, float), TN__P(dW, float));
     else
         tn__lstm_bwd_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(c0c, const double), TN__P(Wc, const double), TN__P(out, const double),
                          TN__P(acts, const double), TN__P(cs, const double), TN__P(g, const double), TN__P(dgi, double), TN__P(dh, double),
-                         TN__P(dc, double), TN__P(dW, double), TN__P(tmp, double));
+                         TN__P(dc, double), TN__P(dW, double));
 #undef TN__P
     tn_tensor *r[4] = {dgi, dh, dc, dW};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) gin[i] = r[i];
@@ -27569,8 +27843,38 @@ static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_t
    b_hh [3H] (GRU: its n part is scaled by r, so it stays apart; zeros without a bias) and a
    float64 [mode, reverse]. Result [L, N, H]: h_t. acts keeps per step r, z, n and the hidden
    n part (GRU) or nothing (the RNN reads h_t back). */
-/* TN__RNNSEQ_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast): the template in src/modules/rnn.c */
-static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
+/* TN__RNNSEQ_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32): the template in src/modules/rnn.c */
+/* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
+   input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
+TN__PLAIN_FN static inline void tn__gru_row_fwd_f32(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
+                                             const float *TN__RESTRICT hr, const float *TN__RESTRICT hz, const float *TN__RESTRICT hn,
+                                             const float *TN__RESTRICT hp, float *TN__RESTRICT ar, float *TN__RESTRICT az, float *TN__RESTRICT an,
+                                             float *TN__RESTRICT ahn, float *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const float r = 1 / (1 + tn__expf_v(-(gr[j] + hr[j]))), z = 1 / (1 + tn__expf_v(-(gz[j] + hz[j])));
+        const float nn = tn__tanhf_v(gn[j] + r * hn[j]);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = hn[j];
+        h[j] = nn + z * (hp[j] - nn);
+    }
+}
+/* backward of one row: the input parts' and hidden parts' gate gradients; dh gets the direct
+   path (the GEMM's part is added by the caller) */
+TN__PLAIN_FN static inline void tn__gru_row_bwd_f32(int64_t H, const float *TN__RESTRICT ar, const float *TN__RESTRICT az, const float *TN__RESTRICT an,
+                                             const float *TN__RESTRICT ahn, const float *TN__RESTRICT hp, const float *TN__RESTRICT gt,
+                                             float *TN__RESTRICT dh, float *TN__RESTRICT dir, float *TN__RESTRICT diz, float *TN__RESTRICT din,
+                                             float *TN__RESTRICT dgr, float *TN__RESTRICT dgz, float *TN__RESTRICT dgn) {
+    for (int64_t j = 0; j < H; j++) {
+        const float r = ar[j], z = az[j], nn = an[j], ghn = ahn[j];
+        const float d = dh[j] + gt[j];
+        const float dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[j] - nn) * z * (1 - z);
+        dir[j] = dgr[j] = dr;
+        diz[j] = dgz[j] = dz;
+        din[j] = dnp;
+        dgn[j] = dnp * r;
+        dh[j] = d * z;
+    }
+}
+TN__PLAIN_FN static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
                                  const float *bh, float *out, float *acts, float *gh) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27582,24 +27886,19 @@ static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool r
         for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
             tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, gh + r0 * G, G, 1);
         if (mode != TN__RNN_GRU) {
-            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tn__tanhf_fast(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tn__tanhf_v(gh[k]) : gh[k] > 0 ? gh[k] : 0;
             continue;
         }
         float *a = acts + t * N * 4 * H;
         for (int64_t n = 0; n < N; n++) {
             const float *gr = g + n * G, *hr = gh + n * G;
             float *ar = a + n * 4 * H;
-            for (int64_t j = 0; j < H; j++) {
-                const float r = 1 / (1 + tn__expf_fast(-(gr[j] + hr[j]))), z = 1 / (1 + tn__expf_fast(-(gr[H + j] + hr[H + j])));
-                const float nn = tn__tanhf_fast(gr[2 * H + j] + r * hr[2 * H + j]);
-                ar[j] = r; ar[H + j] = z; ar[2 * H + j] = nn; ar[3 * H + j] = hr[2 * H + j];
-                h[n * H + j] = nn + z * (hp[n * H + j] - nn);
-            }
+            tn__gru_row_fwd_f32(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H, ar + 3 * H, h + n * H);
         }
     }
 }
 /* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
-static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
+TN__PLAIN_FN static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
                                  const float *g, float *dgi, float *dgh, float *dh, float *dW, float *tmp) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
@@ -27616,18 +27915,12 @@ static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool r
             }
         } else {
             const float *a = acts + t * N * 4 * H;
-            for (int64_t n = 0; n < N; n++)
-                for (int64_t j = 0; j < H; j++) {
-                    const int64_t k = n * H + j;
-                    const float r = a[n * 4 * H + j], z = a[n * 4 * H + H + j], nn = a[n * 4 * H + 2 * H + j], ghn = a[n * 4 * H + 3 * H + j];
-                    const float d = dh[k] + gt[k];
-                    const float dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[k] - nn) * z * (1 - z);
-                    di[n * G + j] = dg[n * G + j] = dr;
-                    di[n * G + H + j] = dg[n * G + H + j] = dz;
-                    di[n * G + 2 * H + j] = dnp;
-                    dg[n * G + 2 * H + j] = dnp * r;
-                    dh[k] = d * z; /* the direct path; the GEMM's part is added below */
-                }
+            for (int64_t n = 0; n < N; n++) {
+                const float *ar = a + n * 4 * H;
+                float *dir = di + n * G, *dgr = dg + n * G;
+                tn__gru_row_bwd_f32(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
+                                      dgr, dgr + H, dgr + 2 * H);
+            }
         }
         tn__gemm_f32(N, H, G, (float)1, dg, G, 1, W, H, 1, (float)0, tmp, H, 1);
         if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
@@ -27637,8 +27930,127 @@ static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool r
     tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
     if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
 }
-/* TN__RNNSEQ_DEFINE(double, f64, exp, tanh): the template in src/modules/rnn.c */
-static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *WT,
+#ifdef TN__AVX512_FN
+/* TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32): the template in src/modules/rnn.c */
+/* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
+   input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
+TN__AVX512_FN static inline void tn__gru_row_fwd_f32x(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
+                                             const float *TN__RESTRICT hr, const float *TN__RESTRICT hz, const float *TN__RESTRICT hn,
+                                             const float *TN__RESTRICT hp, float *TN__RESTRICT ar, float *TN__RESTRICT az, float *TN__RESTRICT an,
+                                             float *TN__RESTRICT ahn, float *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const float r = 1 / (1 + tn__expf_v(-(gr[j] + hr[j]))), z = 1 / (1 + tn__expf_v(-(gz[j] + hz[j])));
+        const float nn = tn__tanhf_v(gn[j] + r * hn[j]);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = hn[j];
+        h[j] = nn + z * (hp[j] - nn);
+    }
+}
+/* backward of one row: the input parts' and hidden parts' gate gradients; dh gets the direct
+   path (the GEMM's part is added by the caller) */
+TN__AVX512_FN static inline void tn__gru_row_bwd_f32x(int64_t H, const float *TN__RESTRICT ar, const float *TN__RESTRICT az, const float *TN__RESTRICT an,
+                                             const float *TN__RESTRICT ahn, const float *TN__RESTRICT hp, const float *TN__RESTRICT gt,
+                                             float *TN__RESTRICT dh, float *TN__RESTRICT dir, float *TN__RESTRICT diz, float *TN__RESTRICT din,
+                                             float *TN__RESTRICT dgr, float *TN__RESTRICT dgz, float *TN__RESTRICT dgn) {
+    for (int64_t j = 0; j < H; j++) {
+        const float r = ar[j], z = az[j], nn = an[j], ghn = ahn[j];
+        const float d = dh[j] + gt[j];
+        const float dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[j] - nn) * z * (1 - z);
+        dir[j] = dgr[j] = dr;
+        diz[j] = dgz[j] = dz;
+        din[j] = dnp;
+        dgn[j] = dnp * r;
+        dh[j] = d * z;
+    }
+}
+TN__AVX512_FN static void tn__rnnseq_fwd_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
+                                 const float *bh, float *out, float *acts, float *gh) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
+        float *h = out + t * N * H;
+        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(float));
+        else memcpy(gh, g, (size_t)(N * G) * sizeof(float));
+        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
+            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, gh + r0 * G, G, 1);
+        if (mode != TN__RNN_GRU) {
+            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tn__tanhf_v(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+            continue;
+        }
+        float *a = acts + t * N * 4 * H;
+        for (int64_t n = 0; n < N; n++) {
+            const float *gr = g + n * G, *hr = gh + n * G;
+            float *ar = a + n * 4 * H;
+            tn__gru_row_fwd_f32x(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H, ar + 3 * H, h + n * H);
+        }
+    }
+}
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+TN__AVX512_FN static void tn__rnnseq_bwd_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
+                                 const float *g, float *dgi, float *dgh, float *dh, float *dW, float *tmp) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    const bool gru = mode == TN__RNN_GRU;
+    if (!gru) dgh = dgi;
+    memset(dh, 0, (size_t)(N * H) * sizeof(float));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
+        float *di = dgi + t * N * G, *dg = dgh + t * N * G;
+        if (!gru) {
+            for (int64_t k = 0; k < N * H; k++) {
+                const float d = dh[k] + gt[k];
+                di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
+            }
+        } else {
+            const float *a = acts + t * N * 4 * H;
+            for (int64_t n = 0; n < N; n++) {
+                const float *ar = a + n * 4 * H;
+                float *dir = di + n * G, *dgr = dg + n * G;
+                tn__gru_row_bwd_f32x(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
+                                      dgr, dgr + H, dgr + 2 * H);
+            }
+        }
+        tn__gemm_f32(N, H, G, (float)1, dg, G, 1, W, H, 1, (float)0, tmp, H, 1);
+        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
+        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(float));
+    }
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
+    if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
+}
+#endif
+/* TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64): the template in src/modules/rnn.c */
+/* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
+   input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
+TN__PLAIN_FN static inline void tn__gru_row_fwd_f64(int64_t H, const double *TN__RESTRICT gr, const double *TN__RESTRICT gz, const double *TN__RESTRICT gn,
+                                             const double *TN__RESTRICT hr, const double *TN__RESTRICT hz, const double *TN__RESTRICT hn,
+                                             const double *TN__RESTRICT hp, double *TN__RESTRICT ar, double *TN__RESTRICT az, double *TN__RESTRICT an,
+                                             double *TN__RESTRICT ahn, double *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const double r = 1 / (1 + exp(-(gr[j] + hr[j]))), z = 1 / (1 + exp(-(gz[j] + hz[j])));
+        const double nn = tanh(gn[j] + r * hn[j]);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = hn[j];
+        h[j] = nn + z * (hp[j] - nn);
+    }
+}
+/* backward of one row: the input parts' and hidden parts' gate gradients; dh gets the direct
+   path (the GEMM's part is added by the caller) */
+TN__PLAIN_FN static inline void tn__gru_row_bwd_f64(int64_t H, const double *TN__RESTRICT ar, const double *TN__RESTRICT az, const double *TN__RESTRICT an,
+                                             const double *TN__RESTRICT ahn, const double *TN__RESTRICT hp, const double *TN__RESTRICT gt,
+                                             double *TN__RESTRICT dh, double *TN__RESTRICT dir, double *TN__RESTRICT diz, double *TN__RESTRICT din,
+                                             double *TN__RESTRICT dgr, double *TN__RESTRICT dgz, double *TN__RESTRICT dgn) {
+    for (int64_t j = 0; j < H; j++) {
+        const double r = ar[j], z = az[j], nn = an[j], ghn = ahn[j];
+        const double d = dh[j] + gt[j];
+        const double dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[j] - nn) * z * (1 - z);
+        dir[j] = dgr[j] = dr;
+        diz[j] = dgz[j] = dz;
+        din[j] = dnp;
+        dgn[j] = dnp * r;
+        dh[j] = d * z;
+    }
+}
+TN__PLAIN_FN static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *WT,
                                  const double *bh, double *out, double *acts, double *gh) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
@@ -27657,17 +28069,12 @@ static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool r
         for (int64_t n = 0; n < N; n++) {
             const double *gr = g + n * G, *hr = gh + n * G;
             double *ar = a + n * 4 * H;
-            for (int64_t j = 0; j < H; j++) {
-                const double r = 1 / (1 + exp(-(gr[j] + hr[j]))), z = 1 / (1 + exp(-(gr[H + j] + hr[H + j])));
-                const double nn = tanh(gr[2 * H + j] + r * hr[2 * H + j]);
-                ar[j] = r; ar[H + j] = z; ar[2 * H + j] = nn; ar[3 * H + j] = hr[2 * H + j];
-                h[n * H + j] = nn + z * (hp[n * H + j] - nn);
-            }
+            tn__gru_row_fwd_f64(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H, ar + 3 * H, h + n * H);
         }
     }
 }
 /* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
-static void tn__rnnseq_bwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *W, const double *out, const double *acts,
+TN__PLAIN_FN static void tn__rnnseq_bwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *W, const double *out, const double *acts,
                                  const double *g, double *dgi, double *dgh, double *dh, double *dW, double *tmp) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
@@ -27684,18 +28091,12 @@ static void tn__rnnseq_bwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool r
             }
         } else {
             const double *a = acts + t * N * 4 * H;
-            for (int64_t n = 0; n < N; n++)
-                for (int64_t j = 0; j < H; j++) {
-                    const int64_t k = n * H + j;
-                    const double r = a[n * 4 * H + j], z = a[n * 4 * H + H + j], nn = a[n * 4 * H + 2 * H + j], ghn = a[n * 4 * H + 3 * H + j];
-                    const double d = dh[k] + gt[k];
-                    const double dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[k] - nn) * z * (1 - z);
-                    di[n * G + j] = dg[n * G + j] = dr;
-                    di[n * G + H + j] = dg[n * G + H + j] = dz;
-                    di[n * G + 2 * H + j] = dnp;
-                    dg[n * G + 2 * H + j] = dnp * r;
-                    dh[k] = d * z; /* the direct path; the GEMM's part is added below */
-                }
+            for (int64_t n = 0; n < N; n++) {
+                const double *ar = a + n * 4 * H;
+                double *dir = di + n * G, *dgr = dg + n * G;
+                tn__gru_row_bwd_f64(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
+                                      dgr, dgr + H, dgr + 2 * H);
+            }
         }
         tn__gemm_f64(N, H, G, (double)1, dg, G, 1, W, H, 1, (double)0, tmp, H, 1);
         if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
@@ -27718,7 +28119,7 @@ static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void 
     tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
     if (!out || !acts || !gh) return NULL;
     if (gi->dtype == TN_F32)
-        tn__rnnseq_fwd_f32(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
+        TN__WIDE(tn__rnnseq_fwd_f32)(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
                            (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
     else
         tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
@@ -27762,7 +28163,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
     if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
 #define TN__P(t, T) ((T *)tn_data_ptr(t))
     if (dt == TN_F32)
-        tn__rnnseq_bwd_f32(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
+        TN__WIDE(tn__rnnseq_bwd_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
                            TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
     else
         tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
@@ -29125,6 +29526,38 @@ static void tn__optim_kernel_f32(const tn__optk *k, int64_t n, float *p, const f
     /* elementwise: the same result for any thread count */
     tn__parallel_range(tn__par_threads(tn__mul_sat(n, 8), n), n, tn__optim_part_for_f32(k, s0, s1), &a);
 }
+/* The multi-tensor step: every parameter of this dtype one segment [start, start + n) of one
+   range the threads share (PyTorch's foreach / fused optimizers): one job for the whole model
+   instead of one per parameter, whose small ones (biases, norms) each ran alone. Each element
+   gets its parameter's loop: the same bits as one parameter at a time. */
+typedef struct { tn__optk k; float c[12]; int64_t start, n; tn__optim_args_f32 a; void (*part)(void *, int64_t, int64_t); } tn__optim_seg_f32;
+typedef struct { tn__optim_seg_f32 *seg; int nseg; } tn__optim_multi_f32;
+static void tn__optim_multi_part_f32(void *args, int64_t lo, int64_t hi) {
+    const tn__optim_multi_f32 *m = (const tn__optim_multi_f32 *)args;
+    int a = 0, b = m->nseg - 1;
+    while (a < b) { /* the first segment that ends after lo */
+        const int mid = (a + b) / 2;
+        if (m->seg[mid].start + m->seg[mid].n <= lo) a = mid + 1; else b = mid;
+    }
+    for (int i = a; i < m->nseg && m->seg[i].start < hi; i++) {
+        tn__optim_seg_f32 *sg = &m->seg[i];
+        const int64_t l = lo > sg->start ? lo - sg->start : 0, h = hi < sg->start + sg->n ? hi - sg->start : sg->n;
+        if (l < h) sg->part(&sg->a, l, h);
+    }
+}
+/* segment i of seg: k's constants, the buffers; start and n set by the caller */
+static void tn__optim_seg_set_f32(tn__optim_seg_f32 *sg, const tn__optk *k, float *p, const float *g, float *s0, float *s1, float *s2) {
+    sg->k = *k;
+    for (int j = 0; j < 12; j++) sg->c[j] = (float)k->c[j];
+    sg->part = tn__optim_part_for_f32(k, s0, s1);
+    sg->a.k = &sg->k; sg->a.c = sg->c; sg->a.p = p; sg->a.g = g; sg->a.s0 = s0; sg->a.s1 = s1; sg->a.s2 = s2;
+}
+static void tn__optim_multi_run_f32(tn__optim_seg_f32 *seg, int nseg) {
+    if (nseg <= 0) return;
+    const int64_t total = seg[nseg - 1].start + seg[nseg - 1].n;
+    tn__optim_multi_f32 m = {seg, nseg};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(total, 8), total), total, tn__optim_multi_part_f32, &m);
+}
 /* TN__OPTIM_KERNEL(double, f64): the template in src/optim/optim.c */
 TN__OPTIM_ARGS(double, f64)
 TN__OPTIM_LOOP(double, f64, adam, TN__ADAM, 0, s0 + i, s1 + i, &d)
@@ -29168,6 +29601,38 @@ static void tn__optim_kernel_f64(const tn__optk *k, int64_t n, double *p, const 
     tn__optim_args_f64 a = {k, c, p, g, s0, s1, s2};
     /* elementwise: the same result for any thread count */
     tn__parallel_range(tn__par_threads(tn__mul_sat(n, 8), n), n, tn__optim_part_for_f64(k, s0, s1), &a);
+}
+/* The multi-tensor step: every parameter of this dtype one segment [start, start + n) of one
+   range the threads share (PyTorch's foreach / fused optimizers): one job for the whole model
+   instead of one per parameter, whose small ones (biases, norms) each ran alone. Each element
+   gets its parameter's loop: the same bits as one parameter at a time. */
+typedef struct { tn__optk k; double c[12]; int64_t start, n; tn__optim_args_f64 a; void (*part)(void *, int64_t, int64_t); } tn__optim_seg_f64;
+typedef struct { tn__optim_seg_f64 *seg; int nseg; } tn__optim_multi_f64;
+static void tn__optim_multi_part_f64(void *args, int64_t lo, int64_t hi) {
+    const tn__optim_multi_f64 *m = (const tn__optim_multi_f64 *)args;
+    int a = 0, b = m->nseg - 1;
+    while (a < b) { /* the first segment that ends after lo */
+        const int mid = (a + b) / 2;
+        if (m->seg[mid].start + m->seg[mid].n <= lo) a = mid + 1; else b = mid;
+    }
+    for (int i = a; i < m->nseg && m->seg[i].start < hi; i++) {
+        tn__optim_seg_f64 *sg = &m->seg[i];
+        const int64_t l = lo > sg->start ? lo - sg->start : 0, h = hi < sg->start + sg->n ? hi - sg->start : sg->n;
+        if (l < h) sg->part(&sg->a, l, h);
+    }
+}
+/* segment i of seg: k's constants, the buffers; start and n set by the caller */
+static void tn__optim_seg_set_f64(tn__optim_seg_f64 *sg, const tn__optk *k, double *p, const double *g, double *s0, double *s1, double *s2) {
+    sg->k = *k;
+    for (int j = 0; j < 12; j++) sg->c[j] = (double)k->c[j];
+    sg->part = tn__optim_part_for_f64(k, s0, s1);
+    sg->a.k = &sg->k; sg->a.c = sg->c; sg->a.p = p; sg->a.g = g; sg->a.s0 = s0; sg->a.s1 = s1; sg->a.s2 = s2;
+}
+static void tn__optim_multi_run_f64(tn__optim_seg_f64 *seg, int nseg) {
+    if (nseg <= 0) return;
+    const int64_t total = seg[nseg - 1].start + seg[nseg - 1].n;
+    tn__optim_multi_f64 m = {seg, nseg};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(total, 8), total), total, tn__optim_multi_part_f64, &m);
 }
 /* The CPU backend's optim entry. */
 static int tn__cpu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
@@ -29293,9 +29758,46 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
     }
     return 0;
 }
+/* Whether parameter i (with a grad) goes into the multi-tensor step: on the CPU, float32 or
+   float64, p, grad and state contiguous, and no other parameter on its storage (shared[i]:
+   those keep their one-at-a-time order). */
+TN__TESTABLE int tn__optim_multi = 1;   /* tests: 0 updates one parameter at a time */
+static bool tn__optim_fusable(const tn_optim *o, int i, tn_tensor *const *s, const bool *shared) {
+    tn_tensor *p = o->params[i];
+    if (!tn__optim_multi || shared[i] || p->device != TN_CPU || (p->dtype != TN_F32 && p->dtype != TN_F64) || !tn_is_contiguous(p) ||
+        !tn_is_contiguous(p->grad))
+        return false;
+    for (int k = 0; k < 3; k++) if (s[k] && !tn_is_contiguous(s[k])) return false;
+    return true;
+}
+typedef struct { const void *st; int i; } tn__optim_stref;
+static int tn__optim_stref_cmp(const void *a, const void *b) {
+    const uintptr_t x = (uintptr_t)((const tn__optim_stref *)a)->st, y = (uintptr_t)((const tn__optim_stref *)b)->st;
+    return (x > y) - (x < y);
+}
+/* shared[i]: another parameter has param i's storage (sorted by storage: n log n) */
+static int tn__optim_shared(const tn_optim *o, bool *shared) {
+    tn__optim_stref *r = (tn__optim_stref *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *r);
+    if (!r) return -1;
+    for (int i = 0; i < o->np; i++) { r[i].st = o->params[i]->storage; r[i].i = i; shared[i] = false; }
+    qsort(r, (size_t)o->np, sizeof *r, tn__optim_stref_cmp);
+    for (int i = 1; i < o->np; i++)
+        if (r[i].st == r[i - 1].st) shared[r[i].i] = shared[r[i - 1].i] = true;
+    TN_FREE(r);
+    return 0;
+}
 static int tn__optim_step(const char *fn, tn_optim *o) {
     if (tn__optim_prepare(fn, o)) return -1;
-    int rc = 0;
+    int rc = 0, n32 = 0, n64 = 0;
+    /* the multi-tensor segments, by dtype (a parameter's coefficients are computed in order,
+       as before: the step counters) */
+    tn__optim_seg_f32 *seg32 = (tn__optim_seg_f32 *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *seg32);
+    tn__optim_seg_f64 *seg64 = (tn__optim_seg_f64 *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *seg64);
+    bool *shared = (bool *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *shared);
+    if (!seg32 || !seg64 || !shared || tn__optim_shared(o, shared)) {
+        TN_FREE(seg32); TN_FREE(seg64); TN_FREE(shared);
+        return TN__FAIL_INT("%s: out of memory", fn);
+    }
     tn_no_grad_begin();
     for (int gi = 0; gi < o->ng && rc == 0; gi++) {
         const tn__pgroup *g = &o->groups[gi];
@@ -29305,6 +29807,20 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
             tn__optk k;
             tn__optim_coefs(o, i, g, &k);
             tn__optim_buffers(o, i, s);
+            if (tn__optim_fusable(o, i, s, shared)) {
+#define TN__OPTIM_SEG(S, T, segs, cnt) do { \
+                    segs[cnt].start = cnt ? segs[cnt - 1].start + segs[cnt - 1].n : 0; \
+                    segs[cnt].n = tn_numel(p); \
+                    tn__optim_seg_set_##S(&segs[cnt], &k, (T *)tn_data_ptr(p), (const T *)tn_data_ptr(gr), (T *)tn_data_ptr(s[0]), \
+                                          (T *)tn_data_ptr(s[1]), (T *)tn_data_ptr(s[2])); \
+                    cnt++; \
+                } while (0)
+                if (p->dtype == TN_F32) TN__OPTIM_SEG(f32, float, seg32, n32);
+                else TN__OPTIM_SEG(f64, double, seg64, n64);
+#undef TN__OPTIM_SEG
+                tn__bump_version(p);
+                continue;
+            }
             /* strided parameters or grads go through contiguous copies (the only allocation) */
             tn_tensor *pc = tn_is_contiguous(p) ? NULL : tn__copy_as(p, p->dtype, p->device);
             tn_tensor *gc = tn_is_contiguous(gr) ? NULL : tn__copy_as(gr, gr->dtype, p->device);
@@ -29320,6 +29836,12 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
             tn_release(gc);
         }
     }
+    /* after a failure too: the parameters before it are updated, as one at a time */
+    tn__optim_multi_run_f32(seg32, n32);
+    tn__optim_multi_run_f64(seg64, n64);
+    TN_FREE(seg32);
+    TN_FREE(seg64);
+    TN_FREE(shared);
     tn_no_grad_end();
     return rc;
 }

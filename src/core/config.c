@@ -27,6 +27,17 @@ static bool tn__cpu_avx512(void) {
     return has != 0;
 }
 #endif
+/* Float loops compiled twice, plain and for AVX-512 (TN__AVX512_FN: 16 lanes instead of SSE's
+   4; the same IEEE operations, so the same bits), chosen per call by TN__WIDE(f): f##x on a
+   CPU with AVX-512, else f. tn__avx512_loops = 0 (tests) runs the plain ones. */
+TN__TESTABLE int tn__avx512_loops = 1;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__AVX512_FN __attribute__((target("avx512f")))
+#define TN__WIDE(f) (tn__avx512_loops && tn__cpu_avx512() ? f##x : f)
+#else
+#define TN__WIDE(f) ((void)tn__avx512_loops, f)
+#endif
+#define TN__PLAIN_FN
 
 #if defined(TN_MALLOC) && defined(TN_FREE) && defined(TN_REALLOC)
 #elif !defined(TN_MALLOC) && !defined(TN_FREE) && !defined(TN_REALLOC)
@@ -53,7 +64,11 @@ static bool tn__cpu_avx512(void) {
 #define TN__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
 #define TN__ATOMIC_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define TN__PRINTF_FMT(a, b) __attribute__((format(printf, a, b)))
+/* for small math helpers in vectorised loops: GCC's inliner gives up on a loop body with
+   several calls to them, and one call left in keeps the loop scalar */
+#define TN__ALWAYS_INLINE static inline __attribute__((always_inline))
 #else
+#define TN__ALWAYS_INLINE static inline
 #define TN__ATOMIC_ADD(p, v) (*(p) += (v)) /* TODO(port): MSVC Interlocked */
 #define TN__ATOMIC_LOAD(p) (*(p))
 #define TN__PRINTF_FMT(a, b)

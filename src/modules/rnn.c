@@ -35,8 +35,38 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
    Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
    for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
    Under create_graph the backward is autograd of the same steps in library ops. */
-/* @template TN__LSTM_DEFINE(T, SFX, EXP, TANH) */
-static void tn__lstm_fwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *c0, const T *WT,
+/* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
+/* @template TN__LSTM_DEFINE(T, SFX, EXP, TANH, ATTR, GEMM) */
+/* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
+   are restrict parameters so that the loop vectorises without GCC's run-time alias checks
+   (more than it will emit: block-scope restrict pointers are not enough). */
+ATTR static inline void tn__lstm_row_fwd_##SFX(int64_t H, T *TN__RESTRICT ai, T *TN__RESTRICT af, T *TN__RESTRICT ag, T *TN__RESTRICT ao,
+                                              const T *TN__RESTRICT cp, T *TN__RESTRICT c, T *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const T ig = 1 / (1 + EXP(-ai[j])), fg = 1 / (1 + EXP(-af[j])), gg = TANH(ag[j]), og = 1 / (1 + EXP(-ao[j]));
+        const T cn = fg * cp[j] + ig * gg;
+        ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
+        c[j] = cn;
+        h[j] = og * TANH(cn);
+    }
+}
+/* one row's backward: the gates' gradients into di..do_, the carried dc updated */
+ATTR static inline void tn__lstm_row_bwd_##SFX(int64_t H, const T *TN__RESTRICT ai, const T *TN__RESTRICT af, const T *TN__RESTRICT ag,
+                                              const T *TN__RESTRICT ao, const T *TN__RESTRICT c, const T *TN__RESTRICT cp,
+                                              const T *TN__RESTRICT gh, const T *TN__RESTRICT dh, T *TN__RESTRICT dc, T *TN__RESTRICT di,
+                                              T *TN__RESTRICT df, T *TN__RESTRICT dg, T *TN__RESTRICT do_) {
+    for (int64_t j = 0; j < H; j++) {
+        const T ig = ai[j], fg = af[j], gg = ag[j], og = ao[j];
+        const T tc = TANH(c[j]), dhk = dh[j] + gh[j];
+        const T dck = dc[j] + dhk * og * (1 - tc * tc);
+        di[j] = dck * gg * ig * (1 - ig);
+        df[j] = dck * cp[j] * fg * (1 - fg);
+        dg[j] = dck * ig * (1 - gg * gg);
+        do_[j] = dhk * tc * og * (1 - og);
+        dc[j] = dck * fg;
+    }
+}
+ATTR static void tn__lstm_fwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *c0, const T *WT,
                                T *out, T *acts, T *cs) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
@@ -45,23 +75,17 @@ static void tn__lstm_fwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const 
         T *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
         memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(T));
         for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            tn__gemm_##SFX(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, a + r0 * G, G, 1);
+            GEMM(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, a + r0 * G, G, 1);
         for (int64_t n = 0; n < N; n++) {
             T *ar = a + n * G;
-            for (int64_t j = 0; j < H; j++) {
-                const T ig = 1 / (1 + EXP(-ar[j])), fg = 1 / (1 + EXP(-ar[H + j])), gg = TANH(ar[2 * H + j]), og = 1 / (1 + EXP(-ar[3 * H + j]));
-                const T cn = fg * cp[n * H + j] + ig * gg;
-                ar[j] = ig; ar[H + j] = fg; ar[2 * H + j] = gg; ar[3 * H + j] = og;
-                c[n * H + j] = cn;
-                h[n * H + j] = og * TANH(cn);
-            }
+            tn__lstm_row_fwd_##SFX(H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
         }
     }
     memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(T));
 }
 /* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *c0, const T *W, const T *out, const T *acts,
-                               const T *cs, const T *g, T *dgi, T *dh, T *dc, T *dW, T *tmp) {
+ATTR static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *c0, const T *W, const T *out, const T *acts,
+                               const T *cs, const T *g, T *dgi, T *dh, T *dc, T *dW) {
     const int64_t G = 4 * H;
     memset(dh, 0, (size_t)(N * H) * sizeof(T));
     memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(T));
@@ -69,30 +93,26 @@ static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const 
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const T *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
         T *d = dgi + t * N * G;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t j = 0; j < H; j++) {
-                const int64_t k = n * H + j;
-                const T ig = a[n * G + j], fg = a[n * G + H + j], gg = a[n * G + 2 * H + j], og = a[n * G + 3 * H + j];
-                const T tc = TANH(c[k]), dhk = dh[k] + gh[k];
-                const T dck = dc[k] + dhk * og * (1 - tc * tc);
-                d[n * G + j] = dck * gg * ig * (1 - ig);
-                d[n * G + H + j] = dck * cp[k] * fg * (1 - fg);
-                d[n * G + 2 * H + j] = dck * ig * (1 - gg * gg);
-                d[n * G + 3 * H + j] = dhk * tc * og * (1 - og);
-                dc[k] = dck * fg;
-            }
-        tn__gemm_##SFX(N, H, G, (T)1, d, G, 1, W, H, 1, (T)0, tmp, H, 1); /* dh_prev = dgates W_hh */
-        memcpy(dh, tmp, (size_t)(N * H) * sizeof(T));
+        for (int64_t n = 0; n < N; n++) {
+            const T *ar = a + n * G;
+            T *dr = d + n * G;
+            tn__lstm_row_bwd_##SFX(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
+                                   dr, dr + H, dr + 2 * H, dr + 3 * H);
+        }
+        GEMM(N, H, G, (T)1, d, G, 1, W, H, 1, (T)0, dh, H, 1); /* dh_prev = dgates W_hh (dh read above) */
     }
     /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
     const int64_t t0 = rev ? L - 1 : 0;
-    tn__gemm_##SFX(G, H, N, (T)1, dgi + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
+    GEMM(G, H, N, (T)1, dgi + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
     if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
-        tn__gemm_##SFX(G, H, (L - 1) * N, (T)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
+        GEMM(G, H, (L - 1) * N, (T)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
 }
 /* @end TN__LSTM_DEFINE */
-TN__LSTM_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast)
-TN__LSTM_DEFINE(double, f64, exp, tanh)
+TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32)
+#ifdef TN__AVX512_FN
+TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32)
+#endif
+TN__LSTM_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64)
 
 static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
@@ -103,7 +123,7 @@ static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, voi
     tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
     if (!out || !acts || !cs) return NULL;
     if (gi->dtype == TN_F32)
-        tn__lstm_fwd_f32(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
+        TN__WIDE(tn__lstm_fwd_f32)(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
                          (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
     else
         tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
@@ -148,17 +168,17 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     const int64_t L = acts->shape[0], N = acts->shape[1], H = h0->shape[1];
     const tn_dtype dt = acts->dtype;
     tn_tensor *dgi = tn_empty(acts->shape, 3, dt), *dh = tn_empty(TN_SHAPE(N, H), dt), *dc = tn_empty(TN_SHAPE(N, H), dt);
-    tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
-    if (!dgi || !dh || !dc || !dW || !tmp) return -1;
+    tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt);
+    if (!dgi || !dh || !dc || !dW) return -1;
 #define TN__P(t, T) ((T *)tn_data_ptr(t))
     if (dt == TN_F32)
-        tn__lstm_bwd_f32(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
+        TN__WIDE(tn__lstm_bwd_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
                          TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
-                         TN__P(dc, float), TN__P(dW, float), TN__P(tmp, float));
+                         TN__P(dc, float), TN__P(dW, float));
     else
         tn__lstm_bwd_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(c0c, const double), TN__P(Wc, const double), TN__P(out, const double),
                          TN__P(acts, const double), TN__P(cs, const double), TN__P(g, const double), TN__P(dgi, double), TN__P(dh, double),
-                         TN__P(dc, double), TN__P(dW, double), TN__P(tmp, double));
+                         TN__P(dc, double), TN__P(dW, double));
 #undef TN__P
     tn_tensor *r[4] = {dgi, dh, dc, dW};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) gin[i] = r[i];
@@ -178,8 +198,38 @@ static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_t
    b_hh [3H] (GRU: its n part is scaled by r, so it stays apart; zeros without a bias) and a
    float64 [mode, reverse]. Result [L, N, H]: h_t. acts keeps per step r, z, n and the hidden
    n part (GRU) or nothing (the RNN reads h_t back). */
-/* @template TN__RNNSEQ_DEFINE(T, SFX, EXP, TANH) */
-static void tn__rnnseq_fwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *WT,
+/* @template TN__RNNSEQ_DEFINE(T, SFX, EXP, TANH, ATTR, GEMM) */
+/* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
+   input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
+ATTR static inline void tn__gru_row_fwd_##SFX(int64_t H, const T *TN__RESTRICT gr, const T *TN__RESTRICT gz, const T *TN__RESTRICT gn,
+                                             const T *TN__RESTRICT hr, const T *TN__RESTRICT hz, const T *TN__RESTRICT hn,
+                                             const T *TN__RESTRICT hp, T *TN__RESTRICT ar, T *TN__RESTRICT az, T *TN__RESTRICT an,
+                                             T *TN__RESTRICT ahn, T *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const T r = 1 / (1 + EXP(-(gr[j] + hr[j]))), z = 1 / (1 + EXP(-(gz[j] + hz[j])));
+        const T nn = TANH(gn[j] + r * hn[j]);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = hn[j];
+        h[j] = nn + z * (hp[j] - nn);
+    }
+}
+/* backward of one row: the input parts' and hidden parts' gate gradients; dh gets the direct
+   path (the GEMM's part is added by the caller) */
+ATTR static inline void tn__gru_row_bwd_##SFX(int64_t H, const T *TN__RESTRICT ar, const T *TN__RESTRICT az, const T *TN__RESTRICT an,
+                                             const T *TN__RESTRICT ahn, const T *TN__RESTRICT hp, const T *TN__RESTRICT gt,
+                                             T *TN__RESTRICT dh, T *TN__RESTRICT dir, T *TN__RESTRICT diz, T *TN__RESTRICT din,
+                                             T *TN__RESTRICT dgr, T *TN__RESTRICT dgz, T *TN__RESTRICT dgn) {
+    for (int64_t j = 0; j < H; j++) {
+        const T r = ar[j], z = az[j], nn = an[j], ghn = ahn[j];
+        const T d = dh[j] + gt[j];
+        const T dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[j] - nn) * z * (1 - z);
+        dir[j] = dgr[j] = dr;
+        diz[j] = dgz[j] = dz;
+        din[j] = dnp;
+        dgn[j] = dnp * r;
+        dh[j] = d * z;
+    }
+}
+ATTR static void tn__rnnseq_fwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *WT,
                                  const T *bh, T *out, T *acts, T *gh) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
@@ -189,7 +239,7 @@ static void tn__rnnseq_fwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool
         if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(T));
         else memcpy(gh, g, (size_t)(N * G) * sizeof(T));
         for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            tn__gemm_##SFX(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, gh + r0 * G, G, 1);
+            GEMM(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, gh + r0 * G, G, 1);
         if (mode != TN__RNN_GRU) {
             for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? TANH(gh[k]) : gh[k] > 0 ? gh[k] : 0;
             continue;
@@ -198,17 +248,12 @@ static void tn__rnnseq_fwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool
         for (int64_t n = 0; n < N; n++) {
             const T *gr = g + n * G, *hr = gh + n * G;
             T *ar = a + n * 4 * H;
-            for (int64_t j = 0; j < H; j++) {
-                const T r = 1 / (1 + EXP(-(gr[j] + hr[j]))), z = 1 / (1 + EXP(-(gr[H + j] + hr[H + j])));
-                const T nn = TANH(gr[2 * H + j] + r * hr[2 * H + j]);
-                ar[j] = r; ar[H + j] = z; ar[2 * H + j] = nn; ar[3 * H + j] = hr[2 * H + j];
-                h[n * H + j] = nn + z * (hp[n * H + j] - nn);
-            }
+            tn__gru_row_fwd_##SFX(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H, ar + 3 * H, h + n * H);
         }
     }
 }
 /* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
-static void tn__rnnseq_bwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *W, const T *out, const T *acts,
+ATTR static void tn__rnnseq_bwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *W, const T *out, const T *acts,
                                  const T *g, T *dgi, T *dgh, T *dh, T *dW, T *tmp) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
@@ -225,30 +270,27 @@ static void tn__rnnseq_bwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool
             }
         } else {
             const T *a = acts + t * N * 4 * H;
-            for (int64_t n = 0; n < N; n++)
-                for (int64_t j = 0; j < H; j++) {
-                    const int64_t k = n * H + j;
-                    const T r = a[n * 4 * H + j], z = a[n * 4 * H + H + j], nn = a[n * 4 * H + 2 * H + j], ghn = a[n * 4 * H + 3 * H + j];
-                    const T d = dh[k] + gt[k];
-                    const T dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[k] - nn) * z * (1 - z);
-                    di[n * G + j] = dg[n * G + j] = dr;
-                    di[n * G + H + j] = dg[n * G + H + j] = dz;
-                    di[n * G + 2 * H + j] = dnp;
-                    dg[n * G + 2 * H + j] = dnp * r;
-                    dh[k] = d * z; /* the direct path; the GEMM's part is added below */
-                }
+            for (int64_t n = 0; n < N; n++) {
+                const T *ar = a + n * 4 * H;
+                T *dir = di + n * G, *dgr = dg + n * G;
+                tn__gru_row_bwd_##SFX(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
+                                      dgr, dgr + H, dgr + 2 * H);
+            }
         }
-        tn__gemm_##SFX(N, H, G, (T)1, dg, G, 1, W, H, 1, (T)0, tmp, H, 1);
+        GEMM(N, H, G, (T)1, dg, G, 1, W, H, 1, (T)0, tmp, H, 1);
         if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
         else memcpy(dh, tmp, (size_t)(N * H) * sizeof(T));
     }
     const int64_t t0 = rev ? L - 1 : 0;
-    tn__gemm_##SFX(G, H, N, (T)1, dgh + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
-    if (L > 1) tn__gemm_##SFX(G, H, (L - 1) * N, (T)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
+    GEMM(G, H, N, (T)1, dgh + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
+    if (L > 1) GEMM(G, H, (L - 1) * N, (T)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
 }
 /* @end TN__RNNSEQ_DEFINE */
-TN__RNNSEQ_DEFINE(float, f32, tn__expf_fast, tn__tanhf_fast)
-TN__RNNSEQ_DEFINE(double, f64, exp, tanh)
+TN__RNNSEQ_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32)
+#ifdef TN__AVX512_FN
+TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32)
+#endif
+TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64)
 
 static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
@@ -262,7 +304,7 @@ static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void 
     tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
     if (!out || !acts || !gh) return NULL;
     if (gi->dtype == TN_F32)
-        tn__rnnseq_fwd_f32(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
+        TN__WIDE(tn__rnnseq_fwd_f32)(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
                            (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
     else
         tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
@@ -306,7 +348,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
     if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
 #define TN__P(t, T) ((T *)tn_data_ptr(t))
     if (dt == TN_F32)
-        tn__rnnseq_bwd_f32(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
+        TN__WIDE(tn__rnnseq_bwd_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
                            TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
     else
         tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),

@@ -9,8 +9,10 @@
 /* expf and tanhf the compiler can vectorise (plain arithmetic, no libm call): Cephes' expf
    polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
    -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's and the LSTM's
-   inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step. */
-TN__TESTABLE float tn__expf_fast(float x) {
+   inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step.
+   Always inlined: an LSTM gate loop with five calls to an out-of-line copy stayed scalar (14 %
+   of the step); tn__expf_fast and tn__tanhf_fast are the same, extern for the tests. */
+TN__ALWAYS_INLINE float tn__expf_v(float x) {
     const float lo = -87.33654f, hi = 88.0f;
     const float xc = x > lo ? (x < hi ? x : hi) : lo;
     const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -28,10 +30,15 @@ TN__TESTABLE float tn__expf_fast(float x) {
     return x != x ? x : x < lo ? 0.0f : p * scale;
 }
 /* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
-TN__TESTABLE float tn__tanhf_fast(float x) {
+TN__ALWAYS_INLINE float tn__tanhf_v(float x) {
     const float x2 = x * x;
-    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_fast(2.0f * x) + 1.0f);
+    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_v(2.0f * x) + 1.0f);
 }
+
+#ifdef TN_TESTING
+float tn__expf_fast(float x) { return tn__expf_v(x); }
+float tn__tanhf_fast(float x) { return tn__tanhf_v(x); }
+#endif
 
 #define TN__SDPA_BR 64
 #define TN__SDPA_BC 64
@@ -48,13 +55,13 @@ typedef struct tn__sdpa_args {
     double scale;
 } tn__sdpa_args;
 
-/* @template TN__SDPA_DEFINE(T, SFX, EXP, LOG) */
+/* @template TN__SDPA_DEFINE(T, SFX, EXP, LOG, ATTR, GEMM) */
 /* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
    scale q k^T, masked entries -inf, the additive mask added */
-static void tn__sdpa_scores_##SFX(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+ATTR static void tn__sdpa_scores_##SFX(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
                                   int64_t bc, T *st) {
     const T *q = (const T *)a->q + a->qo[b] + i0 * a->rsq, *k = (const T *)a->k + a->ko[b] + j0 * a->rsk;
-    tn__gemm_##SFX(br, bc, a->E, (T)a->scale, q, a->rsq, 1, k, 1, a->rsk, (T)0, st, TN__SDPA_BC, 1);
+    GEMM(br, bc, a->E, (T)a->scale, q, a->rsq, 1, k, 1, a->rsk, (T)0, st, TN__SDPA_BC, 1);
     for (int64_t r = 0; r < br; r++) {
         T *s = st + r * TN__SDPA_BC;
         const int64_t i = i0 + r;
@@ -70,7 +77,7 @@ static void tn__sdpa_scores_##SFX(const tn__sdpa_args *a, int64_t b, int64_t i0,
 }
 /* out [B, L, Ev] and lse [B, L], contiguous */
 typedef struct { const tn__sdpa_args *a; T *out, *lse; const T *dout; T *dq, *dk, *dv; } tn__sdpa_job_##SFX;
-static void tn__sdpa_fwd_tasks_##SFX(void *job, int64_t t0, int64_t t1) {
+ATTR static void tn__sdpa_fwd_tasks_##SFX(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_##SFX *jb = (const tn__sdpa_job_##SFX *)job;
     const tn__sdpa_args *a = jb->a;
     T *out = jb->out, *lse = jb->lse;
@@ -92,12 +99,13 @@ static void tn__sdpa_fwd_tasks_##SFX(void *job, int64_t t0, int64_t t1) {
                 if (m == (T)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(T)); continue; } /* all masked so far */
                 const T alpha = EXP(mx[r] - m); /* 0 when the row had nothing yet */
                 T acc = 0;
-                for (int64_t j = 0; j < bc; j++) { s[j] = EXP(s[j] - m); acc += s[j]; }
+                for (int64_t j = 0; j < bc; j++) s[j] = EXP(s[j] - m);   /* apart from the sum: this loop vectorises */
+                for (int64_t j = 0; j < bc; j++) acc += s[j];
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (T)1) { T *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
             }
-            tn__gemm_##SFX(br, Ev, bc, (T)1, st, TN__SDPA_BC, 1, (const T *)a->v + a->vo[b] + j0 * a->rsv,
+            GEMM(br, Ev, bc, (T)1, st, TN__SDPA_BC, 1, (const T *)a->v + a->vo[b] + j0 * a->rsv,
                            a->rsv, 1, (T)1, o, Ev, 1);
         }
         for (int64_t r = 0; r < br; r++) { /* a row with every key masked is NaN, as softmax over -inf */
@@ -108,7 +116,7 @@ static void tn__sdpa_fwd_tasks_##SFX(void *job, int64_t t0, int64_t t1) {
         }
     }
 }
-static void tn__sdpa_fwd_##SFX(const tn__sdpa_args *a, T *out, T *lse) {
+ATTR static void tn__sdpa_fwd_##SFX(const tn__sdpa_args *a, T *out, T *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
     tn__sdpa_job_##SFX jb = {a, out, lse, NULL, NULL, NULL, NULL};
@@ -116,7 +124,7 @@ static void tn__sdpa_fwd_##SFX(const tn__sdpa_args *a, T *out, T *lse) {
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
    key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
-static void tn__sdpa_bwd_batches_##SFX(void *job, int64_t b0, int64_t b1) {
+ATTR static void tn__sdpa_bwd_batches_##SFX(void *job, int64_t b0, int64_t b1) {
     const tn__sdpa_job_##SFX *jb = (const tn__sdpa_job_##SFX *)job;
     const tn__sdpa_args *a = jb->a;
     const T *out = jb->out, *lse = jb->lse, *dout = jb->dout;
@@ -144,9 +152,9 @@ static void tn__sdpa_bwd_batches_##SFX(void *job, int64_t b0, int64_t b1) {
                     for (int64_t j = 0; j < bc; j++) s[j] = EXP(s[j] - l);
                 }
                 /* dv_j += P^T dout_i */
-                tn__gemm_##SFX(bc, Ev, br, (T)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (T)1, dvb + j0 * Ev, Ev, 1);
+                GEMM(bc, Ev, br, (T)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (T)1, dvb + j0 * Ev, Ev, 1);
                 /* dP = dout_i v_j^T, then dS = P (dP - D) */
-                tn__gemm_##SFX(br, bc, Ev, (T)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (T)0, dp, TN__SDPA_BC, 1);
+                GEMM(br, bc, Ev, (T)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (T)0, dp, TN__SDPA_BC, 1);
                 for (int64_t r = 0; r < br; r++) {
                     T *d = dp + r * TN__SDPA_BC;
                     const T *pr = p + r * TN__SDPA_BC;
@@ -156,20 +164,23 @@ static void tn__sdpa_bwd_batches_##SFX(void *job, int64_t b0, int64_t b1) {
                     if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(T));
                 }
                 /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
-                tn__gemm_##SFX(br, E, bc, (T)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (T)1, dqb + i0 * E, E, 1);
-                tn__gemm_##SFX(bc, E, br, (T)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (T)1, dkb + j0 * E, E, 1);
+                GEMM(br, E, bc, (T)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (T)1, dqb + i0 * E, E, 1);
+                GEMM(bc, E, br, (T)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (T)1, dkb + j0 * E, E, 1);
             }
         }
     }
 }
-static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *lse, const T *dout, T *dq, T *dk, T *dv) {
+ATTR static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *lse, const T *dout, T *dq, T *dk, T *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
     tn__sdpa_job_##SFX jb = {a, (T *)out, (T *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_##SFX, &jb);
 }
 /* @end TN__SDPA_DEFINE */
-TN__SDPA_DEFINE(float, f32, tn__expf_fast, logf)
-TN__SDPA_DEFINE(double, f64, exp, log)
+TN__SDPA_DEFINE(float, f32, tn__expf_v, logf, TN__PLAIN_FN, tn__gemm_f32)
+#ifdef TN__AVX512_FN
+TN__SDPA_DEFINE(float, f32x, tn__expf_v, logf, TN__AVX512_FN, tn__gemm_f32)   /* TN__WIDE (src/core/config.c) */
+#endif
+TN__SDPA_DEFINE(double, f64, exp, log, TN__PLAIN_FN, tn__gemm_f64)
 
 /* The batch layout of q [*, L, E], k [*, S, E], v [*, S, Ev] and the mask (broadcast to
    [*, L, S]): the broadcast batch shape, per-batch offsets (one buffer, freed by the caller
@@ -273,7 +284,7 @@ static tn_tensor *tn__sdpa_fused_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, v
     bshape[nb] = a.L; bshape[nb + 1] = a.Ev;
     tn_tensor *out = tn_empty(bshape, nb + 2, q->dtype), *lse = tn_empty(bshape, nb + 1, q->dtype);
     if (out && lse) {
-        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
+        if (q->dtype == TN_F32) TN__WIDE(tn__sdpa_fwd_f32)(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
         else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
     }
     TN_FREE(offs);
@@ -339,7 +350,7 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
         g[2] = tn_zeros(bshape, nb + 2, q->dtype);
         if (g[0] && g[1] && g[2]) {
             if (q->dtype == TN_F32)
-                tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
+                TN__WIDE(tn__sdpa_bwd_f32)(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
                                  (float *)tn_data_ptr(g[0]), (float *)tn_data_ptr(g[1]), (float *)tn_data_ptr(g[2]));
             else
                 tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout),

@@ -549,7 +549,10 @@ static void tn__gemm_packA_##SFX(int64_t mc, int64_t kc, const T *A, int64_t rsa
         const T *a = A + i0 * rsa;
         if (csa == 1) { /* rows contiguous: a transposing copy */
             tn__gemm_packT_##SFX(mb, kc, a, rsa, mr, Ap);
-        } else { /* columns contiguous (transposed A) or general strides */
+        } else if (rsa == 1) { /* columns contiguous (transposed A: the weight gradients' x^T): mb-long runs */
+            for (k = 0; k < kc; k++)
+                for (i = 0; i < mb; i++) Ap[k * mr + i] = a[k * csa + i];
+        } else { /* general strides */
             for (k = 0; k < kc; k++)
                 for (i = 0; i < mb; i++) Ap[k * mr + i] = a[i * rsa + k * csa];
         }

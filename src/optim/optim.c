@@ -522,6 +522,38 @@ static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g,
     /* elementwise: the same result for any thread count */
     tn__parallel_range(tn__par_threads(tn__mul_sat(n, 8), n), n, tn__optim_part_for_##S(k, s0, s1), &a);
 }
+/* The multi-tensor step: every parameter of this dtype one segment [start, start + n) of one
+   range the threads share (PyTorch's foreach / fused optimizers): one job for the whole model
+   instead of one per parameter, whose small ones (biases, norms) each ran alone. Each element
+   gets its parameter's loop: the same bits as one parameter at a time. */
+typedef struct { tn__optk k; T c[12]; int64_t start, n; tn__optim_args_##S a; void (*part)(void *, int64_t, int64_t); } tn__optim_seg_##S;
+typedef struct { tn__optim_seg_##S *seg; int nseg; } tn__optim_multi_##S;
+static void tn__optim_multi_part_##S(void *args, int64_t lo, int64_t hi) {
+    const tn__optim_multi_##S *m = (const tn__optim_multi_##S *)args;
+    int a = 0, b = m->nseg - 1;
+    while (a < b) { /* the first segment that ends after lo */
+        const int mid = (a + b) / 2;
+        if (m->seg[mid].start + m->seg[mid].n <= lo) a = mid + 1; else b = mid;
+    }
+    for (int i = a; i < m->nseg && m->seg[i].start < hi; i++) {
+        tn__optim_seg_##S *sg = &m->seg[i];
+        const int64_t l = lo > sg->start ? lo - sg->start : 0, h = hi < sg->start + sg->n ? hi - sg->start : sg->n;
+        if (l < h) sg->part(&sg->a, l, h);
+    }
+}
+/* segment i of seg: k's constants, the buffers; start and n set by the caller */
+static void tn__optim_seg_set_##S(tn__optim_seg_##S *sg, const tn__optk *k, T *p, const T *g, T *s0, T *s1, T *s2) {
+    sg->k = *k;
+    for (int j = 0; j < 12; j++) sg->c[j] = (T)k->c[j];
+    sg->part = tn__optim_part_for_##S(k, s0, s1);
+    sg->a.k = &sg->k; sg->a.c = sg->c; sg->a.p = p; sg->a.g = g; sg->a.s0 = s0; sg->a.s1 = s1; sg->a.s2 = s2;
+}
+static void tn__optim_multi_run_##S(tn__optim_seg_##S *seg, int nseg) {
+    if (nseg <= 0) return;
+    const int64_t total = seg[nseg - 1].start + seg[nseg - 1].n;
+    tn__optim_multi_##S m = {seg, nseg};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(total, 8), total), total, tn__optim_multi_part_##S, &m);
+}
 /* @end TN__OPTIM_KERNEL */
 
 TN__OPTIM_KERNEL(float, f32)
@@ -650,9 +682,46 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
     }
     return 0;
 }
+/* Whether parameter i (with a grad) goes into the multi-tensor step: on the CPU, float32 or
+   float64, p, grad and state contiguous, and no other parameter on its storage (shared[i]:
+   those keep their one-at-a-time order). */
+TN__TESTABLE int tn__optim_multi = 1;   /* tests: 0 updates one parameter at a time */
+static bool tn__optim_fusable(const tn_optim *o, int i, tn_tensor *const *s, const bool *shared) {
+    tn_tensor *p = o->params[i];
+    if (!tn__optim_multi || shared[i] || p->device != TN_CPU || (p->dtype != TN_F32 && p->dtype != TN_F64) || !tn_is_contiguous(p) ||
+        !tn_is_contiguous(p->grad))
+        return false;
+    for (int k = 0; k < 3; k++) if (s[k] && !tn_is_contiguous(s[k])) return false;
+    return true;
+}
+typedef struct { const void *st; int i; } tn__optim_stref;
+static int tn__optim_stref_cmp(const void *a, const void *b) {
+    const uintptr_t x = (uintptr_t)((const tn__optim_stref *)a)->st, y = (uintptr_t)((const tn__optim_stref *)b)->st;
+    return (x > y) - (x < y);
+}
+/* shared[i]: another parameter has param i's storage (sorted by storage: n log n) */
+static int tn__optim_shared(const tn_optim *o, bool *shared) {
+    tn__optim_stref *r = (tn__optim_stref *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *r);
+    if (!r) return -1;
+    for (int i = 0; i < o->np; i++) { r[i].st = o->params[i]->storage; r[i].i = i; shared[i] = false; }
+    qsort(r, (size_t)o->np, sizeof *r, tn__optim_stref_cmp);
+    for (int i = 1; i < o->np; i++)
+        if (r[i].st == r[i - 1].st) shared[r[i].i] = shared[r[i - 1].i] = true;
+    TN_FREE(r);
+    return 0;
+}
 static int tn__optim_step(const char *fn, tn_optim *o) {
     if (tn__optim_prepare(fn, o)) return -1;
-    int rc = 0;
+    int rc = 0, n32 = 0, n64 = 0;
+    /* the multi-tensor segments, by dtype (a parameter's coefficients are computed in order,
+       as before: the step counters) */
+    tn__optim_seg_f32 *seg32 = (tn__optim_seg_f32 *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *seg32);
+    tn__optim_seg_f64 *seg64 = (tn__optim_seg_f64 *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *seg64);
+    bool *shared = (bool *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *shared);
+    if (!seg32 || !seg64 || !shared || tn__optim_shared(o, shared)) {
+        TN_FREE(seg32); TN_FREE(seg64); TN_FREE(shared);
+        return TN__FAIL_INT("%s: out of memory", fn);
+    }
     tn_no_grad_begin();
     for (int gi = 0; gi < o->ng && rc == 0; gi++) {
         const tn__pgroup *g = &o->groups[gi];
@@ -662,6 +731,20 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
             tn__optk k;
             tn__optim_coefs(o, i, g, &k);
             tn__optim_buffers(o, i, s);
+            if (tn__optim_fusable(o, i, s, shared)) {
+#define TN__OPTIM_SEG(S, T, segs, cnt) do { \
+                    segs[cnt].start = cnt ? segs[cnt - 1].start + segs[cnt - 1].n : 0; \
+                    segs[cnt].n = tn_numel(p); \
+                    tn__optim_seg_set_##S(&segs[cnt], &k, (T *)tn_data_ptr(p), (const T *)tn_data_ptr(gr), (T *)tn_data_ptr(s[0]), \
+                                          (T *)tn_data_ptr(s[1]), (T *)tn_data_ptr(s[2])); \
+                    cnt++; \
+                } while (0)
+                if (p->dtype == TN_F32) TN__OPTIM_SEG(f32, float, seg32, n32);
+                else TN__OPTIM_SEG(f64, double, seg64, n64);
+#undef TN__OPTIM_SEG
+                tn__bump_version(p);
+                continue;
+            }
             /* strided parameters or grads go through contiguous copies (the only allocation) */
             tn_tensor *pc = tn_is_contiguous(p) ? NULL : tn__copy_as(p, p->dtype, p->device);
             tn_tensor *gc = tn_is_contiguous(gr) ? NULL : tn__copy_as(gr, gr->dtype, p->device);
@@ -677,6 +760,12 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
             tn_release(gc);
         }
     }
+    /* after a failure too: the parameters before it are updated, as one at a time */
+    tn__optim_multi_run_f32(seg32, n32);
+    tn__optim_multi_run_f64(seg64, n64);
+    TN_FREE(seg32);
+    TN_FREE(seg64);
+    TN_FREE(shared);
     tn_no_grad_end();
     return rc;
 }

@@ -1,0 +1,237 @@
+/* test_train_step_fused.c — issue 25's second CPU round (the transformer and LSTM training
+ * steps): every faster path gives the bits of the path it replaced.
+ *   - the recurrences' AVX-512 loops (src/modules/rnn.c, tn__avx512_loops) against the plain
+ *     ones: LSTM, GRU and RNN layers, float32, outputs, final states and every gradient
+ *     bit-identical (the same IEEE operations, 16 lanes instead of 4), with a hidden size
+ *     that leaves a vector tail; the layers against PyTorch and the cells are in
+ *     test_rnn_fused.c and bindings/python/tests/test_rnn.py.
+ *   - the fused attention's AVX-512 loops (src/nn/attention.c) against the plain ones: causal,
+ *     bool-masked, additive-masked and unmasked, non-contiguous q, k, v, rows and keys across
+ *     the 64-row tiles with tails: output and q, k, v gradients bit-identical.
+ *   - the optimizers' multi-tensor step (src/optim/optim.c, tn__optim_multi) against one
+ *     parameter at a time: SGD (plain; momentum, weight decay, nesterov), Adam, AdamW with
+ *     amsgrad, maximize, RMSprop centered with momentum, over float32 and float64 parameters
+ *     of many sizes (0-size, 0-d, one big enough to split across threads), a transposed one,
+ *     two views of one storage and one without a grad, at 1 and 2 threads, three steps:
+ *     parameters and state bit-identical.
+ *   - gradient accumulation in place (src/autograd/engine.c, tn__accumulate): several paths
+ *     into a leaf, into a retained non-leaf and into autograd.grad's inputs give the sums
+ *     of the out-of-place path, and no tensor the caller can see is written: the gradient
+ *     passed to backward, a retained .grad, a gradient a hook kept.
+ * Build: make build/test_train_step_fused */
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include "tn_test.h"
+
+#define SH(...) TN_SHAPE(__VA_ARGS__)
+
+/* forward and backward of a 2-layer bidirectional layer of `kind` (0 RNN tanh, 1 RNN relu,
+   2 LSTM, 3 GRU): out[0] the output, then h_n, c_n (LSTM), then the gradients of the input,
+   h0 (c0) and every parameter; returns the count */
+static int run_layer(int kind, tn_tensor **out) {
+    tn_manual_seed(7);
+    const int64_t L = 6, N = 5, IN = 11, H = 37; /* 37: two 16-lane vectors and a tail */
+    tn_module *m = kind == 2 ? tn_nn_lstm(IN, H, .num_layers = 2, .bidirectional = true)
+                 : kind == 3 ? tn_nn_gru(IN, H, .num_layers = 2, .bidirectional = true)
+                             : tn_nn_rnn(IN, H, .num_layers = 2, .bidirectional = true,
+                                         .nonlinearity = kind ? TN_NONLINEARITY_RELU : TN_NONLINEARITY_TANH);
+    tn_tensor *x = tn_randn(SH(L, N, IN), TN_F32), *h0 = tn_randn(SH(4, N, H), TN_F32), *c0 = kind == 2 ? tn_randn(SH(4, N, H), TN_F32) : NULL;
+    tn_requires_grad_(x, true);
+    tn_requires_grad_(h0, true);
+    if (c0) tn_requires_grad_(c0, true);
+    tn_tensor *hn = NULL, *cn = NULL;
+    tn_tensor *y = kind == 2 ? tn_nn_lstm_forward(m, x, h0, c0, &hn, &cn) : tn_nn_rnn_forward(m, x, h0, &hn);
+    int n = 0;
+    out[n++] = y;
+    out[n++] = hn;
+    if (cn) out[n++] = cn;
+    tn_tensor *loss = tn_add(tn_sum(tn_mul(y, tn_randn(tn_shape(y), 3, TN_F32))), tn_sum(tn_mul(hn, tn_randn(tn_shape(hn), 3, TN_F32))));
+    if (cn) loss = tn_add(loss, tn_sum(tn_mul(cn, tn_randn(tn_shape(cn), 3, TN_F32))));
+    tn_tensor *ins[64];
+    int k = 0;
+    ins[k++] = x;
+    ins[k++] = h0;
+    if (c0) ins[k++] = c0;
+    tn_dict *ps = tn_module_named_parameters(m);
+    for (int64_t i = 0; i < tn_dict_len(ps); i++) ins[k++] = tn_dict_values(ps)[i];
+    CHECK(tn_autograd_grad(&loss, 1, ins, k, NULL, out + n) == 0);
+    n += k;
+    tn_dict_free(ps);
+    tn_module_free(m);
+    return n;
+}
+TEST(test_rnn_wide_loops_bitwise) {
+    for (int kind = 0; kind < 4; kind++) {
+        tn_scope_begin();
+        tn_tensor *a[64], *b[64];
+        tn__avx512_loops = 0;
+        const int na = run_layer(kind, a);
+        tn__avx512_loops = 1;
+        const int nb = run_layer(kind, b);
+        CHECK(na == nb && na > 3);
+        for (int i = 0; i < na && i < nb; i++)
+            CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "kind %d: result %d differs between the plain and the AVX-512 loops", kind, i);
+        tn_scope_end();
+    }
+}
+
+/* the attention forward and backward, results into out[0..3] (out, dq, dk, dv) */
+static void run_sdpa(int maskkind, tn_tensor **out) {
+    tn_manual_seed(11);
+    const int64_t B = 3, L = 70, S = 75, E = 20;
+    /* q, k, v as transposed views of [B, E, L] buffers: not contiguous */
+    tn_tensor *q = tn_transpose(tn_randn(SH(B, E, L), TN_F32), 1, 2), *k = tn_transpose(tn_randn(SH(B, E, S), TN_F32), 1, 2);
+    tn_tensor *v = tn_transpose(tn_randn(SH(B, E, S), TN_F32), 1, 2);
+    tn_tensor *leaves[3] = {q, k, v};
+    for (int i = 0; i < 3; i++) tn_requires_grad_(leaves[i], true);
+    tn_tensor *mask = maskkind == 2 ? tn_gt(tn_randn(SH(L, S), TN_F32), tn_scalar_tensor(-1.0, TN_F32))
+                    : maskkind == 3 ? tn_randn(SH(B, 1, S), TN_F32) : NULL;
+    out[0] = tn_scaled_dot_product_attention(q, k, v, mask, 0, maskkind == 1, 0);
+    tn_tensor *loss = tn_sum(tn_mul(out[0], tn_randn(tn_shape(out[0]), 3, TN_F32)));
+    CHECK(tn_autograd_grad(&loss, 1, leaves, 3, NULL, out + 1) == 0);
+}
+TEST(test_sdpa_wide_loops_bitwise) {
+    for (int mk = 0; mk < 4; mk++) {
+        tn_scope_begin();
+        tn_tensor *a[4] = {NULL}, *b[4] = {NULL};
+        tn__avx512_loops = 0;
+        run_sdpa(mk, a);
+        tn__avx512_loops = 1;
+        run_sdpa(mk, b);
+        for (int i = 0; i < 4; i++)
+            CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "mask kind %d: result %d differs between the plain and the AVX-512 loops", mk, i);
+        tn_scope_end();
+    }
+}
+
+#define NPAR 9
+/* the parameters: see the header; grads random, the last one has none */
+static void make_params(tn_tensor **p) {
+    tn_manual_seed(5);
+    tn_tensor *base = tn_randn(SH(100), TN_F32);
+    p[0] = tn_randn(SH(300000), TN_F32);
+    p[1] = tn_randn(SH(7), TN_F32);
+    p[2] = tn_randn(SH(0), TN_F32);
+    p[3] = tn_randn(NULL, 0, TN_F32);
+    p[4] = tn_t(tn_randn(SH(20, 30), TN_F32));
+    p[5] = tn_narrow(base, 0, 0, 50);
+    p[6] = tn_narrow(base, 0, 50, 50);
+    p[7] = tn_randn(SH(1000), TN_F64);
+    p[8] = tn_randn(SH(513), TN_F32);
+    for (int i = 0; i < NPAR; i++) tn_requires_grad_(p[i], true);
+}
+static void set_grads(tn_tensor **p, int step) {
+    tn_manual_seed(100 + (uint64_t)step);
+    for (int i = 0; i < NPAR - 1; i++) tn_set_grad(p[i], tn_randn(tn_shape(p[i]), tn_ndim(p[i]), tn_get_dtype(p[i])));
+}
+static tn_optim *make_opt(int cfg, tn_tensor **p) {
+    switch (cfg) {
+    case 0: return tn_optim_sgd(p, NPAR, .lr = 0.1);
+    case 1: return tn_optim_sgd(p, NPAR, .lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true);
+    case 2: return tn_optim_adam(p, NPAR, .lr = 1e-2);
+    case 3: return tn_optim_adamw(p, NPAR, .lr = 1e-2, .amsgrad = true);
+    case 4: return tn_optim_adam(p, NPAR, .lr = 1e-2, .weight_decay = 0.1, .maximize = true);
+    default: return tn_optim_rmsprop(p, NPAR, .lr = 1e-2, .centered = true, .momentum = 0.5);
+    }
+}
+static const char *const state_names[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "square_avg", "grad_avg"};
+/* 3 steps of config cfg; clones of the parameters then of every state buffer into out */
+static int run_opt(int cfg, tn_tensor **out) {
+    tn_tensor *p[NPAR];
+    make_params(p);
+    tn_optim *o = make_opt(cfg, p);
+    CHECK(o != NULL);
+    for (int step = 0; step < 3 && o; step++) {
+        set_grads(p, step);
+        CHECK(tn_optim_step(o) == 0);
+    }
+    int n = 0;
+    for (int i = 0; i < NPAR; i++) out[n++] = tn_clone(tn_detach(p[i]));
+    for (int i = 0; o && i < NPAR; i++)
+        for (int k = 0; k < 6; k++) { tn_tensor *st = tn_optim_state(o, i, state_names[k]); out[n++] = st ? tn_clone(st) : NULL; }
+    tn_optim_free(o);
+    return n;
+}
+TEST(test_optim_multi_tensor_bitwise) {
+    for (int threads = 1; threads <= 2; threads++) {
+        tn_set_num_threads(threads);
+        for (int cfg = 0; cfg < 6; cfg++) {
+            tn_scope_begin();
+            tn_tensor *a[NPAR * 7], *b[NPAR * 7];
+            tn__optim_multi = 1;
+            const int na = run_opt(cfg, a);
+            tn__optim_multi = 0;
+            const int nb = run_opt(cfg, b);
+            tn__optim_multi = 1;
+            CHECK(na == nb);
+            for (int i = 0; i < na && i < nb; i++)
+                CHECK_MSG((!a[i] && !b[i]) || (a[i] && b[i] && tn_equal(a[i], b[i])), "threads %d config %d: tensor %d differs between the multi-tensor and the one-at-a-time step", threads, cfg, i);
+            /* the step changed something: a test that cannot fail is none */
+            tn_tensor *p0[NPAR];
+            make_params(p0);
+            CHECK(!tn_equal(a[0], p0[0]) && !tn_equal(a[7], p0[7]) && tn_equal(a[8], p0[8]));
+            tn_scope_end();
+        }
+    }
+    tn_set_num_threads(1);
+}
+
+/* a hook that keeps (a copy of and) a reference to the gradient it saw */
+static tn_tensor *kept_ref, *kept_copy;
+static tn_tensor *keep_hook(tn_tensor *g, void *user) {
+    (void)user;
+    tn_release(kept_ref);
+    tn_release(kept_copy);
+    kept_ref = tn_retain(g);
+    kept_copy = tn_retain(tn_clone(g));
+    return NULL;
+}
+TEST(test_accumulate_in_place) {
+    tn_manual_seed(3);
+    tn_scope_begin();
+    tn_tensor *x = tn_randn(SH(4, 6), TN_F32), *a = tn_randn(SH(4, 6), TN_F32), *G = tn_randn(SH(4, 6), TN_F32);
+    tn_requires_grad_(x, true);
+    tn_tensor *G0 = tn_clone(G);
+    /* h = 2x (retained), used three times; x used twice more directly */
+    tn_tensor *h = tn_mul_scalar(x, 2);
+    CHECK(tn_retain_grad(h) == 0);
+    CHECK(tn_register_hook(h, keep_hook, NULL) >= 0);
+    tn_tensor *z = tn_add(tn_add(tn_add(tn_mul(h, a), h), tn_exp(h)), tn_add(tn_mul(x, x), x));
+    CHECK(tn_backward(z, .gradient = G, .retain_graph = true) == 0);
+    /* by hand: dz/dh = a + 1 + exp(h); dz/dx = 2 dz/dh + 2x + 1 */
+    tn_tensor *gh = tn_mul(G, tn_add(tn_add_scalar(a, 1), tn_exp(h))), *gx = tn_add(tn_mul_scalar(gh, 2), tn_mul(G, tn_add_scalar(tn_mul_scalar(x, 2), 1)));
+    CHECK(tn_equal(G, G0));                                   /* the caller's gradient is not written */
+    CHECK(tn_allclose(tn_grad(h), gh, 1e-6, 1e-6, false));
+    CHECK(tn_allclose(tn_grad(x), gx, 1e-5, 1e-5, false));
+    CHECK(kept_ref && kept_copy && tn_equal(kept_ref, kept_copy)); /* nor a gradient a hook holds */
+    tn_tensor *hg = tn_clone(tn_grad(h)), *xg = tn_clone(tn_grad(x));
+    /* again: .grad accumulates (x's and the retained h's), the earlier values untouched where held */
+    tn_tensor *xg_ref = tn_retain(tn_grad(x));
+    CHECK(tn_backward(z, .gradient = G) == 0);
+    CHECK(tn_allclose(tn_grad(x), tn_mul_scalar(xg, 2), 1e-5, 1e-5, false));
+    CHECK(tn_allclose(tn_grad(h), tn_mul_scalar(hg, 2), 1e-5, 1e-5, false));
+    CHECK(tn_equal(G, G0) && tn_equal(kept_ref, kept_copy));
+    tn_release(xg_ref);
+    /* autograd.grad: the same sums, and create_graph still records them (double backward) */
+    tn_tensor *y = tn_sum(tn_add(tn_add(tn_mul(x, x), tn_mul(x, x)), tn_mul(tn_mul(x, x), x)));
+    tn_tensor *g1 = NULL, *g2 = NULL;
+    CHECK(tn_autograd_grad(&y, 1, &x, 1, NULL, &g1, .create_graph = true) == 0);
+    CHECK(tn_allclose(g1, tn_add(tn_mul_scalar(x, 4), tn_mul_scalar(tn_mul(x, x), 3)), 1e-5, 1e-5, false));
+    tn_tensor *s1 = tn_sum(g1);
+    CHECK(tn_autograd_grad(&s1, 1, &x, 1, NULL, &g2) == 0);
+    CHECK(tn_allclose(g2, tn_add_scalar(tn_mul_scalar(x, 6), 4), 1e-5, 1e-5, false));
+    tn_release(kept_ref); tn_release(kept_copy);
+    kept_ref = kept_copy = NULL;
+    tn_scope_end();
+}
+
+int main(void) {
+    tn_memory_stats start = tn_memory_stats_get();
+    RUN(test_rnn_wide_loops_bitwise);
+    RUN(test_sdpa_wide_loops_bitwise);
+    RUN(test_accumulate_in_place);
+    RUN(test_optim_multi_tensor_bitwise);
+    tn_memory_stats end = tn_memory_stats_get();
+    CHECK_MSG(end.live_tensors == start.live_tensors, "leaked %lld tensors", (long long)(end.live_tensors - start.live_tensors));
+    return tn_test_report();
+}
