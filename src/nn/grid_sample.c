@@ -53,7 +53,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
     const int corners = o.mode == TN_GRID_NEAREST ? 1 : 1 << nsp;
     tn_tensor *base[3], *frac[3];
     for (int i = 0; i < nsp; i++) {   /* the first tap: floor (or the nearest), from finite values */
-        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), -2, (double)in[i] + 1), -2, (double)in[i] + 1, -2);
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), -2, (double)in[i] + 1), .nan = -2, .posinf = (double)in[i] + 1, .neginf = -2);
         base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
         frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
     }
