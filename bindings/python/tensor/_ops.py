@@ -417,9 +417,9 @@ def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     r = _wrap(lib.tn_nan_to_num_str(self._ptr, f"nan={nan!r}, posinf={posinf!r}, neginf={neginf!r}".encode()))
     # the C options read a NaN posinf / neginf as None (the dtype's limit); torch puts the NaN in
     if posinf is not None and math.isnan(posinf) and self.is_floating_point():
-        r = _wrap(lib.tn_masked_fill(r._ptr, self.isposinf()._ptr, math.nan))
+        r = r.masked_fill(self.isposinf(), math.nan)
     if neginf is not None and math.isnan(neginf) and self.is_floating_point():
-        r = _wrap(lib.tn_masked_fill(r._ptr, self.isneginf()._ptr, math.nan))
+        r = r.masked_fill(self.isneginf(), math.nan)
     return r
 
 
