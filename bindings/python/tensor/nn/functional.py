@@ -119,8 +119,7 @@ def _num_text(**options):
 def _red_text(reduction, size_average=None, reduce=None, batchmean=False, **options):
     """The option text of a loss's _str form: the reduction, checked as _reduction does, and
     the loss's other options (floats exactly: repr round-trips)."""
-    red = f"reduction='{_RED_WORDS[_reduction(reduction, size_average, reduce, batchmean)]}'".encode()
-    return red + b", " + _num_text(**options) if options else red
+    return _loss_text(_RED_WORDS[_reduction(reduction, size_average, reduce, batchmean)], **options)
 
 
 def _inplace(input, result):
@@ -1380,10 +1379,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 def _loss_text(reduction, **options):
     """The option text of the tn_loss_fn_opts losses' _str forms: reduction and numbers."""
-    parts = [f"reduction='{reduction}'"]
-    for k, v in options.items():
-        parts.append(f"{k}={'True' if v is True else 'False' if v is False else repr(float(v))}")
-    return ", ".join(parts).encode()
+    red = f"reduction='{reduction}'".encode()
+    return red + b", " + _num_text(**options) if options else red
 
 
 def _red_word(reduction, size_average=None, reduce=None):
